@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Exit codes of buildtel's own (the build's status passes through). */
+enum {
+        EXIT_BT_OK = 0,
+        EXIT_BT_USAGE = 2,     /* bad command line (subcommands other than run/watch) */
+        EXIT_BT_INTERNAL = 125, /* buildtel itself failed before the build ran */
+        EXIT_BT_NOEXEC = 126,  /* COMMAND found but not executable */
+        EXIT_BT_NOTFOUND = 127, /* COMMAND not found */
+};
+
+struct cmd {
+        const char *name;
+        int (*fn)(int argc, char **argv);
+        const char *summary; /* one line for --help */
+        const char *usage;   /* for `buildtel help NAME` */
+};
+
+int cmd_run(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
+int cmd_summarize(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+
+/* Print the usage of one command to stdout; -ENOENT if unknown. */
+int cmd_print_usage(const char *name);
+
+extern const char *program_version;

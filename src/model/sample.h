@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/csv.h"
+#include "util/dbuf.h"
+
+/* One row of the time series: what the machine (and later the build's
+ * cgroup) looked like at one instant, plus what the build was doing.
+ * Numbers that are unknown are NAN and written as empty CSV fields. */
+
+#define SAMPLE_STAGE_MAX 256   /* bytes, without NUL */
+#define SAMPLE_CONTEXT_MAX 512 /* bytes, without NUL */
+
+struct sample {
+        double epoch;     /* CLOCK_REALTIME, seconds */
+        double elapsed_s; /* since the run started */
+        double load1;
+        double cpu_pct; /* host busy %, from /proc/stat deltas */
+        double mem_used_mb; /* MemTotal - MemAvailable, MiB */
+        double mem_avail_mb;
+        double mem_pct; /* used / total * 100 */
+        double swap_used_mb;
+        double disk_avail_gb; /* GiB available to unprivileged users */
+        double disk_pct; /* used / (used + avail) * 100, as df */
+        double compilers; /* live compiler processes (a whole number) */
+        const char *stage; /* borrowed, NUL-terminated, "" when none */
+        const char *context; /* borrowed, NUL-terminated, "" when none */
+};
+
+/* Set every number to NAN and the strings to "". */
+void sample_clear(struct sample *s);
+
+/* Append the header record (column names, CRLF) to b. */
+int sample_csv_header(struct dbuf *b);
+
+/* Append s as one CSV record (CRLF-terminated) to b. iso is derived from
+ * epoch. Numbers get fixed precision per column. Returns 0 or -ENOMEM. */
+int sample_csv_format(const struct sample *s, struct dbuf *b);
+
+/* Column positions found in a header record. Columns may appear in any
+ * order and unknown ones are ignored; the seed's columns must be there. */
+struct sample_colmap {
+        int idx[32]; /* per known column: field index or -1 */
+        size_t nfields; /* fields in the header */
+};
+
+/* Returns 0, or -EINVAL when rec is not a buildtel header. */
+int sample_colmap_init(struct sample_colmap *m, const struct csv_record *rec);
+
+/* Fill s from a data record. Strings point into rec. Returns 0, or
+ * -EINVAL when the record has the wrong field count or a number does not
+ * parse (a junk row); s is untouched then. */
+int sample_from_record(const struct sample_colmap *m, const struct csv_record *rec,
+                       struct sample *s);

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model/run.h"
+#include "model/sample.h"
+#include "model/summary.h"
+
+/* Everything a sink may need to know about where and how to write. */
+struct sink_ctx {
+        const char *log_dir; /* the run's files go here */
+        const struct run_info *run;
+        struct summary_config summary_cfg;
+        bool quiet;
+};
+
+/* A sink writes the model to the world. Adding an export means adding one
+ * file with one of these and one line in sinks.c. Every callback but open
+ * is optional (NULL). Sinks never print: open returns -errno and the caller
+ * reports it; later failures are kept and reported by finish. */
+struct sink_ops {
+        const char *name;
+        int (*open)(const struct sink_ctx *ctx, void **ret_state);
+        /* raw build output; stream 1 stdout, 2 stderr */
+        void (*output)(void *state, int stream, const char *buf, size_t len);
+        /* a sample as recorded: s was parsed back from row, its CSV record */
+        void (*sample)(void *state, const struct sample *s, const char *row, size_t rowlen);
+        /* the run is over (run facts final); returns 0 or -errno */
+        int (*finish)(void *state, const struct run_info *run);
+        void (*close)(void *state);
+};
+
+extern const struct sink_ops sink_csv;      /* resources-<id>.csv */
+extern const struct sink_ops sink_buildlog; /* build-<id>.log */
+extern const struct sink_ops sink_summary;  /* resources-<id>.summary.{txt,json} */
+
+/* The sinks of a run, in order. NULL-terminated. */
+extern const struct sink_ops *const sinks_all[];
+
+/* Paths of the run's files: "<log_dir>/<prefix><run_id><suffix>", malloc'd. */
+char *sink_path(const struct sink_ctx *ctx, const char *prefix, const char *suffix);

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include "model/run.h"
+#include "model/summary.h"
+#include "util/dbuf.h"
+
+/* Rendering of a summary. The text and JSON forms carry the same numbers. */
+
+/* Pretty JSON (2-space indent, stable key order, trailing newline). */
+int summary_render_json(const struct summary *s, const struct run_info *ri, struct dbuf *out);
+/* The full text form (summary.txt). */
+int summary_render_text(const struct summary *s, const struct run_info *ri, struct dbuf *out);
+/* A few lines for stderr at exit. */
+int summary_render_short(const struct summary *s, const struct run_info *ri, struct dbuf *out);
+
+/* Write both files atomically. Returns 0 or -errno of the first failure. */
+int summary_write_files(const struct summary *s, const struct run_info *ri, const char *txt_path,
+                        const char *json_path);

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* The build as a child process: its own process group, our stdin, stdout and
+ * stderr on two pipes (or inherited when pipes is false). */
+
+struct child;
+
+struct child_config {
+        char *const *argv;
+        bool pipes; /* capture stdout/stderr */
+        bool foreground; /* make its process group the terminal's foreground */
+};
+
+/* Fork and execvp. When exec fails the error comes back here (via a
+ * CLOEXEC pipe) as -ENOENT, -EACCES, ... and no child is left. */
+int child_spawn(const struct child_config *cfg, struct child **ret);
+/* Closes the pipes; does not kill or wait. NULL is a no-op. */
+void child_free(struct child *c);
+
+pid_t child_pid(const struct child *c);
+int child_stdout_fd(const struct child *c); /* -1 once closed */
+int child_stderr_fd(const struct child *c);
+int child_pidfd(const struct child *c); /* -1 when the kernel lacks pidfd */
+void child_close_fd(struct child *c, int stream); /* 1 or 2 */
+
+/* Send sig to the child's process group. */
+int child_signal(struct child *c, int sig);
+
+/* Reap without blocking. Returns 1 and the shell-style status (code, or
+ * 128+signal) once the child has exited, 0 while it runs, -errno. */
+int child_try_wait(struct child *c, int *ret_status, int *ret_signal);
+
+/* Give the terminal back to our process group if we handed it out. */
+void child_restore_terminal(struct child *c);

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The platform layer: every /proc read goes through here, relative to a root
+ * directory fd, so tests point it at tests/fixtures/<case>/ (which holds a
+ * proc/ tree). Parsers take buffers; reading is separate. */
+
+/* The aggregate "cpu" line of /proc/stat, in USER_HZ ticks. */
+struct cpustat {
+        uint64_t user, nice, system, idle, iowait, irq, softirq, steal;
+        uint64_t guest, guest_nice; /* already included in user/nice */
+};
+
+/* Kernel counts that matter to us from /proc/meminfo, in kB. */
+struct meminfo {
+        uint64_t total_kb;
+        uint64_t free_kb;
+        uint64_t available_kb; /* estimated from free+cached when the kernel lacks it */
+        uint64_t swap_total_kb;
+        uint64_t swap_free_kb;
+};
+
+struct loadavg {
+        double load1, load5, load15;
+        uint64_t running, total; /* "2/312" */
+};
+
+/* Fields of /proc/PID/stat. comm is what lies between the first '(' and the
+ * LAST ')', cut to 64 bytes. */
+struct pidstat {
+        long pid;
+        char comm[65];
+        char state;
+        long ppid;
+        long pgrp;
+        uint64_t utime, stime; /* ticks */
+        uint64_t starttime; /* ticks after boot */
+        uint64_t vsize; /* bytes */
+        uint64_t rss_pages;
+        uint64_t num_threads;
+};
+
+/* Parsers. Return 0, or -EINVAL when buf is not what they expect; *ret is
+ * untouched on failure. buf need not be NUL-terminated. */
+int cpustat_parse(const char *buf, size_t len, struct cpustat *ret);
+int meminfo_parse(const char *buf, size_t len, struct meminfo *ret);
+int loadavg_parse(const char *buf, size_t len, struct loadavg *ret);
+int pidstat_parse(const char *buf, size_t len, struct pidstat *ret);
+
+uint64_t cpustat_total(const struct cpustat *c); /* guest excluded (counted in user) */
+uint64_t cpustat_busy(const struct cpustat *c); /* total - idle - iowait */
+
+struct procfs;
+
+/* root is "/" in production. Opens root and keeps fds to the hot files
+ * (stat, meminfo, loadavg) for pread(). Returns 0 or -errno. */
+int procfs_new(const char *root, struct procfs **ret);
+void procfs_free(struct procfs *p); /* NULL is a no-op */
+
+/* The root directory fd, owned by p (for other readers of the same tree). */
+int procfs_root_fd(const struct procfs *p);
+
+int procfs_cpustat(struct procfs *p, struct cpustat *ret);
+int procfs_meminfo(struct procfs *p, struct meminfo *ret);
+int procfs_loadavg(struct procfs *p, struct loadavg *ret);
+/* -ENOENT/-ESRCH when the process is gone. */
+int procfs_pidstat(struct procfs *p, long pid, struct pidstat *ret);
+
+/* Call cb for every process in proc/ whose stat could be read; processes
+ * that vanish meanwhile are skipped. A negative return from cb stops the
+ * walk and is returned. Returns the number of processes seen, or -errno. */
+int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, void *userdata),
+                       void *userdata);
+
+/* Read proc/PID/cmdline into buf (NULs kept; at most cap bytes).
+ * Returns the length, or -errno. */
+ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap);

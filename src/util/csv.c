@@ -1,0 +1,2 @@
+/* SPDX-License-Identifier: MIT */
+/* placeholder during parallel development; filled by its module owner */

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: MIT */
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "macro.h"
+
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+int parse_u64(const char **cur, const char *end, uint64_t *ret)
+{
+        const char *p = *cur;
+        uint64_t v = 0;
+
+        if (p >= end || !is_digit(*p))
+                return -EINVAL;
+        for (; p < end && is_digit(*p); p++) {
+                unsigned d = (unsigned)(*p - '0');
+                if (v > (UINT64_MAX - d) / 10)
+                        return -ERANGE;
+                v = v * 10 + d;
+        }
+        *cur = p;
+        *ret = v;
+        return 0;
+}
+
+int parse_i64(const char **cur, const char *end, int64_t *ret)
+{
+        const char *p = *cur;
+        bool neg = false;
+        uint64_t v;
+        int r;
+
+        if (p < end && *p == '-') {
+                neg = true;
+                p++;
+        }
+        r = parse_u64(&p, end, &v);
+        if (r < 0)
+                return r;
+        if (neg ? v > (uint64_t)INT64_MAX + 1 : v > (uint64_t)INT64_MAX)
+                return -ERANGE;
+        *cur = p;
+        *ret = neg ? (int64_t)(0 - v) : (int64_t)v;
+        return 0;
+}
+
+int parse_double(const char **cur, const char *end, double *ret)
+{
+        const char *p = *cur;
+        char tmp[64];
+        size_t n = 0;
+        char *e;
+        double v;
+
+        if (p < end && *p == '-')
+                tmp[n++] = *p++;
+        if (p >= end || !is_digit(*p))
+                return -EINVAL;
+        while (p < end && is_digit(*p)) {
+                if (n >= sizeof(tmp) - 1)
+                        return -ERANGE;
+                tmp[n++] = *p++;
+        }
+        if (p + 1 < end && *p == '.' && is_digit(p[1])) {
+                tmp[n++] = *p++;
+                while (p < end && is_digit(*p)) {
+                        if (n >= sizeof(tmp) - 1)
+                                return -ERANGE;
+                        tmp[n++] = *p++;
+                }
+        }
+        tmp[n] = '\0';
+        errno = 0;
+        v = strtod(tmp, &e);
+        if (errno != 0 || *e != '\0' || !isfinite(v))
+                return -ERANGE;
+        *cur = p;
+        *ret = v;
+        return 0;
+}
+
+void skip_spaces(const char **cur, const char *end)
+{
+        while (*cur < end && (**cur == ' ' || **cur == '\t'))
+                (*cur)++;
+}
+
+bool skip_prefix(const char **cur, const char *end, const char *s)
+{
+        size_t n = strlen(s);
+
+        if ((size_t)(end - *cur) < n || memcmp(*cur, s, n) != 0)
+                return false;
+        *cur += n;
+        return true;
+}
+
+int parse_double_str(const char *s, double *ret)
+{
+        const char *p = s, *end = s + strlen(s);
+        double v;
+        int r = parse_double(&p, end, &v);
+
+        if (r < 0)
+                return r;
+        if (p != end)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int parse_u64_str(const char *s, uint64_t *ret)
+{
+        const char *p = s, *end = s + strlen(s);
+        uint64_t v;
+        int r = parse_u64(&p, end, &v);
+
+        if (r < 0)
+                return r;
+        if (p != end)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int parse_size_str(const char *s, uint64_t *ret)
+{
+        static const struct {
+                const char *suffix;
+                double mult;
+        } units[] = {
+                { "", 1.0 },
+                { "B", 1.0 },
+                { "K", 1024.0 },
+                { "KiB", 1024.0 },
+                { "k", 1024.0 },
+                { "kB", 1000.0 },
+                { "M", 1048576.0 },
+                { "MiB", 1048576.0 },
+                { "MB", 1e6 },
+                { "G", 1073741824.0 },
+                { "GiB", 1073741824.0 },
+                { "GB", 1e9 },
+                { "T", 1099511627776.0 },
+                { "TiB", 1099511627776.0 },
+                { "TB", 1e12 },
+        };
+        const char *p = s, *end = s + strlen(s);
+        double v;
+        int r = parse_double(&p, end, &v);
+
+        if (r < 0)
+                return r;
+        if (v < 0)
+                return -ERANGE;
+        for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+                if (strcmp(p, units[i].suffix) == 0) {
+                        double b = v * units[i].mult;
+                        if (b >= 18446744073709551615.0)
+                                return -ERANGE;
+                        *ret = (uint64_t)b;
+                        return 0;
+                }
+        }
+        return -EINVAL;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+        const char *p = buf;
+
+        while (len > 0) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN) {
+                                struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+                                (void)poll(&pfd, 1, -1);
+                                continue;
+                        }
+                        return -errno;
+                }
+                p += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
+int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
+{
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0, cap = 4096;
+
+        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        buf = malloc(cap + 1);
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t n;
+
+                if (len == cap) {
+                        char *nb;
+                        if (cap >= max)
+                                return -EFBIG;
+                        cap = MIN(cap * 2, max);
+                        nb = realloc(buf, cap + 1);
+                        if (!nb)
+                                return -ENOMEM;
+                        buf = nb;
+                }
+                n = read(fd, buf + len, cap - len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t)n;
+        }
+        buf[len] = '\0';
+        *ret_len = len;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+int mkdir_p(const char *path, mode_t mode)
+{
+        _cleanup_free_ char *p = strdup(path);
+        size_t n;
+
+        if (!p)
+                return -ENOMEM;
+        n = strlen(p);
+        while (n > 1 && p[n - 1] == '/')
+                p[--n] = '\0';
+        for (char *s = p + 1; *s; s++) {
+                if (*s != '/')
+                        continue;
+                *s = '\0';
+                if (mkdir(p, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                *s = '/';
+        }
+        if (mkdir(p, mode) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+int write_file_atomic(const char *path, const void *buf, size_t len)
+{
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_close_ int fd = -1;
+        size_t n = strlen(path) + 16;
+        int r;
+
+        tmp = malloc(n);
+        if (!tmp)
+                return -ENOMEM;
+        r = snprintf(tmp, n, "%s.tmp.XXXXXX", path);
+        if (r < 0 || (size_t)r >= n)
+                return -ENAMETOOLONG;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        r = write_all(fd, buf, len);
+        if (r >= 0 && fchmod(fd, 0644) < 0)
+                r = -errno;
+        if (r >= 0 && fsync(fd) < 0)
+                r = -errno;
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0)
+                (void)unlink(tmp);
+        return r;
+}
+
+static double ts_to_double(const struct timespec *ts)
+{
+        return (double)ts->tv_sec + (double)ts->tv_nsec / 1e9;
+}
+
+double now_realtime(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return ts_to_double(&ts);
+}
+
+double now_monotonic(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts_to_double(&ts);
+}
+
+void format_iso8601(double epoch, char buf[static 32])
+{
+        double whole = floor(epoch);
+        time_t t = (time_t)whole;
+        long ms = lround((epoch - whole) * 1000.0);
+        struct tm tm;
+
+        if (ms >= 1000) {
+                t++;
+                ms -= 1000;
+        }
+        if (!gmtime_r(&t, &tm)) {
+                snprintf(buf, 32, "invalid");
+                return;
+        }
+        snprintf(buf, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}

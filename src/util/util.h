@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Cursor parsing over a buffer that is NOT NUL-terminated. Each function
+ * advances *cur past what it consumed and returns 0, or returns -EINVAL /
+ * -ERANGE and leaves *cur and *ret untouched. */
+int parse_u64(const char **cur, const char *end, uint64_t *ret);
+int parse_i64(const char **cur, const char *end, int64_t *ret);
+/* A plain decimal number: [-]digits[.digits]; no exponent, no inf/nan. */
+int parse_double(const char **cur, const char *end, double *ret);
+void skip_spaces(const char **cur, const char *end);
+/* True if [cur,end) starts with the literal s; advances past it when so. */
+bool skip_prefix(const char **cur, const char *end, const char *s);
+
+/* Parse a whole NUL-terminated string as a number (for options). */
+int parse_double_str(const char *s, double *ret);
+int parse_u64_str(const char *s, uint64_t *ret);
+/* "4G", "512M", "1.5GiB", "1000000" -> bytes. */
+int parse_size_str(const char *s, uint64_t *ret);
+
+/* write() all of buf, retrying on EINTR and short writes; waits with poll()
+ * on EAGAIN. Returns 0 or -errno. */
+int write_all(int fd, const void *buf, size_t len);
+
+/* Read a whole small file relative to dirfd into a malloc'd, NUL-terminated
+ * buffer (at most max bytes). Caller frees *ret. Returns 0 or -errno. */
+int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
+
+/* mkdir -p with the given mode. Returns 0 or -errno. */
+int mkdir_p(const char *path, mode_t mode);
+
+/* Write a file atomically: temp file in the same directory, fsync, rename.
+ * Returns 0 or -errno. */
+int write_file_atomic(const char *path, const void *buf, size_t len);
+
+/* CLOCK_REALTIME / CLOCK_MONOTONIC as seconds. */
+double now_realtime(void);
+double now_monotonic(void);
+
+/* Format epoch seconds as ISO 8601 UTC with milliseconds:
+ * "2026-11-29T15:40:20.123Z". buf must hold 32 bytes. */
+void format_iso8601(double epoch, char buf[static 32]);
