@@ -32,13 +32,13 @@ static inline void fclosep(FILE **f)
 
 /* Hand ownership out of a _cleanup_ variable. */
 #define TAKE_PTR(p)                                                            \
-        ({                                                                     \
+        __extension__({                                                                   \
                 __typeof__(p) _p = (p);                                        \
                 (p) = NULL;                                                    \
                 _p;                                                            \
         })
 #define TAKE_FD(fd)                                                            \
-        ({                                                                     \
+        __extension__({                                                                   \
                 int _fd = (fd);                                                \
                 (fd) = -1;                                                     \
                 _fd;                                                           \

@@ -310,7 +310,7 @@ double now_monotonic(void)
         return ts_to_double(&ts);
 }
 
-void format_iso8601(double epoch, char buf[static 32])
+void format_iso8601(double epoch, char buf[static 64])
 {
         double whole = floor(epoch);
         time_t t = (time_t)whole;
@@ -322,9 +322,9 @@ void format_iso8601(double epoch, char buf[static 32])
                 ms -= 1000;
         }
         if (!gmtime_r(&t, &tm)) {
-                snprintf(buf, 32, "invalid");
+                snprintf(buf, 64, "invalid");
                 return;
         }
-        snprintf(buf, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
+        snprintf(buf, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
 }

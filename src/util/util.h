@@ -43,5 +43,5 @@ double now_realtime(void);
 double now_monotonic(void);
 
 /* Format epoch seconds as ISO 8601 UTC with milliseconds:
- * "2026-11-29T15:40:20.123Z". buf must hold 32 bytes. */
-void format_iso8601(double epoch, char buf[static 32]);
+ * "2026-11-29T15:40:20.123Z". buf must hold 64 bytes. */
+void format_iso8601(double epoch, char buf[static 64]);
