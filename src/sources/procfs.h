@@ -39,41 +39,53 @@ struct pidstat {
         long ppid;
         long pgrp;
         uint64_t utime, stime; /* ticks */
-        uint64_t starttime; /* ticks after boot */
-        uint64_t vsize; /* bytes */
+        uint64_t starttime;    /* ticks after boot */
+        uint64_t vsize;        /* bytes */
         uint64_t rss_pages;
         uint64_t num_threads;
 };
 
-/* Parsers. Return 0, or -EINVAL when buf is not what they expect; *ret is
- * untouched on failure. buf need not be NUL-terminated. */
+/* Parsers. Return 0, -EINVAL when buf is not what they expect, or -ERANGE
+ * when a number overflows; *ret is untouched on failure. buf need not be
+ * NUL-terminated. Unknown lines and extra trailing fields are ignored; the
+ * fields named above are required, except: cpustat needs only the first
+ * four columns (older kernels; the rest are 0), and meminfo estimates a
+ * missing MemAvailable as MemFree + Buffers + Cached. */
 int cpustat_parse(const char *buf, size_t len, struct cpustat *ret);
 int meminfo_parse(const char *buf, size_t len, struct meminfo *ret);
 int loadavg_parse(const char *buf, size_t len, struct loadavg *ret);
 int pidstat_parse(const char *buf, size_t len, struct pidstat *ret);
 
 uint64_t cpustat_total(const struct cpustat *c); /* guest excluded (counted in user) */
-uint64_t cpustat_busy(const struct cpustat *c); /* total - idle - iowait */
+uint64_t cpustat_busy(const struct cpustat *c);  /* total - idle - iowait */
 
 struct procfs;
 
-/* root is "/" in production. Opens root and keeps fds to the hot files
- * (stat, meminfo, loadavg) for pread(). Returns 0 or -errno. */
+/* root is "/" in production. Opens root and root/proc and keeps fds to the
+ * hot files (stat, meminfo, loadavg) for pread(), so a fixture standing in
+ * for them must be rewritten in place, not replaced by rename. A hot file
+ * missing now is retried on each read. Returns 0, or -errno when root or
+ * root/proc cannot be opened as directories. */
 int procfs_new(const char *root, struct procfs **ret);
 void procfs_free(struct procfs *p); /* NULL is a no-op */
 
 /* The root directory fd, owned by p (for other readers of the same tree). */
 int procfs_root_fd(const struct procfs *p);
 
+/* Read and parse one hot file into a buffer owned by p (no allocation once
+ * it has grown to fit). Returns 0 or -errno; *ret untouched on failure. */
 int procfs_cpustat(struct procfs *p, struct cpustat *ret);
 int procfs_meminfo(struct procfs *p, struct meminfo *ret);
 int procfs_loadavg(struct procfs *p, struct loadavg *ret);
-/* -ENOENT/-ESRCH when the process is gone. */
+/* -ENOENT/-ESRCH when the process is gone, -EINVAL for a pid <= 0. */
 int procfs_pidstat(struct procfs *p, long pid, struct pidstat *ret);
 
-/* Call cb for every process in proc/ whose stat could be read; processes
- * that vanish meanwhile are skipped. A negative return from cb stops the
- * walk and is returned. Returns the number of processes seen, or -errno. */
+/* Call cb for every process in proc/ whose stat could be read and parsed;
+ * processes that vanish meanwhile (or are hidden, hidepid=) are skipped.
+ * The proc/ DIR is kept and rewound, so each walk sees new processes; no
+ * allocation per process. cb may be NULL (just count). A negative return
+ * from cb stops the walk and is returned. Returns the number of processes
+ * seen, or -errno. */
 int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, void *userdata),
                        void *userdata);
 
