@@ -1,2 +1,92 @@
 /* SPDX-License-Identifier: MIT */
-/* placeholder during parallel development; filled by its module owner */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static const struct {
+        const char *name;
+        const char *text;
+} usages[] = {
+        { "run",
+          "usage: buildtel run [OPTIONS] -- COMMAND [ARG...]\n"
+          "\n"
+          "Run COMMAND (execvp, no shell) in its own process group with buildtel's stdin.\n"
+          "Its stdout and stderr pass through byte for byte and are also appended to\n"
+          "<log-dir>/build-<run-id>.log. Resources are sampled every --interval seconds\n"
+          "and once more right after COMMAND exits, into <log-dir>/resources-<run-id>.csv;\n"
+          "a summary goes to resources-<run-id>.summary.{txt,json} and, short, to stderr.\n"
+          "\n"
+          "  --interval SECONDS     seconds between samples (default 2, at least 0.05)\n"
+          "  --log-dir DIR          where the files go (alias --out-dir; default\n"
+          "                         $XDG_STATE_HOME/buildtel/logs or ~/.local/state/buildtel/logs;\n"
+          "                         an unwritable one falls back to $TMPDIR/buildtel-UID/logs)\n"
+          "  --run-id ID            name of the run (default: UTC time and a random suffix);\n"
+          "                         an existing run id is rewritten, with a note\n"
+          "  --disk-path PATH       filesystem for the disk columns (default: the cwd)\n"
+          "  --stage NAME           stage while the log names none\n"
+          "  --stage-regex ERE      a line matching ERE sets the stage to its first capture\n"
+          "  --compilers A,B,...    process names counted as compilers\n"
+          "                         (default cc1plus,cc1,cc1obj,clang,clang++,rustc,lto1,ld,\n"
+          "                         ld.gold,ld.lld,collect2,nvcc,cicc,ptxas)\n"
+          "  --near-oom-mb MB       available memory below this is near-OOM (default 4096)\n"
+          "  --low-disk-gb GB       available disk below this is low (default 20)\n"
+          "  --grace SECONDS        after COMMAND exits, how long to drain output still held\n"
+          "                         by processes it left behind (default 2)\n"
+          "  --quiet                no summary on stderr\n"
+          "  --off                  exec COMMAND and nothing else (also: BUILDTEL=0)\n"
+          "\n"
+          "SIGINT, SIGTERM, SIGHUP and SIGQUIT go to COMMAND's process group; buildtel then\n"
+          "waits for it and writes its files as on a normal exit.\n"
+          "\n"
+          "Exit status: COMMAND's own; 128+N when signal N killed it. buildtel's own:\n"
+          "125 bad option or buildtel failed before COMMAND ran, 126 COMMAND not\n"
+          "executable, 127 COMMAND not found.\n" },
+        { "watch",
+          "usage: buildtel watch --pid PID [OPTIONS]\n"
+          "\n"
+          "Attach to a build that is already running (alias --watch-pid), sample the same\n"
+          "columns as `run`, and end when PID exits, with a final sample and the summary\n"
+          "(also on SIGINT or SIGTERM).\n"
+          "\n"
+          "  --stage-log-dir DIR    take stage and context from the newest file in DIR,\n"
+          "                         following it, and switching when a newer one appears\n"
+          "  and --interval, --log-dir, --run-id, --disk-path, --stage, --stage-regex,\n"
+          "  --compilers, --near-oom-mb, --low-disk-gb, --quiet as for `run`.\n"
+          "\n"
+          "Exit status: 0 when PID exited; 128+N when signal N ended the watch; 1 when PID\n"
+          "does not exist; 2 bad usage.\n" },
+        { "summarize",
+          "usage: buildtel summarize [--json] [--near-oom-mb MB] [--low-disk-gb GB] FILE.csv\n"
+          "\n"
+          "Recompute the summary of a run from its CSV (and the resources-<id>.run.json next\n"
+          "to it, for the run's facts), exactly as the run computed it. Works on the CSV of a\n"
+          "killed run: a torn last row and junk rows are skipped and counted.\n"
+          "\n"
+          "Exit status: 0, 1 when FILE is unreadable or not a buildtel CSV, 2 bad usage.\n" },
+        { "help", "usage: buildtel help [COMMAND]\n" },
+};
+
+int cmd_print_usage(const char *name)
+{
+        for (size_t i = 0; i < sizeof(usages) / sizeof(usages[0]); i++)
+                if (strcmp(usages[i].name, name) == 0) {
+                        fputs(usages[i].text, stdout);
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+int cmd_help(int argc, char **argv)
+{
+        if (argc < 2) {
+                main_print_help(stdout);
+                return 0;
+        }
+        if (cmd_print_usage(argv[1]) < 0) {
+                fprintf(stderr, "buildtel: no such command '%s'; see 'buildtel --help'\n", argv[1]);
+                return EXIT_BT_USAGE;
+        }
+        return 0;
+}

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdio.h>
+
 /* Exit codes of buildtel's own (the build's status passes through). */
 enum {
         EXIT_BT_OK = 0,
@@ -14,7 +16,6 @@ struct cmd {
         const char *name;
         int (*fn)(int argc, char **argv);
         const char *summary; /* one line for --help */
-        const char *usage;   /* for `buildtel help NAME` */
 };
 
 int cmd_run(int argc, char **argv);
@@ -26,3 +27,6 @@ int cmd_help(int argc, char **argv);
 int cmd_print_usage(const char *name);
 
 extern const char *program_version;
+
+/* The top-level help (main.c). */
+void main_print_help(FILE *f);

@@ -1,2 +1,298 @@
 /* SPDX-License-Identifier: MIT */
-/* placeholder during parallel development; filled by its module owner */
+#include "recorder.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sinks/sink.h"
+#include "sinks/summary-out.h"
+#include "sources/linebuf.h"
+#include "sources/sampler.h"
+#include "util/csv.h"
+#include "util/util.h"
+
+struct recorder {
+        struct recorder_config cfg;
+        struct run_info *run;
+        char *log_dir; /* NULL: nothing is written */
+        struct sampler *sampler;
+        struct logctx *logctx;
+        struct linebuf *lines[2]; /* stdout, stderr */
+        struct summary summary;
+        struct sample_colmap colmap;
+        struct dbuf row;
+        struct csv_record rec;
+        const struct sink_ops *ops[8];
+        void *state[8];
+        size_t nsinks;
+        double start_mono, next_tick;
+};
+
+static void note(struct recorder *r, const char *fmt, ...) _printf_(2, 3);
+static void note(struct recorder *r, const char *fmt, ...)
+{
+        char buf[1024];
+        va_list ap;
+
+        if (!r->cfg.note)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        r->cfg.note(r->cfg.userdata, "%s", buf);
+}
+
+char *recorder_default_log_dir(void)
+{
+        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+        char buf[4096];
+        int n;
+
+        if (state && state[0] == '/')
+                n = snprintf(buf, sizeof(buf), "%s/buildtel/logs", state);
+        else if (home && home[0] == '/')
+                n = snprintf(buf, sizeof(buf), "%s/.local/state/buildtel/logs", home);
+        else
+                return NULL;
+        if (n < 0 || (size_t)n >= sizeof(buf))
+                return NULL;
+        return strdup(buf);
+}
+
+static char *fallback_log_dir(void)
+{
+        const char *tmp = getenv("TMPDIR");
+        char buf[4096];
+        int n;
+
+        if (!tmp || tmp[0] != '/')
+                tmp = "/tmp";
+        n = snprintf(buf, sizeof(buf), "%s/buildtel-%u/logs", tmp, (unsigned)getuid());
+        if (n < 0 || (size_t)n >= sizeof(buf))
+                return NULL;
+        return strdup(buf);
+}
+
+static void close_sinks(struct recorder *r)
+{
+        for (size_t i = 0; i < r->nsinks; i++)
+                if (r->ops[i]->close)
+                        r->ops[i]->close(r->state[i]);
+        r->nsinks = 0;
+}
+
+/* Open every sink in dir; all or nothing. */
+static int open_sinks(struct recorder *r, const char *dir)
+{
+        struct sink_ctx ctx = {
+                .log_dir = dir,
+                .run = r->run,
+                .summary_cfg = r->cfg.summary,
+                .quiet = r->cfg.quiet,
+        };
+        int e;
+
+        e = mkdir_p(dir, 0755);
+        if (e < 0)
+                return e;
+        for (size_t i = 0; sinks_all[i] && i < ARRAY_SIZE(r->ops); i++) {
+                e = sinks_all[i]->open(&ctx, &r->state[r->nsinks]);
+                if (e < 0) {
+                        close_sinks(r);
+                        return e;
+                }
+                r->ops[r->nsinks++] = sinks_all[i];
+        }
+        return 0;
+}
+
+static bool run_exists(const char *dir, const char *run_id)
+{
+        char path[4096];
+        struct stat st;
+        int n = snprintf(path, sizeof(path), "%s/resources-%s.csv", dir, run_id);
+
+        return n > 0 && (size_t)n < sizeof(path) && stat(path, &st) == 0;
+}
+
+static int setup_sinks(struct recorder *r)
+{
+        _cleanup_free_ char *want = NULL, *fb = NULL;
+        int e;
+
+        want = r->cfg.log_dir ? strdup(r->cfg.log_dir) : recorder_default_log_dir();
+        if (want) {
+                bool existed = run_exists(want, r->run->run_id);
+                e = open_sinks(r, want);
+                if (e >= 0) {
+                        if (existed)
+                                note(r, "run id '%s' exists in '%s': its files are rewritten",
+                                     r->run->run_id, want);
+                        r->log_dir = TAKE_PTR(want);
+                        return 0;
+                }
+        } else {
+                e = -ENOENT;
+        }
+        fb = fallback_log_dir();
+        if (fb && (!want || strcmp(fb, want) != 0) && open_sinks(r, fb) >= 0) {
+                note(r, "cannot write to '%s': %s; writing to '%s' instead",
+                     want ? want : "$HOME/.local/state/buildtel/logs", strerror(-e), fb);
+                r->log_dir = TAKE_PTR(fb);
+                return 0;
+        }
+        note(r, "cannot write to '%s': %s; the build runs but nothing is recorded",
+             want ? want : "$HOME/.local/state/buildtel/logs", strerror(-e));
+        return 0;
+}
+
+static void on_line(void *userdata, const char *line, size_t len, bool truncated)
+{
+        struct recorder *r = userdata;
+
+        logctx_feed_line(r->logctx, line, len);
+}
+
+int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct recorder **ret)
+{
+        struct sampler_config scfg = {
+                .root = "/",
+                .disk_path = cfg->disk_path ? cfg->disk_path : ".",
+                .compilers = cfg->compilers,
+        };
+        struct recorder *r;
+        int e;
+
+        r = calloc(1, sizeof(*r));
+        if (!r)
+                return -ENOMEM;
+        r->cfg = *cfg;
+        r->run = run;
+        r->rec = (struct csv_record)CSV_RECORD_INIT;
+        summary_init(&r->summary, &cfg->summary);
+
+        /* The colmap of our own header, to read back every row we write. */
+        e = sample_csv_header(&r->row);
+        if (e >= 0) {
+                size_t used;
+                e = csv_parse_record(r->row.p, r->row.len, &r->rec, &used);
+                e = e > 0 ? sample_colmap_init(&r->colmap, &r->rec) : (e < 0 ? e : -EINVAL);
+        }
+        if (e >= 0)
+                e = logctx_new(&cfg->logctx, &r->logctx);
+        if (e >= 0)
+                e = linebuf_new(0, &r->lines[0]);
+        if (e >= 0)
+                e = linebuf_new(0, &r->lines[1]);
+        if (e >= 0)
+                e = sampler_new(&scfg, &r->sampler);
+        if (e < 0) {
+                recorder_free(r);
+                return e;
+        }
+        (void)setup_sinks(r);
+        r->start_mono = now_monotonic();
+        r->next_tick = r->start_mono + cfg->interval;
+        *ret = r;
+        return 0;
+}
+
+void recorder_free(struct recorder *r)
+{
+        if (!r)
+                return;
+        close_sinks(r);
+        sampler_free(r->sampler);
+        logctx_free(r->logctx);
+        linebuf_free(r->lines[0]);
+        linebuf_free(r->lines[1]);
+        dbuf_release(&r->row);
+        csv_record_release(&r->rec);
+        free(r->log_dir);
+        free(r);
+}
+
+const char *recorder_log_dir(const struct recorder *r) { return r->log_dir; }
+double recorder_next_tick(const struct recorder *r) { return r->next_tick; }
+
+void recorder_output(struct recorder *r, int stream, const char *buf, size_t len)
+{
+        for (size_t i = 0; i < r->nsinks; i++)
+                if (r->ops[i]->output)
+                        r->ops[i]->output(r->state[i], stream, buf, len);
+        linebuf_feed(r->lines[stream == 2], buf, len, on_line, r);
+}
+
+void recorder_output_eof(struct recorder *r, int stream)
+{
+        linebuf_flush(r->lines[stream == 2], on_line, r);
+}
+
+void recorder_log_line(struct recorder *r, const char *line, size_t len)
+{
+        logctx_feed_line(r->logctx, line, len);
+}
+
+int recorder_tick(struct recorder *r)
+{
+        double mono = now_monotonic();
+        struct sample s, rs;
+        size_t used;
+        int e;
+
+        sample_clear(&s);
+        s.epoch = now_realtime();
+        s.elapsed_s = mono - r->start_mono;
+        (void)sampler_take(r->sampler, &s);
+        s.stage = logctx_stage(r->logctx);
+        s.context = logctx_context(r->logctx);
+
+        /* Schedule on the grid start + k*interval; skip ticks we missed. */
+        while (r->next_tick <= mono)
+                r->next_tick += r->cfg.interval;
+
+        /* Record the row, then read it back: the summary and every sink see
+         * the values exactly as the CSV holds them, as `summarize` will. */
+        dbuf_reset(&r->row);
+        e = sample_csv_format(&s, &r->row);
+        if (e < 0)
+                return e;
+        e = csv_parse_record(r->row.p, r->row.len, &r->rec, &used);
+        if (e <= 0)
+                return e < 0 ? e : -EINVAL;
+        e = sample_from_record(&r->colmap, &r->rec, &rs);
+        if (e < 0)
+                return e;
+        summary_add(&r->summary, &rs);
+        for (size_t i = 0; i < r->nsinks; i++)
+                if (r->ops[i]->sample)
+                        r->ops[i]->sample(r->state[i], &rs, r->row.p, r->row.len);
+        return 0;
+}
+
+int recorder_finish(struct recorder *r, struct dbuf *short_out)
+{
+        int ret = 0;
+
+        for (size_t i = 0; i < r->nsinks; i++) {
+                int e;
+
+                if (!r->ops[i]->finish)
+                        continue;
+                e = r->ops[i]->finish(r->state[i], r->run, &r->summary);
+                if (e < 0) {
+                        note(r, "%s: %s", r->ops[i]->name, strerror(-e));
+                        if (ret == 0)
+                                ret = e;
+                }
+        }
+        if (short_out)
+                (void)summary_render_short(&r->summary, r->run, short_out);
+        return ret;
+}

@@ -27,11 +27,12 @@ struct sink_ops {
         void (*output)(void *state, int stream, const char *buf, size_t len);
         /* a sample as recorded: s was parsed back from row, its CSV record */
         void (*sample)(void *state, const struct sample *s, const char *row, size_t rowlen);
-        /* the run is over (run facts final); returns 0 or -errno */
-        int (*finish)(void *state, const struct run_info *run);
+        /* the run is over: run facts final, summary complete; 0 or -errno */
+        int (*finish)(void *state, const struct run_info *run, const struct summary *sum);
         void (*close)(void *state);
 };
 
+extern const struct sink_ops sink_runinfo;  /* resources-<id>.run.json */
 extern const struct sink_ops sink_csv;      /* resources-<id>.csv */
 extern const struct sink_ops sink_buildlog; /* build-<id>.log */
 extern const struct sink_ops sink_summary;  /* resources-<id>.summary.{txt,json} */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -13,6 +14,8 @@ struct child_config {
         char *const *argv;
         bool pipes; /* capture stdout/stderr */
         bool foreground; /* make its process group the terminal's foreground */
+        const sigset_t *sigmask; /* the mask the build starts with */
+        const struct sigaction *sigpipe; /* its SIGPIPE disposition; NULL = default */
 };
 
 /* Fork and execvp. When exec fails the error comes back here (via a
