@@ -1,2 +1,161 @@
 /* SPDX-License-Identifier: MIT */
-/* placeholder during parallel development; filled by its module owner */
+#include "csv.h"
+
+#include <errno.h>
+#include <string.h>
+
+static bool needs_quotes(const char *s, size_t len)
+{
+        for (size_t i = 0; i < len; i++)
+                if (s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n')
+                        return true;
+        return false;
+}
+
+int csv_append_field(struct dbuf *b, const char *s, size_t len)
+{
+        const char *p = s, *end = s + len;
+        int r;
+
+        if (!needs_quotes(s, len))
+                return dbuf_append(b, s, len);
+        r = dbuf_append(b, "\"", 1);
+        while (r >= 0 && p < end) {
+                const char *q = memchr(p, '"', (size_t)(end - p));
+
+                if (!q) {
+                        r = dbuf_append(b, p, (size_t)(end - p));
+                        break;
+                }
+                /* copy through the quote, then double it */
+                r = dbuf_append(b, p, (size_t)(q - p) + 1);
+                if (r >= 0)
+                        r = dbuf_append(b, "\"", 1);
+                p = q + 1;
+        }
+        if (r >= 0)
+                r = dbuf_append(b, "\"", 1);
+        return r;
+}
+
+void csv_record_release(struct csv_record *r)
+{
+        if (!r)
+                return;
+        dbuf_release(&r->data);
+        r->nfields = 0;
+}
+
+/* Where the caller resumes after a malformed record: just past the next LF
+ * at or after pos, or the end of the buffer when the bad line has none. */
+static size_t skip_bad_line(const char *buf, size_t len, size_t pos)
+{
+        const char *nl = memchr(buf + pos, '\n', len - pos);
+
+        return nl ? (size_t)(nl - buf) + 1 : len;
+}
+
+/* Close field number rec->nfields that started at data offset start. */
+static int end_field(struct csv_record *rec, size_t start)
+{
+        int r;
+
+        if (rec->nfields >= CSV_MAX_FIELDS)
+                return -EINVAL;
+        rec->off[rec->nfields] = start;
+        rec->len[rec->nfields] = rec->data.len - start;
+        rec->nfields++;
+        /* a NUL after each field so csv_field() is a C string */
+        r = dbuf_append(&rec->data, "", 1);
+        return r;
+}
+
+int csv_parse_record(const char *buf, size_t len, struct csv_record *rec, size_t *ret_consumed)
+{
+        size_t i = 0;
+        int r;
+
+        dbuf_reset(&rec->data);
+        rec->nfields = 0;
+        if (len == 0) {
+                *ret_consumed = 0;
+                return 0;
+        }
+
+        for (;;) {
+                size_t start = rec->data.len;
+
+                if (i < len && buf[i] == '"') {
+                        /* quoted: runs to a quote not followed by a quote */
+                        i++;
+                        for (;;) {
+                                const char *q = memchr(buf + i, '"', len - i);
+                                size_t n;
+
+                                if (!q)
+                                        goto torn;
+                                n = (size_t)(q - (buf + i));
+                                r = dbuf_append(&rec->data, buf + i, n);
+                                if (r < 0)
+                                        return r;
+                                i += n + 1;
+                                if (i < len && buf[i] == '"') {
+                                        r = dbuf_append(&rec->data, "\"", 1);
+                                        if (r < 0)
+                                                return r;
+                                        i++;
+                                        continue;
+                                }
+                                if (i >= len)
+                                        goto torn; /* the quote may yet be doubled */
+                                break;
+                        }
+                } else {
+                        size_t s = i;
+
+                        while (i < len && buf[i] != ',' && buf[i] != '\r' && buf[i] != '\n') {
+                                if (buf[i] == '"')
+                                        goto bad; /* a quote inside an unquoted field */
+                                i++;
+                        }
+                        r = dbuf_append(&rec->data, buf + s, i - s);
+                        if (r < 0)
+                                return r;
+                }
+
+                /* after a field: a separator or the record's end, nothing else */
+                if (i >= len)
+                        goto torn;
+                r = end_field(rec, start);
+                if (r == -EINVAL)
+                        goto bad;
+                if (r < 0)
+                        return r;
+                if (buf[i] == ',') {
+                        i++;
+                        continue;
+                }
+                if (buf[i] == '\n') {
+                        i++;
+                        break;
+                }
+                if (buf[i] == '\r') {
+                        if (i + 1 >= len)
+                                goto torn;
+                        if (buf[i + 1] != '\n')
+                                goto bad; /* a bare CR */
+                        i += 2;
+                        break;
+                }
+                goto bad; /* junk after a closing quote */
+        }
+        *ret_consumed = i;
+        return (int)rec->nfields;
+
+torn:
+        *ret_consumed = 0;
+        return 0;
+bad:
+        *ret_consumed = skip_bad_line(buf, len, i);
+        return -EINVAL;
+}
