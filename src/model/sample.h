@@ -37,13 +37,21 @@ void sample_clear(struct sample *s);
 int sample_csv_header(struct dbuf *b);
 
 /* Append s as one CSV record (CRLF-terminated) to b. iso is derived from
- * epoch. Numbers get fixed precision per column. Returns 0 or -ENOMEM. */
+ * epoch. Numbers get fixed precision per column; NAN, infinities and
+ * magnitudes >= 1e15 (which would not read back as plain decimals) are
+ * written as empty fields. stage and context are cut at SAMPLE_STAGE_MAX /
+ * SAMPLE_CONTEXT_MAX bytes. Returns 0, or -ENOMEM with b's length as it
+ * was. */
 int sample_csv_format(const struct sample *s, struct dbuf *b);
+
+/* Upper bound on the known columns (the table in sample.c); a static
+ * assertion there keeps the two in step. */
+#define SAMPLE_COLUMNS_MAX 64
 
 /* Column positions found in a header record. Columns may appear in any
  * order and unknown ones are ignored; the seed's columns must be there. */
 struct sample_colmap {
-        int idx[32]; /* per known column: field index or -1 */
+        int idx[SAMPLE_COLUMNS_MAX]; /* per known column: field index or -1 */
         size_t nfields; /* fields in the header */
 };
 
