@@ -5,6 +5,8 @@
 
 #include "model/sample.h"
 
+struct procfs;
+
 /* Host-wide sampling: one tick reads /proc/stat, meminfo, loadavg, statvfs
  * of the disk path, and walks /proc once for the compiler count. No fork,
  * no exec. */
@@ -13,19 +15,28 @@
 extern const char *const sampler_default_compilers[];
 
 struct sampler_config {
-        const char *root; /* "/" in production; a fixture tree in tests */
-        const char *disk_path; /* statvfs() target, relative to the cwd */
-        const char *const *compilers; /* NULL-terminated; NULL = defaults */
+        const char *root;             /* "/" in production; a fixture tree in tests */
+        const char *disk_path;        /* statvfs() target, relative to the cwd */
+        const char *const *compilers; /* NULL-terminated; NULL = defaults; copied */
 };
 
 struct sampler;
 
-/* Takes the /proc/stat baseline for the first cpu_pct. Returns 0 or -errno
- * (an unreadable disk_path is not an error: disk columns stay NAN). */
+/* Opens cfg->root through procfs_new() and takes the /proc/stat baseline
+ * for the first cpu_pct. cfg's strings are copied. Returns 0 or -errno (an
+ * unreadable disk_path or proc/stat is not an error: those columns stay NAN
+ * until they can be read). */
 int sampler_new(const struct sampler_config *cfg, struct sampler **ret);
 void sampler_free(struct sampler *s); /* NULL is a no-op */
 
-/* Fill load1, cpu_pct, mem_*, swap_used_mb, disk_* and compilers of *ret.
- * Time, stage and context are the caller's. A source that cannot be read
- * leaves its fields NAN; returns 0, or -errno when nothing could be read. */
+/* Fill load1, cpu_pct, mem_*, swap_used_mb, disk_* and compilers of *ret;
+ * no other field is touched (time, stage and context are the caller's).
+ * cpu_pct covers the time since the previous take (or sampler_new) and is
+ * NAN when no tick passed or the counters went backwards. A source that
+ * cannot be read sets its fields to NAN; returns 0, or the first -errno
+ * when nothing could be read. */
 int sampler_take(struct sampler *s, struct sample *ret);
+
+/* The procfs the sampler reads through, owned by s (for other readers of the
+ * same root, e.g. a per-process walk). */
+struct procfs *sampler_procfs(struct sampler *s);
