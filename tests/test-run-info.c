@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "model/run.h"
+#include "util/macro.h"
+
+static void test_round_trip(void **state)
+{
+        char *argv[] = { "make", "-j8", "CFLAGS=-O2 -g", "it's", NULL };
+        struct run_info ri = {
+                .run_id = "20251129-154020-ab12",
+                .kind = "run",
+                .argv = argv,
+                .cwd = "/src/proj",
+                .host = "builder",
+                .start_epoch = 1764430820.123456789,
+                .end_epoch = 1764434543.987654321,
+                .finished = true,
+                .exit_code = 2,
+                .term_signal = 0,
+                .ncpu = 16,
+                .interval = 1.0,
+                .pid = 4242,
+        };
+        struct run_info back;
+        struct dbuf b = DBUF_INIT, b2 = DBUF_INIT;
+
+        (void)state;
+        assert_int_equal(run_info_to_json(&ri, &b), 0);
+        assert_int_equal(run_info_parse_json(b.p, b.len, &back), 0);
+        assert_string_equal(back.run_id, ri.run_id);
+        assert_string_equal(back.kind, "run");
+        assert_string_equal(back.argv[0], "make");
+        assert_string_equal(back.argv[2], "CFLAGS=-O2 -g");
+        assert_string_equal(back.argv[3], "it's");
+        assert_null(back.argv[4]);
+        assert_string_equal(back.cwd, "/src/proj");
+        assert_string_equal(back.host, "builder");
+        /* bit for bit, so a summary from files matches the live one */
+        assert_true(back.start_epoch == ri.start_epoch);
+        assert_true(back.end_epoch == ri.end_epoch);
+        assert_true(back.finished);
+        assert_int_equal(back.exit_code, 2);
+        assert_int_equal(back.term_signal, 0);
+        assert_int_equal(back.ncpu, 16);
+        assert_true(back.interval == 1.0);
+        assert_int_equal(back.pid, 4242);
+        /* and writing it again gives the same bytes */
+        assert_int_equal(run_info_to_json(&back, &b2), 0);
+        assert_string_equal(b.p, b2.p);
+        run_info_release(&back);
+        assert_null(back.run_id);
+        run_info_release(NULL);
+        dbuf_release(&b);
+        dbuf_release(&b2);
+}
+
+static void test_unknowns(void **state)
+{
+        struct run_info ri = {
+                .kind = "watch",
+                .start_epoch = 100.5,
+                .end_epoch = NAN,
+                .exit_code = -1,
+                .interval = NAN,
+        };
+        struct run_info back;
+        struct dbuf b = DBUF_INIT;
+
+        (void)state;
+        assert_int_equal(run_info_to_json(&ri, &b), 0);
+        assert_non_null(strstr(b.p, "\"end_epoch\": null"));
+        assert_non_null(strstr(b.p, "\"run_id\": null"));
+        assert_non_null(strstr(b.p, "\"argv\": null"));
+        assert_non_null(strstr(b.p, "\"finished\": false"));
+        assert_int_equal(b.p[b.len - 1], '\n');
+        assert_int_equal(run_info_parse_json(b.p, b.len, &back), 0);
+        assert_null(back.run_id);
+        assert_null(back.argv);
+        assert_true(isnan(back.end_epoch));
+        assert_true(isnan(back.interval));
+        assert_true(back.start_epoch == 100.5);
+        assert_int_equal(back.exit_code, -1);
+        assert_false(back.finished);
+        run_info_release(&back);
+
+        /* absent members keep their "unknown" values */
+        assert_int_equal(run_info_parse_json("{}", 2, &back), 0);
+        assert_true(isnan(back.start_epoch) && isnan(back.end_epoch));
+        assert_int_equal(back.exit_code, -1);
+        run_info_release(&back);
+        dbuf_release(&b);
+}
+
+static void test_invalid_utf8(void **state)
+{
+        char *argv[] = { "gcc", "caf\xc3\xa9", "bad\xff\xfe", "\xe2\x82", "over\xc0\xaf", NULL };
+        struct run_info ri = { .argv = argv, .cwd = "/tmp/\xed\xa0\x80x", .exit_code = -1 };
+        struct run_info back;
+        struct dbuf b = DBUF_INIT;
+
+        (void)state;
+        assert_int_equal(run_info_to_json(&ri, &b), 0);
+        assert_int_equal(run_info_parse_json(b.p, b.len, &back), 0);
+        assert_string_equal(back.argv[1], "caf\xc3\xa9");
+        assert_string_equal(back.argv[2], "bad\xef\xbf\xbd\xef\xbf\xbd");
+        assert_string_equal(back.argv[3], "\xef\xbf\xbd\xef\xbf\xbd");
+        assert_string_equal(back.argv[4], "over\xef\xbf\xbd\xef\xbf\xbd");
+        /* a UTF-16 surrogate encoded in UTF-8 is not UTF-8 */
+        assert_string_equal(back.cwd, "/tmp/\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdx");
+        run_info_release(&back);
+        dbuf_release(&b);
+}
+
+static void test_lossy_controls(void **state)
+{
+        struct dbuf b = DBUF_INIT;
+        static const char in[] = "a\x1b[31mb\n\x7f\xf0\x9f\x98\x80";
+
+        (void)state;
+        assert_int_equal(run_append_utf8_lossy(&b, in, sizeof(in) - 1, true), 0);
+        assert_string_equal(b.p, "a?[31mb??\xf0\x9f\x98\x80");
+        dbuf_reset(&b);
+        assert_int_equal(run_append_utf8_lossy(&b, "a\tb", 3, false), 0);
+        assert_string_equal(b.p, "a\tb");
+        dbuf_reset(&b);
+        assert_int_equal(run_append_utf8_lossy(&b, "\xf4\x90\x80\x80", 4, false), 0);
+        assert_int_equal(b.len, 12); /* above U+10FFFF: four bad bytes */
+        dbuf_release(&b);
+}
+
+static const char *const bad_json[] = {
+        "",
+        "[]",
+        "\"run\"",
+        "{",
+        "{\"run_id\": 5}",
+        "{\"argv\": \"make\"}",
+        "{\"argv\": [\"make\", 1]}",
+        "{\"argv\": [\"a\\u0000b\"]}",
+        "{\"start_epoch\": \"now\"}",
+        "{\"exit_code\": 256}",
+        "{\"exit_code\": -2}",
+        "{\"exit_code\": 1.5}",
+        "{\"ncpu\": -1}",
+        "{\"finished\": 1}",
+        "{\"run_id\": \"a\", \"run_id\": \"b\"}",
+        "{\"kind\": \"\xff\"}",
+};
+
+static void test_bad_json(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(bad_json); i++) {
+                struct run_info ri = { .run_id = (char *)(uintptr_t)1 };
+
+                print_message("case %zu\n", i);
+                assert_int_equal(run_info_parse_json(bad_json[i], strlen(bad_json[i]), &ri),
+                                 -EINVAL);
+                /* untouched on failure */
+                assert_true(ri.run_id == (char *)(uintptr_t)1);
+        }
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_unknowns),
+                cmocka_unit_test(test_invalid_utf8), cmocka_unit_test(test_lossy_controls),
+                cmocka_unit_test(test_bad_json),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
