@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Signals to buildtel reach the build's process group; the files are written
+# anyway. Processes left holding the pipes do not hang buildtel.
+. "$(dirname "$0")/lib.sh"
+L="$T/logs"
+
+cat >"$T/trap.sh" <<'SH'
+trap 'echo got-term >"$1"; exit 143' TERM
+echo started
+while :; do sleep 0.05; done
+SH
+"$BUILDTEL" run --log-dir "$L" --run-id sig --interval 0.1 -- sh "$T/trap.sh" "$T/marker" >"$T/out" 2>"$T/err" &
+bt=$!
+for i in $(seq 1 50); do grep -q started "$T/out" 2>/dev/null && break; sleep 0.1; done
+kill -TERM $bt
+wait $bt
+expect_eq "SIGTERM: buildtel exits with the build's status" "$?" 143
+check "SIGTERM reached the build" grep -q got-term "$T/marker"
+check "summary written after SIGTERM" test -s "$L/resources-sig.summary.json"
+check "short summary on stderr" grep -q "buildtel: csv:" "$T/err"
+expect_eq "run record says finished" "$($CSVCHECK json-get "$L/resources-sig.run.json" finished)" "True"
+
+# SIGINT, SIGHUP and SIGQUIT go to the whole process group (a grandchild too).
+for s in INT HUP QUIT; do
+        rm -f "$T/gc"
+        "$BUILDTEL" run --quiet --log-dir "$L" -- sh -c "sh -c 'trap \"echo $s >$T/gc; exit 0\" $s; echo up; while :; do sleep 0.05; done' & wait" >"$T/out2" 2>/dev/null &
+        bt=$!
+        for i in $(seq 1 50); do grep -q up "$T/out2" 2>/dev/null && break; sleep 0.1; done
+        kill -$s $bt
+        wait $bt
+        check "SIG$s reaches a grandchild in the build's group" grep -q "$s" "$T/gc"
+done
+
+# Something left behind holding the pipes: back within grace + 1 s.
+start=$(date +%s.%N)
+"$BUILDTEL" run --quiet --log-dir "$L" --grace 1 -- sh -c 'sleep 1000 & echo $! >"$1"; echo done' sh "$T/bgpid" >/dev/null
+st=$?
+el=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b - a}')
+kill "$(cat "$T/bgpid")" 2>/dev/null
+expect_eq "status with a straggler" "$st" 0
+check "returned within grace + 1 s ($el s)" awk -v e="$el" 'BEGIN{exit !(e < 2.0)}'
+
+start=$(date +%s.%N)
+"$BUILDTEL" run --quiet --log-dir "$L" -- sh -c 'sleep 1000 & echo $! >"$1"' sh "$T/bgpid" >/dev/null
+el=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b - a}')
+kill "$(cat "$T/bgpid")" 2>/dev/null
+check "default grace of 2 s ($el s)" awk -v e="$el" 'BEGIN{exit !(e < 3.0)}'
+finish

@@ -1,0 +1,18 @@
+# Sourced by tools/demo and tools/test: install the Debian packages that are
+# missing (apt-get; through sudo when not root).
+need_pkgs() {
+        local missing=() p
+        for p in "$@"; do
+                dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+                        missing+=("$p")
+        done
+        [ ${#missing[@]} -eq 0 ] && return 0
+        echo "installing: ${missing[*]}" >&2
+        local SUDO=
+        [ "$(id -u)" -eq 0 ] || SUDO=sudo
+        $SUDO apt-get update -qq >&2 &&
+                DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+                        "${missing[@]}" >&2
+}
+BUILD_PKGS=(gcc meson ninja-build pkg-config libjansson-dev scdoc)
+TEST_PKGS=(libcmocka-dev python3 procps clang libclang-rt-14-dev)
