@@ -13,15 +13,23 @@ enum logline_kind {
         LOGLINE_BLANK, /* nothing left after cleaning */
         LOGLINE_NOISE, /* any other line */
         LOGLINE_NINJA, /* [n/m] ... */
-        LOGLINE_MAKE, /* [ nn%] Building|Linking ... , make[N]: *** */
+        LOGLINE_MAKE, /* [ nn%] Building|Linking ... , make[N]: *** (not work) */
         LOGLINE_BUILDKIT_STEP, /* #N [... i/n] INSTR ... */
         LOGLINE_BUILDKIT, /* other #N lines */
         LOGLINE_COMPILER, /* a compiler command line */
-        LOGLINE_GHA_GROUP, /* ::group::NAME */
+        LOGLINE_GHA_GROUP, /* ::group::NAME (or ##[group]NAME) */
 };
 
 /* Classification of one cleaned line. stage points into the line given to
- * logline_classify() (or is NULL with stage_len 0 when the line sets none). */
+ * logline_classify() (or is NULL with stage_len 0 when the line sets none).
+ * For LOGLINE_BUILDKIT_STEP it spans the bracket tokens before `i/n` with
+ * leading and trailing platform tokens left out, still space-separated
+ * ("pytorch builder"); logctx_stage() reports it as "pytorch/builder" and
+ * also drops a platform token in the middle. For LOGLINE_GHA_GROUP it is
+ * the group name. A BuildKit log line whose text is a ninja, make or
+ * compiler line ("#12 1.234 cc -c a.c") gets that kind. A line with a CI
+ * timestamp prefix ("2025-07-03T08:13:03.5879809Z ") is classified by what
+ * follows it. */
 struct logline {
         enum logline_kind kind;
         const char *stage;
