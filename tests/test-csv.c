@@ -24,35 +24,35 @@ struct parse_case {
 };
 
 static const struct parse_case parse_cases[] = {
-        { S("a,b,c\r\n"), 3, 7, 3, { "a", "b", "c" }, { 1, 1, 1 } },
-        { S("a,b,c\n"), 3, 6, 3, { "a", "b", "c" }, { 1, 1, 1 } },
-        { S("a,b\nc,d\n"), 2, 4, 2, { "a", "b" }, { 1, 1 } },
-        { S(""), 0, 0, 0, { NULL }, { 0 } },
-        /* torn: no line end yet */
-        { S("a,b"), 0, 0, 0, { NULL }, { 0 } },
-        { S("a,b\r"), 0, 0, 0, { NULL }, { 0 } },
-        { S("\"abc"), 0, 0, 0, { NULL }, { 0 } },
-        { S("\"abc\""), 0, 0, 0, { NULL }, { 0 } },
-        { S("\"abc\"\""), 0, 0, 0, { NULL }, { 0 } },
-        { S("x,\"multi\r\nline"), 0, 0, 0, { NULL }, { 0 } },
-        /* quoting */
-        { S("\"x,y\",\"q\"\"q\"\r\n"), 2, 14, 2, { "x,y", "q\"q" }, { 3, 3 } },
-        { S("\"line1\r\nline2\",z\n"), 2, 17, 2, { "line1\r\nline2", "z" }, { 12, 1 } },
-        { S("\"\"\"\"\n"), 1, 5, 1, { "\"" }, { 1 } },
-        { S("\"\"\n"), 1, 3, 1, { "" }, { 0 } },
-        { S(",\n"), 2, 2, 2, { "", "" }, { 0, 0 } },
-        { S("\n"), 1, 1, 1, { "" }, { 0 } },
-        { S("\r\n"), 1, 2, 1, { "" }, { 0 } },
-        { S("\"a\",\"\"\r\n"), 2, 8, 2, { "a", "" }, { 1, 0 } },
-        { S("\xff\xfe,\x80\n"), 2, 5, 2, { "\xff\xfe", "\x80" }, { 2, 1 } },
-        { S("a\0b,c\n"), 2, 6, 2, { "a\0b", "c" }, { 3, 1 } },
-        /* malformed: consumed goes past the bad line */
-        { S("a\"b,c\nnext\n"), -EINVAL, 6, 0, { NULL }, { 0 } },
-        { S("\"ab\"x,c\nnext\n"), -EINVAL, 8, 0, { NULL }, { 0 } },
-        { S("a\rb\nnext\n"), -EINVAL, 4, 0, { NULL }, { 0 } },
-        { S("\"ab\" \n"), -EINVAL, 6, 0, { NULL }, { 0 } },
-        { S("ab\"\r\n"), -EINVAL, 5, 0, { NULL }, { 0 } },
-        { S("a\"b"), -EINVAL, 3, 0, { NULL }, { 0 } },
+    {S("a,b,c\r\n"), 3, 7, 3, {"a", "b", "c"}, {1, 1, 1}},
+    {S("a,b,c\n"), 3, 6, 3, {"a", "b", "c"}, {1, 1, 1}},
+    {S("a,b\nc,d\n"), 2, 4, 2, {"a", "b"}, {1, 1}},
+    {S(""), 0, 0, 0, {NULL}, {0}},
+    /* torn: no line end yet */
+    {S("a,b"), 0, 0, 0, {NULL}, {0}},
+    {S("a,b\r"), 0, 0, 0, {NULL}, {0}},
+    {S("\"abc"), 0, 0, 0, {NULL}, {0}},
+    {S("\"abc\""), 0, 0, 0, {NULL}, {0}},
+    {S("\"abc\"\""), 0, 0, 0, {NULL}, {0}},
+    {S("x,\"multi\r\nline"), 0, 0, 0, {NULL}, {0}},
+    /* quoting */
+    {S("\"x,y\",\"q\"\"q\"\r\n"), 2, 14, 2, {"x,y", "q\"q"}, {3, 3}},
+    {S("\"line1\r\nline2\",z\n"), 2, 17, 2, {"line1\r\nline2", "z"}, {12, 1}},
+    {S("\"\"\"\"\n"), 1, 5, 1, {"\""}, {1}},
+    {S("\"\"\n"), 1, 3, 1, {""}, {0}},
+    {S(",\n"), 2, 2, 2, {"", ""}, {0, 0}},
+    {S("\n"), 1, 1, 1, {""}, {0}},
+    {S("\r\n"), 1, 2, 1, {""}, {0}},
+    {S("\"a\",\"\"\r\n"), 2, 8, 2, {"a", ""}, {1, 0}},
+    {S("\xff\xfe,\x80\n"), 2, 5, 2, {"\xff\xfe", "\x80"}, {2, 1}},
+    {S("a\0b,c\n"), 2, 6, 2, {"a\0b", "c"}, {3, 1}},
+    /* malformed: consumed goes past the bad line */
+    {S("a\"b,c\nnext\n"), -EINVAL, 6, 0, {NULL}, {0}},
+    {S("\"ab\"x,c\nnext\n"), -EINVAL, 8, 0, {NULL}, {0}},
+    {S("a\rb\nnext\n"), -EINVAL, 4, 0, {NULL}, {0}},
+    {S("\"ab\" \n"), -EINVAL, 6, 0, {NULL}, {0}},
+    {S("ab\"\r\n"), -EINVAL, 5, 0, {NULL}, {0}},
+    {S("a\"b"), -EINVAL, 3, 0, {NULL}, {0}},
 };
 
 static void test_parse_table(void **state)
@@ -72,8 +72,7 @@ static void test_parse_table(void **state)
                         assert_int_equal(rec.nfields, c->nfields);
                         for (size_t f = 0; f < c->nfields; f++) {
                                 assert_int_equal(rec.len[f], c->flen[f]);
-                                assert_memory_equal(csv_field(&rec, f), c->fields[f],
-                                                    c->flen[f]);
+                                assert_memory_equal(csv_field(&rec, f), c->fields[f], c->flen[f]);
                                 assert_int_equal(csv_field(&rec, f)[c->flen[f]], '\0');
                         }
                 }
@@ -116,15 +115,11 @@ struct append_case {
 };
 
 static const struct append_case append_cases[] = {
-        { S("plain"), "plain" },
-        { S(""), "" },
-        { S("a,b"), "\"a,b\"" },
-        { S("say \"hi\""), "\"say \"\"hi\"\"\"" },
-        { S("\""), "\"\"\"\"" },
-        { S("cr\r"), "\"cr\r\"" },
-        { S("lf\nx"), "\"lf\nx\"" },
-        { S("semi;colon tab\t"), "semi;colon tab\t" },
-        { S("\xff\xfe"), "\xff\xfe" },
+    {S("plain"), "plain"},       {S(""), ""},
+    {S("a,b"), "\"a,b\""},       {S("say \"hi\""), "\"say \"\"hi\"\"\""},
+    {S("\""), "\"\"\"\""},       {S("cr\r"), "\"cr\r\""},
+    {S("lf\nx"), "\"lf\nx\""},   {S("semi;colon tab\t"), "semi;colon tab\t"},
+    {S("\xff\xfe"), "\xff\xfe"},
 };
 
 static void test_append_table(void **state)
@@ -179,10 +174,10 @@ static void test_walk(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_parse_table),
-                cmocka_unit_test(test_field_cap),
-                cmocka_unit_test(test_append_table),
-                cmocka_unit_test(test_walk),
+            cmocka_unit_test(test_parse_table),
+            cmocka_unit_test(test_field_cap),
+            cmocka_unit_test(test_append_table),
+            cmocka_unit_test(test_walk),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

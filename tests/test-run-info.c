@@ -12,23 +12,29 @@
 #include "model/run.h"
 #include "util/macro.h"
 
+/* run_info holds char *; -Wwrite-strings makes literals const */
+static char *M(const char *s)
+{
+        return (char *)(uintptr_t)s;
+}
+
 static void test_round_trip(void **state)
 {
-        char *argv[] = { "make", "-j8", "CFLAGS=-O2 -g", "it's", NULL };
+        char *argv[] = {M("make"), M("-j8"), M("CFLAGS=-O2 -g"), M("it's"), NULL};
         struct run_info ri = {
-                .run_id = "20251129-154020-ab12",
-                .kind = "run",
-                .argv = argv,
-                .cwd = "/src/proj",
-                .host = "builder",
-                .start_epoch = 1764430820.123456789,
-                .end_epoch = 1764434543.987654321,
-                .finished = true,
-                .exit_code = 2,
-                .term_signal = 0,
-                .ncpu = 16,
-                .interval = 1.0,
-                .pid = 4242,
+            .run_id = M("20251129-154020-ab12"),
+            .kind = M("run"),
+            .argv = argv,
+            .cwd = M("/src/proj"),
+            .host = M("builder"),
+            .start_epoch = 1764430820.123456789,
+            .end_epoch = 1764434543.987654321,
+            .finished = true,
+            .exit_code = 2,
+            .term_signal = 0,
+            .ncpu = 16,
+            .interval = 1.0,
+            .pid = 4242,
         };
         struct run_info back;
         struct dbuf b = DBUF_INIT, b2 = DBUF_INIT;
@@ -66,11 +72,11 @@ static void test_round_trip(void **state)
 static void test_unknowns(void **state)
 {
         struct run_info ri = {
-                .kind = "watch",
-                .start_epoch = 100.5,
-                .end_epoch = NAN,
-                .exit_code = -1,
-                .interval = NAN,
+            .kind = M("watch"),
+            .start_epoch = 100.5,
+            .end_epoch = NAN,
+            .exit_code = -1,
+            .interval = NAN,
         };
         struct run_info back;
         struct dbuf b = DBUF_INIT;
@@ -102,8 +108,9 @@ static void test_unknowns(void **state)
 
 static void test_invalid_utf8(void **state)
 {
-        char *argv[] = { "gcc", "caf\xc3\xa9", "bad\xff\xfe", "\xe2\x82", "over\xc0\xaf", NULL };
-        struct run_info ri = { .argv = argv, .cwd = "/tmp/\xed\xa0\x80x", .exit_code = -1 };
+        char *argv[] = {M("gcc"),      M("caf\xc3\xa9"),  M("bad\xff\xfe"),
+                        M("\xe2\x82"), M("over\xc0\xaf"), NULL};
+        struct run_info ri = {.argv = argv, .cwd = M("/tmp/\xed\xa0\x80x"), .exit_code = -1};
         struct run_info back;
         struct dbuf b = DBUF_INIT;
 
@@ -138,29 +145,29 @@ static void test_lossy_controls(void **state)
 }
 
 static const char *const bad_json[] = {
-        "",
-        "[]",
-        "\"run\"",
-        "{",
-        "{\"run_id\": 5}",
-        "{\"argv\": \"make\"}",
-        "{\"argv\": [\"make\", 1]}",
-        "{\"argv\": [\"a\\u0000b\"]}",
-        "{\"start_epoch\": \"now\"}",
-        "{\"exit_code\": 256}",
-        "{\"exit_code\": -2}",
-        "{\"exit_code\": 1.5}",
-        "{\"ncpu\": -1}",
-        "{\"finished\": 1}",
-        "{\"run_id\": \"a\", \"run_id\": \"b\"}",
-        "{\"kind\": \"\xff\"}",
+    "",
+    "[]",
+    "\"run\"",
+    "{",
+    "{\"run_id\": 5}",
+    "{\"argv\": \"make\"}",
+    "{\"argv\": [\"make\", 1]}",
+    "{\"argv\": [\"a\\u0000b\"]}",
+    "{\"start_epoch\": \"now\"}",
+    "{\"exit_code\": 256}",
+    "{\"exit_code\": -2}",
+    "{\"exit_code\": 1.5}",
+    "{\"ncpu\": -1}",
+    "{\"finished\": 1}",
+    "{\"run_id\": \"a\", \"run_id\": \"b\"}",
+    "{\"kind\": \"\xff\"}",
 };
 
 static void test_bad_json(void **state)
 {
         (void)state;
         for (size_t i = 0; i < ARRAY_SIZE(bad_json); i++) {
-                struct run_info ri = { .run_id = (char *)(uintptr_t)1 };
+                struct run_info ri = {.run_id = (char *)(uintptr_t)1};
 
                 print_message("case %zu\n", i);
                 assert_int_equal(run_info_parse_json(bad_json[i], strlen(bad_json[i]), &ri),
@@ -173,9 +180,9 @@ static void test_bad_json(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_unknowns),
-                cmocka_unit_test(test_invalid_utf8), cmocka_unit_test(test_lossy_controls),
-                cmocka_unit_test(test_bad_json),
+            cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_unknowns),
+            cmocka_unit_test(test_invalid_utf8), cmocka_unit_test(test_lossy_controls),
+            cmocka_unit_test(test_bad_json),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,8 +63,9 @@ static void test_format(void **state)
 
         (void)state;
         assert_int_equal(sample_csv_format(&s, &b), 0);
-        assert_string_equal(b.p, "1764430820.123,2025-11-29T15:40:20.123Z,12.346,3.14,87.2,12346,"
-                                 "4000,75.5,0,123.46,45.0,7,cmake --build,\"CXX a,\"\"b\"\".o\"\r\n");
+        assert_string_equal(b.p,
+                            "1764430820.123,2025-11-29T15:40:20.123Z,12.346,3.14,87.2,12346,"
+                            "4000,75.5,0,123.46,45.0,7,cmake --build,\"CXX a,\"\"b\"\".o\"\r\n");
         dbuf_release(&b);
 }
 
@@ -78,7 +79,7 @@ static void test_format_unknown(void **state)
         assert_true(isnan(s.epoch) && isnan(s.compilers));
         assert_string_equal(s.stage, "");
         s.cpu_pct = INFINITY;
-        s.load1 = -0.001;  /* rounds to zero: no "-0.00" */
+        s.load1 = -0.001;      /* rounds to zero: no "-0.00" */
         s.mem_used_mb = 1e300; /* would not read back as a plain decimal */
         assert_int_equal(sample_csv_format(&s, &b), 0);
         assert_string_equal(b.p, ",,,0.00,,,,,,,,,,\r\n");
@@ -148,20 +149,20 @@ struct junk_case {
 };
 
 static const struct junk_case junk_cases[] = {
-        { "1.5,x,2,0.5,10,100,200,30,0,50,40,1,s,c\r\n", 0 },
-        { "-1.5,,,,,,,,,,,,,\r\n", 0 },
-        { "1.5,x,2,0.5,10,100,200,30,0,50,40,1,s\r\n", -EINVAL },       /* 13 fields */
-        { "1.5,x,2,0.5,10,100,200,30,0,50,40,1,s,c,d\r\n", -EINVAL },   /* 15 fields */
-        { "1e5,x,2,0.5,10,100,200,30,0,50,40,1,s,c\r\n", -EINVAL },
-        { "1.5,x,2,0.5,abc,100,200,30,0,50,40,1,s,c\r\n", -EINVAL },
-        { "1.5,x,2,0.5, 10,100,200,30,0,50,40,1,s,c\r\n", -EINVAL },
-        { "1.5,x,2,0.5,10 ,100,200,30,0,50,40,1,s,c\r\n", -EINVAL },
-        { "1.5,x,2,0.5,10.,100,200,30,0,50,40,1,s,c\r\n", -EINVAL },
-        { "1.5,x,2,0.5,+10,100,200,30,0,50,40,1,s,c\r\n", -EINVAL },
-        { "1.5,x,2,0.5,nan,100,200,30,0,50,40,1,s,c\r\n", -EINVAL },
-        { "1.5,x,2,0.5,inf,100,200,30,0,50,40,1,s,c\r\n", -EINVAL },
-        { "1.5,x,2,0.5,0x10,100,200,30,0,50,40,1,s,c\r\n", -EINVAL },
-        { "\r\n", -EINVAL },
+    {"1.5,x,2,0.5,10,100,200,30,0,50,40,1,s,c\r\n", 0},
+    {"-1.5,,,,,,,,,,,,,\r\n", 0},
+    {"1.5,x,2,0.5,10,100,200,30,0,50,40,1,s\r\n", -EINVAL},     /* 13 fields */
+    {"1.5,x,2,0.5,10,100,200,30,0,50,40,1,s,c,d\r\n", -EINVAL}, /* 15 fields */
+    {"1e5,x,2,0.5,10,100,200,30,0,50,40,1,s,c\r\n", -EINVAL},
+    {"1.5,x,2,0.5,abc,100,200,30,0,50,40,1,s,c\r\n", -EINVAL},
+    {"1.5,x,2,0.5, 10,100,200,30,0,50,40,1,s,c\r\n", -EINVAL},
+    {"1.5,x,2,0.5,10 ,100,200,30,0,50,40,1,s,c\r\n", -EINVAL},
+    {"1.5,x,2,0.5,10.,100,200,30,0,50,40,1,s,c\r\n", -EINVAL},
+    {"1.5,x,2,0.5,+10,100,200,30,0,50,40,1,s,c\r\n", -EINVAL},
+    {"1.5,x,2,0.5,nan,100,200,30,0,50,40,1,s,c\r\n", -EINVAL},
+    {"1.5,x,2,0.5,inf,100,200,30,0,50,40,1,s,c\r\n", -EINVAL},
+    {"1.5,x,2,0.5,0x10,100,200,30,0,50,40,1,s,c\r\n", -EINVAL},
+    {"\r\n", -EINVAL},
 };
 
 static void test_junk_rows(void **state)
@@ -173,7 +174,7 @@ static void test_junk_rows(void **state)
         parse_one(HEADER "\r\n", &hdr);
         assert_int_equal(sample_colmap_init(&m, &hdr), 0);
         for (size_t i = 0; i < ARRAY_SIZE(junk_cases); i++) {
-                struct sample s = { .epoch = 42.0, .stage = "untouched" };
+                struct sample s = {.epoch = 42.0, .stage = "untouched"};
 
                 print_message("row %zu\n", i);
                 parse_one(junk_cases[i].row, &rec);
@@ -202,14 +203,14 @@ struct header_case {
 };
 
 static const struct header_case header_cases[] = {
-        { HEADER "\r\n", 0 },
-        { HEADER ",cgroup_mem_mb\r\n", 0 }, /* a later column we do not know */
-        { "context,stage,compilers,disk_pct,disk_avail_gb,swap_used_mb,mem_pct,mem_avail_mb,"
-          "mem_used_mb,cpu_pct,load1,elapsed_s,iso,epoch\r\n",
-          0 },
-        { "epoch,iso,elapsed_s\r\n", -EINVAL },
-        { HEADER ",epoch\r\n", -EINVAL },
-        { "time,value\r\n", -EINVAL },
+    {HEADER "\r\n", 0},
+    {HEADER ",cgroup_mem_mb\r\n", 0}, /* a later column we do not know */
+    {"context,stage,compilers,disk_pct,disk_avail_gb,swap_used_mb,mem_pct,mem_avail_mb,"
+     "mem_used_mb,cpu_pct,load1,elapsed_s,iso,epoch\r\n",
+     0},
+    {"epoch,iso,elapsed_s\r\n", -EINVAL},
+    {HEADER ",epoch\r\n", -EINVAL},
+    {"time,value\r\n", -EINVAL},
 };
 
 static void test_headers(void **state)
@@ -242,10 +243,10 @@ static void test_headers(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_header),        cmocka_unit_test(test_format),
-                cmocka_unit_test(test_format_unknown), cmocka_unit_test(test_round_trip),
-                cmocka_unit_test(test_strings_capped), cmocka_unit_test(test_junk_rows),
-                cmocka_unit_test(test_headers),
+            cmocka_unit_test(test_header),         cmocka_unit_test(test_format),
+            cmocka_unit_test(test_format_unknown), cmocka_unit_test(test_round_trip),
+            cmocka_unit_test(test_strings_capped), cmocka_unit_test(test_junk_rows),
+            cmocka_unit_test(test_headers),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

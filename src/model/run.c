@@ -149,8 +149,8 @@ int run_info_to_json(const struct run_info *ri, struct dbuf *out)
         } else {
                 argv = json_null();
         }
-        if (set(o, "argv", argv) < 0 ||
-            set(o, "cwd", str_or_null(ri->cwd)) < 0 || set(o, "host", str_or_null(ri->host)) < 0 ||
+        if (set(o, "argv", argv) < 0 || set(o, "cwd", str_or_null(ri->cwd)) < 0 ||
+            set(o, "host", str_or_null(ri->host)) < 0 ||
             set(o, "start_epoch", real_or_null(ri->start_epoch)) < 0 ||
             set(o, "end_epoch", real_or_null(ri->end_epoch)) < 0 ||
             set(o, "finished", json_boolean(ri->finished)) < 0 ||
@@ -249,10 +249,10 @@ static int get_argv(json_t *o, char ***ret)
 int run_info_parse_json(const char *buf, size_t len, struct run_info *ret)
 {
         struct run_info ri = {
-                .start_epoch = NAN,
-                .end_epoch = NAN,
-                .exit_code = -1,
-                .interval = NAN,
+            .start_epoch = NAN,
+            .end_epoch = NAN,
+            .exit_code = -1,
+            .interval = NAN,
         };
         long long exit_code = -1, sig = 0, ncpu = 0, pid = 0;
         json_t *v, *o;

@@ -11,19 +11,19 @@
  * at the end, so that `summarize` rebuilds the same summary from files. */
 struct run_info {
         char *run_id;
-        char *kind; /* "run" or "watch" */
+        char *kind;  /* "run" or "watch" */
         char **argv; /* NULL-terminated; the command (run) or the watched
                         process's cmdline (watch) */
         char *cwd;
         char *host;
         double start_epoch;
         double end_epoch; /* NAN while running */
-        bool finished; /* false for a run whose buildtel was killed */
-        int exit_code; /* 0..255, as a shell reports it; -1 unknown */
-        int term_signal; /* signal that killed the build, or 0 */
-        unsigned ncpu; /* online CPUs when the run started */
-        double interval; /* seconds between samples */
-        long pid; /* the build's pid (run) or the watched pid */
+        bool finished;    /* false for a run whose buildtel was killed */
+        int exit_code;    /* 0..255, as a shell reports it; -1 unknown */
+        int term_signal;  /* signal that killed the build, or 0 */
+        unsigned ncpu;    /* online CPUs when the run started */
+        double interval;  /* seconds between samples */
+        long pid;         /* the build's pid (run) or the watched pid */
 };
 
 /* Free every owned member and zero the struct; NULL is a no-op. */

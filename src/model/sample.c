@@ -22,26 +22,26 @@ struct column {
         enum column_kind kind;
         int precision; /* decimals, COL_NUM only */
         size_t offset; /* in struct sample; unused for COL_ISO */
-        size_t max; /* COL_STR: bytes written at most */
+        size_t max;    /* COL_STR: bytes written at most */
 };
 
 /* The CSV layout, in order. A new column is one line here, appended at the
  * end so that older readers of the file keep their positions. */
 static const struct column columns[] = {
-        { "epoch", COL_NUM, 3, offsetof(struct sample, epoch), 0 },
-        { "iso", COL_ISO, 0, 0, 0 },
-        { "elapsed_s", COL_NUM, 3, offsetof(struct sample, elapsed_s), 0 },
-        { "load1", COL_NUM, 2, offsetof(struct sample, load1), 0 },
-        { "cpu_pct", COL_NUM, 1, offsetof(struct sample, cpu_pct), 0 },
-        { "mem_used_mb", COL_NUM, 0, offsetof(struct sample, mem_used_mb), 0 },
-        { "mem_avail_mb", COL_NUM, 0, offsetof(struct sample, mem_avail_mb), 0 },
-        { "mem_pct", COL_NUM, 1, offsetof(struct sample, mem_pct), 0 },
-        { "swap_used_mb", COL_NUM, 0, offsetof(struct sample, swap_used_mb), 0 },
-        { "disk_avail_gb", COL_NUM, 2, offsetof(struct sample, disk_avail_gb), 0 },
-        { "disk_pct", COL_NUM, 1, offsetof(struct sample, disk_pct), 0 },
-        { "compilers", COL_NUM, 0, offsetof(struct sample, compilers), 0 },
-        { "stage", COL_STR, 0, offsetof(struct sample, stage), SAMPLE_STAGE_MAX },
-        { "context", COL_STR, 0, offsetof(struct sample, context), SAMPLE_CONTEXT_MAX },
+    {"epoch", COL_NUM, 3, offsetof(struct sample, epoch), 0},
+    {"iso", COL_ISO, 0, 0, 0},
+    {"elapsed_s", COL_NUM, 3, offsetof(struct sample, elapsed_s), 0},
+    {"load1", COL_NUM, 2, offsetof(struct sample, load1), 0},
+    {"cpu_pct", COL_NUM, 1, offsetof(struct sample, cpu_pct), 0},
+    {"mem_used_mb", COL_NUM, 0, offsetof(struct sample, mem_used_mb), 0},
+    {"mem_avail_mb", COL_NUM, 0, offsetof(struct sample, mem_avail_mb), 0},
+    {"mem_pct", COL_NUM, 1, offsetof(struct sample, mem_pct), 0},
+    {"swap_used_mb", COL_NUM, 0, offsetof(struct sample, swap_used_mb), 0},
+    {"disk_avail_gb", COL_NUM, 2, offsetof(struct sample, disk_avail_gb), 0},
+    {"disk_pct", COL_NUM, 1, offsetof(struct sample, disk_pct), 0},
+    {"compilers", COL_NUM, 0, offsetof(struct sample, compilers), 0},
+    {"stage", COL_STR, 0, offsetof(struct sample, stage), SAMPLE_STAGE_MAX},
+    {"context", COL_STR, 0, offsetof(struct sample, context), SAMPLE_CONTEXT_MAX},
 };
 
 static_assert(ARRAY_SIZE(columns) <= SAMPLE_COLUMNS_MAX, "grow SAMPLE_COLUMNS_MAX");

@@ -18,16 +18,16 @@ struct sample {
         double epoch;     /* CLOCK_REALTIME, seconds */
         double elapsed_s; /* since the run started */
         double load1;
-        double cpu_pct; /* host busy %, from /proc/stat deltas */
+        double cpu_pct;     /* host busy %, from /proc/stat deltas */
         double mem_used_mb; /* MemTotal - MemAvailable, MiB */
         double mem_avail_mb;
         double mem_pct; /* used / total * 100 */
         double swap_used_mb;
         double disk_avail_gb; /* GiB available to unprivileged users */
-        double disk_pct; /* used / (used + avail) * 100, as df */
-        double compilers; /* live compiler processes (a whole number) */
-        const char *stage; /* borrowed, NUL-terminated, "" when none */
-        const char *context; /* borrowed, NUL-terminated, "" when none */
+        double disk_pct;      /* used / (used + avail) * 100, as df */
+        double compilers;     /* live compiler processes (a whole number) */
+        const char *stage;    /* borrowed, NUL-terminated, "" when none */
+        const char *context;  /* borrowed, NUL-terminated, "" when none */
 };
 
 /* Set every number to NAN and the strings to "". */
@@ -52,7 +52,7 @@ int sample_csv_format(const struct sample *s, struct dbuf *b);
  * order and unknown ones are ignored; the seed's columns must be there. */
 struct sample_colmap {
         int idx[SAMPLE_COLUMNS_MAX]; /* per known column: field index or -1 */
-        size_t nfields; /* fields in the header */
+        size_t nfields;              /* fields in the header */
 };
 
 /* Returns 0, or -EINVAL when rec is not a buildtel header. */

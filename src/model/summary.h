@@ -46,11 +46,18 @@ struct summary {
         uint64_t near_oom_samples;
         struct summary_point near_oom_first;
         double near_oom_compilers_sum; /* to judge "RAM-bound" */
+        uint64_t near_oom_compilers_n; /* near-OOM samples with a compilers figure */
         uint64_t low_disk_samples;
         struct summary_point low_disk_first;
 
         uint64_t skipped_rows; /* junk or torn rows seen by a reader */
 };
 
+#define SUMMARY_NEAR_OOM_MB_DEFAULT 4096.0
+#define SUMMARY_LOW_DISK_GB_DEFAULT 20.0
+
+/* Zero s, set every unknown figure to NAN and copy cfg (NULL: defaults). */
 void summary_init(struct summary *s, const struct summary_config *cfg);
+/* Account one sample. NAN figures are skipped; on ties the first sample
+ * wins. Strings are copied (cut at the point's buffer size). */
 void summary_add(struct summary *s, const struct sample *smp);

@@ -1,0 +1,518 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/run.h"
+#include "model/sample.h"
+#include "model/summary.h"
+#include "sinks/summary-out.h"
+#include "sources/csvread.h"
+#include "util/csv.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+/* run_info holds char *; -Wwrite-strings makes literals const */
+static char *M(const char *s)
+{
+        return (char *)(uintptr_t)s;
+}
+
+static char *load(const char *name, size_t *ret_len)
+{
+        char path[512];
+        char *buf;
+        int n = snprintf(path, sizeof(path), "%s/csv/%s", FIXTURES, name);
+
+        assert_true(n > 0 && (size_t)n < sizeof(path));
+        assert_int_equal(read_file_at(AT_FDCWD, path, 1 << 20, &buf, ret_len), 0);
+        return buf;
+}
+
+static struct sample mk(double epoch, double avail, double used, double swap, double disk,
+                        double compilers, const char *stage, const char *context)
+{
+        struct sample s;
+
+        sample_clear(&s);
+        s.epoch = epoch;
+        s.elapsed_s = epoch - 1000;
+        s.mem_avail_mb = avail;
+        s.mem_used_mb = used;
+        s.swap_used_mb = swap;
+        s.disk_avail_gb = disk;
+        s.compilers = compilers;
+        s.load1 = 1.0;
+        s.cpu_pct = 50.0;
+        s.stage = stage;
+        s.context = context;
+        return s;
+}
+
+static void test_accumulate(void **state)
+{
+        struct summary_config cfg = {.near_oom_mb = 4096, .low_disk_gb = 20};
+        struct summary *s = malloc(sizeof(*s));
+        struct sample a = mk(1000, 8000, 8000, 0, 30, 4, "st1", "ctx1");
+        struct sample b = mk(1001, 3000, 13000, 0, 19, 2, "st2", "ctx2");
+        struct sample c = mk(1002, 3000, 13000, 100, 25, NAN, "st3", "ctx3"); /* ties b */
+        struct sample d = mk(1003, NAN, NAN, NAN, NAN, NAN, "st4", "ctx4");
+
+        (void)state;
+        assert_non_null(s);
+        c.cpu_pct = NAN;
+        c.load1 = 9.5;
+        b.cpu_pct = 90.0;
+        summary_init(s, &cfg);
+        assert_true(isnan(s->mem_total_mb) && isnan(s->disk_avail_first));
+        summary_add(s, &a);
+        summary_add(s, &b);
+        summary_add(s, &c);
+        summary_add(s, &d);
+
+        assert_int_equal(s->samples, 4);
+        assert_true(s->first_epoch == 1000 && s->last_epoch == 1003);
+        assert_true(s->mem_total_mb == 16000);
+        /* ties: the first occurrence wins */
+        assert_true(s->mem_used_peak.value == 13000 && s->mem_used_peak.epoch == 1001);
+        assert_true(s->mem_used_peak.aux == 3000);
+        assert_string_equal(s->mem_used_peak.stage, "st2");
+        assert_string_equal(s->mem_used_peak.context, "ctx2");
+        assert_true(s->mem_avail_min.value == 3000 && s->mem_avail_min.epoch == 1001);
+        assert_true(s->swap_used_peak.value == 100);
+        assert_string_equal(s->swap_used_peak.context, "ctx3");
+        assert_true(s->disk_avail_min.value == 19 && s->disk_avail_min.epoch == 1001);
+        assert_true(s->disk_avail_first == 30 && s->disk_avail_last == 25);
+        assert_true(s->load1_peak.value == 9.5);
+        /* NAN cpu skipped: (50 + 90 + 50(d)) / 3 */
+        assert_int_equal(s->cpu_pct_n, 3);
+        assert_true(s->cpu_pct_sum == 190.0);
+        assert_true(s->cpu_pct_peak.value == 90.0 && s->cpu_pct_peak.epoch == 1001);
+        assert_true(s->compilers_peak.value == 4 && s->compilers_peak.epoch == 1000);
+        assert_int_equal(s->near_oom_samples, 2);
+        assert_true(s->near_oom_first.epoch == 1001);
+        assert_string_equal(s->near_oom_first.context, "ctx2");
+        assert_true(s->near_oom_compilers_sum == 2);
+        assert_int_equal(s->near_oom_compilers_n, 1);
+        assert_int_equal(s->low_disk_samples, 1);
+        assert_true(s->low_disk_first.epoch == 1001);
+        free(s);
+}
+
+static void test_strings_cut(void **state)
+{
+        char big[SAMPLE_CONTEXT_MAX * 2];
+        struct summary *s = malloc(sizeof(*s));
+        struct sample a;
+
+        (void)state;
+        assert_non_null(s);
+        memset(big, 'y', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        a = mk(1000, 8000, 8000, 0, 30, 4, big, big);
+        summary_init(s, NULL);
+        assert_true(s->cfg.near_oom_mb == 4096 && s->cfg.low_disk_gb == 20);
+        summary_add(s, &a);
+        assert_int_equal(strlen(s->mem_used_peak.stage), SAMPLE_STAGE_MAX);
+        assert_int_equal(strlen(s->mem_used_peak.context), SAMPLE_CONTEXT_MAX);
+        free(s);
+}
+
+/* The property the design rests on: the live path (format, parse back,
+ * add) and `summarize FILE.csv` give the same bytes. */
+static void test_live_equals_file(void **state)
+{
+        static const char *const contexts[] = {
+            "",
+            "CXX a,b.o",
+            "say \"hi\"",
+            "line1\nline2",
+            "cr\r\nlf",
+            "\xff\xfe not utf-8 \xc0\xaf",
+            "\x1b[31mred\x1b[0m",
+            "\",\"\",",
+        };
+        char *argv[] = {M("make"), M("-j16"), M("CFLAGS=-O2 -g"), M("it's \xff"), NULL};
+        struct run_info ri = {
+            .run_id = M("r1"),
+            .kind = M("run"),
+            .argv = argv,
+            .cwd = M("/w"),
+            .host = M("h"),
+            .start_epoch = 1764430819.987654321,
+            .end_epoch = 1764430900.5,
+            .finished = true,
+            .exit_code = 0,
+            .ncpu = 16,
+            .interval = 0.5,
+            .pid = 77,
+        };
+        struct run_info ri_file;
+        struct summary *live = malloc(sizeof(*live)), *file = malloc(sizeof(*file));
+        struct dbuf csv = DBUF_INIT, row = DBUF_INIT, rj = DBUF_INIT;
+        struct dbuf out_live = DBUF_INIT, out_file = DBUF_INIT;
+        struct csv_record rec = CSV_RECORD_INIT;
+        struct sample_colmap m;
+        size_t consumed;
+        const int n = 200;
+
+        (void)state;
+        assert_non_null(live);
+        assert_non_null(file);
+        summary_init(live, NULL);
+        summary_init(file, NULL);
+        assert_int_equal(sample_csv_header(&csv), 0);
+        assert_true(csv_parse_record(csv.p, csv.len, &rec, &consumed) > 0);
+        assert_int_equal(sample_colmap_init(&m, &rec), 0);
+
+        for (int i = 0; i < n; i++) {
+                struct sample s, back;
+
+                sample_clear(&s);
+                s.epoch = 1764430820.0 + i * 0.4999 + 0.00049;
+                s.elapsed_s = i * 0.4999 + 0.0125;
+                s.load1 = 1.005 + i * 0.0333;
+                s.cpu_pct = (i % 7 == 0) ? NAN : 33.35 + (i % 13) * 4.44;
+                s.mem_used_mb = 20000.5 + (i % 17) * 777.77;
+                s.mem_avail_mb = (i % 11 == 0) ? NAN : 6000.49 - (i % 23) * 250.25;
+                s.mem_pct = 66.65 + (i % 5) * 0.05;
+                s.swap_used_mb = i > 150 ? (i - 150) * 1.5 : 0;
+                s.disk_avail_gb = 40.005 - i * 0.1 + (i % 3) * 0.015;
+                s.disk_pct = 80.05;
+                s.compilers = (i % 9 == 0) ? NAN : (double)(i % 6);
+                s.stage = (i % 2) ? "build" : "link, \"final\"";
+                s.context = contexts[i % ARRAY_SIZE(contexts)];
+
+                dbuf_reset(&row);
+                assert_int_equal(sample_csv_format(&s, &row), 0);
+                assert_int_equal(dbuf_append(&csv, row.p, row.len), 0);
+                /* the live path: exactly what was written, read back */
+                assert_true(csv_parse_record(row.p, row.len, &rec, &consumed) > 0);
+                assert_int_equal(consumed, row.len);
+                assert_int_equal(sample_from_record(&m, &rec, &back), 0);
+                summary_add(live, &back);
+        }
+        assert_int_equal(csvread_summary(csv.p, csv.len, file), n);
+        assert_int_equal(file->skipped_rows, 0);
+
+        /* the file path also reads its run facts back from run.json */
+        assert_int_equal(run_info_to_json(&ri, &rj), 0);
+        assert_int_equal(run_info_parse_json(rj.p, rj.len, &ri_file), 0);
+
+        assert_int_equal(summary_render_json(live, &ri, &out_live), 0);
+        assert_int_equal(summary_render_json(file, &ri_file, &out_file), 0);
+        assert_int_equal(out_live.len, out_file.len);
+        assert_memory_equal(out_live.p, out_file.p, out_live.len);
+        /* the figures are there, rounded as recorded, and readings fired */
+        assert_non_null(strstr(out_live.p, "\"samples\": 200"));
+        assert_non_null(strstr(out_live.p, "\"id\": \"oom_edge\""));
+        assert_non_null(strstr(out_live.p, "\"id\": \"disk_falling\""));
+        assert_non_null(strstr(out_live.p, "\"id\": \"ram_bound\""));
+        assert_non_null(strstr(out_live.p, "\"command\": [\n      \"make\""));
+        assert_null(strstr(out_live.p, "0000000"));
+        assert_null(strstr(out_live.p, "9999999"));
+
+        dbuf_reset(&out_live);
+        dbuf_reset(&out_file);
+        assert_int_equal(summary_render_text(live, &ri, &out_live), 0);
+        assert_int_equal(summary_render_text(file, &ri_file, &out_file), 0);
+        assert_string_equal(out_live.p, out_file.p);
+        /* and a second rendering is the same again */
+        dbuf_reset(&out_file);
+        assert_int_equal(summary_render_text(live, &ri, &out_file), 0);
+        assert_string_equal(out_live.p, out_file.p);
+
+        run_info_release(&ri_file);
+        csv_record_release(&rec);
+        dbuf_release(&csv);
+        dbuf_release(&row);
+        dbuf_release(&rj);
+        dbuf_release(&out_live);
+        dbuf_release(&out_file);
+        free(live);
+        free(file);
+}
+
+static void test_skipped_rows(void **state)
+{
+        struct summary *s = malloc(sizeof(*s));
+        size_t len;
+        char *buf;
+
+        (void)state;
+        assert_non_null(s);
+        summary_init(s, NULL);
+        buf = load("torn-junk.csv", &len);
+        /* good: 100, 104 (quoted newline), 105; skipped: wrong count, "ten",
+         * stray quote, empty line, torn last row */
+        assert_int_equal(csvread_summary(buf, len, s), 3);
+        assert_int_equal(s->skipped_rows, 5);
+        assert_int_equal(s->samples, 3);
+        assert_true(s->first_epoch == 100 && s->last_epoch == 105);
+        assert_true(s->mem_used_peak.value == 1200);
+        assert_string_equal(s->load1_peak.context, "c3");
+        assert_true(s->mem_avail_min.value == 2800);
+        assert_int_equal(s->near_oom_samples, 3);
+        assert_int_equal(s->low_disk_samples, 3);
+        assert_string_equal(s->low_disk_first.context, "c1");
+        assert_true(s->cpu_pct_peak.value == 30.0 && s->cpu_pct_peak.epoch == 105);
+        assert_true(s->compilers_peak.value == 4);
+        /* row 104's context spans two lines */
+        summary_init(s, &(struct summary_config){.near_oom_mb = 2950, .low_disk_gb = 20});
+        assert_int_equal(csvread_summary(buf, len, s), 3);
+        assert_string_equal(s->near_oom_first.context, "multi\nline, context");
+        free(buf);
+
+        summary_init(s, NULL);
+        buf = load("not-buildtel.csv", &len);
+        assert_int_equal(csvread_summary(buf, len, s), -EINVAL);
+        free(buf);
+        assert_int_equal(csvread_summary("", 0, s), -EINVAL);
+        assert_int_equal(csvread_summary("epoch,iso", 9, s), -EINVAL);
+
+        buf = load("header-only.csv", &len);
+        assert_int_equal(csvread_summary(buf, len, s), 0);
+        assert_int_equal(s->skipped_rows, 0);
+        free(buf);
+        free(s);
+}
+
+/* A golden file: the whole JSON of a small recorded run, as reviewed. */
+static void test_golden(void **state)
+{
+        char *argv[] = {M("make"), M("-j8"), M("it's"), NULL};
+        struct run_info ri = {
+            .run_id = M("20251129-154020-ab12"),
+            .kind = M("run"),
+            .argv = argv,
+            .cwd = M("/src"),
+            .host = M("box"),
+            .start_epoch = 1764430819.5,
+            .end_epoch = NAN,
+            .finished = false,
+            .exit_code = -1,
+            .term_signal = 9,
+            .ncpu = 8,
+            .interval = 1.0,
+            .pid = 4242,
+        };
+        struct summary *s = malloc(sizeof(*s));
+        struct dbuf out = DBUF_INIT;
+        char *buf, *want;
+        size_t len, wlen;
+
+        (void)state;
+        assert_non_null(s);
+        summary_init(s, NULL);
+        buf = load("small.csv", &len);
+        assert_int_equal(csvread_summary(buf, len, s), 4);
+        assert_int_equal(summary_render_json(s, &ri, &out), 0);
+        want = load("small.summary.json", &wlen);
+        assert_string_equal(out.p, want);
+        free(want);
+
+        dbuf_reset(&out);
+        assert_int_equal(summary_render_text(s, &ri, &out), 0);
+        want = load("small.summary.txt", &wlen);
+        assert_string_equal(out.p, want);
+        free(want);
+
+        dbuf_reset(&out);
+        assert_int_equal(summary_render_short(s, &ri, &out), 0);
+        want = load("small.short.txt", &wlen);
+        assert_string_equal(out.p, want);
+        free(want);
+
+        free(buf);
+        dbuf_release(&out);
+        free(s);
+}
+
+struct reading_case {
+        const char *name;
+        double avail[3], used, swap, disk[3], compilers;
+        unsigned ncpu;
+        bool oom_edge, disk_falling, ram_bound;
+};
+
+static const struct reading_case reading_cases[] = {
+    /* name         avail                used    swap disk               comp ncpu */
+    {"quiet", {30000, 29000, 28000}, 4000, 0, {100, 100, 100}, 8, 16, false, false, false},
+    {"swap", {30000, 29000, 28000}, 4000, 1, {100, 100, 100}, 8, 16, true, false, false},
+    {"avail<512", {30000, 511, 28000}, 4000, 0, {100, 100, 100}, 8, 16, true, false, false},
+    /* total is 34000 MiB: 5% is 1700 */
+    {"avail<5%", {30000, 1699, 28000}, 4000, 0, {100, 100, 100}, 8, 16, true, false, false},
+    {"avail>5%", {30000, 1701, 28000}, 4000, 0, {100, 100, 100}, 8, 16, false, false, false},
+    {"disk falls to 29", {30000, 29000, 28000}, 4000, 0, {40, 35, 29}, 8, 16, false, true, false},
+    {"disk falls to 31", {30000, 29000, 28000}, 4000, 0, {40, 35, 31}, 8, 16, false, false, false},
+    {"disk low but rising",
+     {30000, 29000, 28000},
+     4000,
+     0,
+     {10, 12, 15},
+     8,
+     16,
+     false,
+     false,
+     false},
+    {"disk below, falling",
+     {30000, 29000, 28000},
+     4000,
+     0,
+     {19, 15, 12},
+     8,
+     16,
+     false,
+     true,
+     false},
+    {"ram bound", {30000, 4000, 3000}, 4000, 0, {100, 100, 100}, 7, 16, false, false, true},
+    {"busy, not ram bound",
+     {30000, 4000, 3000},
+     4000,
+     0,
+     {100, 100, 100},
+     8,
+     16,
+     false,
+     false,
+     false},
+    {"ncpu unknown", {30000, 4000, 3000}, 4000, 0, {100, 100, 100}, 1, 0, false, false, false},
+    {"no near-oom", {30000, 5000, 4100}, 4000, 0, {100, 100, 100}, 1, 16, false, false, false},
+};
+
+static void test_readings(void **state)
+{
+        struct summary *s = malloc(sizeof(*s));
+
+        (void)state;
+        assert_non_null(s);
+        for (size_t i = 0; i < ARRAY_SIZE(reading_cases); i++) {
+                const struct reading_case *c = &reading_cases[i];
+                struct run_info ri = {.exit_code = 0,
+                                      .ncpu = c->ncpu,
+                                      .finished = true,
+                                      .start_epoch = 1000,
+                                      .end_epoch = 1003};
+                struct dbuf out = DBUF_INIT, txt = DBUF_INIT;
+
+                print_message("case %s\n", c->name);
+                summary_init(s, NULL);
+                for (int k = 0; k < 3; k++) {
+                        struct sample smp = mk(1000 + k, c->avail[k], c->used, c->swap, c->disk[k],
+                                               c->compilers, "st", "ctx");
+                        summary_add(s, &smp);
+                }
+                assert_int_equal(summary_render_json(s, &ri, &out), 0);
+                assert_int_equal(strstr(out.p, "\"id\": \"oom_edge\"") != NULL, c->oom_edge);
+                assert_int_equal(strstr(out.p, "\"id\": \"disk_falling\"") != NULL,
+                                 c->disk_falling);
+                assert_int_equal(strstr(out.p, "\"id\": \"ram_bound\"") != NULL, c->ram_bound);
+                assert_int_equal(summary_render_text(s, &ri, &txt), 0);
+                assert_int_equal(strstr(txt.p, "OOM edge: ") != NULL, c->oom_edge);
+                assert_int_equal(strstr(txt.p, "disk falling toward the threshold") != NULL,
+                                 c->disk_falling);
+                assert_int_equal(strstr(txt.p, "the stage is RAM-bound") != NULL, c->ram_bound);
+                dbuf_release(&out);
+                dbuf_release(&txt);
+        }
+        free(s);
+}
+
+static size_t count_lines(const char *p)
+{
+        size_t n = 0;
+
+        for (; *p; p++)
+                n += *p == '\n';
+        return n;
+}
+
+static void test_short_lines(void **state)
+{
+        struct summary *s = malloc(sizeof(*s));
+        struct run_info ri = {
+            .exit_code = 2, .ncpu = 64, .finished = true, .start_epoch = 1000, .end_epoch = 4723.4};
+        struct dbuf out = DBUF_INIT;
+        struct sample a = mk(1000, 100, 60000, 50, 30, 1, "st", "evil\x1b]0;title\x07\nline");
+        struct sample b = mk(1001, 200, 50000, 10, 10, 1, "st", "ctx");
+
+        (void)state;
+        assert_non_null(s);
+        /* no samples at all: still three lines */
+        summary_init(s, NULL);
+        assert_int_equal(summary_render_short(s, &ri, &out), 0);
+        assert_int_equal(count_lines(out.p), 3);
+        assert_string_equal(out.p, "buildtel: 1h02m03s, exit 2\n"
+                                   "buildtel: peak memory unknown\n"
+                                   "buildtel: minimum disk unknown\n");
+
+        /* everything fires: 3 + 3 readings, warnings folded into their lines */
+        summary_add(s, &a);
+        summary_add(s, &b);
+        ri.term_signal = 9;
+        ri.finished = false;
+        dbuf_reset(&out);
+        assert_int_equal(summary_render_short(s, &ri, &out), 0);
+        assert_int_equal(count_lines(out.p), 6);
+        assert_null(strchr(out.p, '\x1b'));
+        assert_null(strchr(out.p, '\x07'));
+        assert_non_null(strstr(out.p, "buildtel: 1h02m03s, killed by SIGKILL, incomplete\n"));
+        assert_non_null(strstr(out.p, "buildtel: peak memory 60000 MiB used (100 MiB available) "
+                                      "at +0.0s, stage st, while evil?]0;title??line; "
+                                      "2 near-OOM samples (available < 4096 MiB)\n"));
+        assert_non_null(strstr(out.p, "buildtel: minimum disk 10.00 GiB available at +1.0s; "
+                                      "1 low-disk samples (available < 20.00 GiB)\n"));
+        dbuf_release(&out);
+        free(s);
+}
+
+static void test_write_files(void **state)
+{
+        char dir[] = "/tmp/test-summary-XXXXXX", txt[64], json[64];
+        struct summary *s = malloc(sizeof(*s));
+        struct dbuf want = DBUF_INIT;
+        char *got;
+        size_t len;
+
+        (void)state;
+        assert_non_null(s);
+        assert_non_null(mkdtemp(dir));
+        assert_true(snprintf(txt, sizeof(txt), "%s/s.txt", dir) < (int)sizeof(txt));
+        assert_true(snprintf(json, sizeof(json), "%s/s.json", dir) < (int)sizeof(json));
+        summary_init(s, NULL);
+        assert_int_equal(summary_write_files(s, NULL, txt, json), 0);
+        assert_int_equal(read_file_at(AT_FDCWD, json, 1 << 20, &got, &len), 0);
+        assert_int_equal(summary_render_json(s, NULL, &want), 0);
+        assert_string_equal(got, want.p);
+        assert_non_null(strstr(got, "\"run\": null"));
+        free(got);
+        assert_int_equal(read_file_at(AT_FDCWD, txt, 1 << 20, &got, &len), 0);
+        assert_non_null(strstr(got, "samples: 0 (skipped rows: 0)\n"));
+        free(got);
+        /* a directory that is not there: the error comes back */
+        assert_int_equal(summary_write_files(s, NULL, "/nonexistent/a.txt", json), -ENOENT);
+        unlink(txt);
+        unlink(json);
+        rmdir(dir);
+        dbuf_release(&want);
+        free(s);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_accumulate),       cmocka_unit_test(test_strings_cut),
+            cmocka_unit_test(test_live_equals_file), cmocka_unit_test(test_skipped_rows),
+            cmocka_unit_test(test_golden),           cmocka_unit_test(test_readings),
+            cmocka_unit_test(test_short_lines),      cmocka_unit_test(test_write_files),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
