@@ -33,7 +33,8 @@ static inline const char *csv_field(const struct csv_record *r, size_t i)
 }
 
 /* Parse the next record from buf[0..len).
- *  > 0: a complete, well-formed record; *ret_consumed bytes were used.
+ *  > 0: a complete, well-formed record (the value is its field count);
+ *       *ret_consumed bytes were used.
  *    0: buf holds no complete record (empty, or the record lacks its
  *       line end, as the torn last row of a killed writer); *ret_consumed
  *       is 0 and rec is unspecified.
