@@ -56,16 +56,15 @@ static const struct {
         size_t cap;
         const char *want;
 } cases[] = {
-        {"two lines", "a\nbc\n", 0, "a|-\nbc|-\n"},
-        {"empty lines kept", "\n\nx\n", 0, "|-\n|-\nx|-\n"},
-        {"partial line at EOF", "a\nlast", 0, "a|-\nlast|-\n"},
-        {"nothing", "", 0, ""},
-        {"CR is data", "a\r\nb\rc\n", 0, "a\r|-\nb\rc|-\n"},
-        {"exactly cap", "abcd\nx\n", 4, "abcd|-\nx|-\n"},
-        {"cap plus one", "abcde\nx\n", 4, "abcd|T\nx|-\n"},
-        {"long line cut, next line whole", "abcdefghij\nxy\nlongerline", 4,
-         "abcd|T\nxy|-\nlong|T\n"},
-        {"cap 1", "ab\n\nc\n", 1, "a|T\n|-\nc|-\n"},
+    {"two lines", "a\nbc\n", 0, "a|-\nbc|-\n"},
+    {"empty lines kept", "\n\nx\n", 0, "|-\n|-\nx|-\n"},
+    {"partial line at EOF", "a\nlast", 0, "a|-\nlast|-\n"},
+    {"nothing", "", 0, ""},
+    {"CR is data", "a\r\nb\rc\n", 0, "a\r|-\nb\rc|-\n"},
+    {"exactly cap", "abcd\nx\n", 4, "abcd|-\nx|-\n"},
+    {"cap plus one", "abcde\nx\n", 4, "abcd|T\nx|-\n"},
+    {"long line cut, next line whole", "abcdefghij\nxy\nlongerline", 4, "abcd|T\nxy|-\nlong|T\n"},
+    {"cap 1", "ab\n\nc\n", 1, "a|T\n|-\nc|-\n"},
 };
 
 static void test_cases(void **state)
@@ -125,9 +124,9 @@ static void test_flush_twice(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_cases),
-                cmocka_unit_test(test_zero_copy),
-                cmocka_unit_test(test_flush_twice),
+            cmocka_unit_test(test_cases),
+            cmocka_unit_test(test_zero_copy),
+            cmocka_unit_test(test_flush_twice),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

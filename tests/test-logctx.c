@@ -21,30 +21,31 @@ static const struct {
         const char *in;
         const char *want;
 } clean_cases[] = {
-        {"plain", "hello world", "hello world"},
-        {"trim", " \t  hello  \t ", "hello"},
-        {"SGR color", "\x1b[1;31merror:\x1b[0m bad", "error: bad"},
-        {"erase line", "[1/3] cc a.c\x1b[K", "[1/3] cc a.c"},
-        {"OSC-8 link ST", "see \x1b]8;;https://x.org/a\x1b\\docs\x1b]8;;\x1b\\ now", "see docs now"},
-        {"OSC BEL", "\x1b]0;window title\x07text", "text"},
-        {"two-byte ESC", "\x1b"
-                         "7saved\x1b"
-                         "8",
-         "saved"},
-        {"charset ESC ( B", "\x1b(Bplain", "plain"},
-        {"unterminated CSI", "text\x1b[12;3", "text"},
-        {"unterminated OSC", "text\x1b]8;;http://x", "text"},
-        {"lone ESC at end", "text\x1b", "text"},
-        {"OSC aborted by ESC", "a\x1b]8;;u\x1b[0mb", "ab"},
-        {"CRLF", "line\r", "line"},
-        {"CR progress", "\r 10%\r 55%\r 99%", "99%"},
-        {"CR then erase", "[2/9] cc b.c\r\x1b[K", "[2/9] cc b.c"},
-        {"CR then blanks", "foo\r   \r", "foo"},
-        {"CR meter in BuildKit log", "#10 0.161 \r  0     0\r  0    20", "0    20"},
-        {"only escapes", "\x1b[0m\x1b[K", ""},
-        {"empty", "", ""},
-        {"invalid UTF-8 passes", "a\xff\xfe b\xc3", "a\xff\xfe b\xc3"},
-        {"UTF-8 kept", "\xe2\x9c\x93 Compiled", "\xe2\x9c\x93 Compiled"},
+    {"plain", "hello world", "hello world"},
+    {"trim", " \t  hello  \t ", "hello"},
+    {"SGR color", "\x1b[1;31merror:\x1b[0m bad", "error: bad"},
+    {"erase line", "[1/3] cc a.c\x1b[K", "[1/3] cc a.c"},
+    {"OSC-8 link ST", "see \x1b]8;;https://x.org/a\x1b\\docs\x1b]8;;\x1b\\ now", "see docs now"},
+    {"OSC BEL", "\x1b]0;window title\x07text", "text"},
+    {"two-byte ESC",
+     "\x1b"
+     "7saved\x1b"
+     "8",
+     "saved"},
+    {"charset ESC ( B", "\x1b(Bplain", "plain"},
+    {"unterminated CSI", "text\x1b[12;3", "text"},
+    {"unterminated OSC", "text\x1b]8;;http://x", "text"},
+    {"lone ESC at end", "text\x1b", "text"},
+    {"OSC aborted by ESC", "a\x1b]8;;u\x1b[0mb", "ab"},
+    {"CRLF", "line\r", "line"},
+    {"CR progress", "\r 10%\r 55%\r 99%", "99%"},
+    {"CR then erase", "[2/9] cc b.c\r\x1b[K", "[2/9] cc b.c"},
+    {"CR then blanks", "foo\r   \r", "foo"},
+    {"CR meter in BuildKit log", "#10 0.161 \r  0     0\r  0    20", "0    20"},
+    {"only escapes", "\x1b[0m\x1b[K", ""},
+    {"empty", "", ""},
+    {"invalid UTF-8 passes", "a\xff\xfe b\xc3", "a\xff\xfe b\xc3"},
+    {"UTF-8 kept", "\xe2\x9c\x93 Compiled", "\xe2\x9c\x93 Compiled"},
 };
 
 static void test_clean(void **state)
@@ -53,8 +54,8 @@ static void test_clean(void **state)
 
         (void)state;
         for (size_t i = 0; i < ARRAY_SIZE(clean_cases); i++) {
-                size_t n = logline_clean(clean_cases[i].in, strlen(clean_cases[i].in), out,
-                                         sizeof(out));
+                size_t n =
+                    logline_clean(clean_cases[i].in, strlen(clean_cases[i].in), out, sizeof(out));
 
                 if (strcmp(out, clean_cases[i].want) != 0 || n != strlen(out))
                         fail_msg("%s: got '%s' (%zu)", clean_cases[i].name, out, n);
@@ -80,15 +81,15 @@ static void test_clean_cap_utf8(void **state)
                 const char *tail;
                 size_t want;
         } cases[] = {
-                {600, "", 512},                  /* plain cap */
-                {511, "\xc3\xa9z", 511},         /* 2-byte sequence across the cap */
-                {510, "\xc3\xa9z", 512},         /* ends exactly at the cap */
-                {510, "\xe2\x9c\x93z", 510},     /* 3-byte across */
-                {509, "\xe2\x9c\x93z", 512},     /* fits */
-                {511, "\xf0\x9f\x98\x80z", 511}, /* 4-byte across */
-                {511, "\xff\xfe\xfd", 512},      /* invalid bytes: cut anywhere */
-                {511, "\x80\x80", 512},          /* stray continuation bytes */
-                {511, "\xe2\x9c", 512},          /* truncated sequence at the end */
+            {600, "", 512},                  /* plain cap */
+            {511, "\xc3\xa9z", 511},         /* 2-byte sequence across the cap */
+            {510, "\xc3\xa9z", 512},         /* ends exactly at the cap */
+            {510, "\xe2\x9c\x93z", 510},     /* 3-byte across */
+            {509, "\xe2\x9c\x93z", 512},     /* fits */
+            {511, "\xf0\x9f\x98\x80z", 511}, /* 4-byte across */
+            {511, "\xff\xfe\xfd", 512},      /* invalid bytes: cut anywhere */
+            {511, "\x80\x80", 512},          /* stray continuation bytes */
+            {511, "\xe2\x9c", 512},          /* truncated sequence at the end */
         };
         char out[SAMPLE_CONTEXT_MAX + 1];
 
@@ -115,104 +116,99 @@ static const struct {
         bool work;
         const char *stage; /* NULL: sets none */
 } classify_cases[] = {
-        {"", LOGLINE_BLANK, false, NULL},
-        {"hello there", LOGLINE_NOISE, false, NULL},
-        /* ninja */
-        {"[1/10] Building C object CMakeFiles/a.dir/a.c.o", LOGLINE_NINJA, true, NULL},
-        {"[949/1200 3.2s] Linking CXX executable app", LOGLINE_NINJA, true, NULL},
-        {"[1/10]", LOGLINE_NOISE, false, NULL},
-        {"[1/10]x", LOGLINE_NOISE, false, NULL},
-        {"[WARNING] 2026-02-28 11:39:29 slow", LOGLINE_NOISE, false, NULL},
-        {"[/3] x", LOGLINE_NOISE, false, NULL},
-        /* make / cmake */
-        {"[ 42%] Building CXX object src/CMakeFiles/x.dir/y.cpp.o", LOGLINE_MAKE, true, NULL},
-        {"[  5%] Linking C static library liblib1.a", LOGLINE_MAKE, true, NULL},
-        {"[100%] Built target app", LOGLINE_MAKE, true, NULL},
-        {"[1000%] Built target app", LOGLINE_NOISE, false, NULL},
-        {"[ 42%]", LOGLINE_NOISE, false, NULL},
-        {"make[2]: *** [x.make:76: a.o] Error 1", LOGLINE_MAKE, false, NULL},
-        {"make: *** [Makefile:91: all] Error 2", LOGLINE_MAKE, false, NULL},
-        {"make[1]: Entering directory '/src'", LOGLINE_NOISE, false, NULL},
-        {"makefile stuff", LOGLINE_NOISE, false, NULL},
-        /* BuildKit step headers and stages */
-        {"#12 [pytorch builder 3/9] RUN pip install .", LOGLINE_BUILDKIT_STEP, true,
-         "pytorch builder"},
-        {"#5 [builder 2/4] RUN make", LOGLINE_BUILDKIT_STEP, true, "builder"},
-        {"#7 [3/5] COPY . .", LOGLINE_BUILDKIT_STEP, true, NULL},
-        {"#7 [ 3/12] COPY . .", LOGLINE_BUILDKIT_STEP, true, NULL},
-        {"#9 [builder  3/12] RUN x", LOGLINE_BUILDKIT_STEP, true, "builder"},
-        {"#12 [beat stage-1 2/6] RUN apt-get update", LOGLINE_BUILDKIT_STEP, true,
-         "beat stage-1"},
-        {"#4 [linux/arm64 builder 2/4] RUN make", LOGLINE_BUILDKIT_STEP, true, "builder"},
-        {"#4 [linux/amd64->arm64 builder 2/4] RUN make", LOGLINE_BUILDKIT_STEP, true, "builder"},
-        {"#4 [api linux/arm64 builder 2/4] RUN make", LOGLINE_BUILDKIT_STEP, true,
-         "api linux/arm64 builder"},
-        {"#4 [linux/arm64 2/4] RUN make", LOGLINE_BUILDKIT_STEP, true, NULL},
-        {"#6 [stage-1 1/5] FROM docker.io/library/ubuntu:24.04", LOGLINE_BUILDKIT_STEP, true,
-         "stage-1"},
-        {"#1 [internal] load build definition from Dockerfile", LOGLINE_BUILDKIT, false, NULL},
-        {"#2 [beat internal] load metadata for x", LOGLINE_BUILDKIT, false, NULL},
-        {"#28 [beat] exporting to image", LOGLINE_BUILDKIT, false, NULL},
-        {"#9 [nix] nix build .#hello", LOGLINE_BUILDKIT, false, NULL},
-        {"#5 [builder 2/4]", LOGLINE_BUILDKIT, false, NULL},
-        {"#3 transferring dockerfile: 1.53kB 0.0s done", LOGLINE_BUILDKIT, false, NULL},
-        {"#20 DONE 11.3s", LOGLINE_BUILDKIT, false, NULL},
-        {"#34 1.202 > next build", LOGLINE_BUILDKIT, false, NULL},
-        {"#34 1.202", LOGLINE_BUILDKIT, false, NULL},
-        {"#0 building with \"default\" instance using docker driver", LOGLINE_BUILDKIT, false,
-         NULL},
-        {"#x [a 1/2] RUN y", LOGLINE_NOISE, false, NULL},
-        {"# comment", LOGLINE_NOISE, false, NULL},
-        /* work inside a BuildKit step */
-        {"#12 1.234 cc -c foo.c -o foo.o", LOGLINE_COMPILER, true, NULL},
-        {"#12 25.15 [3/40] Building CXX object x.o", LOGLINE_NINJA, true, NULL},
-        {"#12 123.4 [ 50%] Building C object y.o", LOGLINE_MAKE, true, NULL},
-        {"#12 1.2345 cc -c foo.c", LOGLINE_BUILDKIT, false, NULL},
-        /* compiler command lines */
-        {"gcc -O2 -c foo.c", LOGLINE_COMPILER, true, NULL},
-        {"/usr/bin/c++ -DX -o app main.o", LOGLINE_COMPILER, true, NULL},
-        {"clang++ -std=c++20 -c a.cpp -o a.o", LOGLINE_COMPILER, true, NULL},
-        {"cc -oa.out a.c", LOGLINE_COMPILER, true, NULL},
-        {"aarch64-linux-gnu-gcc -c x.c", LOGLINE_COMPILER, true, NULL},
-        {"arm-none-eabi-g++ -c x.cpp", LOGLINE_COMPILER, true, NULL},
-        {"gcc-12 -c x.c", LOGLINE_COMPILER, true, NULL},
-        {"clang-17 -c x.c", LOGLINE_COMPILER, true, NULL},
-        {"x86_64-linux-gnu-gcc-12.2 -c x.c", LOGLINE_COMPILER, true, NULL},
-        {"ccache /usr/bin/cc -MD -o f6.c.o -c f6.c", LOGLINE_COMPILER, true, NULL},
-        {"sccache clang -c x.c", LOGLINE_COMPILER, true, NULL},
-        {"/usr/lib/gcc/x86_64-linux-gnu/12/cc1 -quiet x.c -o /tmp/x.s", LOGLINE_COMPILER, true,
-         NULL},
-        {"cc1plus -quiet x.cpp -o x.s", LOGLINE_COMPILER, true, NULL},
-        {"nvcc -c kern.cu -o kern.o", LOGLINE_COMPILER, true, NULL},
-        {"rustc --edition=2021 src/main.rs -o app", LOGLINE_COMPILER, true, NULL},
-        {"ld -o app a.o b.o", LOGLINE_COMPILER, true, NULL},
-        {"gcc --version", LOGLINE_NOISE, false, NULL},
-        {"gcc -c", LOGLINE_COMPILER, true, NULL},
-        {"gcc -cfoo x.c", LOGLINE_NOISE, false, NULL},
-        {"gcc", LOGLINE_NOISE, false, NULL},
-        {"ccache -s", LOGLINE_NOISE, false, NULL},
-        {"ccache -o cache_dir=/x", LOGLINE_NOISE, false, NULL},
-        {"echo gcc -c x.c", LOGLINE_NOISE, false, NULL},
-        {"gccx -c x.c", LOGLINE_NOISE, false, NULL},
-        {"my-tool -c x", LOGLINE_NOISE, false, NULL},
-        {"-gcc -c x", LOGLINE_NOISE, false, NULL},
-        /* GitHub Actions */
-        {"::group::Build wheels", LOGLINE_GHA_GROUP, false, "Build wheels"},
-        {"::group::", LOGLINE_GHA_GROUP, false, NULL},
-        {"::endgroup::", LOGLINE_NOISE, false, NULL},
-        {"##[group]Run actions/checkout@v4", LOGLINE_GHA_GROUP, false, "Run actions/checkout@v4"},
-        {"2025-07-03T08:13:03.5879809Z ::group::Test", LOGLINE_GHA_GROUP, false, "Test"},
-        {"2025-07-03T08:13:03.5879809Z #5 [b 2/4] RUN make", LOGLINE_BUILDKIT_STEP, true, "b"},
-        {"2025-07-03T08:13:03Z [1/2] cc a", LOGLINE_NINJA, true, NULL},
-        {"2025-07-03 08:13:03 [1/2] cc a", LOGLINE_NOISE, false, NULL},
-        {"2025-07-03T08:13:03.5879809Z", LOGLINE_NOISE, false, NULL},
+    {"", LOGLINE_BLANK, false, NULL},
+    {"hello there", LOGLINE_NOISE, false, NULL},
+    /* ninja */
+    {"[1/10] Building C object CMakeFiles/a.dir/a.c.o", LOGLINE_NINJA, true, NULL},
+    {"[949/1200 3.2s] Linking CXX executable app", LOGLINE_NINJA, true, NULL},
+    {"[1/10]", LOGLINE_NOISE, false, NULL},
+    {"[1/10]x", LOGLINE_NOISE, false, NULL},
+    {"[WARNING] 2026-02-28 11:39:29 slow", LOGLINE_NOISE, false, NULL},
+    {"[/3] x", LOGLINE_NOISE, false, NULL},
+    /* make / cmake */
+    {"[ 42%] Building CXX object src/CMakeFiles/x.dir/y.cpp.o", LOGLINE_MAKE, true, NULL},
+    {"[  5%] Linking C static library liblib1.a", LOGLINE_MAKE, true, NULL},
+    {"[100%] Built target app", LOGLINE_MAKE, true, NULL},
+    {"[1000%] Built target app", LOGLINE_NOISE, false, NULL},
+    {"[ 42%]", LOGLINE_NOISE, false, NULL},
+    {"make[2]: *** [x.make:76: a.o] Error 1", LOGLINE_MAKE, false, NULL},
+    {"make: *** [Makefile:91: all] Error 2", LOGLINE_MAKE, false, NULL},
+    {"make[1]: Entering directory '/src'", LOGLINE_NOISE, false, NULL},
+    {"makefile stuff", LOGLINE_NOISE, false, NULL},
+    /* BuildKit step headers and stages */
+    {"#12 [pytorch builder 3/9] RUN pip install .", LOGLINE_BUILDKIT_STEP, true, "pytorch builder"},
+    {"#5 [builder 2/4] RUN make", LOGLINE_BUILDKIT_STEP, true, "builder"},
+    {"#7 [3/5] COPY . .", LOGLINE_BUILDKIT_STEP, true, NULL},
+    {"#7 [ 3/12] COPY . .", LOGLINE_BUILDKIT_STEP, true, NULL},
+    {"#9 [builder  3/12] RUN x", LOGLINE_BUILDKIT_STEP, true, "builder"},
+    {"#12 [beat stage-1 2/6] RUN apt-get update", LOGLINE_BUILDKIT_STEP, true, "beat stage-1"},
+    {"#4 [linux/arm64 builder 2/4] RUN make", LOGLINE_BUILDKIT_STEP, true, "builder"},
+    {"#4 [linux/amd64->arm64 builder 2/4] RUN make", LOGLINE_BUILDKIT_STEP, true, "builder"},
+    {"#4 [api linux/arm64 builder 2/4] RUN make", LOGLINE_BUILDKIT_STEP, true,
+     "api linux/arm64 builder"},
+    {"#4 [linux/arm64 2/4] RUN make", LOGLINE_BUILDKIT_STEP, true, NULL},
+    {"#6 [stage-1 1/5] FROM docker.io/library/ubuntu:24.04", LOGLINE_BUILDKIT_STEP, true,
+     "stage-1"},
+    {"#1 [internal] load build definition from Dockerfile", LOGLINE_BUILDKIT, false, NULL},
+    {"#2 [beat internal] load metadata for x", LOGLINE_BUILDKIT, false, NULL},
+    {"#28 [beat] exporting to image", LOGLINE_BUILDKIT, false, NULL},
+    {"#9 [nix] nix build .#hello", LOGLINE_BUILDKIT, false, NULL},
+    {"#5 [builder 2/4]", LOGLINE_BUILDKIT, false, NULL},
+    {"#3 transferring dockerfile: 1.53kB 0.0s done", LOGLINE_BUILDKIT, false, NULL},
+    {"#20 DONE 11.3s", LOGLINE_BUILDKIT, false, NULL},
+    {"#34 1.202 > next build", LOGLINE_BUILDKIT, false, NULL},
+    {"#34 1.202", LOGLINE_BUILDKIT, false, NULL},
+    {"#0 building with \"default\" instance using docker driver", LOGLINE_BUILDKIT, false, NULL},
+    {"#x [a 1/2] RUN y", LOGLINE_NOISE, false, NULL},
+    {"# comment", LOGLINE_NOISE, false, NULL},
+    /* work inside a BuildKit step */
+    {"#12 1.234 cc -c foo.c -o foo.o", LOGLINE_COMPILER, true, NULL},
+    {"#12 25.15 [3/40] Building CXX object x.o", LOGLINE_NINJA, true, NULL},
+    {"#12 123.4 [ 50%] Building C object y.o", LOGLINE_MAKE, true, NULL},
+    {"#12 1.2345 cc -c foo.c", LOGLINE_BUILDKIT, false, NULL},
+    /* compiler command lines */
+    {"gcc -O2 -c foo.c", LOGLINE_COMPILER, true, NULL},
+    {"/usr/bin/c++ -DX -o app main.o", LOGLINE_COMPILER, true, NULL},
+    {"clang++ -std=c++20 -c a.cpp -o a.o", LOGLINE_COMPILER, true, NULL},
+    {"cc -oa.out a.c", LOGLINE_COMPILER, true, NULL},
+    {"aarch64-linux-gnu-gcc -c x.c", LOGLINE_COMPILER, true, NULL},
+    {"arm-none-eabi-g++ -c x.cpp", LOGLINE_COMPILER, true, NULL},
+    {"gcc-12 -c x.c", LOGLINE_COMPILER, true, NULL},
+    {"clang-17 -c x.c", LOGLINE_COMPILER, true, NULL},
+    {"x86_64-linux-gnu-gcc-12.2 -c x.c", LOGLINE_COMPILER, true, NULL},
+    {"ccache /usr/bin/cc -MD -o f6.c.o -c f6.c", LOGLINE_COMPILER, true, NULL},
+    {"sccache clang -c x.c", LOGLINE_COMPILER, true, NULL},
+    {"/usr/lib/gcc/x86_64-linux-gnu/12/cc1 -quiet x.c -o /tmp/x.s", LOGLINE_COMPILER, true, NULL},
+    {"cc1plus -quiet x.cpp -o x.s", LOGLINE_COMPILER, true, NULL},
+    {"nvcc -c kern.cu -o kern.o", LOGLINE_COMPILER, true, NULL},
+    {"rustc --edition=2021 src/main.rs -o app", LOGLINE_COMPILER, true, NULL},
+    {"ld -o app a.o b.o", LOGLINE_COMPILER, true, NULL},
+    {"gcc --version", LOGLINE_NOISE, false, NULL},
+    {"gcc -c", LOGLINE_COMPILER, true, NULL},
+    {"gcc -cfoo x.c", LOGLINE_NOISE, false, NULL},
+    {"gcc", LOGLINE_NOISE, false, NULL},
+    {"ccache -s", LOGLINE_NOISE, false, NULL},
+    {"ccache -o cache_dir=/x", LOGLINE_NOISE, false, NULL},
+    {"echo gcc -c x.c", LOGLINE_NOISE, false, NULL},
+    {"gccx -c x.c", LOGLINE_NOISE, false, NULL},
+    {"my-tool -c x", LOGLINE_NOISE, false, NULL},
+    {"-gcc -c x", LOGLINE_NOISE, false, NULL},
+    /* GitHub Actions */
+    {"::group::Build wheels", LOGLINE_GHA_GROUP, false, "Build wheels"},
+    {"::group::", LOGLINE_GHA_GROUP, false, NULL},
+    {"::endgroup::", LOGLINE_NOISE, false, NULL},
+    {"##[group]Run actions/checkout@v4", LOGLINE_GHA_GROUP, false, "Run actions/checkout@v4"},
+    {"2025-07-03T08:13:03.5879809Z ::group::Test", LOGLINE_GHA_GROUP, false, "Test"},
+    {"2025-07-03T08:13:03.5879809Z #5 [b 2/4] RUN make", LOGLINE_BUILDKIT_STEP, true, "b"},
+    {"2025-07-03T08:13:03Z [1/2] cc a", LOGLINE_NINJA, true, NULL},
+    {"2025-07-03 08:13:03 [1/2] cc a", LOGLINE_NOISE, false, NULL},
+    {"2025-07-03T08:13:03.5879809Z", LOGLINE_NOISE, false, NULL},
 };
 
 static const char *kind_name(enum logline_kind k)
 {
-        static const char *const names[] = {"BLANK",         "NOISE",    "NINJA",
-                                            "MAKE",          "STEP",     "BUILDKIT",
-                                            "COMPILER",      "GHA_GROUP"};
+        static const char *const names[] = {"BLANK", "NOISE",    "NINJA",    "MAKE",
+                                            "STEP",  "BUILDKIT", "COMPILER", "GHA_GROUP"};
 
         return (size_t)k < ARRAY_SIZE(names) ? names[k] : "?";
 }
@@ -227,12 +223,11 @@ static void test_classify(void **state)
                 logline_classify(line, strlen(line), &l);
                 if (l.kind != classify_cases[i].kind || l.work != classify_cases[i].work)
                         fail_msg("'%s': kind %s work %d, want %s %d", line, kind_name(l.kind),
-                                 l.work, kind_name(classify_cases[i].kind),
-                                 classify_cases[i].work);
+                                 l.work, kind_name(classify_cases[i].kind), classify_cases[i].work);
                 if (!want) {
                         if (l.stage || l.stage_len)
-                                fail_msg("'%s': unexpected stage '%.*s'", line,
-                                         (int)l.stage_len, l.stage);
+                                fail_msg("'%s': unexpected stage '%.*s'", line, (int)l.stage_len,
+                                         l.stage);
                         continue;
                 }
                 if (!l.stage || l.stage_len != strlen(want) ||
@@ -255,103 +250,114 @@ static const struct {
         const char *stage;
         const char *context;
 } seq_cases[] = {
-        {"nothing", NULL, NULL, {NULL}, "", ""},
-        {"blank never", NULL, NULL, {"   ", "\x1b[0m", "\r"}, "", ""},
-        {"noise until work", NULL, NULL, {"configuring", "checking for gcc... yes"}, "",
-         "checking for gcc... yes"},
-        {"work beats later noise",
-         NULL,
-         NULL,
-         {"noise 1", "[1/4] cc a.c", "warning: x", "", "noise 2"},
-         "",
-         "[1/4] cc a.c"},
-        {"latest work wins",
-         NULL,
-         NULL,
-         {"[1/4] cc a.c", "junk", "[ 50%] Building C object b.o", "gcc -c c.c", "more junk"},
-         "",
-         "gcc -c c.c"},
-        {"make failure keeps the compile line",
-         NULL,
-         NULL,
-         {"[ 50%] Building C object b.o", "b.c:1: error: x", "make[2]: *** [b.o] Error 1"},
-         "",
-         "[ 50%] Building C object b.o"},
-        {"bake stages",
-         NULL,
-         NULL,
-         {"#12 [pytorch builder 3/9] RUN pip install .", "#13 [pytorch internal] load context",
-          "#14 [pytorch] exporting to image", "#2 [internal] load .dockerignore"},
-         "pytorch/builder",
-         "#12 [pytorch builder 3/9] RUN pip install ."},
-        {"platform dropped in the middle",
-         NULL,
-         NULL,
-         {"#4 [api linux/amd64->arm64 builder 2/4] RUN make"},
-         "api/builder",
-         "#4 [api linux/amd64->arm64 builder 2/4] RUN make"},
-        {"unnamed step keeps the stage",
-         NULL,
-         NULL,
-         {"#5 [builder 2/4] RUN make", "#7 [3/5] COPY . .", "#7 DONE 0.1s"},
-         "builder",
-         "#7 [3/5] COPY . ."},
-        {"beat stage-1",
-         NULL,
-         NULL,
-         {"#12 [beat stage-1 2/6] RUN apt-get update", "#12 0.4 Get:1 http://x"},
-         "beat/stage-1",
-         "#12 [beat stage-1 2/6] RUN apt-get update"},
-        {"compiler in a step",
-         NULL,
-         NULL,
-         {"#5 [builder 2/4] RUN make", "#5 1.234 cc -c foo.c -o foo.o", "#5 1.300 done"},
-         "builder",
-         "#5 1.234 cc -c foo.c -o foo.o"},
-        {"gha groups",
-         NULL,
-         NULL,
-         {"::group::Configure", "-- Detecting C compiler", "::endgroup::", "[1/2] cc x.c"},
-         "Configure",
-         "[1/2] cc x.c"},
-        {"gha group then bake step", NULL, NULL, {"::group::Build", "#5 [b 2/4] RUN x"}, "b",
-         "#5 [b 2/4] RUN x"},
-        {"fixed stage while nothing else", "", "release", {"[1/2] cc x.c"}, "release",
-         "[1/2] cc x.c"},
-        {"fixed stage overridden", NULL, "release", {"::group::Test"}, "Test", "::group::Test"},
-        {"regex capture",
-         "^== Stage ([a-z]+) ==",
-         NULL,
-         {"== Stage deps ==", "x", "== Stage link =="},
-         "link",
-         "== Stage link =="},
-        {"regex whole match", "stage-[0-9]+", NULL, {"entering stage-42 now"}, "stage-42",
-         "entering stage-42 now"},
-        {"regex on the cleaned line",
-         "^step (.*)$",
-         NULL,
-         {"\x1b[1mstep \x1b[32mtwo\x1b[0m  "},
-         "two",
-         "step two"},
-        {"regex beats bake header",
-         "RUN ([a-z]+)",
-         NULL,
-         {"#5 [builder 2/4] RUN make"},
-         "make",
-         "#5 [builder 2/4] RUN make"},
-        {"bake header when regex fails",
-         "^never$",
-         NULL,
-         {"#5 [builder 2/4] RUN make"},
-         "builder",
-         "#5 [builder 2/4] RUN make"},
-        {"empty capture sets nothing", "^x(y*)", "fixed", {"xz"}, "fixed", "xz"},
-        {"ansi and cr cleaned",
-         NULL,
-         NULL,
-         {"\x1b[1m[1/3] a\x1b[K\r[2/3] b\x1b[K\r\x1b[K"},
-         "",
-         "[2/3] b"},
+    {"nothing", NULL, NULL, {NULL}, "", ""},
+    {"blank never", NULL, NULL, {"   ", "\x1b[0m", "\r"}, "", ""},
+    {"noise until work",
+     NULL,
+     NULL,
+     {"configuring", "checking for gcc... yes"},
+     "",
+     "checking for gcc... yes"},
+    {"work beats later noise",
+     NULL,
+     NULL,
+     {"noise 1", "[1/4] cc a.c", "warning: x", "", "noise 2"},
+     "",
+     "[1/4] cc a.c"},
+    {"latest work wins",
+     NULL,
+     NULL,
+     {"[1/4] cc a.c", "junk", "[ 50%] Building C object b.o", "gcc -c c.c", "more junk"},
+     "",
+     "gcc -c c.c"},
+    {"make failure keeps the compile line",
+     NULL,
+     NULL,
+     {"[ 50%] Building C object b.o", "b.c:1: error: x", "make[2]: *** [b.o] Error 1"},
+     "",
+     "[ 50%] Building C object b.o"},
+    {"bake stages",
+     NULL,
+     NULL,
+     {"#12 [pytorch builder 3/9] RUN pip install .", "#13 [pytorch internal] load context",
+      "#14 [pytorch] exporting to image", "#2 [internal] load .dockerignore"},
+     "pytorch/builder",
+     "#12 [pytorch builder 3/9] RUN pip install ."},
+    {"platform dropped in the middle",
+     NULL,
+     NULL,
+     {"#4 [api linux/amd64->arm64 builder 2/4] RUN make"},
+     "api/builder",
+     "#4 [api linux/amd64->arm64 builder 2/4] RUN make"},
+    {"unnamed step keeps the stage",
+     NULL,
+     NULL,
+     {"#5 [builder 2/4] RUN make", "#7 [3/5] COPY . .", "#7 DONE 0.1s"},
+     "builder",
+     "#7 [3/5] COPY . ."},
+    {"beat stage-1",
+     NULL,
+     NULL,
+     {"#12 [beat stage-1 2/6] RUN apt-get update", "#12 0.4 Get:1 http://x"},
+     "beat/stage-1",
+     "#12 [beat stage-1 2/6] RUN apt-get update"},
+    {"compiler in a step",
+     NULL,
+     NULL,
+     {"#5 [builder 2/4] RUN make", "#5 1.234 cc -c foo.c -o foo.o", "#5 1.300 done"},
+     "builder",
+     "#5 1.234 cc -c foo.c -o foo.o"},
+    {"gha groups",
+     NULL,
+     NULL,
+     {"::group::Configure", "-- Detecting C compiler", "::endgroup::", "[1/2] cc x.c"},
+     "Configure",
+     "[1/2] cc x.c"},
+    {"gha group then bake step",
+     NULL,
+     NULL,
+     {"::group::Build", "#5 [b 2/4] RUN x"},
+     "b",
+     "#5 [b 2/4] RUN x"},
+    {"fixed stage while nothing else", "", "release", {"[1/2] cc x.c"}, "release", "[1/2] cc x.c"},
+    {"fixed stage overridden", NULL, "release", {"::group::Test"}, "Test", "::group::Test"},
+    {"regex capture",
+     "^== Stage ([a-z]+) ==",
+     NULL,
+     {"== Stage deps ==", "x", "== Stage link =="},
+     "link",
+     "== Stage link =="},
+    {"regex whole match",
+     "stage-[0-9]+",
+     NULL,
+     {"entering stage-42 now"},
+     "stage-42",
+     "entering stage-42 now"},
+    {"regex on the cleaned line",
+     "^step (.*)$",
+     NULL,
+     {"\x1b[1mstep \x1b[32mtwo\x1b[0m  "},
+     "two",
+     "step two"},
+    {"regex beats bake header",
+     "RUN ([a-z]+)",
+     NULL,
+     {"#5 [builder 2/4] RUN make"},
+     "make",
+     "#5 [builder 2/4] RUN make"},
+    {"bake header when regex fails",
+     "^never$",
+     NULL,
+     {"#5 [builder 2/4] RUN make"},
+     "builder",
+     "#5 [builder 2/4] RUN make"},
+    {"empty capture sets nothing", "^x(y*)", "fixed", {"xz"}, "fixed", "xz"},
+    {"ansi and cr cleaned",
+     NULL,
+     NULL,
+     {"\x1b[1m[1/3] a\x1b[K\r[2/3] b\x1b[K\r\x1b[K"},
+     "",
+     "[2/3] b"},
 };
 
 static void test_sequences(void **state)
@@ -359,8 +365,8 @@ static void test_sequences(void **state)
         (void)state;
         for (size_t i = 0; i < ARRAY_SIZE(seq_cases); i++) {
                 struct logctx_config cfg = {
-                        .stage_regex = seq_cases[i].stage_regex,
-                        .fixed_stage = seq_cases[i].fixed_stage,
+                    .stage_regex = seq_cases[i].stage_regex,
+                    .fixed_stage = seq_cases[i].fixed_stage,
                 };
                 struct logctx *c = NULL;
 
@@ -439,13 +445,12 @@ static const struct {
         const char *stage;
         const char *context;
 } log_cases[] = {
-        {"ninja.log", "", "[4/6] Linking C static library libcore.a"},
-        {"ninja-tty.log", "", "[3/3] Linking C executable app"},
-        {"make.log", "", "[ 50%] Building CXX object app/CMakeFiles/app.dir/main.cpp.o"},
-        {"buildkit-bake.log", "api/builder",
-         "#5 1.733 cc -o build/api build/server.o build/db.o -lpq"},
-        {"buildkit-single-crlf.log", "", "#4 [3/3] COPY . ."},
-        {"gha.log", "Build", "2025-07-03T08:13:06.0000000Z [2/2] Linking C executable t"},
+    {"ninja.log", "", "[4/6] Linking C static library libcore.a"},
+    {"ninja-tty.log", "", "[3/3] Linking C executable app"},
+    {"make.log", "", "[ 50%] Building CXX object app/CMakeFiles/app.dir/main.cpp.o"},
+    {"buildkit-bake.log", "api/builder", "#5 1.733 cc -o build/api build/server.o build/db.o -lpq"},
+    {"buildkit-single-crlf.log", "", "#4 [3/3] COPY . ."},
+    {"gha.log", "Build", "2025-07-03T08:13:06.0000000Z [2/2] Linking C executable t"},
 };
 
 static void test_logs(void **state)
@@ -474,9 +479,8 @@ static void test_logs(void **state)
                         linebuf_flush(lb, feed_cb, c);
                         if (strcmp(logctx_stage(c), log_cases[i].stage) != 0 ||
                             strcmp(logctx_context(c), log_cases[i].context) != 0)
-                                fail_msg("%s step %zu: stage '%s' context '%s'",
-                                         log_cases[i].file, steps[s], logctx_stage(c),
-                                         logctx_context(c));
+                                fail_msg("%s step %zu: stage '%s' context '%s'", log_cases[i].file,
+                                         steps[s], logctx_stage(c), logctx_context(c));
                         logctx_free(c);
                         linebuf_free(lb);
                 }
@@ -493,8 +497,7 @@ static void test_log_regex(void **state)
         size_t len;
 
         (void)state;
-        assert_int_equal(read_file_at(AT_FDCWD, FIXTURES "/logs/make.log", 1 << 20, &buf, &len),
-                         0);
+        assert_int_equal(read_file_at(AT_FDCWD, FIXTURES "/logs/make.log", 1 << 20, &buf, &len), 0);
         assert_int_equal(linebuf_new(0, &lb), 0);
         assert_int_equal(logctx_new(&cfg, &c), 0);
         /* Before the first "Built target" the fixed stage shows. */
@@ -510,10 +513,10 @@ static void test_log_regex(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_clean),     cmocka_unit_test(test_clean_cap_utf8),
-                cmocka_unit_test(test_classify),  cmocka_unit_test(test_sequences),
-                cmocka_unit_test(test_bad_regex), cmocka_unit_test(test_caps),
-                cmocka_unit_test(test_logs),      cmocka_unit_test(test_log_regex),
+            cmocka_unit_test(test_clean),     cmocka_unit_test(test_clean_cap_utf8),
+            cmocka_unit_test(test_classify),  cmocka_unit_test(test_sequences),
+            cmocka_unit_test(test_bad_regex), cmocka_unit_test(test_caps),
+            cmocka_unit_test(test_logs),      cmocka_unit_test(test_log_regex),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,42 +29,42 @@ struct expect {
 };
 
 static struct expect expects[] = {
-        /* Multi-target bake: the last step header is "#39 [frontend runner 7/7]"; the
-         * "[frontend] exporting to image" and compose output after it change nothing. */
-        {"realworld/buildkit-plain/01_pgsims_compose-bake_multitarget_runbook.md", "frontend/runner",
-         "#39 [frontend runner 7/7] COPY --from=builder --chown=nextjs:nodejs /app/public ./public",
-         false},
-        /* Only "[nix] ..." and "[internal] ..." vertices: no stage, no work line. */
-        {"realworld/buildkit-plain/02_buildkit-nix-demo_buildx-bake_docker-container.md", "", "```",
-         false},
-        /* Two failing steps; the epilogue, ANSI lint summary and "ERROR:" are noise. */
-        {"realworld/buildkit-plain/05_containerforge_build_two-errors_ansi.log", "buildstage",
-         "#9 [buildstage 2/3] RUN  echo \"**** install build packages ****\" &&   apt-get up"
-         "date && apt-get install -y --no-install-recommends     build-essential",
-         false},
-        /* \r progress meters inside log lines; the 593-byte header is capped at 512. */
-        {"realworld/buildkit-plain/06_containerforge_bake_error_carriage-returns.log", "buildstage",
-         "#10 [buildstage 3/3] RUN echo \"**** fetch source code ****\" &&   mkdir -p     /t"
-         "mp/pwndrop &&   curl -fL -o   /tmp/pwndrop-src.tar.gz     \"https://github.com/kg"
-         "retzky/pwndrop/archive/refs/tags/${VERSION}.tar.gz\" || curl -fL -o   /tmp/pwndro"
-         "p-src.tar.gz     \"https://github.com/kgretzky/pwndrop/archive/refs/tags/v${VERSI"
-         "ON}.tar.gz\" &&   tar xf   /tmp/pwndrop-src.tar.gz -C     /tmp/pwndrop --strip-co"
-         "mponents=1 &&   echo \"**** compile pwndrop  ****\" &&   cd /tmp/pwndrop &&   go b"
-         "uild -ldflags=\"-s -w\"     -o /ap",
-         false},
-        /* Single-stage Dockerfile: "[5/5]" names no stage. */
-        {"realworld/buildkit-plain/07_containerforge_bake_success_long-run.log", "",
-         "#10 [5/5] WORKDIR /config", false},
-        {"generated/ninja-1.11.1_cold_piped.txt", "", "[10/10] Linking C executable app", false},
-        {"generated/ninja-1.11.1_warm_piped.txt", "", "[10/10] Linking C executable app", false},
-        /* The failed edge's command line (ccache + cc, -o and -c) comes after "[1/3]". */
-        {"generated/ninja-1.11.1_failure_piped.txt", "",
-         "ccache /usr/bin/cc    -MD -MT CMakeFiles/lib2.dir/src/f6.c.o -MF "
-         "CMakeFiles/lib2.dir/src/f6.c.o.d -o CMakeFiles/lib2.dir/src/f6.c.o -c "
-         "/tmp/research_fmt/generated/proj/src/f6.c",
-         false},
-        /* make's "Leaving directory" lines after the last "[100%]" are noise. */
-        {"generated/make-cmake-3.25_j4_piped.txt", "", "[100%] Built target app", false},
+    /* Multi-target bake: the last step header is "#39 [frontend runner 7/7]"; the
+     * "[frontend] exporting to image" and compose output after it change nothing. */
+    {"realworld/buildkit-plain/01_pgsims_compose-bake_multitarget_runbook.md", "frontend/runner",
+     "#39 [frontend runner 7/7] COPY --from=builder --chown=nextjs:nodejs /app/public ./public",
+     false},
+    /* Only "[nix] ..." and "[internal] ..." vertices: no stage, no work line. */
+    {"realworld/buildkit-plain/02_buildkit-nix-demo_buildx-bake_docker-container.md", "", "```",
+     false},
+    /* Two failing steps; the epilogue, ANSI lint summary and "ERROR:" are noise. */
+    {"realworld/buildkit-plain/05_containerforge_build_two-errors_ansi.log", "buildstage",
+     "#9 [buildstage 2/3] RUN  echo \"**** install build packages ****\" &&   apt-get up"
+     "date && apt-get install -y --no-install-recommends     build-essential",
+     false},
+    /* \r progress meters inside log lines; the 593-byte header is capped at 512. */
+    {"realworld/buildkit-plain/06_containerforge_bake_error_carriage-returns.log", "buildstage",
+     "#10 [buildstage 3/3] RUN echo \"**** fetch source code ****\" &&   mkdir -p     /t"
+     "mp/pwndrop &&   curl -fL -o   /tmp/pwndrop-src.tar.gz     \"https://github.com/kg"
+     "retzky/pwndrop/archive/refs/tags/${VERSION}.tar.gz\" || curl -fL -o   /tmp/pwndro"
+     "p-src.tar.gz     \"https://github.com/kgretzky/pwndrop/archive/refs/tags/v${VERSI"
+     "ON}.tar.gz\" &&   tar xf   /tmp/pwndrop-src.tar.gz -C     /tmp/pwndrop --strip-co"
+     "mponents=1 &&   echo \"**** compile pwndrop  ****\" &&   cd /tmp/pwndrop &&   go b"
+     "uild -ldflags=\"-s -w\"     -o /ap",
+     false},
+    /* Single-stage Dockerfile: "[5/5]" names no stage. */
+    {"realworld/buildkit-plain/07_containerforge_bake_success_long-run.log", "",
+     "#10 [5/5] WORKDIR /config", false},
+    {"generated/ninja-1.11.1_cold_piped.txt", "", "[10/10] Linking C executable app", false},
+    {"generated/ninja-1.11.1_warm_piped.txt", "", "[10/10] Linking C executable app", false},
+    /* The failed edge's command line (ccache + cc, -o and -c) comes after "[1/3]". */
+    {"generated/ninja-1.11.1_failure_piped.txt", "",
+     "ccache /usr/bin/cc    -MD -MT CMakeFiles/lib2.dir/src/f6.c.o -MF "
+     "CMakeFiles/lib2.dir/src/f6.c.o.d -o CMakeFiles/lib2.dir/src/f6.c.o -c "
+     "/tmp/research_fmt/generated/proj/src/f6.c",
+     false},
+    /* make's "Leaving directory" lines after the last "[100%]" are noise. */
+    {"generated/make-cmake-3.25_j4_piped.txt", "", "[100%] Built target app", false},
 };
 
 static unsigned passed, failed;
@@ -153,10 +153,10 @@ static int visit(const char *fpath, const struct stat *sb, int type, struct FTW 
         }
         check_invariants(rel, a);
         check(strcmp(logctx_stage(a), logctx_stage(b)) == 0 &&
-                      strcmp(logctx_stage(a), logctx_stage(d)) == 0,
+                  strcmp(logctx_stage(a), logctx_stage(d)) == 0,
               rel, "stage depends on chunking");
         check(strcmp(logctx_context(a), logctx_context(b)) == 0 &&
-                      strcmp(logctx_context(a), logctx_context(d)) == 0,
+                  strcmp(logctx_context(a), logctx_context(d)) == 0,
               rel, "context depends on chunking");
         printf("%s\n  stage:   '%s'\n  context: '%s'\n", rel, logctx_stage(a), logctx_context(a));
         for (size_t i = 0; i < ARRAY_SIZE(expects); i++) {
@@ -189,7 +189,8 @@ int main(void)
                 return 77;
         }
         if (nftw(SHARED_FIXTURES, visit, 16, FTW_PHYS) != 0) {
-                fprintf(stderr, "buildtel: cannot walk '%s': %s\n", SHARED_FIXTURES, strerror(errno));
+                fprintf(stderr, "buildtel: cannot walk '%s': %s\n", SHARED_FIXTURES,
+                        strerror(errno));
                 return EXIT_FAILURE;
         }
         for (size_t i = 0; i < ARRAY_SIZE(expects); i++)

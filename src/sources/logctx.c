@@ -225,11 +225,11 @@ static bool name_in(const char *s, size_t n, const char *const *set)
 static bool is_compiler_name(const char *s, size_t n)
 {
         static const char *const exact[] = {
-                "cc",  "gcc",   "g++",  "c++",    "clang",  "clang++", "cc1",    "cc1plus",
-                "nvcc", "rustc", "ld",  "ld.lld", "ld.gold", "ld.bfd", NULL,
+            "cc",   "gcc",   "g++", "c++",    "clang",   "clang++", "cc1", "cc1plus",
+            "nvcc", "rustc", "ld",  "ld.lld", "ld.gold", "ld.bfd",  NULL,
         };
-        static const char *const cross[] = {"gcc", "g++", "cc", "c++", "clang", "clang++", "ld",
-                                            NULL};
+        static const char *const cross[] = {"gcc",   "g++",     "cc", "c++",
+                                            "clang", "clang++", "ld", NULL};
         const char *dash;
 
         if (n == 0 || n > 128)

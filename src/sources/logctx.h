@@ -10,14 +10,14 @@
  * latest line that names work (`context`). Fed one line at a time. */
 
 enum logline_kind {
-        LOGLINE_BLANK, /* nothing left after cleaning */
-        LOGLINE_NOISE, /* any other line */
-        LOGLINE_NINJA, /* [n/m] ... */
-        LOGLINE_MAKE, /* [ nn%] Building|Linking ... , make[N]: *** (not work) */
+        LOGLINE_BLANK,         /* nothing left after cleaning */
+        LOGLINE_NOISE,         /* any other line */
+        LOGLINE_NINJA,         /* [n/m] ... */
+        LOGLINE_MAKE,          /* [ nn%] Building|Linking ... , make[N]: *** (not work) */
         LOGLINE_BUILDKIT_STEP, /* #N [... i/n] INSTR ... */
-        LOGLINE_BUILDKIT, /* other #N lines */
-        LOGLINE_COMPILER, /* a compiler command line */
-        LOGLINE_GHA_GROUP, /* ::group::NAME (or ##[group]NAME) */
+        LOGLINE_BUILDKIT,      /* other #N lines */
+        LOGLINE_COMPILER,      /* a compiler command line */
+        LOGLINE_GHA_GROUP,     /* ::group::NAME (or ##[group]NAME) */
 };
 
 /* Classification of one cleaned line. stage points into the line given to
