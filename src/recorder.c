@@ -198,7 +198,7 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
         }
         (void)setup_sinks(r);
         r->start_mono = now_monotonic();
-        r->next_tick = r->start_mono + cfg->interval;
+        r->next_tick = r->start_mono; /* a first sample at once: the baseline */
         *ret = r;
         return 0;
 }

@@ -21,15 +21,19 @@ check "short summary on stderr" grep -q "buildtel: csv:" "$T/err"
 expect_eq "run record says finished" "$($CSVCHECK json-get "$L/resources-sig.run.json" finished)" "True"
 
 # SIGINT, SIGHUP and SIGQUIT go to the whole process group (a grandchild too).
+# Job control on: a non-interactive shell would start background jobs with
+# SIGINT and SIGQUIT ignored, and an ignored signal is passed on by nobody.
+set -m
 for s in INT HUP QUIT; do
-        rm -f "$T/gc"
-        "$BUILDTEL" run --quiet --log-dir "$L" -- sh -c "sh -c 'trap \"echo $s >$T/gc; exit 0\" $s; echo up; while :; do sleep 0.05; done' & wait" >"$T/out2" 2>/dev/null &
+        rm -f "$T/gc" "$T/out2"
+        "$BUILDTEL" run --quiet --log-dir "$L" -- sh -c "sh -c 'trap \"echo $s >$T/gc; exit 0\" $s; echo up; while :; do sleep 0.05; done'" >"$T/out2" 2>/dev/null &
         bt=$!
         for i in $(seq 1 50); do grep -q up "$T/out2" 2>/dev/null && break; sleep 0.1; done
         kill -$s $bt
         wait $bt
         check "SIG$s reaches a grandchild in the build's group" grep -q "$s" "$T/gc"
 done
+set +m
 
 # Something left behind holding the pipes: back within grace + 1 s.
 start=$(date +%s.%N)
