@@ -68,13 +68,15 @@ static unsigned long raw_tick(void)
         pfd = open("/proc", O_RDONLY | O_DIRECTORY);
         d = fdopendir(pfd);
         while ((de = readdir(d))) {
-                char path[64];
+                char path[300];
                 ssize_t n;
-                int fd;
+                int fd, w;
 
                 if (de->d_name[0] < '0' || de->d_name[0] > '9')
                         continue;
-                snprintf(path, sizeof(path), "%s/stat", de->d_name);
+                w = snprintf(path, sizeof(path), "%s/stat", de->d_name);
+                if (w < 0 || (size_t)w >= sizeof(path))
+                        continue;
                 fd = openat(pfd, path, O_RDONLY);
                 if (fd < 0)
                         continue;

@@ -278,6 +278,7 @@ int recorder_tick(struct recorder *r)
 
 int recorder_finish(struct recorder *r, struct dbuf *short_out)
 {
+        struct run_model m = { .run = r->run, .summary = &r->summary };
         int ret = 0;
 
         for (size_t i = 0; i < r->nsinks; i++) {
@@ -285,7 +286,7 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
 
                 if (!r->ops[i]->finish)
                         continue;
-                e = r->ops[i]->finish(r->state[i], r->run, &r->summary);
+                e = r->ops[i]->finish(r->state[i], &m);
                 if (e < 0) {
                         note(r, "%s: %s", r->ops[i]->name, strerror(-e));
                         if (ret == 0)

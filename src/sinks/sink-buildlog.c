@@ -47,7 +47,7 @@ static void buildlog_output(void *state, int stream, const char *buf, size_t len
                 st->error = r;
 }
 
-static int buildlog_finish(void *state, const struct run_info *run, const struct summary *sum)
+static int buildlog_finish(void *state, const struct run_model *m)
 {
         struct buildlog_state *st = state;
 

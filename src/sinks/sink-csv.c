@@ -57,7 +57,7 @@ static void csv_sample(void *state, const struct sample *s, const char *row, siz
                 st->error = r;
 }
 
-static int csv_finish(void *state, const struct run_info *run, const struct summary *sum)
+static int csv_finish(void *state, const struct run_model *m)
 {
         struct csv_state *st = state;
 

@@ -45,11 +45,11 @@ static int runinfo_open(const struct sink_ctx *ctx, void **ret_state)
         return 0;
 }
 
-static int runinfo_finish(void *state, const struct run_info *run, const struct summary *sum)
+static int runinfo_finish(void *state, const struct run_model *m)
 {
         struct runinfo_state *st = state;
 
-        return runinfo_write(st->path, run);
+        return runinfo_write(st->path, m->run);
 }
 
 static void runinfo_close(void *state)

@@ -28,11 +28,11 @@ static int summary_open(const struct sink_ctx *ctx, void **ret_state)
         return 0;
 }
 
-static int summary_finish(void *state, const struct run_info *run, const struct summary *sum)
+static int summary_finish(void *state, const struct run_model *m)
 {
         struct summary_state *st = state;
 
-        return summary_write_files(sum, run, st->txt, st->json);
+        return summary_write_files(m->summary, m->run, st->txt, st->json);
 }
 
 static void summary_close(void *state)

@@ -16,6 +16,13 @@ struct sink_ctx {
         bool quiet;
 };
 
+/* The model at the end of a run, as the sinks see it. Features add members
+ * here (targets, cache statistics, ...) without touching every sink. */
+struct run_model {
+        const struct run_info *run;
+        const struct summary *summary;
+};
+
 /* A sink writes the model to the world. Adding an export means adding one
  * file with one of these and one line in sinks.c. Every callback but open
  * is optional (NULL). Sinks never print: open returns -errno and the caller
@@ -28,7 +35,7 @@ struct sink_ops {
         /* a sample as recorded: s was parsed back from row, its CSV record */
         void (*sample)(void *state, const struct sample *s, const char *row, size_t rowlen);
         /* the run is over: run facts final, summary complete; 0 or -errno */
-        int (*finish)(void *state, const struct run_info *run, const struct summary *sum);
+        int (*finish)(void *state, const struct run_model *m);
         void (*close)(void *state);
 };
 
