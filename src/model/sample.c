@@ -215,3 +215,39 @@ int sample_from_record(const struct sample_colmap *m, const struct csv_record *r
         *s = t;
         return 0;
 }
+
+size_t sample_column_count(void)
+{
+        return ARRAY_SIZE(columns);
+}
+
+const char *sample_column_name(size_t i, enum sample_column_type *ret_type)
+{
+        if (i >= ARRAY_SIZE(columns))
+                return NULL;
+        if (ret_type)
+                *ret_type = columns[i].kind == COL_NUM   ? SAMPLE_COLUMN_NUMBER
+                            : columns[i].kind == COL_STR ? SAMPLE_COLUMN_TEXT
+                                                         : SAMPLE_COLUMN_ISO;
+        return columns[i].name;
+}
+
+double sample_column_number(const struct sample *s, size_t i)
+{
+        if (i >= ARRAY_SIZE(columns) || columns[i].kind != COL_NUM)
+                return NAN;
+        return num_get(s, &columns[i]);
+}
+
+const char *sample_column_text(const struct sample *s, size_t i, size_t *ret_len)
+{
+        const char *str;
+
+        if (i >= ARRAY_SIZE(columns) || columns[i].kind != COL_STR)
+                return NULL;
+        str = str_get(s, &columns[i]);
+        if (!str)
+                str = "";
+        *ret_len = strnlen(str, columns[i].max);
+        return str;
+}

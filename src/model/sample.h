@@ -63,3 +63,22 @@ int sample_colmap_init(struct sample_colmap *m, const struct csv_record *rec);
  * parse (a junk row); s is untouched then. */
 int sample_from_record(const struct sample_colmap *m, const struct csv_record *rec,
                        struct sample *s);
+
+/* The column table, for sinks that store every column without naming them
+ * (the history database): a column appended to the table reaches them
+ * without a code change there. */
+enum sample_column_type {
+        SAMPLE_COLUMN_NUMBER, /* a double; NAN when unknown */
+        SAMPLE_COLUMN_TEXT,   /* a string, cut as the CSV cuts it */
+        SAMPLE_COLUMN_ISO,    /* derived from epoch when written (ISO 8601 UTC) */
+};
+
+size_t sample_column_count(void);
+/* Name of column i (static storage), NULL when i is past the end; its type
+ * in *ret_type when ret_type is not NULL. */
+const char *sample_column_name(size_t i, enum sample_column_type *ret_type);
+/* The value of a NUMBER column (NAN for any other column). */
+double sample_column_number(const struct sample *s, size_t i);
+/* The value of a TEXT column, borrowed from s and cut at the column's
+ * maximum; *ret_len is its length. NULL for any other column. */
+const char *sample_column_text(const struct sample *s, size_t i, size_t *ret_len);
