@@ -251,3 +251,19 @@ const char *sample_column_text(const struct sample *s, size_t i, size_t *ret_len
         *ret_len = strnlen(str, columns[i].max);
         return str;
 }
+
+int sample_column_set_number(struct sample *s, size_t i, double v)
+{
+        if (i >= ARRAY_SIZE(columns) || columns[i].kind != COL_NUM)
+                return -EINVAL;
+        *num_at(s, &columns[i]) = v;
+        return 0;
+}
+
+int sample_column_set_text(struct sample *s, size_t i, const char *text)
+{
+        if (i >= ARRAY_SIZE(columns) || columns[i].kind != COL_STR)
+                return -EINVAL;
+        *str_at(s, &columns[i]) = text;
+        return 0;
+}

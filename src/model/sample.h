@@ -82,3 +82,7 @@ double sample_column_number(const struct sample *s, size_t i);
 /* The value of a TEXT column, borrowed from s and cut at the column's
  * maximum; *ret_len is its length. NULL for any other column. */
 const char *sample_column_text(const struct sample *s, size_t i, size_t *ret_len);
+/* Set a NUMBER column / a TEXT column (text is borrowed, NUL-terminated).
+ * Returns 0, or -EINVAL when column i is not of that type. */
+int sample_column_set_number(struct sample *s, size_t i, double v);
+int sample_column_set_text(struct sample *s, size_t i, const char *text);
