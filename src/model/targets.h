@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/dbuf.h"
+
+/* What the build's own output says it built: per target (a bake/compose
+ * target, or the one implicit target of a plain build), the steps, the
+ * layer cache, the compiler cache; for the whole invocation, ninja/make
+ * progress and the slowest ninja edges. Plain value structs: the parsers
+ * fill them, the sinks read them. Every count the build controls is
+ * capped. */
+
+#define TARGETS_MAX 64      /* targets tracked; more are folded into the last */
+#define TARGET_NAME_MAX 128 /* bytes kept of a target name (cut, never split UTF-8 badly) */
+#define TARGET_FIELD_MAX 160 /* builder, node, ref */
+#define TARGETS_SLOW_EDGES 10
+
+/* Compiler-cache counters: absent is not zero. */
+struct cc_counts {
+        bool set;
+        uint64_t hits, misses;
+};
+
+struct target {
+        char name[TARGET_NAME_MAX + 1];
+        char builder[TARGET_FIELD_MAX + 1]; /* "" unknown */
+        char node[TARGET_FIELD_MAX + 1];
+        char ref[TARGET_FIELD_MAX + 1];
+        /* buildtel's clock (seconds since the run started), NAN when never seen */
+        double first_seen, last_seen;
+        uint32_t steps, cached; /* [... i/n] vertices; a vertex counts once */
+        uint32_t internal;      /* other vertices of this target */
+        uint32_t errors, canceled;
+        bool done; /* every step it showed ended (DONE or CACHED) and it exported or ended */
+        /* sccache stats from the marker step; guess = taken from the last
+         * stats block because no marker step was found */
+        struct cc_counts sccache;
+        bool sccache_guess;
+        struct cc_counts ccache;
+        /* docker buildx history inspect: filled in when imported */
+        bool history_set;
+        double history_duration_s;
+        uint32_t history_steps, history_cached;
+        char history_status[16];
+};
+
+struct ninja_edge {
+        int64_t start_ms, end_ms;
+        char output[256];
+};
+
+struct targets {
+        size_t n;
+        struct target t[TARGETS_MAX];
+        bool multi;                         /* several targets (prefixes, or --targets a,b) */
+        char builder[TARGET_FIELD_MAX + 1]; /* #0 building with "X" instance */
+        uint32_t steps, cached, internal, errors, canceled; /* distinct vertices */
+        bool vertex_cap_hit;                                /* more vertices than tracked */
+        bool buildkit_seen;
+        /* ninja [n/m] and make [ nn%] progress, last seen */
+        uint64_t ninja_done, ninja_total;
+        int make_pct; /* -1 none */
+        /* .ninja_log of this run */
+        bool ninja_log_set;
+        uint64_t ninja_edges;
+        size_t nslow;
+        struct ninja_edge slow[TARGETS_SLOW_EDGES]; /* slowest first */
+};
+
+/* Empty model: no targets, unknown progress. */
+void targets_init(struct targets *ts);
+
+/* The index of the target called name[0..len) (cut to TARGET_NAME_MAX),
+ * adding it when new. When the table is full the last slot is returned.
+ * Never fails. */
+size_t targets_get(struct targets *ts, const char *name, size_t len);
+/* The index, or -1 when no such target. */
+int targets_find(const struct targets *ts, const char *name);
+
+/* Note that target i was seen at time now (buildtel's clock). */
+void targets_touch(struct targets *ts, size_t i, double now);
+
+/* Offer an edge of this run to the slowest-edges table (kept slowest
+ * first; an edge already present with the same times is a second output of
+ * the same edge and is skipped). */
+void targets_offer_edge(struct targets *ts, int64_t start_ms, int64_t end_ms, const char *out,
+                        size_t out_len);
+
+/* Copy src[0..len) into dst (size cap), cut at a UTF-8 boundary. */
+void targets_copy_field(char *dst, size_t cap, const char *src, size_t len);
+
+/* Human-readable lines about the targets (for the terminal and the
+ * summary text); appended to out. Returns 0 or -ENOMEM. Nothing is
+ * appended when nothing was seen. */
+int targets_render_text(const struct targets *ts, struct dbuf *out);
+/* The same as JSON (2-space indent, trailing newline). 0 or -ENOMEM. */
+int targets_render_json(const struct targets *ts, struct dbuf *out);
+/* Anything worth reporting at all. */
+bool targets_any(const struct targets *ts);

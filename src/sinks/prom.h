@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "util/dbuf.h"
+
+/* The Prometheus text format (0.0.4) of a run, for the node_exporter
+ * textfile collector (sink-prom.c) and the Pushgateway (sink-pushgw.c). */
+
+struct prom_config {
+        const char *textfile_dir;  /* --textfile-dir (NULL: $BUILDTEL_TEXTFILE_DIR, ...) */
+        const char *prom_file;     /* --prom-file NAME.prom (NULL: buildtel.prom) */
+        const char *metric_prefix; /* --metric-prefix P (NULL: none) */
+        const char *pushgateway;   /* --pushgateway URL (NULL: no push) */
+        const char *push_job;      /* --push-job NAME (NULL: buildtel) */
+        double push_timeout_s;     /* 0: 5 s */
+};
+
+#define PROM_DEFAULT_FILE "buildtel.prom"
+#define PROM_SEED_DIR "/var/lib/node_exporter/textfile_collector"
+#define PROM_DEBIAN_DIR "/var/lib/prometheus/node-exporter"
+
+struct run_model;
+
+/* The whole exposition: HELP and TYPE only for names with samples, label
+ * values and HELP escaped by their own rules, NaN/+Inf/-Inf, no
+ * timestamps, a final newline. prefix NULL or "" gives build_...; "rocm"
+ * gives rocm_build_.... Returns 0 or -ENOMEM. */
+int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out);
+
+/* Label value escaping: backslash, double quote and newline; invalid UTF-8
+ * becomes U+FFFD, other control bytes '?'. 0 or -ENOMEM. */
+int prom_escape_label(struct dbuf *out, const char *s, size_t len);
+/* HELP escaping: backslash and newline only. 0 or -ENOMEM. */
+int prom_escape_help(struct dbuf *out, const char *s);
+/* A sample value the way Prometheus spells it: NaN, +Inf, -Inf, or the
+ * shortest decimal that reads back to v. */
+void prom_format_value(double v, char buf[static 32]);
+
+/* Whether s is a valid metric name prefix ([a-zA-Z_][a-zA-Z0-9_]*). */
+bool prom_prefix_valid(const char *s);
+/* Whether s is a valid file name for the collector: no '/', ends in .prom. */
+bool prom_file_valid(const char *s);
+
+/* Where the textfile goes: --textfile-dir, else $BUILDTEL_TEXTFILE_DIR
+ * (both created when missing), else the first writable of
+ * PROM_SEED_DIR and PROM_DEBIAN_DIR, else log_dir (*ret_fallback = true).
+ * *ret is malloc'd. 0 or -errno. */
+int prom_textfile_dir(const struct prom_config *cfg, const char *log_dir, char **ret,
+                      bool *ret_fallback);
+
+/* Write dir/name atomically: a temp file in dir whose name does not end in
+ * .prom, mode 0644, fsync, rename, fsync of the directory. A reader sees
+ * the old file or the new one, never a part. 0 or -errno. */
+int prom_write_file(const char *dir, const char *name, const char *buf, size_t len);
+
+/* The Pushgateway URL for a push: base + /metrics/job/JOB/instance/HOST,
+ * each value as is when it is made of [A-Za-z0-9._~-], else in the
+ * "label@base64/<urlsafe base64>" form. 0 or -ENOMEM. */
+int prom_push_url(const char *base, const char *job, const char *instance, struct dbuf *out);

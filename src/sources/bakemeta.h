@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/targets.h"
+
+/* What buildx writes about a build: the --metadata-file of build and bake,
+ * and `docker buildx history inspect --format json REF` (buildx >= 0.21). */
+
+#define BAKEMETA_MAX_FILE (64u << 20)
+
+/* Merge a --metadata-file into ts: per target (bake: each top-level object
+ * holding "buildx.build.ref"; build: the flat object, for the only target
+ * or "default"), builder, node and ref from "<builder>/<node>/<ref>".
+ * Returns the number of targets given a ref, or -EINVAL for a buffer that
+ * is not a JSON object. */
+int bakemeta_parse(const char *buf, size_t len, struct targets *ts);
+
+struct buildx_history {
+        char name[TARGET_NAME_MAX + 1];
+        char ref[TARGET_FIELD_MAX + 1];
+        char status[16]; /* completed | running | failed | canceled */
+        char vcs_revision[80];
+        double duration_s; /* Duration is in ns */
+        uint32_t total_steps, cached_steps, completed_steps;
+};
+
+/* Parse one `history inspect --format json` object. Returns 0, or -EINVAL
+ * when it is not an object with a Ref (*ret untouched). */
+int buildx_history_parse(const char *buf, size_t len, struct buildx_history *ret);
+
+/* Fill in the target whose ref is h->ref (or, with no such target, the one
+ * named h->name). Returns the target index or -ENOENT. */
+int buildx_history_apply(const struct buildx_history *h, struct targets *ts);
+
+/* Run `docker buildx history inspect --format json REF` with a fixed argv
+ * (posix_spawnp, never a shell), stdin and stderr on /dev/null, and read
+ * its stdout (at most 4 MiB) within timeout_s seconds; the process is
+ * killed past it. *ret is malloc'd and NUL-terminated. Returns 0, -ENOENT
+ * when docker is not found, -ETIMEDOUT, -EIO for a non-zero exit, or
+ * another -errno. */
+int buildx_history_fetch(const char *ref, double timeout_s, char **ret, size_t *ret_len);

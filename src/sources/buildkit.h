@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/targets.h"
+
+/* BuildKit progress, --progress=plain and --progress=rawjson (one object
+ * per line, or the indented multi-line form of buildx 0.12-0.14), read one
+ * line at a time. Keeps a table of vertices (capped), never the log. */
+
+#define BUILDKIT_MAX_VERTICES 65536
+#define BUILDKIT_MAX_JSON (8u << 20) /* one rawjson object, assembled */
+#define BUILDKIT_MAX_MARKERS 32
+
+/* A vertex's log text, as the build printed it (plain: the text after
+ * "#N <secs> "; rawjson: the decoded log data, split into lines). vidx
+ * names the vertex for buildkit_vertex_*(); marker is the index of the
+ * first marker its name contains, or -1. */
+typedef void (*buildkit_log_fn)(void *userdata, uint32_t vidx, int marker, const char *text,
+                                size_t len);
+
+struct buildkit_config {
+        const char *const *targets; /* --targets a,b: the invocation's targets */
+        size_t ntargets;
+        const char *const *markers; /* substrings to find in vertex names */
+        size_t nmarkers;
+        buildkit_log_fn log;
+        void *userdata;
+};
+
+struct buildkit;
+
+/* The config's strings must outlive the parser. 0 or -ENOMEM. */
+int buildkit_new(const struct buildkit_config *cfg, struct buildkit **ret);
+void buildkit_free(struct buildkit *b);
+
+/* Feed one line (no '\n'). now is buildtel's clock in seconds. Returns
+ * true when the line was BuildKit's (a "#N" line, or part of a rawjson
+ * object), false for any other line. Never fails: past the caps, new
+ * vertices are not tracked (and the model says so). */
+bool buildkit_feed_line(struct buildkit *b, const char *line, size_t len, double now);
+
+/* Fill the model: the targets (multi-target from --targets or the stream;
+ * a single-target build gets one target named after --targets or
+ * "default"), their steps, cached steps, errors, times; the totals and
+ * the builder. Call once, at the end. */
+void buildkit_finish(struct buildkit *b, struct targets *ts);
+
+/* After buildkit_finish: the one target vertex vidx belongs to, or -1 when
+ * none or several; whether it came from the layer cache. */
+int buildkit_vertex_target(const struct buildkit *b, uint32_t vidx);
+bool buildkit_vertex_cached(const struct buildkit *b, uint32_t vidx);
+/* The last vertex whose name holds marker i: 0 and *ret set, or -ENOENT. */
+int buildkit_marker_vertex(const struct buildkit *b, size_t marker, uint32_t *ret);
+/* Whether any BuildKit line was seen. */
+bool buildkit_seen(const struct buildkit *b);

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model/targets.h"
+
+/* .ninja_log v5, v6 and v7: "# ninja log vN" headers and records
+ * "start_ms<TAB>end_ms<TAB>mtime<TAB>output<TAB>hash". */
+
+/* Account the records of buf into ts: the number of edges (the lines of a
+ * multi-output edge count once) and the slowest edges. With last_run_only,
+ * only the last run of the file is taken: a run starts at a header or where
+ * the end times drop (ninja appends one line per finished edge, so the end
+ * times of one run never go down). Without it, buf must hold only this
+ * run's bytes (what was appended since the build started). Malformed
+ * lines are skipped. Returns 0, or -EINVAL when buf holds a header of an
+ * unknown version or not a single record. */
+int ninjalog_parse(const char *buf, size_t len, bool last_run_only, struct targets *ts);
