@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/dbuf.h"
+
+/* An OTLP metrics export (ExportMetricsServiceRequest, one resource, one
+ * scope) as plain values, and its two encodings: protobuf written by hand
+ * (only varint, fixed64 and length-delimited fields are needed) and the
+ * OTLP JSON mapping (lowerCamelCase keys, enums as integers, 64-bit
+ * integers as strings, trace and span ids as hex). Everything is borrowed
+ * from the caller; the encoders allocate only in out. */
+
+enum otlp_value_type {
+        OTLP_STRING,
+        OTLP_BOOL,
+        OTLP_INT,
+        OTLP_DOUBLE,
+};
+
+struct otlp_attr {
+        const char *key;
+        enum otlp_value_type type;
+        const char *s; /* OTLP_STRING: NUL-terminated UTF-8 */
+        bool b;
+        int64_t i;
+        double d;
+};
+
+struct otlp_point {
+        uint64_t start_ns; /* 0: not sent (gauges) */
+        uint64_t time_ns;
+        bool is_int;
+        int64_t i;
+        double d;
+        const struct otlp_attr *attrs;
+        size_t nattrs;
+};
+
+enum otlp_kind {
+        OTLP_GAUGE,
+        OTLP_SUM, /* cumulative; monotonic as the metric says */
+};
+
+struct otlp_metric {
+        const char *name, *description, *unit;
+        enum otlp_kind kind;
+        bool monotonic;
+        const struct otlp_point *points;
+        size_t npoints;
+};
+
+struct otlp_request {
+        const struct otlp_attr *resource;
+        size_t nresource;
+        const char *scope_name, *scope_version;
+        const struct otlp_metric *metrics;
+        size_t nmetrics;
+        /* With a trace context every data point carries one exemplar: its
+         * own time and value, with these ids. */
+        bool has_trace;
+        uint8_t trace_id[16];
+        uint8_t span_id[8];
+};
+
+/* OTLP enum values. */
+#define OTLP_TEMPORALITY_CUMULATIVE 2
+
+/* Append the encoding of rq to out. Return 0 or -ENOMEM (out keeps its
+ * length then). */
+int otlp_encode_protobuf(const struct otlp_request *rq, struct dbuf *out);
+int otlp_encode_json(const struct otlp_request *rq, struct dbuf *out);
+
+/* Append a gzip member (RFC 1952) holding in[0..len) to out. The DEFLATE
+ * data is stored blocks (RFC 1951 BTYPE=00): a valid stream every decoder
+ * reads, without compression; see README "OTLP" for why. 0 or -ENOMEM. */
+int otlp_gzip(const void *in, size_t len, struct dbuf *out);
+
+/* CRC-32 (ISO 3309, as gzip uses it) of p[0..len), continuing from crc
+ * (0 to start). */
+uint32_t otlp_crc32(uint32_t crc, const void *p, size_t len);

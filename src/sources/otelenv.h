@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The OpenTelemetry SDK environment conventions for an OTLP/HTTP metrics
+ * exporter, and the W3C TRACEPARENT a CI system hands to a step. Parsers
+ * take strings with a length; otelenv_load() reads the variables through a
+ * lookup function so tests need no real environment. Header values may be
+ * credentials: nothing here ever puts one in an error or a message. */
+
+#define OTELENV_MAX_PAIRS 32     /* entries of a k=v,k2=v2 list */
+#define OTELENV_MAX_LIST 8192    /* bytes of a whole k=v list */
+#define OTELENV_MAX_URL 2048     /* bytes of an endpoint */
+
+/* One decoded key=value entry; key and value are NUL-terminated copies. */
+struct otel_pair {
+        char *key, *value;
+};
+
+struct otel_pairs {
+        size_t n;
+        struct otel_pair p[OTELENV_MAX_PAIRS];
+};
+
+void otel_pairs_release(struct otel_pairs *ps);
+
+/* "k=v,k2=v2" (OTEL_EXPORTER_OTLP_HEADERS, OTEL_RESOURCE_ATTRIBUTES): keys
+ * and values are trimmed of spaces and tabs, then percent-decoded. An empty
+ * list is valid. With http_header, keys must be HTTP tokens and values must
+ * hold no control bytes (no header injection). Returns 0, -EINVAL for a
+ * malformed list (*ret_bad_entry gets the 1-based entry, never its text),
+ * -E2BIG past the caps, -ENOMEM; *ret untouched on failure. */
+int otelenv_parse_pairs(const char *s, size_t len, bool http_header, struct otel_pairs *ret,
+                        size_t *ret_bad_entry);
+
+/* Percent-decode s[0..len) into a malloc'd NUL-terminated string. "%zz",
+ * a truncated escape and a decoded NUL are -EINVAL. */
+int otelenv_percent_decode(const char *s, size_t len, char **ret);
+
+/* W3C trace context: "00-<32 hex>-<16 hex>-<2 hex>", lowercase. A future
+ * version (not ff) may append "-..." after the flags. All-zero ids are
+ * invalid. */
+struct traceparent {
+        uint8_t version;
+        uint8_t trace_id[16];
+        uint8_t span_id[8];
+        uint8_t flags;
+};
+
+int otelenv_parse_traceparent(const char *s, size_t len, struct traceparent *ret);
+
+/* "true"/"false" in any case, with surrounding spaces. -EINVAL otherwise. */
+int otelenv_parse_bool(const char *s, size_t len, bool *ret);
+/* A whole number of milliseconds, 0..max_ms. */
+int otelenv_parse_ms(const char *s, size_t len, uint64_t max_ms, uint64_t *ret);
+
+/* The metrics URL. generic: OTEL_EXPORTER_OTLP_ENDPOINT, a base to which
+ * "v1/metrics" is appended with exactly one slash; otherwise the value is
+ * used as is. Only http:// and https:// URLs with a host are accepted.
+ * Returns 0 with a malloc'd URL, -EINVAL, -E2BIG, -ENOMEM. */
+int otelenv_metrics_url(const char *s, size_t len, bool generic, char **ret);
+
+/* The URL without user info, query or fragment: safe to print. Writes at
+ * most cap bytes (NUL included). */
+void otelenv_url_for_display(const char *url, char *buf, size_t cap);
+
+enum otel_protocol {
+        OTEL_PROTOCOL_PROTOBUF, /* http/protobuf */
+        OTEL_PROTOCOL_JSON,     /* http/json */
+};
+
+/* Everything the exporter needs, from the environment and options. */
+struct otel_config {
+        bool enabled;
+        char *url;
+        enum otel_protocol protocol;
+        bool gzip;
+        uint64_t timeout_ms;  /* per request; also bounds the final export */
+        uint64_t interval_ms; /* between periodic exports */
+        struct otel_pairs headers;
+        struct otel_pairs resource; /* OTEL_RESOURCE_ATTRIBUTES */
+        char *service_name;         /* OTEL_SERVICE_NAME, or NULL */
+        bool has_trace;
+        struct traceparent trace;
+};
+
+#define OTEL_TIMEOUT_MS_DEFAULT 10000
+#define OTEL_INTERVAL_MS_DEFAULT 60000
+
+typedef const char *(*otelenv_lookup_fn)(void *userdata, const char *name);
+/* A note for the user about one variable; never holds a header value. */
+typedef void (*otelenv_note_fn)(void *userdata, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+
+/* Options that override the environment (NULL / 0: not given). */
+struct otel_options {
+        const char *endpoint; /* --otlp-endpoint: a metrics URL used as is */
+        uint64_t interval_ms; /* --otlp-interval */
+};
+
+/* Fill *ret from the variables (through lookup) and opt. A malformed
+ * variable is noted once and ignored (its default is used; a malformed
+ * endpoint or protocol turns export off): a CI variable must never fail
+ * the build. A malformed --otlp-endpoint is -EINVAL (the caller reports a
+ * usage error). Returns 0, -EINVAL or -ENOMEM; release *ret with
+ * otel_config_release() either way. */
+int otelenv_load(otelenv_lookup_fn lookup, void *lookup_data, const struct otel_options *opt,
+                 otelenv_note_fn note, void *note_data, struct otel_config *ret);
+void otel_config_release(struct otel_config *c);
