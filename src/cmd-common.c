@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sinks/prom.h"
 #include "util/util.h"
 
 void common_opts_init(struct common_opts *o)
@@ -142,6 +143,64 @@ int common_opts_parse(struct common_opts *o, int opt, const char *arg, const cha
                 return 1;
         case OPT_HELP:
                 o->help = true;
+                return 1;
+        case OPT_TARGETS:
+                o->rec.metrics.targets = arg;
+                return 1;
+        case OPT_SCCACHE_MARKER: {
+                /* TARGET=PATH; both point into argv, which outlives us: the
+                 * target name ends at the '='. */
+                const char *eq = strchr(arg, '=');
+                struct buildmetrics_config *m = &o->rec.metrics;
+                if (!eq || eq == arg || !eq[1] || m->nmarkers >= BUILDMETRICS_MAX_MARKERS) {
+                        fprintf(stderr, "buildtel %s: --sccache-marker takes TARGET=PATH (at most %d), not '%s'\n",
+                                cmd, BUILDMETRICS_MAX_MARKERS, arg);
+                        return -1;
+                }
+                m->markers[m->nmarkers].target = arg;
+                m->markers[m->nmarkers++].path = eq + 1;
+                return 1;
+        }
+        case OPT_NINJA_LOG:
+                o->rec.metrics.ninja_log = arg;
+                return 1;
+        case OPT_METRIC_PREFIX:
+                if (*arg && !prom_prefix_valid(arg)) {
+                        fprintf(stderr, "buildtel %s: --metric-prefix takes [a-zA-Z_][a-zA-Z0-9_]*, not '%s'\n",
+                                cmd, arg);
+                        return -1;
+                }
+                o->rec.prom.metric_prefix = arg;
+                return 1;
+        case OPT_TEXTFILE_DIR:
+                if (!*arg) {
+                        fprintf(stderr, "buildtel %s: --textfile-dir is empty\n", cmd);
+                        return -1;
+                }
+                o->rec.prom.textfile_dir = arg;
+                return 1;
+        case OPT_PROM_FILE:
+                if (!prom_file_valid(arg)) {
+                        fprintf(stderr, "buildtel %s: --prom-file takes a file name ending in .prom, not '%s'\n",
+                                cmd, arg);
+                        return -1;
+                }
+                o->rec.prom.prom_file = arg;
+                return 1;
+        case OPT_PUSHGATEWAY:
+                if (strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0) {
+                        fprintf(stderr, "buildtel %s: --pushgateway takes an http:// or https:// URL, not '%s'\n",
+                                cmd, arg);
+                        return -1;
+                }
+                o->rec.prom.pushgateway = arg;
+                return 1;
+        case OPT_PUSH_JOB:
+                if (!*arg) {
+                        fprintf(stderr, "buildtel %s: --push-job is empty\n", cmd);
+                        return -1;
+                }
+                o->rec.prom.push_job = arg;
                 return 1;
         default:
                 return 0;

@@ -20,6 +20,14 @@ enum {
         OPT_COMPILERS,
         OPT_QUIET,
         OPT_HELP,
+        OPT_TARGETS,
+        OPT_SCCACHE_MARKER,
+        OPT_NINJA_LOG,
+        OPT_METRIC_PREFIX,
+        OPT_TEXTFILE_DIR,
+        OPT_PROM_FILE,
+        OPT_PUSHGATEWAY,
+        OPT_PUSH_JOB,
         OPT_COMMON_END,
 };
 
@@ -35,6 +43,14 @@ enum {
         { "low-disk-gb", required_argument, NULL, OPT_LOW_DISK_GB },                               \
         { "compilers", required_argument, NULL, OPT_COMPILERS },                                   \
         { "quiet", no_argument, NULL, OPT_QUIET },                                                 \
+        { "targets", required_argument, NULL, OPT_TARGETS },                                       \
+        { "sccache-marker", required_argument, NULL, OPT_SCCACHE_MARKER },                         \
+        { "ninja-log", required_argument, NULL, OPT_NINJA_LOG },                                   \
+        { "metric-prefix", required_argument, NULL, OPT_METRIC_PREFIX },                           \
+        { "textfile-dir", required_argument, NULL, OPT_TEXTFILE_DIR },                             \
+        { "prom-file", required_argument, NULL, OPT_PROM_FILE },                                   \
+        { "pushgateway", required_argument, NULL, OPT_PUSHGATEWAY },                               \
+        { "push-job", required_argument, NULL, OPT_PUSH_JOB },                                     \
         { "help", no_argument, NULL, OPT_HELP }
 
 struct common_opts {

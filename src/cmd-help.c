@@ -37,6 +37,26 @@ static const struct {
           "  --quiet                no summary on stderr\n"
           "  --off                  exec COMMAND and nothing else (also: BUILDTEL=0)\n"
           "\n"
+          "Build metrics (from COMMAND's own output; also for `watch`):\n"
+          "  --targets A,B          the invocation's targets (default: from the BuildKit\n"
+          "                         stream; a single-target build is one target, 'default')\n"
+          "  --sccache-marker T=PATH  the step whose command holds PATH logs target T's\n"
+          "                         sccache stats (adds to or overrides the built-in table)\n"
+          "  --ninja-log PATH       read this run's records of PATH (.ninja_log v5-v7) at\n"
+          "                         the end: edge count and the 10 slowest edges\n"
+          "  --metric-prefix P      metric names P_build_... (default build_...)\n"
+          "  --textfile-dir DIR     node_exporter textfile directory (default\n"
+          "                         $BUILDTEL_TEXTFILE_DIR, else the first writable of\n"
+          "                         /var/lib/node_exporter/textfile_collector and\n"
+          "                         /var/lib/prometheus/node-exporter, else the log dir)\n"
+          "  --prom-file NAME.prom  the textfile's name (default buildtel.prom); two jobs\n"
+          "                         on one node need different names\n"
+          "  --pushgateway URL      also PUT the metrics to URL/metrics/job/JOB/instance/HOST\n"
+          "                         (5 s at most; a failure is one warning)\n"
+          "  --push-job NAME        the Pushgateway job (default buildtel)\n"
+          "When COMMAND has --metadata-file F, F is read at the end (builder, node, ref per\n"
+          "target) and, when docker exists, `docker buildx history inspect` fills in steps.\n"
+          "\n"
           "SIGINT, SIGTERM, SIGHUP and SIGQUIT go to COMMAND's process group; buildtel then\n"
           "waits for it and writes its files as on a normal exit.\n"
           "\n"
@@ -65,6 +85,15 @@ static const struct {
           "killed run: a torn last row and junk rows are skipped and counted.\n"
           "\n"
           "Exit status: 0, 1 when FILE is unreadable or not a buildtel CSV, 2 bad usage.\n" },
+        { "import-buildx",
+          "usage: buildtel import-buildx REF...\n"
+          "       buildtel import-buildx --json-file FILE\n"
+          "\n"
+          "Print a build's figures (status, steps, cached steps, duration, revision) from\n"
+          "`docker buildx history inspect --format json REF` (buildx >= 0.21), run with a\n"
+          "fixed argv, never a shell; or from FILE, a saved copy of that output.\n"
+          "\n"
+          "Exit status: 0, 1 when a REF could not be read, 2 bad usage.\n" },
         { "help", "usage: buildtel help [COMMAND]\n" },
 };
 

@@ -22,6 +22,7 @@ int cmd_run(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
 int cmd_help(int argc, char **argv);
+int cmd_import_buildx(int argc, char **argv);
 
 /* Print the usage of one command to stdout; -ENOENT if unknown. */
 int cmd_print_usage(const char *name);

@@ -10,6 +10,7 @@ static const struct cmd commands[] = {
         { "run", cmd_run, "run a build and record what it and the machine did" },
         { "watch", cmd_watch, "attach to a running build by pid and record the same" },
         { "summarize", cmd_summarize, "recompute a run's summary from its CSV" },
+        { "import-buildx", cmd_import_buildx, "a build's figures from docker buildx history" },
         { "help", cmd_help, "show the help of a command" },
 };
 

@@ -28,8 +28,9 @@ struct recorder {
         struct sample_colmap colmap;
         struct dbuf row;
         struct csv_record rec;
-        const struct sink_ops *ops[8];
-        void *state[8];
+        const struct sink_ops *ops[16];
+        void *state[16];
+        struct buildmetrics *metrics; /* targets from the build's own output */
         size_t nsinks;
         double start_mono, next_tick;
 };
@@ -95,6 +96,7 @@ static int open_sinks(struct recorder *r, const char *dir)
                 .run = r->run,
                 .summary_cfg = r->cfg.summary,
                 .quiet = r->cfg.quiet,
+                .prom = &r->cfg.prom,
         };
         int e;
 
@@ -157,6 +159,7 @@ static void on_line(void *userdata, const char *line, size_t len, bool truncated
         struct recorder *r = userdata;
 
         logctx_feed_line(r->logctx, line, len);
+        buildmetrics_feed_line(r->metrics, line, len, now_monotonic() - r->start_mono);
 }
 
 int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct recorder **ret)
@@ -192,6 +195,8 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 e = linebuf_new(0, &r->lines[1]);
         if (e >= 0)
                 e = sampler_new(&scfg, &r->sampler);
+        if (e >= 0)
+                e = buildmetrics_new(&cfg->metrics, &r->metrics);
         if (e < 0) {
                 recorder_free(r);
                 return e;
@@ -209,6 +214,7 @@ void recorder_free(struct recorder *r)
                 return;
         close_sinks(r);
         sampler_free(r->sampler);
+        buildmetrics_free(r->metrics);
         logctx_free(r->logctx);
         linebuf_free(r->lines[0]);
         linebuf_free(r->lines[1]);
@@ -281,6 +287,9 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
         struct run_model m = { .run = r->run, .summary = &r->summary };
         int ret = 0;
 
+        buildmetrics_finish(r->metrics, r->run->argv, r->cfg.note, r->cfg.userdata);
+        m.targets = buildmetrics_model(r->metrics);
+
         for (size_t i = 0; i < r->nsinks; i++) {
                 int e;
 
@@ -295,5 +304,7 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
         }
         if (short_out)
                 (void)summary_render_short(&r->summary, r->run, short_out);
+        if (short_out)
+                (void)targets_render_text(m.targets, short_out);
         return ret;
 }

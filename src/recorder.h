@@ -6,6 +6,8 @@
 
 #include "model/run.h"
 #include "model/summary.h"
+#include "sinks/prom.h"
+#include "sources/buildmetrics.h"
 #include "sources/logctx.h"
 #include "util/dbuf.h"
 #include "util/macro.h"
@@ -26,6 +28,8 @@ struct recorder_config {
         bool quiet;
         recorder_note_fn note; /* one-line notes for the user (fallbacks) */
         void *userdata;
+        struct buildmetrics_config metrics; /* targets, markers, --ninja-log */
+        struct prom_config prom;            /* textfile and Pushgateway */
 };
 
 struct recorder;

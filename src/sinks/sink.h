@@ -7,6 +7,8 @@
 #include "model/run.h"
 #include "model/sample.h"
 #include "model/summary.h"
+#include "model/targets.h"
+#include "sinks/prom.h"
 
 /* Everything a sink may need to know about where and how to write. */
 struct sink_ctx {
@@ -14,6 +16,11 @@ struct sink_ctx {
         const struct run_info *run;
         struct summary_config summary_cfg;
         bool quiet;
+        const struct prom_config *prom; /* textfile and Pushgateway; NULL: defaults, no push */
+        /* One line for the user from a sink that carries on without its
+         * output (the history database when locked, full or corrupt). */
+        void (*warn)(void *userdata, const char *msg);
+        void *warn_userdata;
 };
 
 /* The model at the end of a run, as the sinks see it. Features add members
@@ -21,6 +28,7 @@ struct sink_ctx {
 struct run_model {
         const struct run_info *run;
         const struct summary *summary;
+        const struct targets *targets; /* from the build's output; NULL: none */
 };
 
 /* A sink writes the model to the world. Adding an export means adding one
@@ -43,6 +51,10 @@ extern const struct sink_ops sink_runinfo;  /* resources-<id>.run.json */
 extern const struct sink_ops sink_csv;      /* resources-<id>.csv */
 extern const struct sink_ops sink_buildlog; /* build-<id>.log */
 extern const struct sink_ops sink_summary;  /* resources-<id>.summary.{txt,json} */
+
+extern const struct sink_ops sink_prom;     /* <textfile dir>/buildtel.prom */
+extern const struct sink_ops sink_pushgw;   /* PUT to --pushgateway */
+extern const struct sink_ops sink_targets;  /* resources-<id>.targets.json */
 
 /* The sinks of a run, in order. NULL-terminated. */
 extern const struct sink_ops *const sinks_all[];

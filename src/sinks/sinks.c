@@ -10,6 +10,9 @@ const struct sink_ops *const sinks_all[] = {
         &sink_csv,
         &sink_buildlog,
         &sink_summary,
+        &sink_targets,
+        &sink_prom,
+        &sink_pushgw,
         NULL,
 };
 

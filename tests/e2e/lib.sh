@@ -5,6 +5,8 @@ set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CSVCHECK="python3 $HERE/csvcheck.py"
 T=$(mktemp -d "${TMPDIR:-/tmp}/buildtel-e2e.XXXXXX")
+# Never the machine's real node_exporter directory from a test.
+export BUILDTEL_TEXTFILE_DIR="$T/textfile"
 FAILS=0
 CHECKS=0
 cleanup() { rm -rf "$T"; }

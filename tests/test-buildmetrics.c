@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: MIT */
+/* The build-output parsers on hand-written fixtures: BuildKit plain and
+ * rawjson, sccache/ccache stats, .ninja_log, bake metadata, buildx history,
+ * and the Prometheus rendering of the model. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/run.h"
+#include "sinks/prom.h"
+#include "sinks/sink.h"
+#include "sources/bakemeta.h"
+#include "sources/buildmetrics.h"
+#include "sources/ccstats.h"
+#include "sources/ninjalog.h"
+#include "util/dbuf.h"
+#include "util/util.h"
+
+static char *slurp(const char *name, size_t *len)
+{
+        char path[512];
+        char *buf = NULL;
+
+        snprintf(path, sizeof(path), "%s/buildmetrics/%s", FIXTURES, name);
+        assert_int_equal(read_file_at(AT_FDCWD, path, 1 << 24, &buf, len), 0);
+        return buf;
+}
+
+/* Feed a fixture line by line, as the recorder does. */
+static struct buildmetrics *feed_fixture(const char *name, const struct buildmetrics_config *cfg)
+{
+        struct buildmetrics *bm = NULL;
+        size_t len;
+        char *buf = slurp(name, &len);
+        const char *c = buf, *end = buf + len;
+        double now = 0;
+
+        assert_int_equal(buildmetrics_new(cfg, &bm), 0);
+        while (c < end) {
+                const char *nl = memchr(c, '\n', (size_t)(end - c));
+                const char *le = nl ? nl : end;
+                buildmetrics_feed_line(bm, c, (size_t)(le - c), now);
+                now += 1;
+                c = nl ? nl + 1 : end;
+        }
+        buildmetrics_finish(bm, NULL, NULL, NULL);
+        free(buf);
+        return bm;
+}
+
+static const struct target *get(const struct targets *ts, const char *name)
+{
+        int i = targets_find(ts, name);
+        assert_true(i >= 0);
+        return &ts->t[i];
+}
+
+static void test_plain_multi(void **state)
+{
+        struct buildmetrics_config cfg = { 0 };
+        struct buildmetrics *bm = feed_fixture("bake-multi.log", &cfg);
+        const struct targets *ts = buildmetrics_model(bm);
+        const struct target *app, *tools;
+
+        assert_int_equal(ts->n, 2);
+        assert_string_equal(ts->builder, "ci-builder");
+        assert_int_equal(ts->steps, 5); /* #6 shared by app and tools counts once */
+        assert_int_equal(ts->cached, 1);
+        assert_int_equal(ts->internal, 4);
+        assert_int_equal(ts->errors, 1);
+        app = get(ts, "app");
+        tools = get(ts, "tools");
+        assert_int_equal(app->steps, 4);
+        assert_int_equal(app->cached, 1);
+        assert_int_equal(app->errors, 0);
+        assert_true(app->done);
+        assert_int_equal(tools->steps, 2);
+        assert_int_equal(tools->errors, 1);
+        assert_false(tools->done);
+        /* The marker step (the seed's pytorch path) belongs to app. */
+        assert_true(app->sccache.set);
+        assert_false(app->sccache_guess);
+        assert_int_equal(app->sccache.hits, 6);
+        assert_int_equal(app->sccache.misses, 3);
+        assert_false(tools->sccache.set);
+        assert_string_equal(app->builder, "ci-builder");
+        /* lines 4..44 of the file, by the fake clock: first and last line of app */
+        assert_true(app->first_seen < app->last_seen);
+        assert_int_equal(ts->ninja_done, 2);
+        assert_int_equal(ts->ninja_total, 3);
+        buildmetrics_free(bm);
+}
+
+static void test_plain_targets_option(void **state)
+{
+        /* --targets with one name: a single-target build of that name. */
+        struct buildmetrics_config cfg = { .targets = "app" };
+        struct buildmetrics *bm = feed_fixture("bake-multi.log", &cfg);
+        const struct targets *ts = buildmetrics_model(bm);
+
+        /* the stream still shows several prefixes: multi wins */
+        assert_int_equal(ts->n, 2);
+        buildmetrics_free(bm);
+}
+
+static void test_rawjson_ndjson(void **state)
+{
+        struct buildmetrics_config cfg = { 0 };
+        struct buildmetrics *bm = feed_fixture("rawjson-ndjson.log", &cfg);
+        const struct targets *ts = buildmetrics_model(bm);
+        const struct target *t;
+
+        assert_int_equal(ts->n, 1);
+        t = get(ts, "default");
+        assert_int_equal(t->steps, 3);
+        assert_int_equal(t->cached, 1);
+        assert_int_equal(t->errors, 1);
+        assert_int_equal(ts->internal, 1);
+        /* ccache 3.x stats split across two log chunks */
+        assert_true(t->ccache.set);
+        assert_int_equal(t->ccache.hits, 5);
+        assert_int_equal(t->ccache.misses, 2);
+        buildmetrics_free(bm);
+}
+
+static void test_rawjson_indented(void **state)
+{
+        struct buildmetrics_config cfg = { 0 };
+        struct buildmetrics *bm = feed_fixture("rawjson-indented.log", &cfg);
+        const struct targets *ts = buildmetrics_model(bm);
+        const struct target *web, *api;
+
+        assert_int_equal(ts->n, 2);
+        web = get(ts, "web");
+        api = get(ts, "api");
+        assert_int_equal(web->steps, 2);
+        assert_int_equal(web->cached, 1);
+        assert_true(web->done);
+        assert_int_equal(api->steps, 0);
+        assert_int_equal(api->internal, 1);
+        /* no marker step: the last block, flagged as a guess */
+        assert_true(web->sccache.set);
+        assert_true(web->sccache_guess);
+        assert_int_equal(web->sccache.hits, 2);
+        assert_int_equal(web->sccache.misses, 1);
+        buildmetrics_free(bm);
+}
+
+static void test_marker_option_and_cached(void **state)
+{
+        /* A marker step that was layer-cached: absent, not zero, not a guess. */
+        static const char log[] = "#1 [2/2] RUN build && cat /stats.txt\n#1 CACHED\n\n"
+                                  "#2 [3/3] RUN other\n#2 0.1 Cache hits 5\n#2 0.1 Cache misses 5\n#2 DONE 0.1s\n";
+        struct buildmetrics_config cfg = { .nmarkers = 1 };
+        struct buildmetrics *bm = NULL;
+        const char *c = log;
+
+        cfg.markers[0].target = "default=/stats.txt";
+        cfg.markers[0].path = "/stats.txt";
+        assert_int_equal(buildmetrics_new(&cfg, &bm), 0);
+        while (*c) {
+                const char *nl = strchr(c, '\n');
+                buildmetrics_feed_line(bm, c, (size_t)(nl - c), 1.0);
+                c = nl + 1;
+        }
+        buildmetrics_finish(bm, NULL, NULL, NULL);
+        assert_int_equal(buildmetrics_model(bm)->n, 1);
+        assert_false(buildmetrics_model(bm)->t[0].sccache.set);
+        buildmetrics_free(bm);
+}
+
+static const struct {
+        const char *name, *in;
+        int ret;
+        enum ccstats_kind kind;
+        uint64_t hits, misses;
+} cc_cases[] = {
+        { "sccache 0.8 text", "Compile requests  5\nCache hits  4\nCache hits (C/C++)  4\nCache misses 1\nCache hits rate  80.00 %\n",
+          0, CCSTATS_SCCACHE, 4, 1 },
+        { "sccache single space after longest label", "Cache hits 7\nCache misses 0\n", 0,
+          CCSTATS_SCCACHE, 7, 0 },
+        { "sccache json",
+          "{\"stats\":{\"compile_requests\":3,\"cache_hits\":{\"counts\":{\"C/C++\":5,\"Rust\":2},\"adv_counts\":{}},\"cache_misses\":{\"counts\":{\"Rust\":1}}},\"version\":\"0.17.0\"}",
+          0, CCSTATS_SCCACHE, 7, 1 },
+        { "sccache json, no hits at all", "{\"stats\":{\"cache_hits\":{\"counts\":{}},\"cache_misses\":{\"counts\":{}}}}", 0,
+          CCSTATS_SCCACHE, 0, 0 },
+        { "the last of two blocks", "Cache hits 1\nCache misses 1\nnoise\nCompile requests 9\nCache hits 8\nCache misses 2\n",
+          0, CCSTATS_SCCACHE, 8, 2 },
+        { "ccache 3.x", "cache directory /x\ncache hit (direct)  5139\ncache hit (preprocessed)  24\ncache miss  2488\ncache hit rate  67.48 %\n",
+          0, CCSTATS_CCACHE, 5163, 2488 },
+        { "ccache 4.4 Summary", "Summary:\n  Hits:  3319 / 11646 (28.50 %)\n    Direct:  2552 / 12061 (21.16 %)\n  Misses:  8327\n    Direct:  9509\nPrimary storage:\n  Hits:  7847 / 24060 (32.61 %)\n  Misses:  16213\n",
+          0, CCSTATS_CCACHE, 3319, 8327 },
+        { "ccache 4.7", "Cacheable calls:     21 /   21 (100.0%)\n  Hits:              14 /   21 (66.67%)\n    Direct:          14 /   14 (100.0%)\n  Misses:             7 /   21 (33.33%)\nLocal storage:\n  Cache size (GB): 0.00 / 5.00 ( 0.00%)\n  Hits:  99 / 100\n  Misses:  1\n",
+          0, CCSTATS_CCACHE, 14, 7 },
+        { "ccache --print-stats", "autoconf_test\t0\ncache_miss\t7\ndirect_cache_hit\t14\nlocal_storage_hit\t14\npreprocessed_cache_hit\t1\n",
+          0, CCSTATS_CCACHE, 15, 7 },
+        { "ccache --print-stats json", "{\n  \"cache_miss\": 3,\n  \"direct_cache_hit\": 2,\n  \"preprocessed_cache_hit\": 0\n}\n",
+          0, CCSTATS_CCACHE, 2, 3 },
+        { "CRLF", "Cache hits 3\r\nCache misses 4\r\n", 0, CCSTATS_SCCACHE, 3, 4 },
+        { "hits without misses", "Cache hits 3\n", -ENOENT, CCSTATS_NONE, 0, 0 },
+        { "rates are not counts", "Cache hits rate 3\nCache misses rate 3\n", -ENOENT, CCSTATS_NONE, 0, 0 },
+        { "nothing", "hello\n", -ENOENT, CCSTATS_NONE, 0, 0 },
+};
+
+static void test_ccstats(void **state)
+{
+        for (size_t i = 0; i < sizeof(cc_cases) / sizeof(cc_cases[0]); i++) {
+                struct ccstats st = { .kind = CCSTATS_NONE };
+                int r = ccstats_parse(cc_cases[i].in, strlen(cc_cases[i].in), &st);
+
+                print_message("case: %s\n", cc_cases[i].name);
+                assert_int_equal(r, cc_cases[i].ret);
+                assert_int_equal(st.kind, cc_cases[i].kind);
+                assert_int_equal(st.hits, cc_cases[i].hits);
+                assert_int_equal(st.misses, cc_cases[i].misses);
+        }
+}
+
+static void test_ninjalog(void **state)
+{
+        size_t len;
+        char *buf = slurp("ninja_log_two_runs", &len);
+        struct targets ts;
+
+        targets_init(&ts);
+        assert_int_equal(ninjalog_parse(buf, len, true, &ts), 0);
+        assert_int_equal(ts.ninja_edges, 3);
+        assert_int_equal(ts.nslow, 3);
+        assert_string_equal(ts.slow[0].output, "lib.a");
+        assert_int_equal(ts.slow[0].end_ms - ts.slow[0].start_ms, 895);
+        assert_string_equal(ts.slow[1].output, "a.o");
+        assert_string_equal(ts.slow[2].output, "x");
+
+        targets_init(&ts);
+        assert_int_equal(ninjalog_parse(buf, len, false, &ts), 0);
+        assert_int_equal(ts.ninja_edges, 6); /* c.o and /abs/c.o are one edge */
+        assert_string_equal(ts.slow[0].output, "lib.a");
+        assert_string_equal(ts.slow[1].output, "c.o");
+        assert_string_equal(ts.slow[2].output, "a.o");
+        assert_int_equal(ts.slow[2].end_ms, 100);
+
+        targets_init(&ts);
+        assert_int_equal(ninjalog_parse("# ninja log v4\n1\t2\t3\tx\tab\n", 28, false, &ts), -EINVAL);
+        assert_int_equal(ninjalog_parse("junk\n", 5, false, &ts), -EINVAL);
+        /* appended bytes only: no header */
+        assert_int_equal(ninjalog_parse("5\t15\t0\ty\tff\n", 12, false, &ts), 0);
+        assert_int_equal(ts.ninja_edges, 1);
+        free(buf);
+}
+
+static void test_bakemeta_history(void **state)
+{
+        size_t len;
+        char *buf = slurp("metadata-bake.json", &len);
+        struct targets ts;
+        struct buildx_history h;
+        int i;
+
+        targets_init(&ts);
+        assert_int_equal(bakemeta_parse(buf, len, &ts), 2);
+        assert_int_equal(ts.n, 2);
+        assert_string_equal(ts.t[0].name, "app");
+        assert_string_equal(ts.t[0].builder, "ci-builder");
+        assert_string_equal(ts.t[0].node, "ci-builder0");
+        assert_string_equal(ts.t[0].ref, "x3tig9yrbzg2bp0ahn840m9hs");
+        assert_string_equal(ts.t[1].ref, "f9i6og3j529lrezk83aw9k8fr");
+        free(buf);
+        assert_int_equal(bakemeta_parse("[1]", 3, &ts), -EINVAL);
+
+        buf = slurp("history-inspect.json", &len);
+        assert_int_equal(buildx_history_parse(buf, len, &h), 0);
+        assert_string_equal(h.name, "app");
+        assert_string_equal(h.status, "completed");
+        assert_string_equal(h.vcs_revision, "6f1c8e3a");
+        assert_int_equal(h.total_steps, 16);
+        assert_int_equal(h.cached_steps, 4);
+        assert_int_equal(h.completed_steps, 16);
+        assert_true(fabs(h.duration_s - 62.233706155) < 1e-9);
+        i = buildx_history_apply(&h, &ts);
+        assert_int_equal(i, 0);
+        assert_true(ts.t[0].history_set);
+        assert_int_equal(buildx_history_parse("{\"Name\":\"x\"}", 12, &h), -EINVAL);
+        free(buf);
+}
+
+static void test_prom_format(void **state)
+{
+        struct dbuf b = DBUF_INIT;
+        char v[32];
+
+        prom_format_value(NAN, v);
+        assert_string_equal(v, "NaN");
+        prom_format_value(INFINITY, v);
+        assert_string_equal(v, "+Inf");
+        prom_format_value(-INFINITY, v);
+        assert_string_equal(v, "-Inf");
+        prom_format_value(0.1, v);
+        assert_string_equal(v, "0.1");
+        prom_format_value(42, v);
+        assert_string_equal(v, "42");
+        assert_int_equal(prom_escape_label(&b, "a\"b\\c\nd\te", 9), 0);
+        assert_string_equal(b.p, "a\\\"b\\\\c\\nd?e");
+        dbuf_reset(&b);
+        assert_int_equal(prom_escape_help(&b, "x\"y\\z\nw"), 0);
+        assert_string_equal(b.p, "x\"y\\\\z\\nw");
+        dbuf_reset(&b);
+        assert_int_equal(prom_push_url("http://h:9091/", "ci", "host-1", &b), 0);
+        assert_string_equal(b.p, "http://h:9091/metrics/job/ci/instance/host-1");
+        dbuf_reset(&b);
+        assert_int_equal(prom_push_url("http://h", "a/b", "", &b), 0);
+        assert_string_equal(b.p, "http://h/metrics/job@base64/YS9i/instance@base64/=");
+        dbuf_release(&b);
+        assert_true(prom_prefix_valid("rocm"));
+        assert_false(prom_prefix_valid("9x"));
+        assert_false(prom_prefix_valid("a:b"));
+        assert_true(prom_file_valid("ci.prom"));
+        assert_false(prom_file_valid("../x.prom"));
+        assert_false(prom_file_valid("x.txt"));
+}
+
+static void test_prom_render(void **state)
+{
+        struct run_info ri = { .start_epoch = 100, .end_epoch = 160, .finished = true };
+        struct targets ts;
+        struct run_model m = { .run = &ri, .targets = &ts };
+        struct dbuf b = DBUF_INIT;
+        size_t t;
+
+        targets_init(&ts);
+        t = targets_get(&ts, "a\"b", 3);
+        ts.t[t].steps = 4;
+        ts.t[t].cached = 1;
+        ts.t[t].first_seen = 1;
+        ts.t[t].last_seen = 3.5;
+        memcpy(ts.builder, "bx", 3);
+        assert_int_equal(prom_render(&m, "rocm", &b), 0);
+        assert_non_null(strstr(b.p, "# TYPE rocm_build_steps_total gauge\n"
+                                    "rocm_build_steps_total{target=\"a\\\"b\",builder=\"bx\"} 4\n"));
+        assert_non_null(strstr(b.p, "rocm_build_layer_cache_hit_ratio{target=\"a\\\"b\",builder=\"bx\"} 0.25\n"));
+        assert_non_null(strstr(b.p, "rocm_build_duration_seconds{target=\"a\\\"b\",builder=\"bx\"} 2.5\n"));
+        assert_non_null(strstr(b.p, "rocm_build_invocation_duration_seconds{builder=\"bx\"} 60\n"));
+        /* no sccache figures: no samples, and no HELP for them either */
+        assert_null(strstr(b.p, "sccache"));
+        assert_int_equal(b.p[b.len - 1], '\n');
+        dbuf_release(&b);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_plain_multi),
+                cmocka_unit_test(test_plain_targets_option),
+                cmocka_unit_test(test_rawjson_ndjson),
+                cmocka_unit_test(test_rawjson_indented),
+                cmocka_unit_test(test_marker_option_and_cached),
+                cmocka_unit_test(test_ccstats),
+                cmocka_unit_test(test_ninjalog),
+                cmocka_unit_test(test_bakemeta_history),
+                cmocka_unit_test(test_prom_format),
+                cmocka_unit_test(test_prom_render),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
