@@ -15,4 +15,4 @@ need_pkgs() {
                         "${missing[@]}" >&2
 }
 BUILD_PKGS=(gcc meson ninja-build pkg-config libjansson-dev scdoc)
-TEST_PKGS=(libcmocka-dev python3 procps clang libclang-rt-14-dev)
+TEST_PKGS=(libcmocka-dev python3 procps clang libclang-rt-14-dev prometheus prometheus-node-exporter prometheus-pushgateway curl)

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The Prometheus textfile and the Pushgateway, with the real programs on
+# 127.0.0.1: promtool, node_exporter's textfile collector, a Pushgateway.
+. "$(dirname "$0")/lib.sh"
+for p in promtool prometheus-node-exporter prometheus-pushgateway curl; do
+        command -v "$p" >/dev/null || { echo "missing $p (Debian: prometheus, prometheus-node-exporter, prometheus-pushgateway, curl)"; exit 77; }
+done
+FIX="$(cd "$HERE/../fixtures/buildmetrics" && pwd)"
+L="$T/logs" TF="$T/tf"
+PIDS=()
+trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$T"' EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# promtool: clean, or only the seed's own _steps_total gauge name.
+promcheck() {
+        local out rc
+        out=$(promtool check metrics <"$1" 2>&1); rc=$?
+        [ $rc -eq 0 ] && return 0
+        [ $rc -eq 3 ] && [ -z "$(printf '%s\n' "$out" | grep -v '_steps_total non-counter metrics should not have "_total" suffix')" ]
+}
+
+"$BUILDTEL" run --quiet --log-dir "$L" --run-id m --textfile-dir "$TF" --metric-prefix rocm -- cat "$FIX/bake-multi.log" >/dev/null 2>&1
+expect_eq "a failing bake passes its status through" "$?" 0
+check "textfile written" test -s "$TF/buildtel.prom"
+check "promtool check metrics" promcheck "$TF/buildtel.prom"
+check "rocm_ prefix" grep -q '^rocm_build_steps_total{target="app",builder="ci-builder"} 4$' "$TF/buildtel.prom"
+check "tools failed" grep -q '^rocm_build_target_success{target="tools",builder="ci-builder"} 0$' "$TF/buildtel.prom"
+check "sccache of the marker step" grep -q '^rocm_build_sccache_hits{target="app",builder="ci-builder"} 6$' "$TF/buildtel.prom"
+check "no sccache series for tools" sh -c "! grep -q 'sccache_hits{target=\"tools\"' '$TF/buildtel.prom'"
+check "no timestamps" sh -c "! grep -Eq '^[a-z_]+(\{.*\})? [^ ]+ [0-9]+$' '$TF/buildtel.prom'"
+check "file mode 0644" test "$(stat -c %a "$TF/buildtel.prom")" = 644
+check "no temp file left" test "$(ls -A "$TF" | wc -l)" -eq 1
+
+# Quotes, backslashes and newlines in target names.
+printf '#1 [we"ird\\\\na internal] load\n#1 DONE 0.0s\n\n#2 [we"ird\\\\na 1/1] RUN x\n#2 DONE 0.1s\n' >"$T/weird.log"
+"$BUILDTEL" run --quiet --log-dir "$L" --run-id w --textfile-dir "$TF" --prom-file weird.prom -- cat "$T/weird.log" >/dev/null 2>&1
+check "escaped label value" grep -qF 'build_steps_total{target="we\"ird\\\\na",builder=""} 1' "$TF/weird.prom"
+check "promtool on escaped names" promcheck "$TF/weird.prom"
+"$BUILDTEL" run --quiet --log-dir "$L" --run-id nl --textfile-dir "$TF" --prom-file nl.prom --targets 'a
+b' -- true >/dev/null 2>&1
+check "newline escaped" grep -qF 'target="a\nb"' "$TF/nl.prom"
+check "promtool on a newline name" promcheck "$TF/nl.prom"
+
+# A real node_exporter reads the directory.
+NP=$(free_port)
+prometheus-node-exporter --web.listen-address=127.0.0.1:$NP --collector.disable-defaults --collector.textfile \
+        --collector.textfile.directory="$TF" >"$T/ne.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 50); do curl -sf "127.0.0.1:$NP/metrics" >"$T/scrape" 2>/dev/null && break; sleep 0.1; done
+check "node_exporter exports the series" grep -q '^rocm_build_steps_cached{builder="ci-builder",target="app"} 1$' "$T/scrape"
+check "node_textfile_scrape_error 0" grep -q '^node_textfile_scrape_error 0$' "$T/scrape"
+
+# 10,000 reads while buildtel rewrites the file in a loop: never a partial file.
+( for i in $(seq 40); do "$BUILDTEL" run --quiet --log-dir "$L" --run-id r --textfile-dir "$TF" --prom-file loop.prom -- cat "$FIX/bake-multi.log" >/dev/null 2>&1; done; touch "$T/loop.done" ) &
+LOOP=$!
+"$BUILDTEL" run --quiet --log-dir "$L" --run-id r0 --textfile-dir "$TF" --prom-file loop.prom -- cat "$FIX/bake-multi.log" >/dev/null 2>&1
+python3 - "$TF/loop.prom" "$T/loop.done" <<'PY' >"$T/reads"
+import sys, os
+path, done = sys.argv[1], sys.argv[2]
+bad = reads = 0
+while reads < 10000 or not os.path.exists(done):
+    with open(path, 'rb') as f:
+        b = f.read()
+    reads += 1
+    if not b.endswith(b'\n') or b'build_low_disk_samples{' not in b or not b.startswith(b'# HELP build_duration_seconds'):
+        bad += 1
+    if reads > 2000000:
+        break
+print(reads, bad)
+PY
+wait $LOOP
+read -r nreads nbad <"$T/reads"
+check "read the file at least 10000 times ($nreads)" ge "$nreads" 10000
+expect_eq "partial files seen" "$nbad" 0
+
+# A real Pushgateway receives the push.
+GP=$(free_port)
+prometheus-pushgateway --web.listen-address=127.0.0.1:$GP --persistence.file="" >"$T/gw.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 50); do curl -sf "127.0.0.1:$GP/metrics" >/dev/null 2>&1 && break; sleep 0.1; done
+"$BUILDTEL" run --quiet --log-dir "$L" --run-id p --textfile-dir "$TF" --pushgateway "http://127.0.0.1:$GP" --push-job ci/job -- cat "$FIX/bake-multi.log" >/dev/null 2>"$T/push.err"
+expect_eq "push: status unchanged" "$?" 0
+curl -sf "127.0.0.1:$GP/metrics" >"$T/gw"
+check "pushgateway exposes the push" grep -q '^build_steps_total{builder="ci-builder",instance="'"$(hostname)"'",job="ci/job",target="app"} 4$' "$T/gw"
+check "no warning on success" test ! -s "$T/push.err"
+
+# Pushgateway down: status unchanged, one warning line.
+DP=$(free_port)
+"$BUILDTEL" run --quiet --log-dir "$L" --run-id d --textfile-dir "$TF" --pushgateway "http://127.0.0.1:$DP" -- sh -c 'exit 3' >/dev/null 2>"$T/down.err"
+expect_eq "push down: the build's status" "$?" 3
+expect_eq "push down: one warning line" "$(grep -c 'warning: push to' "$T/down.err")" 1
+expect_eq "push down: nothing else on stderr" "$(wc -l <"$T/down.err")" 1
+finish
