@@ -135,6 +135,14 @@ int targets_render_text(const struct targets *ts, struct dbuf *out)
                 if (e >= 0)
                         e = dbuf_puts(out, "\n");
         }
+        for (size_t i = 0; e >= 0 && i < ts->nfailed; i++) {
+                const struct failed_step *f = &ts->failed[i];
+
+                dbuf_reset(&name);
+                e = run_append_utf8_lossy(&name, f->name, strlen(f->name), true);
+                if (e >= 0)
+                        e = dbuf_printf(out, "buildtel: failed step: %s\n", name.p ? name.p : "");
+        }
         if (e >= 0 && ts->ninja_total)
                 e = dbuf_printf(out, "buildtel: ninja progress %" PRIu64 "/%" PRIu64 "\n",
                                 ts->ninja_done, ts->ninja_total);
@@ -222,6 +230,22 @@ int targets_render_json(const struct targets *ts, struct dbuf *out)
                 e = set_new(root, "steps", json_integer(ts->steps));
         if (e >= 0)
                 e = set_new(root, "cached", json_integer(ts->cached));
+        if (e >= 0) {
+                json_t *fa = json_array();
+
+                e = set_new(root, "failed_steps", fa);
+                for (size_t i = 0; e >= 0 && i < ts->nfailed; i++) {
+                        const struct failed_step *f = &ts->failed[i];
+                        json_t *o = json_object();
+
+                        if (!o || json_array_append_new(fa, o) != 0)
+                                e = -ENOMEM;
+                        if (e >= 0)
+                                e = set_new(o, "name", run_json_string(f->name));
+                        if (e >= 0)
+                                e = set_new(o, "target", f->target >= 0 ? run_json_string(ts->t[f->target].name) : json_null());
+                }
+        }
         if (e >= 0)
                 e = set_new(root, "slowest_edges", slow);
         else

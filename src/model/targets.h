@@ -18,6 +18,8 @@
 #define TARGET_NAME_MAX 128 /* bytes kept of a target name (cut, never split UTF-8 badly) */
 #define TARGET_FIELD_MAX 160 /* builder, node, ref */
 #define TARGETS_SLOW_EDGES 10
+#define TARGETS_FAILED_MAX 16      /* failing steps named in the summary */
+#define TARGET_STEP_NAME_MAX 255   /* bytes kept of a failing step's name */
 
 /* Compiler-cache counters: absent is not zero. */
 struct cc_counts {
@@ -53,6 +55,13 @@ struct ninja_edge {
         char output[256];
 };
 
+/* A BuildKit vertex that ended in ERROR (not CANCELED), in the order the
+ * vertices first appeared. */
+struct failed_step {
+        char name[TARGET_STEP_NAME_MAX + 1]; /* its last header, "[stage 2/5] RUN ..." */
+        int target;                          /* index in t[], -1 none or several */
+};
+
 struct targets {
         size_t n;
         struct target t[TARGETS_MAX];
@@ -61,6 +70,8 @@ struct targets {
         uint32_t steps, cached, internal, errors, canceled; /* distinct vertices */
         bool vertex_cap_hit;                                /* more vertices than tracked */
         bool buildkit_seen;
+        size_t nfailed;
+        struct failed_step failed[TARGETS_FAILED_MAX];
         /* ninja [n/m] and make [ nn%] progress, last seen */
         uint64_t ninja_done, ninja_total;
         int make_pct; /* -1 none */

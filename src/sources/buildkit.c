@@ -17,6 +17,7 @@ enum vstate { V_NEW, V_RUNNING, V_DONE, V_CACHED, V_ERROR, V_CANCELED };
 
 struct vtx {
         uint64_t key;
+        char *name; /* the last header, cut to TARGET_STEP_NAME_MAX; NULL unnamed */
         uint64_t cands; /* bit i: announced under prefix cands[i] */
         int16_t target; /* after finish: the one target, or -1 */
         int8_t marker;
@@ -72,6 +73,8 @@ void buildkit_free(struct buildkit *b)
 {
         if (!b)
                 return;
+        for (uint32_t i = 0; i < b->nv; i++)
+                free(b->v[i].name);
         free(b->v);
         free(b->slots);
         dbuf_release(&b->json);
@@ -183,6 +186,21 @@ static bool is_step_token(const char *s, size_t n)
         return true;
 }
 
+/* Shared steps are re-announced under another prefix: the latest name is
+ * the one a failure is reported under. Out of memory only loses the name. */
+static void keep_name(struct vtx *v, const char *name, size_t len)
+{
+        char buf[TARGET_STEP_NAME_MAX + 1];
+        size_t n;
+
+        targets_copy_field(buf, sizeof(buf), name, len);
+        n = strlen(buf);
+        if (v->name && strlen(v->name) == n && memcmp(v->name, buf, n) == 0)
+                return;
+        free(v->name);
+        v->name = strdup(buf);
+}
+
 /* A vertex name: "[tok tok i/n] INSTR ..." or "[tok] exporting ..." or
  * "exporting to image" ... */
 static void name_vertex(struct buildkit *b, struct vtx *v, const char *name, size_t len)
@@ -234,6 +252,7 @@ static void name_vertex(struct buildkit *b, struct vtx *v, const char *name, siz
         }
         if (cand >= 0)
                 v->cands |= 1ULL << cand;
+        keep_name(v, name, len);
         if ((size_t)(end - rest) >= 12 && !memcmp(rest, "exporting to", 12))
                 v->exporting = true;
         if (v->marker < 0)
@@ -640,6 +659,12 @@ void buildkit_finish(struct buildkit *b, struct targets *ts)
                 ts->errors += v->state == V_ERROR;
                 ts->canceled += v->state == V_CANCELED;
                 v->target = tm && !(tm & (tm - 1)) ? (int16_t)__builtin_ctzll(tm) : -1;
+                if (v->state == V_ERROR && ts->nfailed < TARGETS_FAILED_MAX) {
+                        struct failed_step *f = &ts->failed[ts->nfailed++];
+                        targets_copy_field(f->name, sizeof(f->name), v->name ? v->name : "",
+                                           v->name ? strlen(v->name) : 0);
+                        f->target = v->target;
+                }
                 for (uint64_t m = tm; m; m &= m - 1) {
                         struct target *t = &ts->t[__builtin_ctzll(m)];
                         if (v->step) {
