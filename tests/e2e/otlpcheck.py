@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# Assertions on what the strict OTLP sink (tests/otlp-sink/sink.js) recorded
+# against the files buildtel wrote for the same run.
+#   otlpcheck.py data RECORD.jsonl CSV RUN.json EXPECT.json
+#   otlpcheck.py count RECORD.jsonl [STATUS]    number of requests (with that status)
+import csv, json, sys
+
+fails = 0
+
+
+def ok(cond, what):
+    global fails
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        fails += 1
+
+
+def records(path):
+    try:
+        return [json.loads(l) for l in open(path)]
+    except FileNotFoundError:
+        return []
+
+
+def attrs(lst):
+    out = {}
+    for kv in lst or []:
+        v = kv["value"]
+        out[kv["key"]] = next(iter(v.values())) if v else None
+    return out
+
+
+def ms_ns(epoch):
+    # buildtel sends whole milliseconds, as the CSV keeps them
+    return str(round(float(epoch) * 1000) * 1000000)
+
+
+def data(rec_path, csv_path, run_path, expect_path):
+    recs = records(rec_path)
+    exp = json.load(open(expect_path))
+    run = json.load(open(run_path))
+    rows = list(csv.DictReader(open(csv_path, newline="")))
+    ok(len(recs) >= 2, f"at least a periodic and a final export ({len(recs)})")
+    ok(all(r["status"] == 200 for r in recs), "every request decoded and answered 200: " +
+       "; ".join(r.get("error", "") for r in recs if r["status"] != 200))
+    ok(all(r["path"] == "/v1/metrics" for r in recs), "POST to /v1/metrics")
+    ok(all(r["contentType"] == exp["content_type"] for r in recs), f"Content-Type {exp['content_type']}")
+    ok(all(r["contentEncoding"] == exp["encoding"] for r in recs), f"Content-Encoding '{exp['encoding']}'")
+    for k, v in exp["headers"].items():
+        ok(all(r["headers"].get(k) == v for r in recs), f"header {k} sent, percent-decoded")
+    metrics = {}  # name -> list of (metric, request index)
+    for i, r in enumerate(recs):
+        rms = r["request"]["resourceMetrics"]
+        ok(len(rms) == 1, "one resource")
+        res = attrs(rms[0]["resource"].get("attributes"))
+        for k, v in exp["resource"].items():
+            ok(res.get(k) == v, f"request {i}: resource {k} = {v!r} (got {res.get(k)!r})")
+        ok(res.get("build.run.id") == run["run_id"], f"request {i}: resource build.run.id")
+        sm = rms[0]["scopeMetrics"][0]
+        ok(sm["scope"].get("name") == "buildtel", "scope name buildtel")
+        for m in sm["metrics"]:
+            metrics.setdefault(m["name"], []).append((m, i))
+
+    tp = exp.get("trace")
+    npoints = 0
+    for name, ms in metrics.items():
+        for m, i in ms:
+            body = m.get("gauge") or m.get("sum")
+            for dp in body["dataPoints"]:
+                npoints += 1
+                a = attrs(dp.get("attributes"))
+                if tp:
+                    ex = dp.get("exemplars", [])
+                    good = (len(ex) == 1 and ex[0].get("traceId") == tp["trace_id"] and
+                            ex[0].get("spanId") == tp["span_id"] and
+                            ex[0].get("timeUnixNano") == dp["timeUnixNano"] and
+                            a.get("trace_id") == tp["trace_id"] and a.get("span_id") == tp["span_id"])
+                    if not good:
+                        ok(False, f"{name}: exemplar and attributes carry the TRACEPARENT ids: {dp}")
+                        return
+    if tp:
+        ok(npoints > 0, f"all {npoints} data points carry the TRACEPARENT ids as an exemplar and attributes")
+
+    # Gauges: one point per CSV row, same time, same value.
+    for name, col, scale, unit in exp["gauges"]:
+        pts = [dp for m, i in metrics.get(name, []) for dp in m["gauge"]["dataPoints"]]
+        units = {m["unit"] for m, i in metrics.get(name, [])}
+        ok(units == {unit}, f"{name}: unit {unit} ({units})")
+        want = [(ms_ns(r["epoch"]), float(r[col]) * scale) for r in rows if r[col] != ""]
+        got = [(dp["timeUnixNano"], dp["asDouble"]) for dp in pts]
+        ok(got == want, f"{name}: {len(want)} points, times and values of the CSV's {col}" +
+           ("" if got == want else f"\n  got  {got[:4]}\n  want {want[:4]}"))
+    # Sums: the final request holds the last row's value since the start.
+    last = rows[-1]
+    final = len(recs) - 1
+    for name, col, scale, unit, akey, aval in exp["sums"]:
+        ms = [m for m, i in metrics.get(name, []) if i == final]
+        ok(len(ms) == 1 and ms[0]["unit"] == unit, f"{name}: in the final export, unit {unit}")
+        if len(ms) != 1:
+            continue
+        s = ms[0]["sum"]
+        ok(s.get("aggregationTemporality") == 2 and s.get("isMonotonic") is True,
+           f"{name}: cumulative, monotonic")
+        dps = [dp for dp in s["dataPoints"] if attrs(dp.get("attributes")).get(akey) == aval]
+        ok(len(dps) == 1, f"{name}{{{akey}={aval}}}: one point")
+        if dps and last[col] != "":
+            dp = dps[0]
+            ok(dp["asDouble"] == float(last[col]) * scale,
+               f"{name}{{{akey}={aval}}} = last {col} x {scale} ({dp['asDouble']})")
+            ok(dp["startTimeUnixNano"] == ms_ns(run["start_epoch"]), f"{name}: start time is the run's start")
+            ok(dp["timeUnixNano"] == ms_ns(last["epoch"]), f"{name}: time is the last sample's")
+    # Totals and targets: final request only.
+    for name, unit, value, want_attrs in exp["finals"]:
+        ms = [m for m, i in metrics.get(name, []) if i == final]
+        ok(len(ms) == 1 and ms[0]["unit"] == unit, f"{name}: in the final export, unit {unit}")
+        if len(ms) != 1:
+            continue
+        dps = [dp for dp in ms[0]["gauge"]["dataPoints"]
+               if all(attrs(dp.get("attributes")).get(k) == v for k, v in want_attrs.items())]
+        ok(len(dps) == 1, f"{name}{want_attrs}: one point")
+        if not dps:
+            continue
+        got = dps[0].get("asDouble", dps[0].get("asInt"))
+        if value == "duration":
+            value = run["end_epoch"] - run["start_epoch"]
+        ok(str(got) == str(value) if isinstance(value, str) else abs(float(got) - value) < 1e-9,
+           f"{name}{want_attrs} = {value!r} (got {got!r})")
+        ok(dps[0]["timeUnixNano"] == ms_ns(run["end_epoch"]), f"{name}: time is the run's end")
+    for name in exp.get("absent", []):
+        ok(name not in metrics, f"{name} not sent")
+
+
+def main():
+    if sys.argv[1] == "data":
+        data(*sys.argv[2:6])
+        print(f"{fails} failed")
+        sys.exit(1 if fails else 0)
+    if sys.argv[1] == "count":
+        recs = records(sys.argv[2])
+        if len(sys.argv) > 3:
+            recs = [r for r in recs if str(r["status"]) == sys.argv[3]]
+        print(len(recs))
+        return
+    if sys.argv[1] == "gap":  # seconds between request 1 and 2
+        recs = records(sys.argv[2])
+        print(f"{recs[1]['t'] - recs[0]['t']:.3f}" if len(recs) > 1 else "-1")
+        return
+    sys.exit(2)
+
+
+main()
