@@ -23,6 +23,7 @@ void common_opts_init(struct common_opts *o)
         o->rec.summary.near_oom_mb = 4096;
         o->rec.summary.low_disk_gb = 20;
         o->rec.note = common_note;
+        o->rec.warn = common_warn;
 }
 
 void common_opts_release(struct common_opts *o)
@@ -144,6 +145,17 @@ int common_opts_parse(struct common_opts *o, int opt, const char *arg, const cha
         case OPT_HELP:
                 o->help = true;
                 return 1;
+        case OPT_DB:
+                if (!*arg) {
+                        fprintf(stderr, "buildtel %s: --db is empty\n", cmd);
+                        return -1;
+                }
+                o->rec.db_path = arg;
+                o->rec.no_db = false;
+                return 1;
+        case OPT_NO_DB:
+                o->rec.no_db = true;
+                return 1;
         case OPT_TARGETS:
                 o->rec.metrics.targets = arg;
                 return 1;
@@ -258,6 +270,17 @@ void common_note(void *userdata, const char *fmt, ...)
         vsnprintf(buf, sizeof(buf), fmt, ap);
         va_end(ap);
         fprintf(stderr, "buildtel: note: %s\n", buf);
+}
+
+void common_warn(void *userdata, const char *fmt, ...)
+{
+        char buf[2048];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "buildtel: warning: %s\n", buf);
 }
 
 void common_report(const struct common_opts *o, struct recorder *r, struct dbuf *short_sum)

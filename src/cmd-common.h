@@ -28,6 +28,8 @@ enum {
         OPT_PROM_FILE,
         OPT_PUSHGATEWAY,
         OPT_PUSH_JOB,
+        OPT_DB,
+        OPT_NO_DB,
         OPT_COMMON_END,
 };
 
@@ -43,6 +45,8 @@ enum {
         { "low-disk-gb", required_argument, NULL, OPT_LOW_DISK_GB },                               \
         { "compilers", required_argument, NULL, OPT_COMPILERS },                                   \
         { "quiet", no_argument, NULL, OPT_QUIET },                                                 \
+        { "db", required_argument, NULL, OPT_DB },                                                 \
+        { "no-db", no_argument, NULL, OPT_NO_DB },                                                 \
         { "targets", required_argument, NULL, OPT_TARGETS },                                       \
         { "sccache-marker", required_argument, NULL, OPT_SCCACHE_MARKER },                         \
         { "ninja-log", required_argument, NULL, OPT_NINJA_LOG },                                   \
@@ -74,6 +78,8 @@ int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri
 
 /* Print a note for the user on stderr: "buildtel: note: ...". */
 void common_note(void *userdata, const char *fmt, ...) _printf_(2, 3);
+/* Print a warning on stderr: "buildtel: warning: ...". */
+void common_warn(void *userdata, const char *fmt, ...) _printf_(2, 3);
 
 /* Print the end-of-run lines (short summary, where the files are). */
 void common_report(const struct common_opts *o, struct recorder *r, struct dbuf *short_sum);

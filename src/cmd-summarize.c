@@ -17,6 +17,8 @@
 #include "cmd.h"
 #include "sinks/summary-out.h"
 #include "sources/csvread.h"
+#include "sources/history.h"
+#include "store.h"
 #include "util/util.h"
 
 enum { OPT_JSON = OPT_COMMON_END };
@@ -54,12 +56,75 @@ static void load_run_info(const char *csv, struct run_info *ri)
         }
 }
 
+/* RUN is not a file: the run from the history database, its samples
+ * replayed through the same summary code. */
+static int summarize_db(struct common_opts *o, const char *spec, bool json)
+{
+        _cleanup_free_ char *def = NULL;
+        const char *db = o->rec.db_path;
+        struct store *st = NULL;
+        struct run_info ri = { 0 };
+        struct summary sum;
+        struct dbuf out = DBUF_INIT;
+        int64_t id, rows;
+        int e, ret = 1;
+
+        if (!db)
+                db = def = store_default_path();
+        if (!db) {
+                fprintf(stderr, "buildtel summarize: '%s' is not a file, and there is no history database (set HOME or use --db)\n",
+                        spec);
+                return 1;
+        }
+        e = store_open(db, false, 2000, &st);
+        if (e == -ENOENT) {
+                fprintf(stderr, "buildtel summarize: '%s' is neither a file nor a run (no history database '%s')\n",
+                        spec, db);
+                return 1;
+        }
+        if (e < 0) {
+                fprintf(stderr, "buildtel summarize: history database '%s': %s\n", db, store_strerror(e));
+                return 1;
+        }
+        e = history_find_run(st, spec, &id);
+        if (e == -ENOENT || e == -EEXIST) {
+                fprintf(stderr, e == -ENOENT ? "buildtel summarize: '%s' is neither a file nor a run in '%s'\n"
+                                             : "buildtel summarize: '%s' names several runs in '%s'; give more of the id\n",
+                        spec, db);
+                goto out;
+        }
+        if (e >= 0)
+                e = history_run_info(st, id, &ri);
+        summary_init(&sum, &o->rec.summary);
+        rows = e >= 0 ? history_replay(st, id, &sum) : e;
+        if (rows < 0) {
+                fprintf(stderr, "buildtel summarize: history database '%s': %s\n", db,
+                        store_strerror((int)rows));
+                goto out;
+        }
+        if (json ? summary_render_json(&sum, &ri, &out) < 0 : summary_render_text(&sum, &ri, &out) < 0) {
+                fprintf(stderr, "buildtel summarize: out of memory\n");
+                goto out;
+        }
+        if (write_all(STDOUT_FILENO, out.p, out.len) < 0) {
+                fprintf(stderr, "buildtel summarize: cannot write: %s\n", strerror(errno));
+                goto out;
+        }
+        ret = 0;
+out:
+        dbuf_release(&out);
+        run_info_release(&ri);
+        store_close(st);
+        return ret;
+}
+
 int cmd_summarize(int argc, char **argv)
 {
         static const struct option longopts[] = {
                 { "near-oom-mb", required_argument, NULL, OPT_NEAR_OOM_MB },
                 { "low-disk-gb", required_argument, NULL, OPT_LOW_DISK_GB },
                 { "json", no_argument, NULL, OPT_JSON },
+                { "db", required_argument, NULL, OPT_DB },
                 { "help", no_argument, NULL, OPT_HELP },
                 { 0 },
         };
@@ -87,7 +152,7 @@ int cmd_summarize(int argc, char **argv)
                 } else if (c == 'h') {
                         o.help = true;
                 } else {
-                        fputs("usage: buildtel summarize [--json] [--near-oom-mb N] [--low-disk-gb N] FILE.csv\n",
+                        fputs("usage: buildtel summarize [--json] [--near-oom-mb N] [--low-disk-gb N] [--db PATH] FILE.csv|RUN\n",
                               stderr);
                         goto out;
                 }
@@ -98,13 +163,17 @@ int cmd_summarize(int argc, char **argv)
                 goto out;
         }
         if (optind != argc - 1) {
-                fputs("usage: buildtel summarize [--json] [--near-oom-mb N] [--low-disk-gb N] FILE.csv\n",
+                fputs("usage: buildtel summarize [--json] [--near-oom-mb N] [--low-disk-gb N] [--db PATH] FILE.csv|RUN\n",
                       stderr);
                 goto out;
         }
         path = argv[optind];
 
         ret = 1;
+        if (stat(path, &st) < 0 && errno == ENOENT) {
+                ret = summarize_db(&o, path, json);
+                goto out;
+        }
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0 || fstat(fd, &st) < 0) {
                 fprintf(stderr, "buildtel summarize: cannot open '%s': %s\n", path, strerror(errno));

@@ -21,6 +21,10 @@ struct cmd {
 int cmd_run(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_inspect(int argc, char **argv);
+int cmd_layers(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_import_buildx(int argc, char **argv);
 

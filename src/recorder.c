@@ -12,6 +12,7 @@
 
 #include "sinks/sink.h"
 #include "sinks/summary-out.h"
+#include "store.h"
 #include "sources/linebuf.h"
 #include "sources/sampler.h"
 #include "util/csv.h"
@@ -21,6 +22,7 @@ struct recorder {
         struct recorder_config cfg;
         struct run_info *run;
         char *log_dir; /* NULL: nothing is written */
+        char *db_path; /* NULL: no history database */
         struct sampler *sampler;
         struct logctx *logctx;
         struct linebuf *lines[2]; /* stdout, stderr */
@@ -80,6 +82,16 @@ static char *fallback_log_dir(void)
         return strdup(buf);
 }
 
+static void sink_warn(void *userdata, const char *msg)
+{
+        struct recorder *r = userdata;
+
+        if (r->cfg.warn)
+                r->cfg.warn(r->cfg.userdata, "%s", msg);
+        else
+                note(r, "%s", msg);
+}
+
 static void close_sinks(struct recorder *r)
 {
         for (size_t i = 0; i < r->nsinks; i++)
@@ -97,6 +109,9 @@ static int open_sinks(struct recorder *r, const char *dir)
                 .summary_cfg = r->cfg.summary,
                 .quiet = r->cfg.quiet,
                 .prom = &r->cfg.prom,
+                .db_path = r->db_path,
+                .warn = sink_warn,
+                .warn_userdata = r,
         };
         int e;
 
@@ -201,6 +216,11 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 recorder_free(r);
                 return e;
         }
+        if (!cfg->no_db) {
+                r->db_path = cfg->db_path ? strdup(cfg->db_path) : store_default_path();
+                if (!r->db_path)
+                        note(r, "no history database: neither XDG_STATE_HOME nor HOME is set");
+        }
         (void)setup_sinks(r);
         r->start_mono = now_monotonic();
         r->next_tick = r->start_mono; /* a first sample at once: the baseline */
@@ -221,6 +241,7 @@ void recorder_free(struct recorder *r)
         dbuf_release(&r->row);
         csv_record_release(&r->rec);
         free(r->log_dir);
+        free(r->db_path);
         free(r);
 }
 

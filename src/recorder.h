@@ -27,6 +27,9 @@ struct recorder_config {
         struct summary_config summary;
         bool quiet;
         recorder_note_fn note; /* one-line notes for the user (fallbacks) */
+        recorder_note_fn warn; /* one-line warnings (history database); NULL: note */
+        const char *db_path;   /* history database; NULL: store_default_path() */
+        bool no_db;            /* --no-db */
         void *userdata;
         struct buildmetrics_config metrics; /* targets, markers, --ninja-log */
         struct prom_config prom;            /* textfile and Pushgateway */

@@ -16,6 +16,7 @@ struct sink_ctx {
         const struct run_info *run;
         struct summary_config summary_cfg;
         bool quiet;
+        const char *db_path; /* the history database; NULL: none (--no-db) */
         const struct prom_config *prom; /* textfile and Pushgateway; NULL: defaults, no push */
         /* One line for the user from a sink that carries on without its
          * output (the history database when locked, full or corrupt). */
@@ -51,6 +52,7 @@ extern const struct sink_ops sink_runinfo;  /* resources-<id>.run.json */
 extern const struct sink_ops sink_csv;      /* resources-<id>.csv */
 extern const struct sink_ops sink_buildlog; /* build-<id>.log */
 extern const struct sink_ops sink_summary;  /* resources-<id>.summary.{txt,json} */
+extern const struct sink_ops sink_sqlite;   /* the run history database (store.h) */
 
 extern const struct sink_ops sink_prom;     /* <textfile dir>/buildtel.prom */
 extern const struct sink_ops sink_pushgw;   /* PUT to --pushgateway */

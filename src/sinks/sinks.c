@@ -13,6 +13,7 @@ const struct sink_ops *const sinks_all[] = {
         &sink_targets,
         &sink_prom,
         &sink_pushgw,
+        &sink_sqlite,
         NULL,
 };
 

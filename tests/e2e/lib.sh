@@ -11,6 +11,8 @@ FAILS=0
 CHECKS=0
 cleanup() { rm -rf "$T"; }
 trap cleanup EXIT
+# Runs record into a history database: keep the tests' out of the user's.
+export XDG_STATE_HOME="$T/state"
 
 ok() { CHECKS=$((CHECKS + 1)); printf 'ok   %s\n' "$*"; }
 bad() { CHECKS=$((CHECKS + 1)); FAILS=$((FAILS + 1)); printf 'FAIL %s\n' "$*"; }

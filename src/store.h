@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model/run.h"
+#include "model/sample.h"
+#include "model/summary.h"
+
+/* The run history: one SQLite file (WAL, busy timeout) shared by every
+ * buildtel of a user. Writers are the sqlite sink (a run or watch) and
+ * `buildtel cache`; readers are sources/history.c. The schema is versioned
+ * with PRAGMA user_version and upgraded forward on open.
+ *
+ * Tables (version 2):
+ *   runs             one row per run or watch, inserted at start with state
+ *                    'running' and completed at the end ('finished'); a row
+ *                    left 'running' whose recorder process is gone reads as
+ *                    'incomplete' (see history.h)
+ *   samples          every CSV column of every sample, one SQL column per
+ *                    CSV column, added on open when the column table grows
+ *   targets          per-target figures of a build (steps, cached, node...)
+ *   cache_snapshots  compiler-cache counters (`buildtel cache`, runs) */
+
+#define STORE_SCHEMA_VERSION 2
+
+/* Errors beyond errno: returned as negative values like -errno. */
+#define STORE_ENOTDB 4000 /* not an SQLite file, or corrupt */
+#define STORE_ENEWER 4001 /* written by a newer buildtel (unknown schema) */
+
+struct sqlite3;
+struct store;
+
+/* $XDG_STATE_HOME/buildtel/history.db or ~/.local/state/buildtel/
+ * history.db, malloc'd; NULL without either variable or on ENOMEM. */
+char *store_default_path(void);
+
+/* Open path. With create, the file and its parent directories are made
+ * when missing; without, a missing file is -ENOENT. Sets WAL mode and a
+ * busy timeout of busy_ms, then upgrades the schema (one transaction).
+ * Returns 0, -ENOENT, -EBUSY (locked past the timeout), -ENOSPC, -EACCES,
+ * -EROFS, -STORE_ENOTDB, -STORE_ENEWER, -ENOMEM or another -errno. */
+int store_open(const char *path, bool create, int busy_ms, struct store **ret);
+void store_close(struct store *st); /* NULL is a no-op */
+
+/* A short text for an error of this module (strerror for errno values). */
+const char *store_strerror(int e);
+/* The last SQLite message, for diagnostics. */
+const char *store_errmsg(struct store *st);
+
+void store_set_busy_timeout(struct store *st, int ms);
+struct sqlite3 *store_db(struct store *st);
+
+/* Schema version of the file as opened (before upgrading), for tests. */
+int store_opened_version(const struct store *st);
+
+/* Transactions: BEGIN IMMEDIATE / COMMIT / ROLLBACK. 0 or -errno. */
+int store_begin(struct store *st);
+int store_commit(struct store *st);
+void store_rollback(struct store *st);
+
+/* Run rows. ----------------------------------------------------------- */
+
+/* Who writes a running row, to tell a live run from one whose buildtel
+ * was killed: pid, its start time in clock ticks after boot, and the boot
+ * id of the kernel. */
+struct store_recorder {
+        long pid;
+        uint64_t starttime;
+        char boot_id[40];
+};
+
+/* This process as a recorder. Returns 0 or -errno. */
+int store_recorder_self(struct store_recorder *ret);
+
+/* Extra facts of a run that are not in run_info. NULL strings are NULL
+ * in the database. */
+struct store_run_extra {
+        const char *builder;     /* the build tool ("make", "docker buildx bake") */
+        const char *cgroup_mode; /* "v2", "v1", "none"; NULL: unknown */
+        const char *vcs_rev;     /* hex object name of HEAD */
+        const char *vcs_ref;     /* "refs/heads/main"; NULL or "" when detached */
+};
+
+/* Insert the row of a starting run (state 'running'); an older row with
+ * the same run id (a rewritten run, as its files are) is deleted with its
+ * samples and targets. In its own transaction. Returns 0 with the row id
+ * in *ret_id, or -errno. */
+int store_run_begin(struct store *st, const struct run_info *ri, const struct store_run_extra *x,
+                    const struct store_recorder *rec, int64_t *ret_id);
+
+/* Update the running row's summary figures (inside a transaction the
+ * caller holds, or alone). */
+int store_run_progress(struct store *st, int64_t id, const struct summary *sum,
+                       uint64_t dropped);
+
+/* Complete the row: end, exit status, state 'finished', summary figures
+ * and the summary JSON (may be NULL). Not a transaction of its own. */
+int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
+                     const struct summary *sum, const char *summary_json, uint64_t dropped);
+
+/* Samples. ------------------------------------------------------------ */
+
+/* Insert one sample (seq counts from 0 per run). Call between begin and
+ * commit. Every column of the sample column table is stored. */
+int store_sample_insert(struct store *st, int64_t run, uint64_t seq, const struct sample *s);
+
+/* Targets. ------------------------------------------------------------ */
+
+/* A target (image) of a build, in plain values; unknown numbers are -1,
+ * unknown strings NULL. */
+struct store_target {
+        const char *name;
+        double duration_s; /* NAN: unknown */
+        int64_t steps, cached;
+        int success; /* 1, 0, or -1 unknown */
+        int64_t cc_hits, cc_misses;
+        const char *node, *ref;
+};
+
+int store_target_insert(struct store *st, int64_t run, const struct store_target *t);
+
+/* Compiler-cache snapshots. -------------------------------------------- */
+
+struct store_cache_snapshot {
+        double taken_epoch;
+        const char *tool;   /* "ccache" or "sccache" */
+        const char *origin; /* "cache" (buildtel cache), "run-start", "run-end" */
+        int64_t run;        /* a runs.id, or 0 for none */
+        int64_t hits, misses, size_bytes, max_size_bytes, files; /* -1: unknown */
+        const char *version; /* NULL: unknown */
+        const char *raw;     /* the tool's output, as text (NULL: none) */
+};
+
+int store_cache_snapshot_insert(struct store *st, const struct store_cache_snapshot *c,
+                                int64_t *ret_id);

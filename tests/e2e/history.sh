@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# The run history database: runs and samples recorded (cross-checked with
+# the sqlite3 CLI), read back by status/inspect/layers/summarize with their
+# --json parsed, a SIGKILLed run marked incomplete, two runs at once, and
+# the faults: a lock held past the busy timeout, an unwritable directory, a
+# full disk (a tmpfs this test mounts), a garbage file.
+. "$(dirname "$0")/lib.sh"
+for tool in sqlite3 python3 mount; do
+        command -v $tool >/dev/null || { echo "needs $tool"; exit 77; }
+done
+DB="$T/h.db"
+L="$T/logs"
+J="python3 $HERE/csvcheck.py json-get"
+q() { sqlite3 "$DB" "$1"; }
+
+# -- two known runs, and the database agrees with their CSVs
+"$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id a --interval 0.1 -- sh -c 'sleep 0.4; exit 3'
+expect_eq "run with --db keeps the build's status" "$?" 3
+"$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id b --interval 0.1 -- sh -c 'echo "[1/2] Building C object x.c.o"; sleep 0.3' >/dev/null
+expect_eq "run a: finished, exit 3 (sqlite3)" "$(q "select state, exit_code from runs where run_id = 'a'")" "finished|3"
+expect_eq "WAL mode (sqlite3)" "$(q 'pragma journal_mode')" "wal"
+expect_eq "schema version (sqlite3)" "$(q 'pragma user_version')" "2"
+rows=$($CSVCHECK stat "$L/resources-a.csv" epoch count)
+expect_eq "run a: every CSV row is a sample row (sqlite3)" \
+        "$(q "select count(*) from samples s join runs r on r.id = s.run where r.run_id = 'a'")" "$rows"
+expect_eq "run a: samples count in the run row" "$(q "select samples from runs where run_id = 'a'")" "$rows"
+expect_eq "run a: first mem_used_mb equals the CSV (sqlite3)" \
+        "$(q "select printf('%.1f', mem_used_mb) from samples s join runs r on r.id = s.run where r.run_id = 'a' order by seq limit 1")" \
+        "$(printf '%.1f' "$($CSVCHECK stat "$L/resources-a.csv" mem_used_mb first)")"
+expect_eq "run b: the context column is stored" \
+        "$(q "select context from samples s join runs r on r.id = s.run where r.run_id = 'b' order by seq desc limit 1")" \
+        "[1/2] Building C object x.c.o"
+expect_eq "iso is derived from epoch" \
+        "$(q "select iso = strftime('%Y-%m-%dT%H:%M:%fZ', epoch, 'unixepoch') from samples limit 1")" "1"
+
+# status
+"$BUILDTEL" status --db "$DB" --json >"$T/st.json"
+expect_eq "status --json" "$?" 0
+expect_eq "status: newest first" "$($J "$T/st.json" 0.id)" "b"
+expect_eq "status: a's result" "$($J "$T/st.json" 1.result)" "exit 3"
+expect_eq "status: b's result" "$($J "$T/st.json" 0.result)" "ok"
+expect_eq "status: b's builder" "$($J "$T/st.json" 0.builder)" "sh"
+expect_eq "status: a's peak memory = the summary's" "$(printf '%.0f' "$($J "$T/st.json" 1.mem_used_peak_mb)")" \
+        "$(printf '%.0f' "$($J "$L/resources-a.summary.json" memory.peak_used_mb.value)")"
+"$BUILDTEL" status --db "$DB" >"$T/st.txt"
+check "status text: a header and two runs" test "$(wc -l <"$T/st.txt")" -eq 3
+check "status text names run a with its result" grep -Eq '^a +.* exit 3 ' "$T/st.txt"
+"$BUILDTEL" status --db "$DB" --limit 1 --json >"$T/st1.json"
+expect_eq "status --limit 1" "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$T/st1.json")" 1
+"$BUILDTEL" status --db "$DB" --since 2099-01-01 --json >"$T/st2.json"
+expect_eq "status --since the future: none" "$(cat "$T/st2.json")" "[]"
+"$BUILDTEL" status --db "$DB" --since 1h --json >"$T/st3.json"
+expect_eq "status --since 1h: both" "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$T/st3.json")" 2
+"$BUILDTEL" status --db "$DB" --since yesterday 2>"$T/e"
+expect_eq "status --since junk: status 2" "$?" 2
+
+# summarize RUN: the same summary as the run wrote, from the database
+"$BUILDTEL" summarize --db "$DB" --json a >"$T/sa.json"
+expect_eq "summarize RUN --json" "$?" 0
+check "summarize RUN --json equals the run's summary.json" $CSVCHECK json-equal "$T/sa.json" "$L/resources-a.summary.json"
+"$BUILDTEL" summarize --db "$DB" a >"$T/sa.txt"
+check "summarize RUN text equals the run's summary.txt" cmp -s "$T/sa.txt" "$L/resources-a.summary.txt"
+"$BUILDTEL" summarize --db "$DB" nosuchrun 2>"$T/e"
+expect_eq "summarize of an unknown run: status 1" "$?" 1
+check "summarize of an unknown run: one line" test "$(wc -l <"$T/e")" -eq 1
+
+# inspect, with the git revision of the working directory
+mkdir -p "$T/repo/.git/refs/heads" "$T/repo/src"
+echo "ref: refs/heads/topic" >"$T/repo/.git/HEAD"
+echo "0123456789abcdef0123456789abcdef01234567" >"$T/repo/.git/refs/heads/topic"
+(cd "$T/repo/src" && "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id g --interval 0.1 -- make --version >/dev/null)
+"$BUILDTEL" inspect --db "$DB" --json >"$T/in.json"
+expect_eq "inspect --json (latest)" "$?" 0
+expect_eq "inspect: the latest run" "$($J "$T/in.json" id)" "g"
+expect_eq "inspect: revision from .git" "$($J "$T/in.json" vcs_rev)" "0123456789abcdef0123456789abcdef01234567"
+expect_eq "inspect: ref" "$($J "$T/in.json" vcs_ref)" "refs/heads/topic"
+expect_eq "inspect: builder" "$($J "$T/in.json" builder)" "make"
+expect_eq "inspect: samples = CSV rows" "$($J "$T/in.json" samples)" "$($CSVCHECK stat "$L/resources-g.csv" epoch count)"
+"$BUILDTEL" inspect --db "$DB" a >"$T/in.txt"
+check "inspect text: result" grep -q '^result  *exit 3$' "$T/in.txt"
+check "inspect text: peak memory line" grep -q 'memory used' "$T/in.txt"
+
+# layers: targets of known builds (as the build-metrics model stores them)
+q "insert into targets (run, name, steps, cached, node) select id, 'app', 10, 9, 'node-a' from runs where run_id = 'a';
+   insert into targets (run, name, steps, cached, node) select id, 'app', 10, 2, 'node-b' from runs where run_id = 'b';
+   insert into targets (run, name, steps, cached, node) select id, 'web', 4, 4, 'node-a' from runs where run_id = 'b';"
+"$BUILDTEL" layers --db "$DB" --json >"$T/ly.json"
+expect_eq "layers --json" "$?" 0
+expect_eq "layers: app from its latest build" "$($J "$T/ly.json" 0.run)" "b"
+expect_eq "layers: app ratio" "$($J "$T/ly.json" 0.ratio)" "0.2"
+expect_eq "layers: app node changed" "$($J "$T/ly.json" 0.node_changed)" "True"
+expect_eq "layers: app previous node" "$($J "$T/ly.json" 0.previous_node)" "node-a"
+expect_eq "layers: web did not change node" "$($J "$T/ly.json" 1.node_changed)" "False"
+"$BUILDTEL" layers --db "$DB" >"$T/ly.txt"
+check "layers text flags the node change" grep -q 'node changed (was node-a)' "$T/ly.txt"
+"$BUILDTEL" inspect --db "$DB" --json b >"$T/ib.json"
+expect_eq "inspect: steps summed over targets" "$($J "$T/ib.json" steps)" 14
+expect_eq "inspect: cached steps" "$($J "$T/ib.json" cached_steps)" 6
+
+# -- a SIGKILLed buildtel: the run stays, as incomplete
+"$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id k --interval 0.05 -- sleep 30 &
+bt=$!
+sleep 2.6 # past the first batch (rows go in every 2 s)
+kill -9 $bt
+wait $bt 2>/dev/null
+pkill -f "^sleep 30$" 2>/dev/null
+"$BUILDTEL" status --db "$DB" --json >"$T/sk.json"
+expect_eq "SIGKILLed run is incomplete" "$($J "$T/sk.json" 0.result)" "incomplete"
+check "the killed run kept its first batch of samples" test "$(q "select count(*) from samples s join runs r on r.id = s.run where r.run_id = 'k'")" -ge 20
+
+# -- two runs at once on one database, both complete
+for i in 1 2; do
+        "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id c$i --interval 0.05 -- sleep 1.5 &
+done
+wait
+for i in 1 2; do
+        expect_eq "concurrent run c$i finished" "$(q "select state from runs where run_id = 'c$i'")" "finished"
+        expect_eq "concurrent run c$i: all samples" \
+                "$(q "select count(*) from samples s join runs r on r.id = s.run where r.run_id = 'c$i'")" \
+                "$($CSVCHECK stat "$L/resources-c$i.csv" epoch count)"
+done
+
+# -- faults: the build runs, its files are written, one warning
+fault() { # fault NAME DB: a run against DB
+        "$BUILDTEL" run --db "$2" --log-dir "$L" --run-id "$1" --interval 0.1 -- sh -c 'echo out; sleep 0.3; exit 5' >"$T/$1.out" 2>"$T/$1.err"
+        expect_eq "$1: the build's status" "$?" 5
+        expect_eq "$1: output intact" "$(cat "$T/$1.out")" "out"
+        check "$1: CSV written" test -s "$L/resources-$1.csv"
+        check "$1: summary written" test -s "$L/resources-$1.summary.json"
+        expect_eq "$1: exactly one warning" "$(grep -c 'warning' "$T/$1.err")" 1
+        check "$1: the warning names the database" grep -q "history database '$2'" "$T/$1.err"
+}
+# a lock held by another process past the busy timeout
+python3 - "$DB" 8 <<'PY' &
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN EXCLUSIVE")
+open(sys.argv[1] + ".locked", "w").close()
+time.sleep(float(sys.argv[2]))
+c.execute("ROLLBACK")
+PY
+locker=$!
+for _ in $(seq 100); do [ -e "$DB.locked" ] && break; sleep 0.05; done
+fault locked "$DB"
+check "locked: says locked" grep -q "locked" "$T/locked.err"
+kill $locker 2>/dev/null; wait $locker 2>/dev/null
+# an unwritable place (root ignores permission bits: a path under a file)
+touch "$T/file"
+fault unwritable "$T/file/h.db"
+# a garbage file
+head -c 4096 /dev/urandom >"$T/garbage.db"
+fault garbage "$T/garbage.db"
+check "garbage: says it is not a history database" grep -q "not a buildtel history database" "$T/garbage.err"
+"$BUILDTEL" status --db "$T/garbage.db" 2>"$T/gs.err"
+expect_eq "status on a garbage file: status 1" "$?" 1
+expect_eq "status on a garbage file: one line naming the file" \
+        "$(grep -c "history database '$T/garbage.db': not a buildtel history database" "$T/gs.err")/$(wc -l <"$T/gs.err")" "1/1"
+# a full disk: a small tmpfs of our own, filled up
+mkdir -p "$T/full"
+if mount -t tmpfs -o size=64k tmpfs "$T/full" 2>/dev/null; then
+        head -c 1M /dev/zero >"$T/full/fill" 2>/dev/null
+        fault full "$T/full/h.db"
+        check "full: says no space" grep -q "No space left" "$T/full.err"
+        umount "$T/full"
+else
+        echo "needs to mount a tmpfs (root)"; exit 77
+fi
+"$BUILDTEL" status --db "$T/none.db" 2>"$T/e"
+expect_eq "status without a database: status 1" "$?" 1
+check "status without a database: says so" grep -q "does not exist" "$T/e"
+
+# --no-db records nothing; the default is under XDG_STATE_HOME
+XDG_STATE_HOME="$T/state" "$BUILDTEL" run --quiet --no-db --log-dir "$L" -- true
+check "--no-db: no database" test ! -e "$T/state/buildtel/history.db"
+XDG_STATE_HOME="$T/state" "$BUILDTEL" run --quiet --log-dir "$L" --run-id x -- true
+check "default database under XDG_STATE_HOME" test -s "$T/state/buildtel/history.db"
+XDG_STATE_HOME="$T/state" "$BUILDTEL" status --json >"$T/x.json"
+expect_eq "status reads the default database" "$($J "$T/x.json" 0.id)" "x"
+# watch records too
+sleep 0.6 &
+XDG_STATE_HOME="$T/state" "$BUILDTEL" watch --quiet --pid $! --log-dir "$L" --run-id w --interval 0.1
+expect_eq "watch is recorded" "$(sqlite3 "$T/state/buildtel/history.db" "select kind, state from runs where run_id = 'w'")" "watch|finished"
+finish
