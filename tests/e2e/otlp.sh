@@ -152,6 +152,34 @@ hang)
         check "Retry-After: 1 honoured (retry ${gap}s later)" ge "$gap" 0.95
         check "nothing reported: it got through" bash -c "! grep -q OTLP '$T/err'"
         ;;
+export)
+        # A run recorded with no collector, sent later from its files.
+        "$BUILDTEL" run --quiet --no-db --log-dir "$L" --run-id e --interval 0.1 -- sh -c 'sleep 0.5; exit 0'
+        start_sink ok
+        export OTEL_EXPORTER_OTLP_PROTOCOL=http/json
+        OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" export --otlp --log-dir "$L" e >"$T/out" 2>"$T/err"
+        expect_eq "export status" "$?" 0
+        stop_sink
+        check "export says what it sent" grep -q "run e: [0-9]* samples sent to http://127.0.0.1:$PORT/v1/metrics" "$T/out"
+        cat >"$T/expect.json" <<EOF
+{"content_type": "application/json", "encoding": "",
+ "headers": {"x-api-key": "s3cr3t-key 42"},
+ "resource": {"service.name": "ci-builds", "host.name": "$(hostname)", "build.run.kind": "run"},
+ "trace": {"trace_id": "$TP_TRACE", "span_id": "$TP_SPAN"},
+ "gauges": [["build.host.memory.usage", "mem_used_mb", 1048576, "By"],
+            ["container.memory.usage", "cg_mem_mb", 1048576, "By"]],
+ "sums": [["container.cpu.time", "cg_cpu_user_s", 1, "s", "cpu.mode", "user"]],
+ "finals": [["build.duration", "s", "duration", {"cicd.pipeline.result": "success", "build.exit_code": "0"}]]}
+EOF
+        check "the sink got what the files hold" $OTLPCHECK data-any "$REC" "$L/resources-e.csv" \
+                "$L/resources-e.run.json" "$T/expect.json"
+        OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" export --otlp --log-dir "$L" e >"$T/out" 2>"$T/err"
+        expect_eq "export to a collector that is gone: status 1" "$?" 1
+        expect_eq "one line says why" "$(wc -l <"$T/err")" 1
+        OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" export --otlp --log-dir "$L" nosuchrun 2>"$T/err"
+        expect_eq "no such run: status 1" "$?" 1
+        check "no header value anywhere" no_secrets "$L" "$T/out" "$T/err"
+        ;;
 *) echo "unknown case $CASE"; exit 2 ;;
 esac
 finish
