@@ -12,12 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "cmd-common.h"
 #include "cmd.h"
+#include "sources/cgroup.h"
 #include "sources/child.h"
 #include "util/util.h"
 
@@ -26,6 +29,9 @@
 enum {
         OPT_GRACE = OPT_COMMON_END,
         OPT_OFF,
+        OPT_CGROUP,
+        OPT_MEMORY_MAX,
+        OPT_MEMORY_HIGH,
 };
 
 struct run_loop {
@@ -37,6 +43,7 @@ struct run_loop {
         int status, signal;
         double exit_mono;
         int forwarded; /* last signal we passed on, for the exit path */
+        bool subreaper; /* orphans of the build are ours to reap (--cgroup=none) */
 };
 
 static int exec_bare(char **argv)
@@ -89,6 +96,21 @@ static void reap(struct run_loop *L)
         }
 }
 
+/* As a subreaper we inherit the build's orphans: reap them (their rusage
+ * lands in our RUSAGE_CHILDREN, which --cgroup=none adds up), but leave the
+ * build itself to child_try_wait. */
+static void reap_orphans(struct run_loop *L)
+{
+        for (int i = 0; L->subreaper && i < 4096; i++) {
+                siginfo_t si = { 0 };
+
+                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0 ||
+                    si.si_pid == child_pid(L->child))
+                        return;
+                (void)waitpid(si.si_pid, NULL, WNOHANG);
+        }
+}
+
 static void handle_signals(struct run_loop *L)
 {
         struct signalfd_siginfo si;
@@ -98,6 +120,7 @@ static void handle_signals(struct run_loop *L)
 
                 if (sig == SIGCHLD) {
                         reap(L);
+                        reap_orphans(L);
                         continue;
                 }
                 /* INT, TERM, HUP, QUIT: the build decides what they mean. */
@@ -221,12 +244,18 @@ int cmd_run(int argc, char **argv)
                 COMMON_LONGOPTS,
                 { "grace", required_argument, NULL, OPT_GRACE },
                 { "off", no_argument, NULL, OPT_OFF },
+                { "cgroup", required_argument, NULL, OPT_CGROUP },
+                { "memory-max", required_argument, NULL, OPT_MEMORY_MAX },
+                { "memory-high", required_argument, NULL, OPT_MEMORY_HIGH },
                 { 0 },
         };
         struct common_opts o;
         struct run_info ri = { 0 };
         struct run_loop L = { .sfd = -1 };
         struct child_config ccfg = { 0 };
+        struct cgroup_config cgcfg = { .mode = CGROUP_MODE_AUTO, .root = "/" };
+        struct cgroup *cg = NULL;
+        int cg_fds[_CG_H_MAX];
         struct dbuf short_sum = DBUF_INIT;
         struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
         sigset_t mask, old_mask;
@@ -253,6 +282,23 @@ int cmd_run(int argc, char **argv)
                         break;
                 case OPT_OFF:
                         off = true;
+                        break;
+                case OPT_CGROUP:
+                        if (cgroup_mode_parse(optarg, &cgcfg.mode) < 0) {
+                                fprintf(stderr, "buildtel run: --cgroup takes auto, v2, hybrid, v1 or none, not '%s'\n",
+                                        optarg);
+                                goto out;
+                        }
+                        break;
+                case OPT_MEMORY_MAX:
+                case OPT_MEMORY_HIGH:
+                        if (parse_size_str(optarg, c == OPT_MEMORY_MAX ? &cgcfg.memory_max
+                                                                      : &cgcfg.memory_high) < 0 ||
+                            (c == OPT_MEMORY_MAX ? cgcfg.memory_max : cgcfg.memory_high) < 4096) {
+                                fprintf(stderr, "buildtel run: %s takes a size of at least 4K (512M, 4G, ...), not '%s'\n",
+                                        c == OPT_MEMORY_MAX ? "--memory-max" : "--memory-high", optarg);
+                                goto out;
+                        }
                         break;
                 case 'h':
                         o.help = true;
@@ -307,6 +353,37 @@ int cmd_run(int argc, char **argv)
                                 break;
         }
 
+        /* The build's cgroup exists before the build does. */
+        cgcfg.run_id = ri.run_id;
+        cgcfg.note = common_note;
+        if (cgcfg.mode == CGROUP_MODE_NONE && (cgcfg.memory_max || cgcfg.memory_high)) {
+                fprintf(stderr, "buildtel run: --memory-max and --memory-high need a cgroup, not --cgroup=none\n");
+                goto out_sig;
+        }
+        e = cgroup_new(&cgcfg, &cg);
+        if (e < 0 && cgcfg.mode == CGROUP_MODE_AUTO && !cgcfg.memory_max && !cgcfg.memory_high) {
+                fprintf(stderr, "buildtel: note: no cgroup for the build (%s): --cgroup=none, its figures are estimates from /proc\n",
+                        e == -ENOENT ? "none mounted" : strerror(-e));
+                cgcfg.mode = CGROUP_MODE_NONE;
+                e = cgroup_new(&cgcfg, &cg);
+        }
+        if (e < 0) {
+                fprintf(stderr, "buildtel run: cannot make the build's cgroup (--cgroup=%s): %s\n",
+                        cgroup_mode_name(cgcfg.mode),
+                        e == -ENOENT      ? "its hierarchies are not mounted here"
+                        : e == -EOPNOTSUPP ? "the memory limit did not hold"
+                                           : strerror(-e));
+                goto out_sig;
+        }
+        if (cgroup_mode(cg) == CGROUP_MODE_NONE) {
+                /* Orphans of the build come to us, so the tree stays whole
+                 * and their CPU is counted when we reap them. */
+                L.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
+        }
+        o.rec.cgroup = cg;
+        ccfg.cgroup_procs_fds = cg_fds;
+        ccfg.n_cgroup_procs_fds = cgroup_procs_fds(cg, cg_fds, ARRAY_SIZE(cg_fds));
+
         ccfg.argv = argv;
         ccfg.pipes = true;
         ccfg.foreground = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
@@ -319,6 +396,17 @@ int cmd_run(int argc, char **argv)
                 goto out_sig;
         }
         ri.pid = child_pid(L.child);
+        /* The OOM killer should take the build's process, not the recorder;
+         * the build forked before this and keeps its own value. Lowering
+         * needs privilege; without it this simply fails. */
+        {
+                int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+
+                if (fd >= 0) {
+                        (void)!write(fd, "-500", 4);
+                        close(fd);
+                }
+        }
 
         e = recorder_new(&o.rec, &ri, &L.rec);
         if (e < 0) {
@@ -339,6 +427,10 @@ int cmd_run(int argc, char **argv)
                 reap(&L);
         }
         child_restore_terminal(L.child);
+        /* After the final sample: what the build left running goes with
+         * its cgroup. */
+        cgroup_free(cg);
+        cg = NULL;
 
         ri.end_epoch = now_realtime();
         ri.finished = true;
@@ -355,6 +447,7 @@ out_sig:
         sigprocmask(SIG_SETMASK, &old_mask, NULL);
 out:
         recorder_free(L.rec);
+        cgroup_free(cg);
         child_free(L.child);
         closep(&L.sfd);
         free(L.buf);

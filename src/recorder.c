@@ -13,6 +13,8 @@
 #include "sinks/sink.h"
 #include "sinks/summary-out.h"
 #include "store.h"
+#include "sources/cgroup-top.h"
+#include "sources/cgroup.h"
 #include "sources/linebuf.h"
 #include "sources/sampler.h"
 #include "util/csv.h"
@@ -35,6 +37,8 @@ struct recorder {
         struct buildmetrics *metrics; /* targets from the build's own output */
         size_t nsinks;
         double start_mono, next_tick;
+        struct proctop top; /* the build's largest processes this tick */
+        double page_mb;     /* MiB per page */
 };
 
 static void note(struct recorder *r, const char *fmt, ...) _printf_(2, 3);
@@ -222,6 +226,7 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                         note(r, "no history database: neither XDG_STATE_HOME nor HOME is set");
         }
         (void)setup_sinks(r);
+        r->page_mb = (double)sysconf(_SC_PAGESIZE) / 1048576.0;
         r->start_mono = now_monotonic();
         r->next_tick = r->start_mono; /* a first sample at once: the baseline */
         *ret = r;
@@ -266,8 +271,89 @@ void recorder_log_line(struct recorder *r, const char *line, size_t len)
         logctx_feed_line(r->logctx, line, len);
 }
 
+static void on_build_proc(void *userdata, const struct pidstat *ps)
+{
+        struct recorder *r = userdata;
+
+        proctop_consider(&r->top, ps);
+}
+
+/* Before the host sample: the build's counters, and its pids for the
+ * per-process part of the sampler. */
+static void build_before(struct recorder *r, struct sample *s)
+{
+        static const long no_pids[1];
+        struct cgroup_stats cs;
+        const long *pids;
+        size_t n;
+
+        (void)cgroup_read(r->cfg.cgroup, &cs);
+        s->cg_mode = cgroup_mode_name(cgroup_mode(r->cfg.cgroup));
+        s->cg_cpu_user_s = cs.cpu_user_s;
+        s->cg_cpu_sys_s = cs.cpu_sys_s;
+        s->cg_mem_mb = cs.mem_bytes / 1048576.0;
+        s->cg_mem_peak_mb = cs.mem_peak_bytes / 1048576.0;
+        s->cg_oom_kills = cs.oom_kills;
+        s->cg_io_read_mb = cs.io_read_bytes / 1048576.0;
+        s->cg_io_write_mb = cs.io_write_bytes / 1048576.0;
+        s->cg_psi_cpu_some_s = cs.psi_cpu_some_s;
+        s->cg_psi_cpu_full_s = cs.psi_cpu_full_s;
+        s->cg_psi_mem_some_s = cs.psi_mem_some_s;
+        s->cg_psi_mem_full_s = cs.psi_mem_full_s;
+        s->cg_psi_io_some_s = cs.psi_io_some_s;
+        s->cg_psi_io_full_s = cs.psi_io_full_s;
+        s->cg_pids = cs.pids;
+        s->cg_pids_peak = cs.pids_peak;
+        proctop_reset(&r->top);
+        /* Never the whole host: without the list, no process at all. */
+        if (cgroup_pids(r->cfg.cgroup, &pids, &n) < 0) {
+                pids = no_pids;
+                n = 0;
+        }
+        sampler_set_pids(r->sampler, pids, n, on_build_proc, r);
+}
+
+static void build_after(struct recorder *r, struct sample *s)
+{
+        const char **label[PROCTOP_N] = {&s->top_proc, &s->top2_proc, &s->top3_proc};
+        double *mb[PROCTOP_N] = {&s->top_proc_mb, &s->top2_proc_mb, &s->top3_proc_mb};
+        double *pid[PROCTOP_N] = {&s->top_pid, &s->top2_pid, &s->top3_pid};
+
+        proctop_label_all(&r->top, sampler_procfs(r->sampler));
+        for (size_t i = 0; i < r->top.n; i++) {
+                *label[i] = r->top.e[i].label;
+                *mb[i] = (double)r->top.e[i].rss_pages * r->page_mb;
+                *pid[i] = (double)r->top.e[i].pid;
+        }
+}
+
+/* Say at once when the build lost a process to the OOM killer. */
+static void warn_oom(struct recorder *r, uint64_t before)
+{
+        const struct summary_build *b = &r->summary.build;
+        const struct summary_oom *e;
+
+        if (b->noom == before || !r->cfg.warn)
+                return;
+        if (b->noom > SUMMARY_OOM_MAX) {
+                r->cfg.warn(r->cfg.userdata, "OOM kill in the build's cgroup (%.0f so far)",
+                            b->oom_kills);
+                return;
+        }
+        e = &b->oom[b->noom - 1];
+        if (e->victim.label[0])
+                r->cfg.warn(r->cfg.userdata,
+                            "OOM kill in the build's cgroup (%.0f so far); likely victim: %s "
+                            "(pid %.0f, %.1f MiB)",
+                            e->kills, e->victim.label, e->victim.pid, e->victim.mb);
+        else
+                r->cfg.warn(r->cfg.userdata, "OOM kill in the build's cgroup (%.0f so far)",
+                            e->kills);
+}
+
 int recorder_tick(struct recorder *r)
 {
+        uint64_t noom = r->summary.build.noom;
         double mono = now_monotonic();
         struct sample s, rs;
         size_t used;
@@ -276,7 +362,11 @@ int recorder_tick(struct recorder *r)
         sample_clear(&s);
         s.epoch = now_realtime();
         s.elapsed_s = mono - r->start_mono;
+        if (r->cfg.cgroup)
+                build_before(r, &s);
         (void)sampler_take(r->sampler, &s);
+        if (r->cfg.cgroup)
+                build_after(r, &s);
         s.stage = logctx_stage(r->logctx);
         s.context = logctx_context(r->logctx);
 
@@ -297,6 +387,7 @@ int recorder_tick(struct recorder *r)
         if (e < 0)
                 return e;
         summary_add(&r->summary, &rs);
+        warn_oom(r, noom);
         for (size_t i = 0; i < r->nsinks; i++)
                 if (r->ops[i]->sample)
                         r->ops[i]->sample(r->state[i], &rs, r->row.p, r->row.len);

@@ -31,11 +31,17 @@ struct recorder_config {
         const char *db_path;   /* history database; NULL: store_default_path() */
         bool no_db;            /* --no-db */
         void *userdata;
+        /* The build's own accounting, borrowed (NULL for watch): read every
+         * tick into the cg_* and top_* columns; it also limits the
+         * compilers count to the build's own processes. An OOM kill in it
+         * is reported through warn at once. */
+        struct cgroup *cgroup;
         struct buildmetrics_config metrics; /* targets, markers, --ninja-log */
         struct prom_config prom;            /* textfile and Pushgateway */
 };
 
 struct recorder;
+struct cgroup;
 
 /* run must outlive the recorder; its facts are written at start and finish.
  * Never fails for an unwritable directory (falls back, then records

@@ -15,7 +15,17 @@
 
 #define HEADER                                                                                     \
         "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,"         \
+        "disk_avail_gb,disk_pct,compilers,stage,context" CG_HEADER
+#define SEED_HEADER                                                                                \
+        "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,"         \
         "disk_avail_gb,disk_pct,compilers,stage,context"
+#define CG_HEADER                                                                                  \
+        ",cg_mode,cg_cpu_user_s,cg_cpu_sys_s,cg_mem_mb,cg_mem_peak_mb,cg_oom_kills,cg_io_read_mb,"   \
+        "cg_io_write_mb,cg_psi_cpu_some_s,cg_psi_cpu_full_s,cg_psi_mem_some_s,cg_psi_mem_full_s,"   \
+        "cg_psi_io_some_s,cg_psi_io_full_s,cg_pids,cg_pids_peak,top_proc,top_proc_mb,top_pid,"      \
+        "top2_proc,top2_proc_mb,top2_pid,top3_proc,top3_proc_mb,top3_pid"
+/* The 25 columns after the seed's, all unknown. */
+#define CG_EMPTY ",,,,,,,,,,,,,,,,,,,,,,,,,"
 
 static void parse_one(const char *s, struct csv_record *rec)
 {
@@ -65,7 +75,7 @@ static void test_format(void **state)
         assert_int_equal(sample_csv_format(&s, &b), 0);
         assert_string_equal(b.p,
                             "1764430820.123,2025-11-29T15:40:20.123Z,12.346,3.14,87.2,12346,"
-                            "4000,75.5,0,123.46,45.0,7,cmake --build,\"CXX a,\"\"b\"\".o\"\r\n");
+                            "4000,75.5,0,123.46,45.0,7,cmake --build,\"CXX a,\"\"b\"\".o\"" CG_EMPTY "\r\n");
         dbuf_release(&b);
 }
 
@@ -82,7 +92,7 @@ static void test_format_unknown(void **state)
         s.load1 = -0.001;      /* rounds to zero: no "-0.00" */
         s.mem_used_mb = 1e300; /* would not read back as a plain decimal */
         assert_int_equal(sample_csv_format(&s, &b), 0);
-        assert_string_equal(b.p, ",,,0.00,,,,,,,,,,\r\n");
+        assert_string_equal(b.p, ",,,0.00,,,,,,,,,," CG_EMPTY "\r\n");
         dbuf_release(&b);
 }
 
@@ -97,7 +107,7 @@ static void test_round_trip(void **state)
         assert_int_equal(sample_csv_header(&b), 0);
         parse_one(b.p, &hdr);
         assert_int_equal(sample_colmap_init(&m, &hdr), 0);
-        assert_int_equal(m.nfields, 14);
+        assert_int_equal(m.nfields, 39);
         dbuf_reset(&b);
         s.context = "line1\r\nline2 \xff\xfe";
         assert_int_equal(sample_csv_format(&s, &b), 0);
@@ -171,7 +181,8 @@ static void test_junk_rows(void **state)
         struct sample_colmap m;
 
         (void)state;
-        parse_one(HEADER "\r\n", &hdr);
+        /* A CSV of an older buildtel: the seed's columns only. */
+        parse_one(SEED_HEADER "\r\n", &hdr);
         assert_int_equal(sample_colmap_init(&m, &hdr), 0);
         for (size_t i = 0; i < ARRAY_SIZE(junk_cases); i++) {
                 struct sample s = {.epoch = 42.0, .stage = "untouched"};
@@ -240,12 +251,62 @@ static void test_headers(void **state)
         csv_record_release(&rec);
 }
 
+/* The build's columns: written, read back, and missing ones read as unknown. */
+static void test_cg_columns(void **state)
+{
+        struct sample s = example(), t;
+        struct dbuf b = DBUF_INIT;
+        struct csv_record hdr = CSV_RECORD_INIT, rec = CSV_RECORD_INIT;
+        struct sample_colmap m;
+
+        (void)state;
+        s.cg_mode = "hybrid";
+        s.cg_cpu_user_s = 1.23456;
+        s.cg_mem_peak_mb = 512.04;
+        s.cg_oom_kills = 1;
+        s.top_proc = "cc1plus a/b \"c\".cpp";
+        s.top_proc_mb = 100.25;
+        s.top_pid = 4242;
+        assert_int_equal(sample_csv_header(&b), 0);
+        parse_one(b.p, &hdr);
+        assert_int_equal(sample_colmap_init(&m, &hdr), 0);
+        dbuf_reset(&b);
+        assert_int_equal(sample_csv_format(&s, &b), 0);
+        assert_non_null(strstr(b.p, ",hybrid,1.235,,,512.0,1,"));
+        parse_one(b.p, &rec);
+        assert_int_equal(sample_from_record(&m, &rec, &t), 0);
+        assert_string_equal(t.cg_mode, "hybrid");
+        assert_true(t.cg_cpu_user_s == 1.235);
+        assert_true(isnan(t.cg_cpu_sys_s));
+        assert_true(t.cg_mem_peak_mb == 512.0);
+        assert_true(t.cg_oom_kills == 1);
+        assert_string_equal(t.top_proc, "cc1plus a/b \"c\".cpp");
+        assert_true(t.top_proc_mb == 100.2 || t.top_proc_mb == 100.3);
+        assert_true(t.top_pid == 4242);
+        assert_string_equal(t.top2_proc, "");
+
+        /* the seed's header alone: the build's columns are unknown */
+        parse_one(SEED_HEADER "\r\n", &hdr);
+        assert_int_equal(sample_colmap_init(&m, &hdr), 0);
+        parse_one("1.5,x,2,0.5,10,100,200,30,0,50,40,1,s,c\r\n", &rec);
+        assert_int_equal(sample_from_record(&m, &rec, &t), 0);
+        assert_string_equal(t.cg_mode, "");
+        assert_true(isnan(t.cg_mem_peak_mb) && isnan(t.top_pid));
+        /* but a seed column missing is still not a buildtel CSV */
+        parse_one("epoch,iso,elapsed_s\r\n", &hdr);
+        assert_int_equal(sample_colmap_init(&m, &hdr), -EINVAL);
+
+        dbuf_release(&b);
+        csv_record_release(&hdr);
+        csv_record_release(&rec);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_header),         cmocka_unit_test(test_format),
             cmocka_unit_test(test_format_unknown), cmocka_unit_test(test_round_trip),
-            cmocka_unit_test(test_strings_capped), cmocka_unit_test(test_junk_rows),
+            cmocka_unit_test(test_strings_capped), cmocka_unit_test(test_junk_rows), cmocka_unit_test(test_cg_columns),
             cmocka_unit_test(test_headers),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,7 +42,37 @@ static const struct column columns[] = {
     {"compilers", COL_NUM, 0, offsetof(struct sample, compilers), 0},
     {"stage", COL_STR, 0, offsetof(struct sample, stage), SAMPLE_STAGE_MAX},
     {"context", COL_STR, 0, offsetof(struct sample, context), SAMPLE_CONTEXT_MAX},
+    /* The build's own accounting (issue 3); optional when reading. */
+    {"cg_mode", COL_STR, 0, offsetof(struct sample, cg_mode), SAMPLE_MODE_MAX},
+    {"cg_cpu_user_s", COL_NUM, 3, offsetof(struct sample, cg_cpu_user_s), 0},
+    {"cg_cpu_sys_s", COL_NUM, 3, offsetof(struct sample, cg_cpu_sys_s), 0},
+    {"cg_mem_mb", COL_NUM, 1, offsetof(struct sample, cg_mem_mb), 0},
+    {"cg_mem_peak_mb", COL_NUM, 1, offsetof(struct sample, cg_mem_peak_mb), 0},
+    {"cg_oom_kills", COL_NUM, 0, offsetof(struct sample, cg_oom_kills), 0},
+    {"cg_io_read_mb", COL_NUM, 1, offsetof(struct sample, cg_io_read_mb), 0},
+    {"cg_io_write_mb", COL_NUM, 1, offsetof(struct sample, cg_io_write_mb), 0},
+    {"cg_psi_cpu_some_s", COL_NUM, 3, offsetof(struct sample, cg_psi_cpu_some_s), 0},
+    {"cg_psi_cpu_full_s", COL_NUM, 3, offsetof(struct sample, cg_psi_cpu_full_s), 0},
+    {"cg_psi_mem_some_s", COL_NUM, 3, offsetof(struct sample, cg_psi_mem_some_s), 0},
+    {"cg_psi_mem_full_s", COL_NUM, 3, offsetof(struct sample, cg_psi_mem_full_s), 0},
+    {"cg_psi_io_some_s", COL_NUM, 3, offsetof(struct sample, cg_psi_io_some_s), 0},
+    {"cg_psi_io_full_s", COL_NUM, 3, offsetof(struct sample, cg_psi_io_full_s), 0},
+    {"cg_pids", COL_NUM, 0, offsetof(struct sample, cg_pids), 0},
+    {"cg_pids_peak", COL_NUM, 0, offsetof(struct sample, cg_pids_peak), 0},
+    {"top_proc", COL_STR, 0, offsetof(struct sample, top_proc), SAMPLE_PROC_MAX},
+    {"top_proc_mb", COL_NUM, 1, offsetof(struct sample, top_proc_mb), 0},
+    {"top_pid", COL_NUM, 0, offsetof(struct sample, top_pid), 0},
+    {"top2_proc", COL_STR, 0, offsetof(struct sample, top2_proc), SAMPLE_PROC_MAX},
+    {"top2_proc_mb", COL_NUM, 1, offsetof(struct sample, top2_proc_mb), 0},
+    {"top2_pid", COL_NUM, 0, offsetof(struct sample, top2_pid), 0},
+    {"top3_proc", COL_STR, 0, offsetof(struct sample, top3_proc), SAMPLE_PROC_MAX},
+    {"top3_proc_mb", COL_NUM, 1, offsetof(struct sample, top3_proc_mb), 0},
+    {"top3_pid", COL_NUM, 0, offsetof(struct sample, top3_pid), 0},
 };
+
+/* The seed's columns, which every buildtel CSV has; the rest may be missing
+ * in a file written before they were added. */
+#define SEED_COLUMNS 14
 
 static_assert(ARRAY_SIZE(columns) <= SAMPLE_COLUMNS_MAX, "grow SAMPLE_COLUMNS_MAX");
 
@@ -174,7 +204,7 @@ int sample_colmap_init(struct sample_colmap *m, const struct csv_record *rec)
                         t.idx[i] = (int)f;
                 }
         }
-        for (size_t i = 0; i < ARRAY_SIZE(columns); i++)
+        for (size_t i = 0; i < SEED_COLUMNS; i++)
                 if (t.idx[i] < 0)
                         return -EINVAL;
         *m = t;

@@ -13,6 +13,8 @@
 
 #define SAMPLE_STAGE_MAX 256   /* bytes, without NUL */
 #define SAMPLE_CONTEXT_MAX 512 /* bytes, without NUL */
+#define SAMPLE_PROC_MAX 160    /* a top_proc label, bytes, without NUL */
+#define SAMPLE_MODE_MAX 16
 
 struct sample {
         double epoch;     /* CLOCK_REALTIME, seconds */
@@ -28,6 +30,23 @@ struct sample {
         double compilers;     /* live compiler processes (a whole number) */
         const char *stage;    /* borrowed, NUL-terminated, "" when none */
         const char *context;  /* borrowed, NUL-terminated, "" when none */
+
+        /* The build's own accounting (its cgroup, or its process tree in
+         * mode "none"); all NAN / "" for watch. Counters count from the
+         * build's start. */
+        const char *cg_mode; /* "v2", "hybrid", "v1", "none", or "" */
+        double cg_cpu_user_s, cg_cpu_sys_s;
+        double cg_mem_mb, cg_mem_peak_mb; /* MiB; peak is the kernel's */
+        double cg_oom_kills;
+        double cg_io_read_mb, cg_io_write_mb;
+        double cg_psi_cpu_some_s, cg_psi_cpu_full_s; /* stall seconds */
+        double cg_psi_mem_some_s, cg_psi_mem_full_s;
+        double cg_psi_io_some_s, cg_psi_io_full_s;
+        double cg_pids, cg_pids_peak;
+        /* The build's three largest processes by RSS, largest first. */
+        const char *top_proc, *top2_proc, *top3_proc; /* labels */
+        double top_proc_mb, top2_proc_mb, top3_proc_mb;
+        double top_pid, top2_pid, top3_pid;
 };
 
 /* Set every number to NAN and the strings to "". */
@@ -49,7 +68,9 @@ int sample_csv_format(const struct sample *s, struct dbuf *b);
 #define SAMPLE_COLUMNS_MAX 64
 
 /* Column positions found in a header record. Columns may appear in any
- * order and unknown ones are ignored; the seed's columns must be there. */
+ * order and unknown ones are ignored; the seed's columns must be there,
+ * the ones added later may be missing (a CSV of an older buildtel): they
+ * read as NAN and "". */
 struct sample_colmap {
         int idx[SAMPLE_COLUMNS_MAX]; /* per known column: field index or -1 */
         size_t nfields;              /* fields in the header */

@@ -2,6 +2,7 @@
 #include "summary.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 static void copy_str(char *dst, size_t size, const char *src)
@@ -41,6 +42,124 @@ static void point_min(struct summary_point *p, double value, double aux, const s
                 point_set(p, value, aux, smp);
 }
 
+static void proc_clear(struct summary_proc *p)
+{
+        p->pid = p->mb = NAN;
+        p->label[0] = '\0';
+}
+
+static void build_init(struct summary_build *b)
+{
+        b->cpu_user_s = b->cpu_sys_s = NAN;
+        b->oom_kills = NAN;
+        b->io_read_mb = b->io_write_mb = NAN;
+        b->psi_cpu_some_s = b->psi_cpu_full_s = b->psi_mem_some_s = b->psi_mem_full_s = NAN;
+        b->psi_io_some_s = b->psi_io_full_s = NAN;
+        b->pids_peak = NAN;
+        b->prev_oom_kills = NAN;
+        proc_clear(&b->mem_peak_proc);
+        for (size_t i = 0; i < 3; i++)
+                proc_clear(&b->prev_top[i]);
+}
+
+/* The row's top processes, largest first; unset ones have no label. */
+static void row_top(const struct sample *smp, struct summary_proc top[static 3])
+{
+        const char *label[3] = {smp->top_proc, smp->top2_proc, smp->top3_proc};
+        double mb[3] = {smp->top_proc_mb, smp->top2_proc_mb, smp->top3_proc_mb};
+        double pid[3] = {smp->top_pid, smp->top2_pid, smp->top3_pid};
+
+        for (size_t i = 0; i < 3; i++) {
+                copy_str(top[i].label, sizeof(top[i].label), label[i]);
+                top[i].mb = mb[i];
+                top[i].pid = pid[i];
+        }
+}
+
+/* Counters keep their last known value: a row that could not read one
+ * (empty) does not erase it. */
+static void last(double *dst, double v)
+{
+        if (!isnan(v))
+                *dst = v;
+}
+
+static void build_add(struct summary_build *b, const struct sample *smp)
+{
+        struct summary_proc top[3];
+
+        row_top(smp, top);
+        if (smp->cg_mode && smp->cg_mode[0])
+                copy_str(b->mode, sizeof(b->mode), smp->cg_mode);
+        last(&b->cpu_user_s, smp->cg_cpu_user_s);
+        last(&b->cpu_sys_s, smp->cg_cpu_sys_s);
+        last(&b->io_read_mb, smp->cg_io_read_mb);
+        last(&b->io_write_mb, smp->cg_io_write_mb);
+        last(&b->psi_cpu_some_s, smp->cg_psi_cpu_some_s);
+        last(&b->psi_cpu_full_s, smp->cg_psi_cpu_full_s);
+        last(&b->psi_mem_some_s, smp->cg_psi_mem_some_s);
+        last(&b->psi_mem_full_s, smp->cg_psi_mem_full_s);
+        last(&b->psi_io_some_s, smp->cg_psi_io_some_s);
+        last(&b->psi_io_full_s, smp->cg_psi_io_full_s);
+        if (!isnan(smp->cg_pids_peak) && (isnan(b->pids_peak) || smp->cg_pids_peak > b->pids_peak))
+                b->pids_peak = smp->cg_pids_peak;
+        if (!isnan(smp->cg_pids) && (isnan(b->pids_peak) || smp->cg_pids > b->pids_peak))
+                b->pids_peak = smp->cg_pids;
+        point_max(&b->mem_cur_peak, smp->cg_mem_mb, NAN, smp);
+
+        /* The kernel's peak happened at or before the first row that shows
+         * it. Its culprit is the largest process of that row or of the
+         * previous one, whichever was larger: by the time of the row the
+         * culprit may have exited, or be dying with its memory freed. */
+        if (!isnan(smp->cg_mem_peak_mb) &&
+            (!b->mem_peak.set || smp->cg_mem_peak_mb > b->mem_peak.value)) {
+                point_set(&b->mem_peak, smp->cg_mem_peak_mb, NAN, smp);
+                b->mem_peak_proc = top[0];
+                if (b->prev_top[0].label[0] &&
+                    (!top[0].label[0] || b->prev_top[0].mb > top[0].mb))
+                        b->mem_peak_proc = b->prev_top[0];
+        }
+
+        if (!isnan(smp->cg_oom_kills)) {
+                if (!isnan(b->prev_oom_kills) && smp->cg_oom_kills > b->prev_oom_kills) {
+                        if (b->noom < SUMMARY_OOM_MAX) {
+                                struct summary_oom *e = &b->oom[b->noom];
+
+                                e->epoch = smp->epoch;
+                                e->elapsed_s = smp->elapsed_s;
+                                e->kills = smp->cg_oom_kills;
+                                copy_str(e->stage, sizeof(e->stage), smp->stage);
+                                proc_clear(&e->victim);
+                                b->victim_pending = 3;
+                        }
+                        b->noom++;
+                }
+                b->prev_oom_kills = smp->cg_oom_kills;
+                b->oom_kills = smp->cg_oom_kills;
+        }
+        /* The likely victim: the largest of the previous row's top
+         * processes that is gone now, or whose memory is (a process being
+         * killed may still be listed). It may take a row or two to go. */
+        if (b->victim_pending > 0 && b->noom > 0 && b->noom <= SUMMARY_OOM_MAX) {
+                struct summary_oom *e = &b->oom[b->noom - 1];
+
+                for (size_t i = 0; i < 3 && !e->victim.label[0]; i++) {
+                        bool still = false;
+
+                        if (!b->prev_top[i].label[0])
+                                continue;
+                        for (size_t k = 0; k < 3; k++)
+                                if (top[k].label[0] && top[k].pid == b->prev_top[i].pid &&
+                                    !(top[k].mb < 0.5 * b->prev_top[i].mb))
+                                        still = true;
+                        if (!still)
+                                e->victim = b->prev_top[i];
+                }
+                b->victim_pending = e->victim.label[0] ? 0 : b->victim_pending - 1;
+        }
+        memcpy(b->prev_top, top, sizeof(top));
+}
+
 void summary_init(struct summary *s, const struct summary_config *cfg)
 {
         memset(s, 0, sizeof(*s));
@@ -53,6 +172,7 @@ void summary_init(struct summary *s, const struct summary_config *cfg)
         s->first_epoch = s->last_epoch = s->last_elapsed_s = NAN;
         s->disk_avail_first = s->disk_avail_last = NAN;
         s->mem_total_mb = NAN;
+        build_init(&s->build);
 }
 
 void summary_add(struct summary *s, const struct sample *smp)
@@ -101,4 +221,5 @@ void summary_add(struct summary *s, const struct sample *smp)
                 if (!s->low_disk_first.set)
                         point_set(&s->low_disk_first, smp->disk_avail_gb, NAN, smp);
         }
+        build_add(&s->build, smp);
 }

@@ -378,6 +378,124 @@ static json_t *jrun(const struct summary *s, const struct run_info *ri)
         return o;
 }
 
+/* ---- the build's own accounting ---- */
+
+static bool build_is_estimate(const struct summary_build *b)
+{
+        return strcmp(b->mode, "none") == 0;
+}
+
+static bool build_psi_is_host(const struct summary_build *b)
+{
+        return strcmp(b->mode, "none") == 0 || strcmp(b->mode, "v1") == 0;
+}
+
+static json_t *jproc(const struct summary_proc *p)
+{
+        json_t *o;
+
+        if (!p->label[0])
+                return json_null();
+        o = json_object();
+        if (jset(o, "label", jstr(p->label)) < 0 || jset(o, "mb", jnum(p->mb, 1)) < 0 ||
+            jset(o, "pid", jnum(p->pid, 0)) < 0) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
+}
+
+static json_t *jbuild(const struct summary *s)
+{
+        const struct summary_build *b = &s->build;
+        json_t *o, *est, *psi, *ooms, *peak;
+        int r;
+
+        if (!b->mode[0])
+                return json_null();
+        o = json_object();
+        est = json_array();
+        psi = json_object();
+        ooms = json_array();
+        if (!est || !psi || !ooms) {
+                json_decref(est);
+                json_decref(psi);
+                json_decref(ooms);
+                json_decref(o);
+                return NULL;
+        }
+        if (build_is_estimate(b))
+                for (const char *const *k = (const char *const[]){"cpu", "memory", "io", "pids", NULL};
+                     *k; k++)
+                        (void)json_array_append_new(est, json_string(*k));
+        peak = jpoint(&b->mem_peak, 1, NULL, 0);
+        if (peak && b->mem_peak.set)
+                (void)jset(peak, "process", jproc(&b->mem_peak_proc));
+        for (size_t i = 0; i < MIN(b->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
+                const struct summary_oom *e = &b->oom[i];
+                json_t *j = json_object();
+
+                if (jset(j, "time", jtime(e->epoch)) < 0 ||
+                    jset(j, "elapsed_s", jnum(e->elapsed_s, 3)) < 0 ||
+                    jset(j, "kills", jnum(e->kills, 0)) < 0 || jset(j, "stage", jstr(e->stage)) < 0 ||
+                    jset(j, "victim", jproc(&e->victim)) < 0 || json_array_append_new(ooms, j) < 0) {
+                        json_decref(j);
+                        break;
+                }
+        }
+        r = jset(psi, "source", json_string(build_psi_is_host(b) ? "host" : "cgroup"));
+        if (r >= 0)
+                r = jset(psi, "cpu_some_s", jnum(b->psi_cpu_some_s, 3));
+        if (r >= 0)
+                r = jset(psi, "cpu_full_s", jnum(b->psi_cpu_full_s, 3));
+        if (r >= 0)
+                r = jset(psi, "mem_some_s", jnum(b->psi_mem_some_s, 3));
+        if (r >= 0)
+                r = jset(psi, "mem_full_s", jnum(b->psi_mem_full_s, 3));
+        if (r >= 0)
+                r = jset(psi, "io_some_s", jnum(b->psi_io_some_s, 3));
+        if (r >= 0)
+                r = jset(psi, "io_full_s", jnum(b->psi_io_full_s, 3));
+
+        if (r >= 0)
+                r = jset(o, "mode", jstr(b->mode));
+        if (r >= 0)
+                r = jset(o, "estimates", est);
+        else
+                json_decref(est);
+        if (r >= 0)
+                r = jset(o, "cpu_user_s", jnum(b->cpu_user_s, 3));
+        if (r >= 0)
+                r = jset(o, "cpu_sys_s", jnum(b->cpu_sys_s, 3));
+        if (r >= 0)
+                r = jset(o, "mem_peak_mb", peak);
+        else
+                json_decref(peak);
+        if (r >= 0)
+                r = jset(o, "mem_max_sampled_mb", jpoint(&b->mem_cur_peak, 1, NULL, 0));
+        if (r >= 0)
+                r = jset(o, "oom_kills", jnum(b->oom_kills, 0));
+        if (r >= 0)
+                r = jset(o, "oom_events", ooms);
+        else
+                json_decref(ooms);
+        if (r >= 0)
+                r = jset(o, "io_read_mb", jnum(b->io_read_mb, 1));
+        if (r >= 0)
+                r = jset(o, "io_write_mb", jnum(b->io_write_mb, 1));
+        if (r >= 0)
+                r = jset(o, "pressure", psi);
+        else
+                json_decref(psi);
+        if (r >= 0)
+                r = jset(o, "pids_peak", jnum(b->pids_peak, 0));
+        if (r < 0) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
+}
+
 static json_t *jsummary(const struct summary *s, const struct run_info *ri,
                         const struct reading *rd, size_t nrd)
 {
@@ -445,6 +563,8 @@ static json_t *jsummary(const struct summary *s, const struct run_info *ri,
                 r = jset(o, "disk", TAKE_PTR(disk));
         if (r >= 0)
                 r = jset(o, "cpu", TAKE_PTR(cpu));
+        if (r >= 0)
+                r = jset(o, "build", jbuild(s));
         if (r >= 0)
                 r = jset(o, "warnings", TAKE_PTR(warn));
         if (r >= 0)
@@ -600,6 +720,155 @@ static int put_warning(struct dbuf *b, const char *label, uint64_t count,
         return r;
 }
 
+/* MiB as "512.3 MiB" or, from 1 GiB, "18.2 GiB". */
+static int put_size(struct dbuf *b, double mb)
+{
+        int r;
+
+        if (isfinite(mb) && mb >= 1024.0) {
+                r = put_num(b, mb / 1024.0, 1);
+                return r < 0 ? r : dbuf_puts(b, " GiB");
+        }
+        r = put_num(b, mb, 1);
+        return r < 0 ? r : dbuf_puts(b, " MiB");
+}
+
+/* "cc1plus foo.cpp 6.1 GiB (pid 123)" */
+static int put_proc(struct dbuf *b, const struct summary_proc *p)
+{
+        int r = put_text(b, p->label);
+
+        if (r >= 0 && isfinite(p->mb)) {
+                r = dbuf_puts(b, " ");
+                if (r >= 0)
+                        r = put_size(b, p->mb);
+        }
+        if (r >= 0 && isfinite(p->pid))
+                r = dbuf_printf(b, " (pid %.0f)", p->pid);
+        return r;
+}
+
+static int put_mode(struct dbuf *b, const struct summary_build *bd)
+{
+        if (build_is_estimate(bd))
+                return dbuf_puts(b, "no cgroup: estimates from the process tree in /proc");
+        return dbuf_printf(b, "cgroup %s", bd->mode);
+}
+
+/* "1 OOM kill(s), likely victim: ..." for the first rise. */
+static int put_oom(struct dbuf *b, const struct summary_build *bd)
+{
+        const struct summary_oom *e = &bd->oom[0];
+        int r = dbuf_puts(b, "OOM kills ");
+
+        if (r >= 0)
+                r = put_num(b, bd->oom_kills, 0);
+        if (r >= 0 && bd->noom > 0) {
+                r = dbuf_puts(b, ", first by +");
+                if (r >= 0)
+                        r = put_duration(b, e->elapsed_s);
+                if (r >= 0 && e->stage[0]) {
+                        r = dbuf_puts(b, " in stage ");
+                        if (r >= 0)
+                                r = put_text(b, e->stage);
+                }
+                if (r >= 0)
+                        r = dbuf_puts(b, ", likely victim: ");
+                if (r >= 0)
+                        r = e->victim.label[0] ? put_proc(b, &e->victim)
+                                               : dbuf_puts(b, "unknown (it was never sampled)");
+        }
+        return r;
+}
+
+static int render_build_text(const struct summary *s, struct dbuf *b)
+{
+        const struct summary_build *bd = &s->build;
+        int r;
+
+        if (!bd->mode[0])
+                return 0;
+        r = dbuf_puts(b, "\n\nbuild (");
+        if (r >= 0)
+                r = put_mode(b, bd);
+        if (r >= 0)
+                r = dbuf_puts(b, ")\n  cpu:            ");
+        if (r >= 0)
+                r = put_num(b, bd->cpu_user_s, 3);
+        if (r >= 0)
+                r = dbuf_puts(b, " s user, ");
+        if (r >= 0)
+                r = put_num(b, bd->cpu_sys_s, 3);
+        if (r >= 0)
+                r = dbuf_puts(b, " s system\n  peak memory:    ");
+        if (r >= 0)
+                r = put_point(b, &bd->mem_peak, 1, " MiB");
+        if (r >= 0 && bd->mem_peak.set && bd->mem_peak_proc.label[0]) {
+                r = dbuf_puts(b, "; largest process ");
+                if (r >= 0)
+                        r = put_proc(b, &bd->mem_peak_proc);
+        }
+        if (r >= 0)
+                r = dbuf_puts(b, "\n  max sampled:    ");
+        if (r >= 0)
+                r = put_point(b, &bd->mem_cur_peak, 1, " MiB");
+        if (r >= 0)
+                r = dbuf_puts(b, "\n  ");
+        if (r >= 0)
+                r = put_oom(b, bd);
+        for (size_t i = 1; r >= 0 && i < MIN(bd->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
+                r = dbuf_puts(b, "\n    then by +");
+                if (r >= 0)
+                        r = put_duration(b, bd->oom[i].elapsed_s);
+                if (r >= 0)
+                        r = dbuf_puts(b, ", likely victim: ");
+                if (r >= 0)
+                        r = bd->oom[i].victim.label[0] ? put_proc(b, &bd->oom[i].victim)
+                                                       : dbuf_puts(b, "unknown");
+        }
+        if (r >= 0)
+                r = dbuf_puts(b, "\n  io:             ");
+        if (r >= 0)
+                r = put_num(b, bd->io_read_mb, 1);
+        if (r >= 0)
+                r = dbuf_puts(b, " MiB read, ");
+        if (r >= 0)
+                r = put_num(b, bd->io_write_mb, 1);
+        if (r >= 0)
+                r = dbuf_printf(b, " MiB written\n  pressure (%s, stall s some/full): cpu ",
+                                build_psi_is_host(bd) ? "host-wide" : "the build's");
+        if (r >= 0)
+                r = put_num(b, bd->psi_cpu_some_s, 3);
+        if (r >= 0)
+                r = dbuf_puts(b, "/");
+        if (r >= 0)
+                r = put_num(b, bd->psi_cpu_full_s, 3);
+        if (r >= 0)
+                r = dbuf_puts(b, ", memory ");
+        if (r >= 0)
+                r = put_num(b, bd->psi_mem_some_s, 3);
+        if (r >= 0)
+                r = dbuf_puts(b, "/");
+        if (r >= 0)
+                r = put_num(b, bd->psi_mem_full_s, 3);
+        if (r >= 0)
+                r = dbuf_puts(b, ", io ");
+        if (r >= 0)
+                r = put_num(b, bd->psi_io_some_s, 3);
+        if (r >= 0)
+                r = dbuf_puts(b, "/");
+        if (r >= 0)
+                r = put_num(b, bd->psi_io_full_s, 3);
+        if (r >= 0)
+                r = dbuf_puts(b, "\n  processes:      peak ");
+        if (r >= 0)
+                r = put_num(b, bd->pids_peak, 0);
+        if (r >= 0 && build_is_estimate(bd))
+                r = dbuf_puts(b, "\n  (estimates: cpu adds reaped children's rusage; memory sums "
+                                 "RSS at each sample; io from /proc/PID/io)");
+        return r;
+}
+
 static int render_text(const struct summary *s, const struct run_info *ri, const struct reading *rd,
                        size_t nrd, struct dbuf *b)
 {
@@ -690,6 +959,8 @@ static int render_text(const struct summary *s, const struct run_info *ri, const
                 r = dbuf_puts(b, "\n  peak compilers: ");
         if (r >= 0)
                 r = put_point(b, &s->compilers_peak, 0, "");
+        if (r >= 0)
+                r = render_build_text(s, b);
 
         if (r >= 0)
                 r = dbuf_puts(b, "\n\nwarnings\n");
@@ -760,6 +1031,52 @@ int summary_render_text(const struct summary *s, const struct run_info *ri, stru
         return r;
 }
 
+/* "buildtel: build peak 18.2 GiB at +2h14m07s, stage S, cc1plus Foo.cpp
+ * 6.1 GiB (pid 9); cpu 812.3 s (cgroup hybrid)" and a line on OOM kills. */
+static int render_build_short(const struct summary_build *bd, struct dbuf *b)
+{
+        const struct summary_point *p = &bd->mem_peak;
+        int r = dbuf_puts(b, "buildtel: build peak ");
+
+        if (r >= 0 && !p->set)
+                r = dbuf_puts(b, "memory unknown");
+        if (r >= 0 && p->set) {
+                r = put_size(b, p->value);
+                if (r >= 0)
+                        r = dbuf_puts(b, " by +");
+                if (r >= 0)
+                        r = put_duration(b, p->elapsed_s);
+                if (r >= 0 && p->stage[0]) {
+                        r = dbuf_puts(b, ", stage ");
+                        if (r >= 0)
+                                r = put_text(b, p->stage);
+                }
+                if (r >= 0 && bd->mem_peak_proc.label[0]) {
+                        r = dbuf_puts(b, ", ");
+                        if (r >= 0)
+                                r = put_proc(b, &bd->mem_peak_proc);
+                }
+        }
+        if (r >= 0)
+                r = dbuf_puts(b, "; cpu ");
+        if (r >= 0)
+                r = put_num(b, bd->cpu_user_s + bd->cpu_sys_s, 1);
+        if (r >= 0)
+                r = dbuf_puts(b, " s (");
+        if (r >= 0)
+                r = put_mode(b, bd);
+        if (r >= 0)
+                r = dbuf_puts(b, ")\n");
+        if (r >= 0 && isfinite(bd->oom_kills) && bd->oom_kills > 0) {
+                r = dbuf_puts(b, "buildtel: ");
+                if (r >= 0)
+                        r = put_oom(b, bd);
+                if (r >= 0)
+                        r = dbuf_puts(b, "\n");
+        }
+        return r;
+}
+
 /* Three to six lines: status, memory, disk (each with its warning), then
  * one line per reading. */
 static int render_short(const struct summary *s, const struct run_info *ri,
@@ -825,6 +1142,8 @@ static int render_short(const struct summary *s, const struct run_info *ri,
         }
         if (r >= 0)
                 r = dbuf_append(b, "\n", 1);
+        if (r >= 0 && s->build.mode[0])
+                r = render_build_short(&s->build, b);
         for (size_t i = 0; r >= 0 && i < nrd; i++) {
                 r = dbuf_puts(b, "buildtel: ");
                 if (r >= 0)

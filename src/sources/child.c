@@ -40,6 +40,11 @@ _Noreturn static void child_exec(const struct child_config *cfg, int out_w, int 
         int e;
 
         (void)setpgid(0, 0);
+        /* Into the build's cgroup before anything else runs. A failure
+         * leaves the build outside it; the parent sees that in the
+         * cgroup's empty process list, and the build still runs. */
+        for (size_t i = 0; i < cfg->n_cgroup_procs_fds; i++)
+                (void)!write(cfg->cgroup_procs_fds[i], "0", 1);
         if (cfg->foreground) {
                 sigset_t ttou;
                 sigemptyset(&ttou);

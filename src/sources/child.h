@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 /* The build as a child process: its own process group, our stdin, stdout and
@@ -16,6 +17,11 @@ struct child_config {
         bool foreground; /* make its process group the terminal's foreground */
         const sigset_t *sigmask; /* the mask the build starts with */
         const struct sigaction *sigpipe; /* its SIGPIPE disposition; NULL = default */
+        /* Open cgroup.procs fds (the build's cgroup, one per hierarchy): the
+         * child writes "0" to each before exec, so it and everything it
+         * forks are in the cgroup from the start. */
+        const int *cgroup_procs_fds;
+        size_t n_cgroup_procs_fds;
 };
 
 /* Fork and execvp. When exec fails the error comes back here (via a

@@ -329,6 +329,12 @@ int pidstat_parse(const char *buf, size_t len, struct pidstat *ret)
                 case 15:
                         r = next_u64(&p, end, &ps.stime);
                         break;
+                case 16:
+                case 17:
+                        r = next_i64(&p, end, &v);
+                        if (r >= 0)
+                                *(field == 16 ? &ps.cutime : &ps.cstime) = v > 0 ? (uint64_t)v : 0;
+                        break;
                 case 20:
                         r = next_u64(&p, end, &ps.num_threads);
                         break;
@@ -364,6 +370,42 @@ int pidstat_parse(const char *buf, size_t len, struct pidstat *ret)
                         return r;
         }
         *ret = ps;
+        return 0;
+}
+
+int pidio_parse(const char *buf, size_t len, struct pidio *ret)
+{
+        const char *p = buf, *end = buf + len;
+        struct pidio io = {0};
+        bool have_r = false, have_w = false;
+
+        if (!buf)
+                return -EINVAL;
+        while (p < end) {
+                const char *eol = line_end(p, end);
+                uint64_t *dst = NULL;
+                int r;
+
+                if (skip_prefix(&p, eol, "read_bytes:")) {
+                        dst = &io.read_bytes;
+                        have_r = true;
+                } else if (skip_prefix(&p, eol, "write_bytes:")) {
+                        dst = &io.write_bytes;
+                        have_w = true;
+                }
+                if (dst) {
+                        skip_spaces(&p, eol);
+                        r = parse_u64(&p, eol, dst);
+                        if (r < 0)
+                                return r;
+                        if (!at_field_end(p, eol))
+                                return -EINVAL;
+                }
+                p = eol < end ? eol + 1 : end;
+        }
+        if (!have_r || !have_w)
+                return -EINVAL;
+        *ret = io;
         return 0;
 }
 
@@ -533,6 +575,19 @@ int procfs_pidstat(struct procfs *p, long pid, struct pidstat *ret)
         if (n == 0)
                 return -ESRCH;
         return pidstat_parse(buf, (size_t)n, ret);
+}
+
+int procfs_pidio(struct procfs *p, long pid, struct pidio *ret)
+{
+        char buf[512];
+        ssize_t n;
+
+        n = read_pid_file(p, pid, "io", buf, sizeof(buf));
+        if (n < 0)
+                return (int)n;
+        if (n == 0)
+                return -ESRCH;
+        return pidio_parse(buf, (size_t)n, ret);
 }
 
 static bool is_pid_name(const char *s, long *ret)

@@ -39,6 +39,7 @@ struct pidstat {
         long ppid;
         long pgrp;
         uint64_t utime, stime; /* ticks */
+        uint64_t cutime, cstime; /* ticks of waited-for children (negative reads as 0) */
         uint64_t starttime;    /* ticks after boot */
         uint64_t vsize;        /* bytes */
         uint64_t rss_pages;
@@ -55,6 +56,13 @@ int cpustat_parse(const char *buf, size_t len, struct cpustat *ret);
 int meminfo_parse(const char *buf, size_t len, struct meminfo *ret);
 int loadavg_parse(const char *buf, size_t len, struct loadavg *ret);
 int pidstat_parse(const char *buf, size_t len, struct pidstat *ret);
+
+/* /proc/PID/io: bytes the process caused to be read from and written to
+ * storage. read_bytes and write_bytes are required. */
+struct pidio {
+        uint64_t read_bytes, write_bytes;
+};
+int pidio_parse(const char *buf, size_t len, struct pidio *ret);
 
 uint64_t cpustat_total(const struct cpustat *c); /* guest excluded (counted in user) */
 uint64_t cpustat_busy(const struct cpustat *c);  /* total - idle - iowait */
@@ -79,6 +87,10 @@ int procfs_meminfo(struct procfs *p, struct meminfo *ret);
 int procfs_loadavg(struct procfs *p, struct loadavg *ret);
 /* -ENOENT/-ESRCH when the process is gone, -EINVAL for a pid <= 0. */
 int procfs_pidstat(struct procfs *p, long pid, struct pidstat *ret);
+
+/* proc/PID/io (root or the process's owner only). -ENOENT/-ESRCH when the
+ * process is gone, -EACCES when it is not ours. */
+int procfs_pidio(struct procfs *p, long pid, struct pidio *ret);
 
 /* Call cb for every process in proc/ whose stat could be read and parsed;
  * processes that vanish meanwhile (or are hidden, hidepid=) are skipped.

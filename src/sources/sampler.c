@@ -26,6 +26,10 @@ struct sampler {
         size_t n_names;
         struct cpustat prev;
         bool have_prev;
+        const long *pids; /* NULL: walk all of /proc */
+        size_t npids;
+        sampler_proc_fn proc_cb;
+        void *proc_userdata;
 };
 
 void sampler_free(struct sampler *s)
@@ -91,6 +95,15 @@ struct procfs *sampler_procfs(struct sampler *s)
         return s->procfs;
 }
 
+void sampler_set_pids(struct sampler *s, const long *pids, size_t n, sampler_proc_fn cb,
+                      void *userdata)
+{
+        s->pids = pids;
+        s->npids = pids ? n : 0;
+        s->proc_cb = cb;
+        s->proc_userdata = userdata;
+}
+
 struct walk {
         const struct sampler *s;
         unsigned count;
@@ -100,6 +113,8 @@ static int count_compiler(const struct pidstat *ps, void *userdata)
 {
         struct walk *w = userdata;
 
+        if (w->s->proc_cb)
+                w->s->proc_cb(w->s->proc_userdata, ps);
         /* A zombie has stopped compiling; it only waits to be reaped. */
         if (ps->state == 'Z' || ps->state == 'X' || ps->state == 'x')
                 return 0;
@@ -198,7 +213,19 @@ int sampler_take(struct sampler *s, struct sample *ret)
                 }
         }
 
-        r = procfs_foreach_pid(s->procfs, count_compiler, &w);
+        if (s->pids) {
+                /* The build's own processes only; one that is gone since
+                 * the list was read is simply not counted. */
+                for (size_t i = 0; i < s->npids; i++) {
+                        struct pidstat ps;
+
+                        if (procfs_pidstat(s->procfs, s->pids[i], &ps) >= 0)
+                                (void)count_compiler(&ps, &w);
+                }
+                r = 0;
+        } else {
+                r = procfs_foreach_pid(s->procfs, count_compiler, &w);
+        }
         if (r >= 0) {
                 ret->compilers = (double)w.count;
                 ok++;

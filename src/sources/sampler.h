@@ -6,6 +6,7 @@
 #include "model/sample.h"
 
 struct procfs;
+struct pidstat;
 
 /* Host-wide sampling: one tick reads /proc/stat, meminfo, loadavg, statvfs
  * of the disk path, and walks /proc once for the compiler count. No fork,
@@ -36,6 +37,17 @@ void sampler_free(struct sampler *s); /* NULL is a no-op */
  * cannot be read sets its fields to NAN; returns 0, or the first -errno
  * when nothing could be read. */
 int sampler_take(struct sampler *s, struct sample *ret);
+
+/* Called for every process the per-process walk sees. */
+typedef void (*sampler_proc_fn)(void *userdata, const struct pidstat *ps);
+
+/* Limit the per-process part of the following takes (the compilers count)
+ * to these pids, the build's own (from its cgroup), instead of every
+ * process in /proc; cb, when not NULL, sees each of them. pids is borrowed
+ * and must stay valid until the next call; pids NULL restores the walk of
+ * the whole /proc (cb then sees every process). */
+void sampler_set_pids(struct sampler *s, const long *pids, size_t n, sampler_proc_fn cb,
+                      void *userdata);
 
 /* The procfs the sampler reads through, owned by s (for other readers of the
  * same root, e.g. a per-process walk). */

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/macro.h"
+
+/* The build's own accounting: a cgroup made for it (cgroup2, cgroup v1, or
+ * both on a hybrid host), or, without cgroups, its process tree walked from
+ * /proc. Parsers take buffers; struct cgroup does the reading. */
+
+enum cgroup_mode {
+        CGROUP_MODE_AUTO,
+        CGROUP_MODE_V2,     /* cgroup2 only */
+        CGROUP_MODE_HYBRID, /* cgroup2 cpu.stat + pressure; v1 memory, blkio, pids */
+        CGROUP_MODE_V1,     /* v1 cpuacct, memory, blkio, pids */
+        CGROUP_MODE_NONE,   /* the process tree from /proc: estimates */
+};
+
+/* "auto", "v2", ... Returns 0 or -EINVAL. */
+int cgroup_mode_parse(const char *s, enum cgroup_mode *ret);
+const char *cgroup_mode_name(enum cgroup_mode m);
+
+/* The hierarchies buildtel uses. */
+enum cgroup_hier {
+        CG_H_V2,
+        CG_H_MEMORY,
+        CG_H_CPUACCT,
+        CG_H_BLKIO,
+        CG_H_PIDS,
+        _CG_H_MAX,
+};
+
+#define CG_PATH_MAX 1024
+
+/* Where each hierarchy is mounted ("" when it is not), and the path inside
+ * the hierarchy that the mount shows as its root (a container's bind mount
+ * of a subtree shows "/its/path"). */
+struct cgroup_mounts {
+        char mnt[_CG_H_MAX][CG_PATH_MAX];
+        char root[_CG_H_MAX][CG_PATH_MAX];
+};
+
+/* A process's own cgroup in each hierarchy, from /proc/PID/cgroup ("" when
+ * it is in none of that hierarchy). */
+struct cgroup_self {
+        char path[_CG_H_MAX][CG_PATH_MAX];
+};
+
+/* Pressure stall totals of one resource, microseconds. full is UINT64_MAX
+ * when the file has no "full" line (cpu.pressure before 5.13). */
+struct cgroup_pressure {
+        uint64_t some_us, full_us;
+};
+
+/* Parsers. Return 0, -EINVAL when buf is not what they expect, -ERANGE when
+ * a number overflows; *ret is untouched on failure. buf need not be
+ * NUL-terminated; unknown lines and keys are ignored. */
+
+/* /proc/PID/mountinfo: the cgroup2 mount and the v1 mounts of memory,
+ * cpuacct, blkio and pids (co-mounted ones too: "cpu,cpuacct"). The first
+ * mount of each wins; mount points longer than CG_PATH_MAX are skipped. */
+int cgroup_mounts_parse(const char *buf, size_t len, struct cgroup_mounts *ret);
+/* /proc/PID/cgroup: "0::/path" and "4:memory:/path" lines. */
+int cgroup_self_parse(const char *buf, size_t len, struct cgroup_self *ret);
+/* A single number: memory.current, memory.peak, memory.usage_in_bytes,
+ * memory.max_usage_in_bytes, pids.current, pids.peak, cpuacct.usage*. "max"
+ * reads as UINT64_MAX. */
+int cgroup_u64_parse(const char *buf, size_t len, uint64_t *ret);
+/* "key value" lines (memory.events, memory.oom_control, cpu.stat,
+ * cpuacct.stat): the value of key. -ENOENT when key is not there. */
+int cgroup_keyed_parse(const char *buf, size_t len, const char *key, uint64_t *ret);
+/* v2 io.stat: rbytes= and wbytes= summed over every device. */
+int cgroup_iostat_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_t *ret_write);
+/* v1 blkio.throttle.io_service_bytes(_recursive): the "MAJ:MIN Read N" and
+ * "MAJ:MIN Write N" lines summed over every device. */
+int cgroup_blkio_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_t *ret_write);
+/* cpu.pressure, memory.pressure, io.pressure, /proc/pressure/<x>: the
+ * total= of the "some" and "full" lines. */
+int cgroup_pressure_parse(const char *buf, size_t len, struct cgroup_pressure *ret);
+/* cgroup.procs: one pid a line. At most cap pids are stored in pids;
+ * *ret_n gets how many the file holds (may exceed cap). */
+int cgroup_procs_parse(const char *buf, size_t len, long *pids, size_t cap, size_t *ret_n);
+
+/* What one read gives. Every figure is NAN when unknown. Counters (cpu,
+ * io, pressure) count from the cgroup's creation. */
+struct cgroup_stats {
+        double cpu_user_s, cpu_sys_s;
+        double mem_bytes, mem_peak_bytes; /* peak: the kernel's own, except in none mode */
+        double oom_kills;
+        double io_read_bytes, io_write_bytes;
+        double psi_cpu_some_s, psi_cpu_full_s;
+        double psi_mem_some_s, psi_mem_full_s;
+        double psi_io_some_s, psi_io_full_s;
+        double pids, pids_peak;
+};
+
+void cgroup_stats_clear(struct cgroup_stats *s);
+
+typedef void (*cgroup_note_fn)(void *userdata, const char *fmt, ...) _printf_(2, 3);
+
+struct cgroup_config {
+        enum cgroup_mode mode;
+        const char *root;   /* "/" in production */
+        const char *run_id; /* names the cgroup: buildtel/run-<run_id>-<our pid> */
+        uint64_t memory_max, memory_high; /* bytes; 0 = no limit */
+        long tree_root;     /* none mode: the process whose descendants are the build */
+        cgroup_note_fn note; /* one-line notes (a controller missing, host-wide pressure) */
+        void *userdata;
+};
+
+struct cgroup;
+
+/* Make the build's cgroup in every hierarchy its mode uses, under
+ * <mount><our own cgroup>/buildtel/, after removing there the cgroups of
+ * buildtels that are gone. auto picks v2, hybrid or v1 from what is
+ * mounted; it never picks none (the caller decides to fall back). none
+ * creates nothing and walks the tree below cfg->tree_root. Returns 0,
+ * -EPERM/-EACCES/-EROFS without permission, -ENOENT when the mode's
+ * hierarchies are not mounted, -EINVAL for a limit in none mode, -errno. */
+int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret);
+/* Kill what is left in the cgroup, remove it, close everything. NULL is a
+ * no-op. */
+void cgroup_free(struct cgroup *cg);
+
+enum cgroup_mode cgroup_mode(const struct cgroup *cg);
+/* True when the pressure figures are host-wide (/proc/pressure). */
+bool cgroup_pressure_is_host(const struct cgroup *cg);
+
+/* Write-only fds to the cgroup.procs of each hierarchy, owned by cg, for
+ * the child to write "0" into between fork and exec. Returns how many
+ * (at most cap), 0 in none mode. */
+size_t cgroup_procs_fds(const struct cgroup *cg, int *fds, size_t cap);
+
+/* Read every counter (kept-open fds, pread, no allocation once the buffers
+ * have grown). In none mode, walks /proc for the tree. Returns 0, or -errno
+ * when nothing could be read; *ret is filled either way. */
+int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret);
+/* The build's pids as of the last cgroup_read (none mode) or read now from
+ * cgroup.procs. Owned by cg until the next call. Returns 0 or -errno. */
+int cgroup_pids(struct cgroup *cg, const long **ret_pids, size_t *ret_n);
+
+/* Kill every process in the cgroup and wait (at most about 2 s) until it
+ * is empty; also called by cgroup_free. Returns 0, -EBUSY when some
+ * process would not go, -errno. No-op in none mode. */
+int cgroup_kill_all(struct cgroup *cg);
