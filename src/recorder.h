@@ -57,7 +57,8 @@ double recorder_next_tick(const struct recorder *r);
 
 /* Build output: to the sinks, and line by line to the classifier. */
 void recorder_output(struct recorder *r, int stream, const char *buf, size_t len);
-/* A line from elsewhere (watch --stage-log-dir): to the classifier only. */
+/* A line from elsewhere (watch --stage-log-dir): to the classifier and the
+ * build-metrics parsers, as run's lines go; not to the sinks. */
 void recorder_log_line(struct recorder *r, const char *line, size_t len);
 /* Flush partial lines of the build's streams (at EOF). */
 void recorder_output_eof(struct recorder *r, int stream);

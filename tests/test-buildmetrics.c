@@ -12,6 +12,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <errno.h>
+#include <stdio.h>
 
 #include "model/run.h"
 #include "sinks/prom.h"
@@ -98,6 +102,32 @@ static void test_plain_multi(void **state)
         buildmetrics_free(bm);
 }
 
+/* The bench's fixture: a bake of lib and cli, 300 compile lines, the
+ * sccache stats printed by lib's make step (no marker: a guess). */
+static void test_plain_compile(void **state)
+{
+        struct buildmetrics_config cfg = { 0 };
+        struct buildmetrics *bm = feed_fixture("bake-compile.log", &cfg);
+        const struct targets *ts = buildmetrics_model(bm);
+        const struct target *lib, *cli;
+
+        (void)state;
+        assert_int_equal(ts->n, 2);
+        lib = get(ts, "lib");
+        cli = get(ts, "cli");
+        assert_int_equal(lib->steps, 6); /* #5 #6 #7 #9 #10 #12 */
+        assert_int_equal(lib->cached, 2);
+        assert_int_equal(cli->steps, 2); /* #11 #13 */
+        assert_int_equal(cli->cached, 1);
+        assert_true(lib->done && cli->done);
+        assert_true(lib->sccache.set);
+        assert_true(lib->sccache_guess);
+        assert_int_equal(lib->sccache.hits, 212);
+        assert_int_equal(lib->sccache.misses, 88);
+        assert_false(cli->sccache.set);
+        buildmetrics_free(bm);
+}
+
 static void test_plain_targets_option(void **state)
 {
         /* --targets with one name: a single-target build of that name. */
@@ -174,6 +204,70 @@ static void test_marker_option_and_cached(void **state)
         assert_int_equal(buildmetrics_model(bm)->n, 1);
         assert_false(buildmetrics_model(bm)->t[0].sccache.set);
         buildmetrics_free(bm);
+}
+
+/* Stats printed before and after the build: the difference; after a
+ * zeroing: as printed; counters that went down (server restarted): the
+ * last block as printed. Plain stream, so the "default" target. */
+static const struct {
+        const char *name, *in;
+        bool sc_set, cc_set;
+        uint64_t sc_hits, sc_misses, cc_hits, cc_misses;
+} delta_cases[] = {
+        { "one ccache block", "cache_miss\t7\ndirect_cache_hit\t14\npreprocessed_cache_hit\t1\n",
+          false, true, 0, 0, 15, 7 },
+        { "ccache before and after, two layouts",
+          "cache_miss\t7\ndirect_cache_hit\t14\npreprocessed_cache_hit\t0\ncc -c a.c\n"
+          "Cacheable calls: 30 / 30\n  Hits: 20 / 30\n  Misses: 10 / 30\n",
+          false, true, 0, 0, 6, 3 },
+        { "ccache -z, then -s", "Statistics zeroed\ncc -c a.c\nSummary:\n  Hits: 3 / 7\n  Misses: 4\n",
+          false, true, 0, 0, 3, 4 },
+        { "stats, ccache -z, stats",
+          "cache directory /x\ncache hit (direct) 50\ncache miss 9\nStatistics zeroed\n"
+          "cache directory /x\ncache hit (direct) 2\ncache miss 1\n",
+          false, true, 0, 0, 2, 1 },
+        { "ccache -z and nothing after", "Statistics zeroed\n", false, false, 0, 0, 0, 0 },
+        { "sccache before and after",
+          "Compile requests 4\nCache hits 1\nCache misses 3\nmake\nCompile requests 9\n"
+          "Cache hits 5\nCache misses 4\n",
+          true, false, 4, 1, 0, 0 },
+        { "sccache restarted in between",
+          "Cache hits 10\nCache misses 3\nCache hits 2\nCache misses 1\n", true, false, 2, 1, 0, 0 },
+};
+
+static void test_stats_delta(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < sizeof(delta_cases) / sizeof(delta_cases[0]); i++) {
+                struct buildmetrics_config cfg = { 0 };
+                struct buildmetrics *bm = NULL;
+                const struct target *t;
+                const char *c = delta_cases[i].in;
+
+                print_message("%s\n", delta_cases[i].name);
+                assert_int_equal(buildmetrics_new(&cfg, &bm), 0);
+                while (*c) {
+                        const char *nl = strchr(c, '\n');
+                        buildmetrics_feed_line(bm, c, (size_t)(nl - c), 1.0);
+                        c = nl + 1;
+                }
+                buildmetrics_finish(bm, NULL, NULL, NULL);
+                if (!delta_cases[i].sc_set && !delta_cases[i].cc_set) {
+                        assert_int_equal(buildmetrics_model(bm)->n, 0);
+                        buildmetrics_free(bm);
+                        continue;
+                }
+                assert_int_equal(buildmetrics_model(bm)->n, 1);
+                t = &buildmetrics_model(bm)->t[0];
+                assert_string_equal(t->name, "default");
+                assert_int_equal(t->sccache.set, delta_cases[i].sc_set);
+                assert_int_equal(t->ccache.set, delta_cases[i].cc_set);
+                assert_int_equal(t->sccache.hits, delta_cases[i].sc_hits);
+                assert_int_equal(t->sccache.misses, delta_cases[i].sc_misses);
+                assert_int_equal(t->ccache.hits, delta_cases[i].cc_hits);
+                assert_int_equal(t->ccache.misses, delta_cases[i].cc_misses);
+                buildmetrics_free(bm);
+        }
 }
 
 static const struct {
@@ -290,6 +384,66 @@ static void test_bakemeta_history(void **state)
         free(buf);
 }
 
+/* docker buildx history inspect, run with a fixed argv: a fake docker on
+ * PATH that answers, one that fails, and one that closes its output and
+ * keeps running (with a child, as docker runs the buildx plugin): that one
+ * must come back at the deadline, killed and reaped. */
+static void test_history_fetch(void **state)
+{
+        char dir[] = "/tmp/buildtel-fake-docker.XXXXXX", path[512], newpath[4096], script[1024];
+        const char *old_path = getenv("PATH");
+        char *out = NULL, *argv_seen = NULL;
+        struct buildx_history h;
+        size_t len = 0;
+        FILE *f;
+
+        (void)state;
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/docker", dir);
+        snprintf(newpath, sizeof(newpath), "%s:%s", dir, old_path ? old_path : "/usr/bin:/bin");
+        assert_int_equal(setenv("PATH", newpath, 1), 0);
+
+        snprintf(script, sizeof(script),
+                 "#!/bin/sh\nprintf '%%s|' \"$@\" >'%s/argv'\ncat '%s/buildmetrics/history-inspect.json'\n",
+                 dir, FIXTURES);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(script, f);
+        fclose(f);
+        assert_int_equal(chmod(path, 0755), 0);
+        assert_int_equal(buildx_history_fetch("x3tig9yrbzg2bp0ahn840m9hs", 10.0, &out, &len), 0);
+        assert_int_equal(buildx_history_parse(out, len, &h), 0);
+        assert_string_equal(h.ref, "x3tig9yrbzg2bp0ahn840m9hs");
+        assert_int_equal(h.total_steps, 16);
+        free(out);
+        out = NULL;
+        snprintf(path, sizeof(path), "%s/argv", dir);
+        assert_int_equal(read_file_at(AT_FDCWD, path, 4096, &argv_seen, &len), 0);
+        assert_string_equal(argv_seen, "buildx|history|inspect|--format|json|x3tig9yrbzg2bp0ahn840m9hs|");
+        free(argv_seen);
+        assert_int_equal(buildx_history_fetch("--help", 10.0, &out, &len), -EINVAL);
+
+        snprintf(path, sizeof(path), "%s/docker", dir);
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs("#!/bin/sh\necho partial\nexit 3\n", f);
+        fclose(f);
+        assert_int_equal(buildx_history_fetch("r", 10.0, &out, &len), -EIO);
+
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs("#!/bin/sh\necho '{\"Ref\": \"r\"}'\nexec >&- 2>&-\nsleep 60 &\nsleep 60\n", f);
+        fclose(f);
+        assert_int_equal(buildx_history_fetch("r", 0.5, &out, &len), -ETIMEDOUT);
+        assert_null(out);
+
+        unlink(path);
+        snprintf(path, sizeof(path), "%s/argv", dir);
+        unlink(path);
+        rmdir(dir);
+        assert_int_equal(setenv("PATH", old_path ? old_path : "/usr/bin:/bin", 1), 0);
+}
+
 static void test_prom_format(void **state)
 {
         struct dbuf b = DBUF_INIT;
@@ -357,12 +511,15 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_plain_multi),
                 cmocka_unit_test(test_plain_targets_option),
+                cmocka_unit_test(test_plain_compile),
                 cmocka_unit_test(test_rawjson_ndjson),
                 cmocka_unit_test(test_rawjson_indented),
                 cmocka_unit_test(test_marker_option_and_cached),
                 cmocka_unit_test(test_ccstats),
+                cmocka_unit_test(test_stats_delta),
                 cmocka_unit_test(test_ninjalog),
                 cmocka_unit_test(test_bakemeta_history),
+                cmocka_unit_test(test_history_fetch),
                 cmocka_unit_test(test_prom_format),
                 cmocka_unit_test(test_prom_render),
         };

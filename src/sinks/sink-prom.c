@@ -223,7 +223,9 @@ static double target_value(const struct target *t, const struct run_info *run, e
         }
         switch (v) {
         case TV_DURATION:
-                if (!isnan(t->first_seen) && t->last_seen > t->first_seen)
+                /* 0 is a real figure (all its lines came in one read), unless
+                 * buildx history has a better one. */
+                if (!isnan(t->first_seen) && (t->last_seen > t->first_seen || !t->history_set))
                         return t->last_seen - t->first_seen;
                 return t->history_set ? t->history_duration_s : NAN;
         case TV_STEPS:

@@ -10,6 +10,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -88,7 +89,9 @@ int buildx_history_parse(const char *buf, size_t len, struct buildx_history *ret
         if ((s = json_string_value(json_object_get(root, "VCSRevision"))))
                 copy_str(h.vcs_revision, sizeof(h.vcs_revision), s);
         d = json_object_get(root, "Duration");
-        h.duration_s = json_is_integer(d) ? (double)json_integer_value(d) / 1e9 : NAN;
+        h.duration_s = json_is_integer(d) && json_integer_value(d) >= 0
+                               ? (double)json_integer_value(d) / 1e9
+                               : NAN;
 #define U32(key, field)                                                                            \
         do {                                                                                       \
                 json_t *x = json_object_get(root, key);                                            \
@@ -126,6 +129,38 @@ int buildx_history_apply(const struct buildx_history *h, struct targets *ts)
         return i;
 }
 
+/* Reap pid if it exits before deadline: 0 and *status, or -ETIMEDOUT. A
+ * pidfd when the kernel has one, else short polls. */
+static int wait_until(pid_t pid, double deadline, int *status)
+{
+        int pfd = -1;
+
+#ifdef SYS_pidfd_open
+        pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
+        for (;;) {
+                double left = deadline - now_monotonic();
+                pid_t r = waitpid(pid, status, WNOHANG);
+
+                if (r == pid || (r < 0 && errno != EINTR)) {
+                        if (pfd >= 0)
+                                close(pfd);
+                        return r == pid ? 0 : -errno;
+                }
+                if (left <= 0)
+                        break;
+                if (pfd >= 0) {
+                        struct pollfd p = { .fd = pfd, .events = POLLIN };
+                        (void)poll(&p, 1, (int)(left * 1000) + 1);
+                } else {
+                        (void)poll(NULL, 0, (int)MIN(left * 1000 + 1, 20.0));
+                }
+        }
+        if (pfd >= 0)
+                close(pfd);
+        return -ETIMEDOUT;
+}
+
 int buildx_history_fetch(const char *ref, double timeout_s, char **ret, size_t *ret_len)
 {
         char a0[] = "docker", a1[] = "buildx", a2[] = "history", a3[] = "inspect",
@@ -133,6 +168,7 @@ int buildx_history_fetch(const char *ref, double timeout_s, char **ret, size_t *
         _cleanup_free_ char *a6 = strdup(ref);
         char *const argv[] = { a0, a1, a2, a3, a4, a5, a6, NULL };
         posix_spawn_file_actions_t fa;
+        posix_spawnattr_t attr;
         struct dbuf out = DBUF_INIT;
         double deadline = now_monotonic() + timeout_s;
         int pfd[2], e, status = 0;
@@ -149,7 +185,13 @@ int buildx_history_fetch(const char *ref, double timeout_s, char **ret, size_t *
         posix_spawn_file_actions_adddup2(&fa, pfd[1], STDOUT_FILENO);
         posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
         posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-        e = posix_spawnp(&pid, "docker", &fa, NULL, argv, environ);
+        /* Its own process group: docker runs buildx as a plugin child, and
+         * a kill past the deadline must reach both. */
+        posix_spawnattr_init(&attr);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+        posix_spawnattr_setpgroup(&attr, 0);
+        e = posix_spawnp(&pid, "docker", &fa, &attr, argv, environ);
+        posix_spawnattr_destroy(&attr);
         posix_spawn_file_actions_destroy(&fa);
         close(pfd[1]);
         if (e != 0) {
@@ -185,10 +227,21 @@ int buildx_history_fetch(const char *ref, double timeout_s, char **ret, size_t *
                 }
         }
         close(pfd[0]);
-        if (e < 0)
+        /* Closing its output is not exiting: wait for the exit only until
+         * the deadline, then kill the group and reap it. */
+        if (e == 0) {
+                e = wait_until(pid, deadline, &status);
+                if (e < 0 && e != -ETIMEDOUT) {
+                        dbuf_release(&out);
+                        return e; /* already reaped elsewhere: nothing to kill */
+                }
+        }
+        if (e < 0) {
+                (void)kill(-pid, SIGKILL);
                 (void)kill(pid, SIGKILL);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
+                while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                        ;
+        }
         if (e == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
                 e = WIFEXITED(status) && WEXITSTATUS(status) == 127 ? -ENOENT : -EIO;
         if (e == 0 && !out.p)

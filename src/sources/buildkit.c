@@ -36,6 +36,7 @@ struct buildkit {
         struct vtx *v;
         uint32_t nv, capv;
         uint32_t *slots; /* open addressing: vidx + 1, 0 empty */
+        uint32_t last_vi; /* the vertex found last */
         uint32_t nslots;
         bool vertex_cap_hit;
         struct cand cands[TARGETS_MAX];
@@ -117,10 +118,13 @@ static int64_t vertex(struct buildkit *b, uint64_t key, bool add)
 {
         uint32_t j;
 
+        /* Consecutive lines mostly belong to one vertex. */
+        if (b->last_vi < b->nv && b->v[b->last_vi].key == key)
+                return b->last_vi;
         if (b->nslots) {
                 for (j = slot_of(key, b->nslots); b->slots[j]; j = (j + 1) & (b->nslots - 1))
                         if (b->v[b->slots[j] - 1].key == key)
-                                return b->slots[j] - 1;
+                                return b->last_vi = b->slots[j] - 1;
         }
         if (!add)
                 return -1;
@@ -191,14 +195,18 @@ static bool is_step_token(const char *s, size_t n)
 static void keep_name(struct vtx *v, const char *name, size_t len)
 {
         char buf[TARGET_STEP_NAME_MAX + 1];
-        size_t n;
 
         targets_copy_field(buf, sizeof(buf), name, len);
-        n = strlen(buf);
-        if (v->name && strlen(v->name) == n && memcmp(v->name, buf, n) == 0)
-                return;
         free(v->name);
         v->name = strdup(buf);
+}
+
+/* Whether name is the one v was last announced with (in full, when it was
+ * not cut): then naming it again changes nothing. */
+static bool same_name(const struct vtx *v, const char *name, size_t len)
+{
+        return v->named && v->name && len <= TARGET_STEP_NAME_MAX && strlen(v->name) == len &&
+               memcmp(v->name, name, len) == 0;
 }
 
 /* A vertex name: "[tok tok i/n] INSTR ..." or "[tok] exporting ..." or
@@ -209,6 +217,9 @@ static void name_vertex(struct buildkit *b, struct vtx *v, const char *name, siz
         const char *tok[4], *last = NULL;
         size_t tlen[4], ntok = 0, all = 0, last_len = 0;
         int cand = -1;
+
+        if (same_name(v, name, len))
+                return; /* a re-announcement (after "#N ...", or rawjson's every update) */
 
         if (len > 0 && name[0] == '[' && (close = memchr(name, ']', len))) {
                 for (const char *p = name + 1; p < close;) {
@@ -344,6 +355,12 @@ static bool feed_plain(struct buildkit *b, const char *line, const char *end, do
         }
         v = &b->v[vi];
         touch(b, v, now);
+        /* Most lines are "<secs> <log text>": one look at the first byte
+         * instead of five keyword compares. */
+        if (!header && s < end && *s >= '0' && *s <= '9' && log_prefix(s, end, &text)) {
+                emit_log(b, (uint32_t)vi, text, (size_t)(end - text));
+                return true;
+        }
         if (eq(s, end, "..."))
                 return true;
         if (skip_prefix(&s, end, "DONE")) {

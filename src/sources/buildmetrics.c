@@ -26,10 +26,15 @@ const struct sccache_marker buildmetrics_default_markers[] = {
 };
 const size_t buildmetrics_default_nmarkers = ARRAY_SIZE(buildmetrics_default_markers);
 
-/* The last stats block of one tool, and the vertex that printed it. */
+/* The stats blocks of one tool printed by one source (a BuildKit vertex,
+ * or the plain stream): the first and the last, or a zeroing. Counters are
+ * cumulative (per cache dir, per sccache server), so a build that prints
+ * them before and after gets the difference; one printed only at the end
+ * gets them as printed. */
 struct last_block {
-        bool set;
-        struct ccstats st;
+        bool set, real; /* real: a printed block, not only a zeroing */
+        struct ccstats first, st;
+        uint32_t nblk;
         int64_t vidx; /* -1: not from a BuildKit vertex */
 };
 
@@ -166,6 +171,52 @@ static void progress(struct buildmetrics *bm, const char *s, const char *end)
         }
 }
 
+static void block_seen(struct last_block *lb, const struct ccstats *st, int64_t vidx)
+{
+        if (lb->set && lb->vidx == vidx) {
+                lb->st = *st;
+                lb->nblk++;
+        } else {
+                lb->set = true;
+                lb->vidx = vidx;
+                lb->first = lb->st = *st;
+                lb->nblk = 1;
+        }
+        lb->real = true;
+}
+
+static void zeroed(struct last_block *lb, int64_t vidx)
+{
+        struct ccstats zero = { .kind = CCSTATS_CCACHE };
+
+        if (!lb->set || lb->vidx != vidx) {
+                *lb = (struct last_block){ .set = true, .vidx = vidx, .st = zero };
+                lb->real = false;
+        }
+        lb->first = zero;
+        lb->nblk = 1;
+}
+
+/* "Statistics zeroed", as ccache -z prints it (3.x and 4.x). */
+static bool is_zeroed(const char *s, size_t len)
+{
+        while (len && (s[len - 1] == '\r' || s[len - 1] == ' '))
+                len--;
+        return len == 17 && memcmp(s, "Statistics zeroed", 17) == 0;
+}
+
+/* What one tool's blocks say about this build. */
+static struct ccstats block_counts(const struct last_block *lb)
+{
+        struct ccstats c = lb->st;
+
+        if (lb->nblk >= 2 && lb->st.hits >= lb->first.hits && lb->st.misses >= lb->first.misses) {
+                c.hits -= lb->first.hits;
+                c.misses -= lb->first.misses;
+        }
+        return c;
+}
+
 static void feed_text(struct buildmetrics *bm, int64_t vidx, const char *s, size_t len)
 {
         if (len > 3 && s[0] == '[')
@@ -173,9 +224,9 @@ static void feed_text(struct buildmetrics *bm, int64_t vidx, const char *s, size
         if (ccstats_feed_line(&bm->global, s, len) > 0) {
                 struct last_block *lb =
                         bm->global.last.kind == CCSTATS_SCCACHE ? &bm->sc : &bm->cc;
-                lb->set = true;
-                lb->st = bm->global.last;
-                lb->vidx = vidx;
+                block_seen(lb, &bm->global.last, vidx);
+        } else if (is_zeroed(s, len)) {
+                zeroed(&bm->cc, vidx); /* ccache -z: what follows counts from zero */
         }
 }
 
@@ -225,18 +276,20 @@ static void attribute_stats(struct buildmetrics *bm)
                 bm->model.t[t].sccache.misses = bm->mparser[i].last.misses;
                 bm->model.t[t].sccache_guess = false;
         }
-        if (!any_marker && bm->sc.set && block_target(bm, bm->sc.vidx) >= 0) {
+        if (!any_marker && bm->sc.real && block_target(bm, bm->sc.vidx) >= 0) {
                 struct target *t = &bm->model.t[block_target(bm, bm->sc.vidx)];
+                struct ccstats c = block_counts(&bm->sc);
                 t->sccache.set = true;
-                t->sccache.hits = bm->sc.st.hits;
-                t->sccache.misses = bm->sc.st.misses;
+                t->sccache.hits = c.hits;
+                t->sccache.misses = c.misses;
                 t->sccache_guess = true;
         }
-        if (bm->cc.set && block_target(bm, bm->cc.vidx) >= 0) {
+        if (bm->cc.real && block_target(bm, bm->cc.vidx) >= 0) {
                 struct target *t = &bm->model.t[block_target(bm, bm->cc.vidx)];
+                struct ccstats c = block_counts(&bm->cc);
                 t->ccache.set = true;
-                t->ccache.hits = bm->cc.st.hits;
-                t->ccache.misses = bm->cc.st.misses;
+                t->ccache.hits = c.hits;
+                t->ccache.misses = c.misses;
         }
 }
 

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/* Parse a build log as `buildtel run` does while passing it through: read
+ * in 64 KiB chunks, split into lines, every line through the build-metrics
+ * parsers (BuildKit, ninja/make progress, compiler-cache stats). Prints
+ * the time, the throughput and the peak RSS (VmHWM).
+ *   bench-parse FILE */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sources/buildmetrics.h"
+#include "sources/linebuf.h"
+#include "util/util.h"
+
+struct ctx {
+        struct buildmetrics *bm;
+        double now;
+        unsigned long long lines;
+};
+
+static void on_line(void *userdata, const char *line, size_t len, bool truncated)
+{
+        struct ctx *c = userdata;
+
+        (void)truncated;
+        c->lines++;
+        buildmetrics_feed_line(c->bm, line, len, c->now);
+}
+
+/* Peak resident set size, from /proc/self/status. */
+static long vm_hwm_kib(void)
+{
+        char buf[4096];
+        int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+        const char *p;
+
+        if (fd >= 0)
+                close(fd);
+        if (n <= 0)
+                return -1;
+        buf[n] = '\0';
+        p = strstr(buf, "VmHWM:");
+        return p ? strtol(p + 6, NULL, 10) : -1;
+}
+
+int main(int argc, char **argv)
+{
+        static char chunk[65536];
+        struct buildmetrics_config cfg = { .no_history = true };
+        struct ctx c = { 0 };
+        struct linebuf *lb = NULL;
+        unsigned long long bytes = 0;
+        double t0, t1;
+        ssize_t n;
+        int fd;
+
+        if (argc != 2) {
+                fprintf(stderr, "usage: bench-parse FILE\n");
+                return 2;
+        }
+        fd = open(argv[1], O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+                fprintf(stderr, "bench-parse: cannot open '%s': %s\n", argv[1], strerror(errno));
+                return 1;
+        }
+        if (buildmetrics_new(&cfg, &c.bm) < 0 || linebuf_new(0, &lb) < 0) {
+                fprintf(stderr, "bench-parse: out of memory\n");
+                return 1;
+        }
+        t0 = now_monotonic();
+        while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
+                bytes += (unsigned long long)n;
+                c.now = now_monotonic(); /* per chunk, as the recorder does */
+                linebuf_feed(lb, chunk, (size_t)n, on_line, &c);
+        }
+        if (n < 0) {
+                fprintf(stderr, "bench-parse: read: %s\n", strerror(errno));
+                return 1;
+        }
+        linebuf_flush(lb, on_line, &c);
+        buildmetrics_finish(c.bm, NULL, NULL, NULL);
+        t1 = now_monotonic();
+        printf("bench-parse: %llu bytes, %llu lines in %.3f s: %.0f MiB/s; %u steps, %zu targets; "
+               "peak RSS %ld KiB\n",
+               bytes, c.lines, t1 - t0, (double)bytes / (1 << 20) / (t1 - t0),
+               buildmetrics_model(c.bm)->steps, buildmetrics_model(c.bm)->n, vm_hwm_kib());
+        linebuf_free(lb);
+        buildmetrics_free(c.bm);
+        close(fd);
+        return 0;
+}

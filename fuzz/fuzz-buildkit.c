@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/* Fuzzes the BuildKit progress parser (plain and rawjson share one entry
+ * point, buildkit_feed_line): the input is split on '\n' and fed as lines;
+ * the first byte picks --targets and the marker set. Checks the model
+ * invariants the sinks rely on. Built twice, with a plain and a rawjson
+ * seed corpus. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/targets.h"
+#include "sources/buildkit.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void on_log(void *userdata, uint32_t vidx, int marker, const char *text, size_t len)
+{
+        size_t *n = userdata;
+
+        (void)vidx;
+        if (marker < -1 || marker >= BUILDKIT_MAX_MARKERS || (len && !text))
+                abort();
+        *n += len;
+}
+
+static void check_str(const char *s, size_t max)
+{
+        if (strnlen(s, max + 1) > max)
+                abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        static const char *const targets[] = { "app", "tools" };
+        static const char *const markers[] = { "/stats.txt", "sccache" };
+        struct buildkit_config cfg = { .markers = markers, .nmarkers = 2, .log = on_log };
+        struct buildkit *b = NULL;
+        static struct targets ts; /* large: keep it off the stack */
+        const char *c, *end;
+        size_t logged = 0;
+        double now = 0;
+
+        if (size < 1)
+                return 0;
+        cfg.targets = targets;
+        cfg.ntargets = data[0] % 3;
+        cfg.userdata = &logged;
+        if (buildkit_new(&cfg, &b) < 0)
+                return 0;
+        c = (const char *)data + 1;
+        end = (const char *)data + size;
+        while (c < end) {
+                const char *nl = memchr(c, '\n', (size_t)(end - c));
+                const char *le = nl ? nl : end;
+
+                (void)buildkit_feed_line(b, c, (size_t)(le - c), now);
+                now += 0.25;
+                c = nl ? nl + 1 : end;
+        }
+        targets_init(&ts);
+        buildkit_finish(b, &ts);
+        if (ts.n > TARGETS_MAX || ts.cached > ts.steps || ts.nfailed > TARGETS_FAILED_MAX)
+                abort();
+        check_str(ts.builder, TARGET_FIELD_MAX);
+        for (size_t i = 0; i < ts.n; i++) {
+                const struct target *t = &ts.t[i];
+
+                if (t->cached > t->steps || t->last_seen < t->first_seen)
+                        abort();
+                check_str(t->name, TARGET_NAME_MAX);
+                check_str(t->builder, TARGET_FIELD_MAX);
+        }
+        for (size_t i = 0; i < ts.nfailed; i++) {
+                check_str(ts.failed[i].name, TARGET_STEP_NAME_MAX);
+                if (ts.failed[i].target >= (int)ts.n)
+                        abort();
+        }
+        for (size_t i = 0; i < cfg.nmarkers; i++) {
+                uint32_t v;
+                if (buildkit_marker_vertex(b, i, &v) == 0)
+                        (void)buildkit_vertex_target(b, v);
+        }
+        buildkit_free(b);
+        return 0;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* Fuzzes the compiler-cache stats reader: sccache --show-stats (text and
+ * JSON) and ccache -s / --print-stats (TSV and JSON) go through the same
+ * line parser. Whole buffer through ccstats_parse, then the same lines one
+ * by one, which must agree. Built twice, with sccache and ccache seeds. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sources/ccstats.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        const char *c = (const char *)data, *end = c + size;
+        struct ccstats st = { .kind = CCSTATS_NONE };
+        struct ccstats_parser p;
+        int r = ccstats_parse((const char *)data, size, &st);
+
+        if (r != 0 && (r != -ENOENT || st.kind != CCSTATS_NONE))
+                abort();
+        ccstats_parser_init(&p);
+        while (c < end) {
+                const char *nl = memchr(c, '\n', (size_t)(end - c));
+                const char *le = nl ? nl : end;
+
+                (void)ccstats_feed_line(&p, c, (size_t)(le - c));
+                c = nl ? nl + 1 : end;
+        }
+        if (p.complete != (r == 0))
+                abort();
+        if (r == 0 && (p.last.kind != st.kind || p.last.hits != st.hits ||
+                       p.last.misses != st.misses || st.kind == CCSTATS_NONE))
+                abort();
+        return 0;
+}
