@@ -98,12 +98,13 @@ expect_eq "inspect: steps summed over targets" "$($J "$T/ib.json" steps)" 14
 expect_eq "inspect: cached steps" "$($J "$T/ib.json" cached_steps)" 6
 
 # -- a SIGKILLed buildtel: the run stays, as incomplete
-"$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id k --interval 0.05 -- sleep 30 &
+"$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id k --interval 0.05 -- sleep 31 &
 bt=$!
 sleep 2.6 # past the first batch (rows go in every 2 s)
+child=$(ps -o pid= --ppid $bt)
 kill -9 $bt
 wait $bt 2>/dev/null
-pkill -f "^sleep 30$" 2>/dev/null
+[ -n "$child" ] && kill $child 2>/dev/null
 "$BUILDTEL" status --db "$DB" --json >"$T/sk.json"
 expect_eq "SIGKILLed run is incomplete" "$($J "$T/sk.json" 0.result)" "incomplete"
 check "the killed run kept its first batch of samples" test "$(q "select count(*) from samples s join runs r on r.id = s.run where r.run_id = 'k'")" -ge 20
