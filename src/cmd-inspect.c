@@ -55,6 +55,8 @@ static int render(const json_t *o, struct dbuf *out)
                 r = line(out, "host", history_str(o, "host"));
         if (r >= 0 && *history_str(o, "builder"))
                 r = line(out, "builder", history_str(o, "builder"));
+        if (r >= 0 && *history_str(o, "cgroup_mode"))
+                r = line(out, "cgroup", history_str(o, "cgroup_mode"));
         if (r >= 0 && *history_str(o, "vcs_rev")) {
                 snprintf(buf, sizeof(buf), "%s%s%s%s", history_str(o, "vcs_rev"),
                          *history_str(o, "vcs_ref") ? " (" : " (detached",

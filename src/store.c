@@ -577,7 +577,8 @@ int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
         sqlite3_stmt *s = NULL;
         int r = prepare(st,
                         "UPDATE runs SET " SUMMARY_SET ", end_epoch = ?, state = ?, exit_code = ?,"
-                        " term_signal = ?, summary_json = ? WHERE id = ?",
+                        " term_signal = ?, summary_json = ?, cgroup_mode = COALESCE(?, cgroup_mode)"
+                        " WHERE id = ?",
                         &s);
 
         if (r >= 0) {
@@ -592,6 +593,7 @@ int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
                         sqlite3_bind_null(s, i++);
                 sqlite3_bind_int(s, i++, ri->term_signal);
                 bind_text_or_null(s, i++, summary_json);
+                bind_text_or_null(s, i++, sum->build.mode[0] ? sum->build.mode : NULL);
                 sqlite3_bind_int64(s, i++, id);
                 r = step_done(st, s);
         }

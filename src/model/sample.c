@@ -255,10 +255,20 @@ const char *sample_column_name(size_t i, enum sample_column_type *ret_type)
 {
         if (i >= ARRAY_SIZE(columns))
                 return NULL;
-        if (ret_type)
-                *ret_type = columns[i].kind == COL_NUM   ? SAMPLE_COLUMN_NUMBER
-                            : columns[i].kind == COL_STR ? SAMPLE_COLUMN_TEXT
-                                                         : SAMPLE_COLUMN_ISO;
+        /* a switch without default: a new kind is a -Wswitch warning here */
+        if (ret_type) {
+                switch (columns[i].kind) {
+                case COL_NUM:
+                        *ret_type = SAMPLE_COLUMN_NUMBER;
+                        break;
+                case COL_STR:
+                        *ret_type = SAMPLE_COLUMN_TEXT;
+                        break;
+                case COL_ISO:
+                        *ret_type = SAMPLE_COLUMN_ISO;
+                        break;
+                }
+        }
         return columns[i].name;
 }
 

@@ -30,6 +30,10 @@ expect_eq "run a: first mem_used_mb equals the CSV (sqlite3)" \
 expect_eq "run b: the context column is stored" \
         "$(q "select context from samples s join runs r on r.id = s.run where r.run_id = 'b' order by seq desc limit 1")" \
         "[1/2] Building C object x.c.o"
+expect_eq "new CSV columns become SQL columns (cg_mode, sqlite3)" \
+        "$(q "select count(*) from pragma_table_xinfo('samples') where name = 'cg_mode'")" 1
+expect_eq "run a: the cgroup mode is the CSV's" "$(q "select cgroup_mode from runs where run_id = 'a'")" \
+        "$($CSVCHECK stat "$L/resources-a.csv" cg_mode last-str)"
 expect_eq "iso is derived from epoch" \
         "$(q "select iso = strftime('%Y-%m-%dT%H:%M:%fZ', epoch, 'unixepoch') from samples limit 1")" "1"
 
