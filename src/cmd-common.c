@@ -28,6 +28,7 @@ void common_opts_init(struct common_opts *o)
 
 void common_opts_release(struct common_opts *o)
 {
+        otel_config_release(&o->otlp);
         free(o->compilers_buf);
         free(o->compilers);
         o->compilers_buf = NULL;
@@ -145,17 +146,6 @@ int common_opts_parse(struct common_opts *o, int opt, const char *arg, const cha
         case OPT_HELP:
                 o->help = true;
                 return 1;
-        case OPT_DB:
-                if (!*arg) {
-                        fprintf(stderr, "buildtel %s: --db is empty\n", cmd);
-                        return -1;
-                }
-                o->rec.db_path = arg;
-                o->rec.no_db = false;
-                return 1;
-        case OPT_NO_DB:
-                o->rec.no_db = true;
-                return 1;
         case OPT_TARGETS:
                 o->rec.metrics.targets = arg;
                 return 1;
@@ -214,6 +204,28 @@ int common_opts_parse(struct common_opts *o, int opt, const char *arg, const cha
                 }
                 o->rec.prom.push_job = arg;
                 return 1;
+        case OPT_DB:
+                if (!*arg) {
+                        fprintf(stderr, "buildtel %s: --db is empty\n", cmd);
+                        return -1;
+                }
+                o->rec.db_path = arg;
+                o->rec.no_db = false;
+                return 1;
+        case OPT_NO_DB:
+                o->rec.no_db = true;
+                return 1;
+        case OPT_OTLP_ENDPOINT:
+                o->otlp_opt.endpoint = arg;
+                return 1;
+        case OPT_OTLP_INTERVAL:
+                if (parse_double_str(arg, &d) < 0 || d < 0.1 || d > 86400) {
+                        fprintf(stderr, "buildtel %s: --otlp-interval takes seconds from 0.1 to 86400, not '%s'\n",
+                                cmd, arg);
+                        return -1;
+                }
+                o->otlp_opt.interval_ms = (uint64_t)llround(d * 1000);
+                return 1;
         default:
                 return 0;
         }
@@ -270,6 +282,31 @@ void common_note(void *userdata, const char *fmt, ...)
         vsnprintf(buf, sizeof(buf), fmt, ap);
         va_end(ap);
         fprintf(stderr, "buildtel: note: %s\n", buf);
+}
+
+static const char *env_lookup(void *userdata, const char *name)
+{
+        return getenv(name);
+}
+
+int common_otlp_load(struct common_opts *o, const char *cmd)
+{
+        int e;
+
+        otel_config_release(&o->otlp);
+        e = otelenv_load(env_lookup, NULL, &o->otlp_opt, common_note, NULL, &o->otlp);
+        if (e == -EINVAL) {
+                /* never echo the value: a URL may carry user:password */
+                fprintf(stderr, "buildtel %s: --otlp-endpoint takes an http:// or https:// URL with a host\n",
+                        cmd);
+                return -1;
+        }
+        if (e < 0) {
+                fprintf(stderr, "buildtel %s: out of memory\n", cmd);
+                return -1;
+        }
+        o->rec.otlp = &o->otlp;
+        return 0;
 }
 
 void common_warn(void *userdata, const char *fmt, ...)

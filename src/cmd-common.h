@@ -5,6 +5,7 @@
 #include <stdbool.h>
 
 #include "recorder.h"
+#include "sources/otelenv.h"
 
 /* Options shared by `run` and `watch`, and the bits of set-up both do. */
 
@@ -30,6 +31,8 @@ enum {
         OPT_PUSH_JOB,
         OPT_DB,
         OPT_NO_DB,
+        OPT_OTLP_ENDPOINT,
+        OPT_OTLP_INTERVAL,
         OPT_COMMON_END,
 };
 
@@ -55,6 +58,8 @@ enum {
         { "prom-file", required_argument, NULL, OPT_PROM_FILE },                                   \
         { "pushgateway", required_argument, NULL, OPT_PUSHGATEWAY },                               \
         { "push-job", required_argument, NULL, OPT_PUSH_JOB },                                     \
+        { "otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT },                           \
+        { "otlp-interval", required_argument, NULL, OPT_OTLP_INTERVAL },                           \
         { "help", no_argument, NULL, OPT_HELP }
 
 struct common_opts {
@@ -63,6 +68,8 @@ struct common_opts {
         char *compilers_buf; /* owns the strings behind compilers[] */
         const char **compilers;
         bool help;
+        struct otel_options otlp_opt; /* --otlp-endpoint, --otlp-interval */
+        struct otel_config otlp;      /* loaded by common_otlp_load() */
 };
 
 void common_opts_init(struct common_opts *o);
@@ -75,6 +82,11 @@ int common_opts_parse(struct common_opts *o, int opt, const char *arg, const cha
 /* Fill the shared run facts: a fresh run id unless one was given, kind,
  * cwd, host, start time, CPUs, interval. Returns 0 or -ENOMEM. */
 int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri);
+
+/* Load the OTLP export settings from the OTEL_* environment and the
+ * options into o->otlp and point the recorder at them. Returns 0, or -1
+ * after printing an error for a bad --otlp-endpoint. */
+int common_otlp_load(struct common_opts *o, const char *cmd);
 
 /* Print a note for the user on stderr: "buildtel: note: ...". */
 void common_note(void *userdata, const char *fmt, ...) _printf_(2, 3);

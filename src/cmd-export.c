@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@ static const char *env_lookup(void *userdata, const char *name)
         return getenv(name);
 }
 
+static void export_note(void *userdata, const char *fmt, ...) _printf_(2, 3);
 static void export_note(void *userdata, const char *fmt, ...)
 {
         char buf[1024];

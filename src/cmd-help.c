@@ -9,6 +9,8 @@ static const struct {
         const char *name;
         const char *text;
 } usages[] = {
+        /* A name may have several entries, printed in order: C99 caps a
+         * string literal at 4095 bytes. */
         { "run",
           "usage: buildtel run [OPTIONS] -- COMMAND [ARG...]\n"
           "\n"
@@ -36,6 +38,10 @@ static const struct {
           "                         by processes it left behind (default 2)\n"
           "  --quiet                no summary on stderr\n"
           "  --off                  exec COMMAND and nothing else (also: BUILDTEL=0)\n"
+          "  --cgroup MODE          the build's own accounting: auto (default), v2, hybrid,\n"
+          "                         v1, or none (its process tree from /proc: estimates)\n"
+          "  --memory-max SIZE      cap the build in its cgroup (512M, 4G): OOM-killed there\n"
+          "  --memory-high SIZE     throttle the build above SIZE (v1: a soft limit)\n"
           "  --db PATH              the run history database (default\n"
           "                         $XDG_STATE_HOME/buildtel/history.db or\n"
           "                         ~/.local/state/buildtel/history.db); see `buildtel status`\n"
@@ -60,9 +66,11 @@ static const struct {
           "  --pushgateway URL      also PUT the metrics to URL/metrics/job/JOB/instance/HOST\n"
           "                         (5 s at most; a failure is one warning)\n"
           "  --push-job NAME        the Pushgateway job (default buildtel)\n"
+          "  --otlp-endpoint URL, --otlp-interval SECS  OTLP export: `buildtel help otlp`\n"
           "When COMMAND has --metadata-file F, F is read at the end (builder, node, ref per\n"
           "target) and, when docker exists, `docker buildx history inspect` fills in steps.\n"
-          "\n"
+          "\n" },
+        { "run",
           "SIGINT, SIGTERM, SIGHUP and SIGQUIT go to COMMAND's process group; buildtel then\n"
           "waits for it and writes its files as on a normal exit.\n"
           "\n"
@@ -149,6 +157,32 @@ static const struct {
           "fixed argv, never a shell; or from FILE, a saved copy of that output.\n"
           "\n"
           "Exit status: 0, 1 when a REF could not be read, 2 bad usage.\n" },
+        { "otlp",
+          "OTLP/HTTP metrics export of `run` and `watch`\n"
+          "\n"
+          "  --otlp-endpoint URL    export to URL, used as is (else\n"
+          "                         OTEL_EXPORTER_OTLP_METRICS_ENDPOINT as is, or\n"
+          "                         OTEL_EXPORTER_OTLP_ENDPOINT + /v1/metrics)\n"
+          "  --otlp-interval SECS   seconds between exports (default\n"
+          "                         OTEL_METRIC_EXPORT_INTERVAL ms, else 60)\n"
+          "\n"
+          "A final export at exit carries the totals and per-target metrics and waits at\n"
+          "most OTEL_EXPORTER_OTLP_TIMEOUT ms (10000). Also read: OTEL_EXPORTER_OTLP_PROTOCOL\n"
+          "(http/protobuf or http/json), _HEADERS (never printed), _COMPRESSION (gzip), the\n"
+          "_METRICS_ forms of each, OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES,\n"
+          "OTEL_SDK_DISABLED, and TRACEPARENT: its trace and span ids go on every data\n"
+          "point as an exemplar and as attributes trace_id and span_id. Only 429, 502, 503\n"
+          "and 504 are retried (Retry-After honoured); a failing collector is one warning.\n" },
+        { "export",
+          "usage: buildtel export --otlp [--log-dir DIR] [--otlp-endpoint URL] RUN|FILE.csv\n"
+          "\n"
+          "Send a finished run to an OTLP collector again: every sample of\n"
+          "<log-dir>/resources-RUN.csv, in requests of 1000 samples, then the totals, with\n"
+          "the facts of resources-RUN.run.json. The collector and its settings come from\n"
+          "the OTEL_* variables as for `run`.\n"
+          "\n"
+          "Exit status: 0 when the collector took everything, 1 when it did not or the run's\n"
+          "files are unreadable, 2 bad usage.\n" },
         { "help", "usage: buildtel help [COMMAND]\n" },
 };
 
@@ -157,6 +191,9 @@ int cmd_print_usage(const char *name)
         for (size_t i = 0; i < sizeof(usages) / sizeof(usages[0]); i++)
                 if (strcmp(usages[i].name, name) == 0) {
                         fputs(usages[i].text, stdout);
+                        while (i + 1 < sizeof(usages) / sizeof(usages[0]) &&
+                               strcmp(usages[i + 1].name, name) == 0)
+                                fputs(usages[++i].text, stdout);
                         return 0;
                 }
         return -ENOENT;

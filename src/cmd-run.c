@@ -167,8 +167,8 @@ static int run_loop(struct run_loop *L, double grace)
         bool final_done = false;
 
         for (;;) {
-                struct pollfd p[4];
-                int n = 0, out_i = -1, err_i = -1, sig_i, pid_i = -1;
+                struct pollfd p[4 + RECORDER_POLLFDS];
+                int n = 0, out_i = -1, err_i = -1, sig_i, pid_i = -1, rec_i;
                 double now = now_monotonic(), deadline = INFINITY;
                 struct timespec ts;
 
@@ -207,6 +207,10 @@ static int run_loop(struct run_loop *L, double grace)
                         pid_i = n;
                         p[n++] = (struct pollfd){ .fd = child_pidfd(L->child), .events = POLLIN };
                 }
+                /* Network exports: their sockets and timers, never a wait. */
+                rec_i = n;
+                if (L->rec)
+                        n += (int)recorder_pollfds(L->rec, p + n, RECORDER_POLLFDS, &deadline);
 
                 ts = to_timespec(deadline - now);
                 if (ppoll(p, (nfds_t)n, isinf(deadline) ? NULL : &ts, NULL) < 0) {
@@ -222,6 +226,8 @@ static int run_loop(struct run_loop *L, double grace)
                         handle_signals(L);
                 if (pid_i >= 0 && p[pid_i].revents)
                         reap(L);
+                if (L->rec)
+                        recorder_poll(L->rec, p + rec_i, (size_t)(n - rec_i));
                 if (L->exited && L->forwarded && !final_done) {
                         /* Interrupted: do not wait out the grace period for
                          * helpers that ignore the signal. */
@@ -325,6 +331,8 @@ int cmd_run(int argc, char **argv)
                 ret = exec_bare(argv);
                 goto out;
         }
+        if (common_otlp_load(&o, "run") < 0)
+                goto out;
 
         /* Signals arrive on the signalfd; the build gets the old mask. */
         sigemptyset(&mask);

@@ -167,6 +167,10 @@ int cmd_watch(int argc, char **argv)
                 fprintf(stderr, "buildtel watch: signalfd: %s\n", strerror(errno));
                 goto out_sig;
         }
+        if (common_otlp_load(&o, "watch") < 0) {
+                ret = EXIT_BT_USAGE;
+                goto out_sig;
+        }
         if (common_run_info(&o, "watch", &ri) < 0 || !(ri.argv = cmdline_argv(pfs, (long)pid))) {
                 fprintf(stderr, "buildtel watch: out of memory\n");
                 goto out_sig;
@@ -179,18 +183,23 @@ int cmd_watch(int argc, char **argv)
         }
 
         for (;;) {
-                struct pollfd p[2] = {
+                /* a negative fd (no pidfd) is ignored by poll */
+                struct pollfd p[2 + RECORDER_POLLFDS] = {
                         { .fd = sfd, .events = POLLIN },
                         { .fd = pidfd, .events = POLLIN },
                 };
-                double wait = recorder_next_tick(rec) - now_monotonic();
+                double deadline = recorder_next_tick(rec), wait;
+                size_t np = 2 + recorder_pollfds(rec, p + 2, RECORDER_POLLFDS, &deadline);
                 struct signalfd_siginfo si;
                 int n;
 
-                if (wait > 0) {
-                        n = poll(p, pidfd >= 0 ? 2 : 1, (int)ceil(wait * 1000));
+                wait = deadline - now_monotonic();
+                /* always a turn of poll: an export may be due before the tick */
+                {
+                        n = poll(p, (nfds_t)np, (int)ceil(MAX(wait, 0.0) * 1000));
                         if (n < 0 && errno != EINTR)
                                 break;
+                        recorder_poll(rec, p + 2, np - 2);
                         if (p[0].revents && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
                                 got_signal = (int)si.ssi_signo;
                                 break;

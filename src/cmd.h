@@ -26,6 +26,7 @@ int cmd_inspect(int argc, char **argv);
 int cmd_layers(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_help(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_import_buildx(int argc, char **argv);
 
 /* Print the usage of one command to stdout; -ENOENT if unknown. */

@@ -15,6 +15,7 @@ static const struct cmd commands[] = {
         { "layers", cmd_layers, "layer-cache reuse per target, from the latest builds" },
         { "cache", cmd_cache, "compiler-cache figures now, and the change since last time" },
         { "import-buildx", cmd_import_buildx, "a build's figures from docker buildx history" },
+        { "export", cmd_export, "send a finished run to an OTLP collector again" },
         { "help", cmd_help, "show the help of a command" },
 };
 

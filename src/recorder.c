@@ -117,6 +117,7 @@ static int open_sinks(struct recorder *r, const char *dir)
                 .db_path = r->db_path,
                 .warn = sink_warn,
                 .warn_userdata = r,
+                .otlp = r->cfg.otlp,
         };
         int e;
 
@@ -426,4 +427,23 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
         if (short_out)
                 (void)targets_render_text(m.targets, short_out);
         return ret;
+}
+
+size_t recorder_pollfds(struct recorder *r, struct pollfd *p, size_t cap, double *deadline)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < r->nsinks; i++)
+                if (r->ops[i]->pollfds)
+                        n += r->ops[i]->pollfds(r->state[i], p + n, cap - n, deadline);
+        return n;
+}
+
+void recorder_poll(struct recorder *r, const struct pollfd *p, size_t n)
+{
+        double now = now_monotonic();
+
+        for (size_t i = 0; i < r->nsinks; i++)
+                if (r->ops[i]->poll)
+                        r->ops[i]->poll(r->state[i], p, n, now);
 }

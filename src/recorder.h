@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -38,10 +39,12 @@ struct recorder_config {
         struct cgroup *cgroup;
         struct buildmetrics_config metrics; /* targets, markers, --ninja-log */
         struct prom_config prom;            /* textfile and Pushgateway */
+        const struct otel_config *otlp;     /* OTLP export, borrowed; NULL: off */
 };
 
 struct recorder;
 struct cgroup;
+struct otel_config;
 
 /* run must outlive the recorder; its facts are written at start and finish.
  * Never fails for an unwritable directory (falls back, then records
@@ -70,6 +73,14 @@ int recorder_tick(struct recorder *r);
  * short summary for the terminal into short_out, and a line per sink
  * failure through note. Returns 0 or the first sink error. */
 int recorder_finish(struct recorder *r, struct dbuf *short_out);
+
+/* Network sinks (OTLP) in the caller's poll loop: the fds to add (at most
+ * cap; RECORDER_POLLFDS is enough) with *deadline lowered to when they
+ * need a turn; after ppoll, recorder_poll with what it returned. Neither
+ * blocks. */
+#define RECORDER_POLLFDS 16
+size_t recorder_pollfds(struct recorder *r, struct pollfd *p, size_t cap, double *deadline);
+void recorder_poll(struct recorder *r, const struct pollfd *p, size_t n);
 
 /* The default log directory (malloc'd), from XDG_STATE_HOME or HOME. */
 char *recorder_default_log_dir(void);

@@ -117,7 +117,7 @@ static void test_doubles_json(void **state)
                 double d;
                 const char *text;
         } cases[] = {
-                { 0.1, "0.1" }, { 1e300, "1e+300" }, { -0.0, "-0" },
+                { 0.1, "0.1" }, { 1e300, "1e+300" }, { -0.0, "-0.0" }, { 3.0, "3.0" },
                 { 123456789.125, "123456789.125" }, { NAN, "\"NaN\"" }, { INFINITY, "\"Infinity\"" },
                 { -INFINITY, "\"-Infinity\"" }, { 5e-324, "4.94065645841247e-324" },
         };

@@ -299,6 +299,12 @@ static void js_double(struct enc *E, double d)
                 if (strtod(b, NULL) == d)
                         break;
         }
+        /* "-0" and "3" read back as integers in some parsers (jansson):
+         * -0.0 would lose its sign. A fraction keeps them doubles. */
+        if (!strpbrk(b, ".e") && (size_t)n + 2 < sizeof(b)) {
+                memcpy(b + n, ".0", 3);
+                n += 2;
+        }
         put(E, b, (size_t)n);
 }
 

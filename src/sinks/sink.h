@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -10,18 +11,21 @@
 #include "model/targets.h"
 #include "sinks/prom.h"
 
+struct otel_config;
+
 /* Everything a sink may need to know about where and how to write. */
 struct sink_ctx {
         const char *log_dir; /* the run's files go here */
         const struct run_info *run;
         struct summary_config summary_cfg;
         bool quiet;
-        const char *db_path; /* the history database; NULL: none (--no-db) */
         const struct prom_config *prom; /* textfile and Pushgateway; NULL: defaults, no push */
+        const char *db_path; /* the history database; NULL: none (--no-db) */
         /* One line for the user from a sink that carries on without its
          * output (the history database when locked, full or corrupt). */
         void (*warn)(void *userdata, const char *msg);
         void *warn_userdata;
+        const struct otel_config *otlp; /* OTLP export; NULL or !enabled: off */
 };
 
 /* The model at the end of a run, as the sinks see it. Features add members
@@ -46,6 +50,12 @@ struct sink_ops {
         /* the run is over: run facts final, summary complete; 0 or -errno */
         int (*finish)(void *state, const struct run_model *m);
         void (*close)(void *state);
+        /* Network sinks, driven by the caller's poll loop without ever
+         * blocking it: the fds to poll (at most cap) and, lowered in
+         * *deadline (monotonic seconds), when to call poll regardless; then
+         * poll with what ppoll returned (other fds included). */
+        size_t (*pollfds)(void *state, struct pollfd *p, size_t cap, double *deadline);
+        void (*poll)(void *state, const struct pollfd *p, size_t n, double now);
 };
 
 extern const struct sink_ops sink_runinfo;  /* resources-<id>.run.json */
@@ -57,6 +67,7 @@ extern const struct sink_ops sink_sqlite;   /* the run history database (store.h
 extern const struct sink_ops sink_prom;     /* <textfile dir>/buildtel.prom */
 extern const struct sink_ops sink_pushgw;   /* PUT to --pushgateway */
 extern const struct sink_ops sink_targets;  /* resources-<id>.targets.json */
+extern const struct sink_ops sink_otlp;     /* OTLP/HTTP metrics to a collector */
 
 /* The sinks of a run, in order. NULL-terminated. */
 extern const struct sink_ops *const sinks_all[];

@@ -14,6 +14,7 @@ const struct sink_ops *const sinks_all[] = {
         &sink_prom,
         &sink_pushgw,
         &sink_sqlite,
+        &sink_otlp,
         NULL,
 };
 

@@ -310,7 +310,8 @@ void otelenv_url_for_display(const char *url, char *buf, size_t cap)
                 return;
         hb = sl;
         he = hb + strcspn(url + hb, "/?#");
-        at = memchr(url + hb, '@', he - hb);
+        /* the last '@': a password with a raw '@' must not show its tail */
+        at = memrchr(url + hb, '@', he - hb);
         if (at)
                 hb = (size_t)(at - url) + 1;
         /* scheme, host[:port], path; no user info, query or fragment */
