@@ -36,9 +36,13 @@ static off_t size_of(const char *path)
 
 int main(int argc, char **argv)
 {
-        static char *cmd[] = { (char *)(uintptr_t)"make", (char *)(uintptr_t)"-j8", NULL };
-        struct run_info ri = { .run_id = (char *)(uintptr_t)"bench", .kind = (char *)(uintptr_t)"run",
-                               .argv = cmd, .start_epoch = 1.8e9, .end_epoch = NAN, .exit_code = -1 };
+        static char *cmd[] = {(char *)(uintptr_t) "make", (char *)(uintptr_t) "-j8", NULL};
+        struct run_info ri = {.run_id = (char *)(uintptr_t) "bench",
+                              .kind = (char *)(uintptr_t) "run",
+                              .argv = cmd,
+                              .start_epoch = 1.8e9,
+                              .end_epoch = NAN,
+                              .exit_code = -1};
         char path[4096], ctx[128], wal[4200];
         struct store *st;
         struct summary sum;
@@ -55,7 +59,8 @@ int main(int argc, char **argv)
         remove(path);
         remove(wal);
         summary_init(&sum, NULL);
-        if (store_open(path, true, 1000, &st) < 0 || store_run_begin(st, &ri, NULL, NULL, &id) < 0) {
+        if (store_open(path, true, 1000, &st) < 0 ||
+            store_run_begin(st, &ri, NULL, NULL, &id) < 0) {
                 fprintf(stderr, "bench-store: cannot open %s\n", path);
                 return 1;
         }
@@ -80,7 +85,9 @@ int main(int argc, char **argv)
                         s.compilers = k % 17;
                         s.stage = "pytorch/builder";
                         /* a new log line about every 3 s, as a big C++ build prints */
-                        snprintf(ctx, sizeof(ctx), "[%d/9600] Building CXX object caffe2/CMakeFiles/torch_cpu.dir/file%d.cpp.o",
+                        snprintf(ctx, sizeof(ctx),
+                                 "[%d/9600] Building CXX object "
+                                 "caffe2/CMakeFiles/torch_cpu.dir/file%d.cpp.o",
                                  k / 3, k / 3);
                         s.context = ctx;
                         summary_add(&sum, &s);
@@ -94,8 +101,8 @@ int main(int argc, char **argv)
         store_close(st); /* checkpoints the WAL into the file */
         db = size_of(path);
         wl = size_of(wal);
-        printf("bench-store: %d sample rows in %d-row transactions: %.3f s CPU (%.2f us per row)\n", ROWS,
-               BATCH, t1 - t0, (t1 - t0) / ROWS * 1e6);
+        printf("bench-store: %d sample rows in %d-row transactions: %.3f s CPU (%.2f us per row)\n",
+               ROWS, BATCH, t1 - t0, (t1 - t0) / ROWS * 1e6);
         printf("bench-store: database %.1f MiB = %.1f KiB per 1,000 rows (WAL left: %lld bytes)\n",
                (double)db / 1048576, (double)db / 1024 / (ROWS / 1000.0), (long long)wl);
         return 0;

@@ -40,8 +40,8 @@ static json_t *snapshot(struct store *st, const char *tool, double now, char *er
 {
         static char a_ccache[] = "ccache", a_print[] = "--print-stats", a_sccache[] = "sccache",
                     a_show[] = "--show-stats", a_fmt[] = "--stats-format=json";
-        static char *const ccache_argv[] = { a_ccache, a_print, NULL };
-        static char *const sccache_argv[] = { a_sccache, a_show, a_fmt, NULL };
+        static char *const ccache_argv[] = {a_ccache, a_print, NULL};
+        static char *const sccache_argv[] = {a_sccache, a_show, a_fmt, NULL};
         bool is_ccache = strcmp(tool, "ccache") == 0;
         _cleanup_free_ char *out = NULL;
         struct cachetool_stats s;
@@ -61,7 +61,8 @@ static json_t *snapshot(struct store *st, const char *tool, double now, char *er
                 snprintf(err, errlen, "%s exited with status %d", tool, r);
                 return NULL;
         }
-        r = is_ccache ? cachetool_parse_ccache(out, len, &s) : cachetool_parse_sccache_json(out, len, &s);
+        r = is_ccache ? cachetool_parse_ccache(out, len, &s)
+                      : cachetool_parse_sccache_json(out, len, &s);
         if (r < 0) {
                 snprintf(err, errlen, "%s printed no statistics buildtel can read", tool);
                 return NULL;
@@ -69,16 +70,16 @@ static json_t *snapshot(struct store *st, const char *tool, double now, char *er
         if (history_cache_previous(st, tool, 0, &prev) < 0)
                 prev = NULL;
         c = (struct store_cache_snapshot){
-                .taken_epoch = now,
-                .tool = tool,
-                .origin = "cache",
-                .hits = s.hits,
-                .misses = s.misses,
-                .size_bytes = s.size_bytes,
-                .max_size_bytes = s.max_size_bytes,
-                .files = s.files,
-                .version = s.version[0] ? s.version : NULL,
-                .raw = out,
+            .taken_epoch = now,
+            .tool = tool,
+            .origin = "cache",
+            .hits = s.hits,
+            .misses = s.misses,
+            .size_bytes = s.size_bytes,
+            .max_size_bytes = s.max_size_bytes,
+            .files = s.files,
+            .version = s.version[0] ? s.version : NULL,
+            .raw = out,
         };
         r = store_cache_snapshot_insert(st, &c, &id);
         if (r < 0) {
@@ -94,15 +95,17 @@ static json_t *snapshot(struct store *st, const char *tool, double now, char *er
         json_object_set_new(o, "misses", int_or_null(s.misses));
         json_object_set_new(o, "hit_rate",
                             s.hits >= 0 && s.misses >= 0 && s.hits + s.misses > 0
-                                    ? json_real((double)s.hits / (double)(s.hits + s.misses))
-                                    : json_null());
+                                ? json_real((double)s.hits / (double)(s.hits + s.misses))
+                                : json_null());
         json_object_set_new(o, "size_bytes", int_or_null(s.size_bytes));
         json_object_set_new(o, "max_size_bytes", int_or_null(s.max_size_bytes));
         json_object_set_new(o, "files", int_or_null(s.files));
         if (prev) {
                 d = json_object();
-                json_object_set_new(d, "since_epoch", json_incref(json_object_get(prev, "taken_epoch")));
-                json_object_set_new(d, "seconds", json_real(now - history_num(prev, "taken_epoch")));
+                json_object_set_new(d, "since_epoch",
+                                    json_incref(json_object_get(prev, "taken_epoch")));
+                json_object_set_new(d, "seconds",
+                                    json_real(now - history_num(prev, "taken_epoch")));
                 json_object_set_new(d, "hits", delta(prev, "hits", s.hits));
                 json_object_set_new(d, "misses", delta(prev, "misses", s.misses));
                 json_object_set_new(d, "size_bytes", delta(prev, "size_bytes", s.size_bytes));
@@ -157,15 +160,15 @@ static int render(const json_t *tools, struct dbuf *out)
                 } else {
                         snprintf(since, sizeof(since), "first snapshot");
                 }
-                r = dbuf_printf(out, "%-8s %18s %18s %9s %24s %14s  %s\n", history_str(o, "tool"), hits,
-                                misses, rate, size, files, since);
+                r = dbuf_printf(out, "%-8s %18s %18s %9s %24s %14s  %s\n", history_str(o, "tool"),
+                                hits, misses, rate, size, files, since);
         }
         return r;
 }
 
 int cmd_cache(int argc, char **argv)
 {
-        static const char *const tools[] = { "ccache", "sccache" };
+        static const char *const tools[] = {"ccache", "sccache"};
         struct history_opts o;
         struct store *st = NULL;
         struct dbuf out = DBUF_INIT;
@@ -182,7 +185,8 @@ int cmd_cache(int argc, char **argv)
                 return 0;
         }
         if (oi != argc) {
-                fprintf(stderr, "buildtel cache: no operands expected; see 'buildtel help cache'\n");
+                fprintf(stderr,
+                        "buildtel cache: no operands expected; see 'buildtel help cache'\n");
                 return EXIT_BT_USAGE;
         }
         if (history_open("cache", &o, true, &st))

@@ -26,12 +26,12 @@ int history_opts_parse(const char *cmd, const char *allowed, int argc, char **ar
                        struct history_opts *o, int *ret_optind)
 {
         static const struct option longopts[] = {
-                { "db", required_argument, NULL, HOPT_DB },
-                { "json", no_argument, NULL, HOPT_JSON },
-                { "limit", required_argument, NULL, HOPT_LIMIT },
-                { "since", required_argument, NULL, HOPT_SINCE },
-                { "help", no_argument, NULL, HOPT_HELP },
-                { 0 },
+            {"db", required_argument, NULL, HOPT_DB},
+            {"json", no_argument, NULL, HOPT_JSON},
+            {"limit", required_argument, NULL, HOPT_LIMIT},
+            {"since", required_argument, NULL, HOPT_SINCE},
+            {"help", no_argument, NULL, HOPT_HELP},
+            {0},
         };
         int c;
 
@@ -58,7 +58,9 @@ int history_opts_parse(const char *cmd, const char *allowed, int argc, char **ar
                         break;
                 case HOPT_LIMIT:
                         if (parse_u64_str(optarg, &n) < 0 || n == 0 || n > 1000000) {
-                                fprintf(stderr, "buildtel %s: --limit takes a number from 1 to 1000000, not '%s'\n",
+                                fprintf(stderr,
+                                        "buildtel %s: --limit takes a number from 1 to 1000000, "
+                                        "not '%s'\n",
                                         cmd, optarg);
                                 return EXIT_BT_USAGE;
                         }
@@ -67,7 +69,9 @@ int history_opts_parse(const char *cmd, const char *allowed, int argc, char **ar
                 case HOPT_SINCE:
                         if (history_parse_when(optarg, now_realtime(), &o->since) < 0) {
                                 fprintf(stderr,
-                                        "buildtel %s: --since takes a date (2026-11-29, 2026-11-29T15:40[:20][Z]) or a span (30m, 2h, 3d, 1w), not '%s'\n",
+                                        "buildtel %s: --since takes a date (2026-11-29, "
+                                        "2026-11-29T15:40[:20][Z]) or a span (30m, 2h, 3d, 1w), "
+                                        "not '%s'\n",
                                         cmd, optarg);
                                 return EXIT_BT_USAGE;
                         }
@@ -77,7 +81,8 @@ int history_opts_parse(const char *cmd, const char *allowed, int argc, char **ar
                         o->help = true;
                         break;
                 default:
-                        fprintf(stderr, "buildtel %s: bad option; see 'buildtel help %s'\n", cmd, cmd);
+                        fprintf(stderr, "buildtel %s: bad option; see 'buildtel help %s'\n", cmd,
+                                cmd);
                         return EXIT_BT_USAGE;
                 }
         }
@@ -94,7 +99,9 @@ int history_open(const char *cmd, const struct history_opts *o, bool create, str
         if (!path) {
                 def = store_default_path();
                 if (!def) {
-                        fprintf(stderr, "buildtel %s: no history database: set HOME or XDG_STATE_HOME, or use --db\n",
+                        fprintf(stderr,
+                                "buildtel %s: no history database: set HOME or XDG_STATE_HOME, or "
+                                "use --db\n",
                                 cmd);
                         return 1;
                 }
@@ -102,7 +109,8 @@ int history_open(const char *cmd, const struct history_opts *o, bool create, str
         }
         e = store_open(path, create, 2000, ret);
         if (e == -ENOENT && !create) {
-                fprintf(stderr, "buildtel %s: history database '%s' does not exist (no run recorded yet)\n",
+                fprintf(stderr,
+                        "buildtel %s: history database '%s' does not exist (no run recorded yet)\n",
                         cmd, path);
                 return 1;
         }
@@ -162,7 +170,7 @@ void history_fmt_mib(double mib, char *buf, size_t len)
 
 void history_fmt_bytes(double b, char *buf, size_t len)
 {
-        static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+        static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
         size_t u = 0;
 
         if (!isfinite(b) || b < 0) {

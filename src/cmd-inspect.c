@@ -90,22 +90,26 @@ static int render(const json_t *o, struct dbuf *out)
                 if (r >= 0 && *history_str(o, "mem_used_peak_stage")) {
                         r = dbuf_puts(out, ", in ");
                         if (r >= 0)
-                                r = history_put_clean(out, history_str(o, "mem_used_peak_stage"), 256);
+                                r = history_put_clean(out, history_str(o, "mem_used_peak_stage"),
+                                                      256);
                 }
                 if (r >= 0 && *history_str(o, "mem_used_peak_context")) {
                         r = dbuf_puts(out, ", while ");
                         if (r >= 0)
-                                r = history_put_clean(out, history_str(o, "mem_used_peak_context"), 512);
+                                r = history_put_clean(out, history_str(o, "mem_used_peak_context"),
+                                                      512);
                 }
                 if (r >= 0)
                         r = dbuf_puts(out, "\n");
         }
         if (r >= 0)
-                r = peak(out, "memory available (min)", history_num(o, "mem_avail_min_mb"), 0, " MiB");
+                r = peak(out, "memory available (min)", history_num(o, "mem_avail_min_mb"), 0,
+                         " MiB");
         if (r >= 0)
                 r = peak(out, "swap used", history_num(o, "swap_used_peak_mb"), 0, " MiB");
         if (r >= 0)
-                r = peak(out, "disk available (min)", history_num(o, "disk_avail_min_gb"), 2, " GiB");
+                r = peak(out, "disk available (min)", history_num(o, "disk_avail_min_gb"), 2,
+                         " GiB");
         if (r >= 0)
                 r = peak(out, "load1", history_num(o, "load1_peak"), 2, "");
         if (r >= 0)
@@ -116,39 +120,52 @@ static int render(const json_t *o, struct dbuf *out)
                 r = peak(out, "near-OOM samples", history_num(o, "near_oom_samples"), 0, "");
         if (r >= 0 && json_array_size(targets)) {
                 r = dbuf_printf(out, "targets:\n  %-24s %9s %6s %6s %6s %-16s %8s %8s\n", "TARGET",
-                                "DURATION", "STEPS", "CACHED", "RATIO", "NODE", "CC HITS", "CC MISS");
+                                "DURATION", "STEPS", "CACHED", "RATIO", "NODE", "CC HITS",
+                                "CC MISS");
                 for (size_t i = 0; r >= 0 && i < json_array_size(targets); i++) {
                         const json_t *t = json_array_get(targets, i);
                         struct dbuf n = DBUF_INIT, nd = DBUF_INIT;
                         char ratio[16], hits[24], miss[24], steps[24], cached[24];
 
                         history_fmt_duration(history_num(t, "duration_s"), t1, sizeof(t1));
-                        snprintf(ratio, sizeof(ratio), isfinite(history_num(t, "cached_ratio")) ? "%.0f%%" : "-",
+                        snprintf(ratio, sizeof(ratio),
+                                 isfinite(history_num(t, "cached_ratio")) ? "%.0f%%" : "-",
                                  history_num(t, "cached_ratio") * 100);
-                        snprintf(steps, sizeof(steps), isfinite(history_num(t, "steps")) ? "%.0f" : "-", history_num(t, "steps"));
-                        snprintf(cached, sizeof(cached), isfinite(history_num(t, "cached")) ? "%.0f" : "-", history_num(t, "cached"));
-                        snprintf(hits, sizeof(hits), isfinite(history_num(t, "cc_hits")) ? "%.0f" : "-", history_num(t, "cc_hits"));
-                        snprintf(miss, sizeof(miss), isfinite(history_num(t, "cc_misses")) ? "%.0f" : "-", history_num(t, "cc_misses"));
+                        snprintf(steps, sizeof(steps),
+                                 isfinite(history_num(t, "steps")) ? "%.0f" : "-",
+                                 history_num(t, "steps"));
+                        snprintf(cached, sizeof(cached),
+                                 isfinite(history_num(t, "cached")) ? "%.0f" : "-",
+                                 history_num(t, "cached"));
+                        snprintf(hits, sizeof(hits),
+                                 isfinite(history_num(t, "cc_hits")) ? "%.0f" : "-",
+                                 history_num(t, "cc_hits"));
+                        snprintf(miss, sizeof(miss),
+                                 isfinite(history_num(t, "cc_misses")) ? "%.0f" : "-",
+                                 history_num(t, "cc_misses"));
                         r = history_put_clean(&n, history_str(t, "name"), 24);
                         if (r >= 0)
-                                r = history_put_clean(&nd, *history_str(t, "node") ? history_str(t, "node") : "-", 16);
+                                r = history_put_clean(
+                                    &nd, *history_str(t, "node") ? history_str(t, "node") : "-",
+                                    16);
                         if (r >= 0)
-                                r = dbuf_printf(out, "  %-24s %9s %6s %6s %6s %-16s %8s %8s\n", n.p ? n.p : "",
-                                                t1, steps, cached, ratio, nd.p ? nd.p : "", hits, miss);
+                                r = dbuf_printf(out, "  %-24s %9s %6s %6s %6s %-16s %8s %8s\n",
+                                                n.p ? n.p : "", t1, steps, cached, ratio,
+                                                nd.p ? nd.p : "", hits, miss);
                         dbuf_release(&n);
                         dbuf_release(&nd);
                 }
         }
         if (r >= 0 && json_array_size(cache)) {
-                r = dbuf_printf(out, "compiler cache:\n  %-8s %-10s %10s %10s %12s\n", "TOOL", "WHEN",
-                                "HITS", "MISSES", "SIZE");
+                r = dbuf_printf(out, "compiler cache:\n  %-8s %-10s %10s %10s %12s\n", "TOOL",
+                                "WHEN", "HITS", "MISSES", "SIZE");
                 for (size_t i = 0; r >= 0 && i < json_array_size(cache); i++) {
                         const json_t *c = json_array_get(cache, i);
 
                         history_fmt_bytes(history_num(c, "size_bytes"), t1, sizeof(t1));
-                        r = dbuf_printf(out, "  %-8s %-10s %10.0f %10.0f %12s\n", history_str(c, "tool"),
-                                        history_str(c, "origin"), history_num(c, "hits"),
-                                        history_num(c, "misses"), t1);
+                        r = dbuf_printf(out, "  %-8s %-10s %10.0f %10.0f %12s\n",
+                                        history_str(c, "tool"), history_str(c, "origin"),
+                                        history_num(c, "hits"), history_num(c, "misses"), t1);
                 }
         }
         return r;
@@ -189,13 +206,15 @@ int cmd_inspect(int argc, char **argv)
                 goto out;
         }
         if (e == -EEXIST) {
-                fprintf(stderr, "buildtel inspect: '%s' names several runs; give more of the id\n", spec);
+                fprintf(stderr, "buildtel inspect: '%s' names several runs; give more of the id\n",
+                        spec);
                 goto out;
         }
         if (e >= 0)
                 e = history_run_detail(st, id, &run);
         if (e < 0) {
-                fprintf(stderr, "buildtel inspect: cannot read the history: %s\n", store_strerror(e));
+                fprintf(stderr, "buildtel inspect: cannot read the history: %s\n",
+                        store_strerror(e));
                 goto out;
         }
         if (o.json)

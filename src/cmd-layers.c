@@ -22,15 +22,18 @@ static int render(const json_t *rows, struct dbuf *out)
                 struct dbuf n = DBUF_INIT, nd = DBUF_INIT, run = DBUF_INIT, note = DBUF_INIT;
                 char steps[24], cached[24], ratio[16];
 
-                snprintf(steps, sizeof(steps), isfinite(history_num(o, "steps")) ? "%.0f" : "-", history_num(o, "steps"));
-                snprintf(cached, sizeof(cached), isfinite(history_num(o, "cached")) ? "%.0f" : "-", history_num(o, "cached"));
+                snprintf(steps, sizeof(steps), isfinite(history_num(o, "steps")) ? "%.0f" : "-",
+                         history_num(o, "steps"));
+                snprintf(cached, sizeof(cached), isfinite(history_num(o, "cached")) ? "%.0f" : "-",
+                         history_num(o, "cached"));
                 snprintf(ratio, sizeof(ratio), isfinite(history_num(o, "ratio")) ? "%.0f%%" : "-",
                          history_num(o, "ratio") * 100);
                 r = history_put_clean(&n, history_str(o, "target"), 24);
                 if (r >= 0)
                         r = history_put_clean(&run, history_str(o, "run"), 26);
                 if (r >= 0)
-                        r = history_put_clean(&nd, *history_str(o, "node") ? history_str(o, "node") : "-", 16);
+                        r = history_put_clean(
+                            &nd, *history_str(o, "node") ? history_str(o, "node") : "-", 16);
                 if (r >= 0 && json_is_true(json_object_get(o, "node_changed"))) {
                         r = dbuf_puts(&note, "node changed (was ");
                         if (r >= 0)
@@ -66,7 +69,8 @@ int cmd_layers(int argc, char **argv)
                 return 0;
         }
         if (oi != argc) {
-                fprintf(stderr, "buildtel layers: no operands expected; see 'buildtel help layers'\n");
+                fprintf(stderr,
+                        "buildtel layers: no operands expected; see 'buildtel help layers'\n");
                 return EXIT_BT_USAGE;
         }
         if (history_open("layers", &o, false, &st))
@@ -74,7 +78,8 @@ int cmd_layers(int argc, char **argv)
         ret = 1;
         e = history_layers(st, o.since, o.limit, &rows);
         if (e < 0) {
-                fprintf(stderr, "buildtel layers: cannot read the history: %s\n", store_strerror(e));
+                fprintf(stderr, "buildtel layers: cannot read the history: %s\n",
+                        store_strerror(e));
                 goto out;
         }
         if (o.json) {

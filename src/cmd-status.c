@@ -34,7 +34,8 @@ static int render(const json_t *runs, struct dbuf *out)
                         snprintf(oom, sizeof(oom), "-");
                 r = history_put_clean(&id, history_str(o, "id"), 26);
                 if (r >= 0)
-                        r = history_put_clean(&b, *history_str(o, "builder") ? history_str(o, "builder") : "-", 20);
+                        r = history_put_clean(
+                            &b, *history_str(o, "builder") ? history_str(o, "builder") : "-", 20);
                 if (r >= 0)
                         r = history_put_clean(&h, *nodes ? nodes : history_str(o, "host"), 16);
                 if (r >= 0)
@@ -64,7 +65,8 @@ int cmd_status(int argc, char **argv)
                 return 0;
         }
         if (oi != argc) {
-                fprintf(stderr, "buildtel status: no operands expected; see 'buildtel help status'\n");
+                fprintf(stderr,
+                        "buildtel status: no operands expected; see 'buildtel help status'\n");
                 return EXIT_BT_USAGE;
         }
         if (history_open("status", &o, false, &st))
@@ -72,7 +74,8 @@ int cmd_status(int argc, char **argv)
         ret = 1;
         e = history_runs(st, o.since, o.limit ? o.limit : STATUS_LIMIT_DEFAULT, &runs);
         if (e < 0) {
-                fprintf(stderr, "buildtel status: cannot read the history: %s\n", store_strerror(e));
+                fprintf(stderr, "buildtel status: cannot read the history: %s\n",
+                        store_strerror(e));
                 goto out;
         }
         if (o.json) {

@@ -20,60 +20,60 @@
 /* Version 1: runs and the seed's sample columns. Kept verbatim: it is what
  * a version-1 file holds (tests/fixtures/history-v1 is one). */
 static const char schema_v1[] =
-        "CREATE TABLE runs ("
-        " id INTEGER PRIMARY KEY,"
-        " run_id TEXT NOT NULL UNIQUE,"
-        " kind TEXT NOT NULL,"
-        " argv TEXT NOT NULL," /* a JSON array */
-        " cwd TEXT, host TEXT,"
-        " start_epoch REAL NOT NULL, end_epoch REAL,"
-        " state TEXT NOT NULL," /* running | finished */
-        " exit_code INTEGER, term_signal INTEGER,"
-        " pid INTEGER, ncpu INTEGER, interval REAL,"
-        " recorder_pid INTEGER, recorder_start INTEGER, boot_id TEXT,"
-        " samples INTEGER NOT NULL DEFAULT 0,"
-        " mem_total_mb REAL, mem_used_peak_mb REAL, mem_used_peak_elapsed_s REAL,"
-        " mem_used_peak_stage TEXT, mem_used_peak_context TEXT,"
-        " mem_avail_min_mb REAL, swap_used_peak_mb REAL, disk_avail_min_gb REAL,"
-        " load1_peak REAL, cpu_pct_peak REAL, cpu_pct_avg REAL, compilers_peak REAL,"
-        " near_oom_samples INTEGER, low_disk_samples INTEGER,"
-        " summary_json TEXT);"
-        "CREATE INDEX runs_start ON runs(start_epoch);"
-        "CREATE TABLE samples ("
-        " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-        " seq INTEGER NOT NULL,"
-        " epoch REAL, elapsed_s REAL, load1 REAL, cpu_pct REAL, mem_used_mb REAL,"
-        " mem_avail_mb REAL, mem_pct REAL, swap_used_mb REAL, disk_avail_gb REAL,"
-        " disk_pct REAL, compilers REAL, stage TEXT, context TEXT);"
-        "CREATE UNIQUE INDEX samples_run_seq ON samples(run, seq);";
+    "CREATE TABLE runs ("
+    " id INTEGER PRIMARY KEY,"
+    " run_id TEXT NOT NULL UNIQUE,"
+    " kind TEXT NOT NULL,"
+    " argv TEXT NOT NULL," /* a JSON array */
+    " cwd TEXT, host TEXT,"
+    " start_epoch REAL NOT NULL, end_epoch REAL,"
+    " state TEXT NOT NULL," /* running | finished */
+    " exit_code INTEGER, term_signal INTEGER,"
+    " pid INTEGER, ncpu INTEGER, interval REAL,"
+    " recorder_pid INTEGER, recorder_start INTEGER, boot_id TEXT,"
+    " samples INTEGER NOT NULL DEFAULT 0,"
+    " mem_total_mb REAL, mem_used_peak_mb REAL, mem_used_peak_elapsed_s REAL,"
+    " mem_used_peak_stage TEXT, mem_used_peak_context TEXT,"
+    " mem_avail_min_mb REAL, swap_used_peak_mb REAL, disk_avail_min_gb REAL,"
+    " load1_peak REAL, cpu_pct_peak REAL, cpu_pct_avg REAL, compilers_peak REAL,"
+    " near_oom_samples INTEGER, low_disk_samples INTEGER,"
+    " summary_json TEXT);"
+    "CREATE INDEX runs_start ON runs(start_epoch);"
+    "CREATE TABLE samples ("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " seq INTEGER NOT NULL,"
+    " epoch REAL, elapsed_s REAL, load1 REAL, cpu_pct REAL, mem_used_mb REAL,"
+    " mem_avail_mb REAL, mem_pct REAL, swap_used_mb REAL, disk_avail_gb REAL,"
+    " disk_pct REAL, compilers REAL, stage TEXT, context TEXT);"
+    "CREATE UNIQUE INDEX samples_run_seq ON samples(run, seq);";
 
 /* Version 2: builder, cgroup mode, VCS revision, dropped samples; targets
  * and compiler-cache snapshots. */
 static const char schema_v2[] =
-        "ALTER TABLE runs ADD COLUMN builder TEXT;"
-        "ALTER TABLE runs ADD COLUMN cgroup_mode TEXT;"
-        "ALTER TABLE runs ADD COLUMN vcs_rev TEXT;"
-        "ALTER TABLE runs ADD COLUMN vcs_ref TEXT;"
-        "ALTER TABLE runs ADD COLUMN samples_dropped INTEGER NOT NULL DEFAULT 0;"
-        "CREATE TABLE targets ("
-        " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-        " name TEXT NOT NULL,"
-        " duration_s REAL, steps INTEGER, cached INTEGER, success INTEGER,"
-        " cc_hits INTEGER, cc_misses INTEGER, node TEXT, ref TEXT,"
-        " PRIMARY KEY (run, name));"
-        "CREATE INDEX targets_name ON targets(name);"
-        "CREATE TABLE cache_snapshots ("
-        " id INTEGER PRIMARY KEY,"
-        " taken_epoch REAL NOT NULL,"
-        " tool TEXT NOT NULL,"
-        " origin TEXT NOT NULL," /* cache | run-start | run-end */
-        " run INTEGER REFERENCES runs(id) ON DELETE SET NULL,"
-        " hits INTEGER, misses INTEGER, size_bytes INTEGER, max_size_bytes INTEGER,"
-        " files INTEGER, version TEXT, raw TEXT);"
-        "CREATE INDEX cache_snapshots_tool ON cache_snapshots(tool, origin, taken_epoch);";
+    "ALTER TABLE runs ADD COLUMN builder TEXT;"
+    "ALTER TABLE runs ADD COLUMN cgroup_mode TEXT;"
+    "ALTER TABLE runs ADD COLUMN vcs_rev TEXT;"
+    "ALTER TABLE runs ADD COLUMN vcs_ref TEXT;"
+    "ALTER TABLE runs ADD COLUMN samples_dropped INTEGER NOT NULL DEFAULT 0;"
+    "CREATE TABLE targets ("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " name TEXT NOT NULL,"
+    " duration_s REAL, steps INTEGER, cached INTEGER, success INTEGER,"
+    " cc_hits INTEGER, cc_misses INTEGER, node TEXT, ref TEXT,"
+    " PRIMARY KEY (run, name));"
+    "CREATE INDEX targets_name ON targets(name);"
+    "CREATE TABLE cache_snapshots ("
+    " id INTEGER PRIMARY KEY,"
+    " taken_epoch REAL NOT NULL,"
+    " tool TEXT NOT NULL,"
+    " origin TEXT NOT NULL," /* cache | run-start | run-end */
+    " run INTEGER REFERENCES runs(id) ON DELETE SET NULL,"
+    " hits INTEGER, misses INTEGER, size_bytes INTEGER, max_size_bytes INTEGER,"
+    " files INTEGER, version TEXT, raw TEXT);"
+    "CREATE INDEX cache_snapshots_tool ON cache_snapshots(tool, origin, taken_epoch);";
 
 /* migrations[v] takes a file from version v to v + 1. */
-static const char *const migrations[] = { schema_v1, schema_v2 };
+static const char *const migrations[] = {schema_v1, schema_v2};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
 
 struct store {
@@ -138,8 +138,14 @@ const char *store_errmsg(struct store *st)
         return st && st->db ? sqlite3_errmsg(st->db) : "out of memory";
 }
 
-sqlite3 *store_db(struct store *st) { return st->db; }
-int store_opened_version(const struct store *st) { return st->opened_version; }
+sqlite3 *store_db(struct store *st)
+{
+        return st->db;
+}
+int store_opened_version(const struct store *st)
+{
+        return st->opened_version;
+}
 
 void store_set_busy_timeout(struct store *st, int ms)
 {
@@ -168,8 +174,14 @@ static int exec_sql(struct store *st, const char *sql)
         return map_rc(st->db, sqlite3_exec(st->db, sql, NULL, NULL, NULL));
 }
 
-int store_begin(struct store *st) { return exec_sql(st, "BEGIN IMMEDIATE"); }
-int store_commit(struct store *st) { return exec_sql(st, "COMMIT"); }
+int store_begin(struct store *st)
+{
+        return exec_sql(st, "BEGIN IMMEDIATE");
+}
+int store_commit(struct store *st)
+{
+        return exec_sql(st, "COMMIT");
+}
 
 void store_rollback(struct store *st)
 {
@@ -224,7 +236,7 @@ static bool column_name_ok(const char *n)
 static int sync_sample_columns(struct store *st)
 {
         sqlite3_stmt *s = NULL;
-        bool have[SAMPLE_COLUMNS_MAX] = { false };
+        bool have[SAMPLE_COLUMNS_MAX] = {false};
         int r = prepare(st, "SELECT name FROM pragma_table_xinfo('samples')", &s);
 
         while (r >= 0) {
@@ -258,10 +270,11 @@ static int sync_sample_columns(struct store *st)
                         n = snprintf(sql, sizeof(sql), "ALTER TABLE samples ADD COLUMN \"%s\" TEXT",
                                      name);
                 else /* derived from epoch: computed when read, never stored */
-                        n = snprintf(sql, sizeof(sql),
-                                     "ALTER TABLE samples ADD COLUMN \"%s\" TEXT GENERATED ALWAYS AS "
-                                     "(strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ', epoch, 'unixepoch')) VIRTUAL",
-                                     name);
+                        n = snprintf(
+                            sql, sizeof(sql),
+                            "ALTER TABLE samples ADD COLUMN \"%s\" TEXT GENERATED ALWAYS AS "
+                            "(strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ', epoch, 'unixepoch')) VIRTUAL",
+                            name);
                 if (n < 0 || (size_t)n >= sizeof(sql))
                         return -ENAMETOOLONG;
                 r = exec_sql(st, sql);
@@ -404,7 +417,7 @@ void store_close(struct store *st)
 int store_recorder_self(struct store_recorder *ret)
 {
         _cleanup_free_ char *buf = NULL, *boot = NULL;
-        struct store_recorder t = { .pid = (long)getpid() };
+        struct store_recorder t = {.pid = (long)getpid()};
         struct pidstat ps;
         size_t len;
         int r;
@@ -470,9 +483,9 @@ int store_run_begin(struct store *st, const struct run_info *ri, const struct st
                     const struct store_recorder *rec, int64_t *ret_id)
 {
         static const char sql[] =
-                "INSERT INTO runs (run_id, kind, argv, cwd, host, start_epoch, state, pid,"
-                " ncpu, interval, recorder_pid, recorder_start, boot_id, builder, cgroup_mode,"
-                " vcs_rev, vcs_ref) VALUES (?,?,?,?,?,?,'running',?,?,?,?,?,?,?,?,?,?)";
+            "INSERT INTO runs (run_id, kind, argv, cwd, host, start_epoch, state, pid,"
+            " ncpu, interval, recorder_pid, recorder_start, boot_id, builder, cgroup_mode,"
+            " vcs_rev, vcs_ref) VALUES (?,?,?,?,?,?,'running',?,?,?,?,?,?,?,?,?,?)";
         _cleanup_free_ char *argv = argv_json(ri);
         sqlite3_stmt *s = NULL, *del = NULL;
         int r;
@@ -522,10 +535,10 @@ int store_run_begin(struct store *st, const struct run_info *ri, const struct st
 /* The summary figures, bound from parameter `first` on, in the order of
  * SUMMARY_SET. */
 #define SUMMARY_SET                                                                                \
-        "samples = ?, mem_total_mb = ?, mem_used_peak_mb = ?, mem_used_peak_elapsed_s = ?,"       \
-        " mem_used_peak_stage = ?, mem_used_peak_context = ?, mem_avail_min_mb = ?,"              \
-        " swap_used_peak_mb = ?, disk_avail_min_gb = ?, load1_peak = ?, cpu_pct_peak = ?,"       \
-        " cpu_pct_avg = ?, compilers_peak = ?, near_oom_samples = ?, low_disk_samples = ?,"      \
+        "samples = ?, mem_total_mb = ?, mem_used_peak_mb = ?, mem_used_peak_elapsed_s = ?,"        \
+        " mem_used_peak_stage = ?, mem_used_peak_context = ?, mem_avail_min_mb = ?,"               \
+        " swap_used_peak_mb = ?, disk_avail_min_gb = ?, load1_peak = ?, cpu_pct_peak = ?,"         \
+        " cpu_pct_avg = ?, compilers_peak = ?, near_oom_samples = ?, low_disk_samples = ?,"        \
         " samples_dropped = ?"
 #define SUMMARY_NPARAMS 16
 
@@ -550,7 +563,8 @@ static void bind_summary(sqlite3_stmt *s, int first, const struct summary *sum, 
         bind_point(s, i++, &sum->disk_avail_min);
         bind_point(s, i++, &sum->load1_peak);
         bind_point(s, i++, &sum->cpu_pct_peak);
-        bind_double_or_null(s, i++, sum->cpu_pct_n ? sum->cpu_pct_sum / (double)sum->cpu_pct_n : NAN);
+        bind_double_or_null(s, i++,
+                            sum->cpu_pct_n ? sum->cpu_pct_sum / (double)sum->cpu_pct_n : NAN);
         bind_point(s, i++, &sum->compilers_peak);
         sqlite3_bind_int64(s, i++, (sqlite3_int64)sum->near_oom_samples);
         sqlite3_bind_int64(s, i++, (sqlite3_int64)sum->low_disk_samples);

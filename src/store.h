@@ -92,8 +92,7 @@ int store_run_begin(struct store *st, const struct run_info *ri, const struct st
 
 /* Update the running row's summary figures (inside a transaction the
  * caller holds, or alone). */
-int store_run_progress(struct store *st, int64_t id, const struct summary *sum,
-                       uint64_t dropped);
+int store_run_progress(struct store *st, int64_t id, const struct summary *sum, uint64_t dropped);
 
 /* Complete the row: end, exit status, state 'finished', summary figures
  * and the summary JSON (may be NULL). Not a transaction of its own. */
@@ -129,8 +128,8 @@ struct store_cache_snapshot {
         const char *origin; /* "cache" (buildtel cache), "run-start", "run-end" */
         int64_t run;        /* a runs.id, or 0 for none */
         int64_t hits, misses, size_bytes, max_size_bytes, files; /* -1: unknown */
-        const char *version; /* NULL: unknown */
-        const char *raw;     /* the tool's output, as text (NULL: none) */
+        const char *version;                                     /* NULL: unknown */
+        const char *raw; /* the tool's output, as text (NULL: none) */
 };
 
 int store_cache_snapshot_insert(struct store *st, const struct store_cache_snapshot *c,

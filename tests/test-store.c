@@ -28,7 +28,10 @@
 
 static char dir[256];
 
-static char *M(const char *s) { return (char *)(uintptr_t)s; }
+static char *M(const char *s)
+{
+        return (char *)(uintptr_t)s;
+}
 
 static void path_in(char *buf, size_t len, const char *name)
 {
@@ -54,8 +57,9 @@ static int teardown(void **state)
 /* Three samples with known values; the second is the memory peak. */
 static void known_samples(struct sample s[3])
 {
-        static const double mem[3] = { 8000, 12000, 9000 }, avail[3] = { 8000, 4000, 7000 };
-        static const char *const ctx[3] = { "", "[3/9] Building CXX object big.cc.o", "[9/9] Linking" };
+        static const double mem[3] = {8000, 12000, 9000}, avail[3] = {8000, 4000, 7000};
+        static const char *const ctx[3] = {"", "[3/9] Building CXX object big.cc.o",
+                                           "[9/9] Linking"};
 
         for (int i = 0; i < 3; i++) {
                 sample_clear(&s[i]);
@@ -78,17 +82,32 @@ static void known_samples(struct sample s[3])
 
 static void test_run_round_trip(void **state)
 {
-        char db[300], *argv[] = { M("make"), M("-j8"), NULL };
+        char db[300], *argv[] = {M("make"), M("-j8"), NULL};
         struct run_info ri = {
-                .run_id = M("20261129T154020Z-a1b2c3"), .kind = M("run"), .argv = argv,
-                .cwd = M("/src/proj"), .host = M("builder"), .start_epoch = 1761962400.25,
-                .end_epoch = NAN, .exit_code = -1, .ncpu = 8, .interval = 2.0, .pid = 4242,
+            .run_id = M("20261129T154020Z-a1b2c3"),
+            .kind = M("run"),
+            .argv = argv,
+            .cwd = M("/src/proj"),
+            .host = M("builder"),
+            .start_epoch = 1761962400.25,
+            .end_epoch = NAN,
+            .exit_code = -1,
+            .ncpu = 8,
+            .interval = 2.0,
+            .pid = 4242,
         };
-        struct store_run_extra x = { .builder = "make", .vcs_rev = "0123456789abcdef0123456789abcdef01234567",
-                                     .vcs_ref = "refs/heads/main" };
+        struct store_run_extra x = {.builder = "make",
+                                    .vcs_rev = "0123456789abcdef0123456789abcdef01234567",
+                                    .vcs_ref = "refs/heads/main"};
         struct store_recorder me;
-        struct store_target t = { .name = "app", .duration_s = 12.5, .steps = 9, .cached = 6,
-                                  .success = 1, .cc_hits = 40, .cc_misses = 2, .node = "node-a" };
+        struct store_target t = {.name = "app",
+                                 .duration_s = 12.5,
+                                 .steps = 9,
+                                 .cached = 6,
+                                 .success = 1,
+                                 .cc_hits = 40,
+                                 .cc_misses = 2,
+                                 .node = "node-a"};
         struct store *st;
         struct sample s[3];
         struct summary sum, back;
@@ -115,7 +134,8 @@ static void test_run_round_trip(void **state)
         assert_int_equal(store_commit(st), 0);
         assert_int_equal(history_runs(st, NAN, 0, &runs), 0);
         assert_int_equal(json_array_size(runs), 1);
-        assert_string_equal(json_string_value(json_object_get(json_array_get(runs, 0), "state")), "running");
+        assert_string_equal(json_string_value(json_object_get(json_array_get(runs, 0), "state")),
+                            "running");
         assert_true(json_real_value(json_object_get(json_array_get(runs, 0), "duration_s")) == 4.0);
         json_decref(runs);
 
@@ -140,9 +160,11 @@ static void test_run_round_trip(void **state)
                                     "[3/9] Building CXX object big.cc.o");
                 assert_int_equal(json_integer_value(json_object_get(o, "near_oom_samples")), 1);
                 assert_int_equal(json_integer_value(json_object_get(o, "samples")), 3);
-                assert_string_equal(json_string_value(json_array_get(json_object_get(o, "argv"), 1)), "-j8");
+                assert_string_equal(
+                    json_string_value(json_array_get(json_object_get(o, "argv"), 1)), "-j8");
                 assert_string_equal(json_string_value(json_object_get(o, "nodes")), "node-a");
-                assert_string_equal(json_string_value(json_object_get(o, "vcs_ref")), "refs/heads/main");
+                assert_string_equal(json_string_value(json_object_get(o, "vcs_ref")),
+                                    "refs/heads/main");
         }
         json_decref(runs);
         assert_int_equal(history_runs(st, 1761962401.0, 10, &runs), 0);
@@ -158,8 +180,9 @@ static void test_run_round_trip(void **state)
         assert_int_equal(json_integer_value(json_object_get(d, "steps")), 9);
         assert_int_equal(json_integer_value(json_object_get(d, "cached_steps")), 6);
         assert_int_equal(json_array_size(json_object_get(d, "targets")), 1);
-        assert_true(json_real_value(json_object_get(json_array_get(json_object_get(d, "targets"), 0),
-                                                    "cached_ratio")) == 6.0 / 9.0);
+        assert_true(
+            json_real_value(json_object_get(json_array_get(json_object_get(d, "targets"), 0),
+                                            "cached_ratio")) == 6.0 / 9.0);
         json_decref(d);
 
         /* summarize from the database: the same summary, bit for bit */
@@ -216,12 +239,14 @@ static void test_upgrade_v1(void **state)
         assert_int_equal(store_open(db, false, 1000, &st), 0);
         assert_int_equal(store_opened_version(st), 1);
         /* now the current version, with the v2 tables */
-        assert_int_equal(sqlite3_prepare_v2(store_db(st), "PRAGMA user_version", -1, &s, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(store_db(st), "PRAGMA user_version", -1, &s, NULL),
+                         SQLITE_OK);
         assert_int_equal(sqlite3_step(s), SQLITE_ROW);
         assert_int_equal(sqlite3_column_int(s, 0), STORE_SCHEMA_VERSION);
         sqlite3_finalize(s);
         assert_int_equal(sqlite3_prepare_v2(store_db(st),
-                                            "SELECT iso FROM samples WHERE run = 1 AND seq = 1", -1, &s, NULL),
+                                            "SELECT iso FROM samples WHERE run = 1 AND seq = 1", -1,
+                                            &s, NULL),
                          SQLITE_OK);
         assert_int_equal(sqlite3_step(s), SQLITE_ROW);
         assert_string_equal((const char *)sqlite3_column_text(s, 0), "2025-11-01T02:00:02.000Z");
@@ -231,7 +256,8 @@ static void test_upgrade_v1(void **state)
         assert_int_equal(json_array_size(runs), 1);
         {
                 json_t *o = json_array_get(runs, 0);
-                assert_string_equal(json_string_value(json_object_get(o, "id")), "20251101T020000Z-0a0b0c");
+                assert_string_equal(json_string_value(json_object_get(o, "id")),
+                                    "20251101T020000Z-0a0b0c");
                 assert_string_equal(json_string_value(json_object_get(o, "result")), "exit 2");
                 assert_true(json_is_null(json_object_get(o, "builder")));
                 assert_true(json_real_value(json_object_get(o, "duration_s")) == 3600);
@@ -257,9 +283,14 @@ static void test_upgrade_v1(void **state)
 
 static void test_liveness(void **state)
 {
-        char db[300], *argv[] = { M("sleep"), NULL };
-        struct run_info ri = { .run_id = M("dead"), .kind = M("run"), .argv = argv, .host = NULL,
-                               .start_epoch = 100, .end_epoch = NAN, .exit_code = -1 };
+        char db[300], *argv[] = {M("sleep"), NULL};
+        struct run_info ri = {.run_id = M("dead"),
+                              .kind = M("run"),
+                              .argv = argv,
+                              .host = NULL,
+                              .start_epoch = 100,
+                              .end_epoch = NAN,
+                              .exit_code = -1};
         struct store_recorder me, gone;
         struct store *st;
         json_t *runs;
@@ -291,9 +322,12 @@ static void test_liveness(void **state)
         assert_int_equal(store_run_begin(st, &ri, NULL, &me, &id), 0);
         assert_int_equal(history_runs(st, NAN, 0, &runs), 0);
         assert_int_equal(json_array_size(runs), 3);
-        assert_string_equal(json_string_value(json_object_get(json_array_get(runs, 0), "state")), "incomplete");
-        assert_string_equal(json_string_value(json_object_get(json_array_get(runs, 1), "state")), "running");
-        assert_string_equal(json_string_value(json_object_get(json_array_get(runs, 2), "state")), "incomplete");
+        assert_string_equal(json_string_value(json_object_get(json_array_get(runs, 0), "state")),
+                            "incomplete");
+        assert_string_equal(json_string_value(json_object_get(json_array_get(runs, 1), "state")),
+                            "running");
+        assert_string_equal(json_string_value(json_object_get(json_array_get(runs, 2), "state")),
+                            "incomplete");
         json_decref(runs);
         store_close(st);
 }
@@ -310,7 +344,8 @@ static void test_faults(void **state)
         fd = open(db, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         assert_true(fd >= 0);
         for (int i = 0; i < 64; i++)
-                assert_int_equal(write(fd, "this is not an SQLite database at all, just junk....\n", 53), 53);
+                assert_int_equal(
+                    write(fd, "this is not an SQLite database at all, just junk....\n", 53), 53);
         close(fd);
         assert_int_equal(store_open(db, true, 100, &st), -STORE_ENOTDB);
         assert_null(st);
@@ -333,22 +368,22 @@ static void test_parse_when(void **state)
                 int ret;
                 double want; /* for UTC and relative forms */
         } cases[] = {
-                { "2h", 0, 1000000 - 7200 },
-                { "30m", 0, 1000000 - 1800 },
-                { "3d", 0, 1000000 - 3 * 86400 },
-                { "1w", 0, 1000000 - 604800 },
-                { "45s", 0, 1000000 - 45 },
-                { "2026-11-29T15:40:20Z", 0, 1795966820 },
-                { "2026-11-29T15:40Z", 0, 1795966800 },
-                { "2026-11-29Z", 0, 1795910400 },
-                { "2h30m", -EINVAL, 0 },
-                { "h", -EINVAL, 0 },
-                { "-2h", -EINVAL, 0 },
-                { "yesterday", -EINVAL, 0 },
-                { "2026-13-01", -EINVAL, 0 },
-                { "2026-11-29T25:00", -EINVAL, 0 },
-                { "2026-11-29 15:40:20 junk", -EINVAL, 0 },
-                { "", -EINVAL, 0 },
+            {"2h", 0, 1000000 - 7200},
+            {"30m", 0, 1000000 - 1800},
+            {"3d", 0, 1000000 - 3 * 86400},
+            {"1w", 0, 1000000 - 604800},
+            {"45s", 0, 1000000 - 45},
+            {"2026-11-29T15:40:20Z", 0, 1795966820},
+            {"2026-11-29T15:40Z", 0, 1795966800},
+            {"2026-11-29Z", 0, 1795910400},
+            {"2h30m", -EINVAL, 0},
+            {"h", -EINVAL, 0},
+            {"-2h", -EINVAL, 0},
+            {"yesterday", -EINVAL, 0},
+            {"2026-13-01", -EINVAL, 0},
+            {"2026-11-29T25:00", -EINVAL, 0},
+            {"2026-11-29 15:40:20 junk", -EINVAL, 0},
+            {"", -EINVAL, 0},
         };
         double t;
 
@@ -379,10 +414,12 @@ static void test_cachetool_parsers(void **state)
                                      "max_cache_size_kibibyte\t5242880\n"
                                      "stats_updated_timestamp\t1795966016\n";
         static const char sccache[] =
-                "{\"stats\":{\"compile_requests\":9,\"cache_hits\":{\"counts\":{\"C/C++\":5,\"Rust\":2},"
-                "\"adv_counts\":{}},\"cache_misses\":{\"counts\":{\"C/C++\":1},\"adv_counts\":{}}},"
-                "\"cache_location\":\"Local disk\",\"cache_size\":1048576,\"max_cache_size\":10737418240,"
-                "\"version\":\"0.4.0\"}";
+            "{\"stats\":{\"compile_requests\":9,\"cache_hits\":{\"counts\":{\"C/"
+            "C++\":5,\"Rust\":2},"
+            "\"adv_counts\":{}},\"cache_misses\":{\"counts\":{\"C/C++\":1},\"adv_counts\":{}}},"
+            "\"cache_location\":\"Local "
+            "disk\",\"cache_size\":1048576,\"max_cache_size\":10737418240,"
+            "\"version\":\"0.4.0\"}";
         struct cachetool_stats s;
 
         (void)state;
@@ -438,13 +475,10 @@ static void test_sample_columns(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_run_round_trip),
-                cmocka_unit_test(test_upgrade_v1),
-                cmocka_unit_test(test_liveness),
-                cmocka_unit_test(test_faults),
-                cmocka_unit_test(test_parse_when),
-                cmocka_unit_test(test_cachetool_parsers),
-                cmocka_unit_test(test_sample_columns),
+            cmocka_unit_test(test_run_round_trip), cmocka_unit_test(test_upgrade_v1),
+            cmocka_unit_test(test_liveness),       cmocka_unit_test(test_faults),
+            cmocka_unit_test(test_parse_when),     cmocka_unit_test(test_cachetool_parsers),
+            cmocka_unit_test(test_sample_columns),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -30,29 +30,30 @@ static void test_parse_head(void **state)
                 int ret;
                 const char *ref, *rev;
         } cases[] = {
-                { "ref: refs/heads/main\n", 0, "refs/heads/main", "" },
-                { "ref: refs/heads/feature/x-1\r\n", 0, "refs/heads/feature/x-1", "" },
-                { "ref:refs/heads/main", 0, "refs/heads/main", "" },
-                { H1 "\n", 0, "", H1 },
-                { "0123456789ABCDEF0123456789ABCDEF01234567\n", 0, "", H1 },
-                { H256 "\n", 0, "", H256 },
-                { "ref: ../../../etc/passwd\n", -EINVAL, NULL, NULL },
-                { "ref: refs/heads/../../../etc/passwd\n", -EINVAL, NULL, NULL },
-                { "ref: /etc/passwd\n", -EINVAL, NULL, NULL },
-                { "ref: refs/heads/a//b\n", -EINVAL, NULL, NULL },
-                { "ref: refs/heads/x.lock\n", -EINVAL, NULL, NULL },
-                { "ref: refs/heads/.hidden\n", -EINVAL, NULL, NULL },
-                { "ref: \n", -EINVAL, NULL, NULL },
-                { "0123456789abcdef\n", -EINVAL, NULL, NULL },
-                { H1 "junk\n", -EINVAL, NULL, NULL },
-                { "", -EINVAL, NULL, NULL },
+            {"ref: refs/heads/main\n", 0, "refs/heads/main", ""},
+            {"ref: refs/heads/feature/x-1\r\n", 0, "refs/heads/feature/x-1", ""},
+            {"ref:refs/heads/main", 0, "refs/heads/main", ""},
+            {H1 "\n", 0, "", H1},
+            {"0123456789ABCDEF0123456789ABCDEF01234567\n", 0, "", H1},
+            {H256 "\n", 0, "", H256},
+            {"ref: ../../../etc/passwd\n", -EINVAL, NULL, NULL},
+            {"ref: refs/heads/../../../etc/passwd\n", -EINVAL, NULL, NULL},
+            {"ref: /etc/passwd\n", -EINVAL, NULL, NULL},
+            {"ref: refs/heads/a//b\n", -EINVAL, NULL, NULL},
+            {"ref: refs/heads/x.lock\n", -EINVAL, NULL, NULL},
+            {"ref: refs/heads/.hidden\n", -EINVAL, NULL, NULL},
+            {"ref: \n", -EINVAL, NULL, NULL},
+            {"0123456789abcdef\n", -EINVAL, NULL, NULL},
+            {H1 "junk\n", -EINVAL, NULL, NULL},
+            {"", -EINVAL, NULL, NULL},
         };
 
         (void)state;
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 char ref[VCS_REF_MAX + 1] = "untouched", rev[VCS_HEX_MAX + 1] = "untouched";
 
-                assert_int_equal(vcs_parse_head(cases[i].in, strlen(cases[i].in), ref, rev), cases[i].ret);
+                assert_int_equal(vcs_parse_head(cases[i].in, strlen(cases[i].in), ref, rev),
+                                 cases[i].ret);
                 if (cases[i].ret == 0) {
                         assert_string_equal(ref, cases[i].ref);
                         assert_string_equal(rev, cases[i].rev);
@@ -68,7 +69,8 @@ static void test_parse_gitfile(void **state)
         char out[64];
 
         (void)state;
-        assert_int_equal(vcs_parse_gitfile("gitdir: ../.git/modules/sub\n", 28, out, sizeof(out)), 0);
+        assert_int_equal(vcs_parse_gitfile("gitdir: ../.git/modules/sub\n", 28, out, sizeof(out)),
+                         0);
         assert_string_equal(out, "../.git/modules/sub");
         assert_int_equal(vcs_parse_gitfile("gitdir: /abs/wt\r\n", 17, out, sizeof(out)), 0);
         assert_string_equal(out, "/abs/wt");
@@ -80,10 +82,10 @@ static void test_parse_gitfile(void **state)
 
 static void test_packed_refs(void **state)
 {
-        static const char packed[] = "# pack-refs with: peeled fully-peeled sorted \n" H1
-                                     " refs/heads/main\n" H2 " refs/tags/v1.0\n^" H3 "\n" H3
-                                     " refs/heads/mainline\n"
-                                     "zz refs/heads/bad\n";
+        static const char packed[] =
+            "# pack-refs with: peeled fully-peeled sorted \n" H1 " refs/heads/main\n" H2
+            " refs/tags/v1.0\n^" H3 "\n" H3 " refs/heads/mainline\n"
+            "zz refs/heads/bad\n";
         char rev[VCS_HEX_MAX + 1];
 
         (void)state;
@@ -91,12 +93,17 @@ static void test_packed_refs(void **state)
         assert_string_equal(rev, H1);
         assert_int_equal(vcs_packed_refs_find(packed, strlen(packed), "refs/tags/v1.0", rev), 0);
         assert_string_equal(rev, H2);
-        assert_int_equal(vcs_packed_refs_find(packed, strlen(packed), "refs/heads/mainline", rev), 0);
+        assert_int_equal(vcs_packed_refs_find(packed, strlen(packed), "refs/heads/mainline", rev),
+                         0);
         assert_string_equal(rev, H3);
-        assert_int_equal(vcs_packed_refs_find(packed, strlen(packed), "refs/heads/ma", rev), -ENOENT);
-        assert_int_equal(vcs_packed_refs_find(packed, strlen(packed), "refs/heads/bad", rev), -EINVAL);
+        assert_int_equal(vcs_packed_refs_find(packed, strlen(packed), "refs/heads/ma", rev),
+                         -ENOENT);
+        assert_int_equal(vcs_packed_refs_find(packed, strlen(packed), "refs/heads/bad", rev),
+                         -EINVAL);
         /* no trailing newline */
-        assert_int_equal(vcs_packed_refs_find(H1 " refs/heads/x", strlen(H1 " refs/heads/x"), "refs/heads/x", rev), 0);
+        assert_int_equal(vcs_packed_refs_find(H1 " refs/heads/x", strlen(H1 " refs/heads/x"),
+                                              "refs/heads/x", rev),
+                         0);
 }
 
 /* A repository layout: files relative to the case's directory. */
@@ -113,52 +120,98 @@ struct repo_case {
 };
 
 static const struct repo_case cases[] = {
-        { "loose-branch",
-          { { ".git/HEAD", "ref: refs/heads/main\n" }, { ".git/refs/heads/main", H1 "\n" } },
-          ".", 0, H1, "refs/heads/main" },
-        { "subdirectory",
-          { { ".git/HEAD", "ref: refs/heads/main\n" }, { ".git/refs/heads/main", H1 "\n" },
-            { "a/b/c/file", "" } },
-          "a/b/c", 0, H1, "refs/heads/main" },
-        { "packed",
-          { { ".git/HEAD", "ref: refs/heads/dev\n" },
-            { ".git/packed-refs", "# pack-refs with: peeled fully-peeled sorted \n" H1 " refs/heads/dev\n" H2
-                                  " refs/tags/v1\n^" H3 "\n" } },
-          ".", 0, H1, "refs/heads/dev" },
-        { "loose-beats-packed",
-          { { ".git/HEAD", "ref: refs/heads/dev\n" }, { ".git/refs/heads/dev", H2 "\n" },
-            { ".git/packed-refs", H1 " refs/heads/dev\n" } },
-          ".", 0, H2, "refs/heads/dev" },
-        { "detached", { { ".git/HEAD", H3 "\n" } }, ".", 0, H3, "" },
-        { "symref-chain",
-          { { ".git/HEAD", "ref: refs/heads/alias\n" }, { ".git/refs/heads/alias", "ref: refs/heads/main\n" },
-            { ".git/refs/heads/main", H2 "\n" } },
-          ".", 0, H2, "refs/heads/alias" },
-        { "worktree",
-          { { "main/.git/HEAD", "ref: refs/heads/main\n" }, { "main/.git/refs/heads/main", H1 "\n" },
-            { "main/.git/refs/heads/feature", H2 "\n" },
-            { "main/.git/worktrees/wt/HEAD", "ref: refs/heads/feature\n" },
-            { "main/.git/worktrees/wt/commondir", "../..\n" },
-            { "wt/.git", "gitdir: ../main/.git/worktrees/wt\n" } },
-          "wt", 0, H2, "refs/heads/feature" },
-        { "submodule",
-          { { ".git/HEAD", "ref: refs/heads/main\n" }, { ".git/refs/heads/main", H1 "\n" },
-            { ".git/modules/sub/HEAD", H3 "\n" }, { "sub/.git", "gitdir: ../.git/modules/sub\n" } },
-          "sub", 0, H3, "" },
-        { "sha256",
-          { { ".git/HEAD", "ref: refs/heads/main\n" }, { ".git/refs/heads/main", H256 "\n" } },
-          ".", 0, H256, "refs/heads/main" },
-        { "unborn", { { ".git/HEAD", "ref: refs/heads/main\n" }, { ".git/refs/heads/.keep", "" } }, ".",
-          -ENOENT, NULL, NULL },
-        { "reftable",
-          { { ".git/HEAD", "ref: refs/heads/.invalid\n" }, { ".git/reftable/tables.list", "" } }, ".",
-          -EOPNOTSUPP, NULL, NULL },
-        { "hostile-head", { { ".git/HEAD", "ref: ../../../../../etc/hostname\n" } }, ".", -EINVAL, NULL, NULL },
-        { "hostile-gitfile", { { ".git", "not a gitdir line\n" } }, ".", -EINVAL, NULL, NULL },
-        { "symref-loop",
-          { { ".git/HEAD", "ref: refs/heads/a\n" }, { ".git/refs/heads/a", "ref: refs/heads/b\n" },
-            { ".git/refs/heads/b", "ref: refs/heads/a\n" } },
-          ".", -ELOOP, NULL, NULL },
+    {"loose-branch",
+     {{".git/HEAD", "ref: refs/heads/main\n"}, {".git/refs/heads/main", H1 "\n"}},
+     ".",
+     0,
+     H1,
+     "refs/heads/main"},
+    {"subdirectory",
+     {{".git/HEAD", "ref: refs/heads/main\n"},
+      {".git/refs/heads/main", H1 "\n"},
+      {"a/b/c/file", ""}},
+     "a/b/c",
+     0,
+     H1,
+     "refs/heads/main"},
+    {"packed",
+     {{".git/HEAD", "ref: refs/heads/dev\n"},
+      {".git/packed-refs", "# pack-refs with: peeled fully-peeled sorted \n" H1
+                           " refs/heads/dev\n" H2 " refs/tags/v1\n^" H3 "\n"}},
+     ".",
+     0,
+     H1,
+     "refs/heads/dev"},
+    {"loose-beats-packed",
+     {{".git/HEAD", "ref: refs/heads/dev\n"},
+      {".git/refs/heads/dev", H2 "\n"},
+      {".git/packed-refs", H1 " refs/heads/dev\n"}},
+     ".",
+     0,
+     H2,
+     "refs/heads/dev"},
+    {"detached", {{".git/HEAD", H3 "\n"}}, ".", 0, H3, ""},
+    {"symref-chain",
+     {{".git/HEAD", "ref: refs/heads/alias\n"},
+      {".git/refs/heads/alias", "ref: refs/heads/main\n"},
+      {".git/refs/heads/main", H2 "\n"}},
+     ".",
+     0,
+     H2,
+     "refs/heads/alias"},
+    {"worktree",
+     {{"main/.git/HEAD", "ref: refs/heads/main\n"},
+      {"main/.git/refs/heads/main", H1 "\n"},
+      {"main/.git/refs/heads/feature", H2 "\n"},
+      {"main/.git/worktrees/wt/HEAD", "ref: refs/heads/feature\n"},
+      {"main/.git/worktrees/wt/commondir", "../..\n"},
+      {"wt/.git", "gitdir: ../main/.git/worktrees/wt\n"}},
+     "wt",
+     0,
+     H2,
+     "refs/heads/feature"},
+    {"submodule",
+     {{".git/HEAD", "ref: refs/heads/main\n"},
+      {".git/refs/heads/main", H1 "\n"},
+      {".git/modules/sub/HEAD", H3 "\n"},
+      {"sub/.git", "gitdir: ../.git/modules/sub\n"}},
+     "sub",
+     0,
+     H3,
+     ""},
+    {"sha256",
+     {{".git/HEAD", "ref: refs/heads/main\n"}, {".git/refs/heads/main", H256 "\n"}},
+     ".",
+     0,
+     H256,
+     "refs/heads/main"},
+    {"unborn",
+     {{".git/HEAD", "ref: refs/heads/main\n"}, {".git/refs/heads/.keep", ""}},
+     ".",
+     -ENOENT,
+     NULL,
+     NULL},
+    {"reftable",
+     {{".git/HEAD", "ref: refs/heads/.invalid\n"}, {".git/reftable/tables.list", ""}},
+     ".",
+     -EOPNOTSUPP,
+     NULL,
+     NULL},
+    {"hostile-head",
+     {{".git/HEAD", "ref: ../../../../../etc/hostname\n"}},
+     ".",
+     -EINVAL,
+     NULL,
+     NULL},
+    {"hostile-gitfile", {{".git", "not a gitdir line\n"}}, ".", -EINVAL, NULL, NULL},
+    {"symref-loop",
+     {{".git/HEAD", "ref: refs/heads/a\n"},
+      {".git/refs/heads/a", "ref: refs/heads/b\n"},
+      {".git/refs/heads/b", "ref: refs/heads/a\n"}},
+     ".",
+     -ELOOP,
+     NULL,
+     NULL},
 };
 
 static void write_tree(const char *base, const struct file *files)
@@ -187,7 +240,7 @@ static void test_read(void **state)
         assert_non_null(mkdtemp(tmp));
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 char base[256], cwd[512];
-                struct vcs_info v = { "untouched", "untouched" };
+                struct vcs_info v = {"untouched", "untouched"};
                 int r;
 
                 snprintf(base, sizeof(base), "%s/%s", tmp, cases[i].name);
@@ -222,10 +275,10 @@ static void test_read(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_parse_head),
-                cmocka_unit_test(test_parse_gitfile),
-                cmocka_unit_test(test_packed_refs),
-                cmocka_unit_test(test_read),
+            cmocka_unit_test(test_parse_head),
+            cmocka_unit_test(test_parse_gitfile),
+            cmocka_unit_test(test_packed_refs),
+            cmocka_unit_test(test_read),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

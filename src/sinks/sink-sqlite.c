@@ -49,12 +49,12 @@ struct sqlite_state {
         bool vcs_ok;
         char builder[128];
         int64_t run_id;
-        uint64_t seq; /* of the next row to insert */
+        uint64_t seq;        /* of the next row to insert */
         struct dbuf pending; /* CSV records not in the database yet */
         size_t npending;
         uint64_t dropped;
-        double last_flush; /* the last attempt */
-        bool tried, busy;  /* an attempt was made; the last one found the lock */
+        double last_flush;  /* the last attempt */
+        bool tried, busy;   /* an attempt was made; the last one found the lock */
         struct summary sum; /* for the running row's figures */
         struct sample_colmap colmap;
         struct csv_record rec;
@@ -142,7 +142,7 @@ static int advance(struct sqlite_state *s, int busy_ms)
         }
         store_set_busy_timeout(s->st, busy_ms);
         if (s->phase == PHASE_BEGIN) {
-                struct store_recorder rec = { 0 };
+                struct store_recorder rec = {0};
 
                 (void)store_recorder_self(&rec);
                 e = store_run_begin(s->st, s->run, &s->extra, &rec, &s->run_id);
@@ -289,16 +289,18 @@ static int store_targets(struct sqlite_state *s, const struct run_model *m)
         for (size_t i = 0; ts && i < ts->n; i++) {
                 const struct target *t = &ts->t[i];
                 struct store_target row = {
-                        .name = t->name,
-                        .duration_s = t->history_set ? t->history_duration_s
-                                                     : t->last_seen - t->first_seen,
-                        .steps = t->history_set ? t->history_steps : t->steps,
-                        .cached = t->history_set ? t->history_cached : t->cached,
-                        .success = t->errors > 0 ? 0 : t->done ? 1 : -1,
-                        .cc_hits = cc_or_unknown(&t->sccache, &t->ccache, true),
-                        .cc_misses = cc_or_unknown(&t->sccache, &t->ccache, false),
-                        .node = t->node[0] ? t->node : NULL,
-                        .ref = t->ref[0] ? t->ref : NULL,
+                    .name = t->name,
+                    .duration_s =
+                        t->history_set ? t->history_duration_s : t->last_seen - t->first_seen,
+                    .steps = t->history_set ? t->history_steps : t->steps,
+                    .cached = t->history_set ? t->history_cached : t->cached,
+                    .success = t->errors > 0 ? 0
+                               : t->done     ? 1
+                                             : -1,
+                    .cc_hits = cc_or_unknown(&t->sccache, &t->ccache, true),
+                    .cc_misses = cc_or_unknown(&t->sccache, &t->ccache, false),
+                    .node = t->node[0] ? t->node : NULL,
+                    .ref = t->ref[0] ? t->ref : NULL,
                 };
                 int e = store_target_insert(s->st, s->run_id, &row);
 
@@ -349,9 +351,9 @@ static void sqlite_close(void *state)
 }
 
 const struct sink_ops sink_sqlite = {
-        .name = "history",
-        .open = sqlite_open,
-        .sample = sqlite_sample,
-        .finish = sqlite_finish,
-        .close = sqlite_close,
+    .name = "history",
+    .open = sqlite_open,
+    .sample = sqlite_sample,
+    .finish = sqlite_finish,
+    .close = sqlite_close,
 };

@@ -39,9 +39,8 @@ int cachetool_parse_ccache(const char *buf, size_t len, struct cachetool_stats *
                 const char *id;
                 int field; /* 0 hits, 1 misses, 2 size KiB, 3 max KiB, 4 files */
         } keys[] = {
-                { "direct_cache_hit", 0 }, { "preprocessed_cache_hit", 0 },
-                { "cache_miss", 1 },       { "cache_size_kibibyte", 2 },
-                { "max_cache_size_kibibyte", 3 }, { "files_in_cache", 4 },
+            {"direct_cache_hit", 0},    {"preprocessed_cache_hit", 0},  {"cache_miss", 1},
+            {"cache_size_kibibyte", 2}, {"max_cache_size_kibibyte", 3}, {"files_in_cache", 4},
         };
         const char *p = buf, *end = buf + len;
         struct cachetool_stats s;
@@ -71,7 +70,9 @@ int cachetool_parse_ccache(const char *buf, size_t len, struct cachetool_stats *
                                     : keys[i].field == 3 ? &s.max_size_bytes
                                                          : &s.files;
                                 if (keys[i].field == 2 || keys[i].field == 3)
-                                        n = n > (uint64_t)INT64_MAX / 1024 ? (uint64_t)INT64_MAX / 1024 : n,
+                                        n = n > (uint64_t)INT64_MAX / 1024
+                                                ? (uint64_t)INT64_MAX / 1024
+                                                : n,
                                         n *= 1024;
                                 *f = keys[i].field == 0 ? add_sat(*f, n) : add_sat(0, n);
                                 break;
@@ -94,9 +95,8 @@ static int64_t sum_counts(json_t *o)
 
         if (!json_is_object(counts))
                 return -1;
-        json_object_foreach(counts, k, v)
-                if (json_is_integer(v) && json_integer_value(v) > 0)
-                        sum = add_sat(sum, (uint64_t)json_integer_value(v));
+        json_object_foreach(counts, k, v) if (json_is_integer(v) && json_integer_value(v) > 0) sum =
+            add_sat(sum, (uint64_t)json_integer_value(v));
         return sum;
 }
 
@@ -174,7 +174,7 @@ int cachetool_run(char *const argv[], size_t max, double timeout_s, char **ret, 
                 return -e;
         for (;;) {
                 char chunk[4096];
-                struct pollfd pfd = { .fd = rd, .events = POLLIN };
+                struct pollfd pfd = {.fd = rd, .events = POLLIN};
                 double left = deadline - now_monotonic();
                 ssize_t n;
 

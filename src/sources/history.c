@@ -92,10 +92,11 @@ static void add_state(json_t *o)
         char result[32];
 
         if (state && strcmp(state, "running") == 0) {
-                bool alive = recorder_alive(json_string_value(json_object_get(o, "host")),
-                                            json_string_value(json_object_get(o, "boot_id")),
-                                            json_integer_value(json_object_get(o, "recorder_pid")),
-                                            json_integer_value(json_object_get(o, "recorder_start")));
+                bool alive =
+                    recorder_alive(json_string_value(json_object_get(o, "host")),
+                                   json_string_value(json_object_get(o, "boot_id")),
+                                   json_integer_value(json_object_get(o, "recorder_pid")),
+                                   json_integer_value(json_object_get(o, "recorder_start")));
                 state = alive ? "running" : "incomplete";
                 snprintf(result, sizeof(result), "%s", state);
         } else if (sig > 0) {
@@ -140,14 +141,14 @@ static int query_rows(struct store *st, sqlite3_stmt *s, size_t max, json_t **re
 
 #define RUN_COLUMNS                                                                                \
         "r.id AS db_id, r.run_id AS id, r.kind, r.argv, r.cwd, r.host, r.builder,"                 \
-        " r.start_epoch, r.end_epoch, COALESCE(r.end_epoch - r.start_epoch,"                     \
-        " (SELECT max(elapsed_s) FROM samples WHERE run = r.id)) AS duration_s, r.state,"        \
+        " r.start_epoch, r.end_epoch, COALESCE(r.end_epoch - r.start_epoch,"                       \
+        " (SELECT max(elapsed_s) FROM samples WHERE run = r.id)) AS duration_s, r.state,"          \
         " r.exit_code, r.term_signal, r.pid, r.ncpu, r.interval, r.cgroup_mode, r.vcs_rev,"        \
-        " r.vcs_ref, r.samples, r.samples_dropped, r.mem_total_mb, r.mem_used_peak_mb,"           \
+        " r.vcs_ref, r.samples, r.samples_dropped, r.mem_total_mb, r.mem_used_peak_mb,"            \
         " r.mem_used_peak_elapsed_s, r.mem_used_peak_stage, r.mem_used_peak_context,"              \
         " r.mem_avail_min_mb, r.swap_used_peak_mb, r.disk_avail_min_gb, r.load1_peak,"             \
         " r.cpu_pct_peak, r.cpu_pct_avg, r.compilers_peak, r.near_oom_samples,"                    \
-        " r.low_disk_samples, r.boot_id, r.recorder_pid, r.recorder_start,"                       \
+        " r.low_disk_samples, r.boot_id, r.recorder_pid, r.recorder_start,"                        \
         " (SELECT group_concat(DISTINCT node) FROM targets t WHERE t.run = r.id AND node <> '')"   \
         " AS nodes"
 
@@ -184,9 +185,10 @@ int history_find_run(struct store *st, const char *spec, int64_t *ret_id)
         int n = 0, rc, r;
 
         if (!spec || !*spec)
-                r = map(db, sqlite3_prepare_v2(db,
-                                               "SELECT id FROM runs ORDER BY start_epoch DESC, id DESC LIMIT 1",
-                                               -1, &s, NULL));
+                r = map(db,
+                        sqlite3_prepare_v2(
+                            db, "SELECT id FROM runs ORDER BY start_epoch DESC, id DESC LIMIT 1",
+                            -1, &s, NULL));
         else
                 /* exact first, then prefixes; substr() avoids LIKE wildcards */
                 r = map(db, sqlite3_prepare_v2(db,
@@ -250,11 +252,12 @@ int history_run_detail(struct store *st, int64_t id, json_t **ret)
         o = json_incref(json_array_get(rows, 0));
         json_decref(rows);
         add_state(o);
-        r = rows_of(st,
-                    "SELECT name, duration_s, steps, cached,"
-                    " CASE WHEN steps > 0 THEN CAST(cached AS REAL) / steps END AS cached_ratio,"
-                    " success, cc_hits, cc_misses, node, ref FROM targets WHERE run = ? ORDER BY name",
-                    id, &targets);
+        r = rows_of(
+            st,
+            "SELECT name, duration_s, steps, cached,"
+            " CASE WHEN steps > 0 THEN CAST(cached AS REAL) / steps END AS cached_ratio,"
+            " success, cc_hits, cc_misses, node, ref FROM targets WHERE run = ? ORDER BY name",
+            id, &targets);
         if (r >= 0)
                 r = rows_of(st,
                             "SELECT tool, origin, taken_epoch, hits, misses, size_bytes,"
@@ -293,14 +296,15 @@ int history_run_info(struct store *st, int64_t id, struct run_info *ret)
 {
         sqlite3 *db = store_db(st);
         sqlite3_stmt *s = NULL;
-        struct run_info ri = { 0 };
+        struct run_info ri = {0};
         int r, rc;
 
-        r = map(db, sqlite3_prepare_v2(db,
-                                       "SELECT run_id, kind, argv, cwd, host, start_epoch, end_epoch,"
-                                       " state, exit_code, term_signal, ncpu, interval, pid"
-                                       " FROM runs WHERE id = ?",
-                                       -1, &s, NULL));
+        r = map(db,
+                sqlite3_prepare_v2(db,
+                                   "SELECT run_id, kind, argv, cwd, host, start_epoch, end_epoch,"
+                                   " state, exit_code, term_signal, ncpu, interval, pid"
+                                   " FROM runs WHERE id = ?",
+                                   -1, &s, NULL));
         if (r < 0)
                 return r;
         sqlite3_bind_int64(s, 1, id);
@@ -332,7 +336,8 @@ int history_run_info(struct store *st, int64_t id, struct run_info *ret)
         ri.exit_code = sqlite3_column_type(s, 8) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 8);
         ri.term_signal = sqlite3_column_int(s, 9);
         ri.ncpu = (unsigned)sqlite3_column_int(s, 10);
-        ri.interval = sqlite3_column_type(s, 11) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 11);
+        ri.interval =
+            sqlite3_column_type(s, 11) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 11);
         ri.pid = (long)sqlite3_column_int64(s, 12);
         sqlite3_finalize(s);
         if (!ri.run_id || !ri.kind || !ri.argv) {
@@ -363,7 +368,8 @@ int64_t history_replay(struct store *st, int64_t id, struct summary *sum)
 
                 if (t == SAMPLE_COLUMN_ISO)
                         continue;
-                if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_xinfo('samples') WHERE name = ?",
+                if (sqlite3_prepare_v2(db,
+                                       "SELECT 1 FROM pragma_table_xinfo('samples') WHERE name = ?",
                                        -1, &chk, NULL) != SQLITE_OK) {
                         r = map(db, sqlite3_errcode(db));
                         break;
@@ -415,18 +421,18 @@ int history_layers(struct store *st, double since, int64_t limit, json_t **ret)
         /* The latest build of each target, and the node of the build
          * before it: a new node cannot use the old node's local cache. */
         static const char sql[] =
-                "WITH b AS (SELECT t.name, t.steps, t.cached, t.node, t.duration_s, t.success,"
-                "  r.run_id, r.start_epoch,"
-                "  ROW_NUMBER() OVER (PARTITION BY t.name ORDER BY r.start_epoch DESC, r.id DESC) AS k"
-                "  FROM targets t JOIN runs r ON r.id = t.run)"
-                " SELECT cur.name AS target, cur.run_id AS run, cur.start_epoch, cur.steps,"
-                "  cur.cached, CASE WHEN cur.steps > 0 THEN CAST(cur.cached AS REAL) / cur.steps END"
-                "  AS ratio, cur.node, prev.node AS previous_node, prev.run_id AS previous_run,"
-                "  (prev.node IS NOT NULL AND cur.node IS NOT NULL AND prev.node <> cur.node)"
-                "  AS node_changed, cur.duration_s, cur.success"
-                " FROM b cur LEFT JOIN b prev ON prev.name = cur.name AND prev.k = 2"
-                " WHERE cur.k = 1 AND cur.start_epoch >= ? ORDER BY cur.start_epoch DESC,"
-                " cur.name LIMIT ?";
+            "WITH b AS (SELECT t.name, t.steps, t.cached, t.node, t.duration_s, t.success,"
+            "  r.run_id, r.start_epoch,"
+            "  ROW_NUMBER() OVER (PARTITION BY t.name ORDER BY r.start_epoch DESC, r.id DESC) AS k"
+            "  FROM targets t JOIN runs r ON r.id = t.run)"
+            " SELECT cur.name AS target, cur.run_id AS run, cur.start_epoch, cur.steps,"
+            "  cur.cached, CASE WHEN cur.steps > 0 THEN CAST(cur.cached AS REAL) / cur.steps END"
+            "  AS ratio, cur.node, prev.node AS previous_node, prev.run_id AS previous_run,"
+            "  (prev.node IS NOT NULL AND cur.node IS NOT NULL AND prev.node <> cur.node)"
+            "  AS node_changed, cur.duration_s, cur.success"
+            " FROM b cur LEFT JOIN b prev ON prev.name = cur.name AND prev.k = 2"
+            " WHERE cur.k = 1 AND cur.start_epoch >= ? ORDER BY cur.start_epoch DESC,"
+            " cur.name LIMIT ?";
         sqlite3_stmt *s = NULL;
         json_t *a = NULL;
         int r = map(store_db(st), sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL));
@@ -441,8 +447,9 @@ int history_layers(struct store *st, double since, int64_t limit, json_t **ret)
                 return r;
         for (size_t i = 0; i < json_array_size(a); i++) {
                 json_t *o = json_array_get(a, i);
-                json_object_set_new(o, "node_changed",
-                                    json_boolean(json_integer_value(json_object_get(o, "node_changed"))));
+                json_object_set_new(
+                    o, "node_changed",
+                    json_boolean(json_integer_value(json_object_get(o, "node_changed"))));
         }
         *ret = a;
         return 0;
@@ -452,13 +459,14 @@ int history_cache_previous(struct store *st, const char *tool, int64_t before_id
 {
         sqlite3_stmt *s = NULL;
         json_t *a = NULL;
-        int r = map(store_db(st),
-                    sqlite3_prepare_v2(store_db(st),
-                                       "SELECT id, taken_epoch, tool, hits, misses, size_bytes,"
-                                       " max_size_bytes, files, version FROM cache_snapshots"
-                                       " WHERE tool = ? AND origin = 'cache' AND (?2 = 0 OR id < ?2)"
-                                       " ORDER BY id DESC LIMIT 1",
-                                       -1, &s, NULL));
+        int r =
+            map(store_db(st),
+                sqlite3_prepare_v2(store_db(st),
+                                   "SELECT id, taken_epoch, tool, hits, misses, size_bytes,"
+                                   " max_size_bytes, files, version FROM cache_snapshots"
+                                   " WHERE tool = ? AND origin = 'cache' AND (?2 = 0 OR id < ?2)"
+                                   " ORDER BY id DESC LIMIT 1",
+                                   -1, &s, NULL));
 
         if (r < 0)
                 return r;
@@ -494,7 +502,7 @@ static int digits(const char **p, const char *end, int n, int *ret)
 int history_parse_when(const char *str, double now, double *ret)
 {
         const char *p = str, *end = str + strlen(str);
-        struct tm tm = { 0 };
+        struct tm tm = {0};
         bool utc = false;
         time_t t;
         int y, mo, d, h = 0, mi = 0, sec = 0;
@@ -503,8 +511,11 @@ int history_parse_when(const char *str, double now, double *ret)
         if (p < end && end - p <= 20 && strchr("smhdw", end[-1])) {
                 uint64_t n;
                 const char *q = p;
-                static const struct { char unit; double s; } units[] = {
-                        { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 }, { 'w', 604800 },
+                static const struct {
+                        char unit;
+                        double s;
+                } units[] = {
+                    {'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 604800},
                 };
 
                 if (parse_u64(&q, end - 1, &n) == 0 && q == end - 1 && n <= 100u * 365 * 86400) {

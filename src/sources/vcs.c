@@ -11,9 +11,9 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-#define VCS_FILE_MAX 4096          /* HEAD, a loose ref, a .git file */
-#define VCS_PACKED_MAX (64 << 20)  /* packed-refs of a huge monorepo */
-#define VCS_SYMREF_DEPTH 5         /* git's own limit is 5 too */
+#define VCS_FILE_MAX 4096         /* HEAD, a loose ref, a .git file */
+#define VCS_PACKED_MAX (64 << 20) /* packed-refs of a huge monorepo */
+#define VCS_SYMREF_DEPTH 5        /* git's own limit is 5 too */
 #define VCS_PATH_MAX 4096
 
 static bool is_hex(char c)
@@ -171,7 +171,7 @@ static int resolve_ref(int gitfd, int commonfd, const char *ref, char *ret_rev)
 
         snprintf(name, sizeof(name), "%s", ref);
         for (int depth = 0; depth < VCS_SYMREF_DEPTH; depth++) {
-                int fds[2] = { gitfd, commonfd };
+                int fds[2] = {gitfd, commonfd};
                 bool followed = false;
 
                 for (int i = 0; i < 2 && !followed; i++) {
@@ -200,7 +200,8 @@ static int resolve_ref(int gitfd, int commonfd, const char *ref, char *ret_rev)
                 if (!followed) {
                         _cleanup_free_ char *buf = NULL;
                         size_t len;
-                        int r = read_regular_at(commonfd, "packed-refs", VCS_PACKED_MAX, &buf, &len);
+                        int r =
+                            read_regular_at(commonfd, "packed-refs", VCS_PACKED_MAX, &buf, &len);
 
                         if (r == -ENOENT)
                                 return -ENOENT;
