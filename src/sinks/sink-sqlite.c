@@ -144,6 +144,13 @@ static int advance(struct sqlite_state *s, int busy_ms)
         if (s->phase == PHASE_BEGIN) {
                 struct store_recorder rec = {0};
 
+                /* Read with the first sample, not at open: the recorder's
+                 * clock starts once the sinks are open. */
+                s->vcs_ok = s->run->cwd && vcs_read(s->run->cwd, &s->vcs) >= 0;
+                guess_builder(s->run, s->builder, sizeof(s->builder));
+                s->extra.builder = s->builder[0] ? s->builder : NULL;
+                s->extra.vcs_rev = s->vcs_ok ? s->vcs.rev : NULL;
+                s->extra.vcs_ref = s->vcs_ok ? s->vcs.ref : NULL;
                 (void)store_recorder_self(&rec);
                 e = store_run_begin(s->st, s->run, &s->extra, &rec, &s->run_id);
                 if (e < 0)
@@ -228,11 +235,6 @@ static int sqlite_open(const struct sink_ctx *ctx, void **ret_state)
         if (e < 0)
                 return 0;
 
-        s->vcs_ok = ctx->run->cwd && vcs_read(ctx->run->cwd, &s->vcs) >= 0;
-        guess_builder(ctx->run, s->builder, sizeof(s->builder));
-        s->extra.builder = s->builder[0] ? s->builder : NULL;
-        s->extra.vcs_rev = s->vcs_ok ? s->vcs.rev : NULL;
-        s->extra.vcs_ref = s->vcs_ok ? s->vcs.ref : NULL;
         /* The database is opened and the run row inserted with the first
          * sample (the baseline, taken at once), not here: the recorder's
          * clock starts after the sinks are open. */
