@@ -18,6 +18,7 @@ enum vstate { V_NEW, V_RUNNING, V_DONE, V_CACHED, V_ERROR, V_CANCELED };
 struct vtx {
         uint64_t key;
         char *name; /* the last header, cut to TARGET_STEP_NAME_MAX; NULL unnamed */
+        double first, last; /* buildtel's clock: its first and last line */
         uint64_t cands; /* bit i: announced under prefix cands[i] */
         int16_t target; /* after finish: the one target, or -1 */
         int8_t marker;
@@ -28,7 +29,6 @@ struct vtx {
 /* A first bracket token: a target, or (single-target builds) a stage. */
 struct cand {
         char name[TARGET_NAME_MAX + 1];
-        double first, last;
 };
 
 struct buildkit {
@@ -143,24 +143,23 @@ static int64_t vertex(struct buildkit *b, uint64_t key, bool add)
         /* Keep the load under a half. */
         if ((b->nv + 1) * 2 > b->nslots && grow_slots(b) < 0)
                 return -1;
-        b->v[b->nv] = (struct vtx){ .key = key, .target = -1, .marker = -1 };
+        b->v[b->nv] = (struct vtx){ .key = key, .target = -1, .marker = -1, .first = NAN, .last = NAN };
         for (j = slot_of(key, b->nslots); b->slots[j]; j = (j + 1) & (b->nslots - 1))
                 ;
         b->slots[j] = b->nv + 1;
         return b->nv++;
 }
 
+/* Per line: the vertex's times only; the targets' come from their
+ * vertices at the end. */
 static void touch(struct buildkit *b, struct vtx *v, double now)
 {
         if (isnan(b->first))
                 b->first = now;
         b->last = now;
-        for (uint64_t m = v->cands; m; m &= m - 1) {
-                struct cand *c = &b->cands[__builtin_ctzll(m)];
-                if (isnan(c->first))
-                        c->first = now;
-                c->last = now;
-        }
+        if (isnan(v->first))
+                v->first = now;
+        v->last = now;
 }
 
 static int cand_index(struct buildkit *b, const char *name, size_t len)
@@ -174,7 +173,6 @@ static int cand_index(struct buildkit *b, const char *name, size_t len)
         if (b->ncands == TARGETS_MAX)
                 return TARGETS_MAX - 1;
         memcpy(b->cands[b->ncands].name, key, sizeof(key));
-        b->cands[b->ncands].first = b->cands[b->ncands].last = NAN;
         return (int)b->ncands++;
 }
 
@@ -335,7 +333,15 @@ static bool feed_plain(struct buildkit *b, const char *line, const char *end, do
         struct vtx *v;
         bool header;
 
-        if (parse_u64(&s, end, &n) < 0 || s >= end || *s != ' ')
+        /* The index, inline: this runs for every line of a BuildKit log. At
+         * most 18 digits (no overflow); real indices are far smaller. */
+        n = 0;
+        for (int k = 0; s < end && *s >= '0' && *s <= '9'; s++, k++) {
+                if (k == 18)
+                        return false;
+                n = n * 10 + (uint64_t)(*s - '0');
+        }
+        if (s >= end || *s != ' ')
                 return false;
         s++;
         b->seen = true;
@@ -640,12 +646,29 @@ void buildkit_finish(struct buildkit *b, struct targets *ts)
         for (size_t i = 0; i < b->cfg.ntargets; i++)
                 (void)targets_get(ts, b->cfg.targets[i], strlen(b->cfg.targets[i]));
         if (multi) {
+                double first[TARGETS_MAX], last[TARGETS_MAX];
+
+                for (size_t i = 0; i < b->ncands; i++)
+                        first[i] = last[i] = NAN;
+                for (uint32_t i = 0; i < b->nv; i++) {
+                        const struct vtx *v = &b->v[i];
+
+                        if (isnan(v->first))
+                                continue;
+                        for (uint64_t m = v->cands; m; m &= m - 1) {
+                                int c = __builtin_ctzll(m);
+                                if (isnan(first[c]) || v->first < first[c])
+                                        first[c] = v->first;
+                                if (isnan(last[c]) || v->last > last[c])
+                                        last[c] = v->last;
+                        }
+                }
                 for (size_t i = 0; i < b->ncands; i++) {
                         size_t t = targets_get(ts, b->cands[i].name, strlen(b->cands[i].name));
                         map[i] = (int)t;
-                        if (!isnan(b->cands[i].first)) {
-                                targets_touch(ts, t, b->cands[i].first);
-                                targets_touch(ts, t, b->cands[i].last);
+                        if (!isnan(first[i])) {
+                                targets_touch(ts, t, first[i]);
+                                targets_touch(ts, t, last[i]);
                         }
                 }
         } else if (b->seen || b->cfg.ntargets) {

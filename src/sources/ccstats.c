@@ -152,6 +152,12 @@ static int feed_print_stats(struct ccstats_parser *p, const char *c, const char 
         return 0;
 }
 
+/* The bytes a stats line can start with. */
+static const bool first_byte[256] = {
+        ['{'] = true, ['C'] = true, ['c'] = true, ['d'] = true, ['p'] = true, ['S'] = true,
+        ['P'] = true, ['L'] = true, ['R'] = true, ['"'] = true, [' '] = true, ['\t'] = true,
+};
+
 int ccstats_feed_line(struct ccstats_parser *p, const char *line, size_t len)
 {
         const char *c = line, *end = line + len;
@@ -162,7 +168,10 @@ int ccstats_feed_line(struct ccstats_parser *p, const char *line, size_t len)
         if (c == end)
                 return 0;
         /* Most lines are not stats: one look at the first byte. */
-        if (!strchr("{CcdpSPLR\" \t", *c))
+        if (!first_byte[(unsigned char)*c])
+                return 0;
+        /* "cc -c ..." and the like: only "cache..." is stats among 'c' lines. */
+        if (*c == 'c' && !((size_t)(end - c) >= 5 && memcmp(c, "cache", 5) == 0))
                 return 0;
 
         /* sccache, column 0 */
