@@ -41,6 +41,19 @@ b' -- true >/dev/null 2>&1
 check "newline escaped" grep -qF 'target="a\nb"' "$TF/nl.prom"
 check "promtool on a newline name" promcheck "$TF/nl.prom"
 
+# watch --stage-log-dir: the followed log's lines reach the same parsers.
+mkdir -p "$T/stagelogs"
+sleep 2 &
+SP=$!
+"$BUILDTEL" watch --quiet --pid $SP --stage-log-dir "$T/stagelogs" --log-dir "$L" --run-id wt --textfile-dir "$TF" --prom-file watch.prom >/dev/null 2>&1 &
+WP=$!
+sleep 0.5
+cat "$FIX/bake-multi.log" >"$T/stagelogs/build.log"
+wait $WP
+expect_eq "watch exits 0" "$?" 0
+check "watch: targets from the followed log" grep -q '^build_steps_total{target="app",builder="ci-builder"} 4$' "$TF/watch.prom"
+check "watch: promtool" promcheck "$TF/watch.prom"
+
 # A real node_exporter reads the directory.
 NP=$(free_port)
 prometheus-node-exporter --web.listen-address=127.0.0.1:$NP --collector.disable-defaults --collector.textfile \
