@@ -258,10 +258,9 @@ static double target_value(const struct target *t, const struct run_info *run, e
 }
 
 /* Resource gauges from the summary, one table line each. POINT is a
- * struct summary_point (written when set), U64 a count. The cgroup figures
- * (CPU seconds, OOM kills, IO bytes, pressure stall) are one more line
- * each here once struct summary carries them. */
-enum rkind { R_POINT, R_U64 };
+ * struct summary_point (written when set), U64 a count, DOUBLE a figure
+ * that is NAN when unknown (the build's cgroup totals: absent, not zero). */
+enum rkind { R_POINT, R_U64, R_DOUBLE };
 static const struct {
         const char *name, *help;
         enum rkind kind;
@@ -280,6 +279,28 @@ static const struct {
           offsetof(struct summary, near_oom_samples), 1.0 },
         { "low_disk_samples", "Samples with disk available under --low-disk-gb.", R_U64,
           offsetof(struct summary, low_disk_samples), 1.0 },
+        { "cpu_user_seconds", "CPU time of the build in user mode (its cgroup, else its process tree).",
+          R_DOUBLE, offsetof(struct summary, build.cpu_user_s), 1.0 },
+        { "cpu_system_seconds", "CPU time of the build in kernel mode (its cgroup, else its process tree).",
+          R_DOUBLE, offsetof(struct summary, build.cpu_sys_s), 1.0 },
+        { "oom_kills", "Processes of the build's cgroup killed by the OOM killer.", R_DOUBLE,
+          offsetof(struct summary, build.oom_kills), 1.0 },
+        { "io_read_bytes", "Bytes the build read from block devices.", R_DOUBLE,
+          offsetof(struct summary, build.io_read_mb), 1048576.0 },
+        { "io_write_bytes", "Bytes the build wrote to block devices.", R_DOUBLE,
+          offsetof(struct summary, build.io_write_mb), 1048576.0 },
+        { "pressure_cpu_some_seconds", "Time some task of the build stalled waiting for CPU (PSI some).",
+          R_DOUBLE, offsetof(struct summary, build.psi_cpu_some_s), 1.0 },
+        { "pressure_cpu_full_seconds", "Time all non-idle tasks of the build stalled on CPU (PSI full).",
+          R_DOUBLE, offsetof(struct summary, build.psi_cpu_full_s), 1.0 },
+        { "pressure_memory_some_seconds", "Time some task of the build stalled on memory (PSI some).",
+          R_DOUBLE, offsetof(struct summary, build.psi_mem_some_s), 1.0 },
+        { "pressure_memory_full_seconds", "Time all non-idle tasks of the build stalled on memory (PSI full).",
+          R_DOUBLE, offsetof(struct summary, build.psi_mem_full_s), 1.0 },
+        { "pressure_io_some_seconds", "Time some task of the build stalled on IO (PSI some).", R_DOUBLE,
+          offsetof(struct summary, build.psi_io_some_s), 1.0 },
+        { "pressure_io_full_seconds", "Time all non-idle tasks of the build stalled on IO (PSI full).",
+          R_DOUBLE, offsetof(struct summary, build.psi_io_full_s), 1.0 },
 };
 
 int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
@@ -341,6 +362,11 @@ int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
                         const struct summary_point *p = (const struct summary_point *)(const void *)base;
                         if (p->set && !isnan(p->value))
                                 fam_sample(&f, p->value * resources[k].scale, inv_labels);
+                } else if (resources[k].kind == R_DOUBLE) {
+                        double d;
+                        memcpy(&d, base, sizeof(d));
+                        if (!isnan(d))
+                                fam_sample(&f, d * resources[k].scale, inv_labels);
                 } else {
                         uint64_t u;
                         memcpy(&u, base, sizeof(u));

@@ -41,6 +41,16 @@ b' -- true >/dev/null 2>&1
 check "newline escaped" grep -qF 'target="a\nb"' "$TF/nl.prom"
 check "promtool on a newline name" promcheck "$TF/nl.prom"
 
+# The build's own resource figures (issue 3's cgroup totals), in base units.
+"$BUILDTEL" run --quiet --log-dir "$L" --run-id io --textfile-dir "$TF" --prom-file io.prom -- \
+        sh -c "dd if=/dev/zero of='$T/io.bin' bs=1M count=4 oflag=direct 2>/dev/null" >/dev/null 2>&1
+wb=$(sed -n 's/^build_io_write_bytes{builder=""} //p' "$TF/io.prom")
+check "io_write_bytes counts the 4 MiB written ($wb)" ge "${wb:-0}" 4194304
+check "cpu_user_seconds present" grep -q '^build_cpu_user_seconds{builder=""} [0-9.e-]*$' "$TF/io.prom"
+check "oom_kills 0" grep -q '^build_oom_kills{builder=""} 0$' "$TF/io.prom"
+check "pressure stall present" grep -q '^build_pressure_io_some_seconds{builder=""} ' "$TF/io.prom"
+check "promtool on the resource gauges" promcheck "$TF/io.prom"
+
 # watch --stage-log-dir: the followed log's lines reach the same parsers.
 mkdir -p "$T/stagelogs"
 sleep 2 &
