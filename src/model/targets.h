@@ -14,7 +14,7 @@
  * fill them, the sinks read them. Every count the build controls is
  * capped. */
 
-#define TARGETS_MAX 64      /* targets tracked; more are folded into the last */
+#define TARGETS_MAX 256     /* targets tracked; more are folded into the last */
 #define TARGET_NAME_MAX 128 /* bytes kept of a target name (cut, never split UTF-8 badly) */
 #define TARGET_FIELD_MAX 160 /* builder, node, ref */
 #define TARGETS_SLOW_EDGES 10
