@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -122,6 +123,11 @@ int main(int argc, char **argv)
                         pid_t pid = fork();
 
                         if (pid == 0) {
+                                /* gone with us; never holding our stdout */
+                                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                                if (getppid() == 1)
+                                        _exit(0);
+                                close(STDOUT_FILENO);
                                 for (;;)
                                         pause();
                         }
