@@ -397,10 +397,26 @@ int cmd_run(int argc, char **argv)
         ccfg.foreground = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
         ccfg.sigmask = &old_mask;
         ccfg.sigpipe = &old_pipe;
+        /* The recorder's clock starts, and the baseline sample is taken,
+         * before the build exists: nothing it does can precede them. */
+        e = recorder_new(&o.rec, &ri, &L.rec);
+        if (e < 0) {
+                fprintf(stderr, "buildtel: warning: not recording: %s\n", strerror(-e));
+                L.rec = NULL;
+        } else {
+                (void)recorder_tick(L.rec);
+        }
+
         e = child_spawn(&ccfg, &L.child);
         if (e < 0) {
                 fprintf(stderr, "buildtel: cannot run '%s': %s\n", argv[0], strerror(-e));
                 ret = e == -ENOENT ? EXIT_BT_NOTFOUND : EXIT_BT_NOEXEC;
+                /* The attempt is on record, with the status a shell gives. */
+                ri.end_epoch = now_realtime();
+                ri.finished = true;
+                ri.exit_code = ret;
+                if (L.rec)
+                        (void)recorder_finish(L.rec, NULL);
                 goto out_sig;
         }
         ri.pid = child_pid(L.child);
@@ -414,12 +430,6 @@ int cmd_run(int argc, char **argv)
                         (void)!write(fd, "-500", 4);
                         close(fd);
                 }
-        }
-
-        e = recorder_new(&o.rec, &ri, &L.rec);
-        if (e < 0) {
-                fprintf(stderr, "buildtel: warning: not recording: %s\n", strerror(-e));
-                L.rec = NULL;
         }
 
         e = run_loop(&L, grace);

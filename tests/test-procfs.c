@@ -287,6 +287,41 @@ static const struct pidstat_case pidstat_cases[] = {
     {.name = "empty", .in = "", .ret = -EINVAL},
 };
 
+struct zoneinfo_case {
+        const char *name;
+        const char *in;
+        int ret;
+        uint64_t want;
+};
+
+static const struct zoneinfo_case zoneinfo_cases[] = {
+        { "two zones, two cpus",
+          "Node 0, zone      DMA\n  pages free     3840\n  pagesets\n    cpu: 0\n"
+          "              count: 0\n              high:  0\n    cpu: 1\n              count: 5\n"
+          "Node 0, zone   Normal\n  pagesets\n    cpu: 0\n              count: 65175\n"
+          "              high:  65331\n    cpu: 1\n              count: 76818\n",
+          0, 142000 - 2 },
+        { "no trailing newline", "    count: 7", 0, 7 },
+        { "no pagesets at all", "Node 0, zone DMA\n  pages free 1\n", -EINVAL, 0 },
+        { "count without a number", "  count: x\n", -EINVAL, 0 },
+        { "overflowing sum", "count: 18446744073709551615\ncount: 1\n", -ERANGE, 0 },
+        { "empty", "", -EINVAL, 0 },
+};
+
+static void test_zoneinfo_pcp_parse(void **state)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(zoneinfo_cases); i++) {
+                const struct zoneinfo_case *c = &zoneinfo_cases[i];
+                uint64_t got = 77;
+                int r;
+
+                print_message("zoneinfo: %s\n", c->name);
+                r = zoneinfo_pcp_parse(c->in, strlen(c->in), &got);
+                assert_int_equal(r, c->ret);
+                assert_int_equal(got, r == 0 ? c->want : 77);
+        }
+}
+
 static void test_pidstat_parse(void **state)
 {
         for (size_t i = 0; i < ARRAY_SIZE(pidstat_cases); i++) {
@@ -579,6 +614,7 @@ int main(void)
             cmocka_unit_test(test_cpustat_sums),
             cmocka_unit_test(test_meminfo_parse),
             cmocka_unit_test(test_loadavg_parse),
+            cmocka_unit_test(test_zoneinfo_pcp_parse),
             cmocka_unit_test(test_pidstat_parse),
             cmocka_unit_test(test_pidstat_every_prefix),
             cmocka_unit_test(test_fixture_hot_files),

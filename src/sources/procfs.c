@@ -24,7 +24,7 @@
 struct procfs {
         int root_fd;
         int proc_fd;
-        int stat_fd, meminfo_fd, loadavg_fd; /* -1 until opened */
+        int stat_fd, meminfo_fd, loadavg_fd, zoneinfo_fd; /* -1 until opened */
         DIR *dir;                            /* proc/, rewound for every walk */
         char *buf;                           /* for the hot files; grows, never shrinks */
         size_t cap;
@@ -209,6 +209,36 @@ static int parse_load(const char **p, const char *end, double *ret)
         if (!at_field_end(*p, end))
                 return -EINVAL;
         *ret = d;
+        return 0;
+}
+
+int zoneinfo_pcp_parse(const char *buf, size_t len, uint64_t *ret_pages)
+{
+        const char *p = buf, *end = buf + len;
+        uint64_t total = 0;
+        bool seen = false;
+
+        /* Every "count:" line of /proc/zoneinfo is one CPU's pageset of one
+         * zone; nothing else in the file is called that. */
+        while (p < end) {
+                const char *eol = line_end(p, end), *q = p;
+                uint64_t v;
+
+                skip_spaces(&q, eol);
+                if (skip_prefix(&q, eol, "count:")) {
+                        skip_spaces(&q, eol);
+                        if (parse_u64(&q, eol, &v) < 0)
+                                return -EINVAL;
+                        if (total > UINT64_MAX - v)
+                                return -ERANGE;
+                        total += v;
+                        seen = true;
+                }
+                p = eol < end ? eol + 1 : end;
+        }
+        if (!seen)
+                return -EINVAL;
+        *ret_pages = total;
         return 0;
 }
 
@@ -428,7 +458,7 @@ int procfs_new(const char *root, struct procfs **ret)
         p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
-        p->stat_fd = p->meminfo_fd = p->loadavg_fd = -1;
+        p->stat_fd = p->meminfo_fd = p->loadavg_fd = p->zoneinfo_fd = -1;
         p->cap = HOT_BUF_INITIAL;
         p->buf = malloc(p->cap);
         if (!p->buf) {
@@ -442,6 +472,7 @@ int procfs_new(const char *root, struct procfs **ret)
         p->stat_fd = openat(p->proc_fd, "stat", O_RDONLY | O_CLOEXEC);
         p->meminfo_fd = openat(p->proc_fd, "meminfo", O_RDONLY | O_CLOEXEC);
         p->loadavg_fd = openat(p->proc_fd, "loadavg", O_RDONLY | O_CLOEXEC);
+        p->zoneinfo_fd = openat(p->proc_fd, "zoneinfo", O_RDONLY | O_CLOEXEC);
         *ret = p;
         return 0;
 }
@@ -458,6 +489,8 @@ void procfs_free(struct procfs *p)
                 close(p->meminfo_fd);
         if (p->loadavg_fd >= 0)
                 close(p->loadavg_fd);
+        if (p->zoneinfo_fd >= 0)
+                close(p->zoneinfo_fd);
         close(p->proc_fd);
         close(p->root_fd);
         free(p->buf);
@@ -519,6 +552,24 @@ int procfs_loadavg(struct procfs *p, struct loadavg *ret)
         ssize_t n = read_hot(p, &p->loadavg_fd, "loadavg");
 
         return n < 0 ? (int)n : loadavg_parse(p->buf, (size_t)n, ret);
+}
+
+int procfs_pcp_free_kb(struct procfs *p, uint64_t *ret_kb)
+{
+        ssize_t n = read_hot(p, &p->zoneinfo_fd, "zoneinfo");
+        long page = sysconf(_SC_PAGESIZE);
+        uint64_t pages;
+        int r;
+
+        if (n < 0)
+                return (int)n;
+        r = zoneinfo_pcp_parse(p->buf, (size_t)n, &pages);
+        if (r < 0)
+                return r;
+        if (page <= 0)
+                page = 4096;
+        *ret_kb = pages * ((uint64_t)page / 1024);
+        return 0;
 }
 
 /* "PID/name" into buf[64]; pid is positive and fits an int. */

@@ -54,6 +54,11 @@ struct pidstat {
  * missing MemAvailable as MemFree + Buffers + Cached. */
 int cpustat_parse(const char *buf, size_t len, struct cpustat *ret);
 int meminfo_parse(const char *buf, size_t len, struct meminfo *ret);
+/* Sum of the "count:" lines of /proc/zoneinfo: free pages parked on the
+ * per-CPU lists, which the kernel does not count in MemFree/MemAvailable
+ * (auto-tuned since 6.7, hundreds of MiB on a quiet machine). -EINVAL when
+ * there is none. */
+int zoneinfo_pcp_parse(const char *buf, size_t len, uint64_t *ret_pages);
 int loadavg_parse(const char *buf, size_t len, struct loadavg *ret);
 int pidstat_parse(const char *buf, size_t len, struct pidstat *ret);
 
@@ -84,6 +89,8 @@ int procfs_root_fd(const struct procfs *p);
  * it has grown to fit). Returns 0 or -errno; *ret untouched on failure. */
 int procfs_cpustat(struct procfs *p, struct cpustat *ret);
 int procfs_meminfo(struct procfs *p, struct meminfo *ret);
+/* The per-CPU free pages of every zone, in kB. -errno when unreadable. */
+int procfs_pcp_free_kb(struct procfs *p, uint64_t *ret_kb);
 int procfs_loadavg(struct procfs *p, struct loadavg *ret);
 /* -ENOENT/-ESRCH when the process is gone, -EINVAL for a pid <= 0. */
 int procfs_pidstat(struct procfs *p, long pid, struct pidstat *ret);

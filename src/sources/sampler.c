@@ -180,6 +180,15 @@ int sampler_take(struct sampler *s, struct sample *ret)
 
         r = procfs_meminfo(s->procfs, &mi);
         if (r >= 0) {
+                uint64_t pcp_kb;
+
+                /* Free pages on the per-CPU lists are free to any allocation
+                 * but missing from MemAvailable: without them an allocation
+                 * served from those lists would not show as used. */
+                if (procfs_pcp_free_kb(s->procfs, &pcp_kb) >= 0)
+                        mi.available_kb = MIN(mi.total_kb, mi.available_kb + pcp_kb);
+        }
+        if (r >= 0) {
                 uint64_t used = mi.total_kb > mi.available_kb ? mi.total_kb - mi.available_kb : 0;
                 uint64_t swap =
                     mi.swap_total_kb > mi.swap_free_kb ? mi.swap_total_kb - mi.swap_free_kb : 0;

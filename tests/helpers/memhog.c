@@ -27,7 +27,7 @@ int main(int argc, char **argv)
         if (!p)
                 return 1;
         for (size_t i = 0; i < len; i += 4096)
-                p[i] = (char)i;
+                p[i] = (char)((i >> 12) | 1); /* non-zero: no zero-page or calloc shortcut */
         ts.tv_sec = (time_t)secs;
         ts.tv_nsec = (long)((secs - (double)ts.tv_sec) * 1e9);
         nanosleep(&ts, NULL);
