@@ -72,8 +72,18 @@ static const char schema_v2[] =
     " files INTEGER, version TEXT, raw TEXT);"
     "CREATE INDEX cache_snapshots_tool ON cache_snapshots(tool, origin, taken_epoch);";
 
+/* Version 3: what a target's OTLP metrics carry besides its figures (the
+ * buildx builder, and the compiler-cache counts per tool: one target may
+ * report both), so `buildtel export` sends a stored run as the live run
+ * did. cc_hits and cc_misses stay as they were (sccache's, else ccache's). */
+static const char schema_v3[] = "ALTER TABLE targets ADD COLUMN builder TEXT;"
+                                "ALTER TABLE targets ADD COLUMN sccache_hits INTEGER;"
+                                "ALTER TABLE targets ADD COLUMN sccache_misses INTEGER;"
+                                "ALTER TABLE targets ADD COLUMN ccache_hits INTEGER;"
+                                "ALTER TABLE targets ADD COLUMN ccache_misses INTEGER;";
+
 /* migrations[v] takes a file from version v to v + 1. */
-static const char *const migrations[] = {schema_v1, schema_v2};
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
 
 struct store {
@@ -651,7 +661,9 @@ int store_target_insert(struct store *st, int64_t run, const struct store_target
         sqlite3_stmt *s = NULL;
         int r = prepare(st,
                         "INSERT OR REPLACE INTO targets (run, name, duration_s, steps, cached,"
-                        " success, cc_hits, cc_misses, node, ref) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                        " success, cc_hits, cc_misses, node, ref, builder, sccache_hits,"
+                        " sccache_misses, ccache_hits, ccache_misses)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         &s);
 
         if (r >= 0) {
@@ -665,6 +677,11 @@ int store_target_insert(struct store *st, int64_t run, const struct store_target
                 bind_i64_or_null(s, 8, t->cc_misses);
                 bind_text_or_null(s, 9, t->node);
                 bind_text_or_null(s, 10, t->ref);
+                bind_text_or_null(s, 11, t->builder);
+                bind_i64_or_null(s, 12, t->sccache_hits);
+                bind_i64_or_null(s, 13, t->sccache_misses);
+                bind_i64_or_null(s, 14, t->ccache_hits);
+                bind_i64_or_null(s, 15, t->ccache_misses);
                 r = step_done(st, s);
         }
         sqlite3_finalize(s);

@@ -13,7 +13,7 @@
  * `buildtel cache`; readers are sources/history.c. The schema is versioned
  * with PRAGMA user_version and upgraded forward on open.
  *
- * Tables (version 2):
+ * Tables (version 3):
  *   runs             one row per run or watch, inserted at start with state
  *                    'running' and completed at the end ('finished'); a row
  *                    left 'running' whose recorder process is gone reads as
@@ -23,7 +23,7 @@
  *   targets          per-target figures of a build (steps, cached, node...)
  *   cache_snapshots  compiler-cache counters (`buildtel cache`, runs) */
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 /* Errors beyond errno: returned as negative values like -errno. */
 #define STORE_ENOTDB 4000 /* not an SQLite file, or corrupt */
@@ -116,6 +116,9 @@ struct store_target {
         int success; /* 1, 0, or -1 unknown */
         int64_t cc_hits, cc_misses;
         const char *node, *ref;
+        /* the buildx builder as its OTLP metrics name it; per-tool counts */
+        const char *builder;
+        int64_t sccache_hits, sccache_misses, ccache_hits, ccache_misses;
 };
 
 int store_target_insert(struct store *st, int64_t run, const struct store_target *t);

@@ -303,6 +303,12 @@ static int store_targets(struct sqlite_state *s, const struct run_model *m)
                     .cc_misses = cc_or_unknown(&t->sccache, &t->ccache, false),
                     .node = t->node[0] ? t->node : NULL,
                     .ref = t->ref[0] ? t->ref : NULL,
+                    /* as the OTLP sink names it (otlp-metrics.c) */
+                    .builder = t->builder[0] ? t->builder : ts->builder,
+                    .sccache_hits = cc_or_unknown(&t->sccache, &t->sccache, true),
+                    .sccache_misses = cc_or_unknown(&t->sccache, &t->sccache, false),
+                    .ccache_hits = cc_or_unknown(&t->ccache, &t->ccache, true),
+                    .ccache_misses = cc_or_unknown(&t->ccache, &t->ccache, false),
                 };
                 int e = store_target_insert(s->st, s->run_id, &row);
 
