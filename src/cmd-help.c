@@ -174,15 +174,25 @@ static const struct {
           "point as an exemplar and as attributes trace_id and span_id. Only 429, 502, 503\n"
           "and 504 are retried (Retry-After honoured); a failing collector is one warning.\n" },
         { "export",
-          "usage: buildtel export --otlp [--log-dir DIR] [--otlp-endpoint URL] RUN|FILE.csv\n"
+          "usage: buildtel export --otlp [--db PATH|--no-db] [--log-dir DIR] [--incomplete]\n"
+          "                       [--otlp-endpoint URL] RUN|FILE.csv\n"
           "\n"
-          "Send a finished run to an OTLP collector again: every sample of\n"
-          "<log-dir>/resources-RUN.csv, in requests of 1000 samples, then the totals, with\n"
-          "the facts of resources-RUN.run.json. The collector and its settings come from\n"
-          "the OTEL_* variables as for `run`.\n"
+          "Send a recorded run to an OTLP collector again, as its own final export would\n"
+          "have: every sample (in requests of 1000), the totals and the per-target\n"
+          "metrics. RUN is a run id or a unique prefix of one, read from the history\n"
+          "database (--db PATH, default $XDG_STATE_HOME/buildtel/history.db). A run that\n"
+          "is not there (recorded with --no-db), or FILE.csv, or --no-db: the run's files\n"
+          "<log-dir>/resources-RUN.csv and .run.json (no per-target metrics then). The\n"
+          "collector and its settings come from the OTEL_* variables as for `run`;\n"
+          "TRACEPARENT is the exporting environment's.\n"
           "\n"
-          "Exit status: 0 when the collector took everything, 1 when it did not or the run's\n"
-          "files are unreadable, 2 bad usage.\n" },
+          "A run that is still running is refused. An incomplete run (its buildtel was\n"
+          "killed) is refused too, unless --incomplete: then its samples and the totals\n"
+          "they give are sent, without duration or targets, with the resource attribute\n"
+          "build.run.state=incomplete.\n"
+          "\n"
+          "Exit status: 0 when the collector took everything; 1 when it did not, the run\n"
+          "is unknown, running or incomplete, or its record is unreadable; 2 bad usage.\n" },
         { "help", "usage: buildtel help [COMMAND]\n" },
 };
 

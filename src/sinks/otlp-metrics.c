@@ -267,6 +267,12 @@ int otlp_metrics_new(const struct otel_config *cfg, const struct run_info *run,
         return 0;
 }
 
+void otlp_metrics_set_resource(struct otlp_metrics *m, const char *key, const char *val)
+{
+        if (strcmp(key, "build.run.id") != 0)
+                resource_set(m, key, val);
+}
+
 void otlp_metrics_free(struct otlp_metrics *m)
 {
         if (!m)

@@ -23,6 +23,10 @@ int otlp_metrics_new(const struct otel_config *cfg, const struct run_info *run,
                      struct otlp_metrics **ret);
 void otlp_metrics_free(struct otlp_metrics *m);
 
+/* Set a resource attribute (over ours and OTEL_RESOURCE_ATTRIBUTES; the
+ * run id stays ours). key and val are borrowed: they must outlive m. */
+void otlp_metrics_set_resource(struct otlp_metrics *m, const char *key, const char *val);
+
 /* A sample as recorded (its numbers are copied). */
 void otlp_metrics_add_sample(struct otlp_metrics *m, const struct sample *s);
 /* Samples waiting for the next export. */

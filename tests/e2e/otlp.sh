@@ -4,6 +4,9 @@
 #   otlp.sh protobuf|json     what is sent: names, units, values, times, attributes,
 #                             resource, TRACEPARENT exemplars; headers never written
 #   otlp.sh down|hang|400|503 a collector that misbehaves
+#   otlp.sh export            a run sent later from its files
+#   otlp.sh export-db         a run sent later from the history database, as it was sent live
+#   otlp.sh export-states     unknown, running and incomplete runs
 . "$(dirname "$0")/lib.sh"
 CASE=${1:?case}
 SINKDIR=$HERE/../otlp-sink
@@ -160,7 +163,7 @@ export)
         OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" export --otlp --log-dir "$L" e >"$T/out" 2>"$T/err"
         expect_eq "export status" "$?" 0
         stop_sink
-        check "export says what it sent" grep -q "run e: [0-9]* samples sent to http://127.0.0.1:$PORT/v1/metrics" "$T/out"
+        check "export says what it sent, from the files (no database)" grep -q "run e: [0-9]* samples from its files sent to http://127.0.0.1:$PORT/v1/metrics" "$T/out"
         cat >"$T/expect.json" <<EOF
 {"content_type": "application/json", "encoding": "",
  "headers": {"x-api-key": "s3cr3t-key 42"},
@@ -179,6 +182,146 @@ EOF
         OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" export --otlp --log-dir "$L" nosuchrun 2>"$T/err"
         expect_eq "no such run: status 1" "$?" 1
         check "no header value anywhere" no_secrets "$L" "$T/out" "$T/err"
+        ;;
+export-db)
+        # A build whose BuildKit log is known (two targets of builder
+        # ci-builder: lib 6 steps, 2 cached, sccache 212 hits and 88 misses;
+        # cli 2 steps, 1 cached), recorded in the history database.
+        command -v sqlite3 >/dev/null || { echo "SKIP: needs sqlite3"; exit 77; }
+        FIX=$HERE/../fixtures/buildmetrics/bake-compile.log
+        DB=$T/h.db
+        export OTEL_EXPORTER_OTLP_PROTOCOL=http/json
+        # 1. exported live, to have what a live run sends
+        start_sink ok
+        OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" \
+                --run-id live-1 --interval 0.1 --otlp-interval 0.25 --cgroup none -- sh -c "cat '$FIX'; sleep 0.7" >/dev/null 2>"$T/err"
+        expect_eq "live run: status" "$?" 0
+        stop_sink
+        mv "$REC" "$T/live.jsonl"
+        check "live run: several exports (the samples spread over them)" test "$($OTLPCHECK count "$T/live.jsonl")" -ge 2
+        # its files go: the export must read the database
+        mkdir "$T/gone" && mv "$L"/*live-1* "$T/gone/"
+        start_sink ok
+        OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" export --otlp --db "$DB" --log-dir "$L" live >"$T/out" 2>"$T/err"
+        expect_eq "export of the stored run (id prefix): status" "$?" 0
+        stop_sink
+        check "export says it sent the run and its targets from the history" \
+                grep -q "^buildtel export: run live-1: [0-9]* samples and the targets from the history sent to http://127.0.0.1:$PORT/v1/metrics$" "$T/out"
+        expect_eq "export: nothing on stderr" "$(cat "$T/err")" ""
+        check "the export sent what the live run sent: metrics, units, points, values, times, attributes, exemplars, resource" \
+                $OTLPCHECK same "$T/live.jsonl" "$REC" build.duration build.samples build.target.duration \
+                build.target.steps build.target.steps.cached build.target.compiler_cache.hits \
+                build.target.compiler_cache.misses build.target.compiler_cache.hit_ratio \
+                build.host.memory.usage container.cpu.time
+        printf '%s' '{"content_type": "application/json", "encoding": "", "headers": {}, "resource": {},
+                "gauges": [["build.host.memory.usage", "mem_used_mb", 1048576, "By"]], "sums": [], "finals": []}' >"$T/expect.json"
+        check "and every sample of its CSV" $OTLPCHECK data-any "$REC" "$T/gone/resources-live-1.csv" \
+                "$T/gone/resources-live-1.run.json" "$T/expect.json"
+
+        # 2. recorded with no collector, exported later: exact known values
+        rm -f "$REC"
+        "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id quiet-2 --interval 0.1 -- cat "$FIX" >/dev/null
+        expect_eq "run without a collector: status" "$?" 0
+        expect_eq "the database holds the targets' builder and sccache counts (sqlite3)" \
+                "$(sqlite3 "$DB" "select t.name, t.builder, t.steps, t.cached, t.sccache_hits, t.sccache_misses, t.ccache_hits is null from targets t join runs r on r.id = t.run where r.run_id = 'quiet-2' order by t.rowid" | tr '\n' ' ')" \
+                "lib|ci-builder|6|2|212|88|1 cli|ci-builder|2|1|||1 "
+        start_sink ok
+        OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" export --otlp --db "$DB" --log-dir "$L" quiet-2 >"$T/out" 2>"$T/err"
+        expect_eq "export: status" "$?" 0
+        stop_sink
+        expect_eq "one request" "$($OTLPCHECK count "$REC")" 1
+        cat >"$T/expect.json" <<EOF
+{"content_type": "application/json", "encoding": "",
+ "headers": {"x-api-key": "s3cr3t-key 42"},
+ "resource": {"service.name": "ci-builds", "host.name": "$(hostname)", "build.run.kind": "run"},
+ "trace": {"trace_id": "$TP_TRACE", "span_id": "$TP_SPAN"},
+ "gauges": [["build.host.memory.usage", "mem_used_mb", 1048576, "By"],
+            ["build.host.load.1m", "load1", 1, "1"]],
+ "sums": [["container.cpu.time", "cg_cpu_user_s", 1, "s", "cpu.mode", "user"]],
+ "finals": [["build.duration", "s", "duration", {"cicd.pipeline.result": "success", "build.exit_code": "0"}],
+            ["build.target.steps", "{step}", "6", {"target": "lib", "builder": "ci-builder"}],
+            ["build.target.steps.cached", "{step}", "2", {"target": "lib", "builder": "ci-builder"}],
+            ["build.target.steps", "{step}", "2", {"target": "cli", "builder": "ci-builder"}],
+            ["build.target.steps.cached", "{step}", "1", {"target": "cli", "builder": "ci-builder"}],
+            ["build.target.compiler_cache.hits", "{hit}", "212", {"target": "lib", "builder": "ci-builder", "build.compiler_cache": "sccache"}],
+            ["build.target.compiler_cache.misses", "{miss}", "88", {"target": "lib", "builder": "ci-builder", "build.compiler_cache": "sccache"}],
+            ["build.target.compiler_cache.hit_ratio", "1", 0.7066666666666667, {"target": "lib", "builder": "ci-builder", "build.compiler_cache": "sccache"}],
+            ["build.samples", "{sample}", "$($CSVCHECK stat "$L/resources-quiet-2.csv" epoch count)", {}]]}
+EOF
+        check "exact targets, totals and samples of the stored run" $OTLPCHECK data-any "$REC" \
+                "$L/resources-quiet-2.csv" "$L/resources-quiet-2.run.json" "$T/expect.json"
+        check "cli has no compiler-cache metric" python3 -c "
+import json, sys
+for l in open('$REC'):
+    for m in json.loads(l)['request']['resourceMetrics'][0]['scopeMetrics'][0]['metrics']:
+        if m['name'].startswith('build.target.compiler_cache'):
+            for dp in m['gauge']['dataPoints']:
+                if any(a['key'] == 'target' and a['value']['stringValue'] == 'cli' for a in dp['attributes']):
+                    sys.exit(1)"
+        # the same run from its files (a CSV path) still works, without targets
+        rm -f "$REC"
+        start_sink ok
+        OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" export --otlp --db "$DB" "$L/resources-quiet-2.csv" >"$T/out" 2>"$T/err"
+        expect_eq "export of a CSV path: status" "$?" 0
+        stop_sink
+        check "it says it read the files" grep -q "^buildtel export: run quiet-2: [0-9]* samples from its files sent to" "$T/out"
+        check "no header value anywhere" no_secrets "$L" "$T/out" "$T/err" "$DB"
+        ;;
+export-states)
+        # What export refuses: an unknown run, a running one, an incomplete one.
+        command -v sqlite3 >/dev/null || { echo "SKIP: needs sqlite3"; exit 77; }
+        DB=$T/h.db
+        start_sink ok
+        export OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT"
+        "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id done-1 --interval 0.1 -- true
+        "$BUILDTEL" export --otlp --db "$DB" --log-dir "$L" nosuchrun >"$T/out" 2>"$T/err"
+        expect_eq "unknown run: status 1" "$?" 1
+        expect_eq "unknown run: one line naming the database and the file looked for" "$(cat "$T/err")" \
+                "buildtel export: no run 'nosuchrun' in the history database '$DB', nor its file '$L/resources-nosuchrun.csv'"
+        "$BUILDTEL" export --otlp --db "$T/none.db" --log-dir "$L" nosuchrun 2>"$T/err"
+        expect_eq "no database either: status 1, one line" "$?/$(wc -l <"$T/err")" "1/1"
+        check "  and no database was created" test ! -e "$T/none.db"
+        echo "not a database" >"$T/junk.db"
+        "$BUILDTEL" export --otlp --db "$T/junk.db" --log-dir "$L" done-1 2>"$T/err"
+        expect_eq "a garbage database: status 1, one line" "$?/$(wc -l <"$T/err")" "1/1"
+        check "  naming the file" grep -q "history database '$T/junk.db'" "$T/err"
+        "$BUILDTEL" export --otlp --no-db --log-dir "$L" done-1 >"$T/out" 2>"$T/err"
+        expect_eq "--no-db: from the files" "$?" 0
+        check "  says so" grep -q "run done-1: [0-9]* samples from its files" "$T/out"
+        # a run still running
+        mkfifo "$T/go"
+        "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id busy --interval 0.1 -- sh -c "read x <'$T/go'" &
+        bt=$!
+        for _ in $(seq 100); do [ "$(sqlite3 "$DB" "select state from runs where run_id = 'busy'" 2>/dev/null)" = running ] && break; sleep 0.05; done
+        n0=$($OTLPCHECK count "$REC")
+        "$BUILDTEL" export --otlp --db "$DB" --log-dir "$L" busy >"$T/out" 2>"$T/err"
+        expect_eq "running run: status 1" "$?" 1
+        expect_eq "running run: one line" "$(cat "$T/err")" "buildtel export: run busy is still running; export it once it has finished"
+        expect_eq "running run: nothing sent" "$($OTLPCHECK count "$REC")" "$n0"
+        echo go >"$T/go"
+        wait $bt
+        # a run whose buildtel was killed: its row never completed, and its
+        # recorder is gone (made so here rather than waiting for a batch)
+        sqlite3 "$DB" "update runs set state = 'running', end_epoch = null, exit_code = null, recorder_pid = 0, summary_json = null where run_id = 'busy'"
+        "$BUILDTEL" export --otlp --db "$DB" --log-dir "$L" busy >"$T/out" 2>"$T/err"
+        expect_eq "incomplete run: status 1" "$?" 1
+        expect_eq "incomplete run: one line" "$(cat "$T/err")" \
+                "buildtel export: run busy is incomplete (its buildtel ended without completing it); --incomplete sends what it has"
+        "$BUILDTEL" export --otlp --incomplete --db "$DB" --log-dir "$L" busy >"$T/out" 2>"$T/err"
+        expect_eq "--incomplete: status 0" "$?" 0
+        check "  says so" grep -q "run busy (incomplete): [0-9]* samples from the history sent" "$T/out"
+        stop_sink
+        python3 - "$REC" >"$T/chk" <<'PY'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])][-1]
+rm = r["request"]["resourceMetrics"][0]
+res = {a["key"]: a["value"].get("stringValue") for a in rm["resource"]["attributes"]}
+names = {m["name"] for m in rm["scopeMetrics"][0]["metrics"]}
+print(r["status"], res.get("build.run.id"), res.get("build.run.state"),
+      "build.duration" in names, "build.samples" in names, "build.host.memory.usage" in names)
+PY
+        expect_eq "  marked build.run.state=incomplete; samples and totals, no duration" "$(cat "$T/chk")" \
+                "200 busy incomplete False True True"
         ;;
 *) echo "unknown case $CASE"; exit 2 ;;
 esac

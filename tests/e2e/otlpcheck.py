@@ -4,6 +4,8 @@
 # against the files buildtel wrote for the same run.
 #   otlpcheck.py data RECORD.jsonl CSV RUN.json EXPECT.json
 #   otlpcheck.py count RECORD.jsonl [STATUS]    number of requests (with that status)
+#   otlpcheck.py same LIVE.jsonl EXPORT.jsonl [NAME...]
+#                                               an export sent what the live run sent
 import csv, json, sys
 
 fails = 0
@@ -131,7 +133,62 @@ def data(rec_path, csv_path, run_path, expect_path, min_requests=2):
         ok(name not in metrics, f"{name} not sent")
 
 
+def canon(v):
+    return json.dumps(v, sort_keys=True)
+
+
+def summed(recs):
+    """Every point of a record set: gauges from all requests (a live run
+    spreads its samples over its exports), sums from the final request
+    (each export carries them as of its latest sample). Returns
+    {(name, unit, description, kind, temporality, monotonic): sorted points}
+    and the resource of the final request."""
+    out = {}
+    for i, r in enumerate(recs):
+        rms = r["request"]["resourceMetrics"][0]
+        for m in rms["scopeMetrics"][0]["metrics"]:
+            kind = "gauge" if "gauge" in m else "sum"
+            if kind == "sum" and i != len(recs) - 1:
+                continue
+            body = m[kind]
+            key = (m["name"], m.get("unit"), m.get("description"), kind,
+                   body.get("aggregationTemporality"), body.get("isMonotonic"))
+            out.setdefault(key, []).extend(canon(dp) for dp in body["dataPoints"])
+    res = attrs(recs[-1]["request"]["resourceMetrics"][0]["resource"].get("attributes")) if recs else {}
+    return {k: sorted(v) for k, v in out.items()}, res
+
+
+def same(live_path, exp_path, must):
+    """The export of a stored run sends what the live run sent: every
+    metric, unit, point, value, time, attribute and exemplar, and the same
+    resource; must names metrics that have to be among them."""
+    live, exp = records(live_path), records(exp_path)
+    ok(live and all(r["status"] == 200 for r in live), f"live run: {len(live)} request(s), all 200")
+    ok(exp and all(r["status"] == 200 for r in exp), f"export: {len(exp)} request(s), all 200")
+    if not live or not exp:
+        return
+    a, ra = summed(live)
+    b, rb = summed(exp)
+    ok(ra == rb, "same resource" + ("" if ra == rb else f"\n  live   {ra}\n  export {rb}"))
+    ok(sorted(a) == sorted(b), f"same {len(a)} metrics (names, units, descriptions, kinds)" +
+       ("" if sorted(a) == sorted(b) else
+        f"\n  live only   {sorted(set(a) - set(b))}\n  export only {sorted(set(b) - set(a))}"))
+    npts = 0
+    for k in sorted(set(a) & set(b)):
+        npts += len(a[k])
+        if a[k] != b[k]:
+            ok(False, f"{k[0]}: same points\n  live   {a[k][:3]}\n  export {b[k][:3]}")
+    ok(True, f"{npts} points compared")
+    names = {k[0] for k in a}
+    for n in must:
+        ok(n in names, f"{n} among them")
+
+
 def main():
+    if sys.argv[1] == "same":
+        same(sys.argv[2], sys.argv[3], sys.argv[4:])
+        print(f"{fails} failed")
+        sys.exit(1 if fails else 0)
     if sys.argv[1] in ("data", "data-any"):
         data(*sys.argv[2:6], min_requests=2 if sys.argv[1] == "data" else 1)
         print(f"{fails} failed")
