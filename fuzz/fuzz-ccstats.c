@@ -2,7 +2,9 @@
 /* Fuzzes the compiler-cache stats reader: sccache --show-stats (text and
  * JSON) and ccache -s / --print-stats (TSV and JSON) go through the same
  * line parser. Whole buffer through ccstats_parse, then the same lines one
- * by one, which must agree. Built twice, with sccache and ccache seeds. */
+ * by one, which must agree. Built twice, with sccache and ccache seeds;
+ * `buildtel cache` reads the tools' output with the same parser, so its
+ * seeds (--print-stats, sccache's JSON, with sizes) are among them. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +35,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
         if (r == 0 && (p.last.kind != st.kind || p.last.hits != st.hits ||
                        p.last.misses != st.misses || st.kind == CCSTATS_NONE))
+                abort();
+        /* The figures `buildtel cache` stores: the same either way, known
+         * (>= 0) or -1, and a terminated version. */
+        if (r == 0 && (p.last.size_bytes != st.size_bytes ||
+                       p.last.max_size_bytes != st.max_size_bytes || p.last.files != st.files ||
+                       st.size_bytes < -1 || st.max_size_bytes < -1 || st.files < -1 ||
+                       memchr(st.version, '\0', sizeof(st.version)) == NULL ||
+                       strcmp(st.version, p.last.version) != 0))
                 abort();
         return 0;
 }

@@ -14,6 +14,7 @@
 #include "cmd-history.h"
 #include "cmd.h"
 #include "sources/cachetool.h"
+#include "sources/ccstats.h"
 #include "sources/history.h"
 #include "util/util.h"
 
@@ -44,7 +45,7 @@ static json_t *snapshot(struct store *st, const char *tool, double now, char *er
         static char *const sccache_argv[] = {a_sccache, a_show, a_fmt, NULL};
         bool is_ccache = strcmp(tool, "ccache") == 0;
         _cleanup_free_ char *out = NULL;
-        struct cachetool_stats s;
+        struct ccstats s;
         struct store_cache_snapshot c;
         json_t *prev = NULL, *o, *d;
         int64_t id = 0;
@@ -61,8 +62,11 @@ static json_t *snapshot(struct store *st, const char *tool, double now, char *er
                 snprintf(err, errlen, "%s exited with status %d", tool, r);
                 return NULL;
         }
-        r = is_ccache ? cachetool_parse_ccache(out, len, &s)
-                      : cachetool_parse_sccache_json(out, len, &s);
+        /* The parser of stats in build logs reads these too (it takes the
+         * last block; a tool prints one). */
+        r = ccstats_parse(out, len, &s);
+        if (r >= 0 && s.kind != (is_ccache ? CCSTATS_CCACHE : CCSTATS_SCCACHE))
+                r = -EINVAL;
         if (r < 0) {
                 snprintf(err, errlen, "%s printed no statistics buildtel can read", tool);
                 return NULL;
@@ -73,8 +77,8 @@ static json_t *snapshot(struct store *st, const char *tool, double now, char *er
             .taken_epoch = now,
             .tool = tool,
             .origin = "cache",
-            .hits = s.hits,
-            .misses = s.misses,
+            .hits = (int64_t)MIN(s.hits, (uint64_t)INT64_MAX),
+            .misses = (int64_t)MIN(s.misses, (uint64_t)INT64_MAX),
             .size_bytes = s.size_bytes,
             .max_size_bytes = s.max_size_bytes,
             .files = s.files,
@@ -91,11 +95,11 @@ static json_t *snapshot(struct store *st, const char *tool, double now, char *er
         json_object_set_new(o, "tool", json_string(tool));
         json_object_set_new(o, "taken_epoch", json_real(now));
         json_object_set_new(o, "version", s.version[0] ? json_string(s.version) : json_null());
-        json_object_set_new(o, "hits", int_or_null(s.hits));
-        json_object_set_new(o, "misses", int_or_null(s.misses));
+        json_object_set_new(o, "hits", int_or_null(c.hits));
+        json_object_set_new(o, "misses", int_or_null(c.misses));
         json_object_set_new(o, "hit_rate",
-                            s.hits >= 0 && s.misses >= 0 && s.hits + s.misses > 0
-                                ? json_real((double)s.hits / (double)(s.hits + s.misses))
+                            s.hits + s.misses > 0
+                                ? json_real((double)s.hits / ((double)s.hits + (double)s.misses))
                                 : json_null());
         json_object_set_new(o, "size_bytes", int_or_null(s.size_bytes));
         json_object_set_new(o, "max_size_bytes", int_or_null(s.max_size_bytes));
@@ -106,8 +110,8 @@ static json_t *snapshot(struct store *st, const char *tool, double now, char *er
                                     json_incref(json_object_get(prev, "taken_epoch")));
                 json_object_set_new(d, "seconds",
                                     json_real(now - history_num(prev, "taken_epoch")));
-                json_object_set_new(d, "hits", delta(prev, "hits", s.hits));
-                json_object_set_new(d, "misses", delta(prev, "misses", s.misses));
+                json_object_set_new(d, "hits", delta(prev, "hits", c.hits));
+                json_object_set_new(d, "misses", delta(prev, "misses", c.misses));
                 json_object_set_new(d, "size_bytes", delta(prev, "size_bytes", s.size_bytes));
                 json_object_set_new(d, "files", delta(prev, "files", s.files));
                 json_object_set_new(o, "delta", d);

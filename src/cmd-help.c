@@ -127,7 +127,8 @@ static const struct {
           "by default): command, cwd, host, builder, git revision, start, duration, result,\n"
           "steps and cached steps, resource peaks with the stage and log line active then,\n"
           "a per-target table (duration, steps, cached, ratio, node, compiler-cache hits and\n"
-          "misses), and compiler-cache snapshots taken during the run.\n"
+          "misses), and the compiler-cache stats its log printed (the first and the last\n"
+          "block of each tool).\n"
           "\n"
           "Exit status: 0, 1 when RUN is not there or the database is unreadable, 2 bad usage.\n" },
         { "layers",

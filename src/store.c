@@ -595,15 +595,37 @@ int store_run_progress(struct store *st, int64_t id, const struct summary *sum, 
         return r;
 }
 
+int store_run_set_extra(struct store *st, int64_t id, const struct store_run_extra *x)
+{
+        sqlite3_stmt *s = NULL;
+        int r = prepare(st,
+                        "UPDATE runs SET builder = COALESCE(?, builder),"
+                        " cgroup_mode = COALESCE(?, cgroup_mode), vcs_rev = COALESCE(?, vcs_rev),"
+                        " vcs_ref = COALESCE(?, vcs_ref) WHERE id = ?",
+                        &s);
+
+        if (r >= 0) {
+                bind_text_or_null(s, 1, x->builder);
+                bind_text_or_null(s, 2, x->cgroup_mode);
+                bind_text_or_null(s, 3, x->vcs_rev);
+                bind_text_or_null(s, 4, x->vcs_ref && x->vcs_ref[0] ? x->vcs_ref : NULL);
+                sqlite3_bind_int64(s, 5, id);
+                r = step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
+
 int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
                      const struct summary *sum, const char *summary_json, uint64_t dropped)
 {
         sqlite3_stmt *s = NULL;
-        int r = prepare(st,
-                        "UPDATE runs SET " SUMMARY_SET ", end_epoch = ?, state = ?, exit_code = ?,"
-                        " term_signal = ?, summary_json = ?, cgroup_mode = COALESCE(?, cgroup_mode)"
-                        " WHERE id = ?",
-                        &s);
+        int r =
+            prepare(st,
+                    "UPDATE runs SET " SUMMARY_SET ", end_epoch = ?, state = ?, exit_code = ?,"
+                    " term_signal = ?, summary_json = ?, cgroup_mode = COALESCE(?, cgroup_mode),"
+                    " pid = ? WHERE id = ?",
+                    &s);
 
         if (r >= 0) {
                 int i = SUMMARY_NPARAMS + 1;
@@ -618,6 +640,7 @@ int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
                 sqlite3_bind_int(s, i++, ri->term_signal);
                 bind_text_or_null(s, i++, summary_json);
                 bind_text_or_null(s, i++, sum->build.mode[0] ? sum->build.mode : NULL);
+                sqlite3_bind_int64(s, i++, ri->pid);
                 sqlite3_bind_int64(s, i++, id);
                 r = step_done(st, s);
         }

@@ -21,7 +21,8 @@
  *   samples          every CSV column of every sample, one SQL column per
  *                    CSV column, added on open when the column table grows
  *   targets          per-target figures of a build (steps, cached, node...)
- *   cache_snapshots  compiler-cache counters (`buildtel cache`, runs) */
+ *   cache_snapshots  compiler-cache counters (`buildtel cache`, and the
+ *                    stats blocks a run's log printed) */
 
 #define STORE_SCHEMA_VERSION 3
 
@@ -94,8 +95,14 @@ int store_run_begin(struct store *st, const struct run_info *ri, const struct st
  * caller holds, or alone). */
 int store_run_progress(struct store *st, int64_t id, const struct summary *sum, uint64_t dropped);
 
-/* Complete the row: end, exit status, state 'finished', summary figures
- * and the summary JSON (may be NULL). Not a transaction of its own. */
+/* Facts learned only at the end (the builder the build's log named, a
+ * revision from buildx history): the non-NULL members of x replace the
+ * row's. Not a transaction of its own. Returns 0 or -errno. */
+int store_run_set_extra(struct store *st, int64_t id, const struct store_run_extra *x);
+
+/* Complete the row: end, exit status, state 'finished', the build's pid
+ * (the row is written before the build starts), summary figures and the
+ * summary JSON (may be NULL). Not a transaction of its own. */
 int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
                      const struct summary *sum, const char *summary_json, uint64_t dropped);
 
@@ -127,9 +134,12 @@ int store_target_insert(struct store *st, int64_t run, const struct store_target
 
 struct store_cache_snapshot {
         double taken_epoch;
-        const char *tool;   /* "ccache" or "sccache" */
-        const char *origin; /* "cache" (buildtel cache), "run-start", "run-end" */
-        int64_t run;        /* a runs.id, or 0 for none */
+        const char *tool; /* "ccache" or "sccache" */
+        /* "cache" (buildtel cache); "log-first", "log-last": the first and
+         * the last stats block of a run's log ("log-last" alone when it
+         * printed one) */
+        const char *origin;
+        int64_t run;                                             /* a runs.id, or 0 for none */
         int64_t hits, misses, size_bytes, max_size_bytes, files; /* -1: unknown */
         const char *version;                                     /* NULL: unknown */
         const char *raw; /* the tool's output, as text (NULL: none) */

@@ -233,7 +233,93 @@ static const struct {
           true, false, 4, 1, 0, 0 },
         { "sccache restarted in between",
           "Cache hits 10\nCache misses 3\nCache hits 2\nCache misses 1\n", true, false, 2, 1, 0, 0 },
+        /* a size printed after the counters is more of the same block */
+        { "ccache before and after, sizes after the counters",
+          "cache_miss\t7\ndirect_cache_hit\t14\npreprocessed_cache_hit\t0\ncc -c a.c\n"
+          "Cacheable calls: 30 / 30\n  Hits: 20 / 30\n  Misses: 10 / 30\nLocal storage:\n"
+          "  Cache size (GB): 0.10 / 5.00\n  Files: 12\n",
+          false, true, 0, 0, 6, 3 },
+        { "sccache before and after, with sizes",
+          "Compile requests 4\nCache hits 1\nCache misses 3\nCache size 1 MiB\nMax cache size 10 GiB\n"
+          "make\nCompile requests 9\nCache hits 5\nCache misses 4\nCache size 2 MiB\n",
+          true, false, 4, 1, 0, 0 },
 };
+
+/* The first and the last stats block of each tool, kept in the model for
+ * the run history: counters as printed (not deltas), sizes, and the time
+ * (the line number here) the block was completed. */
+static const struct {
+        const char *name, *in;
+        uint32_t sc_blocks, cc_blocks;
+        struct cc_block sc_first, sc_last, cc_first, cc_last;
+} log_cases[] = {
+        { "none", "make\n", 0, 0, { .seen = 0 }, { .seen = 0 }, { .seen = 0 }, { .seen = 0 } },
+        { "one ccache block, its size after it",
+          "Cacheable calls: 30 / 30\n  Hits: 20 / 30\n  Misses: 10 / 30\nLocal storage:\n"
+          "  Cache size (GB): 0.10 / 5.00\n",
+          0, 1, { .seen = 0 }, { .seen = 0 },
+          { 2, 20, 10, 100000000, 5000000000LL, -1, "" },
+          { 2, 20, 10, 100000000, 5000000000LL, -1, "" } },
+        { "three of each, interleaved",
+          "Cache hits 1\nCache misses 3\ncache_miss\t7\ndirect_cache_hit\t14\n"
+          "cache_size_kibibyte\t2\npreprocessed_cache_hit\t0\n"
+          "Cache hits 2\nCache misses 3\ncache directory /x\ncache hit (direct) 15\ncache miss 7\n"
+          "{\"stats\":{\"cache_hits\":{\"counts\":{\"C\":5}},\"cache_misses\":{\"counts\":{\"C\":4}}},"
+          "\"cache_size\":4096,\"version\":\"0.4.0\"}\n"
+          "Summary:\n  Hits: 30 / 40\n  Misses: 10 / 40\n",
+          3, 3,
+          { 1, 1, 3, -1, -1, -1, "" },
+          { 11, 5, 4, 4096, -1, -1, "0.4.0" },
+          { 5, 14, 7, 2048, -1, -1, "" },
+          { 14, 30, 10, -1, -1, -1, "" } },
+};
+
+static void check_block(const struct cc_block *got, const struct cc_block *want)
+{
+        assert_true(got->seen == want->seen);
+        assert_int_equal(got->hits, want->hits);
+        assert_int_equal(got->misses, want->misses);
+        assert_int_equal(got->size_bytes, want->size_bytes);
+        assert_int_equal(got->max_size_bytes, want->max_size_bytes);
+        assert_int_equal(got->files, want->files);
+        assert_string_equal(got->version, want->version);
+}
+
+static void test_cc_log_blocks(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < sizeof(log_cases) / sizeof(log_cases[0]); i++) {
+                struct buildmetrics_config cfg = { 0 };
+                struct buildmetrics *bm = NULL;
+                const struct cc_blocks *sc, *cc;
+                const char *c = log_cases[i].in;
+                double line = 0;
+
+                print_message("%s\n", log_cases[i].name);
+                assert_int_equal(buildmetrics_new(&cfg, &bm), 0);
+                while (*c) {
+                        const char *nl = strchr(c, '\n');
+                        buildmetrics_feed_line(bm, c, (size_t)(nl - c), line++);
+                        c = nl + 1;
+                }
+                buildmetrics_finish(bm, NULL, NULL, NULL);
+                sc = targets_cc_blocks(buildmetrics_model(bm), CC_TOOL_SCCACHE);
+                cc = targets_cc_blocks(buildmetrics_model(bm), CC_TOOL_CCACHE);
+                assert_int_equal(sc ? sc->blocks : 0, log_cases[i].sc_blocks);
+                assert_int_equal(cc ? cc->blocks : 0, log_cases[i].cc_blocks);
+                if (sc) {
+                        check_block(&sc->first, &log_cases[i].sc_first);
+                        check_block(&sc->last, &log_cases[i].sc_last);
+                }
+                if (cc) {
+                        check_block(&cc->first, &log_cases[i].cc_first);
+                        check_block(&cc->last, &log_cases[i].cc_last);
+                }
+                buildmetrics_free(bm);
+        }
+        assert_string_equal(targets_cc_tool_name(CC_TOOL_SCCACHE), "sccache");
+        assert_string_equal(targets_cc_tool_name(CC_TOOL_CCACHE), "ccache");
+}
 
 static void test_stats_delta(void **state)
 {
@@ -270,43 +356,98 @@ static void test_stats_delta(void **state)
         }
 }
 
+#define NX -1, -1, -1, NULL
 static const struct {
         const char *name, *in;
         int ret;
         enum ccstats_kind kind;
         uint64_t hits, misses;
+        int64_t size, max, files; /* -1: not printed */
+        const char *version;
 } cc_cases[] = {
         { "sccache 0.8 text", "Compile requests  5\nCache hits  4\nCache hits (C/C++)  4\nCache misses 1\nCache hits rate  80.00 %\n",
-          0, CCSTATS_SCCACHE, 4, 1 },
+          0, CCSTATS_SCCACHE, 4, 1, NX },
         { "sccache single space after longest label", "Cache hits 7\nCache misses 0\n", 0,
-          CCSTATS_SCCACHE, 7, 0 },
+          CCSTATS_SCCACHE, 7, 0, NX },
         { "sccache json",
           "{\"stats\":{\"compile_requests\":3,\"cache_hits\":{\"counts\":{\"C/C++\":5,\"Rust\":2},\"adv_counts\":{}},\"cache_misses\":{\"counts\":{\"Rust\":1}}},\"version\":\"0.17.0\"}",
-          0, CCSTATS_SCCACHE, 7, 1 },
+          0, CCSTATS_SCCACHE, 7, 1, -1, -1, -1, "0.17.0" },
         { "sccache json, no hits at all", "{\"stats\":{\"cache_hits\":{\"counts\":{}},\"cache_misses\":{\"counts\":{}}}}", 0,
-          CCSTATS_SCCACHE, 0, 0 },
+          CCSTATS_SCCACHE, 0, 0, NX },
         { "the last of two blocks", "Cache hits 1\nCache misses 1\nnoise\nCompile requests 9\nCache hits 8\nCache misses 2\n",
-          0, CCSTATS_SCCACHE, 8, 2 },
+          0, CCSTATS_SCCACHE, 8, 2, NX },
         { "ccache 3.x", "cache directory /x\ncache hit (direct)  5139\ncache hit (preprocessed)  24\ncache miss  2488\ncache hit rate  67.48 %\n",
-          0, CCSTATS_CCACHE, 5163, 2488 },
+          0, CCSTATS_CCACHE, 5163, 2488, NX },
         { "ccache 4.4 Summary", "Summary:\n  Hits:  3319 / 11646 (28.50 %)\n    Direct:  2552 / 12061 (21.16 %)\n  Misses:  8327\n    Direct:  9509\nPrimary storage:\n  Hits:  7847 / 24060 (32.61 %)\n  Misses:  16213\n",
-          0, CCSTATS_CCACHE, 3319, 8327 },
+          0, CCSTATS_CCACHE, 3319, 8327, NX },
         { "ccache 4.7", "Cacheable calls:     21 /   21 (100.0%)\n  Hits:              14 /   21 (66.67%)\n    Direct:          14 /   14 (100.0%)\n  Misses:             7 /   21 (33.33%)\nLocal storage:\n  Cache size (GB): 0.00 / 5.00 ( 0.00%)\n  Hits:  99 / 100\n  Misses:  1\n",
-          0, CCSTATS_CCACHE, 14, 7 },
+          0, CCSTATS_CCACHE, 14, 7, 0, 5000000000LL, -1, NULL },
         { "ccache --print-stats", "autoconf_test\t0\ncache_miss\t7\ndirect_cache_hit\t14\nlocal_storage_hit\t14\npreprocessed_cache_hit\t1\n",
-          0, CCSTATS_CCACHE, 15, 7 },
+          0, CCSTATS_CCACHE, 15, 7, NX },
         { "ccache --print-stats json", "{\n  \"cache_miss\": 3,\n  \"direct_cache_hit\": 2,\n  \"preprocessed_cache_hit\": 0\n}\n",
-          0, CCSTATS_CCACHE, 2, 3 },
-        { "CRLF", "Cache hits 3\r\nCache misses 4\r\n", 0, CCSTATS_SCCACHE, 3, 4 },
-        { "hits without misses", "Cache hits 3\n", -ENOENT, CCSTATS_NONE, 0, 0 },
-        { "rates are not counts", "Cache hits rate 3\nCache misses rate 3\n", -ENOENT, CCSTATS_NONE, 0, 0 },
-        { "nothing", "hello\n", -ENOENT, CCSTATS_NONE, 0, 0 },
+          0, CCSTATS_CCACHE, 2, 3, NX },
+        { "CRLF", "Cache hits 3\r\nCache misses 4\r\n", 0, CCSTATS_SCCACHE, 3, 4, NX },
+        { "hits without misses", "Cache hits 3\n", -ENOENT, CCSTATS_NONE, 0, 0, NX },
+        { "rates are not counts", "Cache hits rate 3\nCache misses rate 3\n", -ENOENT, CCSTATS_NONE, 0, 0, NX },
+        { "nothing", "hello\n", -ENOENT, CCSTATS_NONE, 0, 0, NX },
+        /* sizes and file counts, where the layout prints them */
+        { "ccache --print-stats, sizes in KiB",
+          "autoconf_test\t0\ncache_miss\t7\ncache_size_kibibyte\t56\ndirect_cache_hit\t14\n"
+          "direct_cache_miss\t7\nfiles_in_cache\t14\nlocal_storage_hit\t14\n"
+          "preprocessed_cache_hit\t3\r\nmax_cache_size_kibibyte\t5242880\n"
+          "stats_updated_timestamp\t1795966016\n",
+          0, CCSTATS_CCACHE, 17, 7, 56 * 1024, 5242880LL * 1024, 14, NULL },
+        { "ccache --print-stats json, sizes",
+          "{\n  \"cache_miss\": 3,\n  \"cache_size_kibibyte\": 8,\n  \"direct_cache_hit\": 2,\n"
+          "  \"files_in_cache\": 6,\n  \"preprocessed_cache_hit\": 0\n}\n",
+          0, CCSTATS_CCACHE, 2, 3, 8192, -1, 6, NULL },
+        { "sccache json, sizes and version",
+          "{\"stats\":{\"compile_requests\":9,\"cache_hits\":{\"counts\":{\"C/C++\":5,\"Rust\":2},"
+          "\"adv_counts\":{}},\"cache_misses\":{\"counts\":{\"C/C++\":1},\"adv_counts\":{}}},"
+          "\"cache_location\":\"Local disk\",\"cache_size\":1048576,"
+          "\"max_cache_size\":10737418240,\"version\":\"0.4.0\"}",
+          0, CCSTATS_SCCACHE, 7, 1, 1048576, 10737418240LL, -1, "0.4.0" },
+        { "sccache json, unterminated, the next output on its line",
+          "{\"stats\":{\"cache_hits\":{\"counts\":{\"C\":2}},\"cache_misses\":{\"counts\":{}}},"
+          "\"cache_size\":475}Compile requests  2\n",
+          0, CCSTATS_SCCACHE, 2, 0, 475, -1, -1, NULL },
+        { "sccache json, size null before anything is cached",
+          "{\"stats\":{\"cache_hits\":{\"counts\":{}},\"cache_misses\":{\"counts\":{}}},"
+          "\"cache_size\":null,\"max_cache_size\":null}",
+          0, CCSTATS_SCCACHE, 0, 0, NX },
+        { "sccache 0.8 text, sizes after the counters",
+          "Cache hits  484\nCache misses  1\nCache location  Local disk: \"/s\"\n"
+          "Cache size                          494 MiB\nMax cache size                       10 GiB\n",
+          0, CCSTATS_SCCACHE, 484, 1, 494LL << 20, 10LL << 30, -1, NULL },
+        { "sccache text, an empty cache", "Cache hits 0\nCache misses 0\nCache size  0 bytes\n", 0,
+          CCSTATS_SCCACHE, 0, 0, 0, -1, -1, NULL },
+        { "ccache 3.x, decimal units",
+          "cache directory /x\ncache hit (direct)  51\ncache hit (preprocessed)  2\ncache miss  24\n"
+          "files in cache                     80206\ncache size                           2.5 GB\n"
+          "max cache size                      32.0 GB\n",
+          0, CCSTATS_CCACHE, 53, 24, 2500000000LL, 32000000000LL, 80206, NULL },
+        { "ccache 4.7 -s -v: local storage size and files",
+          "Cacheable calls:  2 / 2 (100.0%)\n  Hits:  1 / 2 (50.00%)\n  Misses:  1 / 2 (50.00%)\n"
+          "Local storage:\n  Cache size (GB):  0.12 / 5.00 ( 2.40%)\n  Files:  14\n  Hits:  9\n"
+          "Remote storage:\n  Files:  99\n",
+          0, CCSTATS_CCACHE, 1, 1, 120000000, 5000000000LL, 14, NULL },
+        { "ccache 4.10 binary units, no limit",
+          "Cacheable calls:  2 / 2\n  Hits:  2 / 2\n  Misses:  0 / 2\nLocal storage:\n  Cache size (GiB):  1.5\n",
+          0, CCSTATS_CCACHE, 2, 0, 1610612736LL, -1, -1, NULL },
+        { "a size alone is no block", "Local storage:\n  Cache size (GB): 0.00 / 5.00 ( 0.00%)\n", -ENOENT,
+          CCSTATS_NONE, 0, 0, NX },
+        { "an unknown unit is ignored", "Cache hits 1\nCache misses 2\nCache size 3 parsecs\n", 0,
+          CCSTATS_SCCACHE, 1, 2, NX },
+        { "another tool's size does not join the block", "make[1]: Entering\nCache hits 1\nCache misses 2\nmax cache size 1 GB\n",
+          0, CCSTATS_SCCACHE, 1, 2, NX },
 };
 
 static void test_ccstats(void **state)
 {
         for (size_t i = 0; i < sizeof(cc_cases) / sizeof(cc_cases[0]); i++) {
-                struct ccstats st = { .kind = CCSTATS_NONE };
+                struct ccstats st = {
+                        .kind = CCSTATS_NONE, .size_bytes = -1, .max_size_bytes = -1, .files = -1
+                };
                 int r = ccstats_parse(cc_cases[i].in, strlen(cc_cases[i].in), &st);
 
                 print_message("case: %s\n", cc_cases[i].name);
@@ -314,6 +455,10 @@ static void test_ccstats(void **state)
                 assert_int_equal(st.kind, cc_cases[i].kind);
                 assert_int_equal(st.hits, cc_cases[i].hits);
                 assert_int_equal(st.misses, cc_cases[i].misses);
+                assert_int_equal(st.size_bytes, cc_cases[i].size);
+                assert_int_equal(st.max_size_bytes, cc_cases[i].max);
+                assert_int_equal(st.files, cc_cases[i].files);
+                assert_string_equal(st.version, cc_cases[i].version ? cc_cases[i].version : "");
         }
 }
 
@@ -516,6 +661,7 @@ int main(void)
                 cmocka_unit_test(test_rawjson_indented),
                 cmocka_unit_test(test_marker_option_and_cached),
                 cmocka_unit_test(test_ccstats),
+                cmocka_unit_test(test_cc_log_blocks),
                 cmocka_unit_test(test_stats_delta),
                 cmocka_unit_test(test_ninjalog),
                 cmocka_unit_test(test_bakemeta_history),

@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "model/summary.h"
-#include "sources/cachetool.h"
 #include "sources/history.h"
 #include "store.h"
 #include "util/util.h"
@@ -401,48 +400,6 @@ static void test_parse_when(void **state)
         assert_int_equal(history_parse_when("2026-11-29 15:40", 0, &t), 0);
 }
 
-static void test_cachetool_parsers(void **state)
-{
-        static const char ccache[] = "autoconf_test\t0\n"
-                                     "cache_miss\t7\n"
-                                     "cache_size_kibibyte\t56\n"
-                                     "direct_cache_hit\t14\n"
-                                     "direct_cache_miss\t7\n"
-                                     "files_in_cache\t14\n"
-                                     "local_storage_hit\t14\n"
-                                     "preprocessed_cache_hit\t3\r\n"
-                                     "max_cache_size_kibibyte\t5242880\n"
-                                     "stats_updated_timestamp\t1795966016\n";
-        static const char sccache[] =
-            "{\"stats\":{\"compile_requests\":9,\"cache_hits\":{\"counts\":{\"C/"
-            "C++\":5,\"Rust\":2},"
-            "\"adv_counts\":{}},\"cache_misses\":{\"counts\":{\"C/C++\":1},\"adv_counts\":{}}},"
-            "\"cache_location\":\"Local "
-            "disk\",\"cache_size\":1048576,\"max_cache_size\":10737418240,"
-            "\"version\":\"0.4.0\"}";
-        struct cachetool_stats s;
-
-        (void)state;
-        assert_int_equal(cachetool_parse_ccache(ccache, strlen(ccache), &s), 0);
-        assert_int_equal(s.hits, 17);
-        assert_int_equal(s.misses, 7);
-        assert_int_equal(s.size_bytes, 56 * 1024);
-        assert_int_equal(s.max_size_bytes, 5242880LL * 1024);
-        assert_int_equal(s.files, 14);
-        assert_int_equal(cachetool_parse_ccache("hello\nworld\n", 12, &s), -EINVAL);
-        assert_int_equal(cachetool_parse_ccache("cache_miss\t-1\n", 14, &s), -EINVAL);
-
-        assert_int_equal(cachetool_parse_sccache_json(sccache, strlen(sccache), &s), 0);
-        assert_int_equal(s.hits, 7);
-        assert_int_equal(s.misses, 1);
-        assert_int_equal(s.size_bytes, 1048576);
-        assert_int_equal(s.max_size_bytes, 10737418240LL);
-        assert_int_equal(s.files, -1);
-        assert_string_equal(s.version, "0.4.0");
-        assert_int_equal(cachetool_parse_sccache_json("{}", 2, &s), -EINVAL);
-        assert_int_equal(cachetool_parse_sccache_json("{\"stats\":", 9, &s), -EINVAL);
-}
-
 static void test_sample_columns(void **state)
 {
         struct sample s;
@@ -477,8 +434,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_run_round_trip), cmocka_unit_test(test_upgrade_v1),
             cmocka_unit_test(test_liveness),       cmocka_unit_test(test_faults),
-            cmocka_unit_test(test_parse_when),     cmocka_unit_test(test_cachetool_parsers),
-            cmocka_unit_test(test_sample_columns),
+            cmocka_unit_test(test_parse_when),     cmocka_unit_test(test_sample_columns),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -90,6 +90,46 @@ void targets_offer_edge(struct targets *ts, int64_t start_ms, int64_t end_ms, co
         targets_copy_field(ts->slow[pos].output, sizeof(ts->slow[pos].output), out, out_len);
 }
 
+void targets_note_cc_block(struct targets *ts, enum cc_tool tool, const struct cc_block *b,
+                           bool is_new)
+{
+        struct cc_blocks *c;
+
+        if ((unsigned)tool >= CC_TOOLS)
+                return;
+        c = &ts->cc_log[tool];
+        if (is_new) {
+                if (c->blocks < UINT32_MAX)
+                        c->blocks++;
+                if (c->blocks == 1)
+                        c->first = *b;
+                c->last = *b;
+                return;
+        }
+        if (!c->blocks)
+                return;
+        /* Keep the time the block was completed. */
+        c->last = (struct cc_block){ .seen = c->last.seen,
+                                     .hits = b->hits,
+                                     .misses = b->misses,
+                                     .size_bytes = b->size_bytes,
+                                     .max_size_bytes = b->max_size_bytes,
+                                     .files = b->files };
+        memcpy(c->last.version, b->version, sizeof(c->last.version));
+        if (c->blocks == 1)
+                c->first = c->last;
+}
+
+const struct cc_blocks *targets_cc_blocks(const struct targets *ts, enum cc_tool tool)
+{
+        return (unsigned)tool < CC_TOOLS && ts->cc_log[tool].blocks ? &ts->cc_log[tool] : NULL;
+}
+
+const char *targets_cc_tool_name(enum cc_tool tool)
+{
+        return tool == CC_TOOL_SCCACHE ? "sccache" : tool == CC_TOOL_CCACHE ? "ccache" : "";
+}
+
 bool targets_any(const struct targets *ts)
 {
         return ts->n > 0 || ts->ninja_total > 0 || ts->make_pct >= 0 || ts->ninja_log_set;

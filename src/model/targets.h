@@ -48,6 +48,26 @@ struct target {
         double history_duration_s;
         uint32_t history_steps, history_cached;
         char history_status[16];
+        char history_vcs_revision[80]; /* the build context's, "" unknown */
+};
+
+/* The compiler caches whose stats a build log can print. */
+enum cc_tool { CC_TOOL_SCCACHE, CC_TOOL_CCACHE, CC_TOOLS };
+
+/* One stats block as the log printed it: the tool's counters at that
+ * moment (cumulative: per cache dir, per sccache server). */
+struct cc_block {
+        double seen; /* buildtel's clock */
+        uint64_t hits, misses;
+        int64_t size_bytes, max_size_bytes, files; /* -1: not printed */
+        char version[32];                          /* "" unknown */
+};
+
+/* The first and the last block of one tool in the whole log (the same
+ * block when it printed one), for the run history's snapshots. */
+struct cc_blocks {
+        uint32_t blocks; /* 0: none printed */
+        struct cc_block first, last;
 };
 
 struct ninja_edge {
@@ -80,6 +100,7 @@ struct targets {
         uint64_t ninja_edges;
         size_t nslow;
         struct ninja_edge slow[TARGETS_SLOW_EDGES]; /* slowest first */
+        struct cc_blocks cc_log[CC_TOOLS];          /* targets_cc_blocks() */
 };
 
 /* Empty model: no targets, unknown progress. */
@@ -103,6 +124,16 @@ void targets_offer_edge(struct targets *ts, int64_t start_ms, int64_t end_ms, co
 
 /* Copy src[0..len) into dst (size cap), cut at a UTF-8 boundary. */
 void targets_copy_field(char *dst, size_t cap, const char *src, size_t len);
+
+/* Note a compiler-cache stats block of tool seen in the log: a new one
+ * (is_new), or more figures of the last one (a size printed after its
+ * counters). */
+void targets_note_cc_block(struct targets *ts, enum cc_tool tool, const struct cc_block *b,
+                           bool is_new);
+/* The blocks of tool the log printed, or NULL when none. */
+const struct cc_blocks *targets_cc_blocks(const struct targets *ts, enum cc_tool tool);
+/* "sccache", "ccache". */
+const char *targets_cc_tool_name(enum cc_tool tool);
 
 /* Human-readable lines about the targets (for the terminal and the
  * summary text); appended to out. Returns 0 or -ENOMEM. Nothing is

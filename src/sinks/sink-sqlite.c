@@ -318,6 +318,69 @@ static int store_targets(struct sqlite_state *s, const struct run_model *m)
         return 0;
 }
 
+/* What the log says about the run that argv and .git did not: the
+ * BuildKit builder it named ("#0 building with "X" instance", or a bake
+ * metadata file), and the revision of the build context from buildx
+ * history when the working directory is not a git checkout. */
+static int store_log_facts(struct sqlite_state *s, const struct targets *ts)
+{
+        struct store_run_extra x = {0};
+
+        if (!ts)
+                return 0;
+        x.builder = ts->builder[0] ? ts->builder : NULL;
+        for (size_t i = 0; !x.builder && i < ts->n; i++)
+                if (ts->t[i].builder[0])
+                        x.builder = ts->t[i].builder;
+        for (size_t i = 0; !s->vcs_ok && !x.vcs_rev && i < ts->n; i++)
+                if (ts->t[i].history_set && ts->t[i].history_vcs_revision[0])
+                        x.vcs_rev = ts->t[i].history_vcs_revision;
+        if (!x.builder && !x.vcs_rev)
+                return 0;
+        return store_run_set_extra(s->st, s->run_id, &x);
+}
+
+static int store_cc_block(struct sqlite_state *s, enum cc_tool tool, const struct cc_block *b,
+                          const char *origin)
+{
+        const struct store_cache_snapshot c = {
+            .taken_epoch = s->run->start_epoch + b->seen,
+            .tool = targets_cc_tool_name(tool),
+            .origin = origin,
+            .run = s->run_id,
+            .hits = (int64_t)MIN(b->hits, (uint64_t)INT64_MAX),
+            .misses = (int64_t)MIN(b->misses, (uint64_t)INT64_MAX),
+            .size_bytes = b->size_bytes,
+            .max_size_bytes = b->max_size_bytes,
+            .files = b->files,
+            .version = b->version[0] ? b->version : NULL,
+        };
+        int64_t id;
+
+        return store_cache_snapshot_insert(s->st, &c, &id);
+}
+
+/* The compiler-cache stats blocks the log printed: the first and the last
+ * of each tool, as snapshots of this run. Never by running the tools
+ * here: `sccache --show-stats` would start a server. */
+static int store_cc_blocks(struct sqlite_state *s, const struct targets *ts)
+{
+        for (int tool = 0; ts && tool < CC_TOOLS; tool++) {
+                const struct cc_blocks *c = targets_cc_blocks(ts, (enum cc_tool)tool);
+                int e = 0;
+
+                if (!c)
+                        continue;
+                if (c->blocks > 1)
+                        e = store_cc_block(s, (enum cc_tool)tool, &c->first, "log-first");
+                if (e >= 0)
+                        e = store_cc_block(s, (enum cc_tool)tool, &c->last, "log-last");
+                if (e < 0)
+                        return e;
+        }
+        return 0;
+}
+
 static int sqlite_finish(void *state, const struct run_model *m)
 {
         struct sqlite_state *s = state;
@@ -335,6 +398,10 @@ static int sqlite_finish(void *state, const struct run_model *m)
                 e = store_run_finish(s->st, s->run_id, m->run, m->summary, json.p, s->dropped);
                 if (e >= 0)
                         e = store_targets(s, m);
+                if (e >= 0)
+                        e = store_log_facts(s, m->targets);
+                if (e >= 0)
+                        e = store_cc_blocks(s, m->targets);
                 if (e >= 0)
                         e = store_commit(s->st);
                 if (e < 0)

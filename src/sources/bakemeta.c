@@ -126,6 +126,8 @@ int buildx_history_apply(const struct buildx_history *h, struct targets *ts)
         t->history_steps = h->total_steps;
         t->history_cached = h->cached_steps;
         memcpy(t->history_status, h->status, sizeof(t->history_status));
+        _Static_assert(sizeof(t->history_vcs_revision) == sizeof(h->vcs_revision), "same size");
+        memcpy(t->history_vcs_revision, h->vcs_revision, sizeof(t->history_vcs_revision));
         return i;
 }
 

@@ -53,6 +53,7 @@ struct buildmetrics {
         bool ninja_existed;
         off_t ninja_size;
         ino_t ninja_ino;
+        double now; /* of the line being fed */
         struct targets model;
 };
 
@@ -171,8 +172,15 @@ static void progress(struct buildmetrics *bm, const char *s, const char *end)
         }
 }
 
-static void block_seen(struct last_block *lb, const struct ccstats *st, int64_t vidx)
+static void block_seen(struct last_block *lb, const struct ccstats *st, int64_t vidx, bool is_new)
 {
+        if (!is_new) { /* more figures of the block just seen */
+                if (lb->set && lb->nblk == 1)
+                        lb->first = *st;
+                if (lb->set)
+                        lb->st = *st;
+                return;
+        }
         if (lb->set && lb->vidx == vidx) {
                 lb->st = *st;
                 lb->nblk++;
@@ -221,10 +229,22 @@ static void feed_text(struct buildmetrics *bm, int64_t vidx, const char *s, size
 {
         if (len > 3 && s[0] == '[')
                 progress(bm, s, s + len);
-        if (ccstats_feed_line(&bm->global, s, len) > 0) {
-                struct last_block *lb =
-                        bm->global.last.kind == CCSTATS_SCCACHE ? &bm->sc : &bm->cc;
-                block_seen(lb, &bm->global.last, vidx);
+        int r = ccstats_feed_line(&bm->global, s, len);
+
+        if (r > 0) {
+                const struct ccstats *st = &bm->global.last;
+                bool sc = st->kind == CCSTATS_SCCACHE;
+                struct cc_block b = { .seen = bm->now,
+                                      .hits = st->hits,
+                                      .misses = st->misses,
+                                      .size_bytes = st->size_bytes,
+                                      .max_size_bytes = st->max_size_bytes,
+                                      .files = st->files };
+
+                block_seen(sc ? &bm->sc : &bm->cc, st, vidx, r == 1);
+                memcpy(b.version, st->version, MIN(sizeof(b.version), sizeof(st->version)));
+                targets_note_cc_block(&bm->model, sc ? CC_TOOL_SCCACHE : CC_TOOL_CCACHE, &b,
+                                      r == 1);
         } else if (is_zeroed(s, len)) {
                 zeroed(&bm->cc, vidx); /* ccache -z: what follows counts from zero */
         }
@@ -232,6 +252,7 @@ static void feed_text(struct buildmetrics *bm, int64_t vidx, const char *s, size
 
 void buildmetrics_feed_line(struct buildmetrics *bm, const char *line, size_t len, double now)
 {
+        bm->now = now;
         if (!buildkit_feed_line(bm->bk, line, len, now))
                 feed_text(bm, -1, line, len);
 }

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -19,117 +18,6 @@
 #include "util/util.h"
 
 extern char **environ;
-
-static void stats_clear(struct cachetool_stats *s)
-{
-        memset(s, 0, sizeof(*s));
-        s->hits = s->misses = s->size_bytes = s->max_size_bytes = s->files = -1;
-}
-
-static int64_t add_sat(int64_t a, uint64_t b)
-{
-        if (a < 0)
-                a = 0;
-        return b > (uint64_t)(INT64_MAX - a) ? INT64_MAX : a + (int64_t)b;
-}
-
-int cachetool_parse_ccache(const char *buf, size_t len, struct cachetool_stats *ret)
-{
-        static const struct {
-                const char *id;
-                int field; /* 0 hits, 1 misses, 2 size KiB, 3 max KiB, 4 files */
-        } keys[] = {
-            {"direct_cache_hit", 0},    {"preprocessed_cache_hit", 0},  {"cache_miss", 1},
-            {"cache_size_kibibyte", 2}, {"max_cache_size_kibibyte", 3}, {"files_in_cache", 4},
-        };
-        const char *p = buf, *end = buf + len;
-        struct cachetool_stats s;
-
-        stats_clear(&s);
-        while (p < end) {
-                const char *nl = memchr(p, '\n', (size_t)(end - p));
-                const char *le = nl ? nl : end, *tab = memchr(p, '\t', (size_t)(le - p));
-
-                if (tab) {
-                        size_t klen = (size_t)(tab - p);
-                        const char *v = tab + 1, *ve = le;
-                        uint64_t n;
-
-                        if (ve > v && ve[-1] == '\r')
-                                ve--;
-                        for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
-                                int64_t *f;
-
-                                if (strlen(keys[i].id) != klen || memcmp(keys[i].id, p, klen) != 0)
-                                        continue;
-                                if (parse_u64(&v, ve, &n) < 0 || v != ve)
-                                        break;
-                                f = keys[i].field == 0   ? &s.hits
-                                    : keys[i].field == 1 ? &s.misses
-                                    : keys[i].field == 2 ? &s.size_bytes
-                                    : keys[i].field == 3 ? &s.max_size_bytes
-                                                         : &s.files;
-                                if (keys[i].field == 2 || keys[i].field == 3)
-                                        n = n > (uint64_t)INT64_MAX / 1024
-                                                ? (uint64_t)INT64_MAX / 1024
-                                                : n,
-                                        n *= 1024;
-                                *f = keys[i].field == 0 ? add_sat(*f, n) : add_sat(0, n);
-                                break;
-                        }
-                }
-                p = nl ? nl + 1 : end;
-        }
-        if (s.hits < 0 && s.misses < 0)
-                return -EINVAL;
-        *ret = s;
-        return 0;
-}
-
-/* Sum of the per-language counts of {"counts":{"C/C++":5,...}}. */
-static int64_t sum_counts(json_t *o)
-{
-        json_t *counts = json_object_get(o, "counts"), *v;
-        const char *k;
-        int64_t sum = 0;
-
-        if (!json_is_object(counts))
-                return -1;
-        json_object_foreach(counts, k, v) if (json_is_integer(v) && json_integer_value(v) > 0) sum =
-            add_sat(sum, (uint64_t)json_integer_value(v));
-        return sum;
-}
-
-static int64_t int_or_unknown(json_t *v)
-{
-        return json_is_integer(v) && json_integer_value(v) >= 0 ? json_integer_value(v) : -1;
-}
-
-int cachetool_parse_sccache_json(const char *buf, size_t len, struct cachetool_stats *ret)
-{
-        json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL), *stats;
-        struct cachetool_stats s;
-        const char *ver;
-
-        if (!root)
-                return -EINVAL;
-        stats_clear(&s);
-        stats = json_object_get(root, "stats");
-        if (json_is_object(stats)) {
-                s.hits = sum_counts(json_object_get(stats, "cache_hits"));
-                s.misses = sum_counts(json_object_get(stats, "cache_misses"));
-        }
-        s.size_bytes = int_or_unknown(json_object_get(root, "cache_size"));
-        s.max_size_bytes = int_or_unknown(json_object_get(root, "max_cache_size"));
-        ver = json_string_value(json_object_get(root, "version"));
-        if (ver)
-                snprintf(s.version, sizeof(s.version), "%s", ver);
-        json_decref(root);
-        if (s.hits < 0 && s.misses < 0)
-                return -EINVAL;
-        *ret = s;
-        return 0;
-}
 
 int cachetool_on_path(const char *name)
 {

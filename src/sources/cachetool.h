@@ -2,23 +2,11 @@
 #pragma once
 
 #include <stddef.h>
-#include <stdint.h>
 
-/* The figures of a compiler cache as `buildtel cache` stores them: the
- * counters and the size, from `ccache --print-stats` (tab-separated
- * "id<TAB>value" lines, ccache 3.7+) and `sccache --show-stats
- * --stats-format=json`. Scoped to the snapshot command: the parsing of
- * stats printed inside a build log is sources/ccstats.h. */
-
-struct cachetool_stats {
-        int64_t hits, misses; /* -1: unknown */
-        int64_t size_bytes, max_size_bytes, files;
-        char version[32]; /* "" unknown */
-};
-
-/* Returns 0, or -EINVAL when buf holds no hit or miss counter. */
-int cachetool_parse_ccache(const char *buf, size_t len, struct cachetool_stats *ret);
-int cachetool_parse_sccache_json(const char *buf, size_t len, struct cachetool_stats *ret);
+/* Running a compiler-cache tool for `buildtel cache` (`ccache
+ * --print-stats`, `sccache --show-stats --stats-format=json`). What they
+ * print is read by sources/ccstats.h, the same parser that reads the
+ * stats printed inside a build log. */
 
 /* Run argv (posix_spawnp, no shell; stdin /dev/null, stderr dropped) and
  * collect its stdout, at most max bytes, waiting at most timeout_s.

@@ -11,7 +11,13 @@
  * "Cacheable calls:") and ccache --print-stats (TSV, and the 4.10+ JSON
  * lines). Lines that are not stats are ignored, so the stats may be
  * interleaved with other output. A block is complete once both its hits
- * and its misses are known; the last complete block wins. */
+ * and its misses are known; the last complete block wins.
+ *
+ * The same parser reads what `buildtel cache` runs (ccache --print-stats,
+ * sccache --show-stats --stats-format=json), so a block also carries the
+ * cache's size, its limit and its file count where the layout prints them:
+ * exact in --print-stats (KiB) and sccache's JSON, rounded in the text
+ * layouts ("2.5 GB", "494 MiB", "Cache size (GB): 0.12 / 5.00"). */
 
 enum ccstats_kind {
         CCSTATS_NONE,
@@ -19,9 +25,13 @@ enum ccstats_kind {
         CCSTATS_CCACHE,
 };
 
+#define CCSTATS_VERSION_MAX 31
+
 struct ccstats {
         enum ccstats_kind kind;
         uint64_t hits, misses;
+        int64_t size_bytes, max_size_bytes, files; /* -1: not printed */
+        char version[CCSTATS_VERSION_MAX + 1];    /* sccache's JSON only; "" unknown */
 };
 
 /* A plain struct: no allocation, init with ccstats_parser_init. */
@@ -37,7 +47,9 @@ struct ccstats_parser {
 void ccstats_parser_init(struct ccstats_parser *p);
 
 /* Feed one line (no '\n'; a trailing '\r' is ignored). Returns 1 when this
- * line completed (or updated) a block, else 0. Never fails. */
+ * line completed a new block, 2 when it added to the block completed last
+ * (a size or file count printed after the counters: p->last changed, but it
+ * is the same block), else 0. Never fails. */
 int ccstats_feed_line(struct ccstats_parser *p, const char *line, size_t len);
 
 /* The last complete block of buf. Returns 0, or -ENOENT when buf holds

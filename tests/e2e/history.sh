@@ -3,7 +3,9 @@
 # the sqlite3 CLI), read back by status/inspect/layers/summarize with their
 # --json parsed, a SIGKILLed run marked incomplete, two runs at once, and
 # the faults: a lock held past the busy timeout, an unwritable directory, a
-# full disk (a tmpfs this test mounts), a garbage file.
+# full disk (a tmpfs this test mounts: full from the start, and filled by
+# the build after its run row was written), a garbage file; the builder and
+# revision a buildx build reports.
 . "$(dirname "$0")/lib.sh"
 for tool in sqlite3 python3 mount; do
         command -v $tool >/dev/null || { echo "needs $tool"; exit 77; }
@@ -101,6 +103,42 @@ check "layers text flags the node change" grep -q 'node changed (was node-a)' "$
 expect_eq "inspect: steps summed over targets" "$($J "$T/ib.json" steps)" 14
 expect_eq "inspect: cached steps" "$($J "$T/ib.json" cached_steps)" 6
 
+# the BuildKit builder the log named, not the front end in argv; and the
+# revision of the build context from buildx history when the working
+# directory is no git checkout (.git wins when there is one). No BuildKit
+# daemon runs here: a stand-in `docker` prints what `docker buildx history
+# inspect --format json REF` prints (the fetch itself is unit-tested).
+mkdir -p "$T/nogit" "$T/fakebin"
+cat >"$T/fakebin/docker" <<'DOCKER'
+#!/bin/sh
+[ "$*" = "buildx history inspect --format json x3tig9yrbzg2bp0ahn840m9hs" ] || exit 1
+echo '{"Name":"app","Ref":"x3tig9yrbzg2bp0ahn840m9hs","VCSRevision":"6f1c8e3a9b","Status":"completed","Duration":62233706155,"NumCompletedSteps":3,"NumTotalSteps":3,"NumCachedSteps":1}'
+DOCKER
+chmod +x "$T/fakebin/docker"
+cat >"$T/bake.sh" <<'BAKE'
+echo '#0 building with "ci-builder" instance using docker-container driver'
+echo '#1 [app 1/2] FROM docker.io/library/debian:12'
+echo '#1 DONE 0.1s'
+echo '#2 [app 2/2] RUN make'
+echo '#2 DONE 0.2s'
+echo '{"app": {"buildx.build.ref": "ci-builder/ci-builder0/x3tig9yrbzg2bp0ahn840m9hs"}}' >"$2"
+BAKE
+(cd "$T/nogit" && PATH="$T/fakebin:$PATH" "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id bx \
+        --interval 0.1 -- sh "$T/bake.sh" --metadata-file "$T/meta.json" >/dev/null)
+"$BUILDTEL" inspect --db "$DB" --json bx >"$T/bx.json"
+expect_eq "buildx: the builder the log named" "$($J "$T/bx.json" builder)" "ci-builder"
+expect_eq "buildx: the revision from buildx history" "$($J "$T/bx.json" vcs_rev)" "6f1c8e3a9b"
+expect_eq "buildx: no ref from buildx history" "$($J "$T/bx.json" vcs_ref)" "None"
+(cd "$T/repo/src" && PATH="$T/fakebin:$PATH" "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id bxg \
+        --interval 0.1 -- sh "$T/bake.sh" --metadata-file "$T/meta.json" >/dev/null)
+"$BUILDTEL" inspect --db "$DB" --json bxg >"$T/bxg.json"
+expect_eq "buildx in a git checkout: .git's revision" "$($J "$T/bxg.json" vcs_rev)" \
+        "0123456789abcdef0123456789abcdef01234567"
+expect_eq "buildx in a git checkout: .git's ref" "$($J "$T/bxg.json" vcs_ref)" "refs/heads/topic"
+expect_eq "buildx in a git checkout: the builder the log named" "$($J "$T/bxg.json" builder)" "ci-builder"
+expect_eq "the build's pid is stored (the row predates the build)" \
+        "$(q "select pid from runs where run_id = 'bx'")" "$($J "$L/resources-bx.run.json" pid)"
+
 # -- a SIGKILLed buildtel: the run stays, as incomplete
 "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id k --interval 0.05 -- sleep 31 &
 bt=$!
@@ -166,6 +204,33 @@ if mount -t tmpfs -o size=64k tmpfs "$T/full" 2>/dev/null; then
         head -c 1M /dev/zero >"$T/full/fill" 2>/dev/null
         fault full "$T/full/h.db"
         check "full: says no space" grep -q "No space left" "$T/full.err"
+        umount "$T/full"
+        # ...and one that fills up mid-run, after the run row was written: the
+        # build itself fills it once the row is there (the recorder inserts
+        # the row before the build starts; the loop only guards that).
+        mount -t tmpfs -o size=1m tmpfs "$T/full"
+        cat >"$T/fill.sh" <<'FILL'
+until [ "$(sqlite3 "$1" "select count(*) from runs where run_id = 'fullmid'" 2>/dev/null)" = 1 ]; do sleep 0.05; done
+head -c 4M /dev/zero >"${1%/*}/fill" 2>/dev/null
+echo out
+sleep 0.3
+exit 5
+FILL
+        check "mid-run full: the log dir is on another filesystem" test "$(stat -c %d "$L")" != "$(stat -c %d "$T/full")"
+        "$BUILDTEL" run --db "$T/full/h.db" --log-dir "$L" --run-id fullmid --interval 0.05 \
+                -- sh "$T/fill.sh" "$T/full/h.db" >"$T/fm.out" 2>"$T/fm.err"
+        expect_eq "mid-run full: the build's status" "$?" 5
+        expect_eq "mid-run full: output intact" "$(cat "$T/fm.out")" "out"
+        expect_eq "mid-run full: exactly one warning, no space" \
+                "$(grep -c 'warning' "$T/fm.err")/$(grep -c "history database '$T/full/h.db': No space left" "$T/fm.err")" "1/1"
+        check "mid-run full: CSV written, with the samples after the disk filled" \
+                test "$($CSVCHECK stat "$L/resources-fullmid.csv" epoch count)" -ge 6
+        expect_eq "mid-run full: summary written, with the build's status" \
+                "$($J "$L/resources-fullmid.summary.json" run.exit_code)" 5
+        rm -f "$T/full/fill"
+        expect_eq "mid-run full: the row written before the disk filled stays, as incomplete" \
+                "$("$BUILDTEL" status --db "$T/full/h.db" --json | python3 -c 'import json,sys; r = json.load(sys.stdin)[0]; print(r["id"], r["result"])')" \
+                "fullmid incomplete"
         umount "$T/full"
 else
         echo "needs to mount a tmpfs (root)"; exit 77
