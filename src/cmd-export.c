@@ -43,7 +43,8 @@
 
 enum { OPT_OTLP = OPT_COMMON_END, OPT_INCOMPLETE };
 
-static const char usage[] = "usage: buildtel export --otlp [--db PATH|--no-db] [--log-dir DIR] [--incomplete] [--otlp-endpoint URL] RUN|FILE.csv\n";
+static const char usage[] = "usage: buildtel export --otlp [--db PATH|--no-db] [--log-dir DIR] "
+                            "[--incomplete] [--otlp-endpoint URL] RUN|FILE.csv\n";
 
 static const char *env_lookup(void *userdata, const char *name)
 {
@@ -86,7 +87,7 @@ static int send_batch(struct exporter *x, const struct run_model *final)
         if (e < 0)
                 return e;
         (void)otlp_sender_flush(x->s, now_monotonic() + (double)x->cfg->timeout_ms / 1000.0 +
-                                              OTLP_SEND_BACKOFF_MAX);
+                                          OTLP_SEND_BACKOFF_MAX);
         otlp_sender_stats(x->s, &st);
         return st.failed || st.dropped ? -EIO : 0;
 }
@@ -133,7 +134,9 @@ static int export_files(struct exporter *x, const char *csv, bool incomplete, st
                 return 1;
         }
         if (!ri->finished && !incomplete) {
-                fprintf(stderr, "buildtel export: run %s has not finished (still running, or its buildtel was killed); --incomplete sends what it has\n",
+                fprintf(stderr,
+                        "buildtel export: run %s has not finished (still running, or its buildtel "
+                        "was killed); --incomplete sends what it has\n",
                         ri->run_id);
                 return 1;
         }
@@ -183,18 +186,21 @@ static int find_in_db(const struct common_opts *o, const char *spec, struct stor
                 return -ENOENT;
         }
         if (e < 0) {
-                fprintf(stderr, "buildtel export: history database '%s': %s\n", db, store_strerror(e));
+                fprintf(stderr, "buildtel export: history database '%s': %s\n", db,
+                        store_strerror(e));
                 return 1;
         }
         e = history_find_run(st, spec, ret_id);
         if (e == -EEXIST) {
-                fprintf(stderr, "buildtel export: '%s' names several runs in '%s'; give more of the id\n",
+                fprintf(stderr,
+                        "buildtel export: '%s' names several runs in '%s'; give more of the id\n",
                         spec, db);
                 store_close(st);
                 return 1;
         }
         if (e < 0 && e != -ENOENT) {
-                fprintf(stderr, "buildtel export: history database '%s': %s\n", db, store_strerror(e));
+                fprintf(stderr, "buildtel export: history database '%s': %s\n", db,
+                        store_strerror(e));
                 store_close(st);
                 return 1;
         }
@@ -239,12 +245,16 @@ static int export_db(struct exporter *x, struct store *st, int64_t id, const cha
                 if (!state)
                         return -ENOMEM;
                 if (strcmp(state, "running") == 0) {
-                        fprintf(stderr, "buildtel export: run %s is still running; export it once it has finished\n",
+                        fprintf(stderr,
+                                "buildtel export: run %s is still running; export it once it has "
+                                "finished\n",
                                 ri->run_id);
                         return 1;
                 }
                 if (!incomplete) {
-                        fprintf(stderr, "buildtel export: run %s is incomplete (its buildtel ended without completing it); --incomplete sends what it has\n",
+                        fprintf(stderr,
+                                "buildtel export: run %s is incomplete (its buildtel ended without "
+                                "completing it); --incomplete sends what it has\n",
                                 ri->run_id);
                         return 1;
                 }
@@ -311,19 +321,19 @@ static bool is_file(const char *path)
 int cmd_export(int argc, char **argv)
 {
         static const struct option longopts[] = {
-                { "otlp", no_argument, NULL, OPT_OTLP },
-                { "incomplete", no_argument, NULL, OPT_INCOMPLETE },
-                { "log-dir", required_argument, NULL, OPT_LOG_DIR },
-                { "db", required_argument, NULL, OPT_DB },
-                { "no-db", no_argument, NULL, OPT_NO_DB },
-                { "otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT },
-                { "help", no_argument, NULL, OPT_HELP },
-                { 0 },
+            {"otlp", no_argument, NULL, OPT_OTLP},
+            {"incomplete", no_argument, NULL, OPT_INCOMPLETE},
+            {"log-dir", required_argument, NULL, OPT_LOG_DIR},
+            {"db", required_argument, NULL, OPT_DB},
+            {"no-db", no_argument, NULL, OPT_NO_DB},
+            {"otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT},
+            {"help", no_argument, NULL, OPT_HELP},
+            {0},
         };
         struct common_opts o;
-        struct otel_config cfg = { 0 };
-        struct exporter x = { .cfg = &cfg };
-        struct run_info ri = { 0 };
+        struct otel_config cfg = {0};
+        struct exporter x = {.cfg = &cfg};
+        struct run_info ri = {0};
         struct targets *ts = NULL;
         struct store *st = NULL;
         _cleanup_free_ char *csv = NULL, *db = NULL;
@@ -336,7 +346,9 @@ int cmd_export(int argc, char **argv)
         common_opts_init(&o);
         optind = 1;
         while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-                int h = c == OPT_OTLP || c == OPT_INCOMPLETE ? 0 : common_opts_parse(&o, c, optarg, "export");
+                int h = c == OPT_OTLP || c == OPT_INCOMPLETE
+                            ? 0
+                            : common_opts_parse(&o, c, optarg, "export");
                 if (h < 0)
                         goto out;
                 if (h > 0)
@@ -364,12 +376,14 @@ int cmd_export(int argc, char **argv)
         spec = argv[optind];
         e = otelenv_load(env_lookup, NULL, &o.otlp_opt, export_note, NULL, &cfg);
         if (e == -EINVAL) {
-                fprintf(stderr, "buildtel export: --otlp-endpoint takes an http:// or https:// URL with a host\n");
+                fprintf(stderr, "buildtel export: --otlp-endpoint takes an http:// or https:// URL "
+                                "with a host\n");
                 goto out;
         }
         ret = 1;
         if (e < 0 || !cfg.enabled) {
-                fprintf(stderr, "buildtel export: no collector: set OTEL_EXPORTER_OTLP_ENDPOINT or --otlp-endpoint\n");
+                fprintf(stderr, "buildtel export: no collector: set OTEL_EXPORTER_OTLP_ENDPOINT or "
+                                "--otlp-endpoint\n");
                 goto out;
         }
 
@@ -391,11 +405,13 @@ int cmd_export(int argc, char **argv)
                 csv = csv_of_run(o.rec.log_dir, spec);
                 if (!csv || !is_file(csv)) {
                         if (db)
-                                fprintf(stderr, "buildtel export: no run '%s' in the history database '%s', nor its file '%s'\n",
+                                fprintf(stderr,
+                                        "buildtel export: no run '%s' in the history database "
+                                        "'%s', nor its file '%s'\n",
                                         spec, db, csv ? csv : "resources-RUN.csv");
                         else
-                                fprintf(stderr, "buildtel export: no run '%s': no file '%s'%s\n", spec,
-                                        csv ? csv : "resources-RUN.csv",
+                                fprintf(stderr, "buildtel export: no run '%s': no file '%s'%s\n",
+                                        spec, csv ? csv : "resources-RUN.csv",
                                         o.rec.no_db ? " (--no-db)" : ", and no history database");
                         goto out;
                 }
@@ -415,15 +431,16 @@ int cmd_export(int argc, char **argv)
         if (!ri.finished)
                 otlp_metrics_set_resource(x.m, "build.run.state", "incomplete");
         {
-                struct run_model rm = { .run = &ri, .summary = &x.sum, .targets = ts };
+                struct run_model rm = {.run = &ri, .summary = &x.sum, .targets = ts};
                 if (send_batch(&x, &rm) < 0)
                         goto failed;
         }
         otelenv_url_for_display(cfg.url, msg, sizeof(msg));
         printf("buildtel export: run %s%s: %llu samples%s%s sent to %s%s\n", ri.run_id,
                ri.finished ? "" : " (incomplete)", (unsigned long long)x.rows,
-               ts && ts->n ? " and the targets" : "", from_db ? " from the history" : " from its files",
-               msg, x.skipped ? " (junk rows skipped)" : "");
+               ts && ts->n ? " and the targets" : "",
+               from_db ? " from the history" : " from its files", msg,
+               x.skipped ? " (junk rows skipped)" : "");
         ret = 0;
         goto out;
 failed:

@@ -130,7 +130,8 @@ static void test_samples(void **state)
                 known_sample(&s, i);
                 /* every number column, bit for bit (NAN as NAN) */
                 for (size_t c = 0; c < sample_column_count(); c++) {
-                        double a = sample_column_number(&s, c), b = sample_column_number(&w.got[i], c);
+                        double a = sample_column_number(&s, c),
+                               b = sample_column_number(&w.got[i], c);
                         if (isnan(a))
                                 assert_true(isnan(b));
                         else
@@ -171,24 +172,102 @@ static const struct {
         bool done;
         int64_t sc_hits, sc_misses, cc_hits, cc_misses; /* -1: absent */
 } target_cases[] = {
-        {{.name = "lib", .duration_s = 3.25, .steps = 6, .cached = 2, .success = 1, .cc_hits = 212,
-          .cc_misses = 88, .builder = "ci-builder", .sccache_hits = 212, .sccache_misses = 88,
-          .ccache_hits = -1, .ccache_misses = -1},
-         "lib", "ci-builder", "", 3.25, 6, 2, 0, true, 212, 88, -1, -1},
-        {{.name = "both", .duration_s = 0, .steps = 1, .cached = 0, .success = 0, .cc_hits = 1,
-          .cc_misses = 2, .node = "node-a", .builder = "b", .sccache_hits = 1, .sccache_misses = 2,
-          .ccache_hits = 3, .ccache_misses = 4},
-         "both", "b", "node-a", 0, 1, 0, 1, false, 1, 2, 3, 4},
-        {{.name = "unknown", .duration_s = NAN, .steps = -1, .cached = -1, .success = -1,
-          .cc_hits = -1, .cc_misses = -1, .sccache_hits = 5, .sccache_misses = -1,
-          .ccache_hits = -1, .ccache_misses = -1},
-         "unknown", "", "", NAN, 0, 0, 0, false, -1, -1, -1, -1},
-        {{.name = LONG_NAME, .duration_s = 1e-3, .steps = 4294967296LL, .cached = 2, .success = 1,
-          .cc_hits = -1, .cc_misses = -1, .sccache_hits = -1, .sccache_misses = -1,
-          .ccache_hits = -1, .ccache_misses = -1},
-         /* cut before the é rather than inside it; a count past 32 bits saturates */
-         LONG_PREFIX,
-         "", "", 1e-3, UINT32_MAX, 2, 0, true, -1, -1, -1, -1},
+    {{.name = "lib",
+      .duration_s = 3.25,
+      .steps = 6,
+      .cached = 2,
+      .success = 1,
+      .cc_hits = 212,
+      .cc_misses = 88,
+      .builder = "ci-builder",
+      .sccache_hits = 212,
+      .sccache_misses = 88,
+      .ccache_hits = -1,
+      .ccache_misses = -1},
+     "lib",
+     "ci-builder",
+     "",
+     3.25,
+     6,
+     2,
+     0,
+     true,
+     212,
+     88,
+     -1,
+     -1},
+    {{.name = "both",
+      .duration_s = 0,
+      .steps = 1,
+      .cached = 0,
+      .success = 0,
+      .cc_hits = 1,
+      .cc_misses = 2,
+      .node = "node-a",
+      .builder = "b",
+      .sccache_hits = 1,
+      .sccache_misses = 2,
+      .ccache_hits = 3,
+      .ccache_misses = 4},
+     "both",
+     "b",
+     "node-a",
+     0,
+     1,
+     0,
+     1,
+     false,
+     1,
+     2,
+     3,
+     4},
+    {{.name = "unknown",
+      .duration_s = NAN,
+      .steps = -1,
+      .cached = -1,
+      .success = -1,
+      .cc_hits = -1,
+      .cc_misses = -1,
+      .sccache_hits = 5,
+      .sccache_misses = -1,
+      .ccache_hits = -1,
+      .ccache_misses = -1},
+     "unknown",
+     "",
+     "",
+     NAN,
+     0,
+     0,
+     0,
+     false,
+     -1,
+     -1,
+     -1,
+     -1},
+    {{.name = LONG_NAME,
+      .duration_s = 1e-3,
+      .steps = 4294967296LL,
+      .cached = 2,
+      .success = 1,
+      .cc_hits = -1,
+      .cc_misses = -1,
+      .sccache_hits = -1,
+      .sccache_misses = -1,
+      .ccache_hits = -1,
+      .ccache_misses = -1},
+     /* cut before the é rather than inside it; a count past 32 bits saturates */
+     LONG_PREFIX,
+     "",
+     "",
+     1e-3,
+     UINT32_MAX,
+     2,
+     0,
+     true,
+     -1,
+     -1,
+     -1,
+     -1},
 };
 
 static void check_cc(const struct cc_counts *c, int64_t hits, int64_t misses)
@@ -249,10 +328,17 @@ static void test_targets_cap(void **state)
         assert_non_null(ts);
         assert_int_equal(store_begin(st), 0);
         for (int i = 0; i < TARGETS_MAX + 44; i++) {
-                struct store_target row = {.name = name, .duration_s = i, .steps = i, .cached = -1,
-                                           .success = -1, .cc_hits = -1, .cc_misses = -1,
-                                           .sccache_hits = -1, .sccache_misses = -1,
-                                           .ccache_hits = -1, .ccache_misses = -1};
+                struct store_target row = {.name = name,
+                                           .duration_s = i,
+                                           .steps = i,
+                                           .cached = -1,
+                                           .success = -1,
+                                           .cc_hits = -1,
+                                           .cc_misses = -1,
+                                           .sccache_hits = -1,
+                                           .sccache_misses = -1,
+                                           .ccache_hits = -1,
+                                           .ccache_misses = -1};
                 /* names that do not sort in insertion order */
                 snprintf(name, sizeof(name), "t%03d", (i * 7) % 1000);
                 assert_int_equal(store_target_insert(st, run_id, &row), 0);
@@ -276,12 +362,12 @@ static void test_thresholds(void **state)
                 int ret;
                 double near_oom_mb, low_disk_gb;
         } cases[] = {
-                {NULL, 0, 4096, 20},
-                {"not json", 0, 4096, 20},
-                {"{\"samples\": 3}", 0, 4096, 20},
-                {"{\"thresholds\": {\"near_oom_mb\": 2048, \"low_disk_gb\": 5.5}}", 2, 2048, 5.5},
-                {"{\"thresholds\": {\"near_oom_mb\": 1000}}", 1, 1000, 20},
-                {"{\"thresholds\": {\"near_oom_mb\": \"big\", \"low_disk_gb\": -1}}", 0, 4096, 20},
+            {NULL, 0, 4096, 20},
+            {"not json", 0, 4096, 20},
+            {"{\"samples\": 3}", 0, 4096, 20},
+            {"{\"thresholds\": {\"near_oom_mb\": 2048, \"low_disk_gb\": 5.5}}", 2, 2048, 5.5},
+            {"{\"thresholds\": {\"near_oom_mb\": 1000}}", 1, 1000, 20},
+            {"{\"thresholds\": {\"near_oom_mb\": \"big\", \"low_disk_gb\": -1}}", 0, 4096, 20},
         };
         struct run_info ri = {.run_id = M("r1"), .end_epoch = 1761962500.0, .exit_code = 0};
         struct summary sum;
@@ -302,10 +388,10 @@ static void test_thresholds(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_targets, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_targets_cap, setup, teardown),
-                cmocka_unit_test_setup_teardown(test_thresholds, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_samples, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_targets, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_targets_cap, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_thresholds, setup, teardown),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -185,6 +185,7 @@ static const char *lookup(void *userdata, const char *name)
 }
 
 static char notes[4096];
+static void note(void *userdata, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(void *userdata, const char *fmt, ...)
 {
         size_t n = strlen(notes);

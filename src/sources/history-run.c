@@ -39,14 +39,15 @@ static int stored_columns(sqlite3 *db, bool has[SAMPLE_COLUMNS_MAX])
         int r, rc;
 
         memset(has, 0, SAMPLE_COLUMNS_MAX * sizeof(*has));
-        r = map(db, sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo('samples')", -1,
-                                       &s, NULL));
+        r = map(db, sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo('samples')", -1, &s,
+                                       NULL));
         if (r < 0)
                 return r;
         while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
                 const char *name = (const char *)sqlite3_column_text(s, 0);
 
-                for (size_t i = 0; name && i < sample_column_count() && i < SAMPLE_COLUMNS_MAX; i++) {
+                for (size_t i = 0; name && i < sample_column_count() && i < SAMPLE_COLUMNS_MAX;
+                     i++) {
                         enum sample_column_type t;
                         const char *n = sample_column_name(i, &t);
 
@@ -148,7 +149,7 @@ static void text_of(sqlite3_stmt *s, int i, char *dst, size_t cap)
 
 static void cc_of(sqlite3_stmt *s, int hits, int misses, struct cc_counts *ret)
 {
-        struct cc_counts c = { 0 };
+        struct cc_counts c = {0};
 
         c.set = count_of(s, hits, &c.hits) && count_of(s, misses, &c.misses);
         if (c.set)
@@ -182,8 +183,8 @@ int history_run_targets(struct store *st, int64_t id, struct targets *ret)
                 memset(t, 0, sizeof(*t));
                 text_of(s, 0, t->name, sizeof(t->name));
                 t->first_seen = 0;
-                t->last_seen = sqlite3_column_type(s, 1) == SQLITE_NULL ? NAN
-                                                                        : sqlite3_column_double(s, 1);
+                t->last_seen =
+                    sqlite3_column_type(s, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 1);
                 t->steps = u32_of(s, 2);
                 t->cached = u32_of(s, 3);
                 if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
@@ -212,12 +213,12 @@ int history_run_thresholds(struct store *st, int64_t id, struct summary_config *
         int r, rc;
 
         /* SQLite reads the JSON: a stored summary is text like any other */
-        r = map(db, sqlite3_prepare_v2(
-                        db,
-                        "SELECT json_extract(summary_json, '$.thresholds.near_oom_mb'),"
-                        " json_extract(summary_json, '$.thresholds.low_disk_gb')"
-                        " FROM runs WHERE id = ? AND json_valid(summary_json)",
-                        -1, &s, NULL));
+        r = map(db,
+                sqlite3_prepare_v2(db,
+                                   "SELECT json_extract(summary_json, '$.thresholds.near_oom_mb'),"
+                                   " json_extract(summary_json, '$.thresholds.low_disk_gb')"
+                                   " FROM runs WHERE id = ? AND json_valid(summary_json)",
+                                   -1, &s, NULL));
         if (r < 0)
                 return r;
         sqlite3_bind_int64(s, 1, id);
