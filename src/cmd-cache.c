@@ -47,7 +47,7 @@ static json_t *snapshot(struct store *st, const char *tool, double now, char *er
         _cleanup_free_ char *out = NULL;
         struct ccstats s;
         struct store_cache_snapshot c;
-        json_t *prev = NULL, *o, *d;
+        json_t *prev = NULL, *o, *d, *runs;
         int64_t id = 0;
         size_t len;
         int r;
@@ -114,6 +114,10 @@ static json_t *snapshot(struct store *st, const char *tool, double now, char *er
                 json_object_set_new(d, "misses", delta(prev, "misses", c.misses));
                 json_object_set_new(d, "size_bytes", delta(prev, "size_bytes", s.size_bytes));
                 json_object_set_new(d, "files", delta(prev, "files", s.files));
+                /* How much of it the recorded runs' logs account for. */
+                if (history_cache_runs_since(st, tool, history_num(prev, "taken_epoch"), &runs) >=
+                    0)
+                        json_object_set_new(d, "runs", runs);
                 json_object_set_new(o, "delta", d);
         } else {
                 json_object_set_new(o, "delta", json_null());

@@ -146,7 +146,8 @@ static const struct {
           "The compiler caches now: runs `ccache --print-stats` and `sccache --show-stats\n"
           "--stats-format=json` (each only when it is on PATH; fixed argv, no shell), stores\n"
           "each snapshot in the history database, and shows hits, misses, hit rate, size\n"
-          "and files, with the change since the previous `buildtel cache`.\n"
+          "and files, with the change since the previous `buildtel cache` (in --json also\n"
+          "how much of it the stats printed in the logs of runs recorded since account for).\n"
           "\n"
           "Exit status: 0, 1 when no tool is on PATH or none gave statistics, 2 bad usage.\n" },
         { "import-buildx",

@@ -481,6 +481,38 @@ int history_cache_previous(struct store *st, const char *tool, int64_t before_id
         return 0;
 }
 
+int history_cache_runs_since(struct store *st, const char *tool, double since, json_t **ret)
+{
+        sqlite3_stmt *s = NULL;
+        json_t *a = NULL;
+        int r = map(
+            store_db(st),
+            sqlite3_prepare_v2(store_db(st),
+                               "SELECT count(*) AS runs,"
+                               " sum(CASE WHEN l.hits >= f.hits AND l.misses >= f.misses"
+                               "     THEN l.hits - f.hits END) AS hits,"
+                               " sum(CASE WHEN l.hits >= f.hits AND l.misses >= f.misses"
+                               "     THEN l.misses - f.misses END) AS misses"
+                               " FROM runs r JOIN cache_snapshots l ON l.run = r.id AND l.tool = ?1"
+                               "  AND l.origin = 'log-last'"
+                               " LEFT JOIN cache_snapshots f ON f.run = r.id AND f.tool = ?1"
+                               "  AND f.origin = 'log-first'"
+                               " WHERE r.start_epoch >= ?2",
+                               -1, &s, NULL));
+
+        if (r < 0)
+                return r;
+        sqlite3_bind_text(s, 1, tool, -1, SQLITE_STATIC);
+        sqlite3_bind_double(s, 2, since);
+        r = query_rows(st, s, 1, &a);
+        sqlite3_finalize(s);
+        if (r < 0)
+                return r;
+        *ret = json_incref(json_array_get(a, 0));
+        json_decref(a);
+        return *ret ? 0 : -ENOMEM;
+}
+
 /* n digits exactly at *p into *ret. */
 static int digits(const char **p, const char *end, int n, int *ret)
 {

@@ -47,6 +47,12 @@ int history_layers(struct store *st, double since, int64_t limit, struct json_t 
 int history_cache_previous(struct store *st, const char *tool, int64_t before_id,
                            struct json_t **ret);
 
+/* What the runs started at or after since (epoch seconds) saw of tool in
+ * their logs: {"runs": runs whose log printed its stats, "hits", "misses":
+ * the sum of last minus first block over the runs that printed two or
+ * more with counters that did not go down (null when none did)}. */
+int history_cache_runs_since(struct store *st, const char *tool, double since, struct json_t **ret);
+
 /* "2026-11-29T15:40:20Z", "2026-11-29 15:40", "2026-11-29" (local time
  * unless it ends in Z), or a span back from now: "90s", "30m", "2h",
  * "3d", "1w". Returns 0 with epoch seconds, or -EINVAL. */

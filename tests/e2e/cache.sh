@@ -94,6 +94,11 @@ check "inspect text: the ccache rows" grep -Eq '^  ccache +log-last +3 +2 ' "$T/
 expect_eq "cache after the run: ccache +1 hit since the previous call" "$($J "$T/c3.json" 0.delta.hits)" 1
 expect_eq "cache after the run: ccache +1 miss" "$($J "$T/c3.json" 0.delta.misses)" 1
 expect_eq "cache after the run: sccache +1 hit" "$($J "$T/c3.json" 1.delta.hits)" 1
+expect_eq "cache after the run: of which the run's log accounts for (ccache)" \
+        "$($J "$T/c3.json" 0.delta.runs.runs)/$($J "$T/c3.json" 0.delta.runs.hits)/$($J "$T/c3.json" 0.delta.runs.misses)" "1/1/1"
+expect_eq "cache after the run: of which the run's log accounts for (sccache)" \
+        "$($J "$T/c3.json" 1.delta.runs.runs)/$($J "$T/c3.json" 1.delta.runs.hits)/$($J "$T/c3.json" 1.delta.runs.misses)" "1/1/0"
+expect_eq "before any run, no run accounts for a change" "$($J "$T/c1.json" 0.delta.runs.runs)/$($J "$T/c1.json" 0.delta.runs.hits)" "0/None"
 
 PATH=/nonexistent "$BUILDTEL" cache --db "$DB" 2>"$T/e"
 expect_eq "no tool on PATH: status 1" "$?" 1
