@@ -34,6 +34,7 @@ static void burn(double secs)
         while (cpu_s() - t0 < secs)
                 for (int i = 0; i < 100000; i++)
                         x += (unsigned long)i;
+        (void)x;
 }
 
 /* volatile: the compiler may not drop stores to memory nobody reads. */
