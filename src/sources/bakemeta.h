@@ -15,8 +15,9 @@
 /* Merge a --metadata-file into ts: per target (bake: each top-level object
  * holding "buildx.build.ref"; build: the flat object, for the only target
  * or "default"), builder, node and ref from "<builder>/<node>/<ref>".
- * Returns the number of targets given a ref, or -EINVAL for a buffer that
- * is not a JSON object. */
+ * Returns the number of metadata entries that gave a ref (names equal in
+ * their first TARGET_NAME_MAX bytes share one target), or -EINVAL for a
+ * buffer that is not a JSON object. */
 int bakemeta_parse(const char *buf, size_t len, struct targets *ts);
 
 struct buildx_history {
