@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "history.h"
+#include "history-run.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -348,72 +349,17 @@ int history_run_info(struct store *st, int64_t id, struct run_info *ret)
         return 0;
 }
 
+static int replay_add(void *userdata, const struct sample *smp)
+{
+        summary_add(userdata, smp);
+        return 0;
+}
+
 int64_t history_replay(struct store *st, int64_t id, struct summary *sum)
 {
-        sqlite3 *db = store_db(st);
-        sqlite3_stmt *s = NULL;
-        struct dbuf sql = DBUF_INIT;
-        size_t cols[SAMPLE_COLUMNS_MAX], n = 0;
-        int64_t rows = 0;
-        int r, rc;
-
-        /* Only the columns this file has: an older file lacks newer ones,
-         * which stay unknown (NAN, ""). */
-        r = dbuf_puts(&sql, "SELECT seq");
-        for (size_t i = 0; r >= 0 && i < sample_column_count(); i++) {
-                enum sample_column_type t;
-                const char *name = sample_column_name(i, &t);
-                sqlite3_stmt *chk = NULL;
-                bool has;
-
-                if (t == SAMPLE_COLUMN_ISO)
-                        continue;
-                if (sqlite3_prepare_v2(db,
-                                       "SELECT 1 FROM pragma_table_xinfo('samples') WHERE name = ?",
-                                       -1, &chk, NULL) != SQLITE_OK) {
-                        r = map(db, sqlite3_errcode(db));
-                        break;
-                }
-                sqlite3_bind_text(chk, 1, name, -1, SQLITE_STATIC);
-                has = sqlite3_step(chk) == SQLITE_ROW;
-                sqlite3_finalize(chk);
-                if (!has)
-                        continue;
-                r = dbuf_printf(&sql, ", \"%s\"", name);
-                cols[n++] = i;
-        }
-        if (r >= 0)
-                r = dbuf_puts(&sql, " FROM samples WHERE run = ? ORDER BY seq");
-        if (r >= 0)
-                r = map(db, sqlite3_prepare_v2(db, sql.p, -1, &s, NULL));
-        dbuf_release(&sql);
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, id);
-        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-                struct sample smp;
-
-                sample_clear(&smp);
-                for (size_t k = 0; k < n; k++) {
-                        enum sample_column_type t;
-                        int c = (int)k + 1;
-
-                        (void)sample_column_name(cols[k], &t);
-                        if (t == SAMPLE_COLUMN_NUMBER) {
-                                if (sqlite3_column_type(s, c) != SQLITE_NULL)
-                                        (void)sample_column_set_number(&smp, cols[k],
-                                                                       sqlite3_column_double(s, c));
-                        } else {
-                                const char *v = (const char *)sqlite3_column_text(s, c);
-                                (void)sample_column_set_text(&smp, cols[k], v ? v : "");
-                        }
-                }
-                summary_add(sum, &smp);
-                rows++;
-        }
-        r = rc == SQLITE_DONE ? 0 : map(db, rc);
-        sqlite3_finalize(s);
-        return r < 0 ? r : rows;
+        /* The same row reader as export: only the columns the file has, so
+         * an older file's missing columns stay unknown (NAN, ""). */
+        return history_run_samples(st, id, replay_add, sum);
 }
 
 int history_layers(struct store *st, double since, int64_t limit, json_t **ret)
