@@ -1013,7 +1013,12 @@ static int render_text(const struct summary *s, const struct run_info *ri, const
         return r;
 }
 
-int summary_render_text(const struct summary *s, const struct run_info *ri, struct dbuf *out)
+typedef int (*render_fn)(const struct summary *s, const struct run_info *ri,
+                         const struct reading *rd, size_t nrd, struct dbuf *b);
+
+/* Compute the readings, render with fn, and leave out as it was on failure. */
+static int render_with(render_fn fn, const struct summary *s, const struct run_info *ri,
+                       struct dbuf *out)
 {
         struct reading rd[READINGS_MAX];
         size_t nrd;
@@ -1022,13 +1027,18 @@ int summary_render_text(const struct summary *s, const struct run_info *ri, stru
 
         r = readings_compute(s, ri, rd, &nrd);
         if (r >= 0)
-                r = render_text(s, ri, rd, (size_t)r, out);
+                r = fn(s, ri, rd, (size_t)r, out);
         readings_release(rd, nrd);
         if (r < 0 && out->p) {
                 out->len = old;
                 out->p[old] = '\0';
         }
         return r;
+}
+
+int summary_render_text(const struct summary *s, const struct run_info *ri, struct dbuf *out)
+{
+        return render_with(render_text, s, ri, out);
 }
 
 /* "buildtel: build peak 18.2 GiB at +2h14m07s, stage S, cc1plus Foo.cpp
@@ -1156,20 +1166,7 @@ static int render_short(const struct summary *s, const struct run_info *ri,
 
 int summary_render_short(const struct summary *s, const struct run_info *ri, struct dbuf *out)
 {
-        struct reading rd[READINGS_MAX];
-        size_t nrd;
-        size_t old = out->len;
-        int r;
-
-        r = readings_compute(s, ri, rd, &nrd);
-        if (r >= 0)
-                r = render_short(s, ri, rd, (size_t)r, out);
-        readings_release(rd, nrd);
-        if (r < 0 && out->p) {
-                out->len = old;
-                out->p[old] = '\0';
-        }
-        return r;
+        return render_with(render_short, s, ri, out);
 }
 
 int summary_write_files(const struct summary *s, const struct run_info *ri, const char *txt_path,
