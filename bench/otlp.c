@@ -25,10 +25,13 @@ int main(int argc, char **argv)
 {
         static struct targets ts;
         static char id[] = "bench", kind[] = "run", host[] = "host";
-        struct run_info ri = { .run_id = id, .kind = kind, .host = host,
-                               .start_epoch = 1795968800.0, .end_epoch = 1795968860.0 };
+        struct run_info ri = {.run_id = id,
+                              .kind = kind,
+                              .host = host,
+                              .start_epoch = 1795968800.0,
+                              .end_epoch = 1795968860.0};
         struct summary sum;
-        struct run_model final = { .run = &ri, .summary = &sum, .targets = &ts };
+        struct run_model final = {.run = &ri, .summary = &sum, .targets = &ts};
         int iters = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 2000;
         int ntargets = 100;
 
@@ -44,13 +47,17 @@ int main(int argc, char **argv)
                 ts.t[k].last_seen = i + 30.5;
                 ts.t[k].steps += 12;
                 ts.t[k].cached += 7;
-                ts.t[k].sccache = (struct cc_counts){ true, 100 + (uint64_t)i, 20 };
+                ts.t[k].sccache = (struct cc_counts){true, 100 + (uint64_t)i, 20};
                 snprintf(ts.t[k].builder, sizeof(ts.t[k].builder), "ci-builder");
         }
         summary_init(&sum, NULL);
         for (int proto = 0; proto < 2; proto++) {
-                struct otel_config cfg = { .enabled = true, .protocol = proto ? OTEL_PROTOCOL_JSON : OTEL_PROTOCOL_PROTOBUF,
-                                           .has_trace = true, .timeout_ms = 10000, .interval_ms = 60000 };
+                struct otel_config cfg = {.enabled = true,
+                                          .protocol =
+                                              proto ? OTEL_PROTOCOL_JSON : OTEL_PROTOCOL_PROTOBUF,
+                                          .has_trace = true,
+                                          .timeout_ms = 10000,
+                                          .interval_ms = 60000};
                 struct otlp_metrics *m;
                 struct dbuf out = DBUF_INIT, gz = DBUF_INIT;
                 double cpu = 0, cpu_gz = 0;
@@ -66,7 +73,8 @@ int main(int argc, char **argv)
                                 struct sample s;
                                 sample_clear(&s);
                                 for (size_t c = 0; c < sample_column_count(); c++)
-                                        (void)sample_column_set_number(&s, c, 1000.0 + k + c * 0.25);
+                                        (void)sample_column_set_number(&s, c,
+                                                                       1000.0 + k + c * 0.25);
                                 s.epoch = ri.start_epoch + 2.0 * k;
                                 otlp_metrics_add_sample(m, &s);
                                 if (it == 0)
@@ -84,8 +92,10 @@ int main(int argc, char **argv)
                         bytes = out.len;
                 }
                 (void)npoints;
-                printf("otlp %-8s 100-target final export (30 samples, %zu targets kept): %7.1f us encode, %7zu bytes; gzip (stored) +%.1f us, %zu bytes\n",
-                       proto ? "json" : "protobuf", ts.n, cpu / iters * 1e6, bytes, cpu_gz / iters * 1e6, gz.len);
+                printf("otlp %-8s 100-target final export (30 samples, %zu targets kept): %7.1f us "
+                       "encode, %7zu bytes; gzip (stored) +%.1f us, %zu bytes\n",
+                       proto ? "json" : "protobuf", ts.n, cpu / iters * 1e6, bytes,
+                       cpu_gz / iters * 1e6, gz.len);
                 otlp_metrics_free(m);
                 dbuf_release(&out);
                 dbuf_release(&gz);

@@ -50,8 +50,8 @@ static long vm_hwm_kib(void)
 int main(int argc, char **argv)
 {
         static char chunk[65536];
-        struct buildmetrics_config cfg = { .no_history = true };
-        struct ctx c = { 0 };
+        struct buildmetrics_config cfg = {.no_history = true};
+        struct ctx c = {0};
         struct linebuf *lb = NULL;
         unsigned long long bytes = 0;
         double t0, t1;

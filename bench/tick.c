@@ -49,9 +49,9 @@ static long rss_kb(void)
 static int raw_fds[3];
 static unsigned long raw_tick(void)
 {
-        static const char *names[] = { "cc1plus", "cc1", "cc1obj", "clang", "clang++", "rustc",
-                                       "lto1", "ld", "ld.gold", "ld.lld", "collect2", "nvcc",
-                                       "cicc", "ptxas" };
+        static const char *names[] = {"cc1plus",  "cc1",  "cc1obj", "clang",   "clang++",
+                                      "rustc",    "lto1", "ld",     "ld.gold", "ld.lld",
+                                      "collect2", "nvcc", "cicc",   "ptxas"};
         char buf[8192];
         unsigned long sum = 0;
         struct statvfs sv;
@@ -107,9 +107,9 @@ struct full {
 
 static int full_init(struct full *f)
 {
-        struct sampler_config scfg = { .root = "/", .disk_path = "." };
-        struct logctx_config lcfg = { 0 };
-        struct summary_config sc = { .near_oom_mb = 4096, .low_disk_gb = 20 };
+        struct sampler_config scfg = {.root = "/", .disk_path = "."};
+        struct logctx_config lcfg = {0};
+        struct summary_config sc = {.near_oom_mb = 4096, .low_disk_gb = 20};
         size_t used;
 
         memset(f, 0, sizeof(*f));
@@ -166,7 +166,8 @@ int main(int argc, char **argv)
                         sink += raw_tick();
                 c1 = cpu_seconds();
                 (void)sink;
-                printf("raw reads: %.1f us CPU per tick over %ld ticks\n", (c1 - c0) / (double)n * 1e6, n);
+                printf("raw reads: %.1f us CPU per tick over %ld ticks\n",
+                       (c1 - c0) / (double)n * 1e6, n);
                 return 0;
         }
         if (full_init(&f) < 0) {
@@ -178,7 +179,8 @@ int main(int argc, char **argv)
                 for (long i = 0; i < n; i++)
                         full_tick(&f, (double)i);
                 c1 = cpu_seconds();
-                printf("buildtel tick: %.1f us CPU per tick over %ld ticks\n", (c1 - c0) / (double)n * 1e6, n);
+                printf("buildtel tick: %.1f us CPU per tick over %ld ticks\n",
+                       (c1 - c0) / (double)n * 1e6, n);
                 return 0;
         }
         if (strcmp(argv[1], "rss") == 0) {
@@ -190,8 +192,8 @@ int main(int argc, char **argv)
                 for (long i = 1000; i < n; i++)
                         full_tick(&f, (double)i);
                 r1 = rss_kb();
-                printf("rss: %ld KiB after 1,000 ticks, %ld KiB after %ld ticks (growth %ld KiB)\n", r0,
-                       r1, n, r1 - r0);
+                printf("rss: %ld KiB after 1,000 ticks, %ld KiB after %ld ticks (growth %ld KiB)\n",
+                       r0, r1, n, r1 - r0);
                 return 0;
         }
         fprintf(stderr, "usage: bench-tick raw|buildtel|rss N\n");

@@ -31,9 +31,9 @@ static void check_str(const char *s, size_t max)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-        static const char *const targets[] = { "app", "tools" };
-        static const char *const markers[] = { "/stats.txt", "sccache" };
-        struct buildkit_config cfg = { .markers = markers, .nmarkers = 2, .log = on_log };
+        static const char *const targets[] = {"app", "tools"};
+        static const char *const markers[] = {"/stats.txt", "sccache"};
+        struct buildkit_config cfg = {.markers = markers, .nmarkers = 2, .log = on_log};
         struct buildkit *b = NULL;
         static struct targets ts; /* large: keep it off the stack */
         const char *c, *end;

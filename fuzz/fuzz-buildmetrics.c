@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-        struct buildmetrics_config cfg = { .no_history = true };
+        struct buildmetrics_config cfg = {.no_history = true};
         struct buildmetrics *bm = NULL;
         const struct targets *ts;
         struct dbuf out = DBUF_INIT;
@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (data[0] & 1)
                 cfg.targets = "app,tools";
         if (data[0] & 2) {
-                cfg.markers[0] = (struct sccache_marker){ "app=/stats.txt", "/stats.txt" };
+                cfg.markers[0] = (struct sccache_marker){"app=/stats.txt", "/stats.txt"};
                 cfg.nmarkers = 1;
         }
         if (buildmetrics_new(&cfg, &bm) < 0)

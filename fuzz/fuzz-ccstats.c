@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         const char *c = (const char *)data, *end = c + size;
-        struct ccstats st = { .kind = CCSTATS_NONE };
+        struct ccstats st = {.kind = CCSTATS_NONE};
         struct ccstats_parser p;
         int r = ccstats_parse((const char *)data, size, &st);
 
@@ -38,11 +38,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 abort();
         /* The figures `buildtel cache` stores: the same either way, known
          * (>= 0) or -1, and a terminated version. */
-        if (r == 0 && (p.last.size_bytes != st.size_bytes ||
-                       p.last.max_size_bytes != st.max_size_bytes || p.last.files != st.files ||
-                       st.size_bytes < -1 || st.max_size_bytes < -1 || st.files < -1 ||
-                       memchr(st.version, '\0', sizeof(st.version)) == NULL ||
-                       strcmp(st.version, p.last.version) != 0))
+        if (r == 0 &&
+            (p.last.size_bytes != st.size_bytes || p.last.max_size_bytes != st.max_size_bytes ||
+             p.last.files != st.files || st.size_bytes < -1 || st.max_size_bytes < -1 ||
+             st.files < -1 || memchr(st.version, '\0', sizeof(st.version)) == NULL ||
+             strcmp(st.version, p.last.version) != 0))
                 abort();
         return 0;
 }

@@ -21,8 +21,8 @@ static void check(const struct targets *ts)
                         abort();
                 /* Compare as the parser does; durations may overflow int64 only
                  * by wrapping, which the parser must not produce. */
-                if (i > 0 && (ts->slow[i - 1].end_ms - ts->slow[i - 1].start_ms) <
-                                     (e->end_ms - e->start_ms))
+                if (i > 0 &&
+                    (ts->slow[i - 1].end_ms - ts->slow[i - 1].start_ms) < (e->end_ms - e->start_ms))
                         abort();
         }
 }

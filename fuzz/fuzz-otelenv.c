@@ -48,8 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                          * (an '@' further on is part of the path) */
                         const char *auth = strstr(disp, "//");
                         size_t alen = auth ? strcspn(auth + 2, "/") : 0;
-                        if (strlen(disp) >= sizeof(disp) || strchr(disp, '?') || strchr(disp, '#') ||
-                            (auth && memchr(auth + 2, '@', alen)))
+                        if (strlen(disp) >= sizeof(disp) || strchr(disp, '?') ||
+                            strchr(disp, '#') || (auth && memchr(auth + 2, '@', alen)))
                                 abort();
                         free(str);
                 }

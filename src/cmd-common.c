@@ -81,8 +81,10 @@ int common_opts_parse(struct common_opts *o, int opt, const char *arg, const cha
         switch (opt) {
         case OPT_INTERVAL:
                 if (parse_double_str(arg, &d) < 0 || d < 0.05 || d > 86400) {
-                        fprintf(stderr, "buildtel %s: --interval takes seconds from 0.05 to 86400, not '%s'\n",
-                                cmd, arg);
+                        fprintf(
+                            stderr,
+                            "buildtel %s: --interval takes seconds from 0.05 to 86400, not '%s'\n",
+                            cmd, arg);
                         return -1;
                 }
                 o->rec.interval = d;
@@ -97,7 +99,8 @@ int common_opts_parse(struct common_opts *o, int opt, const char *arg, const cha
         case OPT_RUN_ID:
                 if (!run_id_valid(arg)) {
                         fprintf(stderr,
-                                "buildtel %s: --run-id takes 1 to 64 of [A-Za-z0-9._-], not starting with '.' or '-'\n",
+                                "buildtel %s: --run-id takes 1 to 64 of [A-Za-z0-9._-], not "
+                                "starting with '.' or '-'\n",
                                 cmd);
                         return -1;
                 }
@@ -155,7 +158,9 @@ int common_opts_parse(struct common_opts *o, int opt, const char *arg, const cha
                 const char *eq = strchr(arg, '=');
                 struct buildmetrics_config *m = &o->rec.metrics;
                 if (!eq || eq == arg || !eq[1] || m->nmarkers >= BUILDMETRICS_MAX_MARKERS) {
-                        fprintf(stderr, "buildtel %s: --sccache-marker takes TARGET=PATH (at most %d), not '%s'\n",
+                        fprintf(stderr,
+                                "buildtel %s: --sccache-marker takes TARGET=PATH (at most %d), not "
+                                "'%s'\n",
                                 cmd, BUILDMETRICS_MAX_MARKERS, arg);
                         return -1;
                 }
@@ -168,8 +173,10 @@ int common_opts_parse(struct common_opts *o, int opt, const char *arg, const cha
                 return 1;
         case OPT_METRIC_PREFIX:
                 if (*arg && !prom_prefix_valid(arg)) {
-                        fprintf(stderr, "buildtel %s: --metric-prefix takes [a-zA-Z_][a-zA-Z0-9_]*, not '%s'\n",
-                                cmd, arg);
+                        fprintf(
+                            stderr,
+                            "buildtel %s: --metric-prefix takes [a-zA-Z_][a-zA-Z0-9_]*, not '%s'\n",
+                            cmd, arg);
                         return -1;
                 }
                 o->rec.prom.metric_prefix = arg;
@@ -183,7 +190,9 @@ int common_opts_parse(struct common_opts *o, int opt, const char *arg, const cha
                 return 1;
         case OPT_PROM_FILE:
                 if (!prom_file_valid(arg)) {
-                        fprintf(stderr, "buildtel %s: --prom-file takes a file name ending in .prom, not '%s'\n",
+                        fprintf(stderr,
+                                "buildtel %s: --prom-file takes a file name ending in .prom, not "
+                                "'%s'\n",
                                 cmd, arg);
                         return -1;
                 }
@@ -191,7 +200,9 @@ int common_opts_parse(struct common_opts *o, int opt, const char *arg, const cha
                 return 1;
         case OPT_PUSHGATEWAY:
                 if (strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0) {
-                        fprintf(stderr, "buildtel %s: --pushgateway takes an http:// or https:// URL, not '%s'\n",
+                        fprintf(stderr,
+                                "buildtel %s: --pushgateway takes an http:// or https:// URL, not "
+                                "'%s'\n",
                                 cmd, arg);
                         return -1;
                 }
@@ -220,7 +231,9 @@ int common_opts_parse(struct common_opts *o, int opt, const char *arg, const cha
                 return 1;
         case OPT_OTLP_INTERVAL:
                 if (parse_double_str(arg, &d) < 0 || d < 0.1 || d > 86400) {
-                        fprintf(stderr, "buildtel %s: --otlp-interval takes seconds from 0.1 to 86400, not '%s'\n",
+                        fprintf(stderr,
+                                "buildtel %s: --otlp-interval takes seconds from 0.1 to 86400, not "
+                                "'%s'\n",
                                 cmd, arg);
                         return -1;
                 }
@@ -233,7 +246,7 @@ int common_opts_parse(struct common_opts *o, int opt, const char *arg, const cha
 
 static void make_run_id(char *buf, size_t len)
 {
-        uint8_t rnd[3] = { 0 };
+        uint8_t rnd[3] = {0};
         time_t t = time(NULL);
         struct tm tm;
 
@@ -297,8 +310,10 @@ int common_otlp_load(struct common_opts *o, const char *cmd)
         e = otelenv_load(env_lookup, NULL, &o->otlp_opt, common_note, NULL, &o->otlp);
         if (e == -EINVAL) {
                 /* never echo the value: a URL may carry user:password */
-                fprintf(stderr, "buildtel %s: --otlp-endpoint takes an http:// or https:// URL with a host\n",
-                        cmd);
+                fprintf(
+                    stderr,
+                    "buildtel %s: --otlp-endpoint takes an http:// or https:// URL with a host\n",
+                    cmd);
                 return -1;
         }
         if (e < 0) {

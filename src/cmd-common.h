@@ -37,30 +37,31 @@ enum {
 };
 
 #define COMMON_LONGOPTS                                                                            \
-        { "interval", required_argument, NULL, OPT_INTERVAL },                                     \
-        { "log-dir", required_argument, NULL, OPT_LOG_DIR },                                       \
-        { "out-dir", required_argument, NULL, OPT_LOG_DIR },                                       \
-        { "run-id", required_argument, NULL, OPT_RUN_ID },                                         \
-        { "disk-path", required_argument, NULL, OPT_DISK_PATH },                                   \
-        { "stage", required_argument, NULL, OPT_STAGE },                                           \
-        { "stage-regex", required_argument, NULL, OPT_STAGE_REGEX },                               \
-        { "near-oom-mb", required_argument, NULL, OPT_NEAR_OOM_MB },                               \
-        { "low-disk-gb", required_argument, NULL, OPT_LOW_DISK_GB },                               \
-        { "compilers", required_argument, NULL, OPT_COMPILERS },                                   \
-        { "quiet", no_argument, NULL, OPT_QUIET },                                                 \
-        { "db", required_argument, NULL, OPT_DB },                                                 \
-        { "no-db", no_argument, NULL, OPT_NO_DB },                                                 \
-        { "targets", required_argument, NULL, OPT_TARGETS },                                       \
-        { "sccache-marker", required_argument, NULL, OPT_SCCACHE_MARKER },                         \
-        { "ninja-log", required_argument, NULL, OPT_NINJA_LOG },                                   \
-        { "metric-prefix", required_argument, NULL, OPT_METRIC_PREFIX },                           \
-        { "textfile-dir", required_argument, NULL, OPT_TEXTFILE_DIR },                             \
-        { "prom-file", required_argument, NULL, OPT_PROM_FILE },                                   \
-        { "pushgateway", required_argument, NULL, OPT_PUSHGATEWAY },                               \
-        { "push-job", required_argument, NULL, OPT_PUSH_JOB },                                     \
-        { "otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT },                           \
-        { "otlp-interval", required_argument, NULL, OPT_OTLP_INTERVAL },                           \
-        { "help", no_argument, NULL, OPT_HELP }
+        {"interval", required_argument, NULL, OPT_INTERVAL},                                       \
+            {"log-dir", required_argument, NULL, OPT_LOG_DIR},                                     \
+            {"out-dir", required_argument, NULL, OPT_LOG_DIR},                                     \
+            {"run-id", required_argument, NULL, OPT_RUN_ID},                                       \
+            {"disk-path", required_argument, NULL, OPT_DISK_PATH},                                 \
+            {"stage", required_argument, NULL, OPT_STAGE},                                         \
+            {"stage-regex", required_argument, NULL, OPT_STAGE_REGEX},                             \
+            {"near-oom-mb", required_argument, NULL, OPT_NEAR_OOM_MB},                             \
+            {"low-disk-gb", required_argument, NULL, OPT_LOW_DISK_GB},                             \
+            {"compilers", required_argument, NULL, OPT_COMPILERS},                                 \
+            {"quiet", no_argument, NULL, OPT_QUIET}, {"db", required_argument, NULL, OPT_DB},      \
+            {"no-db", no_argument, NULL, OPT_NO_DB},                                               \
+            {"targets", required_argument, NULL, OPT_TARGETS},                                     \
+            {"sccache-marker", required_argument, NULL, OPT_SCCACHE_MARKER},                       \
+            {"ninja-log", required_argument, NULL, OPT_NINJA_LOG},                                 \
+            {"metric-prefix", required_argument, NULL, OPT_METRIC_PREFIX},                         \
+            {"textfile-dir", required_argument, NULL, OPT_TEXTFILE_DIR},                           \
+            {"prom-file", required_argument, NULL, OPT_PROM_FILE},                                 \
+            {"pushgateway", required_argument, NULL, OPT_PUSHGATEWAY},                             \
+            {"push-job", required_argument, NULL, OPT_PUSH_JOB},                                   \
+            {"otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT},                         \
+            {"otlp-interval", required_argument, NULL, OPT_OTLP_INTERVAL},                         \
+        {                                                                                          \
+                "help", no_argument, NULL, OPT_HELP                                                \
+        }
 
 struct common_opts {
         struct recorder_config rec;

@@ -43,7 +43,9 @@ static int import_one(const char *what, const char *buf, size_t len)
         struct buildx_history h;
 
         if (buildx_history_parse(buf, len, &h) < 0) {
-                fprintf(stderr, "buildtel import-buildx: %s: not the JSON of `docker buildx history inspect --format json` (buildx >= 0.21)\n",
+                fprintf(stderr,
+                        "buildtel import-buildx: %s: not the JSON of `docker buildx history "
+                        "inspect --format json` (buildx >= 0.21)\n",
                         what);
                 return -EINVAL;
         }
@@ -54,9 +56,9 @@ static int import_one(const char *what, const char *buf, size_t len)
 int cmd_import_buildx(int argc, char **argv)
 {
         static const struct option longopts[] = {
-                { "json-file", required_argument, NULL, 'f' },
-                { "help", no_argument, NULL, 'h' },
-                { 0 },
+            {"json-file", required_argument, NULL, 'f'},
+            {"help", no_argument, NULL, 'h'},
+            {0},
         };
         const char *file = NULL;
         int c, ret = 0;
@@ -98,11 +100,12 @@ int cmd_import_buildx(int argc, char **argv)
                 int e = buildx_history_fetch(argv[i], IMPORT_TIMEOUT_S, &buf, &len);
 
                 if (e < 0) {
-                        fprintf(stderr, "buildtel import-buildx: docker buildx history inspect %s: %s\n",
+                        fprintf(stderr,
+                                "buildtel import-buildx: docker buildx history inspect %s: %s\n",
                                 argv[i],
-                                e == -ENOENT ? "docker not found" :
-                                e == -EIO    ? "failed (unknown ref, or buildx older than 0.21?)" :
-                                               strerror(-e));
+                                e == -ENOENT ? "docker not found"
+                                : e == -EIO  ? "failed (unknown ref, or buildx older than 0.21?)"
+                                             : strerror(-e));
                         ret = 1;
                         continue;
                 }

@@ -42,7 +42,7 @@ struct run_loop {
         bool exited;
         int status, signal;
         double exit_mono;
-        int forwarded; /* last signal we passed on, for the exit path */
+        int forwarded;  /* last signal we passed on, for the exit path */
         bool subreaper; /* orphans of the build are ours to reap (--cgroup=none) */
 };
 
@@ -102,7 +102,7 @@ static void reap(struct run_loop *L)
 static void reap_orphans(struct run_loop *L)
 {
         for (int i = 0; L->subreaper && i < 4096; i++) {
-                siginfo_t si = { 0 };
+                siginfo_t si = {0};
 
                 if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0 ||
                     si.si_pid == child_pid(L->child))
@@ -134,8 +134,8 @@ static void drain_ready(struct run_loop *L)
 {
         for (int rounds = 0; rounds < 1024; rounds++) {
                 struct pollfd p[2] = {
-                        { .fd = child_stdout_fd(L->child), .events = POLLIN },
-                        { .fd = child_stderr_fd(L->child), .events = POLLIN },
+                    {.fd = child_stdout_fd(L->child), .events = POLLIN},
+                    {.fd = child_stderr_fd(L->child), .events = POLLIN},
                 };
                 bool any = false;
 
@@ -195,17 +195,17 @@ static int run_loop(struct run_loop *L, double grace)
 
                 if (child_stdout_fd(L->child) >= 0) {
                         out_i = n;
-                        p[n++] = (struct pollfd){ .fd = child_stdout_fd(L->child), .events = POLLIN };
+                        p[n++] = (struct pollfd){.fd = child_stdout_fd(L->child), .events = POLLIN};
                 }
                 if (child_stderr_fd(L->child) >= 0) {
                         err_i = n;
-                        p[n++] = (struct pollfd){ .fd = child_stderr_fd(L->child), .events = POLLIN };
+                        p[n++] = (struct pollfd){.fd = child_stderr_fd(L->child), .events = POLLIN};
                 }
                 sig_i = n;
-                p[n++] = (struct pollfd){ .fd = L->sfd, .events = POLLIN };
+                p[n++] = (struct pollfd){.fd = L->sfd, .events = POLLIN};
                 if (!L->exited && child_pidfd(L->child) >= 0) {
                         pid_i = n;
-                        p[n++] = (struct pollfd){ .fd = child_pidfd(L->child), .events = POLLIN };
+                        p[n++] = (struct pollfd){.fd = child_pidfd(L->child), .events = POLLIN};
                 }
                 /* Network exports: their sockets and timers, never a wait. */
                 rec_i = n;
@@ -247,23 +247,23 @@ static void print_run_usage(FILE *f)
 int cmd_run(int argc, char **argv)
 {
         static const struct option longopts[] = {
-                COMMON_LONGOPTS,
-                { "grace", required_argument, NULL, OPT_GRACE },
-                { "off", no_argument, NULL, OPT_OFF },
-                { "cgroup", required_argument, NULL, OPT_CGROUP },
-                { "memory-max", required_argument, NULL, OPT_MEMORY_MAX },
-                { "memory-high", required_argument, NULL, OPT_MEMORY_HIGH },
-                { 0 },
+            COMMON_LONGOPTS,
+            {"grace", required_argument, NULL, OPT_GRACE},
+            {"off", no_argument, NULL, OPT_OFF},
+            {"cgroup", required_argument, NULL, OPT_CGROUP},
+            {"memory-max", required_argument, NULL, OPT_MEMORY_MAX},
+            {"memory-high", required_argument, NULL, OPT_MEMORY_HIGH},
+            {0},
         };
         struct common_opts o;
-        struct run_info ri = { 0 };
-        struct run_loop L = { .sfd = -1 };
-        struct child_config ccfg = { 0 };
-        struct cgroup_config cgcfg = { .mode = CGROUP_MODE_AUTO, .root = "/" };
+        struct run_info ri = {0};
+        struct run_loop L = {.sfd = -1};
+        struct child_config ccfg = {0};
+        struct cgroup_config cgcfg = {.mode = CGROUP_MODE_AUTO, .root = "/"};
         struct cgroup *cg = NULL;
         int cg_fds[_CG_H_MAX];
         struct dbuf short_sum = DBUF_INIT;
-        struct sigaction ign = { .sa_handler = SIG_IGN }, old_pipe;
+        struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
         sigset_t mask, old_mask;
         const char *env;
         double grace = 2.0;
@@ -281,7 +281,9 @@ int cmd_run(int argc, char **argv)
                 switch (c) {
                 case OPT_GRACE:
                         if (parse_double_str(optarg, &grace) < 0 || grace < 0 || grace > 3600) {
-                                fprintf(stderr, "buildtel run: --grace takes seconds from 0 to 3600, not '%s'\n",
+                                fprintf(stderr,
+                                        "buildtel run: --grace takes seconds from 0 to 3600, not "
+                                        "'%s'\n",
                                         optarg);
                                 goto out;
                         }
@@ -291,7 +293,9 @@ int cmd_run(int argc, char **argv)
                         break;
                 case OPT_CGROUP:
                         if (cgroup_mode_parse(optarg, &cgcfg.mode) < 0) {
-                                fprintf(stderr, "buildtel run: --cgroup takes auto, v2, hybrid, v1 or none, not '%s'\n",
+                                fprintf(stderr,
+                                        "buildtel run: --cgroup takes auto, v2, hybrid, v1 or "
+                                        "none, not '%s'\n",
                                         optarg);
                                 goto out;
                         }
@@ -299,10 +303,13 @@ int cmd_run(int argc, char **argv)
                 case OPT_MEMORY_MAX:
                 case OPT_MEMORY_HIGH:
                         if (parse_size_str(optarg, c == OPT_MEMORY_MAX ? &cgcfg.memory_max
-                                                                      : &cgcfg.memory_high) < 0 ||
+                                                                       : &cgcfg.memory_high) < 0 ||
                             (c == OPT_MEMORY_MAX ? cgcfg.memory_max : cgcfg.memory_high) < 4096) {
-                                fprintf(stderr, "buildtel run: %s takes a size of at least 4K (512M, 4G, ...), not '%s'\n",
-                                        c == OPT_MEMORY_MAX ? "--memory-max" : "--memory-high", optarg);
+                                fprintf(stderr,
+                                        "buildtel run: %s takes a size of at least 4K (512M, 4G, "
+                                        "...), not '%s'\n",
+                                        c == OPT_MEMORY_MAX ? "--memory-max" : "--memory-high",
+                                        optarg);
                                 goto out;
                         }
                         break;
@@ -365,12 +372,15 @@ int cmd_run(int argc, char **argv)
         cgcfg.run_id = ri.run_id;
         cgcfg.note = common_note;
         if (cgcfg.mode == CGROUP_MODE_NONE && (cgcfg.memory_max || cgcfg.memory_high)) {
-                fprintf(stderr, "buildtel run: --memory-max and --memory-high need a cgroup, not --cgroup=none\n");
+                fprintf(stderr, "buildtel run: --memory-max and --memory-high need a cgroup, not "
+                                "--cgroup=none\n");
                 goto out_sig;
         }
         e = cgroup_new(&cgcfg, &cg);
         if (e < 0 && cgcfg.mode == CGROUP_MODE_AUTO && !cgcfg.memory_max && !cgcfg.memory_high) {
-                fprintf(stderr, "buildtel: note: no cgroup for the build (%s): --cgroup=none, its figures are estimates from /proc\n",
+                fprintf(stderr,
+                        "buildtel: note: no cgroup for the build (%s): --cgroup=none, its figures "
+                        "are estimates from /proc\n",
                         e == -ENOENT ? "none mounted" : strerror(-e));
                 cgcfg.mode = CGROUP_MODE_NONE;
                 e = cgroup_new(&cgcfg, &cg);
@@ -378,7 +388,7 @@ int cmd_run(int argc, char **argv)
         if (e < 0) {
                 fprintf(stderr, "buildtel run: cannot make the build's cgroup (--cgroup=%s): %s\n",
                         cgroup_mode_name(cgcfg.mode),
-                        e == -ENOENT      ? "its hierarchies are not mounted here"
+                        e == -ENOENT       ? "its hierarchies are not mounted here"
                         : e == -EOPNOTSUPP ? "the memory limit did not hold"
                                            : strerror(-e));
                 goto out_sig;
@@ -439,7 +449,7 @@ int cmd_run(int argc, char **argv)
                 fprintf(stderr, "buildtel: warning: %s\n", strerror(-e));
         }
         while (!L.exited) {
-                struct pollfd p = { .fd = L.sfd, .events = POLLIN };
+                struct pollfd p = {.fd = L.sfd, .events = POLLIN};
                 (void)poll(&p, 1, 100);
                 handle_signals(&L);
                 reap(&L);

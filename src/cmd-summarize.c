@@ -51,7 +51,8 @@ static void load_run_info(const char *csv, struct run_info *ri)
                 run_info_release(ri);
                 ri->end_epoch = ri->start_epoch = NAN;
                 ri->exit_code = -1;
-                fprintf(stderr, "buildtel summarize: note: '%s' is not a run record; run facts left out\n",
+                fprintf(stderr,
+                        "buildtel summarize: note: '%s' is not a run record; run facts left out\n",
                         path);
         }
 }
@@ -63,7 +64,7 @@ static int summarize_db(struct common_opts *o, const char *spec, bool json)
         _cleanup_free_ char *def = NULL;
         const char *db = o->rec.db_path;
         struct store *st = NULL;
-        struct run_info ri = { 0 };
+        struct run_info ri = {0};
         struct summary sum;
         struct dbuf out = DBUF_INIT;
         int64_t id, rows;
@@ -72,24 +73,32 @@ static int summarize_db(struct common_opts *o, const char *spec, bool json)
         if (!db)
                 db = def = store_default_path();
         if (!db) {
-                fprintf(stderr, "buildtel summarize: '%s' is not a file, and there is no history database (set HOME or use --db)\n",
+                fprintf(stderr,
+                        "buildtel summarize: '%s' is not a file, and there is no history database "
+                        "(set HOME or use --db)\n",
                         spec);
                 return 1;
         }
         e = store_open(db, false, 2000, &st);
         if (e == -ENOENT) {
-                fprintf(stderr, "buildtel summarize: '%s' is neither a file nor a run (no history database '%s')\n",
+                fprintf(stderr,
+                        "buildtel summarize: '%s' is neither a file nor a run (no history database "
+                        "'%s')\n",
                         spec, db);
                 return 1;
         }
         if (e < 0) {
-                fprintf(stderr, "buildtel summarize: history database '%s': %s\n", db, store_strerror(e));
+                fprintf(stderr, "buildtel summarize: history database '%s': %s\n", db,
+                        store_strerror(e));
                 return 1;
         }
         e = history_find_run(st, spec, &id);
         if (e == -ENOENT || e == -EEXIST) {
-                fprintf(stderr, e == -ENOENT ? "buildtel summarize: '%s' is neither a file nor a run in '%s'\n"
-                                             : "buildtel summarize: '%s' names several runs in '%s'; give more of the id\n",
+                fprintf(stderr,
+                        e == -ENOENT
+                            ? "buildtel summarize: '%s' is neither a file nor a run in '%s'\n"
+                            : "buildtel summarize: '%s' names several runs in '%s'; give more of "
+                              "the id\n",
                         spec, db);
                 goto out;
         }
@@ -102,7 +111,8 @@ static int summarize_db(struct common_opts *o, const char *spec, bool json)
                         store_strerror((int)rows));
                 goto out;
         }
-        if (json ? summary_render_json(&sum, &ri, &out) < 0 : summary_render_text(&sum, &ri, &out) < 0) {
+        if (json ? summary_render_json(&sum, &ri, &out) < 0
+                 : summary_render_text(&sum, &ri, &out) < 0) {
                 fprintf(stderr, "buildtel summarize: out of memory\n");
                 goto out;
         }
@@ -121,16 +131,16 @@ out:
 int cmd_summarize(int argc, char **argv)
 {
         static const struct option longopts[] = {
-                { "near-oom-mb", required_argument, NULL, OPT_NEAR_OOM_MB },
-                { "low-disk-gb", required_argument, NULL, OPT_LOW_DISK_GB },
-                { "json", no_argument, NULL, OPT_JSON },
-                { "db", required_argument, NULL, OPT_DB },
-                { "help", no_argument, NULL, OPT_HELP },
-                { 0 },
+            {"near-oom-mb", required_argument, NULL, OPT_NEAR_OOM_MB},
+            {"low-disk-gb", required_argument, NULL, OPT_LOW_DISK_GB},
+            {"json", no_argument, NULL, OPT_JSON},
+            {"db", required_argument, NULL, OPT_DB},
+            {"help", no_argument, NULL, OPT_HELP},
+            {0},
         };
         struct common_opts o;
         struct summary sum;
-        struct run_info ri = { 0 };
+        struct run_info ri = {0};
         struct dbuf out = DBUF_INIT;
         bool json = false;
         const char *path;
@@ -152,7 +162,8 @@ int cmd_summarize(int argc, char **argv)
                 } else if (c == 'h') {
                         o.help = true;
                 } else {
-                        fputs("usage: buildtel summarize [--json] [--near-oom-mb N] [--low-disk-gb N] [--db PATH] FILE.csv|RUN\n",
+                        fputs("usage: buildtel summarize [--json] [--near-oom-mb N] [--low-disk-gb "
+                              "N] [--db PATH] FILE.csv|RUN\n",
                               stderr);
                         goto out;
                 }
@@ -163,7 +174,8 @@ int cmd_summarize(int argc, char **argv)
                 goto out;
         }
         if (optind != argc - 1) {
-                fputs("usage: buildtel summarize [--json] [--near-oom-mb N] [--low-disk-gb N] [--db PATH] FILE.csv|RUN\n",
+                fputs("usage: buildtel summarize [--json] [--near-oom-mb N] [--low-disk-gb N] "
+                      "[--db PATH] FILE.csv|RUN\n",
                       stderr);
                 goto out;
         }
@@ -176,7 +188,8 @@ int cmd_summarize(int argc, char **argv)
         }
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0 || fstat(fd, &st) < 0) {
-                fprintf(stderr, "buildtel summarize: cannot open '%s': %s\n", path, strerror(errno));
+                fprintf(stderr, "buildtel summarize: cannot open '%s': %s\n", path,
+                        strerror(errno));
                 goto out;
         }
         if (!S_ISREG(st.st_mode)) {

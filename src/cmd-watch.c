@@ -77,14 +77,14 @@ static void on_log_line(void *userdata, const char *line, size_t len, bool trunc
 int cmd_watch(int argc, char **argv)
 {
         static const struct option longopts[] = {
-                COMMON_LONGOPTS,
-                { "pid", required_argument, NULL, OPT_PID },
-                { "watch-pid", required_argument, NULL, OPT_PID },
-                { "stage-log-dir", required_argument, NULL, OPT_STAGE_LOG_DIR },
-                { 0 },
+            COMMON_LONGOPTS,
+            {"pid", required_argument, NULL, OPT_PID},
+            {"watch-pid", required_argument, NULL, OPT_PID},
+            {"stage-log-dir", required_argument, NULL, OPT_STAGE_LOG_DIR},
+            {0},
         };
         struct common_opts o;
-        struct run_info ri = { 0 };
+        struct run_info ri = {0};
         struct recorder *rec = NULL;
         struct procfs *pfs = NULL;
         struct follow *fol = NULL;
@@ -107,7 +107,8 @@ int cmd_watch(int argc, char **argv)
                 case 'p':
                 case OPT_PID:
                         if (parse_u64_str(optarg, &pid) < 0 || pid == 0 || pid > 4194304) {
-                                fprintf(stderr, "buildtel watch: --pid takes a process id, not '%s'\n",
+                                fprintf(stderr,
+                                        "buildtel watch: --pid takes a process id, not '%s'\n",
                                         optarg);
                                 goto out;
                         }
@@ -185,8 +186,8 @@ int cmd_watch(int argc, char **argv)
         for (;;) {
                 /* a negative fd (no pidfd) is ignored by poll */
                 struct pollfd p[2 + RECORDER_POLLFDS] = {
-                        { .fd = sfd, .events = POLLIN },
-                        { .fd = pidfd, .events = POLLIN },
+                    {.fd = sfd, .events = POLLIN},
+                    {.fd = pidfd, .events = POLLIN},
                 };
                 double deadline = recorder_next_tick(rec), wait;
                 size_t np = 2 + recorder_pollfds(rec, p + 2, RECORDER_POLLFDS, &deadline);

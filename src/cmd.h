@@ -6,9 +6,9 @@
 /* Exit codes of buildtel's own (the build's status passes through). */
 enum {
         EXIT_BT_OK = 0,
-        EXIT_BT_USAGE = 2,     /* bad command line (subcommands other than run/watch) */
+        EXIT_BT_USAGE = 2,      /* bad command line (subcommands other than run/watch) */
         EXIT_BT_INTERNAL = 125, /* buildtel itself failed before the build ran */
-        EXIT_BT_NOEXEC = 126,  /* COMMAND found but not executable */
+        EXIT_BT_NOEXEC = 126,   /* COMMAND found but not executable */
         EXIT_BT_NOTFOUND = 127, /* COMMAND not found */
 };
 

@@ -7,16 +7,16 @@
 const char *program_version = BUILDTEL_VERSION;
 
 static const struct cmd commands[] = {
-        { "run", cmd_run, "run a build and record what it and the machine did" },
-        { "watch", cmd_watch, "attach to a running build by pid and record the same" },
-        { "summarize", cmd_summarize, "recompute a run's summary from its CSV or the history" },
-        { "status", cmd_status, "recent runs from the history database" },
-        { "inspect", cmd_inspect, "one run in detail (the latest by default)" },
-        { "layers", cmd_layers, "layer-cache reuse per target, from the latest builds" },
-        { "cache", cmd_cache, "compiler-cache figures now, and the change since last time" },
-        { "import-buildx", cmd_import_buildx, "a build's figures from docker buildx history" },
-        { "export", cmd_export, "send a finished run to an OTLP collector again" },
-        { "help", cmd_help, "show the help of a command" },
+    {"run", cmd_run, "run a build and record what it and the machine did"},
+    {"watch", cmd_watch, "attach to a running build by pid and record the same"},
+    {"summarize", cmd_summarize, "recompute a run's summary from its CSV or the history"},
+    {"status", cmd_status, "recent runs from the history database"},
+    {"inspect", cmd_inspect, "one run in detail (the latest by default)"},
+    {"layers", cmd_layers, "layer-cache reuse per target, from the latest builds"},
+    {"cache", cmd_cache, "compiler-cache figures now, and the change since last time"},
+    {"import-buildx", cmd_import_buildx, "a build's figures from docker buildx history"},
+    {"export", cmd_export, "send a finished run to an OTLP collector again"},
+    {"help", cmd_help, "show the help of a command"},
 };
 
 void main_print_help(FILE *f)

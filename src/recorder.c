@@ -37,7 +37,7 @@ struct recorder {
         struct buildmetrics *metrics; /* targets from the build's own output */
         size_t nsinks;
         double start_mono, next_tick;
-        double line_now; /* the time the lines being parsed arrived */
+        double line_now;    /* the time the lines being parsed arrived */
         struct proctop top; /* the build's largest processes this tick */
         double page_mb;     /* MiB per page */
 };
@@ -109,15 +109,15 @@ static void close_sinks(struct recorder *r)
 static int open_sinks(struct recorder *r, const char *dir)
 {
         struct sink_ctx ctx = {
-                .log_dir = dir,
-                .run = r->run,
-                .summary_cfg = r->cfg.summary,
-                .quiet = r->cfg.quiet,
-                .prom = &r->cfg.prom,
-                .db_path = r->db_path,
-                .warn = sink_warn,
-                .warn_userdata = r,
-                .otlp = r->cfg.otlp,
+            .log_dir = dir,
+            .run = r->run,
+            .summary_cfg = r->cfg.summary,
+            .quiet = r->cfg.quiet,
+            .prom = &r->cfg.prom,
+            .db_path = r->db_path,
+            .warn = sink_warn,
+            .warn_userdata = r,
+            .otlp = r->cfg.otlp,
         };
         int e;
 
@@ -186,9 +186,9 @@ static void on_line(void *userdata, const char *line, size_t len, bool truncated
 int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct recorder **ret)
 {
         struct sampler_config scfg = {
-                .root = "/",
-                .disk_path = cfg->disk_path ? cfg->disk_path : ".",
-                .compilers = cfg->compilers,
+            .root = "/",
+            .disk_path = cfg->disk_path ? cfg->disk_path : ".",
+            .compilers = cfg->compilers,
         };
         struct recorder *r;
         int e;
@@ -252,8 +252,14 @@ void recorder_free(struct recorder *r)
         free(r);
 }
 
-const char *recorder_log_dir(const struct recorder *r) { return r->log_dir; }
-double recorder_next_tick(const struct recorder *r) { return r->next_tick; }
+const char *recorder_log_dir(const struct recorder *r)
+{
+        return r->log_dir;
+}
+double recorder_next_tick(const struct recorder *r)
+{
+        return r->next_tick;
+}
 
 void recorder_output(struct recorder *r, int stream, const char *buf, size_t len)
 {
@@ -404,7 +410,7 @@ int recorder_tick(struct recorder *r)
 
 int recorder_finish(struct recorder *r, struct dbuf *short_out)
 {
-        struct run_model m = { .run = r->run, .summary = &r->summary };
+        struct run_model m = {.run = r->run, .summary = &r->summary};
         int ret = 0;
 
         buildmetrics_finish(r->metrics, r->run->argv, r->cfg.note, r->cfg.userdata);

@@ -21,7 +21,7 @@ typedef void (*recorder_note_fn)(void *userdata, const char *fmt, ...) _printf_(
 
 struct recorder_config {
         const char *log_dir; /* NULL: $XDG_STATE_HOME/buildtel/logs */
-        double interval; /* seconds */
+        double interval;     /* seconds */
         const char *disk_path;
         const char *const *compilers; /* NULL: defaults */
         struct logctx_config logctx;

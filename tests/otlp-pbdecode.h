@@ -123,7 +123,7 @@ static inline void pbd_str(char *dst, const struct pbd_field *f)
 }
 
 #define PBD_EACH(f, p, len)                                                                        \
-        for (const uint8_t *f##_c = (p), *f##_e = (p) + (len); f##_c < f##_e;)                      \
+        for (const uint8_t *f##_c = (p), *f##_e = (p) + (len); f##_c < f##_e;)                     \
                 if (pbd_next(&f##_c, f##_e, &(f)) < 0)                                             \
                         return -1;                                                                 \
                 else
@@ -281,8 +281,10 @@ static inline int pbd_request(const uint8_t *p, size_t len, struct pbd_request *
                                 PBD_EACH(h, g.p, g.len)
                                 {
                                         if (h.num != 1 || h.wt != 2 ||
-                                            rq->nresource >= sizeof(rq->resource) / sizeof(rq->resource[0]) ||
-                                            pbd_keyvalue(h.p, h.len, &rq->resource[rq->nresource++]) < 0)
+                                            rq->nresource >=
+                                                sizeof(rq->resource) / sizeof(rq->resource[0]) ||
+                                            pbd_keyvalue(h.p, h.len,
+                                                         &rq->resource[rq->nresource++]) < 0)
                                                 return -1;
                                 }
                         } else if (g.num == 2 && g.wt == 2) {

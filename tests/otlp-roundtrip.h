@@ -18,7 +18,10 @@ struct rt_bytes {
         size_t len, pos;
 };
 
-static inline uint8_t rt_u8(struct rt_bytes *b) { return b->pos < b->len ? b->p[b->pos++] : 0; }
+static inline uint8_t rt_u8(struct rt_bytes *b)
+{
+        return b->pos < b->len ? b->p[b->pos++] : 0;
+}
 static inline uint64_t rt_u64(struct rt_bytes *b)
 {
         uint64_t v = 0;
@@ -127,10 +130,14 @@ static inline bool rt_attr_eq(const struct otlp_attr *a, const struct pbd_attr *
         if (strcmp(a->key, d->key) != 0)
                 return false;
         switch (a->type) {
-        case OTLP_STRING: return d->type == 1 && strcmp(a->s, d->s) == 0;
-        case OTLP_BOOL: return d->type == 2 && d->u == (uint64_t)a->b;
-        case OTLP_INT: return d->type == 3 && d->u == (uint64_t)a->i;
-        case OTLP_DOUBLE: return d->type == 4 && d->u == rt_dbits(a->d);
+        case OTLP_STRING:
+                return d->type == 1 && strcmp(a->s, d->s) == 0;
+        case OTLP_BOOL:
+                return d->type == 2 && d->u == (uint64_t)a->b;
+        case OTLP_INT:
+                return d->type == 3 && d->u == (uint64_t)a->i;
+        case OTLP_DOUBLE:
+                return d->type == 4 && d->u == rt_dbits(a->d);
         }
         return false;
 }
@@ -144,7 +151,8 @@ static inline const char *rt_check_pb(const struct otlp_request *rq, const uint8
                 return "protobuf does not decode";
         if (d.nresource != rq->nresource || d.nmetrics != rq->nmetrics)
                 return "protobuf: counts differ";
-        if (strcmp(d.scope_name, rq->scope_name) != 0 || strcmp(d.scope_version, rq->scope_version) != 0)
+        if (strcmp(d.scope_name, rq->scope_name) != 0 ||
+            strcmp(d.scope_version, rq->scope_version) != 0)
                 return "protobuf: scope differs";
         for (size_t i = 0; i < rq->nresource; i++)
                 if (!rt_attr_eq(&rq->resource[i], &d.resource[i]))
@@ -176,8 +184,9 @@ static inline const char *rt_check_pb(const struct otlp_request *rq, const uint8
                         if (Q->nexemplars != (rq->has_trace ? 1 : 0))
                                 return "protobuf: exemplar count differs";
                         if (rq->has_trace &&
-                            (Q->ex_time != P->time_ns || Q->ex_bits != bits || Q->ex_is_int != P->is_int ||
-                             memcmp(Q->trace, rq->trace_id, 16) != 0 || memcmp(Q->span, rq->span_id, 8) != 0))
+                            (Q->ex_time != P->time_ns || Q->ex_bits != bits ||
+                             Q->ex_is_int != P->is_int || memcmp(Q->trace, rq->trace_id, 16) != 0 ||
+                             memcmp(Q->span, rq->span_id, 8) != 0))
                                 return "protobuf: exemplar differs";
                 }
         }
@@ -220,11 +229,13 @@ static inline bool rt_json_attrs_eq(json_t *arr, const struct otlp_attr *a, size
                 switch (a[i].type) {
                 case OTLP_STRING:
                         if (!json_is_string(json_object_get(v, "stringValue")) ||
-                            strcmp(json_string_value(json_object_get(v, "stringValue")), a[i].s) != 0)
+                            strcmp(json_string_value(json_object_get(v, "stringValue")), a[i].s) !=
+                                0)
                                 return false;
                         break;
                 case OTLP_BOOL:
-                        if (json_object_get(v, "boolValue") != (a[i].b ? json_true() : json_false()))
+                        if (json_object_get(v, "boolValue") !=
+                            (a[i].b ? json_true() : json_false()))
                                 return false;
                         break;
                 case OTLP_INT:
@@ -263,27 +274,35 @@ static inline const char *rt_check_json(const struct otlp_request *rq, const cha
                 json_t *dps = json_object_get(body, "dataPoints");
 
                 if (strcmp(json_string_value(json_object_get(jm, "name")), M->name) != 0 ||
-                    (M->unit[0] && strcmp(json_string_value(json_object_get(jm, "unit")), M->unit) != 0))
+                    (M->unit[0] &&
+                     strcmp(json_string_value(json_object_get(jm, "unit")), M->unit) != 0))
                         why = "JSON: metric name or unit differs";
                 else if (json_array_size(dps) != M->npoints)
                         why = "JSON: point count differs";
                 else if (M->kind == OTLP_SUM &&
-                         (json_integer_value(json_object_get(body, "aggregationTemporality")) != 2 ||
+                         (json_integer_value(json_object_get(body, "aggregationTemporality")) !=
+                              2 ||
                           (json_object_get(body, "isMonotonic") == json_true()) != M->monotonic))
                         why = "JSON: sum temporality or monotonic differs";
                 for (size_t k = 0; !why && k < M->npoints; k++) {
                         const struct otlp_point *P = &M->points[k];
                         json_t *dp = json_array_get(dps, k);
-                        bool val = P->is_int ? rt_json_i64_eq(json_object_get(dp, "asInt"), P->i, false)
-                                             : rt_json_double_eq(json_object_get(dp, "asDouble"), P->d);
+                        bool val = P->is_int
+                                       ? rt_json_i64_eq(json_object_get(dp, "asInt"), P->i, false)
+                                       : rt_json_double_eq(json_object_get(dp, "asDouble"), P->d);
 
-                        if (!val || !rt_json_i64_eq(json_object_get(dp, "timeUnixNano"), (int64_t)P->time_ns, true) ||
-                            (P->start_ns && !rt_json_i64_eq(json_object_get(dp, "startTimeUnixNano"),
-                                                            (int64_t)P->start_ns, true)))
+                        if (!val ||
+                            !rt_json_i64_eq(json_object_get(dp, "timeUnixNano"),
+                                            (int64_t)P->time_ns, true) ||
+                            (P->start_ns &&
+                             !rt_json_i64_eq(json_object_get(dp, "startTimeUnixNano"),
+                                             (int64_t)P->start_ns, true)))
                                 why = "JSON: point time or value differs";
-                        else if (!rt_json_attrs_eq(json_object_get(dp, "attributes"), P->attrs, P->nattrs))
+                        else if (!rt_json_attrs_eq(json_object_get(dp, "attributes"), P->attrs,
+                                                   P->nattrs))
                                 why = "JSON: point attributes differ";
-                        else if (json_array_size(json_object_get(dp, "exemplars")) != (rq->has_trace ? 1u : 0u))
+                        else if (json_array_size(json_object_get(dp, "exemplars")) !=
+                                 (rq->has_trace ? 1u : 0u))
                                 why = "JSON: exemplar count differs";
                 }
         }
@@ -292,7 +311,8 @@ static inline const char *rt_check_json(const struct otlp_request *rq, const cha
 }
 
 /* Read back a gzip member of stored blocks, checking sizes and CRC. */
-static inline const char *rt_check_gzip(const uint8_t *g, size_t glen, const uint8_t *want, size_t wlen)
+static inline const char *rt_check_gzip(const uint8_t *g, size_t glen, const uint8_t *want,
+                                        size_t wlen)
 {
         size_t pos = 10, out = 0;
         bool final = false;
@@ -306,7 +326,8 @@ static inline const char *rt_check_gzip(const uint8_t *g, size_t glen, const uin
                         return "gzip: not a stored block";
                 final = g[pos] & 1;
                 n = (size_t)g[pos + 1] | (size_t)g[pos + 2] << 8;
-                if (((g[pos + 1] ^ g[pos + 3]) & 0xff) != 0xff || ((g[pos + 2] ^ g[pos + 4]) & 0xff) != 0xff)
+                if (((g[pos + 1] ^ g[pos + 3]) & 0xff) != 0xff ||
+                    ((g[pos + 2] ^ g[pos + 4]) & 0xff) != 0xff)
                         return "gzip: LEN and NLEN disagree";
                 pos += 5;
                 if (pos + n > glen || out + n > wlen || memcmp(g + pos, want + out, n) != 0)
@@ -320,7 +341,8 @@ static inline const char *rt_check_gzip(const uint8_t *g, size_t glen, const uin
         isize = (uint32_t)g[pos + 4] | (uint32_t)g[pos + 5] << 8 | (uint32_t)g[pos + 6] << 16 |
                 (uint32_t)g[pos + 7] << 24;
         if (((uint32_t)g[pos] | (uint32_t)g[pos + 1] << 8 | (uint32_t)g[pos + 2] << 16 |
-             (uint32_t)g[pos + 3] << 24) != crc || isize != (uint32_t)wlen)
+             (uint32_t)g[pos + 3] << 24) != crc ||
+            isize != (uint32_t)wlen)
                 return "gzip: CRC or ISIZE differs";
         return NULL;
 }
@@ -329,7 +351,7 @@ static inline const char *rt_check_gzip(const uint8_t *g, size_t glen, const uin
 static inline const char *rt_run(const uint8_t *data, size_t size)
 {
         static struct rt_set s;
-        struct rt_bytes b = { data, size, 0 };
+        struct rt_bytes b = {data, size, 0};
         struct dbuf pb = DBUF_INIT, js = DBUF_INIT, gz = DBUF_INIT;
         const char *why;
 

@@ -23,32 +23,32 @@
 
 static int failures;
 
-#define CHECK(cond)                                                                     \
-        do {                                                                            \
-                if (!(cond)) {                                                          \
-                        fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-                        failures++;                                                     \
-                }                                                                       \
+#define CHECK(cond)                                                                                \
+        do {                                                                                       \
+                if (!(cond)) {                                                                     \
+                        fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
+                        failures++;                                                                \
+                }                                                                                  \
         } while (0)
 
-#define CHECK_U(a, b)                                                                   \
-        do {                                                                            \
-                uint64_t a_ = (a), b_ = (b);                                            \
-                if (a_ != b_) {                                                         \
-                        fprintf(stderr, "%s:%d: %s is %" PRIu64 ", expected %" PRIu64 "\n", \
-                                __FILE__, __LINE__, #a, a_, b_);                        \
-                        failures++;                                                     \
-                }                                                                       \
+#define CHECK_U(a, b)                                                                              \
+        do {                                                                                       \
+                uint64_t a_ = (a), b_ = (b);                                                       \
+                if (a_ != b_) {                                                                    \
+                        fprintf(stderr, "%s:%d: %s is %" PRIu64 ", expected %" PRIu64 "\n",        \
+                                __FILE__, __LINE__, #a, a_, b_);                                   \
+                        failures++;                                                                \
+                }                                                                                  \
         } while (0)
 
-#define CHECK_S(a, b)                                                                   \
-        do {                                                                            \
-                const char *a_ = (a), *b_ = (b);                                        \
-                if (strcmp(a_, b_) != 0) {                                              \
-                        fprintf(stderr, "%s:%d: %s is '%s', expected '%s'\n", __FILE__, \
-                                __LINE__, #a, a_, b_);                                  \
-                        failures++;                                                     \
-                }                                                                       \
+#define CHECK_S(a, b)                                                                              \
+        do {                                                                                       \
+                const char *a_ = (a), *b_ = (b);                                                   \
+                if (strcmp(a_, b_) != 0) {                                                         \
+                        fprintf(stderr, "%s:%d: %s is '%s', expected '%s'\n", __FILE__, __LINE__,  \
+                                #a, a_, b_);                                                       \
+                        failures++;                                                                \
+                }                                                                                  \
         } while (0)
 
 static char *slurp(const char *rel, size_t *len)
@@ -88,7 +88,7 @@ static void fenced(const char *buf, size_t len, const char *heading, const char 
 
 static struct buildmetrics *feed(const char *buf, size_t len, const char *targets)
 {
-        struct buildmetrics_config cfg = { .targets = targets };
+        struct buildmetrics_config cfg = {.targets = targets};
         struct buildmetrics *bm = NULL;
         const char *c = buf, *end = buf + len;
         double now = 0;
@@ -146,8 +146,8 @@ static void sample01(void)
 {
         size_t len, blen;
         const char *blk;
-        char *buf = slurp("realworld/buildkit-plain/01_pgsims_compose-bake_multitarget_runbook.md",
-                          &len);
+        char *buf =
+            slurp("realworld/buildkit-plain/01_pgsims_compose-bake_multitarget_runbook.md", &len);
         struct buildmetrics *bm;
         const struct targets *ts;
 
@@ -196,8 +196,8 @@ static void sample01(void)
 static void sample05(void)
 {
         size_t len;
-        char *buf = slurp("realworld/buildkit-plain/05_containerforge_build_two-errors_ansi.log",
-                          &len);
+        char *buf =
+            slurp("realworld/buildkit-plain/05_containerforge_build_two-errors_ansi.log", &len);
         struct buildmetrics *bm = feed(buf, len, NULL);
         const struct targets *ts = buildmetrics_model(bm);
 
@@ -227,9 +227,8 @@ static void sample05(void)
 static void sample06(void)
 {
         size_t len;
-        char *buf =
-                slurp("realworld/buildkit-plain/06_containerforge_bake_error_carriage-returns.log",
-                      &len);
+        char *buf = slurp(
+            "realworld/buildkit-plain/06_containerforge_bake_error_carriage-returns.log", &len);
         struct buildmetrics *bm = feed(buf, len, NULL);
         const struct targets *ts = buildmetrics_model(bm);
         static const char head[] = "[buildstage 3/3] RUN echo \"**** fetch source code ****\" &&"
@@ -256,7 +255,7 @@ static void sample16(void)
 {
         size_t len;
         char *buf = slurp("realworld/sccache/16_musl-docker_sccache-0.8.0_show-stats.md", &len);
-        struct ccstats st = { 0 };
+        struct ccstats st = {0};
         struct buildmetrics *bm;
         const struct targets *ts;
 
@@ -283,7 +282,7 @@ static void sample17(void)
 {
         size_t len;
         char *buf = slurp("realworld/ccache/17_zawzaww_ccache-3.x_show-stats.md", &len);
-        struct ccstats st = { 0 };
+        struct ccstats st = {0};
         struct buildmetrics *bm;
         const struct targets *ts;
 
@@ -312,7 +311,8 @@ static void check_slow(const struct targets *ts, const struct edge *want, size_t
         CHECK_U(ts->nslow, n);
         for (size_t i = 0; i < n && i < ts->nslow; i++) {
                 CHECK_S(ts->slow[i].output, want[i].out);
-                CHECK_U((uint64_t)(ts->slow[i].end_ms - ts->slow[i].start_ms), (uint64_t)want[i].ms);
+                CHECK_U((uint64_t)(ts->slow[i].end_ms - ts->slow[i].start_ms),
+                        (uint64_t)want[i].ms);
         }
 }
 
@@ -324,29 +324,29 @@ static void check_slow(const struct targets *ts, const struct edge *want, size_t
 static void sample21(void)
 {
         static const struct edge first[] = {
-                { "bootloader-prefix/src/bootloader-stamp/bootloader-configure", 18299 },
-                { "esp-idf/esp_system/ld/sections.ld", 12150 },
-                { "bootloader-prefix/src/bootloader-stamp/bootloader-build", 8980 },
-                { "esp-idf/nvs_flash/CMakeFiles/__idf_nvs_flash.dir/src/nvs_types.cpp.obj", 8292 },
-                { "esp-idf/nvs_flash/CMakeFiles/__idf_nvs_flash.dir/src/nvs_partition_manager.cpp.obj",
-                  7915 },
-                { "esp-idf/nvs_flash/CMakeFiles/__idf_nvs_flash.dir/src/nvs_api.cpp.obj", 7624 },
-                { "esp-idf/nvs_flash/CMakeFiles/__idf_nvs_flash.dir/src/nvs_page.cpp.obj", 6880 },
-                { "esp-idf/nvs_flash/CMakeFiles/__idf_nvs_flash.dir/src/nvs_storage.cpp.obj", 6879 },
-                { "esp-idf/nvs_flash/CMakeFiles/__idf_nvs_flash.dir/src/nvs_cxx_api.cpp.obj", 6640 },
-                { "esp-idf/nvs_flash/CMakeFiles/__idf_nvs_flash.dir/src/nvs_handle_simple.cpp.obj",
-                  6412 },
+            {"bootloader-prefix/src/bootloader-stamp/bootloader-configure", 18299},
+            {"esp-idf/esp_system/ld/sections.ld", 12150},
+            {"bootloader-prefix/src/bootloader-stamp/bootloader-build", 8980},
+            {"esp-idf/nvs_flash/CMakeFiles/__idf_nvs_flash.dir/src/nvs_types.cpp.obj", 8292},
+            {"esp-idf/nvs_flash/CMakeFiles/__idf_nvs_flash.dir/src/nvs_partition_manager.cpp.obj",
+             7915},
+            {"esp-idf/nvs_flash/CMakeFiles/__idf_nvs_flash.dir/src/nvs_api.cpp.obj", 7624},
+            {"esp-idf/nvs_flash/CMakeFiles/__idf_nvs_flash.dir/src/nvs_page.cpp.obj", 6880},
+            {"esp-idf/nvs_flash/CMakeFiles/__idf_nvs_flash.dir/src/nvs_storage.cpp.obj", 6879},
+            {"esp-idf/nvs_flash/CMakeFiles/__idf_nvs_flash.dir/src/nvs_cxx_api.cpp.obj", 6640},
+            {"esp-idf/nvs_flash/CMakeFiles/__idf_nvs_flash.dir/src/nvs_handle_simple.cpp.obj",
+             6412},
         };
         static const struct edge last[] = {
-                { "esp-idf/esp_system/ld/sections.ld", 11048 },
-                { "esp32-plant-sensor.elf", 580 },
-                { ".bin_timestamp", 253 },
-                { "esp-idf/main/CMakeFiles/__idf_main.dir/hello_world_main.c.obj", 159 },
-                { "bootloader-prefix/src/bootloader-stamp/bootloader-build", 132 },
-                { "CMakeFiles/bootloader-complete", 86 },
-                { "esp-idf/esptool_py/CMakeFiles/app_check_size", 77 },
-                { "esp-idf/main/libmain.a", 43 },
-                { "bootloader-prefix/src/bootloader-stamp/bootloader-install", 27 },
+            {"esp-idf/esp_system/ld/sections.ld", 11048},
+            {"esp32-plant-sensor.elf", 580},
+            {".bin_timestamp", 253},
+            {"esp-idf/main/CMakeFiles/__idf_main.dir/hello_world_main.c.obj", 159},
+            {"bootloader-prefix/src/bootloader-stamp/bootloader-build", 132},
+            {"CMakeFiles/bootloader-complete", 86},
+            {"esp-idf/esptool_py/CMakeFiles/app_check_size", 77},
+            {"esp-idf/main/libmain.a", 43},
+            {"bootloader-prefix/src/bootloader-stamp/bootloader-install", 27},
         };
         size_t len, cut = 0, line = 1;
         char *buf = slurp("realworld/ninja-make/21_esp32-plant-sensor_ninja_log_v5_large", &len);
@@ -376,24 +376,25 @@ static void generated_ccache(void)
                 const char *file;
                 uint64_t hits, misses;
         } cases[] = {
-                /* "Hits: 0 / 7", "Misses: 7 / 7" */
-                { "generated/ccache-4.7.5_s_after_cold.txt", 0, 7 },
-                /* "Hits: 14 / 21", "Misses: 7 / 21" */
-                { "generated/ccache-4.7.5_s_after_warm.txt", 14, 7 },
-                /* -v: the "Local storage:" Hits/Misses rows are not the summary */
-                { "generated/ccache-4.7.5_s_v_after_cold.txt", 0, 7 },
-                /* direct_cache_hit 14 + preprocessed_cache_hit 0, cache_miss 7 */
-                { "generated/ccache-4.7.5_print-stats.tsv", 14, 7 },
+            /* "Hits: 0 / 7", "Misses: 7 / 7" */
+            {"generated/ccache-4.7.5_s_after_cold.txt", 0, 7},
+            /* "Hits: 14 / 21", "Misses: 7 / 21" */
+            {"generated/ccache-4.7.5_s_after_warm.txt", 14, 7},
+            /* -v: the "Local storage:" Hits/Misses rows are not the summary */
+            {"generated/ccache-4.7.5_s_v_after_cold.txt", 0, 7},
+            /* direct_cache_hit 14 + preprocessed_cache_hit 0, cache_miss 7 */
+            {"generated/ccache-4.7.5_print-stats.tsv", 14, 7},
         };
 
         for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
                 size_t len;
                 char *buf = slurp(cases[i].file, &len);
-                struct ccstats st = { 0 };
+                struct ccstats st = {0};
 
                 if (ccstats_parse(buf, len, &st) != 0 || st.kind != CCSTATS_CCACHE ||
                     st.hits != cases[i].hits || st.misses != cases[i].misses) {
-                        fprintf(stderr, "%s: %" PRIu64 "/%" PRIu64 ", expected %" PRIu64 "/%" PRIu64 "\n",
+                        fprintf(stderr,
+                                "%s: %" PRIu64 "/%" PRIu64 ", expected %" PRIu64 "/%" PRIu64 "\n",
                                 cases[i].file, st.hits, st.misses, cases[i].hits, cases[i].misses);
                         failures++;
                 }
@@ -406,16 +407,16 @@ static void generated_ninja(void)
 {
         /* Run 1 (lines 2-11): liblib1.a 78-357, liblib2.a 139-359, f2.c.o 1-78. */
         static const struct edge first[] = {
-                { "liblib1.a", 279 },
-                { "liblib2.a", 220 },
-                { "CMakeFiles/lib1.dir/src/f2.c.o", 77 },
+            {"liblib1.a", 279},
+            {"liblib2.a", 220},
+            {"CMakeFiles/lib1.dir/src/f2.c.o", 77},
         };
         /* Run 2 (lines 12-21, end times restart at 5): liblib2.a 13-66,
          * liblib1.a 6-55, app 66-82. */
         static const struct edge last[] = {
-                { "liblib2.a", 53 },
-                { "liblib1.a", 49 },
-                { "app", 16 },
+            {"liblib2.a", 53},
+            {"liblib1.a", 49},
+            {"app", 16},
         };
         size_t len, cut;
         char *buf = slurp("generated/ninja-1.11.1_.ninja_log", &len);
@@ -442,12 +443,12 @@ static void generated_ninja(void)
                 uint64_t done, total;
                 int pct;
         } logs[] = {
-                { "generated/ninja-1.11.1_cold_piped.txt", 10, 10, -1 },
-                { "generated/ninja-1.11.1_warm_piped.txt", 10, 10, -1 },
-                /* "[1/3] Building C object ...f6.c.o", then FAILED */
-                { "generated/ninja-1.11.1_failure_piped.txt", 1, 3, -1 },
-                /* the last "[100%] Built target app" */
-                { "generated/make-cmake-3.25_j4_piped.txt", 0, 0, 100 },
+            {"generated/ninja-1.11.1_cold_piped.txt", 10, 10, -1},
+            {"generated/ninja-1.11.1_warm_piped.txt", 10, 10, -1},
+            /* "[1/3] Building C object ...f6.c.o", then FAILED */
+            {"generated/ninja-1.11.1_failure_piped.txt", 1, 3, -1},
+            /* the last "[100%] Built target app" */
+            {"generated/make-cmake-3.25_j4_piped.txt", 0, 0, 100},
         };
         for (size_t i = 0; i < ARRAY_SIZE(logs); i++) {
                 struct buildmetrics *bm;

@@ -68,7 +68,7 @@ static const struct target *get(const struct targets *ts, const char *name)
 
 static void test_plain_multi(void **state)
 {
-        struct buildmetrics_config cfg = { 0 };
+        struct buildmetrics_config cfg = {0};
         struct buildmetrics *bm = feed_fixture("bake-multi.log", &cfg);
         const struct targets *ts = buildmetrics_model(bm);
         const struct target *app, *tools;
@@ -106,7 +106,7 @@ static void test_plain_multi(void **state)
  * sccache stats printed by lib's make step (no marker: a guess). */
 static void test_plain_compile(void **state)
 {
-        struct buildmetrics_config cfg = { 0 };
+        struct buildmetrics_config cfg = {0};
         struct buildmetrics *bm = feed_fixture("bake-compile.log", &cfg);
         const struct targets *ts = buildmetrics_model(bm);
         const struct target *lib, *cli;
@@ -131,7 +131,7 @@ static void test_plain_compile(void **state)
 static void test_plain_targets_option(void **state)
 {
         /* --targets with one name: a single-target build of that name. */
-        struct buildmetrics_config cfg = { .targets = "app" };
+        struct buildmetrics_config cfg = {.targets = "app"};
         struct buildmetrics *bm = feed_fixture("bake-multi.log", &cfg);
         const struct targets *ts = buildmetrics_model(bm);
 
@@ -142,7 +142,7 @@ static void test_plain_targets_option(void **state)
 
 static void test_rawjson_ndjson(void **state)
 {
-        struct buildmetrics_config cfg = { 0 };
+        struct buildmetrics_config cfg = {0};
         struct buildmetrics *bm = feed_fixture("rawjson-ndjson.log", &cfg);
         const struct targets *ts = buildmetrics_model(bm);
         const struct target *t;
@@ -162,7 +162,7 @@ static void test_rawjson_ndjson(void **state)
 
 static void test_rawjson_indented(void **state)
 {
-        struct buildmetrics_config cfg = { 0 };
+        struct buildmetrics_config cfg = {0};
         struct buildmetrics *bm = feed_fixture("rawjson-indented.log", &cfg);
         const struct targets *ts = buildmetrics_model(bm);
         const struct target *web, *api;
@@ -186,9 +186,10 @@ static void test_rawjson_indented(void **state)
 static void test_marker_option_and_cached(void **state)
 {
         /* A marker step that was layer-cached: absent, not zero, not a guess. */
-        static const char log[] = "#1 [2/2] RUN build && cat /stats.txt\n#1 CACHED\n\n"
-                                  "#2 [3/3] RUN other\n#2 0.1 Cache hits 5\n#2 0.1 Cache misses 5\n#2 DONE 0.1s\n";
-        struct buildmetrics_config cfg = { .nmarkers = 1 };
+        static const char log[] =
+            "#1 [2/2] RUN build && cat /stats.txt\n#1 CACHED\n\n"
+            "#2 [3/3] RUN other\n#2 0.1 Cache hits 5\n#2 0.1 Cache misses 5\n#2 DONE 0.1s\n";
+        struct buildmetrics_config cfg = {.nmarkers = 1};
         struct buildmetrics *bm = NULL;
         const char *c = log;
 
@@ -214,35 +215,35 @@ static const struct {
         bool sc_set, cc_set;
         uint64_t sc_hits, sc_misses, cc_hits, cc_misses;
 } delta_cases[] = {
-        { "one ccache block", "cache_miss\t7\ndirect_cache_hit\t14\npreprocessed_cache_hit\t1\n",
-          false, true, 0, 0, 15, 7 },
-        { "ccache before and after, two layouts",
-          "cache_miss\t7\ndirect_cache_hit\t14\npreprocessed_cache_hit\t0\ncc -c a.c\n"
-          "Cacheable calls: 30 / 30\n  Hits: 20 / 30\n  Misses: 10 / 30\n",
-          false, true, 0, 0, 6, 3 },
-        { "ccache -z, then -s", "Statistics zeroed\ncc -c a.c\nSummary:\n  Hits: 3 / 7\n  Misses: 4\n",
-          false, true, 0, 0, 3, 4 },
-        { "stats, ccache -z, stats",
-          "cache directory /x\ncache hit (direct) 50\ncache miss 9\nStatistics zeroed\n"
-          "cache directory /x\ncache hit (direct) 2\ncache miss 1\n",
-          false, true, 0, 0, 2, 1 },
-        { "ccache -z and nothing after", "Statistics zeroed\n", false, false, 0, 0, 0, 0 },
-        { "sccache before and after",
-          "Compile requests 4\nCache hits 1\nCache misses 3\nmake\nCompile requests 9\n"
-          "Cache hits 5\nCache misses 4\n",
-          true, false, 4, 1, 0, 0 },
-        { "sccache restarted in between",
-          "Cache hits 10\nCache misses 3\nCache hits 2\nCache misses 1\n", true, false, 2, 1, 0, 0 },
-        /* a size printed after the counters is more of the same block */
-        { "ccache before and after, sizes after the counters",
-          "cache_miss\t7\ndirect_cache_hit\t14\npreprocessed_cache_hit\t0\ncc -c a.c\n"
-          "Cacheable calls: 30 / 30\n  Hits: 20 / 30\n  Misses: 10 / 30\nLocal storage:\n"
-          "  Cache size (GB): 0.10 / 5.00\n  Files: 12\n",
-          false, true, 0, 0, 6, 3 },
-        { "sccache before and after, with sizes",
-          "Compile requests 4\nCache hits 1\nCache misses 3\nCache size 1 MiB\nMax cache size 10 GiB\n"
-          "make\nCompile requests 9\nCache hits 5\nCache misses 4\nCache size 2 MiB\n",
-          true, false, 4, 1, 0, 0 },
+    {"one ccache block", "cache_miss\t7\ndirect_cache_hit\t14\npreprocessed_cache_hit\t1\n", false,
+     true, 0, 0, 15, 7},
+    {"ccache before and after, two layouts",
+     "cache_miss\t7\ndirect_cache_hit\t14\npreprocessed_cache_hit\t0\ncc -c a.c\n"
+     "Cacheable calls: 30 / 30\n  Hits: 20 / 30\n  Misses: 10 / 30\n",
+     false, true, 0, 0, 6, 3},
+    {"ccache -z, then -s", "Statistics zeroed\ncc -c a.c\nSummary:\n  Hits: 3 / 7\n  Misses: 4\n",
+     false, true, 0, 0, 3, 4},
+    {"stats, ccache -z, stats",
+     "cache directory /x\ncache hit (direct) 50\ncache miss 9\nStatistics zeroed\n"
+     "cache directory /x\ncache hit (direct) 2\ncache miss 1\n",
+     false, true, 0, 0, 2, 1},
+    {"ccache -z and nothing after", "Statistics zeroed\n", false, false, 0, 0, 0, 0},
+    {"sccache before and after",
+     "Compile requests 4\nCache hits 1\nCache misses 3\nmake\nCompile requests 9\n"
+     "Cache hits 5\nCache misses 4\n",
+     true, false, 4, 1, 0, 0},
+    {"sccache restarted in between",
+     "Cache hits 10\nCache misses 3\nCache hits 2\nCache misses 1\n", true, false, 2, 1, 0, 0},
+    /* a size printed after the counters is more of the same block */
+    {"ccache before and after, sizes after the counters",
+     "cache_miss\t7\ndirect_cache_hit\t14\npreprocessed_cache_hit\t0\ncc -c a.c\n"
+     "Cacheable calls: 30 / 30\n  Hits: 20 / 30\n  Misses: 10 / 30\nLocal storage:\n"
+     "  Cache size (GB): 0.10 / 5.00\n  Files: 12\n",
+     false, true, 0, 0, 6, 3},
+    {"sccache before and after, with sizes",
+     "Compile requests 4\nCache hits 1\nCache misses 3\nCache size 1 MiB\nMax cache size 10 GiB\n"
+     "make\nCompile requests 9\nCache hits 5\nCache misses 4\nCache size 2 MiB\n",
+     true, false, 4, 1, 0, 0},
 };
 
 /* The first and the last stats block of each tool, kept in the model for
@@ -253,25 +254,29 @@ static const struct {
         uint32_t sc_blocks, cc_blocks;
         struct cc_block sc_first, sc_last, cc_first, cc_last;
 } log_cases[] = {
-        { "none", "make\n", 0, 0, { .seen = 0 }, { .seen = 0 }, { .seen = 0 }, { .seen = 0 } },
-        { "one ccache block, its size after it",
-          "Cacheable calls: 30 / 30\n  Hits: 20 / 30\n  Misses: 10 / 30\nLocal storage:\n"
-          "  Cache size (GB): 0.10 / 5.00\n",
-          0, 1, { .seen = 0 }, { .seen = 0 },
-          { 2, 20, 10, 100000000, 5000000000LL, -1, "" },
-          { 2, 20, 10, 100000000, 5000000000LL, -1, "" } },
-        { "three of each, interleaved",
-          "Cache hits 1\nCache misses 3\ncache_miss\t7\ndirect_cache_hit\t14\n"
-          "cache_size_kibibyte\t2\npreprocessed_cache_hit\t0\n"
-          "Cache hits 2\nCache misses 3\ncache directory /x\ncache hit (direct) 15\ncache miss 7\n"
-          "{\"stats\":{\"cache_hits\":{\"counts\":{\"C\":5}},\"cache_misses\":{\"counts\":{\"C\":4}}},"
-          "\"cache_size\":4096,\"version\":\"0.4.0\"}\n"
-          "Summary:\n  Hits: 30 / 40\n  Misses: 10 / 40\n",
-          3, 3,
-          { 1, 1, 3, -1, -1, -1, "" },
-          { 11, 5, 4, 4096, -1, -1, "0.4.0" },
-          { 5, 14, 7, 2048, -1, -1, "" },
-          { 14, 30, 10, -1, -1, -1, "" } },
+    {"none", "make\n", 0, 0, {.seen = 0}, {.seen = 0}, {.seen = 0}, {.seen = 0}},
+    {"one ccache block, its size after it",
+     "Cacheable calls: 30 / 30\n  Hits: 20 / 30\n  Misses: 10 / 30\nLocal storage:\n"
+     "  Cache size (GB): 0.10 / 5.00\n",
+     0,
+     1,
+     {.seen = 0},
+     {.seen = 0},
+     {2, 20, 10, 100000000, 5000000000LL, -1, ""},
+     {2, 20, 10, 100000000, 5000000000LL, -1, ""}},
+    {"three of each, interleaved",
+     "Cache hits 1\nCache misses 3\ncache_miss\t7\ndirect_cache_hit\t14\n"
+     "cache_size_kibibyte\t2\npreprocessed_cache_hit\t0\n"
+     "Cache hits 2\nCache misses 3\ncache directory /x\ncache hit (direct) 15\ncache miss 7\n"
+     "{\"stats\":{\"cache_hits\":{\"counts\":{\"C\":5}},\"cache_misses\":{\"counts\":{\"C\":4}}},"
+     "\"cache_size\":4096,\"version\":\"0.4.0\"}\n"
+     "Summary:\n  Hits: 30 / 40\n  Misses: 10 / 40\n",
+     3,
+     3,
+     {1, 1, 3, -1, -1, -1, ""},
+     {11, 5, 4, 4096, -1, -1, "0.4.0"},
+     {5, 14, 7, 2048, -1, -1, ""},
+     {14, 30, 10, -1, -1, -1, ""}},
 };
 
 static void check_block(const struct cc_block *got, const struct cc_block *want)
@@ -289,7 +294,7 @@ static void test_cc_log_blocks(void **state)
 {
         (void)state;
         for (size_t i = 0; i < sizeof(log_cases) / sizeof(log_cases[0]); i++) {
-                struct buildmetrics_config cfg = { 0 };
+                struct buildmetrics_config cfg = {0};
                 struct buildmetrics *bm = NULL;
                 const struct cc_blocks *sc, *cc;
                 const char *c = log_cases[i].in;
@@ -325,7 +330,7 @@ static void test_stats_delta(void **state)
 {
         (void)state;
         for (size_t i = 0; i < sizeof(delta_cases) / sizeof(delta_cases[0]); i++) {
-                struct buildmetrics_config cfg = { 0 };
+                struct buildmetrics_config cfg = {0};
                 struct buildmetrics *bm = NULL;
                 const struct target *t;
                 const char *c = delta_cases[i].in;
@@ -365,89 +370,108 @@ static const struct {
         int64_t size, max, files; /* -1: not printed */
         const char *version;
 } cc_cases[] = {
-        { "sccache 0.8 text", "Compile requests  5\nCache hits  4\nCache hits (C/C++)  4\nCache misses 1\nCache hits rate  80.00 %\n",
-          0, CCSTATS_SCCACHE, 4, 1, NX },
-        { "sccache single space after longest label", "Cache hits 7\nCache misses 0\n", 0,
-          CCSTATS_SCCACHE, 7, 0, NX },
-        { "sccache json",
-          "{\"stats\":{\"compile_requests\":3,\"cache_hits\":{\"counts\":{\"C/C++\":5,\"Rust\":2},\"adv_counts\":{}},\"cache_misses\":{\"counts\":{\"Rust\":1}}},\"version\":\"0.17.0\"}",
-          0, CCSTATS_SCCACHE, 7, 1, -1, -1, -1, "0.17.0" },
-        { "sccache json, no hits at all", "{\"stats\":{\"cache_hits\":{\"counts\":{}},\"cache_misses\":{\"counts\":{}}}}", 0,
-          CCSTATS_SCCACHE, 0, 0, NX },
-        { "the last of two blocks", "Cache hits 1\nCache misses 1\nnoise\nCompile requests 9\nCache hits 8\nCache misses 2\n",
-          0, CCSTATS_SCCACHE, 8, 2, NX },
-        { "ccache 3.x", "cache directory /x\ncache hit (direct)  5139\ncache hit (preprocessed)  24\ncache miss  2488\ncache hit rate  67.48 %\n",
-          0, CCSTATS_CCACHE, 5163, 2488, NX },
-        { "ccache 4.4 Summary", "Summary:\n  Hits:  3319 / 11646 (28.50 %)\n    Direct:  2552 / 12061 (21.16 %)\n  Misses:  8327\n    Direct:  9509\nPrimary storage:\n  Hits:  7847 / 24060 (32.61 %)\n  Misses:  16213\n",
-          0, CCSTATS_CCACHE, 3319, 8327, NX },
-        { "ccache 4.7", "Cacheable calls:     21 /   21 (100.0%)\n  Hits:              14 /   21 (66.67%)\n    Direct:          14 /   14 (100.0%)\n  Misses:             7 /   21 (33.33%)\nLocal storage:\n  Cache size (GB): 0.00 / 5.00 ( 0.00%)\n  Hits:  99 / 100\n  Misses:  1\n",
-          0, CCSTATS_CCACHE, 14, 7, 0, 5000000000LL, -1, NULL },
-        { "ccache --print-stats", "autoconf_test\t0\ncache_miss\t7\ndirect_cache_hit\t14\nlocal_storage_hit\t14\npreprocessed_cache_hit\t1\n",
-          0, CCSTATS_CCACHE, 15, 7, NX },
-        { "ccache --print-stats json", "{\n  \"cache_miss\": 3,\n  \"direct_cache_hit\": 2,\n  \"preprocessed_cache_hit\": 0\n}\n",
-          0, CCSTATS_CCACHE, 2, 3, NX },
-        { "CRLF", "Cache hits 3\r\nCache misses 4\r\n", 0, CCSTATS_SCCACHE, 3, 4, NX },
-        { "hits without misses", "Cache hits 3\n", -ENOENT, CCSTATS_NONE, 0, 0, NX },
-        { "rates are not counts", "Cache hits rate 3\nCache misses rate 3\n", -ENOENT, CCSTATS_NONE, 0, 0, NX },
-        { "nothing", "hello\n", -ENOENT, CCSTATS_NONE, 0, 0, NX },
-        /* sizes and file counts, where the layout prints them */
-        { "ccache --print-stats, sizes in KiB",
-          "autoconf_test\t0\ncache_miss\t7\ncache_size_kibibyte\t56\ndirect_cache_hit\t14\n"
-          "direct_cache_miss\t7\nfiles_in_cache\t14\nlocal_storage_hit\t14\n"
-          "preprocessed_cache_hit\t3\r\nmax_cache_size_kibibyte\t5242880\n"
-          "stats_updated_timestamp\t1795966016\n",
-          0, CCSTATS_CCACHE, 17, 7, 56 * 1024, 5242880LL * 1024, 14, NULL },
-        { "ccache --print-stats json, sizes",
-          "{\n  \"cache_miss\": 3,\n  \"cache_size_kibibyte\": 8,\n  \"direct_cache_hit\": 2,\n"
-          "  \"files_in_cache\": 6,\n  \"preprocessed_cache_hit\": 0\n}\n",
-          0, CCSTATS_CCACHE, 2, 3, 8192, -1, 6, NULL },
-        { "sccache json, sizes and version",
-          "{\"stats\":{\"compile_requests\":9,\"cache_hits\":{\"counts\":{\"C/C++\":5,\"Rust\":2},"
-          "\"adv_counts\":{}},\"cache_misses\":{\"counts\":{\"C/C++\":1},\"adv_counts\":{}}},"
-          "\"cache_location\":\"Local disk\",\"cache_size\":1048576,"
-          "\"max_cache_size\":10737418240,\"version\":\"0.4.0\"}",
-          0, CCSTATS_SCCACHE, 7, 1, 1048576, 10737418240LL, -1, "0.4.0" },
-        { "sccache json, unterminated, the next output on its line",
-          "{\"stats\":{\"cache_hits\":{\"counts\":{\"C\":2}},\"cache_misses\":{\"counts\":{}}},"
-          "\"cache_size\":475}Compile requests  2\n",
-          0, CCSTATS_SCCACHE, 2, 0, 475, -1, -1, NULL },
-        { "sccache json, size null before anything is cached",
-          "{\"stats\":{\"cache_hits\":{\"counts\":{}},\"cache_misses\":{\"counts\":{}}},"
-          "\"cache_size\":null,\"max_cache_size\":null}",
-          0, CCSTATS_SCCACHE, 0, 0, NX },
-        { "sccache 0.8 text, sizes after the counters",
-          "Cache hits  484\nCache misses  1\nCache location  Local disk: \"/s\"\n"
-          "Cache size                          494 MiB\nMax cache size                       10 GiB\n",
-          0, CCSTATS_SCCACHE, 484, 1, 494LL << 20, 10LL << 30, -1, NULL },
-        { "sccache text, an empty cache", "Cache hits 0\nCache misses 0\nCache size  0 bytes\n", 0,
-          CCSTATS_SCCACHE, 0, 0, 0, -1, -1, NULL },
-        { "ccache 3.x, decimal units",
-          "cache directory /x\ncache hit (direct)  51\ncache hit (preprocessed)  2\ncache miss  24\n"
-          "files in cache                     80206\ncache size                           2.5 GB\n"
-          "max cache size                      32.0 GB\n",
-          0, CCSTATS_CCACHE, 53, 24, 2500000000LL, 32000000000LL, 80206, NULL },
-        { "ccache 4.7 -s -v: local storage size and files",
-          "Cacheable calls:  2 / 2 (100.0%)\n  Hits:  1 / 2 (50.00%)\n  Misses:  1 / 2 (50.00%)\n"
-          "Local storage:\n  Cache size (GB):  0.12 / 5.00 ( 2.40%)\n  Files:  14\n  Hits:  9\n"
-          "Remote storage:\n  Files:  99\n",
-          0, CCSTATS_CCACHE, 1, 1, 120000000, 5000000000LL, 14, NULL },
-        { "ccache 4.10 binary units, no limit",
-          "Cacheable calls:  2 / 2\n  Hits:  2 / 2\n  Misses:  0 / 2\nLocal storage:\n  Cache size (GiB):  1.5\n",
-          0, CCSTATS_CCACHE, 2, 0, 1610612736LL, -1, -1, NULL },
-        { "a size alone is no block", "Local storage:\n  Cache size (GB): 0.00 / 5.00 ( 0.00%)\n", -ENOENT,
-          CCSTATS_NONE, 0, 0, NX },
-        { "an unknown unit is ignored", "Cache hits 1\nCache misses 2\nCache size 3 parsecs\n", 0,
-          CCSTATS_SCCACHE, 1, 2, NX },
-        { "another tool's size does not join the block", "make[1]: Entering\nCache hits 1\nCache misses 2\nmax cache size 1 GB\n",
-          0, CCSTATS_SCCACHE, 1, 2, NX },
+    {"sccache 0.8 text",
+     "Compile requests  5\nCache hits  4\nCache hits (C/C++)  4\nCache misses 1\nCache hits rate  "
+     "80.00 %\n",
+     0, CCSTATS_SCCACHE, 4, 1, NX},
+    {"sccache single space after longest label", "Cache hits 7\nCache misses 0\n", 0,
+     CCSTATS_SCCACHE, 7, 0, NX},
+    {"sccache json",
+     "{\"stats\":{\"compile_requests\":3,\"cache_hits\":{\"counts\":{\"C/"
+     "C++\":5,\"Rust\":2},\"adv_counts\":{}},\"cache_misses\":{\"counts\":{\"Rust\":1}}},"
+     "\"version\":\"0.17.0\"}",
+     0, CCSTATS_SCCACHE, 7, 1, -1, -1, -1, "0.17.0"},
+    {"sccache json, no hits at all",
+     "{\"stats\":{\"cache_hits\":{\"counts\":{}},\"cache_misses\":{\"counts\":{}}}}", 0,
+     CCSTATS_SCCACHE, 0, 0, NX},
+    {"the last of two blocks",
+     "Cache hits 1\nCache misses 1\nnoise\nCompile requests 9\nCache hits 8\nCache misses 2\n", 0,
+     CCSTATS_SCCACHE, 8, 2, NX},
+    {"ccache 3.x",
+     "cache directory /x\ncache hit (direct)  5139\ncache hit (preprocessed)  24\ncache miss  "
+     "2488\ncache hit rate  67.48 %\n",
+     0, CCSTATS_CCACHE, 5163, 2488, NX},
+    {"ccache 4.4 Summary",
+     "Summary:\n  Hits:  3319 / 11646 (28.50 %)\n    Direct:  2552 / 12061 (21.16 %)\n  Misses:  "
+     "8327\n    Direct:  9509\nPrimary storage:\n  Hits:  7847 / 24060 (32.61 %)\n  Misses:  "
+     "16213\n",
+     0, CCSTATS_CCACHE, 3319, 8327, NX},
+    {"ccache 4.7",
+     "Cacheable calls:     21 /   21 (100.0%)\n  Hits:              14 /   21 (66.67%)\n    "
+     "Direct:          14 /   14 (100.0%)\n  Misses:             7 /   21 (33.33%)\nLocal "
+     "storage:\n  Cache size (GB): 0.00 / 5.00 ( 0.00%)\n  Hits:  99 / 100\n  Misses:  1\n",
+     0, CCSTATS_CCACHE, 14, 7, 0, 5000000000LL, -1, NULL},
+    {"ccache --print-stats",
+     "autoconf_test\t0\ncache_miss\t7\ndirect_cache_hit\t14\nlocal_storage_hit\t14\npreprocessed_"
+     "cache_hit\t1\n",
+     0, CCSTATS_CCACHE, 15, 7, NX},
+    {"ccache --print-stats json",
+     "{\n  \"cache_miss\": 3,\n  \"direct_cache_hit\": 2,\n  \"preprocessed_cache_hit\": 0\n}\n", 0,
+     CCSTATS_CCACHE, 2, 3, NX},
+    {"CRLF", "Cache hits 3\r\nCache misses 4\r\n", 0, CCSTATS_SCCACHE, 3, 4, NX},
+    {"hits without misses", "Cache hits 3\n", -ENOENT, CCSTATS_NONE, 0, 0, NX},
+    {"rates are not counts", "Cache hits rate 3\nCache misses rate 3\n", -ENOENT, CCSTATS_NONE, 0,
+     0, NX},
+    {"nothing", "hello\n", -ENOENT, CCSTATS_NONE, 0, 0, NX},
+    /* sizes and file counts, where the layout prints them */
+    {"ccache --print-stats, sizes in KiB",
+     "autoconf_test\t0\ncache_miss\t7\ncache_size_kibibyte\t56\ndirect_cache_hit\t14\n"
+     "direct_cache_miss\t7\nfiles_in_cache\t14\nlocal_storage_hit\t14\n"
+     "preprocessed_cache_hit\t3\r\nmax_cache_size_kibibyte\t5242880\n"
+     "stats_updated_timestamp\t1795966016\n",
+     0, CCSTATS_CCACHE, 17, 7, 56 * 1024, 5242880LL * 1024, 14, NULL},
+    {"ccache --print-stats json, sizes",
+     "{\n  \"cache_miss\": 3,\n  \"cache_size_kibibyte\": 8,\n  \"direct_cache_hit\": 2,\n"
+     "  \"files_in_cache\": 6,\n  \"preprocessed_cache_hit\": 0\n}\n",
+     0, CCSTATS_CCACHE, 2, 3, 8192, -1, 6, NULL},
+    {"sccache json, sizes and version",
+     "{\"stats\":{\"compile_requests\":9,\"cache_hits\":{\"counts\":{\"C/C++\":5,\"Rust\":2},"
+     "\"adv_counts\":{}},\"cache_misses\":{\"counts\":{\"C/C++\":1},\"adv_counts\":{}}},"
+     "\"cache_location\":\"Local disk\",\"cache_size\":1048576,"
+     "\"max_cache_size\":10737418240,\"version\":\"0.4.0\"}",
+     0, CCSTATS_SCCACHE, 7, 1, 1048576, 10737418240LL, -1, "0.4.0"},
+    {"sccache json, unterminated, the next output on its line",
+     "{\"stats\":{\"cache_hits\":{\"counts\":{\"C\":2}},\"cache_misses\":{\"counts\":{}}},"
+     "\"cache_size\":475}Compile requests  2\n",
+     0, CCSTATS_SCCACHE, 2, 0, 475, -1, -1, NULL},
+    {"sccache json, size null before anything is cached",
+     "{\"stats\":{\"cache_hits\":{\"counts\":{}},\"cache_misses\":{\"counts\":{}}},"
+     "\"cache_size\":null,\"max_cache_size\":null}",
+     0, CCSTATS_SCCACHE, 0, 0, NX},
+    {"sccache 0.8 text, sizes after the counters",
+     "Cache hits  484\nCache misses  1\nCache location  Local disk: \"/s\"\n"
+     "Cache size                          494 MiB\nMax cache size                       10 GiB\n",
+     0, CCSTATS_SCCACHE, 484, 1, 494LL << 20, 10LL << 30, -1, NULL},
+    {"sccache text, an empty cache", "Cache hits 0\nCache misses 0\nCache size  0 bytes\n", 0,
+     CCSTATS_SCCACHE, 0, 0, 0, -1, -1, NULL},
+    {"ccache 3.x, decimal units",
+     "cache directory /x\ncache hit (direct)  51\ncache hit (preprocessed)  2\ncache miss  24\n"
+     "files in cache                     80206\ncache size                           2.5 GB\n"
+     "max cache size                      32.0 GB\n",
+     0, CCSTATS_CCACHE, 53, 24, 2500000000LL, 32000000000LL, 80206, NULL},
+    {"ccache 4.7 -s -v: local storage size and files",
+     "Cacheable calls:  2 / 2 (100.0%)\n  Hits:  1 / 2 (50.00%)\n  Misses:  1 / 2 (50.00%)\n"
+     "Local storage:\n  Cache size (GB):  0.12 / 5.00 ( 2.40%)\n  Files:  14\n  Hits:  9\n"
+     "Remote storage:\n  Files:  99\n",
+     0, CCSTATS_CCACHE, 1, 1, 120000000, 5000000000LL, 14, NULL},
+    {"ccache 4.10 binary units, no limit",
+     "Cacheable calls:  2 / 2\n  Hits:  2 / 2\n  Misses:  0 / 2\nLocal storage:\n  Cache size "
+     "(GiB):  1.5\n",
+     0, CCSTATS_CCACHE, 2, 0, 1610612736LL, -1, -1, NULL},
+    {"a size alone is no block", "Local storage:\n  Cache size (GB): 0.00 / 5.00 ( 0.00%)\n",
+     -ENOENT, CCSTATS_NONE, 0, 0, NX},
+    {"an unknown unit is ignored", "Cache hits 1\nCache misses 2\nCache size 3 parsecs\n", 0,
+     CCSTATS_SCCACHE, 1, 2, NX},
+    {"another tool's size does not join the block",
+     "make[1]: Entering\nCache hits 1\nCache misses 2\nmax cache size 1 GB\n", 0, CCSTATS_SCCACHE,
+     1, 2, NX},
 };
 
 static void test_ccstats(void **state)
 {
         for (size_t i = 0; i < sizeof(cc_cases) / sizeof(cc_cases[0]); i++) {
                 struct ccstats st = {
-                        .kind = CCSTATS_NONE, .size_bytes = -1, .max_size_bytes = -1, .files = -1
-                };
+                    .kind = CCSTATS_NONE, .size_bytes = -1, .max_size_bytes = -1, .files = -1};
                 int r = ccstats_parse(cc_cases[i].in, strlen(cc_cases[i].in), &st);
 
                 print_message("case: %s\n", cc_cases[i].name);
@@ -486,7 +510,8 @@ static void test_ninjalog(void **state)
         assert_int_equal(ts.slow[2].end_ms, 100);
 
         targets_init(&ts);
-        assert_int_equal(ninjalog_parse("# ninja log v4\n1\t2\t3\tx\tab\n", 28, false, &ts), -EINVAL);
+        assert_int_equal(ninjalog_parse("# ninja log v4\n1\t2\t3\tx\tab\n", 28, false, &ts),
+                         -EINVAL);
         assert_int_equal(ninjalog_parse("junk\n", 5, false, &ts), -EINVAL);
         /* appended bytes only: no header */
         assert_int_equal(ninjalog_parse("5\t15\t0\ty\tff\n", 12, false, &ts), 0);
@@ -549,7 +574,8 @@ static void test_history_fetch(void **state)
         assert_int_equal(setenv("PATH", newpath, 1), 0);
 
         snprintf(script, sizeof(script),
-                 "#!/bin/sh\nprintf '%%s|' \"$@\" >'%s/argv'\ncat '%s/buildmetrics/history-inspect.json'\n",
+                 "#!/bin/sh\nprintf '%%s|' \"$@\" >'%s/argv'\ncat "
+                 "'%s/buildmetrics/history-inspect.json'\n",
                  dir, FIXTURES);
         f = fopen(path, "w");
         assert_non_null(f);
@@ -564,7 +590,8 @@ static void test_history_fetch(void **state)
         out = NULL;
         snprintf(path, sizeof(path), "%s/argv", dir);
         assert_int_equal(read_file_at(AT_FDCWD, path, 4096, &argv_seen, &len), 0);
-        assert_string_equal(argv_seen, "buildx|history|inspect|--format|json|x3tig9yrbzg2bp0ahn840m9hs|");
+        assert_string_equal(argv_seen,
+                            "buildx|history|inspect|--format|json|x3tig9yrbzg2bp0ahn840m9hs|");
         free(argv_seen);
         assert_int_equal(buildx_history_fetch("--help", 10.0, &out, &len), -EINVAL);
 
@@ -626,9 +653,9 @@ static void test_prom_format(void **state)
 
 static void test_prom_render(void **state)
 {
-        struct run_info ri = { .start_epoch = 100, .end_epoch = 160, .finished = true };
+        struct run_info ri = {.start_epoch = 100, .end_epoch = 160, .finished = true};
         struct targets ts;
-        struct run_model m = { .run = &ri, .targets = &ts };
+        struct run_model m = {.run = &ri, .targets = &ts};
         struct dbuf b = DBUF_INIT;
         size_t t;
 
@@ -640,10 +667,13 @@ static void test_prom_render(void **state)
         ts.t[t].last_seen = 3.5;
         memcpy(ts.builder, "bx", 3);
         assert_int_equal(prom_render(&m, "rocm", &b), 0);
-        assert_non_null(strstr(b.p, "# TYPE rocm_build_steps_total gauge\n"
-                                    "rocm_build_steps_total{target=\"a\\\"b\",builder=\"bx\"} 4\n"));
-        assert_non_null(strstr(b.p, "rocm_build_layer_cache_hit_ratio{target=\"a\\\"b\",builder=\"bx\"} 0.25\n"));
-        assert_non_null(strstr(b.p, "rocm_build_duration_seconds{target=\"a\\\"b\",builder=\"bx\"} 2.5\n"));
+        assert_non_null(strstr(b.p,
+                               "# TYPE rocm_build_steps_total gauge\n"
+                               "rocm_build_steps_total{target=\"a\\\"b\",builder=\"bx\"} 4\n"));
+        assert_non_null(strstr(
+            b.p, "rocm_build_layer_cache_hit_ratio{target=\"a\\\"b\",builder=\"bx\"} 0.25\n"));
+        assert_non_null(
+            strstr(b.p, "rocm_build_duration_seconds{target=\"a\\\"b\",builder=\"bx\"} 2.5\n"));
         assert_non_null(strstr(b.p, "rocm_build_invocation_duration_seconds{builder=\"bx\"} 60\n"));
         /* no sccache figures: no samples, and no HELP for them either */
         assert_null(strstr(b.p, "sccache"));
@@ -654,20 +684,20 @@ static void test_prom_render(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_plain_multi),
-                cmocka_unit_test(test_plain_targets_option),
-                cmocka_unit_test(test_plain_compile),
-                cmocka_unit_test(test_rawjson_ndjson),
-                cmocka_unit_test(test_rawjson_indented),
-                cmocka_unit_test(test_marker_option_and_cached),
-                cmocka_unit_test(test_ccstats),
-                cmocka_unit_test(test_cc_log_blocks),
-                cmocka_unit_test(test_stats_delta),
-                cmocka_unit_test(test_ninjalog),
-                cmocka_unit_test(test_bakemeta_history),
-                cmocka_unit_test(test_history_fetch),
-                cmocka_unit_test(test_prom_format),
-                cmocka_unit_test(test_prom_render),
+            cmocka_unit_test(test_plain_multi),
+            cmocka_unit_test(test_plain_targets_option),
+            cmocka_unit_test(test_plain_compile),
+            cmocka_unit_test(test_rawjson_ndjson),
+            cmocka_unit_test(test_rawjson_indented),
+            cmocka_unit_test(test_marker_option_and_cached),
+            cmocka_unit_test(test_ccstats),
+            cmocka_unit_test(test_cc_log_blocks),
+            cmocka_unit_test(test_stats_delta),
+            cmocka_unit_test(test_ninjalog),
+            cmocka_unit_test(test_bakemeta_history),
+            cmocka_unit_test(test_history_fetch),
+            cmocka_unit_test(test_prom_format),
+            cmocka_unit_test(test_prom_render),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

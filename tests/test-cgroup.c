@@ -277,17 +277,20 @@ static void test_labels(void **state)
             /* the tail of a long source path, after "..." */
             {"cc1",
              A("cc1\0/very/long/path/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/"
-               "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb/x.c\0"),
-             "cc1 ...aaaaaaaaaaaaaaaaaaa/bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb/x.c"},
+               "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb/"
+               "x.c\0"),
+             "cc1 "
+             "...aaaaaaaaaaaaaaaaaaa/"
+             "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb/x.c"},
         };
         char out[PROCTOP_LABEL_MAX + 1], small[8];
 
         (void)state;
         for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
                 print_message("case %zu\n", i);
-                assert_int_equal(proctop_label(cases[i].comm, cases[i].cmdline, cases[i].len, out,
-                                               sizeof(out)),
-                                 (int)strlen(cases[i].want));
+                assert_int_equal(
+                    proctop_label(cases[i].comm, cases[i].cmdline, cases[i].len, out, sizeof(out)),
+                    (int)strlen(cases[i].want));
                 assert_string_equal(out, cases[i].want);
         }
         /* cut on a UTF-8 boundary: never half of a 2-byte "é" */
@@ -326,11 +329,11 @@ static void test_top(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_mounts),   cmocka_unit_test(test_mounts_escape),
-            cmocka_unit_test(test_self),     cmocka_unit_test(test_numbers),
-            cmocka_unit_test(test_io),       cmocka_unit_test(test_pressure),
-            cmocka_unit_test(test_procs),    cmocka_unit_test(test_modes),
-            cmocka_unit_test(test_labels),   cmocka_unit_test(test_top),
+            cmocka_unit_test(test_mounts), cmocka_unit_test(test_mounts_escape),
+            cmocka_unit_test(test_self),   cmocka_unit_test(test_numbers),
+            cmocka_unit_test(test_io),     cmocka_unit_test(test_pressure),
+            cmocka_unit_test(test_procs),  cmocka_unit_test(test_modes),
+            cmocka_unit_test(test_labels), cmocka_unit_test(test_top),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,31 +12,36 @@
 #include "otlp-roundtrip.h"
 
 static const struct otlp_attr res[] = {
-        { .key = "service.name", .type = OTLP_STRING, .s = "buildtel" },
+    {.key = "service.name", .type = OTLP_STRING, .s = "buildtel"},
 };
 static const struct otlp_attr pattrs[] = {
-        { .key = "cpu.mode", .type = OTLP_STRING, .s = "user" },
+    {.key = "cpu.mode", .type = OTLP_STRING, .s = "user"},
 };
 static const struct otlp_point gauge_pts[] = {
-        { .time_ns = 1, .d = 1.5 },
+    {.time_ns = 1, .d = 1.5},
 };
 static const struct otlp_point sum_pts[] = {
-        { .start_ns = 2, .time_ns = 3, .is_int = true, .i = -1, .attrs = pattrs, .nattrs = 1 },
+    {.start_ns = 2, .time_ns = 3, .is_int = true, .i = -1, .attrs = pattrs, .nattrs = 1},
 };
 static const struct otlp_metric metrics[] = {
-        { .name = "g", .unit = "By", .kind = OTLP_GAUGE, .points = gauge_pts, .npoints = 1 },
-        { .name = "s", .unit = "s", .kind = OTLP_SUM, .monotonic = true, .points = sum_pts, .npoints = 1 },
+    {.name = "g", .unit = "By", .kind = OTLP_GAUGE, .points = gauge_pts, .npoints = 1},
+    {.name = "s",
+     .unit = "s",
+     .kind = OTLP_SUM,
+     .monotonic = true,
+     .points = sum_pts,
+     .npoints = 1},
 };
 
 static struct otlp_request small(void)
 {
         struct otlp_request rq = {
-                .resource = res,
-                .nresource = 1,
-                .scope_name = "buildtel",
-                .scope_version = "1",
-                .metrics = metrics,
-                .nmetrics = 2,
+            .resource = res,
+            .nresource = 1,
+            .scope_name = "buildtel",
+            .scope_version = "1",
+            .metrics = metrics,
+            .nmetrics = 2,
         };
         return rq;
 }
@@ -46,24 +51,24 @@ static void test_protobuf_bytes(void **state)
         /* From opentelemetry-proto's field numbers; checked with the
          * otlp-transformer decoder, which re-encodes it byte for byte. */
         static const uint8_t want[] = {
-                0x0a, 0x8d, 0x01,                               /* resource_metrics, 141 bytes */
-                0x0a, 0x1c,                                     /* resource */
-                0x0a, 0x1a, 0x0a, 0x0c, 's', 'e', 'r', 'v', 'i', 'c', 'e', '.', 'n', 'a', 'm', 'e',
-                0x12, 0x0a, 0x0a, 0x08, 'b', 'u', 'i', 'l', 'd', 't', 'e', 'l',
-                0x12, 0x6d,                                     /* scope_metrics */
-                0x0a, 0x0d, 0x0a, 0x08, 'b', 'u', 'i', 'l', 'd', 't', 'e', 'l', 0x12, 0x01, '1',
-                0x12, 0x1d, 0x0a, 0x01, 'g', 0x1a, 0x02, 'B', 'y', /* metric g */
-                0x2a, 0x14, 0x0a, 0x12,                         /* gauge, data point */
-                0x19, 1, 0, 0, 0, 0, 0, 0, 0,                   /* time 1 */
-                0x21, 0, 0, 0, 0, 0, 0, 0xf8, 0x3f,             /* as_double 1.5 */
-                0x12, 0x3d, 0x0a, 0x01, 's', 0x1a, 0x01, 's',   /* metric s */
-                0x3a, 0x35, 0x0a, 0x2f,                         /* sum, data point */
-                0x11, 2, 0, 0, 0, 0, 0, 0, 0,                   /* start 2 */
-                0x19, 3, 0, 0, 0, 0, 0, 0, 0,                   /* time 3 */
-                0x31, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, /* as_int -1 */
-                0x3a, 0x12, 0x0a, 0x08, 'c', 'p', 'u', '.', 'm', 'o', 'd', 'e', 0x12, 0x06, 0x0a,
-                0x04, 'u', 's', 'e', 'r',                       /* attribute */
-                0x10, 0x02, 0x18, 0x01,                         /* cumulative, monotonic */
+            0x0a, 0x8d, 0x01, /* resource_metrics, 141 bytes */
+            0x0a, 0x1c,       /* resource */
+            0x0a, 0x1a, 0x0a, 0x0c, 's',  'e',  'r',  'v',  'i',  'c',  'e', '.',
+            'n',  'a',  'm',  'e',  0x12, 0x0a, 0x0a, 0x08, 'b',  'u',  'i', 'l',
+            'd',  't',  'e',  'l',  0x12, 0x6d, /* scope_metrics */
+            0x0a, 0x0d, 0x0a, 0x08, 'b',  'u',  'i',  'l',  'd',  't',  'e', 'l',
+            0x12, 0x01, '1',  0x12, 0x1d, 0x0a, 0x01, 'g',  0x1a, 0x02, 'B', 'y', /* metric g */
+            0x2a, 0x14, 0x0a, 0x12,                               /* gauge, data point */
+            0x19, 1,    0,    0,    0,    0,    0,    0,    0,    /* time 1 */
+            0x21, 0,    0,    0,    0,    0,    0,    0xf8, 0x3f, /* as_double 1.5 */
+            0x12, 0x3d, 0x0a, 0x01, 's',  0x1a, 0x01, 's',        /* metric s */
+            0x3a, 0x35, 0x0a, 0x2f,                               /* sum, data point */
+            0x11, 2,    0,    0,    0,    0,    0,    0,    0,    /* start 2 */
+            0x19, 3,    0,    0,    0,    0,    0,    0,    0,    /* time 3 */
+            0x31, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, /* as_int -1 */
+            0x3a, 0x12, 0x0a, 0x08, 'c',  'p',  'u',  '.',  'm',  'o',  'd', 'e',
+            0x12, 0x06, 0x0a, 0x04, 'u',  's',  'e',  'r', /* attribute */
+            0x10, 0x02, 0x18, 0x01,                        /* cumulative, monotonic */
         };
         struct otlp_request rq = small();
         struct dbuf b = DBUF_INIT;
@@ -84,30 +89,38 @@ static void test_json_text(void **state)
         memset(rq.span_id, 0x01, 8);
         assert_int_equal(otlp_encode_json(&rq, &b), 0);
         assert_string_equal(
-                b.p,
-                "{\"resourceMetrics\":[{\"resource\":{\"attributes\":[{\"key\":\"service.name\",\"value\":{\"stringValue\":\"buildtel\"}}]},"
-                "\"scopeMetrics\":[{\"scope\":{\"name\":\"buildtel\",\"version\":\"1\"},\"metrics\":["
-                "{\"name\":\"g\",\"unit\":\"By\",\"gauge\":{\"dataPoints\":[{\"attributes\":[],\"timeUnixNano\":\"1\",\"asDouble\":1.5,"
-                "\"exemplars\":[{\"timeUnixNano\":\"1\",\"asDouble\":1.5,\"spanId\":\"0101010101010101\",\"traceId\":\"abababababababababababababababab\"}]}]}},"
-                "{\"name\":\"s\",\"unit\":\"s\",\"sum\":{\"dataPoints\":[{\"attributes\":[{\"key\":\"cpu.mode\",\"value\":{\"stringValue\":\"user\"}}],"
-                "\"startTimeUnixNano\":\"2\",\"timeUnixNano\":\"3\",\"asInt\":\"-1\","
-                "\"exemplars\":[{\"timeUnixNano\":\"3\",\"asInt\":\"-1\",\"spanId\":\"0101010101010101\",\"traceId\":\"abababababababababababababababab\"}]}],"
-                "\"aggregationTemporality\":2,\"isMonotonic\":true}}]}]}]}");
+            b.p,
+            "{\"resourceMetrics\":[{\"resource\":{\"attributes\":[{\"key\":\"service.name\","
+            "\"value\":{\"stringValue\":\"buildtel\"}}]},"
+            "\"scopeMetrics\":[{\"scope\":{\"name\":\"buildtel\",\"version\":\"1\"},\"metrics\":["
+            "{\"name\":\"g\",\"unit\":\"By\",\"gauge\":{\"dataPoints\":[{\"attributes\":[],"
+            "\"timeUnixNano\":\"1\",\"asDouble\":1.5,"
+            "\"exemplars\":[{\"timeUnixNano\":\"1\",\"asDouble\":1.5,\"spanId\":"
+            "\"0101010101010101\",\"traceId\":\"abababababababababababababababab\"}]}]}},"
+            "{\"name\":\"s\",\"unit\":\"s\",\"sum\":{\"dataPoints\":[{\"attributes\":[{\"key\":"
+            "\"cpu.mode\",\"value\":{\"stringValue\":\"user\"}}],"
+            "\"startTimeUnixNano\":\"2\",\"timeUnixNano\":\"3\",\"asInt\":\"-1\","
+            "\"exemplars\":[{\"timeUnixNano\":\"3\",\"asInt\":\"-1\",\"spanId\":"
+            "\"0101010101010101\",\"traceId\":\"abababababababababababababababab\"}]}],"
+            "\"aggregationTemporality\":2,\"isMonotonic\":true}}]}]}]}");
         dbuf_release(&b);
 }
 
 static void test_strings_made_valid(void **state)
 {
         /* invalid UTF-8 and controls in a name: U+FFFD and \u escapes */
-        struct otlp_metric m = { .name = "a\xff\"\\\n\x7f", .kind = OTLP_GAUGE };
-        struct otlp_request rq = { .metrics = &m, .nmetrics = 1 };
+        struct otlp_metric m = {.name = "a\xff\"\\\n\x7f", .kind = OTLP_GAUGE};
+        struct otlp_request rq = {.metrics = &m, .nmetrics = 1};
         struct dbuf b = DBUF_INIT;
 
         assert_int_equal(otlp_encode_json(&rq, &b), 0);
         assert_non_null(strstr(b.p, "\"name\":\"a\xef\xbf\xbd\\\"\\\\\\u000a\\u007f\""));
         dbuf_reset(&b);
         assert_int_equal(otlp_encode_protobuf(&rq, &b), 0);
-        assert_non_null(memmem(b.p, b.len, "\x0a\x08" "a\xef\xbf\xbd\"\\\n\x7f", 10));
+        assert_non_null(memmem(b.p, b.len,
+                               "\x0a\x08"
+                               "a\xef\xbf\xbd\"\\\n\x7f",
+                               10));
         dbuf_release(&b);
 }
 
@@ -117,14 +130,21 @@ static void test_doubles_json(void **state)
                 double d;
                 const char *text;
         } cases[] = {
-                { 0.1, "0.1" }, { 1e300, "1e+300" }, { -0.0, "-0.0" }, { 3.0, "3.0" },
-                { 123456789.125, "123456789.125" }, { NAN, "\"NaN\"" }, { INFINITY, "\"Infinity\"" },
-                { -INFINITY, "\"-Infinity\"" }, { 5e-324, "4.94065645841247e-324" },
+            {0.1, "0.1"},
+            {1e300, "1e+300"},
+            {-0.0, "-0.0"},
+            {3.0, "3.0"},
+            {123456789.125, "123456789.125"},
+            {NAN, "\"NaN\""},
+            {INFINITY, "\"Infinity\""},
+            {-INFINITY, "\"-Infinity\""},
+            {5e-324, "4.94065645841247e-324"},
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-                struct otlp_point p = { .time_ns = 1, .d = cases[i].d };
-                struct otlp_metric m = { .name = "x", .kind = OTLP_GAUGE, .points = &p, .npoints = 1 };
-                struct otlp_request rq = { .metrics = &m, .nmetrics = 1 };
+                struct otlp_point p = {.time_ns = 1, .d = cases[i].d};
+                struct otlp_metric m = {
+                    .name = "x", .kind = OTLP_GAUGE, .points = &p, .npoints = 1};
+                struct otlp_request rq = {.metrics = &m, .nmetrics = 1};
                 struct dbuf b = DBUF_INIT;
                 char want[80];
 
@@ -140,13 +160,13 @@ static void test_long_message_lengths(void **state)
 {
         /* 300 points: lengths need 2 and 3 varint bytes, moved in place */
         static struct otlp_point pts[3000];
-        struct otlp_metric m = { .name = "x", .kind = OTLP_GAUGE, .points = pts, .npoints = 3000 };
-        struct otlp_request rq = { .metrics = &m, .nmetrics = 1 };
+        struct otlp_metric m = {.name = "x", .kind = OTLP_GAUGE, .points = pts, .npoints = 3000};
+        struct otlp_request rq = {.metrics = &m, .nmetrics = 1};
         static struct pbd_request d;
         struct dbuf b = DBUF_INIT;
 
         for (size_t i = 0; i < 3000; i++)
-                pts[i] = (struct otlp_point){ .time_ns = i + 1, .d = (double)i };
+                pts[i] = (struct otlp_point){.time_ns = i + 1, .d = (double)i};
         assert_int_equal(otlp_encode_protobuf(&rq, &b), 0);
         /* the reader caps points: read the first 256 through a cut copy */
         assert_true(b.len > 3000 * 20);
@@ -212,10 +232,10 @@ static void test_random_round_trips(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_protobuf_bytes),   cmocka_unit_test(test_json_text),
-                cmocka_unit_test(test_strings_made_valid), cmocka_unit_test(test_doubles_json),
-                cmocka_unit_test(test_long_message_lengths), cmocka_unit_test(test_gzip),
-                cmocka_unit_test(test_random_round_trips),
+            cmocka_unit_test(test_protobuf_bytes),       cmocka_unit_test(test_json_text),
+            cmocka_unit_test(test_strings_made_valid),   cmocka_unit_test(test_doubles_json),
+            cmocka_unit_test(test_long_message_lengths), cmocka_unit_test(test_gzip),
+            cmocka_unit_test(test_random_round_trips),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,26 +23,29 @@ static void test_pairs(void **state)
                 const char *k0, *v0, *k1, *v1;
                 size_t bad;
         } cases[] = {
-                { "", true, 0, 0, NULL, NULL, NULL, NULL, 0 },
-                { "a=1", true, 0, 1, "a", "1", NULL, NULL, 0 },
-                { " api-key = s3%20cr%2Cet , b=x%3Dy ", true, 0, 2, "api-key", "s3 cr,et", "b", "x=y", 0 },
-                { "a=1,,b=2,", false, 0, 2, "a", "1", "b", "2", 0 },
-                { "k=", true, 0, 1, "k", "", NULL, NULL, 0 },
-                { "deployment.environment=ci%20one", false, 0, 1, "deployment.environment", "ci one", NULL, NULL, 0 },
-                { "novalue", true, -EINVAL, 0, NULL, NULL, NULL, NULL, 1 },
-                { "a=1,=2", true, -EINVAL, 0, NULL, NULL, NULL, NULL, 2 },
-                { "a=%zz", true, -EINVAL, 0, NULL, NULL, NULL, NULL, 1 },
-                { "a=%4", true, -EINVAL, 0, NULL, NULL, NULL, NULL, 1 },
-                { "a=%00", false, -EINVAL, 0, NULL, NULL, NULL, NULL, 1 },
-                /* header injection and bad header names */
-                { "a=x%0d%0aHost: evil", true, -EINVAL, 0, NULL, NULL, NULL, NULL, 1 },
-                { "a=1,b c=2", true, -EINVAL, 0, NULL, NULL, NULL, NULL, 2 },
-                { "b c=2", false, 0, 1, "b c", "2", NULL, NULL, 0 },
+            {"", true, 0, 0, NULL, NULL, NULL, NULL, 0},
+            {"a=1", true, 0, 1, "a", "1", NULL, NULL, 0},
+            {" api-key = s3%20cr%2Cet , b=x%3Dy ", true, 0, 2, "api-key", "s3 cr,et", "b", "x=y",
+             0},
+            {"a=1,,b=2,", false, 0, 2, "a", "1", "b", "2", 0},
+            {"k=", true, 0, 1, "k", "", NULL, NULL, 0},
+            {"deployment.environment=ci%20one", false, 0, 1, "deployment.environment", "ci one",
+             NULL, NULL, 0},
+            {"novalue", true, -EINVAL, 0, NULL, NULL, NULL, NULL, 1},
+            {"a=1,=2", true, -EINVAL, 0, NULL, NULL, NULL, NULL, 2},
+            {"a=%zz", true, -EINVAL, 0, NULL, NULL, NULL, NULL, 1},
+            {"a=%4", true, -EINVAL, 0, NULL, NULL, NULL, NULL, 1},
+            {"a=%00", false, -EINVAL, 0, NULL, NULL, NULL, NULL, 1},
+            /* header injection and bad header names */
+            {"a=x%0d%0aHost: evil", true, -EINVAL, 0, NULL, NULL, NULL, NULL, 1},
+            {"a=1,b c=2", true, -EINVAL, 0, NULL, NULL, NULL, NULL, 2},
+            {"b c=2", false, 0, 1, "b c", "2", NULL, NULL, 0},
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-                struct otel_pairs ps = { 0 };
+                struct otel_pairs ps = {0};
                 size_t bad = 0;
-                int r = otelenv_parse_pairs(cases[i].in, strlen(cases[i].in), cases[i].header, &ps, &bad);
+                int r = otelenv_parse_pairs(cases[i].in, strlen(cases[i].in), cases[i].header, &ps,
+                                            &bad);
 
                 if (r != cases[i].ret)
                         fail_msg("case %zu '%s': %d, want %d", i, cases[i].in, r, cases[i].ret);
@@ -82,17 +85,17 @@ static void test_traceparent(void **state)
                 const char *in;
                 int ret;
         } cases[] = {
-                { "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", 0 },
-                { " 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00 ", 0 },
-                { "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future", 0 },
-                { "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x", -EINVAL },
-                { "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", -EINVAL },
-                { "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", -EINVAL },
-                { "00-00000000000000000000000000000000-00f067aa0ba902b7-01", -EINVAL },
-                { "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", -EINVAL },
-                { "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01", -EINVAL },
-                { "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", -EINVAL },
-                { "", -EINVAL },
+            {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", 0},
+            {" 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00 ", 0},
+            {"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future", 0},
+            {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x", -EINVAL},
+            {"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", -EINVAL},
+            {"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", -EINVAL},
+            {"00-00000000000000000000000000000000-00f067aa0ba902b7-01", -EINVAL},
+            {"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", -EINVAL},
+            {"00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01", -EINVAL},
+            {"00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", -EINVAL},
+            {"", -EINVAL},
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 struct traceparent tp;
@@ -116,18 +119,19 @@ static void test_url(void **state)
                 const char *want; /* NULL: -EINVAL */
                 const char *display;
         } cases[] = {
-                { "http://localhost:4318", true, "http://localhost:4318/v1/metrics", "http://localhost:4318/v1/metrics" },
-                { "http://localhost:4318/", true, "http://localhost:4318/v1/metrics", NULL },
-                { "https://c.example/otlp//", true, "https://c.example/otlp/v1/metrics", NULL },
-                { "http://c:4318/custom/path", false, "http://c:4318/custom/path", NULL },
-                { "https://user:pw@c.example/v1/metrics?token=x", false, "https://user:pw@c.example/v1/metrics?token=x",
-                  "https://c.example/v1/metrics" },
-                { "http://c/?q", true, NULL, NULL },
-                { "ftp://c", false, NULL, NULL },
-                { "http://", false, NULL, NULL },
-                { "http:///x", false, NULL, NULL },
-                { "http://a b", false, NULL, NULL },
-                { "localhost:4318", true, NULL, NULL },
+            {"http://localhost:4318", true, "http://localhost:4318/v1/metrics",
+             "http://localhost:4318/v1/metrics"},
+            {"http://localhost:4318/", true, "http://localhost:4318/v1/metrics", NULL},
+            {"https://c.example/otlp//", true, "https://c.example/otlp/v1/metrics", NULL},
+            {"http://c:4318/custom/path", false, "http://c:4318/custom/path", NULL},
+            {"https://user:pw@c.example/v1/metrics?token=x", false,
+             "https://user:pw@c.example/v1/metrics?token=x", "https://c.example/v1/metrics"},
+            {"http://c/?q", true, NULL, NULL},
+            {"ftp://c", false, NULL, NULL},
+            {"http://", false, NULL, NULL},
+            {"http:///x", false, NULL, NULL},
+            {"http://a b", false, NULL, NULL},
+            {"localhost:4318", true, NULL, NULL},
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 char *u = NULL, disp[256];
@@ -165,9 +169,11 @@ static void test_scalars(void **state)
         assert_int_equal(otelenv_parse_ms("99999999999999999999999", 23, 3600000, &ms), -ERANGE);
         assert_int_equal(otlp_parse_retry_after(" 7 ", 3, 0, &d), 0);
         assert_true(d == 7);
-        assert_int_equal(otlp_parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 29, 784111767.0, &d), 0);
+        assert_int_equal(
+            otlp_parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 29, 784111767.0, &d), 0);
         assert_true(d == 10);
-        assert_int_equal(otlp_parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 29, 784111800.0, &d), 0);
+        assert_int_equal(
+            otlp_parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 29, 784111800.0, &d), 0);
         assert_true(d == 0);
         assert_int_equal(otlp_parse_retry_after("soon", 4, 0, &d), -EINVAL);
         assert_int_equal(otlp_parse_retry_after("-1", 2, 0, &d), -EINVAL);
@@ -200,32 +206,45 @@ static void note(void *userdata, const char *fmt, ...)
 static void test_load(void **state)
 {
         const char *env1[] = {
-                "OTEL_EXPORTER_OTLP_ENDPOINT", "http://generic:4318",
-                "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "http://metrics:4318/m",
-                "OTEL_EXPORTER_OTLP_PROTOCOL", "http/json",
-                "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "http/protobuf",
-                "OTEL_EXPORTER_OTLP_COMPRESSION", "gzip",
-                "OTEL_EXPORTER_OTLP_TIMEOUT", "2500",
-                "OTEL_METRIC_EXPORT_INTERVAL", "15000",
-                "OTEL_EXPORTER_OTLP_HEADERS", "x-secret=hunter2",
-                "OTEL_SERVICE_NAME", "ci",
-                "TRACEPARENT", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
-                NULL,
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "http://generic:4318",
+            "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+            "http://metrics:4318/m",
+            "OTEL_EXPORTER_OTLP_PROTOCOL",
+            "http/json",
+            "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
+            "http/protobuf",
+            "OTEL_EXPORTER_OTLP_COMPRESSION",
+            "gzip",
+            "OTEL_EXPORTER_OTLP_TIMEOUT",
+            "2500",
+            "OTEL_METRIC_EXPORT_INTERVAL",
+            "15000",
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "x-secret=hunter2",
+            "OTEL_SERVICE_NAME",
+            "ci",
+            "TRACEPARENT",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            NULL,
         };
         const char *env2[] = {
-                "OTEL_EXPORTER_OTLP_ENDPOINT", "http://generic:4318",
-                "OTEL_SDK_DISABLED", "true",
-                NULL,
+            "OTEL_EXPORTER_OTLP_ENDPOINT", "http://generic:4318", "OTEL_SDK_DISABLED", "true", NULL,
         };
         const char *env3[] = {
-                "OTEL_EXPORTER_OTLP_ENDPOINT", "http://generic:4318",
-                "OTEL_EXPORTER_OTLP_HEADERS", "x-secret=hunter2,broken",
-                "OTEL_EXPORTER_OTLP_TIMEOUT", "soon",
-                "TRACEPARENT", "garbage",
-                NULL,
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "http://generic:4318",
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "x-secret=hunter2,broken",
+            "OTEL_EXPORTER_OTLP_TIMEOUT",
+            "soon",
+            "TRACEPARENT",
+            "garbage",
+            NULL,
         };
-        const char *env4[] = { "OTEL_EXPORTER_OTLP_ENDPOINT", "grpc://x", "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", NULL };
-        struct otel_options opt = { .endpoint = "http://opt:1/v1/metrics", .interval_ms = 500 };
+        const char *env4[] = {"OTEL_EXPORTER_OTLP_ENDPOINT", "grpc://x",
+                              "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", NULL};
+        struct otel_options opt = {.endpoint = "http://opt:1/v1/metrics", .interval_ms = 500};
         struct otel_config c;
 
         assert_int_equal(otelenv_load(lookup, env1, NULL, note, NULL, &c), 0);
@@ -275,9 +294,9 @@ static void test_load(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_pairs),  cmocka_unit_test(test_pairs_caps),
-                cmocka_unit_test(test_traceparent), cmocka_unit_test(test_url),
-                cmocka_unit_test(test_scalars), cmocka_unit_test(test_load),
+            cmocka_unit_test(test_pairs),       cmocka_unit_test(test_pairs_caps),
+            cmocka_unit_test(test_traceparent), cmocka_unit_test(test_url),
+            cmocka_unit_test(test_scalars),     cmocka_unit_test(test_load),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -295,17 +295,17 @@ struct zoneinfo_case {
 };
 
 static const struct zoneinfo_case zoneinfo_cases[] = {
-        { "two zones, two cpus",
-          "Node 0, zone      DMA\n  pages free     3840\n  pagesets\n    cpu: 0\n"
-          "              count: 0\n              high:  0\n    cpu: 1\n              count: 5\n"
-          "Node 0, zone   Normal\n  pagesets\n    cpu: 0\n              count: 65175\n"
-          "              high:  65331\n    cpu: 1\n              count: 76818\n",
-          0, 142000 - 2 },
-        { "no trailing newline", "    count: 7", 0, 7 },
-        { "no pagesets at all", "Node 0, zone DMA\n  pages free 1\n", -EINVAL, 0 },
-        { "count without a number", "  count: x\n", -EINVAL, 0 },
-        { "overflowing sum", "count: 18446744073709551615\ncount: 1\n", -ERANGE, 0 },
-        { "empty", "", -EINVAL, 0 },
+    {"two zones, two cpus",
+     "Node 0, zone      DMA\n  pages free     3840\n  pagesets\n    cpu: 0\n"
+     "              count: 0\n              high:  0\n    cpu: 1\n              count: 5\n"
+     "Node 0, zone   Normal\n  pagesets\n    cpu: 0\n              count: 65175\n"
+     "              high:  65331\n    cpu: 1\n              count: 76818\n",
+     0, 142000 - 2},
+    {"no trailing newline", "    count: 7", 0, 7},
+    {"no pagesets at all", "Node 0, zone DMA\n  pages free 1\n", -EINVAL, 0},
+    {"count without a number", "  count: x\n", -EINVAL, 0},
+    {"overflowing sum", "count: 18446744073709551615\ncount: 1\n", -ERANGE, 0},
+    {"empty", "", -EINVAL, 0},
 };
 
 static void test_zoneinfo_pcp_parse(void **state)

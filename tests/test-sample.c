@@ -20,9 +20,9 @@
         "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,"         \
         "disk_avail_gb,disk_pct,compilers,stage,context"
 #define CG_HEADER                                                                                  \
-        ",cg_mode,cg_cpu_user_s,cg_cpu_sys_s,cg_mem_mb,cg_mem_peak_mb,cg_oom_kills,cg_io_read_mb,"   \
-        "cg_io_write_mb,cg_psi_cpu_some_s,cg_psi_cpu_full_s,cg_psi_mem_some_s,cg_psi_mem_full_s,"   \
-        "cg_psi_io_some_s,cg_psi_io_full_s,cg_pids,cg_pids_peak,top_proc,top_proc_mb,top_pid,"      \
+        ",cg_mode,cg_cpu_user_s,cg_cpu_sys_s,cg_mem_mb,cg_mem_peak_mb,cg_oom_kills,cg_io_read_mb," \
+        "cg_io_write_mb,cg_psi_cpu_some_s,cg_psi_cpu_full_s,cg_psi_mem_some_s,cg_psi_mem_full_s,"  \
+        "cg_psi_io_some_s,cg_psi_io_full_s,cg_pids,cg_pids_peak,top_proc,top_proc_mb,top_pid,"     \
         "top2_proc,top2_proc_mb,top2_pid,top3_proc,top3_proc_mb,top3_pid"
 /* The 25 columns after the seed's, all unknown. */
 #define CG_EMPTY ",,,,,,,,,,,,,,,,,,,,,,,,,"
@@ -73,9 +73,9 @@ static void test_format(void **state)
 
         (void)state;
         assert_int_equal(sample_csv_format(&s, &b), 0);
-        assert_string_equal(b.p,
-                            "1764430820.123,2025-11-29T15:40:20.123Z,12.346,3.14,87.2,12346,"
-                            "4000,75.5,0,123.46,45.0,7,cmake --build,\"CXX a,\"\"b\"\".o\"" CG_EMPTY "\r\n");
+        assert_string_equal(
+            b.p, "1764430820.123,2025-11-29T15:40:20.123Z,12.346,3.14,87.2,12346,"
+                 "4000,75.5,0,123.46,45.0,7,cmake --build,\"CXX a,\"\"b\"\".o\"" CG_EMPTY "\r\n");
         dbuf_release(&b);
 }
 
@@ -306,8 +306,8 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_header),         cmocka_unit_test(test_format),
             cmocka_unit_test(test_format_unknown), cmocka_unit_test(test_round_trip),
-            cmocka_unit_test(test_strings_capped), cmocka_unit_test(test_junk_rows), cmocka_unit_test(test_cg_columns),
-            cmocka_unit_test(test_headers),
+            cmocka_unit_test(test_strings_capped), cmocka_unit_test(test_junk_rows),
+            cmocka_unit_test(test_cg_columns),     cmocka_unit_test(test_headers),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -115,8 +115,7 @@ static void build_add(struct summary_build *b, const struct sample *smp)
             (!b->mem_peak.set || smp->cg_mem_peak_mb > b->mem_peak.value)) {
                 point_set(&b->mem_peak, smp->cg_mem_peak_mb, NAN, smp);
                 b->mem_peak_proc = top[0];
-                if (b->prev_top[0].label[0] &&
-                    (!top[0].label[0] || b->prev_top[0].mb > top[0].mb))
+                if (b->prev_top[0].label[0] && (!top[0].label[0] || b->prev_top[0].mb > top[0].mb))
                         b->mem_peak_proc = b->prev_top[0];
         }
 

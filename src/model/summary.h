@@ -36,7 +36,7 @@ struct summary_proc {
 /* The OOM-kill count rose between two rows. */
 struct summary_oom {
         double epoch, elapsed_s;
-        double kills;              /* the count after the rise */
+        double kills;               /* the count after the rise */
         struct summary_proc victim; /* the top process that vanished; label "" if none did */
         char stage[SAMPLE_STAGE_MAX + 1];
 };
@@ -48,16 +48,17 @@ struct summary_oom {
 struct summary_build {
         char mode[SAMPLE_MODE_MAX + 1]; /* the last row's cg_mode; "" when none was recorded */
         double cpu_user_s, cpu_sys_s;   /* last values: counters */
-        struct summary_point mem_peak;  /* the kernel's peak (cg_mem_peak_mb); first row to show it */
+        struct summary_point
+            mem_peak; /* the kernel's peak (cg_mem_peak_mb); first row to show it */
         struct summary_proc mem_peak_proc; /* the largest process then: the culprit */
         struct summary_point mem_cur_peak; /* the largest sampled cg_mem_mb */
-        double oom_kills;               /* last */
-        double io_read_mb, io_write_mb; /* last */
+        double oom_kills;                  /* last */
+        double io_read_mb, io_write_mb;    /* last */
         double psi_cpu_some_s, psi_cpu_full_s, psi_mem_some_s, psi_mem_full_s;
         double psi_io_some_s, psi_io_full_s; /* last */
         double pids_peak;                    /* max of cg_pids_peak and cg_pids */
         struct summary_oom oom[SUMMARY_OOM_MAX];
-        uint64_t noom;                /* rises seen (oom[] holds the first SUMMARY_OOM_MAX) */
+        uint64_t noom;                   /* rises seen (oom[] holds the first SUMMARY_OOM_MAX) */
         struct summary_proc prev_top[3]; /* the previous row's top processes */
         double prev_oom_kills;
         int victim_pending; /* rows left to find the last rise's victim */

@@ -83,8 +83,7 @@ void targets_offer_edge(struct targets *ts, int64_t start_ms, int64_t end_ms, co
                 return;
         if (ts->nslow < TARGETS_SLOW_EDGES)
                 ts->nslow++;
-        memmove(&ts->slow[pos + 1], &ts->slow[pos],
-                (ts->nslow - 1 - pos) * sizeof(ts->slow[0]));
+        memmove(&ts->slow[pos + 1], &ts->slow[pos], (ts->nslow - 1 - pos) * sizeof(ts->slow[0]));
         ts->slow[pos].start_ms = start_ms;
         ts->slow[pos].end_ms = end_ms;
         targets_copy_field(ts->slow[pos].output, sizeof(ts->slow[pos].output), out, out_len);
@@ -109,12 +108,12 @@ void targets_note_cc_block(struct targets *ts, enum cc_tool tool, const struct c
         if (!c->blocks)
                 return;
         /* Keep the time the block was completed. */
-        c->last = (struct cc_block){ .seen = c->last.seen,
-                                     .hits = b->hits,
-                                     .misses = b->misses,
-                                     .size_bytes = b->size_bytes,
-                                     .max_size_bytes = b->max_size_bytes,
-                                     .files = b->files };
+        c->last = (struct cc_block){.seen = c->last.seen,
+                                    .hits = b->hits,
+                                    .misses = b->misses,
+                                    .size_bytes = b->size_bytes,
+                                    .max_size_bytes = b->max_size_bytes,
+                                    .files = b->files};
         memcpy(c->last.version, b->version, sizeof(c->last.version));
         if (c->blocks == 1)
                 c->first = c->last;
@@ -159,8 +158,9 @@ int targets_render_text(const struct targets *ts, struct dbuf *out)
                 dbuf_reset(&name);
                 e = run_append_utf8_lossy(&name, t->name, strlen(t->name), true);
                 if (e >= 0)
-                        e = dbuf_printf(out, "buildtel: target %s: %.1fs, %" PRIu32 " steps, %" PRIu32
-                                             " cached",
+                        e = dbuf_printf(out,
+                                        "buildtel: target %s: %.1fs, %" PRIu32 " steps, %" PRIu32
+                                        " cached",
                                         name.p ? name.p : "", dur, t->steps, t->cached);
                 if (e >= 0 && t->errors)
                         e = dbuf_printf(out, ", %" PRIu32 " failed", t->errors);
@@ -197,7 +197,8 @@ int targets_render_text(const struct targets *ts, struct dbuf *out)
                                           true);
                 if (e >= 0)
                         e = dbuf_printf(out, "buildtel:   %8.3fs  %s\n",
-                                        (double)(ts->slow[i].end_ms - ts->slow[i].start_ms) / 1000.0,
+                                        (double)(ts->slow[i].end_ms - ts->slow[i].start_ms) /
+                                            1000.0,
                                         name.p ? name.p : "");
         }
         dbuf_release(&name);
@@ -213,8 +214,7 @@ static json_t *cc_json(const struct cc_counts *c)
 {
         if (!c->set)
                 return json_null();
-        return json_pack("{s:I,s:I}", "hits", (json_int_t)c->hits, "misses",
-                         (json_int_t)c->misses);
+        return json_pack("{s:I,s:I}", "hits", (json_int_t)c->hits, "misses", (json_int_t)c->misses);
 }
 
 static json_t *num_or_null(double d)
@@ -283,7 +283,9 @@ int targets_render_json(const struct targets *ts, struct dbuf *out)
                         if (e >= 0)
                                 e = set_new(o, "name", run_json_string(f->name));
                         if (e >= 0)
-                                e = set_new(o, "target", f->target >= 0 ? run_json_string(ts->t[f->target].name) : json_null());
+                                e = set_new(o, "target",
+                                            f->target >= 0 ? run_json_string(ts->t[f->target].name)
+                                                           : json_null());
                 }
         }
         if (e >= 0)
@@ -292,10 +294,10 @@ int targets_render_json(const struct targets *ts, struct dbuf *out)
                 json_decref(slow);
         for (size_t i = 0; e >= 0 && i < ts->nslow; i++)
                 if (json_array_append_new(
-                            slow, json_pack("{s:o,s:f}", "output",
-                                            run_json_string(ts->slow[i].output), "seconds",
-                                            (double)(ts->slow[i].end_ms - ts->slow[i].start_ms) /
-                                                    1000.0)) != 0)
+                        slow, json_pack("{s:o,s:f}", "output", run_json_string(ts->slow[i].output),
+                                        "seconds",
+                                        (double)(ts->slow[i].end_ms - ts->slow[i].start_ms) /
+                                            1000.0)) != 0)
                         e = -ENOMEM;
         if (e >= 0) {
                 s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

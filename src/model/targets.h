@@ -14,12 +14,12 @@
  * fill them, the sinks read them. Every count the build controls is
  * capped. */
 
-#define TARGETS_MAX 256     /* targets tracked; more are folded into the last */
-#define TARGET_NAME_MAX 128 /* bytes kept of a target name (cut, never split UTF-8 badly) */
+#define TARGETS_MAX 256      /* targets tracked; more are folded into the last */
+#define TARGET_NAME_MAX 128  /* bytes kept of a target name (cut, never split UTF-8 badly) */
 #define TARGET_FIELD_MAX 160 /* builder, node, ref */
 #define TARGETS_SLOW_EDGES 10
-#define TARGETS_FAILED_MAX 16      /* failing steps named in the summary */
-#define TARGET_STEP_NAME_MAX 255   /* bytes kept of a failing step's name */
+#define TARGETS_FAILED_MAX 16    /* failing steps named in the summary */
+#define TARGET_STEP_NAME_MAX 255 /* bytes kept of a failing step's name */
 
 /* Compiler-cache counters: absent is not zero. */
 struct cc_counts {

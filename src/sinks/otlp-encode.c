@@ -23,7 +23,10 @@ static void put(struct enc *E, const void *p, size_t n)
                 E->err = dbuf_append(E->out, p, n);
 }
 
-static void puts_(struct enc *E, const char *s) { put(E, s, strlen(s)); }
+static void puts_(struct enc *E, const char *s)
+{
+        put(E, s, strlen(s));
+}
 
 /* Strings from the environment and the build may hold any bytes; both
  * encodings need UTF-8 (a collector rejects a protobuf string that is
@@ -56,7 +59,10 @@ static void pb_varint(struct enc *E, uint64_t v)
         put(E, b, n);
 }
 
-static void pb_tag(struct enc *E, unsigned field, unsigned wt) { pb_varint(E, field << 3 | wt); }
+static void pb_tag(struct enc *E, unsigned field, unsigned wt)
+{
+        pb_varint(E, field << 3 | wt);
+}
 
 static void pb_fixed64(struct enc *E, unsigned field, uint64_t v)
 {
@@ -203,7 +209,7 @@ static void pb_metric(struct enc *E, const struct otlp_request *rq, const struct
 
 int otlp_encode_protobuf(const struct otlp_request *rq, struct dbuf *out)
 {
-        struct enc E = { .out = out };
+        struct enc E = {.out = out};
         size_t old = out->len, rm, res, sm, sc;
 
         rm = pb_begin(&E, 1);
@@ -403,7 +409,8 @@ static void js_metric(struct enc *E, const struct otlp_request *rq, const struct
                 puts_(E, ",\"unit\":");
                 js_string(E, m->unit);
         }
-        puts_(E, m->kind == OTLP_SUM ? ",\"sum\":{\"dataPoints\":[" : ",\"gauge\":{\"dataPoints\":[");
+        puts_(E,
+              m->kind == OTLP_SUM ? ",\"sum\":{\"dataPoints\":[" : ",\"gauge\":{\"dataPoints\":[");
         for (size_t i = 0; i < m->npoints; i++) {
                 if (i)
                         put(E, ",", 1);
@@ -420,7 +427,7 @@ static void js_metric(struct enc *E, const struct otlp_request *rq, const struct
 
 int otlp_encode_json(const struct otlp_request *rq, struct dbuf *out)
 {
-        struct enc E = { .out = out };
+        struct enc E = {.out = out};
         size_t old = out->len;
 
         puts_(&E, "{\"resourceMetrics\":[{\"resource\":{");
@@ -480,8 +487,8 @@ static void le32(uint8_t *b, uint32_t v)
 int otlp_gzip(const void *in, size_t len, struct dbuf *out)
 {
         /* ID1 ID2 CM=deflate FLG=0 MTIME=0 XFL=0 OS=unix (3) */
-        static const uint8_t header[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3 };
-        struct enc E = { .out = out };
+        static const uint8_t header[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
+        struct enc E = {.out = out};
         const uint8_t *p = in;
         size_t old = out->len, off = 0;
         uint8_t trailer[8];

@@ -30,28 +30,49 @@ struct sample_line {
 };
 
 static const struct sample_line sample_lines[] = {
-        { "build.host.load.1m", "1", "Host load average over 1 minute", OTLP_GAUGE, "load1", 1, NULL, NULL },
-        { "build.host.cpu.utilization", "1", "Host CPU busy fraction", OTLP_GAUGE, "cpu_pct", 0.01, NULL, NULL },
-        { "build.host.memory.usage", "By", "Host memory used (total minus available)", OTLP_GAUGE, "mem_used_mb", MiB, NULL, NULL },
-        { "build.host.memory.available", "By", "Host memory available", OTLP_GAUGE, "mem_avail_mb", MiB, NULL, NULL },
-        { "build.host.memory.utilization", "1", "Host memory used fraction", OTLP_GAUGE, "mem_pct", 0.01, NULL, NULL },
-        { "build.host.swap.usage", "By", "Host swap used", OTLP_GAUGE, "swap_used_mb", MiB, NULL, NULL },
-        { "build.host.disk.available", "By", "Disk available on the build's filesystem", OTLP_GAUGE, "disk_avail_gb", GiB, NULL, NULL },
-        { "build.host.disk.utilization", "1", "Disk used fraction of the build's filesystem", OTLP_GAUGE, "disk_pct", 0.01, NULL, NULL },
-        { "build.compilers", "{process}", "Live compiler processes", OTLP_GAUGE, "compilers", 1, NULL, NULL },
-        { "container.memory.usage", "By", "Memory of the build's cgroup", OTLP_GAUGE, "cg_mem_mb", MiB, NULL, NULL },
-        { "build.processes", "{process}", "Processes in the build's cgroup", OTLP_GAUGE, "cg_pids", 1, NULL, NULL },
-        { "container.cpu.time", "s", "CPU time of the build's cgroup", OTLP_SUM, "cg_cpu_user_s", 1, "cpu.mode", "user" },
-        { "container.cpu.time", "s", "CPU time of the build's cgroup", OTLP_SUM, "cg_cpu_sys_s", 1, "cpu.mode", "system" },
-        { "container.disk.io", "By", "Disk bytes of the build's cgroup", OTLP_SUM, "cg_io_read_mb", MiB, "disk.io.direction", "read" },
-        { "container.disk.io", "By", "Disk bytes of the build's cgroup", OTLP_SUM, "cg_io_write_mb", MiB, "disk.io.direction", "write" },
-        { "build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM, "cg_psi_cpu_some_s", 1, "build.pressure", "cpu.some" },
-        { "build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM, "cg_psi_cpu_full_s", 1, "build.pressure", "cpu.full" },
-        { "build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM, "cg_psi_mem_some_s", 1, "build.pressure", "memory.some" },
-        { "build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM, "cg_psi_mem_full_s", 1, "build.pressure", "memory.full" },
-        { "build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM, "cg_psi_io_some_s", 1, "build.pressure", "io.some" },
-        { "build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM, "cg_psi_io_full_s", 1, "build.pressure", "io.full" },
-        { "build.oom_kills", "{kill}", "OOM kills in the build's cgroup", OTLP_SUM, "cg_oom_kills", 1, NULL, NULL },
+    {"build.host.load.1m", "1", "Host load average over 1 minute", OTLP_GAUGE, "load1", 1, NULL,
+     NULL},
+    {"build.host.cpu.utilization", "1", "Host CPU busy fraction", OTLP_GAUGE, "cpu_pct", 0.01, NULL,
+     NULL},
+    {"build.host.memory.usage", "By", "Host memory used (total minus available)", OTLP_GAUGE,
+     "mem_used_mb", MiB, NULL, NULL},
+    {"build.host.memory.available", "By", "Host memory available", OTLP_GAUGE, "mem_avail_mb", MiB,
+     NULL, NULL},
+    {"build.host.memory.utilization", "1", "Host memory used fraction", OTLP_GAUGE, "mem_pct", 0.01,
+     NULL, NULL},
+    {"build.host.swap.usage", "By", "Host swap used", OTLP_GAUGE, "swap_used_mb", MiB, NULL, NULL},
+    {"build.host.disk.available", "By", "Disk available on the build's filesystem", OTLP_GAUGE,
+     "disk_avail_gb", GiB, NULL, NULL},
+    {"build.host.disk.utilization", "1", "Disk used fraction of the build's filesystem", OTLP_GAUGE,
+     "disk_pct", 0.01, NULL, NULL},
+    {"build.compilers", "{process}", "Live compiler processes", OTLP_GAUGE, "compilers", 1, NULL,
+     NULL},
+    {"container.memory.usage", "By", "Memory of the build's cgroup", OTLP_GAUGE, "cg_mem_mb", MiB,
+     NULL, NULL},
+    {"build.processes", "{process}", "Processes in the build's cgroup", OTLP_GAUGE, "cg_pids", 1,
+     NULL, NULL},
+    {"container.cpu.time", "s", "CPU time of the build's cgroup", OTLP_SUM, "cg_cpu_user_s", 1,
+     "cpu.mode", "user"},
+    {"container.cpu.time", "s", "CPU time of the build's cgroup", OTLP_SUM, "cg_cpu_sys_s", 1,
+     "cpu.mode", "system"},
+    {"container.disk.io", "By", "Disk bytes of the build's cgroup", OTLP_SUM, "cg_io_read_mb", MiB,
+     "disk.io.direction", "read"},
+    {"container.disk.io", "By", "Disk bytes of the build's cgroup", OTLP_SUM, "cg_io_write_mb", MiB,
+     "disk.io.direction", "write"},
+    {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM,
+     "cg_psi_cpu_some_s", 1, "build.pressure", "cpu.some"},
+    {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM,
+     "cg_psi_cpu_full_s", 1, "build.pressure", "cpu.full"},
+    {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM,
+     "cg_psi_mem_some_s", 1, "build.pressure", "memory.some"},
+    {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM,
+     "cg_psi_mem_full_s", 1, "build.pressure", "memory.full"},
+    {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM,
+     "cg_psi_io_some_s", 1, "build.pressure", "io.some"},
+    {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM,
+     "cg_psi_io_full_s", 1, "build.pressure", "io.full"},
+    {"build.oom_kills", "{kill}", "OOM kills in the build's cgroup", OTLP_SUM, "cg_oom_kills", 1,
+     NULL, NULL},
 };
 
 #define NSAMPLE_LINES ARRAY_SIZE(sample_lines)
@@ -108,15 +129,17 @@ static bool get_samples(const struct run_model *m, double *v)
 }
 
 static const struct total_line total_lines[] = {
-        { "build.duration", "s", "Wall time of the build", false, get_duration },
-        { "build.host.memory.usage.max", "By", "Peak host memory used", false, get_mem_peak },
-        { "build.host.memory.available.min", "By", "Least host memory available", false, get_mem_avail_min },
-        { "build.host.swap.usage.max", "By", "Peak host swap used", false, get_swap_peak },
-        { "build.host.disk.available.min", "By", "Least disk available", false, get_disk_min },
-        { "build.host.load.1m.max", "1", "Peak 1-minute load average", false, get_load_peak },
-        { "build.host.cpu.utilization.avg", "1", "Average host CPU busy fraction", false, get_cpu_avg },
-        { "build.near_oom.samples", "{sample}", "Samples with memory available under the near-OOM threshold", true, get_near_oom },
-        { "build.samples", "{sample}", "Samples recorded", true, get_samples },
+    {"build.duration", "s", "Wall time of the build", false, get_duration},
+    {"build.host.memory.usage.max", "By", "Peak host memory used", false, get_mem_peak},
+    {"build.host.memory.available.min", "By", "Least host memory available", false,
+     get_mem_avail_min},
+    {"build.host.swap.usage.max", "By", "Peak host swap used", false, get_swap_peak},
+    {"build.host.disk.available.min", "By", "Least disk available", false, get_disk_min},
+    {"build.host.load.1m.max", "1", "Peak 1-minute load average", false, get_load_peak},
+    {"build.host.cpu.utilization.avg", "1", "Average host CPU busy fraction", false, get_cpu_avg},
+    {"build.near_oom.samples", "{sample}",
+     "Samples with memory available under the near-OOM threshold", true, get_near_oom},
+    {"build.samples", "{sample}", "Samples recorded", true, get_samples},
 };
 
 /* At the end only: one point per target, with attributes target and
@@ -163,15 +186,22 @@ static bool tget_ratio(const struct target *t, int tool, double *v)
 }
 
 static const struct target_line target_lines[] = {
-        { "build.target.duration", "s", "Wall time of a target of the build", false, 0, tget_duration },
-        { "build.target.steps", "{step}", "Steps of a target", true, 0, tget_steps },
-        { "build.target.steps.cached", "{step}", "Steps of a target taken from the layer cache", true, 0, tget_cached },
-        { "build.target.compiler_cache.hits", "{hit}", "Compiler-cache hits of a target", true, 1, tget_hits },
-        { "build.target.compiler_cache.hits", "{hit}", "Compiler-cache hits of a target", true, 2, tget_hits },
-        { "build.target.compiler_cache.misses", "{miss}", "Compiler-cache misses of a target", true, 1, tget_misses },
-        { "build.target.compiler_cache.misses", "{miss}", "Compiler-cache misses of a target", true, 2, tget_misses },
-        { "build.target.compiler_cache.hit_ratio", "1", "Compiler-cache hit ratio of a target", false, 1, tget_ratio },
-        { "build.target.compiler_cache.hit_ratio", "1", "Compiler-cache hit ratio of a target", false, 2, tget_ratio },
+    {"build.target.duration", "s", "Wall time of a target of the build", false, 0, tget_duration},
+    {"build.target.steps", "{step}", "Steps of a target", true, 0, tget_steps},
+    {"build.target.steps.cached", "{step}", "Steps of a target taken from the layer cache", true, 0,
+     tget_cached},
+    {"build.target.compiler_cache.hits", "{hit}", "Compiler-cache hits of a target", true, 1,
+     tget_hits},
+    {"build.target.compiler_cache.hits", "{hit}", "Compiler-cache hits of a target", true, 2,
+     tget_hits},
+    {"build.target.compiler_cache.misses", "{miss}", "Compiler-cache misses of a target", true, 1,
+     tget_misses},
+    {"build.target.compiler_cache.misses", "{miss}", "Compiler-cache misses of a target", true, 2,
+     tget_misses},
+    {"build.target.compiler_cache.hit_ratio", "1", "Compiler-cache hit ratio of a target", false, 1,
+     tget_ratio},
+    {"build.target.compiler_cache.hit_ratio", "1", "Compiler-cache hit ratio of a target", false, 2,
+     tget_ratio},
 };
 
 #define MAX_POINT_ATTRS 6 /* line attribute, target, builder, tool, trace, span */
@@ -227,7 +257,7 @@ static void resource_set(struct otlp_metrics *m, const char *key, const char *va
                 }
         if (m->nresource < ARRAY_SIZE(m->resource))
                 m->resource[m->nresource++] =
-                        (struct otlp_attr){ .key = key, .type = OTLP_STRING, .s = val };
+                    (struct otlp_attr){.key = key, .type = OTLP_STRING, .s = val};
 }
 
 int otlp_metrics_new(const struct otel_config *cfg, const struct run_info *run,
@@ -283,13 +313,14 @@ void otlp_metrics_free(struct otlp_metrics *m)
 
 void otlp_metrics_add_sample(struct otlp_metrics *m, const struct sample *s)
 {
-        struct pending p = { .epoch = s->epoch };
+        struct pending p = {.epoch = s->epoch};
 
         if (!isfinite(s->epoch))
                 return;
         for (size_t i = 0; i < NSAMPLE_LINES; i++)
-                p.v[i] = m->col[i] >= 0 ? sample_column_number(s, (size_t)m->col[i]) * sample_lines[i].scale
-                                        : NAN;
+                p.v[i] = m->col[i] >= 0
+                             ? sample_column_number(s, (size_t)m->col[i]) * sample_lines[i].scale
+                             : NAN;
         if (m->n == OTLP_MAX_PENDING) {
                 m->head = (m->head + 1) % OTLP_MAX_PENDING;
                 m->n--;
@@ -301,8 +332,14 @@ void otlp_metrics_add_sample(struct otlp_metrics *m, const struct sample *s)
         m->have_last = true;
 }
 
-size_t otlp_metrics_pending(const struct otlp_metrics *m) { return m->n; }
-uint64_t otlp_metrics_dropped(const struct otlp_metrics *m) { return m->dropped; }
+size_t otlp_metrics_pending(const struct otlp_metrics *m)
+{
+        return m->n;
+}
+uint64_t otlp_metrics_dropped(const struct otlp_metrics *m)
+{
+        return m->dropped;
+}
 
 /* The CSV keeps milliseconds: whole milliseconds make the nanoseconds
  * exact, the same from a live run and from its files. */
@@ -332,12 +369,12 @@ static void metric(struct build *B, const char *name, const char *unit, const ch
         if (last && strcmp(last->name, name) == 0)
                 return;
         B->metrics[B->nmetrics++] = (struct otlp_metric){
-                .name = name,
-                .unit = unit,
-                .description = desc,
-                .kind = kind,
-                .monotonic = kind == OTLP_SUM,
-                .points = &B->points[B->npoints],
+            .name = name,
+            .unit = unit,
+            .description = desc,
+            .kind = kind,
+            .monotonic = kind == OTLP_SUM,
+            .points = &B->points[B->npoints],
         };
 }
 
@@ -348,7 +385,7 @@ static struct otlp_attr *attr(struct build *B)
 
 static void str_attr(struct build *B, const char *k, const char *v)
 {
-        *attr(B) = (struct otlp_attr){ .key = k, .type = OTLP_STRING, .s = v };
+        *attr(B) = (struct otlp_attr){.key = k, .type = OTLP_STRING, .s = v};
 }
 
 /* A point of the current metric; attributes are the ones added since
@@ -363,13 +400,13 @@ static void point(struct build *B, size_t attrs_start, uint64_t start_ns, uint64
                 str_attr(B, "span_id", B->m->span_hex);
         }
         *p = (struct otlp_point){
-                .start_ns = start_ns,
-                .time_ns = time_ns,
-                .is_int = is_int,
-                .i = is_int ? (int64_t)llround(v) : 0,
-                .d = is_int ? 0 : v,
-                .attrs = &B->attrs[attrs_start],
-                .nattrs = B->nattrs - attrs_start,
+            .start_ns = start_ns,
+            .time_ns = time_ns,
+            .is_int = is_int,
+            .i = is_int ? (int64_t)llround(v) : 0,
+            .d = is_int ? 0 : v,
+            .attrs = &B->attrs[attrs_start],
+            .nattrs = B->nattrs - attrs_start,
         };
         B->metrics[B->nmetrics - 1].npoints++;
 }
@@ -387,7 +424,8 @@ static void add_samples(struct build *B)
                         continue;
                 if (l->kind == OTLP_GAUGE) {
                         for (size_t k = 0; k < m->n; k++) {
-                                const struct pending *p = &m->ring[(m->head + k) % OTLP_MAX_PENDING];
+                                const struct pending *p =
+                                    &m->ring[(m->head + k) % OTLP_MAX_PENDING];
                                 if (!isfinite(p->v[i]) || !to_ns(p->epoch))
                                         continue;
                                 if (!opened)
@@ -430,9 +468,8 @@ static void add_totals(struct build *B, const struct run_model *fm)
                 metric(B, l->name, l->unit, l->desc, OTLP_GAUGE);
                 if (l->get == get_duration) {
                         str_attr(B, "cicd.pipeline.result", result_of(ri));
-                        *attr(B) = (struct otlp_attr){ .key = "build.exit_code",
-                                                       .type = OTLP_INT,
-                                                       .i = ri->exit_code };
+                        *attr(B) = (struct otlp_attr){
+                            .key = "build.exit_code", .type = OTLP_INT, .i = ri->exit_code};
                 }
                 point(B, a, 0, t, l->is_int, v);
         }
@@ -453,7 +490,8 @@ static void add_totals(struct build *B, const struct run_model *fm)
                         str_attr(B, "target", tg->name);
                         str_attr(B, "builder", builder);
                         if (l->tool)
-                                str_attr(B, "build.compiler_cache", l->tool == 1 ? "sccache" : "ccache");
+                                str_attr(B, "build.compiler_cache",
+                                         l->tool == 1 ? "sccache" : "ccache");
                         point(B, a, 0, t, l->is_int, v);
                 }
         }
@@ -466,13 +504,13 @@ int otlp_metrics_encode(struct otlp_metrics *m, const struct run_model *final, b
         size_t maxm = NSAMPLE_LINES + ARRAY_SIZE(total_lines) + ARRAY_SIZE(target_lines);
         size_t maxp = NSAMPLE_LINES * (m->n + 1) + ARRAY_SIZE(total_lines) +
                       ARRAY_SIZE(target_lines) * ntargets;
-        struct build B = { .m = m };
+        struct build B = {.m = m};
         struct otlp_request rq = {
-                .resource = m->resource,
-                .nresource = m->nresource,
-                .scope_name = "buildtel",
-                .scope_version = BUILDTEL_VERSION,
-                .has_trace = m->cfg->has_trace,
+            .resource = m->resource,
+            .nresource = m->nresource,
+            .scope_name = "buildtel",
+            .scope_version = BUILDTEL_VERSION,
+            .has_trace = m->cfg->has_trace,
         };
         int e = -ENOMEM;
 

@@ -60,8 +60,8 @@ static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *
                 s->nsocks++;
         }
         s->socks[i].fd = fd;
-        s->socks[i].events = (short)((what & CURL_POLL_IN ? POLLIN : 0) |
-                                     (what & CURL_POLL_OUT ? POLLOUT : 0));
+        s->socks[i].events =
+            (short)((what & CURL_POLL_IN ? POLLIN : 0) | (what & CURL_POLL_OUT ? POLLOUT : 0));
         return 0;
 }
 
@@ -134,8 +134,8 @@ int otlp_sender_new(const struct otel_config *cfg, struct otlp_sender **ret)
 
         /* An empty Expect: skips the 100-continue round trip. */
         h = curl_slist_append(NULL, cfg->protocol == OTEL_PROTOCOL_JSON
-                                            ? "Content-Type: application/json"
-                                            : "Content-Type: application/x-protobuf");
+                                        ? "Content-Type: application/json"
+                                        : "Content-Type: application/x-protobuf");
         if (h)
                 h = curl_slist_append(s->headers = h, "Expect:");
         if (h && cfg->gzip)
@@ -279,8 +279,8 @@ static void job_done(struct otlp_sender *s, struct job *j, CURLcode res, double 
                 return;
         }
         if (res == CURLE_OK && retryable(code) && j->attempts < OTLP_SEND_ATTEMPTS) {
-                double wait = j->retry_after >= 0 ? j->retry_after
-                                                  : pow(2.0, (double)j->attempts - 1);
+                double wait =
+                    j->retry_after >= 0 ? j->retry_after : pow(2.0, (double)j->attempts - 1);
                 j->next_try = now + MIN(wait, OTLP_SEND_BACKOFF_MAX);
                 s->st.retried++;
                 return;
@@ -345,13 +345,12 @@ void otlp_sender_run(struct otlp_sender *s, const struct pollfd *p, size_t n, do
         drive(s, p, n, now, INFINITY);
 }
 
-size_t otlp_sender_pollfds(struct otlp_sender *s, struct pollfd *p, size_t cap,
-                           double *deadline)
+size_t otlp_sender_pollfds(struct otlp_sender *s, struct pollfd *p, size_t cap, double *deadline)
 {
         size_t n = 0;
 
         for (size_t i = 0; i < s->nsocks && n < cap; i++)
-                p[n++] = (struct pollfd){ .fd = s->socks[i].fd, .events = s->socks[i].events };
+                p[n++] = (struct pollfd){.fd = s->socks[i].fd, .events = s->socks[i].events};
         if (s->timer < *deadline)
                 *deadline = s->timer;
         for (size_t i = 0; i < OTLP_SEND_QUEUE; i++)
@@ -421,7 +420,7 @@ int otlp_parse_retry_after(const char *s, size_t len, double now_epoch, double *
 {
         char tmp[64];
         const char *b = s, *e = s + len, *end;
-        struct tm tm = { 0 };
+        struct tm tm = {0};
         uint64_t v;
 
         while (b < e && (*b == ' ' || *b == '\t'))

@@ -33,8 +33,7 @@ int otlp_sender_submit(struct otlp_sender *s, struct dbuf *body, double now);
 
 /* The sockets to poll (at most cap) and, lowered in *deadline, when to
  * call otlp_sender_run() even without events (monotonic seconds). */
-size_t otlp_sender_pollfds(struct otlp_sender *s, struct pollfd *p, size_t cap,
-                           double *deadline);
+size_t otlp_sender_pollfds(struct otlp_sender *s, struct pollfd *p, size_t cap, double *deadline);
 /* Drive the transfers: p[0..n) as ppoll() returned them (may hold other
  * fds, which are ignored). Never blocks. */
 void otlp_sender_run(struct otlp_sender *s, const struct pollfd *p, size_t n, double now);
@@ -45,10 +44,10 @@ size_t otlp_sender_flush(struct otlp_sender *s, double deadline);
 
 /* Counts, for the report and tests. */
 struct otlp_send_stats {
-        uint64_t sent;     /* answered 2xx */
-        uint64_t failed;   /* given up: not retryable, attempts or time exhausted */
-        uint64_t retried;  /* attempts after a 429/502/503/504 */
-        uint64_t dropped;  /* never sent: queue full or flush deadline */
+        uint64_t sent;    /* answered 2xx */
+        uint64_t failed;  /* given up: not retryable, attempts or time exhausted */
+        uint64_t retried; /* attempts after a 429/502/503/504 */
+        uint64_t dropped; /* never sent: queue full or flush deadline */
 };
 void otlp_sender_stats(const struct otlp_sender *s, struct otlp_send_stats *ret);
 

@@ -65,9 +65,9 @@ static void buildlog_close(void *state)
 }
 
 const struct sink_ops sink_buildlog = {
-        .name = "build log",
-        .open = buildlog_open,
-        .output = buildlog_output,
-        .finish = buildlog_finish,
-        .close = buildlog_close,
+    .name = "build log",
+    .open = buildlog_open,
+    .output = buildlog_output,
+    .finish = buildlog_finish,
+    .close = buildlog_close,
 };

@@ -77,9 +77,9 @@ static void csv_close(void *state)
 }
 
 const struct sink_ops sink_csv = {
-        .name = "csv",
-        .open = csv_open,
-        .sample = csv_sample,
-        .finish = csv_finish,
-        .close = csv_close,
+    .name = "csv",
+    .open = csv_open,
+    .sample = csv_sample,
+    .finish = csv_finish,
+    .close = csv_close,
 };

@@ -129,11 +129,11 @@ static void otlp_close(void *state)
 }
 
 const struct sink_ops sink_otlp = {
-        .name = "otlp",
-        .open = otlp_open,
-        .sample = otlp_sample,
-        .finish = otlp_finish,
-        .close = otlp_close,
-        .pollfds = otlp_pollfds,
-        .poll = otlp_poll,
+    .name = "otlp",
+    .open = otlp_open,
+    .sample = otlp_sample,
+    .finish = otlp_finish,
+    .close = otlp_close,
+    .pollfds = otlp_pollfds,
+    .poll = otlp_poll,
 };

@@ -185,21 +185,21 @@ static const struct {
         const char *name, *help;
         enum tval v;
 } target_series[] = {
-        { "duration_seconds", "Time from the target's first step seen to its last, by buildtel's clock.",
-          TV_DURATION },
-        { "steps_total", "Dockerfile steps of the target (a gauge, as the seed names it).", TV_STEPS },
-        { "steps_cached", "Steps of the target that came from the layer cache.", TV_CACHED },
-        { "layer_cache_hit_ratio", "Cached steps over all steps of the target.", TV_CACHE_RATIO },
-        { "target_success", "1 if the target completed.", TV_SUCCESS },
-        { "sccache_hits", "sccache hits of the target's build step.", TV_SC_HITS },
-        { "sccache_misses", "sccache misses of the target's build step.", TV_SC_MISSES },
-        { "sccache_hit_ratio", "sccache hits over hits plus misses.", TV_SC_RATIO },
-        { "sccache_stats_guess",
-          "1 when no marker step was found and the sccache figures are the log's last stats block.",
-          TV_SC_GUESS },
-        { "ccache_hits", "ccache hits reported in the build's output.", TV_CC_HITS },
-        { "ccache_misses", "ccache misses reported in the build's output.", TV_CC_MISSES },
-        { "ccache_hit_ratio", "ccache hits over hits plus misses.", TV_CC_RATIO },
+    {"duration_seconds", "Time from the target's first step seen to its last, by buildtel's clock.",
+     TV_DURATION},
+    {"steps_total", "Dockerfile steps of the target (a gauge, as the seed names it).", TV_STEPS},
+    {"steps_cached", "Steps of the target that came from the layer cache.", TV_CACHED},
+    {"layer_cache_hit_ratio", "Cached steps over all steps of the target.", TV_CACHE_RATIO},
+    {"target_success", "1 if the target completed.", TV_SUCCESS},
+    {"sccache_hits", "sccache hits of the target's build step.", TV_SC_HITS},
+    {"sccache_misses", "sccache misses of the target's build step.", TV_SC_MISSES},
+    {"sccache_hit_ratio", "sccache hits over hits plus misses.", TV_SC_RATIO},
+    {"sccache_stats_guess",
+     "1 when no marker step was found and the sccache figures are the log's last stats block.",
+     TV_SC_GUESS},
+    {"ccache_hits", "ccache hits reported in the build's output.", TV_CC_HITS},
+    {"ccache_misses", "ccache misses reported in the build's output.", TV_CC_MISSES},
+    {"ccache_hit_ratio", "ccache hits over hits plus misses.", TV_CC_RATIO},
 };
 
 static bool target_success(const struct target *t, const struct run_info *run)
@@ -267,58 +267,60 @@ static const struct {
         size_t off;
         double scale;
 } resources[] = {
-        { "memory_peak_used_bytes", "Peak memory used (MemTotal - MemAvailable) during the run.",
-          R_POINT, offsetof(struct summary, mem_used_peak), 1048576.0 },
-        { "memory_min_available_bytes", "Minimum MemAvailable during the run.", R_POINT,
-          offsetof(struct summary, mem_avail_min), 1048576.0 },
-        { "swap_max_used_bytes", "Maximum swap used during the run.", R_POINT,
-          offsetof(struct summary, swap_used_peak), 1048576.0 },
-        { "disk_min_available_bytes", "Minimum disk space available on --disk-path during the run.",
-          R_POINT, offsetof(struct summary, disk_avail_min), 1073741824.0 },
-        { "near_oom_samples", "Samples with MemAvailable under --near-oom-mb.", R_U64,
-          offsetof(struct summary, near_oom_samples), 1.0 },
-        { "low_disk_samples", "Samples with disk available under --low-disk-gb.", R_U64,
-          offsetof(struct summary, low_disk_samples), 1.0 },
-        { "cpu_user_seconds", "CPU time of the build in user mode (its cgroup, else its process tree).",
-          R_DOUBLE, offsetof(struct summary, build.cpu_user_s), 1.0 },
-        { "cpu_system_seconds", "CPU time of the build in kernel mode (its cgroup, else its process tree).",
-          R_DOUBLE, offsetof(struct summary, build.cpu_sys_s), 1.0 },
-        { "oom_kills", "Processes of the build's cgroup killed by the OOM killer.", R_DOUBLE,
-          offsetof(struct summary, build.oom_kills), 1.0 },
-        { "io_read_bytes", "Bytes the build read from block devices.", R_DOUBLE,
-          offsetof(struct summary, build.io_read_mb), 1048576.0 },
-        { "io_write_bytes", "Bytes the build wrote to block devices.", R_DOUBLE,
-          offsetof(struct summary, build.io_write_mb), 1048576.0 },
-        { "pressure_cpu_some_seconds", "Time some task of the build stalled waiting for CPU (PSI some).",
-          R_DOUBLE, offsetof(struct summary, build.psi_cpu_some_s), 1.0 },
-        { "pressure_cpu_full_seconds", "Time all non-idle tasks of the build stalled on CPU (PSI full).",
-          R_DOUBLE, offsetof(struct summary, build.psi_cpu_full_s), 1.0 },
-        { "pressure_memory_some_seconds", "Time some task of the build stalled on memory (PSI some).",
-          R_DOUBLE, offsetof(struct summary, build.psi_mem_some_s), 1.0 },
-        { "pressure_memory_full_seconds", "Time all non-idle tasks of the build stalled on memory (PSI full).",
-          R_DOUBLE, offsetof(struct summary, build.psi_mem_full_s), 1.0 },
-        { "pressure_io_some_seconds", "Time some task of the build stalled on IO (PSI some).", R_DOUBLE,
-          offsetof(struct summary, build.psi_io_some_s), 1.0 },
-        { "pressure_io_full_seconds", "Time all non-idle tasks of the build stalled on IO (PSI full).",
-          R_DOUBLE, offsetof(struct summary, build.psi_io_full_s), 1.0 },
+    {"memory_peak_used_bytes", "Peak memory used (MemTotal - MemAvailable) during the run.",
+     R_POINT, offsetof(struct summary, mem_used_peak), 1048576.0},
+    {"memory_min_available_bytes", "Minimum MemAvailable during the run.", R_POINT,
+     offsetof(struct summary, mem_avail_min), 1048576.0},
+    {"swap_max_used_bytes", "Maximum swap used during the run.", R_POINT,
+     offsetof(struct summary, swap_used_peak), 1048576.0},
+    {"disk_min_available_bytes", "Minimum disk space available on --disk-path during the run.",
+     R_POINT, offsetof(struct summary, disk_avail_min), 1073741824.0},
+    {"near_oom_samples", "Samples with MemAvailable under --near-oom-mb.", R_U64,
+     offsetof(struct summary, near_oom_samples), 1.0},
+    {"low_disk_samples", "Samples with disk available under --low-disk-gb.", R_U64,
+     offsetof(struct summary, low_disk_samples), 1.0},
+    {"cpu_user_seconds", "CPU time of the build in user mode (its cgroup, else its process tree).",
+     R_DOUBLE, offsetof(struct summary, build.cpu_user_s), 1.0},
+    {"cpu_system_seconds",
+     "CPU time of the build in kernel mode (its cgroup, else its process tree).", R_DOUBLE,
+     offsetof(struct summary, build.cpu_sys_s), 1.0},
+    {"oom_kills", "Processes of the build's cgroup killed by the OOM killer.", R_DOUBLE,
+     offsetof(struct summary, build.oom_kills), 1.0},
+    {"io_read_bytes", "Bytes the build read from block devices.", R_DOUBLE,
+     offsetof(struct summary, build.io_read_mb), 1048576.0},
+    {"io_write_bytes", "Bytes the build wrote to block devices.", R_DOUBLE,
+     offsetof(struct summary, build.io_write_mb), 1048576.0},
+    {"pressure_cpu_some_seconds", "Time some task of the build stalled waiting for CPU (PSI some).",
+     R_DOUBLE, offsetof(struct summary, build.psi_cpu_some_s), 1.0},
+    {"pressure_cpu_full_seconds", "Time all non-idle tasks of the build stalled on CPU (PSI full).",
+     R_DOUBLE, offsetof(struct summary, build.psi_cpu_full_s), 1.0},
+    {"pressure_memory_some_seconds", "Time some task of the build stalled on memory (PSI some).",
+     R_DOUBLE, offsetof(struct summary, build.psi_mem_some_s), 1.0},
+    {"pressure_memory_full_seconds",
+     "Time all non-idle tasks of the build stalled on memory (PSI full).", R_DOUBLE,
+     offsetof(struct summary, build.psi_mem_full_s), 1.0},
+    {"pressure_io_some_seconds", "Time some task of the build stalled on IO (PSI some).", R_DOUBLE,
+     offsetof(struct summary, build.psi_io_some_s), 1.0},
+    {"pressure_io_full_seconds", "Time all non-idle tasks of the build stalled on IO (PSI full).",
+     R_DOUBLE, offsetof(struct summary, build.psi_io_full_s), 1.0},
 };
 
 int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
 {
-        static const struct targets none = { .make_pct = -1 };
+        static const struct targets none = {.make_pct = -1};
         const struct targets *ts = m->targets ? m->targets : &none;
         const struct run_info *run = m->run;
-        struct family f = { .out = out, .prefix = prefix };
+        struct family f = {.out = out, .prefix = prefix};
         const char *builder = ts->builder;
-        const char *inv_labels[] = { "builder", builder, NULL };
+        const char *inv_labels[] = {"builder", builder, NULL};
         double v;
 
         for (size_t k = 0; k < ARRAY_SIZE(target_series); k++) {
                 fam_begin(&f, target_series[k].name, target_series[k].help);
                 for (size_t i = 0; i < ts->n; i++) {
                         const struct target *t = &ts->t[i];
-                        const char *labels[] = { "target", t->name, "builder",
-                                                 t->builder[0] ? t->builder : builder, NULL };
+                        const char *labels[] = {"target", t->name, "builder",
+                                                t->builder[0] ? t->builder : builder, NULL};
                         v = target_value(t, run, target_series[k].v);
                         if (!isnan(v))
                                 fam_sample(&f, v, labels);
@@ -335,10 +337,13 @@ int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
         v = !isnan(run->end_epoch) ? run->end_epoch : run->start_epoch;
         if (!isnan(v))
                 fam_sample(&f, v, inv_labels);
-        fam_begin(&f, "invocation_steps", "Distinct BuildKit steps of the invocation (a step shared by targets counts once).");
+        fam_begin(
+            &f, "invocation_steps",
+            "Distinct BuildKit steps of the invocation (a step shared by targets counts once).");
         if (ts->buildkit_seen)
                 fam_sample(&f, ts->steps, inv_labels);
-        fam_begin(&f, "invocation_steps_cached", "Distinct BuildKit steps that came from the layer cache.");
+        fam_begin(&f, "invocation_steps_cached",
+                  "Distinct BuildKit steps that came from the layer cache.");
         if (ts->buildkit_seen)
                 fam_sample(&f, ts->cached, inv_labels);
         fam_begin(&f, "ninja_edges_done", "Last ninja [n/m] progress: edges finished.");
@@ -359,7 +364,8 @@ int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
 
                 fam_begin(&f, resources[k].name, resources[k].help);
                 if (resources[k].kind == R_POINT) {
-                        const struct summary_point *p = (const struct summary_point *)(const void *)base;
+                        const struct summary_point *p =
+                            (const struct summary_point *)(const void *)base;
                         if (p->set && !isnan(p->value))
                                 fam_sample(&f, p->value * resources[k].scale, inv_labels);
                 } else if (resources[k].kind == R_DOUBLE) {
@@ -457,7 +463,7 @@ struct prom_state {
 
 static int prom_open(const struct sink_ctx *ctx, void **ret_state)
 {
-        static const struct prom_config none = { 0 };
+        static const struct prom_config none = {0};
         struct prom_state *st = calloc(1, sizeof(*st));
         bool fb = false;
         int e;
@@ -514,8 +520,8 @@ static void prom_close(void *state)
 }
 
 const struct sink_ops sink_prom = {
-        .name = "prometheus textfile",
-        .open = prom_open,
-        .finish = prom_finish,
-        .close = prom_close,
+    .name = "prometheus textfile",
+    .open = prom_open,
+    .finish = prom_finish,
+    .close = prom_close,
 };

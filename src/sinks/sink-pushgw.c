@@ -19,15 +19,15 @@ static bool plain_segment(const char *s)
                 return false;
         for (; *s; s++)
                 if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '~' ||
-                      *s == '-'))
+                      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '~' || *s == '-'))
                         return false;
         return true;
 }
 
 static int b64url(struct dbuf *out, const char *s)
 {
-        static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        static const char tab[] =
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
         size_t n = strlen(s);
         int e = 0;
 
@@ -107,7 +107,10 @@ static int pushgw_open(const struct sink_ctx *ctx, void **ret_state)
         return 0;
 }
 
-static size_t discard(char *p, size_t size, size_t n, void *ud) { return size * n; }
+static size_t discard(char *p, size_t size, size_t n, void *ud)
+{
+        return size * n;
+}
 
 static void warn(struct pushgw_state *st, const char *fmt, ...) _printf_(2, 3);
 static void warn(struct pushgw_state *st, const char *fmt, ...)
@@ -128,7 +131,8 @@ static int pushgw_finish(void *state, const struct run_model *m)
         struct pushgw_state *st = state;
         struct dbuf body = DBUF_INIT, url = DBUF_INIT;
         struct curl_slist *hdr = NULL;
-        double timeout = st && st->cfg.push_timeout_s > 0 ? st->cfg.push_timeout_s : PUSH_TIMEOUT_DEFAULT;
+        double timeout =
+            st && st->cfg.push_timeout_s > 0 ? st->cfg.push_timeout_s : PUSH_TIMEOUT_DEFAULT;
         long code = 0;
         CURL *c = NULL;
         CURLcode cr;
@@ -138,8 +142,8 @@ static int pushgw_finish(void *state, const struct run_model *m)
                 return 0;
         e = prom_render(m, st->cfg.metric_prefix, &body);
         if (e >= 0)
-                e = prom_push_url(st->cfg.pushgateway, st->cfg.push_job ? st->cfg.push_job : "buildtel",
-                                  st->host, &url);
+                e = prom_push_url(st->cfg.pushgateway,
+                                  st->cfg.push_job ? st->cfg.push_job : "buildtel", st->host, &url);
         if (e < 0)
                 goto out;
         if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(c = curl_easy_init())) {
@@ -160,8 +164,7 @@ static int pushgw_finish(void *state, const struct run_model *m)
         curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
         cr = curl_easy_perform(c);
         if (cr != CURLE_OK)
-                warn(st, "push to %s failed: %s", st->cfg.pushgateway,
-                     curl_easy_strerror(cr));
+                warn(st, "push to %s failed: %s", st->cfg.pushgateway, curl_easy_strerror(cr));
         else if (curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK &&
                  (code < 200 || code > 299))
                 warn(st, "push to %s failed: HTTP %ld", st->cfg.pushgateway, code);
@@ -186,8 +189,8 @@ static void pushgw_close(void *state)
 }
 
 const struct sink_ops sink_pushgw = {
-        .name = "pushgateway",
-        .open = pushgw_open,
-        .finish = pushgw_finish,
-        .close = pushgw_close,
+    .name = "pushgateway",
+    .open = pushgw_open,
+    .finish = pushgw_finish,
+    .close = pushgw_close,
 };

@@ -63,8 +63,8 @@ static void runinfo_close(void *state)
 }
 
 const struct sink_ops sink_runinfo = {
-        .name = "run facts",
-        .open = runinfo_open,
-        .finish = runinfo_finish,
-        .close = runinfo_close,
+    .name = "run facts",
+    .open = runinfo_open,
+    .finish = runinfo_finish,
+    .close = runinfo_close,
 };

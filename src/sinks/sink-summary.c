@@ -47,8 +47,8 @@ static void summary_close(void *state)
 }
 
 const struct sink_ops sink_summary = {
-        .name = "summary",
-        .open = summary_open,
-        .finish = summary_finish,
-        .close = summary_close,
+    .name = "summary",
+    .open = summary_open,
+    .finish = summary_finish,
+    .close = summary_close,
 };

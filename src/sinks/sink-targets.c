@@ -32,11 +32,14 @@ static int targets_finish(void *state, const struct run_model *m)
         return e;
 }
 
-static void targets_close(void *state) { free(state); }
+static void targets_close(void *state)
+{
+        free(state);
+}
 
 const struct sink_ops sink_targets = {
-        .name = "targets",
-        .open = targets_open,
-        .finish = targets_finish,
-        .close = targets_close,
+    .name = "targets",
+    .open = targets_open,
+    .finish = targets_finish,
+    .close = targets_close,
 };

@@ -20,7 +20,7 @@ struct sink_ctx {
         struct summary_config summary_cfg;
         bool quiet;
         const struct prom_config *prom; /* textfile and Pushgateway; NULL: defaults, no push */
-        const char *db_path; /* the history database; NULL: none (--no-db) */
+        const char *db_path;            /* the history database; NULL: none (--no-db) */
         /* One line for the user from a sink that carries on without its
          * output (the history database when locked, full or corrupt). */
         void (*warn)(void *userdata, const char *msg);
@@ -64,10 +64,10 @@ extern const struct sink_ops sink_buildlog; /* build-<id>.log */
 extern const struct sink_ops sink_summary;  /* resources-<id>.summary.{txt,json} */
 extern const struct sink_ops sink_sqlite;   /* the run history database (store.h) */
 
-extern const struct sink_ops sink_prom;     /* <textfile dir>/buildtel.prom */
-extern const struct sink_ops sink_pushgw;   /* PUT to --pushgateway */
-extern const struct sink_ops sink_targets;  /* resources-<id>.targets.json */
-extern const struct sink_ops sink_otlp;     /* OTLP/HTTP metrics to a collector */
+extern const struct sink_ops sink_prom;    /* <textfile dir>/buildtel.prom */
+extern const struct sink_ops sink_pushgw;  /* PUT to --pushgateway */
+extern const struct sink_ops sink_targets; /* resources-<id>.targets.json */
+extern const struct sink_ops sink_otlp;    /* OTLP/HTTP metrics to a collector */
 
 /* The sinks of a run, in order. NULL-terminated. */
 extern const struct sink_ops *const sinks_all[];

@@ -425,7 +425,8 @@ static json_t *jbuild(const struct summary *s)
                 return NULL;
         }
         if (build_is_estimate(b))
-                for (const char *const *k = (const char *const[]){"cpu", "memory", "io", "pids", NULL};
+                for (const char *const *k =
+                         (const char *const[]){"cpu", "memory", "io", "pids", NULL};
                      *k; k++)
                         (void)json_array_append_new(est, json_string(*k));
         peak = jpoint(&b->mem_peak, 1, NULL, 0);
@@ -437,8 +438,10 @@ static json_t *jbuild(const struct summary *s)
 
                 if (jset(j, "time", jtime(e->epoch)) < 0 ||
                     jset(j, "elapsed_s", jnum(e->elapsed_s, 3)) < 0 ||
-                    jset(j, "kills", jnum(e->kills, 0)) < 0 || jset(j, "stage", jstr(e->stage)) < 0 ||
-                    jset(j, "victim", jproc(&e->victim)) < 0 || json_array_append_new(ooms, j) < 0) {
+                    jset(j, "kills", jnum(e->kills, 0)) < 0 ||
+                    jset(j, "stage", jstr(e->stage)) < 0 ||
+                    jset(j, "victim", jproc(&e->victim)) < 0 ||
+                    json_array_append_new(ooms, j) < 0) {
                         json_decref(j);
                         break;
                 }

@@ -73,7 +73,7 @@ int bakemeta_parse(const char *buf, size_t len, struct targets *ts)
 int buildx_history_parse(const char *buf, size_t len, struct buildx_history *ret)
 {
         json_t *root = json_loadb(buf, len, 0, NULL), *d;
-        struct buildx_history h = { 0 };
+        struct buildx_history h = {0};
         const char *s;
 
         s = json_string_value(json_object_get(root, "Ref"));
@@ -90,8 +90,8 @@ int buildx_history_parse(const char *buf, size_t len, struct buildx_history *ret
                 copy_str(h.vcs_revision, sizeof(h.vcs_revision), s);
         d = json_object_get(root, "Duration");
         h.duration_s = json_is_integer(d) && json_integer_value(d) >= 0
-                               ? (double)json_integer_value(d) / 1e9
-                               : NAN;
+                           ? (double)json_integer_value(d) / 1e9
+                           : NAN;
 #define U32(key, field)                                                                            \
         do {                                                                                       \
                 json_t *x = json_object_get(root, key);                                            \
@@ -152,7 +152,7 @@ static int wait_until(pid_t pid, double deadline, int *status)
                 if (left <= 0)
                         break;
                 if (pfd >= 0) {
-                        struct pollfd p = { .fd = pfd, .events = POLLIN };
+                        struct pollfd p = {.fd = pfd, .events = POLLIN};
                         (void)poll(&p, 1, (int)(left * 1000) + 1);
                 } else {
                         (void)poll(NULL, 0, (int)MIN(left * 1000 + 1, 20.0));
@@ -168,7 +168,7 @@ int buildx_history_fetch(const char *ref, double timeout_s, char **ret, size_t *
         char a0[] = "docker", a1[] = "buildx", a2[] = "history", a3[] = "inspect",
              a4[] = "--format", a5[] = "json";
         _cleanup_free_ char *a6 = strdup(ref);
-        char *const argv[] = { a0, a1, a2, a3, a4, a5, a6, NULL };
+        char *const argv[] = {a0, a1, a2, a3, a4, a5, a6, NULL};
         posix_spawn_file_actions_t fa;
         posix_spawnattr_t attr;
         struct dbuf out = DBUF_INIT;
@@ -202,7 +202,7 @@ int buildx_history_fetch(const char *ref, double timeout_s, char **ret, size_t *
         }
         e = 0;
         for (;;) {
-                struct pollfd p = { .fd = pfd[0], .events = POLLIN };
+                struct pollfd p = {.fd = pfd[0], .events = POLLIN};
                 double left = deadline - now_monotonic();
                 ssize_t n;
 

@@ -17,10 +17,10 @@ enum vstate { V_NEW, V_RUNNING, V_DONE, V_CACHED, V_ERROR, V_CANCELED };
 
 struct vtx {
         uint64_t key;
-        char *name; /* the last header, cut to TARGET_STEP_NAME_MAX; NULL unnamed */
+        char *name;         /* the last header, cut to TARGET_STEP_NAME_MAX; NULL unnamed */
         double first, last; /* buildtel's clock: its first and last line */
-        uint64_t cands; /* bit i: announced under prefix cands[i] */
-        int16_t target; /* after finish: the one target, or -1 */
+        uint64_t cands;     /* bit i: announced under prefix cands[i] */
+        int16_t target;     /* after finish: the one target, or -1 */
         int8_t marker;
         uint8_t state;
         bool named, step, exporting;
@@ -35,7 +35,7 @@ struct buildkit {
         struct buildkit_config cfg;
         struct vtx *v;
         uint32_t nv, capv;
-        uint32_t *slots; /* open addressing: vidx + 1, 0 empty */
+        uint32_t *slots;  /* open addressing: vidx + 1, 0 empty */
         uint32_t last_vi; /* the vertex found last */
         uint32_t nslots;
         bool vertex_cap_hit;
@@ -84,7 +84,10 @@ void buildkit_free(struct buildkit *b)
         free(b);
 }
 
-bool buildkit_seen(const struct buildkit *b) { return b->seen; }
+bool buildkit_seen(const struct buildkit *b)
+{
+        return b->seen;
+}
 
 static uint32_t slot_of(uint64_t key, uint32_t nslots)
 {
@@ -143,7 +146,8 @@ static int64_t vertex(struct buildkit *b, uint64_t key, bool add)
         /* Keep the load under a half. */
         if ((b->nv + 1) * 2 > b->nslots && grow_slots(b) < 0)
                 return -1;
-        b->v[b->nv] = (struct vtx){ .key = key, .target = -1, .marker = -1, .first = NAN, .last = NAN };
+        b->v[b->nv] =
+            (struct vtx){.key = key, .target = -1, .marker = -1, .first = NAN, .last = NAN};
         for (j = slot_of(key, b->nslots); b->slots[j]; j = (j + 1) & (b->nslots - 1))
                 ;
         b->slots[j] = b->nv + 1;
@@ -243,8 +247,9 @@ static void name_vertex(struct buildkit *b, struct vtx *v, const char *name, siz
                 if (all >= 1 && is_step_token(last, last_len))
                         v->step = true;
                 if (all >= 1 && !memchr(tok[0], '/', tlen[0])) {
-                        bool internal1 = all == 1 && ((tlen[0] == 8 && !memcmp(tok[0], "internal", 8)) ||
-                                                      (tlen[0] == 4 && !memcmp(tok[0], "auth", 4)));
+                        bool internal1 =
+                            all == 1 && ((tlen[0] == 8 && !memcmp(tok[0], "internal", 8)) ||
+                                         (tlen[0] == 4 && !memcmp(tok[0], "auth", 4)));
                         if (all == 1 && !v->step && !internal1) {
                                 cand = cand_index(b, tok[0], tlen[0]); /* [t] exporting ... */
                                 b->multi_evidence = true;
@@ -561,7 +566,8 @@ static bool feed_json(struct buildkit *b, const char *line, const char *end, dou
         size_t len = (size_t)(end - line);
 
         if (!b->json_active) {
-                if (!(len >= 2 && line[0] == '{' && line[1] == '"') && !(len == 1 && line[0] == '{'))
+                if (!(len >= 2 && line[0] == '{' && line[1] == '"') &&
+                    !(len == 1 && line[0] == '{'))
                         return false;
                 b->json_active = true;
         } else if (b->json_lines == 1 && b->json.len == 2) {
@@ -593,8 +599,8 @@ static bool feed_json(struct buildkit *b, const char *line, const char *end, dou
         }
         b->json_lines++;
         if (!b->json_skip) {
-                if (b->json.len + len + 1 > BUILDKIT_MAX_JSON || dbuf_append(&b->json, line, len) < 0 ||
-                    dbuf_append(&b->json, "\n", 1) < 0) {
+                if (b->json.len + len + 1 > BUILDKIT_MAX_JSON ||
+                    dbuf_append(&b->json, line, len) < 0 || dbuf_append(&b->json, "\n", 1) < 0) {
                         b->json_skip = true;
                         dbuf_release(&b->json);
                 }

@@ -19,10 +19,10 @@
 #define HISTORY_BUDGET_S 15.0
 
 const struct sccache_marker buildmetrics_default_markers[] = {
-        { "pytorch", "/opt/pytorch/sccache-stats.txt" },
-        { "triton-wheel", "/wheels-triton-sccache-stats.txt" },
-        { "aiter-wheel", "/wheels-aiter-sccache-stats.txt" },
-        { "torchvision-wheel", "/wheels-torchvision-sccache-stats.txt" },
+    {"pytorch", "/opt/pytorch/sccache-stats.txt"},
+    {"triton-wheel", "/wheels-triton-sccache-stats.txt"},
+    {"aiter-wheel", "/wheels-aiter-sccache-stats.txt"},
+    {"torchvision-wheel", "/wheels-torchvision-sccache-stats.txt"},
 };
 const size_t buildmetrics_default_nmarkers = ARRAY_SIZE(buildmetrics_default_markers);
 
@@ -87,7 +87,7 @@ static void on_log(void *userdata, uint32_t vidx, int marker, const char *text, 
 int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics **ret)
 {
         struct buildmetrics *bm = calloc(1, sizeof(*bm));
-        struct buildkit_config bc = { 0 };
+        struct buildkit_config bc = {0};
         struct stat st;
         int e;
 
@@ -148,7 +148,10 @@ void buildmetrics_free(struct buildmetrics *bm)
         free(bm);
 }
 
-const struct targets *buildmetrics_model(const struct buildmetrics *bm) { return &bm->model; }
+const struct targets *buildmetrics_model(const struct buildmetrics *bm)
+{
+        return &bm->model;
+}
 
 /* "[n/m...] " (ninja) or "[ nn%] " (make / CMake). */
 static void progress(struct buildmetrics *bm, const char *s, const char *end)
@@ -165,7 +168,8 @@ static void progress(struct buildmetrics *bm, const char *s, const char *end)
                         bm->model.make_pct = (int)a;
                         return;
                 }
-                if (*c++ != '/' || parse_u64(&c, end, &b) < 0 || a > b || !memchr(c, ']', (size_t)(end - c)))
+                if (*c++ != '/' || parse_u64(&c, end, &b) < 0 || a > b ||
+                    !memchr(c, ']', (size_t)(end - c)))
                         return;
                 bm->model.ninja_done = a;
                 bm->model.ninja_total = b;
@@ -195,10 +199,10 @@ static void block_seen(struct last_block *lb, const struct ccstats *st, int64_t 
 
 static void zeroed(struct last_block *lb, int64_t vidx)
 {
-        struct ccstats zero = { .kind = CCSTATS_CCACHE };
+        struct ccstats zero = {.kind = CCSTATS_CCACHE};
 
         if (!lb->set || lb->vidx != vidx) {
-                *lb = (struct last_block){ .set = true, .vidx = vidx, .st = zero };
+                *lb = (struct last_block){.set = true, .vidx = vidx, .st = zero};
                 lb->real = false;
         }
         lb->first = zero;
@@ -234,12 +238,12 @@ static void feed_text(struct buildmetrics *bm, int64_t vidx, const char *s, size
         if (r > 0) {
                 const struct ccstats *st = &bm->global.last;
                 bool sc = st->kind == CCSTATS_SCCACHE;
-                struct cc_block b = { .seen = bm->now,
-                                      .hits = st->hits,
-                                      .misses = st->misses,
-                                      .size_bytes = st->size_bytes,
-                                      .max_size_bytes = st->max_size_bytes,
-                                      .files = st->files };
+                struct cc_block b = {.seen = bm->now,
+                                     .hits = st->hits,
+                                     .misses = st->misses,
+                                     .size_bytes = st->size_bytes,
+                                     .max_size_bytes = st->max_size_bytes,
+                                     .files = st->files};
 
                 block_seen(sc ? &bm->sc : &bm->cc, st, vidx, r == 1);
                 memcpy(b.version, st->version, MIN(sizeof(b.version), sizeof(st->version)));
@@ -387,7 +391,8 @@ static void import_metadata(struct buildmetrics *bm, char *const *argv, buildmet
 
                 if (!bm->model.t[i].ref[0] || left <= 0)
                         continue;
-                e = buildx_history_fetch(bm->model.t[i].ref, MIN(left, HISTORY_TIMEOUT_S), &out, &len);
+                e = buildx_history_fetch(bm->model.t[i].ref, MIN(left, HISTORY_TIMEOUT_S), &out,
+                                         &len);
                 if (e == -ENOENT)
                         return; /* no docker here */
                 if (e >= 0)

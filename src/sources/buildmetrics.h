@@ -44,7 +44,7 @@ void buildmetrics_free(struct buildmetrics *bm);
 void buildmetrics_feed_line(struct buildmetrics *bm, const char *line, size_t len, double now);
 
 typedef void (*buildmetrics_note_fn)(void *userdata, const char *fmt, ...)
-        __attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /* The build is over: import the ninja log, the metadata file named in argv
  * (--metadata-file F / --metadata-file=F), buildx history for its refs

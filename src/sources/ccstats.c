@@ -99,7 +99,10 @@ static int put_extra(struct ccstats_parser *p, enum ccstats_kind kind, enum extr
         return 2;
 }
 
-static bool is_space(char c) { return c == ' ' || c == '\t'; }
+static bool is_space(char c)
+{
+        return c == ' ' || c == '\t';
+}
 
 /* "LABEL<spaces>N[ rest]" at the start of [cur,end): the number, when the
  * label is followed by at least one blank and then digits. */
@@ -122,12 +125,17 @@ static const struct {
         const char *unit;
         double mult;
 } units[] = {
-        { "bytes", 1.0 },         { "B", 1.0 },
-        { "kB", 1e3 },            { "KB", 1e3 },
-        { "MB", 1e6 },            { "GB", 1e9 },
-        { "TB", 1e12 },           { "KiB", 1024.0 },
-        { "MiB", 1048576.0 },     { "GiB", 1073741824.0 },
-        { "TiB", 1099511627776.0 },
+    {"bytes", 1.0},
+    {"B", 1.0},
+    {"kB", 1e3},
+    {"KB", 1e3},
+    {"MB", 1e6},
+    {"GB", 1e9},
+    {"TB", 1e12},
+    {"KiB", 1024.0},
+    {"MiB", 1048576.0},
+    {"GiB", 1073741824.0},
+    {"TiB", 1099511627776.0},
 };
 
 /* The multiplier of the unit [c,end) exactly, or 0 when unknown. */
@@ -222,9 +230,8 @@ static uint64_t sum_counts(json_t *o)
         const char *k;
         uint64_t s = 0;
 
-        json_object_foreach(counts, k, v)
-                if (json_is_integer(v) && json_integer_value(v) > 0)
-                        s += (uint64_t)json_integer_value(v);
+        json_object_foreach(counts, k, v) if (json_is_integer(v) && json_integer_value(v) > 0) s +=
+            (uint64_t)json_integer_value(v);
         return s;
 }
 
@@ -264,12 +271,9 @@ static int feed_print_stats(struct ccstats_parser *p, const char *c, const char 
                 unsigned key; /* a counter, or 0 for an extra */
                 enum extra x;
         } ids[] = {
-                { "direct_cache_hit", K_PS_DIRECT, X_SIZE },
-                { "preprocessed_cache_hit", K_PS_PRE, X_SIZE },
-                { "cache_miss", K_PS_MISS, X_SIZE },
-                { "cache_size_kibibyte", 0, X_SIZE },
-                { "max_cache_size_kibibyte", 0, X_MAX },
-                { "files_in_cache", 0, X_FILES },
+            {"direct_cache_hit", K_PS_DIRECT, X_SIZE}, {"preprocessed_cache_hit", K_PS_PRE, X_SIZE},
+            {"cache_miss", K_PS_MISS, X_SIZE},         {"cache_size_kibibyte", 0, X_SIZE},
+            {"max_cache_size_kibibyte", 0, X_MAX},     {"files_in_cache", 0, X_FILES},
         };
         bool quoted = c < end && *c == '"';
         uint64_t v;
@@ -304,9 +308,9 @@ static int feed_print_stats(struct ccstats_parser *p, const char *c, const char 
 
 /* The bytes a stats line can start with. */
 static const bool first_byte[256] = {
-        ['{'] = true, ['C'] = true, ['c'] = true, ['d'] = true, ['p'] = true, ['S'] = true,
-        ['P'] = true, ['L'] = true, ['R'] = true, ['"'] = true, [' '] = true, ['\t'] = true,
-        ['M'] = true, ['m'] = true, ['f'] = true,
+    ['{'] = true, ['C'] = true,  ['c'] = true, ['d'] = true, ['p'] = true,
+    ['S'] = true, ['P'] = true,  ['L'] = true, ['R'] = true, ['"'] = true,
+    [' '] = true, ['\t'] = true, ['M'] = true, ['m'] = true, ['f'] = true,
 };
 
 int ccstats_feed_line(struct ccstats_parser *p, const char *line, size_t len)
@@ -326,15 +330,17 @@ int ccstats_feed_line(struct ccstats_parser *p, const char *line, size_t len)
         if (*c == 'c' && !((size_t)(end - c) >= 5 && memcmp(c, "cache", 5) == 0))
                 return 0;
         /* "make[1]: ...": only "max cache size" and "max_cache_size..." */
-        if (*c == 'm' && !((size_t)(end - c) >= 4 && (memcmp(c, "max ", 4) == 0 ||
-                                                      memcmp(c, "max_", 4) == 0)))
+        if (*c == 'm' &&
+            !((size_t)(end - c) >= 4 && (memcmp(c, "max ", 4) == 0 || memcmp(c, "max_", 4) == 0)))
                 return 0;
         if (*c == 'f' && !((size_t)(end - c) >= 5 && memcmp(c, "files", 5) == 0))
                 return 0;
 
         /* sccache, column 0 */
         if (*c == '{')
-                return skip_prefix(&c, end, "{\"stats\":") ? feed_sccache_json(p, line, (size_t)(end - line)) : 0;
+                return skip_prefix(&c, end, "{\"stats\":")
+                           ? feed_sccache_json(p, line, (size_t)(end - line))
+                           : 0;
         if (label_num(c, end, "Compile requests", &v)) {
                 new_block(p);
                 return 0;

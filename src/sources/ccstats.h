@@ -31,17 +31,17 @@ struct ccstats {
         enum ccstats_kind kind;
         uint64_t hits, misses;
         int64_t size_bytes, max_size_bytes, files; /* -1: not printed */
-        char version[CCSTATS_VERSION_MAX + 1];    /* sccache's JSON only; "" unknown */
+        char version[CCSTATS_VERSION_MAX + 1];     /* sccache's JSON only; "" unknown */
 };
 
 /* A plain struct: no allocation, init with ccstats_parser_init. */
 struct ccstats_parser {
-        struct ccstats cur;     /* the block being read */
-        unsigned seen;          /* keys of cur seen so far */
-        int heading;            /* ccache 4.x section */
-        bool complete;          /* last holds a complete block */
+        struct ccstats cur; /* the block being read */
+        unsigned seen;      /* keys of cur seen so far */
+        int heading;        /* ccache 4.x section */
+        bool complete;      /* last holds a complete block */
         struct ccstats last;
-        uint64_t blocks;        /* complete blocks seen */
+        uint64_t blocks; /* complete blocks seen */
 };
 
 void ccstats_parser_init(struct ccstats_parser *p);

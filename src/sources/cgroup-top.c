@@ -11,16 +11,16 @@
 #define SOURCE_KEEP 100
 
 static const char *const compiler_names[] = {
-    "cc1plus", "cc1",   "cc1obj",   "cc1objplus", "f951",   "lto1",   "clang",   "clang++",
-    "clang-cl", "gcc",  "g++",      "c++",        "cc",     "rustc",  "nvcc",    "cicc",
-    "ptxas",   "hipcc", "icx",      "icpx",       "cl.exe", "zig",    "gfortran", "swiftc",
-    "javac",   "go",    "compile",  "tsc",        "ghc",    "as",
+    "cc1plus",  "cc1",   "cc1obj",  "cc1objplus", "f951",   "lto1",  "clang",    "clang++",
+    "clang-cl", "gcc",   "g++",     "c++",        "cc",     "rustc", "nvcc",     "cicc",
+    "ptxas",    "hipcc", "icx",     "icpx",       "cl.exe", "zig",   "gfortran", "swiftc",
+    "javac",    "go",    "compile", "tsc",        "ghc",    "as",
 };
 
 static const char *const source_exts[] = {
-    ".c",  ".cc", ".cpp", ".cxx", ".c++", ".C",   ".cp",  ".cu", ".hip", ".rs",  ".S",
-    ".s",  ".sx", ".m",   ".mm",  ".ii",  ".i",   ".f",   ".f90", ".F90", ".swift", ".go",
-    ".java", ".ts", ".hs", ".ixx", ".cppm", ".zig",
+    ".c",     ".cc", ".cpp",  ".cxx", ".c++", ".C",   ".cp",   ".cu",  ".hip", ".rs",
+    ".S",     ".s",  ".sx",   ".m",   ".mm",  ".ii",  ".i",    ".f",   ".f90", ".F90",
+    ".swift", ".go", ".java", ".ts",  ".hs",  ".ixx", ".cppm", ".zig",
 };
 
 void proctop_reset(struct proctop *t)
@@ -40,7 +40,8 @@ void proctop_consider(struct proctop *t, const struct pidstat *ps)
                         break;
         if (at >= PROCTOP_N)
                 return;
-        memmove(&t->e[at + 1], &t->e[at], (MIN(t->n, (size_t)PROCTOP_N - 1) - at) * sizeof(t->e[0]));
+        memmove(&t->e[at + 1], &t->e[at],
+                (MIN(t->n, (size_t)PROCTOP_N - 1) - at) * sizeof(t->e[0]));
         t->e[at].pid = ps->pid;
         t->e[at].rss_pages = ps->rss_pages;
         memcpy(t->e[at].comm, ps->comm, sizeof(t->e[at].comm));

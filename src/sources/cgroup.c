@@ -139,7 +139,8 @@ int cgroup_mounts_parse(const char *buf, size_t len, struct cgroup_mounts *ret)
                         continue;
                 }
                 if (word_is(type_w, type_n, "cgroup2")) {
-                        if (!m->mnt[CG_H_V2][0] && unescape_path(mnt_w, mnt_n, m->mnt[CG_H_V2]) >= 0 &&
+                        if (!m->mnt[CG_H_V2][0] &&
+                            unescape_path(mnt_w, mnt_n, m->mnt[CG_H_V2]) >= 0 &&
                             unescape_path(root_w, root_n, m->root[CG_H_V2]) < 0)
                                 m->mnt[CG_H_V2][0] = '\0';
                 } else if (word_is(type_w, type_n, "cgroup")) {
@@ -478,19 +479,19 @@ struct hier {
 };
 
 enum hot {
-        HOT_CPU,       /* v2 cpu.stat or v1 cpuacct.stat */
-        HOT_CPU_USER,  /* v1 cpuacct.usage_user (ns) */
-        HOT_CPU_SYS,   /* v1 cpuacct.usage_sys */
-        HOT_MEM,       /* memory.current / memory.usage_in_bytes */
-        HOT_MEM_PEAK,  /* memory.peak / memory.max_usage_in_bytes */
-        HOT_MEM_EV,    /* memory.events / memory.oom_control */
-        HOT_IO,        /* io.stat / blkio.throttle.io_service_bytes_recursive */
+        HOT_CPU,      /* v2 cpu.stat or v1 cpuacct.stat */
+        HOT_CPU_USER, /* v1 cpuacct.usage_user (ns) */
+        HOT_CPU_SYS,  /* v1 cpuacct.usage_sys */
+        HOT_MEM,      /* memory.current / memory.usage_in_bytes */
+        HOT_MEM_PEAK, /* memory.peak / memory.max_usage_in_bytes */
+        HOT_MEM_EV,   /* memory.events / memory.oom_control */
+        HOT_IO,       /* io.stat / blkio.throttle.io_service_bytes_recursive */
         HOT_PSI_CPU,
         HOT_PSI_MEM,
         HOT_PSI_IO,
         HOT_PIDS,
         HOT_PIDS_PEAK,
-        HOT_PROCS,     /* cgroup.procs, read-only */
+        HOT_PROCS, /* cgroup.procs, read-only */
         _HOT_MAX,
 };
 
@@ -790,8 +791,7 @@ static void blkio_account_all(struct cgroup *cg, int cgfd)
                 ssize_t n;
                 size_t k;
 
-                if (de->d_name[0] == '.' ||
-                    join(path, sizeof(path), de->d_name, "/dev", "") < 0)
+                if (de->d_name[0] == '.' || join(path, sizeof(path), de->d_name, "/dev", "") < 0)
                         continue;
                 n = read_at(cg, fd, path);
                 if (n <= 0 || n > 32)
@@ -946,8 +946,8 @@ static int setup_dirs(struct cgroup *cg, const struct cgroup_config *cfg)
                 char own[2 * CG_PATH_MAX];
                 const char *rel = rel_to_mount(self->path[CG_H_V2], m->root[CG_H_V2]);
 
-                if (join(own, sizeof(own), m->mnt[CG_H_V2], strcmp(rel, "/") == 0 ? "" : rel,
-                         "") >= 0) {
+                if (join(own, sizeof(own), m->mnt[CG_H_V2], strcmp(rel, "/") == 0 ? "" : rel, "") >=
+                    0) {
                         _cleanup_close_ int ofd =
                             openat(cg->root_fd, own + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                         static const char *const ctl[] = {"+memory", "+io", "+pids", "+cpu"};
@@ -1352,8 +1352,7 @@ int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret)
                 *ret = st;
                 return r;
         }
-#define TRY(expr)                                                                                  \
-        ((r = (expr)) >= 0 ? (ok++, true) : (first == 0 ? (first = r, false) : false))
+#define TRY(expr) ((r = (expr)) >= 0 ? (ok++, true) : (first == 0 ? (first = r, false) : false))
 
         if (cg->hot[HOT_CPU_USER] >= 0) {
                 if (TRY(hot_u64(cg, HOT_CPU_USER, &a)))
@@ -1380,10 +1379,9 @@ int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret)
         if (cg->hot[HOT_IO] >= 0) {
                 ssize_t n = read_fd(cg, cg->hot[HOT_IO]);
 
-                r = n < 0 ? (int)n
-                    : cg->mode == CGROUP_MODE_V2
-                        ? cgroup_iostat_parse(cg->buf, (size_t)n, &a, &b)
-                        : cgroup_blkio_parse(cg->buf, (size_t)n, &a, &b);
+                r = n < 0                        ? (int)n
+                    : cg->mode == CGROUP_MODE_V2 ? cgroup_iostat_parse(cg->buf, (size_t)n, &a, &b)
+                                                 : cgroup_blkio_parse(cg->buf, (size_t)n, &a, &b);
                 if (TRY(r)) {
                         st.io_read_bytes = (double)a;
                         st.io_write_bytes = (double)b;

@@ -104,10 +104,10 @@ typedef void (*cgroup_note_fn)(void *userdata, const char *fmt, ...) _printf_(2,
 
 struct cgroup_config {
         enum cgroup_mode mode;
-        const char *root;   /* "/" in production */
-        const char *run_id; /* names the cgroup: buildtel/run-<run_id>-<our pid> */
+        const char *root;                 /* "/" in production */
+        const char *run_id;               /* names the cgroup: buildtel/run-<run_id>-<our pid> */
         uint64_t memory_max, memory_high; /* bytes; 0 = no limit */
-        long tree_root;     /* none mode: the process whose descendants are the build */
+        long tree_root;      /* none mode: the process whose descendants are the build */
         cgroup_note_fn note; /* one-line notes (a controller missing, host-wide pressure) */
         void *userdata;
 };

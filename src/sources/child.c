@@ -36,7 +36,7 @@ static int pidfd_open_compat(pid_t pid)
 /* Only async-signal-safe calls between fork and exec. */
 _Noreturn static void child_exec(const struct child_config *cfg, int out_w, int err_w, int errpipe)
 {
-        struct sigaction sa = { .sa_handler = SIG_DFL };
+        struct sigaction sa = {.sa_handler = SIG_DFL};
         int e;
 
         (void)setpgid(0, 0);
@@ -144,10 +144,22 @@ void child_free(struct child *c)
         free(c);
 }
 
-pid_t child_pid(const struct child *c) { return c->pid; }
-int child_stdout_fd(const struct child *c) { return c->out_fd; }
-int child_stderr_fd(const struct child *c) { return c->err_fd; }
-int child_pidfd(const struct child *c) { return c->pidfd; }
+pid_t child_pid(const struct child *c)
+{
+        return c->pid;
+}
+int child_stdout_fd(const struct child *c)
+{
+        return c->out_fd;
+}
+int child_stderr_fd(const struct child *c)
+{
+        return c->err_fd;
+}
+int child_pidfd(const struct child *c)
+{
+        return c->pidfd;
+}
 
 void child_close_fd(struct child *c, int stream)
 {

@@ -13,9 +13,9 @@ struct child;
 
 struct child_config {
         char *const *argv;
-        bool pipes; /* capture stdout/stderr */
-        bool foreground; /* make its process group the terminal's foreground */
-        const sigset_t *sigmask; /* the mask the build starts with */
+        bool pipes;                      /* capture stdout/stderr */
+        bool foreground;                 /* make its process group the terminal's foreground */
+        const sigset_t *sigmask;         /* the mask the build starts with */
         const struct sigaction *sigpipe; /* its SIGPIPE disposition; NULL = default */
         /* Open cgroup.procs fds (the build's cgroup, one per hierarchy): the
          * child writes "0" to each before exec, so it and everything it
@@ -33,7 +33,7 @@ void child_free(struct child *c);
 pid_t child_pid(const struct child *c);
 int child_stdout_fd(const struct child *c); /* -1 once closed */
 int child_stderr_fd(const struct child *c);
-int child_pidfd(const struct child *c); /* -1 when the kernel lacks pidfd */
+int child_pidfd(const struct child *c);           /* -1 when the kernel lacks pidfd */
 void child_close_fd(struct child *c, int stream); /* 1 or 2 */
 
 /* Send sig to the child's process group. */

@@ -64,7 +64,7 @@ void follow_free(struct follow *f)
 /* The newest regular, non-hidden file; 0 and its name, or -ENOENT. */
 static int newest(struct follow *f, char *name, size_t cap, struct stat *ret_st)
 {
-        struct timespec best = { 0, 0 };
+        struct timespec best = {0, 0};
         bool found = false;
         struct dirent *de;
         DIR *d;
@@ -116,12 +116,13 @@ static void deliver(void *userdata, const char *line, size_t len, bool truncated
 
 long follow_poll(struct follow *f, linebuf_cb cb, void *userdata)
 {
-        struct skip_ctx sc = { .cb = cb, .userdata = userdata, .f = f };
+        struct skip_ctx sc = {.cb = cb, .userdata = userdata, .f = f};
         char name[256];
         struct stat st;
         long total = 0;
 
-        if (newest(f, name, sizeof(name), &st) == 0 && (st.st_dev != f->dev || st.st_ino != f->ino)) {
+        if (newest(f, name, sizeof(name), &st) == 0 &&
+            (st.st_dev != f->dev || st.st_ino != f->ino)) {
                 int fd = openat(f->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
                 if (fd >= 0) {
@@ -131,7 +132,8 @@ long follow_poll(struct follow *f, linebuf_cb cb, void *userdata)
                         f->fd = fd;
                         f->dev = st.st_dev;
                         f->ino = st.st_ino;
-                        f->pos = st.st_size > FOLLOW_TAIL_START ? st.st_size - FOLLOW_TAIL_START : 0;
+                        f->pos =
+                            st.st_size > FOLLOW_TAIL_START ? st.st_size - FOLLOW_TAIL_START : 0;
                         f->skip_partial = f->pos > 0;
                 }
         }

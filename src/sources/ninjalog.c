@@ -52,7 +52,8 @@ static int parse_line(const char *s, const char *end, struct rec *r)
         if (r->hash_len == 0 || c != end || memchr(r->hash, '\t', r->hash_len))
                 return -1;
         for (size_t i = 0; i < r->hash_len; i++)
-                if (!((r->hash[i] >= '0' && r->hash[i] <= '9') || (r->hash[i] >= 'a' && r->hash[i] <= 'f')))
+                if (!((r->hash[i] >= '0' && r->hash[i] <= '9') ||
+                      (r->hash[i] >= 'a' && r->hash[i] <= 'f')))
                         return -1;
         return 1;
 }
@@ -60,7 +61,7 @@ static int parse_line(const char *s, const char *end, struct rec *r)
 int ninjalog_parse(const char *buf, size_t len, bool last_run_only, struct targets *ts)
 {
         const char *c = buf, *end = buf + len, *from = buf;
-        struct rec r, prev = { 0 };
+        struct rec r, prev = {0};
         int64_t prev_end = INT64_MIN;
         bool have_prev = false;
         uint64_t edges = 0, records = 0;

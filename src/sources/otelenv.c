@@ -64,7 +64,10 @@ bad:
         return -EINVAL;
 }
 
-static bool is_space(char c) { return c == ' ' || c == '\t'; }
+static bool is_space(char c)
+{
+        return c == ' ' || c == '\t';
+}
 
 static void trim(const char **b, const char **e)
 {
@@ -98,7 +101,7 @@ static bool valid_header(const char *k, const char *v)
 int otelenv_parse_pairs(const char *s, size_t len, bool http_header, struct otel_pairs *ret,
                         size_t *ret_bad_entry)
 {
-        struct otel_pairs t = { 0 };
+        struct otel_pairs t = {0};
         const char *p = s, *end = s + len;
         size_t entry = 0;
         int e = 0;
@@ -364,8 +367,8 @@ static const char *get2(struct loader *L, const char *metrics, const char *gener
 int otelenv_load(otelenv_lookup_fn lookup, void *lookup_data, const struct otel_options *opt,
                  otelenv_note_fn note, void *note_data, struct otel_config *ret)
 {
-        struct loader L = { lookup, lookup_data, note, note_data };
-        struct otel_config c = { 0 };
+        struct loader L = {lookup, lookup_data, note, note_data};
+        struct otel_config c = {0};
         const char *v, *name;
         bool b;
         size_t bad;
@@ -383,9 +386,8 @@ int otelenv_load(otelenv_lookup_fn lookup, void *lookup_data, const struct otel_
                 v = get2(&L, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT",
                          &name);
                 if (v) {
-                        e = otelenv_metrics_url(v, strlen(v),
-                                                strcmp(name, "OTEL_EXPORTER_OTLP_ENDPOINT") == 0,
-                                                &c.url);
+                        e = otelenv_metrics_url(
+                            v, strlen(v), strcmp(name, "OTEL_EXPORTER_OTLP_ENDPOINT") == 0, &c.url);
                         if (e == -ENOMEM)
                                 return e;
                         if (e < 0)
@@ -413,7 +415,9 @@ int otelenv_load(otelenv_lookup_fn lookup, void *lookup_data, const struct otel_
                 } else if (eq_nocase(pb, pe, "http/json")) {
                         c.protocol = OTEL_PROTOCOL_JSON;
                 } else if (c.enabled) {
-                        NOTE(&L, "%s: only http/protobuf and http/json are supported; OTLP export is off",
+                        NOTE(&L,
+                             "%s: only http/protobuf and http/json are supported; OTLP export is "
+                             "off",
                              name);
                         c.enabled = false;
                 }
@@ -426,7 +430,8 @@ int otelenv_load(otelenv_lookup_fn lookup, void *lookup_data, const struct otel_
                 if (eq_nocase(pb, pe, "gzip"))
                         c.gzip = true;
                 else if (!eq_nocase(pb, pe, "none") && c.enabled)
-                        NOTE(&L, "%s: only gzip and none are supported; sending uncompressed", name);
+                        NOTE(&L, "%s: only gzip and none are supported; sending uncompressed",
+                             name);
         }
         v = get2(&L, "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT", &name);
         if (v) {
@@ -447,7 +452,9 @@ int otelenv_load(otelenv_lookup_fn lookup, void *lookup_data, const struct otel_
                         uint64_t ms;
                         if (otelenv_parse_ms(v, strlen(v), 86400000, &ms) < 0 || ms < 100) {
                                 if (c.enabled)
-                                        NOTE(&L, "OTEL_METRIC_EXPORT_INTERVAL takes milliseconds from 100 to 86400000; using %d",
+                                        NOTE(&L,
+                                             "OTEL_METRIC_EXPORT_INTERVAL takes milliseconds from "
+                                             "100 to 86400000; using %d",
                                              OTEL_INTERVAL_MS_DEFAULT);
                         } else {
                                 c.interval_ms = ms;

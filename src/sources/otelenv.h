@@ -11,9 +11,9 @@
  * lookup function so tests need no real environment. Header values may be
  * credentials: nothing here ever puts one in an error or a message. */
 
-#define OTELENV_MAX_PAIRS 32     /* entries of a k=v,k2=v2 list */
-#define OTELENV_MAX_LIST 8192    /* bytes of a whole k=v list */
-#define OTELENV_MAX_URL 2048     /* bytes of an endpoint */
+#define OTELENV_MAX_PAIRS 32  /* entries of a k=v,k2=v2 list */
+#define OTELENV_MAX_LIST 8192 /* bytes of a whole k=v list */
+#define OTELENV_MAX_URL 2048  /* bytes of an endpoint */
 
 /* One decoded key=value entry; key and value are NUL-terminated copies. */
 struct otel_pair {
@@ -93,7 +93,7 @@ struct otel_config {
 typedef const char *(*otelenv_lookup_fn)(void *userdata, const char *name);
 /* A note for the user about one variable; never holds a header value. */
 typedef void (*otelenv_note_fn)(void *userdata, const char *fmt, ...)
-        __attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /* Options that override the environment (NULL / 0: not given). */
 struct otel_options {

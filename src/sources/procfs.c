@@ -25,8 +25,8 @@ struct procfs {
         int root_fd;
         int proc_fd;
         int stat_fd, meminfo_fd, loadavg_fd, zoneinfo_fd; /* -1 until opened */
-        DIR *dir;                            /* proc/, rewound for every walk */
-        char *buf;                           /* for the hot files; grows, never shrinks */
+        DIR *dir;                                         /* proc/, rewound for every walk */
+        char *buf; /* for the hot files; grows, never shrinks */
         size_t cap;
 };
 

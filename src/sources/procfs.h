@@ -38,10 +38,10 @@ struct pidstat {
         char state;
         long ppid;
         long pgrp;
-        uint64_t utime, stime; /* ticks */
+        uint64_t utime, stime;   /* ticks */
         uint64_t cutime, cstime; /* ticks of waited-for children (negative reads as 0) */
-        uint64_t starttime;    /* ticks after boot */
-        uint64_t vsize;        /* bytes */
+        uint64_t starttime;      /* ticks after boot */
+        uint64_t vsize;          /* bytes */
         uint64_t rss_pages;
         uint64_t num_threads;
 };

@@ -24,7 +24,10 @@ struct csv_record {
         size_t off[CSV_MAX_FIELDS];
         size_t len[CSV_MAX_FIELDS];
 };
-#define CSV_RECORD_INIT { .data = DBUF_INIT, .nfields = 0 }
+#define CSV_RECORD_INIT                                                                            \
+        {                                                                                          \
+                .data = DBUF_INIT, .nfields = 0                                                    \
+        }
 void csv_record_release(struct csv_record *r);
 
 static inline const char *csv_field(const struct csv_record *r, size_t i)

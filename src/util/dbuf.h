@@ -15,10 +15,13 @@ struct dbuf {
         size_t cap;
 };
 
-#define DBUF_INIT { NULL, 0, 0 }
+#define DBUF_INIT                                                                                  \
+        {                                                                                          \
+                NULL, 0, 0                                                                         \
+        }
 
 int dbuf_append(struct dbuf *b, const void *data, size_t len); /* 0 or -ENOMEM */
 int dbuf_puts(struct dbuf *b, const char *s);
 int dbuf_printf(struct dbuf *b, const char *fmt, ...) _printf_(2, 3);
-void dbuf_reset(struct dbuf *b); /* len = 0, keeps the memory */
+void dbuf_reset(struct dbuf *b);   /* len = 0, keeps the memory */
 void dbuf_release(struct dbuf *b); /* frees; the struct can be reused */

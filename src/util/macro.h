@@ -10,7 +10,10 @@
 #define _unused_ __attribute__((unused))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 
-static inline void freep(void *p) { free(*(void **)p); }
+static inline void freep(void *p)
+{
+        free(*(void **)p);
+}
 static inline void closep(int *fd)
 {
         if (*fd >= 0) {
@@ -31,17 +34,17 @@ static inline void fclosep(FILE **f)
 #define _cleanup_fclose_ _cleanup_(fclosep)
 
 /* Hand ownership out of a _cleanup_ variable. */
-#define TAKE_PTR(p)                                                            \
-        __extension__({                                                                   \
-                __typeof__(p) _p = (p);                                        \
-                (p) = NULL;                                                    \
-                _p;                                                            \
+#define TAKE_PTR(p)                                                                                \
+        __extension__({                                                                            \
+                __typeof__(p) _p = (p);                                                            \
+                (p) = NULL;                                                                        \
+                _p;                                                                                \
         })
-#define TAKE_FD(fd)                                                            \
-        __extension__({                                                                   \
-                int _fd = (fd);                                                \
-                (fd) = -1;                                                     \
-                _fd;                                                           \
+#define TAKE_FD(fd)                                                                                \
+        __extension__({                                                                            \
+                int _fd = (fd);                                                                    \
+                (fd) = -1;                                                                         \
+                _fd;                                                                               \
         })
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))

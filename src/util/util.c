@@ -15,7 +15,10 @@
 
 #include "macro.h"
 
-static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+static bool is_digit(char c)
+{
+        return c >= '0' && c <= '9';
+}
 
 int parse_u64(const char **cur, const char *end, uint64_t *ret)
 {
@@ -142,21 +145,21 @@ int parse_size_str(const char *s, uint64_t *ret)
                 const char *suffix;
                 double mult;
         } units[] = {
-                { "", 1.0 },
-                { "B", 1.0 },
-                { "K", 1024.0 },
-                { "KiB", 1024.0 },
-                { "k", 1024.0 },
-                { "kB", 1000.0 },
-                { "M", 1048576.0 },
-                { "MiB", 1048576.0 },
-                { "MB", 1e6 },
-                { "G", 1073741824.0 },
-                { "GiB", 1073741824.0 },
-                { "GB", 1e9 },
-                { "T", 1099511627776.0 },
-                { "TiB", 1099511627776.0 },
-                { "TB", 1e12 },
+            {"", 1.0},
+            {"B", 1.0},
+            {"K", 1024.0},
+            {"KiB", 1024.0},
+            {"k", 1024.0},
+            {"kB", 1000.0},
+            {"M", 1048576.0},
+            {"MiB", 1048576.0},
+            {"MB", 1e6},
+            {"G", 1073741824.0},
+            {"GiB", 1073741824.0},
+            {"GB", 1e9},
+            {"T", 1099511627776.0},
+            {"TiB", 1099511627776.0},
+            {"TB", 1e12},
         };
         const char *p = s, *end = s + strlen(s);
         double v;
@@ -188,7 +191,7 @@ int write_all(int fd, const void *buf, size_t len)
                         if (errno == EINTR)
                                 continue;
                         if (errno == EAGAIN) {
-                                struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+                                struct pollfd pfd = {.fd = fd, .events = POLLOUT};
                                 (void)poll(&pfd, 1, -1);
                                 continue;
                         }
@@ -326,6 +329,6 @@ void format_iso8601(double epoch, char buf[static 64])
                 snprintf(buf, 64, "invalid");
                 return;
         }
-        snprintf(buf, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
-                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+        snprintf(buf, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
 }
