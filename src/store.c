@@ -94,7 +94,7 @@ struct store {
         size_t nsample_cols;
 };
 
-static int map_rc(sqlite3 *db, int rc)
+int store_map_rc(struct sqlite3 *db, int rc)
 {
         switch (rc & 0xff) {
         case SQLITE_OK:
@@ -181,7 +181,7 @@ char *store_default_path(void)
 
 static int exec_sql(struct store *st, const char *sql)
 {
-        return map_rc(st->db, sqlite3_exec(st->db, sql, NULL, NULL, NULL));
+        return store_map_rc(st->db, sqlite3_exec(st->db, sql, NULL, NULL, NULL));
 }
 
 int store_begin(struct store *st)
@@ -201,14 +201,14 @@ void store_rollback(struct store *st)
 
 static int prepare(struct store *st, const char *sql, sqlite3_stmt **ret)
 {
-        return map_rc(st->db, sqlite3_prepare_v2(st->db, sql, -1, ret, NULL));
+        return store_map_rc(st->db, sqlite3_prepare_v2(st->db, sql, -1, ret, NULL));
 }
 
 /* Run a statement to its end and reset it. */
 static int step_done(struct store *st, sqlite3_stmt *s)
 {
         int rc = sqlite3_step(s);
-        int r = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : map_rc(st->db, rc);
+        int r = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_map_rc(st->db, rc);
 
         sqlite3_reset(s);
         return r;
@@ -224,7 +224,7 @@ static int read_version(struct store *st, int *ret)
                 if (rc == SQLITE_ROW)
                         *ret = sqlite3_column_int(s, 0);
                 else
-                        r = map_rc(st->db, rc);
+                        r = store_map_rc(st->db, rc);
         }
         sqlite3_finalize(s);
         return r;
@@ -256,7 +256,7 @@ static int sync_sample_columns(struct store *st)
                 if (rc == SQLITE_DONE)
                         break;
                 if (rc != SQLITE_ROW) {
-                        r = map_rc(st->db, rc);
+                        r = store_map_rc(st->db, rc);
                         break;
                 }
                 name = (const char *)sqlite3_column_text(s, 0);
@@ -390,7 +390,7 @@ int store_open(const char *path, bool create, int busy_ms, struct store **ret)
                 return -ENOMEM;
         rc = sqlite3_open_v2(path, &st->db, flags, NULL);
         if (rc != SQLITE_OK) {
-                r = map_rc(st->db, rc);
+                r = store_map_rc(st->db, rc);
                 store_close(st);
                 return r < 0 ? r : -EIO;
         }

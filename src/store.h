@@ -28,6 +28,12 @@
 
 /* Errors beyond errno: returned as negative values like -errno. */
 #define STORE_ENOTDB 4000 /* not an SQLite file, or corrupt */
+
+struct sqlite3;
+/* An SQLite result code as 0 or -errno (-STORE_ENOTDB for a file that is
+ * not a database); db, when given, supplies the OS error behind an IO
+ * failure. Shared by the writer and the readers of the history. */
+int store_map_rc(struct sqlite3 *db, int rc);
 #define STORE_ENEWER 4001 /* written by a newer buildtel (unknown schema) */
 
 struct sqlite3;

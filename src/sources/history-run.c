@@ -11,26 +11,6 @@
 #include "util/dbuf.h"
 #include "util/macro.h"
 
-static int map(sqlite3 *db, int rc)
-{
-        switch (rc & 0xff) {
-        case SQLITE_OK:
-        case SQLITE_ROW:
-        case SQLITE_DONE:
-                return 0;
-        case SQLITE_BUSY:
-        case SQLITE_LOCKED:
-                return -EBUSY;
-        case SQLITE_NOMEM:
-                return -ENOMEM;
-        case SQLITE_NOTADB:
-        case SQLITE_CORRUPT:
-                return -STORE_ENOTDB;
-        default:
-                return -EIO;
-        }
-}
-
 /* Which sample columns the samples table has: an older file lacks the
  * newer ones. */
 static int stored_columns(sqlite3 *db, bool has[SAMPLE_COLUMNS_MAX])
@@ -39,8 +19,9 @@ static int stored_columns(sqlite3 *db, bool has[SAMPLE_COLUMNS_MAX])
         int r, rc;
 
         memset(has, 0, SAMPLE_COLUMNS_MAX * sizeof(*has));
-        r = map(db, sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo('samples')", -1, &s,
-                                       NULL));
+        r = store_map_rc(
+            db,
+            sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo('samples')", -1, &s, NULL));
         if (r < 0)
                 return r;
         while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -55,7 +36,7 @@ static int stored_columns(sqlite3 *db, bool has[SAMPLE_COLUMNS_MAX])
                                 has[i] = true;
                 }
         }
-        r = rc == SQLITE_DONE ? 0 : map(db, rc);
+        r = rc == SQLITE_DONE ? 0 : store_map_rc(db, rc);
         sqlite3_finalize(s);
         return r;
 }
@@ -84,7 +65,7 @@ int64_t history_run_samples(struct store *st, int64_t id, history_sample_fn fn, 
         if (r >= 0)
                 r = dbuf_puts(&sql, " FROM samples WHERE run = ? ORDER BY seq");
         if (r >= 0)
-                r = map(db, sqlite3_prepare_v2(db, sql.p, -1, &s, NULL));
+                r = store_map_rc(db, sqlite3_prepare_v2(db, sql.p, -1, &s, NULL));
         dbuf_release(&sql);
         if (r < 0)
                 return r;
@@ -113,7 +94,7 @@ int64_t history_run_samples(struct store *st, int64_t id, history_sample_fn fn, 
                 rows++;
         }
         if (r >= 0)
-                r = rc == SQLITE_DONE ? 0 : map(db, rc);
+                r = rc == SQLITE_DONE ? 0 : store_map_rc(db, rc);
         sqlite3_finalize(s);
         return r < 0 ? r : rows;
 }
@@ -167,12 +148,13 @@ int history_run_targets(struct store *st, int64_t id, struct targets *ret)
                 return -ENOMEM;
         targets_init(ts);
         /* rowid: the order the run inserted them, which is the model's */
-        r = map(db, sqlite3_prepare_v2(db,
-                                       "SELECT name, duration_s, steps, cached, success, node, ref,"
-                                       " builder, sccache_hits, sccache_misses, ccache_hits,"
-                                       " ccache_misses FROM targets WHERE run = ?"
-                                       " ORDER BY rowid LIMIT ?",
-                                       -1, &s, NULL));
+        r = store_map_rc(
+            db, sqlite3_prepare_v2(db,
+                                   "SELECT name, duration_s, steps, cached, success, node, ref,"
+                                   " builder, sccache_hits, sccache_misses, ccache_hits,"
+                                   " ccache_misses FROM targets WHERE run = ?"
+                                   " ORDER BY rowid LIMIT ?",
+                                   -1, &s, NULL));
         if (r < 0)
                 return r;
         sqlite3_bind_int64(s, 1, id);
@@ -197,7 +179,7 @@ int history_run_targets(struct store *st, int64_t id, struct targets *ret)
                 cc_of(s, 8, 9, &t->sccache);
                 cc_of(s, 10, 11, &t->ccache);
         }
-        r = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : map(db, rc);
+        r = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_map_rc(db, rc);
         sqlite3_finalize(s);
         if (r < 0)
                 return r;
@@ -213,8 +195,8 @@ int history_run_thresholds(struct store *st, int64_t id, struct summary_config *
         int r, rc;
 
         /* SQLite reads the JSON: a stored summary is text like any other */
-        r = map(db,
-                sqlite3_prepare_v2(db,
+        r = store_map_rc(
+            db, sqlite3_prepare_v2(db,
                                    "SELECT json_extract(summary_json, '$.thresholds.near_oom_mb'),"
                                    " json_extract(summary_json, '$.thresholds.low_disk_gb')"
                                    " FROM runs WHERE id = ? AND json_valid(summary_json)",
@@ -237,7 +219,7 @@ int history_run_thresholds(struct store *st, int64_t id, struct summary_config *
                 }
                 r = n;
         } else {
-                r = rc == SQLITE_DONE ? 0 : map(db, rc);
+                r = rc == SQLITE_DONE ? 0 : store_map_rc(db, rc);
         }
         sqlite3_finalize(s);
         if (r > 0)

@@ -19,26 +19,6 @@
 
 #define HISTORY_ROWS_MAX 100000 /* rows of one listing, whatever --limit says */
 
-static int map(sqlite3 *db, int rc)
-{
-        switch (rc & 0xff) {
-        case SQLITE_OK:
-        case SQLITE_ROW:
-        case SQLITE_DONE:
-                return 0;
-        case SQLITE_BUSY:
-        case SQLITE_LOCKED:
-                return -EBUSY;
-        case SQLITE_NOMEM:
-                return -ENOMEM;
-        case SQLITE_NOTADB:
-        case SQLITE_CORRUPT:
-                return -STORE_ENOTDB;
-        default:
-                return -EIO;
-        }
-}
-
 /* A column as JSON: integers, reals, text (made valid UTF-8), null. */
 static json_t *column_json(sqlite3_stmt *s, int i)
 {
@@ -134,7 +114,7 @@ static int query_rows(struct store *st, sqlite3_stmt *s, size_t max, json_t **re
                 json_array_append_new(a, row_json(s));
         if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
                 json_decref(a);
-                return map(store_db(st), rc);
+                return store_map_rc(store_db(st), rc);
         }
         *ret = a;
         return 0;
@@ -159,11 +139,12 @@ int history_runs(struct store *st, double since, int64_t limit, json_t **ret)
         json_t *a = NULL;
         int r;
 
-        r = map(store_db(st),
-                sqlite3_prepare_v2(store_db(st),
-                                   "SELECT " RUN_COLUMNS " FROM runs r WHERE r.start_epoch >= ?"
-                                   " ORDER BY r.start_epoch DESC, r.id DESC LIMIT ?",
-                                   -1, &s, NULL));
+        r = store_map_rc(store_db(st),
+                         sqlite3_prepare_v2(store_db(st),
+                                            "SELECT " RUN_COLUMNS
+                                            " FROM runs r WHERE r.start_epoch >= ?"
+                                            " ORDER BY r.start_epoch DESC, r.id DESC LIMIT ?",
+                                            -1, &s, NULL));
         if (r < 0)
                 return r;
         sqlite3_bind_double(s, 1, isnan(since) ? -1e18 : since);
@@ -186,17 +167,17 @@ int history_find_run(struct store *st, const char *spec, int64_t *ret_id)
         int n = 0, rc, r;
 
         if (!spec || !*spec)
-                r = map(db,
-                        sqlite3_prepare_v2(
+                r = store_map_rc(
+                    db, sqlite3_prepare_v2(
                             db, "SELECT id FROM runs ORDER BY start_epoch DESC, id DESC LIMIT 1",
                             -1, &s, NULL));
         else
                 /* exact first, then prefixes; substr() avoids LIKE wildcards */
-                r = map(db, sqlite3_prepare_v2(db,
-                                               "SELECT id, run_id = ?1 FROM runs WHERE"
-                                               " substr(run_id, 1, length(?1)) = ?1"
-                                               " ORDER BY run_id = ?1 DESC LIMIT 2",
-                                               -1, &s, NULL));
+                r = store_map_rc(db, sqlite3_prepare_v2(db,
+                                                        "SELECT id, run_id = ?1 FROM runs WHERE"
+                                                        " substr(run_id, 1, length(?1)) = ?1"
+                                                        " ORDER BY run_id = ?1 DESC LIMIT 2",
+                                                        -1, &s, NULL));
         if (r < 0)
                 return r;
         if (spec && *spec)
@@ -211,7 +192,7 @@ int history_find_run(struct store *st, const char *spec, int64_t *ret_id)
                 n++;
         }
         if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-                r = map(db, rc);
+                r = store_map_rc(db, rc);
         sqlite3_finalize(s);
         if (r < 0)
                 return r;
@@ -226,7 +207,7 @@ int history_find_run(struct store *st, const char *spec, int64_t *ret_id)
 static int rows_of(struct store *st, const char *sql, int64_t id, json_t **ret)
 {
         sqlite3_stmt *s = NULL;
-        int r = map(store_db(st), sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL));
+        int r = store_map_rc(store_db(st), sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL));
 
         if (r < 0)
                 return r;
@@ -300,8 +281,8 @@ int history_run_info(struct store *st, int64_t id, struct run_info *ret)
         struct run_info ri = {0};
         int r, rc;
 
-        r = map(db,
-                sqlite3_prepare_v2(db,
+        r = store_map_rc(
+            db, sqlite3_prepare_v2(db,
                                    "SELECT run_id, kind, argv, cwd, host, start_epoch, end_epoch,"
                                    " state, exit_code, term_signal, ncpu, interval, pid"
                                    " FROM runs WHERE id = ?",
@@ -312,7 +293,7 @@ int history_run_info(struct store *st, int64_t id, struct run_info *ret)
         rc = sqlite3_step(s);
         if (rc != SQLITE_ROW) {
                 sqlite3_finalize(s);
-                return rc == SQLITE_DONE ? -ENOENT : map(db, rc);
+                return rc == SQLITE_DONE ? -ENOENT : store_map_rc(db, rc);
         }
         ri.run_id = col_strdup(s, 0);
         ri.kind = col_strdup(s, 1);
@@ -381,7 +362,7 @@ int history_layers(struct store *st, double since, int64_t limit, json_t **ret)
             " cur.name LIMIT ?";
         sqlite3_stmt *s = NULL;
         json_t *a = NULL;
-        int r = map(store_db(st), sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL));
+        int r = store_map_rc(store_db(st), sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL));
 
         if (r < 0)
                 return r;
@@ -405,14 +386,14 @@ int history_cache_previous(struct store *st, const char *tool, int64_t before_id
 {
         sqlite3_stmt *s = NULL;
         json_t *a = NULL;
-        int r =
-            map(store_db(st),
-                sqlite3_prepare_v2(store_db(st),
-                                   "SELECT id, taken_epoch, tool, hits, misses, size_bytes,"
-                                   " max_size_bytes, files, version FROM cache_snapshots"
-                                   " WHERE tool = ? AND origin = 'cache' AND (?2 = 0 OR id < ?2)"
-                                   " ORDER BY id DESC LIMIT 1",
-                                   -1, &s, NULL));
+        int r = store_map_rc(
+            store_db(st),
+            sqlite3_prepare_v2(store_db(st),
+                               "SELECT id, taken_epoch, tool, hits, misses, size_bytes,"
+                               " max_size_bytes, files, version FROM cache_snapshots"
+                               " WHERE tool = ? AND origin = 'cache' AND (?2 = 0 OR id < ?2)"
+                               " ORDER BY id DESC LIMIT 1",
+                               -1, &s, NULL));
 
         if (r < 0)
                 return r;
@@ -431,7 +412,7 @@ int history_cache_runs_since(struct store *st, const char *tool, double since, j
 {
         sqlite3_stmt *s = NULL;
         json_t *a = NULL;
-        int r = map(
+        int r = store_map_rc(
             store_db(st),
             sqlite3_prepare_v2(store_db(st),
                                "SELECT count(*) AS runs,"
