@@ -674,17 +674,11 @@ static int empty_dir(struct cgroup *cg, int dirfd, bool killed_already)
 /* Remove run-*-PID cgroups of buildtels that are gone. */
 static void clean_stale(struct cgroup *cg, int parent_fd)
 {
-        int fd = openat(parent_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d;
+        DIR *d = opendir_at(parent_fd, ".");
         struct dirent *de;
 
-        if (fd < 0)
+        if (!d)
                 return;
-        d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return;
-        }
         while ((de = readdir(d))) {
                 const char *dash = strrchr(de->d_name, '-');
                 uint64_t pid;
@@ -775,17 +769,11 @@ static int make_dirs(struct cgroup *cg, struct hier *hh, const char *base)
 /* Switch on blkio accounting for every block device (see BLKIO_UNLIMITED). */
 static void blkio_account_all(struct cgroup *cg, int cgfd)
 {
-        int fd = openat(cg->root_fd, "sys/block", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d;
+        DIR *d = opendir_at(cg->root_fd, "sys/block");
         struct dirent *de;
 
-        if (fd < 0)
+        if (!d)
                 return;
-        d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return;
-        }
         while ((de = readdir(d))) {
                 char path[300], rule[128];
                 ssize_t n;
@@ -793,7 +781,7 @@ static void blkio_account_all(struct cgroup *cg, int cgfd)
 
                 if (de->d_name[0] == '.' || join(path, sizeof(path), de->d_name, "/dev", "") < 0)
                         continue;
-                n = read_at(cg, fd, path);
+                n = read_at(cg, dirfd(d), path);
                 if (n <= 0 || n > 32)
                         continue;
                 for (k = 0; k < (size_t)n && cg->buf[k] != '\n'; k++)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "util/macro.h"
+#include "util/util.h"
 
 #define FOLLOW_TAIL_START (1 << 20) /* read at most the last MiB of a new file */
 #define FOLLOW_MAX_PER_POLL (4 << 20)
@@ -67,16 +68,10 @@ static int newest(struct follow *f, char *name, size_t cap, struct stat *ret_st)
         struct timespec best = {0, 0};
         bool found = false;
         struct dirent *de;
-        DIR *d;
-        int fd = openat(f->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = opendir_at(f->dirfd, ".");
 
-        if (fd < 0)
+        if (!d)
                 return -errno;
-        d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return -errno;
-        }
         while ((de = readdir(d))) {
                 struct stat st;
                 size_t n = strlen(de->d_name);

@@ -658,16 +658,9 @@ int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, voi
         int count = 0;
 
         if (!p->dir) {
-                int fd = openat(p->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-                if (fd < 0)
+                p->dir = opendir_at(p->proc_fd, ".");
+                if (!p->dir)
                         return -errno;
-                p->dir = fdopendir(fd);
-                if (!p->dir) {
-                        int r = -errno;
-                        close(fd);
-                        return r;
-                }
         } else {
                 /* Seeking /proc back to 0 makes the next getdents list the
                  * pid table afresh, so new processes are seen. */

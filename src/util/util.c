@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -242,6 +243,22 @@ int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *re
         *ret_len = len;
         *ret = TAKE_PTR(buf);
         return 0;
+}
+
+DIR *opendir_at(int dirfd, const char *path)
+{
+        int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d;
+
+        if (fd < 0)
+                return NULL;
+        d = fdopendir(fd);
+        if (!d) {
+                int e = errno;
+                close(fd);
+                errno = e;
+        }
+        return d;
 }
 
 int mkdir_p(const char *path, mode_t mode)

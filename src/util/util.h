@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +31,11 @@ int write_all(int fd, const void *buf, size_t len);
 /* Read a whole small file relative to dirfd into a malloc'd, NUL-terminated
  * buffer (at most max bytes). Caller frees *ret. Returns 0 or -errno. */
 int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
+
+/* opendir() of path relative to dirfd ("." for dirfd itself), on a fresh
+ * fd so the caller's fd stays usable. Returns the stream, or NULL with
+ * errno set. Close it with closedir(). */
+DIR *opendir_at(int dirfd, const char *path);
 
 /* mkdir -p with the given mode. Returns 0 or -errno. */
 int mkdir_p(const char *path, mode_t mode);
