@@ -11,10 +11,10 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "sinks/otlp-metrics.h"
-#include "sources/history-run.h"
-#include "sources/history.h"
-#include "store.h"
+#include "out/otlp-metrics.h"
+#include "store/history-run.h"
+#include "store/history.h"
+#include "store/store.h"
 
 #define BATCH 1000
 

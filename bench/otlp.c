@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "sinks/otlp-encode.h"
-#include "sinks/otlp-metrics.h"
+#include "out/otlp-encode.h"
+#include "out/otlp-metrics.h"
 
 static double cpu_now(void)
 {

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sources/buildmetrics.h"
-#include "sources/linebuf.h"
+#include "parse/buildmetrics.h"
+#include "parse/linebuf.h"
 #include "util/util.h"
 
 struct ctx {

@@ -12,7 +12,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
-#include "store.h"
+#include "store/store.h"
 #include "util/util.h"
 
 #define ROWS 86400

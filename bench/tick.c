@@ -13,8 +13,8 @@
 
 #include "model/sample.h"
 #include "model/summary.h"
-#include "sources/logctx.h"
-#include "sources/sampler.h"
+#include "parse/logctx.h"
+#include "platform/sampler.h"
 #include "util/csv.h"
 #include "util/util.h"
 

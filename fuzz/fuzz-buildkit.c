@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "model/targets.h"
-#include "sources/buildkit.h"
+#include "parse/buildkit.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

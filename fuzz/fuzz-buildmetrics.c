@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "model/targets.h"
-#include "sources/buildmetrics.h"
+#include "parse/buildmetrics.h"
 #include "util/dbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

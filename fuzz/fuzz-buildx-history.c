@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "model/targets.h"
-#include "sources/bakemeta.h"
+#include "parse/bakemeta.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

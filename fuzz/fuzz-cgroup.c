@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sources/cgroup-top.h"
-#include "sources/cgroup.h"
-#include "sources/procfs.h"
+#include "platform/cgroup-top.h"
+#include "platform/cgroup.h"
+#include "platform/procfs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,8 +11,8 @@
 
 #include "model/run.h"
 #include "model/summary.h"
-#include "sinks/summary-out.h"
-#include "sources/csvread.h"
+#include "out/summary-out.h"
+#include "parse/csvread.h"
 #include "util/csv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sources/linebuf.h"
-#include "sources/logctx.h"
+#include "parse/linebuf.h"
+#include "parse/logctx.h"
 #include "util/macro.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sinks/otlp-send.h"
-#include "sources/otelenv.h"
+#include "out/otlp-send.h"
+#include "parse/otelenv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sources/history.h"
+#include "store/history.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "otlp-pbdecode.h"
-#include "sinks/otlp-encode.h"
+#include "out/otlp-encode.h"
 
 struct rt_bytes {
         const uint8_t *p;

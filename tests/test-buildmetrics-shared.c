@@ -11,9 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "sources/buildmetrics.h"
-#include "sources/ccstats.h"
-#include "sources/ninjalog.h"
+#include "parse/buildmetrics.h"
+#include "parse/ccstats.h"
+#include "parse/ninjalog.h"
 #include "util/macro.h"
 #include "util/util.h"
 

@@ -18,12 +18,12 @@
 #include <stdio.h>
 
 #include "model/run.h"
-#include "sinks/prom.h"
-#include "sinks/sink.h"
-#include "sources/bakemeta.h"
-#include "sources/buildmetrics.h"
-#include "sources/ccstats.h"
-#include "sources/ninjalog.h"
+#include "out/prom.h"
+#include "out/sink.h"
+#include "parse/bakemeta.h"
+#include "parse/buildmetrics.h"
+#include "parse/ccstats.h"
+#include "parse/ninjalog.h"
 #include "util/dbuf.h"
 #include "util/util.h"
 

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "sources/cgroup-top.h"
-#include "sources/cgroup.h"
+#include "platform/cgroup-top.h"
+#include "platform/cgroup.h"
 #include "util/macro.h"
 #include "util/util.h"
 

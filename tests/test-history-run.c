@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sources/history-run.h"
-#include "store.h"
+#include "store/history-run.h"
+#include "store/store.h"
 
 static char dir[256];
 static struct store *st;

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "sources/linebuf.h"
+#include "parse/linebuf.h"
 #include "util/dbuf.h"
 #include "util/macro.h"
 

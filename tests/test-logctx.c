@@ -9,8 +9,8 @@
 #include <fcntl.h>
 #include <string.h>
 
-#include "sources/linebuf.h"
-#include "sources/logctx.h"
+#include "parse/linebuf.h"
+#include "parse/logctx.h"
 #include "util/macro.h"
 #include "util/util.h"
 

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "sinks/otlp-send.h"
-#include "sources/otelenv.h"
+#include "out/otlp-send.h"
+#include "parse/otelenv.h"
 
 static void test_pairs(void **state)
 {

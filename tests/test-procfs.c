@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sources/procfs.h"
+#include "platform/procfs.h"
 #include "util/macro.h"
 
 #define BASIC FIXTURES "/proc-basic"

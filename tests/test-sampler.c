@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "model/sample.h"
-#include "sources/procfs.h"
-#include "sources/sampler.h"
+#include "platform/procfs.h"
+#include "platform/sampler.h"
 #include "util/macro.h"
 #include "util/util.h"
 

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "sources/linebuf.h"
-#include "sources/logctx.h"
+#include "parse/linebuf.h"
+#include "parse/logctx.h"
 #include "util/macro.h"
 #include "util/util.h"
 

@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "model/summary.h"
-#include "sources/history.h"
-#include "store.h"
+#include "store/history.h"
+#include "store/store.h"
 #include "util/util.h"
 
 static char dir[256];

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "sources/vcs.h"
+#include "platform/vcs.h"
 #include "util/util.h"
 
 #define H1 "0123456789abcdef0123456789abcdef01234567"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "run.h"
+#include "model/run.h"
 
 #include <errno.h>
 #include <jansson.h>

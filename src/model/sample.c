@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "sample.h"
+#include "model/sample.h"
 
 #include <assert.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "summary.h"
+#include "model/summary.h"
 
 #include <math.h>
 #include <stdbool.h>

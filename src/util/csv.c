@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "csv.h"
+#include "util/csv.h"
 
 #include <errno.h>
 #include <string.h>

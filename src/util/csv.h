@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "dbuf.h"
+#include "util/dbuf.h"
 
 /* RFC 4180 codec. Writing: records end in CRLF; a field is quoted when it
  * holds a comma, a double quote, CR or LF, and quotes inside are doubled.

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "dbuf.h"
+#include "util/dbuf.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 
-#include "macro.h"
+#include "util/macro.h"
 
 /* A growable byte buffer (curl's dynbuf). Always NUL-terminated after any
  * successful append, so p can be used as a C string when the content has no

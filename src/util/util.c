@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "util.h"
+#include "util/util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "macro.h"
+#include "util/macro.h"
 
 static bool is_digit(char c)
 {

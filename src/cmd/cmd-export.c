@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: MIT */
+/* buildtel export --otlp RUN: send a recorded run to an OTLP collector
+ * again, later (the collector was down, or a new one wants the history),
+ * as the run's own final export would have: every sample, the totals and
+ * the per-target metrics.
+ *
+ * The run comes from the history database (store.h): its facts, every
+ * sample row and its targets. Without a database, or for a run that is
+ * not in it (--no-db at the time), or given a CSV path, it comes from its
+ * files in the log directory: resources-<id>.csv and .run.json (no
+ * targets). Either way the summary is recomputed from the samples as
+ * summarize does. Samples go in batches of EXPORT_BATCH per request, the
+ * totals with the last one.
+ *
+ * A run that has not finished is refused: a running one would be sent
+ * without its end, and exported twice once it ends. --incomplete sends
+ * what a run whose buildtel was killed left (samples and the totals they
+ * give, no duration, no targets), marked build.run.state=incomplete. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cmd/cmd-common.h"
+#include "cmd/cmd.h"
+#include "out/otlp-metrics.h"
+#include "out/otlp-send.h"
+#include "store/history-run.h"
+#include "store/history.h"
+#include "store/store.h"
+#include "util/csv.h"
+#include "util/util.h"
+
+#define EXPORT_BATCH 1000
+#define EXPORT_MAX_CSV (1ull << 31)
+#define EXPORT_BUSY_MS 2000
+
+enum { OPT_OTLP = OPT_COMMON_END, OPT_INCOMPLETE };
+
+static const char usage[] = "usage: buildtel export --otlp [--db PATH|--no-db] [--log-dir DIR] "
+                            "[--incomplete] [--otlp-endpoint URL] RUN|FILE.csv\n";
+
+static const char *env_lookup(void *userdata, const char *name)
+{
+        return getenv(name);
+}
+
+static void export_note(void *userdata, const char *fmt, ...) _printf_(2, 3);
+static void export_note(void *userdata, const char *fmt, ...)
+{
+        char buf[1024];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "buildtel export: note: %s\n", buf);
+}
+
+/* One export: the metrics, the sender, the summary being recomputed. */
+struct exporter {
+        const struct otel_config *cfg;
+        struct otlp_metrics *m;
+        struct otlp_sender *s;
+        struct summary sum;
+        uint64_t rows, skipped;
+        bool send_failed; /* the collector did not take a batch */
+};
+
+/* Send what is pending (and with final, the totals); wait for it. */
+static int send_batch(struct exporter *x, const struct run_model *final)
+{
+        struct dbuf body = DBUF_INIT;
+        struct otlp_send_stats st;
+        int e;
+
+        e = otlp_metrics_encode(x->m, final, x->cfg->protocol == OTEL_PROTOCOL_JSON, &body);
+        if (e >= 0)
+                e = otlp_sender_submit(x->s, &body, now_monotonic());
+        dbuf_release(&body);
+        if (e < 0)
+                return e;
+        (void)otlp_sender_flush(x->s, now_monotonic() + (double)x->cfg->timeout_ms / 1000.0 +
+                                          OTLP_SEND_BACKOFF_MAX);
+        otlp_sender_stats(x->s, &st);
+        return st.failed || st.dropped ? -EIO : 0;
+}
+
+static int add_sample(void *userdata, const struct sample *smp)
+{
+        struct exporter *x = userdata;
+
+        summary_add(&x->sum, smp);
+        otlp_metrics_add_sample(x->m, smp);
+        x->rows++;
+        if (otlp_metrics_pending(x->m) >= EXPORT_BATCH && send_batch(x, NULL) < 0) {
+                x->send_failed = true;
+                return -ECANCELED;
+        }
+        return 0;
+}
+
+/* The run as its files hold it; samples go to x as they are read. Returns
+ * 0, -ENOMEM, -EIO (the collector), or 1 after printing why the files are
+ * not a run. */
+static int export_files(struct exporter *x, const char *csv, bool incomplete, struct run_info *ri)
+{
+        _cleanup_free_ char *buf = NULL, *json = NULL, *runjson = NULL;
+        struct csv_record rec = CSV_RECORD_INIT;
+        struct sample_colmap map;
+        size_t len, pos, used, jlen, n = strlen(csv);
+        int e;
+
+        e = read_file_at(AT_FDCWD, csv, EXPORT_MAX_CSV, &buf, &len);
+        if (e < 0) {
+                fprintf(stderr, "buildtel export: cannot read '%s': %s\n", csv, strerror(-e));
+                return 1;
+        }
+        /* the run's facts: resources-<id>.run.json beside the CSV */
+        runjson = malloc(n + sizeof(".run.json"));
+        if (!runjson)
+                return -ENOMEM;
+        memcpy(runjson, csv, n - 4);
+        memcpy(runjson + n - 4, ".run.json", sizeof(".run.json"));
+        if (read_file_at(AT_FDCWD, runjson, 1 << 20, &json, &jlen) < 0 ||
+            run_info_parse_json(json, jlen, ri) < 0 || !ri->run_id) {
+                fprintf(stderr, "buildtel export: '%s' is missing or not a run record\n", runjson);
+                return 1;
+        }
+        if (!ri->finished && !incomplete) {
+                fprintf(stderr,
+                        "buildtel export: run %s has not finished (still running, or its buildtel "
+                        "was killed); --incomplete sends what it has\n",
+                        ri->run_id);
+                return 1;
+        }
+        e = csv_parse_record(buf, len, &rec, &used);
+        if (e <= 0 || sample_colmap_init(&map, &rec) < 0) {
+                csv_record_release(&rec);
+                fprintf(stderr, "buildtel export: '%s' is not a buildtel CSV\n", csv);
+                return 1;
+        }
+        e = otlp_metrics_new(x->cfg, ri, &x->m);
+        for (pos = used; e >= 0 && pos < len;) {
+                struct sample smp;
+
+                e = csv_parse_record(buf + pos, len - pos, &rec, &used);
+                if (e == 0)
+                        break;
+                if (e == -ENOMEM)
+                        break;
+                pos += used;
+                if (e < 0 || sample_from_record(&map, &rec, &smp) < 0) {
+                        x->skipped++;
+                        e = 0;
+                        continue;
+                }
+                e = add_sample(x, &smp);
+        }
+        csv_record_release(&rec);
+        if (x->send_failed)
+                return -EIO;
+        return e < 0 ? e : 0;
+}
+
+/* Where RUN is in the database: 0 with the row id, -ENOENT when the
+ * database or the run is not there, 1 after printing why not. */
+static int find_in_db(const struct common_opts *o, const char *spec, struct store **ret_st,
+                      int64_t *ret_id, char **ret_db)
+{
+        _cleanup_free_ char *db = o->rec.db_path ? strdup(o->rec.db_path) : store_default_path();
+        struct store *st = NULL;
+        int e;
+
+        if (!db)
+                return -ENOENT;
+        e = store_open(db, false, EXPORT_BUSY_MS, &st);
+        if (e == -ENOENT) {
+                *ret_db = TAKE_PTR(db);
+                return -ENOENT;
+        }
+        if (e < 0) {
+                fprintf(stderr, "buildtel export: history database '%s': %s\n", db,
+                        store_strerror(e));
+                return 1;
+        }
+        e = history_find_run(st, spec, ret_id);
+        if (e == -EEXIST) {
+                fprintf(stderr,
+                        "buildtel export: '%s' names several runs in '%s'; give more of the id\n",
+                        spec, db);
+                store_close(st);
+                return 1;
+        }
+        if (e < 0 && e != -ENOENT) {
+                fprintf(stderr, "buildtel export: history database '%s': %s\n", db,
+                        store_strerror(e));
+                store_close(st);
+                return 1;
+        }
+        *ret_db = TAKE_PTR(db);
+        if (e == -ENOENT) {
+                store_close(st);
+                return -ENOENT;
+        }
+        *ret_st = st;
+        return 0;
+}
+
+/* "running", "incomplete" or "finished", as status shows it. */
+static char *run_state(struct store *st, int64_t id)
+{
+        json_t *d = NULL;
+        char *state = NULL;
+
+        if (history_run_detail(st, id, &d) >= 0) {
+                const char *s = json_string_value(json_object_get(d, "state"));
+                state = strdup(s ? s : "unknown");
+        }
+        json_decref(d);
+        return state;
+}
+
+/* The run from the database: facts, samples, targets. Same returns as
+ * export_files. *ret_ts is set when the run's targets were read. */
+static int export_db(struct exporter *x, struct store *st, int64_t id, const char *db,
+                     bool incomplete, struct run_info *ri, struct targets **ret_ts)
+{
+        struct summary_config scfg = x->sum.cfg;
+        int64_t rows;
+        int e;
+
+        e = history_run_info(st, id, ri);
+        if (e < 0)
+                goto fail;
+        if (!ri->finished) {
+                _cleanup_free_ char *state = run_state(st, id);
+
+                if (!state)
+                        return -ENOMEM;
+                if (strcmp(state, "running") == 0) {
+                        fprintf(stderr,
+                                "buildtel export: run %s is still running; export it once it has "
+                                "finished\n",
+                                ri->run_id);
+                        return 1;
+                }
+                if (!incomplete) {
+                        fprintf(stderr,
+                                "buildtel export: run %s is incomplete (its buildtel ended without "
+                                "completing it); --incomplete sends what it has\n",
+                                ri->run_id);
+                        return 1;
+                }
+        } else {
+                struct targets *ts = malloc(sizeof(*ts));
+
+                if (!ts)
+                        return -ENOMEM;
+                e = history_run_targets(st, id, ts);
+                if (e < 0) {
+                        free(ts);
+                        goto fail;
+                }
+                *ret_ts = ts;
+                /* the run's own thresholds, for its near-OOM count */
+                e = history_run_thresholds(st, id, &scfg);
+                if (e < 0)
+                        goto fail;
+                summary_init(&x->sum, &scfg);
+        }
+        e = otlp_metrics_new(x->cfg, ri, &x->m);
+        if (e < 0)
+                return e;
+        rows = history_run_samples(st, id, add_sample, x);
+        if (x->send_failed)
+                return -EIO;
+        if (rows < 0) {
+                e = (int)rows;
+                goto fail;
+        }
+        return 0;
+fail:
+        if (e == -ENOMEM)
+                return e;
+        fprintf(stderr, "buildtel export: history database '%s': %s\n", db, store_strerror(e));
+        return 1;
+}
+
+/* "DIR/resources-ID.csv" for a run id, malloc'd; NULL when too long or
+ * out of memory. */
+static char *csv_of_run(const char *log_dir, const char *run)
+{
+        _cleanup_free_ char *def = NULL;
+        char buf[4096];
+        int r;
+
+        if (!log_dir)
+                log_dir = def = recorder_default_log_dir();
+        if (!log_dir)
+                return NULL;
+        r = snprintf(buf, sizeof(buf), "%s/resources-%s.csv", log_dir, run);
+        if (r < 0 || (size_t)r >= sizeof(buf))
+                return NULL;
+        return strdup(buf);
+}
+
+static bool is_file(const char *path)
+{
+        struct stat st;
+
+        return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int cmd_export(int argc, char **argv)
+{
+        static const struct option longopts[] = {
+            {"otlp", no_argument, NULL, OPT_OTLP},
+            {"incomplete", no_argument, NULL, OPT_INCOMPLETE},
+            {"log-dir", required_argument, NULL, OPT_LOG_DIR},
+            {"db", required_argument, NULL, OPT_DB},
+            {"no-db", no_argument, NULL, OPT_NO_DB},
+            {"otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT},
+            {"help", no_argument, NULL, OPT_HELP},
+            {0},
+        };
+        struct common_opts o;
+        struct otel_config cfg = {0};
+        struct exporter x = {.cfg = &cfg};
+        struct run_info ri = {0};
+        struct targets *ts = NULL;
+        struct store *st = NULL;
+        _cleanup_free_ char *csv = NULL, *db = NULL;
+        const char *spec;
+        bool otlp = false, incomplete = false, from_db = false;
+        int64_t id = 0;
+        int c, e, ret = EXIT_BT_USAGE;
+        char msg[256];
+
+        common_opts_init(&o);
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+                int h = c == OPT_OTLP || c == OPT_INCOMPLETE
+                            ? 0
+                            : common_opts_parse(&o, c, optarg, "export");
+                if (h < 0)
+                        goto out;
+                if (h > 0)
+                        continue;
+                if (c == OPT_OTLP)
+                        otlp = true;
+                else if (c == OPT_INCOMPLETE)
+                        incomplete = true;
+                else if (c == 'h')
+                        o.help = true;
+                else {
+                        fputs(usage, stderr);
+                        goto out;
+                }
+        }
+        if (o.help) {
+                cmd_print_usage("export");
+                ret = 0;
+                goto out;
+        }
+        if (!otlp || optind != argc - 1 || !*argv[optind]) {
+                fputs(usage, stderr);
+                goto out;
+        }
+        spec = argv[optind];
+        e = otelenv_load(env_lookup, NULL, &o.otlp_opt, export_note, NULL, &cfg);
+        if (e == -EINVAL) {
+                fprintf(stderr, "buildtel export: --otlp-endpoint takes an http:// or https:// URL "
+                                "with a host\n");
+                goto out;
+        }
+        ret = 1;
+        if (e < 0 || !cfg.enabled) {
+                fprintf(stderr, "buildtel export: no collector: set OTEL_EXPORTER_OTLP_ENDPOINT or "
+                                "--otlp-endpoint\n");
+                goto out;
+        }
+
+        /* A CSV path; else the database; else the run's files. */
+        {
+                size_t n = strlen(spec);
+                if (n > 4 && strcmp(spec + n - 4, ".csv") == 0 && is_file(spec)) {
+                        csv = strdup(spec);
+                        if (!csv)
+                                goto oom;
+                } else if (!o.rec.no_db) {
+                        e = find_in_db(&o, spec, &st, &id, &db);
+                        if (e > 0)
+                                goto out;
+                        from_db = e == 0;
+                }
+        }
+        if (!csv && !from_db) {
+                csv = csv_of_run(o.rec.log_dir, spec);
+                if (!csv || !is_file(csv)) {
+                        if (db)
+                                fprintf(stderr,
+                                        "buildtel export: no run '%s' in the history database "
+                                        "'%s', nor its file '%s'\n",
+                                        spec, db, csv ? csv : "resources-RUN.csv");
+                        else
+                                fprintf(stderr, "buildtel export: no run '%s': no file '%s'%s\n",
+                                        spec, csv ? csv : "resources-RUN.csv",
+                                        o.rec.no_db ? " (--no-db)" : ", and no history database");
+                        goto out;
+                }
+        }
+
+        summary_init(&x.sum, &o.rec.summary);
+        if (otlp_sender_new(&cfg, &x.s) < 0)
+                goto oom;
+        e = from_db ? export_db(&x, st, id, db, incomplete, &ri, &ts)
+                    : export_files(&x, csv, incomplete, &ri);
+        if (e > 0)
+                goto out;
+        if (e == -EIO)
+                goto failed;
+        if (e < 0)
+                goto oom;
+        if (!ri.finished)
+                otlp_metrics_set_resource(x.m, "build.run.state", "incomplete");
+        {
+                struct run_model rm = {.run = &ri, .summary = &x.sum, .targets = ts};
+                if (send_batch(&x, &rm) < 0)
+                        goto failed;
+        }
+        otelenv_url_for_display(cfg.url, msg, sizeof(msg));
+        printf("buildtel export: run %s%s: %llu samples%s%s sent to %s%s\n", ri.run_id,
+               ri.finished ? "" : " (incomplete)", (unsigned long long)x.rows,
+               ts && ts->n ? " and the targets" : "",
+               from_db ? " from the history" : " from its files", msg,
+               x.skipped ? " (junk rows skipped)" : "");
+        ret = 0;
+        goto out;
+failed:
+        if (!otlp_sender_take_error(x.s, msg, sizeof(msg)))
+                snprintf(msg, sizeof(msg), "OTLP export failed");
+        fprintf(stderr, "buildtel export: %s\n", msg);
+        goto out;
+oom:
+        fprintf(stderr, "buildtel export: out of memory\n");
+out:
+        otlp_sender_free(x.s);
+        otlp_metrics_free(x.m);
+        free(ts);
+        store_close(st);
+        run_info_release(&ri);
+        otel_config_release(&cfg);
+        common_opts_release(&o);
+        return ret;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "store/store.h"
+#include "util/dbuf.h"
+
+/* What the history commands (status, inspect, layers, cache, summarize
+ * RUN) share: their options, opening the database with one clear error
+ * line, and the text formats of their tables. */
+
+struct json_t;
+
+struct history_opts {
+        const char *db; /* --db; NULL: store_default_path() */
+        bool json;
+        int64_t limit; /* --limit; 0: none */
+        double since;  /* --since as epoch; NAN: none */
+        bool help;
+};
+
+/* Parse the options of cmd (the ones in allowed: "jls" for --json,
+ * --limit, --since; --db and --help always). Sets *ret_optind to the first
+ * operand. Returns 0, or EXIT_BT_USAGE after printing the error. */
+int history_opts_parse(const char *cmd, const char *allowed, int argc, char **argv,
+                       struct history_opts *o, int *ret_optind);
+
+/* Open the database for cmd; on failure print "buildtel CMD: history
+ * database 'PATH': reason" and return 1 (0 on success). create: make the
+ * file when missing (cache); without it a missing file is an error. */
+int history_open(const char *cmd, const struct history_opts *o, bool create, struct store **ret);
+
+/* Print v as 2-space-indented JSON plus a newline. Returns 0 or 1. */
+int history_print_json(const struct json_t *v);
+
+/* "2h14m", "3m05s", "12.3s"; "-" for NAN. */
+void history_fmt_duration(double s, char *buf, size_t len);
+/* Local time "2026-11-29 15:40:20" (seconds with with_seconds). */
+void history_fmt_time(double epoch, bool with_seconds, char *buf, size_t len);
+/* MiB as "18.2 GiB" / "512 MiB"; "-" for NAN. */
+void history_fmt_mib(double mib, char *buf, size_t len);
+/* Bytes as "1.5 GiB"; "-" for negative. */
+void history_fmt_bytes(double b, char *buf, size_t len);
+
+/* A JSON member as a double (NAN when null or missing) / string ("" when
+ * not a string). */
+double history_num(const struct json_t *o, const char *key);
+const char *history_str(const struct json_t *o, const char *key);
+
+/* Append s to out with C0 controls and bad UTF-8 replaced (for text meant
+ * for a terminal), cut to max bytes with "..." when longer. */
+int history_put_clean(struct dbuf *out, const char *s, size_t max);

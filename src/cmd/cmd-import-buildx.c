@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/* buildtel import-buildx REF...: a build's figures from buildx history
+ * (`docker buildx history inspect --format json REF`, buildx >= 0.21),
+ * run with a fixed argv, never a shell. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "model/run.h"
+#include "parse/bakemeta.h"
+#include "util/dbuf.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+#define IMPORT_TIMEOUT_S 30.0
+
+static void print_history(const char *what, const struct buildx_history *h)
+{
+        struct dbuf name = DBUF_INIT;
+        double pct = h->total_steps ? 100.0 * h->cached_steps / h->total_steps : 0;
+
+        (void)run_append_utf8_lossy(&name, h->name, strlen(h->name), true);
+        printf("%s: %s %s, %u/%u steps (%u cached, %.0f%%), ", what, name.p ? name.p : "",
+               h->status[0] ? h->status : "unknown", h->completed_steps, h->total_steps,
+               h->cached_steps, pct);
+        if (isnan(h->duration_s))
+                printf("duration unknown");
+        else
+                printf("%.1fs", h->duration_s);
+        if (h->vcs_revision[0])
+                printf(", revision %s", h->vcs_revision);
+        putchar('\n');
+        dbuf_release(&name);
+}
+
+static int import_one(const char *what, const char *buf, size_t len)
+{
+        struct buildx_history h;
+
+        if (buildx_history_parse(buf, len, &h) < 0) {
+                fprintf(stderr,
+                        "buildtel import-buildx: %s: not the JSON of `docker buildx history "
+                        "inspect --format json` (buildx >= 0.21)\n",
+                        what);
+                return -EINVAL;
+        }
+        print_history(what, &h);
+        return 0;
+}
+
+int cmd_import_buildx(int argc, char **argv)
+{
+        static const struct option longopts[] = {
+            {"json-file", required_argument, NULL, 'f'},
+            {"help", no_argument, NULL, 'h'},
+            {0},
+        };
+        const char *file = NULL;
+        int c, ret = 0;
+
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+                switch (c) {
+                case 'f':
+                        file = optarg;
+                        break;
+                case 'h':
+                        cmd_print_usage("import-buildx");
+                        return 0;
+                default:
+                        cmd_print_usage("import-buildx");
+                        return EXIT_BT_USAGE;
+                }
+        }
+        if (file) {
+                _cleanup_free_ char *buf = NULL;
+                size_t len = 0;
+                int e = read_file_at(AT_FDCWD, file, BAKEMETA_MAX_FILE, &buf, &len);
+
+                if (e < 0) {
+                        fprintf(stderr, "buildtel import-buildx: cannot read '%s': %s\n", file,
+                                strerror(-e));
+                        return 1;
+                }
+                if (import_one(file, buf, len) < 0)
+                        ret = 1;
+        } else if (optind >= argc) {
+                fprintf(stderr, "buildtel import-buildx: no REF given\n");
+                cmd_print_usage("import-buildx");
+                return EXIT_BT_USAGE;
+        }
+        for (int i = optind; i < argc; i++) {
+                _cleanup_free_ char *buf = NULL;
+                size_t len = 0;
+                int e = buildx_history_fetch(argv[i], IMPORT_TIMEOUT_S, &buf, &len);
+
+                if (e < 0) {
+                        fprintf(stderr,
+                                "buildtel import-buildx: docker buildx history inspect %s: %s\n",
+                                argv[i],
+                                e == -ENOENT ? "docker not found"
+                                : e == -EIO  ? "failed (unknown ref, or buildx older than 0.21?)"
+                                             : strerror(-e));
+                        ret = 1;
+                        continue;
+                }
+                if (import_one(argv[i], buf, len) < 0)
+                        ret = 1;
+        }
+        return ret;
+}

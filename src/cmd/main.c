@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+
+const char *program_version = BUILDTEL_VERSION;
+
+static const struct cmd commands[] = {
+    {"run", cmd_run, "run a build and record what it and the machine did"},
+    {"watch", cmd_watch, "attach to a running build by pid and record the same"},
+    {"summarize", cmd_summarize, "recompute a run's summary from its CSV or the history"},
+    {"status", cmd_status, "recent runs from the history database"},
+    {"inspect", cmd_inspect, "one run in detail (the latest by default)"},
+    {"layers", cmd_layers, "layer-cache reuse per target, from the latest builds"},
+    {"cache", cmd_cache, "compiler-cache figures now, and the change since last time"},
+    {"import-buildx", cmd_import_buildx, "a build's figures from docker buildx history"},
+    {"export", cmd_export, "send a finished run to an OTLP collector again"},
+    {"help", cmd_help, "show the help of a command"},
+};
+
+void main_print_help(FILE *f)
+{
+        fprintf(f, "usage: buildtel [--version] [--help] COMMAND [ARGS]\n\n"
+                   "Record what a long build did and what the machine was doing while it ran.\n\n"
+                   "Commands:\n");
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+                fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "\nSee 'buildtel help COMMAND' or man buildtel(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+        if (argc < 2) {
+                main_print_help(stderr);
+                return EXIT_BT_USAGE;
+        }
+        if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+                main_print_help(stdout);
+                return 0;
+        }
+        if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+                printf("buildtel %s\n", program_version);
+                return 0;
+        }
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+                if (strcmp(argv[1], commands[i].name) == 0)
+                        return commands[i].fn(argc - 1, argv + 1);
+        fprintf(stderr, "buildtel: '%s' is not a command; see 'buildtel --help'\n", argv[1]);
+        return EXIT_BT_USAGE;
+}

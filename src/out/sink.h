@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model/run.h"
+#include "model/sample.h"
+#include "model/summary.h"
+#include "model/targets.h"
+#include "out/prom.h"
+
+struct otel_config;
+
+/* Everything a sink may need to know about where and how to write. */
+struct sink_ctx {
+        const char *log_dir; /* the run's files go here */
+        const struct run_info *run;
+        struct summary_config summary_cfg;
+        bool quiet;
+        const struct prom_config *prom; /* textfile and Pushgateway; NULL: defaults, no push */
+        const char *db_path;            /* the history database; NULL: none (--no-db) */
+        /* One line for the user from a sink that carries on without its
+         * output (the history database when locked, full or corrupt). */
+        void (*warn)(void *userdata, const char *msg);
+        void *warn_userdata;
+        const struct otel_config *otlp; /* OTLP export; NULL or !enabled: off */
+};
+
+/* The model at the end of a run, as the sinks see it. Features add members
+ * here (targets, cache statistics, ...) without touching every sink. */
+struct run_model {
+        const struct run_info *run;
+        const struct summary *summary;
+        const struct targets *targets; /* from the build's output; NULL: none */
+};
+
+/* A sink writes the model to the world. Adding an export means adding one
+ * file with one of these and one line in sinks.c. Every callback but open
+ * is optional (NULL). Sinks never print: open returns -errno and the caller
+ * reports it; later failures are kept and reported by finish. */
+struct sink_ops {
+        const char *name;
+        int (*open)(const struct sink_ctx *ctx, void **ret_state);
+        /* raw build output; stream 1 stdout, 2 stderr */
+        void (*output)(void *state, int stream, const char *buf, size_t len);
+        /* a sample as recorded: s was parsed back from row, its CSV record */
+        void (*sample)(void *state, const struct sample *s, const char *row, size_t rowlen);
+        /* the run is over: run facts final, summary complete; 0 or -errno */
+        int (*finish)(void *state, const struct run_model *m);
+        void (*close)(void *state);
+        /* Network sinks, driven by the caller's poll loop without ever
+         * blocking it: the fds to poll (at most cap) and, lowered in
+         * *deadline (monotonic seconds), when to call poll regardless; then
+         * poll with what ppoll returned (other fds included). */
+        size_t (*pollfds)(void *state, struct pollfd *p, size_t cap, double *deadline);
+        void (*poll)(void *state, const struct pollfd *p, size_t n, double now);
+};
+
+extern const struct sink_ops sink_runinfo;  /* resources-<id>.run.json */
+extern const struct sink_ops sink_csv;      /* resources-<id>.csv */
+extern const struct sink_ops sink_buildlog; /* build-<id>.log */
+extern const struct sink_ops sink_summary;  /* resources-<id>.summary.{txt,json} */
+extern const struct sink_ops sink_sqlite;   /* the run history database (store.h) */
+
+extern const struct sink_ops sink_prom;    /* <textfile dir>/buildtel.prom */
+extern const struct sink_ops sink_pushgw;  /* PUT to --pushgateway */
+extern const struct sink_ops sink_targets; /* resources-<id>.targets.json */
+extern const struct sink_ops sink_otlp;    /* OTLP/HTTP metrics to a collector */
+
+/* The sinks of a run, in order. NULL-terminated. */
+extern const struct sink_ops *const sinks_all[];
+
+/* Paths of the run's files: "<log_dir>/<prefix><run_id><suffix>", malloc'd. */
+char *sink_path(const struct sink_ctx *ctx, const char *prefix, const char *suffix);

@@ -1,0 +1,749 @@
+/* SPDX-License-Identifier: MIT */
+#include "parse/buildkit.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/dbuf.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+#define CARRY_MAX 65536
+
+enum vstate { V_NEW, V_RUNNING, V_DONE, V_CACHED, V_ERROR, V_CANCELED };
+
+struct vtx {
+        uint64_t key;
+        char *name;         /* the last header, cut to TARGET_STEP_NAME_MAX; NULL unnamed */
+        double first, last; /* buildtel's clock: its first and last line */
+        uint64_t cands;     /* bit i: announced under prefix cands[i] */
+        int16_t target;     /* after finish: the one target, or -1 */
+        int8_t marker;
+        uint8_t state;
+        bool named, step, exporting;
+};
+
+/* A first bracket token: a target, or (single-target builds) a stage. */
+struct cand {
+        char name[TARGET_NAME_MAX + 1];
+};
+
+struct buildkit {
+        struct buildkit_config cfg;
+        struct vtx *v;
+        uint32_t nv, capv;
+        uint32_t *slots;  /* open addressing: vidx + 1, 0 empty */
+        uint32_t last_vi; /* the vertex found last */
+        uint32_t nslots;
+        bool vertex_cap_hit;
+        struct cand cands[TARGETS_MAX];
+        size_t ncands;
+        bool multi_evidence, seen, prev_blank;
+        double first, last; /* any vertex line */
+        char builder[TARGET_FIELD_MAX + 1];
+        /* rawjson */
+        struct dbuf json;
+        int depth;
+        bool in_str, esc, json_active, json_skip;
+        unsigned json_lines;
+        struct dbuf carry, data;
+        uint32_t carry_v;
+        bool carry_set;
+        uint32_t marker_v[BUILDKIT_MAX_MARKERS]; /* vidx + 1 */
+};
+
+int buildkit_new(const struct buildkit_config *cfg, struct buildkit **ret)
+{
+        struct buildkit *b = calloc(1, sizeof(*b));
+
+        if (!b)
+                return -ENOMEM;
+        b->cfg = *cfg;
+        if (b->cfg.nmarkers > BUILDKIT_MAX_MARKERS)
+                b->cfg.nmarkers = BUILDKIT_MAX_MARKERS;
+        b->first = b->last = NAN;
+        b->prev_blank = true;
+        *ret = b;
+        return 0;
+}
+
+void buildkit_free(struct buildkit *b)
+{
+        if (!b)
+                return;
+        for (uint32_t i = 0; i < b->nv; i++)
+                free(b->v[i].name);
+        free(b->v);
+        free(b->slots);
+        dbuf_release(&b->json);
+        dbuf_release(&b->carry);
+        dbuf_release(&b->data);
+        free(b);
+}
+
+bool buildkit_seen(const struct buildkit *b)
+{
+        return b->seen;
+}
+
+static uint32_t slot_of(uint64_t key, uint32_t nslots)
+{
+        key ^= key >> 33;
+        key *= 0xff51afd7ed558ccdULL;
+        key ^= key >> 33;
+        return (uint32_t)key & (nslots - 1);
+}
+
+static int grow_slots(struct buildkit *b)
+{
+        uint32_t n = b->nslots ? b->nslots * 2 : 256;
+        uint32_t *s = calloc(n, sizeof(*s));
+
+        if (!s)
+                return -ENOMEM;
+        for (uint32_t i = 0; i < b->nv; i++) {
+                uint32_t j = slot_of(b->v[i].key, n);
+                while (s[j])
+                        j = (j + 1) & (n - 1);
+                s[j] = i + 1;
+        }
+        free(b->slots);
+        b->slots = s;
+        b->nslots = n;
+        return 0;
+}
+
+/* The vertex for key, added when new. -1 past the cap or out of memory. */
+static int64_t vertex(struct buildkit *b, uint64_t key, bool add)
+{
+        uint32_t j;
+
+        /* Consecutive lines mostly belong to one vertex. */
+        if (b->last_vi < b->nv && b->v[b->last_vi].key == key)
+                return b->last_vi;
+        if (b->nslots) {
+                for (j = slot_of(key, b->nslots); b->slots[j]; j = (j + 1) & (b->nslots - 1))
+                        if (b->v[b->slots[j] - 1].key == key)
+                                return b->last_vi = b->slots[j] - 1;
+        }
+        if (!add)
+                return -1;
+        if (b->nv >= BUILDKIT_MAX_VERTICES) {
+                b->vertex_cap_hit = true;
+                return -1;
+        }
+        if (b->nv == b->capv) {
+                uint32_t n = b->capv ? b->capv * 2 : 64;
+                struct vtx *nv = realloc(b->v, n * sizeof(*nv));
+                if (!nv)
+                        return -1;
+                b->v = nv;
+                b->capv = n;
+        }
+        /* Keep the load under a half. */
+        if ((b->nv + 1) * 2 > b->nslots && grow_slots(b) < 0)
+                return -1;
+        b->v[b->nv] =
+            (struct vtx){.key = key, .target = -1, .marker = -1, .first = NAN, .last = NAN};
+        for (j = slot_of(key, b->nslots); b->slots[j]; j = (j + 1) & (b->nslots - 1))
+                ;
+        b->slots[j] = b->nv + 1;
+        return b->nv++;
+}
+
+/* Per line: the vertex's times only; the targets' come from their
+ * vertices at the end. */
+static void touch(struct buildkit *b, struct vtx *v, double now)
+{
+        if (isnan(b->first))
+                b->first = now;
+        b->last = now;
+        if (isnan(v->first))
+                v->first = now;
+        v->last = now;
+}
+
+static int cand_index(struct buildkit *b, const char *name, size_t len)
+{
+        char key[TARGET_NAME_MAX + 1];
+
+        targets_copy_field(key, sizeof(key), name, len);
+        for (size_t i = 0; i < b->ncands; i++)
+                if (strcmp(b->cands[i].name, key) == 0)
+                        return (int)i;
+        if (b->ncands == TARGETS_MAX)
+                return TARGETS_MAX - 1;
+        memcpy(b->cands[b->ncands].name, key, sizeof(key));
+        return (int)b->ncands++;
+}
+
+static bool is_step_token(const char *s, size_t n)
+{
+        const char *slash = memchr(s, '/', n);
+
+        if (!slash || slash == s || slash == s + n - 1)
+                return false;
+        for (const char *p = s; p < s + n; p++)
+                if (p != slash && (*p < '0' || *p > '9'))
+                        return false;
+        return true;
+}
+
+/* Shared steps are re-announced under another prefix: the latest name is
+ * the one a failure is reported under. Out of memory only loses the name. */
+static void keep_name(struct vtx *v, const char *name, size_t len)
+{
+        char buf[TARGET_STEP_NAME_MAX + 1];
+
+        targets_copy_field(buf, sizeof(buf), name, len);
+        free(v->name);
+        v->name = strdup(buf);
+}
+
+/* Whether name is the one v was last announced with (in full, when it was
+ * not cut): then naming it again changes nothing. */
+static bool same_name(const struct vtx *v, const char *name, size_t len)
+{
+        return v->named && v->name && len <= TARGET_STEP_NAME_MAX && strlen(v->name) == len &&
+               memcmp(v->name, name, len) == 0;
+}
+
+/* A vertex name: "[tok tok i/n] INSTR ..." or "[tok] exporting ..." or
+ * "exporting to image" ... */
+static void name_vertex(struct buildkit *b, struct vtx *v, const char *name, size_t len)
+{
+        const char *close, *rest = name, *end = name + len;
+        const char *tok[4], *last = NULL;
+        size_t tlen[4], ntok = 0, all = 0, last_len = 0;
+        int cand = -1;
+
+        if (same_name(v, name, len))
+                return; /* a re-announcement (after "#N ...", or rawjson's every update) */
+
+        if (len > 0 && name[0] == '[' && (close = memchr(name, ']', len))) {
+                for (const char *p = name + 1; p < close;) {
+                        const char *s;
+                        while (p < close && *p == ' ')
+                                p++;
+                        s = p;
+                        while (p < close && *p != ' ')
+                                p++;
+                        if (p > s) {
+                                if (ntok < 4) {
+                                        tok[ntok] = s;
+                                        tlen[ntok++] = (size_t)(p - s);
+                                }
+                                last = s;
+                                last_len = (size_t)(p - s);
+                                all++;
+                        }
+                }
+                rest = close + 1;
+                while (rest < end && *rest == ' ')
+                        rest++;
+                if (all >= 1 && is_step_token(last, last_len))
+                        v->step = true;
+                if (all >= 1 && !memchr(tok[0], '/', tlen[0])) {
+                        bool internal1 =
+                            all == 1 && ((tlen[0] == 8 && !memcmp(tok[0], "internal", 8)) ||
+                                         (tlen[0] == 4 && !memcmp(tok[0], "auth", 4)));
+                        if (all == 1 && !v->step && !internal1) {
+                                cand = cand_index(b, tok[0], tlen[0]); /* [t] exporting ... */
+                                b->multi_evidence = true;
+                        } else if (all == 2 && !v->step) {
+                                cand = cand_index(b, tok[0], tlen[0]); /* [t internal] */
+                                b->multi_evidence = true;
+                        } else if (all >= 3 && v->step) {
+                                cand = cand_index(b, tok[0], tlen[0]); /* [t stage i/n] */
+                                b->multi_evidence = true;
+                        } else if (all == 2 && v->step) {
+                                cand = cand_index(b, tok[0], tlen[0]); /* [t i/n] or [stage i/n] */
+                        }
+                }
+        }
+        if (cand >= 0)
+                v->cands |= 1ULL << cand;
+        keep_name(v, name, len);
+        if ((size_t)(end - rest) >= 12 && !memcmp(rest, "exporting to", 12))
+                v->exporting = true;
+        if (v->marker < 0)
+                for (size_t i = 0; i < b->cfg.nmarkers; i++)
+                        if (memmem(name, len, b->cfg.markers[i], strlen(b->cfg.markers[i]))) {
+                                v->marker = (int8_t)i;
+                                b->marker_v[i] = (uint32_t)(v - b->v) + 1;
+                                break;
+                        }
+        v->named = true;
+}
+
+static void emit_log(struct buildkit *b, uint32_t vidx, const char *text, size_t len)
+{
+        if (b->cfg.log)
+                b->cfg.log(b->cfg.userdata, vidx, b->v[vidx].marker, text, len);
+}
+
+/* "#0 building with "X" instance using D driver" */
+static void description(struct buildkit *b, const char *s, const char *end)
+{
+        const char *q;
+
+        if (!skip_prefix(&s, end, "building with \""))
+                return;
+        q = memchr(s, '"', (size_t)(end - s));
+        if (q)
+                targets_copy_field(b->builder, sizeof(b->builder), s, (size_t)(q - s));
+}
+
+/* "<secs> <text>": secs is digits '.' 1-3 digits. */
+static bool log_prefix(const char *s, const char *end, const char **ret_text)
+{
+        const char *p = s;
+        size_t frac = 0;
+
+        while (p < end && *p >= '0' && *p <= '9')
+                p++;
+        if (p == s || p >= end || *p != '.')
+                return false;
+        p++;
+        while (p < end && *p >= '0' && *p <= '9' && frac < 4) {
+                p++;
+                frac++;
+        }
+        if (frac < 1 || frac > 3)
+                return false;
+        if (p == end) {
+                *ret_text = p;
+                return true;
+        }
+        if (*p != ' ')
+                return false;
+        *ret_text = p + 1;
+        return true;
+}
+
+static bool eq(const char *s, const char *end, const char *lit)
+{
+        size_t n = strlen(lit);
+        return (size_t)(end - s) == n && memcmp(s, lit, n) == 0;
+}
+
+static bool feed_plain(struct buildkit *b, const char *line, const char *end, double now)
+{
+        const char *s = line + 1, *text;
+        uint64_t n;
+        int64_t vi;
+        struct vtx *v;
+        bool header;
+
+        /* The index, inline: this runs for every line of a BuildKit log. At
+         * most 18 digits (no overflow); real indices are far smaller. */
+        n = 0;
+        for (int k = 0; s < end && *s >= '0' && *s <= '9'; s++, k++) {
+                if (k == 18)
+                        return false;
+                n = n * 10 + (uint64_t)(*s - '0');
+        }
+        if (s >= end || *s != ' ')
+                return false;
+        s++;
+        b->seen = true;
+        if (n == 0) {
+                description(b, s, end);
+                b->prev_blank = false;
+                return true;
+        }
+        header = b->prev_blank;
+        b->prev_blank = false;
+        vi = vertex(b, n + 1, false);
+        if (vi < 0) {
+                vi = vertex(b, n + 1, true);
+                header = true;
+                if (vi < 0)
+                        return true;
+        }
+        v = &b->v[vi];
+        touch(b, v, now);
+        /* Most lines are "<secs> <log text>": one look at the first byte
+         * instead of five keyword compares. */
+        if (!header && s < end && *s >= '0' && *s <= '9' && log_prefix(s, end, &text)) {
+                emit_log(b, (uint32_t)vi, text, (size_t)(end - text));
+                return true;
+        }
+        if (eq(s, end, "..."))
+                return true;
+        if (skip_prefix(&s, end, "DONE")) {
+                if (s == end || *s == ' ')
+                        v->state = V_DONE;
+                return true;
+        }
+        if (eq(s, end, "CACHED")) {
+                v->state = V_CACHED;
+                return true;
+        }
+        if (eq(s, end, "CANCELED")) {
+                v->state = V_CANCELED;
+                return true;
+        }
+        if (skip_prefix(&s, end, "ERROR: ")) {
+                v->state = V_ERROR;
+                return true;
+        }
+        if (skip_prefix(&s, end, "WARN: "))
+                return true;
+        if (!header && log_prefix(s, end, &text)) {
+                emit_log(b, (uint32_t)vi, text, (size_t)(end - text));
+                return true;
+        }
+        if (header) {
+                name_vertex(b, v, s, (size_t)(end - s));
+                touch(b, v, now);
+                if (v->state == V_NEW)
+                        v->state = V_RUNNING;
+        }
+        return true;
+}
+
+/* ---- rawjson ---- */
+
+static uint64_t digest_key(const char *s)
+{
+        uint64_t h = 0xcbf29ce484222325ULL;
+
+        for (; *s; s++) {
+                h ^= (unsigned char)*s;
+                h *= 0x100000001b3ULL;
+        }
+        return h | (1ULL << 63); /* never equal to a plain "#N" key */
+}
+
+static int b64val(unsigned char c)
+{
+        if (c >= 'A' && c <= 'Z')
+                return c - 'A';
+        if (c >= 'a' && c <= 'z')
+                return c - 'a' + 26;
+        if (c >= '0' && c <= '9')
+                return c - '0' + 52;
+        if (c == '+' || c == '-')
+                return 62;
+        if (c == '/' || c == '_')
+                return 63;
+        return -1;
+}
+
+static int b64_decode(const char *s, size_t n, struct dbuf *out)
+{
+        uint32_t acc = 0;
+        int bits = 0;
+
+        dbuf_reset(out);
+        for (size_t i = 0; i < n; i++) {
+                int d = b64val((unsigned char)s[i]);
+                if (d < 0)
+                        continue; /* padding, newlines */
+                acc = (acc << 6) | (uint32_t)d;
+                bits += 6;
+                if (bits >= 8) {
+                        char c;
+                        bits -= 8;
+                        c = (char)((acc >> bits) & 0xff);
+                        if (dbuf_append(out, &c, 1) < 0)
+                                return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
+static void flush_carry(struct buildkit *b)
+{
+        if (b->carry_set && b->carry.len)
+                emit_log(b, b->carry_v, b->carry.p, b->carry.len);
+        dbuf_reset(&b->carry);
+        b->carry_set = false;
+}
+
+static void json_logs(struct buildkit *b, uint32_t vidx, const char *data, size_t n)
+{
+        const char *p = data, *end = data + n;
+
+        if (b->carry_set && b->carry_v != vidx)
+                flush_carry(b);
+        while (p < end) {
+                const char *nl = memchr(p, '\n', (size_t)(end - p));
+                const char *le = nl ? nl : end;
+                size_t room = CARRY_MAX - b->carry.len;
+
+                if (!nl) {
+                        (void)dbuf_append(&b->carry, p, MIN(room, (size_t)(le - p)));
+                        b->carry_v = vidx;
+                        b->carry_set = true;
+                        break;
+                }
+                if (b->carry_set && b->carry.len) {
+                        (void)dbuf_append(&b->carry, p, MIN(room, (size_t)(le - p)));
+                        emit_log(b, vidx, b->carry.p, b->carry.len);
+                        dbuf_reset(&b->carry);
+                        b->carry_set = false;
+                } else {
+                        emit_log(b, vidx, p, (size_t)(le - p));
+                }
+                p = nl + 1;
+        }
+}
+
+static void json_status(struct buildkit *b, json_t *root, double now)
+{
+        json_t *arr, *it;
+        size_t i;
+
+        if (!json_is_object(root))
+                return;
+        arr = json_object_get(root, "vertexes");
+        json_array_foreach(arr, i, it)
+        {
+                const char *dg = json_string_value(json_object_get(it, "digest"));
+                const char *name = json_string_value(json_object_get(it, "name"));
+                const char *err = json_string_value(json_object_get(it, "error"));
+                int64_t vi;
+                struct vtx *v;
+
+                if (!dg)
+                        continue;
+                b->seen = true;
+                vi = vertex(b, digest_key(dg), true);
+                if (vi < 0)
+                        continue;
+                v = &b->v[vi];
+                if (name) {
+                        /* The same digest announced under another prefix adds it. */
+                        name_vertex(b, v, name, strlen(name));
+                }
+                touch(b, v, now);
+                if (json_object_get(it, "completed")) {
+                        if (err && *err)
+                                v->state = strstr(err, "context canceled") ? V_CANCELED : V_ERROR;
+                        else if (json_is_true(json_object_get(it, "cached")))
+                                v->state = V_CACHED;
+                        else if (v->state != V_ERROR && v->state != V_CANCELED)
+                                v->state = V_DONE;
+                } else if (json_object_get(it, "started") && v->state == V_NEW) {
+                        v->state = V_RUNNING;
+                }
+        }
+        arr = json_object_get(root, "logs");
+        json_array_foreach(arr, i, it)
+        {
+                const char *dg = json_string_value(json_object_get(it, "vertex"));
+                json_t *data = json_object_get(it, "data");
+                int64_t vi;
+
+                if (!dg || !json_is_string(data))
+                        continue;
+                vi = vertex(b, digest_key(dg), true);
+                if (vi < 0)
+                        continue;
+                touch(b, &b->v[vi], now);
+                if (b64_decode(json_string_value(data), json_string_length(data), &b->data) < 0)
+                        continue;
+                json_logs(b, (uint32_t)vi, b->data.p ? b->data.p : "", b->data.len);
+        }
+}
+
+static void json_reset(struct buildkit *b)
+{
+        dbuf_reset(&b->json);
+        b->depth = 0;
+        b->in_str = b->esc = b->json_active = b->json_skip = false;
+        b->json_lines = 0;
+}
+
+/* Assemble objects by brace depth; strings and escapes respected. */
+static bool feed_json(struct buildkit *b, const char *line, const char *end, double now)
+{
+        size_t len = (size_t)(end - line);
+
+        if (!b->json_active) {
+                if (!(len >= 2 && line[0] == '{' && line[1] == '"') &&
+                    !(len == 1 && line[0] == '{'))
+                        return false;
+                b->json_active = true;
+        } else if (b->json_lines == 1 && b->json.len == 2) {
+                /* After a lone "{": the indented form goes on with a key. */
+                const char *p = line;
+                while (p < end && *p == ' ')
+                        p++;
+                if (p == end || *p != '"') {
+                        json_reset(b);
+                        return false;
+                }
+        }
+        for (const char *p = line; p < end; p++) {
+                char c = *p;
+                if (b->in_str) {
+                        if (b->esc)
+                                b->esc = false;
+                        else if (c == '\\')
+                                b->esc = true;
+                        else if (c == '"')
+                                b->in_str = false;
+                } else if (c == '"') {
+                        b->in_str = true;
+                } else if (c == '{' || c == '[') {
+                        b->depth++;
+                } else if (c == '}' || c == ']') {
+                        b->depth--;
+                }
+        }
+        b->json_lines++;
+        if (!b->json_skip) {
+                if (b->json.len + len + 1 > BUILDKIT_MAX_JSON ||
+                    dbuf_append(&b->json, line, len) < 0 || dbuf_append(&b->json, "\n", 1) < 0) {
+                        b->json_skip = true;
+                        dbuf_release(&b->json);
+                }
+        }
+        if (b->depth <= 0) {
+                if (!b->json_skip && b->depth == 0) {
+                        json_t *root = json_loadb(b->json.p, b->json.len, 0, NULL);
+                        json_status(b, root, now);
+                        json_decref(root);
+                }
+                json_reset(b);
+        }
+        return true;
+}
+
+bool buildkit_feed_line(struct buildkit *b, const char *line, size_t len, double now)
+{
+        const char *end = line + len;
+
+        while (end > line && end[-1] == '\r')
+                end--;
+        if (b->json_active || (len && line[0] == '{')) {
+                if (feed_json(b, line, end, now))
+                        return false;
+        }
+        if (end == line) {
+                b->prev_blank = true;
+                return false;
+        }
+        if (line[0] == '#' && len > 1 && line[1] >= '0' && line[1] <= '9')
+                return feed_plain(b, line, end, now);
+        b->prev_blank = false;
+        return false;
+}
+
+void buildkit_finish(struct buildkit *b, struct targets *ts)
+{
+        int map[TARGETS_MAX];
+        bool multi = b->cfg.ntargets > 1 || b->multi_evidence;
+        int single = -1;
+
+        flush_carry(b);
+        ts->buildkit_seen = b->seen;
+        ts->vertex_cap_hit = b->vertex_cap_hit;
+        if (b->builder[0])
+                memcpy(ts->builder, b->builder, sizeof(ts->builder));
+        if (!b->seen && b->cfg.ntargets == 0)
+                return;
+        for (size_t i = 0; i < b->cfg.ntargets; i++)
+                (void)targets_get(ts, b->cfg.targets[i], strlen(b->cfg.targets[i]));
+        if (multi) {
+                double first[TARGETS_MAX], last[TARGETS_MAX];
+
+                for (size_t i = 0; i < b->ncands; i++)
+                        first[i] = last[i] = NAN;
+                for (uint32_t i = 0; i < b->nv; i++) {
+                        const struct vtx *v = &b->v[i];
+
+                        if (isnan(v->first))
+                                continue;
+                        for (uint64_t m = v->cands; m; m &= m - 1) {
+                                int c = __builtin_ctzll(m);
+                                if (isnan(first[c]) || v->first < first[c])
+                                        first[c] = v->first;
+                                if (isnan(last[c]) || v->last > last[c])
+                                        last[c] = v->last;
+                        }
+                }
+                for (size_t i = 0; i < b->ncands; i++) {
+                        size_t t = targets_get(ts, b->cands[i].name, strlen(b->cands[i].name));
+                        map[i] = (int)t;
+                        if (!isnan(first[i])) {
+                                targets_touch(ts, t, first[i]);
+                                targets_touch(ts, t, last[i]);
+                        }
+                }
+        } else if (b->seen || b->cfg.ntargets) {
+                const char *nm = b->cfg.ntargets == 1 ? b->cfg.targets[0] : "default";
+                single = (int)targets_get(ts, nm, strlen(nm));
+                if (!isnan(b->first)) {
+                        targets_touch(ts, (size_t)single, b->first);
+                        targets_touch(ts, (size_t)single, b->last);
+                }
+        }
+        for (uint32_t i = 0; i < b->nv; i++) {
+                struct vtx *v = &b->v[i];
+                uint64_t tm = 0;
+
+                if (!v->named)
+                        continue;
+                if (single >= 0)
+                        tm = 1ULL << single;
+                else
+                        for (uint64_t m = v->cands; m; m &= m - 1)
+                                tm |= 1ULL << map[__builtin_ctzll(m)];
+                if (v->step) {
+                        ts->steps++;
+                        ts->cached += v->state == V_CACHED;
+                } else {
+                        ts->internal++;
+                }
+                ts->errors += v->state == V_ERROR;
+                ts->canceled += v->state == V_CANCELED;
+                v->target = tm && !(tm & (tm - 1)) ? (int16_t)__builtin_ctzll(tm) : -1;
+                if (v->state == V_ERROR && ts->nfailed < TARGETS_FAILED_MAX) {
+                        struct failed_step *f = &ts->failed[ts->nfailed++];
+                        targets_copy_field(f->name, sizeof(f->name), v->name ? v->name : "",
+                                           v->name ? strlen(v->name) : 0);
+                        f->target = v->target;
+                }
+                for (uint64_t m = tm; m; m &= m - 1) {
+                        struct target *t = &ts->t[__builtin_ctzll(m)];
+                        if (v->step) {
+                                t->steps++;
+                                t->cached += v->state == V_CACHED;
+                        } else {
+                                t->internal++;
+                        }
+                        t->errors += v->state == V_ERROR;
+                        t->canceled += v->state == V_CANCELED;
+                        if (v->exporting && v->state == V_DONE)
+                                t->done = true;
+                }
+        }
+        for (size_t i = 0; i < ts->n; i++)
+                if (!ts->t[i].builder[0] && b->builder[0])
+                        memcpy(ts->t[i].builder, b->builder, sizeof(b->builder));
+}
+
+int buildkit_vertex_target(const struct buildkit *b, uint32_t vidx)
+{
+        return vidx < b->nv ? b->v[vidx].target : -1;
+}
+
+bool buildkit_vertex_cached(const struct buildkit *b, uint32_t vidx)
+{
+        return vidx < b->nv && b->v[vidx].state == V_CACHED;
+}
+
+int buildkit_marker_vertex(const struct buildkit *b, size_t marker, uint32_t *ret)
+{
+        if (marker >= BUILDKIT_MAX_MARKERS || !b->marker_v[marker])
+                return -ENOENT;
+        *ret = b->marker_v[marker] - 1;
+        return 0;
+}

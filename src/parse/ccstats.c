@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: MIT */
+#include "parse/ccstats.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <string.h>
+
+#include "model/targets.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+enum {
+        K_SC_HITS = 1u << 0,
+        K_SC_MISSES = 1u << 1,
+        K_C3_DIRECT = 1u << 2,
+        K_C3_PRE = 1u << 3,
+        K_C3_MISS = 1u << 4,
+        K_C4_HITS = 1u << 5,
+        K_C4_MISSES = 1u << 6,
+        K_PS_DIRECT = 1u << 7,
+        K_PS_PRE = 1u << 8,
+        K_PS_MISS = 1u << 9,
+        K_EXTRA = 1u << 10, /* a size or file count: never starts a block itself */
+};
+
+/* ccache 4.x sections: the counters are read under "Summary:" (or
+ * "Cacheable calls:"), the size under the local storage heading. */
+enum { HEAD_NONE, HEAD_SUMMARY, HEAD_LOCAL, HEAD_REMOTE };
+
+enum extra { X_SIZE, X_MAX, X_FILES };
+
+static void new_block(struct ccstats_parser *p)
+{
+        memset(&p->cur, 0, sizeof(p->cur));
+        p->cur.size_bytes = p->cur.max_size_bytes = p->cur.files = -1;
+        p->seen = 0;
+}
+
+void ccstats_parser_init(struct ccstats_parser *p)
+{
+        memset(p, 0, sizeof(*p));
+        new_block(p);
+        p->last = p->cur;
+}
+
+static bool is_complete(const struct ccstats_parser *p)
+{
+        unsigned s = p->seen;
+
+        return ((s & K_SC_HITS) && (s & K_SC_MISSES)) || (s & K_C3_MISS) ||
+               ((s & K_C4_HITS) && (s & K_C4_MISSES)) ||
+               ((s & K_PS_DIRECT) && (s & K_PS_PRE) && (s & K_PS_MISS));
+}
+
+/* Account one counter. A key seen twice, or a key of another tool, starts a
+ * new block: the stats were printed again. */
+static int put(struct ccstats_parser *p, enum ccstats_kind kind, unsigned key, uint64_t v)
+{
+        bool was;
+
+        if ((p->seen & key) || (p->seen && p->cur.kind != kind))
+                new_block(p);
+        was = is_complete(p);
+        p->cur.kind = kind;
+        p->seen |= key;
+        if (key & (K_SC_HITS | K_C3_DIRECT | K_C3_PRE | K_C4_HITS | K_PS_DIRECT | K_PS_PRE))
+                p->cur.hits += v;
+        else
+                p->cur.misses += v;
+        if (!is_complete(p))
+                return 0;
+        p->last = p->cur;
+        p->complete = true;
+        if (was)
+                return 2;
+        p->blocks++;
+        return 1;
+}
+
+/* A size or a file count. The text layouts print it after the counters,
+ * so it may complete the picture of the block completed last (2). It
+ * overwrites rather than starting a block: every layout starts a printing
+ * again with a counter or a heading. */
+static int put_extra(struct ccstats_parser *p, enum ccstats_kind kind, enum extra x, int64_t v)
+{
+        if (p->seen && p->cur.kind != kind)
+                new_block(p);
+        p->cur.kind = kind;
+        p->seen |= K_EXTRA;
+        if (x == X_SIZE)
+                p->cur.size_bytes = v;
+        else if (x == X_MAX)
+                p->cur.max_size_bytes = v;
+        else
+                p->cur.files = v;
+        if (!is_complete(p))
+                return 0;
+        p->last = p->cur;
+        return 2;
+}
+
+static bool is_space(char c)
+{
+        return c == ' ' || c == '\t';
+}
+
+/* "LABEL<spaces>N[ rest]" at the start of [cur,end): the number, when the
+ * label is followed by at least one blank and then digits. */
+static bool label_num(const char *cur, const char *end, const char *label, uint64_t *ret)
+{
+        const char *c = cur;
+
+        if (!skip_prefix(&c, end, label))
+                return false;
+        if (c >= end || !is_space(*c))
+                return false;
+        while (c < end && is_space(*c))
+                c++;
+        if (parse_u64(&c, end, ret) < 0)
+                return false;
+        return c == end || *c == ' ';
+}
+
+static const struct {
+        const char *unit;
+        double mult;
+} units[] = {
+    {"bytes", 1.0},
+    {"B", 1.0},
+    {"kB", 1e3},
+    {"KB", 1e3},
+    {"MB", 1e6},
+    {"GB", 1e9},
+    {"TB", 1e12},
+    {"KiB", 1024.0},
+    {"MiB", 1048576.0},
+    {"GiB", 1073741824.0},
+    {"TiB", 1099511627776.0},
+};
+
+/* The multiplier of the unit [c,end) exactly, or 0 when unknown. */
+static double unit_mult(const char *c, const char *end)
+{
+        size_t n = (size_t)(end - c);
+
+        for (size_t i = 0; i < ARRAY_SIZE(units); i++)
+                if (strlen(units[i].unit) == n && memcmp(units[i].unit, c, n) == 0)
+                        return units[i].mult;
+        return 0;
+}
+
+static int64_t to_bytes(double v, double mult)
+{
+        double b = v * mult;
+
+        if (!(b >= 0))
+                return -1;
+        return b >= 9.2e18 ? INT64_MAX : (int64_t)(b + 0.5);
+}
+
+/* A non-negative decimal number at *c. */
+static bool decimal(const char **c, const char *end, double *ret)
+{
+        return *c < end && **c != '-' && parse_double(c, end, ret) >= 0;
+}
+
+/* "LABEL<blanks>N[.N]<blanks>UNIT" as the whole line: ccache 3.x prints
+ * decimal units ("2.5 GB"), sccache binary ones ("494 MiB", "0 bytes"). */
+static bool label_size(const char *cur, const char *end, const char *label, int64_t *ret)
+{
+        const char *c = cur;
+        double v, m;
+
+        if (!skip_prefix(&c, end, label) || c >= end || !is_space(*c))
+                return false;
+        while (c < end && is_space(*c))
+                c++;
+        if (!decimal(&c, end, &v))
+                return false;
+        while (c < end && is_space(*c))
+                c++;
+        m = unit_mult(c, end);
+        if (m == 0)
+                return false;
+        *ret = to_bytes(v, m);
+        return true;
+}
+
+/* ccache 4.x: "Cache size (GB): 0.12 / 5.00 ( 2.40%)", the limit optional
+ * (none when unlimited). */
+static int cache_size_line(struct ccstats_parser *p, const char *c, const char *end)
+{
+        const char *u, *close;
+        double m, v;
+        int r;
+
+        if (!skip_prefix(&c, end, "Cache size ("))
+                return 0;
+        u = c;
+        close = memchr(c, ')', (size_t)(end - c));
+        if (!close || (m = unit_mult(u, close)) == 0)
+                return 0;
+        c = close + 1;
+        if (!skip_prefix(&c, end, ":"))
+                return 0;
+        while (c < end && is_space(*c))
+                c++;
+        if (!decimal(&c, end, &v))
+                return 0;
+        r = put_extra(p, CCSTATS_CCACHE, X_SIZE, to_bytes(v, m));
+        while (c < end && is_space(*c))
+                c++;
+        if (!skip_prefix(&c, end, "/"))
+                return r;
+        while (c < end && is_space(*c))
+                c++;
+        if (decimal(&c, end, &v))
+                r = put_extra(p, CCSTATS_CCACHE, X_MAX, to_bytes(v, m));
+        return r;
+}
+
+static int64_t int_or_unknown(json_t *v)
+{
+        return json_is_integer(v) && json_integer_value(v) >= 0 ? json_integer_value(v) : -1;
+}
+
+static uint64_t sum_counts(json_t *o)
+{
+        json_t *counts = json_object_get(o, "counts"), *v;
+        const char *k;
+        uint64_t s = 0;
+
+        json_object_foreach(counts, k, v) if (json_is_integer(v) && json_integer_value(v) > 0) s +=
+            (uint64_t)json_integer_value(v);
+        return s;
+}
+
+static int feed_sccache_json(struct ccstats_parser *p, const char *line, size_t len)
+{
+        /* sccache prints its JSON without a newline: the next output of the
+         * build may follow on the same line. */
+        json_t *root = json_loadb(line, len, JSON_DISABLE_EOF_CHECK, NULL), *stats;
+        int r = 0;
+
+        stats = json_object_get(root, "stats");
+        if (json_is_object(json_object_get(stats, "cache_hits")) &&
+            json_is_object(json_object_get(stats, "cache_misses"))) {
+                const char *ver = json_string_value(json_object_get(root, "version"));
+
+                new_block(p);
+                /* Local disk only; null until something was cached. */
+                p->cur.size_bytes = int_or_unknown(json_object_get(root, "cache_size"));
+                p->cur.max_size_bytes = int_or_unknown(json_object_get(root, "max_cache_size"));
+                if (ver)
+                        targets_copy_field(p->cur.version, sizeof(p->cur.version), ver,
+                                           strlen(ver));
+                (void)put(p, CCSTATS_SCCACHE, K_SC_HITS,
+                          sum_counts(json_object_get(stats, "cache_hits")));
+                r = put(p, CCSTATS_SCCACHE, K_SC_MISSES,
+                        sum_counts(json_object_get(stats, "cache_misses")));
+        }
+        json_decref(root);
+        return r;
+}
+
+/* ccache --print-stats: "id<TAB>N", or "  \"id\": N," in its JSON form. */
+static int feed_print_stats(struct ccstats_parser *p, const char *c, const char *end)
+{
+        static const struct {
+                const char *id;
+                unsigned key; /* a counter, or 0 for an extra */
+                enum extra x;
+        } ids[] = {
+            {"direct_cache_hit", K_PS_DIRECT, X_SIZE}, {"preprocessed_cache_hit", K_PS_PRE, X_SIZE},
+            {"cache_miss", K_PS_MISS, X_SIZE},         {"cache_size_kibibyte", 0, X_SIZE},
+            {"max_cache_size_kibibyte", 0, X_MAX},     {"files_in_cache", 0, X_FILES},
+        };
+        bool quoted = c < end && *c == '"';
+        uint64_t v;
+
+        if (quoted)
+                c++;
+        for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+                const char *q = c;
+
+                if (!skip_prefix(&q, end, ids[i].id))
+                        continue;
+                if (quoted && !skip_prefix(&q, end, "\":"))
+                        return 0;
+                if (!quoted && (q >= end || *q != '\t'))
+                        return 0;
+                while (q < end && is_space(*q))
+                        q++;
+                if (parse_u64(&q, end, &v) < 0)
+                        return 0;
+                if (quoted && q < end && *q == ',')
+                        q++;
+                if (q != end)
+                        return 0;
+                if (ids[i].key)
+                        return put(p, CCSTATS_CCACHE, ids[i].key, v);
+                if (ids[i].x != X_FILES) /* KiB */
+                        v = v > (uint64_t)INT64_MAX / 1024 ? (uint64_t)INT64_MAX : v * 1024;
+                return put_extra(p, CCSTATS_CCACHE, ids[i].x, (int64_t)MIN(v, (uint64_t)INT64_MAX));
+        }
+        return 0;
+}
+
+/* The bytes a stats line can start with. */
+static const bool first_byte[256] = {
+    ['{'] = true, ['C'] = true,  ['c'] = true, ['d'] = true, ['p'] = true,
+    ['S'] = true, ['P'] = true,  ['L'] = true, ['R'] = true, ['"'] = true,
+    [' '] = true, ['\t'] = true, ['M'] = true, ['m'] = true, ['f'] = true,
+};
+
+int ccstats_feed_line(struct ccstats_parser *p, const char *line, size_t len)
+{
+        const char *c = line, *end = line + len;
+        uint64_t v;
+        int64_t x;
+
+        while (end > c && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
+                end--;
+        if (c == end)
+                return 0;
+        /* Most lines are not stats: one look at the first byte. */
+        if (!first_byte[(unsigned char)*c])
+                return 0;
+        /* "cc -c ..." and the like: only "cache..." is stats among 'c' lines. */
+        if (*c == 'c' && !((size_t)(end - c) >= 5 && memcmp(c, "cache", 5) == 0))
+                return 0;
+        /* "make[1]: ...": only "max cache size" and "max_cache_size..." */
+        if (*c == 'm' &&
+            !((size_t)(end - c) >= 4 && (memcmp(c, "max ", 4) == 0 || memcmp(c, "max_", 4) == 0)))
+                return 0;
+        if (*c == 'f' && !((size_t)(end - c) >= 5 && memcmp(c, "files", 5) == 0))
+                return 0;
+
+        /* sccache, column 0 */
+        if (*c == '{')
+                return skip_prefix(&c, end, "{\"stats\":")
+                           ? feed_sccache_json(p, line, (size_t)(end - line))
+                           : 0;
+        if (label_num(c, end, "Compile requests", &v)) {
+                new_block(p);
+                return 0;
+        }
+        if (label_num(c, end, "Cache hits", &v))
+                return put(p, CCSTATS_SCCACHE, K_SC_HITS, v);
+        if (label_num(c, end, "Cache misses", &v))
+                return put(p, CCSTATS_SCCACHE, K_SC_MISSES, v);
+        if (label_size(c, end, "Cache size", &x))
+                return put_extra(p, CCSTATS_SCCACHE, X_SIZE, x);
+        if (label_size(c, end, "Max cache size", &x))
+                return put_extra(p, CCSTATS_SCCACHE, X_MAX, x);
+
+        /* ccache 3.x (and 4.0-4.3), column 0, lower case */
+        if (skip_prefix(&c, end, "cache directory")) {
+                new_block(p);
+                return 0;
+        }
+        if (label_num(c, end, "cache hit (direct)", &v))
+                return put(p, CCSTATS_CCACHE, K_C3_DIRECT, v);
+        if (label_num(c, end, "cache hit (preprocessed)", &v))
+                return put(p, CCSTATS_CCACHE, K_C3_PRE, v);
+        if (label_num(c, end, "cache miss", &v))
+                return put(p, CCSTATS_CCACHE, K_C3_MISS, v);
+        if (label_size(c, end, "cache size", &x))
+                return put_extra(p, CCSTATS_CCACHE, X_SIZE, x);
+        if (label_size(c, end, "max cache size", &x))
+                return put_extra(p, CCSTATS_CCACHE, X_MAX, x);
+        if (label_num(c, end, "files in cache", &v))
+                return put_extra(p, CCSTATS_CCACHE, X_FILES, (int64_t)MIN(v, (uint64_t)INT64_MAX));
+
+        /* ccache 4.4+: headings at column 0, rows indented */
+        if (len >= 1 && !is_space(*c)) {
+                if (skip_prefix(&c, end, "Summary:") || skip_prefix(&c, end, "Cacheable calls:")) {
+                        new_block(p);
+                        p->heading = HEAD_SUMMARY;
+                        return 0;
+                }
+                if (skip_prefix(&c, end, "Primary storage:") ||
+                    skip_prefix(&c, end, "Local storage:")) {
+                        p->heading = HEAD_LOCAL;
+                        return 0;
+                }
+                if (skip_prefix(&c, end, "Secondary storage:") ||
+                    skip_prefix(&c, end, "Remote storage:")) {
+                        p->heading = HEAD_REMOTE;
+                        return 0;
+                }
+                return feed_print_stats(p, c, end);
+        }
+        while (c < end && is_space(*c))
+                c++;
+        if (*c == '"')
+                return feed_print_stats(p, c, end);
+        if (p->heading == HEAD_LOCAL) {
+                if (label_num(c, end, "Files:", &v))
+                        return put_extra(p, CCSTATS_CCACHE, X_FILES,
+                                         (int64_t)MIN(v, (uint64_t)INT64_MAX));
+                return cache_size_line(p, c, end);
+        }
+        if (p->heading != HEAD_SUMMARY)
+                return 0;
+        if (label_num(c, end, "Hits:", &v))
+                return put(p, CCSTATS_CCACHE, K_C4_HITS, v);
+        if (label_num(c, end, "Misses:", &v))
+                return put(p, CCSTATS_CCACHE, K_C4_MISSES, v);
+        return 0;
+}
+
+int ccstats_parse(const char *buf, size_t len, struct ccstats *ret)
+{
+        struct ccstats_parser p;
+        const char *c = buf, *end = buf + len;
+
+        ccstats_parser_init(&p);
+        while (c < end) {
+                const char *nl = memchr(c, '\n', (size_t)(end - c));
+                const char *le = nl ? nl : end;
+
+                (void)ccstats_feed_line(&p, c, (size_t)(le - c));
+                c = nl ? nl + 1 : end;
+        }
+        if (!p.complete)
+                return -ENOENT;
+        *ret = p.last;
+        return 0;
+}

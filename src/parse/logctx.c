@@ -1,0 +1,678 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <regex.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse/linebuf.h"
+#include "parse/logctx.h"
+#include "util/macro.h"
+
+#define ESC '\x1b'
+#define BEL '\x07'
+
+/* Cleaned bytes kept per line for classification: compile lines put -c and
+ * -o after kilobytes of flags, so this is much more than the context cap. */
+#define SCRATCH_MAX LINEBUF_MAX
+
+struct logctx {
+        regex_t re;
+        bool has_re;
+        char *fixed_stage;
+        char stage[SAMPLE_STAGE_MAX + 1];
+        bool stage_set;
+        char context[SAMPLE_CONTEXT_MAX + 1];
+        bool seen_work;
+        char *scratch; /* SCRATCH_MAX + 1 bytes */
+};
+
+static inline bool is_space(char c)
+{
+        return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\n';
+}
+
+static inline bool is_digit(char c)
+{
+        return c >= '0' && c <= '9';
+}
+
+/* Longest prefix of s[0..len) of at most max bytes that does not split a
+ * well-formed UTF-8 sequence. Malformed bytes are plain bytes here. */
+static size_t utf8_cut(const char *s, size_t len, size_t max)
+{
+        size_t i = max, k = 0, need;
+        unsigned char lead;
+
+        if (len <= max)
+                return len;
+        while (i > 0 && k < 3 && ((unsigned char)s[i] & 0xC0) == 0x80) {
+                i--;
+                k++;
+        }
+        if (k == 0)
+                return max;
+        lead = (unsigned char)s[i];
+        if (lead >= 0xC2 && lead <= 0xDF)
+                need = 2;
+        else if (lead >= 0xE0 && lead <= 0xEF)
+                need = 3;
+        else if (lead >= 0xF0 && lead <= 0xF4)
+                need = 4;
+        else
+                return max;
+        if (i + need <= max)
+                return max; /* s[max] is a stray continuation byte */
+        if (i + need > len)
+                return max; /* truncated sequence: malformed anyway */
+        for (size_t j = i + 1; j < i + need; j++)
+                if (((unsigned char)s[j] & 0xC0) != 0x80)
+                        return max;
+        return i;
+}
+
+/* p points at ESC; returns the first byte after the escape sequence. An
+ * unterminated sequence swallows the rest, as a terminal would. */
+static const char *skip_escape(const char *p, const char *end)
+{
+        unsigned char c;
+
+        p++;
+        if (p == end)
+                return end;
+        c = (unsigned char)*p++;
+        switch (c) {
+        case '[': /* CSI: parameters and intermediates, then a final byte */
+                while (p < end) {
+                        c = (unsigned char)*p++;
+                        if (c >= 0x40 && c <= 0x7E)
+                                return p;
+                }
+                return end;
+        case ']': /* OSC (incl. OSC-8 links), and the other string controls */
+        case 'P':
+        case 'X':
+        case '^':
+        case '_':
+                while (p < end) {
+                        if (*p == BEL)
+                                return p + 1;
+                        if (*p == ESC) {
+                                if (p + 1 < end && p[1] == '\\')
+                                        return p + 2;
+                                return p; /* a new sequence aborts this one */
+                        }
+                        p++;
+                }
+                return end;
+        default:
+                /* nF sequences (ESC ( B) carry intermediates before the final. */
+                while (c >= 0x20 && c <= 0x2F && p < end)
+                        c = (unsigned char)*p++;
+                return p;
+        }
+}
+
+/* Copy [p,end) without escape sequences, leading spaces skipped and
+ * trailing ones trimmed, at most cap bytes. */
+static size_t clean_segment(const char *p, const char *end, char *out, size_t cap)
+{
+        size_t o = 0;
+
+        while (p < end && o < cap) {
+                const char *e = memchr(p, ESC, (size_t)(end - p));
+                const char *run_end = e ? e : end;
+                size_t n;
+
+                if (o == 0)
+                        while (p < run_end && is_space(*p))
+                                p++;
+                n = MIN((size_t)(run_end - p), cap - o);
+                memcpy(out + o, p, n);
+                o += n;
+                if (!e)
+                        break;
+                p = skip_escape(e, end);
+        }
+        while (o > 0 && is_space(out[o - 1]))
+                o--;
+        return o;
+}
+
+/* What a terminal leaves visible: the last '\r'-separated segment that still
+ * has text once cleaned. */
+static size_t clean_line(const char *in, size_t len, char *out, size_t cap)
+{
+        const char *end = in + len;
+
+        for (;;) {
+                const char *r = memrchr(in, '\r', (size_t)(end - in));
+                size_t m = clean_segment(r ? r + 1 : in, end, out, cap);
+
+                if (m > 0 || !r)
+                        return m;
+                end = r;
+        }
+}
+
+size_t logline_clean(const char *in, size_t len, char *out, size_t cap)
+{
+        /* A few bytes past the cap so utf8_cut can see the sequence it cuts. */
+        char tmp[SAMPLE_CONTEXT_MAX + 4];
+        size_t lim, m;
+
+        if (cap == 0)
+                return 0;
+        lim = MIN(cap - 1, (size_t)SAMPLE_CONTEXT_MAX);
+        m = clean_line(in, len, tmp, sizeof(tmp));
+        m = utf8_cut(tmp, m, lim);
+        while (m > 0 && is_space(tmp[m - 1]))
+                m--;
+        memcpy(out, tmp, m);
+        out[m] = '\0';
+        return m;
+}
+
+/* "2025-07-03T08:13:03.5879809Z " as GitHub's raw logs put before each line;
+ * returns p unchanged when absent. */
+static const char *skip_ci_timestamp(const char *p, const char *end)
+{
+        static const char shape[] = "dddd-dd-ddTdd:dd:dd";
+        const char *q = p;
+
+        if (end - p < (ptrdiff_t)sizeof(shape))
+                return p;
+        for (size_t i = 0; i < sizeof(shape) - 1; i++, q++) {
+                if (shape[i] == 'd' ? !is_digit(*q) : *q != shape[i])
+                        return p;
+        }
+        if (q < end && *q == '.') {
+                q++;
+                while (q < end && is_digit(*q))
+                        q++;
+        }
+        if (q < end && *q == 'Z')
+                q++;
+        if (q >= end || *q != ' ')
+                return p;
+        while (q < end && *q == ' ')
+                q++;
+        return q;
+}
+
+static const char *skip_digits(const char *p, const char *end)
+{
+        while (p < end && is_digit(*p))
+                p++;
+        return p;
+}
+
+static bool name_is(const char *s, size_t n, const char *lit)
+{
+        size_t l = strlen(lit);
+
+        return n == l && memcmp(s, lit, l) == 0;
+}
+
+static bool name_in(const char *s, size_t n, const char *const *set)
+{
+        for (; *set; set++)
+                if (name_is(s, n, *set))
+                        return true;
+        return false;
+}
+
+static bool is_compiler_name(const char *s, size_t n)
+{
+        static const char *const exact[] = {
+            "cc",   "gcc",   "g++", "c++",    "clang",   "clang++", "cc1", "cc1plus",
+            "nvcc", "rustc", "ld",  "ld.lld", "ld.gold", "ld.bfd",  NULL,
+        };
+        static const char *const cross[] = {"gcc",   "g++",     "cc", "c++",
+                                            "clang", "clang++", "ld", NULL};
+        const char *dash;
+
+        if (n == 0 || n > 128)
+                return false;
+        /* gcc-12, clang++-17, aarch64-linux-gnu-gcc-12 */
+        dash = memrchr(s, '-', n);
+        if (dash && dash + 1 < s + n && is_digit(dash[1])) {
+                const char *q = dash + 1;
+
+                while (q < s + n && (is_digit(*q) || *q == '.'))
+                        q++;
+                if (q == s + n)
+                        n = (size_t)(dash - s);
+        }
+        if (name_in(s, n, exact))
+                return true;
+        /* cross prefixes: aarch64-linux-gnu-gcc, arm-none-eabi-ld */
+        dash = n ? memrchr(s, '-', n) : NULL;
+        if (dash && dash > s)
+                return name_in(dash + 1, (size_t)(s + n - dash - 1), cross);
+        return false;
+}
+
+/* First token of [*cur,end) as a basename; advances *cur past it. */
+static bool next_token_base(const char **cur, const char *end, const char **ret, size_t *ret_len)
+{
+        const char *p = *cur, *sp, *slash;
+
+        while (p < end && *p == ' ')
+                p++;
+        if (p == end)
+                return false;
+        sp = memchr(p, ' ', (size_t)(end - p));
+        if (!sp)
+                sp = end;
+        slash = memrchr(p, '/', (size_t)(sp - p));
+        *ret = slash ? slash + 1 : p;
+        *ret_len = (size_t)(sp - *ret);
+        *cur = sp;
+        return true;
+}
+
+static bool has_compile_flag(const char *p, const char *end)
+{
+        while (p < end) {
+                const char *q = memmem(p, (size_t)(end - p), " -", 2);
+
+                if (!q || q + 2 >= end)
+                        return false;
+                if (q[2] == 'o')
+                        return true;
+                if (q[2] == 'c' && (q + 3 == end || q[3] == ' ' || q[3] == '\t'))
+                        return true;
+                p = q + 2;
+        }
+        return false;
+}
+
+static bool is_compiler_line(const char *p, const char *end)
+{
+        const char *cur = p, *name;
+        size_t n;
+
+        if (!next_token_base(&cur, end, &name, &n))
+                return false;
+        if (name_is(name, n, "ccache") || name_is(name, n, "sccache") ||
+            name_is(name, n, "distcc")) {
+                if (!next_token_base(&cur, end, &name, &n))
+                        return false;
+        }
+        if (!is_compiler_name(name, n))
+                return false;
+        return has_compile_flag(cur, end);
+}
+
+/* "[12/345] ..." (with NINJA_STATUS extras before ']') or "[ 42%] ...". */
+static enum logline_kind classify_bracket(const char *p, const char *end)
+{
+        const char *q = p + 1, *d, *close;
+
+        while (q < end && *q == ' ')
+                q++;
+        d = q;
+        q = skip_digits(q, end);
+        if (q == d || q >= end)
+                return LOGLINE_NOISE;
+        if (*q == '%') {
+                if (q - d > 3 || q + 1 >= end || q[1] != ']')
+                        return LOGLINE_NOISE;
+                close = q + 1;
+        } else if (*q == '/') {
+                d = ++q;
+                q = skip_digits(q, end);
+                if (q == d)
+                        return LOGLINE_NOISE;
+                close = memchr(q, ']', (size_t)(end - q));
+                if (!close)
+                        return LOGLINE_NOISE;
+        } else
+                return LOGLINE_NOISE;
+        /* Needs a description after "] "; trailing spaces are already gone. */
+        if (close + 2 > end - 1 || close[1] != ' ')
+                return LOGLINE_NOISE;
+        return *q == '%' ? LOGLINE_MAKE : LOGLINE_NINJA;
+}
+
+/* Lines that name work on their own, also as a BuildKit step's log text. */
+static bool classify_work(const char *p, const char *end, struct logline *ret)
+{
+        enum logline_kind k;
+
+        if (p < end && *p == '[') {
+                k = classify_bracket(p, end);
+                if (k == LOGLINE_NOISE)
+                        return false;
+                ret->kind = k;
+                ret->work = true;
+                return true;
+        }
+        if (is_compiler_line(p, end)) {
+                ret->kind = LOGLINE_COMPILER;
+                ret->work = true;
+                return true;
+        }
+        return false;
+}
+
+static bool is_platform_token(const char *s, size_t n)
+{
+        return memchr(s, '/', n) != NULL;
+}
+
+static bool is_index_token(const char *s, size_t n)
+{
+        const char *end = s + n, *q = skip_digits(s, end);
+
+        if (q == s || q == end || *q != '/')
+                return false;
+        q++;
+        return q < end && skip_digits(q, end) == end;
+}
+
+/* "#N [target platform stage i/n] INSTR ..." with p just after '['. */
+static bool classify_step(const char *p, const char *end, struct logline *ret)
+{
+        const char *close = memchr(p, ']', (size_t)(end - p));
+        const char *tok[8], *last = NULL, *first_name = NULL, *last_name_end = NULL;
+        size_t toklen[8], ntok = 0;
+        const char *q;
+
+        if (!close || close + 1 >= end || close[1] != ' ')
+                return false;
+        for (q = p; q < close;) {
+                const char *t;
+
+                while (q < close && *q == ' ')
+                        q++;
+                if (q == close)
+                        break;
+                t = q;
+                while (q < close && *q != ' ')
+                        q++;
+                if (ntok == ARRAY_SIZE(tok))
+                        return false; /* not a shape BuildKit prints */
+                tok[ntok] = t;
+                toklen[ntok++] = (size_t)(q - t);
+        }
+        if (ntok == 0)
+                return false;
+        last = tok[ntok - 1];
+        if (!is_index_token(last, toklen[ntok - 1]))
+                return false;
+        for (size_t i = 0; i + 1 < ntok; i++) {
+                if (is_platform_token(tok[i], toklen[i]))
+                        continue;
+                if (!first_name)
+                        first_name = tok[i];
+                last_name_end = tok[i] + toklen[i];
+        }
+        ret->kind = LOGLINE_BUILDKIT_STEP;
+        ret->work = true;
+        if (first_name) {
+                ret->stage = first_name;
+                ret->stage_len = (size_t)(last_name_end - first_name);
+        }
+        return true;
+}
+
+static void classify_buildkit(const char *p, const char *end, struct logline *ret)
+{
+        const char *q = skip_digits(p + 1, end), *d;
+
+        if (q == p + 1 || q >= end || *q != ' ')
+                return; /* stays NOISE */
+        ret->kind = LOGLINE_BUILDKIT;
+        q++;
+        if (q >= end)
+                return;
+        if (*q == '[') {
+                classify_step(q + 1, end, ret);
+                return;
+        }
+        /* "#N 1.234 text": a container's output inside a step */
+        d = q;
+        q = skip_digits(q, end);
+        if (q == d || q >= end || *q != '.')
+                return;
+        d = ++q;
+        q = skip_digits(q, end);
+        if (q == d || q - d > 3 || q >= end || *q != ' ')
+                return;
+        while (q < end && *q == ' ')
+                q++;
+        classify_work(q, end, ret);
+}
+
+static bool skip_lit(const char **cur, const char *end, const char *lit)
+{
+        size_t l = strlen(lit);
+
+        if ((size_t)(end - *cur) < l || memcmp(*cur, lit, l) != 0)
+                return false;
+        *cur += l;
+        return true;
+}
+
+static void classify_group(const char *q, const char *end, struct logline *ret)
+{
+        ret->kind = LOGLINE_GHA_GROUP;
+        while (q < end && is_space(*q))
+                q++;
+        while (end > q && is_space(end[-1]))
+                end--;
+        if (q < end) {
+                ret->stage = q;
+                ret->stage_len = (size_t)(end - q);
+        }
+}
+
+void logline_classify(const char *line, size_t len, struct logline *ret)
+{
+        const char *p = line, *end = line + len, *q;
+
+        *ret = (struct logline){.kind = LOGLINE_NOISE};
+        if (len == 0) {
+                ret->kind = LOGLINE_BLANK;
+                return;
+        }
+        if (is_digit(*p)) {
+                p = skip_ci_timestamp(p, end);
+                if (p == end)
+                        return;
+        }
+        switch (*p) {
+        case '#':
+                q = p;
+                /* "##[group]" is how GitHub's runner echoes ::group:: */
+                if (skip_lit(&q, end, "##[group]"))
+                        classify_group(q, end, ret);
+                else
+                        classify_buildkit(p, end, ret);
+                return;
+        case ':':
+                q = p;
+                if (skip_lit(&q, end, "::group::"))
+                        classify_group(q, end, ret);
+                return;
+        case 'm':
+                /* "make[2]: *** ..." / "make: *** ...": a failure, not work */
+                q = p;
+                if (!skip_lit(&q, end, "make"))
+                        break;
+                if (q < end && *q == '[') {
+                        const char *d = ++q;
+
+                        q = skip_digits(q, end);
+                        if (q == d || !skip_lit(&q, end, "]"))
+                                break;
+                }
+                if (skip_lit(&q, end, ": ***")) {
+                        ret->kind = LOGLINE_MAKE;
+                        return;
+                }
+                break;
+        default:
+                break;
+        }
+        classify_work(p, end, ret);
+}
+
+int logctx_new(const struct logctx_config *cfg, struct logctx **ret)
+{
+        struct logctx *c;
+
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->scratch = malloc(SCRATCH_MAX + 1);
+        if (!c->scratch)
+                goto nomem;
+        if (cfg && cfg->fixed_stage) {
+                size_t n = strlen(cfg->fixed_stage);
+
+                n = utf8_cut(cfg->fixed_stage, n, SAMPLE_STAGE_MAX);
+                c->fixed_stage = strndup(cfg->fixed_stage, n);
+                if (!c->fixed_stage)
+                        goto nomem;
+        }
+        if (cfg && cfg->stage_regex) {
+                int r = regcomp(&c->re, cfg->stage_regex, REG_EXTENDED);
+
+                if (r != 0) {
+                        logctx_free(c);
+                        return r == REG_ESPACE ? -ENOMEM : -EINVAL;
+                }
+                c->has_re = true;
+        }
+        *ret = c;
+        return 0;
+nomem:
+        logctx_free(c);
+        return -ENOMEM;
+}
+
+void logctx_free(struct logctx *c)
+{
+        if (!c)
+                return;
+        if (c->has_re)
+                regfree(&c->re);
+        free(c->fixed_stage);
+        free(c->scratch);
+        free(c);
+}
+
+static void set_stage(struct logctx *c, const char *s, size_t n)
+{
+        n = utf8_cut(s, n, SAMPLE_STAGE_MAX);
+        memcpy(c->stage, s, n);
+        c->stage[n] = '\0';
+        c->stage_set = true;
+}
+
+/* "pytorch linux/arm64 builder" -> "pytorch/builder" */
+static bool set_stage_buildkit(struct logctx *c, const char *s, size_t n)
+{
+        char tmp[SAMPLE_STAGE_MAX + 4];
+        const char *q = s, *end = s + n;
+        size_t o = 0;
+
+        while (q < end && o < sizeof(tmp)) {
+                const char *t;
+                size_t l;
+
+                while (q < end && *q == ' ')
+                        q++;
+                t = q;
+                while (q < end && *q != ' ')
+                        q++;
+                l = (size_t)(q - t);
+                if (l == 0 || is_platform_token(t, l))
+                        continue;
+                if (o > 0)
+                        tmp[o++] = '/';
+                l = MIN(l, sizeof(tmp) - o);
+                memcpy(tmp + o, t, l);
+                o += l;
+        }
+        if (o == 0)
+                return false;
+        set_stage(c, tmp, o);
+        return true;
+}
+
+static bool apply_regex(struct logctx *c, const char *p, size_t n)
+{
+        regmatch_t m[2];
+        int g;
+
+        /* regexec wants a C string; the scratch buffer may already hold it. */
+        n = MIN(n, (size_t)SCRATCH_MAX);
+        if (p != c->scratch)
+                memcpy(c->scratch, p, n);
+        c->scratch[n] = '\0';
+        if (regexec(&c->re, c->scratch, ARRAY_SIZE(m), m, 0) != 0)
+                return false;
+        g = c->re.re_nsub > 0 && m[1].rm_so >= 0 ? 1 : 0;
+        if (m[g].rm_eo <= m[g].rm_so)
+                return false; /* an empty capture names no stage */
+        set_stage(c, c->scratch + m[g].rm_so, (size_t)(m[g].rm_eo - m[g].rm_so));
+        return true;
+}
+
+void logctx_feed_line(struct logctx *c, const char *line, size_t len)
+{
+        const char *p = line;
+        size_t n = len, cut;
+        struct logline l;
+        bool staged = false;
+
+        while (n > 0 && (is_space(p[n - 1]) || p[n - 1] == '\r'))
+                n--;
+        while (n > 0 && is_space(*p)) {
+                p++;
+                n--;
+        }
+        /* Most lines need no cleaning: classify them where they lie. */
+        if (n > 0 && (memchr(p, ESC, n) || memchr(p, '\r', n))) {
+                n = clean_line(p, n, c->scratch, SCRATCH_MAX);
+                p = c->scratch;
+        }
+        logline_classify(p, n, &l);
+
+        /* The user's --stage-regex wins over what the line itself says. */
+        if (c->has_re)
+                staged = apply_regex(c, p, n);
+        if (!staged && l.stage_len > 0) {
+                if (l.kind == LOGLINE_BUILDKIT_STEP)
+                        set_stage_buildkit(c, l.stage, l.stage_len);
+                else if (l.kind == LOGLINE_GHA_GROUP)
+                        set_stage(c, l.stage, l.stage_len);
+        }
+
+        if (l.kind == LOGLINE_BLANK)
+                return;
+        if (!l.work && c->seen_work)
+                return;
+        c->seen_work = c->seen_work || l.work;
+        cut = utf8_cut(p, n, SAMPLE_CONTEXT_MAX);
+        while (cut > 0 && is_space(p[cut - 1]))
+                cut--;
+        memcpy(c->context, p, cut);
+        c->context[cut] = '\0';
+}
+
+const char *logctx_stage(const struct logctx *c)
+{
+        if (c->stage_set)
+                return c->stage;
+        return c->fixed_stage ? c->fixed_stage : "";
+}
+
+const char *logctx_context(const struct logctx *c)
+{
+        return c->context;
+}

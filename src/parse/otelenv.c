@@ -1,0 +1,500 @@
+/* SPDX-License-Identifier: MIT */
+#include "parse/otelenv.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "util/macro.h"
+
+void otel_pairs_release(struct otel_pairs *ps)
+{
+        for (size_t i = 0; i < ps->n; i++) {
+                free(ps->p[i].key);
+                free(ps->p[i].value);
+        }
+        ps->n = 0;
+}
+
+static int hexval(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
+int otelenv_percent_decode(const char *s, size_t len, char **ret)
+{
+        char *out = malloc(len + 1);
+        size_t n = 0;
+
+        if (!out)
+                return -ENOMEM;
+        for (size_t i = 0; i < len; i++) {
+                char c = s[i];
+
+                if (c == '%') {
+                        int hi, lo;
+
+                        if (len - i < 3)
+                                goto bad;
+                        hi = hexval(s[i + 1]);
+                        lo = hexval(s[i + 2]);
+                        if (hi < 0 || lo < 0)
+                                goto bad;
+                        c = (char)(hi << 4 | lo);
+                        i += 2;
+                }
+                if (c == '\0')
+                        goto bad;
+                out[n++] = c;
+        }
+        out[n] = '\0';
+        *ret = out;
+        return 0;
+bad:
+        free(out);
+        return -EINVAL;
+}
+
+static bool is_space(char c)
+{
+        return c == ' ' || c == '\t';
+}
+
+static void trim(const char **b, const char **e)
+{
+        while (*b < *e && is_space(**b))
+                (*b)++;
+        while (*e > *b && is_space((*e)[-1]))
+                (*e)--;
+}
+
+/* RFC 9110 token characters. */
+static bool is_tchar(unsigned char c)
+{
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+                return true;
+        return c && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+static bool valid_header(const char *k, const char *v)
+{
+        if (!*k)
+                return false;
+        for (const unsigned char *p = (const unsigned char *)k; *p; p++)
+                if (!is_tchar(*p))
+                        return false;
+        for (const unsigned char *p = (const unsigned char *)v; *p; p++)
+                if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
+                        return false;
+        return true;
+}
+
+int otelenv_parse_pairs(const char *s, size_t len, bool http_header, struct otel_pairs *ret,
+                        size_t *ret_bad_entry)
+{
+        struct otel_pairs t = {0};
+        const char *p = s, *end = s + len;
+        size_t entry = 0;
+        int e = 0;
+
+        if (len > OTELENV_MAX_LIST)
+                return -E2BIG;
+        while (p < end) {
+                const char *comma = memchr(p, ',', (size_t)(end - p));
+                const char *ie = comma ? comma : end, *eq, *kb = p, *ke, *vb, *ve;
+                char *k = NULL, *v = NULL;
+
+                entry++;
+                p = comma ? comma + 1 : end;
+                {
+                        const char *b = kb, *x = ie;
+                        trim(&b, &x);
+                        if (b == x)
+                                continue; /* an empty entry ("a=1,,b=2", a trailing comma) */
+                }
+                eq = memchr(kb, '=', (size_t)(ie - kb));
+                if (!eq) {
+                        e = -EINVAL;
+                        break;
+                }
+                ke = eq;
+                vb = eq + 1;
+                ve = ie;
+                trim(&kb, &ke);
+                trim(&vb, &ve);
+                if (kb == ke) {
+                        e = -EINVAL;
+                        break;
+                }
+                if (t.n >= OTELENV_MAX_PAIRS) {
+                        e = -E2BIG;
+                        break;
+                }
+                e = otelenv_percent_decode(kb, (size_t)(ke - kb), &k);
+                if (e >= 0)
+                        e = otelenv_percent_decode(vb, (size_t)(ve - vb), &v);
+                if (e >= 0 && http_header && !valid_header(k, v))
+                        e = -EINVAL;
+                if (e < 0) {
+                        free(k);
+                        free(v);
+                        break;
+                }
+                t.p[t.n].key = k;
+                t.p[t.n].value = v;
+                t.n++;
+        }
+        if (e < 0) {
+                otel_pairs_release(&t);
+                if (ret_bad_entry)
+                        *ret_bad_entry = entry;
+                return e;
+        }
+        *ret = t;
+        return 0;
+}
+
+static int parse_hex(const char *s, size_t n, uint8_t *out)
+{
+        for (size_t i = 0; i < n; i += 2) {
+                int hi = hexval(s[i]), lo = hexval(s[i + 1]);
+
+                /* W3C trace context: lowercase only */
+                if (hi < 0 || lo < 0 || (s[i] >= 'A' && s[i] <= 'F') ||
+                    (s[i + 1] >= 'A' && s[i + 1] <= 'F'))
+                        return -EINVAL;
+                out[i / 2] = (uint8_t)(hi << 4 | lo);
+        }
+        return 0;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (p[i])
+                        return false;
+        return true;
+}
+
+int otelenv_parse_traceparent(const char *s, size_t len, struct traceparent *ret)
+{
+        struct traceparent t;
+        const char *b = s, *e = s + len;
+
+        trim(&b, &e);
+        len = (size_t)(e - b);
+        /* 2 + 1 + 32 + 1 + 16 + 1 + 2 */
+        if (len < 55 || b[2] != '-' || b[35] != '-' || b[52] != '-')
+                return -EINVAL;
+        if (parse_hex(b, 2, &t.version) < 0 || t.version == 0xff)
+                return -EINVAL;
+        if (len > 55 && (t.version == 0 || b[55] != '-'))
+                return -EINVAL;
+        if (parse_hex(b + 3, 32, t.trace_id) < 0 || parse_hex(b + 36, 16, t.span_id) < 0 ||
+            parse_hex(b + 53, 2, &t.flags) < 0)
+                return -EINVAL;
+        if (all_zero(t.trace_id, 16) || all_zero(t.span_id, 8))
+                return -EINVAL;
+        *ret = t;
+        return 0;
+}
+
+static bool eq_nocase(const char *b, const char *e, const char *lit)
+{
+        size_t n = strlen(lit);
+
+        if ((size_t)(e - b) != n)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                char c = b[i];
+                if (c >= 'A' && c <= 'Z')
+                        c = (char)(c - 'A' + 'a');
+                if (c != lit[i])
+                        return false;
+        }
+        return true;
+}
+
+int otelenv_parse_bool(const char *s, size_t len, bool *ret)
+{
+        const char *b = s, *e = s + len;
+
+        trim(&b, &e);
+        if (eq_nocase(b, e, "true")) {
+                *ret = true;
+                return 0;
+        }
+        if (eq_nocase(b, e, "false")) {
+                *ret = false;
+                return 0;
+        }
+        return -EINVAL;
+}
+
+int otelenv_parse_ms(const char *s, size_t len, uint64_t max_ms, uint64_t *ret)
+{
+        const char *b = s, *e = s + len;
+        uint64_t v = 0;
+
+        trim(&b, &e);
+        if (b == e)
+                return -EINVAL;
+        for (; b < e; b++) {
+                if (*b < '0' || *b > '9')
+                        return -EINVAL;
+                v = v * 10 + (uint64_t)(*b - '0');
+                if (v > max_ms)
+                        return -ERANGE;
+        }
+        *ret = v;
+        return 0;
+}
+
+static size_t scheme_len(const char *s, size_t len)
+{
+        if (len >= 7 && strncasecmp(s, "http://", 7) == 0)
+                return 7;
+        if (len >= 8 && strncasecmp(s, "https://", 8) == 0)
+                return 8;
+        return 0;
+}
+
+int otelenv_metrics_url(const char *s, size_t len, bool generic, char **ret)
+{
+        const char *b = s, *e = s + len;
+        size_t sl, n;
+        char *url;
+
+        trim(&b, &e);
+        len = (size_t)(e - b);
+        if (len > OTELENV_MAX_URL)
+                return -E2BIG;
+        sl = scheme_len(b, len);
+        if (!sl || len == sl || b[sl] == '/')
+                return -EINVAL;
+        for (size_t i = 0; i < len; i++)
+                if ((unsigned char)b[i] <= 0x20 || b[i] == 0x7f)
+                        return -EINVAL;
+        n = len;
+        if (generic) {
+                /* Exactly one slash before v1/metrics; but not in a query. */
+                if (memchr(b, '?', len) || memchr(b, '#', len))
+                        return -EINVAL;
+                while (n > sl && b[n - 1] == '/')
+                        n--;
+        }
+        url = malloc(n + sizeof("/v1/metrics"));
+        if (!url)
+                return -ENOMEM;
+        memcpy(url, b, n);
+        if (generic)
+                memcpy(url + n, "/v1/metrics", sizeof("/v1/metrics"));
+        else
+                url[n] = '\0';
+        *ret = url;
+        return 0;
+}
+
+void otelenv_url_for_display(const char *url, char *buf, size_t cap)
+{
+        size_t len = strlen(url), sl = scheme_len(url, len), hb, he, o = 0;
+        const char *at;
+
+        if (!cap)
+                return;
+        hb = sl;
+        he = hb + strcspn(url + hb, "/?#");
+        /* the last '@': a password with a raw '@' must not show its tail */
+        at = memrchr(url + hb, '@', he - hb);
+        if (at)
+                hb = (size_t)(at - url) + 1;
+        /* scheme, host[:port], path; no user info, query or fragment */
+        for (size_t i = 0; i < len && o + 1 < cap; i++) {
+                if (i >= sl && i < hb)
+                        continue;
+                if (i >= he && (url[i] == '?' || url[i] == '#'))
+                        break;
+                buf[o++] = url[i];
+        }
+        buf[o] = '\0';
+}
+
+void otel_config_release(struct otel_config *c)
+{
+        free(c->url);
+        free(c->service_name);
+        otel_pairs_release(&c->headers);
+        otel_pairs_release(&c->resource);
+        memset(c, 0, sizeof(*c));
+}
+
+struct loader {
+        otelenv_lookup_fn lookup;
+        void *lookup_data;
+        otelenv_note_fn note;
+        void *note_data;
+};
+
+/* The metrics-specific variable wins over the generic one. */
+static const char *get2(struct loader *L, const char *metrics, const char *generic,
+                        const char **ret_name)
+{
+        const char *v = L->lookup(L->lookup_data, metrics);
+
+        *ret_name = metrics;
+        if (v && *v)
+                return v;
+        *ret_name = generic;
+        v = L->lookup(L->lookup_data, generic);
+        return v && *v ? v : NULL;
+}
+
+#define NOTE(L, ...)                                                                               \
+        do {                                                                                       \
+                if ((L)->note)                                                                     \
+                        (L)->note((L)->note_data, __VA_ARGS__);                                    \
+        } while (0)
+
+int otelenv_load(otelenv_lookup_fn lookup, void *lookup_data, const struct otel_options *opt,
+                 otelenv_note_fn note, void *note_data, struct otel_config *ret)
+{
+        struct loader L = {lookup, lookup_data, note, note_data};
+        struct otel_config c = {0};
+        const char *v, *name;
+        bool b;
+        size_t bad;
+        int e;
+
+        c.timeout_ms = OTEL_TIMEOUT_MS_DEFAULT;
+        c.interval_ms = OTEL_INTERVAL_MS_DEFAULT;
+        *ret = c;
+
+        if (opt && opt->endpoint) {
+                e = otelenv_metrics_url(opt->endpoint, strlen(opt->endpoint), false, &c.url);
+                if (e < 0)
+                        return e == -ENOMEM ? e : -EINVAL;
+        } else {
+                v = get2(&L, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT",
+                         &name);
+                if (v) {
+                        e = otelenv_metrics_url(
+                            v, strlen(v), strcmp(name, "OTEL_EXPORTER_OTLP_ENDPOINT") == 0, &c.url);
+                        if (e == -ENOMEM)
+                                return e;
+                        if (e < 0)
+                                NOTE(&L, "%s is not an http:// or https:// URL; OTLP export is off",
+                                     name);
+                }
+        }
+        v = lookup(lookup_data, "OTEL_SDK_DISABLED");
+        if (v && *v) {
+                if (otelenv_parse_bool(v, strlen(v), &b) < 0)
+                        NOTE(&L, "OTEL_SDK_DISABLED is neither true nor false; ignored");
+                else if (b) {
+                        free(c.url);
+                        c.url = NULL;
+                }
+        }
+        c.enabled = c.url != NULL;
+
+        v = get2(&L, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL", &name);
+        if (v) {
+                const char *pb = v, *pe = v + strlen(v);
+                trim(&pb, &pe);
+                if (eq_nocase(pb, pe, "http/protobuf")) {
+                        c.protocol = OTEL_PROTOCOL_PROTOBUF;
+                } else if (eq_nocase(pb, pe, "http/json")) {
+                        c.protocol = OTEL_PROTOCOL_JSON;
+                } else if (c.enabled) {
+                        NOTE(&L,
+                             "%s: only http/protobuf and http/json are supported; OTLP export is "
+                             "off",
+                             name);
+                        c.enabled = false;
+                }
+        }
+        v = get2(&L, "OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION",
+                 &name);
+        if (v) {
+                const char *pb = v, *pe = v + strlen(v);
+                trim(&pb, &pe);
+                if (eq_nocase(pb, pe, "gzip"))
+                        c.gzip = true;
+                else if (!eq_nocase(pb, pe, "none") && c.enabled)
+                        NOTE(&L, "%s: only gzip and none are supported; sending uncompressed",
+                             name);
+        }
+        v = get2(&L, "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT", &name);
+        if (v) {
+                uint64_t ms;
+                if (otelenv_parse_ms(v, strlen(v), 3600000, &ms) < 0 || ms == 0) {
+                        if (c.enabled)
+                                NOTE(&L, "%s takes milliseconds from 1 to 3600000; using %d", name,
+                                     OTEL_TIMEOUT_MS_DEFAULT);
+                } else {
+                        c.timeout_ms = ms;
+                }
+        }
+        if (opt && opt->interval_ms) {
+                c.interval_ms = opt->interval_ms;
+        } else {
+                v = lookup(lookup_data, "OTEL_METRIC_EXPORT_INTERVAL");
+                if (v && *v) {
+                        uint64_t ms;
+                        if (otelenv_parse_ms(v, strlen(v), 86400000, &ms) < 0 || ms < 100) {
+                                if (c.enabled)
+                                        NOTE(&L,
+                                             "OTEL_METRIC_EXPORT_INTERVAL takes milliseconds from "
+                                             "100 to 86400000; using %d",
+                                             OTEL_INTERVAL_MS_DEFAULT);
+                        } else {
+                                c.interval_ms = ms;
+                        }
+                }
+        }
+        v = get2(&L, "OTEL_EXPORTER_OTLP_METRICS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS", &name);
+        if (v) {
+                e = otelenv_parse_pairs(v, strlen(v), true, &c.headers, &bad);
+                if (e == -ENOMEM)
+                        goto fail;
+                /* the entry number only: the text may be a credential */
+                if (e < 0 && c.enabled)
+                        NOTE(&L, "%s is malformed (entry %zu); no headers are sent", name, bad);
+        }
+        v = lookup(lookup_data, "OTEL_RESOURCE_ATTRIBUTES");
+        if (v) {
+                e = otelenv_parse_pairs(v, strlen(v), false, &c.resource, &bad);
+                if (e == -ENOMEM)
+                        goto fail;
+                if (e < 0 && c.enabled)
+                        NOTE(&L, "OTEL_RESOURCE_ATTRIBUTES is malformed (entry %zu); ignored", bad);
+        }
+        v = lookup(lookup_data, "OTEL_SERVICE_NAME");
+        if (v && *v && !(c.service_name = strdup(v))) {
+                e = -ENOMEM;
+                goto fail;
+        }
+        v = lookup(lookup_data, "TRACEPARENT");
+        if (v && *v) {
+                if (otelenv_parse_traceparent(v, strlen(v), &c.trace) < 0) {
+                        if (c.enabled)
+                                NOTE(&L, "TRACEPARENT is not a W3C traceparent; not correlated");
+                } else {
+                        c.has_trace = true;
+                }
+        }
+        *ret = c;
+        return 0;
+fail:
+        otel_config_release(&c);
+        return e;
+}

@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: MIT */
+#include "pipeline/recorder.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "out/sink.h"
+#include "out/summary-out.h"
+#include "store/store.h"
+#include "platform/cgroup-top.h"
+#include "platform/cgroup.h"
+#include "parse/linebuf.h"
+#include "platform/sampler.h"
+#include "util/csv.h"
+#include "util/util.h"
+
+struct recorder {
+        struct recorder_config cfg;
+        struct run_info *run;
+        char *log_dir; /* NULL: nothing is written */
+        char *db_path; /* NULL: no history database */
+        struct sampler *sampler;
+        struct logctx *logctx;
+        struct linebuf *lines[2]; /* stdout, stderr */
+        struct summary summary;
+        struct sample_colmap colmap;
+        struct dbuf row;
+        struct csv_record rec;
+        const struct sink_ops *ops[16];
+        void *state[16];
+        struct buildmetrics *metrics; /* targets from the build's own output */
+        size_t nsinks;
+        double start_mono, next_tick;
+        double line_now;    /* the time the lines being parsed arrived */
+        struct proctop top; /* the build's largest processes this tick */
+        double page_mb;     /* MiB per page */
+};
+
+static void note(struct recorder *r, const char *fmt, ...) _printf_(2, 3);
+static void note(struct recorder *r, const char *fmt, ...)
+{
+        char buf[1024];
+        va_list ap;
+
+        if (!r->cfg.note)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        r->cfg.note(r->cfg.userdata, "%s", buf);
+}
+
+char *recorder_default_log_dir(void)
+{
+        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+        char buf[4096];
+        int n;
+
+        if (state && state[0] == '/')
+                n = snprintf(buf, sizeof(buf), "%s/buildtel/logs", state);
+        else if (home && home[0] == '/')
+                n = snprintf(buf, sizeof(buf), "%s/.local/state/buildtel/logs", home);
+        else
+                return NULL;
+        if (n < 0 || (size_t)n >= sizeof(buf))
+                return NULL;
+        return strdup(buf);
+}
+
+static char *fallback_log_dir(void)
+{
+        const char *tmp = getenv("TMPDIR");
+        char buf[4096];
+        int n;
+
+        if (!tmp || tmp[0] != '/')
+                tmp = "/tmp";
+        n = snprintf(buf, sizeof(buf), "%s/buildtel-%u/logs", tmp, (unsigned)getuid());
+        if (n < 0 || (size_t)n >= sizeof(buf))
+                return NULL;
+        return strdup(buf);
+}
+
+static void sink_warn(void *userdata, const char *msg)
+{
+        struct recorder *r = userdata;
+
+        if (r->cfg.warn)
+                r->cfg.warn(r->cfg.userdata, "%s", msg);
+        else
+                note(r, "%s", msg);
+}
+
+static void close_sinks(struct recorder *r)
+{
+        for (size_t i = 0; i < r->nsinks; i++)
+                if (r->ops[i]->close)
+                        r->ops[i]->close(r->state[i]);
+        r->nsinks = 0;
+}
+
+/* Open every sink in dir; all or nothing. */
+static int open_sinks(struct recorder *r, const char *dir)
+{
+        struct sink_ctx ctx = {
+            .log_dir = dir,
+            .run = r->run,
+            .summary_cfg = r->cfg.summary,
+            .quiet = r->cfg.quiet,
+            .prom = &r->cfg.prom,
+            .db_path = r->db_path,
+            .warn = sink_warn,
+            .warn_userdata = r,
+            .otlp = r->cfg.otlp,
+        };
+        int e;
+
+        e = mkdir_p(dir, 0755);
+        if (e < 0)
+                return e;
+        for (size_t i = 0; sinks_all[i] && i < ARRAY_SIZE(r->ops); i++) {
+                e = sinks_all[i]->open(&ctx, &r->state[r->nsinks]);
+                if (e < 0) {
+                        close_sinks(r);
+                        return e;
+                }
+                r->ops[r->nsinks++] = sinks_all[i];
+        }
+        return 0;
+}
+
+static bool run_exists(const char *dir, const char *run_id)
+{
+        char path[4096];
+        struct stat st;
+        int n = snprintf(path, sizeof(path), "%s/resources-%s.csv", dir, run_id);
+
+        return n > 0 && (size_t)n < sizeof(path) && stat(path, &st) == 0;
+}
+
+static int setup_sinks(struct recorder *r)
+{
+        _cleanup_free_ char *want = NULL, *fb = NULL;
+        int e;
+
+        want = r->cfg.log_dir ? strdup(r->cfg.log_dir) : recorder_default_log_dir();
+        if (want) {
+                bool existed = run_exists(want, r->run->run_id);
+                e = open_sinks(r, want);
+                if (e >= 0) {
+                        if (existed)
+                                note(r, "run id '%s' exists in '%s': its files are rewritten",
+                                     r->run->run_id, want);
+                        r->log_dir = TAKE_PTR(want);
+                        return 0;
+                }
+        } else {
+                e = -ENOENT;
+        }
+        fb = fallback_log_dir();
+        if (fb && (!want || strcmp(fb, want) != 0) && open_sinks(r, fb) >= 0) {
+                note(r, "cannot write to '%s': %s; writing to '%s' instead",
+                     want ? want : "$HOME/.local/state/buildtel/logs", strerror(-e), fb);
+                r->log_dir = TAKE_PTR(fb);
+                return 0;
+        }
+        note(r, "cannot write to '%s': %s; the build runs but nothing is recorded",
+             want ? want : "$HOME/.local/state/buildtel/logs", strerror(-e));
+        return 0;
+}
+
+static void on_line(void *userdata, const char *line, size_t len, bool truncated)
+{
+        struct recorder *r = userdata;
+
+        logctx_feed_line(r->logctx, line, len);
+        buildmetrics_feed_line(r->metrics, line, len, r->line_now);
+}
+
+int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct recorder **ret)
+{
+        struct sampler_config scfg = {
+            .root = "/",
+            .disk_path = cfg->disk_path ? cfg->disk_path : ".",
+            .compilers = cfg->compilers,
+        };
+        struct recorder *r;
+        int e;
+
+        r = calloc(1, sizeof(*r));
+        if (!r)
+                return -ENOMEM;
+        r->cfg = *cfg;
+        r->run = run;
+        r->rec = (struct csv_record)CSV_RECORD_INIT;
+        summary_init(&r->summary, &cfg->summary);
+
+        /* The colmap of our own header, to read back every row we write. */
+        e = sample_csv_header(&r->row);
+        if (e >= 0) {
+                size_t used;
+                e = csv_parse_record(r->row.p, r->row.len, &r->rec, &used);
+                e = e > 0 ? sample_colmap_init(&r->colmap, &r->rec) : (e < 0 ? e : -EINVAL);
+        }
+        if (e >= 0)
+                e = logctx_new(&cfg->logctx, &r->logctx);
+        if (e >= 0)
+                e = linebuf_new(0, &r->lines[0]);
+        if (e >= 0)
+                e = linebuf_new(0, &r->lines[1]);
+        if (e >= 0)
+                e = sampler_new(&scfg, &r->sampler);
+        if (e >= 0)
+                e = buildmetrics_new(&cfg->metrics, &r->metrics);
+        if (e < 0) {
+                recorder_free(r);
+                return e;
+        }
+        if (!cfg->no_db) {
+                r->db_path = cfg->db_path ? strdup(cfg->db_path) : store_default_path();
+                if (!r->db_path)
+                        note(r, "no history database: neither XDG_STATE_HOME nor HOME is set");
+        }
+        (void)setup_sinks(r);
+        r->page_mb = (double)sysconf(_SC_PAGESIZE) / 1048576.0;
+        r->start_mono = now_monotonic();
+        r->next_tick = r->start_mono; /* a first sample at once: the baseline */
+        *ret = r;
+        return 0;
+}
+
+void recorder_free(struct recorder *r)
+{
+        if (!r)
+                return;
+        close_sinks(r);
+        sampler_free(r->sampler);
+        buildmetrics_free(r->metrics);
+        logctx_free(r->logctx);
+        linebuf_free(r->lines[0]);
+        linebuf_free(r->lines[1]);
+        dbuf_release(&r->row);
+        csv_record_release(&r->rec);
+        free(r->log_dir);
+        free(r->db_path);
+        free(r);
+}
+
+const char *recorder_log_dir(const struct recorder *r)
+{
+        return r->log_dir;
+}
+double recorder_next_tick(const struct recorder *r)
+{
+        return r->next_tick;
+}
+
+void recorder_output(struct recorder *r, int stream, const char *buf, size_t len)
+{
+        for (size_t i = 0; i < r->nsinks; i++)
+                if (r->ops[i]->output)
+                        r->ops[i]->output(r->state[i], stream, buf, len);
+        /* One clock read per chunk: its lines arrived together, and a read
+         * per line was 40% of the parsing time. */
+        r->line_now = now_monotonic() - r->start_mono;
+        linebuf_feed(r->lines[stream == 2], buf, len, on_line, r);
+}
+
+void recorder_output_eof(struct recorder *r, int stream)
+{
+        r->line_now = now_monotonic() - r->start_mono;
+        linebuf_flush(r->lines[stream == 2], on_line, r);
+}
+
+void recorder_log_line(struct recorder *r, const char *line, size_t len)
+{
+        /* watch's lines (--stage-log-dir) reach the same parsers as run's. */
+        r->line_now = now_monotonic() - r->start_mono;
+        on_line(r, line, len, false);
+}
+
+static void on_build_proc(void *userdata, const struct pidstat *ps)
+{
+        struct recorder *r = userdata;
+
+        proctop_consider(&r->top, ps);
+}
+
+/* Before the host sample: the build's counters, and its pids for the
+ * per-process part of the sampler. */
+static void build_before(struct recorder *r, struct sample *s)
+{
+        static const long no_pids[1];
+        struct cgroup_stats cs;
+        const long *pids;
+        size_t n;
+
+        (void)cgroup_read(r->cfg.cgroup, &cs);
+        s->cg_mode = cgroup_mode_name(cgroup_mode(r->cfg.cgroup));
+        s->cg_cpu_user_s = cs.cpu_user_s;
+        s->cg_cpu_sys_s = cs.cpu_sys_s;
+        s->cg_mem_mb = cs.mem_bytes / 1048576.0;
+        s->cg_mem_peak_mb = cs.mem_peak_bytes / 1048576.0;
+        s->cg_oom_kills = cs.oom_kills;
+        s->cg_io_read_mb = cs.io_read_bytes / 1048576.0;
+        s->cg_io_write_mb = cs.io_write_bytes / 1048576.0;
+        s->cg_psi_cpu_some_s = cs.psi_cpu_some_s;
+        s->cg_psi_cpu_full_s = cs.psi_cpu_full_s;
+        s->cg_psi_mem_some_s = cs.psi_mem_some_s;
+        s->cg_psi_mem_full_s = cs.psi_mem_full_s;
+        s->cg_psi_io_some_s = cs.psi_io_some_s;
+        s->cg_psi_io_full_s = cs.psi_io_full_s;
+        s->cg_pids = cs.pids;
+        s->cg_pids_peak = cs.pids_peak;
+        proctop_reset(&r->top);
+        /* Never the whole host: without the list, no process at all. */
+        if (cgroup_pids(r->cfg.cgroup, &pids, &n) < 0) {
+                pids = no_pids;
+                n = 0;
+        }
+        sampler_set_pids(r->sampler, pids, n, on_build_proc, r);
+}
+
+static void build_after(struct recorder *r, struct sample *s)
+{
+        const char **label[PROCTOP_N] = {&s->top_proc, &s->top2_proc, &s->top3_proc};
+        double *mb[PROCTOP_N] = {&s->top_proc_mb, &s->top2_proc_mb, &s->top3_proc_mb};
+        double *pid[PROCTOP_N] = {&s->top_pid, &s->top2_pid, &s->top3_pid};
+
+        proctop_label_all(&r->top, sampler_procfs(r->sampler));
+        for (size_t i = 0; i < r->top.n; i++) {
+                *label[i] = r->top.e[i].label;
+                *mb[i] = (double)r->top.e[i].rss_pages * r->page_mb;
+                *pid[i] = (double)r->top.e[i].pid;
+        }
+}
+
+/* Say at once when the build lost a process to the OOM killer. */
+static void warn_oom(struct recorder *r, uint64_t before)
+{
+        const struct summary_build *b = &r->summary.build;
+        const struct summary_oom *e;
+
+        if (b->noom == before || !r->cfg.warn)
+                return;
+        if (b->noom > SUMMARY_OOM_MAX) {
+                r->cfg.warn(r->cfg.userdata, "OOM kill in the build's cgroup (%.0f so far)",
+                            b->oom_kills);
+                return;
+        }
+        e = &b->oom[b->noom - 1];
+        if (e->victim.label[0])
+                r->cfg.warn(r->cfg.userdata,
+                            "OOM kill in the build's cgroup (%.0f so far); likely victim: %s "
+                            "(pid %.0f, %.1f MiB)",
+                            e->kills, e->victim.label, e->victim.pid, e->victim.mb);
+        else
+                r->cfg.warn(r->cfg.userdata, "OOM kill in the build's cgroup (%.0f so far)",
+                            e->kills);
+}
+
+int recorder_tick(struct recorder *r)
+{
+        uint64_t noom = r->summary.build.noom;
+        double mono = now_monotonic();
+        struct sample s, rs;
+        size_t used;
+        int e;
+
+        sample_clear(&s);
+        s.epoch = now_realtime();
+        s.elapsed_s = mono - r->start_mono;
+        if (r->cfg.cgroup)
+                build_before(r, &s);
+        (void)sampler_take(r->sampler, &s);
+        if (r->cfg.cgroup)
+                build_after(r, &s);
+        s.stage = logctx_stage(r->logctx);
+        s.context = logctx_context(r->logctx);
+
+        /* Schedule on the grid start + k*interval; skip ticks we missed. */
+        while (r->next_tick <= mono)
+                r->next_tick += r->cfg.interval;
+
+        /* Record the row, then read it back: the summary and every sink see
+         * the values exactly as the CSV holds them, as `summarize` will. */
+        dbuf_reset(&r->row);
+        e = sample_csv_format(&s, &r->row);
+        if (e < 0)
+                return e;
+        e = csv_parse_record(r->row.p, r->row.len, &r->rec, &used);
+        if (e <= 0)
+                return e < 0 ? e : -EINVAL;
+        e = sample_from_record(&r->colmap, &r->rec, &rs);
+        if (e < 0)
+                return e;
+        summary_add(&r->summary, &rs);
+        warn_oom(r, noom);
+        for (size_t i = 0; i < r->nsinks; i++)
+                if (r->ops[i]->sample)
+                        r->ops[i]->sample(r->state[i], &rs, r->row.p, r->row.len);
+        return 0;
+}
+
+int recorder_finish(struct recorder *r, struct dbuf *short_out)
+{
+        struct run_model m = {.run = r->run, .summary = &r->summary};
+        int ret = 0;
+
+        buildmetrics_finish(r->metrics, r->run->argv, r->cfg.note, r->cfg.userdata);
+        m.targets = buildmetrics_model(r->metrics);
+
+        for (size_t i = 0; i < r->nsinks; i++) {
+                int e;
+
+                if (!r->ops[i]->finish)
+                        continue;
+                e = r->ops[i]->finish(r->state[i], &m);
+                if (e < 0) {
+                        note(r, "%s: %s", r->ops[i]->name, strerror(-e));
+                        if (ret == 0)
+                                ret = e;
+                }
+        }
+        if (short_out)
+                (void)summary_render_short(&r->summary, r->run, short_out);
+        if (short_out)
+                (void)targets_render_text(m.targets, short_out);
+        return ret;
+}
+
+size_t recorder_pollfds(struct recorder *r, struct pollfd *p, size_t cap, double *deadline)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < r->nsinks; i++)
+                if (r->ops[i]->pollfds)
+                        n += r->ops[i]->pollfds(r->state[i], p + n, cap - n, deadline);
+        return n;
+}
+
+void recorder_poll(struct recorder *r, const struct pollfd *p, size_t n)
+{
+        double now = now_monotonic();
+
+        for (size_t i = 0; i < r->nsinks; i++)
+                if (r->ops[i]->poll)
+                        r->ops[i]->poll(r->state[i], p, n, now);
+}

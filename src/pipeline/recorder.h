@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model/run.h"
+#include "model/summary.h"
+#include "out/prom.h"
+#include "parse/buildmetrics.h"
+#include "parse/logctx.h"
+#include "util/dbuf.h"
+#include "util/macro.h"
+
+/* The middle of the pipeline, shared by `run` and `watch`: it owns the
+ * sources that are read per tick (sampler, log classifier), the model (the
+ * summary) and the sinks. The caller owns the event loop and the child. */
+
+typedef void (*recorder_note_fn)(void *userdata, const char *fmt, ...) _printf_(2, 3);
+
+struct recorder_config {
+        const char *log_dir; /* NULL: $XDG_STATE_HOME/buildtel/logs */
+        double interval;     /* seconds */
+        const char *disk_path;
+        const char *const *compilers; /* NULL: defaults */
+        struct logctx_config logctx;
+        struct summary_config summary;
+        bool quiet;
+        recorder_note_fn note; /* one-line notes for the user (fallbacks) */
+        recorder_note_fn warn; /* one-line warnings (history database); NULL: note */
+        const char *db_path;   /* history database; NULL: store_default_path() */
+        bool no_db;            /* --no-db */
+        void *userdata;
+        /* The build's own accounting, borrowed (NULL for watch): read every
+         * tick into the cg_* and top_* columns; it also limits the
+         * compilers count to the build's own processes. An OOM kill in it
+         * is reported through warn at once. */
+        struct cgroup *cgroup;
+        struct buildmetrics_config metrics; /* targets, markers, --ninja-log */
+        struct prom_config prom;            /* textfile and Pushgateway */
+        const struct otel_config *otlp;     /* OTLP export, borrowed; NULL: off */
+};
+
+struct recorder;
+struct cgroup;
+struct otel_config;
+
+/* run must outlive the recorder; its facts are written at start and finish.
+ * Never fails for an unwritable directory (falls back, then records
+ * nothing, and says so through note). Returns 0 or -errno (-ENOMEM, a bad
+ * --stage-regex as -EINVAL). */
+int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct recorder **ret);
+void recorder_free(struct recorder *r);
+
+/* Where the files go, or NULL when nothing is written. */
+const char *recorder_log_dir(const struct recorder *r);
+/* The monotonic time of the next tick. */
+double recorder_next_tick(const struct recorder *r);
+
+/* Build output: to the sinks, and line by line to the classifier. */
+void recorder_output(struct recorder *r, int stream, const char *buf, size_t len);
+/* A line from elsewhere (watch --stage-log-dir): to the classifier and the
+ * build-metrics parsers, as run's lines go; not to the sinks. */
+void recorder_log_line(struct recorder *r, const char *line, size_t len);
+/* Flush partial lines of the build's streams (at EOF). */
+void recorder_output_eof(struct recorder *r, int stream);
+
+/* Take a sample now and schedule the next one. Returns 0 or -errno. */
+int recorder_tick(struct recorder *r);
+
+/* The run is over (facts in run final): finish every sink. Writes the
+ * short summary for the terminal into short_out, and a line per sink
+ * failure through note. Returns 0 or the first sink error. */
+int recorder_finish(struct recorder *r, struct dbuf *short_out);
+
+/* Network sinks (OTLP) in the caller's poll loop: the fds to add (at most
+ * cap; RECORDER_POLLFDS is enough) with *deadline lowered to when they
+ * need a turn; after ppoll, recorder_poll with what it returned. Neither
+ * blocks. */
+#define RECORDER_POLLFDS 16
+size_t recorder_pollfds(struct recorder *r, struct pollfd *p, size_t cap, double *deadline);
+void recorder_poll(struct recorder *r, const struct pollfd *p, size_t n);
+
+/* The default log directory (malloc'd), from XDG_STATE_HOME or HOME. */
+char *recorder_default_log_dir(void);

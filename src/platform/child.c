@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+#include "platform/child.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "util/macro.h"
+
+struct child {
+        pid_t pid;
+        int out_fd, err_fd;
+        int pidfd;
+        bool foreground; /* we gave it the terminal */
+        bool reaped;
+};
+
+static int pidfd_open_compat(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+        int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+        if (fd >= 0) {
+                (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+                return fd;
+        }
+#endif
+        return -1;
+}
+
+/* Only async-signal-safe calls between fork and exec. */
+_Noreturn static void child_exec(const struct child_config *cfg, int out_w, int err_w, int errpipe)
+{
+        struct sigaction sa = {.sa_handler = SIG_DFL};
+        int e;
+
+        (void)setpgid(0, 0);
+        /* Into the build's cgroup before anything else runs. A failure
+         * leaves the build outside it; the parent sees that in the
+         * cgroup's empty process list, and the build still runs. */
+        for (size_t i = 0; i < cfg->n_cgroup_procs_fds; i++)
+                (void)!write(cfg->cgroup_procs_fds[i], "0", 1);
+        if (cfg->foreground) {
+                sigset_t ttou;
+                sigemptyset(&ttou);
+                sigaddset(&ttou, SIGTTOU);
+                sigprocmask(SIG_BLOCK, &ttou, NULL);
+                (void)tcsetpgrp(STDIN_FILENO, getpid());
+        }
+        /* buildtel ignores SIGPIPE and blocks signals for its signalfd; the
+         * build gets what buildtel itself was started with. */
+        sigaction(SIGPIPE, cfg->sigpipe ? cfg->sigpipe : &sa, NULL);
+        sigprocmask(SIG_SETMASK, cfg->sigmask, NULL);
+        if (cfg->pipes) {
+                if (dup2(out_w, STDOUT_FILENO) < 0 || dup2(err_w, STDERR_FILENO) < 0)
+                        goto fail;
+        }
+        execvp(cfg->argv[0], cfg->argv);
+fail:
+        e = errno;
+        (void)!write(errpipe, &e, sizeof(e));
+        _exit(e == ENOENT ? 127 : 126);
+}
+
+int child_spawn(const struct child_config *cfg, struct child **ret)
+{
+        _cleanup_close_ int out_r = -1, out_w = -1, err_r = -1, err_w = -1, ep_r = -1, ep_w = -1;
+        int fds[2], e = 0, status;
+        struct child *c;
+        ssize_t n;
+        pid_t pid;
+
+        if (cfg->pipes) {
+                if (pipe2(fds, O_CLOEXEC) < 0)
+                        return -errno;
+                out_r = fds[0];
+                out_w = fds[1];
+                if (pipe2(fds, O_CLOEXEC) < 0)
+                        return -errno;
+                err_r = fds[0];
+                err_w = fds[1];
+                /* Fewer wake-ups for chatty builds; capped by pipe-max-size. */
+                (void)fcntl(out_w, F_SETPIPE_SZ, 1 << 20);
+                (void)fcntl(err_w, F_SETPIPE_SZ, 1 << 20);
+        }
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return -errno;
+        ep_r = fds[0];
+        ep_w = fds[1];
+
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+
+        pid = fork();
+        if (pid < 0) {
+                e = errno;
+                free(c);
+                return -e;
+        }
+        if (pid == 0)
+                child_exec(cfg, out_w, err_w, ep_w);
+
+        /* Both sides set the group, so whoever runs first wins the race. */
+        (void)setpgid(pid, pid);
+        closep(&ep_w);
+        ep_w = -1;
+        do
+                n = read(ep_r, &e, sizeof(e));
+        while (n < 0 && errno == EINTR);
+        if (n == (ssize_t)sizeof(e)) {
+                while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                        ;
+                if (cfg->foreground) {
+                        c->foreground = true;
+                        c->pid = pid;
+                        child_restore_terminal(c);
+                }
+                free(c);
+                return -e;
+        }
+
+        c->pid = pid;
+        c->out_fd = TAKE_FD(out_r);
+        c->err_fd = TAKE_FD(err_r);
+        c->pidfd = pidfd_open_compat(pid);
+        c->foreground = cfg->foreground;
+        *ret = c;
+        return 0;
+}
+
+void child_free(struct child *c)
+{
+        if (!c)
+                return;
+        closep(&c->out_fd);
+        closep(&c->err_fd);
+        closep(&c->pidfd);
+        free(c);
+}
+
+pid_t child_pid(const struct child *c)
+{
+        return c->pid;
+}
+int child_stdout_fd(const struct child *c)
+{
+        return c->out_fd;
+}
+int child_stderr_fd(const struct child *c)
+{
+        return c->err_fd;
+}
+int child_pidfd(const struct child *c)
+{
+        return c->pidfd;
+}
+
+void child_close_fd(struct child *c, int stream)
+{
+        int *fd = stream == 1 ? &c->out_fd : &c->err_fd;
+
+        closep(fd);
+        *fd = -1;
+}
+
+int child_signal(struct child *c, int sig)
+{
+        if (c->reaped)
+                return -ESRCH;
+        /* The group may be gone while a straggler still runs; try the pid. */
+        if (kill(-c->pid, sig) < 0 && kill(c->pid, sig) < 0)
+                return -errno;
+        return 0;
+}
+
+int child_try_wait(struct child *c, int *ret_status, int *ret_signal)
+{
+        int st;
+        pid_t r;
+
+        if (c->reaped)
+                return -ECHILD;
+        do
+                r = waitpid(c->pid, &st, WNOHANG | WUNTRACED);
+        while (r < 0 && errno == EINTR);
+        if (r < 0)
+                return -errno;
+        if (r == 0)
+                return 0;
+        if (WIFSTOPPED(st)) {
+                /* Ctrl-Z at the terminal stopped the build: stop ourselves
+                 * too so the shell sees the job stop, and carry on together
+                 * on `fg`. A build stopped by someone else stays stopped. */
+                if (c->foreground) {
+                        sigset_t ttou, old;
+
+                        child_restore_terminal(c);
+                        (void)raise(SIGTSTP);
+                        sigemptyset(&ttou);
+                        sigaddset(&ttou, SIGTTOU);
+                        sigprocmask(SIG_BLOCK, &ttou, &old);
+                        (void)tcsetpgrp(STDIN_FILENO, c->pid);
+                        sigprocmask(SIG_SETMASK, &old, NULL);
+                        (void)kill(-c->pid, SIGCONT);
+                }
+                return 0;
+        }
+        c->reaped = true;
+        if (WIFSIGNALED(st)) {
+                *ret_status = 128 + WTERMSIG(st);
+                *ret_signal = WTERMSIG(st);
+        } else {
+                *ret_status = WEXITSTATUS(st);
+                *ret_signal = 0;
+        }
+        return 1;
+}
+
+void child_restore_terminal(struct child *c)
+{
+        sigset_t ttou, old;
+
+        if (!c || !c->foreground)
+                return;
+        sigemptyset(&ttou);
+        sigaddset(&ttou, SIGTTOU);
+        sigprocmask(SIG_BLOCK, &ttou, &old);
+        (void)tcsetpgrp(STDIN_FILENO, getpgrp());
+        sigprocmask(SIG_SETMASK, &old, NULL);
+}

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+#include "platform/follow.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/macro.h"
+#include "util/util.h"
+
+#define FOLLOW_TAIL_START (1 << 20) /* read at most the last MiB of a new file */
+#define FOLLOW_MAX_PER_POLL (4 << 20)
+
+struct follow {
+        int dirfd;
+        int fd;
+        dev_t dev;
+        ino_t ino;
+        off_t pos;
+        bool skip_partial; /* started mid-file: drop up to the first '\n' */
+        struct linebuf *lb;
+        char buf[65536];
+};
+
+int follow_new(const char *dir, struct follow **ret)
+{
+        struct follow *f;
+        int e;
+
+        f = calloc(1, sizeof(*f));
+        if (!f)
+                return -ENOMEM;
+        f->fd = -1;
+        f->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (f->dirfd < 0) {
+                e = -errno;
+                free(f);
+                return e;
+        }
+        e = linebuf_new(0, &f->lb);
+        if (e < 0) {
+                close(f->dirfd);
+                free(f);
+                return e;
+        }
+        *ret = f;
+        return 0;
+}
+
+void follow_free(struct follow *f)
+{
+        if (!f)
+                return;
+        closep(&f->fd);
+        closep(&f->dirfd);
+        linebuf_free(f->lb);
+        free(f);
+}
+
+/* The newest regular, non-hidden file; 0 and its name, or -ENOENT. */
+static int newest(struct follow *f, char *name, size_t cap, struct stat *ret_st)
+{
+        struct timespec best = {0, 0};
+        bool found = false;
+        struct dirent *de;
+        DIR *d = opendir_at(f->dirfd, ".");
+
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
+                struct stat st;
+                size_t n = strlen(de->d_name);
+
+                if (de->d_name[0] == '.' || n >= cap)
+                        continue;
+                if (fstatat(f->dirfd, de->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode))
+                        continue;
+                if (!found || st.st_mtim.tv_sec > best.tv_sec ||
+                    (st.st_mtim.tv_sec == best.tv_sec && st.st_mtim.tv_nsec > best.tv_nsec)) {
+                        best = st.st_mtim;
+                        memcpy(name, de->d_name, n + 1);
+                        *ret_st = st;
+                        found = true;
+                }
+        }
+        closedir(d);
+        return found ? 0 : -ENOENT;
+}
+
+struct skip_ctx {
+        linebuf_cb cb;
+        void *userdata;
+        struct follow *f;
+};
+
+static void deliver(void *userdata, const char *line, size_t len, bool truncated)
+{
+        struct skip_ctx *c = userdata;
+
+        if (c->f->skip_partial) {
+                c->f->skip_partial = false;
+                return;
+        }
+        c->cb(c->userdata, line, len, truncated);
+}
+
+long follow_poll(struct follow *f, linebuf_cb cb, void *userdata)
+{
+        struct skip_ctx sc = {.cb = cb, .userdata = userdata, .f = f};
+        char name[256];
+        struct stat st;
+        long total = 0;
+
+        if (newest(f, name, sizeof(name), &st) == 0 &&
+            (st.st_dev != f->dev || st.st_ino != f->ino)) {
+                int fd = openat(f->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+                if (fd >= 0) {
+                        /* A new file: finish the old one's partial line. */
+                        linebuf_flush(f->lb, deliver, &sc);
+                        closep(&f->fd);
+                        f->fd = fd;
+                        f->dev = st.st_dev;
+                        f->ino = st.st_ino;
+                        f->pos =
+                            st.st_size > FOLLOW_TAIL_START ? st.st_size - FOLLOW_TAIL_START : 0;
+                        f->skip_partial = f->pos > 0;
+                }
+        }
+        if (f->fd < 0)
+                return 0;
+        if (fstat(f->fd, &st) == 0 && st.st_size < f->pos)
+                f->pos = 0; /* truncated and rewritten */
+        while (total < FOLLOW_MAX_PER_POLL) {
+                ssize_t n = pread(f->fd, f->buf, sizeof(f->buf), f->pos);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                f->pos += n;
+                total += n;
+                linebuf_feed(f->lb, f->buf, (size_t)n, deliver, &sc);
+        }
+        return total;
+}

@@ -1,0 +1,706 @@
+/* SPDX-License-Identifier: MIT */
+#include "platform/procfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/macro.h"
+#include "util/util.h"
+
+/* /proc/stat grows with the CPU count and the interrupt count; a machine
+ * with thousands of both stays far below this. */
+#define HOT_BUF_INITIAL 4096
+#define HOT_BUF_MAX (16u * 1024 * 1024)
+
+/* /proc/PID/stat is 52 numbers and a comm of at most 64 bytes; we need only
+ * the first 24 fields, so a cut-off tail does no harm. */
+#define PIDSTAT_BUF 1024
+
+struct procfs {
+        int root_fd;
+        int proc_fd;
+        int stat_fd, meminfo_fd, loadavg_fd, zoneinfo_fd; /* -1 until opened */
+        DIR *dir;                                         /* proc/, rewound for every walk */
+        char *buf; /* for the hot files; grows, never shrinks */
+        size_t cap;
+};
+
+/* ---- parsers ---- */
+
+static bool is_digit(char c)
+{
+        return c >= '0' && c <= '9';
+}
+
+static const char *line_end(const char *p, const char *end)
+{
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        return nl ? nl : end;
+}
+
+/* A number must end at a blank, a newline or the end of the buffer:
+ * "12x" is junk, not 12. */
+static bool at_field_end(const char *p, const char *end)
+{
+        return p >= end || *p == ' ' || *p == '\t' || *p == '\n';
+}
+
+int cpustat_parse(const char *buf, size_t len, struct cpustat *ret)
+{
+        const char *p = buf, *end = buf + len;
+
+        if (!buf)
+                return -EINVAL;
+        while (p < end) {
+                const char *eol = line_end(p, end);
+                uint64_t v[10] = {0};
+                size_t n = 0;
+
+                /* The aggregate line is "cpu" then blanks; "cpu0" is not it. */
+                if (eol - p < 4 || memcmp(p, "cpu", 3) != 0 || (p[3] != ' ' && p[3] != '\t')) {
+                        p = eol < end ? eol + 1 : end;
+                        continue;
+                }
+                p += 3;
+                for (;;) {
+                        uint64_t x;
+                        int r;
+
+                        skip_spaces(&p, eol);
+                        if (p >= eol)
+                                break;
+                        r = parse_u64(&p, eol, &x);
+                        if (r < 0)
+                                return r;
+                        if (!at_field_end(p, eol))
+                                return -EINVAL;
+                        /* Columns a future kernel appends are ignored. */
+                        if (n < ARRAY_SIZE(v))
+                                v[n] = x;
+                        n++;
+                }
+                /* Kernels before 2.6 stop after idle; later columns are 0. */
+                if (n < 4)
+                        return -EINVAL;
+                *ret = (struct cpustat){
+                    .user = v[0],
+                    .nice = v[1],
+                    .system = v[2],
+                    .idle = v[3],
+                    .iowait = v[4],
+                    .irq = v[5],
+                    .softirq = v[6],
+                    .steal = v[7],
+                    .guest = v[8],
+                    .guest_nice = v[9],
+                };
+                return 0;
+        }
+        return -EINVAL;
+}
+
+/* Saturating: these are counters that only a corrupt file would overflow,
+ * and a wrong sum is worse than a pinned one. */
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+uint64_t cpustat_total(const struct cpustat *c)
+{
+        uint64_t t = c->user;
+
+        t = add_sat(t, c->nice);
+        t = add_sat(t, c->system);
+        t = add_sat(t, c->idle);
+        t = add_sat(t, c->iowait);
+        t = add_sat(t, c->irq);
+        t = add_sat(t, c->softirq);
+        t = add_sat(t, c->steal);
+        return t;
+}
+
+uint64_t cpustat_busy(const struct cpustat *c)
+{
+        uint64_t t = cpustat_total(c), idle = add_sat(c->idle, c->iowait);
+
+        return t > idle ? t - idle : 0;
+}
+
+enum {
+        MI_TOTAL,
+        MI_FREE,
+        MI_AVAIL,
+        MI_BUFFERS,
+        MI_CACHED,
+        MI_SWAP_TOTAL,
+        MI_SWAP_FREE,
+        _MI_MAX,
+};
+
+int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
+{
+        static const char *const keys[_MI_MAX] = {
+            [MI_TOTAL] = "MemTotal:",     [MI_FREE] = "MemFree:",  [MI_AVAIL] = "MemAvailable:",
+            [MI_BUFFERS] = "Buffers:",    [MI_CACHED] = "Cached:", [MI_SWAP_TOTAL] = "SwapTotal:",
+            [MI_SWAP_FREE] = "SwapFree:",
+        };
+        const char *p = buf, *end = buf + len;
+        uint64_t v[_MI_MAX] = {0};
+        bool seen[_MI_MAX] = {false};
+        uint64_t avail;
+
+        if (!buf)
+                return -EINVAL;
+        while (p < end) {
+                const char *eol = line_end(p, end);
+
+                for (size_t k = 0; k < _MI_MAX; k++) {
+                        uint64_t x;
+                        int r;
+
+                        if (!skip_prefix(&p, eol, keys[k]))
+                                continue;
+                        skip_spaces(&p, eol);
+                        r = parse_u64(&p, eol, &x);
+                        if (r < 0)
+                                return r;
+                        if (!at_field_end(p, eol))
+                                return -EINVAL;
+                        v[k] = x;
+                        seen[k] = true;
+                        break;
+                }
+                /* Lines we do not know (and their units) are ignored. */
+                p = eol < end ? eol + 1 : end;
+        }
+        if (!seen[MI_TOTAL] || !seen[MI_FREE] || !seen[MI_SWAP_TOTAL] || !seen[MI_SWAP_FREE])
+                return -EINVAL;
+        /* Kernels before 3.14 lack MemAvailable; free + buffers + cache is
+         * what free(1) used to show. */
+        avail = seen[MI_AVAIL] ? v[MI_AVAIL]
+                               : add_sat(add_sat(v[MI_FREE], v[MI_BUFFERS]), v[MI_CACHED]);
+        *ret = (struct meminfo){
+            .total_kb = v[MI_TOTAL],
+            .free_kb = v[MI_FREE],
+            .available_kb = avail,
+            .swap_total_kb = v[MI_SWAP_TOTAL],
+            .swap_free_kb = v[MI_SWAP_FREE],
+        };
+        return 0;
+}
+
+static int parse_load(const char **p, const char *end, double *ret)
+{
+        double d;
+        int r;
+
+        skip_spaces(p, end);
+        if (*p < end && **p == '-')
+                return -EINVAL;
+        r = parse_double(p, end, &d);
+        if (r < 0)
+                return r;
+        if (!at_field_end(*p, end))
+                return -EINVAL;
+        *ret = d;
+        return 0;
+}
+
+int zoneinfo_pcp_parse(const char *buf, size_t len, uint64_t *ret_pages)
+{
+        const char *p = buf, *end = buf + len;
+        uint64_t total = 0;
+        bool seen = false;
+
+        /* Every "count:" line of /proc/zoneinfo is one CPU's pageset of one
+         * zone; nothing else in the file is called that. */
+        while (p < end) {
+                const char *eol = line_end(p, end), *q = p;
+                uint64_t v;
+
+                skip_spaces(&q, eol);
+                if (skip_prefix(&q, eol, "count:")) {
+                        skip_spaces(&q, eol);
+                        if (parse_u64(&q, eol, &v) < 0)
+                                return -EINVAL;
+                        if (total > UINT64_MAX - v)
+                                return -ERANGE;
+                        total += v;
+                        seen = true;
+                }
+                p = eol < end ? eol + 1 : end;
+        }
+        if (!seen)
+                return -EINVAL;
+        *ret_pages = total;
+        return 0;
+}
+
+int loadavg_parse(const char *buf, size_t len, struct loadavg *ret)
+{
+        const char *p = buf, *end;
+        double l1, l5, l15;
+        uint64_t running, total;
+        int r;
+
+        if (!buf)
+                return -EINVAL;
+        end = line_end(buf, buf + len);
+        r = parse_load(&p, end, &l1);
+        if (r < 0)
+                return r;
+        r = parse_load(&p, end, &l5);
+        if (r < 0)
+                return r;
+        r = parse_load(&p, end, &l15);
+        if (r < 0)
+                return r;
+        skip_spaces(&p, end);
+        r = parse_u64(&p, end, &running);
+        if (r < 0)
+                return r;
+        if (!skip_prefix(&p, end, "/"))
+                return -EINVAL;
+        r = parse_u64(&p, end, &total);
+        if (r < 0)
+                return r;
+        /* The last pid that follows is of no use to us. */
+        if (!at_field_end(p, end))
+                return -EINVAL;
+        *ret = (struct loadavg){
+            .load1 = l1,
+            .load5 = l5,
+            .load15 = l15,
+            .running = running,
+            .total = total,
+        };
+        return 0;
+}
+
+static int next_i64(const char **p, const char *end, int64_t *ret)
+{
+        int r;
+
+        if (*p >= end || (**p != ' ' && **p != '\t'))
+                return -EINVAL;
+        skip_spaces(p, end);
+        r = parse_i64(p, end, ret);
+        if (r < 0)
+                return r;
+        return at_field_end(*p, end) ? 0 : -EINVAL;
+}
+
+static int next_u64(const char **p, const char *end, uint64_t *ret)
+{
+        int r;
+
+        if (*p >= end || (**p != ' ' && **p != '\t'))
+                return -EINVAL;
+        skip_spaces(p, end);
+        r = parse_u64(p, end, ret);
+        if (r < 0)
+                return r;
+        return at_field_end(*p, end) ? 0 : -EINVAL;
+}
+
+int pidstat_parse(const char *buf, size_t len, struct pidstat *ret)
+{
+        const char *p = buf, *end = buf + len, *open, *close;
+        struct pidstat ps = {0};
+        uint64_t u, pid;
+        int64_t v;
+        size_t clen;
+        int r;
+
+        if (!buf)
+                return -EINVAL;
+        r = parse_u64(&p, end, &pid);
+        if (r < 0)
+                return r;
+        if (pid == 0 || pid > INT_MAX)
+                return -ERANGE;
+        if (!skip_prefix(&p, end, " ("))
+                return -EINVAL;
+        open = p;
+        /* comm may itself hold ") " (a process can name itself anything),
+         * but the numeric fields never hold ')': the last one ends comm. */
+        close = NULL;
+        for (const char *q = end; q > open; q--)
+                if (q[-1] == ')') {
+                        close = q - 1;
+                        break;
+                }
+        if (!close)
+                return -EINVAL;
+        clen = MIN((size_t)(close - open), sizeof(ps.comm) - 1);
+        memcpy(ps.comm, open, clen);
+        ps.comm[clen] = '\0';
+        ps.pid = (long)pid;
+
+        p = close + 1;
+        if (!skip_prefix(&p, end, " ") || p >= end || *p == ' ' || *p == '\n')
+                return -EINVAL;
+        ps.state = *p++; /* 3 */
+        if (!at_field_end(p, end))
+                return -EINVAL;
+
+        /* Fields 4..24; the ones we keep are named, the rest only checked. */
+        for (int field = 4; field <= 24; field++) {
+                switch (field) {
+                case 14:
+                        r = next_u64(&p, end, &ps.utime);
+                        break;
+                case 15:
+                        r = next_u64(&p, end, &ps.stime);
+                        break;
+                case 16:
+                case 17:
+                        r = next_i64(&p, end, &v);
+                        if (r >= 0)
+                                *(field == 16 ? &ps.cutime : &ps.cstime) = v > 0 ? (uint64_t)v : 0;
+                        break;
+                case 20:
+                        r = next_u64(&p, end, &ps.num_threads);
+                        break;
+                case 22:
+                        r = next_u64(&p, end, &ps.starttime);
+                        break;
+                case 23:
+                        r = next_u64(&p, end, &ps.vsize);
+                        break;
+                case 24:
+                        r = next_u64(&p, end, &ps.rss_pages);
+                        break;
+                case 4:
+                case 5:
+                        r = next_i64(&p, end, &v);
+                        if (r >= 0 && (v < 0 || v > INT_MAX))
+                                r = -ERANGE;
+                        if (r >= 0 && field == 4)
+                                ps.ppid = (long)v;
+                        else if (r >= 0)
+                                ps.pgrp = (long)v;
+                        break;
+                default:
+                        /* tty_nr, tpgid, cutime, priority, nice... may be
+                         * negative; flags and fault counts may not. */
+                        if (field == 9 || (field >= 10 && field <= 13))
+                                r = next_u64(&p, end, &u);
+                        else
+                                r = next_i64(&p, end, &v);
+                        break;
+                }
+                if (r < 0)
+                        return r;
+        }
+        *ret = ps;
+        return 0;
+}
+
+int pidio_parse(const char *buf, size_t len, struct pidio *ret)
+{
+        const char *p = buf, *end = buf + len;
+        struct pidio io = {0};
+        bool have_r = false, have_w = false;
+
+        if (!buf)
+                return -EINVAL;
+        while (p < end) {
+                const char *eol = line_end(p, end);
+                uint64_t *dst = NULL;
+                int r;
+
+                if (skip_prefix(&p, eol, "read_bytes:")) {
+                        dst = &io.read_bytes;
+                        have_r = true;
+                } else if (skip_prefix(&p, eol, "write_bytes:")) {
+                        dst = &io.write_bytes;
+                        have_w = true;
+                }
+                if (dst) {
+                        skip_spaces(&p, eol);
+                        r = parse_u64(&p, eol, dst);
+                        if (r < 0)
+                                return r;
+                        if (!at_field_end(p, eol))
+                                return -EINVAL;
+                }
+                p = eol < end ? eol + 1 : end;
+        }
+        if (!have_r || !have_w)
+                return -EINVAL;
+        *ret = io;
+        return 0;
+}
+
+/* ---- reading ---- */
+
+int procfs_new(const char *root, struct procfs **ret)
+{
+        _cleanup_close_ int root_fd = -1, proc_fd = -1;
+        struct procfs *p;
+
+        if (!root || !ret)
+                return -EINVAL;
+        root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+                return -errno;
+        proc_fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (proc_fd < 0)
+                return -errno;
+
+        p = calloc(1, sizeof(*p));
+        if (!p)
+                return -ENOMEM;
+        p->stat_fd = p->meminfo_fd = p->loadavg_fd = p->zoneinfo_fd = -1;
+        p->cap = HOT_BUF_INITIAL;
+        p->buf = malloc(p->cap);
+        if (!p->buf) {
+                free(p);
+                return -ENOMEM;
+        }
+        p->root_fd = TAKE_FD(root_fd);
+        p->proc_fd = TAKE_FD(proc_fd);
+        /* A hot file that is missing now (a partial fixture, a locked-down
+         * container) is retried on each read and reported there. */
+        p->stat_fd = openat(p->proc_fd, "stat", O_RDONLY | O_CLOEXEC);
+        p->meminfo_fd = openat(p->proc_fd, "meminfo", O_RDONLY | O_CLOEXEC);
+        p->loadavg_fd = openat(p->proc_fd, "loadavg", O_RDONLY | O_CLOEXEC);
+        p->zoneinfo_fd = openat(p->proc_fd, "zoneinfo", O_RDONLY | O_CLOEXEC);
+        *ret = p;
+        return 0;
+}
+
+void procfs_free(struct procfs *p)
+{
+        if (!p)
+                return;
+        if (p->dir)
+                closedir(p->dir);
+        if (p->stat_fd >= 0)
+                close(p->stat_fd);
+        if (p->meminfo_fd >= 0)
+                close(p->meminfo_fd);
+        if (p->loadavg_fd >= 0)
+                close(p->loadavg_fd);
+        if (p->zoneinfo_fd >= 0)
+                close(p->zoneinfo_fd);
+        close(p->proc_fd);
+        close(p->root_fd);
+        free(p->buf);
+        free(p);
+}
+
+int procfs_root_fd(const struct procfs *p)
+{
+        return p->root_fd;
+}
+
+/* pread the whole of a kept-open file into p->buf. A read that fills the
+ * buffer may have been cut: grow and read again from offset 0. The file is
+ * re-read, not reopened, so a fixture must be rewritten in place. */
+static ssize_t read_hot(struct procfs *p, int *fd, const char *name)
+{
+        if (*fd < 0) {
+                *fd = openat(p->proc_fd, name, O_RDONLY | O_CLOEXEC);
+                if (*fd < 0)
+                        return -errno;
+        }
+        for (;;) {
+                ssize_t n = pread(*fd, p->buf, p->cap, 0);
+                char *nb;
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if ((size_t)n < p->cap)
+                        return n;
+                if (p->cap >= HOT_BUF_MAX)
+                        return -EFBIG;
+                nb = realloc(p->buf, p->cap * 2);
+                if (!nb)
+                        return -ENOMEM;
+                p->buf = nb;
+                p->cap *= 2;
+        }
+}
+
+int procfs_cpustat(struct procfs *p, struct cpustat *ret)
+{
+        ssize_t n = read_hot(p, &p->stat_fd, "stat");
+
+        return n < 0 ? (int)n : cpustat_parse(p->buf, (size_t)n, ret);
+}
+
+int procfs_meminfo(struct procfs *p, struct meminfo *ret)
+{
+        ssize_t n = read_hot(p, &p->meminfo_fd, "meminfo");
+
+        return n < 0 ? (int)n : meminfo_parse(p->buf, (size_t)n, ret);
+}
+
+int procfs_loadavg(struct procfs *p, struct loadavg *ret)
+{
+        ssize_t n = read_hot(p, &p->loadavg_fd, "loadavg");
+
+        return n < 0 ? (int)n : loadavg_parse(p->buf, (size_t)n, ret);
+}
+
+int procfs_pcp_free_kb(struct procfs *p, uint64_t *ret_kb)
+{
+        ssize_t n = read_hot(p, &p->zoneinfo_fd, "zoneinfo");
+        long page = sysconf(_SC_PAGESIZE);
+        uint64_t pages;
+        int r;
+
+        if (n < 0)
+                return (int)n;
+        r = zoneinfo_pcp_parse(p->buf, (size_t)n, &pages);
+        if (r < 0)
+                return r;
+        if (page <= 0)
+                page = 4096;
+        *ret_kb = pages * ((uint64_t)page / 1024);
+        return 0;
+}
+
+/* "PID/name" into buf[64]; pid is positive and fits an int. */
+static int pid_path(char buf[static 64], long pid, const char *name)
+{
+        int n;
+
+        if (pid <= 0 || pid > INT_MAX)
+                return -EINVAL;
+        n = snprintf(buf, 64, "%ld/%s", pid, name);
+        if (n < 0 || n >= 64)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+/* Open and read proc/PID/name once into buf. */
+static ssize_t read_pid_file(struct procfs *p, long pid, const char *name, char *buf, size_t cap)
+{
+        _cleanup_close_ int fd = -1;
+        char path[64];
+        size_t len = 0;
+        int r;
+
+        r = pid_path(path, pid, name);
+        if (r < 0)
+                return r;
+        fd = openat(p->proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        while (len < cap) {
+                ssize_t n = read(fd, buf + len, cap - len);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t)n;
+        }
+        return (ssize_t)len;
+}
+
+int procfs_pidstat(struct procfs *p, long pid, struct pidstat *ret)
+{
+        char buf[PIDSTAT_BUF];
+        ssize_t n;
+
+        n = read_pid_file(p, pid, "stat", buf, sizeof(buf));
+        if (n < 0)
+                return (int)n;
+        /* The process died between open and read. */
+        if (n == 0)
+                return -ESRCH;
+        return pidstat_parse(buf, (size_t)n, ret);
+}
+
+int procfs_pidio(struct procfs *p, long pid, struct pidio *ret)
+{
+        char buf[512];
+        ssize_t n;
+
+        n = read_pid_file(p, pid, "io", buf, sizeof(buf));
+        if (n < 0)
+                return (int)n;
+        if (n == 0)
+                return -ESRCH;
+        return pidio_parse(buf, (size_t)n, ret);
+}
+
+static bool is_pid_name(const char *s, long *ret)
+{
+        uint64_t v;
+
+        if (!is_digit(s[0]) || parse_u64_str(s, &v) < 0 || v == 0 || v > INT_MAX)
+                return false;
+        *ret = (long)v;
+        return true;
+}
+
+int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, void *userdata),
+                       void *userdata)
+{
+        struct dirent *de;
+        int count = 0;
+
+        if (!p->dir) {
+                p->dir = opendir_at(p->proc_fd, ".");
+                if (!p->dir)
+                        return -errno;
+        } else {
+                /* Seeking /proc back to 0 makes the next getdents list the
+                 * pid table afresh, so new processes are seen. */
+                rewinddir(p->dir);
+        }
+
+        for (;;) {
+                struct pidstat ps;
+                long pid;
+                int r;
+
+                errno = 0;
+                de = readdir(p->dir);
+                if (!de) {
+                        if (errno != 0)
+                                return -errno;
+                        break;
+                }
+                if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+                        continue;
+                if (!is_pid_name(de->d_name, &pid))
+                        continue;
+                r = procfs_pidstat(p, pid, &ps);
+                /* Gone (ENOENT, ESRCH), hidden (hidepid: EACCES) or a stat
+                 * we cannot make sense of: none of these may stop a tick. */
+                if (r < 0)
+                        continue;
+                count++;
+                if (cb) {
+                        r = cb(&ps, userdata);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return count;
+}
+
+ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap)
+{
+        if (!buf && cap > 0)
+                return -EINVAL;
+        return read_pid_file(p, pid, "cmdline", buf, cap);
+}

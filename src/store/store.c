@@ -1,0 +1,745 @@
+/* SPDX-License-Identifier: MIT */
+#include "store/store.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "platform/procfs.h"
+#include "util/dbuf.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+/* Version 1: runs and the seed's sample columns. Kept verbatim: it is what
+ * a version-1 file holds (tests/fixtures/history-v1 is one). */
+static const char schema_v1[] =
+    "CREATE TABLE runs ("
+    " id INTEGER PRIMARY KEY,"
+    " run_id TEXT NOT NULL UNIQUE,"
+    " kind TEXT NOT NULL,"
+    " argv TEXT NOT NULL," /* a JSON array */
+    " cwd TEXT, host TEXT,"
+    " start_epoch REAL NOT NULL, end_epoch REAL,"
+    " state TEXT NOT NULL," /* running | finished */
+    " exit_code INTEGER, term_signal INTEGER,"
+    " pid INTEGER, ncpu INTEGER, interval REAL,"
+    " recorder_pid INTEGER, recorder_start INTEGER, boot_id TEXT,"
+    " samples INTEGER NOT NULL DEFAULT 0,"
+    " mem_total_mb REAL, mem_used_peak_mb REAL, mem_used_peak_elapsed_s REAL,"
+    " mem_used_peak_stage TEXT, mem_used_peak_context TEXT,"
+    " mem_avail_min_mb REAL, swap_used_peak_mb REAL, disk_avail_min_gb REAL,"
+    " load1_peak REAL, cpu_pct_peak REAL, cpu_pct_avg REAL, compilers_peak REAL,"
+    " near_oom_samples INTEGER, low_disk_samples INTEGER,"
+    " summary_json TEXT);"
+    "CREATE INDEX runs_start ON runs(start_epoch);"
+    "CREATE TABLE samples ("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " seq INTEGER NOT NULL,"
+    " epoch REAL, elapsed_s REAL, load1 REAL, cpu_pct REAL, mem_used_mb REAL,"
+    " mem_avail_mb REAL, mem_pct REAL, swap_used_mb REAL, disk_avail_gb REAL,"
+    " disk_pct REAL, compilers REAL, stage TEXT, context TEXT);"
+    "CREATE UNIQUE INDEX samples_run_seq ON samples(run, seq);";
+
+/* Version 2: builder, cgroup mode, VCS revision, dropped samples; targets
+ * and compiler-cache snapshots. */
+static const char schema_v2[] =
+    "ALTER TABLE runs ADD COLUMN builder TEXT;"
+    "ALTER TABLE runs ADD COLUMN cgroup_mode TEXT;"
+    "ALTER TABLE runs ADD COLUMN vcs_rev TEXT;"
+    "ALTER TABLE runs ADD COLUMN vcs_ref TEXT;"
+    "ALTER TABLE runs ADD COLUMN samples_dropped INTEGER NOT NULL DEFAULT 0;"
+    "CREATE TABLE targets ("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " name TEXT NOT NULL,"
+    " duration_s REAL, steps INTEGER, cached INTEGER, success INTEGER,"
+    " cc_hits INTEGER, cc_misses INTEGER, node TEXT, ref TEXT,"
+    " PRIMARY KEY (run, name));"
+    "CREATE INDEX targets_name ON targets(name);"
+    "CREATE TABLE cache_snapshots ("
+    " id INTEGER PRIMARY KEY,"
+    " taken_epoch REAL NOT NULL,"
+    " tool TEXT NOT NULL,"
+    " origin TEXT NOT NULL," /* cache | run-start | run-end */
+    " run INTEGER REFERENCES runs(id) ON DELETE SET NULL,"
+    " hits INTEGER, misses INTEGER, size_bytes INTEGER, max_size_bytes INTEGER,"
+    " files INTEGER, version TEXT, raw TEXT);"
+    "CREATE INDEX cache_snapshots_tool ON cache_snapshots(tool, origin, taken_epoch);";
+
+/* Version 3: what a target's OTLP metrics carry besides its figures (the
+ * buildx builder, and the compiler-cache counts per tool: one target may
+ * report both), so `buildtel export` sends a stored run as the live run
+ * did. cc_hits and cc_misses stay as they were (sccache's, else ccache's). */
+static const char schema_v3[] = "ALTER TABLE targets ADD COLUMN builder TEXT;"
+                                "ALTER TABLE targets ADD COLUMN sccache_hits INTEGER;"
+                                "ALTER TABLE targets ADD COLUMN sccache_misses INTEGER;"
+                                "ALTER TABLE targets ADD COLUMN ccache_hits INTEGER;"
+                                "ALTER TABLE targets ADD COLUMN ccache_misses INTEGER;";
+
+/* migrations[v] takes a file from version v to v + 1. */
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3};
+_Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
+
+struct store {
+        sqlite3 *db;
+        int opened_version;
+        sqlite3_stmt *ins_sample;
+        size_t *sample_cols; /* column table index per bound parameter */
+        size_t nsample_cols;
+};
+
+int store_map_rc(struct sqlite3 *db, int rc)
+{
+        switch (rc & 0xff) {
+        case SQLITE_OK:
+        case SQLITE_ROW:
+        case SQLITE_DONE:
+                return 0;
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+                return -EBUSY;
+        case SQLITE_FULL:
+                return -ENOSPC;
+        case SQLITE_NOMEM:
+                return -ENOMEM;
+        case SQLITE_READONLY:
+                return -EROFS;
+        case SQLITE_PERM:
+        case SQLITE_AUTH:
+                return -EACCES;
+        case SQLITE_NOTADB:
+        case SQLITE_CORRUPT:
+        case SQLITE_FORMAT:
+                return -STORE_ENOTDB;
+        case SQLITE_CANTOPEN:
+        case SQLITE_IOERR: {
+                int e = db ? sqlite3_system_errno(db) : 0;
+                if (e == ENOSPC || e == EDQUOT)
+                        return -ENOSPC;
+                return e > 0 ? -e : ((rc & 0xff) == SQLITE_CANTOPEN ? -EACCES : -EIO);
+        }
+        default:
+                return -EIO;
+        }
+}
+
+const char *store_strerror(int e)
+{
+        switch (-e) {
+        case STORE_ENOTDB:
+                return "not a buildtel history database (not SQLite, or corrupt)";
+        case STORE_ENEWER:
+                return "written by a newer buildtel (unknown schema version)";
+        case EBUSY:
+                return "locked by another process past the busy timeout";
+        default:
+                return strerror(-e);
+        }
+}
+
+const char *store_errmsg(struct store *st)
+{
+        return st && st->db ? sqlite3_errmsg(st->db) : "out of memory";
+}
+
+sqlite3 *store_db(struct store *st)
+{
+        return st->db;
+}
+int store_opened_version(const struct store *st)
+{
+        return st->opened_version;
+}
+
+void store_set_busy_timeout(struct store *st, int ms)
+{
+        sqlite3_busy_timeout(st->db, ms);
+}
+
+char *store_default_path(void)
+{
+        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+        char buf[4096];
+        int n;
+
+        if (state && state[0] == '/')
+                n = snprintf(buf, sizeof(buf), "%s/buildtel/history.db", state);
+        else if (home && home[0] == '/')
+                n = snprintf(buf, sizeof(buf), "%s/.local/state/buildtel/history.db", home);
+        else
+                return NULL;
+        if (n < 0 || (size_t)n >= sizeof(buf))
+                return NULL;
+        return strdup(buf);
+}
+
+static int exec_sql(struct store *st, const char *sql)
+{
+        return store_map_rc(st->db, sqlite3_exec(st->db, sql, NULL, NULL, NULL));
+}
+
+int store_begin(struct store *st)
+{
+        return exec_sql(st, "BEGIN IMMEDIATE");
+}
+int store_commit(struct store *st)
+{
+        return exec_sql(st, "COMMIT");
+}
+
+void store_rollback(struct store *st)
+{
+        if (!sqlite3_get_autocommit(st->db))
+                (void)sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static int prepare(struct store *st, const char *sql, sqlite3_stmt **ret)
+{
+        return store_map_rc(st->db, sqlite3_prepare_v2(st->db, sql, -1, ret, NULL));
+}
+
+/* Run a statement to its end and reset it. */
+static int step_done(struct store *st, sqlite3_stmt *s)
+{
+        int rc = sqlite3_step(s);
+        int r = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_map_rc(st->db, rc);
+
+        sqlite3_reset(s);
+        return r;
+}
+
+static int read_version(struct store *st, int *ret)
+{
+        sqlite3_stmt *s = NULL;
+        int r = prepare(st, "PRAGMA user_version", &s);
+
+        if (r >= 0) {
+                int rc = sqlite3_step(s);
+                if (rc == SQLITE_ROW)
+                        *ret = sqlite3_column_int(s, 0);
+                else
+                        r = store_map_rc(st->db, rc);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
+
+static bool column_name_ok(const char *n)
+{
+        if (!*n)
+                return false;
+        for (; *n; n++)
+                if (!((*n >= 'a' && *n <= 'z') || (*n >= '0' && *n <= '9') || *n == '_'))
+                        return false;
+        return true;
+}
+
+/* Add the sample columns the table lacks: a column appended to the table
+ * in sample.c becomes an SQL column on the next open, with no code here.
+ * Called inside the upgrade transaction. */
+static int sync_sample_columns(struct store *st)
+{
+        sqlite3_stmt *s = NULL;
+        bool have[SAMPLE_COLUMNS_MAX] = {false};
+        int r = prepare(st, "SELECT name FROM pragma_table_xinfo('samples')", &s);
+
+        while (r >= 0) {
+                int rc = sqlite3_step(s);
+                const char *name;
+
+                if (rc == SQLITE_DONE)
+                        break;
+                if (rc != SQLITE_ROW) {
+                        r = store_map_rc(st->db, rc);
+                        break;
+                }
+                name = (const char *)sqlite3_column_text(s, 0);
+                for (size_t i = 0; name && i < sample_column_count(); i++)
+                        if (strcmp(name, sample_column_name(i, NULL)) == 0)
+                                have[i] = true;
+        }
+        sqlite3_finalize(s);
+        for (size_t i = 0; r >= 0 && i < sample_column_count(); i++) {
+                enum sample_column_type t;
+                const char *name = sample_column_name(i, &t);
+                char sql[512];
+                int n;
+
+                if (have[i] || !column_name_ok(name))
+                        continue;
+                if (t == SAMPLE_COLUMN_NUMBER)
+                        n = snprintf(sql, sizeof(sql), "ALTER TABLE samples ADD COLUMN \"%s\" REAL",
+                                     name);
+                else if (t == SAMPLE_COLUMN_TEXT)
+                        n = snprintf(sql, sizeof(sql), "ALTER TABLE samples ADD COLUMN \"%s\" TEXT",
+                                     name);
+                else /* derived from epoch: computed when read, never stored */
+                        n = snprintf(
+                            sql, sizeof(sql),
+                            "ALTER TABLE samples ADD COLUMN \"%s\" TEXT GENERATED ALWAYS AS "
+                            "(strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ', epoch, 'unixepoch')) VIRTUAL",
+                            name);
+                if (n < 0 || (size_t)n >= sizeof(sql))
+                        return -ENAMETOOLONG;
+                r = exec_sql(st, sql);
+        }
+        return r;
+}
+
+/* Bring the file to STORE_SCHEMA_VERSION and the sample columns up to
+ * date, in one IMMEDIATE transaction (two buildtels opening a new file at
+ * once: the second sees the first one's work). */
+static int upgrade(struct store *st)
+{
+        int v, r;
+
+        r = read_version(st, &v);
+        if (r < 0)
+                return r;
+        st->opened_version = v;
+        if (v > STORE_SCHEMA_VERSION)
+                return -STORE_ENEWER;
+        r = store_begin(st);
+        if (r < 0)
+                return r;
+        r = read_version(st, &v);
+        for (; r >= 0 && v < STORE_SCHEMA_VERSION; v++) {
+                char sql[64];
+
+                r = exec_sql(st, migrations[v]);
+                if (r >= 0) {
+                        snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", v + 1);
+                        r = exec_sql(st, sql);
+                }
+        }
+        if (r >= 0 && v > STORE_SCHEMA_VERSION)
+                r = -STORE_ENEWER;
+        if (r >= 0)
+                r = sync_sample_columns(st);
+        if (r >= 0)
+                r = store_commit(st);
+        if (r < 0)
+                store_rollback(st);
+        return r;
+}
+
+/* Prepare the sample insert over the columns the table has. */
+static int prepare_sample_insert(struct store *st)
+{
+        struct dbuf sql = DBUF_INIT;
+        size_t n = 0;
+        int r;
+
+        st->sample_cols = calloc(sample_column_count(), sizeof(*st->sample_cols));
+        if (!st->sample_cols)
+                return -ENOMEM;
+        r = dbuf_puts(&sql, "INSERT INTO samples (run, seq");
+        for (size_t i = 0; r >= 0 && i < sample_column_count(); i++) {
+                enum sample_column_type t;
+                const char *name = sample_column_name(i, &t);
+
+                if (t == SAMPLE_COLUMN_ISO || !column_name_ok(name))
+                        continue;
+                r = dbuf_printf(&sql, ", \"%s\"", name);
+                st->sample_cols[n++] = i;
+        }
+        if (r >= 0)
+                r = dbuf_puts(&sql, ") VALUES (?, ?");
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = dbuf_puts(&sql, ", ?");
+        if (r >= 0)
+                r = dbuf_puts(&sql, ")");
+        if (r >= 0)
+                r = prepare(st, sql.p, &st->ins_sample);
+        st->nsample_cols = n;
+        dbuf_release(&sql);
+        return r;
+}
+
+int store_open(const char *path, bool create, int busy_ms, struct store **ret)
+{
+        struct store *st;
+        struct stat sb;
+        int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, rc, r;
+
+        if (create) {
+                _cleanup_free_ char *dir = strdup(path);
+                char *slash;
+
+                if (!dir)
+                        return -ENOMEM;
+                slash = strrchr(dir, '/');
+                if (slash && slash != dir) {
+                        *slash = '\0';
+                        r = mkdir_p(dir, 0755);
+                        if (r < 0)
+                                return r;
+                }
+                flags |= SQLITE_OPEN_CREATE;
+        } else if (stat(path, &sb) < 0) {
+                return -errno;
+        }
+        st = calloc(1, sizeof(*st));
+        if (!st)
+                return -ENOMEM;
+        rc = sqlite3_open_v2(path, &st->db, flags, NULL);
+        if (rc != SQLITE_OK) {
+                r = store_map_rc(st->db, rc);
+                store_close(st);
+                return r < 0 ? r : -EIO;
+        }
+        sqlite3_extended_result_codes(st->db, 1);
+        sqlite3_busy_timeout(st->db, busy_ms);
+        /* WAL: readers never block the writer, and a commit needs no fsync
+         * with synchronous=NORMAL (only checkpoints do). A crash may lose
+         * the last commits, never the file. */
+        r = exec_sql(st, "PRAGMA journal_mode = WAL");
+        if (r >= 0)
+                r = exec_sql(st, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
+        if (r >= 0)
+                r = upgrade(st);
+        if (r >= 0)
+                r = prepare_sample_insert(st);
+        if (r < 0) {
+                store_close(st);
+                return r;
+        }
+        *ret = st;
+        return 0;
+}
+
+void store_close(struct store *st)
+{
+        if (!st)
+                return;
+        sqlite3_finalize(st->ins_sample);
+        sqlite3_close(st->db);
+        free(st->sample_cols);
+        free(st);
+}
+
+int store_recorder_self(struct store_recorder *ret)
+{
+        _cleanup_free_ char *buf = NULL, *boot = NULL;
+        struct store_recorder t = {.pid = (long)getpid()};
+        struct pidstat ps;
+        size_t len;
+        int r;
+
+        r = read_file_at(AT_FDCWD, "/proc/self/stat", 4096, &buf, &len);
+        if (r < 0)
+                return r;
+        r = pidstat_parse(buf, len, &ps);
+        if (r < 0)
+                return r;
+        t.starttime = ps.starttime;
+        if (read_file_at(AT_FDCWD, "/proc/sys/kernel/random/boot_id", 64, &boot, &len) >= 0) {
+                while (len > 0 && (boot[len - 1] == '\n' || boot[len - 1] == ' '))
+                        len--;
+                if (len < sizeof(t.boot_id)) {
+                        memcpy(t.boot_id, boot, len);
+                        t.boot_id[len] = '\0';
+                }
+        }
+        *ret = t;
+        return 0;
+}
+
+static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
+{
+        if (v)
+                sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
+        else
+                sqlite3_bind_null(s, i);
+}
+
+static void bind_double_or_null(sqlite3_stmt *s, int i, double v)
+{
+        if (isfinite(v))
+                sqlite3_bind_double(s, i, v);
+        else
+                sqlite3_bind_null(s, i);
+}
+
+static void bind_point(sqlite3_stmt *s, int i, const struct summary_point *p)
+{
+        if (p->set)
+                sqlite3_bind_double(s, i, p->value);
+        else
+                sqlite3_bind_null(s, i);
+}
+
+static char *argv_json(const struct run_info *ri)
+{
+        json_t *a = json_array();
+        char *out;
+
+        if (!a)
+                return NULL;
+        for (size_t i = 0; ri->argv && ri->argv[i]; i++)
+                json_array_append_new(a, run_json_string(ri->argv[i]));
+        out = json_dumps(a, JSON_COMPACT);
+        json_decref(a);
+        return out;
+}
+
+int store_run_begin(struct store *st, const struct run_info *ri, const struct store_run_extra *x,
+                    const struct store_recorder *rec, int64_t *ret_id)
+{
+        static const char sql[] =
+            "INSERT INTO runs (run_id, kind, argv, cwd, host, start_epoch, state, pid,"
+            " ncpu, interval, recorder_pid, recorder_start, boot_id, builder, cgroup_mode,"
+            " vcs_rev, vcs_ref) VALUES (?,?,?,?,?,?,'running',?,?,?,?,?,?,?,?,?,?)";
+        _cleanup_free_ char *argv = argv_json(ri);
+        sqlite3_stmt *s = NULL, *del = NULL;
+        int r;
+
+        if (!argv)
+                return -ENOMEM;
+        r = store_begin(st);
+        if (r < 0)
+                return r;
+        r = prepare(st, "DELETE FROM runs WHERE run_id = ?", &del);
+        if (r >= 0) {
+                sqlite3_bind_text(del, 1, ri->run_id, -1, SQLITE_STATIC);
+                r = step_done(st, del);
+        }
+        if (r >= 0)
+                r = prepare(st, sql, &s);
+        if (r >= 0) {
+                bind_text_or_null(s, 1, ri->run_id);
+                bind_text_or_null(s, 2, ri->kind ? ri->kind : "run");
+                sqlite3_bind_text(s, 3, argv, -1, SQLITE_STATIC);
+                bind_text_or_null(s, 4, ri->cwd);
+                bind_text_or_null(s, 5, ri->host);
+                sqlite3_bind_double(s, 6, isfinite(ri->start_epoch) ? ri->start_epoch : 0);
+                sqlite3_bind_int64(s, 7, ri->pid);
+                sqlite3_bind_int64(s, 8, ri->ncpu);
+                bind_double_or_null(s, 9, ri->interval);
+                sqlite3_bind_int64(s, 10, rec ? rec->pid : 0);
+                sqlite3_bind_int64(s, 11, rec ? (sqlite3_int64)rec->starttime : 0);
+                bind_text_or_null(s, 12, rec ? rec->boot_id : NULL);
+                bind_text_or_null(s, 13, x ? x->builder : NULL);
+                bind_text_or_null(s, 14, x ? x->cgroup_mode : NULL);
+                bind_text_or_null(s, 15, x ? x->vcs_rev : NULL);
+                bind_text_or_null(s, 16, x && x->vcs_ref && x->vcs_ref[0] ? x->vcs_ref : NULL);
+                r = step_done(st, s);
+        }
+        if (r >= 0)
+                r = store_commit(st);
+        if (r >= 0)
+                *ret_id = sqlite3_last_insert_rowid(st->db);
+        else
+                store_rollback(st);
+        sqlite3_finalize(s);
+        sqlite3_finalize(del);
+        return r;
+}
+
+/* The summary figures, bound from parameter `first` on, in the order of
+ * SUMMARY_SET. */
+#define SUMMARY_SET                                                                                \
+        "samples = ?, mem_total_mb = ?, mem_used_peak_mb = ?, mem_used_peak_elapsed_s = ?,"        \
+        " mem_used_peak_stage = ?, mem_used_peak_context = ?, mem_avail_min_mb = ?,"               \
+        " swap_used_peak_mb = ?, disk_avail_min_gb = ?, load1_peak = ?, cpu_pct_peak = ?,"         \
+        " cpu_pct_avg = ?, compilers_peak = ?, near_oom_samples = ?, low_disk_samples = ?,"        \
+        " samples_dropped = ?"
+#define SUMMARY_NPARAMS 16
+
+static void bind_summary(sqlite3_stmt *s, int first, const struct summary *sum, uint64_t dropped)
+{
+        int i = first;
+
+        sqlite3_bind_int64(s, i++, (sqlite3_int64)sum->samples);
+        bind_double_or_null(s, i++, sum->mem_total_mb);
+        bind_point(s, i++, &sum->mem_used_peak);
+        if (sum->mem_used_peak.set) {
+                sqlite3_bind_double(s, i++, sum->mem_used_peak.elapsed_s);
+                sqlite3_bind_text(s, i++, sum->mem_used_peak.stage, -1, SQLITE_TRANSIENT);
+                sqlite3_bind_text(s, i++, sum->mem_used_peak.context, -1, SQLITE_TRANSIENT);
+        } else {
+                sqlite3_bind_null(s, i++);
+                sqlite3_bind_null(s, i++);
+                sqlite3_bind_null(s, i++);
+        }
+        bind_point(s, i++, &sum->mem_avail_min);
+        bind_point(s, i++, &sum->swap_used_peak);
+        bind_point(s, i++, &sum->disk_avail_min);
+        bind_point(s, i++, &sum->load1_peak);
+        bind_point(s, i++, &sum->cpu_pct_peak);
+        bind_double_or_null(s, i++,
+                            sum->cpu_pct_n ? sum->cpu_pct_sum / (double)sum->cpu_pct_n : NAN);
+        bind_point(s, i++, &sum->compilers_peak);
+        sqlite3_bind_int64(s, i++, (sqlite3_int64)sum->near_oom_samples);
+        sqlite3_bind_int64(s, i++, (sqlite3_int64)sum->low_disk_samples);
+        sqlite3_bind_int64(s, i++, (sqlite3_int64)dropped);
+}
+
+int store_run_progress(struct store *st, int64_t id, const struct summary *sum, uint64_t dropped)
+{
+        sqlite3_stmt *s = NULL;
+        int r = prepare(st, "UPDATE runs SET " SUMMARY_SET " WHERE id = ?", &s);
+
+        if (r >= 0) {
+                bind_summary(s, 1, sum, dropped);
+                sqlite3_bind_int64(s, SUMMARY_NPARAMS + 1, id);
+                r = step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
+
+int store_run_set_extra(struct store *st, int64_t id, const struct store_run_extra *x)
+{
+        sqlite3_stmt *s = NULL;
+        int r = prepare(st,
+                        "UPDATE runs SET builder = COALESCE(?, builder),"
+                        " cgroup_mode = COALESCE(?, cgroup_mode), vcs_rev = COALESCE(?, vcs_rev),"
+                        " vcs_ref = COALESCE(?, vcs_ref) WHERE id = ?",
+                        &s);
+
+        if (r >= 0) {
+                bind_text_or_null(s, 1, x->builder);
+                bind_text_or_null(s, 2, x->cgroup_mode);
+                bind_text_or_null(s, 3, x->vcs_rev);
+                bind_text_or_null(s, 4, x->vcs_ref && x->vcs_ref[0] ? x->vcs_ref : NULL);
+                sqlite3_bind_int64(s, 5, id);
+                r = step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
+
+int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
+                     const struct summary *sum, const char *summary_json, uint64_t dropped)
+{
+        sqlite3_stmt *s = NULL;
+        int r =
+            prepare(st,
+                    "UPDATE runs SET " SUMMARY_SET ", end_epoch = ?, state = ?, exit_code = ?,"
+                    " term_signal = ?, summary_json = ?, cgroup_mode = COALESCE(?, cgroup_mode),"
+                    " pid = ? WHERE id = ?",
+                    &s);
+
+        if (r >= 0) {
+                int i = SUMMARY_NPARAMS + 1;
+
+                bind_summary(s, 1, sum, dropped);
+                bind_double_or_null(s, i++, ri->end_epoch);
+                sqlite3_bind_text(s, i++, ri->finished ? "finished" : "running", -1, SQLITE_STATIC);
+                if (ri->exit_code >= 0)
+                        sqlite3_bind_int(s, i++, ri->exit_code);
+                else
+                        sqlite3_bind_null(s, i++);
+                sqlite3_bind_int(s, i++, ri->term_signal);
+                bind_text_or_null(s, i++, summary_json);
+                bind_text_or_null(s, i++, sum->build.mode[0] ? sum->build.mode : NULL);
+                sqlite3_bind_int64(s, i++, ri->pid);
+                sqlite3_bind_int64(s, i++, id);
+                r = step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
+
+int store_sample_insert(struct store *st, int64_t run, uint64_t seq, const struct sample *smp)
+{
+        sqlite3_stmt *s = st->ins_sample;
+
+        sqlite3_bind_int64(s, 1, run);
+        sqlite3_bind_int64(s, 2, (sqlite3_int64)seq);
+        for (size_t k = 0; k < st->nsample_cols; k++) {
+                size_t i = st->sample_cols[k];
+                enum sample_column_type t;
+                int p = (int)k + 3;
+
+                (void)sample_column_name(i, &t);
+                if (t == SAMPLE_COLUMN_NUMBER) {
+                        bind_double_or_null(s, p, sample_column_number(smp, i));
+                } else {
+                        size_t len = 0;
+                        const char *v = sample_column_text(smp, i, &len);
+                        sqlite3_bind_text(s, p, v ? v : "", (int)len, SQLITE_STATIC);
+                }
+        }
+        return step_done(st, s);
+}
+
+static void bind_i64_or_null(sqlite3_stmt *s, int i, int64_t v)
+{
+        if (v >= 0)
+                sqlite3_bind_int64(s, i, v);
+        else
+                sqlite3_bind_null(s, i);
+}
+
+int store_target_insert(struct store *st, int64_t run, const struct store_target *t)
+{
+        sqlite3_stmt *s = NULL;
+        int r = prepare(st,
+                        "INSERT OR REPLACE INTO targets (run, name, duration_s, steps, cached,"
+                        " success, cc_hits, cc_misses, node, ref, builder, sccache_hits,"
+                        " sccache_misses, ccache_hits, ccache_misses)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        &s);
+
+        if (r >= 0) {
+                sqlite3_bind_int64(s, 1, run);
+                bind_text_or_null(s, 2, t->name ? t->name : "");
+                bind_double_or_null(s, 3, t->duration_s);
+                bind_i64_or_null(s, 4, t->steps);
+                bind_i64_or_null(s, 5, t->cached);
+                bind_i64_or_null(s, 6, t->success);
+                bind_i64_or_null(s, 7, t->cc_hits);
+                bind_i64_or_null(s, 8, t->cc_misses);
+                bind_text_or_null(s, 9, t->node);
+                bind_text_or_null(s, 10, t->ref);
+                bind_text_or_null(s, 11, t->builder);
+                bind_i64_or_null(s, 12, t->sccache_hits);
+                bind_i64_or_null(s, 13, t->sccache_misses);
+                bind_i64_or_null(s, 14, t->ccache_hits);
+                bind_i64_or_null(s, 15, t->ccache_misses);
+                r = step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
+
+int store_cache_snapshot_insert(struct store *st, const struct store_cache_snapshot *c,
+                                int64_t *ret_id)
+{
+        sqlite3_stmt *s = NULL;
+        int r = prepare(st,
+                        "INSERT INTO cache_snapshots (taken_epoch, tool, origin, run, hits, misses,"
+                        " size_bytes, max_size_bytes, files, version, raw)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                        &s);
+
+        if (r >= 0) {
+                sqlite3_bind_double(s, 1, c->taken_epoch);
+                bind_text_or_null(s, 2, c->tool);
+                bind_text_or_null(s, 3, c->origin);
+                if (c->run > 0)
+                        sqlite3_bind_int64(s, 4, c->run);
+                else
+                        sqlite3_bind_null(s, 4);
+                bind_i64_or_null(s, 5, c->hits);
+                bind_i64_or_null(s, 6, c->misses);
+                bind_i64_or_null(s, 7, c->size_bytes);
+                bind_i64_or_null(s, 8, c->max_size_bytes);
+                bind_i64_or_null(s, 9, c->files);
+                bind_text_or_null(s, 10, c->version);
+                bind_text_or_null(s, 11, c->raw);
+                r = step_done(st, s);
+        }
+        if (r >= 0 && ret_id)
+                *ret_id = sqlite3_last_insert_rowid(st->db);
+        sqlite3_finalize(s);
+        return r;
+}
