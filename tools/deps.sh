@@ -1,5 +1,15 @@
 # Sourced by tools/demo and tools/test: install the Debian packages that are
 # missing (apt-get; through sudo when not root).
+# quiet LOG CMD...: run CMD with its output in LOG; on failure show the log's
+# tail and the command, so an error is never hidden.
+quiet() {
+        local log=$1; shift
+        "$@" >"$log" 2>&1 && return 0
+        local rc=$?
+        echo "failed ($rc): $*" >&2
+        tail -n 40 "$log" >&2
+        return $rc
+}
 need_pkgs() {
         local missing=() p
         for p in "$@"; do
