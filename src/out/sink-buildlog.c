@@ -21,7 +21,8 @@ static int buildlog_open(const struct sink_ctx *ctx, void **ret_state)
 
         if (!path)
                 return -ENOMEM;
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW,
+                  0600);
         if (fd < 0)
                 return -errno;
         st = calloc(1, sizeof(*st));

@@ -24,7 +24,7 @@ static int csv_open(const struct sink_ctx *ctx, void **ret_state)
 
         if (!path)
                 return -ENOMEM;
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return -errno;
         r = sample_csv_header(&hdr);

@@ -73,18 +73,34 @@ char *recorder_default_log_dir(void)
         return strdup(buf);
 }
 
-static char *fallback_log_dir(void)
+/* $TMPDIR/buildtel-UID/logs, in a shared directory: both levels must be ours
+ * and writable only by us, or another user could plant the files we write.
+ * On failure *ret_path names the directory refused (or NULL). */
+static int fallback_log_dir(char **ret_path)
 {
         const char *tmp = getenv("TMPDIR");
         char buf[4096];
-        int n;
+        size_t top;
+        int n, e;
 
+        *ret_path = NULL;
         if (!tmp || tmp[0] != '/')
                 tmp = "/tmp";
         n = snprintf(buf, sizeof(buf), "%s/buildtel-%u/logs", tmp, (unsigned)getuid());
         if (n < 0 || (size_t)n >= sizeof(buf))
-                return NULL;
-        return strdup(buf);
+                return -ENAMETOOLONG;
+        top = (size_t)n - strlen("/logs");
+        buf[top] = '\0';
+        e = mkdir_private(buf);
+        buf[top] = '/';
+        if (e >= 0)
+                e = mkdir_private(buf);
+        else
+                buf[top] = '\0';
+        *ret_path = strdup(buf);
+        if (!*ret_path)
+                return -ENOMEM;
+        return e;
 }
 
 static void sink_warn(void *userdata, const char *msg)
@@ -121,7 +137,7 @@ static int open_sinks(struct recorder *r, const char *dir)
         };
         int e;
 
-        e = mkdir_p(dir, 0755);
+        e = mkdir_p(dir, 0700);
         if (e < 0)
                 return e;
         for (size_t i = 0; sinks_all[i] && i < ARRAY_SIZE(r->ops); i++) {
@@ -163,12 +179,16 @@ static int setup_sinks(struct recorder *r)
         } else {
                 e = -ENOENT;
         }
-        fb = fallback_log_dir();
-        if (fb && (!want || strcmp(fb, want) != 0) && open_sinks(r, fb) >= 0) {
-                note(r, "cannot write to '%s': %s; writing to '%s' instead",
-                     want ? want : "$HOME/.local/state/buildtel/logs", strerror(-e), fb);
-                r->log_dir = TAKE_PTR(fb);
-                return 0;
+        if (fallback_log_dir(&fb) < 0) {
+                if (fb)
+                        note(r, "refusing '%s': not a directory of ours writable only by us", fb);
+        } else if (!want || strcmp(fb, want) != 0) {
+                if (open_sinks(r, fb) >= 0) {
+                        note(r, "cannot write to '%s': %s; writing to '%s' instead",
+                             want ? want : "$HOME/.local/state/buildtel/logs", strerror(-e), fb);
+                        r->log_dir = TAKE_PTR(fb);
+                        return 0;
+                }
         }
         note(r, "cannot write to '%s': %s; the build runs but nothing is recorded",
              want ? want : "$HOME/.local/state/buildtel/logs", strerror(-e));

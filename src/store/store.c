@@ -377,10 +377,16 @@ int store_open(const char *path, bool create, int busy_ms, struct store **ret)
                 slash = strrchr(dir, '/');
                 if (slash && slash != dir) {
                         *slash = '\0';
-                        r = mkdir_p(dir, 0755);
+                        r = mkdir_p(dir, 0700);
                         if (r < 0)
                                 return r;
                 }
+                /* The history holds build output: 0600 (SQLite gives its
+                 * journal files the database's mode). */
+                int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+                if (fd < 0)
+                        return -errno;
+                close(fd);
                 flags |= SQLITE_OPEN_CREATE;
         } else if (stat(path, &sb) < 0) {
                 return -errno;

@@ -301,7 +301,7 @@ int write_file_atomic(const char *path, const void *buf, size_t len)
         if (fd < 0)
                 return -errno;
         r = write_all(fd, buf, len);
-        if (r >= 0 && fchmod(fd, 0644) < 0)
+        if (r >= 0 && fchmod(fd, 0600) < 0)
                 r = -errno;
         if (r >= 0 && fsync(fd) < 0)
                 r = -errno;
@@ -348,4 +348,19 @@ void format_iso8601(double epoch, char buf[static 64])
         }
         snprintf(buf, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}
+
+int mkdir_private(const char *path)
+{
+        struct stat st;
+
+        if (mkdir(path, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        if (lstat(path, &st) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode))
+                return -ENOTDIR;
+        if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+                return -EPERM;
+        return 0;
 }

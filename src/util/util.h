@@ -40,6 +40,12 @@ DIR *opendir_at(int dirfd, const char *path);
 /* mkdir -p with the given mode. Returns 0 or -errno. */
 int mkdir_p(const char *path, mode_t mode);
 
+/* One directory (its parent must exist) that only we can write: created 0700
+ * when missing; an existing one must be a real directory (not a symlink)
+ * owned by our euid and not group- or world-writable. Returns 0, -ENOTDIR,
+ * -EPERM (someone else's, or writable by others) or another -errno. */
+int mkdir_private(const char *path);
+
 /* Write a file atomically: temp file in the same directory, fsync, rename.
  * Returns 0 or -errno. */
 int write_file_atomic(const char *path, const void *buf, size_t len);

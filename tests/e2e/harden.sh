@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Hardening (issue 11): hostile local users, odd process states, bad files.
+# One case per run: harden.sh CASE.
+. "$(dirname "$0")/lib.sh"
+case=${1:?usage: harden.sh CASE}
+
+# A uid that is not ours, for files another user planted.
+other_uid() { id -u nobody 2>/dev/null || echo 65534; }
+
+# 1: the /tmp fallback directory is refused unless it is ours and private;
+# outputs never follow a planted symlink. HOME=/proc/x makes the default
+# directory unwritable, so the run falls back to $TMPDIR/buildtel-UID/logs.
+case_tmpdir() {
+        local tmp="$T/tmp" fb victim="$T/victim.txt" u
+        u=$(id -u)
+        fb="$tmp/buildtel-$u"
+        if [ "$u" -ne 0 ]; then
+                echo "needs root to plant a directory owned by another user"
+                exit 77
+        fi
+        mkdir -p "$fb/logs"
+        echo precious >"$victim"
+        ln -s "$victim" "$fb/logs/build-nightly.log"
+        ln -s "$victim" "$fb/logs/resources-nightly.csv"
+        chown -R "$(other_uid)" "$fb"
+        env -u XDG_STATE_HOME HOME=/proc/x TMPDIR="$tmp" "$BUILDTEL" run --run-id nightly -- echo secret \
+                >/dev/null 2>"$T/err1"
+        expect_eq "run status with a foreign fallback dir" "$?" 0
+        expect_eq "the victim is untouched" "$(cat "$victim")" precious
+        check "the foreign directory is refused, in one line" grep -q "refusing '$fb'" "$T/err1"
+
+        # Ours, but writable by others: refused too.
+        rm -rf "$fb"
+        mkdir -p "$fb/logs"
+        chmod 1777 "$fb"
+        env -u XDG_STATE_HOME HOME=/proc/x TMPDIR="$tmp" "$BUILDTEL" run --run-id w -- true 2>"$T/err2"
+        check "a world-writable directory is refused" grep -q "refusing '$fb'" "$T/err2"
+        check "nothing written in it" test ! -e "$fb/logs/resources-w.csv"
+
+        # Ours and private, with a planted symlink (as an earlier takeover
+        # would leave): the output does not follow it.
+        chmod 0700 "$fb" "$fb/logs"
+        ln -s "$victim" "$fb/logs/build-nightly.log"
+        env -u XDG_STATE_HOME HOME=/proc/x TMPDIR="$tmp" "$BUILDTEL" run --run-id nightly -- echo secret \
+                >/dev/null 2>"$T/err3"
+        expect_eq "the victim is untouched through a symlink in our own dir" "$(cat "$victim")" precious
+
+        # A fresh fallback: created private, files 0600 (item 9).
+        rm -rf "$fb"
+        env -u XDG_STATE_HOME HOME=/proc/x TMPDIR="$tmp" "$BUILDTEL" run --run-id f -- echo hi >/dev/null 2>"$T/err4"
+        check "the fallback is used and said" grep -q "writing to '$fb/logs'" "$T/err4"
+        expect_eq "fallback top dir mode" "$(stat -c %a "$fb")" 700
+        expect_eq "fallback logs dir mode" "$(stat -c %a "$fb/logs")" 700
+        expect_eq "build log mode" "$(stat -c %a "$fb/logs/build-f.log")" 600
+}
+
+"case_$case"
+finish
