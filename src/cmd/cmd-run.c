@@ -90,7 +90,17 @@ static void reap(struct run_loop *L)
 {
         if (L->exited)
                 return;
-        if (child_try_wait(L->child, &L->status, &L->signal) > 0) {
+        int e = child_try_wait(L->child, &L->status, &L->signal);
+
+        if (e == -ECHILD) {
+                /* Reaped by someone else: gone, its status unknown. */
+                fprintf(
+                    stderr,
+                    "buildtel: warning: the build was reaped elsewhere; its exit status is lost\n");
+                L->status = 1;
+                L->signal = 0;
+        }
+        if (e > 0 || e == -ECHILD) {
                 L->exited = true;
                 L->exit_mono = now_monotonic();
         }
@@ -263,7 +273,8 @@ int cmd_run(int argc, char **argv)
         struct cgroup *cg = NULL;
         int cg_fds[_CG_H_MAX];
         struct dbuf short_sum = DBUF_INIT;
-        struct sigaction ign = {.sa_handler = SIG_IGN}, old_pipe;
+        struct sigaction ign = {.sa_handler = SIG_IGN}, dfl = {.sa_handler = SIG_DFL}, old_pipe,
+                         old_chld;
         sigset_t mask, old_mask;
         const char *env;
         double grace = 2.0;
@@ -350,6 +361,10 @@ int cmd_run(int argc, char **argv)
         sigaddset(&mask, SIGQUIT);
         sigprocmask(SIG_BLOCK, &mask, &old_mask);
         sigaction(SIGPIPE, &ign, &old_pipe);
+        /* Started with SIGCHLD ignored, the kernel would reap the build for
+         * us and wait would never see it: default for us, the build gets
+         * what we were given. */
+        sigaction(SIGCHLD, &dfl, &old_chld);
         L.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         if (L.sfd < 0) {
                 fprintf(stderr, "buildtel: signalfd: %s\n", strerror(errno));
@@ -407,6 +422,7 @@ int cmd_run(int argc, char **argv)
         ccfg.foreground = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
         ccfg.sigmask = &old_mask;
         ccfg.sigpipe = &old_pipe;
+        ccfg.sigchld = &old_chld;
         /* The recorder's clock starts, and the baseline sample is taken,
          * before the build exists: nothing it does can precede them. */
         e = recorder_new(&o.rec, &ri, &L.rec);
@@ -472,6 +488,7 @@ int cmd_run(int argc, char **argv)
 
 out_sig:
         sigaction(SIGPIPE, &old_pipe, NULL);
+        sigaction(SIGCHLD, &old_chld, NULL);
         sigprocmask(SIG_SETMASK, &old_mask, NULL);
 out:
         recorder_free(L.rec);

@@ -55,6 +55,7 @@ _Noreturn static void child_exec(const struct child_config *cfg, int out_w, int 
         /* buildtel ignores SIGPIPE and blocks signals for its signalfd; the
          * build gets what buildtel itself was started with. */
         sigaction(SIGPIPE, cfg->sigpipe ? cfg->sigpipe : &sa, NULL);
+        sigaction(SIGCHLD, cfg->sigchld ? cfg->sigchld : &sa, NULL);
         sigprocmask(SIG_SETMASK, cfg->sigmask, NULL);
         if (cfg->pipes) {
                 if (dup2(out_w, STDOUT_FILENO) < 0 || dup2(err_w, STDERR_FILENO) < 0)

@@ -17,6 +17,7 @@ struct child_config {
         bool foreground;                 /* make its process group the terminal's foreground */
         const sigset_t *sigmask;         /* the mask the build starts with */
         const struct sigaction *sigpipe; /* its SIGPIPE disposition; NULL = default */
+        const struct sigaction *sigchld; /* its SIGCHLD disposition; NULL = default */
         /* Open cgroup.procs fds (the build's cgroup, one per hierarchy): the
          * child writes "0" to each before exec, so it and everything it
          * forks are in the cgroup from the start. */

@@ -54,5 +54,33 @@ case_tmpdir() {
         expect_eq "build log mode" "$(stat -c %a "$fb/logs/build-f.log")" 600
 }
 
+# 2: started with SIGCHLD ignored, the run ends (no spin on ECHILD), keeps
+# the build's status, and the build gets the disposition we were given.
+ign_chld() { # ign_chld CMD...: exec CMD with SIGCHLD ignored
+        python3 -c 'import signal, os, sys
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+os.execvp(sys.argv[1], sys.argv[1:])' "$@"
+}
+case_sigchld() {
+        local t0 st
+        t0=$(now)
+        timeout -s KILL 20 bash -c "$(declare -f ign_chld); ign_chld \"\$@\"" _ \
+                "$BUILDTEL" run --log-dir "$T/l" --run-id c -- sh -c 'sleep 0.3; exit 3' >/dev/null 2>"$T/err"
+        st=$?
+        expect_eq "exit status with SIGCHLD ignored" "$st" 3
+        check "ends promptly ($(since "$t0") s)" lt "$(since "$t0")" 10
+        timeout -s KILL 20 bash -c "$(declare -f ign_chld); ign_chld \"\$@\"" _ \
+                "$BUILDTEL" run --log-dir "$T/l" --run-id d -- grep SigIgn /proc/self/status >"$T/out" 2>/dev/null
+        # SIGCHLD is 17: bit 16 of the mask.
+        local ign
+        ign=$(awk '{print $2}' "$T/out")
+        check "the build starts with SIGCHLD ignored, as we were ($ign)" \
+                python3 -c "import sys; sys.exit(0 if int('$ign', 16) & (1 << 16) else 1)"
+        "$BUILDTEL" run --log-dir "$T/l" --run-id e -- grep SigIgn /proc/self/status >"$T/out2" 2>/dev/null
+        ign=$(awk '{print $2}' "$T/out2")
+        check "normally the build starts with SIGCHLD default ($ign)" \
+                python3 -c "import sys; sys.exit(1 if int('$ign', 16) & (1 << 16) else 0)"
+}
+
 "case_$case"
 finish
