@@ -634,19 +634,34 @@ static int pids_from_buf(struct cgroup *cg, size_t n)
         return 0;
 }
 
-static bool is_buildtel_alive(int root_fd, long pid)
+/* Is the run that made the cgroup `name` (run-ID-PID) still alive? Not by
+ * its comm (a copy or a wrapper is not named buildtel), but by pid and start
+ * time: the owner started before it made the cgroup, a reused pid after.
+ * When in doubt, alive: a leaked cgroup is better than a killed build. */
+static bool run_owner_alive(struct cgroup *cg, int parent_fd, const char *name, long pid)
 {
-        char path[64], comm[32] = "";
-        _cleanup_close_ int fd = -1;
+        char path[64];
+        struct pidstat ps;
+        struct stat st;
+        struct timespec real, boot;
+        long hz = sysconf(_SC_CLK_TCK);
+        double start;
         ssize_t n;
 
-        if (snprintf(path, sizeof(path), "proc/%ld/comm", pid) >= (int)sizeof(path))
+        if (snprintf(path, sizeof(path), "proc/%ld/stat", pid) >= (int)sizeof(path))
+                return true;
+        n = read_at(cg, cg->root_fd, path);
+        if (n == -ENOENT || n == -ESRCH)
                 return false;
-        fd = openat(root_fd, path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        if (n < 0 || pidstat_parse(cg->buf, (size_t)n, &ps) < 0 || hz <= 0 ||
+            fstatat(parent_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            clock_gettime(CLOCK_REALTIME, &real) < 0 || clock_gettime(CLOCK_BOOTTIME, &boot) < 0)
+                return true;
+        if (ps.state == 'Z' || ps.state == 'X')
                 return false;
-        n = read(fd, comm, sizeof(comm) - 1);
-        return n > 0 && strncmp(comm, "buildtel", 8) == 0;
+        start = (double)(real.tv_sec - boot.tv_sec) + (double)(real.tv_nsec - boot.tv_nsec) / 1e9 +
+                (double)ps.starttime / (double)hz;
+        return start <= (double)st.st_mtim.tv_sec + 1.0;
 }
 
 /* Kill every process listed in dirfd's cgroup.procs (SIGKILL) until none is
@@ -687,7 +702,8 @@ static void clean_stale(struct cgroup *cg, int parent_fd)
                 if (de->d_type != DT_DIR || strncmp(de->d_name, "run-", 4) != 0 || !dash ||
                     parse_u64_str(dash + 1, &pid) < 0 || pid == 0 || pid > INT_MAX)
                         continue;
-                if ((long)pid != (long)getpid() && is_buildtel_alive(cg->root_fd, (long)pid))
+                if ((long)pid != (long)getpid() &&
+                    run_owner_alive(cg, parent_fd, de->d_name, (long)pid))
                         continue;
                 sub = openat(parent_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (sub >= 0) {

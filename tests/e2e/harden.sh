@@ -82,5 +82,72 @@ case_sigchld() {
                 python3 -c "import sys; sys.exit(1 if int('$ign', 16) & (1 << 16) else 0)"
 }
 
+# 3: a second run does not kill the first run's live build when the first
+# buildtel is not named buildtel (a copy, a wrapper): liveness is by pid and
+# start time, not by comm.
+ISO=()
+isolate() { # the hierarchies buildtel uses: v2, and v1 memory, cpuacct, blkio, pids
+        local id ctl path mnt self
+        # Read once: a re-read after the first move would name the new cgroups.
+        self=$(cat /proc/self/cgroup)
+        while IFS=: read -r id ctl path; do
+                if [ "$id" = 0 ]; then
+                        mnt=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
+                else
+                        case ",$ctl," in
+                        *,memory,* | *,cpuacct,* | *,blkio,* | *,pids,*) ;;
+                        *) continue ;;
+                        esac
+                        mnt=$(awk -v c="$ctl" '$9 == "cgroup" && ("," $NF ",") ~ ("," c ",") {print $5; exit}' \
+                                /proc/self/mountinfo)
+                fi
+                [ -n "$mnt" ] && [ -d "$mnt${path%/}" ] || continue
+                mkdir "$mnt${path%/}/harden-$$" || return 1
+                ISO+=("$mnt${path%/}")
+                echo $$ >"$mnt${path%/}/harden-$$/cgroup.procs" || return 1
+        done <<<"$self"
+}
+unisolate() {
+        local d
+        for d in "${ISO[@]}"; do
+                echo $$ >"$d/cgroup.procs" 2>/dev/null
+                find "$d/harden-$$" -depth -type d -exec rmdir {} + 2>/dev/null
+        done
+}
+case_stale() {
+        if [ "$(id -u)" != 0 ]; then echo "needs root to make cgroups"; exit 77; fi
+        if ! grep -q cgroup /proc/self/mountinfo; then echo "no cgroup filesystem mounted"; exit 77; fi
+        # Other buildtels on this machine (older ones judge by comm) would see
+        # our runs under the shared <own cgroup>/buildtel: move this shell
+        # into cgroups of its own, in every hierarchy.
+        trap 'unisolate; cleanup' EXIT
+        isolate || { echo "cannot make a private cgroup for the test"; exit 77; }
+        cp "$BUILDTEL" "$T/bt-wrapped"
+        "$T/bt-wrapped" run --quiet --no-db --log-dir "$T/l" --run-id first -- sleep 4 &
+        local first=$! st
+        sleep 1
+        if ! find /sys/fs/cgroup -mindepth 1 -type d -name "run-first-$first" 2>/dev/null | grep -q .; then
+                kill $first; wait $first
+                echo "the first run got no cgroup here: nothing to check"
+                exit 77
+        fi
+        "$BUILDTEL" run --quiet --no-db --log-dir "$T/l" --run-id second -- true
+        expect_eq "second run status" "$?" 0
+        wait $first
+        st=$?
+        expect_eq "the first run's build was not killed" "$st" 0
+        check "the first run's cgroup is gone after it" \
+                test -z "$(find /sys/fs/cgroup -mindepth 1 -type d -name "run-first-$first" 2>/dev/null)"
+        # A dead owner's cgroup is still cleaned: kill -9 the wrapper mid-run.
+        "$T/bt-wrapped" run --quiet --no-db --log-dir "$T/l" --run-id dead -- sleep 30 &
+        local dead=$!
+        sleep 1
+        kill -9 $dead
+        wait $dead 2>/dev/null
+        "$BUILDTEL" run --quiet --no-db --log-dir "$T/l" --run-id third -- true
+        check "a dead run's cgroup is removed by the next run" \
+                test -z "$(find /sys/fs/cgroup -mindepth 1 -type d -name "run-dead-$dead" 2>/dev/null)"
+}
+
 "case_$case"
 finish
