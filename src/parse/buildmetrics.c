@@ -338,14 +338,16 @@ static void import_ninja_log(struct buildmetrics *bm, buildmetrics_note_fn note,
                 bm->model.ninja_log_set = true; /* nothing ran */
                 return;
         }
-        e = read_file_at(AT_FDCWD, bm->cfg.ninja_log, NINJA_LOG_MAX, &buf, &len);
+        /* Only this run's tail when the log was appended to. */
+        e = read_regular_file(bm->cfg.ninja_log, whole ? 0 : (uint64_t)bm->ninja_size,
+                              NINJA_LOG_MAX, &buf, &len);
         if (e < 0) {
-                note(ud, "--ninja-log '%s': %s", bm->cfg.ninja_log, strerror(-e));
+                note(ud, "--ninja-log '%s': %s", bm->cfg.ninja_log,
+                     e == -ESPIPE ? "not a regular file" : strerror(-e));
                 return;
         }
-        if (!whole && (size_t)bm->ninja_size <= len)
-                e = ninjalog_parse(buf + bm->ninja_size, len - (size_t)bm->ninja_size, false,
-                                   &bm->model);
+        if (!whole)
+                e = ninjalog_parse(buf, len, false, &bm->model);
         else
                 e = ninjalog_parse(buf, len, !bm->ninja_existed ? false : true, &bm->model);
         if (e < 0)
@@ -374,12 +376,14 @@ static void import_metadata(struct buildmetrics *bm, char *const *argv, buildmet
 
         if (!f)
                 return;
-        e = read_file_at(AT_FDCWD, f, BAKEMETA_MAX_FILE, &buf, &len);
+        e = read_regular_file(f, 0, BAKEMETA_MAX_FILE, &buf, &len);
         if (e >= 0)
                 e = bakemeta_parse(buf, len, &bm->model);
         if (e < 0) {
                 note(ud, "--metadata-file '%s': %s", f,
-                     e == -EINVAL ? "not a JSON object" : strerror(-e));
+                     e == -EINVAL   ? "not a JSON object"
+                     : e == -ESPIPE ? "not a regular file"
+                                    : strerror(-e));
                 return;
         }
         if (bm->cfg.no_history)

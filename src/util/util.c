@@ -364,3 +364,47 @@ int mkdir_private(const char *path)
                 return -EPERM;
         return 0;
 }
+
+int read_regular_file(const char *path, uint64_t offset, size_t max, char **ret, size_t *ret_len)
+{
+        _cleanup_close_ int fd = -1;
+        _cleanup_free_ char *buf = NULL;
+        struct stat st;
+        size_t want, len = 0;
+
+        /* O_NONBLOCK: opening a FIFO with no writer must not wait. */
+        fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (S_ISDIR(st.st_mode))
+                return -EISDIR;
+        if (!S_ISREG(st.st_mode))
+                return -ESPIPE;
+        if (offset > (uint64_t)st.st_size)
+                offset = (uint64_t)st.st_size;
+        if ((uint64_t)st.st_size - offset > max)
+                return -EFBIG;
+        /* What is there now: a file that grows while we read is cut here. */
+        want = (size_t)((uint64_t)st.st_size - offset);
+        buf = malloc(want + 1);
+        if (!buf)
+                return -ENOMEM;
+        while (len < want) {
+                ssize_t n = pread(fd, buf + len, want - len, (off_t)(offset + len));
+
+                if (n < 0) {
+                        if (errno == EINTR || errno == EAGAIN)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                len += (size_t)n;
+        }
+        buf[len] = '\0';
+        *ret_len = len;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}

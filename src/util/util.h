@@ -46,6 +46,13 @@ int mkdir_p(const char *path, mode_t mode);
  * -EPERM (someone else's, or writable by others) or another -errno. */
 int mkdir_private(const char *path);
 
+/* A file a user named as input (--metadata-file, --ninja-log): opened
+ * O_NONBLOCK, it must be a regular file (-ESPIPE for a FIFO, a terminal,
+ * /dev/stdout; -EISDIR), and at most max bytes from offset on are read
+ * (-EFBIG beyond). On success *ret (NUL-terminated, free()) holds what is
+ * there at the open. Returns 0 or -errno. */
+int read_regular_file(const char *path, uint64_t offset, size_t max, char **ret, size_t *ret_len);
+
 /* Write a file atomically: temp file in the same directory, fsync, rename.
  * Returns 0 or -errno. */
 int write_file_atomic(const char *path, const void *buf, size_t len);

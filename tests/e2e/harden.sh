@@ -149,5 +149,50 @@ case_stale() {
                 test -z "$(find /sys/fs/cgroup -mindepth 1 -type d -name "run-dead-$dead" 2>/dev/null)"
 }
 
+# 4: --metadata-file (in the build's argv) or --ninja-log naming a FIFO or
+# /dev/stdout: no hang; a note says it is not a regular file.
+case_fifo() {
+        local st
+        mkfifo "$T/fifo"
+        timeout -s KILL 20 "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id m -- true --metadata-file "$T/fifo" \
+                >/dev/null 2>"$T/err1"
+        expect_eq "--metadata-file FIFO: run ends with the build's status" "$?" 0
+        check "and says it is not a regular file" grep -q "metadata-file '$T/fifo': not a regular file" "$T/err1"
+        # A FIFO there before the build is unchanged, so never read: the
+        # build makes it.
+        timeout -s KILL 20 "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id n --ninja-log "$T/fifo2" -- \
+                mkfifo "$T/fifo2" >/dev/null 2>"$T/err2"
+        expect_eq "--ninja-log FIFO: run ends with the build's status" "$?" 0
+        check "and says it is not a regular file" grep -q "ninja-log '$T/fifo2': not a regular file" "$T/err2"
+        # /dev/stdout is a pipe whose other end never writes.
+        timeout -s KILL 20 "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id o -- true --metadata-file /dev/stdout \
+                2>"$T/err3" | sleep 25 &
+        local pid=$!
+        local t0
+        t0=$(now)
+        while [ ! -s "$T/err3" ] || ! grep -q "csv:" "$T/err3"; do
+                lt "$(since "$t0")" 22 || break
+                sleep 0.2
+        done
+        check "--metadata-file /dev/stdout (a pipe): the run ends ($(since "$t0") s)" lt "$(since "$t0")" 15
+        check "and says it is not a regular file" grep -q "metadata-file '/dev/stdout': not a regular file" "$T/err3"
+        kill $pid 2>/dev/null
+        pkill -P $$ -x sleep 2>/dev/null
+        wait 2>/dev/null
+}
+
+# 14: a .ninja_log over 256 MiB: only this run's tail is read.
+case_bigninja() {
+        local log="$T/.ninja_log"
+        printf '# ninja log v5\n' >"$log"
+        truncate -s 300M "$log"
+        printf '\n' >>"$log"
+        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id big --ninja-log "$log" -- \
+                sh -c 'printf "0\t10\t0\ta.o\t1\n5\t20\t0\tb.o\t2\n" >>"$1"' sh "$log" >/dev/null 2>"$T/err"
+        expect_eq "run status" "$?" 0
+        check "the run's two edges are counted" grep -q ".ninja_log: 2 edges this run" "$T/err"
+        check "no error about the log" test -z "$(grep -- "--ninja-log" "$T/err")"
+}
+
 "case_$case"
 finish
