@@ -13,14 +13,32 @@
 
 #define CARRY_MAX 65536
 
+/* Bit sets over TARGETS_MAX candidates or targets (more than 64: a plain
+ * uint64_t shift would be undefined). */
+#define CAND_WORDS ((TARGETS_MAX + 63) / 64)
+static void bit_set(uint64_t *w, size_t i)
+{
+        w[i / 64] |= 1ULL << (i % 64);
+}
+/* The lowest set bit at or after `from`, or -1. */
+static int bit_next(const uint64_t *w, int from)
+{
+        for (int i = from < 0 ? 0 : from; i < CAND_WORDS * 64; i = (i / 64 + 1) * 64) {
+                uint64_t m = w[i / 64] & (~0ULL << (i % 64));
+                if (m)
+                        return (i / 64) * 64 + __builtin_ctzll(m);
+        }
+        return -1;
+}
+
 enum vstate { V_NEW, V_RUNNING, V_DONE, V_CACHED, V_ERROR, V_CANCELED };
 
 struct vtx {
         uint64_t key;
-        char *name;         /* the last header, cut to TARGET_STEP_NAME_MAX; NULL unnamed */
-        double first, last; /* buildtel's clock: its first and last line */
-        uint64_t cands;     /* bit i: announced under prefix cands[i] */
-        int16_t target;     /* after finish: the one target, or -1 */
+        char *name;                 /* the last header, cut to TARGET_STEP_NAME_MAX; NULL unnamed */
+        double first, last;         /* buildtel's clock: its first and last line */
+        uint64_t cands[CAND_WORDS]; /* bit i: announced under prefix cands[i] */
+        int16_t target;             /* after finish: the one target, or -1 */
         int8_t marker;
         uint8_t state;
         bool named, step, exporting;
@@ -265,7 +283,7 @@ static void name_vertex(struct buildkit *b, struct vtx *v, const char *name, siz
                 }
         }
         if (cand >= 0)
-                v->cands |= 1ULL << cand;
+                bit_set(v->cands, (size_t)cand);
         keep_name(v, name, len);
         if ((size_t)(end - rest) >= 12 && !memcmp(rest, "exporting to", 12))
                 v->exporting = true;
@@ -661,8 +679,7 @@ void buildkit_finish(struct buildkit *b, struct targets *ts)
 
                         if (isnan(v->first))
                                 continue;
-                        for (uint64_t m = v->cands; m; m &= m - 1) {
-                                int c = __builtin_ctzll(m);
+                        for (int c = bit_next(v->cands, 0); c >= 0; c = bit_next(v->cands, c + 1)) {
                                 if (isnan(first[c]) || v->first < first[c])
                                         first[c] = v->first;
                                 if (isnan(last[c]) || v->last > last[c])
@@ -687,15 +704,17 @@ void buildkit_finish(struct buildkit *b, struct targets *ts)
         }
         for (uint32_t i = 0; i < b->nv; i++) {
                 struct vtx *v = &b->v[i];
-                uint64_t tm = 0;
+                uint64_t tm[CAND_WORDS] = {0};
+                int first_t;
 
                 if (!v->named)
                         continue;
                 if (single >= 0)
-                        tm = 1ULL << single;
+                        bit_set(tm, (size_t)single);
                 else
-                        for (uint64_t m = v->cands; m; m &= m - 1)
-                                tm |= 1ULL << map[__builtin_ctzll(m)];
+                        for (int c = bit_next(v->cands, 0); c >= 0; c = bit_next(v->cands, c + 1))
+                                bit_set(tm, (size_t)map[c]);
+                first_t = bit_next(tm, 0);
                 if (v->step) {
                         ts->steps++;
                         ts->cached += v->state == V_CACHED;
@@ -704,15 +723,15 @@ void buildkit_finish(struct buildkit *b, struct targets *ts)
                 }
                 ts->errors += v->state == V_ERROR;
                 ts->canceled += v->state == V_CANCELED;
-                v->target = tm && !(tm & (tm - 1)) ? (int16_t)__builtin_ctzll(tm) : -1;
+                v->target = first_t >= 0 && bit_next(tm, first_t + 1) < 0 ? (int16_t)first_t : -1;
                 if (v->state == V_ERROR && ts->nfailed < TARGETS_FAILED_MAX) {
                         struct failed_step *f = &ts->failed[ts->nfailed++];
                         targets_copy_field(f->name, sizeof(f->name), v->name ? v->name : "",
                                            v->name ? strlen(v->name) : 0);
                         f->target = v->target;
                 }
-                for (uint64_t m = tm; m; m &= m - 1) {
-                        struct target *t = &ts->t[__builtin_ctzll(m)];
+                for (int k = first_t; k >= 0; k = bit_next(tm, k + 1)) {
+                        struct target *t = &ts->t[k];
                         if (v->step) {
                                 t->steps++;
                                 t->cached += v->state == V_CACHED;

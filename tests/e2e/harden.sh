@@ -194,5 +194,20 @@ case_bigninja() {
         check "no error about the log" test -z "$(grep -- "--ninja-log" "$T/err")"
 }
 
+# 5: more than 64 targets: each step is credited to its own target (a
+# 64-bit mask shifted by the target index was undefined past 63).
+case_targets70() {
+        local k bad=0
+        for ((k = 0; k < 70; k++)); do
+                printf '#%d [t%d build 1/1] RUN echo %d\n#%d DONE 0.1s\n' $((k + 1)) $k $k $((k + 1))
+        done >"$T/b.log"
+        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id t70 -- cat "$T/b.log" >/dev/null 2>"$T/err"
+        expect_eq "run status" "$?" 0
+        for ((k = 0; k < 70; k++)); do
+                grep -q "target t$k: .*, 1 steps," "$T/err" || { bad=$((bad + 1)); echo "t$k: $(grep "target t$k:" "$T/err")"; }
+        done
+        expect_eq "targets without exactly their one step" "$bad" 0
+}
+
 "case_$case"
 finish
