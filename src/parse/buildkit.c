@@ -66,6 +66,7 @@ struct buildkit {
         struct dbuf json;
         int depth;
         bool in_str, esc, json_active, json_skip;
+        bool json_compact; /* began "{\"": one object per line (rawjson) */
         unsigned json_lines;
         struct dbuf carry, data;
         uint32_t carry_v;
@@ -574,7 +575,7 @@ static void json_reset(struct buildkit *b)
 {
         dbuf_reset(&b->json);
         b->depth = 0;
-        b->in_str = b->esc = b->json_active = b->json_skip = false;
+        b->in_str = b->esc = b->json_active = b->json_skip = b->json_compact = false;
         b->json_lines = 0;
 }
 
@@ -588,6 +589,7 @@ static bool feed_json(struct buildkit *b, const char *line, const char *end, dou
                     !(len == 1 && line[0] == '{'))
                         return false;
                 b->json_active = true;
+                b->json_compact = len >= 2;
         } else if (b->json_lines == 1 && b->json.len == 2) {
                 /* After a lone "{": the indented form goes on with a key. */
                 const char *p = line;
@@ -616,6 +618,13 @@ static bool feed_json(struct buildkit *b, const char *line, const char *end, dou
                 }
         }
         b->json_lines++;
+        /* No JSON string spans lines, and a rawjson object ends on its own
+         * line: anything else is a line cut at the cap (or junk). Drop the
+         * object, or the scanner stays inside it for the rest of the run. */
+        if (b->in_str || (b->json_compact && b->depth > 0)) {
+                json_reset(b);
+                return true;
+        }
         if (!b->json_skip) {
                 if (b->json.len + len + 1 > BUILDKIT_MAX_JSON ||
                     dbuf_append(&b->json, line, len) < 0 || dbuf_append(&b->json, "\n", 1) < 0) {

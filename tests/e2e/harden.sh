@@ -209,5 +209,22 @@ case_targets70() {
         expect_eq "targets without exactly their one step" "$bad" 0
 }
 
+# 6: one rawjson line over the 64 KiB line cap does not leave the JSON
+# scanner inside it: the steps after it still count.
+case_longjson() {
+        python3 - "$T/raw.log" <<'PY2'
+import sys
+v = lambda d, n: '{"vertexes":[{"digest":"sha256:%s","name":"[t %s 1/1] RUN %s","started":"2026-01-01T00:00:00Z","completed":"2026-01-01T00:00:01Z"}]}' % (d, n, n)
+with open(sys.argv[1], "w") as f:
+    f.write(v("a1", "one") + "\n")
+    f.write('{"logs":[{"vertex":"sha256:a1","data":"' + "QUFB" * 40000 + '"}]}\n')
+    f.write(v("b2", "two") + "\n")
+    f.write(v("c3", "three") + "\n")
+PY2
+        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id lj -- cat "$T/raw.log" >/dev/null 2>"$T/err"
+        expect_eq "run status" "$?" 0
+        check "all three steps are counted after the long line" grep -q "3 steps" "$T/err"
+}
+
 "case_$case"
 finish
