@@ -280,6 +280,12 @@ int cmd_run(int argc, char **argv)
         double grace = 2.0;
         bool off = false;
         int c, e, ret = EXIT_BT_INTERNAL;
+        /* First: what we were given is what the build gets (nothing we open
+         * later), and a closed 0-2 is held by /dev/null, not our files. */
+        struct child_fds given;
+
+        if (child_fds_take(&given) < 0)
+                given.overflow = true;
 
         common_opts_init(&o);
         optind = 1;
@@ -346,6 +352,7 @@ int cmd_run(int argc, char **argv)
 
         env = getenv("BUILDTEL");
         if (off || (env && strcmp(env, "0") == 0)) {
+                child_fds_unreserve(&given);
                 ret = exec_bare(argv);
                 goto out;
         }
@@ -423,6 +430,7 @@ int cmd_run(int argc, char **argv)
         ccfg.sigmask = &old_mask;
         ccfg.sigpipe = &old_pipe;
         ccfg.sigchld = &old_chld;
+        ccfg.fds = &given;
         /* The recorder's clock starts, and the baseline sample is taken,
          * before the build exists: nothing it does can precede them. */
         e = recorder_new(&o.rec, &ri, &L.rec);

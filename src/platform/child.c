@@ -3,15 +3,19 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "util/macro.h"
+#include "util/util.h"
 
 struct child {
         pid_t pid;
@@ -31,6 +35,30 @@ static int pidfd_open_compat(pid_t pid)
         }
 #endif
         return -1;
+}
+
+/* Between fork and exec (async-signal-safe calls only): every fd above 2
+ * close-on-exec but the given ones, and 0-2 closed that were closed. */
+static void child_fds_apply(const struct child_fds *fds)
+{
+        if (!fds->overflow) {
+#ifdef SYS_close_range
+                if (syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */) < 0)
+#endif
+                {
+                        struct rlimit rl;
+                        int max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536
+                                      ? (int)rl.rlim_cur
+                                      : 65536;
+                        for (int fd = 3; fd < max; fd++)
+                                (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+                }
+                for (size_t i = 0; i < fds->nkeep; i++)
+                        (void)fcntl(fds->keep[i], F_SETFD, 0);
+        }
+        for (int fd = 0; fd < 3; fd++)
+                if (fds->closed[fd])
+                        (void)close(fd);
 }
 
 /* Only async-signal-safe calls between fork and exec. */
@@ -61,6 +89,8 @@ _Noreturn static void child_exec(const struct child_config *cfg, int out_w, int 
                 if (dup2(out_w, STDOUT_FILENO) < 0 || dup2(err_w, STDERR_FILENO) < 0)
                         goto fail;
         }
+        if (cfg->fds)
+                child_fds_apply(cfg->fds);
         execvp(cfg->argv[0], cfg->argv);
 fail:
         e = errno;
@@ -234,4 +264,54 @@ void child_restore_terminal(struct child *c)
         sigprocmask(SIG_BLOCK, &ttou, &old);
         (void)tcsetpgrp(STDIN_FILENO, getpgrp());
         sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+int child_fds_take(struct child_fds *ret)
+{
+        DIR *d;
+        struct dirent *de;
+
+        memset(ret, 0, sizeof(*ret));
+        for (int fd = 0; fd < 3; fd++) {
+                if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+                        continue;
+                /* open() takes the lowest free number: this one. */
+                int nfd = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+                if (nfd < 0)
+                        return -errno;
+                if (nfd != fd) {
+                        close(nfd);
+                        return -EBADF;
+                }
+                ret->closed[fd] = true;
+        }
+        d = opendir("/proc/self/fd");
+        if (!d) {
+                ret->overflow = true; /* cannot tell: pass everything on */
+                return 0;
+        }
+        while ((de = readdir(d))) {
+                uint64_t v;
+                int flags;
+
+                if (parse_u64_str(de->d_name, &v) < 0 || v < 3 || v > INT_MAX || (int)v == dirfd(d))
+                        continue;
+                flags = fcntl((int)v, F_GETFD);
+                if (flags < 0 || (flags & FD_CLOEXEC))
+                        continue;
+                if (ret->nkeep == CHILD_KEEP_FDS_MAX) {
+                        ret->overflow = true;
+                        break;
+                }
+                ret->keep[ret->nkeep++] = (int)v;
+        }
+        closedir(d);
+        return 0;
+}
+
+void child_fds_unreserve(const struct child_fds *fds)
+{
+        for (int fd = 0; fd < 3; fd++)
+                if (fds->closed[fd])
+                        (void)close(fd);
 }

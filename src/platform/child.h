@@ -11,6 +11,17 @@
 
 struct child;
 
+/* The descriptors buildtel was given, taken first thing: which of 0-2 were
+ * closed (now /dev/null, so nothing of ours lands there), and the inherited
+ * ones above 2 (not close-on-exec: a make jobserver's, say). */
+#define CHILD_KEEP_FDS_MAX 1024
+struct child_fds {
+        bool closed[3];
+        size_t nkeep;
+        bool overflow; /* more than CHILD_KEEP_FDS_MAX: pass every fd on */
+        int keep[CHILD_KEEP_FDS_MAX];
+};
+
 struct child_config {
         char *const *argv;
         bool pipes;                      /* capture stdout/stderr */
@@ -23,6 +34,10 @@ struct child_config {
          * forks are in the cgroup from the start. */
         const int *cgroup_procs_fds;
         size_t n_cgroup_procs_fds;
+        /* When set, the build gets exactly these descriptors: 0-2 (closed
+         * ones closed again) and the given ones above 2; what buildtel
+         * opened since (a libcurl socketpair without CLOEXEC) is not passed. */
+        const struct child_fds *fds;
 };
 
 /* Fork and execvp. When exec fails the error comes back here (via a
@@ -46,3 +61,9 @@ int child_try_wait(struct child *c, int *ret_status, int *ret_signal);
 
 /* Give the terminal back to our process group if we handed it out. */
 void child_restore_terminal(struct child *c);
+
+/* Take *ret (see struct child_fds) and fill closed 0-2 with /dev/null.
+ * Returns 0 or -errno. */
+int child_fds_take(struct child_fds *ret);
+/* Close the 0-2 child_fds_take filled: for a bare exec of the command. */
+void child_fds_unreserve(const struct child_fds *fds);

@@ -226,5 +226,37 @@ PY2
         check "all three steps are counted after the long line" grep -q "3 steps" "$T/err"
 }
 
+# 7: the build sees exactly the descriptors buildtel was given, OTLP on
+# (libcurl's socketpair is not passed on).
+case_fds() {
+        local bare run
+        # ls lists its own descriptors (plus the one it reads them with).
+        bare=$(ls /proc/self/fd 7</dev/null | sort | tr '\n' ' ')
+        run=$(OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9 OTEL_EXPORTER_OTLP_TIMEOUT=500 \
+                "$BUILDTEL" run --no-db --quiet --log-dir "$T/l" --run-id fd -- ls /proc/self/fd 7</dev/null 2>/dev/null |
+                sort | tr '\n' ' ')
+        expect_eq "the build's descriptors equal a bare run's" "$run" "$bare"
+        bare=$(ls /proc/self/fd | sort | tr '\n' ' ')
+        run=$("$BUILDTEL" run --no-db --quiet --log-dir "$T/l" --run-id fd2 -- ls /proc/self/fd 2>/dev/null |
+                sort | tr '\n' ' ')
+        expect_eq "and without OTLP" "$run" "$bare"
+}
+
+# 15: started with fd 1 closed: the build sees it closed, as it would bare,
+# and buildtel's own descriptors never land on it.
+case_closed1() {
+        local bare st
+        sh -c 'echo hi' >&- 2>/dev/null
+        bare=$?
+        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id c1 -- sh -c 'echo hi' >&- 2>"$T/err"
+        st=$?
+        expect_eq "echo to a closed stdout fails as bare" "$st" "$bare"
+        check "the run still writes its files" test -s "$T/l/resources-c1.csv"
+        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id c2 -- sh -c 'echo out; echo err >&2' >&- 2>"$T/err2"
+        check "stderr still passes through" grep -qx err "$T/err2"
+        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id c3 --off -- sh -c 'echo hi' >&- 2>/dev/null
+        expect_eq "--off: the same as bare" "$?" "$bare"
+}
+
 "case_$case"
 finish
