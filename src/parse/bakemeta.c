@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "platform/child.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -189,11 +190,12 @@ int buildx_history_fetch(const char *ref, double timeout_s, char **ret, size_t *
         posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
         /* Its own process group: docker runs buildx as a plugin child, and
          * a kill past the deadline must reach both. */
-        posix_spawnattr_init(&attr);
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-        posix_spawnattr_setpgroup(&attr, 0);
-        e = posix_spawnp(&pid, "docker", &fa, &attr, argv, environ);
-        posix_spawnattr_destroy(&attr);
+        e = child_helper_spawn_init(&attr, &fa, POSIX_SPAWN_SETPGROUP);
+        if (e == 0) {
+                posix_spawnattr_setpgroup(&attr, 0);
+                e = posix_spawnp(&pid, "docker", &fa, &attr, argv, environ);
+                posix_spawnattr_destroy(&attr);
+        }
         posix_spawn_file_actions_destroy(&fa);
         close(pfd[1]);
         if (e != 0) {

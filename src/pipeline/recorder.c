@@ -90,6 +90,7 @@ static int fallback_log_dir(char **ret_path)
         if (n < 0 || (size_t)n >= sizeof(buf))
                 return -ENAMETOOLONG;
         top = (size_t)n - strlen("/logs");
+        (void)mkdir_p(tmp, 0700); /* a $TMPDIR that does not exist yet */
         buf[top] = '\0';
         e = mkdir_private(buf);
         buf[top] = '/';

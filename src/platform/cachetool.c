@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "platform/child.h"
 #include "util/dbuf.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -41,6 +42,7 @@ int cachetool_on_path(const char *name)
 int cachetool_run(char *const argv[], size_t max, double timeout_s, char **ret, size_t *ret_len)
 {
         posix_spawn_file_actions_t fa;
+        posix_spawnattr_t attr;
         _cleanup_close_ int rd = -1;
         int p[2], status, e;
         pid_t pid;
@@ -55,7 +57,11 @@ int cachetool_run(char *const argv[], size_t max, double timeout_s, char **ret, 
         posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
         posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
         posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-        e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+        e = child_helper_spawn_init(&attr, &fa, 0);
+        if (e == 0) {
+                e = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
+                posix_spawnattr_destroy(&attr);
+        }
         posix_spawn_file_actions_destroy(&fa);
         close(p[1]);
         if (e != 0)

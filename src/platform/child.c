@@ -315,3 +315,30 @@ void child_fds_unreserve(const struct child_fds *fds)
                 if (fds->closed[fd])
                         (void)close(fd);
 }
+
+int child_helper_spawn_init(posix_spawnattr_t *attr, posix_spawn_file_actions_t *fa, short flags)
+{
+        sigset_t none, dfl;
+        int e;
+
+        sigemptyset(&none);
+        sigemptyset(&dfl);
+        sigaddset(&dfl, SIGPIPE);
+        sigaddset(&dfl, SIGCHLD);
+        e = posix_spawnattr_init(attr);
+        if (e)
+                return e;
+        e = posix_spawnattr_setflags(
+            attr, (short)(flags | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
+        if (!e)
+                e = posix_spawnattr_setsigmask(attr, &none);
+        if (!e)
+                e = posix_spawnattr_setsigdefault(attr, &dfl);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+        if (!e)
+                e = posix_spawn_file_actions_addclosefrom_np(fa, 3);
+#endif
+        if (e)
+                posix_spawnattr_destroy(attr);
+        return e;
+}

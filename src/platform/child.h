@@ -2,6 +2,7 @@
 #pragma once
 
 #include <signal.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -67,3 +68,10 @@ void child_restore_terminal(struct child *c);
 int child_fds_take(struct child_fds *ret);
 /* Close the 0-2 child_fds_take filled: for a bare exec of the command. */
 void child_fds_unreserve(const struct child_fds *fds);
+
+/* For a helper we run (ccache -s, docker buildx history): initialise attr
+ * with flags plus an empty signal mask and SIGPIPE and SIGCHLD at their
+ * defaults (not buildtel's blocked mask and ignored SIGPIPE), and make fa
+ * close every descriptor above 2 (no libcurl socket reaches it). Returns 0
+ * or a positive errno, as posix_spawn does. */
+int child_helper_spawn_init(posix_spawnattr_t *attr, posix_spawn_file_actions_t *fa, short flags);

@@ -258,5 +258,32 @@ case_closed1() {
         expect_eq "--off: the same as bare" "$?" "$bare"
 }
 
+# 12: a helper (docker buildx history, run at the end of a bake) starts with
+# no blocked signals, SIGPIPE at its default, and only 0-2 open.
+case_helper() {
+        mkdir -p "$T/fakebin"
+        # Shell builtins read the signal state (python would change it);
+        # python, exec'd in the same process, lists the descriptors.
+        cat >"$T/fakebin/docker" <<EOF2
+#!/bin/sh
+while read -r k v; do case \$k in SigBlk:|SigIgn:) echo "\$k \$v";; esac; done </proc/self/status >"$T/helper.status"
+exec python3 -c 'import os; fds = " ".join(map(str, sorted(int(f) for f in os.listdir("/proc/self/fd")))); open("$T/helper.fds", "w").write(fds); print("{}")'
+EOF2
+        chmod +x "$T/fakebin/docker"
+        echo '{"app": {"buildx.build.ref": "b/b0/x3tig9yrbzg2bp0ahn840m9hs"}}' >"$T/meta.json"
+        OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9 OTEL_EXPORTER_OTLP_TIMEOUT=500 PATH="$T/fakebin:$PATH" \
+                "$BUILDTEL" run --no-db --quiet --log-dir "$T/l" --run-id h -- true --metadata-file "$T/meta.json" \
+                >/dev/null 2>&1
+        check "the helper ran" test -s "$T/helper.status"
+        expect_eq "no signal blocked in the helper" "$(awk '/^SigBlk/ {print $2}' "$T/helper.status")" 0000000000000000
+        local ign
+        ign=$(awk '/^SigIgn/ {print $2}' "$T/helper.status")
+        # SIGPIPE is 13: bit 12.
+        check "SIGPIPE not ignored in the helper ($ign)" \
+                python3 -c "import sys; sys.exit(1 if int('$ign', 16) & (1 << 12) else 0)"
+        # 0-2, and the one listdir read them with.
+        expect_eq "only 0-2 in the helper" "$(cat "$T/helper.fds")" "0 1 2 3"
+}
+
 "case_$case"
 finish
