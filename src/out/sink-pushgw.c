@@ -9,6 +9,7 @@
 
 #include "out/prom.h"
 #include "out/sink.h"
+#include "parse/otelenv.h"
 #include "util/macro.h"
 
 #define PUSH_TIMEOUT_DEFAULT 5.0
@@ -130,6 +131,7 @@ static int pushgw_finish(void *state, const struct run_model *m)
 {
         struct pushgw_state *st = state;
         struct dbuf body = DBUF_INIT, url = DBUF_INIT;
+        char shown[1024];
         struct curl_slist *hdr = NULL;
         double timeout =
             st && st->cfg.push_timeout_s > 0 ? st->cfg.push_timeout_s : PUSH_TIMEOUT_DEFAULT;
@@ -163,11 +165,13 @@ static int pushgw_finish(void *state, const struct run_model *m)
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
         curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
         cr = curl_easy_perform(c);
+        /* As OTLP: no user info, query or fragment in a message. */
+        otelenv_url_for_display(st->cfg.pushgateway, shown, sizeof(shown));
         if (cr != CURLE_OK)
-                warn(st, "push to %s failed: %s", st->cfg.pushgateway, curl_easy_strerror(cr));
+                warn(st, "push to %s failed: %s", shown, curl_easy_strerror(cr));
         else if (curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK &&
                  (code < 200 || code > 299))
-                warn(st, "push to %s failed: HTTP %ld", st->cfg.pushgateway, code);
+                warn(st, "push to %s failed: HTTP %ld", shown, code);
 out:
         curl_slist_free_all(hdr);
         if (c)

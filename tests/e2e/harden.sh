@@ -285,5 +285,14 @@ EOF2
         expect_eq "only 0-2 in the helper" "$(cat "$T/helper.fds")" "0 1 2 3"
 }
 
+# 8: Pushgateway credentials never appear in a warning.
+case_pushcreds() {
+        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id p --pushgateway 'http://u:s3cr3t@127.0.0.1:9/x?token=t0k3n' -- true \
+                >/dev/null 2>"$T/err"
+        expect_eq "run status" "$?" 0
+        check "the failed push is reported" grep -q "push to http://127.0.0.1:9/x failed" "$T/err"
+        check "no password in the output" test -z "$(grep -e s3cr3t -e t0k3n "$T/err")"
+}
+
 "case_$case"
 finish
