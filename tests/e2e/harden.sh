@@ -294,5 +294,25 @@ case_pushcreds() {
         check "no password in the output" test -z "$(grep -e s3cr3t -e t0k3n "$T/err")"
 }
 
+# 9: build output holds secrets: files 0600 in 0700 directories (the
+# history database too); the .prom file stays 0644 for node_exporter.
+case_modes() {
+        local f bad=0
+        "$BUILDTEL" run --log-dir "$T/new/logs" --run-id m --textfile-dir "$T/tf" --prom-file m.prom -- echo hi >/dev/null 2>"$T/err"
+        expect_eq "run status" "$?" 0
+        expect_eq "new log dir" "$(stat -c %a "$T/new/logs")" 700
+        for f in "$T"/new/logs/*; do
+                [ "$(stat -c %a "$f")" = 600 ] || { bad=$((bad + 1)); echo "$(stat -c %a "$f") $f"; }
+        done
+        expect_eq "files in the log dir not 0600" "$bad" 0
+        check "there were files" test -s "$T/new/logs/build-m.log"
+        expect_eq "history directory" "$(stat -c %a "$XDG_STATE_HOME/buildtel")" 700
+        for f in "$XDG_STATE_HOME"/buildtel/*.db* "$XDG_STATE_HOME"/buildtel/*.sqlite*; do
+                [ -e "$f" ] || continue
+                expect_eq "history file $(basename "$f")" "$(stat -c %a "$f")" 600
+        done
+        expect_eq "the .prom file" "$(stat -c %a "$T/tf/m.prom")" 644
+}
+
 "case_$case"
 finish
