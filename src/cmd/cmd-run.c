@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -45,6 +46,16 @@ struct run_loop {
         int forwarded;  /* last signal we passed on, for the exit path */
         bool subreaper; /* orphans of the build are ours to reap (--cgroup=none) */
 };
+
+/* The terminal goes to the build only when stdin and stdout are both it:
+ * in `buildtel run -- make | less` it stays with less. */
+static bool same_terminal(int a, int b)
+{
+        struct stat sa, sb;
+
+        return isatty(a) && isatty(b) && fstat(a, &sa) == 0 && fstat(b, &sb) == 0 &&
+               sa.st_rdev == sb.st_rdev;
+}
 
 static int exec_bare(char **argv)
 {
@@ -426,7 +437,8 @@ int cmd_run(int argc, char **argv)
 
         ccfg.argv = argv;
         ccfg.pipes = true;
-        ccfg.foreground = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+        ccfg.foreground =
+            same_terminal(STDIN_FILENO, STDOUT_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
         ccfg.sigmask = &old_mask;
         ccfg.sigpipe = &old_pipe;
         ccfg.sigchld = &old_chld;

@@ -314,5 +314,21 @@ case_modes() {
         expect_eq "the .prom file" "$(stat -c %a "$T/tf/m.prom")" 644
 }
 
+# 10: in `buildtel run -- CMD | less` the terminal stays with the pager; with
+# stdout on the terminal the build gets it. Under script(1), a pty; the
+# build's /proc/self/stat says its group and the terminal's foreground group.
+case_pager() {
+        command -v script >/dev/null || { echo "needs script (util-linux)"; exit 77; }
+        fg_of() { # fg_of OUTPUT: "yes" when the build was the foreground group
+                tr -d '\r' <"$1" | awk '/^[0-9]+ \(/ { sub(/^.*\) /, ""); split($0, f, " "); print (f[3] == f[6] ? "yes" : "no"); exit }'
+        }
+        script -qec "$BUILDTEL run --no-db --quiet --log-dir $T/l --run-id p1 -- cat /proc/self/stat | cat" /dev/null \
+                >"$T/piped" </dev/null
+        expect_eq "piped into a pager: the build is not the foreground" "$(fg_of "$T/piped")" no
+        script -qec "$BUILDTEL run --no-db --quiet --log-dir $T/l --run-id p2 -- cat /proc/self/stat" /dev/null \
+                >"$T/tty" </dev/null
+        expect_eq "on the terminal: the build is the foreground" "$(fg_of "$T/tty")" yes
+}
+
 "case_$case"
 finish
