@@ -505,6 +505,10 @@ int cmd_run(int argc, char **argv)
                 common_report(&o, L.rec, &short_sum);
         }
         ret = L.status;
+        /* A signal that came during the final exports cut them short; it
+         * must not kill us when the mask is restored: the status is the
+         * build's. */
+        handle_signals(&L);
 
 out_sig:
         sigaction(SIGPIPE, &old_pipe, NULL);

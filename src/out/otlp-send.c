@@ -377,6 +377,9 @@ size_t otlp_sender_flush(struct otlp_sender *s, double deadline)
                 size_t n;
                 int ms;
 
+                /* Interrupted (SIGTERM while we wait): give up now. */
+                if (stop_signal_pending())
+                        deadline = now;
                 /* a retry due after the deadline will not happen */
                 for (size_t i = 0; i < OTLP_SEND_QUEUE; i++) {
                         struct job *j = &s->jobs[i];
@@ -395,6 +398,7 @@ size_t otlp_sender_flush(struct otlp_sender *s, double deadline)
                         break;
                 n = otlp_sender_pollfds(s, p, SOCKS_MAX, &wake);
                 ms = (int)ceil(MAX(0.0, MIN(wake, deadline) - now_monotonic()) * 1000);
+                ms = MIN(ms, 100); /* to see a signal */
                 if (poll(p, (nfds_t)n, ms) > 0)
                         drive(s, p, n, now_monotonic(), deadline);
         }

@@ -11,6 +11,7 @@
 #include "out/sink.h"
 #include "parse/otelenv.h"
 #include "util/macro.h"
+#include "util/util.h"
 
 #define PUSH_TIMEOUT_DEFAULT 5.0
 
@@ -108,6 +109,13 @@ static int pushgw_open(const struct sink_ctx *ctx, void **ret_state)
         return 0;
 }
 
+/* A SIGTERM while we push: stop waiting on the network. */
+static int stop_on_signal(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                          curl_off_t ulnow)
+{
+        return stop_signal_pending() ? 1 : 0;
+}
+
 static size_t discard(char *p, size_t size, size_t n, void *ud)
 {
         return size * n;
@@ -163,6 +171,8 @@ static int pushgw_finish(void *state, const struct run_model *m)
         curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(MIN(timeout, 2.0) * 1000));
         curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, stop_on_signal);
+        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
         curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
         cr = curl_easy_perform(c);
         /* As OTLP: no user info, query or fragment in a message. */

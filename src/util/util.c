@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,4 +408,14 @@ int read_regular_file(const char *path, uint64_t offset, size_t max, char **ret,
         *ret_len = len;
         *ret = TAKE_PTR(buf);
         return 0;
+}
+
+bool stop_signal_pending(void)
+{
+        sigset_t p;
+
+        if (sigpending(&p) < 0)
+                return false;
+        return sigismember(&p, SIGINT) == 1 || sigismember(&p, SIGTERM) == 1 ||
+               sigismember(&p, SIGHUP) == 1 || sigismember(&p, SIGQUIT) == 1;
 }

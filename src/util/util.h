@@ -53,6 +53,11 @@ int mkdir_private(const char *path);
  * there at the open. Returns 0 or -errno. */
 int read_regular_file(const char *path, uint64_t offset, size_t max, char **ret, size_t *ret_len);
 
+/* Is a SIGINT, SIGTERM, SIGHUP or SIGQUIT waiting (blocked for a signalfd,
+ * not yet read)? Final exports stop waiting on the network when one is:
+ * the user wants out, with the build's status. */
+bool stop_signal_pending(void);
+
 /* Write a file atomically: temp file in the same directory, fsync, rename.
  * Returns 0 or -errno. */
 int write_file_atomic(const char *path, const void *buf, size_t len);

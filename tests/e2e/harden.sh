@@ -330,5 +330,40 @@ case_pager() {
         expect_eq "on the terminal: the build is the foreground" "$(fg_of "$T/tty")" yes
 }
 
+# 11: SIGTERM during the final exports (a collector that never answers) cuts
+# them short, and buildtel still exits with the build's status.
+case_termexport() {
+        local port srv bt t0 st
+        python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True)
+c = []
+while True:
+    c.append(s.accept()[0])' >"$T/port" &
+        srv=$!
+        while [ ! -s "$T/port" ]; do sleep 0.05; done
+        port=$(cat "$T/port")
+        for how in otlp pushgw; do
+                if [ $how = otlp ]; then
+                        OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$port OTEL_EXPORTER_OTLP_TIMEOUT=15000 \
+                                "$BUILDTEL" run --no-db --quiet --log-dir "$T/l" --run-id te -- sh -c 'exit 3' \
+                                >/dev/null 2>"$T/err-$how" &
+                else
+                        "$BUILDTEL" run --no-db --quiet --log-dir "$T/l" --run-id tp \
+                                --pushgateway "http://127.0.0.1:$port" -- sh -c 'exit 3' >/dev/null 2>"$T/err-$how" &
+                fi
+                bt=$!
+                sleep 1.5
+                t0=$(now)
+                kill -TERM $bt
+                wait $bt
+                st=$?
+                expect_eq "$how: the build's status after SIGTERM in the export" "$st" 3
+                check "$how: buildtel ends soon after the SIGTERM ($(since "$t0") s)" lt "$(since "$t0")" 3
+        done
+        kill $srv
+        wait $srv 2>/dev/null
+}
+
 "case_$case"
 finish
