@@ -52,6 +52,15 @@ static bool is_complete(const struct ccstats_parser *p)
                ((s & K_PS_DIRECT) && (s & K_PS_PRE) && (s & K_PS_MISS));
 }
 
+/* Counters from the build's output are capped here: 2^53 is exact in a
+ * double and in JSON, and hits + misses cannot wrap (a ratio of 4.6e18, a
+ * "hits" of -1). */
+#define CCSTATS_COUNT_MAX (UINT64_C(1) << 53)
+static uint64_t add_capped(uint64_t a, uint64_t b)
+{
+        return b >= CCSTATS_COUNT_MAX - MIN(a, CCSTATS_COUNT_MAX) ? CCSTATS_COUNT_MAX : a + b;
+}
+
 /* Account one counter. A key seen twice, or a key of another tool, starts a
  * new block: the stats were printed again. */
 static int put(struct ccstats_parser *p, enum ccstats_kind kind, unsigned key, uint64_t v)
@@ -64,9 +73,9 @@ static int put(struct ccstats_parser *p, enum ccstats_kind kind, unsigned key, u
         p->cur.kind = kind;
         p->seen |= key;
         if (key & (K_SC_HITS | K_C3_DIRECT | K_C3_PRE | K_C4_HITS | K_PS_DIRECT | K_PS_PRE))
-                p->cur.hits += v;
+                p->cur.hits = add_capped(p->cur.hits, v);
         else
-                p->cur.misses += v;
+                p->cur.misses = add_capped(p->cur.misses, v);
         if (!is_complete(p))
                 return 0;
         p->last = p->cur;
@@ -230,8 +239,8 @@ static uint64_t sum_counts(json_t *o)
         const char *k;
         uint64_t s = 0;
 
-        json_object_foreach(counts, k, v) if (json_is_integer(v) && json_integer_value(v) > 0) s +=
-            (uint64_t)json_integer_value(v);
+        json_object_foreach(counts, k, v) if (json_is_integer(v) && json_integer_value(v) > 0) s =
+            add_capped(s, (uint64_t)json_integer_value(v));
         return s;
 }
 

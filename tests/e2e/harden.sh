@@ -365,5 +365,18 @@ while True:
         wait $srv 2>/dev/null
 }
 
+# 13: cache counters near 2^64 in the build's output: a ratio within 0-1 and
+# no negative count anywhere.
+case_cachecount() {
+        printf 'Compile requests 10\nCache hits 18446744073709551615\nCache misses 1\n' >"$T/cc.log"
+        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id cc --textfile-dir "$T/tf" -- cat "$T/cc.log" \
+                >/dev/null 2>"$T/err"
+        expect_eq "run status" "$?" 0
+        check "the hit ratio shown is 100.0%" grep -q "hits / 1 misses (100.0%)" "$T/err"
+        check "the .prom ratio is 1" grep -q '^build_sccache_hit_ratio{.*} 1$' "$T/tf/buildtel.prom"
+        check "no negative count in the targets file" test -z "$(grep -o '"hits": *-[0-9]*' "$T/l/resources-cc.targets.json")"
+        check "hits are there" grep -q '"hits": *[0-9]' "$T/l/resources-cc.targets.json"
+}
+
 "case_$case"
 finish
