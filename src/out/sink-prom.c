@@ -90,6 +90,11 @@ bool prom_file_valid(const char *s)
 {
         size_t n = strlen(s);
 
+        /* No control characters: a newline in a name breaks every listing
+         * and log line that shows it. */
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+                        return false;
         return n > 5 && n < 200 && !strchr(s, '/') && s[0] != '.' &&
                strcmp(s + n - 5, ".prom") == 0;
 }

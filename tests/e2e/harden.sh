@@ -378,5 +378,19 @@ case_cachecount() {
         check "hits are there" grep -q '"hits": *[0-9]' "$T/l/resources-cc.targets.json"
 }
 
+# 16: --prom-file refuses a name with a newline (or another control byte).
+case_promname() {
+        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id pn --textfile-dir "$T/tf" --prom-file $'a\nb.prom' -- true \
+                >/dev/null 2>"$T/err"
+        expect_eq "a newline in --prom-file is a bad option" "$?" 125
+        check "nothing written" test -z "$(ls "$T/tf" 2>/dev/null)"
+        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id pn2 --textfile-dir "$T/tf" --prom-file $'a\tb.prom' -- true \
+                >/dev/null 2>&1
+        expect_eq "a tab too" "$?" 125
+        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id pn3 --textfile-dir "$T/tf" --prom-file 'ci job.prom' -- true \
+                >/dev/null 2>&1
+        expect_eq "a plain name with a space is fine" "$?" 0
+}
+
 "case_$case"
 finish
