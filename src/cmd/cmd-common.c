@@ -343,9 +343,10 @@ void common_report(const struct common_opts *o, struct recorder *r, struct dbuf 
                 return;
         if (short_sum->len)
                 fputs(short_sum->p, stderr);
-        if (dir) {
+        /* Only the files that were written (a full disk was said above). */
+        if (dir && !recorder_sink_failed(r, "csv"))
                 fprintf(stderr, "buildtel: csv: %s/resources-%s.csv\n", dir, o->run_id);
+        if (dir && !recorder_sink_failed(r, "summary"))
                 fprintf(stderr, "buildtel: summary: %s/resources-%s.summary.txt (.json)\n", dir,
                         o->run_id);
-        }
 }

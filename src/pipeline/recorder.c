@@ -34,6 +34,7 @@ struct recorder {
         struct csv_record rec;
         const struct sink_ops *ops[16];
         void *state[16];
+        bool failed[16];              /* its finish failed */
         struct buildmetrics *metrics; /* targets from the build's own output */
         size_t nsinks;
         double start_mono, next_tick;
@@ -443,6 +444,7 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
                 if (!r->ops[i]->finish)
                         continue;
                 e = r->ops[i]->finish(r->state[i], &m);
+                r->failed[i] = e < 0;
                 if (e < 0) {
                         note(r, "%s: %s", r->ops[i]->name, strerror(-e));
                         if (ret == 0)
@@ -473,4 +475,12 @@ void recorder_poll(struct recorder *r, const struct pollfd *p, size_t n)
         for (size_t i = 0; i < r->nsinks; i++)
                 if (r->ops[i]->poll)
                         r->ops[i]->poll(r->state[i], p, n, now);
+}
+
+bool recorder_sink_failed(const struct recorder *r, const char *name)
+{
+        for (size_t i = 0; r && i < r->nsinks; i++)
+                if (strcmp(r->ops[i]->name, name) == 0)
+                        return r->failed[i];
+        return true; /* not open: nothing there to name */
 }

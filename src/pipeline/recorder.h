@@ -73,6 +73,9 @@ int recorder_tick(struct recorder *r);
  * short summary for the terminal into short_out, and a line per sink
  * failure through note. Returns 0 or the first sink error. */
 int recorder_finish(struct recorder *r, struct dbuf *short_out);
+/* After recorder_finish: did sink `name` ("csv", "summary") fail, or was it
+ * never open? Its path is then not worth printing. */
+bool recorder_sink_failed(const struct recorder *r, const char *name);
 
 /* Network sinks (OTLP) in the caller's poll loop: the fds to add (at most
  * cap; RECORDER_POLLFDS is enough) with *deadline lowered to when they

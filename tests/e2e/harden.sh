@@ -392,5 +392,28 @@ case_promname() {
         expect_eq "a plain name with a space is fine" "$?" 0
 }
 
+# 18: on a full filesystem, the closing lines name no file that failed.
+case_fullfs() {
+        if [ "$(id -u)" != 0 ]; then echo "needs root to mount a tmpfs"; exit 77; fi
+        mkdir -p "$T/full"
+        mount -t tmpfs -o size=256k tmpfs "$T/full" || { echo "cannot mount a tmpfs"; exit 77; }
+        "$BUILDTEL" run --no-db --log-dir "$T/full/logs" --run-id f --interval 0.05 -- \
+                sh -c 'head -c 1048576 /dev/zero | tr "\0" x; sleep 0.3; exit 4' >/dev/null 2>"$T/err"
+        expect_eq "the build's status" "$?" 4
+        check "the failure is said" grep -q "No space left" "$T/err"
+        # Each path is printed exactly when its file did not fail (a CSV row
+        # may still fit in a page the file already has).
+        local f
+        for f in csv summary; do
+                if grep -q "note: $f: " "$T/err"; then
+                        check "$f failed: its path is not printed" test -z "$(grep "buildtel: $f: $T/full" "$T/err")"
+                else
+                        check "$f written: its path is printed" grep -q "buildtel: $f: $T/full" "$T/err"
+                fi
+        done
+        check "the summary did fail here" grep -q "note: summary: No space left" "$T/err"
+        umount "$T/full"
+}
+
 "case_$case"
 finish
