@@ -226,6 +226,9 @@ int common_opts_parse(struct common_opts *o, int opt, const char *arg, const cha
         case OPT_NO_DB:
                 o->rec.no_db = true;
                 return 1;
+        case OPT_CSV_SAFE:
+                o->rec.csv_safe = true;
+                return 1;
         case OPT_OTLP_ENDPOINT:
                 o->otlp_opt.endpoint = arg;
                 return 1;

@@ -37,6 +37,7 @@ static const struct {
      "  --grace SECONDS        after COMMAND exits, how long to drain output still held\n"
      "                         by processes it left behind (default 2)\n"
      "  --quiet                no summary on stderr\n"
+     "  --csv-safe             a ' before CSV text starting with = + - @\n"
      "  --off                  exec COMMAND and nothing else (also: BUILDTEL=0)\n"
      "  --cgroup MODE          the build's own accounting: auto (default), v2, hybrid,\n"
      "                         v1, or none (its process tree from /proc: estimates)\n"

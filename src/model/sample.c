@@ -146,7 +146,7 @@ static int format_num(struct dbuf *b, double v, int precision)
         return dbuf_puts(b, p);
 }
 
-int sample_csv_format(const struct sample *s, struct dbuf *b)
+static int csv_format(const struct sample *s, bool formula_safe, struct dbuf *b)
 {
         size_t old = b->len;
         char iso[64];
@@ -173,7 +173,8 @@ int sample_csv_format(const struct sample *s, struct dbuf *b)
                 case COL_STR:
                         str = str_get(s, c);
                         if (str)
-                                r = csv_append_field(b, str, strnlen(str, c->max));
+                                r = (formula_safe ? csv_append_field_safe
+                                                  : csv_append_field)(b, str, strnlen(str, c->max));
                         break;
                 }
         }
@@ -185,6 +186,16 @@ int sample_csv_format(const struct sample *s, struct dbuf *b)
                         b->p[old] = '\0';
         }
         return r;
+}
+
+int sample_csv_format(const struct sample *s, struct dbuf *b)
+{
+        return csv_format(s, false, b);
+}
+
+int sample_csv_format_safe(const struct sample *s, struct dbuf *b)
+{
+        return csv_format(s, true, b);
 }
 
 int sample_colmap_init(struct sample_colmap *m, const struct csv_record *rec)

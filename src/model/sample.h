@@ -62,6 +62,9 @@ int sample_csv_header(struct dbuf *b);
  * SAMPLE_CONTEXT_MAX bytes. Returns 0, or -ENOMEM with b's length as it
  * was. */
 int sample_csv_format(const struct sample *s, struct dbuf *b);
+/* The same with --csv-safe: text a spreadsheet would take for a formula
+ * (stage, context from the build) gets a leading '. */
+int sample_csv_format_safe(const struct sample *s, struct dbuf *b);
 
 /* Upper bound on the known columns (the table in sample.c); a static
  * assertion there keeps the two in step. */

@@ -413,7 +413,7 @@ int recorder_tick(struct recorder *r)
         /* Record the row, then read it back: the summary and every sink see
          * the values exactly as the CSV holds them, as `summarize` will. */
         dbuf_reset(&r->row);
-        e = sample_csv_format(&s, &r->row);
+        e = (r->cfg.csv_safe ? sample_csv_format_safe : sample_csv_format)(&s, &r->row);
         if (e < 0)
                 return e;
         e = csv_parse_record(r->row.p, r->row.len, &r->rec, &used);

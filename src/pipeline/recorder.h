@@ -27,6 +27,7 @@ struct recorder_config {
         struct logctx_config logctx;
         struct summary_config summary;
         bool quiet;
+        bool csv_safe;         /* --csv-safe: no spreadsheet formulas in the CSV */
         recorder_note_fn note; /* one-line notes for the user (fallbacks) */
         recorder_note_fn warn; /* one-line warnings (history database); NULL: note */
         const char *db_path;   /* history database; NULL: store_default_path() */

@@ -2,7 +2,10 @@
 #include "util/csv.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "util/macro.h"
 
 static bool needs_quotes(const char *s, size_t len)
 {
@@ -158,4 +161,18 @@ torn:
 bad:
         *ret_consumed = skip_bad_line(buf, len, i);
         return -EINVAL;
+}
+
+int csv_append_field_safe(struct dbuf *b, const char *s, size_t len)
+{
+        _cleanup_free_ char *q = NULL;
+
+        if (len == 0 || !strchr("=+-@\t\r", s[0]))
+                return csv_append_field(b, s, len);
+        q = malloc(len + 1);
+        if (!q)
+                return -ENOMEM;
+        q[0] = '\'';
+        memcpy(q + 1, s, len);
+        return csv_append_field(b, q, len + 1);
 }

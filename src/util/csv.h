@@ -14,6 +14,9 @@
 
 /* Append one field (no separator) to b. Returns 0 or -ENOMEM. */
 int csv_append_field(struct dbuf *b, const char *s, size_t len);
+/* The same, but a value a spreadsheet would take for a formula (starting
+ * with =, +, -, @, a tab or a CR) gets a leading ' (--csv-safe). */
+int csv_append_field_safe(struct dbuf *b, const char *s, size_t len);
 
 /* One parsed record. Field i is data.p + off[i], len[i] bytes, unescaped,
  * and NUL-terminated in data. Init with CSV_RECORD_INIT, free with

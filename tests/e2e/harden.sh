@@ -415,5 +415,31 @@ case_fullfs() {
         umount "$T/full"
 }
 
+# 17: --csv-safe writes text a spreadsheet takes for a formula with a
+# leading '; without it the CSV keeps the build's text as it was.
+case_csvsafe() {
+        stage_of() {
+                python3 -c 'import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+print(sorted(set(r["stage"] for r in rows if r["stage"]))[0] if rows else "")' "$1"
+        }
+        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id s1 --stage '=HYPERLINK("x")' --interval 0.05 -- sleep 0.2 2>/dev/null
+        expect_eq "plain: the stage as given" "$(stage_of "$T/l/resources-s1.csv")" '=HYPERLINK("x")'
+        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id s2 --csv-safe --stage '=HYPERLINK("x")' --interval 0.05 \
+                -- sleep 0.2 2>/dev/null
+        expect_eq "--csv-safe: a leading '" "$(stage_of "$T/l/resources-s2.csv")" "'=HYPERLINK(\"x\")"
+        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id s3 --csv-safe --stage 'app/build' --interval 0.05 \
+                -- sleep 0.2 2>/dev/null
+        expect_eq "--csv-safe: other text unchanged" "$(stage_of "$T/l/resources-s3.csv")" "app/build"
+        local c i=0
+        for c in + - @; do
+                i=$((i + 1))
+                "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id "c$i" --csv-safe --stage "${c}x" --interval 0.05 \
+                        -- sleep 0.1 2>/dev/null
+                expect_eq "--csv-safe: '$c'" "$(stage_of "$T/l/resources-c$i.csv")" "'${c}x"
+        done
+        check "the CSV still passes a strict reader" $CSVCHECK strict "$T/l/resources-s2.csv"
+}
+
 "case_$case"
 finish
