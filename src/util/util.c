@@ -205,15 +205,12 @@ int write_all(int fd, const void *buf, size_t len)
         return 0;
 }
 
-int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
+/* Read fd to its end, at most max bytes (-EFBIG beyond). */
+static int read_fd_all(int fd, size_t max, char **ret, size_t *ret_len)
 {
-        _cleanup_close_ int fd = -1;
         _cleanup_free_ char *buf = NULL;
         size_t len = 0, cap = 4096;
 
-        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return -errno;
         buf = malloc(cap + 1);
         if (!buf)
                 return -ENOMEM;
@@ -244,6 +241,15 @@ int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *re
         *ret_len = len;
         *ret = TAKE_PTR(buf);
         return 0;
+}
+
+int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
+{
+        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+        if (fd < 0)
+                return -errno;
+        return read_fd_all(fd, max, ret, ret_len);
 }
 
 DIR *opendir_at(int dirfd, const char *path)
@@ -369,9 +375,7 @@ int mkdir_private(const char *path)
 int read_regular_file(const char *path, uint64_t offset, size_t max, char **ret, size_t *ret_len)
 {
         _cleanup_close_ int fd = -1;
-        _cleanup_free_ char *buf = NULL;
         struct stat st;
-        size_t want, len = 0;
 
         /* O_NONBLOCK: opening a FIFO with no writer must not wait. */
         fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
@@ -387,27 +391,9 @@ int read_regular_file(const char *path, uint64_t offset, size_t max, char **ret,
                 offset = (uint64_t)st.st_size;
         if ((uint64_t)st.st_size - offset > max)
                 return -EFBIG;
-        /* What is there now: a file that grows while we read is cut here. */
-        want = (size_t)((uint64_t)st.st_size - offset);
-        buf = malloc(want + 1);
-        if (!buf)
-                return -ENOMEM;
-        while (len < want) {
-                ssize_t n = pread(fd, buf + len, want - len, (off_t)(offset + len));
-
-                if (n < 0) {
-                        if (errno == EINTR || errno == EAGAIN)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t)n;
-        }
-        buf[len] = '\0';
-        *ret_len = len;
-        *ret = TAKE_PTR(buf);
-        return 0;
+        if (offset && lseek(fd, (off_t)offset, SEEK_SET) < 0)
+                return -errno;
+        return read_fd_all(fd, max, ret, ret_len);
 }
 
 bool stop_signal_pending(void)
