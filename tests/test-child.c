@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "orphans.h"
 #include "platform/cgroup.h"
 #include "platform/child.h"
 #include "util/dbuf.h"
@@ -135,9 +136,8 @@ static void test_signal_group(void **state)
 {
         struct child_config cfg = {.argv = ARGV("sh", "-c", "sleep 100 & wait")};
         struct child *c = NULL;
-        int st, sig, orphans = 0;
-        double end;
-        pid_t pg, p;
+        int st, sig;
+        pid_t pg;
 
         assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
         assert_int_equal(child_spawn(&cfg, &c), 0);
@@ -146,19 +146,7 @@ static void test_signal_group(void **state)
         assert_int_equal(child_signal(c, SIGTERM), 0);
         assert_int_equal(wait_exit(c, &st, &sig), 1);
         assert_int_equal(st, 128 + SIGTERM);
-        for (end = now_monotonic() + 5; now_monotonic() < end;) {
-                p = waitpid(-1, &st, WNOHANG);
-                if (p < 0)
-                        break;
-                if (p == 0) {
-                        (void)poll(NULL, 0, 10);
-                        continue;
-                }
-                assert_true(WIFSIGNALED(st));
-                assert_int_equal(WTERMSIG(st), SIGTERM);
-                orphans++;
-        }
-        assert_int_equal(orphans, 1);
+        assert_int_equal(reap_orphans(SIGTERM, 5), 1);
         assert_int_equal(kill(-pg, 0), -1); /* the group is gone */
         assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
         child_free(c);

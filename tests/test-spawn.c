@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "orphans.h"
 #include "platform/spawn.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -191,9 +192,7 @@ static void test_group_killed(void **state)
         size_t len = 0;
         const char *end;
         uint64_t pgid = 0;
-        int n = 0, st;
         double t0;
-        pid_t p;
 
         assert_non_null(mkdtemp(dir));
         snprintf(pidfile, sizeof(pidfile), "%s/pid", dir);
@@ -221,21 +220,7 @@ static void test_group_killed(void **state)
         assert_int_equal(waitpid((pid_t)pgid, NULL, WNOHANG), -1);
         assert_int_equal(errno, ECHILD);
         /* the sleeps come back to us, killed */
-        t0 = now_monotonic();
-        while (now_monotonic() - t0 < 5) {
-                p = waitpid(-1, &st, WNOHANG);
-                if (p < 0)
-                        break; /* ECHILD: all collected */
-                if (p == 0) {
-                        (void)poll(NULL, 0, 10);
-                        continue;
-                }
-                assert_true(WIFSIGNALED(st));
-                assert_int_equal(WTERMSIG(st), SIGKILL);
-                n++;
-        }
-        assert_int_equal(errno, ECHILD);
-        assert_true(n >= 1);
+        assert_true(reap_orphans(SIGKILL, 5) >= 1);
         /* nothing of the group is left, not even a zombie */
         assert_int_equal(kill(-(pid_t)pgid, 0), -1);
         assert_int_equal(errno, ESRCH);
