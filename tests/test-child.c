@@ -134,7 +134,9 @@ static void test_pipes_and_group(void **state)
  * orphaned sleep back and sees how it died. */
 static void test_signal_group(void **state)
 {
-        struct child_config cfg = {.argv = ARGV("sh", "-c", "sleep 100 & wait")};
+        struct child_config cfg = {.argv = ARGV("sh", "-c", "sleep 100 & echo started; wait"),
+                                   .pipes = true};
+        char line[16];
         struct child *c = NULL;
         int st, sig;
         pid_t pg;
@@ -142,7 +144,9 @@ static void test_signal_group(void **state)
         assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
         assert_int_equal(child_spawn(&cfg, &c), 0);
         pg = child_pid(c);
-        (void)poll(NULL, 0, 200); /* let the shell start its sleep */
+        /* the sleep is forked once the shell says so */
+        assert_int_equal(read(child_stdout_fd(c), line, sizeof(line)), 8);
+        assert_memory_equal(line, "started\n", 8);
         assert_int_equal(child_signal(c, SIGTERM), 0);
         assert_int_equal(wait_exit(c, &st, &sig), 1);
         assert_int_equal(st, 128 + SIGTERM);

@@ -196,16 +196,17 @@ static void test_group_killed(void **state)
 
         assert_non_null(mkdtemp(dir));
         snprintf(pidfile, sizeof(pidfile), "%s/pid", dir);
-        snprintf(script, sizeof(script), "echo $$ >'%s'; sleep 100 & sleep 100", pidfile);
+        snprintf(script, sizeof(script), "sleep 100 & echo $$ >'%s'; sleep 100", pidfile);
         {
                 char *argv[] = {(char *)(uintptr_t) "sh", (char *)(uintptr_t) "-c", script, NULL};
-                struct spawn_config cfg = {.argv = argv, .out_max = 100, .timeout_s = 0.5};
+                /* time enough to start both sleeps on a loaded machine */
+                struct spawn_config cfg = {.argv = argv, .out_max = 100, .timeout_s = 2};
                 struct spawn_result r;
 
                 assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
                 t0 = now_monotonic();
                 assert_int_equal(spawn_capture(&cfg, &r), -ETIMEDOUT);
-                assert_true(now_monotonic() - t0 < 2.5);
+                assert_true(now_monotonic() - t0 < 4);
         }
         assert_int_equal(read_file_at(AT_FDCWD, pidfile, 64, &buf, &len), 0);
         end = buf + len;
