@@ -2,7 +2,6 @@
 #pragma once
 
 #include <signal.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -39,6 +38,13 @@ struct child_config {
          * ones closed again) and the given ones above 2; what buildtel
          * opened since (a libcurl socketpair without CLOEXEC) is not passed. */
         const struct child_fds *fds;
+        /* For helper processes (platform/spawn.h): stdin from /dev/null;
+         * with pipes, stderr to /dev/null instead of a pipe; and a clean
+         * start: every signal disposition default, an empty signal mask
+         * (sigmask and sigpipe are then ignored), no fd open but 0, 1, 2. */
+        bool stdin_null;
+        bool stderr_null;
+        bool clean;
 };
 
 /* Fork and execvp. When exec fails the error comes back here (via a
@@ -56,6 +62,14 @@ void child_close_fd(struct child *c, int stream); /* 1 or 2 */
 /* Send sig to the child's process group. */
 int child_signal(struct child *c, int sig);
 
+/* Whether the child has exited, without reaping it (its pid, and so its
+ * process group id, stays taken until child_wait()). 1 exited, 0 running,
+ * -errno. */
+int child_exited(struct child *c);
+/* Reap, blocking. The shell-style status and the signal as below. 0 or
+ * -errno (-ECHILD: already reaped). */
+int child_wait(struct child *c, int *ret_status, int *ret_signal);
+
 /* Reap without blocking. Returns 1 and the shell-style status (code, or
  * 128+signal) once the child has exited, 0 while it runs, -errno. */
 int child_try_wait(struct child *c, int *ret_status, int *ret_signal);
@@ -68,10 +82,3 @@ void child_restore_terminal(struct child *c);
 int child_fds_take(struct child_fds *ret);
 /* Close the 0-2 child_fds_take filled: for a bare exec of the command. */
 void child_fds_unreserve(const struct child_fds *fds);
-
-/* For a helper we run (ccache -s, docker buildx history): initialise attr
- * with flags plus an empty signal mask and SIGPIPE and SIGCHLD at their
- * defaults (not buildtel's blocked mask and ignored SIGPIPE), and make fa
- * close every descriptor above 2 (no libcurl socket reaches it). Returns 0
- * or a positive errno, as posix_spawn does. */
-int child_helper_spawn_init(posix_spawnattr_t *attr, posix_spawn_file_actions_t *fa, short flags);

@@ -58,8 +58,17 @@ int read_regular_file(const char *path, uint64_t offset, size_t max, char **ret,
  * the user wants out, with the build's status. */
 bool stop_signal_pending(void);
 
-/* Write a file atomically: temp file in the same directory, fsync, rename.
- * Returns 0 or -errno. */
+/* Replace the file dirfd/name as a whole, so a reader sees the old content
+ * or the new, never a part: a hidden temp file in the same directory
+ * (O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, then exactly mode, umask or not),
+ * every byte written, fsync, renamed over name (a symlink there is
+ * replaced, not followed), then the directory fsync'd. On failure name is
+ * untouched and no temp file is left. Returns 0, -EINVAL (name empty or
+ * with a '/'), -EISDIR (name is a directory), or another -errno. */
+int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode);
+/* The same for a path, mode 0600: these are the run's files in its log
+ * directory (summaries, run facts), and build output holds secrets. The
+ * .prom file, read by node_exporter, is written 0644 with the _at form. */
 int write_file_atomic(const char *path, const void *buf, size_t len);
 
 /* CLOCK_REALTIME / CLOCK_MONOTONIC as seconds. */
