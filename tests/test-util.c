@@ -211,12 +211,13 @@ static void test_atomic_write(void **state)
         assert_content(s->dfd, "b.json", "{}");
         umask(old_umask);
 
-        /* the path form: mode 0644, relative to the path's directory */
+        /* the path form: mode 0600 (the run's files), relative to the
+         * path's directory */
         snprintf(path, sizeof(path), "%s/c.txt", s->dir);
         assert_int_equal(write_file_atomic(path, "c", 1), 0);
         assert_content(s->dfd, "c.txt", "c");
         assert_int_equal(fstatat(s->dfd, "c.txt", &st, 0), 0);
-        assert_int_equal(st.st_mode & 07777, 0644);
+        assert_int_equal(st.st_mode & 07777, 0600);
 
         /* relative to the working directory */
         cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
