@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Every output of one run agrees: per-target duration, steps, cached,
+# success and compiler-cache counts, and the run's duration, outcome and
+# step totals, read back from the Prometheus textfile, `inspect --json`,
+# the OTLP body the strict sink decoded (tests/otlp-sink/sink.js), and the
+# run's summary.json and targets.json (tests/e2e/crosscheck.py compares).
+# Runs: a three-target bake log of our own (tests/fixtures/crossout), fed
+# with pauses so that durations are not zero, once exiting 0 and once 3;
+# then, when ../shared/fixtures is there, each real-world BuildKit log.
+. "$(dirname "$0")/lib.sh"
+SINKDIR=$HERE/../otlp-sink
+FIX=$HERE/../fixtures/crossout/bake-three.log
+SHARED=$HERE/../../../shared/fixtures/realworld/buildkit-plain
+command -v node >/dev/null || { echo "SKIP: node is not installed (tools/test installs nodejs)"; exit 77; }
+[ -d "$SINKDIR/node_modules/@opentelemetry/otlp-transformer" ] ||
+        { echo "SKIP: tests/otlp-sink/node_modules is missing: run 'npm ci' there (tools/test does)"; exit 77; }
+unset OTEL_SDK_DISABLED OTEL_EXPORTER_OTLP_METRICS_ENDPOINT OTEL_EXPORTER_OTLP_HEADERS TRACEPARENT \
+        OTEL_RESOURCE_ATTRIBUTES OTEL_SERVICE_NAME http_proxy HTTP_PROXY https_proxy ALL_PROXY all_proxy
+export OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf
+SINK_PID=
+stop_sink() { [ -n "$SINK_PID" ] && kill "$SINK_PID" 2>/dev/null && wait "$SINK_PID" 2>/dev/null; SINK_PID=; }
+trap 'stop_sink; cleanup' EXIT
+
+# one NAME CMD...: run CMD under buildtel with every output on, then compare.
+n=0
+one() {
+        local name=$1 d rc port
+        shift
+        n=$((n + 1))
+        d=$T/r$n
+        mkdir -p "$d/sink" "$d/tf"
+        node "$SINKDIR/sink.js" --port-file "$d/sink/port" --record "$d/sink/rec.jsonl" --mode ok 2>"$d/sink/err" &
+        SINK_PID=$!
+        for _ in $(seq 100); do [ -s "$d/sink/port" ] && break; sleep 0.05; done
+        port=$(cat "$d/sink/port" 2>/dev/null)
+        [ -n "$port" ] || { bad "$name: the sink did not start: $(cat "$d/sink/err")"; return; }
+        OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$port" "$BUILDTEL" run --quiet --db "$d/h.db" \
+                --textfile-dir "$d/tf" --log-dir "$d/logs" --run-id "x$n" --interval 0.2 --cgroup none \
+                -- "$@" >/dev/null 2>"$d/err"
+        rc=$?
+        stop_sink
+        echo "# $name: exit $rc"
+        "$BUILDTEL" inspect --db "$d/h.db" --json "x$n" >"$d/inspect.json" 2>>"$d/err" ||
+                { bad "$name: inspect --json: $(cat "$d/err")"; return; }
+        check "$name: every output agrees" python3 "$HERE/crosscheck.py" "$d/tf/buildtel.prom" "$d/inspect.json" \
+                "$d/sink/rec.jsonl" "$d/logs/resources-x$n.summary.json" "$d/logs/resources-x$n.targets.json"
+}
+
+# Pauses after each step's end line: the targets' durations differ.
+FEED='awk '\''{ print; fflush() } /^#[0-9]+ (DONE|CACHED|ERROR)/ { system("sleep 0.04") }'\'' "$0"'
+one "own log, exit 0" sh -c "$FEED; exit 0" "$FIX"
+one "own log, exit 3" sh -c "$FEED; exit 3" "$FIX"
+# The figures the fixture implies, in targets.json (the outputs agree with it).
+check "own log: api built, web failed, docs follows the exit status" python3 - "$T/r1/logs/resources-x1.targets.json" "$T/r2/logs/resources-x2.targets.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+ta, tb = ({t["name"]: t for t in d["targets"]} for d in (a, b))
+want = {"api": (4, 1, True), "web": (3, 1, False), "docs": (2, 2, True)}
+for n, (s, c, ok) in want.items():
+    assert (ta[n]["steps"], ta[n]["cached"], ta[n]["success"]) == (s, c, ok), (n, ta[n])
+assert tb["docs"]["success"] is False and tb["api"]["success"] is True, tb
+assert ta["api"]["sccache"] == {"hits": 3, "misses": 1}, ta["api"]
+assert all(t["duration_s"] > 0 for t in ta.values()), ta
+assert (a["steps"], a["cached"], a["run"]["outcome"], b["run"]["outcome"]) == (9, 4, "success", "failure"), a
+PY
+if [ -d "$SHARED" ]; then
+        for f in "$SHARED"/*; do
+                [ -f "$f" ] && one "$(basename "$f")" cat "$f"
+        done
+else
+        echo "# $SHARED is not here: the real-world logs are not replayed"
+fi
+finish
