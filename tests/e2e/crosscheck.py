@@ -10,14 +10,8 @@
 #   crosscheck.py PROM INSPECT.json OTLP.jsonl SUMMARY.json TARGETS.json
 import json, re, sys
 
-fails = 0
-
-
-def ok(cond, what):
-    global fails
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        fails += 1
+from otlpcheck import attrs, ok, records
+import otlpcheck
 
 
 def unescape(s):
@@ -30,7 +24,7 @@ def prom(path):
     names = {"duration_seconds": "duration", "steps_total": "steps", "steps_cached": "cached",
              "target_success": "success", "sccache_hits": "sccache_hits",
              "sccache_misses": "sccache_misses", "ccache_hits": "ccache_hits",
-             "ccache_misses": "ccache_misses"}
+             "ccache_misses": "ccache_misses", "layer_cache_hit_ratio": "ratio"}
     for line in open(path, encoding="utf-8"):
         m = re.match(r'^build_(\w+)\{(.*)\} (\S+)$', line.rstrip("\n"))
         if not m:
@@ -45,7 +39,7 @@ def prom(path):
 
 
 def otlp(path):
-    recs = [json.loads(l) for l in open(path)]
+    recs = records(path)
     ok(len(recs) >= 1 and all(r["status"] == 200 for r in recs), f"the sink took {len(recs)} request(s), all 200")
     final = recs[-1]["request"]["resourceMetrics"][0]["scopeMetrics"][0]["metrics"]
     per, tot = {}, {}
@@ -53,7 +47,7 @@ def otlp(path):
              "build.target.steps.cached": "cached", "build.target.success": "success"}
     for m in final:
         for dp in (m.get("gauge") or m.get("sum"))["dataPoints"]:
-            a = {kv["key"]: next(iter(kv["value"].values())) for kv in dp.get("attributes", [])}
+            a = attrs(dp.get("attributes"))
             v = dp["asDouble"] if "asDouble" in dp else int(dp["asInt"])
             if m["name"] in names:
                 per.setdefault(a["target"], {})[names[m["name"]]] = v
@@ -82,6 +76,7 @@ def main(prom_path, inspect_path, otlp_path, summary_path, targets_path):
         tj = {"targets": [], "run": {}}
 
     i_t = {t["name"]: {"duration": t["duration_s"], "steps": t["steps"], "cached": t["cached"],
+                       "ratio": t["cached_ratio"],
                        "success": t["success"], "cc_hits": t["cc_hits"], "cc_misses": t["cc_misses"]}
            for t in ins["targets"]}
     j_t = {}
@@ -111,8 +106,14 @@ def main(prom_path, inspect_path, otlp_path, summary_path, targets_path):
             bad = {f: (got[f], want_num[f]) for f in figures if got[f] != want_num[f]}
             ok(not bad, f"{src} {n!r}: {', '.join(f'{f}={want_num[f]!r}' for f in figures[:4])}"
                + ("" if not bad else f"; differs (got, want): {bad}"))
+        # the layer-cache ratio: textfile and inspect, from the same counts
+        ratio = p_t.get(n, {}).get("ratio")
+        ok(ratio == i_t.get(n, {}).get("ratio") and
+           ratio == (want["cached"] / want["steps"] if want["steps"] else None),
+           f"layer-cache ratio {n!r}: textfile {ratio!r}, inspect {i_t.get(n, {}).get('ratio')!r}")
         got = i_t.get(n, {})
         wi = {"duration": want_num["duration"], "steps": want_num["steps"], "cached": want_num["cached"],
+              "ratio": ratio,
               "success": want_num["success"], "cc_hits": cc(want, "hits"), "cc_misses": cc(want, "misses")}
         bad = {f: (got.get(f), wi[f]) for f in wi if got.get(f) != wi[f]}
         ok(not bad, f"inspect {n!r}: the same" + ("" if not bad else f"; differs (got, want): {bad}"))
@@ -142,8 +143,8 @@ def main(prom_path, inspect_path, otlp_path, summary_path, targets_path):
         w = tj.get(key)
         ok(w is not None and w == p_inv.get(pk) == ins[ik] == o_tot.get(on, (None,))[0],
            f"run {key} {w!r}: textfile {p_inv.get(pk)!r}, inspect {ins[ik]!r}, OTLP {o_tot.get(on, (None,))[0]!r}")
-    print(f"{'FAILED' if fails else 'passed'}: {fails} difference(s)")
-    sys.exit(1 if fails else 0)
+    print(f"{'FAILED' if otlpcheck.fails else 'passed'}: {otlpcheck.fails} difference(s)")
+    sys.exit(1 if otlpcheck.fails else 0)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 # success and compiler-cache counts, and the run's duration, outcome and
 # step totals, read back from the Prometheus textfile, `inspect --json`,
 # the OTLP body the strict sink decoded (tests/otlp-sink/sink.js), and the
-# run's summary.json and targets.json (tests/e2e/crosscheck.py compares).
+# run's summary.json and targets.json (tests/e2e/crosscheck.py compares);
+# and `export` of the stored run sends what the live run sent.
 # Runs: a three-target bake log of our own (tests/fixtures/crossout), fed
 # with pauses so that durations are not zero, once exiting 0 and once 3;
 # then, when ../shared/fixtures is there, each real-world BuildKit log.
@@ -21,20 +22,26 @@ SINK_PID=
 stop_sink() { [ -n "$SINK_PID" ] && kill "$SINK_PID" 2>/dev/null && wait "$SINK_PID" 2>/dev/null; SINK_PID=; }
 trap 'stop_sink; cleanup' EXIT
 
-# one NAME CMD...: run CMD under buildtel with every output on, then compare.
+start_sink() { # start_sink DIR: records into DIR/rec.jsonl, sets PORT
+        mkdir -p "$1"
+        node "$SINKDIR/sink.js" --port-file "$1/port" --record "$1/rec.jsonl" --mode ok 2>"$1/err" &
+        SINK_PID=$!
+        for _ in $(seq 100); do [ -s "$1/port" ] && break; sleep 0.05; done
+        PORT=$(cat "$1/port" 2>/dev/null)
+        [ -n "$PORT" ] || { echo "FAIL the sink did not start: $(cat "$1/err")"; exit 1; }
+}
+
+# one NAME CMD...: run CMD under buildtel with every output on, compare
+# them; then export the stored run and compare that with what went live.
 n=0
 one() {
-        local name=$1 d rc port
+        local name=$1 d rc
         shift
         n=$((n + 1))
         d=$T/r$n
-        mkdir -p "$d/sink" "$d/tf"
-        node "$SINKDIR/sink.js" --port-file "$d/sink/port" --record "$d/sink/rec.jsonl" --mode ok 2>"$d/sink/err" &
-        SINK_PID=$!
-        for _ in $(seq 100); do [ -s "$d/sink/port" ] && break; sleep 0.05; done
-        port=$(cat "$d/sink/port" 2>/dev/null)
-        [ -n "$port" ] || { bad "$name: the sink did not start: $(cat "$d/sink/err")"; return; }
-        OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$port" "$BUILDTEL" run --quiet --db "$d/h.db" \
+        mkdir -p "$d/tf"
+        start_sink "$d/sink"
+        OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" run --quiet --db "$d/h.db" \
                 --textfile-dir "$d/tf" --log-dir "$d/logs" --run-id "x$n" --interval 0.2 --cgroup none \
                 -- "$@" >/dev/null 2>"$d/err"
         rc=$?
@@ -44,6 +51,13 @@ one() {
                 { bad "$name: inspect --json: $(cat "$d/err")"; return; }
         check "$name: every output agrees" python3 "$HERE/crosscheck.py" "$d/tf/buildtel.prom" "$d/inspect.json" \
                 "$d/sink/rec.jsonl" "$d/logs/resources-x$n.summary.json" "$d/logs/resources-x$n.targets.json"
+        start_sink "$d/sink2"
+        OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" export --otlp --db "$d/h.db" \
+                --log-dir "$d/nofiles" "x$n" >/dev/null 2>>"$d/err"
+        expect_eq "$name: export from the history: status" "$?" 0
+        stop_sink
+        check "$name: the stored run exports what the live run sent" python3 "$HERE/otlpcheck.py" same \
+                "$d/sink/rec.jsonl" "$d/sink2/rec.jsonl" build.duration build.target.steps
 }
 
 # Pauses after each step's end line: the targets' durations differ.
