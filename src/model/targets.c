@@ -217,7 +217,7 @@ static json_t *cc_json(const struct cc_counts *c)
 
 static json_t *num_or_null(double d)
 {
-        return isnan(d) ? json_null() : json_real(d);
+        return isfinite(d) ? json_real(d) : json_null(); /* json_real() takes no NAN or inf */
 }
 
 static json_t *count_or_null(bool set, uint32_t v)
