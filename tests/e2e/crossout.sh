@@ -77,6 +77,36 @@ assert ta["api"]["sccache"] == {"hits": 3, "misses": 1}, ta["api"]
 assert all(t["duration_s"] > 0 for t in ta.values()), ta
 assert (a["steps"], a["cached"], a["run"]["outcome"], b["run"]["outcome"]) == (9, 4, "success", "failure"), a
 PY
+# The sources disagree: the --metadata-file names another builder, and
+# buildx history (a stand-in `docker`: no BuildKit daemon runs here; the
+# fetch itself is unit-tested) has its own duration and step counts for
+# api, and calls web completed where the log shows its step failing.
+# History wins for what it has, the log gives the rest, in every output.
+mkdir -p "$T/fakebin"
+cat >"$T/fakebin/docker" <<'DOCKER'
+#!/bin/sh
+case "$*" in
+"buildx history inspect --format json q8rzb3kd0c2k5ue1m4wdt7h0a")
+        echo '{"Name":"api","Ref":"q8rzb3kd0c2k5ue1m4wdt7h0a","Status":"completed","Duration":12345678901,"NumCompletedSteps":6,"NumTotalSteps":6,"NumCachedSteps":2}' ;;
+"buildx history inspect --format json v2y6c9s0f3j8n1p5r7t4x0zbm")
+        echo '{"Name":"web","Ref":"v2y6c9s0f3j8n1p5r7t4x0zbm","Status":"completed"}' ;;
+*) exit 1 ;;
+esac
+DOCKER
+chmod +x "$T/fakebin/docker"
+PATH="$T/fakebin:$PATH" one "own log, metadata file and buildx history" \
+        sh -c "$FEED; exit 0" "$FIX" --metadata-file "$HERE/../fixtures/crossout/metadata.json"
+check "history wins for what it has, the log gives the rest, the metadata file names" \
+        python3 - "$T/r$n/logs/resources-x$n.targets.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = {x["name"]: x for x in d["targets"]}
+assert (t["api"]["duration_s"], t["api"]["steps"], t["api"]["cached"], t["api"]["success"]) == (12.345678901, 6, 2, True), t["api"]
+assert (t["web"]["steps"], t["web"]["cached"], t["web"]["success"]) == (3, 1, True), t["web"]
+assert 0 < t["web"]["duration_s"] < 10, t["web"]
+assert (t["api"]["builder"], t["web"]["builder"], t["docs"]["builder"]) == ("meta-builder", "meta-builder", "cross-builder"), d
+assert t["api"]["ref"] == "q8rzb3kd0c2k5ue1m4wdt7h0a" and t["docs"]["ref"] == ""
+PY
 if [ -d "$SHARED" ]; then
         for f in "$SHARED"/*; do
                 [ -f "$f" ] && one "$(basename "$f")" cat "$f"
