@@ -437,7 +437,15 @@ void targets_facts(const struct targets *ts, const struct run_info *run, struct 
         memcpy(ret->builder, ts->builder, sizeof(ret->builder));
         for (size_t i = 0; !ret->builder[0] && i < ts->n; i++)
                 memcpy(ret->builder, ts->t[i].builder, sizeof(ret->builder));
-        for (size_t i = 0; i < ts->n && i < TARGETS_MAX; i++)
+        for (size_t i = 0; i < ts->n && i < TARGETS_MAX; i++) {
                 fact_of(ts, &ts->t[i], ret->outcome, &ret->t[i]);
+                /* No BuildKit in the log (--progress=quiet): buildx
+                 * history's figures are all there is; their sum. */
+                if (!ts->buildkit_seen && ret->t[i].steps_set) {
+                        ret->steps_set = true;
+                        ret->steps += ret->t[i].steps;
+                        ret->cached += ret->t[i].cached;
+                }
+        }
         ret->n = MIN(ts->n, (size_t)TARGETS_MAX);
 }

@@ -177,7 +177,8 @@ struct run_facts {
         int term_signal;   /* 0: none */
         double duration_s; /* end - start; NAN while unknown */
         /* the distinct BuildKit steps of the whole log (a step shared by
-         * targets counts once); unknown when the log showed no BuildKit */
+         * targets counts once); when the log showed no BuildKit, the sum of
+         * the targets' steps from buildx history; else unknown */
         bool steps_set;
         uint32_t steps, cached;
         char builder[TARGET_FIELD_MAX + 1]; /* the log's, else the first target's; "" unknown */

@@ -107,6 +107,20 @@ assert 0 < t["web"]["duration_s"] < 10, t["web"]
 assert (t["api"]["builder"], t["web"]["builder"], t["docs"]["builder"]) == ("meta-builder", "meta-builder", "cross-builder"), d
 assert t["api"]["ref"] == "q8rzb3kd0c2k5ue1m4wdt7h0a" and t["docs"]["ref"] == ""
 PY
+# No BuildKit in the log (--progress=quiet): the targets come from the
+# metadata file, their figures from buildx history or nowhere.
+PATH="$T/fakebin:$PATH" one "quiet log, metadata file and buildx history" \
+        sh -c 'echo "building quietly"; exit 0' sh --metadata-file "$HERE/../fixtures/crossout/metadata.json"
+check "quiet: history's figures, the rest absent, the run's totals history's sum" \
+        python3 - "$T/r$n/logs/resources-x$n.targets.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = {x["name"]: x for x in d["targets"]}
+assert sorted(t) == ["api", "web"], d
+assert (t["api"]["duration_s"], t["api"]["steps"], t["api"]["cached"], t["api"]["success"]) == (12.345678901, 6, 2, True), t["api"]
+assert (t["web"]["duration_s"], t["web"]["steps"], t["web"]["cached"], t["web"]["success"]) == (None, None, None, True), t["web"]
+assert (d["steps"], d["cached"]) == (6, 2), d
+PY
 if [ -d "$SHARED" ]; then
         for f in "$SHARED"/*; do
                 [ -f "$f" ] && one "$(basename "$f")" cat "$f"
