@@ -54,11 +54,11 @@ static struct sample example(void)
         s.elapsed_s = 12.3456;
         s.load1 = 3.14159;
         s.cpu_pct = 87.25;
-        s.mem_used_mb = 12345.6;
-        s.mem_avail_mb = 4000.4;
+        s.mem_used_bytes = 12345.6 * SAMPLE_MIB;
+        s.mem_avail_bytes = 4000.4 * SAMPLE_MIB;
         s.mem_pct = 75.55;
-        s.swap_used_mb = 0;
-        s.disk_avail_gb = 123.456;
+        s.swap_used_bytes = 0;
+        s.disk_avail_bytes = 123.456 * SAMPLE_GIB;
         s.disk_pct = 45.0;
         s.compilers = 7;
         s.stage = "cmake --build";
@@ -89,8 +89,8 @@ static void test_format_unknown(void **state)
         assert_true(isnan(s.epoch) && isnan(s.compilers));
         assert_string_equal(s.stage, "");
         s.cpu_pct = INFINITY;
-        s.load1 = -0.001;      /* rounds to zero: no "-0.00" */
-        s.mem_used_mb = 1e300; /* would not read back as a plain decimal */
+        s.load1 = -0.001;                      /* rounds to zero: no "-0.00" */
+        s.mem_used_bytes = 1e300 * SAMPLE_MIB; /* would not read back as a plain decimal */
         assert_int_equal(sample_csv_format(&s, &b), 0);
         assert_string_equal(b.p, ",,,0.00,,,,,,,,,," CG_EMPTY "\r\n");
         dbuf_release(&b);
@@ -117,11 +117,11 @@ static void test_round_trip(void **state)
         assert_true(t.elapsed_s == 12.346);
         assert_true(t.load1 == 3.14);
         assert_true(t.cpu_pct == 87.2);
-        assert_true(t.mem_used_mb == 12346);
-        assert_true(t.mem_avail_mb == 4000);
+        assert_true((t.mem_used_bytes / SAMPLE_MIB) == 12346);
+        assert_true((t.mem_avail_bytes / SAMPLE_MIB) == 4000);
         assert_true(t.mem_pct == 75.5);
-        assert_true(t.swap_used_mb == 0);
-        assert_true(t.disk_avail_gb == 123.46);
+        assert_true((t.swap_used_bytes / SAMPLE_MIB) == 0);
+        assert_true((t.disk_avail_bytes / SAMPLE_GIB) == 123.46);
         assert_true(t.disk_pct == 45.0);
         assert_true(t.compilers == 7);
         assert_string_equal(t.stage, "cmake --build");
@@ -262,10 +262,10 @@ static void test_cg_columns(void **state)
         (void)state;
         s.cg_mode = "hybrid";
         s.cg_cpu_user_s = 1.23456;
-        s.cg_mem_peak_mb = 512.04;
+        s.cg_mem_peak_bytes = 512.04 * SAMPLE_MIB;
         s.cg_oom_kills = 1;
         s.top_proc = "cc1plus a/b \"c\".cpp";
-        s.top_proc_mb = 100.25;
+        s.top_proc_bytes = 100.25 * SAMPLE_MIB;
         s.top_pid = 4242;
         assert_int_equal(sample_csv_header(&b), 0);
         parse_one(b.p, &hdr);
@@ -278,10 +278,11 @@ static void test_cg_columns(void **state)
         assert_string_equal(t.cg_mode, "hybrid");
         assert_true(t.cg_cpu_user_s == 1.235);
         assert_true(isnan(t.cg_cpu_sys_s));
-        assert_true(t.cg_mem_peak_mb == 512.0);
+        assert_true((t.cg_mem_peak_bytes / SAMPLE_MIB) == 512.0);
         assert_true(t.cg_oom_kills == 1);
         assert_string_equal(t.top_proc, "cc1plus a/b \"c\".cpp");
-        assert_true(t.top_proc_mb == 100.2 || t.top_proc_mb == 100.3);
+        assert_true((t.top_proc_bytes / SAMPLE_MIB) == 100.2 ||
+                    (t.top_proc_bytes / SAMPLE_MIB) == 100.3);
         assert_true(t.top_pid == 4242);
         assert_string_equal(t.top2_proc, "");
 
@@ -291,7 +292,7 @@ static void test_cg_columns(void **state)
         parse_one("1.5,x,2,0.5,10,100,200,30,0,50,40,1,s,c\r\n", &rec);
         assert_int_equal(sample_from_record(&m, &rec, &t), 0);
         assert_string_equal(t.cg_mode, "");
-        assert_true(isnan(t.cg_mem_peak_mb) && isnan(t.top_pid));
+        assert_true(isnan((t.cg_mem_peak_bytes / SAMPLE_MIB)) && isnan(t.top_pid));
         /* but a seed column missing is still not a buildtel CSV */
         parse_one("epoch,iso,elapsed_s\r\n", &hdr);
         assert_int_equal(sample_colmap_init(&m, &hdr), -EINVAL);

@@ -45,10 +45,10 @@ static struct sample mk(double epoch, double avail, double used, double swap, do
         sample_clear(&s);
         s.epoch = epoch;
         s.elapsed_s = epoch - 1000;
-        s.mem_avail_mb = avail;
-        s.mem_used_mb = used;
-        s.swap_used_mb = swap;
-        s.disk_avail_gb = disk;
+        s.mem_avail_bytes = avail * SAMPLE_MIB;
+        s.mem_used_bytes = used * SAMPLE_MIB;
+        s.swap_used_bytes = swap * SAMPLE_MIB;
+        s.disk_avail_bytes = disk * SAMPLE_GIB;
         s.compilers = compilers;
         s.load1 = 1.0;
         s.cpu_pct = 50.0;
@@ -181,11 +181,12 @@ static void test_live_equals_file(void **state)
                 s.elapsed_s = i * 0.4999 + 0.0125;
                 s.load1 = 1.005 + i * 0.0333;
                 s.cpu_pct = (i % 7 == 0) ? NAN : 33.35 + (i % 13) * 4.44;
-                s.mem_used_mb = 20000.5 + (i % 17) * 777.77;
-                s.mem_avail_mb = (i % 11 == 0) ? NAN : 6000.49 - (i % 23) * 250.25;
+                s.mem_used_bytes = (20000.5 + (i % 17) * 777.77) * SAMPLE_MIB;
+                s.mem_avail_bytes =
+                    ((i % 11 == 0) ? NAN : 6000.49 - (i % 23) * 250.25) * SAMPLE_MIB;
                 s.mem_pct = 66.65 + (i % 5) * 0.05;
-                s.swap_used_mb = i > 150 ? (i - 150) * 1.5 : 0;
-                s.disk_avail_gb = 40.005 - i * 0.1 + (i % 3) * 0.015;
+                s.swap_used_bytes = (i > 150 ? (i - 150) * 1.5 : 0) * SAMPLE_MIB;
+                s.disk_avail_bytes = (40.005 - i * 0.1 + (i % 3) * 0.015) * SAMPLE_GIB;
                 s.disk_pct = 80.05;
                 s.compilers = (i % 9 == 0) ? NAN : (double)(i % 6);
                 s.stage = (i % 2) ? "build" : "link, \"final\"";

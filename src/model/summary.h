@@ -6,9 +6,23 @@
 
 #include "model/sample.h"
 
-/* The summary accumulates samples as they were recorded in the CSV (parsed
- * back from it), so a live run and `buildtel summarize FILE.csv` run the
- * same code on the same values. */
+/* The summary of a run, computed once, in the model: the recorder adds each
+ * sample as the platform layer read it, and every sink takes the result
+ * from the run model (struct run_model) instead of recomputing it.
+ *
+ * Two kinds of figures, on purpose:
+ * - The summary's own figures (everything but `exact`) are computed from
+ *   the sample as its CSV row holds it (sample_round(): MiB, GiB and the
+ *   column's decimals). Those values survive the CSV round trip exactly,
+ *   so `buildtel summarize FILE.csv` (and a replay from the history
+ *   database) runs the same code on the same values and writes a summary
+ *   byte-identical to the live run's. The summary files, the terminal and
+ *   the history database's run row use them.
+ * - `exact` holds the memory, disk and IO figures in bytes as read, not
+ *   rounded: what the exporters (Prometheus textfile, OTLP) publish. They
+ *   agree with the recorded figures up to the column's rounding (rounding
+ *   is monotonic, so the rounded minimum is the minimum rounded). From a
+ *   replay, where only the CSV's values exist, they are those in bytes. */
 
 struct summary_config {
         double near_oom_mb; /* mem_avail_mb below this is near-OOM (4096) */
@@ -64,6 +78,17 @@ struct summary_build {
         int victim_pending; /* rows left to find the last rise's victim */
 };
 
+/* Bytes as the platform layer read them; NAN when unknown. */
+struct summary_exact {
+        double mem_used_peak_bytes;                 /* max of mem_used */
+        double mem_avail_min_bytes;                 /* min of mem_avail */
+        double swap_used_peak_bytes;                /* max of swap_used */
+        double disk_avail_min_bytes;                /* min of disk_avail */
+        double cg_mem_peak_bytes;                   /* max of the kernel's peak (cg_mem_peak) */
+        double cg_mem_cur_peak_bytes;               /* max of the sampled cg_mem */
+        double cg_io_read_bytes, cg_io_write_bytes; /* last known: counters */
+};
+
 struct summary {
         struct summary_config cfg;
         uint64_t samples;
@@ -91,6 +116,7 @@ struct summary {
         uint64_t skipped_rows; /* junk or torn rows seen by a reader */
 
         struct summary_build build;
+        struct summary_exact exact;
 };
 
 #define SUMMARY_NEAR_OOM_MB_DEFAULT 4096.0
@@ -98,6 +124,9 @@ struct summary {
 
 /* Zero s, set every unknown figure to NAN and copy cfg (NULL: defaults). */
 void summary_init(struct summary *s, const struct summary_config *cfg);
-/* Account one sample. NAN figures are skipped; on ties the first sample
- * wins. Strings are copied (cut at the point's buffer size). */
+/* Account one sample, as the platform layer read it (or as a CSV row or the
+ * history database gave it back): the recorded figures from
+ * sample_round(smp), the exact ones from smp. NAN figures are skipped; on
+ * ties the first sample wins. Strings are copied (cut at the point's
+ * buffer size, which is the CSV column's maximum). */
 void summary_add(struct summary *s, const struct sample *smp);

@@ -96,19 +96,19 @@ static bool get_duration(const struct run_model *m, double *v)
 }
 static bool get_mem_peak(const struct run_model *m, double *v)
 {
-        return m->summary->mem_used_peak.set && known(m->summary->mem_used_peak.value * MiB, v);
+        return known(m->summary->exact.mem_used_peak_bytes, v); /* bytes as read */
 }
 static bool get_mem_avail_min(const struct run_model *m, double *v)
 {
-        return m->summary->mem_avail_min.set && known(m->summary->mem_avail_min.value * MiB, v);
+        return known(m->summary->exact.mem_avail_min_bytes, v);
 }
 static bool get_swap_peak(const struct run_model *m, double *v)
 {
-        return m->summary->swap_used_peak.set && known(m->summary->swap_used_peak.value * MiB, v);
+        return known(m->summary->exact.swap_used_peak_bytes, v);
 }
 static bool get_disk_min(const struct run_model *m, double *v)
 {
-        return m->summary->disk_avail_min.set && known(m->summary->disk_avail_min.value * GiB, v);
+        return known(m->summary->exact.disk_avail_min_bytes, v);
 }
 static bool get_load_peak(const struct run_model *m, double *v)
 {

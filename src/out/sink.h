@@ -28,8 +28,11 @@ struct sink_ctx {
         const struct otel_config *otlp; /* OTLP export; NULL or !enabled: off */
 };
 
-/* The model at the end of a run, as the sinks see it. Features add members
- * here (targets, cache statistics, ...) without touching every sink. */
+/* The model, as the sinks see it: with each sample (the summary so far,
+ * this sample included; targets NULL) and at the end of a run (complete).
+ * The summary is computed once, by the recorder: sinks read it, never
+ * recompute it. Features add members here (targets, cache statistics, ...)
+ * without touching every sink. */
 struct run_model {
         const struct run_info *run;
         const struct summary *summary;
@@ -45,8 +48,9 @@ struct sink_ops {
         int (*open)(const struct sink_ctx *ctx, void **ret_state);
         /* raw build output; stream 1 stdout, 2 stderr */
         void (*output)(void *state, int stream, const char *buf, size_t len);
-        /* a sample as recorded: s was parsed back from row, its CSV record */
-        void (*sample)(void *state, const struct sample *s, const char *row, size_t rowlen);
+        /* a sample as the platform layer read it (numbers in bytes, not
+         * rounded; the CSV sink formats its row); m->summary includes it */
+        void (*sample)(void *state, const struct sample *s, const struct run_model *m);
         /* the run is over: run facts final, summary complete; 0 or -errno */
         int (*finish)(void *state, const struct run_model *m);
         void (*close)(void *state);
