@@ -187,6 +187,56 @@ static void test_round_is_row(void **state)
         dbuf_release(&b);
 }
 
+/* The row's numbers are what "%.*f" writes (the fast formatter is the
+ * exact rounding's digits): epoch at 3 decimals, load1 at 2, cpu_pct at 1,
+ * mem_used_mb at 0, on ties and random values. */
+static void test_format_is_printf(void **state)
+{
+        struct csv_record rec = CSV_RECORD_INIT;
+        struct dbuf b = DBUF_INIT;
+        uint64_t seed = 7;
+        size_t used;
+
+        (void)state;
+        for (int i = 0; i < 200000; i++) {
+                uint64_t r = rng_next(&seed);
+                double x = (double)(r >> 11) / 9007199254740992.0 * pow(10, (double)(r % 17) - 3);
+                static const int field[4] = {0, 3, 4, 5}; /* epoch load1 cpu_pct mem_used_mb */
+                static const int prec[4] = {3, 2, 1, 0};
+                struct sample s;
+
+                if (r % 3 == 0)
+                        x = (floor(x) + 0.5) / pow(10, (double)(r % 4)); /* ties */
+                if (r % 5 == 0)
+                        x = -x;
+                sample_clear(&s);
+                s.epoch = x;
+                s.load1 = x;
+                s.cpu_pct = x;
+                s.mem_used_bytes = x * SAMPLE_MIB;
+                dbuf_reset(&b);
+                assert_int_equal(sample_csv_format(&s, &b), 0);
+                assert_true(csv_parse_record(b.p, b.len, &rec, &used) > 0);
+                for (int k = 0; k < 4; k++) {
+                        char want[64];
+                        const char *w = want;
+                        int n = snprintf(want, sizeof(want), "%.*f", prec[k], x);
+
+                        if (fabs(x) >= 1e15)
+                                w = "";
+                        else if (want[0] == '-' && strspn(want + 1, "0.") == (size_t)(n - 1))
+                                w++;
+                        if (rec.len[field[k]] != strlen(w) ||
+                            memcmp(csv_field(&rec, (size_t)field[k]), w, strlen(w)) != 0)
+                                fail_msg("%.17g at %d decimals: wrote '%.*s', printf '%s'", x,
+                                         prec[k], (int)rec.len[field[k]],
+                                         csv_field(&rec, (size_t)field[k]), w);
+                }
+        }
+        csv_record_release(&rec);
+        dbuf_release(&b);
+}
+
 static void test_header(void **state)
 {
         struct dbuf b = DBUF_INIT;
@@ -457,11 +507,12 @@ static void test_cg_columns(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_header),         cmocka_unit_test(test_format),
-            cmocka_unit_test(test_format_unknown), cmocka_unit_test(test_round_trip),
-            cmocka_unit_test(test_strings_capped), cmocka_unit_test(test_junk_rows),
-            cmocka_unit_test(test_cg_columns),     cmocka_unit_test(test_headers),
-            cmocka_unit_test(test_round_decimals), cmocka_unit_test(test_round_is_row),
+            cmocka_unit_test(test_header),           cmocka_unit_test(test_format),
+            cmocka_unit_test(test_format_unknown),   cmocka_unit_test(test_round_trip),
+            cmocka_unit_test(test_strings_capped),   cmocka_unit_test(test_junk_rows),
+            cmocka_unit_test(test_cg_columns),       cmocka_unit_test(test_headers),
+            cmocka_unit_test(test_round_decimals),   cmocka_unit_test(test_round_is_row),
+            cmocka_unit_test(test_format_is_printf),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -155,9 +155,13 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
         bool seen[_MI_MAX] = {false};
         uint64_t avail;
 
+        size_t nseen = 0;
+
         if (!buf)
                 return -EINVAL;
-        while (p < end) {
+        /* Read every tick: stop at the last key we need (SwapFree comes a
+         * third of the way down) rather than trying every key on all of it. */
+        while (p < end && nseen < _MI_MAX) {
                 const char *eol = line_end(p, end);
 
                 for (size_t k = 0; k < _MI_MAX; k++) {
@@ -173,6 +177,7 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
                         if (!at_field_end(p, eol))
                                 return -EINVAL;
                         v[k] = x;
+                        nseen += !seen[k];
                         seen[k] = true;
                         break;
                 }
@@ -219,22 +224,29 @@ int zoneinfo_pcp_parse(const char *buf, size_t len, uint64_t *ret_pages)
         bool seen = false;
 
         /* Every "count:" line of /proc/zoneinfo is one CPU's pageset of one
-         * zone; nothing else in the file is called that. */
+         * zone; nothing else in the file is called that. The file is read
+         * every tick: memmem() jumps to the candidates instead of walking
+         * its few hundred lines. */
         while (p < end) {
-                const char *eol = line_end(p, end), *q = p;
+                const char *q = memmem(p, (size_t)(end - p), "count:", 6), *ls, *eol;
                 uint64_t v;
 
+                if (!q)
+                        break;
+                p = q + 6;
+                for (ls = q; ls > buf && (ls[-1] == ' ' || ls[-1] == '\t'); ls--)
+                        ;
+                if (ls > buf && ls[-1] != '\n')
+                        continue; /* not at the start of its line */
+                eol = line_end(p, end);
+                q = p;
                 skip_spaces(&q, eol);
-                if (skip_prefix(&q, eol, "count:")) {
-                        skip_spaces(&q, eol);
-                        if (parse_u64(&q, eol, &v) < 0)
-                                return -EINVAL;
-                        if (total > UINT64_MAX - v)
-                                return -ERANGE;
-                        total += v;
-                        seen = true;
-                }
-                p = eol < end ? eol + 1 : end;
+                if (parse_u64(&q, eol, &v) < 0)
+                        return -EINVAL;
+                if (total > UINT64_MAX - v)
+                        return -ERANGE;
+                total += v;
+                seen = true;
         }
         if (!seen)
                 return -EINVAL;
