@@ -90,6 +90,18 @@ static void last(double *dst, double v)
                 *dst = v;
 }
 
+static void max_of(double *dst, double v)
+{
+        if (!isnan(v) && (isnan(*dst) || v > *dst))
+                *dst = v;
+}
+
+static void min_of(double *dst, double v)
+{
+        if (!isnan(v) && (isnan(*dst) || v < *dst))
+                *dst = v;
+}
+
 static void build_add(struct summary_build *b, const struct sample *smp)
 {
         struct summary_proc top[3];
@@ -107,10 +119,8 @@ static void build_add(struct summary_build *b, const struct sample *smp)
         last(&b->psi_mem_full_s, smp->cg_psi_mem_full_s);
         last(&b->psi_io_some_s, smp->cg_psi_io_some_s);
         last(&b->psi_io_full_s, smp->cg_psi_io_full_s);
-        if (!isnan(smp->cg_pids_peak) && (isnan(b->pids_peak) || smp->cg_pids_peak > b->pids_peak))
-                b->pids_peak = smp->cg_pids_peak;
-        if (!isnan(smp->cg_pids) && (isnan(b->pids_peak) || smp->cg_pids > b->pids_peak))
-                b->pids_peak = smp->cg_pids;
+        max_of(&b->pids_peak, smp->cg_pids_peak);
+        max_of(&b->pids_peak, smp->cg_pids);
         point_max(&b->mem_cur_peak, MB(smp->cg_mem_bytes), NAN, smp);
 
         /* The kernel's peak happened at or before the first row that shows
@@ -188,18 +198,6 @@ void summary_init(struct summary *s, const struct summary_config *cfg)
             .cg_io_read_bytes = NAN,
             .cg_io_write_bytes = NAN,
         };
-}
-
-static void max_of(double *dst, double v)
-{
-        if (!isnan(v) && (isnan(*dst) || v > *dst))
-                *dst = v;
-}
-
-static void min_of(double *dst, double v)
-{
-        if (!isnan(v) && (isnan(*dst) || v < *dst))
-                *dst = v;
 }
 
 static void exact_add(struct summary_exact *x, const struct sample *smp)
