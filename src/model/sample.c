@@ -149,6 +149,8 @@ int sample_csv_header(struct dbuf *b)
         return r;
 }
 
+static const double powers_of_ten[] = {1, 10, 100, 1000, 10000, 100000, 1000000};
+
 /* The slow exact path of sample_round_decimals(): what the CSV does. */
 static double round_by_text(double x, int prec)
 {
@@ -169,12 +171,11 @@ static double round_by_text(double x, int prec)
  * integers a double holds exactly. */
 static bool round_scaled(double x, int prec, double *ret_q, bool *ret_neg)
 {
-        static const double pow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000};
         double y, err, a, f, d;
 
-        if (!isfinite(x) || fabs(x) >= 1e15 || prec < 0 || (size_t)prec >= ARRAY_SIZE(pow10))
+        if (!isfinite(x) || fabs(x) >= 1e15 || prec < 0 || (size_t)prec >= ARRAY_SIZE(powers_of_ten))
                 return false;
-        y = x * pow10[prec];
+        y = x * powers_of_ten[prec];
         if (fabs(y) >= 0x1p52)
                 return false;
         /* y is x*10^prec rounded; err is what that rounding lost (exact, by
@@ -182,7 +183,7 @@ static bool round_scaled(double x, int prec, double *ret_q, bool *ret_neg)
          * floor(a) and a - floor(a) are exact there (Sterbenz), and a value
          * that is not a tie cannot cross one by err, which is under half an
          * ulp of y. */
-        err = fma(x, pow10[prec], -y);
+        err = fma(x, powers_of_ten[prec], -y);
         a = fabs(y);
         if (y < 0)
                 err = -err;
@@ -235,7 +236,6 @@ static int format_num(struct dbuf *b, double v, int precision)
 
 double sample_round_decimals(double x, int prec)
 {
-        static const double pow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000};
         double q;
         bool neg;
 
@@ -246,7 +246,7 @@ double sample_round_decimals(double x, int prec)
         if (q == 0)
                 return 0.0; /* "-0.0" is written without its sign */
         /* Correctly rounded q / 10^prec is strtod()'s reading of the digits. */
-        return (neg ? -q : q) / pow10[prec];
+        return (neg ? -q : q) / powers_of_ten[prec];
 }
 
 void sample_round(const struct sample *s, struct sample *ret)
