@@ -226,16 +226,18 @@ int zoneinfo_pcp_parse(const char *buf, size_t len, uint64_t *ret_pages)
 
         /* Every "count:" line of /proc/zoneinfo is one CPU's pageset of one
          * zone; nothing else in the file is called that. The file is read
-         * every tick: memmem() jumps to the candidates instead of walking
-         * its few hundred lines. */
+         * every tick: memchr() jumps from colon to colon (one a line)
+         * instead of walking its few hundred lines a byte at a time. */
         while (p < end) {
-                const char *q = memmem(p, (size_t)(end - p), "count:", 6), *ls, *eol;
+                const char *c = memchr(p, ':', (size_t)(end - p)), *ls, *eol, *q;
                 uint64_t v;
 
-                if (!q)
+                if (!c)
                         break;
-                p = q + 6;
-                for (ls = q; ls > buf && (ls[-1] == ' ' || ls[-1] == '\t'); ls--)
+                p = c + 1;
+                if (c - buf < 5 || memcmp(c - 5, "count", 5) != 0)
+                        continue;
+                for (ls = c - 5; ls > buf && (ls[-1] == ' ' || ls[-1] == '\t'); ls--)
                         ;
                 if (ls > buf && ls[-1] != '\n')
                         continue; /* not at the start of its line */
