@@ -17,7 +17,6 @@ struct otel_config;
 struct sink_ctx {
         const char *log_dir; /* the run's files go here */
         const struct run_info *run;
-        struct summary_config summary_cfg;
         bool quiet;
         const struct prom_config *prom; /* textfile and Pushgateway; NULL: defaults, no push */
         const char *db_path;            /* the history database; NULL: none (--no-db) */

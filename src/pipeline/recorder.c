@@ -107,7 +107,6 @@ static int open_sinks(struct recorder *r, const char *dir)
         struct sink_ctx ctx = {
             .log_dir = dir,
             .run = r->run,
-            .summary_cfg = r->cfg.summary,
             .quiet = r->cfg.quiet,
             .prom = &r->cfg.prom,
             .db_path = r->db_path,
