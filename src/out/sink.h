@@ -27,8 +27,9 @@ struct sink_ctx {
         const struct otel_config *otlp; /* OTLP export; NULL or !enabled: off */
 };
 
-/* The model, as the sinks see it: with each sample (the summary so far,
- * this sample included; targets NULL) and at the end of a run (complete).
+/* The model, as the sinks see it: with each sample (run and the summary so
+ * far, this sample included; targets and facts NULL: they are made at
+ * finish) and at the end of a run (complete).
  * The summary is computed once, by the recorder: sinks read it, never
  * recompute it. Features add members here (targets, cache statistics, ...)
  * without touching every sink. */
@@ -36,6 +37,10 @@ struct run_model {
         const struct run_info *run;
         const struct summary *summary;
         const struct targets *targets; /* from the build's output; NULL: none */
+        /* The effective per-target figures and the run's outcome
+         * (targets_facts()): sinks format these and derive none. Never NULL
+         * at finish. */
+        const struct run_facts *facts;
 };
 
 /* A sink writes the model to the world. Adding an export means adding one
