@@ -21,6 +21,7 @@
 
 #include "model/sample.h"
 #include "model/summary.h"
+#include "model/targets.h"
 #include "out/otlp-metrics.h"
 #include "out/prom.h"
 #include "out/sink.h"
@@ -145,11 +146,13 @@ static void test_exact_bytes_reach_exporters(void **state)
             .finished = true,
         };
         struct otel_config oc = {.enabled = true, .protocol = OTEL_PROTOCOL_JSON};
+        static struct run_facts facts; /* large: not on the stack */
 
         (void)state;
+        targets_facts(NULL, &ri, &facts);
         for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
                 struct summary sum;
-                struct run_model m = {.run = &ri, .summary = &sum};
+                struct run_model m = {.run = &ri, .summary = &sum, .facts = &facts};
                 struct sampler *sp;
                 struct otlp_metrics *om;
                 struct dbuf prom = DBUF_INIT, otlp = DBUF_INIT, js = DBUF_INIT;
