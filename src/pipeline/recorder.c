@@ -179,7 +179,7 @@ static void on_line(void *userdata, const char *line, size_t len, bool truncated
 {
         struct recorder *r = userdata;
 
-        logctx_feed_line(r->logctx, line, len);
+        logctx_feed_line_at(r->logctx, line, len, r->line_now);
         buildmetrics_feed_line(r->metrics, line, len, r->line_now);
 }
 
@@ -208,8 +208,12 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 e = csv_parse_record(r->row.p, r->row.len, &r->rec, &used);
                 e = e > 0 ? sample_colmap_init(&r->colmap, &r->rec) : (e < 0 ? e : -EINVAL);
         }
-        if (e >= 0)
-                e = logctx_new(&cfg->logctx, &r->logctx);
+        if (e >= 0) {
+                struct logctx_config lc = cfg->logctx;
+
+                lc.hold_s = cfg->interval; /* a work line pins the context one tick */
+                e = logctx_new(&lc, &r->logctx);
+        }
         if (e >= 0)
                 e = linebuf_new(0, &r->lines[0]);
         if (e >= 0)
