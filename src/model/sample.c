@@ -68,6 +68,10 @@ static const struct column columns[] = {
     {"top3_proc", COL_STR, 0, offsetof(struct sample, top3_proc), SAMPLE_PROC_MAX},
     {"top3_proc_mb", COL_NUM, 1, offsetof(struct sample, top3_proc_mb), 0},
     {"top3_pid", COL_NUM, 0, offsetof(struct sample, top3_pid), 0},
+    /* What was really running (issue 10). */
+    {"cg_mem_anon_mb", COL_NUM, 1, offsetof(struct sample, cg_mem_anon_mb), 0},
+    {"cg_mem_file_mb", COL_NUM, 1, offsetof(struct sample, cg_mem_file_mb), 0},
+    {"running", COL_STR, 0, offsetof(struct sample, running), SAMPLE_RUNNING_MAX},
 };
 
 /* The seed's columns, which every buildtel CSV has; the rest may be missing
