@@ -266,8 +266,7 @@ static void test_labels(void **state)
              A("/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus\0-quiet\0-I\0inc.cpp\0aten/src/ATen/"
                "native/Foo.cpp\0-o\0/tmp/ccX.s\0"),
              "cc1plus aten/src/ATen/native/Foo.cpp"},
-            {"rustc", A("rustc\0--crate-name\0foo\0--edition=2021\0src/lib.rs\0"),
-             "rustc foo"},
+            {"rustc", A("rustc\0--crate-name\0foo\0--edition=2021\0src/lib.rs\0"), "rustc foo"},
             {"nvcc", A("nvcc\0-o\0k.cu\0kernel.cu\0"), "nvcc kernel.cu"},
             {"python3", A("python3\0setup.py\0build\0"), "python3 setup.py build"},
             /* a linker: its output */

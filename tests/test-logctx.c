@@ -247,9 +247,9 @@ static const struct {
 
 static const char *kind_name(enum logline_kind k)
 {
-        static const char *const names[] = {"BLANK",     "NOISE", "NINJA", "MAKE",
-                                            "STEP",      "BUILDKIT", "COMPILER",
-                                            "GHA_GROUP", "QUIET", "CARGO", "BAZEL"};
+        static const char *const names[] = {"BLANK", "NOISE",    "NINJA",    "MAKE",
+                                            "STEP",  "BUILDKIT", "COMPILER", "GHA_GROUP",
+                                            "QUIET", "CARGO",    "BAZEL"};
 
         return (size_t)k < ARRAY_SIZE(names) ? names[k] : "?";
 }
@@ -468,7 +468,9 @@ static const struct {
 } timed_cases[] = {
     {"kbuild: the compile holds while it is fresh",
      1.0,
-     {{0.0, "gcc -O2 -c -o big.o big.c"}, {0.1, "\x1b[32m  CC\x1b[0m      heavy.o"}, {0.5, "note: x"}},
+     {{0.0, "gcc -O2 -c -o big.o big.c"},
+      {0.1, "\x1b[32m  CC\x1b[0m      heavy.o"},
+      {0.5, "note: x"}},
      "CC      heavy.o"},
     {"kbuild: later output wins once the compile line is old",
      1.0,
@@ -484,7 +486,9 @@ static const struct {
      "[3/9] Compiling C object heavy.c.o"},
     {"libtool then a late linker message",
      0.5,
-     {{0.0, "  CC       libfoo_la-foo.lo"}, {0.3, "  CCLD     libfoo.la"}, {3.0, "libtool: link: ar"}},
+     {{0.0, "  CC       libfoo_la-foo.lo"},
+      {0.3, "  CCLD     libfoo.la"},
+      {3.0, "libtool: link: ar"}},
      "libtool: link: ar"},
     {"cargo",
      1.0,
@@ -497,7 +501,8 @@ static const struct {
      "INFO: Elapsed time: 9.1s"},
     {"cmake progress holds against a quick warning",
      1.0,
-     {{0.0, "[ 45%] Building CXX object CMakeFiles/app.dir/heavy.cpp.o"}, {0.9, "In file included"}},
+     {{0.0, "[ 45%] Building CXX object CMakeFiles/app.dir/heavy.cpp.o"},
+      {0.9, "In file included"}},
      "[ 45%] Building CXX object CMakeFiles/app.dir/heavy.cpp.o"},
 };
 

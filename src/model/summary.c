@@ -23,6 +23,7 @@ static void point_set(struct summary_point *p, double value, double aux, const s
         p->elapsed_s = smp->elapsed_s;
         copy_str(p->stage, sizeof(p->stage), smp->stage);
         copy_str(p->context, sizeof(p->context), smp->context);
+        copy_str(p->running, sizeof(p->running), smp->running);
 }
 
 /* Strict comparisons: on ties the first occurrence stays. */
@@ -106,6 +107,7 @@ static void build_add(struct summary_build *b, const struct sample *smp)
         if (!isnan(smp->cg_pids) && (isnan(b->pids_peak) || smp->cg_pids > b->pids_peak))
                 b->pids_peak = smp->cg_pids;
         point_max(&b->mem_cur_peak, smp->cg_mem_mb, NAN, smp);
+        point_max(&b->mem_anon_peak, smp->cg_mem_anon_mb, smp->cg_mem_file_mb, smp);
 
         /* The kernel's peak happened at or before the first row that shows
          * it. Its culprit is the largest process of that row or of the

@@ -114,8 +114,11 @@ int units_observe(struct units *u, int kind, const char *tool, const char *name,
                         u->dropped++;
                         return -ENOSPC;
                 }
-                *r = (struct unit){.kind = kind, .first_s = elapsed_s, .peak_mb = NAN,
-                                   .peak_s = NAN, .cpu_s = NAN};
+                *r = (struct unit){.kind = kind,
+                                   .first_s = elapsed_s,
+                                   .peak_mb = NAN,
+                                   .peak_s = NAN,
+                                   .cpu_s = NAN};
                 memcpy(r->name, key, sizeof(key));
                 copy_cut(r->tool, sizeof(r->tool), tool ? tool : "");
         }
@@ -139,6 +142,12 @@ void units_in_flight(struct units *u, size_t n)
 size_t units_count(const struct units *u)
 {
         return u->n;
+}
+
+const struct unit *units_rows(const struct units *u, size_t *ret_n)
+{
+        *ret_n = u->n;
+        return u->rows;
 }
 
 uint64_t units_dropped(const struct units *u)

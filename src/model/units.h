@@ -50,6 +50,8 @@ int units_observe(struct units *u, int kind, const char *tool, const char *name,
 void units_in_flight(struct units *u, size_t n);
 
 size_t units_count(const struct units *u);
+/* Every unit, in order of first sight; owned by u. */
+const struct unit *units_rows(const struct units *u, size_t *ret_n);
 uint64_t units_dropped(const struct units *u);
 size_t units_peak_in_flight(const struct units *u);
 
@@ -61,10 +63,10 @@ size_t units_top(const struct units *u, struct unit *out, size_t cap);
  * and how many of them fit in mem_total_mb. Returns 0, or -ENODATA when
  * there are fewer than UNITS_JOBS_MIN units or mem_total_mb is unknown. */
 struct units_jobs {
-        size_t units;       /* how many units the percentile is over */
-        double p95_mb;      /* the 95th-percentile unit's peak */
+        size_t units;  /* how many units the percentile is over */
+        double p95_mb; /* the 95th-percentile unit's peak */
         double mem_total_mb;
-        long jobs;          /* floor(mem_total_mb / p95_mb) */
+        long jobs; /* floor(mem_total_mb / p95_mb) */
         size_t peak_in_flight;
 };
 int units_jobs(const struct units *u, double mem_total_mb, struct units_jobs *ret);

@@ -34,6 +34,7 @@ struct run_model {
         const struct run_info *run;
         const struct summary *summary;
         const struct targets *targets; /* from the build's output; NULL: none */
+        const struct units *units;     /* compile units from the process scans; NULL: none */
 };
 
 /* A sink writes the model to the world. Adding an export means adding one

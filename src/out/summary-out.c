@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "out/summary-out.h"
 
+#include "model/units.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -17,7 +19,7 @@
 /* A falling disk is worth a reading once its minimum came this close. */
 #define DISK_FALLING_FACTOR 1.5
 
-#define READINGS_MAX 3
+#define READINGS_MAX 4
 
 struct reading {
         const char *id;
@@ -74,7 +76,18 @@ static int put_text(struct dbuf *b, const char *s)
         return run_append_utf8_lossy(b, s, strlen(s), true);
 }
 
-/* ", stage S, while C" for the parts that are known. */
+/* ", running heavy.c ld:app.so": the compile units in flight then. */
+static int put_running(struct dbuf *b, const struct summary_point *p)
+{
+        int r;
+
+        if (!p->running[0])
+                return 0;
+        r = dbuf_puts(b, ", running ");
+        return r < 0 ? r : put_text(b, p->running);
+}
+
+/* ", stage S, while C, running U" for the parts that are known. */
 static int put_where(struct dbuf *b, const struct summary_point *p)
 {
         int r = 0;
@@ -89,6 +102,8 @@ static int put_where(struct dbuf *b, const struct summary_point *p)
                 if (r >= 0)
                         r = put_text(b, p->context);
         }
+        if (r >= 0)
+                r = put_running(b, p);
         return r;
 }
 
@@ -139,6 +154,27 @@ static bool oom_edge_near_zero(const struct summary *s)
         return isfinite(s->mem_total_mb) && p->value < OOM_EDGE_AVAIL_FRACTION * s->mem_total_mb;
 }
 
+/* The build's side of the OOM edge: its anonymous memory, which the OOM
+ * killer weighs (the kernel's peak counts page cache too). */
+static int put_oom_anon(const struct summary *s, struct dbuf *b)
+{
+        const struct summary_point *a = &s->build.mem_anon_peak;
+        int r;
+
+        if (!a->set)
+                return 0;
+        r = dbuf_puts(b, "; the build's anonymous memory peaked at ");
+        if (r >= 0)
+                r = put_num(b, a->value, 1);
+        if (r >= 0)
+                r = dbuf_puts(b, " MiB at +");
+        if (r >= 0)
+                r = put_duration(b, a->elapsed_s);
+        if (r >= 0)
+                r = put_running(b, a);
+        return r;
+}
+
 static int reading_oom_edge(const struct summary *s, struct dbuf *b)
 {
         bool zero = oom_edge_near_zero(s);
@@ -174,6 +210,8 @@ static int reading_oom_edge(const struct summary *s, struct dbuf *b)
                 if (r >= 0)
                         r = dbuf_puts(b, what_of(p));
         }
+        if (r >= 0)
+                r = put_oom_anon(s, b);
         return r < 0 ? r : 1;
 }
 
@@ -227,6 +265,19 @@ static int reading_ram_bound(const struct summary *s, const struct run_info *ri,
         return r < 0 ? r : 1;
 }
 
+/* How many of the run's units the machine's memory fits, once there are
+ * enough units to say it. */
+static int reading_jobs(const struct summary *s, struct dbuf *b)
+{
+        struct units_jobs j;
+        int r;
+
+        if (!s->units || units_jobs(s->units, s->mem_total_mb, &j) < 0)
+                return 0;
+        r = units_jobs_render(&j, b);
+        return r < 0 ? r : 1;
+}
+
 /* Fills rd[0..*ret_n); the caller releases them (also on failure). */
 static int readings_compute(const struct summary *s, const struct run_info *ri,
                             struct reading rd[static READINGS_MAX], size_t *ret_n)
@@ -248,6 +299,10 @@ static int readings_compute(const struct summary *s, const struct run_info *ri,
                 r = reading_ram_bound(s, ri, &rd[n].text);
         if (r > 0)
                 rd[n++].id = "ram_bound";
+        if (r >= 0)
+                r = reading_jobs(s, &rd[n].text);
+        if (r > 0)
+                rd[n++].id = "jobs";
         *ret_n = READINGS_MAX; /* release every buffer, used or not */
         if (r < 0)
                 return r;
@@ -312,7 +367,8 @@ static json_t *jpoint(const struct summary_point *p, int decimals, const char *a
             (aux_key && jset(o, aux_key, jnum(p->aux, aux_decimals)) < 0) ||
             jset(o, "time", jtime(p->epoch)) < 0 ||
             jset(o, "elapsed_s", jnum(p->elapsed_s, 3)) < 0 ||
-            jset(o, "stage", jstr(p->stage)) < 0 || jset(o, "context", jstr(p->context)) < 0) {
+            jset(o, "stage", jstr(p->stage)) < 0 || jset(o, "context", jstr(p->context)) < 0 ||
+            jset(o, "running", jstr(p->running)) < 0) {
                 json_decref(o);
                 return NULL;
         }
@@ -477,6 +533,8 @@ static json_t *jbuild(const struct summary *s)
         if (r >= 0)
                 r = jset(o, "mem_max_sampled_mb", jpoint(&b->mem_cur_peak, 1, NULL, 0));
         if (r >= 0)
+                r = jset(o, "mem_anon_peak_mb", jpoint(&b->mem_anon_peak, 1, "file_mb", 1));
+        if (r >= 0)
                 r = jset(o, "oom_kills", jnum(b->oom_kills, 0));
         if (r >= 0)
                 r = jset(o, "oom_events", ooms);
@@ -497,6 +555,40 @@ static json_t *jbuild(const struct summary *s)
                 return NULL;
         }
         return o;
+}
+
+/* The top units by peak RSS: [{"tool", "name", "kind", "peak_mb",
+ * "peak_elapsed_s", "first_elapsed_s", "last_elapsed_s", "cpu_s"}], or null
+ * when the run had no process scans. */
+static json_t *junits(const struct summary *s)
+{
+        struct unit top[UNITS_TOP];
+        size_t n;
+        json_t *a;
+
+        if (!s->units)
+                return json_null();
+        a = json_array();
+        n = units_top(s->units, top, ARRAY_SIZE(top));
+        for (size_t i = 0; a && i < n; i++) {
+                json_t *e = json_object();
+
+                if (jset(e, "tool", jstr(top[i].tool)) < 0 ||
+                    jset(e, "name", jstr(top[i].name)) < 0 ||
+                    jset(e, "kind", json_string(top[i].kind == UNITS_LINK ? "link" : "compile")) <
+                        0 ||
+                    jset(e, "peak_mb", jnum(top[i].peak_mb, 1)) < 0 ||
+                    jset(e, "peak_elapsed_s", jnum(top[i].peak_s, 3)) < 0 ||
+                    jset(e, "first_elapsed_s", jnum(top[i].first_s, 3)) < 0 ||
+                    jset(e, "last_elapsed_s", jnum(top[i].last_s, 3)) < 0 ||
+                    jset(e, "cpu_s", jnum(top[i].cpu_s, 2)) < 0 ||
+                    json_array_append_new(a, e) < 0) {
+                        json_decref(e);
+                        json_decref(a);
+                        return NULL;
+                }
+        }
+        return a;
 }
 
 static json_t *jsummary(const struct summary *s, const struct run_info *ri,
@@ -568,6 +660,8 @@ static json_t *jsummary(const struct summary *s, const struct run_info *ri,
                 r = jset(o, "cpu", TAKE_PTR(cpu));
         if (r >= 0)
                 r = jset(o, "build", jbuild(s));
+        if (r >= 0)
+                r = jset(o, "units", junits(s));
         if (r >= 0)
                 r = jset(o, "warnings", TAKE_PTR(warn));
         if (r >= 0)
@@ -784,6 +878,22 @@ static int put_oom(struct dbuf *b, const struct summary_build *bd)
         return r;
 }
 
+/* The two memory figures side by side, and which one the OOM edge is about. */
+static int put_anon_peak(struct dbuf *b, const struct summary_build *bd)
+{
+        int r;
+
+        if (!bd->mem_anon_peak.set)
+                return 0;
+        r = dbuf_puts(b, "\n  anon peak:      ");
+        if (r >= 0)
+                r = put_point_aux(b, &bd->mem_anon_peak, 1, " MiB", "file", " MiB");
+        if (r >= 0)
+                r = dbuf_puts(b, "\n                  (peak memory is the kernel's, page cache "
+                                 "included; the OOM edge is about anon, sampled)");
+        return r;
+}
+
 static int render_build_text(const struct summary *s, struct dbuf *b)
 {
         const struct summary_build *bd = &s->build;
@@ -815,6 +925,8 @@ static int render_build_text(const struct summary *s, struct dbuf *b)
                 r = dbuf_puts(b, "\n  max sampled:    ");
         if (r >= 0)
                 r = put_point(b, &bd->mem_cur_peak, 1, " MiB");
+        if (r >= 0)
+                r = put_anon_peak(b, bd);
         if (r >= 0)
                 r = dbuf_puts(b, "\n  ");
         if (r >= 0)
@@ -869,6 +981,55 @@ static int render_build_text(const struct summary *s, struct dbuf *b)
         if (r >= 0 && build_is_estimate(bd))
                 r = dbuf_puts(b, "\n  (estimates: cpu adds reaped children's rusage; memory sums "
                                  "RSS at each sample; io from /proc/PID/io)");
+        return r;
+}
+
+/* "units (top 20 of N by peak RSS)" then one line each. */
+static int render_units_text(const struct summary *s, struct dbuf *b)
+{
+        struct unit top[UNITS_TOP];
+        size_t n;
+        int r;
+
+        if (!s->units)
+                return 0;
+        n = units_top(s->units, top, ARRAY_SIZE(top));
+        r = dbuf_printf(b, "\n\nunits (top %zu of %zu by peak RSS", n, units_count(s->units));
+        if (r >= 0 && units_dropped(s->units) > 0)
+                r = dbuf_printf(b, "; %llu more not tracked",
+                                (unsigned long long)units_dropped(s->units));
+        if (r >= 0)
+                r = dbuf_printf(b, "; peak %zu in flight)", units_peak_in_flight(s->units));
+        if (r >= 0 && n == 0)
+                r = dbuf_puts(b, "\n  none seen");
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                r = dbuf_puts(b, "\n  ");
+                if (r >= 0)
+                        r = put_size(b, top[i].peak_mb);
+                if (r >= 0)
+                        r = dbuf_puts(b, "  ");
+                if (r >= 0)
+                        r = put_text(b, top[i].tool);
+                if (r >= 0)
+                        r = dbuf_puts(b, " ");
+                if (r >= 0)
+                        r = put_text(b, top[i].name);
+                if (r >= 0)
+                        r = dbuf_puts(b, "  +");
+                if (r >= 0)
+                        r = put_duration(b, top[i].first_s);
+                if (r >= 0)
+                        r = dbuf_puts(b, " .. +");
+                if (r >= 0)
+                        r = put_duration(b, top[i].last_s);
+                if (r >= 0 && isfinite(top[i].cpu_s)) {
+                        r = dbuf_puts(b, ", cpu ");
+                        if (r >= 0)
+                                r = put_num(b, top[i].cpu_s, 1);
+                        if (r >= 0)
+                                r = dbuf_puts(b, " s");
+                }
+        }
         return r;
 }
 
@@ -964,6 +1125,8 @@ static int render_text(const struct summary *s, const struct run_info *ri, const
                 r = put_point(b, &s->compilers_peak, 0, "");
         if (r >= 0)
                 r = render_build_text(s, b);
+        if (r >= 0)
+                r = render_units_text(s, b);
 
         if (r >= 0)
                 r = dbuf_puts(b, "\n\nwarnings\n");

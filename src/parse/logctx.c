@@ -26,7 +26,7 @@ struct logctx {
         bool seen_work;
         double last_work_s; /* when the last work line came */
         double hold_s;      /* logctx_config.hold_s */
-        char *scratch; /* SCRATCH_MAX + 1 bytes */
+        char *scratch;      /* SCRATCH_MAX + 1 bytes */
 };
 
 static inline bool is_space(char c)
@@ -369,11 +369,11 @@ static bool is_bazel_progress(const char *p, const char *end)
 static bool is_quiet_tag(const char *s, size_t n)
 {
         static const char *const tags[] = {
-            "CC",      "CXX",    "CPP",   "CCLD",    "CXXLD",   "OBJCLD", "FCLD",  "LD",
-            "AR",      "AS",     "CCAS",  "CPPAS",   "GEN",     "HOSTCC", "HOSTCXX", "HOSTLD",
-            "LINK",    "INSTALL", "RANLIB", "STRIP", "OBJCOPY", "CHK",    "UPD",   "DTC",
-            "FC",      "F77",    "NVCC",  "MOC",     "UIC",     "RCC",    "LEX",   "YACC",
-            "MODPOST", "LDS",    "SIGN",  "WINDRES", "OBJC",    "OBJCXX", NULL,
+            "CC",      "CXX",     "CPP",    "CCLD",    "CXXLD",   "OBJCLD", "FCLD",    "LD",
+            "AR",      "AS",      "CCAS",   "CPPAS",   "GEN",     "HOSTCC", "HOSTCXX", "HOSTLD",
+            "LINK",    "INSTALL", "RANLIB", "STRIP",   "OBJCOPY", "CHK",    "UPD",     "DTC",
+            "FC",      "F77",     "NVCC",   "MOC",     "UIC",     "RCC",    "LEX",     "YACC",
+            "MODPOST", "LDS",     "SIGN",   "WINDRES", "OBJC",    "OBJCXX", NULL,
         };
 
         return name_in(s, n, tags);

@@ -13,6 +13,7 @@
 #include "out/sink.h"
 #include "out/summary-out.h"
 #include "store/store.h"
+#include "model/units.h"
 #include "platform/cgroup-top.h"
 #include "platform/cgroup.h"
 #include "parse/linebuf.h"
@@ -37,9 +38,12 @@ struct recorder {
         struct buildmetrics *metrics; /* targets from the build's own output */
         size_t nsinks;
         double start_mono, next_tick;
-        double line_now;    /* the time the lines being parsed arrived */
-        struct proctop top; /* the build's largest processes this tick */
-        double page_mb;     /* MiB per page */
+        double line_now;       /* the time the lines being parsed arrived */
+        struct proctop top;    /* the build's largest processes this tick */
+        double page_mb;        /* MiB per page */
+        struct procscan *scan; /* the compile units in flight */
+        struct units *units;   /* and over the run */
+        char running[SAMPLE_RUNNING_MAX + 1];
 };
 
 static void note(struct recorder *r, const char *fmt, ...) _printf_(2, 3);
@@ -222,6 +226,10 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 e = sampler_new(&scfg, &r->sampler);
         if (e >= 0)
                 e = buildmetrics_new(&cfg->metrics, &r->metrics);
+        if (e >= 0)
+                e = procscan_new(&r->scan);
+        if (e >= 0)
+                e = units_new(&r->units);
         if (e < 0) {
                 recorder_free(r);
                 return e;
@@ -246,6 +254,8 @@ void recorder_free(struct recorder *r)
         close_sinks(r);
         sampler_free(r->sampler);
         buildmetrics_free(r->metrics);
+        procscan_free(r->scan);
+        units_free(r->units);
         logctx_free(r->logctx);
         linebuf_free(r->lines[0]);
         linebuf_free(r->lines[1]);
@@ -294,6 +304,7 @@ static void on_build_proc(void *userdata, const struct pidstat *ps)
         struct recorder *r = userdata;
 
         proctop_consider(&r->top, ps);
+        procscan_consider(r->scan, ps);
 }
 
 /* Before the host sample: the build's counters, and its pids for the
@@ -322,13 +333,34 @@ static void build_before(struct recorder *r, struct sample *s)
         s->cg_psi_io_full_s = cs.psi_io_full_s;
         s->cg_pids = cs.pids;
         s->cg_pids_peak = cs.pids_peak;
+        s->cg_mem_anon_mb = cs.mem_anon_bytes / 1048576.0;
+        s->cg_mem_file_mb = cs.mem_file_bytes / 1048576.0;
         proctop_reset(&r->top);
+        procscan_begin(r->scan);
         /* Never the whole host: without the list, no process at all. */
         if (cgroup_pids(r->cfg.cgroup, &pids, &n) < 0) {
                 pids = no_pids;
                 n = 0;
         }
         sampler_set_pids(r->sampler, pids, n, on_build_proc, r);
+}
+
+/* The units in flight: the running column, and the per-unit table. */
+static void scan_units(struct recorder *r, struct sample *s)
+{
+        const struct procscan_unit *u;
+        size_t n;
+
+        procscan_end(r->scan, sampler_procfs(r->sampler));
+        u = procscan_units(r->scan, &n);
+        (void)procscan_running_text(u, n, r->running, sizeof(r->running));
+        s->running = r->running;
+        for (size_t i = 0; i < n; i++)
+                (void)units_observe(r->units,
+                                    u[i].u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
+                                    u[i].u.tool, u[i].u.name, s->elapsed_s,
+                                    (double)u[i].rss_pages * r->page_mb, u[i].cpu_s);
+        units_in_flight(r->units, n);
 }
 
 static void build_after(struct recorder *r, struct sample *s)
@@ -343,6 +375,7 @@ static void build_after(struct recorder *r, struct sample *s)
                 *mb[i] = (double)r->top.e[i].rss_pages * r->page_mb;
                 *pid[i] = (double)r->top.e[i].pid;
         }
+        scan_units(r, s);
 }
 
 /* Say at once when the build lost a process to the OOM killer. */
@@ -414,10 +447,11 @@ int recorder_tick(struct recorder *r)
 
 int recorder_finish(struct recorder *r, struct dbuf *short_out)
 {
-        struct run_model m = {.run = r->run, .summary = &r->summary};
+        struct run_model m = {.run = r->run, .summary = &r->summary, .units = r->units};
         int ret = 0;
 
         buildmetrics_finish(r->metrics, r->run->argv, r->cfg.note, r->cfg.userdata);
+        r->summary.units = r->units;
         m.targets = buildmetrics_model(r->metrics);
 
         for (size_t i = 0; i < r->nsinks; i++) {

@@ -56,7 +56,6 @@ void proctop_consider(struct proctop *t, const struct pidstat *ps)
                 t->n++;
 }
 
-
 static const char *const linker_names[] = {
     "ld", "ld.bfd", "ld.gold", "ld.lld", "lld", "gold", "mold", "collect2", "ld64.lld", "wasm-ld",
 };
@@ -64,18 +63,59 @@ static const char *const linker_names[] = {
 /* Drivers run a compiler or a linker: with a source file they stand for
  * that compile, with only -o for that link. */
 static const char *const driver_names[] = {
-    "gcc", "g++", "cc", "c++", "clang", "clang++", "gfortran", "icx", "icpx", "nvcc", "hipcc", "zig",
+    "gcc",      "g++", "cc",   "c++",  "clang", "clang++",
+    "gfortran", "icx", "icpx", "nvcc", "hipcc", "zig",
 };
 
 /* Options whose value is the next argument (never the source). */
 static const char *const arg_options[] = {
-    "-o",          "-I",        "-D",      "-U",       "-include", "-imacros", "-isystem",
-    "-iquote",     "-idirafter", "-MF",    "-MT",      "-MQ",      "-x",       "-dumpbase",
-    "-dumpdir",    "-auxbase",  "-auxbase-strip", "-main-file-name", "-isysroot", "-Xclang",
-    "-target",     "-arch",     "-triple", "-dumpbase-ext", "-resource-dir", "-fdebug-compilation-dir",
-    "-L",          "-l",        "-T",      "--crate-name", "--crate-type", "--edition", "--out-dir",
-    "--cfg",       "--cap-lints", "-C",    "--target", "--emit", "-plugin", "-plugin-opt", "-m",
-    "-z",          "-soname",   "-rpath",  "--sysroot", "-e", "-Map",
+    "-o",
+    "-I",
+    "-D",
+    "-U",
+    "-include",
+    "-imacros",
+    "-isystem",
+    "-iquote",
+    "-idirafter",
+    "-MF",
+    "-MT",
+    "-MQ",
+    "-x",
+    "-dumpbase",
+    "-dumpdir",
+    "-auxbase",
+    "-auxbase-strip",
+    "-main-file-name",
+    "-isysroot",
+    "-Xclang",
+    "-target",
+    "-arch",
+    "-triple",
+    "-dumpbase-ext",
+    "-resource-dir",
+    "-fdebug-compilation-dir",
+    "-L",
+    "-l",
+    "-T",
+    "--crate-name",
+    "--crate-type",
+    "--edition",
+    "--out-dir",
+    "--cfg",
+    "--cap-lints",
+    "-C",
+    "--target",
+    "--emit",
+    "-plugin",
+    "-plugin-opt",
+    "-m",
+    "-z",
+    "-soname",
+    "-rpath",
+    "--sysroot",
+    "-e",
+    "-Map",
 };
 
 /* "gcc-12", "x86_64-linux-gnu-gcc-12" -> does it name one of set? */

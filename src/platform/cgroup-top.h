@@ -45,8 +45,8 @@ int proctop_label(const char *comm, const char *cmdline, size_t len, char *out, 
 
 /* ---- compile units: what a process is working on ---- */
 
-#define PROCUNIT_TOOL_MAX 32  /* bytes, without NUL */
-#define PROCUNIT_NAME_MAX 96  /* bytes, without NUL */
+#define PROCUNIT_TOOL_MAX 32 /* bytes, without NUL */
+#define PROCUNIT_NAME_MAX 96 /* bytes, without NUL */
 
 enum procunit_kind {
         PROCUNIT_NONE,    /* not a compile unit (make, sh, as, ...) */
@@ -82,8 +82,8 @@ struct procscan_unit {
         unsigned nprocs;
 };
 
-#define PROCSCAN_UNITS_MAX 64   /* units in flight kept per scan */
-#define PROCSCAN_PIDS_MAX 4096  /* processes remembered between scans */
+#define PROCSCAN_UNITS_MAX 64  /* units in flight kept per scan */
+#define PROCSCAN_PIDS_MAX 4096 /* processes remembered between scans */
 
 struct procscan;
 

@@ -704,3 +704,50 @@ ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap)
                 return -EINVAL;
         return read_pid_file(p, pid, "cmdline", buf, cap);
 }
+
+int pidmem_parse(const char *buf, size_t len, struct pidmem *ret)
+{
+        const char *p = buf, *end = buf + len;
+        struct pidmem pm = {0};
+        bool have_a = false, have_f = false;
+
+        if (!buf)
+                return -EINVAL;
+        while (p < end) {
+                const char *eol = line_end(p, end);
+                uint64_t *dst = NULL;
+                int r;
+
+                if (skip_prefix(&p, eol, "RssAnon:")) {
+                        dst = &pm.anon_kb;
+                        have_a = true;
+                } else if (skip_prefix(&p, eol, "RssFile:")) {
+                        dst = &pm.file_kb;
+                        have_f = true;
+                }
+                if (dst) {
+                        skip_spaces(&p, eol);
+                        r = parse_u64(&p, eol, dst);
+                        if (r < 0)
+                                return r;
+                }
+                p = eol < end ? eol + 1 : end;
+        }
+        if (!have_a || !have_f)
+                return -EINVAL;
+        *ret = pm;
+        return 0;
+}
+
+int procfs_pidmem(struct procfs *p, long pid, struct pidmem *ret)
+{
+        char buf[2048];
+        ssize_t n;
+
+        n = read_pid_file(p, pid, "status", buf, sizeof(buf));
+        if (n < 0)
+                return (int)n;
+        if (n == 0)
+                return -ESRCH;
+        return pidmem_parse(buf, (size_t)n, ret);
+}

@@ -111,3 +111,13 @@ int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, voi
 /* Read proc/PID/cmdline into buf (NULs kept; at most cap bytes).
  * Returns the length, or -errno. */
 ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap);
+
+/* /proc/PID/status: the resident memory split (kernel >= 4.5), kB. Both
+ * RssAnon and RssFile are required (-EINVAL when missing); a kernel thread
+ * has neither. */
+struct pidmem {
+        uint64_t anon_kb, file_kb;
+};
+int pidmem_parse(const char *buf, size_t len, struct pidmem *ret);
+/* -ENOENT/-ESRCH when the process is gone. */
+int procfs_pidmem(struct procfs *p, long pid, struct pidmem *ret);

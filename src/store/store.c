@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "store/store.h"
 
+#include "model/units.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -82,8 +84,19 @@ static const char schema_v3[] = "ALTER TABLE targets ADD COLUMN builder TEXT;"
                                 "ALTER TABLE targets ADD COLUMN ccache_hits INTEGER;"
                                 "ALTER TABLE targets ADD COLUMN ccache_misses INTEGER;";
 
+/* Version 4: the compile units of a run (issue 10). */
+static const char schema_v4[] = "CREATE TABLE units ("
+                                " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+                                " kind TEXT NOT NULL," /* compile | link */
+                                " name TEXT NOT NULL,"
+                                " tool TEXT,"
+                                " first_elapsed_s REAL, last_elapsed_s REAL,"
+                                " peak_mb REAL, peak_elapsed_s REAL, cpu_s REAL,"
+                                " PRIMARY KEY (run, kind, name));"
+                                "CREATE INDEX units_name ON units(name);";
+
 /* migrations[v] takes a file from version v to v + 1. */
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3};
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
 
 struct store {
@@ -740,6 +753,34 @@ int store_cache_snapshot_insert(struct store *st, const struct store_cache_snaps
         }
         if (r >= 0 && ret_id)
                 *ret_id = sqlite3_last_insert_rowid(st->db);
+        sqlite3_finalize(s);
+        return r;
+}
+
+int store_units_insert(struct store *st, int64_t run, const struct unit *rows, size_t n)
+{
+        sqlite3_stmt *s = NULL;
+        int r = prepare(st,
+                        "INSERT OR REPLACE INTO units (run, kind, name, tool, first_elapsed_s,"
+                        " last_elapsed_s, peak_mb, peak_elapsed_s, cpu_s)"
+                        " VALUES (?,?,?,?,?,?,?,?,?)",
+                        &s);
+
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                const struct unit *u = &rows[i];
+
+                sqlite3_reset(s);
+                sqlite3_bind_int64(s, 1, run);
+                bind_text_or_null(s, 2, u->kind == UNITS_LINK ? "link" : "compile");
+                bind_text_or_null(s, 3, u->name);
+                bind_text_or_null(s, 4, u->tool);
+                bind_double_or_null(s, 5, u->first_s);
+                bind_double_or_null(s, 6, u->last_s);
+                bind_double_or_null(s, 7, u->peak_mb);
+                bind_double_or_null(s, 8, u->peak_s);
+                bind_double_or_null(s, 9, u->cpu_s);
+                r = step_done(st, s);
+        }
         sqlite3_finalize(s);
         return r;
 }
