@@ -1259,8 +1259,8 @@ static double tv_s(const struct timeval *tv)
         return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
 }
 
-/* none mode: a process's RssAnon/RssFile; a kernel thread or a process
- * gone meanwhile adds nothing. False when the kernel has no split (< 4.5). */
+/* none mode: a process's RssAnon/RssFile (from statm); a process gone
+ * meanwhile adds nothing. */
 static bool tree_split(struct cgroup *cg, const struct tree_proc *tp, double *anon, double *file)
 {
         struct pidmem pm;
@@ -1270,8 +1270,8 @@ static bool tree_split(struct cgroup *cg, const struct tree_proc *tp, double *an
                 return true;
         if (r < 0)
                 return false;
-        *anon += (double)pm.anon_kb * 1024.0;
-        *file += (double)pm.file_kb * 1024.0;
+        *anon += (double)pm.anon_pages * cg->page_size;
+        *file += (double)pm.file_pages * cg->page_size;
         return true;
 }
 

@@ -708,43 +708,30 @@ ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap)
 int pidmem_parse(const char *buf, size_t len, struct pidmem *ret)
 {
         const char *p = buf, *end = buf + len;
-        struct pidmem pm = {0};
-        bool have_a = false, have_f = false;
+        uint64_t v[3];
+        int r;
 
         if (!buf)
                 return -EINVAL;
-        while (p < end) {
-                const char *eol = line_end(p, end);
-                uint64_t *dst = NULL;
-                int r;
-
-                if (skip_prefix(&p, eol, "RssAnon:")) {
-                        dst = &pm.anon_kb;
-                        have_a = true;
-                } else if (skip_prefix(&p, eol, "RssFile:")) {
-                        dst = &pm.file_kb;
-                        have_f = true;
-                }
-                if (dst) {
-                        skip_spaces(&p, eol);
-                        r = parse_u64(&p, eol, dst);
-                        if (r < 0)
-                                return r;
-                }
-                p = eol < end ? eol + 1 : end;
+        /* "size resident shared text lib data dt" */
+        for (size_t i = 0; i < 3; i++) {
+                skip_spaces(&p, end);
+                r = parse_u64(&p, end, &v[i]);
+                if (r < 0)
+                        return r;
         }
-        if (!have_a || !have_f)
+        if (v[2] > v[1])
                 return -EINVAL;
-        *ret = pm;
+        *ret = (struct pidmem){.anon_pages = v[1] - v[2], .file_pages = v[2]};
         return 0;
 }
 
 int procfs_pidmem(struct procfs *p, long pid, struct pidmem *ret)
 {
-        char buf[2048];
+        char buf[256];
         ssize_t n;
 
-        n = read_pid_file(p, pid, "status", buf, sizeof(buf));
+        n = read_pid_file(p, pid, "statm", buf, sizeof(buf));
         if (n < 0)
                 return (int)n;
         if (n == 0)
