@@ -878,6 +878,55 @@ static int put_oom(struct dbuf *b, const struct summary_build *bd)
         return r;
 }
 
+/* "units (top 20 of N by peak RSS)" then one line each. */
+static int render_units_text(const struct summary *s, struct dbuf *b)
+{
+        struct unit top[UNITS_TOP];
+        size_t n;
+        int r;
+
+        if (!s->units)
+                return 0;
+        n = units_top(s->units, top, ARRAY_SIZE(top));
+        r = dbuf_printf(b, "\n\nunits (top %zu of %zu by peak RSS", n, units_count(s->units));
+        if (r >= 0 && units_dropped(s->units) > 0)
+                r = dbuf_printf(b, "; %llu more not tracked",
+                                (unsigned long long)units_dropped(s->units));
+        if (r >= 0)
+                r = dbuf_printf(b, "; peak %zu in flight)", units_peak_in_flight(s->units));
+        if (r >= 0 && n == 0)
+                r = dbuf_puts(b, "\n  none seen");
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                r = dbuf_puts(b, "\n  ");
+                if (r >= 0)
+                        r = put_size(b, top[i].peak_mb);
+                if (r >= 0)
+                        r = dbuf_puts(b, "  ");
+                if (r >= 0)
+                        r = put_text(b, top[i].tool);
+                if (r >= 0)
+                        r = dbuf_puts(b, " ");
+                if (r >= 0)
+                        r = put_text(b, top[i].name);
+                if (r >= 0)
+                        r = dbuf_puts(b, "  +");
+                if (r >= 0)
+                        r = put_duration(b, top[i].first_s);
+                if (r >= 0)
+                        r = dbuf_puts(b, " .. +");
+                if (r >= 0)
+                        r = put_duration(b, top[i].last_s);
+                if (r >= 0 && isfinite(top[i].cpu_s)) {
+                        r = dbuf_puts(b, ", cpu ");
+                        if (r >= 0)
+                                r = put_num(b, top[i].cpu_s, 1);
+                        if (r >= 0)
+                                r = dbuf_puts(b, " s");
+                }
+        }
+        return r;
+}
+
 /* The two memory figures side by side, and which one the OOM edge is about. */
 static int put_anon_peak(struct dbuf *b, const struct summary_build *bd)
 {
@@ -981,55 +1030,8 @@ static int render_build_text(const struct summary *s, struct dbuf *b)
         if (r >= 0 && build_is_estimate(bd))
                 r = dbuf_puts(b, "\n  (estimates: cpu adds reaped children's rusage; memory sums "
                                  "RSS at each sample; io from /proc/PID/io)");
-        return r;
-}
-
-/* "units (top 20 of N by peak RSS)" then one line each. */
-static int render_units_text(const struct summary *s, struct dbuf *b)
-{
-        struct unit top[UNITS_TOP];
-        size_t n;
-        int r;
-
-        if (!s->units)
-                return 0;
-        n = units_top(s->units, top, ARRAY_SIZE(top));
-        r = dbuf_printf(b, "\n\nunits (top %zu of %zu by peak RSS", n, units_count(s->units));
-        if (r >= 0 && units_dropped(s->units) > 0)
-                r = dbuf_printf(b, "; %llu more not tracked",
-                                (unsigned long long)units_dropped(s->units));
         if (r >= 0)
-                r = dbuf_printf(b, "; peak %zu in flight)", units_peak_in_flight(s->units));
-        if (r >= 0 && n == 0)
-                r = dbuf_puts(b, "\n  none seen");
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                r = dbuf_puts(b, "\n  ");
-                if (r >= 0)
-                        r = put_size(b, top[i].peak_mb);
-                if (r >= 0)
-                        r = dbuf_puts(b, "  ");
-                if (r >= 0)
-                        r = put_text(b, top[i].tool);
-                if (r >= 0)
-                        r = dbuf_puts(b, " ");
-                if (r >= 0)
-                        r = put_text(b, top[i].name);
-                if (r >= 0)
-                        r = dbuf_puts(b, "  +");
-                if (r >= 0)
-                        r = put_duration(b, top[i].first_s);
-                if (r >= 0)
-                        r = dbuf_puts(b, " .. +");
-                if (r >= 0)
-                        r = put_duration(b, top[i].last_s);
-                if (r >= 0 && isfinite(top[i].cpu_s)) {
-                        r = dbuf_puts(b, ", cpu ");
-                        if (r >= 0)
-                                r = put_num(b, top[i].cpu_s, 1);
-                        if (r >= 0)
-                                r = dbuf_puts(b, " s");
-                }
-        }
+                r = render_units_text(s, b);
         return r;
 }
 
@@ -1125,8 +1127,6 @@ static int render_text(const struct summary *s, const struct run_info *ri, const
                 r = put_point(b, &s->compilers_peak, 0, "");
         if (r >= 0)
                 r = render_build_text(s, b);
-        if (r >= 0)
-                r = render_units_text(s, b);
 
         if (r >= 0)
                 r = dbuf_puts(b, "\n\nwarnings\n");
@@ -1232,6 +1232,8 @@ static int render_build_short(const struct summary_build *bd, struct dbuf *b)
                         if (r >= 0)
                                 r = put_proc(b, &bd->mem_peak_proc);
                 }
+                if (r >= 0)
+                        r = put_running(b, p);
         }
         if (r >= 0)
                 r = dbuf_puts(b, "; cpu ");
