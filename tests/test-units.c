@@ -170,7 +170,7 @@ static void test_jobs(void **state)
                                          0);
                 }
                 units_in_flight(u, 3);
-                assert_int_equal(units_jobs(u, jobs_cases[i].total_mb, &j), jobs_cases[i].ret);
+                assert_int_equal(units_jobs(u, jobs_cases[i].total_mb, 3, &j), jobs_cases[i].ret);
                 if (jobs_cases[i].ret == 0) {
                         assert_true(j.p95_mb == jobs_cases[i].p95);
                         assert_int_equal(j.jobs, jobs_cases[i].jobs);
@@ -182,6 +182,63 @@ static void test_jobs(void **state)
         }
 }
 
+/* ---- the units file: what a run writes, summarize reads ---- */
+
+static void test_csv_round_trip(void **state)
+{
+        struct units *u = NULL, *v = NULL;
+        struct unit a[8], b[8];
+        struct dbuf out = DBUF_INIT;
+        size_t skipped = 9, na, nb;
+        static const char junk[] =
+            "kind,tool,name,first_elapsed_s,last_elapsed_s,peak_mb,peak_elapsed_s,cpu_s\r\n"
+            "compile,cc1,a.c,1,2,3,4,5\r\n"
+            "other,cc1,b.c,1,2,3,4,5\r\n"   /* bad kind */
+            "compile,cc1,,1,2,3,4,5\r\n"    /* no name */
+            "compile,cc1,c.c,1,x,3,4,5\r\n" /* bad number */
+            "compile,cc1,d.c,1,2\r\n"       /* short */
+            "link,\"ld, gold\",\"a \"\"b\"\".so\",1,2,,,\r\n"
+            "compile,cc1,torn.c,1";
+
+        (void)state;
+        assert_int_equal(units_new(&u), 0);
+        for (size_t i = 0; i < ARRAY_SIZE(seen); i++)
+                assert_int_equal(units_observe(u, seen[i].kind, seen[i].tool, seen[i].name,
+                                               seen[i].t + 1.0 / 3.0, seen[i].mb / 7.0,
+                                               seen[i].cpu),
+                                 0);
+        assert_int_equal(units_csv_format(u, &out), 0);
+        assert_int_equal(units_new(&v), 0);
+        assert_int_equal(units_csv_parse(out.p, out.len, v, &skipped), 4);
+        assert_int_equal(skipped, 0);
+        na = units_top(u, a, ARRAY_SIZE(a));
+        nb = units_top(v, b, ARRAY_SIZE(b));
+        assert_int_equal(na, nb);
+        for (size_t i = 0; i < na; i++) { /* exactly: full precision */
+                assert_int_equal(a[i].kind, b[i].kind);
+                assert_string_equal(a[i].tool, b[i].tool);
+                assert_string_equal(a[i].name, b[i].name);
+                assert_true(same(a[i].first_s, b[i].first_s) && same(a[i].last_s, b[i].last_s));
+                assert_true(same(a[i].peak_mb, b[i].peak_mb) && same(a[i].peak_s, b[i].peak_s));
+                assert_true(same(a[i].cpu_s, b[i].cpu_s));
+        }
+        units_free(v);
+
+        assert_int_equal(units_new(&v), 0);
+        assert_int_equal(units_csv_parse(junk, strlen(junk), v, &skipped), 2);
+        assert_int_equal(skipped, 4);
+        nb = units_top(v, b, ARRAY_SIZE(b));
+        assert_int_equal(nb, 2);
+        assert_string_equal(b[0].name, "a.c");
+        assert_string_equal(b[1].tool, "ld, gold");
+        assert_string_equal(b[1].name, "a \"b\".so");
+        assert_true(isnan(b[1].peak_mb));
+        assert_int_equal(units_csv_parse("name,x\r\n", 8, v, NULL), -EINVAL);
+        units_free(v);
+        units_free(u);
+        dbuf_release(&out);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -189,6 +246,7 @@ int main(void)
             cmocka_unit_test(test_bad_input),
             cmocka_unit_test(test_cap),
             cmocka_unit_test(test_jobs),
+            cmocka_unit_test(test_csv_round_trip),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

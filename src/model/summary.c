@@ -176,8 +176,23 @@ void summary_init(struct summary *s, const struct summary_config *cfg)
         build_init(&s->build);
 }
 
+/* Units in flight as the running column names them, space-separated. */
+static uint64_t running_count(const char *r)
+{
+        uint64_t n = 0;
+
+        for (; r && *r; r++)
+                if (*r != ' ' && (r[1] == ' ' || r[1] == '\0'))
+                        n++;
+        return n;
+}
+
 void summary_add(struct summary *s, const struct sample *smp)
 {
+        uint64_t running = running_count(smp->running);
+
+        if (running > s->running_peak)
+                s->running_peak = running;
         s->samples++;
         if (!isnan(smp->epoch)) {
                 if (isnan(s->first_epoch))

@@ -98,6 +98,9 @@ struct summary {
 
         struct summary_build build;
 
+        /* The most compile units one row's running column named. */
+        uint64_t running_peak;
+
         /* The compile units over the run (the recorder's, borrowed; NULL
          * when the run had no process scans, as in `summarize`). */
         const struct units *units;

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/csv.h"
 #include "util/macro.h"
+#include "util/util.h"
 
 /* Open addressing over kind + name; the table is twice UNITS_MAX. */
 #define SLOTS 65536u
@@ -133,6 +135,26 @@ int units_observe(struct units *u, int kind, const char *tool, const char *name,
         return 0;
 }
 
+int units_put(struct units *u, const struct unit *row)
+{
+        struct unit *r;
+        uint32_t slot = 0;
+
+        if (!row->name[0] || memchr(row->name, '\0', sizeof(row->name)) == NULL ||
+            memchr(row->tool, '\0', sizeof(row->tool)) == NULL ||
+            (row->kind != UNITS_COMPILE && row->kind != UNITS_LINK))
+                return -EINVAL;
+        r = lookup(u, row->kind, row->name, &slot);
+        if (!r) {
+                if (u->n >= UNITS_MAX || !(r = add_row(u, slot))) {
+                        u->dropped++;
+                        return -ENOSPC;
+                }
+        }
+        *r = *row;
+        return 0;
+}
+
 void units_in_flight(struct units *u, size_t n)
 {
         if (n > u->peak_in_flight)
@@ -193,7 +215,8 @@ static int cmp_double(const void *a, const void *b)
         return (x > y) - (x < y);
 }
 
-int units_jobs(const struct units *u, double mem_total_mb, struct units_jobs *ret)
+int units_jobs(const struct units *u, double mem_total_mb, size_t peak_in_flight,
+               struct units_jobs *ret)
 {
         _cleanup_free_ double *v = NULL;
         size_t n = 0, rank;
@@ -214,7 +237,7 @@ int units_jobs(const struct units *u, double mem_total_mb, struct units_jobs *re
             .units = n,
             .p95_mb = v[rank - 1],
             .mem_total_mb = mem_total_mb,
-            .peak_in_flight = u->peak_in_flight,
+            .peak_in_flight = peak_in_flight,
         };
         ret->jobs = (long)floor(mem_total_mb / ret->p95_mb);
         return 0;
@@ -227,4 +250,108 @@ int units_jobs_render(const struct units_jobs *j, struct dbuf *out)
                            "them; this run peaked at %zu in flight",
                            j->p95_mb / 1024.0, j->mem_total_mb / 1024.0, j->jobs,
                            j->peak_in_flight);
+}
+
+static const char csv_header[] =
+    "kind,tool,name,first_elapsed_s,last_elapsed_s,peak_mb,peak_elapsed_s,cpu_s\r\n";
+
+static int put_field_num(struct dbuf *b, double v)
+{
+        if (!isfinite(v))
+                return dbuf_puts(b, ",");
+        return dbuf_printf(b, ",%.17g", v);
+}
+
+int units_csv_format(const struct units *u, struct dbuf *out)
+{
+        int r = dbuf_puts(out, csv_header);
+
+        for (size_t i = 0; r >= 0 && i < u->n; i++) {
+                const struct unit *row = &u->rows[i];
+
+                r = dbuf_puts(out, row->kind == UNITS_LINK ? "link," : "compile,");
+                if (r >= 0)
+                        r = csv_append_field(out, row->tool, strlen(row->tool));
+                if (r >= 0)
+                        r = dbuf_puts(out, ",");
+                if (r >= 0)
+                        r = csv_append_field(out, row->name, strlen(row->name));
+                if (r >= 0)
+                        r = put_field_num(out, row->first_s);
+                if (r >= 0)
+                        r = put_field_num(out, row->last_s);
+                if (r >= 0)
+                        r = put_field_num(out, row->peak_mb);
+                if (r >= 0)
+                        r = put_field_num(out, row->peak_s);
+                if (r >= 0)
+                        r = put_field_num(out, row->cpu_s);
+                if (r >= 0)
+                        r = dbuf_puts(out, "\r\n");
+        }
+        return r;
+}
+
+/* "" reads as NAN; anything else must be a whole finite number. */
+static bool field_num(const struct csv_record *rec, size_t i, double *ret)
+{
+        const char *s = csv_field(rec, i);
+        char *end;
+
+        if (rec->len[i] == 0) {
+                *ret = NAN;
+                return true;
+        }
+        errno = 0;
+        *ret = strtod(s, &end);
+        return errno == 0 && end == s + rec->len[i] && isfinite(*ret);
+}
+
+static int parse_row(const struct csv_record *rec, struct unit *row)
+{
+        const char *kind = csv_field(rec, 0);
+        double *nums[5] = {&row->first_s, &row->last_s, &row->peak_mb, &row->peak_s, &row->cpu_s};
+
+        if (rec->nfields != 8 || rec->len[1] > UNITS_TOOL_MAX || rec->len[2] > UNITS_NAME_MAX ||
+            memchr(csv_field(rec, 1), '\0', rec->len[1]) ||
+            memchr(csv_field(rec, 2), '\0', rec->len[2]))
+                return -EINVAL;
+        memset(row, 0, sizeof(*row));
+        row->kind = strcmp(kind, "link") == 0      ? UNITS_LINK
+                    : strcmp(kind, "compile") == 0 ? UNITS_COMPILE
+                                                   : 0;
+        memcpy(row->tool, csv_field(rec, 1), rec->len[1]);
+        memcpy(row->name, csv_field(rec, 2), rec->len[2]);
+        for (size_t i = 0; i < 5; i++)
+                if (!field_num(rec, 3 + i, nums[i]))
+                        return -EINVAL;
+        return row->kind ? 0 : -EINVAL;
+}
+
+int units_csv_parse(const char *buf, size_t len, struct units *u, size_t *ret_skipped)
+{
+        struct csv_record rec = CSV_RECORD_INIT;
+        size_t off, used, skipped = 0;
+        int n = 0, r;
+
+        if (len < sizeof(csv_header) - 1 || memcmp(buf, csv_header, sizeof(csv_header) - 3) != 0)
+                return -EINVAL;
+        r = csv_parse_record(buf, len, &rec, &used);
+        off = r > 0 ? used : len;
+        while (off < len) {
+                struct unit row;
+
+                r = csv_parse_record(buf + off, len - off, &rec, &used);
+                if (r == 0 || r == -ENOMEM)
+                        break;
+                off += used;
+                if (r < 0 || parse_row(&rec, &row) < 0 || units_put(u, &row) < 0)
+                        skipped++;
+                else
+                        n++;
+        }
+        csv_record_release(&rec);
+        if (ret_skipped)
+                *ret_skipped = skipped;
+        return r == -ENOMEM ? r : n;
 }

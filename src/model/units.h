@@ -40,6 +40,10 @@ struct units;
 int units_new(struct units **ret);
 void units_free(struct units *u); /* NULL is a no-op */
 
+/* Put back a whole row (a stored table read again): a unit of the same
+ * kind and name is replaced. Returns 0, -ENOSPC when full, -EINVAL. */
+int units_put(struct units *u, const struct unit *row);
+
 /* One unit seen at a scan at elapsed_s. tool and name are cut to their
  * maximum. The tool kept is the one seen at the unit's peak. Returns 0,
  * -ENOSPC when the table is full (the unit is counted as dropped), or
@@ -59,8 +63,19 @@ size_t units_peak_in_flight(const struct units *u);
  * entries); returns how many. */
 size_t units_top(const struct units *u, struct unit *out, size_t cap);
 
+/* The table as CSV (header "kind,tool,name,first_elapsed_s,last_elapsed_s,
+ * peak_mb,peak_elapsed_s,cpu_s", then one record per unit in order of
+ * first sight, figures at full precision), so a summary recomputed from
+ * the files says what the run's said. Returns 0 or -ENOMEM. */
+int units_csv_format(const struct units *u, struct dbuf *out);
+/* Read such a CSV into u (empty or not). Records that do not parse are
+ * skipped and counted in *ret_skipped (may be NULL). Returns the units
+ * read, or -EINVAL when the header is not ours. */
+int units_csv_parse(const char *buf, size_t len, struct units *u, size_t *ret_skipped);
+
 /* The -j reading: the 95th-percentile peak of the units (nearest rank)
- * and how many of them fit in mem_total_mb. Returns 0, or -ENODATA when
+ * and how many of them fit in mem_total_mb; peak_in_flight is said as
+ * given. Returns 0, or -ENODATA when
  * there are fewer than UNITS_JOBS_MIN units or mem_total_mb is unknown. */
 struct units_jobs {
         size_t units;  /* how many units the percentile is over */
@@ -69,7 +84,8 @@ struct units_jobs {
         long jobs; /* floor(mem_total_mb / p95_mb) */
         size_t peak_in_flight;
 };
-int units_jobs(const struct units *u, double mem_total_mb, struct units_jobs *ret);
+int units_jobs(const struct units *u, double mem_total_mb, size_t peak_in_flight,
+               struct units_jobs *ret);
 
 /* "the 95th-percentile unit needs 1.9 GiB; 24.0 GiB fits -j 11 of them;
  * this run peaked at 6 in flight" (no newline). Returns 0 or -ENOMEM. */

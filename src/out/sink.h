@@ -69,6 +69,7 @@ extern const struct sink_ops sink_prom;    /* <textfile dir>/buildtel.prom */
 extern const struct sink_ops sink_pushgw;  /* PUT to --pushgateway */
 extern const struct sink_ops sink_targets; /* resources-<id>.targets.json */
 extern const struct sink_ops sink_otlp;    /* OTLP/HTTP metrics to a collector */
+extern const struct sink_ops sink_units;   /* resources-<id>.units.csv */
 
 /* The sinks of a run, in order. NULL-terminated. */
 extern const struct sink_ops *const sinks_all[];

@@ -272,7 +272,7 @@ static int reading_jobs(const struct summary *s, struct dbuf *b)
         struct units_jobs j;
         int r;
 
-        if (!s->units || units_jobs(s->units, s->mem_total_mb, &j) < 0)
+        if (!s->units || units_jobs(s->units, s->mem_total_mb, (size_t)s->running_peak, &j) < 0)
                 return 0;
         r = units_jobs_render(&j, b);
         return r < 0 ? r : 1;
@@ -889,11 +889,8 @@ static int render_units_text(const struct summary *s, struct dbuf *b)
                 return 0;
         n = units_top(s->units, top, ARRAY_SIZE(top));
         r = dbuf_printf(b, "\n\nunits (top %zu of %zu by peak RSS", n, units_count(s->units));
-        if (r >= 0 && units_dropped(s->units) > 0)
-                r = dbuf_printf(b, "; %llu more not tracked",
-                                (unsigned long long)units_dropped(s->units));
         if (r >= 0)
-                r = dbuf_printf(b, "; peak %zu in flight)", units_peak_in_flight(s->units));
+                r = dbuf_printf(b, "; peak %llu in flight)", (unsigned long long)s->running_peak);
         if (r >= 0 && n == 0)
                 r = dbuf_puts(b, "\n  none seen");
         for (size_t i = 0; r >= 0 && i < n; i++) {

@@ -447,11 +447,13 @@ int recorder_tick(struct recorder *r)
 
 int recorder_finish(struct recorder *r, struct dbuf *short_out)
 {
-        struct run_model m = {.run = r->run, .summary = &r->summary, .units = r->units};
+        /* units only from a run's process scans (watch has none) */
+        const struct units *units = r->cfg.cgroup ? r->units : NULL;
+        struct run_model m = {.run = r->run, .summary = &r->summary, .units = units};
         int ret = 0;
 
         buildmetrics_finish(r->metrics, r->run->argv, r->cfg.note, r->cfg.userdata);
-        r->summary.units = r->units;
+        r->summary.units = units;
         m.targets = buildmetrics_model(r->metrics);
 
         for (size_t i = 0; i < r->nsinks; i++) {

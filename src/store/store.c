@@ -784,3 +784,54 @@ int store_units_insert(struct store *st, int64_t run, const struct unit *rows, s
         sqlite3_finalize(s);
         return r;
 }
+
+static void column_copy(sqlite3_stmt *s, int col, char *dst, size_t size)
+{
+        const char *t = (const char *)sqlite3_column_text(s, col);
+        size_t n = t ? strnlen(t, size - 1) : 0;
+
+        if (n)
+                memcpy(dst, t, n);
+        dst[n] = '\0';
+}
+
+static double column_double(sqlite3_stmt *s, int col)
+{
+        return sqlite3_column_type(s, col) == SQLITE_NULL ? NAN : sqlite3_column_double(s, col);
+}
+
+int store_units_read(struct store *st, int64_t run, struct units *u)
+{
+        sqlite3_stmt *s = NULL;
+        int n = 0, r = prepare(st,
+                               "SELECT kind, tool, name, first_elapsed_s, last_elapsed_s, peak_mb,"
+                               " peak_elapsed_s, cpu_s FROM units WHERE run = ? ORDER BY rowid",
+                               &s);
+
+        if (r >= 0)
+                sqlite3_bind_int64(s, 1, run);
+        while (r >= 0) {
+                int rc = sqlite3_step(s);
+                struct unit row = {0};
+
+                if (rc == SQLITE_DONE)
+                        break;
+                if (rc != SQLITE_ROW) {
+                        r = store_map_rc(st->db, rc);
+                        break;
+                }
+                column_copy(s, 0, row.tool, sizeof(row.tool)); /* the kind, for a moment */
+                row.kind = strcmp(row.tool, "link") == 0 ? UNITS_LINK : UNITS_COMPILE;
+                column_copy(s, 1, row.tool, sizeof(row.tool));
+                column_copy(s, 2, row.name, sizeof(row.name));
+                row.first_s = column_double(s, 3);
+                row.last_s = column_double(s, 4);
+                row.peak_mb = column_double(s, 5);
+                row.peak_s = column_double(s, 6);
+                row.cpu_s = column_double(s, 7);
+                if (units_put(u, &row) >= 0)
+                        n++;
+        }
+        sqlite3_finalize(s);
+        return r < 0 ? r : n;
+}

@@ -160,3 +160,7 @@ struct unit;
 /* A run's compile units (model/units.h), all in one prepared statement;
  * call inside a transaction. Returns 0 or -errno. */
 int store_units_insert(struct store *st, int64_t run, const struct unit *rows, size_t n);
+struct units;
+/* Read them back into u, in the order they were stored. Returns the number
+ * read or -errno. */
+int store_units_read(struct store *st, int64_t run, struct units *u);

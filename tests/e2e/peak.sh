@@ -5,6 +5,7 @@
 # built at -j1 and -j2; and a real gcc -flto link for the label lengths.
 . "$(dirname "$0")/lib.sh"
 L="$T/logs"
+DB="$T/history.db"
 
 for tool in gcc make python3; do
         command -v "$tool" >/dev/null || { echo "needs $tool"; exit 77; }
@@ -71,6 +72,17 @@ check_run() {
         check "$id: the text summary names the peak's running units" \
                 grep -q 'peak memory: .*running .*heavy.c' "$L/resources-$id.summary.txt"
         check "$id: the text summary lists the units" grep -q '^  .*heavy.c  +' "$L/resources-$id.summary.txt"
+        "$BUILDTEL" summarize --json "$csv" >"$T/$id.sum.json"
+        check "$id: summarize of the files gives the run's JSON, units and all" \
+                $CSVCHECK json-equal "$T/$id.sum.json" "$js"
+        "$BUILDTEL" summarize --db "$DB" --json "$id" >"$T/$id.db.json"
+        check "$id: summarize from the history gives the run's JSON, units and all" \
+                $CSVCHECK json-equal "$T/$id.db.json" "$js"
+        if command -v sqlite3 >/dev/null; then
+                expect_eq "$id: the history's largest unit" "$(sqlite3 "$DB" "select u.name from units u \
+                        join runs r on r.id = u.run where r.run_id = '$id' order by u.peak_mb desc limit 1")" \
+                        "$(jget "$js" 'd["units"][0]["name"]')"
+        fi
 }
 
 # ---- make, quiet kbuild style with colour ----
@@ -95,7 +107,7 @@ s1.o: s1.c
 MK
 for j in 1 2; do
         make -C "$P" -s clean >/dev/null 2>&1 || rm -f "$P"/*.o "$P"/app.so
-        "$BUILDTEL" run --quiet --log-dir "$L" --run-id "mk-j$j" --interval 0.2 -- \
+        "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id "mk-j$j" --interval 0.2 -- \
                 make -C "$P" -j"$j" >"$T/mk-j$j.out" 2>&1
         expect_eq "make -j$j: exit status" "$?" 0
         check_run "mk-j$j" "$j" "CC heavy.o"
@@ -123,7 +135,7 @@ MB
         # `running` knows. The checks at -j1 are those of -j2.
         for j in 1 2; do
                 ninja -C "$P/build" -t clean >/dev/null 2>&1
-                "$BUILDTEL" run --quiet --log-dir "$L" --run-id "ms-j$j" --interval 0.2 -- \
+                "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id "ms-j$j" --interval 0.2 -- \
                         ninja -C "$P/build" -j"$j" >"$T/ms-j$j.out" 2>&1
                 expect_eq "ninja -j$j: exit status" "$?" 0
                 check_run "ms-j$j" 2 ""
