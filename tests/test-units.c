@@ -58,10 +58,7 @@ static void test_observe(void **state)
                 assert_int_equal(units_observe(u, seen[i].kind, seen[i].tool, seen[i].name,
                                                seen[i].t, seen[i].mb, seen[i].cpu),
                                  0);
-        units_in_flight(u, 2);
-        units_in_flight(u, 1);
         assert_int_equal(units_count(u), 4);
-        assert_int_equal(units_peak_in_flight(u), 2);
         n = units_top(u, top, ARRAY_SIZE(top));
         assert_int_equal(n, ARRAY_SIZE(want_top));
         for (size_t i = 0; i < n; i++) {
@@ -169,7 +166,6 @@ static void test_jobs(void **state)
                                                        100.0 * (double)(k + 1), 1),
                                          0);
                 }
-                units_in_flight(u, 3);
                 assert_int_equal(units_jobs(u, jobs_cases[i].total_mb, 3, &j), jobs_cases[i].ret);
                 if (jobs_cases[i].ret == 0) {
                         assert_true(j.p95_mb == jobs_cases[i].p95);

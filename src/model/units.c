@@ -19,7 +19,6 @@ struct units {
         size_t n, cap;
         uint32_t *slot; /* row index + 1; 0 empty */
         uint64_t dropped;
-        size_t peak_in_flight;
 };
 
 int units_new(struct units **ret)
@@ -155,12 +154,6 @@ int units_put(struct units *u, const struct unit *row)
         return 0;
 }
 
-void units_in_flight(struct units *u, size_t n)
-{
-        if (n > u->peak_in_flight)
-                u->peak_in_flight = n;
-}
-
 size_t units_count(const struct units *u)
 {
         return u->n;
@@ -175,11 +168,6 @@ const struct unit *units_rows(const struct units *u, size_t *ret_n)
 uint64_t units_dropped(const struct units *u)
 {
         return u->dropped;
-}
-
-size_t units_peak_in_flight(const struct units *u)
-{
-        return u->peak_in_flight;
 }
 
 static double peak_of(const struct unit *r)

@@ -50,14 +50,11 @@ int units_put(struct units *u, const struct unit *row);
  * -EINVAL for an empty name or a bad kind. */
 int units_observe(struct units *u, int kind, const char *tool, const char *name, double elapsed_s,
                   double rss_mb, double cpu_s);
-/* The number of units in flight at one scan, for the in-flight peak. */
-void units_in_flight(struct units *u, size_t n);
 
 size_t units_count(const struct units *u);
 /* Every unit, in order of first sight; owned by u. */
 const struct unit *units_rows(const struct units *u, size_t *ret_n);
 uint64_t units_dropped(const struct units *u);
-size_t units_peak_in_flight(const struct units *u);
 
 /* The k largest by peak RSS (ties: first seen first), into out (cap
  * entries); returns how many. */

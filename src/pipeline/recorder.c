@@ -360,7 +360,6 @@ static void scan_units(struct recorder *r, struct sample *s)
                                     u[i].u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
                                     u[i].u.tool, u[i].u.name, s->elapsed_s,
                                     (double)u[i].rss_pages * r->page_mb, u[i].cpu_s);
-        units_in_flight(r->units, n);
 }
 
 static void build_after(struct recorder *r, struct sample *s)
