@@ -122,3 +122,8 @@ struct pidmem {
 int pidmem_parse(const char *buf, size_t len, struct pidmem *ret);
 /* -ENOENT/-ESRCH when the process is gone. */
 int procfs_pidmem(struct procfs *p, long pid, struct pidmem *ret);
+
+/* Set this process's /proc/self/oom_score_adj (-1000..1000; lowering it
+ * needs CAP_SYS_RESOURCE). Returns 0, -ERANGE, or -errno (-EACCES
+ * without the privilege). */
+int procfs_set_self_oom_score_adj(int adj);
