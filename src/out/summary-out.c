@@ -935,8 +935,11 @@ static int put_anon_peak(struct dbuf *b, const struct summary_build *bd)
         if (r >= 0)
                 r = put_point_aux(b, &bd->mem_anon_peak, 1, " MiB", "file", " MiB");
         if (r >= 0)
-                r = dbuf_puts(b, "\n                  (peak memory is the kernel's, page cache "
-                                 "included; the OOM edge is about anon, sampled)");
+                r = dbuf_puts(b, build_is_estimate(bd)
+                                     ? "\n                  (peak memory is the tree's RSS, file "
+                                       "pages included; the OOM edge is about anon, sampled)"
+                                     : "\n                  (peak memory is the kernel's, page "
+                                       "cache included; the OOM edge is about anon, sampled)");
         return r;
 }
 
