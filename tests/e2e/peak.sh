@@ -147,6 +147,22 @@ else
         bad "meson and ninja are needed for the ninja project"
 fi
 
+# ---- the -j reading, once there are 20 units: the run's CSV with a units
+# file of 25 units beside it, through the real summarize ----
+cp "$L/resources-mk-j2.csv" "$T/jx.csv"
+python3 - "$T/jx.units.csv" <<'PY'
+import sys
+with open(sys.argv[1], "w", newline="") as f:
+    f.write("kind,tool,name,first_elapsed_s,last_elapsed_s,peak_mb,peak_elapsed_s,cpu_s\r\n")
+    for i in range(25):
+        f.write(f"compile,cc1plus,src/f{i}.cpp,{i},{i + 1},{(i + 1) * 100},{i},{i}\r\n")
+PY
+total=$(jget "$L/resources-mk-j2.summary.json" 'd["memory"]["total_mb"]')
+jobs=$(python3 -c "import sys; print(int(float(sys.argv[1]) // 2400))" "$total")
+"$BUILDTEL" summarize "$T/jx.csv" >"$T/jx.txt"
+check "the -j reading with 25 units" grep -q "the 95th-percentile unit needs 2.3 GiB; .* GiB fits -j $jobs of them; this run peaked at [0-9]* in flight" "$T/jx.txt"
+check "no -j reading with 7 units" sh -c "! grep -q '95th-percentile' '$L/resources-mk-j2.summary.txt'"
+
 # ---- a real gcc -flto link: every label stays under 100 bytes ----
 P="$T/lto/a-directory-with-a-long-name-to-make-the-paths-long/and-another-level-of-it"
 mkdir -p "$P"
