@@ -62,6 +62,20 @@ static struct units *load_units_file(const char *csv)
         return u;
 }
 
+/* Render sum with the units of the run's units file, when there is one. */
+static int render_with_units_file(struct summary *sum, const struct run_info *ri, const char *csv,
+                                  bool json, struct dbuf *out)
+{
+        struct units *u = load_units_file(csv);
+        int r;
+
+        sum->units = u;
+        r = json ? summary_render_json(sum, ri, out) : summary_render_text(sum, ri, out);
+        sum->units = NULL;
+        units_free(u);
+        return r;
+}
+
 /* The run's compile units from the database, when it had process scans (a
  * cgroup mode in its rows); NULL otherwise. */
 static struct units *load_units_db(struct store *st, int64_t id, const struct summary *sum)
@@ -190,7 +204,6 @@ int cmd_summarize(int argc, char **argv)
         const char *path;
         void *map = NULL;
         struct stat st;
-        struct units *units = NULL;
         int64_t rows;
         int c, fd = -1, ret = EXIT_BT_USAGE;
 
@@ -263,10 +276,7 @@ int cmd_summarize(int argc, char **argv)
                         (unsigned long long)sum.skipped_rows);
 
         load_run_info(path, &ri);
-        units = load_units_file(path);
-        sum.units = units;
-        if (json ? summary_render_json(&sum, &ri, &out) < 0
-                 : summary_render_text(&sum, &ri, &out) < 0) {
+        if (render_with_units_file(&sum, &ri, path, json, &out) < 0) {
                 fprintf(stderr, "buildtel summarize: out of memory\n");
                 goto out;
         }
@@ -278,7 +288,6 @@ int cmd_summarize(int argc, char **argv)
 out:
         if (map)
                 munmap(map, (size_t)st.st_size);
-        units_free(units);
         closep(&fd);
         dbuf_release(&out);
         run_info_release(&ri);
