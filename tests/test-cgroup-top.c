@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,6 +201,15 @@ static pid_t spawn(const char *dir, const char *name, const char *a1, const char
         p = fork();
         assert_true(p >= 0);
         if (p == 0) {
+                /* its own group, so the script's sleep goes with it; and
+                 * not on the test's output, which meson waits on */
+                int null = open("/dev/null", O_RDWR);
+
+                setpgid(0, 0);
+                if (null >= 0) {
+                        dup2(null, 1);
+                        dup2(null, 2);
+                }
                 execl(path, name, a1, a2, a3, (char *)NULL);
                 _exit(127);
         }
@@ -249,7 +259,7 @@ static void test_scan_real(void **state)
                 for (size_t i = 0; i < n; i++)
                         assert_true(u[i].rss_pages > 0 && u[i].nprocs == 1);
         }
-        kill(pids[0], SIGKILL);
+        kill(-pids[0], SIGKILL);
         waitpid(pids[0], NULL, 0);
         scan(s, pf, pids, 3);
         u = procscan_units(s, &n);
@@ -257,7 +267,7 @@ static void test_scan_real(void **state)
         (void)procscan_running_text(u, n, text, sizeof(text));
         assert_null(strstr(text, "heavy.c"));
         for (size_t i = 1; i < 3; i++) {
-                kill(pids[i], SIGKILL);
+                kill(-pids[i], SIGKILL);
                 waitpid(pids[i], NULL, 0);
         }
         procscan_free(s);
