@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "platform/cgroup-top.h"
+#include "platform/cgroup.h"
 #include "platform/procfs.h"
 #include "util/macro.h"
 
@@ -314,12 +315,35 @@ static void test_statm(void **state)
         }
 }
 
+/* ---- memory.stat: the keys read for the anon/file split ---- */
+
+static void test_memstat_keys(void **state)
+{
+        /* v2 puts anon_thp, file_mapped and friends beside the two we want;
+         * v1 has rss and cache for the group itself before the total_ ones */
+        static const char v2[] = "anon 257982464\nfile 16777216\nkernel 1048576\n"
+                                 "anon_thp 2097152\nfile_mapped 524288\nfile_dirty 0\n";
+        static const char v1[] = "cache 10121216\nrss 15306752\nrss_huge 0\n"
+                                 "total_cache 16515072\ntotal_rss 258256896\n";
+        uint64_t v = 0;
+
+        (void)state;
+        assert_int_equal(cgroup_keyed_parse(v2, sizeof(v2) - 1, "anon", &v), 0);
+        assert_int_equal(v, 257982464);
+        assert_int_equal(cgroup_keyed_parse(v2, sizeof(v2) - 1, "file", &v), 0);
+        assert_int_equal(v, 16777216);
+        assert_int_equal(cgroup_keyed_parse(v1, sizeof(v1) - 1, "total_rss", &v), 0);
+        assert_int_equal(v, 258256896);
+        assert_int_equal(cgroup_keyed_parse(v1, sizeof(v1) - 1, "total_cache", &v), 0);
+        assert_int_equal(v, 16515072);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_classify),     cmocka_unit_test(test_labels),
             cmocka_unit_test(test_running_text), cmocka_unit_test(test_scan_real),
-            cmocka_unit_test(test_statm),
+            cmocka_unit_test(test_statm),        cmocka_unit_test(test_memstat_keys),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
