@@ -73,6 +73,10 @@ static const struct column columns[] = {
     {"top3_proc", COL_STR, 0, offsetof(struct sample, top3_proc), SAMPLE_PROC_MAX, 1},
     {"top3_proc_mb", COL_NUM, 1, offsetof(struct sample, top3_proc_bytes), 0, MiB},
     {"top3_pid", COL_NUM, 0, offsetof(struct sample, top3_pid), 0, 1},
+    /* What was really running (issue 10). */
+    {"cg_mem_anon_mb", COL_NUM, 1, offsetof(struct sample, cg_mem_anon_bytes), 0, MiB},
+    {"cg_mem_file_mb", COL_NUM, 1, offsetof(struct sample, cg_mem_file_bytes), 0, MiB},
+    {"running", COL_STR, 0, offsetof(struct sample, running), SAMPLE_RUNNING_MAX, 1},
 };
 
 /* The seed's columns, which every buildtel CSV has; the rest may be missing
@@ -173,7 +177,8 @@ static bool round_scaled(double x, int prec, double *ret_q, bool *ret_neg)
 {
         double y, err, a, f, d;
 
-        if (!isfinite(x) || fabs(x) >= 1e15 || prec < 0 || (size_t)prec >= ARRAY_SIZE(powers_of_ten))
+        if (!isfinite(x) || fabs(x) >= 1e15 || prec < 0 ||
+            (size_t)prec >= ARRAY_SIZE(powers_of_ten))
                 return false;
         y = x * powers_of_ten[prec];
         if (fabs(y) >= 0x1p52)

@@ -21,6 +21,7 @@
 #define SAMPLE_CONTEXT_MAX 512 /* bytes, without NUL */
 #define SAMPLE_PROC_MAX 160    /* a top_proc label, bytes, without NUL */
 #define SAMPLE_MODE_MAX 16
+#define SAMPLE_RUNNING_MAX 256 /* the running column, bytes, without NUL */
 
 #define SAMPLE_MIB 1048576.0    /* bytes per MiB (the *_mb columns) */
 #define SAMPLE_GIB 1073741824.0 /* bytes per GiB (the *_gb columns) */
@@ -56,6 +57,14 @@ struct sample {
         const char *top_proc, *top2_proc, *top3_proc; /* labels */
         double top_proc_bytes, top2_proc_bytes, top3_proc_bytes;
         double top_pid, top2_pid, top3_pid;
+        /* The build's memory split (issue 10): anonymous (what the OOM
+         * killer weighs) and file-backed (page cache, mapped files). v2
+         * memory.stat anon/file, v1 total_rss/total_cache, none: the
+         * tree's RssAnon/RssFile. */
+        double cg_mem_anon_bytes, cg_mem_file_bytes;
+        /* The compile units in flight, largest RSS first: "heavy.c s5.c
+         * ld:app.so" (borrowed, "" when none). */
+        const char *running;
 };
 
 /* Set every number to NAN and the strings to "". */

@@ -28,6 +28,7 @@ static void point_set(struct summary_point *p, double value, double aux, const s
         p->elapsed_s = smp->elapsed_s;
         copy_str(p->stage, sizeof(p->stage), smp->stage);
         copy_str(p->context, sizeof(p->context), smp->context);
+        copy_str(p->running, sizeof(p->running), smp->running);
 }
 
 /* Strict comparisons: on ties the first occurrence stays. */
@@ -122,6 +123,7 @@ static void build_add(struct summary_build *b, const struct sample *smp)
         max_of(&b->pids_peak, smp->cg_pids_peak);
         max_of(&b->pids_peak, smp->cg_pids);
         point_max(&b->mem_cur_peak, MB(smp->cg_mem_bytes), NAN, smp);
+        point_max(&b->mem_anon_peak, MB(smp->cg_mem_anon_bytes), MB(smp->cg_mem_file_bytes), smp);
 
         /* The kernel's peak happened at or before the first row that shows
          * it. Its culprit is the largest process of that row or of the
@@ -200,6 +202,17 @@ void summary_init(struct summary *s, const struct summary_config *cfg)
         };
 }
 
+/* Units in flight as the running column names them, space-separated. */
+static uint64_t running_count(const char *r)
+{
+        uint64_t n = 0;
+
+        for (; r && *r; r++)
+                if (*r != ' ' && (r[1] == ' ' || r[1] == '\0'))
+                        n++;
+        return n;
+}
+
 static void exact_add(struct summary_exact *x, const struct sample *smp)
 {
         max_of(&x->mem_used_peak_bytes, smp->mem_used_bytes);
@@ -217,7 +230,10 @@ static void recorded_add(struct summary *s, const struct sample *smp)
 {
         double used = MB(smp->mem_used_bytes), avail = MB(smp->mem_avail_bytes);
         double disk = GB(smp->disk_avail_bytes);
+        uint64_t running = running_count(smp->running);
 
+        if (running > s->running_peak)
+                s->running_peak = running;
         s->samples++;
         if (!isnan(smp->epoch)) {
                 if (isnan(s->first_epoch))

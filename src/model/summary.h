@@ -24,6 +24,8 @@
  *   is monotonic, so the rounded minimum is the minimum rounded). From a
  *   replay, where only the CSV's values exist, they are those in bytes. */
 
+struct units;
+
 struct summary_config {
         double near_oom_mb; /* mem_avail_mb below this is near-OOM (4096) */
         double low_disk_gb; /* disk_avail_gb below this is low (20) */
@@ -38,6 +40,7 @@ struct summary_point {
         double aux; /* a second figure at that instant (e.g. mem_avail_mb at the mem peak) */
         char stage[SAMPLE_STAGE_MAX + 1];
         char context[SAMPLE_CONTEXT_MAX + 1];
+        char running[SAMPLE_RUNNING_MAX + 1]; /* the compile units in flight then */
 };
 
 /* A process of the build as a row named it (top_proc, top_proc_mb, top_pid). */
@@ -66,8 +69,11 @@ struct summary_build {
             mem_peak; /* the kernel's peak (cg_mem_peak_mb); first row to show it */
         struct summary_proc mem_peak_proc; /* the largest process then: the culprit */
         struct summary_point mem_cur_peak; /* the largest sampled cg_mem_mb */
-        double oom_kills;                  /* last */
-        double io_read_mb, io_write_mb;    /* last */
+        /* The largest sampled cg_mem_anon_mb (aux: cg_mem_file_mb then):
+         * what the OOM killer weighs, page cache left out. */
+        struct summary_point mem_anon_peak;
+        double oom_kills;               /* last */
+        double io_read_mb, io_write_mb; /* last */
         double psi_cpu_some_s, psi_cpu_full_s, psi_mem_some_s, psi_mem_full_s;
         double psi_io_some_s, psi_io_full_s; /* last */
         double pids_peak;                    /* max of cg_pids_peak and cg_pids */
@@ -117,6 +123,13 @@ struct summary {
 
         struct summary_build build;
         struct summary_exact exact;
+
+        /* The most compile units one row's running column named. */
+        uint64_t running_peak;
+
+        /* The compile units over the run (the recorder's, borrowed; NULL
+         * when the run had no process scans, as in `summarize`). */
+        const struct units *units;
 };
 
 #define SUMMARY_NEAR_OOM_MB_DEFAULT 4096.0

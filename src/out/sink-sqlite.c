@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "model/targets.h"
+#include "model/units.h"
 #include "out/sink.h"
 #include "out/summary-out.h"
 #include "platform/vcs.h"
@@ -410,6 +411,18 @@ static int store_cc_blocks(struct sqlite_state *s, const struct targets *ts)
         return 0;
 }
 
+/* The run's compile units, when it had process scans. */
+static int store_units(struct sqlite_state *s, const struct units *u)
+{
+        const struct unit *rows;
+        size_t n;
+
+        if (!u)
+                return 0;
+        rows = units_rows(u, &n);
+        return store_units_insert(s->st, s->run_id, rows, n);
+}
+
 static int sqlite_finish(void *state, const struct run_model *m)
 {
         struct sqlite_state *s = state;
@@ -432,6 +445,8 @@ static int sqlite_finish(void *state, const struct run_model *m)
                         e = store_log_facts(s, m);
                 if (e >= 0)
                         e = store_cc_blocks(s, m->targets);
+                if (e >= 0)
+                        e = store_units(s, m->units);
                 if (e >= 0)
                         e = store_commit(s->st);
                 if (e < 0)

@@ -37,6 +37,7 @@ struct run_model {
         const struct run_info *run;
         const struct summary *summary;
         const struct targets *targets; /* from the build's output; NULL: none */
+        const struct units *units;     /* compile units from the process scans; NULL: none */
         /* The effective per-target figures and the run's outcome
          * (targets_facts()): sinks format these and derive none. Never NULL
          * at finish. */
@@ -76,6 +77,7 @@ extern const struct sink_ops sink_prom;    /* <textfile dir>/buildtel.prom */
 extern const struct sink_ops sink_pushgw;  /* PUT to --pushgateway */
 extern const struct sink_ops sink_targets; /* resources-<id>.targets.json */
 extern const struct sink_ops sink_otlp;    /* OTLP/HTTP metrics to a collector */
+extern const struct sink_ops sink_units;   /* resources-<id>.units.csv */
 
 /* The sinks of a run, in order. NULL-terminated. */
 extern const struct sink_ops *const sinks_all[];

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "out/summary-out.h"
 
+#include "model/units.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -17,7 +19,7 @@
 /* A falling disk is worth a reading once its minimum came this close. */
 #define DISK_FALLING_FACTOR 1.5
 
-#define READINGS_MAX 3
+#define READINGS_MAX 4
 
 /* The text renderings write through a sticky-error writer (util/dbuf.h):
  * every put_* below appends or, after a failure, does nothing; the caller
@@ -86,7 +88,16 @@ static void put_text(struct dwriter *w, const char *s)
                 dw_check(w, run_append_utf8_lossy(w->b, s, strlen(s), true));
 }
 
-/* ", stage S, while C" for the parts that are known. */
+/* ", running heavy.c ld:app.so": the compile units in flight then. */
+static void put_running(struct dwriter *w, const struct summary_point *p)
+{
+        if (!p->running[0])
+                return;
+        dw_puts(w, ", running ");
+        put_text(w, p->running);
+}
+
+/* ", stage S, while C, running U" for the parts that are known. */
 static void put_where(struct dwriter *w, const struct summary_point *p)
 {
         if (p->stage[0]) {
@@ -97,6 +108,7 @@ static void put_where(struct dwriter *w, const struct summary_point *p)
                 dw_puts(w, ", while ");
                 put_text(w, p->context);
         }
+        put_running(w, p);
 }
 
 static const char *what_of(const struct summary_point *p)
@@ -144,6 +156,21 @@ static bool oom_edge_near_zero(const struct summary *s)
         return isfinite(s->mem_total_mb) && p->value < OOM_EDGE_AVAIL_FRACTION * s->mem_total_mb;
 }
 
+/* The build's side of the OOM edge: its anonymous memory, which the OOM
+ * killer weighs (the kernel's peak counts page cache too). */
+static void put_oom_anon(const struct summary *s, struct dwriter *w)
+{
+        const struct summary_point *a = &s->build.mem_anon_peak;
+
+        if (!a->set)
+                return;
+        dw_puts(w, "; the build's anonymous memory peaked at ");
+        put_num(w, a->value, 1);
+        dw_puts(w, " MiB at +");
+        put_duration(w, a->elapsed_s);
+        put_running(w, a);
+}
+
 /* Each reading writes its text and returns true, or returns false when it
  * does not apply. */
 static bool reading_oom_edge(const struct summary *s, struct dwriter *w)
@@ -171,6 +198,7 @@ static bool reading_oom_edge(const struct summary *s, struct dwriter *w)
                 dw_puts(w, ", while ");
                 dw_puts(w, what_of(p));
         }
+        put_oom_anon(s, w);
         return true;
 }
 
@@ -211,6 +239,19 @@ static bool reading_ram_bound(const struct summary *s, const struct run_info *ri
         return true;
 }
 
+/* How many of the run's units the machine's memory fits, once there are
+ * enough units to say it. */
+static bool reading_jobs(const struct summary *s, struct dwriter *w)
+{
+        struct units_jobs j;
+
+        if (!s->units || units_jobs(s->units, s->mem_total_mb, (size_t)s->running_peak, &j) < 0)
+                return false;
+        if (dw_ok(w))
+                dw_check(w, units_jobs_render(&j, w->b));
+        return true;
+}
+
 /* Fills rd[0..n) and returns n; the caller releases all READINGS_MAX of
  * them (also on failure, -ENOMEM). */
 static int readings_compute(const struct summary *s, const struct run_info *ri,
@@ -224,14 +265,17 @@ static int readings_compute(const struct summary *s, const struct run_info *ri,
         *ret_n = READINGS_MAX; /* release every buffer, used or not */
         for (int k = 0; k < READINGS_MAX; k++) {
                 struct dwriter w = DWRITER_INIT(&rd[n].text);
+                static const char *const ids[READINGS_MAX] = {"oom_edge", "disk_falling",
+                                                              "ram_bound", "jobs"};
                 bool got = k == 0   ? reading_oom_edge(s, &w)
                            : k == 1 ? reading_disk_falling(s, &w)
-                                    : reading_ram_bound(s, ri, &w);
+                           : k == 2 ? reading_ram_bound(s, ri, &w)
+                                    : reading_jobs(s, &w);
 
                 if (w.err < 0)
                         err = w.err;
                 else if (got)
-                        rd[n++].id = k == 0 ? "oom_edge" : k == 1 ? "disk_falling" : "ram_bound";
+                        rd[n++].id = ids[k];
         }
         return err < 0 ? err : (int)n;
 }
@@ -294,7 +338,8 @@ static json_t *jpoint(const struct summary_point *p, int decimals, const char *a
             (aux_key && jset(o, aux_key, jnum(p->aux, aux_decimals)) < 0) ||
             jset(o, "time", jtime(p->epoch)) < 0 ||
             jset(o, "elapsed_s", jnum(p->elapsed_s, 3)) < 0 ||
-            jset(o, "stage", jstr(p->stage)) < 0 || jset(o, "context", jstr(p->context)) < 0) {
+            jset(o, "stage", jstr(p->stage)) < 0 || jset(o, "context", jstr(p->context)) < 0 ||
+            jset(o, "running", jstr(p->running)) < 0) {
                 json_decref(o);
                 return NULL;
         }
@@ -426,11 +471,12 @@ static json_t *jbuild(const struct summary *s)
                 peak = NULL;
         }
         return json_pack(
-            "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "mode", jstr(b->mode),
-            "estimates", jestimates(b), "cpu_user_s", jnum(b->cpu_user_s, 3), "cpu_sys_s",
-            jnum(b->cpu_sys_s, 3), "mem_peak_mb", peak, "mem_max_sampled_mb",
-            jpoint(&b->mem_cur_peak, 1, NULL, 0), "oom_kills", jnum(b->oom_kills, 0), "oom_events",
-            joom_events(b), "io_read_mb", jnum(b->io_read_mb, 1), "io_write_mb",
+            "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "mode",
+            jstr(b->mode), "estimates", jestimates(b), "cpu_user_s", jnum(b->cpu_user_s, 3),
+            "cpu_sys_s", jnum(b->cpu_sys_s, 3), "mem_peak_mb", peak, "mem_max_sampled_mb",
+            jpoint(&b->mem_cur_peak, 1, NULL, 0), "mem_anon_peak_mb",
+            jpoint(&b->mem_anon_peak, 1, "file_mb", 1), "oom_kills", jnum(b->oom_kills, 0),
+            "oom_events", joom_events(b), "io_read_mb", jnum(b->io_read_mb, 1), "io_write_mb",
             jnum(b->io_write_mb, 1), "pressure",
             json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "source",
                       build_psi_is_host(b) ? "host" : "cgroup", "cpu_some_s",
@@ -439,6 +485,35 @@ static json_t *jbuild(const struct summary *s)
                       jnum(b->psi_mem_full_s, 3), "io_some_s", jnum(b->psi_io_some_s, 3),
                       "io_full_s", jnum(b->psi_io_full_s, 3)),
             "pids_peak", jnum(b->pids_peak, 0));
+}
+
+/* The top units by peak RSS: [{"tool", "name", "kind", "peak_mb",
+ * "peak_elapsed_s", "first_elapsed_s", "last_elapsed_s", "cpu_s"}], or null
+ * when the run had no process scans. */
+static json_t *junits(const struct summary *s)
+{
+        struct unit top[UNITS_TOP];
+        size_t n;
+        json_t *a;
+
+        if (!s->units)
+                return json_null();
+        a = json_array();
+        n = units_top(s->units, top, ARRAY_SIZE(top));
+        for (size_t i = 0; a && i < n; i++) {
+                json_t *e = json_pack(
+                    "{s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o}", "tool", jstr(top[i].tool), "name",
+                    jstr(top[i].name), "kind", top[i].kind == UNITS_LINK ? "link" : "compile",
+                    "peak_mb", jnum(top[i].peak_mb, 1), "peak_elapsed_s", jnum(top[i].peak_s, 3),
+                    "first_elapsed_s", jnum(top[i].first_s, 3), "last_elapsed_s",
+                    jnum(top[i].last_s, 3), "cpu_s", jnum(top[i].cpu_s, 2));
+
+                if (json_array_append_new(a, e) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        }
+        return a;
 }
 
 static json_t *jreadings(const struct reading *rd, size_t nrd)
@@ -478,9 +553,10 @@ static json_t *jsummary(const struct summary *s, const struct run_info *ri,
             jwarning(s->low_disk_samples, &s->low_disk_first, s->cfg.low_disk_gb, "below_gb", 2));
         thr = json_pack("{s:o, s:o}", "near_oom_mb", jnum(s->cfg.near_oom_mb, 0), "low_disk_gb",
                         jnum(s->cfg.low_disk_gb, 2));
-        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}", "run", jrun(s, ri),
-                         "memory", mem, "disk", disk, "cpu", cpu, "build", jbuild(s), "warnings",
-                         warn, "readings", jreadings(rd, nrd), "thresholds", thr, "samples",
+        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}", "run",
+                         jrun(s, ri), "memory", mem, "disk", disk, "cpu", cpu, "build", jbuild(s),
+                         "units", junits(s), "warnings", warn, "readings", jreadings(rd, nrd),
+                         "thresholds", thr, "samples",
                          (json_int_t)MIN(s->samples, (uint64_t)INT64_MAX), "skipped_rows",
                          (json_int_t)MIN(s->skipped_rows, (uint64_t)INT64_MAX));
 }
@@ -662,6 +738,52 @@ static void put_pair(struct dwriter *w, const char *label, double some, double f
         put_num(w, full, 3);
 }
 
+/* "units (top 20 of N by peak RSS)" then one line each. */
+static void render_units_text(const struct summary *s, struct dwriter *w)
+{
+        struct unit top[UNITS_TOP];
+        size_t n;
+
+        if (!s->units)
+                return;
+        n = units_top(s->units, top, ARRAY_SIZE(top));
+        dw_printf(w, "\n\nunits (top %zu of %zu by peak RSS", n, units_count(s->units));
+        dw_printf(w, "; peak %llu in flight)", (unsigned long long)s->running_peak);
+        if (n == 0)
+                dw_puts(w, "\n  none seen");
+        for (size_t i = 0; i < n; i++) {
+                dw_puts(w, "\n  ");
+                put_size(w, top[i].peak_mb);
+                dw_puts(w, "  ");
+                put_text(w, top[i].tool);
+                dw_puts(w, " ");
+                put_text(w, top[i].name);
+                dw_puts(w, "  +");
+                put_duration(w, top[i].first_s);
+                dw_puts(w, " .. +");
+                put_duration(w, top[i].last_s);
+                if (isfinite(top[i].cpu_s)) {
+                        dw_puts(w, ", cpu ");
+                        put_num(w, top[i].cpu_s, 1);
+                        dw_puts(w, " s");
+                }
+        }
+}
+
+/* The two memory figures side by side, and which one the OOM edge is about. */
+static void put_anon_peak(struct dwriter *w, const struct summary_build *bd)
+{
+        if (!bd->mem_anon_peak.set)
+                return;
+        dw_puts(w, "\n  anon peak:      ");
+        put_point_aux(w, &bd->mem_anon_peak, 1, " MiB", "file", " MiB");
+        dw_puts(w, build_is_estimate(bd)
+                       ? "\n                  (peak memory is the tree's RSS, file "
+                         "pages included; the OOM edge is about anon, sampled)"
+                       : "\n                  (peak memory is the kernel's, page "
+                         "cache included; the OOM edge is about anon, sampled)");
+}
+
 static void render_build_text(const struct summary *s, struct dwriter *w)
 {
         const struct summary_build *bd = &s->build;
@@ -682,6 +804,7 @@ static void render_build_text(const struct summary *s, struct dwriter *w)
         }
         dw_puts(w, "\n  max sampled:    ");
         put_point(w, &bd->mem_cur_peak, 1, " MiB");
+        put_anon_peak(w, bd);
         dw_puts(w, "\n  ");
         put_oom(w, bd);
         for (size_t i = 1; i < MIN(bd->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
@@ -707,6 +830,7 @@ static void render_build_text(const struct summary *s, struct dwriter *w)
         if (build_is_estimate(bd))
                 dw_puts(w, "\n  (estimates: cpu adds reaped children's rusage; memory sums "
                            "RSS at each sample; io from /proc/PID/io)");
+        render_units_text(s, w);
 }
 
 /* command, run id, start, end, duration, exit, status */
@@ -850,6 +974,7 @@ static void render_build_short(const struct summary_build *bd, struct dwriter *w
                         dw_puts(w, ", ");
                         put_proc(w, &bd->mem_peak_proc);
                 }
+                put_running(w, p);
         }
         dw_puts(w, "; cpu ");
         put_num(w, bd->cpu_user_s + bd->cpu_sys_s, 1);

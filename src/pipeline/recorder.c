@@ -13,6 +13,7 @@
 #include "out/sink.h"
 #include "out/summary-out.h"
 #include "store/store.h"
+#include "model/units.h"
 #include "platform/cgroup-top.h"
 #include "platform/cgroup.h"
 #include "parse/linebuf.h"
@@ -37,6 +38,9 @@ struct recorder {
         double line_now;    /* the time the lines being parsed arrived */
         struct proctop top; /* the build's largest processes this tick */
         double page_bytes;
+        struct procscan *scan; /* the compile units in flight */
+        struct units *units;   /* and over the run */
+        char running[SAMPLE_RUNNING_MAX + 1];
 };
 
 static void note(struct recorder *r, const char *fmt, ...) _printf_(2, 3);
@@ -175,7 +179,7 @@ static void on_line(void *userdata, const char *line, size_t len, bool truncated
 {
         struct recorder *r = userdata;
 
-        logctx_feed_line(r->logctx, line, len);
+        logctx_feed_line_at(r->logctx, line, len, r->line_now);
         buildmetrics_feed_line(r->metrics, line, len, r->line_now);
 }
 
@@ -195,7 +199,12 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
         r->cfg = *cfg;
         r->run = run;
         summary_init(&r->summary, &cfg->summary);
-        e = logctx_new(&cfg->logctx, &r->logctx);
+        {
+                struct logctx_config lc = cfg->logctx;
+
+                lc.hold_s = cfg->interval; /* a work line pins the context one tick */
+                e = logctx_new(&lc, &r->logctx);
+        }
         if (e >= 0)
                 e = linebuf_new(0, &r->lines[0]);
         if (e >= 0)
@@ -204,6 +213,10 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 e = sampler_new(&scfg, &r->sampler);
         if (e >= 0)
                 e = buildmetrics_new(&cfg->metrics, &r->metrics);
+        if (e >= 0)
+                e = procscan_new(&r->scan);
+        if (e >= 0)
+                e = units_new(&r->units);
         if (e < 0) {
                 recorder_free(r);
                 return e;
@@ -228,6 +241,8 @@ void recorder_free(struct recorder *r)
         close_sinks(r);
         sampler_free(r->sampler);
         buildmetrics_free(r->metrics);
+        procscan_free(r->scan);
+        units_free(r->units);
         logctx_free(r->logctx);
         linebuf_free(r->lines[0]);
         linebuf_free(r->lines[1]);
@@ -274,6 +289,7 @@ static void on_build_proc(void *userdata, const struct pidstat *ps)
         struct recorder *r = userdata;
 
         proctop_consider(&r->top, ps);
+        procscan_consider(r->scan, ps);
 }
 
 /* Before the host sample: the build's counters, and its pids for the
@@ -302,13 +318,33 @@ static void build_before(struct recorder *r, struct sample *s)
         s->cg_psi_io_full_s = cs.psi_io_full_s;
         s->cg_pids = cs.pids;
         s->cg_pids_peak = cs.pids_peak;
+        s->cg_mem_anon_bytes = cs.mem_anon_bytes;
+        s->cg_mem_file_bytes = cs.mem_file_bytes;
         proctop_reset(&r->top);
+        procscan_begin(r->scan);
         /* Never the whole host: without the list, no process at all. */
         if (cgroup_pids(r->cfg.cgroup, &pids, &n) < 0) {
                 pids = no_pids;
                 n = 0;
         }
         sampler_set_pids(r->sampler, pids, n, on_build_proc, r);
+}
+
+/* The units in flight: the running column, and the per-unit table. */
+static void scan_units(struct recorder *r, struct sample *s)
+{
+        const struct procscan_unit *u;
+        size_t n;
+
+        procscan_end(r->scan, sampler_procfs(r->sampler));
+        u = procscan_units(r->scan, &n);
+        (void)procscan_running_text(u, n, r->running, sizeof(r->running));
+        s->running = r->running;
+        for (size_t i = 0; i < n; i++)
+                (void)units_observe(
+                    r->units, u[i].u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
+                    u[i].u.tool, u[i].u.name, s->elapsed_s,
+                    (double)u[i].rss_pages * r->page_bytes / SAMPLE_MIB, u[i].cpu_s);
 }
 
 static void build_after(struct recorder *r, struct sample *s)
@@ -323,6 +359,7 @@ static void build_after(struct recorder *r, struct sample *s)
                 *bytes[i] = (double)r->top.e[i].rss_pages * r->page_bytes;
                 *pid[i] = (double)r->top.e[i].pid;
         }
+        scan_units(r, s);
 }
 
 /* Say at once when the build lost a process to the OOM killer. */
@@ -383,10 +420,13 @@ int recorder_tick(struct recorder *r)
 
 int recorder_finish(struct recorder *r, struct dbuf *short_out)
 {
-        struct run_model m = {.run = r->run, .summary = &r->summary};
+        /* units only from a run's process scans (watch has none) */
+        const struct units *units = r->cfg.cgroup ? r->units : NULL;
+        struct run_model m = {.run = r->run, .summary = &r->summary, .units = units};
         int ret = 0;
 
         buildmetrics_finish(r->metrics, r->run->argv, r->cfg.note, r->cfg.userdata);
+        r->summary.units = units;
         m.targets = buildmetrics_model(r->metrics);
         targets_facts(m.targets, r->run, &r->facts);
         m.facts = &r->facts;

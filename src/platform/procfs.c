@@ -720,6 +720,40 @@ ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap)
         return read_pid_file(p, pid, "cmdline", buf, cap);
 }
 
+int pidmem_parse(const char *buf, size_t len, struct pidmem *ret)
+{
+        const char *p = buf, *end = buf + len;
+        uint64_t v[3];
+        int r;
+
+        if (!buf)
+                return -EINVAL;
+        /* "size resident shared text lib data dt" */
+        for (size_t i = 0; i < 3; i++) {
+                skip_spaces(&p, end);
+                r = parse_u64(&p, end, &v[i]);
+                if (r < 0)
+                        return r;
+        }
+        if (v[2] > v[1])
+                return -EINVAL;
+        *ret = (struct pidmem){.anon_pages = v[1] - v[2], .file_pages = v[2]};
+        return 0;
+}
+
+int procfs_pidmem(struct procfs *p, long pid, struct pidmem *ret)
+{
+        char buf[256];
+        ssize_t n;
+
+        n = read_pid_file(p, pid, "statm", buf, sizeof(buf));
+        if (n < 0)
+                return (int)n;
+        if (n == 0)
+                return -ESRCH;
+        return pidmem_parse(buf, (size_t)n, ret);
+}
+
 int procfs_set_self_oom_score_adj(int adj)
 {
         _cleanup_close_ int fd = -1;
