@@ -153,7 +153,7 @@ done <"$T/records"
 # ---- the dashboard ----
 python3 "$HERE/dashcheck.py" "$C/grafana/buildtel.json" "$P" >"$T/dash" 2>&1
 dash_rc=$?
-grep -v '^ok ' "$T/dash"
+grep -v "^ok " "$T/dash"
 check "dashboard: $(grep -c '^ok ' "$T/dash") checks against the real Prometheus" test "$dash_rc" -eq 0
 check "dashboard: every panel query ran in both passes" test "$(grep -c '^ok .* series from ' "$T/dash")" -eq \
         "$((2 * $(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(len(p.get("targets",[])) for p in d["panels"]))' "$C/grafana/buildtel.json")))"
