@@ -112,6 +112,7 @@ for _ in $(seq 150); do
         sleep 0.2
 done
 expect_eq "Prometheus scraped every series of both textfiles" "$got" "$want"
+[ "$got" = "$want" ] || tail -n 5 "$T/prom.log" "$T/ne.log"
 expect_eq "the textfile collector read both files cleanly" "$(q 'node_textfile_scrape_error')" 0
 echo "scraped: $(since "$t0") s"
 
