@@ -13,6 +13,8 @@
 struct csv_state {
         int fd;
         int error;
+        bool formula_safe; /* --csv-safe */
+        struct dbuf row;   /* reused: no allocation per tick once grown */
 };
 
 static int csv_open(const struct sink_ctx *ctx, void **ret_state)
@@ -41,18 +43,22 @@ static int csv_open(const struct sink_ctx *ctx, void **ret_state)
                 return -ENOMEM;
         }
         st->fd = fd;
+        st->formula_safe = ctx->csv_safe;
         *ret_state = st;
         return 0;
 }
 
-static void csv_sample(void *state, const struct sample *s, const char *row, size_t rowlen)
+static void csv_sample(void *state, const struct sample *s, const struct run_model *m)
 {
         struct csv_state *st = state;
         int r;
 
         if (st->error)
                 return;
-        r = write_all(st->fd, row, rowlen);
+        dbuf_reset(&st->row);
+        r = (st->formula_safe ? sample_csv_format_safe : sample_csv_format)(s, &st->row);
+        if (r >= 0)
+                r = write_all(st->fd, st->row.p, st->row.len);
         if (r < 0)
                 st->error = r;
 }
@@ -73,6 +79,7 @@ static void csv_close(void *state)
         if (!st)
                 return;
         closep(&st->fd);
+        dbuf_release(&st->row);
         free(st);
 }
 
