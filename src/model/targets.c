@@ -13,7 +13,7 @@
 void targets_init(struct targets *ts)
 {
         memset(ts, 0, sizeof(*ts));
-        ts->make_pct = -1;
+        targets_init_zeroed(ts);
 }
 
 void targets_copy_field(char *dst, size_t cap, const char *src, size_t len)
@@ -308,4 +308,9 @@ int targets_render_json(const struct targets *ts, struct dbuf *out)
         free(s);
         json_decref(root);
         return e < 0 ? -ENOMEM : 0;
+}
+
+void targets_init_zeroed(struct targets *ts)
+{
+        ts->make_pct = -1;
 }

@@ -94,7 +94,7 @@ int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics 
         if (!bm)
                 return -ENOMEM;
         bm->cfg = *cfg;
-        targets_init(&bm->model);
+        targets_init_zeroed(&bm->model); /* bm is calloc'd */
         ccstats_parser_init(&bm->global);
         for (size_t i = 0; i < buildmetrics_default_nmarkers; i++)
                 add_marker(bm, buildmetrics_default_markers[i].target,
