@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/ranges.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -165,10 +166,8 @@ int sample_csv_format(const struct sample *s, struct dbuf *b)
                         r = format_num(b, num_get(s, c), c->precision);
                         break;
                 case COL_ISO:
-                        if (isfinite(s->epoch) && fabs(s->epoch) < 1e15) {
-                                format_iso8601(s->epoch, iso);
+                        if (format_iso8601(s->epoch, iso) >= 0)
                                 r = dbuf_puts(b, iso);
-                        }
                         break;
                 case COL_STR:
                         str = str_get(s, c);
@@ -193,6 +192,8 @@ int sample_colmap_init(struct sample_colmap *m, const struct csv_record *rec)
 
         for (size_t i = 0; i < ARRAY_SIZE(t.idx); i++)
                 t.idx[i] = -1;
+        for (size_t i = 0; i < ARRAY_SIZE(columns); i++)
+                t.range[i] = (unsigned char)range_of_column(columns[i].name);
         t.nfields = rec->nfields;
         for (size_t f = 0; f < rec->nfields; f++) {
                 for (size_t i = 0; i < ARRAY_SIZE(columns); i++) {
@@ -232,7 +233,8 @@ int sample_from_record(const struct sample_colmap *m, const struct csv_record *r
                 case COL_NUM:
                         if (p == end)
                                 break; /* unknown: stays NAN */
-                        if (parse_double(&p, end, num_at(&t, c)) < 0 || p != end)
+                        if (parse_double(&p, end, num_at(&t, c)) < 0 || p != end ||
+                            !range_ok(m->range[i], *num_at(&t, c)))
                                 return -EINVAL;
                         break;
                 case COL_ISO:

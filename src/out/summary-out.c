@@ -45,9 +45,8 @@ static int put_iso(struct dbuf *b, double epoch)
 {
         char iso[64];
 
-        if (!isfinite(epoch))
+        if (format_iso8601(epoch, iso) < 0)
                 return dbuf_puts(b, "?");
-        format_iso8601(epoch, iso);
         return dbuf_puts(b, iso);
 }
 
@@ -278,9 +277,8 @@ static json_t *jtime(double epoch)
 {
         char iso[64];
 
-        if (!isfinite(epoch))
+        if (format_iso8601(epoch, iso) < 0)
                 return json_null();
-        format_iso8601(epoch, iso);
         return json_string(iso);
 }
 
