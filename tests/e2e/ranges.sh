@@ -13,17 +13,21 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN
 clean() { # clean FILE: no sanitizer report in it
         ! grep -Eq 'runtime error|Sanitizer|sanitizer' "$1"
 }
+summarize_both() { # summarize_both WHAT CSV OUT NOTE: text and JSON, each exits 0,
+        # with no sanitizer report and NOTE on stderr; into OUT.text, OUT.json
+        local fmt opt
+        for fmt in text json; do
+                opt=; [ $fmt = json ] && opt=--json
+                "$BUILDTEL" summarize $opt "$2" >"$3.$fmt" 2>"$3.$fmt.err"
+                expect_eq "$1 ($fmt): summarize status" "$?" 0
+                check "$1 ($fmt): no sanitizer report" clean "$3.$fmt.err"
+                check "$1 ($fmt): $4" grep -q "$4" "$3.$fmt.err"
+        done
+}
 
 # 1. The fuzzer's CSV: an epoch of 1e21 (the number reader takes 62 digits).
 printf '%s\r\n%s\r\n%s\r\n' "$HDR" '1000000000000000000000,,0,1,,,,,,,,,,' "$GOOD" >"$T/epoch.csv"
-for fmt in text json; do
-        opt=; [ $fmt = json ] && opt=--json
-        "$BUILDTEL" summarize $opt "$T/epoch.csv" >"$T/epoch.$fmt" 2>"$T/epoch.$fmt.err"
-        expect_eq "CSV epoch 1e21 ($fmt): summarize status" "$?" 0
-        check "CSV epoch 1e21 ($fmt): no sanitizer report" clean "$T/epoch.$fmt.err"
-        check "CSV epoch 1e21 ($fmt): the row is skipped and said so" \
-                grep -q "1 torn or junk rows skipped" "$T/epoch.$fmt.err"
-done
+summarize_both "CSV epoch 1e21" "$T/epoch.csv" "$T/epoch" "1 torn or junk rows skipped"
 expect_eq "CSV epoch 1e21: skipped_rows" "$($CSVCHECK json-get "$T/epoch.json" skipped_rows)" 1
 expect_eq "CSV epoch 1e21: the good row counts" "$($CSVCHECK json-get "$T/epoch.json" samples)" 1
 check "CSV epoch 1e21: text counts it" grep -q "samples: 1 (skipped rows: 1)" "$T/epoch.text"
@@ -44,14 +48,8 @@ expect_eq "columns out of range: skipped_rows" "$($CSVCHECK json-get "$T/cols.js
 # 2. A run.json of {"start_epoch":1e300} beside a good CSV.
 printf '%s\r\n%s\r\n' "$HDR" "$GOOD" >"$L/resources-big.csv"
 printf '{"start_epoch":1e300}\n' >"$L/resources-big.run.json"
-for fmt in text json; do
-        opt=; [ $fmt = json ] && opt=--json
-        "$BUILDTEL" summarize $opt "$L/resources-big.csv" >"$T/big.$fmt" 2>"$T/big.$fmt.err"
-        expect_eq "run.json start 1e300 ($fmt): summarize status" "$?" 0
-        check "run.json start 1e300 ($fmt): no sanitizer report" clean "$T/big.$fmt.err"
-        check "run.json start 1e300 ($fmt): left out with a note" \
-                grep -q "is not a run record; run facts left out" "$T/big.$fmt.err"
-done
+summarize_both "run.json start 1e300" "$L/resources-big.csv" "$T/big" \
+        "is not a run record; run facts left out"
 expect_eq "run.json start 1e300: start is null" "$($CSVCHECK json-get "$T/big.json" run.start)" None
 check "run.json start 1e300: text start unknown" grep -q "^start: *?$" "$T/big.text"
 
