@@ -9,6 +9,7 @@
 
 #include "model/ranges.h"
 #include "parse/bakemeta.h"
+#include "platform/buildx.h"
 #include "parse/buildkit.h"
 #include "parse/ccstats.h"
 #include "parse/ninjalog.h"
