@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/ranges.h"
 #include "model/sample.h"
 #include "util/csv.h"
 #include "util/macro.h"
@@ -160,8 +161,11 @@ static void test_round_is_row(void **state)
                         uint64_t x = rng_next(&seed);
                         /* bytes up to 1 TiB, percents, seconds, counts, NAN */
                         double v = x % 11 == 0 ? NAN : (double)(x >> 24) / (double)(1u << (x % 20));
+                        /* within the column's range: a row out of it is junk (model/ranges.h) */
+                        double max = ranges[range_of_column(sample_column_name(c, NULL))].max;
 
-                        (void)sample_column_set_number(&s, c, v / SAMPLE_MIB);
+                        (void)sample_column_set_number(&s, c,
+                                                       isnan(v) ? v : fmin(v / SAMPLE_MIB, max));
                 }
                 s.mem_used_bytes = (double)(rng_next(&seed) >> 30) * 1024;   /* kB from meminfo */
                 s.disk_avail_bytes = (double)(rng_next(&seed) >> 20) * 4096; /* blocks */

@@ -1370,9 +1370,9 @@ static void read_memstat(struct cgroup *cg, struct cgroup_stats *st)
         if (n < 0)
                 return;
         if (cgroup_keyed_parse(cg->buf, (size_t)n, v2 ? "anon" : "total_rss", &a) >= 0)
-                st->mem_anon_bytes = (double)a;
+                st->mem_anon_bytes = in_range(RANGE_BYTES, (double)a);
         if (cgroup_keyed_parse(cg->buf, (size_t)n, v2 ? "file" : "total_cache", &f) >= 0)
-                st->mem_file_bytes = (double)f;
+                st->mem_file_bytes = in_range(RANGE_BYTES, (double)f);
 }
 
 int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret)
