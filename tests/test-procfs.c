@@ -126,15 +126,17 @@ static const struct meminfo_case meminfo_cases[] = {
      "MemFree: 2\nMemTotal: 9\n",
      0,
      {9, 2, 7, 4, 3}},
-    {"huge",
-     "MemTotal: 18446744073709551615 kB\nMemFree: 1 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n",
+    {"largest in range (2^50 KiB, model/ranges.h)",
+     "MemTotal: 1125899906842624 kB\nMemFree: 1 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n",
      0,
-     {UINT64_MAX, 1, 1, 0, 0}},
-    {"estimate saturates",
-     "MemTotal: 1 kB\nMemFree: 18446744073709551615 kB\nBuffers: 1 kB\nSwapTotal: 0 kB\n"
-     "SwapFree: 0 kB\n",
-     0,
-     {1, UINT64_MAX, UINT64_MAX, 0, 0}},
+     {1125899906842624, 1, 1, 0, 0}},
+    {.name = "out of range",
+     .in = "MemTotal: 1125899906842625 kB\nMemFree: 1 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n",
+     .ret = -ERANGE},
+    {.name = "out of range, a line that is not needed",
+     .in = "MemTotal: 1 kB\nMemFree: 18446744073709551615 kB\nBuffers: 1 kB\nSwapTotal: 0 kB\n"
+           "SwapFree: 0 kB\n",
+     .ret = -ERANGE},
     {.name = "overflow",
      .in = "MemTotal: 18446744073709551616 kB\nMemFree: 1 kB\nSwapTotal: 0 kB\nSwapFree: 0 kB\n",
      .ret = -ERANGE},
@@ -193,6 +195,18 @@ static const struct loadavg_case loadavg_cases[] = {
     {.name = "truncated", .in = "1.00 2.00", .ret = -EINVAL},
     {.name = "junk", .in = "1.00x 2.00 3.00 1/2 3\n", .ret = -EINVAL},
     {.name = "overflow", .in = "1.00 2.00 3.00 18446744073709551616/2 3\n", .ret = -ERANGE},
+    {"largest in range", "4194304 0 0 4194304/4194304 1\n", 0, {4194304.0, 0, 0, 4194304, 4194304}},
+    {.name = "load out of range", .in = "4194304.01 2.00 3.00 1/2 3\n", .ret = -ERANGE},
+    {.name = "load out of range, 62 digits",
+     .in = "1.00 2.00 1"
+           "0000000000"
+           "0000000000"
+           "0000000000"
+           "0000000000"
+           "0000000000"
+           " 1/2 3\n",
+     .ret = -ERANGE},
+    {.name = "tasks out of range", .in = "1.00 2.00 3.00 1/4194305 3\n", .ret = -ERANGE},
     {.name = "empty", .in = "", .ret = -EINVAL},
 };
 
@@ -306,6 +320,7 @@ static const struct zoneinfo_case zoneinfo_cases[] = {
     {"no pagesets at all", "Node 0, zone DMA\n  pages free 1\n", -EINVAL, 0},
     {"count without a number", "  count: x\n", -EINVAL, 0},
     {"overflowing sum", "count: 18446744073709551615\ncount: 1\n", -ERANGE, 0},
+    {"a count out of range", "count: 1\ncount: 1125899906842625\n", -ERANGE, 0},
     {"empty", "", -EINVAL, 0},
 };
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/ranges.h"
 #include "model/sample.h"
 #include "util/csv.h"
 #include "util/macro.h"
@@ -160,8 +161,11 @@ static void test_round_is_row(void **state)
                         uint64_t x = rng_next(&seed);
                         /* bytes up to 1 TiB, percents, seconds, counts, NAN */
                         double v = x % 11 == 0 ? NAN : (double)(x >> 24) / (double)(1u << (x % 20));
+                        /* within the column's range: a row out of it is junk (model/ranges.h) */
+                        double max = ranges[range_of_column(sample_column_name(c, NULL))].max;
 
-                        (void)sample_column_set_number(&s, c, v / SAMPLE_MIB);
+                        (void)sample_column_set_number(&s, c,
+                                                       isnan(v) ? v : fmin(v / SAMPLE_MIB, max));
                 }
                 s.mem_used_bytes = (double)(rng_next(&seed) >> 30) * 1024;   /* kB from meminfo */
                 s.disk_avail_bytes = (double)(rng_next(&seed) >> 20) * 4096; /* blocks */
@@ -363,7 +367,20 @@ struct junk_case {
 
 static const struct junk_case junk_cases[] = {
     {"1.5,x,2,0.5,10,100,200,30,0,50,40,1,s,c\r\n", 0},
-    {"-1.5,,,,,,,,,,,,,\r\n", 0},
+    {"0,,,,,,,,,,,,,\r\n", 0},
+    /* out of a column's range (model/ranges.h) is junk like what does not parse */
+    {"-1.5,,,,,,,,,,,,,\r\n", -EINVAL},                     /* before 1970 */
+    {"1000000000000000000000,,0,1,,,,,,,,,,\r\n", -EINVAL}, /* issue 15 */
+    {"253402300800,,,,,,,,,,,,,\r\n", -EINVAL},             /* year 10000 */
+    {"253402300799,,,,,,,,,,,,,\r\n", 0},
+    {"1.5,x,-2,0.5,10,100,200,30,0,50,40,1,s,c\r\n", -EINVAL},          /* elapsed_s */
+    {"1.5,x,2,0.5,100.1,100,200,30,0,50,40,1,s,c\r\n", -EINVAL},        /* cpu_pct */
+    {"1.5,x,2,0.5,10,100,200,30,0,50,-0.1,1,s,c\r\n", -EINVAL},         /* disk_pct */
+    {"1.5,x,2,0.5,10,1099511627777,200,30,0,50,40,1,s,c\r\n", -EINVAL}, /* MiB */
+    {"1.5,x,2,0.5,10,100,200,30,0,1073741825,40,1,s,c\r\n", -EINVAL},   /* GiB */
+    {"1.5,x,2,4194305,10,100,200,30,0,50,40,1,s,c\r\n", -EINVAL},       /* load1 */
+    {"1.5,x,2,0.5,10,100,200,30,0,50,40,4194305,s,c\r\n", -EINVAL},     /* compilers */
+    {"1.5,x,2,0.5,10,100,200,30,0,50,40,-1,s,c\r\n", -EINVAL},
     {"1.5,x,2,0.5,10,100,200,30,0,50,40,1,s\r\n", -EINVAL},     /* 13 fields */
     {"1.5,x,2,0.5,10,100,200,30,0,50,40,1,s,c,d\r\n", -EINVAL}, /* 15 fields */
     {"1e5,x,2,0.5,10,100,200,30,0,50,40,1,s,c\r\n", -EINVAL},
@@ -399,11 +416,11 @@ static void test_junk_rows(void **state)
                 }
         }
         /* empty numbers are unknown, iso is ignored */
-        parse_one("-1.5,not a time,,,,,,,,,,,,\r\n", &rec);
+        parse_one("1.5,not a time,,,,,,,,,,,,\r\n", &rec);
         {
                 struct sample s;
                 assert_int_equal(sample_from_record(&m, &rec, &s), 0);
-                assert_true(s.epoch == -1.5);
+                assert_true(s.epoch == 1.5);
                 assert_true(isnan(s.elapsed_s) && isnan(s.cpu_pct) && isnan(s.compilers));
                 assert_string_equal(s.context, "");
         }

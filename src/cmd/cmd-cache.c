@@ -30,7 +30,8 @@ static json_t *delta(const json_t *prev, const char *key, int64_t now)
 {
         json_t *p = json_object_get(prev, key);
 
-        if (!prev || now < 0 || !json_is_integer(p))
+        /* a stored counter below 0 is out of range (and now - it could overflow) */
+        if (!prev || now < 0 || !json_is_integer(p) || json_integer_value(p) < 0)
                 return json_null();
         return json_integer(now - json_integer_value(p));
 }

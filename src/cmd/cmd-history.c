@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "model/ranges.h"
 #include "store/history.h"
 #include "util/util.h"
 
@@ -138,7 +139,8 @@ int history_print_json(const json_t *v)
 
 void history_fmt_duration(double s, char *buf, size_t len)
 {
-        if (!isfinite(s) || s < 0)
+        /* (int) of hours is defined only in range */
+        if (!range_ok(RANGE_DURATION, s))
                 snprintf(buf, len, "-");
         else if (s < 60)
                 snprintf(buf, len, "%.1fs", s);
@@ -150,10 +152,11 @@ void history_fmt_duration(double s, char *buf, size_t len)
 
 void history_fmt_time(double epoch, bool with_seconds, char *buf, size_t len)
 {
-        time_t t = (time_t)epoch;
+        /* (time_t) is defined only in range */
+        time_t t = range_ok(RANGE_EPOCH, epoch) ? (time_t)epoch : 0;
         struct tm tm;
 
-        if (!isfinite(epoch) || !localtime_r(&t, &tm) ||
+        if (!range_ok(RANGE_EPOCH, epoch) || !localtime_r(&t, &tm) ||
             strftime(buf, len, with_seconds ? "%Y-%m-%d %H:%M:%S" : "%Y-%m-%d %H:%M", &tm) == 0)
                 snprintf(buf, len, "-");
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/ranges.h"
 #include "util/macro.h"
 
 /* A run.json is ours, but it sits on disk: cap what we accept. */
@@ -189,25 +190,25 @@ static int get_str(json_t *o, const char *key, char **ret)
         return 0;
 }
 
-static int get_real(json_t *o, const char *key, double *ret)
+static int get_real(json_t *o, const char *key, enum range_kind range, double *ret)
 {
         json_t *v = json_object_get(o, key);
 
         if (!v || json_is_null(v))
                 return 0;
-        if (!json_is_number(v))
+        if (!json_is_number(v) || !range_ok(range, json_number_value(v)))
                 return -EINVAL;
         *ret = json_number_value(v);
         return 0;
 }
 
-static int get_int(json_t *o, const char *key, long long min, long long max, long long *ret)
+static int get_int(json_t *o, const char *key, enum range_kind range, long long *ret)
 {
         json_t *v = json_object_get(o, key);
 
         if (!v || json_is_null(v))
                 return 0;
-        if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
+        if (!json_is_integer(v) || !range_ok_i64(range, json_integer_value(v)))
                 return -EINVAL;
         *ret = json_integer_value(v);
         return 0;
@@ -275,19 +276,19 @@ int run_info_parse_json(const char *buf, size_t len, struct run_info *ret)
         if (r >= 0)
                 r = get_str(o, "host", &ri.host);
         if (r >= 0)
-                r = get_real(o, "start_epoch", &ri.start_epoch);
+                r = get_real(o, "start_epoch", RANGE_EPOCH, &ri.start_epoch);
         if (r >= 0)
-                r = get_real(o, "end_epoch", &ri.end_epoch);
+                r = get_real(o, "end_epoch", RANGE_EPOCH, &ri.end_epoch);
         if (r >= 0)
-                r = get_real(o, "interval", &ri.interval);
+                r = get_real(o, "interval", RANGE_INTERVAL, &ri.interval);
         if (r >= 0)
-                r = get_int(o, "exit_code", -1, 255, &exit_code);
+                r = get_int(o, "exit_code", RANGE_EXIT_CODE, &exit_code);
         if (r >= 0)
-                r = get_int(o, "term_signal", 0, 255, &sig);
+                r = get_int(o, "term_signal", RANGE_SIGNAL, &sig);
         if (r >= 0)
-                r = get_int(o, "ncpu", 0, UINT_MAX, &ncpu);
+                r = get_int(o, "ncpu", RANGE_NCPU, &ncpu);
         if (r >= 0)
-                r = get_int(o, "pid", 0, LONG_MAX, &pid);
+                r = get_int(o, "pid", RANGE_PID, &pid);
         if (r >= 0) {
                 v = json_object_get(o, "finished");
                 if (json_is_boolean(v))

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/ranges.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -285,10 +286,8 @@ static int csv_format(const struct sample *s, bool formula_safe, struct dbuf *b)
                         r = format_num(b, col_get(s, c), c->precision);
                         break;
                 case COL_ISO:
-                        if (isfinite(s->epoch) && fabs(s->epoch) < 1e15) {
-                                format_iso8601(s->epoch, iso);
+                        if (format_iso8601(s->epoch, iso) >= 0)
                                 r = dbuf_puts(b, iso);
-                        }
                         break;
                 case COL_STR:
                         str = str_get(s, c);
@@ -324,6 +323,8 @@ int sample_colmap_init(struct sample_colmap *m, const struct csv_record *rec)
 
         for (size_t i = 0; i < ARRAY_SIZE(t.idx); i++)
                 t.idx[i] = -1;
+        for (size_t i = 0; i < ARRAY_SIZE(columns); i++)
+                t.range[i] = (unsigned char)range_of_column(columns[i].name);
         t.nfields = rec->nfields;
         for (size_t f = 0; f < rec->nfields; f++) {
                 for (size_t i = 0; i < ARRAY_SIZE(columns); i++) {
@@ -365,7 +366,8 @@ int sample_from_record(const struct sample_colmap *m, const struct csv_record *r
 
                         if (p == end)
                                 break; /* unknown: stays NAN */
-                        if (parse_double(&p, end, &v) < 0 || p != end)
+                        if (parse_double(&p, end, &v) < 0 || p != end ||
+                            !range_ok(m->range[i], v))
                                 return -EINVAL;
                         col_set(&t, c, v);
                         break;

@@ -104,8 +104,9 @@ double sample_round_decimals(double x, int prec);
  * the ones added later may be missing (a CSV of an older buildtel): they
  * read as NAN and "". */
 struct sample_colmap {
-        int idx[SAMPLE_COLUMNS_MAX]; /* per known column: field index or -1 */
-        size_t nfields;              /* fields in the header */
+        int idx[SAMPLE_COLUMNS_MAX];             /* per known column: field index or -1 */
+        size_t nfields;                          /* fields in the header */
+        unsigned char range[SAMPLE_COLUMNS_MAX]; /* per known column: enum range_kind */
 };
 
 /* Returns 0, or -EINVAL when rec is not a buildtel header. */
@@ -114,7 +115,8 @@ int sample_colmap_init(struct sample_colmap *m, const struct csv_record *rec);
 /* Fill s from a data record (numbers in the model's units: a *_mb field
  * becomes bytes). Strings point into rec. Returns 0, or
  * -EINVAL when the record has the wrong field count or a number does not
- * parse (a junk row); s is untouched then. */
+ * parse or is out of its column's range (model/ranges.h): a junk row; s is
+ * untouched then. */
 int sample_from_record(const struct sample_colmap *m, const struct csv_record *rec,
                        struct sample *s);
 

@@ -13,7 +13,7 @@
 void targets_init(struct targets *ts)
 {
         memset(ts, 0, sizeof(*ts));
-        ts->make_pct = -1;
+        targets_init_zeroed(ts);
 }
 
 void targets_copy_field(char *dst, size_t cap, const char *src, size_t len)
@@ -448,4 +448,9 @@ void targets_facts(const struct targets *ts, const struct run_info *run, struct 
                 }
         }
         ret->n = MIN(ts->n, (size_t)TARGETS_MAX);
+}
+
+void targets_init_zeroed(struct targets *ts)
+{
+        ts->make_pct = -1;
 }

@@ -203,6 +203,10 @@ void targets_fact_ratios(struct target_fact *t);
 
 /* Empty model: no targets, unknown progress. */
 void targets_init(struct targets *ts);
+/* The same for a model in memory that is already all zero (calloc'd): it
+ * leaves the 220 KB untouched, so only the pages in use are ever faulted
+ * in (under ASan each calloc this large is a fresh mmap). */
+void targets_init_zeroed(struct targets *ts);
 
 /* The index of the target called name[0..len) (cut to TARGET_NAME_MAX),
  * adding it when new. When the table is full the last slot is returned.

@@ -53,11 +53,10 @@ static void put_iso(struct dwriter *w, double epoch)
 {
         char iso[64];
 
-        if (!isfinite(epoch)) {
+        if (format_iso8601(epoch, iso) < 0) {
                 dw_puts(w, "?");
                 return;
         }
-        format_iso8601(epoch, iso);
         dw_puts(w, iso);
 }
 
@@ -304,9 +303,8 @@ static json_t *jtime(double epoch)
 {
         char iso[64];
 
-        if (!isfinite(epoch))
+        if (format_iso8601(epoch, iso) < 0)
                 return json_null();
-        format_iso8601(epoch, iso);
         return json_string(iso);
 }
 

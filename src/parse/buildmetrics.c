@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "model/ranges.h"
 #include "parse/bakemeta.h"
 #include "platform/buildx.h"
 #include "parse/buildkit.h"
@@ -95,7 +96,7 @@ int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics 
         if (!bm)
                 return -ENOMEM;
         bm->cfg = *cfg;
-        targets_init(&bm->model);
+        targets_init_zeroed(&bm->model); /* bm is calloc'd */
         ccstats_parser_init(&bm->global);
         for (size_t i = 0; i < buildmetrics_default_nmarkers; i++)
                 add_marker(bm, buildmetrics_default_markers[i].target,
@@ -165,12 +166,12 @@ static void progress(struct buildmetrics *bm, const char *s, const char *end)
                         c++;
                 if (parse_u64(&c, end, &a) < 0 || c >= end)
                         return;
-                if (*c == '%' && c + 1 < end && c[1] == ']' && a <= 100) {
+                if (*c == '%' && c + 1 < end && c[1] == ']' && range_ok_u64(RANGE_PERCENT, a)) {
                         bm->model.make_pct = (int)a;
                         return;
                 }
                 if (*c++ != '/' || parse_u64(&c, end, &b) < 0 || a > b ||
-                    !memchr(c, ']', (size_t)(end - c)))
+                    !range_ok_u64(RANGE_EVENTS, b) || !memchr(c, ']', (size_t)(end - c)))
                         return;
                 bm->model.ninja_done = a;
                 bm->model.ninja_total = b;

@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <string.h>
 
+#include "model/ranges.h"
 #include "model/targets.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -125,7 +126,7 @@ static bool label_num(const char *cur, const char *end, const char *label, uint6
                 return false;
         while (c < end && is_space(*c))
                 c++;
-        if (parse_u64(&c, end, ret) < 0)
+        if (parse_u64(&c, end, ret) < 0 || !range_ok_u64(RANGE_EVENTS, *ret))
                 return false;
         return c == end || *c == ' ';
 }
@@ -158,13 +159,14 @@ static double unit_mult(const char *c, const char *end)
         return 0;
 }
 
+/* -1 (not printed) for what is out of range. */
 static int64_t to_bytes(double v, double mult)
 {
         double b = v * mult;
 
-        if (!(b >= 0))
+        if (!range_ok(RANGE_BYTES, b))
                 return -1;
-        return b >= 9.2e18 ? INT64_MAX : (int64_t)(b + 0.5);
+        return (int64_t)(b + 0.5);
 }
 
 /* A non-negative decimal number at *c. */
@@ -230,7 +232,9 @@ static int cache_size_line(struct ccstats_parser *p, const char *c, const char *
 
 static int64_t int_or_unknown(json_t *v)
 {
-        return json_is_integer(v) && json_integer_value(v) >= 0 ? json_integer_value(v) : -1;
+        return json_is_integer(v) && range_ok_i64(RANGE_BYTES, json_integer_value(v))
+                   ? json_integer_value(v)
+                   : -1;
 }
 
 static uint64_t sum_counts(json_t *o)
@@ -239,8 +243,10 @@ static uint64_t sum_counts(json_t *o)
         const char *k;
         uint64_t s = 0;
 
-        json_object_foreach(counts, k, v) if (json_is_integer(v) && json_integer_value(v) > 0) s =
-            add_capped(s, (uint64_t)json_integer_value(v));
+        /* one count per language: out of range counts as none */
+        json_object_foreach(counts, k, v) if (json_is_integer(v) &&
+                                              range_ok_i64(RANGE_EVENTS, json_integer_value(v)))
+            s = add_capped(s, (uint64_t)json_integer_value(v));
         return s;
 }
 
@@ -300,7 +306,7 @@ static int feed_print_stats(struct ccstats_parser *p, const char *c, const char 
                         return 0;
                 while (q < end && is_space(*q))
                         q++;
-                if (parse_u64(&q, end, &v) < 0)
+                if (parse_u64(&q, end, &v) < 0 || !range_ok_u64(RANGE_EVENTS, v))
                         return 0;
                 if (quoted && q < end && *q == ',')
                         q++;
@@ -309,8 +315,9 @@ static int feed_print_stats(struct ccstats_parser *p, const char *c, const char 
                 if (ids[i].key)
                         return put(p, CCSTATS_CCACHE, ids[i].key, v);
                 if (ids[i].x != X_FILES) /* KiB */
-                        v = v > (uint64_t)INT64_MAX / 1024 ? (uint64_t)INT64_MAX : v * 1024;
-                return put_extra(p, CCSTATS_CCACHE, ids[i].x, (int64_t)MIN(v, (uint64_t)INT64_MAX));
+                        return put_extra(p, CCSTATS_CCACHE, ids[i].x,
+                                         range_ok_u64(RANGE_KIB, v) ? (int64_t)v * 1024 : -1);
+                return put_extra(p, CCSTATS_CCACHE, ids[i].x, (int64_t)v);
         }
         return 0;
 }

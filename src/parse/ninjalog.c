@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "model/ranges.h"
 #include "util/util.h"
 
 struct rec {
@@ -40,6 +41,9 @@ static int parse_line(const char *s, const char *end, struct rec *r)
         if (parse_i64(&c, end, &r->start) < 0 || c >= end || *c++ != '\t')
                 return -1;
         if (parse_i64(&c, end, &r->end) < 0 || c >= end || *c++ != '\t')
+                return -1;
+        /* out of range is junk: end - start must not overflow */
+        if (!range_ok_i64(RANGE_MS, r->start) || !range_ok_i64(RANGE_MS, r->end))
                 return -1;
         mt = field(&c, end, &n);
         if (n == 0 || c >= end)

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "model/ranges.h"
 #include "platform/procfs.h"
 #include "util/util.h"
 
@@ -1195,6 +1196,13 @@ size_t cgroup_procs_fds(const struct cgroup *cg, int *fds, size_t cap)
         return n;
 }
 
+/* A figure of a cgroup file checked against its range (model/ranges.h):
+ * out of range is absent. */
+static double in_range(enum range_kind k, double v)
+{
+        return range_ok(k, v) ? v : NAN;
+}
+
 /* Read one hot file and parse a single number. */
 static int hot_u64(struct cgroup *cg, enum hot which, uint64_t *ret)
 {
@@ -1237,9 +1245,9 @@ static void read_psi(struct cgroup *cg, struct cgroup_stats *st)
                         else
                                 p.full_us = UINT64_MAX;
                 }
-                *out[i][0] = (double)p.some_us / 1e6;
+                *out[i][0] = in_range(RANGE_CPU_SECONDS, (double)p.some_us / 1e6);
                 if (p.full_us != UINT64_MAX)
-                        *out[i][1] = (double)p.full_us / 1e6;
+                        *out[i][1] = in_range(RANGE_CPU_SECONDS, (double)p.full_us / 1e6);
         }
 }
 
@@ -1378,9 +1386,9 @@ static void read_memstat(struct cgroup *cg, struct cgroup_stats *st)
         if (n < 0)
                 return;
         if (cgroup_keyed_parse(cg->buf, (size_t)n, v2 ? "anon" : "total_rss", &a) >= 0)
-                st->mem_anon_bytes = (double)a;
+                st->mem_anon_bytes = in_range(RANGE_BYTES, (double)a);
         if (cgroup_keyed_parse(cg->buf, (size_t)n, v2 ? "file" : "total_cache", &f) >= 0)
-                st->mem_file_bytes = (double)f;
+                st->mem_file_bytes = in_range(RANGE_BYTES, (double)f);
 }
 
 int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret)
@@ -1400,26 +1408,26 @@ int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret)
 
         if (cg->hot[HOT_CPU_USER] >= 0) {
                 if (TRY(hot_u64(cg, HOT_CPU_USER, &a)))
-                        st.cpu_user_s = (double)a / 1e9;
+                        st.cpu_user_s = in_range(RANGE_CPU_SECONDS, (double)a / 1e9);
                 if (TRY(hot_u64(cg, HOT_CPU_SYS, &a)))
-                        st.cpu_sys_s = (double)a / 1e9;
+                        st.cpu_sys_s = in_range(RANGE_CPU_SECONDS, (double)a / 1e9);
         } else if (cg->mode == CGROUP_MODE_V1) {
                 if (TRY(hot_keyed(cg, HOT_CPU, "user", &a)) &&
                     TRY(hot_keyed(cg, HOT_CPU, "system", &b))) {
-                        st.cpu_user_s = (double)a / cg->ticks_per_s;
-                        st.cpu_sys_s = (double)b / cg->ticks_per_s;
+                        st.cpu_user_s = in_range(RANGE_CPU_SECONDS, (double)a / cg->ticks_per_s);
+                        st.cpu_sys_s = in_range(RANGE_CPU_SECONDS, (double)b / cg->ticks_per_s);
                 }
         } else if (TRY(hot_keyed(cg, HOT_CPU, "user_usec", &a)) &&
                    TRY(hot_keyed(cg, HOT_CPU, "system_usec", &b))) {
-                st.cpu_user_s = (double)a / 1e6;
-                st.cpu_sys_s = (double)b / 1e6;
+                st.cpu_user_s = in_range(RANGE_CPU_SECONDS, (double)a / 1e6);
+                st.cpu_sys_s = in_range(RANGE_CPU_SECONDS, (double)b / 1e6);
         }
         if (cg->hot[HOT_MEM] >= 0 && TRY(hot_u64(cg, HOT_MEM, &a)))
-                st.mem_bytes = (double)a;
+                st.mem_bytes = in_range(RANGE_BYTES, (double)a);
         if (cg->hot[HOT_MEM_PEAK] >= 0 && TRY(hot_u64(cg, HOT_MEM_PEAK, &a)))
-                st.mem_peak_bytes = (double)a;
+                st.mem_peak_bytes = in_range(RANGE_BYTES, (double)a);
         if (cg->hot[HOT_MEM_EV] >= 0 && TRY(hot_keyed(cg, HOT_MEM_EV, "oom_kill", &a)))
-                st.oom_kills = (double)a;
+                st.oom_kills = in_range(RANGE_EVENTS, (double)a);
         if (cg->hot[HOT_IO] >= 0) {
                 ssize_t n = read_fd(cg, cg->hot[HOT_IO]);
 
@@ -1427,16 +1435,16 @@ int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret)
                     : cg->mode == CGROUP_MODE_V2 ? cgroup_iostat_parse(cg->buf, (size_t)n, &a, &b)
                                                  : cgroup_blkio_parse(cg->buf, (size_t)n, &a, &b);
                 if (TRY(r)) {
-                        st.io_read_bytes = (double)a;
-                        st.io_write_bytes = (double)b;
+                        st.io_read_bytes = in_range(RANGE_BYTES, (double)a);
+                        st.io_write_bytes = in_range(RANGE_BYTES, (double)b);
                 }
         }
         if (cg->hot[HOT_PIDS] >= 0 && TRY(hot_u64(cg, HOT_PIDS, &a)))
-                st.pids = (double)a;
+                st.pids = in_range(RANGE_TASKS, (double)a);
         if (cg->hot[HOT_MEM_STAT] >= 0)
                 read_memstat(cg, &st);
         if (cg->hot[HOT_PIDS_PEAK] >= 0 && TRY(hot_u64(cg, HOT_PIDS_PEAK, &a)))
-                st.pids_peak = (double)a;
+                st.pids_peak = in_range(RANGE_TASKS, (double)a);
 #undef TRY
         read_psi(cg, &st);
         *ret = st;

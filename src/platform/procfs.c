@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model/ranges.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -177,6 +178,8 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
                                 return r;
                         if (!at_field_end(p, eol))
                                 return -EINVAL;
+                        if (!range_ok_u64(RANGE_KIB, x))
+                                return -ERANGE;
                         v[k] = x;
                         nseen += !seen[k];
                         seen[k] = true;
@@ -214,6 +217,8 @@ static int parse_load(const char **p, const char *end, double *ret)
                 return r;
         if (!at_field_end(*p, end))
                 return -EINVAL;
+        if (!range_ok(RANGE_LOAD, d))
+                return -ERANGE;
         *ret = d;
         return 0;
 }
@@ -246,7 +251,8 @@ int zoneinfo_pcp_parse(const char *buf, size_t len, uint64_t *ret_pages)
                 skip_spaces(&q, eol);
                 if (parse_u64(&q, eol, &v) < 0)
                         return -EINVAL;
-                if (total > UINT64_MAX - v)
+                /* pages, at least 1 KiB each */
+                if (!range_ok_u64(RANGE_KIB, v) || total > UINT64_MAX - v)
                         return -ERANGE;
                 total += v;
                 seen = true;
@@ -288,6 +294,8 @@ int loadavg_parse(const char *buf, size_t len, struct loadavg *ret)
         /* The last pid that follows is of no use to us. */
         if (!at_field_end(p, end))
                 return -EINVAL;
+        if (!range_ok_u64(RANGE_TASKS, running) || !range_ok_u64(RANGE_TASKS, total))
+                return -ERANGE;
         *ret = (struct loadavg){
             .load1 = l1,
             .load5 = l5,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/ranges.h"
 #include "util/dbuf.h"
 #include "util/macro.h"
 
@@ -48,6 +49,7 @@ int64_t history_run_samples(struct store *st, int64_t id, history_sample_fn fn, 
         struct dbuf sql = DBUF_INIT;
         bool has[SAMPLE_COLUMNS_MAX];
         size_t cols[SAMPLE_COLUMNS_MAX], n = 0;
+        unsigned char range[SAMPLE_COLUMNS_MAX]; /* enum range_kind of cols[] */
         int64_t rows = 0;
         int r, rc;
 
@@ -60,6 +62,7 @@ int64_t history_run_samples(struct store *st, int64_t id, history_sample_fn fn, 
                         continue;
                 /* names come from our column table, not from the file */
                 r = dbuf_printf(&sql, ", \"%s\"", sample_column_name(i, NULL));
+                range[n] = (unsigned char)range_of_column(sample_column_name(i, NULL));
                 cols[n++] = i;
         }
         if (r >= 0)
@@ -80,9 +83,12 @@ int64_t history_run_samples(struct store *st, int64_t id, history_sample_fn fn, 
 
                         (void)sample_column_name(cols[k], &t);
                         if (t == SAMPLE_COLUMN_NUMBER) {
-                                if (sqlite3_column_type(s, c) != SQLITE_NULL)
-                                        (void)sample_column_set_number(&smp, cols[k],
-                                                                       sqlite3_column_double(s, c));
+                                double v = sqlite3_column_double(s, c);
+
+                                /* out of range: absent, as NULL */
+                                if (sqlite3_column_type(s, c) != SQLITE_NULL &&
+                                    range_ok(range[k], v))
+                                        (void)sample_column_set_number(&smp, cols[k], v);
                         } else {
                                 const char *v = (const char *)sqlite3_column_text(s, c);
                                 (void)sample_column_set_text(&smp, cols[k], v ? v : "");
@@ -169,8 +175,11 @@ static void fact_of_row(sqlite3_stmt *s, struct target_fact *t)
         memset(t, 0, sizeof(*t));
         text_of(s, 0, t->name, sizeof(t->name));
         t->start_s = t->end_s = NAN;
-        t->duration_s =
-            sqlite3_column_type(s, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 1);
+        /* out of range: unknown, as NULL */
+        t->duration_s = sqlite3_column_type(s, 1) == SQLITE_NULL ||
+                                !range_ok(RANGE_DURATION, sqlite3_column_double(s, 1))
+                            ? NAN
+                            : sqlite3_column_double(s, 1);
         t->steps_set = sqlite3_column_type(s, 2) != SQLITE_NULL;
         t->steps = u32_of(s, 2);
         t->cached = u32_of(s, 3);

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "model/ranges.h"
 #include "platform/procfs.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -286,6 +287,14 @@ static char *col_strdup(sqlite3_stmt *s, int i)
         return t ? strdup((const char *)t) : NULL;
 }
 
+/* A number of a row: NAN when NULL or out of its range (model/ranges.h). */
+static double col_range(sqlite3_stmt *s, int i, enum range_kind k)
+{
+        double v = sqlite3_column_double(s, i);
+
+        return sqlite3_column_type(s, i) != SQLITE_NULL && range_ok(k, v) ? v : NAN;
+}
+
 int history_run_info(struct store *st, int64_t id, struct run_info *ret)
 {
         sqlite3 *db = store_db(st);
@@ -323,16 +332,16 @@ int history_run_info(struct store *st, int64_t id, struct run_info *ret)
         }
         ri.cwd = col_strdup(s, 3);
         ri.host = col_strdup(s, 4);
-        ri.start_epoch = sqlite3_column_double(s, 5);
-        ri.end_epoch = sqlite3_column_type(s, 6) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 6);
+        ri.start_epoch = col_range(s, 5, RANGE_EPOCH);
+        ri.end_epoch = col_range(s, 6, RANGE_EPOCH);
         ri.finished = sqlite3_column_text(s, 7) &&
                       strcmp((const char *)sqlite3_column_text(s, 7), "finished") == 0;
-        ri.exit_code = sqlite3_column_type(s, 8) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 8);
-        ri.term_signal = sqlite3_column_int(s, 9);
-        ri.ncpu = (unsigned)sqlite3_column_int(s, 10);
-        ri.interval =
-            sqlite3_column_type(s, 11) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 11);
-        ri.pid = (long)sqlite3_column_int64(s, 12);
+        /* out of range reads as unknown: -1, 0 */
+        ri.exit_code = isnan(col_range(s, 8, RANGE_EXIT_CODE)) ? -1 : sqlite3_column_int(s, 8);
+        ri.term_signal = isnan(col_range(s, 9, RANGE_SIGNAL)) ? 0 : sqlite3_column_int(s, 9);
+        ri.ncpu = isnan(col_range(s, 10, RANGE_NCPU)) ? 0 : (unsigned)sqlite3_column_int(s, 10);
+        ri.interval = col_range(s, 11, RANGE_INTERVAL);
+        ri.pid = isnan(col_range(s, 12, RANGE_PID)) ? 0 : (long)sqlite3_column_int64(s, 12);
         sqlite3_finalize(s);
         if (!ri.run_id || !ri.kind || !ri.argv) {
                 run_info_release(&ri);

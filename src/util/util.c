@@ -403,23 +403,34 @@ double now_monotonic(void)
         return ts_to_double(&ts);
 }
 
-void format_iso8601(double epoch, char buf[static 64])
+/* 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z: a 4-digit year. */
+#define ISO8601_MIN_EPOCH -62167219200.0
+#define ISO8601_MAX_EPOCH 253402300799.0
+
+int format_iso8601(double epoch, char buf[static 64])
 {
         double whole = floor(epoch);
-        time_t t = (time_t)whole;
-        long ms = lround((epoch - whole) * 1000.0);
+        time_t t;
+        long ms;
         struct tm tm;
 
+        buf[0] = '\0';
+        /* also false for NAN: the casts below are defined only in range */
+        if (!(whole >= ISO8601_MIN_EPOCH && whole <= ISO8601_MAX_EPOCH))
+                return -ERANGE;
+        t = (time_t)whole;
+        ms = lround((epoch - whole) * 1000.0);
         if (ms >= 1000) {
+                if (whole == ISO8601_MAX_EPOCH)
+                        return -ERANGE;
                 t++;
                 ms -= 1000;
         }
-        if (!gmtime_r(&t, &tm)) {
-                snprintf(buf, 64, "invalid");
-                return;
-        }
+        if (!gmtime_r(&t, &tm))
+                return -ERANGE;
         snprintf(buf, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
                  tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+        return 0;
 }
 
 int mkdir_private(const char *path)

@@ -76,5 +76,7 @@ double now_realtime(void);
 double now_monotonic(void);
 
 /* Format epoch seconds as ISO 8601 UTC with milliseconds:
- * "2026-11-29T15:40:20.123Z". buf must hold 64 bytes. */
-void format_iso8601(double epoch, char buf[static 64]);
+ * "2026-11-29T15:40:20.123Z". buf must hold 64 bytes. Returns 0, or
+ * -ERANGE with buf "" for what has no 4-digit year (before 0000-01-01, from
+ * 10000-01-01 on), NAN and the infinities. */
+int format_iso8601(double epoch, char buf[static 64]);
