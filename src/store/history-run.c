@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "store/history-run.h"
+#include "store/store-sql.h"
 
 #include <errno.h>
 #include <math.h>
@@ -13,15 +14,13 @@
 
 /* Which sample columns the samples table has: an older file lacks the
  * newer ones. */
-static int stored_columns(sqlite3 *db, bool has[SAMPLE_COLUMNS_MAX])
+static int stored_columns(struct store *st, bool has[SAMPLE_COLUMNS_MAX])
 {
         sqlite3_stmt *s = NULL;
         int r, rc;
 
         memset(has, 0, SAMPLE_COLUMNS_MAX * sizeof(*has));
-        r = store_map_rc(
-            db,
-            sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo('samples')", -1, &s, NULL));
+        r = store_prepare(st, "SELECT name FROM pragma_table_xinfo('samples')", &s);
         if (r < 0)
                 return r;
         while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -36,14 +35,13 @@ static int stored_columns(sqlite3 *db, bool has[SAMPLE_COLUMNS_MAX])
                                 has[i] = true;
                 }
         }
-        r = rc == SQLITE_DONE ? 0 : store_map_rc(db, rc);
+        r = store_step_end(st, rc);
         sqlite3_finalize(s);
         return r;
 }
 
-int64_t history_run_samples(struct store *st, int64_t id, history_sample_fn fn, void *userdata)
+int64_t store_samples_each(struct store *st, int64_t id, store_sample_fn fn, void *userdata)
 {
-        sqlite3 *db = store_db(st);
         sqlite3_stmt *s = NULL;
         struct dbuf sql = DBUF_INIT;
         bool has[SAMPLE_COLUMNS_MAX];
@@ -51,7 +49,7 @@ int64_t history_run_samples(struct store *st, int64_t id, history_sample_fn fn, 
         int64_t rows = 0;
         int r, rc;
 
-        r = stored_columns(db, has);
+        r = stored_columns(st, has);
         if (r < 0)
                 return r;
         r = dbuf_puts(&sql, "SELECT seq");
@@ -65,7 +63,7 @@ int64_t history_run_samples(struct store *st, int64_t id, history_sample_fn fn, 
         if (r >= 0)
                 r = dbuf_puts(&sql, " FROM samples WHERE run = ? ORDER BY seq");
         if (r >= 0)
-                r = store_map_rc(db, sqlite3_prepare_v2(db, sql.p, -1, &s, NULL));
+                r = store_prepare(st, sql.p, &s);
         dbuf_release(&sql);
         if (r < 0)
                 return r;
@@ -94,135 +92,79 @@ int64_t history_run_samples(struct store *st, int64_t id, history_sample_fn fn, 
                 rows++;
         }
         if (r >= 0)
-                r = rc == SQLITE_DONE ? 0 : store_map_rc(db, rc);
+                r = store_step_end(st, rc);
         sqlite3_finalize(s);
         return r < 0 ? r : rows;
 }
 
-/* A count column: absent when NULL or out of range. */
-static bool count_of(sqlite3_stmt *s, int i, uint64_t *ret)
+/* A stored count as the model's: -1 (unknown) is 0, and it saturates. */
+static uint32_t u32_of(int64_t v)
 {
-        int64_t v;
-
-        if (sqlite3_column_type(s, i) == SQLITE_NULL)
-                return false;
-        v = sqlite3_column_int64(s, i);
-        if (v < 0)
-                return false;
-        *ret = (uint64_t)v;
-        return true;
+        return v < 0 ? 0 : (uint32_t)MIN(v, (int64_t)UINT32_MAX);
 }
 
-static uint32_t u32_of(sqlite3_stmt *s, int i)
+static void cc_of(int64_t hits, int64_t misses, struct cc_counts *ret)
 {
-        uint64_t v = 0;
-
-        (void)count_of(s, i, &v);
-        return (uint32_t)MIN(v, (uint64_t)UINT32_MAX);
+        if (hits >= 0 && misses >= 0)
+                *ret = (struct cc_counts){
+                    .set = true, .hits = (uint64_t)hits, .misses = (uint64_t)misses};
 }
 
-static void text_of(sqlite3_stmt *s, int i, char *dst, size_t cap)
+static void field_of(char *dst, size_t cap, const char *v)
 {
-        const char *v = (const char *)sqlite3_column_text(s, i);
-
-        targets_copy_field(dst, cap, v ? v : "", v ? (size_t)sqlite3_column_bytes(s, i) : 0);
+        targets_copy_field(dst, cap, v ? v : "", v ? strlen(v) : 0);
 }
 
-static void cc_of(sqlite3_stmt *s, int hits, int misses, struct cc_counts *ret)
+static int add_target(void *userdata, const struct store_target *row)
 {
-        struct cc_counts c = {0};
+        struct targets *ts = userdata;
+        struct target *t;
 
-        c.set = count_of(s, hits, &c.hits) && count_of(s, misses, &c.misses);
-        if (c.set)
-                *ret = c;
+        if (ts->n >= TARGETS_MAX)
+                return 0;
+        t = &ts->t[ts->n++];
+        memset(t, 0, sizeof(*t));
+        field_of(t->name, sizeof(t->name), row->name);
+        t->first_seen = 0;
+        t->last_seen = row->duration_s;
+        t->steps = u32_of(row->steps);
+        t->cached = u32_of(row->cached);
+        t->errors = row->success == 0;
+        t->done = row->success == 1;
+        field_of(t->node, sizeof(t->node), row->node);
+        field_of(t->ref, sizeof(t->ref), row->ref);
+        field_of(t->builder, sizeof(t->builder), row->builder);
+        cc_of(row->sccache_hits, row->sccache_misses, &t->sccache);
+        cc_of(row->ccache_hits, row->ccache_misses, &t->ccache);
+        return 0;
 }
 
-int history_run_targets(struct store *st, int64_t id, struct targets *ret)
+int store_targets_get(struct store *st, int64_t id, struct targets *ret)
 {
-        sqlite3 *db = store_db(st);
-        sqlite3_stmt *s = NULL;
         _cleanup_free_ struct targets *ts = malloc(sizeof(*ts));
-        int r, rc = SQLITE_DONE;
+        int r;
 
         if (!ts)
                 return -ENOMEM;
         targets_init(ts);
-        /* rowid: the order the run inserted them, which is the model's */
-        r = store_map_rc(
-            db, sqlite3_prepare_v2(db,
-                                   "SELECT name, duration_s, steps, cached, success, node, ref,"
-                                   " builder, sccache_hits, sccache_misses, ccache_hits,"
-                                   " ccache_misses FROM targets WHERE run = ?"
-                                   " ORDER BY rowid LIMIT ?",
-                                   -1, &s, NULL));
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, id);
-        sqlite3_bind_int64(s, 2, TARGETS_MAX);
-        while (ts->n < TARGETS_MAX && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-                struct target *t = &ts->t[ts->n++];
-
-                memset(t, 0, sizeof(*t));
-                text_of(s, 0, t->name, sizeof(t->name));
-                t->first_seen = 0;
-                t->last_seen =
-                    sqlite3_column_type(s, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 1);
-                t->steps = u32_of(s, 2);
-                t->cached = u32_of(s, 3);
-                if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
-                        t->errors = sqlite3_column_int64(s, 4) == 0;
-                        t->done = sqlite3_column_int64(s, 4) == 1;
-                }
-                text_of(s, 5, t->node, sizeof(t->node));
-                text_of(s, 6, t->ref, sizeof(t->ref));
-                text_of(s, 7, t->builder, sizeof(t->builder));
-                cc_of(s, 8, 9, &t->sccache);
-                cc_of(s, 10, 11, &t->ccache);
-        }
-        r = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_map_rc(db, rc);
-        sqlite3_finalize(s);
+        r = store_targets_walk(st, id, true, TARGETS_MAX, add_target, ts);
         if (r < 0)
                 return r;
         memcpy(ret, ts, sizeof(*ts));
         return (int)ts->n;
 }
 
-int history_run_thresholds(struct store *st, int64_t id, struct summary_config *ret)
+int store_run_thresholds(const struct store_run *r, struct summary_config *cfg)
 {
-        sqlite3 *db = store_db(st);
-        sqlite3_stmt *s = NULL;
-        struct summary_config c = *ret;
-        int r, rc;
+        int n = 0;
 
-        /* SQLite reads the JSON: a stored summary is text like any other */
-        r = store_map_rc(
-            db, sqlite3_prepare_v2(db,
-                                   "SELECT json_extract(summary_json, '$.thresholds.near_oom_mb'),"
-                                   " json_extract(summary_json, '$.thresholds.low_disk_gb')"
-                                   " FROM runs WHERE id = ? AND json_valid(summary_json)",
-                                   -1, &s, NULL));
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, id);
-        rc = sqlite3_step(s);
-        if (rc == SQLITE_ROW) {
-                int n = 0;
-
-                for (int i = 0; i < 2; i++) {
-                        int t = sqlite3_column_type(s, i);
-                        double v = sqlite3_column_double(s, i);
-
-                        if ((t != SQLITE_INTEGER && t != SQLITE_FLOAT) || !isfinite(v) || v < 0)
-                                continue;
-                        *(i == 0 ? &c.near_oom_mb : &c.low_disk_gb) = v;
-                        n++;
-                }
-                r = n;
-        } else {
-                r = rc == SQLITE_DONE ? 0 : store_map_rc(db, rc);
+        if (isfinite(r->near_oom_mb)) {
+                cfg->near_oom_mb = r->near_oom_mb;
+                n++;
         }
-        sqlite3_finalize(s);
-        if (r > 0)
-                *ret = c;
-        return r;
+        if (isfinite(r->low_disk_gb)) {
+                cfg->low_disk_gb = r->low_disk_gb;
+                n++;
+        }
+        return n;
 }

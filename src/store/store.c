@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "store/store.h"
+#include "store/store-sql.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -94,7 +95,7 @@ struct store {
         size_t nsample_cols;
 };
 
-int store_map_rc(struct sqlite3 *db, int rc)
+int store_map_rc(sqlite3 *db, int rc)
 {
         switch (rc & 0xff) {
         case SQLITE_OK:
@@ -199,9 +200,34 @@ void store_rollback(struct store *st)
                 (void)sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
-static int prepare(struct store *st, const char *sql, sqlite3_stmt **ret)
+int store_prepare(struct store *st, const char *sql, sqlite3_stmt **ret)
 {
         return store_map_rc(st->db, sqlite3_prepare_v2(st->db, sql, -1, ret, NULL));
+}
+
+int store_step_end(struct store *st, int rc)
+{
+        return rc == SQLITE_DONE ? 0 : store_map_rc(st->db, rc);
+}
+
+const char *store_col_text(sqlite3_stmt *s, int i)
+{
+        return (const char *)sqlite3_column_text(s, i);
+}
+
+double store_col_real(sqlite3_stmt *s, int i)
+{
+        return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
+}
+
+int64_t store_col_count(sqlite3_stmt *s, int i)
+{
+        int64_t v;
+
+        if (sqlite3_column_type(s, i) == SQLITE_NULL)
+                return -1;
+        v = sqlite3_column_int64(s, i);
+        return v < 0 ? -1 : v;
 }
 
 /* Run a statement to its end and reset it. */
@@ -217,7 +243,7 @@ static int step_done(struct store *st, sqlite3_stmt *s)
 static int read_version(struct store *st, int *ret)
 {
         sqlite3_stmt *s = NULL;
-        int r = prepare(st, "PRAGMA user_version", &s);
+        int r = store_prepare(st, "PRAGMA user_version", &s);
 
         if (r >= 0) {
                 int rc = sqlite3_step(s);
@@ -247,7 +273,7 @@ static int sync_sample_columns(struct store *st)
 {
         sqlite3_stmt *s = NULL;
         bool have[SAMPLE_COLUMNS_MAX] = {false};
-        int r = prepare(st, "SELECT name FROM pragma_table_xinfo('samples')", &s);
+        int r = store_prepare(st, "SELECT name FROM pragma_table_xinfo('samples')", &s);
 
         while (r >= 0) {
                 int rc = sqlite3_step(s);
@@ -356,7 +382,7 @@ static int prepare_sample_insert(struct store *st)
         if (r >= 0)
                 r = dbuf_puts(&sql, ")");
         if (r >= 0)
-                r = prepare(st, sql.p, &st->ins_sample);
+                r = store_prepare(st, sql.p, &st->ins_sample);
         st->nsample_cols = n;
         dbuf_release(&sql);
         return r;
@@ -426,27 +452,20 @@ void store_close(struct store *st)
 
 int store_recorder_self(struct store_recorder *ret)
 {
-        _cleanup_free_ char *buf = NULL, *boot = NULL;
-        struct store_recorder t = {.pid = (long)getpid()};
-        struct pidstat ps;
-        size_t len;
+        _cleanup_close_ int root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct procfs_identity me;
+        struct store_recorder t = {0};
         int r;
 
-        r = read_file_at(AT_FDCWD, "/proc/self/stat", 4096, &buf, &len);
+        if (root < 0)
+                return -errno;
+        r = procfs_self_identity(root, &me);
         if (r < 0)
                 return r;
-        r = pidstat_parse(buf, len, &ps);
-        if (r < 0)
-                return r;
-        t.starttime = ps.starttime;
-        if (read_file_at(AT_FDCWD, "/proc/sys/kernel/random/boot_id", 64, &boot, &len) >= 0) {
-                while (len > 0 && (boot[len - 1] == '\n' || boot[len - 1] == ' '))
-                        len--;
-                if (len < sizeof(t.boot_id)) {
-                        memcpy(t.boot_id, boot, len);
-                        t.boot_id[len] = '\0';
-                }
-        }
+        t.pid = me.pid;
+        t.starttime = me.starttime;
+        _Static_assert(sizeof(t.boot_id) == sizeof(me.boot_id), "the same boot id");
+        memcpy(t.boot_id, me.boot_id, sizeof(t.boot_id));
         *ret = t;
         return 0;
 }
@@ -505,13 +524,13 @@ int store_run_begin(struct store *st, const struct run_info *ri, const struct st
         r = store_begin(st);
         if (r < 0)
                 return r;
-        r = prepare(st, "DELETE FROM runs WHERE run_id = ?", &del);
+        r = store_prepare(st, "DELETE FROM runs WHERE run_id = ?", &del);
         if (r >= 0) {
                 sqlite3_bind_text(del, 1, ri->run_id, -1, SQLITE_STATIC);
                 r = step_done(st, del);
         }
         if (r >= 0)
-                r = prepare(st, sql, &s);
+                r = store_prepare(st, sql, &s);
         if (r >= 0) {
                 bind_text_or_null(s, 1, ri->run_id);
                 bind_text_or_null(s, 2, ri->kind ? ri->kind : "run");
@@ -584,7 +603,7 @@ static void bind_summary(sqlite3_stmt *s, int first, const struct summary *sum, 
 int store_run_progress(struct store *st, int64_t id, const struct summary *sum, uint64_t dropped)
 {
         sqlite3_stmt *s = NULL;
-        int r = prepare(st, "UPDATE runs SET " SUMMARY_SET " WHERE id = ?", &s);
+        int r = store_prepare(st, "UPDATE runs SET " SUMMARY_SET " WHERE id = ?", &s);
 
         if (r >= 0) {
                 bind_summary(s, 1, sum, dropped);
@@ -598,11 +617,12 @@ int store_run_progress(struct store *st, int64_t id, const struct summary *sum, 
 int store_run_set_extra(struct store *st, int64_t id, const struct store_run_extra *x)
 {
         sqlite3_stmt *s = NULL;
-        int r = prepare(st,
-                        "UPDATE runs SET builder = COALESCE(?, builder),"
-                        " cgroup_mode = COALESCE(?, cgroup_mode), vcs_rev = COALESCE(?, vcs_rev),"
-                        " vcs_ref = COALESCE(?, vcs_ref) WHERE id = ?",
-                        &s);
+        int r =
+            store_prepare(st,
+                          "UPDATE runs SET builder = COALESCE(?, builder),"
+                          " cgroup_mode = COALESCE(?, cgroup_mode), vcs_rev = COALESCE(?, vcs_rev),"
+                          " vcs_ref = COALESCE(?, vcs_ref) WHERE id = ?",
+                          &s);
 
         if (r >= 0) {
                 bind_text_or_null(s, 1, x->builder);
@@ -620,12 +640,12 @@ int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
                      const struct summary *sum, const char *summary_json, uint64_t dropped)
 {
         sqlite3_stmt *s = NULL;
-        int r =
-            prepare(st,
-                    "UPDATE runs SET " SUMMARY_SET ", end_epoch = ?, state = ?, exit_code = ?,"
-                    " term_signal = ?, summary_json = ?, cgroup_mode = COALESCE(?, cgroup_mode),"
-                    " pid = ? WHERE id = ?",
-                    &s);
+        int r = store_prepare(
+            st,
+            "UPDATE runs SET " SUMMARY_SET ", end_epoch = ?, state = ?, exit_code = ?,"
+            " term_signal = ?, summary_json = ?, cgroup_mode = COALESCE(?, cgroup_mode),"
+            " pid = ? WHERE id = ?",
+            &s);
 
         if (r >= 0) {
                 int i = SUMMARY_NPARAMS + 1;
@@ -682,12 +702,13 @@ static void bind_i64_or_null(sqlite3_stmt *s, int i, int64_t v)
 int store_target_insert(struct store *st, int64_t run, const struct store_target *t)
 {
         sqlite3_stmt *s = NULL;
-        int r = prepare(st,
-                        "INSERT OR REPLACE INTO targets (run, name, duration_s, steps, cached,"
-                        " success, cc_hits, cc_misses, node, ref, builder, sccache_hits,"
-                        " sccache_misses, ccache_hits, ccache_misses)"
-                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                        &s);
+        int r =
+            store_prepare(st,
+                          "INSERT OR REPLACE INTO targets (run, name, duration_s, steps, cached,"
+                          " success, cc_hits, cc_misses, node, ref, builder, sccache_hits,"
+                          " sccache_misses, ccache_hits, ccache_misses)"
+                          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                          &s);
 
         if (r >= 0) {
                 sqlite3_bind_int64(s, 1, run);
@@ -711,15 +732,23 @@ int store_target_insert(struct store *st, int64_t run, const struct store_target
         return r;
 }
 
+double store_target_cached_ratio(const struct store_target *t)
+{
+        if (t->steps <= 0 || t->cached < 0)
+                return NAN;
+        return (double)t->cached / (double)t->steps;
+}
+
 int store_cache_snapshot_insert(struct store *st, const struct store_cache_snapshot *c,
                                 int64_t *ret_id)
 {
         sqlite3_stmt *s = NULL;
-        int r = prepare(st,
-                        "INSERT INTO cache_snapshots (taken_epoch, tool, origin, run, hits, misses,"
-                        " size_bytes, max_size_bytes, files, version, raw)"
-                        " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                        &s);
+        int r = store_prepare(
+            st,
+            "INSERT INTO cache_snapshots (taken_epoch, tool, origin, run, hits, misses,"
+            " size_bytes, max_size_bytes, files, version, raw)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            &s);
 
         if (r >= 0) {
                 sqlite3_bind_double(s, 1, c->taken_epoch);

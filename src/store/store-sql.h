@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "store/history.h"
+#include "store/store.h"
+
+/* Inside src/store/ only: the SQLite handle and what the writer (store.c)
+ * and the readers (history.c, history-run.c) share. No header outside
+ * src/store/ includes this one: callers see structs, never a handle or a
+ * row keyed by column names. */
+
+sqlite3 *store_db(struct store *st);
+
+/* An SQLite result code as 0 or -errno (-STORE_ENOTDB for a file that is
+ * not a database, or corrupt); db, when given, supplies the OS error
+ * behind an IO failure. */
+int store_map_rc(sqlite3 *db, int rc);
+
+/* sqlite3_prepare_v2() with the error mapped. Returns 0 or -errno. */
+int store_prepare(struct store *st, const char *sql, sqlite3_stmt **ret);
+
+/* The end of a row loop: rc was SQLITE_DONE (0), or an error (-errno). */
+int store_step_end(struct store *st, int rc);
+
+/* Column readers: SQL NULL reads as unknown (NULL, NAN, -1), and so does
+ * a negative count (a count is never negative; a hand-edited file may
+ * hold anything). Text is borrowed until the next step. */
+const char *store_col_text(sqlite3_stmt *s, int i);
+double store_col_real(sqlite3_stmt *s, int i);
+int64_t store_col_count(sqlite3_stmt *s, int i);
+
+/* The targets of run row id (history.h), by name or in the order they
+ * were inserted, at most limit. Returns their number, or -errno, or what
+ * fn returned. */
+int store_targets_walk(struct store *st, int64_t id, bool insertion_order, int64_t limit,
+                       store_target_fn fn, void *userdata);
