@@ -3,6 +3,7 @@
 #include "store/store-sql.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -12,53 +13,60 @@
 #include "util/dbuf.h"
 #include "util/macro.h"
 
-/* Which sample columns the samples table has: an older file lacks the
- * newer ones. */
-static int stored_columns(struct store *st, bool has[SAMPLE_COLUMNS_MAX])
+/* A sample walk: the stored columns (table index per result column from
+ * 1 on) and where the samples go. */
+struct sample_walk {
+        size_t cols[SAMPLE_COLUMNS_MAX], n;
+        store_sample_fn fn;
+        void *userdata;
+};
+
+static int sample_row(void *ctx, sqlite3_stmt *s)
 {
-        sqlite3_stmt *s = NULL;
-        int r, rc;
+        struct sample_walk *w = ctx;
+        struct sample smp;
 
-        memset(has, 0, SAMPLE_COLUMNS_MAX * sizeof(*has));
-        r = store_prepare(st, "SELECT name FROM pragma_table_xinfo('samples')", &s);
-        if (r < 0)
-                return r;
-        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-                const char *name = (const char *)sqlite3_column_text(s, 0);
+        sample_clear(&smp);
+        for (size_t k = 0; k < w->n; k++) {
+                enum sample_column_type t;
+                int c = (int)k + 1;
 
-                for (size_t i = 0; name && i < sample_column_count() && i < SAMPLE_COLUMNS_MAX;
-                     i++) {
-                        enum sample_column_type t;
-                        const char *n = sample_column_name(i, &t);
-
-                        if (t != SAMPLE_COLUMN_ISO && strcmp(n, name) == 0)
-                                has[i] = true;
+                (void)sample_column_name(w->cols[k], &t);
+                if (t == SAMPLE_COLUMN_NUMBER) {
+                        if (sqlite3_column_type(s, c) != SQLITE_NULL)
+                                (void)sample_column_set_number(&smp, w->cols[k],
+                                                               sqlite3_column_double(s, c));
+                } else {
+                        const char *v = store_col_text(s, c);
+                        (void)sample_column_set_text(&smp, w->cols[k], v ? v : "");
                 }
         }
-        r = store_step_end(st, rc);
-        sqlite3_finalize(s);
-        return r;
+        return w->fn(w->userdata, &smp);
 }
 
 int64_t store_samples_each(struct store *st, int64_t id, store_sample_fn fn, void *userdata)
 {
+        struct sample_walk w = {.fn = fn, .userdata = userdata};
         sqlite3_stmt *s = NULL;
         struct dbuf sql = DBUF_INIT;
         bool has[SAMPLE_COLUMNS_MAX];
-        size_t cols[SAMPLE_COLUMNS_MAX], n = 0;
-        int64_t rows = 0;
-        int r, rc;
+        int r;
 
-        r = stored_columns(st, has);
+        /* only the columns the file has: an older file's missing columns
+         * stay unknown */
+        r = store_sample_columns(st, has);
         if (r < 0)
                 return r;
         r = dbuf_puts(&sql, "SELECT seq");
         for (size_t i = 0; r >= 0 && i < sample_column_count() && i < SAMPLE_COLUMNS_MAX; i++) {
-                if (!has[i])
+                enum sample_column_type t;
+                const char *name = sample_column_name(i, &t);
+
+                if (!has[i] || t == SAMPLE_COLUMN_ISO)
                         continue;
                 /* names come from our column table, not from the file */
-                r = dbuf_printf(&sql, ", \"%s\"", sample_column_name(i, NULL));
-                cols[n++] = i;
+                r = dbuf_printf(&sql, ", \"%s\"", name);
+                w.cols[w.n++] = i;
         }
         if (r >= 0)
                 r = dbuf_puts(&sql, " FROM samples WHERE run = ? ORDER BY seq");
@@ -68,33 +76,7 @@ int64_t store_samples_each(struct store *st, int64_t id, store_sample_fn fn, voi
         if (r < 0)
                 return r;
         sqlite3_bind_int64(s, 1, id);
-        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-                struct sample smp;
-
-                sample_clear(&smp);
-                for (size_t k = 0; k < n; k++) {
-                        enum sample_column_type t;
-                        int c = (int)k + 1;
-
-                        (void)sample_column_name(cols[k], &t);
-                        if (t == SAMPLE_COLUMN_NUMBER) {
-                                if (sqlite3_column_type(s, c) != SQLITE_NULL)
-                                        (void)sample_column_set_number(&smp, cols[k],
-                                                                       sqlite3_column_double(s, c));
-                        } else {
-                                const char *v = (const char *)sqlite3_column_text(s, c);
-                                (void)sample_column_set_text(&smp, cols[k], v ? v : "");
-                        }
-                }
-                r = fn(userdata, &smp);
-                if (r < 0)
-                        break;
-                rows++;
-        }
-        if (r >= 0)
-                r = store_step_end(st, rc);
-        sqlite3_finalize(s);
-        return r < 0 ? r : rows;
+        return store_rows(st, s, INT64_MAX, sample_row, &w);
 }
 
 /* A stored count as the model's: -1 (unknown) is 0, and it saturates. */

@@ -273,43 +273,45 @@ static int read_run(sqlite3_stmt *s, struct liveness *lv, struct store_run *ret)
         return 0;
 }
 
-/* Step s to its end, each run to fn (when not NULL), or with one the
- * first run into *one. Returns the number of rows, or -errno, or what fn
- * returned. */
-static int64_t runs_walk(struct store *st, sqlite3_stmt *s, store_run_fn fn, void *userdata,
-                         struct store_run *one)
+/* A walk over run rows: each to fn, or with one the row into *one. */
+struct run_walk {
+        struct liveness lv;
+        store_run_fn fn;
+        void *userdata;
+        struct store_run *one;
+};
+
+static int run_row(void *ctx, sqlite3_stmt *s)
 {
-        struct liveness lv = {.root = -1};
-        int64_t n = 0;
-        int r = 0, rc = SQLITE_DONE;
+        struct run_walk *w = ctx;
+        struct store_run run;
+        int r = read_run(s, &w->lv, &run);
 
-        while (n < STORE_ROWS_MAX && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-                struct store_run run;
-
-                r = read_run(s, &lv, &run);
-                if (r < 0)
-                        break;
-                n++;
-                if (one) {
-                        *one = run;
-                        rc = SQLITE_DONE;
-                        break;
-                }
-                if (fn)
-                        r = fn(userdata, &run);
-                store_run_release(&run);
-                if (r < 0)
-                        break;
+        if (r < 0)
+                return r;
+        if (w->one) {
+                *w->one = run;
+                return 0;
         }
-        if (r >= 0 && n < STORE_ROWS_MAX)
-                r = store_step_end(st, rc);
-        liveness_release(&lv);
-        sqlite3_finalize(s);
-        return r < 0 ? r : n;
+        r = w->fn ? w->fn(w->userdata, &run) : 0;
+        store_run_release(&run);
+        return r;
+}
+
+/* store_rows() over run rows, the liveness context released after. */
+static int64_t runs_walk(struct store *st, sqlite3_stmt *s, int64_t max, struct run_walk *w)
+{
+        int64_t n;
+
+        w->lv.root = -1;
+        n = store_rows(st, s, max, run_row, w);
+        liveness_release(&w->lv);
+        return n;
 }
 
 int store_runs_each(struct store *st, double since, int64_t limit, store_run_fn fn, void *userdata)
 {
+        struct run_walk w = {.fn = fn, .userdata = userdata};
         sqlite3_stmt *s = NULL;
         int64_t n;
         int r = store_prepare(
@@ -321,21 +323,22 @@ int store_runs_each(struct store *st, double since, int64_t limit, store_run_fn 
                 return r;
         sqlite3_bind_double(s, 1, isnan(since) ? -1e18 : since);
         sqlite3_bind_int64(s, 2, limit > 0 ? MIN(limit, STORE_ROWS_MAX) : STORE_ROWS_MAX);
-        n = runs_walk(st, s, fn, userdata, NULL);
-        return n < 0 ? (int)n : (int)MIN(n, (int64_t)INT_MAX);
+        n = runs_walk(st, s, STORE_ROWS_MAX, &w);
+        return (int)n;
 }
 
 int store_run_get(struct store *st, int64_t id, struct store_run *ret)
 {
-        sqlite3_stmt *s = NULL;
         struct store_run run;
+        struct run_walk w = {.one = &run};
+        sqlite3_stmt *s = NULL;
         int64_t n;
         int r = store_prepare(st, RUN_SELECT " WHERE r.id = ?", &s);
 
         if (r < 0)
                 return r;
         sqlite3_bind_int64(s, 1, id);
-        n = runs_walk(st, s, NULL, NULL, &run);
+        n = runs_walk(st, s, 1, &w);
         if (n < 0)
                 return (int)n;
         if (n == 0)
@@ -344,13 +347,32 @@ int store_run_get(struct store *st, int64_t id, struct store_run *ret)
         return 0;
 }
 
+struct find {
+        bool spec;
+        int64_t id;
+        int n;
+        bool exact;
+};
+
+static int find_row(void *ctx, sqlite3_stmt *s)
+{
+        struct find *f = ctx;
+
+        if (f->n++ == 0) {
+                f->id = sqlite3_column_int64(s, 0);
+                f->exact = f->spec && sqlite3_column_int(s, 1) == 1;
+        }
+        return 0;
+}
+
 int store_run_find(struct store *st, const char *spec, int64_t *ret_id)
 {
+        struct find f = {.spec = spec && *spec};
         sqlite3_stmt *s = NULL;
-        int64_t id = 0;
-        int n = 0, rc, r;
+        int64_t n;
+        int r;
 
-        if (!spec || !*spec)
+        if (!f.spec)
                 r = store_prepare(
                     st, "SELECT id FROM runs ORDER BY start_epoch DESC, id DESC LIMIT 1", &s);
         else
@@ -362,27 +384,16 @@ int store_run_find(struct store *st, const char *spec, int64_t *ret_id)
                                   &s);
         if (r < 0)
                 return r;
-        if (spec && *spec)
+        if (f.spec)
                 sqlite3_bind_text(s, 1, spec, -1, SQLITE_STATIC);
-        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-                if (n == 0)
-                        id = sqlite3_column_int64(s, 0);
-                if (n == 0 && spec && *spec && sqlite3_column_int(s, 1) == 1) {
-                        n = 1;
-                        rc = SQLITE_DONE;
-                        break; /* exact match wins */
-                }
-                n++;
-        }
-        r = store_step_end(st, rc);
-        sqlite3_finalize(s);
-        if (r < 0)
-                return r;
+        n = store_rows(st, s, 2, find_row, &f);
+        if (n < 0)
+                return (int)n;
         if (n == 0)
                 return -ENOENT;
-        if (n > 1)
+        if (n > 1 && !f.exact) /* an exact match wins */
                 return -EEXIST;
-        *ret_id = id;
+        *ret_id = f.id;
         return 0;
 }
 
@@ -435,11 +446,27 @@ static void read_target(sqlite3_stmt *s, struct store_target *t)
         };
 }
 
+/* A walk over target rows: each to fn. */
+struct target_walk {
+        store_target_fn fn;
+        void *userdata;
+};
+
+static int target_row(void *ctx, sqlite3_stmt *s)
+{
+        struct target_walk *w = ctx;
+        struct store_target t;
+
+        read_target(s, &t);
+        return w->fn(w->userdata, &t);
+}
+
 int store_targets_walk(struct store *st, int64_t id, bool insertion_order, int64_t limit,
                        store_target_fn fn, void *userdata)
 {
+        struct target_walk w = {.fn = fn, .userdata = userdata};
         sqlite3_stmt *s = NULL;
-        int n = 0, r, rc = SQLITE_DONE;
+        int r;
 
         /* rowid: the order the run inserted them, which is the model's */
         r = store_prepare(st,
@@ -450,19 +477,7 @@ int store_targets_walk(struct store *st, int64_t id, bool insertion_order, int64
                 return r;
         sqlite3_bind_int64(s, 1, id);
         sqlite3_bind_int64(s, 2, MIN(limit, STORE_ROWS_MAX));
-        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-                struct store_target t;
-
-                read_target(s, &t);
-                n++;
-                r = fn(userdata, &t);
-                if (r < 0)
-                        break;
-        }
-        if (r >= 0)
-                r = store_step_end(st, rc);
-        sqlite3_finalize(s);
-        return r < 0 ? r : n;
+        return (int)store_rows(st, s, STORE_ROWS_MAX, target_row, &w);
 }
 
 int store_targets_each(struct store *st, int64_t id, store_target_fn fn, void *userdata)
@@ -472,10 +487,44 @@ int store_targets_each(struct store *st, int64_t id, store_target_fn fn, void *u
 
 /* ---- compiler-cache snapshots -------------------------------------------- */
 
+/* The counters of a snapshot row from column first on: hits, misses,
+ * size_bytes, max_size_bytes, files. */
+static void read_counters(sqlite3_stmt *s, int first, struct store_cache_snapshot *c)
+{
+        c->hits = store_col_count(s, first);
+        c->misses = store_col_count(s, first + 1);
+        c->size_bytes = store_col_count(s, first + 2);
+        c->max_size_bytes = store_col_count(s, first + 3);
+        c->files = store_col_count(s, first + 4);
+}
+
+struct cache_walk {
+        int64_t run;
+        store_cache_fn fn;
+        void *userdata;
+};
+
+static int cache_row(void *ctx, sqlite3_stmt *s)
+{
+        struct cache_walk *w = ctx;
+        const char *tool = store_col_text(s, 0), *origin = store_col_text(s, 1);
+        struct store_cache_snapshot c = {
+            .tool = tool ? tool : "",
+            .origin = origin ? origin : "",
+            .taken_epoch = store_col_real(s, 2),
+            .run = w->run,
+            .version = store_col_text(s, 8),
+        };
+
+        read_counters(s, 3, &c);
+        return w->fn(w->userdata, &c);
+}
+
 int store_cache_snapshots_each(struct store *st, int64_t id, store_cache_fn fn, void *userdata)
 {
+        struct cache_walk w = {.run = id, .fn = fn, .userdata = userdata};
         sqlite3_stmt *s = NULL;
-        int n = 0, r, rc = SQLITE_DONE;
+        int r;
 
         r = store_prepare(st,
                           "SELECT tool, origin, taken_epoch, hits, misses, size_bytes,"
@@ -486,37 +535,26 @@ int store_cache_snapshots_each(struct store *st, int64_t id, store_cache_fn fn, 
                 return r;
         sqlite3_bind_int64(s, 1, id);
         sqlite3_bind_int64(s, 2, STORE_ROWS_MAX);
-        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-                const char *tool = store_col_text(s, 0), *origin = store_col_text(s, 1);
-                const struct store_cache_snapshot c = {
-                    .tool = tool ? tool : "",
-                    .origin = origin ? origin : "",
-                    .taken_epoch = store_col_real(s, 2),
-                    .run = id,
-                    .hits = store_col_count(s, 3),
-                    .misses = store_col_count(s, 4),
-                    .size_bytes = store_col_count(s, 5),
-                    .max_size_bytes = store_col_count(s, 6),
-                    .files = store_col_count(s, 7),
-                    .version = store_col_text(s, 8),
-                };
+        return (int)store_rows(st, s, STORE_ROWS_MAX, cache_row, &w);
+}
 
-                n++;
-                r = fn(userdata, &c);
-                if (r < 0)
-                        break;
-        }
-        if (r >= 0)
-                r = store_step_end(st, rc);
-        sqlite3_finalize(s);
-        return r < 0 ? r : n;
+static int previous_row(void *ctx, sqlite3_stmt *s)
+{
+        struct store_cache_snapshot *c = ctx;
+
+        c->taken_epoch = store_col_real(s, 0);
+        read_counters(s, 1, c);
+        c->run = MAX(store_col_count(s, 6), 0);
+        return 0;
 }
 
 int store_cache_previous(struct store *st, const char *tool, int64_t before_id,
                          struct store_cache_snapshot *ret)
 {
+        struct store_cache_snapshot c = {.tool = tool, .origin = "cache"};
         sqlite3_stmt *s = NULL;
-        int r, rc;
+        int64_t n;
+        int r;
 
         r = store_prepare(st,
                           "SELECT taken_epoch, hits, misses, size_bytes, max_size_bytes, files,"
@@ -528,32 +566,29 @@ int store_cache_previous(struct store *st, const char *tool, int64_t before_id,
                 return r;
         sqlite3_bind_text(s, 1, tool, -1, SQLITE_STATIC);
         sqlite3_bind_int64(s, 2, before_id);
-        rc = sqlite3_step(s);
-        if (rc == SQLITE_ROW) {
-                *ret = (struct store_cache_snapshot){
-                    .tool = tool,
-                    .origin = "cache",
-                    .taken_epoch = store_col_real(s, 0),
-                    .hits = store_col_count(s, 1),
-                    .misses = store_col_count(s, 2),
-                    .size_bytes = store_col_count(s, 3),
-                    .max_size_bytes = store_col_count(s, 4),
-                    .files = store_col_count(s, 5),
-                    .run = MAX(store_col_count(s, 6), 0),
-                };
-                r = 1;
-        } else {
-                r = store_step_end(st, rc);
-        }
-        sqlite3_finalize(s);
-        return r;
+        n = store_rows(st, s, 1, previous_row, &c);
+        if (n == 1)
+                *ret = c;
+        return (int)n;
+}
+
+static int runs_since_row(void *ctx, sqlite3_stmt *s)
+{
+        *(struct store_cache_runs *)ctx = (struct store_cache_runs){
+            .runs = MAX(store_col_count(s, 0), 0),
+            .hits = store_col_count(s, 1),
+            .misses = store_col_count(s, 2),
+        };
+        return 0;
 }
 
 int store_cache_runs_since(struct store *st, const char *tool, double since,
                            struct store_cache_runs *ret)
 {
+        struct store_cache_runs c;
         sqlite3_stmt *s = NULL;
-        int r, rc;
+        int64_t n;
+        int r;
 
         r = store_prepare(st,
                           "SELECT count(*),"
@@ -571,22 +606,49 @@ int store_cache_runs_since(struct store *st, const char *tool, double since,
                 return r;
         sqlite3_bind_text(s, 1, tool, -1, SQLITE_STATIC);
         sqlite3_bind_double(s, 2, since);
-        rc = sqlite3_step(s);
-        if (rc == SQLITE_ROW) {
-                *ret = (struct store_cache_runs){
-                    .runs = MAX(store_col_count(s, 0), 0),
-                    .hits = store_col_count(s, 1),
-                    .misses = store_col_count(s, 2),
-                };
-                r = 0;
-        } else {
-                r = rc == SQLITE_DONE ? -EIO : store_step_end(st, rc);
-        }
-        sqlite3_finalize(s);
-        return r;
+        n = store_rows(st, s, 1, runs_since_row, &c);
+        if (n < 0)
+                return (int)n;
+        if (n == 0)
+                return -EIO; /* an aggregate has a row */
+        *ret = c;
+        return 0;
 }
 
 /* ---- layers -------------------------------------------------------------- */
+
+struct layer_walk {
+        store_layer_fn fn;
+        void *userdata;
+};
+
+static int layer_row(void *ctx, sqlite3_stmt *s)
+{
+        struct layer_walk *w = ctx;
+        const char *name = store_col_text(s, 0), *run = store_col_text(s, 1);
+        struct store_layer l = {
+            .target = {.name = name ? name : "",
+                       .steps = store_col_count(s, 3),
+                       .cached = store_col_count(s, 4),
+                       .node = store_col_text(s, 5),
+                       .duration_s = store_col_real(s, 8),
+                       .success = success_of(store_col_count(s, 9)),
+                       .cc_hits = -1,
+                       .cc_misses = -1,
+                       .sccache_hits = -1,
+                       .sccache_misses = -1,
+                       .ccache_hits = -1,
+                       .ccache_misses = -1},
+            .run = run ? run : "",
+            .start_epoch = store_col_real(s, 2),
+            .previous_node = store_col_text(s, 6),
+            .previous_run = store_col_text(s, 7),
+        };
+
+        l.node_changed =
+            l.previous_node && l.target.node && strcmp(l.previous_node, l.target.node) != 0;
+        return w->fn(w->userdata, &l);
+}
 
 int store_layers_each(struct store *st, double since, int64_t limit, store_layer_fn fn,
                       void *userdata)
@@ -603,46 +665,15 @@ int store_layers_each(struct store *st, double since, int64_t limit, store_layer
             " FROM b cur LEFT JOIN b prev ON prev.name = cur.name AND prev.k = 2"
             " WHERE cur.k = 1 AND cur.start_epoch >= ? ORDER BY cur.start_epoch DESC,"
             " cur.name LIMIT ?";
+        struct layer_walk w = {.fn = fn, .userdata = userdata};
         sqlite3_stmt *s = NULL;
-        int n = 0, r, rc = SQLITE_DONE;
+        int r = store_prepare(st, sql, &s);
 
-        r = store_prepare(st, sql, &s);
         if (r < 0)
                 return r;
         sqlite3_bind_double(s, 1, isnan(since) ? -1e18 : since);
         sqlite3_bind_int64(s, 2, limit > 0 ? MIN(limit, STORE_ROWS_MAX) : STORE_ROWS_MAX);
-        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-                const char *name = store_col_text(s, 0), *run = store_col_text(s, 1);
-                struct store_layer l = {
-                    .target = {.name = name ? name : "",
-                               .steps = store_col_count(s, 3),
-                               .cached = store_col_count(s, 4),
-                               .node = store_col_text(s, 5),
-                               .duration_s = store_col_real(s, 8),
-                               .success = success_of(store_col_count(s, 9)),
-                               .cc_hits = -1,
-                               .cc_misses = -1,
-                               .sccache_hits = -1,
-                               .sccache_misses = -1,
-                               .ccache_hits = -1,
-                               .ccache_misses = -1},
-                    .run = run ? run : "",
-                    .start_epoch = store_col_real(s, 2),
-                    .previous_node = store_col_text(s, 6),
-                    .previous_run = store_col_text(s, 7),
-                };
-
-                l.node_changed =
-                    l.previous_node && l.target.node && strcmp(l.previous_node, l.target.node) != 0;
-                n++;
-                r = fn(userdata, &l);
-                if (r < 0)
-                        break;
-        }
-        if (r >= 0)
-                r = store_step_end(st, rc);
-        sqlite3_finalize(s);
-        return r < 0 ? r : n;
+        return (int)store_rows(st, s, STORE_ROWS_MAX, layer_row, &w);
 }
 
 /* ---- --since ------------------------------------------------------------- */

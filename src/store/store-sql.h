@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "model/sample.h"
 #include "store/history.h"
 #include "store/store.h"
 
@@ -25,6 +26,16 @@ int store_prepare(struct store *st, const char *sql, sqlite3_stmt **ret);
 
 /* The end of a row loop: rc was SQLITE_DONE (0), or an error (-errno). */
 int store_step_end(struct store *st, int rc);
+
+/* Step s (prepared and bound) through at most max rows, each to row(),
+ * then finalize it. Returns the number of rows, or -errno, or what row()
+ * returned (a negative return stops). */
+typedef int (*store_row_fn)(void *ctx, sqlite3_stmt *s);
+int64_t store_rows(struct store *st, sqlite3_stmt *s, int64_t max, store_row_fn row, void *ctx);
+
+/* Which columns of the sample column table (sample.h) the samples table
+ * has, by name: an older file lacks the newer ones. */
+int store_sample_columns(struct store *st, bool have[SAMPLE_COLUMNS_MAX]);
 
 /* Column readers: SQL NULL reads as unknown (NULL, NAN, -1), and so does
  * a negative count (a count is never negative; a hand-edited file may

@@ -83,6 +83,9 @@ static const char schema_v3[] = "ALTER TABLE targets ADD COLUMN builder TEXT;"
                                 "ALTER TABLE targets ADD COLUMN ccache_hits INTEGER;"
                                 "ALTER TABLE targets ADD COLUMN ccache_misses INTEGER;";
 
+/* Columns of a table read back at most (SQLite's own limit is 2000). */
+#define STORE_COLUMNS_MAX 4096
+
 /* migrations[v] takes a file from version v to v + 1. */
 static const char *const migrations[] = {schema_v1, schema_v2, schema_v3};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
@@ -210,6 +213,23 @@ int store_step_end(struct store *st, int rc)
         return rc == SQLITE_DONE ? 0 : store_map_rc(st->db, rc);
 }
 
+int64_t store_rows(struct store *st, sqlite3_stmt *s, int64_t max, store_row_fn row, void *ctx)
+{
+        int64_t n = 0;
+        int r = 0, rc = SQLITE_DONE;
+
+        while (n < max && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+                n++;
+                r = row(ctx, s);
+                if (r < 0)
+                        break;
+        }
+        if (r >= 0 && rc != SQLITE_ROW)
+                r = store_step_end(st, rc);
+        sqlite3_finalize(s);
+        return r < 0 ? r : n;
+}
+
 const char *store_col_text(sqlite3_stmt *s, int i)
 {
         return (const char *)sqlite3_column_text(s, i);
@@ -240,20 +260,22 @@ static int step_done(struct store *st, sqlite3_stmt *s)
         return r;
 }
 
+static int version_row(void *ctx, sqlite3_stmt *s)
+{
+        *(int *)ctx = sqlite3_column_int(s, 0);
+        return 0;
+}
+
 static int read_version(struct store *st, int *ret)
 {
         sqlite3_stmt *s = NULL;
+        int64_t n;
         int r = store_prepare(st, "PRAGMA user_version", &s);
 
-        if (r >= 0) {
-                int rc = sqlite3_step(s);
-                if (rc == SQLITE_ROW)
-                        *ret = sqlite3_column_int(s, 0);
-                else
-                        r = store_map_rc(st->db, rc);
-        }
-        sqlite3_finalize(s);
-        return r;
+        if (r < 0)
+                return r;
+        n = store_rows(st, s, 1, version_row, ret);
+        return n < 0 ? (int)n : n == 1 ? 0 : -EIO;
 }
 
 static bool column_name_ok(const char *n)
@@ -266,31 +288,38 @@ static bool column_name_ok(const char *n)
         return true;
 }
 
+static int column_row(void *ctx, sqlite3_stmt *s)
+{
+        bool *have = ctx;
+        const char *name = (const char *)sqlite3_column_text(s, 0);
+
+        for (size_t i = 0; name && i < sample_column_count() && i < SAMPLE_COLUMNS_MAX; i++)
+                if (strcmp(name, sample_column_name(i, NULL)) == 0)
+                        have[i] = true;
+        return 0;
+}
+
+int store_sample_columns(struct store *st, bool have[SAMPLE_COLUMNS_MAX])
+{
+        sqlite3_stmt *s = NULL;
+        int64_t n;
+        int r = store_prepare(st, "SELECT name FROM pragma_table_xinfo('samples')", &s);
+
+        memset(have, 0, SAMPLE_COLUMNS_MAX * sizeof(*have));
+        if (r < 0)
+                return r;
+        n = store_rows(st, s, STORE_COLUMNS_MAX, column_row, have);
+        return n < 0 ? (int)n : 0;
+}
+
 /* Add the sample columns the table lacks: a column appended to the table
  * in sample.c becomes an SQL column on the next open, with no code here.
  * Called inside the upgrade transaction. */
 static int sync_sample_columns(struct store *st)
 {
-        sqlite3_stmt *s = NULL;
-        bool have[SAMPLE_COLUMNS_MAX] = {false};
-        int r = store_prepare(st, "SELECT name FROM pragma_table_xinfo('samples')", &s);
+        bool have[SAMPLE_COLUMNS_MAX];
+        int r = store_sample_columns(st, have);
 
-        while (r >= 0) {
-                int rc = sqlite3_step(s);
-                const char *name;
-
-                if (rc == SQLITE_DONE)
-                        break;
-                if (rc != SQLITE_ROW) {
-                        r = store_map_rc(st->db, rc);
-                        break;
-                }
-                name = (const char *)sqlite3_column_text(s, 0);
-                for (size_t i = 0; name && i < sample_column_count(); i++)
-                        if (strcmp(name, sample_column_name(i, NULL)) == 0)
-                                have[i] = true;
-        }
-        sqlite3_finalize(s);
         for (size_t i = 0; r >= 0 && i < sample_column_count(); i++) {
                 enum sample_column_type t;
                 const char *name = sample_column_name(i, &t);
