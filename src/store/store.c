@@ -312,6 +312,20 @@ int store_sample_columns(struct store *st, bool have[SAMPLE_COLUMNS_MAX])
         return n < 0 ? (int)n : 0;
 }
 
+/* Whether the samples table has every column of the column table (false
+ * when it cannot tell). */
+static bool sample_columns_complete(struct store *st)
+{
+        bool have[SAMPLE_COLUMNS_MAX];
+
+        if (store_sample_columns(st, have) < 0)
+                return false;
+        for (size_t i = 0; i < sample_column_count(); i++)
+                if (!have[i] && column_name_ok(sample_column_name(i, NULL)))
+                        return false;
+        return true;
+}
+
 /* Add the sample columns the table lacks: a column appended to the table
  * in sample.c becomes an SQL column on the next open, with no code here.
  * Called inside the upgrade transaction. */
@@ -360,6 +374,10 @@ static int upgrade(struct store *st)
         st->opened_version = v;
         if (v > STORE_SCHEMA_VERSION)
                 return -STORE_ENEWER;
+        /* Up to date: no write lock needed, so a reader (status) opens the
+         * file while a run writes to it. */
+        if (v == STORE_SCHEMA_VERSION && sample_columns_complete(st))
+                return 0;
         r = store_begin(st);
         if (r < 0)
                 return r;
