@@ -187,6 +187,24 @@ for _ in $(seq 100); do [ -e "$DB.locked" ] && break; sleep 0.05; done
 fault locked "$DB"
 check "locked: says locked" grep -q "locked" "$T/locked.err"
 kill $locker 2>/dev/null; wait $locker 2>/dev/null
+# ...while the readers go on: status opens and reads a file a run is
+# writing to (WAL; an up-to-date file needs no write lock to open)
+rm -f "$DB.locked"
+python3 - "$DB" 6 <<'PY' &
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN IMMEDIATE")
+c.execute("UPDATE runs SET samples = samples")
+open(sys.argv[1] + ".locked", "w").close()
+time.sleep(float(sys.argv[2]))
+c.execute("ROLLBACK")
+PY
+locker=$!
+for _ in $(seq 100); do [ -e "$DB.locked" ] && break; sleep 0.05; done
+"$BUILDTEL" status --db "$DB" --json >"$T/sl.json" 2>"$T/sl.err"
+expect_eq "status while a run holds the write lock: reads" "$?/$(cat "$T/sl.err")" "0/"
+check "status while a run holds the write lock: the runs" test "$($J "$T/sl.json" 0.id)" != ""
+kill $locker 2>/dev/null; wait $locker 2>/dev/null
 # an unwritable place (root ignores permission bits: a path under a file)
 touch "$T/file"
 fault unwritable "$T/file/h.db"
