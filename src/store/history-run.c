@@ -13,51 +13,35 @@
 #include "util/dbuf.h"
 #include "util/macro.h"
 
-/* A sample walk: the stored columns (table index per result column from
- * 1 on) and where the samples go. */
-struct sample_walk {
+/* A walk over the samples of a run: the statement, and the column table
+ * index of each result column from 1 on. */
+struct store_samples {
+        struct store *st;
+        sqlite3_stmt *s;
         size_t cols[SAMPLE_COLUMNS_MAX], n;
-        store_sample_fn fn;
-        void *userdata;
+        bool done; /* stepping past the end would start over */
 };
 
-static int sample_row(void *ctx, sqlite3_stmt *s)
+void store_samples_close(struct store_samples *it)
 {
-        struct sample_walk *w = ctx;
-        struct sample smp;
-
-        sample_clear(&smp);
-        for (size_t k = 0; k < w->n; k++) {
-                enum sample_column_type t;
-                int c = (int)k + 1;
-
-                (void)sample_column_name(w->cols[k], &t);
-                if (t == SAMPLE_COLUMN_NUMBER) {
-                        if (sqlite3_column_type(s, c) != SQLITE_NULL)
-                                (void)sample_column_set_number(&smp, w->cols[k],
-                                                               sqlite3_column_double(s, c));
-                } else {
-                        const char *v = store_col_text(s, c);
-                        (void)sample_column_set_text(&smp, w->cols[k], v ? v : "");
-                }
-        }
-        return w->fn(w->userdata, &smp);
+        if (!it)
+                return;
+        sqlite3_finalize(it->s);
+        free(it);
 }
 
-int64_t store_samples_each(struct store *st, int64_t id, store_sample_fn fn, void *userdata)
+/* "SELECT seq, <the stored columns> FROM samples ...", the columns into it. */
+static int samples_sql(struct store_samples *it, struct dbuf *sql)
 {
-        struct sample_walk w = {.fn = fn, .userdata = userdata};
-        sqlite3_stmt *s = NULL;
-        struct dbuf sql = DBUF_INIT;
         bool has[SAMPLE_COLUMNS_MAX];
         int r;
 
         /* only the columns the file has: an older file's missing columns
          * stay unknown */
-        r = store_sample_columns(st, has);
+        r = store_sample_columns(it->st, has);
         if (r < 0)
                 return r;
-        r = dbuf_puts(&sql, "SELECT seq");
+        r = dbuf_puts(sql, "SELECT seq");
         for (size_t i = 0; r >= 0 && i < sample_column_count() && i < SAMPLE_COLUMNS_MAX; i++) {
                 enum sample_column_type t;
                 const char *name = sample_column_name(i, &t);
@@ -65,18 +49,77 @@ int64_t store_samples_each(struct store *st, int64_t id, store_sample_fn fn, voi
                 if (!has[i] || t == SAMPLE_COLUMN_ISO)
                         continue;
                 /* names come from our column table, not from the file */
-                r = dbuf_printf(&sql, ", \"%s\"", name);
-                w.cols[w.n++] = i;
+                r = dbuf_printf(sql, ", \"%s\"", name);
+                it->cols[it->n++] = i;
         }
+        return r < 0 ? r : dbuf_puts(sql, " FROM samples WHERE run = ? ORDER BY seq");
+}
+
+int store_samples_open(struct store *st, int64_t id, struct store_samples **ret)
+{
+        struct store_samples *it = calloc(1, sizeof(*it));
+        struct dbuf sql = DBUF_INIT;
+        int r;
+
+        if (!it)
+                return -ENOMEM;
+        it->st = st;
+        r = samples_sql(it, &sql);
         if (r >= 0)
-                r = dbuf_puts(&sql, " FROM samples WHERE run = ? ORDER BY seq");
-        if (r >= 0)
-                r = store_prepare(st, sql.p, &s);
+                r = store_prepare(st, sql.p, &it->s);
         dbuf_release(&sql);
-        if (r < 0)
+        if (r < 0) {
+                store_samples_close(it);
                 return r;
-        sqlite3_bind_int64(s, 1, id);
-        return store_rows(st, s, INT64_MAX, sample_row, &w);
+        }
+        sqlite3_bind_int64(it->s, 1, id);
+        *ret = it;
+        return 0;
+}
+
+int store_samples_next(struct store_samples *it, struct sample *ret)
+{
+        int rc;
+
+        if (it->done)
+                return 0;
+        rc = sqlite3_step(it->s);
+        if (rc != SQLITE_ROW) {
+                it->done = true;
+                return store_step_end(it->st, rc);
+        }
+        sample_clear(ret);
+        for (size_t k = 0; k < it->n; k++) {
+                enum sample_column_type t;
+                int c = (int)k + 1;
+
+                (void)sample_column_name(it->cols[k], &t);
+                if (t == SAMPLE_COLUMN_NUMBER) {
+                        if (sqlite3_column_type(it->s, c) != SQLITE_NULL)
+                                (void)sample_column_set_number(ret, it->cols[k],
+                                                               sqlite3_column_double(it->s, c));
+                } else {
+                        const char *v = store_col_text(it->s, c);
+                        (void)sample_column_set_text(ret, it->cols[k], v ? v : "");
+                }
+        }
+        return 1;
+}
+
+int64_t store_samples_each(struct store *st, int64_t id, store_sample_fn fn, void *userdata)
+{
+        struct store_samples *it = NULL;
+        struct sample smp;
+        int64_t n = 0;
+        int r;
+
+        r = store_samples_open(st, id, &it);
+        while (r >= 0 && (r = store_samples_next(it, &smp)) > 0) {
+                n++;
+                r = fn(userdata, &smp);
+        }
+        store_samples_close(it);
+        return r < 0 ? r : n;
 }
 
 /* A stored count as the model's: -1 (unknown) is 0, and it saturates. */
