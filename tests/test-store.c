@@ -793,7 +793,7 @@ static void test_locked(void **state)
         assert_int_equal(store_open(db, true, 1000, &st), 0);
         id = begin_run(st, "locked", 100);
         sample_clear(&smp);
-        smp.mem_used_mb = 1234;
+        smp.cpu_pct = 12.34;
         assert_int_equal(store_sample_insert(st, id, 0, &smp), 0);
 
         /* a run writing (its transaction open): the typed reads go on (WAL),
@@ -807,7 +807,7 @@ static void test_locked(void **state)
         store_run_release(&run);
         summary_init(&sum, NULL);
         assert_int_equal(store_samples_each(st, id, add_to_summary, &sum), 1);
-        assert_true(sum.mem_used_peak.value == 1234);
+        assert_true(sum.cpu_pct_peak.value == 12.34);
         assert_int_equal(store_begin(st), -EBUSY);
         assert_non_null(strstr(store_strerror(-EBUSY), "locked"));
         assert_int_equal(store_open(db, false, 50, &st2), 0);
@@ -854,7 +854,7 @@ static void test_corrupt(void **state)
         for (int i = 0; i < 2000; i++) {
                 sample_clear(&s);
                 s.epoch = 100 + i;
-                s.mem_used_mb = i;
+                s.cpu_pct = i % 100;
                 s.context = "[1/2] Building C object with a context long enough to fill pages";
                 assert_int_equal(store_sample_insert(st, id, (uint64_t)i, &s), 0);
         }

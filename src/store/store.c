@@ -83,9 +83,6 @@ static const char schema_v3[] = "ALTER TABLE targets ADD COLUMN builder TEXT;"
                                 "ALTER TABLE targets ADD COLUMN ccache_hits INTEGER;"
                                 "ALTER TABLE targets ADD COLUMN ccache_misses INTEGER;";
 
-/* Columns of a table read back at most (SQLite's own limit is 2000). */
-#define STORE_COLUMNS_MAX 4096
-
 /* migrations[v] takes a file from version v to v + 1. */
 static const char *const migrations[] = {schema_v1, schema_v2, schema_v3};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
@@ -208,6 +205,12 @@ int store_prepare(struct store *st, const char *sql, sqlite3_stmt **ret)
         return store_map_rc(st->db, sqlite3_prepare_v2(st->db, sql, -1, ret, NULL));
 }
 
+/* The writers' name for it. */
+static int prepare(struct store *st, const char *sql, sqlite3_stmt **ret)
+{
+        return store_prepare(st, sql, ret);
+}
+
 int store_step_end(struct store *st, int rc)
 {
         return rc == SQLITE_DONE ? 0 : store_map_rc(st->db, rc);
@@ -270,7 +273,7 @@ static int read_version(struct store *st, int *ret)
 {
         sqlite3_stmt *s = NULL;
         int64_t n;
-        int r = store_prepare(st, "PRAGMA user_version", &s);
+        int r = prepare(st, "PRAGMA user_version", &s);
 
         if (r < 0)
                 return r;
@@ -288,6 +291,9 @@ static bool column_name_ok(const char *n)
         return true;
 }
 
+/* Columns of a table read back at most (SQLite's own limit is 2000). */
+#define STORE_COLUMNS_MAX 4096
+
 static int column_row(void *ctx, sqlite3_stmt *s)
 {
         bool *have = ctx;
@@ -303,7 +309,7 @@ int store_sample_columns(struct store *st, bool have[SAMPLE_COLUMNS_MAX])
 {
         sqlite3_stmt *s = NULL;
         int64_t n;
-        int r = store_prepare(st, "SELECT name FROM pragma_table_xinfo('samples')", &s);
+        int r = prepare(st, "SELECT name FROM pragma_table_xinfo('samples')", &s);
 
         memset(have, 0, SAMPLE_COLUMNS_MAX * sizeof(*have));
         if (r < 0)
@@ -429,7 +435,7 @@ static int prepare_sample_insert(struct store *st)
         if (r >= 0)
                 r = dbuf_puts(&sql, ")");
         if (r >= 0)
-                r = store_prepare(st, sql.p, &st->ins_sample);
+                r = prepare(st, sql.p, &st->ins_sample);
         st->nsample_cols = n;
         dbuf_release(&sql);
         return r;
@@ -571,13 +577,13 @@ int store_run_begin(struct store *st, const struct run_info *ri, const struct st
         r = store_begin(st);
         if (r < 0)
                 return r;
-        r = store_prepare(st, "DELETE FROM runs WHERE run_id = ?", &del);
+        r = prepare(st, "DELETE FROM runs WHERE run_id = ?", &del);
         if (r >= 0) {
                 sqlite3_bind_text(del, 1, ri->run_id, -1, SQLITE_STATIC);
                 r = step_done(st, del);
         }
         if (r >= 0)
-                r = store_prepare(st, sql, &s);
+                r = prepare(st, sql, &s);
         if (r >= 0) {
                 bind_text_or_null(s, 1, ri->run_id);
                 bind_text_or_null(s, 2, ri->kind ? ri->kind : "run");
@@ -650,7 +656,7 @@ static void bind_summary(sqlite3_stmt *s, int first, const struct summary *sum, 
 int store_run_progress(struct store *st, int64_t id, const struct summary *sum, uint64_t dropped)
 {
         sqlite3_stmt *s = NULL;
-        int r = store_prepare(st, "UPDATE runs SET " SUMMARY_SET " WHERE id = ?", &s);
+        int r = prepare(st, "UPDATE runs SET " SUMMARY_SET " WHERE id = ?", &s);
 
         if (r >= 0) {
                 bind_summary(s, 1, sum, dropped);
@@ -664,12 +670,11 @@ int store_run_progress(struct store *st, int64_t id, const struct summary *sum, 
 int store_run_set_extra(struct store *st, int64_t id, const struct store_run_extra *x)
 {
         sqlite3_stmt *s = NULL;
-        int r =
-            store_prepare(st,
-                          "UPDATE runs SET builder = COALESCE(?, builder),"
-                          " cgroup_mode = COALESCE(?, cgroup_mode), vcs_rev = COALESCE(?, vcs_rev),"
-                          " vcs_ref = COALESCE(?, vcs_ref) WHERE id = ?",
-                          &s);
+        int r = prepare(st,
+                        "UPDATE runs SET builder = COALESCE(?, builder),"
+                        " cgroup_mode = COALESCE(?, cgroup_mode), vcs_rev = COALESCE(?, vcs_rev),"
+                        " vcs_ref = COALESCE(?, vcs_ref) WHERE id = ?",
+                        &s);
 
         if (r >= 0) {
                 bind_text_or_null(s, 1, x->builder);
@@ -749,13 +754,12 @@ static void bind_i64_or_null(sqlite3_stmt *s, int i, int64_t v)
 int store_target_insert(struct store *st, int64_t run, const struct store_target *t)
 {
         sqlite3_stmt *s = NULL;
-        int r =
-            store_prepare(st,
-                          "INSERT OR REPLACE INTO targets (run, name, duration_s, steps, cached,"
-                          " success, cc_hits, cc_misses, node, ref, builder, sccache_hits,"
-                          " sccache_misses, ccache_hits, ccache_misses)"
-                          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                          &s);
+        int r = prepare(st,
+                        "INSERT OR REPLACE INTO targets (run, name, duration_s, steps, cached,"
+                        " success, cc_hits, cc_misses, node, ref, builder, sccache_hits,"
+                        " sccache_misses, ccache_hits, ccache_misses)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        &s);
 
         if (r >= 0) {
                 sqlite3_bind_int64(s, 1, run);
