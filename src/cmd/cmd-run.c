@@ -22,6 +22,7 @@
 #include "cmd/cmd.h"
 #include "platform/cgroup.h"
 #include "platform/child.h"
+#include "platform/procfs.h"
 #include "util/util.h"
 
 #define READ_CHUNK (128 * 1024)
@@ -433,14 +434,7 @@ int cmd_run(int argc, char **argv)
         /* The OOM killer should take the build's process, not the recorder;
          * the build forked before this and keeps its own value. Lowering
          * needs privilege; without it this simply fails. */
-        {
-                int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-
-                if (fd >= 0) {
-                        (void)!write(fd, "-500", 4);
-                        close(fd);
-                }
-        }
+        (void)procfs_set_self_oom_score_adj(-500);
 
         e = run_loop(&L, grace);
         if (e < 0) {

@@ -112,6 +112,11 @@ int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, voi
  * Returns the length, or -errno. */
 ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap);
 
+/* Set this process's /proc/self/oom_score_adj (-1000..1000; lowering it
+ * needs CAP_SYS_RESOURCE). Returns 0, -ERANGE, or -errno (-EACCES
+ * without the privilege). */
+int procfs_set_self_oom_score_adj(int adj);
+
 /* Who a process is across pid reuse: its pid, its start time in clock
  * ticks after boot, and the boot id of the kernel (the history database
  * tells a live recorder from one that is gone with these). */
