@@ -282,6 +282,12 @@ static void test_run_round_trip(void **state)
         assert_true(tw.duration[1] == 12.5);
         assert_true(store_target_cached_ratio(&t) == 6.0 / 9.0);
         assert_true(isnan(store_target_cached_ratio(&u)));
+        /* the run's own distinct steps, once stored, win over the sum */
+        assert_int_equal(store_run_set_steps(st, id, 7, 3), 0);
+        assert_int_equal(store_run_get(st, id, &run), 0);
+        assert_int_equal(run.steps, 7);
+        assert_int_equal(run.cached_steps, 3);
+        store_run_release(&run);
 
         /* summarize from the database: the same summary, bit for bit */
         summary_init(&back, NULL);

@@ -235,9 +235,10 @@ static bool unfinished_ok(enum store_run_state state, const char *run_id, bool i
 }
 
 /* The run from the database: facts, samples, targets. Same returns as
- * export_files. *ret_ts is set when the run's targets were read. */
+ * export_files. *ret_f is set (malloc'd) when the run's targets were read:
+ * the figures its sinks stored. */
 static int export_db(struct exporter *x, struct store *st, int64_t id, const char *db,
-                     bool incomplete, struct run_info *ri, struct targets **ret_ts)
+                     bool incomplete, struct run_info *ri, struct run_facts **ret_f)
 {
         struct summary_config scfg = x->sum.cfg;
         struct store_run run;
@@ -255,15 +256,15 @@ static int export_db(struct exporter *x, struct store *st, int64_t id, const cha
                 return 1;
         }
         if (ri->finished) {
-                struct targets *ts = malloc(sizeof(*ts));
+                struct run_facts *f = calloc(1, sizeof(*f));
 
-                e = ts ? store_targets_get(st, id, ts) : -ENOMEM;
+                e = f ? store_targets_get(st, id, f) : -ENOMEM;
                 if (e < 0) {
-                        free(ts);
+                        free(f);
                         store_run_release(&run);
                         goto fail;
                 }
-                *ret_ts = ts;
+                *ret_f = f;
                 /* the run's own thresholds, for its near-OOM count */
                 (void)store_run_thresholds(&run, &scfg);
                 summary_init(&x->sum, &scfg);
@@ -285,6 +286,25 @@ fail:
                 return e;
         fprintf(stderr, "buildtel export: history database '%s': %s\n", db, store_strerror(e));
         return 1;
+}
+
+/* The last batch: the run's totals and its targets as the run stored
+ * them (*facts from the database), or none (*facts NULL: its files; made
+ * here). 0, -ENOMEM, or -EIO when sending failed. */
+static int send_final(struct exporter *x, const struct run_info *ri, struct run_facts **facts)
+{
+        struct run_model rm = {.run = ri, .summary = &x->sum};
+
+        if (*facts) {
+                targets_facts_outcome(ri, *facts);
+        } else {
+                *facts = malloc(sizeof(**facts));
+                if (!*facts)
+                        return -ENOMEM;
+                targets_facts(NULL, ri, *facts);
+        }
+        rm.facts = *facts;
+        return send_batch(x, &rm) < 0 ? -EIO : 0;
 }
 
 /* "DIR/resources-ID.csv" for a run id, malloc'd; NULL when too long or
@@ -418,24 +438,21 @@ static int send_run(const struct otel_config *cfg, const struct common_opts *o,
 {
         struct exporter x = {.cfg = cfg};
         struct run_info ri = {0};
-        struct targets *ts = NULL;
+        struct run_facts *facts = NULL;
         char msg[256];
         int e, ret = 1;
 
         summary_init(&x.sum, &o->rec.summary);
         e = otlp_sender_new(cfg, &x.s);
         if (e >= 0)
-                e = src->from_db ? export_db(&x, src->st, src->id, src->db, incomplete, &ri, &ts)
+                e = src->from_db ? export_db(&x, src->st, src->id, src->db, incomplete, &ri, &facts)
                                  : export_files(&x, src->csv, incomplete, &ri);
         if (e > 0)
                 goto out;
         if (e >= 0 && !ri.finished)
                 otlp_metrics_set_resource(x.m, "build.run.state", "incomplete");
-        if (e >= 0) {
-                struct run_model rm = {.run = &ri, .summary = &x.sum, .targets = ts};
-                if (send_batch(&x, &rm) < 0)
-                        e = -EIO;
-        }
+        if (e >= 0)
+                e = send_final(&x, &ri, &facts);
         if (e == -EIO) {
                 if (!otlp_sender_take_error(x.s, msg, sizeof(msg)))
                         snprintf(msg, sizeof(msg), "OTLP export failed");
@@ -446,7 +463,7 @@ static int send_run(const struct otel_config *cfg, const struct common_opts *o,
                 otelenv_url_for_display(cfg->url, msg, sizeof(msg));
                 printf("buildtel export: run %s%s: %llu samples%s%s sent to %s%s\n", ri.run_id,
                        ri.finished ? "" : " (incomplete)", (unsigned long long)x.rows,
-                       ts && ts->n ? " and the targets" : "",
+                       facts->n ? " and the targets" : "",
                        src->from_db ? " from the history" : " from its files", msg,
                        x.skipped ? " (junk rows skipped)" : "");
                 ret = 0;
@@ -454,7 +471,7 @@ static int send_run(const struct otel_config *cfg, const struct common_opts *o,
 out:
         otlp_sender_free(x.s);
         otlp_metrics_free(x.m);
-        free(ts);
+        free(facts);
         run_info_release(&ri);
         return ret;
 }

@@ -140,43 +140,58 @@ static void field_of(char *dst, size_t cap, const char *v)
         targets_copy_field(dst, cap, v ? v : "", v ? strlen(v) : 0);
 }
 
-static int add_target(void *userdata, const struct store_target *row)
+/* One stored row as the fact it was written from (sink-sqlite.c). */
+static int add_fact(void *userdata, const struct store_target *row)
 {
-        struct targets *ts = userdata;
-        struct target *t;
+        struct run_facts *f = userdata;
+        struct target_fact *t;
+        struct cc_counts cc = {0};
 
-        if (ts->n >= TARGETS_MAX)
+        if (f->n >= TARGETS_MAX)
                 return 0;
-        t = &ts->t[ts->n++];
+        t = &f->t[f->n++];
         memset(t, 0, sizeof(*t));
         field_of(t->name, sizeof(t->name), row->name);
-        t->first_seen = 0;
-        t->last_seen = row->duration_s;
+        t->start_s = t->end_s = NAN;
+        t->duration_s = row->duration_s;
+        t->steps_set = row->steps >= 0;
         t->steps = u32_of(row->steps);
         t->cached = u32_of(row->cached);
-        t->errors = row->success == 0;
-        t->done = row->success == 1;
+        t->success = row->success == 1   ? TARGET_BUILT
+                     : row->success == 0 ? TARGET_FAILED
+                                         : TARGET_SUCCESS_UNKNOWN;
         field_of(t->node, sizeof(t->node), row->node);
         field_of(t->ref, sizeof(t->ref), row->ref);
         field_of(t->builder, sizeof(t->builder), row->builder);
         cc_of(row->sccache_hits, row->sccache_misses, &t->sccache);
         cc_of(row->ccache_hits, row->ccache_misses, &t->ccache);
+        targets_fact_ratios(t);
+        /* a version-2 row has only the combined counts */
+        cc_of(row->cc_hits, row->cc_misses, &cc);
+        if (cc.set)
+                t->cc = cc;
         return 0;
 }
 
-int store_targets_get(struct store *st, int64_t id, struct targets *ret)
+int store_targets_get(struct store *st, int64_t id, struct run_facts *ret)
 {
-        _cleanup_free_ struct targets *ts = malloc(sizeof(*ts));
+        _cleanup_free_ struct run_facts *f = calloc(1, sizeof(*f));
+        int64_t steps, cached;
         int r;
 
-        if (!ts)
+        if (!f)
                 return -ENOMEM;
-        targets_init(ts);
-        r = store_targets_walk(st, id, true, TARGETS_MAX, add_target, ts);
+        r = store_targets_walk(st, id, true, TARGETS_MAX, add_fact, f);
+        if (r >= 0)
+                r = store_run_steps(st, id, &steps, &cached);
         if (r < 0)
                 return r;
-        memcpy(ret, ts, sizeof(*ts));
-        return (int)ts->n;
+        ret->n = f->n;
+        memcpy(ret->t, f->t, f->n * sizeof(f->t[0]));
+        ret->steps_set = steps >= 0 && cached >= 0;
+        ret->steps = u32_of(steps);
+        ret->cached = u32_of(cached);
+        return (int)f->n;
 }
 
 int store_run_thresholds(const struct store_run *r, struct summary_config *cfg)

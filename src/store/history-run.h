@@ -18,7 +18,7 @@
  *     store_run_thresholds(&run, &cfg);   the summary config it was made with
  *     store_samples_each(st, id, fn, p);  every sample, in time order (or
  *                                         store_samples_open/next/close)
- *     store_targets_get(st, id, ts);      its targets, as the model holds them
+ *     store_targets_get(st, id, facts);   its targets, as the facts its sinks sent
  *
  * with no SQL and no database handle in the caller. */
 
@@ -43,15 +43,15 @@ typedef int (*store_sample_fn)(void *userdata, const struct sample *s);
  * what fn returned. */
 int64_t store_samples_each(struct store *st, int64_t id, store_sample_fn fn, void *userdata);
 
-/* The targets of run row id, in the order the run stored them (at most
- * TARGETS_MAX; names and fields cut as targets.h cuts them), into *ret
- * (caller-owned, initialized here). What the row does not know stays
- * unknown: a NULL duration is NAN, NULL counts are absent. A target's
- * stored duration becomes first_seen 0 and last_seen the duration, its
- * steps and cached the stored figures (for imported buildx history too,
- * as the row holds the figures that won). Returns the number of targets
- * or -errno; *ret is untouched on failure. */
-int store_targets_get(struct store *st, int64_t id, struct targets *ret);
+/* The targets of run row id as the run stored them: the facts its sinks
+ * reported (targets_facts()), in the order the run stored them (at most
+ * TARGETS_MAX; names and fields cut as targets.h cuts them), and the run's
+ * step totals, into *ret (caller-owned). Unknown stays unknown: a NULL
+ * duration is NAN, NULL counts are absent, a NULL success unknown. The
+ * run's outcome and duration are not touched (targets_facts_outcome() on
+ * store_run_get()'s facts gives them). Returns the number of targets or
+ * -errno; *ret is untouched on failure. */
+int store_targets_get(struct store *st, int64_t id, struct run_facts *ret);
 
 /* The thresholds the run's summary was made with (its stored summary), so
  * a replay counts near-OOM and low-disk samples as the run did: the ones

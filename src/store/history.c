@@ -19,7 +19,9 @@
 
 /* ---- runs ---------------------------------------------------------------- */
 
-/* A target's steps in a run's sum: a hand-edited file cannot make the sum
+/* A run's steps: its own distinct steps (version 4: a step shared by
+ * targets counts once), else (an older buildtel's run) the sum of its
+ * targets', each capped so that a hand-edited file cannot make the sum
  * overflow (an SQL error) with a few huge values. */
 #define STEPS_CAP "1099511627776"
 
@@ -67,9 +69,11 @@
         X(RECORDER_START, "r.recorder_start")                                                      \
         X(NODES, "(SELECT group_concat(DISTINCT node) FROM targets t"                              \
                  " WHERE t.run = r.id AND node <> '')")                                            \
-        X(STEPS, "(SELECT sum(min(steps, " STEPS_CAP ")) FROM targets t WHERE t.run = r.id)")      \
-        X(CACHED, "(SELECT sum(min(COALESCE(cached, 0), " STEPS_CAP ")) FROM targets t"            \
-                  " WHERE t.run = r.id AND steps IS NOT NULL)")                                    \
+        X(STEPS, "COALESCE(r.steps, (SELECT sum(min(steps, " STEPS_CAP "))"                        \
+                 " FROM targets t WHERE t.run = r.id))")                                           \
+        X(CACHED, "CASE WHEN r.steps IS NOT NULL THEN COALESCE(r.cached_steps, 0) ELSE"            \
+                  " (SELECT sum(min(COALESCE(cached, 0), " STEPS_CAP ")) FROM targets t"           \
+                  " WHERE t.run = r.id AND steps IS NOT NULL) END")                                \
         X(NEAR_OOM_MB, "CASE WHEN json_valid(r.summary_json) THEN"                                 \
                        " json_extract(r.summary_json, '$.thresholds.near_oom_mb') END")            \
         X(LOW_DISK_GB, "CASE WHEN json_valid(r.summary_json) THEN"                                 \
@@ -394,6 +398,32 @@ int store_run_find(struct store *st, const char *spec, int64_t *ret_id)
         if (n > 1 && !f.exact) /* an exact match wins */
                 return -EEXIST;
         *ret_id = f.id;
+        return 0;
+}
+
+static int steps_row(void *ctx, sqlite3_stmt *s)
+{
+        int64_t *v = ctx;
+
+        v[0] = store_col_count(s, 0);
+        v[1] = store_col_count(s, 1);
+        return 0;
+}
+
+int store_run_steps(struct store *st, int64_t id, int64_t *ret_steps, int64_t *ret_cached)
+{
+        int64_t v[2] = {-1, -1}, n;
+        sqlite3_stmt *s = NULL;
+        int r = store_prepare(st, "SELECT steps, cached_steps FROM runs WHERE id = ?", &s);
+
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, id);
+        n = store_rows(st, s, 1, steps_row, v);
+        if (n < 0)
+                return (int)n;
+        *ret_steps = v[0];
+        *ret_cached = v[1];
         return 0;
 }
 
