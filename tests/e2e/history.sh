@@ -182,34 +182,29 @@ fault() { # fault NAME DB: a run against DB
         expect_eq "$1: exactly one warning" "$(grep -c 'warning' "$T/$1.err")" 1
         check "$1: the warning names the database" grep -q "history database '$2'" "$T/$1.err"
 }
-# a lock held by another process past the busy timeout
-python3 - "$DB" 8 <<'PY' &
+# hold_lock SQL SECONDS: another process runs SQL on $DB and keeps its
+# transaction open for SECONDS; returns once it holds the lock ($locker)
+hold_lock() {
+        rm -f "$DB.locked"
+        python3 - "$DB" "$1" "$2" <<'PY' &
 import sqlite3, sys, time
 c = sqlite3.connect(sys.argv[1], isolation_level=None)
-c.execute("BEGIN EXCLUSIVE")
+c.executescript(sys.argv[2])
 open(sys.argv[1] + ".locked", "w").close()
-time.sleep(float(sys.argv[2]))
+time.sleep(float(sys.argv[3]))
 c.execute("ROLLBACK")
 PY
-locker=$!
-for _ in $(seq 100); do [ -e "$DB.locked" ] && break; sleep 0.05; done
+        locker=$!
+        for _ in $(seq 100); do [ -e "$DB.locked" ] && break; sleep 0.05; done
+}
+# a lock held by another process past the busy timeout
+hold_lock "BEGIN EXCLUSIVE" 8
 fault locked "$DB"
 check "locked: says locked" grep -q "locked" "$T/locked.err"
 kill $locker 2>/dev/null; wait $locker 2>/dev/null
 # ...while the readers go on: status opens and reads a file a run is
 # writing to (WAL; an up-to-date file needs no write lock to open)
-rm -f "$DB.locked"
-python3 - "$DB" 6 <<'PY' &
-import sqlite3, sys, time
-c = sqlite3.connect(sys.argv[1], isolation_level=None)
-c.execute("BEGIN IMMEDIATE")
-c.execute("UPDATE runs SET samples = samples")
-open(sys.argv[1] + ".locked", "w").close()
-time.sleep(float(sys.argv[2]))
-c.execute("ROLLBACK")
-PY
-locker=$!
-for _ in $(seq 100); do [ -e "$DB.locked" ] && break; sleep 0.05; done
+hold_lock "BEGIN IMMEDIATE; UPDATE runs SET samples = samples" 6
 "$BUILDTEL" status --db "$DB" --json >"$T/sl.json" 2>"$T/sl.err"
 expect_eq "status while a run holds the write lock: reads" "$?/$(cat "$T/sl.err")" "0/"
 check "status while a run holds the write lock: the runs" test "$($J "$T/sl.json" 0.id)" != ""
