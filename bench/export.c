@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* `buildtel export --otlp RUN` from the history database, without the
  * network: the 24-hour run that bench-store leaves in DIR/bench.db (86,400
- * sample rows, every column) read back through history_run_samples(), then
+ * sample rows, every column) read back through store_samples_each(), then
  * read back and encoded in requests of 1000 samples as export does, per
  * protocol. Prints CPU seconds and bytes.
  *   bench-export DIR   (after bench-store DIR) */
@@ -66,7 +66,8 @@ int main(int argc, char **argv)
 {
         char path[4096];
         struct store *st;
-        struct run_info ri;
+        struct store_run run;
+        struct run_info *ri = &run.info;
         struct summary sum;
         int64_t id, rows;
         double t0, t1;
@@ -76,15 +77,15 @@ int main(int argc, char **argv)
                 return 2;
         }
         snprintf(path, sizeof(path), "%s/bench.db", argv[1]);
-        if (store_open(path, false, 1000, &st) < 0 || history_find_run(st, "bench", &id) < 0 ||
-            history_run_info(st, id, &ri) < 0) {
+        if (store_open(path, false, 1000, &st) < 0 || store_run_find(st, "bench", &id) < 0 ||
+            store_run_get(st, id, &run) < 0) {
                 fprintf(stderr, "bench-export: no run 'bench' in %s (run bench-store first)\n",
                         path);
                 return 1;
         }
         summary_init(&sum, NULL);
         t0 = cpu_now();
-        rows = history_run_samples(st, id, count_only, &sum);
+        rows = store_samples_each(st, id, count_only, &sum);
         t1 = cpu_now();
         if (rows <= 0)
                 return 1;
@@ -98,14 +99,14 @@ int main(int argc, char **argv)
                                           .interval_ms = 60000};
                 struct enc e = {.json = proto == 1};
                 static struct run_facts facts;
-                struct run_model final = {.run = &ri, .summary = &e.sum, .facts = &facts};
+                struct run_model final = {.run = ri, .summary = &e.sum, .facts = &facts};
 
-                if (otlp_metrics_new(&cfg, &ri, &e.m) < 0)
+                if (otlp_metrics_new(&cfg, ri, &e.m) < 0)
                         return 1;
                 summary_init(&e.sum, NULL);
-                targets_facts(NULL, &ri, &facts);
+                targets_facts(NULL, ri, &facts);
                 t0 = cpu_now();
-                rows = history_run_samples(st, id, encode, &e);
+                rows = store_samples_each(st, id, encode, &e);
                 if (rows <= 0 || flush(&e, &final) < 0)
                         return 1;
                 t1 = cpu_now();
@@ -115,7 +116,7 @@ int main(int argc, char **argv)
                        (double)e.bytes / 1048576, (double)e.bytes / (double)rows);
                 otlp_metrics_free(e.m);
         }
-        run_info_release(&ri);
+        store_run_release(&run);
         store_close(st);
         return 0;
 }

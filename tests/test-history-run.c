@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* A stored run read back whole (sources/history-run.c) on a real SQLite
- * file: every sample column as stored, the targets as the model has them
- * (unknowns, both compiler caches, cut names, the cap), the summary's
- * thresholds. */
+/* A stored run read back whole for a replay (store/history-run.h) on a
+ * real SQLite file: every sample column as stored and in time order, the
+ * targets as the model has them (unknowns, both compiler caches, cut names,
+ * the cap), the summary's thresholds through the typed run read. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -124,7 +124,7 @@ static void test_samples(void **state)
         }
         assert_int_equal(store_commit(st), 0);
 
-        assert_int_equal(history_run_samples(st, run_id, collect, &w), NSAMPLES);
+        assert_int_equal(store_samples_each(st, run_id, collect, &w), NSAMPLES);
         assert_int_equal(w.n, NSAMPLES);
         for (int i = 0; i < NSAMPLES; i++) {
                 known_sample(&s, i);
@@ -145,13 +145,35 @@ static void test_samples(void **state)
         /* a callback that stops the walk: its value comes back */
         memset(&w, 0, sizeof(w));
         w.stop_at = 2;
-        assert_int_equal(history_run_samples(st, run_id, collect, &w), -42);
+        assert_int_equal(store_samples_each(st, run_id, collect, &w), -42);
         assert_int_equal(w.n, 2);
+
+        /* the same walk, pulled */
+        {
+                struct store_samples *it = NULL;
+                struct sample got;
+                int n = 0, r;
+
+                assert_int_equal(store_samples_open(st, run_id, &it), 0);
+                while ((r = store_samples_next(it, &got)) == 1) {
+                        known_sample(&s, n);
+                        assert_true(got.epoch == s.epoch);
+                        assert_true(got.cpu_pct == s.cpu_pct);
+                        assert_string_equal(got.stage, s.stage);
+                        assert_string_equal(got.context, s.context);
+                        n++;
+                }
+                assert_int_equal(r, 0);
+                assert_int_equal(n, NSAMPLES);
+                assert_int_equal(store_samples_next(it, &got), 0); /* and stays at the end */
+                store_samples_close(it);
+                store_samples_close(NULL);
+        }
 
         /* no such run: no samples */
         memset(&w, 0, sizeof(w));
         w.stop_at = -1;
-        assert_int_equal(history_run_samples(st, run_id + 99, collect, &w), 0);
+        assert_int_equal(store_samples_each(st, run_id + 99, collect, &w), 0);
 }
 
 /* ---- targets ---------------------------------------------------------- */
@@ -284,7 +306,7 @@ static void test_targets(void **state)
         assert_non_null(ts);
         for (size_t i = 0; i < n; i++)
                 assert_int_equal(store_target_insert(st, run_id, &target_cases[i].row), 0);
-        assert_int_equal(history_run_targets(st, run_id, ts), (int)n);
+        assert_int_equal(store_targets_get(st, run_id, ts), (int)n);
         assert_int_equal(ts->n, n);
         assert_false(ts->steps_set); /* the run row has no totals */
         for (size_t i = 0; i < n; i++) {
@@ -309,7 +331,7 @@ static void test_targets(void **state)
         }
 
         /* no such run: none, and *ret is initialized */
-        assert_int_equal(history_run_targets(st, run_id + 99, ts), 0);
+        assert_int_equal(store_targets_get(st, run_id + 99, ts), 0);
         assert_int_equal(ts->n, 0);
         free(ts);
 }
@@ -339,7 +361,7 @@ static void test_targets_cap(void **state)
                 assert_int_equal(store_target_insert(st, run_id, &row), 0);
         }
         assert_int_equal(store_commit(st), 0);
-        assert_int_equal(history_run_targets(st, run_id, ts), TARGETS_MAX);
+        assert_int_equal(store_targets_get(st, run_id, ts), TARGETS_MAX);
         assert_int_equal(ts->n, TARGETS_MAX);
         assert_string_equal(ts->t[0].name, "t000");
         assert_string_equal(ts->t[1].name, "t007");
@@ -373,8 +395,12 @@ static void test_thresholds(void **state)
                 struct summary_config c = {.near_oom_mb = 4096, .low_disk_gb = 20};
 
                 printf("case %zu\n", i);
+                struct store_run run;
+
                 assert_int_equal(store_run_finish(st, run_id, &ri, &sum, cases[i].json, 0), 0);
-                assert_int_equal(history_run_thresholds(st, run_id, &c), cases[i].ret);
+                assert_int_equal(store_run_get(st, run_id, &run), 0);
+                assert_int_equal(store_run_thresholds(&run, &c), cases[i].ret);
+                store_run_release(&run);
                 assert_true(c.near_oom_mb == cases[i].near_oom_mb);
                 assert_true(c.low_disk_gb == cases[i].low_disk_gb);
         }

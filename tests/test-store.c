@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The history store on a real SQLite file: schema, runs, samples, read-back
- * through sources/history.c, the upgrade of a version-1 file, liveness of
- * running rows, faults (garbage file, newer schema), --since parsing and
- * the compiler-cache output parsers. */
+/* The history store on a real SQLite file: schema, runs, samples, targets,
+ * compiler-cache snapshots and layers read back as typed structs
+ * (history.h, history-run.h), the upgrade of a version-1 file, liveness of
+ * running rows (and the platform reads behind it, on a fixture tree),
+ * faults (garbage file, a file corrupted after it was written, a lock held
+ * by another process, newer schema), --since parsing and the sample column
+ * table. The sqlite3 API appears here only to make those files and to
+ * cross-check them from outside the store. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,10 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "model/summary.h"
+#include "platform/procfs.h"
+#include "store/history-run.h"
 #include "store/history.h"
 #include "store/store.h"
 #include "util/util.h"
@@ -79,6 +86,93 @@ static void known_samples(struct sample s[3])
         s[2].load1 = NAN; /* unknown stays unknown */
 }
 
+/* Runs as a listing sees them, copied out of the callback. */
+#define RUNS_MAX 8
+struct seen {
+        int n;
+        char id[RUNS_MAX][64];
+        enum store_run_state state[RUNS_MAX];
+        double duration[RUNS_MAX];
+};
+
+static int see_run(void *userdata, const struct store_run *r)
+{
+        struct seen *w = userdata;
+
+        assert_true(w->n < RUNS_MAX);
+        snprintf(w->id[w->n], sizeof(w->id[0]), "%s", r->info.run_id);
+        w->state[w->n] = r->state;
+        w->duration[w->n] = r->duration_s;
+        w->n++;
+        return 0;
+}
+
+static int add_to_summary(void *userdata, const struct sample *s)
+{
+        summary_add(userdata, s);
+        return 0;
+}
+
+/* The targets as store_targets_each() gives them, copied. */
+struct seen_targets {
+        int n;
+        char name[4][32], node[4][32];
+        int64_t steps[4], cached[4], cc_hits[4];
+        int success[4];
+        double duration[4];
+};
+
+static int see_target(void *userdata, const struct store_target *t)
+{
+        struct seen_targets *w = userdata;
+
+        assert_true(w->n < 4);
+        snprintf(w->name[w->n], sizeof(w->name[0]), "%s", t->name);
+        snprintf(w->node[w->n], sizeof(w->node[0]), "%s", t->node ? t->node : "(null)");
+        w->steps[w->n] = t->steps;
+        w->cached[w->n] = t->cached;
+        w->cc_hits[w->n] = t->cc_hits;
+        w->success[w->n] = t->success;
+        w->duration[w->n] = t->duration_s;
+        w->n++;
+        return 0;
+}
+
+static void check_finished_run(const struct store_run *r, const struct run_info *ri)
+{
+        assert_string_equal(r->info.run_id, ri->run_id);
+        assert_int_equal(r->state, STORE_RUN_FINISHED);
+        assert_true(r->info.finished);
+        assert_int_equal(r->info.exit_code, 2);
+        assert_int_equal(r->info.term_signal, 0);
+        assert_true(r->info.start_epoch == ri->start_epoch && r->info.end_epoch == ri->end_epoch);
+        assert_true(r->duration_s == 60.5);
+        assert_string_equal(r->info.argv[0], "make");
+        assert_string_equal(r->info.argv[1], "-j8");
+        assert_null(r->info.argv[2]);
+        assert_string_equal(r->info.cwd, "/src/proj");
+        assert_int_equal(r->info.ncpu, 8);
+        assert_int_equal(r->info.pid, 4242);
+        assert_true(r->info.interval == 2.0);
+        assert_true(r->mem_used_peak_mb == 12000);
+        assert_true(r->mem_used_peak_elapsed_s == 2.0);
+        assert_string_equal(r->mem_used_peak_context, "[3/9] Building CXX object big.cc.o");
+        assert_true(r->load1_peak == 2.5);
+        assert_true(r->cpu_pct_avg == 66.0);
+        assert_int_equal(r->near_oom_samples, 1);
+        assert_int_equal(r->low_disk_samples, 0);
+        assert_int_equal(r->samples, 3);
+        assert_int_equal(r->samples_dropped, 0);
+        assert_string_equal(r->nodes, "node-a");
+        assert_string_equal(r->builder, "make");
+        assert_string_equal(r->vcs_ref, "refs/heads/main");
+        assert_null(r->cgroup_mode); /* unknown stays unknown */
+        assert_int_equal(r->steps, 9);
+        assert_int_equal(r->cached_steps, 6);
+        /* its stored summary named no thresholds */
+        assert_true(isnan(r->near_oom_mb) && isnan(r->low_disk_gb));
+}
+
 static void test_run_round_trip(void **state)
 {
         char db[300], *argv[] = {M("make"), M("-j8"), NULL};
@@ -106,12 +200,20 @@ static void test_run_round_trip(void **state)
                                  .success = 1,
                                  .cc_hits = 40,
                                  .cc_misses = 2,
-                                 .node = "node-a"};
+                                 .node = "node-a"},
+                            u = {.name = "aaa-unknown",
+                                 .duration_s = NAN,
+                                 .steps = -1,
+                                 .cached = -1,
+                                 .success = -1,
+                                 .cc_hits = -1,
+                                 .cc_misses = -1};
         struct store *st;
         struct sample s[3];
         struct summary sum, back;
-        struct run_info ri2;
-        json_t *runs, *d;
+        struct store_run run;
+        struct seen w = {0};
+        struct seen_targets tw = {0};
         int64_t id, id2;
 
         (void)state;
@@ -121,6 +223,7 @@ static void test_run_round_trip(void **state)
         assert_int_equal(store_open(db, true, 1000, &st), 0);
         assert_int_equal(store_opened_version(st), 0);
         assert_int_equal(store_recorder_self(&me), 0);
+        assert_int_equal(me.pid, (long)getpid());
         assert_int_equal(store_run_begin(st, &ri, &x, &me, &id), 0);
 
         /* while it runs: alive, as far as it got */
@@ -131,12 +234,16 @@ static void test_run_round_trip(void **state)
         }
         assert_int_equal(store_run_progress(st, id, &sum, 0), 0);
         assert_int_equal(store_commit(st), 0);
-        assert_int_equal(history_runs(st, NAN, 0, &runs), 0);
-        assert_int_equal(json_array_size(runs), 1);
-        assert_string_equal(json_string_value(json_object_get(json_array_get(runs, 0), "state")),
-                            "running");
-        assert_true(json_real_value(json_object_get(json_array_get(runs, 0), "duration_s")) == 4.0);
-        json_decref(runs);
+        assert_int_equal(store_runs_each(st, NAN, 0, see_run, &w), 1);
+        assert_int_equal(w.state[0], STORE_RUN_RUNNING);
+        assert_true(w.duration[0] == 4.0); /* the last sample's elapsed */
+        assert_int_equal(store_run_get(st, id, &run), 0);
+        assert_false(run.info.finished);
+        assert_int_equal(run.info.exit_code, -1);
+        assert_true(isnan(run.info.end_epoch));
+        assert_int_equal(run.steps, -1); /* no targets yet */
+        assert_int_equal(run.cached_steps, -1);
+        store_run_release(&run);
 
         ri.end_epoch = 1761962460.75;
         ri.finished = true;
@@ -144,82 +251,98 @@ static void test_run_round_trip(void **state)
         assert_int_equal(store_begin(st), 0);
         assert_int_equal(store_run_finish(st, id, &ri, &sum, "{}", 0), 0);
         assert_int_equal(store_target_insert(st, id, &t), 0);
+        assert_int_equal(store_target_insert(st, id, &u), 0);
         assert_int_equal(store_commit(st), 0);
 
-        assert_int_equal(history_runs(st, NAN, 10, &runs), 0);
-        {
-                json_t *o = json_array_get(runs, 0);
-                assert_string_equal(json_string_value(json_object_get(o, "id")), ri.run_id);
-                assert_string_equal(json_string_value(json_object_get(o, "state")), "finished");
-                assert_string_equal(json_string_value(json_object_get(o, "result")), "exit 2");
-                assert_true(json_real_value(json_object_get(o, "duration_s")) == 60.5);
-                assert_true(json_real_value(json_object_get(o, "mem_used_peak_mb")) == 12000);
-                assert_true(json_real_value(json_object_get(o, "mem_used_peak_elapsed_s")) == 2.0);
-                assert_string_equal(json_string_value(json_object_get(o, "mem_used_peak_context")),
-                                    "[3/9] Building CXX object big.cc.o");
-                assert_int_equal(json_integer_value(json_object_get(o, "near_oom_samples")), 1);
-                assert_int_equal(json_integer_value(json_object_get(o, "samples")), 3);
-                assert_string_equal(
-                    json_string_value(json_array_get(json_object_get(o, "argv"), 1)), "-j8");
-                assert_string_equal(json_string_value(json_object_get(o, "nodes")), "node-a");
-                assert_string_equal(json_string_value(json_object_get(o, "vcs_ref")),
-                                    "refs/heads/main");
-        }
-        json_decref(runs);
-        assert_int_equal(history_runs(st, 1761962401.0, 10, &runs), 0);
-        assert_int_equal(json_array_size(runs), 0); /* --since after its start */
-        json_decref(runs);
+        assert_int_equal(store_run_get(st, id, &run), 0);
+        check_finished_run(&run, &ri);
+        store_run_release(&run);
+        assert_int_equal(store_run_get(st, id + 1, &run), -ENOENT);
+        memset(&w, 0, sizeof(w));
+        assert_int_equal(store_runs_each(st, 1761962401.0, 10, see_run, &w), 0); /* --since */
+        assert_int_equal(w.n, 0);
 
-        assert_int_equal(history_find_run(st, NULL, &id2), 0);
+        assert_int_equal(store_run_find(st, NULL, &id2), 0);
         assert_int_equal(id2, id);
-        assert_int_equal(history_find_run(st, "20261129T15", &id2), 0);
-        assert_int_equal(history_find_run(st, "nope", &id2), -ENOENT);
+        assert_int_equal(store_run_find(st, "20261129T15", &id2), 0);
+        assert_int_equal(store_run_find(st, "nope", &id2), -ENOENT);
 
-        assert_int_equal(history_run_detail(st, id, &d), 0);
-        assert_int_equal(json_integer_value(json_object_get(d, "steps")), 9);
-        assert_int_equal(json_integer_value(json_object_get(d, "cached_steps")), 6);
-        assert_int_equal(json_array_size(json_object_get(d, "targets")), 1);
-        assert_true(
-            json_real_value(json_object_get(json_array_get(json_object_get(d, "targets"), 0),
-                                            "cached_ratio")) == 6.0 / 9.0);
-        json_decref(d);
+        /* targets by name, unknowns as unknown */
+        assert_int_equal(store_targets_each(st, id, see_target, &tw), 2);
+        assert_string_equal(tw.name[0], "aaa-unknown");
+        assert_int_equal(tw.steps[0], -1);
+        assert_int_equal(tw.success[0], -1);
+        assert_true(isnan(tw.duration[0]));
+        assert_string_equal(tw.node[0], "(null)");
+        assert_string_equal(tw.name[1], "app");
+        assert_int_equal(tw.steps[1], 9);
+        assert_int_equal(tw.cached[1], 6);
+        assert_int_equal(tw.cc_hits[1], 40);
+        assert_int_equal(tw.success[1], 1);
+        assert_true(tw.duration[1] == 12.5);
+        assert_true(store_target_cached_ratio(&t) == 6.0 / 9.0);
+        assert_true(isnan(store_target_cached_ratio(&u)));
+        /* the run's own distinct steps, once stored, win over the sum */
+        assert_int_equal(store_run_set_steps(st, id, 7, 3), 0);
+        assert_int_equal(store_run_get(st, id, &run), 0);
+        assert_int_equal(run.steps, 7);
+        assert_int_equal(run.cached_steps, 3);
+        store_run_release(&run);
 
         /* summarize from the database: the same summary, bit for bit */
         summary_init(&back, NULL);
-        assert_int_equal(history_replay(st, id, &back), 3);
+        assert_int_equal(store_samples_each(st, id, add_to_summary, &back), 3);
         assert_true(back.mem_used_peak.value == sum.mem_used_peak.value);
         assert_string_equal(back.mem_used_peak.context, sum.mem_used_peak.context);
         assert_true(back.cpu_pct_sum == sum.cpu_pct_sum);
         assert_true(back.load1_peak.value == 2.5);
         assert_int_equal(back.near_oom_samples, 1);
-        assert_int_equal(history_run_info(st, id, &ri2), 0);
-        assert_true(ri2.start_epoch == ri.start_epoch && ri2.end_epoch == ri.end_epoch);
-        assert_int_equal(ri2.exit_code, 2);
-        assert_true(ri2.finished);
-        assert_string_equal(ri2.argv[0], "make");
-        assert_null(ri2.argv[2]);
-        run_info_release(&ri2);
 
         /* a rewritten run id replaces the old row and its samples */
         assert_int_equal(store_run_begin(st, &ri, &x, &me, &id2), 0);
         summary_init(&back, NULL);
-        assert_int_equal(history_replay(st, id2, &back), 0);
-        assert_int_equal(history_runs(st, NAN, 0, &runs), 0);
-        assert_int_equal(json_array_size(runs), 1);
-        json_decref(runs);
+        assert_int_equal(store_samples_each(st, id2, add_to_summary, &back), 0);
+        assert_int_equal(store_samples_each(st, id, add_to_summary, &back), 0);
+        assert_int_equal(store_runs_each(st, NAN, 0, NULL, NULL) >= 0, 1);
+        memset(&w, 0, sizeof(w));
+        assert_int_equal(store_runs_each(st, NAN, 0, see_run, &w), 1);
         store_close(st);
+}
+
+/* The schema version of the file, read from outside the store. */
+static int file_version(const char *db)
+{
+        sqlite3 *h;
+        sqlite3_stmt *s;
+        int v;
+
+        assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &s, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+        v = sqlite3_column_int(s, 0);
+        sqlite3_finalize(s);
+        sqlite3_close(h);
+        return v;
+}
+
+static void exec_sql_on(const char *db, const char *sql)
+{
+        char *err = NULL;
+        sqlite3 *h;
+
+        assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+        if (sqlite3_exec(h, sql, NULL, NULL, &err) != SQLITE_OK)
+                fail_msg("%s: %s", sql, err);
+        sqlite3_close(h);
 }
 
 static void exec_file(const char *db, const char *sql_path)
 {
-        char *sql = NULL, *err = NULL;
+        char *sql = NULL;
         size_t len;
-        sqlite3 *h;
 
         assert_int_equal(read_file_at(AT_FDCWD, sql_path, 1 << 20, &sql, &len), 0);
-        assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-        assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, &err), SQLITE_OK);
-        sqlite3_close(h);
+        exec_sql_on(db, sql);
         free(sql);
 }
 
@@ -228,52 +351,60 @@ static void test_upgrade_v1(void **state)
         char db[300];
         struct store *st;
         struct summary sum;
-        json_t *runs, *d;
+        struct store_run run;
+        struct seen w = {0};
+        struct seen_targets tw = {0};
         int64_t id;
-        sqlite3_stmt *s;
 
         (void)state;
         path_in(db, sizeof(db), "v1.db");
         exec_file(db, FIXTURES "/history-v1/history.sql");
+        assert_int_equal(file_version(db), 1);
         assert_int_equal(store_open(db, false, 1000, &st), 0);
         assert_int_equal(store_opened_version(st), 1);
         /* now the current version, with the v2 tables */
-        assert_int_equal(sqlite3_prepare_v2(store_db(st), "PRAGMA user_version", -1, &s, NULL),
-                         SQLITE_OK);
-        assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-        assert_int_equal(sqlite3_column_int(s, 0), STORE_SCHEMA_VERSION);
-        sqlite3_finalize(s);
-        assert_int_equal(sqlite3_prepare_v2(store_db(st),
-                                            "SELECT iso FROM samples WHERE run = 1 AND seq = 1", -1,
-                                            &s, NULL),
-                         SQLITE_OK);
-        assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-        assert_string_equal((const char *)sqlite3_column_text(s, 0), "2025-11-01T02:00:02.000Z");
-        sqlite3_finalize(s);
+        assert_int_equal(file_version(db), STORE_SCHEMA_VERSION);
 
-        assert_int_equal(history_runs(st, NAN, 0, &runs), 0);
-        assert_int_equal(json_array_size(runs), 1);
-        {
-                json_t *o = json_array_get(runs, 0);
-                assert_string_equal(json_string_value(json_object_get(o, "id")),
-                                    "20251101T020000Z-0a0b0c");
-                assert_string_equal(json_string_value(json_object_get(o, "result")), "exit 2");
-                assert_true(json_is_null(json_object_get(o, "builder")));
-                assert_true(json_real_value(json_object_get(o, "duration_s")) == 3600);
-                assert_true(json_real_value(json_object_get(o, "mem_used_peak_mb")) == 12000);
-        }
-        json_decref(runs);
-        assert_int_equal(history_find_run(st, "20251101T020000Z-0a0b0c", &id), 0);
+        assert_int_equal(store_runs_each(st, NAN, 0, see_run, &w), 1);
+        assert_string_equal(w.id[0], "20251101T020000Z-0a0b0c");
+        assert_int_equal(w.state[0], STORE_RUN_FINISHED);
+        assert_int_equal(store_run_find(st, "20251101T020000Z-0a0b0c", &id), 0);
+        assert_int_equal(store_run_get(st, id, &run), 0);
+        assert_int_equal(run.info.exit_code, 2);
+        assert_null(run.builder); /* a column version 1 did not have */
+        assert_null(run.vcs_rev);
+        assert_int_equal(run.samples_dropped, 0);
+        assert_true(run.duration_s == 3600);
+        assert_true(run.mem_used_peak_mb == 12000);
+        assert_string_equal(run.mem_used_peak_stage, "app/builder");
+        assert_string_equal(run.info.host, "oldhost");
+        assert_string_equal(run.info.argv[1], "-j8");
+        assert_int_equal(run.steps, -1);
+        store_run_release(&run);
         summary_init(&sum, NULL);
-        assert_int_equal(history_replay(st, id, &sum), 3);
+        assert_int_equal(store_samples_each(st, id, add_to_summary, &sum), 3);
         assert_true(sum.mem_used_peak.value == 12000);
         assert_string_equal(sum.mem_used_peak.stage, "app/builder");
         assert_true(sum.disk_avail_min.value == 30.5);
         assert_int_equal(sum.near_oom_samples, 1);
-        assert_int_equal(history_run_detail(st, id, &d), 0);
-        assert_int_equal(json_array_size(json_object_get(d, "targets")), 0);
-        json_decref(d);
+        assert_int_equal(store_targets_each(st, id, see_target, &tw), 0);
         store_close(st);
+        /* iso is derived from epoch on the upgraded file */
+        {
+                sqlite3 *h;
+                sqlite3_stmt *s;
+
+                assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+                assert_int_equal(
+                    sqlite3_prepare_v2(h, "SELECT iso FROM samples WHERE run = 1 AND seq = 1", -1,
+                                       &s, NULL),
+                    SQLITE_OK);
+                assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+                assert_string_equal((const char *)sqlite3_column_text(s, 0),
+                                    "2025-11-01T02:00:02.000Z");
+                sqlite3_finalize(s);
+                sqlite3_close(h);
+        }
         /* a second open has nothing to do */
         assert_int_equal(store_open(db, false, 1000, &st), 0);
         assert_int_equal(store_opened_version(st), STORE_SCHEMA_VERSION);
@@ -292,7 +423,7 @@ static void test_liveness(void **state)
                               .exit_code = -1};
         struct store_recorder me, gone;
         struct store *st;
-        json_t *runs;
+        struct seen w = {0};
         char host[256] = "";
         int64_t id;
         pid_t pid;
@@ -319,15 +450,447 @@ static void test_liveness(void **state)
         ri.run_id = M("reused-pid");
         ri.start_epoch = 40;
         assert_int_equal(store_run_begin(st, &ri, NULL, &me, &id), 0);
-        assert_int_equal(history_runs(st, NAN, 0, &runs), 0);
-        assert_int_equal(json_array_size(runs), 3);
-        assert_string_equal(json_string_value(json_object_get(json_array_get(runs, 0), "state")),
-                            "incomplete");
-        assert_string_equal(json_string_value(json_object_get(json_array_get(runs, 1), "state")),
-                            "running");
-        assert_string_equal(json_string_value(json_object_get(json_array_get(runs, 2), "state")),
-                            "incomplete");
-        json_decref(runs);
+        /* another machine: cannot tell, so running */
+        ri.run_id = M("elsewhere");
+        ri.host = M("some-other-host.invalid");
+        ri.start_epoch = 30;
+        assert_int_equal(store_run_begin(st, &ri, NULL, &gone, &id), 0);
+        /* this machine, another boot */
+        me.starttime--;
+        snprintf(me.boot_id, sizeof(me.boot_id), "not-this-boot");
+        ri.run_id = M("rebooted");
+        ri.host = host;
+        ri.start_epoch = 20;
+        assert_int_equal(store_run_begin(st, &ri, NULL, &me, &id), 0);
+        assert_int_equal(store_runs_each(st, NAN, 0, see_run, &w), 5);
+        assert_int_equal(w.state[0], STORE_RUN_INCOMPLETE);
+        assert_int_equal(w.state[1], STORE_RUN_RUNNING);
+        assert_int_equal(w.state[2], STORE_RUN_INCOMPLETE);
+        assert_int_equal(w.state[3], STORE_RUN_RUNNING);
+        assert_int_equal(w.state[4], STORE_RUN_INCOMPLETE);
+        assert_string_equal(store_run_state_name(w.state[4]), "incomplete");
+        store_close(st);
+}
+
+/* ---- the platform reads behind liveness, on a fixture tree -------------- */
+
+static void put_file(const char *root, const char *rel, const char *text)
+{
+        char path[512], *slash;
+        int fd;
+
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        slash = strrchr(path, '/');
+        *slash = '\0';
+        assert_int_equal(mkdir_p(path, 0755), 0);
+        *slash = '/';
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+        close(fd);
+}
+
+static void test_identity(void **state)
+{
+        static const struct {
+                long pid;
+                uint64_t start;
+                int want;
+        } alive[] = {
+            {77, 4242, 1}, {77, 4243, 0}, {78, 4242, 0}, {0, 1, -EINVAL}, {-5, 1, -EINVAL},
+        };
+        char root[300];
+        struct procfs_identity me, real;
+        int fd;
+
+        (void)state;
+        path_in(root, sizeof(root), "root");
+        put_file(root, "proc/self/stat",
+                 "77 (buildtel) S 1 77 77 0 -1 4194304 98 0 0 0 12 3 0 0 "
+                 "20 0 1 0 4242 3133440 381 0 0 0\n");
+        put_file(root, "proc/77/stat",
+                 "77 (build tel) S 1 77 77 0 -1 4194304 98 0 0 0 12 3 0 0 20 "
+                 "0 1 0 4242 3133440 381 0 0 0\n");
+        put_file(root, "proc/sys/kernel/random/boot_id", "0f0e0d0c-aaaa-bbbb-cccc-000000000001\n");
+        fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(procfs_self_identity(fd, &me), 0);
+        assert_int_equal(me.pid, 77);
+        assert_int_equal(me.starttime, 4242);
+        assert_string_equal(me.boot_id, "0f0e0d0c-aaaa-bbbb-cccc-000000000001");
+        for (size_t i = 0; i < sizeof(alive) / sizeof(alive[0]); i++)
+                assert_int_equal(procfs_pid_alive(fd, alive[i].pid, alive[i].start), alive[i].want);
+        /* no boot id: "" (and the rest still read) */
+        path_in(root, sizeof(root), "root/proc/sys/kernel/random/boot_id");
+        assert_int_equal(unlink(root), 0);
+        assert_int_equal(procfs_self_identity(fd, &me), 0);
+        assert_string_equal(me.boot_id, "");
+        /* a stat that is not one */
+        path_in(root, sizeof(root), "root");
+        put_file(root, "proc/self/stat", "junk\n");
+        me.pid = 1;
+        assert_int_equal(procfs_self_identity(fd, &me), -EINVAL);
+        assert_int_equal(me.pid, 1); /* untouched */
+        close(fd);
+
+        /* the real tree: this process */
+        fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(procfs_self_identity(fd, &real), 0);
+        assert_int_equal(real.pid, (long)getpid());
+        assert_int_equal(procfs_pid_alive(fd, real.pid, real.starttime), 1);
+        assert_int_equal(procfs_pid_alive(fd, real.pid, real.starttime + 1), 0);
+        close(fd);
+}
+
+/* ---- compiler-cache snapshots and layers -------------------------------- */
+
+struct seen_cache {
+        int n;
+        char tool[4][16], origin[4][16];
+        int64_t hits[4], misses[4];
+};
+
+static int see_cache(void *userdata, const struct store_cache_snapshot *c)
+{
+        struct seen_cache *w = userdata;
+
+        assert_true(w->n < 4);
+        snprintf(w->tool[w->n], sizeof(w->tool[0]), "%s", c->tool);
+        snprintf(w->origin[w->n], sizeof(w->origin[0]), "%s", c->origin);
+        w->hits[w->n] = c->hits;
+        w->misses[w->n] = c->misses;
+        w->n++;
+        return 0;
+}
+
+static int64_t begin_run(struct store *st, const char *run_id, double start)
+{
+        char *argv[] = {M("make"), NULL};
+        struct run_info ri = {.run_id = M(run_id),
+                              .kind = M("run"),
+                              .argv = argv,
+                              .host = M("h"),
+                              .start_epoch = start,
+                              .end_epoch = NAN,
+                              .exit_code = -1};
+        int64_t id;
+
+        assert_int_equal(store_run_begin(st, &ri, NULL, NULL, &id), 0);
+        return id;
+}
+
+static void test_cache(void **state)
+{
+        static const struct {
+                int run; /* index into ids, -1: none */
+                const char *tool, *origin;
+                double taken;
+                int64_t hits, misses;
+        } rows[] = {
+            {-1, "ccache", "cache", 100, 10, 5},   {0, "ccache", "log-first", 201, 10, 5},
+            {0, "ccache", "log-last", 202, 15, 6}, {1, "ccache", "log-first", 301, 20, 9},
+            {1, "ccache", "log-last", 302, 19, 9}, /* went down: not counted */
+            {2, "ccache", "log-last", 402, 3, 3},  /* one block only */
+            {-1, "ccache", "cache", 500, 40, 20},  {-1, "sccache", "cache", 501, 1, 1},
+        };
+        char db[300];
+        struct store *st;
+        struct store_cache_snapshot prev;
+        struct store_cache_runs cr;
+        struct seen_cache w = {0};
+        int64_t ids[3], last = 0;
+
+        (void)state;
+        path_in(db, sizeof(db), "cache.db");
+        assert_int_equal(store_open(db, true, 1000, &st), 0);
+        assert_int_equal(store_cache_previous(st, "ccache", 0, &prev), 0); /* none yet */
+        ids[0] = begin_run(st, "r0", 200);
+        ids[1] = begin_run(st, "r1", 300);
+        ids[2] = begin_run(st, "r2", 400);
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+                struct store_cache_snapshot c = {.taken_epoch = rows[i].taken,
+                                                 .tool = rows[i].tool,
+                                                 .origin = rows[i].origin,
+                                                 .run = rows[i].run >= 0 ? ids[rows[i].run] : 0,
+                                                 .hits = rows[i].hits,
+                                                 .misses = rows[i].misses,
+                                                 .size_bytes = -1,
+                                                 .max_size_bytes = -1,
+                                                 .files = 7};
+                int64_t id;
+
+                assert_int_equal(store_cache_snapshot_insert(st, &c, &id), 0);
+                if (strcmp(rows[i].origin, "cache") == 0 && strcmp(rows[i].tool, "ccache") == 0)
+                        last = id;
+        }
+        /* the latest `buildtel cache` of ccache, and the one before it */
+        assert_int_equal(store_cache_previous(st, "ccache", 0, &prev), 1);
+        assert_true(prev.taken_epoch == 500);
+        assert_int_equal(prev.hits, 40);
+        assert_int_equal(prev.size_bytes, -1);
+        assert_int_equal(prev.files, 7);
+        assert_string_equal(prev.tool, "ccache");
+        assert_null(prev.version);
+        assert_int_equal(store_cache_previous(st, "ccache", last, &prev), 1);
+        assert_true(prev.taken_epoch == 100);
+        assert_int_equal(store_cache_previous(st, "nosuchtool", 0, &prev), 0);
+        /* what the runs since 100 saw: three printed stats, one pair counts */
+        assert_int_equal(store_cache_runs_since(st, "ccache", 100, &cr), 0);
+        assert_int_equal(cr.runs, 3);
+        assert_int_equal(cr.hits, 5);
+        assert_int_equal(cr.misses, 1);
+        assert_int_equal(store_cache_runs_since(st, "ccache", 350, &cr), 0);
+        assert_int_equal(cr.runs, 1);
+        assert_int_equal(cr.hits, -1); /* no pair: unknown */
+        /* a run's own snapshots, oldest first */
+        assert_int_equal(store_cache_snapshots_each(st, ids[0], see_cache, &w), 2);
+        assert_string_equal(w.origin[0], "log-first");
+        assert_string_equal(w.origin[1], "log-last");
+        assert_int_equal(w.hits[1], 15);
+        store_close(st);
+}
+
+struct seen_layers {
+        int n;
+        char target[4][16], run[4][16], prev_node[4][16];
+        bool changed[4];
+        double ratio[4];
+};
+
+static int see_layer(void *userdata, const struct store_layer *l)
+{
+        struct seen_layers *w = userdata;
+
+        assert_true(w->n < 4);
+        snprintf(w->target[w->n], sizeof(w->target[0]), "%s", l->target.name);
+        snprintf(w->run[w->n], sizeof(w->run[0]), "%s", l->run);
+        snprintf(w->prev_node[w->n], sizeof(w->prev_node[0]), "%s",
+                 l->previous_node ? l->previous_node : "(null)");
+        w->changed[w->n] = l->node_changed;
+        w->ratio[w->n] = store_target_cached_ratio(&l->target);
+        w->n++;
+        return 0;
+}
+
+static void test_layers(void **state)
+{
+        static const struct {
+                int run;
+                const char *name, *node;
+                int64_t steps, cached;
+        } rows[] = {
+            {0, "app", "node-a", 10, 9},
+            {1, "app", "node-b", 10, 2},
+            {1, "web", "node-a", 4, 4},
+            {2, "lib", NULL, 0, 0},
+        };
+        char db[300];
+        struct store *st;
+        struct seen_layers w = {0};
+        int64_t ids[3];
+
+        (void)state;
+        path_in(db, sizeof(db), "layers.db");
+        assert_int_equal(store_open(db, true, 1000, &st), 0);
+        assert_int_equal(store_layers_each(st, NAN, 0, see_layer, &w), 0);
+        ids[0] = begin_run(st, "a", 100);
+        ids[1] = begin_run(st, "b", 200);
+        ids[2] = begin_run(st, "c", 300);
+        for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+                struct store_target t = {.name = rows[i].name,
+                                         .duration_s = NAN,
+                                         .steps = rows[i].steps,
+                                         .cached = rows[i].cached,
+                                         .success = -1,
+                                         .cc_hits = -1,
+                                         .cc_misses = -1,
+                                         .node = rows[i].node,
+                                         .sccache_hits = -1,
+                                         .sccache_misses = -1,
+                                         .ccache_hits = -1,
+                                         .ccache_misses = -1};
+                assert_int_equal(store_target_insert(st, ids[rows[i].run], &t), 0);
+        }
+        assert_int_equal(store_layers_each(st, NAN, 0, see_layer, &w), 3);
+        /* newest build first, then by name */
+        assert_string_equal(w.target[0], "lib");
+        assert_true(isnan(w.ratio[0])); /* 0 steps */
+        assert_string_equal(w.target[1], "app");
+        assert_string_equal(w.run[1], "b");
+        assert_true(w.changed[1]);
+        assert_string_equal(w.prev_node[1], "node-a");
+        assert_true(w.ratio[1] == 0.2);
+        assert_string_equal(w.target[2], "web");
+        assert_false(w.changed[2]);
+        assert_string_equal(w.prev_node[2], "(null)");
+        memset(&w, 0, sizeof(w));
+        assert_int_equal(store_layers_each(st, 250, 0, see_layer, &w), 1); /* --since */
+        memset(&w, 0, sizeof(w));
+        assert_int_equal(store_layers_each(st, NAN, 2, see_layer, &w), 2); /* --limit */
+        store_close(st);
+}
+
+/* ---- faults ------------------------------------------------------------- */
+
+static int stop_at_first(void *userdata, const struct store_run *r)
+{
+        (void)userdata;
+        (void)r;
+        return -ECANCELED;
+}
+
+/* Another process runs sql on the database and keeps its transaction
+ * (and lock) open until *ret_release is closed. Returns its pid. */
+static pid_t hold_lock(const char *db, const char *sql, int *ret_release)
+{
+        int ready[2], release[2];
+        char c;
+        pid_t pid;
+
+        assert_int_equal(pipe(ready), 0);
+        assert_int_equal(pipe(release), 0);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                sqlite3 *h;
+
+                close(ready[0]);
+                close(release[1]);
+                if (sqlite3_open(db, &h) != SQLITE_OK ||
+                    sqlite3_exec(h, sql, NULL, NULL, NULL) != SQLITE_OK)
+                        _exit(1);
+                if (write(ready[1], "x", 1) != 1)
+                        _exit(1);
+                (void)!read(release[0], &c, 1);
+                sqlite3_close(h);
+                _exit(0);
+        }
+        close(ready[1]);
+        close(release[0]);
+        assert_int_equal(read(ready[0], &c, 1), 1);
+        close(ready[0]);
+        *ret_release = release[1];
+        return pid;
+}
+
+static void let_go(pid_t pid, int release)
+{
+        int status;
+
+        close(release);
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void test_locked(void **state)
+{
+        char db[300];
+        struct store *st, *st2 = NULL;
+        struct store_run run;
+        struct summary sum;
+        struct sample smp;
+        int64_t id;
+        int release;
+        pid_t pid;
+
+        (void)state;
+        path_in(db, sizeof(db), "locked.db");
+        assert_int_equal(store_open(db, true, 1000, &st), 0);
+        id = begin_run(st, "locked", 100);
+        sample_clear(&smp);
+        smp.cpu_pct = 12.5; /* as the CSV rounds it: the summary rounds so */
+        assert_int_equal(store_sample_insert(st, id, 0, &smp), 0);
+
+        /* a run writing (its transaction open): the typed reads go on (WAL),
+         * on this store and on one opened now; a second writer waits out the
+         * timeout and says so */
+        pid = hold_lock(db, "BEGIN IMMEDIATE; UPDATE runs SET samples = 99", &release);
+        store_set_busy_timeout(st, 50);
+        assert_int_equal(store_runs_each(st, NAN, 0, NULL, NULL), 1);
+        assert_int_equal(store_run_get(st, id, &run), 0);
+        assert_int_equal(run.samples, 0); /* not the uncommitted 99 */
+        store_run_release(&run);
+        summary_init(&sum, NULL);
+        assert_int_equal(store_samples_each(st, id, add_to_summary, &sum), 1);
+        assert_true(sum.cpu_pct_peak.value == 12.5);
+        assert_int_equal(store_begin(st), -EBUSY);
+        assert_non_null(strstr(store_strerror(-EBUSY), "locked"));
+        assert_int_equal(store_open(db, false, 50, &st2), 0);
+        assert_int_equal(store_runs_each(st2, NAN, 0, NULL, NULL), 1);
+        store_close(st2);
+        st2 = NULL;
+        let_go(pid, release);
+        assert_int_equal(store_runs_each(st, NAN, 0, stop_at_first, NULL), -ECANCELED);
+        assert_int_equal(store_run_get(st, id, &run), 0);
+        assert_int_equal(run.state, STORE_RUN_RUNNING); /* host "h": cannot tell */
+        store_run_release(&run);
+        store_close(st);
+
+        /* a process holding the file in exclusive locking mode: no reader
+         * gets in either */
+        pid = hold_lock(db, "PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE", &release);
+        assert_int_equal(store_open(db, false, 50, &st2), -EBUSY);
+        assert_null(st2);
+        let_go(pid, release);
+        assert_int_equal(store_open(db, false, 50, &st), 0);
+        assert_int_equal(store_runs_each(st, NAN, 0, NULL, NULL), 1);
+        store_close(st);
+}
+
+/* A database whose samples table was overwritten with junk after it was
+ * written: the file opens (its schema is intact), the sample read says it
+ * is corrupt. */
+static void test_corrupt(void **state)
+{
+        char db[300], junk[4096];
+        struct store *st;
+        struct sample s;
+        struct summary sum;
+        sqlite3 *h;
+        sqlite3_stmt *q;
+        int64_t id;
+        int root, page, fd;
+
+        (void)state;
+        path_in(db, sizeof(db), "corrupt.db");
+        assert_int_equal(store_open(db, true, 1000, &st), 0);
+        id = begin_run(st, "c", 100);
+        assert_int_equal(store_begin(st), 0);
+        for (int i = 0; i < 2000; i++) {
+                sample_clear(&s);
+                s.epoch = 100 + i;
+                s.cpu_pct = i % 100;
+                s.context = "[1/2] Building C object with a context long enough to fill pages";
+                assert_int_equal(store_sample_insert(st, id, (uint64_t)i, &s), 0);
+        }
+        assert_int_equal(store_commit(st), 0);
+        store_close(st); /* checkpoints the WAL into the file */
+
+        assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(h,
+                                            "SELECT rootpage, (SELECT page_size FROM "
+                                            "pragma_page_size) FROM sqlite_master WHERE name = "
+                                            "'samples'",
+                                            -1, &q, NULL),
+                         SQLITE_OK);
+        assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+        root = sqlite3_column_int(q, 0);
+        page = sqlite3_column_int(q, 1);
+        sqlite3_finalize(q);
+        sqlite3_close(h);
+        assert_true(root > 1 && page == (int)sizeof(junk));
+        memset(junk, 0xa5, sizeof(junk));
+        fd = open(db, O_WRONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        assert_int_equal(pwrite(fd, junk, sizeof(junk), (off_t)(root - 1) * page),
+                         (ssize_t)sizeof(junk));
+        close(fd);
+
+        assert_int_equal(store_open(db, false, 1000, &st), 0);
+        summary_init(&sum, NULL);
+        assert_int_equal(store_samples_each(st, id, add_to_summary, &sum), -STORE_ENOTDB);
+        assert_non_null(strstr(store_strerror(-STORE_ENOTDB), "corrupt"));
         store_close(st);
 }
 
@@ -358,6 +921,48 @@ static void test_faults(void **state)
         assert_int_equal(sqlite3_exec(h, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
         sqlite3_close(h);
         assert_int_equal(store_open(db, false, 100, &st), -STORE_ENEWER);
+}
+
+/* Rows a hand (or another program) wrote: what no buildtel writes reads as
+ * unknown, never as a made-up number. */
+static void test_hand_written(void **state)
+{
+        char db[300];
+        struct store *st;
+        struct store_run run;
+        int64_t id;
+
+        (void)state;
+        path_in(db, sizeof(db), "hand.db");
+        assert_int_equal(store_open(db, true, 1000, &st), 0);
+        store_close(st);
+        exec_sql_on(db, "INSERT INTO runs (run_id, kind, argv, start_epoch, state, exit_code,"
+                        " samples, near_oom_samples, summary_json) VALUES ('h', 'run',"
+                        " '{\"not\": \"an array\"}', 5, 'weird', -3, 2, -1,"
+                        " '{\"thresholds\": {\"near_oom_mb\": 2048, \"low_disk_gb\": \"x\"}}');"
+                        "INSERT INTO targets (run, name, steps, cached, success) VALUES"
+                        " (1, 't', -4, 2, 7);");
+        assert_int_equal(store_open(db, false, 1000, &st), 0);
+        assert_int_equal(store_run_find(st, "h", &id), 0);
+        assert_int_equal(store_run_get(st, id, &run), 0);
+        assert_int_equal(run.state, STORE_RUN_UNKNOWN);
+        assert_null(run.info.argv[0]); /* not an array: no command */
+        assert_int_equal(run.info.exit_code, -1);
+        assert_int_equal(run.near_oom_samples, -1);
+        assert_int_equal(run.samples, 2);
+        assert_null(run.info.cwd);
+        assert_true(run.near_oom_mb == 2048);
+        assert_true(isnan(run.low_disk_gb));
+        assert_int_equal(run.steps, -1); /* the one target's steps are not a count */
+        {
+                struct summary_config c = {.near_oom_mb = 1, .low_disk_gb = 2};
+                assert_int_equal(store_run_thresholds(&run, &c), 1);
+                assert_true(c.near_oom_mb == 2048 && c.low_disk_gb == 2);
+        }
+        store_run_release(&run);
+        store_run_release(&run); /* a released run releases again */
+        store_run_release(NULL);
+        store_close(st);
 }
 
 static void test_parse_when(void **state)
@@ -433,7 +1038,10 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_run_round_trip), cmocka_unit_test(test_upgrade_v1),
-            cmocka_unit_test(test_liveness),       cmocka_unit_test(test_faults),
+            cmocka_unit_test(test_liveness),       cmocka_unit_test(test_identity),
+            cmocka_unit_test(test_cache),          cmocka_unit_test(test_layers),
+            cmocka_unit_test(test_locked),         cmocka_unit_test(test_corrupt),
+            cmocka_unit_test(test_faults),         cmocka_unit_test(test_hand_written),
             cmocka_unit_test(test_parse_when),     cmocka_unit_test(test_sample_columns),
         };
 

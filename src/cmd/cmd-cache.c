@@ -21,24 +21,29 @@
 #define TOOL_OUTPUT_MAX (1 << 20)
 #define TOOL_TIMEOUT_S 20.0
 
-static json_t *int_or_null(int64_t v)
+/* One tool now, and the change since its previous snapshot. */
+struct report {
+        const char *tool;
+        double now;
+        struct store_cache_snapshot c; /* as stored */
+        bool has_prev, has_runs;
+        struct store_cache_snapshot prev;
+        struct store_cache_runs runs; /* what the runs' logs account for */
+};
+
+/* now - before, or -1 (unknown) with either unknown; INT64_MIN marks
+ * "unknown" for a difference that may be negative. */
+#define DELTA_UNKNOWN INT64_MIN
+
+static int64_t delta(bool has_prev, int64_t before, int64_t now)
 {
-        return v >= 0 ? json_integer(v) : json_null();
+        return has_prev && before >= 0 && now >= 0 ? now - before : DELTA_UNKNOWN;
 }
 
-static json_t *delta(const json_t *prev, const char *key, int64_t now)
-{
-        json_t *p = json_object_get(prev, key);
-
-        /* a stored counter below 0 is out of range (and now - it could overflow) */
-        if (!prev || now < 0 || !json_is_integer(p) || json_integer_value(p) < 0)
-                return json_null();
-        return json_integer(now - json_integer_value(p));
-}
-
-/* One tool: run it, parse, store, and describe with the delta. NULL with
- * a message in err when the tool gave nothing usable. */
-static json_t *snapshot(struct store *st, const char *tool, double now, char *err, size_t errlen)
+/* One tool: run it, parse, store. Returns 0, or -1 with a message in err
+ * when the tool gave nothing usable. */
+static int snapshot(struct store *st, const char *tool, double now, struct report *ret, char *err,
+                    size_t errlen)
 {
         static char a_ccache[] = "ccache", a_print[] = "--print-stats", a_sccache[] = "sccache",
                     a_show[] = "--show-stats", a_fmt[] = "--stats-format=json";
@@ -47,9 +52,7 @@ static json_t *snapshot(struct store *st, const char *tool, double now, char *er
         bool is_ccache = strcmp(tool, "ccache") == 0;
         _cleanup_free_ char *out = NULL;
         struct ccstats s;
-        struct store_cache_snapshot c;
-        json_t *prev = NULL, *o, *d, *runs;
-        int64_t id = 0;
+        struct report rep = {.tool = tool, .now = now};
         size_t len;
         int r;
 
@@ -57,11 +60,11 @@ static json_t *snapshot(struct store *st, const char *tool, double now, char *er
                           &out, &len);
         if (r < 0) {
                 snprintf(err, errlen, "cannot run %s: %s", tool, strerror(-r));
-                return NULL;
+                return -1;
         }
         if (r != 0) {
                 snprintf(err, errlen, "%s exited with status %d", tool, r);
-                return NULL;
+                return -1;
         }
         /* The parser of stats in build logs reads these too (it takes the
          * last block; a tool prints one). */
@@ -70,11 +73,10 @@ static json_t *snapshot(struct store *st, const char *tool, double now, char *er
                 r = -EINVAL;
         if (r < 0) {
                 snprintf(err, errlen, "%s printed no statistics buildtel can read", tool);
-                return NULL;
+                return -1;
         }
-        if (history_cache_previous(st, tool, 0, &prev) < 0)
-                prev = NULL;
-        c = (struct store_cache_snapshot){
+        rep.has_prev = store_cache_previous(st, tool, 0, &rep.prev) > 0;
+        rep.c = (struct store_cache_snapshot){
             .taken_epoch = now,
             .tool = tool,
             .origin = "cache",
@@ -86,93 +88,106 @@ static json_t *snapshot(struct store *st, const char *tool, double now, char *er
             .version = s.version[0] ? s.version : NULL,
             .raw = out,
         };
-        r = store_cache_snapshot_insert(st, &c, &id);
+        r = store_cache_snapshot_insert(st, &rep.c, NULL);
         if (r < 0) {
                 snprintf(err, errlen, "cannot store the %s snapshot: %s", tool, store_strerror(r));
-                json_decref(prev);
-                return NULL;
+                return -1;
         }
-        o = json_object();
-        json_object_set_new(o, "tool", json_string(tool));
-        json_object_set_new(o, "taken_epoch", json_real(now));
-        json_object_set_new(o, "version", s.version[0] ? json_string(s.version) : json_null());
-        json_object_set_new(o, "hits", int_or_null(c.hits));
-        json_object_set_new(o, "misses", int_or_null(c.misses));
-        json_object_set_new(o, "hit_rate",
-                            s.hits + s.misses > 0
-                                ? json_real((double)s.hits / ((double)s.hits + (double)s.misses))
-                                : json_null());
-        json_object_set_new(o, "size_bytes", int_or_null(s.size_bytes));
-        json_object_set_new(o, "max_size_bytes", int_or_null(s.max_size_bytes));
-        json_object_set_new(o, "files", int_or_null(s.files));
-        if (prev) {
-                d = json_object();
-                json_object_set_new(d, "since_epoch",
-                                    json_incref(json_object_get(prev, "taken_epoch")));
-                json_object_set_new(d, "seconds",
-                                    json_real(now - history_num(prev, "taken_epoch")));
-                json_object_set_new(d, "hits", delta(prev, "hits", c.hits));
-                json_object_set_new(d, "misses", delta(prev, "misses", c.misses));
-                json_object_set_new(d, "size_bytes", delta(prev, "size_bytes", s.size_bytes));
-                json_object_set_new(d, "files", delta(prev, "files", s.files));
-                /* How much of it the recorded runs' logs account for. */
-                if (history_cache_runs_since(st, tool, history_num(prev, "taken_epoch"), &runs) >=
-                    0)
-                        json_object_set_new(d, "runs", runs);
-                json_object_set_new(o, "delta", d);
-        } else {
-                json_object_set_new(o, "delta", json_null());
-        }
-        json_decref(prev);
-        return o;
+        /* How much of the change the recorded runs' logs account for. */
+        rep.has_runs =
+            rep.has_prev && store_cache_runs_since(st, tool, rep.prev.taken_epoch, &rep.runs) >= 0;
+        rep.c.raw = NULL;
+        *ret = rep;
+        return 0;
 }
 
-static void fmt_count(const json_t *o, const char *key, const json_t *d, char *buf, size_t len)
+static double hit_rate(const struct store_cache_snapshot *c)
 {
-        json_t *v = json_object_get(o, key), *dv = json_object_get(d, key);
+        return c->hits + c->misses > 0 ? (double)c->hits / ((double)c->hits + (double)c->misses)
+                                       : NAN;
+}
+
+static json_t *delta_json(int64_t d)
+{
+        return d == DELTA_UNKNOWN ? json_null() : json_integer(d);
+}
+
+static json_t *report_delta_json(const struct report *rep)
+{
+        const struct store_cache_snapshot *c = &rep->c, *p = &rep->prev;
+        json_t *d;
+
+        if (!rep->has_prev)
+                return json_null();
+        d = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "since_epoch",
+                      history_json_real(p->taken_epoch), "seconds",
+                      history_json_real(rep->now - p->taken_epoch), "hits",
+                      delta_json(delta(true, p->hits, c->hits)), "misses",
+                      delta_json(delta(true, p->misses, c->misses)), "size_bytes",
+                      delta_json(delta(true, p->size_bytes, c->size_bytes)), "files",
+                      delta_json(delta(true, p->files, c->files)));
+        if (d && rep->has_runs &&
+            json_object_set_new(d, "runs",
+                                json_pack("{s:I, s:o, s:o}", "runs", (json_int_t)rep->runs.runs,
+                                          "hits", history_json_count(rep->runs.hits), "misses",
+                                          history_json_count(rep->runs.misses))) < 0) {
+                json_decref(d);
+                return NULL;
+        }
+        return d;
+}
+
+static json_t *report_json(const struct report *rep)
+{
+        const struct store_cache_snapshot *c = &rep->c;
+
+        return json_pack(
+            "{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "tool", rep->tool, "taken_epoch",
+            history_json_real(rep->now), "version", history_json_str(c->version), "hits",
+            history_json_count(c->hits), "misses", history_json_count(c->misses), "hit_rate",
+            history_json_real(hit_rate(c)), "size_bytes", history_json_count(c->size_bytes),
+            "max_size_bytes", history_json_count(c->max_size_bytes), "files",
+            history_json_count(c->files), "delta", report_delta_json(rep));
+}
+
+/* A count and its change: "12 (+3)", "12", "-". */
+static void fmt_count_delta(int64_t v, int64_t d, char *buf, size_t len)
+{
         int n;
 
-        if (!json_is_integer(v)) {
+        if (v < 0) {
                 snprintf(buf, len, "-");
                 return;
         }
-        n = snprintf(buf, len, "%lld", (long long)json_integer_value(v));
-        if (json_is_integer(dv) && n > 0 && (size_t)n < len)
-                snprintf(buf + n, len - (size_t)n, " (%+lld)", (long long)json_integer_value(dv));
+        n = snprintf(buf, len, "%lld", (long long)v);
+        if (d != DELTA_UNKNOWN && n > 0 && (size_t)n < len)
+                snprintf(buf + n, len - (size_t)n, " (%+lld)", (long long)d);
 }
 
-static int render(const json_t *tools, struct dbuf *out)
+static int report_text(const struct report *rep, struct dbuf *out)
 {
-        int r = dbuf_printf(out, "%-8s %18s %18s %9s %24s %14s  %s\n", "TOOL", "HITS", "MISSES",
-                            "HIT RATE", "SIZE", "FILES", "SINCE");
+        const struct store_cache_snapshot *c = &rep->c, *p = &rep->prev;
+        char hits[48], misses[48], rate[16], size[64], files[48], since[64], ds[32];
+        int64_t dsz = delta(rep->has_prev, p->size_bytes, c->size_bytes);
+        double hr = hit_rate(c);
 
-        for (size_t i = 0; r >= 0 && i < json_array_size(tools); i++) {
-                const json_t *o = json_array_get(tools, i), *d = json_object_get(o, "delta");
-                char hits[48], misses[48], rate[16], size[64], files[48], since[64], ds[32];
-                double dsz = history_num(d, "size_bytes");
-
-                fmt_count(o, "hits", d, hits, sizeof(hits));
-                fmt_count(o, "misses", d, misses, sizeof(misses));
-                fmt_count(o, "files", d, files, sizeof(files));
-                snprintf(rate, sizeof(rate), isfinite(history_num(o, "hit_rate")) ? "%.1f%%" : "-",
-                         history_num(o, "hit_rate") * 100);
-                history_fmt_bytes(history_num(o, "size_bytes"), size, sizeof(size));
-                if (isfinite(dsz)) {
-                        history_fmt_bytes(fabs(dsz), ds, sizeof(ds));
-                        snprintf(size + strlen(size), sizeof(size) - strlen(size), " (%s%s)",
-                                 dsz < 0 ? "-" : "+", ds);
-                }
-                if (d && json_is_object(d)) {
-                        char when[32];
-                        history_fmt_time(history_num(d, "since_epoch"), true, when, sizeof(when));
-                        snprintf(since, sizeof(since), "%s", when);
-                } else {
-                        snprintf(since, sizeof(since), "first snapshot");
-                }
-                r = dbuf_printf(out, "%-8s %18s %18s %9s %24s %14s  %s\n", history_str(o, "tool"),
-                                hits, misses, rate, size, files, since);
+        fmt_count_delta(c->hits, delta(rep->has_prev, p->hits, c->hits), hits, sizeof(hits));
+        fmt_count_delta(c->misses, delta(rep->has_prev, p->misses, c->misses), misses,
+                        sizeof(misses));
+        fmt_count_delta(c->files, delta(rep->has_prev, p->files, c->files), files, sizeof(files));
+        snprintf(rate, sizeof(rate), isfinite(hr) ? "%.1f%%" : "-", hr * 100);
+        history_fmt_bytes((double)c->size_bytes, size, sizeof(size));
+        if (dsz != DELTA_UNKNOWN) {
+                history_fmt_bytes(fabs((double)dsz), ds, sizeof(ds));
+                snprintf(size + strlen(size), sizeof(size) - strlen(size), " (%s%s)",
+                         dsz < 0 ? "-" : "+", ds);
         }
-        return r;
+        if (rep->has_prev)
+                history_fmt_time(p->taken_epoch, true, since, sizeof(since));
+        else
+                snprintf(since, sizeof(since), "first snapshot");
+        return dbuf_printf(out, "%-8s %18s %18s %9s %24s %14s  %s\n", rep->tool, hits, misses, rate,
+                           size, files, since);
 }
 
 int cmd_cache(int argc, char **argv)
@@ -184,7 +199,8 @@ int cmd_cache(int argc, char **argv)
         json_t *arr = NULL;
         double now = now_realtime();
         bool any_tool = false;
-        int oi, ret;
+        size_t n = 0;
+        int oi, ret, r;
 
         ret = history_opts_parse("cache", "j", argc, argv, &o, &oi);
         if (ret)
@@ -201,29 +217,41 @@ int cmd_cache(int argc, char **argv)
         if (history_open("cache", &o, true, &st))
                 return 1;
         ret = 1;
-        arr = json_array();
-        for (size_t i = 0; arr && i < ARRAY_SIZE(tools); i++) {
+        if (o.json)
+                r = (arr = json_array()) ? 0 : -ENOMEM;
+        else
+                r = dbuf_printf(&out, "%-8s %18s %18s %9s %24s %14s  %s\n", "TOOL", "HITS",
+                                "MISSES", "HIT RATE", "SIZE", "FILES", "SINCE");
+        for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(tools); i++) {
+                struct report rep;
                 char err[256];
-                json_t *s;
 
                 if (!cachetool_on_path(tools[i]))
                         continue;
                 any_tool = true;
-                s = snapshot(st, tools[i], now, err, sizeof(err));
-                if (s)
-                        json_array_append_new(arr, s);
-                else
+                if (snapshot(st, tools[i], now, &rep, err, sizeof(err)) < 0) {
                         fprintf(stderr, "buildtel cache: %s\n", err);
+                        continue;
+                }
+                n++;
+                if (arr)
+                        r = json_array_append_new(arr, report_json(&rep)) < 0 ? -ENOMEM : 0;
+                else
+                        r = report_text(&rep, &out);
         }
         if (!any_tool) {
                 fprintf(stderr, "buildtel cache: neither ccache nor sccache is on PATH\n");
                 goto out;
         }
-        if (json_array_size(arr) == 0)
+        if (r < 0) {
+                fprintf(stderr, "buildtel cache: out of memory\n");
+                goto out;
+        }
+        if (n == 0)
                 goto out;
         if (o.json)
                 ret = history_print_json(arr);
-        else if (render(arr, &out) >= 0 && write_all(STDOUT_FILENO, out.p, out.len) >= 0)
+        else if (write_all(STDOUT_FILENO, out.p, out.len) >= 0)
                 ret = 0;
 out:
         json_decref(arr);

@@ -190,7 +190,7 @@ static int find_in_db(const struct common_opts *o, const char *spec, struct stor
                         store_strerror(e));
                 return 1;
         }
-        e = history_find_run(st, spec, ret_id);
+        e = store_run_find(st, spec, ret_id);
         if (e == -EEXIST) {
                 fprintf(stderr,
                         "buildtel export: '%s' names several runs in '%s'; give more of the id\n",
@@ -213,18 +213,25 @@ static int find_in_db(const struct common_opts *o, const char *spec, struct stor
         return 0;
 }
 
-/* "running", "incomplete" or "finished", as status shows it. */
-static char *run_state(struct store *st, int64_t id)
+/* Whether a run that has not finished may be sent: not while it runs, and
+ * an incomplete one with --incomplete only. Prints why not. */
+static bool unfinished_ok(enum store_run_state state, const char *run_id, bool incomplete)
 {
-        json_t *d = NULL;
-        char *state = NULL;
-
-        if (history_run_detail(st, id, &d) >= 0) {
-                const char *s = json_string_value(json_object_get(d, "state"));
-                state = strdup(s ? s : "unknown");
+        if (state == STORE_RUN_RUNNING) {
+                fprintf(stderr,
+                        "buildtel export: run %s is still running; export it once it has "
+                        "finished\n",
+                        run_id);
+                return false;
         }
-        json_decref(d);
-        return state;
+        if (!incomplete) {
+                fprintf(stderr,
+                        "buildtel export: run %s is incomplete (its buildtel ended without "
+                        "completing it); --incomplete sends what it has\n",
+                        run_id);
+                return false;
+        }
+        return true;
 }
 
 /* The run from the database: facts, samples, targets. Same returns as
@@ -234,52 +241,39 @@ static int export_db(struct exporter *x, struct store *st, int64_t id, const cha
                      bool incomplete, struct run_info *ri, struct run_facts **ret_f)
 {
         struct summary_config scfg = x->sum.cfg;
+        struct store_run run;
         int64_t rows;
         int e;
 
-        e = history_run_info(st, id, ri);
+        e = store_run_get(st, id, &run);
         if (e < 0)
                 goto fail;
-        if (!ri->finished) {
-                _cleanup_free_ char *state = run_state(st, id);
-
-                if (!state)
-                        return -ENOMEM;
-                if (strcmp(state, "running") == 0) {
-                        fprintf(stderr,
-                                "buildtel export: run %s is still running; export it once it has "
-                                "finished\n",
-                                ri->run_id);
-                        return 1;
-                }
-                if (!incomplete) {
-                        fprintf(stderr,
-                                "buildtel export: run %s is incomplete (its buildtel ended without "
-                                "completing it); --incomplete sends what it has\n",
-                                ri->run_id);
-                        return 1;
-                }
-        } else {
+        /* the facts are the caller's from here on */
+        *ri = run.info;
+        run.info = (struct run_info){0};
+        if (!ri->finished && !unfinished_ok(run.state, ri->run_id, incomplete)) {
+                store_run_release(&run);
+                return 1;
+        }
+        if (ri->finished) {
                 struct run_facts *f = calloc(1, sizeof(*f));
 
-                if (!f)
-                        return -ENOMEM;
-                e = history_run_targets(st, id, f);
+                e = f ? store_targets_get(st, id, f) : -ENOMEM;
                 if (e < 0) {
                         free(f);
+                        store_run_release(&run);
                         goto fail;
                 }
                 *ret_f = f;
                 /* the run's own thresholds, for its near-OOM count */
-                e = history_run_thresholds(st, id, &scfg);
-                if (e < 0)
-                        goto fail;
+                (void)store_run_thresholds(&run, &scfg);
                 summary_init(&x->sum, &scfg);
         }
+        store_run_release(&run);
         e = otlp_metrics_new(x->cfg, ri, &x->m);
         if (e < 0)
                 return e;
-        rows = history_run_samples(st, id, add_sample, x);
+        rows = store_samples_each(st, id, add_sample, x);
         if (x->send_failed)
                 return -EIO;
         if (rows < 0) {
@@ -338,7 +332,10 @@ static bool is_file(const char *path)
         return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int cmd_export(int argc, char **argv)
+/* The options. Returns -1 to go on, else the exit status (after printing
+ * the usage when they are wrong). */
+static int parse_args(int argc, char **argv, struct common_opts *o, bool *incomplete,
+                      const char **spec)
 {
         static const struct option longopts[] = {
             {"otlp", no_argument, NULL, OPT_OTLP},
@@ -350,54 +347,153 @@ int cmd_export(int argc, char **argv)
             {"help", no_argument, NULL, OPT_HELP},
             {0},
         };
-        struct common_opts o;
-        struct otel_config cfg = {0};
-        struct exporter x = {.cfg = &cfg};
-        struct run_info ri = {0};
-        struct run_facts *facts = NULL;
-        struct store *st = NULL;
-        _cleanup_free_ char *csv = NULL, *db = NULL;
-        const char *spec;
-        bool otlp = false, incomplete = false, from_db = false;
-        int64_t id = 0;
-        int c, e, ret = EXIT_BT_USAGE;
-        char msg[256];
+        bool otlp = false;
+        int c;
 
-        common_opts_init(&o);
         optind = 1;
         while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
                 int h = c == OPT_OTLP || c == OPT_INCOMPLETE
                             ? 0
-                            : common_opts_parse(&o, c, optarg, "export");
+                            : common_opts_parse(o, c, optarg, "export");
                 if (h < 0)
-                        goto out;
+                        return EXIT_BT_USAGE;
                 if (h > 0)
                         continue;
                 if (c == OPT_OTLP)
                         otlp = true;
                 else if (c == OPT_INCOMPLETE)
-                        incomplete = true;
+                        *incomplete = true;
                 else if (c == 'h')
-                        o.help = true;
+                        o->help = true;
                 else {
                         fputs(usage, stderr);
-                        goto out;
+                        return EXIT_BT_USAGE;
                 }
         }
-        if (o.help) {
+        if (o->help) {
                 cmd_print_usage("export");
-                ret = 0;
-                goto out;
+                return 0;
         }
         if (!otlp || optind != argc - 1 || !*argv[optind]) {
                 fputs(usage, stderr);
-                goto out;
+                return EXIT_BT_USAGE;
         }
-        spec = argv[optind];
+        *spec = argv[optind];
+        return -1;
+}
+
+/* Where the run comes from: a CSV path; else the database; else the
+ * run's files. */
+struct source {
+        char *csv, *db; /* owned */
+        struct store *st;
+        int64_t id;
+        bool from_db;
+};
+
+static void source_release(struct source *src)
+{
+        free(src->csv);
+        free(src->db);
+        store_close(src->st);
+}
+
+/* Returns 0, -ENOMEM, or 1 after printing why there is no such run. */
+static int locate(const struct common_opts *o, const char *spec, struct source *src)
+{
+        size_t n = strlen(spec);
+        int e;
+
+        if (n > 4 && strcmp(spec + n - 4, ".csv") == 0 && is_file(spec)) {
+                src->csv = strdup(spec);
+                return src->csv ? 0 : -ENOMEM;
+        }
+        if (!o->rec.no_db) {
+                e = find_in_db(o, spec, &src->st, &src->id, &src->db);
+                if (e > 0)
+                        return 1;
+                src->from_db = e == 0;
+                if (src->from_db)
+                        return 0;
+        }
+        src->csv = csv_of_run(o->rec.log_dir, spec);
+        if (src->csv && is_file(src->csv))
+                return 0;
+        if (src->db)
+                fprintf(stderr,
+                        "buildtel export: no run '%s' in the history database '%s', nor its file "
+                        "'%s'\n",
+                        spec, src->db, src->csv ? src->csv : "resources-RUN.csv");
+        else
+                fprintf(stderr, "buildtel export: no run '%s': no file '%s'%s\n", spec,
+                        src->csv ? src->csv : "resources-RUN.csv",
+                        o->rec.no_db ? " (--no-db)" : ", and no history database");
+        return 1;
+}
+
+/* Send the run from src to the collector of cfg. Returns the exit
+ * status, after printing what was sent or why not. */
+static int send_run(const struct otel_config *cfg, const struct common_opts *o,
+                    const struct source *src, bool incomplete)
+{
+        struct exporter x = {.cfg = cfg};
+        struct run_info ri = {0};
+        struct run_facts *facts = NULL;
+        char msg[256];
+        int e, ret = 1;
+
+        summary_init(&x.sum, &o->rec.summary);
+        e = otlp_sender_new(cfg, &x.s);
+        if (e >= 0)
+                e = src->from_db ? export_db(&x, src->st, src->id, src->db, incomplete, &ri, &facts)
+                                 : export_files(&x, src->csv, incomplete, &ri);
+        if (e > 0)
+                goto out;
+        if (e >= 0 && !ri.finished)
+                otlp_metrics_set_resource(x.m, "build.run.state", "incomplete");
+        if (e >= 0)
+                e = send_final(&x, &ri, &facts);
+        if (e == -EIO) {
+                if (!otlp_sender_take_error(x.s, msg, sizeof(msg)))
+                        snprintf(msg, sizeof(msg), "OTLP export failed");
+                fprintf(stderr, "buildtel export: %s\n", msg);
+        } else if (e < 0) {
+                fprintf(stderr, "buildtel export: out of memory\n");
+        } else {
+                otelenv_url_for_display(cfg->url, msg, sizeof(msg));
+                printf("buildtel export: run %s%s: %llu samples%s%s sent to %s%s\n", ri.run_id,
+                       ri.finished ? "" : " (incomplete)", (unsigned long long)x.rows,
+                       facts->n ? " and the targets" : "",
+                       src->from_db ? " from the history" : " from its files", msg,
+                       x.skipped ? " (junk rows skipped)" : "");
+                ret = 0;
+        }
+out:
+        otlp_sender_free(x.s);
+        otlp_metrics_free(x.m);
+        free(facts);
+        run_info_release(&ri);
+        return ret;
+}
+
+int cmd_export(int argc, char **argv)
+{
+        struct common_opts o;
+        struct otel_config cfg = {0};
+        struct source src = {0};
+        bool incomplete = false;
+        const char *spec = NULL;
+        int e, ret;
+
+        common_opts_init(&o);
+        ret = parse_args(argc, argv, &o, &incomplete, &spec);
+        if (ret >= 0)
+                goto out;
         e = otelenv_load(env_lookup, NULL, &o.otlp_opt, export_note, NULL, &cfg);
         if (e == -EINVAL) {
                 fprintf(stderr, "buildtel export: --otlp-endpoint takes an http:// or https:// URL "
                                 "with a host\n");
+                ret = EXIT_BT_USAGE;
                 goto out;
         }
         ret = 1;
@@ -406,76 +502,13 @@ int cmd_export(int argc, char **argv)
                                 "--otlp-endpoint\n");
                 goto out;
         }
-
-        /* A CSV path; else the database; else the run's files. */
-        {
-                size_t n = strlen(spec);
-                if (n > 4 && strcmp(spec + n - 4, ".csv") == 0 && is_file(spec)) {
-                        csv = strdup(spec);
-                        if (!csv)
-                                goto oom;
-                } else if (!o.rec.no_db) {
-                        e = find_in_db(&o, spec, &st, &id, &db);
-                        if (e > 0)
-                                goto out;
-                        from_db = e == 0;
-                }
-        }
-        if (!csv && !from_db) {
-                csv = csv_of_run(o.rec.log_dir, spec);
-                if (!csv || !is_file(csv)) {
-                        if (db)
-                                fprintf(stderr,
-                                        "buildtel export: no run '%s' in the history database "
-                                        "'%s', nor its file '%s'\n",
-                                        spec, db, csv ? csv : "resources-RUN.csv");
-                        else
-                                fprintf(stderr, "buildtel export: no run '%s': no file '%s'%s\n",
-                                        spec, csv ? csv : "resources-RUN.csv",
-                                        o.rec.no_db ? " (--no-db)" : ", and no history database");
-                        goto out;
-                }
-        }
-
-        summary_init(&x.sum, &o.rec.summary);
-        if (otlp_sender_new(&cfg, &x.s) < 0)
-                goto oom;
-        e = from_db ? export_db(&x, st, id, db, incomplete, &ri, &facts)
-                    : export_files(&x, csv, incomplete, &ri);
-        if (e > 0)
-                goto out;
-        if (e == -EIO)
-                goto failed;
-        if (e < 0)
-                goto oom;
-        if (!ri.finished)
-                otlp_metrics_set_resource(x.m, "build.run.state", "incomplete");
-        e = send_final(&x, &ri, &facts);
+        e = locate(&o, spec, &src);
         if (e == -ENOMEM)
-                goto oom;
-        if (e < 0)
-                goto failed;
-        otelenv_url_for_display(cfg.url, msg, sizeof(msg));
-        printf("buildtel export: run %s%s: %llu samples%s%s sent to %s%s\n", ri.run_id,
-               ri.finished ? "" : " (incomplete)", (unsigned long long)x.rows,
-               facts->n ? " and the targets" : "",
-               from_db ? " from the history" : " from its files", msg,
-               x.skipped ? " (junk rows skipped)" : "");
-        ret = 0;
-        goto out;
-failed:
-        if (!otlp_sender_take_error(x.s, msg, sizeof(msg)))
-                snprintf(msg, sizeof(msg), "OTLP export failed");
-        fprintf(stderr, "buildtel export: %s\n", msg);
-        goto out;
-oom:
-        fprintf(stderr, "buildtel export: out of memory\n");
+                fprintf(stderr, "buildtel export: out of memory\n");
+        else if (e == 0)
+                ret = send_run(&cfg, &o, &src, incomplete);
 out:
-        otlp_sender_free(x.s);
-        otlp_metrics_free(x.m);
-        free(facts);
-        store_close(st);
-        run_info_release(&ri);
+        source_release(&src);
         otel_config_release(&cfg);
         common_opts_release(&o);
         return ret;

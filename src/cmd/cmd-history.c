@@ -187,18 +187,126 @@ void history_fmt_bytes(double b, char *buf, size_t len)
         snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", b, units[u]);
 }
 
-double history_num(const json_t *o, const char *key)
+void history_fmt_count(int64_t v, char *buf, size_t len)
 {
-        json_t *v = json_object_get(o, key);
-
-        return json_is_number(v) ? json_number_value(v) : NAN;
+        if (v >= 0)
+                snprintf(buf, len, "%lld", (long long)v);
+        else
+                snprintf(buf, len, "-");
 }
 
-const char *history_str(const json_t *o, const char *key)
+void history_fmt_ratio(double v, char *buf, size_t len)
 {
-        const char *s = json_string_value(json_object_get(o, key));
+        if (isfinite(v))
+                snprintf(buf, len, "%.0f%%", v * 100);
+        else
+                snprintf(buf, len, "-");
+}
 
-        return s ? s : "";
+json_t *history_json_real(double v)
+{
+        return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *history_json_count(int64_t v)
+{
+        return v >= 0 ? json_integer(v) : json_null();
+}
+
+json_t *history_json_str(const char *s)
+{
+        return s ? run_json_string(s) : json_null();
+}
+
+void history_run_result(const struct store_run *r, char *buf, size_t len)
+{
+        if (r->state == STORE_RUN_RUNNING || r->state == STORE_RUN_INCOMPLETE)
+                snprintf(buf, len, "%s", store_run_state_name(r->state));
+        else if (r->info.term_signal > 0)
+                snprintf(buf, len, "signal %d", r->info.term_signal);
+        else if (r->info.exit_code == 0)
+                snprintf(buf, len, "ok");
+        else if (r->info.exit_code > 0)
+                snprintf(buf, len, "exit %d", r->info.exit_code);
+        else
+                snprintf(buf, len, "unknown");
+}
+
+static json_t *argv_json(char *const *argv)
+{
+        json_t *a = json_array();
+
+        for (size_t i = 0; a && argv && argv[i]; i++)
+                if (json_array_append_new(a, run_json_string(argv[i])) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        return a;
+}
+
+/* Set key to v in o; a NULL v (no memory) makes o NULL. */
+static void put(json_t **o, const char *key, json_t *v)
+{
+        if (*o && (!v || json_object_set_new(*o, key, v) < 0)) {
+                json_decref(*o);
+                *o = NULL;
+        } else if (!*o) {
+                json_decref(v);
+        }
+}
+
+/* The resource figures stored with the row. */
+static void put_figures(json_t **o, const struct store_run *r)
+{
+        put(o, "samples", history_json_count(r->samples));
+        put(o, "samples_dropped", history_json_count(r->samples_dropped));
+        put(o, "mem_total_mb", history_json_real(r->mem_total_mb));
+        put(o, "mem_used_peak_mb", history_json_real(r->mem_used_peak_mb));
+        put(o, "mem_used_peak_elapsed_s", history_json_real(r->mem_used_peak_elapsed_s));
+        put(o, "mem_used_peak_stage", history_json_str(r->mem_used_peak_stage));
+        put(o, "mem_used_peak_context", history_json_str(r->mem_used_peak_context));
+        put(o, "mem_avail_min_mb", history_json_real(r->mem_avail_min_mb));
+        put(o, "swap_used_peak_mb", history_json_real(r->swap_used_peak_mb));
+        put(o, "disk_avail_min_gb", history_json_real(r->disk_avail_min_gb));
+        put(o, "load1_peak", history_json_real(r->load1_peak));
+        put(o, "cpu_pct_peak", history_json_real(r->cpu_pct_peak));
+        put(o, "cpu_pct_avg", history_json_real(r->cpu_pct_avg));
+        put(o, "compilers_peak", history_json_real(r->compilers_peak));
+        put(o, "near_oom_samples", history_json_count(r->near_oom_samples));
+        put(o, "low_disk_samples", history_json_count(r->low_disk_samples));
+}
+
+json_t *history_run_json(const struct store_run *r)
+{
+        const struct run_info *ri = &r->info;
+        json_t *o = json_object();
+        char result[32];
+
+        history_run_result(r, result, sizeof(result));
+        put(&o, "db_id", json_integer(r->id));
+        put(&o, "id", history_json_str(ri->run_id));
+        put(&o, "kind", history_json_str(ri->kind));
+        put(&o, "argv", argv_json(ri->argv));
+        put(&o, "cwd", history_json_str(ri->cwd));
+        put(&o, "host", history_json_str(ri->host));
+        put(&o, "builder", history_json_str(r->builder));
+        put(&o, "start_epoch", history_json_real(ri->start_epoch));
+        put(&o, "end_epoch", history_json_real(ri->end_epoch));
+        put(&o, "duration_s", history_json_real(r->duration_s));
+        put(&o, "state", json_string(store_run_state_name(r->state)));
+        put(&o, "exit_code", history_json_count(ri->exit_code));
+        /* the signal is written when the run finishes */
+        put(&o, "term_signal", ri->finished ? json_integer(ri->term_signal) : json_null());
+        put(&o, "pid", json_integer(ri->pid));
+        put(&o, "ncpu", json_integer(ri->ncpu));
+        put(&o, "interval", history_json_real(ri->interval));
+        put(&o, "cgroup_mode", history_json_str(r->cgroup_mode));
+        put(&o, "vcs_rev", history_json_str(r->vcs_rev));
+        put(&o, "vcs_ref", history_json_str(r->vcs_ref));
+        put_figures(&o, r);
+        put(&o, "nodes", history_json_str(r->nodes));
+        put(&o, "result", json_string(result));
+        return o;
 }
 
 int history_put_clean(struct dbuf *out, const char *s, size_t max)

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "store/history.h"
 #include "store/store.h"
 #include "util/dbuf.h"
 
@@ -44,11 +45,25 @@ void history_fmt_time(double epoch, bool with_seconds, char *buf, size_t len);
 void history_fmt_mib(double mib, char *buf, size_t len);
 /* Bytes as "1.5 GiB"; "-" for negative. */
 void history_fmt_bytes(double b, char *buf, size_t len);
+/* A count as "12"; "-" for a negative (unknown) one. */
+void history_fmt_count(int64_t v, char *buf, size_t len);
+/* A ratio as "42%"; "-" for NAN. */
+void history_fmt_ratio(double v, char *buf, size_t len);
 
-/* A JSON member as a double (NAN when null or missing) / string ("" when
- * not a string). */
-double history_num(const struct json_t *o, const char *key);
-const char *history_str(const struct json_t *o, const char *key);
+/* JSON values of the store's plain values: a real (null for NAN), a count
+ * (null for -1 or any negative), a string (null for NULL; made valid
+ * UTF-8). NULL only when memory ran out. */
+struct json_t *history_json_real(double v);
+struct json_t *history_json_count(int64_t v);
+struct json_t *history_json_str(const char *s);
+
+/* What became of run r: "ok", "exit 2", "signal 9", "running",
+ * "incomplete" or "unknown". */
+void history_run_result(const struct store_run *r, char *buf, size_t len);
+
+/* Run r as the JSON object status --json prints (and inspect --json
+ * extends), keys in their documented order. NULL when memory ran out. */
+struct json_t *history_run_json(const struct store_run *r);
 
 /* Append s to out with C0 controls and bad UTF-8 replaced (for text meant
  * for a terminal), cut to max bytes with "..." when longer. */

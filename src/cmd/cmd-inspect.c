@@ -12,6 +12,7 @@
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "store/history.h"
+#include "util/macro.h"
 #include "util/util.h"
 
 static int line(struct dbuf *out, const char *label, const char *value)
@@ -30,144 +31,239 @@ static int peak(struct dbuf *out, const char *label, double v, int decimals, con
         return dbuf_printf(out, "  %-24s %.*f%s\n", label, decimals, v, unit);
 }
 
-static int render(const json_t *o, struct dbuf *out)
+static const char *or_empty(const char *s)
 {
-        char buf[512], t1[64], t2[64];
-        const json_t *targets = json_object_get(o, "targets");
-        const json_t *cache = json_object_get(o, "compiler_cache");
-        struct dbuf cmd = DBUF_INIT;
-        int r;
+        return s ? s : "";
+}
 
-        for (size_t i = 0; i < json_array_size(json_object_get(o, "argv")); i++) {
-                const char *a = json_string_value(json_array_get(json_object_get(o, "argv"), i));
+static int render_facts(const struct store_run *run, struct dbuf *out)
+{
+        const struct run_info *ri = &run->info;
+        char buf[512], t[64];
+        struct dbuf cmd = DBUF_INIT;
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && ri->argv && ri->argv[i]; i++) {
                 if (i)
-                        dbuf_puts(&cmd, " ");
-                dbuf_puts(&cmd, a ? a : "");
+                        r = dbuf_puts(&cmd, " ");
+                if (r >= 0)
+                        r = dbuf_puts(&cmd, ri->argv[i]);
         }
-        snprintf(buf, sizeof(buf), "%s (%s)", history_str(o, "id"), history_str(o, "kind"));
-        r = line(out, "run", buf);
+        snprintf(buf, sizeof(buf), "%s (%s)", or_empty(ri->run_id), or_empty(ri->kind));
+        if (r >= 0)
+                r = line(out, "run", buf);
         if (r >= 0)
                 r = line(out, "command", cmd.p ? cmd.p : "");
         dbuf_release(&cmd);
         if (r >= 0)
-                r = line(out, "cwd", history_str(o, "cwd"));
+                r = line(out, "cwd", or_empty(ri->cwd));
         if (r >= 0)
-                r = line(out, "host", history_str(o, "host"));
-        if (r >= 0 && *history_str(o, "builder"))
-                r = line(out, "builder", history_str(o, "builder"));
-        if (r >= 0 && *history_str(o, "cgroup_mode"))
-                r = line(out, "cgroup", history_str(o, "cgroup_mode"));
-        if (r >= 0 && *history_str(o, "vcs_rev")) {
-                snprintf(buf, sizeof(buf), "%s%s%s%s", history_str(o, "vcs_rev"),
-                         *history_str(o, "vcs_ref") ? " (" : " (detached",
-                         history_str(o, "vcs_ref"), ")");
+                r = line(out, "host", or_empty(ri->host));
+        if (r >= 0 && run->builder && *run->builder)
+                r = line(out, "builder", run->builder);
+        if (r >= 0 && run->cgroup_mode && *run->cgroup_mode)
+                r = line(out, "cgroup", run->cgroup_mode);
+        if (r >= 0 && run->vcs_rev && *run->vcs_rev) {
+                snprintf(buf, sizeof(buf), "%s%s%s)", run->vcs_rev,
+                         run->vcs_ref && *run->vcs_ref ? " (" : " (detached",
+                         or_empty(run->vcs_ref));
                 r = line(out, "revision", buf);
         }
-        history_fmt_time(history_num(o, "start_epoch"), true, t1, sizeof(t1));
+        history_fmt_time(ri->start_epoch, true, t, sizeof(t));
         if (r >= 0)
-                r = line(out, "start", t1);
-        history_fmt_duration(history_num(o, "duration_s"), t2, sizeof(t2));
+                r = line(out, "start", t);
+        history_fmt_duration(run->duration_s, t, sizeof(t));
         if (r >= 0)
-                r = line(out, "duration", t2);
+                r = line(out, "duration", t);
+        history_run_result(run, buf, sizeof(buf));
         if (r >= 0)
-                r = line(out, "result", history_str(o, "result"));
-        if (r >= 0 && isfinite(history_num(o, "steps"))) {
-                snprintf(buf, sizeof(buf), "%.0f (%.0f cached)", history_num(o, "steps"),
-                         history_num(o, "cached_steps"));
+                r = line(out, "result", buf);
+        if (r >= 0 && run->steps >= 0) {
+                snprintf(buf, sizeof(buf), "%lld (%lld cached)", (long long)run->steps,
+                         (long long)MAX(run->cached_steps, 0));
                 r = line(out, "steps", buf);
         }
         if (r >= 0) {
-                snprintf(buf, sizeof(buf), "%.0f", history_num(o, "samples"));
-                if (history_num(o, "samples_dropped") > 0)
-                        snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " (%.0f dropped)",
-                                 history_num(o, "samples_dropped"));
+                int n = snprintf(buf, sizeof(buf), "%lld", (long long)MAX(run->samples, 0));
+                if (run->samples_dropped > 0 && n > 0 && (size_t)n < sizeof(buf))
+                        snprintf(buf + n, sizeof(buf) - (size_t)n, " (%lld dropped)",
+                                 (long long)run->samples_dropped);
                 r = line(out, "samples", buf);
         }
-        if (r >= 0 && isfinite(history_num(o, "mem_used_peak_mb"))) {
-                history_fmt_mib(history_num(o, "mem_used_peak_mb"), t1, sizeof(t1));
-                history_fmt_duration(history_num(o, "mem_used_peak_elapsed_s"), t2, sizeof(t2));
-                r = dbuf_printf(out, "peaks:\n  %-24s %s at +%s", "memory used", t1, t2);
-                if (r >= 0 && *history_str(o, "mem_used_peak_stage")) {
-                        r = dbuf_puts(out, ", in ");
-                        if (r >= 0)
-                                r = history_put_clean(out, history_str(o, "mem_used_peak_stage"),
-                                                      256);
-                }
-                if (r >= 0 && *history_str(o, "mem_used_peak_context")) {
-                        r = dbuf_puts(out, ", while ");
-                        if (r >= 0)
-                                r = history_put_clean(out, history_str(o, "mem_used_peak_context"),
-                                                      512);
-                }
+        return r;
+}
+
+static int render_peak_memory(const struct store_run *run, struct dbuf *out)
+{
+        char t1[64], t2[64];
+        int r;
+
+        history_fmt_mib(run->mem_used_peak_mb, t1, sizeof(t1));
+        history_fmt_duration(run->mem_used_peak_elapsed_s, t2, sizeof(t2));
+        r = dbuf_printf(out, "peaks:\n  %-24s %s at +%s", "memory used", t1, t2);
+        if (r >= 0 && run->mem_used_peak_stage && *run->mem_used_peak_stage) {
+                r = dbuf_puts(out, ", in ");
                 if (r >= 0)
-                        r = dbuf_puts(out, "\n");
+                        r = history_put_clean(out, run->mem_used_peak_stage, 256);
         }
+        if (r >= 0 && run->mem_used_peak_context && *run->mem_used_peak_context) {
+                r = dbuf_puts(out, ", while ");
+                if (r >= 0)
+                        r = history_put_clean(out, run->mem_used_peak_context, 512);
+        }
+        return r < 0 ? r : dbuf_puts(out, "\n");
+}
+
+static int render_peaks(const struct store_run *run, struct dbuf *out)
+{
+        int r = 0;
+
+        if (isfinite(run->mem_used_peak_mb))
+                r = render_peak_memory(run, out);
         if (r >= 0)
-                r = peak(out, "memory available (min)", history_num(o, "mem_avail_min_mb"), 0,
-                         " MiB");
+                r = peak(out, "memory available (min)", run->mem_avail_min_mb, 0, " MiB");
         if (r >= 0)
-                r = peak(out, "swap used", history_num(o, "swap_used_peak_mb"), 0, " MiB");
+                r = peak(out, "swap used", run->swap_used_peak_mb, 0, " MiB");
         if (r >= 0)
-                r = peak(out, "disk available (min)", history_num(o, "disk_avail_min_gb"), 2,
-                         " GiB");
+                r = peak(out, "disk available (min)", run->disk_avail_min_gb, 2, " GiB");
         if (r >= 0)
-                r = peak(out, "load1", history_num(o, "load1_peak"), 2, "");
+                r = peak(out, "load1", run->load1_peak, 2, "");
         if (r >= 0)
-                r = peak(out, "cpu", history_num(o, "cpu_pct_peak"), 1, " %");
+                r = peak(out, "cpu", run->cpu_pct_peak, 1, " %");
         if (r >= 0)
-                r = peak(out, "compilers", history_num(o, "compilers_peak"), 0, "");
+                r = peak(out, "compilers", run->compilers_peak, 0, "");
+        if (r >= 0 && run->near_oom_samples >= 0)
+                r = peak(out, "near-OOM samples", (double)run->near_oom_samples, 0, "");
+        return r;
+}
+
+/* What the rows of one run go to: the JSON array, or the text. */
+struct rows {
+        json_t *json;
+        struct dbuf *out;
+        size_t n;
+};
+
+static json_t *target_json(const struct store_target *t)
+{
+        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "name",
+                         history_json_str(t->name), "duration_s", history_json_real(t->duration_s),
+                         "steps", history_json_count(t->steps), "cached",
+                         history_json_count(t->cached), "cached_ratio",
+                         history_json_real(store_target_cached_ratio(t)), "success",
+                         history_json_count(t->success), "cc_hits", history_json_count(t->cc_hits),
+                         "cc_misses", history_json_count(t->cc_misses), "node",
+                         history_json_str(t->node), "ref", history_json_str(t->ref));
+}
+
+static int target_text(struct dbuf *out, const struct store_target *t)
+{
+        struct dbuf n = DBUF_INIT, nd = DBUF_INIT;
+        char dur[32], ratio[16], hits[24], miss[24], steps[24], cached[24];
+        int r;
+
+        history_fmt_duration(t->duration_s, dur, sizeof(dur));
+        history_fmt_ratio(store_target_cached_ratio(t), ratio, sizeof(ratio));
+        history_fmt_count(t->steps, steps, sizeof(steps));
+        history_fmt_count(t->cached, cached, sizeof(cached));
+        history_fmt_count(t->cc_hits, hits, sizeof(hits));
+        history_fmt_count(t->cc_misses, miss, sizeof(miss));
+        r = history_put_clean(&n, t->name, 24);
         if (r >= 0)
-                r = peak(out, "near-OOM samples", history_num(o, "near_oom_samples"), 0, "");
-        if (r >= 0 && json_array_size(targets)) {
-                r = dbuf_printf(out, "targets:\n  %-24s %9s %6s %6s %6s %-16s %8s %8s\n", "TARGET",
-                                "DURATION", "STEPS", "CACHED", "RATIO", "NODE", "CC HITS",
+                r = history_put_clean(&nd, t->node && *t->node ? t->node : "-", 16);
+        if (r >= 0)
+                r = dbuf_printf(out, "  %-24s %9s %6s %6s %6s %-16s %8s %8s\n", n.p ? n.p : "", dur,
+                                steps, cached, ratio, nd.p ? nd.p : "", hits, miss);
+        dbuf_release(&n);
+        dbuf_release(&nd);
+        return r;
+}
+
+static int add_target(void *userdata, const struct store_target *t)
+{
+        struct rows *rows = userdata;
+        int r = 0;
+
+        if (rows->json)
+                return json_array_append_new(rows->json, target_json(t)) < 0 ? -ENOMEM : 0;
+        if (rows->n++ == 0)
+                r = dbuf_printf(rows->out, "targets:\n  %-24s %9s %6s %6s %6s %-16s %8s %8s\n",
+                                "TARGET", "DURATION", "STEPS", "CACHED", "RATIO", "NODE", "CC HITS",
                                 "CC MISS");
-                for (size_t i = 0; r >= 0 && i < json_array_size(targets); i++) {
-                        const json_t *t = json_array_get(targets, i);
-                        struct dbuf n = DBUF_INIT, nd = DBUF_INIT;
-                        char ratio[16], hits[24], miss[24], steps[24], cached[24];
+        return r < 0 ? r : target_text(rows->out, t);
+}
 
-                        history_fmt_duration(history_num(t, "duration_s"), t1, sizeof(t1));
-                        snprintf(ratio, sizeof(ratio),
-                                 isfinite(history_num(t, "cached_ratio")) ? "%.0f%%" : "-",
-                                 history_num(t, "cached_ratio") * 100);
-                        snprintf(steps, sizeof(steps),
-                                 isfinite(history_num(t, "steps")) ? "%.0f" : "-",
-                                 history_num(t, "steps"));
-                        snprintf(cached, sizeof(cached),
-                                 isfinite(history_num(t, "cached")) ? "%.0f" : "-",
-                                 history_num(t, "cached"));
-                        snprintf(hits, sizeof(hits),
-                                 isfinite(history_num(t, "cc_hits")) ? "%.0f" : "-",
-                                 history_num(t, "cc_hits"));
-                        snprintf(miss, sizeof(miss),
-                                 isfinite(history_num(t, "cc_misses")) ? "%.0f" : "-",
-                                 history_num(t, "cc_misses"));
-                        r = history_put_clean(&n, history_str(t, "name"), 24);
-                        if (r >= 0)
-                                r = history_put_clean(
-                                    &nd, *history_str(t, "node") ? history_str(t, "node") : "-",
-                                    16);
-                        if (r >= 0)
-                                r = dbuf_printf(out, "  %-24s %9s %6s %6s %6s %-16s %8s %8s\n",
-                                                n.p ? n.p : "", t1, steps, cached, ratio,
-                                                nd.p ? nd.p : "", hits, miss);
-                        dbuf_release(&n);
-                        dbuf_release(&nd);
-                }
-        }
-        if (r >= 0 && json_array_size(cache)) {
-                r = dbuf_printf(out, "compiler cache:\n  %-8s %-10s %10s %10s %12s\n", "TOOL",
+static json_t *cache_json(const struct store_cache_snapshot *c)
+{
+        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "tool",
+                         history_json_str(c->tool), "origin", history_json_str(c->origin),
+                         "taken_epoch", history_json_real(c->taken_epoch), "hits",
+                         history_json_count(c->hits), "misses", history_json_count(c->misses),
+                         "size_bytes", history_json_count(c->size_bytes), "max_size_bytes",
+                         history_json_count(c->max_size_bytes), "files",
+                         history_json_count(c->files), "version", history_json_str(c->version));
+}
+
+static int add_cache(void *userdata, const struct store_cache_snapshot *c)
+{
+        struct rows *rows = userdata;
+        char size[64], hits[24], misses[24];
+        int r = 0;
+
+        if (rows->json)
+                return json_array_append_new(rows->json, cache_json(c)) < 0 ? -ENOMEM : 0;
+        if (rows->n++ == 0)
+                r = dbuf_printf(rows->out, "compiler cache:\n  %-8s %-10s %10s %10s %12s\n", "TOOL",
                                 "WHEN", "HITS", "MISSES", "SIZE");
-                for (size_t i = 0; r >= 0 && i < json_array_size(cache); i++) {
-                        const json_t *c = json_array_get(cache, i);
+        history_fmt_bytes((double)c->size_bytes, size, sizeof(size));
+        history_fmt_count(c->hits, hits, sizeof(hits));
+        history_fmt_count(c->misses, misses, sizeof(misses));
+        if (r >= 0)
+                r = dbuf_printf(rows->out, "  %-8s %-10s %10s %10s %12s\n", c->tool, c->origin,
+                                hits, misses, size);
+        return r;
+}
 
-                        history_fmt_bytes(history_num(c, "size_bytes"), t1, sizeof(t1));
-                        r = dbuf_printf(out, "  %-8s %-10s %10.0f %10.0f %12s\n",
-                                        history_str(c, "tool"), history_str(c, "origin"),
-                                        history_num(c, "hits"), history_num(c, "misses"), t1);
-                }
+/* The run as JSON: the row, its step totals, targets and compiler-cache
+ * snapshots. */
+static int run_json(struct store *st, const struct store_run *run, json_t **ret)
+{
+        struct rows targets = {.json = json_array()}, cache = {.json = json_array()};
+        json_t *o = history_run_json(run);
+        int r = o && targets.json && cache.json ? 0 : -ENOMEM;
+
+        if (r >= 0)
+                r = store_targets_each(st, run->id, add_target, &targets);
+        if (r >= 0)
+                r = store_cache_snapshots_each(st, run->id, add_cache, &cache);
+        if (r >= 0 &&
+            (json_object_set_new(o, "steps", history_json_count(run->steps)) < 0 ||
+             json_object_set_new(o, "cached_steps", history_json_count(run->cached_steps)) < 0 ||
+             json_object_set_new(o, "targets", json_incref(targets.json)) < 0 ||
+             json_object_set_new(o, "compiler_cache", json_incref(cache.json)) < 0))
+                r = -ENOMEM;
+        json_decref(targets.json);
+        json_decref(cache.json);
+        if (r < 0) {
+                json_decref(o);
+                return r;
         }
+        *ret = o;
+        return 0;
+}
+
+/* The run as text into out. */
+static int run_text(struct store *st, const struct store_run *run, struct dbuf *out)
+{
+        struct rows targets = {.out = out}, cache = {.out = out};
+        int r = render_facts(run, out);
+
+        if (r >= 0)
+                r = render_peaks(run, out);
+        if (r >= 0)
+                r = store_targets_each(st, run->id, add_target, &targets);
+        if (r >= 0)
+                r = store_cache_snapshots_each(st, run->id, add_cache, &cache);
         return r;
 }
 
@@ -176,7 +272,8 @@ int cmd_inspect(int argc, char **argv)
         struct history_opts o;
         struct store *st = NULL;
         struct dbuf out = DBUF_INIT;
-        json_t *run = NULL;
+        struct store_run run = {0};
+        json_t *json = NULL;
         const char *spec = NULL;
         int64_t id;
         int oi, ret, e;
@@ -197,7 +294,7 @@ int cmd_inspect(int argc, char **argv)
         if (history_open("inspect", &o, false, &st))
                 return 1;
         ret = 1;
-        e = history_find_run(st, spec, &id);
+        e = store_run_find(st, spec, &id);
         if (e == -ENOENT) {
                 if (spec)
                         fprintf(stderr, "buildtel inspect: no run '%s' in the history\n", spec);
@@ -211,18 +308,21 @@ int cmd_inspect(int argc, char **argv)
                 goto out;
         }
         if (e >= 0)
-                e = history_run_detail(st, id, &run);
+                e = store_run_get(st, id, &run);
+        if (e >= 0)
+                e = o.json ? run_json(st, &run, &json) : run_text(st, &run, &out);
         if (e < 0) {
                 fprintf(stderr, "buildtel inspect: cannot read the history: %s\n",
                         store_strerror(e));
                 goto out;
         }
         if (o.json)
-                ret = history_print_json(run);
-        else if (render(run, &out) >= 0 && write_all(STDOUT_FILENO, out.p, out.len) >= 0)
+                ret = history_print_json(json);
+        else if (write_all(STDOUT_FILENO, out.p, out.len) >= 0)
                 ret = 0;
 out:
-        json_decref(run);
+        json_decref(json);
+        store_run_release(&run);
         dbuf_release(&out);
         store_close(st);
         return ret;

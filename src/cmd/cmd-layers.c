@@ -2,6 +2,7 @@
 /* buildtel layers: layer-cache reuse per target (image), from the most
  * recent build of each, flagging a target whose node changed since its
  * previous build (a new node cannot use the old node's local cache). */
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,45 +13,68 @@
 #include "store/history.h"
 #include "util/util.h"
 
-static int render(const json_t *rows, struct dbuf *out)
+#define ROW_FORMAT "%-24s %-26s %6s %6s %6s %-16s %s\n"
+
+/* The layers, as JSON or as table lines into out. */
+struct listing {
+        json_t *json;
+        struct dbuf *out;
+};
+
+static json_t *layer_json(const struct store_layer *l)
 {
-        int r = dbuf_printf(out, "%-24s %-26s %6s %6s %6s %-16s %s\n", "TARGET", "RUN", "STEPS",
-                            "CACHED", "RATIO", "NODE", "NOTE");
+        const struct store_target *t = &l->target;
 
-        for (size_t i = 0; r >= 0 && i < json_array_size(rows); i++) {
-                const json_t *o = json_array_get(rows, i);
-                struct dbuf n = DBUF_INIT, nd = DBUF_INIT, run = DBUF_INIT, note = DBUF_INIT;
-                char steps[24], cached[24], ratio[16];
+        return json_pack(
+            "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o}", "target",
+            history_json_str(t->name), "run", history_json_str(l->run), "start_epoch",
+            history_json_real(l->start_epoch), "steps", history_json_count(t->steps), "cached",
+            history_json_count(t->cached), "ratio", history_json_real(store_target_cached_ratio(t)),
+            "node", history_json_str(t->node), "previous_node", history_json_str(l->previous_node),
+            "previous_run", history_json_str(l->previous_run), "node_changed", l->node_changed,
+            "duration_s", history_json_real(t->duration_s), "success",
+            history_json_count(t->success));
+}
 
-                snprintf(steps, sizeof(steps), isfinite(history_num(o, "steps")) ? "%.0f" : "-",
-                         history_num(o, "steps"));
-                snprintf(cached, sizeof(cached), isfinite(history_num(o, "cached")) ? "%.0f" : "-",
-                         history_num(o, "cached"));
-                snprintf(ratio, sizeof(ratio), isfinite(history_num(o, "ratio")) ? "%.0f%%" : "-",
-                         history_num(o, "ratio") * 100);
-                r = history_put_clean(&n, history_str(o, "target"), 24);
+static int layer_text(struct dbuf *out, const struct store_layer *l)
+{
+        const struct store_target *t = &l->target;
+        struct dbuf n = DBUF_INIT, nd = DBUF_INIT, run = DBUF_INIT, note = DBUF_INIT;
+        char steps[24], cached[24], ratio[16];
+        int r;
+
+        history_fmt_count(t->steps, steps, sizeof(steps));
+        history_fmt_count(t->cached, cached, sizeof(cached));
+        history_fmt_ratio(store_target_cached_ratio(t), ratio, sizeof(ratio));
+        r = history_put_clean(&n, t->name, 24);
+        if (r >= 0)
+                r = history_put_clean(&run, l->run, 26);
+        if (r >= 0)
+                r = history_put_clean(&nd, t->node && *t->node ? t->node : "-", 16);
+        if (r >= 0 && l->node_changed) {
+                r = dbuf_puts(&note, "node changed (was ");
                 if (r >= 0)
-                        r = history_put_clean(&run, history_str(o, "run"), 26);
+                        r = history_put_clean(&note, l->previous_node, 64);
                 if (r >= 0)
-                        r = history_put_clean(
-                            &nd, *history_str(o, "node") ? history_str(o, "node") : "-", 16);
-                if (r >= 0 && json_is_true(json_object_get(o, "node_changed"))) {
-                        r = dbuf_puts(&note, "node changed (was ");
-                        if (r >= 0)
-                                r = history_put_clean(&note, history_str(o, "previous_node"), 64);
-                        if (r >= 0)
-                                r = dbuf_puts(&note, "): no local layer cache there");
-                }
-                if (r >= 0)
-                        r = dbuf_printf(out, "%-24s %-26s %6s %6s %6s %-16s %s\n", n.p ? n.p : "",
-                                        run.p ? run.p : "", steps, cached, ratio, nd.p ? nd.p : "",
-                                        note.p ? note.p : "");
-                dbuf_release(&n);
-                dbuf_release(&nd);
-                dbuf_release(&run);
-                dbuf_release(&note);
+                        r = dbuf_puts(&note, "): no local layer cache there");
         }
+        if (r >= 0)
+                r = dbuf_printf(out, ROW_FORMAT, n.p ? n.p : "", run.p ? run.p : "", steps, cached,
+                                ratio, nd.p ? nd.p : "", note.p ? note.p : "");
+        dbuf_release(&n);
+        dbuf_release(&nd);
+        dbuf_release(&run);
+        dbuf_release(&note);
         return r;
+}
+
+static int add_layer(void *userdata, const struct store_layer *l)
+{
+        struct listing *ls = userdata;
+
+        if (ls->json)
+                return json_array_append_new(ls->json, layer_json(l)) < 0 ? -ENOMEM : 0;
+        return layer_text(ls->out, l);
 }
 
 int cmd_layers(int argc, char **argv)
@@ -58,8 +82,8 @@ int cmd_layers(int argc, char **argv)
         struct history_opts o;
         struct store *st = NULL;
         struct dbuf out = DBUF_INIT;
-        json_t *rows = NULL;
-        int oi, ret, e;
+        struct listing l = {.out = &out};
+        int oi, ret, n;
 
         ret = history_opts_parse("layers", "jls", argc, argv, &o, &oi);
         if (ret)
@@ -76,22 +100,28 @@ int cmd_layers(int argc, char **argv)
         if (history_open("layers", &o, false, &st))
                 return 1;
         ret = 1;
-        e = history_layers(st, o.since, o.limit, &rows);
-        if (e < 0) {
+        if (o.json)
+                n = (l.json = json_array()) ? 0 : -ENOMEM;
+        else
+                n = dbuf_printf(&out, ROW_FORMAT, "TARGET", "RUN", "STEPS", "CACHED", "RATIO",
+                                "NODE", "NOTE");
+        if (n >= 0)
+                n = store_layers_each(st, o.since, o.limit, add_layer, &l);
+        if (n < 0) {
                 fprintf(stderr, "buildtel layers: cannot read the history: %s\n",
-                        store_strerror(e));
+                        store_strerror(n));
                 goto out;
         }
         if (o.json) {
-                ret = history_print_json(rows);
-        } else if (json_array_size(rows) == 0) {
+                ret = history_print_json(l.json);
+        } else if (n == 0) {
                 printf("no targets recorded (layer figures come from BuildKit builds)\n");
                 ret = 0;
-        } else if (render(rows, &out) >= 0 && write_all(STDOUT_FILENO, out.p, out.len) >= 0) {
+        } else if (write_all(STDOUT_FILENO, out.p, out.len) >= 0) {
                 ret = 0;
         }
 out:
-        json_decref(rows);
+        json_decref(l.json);
         dbuf_release(&out);
         store_close(st);
         return ret;

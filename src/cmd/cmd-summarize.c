@@ -18,6 +18,7 @@
 #include "model/units.h"
 #include "out/summary-out.h"
 #include "parse/csvread.h"
+#include "store/history-run.h"
 #include "store/history.h"
 #include "store/store.h"
 #include "util/util.h"
@@ -111,6 +112,12 @@ static void load_run_info(const char *csv, struct run_info *ri)
         }
 }
 
+static int replay_add(void *userdata, const struct sample *s)
+{
+        summary_add(userdata, s);
+        return 0;
+}
+
 /* RUN is not a file: the run from the history database, its samples
  * replayed through the same summary code. */
 static int summarize_db(struct common_opts *o, const char *spec, bool json)
@@ -118,7 +125,7 @@ static int summarize_db(struct common_opts *o, const char *spec, bool json)
         _cleanup_free_ char *def = NULL;
         const char *db = o->rec.db_path;
         struct store *st = NULL;
-        struct run_info ri = {0};
+        struct store_run run = {0};
         struct summary sum;
         struct dbuf out = DBUF_INIT;
         struct units *units = NULL;
@@ -147,7 +154,7 @@ static int summarize_db(struct common_opts *o, const char *spec, bool json)
                         store_strerror(e));
                 return 1;
         }
-        e = history_find_run(st, spec, &id);
+        e = store_run_find(st, spec, &id);
         if (e == -ENOENT || e == -EEXIST) {
                 fprintf(stderr,
                         e == -ENOENT
@@ -158,9 +165,9 @@ static int summarize_db(struct common_opts *o, const char *spec, bool json)
                 goto out;
         }
         if (e >= 0)
-                e = history_run_info(st, id, &ri);
+                e = store_run_get(st, id, &run);
         summary_init(&sum, &o->rec.summary);
-        rows = e >= 0 ? history_replay(st, id, &sum) : e;
+        rows = e >= 0 ? store_samples_each(st, id, replay_add, &sum) : e;
         if (rows < 0) {
                 fprintf(stderr, "buildtel summarize: history database '%s': %s\n", db,
                         store_strerror((int)rows));
@@ -168,8 +175,8 @@ static int summarize_db(struct common_opts *o, const char *spec, bool json)
         }
         units = load_units_db(st, id, &sum);
         sum.units = units;
-        if (json ? summary_render_json(&sum, &ri, &out) < 0
-                 : summary_render_text(&sum, &ri, &out) < 0) {
+        if (json ? summary_render_json(&sum, &run.info, &out) < 0
+                 : summary_render_text(&sum, &run.info, &out) < 0) {
                 fprintf(stderr, "buildtel summarize: out of memory\n");
                 goto out;
         }
@@ -181,7 +188,7 @@ static int summarize_db(struct common_opts *o, const char *spec, bool json)
 out:
         units_free(units);
         dbuf_release(&out);
-        run_info_release(&ri);
+        store_run_release(&run);
         store_close(st);
         return ret;
 }

@@ -778,3 +778,56 @@ int procfs_set_self_oom_score_adj(int adj)
                 return -errno;
         return write_all(fd, buf, (size_t)n);
 }
+
+/* ---- identity of a process across pid reuse ---- */
+
+static int pidstat_at(int root_fd, const char *path, struct pidstat *ret)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t len;
+        int r;
+
+        r = read_file_at(root_fd, path, 4096, &buf, &len);
+        if (r < 0)
+                return r;
+        return pidstat_parse(buf, len, ret);
+}
+
+int procfs_self_identity(int root_fd, struct procfs_identity *ret)
+{
+        _cleanup_free_ char *boot = NULL;
+        struct procfs_identity t = {0};
+        struct pidstat ps;
+        size_t len;
+        int r;
+
+        r = pidstat_at(root_fd, "proc/self/stat", &ps);
+        if (r < 0)
+                return r;
+        t.pid = ps.pid;
+        t.starttime = ps.starttime;
+        if (read_file_at(root_fd, "proc/sys/kernel/random/boot_id", 64, &boot, &len) >= 0) {
+                while (len > 0 && (boot[len - 1] == '\n' || boot[len - 1] == ' '))
+                        len--;
+                if (len < sizeof(t.boot_id)) {
+                        memcpy(t.boot_id, boot, len);
+                        t.boot_id[len] = '\0';
+                }
+        }
+        *ret = t;
+        return 0;
+}
+
+int procfs_pid_alive(int root_fd, long pid, uint64_t starttime)
+{
+        char path[64];
+        struct pidstat ps;
+        int n;
+
+        if (pid <= 0 || pid > INT_MAX)
+                return -EINVAL;
+        n = snprintf(path, sizeof(path), "proc/%ld/stat", pid);
+        if (n < 0 || (size_t)n >= sizeof(path))
+                return -EINVAL;
+        return pidstat_at(root_fd, path, &ps) >= 0 && ps.starttime == starttime;
+}

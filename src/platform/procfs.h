@@ -127,3 +127,22 @@ int procfs_pidmem(struct procfs *p, long pid, struct pidmem *ret);
  * needs CAP_SYS_RESOURCE). Returns 0, -ERANGE, or -errno (-EACCES
  * without the privilege). */
 int procfs_set_self_oom_score_adj(int adj);
+
+/* Who a process is across pid reuse: its pid, its start time in clock
+ * ticks after boot, and the boot id of the kernel (the history database
+ * tells a live recorder from one that is gone with these). */
+struct procfs_identity {
+        long pid;
+        uint64_t starttime;
+        char boot_id[40]; /* "" when unreadable */
+};
+
+/* This process as root_fd's tree shows it (an fd of "/" in production):
+ * proc/self/stat and proc/sys/kernel/random/boot_id. Returns 0 or -errno;
+ * *ret untouched on failure. */
+int procfs_self_identity(int root_fd, struct procfs_identity *ret);
+
+/* Whether process pid runs under root_fd's proc/ with this start time: 1
+ * yes, 0 no (gone, or the pid is another process's now), -EINVAL for a
+ * pid <= 0. */
+int procfs_pid_alive(int root_fd, long pid, uint64_t starttime);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "store/history-run.h"
+#include "store/store-sql.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -12,265 +14,204 @@
 #include "util/dbuf.h"
 #include "util/macro.h"
 
-/* Which sample columns the samples table has: an older file lacks the
- * newer ones. */
-static int stored_columns(sqlite3 *db, bool has[SAMPLE_COLUMNS_MAX])
+/* A walk over the samples of a run: the statement, and the column table
+ * index of each result column from 1 on. */
+struct store_samples {
+        struct store *st;
+        sqlite3_stmt *s;
+        size_t cols[SAMPLE_COLUMNS_MAX], n;
+        unsigned char range[SAMPLE_COLUMNS_MAX]; /* enum range_kind of cols[] */
+        bool done; /* stepping past the end would start over */
+};
+
+void store_samples_close(struct store_samples *it)
 {
-        sqlite3_stmt *s = NULL;
-        int r, rc;
-
-        memset(has, 0, SAMPLE_COLUMNS_MAX * sizeof(*has));
-        r = store_map_rc(
-            db,
-            sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo('samples')", -1, &s, NULL));
-        if (r < 0)
-                return r;
-        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-                const char *name = (const char *)sqlite3_column_text(s, 0);
-
-                for (size_t i = 0; name && i < sample_column_count() && i < SAMPLE_COLUMNS_MAX;
-                     i++) {
-                        enum sample_column_type t;
-                        const char *n = sample_column_name(i, &t);
-
-                        if (t != SAMPLE_COLUMN_ISO && strcmp(n, name) == 0)
-                                has[i] = true;
-                }
-        }
-        r = rc == SQLITE_DONE ? 0 : store_map_rc(db, rc);
-        sqlite3_finalize(s);
-        return r;
+        if (!it)
+                return;
+        sqlite3_finalize(it->s);
+        free(it);
 }
 
-int64_t history_run_samples(struct store *st, int64_t id, history_sample_fn fn, void *userdata)
+/* "SELECT seq, <the stored columns> FROM samples ...", the columns into it. */
+static int samples_sql(struct store_samples *it, struct dbuf *sql)
 {
-        sqlite3 *db = store_db(st);
-        sqlite3_stmt *s = NULL;
-        struct dbuf sql = DBUF_INIT;
         bool has[SAMPLE_COLUMNS_MAX];
-        size_t cols[SAMPLE_COLUMNS_MAX], n = 0;
-        unsigned char range[SAMPLE_COLUMNS_MAX]; /* enum range_kind of cols[] */
-        int64_t rows = 0;
-        int r, rc;
+        int r;
 
-        r = stored_columns(db, has);
+        /* only the columns the file has: an older file's missing columns
+         * stay unknown */
+        r = store_sample_columns(it->st, has);
         if (r < 0)
                 return r;
-        r = dbuf_puts(&sql, "SELECT seq");
+        r = dbuf_puts(sql, "SELECT seq");
         for (size_t i = 0; r >= 0 && i < sample_column_count() && i < SAMPLE_COLUMNS_MAX; i++) {
-                if (!has[i])
+                enum sample_column_type t;
+                const char *name = sample_column_name(i, &t);
+
+                if (!has[i] || t == SAMPLE_COLUMN_ISO)
                         continue;
                 /* names come from our column table, not from the file */
-                r = dbuf_printf(&sql, ", \"%s\"", sample_column_name(i, NULL));
-                range[n] = (unsigned char)range_of_column(sample_column_name(i, NULL));
-                cols[n++] = i;
+                r = dbuf_printf(sql, ", \"%s\"", name);
+                it->range[it->n] = (unsigned char)range_of_column(name);
+                it->cols[it->n++] = i;
         }
+        return r < 0 ? r : dbuf_puts(sql, " FROM samples WHERE run = ? ORDER BY seq");
+}
+
+int store_samples_open(struct store *st, int64_t id, struct store_samples **ret)
+{
+        struct store_samples *it = calloc(1, sizeof(*it));
+        struct dbuf sql = DBUF_INIT;
+        int r;
+
+        if (!it)
+                return -ENOMEM;
+        it->st = st;
+        r = samples_sql(it, &sql);
         if (r >= 0)
-                r = dbuf_puts(&sql, " FROM samples WHERE run = ? ORDER BY seq");
-        if (r >= 0)
-                r = store_map_rc(db, sqlite3_prepare_v2(db, sql.p, -1, &s, NULL));
+                r = store_prepare(st, sql.p, &it->s);
         dbuf_release(&sql);
-        if (r < 0)
+        if (r < 0) {
+                store_samples_close(it);
                 return r;
-        sqlite3_bind_int64(s, 1, id);
-        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-                struct sample smp;
-
-                sample_clear(&smp);
-                for (size_t k = 0; k < n; k++) {
-                        enum sample_column_type t;
-                        int c = (int)k + 1;
-
-                        (void)sample_column_name(cols[k], &t);
-                        if (t == SAMPLE_COLUMN_NUMBER) {
-                                double v = sqlite3_column_double(s, c);
-
-                                /* out of range: absent, as NULL */
-                                if (sqlite3_column_type(s, c) != SQLITE_NULL &&
-                                    range_ok(range[k], v))
-                                        (void)sample_column_set_number(&smp, cols[k], v);
-                        } else {
-                                const char *v = (const char *)sqlite3_column_text(s, c);
-                                (void)sample_column_set_text(&smp, cols[k], v ? v : "");
-                        }
-                }
-                r = fn(userdata, &smp);
-                if (r < 0)
-                        break;
-                rows++;
         }
-        if (r >= 0)
-                r = rc == SQLITE_DONE ? 0 : store_map_rc(db, rc);
-        sqlite3_finalize(s);
-        return r < 0 ? r : rows;
+        sqlite3_bind_int64(it->s, 1, id);
+        *ret = it;
+        return 0;
 }
 
-/* A count column: absent when NULL or out of range. */
-static bool count_of(sqlite3_stmt *s, int i, uint64_t *ret)
+int store_samples_next(struct store_samples *it, struct sample *ret)
 {
-        int64_t v;
-
-        if (sqlite3_column_type(s, i) == SQLITE_NULL)
-                return false;
-        v = sqlite3_column_int64(s, i);
-        if (v < 0)
-                return false;
-        *ret = (uint64_t)v;
-        return true;
-}
-
-static uint32_t u32_of(sqlite3_stmt *s, int i)
-{
-        uint64_t v = 0;
-
-        (void)count_of(s, i, &v);
-        return (uint32_t)MIN(v, (uint64_t)UINT32_MAX);
-}
-
-static void text_of(sqlite3_stmt *s, int i, char *dst, size_t cap)
-{
-        const char *v = (const char *)sqlite3_column_text(s, i);
-
-        targets_copy_field(dst, cap, v ? v : "", v ? (size_t)sqlite3_column_bytes(s, i) : 0);
-}
-
-static void cc_of(sqlite3_stmt *s, int hits, int misses, struct cc_counts *ret)
-{
-        struct cc_counts c = {0};
-
-        c.set = count_of(s, hits, &c.hits) && count_of(s, misses, &c.misses);
-        if (c.set)
-                *ret = c;
-}
-
-static int run_steps(struct store *st, int64_t id, struct run_facts *f)
-{
-        sqlite3 *db = store_db(st);
-        sqlite3_stmt *s = NULL;
-        uint64_t steps = 0, cached = 0;
-        int r = store_map_rc(
-            db, sqlite3_prepare_v2(db, "SELECT steps, cached_steps FROM runs WHERE id = ?", -1, &s,
-                                   NULL));
         int rc;
 
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, id);
-        rc = sqlite3_step(s);
-        if (rc == SQLITE_ROW) {
-                f->steps_set = count_of(s, 0, &steps) && count_of(s, 1, &cached);
-                f->steps = (uint32_t)MIN(steps, (uint64_t)UINT32_MAX);
-                f->cached = (uint32_t)MIN(cached, (uint64_t)UINT32_MAX);
+        if (it->done)
+                return 0;
+        rc = sqlite3_step(it->s);
+        if (rc != SQLITE_ROW) {
+                it->done = true;
+                return store_step_end(it->st, rc);
         }
-        r = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_map_rc(db, rc);
-        sqlite3_finalize(s);
-        return r;
+        sample_clear(ret);
+        for (size_t k = 0; k < it->n; k++) {
+                enum sample_column_type t;
+                int c = (int)k + 1;
+
+                (void)sample_column_name(it->cols[k], &t);
+                if (t == SAMPLE_COLUMN_NUMBER) {
+                        double v = sqlite3_column_double(it->s, c);
+
+                        /* out of range (model/ranges.h): absent, as NULL */
+                        if (sqlite3_column_type(it->s, c) != SQLITE_NULL &&
+                            range_ok(it->range[k], v))
+                                (void)sample_column_set_number(ret, it->cols[k], v);
+                } else {
+                        const char *v = store_col_text(it->s, c);
+                        (void)sample_column_set_text(ret, it->cols[k], v ? v : "");
+                }
+        }
+        return 1;
+}
+
+int64_t store_samples_each(struct store *st, int64_t id, store_sample_fn fn, void *userdata)
+{
+        struct store_samples *it = NULL;
+        struct sample smp;
+        int64_t n = 0;
+        int r;
+
+        r = store_samples_open(st, id, &it);
+        while (r >= 0 && (r = store_samples_next(it, &smp)) > 0) {
+                n++;
+                r = fn(userdata, &smp);
+        }
+        store_samples_close(it);
+        return r < 0 ? r : n;
+}
+
+/* A stored count as the model's: -1 (unknown) is 0, and it saturates. */
+static uint32_t u32_of(int64_t v)
+{
+        return v < 0 ? 0 : (uint32_t)MIN(v, (int64_t)UINT32_MAX);
+}
+
+static void cc_of(int64_t hits, int64_t misses, struct cc_counts *ret)
+{
+        if (hits >= 0 && misses >= 0)
+                *ret = (struct cc_counts){
+                    .set = true, .hits = (uint64_t)hits, .misses = (uint64_t)misses};
+}
+
+static void field_of(char *dst, size_t cap, const char *v)
+{
+        targets_copy_field(dst, cap, v ? v : "", v ? strlen(v) : 0);
 }
 
 /* One stored row as the fact it was written from (sink-sqlite.c). */
-static void fact_of_row(sqlite3_stmt *s, struct target_fact *t)
+static int add_fact(void *userdata, const struct store_target *row)
 {
+        struct run_facts *f = userdata;
+        struct target_fact *t;
         struct cc_counts cc = {0};
 
+        if (f->n >= TARGETS_MAX)
+                return 0;
+        t = &f->t[f->n++];
         memset(t, 0, sizeof(*t));
-        text_of(s, 0, t->name, sizeof(t->name));
+        field_of(t->name, sizeof(t->name), row->name);
         t->start_s = t->end_s = NAN;
         /* out of range: unknown, as NULL */
-        t->duration_s = sqlite3_column_type(s, 1) == SQLITE_NULL ||
-                                !range_ok(RANGE_DURATION, sqlite3_column_double(s, 1))
-                            ? NAN
-                            : sqlite3_column_double(s, 1);
-        t->steps_set = sqlite3_column_type(s, 2) != SQLITE_NULL;
-        t->steps = u32_of(s, 2);
-        t->cached = u32_of(s, 3);
-        t->success = TARGET_SUCCESS_UNKNOWN;
-        if (sqlite3_column_type(s, 4) != SQLITE_NULL)
-                t->success = sqlite3_column_int64(s, 4) == 1 ? TARGET_BUILT : TARGET_FAILED;
-        text_of(s, 5, t->node, sizeof(t->node));
-        text_of(s, 6, t->ref, sizeof(t->ref));
-        text_of(s, 7, t->builder, sizeof(t->builder));
-        cc_of(s, 8, 9, &t->sccache);
-        cc_of(s, 10, 11, &t->ccache);
+        t->duration_s = range_ok(RANGE_DURATION, row->duration_s) ? row->duration_s : NAN;
+        t->steps_set = row->steps >= 0;
+        t->steps = u32_of(row->steps);
+        t->cached = u32_of(row->cached);
+        t->success = row->success == 1   ? TARGET_BUILT
+                     : row->success == 0 ? TARGET_FAILED
+                                         : TARGET_SUCCESS_UNKNOWN;
+        field_of(t->node, sizeof(t->node), row->node);
+        field_of(t->ref, sizeof(t->ref), row->ref);
+        field_of(t->builder, sizeof(t->builder), row->builder);
+        cc_of(row->sccache_hits, row->sccache_misses, &t->sccache);
+        cc_of(row->ccache_hits, row->ccache_misses, &t->ccache);
         targets_fact_ratios(t);
         /* a version-2 row has only the combined counts */
-        cc_of(s, 12, 13, &cc);
+        cc_of(row->cc_hits, row->cc_misses, &cc);
         if (cc.set)
                 t->cc = cc;
+        return 0;
 }
 
-int history_run_targets(struct store *st, int64_t id, struct run_facts *ret)
+int store_targets_get(struct store *st, int64_t id, struct run_facts *ret)
 {
-        sqlite3 *db = store_db(st);
-        sqlite3_stmt *s = NULL;
         _cleanup_free_ struct run_facts *f = calloc(1, sizeof(*f));
-        int r, rc = SQLITE_DONE;
+        int64_t steps, cached;
+        int r;
 
         if (!f)
                 return -ENOMEM;
-        /* rowid: the order the run inserted them, which is the model's */
-        r = store_map_rc(
-            db, sqlite3_prepare_v2(db,
-                                   "SELECT name, duration_s, steps, cached, success, node, ref,"
-                                   " builder, sccache_hits, sccache_misses, ccache_hits,"
-                                   " ccache_misses, cc_hits, cc_misses FROM targets WHERE run = ?"
-                                   " ORDER BY rowid LIMIT ?",
-                                   -1, &s, NULL));
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, id);
-        sqlite3_bind_int64(s, 2, TARGETS_MAX);
-        while (f->n < TARGETS_MAX && (rc = sqlite3_step(s)) == SQLITE_ROW)
-                fact_of_row(s, &f->t[f->n++]);
-        r = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_map_rc(db, rc);
-        sqlite3_finalize(s);
+        r = store_targets_walk(st, id, true, TARGETS_MAX, add_fact, f);
         if (r >= 0)
-                r = run_steps(st, id, f);
+                r = store_run_steps(st, id, &steps, &cached);
         if (r < 0)
                 return r;
         ret->n = f->n;
         memcpy(ret->t, f->t, f->n * sizeof(f->t[0]));
-        ret->steps_set = f->steps_set;
-        ret->steps = f->steps;
-        ret->cached = f->cached;
+        ret->steps_set = steps >= 0 && cached >= 0;
+        ret->steps = u32_of(steps);
+        ret->cached = u32_of(cached);
         return (int)f->n;
 }
 
-int history_run_thresholds(struct store *st, int64_t id, struct summary_config *ret)
+int store_run_thresholds(const struct store_run *r, struct summary_config *cfg)
 {
-        sqlite3 *db = store_db(st);
-        sqlite3_stmt *s = NULL;
-        struct summary_config c = *ret;
-        int r, rc;
+        int n = 0;
 
-        /* SQLite reads the JSON: a stored summary is text like any other */
-        r = store_map_rc(
-            db, sqlite3_prepare_v2(db,
-                                   "SELECT json_extract(summary_json, '$.thresholds.near_oom_mb'),"
-                                   " json_extract(summary_json, '$.thresholds.low_disk_gb')"
-                                   " FROM runs WHERE id = ? AND json_valid(summary_json)",
-                                   -1, &s, NULL));
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, id);
-        rc = sqlite3_step(s);
-        if (rc == SQLITE_ROW) {
-                int n = 0;
-
-                for (int i = 0; i < 2; i++) {
-                        int t = sqlite3_column_type(s, i);
-                        double v = sqlite3_column_double(s, i);
-
-                        if ((t != SQLITE_INTEGER && t != SQLITE_FLOAT) || !isfinite(v) || v < 0)
-                                continue;
-                        *(i == 0 ? &c.near_oom_mb : &c.low_disk_gb) = v;
-                        n++;
-                }
-                r = n;
-        } else {
-                r = rc == SQLITE_DONE ? 0 : store_map_rc(db, rc);
+        if (isfinite(r->near_oom_mb)) {
+                cfg->near_oom_mb = r->near_oom_mb;
+                n++;
         }
-        sqlite3_finalize(s);
-        if (r > 0)
-                *ret = c;
-        return r;
+        if (isfinite(r->low_disk_gb)) {
+                cfg->low_disk_gb = r->low_disk_gb;
+                n++;
+        }
+        return n;
 }

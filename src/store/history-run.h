@@ -6,21 +6,42 @@
 #include "model/sample.h"
 #include "model/summary.h"
 #include "model/targets.h"
+#include "store/history.h"
 #include "store/store.h"
 
-/* A stored run read back whole, as the model structs the sinks take
- * (`buildtel export` sends it to a collector again): every sample, and
- * the targets. The run's facts come from history_run_info() (history.h). */
+/* A stored run read back whole, as the model structs the pipeline and the
+ * sinks take: what a replay of a stored run (summarize RUN, export RUN)
+ * needs. A replay is
+ *
+ *     store_run_find(st, spec, &id);      which run
+ *     store_run_get(st, id, &run);        its facts (run.info), state, thresholds
+ *     store_run_thresholds(&run, &cfg);   the summary config it was made with
+ *     store_samples_each(st, id, fn, p);  every sample, in time order (or
+ *                                         store_samples_open/next/close)
+ *     store_targets_get(st, id, facts);   its targets, as the facts its sinks sent
+ *
+ * with no SQL and no database handle in the caller. */
 
-/* Called with each sample of the run, in order. The sample's strings are
- * borrowed for the duration of the call. A negative return stops the
- * walk and is returned. */
-typedef int (*history_sample_fn)(void *userdata, const struct sample *s);
+/* The same walk as an iterator, for a source that pulls (the pipeline's
+ * history replay): open, then next until it returns 0.
+ * store_samples_next() returns 1 with the next sample in *ret (its strings
+ * borrowed until the next call or close), 0 at the end (and after it), or
+ * -errno (as store_samples_each()). Close frees; NULL is a no-op. */
+struct store_samples;
+int store_samples_open(struct store *st, int64_t id, struct store_samples **ret);
+int store_samples_next(struct store_samples *it, struct sample *ret);
+void store_samples_close(struct store_samples *it);
+
+/* Called with each sample of the run, in order of time (its sequence
+ * number). The sample's strings are borrowed for the duration of the call.
+ * A negative return stops the walk and is returned. */
+typedef int (*store_sample_fn)(void *userdata, const struct sample *s);
 
 /* Walk every sample of run row id. Columns the file lacks (an older
- * buildtel wrote it) read as unknown. Returns the number of samples, or
- * -errno (-STORE_ENOTDB for a corrupt file), or what fn returned. */
-int64_t history_run_samples(struct store *st, int64_t id, history_sample_fn fn, void *userdata);
+ * buildtel wrote it) read as unknown (NAN, ""). Returns the number of
+ * samples, or -errno (-STORE_ENOTDB for a corrupt file, -EBUSY locked), or
+ * what fn returned. */
+int64_t store_samples_each(struct store *st, int64_t id, store_sample_fn fn, void *userdata);
 
 /* The targets of run row id as the run stored them: the facts its sinks
  * reported (targets_facts()), in the order the run stored them (at most
@@ -28,12 +49,12 @@ int64_t history_run_samples(struct store *st, int64_t id, history_sample_fn fn, 
  * step totals, into *ret (caller-owned). Unknown stays unknown: a NULL
  * duration is NAN, NULL counts are absent, a NULL success unknown. The
  * run's outcome and duration are not touched (targets_facts_outcome() on
- * history_run_info()'s facts gives them). Returns the number of targets or
+ * store_run_get()'s facts gives them). Returns the number of targets or
  * -errno; *ret is untouched on failure. */
-int history_run_targets(struct store *st, int64_t id, struct run_facts *ret);
+int store_targets_get(struct store *st, int64_t id, struct run_facts *ret);
 
-/* The thresholds the run's summary was made with (its stored summary),
- * so a replay counts near-OOM and low-disk samples as the run did. Only
- * the ones found replace the values in *ret. Returns how many were found
- * (0: a running run, or an older file) or -errno. */
-int history_run_thresholds(struct store *st, int64_t id, struct summary_config *ret);
+/* The thresholds the run's summary was made with (its stored summary), so
+ * a replay counts near-OOM and low-disk samples as the run did: the ones
+ * the row holds replace those in *cfg. Returns how many did (0: a running
+ * run, or an older file). */
+int store_run_thresholds(const struct store_run *r, struct summary_config *cfg);

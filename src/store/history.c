@@ -1,370 +1,702 @@
 /* SPDX-License-Identifier: MIT */
 #include "store/history.h"
-#include "store/history-run.h"
+#include "store/store-sql.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "model/ranges.h"
 #include "platform/procfs.h"
+#include "model/ranges.h"
 #include "util/macro.h"
 #include "util/util.h"
 
-#define HISTORY_ROWS_MAX 100000 /* rows of one listing, whatever --limit says */
+/* ---- runs ---------------------------------------------------------------- */
 
-/* A column as JSON: integers, reals, text (made valid UTF-8), null. */
-static json_t *column_json(sqlite3_stmt *s, int i)
+/* A run's steps: its own distinct steps (version 4: a step shared by
+ * targets counts once), else (an older buildtel's run) the sum of its
+ * targets', each capped so that a hand-edited file cannot make the sum
+ * overflow (an SQL error) with a few huge values. */
+#define STEPS_CAP "1099511627776"
+
+/* The columns of a run row, in the order of the enum: one line each, so a
+ * column and its index cannot drift apart. */
+#define RUN_COLUMNS(X)                                                                             \
+        X(ID, "r.id")                                                                              \
+        X(RUN_ID, "r.run_id")                                                                      \
+        X(KIND, "r.kind")                                                                          \
+        X(ARGV, "r.argv")                                                                          \
+        X(CWD, "r.cwd")                                                                            \
+        X(HOST, "r.host")                                                                          \
+        X(BUILDER, "r.builder")                                                                    \
+        X(START, "r.start_epoch")                                                                  \
+        X(END, "r.end_epoch")                                                                      \
+        X(DURATION, "COALESCE(r.end_epoch - r.start_epoch,"                                        \
+                    " (SELECT max(elapsed_s) FROM samples WHERE run = r.id))")                     \
+        X(STATE, "r.state")                                                                        \
+        X(EXIT_CODE, "r.exit_code")                                                                \
+        X(TERM_SIGNAL, "r.term_signal")                                                            \
+        X(PID, "r.pid")                                                                            \
+        X(NCPU, "r.ncpu")                                                                          \
+        X(INTERVAL, "r.interval")                                                                  \
+        X(CGROUP_MODE, "r.cgroup_mode")                                                            \
+        X(VCS_REV, "r.vcs_rev")                                                                    \
+        X(VCS_REF, "r.vcs_ref")                                                                    \
+        X(SAMPLES, "r.samples")                                                                    \
+        X(DROPPED, "r.samples_dropped")                                                            \
+        X(MEM_TOTAL, "r.mem_total_mb")                                                             \
+        X(MEM_PEAK, "r.mem_used_peak_mb")                                                          \
+        X(MEM_PEAK_ELAPSED, "r.mem_used_peak_elapsed_s")                                           \
+        X(MEM_PEAK_STAGE, "r.mem_used_peak_stage")                                                 \
+        X(MEM_PEAK_CONTEXT, "r.mem_used_peak_context")                                             \
+        X(MEM_AVAIL_MIN, "r.mem_avail_min_mb")                                                     \
+        X(SWAP_PEAK, "r.swap_used_peak_mb")                                                        \
+        X(DISK_MIN, "r.disk_avail_min_gb")                                                         \
+        X(LOAD1_PEAK, "r.load1_peak")                                                              \
+        X(CPU_PEAK, "r.cpu_pct_peak")                                                              \
+        X(CPU_AVG, "r.cpu_pct_avg")                                                                \
+        X(COMPILERS_PEAK, "r.compilers_peak")                                                      \
+        X(NEAR_OOM, "r.near_oom_samples")                                                          \
+        X(LOW_DISK, "r.low_disk_samples")                                                          \
+        X(BOOT_ID, "r.boot_id")                                                                    \
+        X(RECORDER_PID, "r.recorder_pid")                                                          \
+        X(RECORDER_START, "r.recorder_start")                                                      \
+        X(NODES, "(SELECT group_concat(DISTINCT node) FROM targets t"                              \
+                 " WHERE t.run = r.id AND node <> '')")                                            \
+        X(STEPS, "COALESCE(r.steps, (SELECT sum(min(steps, " STEPS_CAP "))"                        \
+                 " FROM targets t WHERE t.run = r.id))")                                           \
+        X(CACHED, "CASE WHEN r.steps IS NOT NULL THEN COALESCE(r.cached_steps, 0) ELSE"            \
+                  " (SELECT sum(min(COALESCE(cached, 0), " STEPS_CAP ")) FROM targets t"           \
+                  " WHERE t.run = r.id AND steps IS NOT NULL) END")                                \
+        X(NEAR_OOM_MB, "CASE WHEN json_valid(r.summary_json) THEN"                                 \
+                       " json_extract(r.summary_json, '$.thresholds.near_oom_mb') END")            \
+        X(LOW_DISK_GB, "CASE WHEN json_valid(r.summary_json) THEN"                                 \
+                       " json_extract(r.summary_json, '$.thresholds.low_disk_gb') END")
+
+#define RUN_ENUM(e, sql) RC_##e,
+enum { RUN_COLUMNS(RUN_ENUM) RC_COUNT };
+/* Each column with a comma after it; a constant ends the list. */
+#define RUN_SQL(e, sql) sql ", "
+#define RUN_SELECT "SELECT " RUN_COLUMNS(RUN_SQL) "0 FROM runs r"
+
+/* Who asks, to tell a live recorder from a gone one: read once per
+ * listing. */
+struct liveness {
+        bool init, known;
+        int root;
+        char host[256];
+        struct procfs_identity me;
+};
+
+static void liveness_release(struct liveness *lv)
 {
-        switch (sqlite3_column_type(s, i)) {
-        case SQLITE_INTEGER:
-                return json_integer(sqlite3_column_int64(s, i));
-        case SQLITE_FLOAT:
-                return json_real(sqlite3_column_double(s, i));
-        case SQLITE_TEXT:
-                return run_json_string((const char *)sqlite3_column_text(s, i));
-        default:
-                return json_null();
-        }
-}
-
-static json_t *row_json(sqlite3_stmt *s)
-{
-        json_t *o = json_object();
-
-        for (int i = 0; o && i < sqlite3_column_count(s); i++)
-                json_object_set_new(o, sqlite3_column_name(s, i), column_json(s, i));
-        return o;
+        if (lv->init)
+                closep(&lv->root);
 }
 
 /* Is the recorder of a running row still there? */
-static bool recorder_alive(const char *host, const char *boot_id, int64_t pid, int64_t start)
+static bool recorder_alive(struct liveness *lv, const char *host, const char *boot_id, int64_t pid,
+                           int64_t start)
 {
-        char myhost[256] = "", path[64];
-        struct store_recorder me;
-        _cleanup_free_ char *buf = NULL;
-        struct pidstat ps;
-        size_t len;
-
-        (void)gethostname(myhost, sizeof(myhost) - 1);
-        if (!host || strcmp(host, myhost) != 0)
+        if (!lv->init) {
+                lv->init = true;
+                (void)gethostname(lv->host, sizeof(lv->host) - 1);
+                lv->root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                lv->known = lv->root >= 0 && procfs_self_identity(lv->root, &lv->me) >= 0;
+        }
+        if (!host || strcmp(host, lv->host) != 0)
                 return true; /* another machine: cannot tell */
-        if (store_recorder_self(&me) < 0 || !boot_id || strcmp(boot_id, me.boot_id) != 0)
+        if (!lv->known || !boot_id || strcmp(boot_id, lv->me.boot_id) != 0)
                 return false; /* rebooted since */
-        snprintf(path, sizeof(path), "/proc/%lld/stat", (long long)pid);
-        if (pid <= 0 || read_file_at(AT_FDCWD, path, 4096, &buf, &len) < 0 ||
-            pidstat_parse(buf, len, &ps) < 0)
-                return false;
-        return (int64_t)ps.starttime == start;
+        return pid > 0 && pid <= LONG_MAX && start >= 0 &&
+               procfs_pid_alive(lv->root, (long)pid, (uint64_t)start) > 0;
 }
 
-/* state and result of a run object, from its raw columns (which go). */
-static void add_state(json_t *o)
+const char *store_run_state_name(enum store_run_state s)
 {
-        const char *state = json_string_value(json_object_get(o, "state"));
-        json_t *ec = json_object_get(o, "exit_code");
-        int64_t sig = json_integer_value(json_object_get(o, "term_signal"));
-        char result[32];
-
-        if (state && strcmp(state, "running") == 0) {
-                bool alive =
-                    recorder_alive(json_string_value(json_object_get(o, "host")),
-                                   json_string_value(json_object_get(o, "boot_id")),
-                                   json_integer_value(json_object_get(o, "recorder_pid")),
-                                   json_integer_value(json_object_get(o, "recorder_start")));
-                state = alive ? "running" : "incomplete";
-                snprintf(result, sizeof(result), "%s", state);
-        } else if (sig > 0) {
-                snprintf(result, sizeof(result), "signal %lld", (long long)sig);
-        } else if (json_is_integer(ec) && json_integer_value(ec) == 0) {
-                snprintf(result, sizeof(result), "ok");
-        } else if (json_is_integer(ec)) {
-                snprintf(result, sizeof(result), "exit %lld", (long long)json_integer_value(ec));
-        } else {
-                snprintf(result, sizeof(result), "unknown");
-        }
-        json_object_set_new(o, "state", json_string(state ? state : "unknown"));
-        json_object_set_new(o, "result", json_string(result));
-        json_object_del(o, "boot_id");
-        json_object_del(o, "recorder_pid");
-        json_object_del(o, "recorder_start");
-        /* argv is stored as a JSON array in text */
-        {
-                const char *a = json_string_value(json_object_get(o, "argv"));
-                json_t *arr = a ? json_loads(a, 0, NULL) : NULL;
-                json_object_set_new(o, "argv", arr ? arr : json_array());
+        switch (s) {
+        case STORE_RUN_FINISHED:
+                return "finished";
+        case STORE_RUN_RUNNING:
+                return "running";
+        case STORE_RUN_INCOMPLETE:
+                return "incomplete";
+        default:
+                return "unknown";
         }
 }
 
-/* Run a query and collect its rows as objects (at most max). */
-static int query_rows(struct store *st, sqlite3_stmt *s, size_t max, json_t **ret)
+void store_run_release(struct store_run *r)
 {
-        json_t *a = json_array();
-        int rc;
-
-        if (!a)
-                return -ENOMEM;
-        while ((rc = sqlite3_step(s)) == SQLITE_ROW && json_array_size(a) < max)
-                json_array_append_new(a, row_json(s));
-        if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-                json_decref(a);
-                return store_map_rc(store_db(st), rc);
-        }
-        *ret = a;
-        return 0;
+        if (!r)
+                return;
+        run_info_release(&r->info);
+        free(r->builder);
+        free(r->cgroup_mode);
+        free(r->vcs_rev);
+        free(r->vcs_ref);
+        free(r->nodes);
+        free(r->mem_used_peak_stage);
+        free(r->mem_used_peak_context);
+        memset(r, 0, sizeof(*r));
 }
 
-#define RUN_COLUMNS                                                                                \
-        "r.id AS db_id, r.run_id AS id, r.kind, r.argv, r.cwd, r.host, r.builder,"                 \
-        " r.start_epoch, r.end_epoch, COALESCE(r.end_epoch - r.start_epoch,"                       \
-        " (SELECT max(elapsed_s) FROM samples WHERE run = r.id)) AS duration_s, r.state,"          \
-        " r.exit_code, r.term_signal, r.pid, r.ncpu, r.interval, r.cgroup_mode, r.vcs_rev,"        \
-        " r.vcs_ref, r.samples, r.samples_dropped, r.mem_total_mb, r.mem_used_peak_mb,"            \
-        " r.mem_used_peak_elapsed_s, r.mem_used_peak_stage, r.mem_used_peak_context,"              \
-        " r.mem_avail_min_mb, r.swap_used_peak_mb, r.disk_avail_min_gb, r.load1_peak,"             \
-        " r.cpu_pct_peak, r.cpu_pct_avg, r.compilers_peak, r.near_oom_samples,"                    \
-        " r.low_disk_samples, r.boot_id, r.recorder_pid, r.recorder_start,"                        \
-        " (SELECT group_concat(DISTINCT node) FROM targets t WHERE t.run = r.id AND node <> '')"   \
-        " AS nodes"
-
-int history_runs(struct store *st, double since, int64_t limit, json_t **ret)
+/* A copy of text column i (NULL for NULL); *oom set when memory ran out. */
+static char *col_dup(sqlite3_stmt *s, int i, bool *oom)
 {
-        sqlite3_stmt *s = NULL;
-        json_t *a = NULL;
-        int r;
+        const char *v = store_col_text(s, i);
+        char *d = v ? strdup(v) : NULL;
 
-        r = store_map_rc(store_db(st),
-                         sqlite3_prepare_v2(store_db(st),
-                                            "SELECT " RUN_COLUMNS
-                                            " FROM runs r WHERE r.start_epoch >= ?"
-                                            " ORDER BY r.start_epoch DESC, r.id DESC LIMIT ?",
-                                            -1, &s, NULL));
-        if (r < 0)
-                return r;
-        sqlite3_bind_double(s, 1, isnan(since) ? -1e18 : since);
-        sqlite3_bind_int64(s, 2, limit > 0 ? MIN(limit, HISTORY_ROWS_MAX) : HISTORY_ROWS_MAX);
-        r = query_rows(st, s, HISTORY_ROWS_MAX, &a);
-        sqlite3_finalize(s);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < json_array_size(a); i++)
-                add_state(json_array_get(a, i));
-        *ret = a;
-        return 0;
+        if (v && !d)
+                *oom = true;
+        return d;
 }
 
-int history_find_run(struct store *st, const char *spec, int64_t *ret_id)
+/* A threshold of the stored summary: a number >= 0, else NAN. */
+static double threshold_of(sqlite3_stmt *s, int i)
 {
-        sqlite3 *db = store_db(st);
-        sqlite3_stmt *s = NULL;
-        int64_t id = 0;
-        int n = 0, rc, r;
+        int t = sqlite3_column_type(s, i);
+        double v = sqlite3_column_double(s, i);
 
-        if (!spec || !*spec)
-                r = store_map_rc(
-                    db, sqlite3_prepare_v2(
-                            db, "SELECT id FROM runs ORDER BY start_epoch DESC, id DESC LIMIT 1",
-                            -1, &s, NULL));
-        else
-                /* exact first, then prefixes; substr() avoids LIKE wildcards */
-                r = store_map_rc(db, sqlite3_prepare_v2(db,
-                                                        "SELECT id, run_id = ?1 FROM runs WHERE"
-                                                        " substr(run_id, 1, length(?1)) = ?1"
-                                                        " ORDER BY run_id = ?1 DESC LIMIT 2",
-                                                        -1, &s, NULL));
-        if (r < 0)
-                return r;
-        if (spec && *spec)
-                sqlite3_bind_text(s, 1, spec, -1, SQLITE_STATIC);
-        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-                if (n == 0)
-                        id = sqlite3_column_int64(s, 0);
-                if (n == 0 && spec && *spec && sqlite3_column_int(s, 1) == 1) {
-                        n = 1;
-                        break; /* exact match wins */
-                }
-                n++;
-        }
-        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-                r = store_map_rc(db, rc);
-        sqlite3_finalize(s);
-        if (r < 0)
-                return r;
-        if (n == 0)
-                return -ENOENT;
-        if (n > 1)
-                return -EEXIST;
-        *ret_id = id;
-        return 0;
+        return (t == SQLITE_INTEGER || t == SQLITE_FLOAT) && isfinite(v) && v >= 0 ? v : NAN;
 }
 
-static int rows_of(struct store *st, const char *sql, int64_t id, json_t **ret)
+/* argv is stored as a JSON array of strings; anything else reads as an
+ * empty command. NULL when memory ran out. */
+static char **argv_of(const char *text)
 {
-        sqlite3_stmt *s = NULL;
-        int r = store_map_rc(store_db(st), sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL));
+        json_t *arr = text ? json_loads(text, 0, NULL) : NULL;
+        size_t n = json_is_array(arr) ? json_array_size(arr) : 0;
+        char **argv = calloc(n + 1, sizeof(char *));
+        bool oom = !argv;
 
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, id);
-        r = query_rows(st, s, HISTORY_ROWS_MAX, ret);
-        sqlite3_finalize(s);
-        return r;
+        for (size_t i = 0; argv && i < n; i++) {
+                const char *v = json_string_value(json_array_get(arr, i));
+                argv[i] = strdup(v ? v : "");
+                oom = oom || !argv[i];
+        }
+        json_decref(arr);
+        if (oom && argv) {
+                for (size_t i = 0; i < n; i++)
+                        free(argv[i]);
+                free(argv);
+                argv = NULL;
+        }
+        return argv;
 }
 
-int history_run_detail(struct store *st, int64_t id, json_t **ret)
+static int clamp_int(int64_t v, int unknown)
 {
-        json_t *rows = NULL, *o, *targets = NULL, *cache = NULL;
-        int64_t steps = 0, cached = 0;
-        bool any_steps = false;
-        int r;
-
-        r = rows_of(st,
-                    "SELECT " RUN_COLUMNS ", r.steps AS run_steps, r.cached_steps AS run_cached"
-                    " FROM runs r WHERE r.id = ?",
-                    id, &rows);
-        if (r < 0)
-                return r;
-        if (json_array_size(rows) != 1) {
-                json_decref(rows);
-                return -ENOENT;
-        }
-        o = json_incref(json_array_get(rows, 0));
-        json_decref(rows);
-        add_state(o);
-        r = rows_of(
-            st,
-            "SELECT name, duration_s, steps, cached,"
-            " CASE WHEN steps > 0 THEN CAST(cached AS REAL) / steps END AS cached_ratio,"
-            " success, cc_hits, cc_misses, node, ref FROM targets WHERE run = ? ORDER BY name",
-            id, &targets);
-        if (r >= 0)
-                r = rows_of(st,
-                            "SELECT tool, origin, taken_epoch, hits, misses, size_bytes,"
-                            " max_size_bytes, files, version FROM cache_snapshots WHERE run = ?"
-                            " ORDER BY taken_epoch, id",
-                            id, &cache);
-        if (r < 0) {
-                json_decref(o);
-                json_decref(targets);
-                return r;
-        }
-        for (size_t i = 0; i < json_array_size(targets); i++) {
-                json_t *t = json_array_get(targets, i);
-                if (json_is_integer(json_object_get(t, "steps"))) {
-                        any_steps = true;
-                        steps += json_integer_value(json_object_get(t, "steps"));
-                        cached += json_integer_value(json_object_get(t, "cached"));
-                }
-        }
-        /* The run's own totals (a step shared by targets counts once);
-         * runs of an older buildtel have none: the sum of their targets. */
-        if (json_is_integer(json_object_get(o, "run_steps"))) {
-                any_steps = true;
-                steps = json_integer_value(json_object_get(o, "run_steps"));
-                cached = json_integer_value(json_object_get(o, "run_cached"));
-        }
-        json_object_del(o, "run_steps");
-        json_object_del(o, "run_cached");
-        json_object_set_new(o, "steps", any_steps ? json_integer(steps) : json_null());
-        json_object_set_new(o, "cached_steps", any_steps ? json_integer(cached) : json_null());
-        json_object_set_new(o, "targets", targets);
-        json_object_set_new(o, "compiler_cache", cache);
-        *ret = o;
-        return 0;
-}
-
-static char *col_strdup(sqlite3_stmt *s, int i)
-{
-        const unsigned char *t = sqlite3_column_text(s, i);
-
-        return t ? strdup((const char *)t) : NULL;
+        return v < 0 || v > INT_MAX ? unknown : (int)v;
 }
 
 /* A number of a row: NAN when NULL or out of its range (model/ranges.h). */
 static double col_range(sqlite3_stmt *s, int i, enum range_kind k)
 {
-        double v = sqlite3_column_double(s, i);
+        double v = store_col_real(s, i);
 
-        return sqlite3_column_type(s, i) != SQLITE_NULL && range_ok(k, v) ? v : NAN;
+        return range_ok(k, v) ? v : NAN;
 }
 
-int history_run_info(struct store *st, int64_t id, struct run_info *ret)
+/* The run's facts (run_info) from its row. */
+static void read_run_info(sqlite3_stmt *s, struct run_info *ri, bool *oom)
 {
-        sqlite3 *db = store_db(st);
-        sqlite3_stmt *s = NULL;
-        struct run_info ri = {0};
-        int r, rc;
+        const char *state = store_col_text(s, RC_STATE);
+        int64_t ncpu = store_col_count(s, RC_NCPU), pid = store_col_count(s, RC_PID);
 
-        r = store_map_rc(
-            db, sqlite3_prepare_v2(db,
-                                   "SELECT run_id, kind, argv, cwd, host, start_epoch, end_epoch,"
-                                   " state, exit_code, term_signal, ncpu, interval, pid"
-                                   " FROM runs WHERE id = ?",
-                                   -1, &s, NULL));
+        ri->run_id = strdup(store_col_text(s, RC_RUN_ID) ? store_col_text(s, RC_RUN_ID) : "");
+        ri->kind = strdup(store_col_text(s, RC_KIND) ? store_col_text(s, RC_KIND) : "run");
+        ri->argv = argv_of(store_col_text(s, RC_ARGV));
+        *oom = *oom || !ri->run_id || !ri->kind || !ri->argv;
+        ri->cwd = col_dup(s, RC_CWD, oom);
+        ri->host = col_dup(s, RC_HOST, oom);
+        ri->start_epoch = col_range(s, RC_START, RANGE_EPOCH);
+        ri->end_epoch = col_range(s, RC_END, RANGE_EPOCH);
+        ri->finished = state && strcmp(state, "finished") == 0;
+        ri->exit_code = clamp_int(store_col_count(s, RC_EXIT_CODE), -1);
+        ri->term_signal = clamp_int(store_col_count(s, RC_TERM_SIGNAL), 0);
+        ri->ncpu = ncpu > 0 && ncpu <= UINT_MAX ? (unsigned)ncpu : 0;
+        ri->interval = col_range(s, RC_INTERVAL, RANGE_INTERVAL);
+        if (!range_ok_i64(RANGE_EXIT_CODE, ri->exit_code))
+                ri->exit_code = -1;
+        if (!range_ok_i64(RANGE_SIGNAL, ri->term_signal))
+                ri->term_signal = 0;
+        if (!range_ok_i64(RANGE_PID, ri->pid))
+                ri->pid = 0;
+        ri->pid = pid > 0 && pid <= LONG_MAX ? (long)pid : 0;
+}
+
+static enum store_run_state state_of(sqlite3_stmt *s, struct liveness *lv)
+{
+        const char *state = store_col_text(s, RC_STATE);
+
+        if (!state)
+                return STORE_RUN_UNKNOWN;
+        if (strcmp(state, "finished") == 0)
+                return STORE_RUN_FINISHED;
+        if (strcmp(state, "running") != 0)
+                return STORE_RUN_UNKNOWN;
+        return recorder_alive(lv, store_col_text(s, RC_HOST), store_col_text(s, RC_BOOT_ID),
+                              store_col_count(s, RC_RECORDER_PID),
+                              store_col_count(s, RC_RECORDER_START))
+                   ? STORE_RUN_RUNNING
+                   : STORE_RUN_INCOMPLETE;
+}
+
+/* The current row of a RUN_SELECT statement into *ret. 0 or -ENOMEM. */
+static int read_run(sqlite3_stmt *s, struct liveness *lv, struct store_run *ret)
+{
+        struct store_run r = {.id = sqlite3_column_int64(s, RC_ID)};
+        bool oom = false;
+
+        read_run_info(s, &r.info, &oom);
+        r.state = state_of(s, lv);
+        r.builder = col_dup(s, RC_BUILDER, &oom);
+        r.cgroup_mode = col_dup(s, RC_CGROUP_MODE, &oom);
+        r.vcs_rev = col_dup(s, RC_VCS_REV, &oom);
+        r.vcs_ref = col_dup(s, RC_VCS_REF, &oom);
+        r.nodes = col_dup(s, RC_NODES, &oom);
+        r.duration_s = store_col_real(s, RC_DURATION);
+        r.samples = store_col_count(s, RC_SAMPLES);
+        r.samples_dropped = store_col_count(s, RC_DROPPED);
+        r.mem_total_mb = store_col_real(s, RC_MEM_TOTAL);
+        r.mem_used_peak_mb = store_col_real(s, RC_MEM_PEAK);
+        r.mem_used_peak_elapsed_s = store_col_real(s, RC_MEM_PEAK_ELAPSED);
+        r.mem_used_peak_stage = col_dup(s, RC_MEM_PEAK_STAGE, &oom);
+        r.mem_used_peak_context = col_dup(s, RC_MEM_PEAK_CONTEXT, &oom);
+        r.mem_avail_min_mb = store_col_real(s, RC_MEM_AVAIL_MIN);
+        r.swap_used_peak_mb = store_col_real(s, RC_SWAP_PEAK);
+        r.disk_avail_min_gb = store_col_real(s, RC_DISK_MIN);
+        r.load1_peak = store_col_real(s, RC_LOAD1_PEAK);
+        r.cpu_pct_peak = store_col_real(s, RC_CPU_PEAK);
+        r.cpu_pct_avg = store_col_real(s, RC_CPU_AVG);
+        r.compilers_peak = store_col_real(s, RC_COMPILERS_PEAK);
+        r.near_oom_samples = store_col_count(s, RC_NEAR_OOM);
+        r.low_disk_samples = store_col_count(s, RC_LOW_DISK);
+        r.steps = store_col_count(s, RC_STEPS);
+        r.cached_steps = r.steps >= 0 ? store_col_count(s, RC_CACHED) : -1;
+        r.near_oom_mb = threshold_of(s, RC_NEAR_OOM_MB);
+        r.low_disk_gb = threshold_of(s, RC_LOW_DISK_GB);
+        if (oom) {
+                store_run_release(&r);
+                return -ENOMEM;
+        }
+        *ret = r;
+        return 0;
+}
+
+/* A walk over run rows: each to fn, or with one the row into *one. */
+struct run_walk {
+        struct liveness lv;
+        store_run_fn fn;
+        void *userdata;
+        struct store_run *one;
+};
+
+static int run_row(void *ctx, sqlite3_stmt *s)
+{
+        struct run_walk *w = ctx;
+        struct store_run run;
+        int r = read_run(s, &w->lv, &run);
+
+        if (r < 0)
+                return r;
+        if (w->one) {
+                *w->one = run;
+                return 0;
+        }
+        r = w->fn ? w->fn(w->userdata, &run) : 0;
+        store_run_release(&run);
+        return r;
+}
+
+/* store_rows() over run rows, the liveness context released after. */
+static int64_t runs_walk(struct store *st, sqlite3_stmt *s, int64_t max, struct run_walk *w)
+{
+        int64_t n;
+
+        w->lv.root = -1;
+        n = store_rows(st, s, max, run_row, w);
+        liveness_release(&w->lv);
+        return n;
+}
+
+int store_runs_each(struct store *st, double since, int64_t limit, store_run_fn fn, void *userdata)
+{
+        struct run_walk w = {.fn = fn, .userdata = userdata};
+        sqlite3_stmt *s = NULL;
+        int64_t n;
+        int r = store_prepare(
+            st,
+            RUN_SELECT " WHERE r.start_epoch >= ? ORDER BY r.start_epoch DESC, r.id DESC LIMIT ?",
+            &s);
+
+        if (r < 0)
+                return r;
+        sqlite3_bind_double(s, 1, isnan(since) ? -1e18 : since);
+        sqlite3_bind_int64(s, 2, limit > 0 ? MIN(limit, STORE_ROWS_MAX) : STORE_ROWS_MAX);
+        n = runs_walk(st, s, STORE_ROWS_MAX, &w);
+        return (int)n;
+}
+
+int store_run_get(struct store *st, int64_t id, struct store_run *ret)
+{
+        struct store_run run;
+        struct run_walk w = {.one = &run};
+        sqlite3_stmt *s = NULL;
+        int64_t n;
+        int r = store_prepare(st, RUN_SELECT " WHERE r.id = ?", &s);
+
         if (r < 0)
                 return r;
         sqlite3_bind_int64(s, 1, id);
-        rc = sqlite3_step(s);
-        if (rc != SQLITE_ROW) {
-                sqlite3_finalize(s);
-                return rc == SQLITE_DONE ? -ENOENT : store_map_rc(db, rc);
-        }
-        ri.run_id = col_strdup(s, 0);
-        ri.kind = col_strdup(s, 1);
-        {
-                const char *a = (const char *)sqlite3_column_text(s, 2);
-                json_t *arr = a ? json_loads(a, 0, NULL) : NULL;
-                size_t n = json_array_size(arr);
-
-                ri.argv = calloc(n + 1, sizeof(char *));
-                for (size_t i = 0; ri.argv && i < n; i++) {
-                        const char *v = json_string_value(json_array_get(arr, i));
-                        ri.argv[i] = strdup(v ? v : "");
-                }
-                json_decref(arr);
-        }
-        ri.cwd = col_strdup(s, 3);
-        ri.host = col_strdup(s, 4);
-        ri.start_epoch = col_range(s, 5, RANGE_EPOCH);
-        ri.end_epoch = col_range(s, 6, RANGE_EPOCH);
-        ri.finished = sqlite3_column_text(s, 7) &&
-                      strcmp((const char *)sqlite3_column_text(s, 7), "finished") == 0;
-        /* out of range reads as unknown: -1, 0 */
-        ri.exit_code = isnan(col_range(s, 8, RANGE_EXIT_CODE)) ? -1 : sqlite3_column_int(s, 8);
-        ri.term_signal = isnan(col_range(s, 9, RANGE_SIGNAL)) ? 0 : sqlite3_column_int(s, 9);
-        ri.ncpu = isnan(col_range(s, 10, RANGE_NCPU)) ? 0 : (unsigned)sqlite3_column_int(s, 10);
-        ri.interval = col_range(s, 11, RANGE_INTERVAL);
-        ri.pid = isnan(col_range(s, 12, RANGE_PID)) ? 0 : (long)sqlite3_column_int64(s, 12);
-        sqlite3_finalize(s);
-        if (!ri.run_id || !ri.kind || !ri.argv) {
-                run_info_release(&ri);
-                return -ENOMEM;
-        }
-        *ret = ri;
+        n = runs_walk(st, s, 1, &w);
+        if (n < 0)
+                return (int)n;
+        if (n == 0)
+                return -ENOENT;
+        *ret = run;
         return 0;
 }
 
-static int replay_add(void *userdata, const struct sample *smp)
+struct find {
+        bool spec;
+        int64_t id;
+        int n;
+        bool exact;
+};
+
+static int find_row(void *ctx, sqlite3_stmt *s)
 {
-        summary_add(userdata, smp);
+        struct find *f = ctx;
+
+        if (f->n++ == 0) {
+                f->id = sqlite3_column_int64(s, 0);
+                f->exact = f->spec && sqlite3_column_int(s, 1) == 1;
+        }
         return 0;
 }
 
-int64_t history_replay(struct store *st, int64_t id, struct summary *sum)
+int store_run_find(struct store *st, const char *spec, int64_t *ret_id)
 {
-        /* The same row reader as export: only the columns the file has, so
-         * an older file's missing columns stay unknown (NAN, ""). */
-        return history_run_samples(st, id, replay_add, sum);
+        struct find f = {.spec = spec && *spec};
+        sqlite3_stmt *s = NULL;
+        int64_t n;
+        int r;
+
+        if (!f.spec)
+                r = store_prepare(
+                    st, "SELECT id FROM runs ORDER BY start_epoch DESC, id DESC LIMIT 1", &s);
+        else
+                /* exact first, then prefixes; substr() avoids LIKE wildcards */
+                r = store_prepare(st,
+                                  "SELECT id, run_id = ?1 FROM runs WHERE"
+                                  " substr(run_id, 1, length(?1)) = ?1"
+                                  " ORDER BY run_id = ?1 DESC LIMIT 2",
+                                  &s);
+        if (r < 0)
+                return r;
+        if (f.spec)
+                sqlite3_bind_text(s, 1, spec, -1, SQLITE_STATIC);
+        n = store_rows(st, s, 2, find_row, &f);
+        if (n < 0)
+                return (int)n;
+        if (n == 0)
+                return -ENOENT;
+        if (n > 1 && !f.exact) /* an exact match wins */
+                return -EEXIST;
+        *ret_id = f.id;
+        return 0;
 }
 
-int history_layers(struct store *st, double since, int64_t limit, json_t **ret)
+static int steps_row(void *ctx, sqlite3_stmt *s)
+{
+        int64_t *v = ctx;
+
+        v[0] = store_col_count(s, 0);
+        v[1] = store_col_count(s, 1);
+        return 0;
+}
+
+int store_run_steps(struct store *st, int64_t id, int64_t *ret_steps, int64_t *ret_cached)
+{
+        int64_t v[2] = {-1, -1}, n;
+        sqlite3_stmt *s = NULL;
+        int r = store_prepare(st, "SELECT steps, cached_steps FROM runs WHERE id = ?", &s);
+
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, id);
+        n = store_rows(st, s, 1, steps_row, v);
+        if (n < 0)
+                return (int)n;
+        *ret_steps = v[0];
+        *ret_cached = v[1];
+        return 0;
+}
+
+/* ---- targets ------------------------------------------------------------- */
+
+enum {
+        TC_NAME,
+        TC_DURATION,
+        TC_STEPS,
+        TC_CACHED,
+        TC_SUCCESS,
+        TC_CC_HITS,
+        TC_CC_MISSES,
+        TC_NODE,
+        TC_REF,
+        TC_BUILDER,
+        TC_SCCACHE_HITS,
+        TC_SCCACHE_MISSES,
+        TC_CCACHE_HITS,
+        TC_CCACHE_MISSES,
+};
+#define TARGET_SELECT                                                                              \
+        "SELECT name, duration_s, steps, cached, success, cc_hits, cc_misses, node, ref,"          \
+        " builder, sccache_hits, sccache_misses, ccache_hits, ccache_misses FROM targets"
+
+static int success_of(int64_t v)
+{
+        return v == 0 || v == 1 ? (int)v : -1;
+}
+
+static void read_target(sqlite3_stmt *s, struct store_target *t)
+{
+        const char *name = store_col_text(s, TC_NAME);
+
+        *t = (struct store_target){
+            .name = name ? name : "",
+            .duration_s = store_col_real(s, TC_DURATION),
+            .steps = store_col_count(s, TC_STEPS),
+            .cached = store_col_count(s, TC_CACHED),
+            .success = success_of(store_col_count(s, TC_SUCCESS)),
+            .cc_hits = store_col_count(s, TC_CC_HITS),
+            .cc_misses = store_col_count(s, TC_CC_MISSES),
+            .node = store_col_text(s, TC_NODE),
+            .ref = store_col_text(s, TC_REF),
+            .builder = store_col_text(s, TC_BUILDER),
+            .sccache_hits = store_col_count(s, TC_SCCACHE_HITS),
+            .sccache_misses = store_col_count(s, TC_SCCACHE_MISSES),
+            .ccache_hits = store_col_count(s, TC_CCACHE_HITS),
+            .ccache_misses = store_col_count(s, TC_CCACHE_MISSES),
+        };
+}
+
+/* A walk over target rows: each to fn. */
+struct target_walk {
+        store_target_fn fn;
+        void *userdata;
+};
+
+static int target_row(void *ctx, sqlite3_stmt *s)
+{
+        struct target_walk *w = ctx;
+        struct store_target t;
+
+        read_target(s, &t);
+        return w->fn(w->userdata, &t);
+}
+
+int store_targets_walk(struct store *st, int64_t id, bool insertion_order, int64_t limit,
+                       store_target_fn fn, void *userdata)
+{
+        struct target_walk w = {.fn = fn, .userdata = userdata};
+        sqlite3_stmt *s = NULL;
+        int r;
+
+        /* rowid: the order the run inserted them, which is the model's */
+        r = store_prepare(st,
+                          insertion_order ? TARGET_SELECT " WHERE run = ? ORDER BY rowid LIMIT ?"
+                                          : TARGET_SELECT " WHERE run = ? ORDER BY name LIMIT ?",
+                          &s);
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, id);
+        sqlite3_bind_int64(s, 2, MIN(limit, STORE_ROWS_MAX));
+        return (int)store_rows(st, s, STORE_ROWS_MAX, target_row, &w);
+}
+
+int store_targets_each(struct store *st, int64_t id, store_target_fn fn, void *userdata)
+{
+        return store_targets_walk(st, id, false, STORE_ROWS_MAX, fn, userdata);
+}
+
+/* ---- compiler-cache snapshots -------------------------------------------- */
+
+/* The counters of a snapshot row from column first on: hits, misses,
+ * size_bytes, max_size_bytes, files. */
+static void read_counters(sqlite3_stmt *s, int first, struct store_cache_snapshot *c)
+{
+        c->hits = store_col_count(s, first);
+        c->misses = store_col_count(s, first + 1);
+        c->size_bytes = store_col_count(s, first + 2);
+        c->max_size_bytes = store_col_count(s, first + 3);
+        c->files = store_col_count(s, first + 4);
+}
+
+struct cache_walk {
+        int64_t run;
+        store_cache_fn fn;
+        void *userdata;
+};
+
+static int cache_row(void *ctx, sqlite3_stmt *s)
+{
+        struct cache_walk *w = ctx;
+        const char *tool = store_col_text(s, 0), *origin = store_col_text(s, 1);
+        struct store_cache_snapshot c = {
+            .tool = tool ? tool : "",
+            .origin = origin ? origin : "",
+            .taken_epoch = store_col_real(s, 2),
+            .run = w->run,
+            .version = store_col_text(s, 8),
+        };
+
+        read_counters(s, 3, &c);
+        return w->fn(w->userdata, &c);
+}
+
+int store_cache_snapshots_each(struct store *st, int64_t id, store_cache_fn fn, void *userdata)
+{
+        struct cache_walk w = {.run = id, .fn = fn, .userdata = userdata};
+        sqlite3_stmt *s = NULL;
+        int r;
+
+        r = store_prepare(st,
+                          "SELECT tool, origin, taken_epoch, hits, misses, size_bytes,"
+                          " max_size_bytes, files, version FROM cache_snapshots WHERE run = ?"
+                          " ORDER BY taken_epoch, id LIMIT ?",
+                          &s);
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, id);
+        sqlite3_bind_int64(s, 2, STORE_ROWS_MAX);
+        return (int)store_rows(st, s, STORE_ROWS_MAX, cache_row, &w);
+}
+
+static int previous_row(void *ctx, sqlite3_stmt *s)
+{
+        struct store_cache_snapshot *c = ctx;
+
+        c->taken_epoch = store_col_real(s, 0);
+        read_counters(s, 1, c);
+        c->run = MAX(store_col_count(s, 6), 0);
+        return 0;
+}
+
+int store_cache_previous(struct store *st, const char *tool, int64_t before_id,
+                         struct store_cache_snapshot *ret)
+{
+        struct store_cache_snapshot c = {.tool = tool, .origin = "cache"};
+        sqlite3_stmt *s = NULL;
+        int64_t n;
+        int r;
+
+        r = store_prepare(st,
+                          "SELECT taken_epoch, hits, misses, size_bytes, max_size_bytes, files,"
+                          " run FROM cache_snapshots"
+                          " WHERE tool = ? AND origin = 'cache' AND (?2 = 0 OR id < ?2)"
+                          " ORDER BY id DESC LIMIT 1",
+                          &s);
+        if (r < 0)
+                return r;
+        sqlite3_bind_text(s, 1, tool, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s, 2, before_id);
+        n = store_rows(st, s, 1, previous_row, &c);
+        if (n == 1)
+                *ret = c;
+        return (int)n;
+}
+
+static int runs_since_row(void *ctx, sqlite3_stmt *s)
+{
+        *(struct store_cache_runs *)ctx = (struct store_cache_runs){
+            .runs = MAX(store_col_count(s, 0), 0),
+            .hits = store_col_count(s, 1),
+            .misses = store_col_count(s, 2),
+        };
+        return 0;
+}
+
+int store_cache_runs_since(struct store *st, const char *tool, double since,
+                           struct store_cache_runs *ret)
+{
+        struct store_cache_runs c;
+        sqlite3_stmt *s = NULL;
+        int64_t n;
+        int r;
+
+        r = store_prepare(st,
+                          "SELECT count(*),"
+                          " sum(CASE WHEN l.hits >= f.hits AND l.misses >= f.misses"
+                          "     THEN l.hits - f.hits END),"
+                          " sum(CASE WHEN l.hits >= f.hits AND l.misses >= f.misses"
+                          "     THEN l.misses - f.misses END)"
+                          " FROM runs r JOIN cache_snapshots l ON l.run = r.id AND l.tool = ?1"
+                          "  AND l.origin = 'log-last'"
+                          " LEFT JOIN cache_snapshots f ON f.run = r.id AND f.tool = ?1"
+                          "  AND f.origin = 'log-first'"
+                          " WHERE r.start_epoch >= ?2",
+                          &s);
+        if (r < 0)
+                return r;
+        sqlite3_bind_text(s, 1, tool, -1, SQLITE_STATIC);
+        sqlite3_bind_double(s, 2, since);
+        n = store_rows(st, s, 1, runs_since_row, &c);
+        if (n < 0)
+                return (int)n;
+        if (n == 0)
+                return -EIO; /* an aggregate has a row */
+        *ret = c;
+        return 0;
+}
+
+/* ---- layers -------------------------------------------------------------- */
+
+struct layer_walk {
+        store_layer_fn fn;
+        void *userdata;
+};
+
+static int layer_row(void *ctx, sqlite3_stmt *s)
+{
+        struct layer_walk *w = ctx;
+        const char *name = store_col_text(s, 0), *run = store_col_text(s, 1);
+        struct store_layer l = {
+            .target = {.name = name ? name : "",
+                       .steps = store_col_count(s, 3),
+                       .cached = store_col_count(s, 4),
+                       .node = store_col_text(s, 5),
+                       .duration_s = store_col_real(s, 8),
+                       .success = success_of(store_col_count(s, 9)),
+                       .cc_hits = -1,
+                       .cc_misses = -1,
+                       .sccache_hits = -1,
+                       .sccache_misses = -1,
+                       .ccache_hits = -1,
+                       .ccache_misses = -1},
+            .run = run ? run : "",
+            .start_epoch = store_col_real(s, 2),
+            .previous_node = store_col_text(s, 6),
+            .previous_run = store_col_text(s, 7),
+        };
+
+        l.node_changed =
+            l.previous_node && l.target.node && strcmp(l.previous_node, l.target.node) != 0;
+        return w->fn(w->userdata, &l);
+}
+
+int store_layers_each(struct store *st, double since, int64_t limit, store_layer_fn fn,
+                      void *userdata)
 {
         /* The latest build of each target, and the node of the build
          * before it: a new node cannot use the old node's local cache. */
@@ -373,93 +705,23 @@ int history_layers(struct store *st, double since, int64_t limit, json_t **ret)
             "  r.run_id, r.start_epoch,"
             "  ROW_NUMBER() OVER (PARTITION BY t.name ORDER BY r.start_epoch DESC, r.id DESC) AS k"
             "  FROM targets t JOIN runs r ON r.id = t.run)"
-            " SELECT cur.name AS target, cur.run_id AS run, cur.start_epoch, cur.steps,"
-            "  cur.cached, CASE WHEN cur.steps > 0 THEN CAST(cur.cached AS REAL) / cur.steps END"
-            "  AS ratio, cur.node, prev.node AS previous_node, prev.run_id AS previous_run,"
-            "  (prev.node IS NOT NULL AND cur.node IS NOT NULL AND prev.node <> cur.node)"
-            "  AS node_changed, cur.duration_s, cur.success"
+            " SELECT cur.name, cur.run_id, cur.start_epoch, cur.steps, cur.cached, cur.node,"
+            "  prev.node, prev.run_id, cur.duration_s, cur.success"
             " FROM b cur LEFT JOIN b prev ON prev.name = cur.name AND prev.k = 2"
             " WHERE cur.k = 1 AND cur.start_epoch >= ? ORDER BY cur.start_epoch DESC,"
             " cur.name LIMIT ?";
+        struct layer_walk w = {.fn = fn, .userdata = userdata};
         sqlite3_stmt *s = NULL;
-        json_t *a = NULL;
-        int r = store_map_rc(store_db(st), sqlite3_prepare_v2(store_db(st), sql, -1, &s, NULL));
+        int r = store_prepare(st, sql, &s);
 
         if (r < 0)
                 return r;
         sqlite3_bind_double(s, 1, isnan(since) ? -1e18 : since);
-        sqlite3_bind_int64(s, 2, limit > 0 ? MIN(limit, HISTORY_ROWS_MAX) : HISTORY_ROWS_MAX);
-        r = query_rows(st, s, HISTORY_ROWS_MAX, &a);
-        sqlite3_finalize(s);
-        if (r < 0)
-                return r;
-        for (size_t i = 0; i < json_array_size(a); i++) {
-                json_t *o = json_array_get(a, i);
-                json_object_set_new(
-                    o, "node_changed",
-                    json_boolean(json_integer_value(json_object_get(o, "node_changed"))));
-        }
-        *ret = a;
-        return 0;
+        sqlite3_bind_int64(s, 2, limit > 0 ? MIN(limit, STORE_ROWS_MAX) : STORE_ROWS_MAX);
+        return (int)store_rows(st, s, STORE_ROWS_MAX, layer_row, &w);
 }
 
-int history_cache_previous(struct store *st, const char *tool, int64_t before_id, json_t **ret)
-{
-        sqlite3_stmt *s = NULL;
-        json_t *a = NULL;
-        int r = store_map_rc(
-            store_db(st),
-            sqlite3_prepare_v2(store_db(st),
-                               "SELECT id, taken_epoch, tool, hits, misses, size_bytes,"
-                               " max_size_bytes, files, version FROM cache_snapshots"
-                               " WHERE tool = ? AND origin = 'cache' AND (?2 = 0 OR id < ?2)"
-                               " ORDER BY id DESC LIMIT 1",
-                               -1, &s, NULL));
-
-        if (r < 0)
-                return r;
-        sqlite3_bind_text(s, 1, tool, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 2, before_id);
-        r = query_rows(st, s, 1, &a);
-        sqlite3_finalize(s);
-        if (r < 0)
-                return r;
-        *ret = json_array_size(a) ? json_incref(json_array_get(a, 0)) : NULL;
-        json_decref(a);
-        return 0;
-}
-
-int history_cache_runs_since(struct store *st, const char *tool, double since, json_t **ret)
-{
-        sqlite3_stmt *s = NULL;
-        json_t *a = NULL;
-        int r = store_map_rc(
-            store_db(st),
-            sqlite3_prepare_v2(store_db(st),
-                               "SELECT count(*) AS runs,"
-                               " sum(CASE WHEN l.hits >= f.hits AND l.misses >= f.misses"
-                               "     THEN l.hits - f.hits END) AS hits,"
-                               " sum(CASE WHEN l.hits >= f.hits AND l.misses >= f.misses"
-                               "     THEN l.misses - f.misses END) AS misses"
-                               " FROM runs r JOIN cache_snapshots l ON l.run = r.id AND l.tool = ?1"
-                               "  AND l.origin = 'log-last'"
-                               " LEFT JOIN cache_snapshots f ON f.run = r.id AND f.tool = ?1"
-                               "  AND f.origin = 'log-first'"
-                               " WHERE r.start_epoch >= ?2",
-                               -1, &s, NULL));
-
-        if (r < 0)
-                return r;
-        sqlite3_bind_text(s, 1, tool, -1, SQLITE_STATIC);
-        sqlite3_bind_double(s, 2, since);
-        r = query_rows(st, s, 1, &a);
-        sqlite3_finalize(s);
-        if (r < 0)
-                return r;
-        *ret = json_incref(json_array_get(a, 0));
-        json_decref(a);
-        return *ret ? 0 : -ENOMEM;
-}
+/* ---- --since ------------------------------------------------------------- */
 
 /* n digits exactly at *p into *ret. */
 static int digits(const char **p, const char *end, int n, int *ret)

@@ -1,57 +1,125 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "model/run.h"
 #include "model/summary.h"
 #include "store/store.h"
 
-/* The run history as a source: what status, inspect, layers, cache and
- * summarize read back from the database (store.h). Results are jansson
- * values (json_t *, owned by the caller) with stable keys: the commands
- * print them as --json directly and render their tables from them.
- *
- * A run's state: "finished"; "running" while its recorder is alive (same
- * host and boot, and the recorder's pid has the start time it recorded);
- * "incomplete" when the row was never completed and its recorder is gone
- * (buildtel was SIGKILLed, the machine rebooted). A running row of another
- * host cannot be checked and reads as "running". */
+/* The run history read back as plain structs: what status, inspect,
+ * layers, cache, summarize RUN and export RUN read from the database
+ * (store.h). No SQL, handle or row keyed by column names leaves the store:
+ * a field the row does not hold is NAN (reals), -1 (counts) or NULL
+ * (strings). Listings go through a callback, with the row borrowed for the
+ * call; a negative return from the callback stops the walk and is
+ * returned. Listings stop at STORE_ROWS_MAX rows whatever limit says.
+ * Every read returns -errno on failure: -STORE_ENOTDB for a corrupt file,
+ * -EBUSY when another process holds the lock past the busy timeout. */
 
-struct json_t;
+#define STORE_ROWS_MAX 100000
 
-/* Recent runs, newest first: start at or after since (NAN: any), at most
- * limit (<= 0: no limit). Returns 0 or -errno. */
-int history_runs(struct store *st, double since, int64_t limit, struct json_t **ret);
+/* A run's state: finished; running while its recorder is alive (same host
+ * and boot, and the recorder's pid has the start time it recorded; a
+ * running row of another host cannot be checked and reads as running);
+ * incomplete when the row was never completed and its recorder is gone
+ * (buildtel was SIGKILLed, the machine rebooted). */
+enum store_run_state {
+        STORE_RUN_FINISHED,
+        STORE_RUN_RUNNING,
+        STORE_RUN_INCOMPLETE,
+        STORE_RUN_UNKNOWN, /* a state no buildtel writes */
+};
+
+/* "finished", "running", "incomplete", "unknown". */
+const char *store_run_state_name(enum store_run_state s);
+
+/* One run row. */
+struct store_run {
+        int64_t id;           /* row id */
+        struct run_info info; /* the run's facts, as its files hold them; the
+                                 signal is known once finished */
+        enum store_run_state state;
+        char *builder, *cgroup_mode, *vcs_rev, *vcs_ref;
+        char *nodes;       /* the distinct BuildKit nodes of its targets, "a,b" */
+        double duration_s; /* end - start; while running, the last sample's elapsed */
+        /* the summary figures stored with the row (while running: as far as
+         * it got) */
+        int64_t samples, samples_dropped;
+        double mem_total_mb, mem_used_peak_mb, mem_used_peak_elapsed_s;
+        char *mem_used_peak_stage, *mem_used_peak_context;
+        double mem_avail_min_mb, swap_used_peak_mb, disk_avail_min_gb;
+        double load1_peak, cpu_pct_peak, cpu_pct_avg, compilers_peak;
+        int64_t near_oom_samples, low_disk_samples;
+        /* steps and cached steps summed over its targets that know them */
+        int64_t steps, cached_steps;
+        /* the thresholds its stored summary was made with */
+        double near_oom_mb, low_disk_gb;
+};
+
+/* Free the strings of r and zero it; NULL is a no-op. */
+void store_run_release(struct store_run *r);
 
 /* The row id of spec: NULL or "" the latest run; else an exact run id, or
  * a prefix of exactly one. -ENOENT none, -EEXIST ambiguous prefix. */
-int history_find_run(struct store *st, const char *spec, int64_t *ret_id);
+int store_run_find(struct store *st, const char *spec, int64_t *ret_id);
 
-/* One run with its figures, targets, and compiler-cache snapshots. */
-int history_run_detail(struct store *st, int64_t id, struct json_t **ret);
+/* Run row id into *ret (caller-owned: store_run_release()). Returns 0,
+ * -ENOENT, or -errno; *ret is untouched on failure. */
+int store_run_get(struct store *st, int64_t id, struct store_run *ret);
 
-/* The run's facts as the files hold them (for summarize). */
-int history_run_info(struct store *st, int64_t id, struct run_info *ret);
+/* Recent runs, newest first: start at or after since (NAN: any), at most
+ * limit (<= 0: no limit), each to fn (NULL: just count). Returns the
+ * number of runs, or -errno, or what fn returned. */
+typedef int (*store_run_fn)(void *userdata, const struct store_run *r);
+int store_runs_each(struct store *st, double since, int64_t limit, store_run_fn fn, void *userdata);
 
-/* Feed every sample of the run to summary_add(), in order. Returns the
- * number of samples or -errno. */
-int64_t history_replay(struct store *st, int64_t id, struct summary *sum);
+/* The targets of run row id as stored, by name (strings borrowed for the
+ * call). Returns the number of targets, or -errno, or what fn returned. */
+typedef int (*store_target_fn)(void *userdata, const struct store_target *t);
+int store_targets_each(struct store *st, int64_t id, store_target_fn fn, void *userdata);
+
+/* The compiler-cache snapshots of run row id, oldest first (tool, origin
+ * and version borrowed for the call, raw NULL). Returns their number, or
+ * -errno, or what fn returned. */
+typedef int (*store_cache_fn)(void *userdata, const struct store_cache_snapshot *c);
+int store_cache_snapshots_each(struct store *st, int64_t id, store_cache_fn fn, void *userdata);
+
+/* The latest `buildtel cache` snapshot of tool taken before the snapshot
+ * with row id before_id (0: the latest of all), into *ret with tool and
+ * origin static or the caller's, version and raw NULL. Returns 1, 0 when
+ * there is none (*ret untouched), or -errno. */
+int store_cache_previous(struct store *st, const char *tool, int64_t before_id,
+                         struct store_cache_snapshot *ret);
+
+/* What the runs started at or after since (epoch seconds) saw of tool in
+ * their logs: the runs whose log printed its stats, and the sum of last
+ * minus first block over the runs that printed two or more with counters
+ * that did not go down (-1 when none did). */
+struct store_cache_runs {
+        int64_t runs, hits, misses;
+};
+int store_cache_runs_since(struct store *st, const char *tool, double since,
+                           struct store_cache_runs *ret);
 
 /* Layer reuse per target (image): the most recent build of each target,
  * with the node of its previous build. */
-int history_layers(struct store *st, double since, int64_t limit, struct json_t **ret);
-
-/* The latest `buildtel cache` snapshot of tool taken before the snapshot
- * with row id before_id (0: the latest of all). *ret is NULL when none. */
-int history_cache_previous(struct store *st, const char *tool, int64_t before_id,
-                           struct json_t **ret);
-
-/* What the runs started at or after since (epoch seconds) saw of tool in
- * their logs: {"runs": runs whose log printed its stats, "hits", "misses":
- * the sum of last minus first block over the runs that printed two or
- * more with counters that did not go down (null when none did)}. */
-int history_cache_runs_since(struct store *st, const char *tool, double since, struct json_t **ret);
+struct store_layer {
+        /* that build's figures: name, duration_s, steps, cached, success,
+         * node (the others unknown) */
+        struct store_target target;
+        const char *run; /* its run id */
+        double start_epoch;
+        const char *previous_node, *previous_run; /* the build before; NULL: none */
+        bool node_changed;                        /* both nodes known, and not the same */
+};
+/* Latest builds started at or after since (NAN: any), newest first, at
+ * most limit (<= 0: no limit). Returns their number, or -errno, or what
+ * fn returned. */
+typedef int (*store_layer_fn)(void *userdata, const struct store_layer *l);
+int store_layers_each(struct store *st, double since, int64_t limit, store_layer_fn fn,
+                      void *userdata);
 
 /* "2026-11-29T15:40:20Z", "2026-11-29 15:40", "2026-11-29" (local time
  * unless it ends in Z), or a span back from now: "90s", "30m", "2h",

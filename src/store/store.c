@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "store/store.h"
+#include "store/store-sql.h"
 
 #include "model/units.h"
 
@@ -114,7 +115,7 @@ struct store {
         size_t nsample_cols;
 };
 
-int store_map_rc(struct sqlite3 *db, int rc)
+int store_map_rc(sqlite3 *db, int rc)
 {
         switch (rc & 0xff) {
         case SQLITE_OK:
@@ -219,9 +220,57 @@ void store_rollback(struct store *st)
                 (void)sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
-static int prepare(struct store *st, const char *sql, sqlite3_stmt **ret)
+int store_prepare(struct store *st, const char *sql, sqlite3_stmt **ret)
 {
         return store_map_rc(st->db, sqlite3_prepare_v2(st->db, sql, -1, ret, NULL));
+}
+
+/* The writers' name for it. */
+static int prepare(struct store *st, const char *sql, sqlite3_stmt **ret)
+{
+        return store_prepare(st, sql, ret);
+}
+
+int store_step_end(struct store *st, int rc)
+{
+        return rc == SQLITE_DONE ? 0 : store_map_rc(st->db, rc);
+}
+
+int64_t store_rows(struct store *st, sqlite3_stmt *s, int64_t max, store_row_fn row, void *ctx)
+{
+        int64_t n = 0;
+        int r = 0, rc = SQLITE_DONE;
+
+        while (n < max && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+                n++;
+                r = row(ctx, s);
+                if (r < 0)
+                        break;
+        }
+        if (r >= 0 && rc != SQLITE_ROW)
+                r = store_step_end(st, rc);
+        sqlite3_finalize(s);
+        return r < 0 ? r : n;
+}
+
+const char *store_col_text(sqlite3_stmt *s, int i)
+{
+        return (const char *)sqlite3_column_text(s, i);
+}
+
+double store_col_real(sqlite3_stmt *s, int i)
+{
+        return sqlite3_column_type(s, i) == SQLITE_NULL ? NAN : sqlite3_column_double(s, i);
+}
+
+int64_t store_col_count(sqlite3_stmt *s, int i)
+{
+        int64_t v;
+
+        if (sqlite3_column_type(s, i) == SQLITE_NULL)
+                return -1;
+        v = sqlite3_column_int64(s, i);
+        return v < 0 ? -1 : v;
 }
 
 /* Run a statement to its end and reset it. */
@@ -234,20 +283,22 @@ static int step_done(struct store *st, sqlite3_stmt *s)
         return r;
 }
 
+static int version_row(void *ctx, sqlite3_stmt *s)
+{
+        *(int *)ctx = sqlite3_column_int(s, 0);
+        return 0;
+}
+
 static int read_version(struct store *st, int *ret)
 {
         sqlite3_stmt *s = NULL;
+        int64_t n;
         int r = prepare(st, "PRAGMA user_version", &s);
 
-        if (r >= 0) {
-                int rc = sqlite3_step(s);
-                if (rc == SQLITE_ROW)
-                        *ret = sqlite3_column_int(s, 0);
-                else
-                        r = store_map_rc(st->db, rc);
-        }
-        sqlite3_finalize(s);
-        return r;
+        if (r < 0)
+                return r;
+        n = store_rows(st, s, 1, version_row, ret);
+        return n < 0 ? (int)n : n == 1 ? 0 : -EIO;
 }
 
 static bool column_name_ok(const char *n)
@@ -260,31 +311,55 @@ static bool column_name_ok(const char *n)
         return true;
 }
 
+/* Columns of a table read back at most (SQLite's own limit is 2000). */
+#define STORE_COLUMNS_MAX 4096
+
+static int column_row(void *ctx, sqlite3_stmt *s)
+{
+        bool *have = ctx;
+        const char *name = (const char *)sqlite3_column_text(s, 0);
+
+        for (size_t i = 0; name && i < sample_column_count() && i < SAMPLE_COLUMNS_MAX; i++)
+                if (strcmp(name, sample_column_name(i, NULL)) == 0)
+                        have[i] = true;
+        return 0;
+}
+
+int store_sample_columns(struct store *st, bool have[SAMPLE_COLUMNS_MAX])
+{
+        sqlite3_stmt *s = NULL;
+        int64_t n;
+        int r = prepare(st, "SELECT name FROM pragma_table_xinfo('samples')", &s);
+
+        memset(have, 0, SAMPLE_COLUMNS_MAX * sizeof(*have));
+        if (r < 0)
+                return r;
+        n = store_rows(st, s, STORE_COLUMNS_MAX, column_row, have);
+        return n < 0 ? (int)n : 0;
+}
+
+/* Whether the samples table has every column of the column table (false
+ * when it cannot tell). */
+static bool sample_columns_complete(struct store *st)
+{
+        bool have[SAMPLE_COLUMNS_MAX];
+
+        if (store_sample_columns(st, have) < 0)
+                return false;
+        for (size_t i = 0; i < sample_column_count(); i++)
+                if (!have[i] && column_name_ok(sample_column_name(i, NULL)))
+                        return false;
+        return true;
+}
+
 /* Add the sample columns the table lacks: a column appended to the table
  * in sample.c becomes an SQL column on the next open, with no code here.
  * Called inside the upgrade transaction. */
 static int sync_sample_columns(struct store *st)
 {
-        sqlite3_stmt *s = NULL;
-        bool have[SAMPLE_COLUMNS_MAX] = {false};
-        int r = prepare(st, "SELECT name FROM pragma_table_xinfo('samples')", &s);
+        bool have[SAMPLE_COLUMNS_MAX];
+        int r = store_sample_columns(st, have);
 
-        while (r >= 0) {
-                int rc = sqlite3_step(s);
-                const char *name;
-
-                if (rc == SQLITE_DONE)
-                        break;
-                if (rc != SQLITE_ROW) {
-                        r = store_map_rc(st->db, rc);
-                        break;
-                }
-                name = (const char *)sqlite3_column_text(s, 0);
-                for (size_t i = 0; name && i < sample_column_count(); i++)
-                        if (strcmp(name, sample_column_name(i, NULL)) == 0)
-                                have[i] = true;
-        }
-        sqlite3_finalize(s);
         for (size_t i = 0; r >= 0 && i < sample_column_count(); i++) {
                 enum sample_column_type t;
                 const char *name = sample_column_name(i, &t);
@@ -325,6 +400,10 @@ static int upgrade(struct store *st)
         st->opened_version = v;
         if (v > STORE_SCHEMA_VERSION)
                 return -STORE_ENEWER;
+        /* Up to date: no write lock needed, so a reader (status) opens the
+         * file while a run writes to it. */
+        if (v == STORE_SCHEMA_VERSION && sample_columns_complete(st))
+                return 0;
         r = store_begin(st);
         if (r < 0)
                 return r;
@@ -452,27 +531,20 @@ void store_close(struct store *st)
 
 int store_recorder_self(struct store_recorder *ret)
 {
-        _cleanup_free_ char *buf = NULL, *boot = NULL;
-        struct store_recorder t = {.pid = (long)getpid()};
-        struct pidstat ps;
-        size_t len;
+        _cleanup_close_ int root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct procfs_identity me;
+        struct store_recorder t = {0};
         int r;
 
-        r = read_file_at(AT_FDCWD, "/proc/self/stat", 4096, &buf, &len);
+        if (root < 0)
+                return -errno;
+        r = procfs_self_identity(root, &me);
         if (r < 0)
                 return r;
-        r = pidstat_parse(buf, len, &ps);
-        if (r < 0)
-                return r;
-        t.starttime = ps.starttime;
-        if (read_file_at(AT_FDCWD, "/proc/sys/kernel/random/boot_id", 64, &boot, &len) >= 0) {
-                while (len > 0 && (boot[len - 1] == '\n' || boot[len - 1] == ' '))
-                        len--;
-                if (len < sizeof(t.boot_id)) {
-                        memcpy(t.boot_id, boot, len);
-                        t.boot_id[len] = '\0';
-                }
-        }
+        t.pid = me.pid;
+        t.starttime = me.starttime;
+        _Static_assert(sizeof(t.boot_id) == sizeof(me.boot_id), "the same boot id");
+        memcpy(t.boot_id, me.boot_id, sizeof(t.boot_id));
         *ret = t;
         return 0;
 }
@@ -646,12 +718,12 @@ int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
                      const struct summary *sum, const char *summary_json, uint64_t dropped)
 {
         sqlite3_stmt *s = NULL;
-        int r =
-            prepare(st,
-                    "UPDATE runs SET " SUMMARY_SET ", end_epoch = ?, state = ?, exit_code = ?,"
-                    " term_signal = ?, summary_json = ?, cgroup_mode = COALESCE(?, cgroup_mode),"
-                    " pid = ? WHERE id = ?",
-                    &s);
+        int r = store_prepare(
+            st,
+            "UPDATE runs SET " SUMMARY_SET ", end_epoch = ?, state = ?, exit_code = ?,"
+            " term_signal = ?, summary_json = ?, cgroup_mode = COALESCE(?, cgroup_mode),"
+            " pid = ? WHERE id = ?",
+            &s);
 
         if (r >= 0) {
                 int i = SUMMARY_NPARAMS + 1;
@@ -737,15 +809,23 @@ int store_target_insert(struct store *st, int64_t run, const struct store_target
         return r;
 }
 
+double store_target_cached_ratio(const struct store_target *t)
+{
+        if (t->steps <= 0 || t->cached < 0)
+                return NAN;
+        return (double)t->cached / (double)t->steps;
+}
+
 int store_cache_snapshot_insert(struct store *st, const struct store_cache_snapshot *c,
                                 int64_t *ret_id)
 {
         sqlite3_stmt *s = NULL;
-        int r = prepare(st,
-                        "INSERT INTO cache_snapshots (taken_epoch, tool, origin, run, hits, misses,"
-                        " size_bytes, max_size_bytes, files, version, raw)"
-                        " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                        &s);
+        int r = store_prepare(
+            st,
+            "INSERT INTO cache_snapshots (taken_epoch, tool, origin, run, hits, misses,"
+            " size_bytes, max_size_bytes, files, version, raw)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            &s);
 
         if (r >= 0) {
                 sqlite3_bind_double(s, 1, c->taken_epoch);
@@ -823,43 +903,44 @@ static void column_copy(sqlite3_stmt *s, int col, char *dst, size_t size)
         dst[n] = '\0';
 }
 
-static double column_double(sqlite3_stmt *s, int col)
+struct units_walk {
+        struct units *u;
+        int n;
+};
+
+static int unit_row(void *ctx, sqlite3_stmt *s)
 {
-        return sqlite3_column_type(s, col) == SQLITE_NULL ? NAN : sqlite3_column_double(s, col);
+        struct units_walk *w = ctx;
+        const char *kind = store_col_text(s, 0);
+        struct unit row = {
+            .kind = kind && strcmp(kind, "link") == 0 ? UNITS_LINK : UNITS_COMPILE,
+            .first_s = store_col_real(s, 3),
+            .last_s = store_col_real(s, 4),
+            .peak_mb = store_col_real(s, 5),
+            .peak_s = store_col_real(s, 6),
+            .cpu_s = store_col_real(s, 7),
+        };
+
+        column_copy(s, 1, row.tool, sizeof(row.tool));
+        column_copy(s, 2, row.name, sizeof(row.name));
+        if (units_put(w->u, &row) >= 0)
+                w->n++;
+        return 0;
 }
 
 int store_units_read(struct store *st, int64_t run, struct units *u)
 {
+        struct units_walk w = {.u = u};
         sqlite3_stmt *s = NULL;
-        int n = 0, r = prepare(st,
-                               "SELECT kind, tool, name, first_elapsed_s, last_elapsed_s, peak_mb,"
-                               " peak_elapsed_s, cpu_s FROM units WHERE run = ? ORDER BY rowid",
-                               &s);
+        int64_t n;
+        int r = prepare(st,
+                        "SELECT kind, tool, name, first_elapsed_s, last_elapsed_s, peak_mb,"
+                        " peak_elapsed_s, cpu_s FROM units WHERE run = ? ORDER BY rowid",
+                        &s);
 
-        if (r >= 0)
-                sqlite3_bind_int64(s, 1, run);
-        while (r >= 0) {
-                int rc = sqlite3_step(s);
-                struct unit row = {0};
-
-                if (rc == SQLITE_DONE)
-                        break;
-                if (rc != SQLITE_ROW) {
-                        r = store_map_rc(st->db, rc);
-                        break;
-                }
-                column_copy(s, 0, row.tool, sizeof(row.tool)); /* the kind, for a moment */
-                row.kind = strcmp(row.tool, "link") == 0 ? UNITS_LINK : UNITS_COMPILE;
-                column_copy(s, 1, row.tool, sizeof(row.tool));
-                column_copy(s, 2, row.name, sizeof(row.name));
-                row.first_s = column_double(s, 3);
-                row.last_s = column_double(s, 4);
-                row.peak_mb = column_double(s, 5);
-                row.peak_s = column_double(s, 6);
-                row.cpu_s = column_double(s, 7);
-                if (units_put(u, &row) >= 0)
-                        n++;
-        }
-        sqlite3_finalize(s);
-        return r < 0 ? r : n;
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, run);
+        n = store_rows(st, s, UNITS_MAX, unit_row, &w);
+        return n < 0 ? (int)n : w.n;
 }

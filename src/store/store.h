@@ -10,7 +10,8 @@
 
 /* The run history: one SQLite file (WAL, busy timeout) shared by every
  * buildtel of a user. Writers are the sqlite sink (a run or watch) and
- * `buildtel cache`; readers are sources/history.c. The schema is versioned
+ * `buildtel cache`; readers read it back as structs (history.h for the
+ * history commands, history-run.h for a replay). The schema is versioned
  * with PRAGMA user_version and upgraded forward on open.
  *
  * Tables (version 3):
@@ -29,15 +30,9 @@
 
 /* Errors beyond errno: returned as negative values like -errno. */
 #define STORE_ENOTDB 4000 /* not an SQLite file, or corrupt */
-
-struct sqlite3;
-/* An SQLite result code as 0 or -errno (-STORE_ENOTDB for a file that is
- * not a database); db, when given, supplies the OS error behind an IO
- * failure. Shared by the writer and the readers of the history. */
-int store_map_rc(struct sqlite3 *db, int rc);
 #define STORE_ENEWER 4001 /* written by a newer buildtel (unknown schema) */
 
-struct sqlite3;
+/* The database, opaque: no SQLite handle leaves src/store/. */
 struct store;
 
 /* $XDG_STATE_HOME/buildtel/history.db or ~/.local/state/buildtel/
@@ -58,7 +53,6 @@ const char *store_strerror(int e);
 const char *store_errmsg(struct store *st);
 
 void store_set_busy_timeout(struct store *st, int ms);
-struct sqlite3 *store_db(struct store *st);
 
 /* Schema version of the file as opened (before upgrading), for tests. */
 int store_opened_version(const struct store *st);
@@ -122,7 +116,8 @@ int store_sample_insert(struct store *st, int64_t run, uint64_t seq, const struc
 /* Targets. ------------------------------------------------------------ */
 
 /* A target (image) of a build, in plain values; unknown numbers are -1,
- * unknown strings NULL. */
+ * unknown strings NULL. Written by store_target_insert(), read back as is
+ * by store_targets_each() (history.h). */
 struct store_target {
         const char *name;
         double duration_s; /* NAN: unknown */
@@ -140,8 +135,13 @@ int store_target_insert(struct store *st, int64_t run, const struct store_target
  * between begin and commit. */
 int store_run_set_steps(struct store *st, int64_t id, int64_t steps, int64_t cached);
 
+/* Cached steps over steps, NAN when either is unknown or steps is 0. */
+double store_target_cached_ratio(const struct store_target *t);
+
 /* Compiler-cache snapshots. -------------------------------------------- */
 
+/* Written by store_cache_snapshot_insert(); read back by the functions of
+ * history.h, which say which strings they fill. */
 struct store_cache_snapshot {
         double taken_epoch;
         const char *tool; /* "ccache" or "sccache" */

@@ -102,6 +102,15 @@ check "layers text flags the node change" grep -q 'node changed (was node-a)' "$
 "$BUILDTEL" inspect --db "$DB" --json b >"$T/ib.json"
 expect_eq "inspect: steps summed over targets" "$($J "$T/ib.json" steps)" 14
 expect_eq "inspect: cached steps" "$($J "$T/ib.json" cached_steps)" 6
+# the shape of the --json outputs: keys and their order are an interface
+keys() { python3 -c 'import json,sys; v = json.load(open(sys.argv[1])); [v := v[int(k)] if isinstance(v, list) else v[k] for k in sys.argv[2:]]; print(",".join(v))' "$@"; }
+run_keys="db_id,id,kind,argv,cwd,host,builder,start_epoch,end_epoch,duration_s,state,exit_code,term_signal,pid,ncpu,interval,cgroup_mode,vcs_rev,vcs_ref,samples,samples_dropped,mem_total_mb,mem_used_peak_mb,mem_used_peak_elapsed_s,mem_used_peak_stage,mem_used_peak_context,mem_avail_min_mb,swap_used_peak_mb,disk_avail_min_gb,load1_peak,cpu_pct_peak,cpu_pct_avg,compilers_peak,near_oom_samples,low_disk_samples,nodes,result"
+expect_eq "status --json: the keys of a run" "$(keys "$T/st.json" 0)" "$run_keys"
+expect_eq "inspect --json: the keys of a run" "$(keys "$T/ib.json")" "$run_keys,steps,cached_steps,targets,compiler_cache"
+expect_eq "inspect --json: the keys of a target" "$(keys "$T/ib.json" targets 0)" \
+        "name,duration_s,steps,cached,cached_ratio,success,cc_hits,cc_misses,node,ref"
+expect_eq "layers --json: the keys of a target" "$(keys "$T/ly.json" 0)" \
+        "target,run,start_epoch,steps,cached,ratio,node,previous_node,previous_run,node_changed,duration_s,success"
 
 # the BuildKit builder the log named, not the front end in argv; and the
 # revision of the build context from buildx history when the working
@@ -173,19 +182,32 @@ fault() { # fault NAME DB: a run against DB
         expect_eq "$1: exactly one warning" "$(grep -c 'warning' "$T/$1.err")" 1
         check "$1: the warning names the database" grep -q "history database '$2'" "$T/$1.err"
 }
-# a lock held by another process past the busy timeout
-python3 - "$DB" 8 <<'PY' &
+# hold_lock SQL SECONDS: another process runs SQL on $DB and keeps its
+# transaction open for SECONDS; returns once it holds the lock ($locker)
+hold_lock() {
+        rm -f "$DB.locked"
+        python3 - "$DB" "$1" "$2" <<'PY' &
 import sqlite3, sys, time
 c = sqlite3.connect(sys.argv[1], isolation_level=None)
-c.execute("BEGIN EXCLUSIVE")
+c.executescript(sys.argv[2])
 open(sys.argv[1] + ".locked", "w").close()
-time.sleep(float(sys.argv[2]))
+time.sleep(float(sys.argv[3]))
 c.execute("ROLLBACK")
 PY
-locker=$!
-for _ in $(seq 100); do [ -e "$DB.locked" ] && break; sleep 0.05; done
+        locker=$!
+        for _ in $(seq 100); do [ -e "$DB.locked" ] && break; sleep 0.05; done
+}
+# a lock held by another process past the busy timeout
+hold_lock "BEGIN EXCLUSIVE" 8
 fault locked "$DB"
 check "locked: says locked" grep -q "locked" "$T/locked.err"
+kill $locker 2>/dev/null; wait $locker 2>/dev/null
+# ...while the readers go on: status opens and reads a file a run is
+# writing to (WAL; an up-to-date file needs no write lock to open)
+hold_lock "BEGIN IMMEDIATE; UPDATE runs SET samples = samples" 6
+"$BUILDTEL" status --db "$DB" --json >"$T/sl.json" 2>"$T/sl.err"
+expect_eq "status while a run holds the write lock: reads" "$?/$(cat "$T/sl.err")" "0/"
+check "status while a run holds the write lock: the runs" test "$($J "$T/sl.json" 0.id)" != ""
 kill $locker 2>/dev/null; wait $locker 2>/dev/null
 # an unwritable place (root ignores permission bits: a path under a file)
 touch "$T/file"

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model/sample.h"
+#include "store/history.h"
+#include "store/store.h"
+
+/* Inside src/store/ only: the SQLite handle and what the writer (store.c)
+ * and the readers (history.c, history-run.c) share. No header outside
+ * src/store/ includes this one: callers see structs, never a handle or a
+ * row keyed by column names. */
+
+sqlite3 *store_db(struct store *st);
+
+/* An SQLite result code as 0 or -errno (-STORE_ENOTDB for a file that is
+ * not a database, or corrupt); db, when given, supplies the OS error
+ * behind an IO failure. */
+int store_map_rc(sqlite3 *db, int rc);
+
+/* sqlite3_prepare_v2() with the error mapped. Returns 0 or -errno. */
+int store_prepare(struct store *st, const char *sql, sqlite3_stmt **ret);
+
+/* The end of a row loop: rc was SQLITE_DONE (0), or an error (-errno). */
+int store_step_end(struct store *st, int rc);
+
+/* Step s (prepared and bound) through at most max rows, each to row(),
+ * then finalize it. Returns the number of rows, or -errno, or what row()
+ * returned (a negative return stops). */
+typedef int (*store_row_fn)(void *ctx, sqlite3_stmt *s);
+int64_t store_rows(struct store *st, sqlite3_stmt *s, int64_t max, store_row_fn row, void *ctx);
+
+/* Which columns of the sample column table (sample.h) the samples table
+ * has, by name: an older file lacks the newer ones. */
+int store_sample_columns(struct store *st, bool have[SAMPLE_COLUMNS_MAX]);
+
+/* Column readers: SQL NULL reads as unknown (NULL, NAN, -1), and so does
+ * a negative count (a count is never negative; a hand-edited file may
+ * hold anything). Text is borrowed until the next step. */
+const char *store_col_text(sqlite3_stmt *s, int i);
+double store_col_real(sqlite3_stmt *s, int i);
+int64_t store_col_count(sqlite3_stmt *s, int i);
+
+/* The targets of run row id (history.h), by name or in the order they
+ * were inserted, at most limit. Returns their number, or -errno, or what
+ * fn returned. */
+int store_targets_walk(struct store *st, int64_t id, bool insertion_order, int64_t limit,
+                       store_target_fn fn, void *userdata);
+
+/* The distinct steps and cached steps run row id stored (-1: none, as a
+ * run of an older buildtel). Returns 0 or -errno. */
+int store_run_steps(struct store *st, int64_t id, int64_t *ret_steps, int64_t *ret_cached);
