@@ -175,6 +175,32 @@ static int setup_sinks(struct recorder *r)
         return 0;
 }
 
+/* A replay writes no files: only the sinks the command asked for. */
+static int open_replay_sinks(struct recorder *r)
+{
+        struct sink_ctx ctx = {
+            .run = r->run,
+            .summary_cfg = r->cfg.summary,
+            .quiet = r->cfg.quiet,
+            .prom = &r->cfg.prom,
+            .warn = sink_warn,
+            .warn_userdata = r,
+            .otlp = r->cfg.otlp,
+        };
+        int e;
+
+        for (size_t i = 0; r->cfg.sinks && r->cfg.sinks[i] && i < ARRAY_SIZE(r->ops); i++) {
+                e = r->cfg.sinks[i]->open(&ctx, &r->state[r->nsinks]);
+                if (e < 0) {
+                        note(r, "%s: %s", r->cfg.sinks[i]->name, strerror(-e));
+                        close_sinks(r);
+                        return e;
+                }
+                r->ops[r->nsinks++] = r->cfg.sinks[i];
+        }
+        return 0;
+}
+
 static void on_line(void *userdata, const char *line, size_t len, bool truncated)
 {
         struct recorder *r = userdata;
@@ -214,7 +240,7 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 e = linebuf_new(0, &r->lines[0]);
         if (e >= 0)
                 e = linebuf_new(0, &r->lines[1]);
-        if (e >= 0)
+        if (e >= 0 && !cfg->replay)
                 e = sampler_new(&scfg, &r->sampler);
         if (e >= 0)
                 e = buildmetrics_new(&cfg->metrics, &r->metrics);
@@ -222,12 +248,15 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 recorder_free(r);
                 return e;
         }
-        if (!cfg->no_db) {
+        if (!cfg->no_db && !cfg->replay) {
                 r->db_path = cfg->db_path ? strdup(cfg->db_path) : store_default_path();
                 if (!r->db_path)
                         note(r, "no history database: neither XDG_STATE_HOME nor HOME is set");
         }
-        (void)setup_sinks(r);
+        if (cfg->replay)
+                (void)open_replay_sinks(r);
+        else
+                (void)setup_sinks(r);
         r->page_mb = (double)sysconf(_SC_PAGESIZE) / 1048576.0;
         r->start_mono = now_monotonic();
         r->next_tick = r->start_mono; /* a first sample at once: the baseline */
@@ -365,14 +394,27 @@ static void warn_oom(struct recorder *r, uint64_t before)
                             e->kills);
 }
 
-int recorder_tick(struct recorder *r)
+/* One sample, taken or replayed, to the model and the sinks. */
+static void record(struct recorder *r, const struct sample *s, const char *row, size_t rowlen)
 {
         uint64_t noom = r->summary.build.noom;
+
+        summary_add(&r->summary, s);
+        warn_oom(r, noom);
+        for (size_t i = 0; i < r->nsinks; i++)
+                if (r->ops[i]->sample)
+                        r->ops[i]->sample(r->state[i], s, row, rowlen);
+}
+
+int recorder_tick(struct recorder *r)
+{
         double mono = now_monotonic();
         struct sample s, rs;
         size_t used;
         int e;
 
+        if (!r->sampler)
+                return -EINVAL; /* a replay: its samples come from the source */
         sample_clear(&s);
         s.epoch = now_realtime();
         s.elapsed_s = mono - r->start_mono;
@@ -400,11 +442,7 @@ int recorder_tick(struct recorder *r)
         e = sample_from_record(&r->colmap, &r->rec, &rs);
         if (e < 0)
                 return e;
-        summary_add(&r->summary, &rs);
-        warn_oom(r, noom);
-        for (size_t i = 0; i < r->nsinks; i++)
-                if (r->ops[i]->sample)
-                        r->ops[i]->sample(r->state[i], &rs, r->row.p, r->row.len);
+        record(r, &rs, r->row.p, r->row.len);
         return 0;
 }
 
@@ -452,4 +490,20 @@ void recorder_poll(struct recorder *r, const struct pollfd *p, size_t n)
         for (size_t i = 0; i < r->nsinks; i++)
                 if (r->ops[i]->poll)
                         r->ops[i]->poll(r->state[i], p, n, now);
+}
+
+int recorder_sample(struct recorder *r, const struct sample *s)
+{
+        record(r, s, NULL, 0);
+        return 0;
+}
+
+void recorder_sample_skipped(struct recorder *r)
+{
+        r->summary.skipped_rows++;
+}
+
+const struct summary *recorder_summary(const struct recorder *r)
+{
+        return &r->summary;
 }
