@@ -31,6 +31,8 @@
 #include "cmd/cmd.h"
 #include "out/otlp-metrics.h"
 #include "out/otlp-send.h"
+#include "out/sink.h"
+#include "pipeline/loop.h"
 #include "store/history-run.h"
 #include "store/history.h"
 #include "store/store.h"
@@ -63,13 +65,15 @@ static void export_note(void *userdata, const char *fmt, ...)
         fprintf(stderr, "buildtel export: note: %s\n", buf);
 }
 
-/* One export: the metrics, the sender, the summary being recomputed. */
+/* One export: the metrics, the sender; the samples and the summary come
+ * through the pipeline (a replay source -> rec -> export_sink). */
 struct exporter {
         const struct otel_config *cfg;
         struct otlp_metrics *m;
         struct otlp_sender *s;
-        struct summary sum;
-        uint64_t rows, skipped;
+        struct recorder *rec;
+        struct summary_config sum_cfg;
+        uint64_t rows;
         bool send_failed; /* the collector did not take a batch */
 };
 
@@ -92,18 +96,47 @@ static int send_batch(struct exporter *x, const struct run_model *final)
         return st.failed || st.dropped ? -EIO : 0;
 }
 
-static int add_sample(void *userdata, const struct sample *smp)
+static int export_sink_open(const struct sink_ctx *ctx, void **ret_state)
 {
-        struct exporter *x = userdata;
+        *ret_state = ctx->userdata;
+        return 0;
+}
 
-        summary_add(&x->sum, smp);
+/* Each replayed sample, after the recorder's summary took it. */
+static void export_sink_sample(void *state, const struct sample *smp, const char *row,
+                               size_t rowlen)
+{
+        struct exporter *x = state;
+
+        if (x->send_failed)
+                return; /* the collector already refused: no more waiting */
         otlp_metrics_add_sample(x->m, smp);
         x->rows++;
-        if (otlp_metrics_pending(x->m) >= EXPORT_BATCH && send_batch(x, NULL) < 0) {
+        if (otlp_metrics_pending(x->m) >= EXPORT_BATCH && send_batch(x, NULL) < 0)
                 x->send_failed = true;
-                return -ECANCELED;
-        }
-        return 0;
+}
+
+static const struct sink_ops export_sink = {
+    .name = "export",
+    .open = export_sink_open,
+    .sample = export_sink_sample,
+};
+
+/* The samples of a source through the pipeline into x. Returns the number
+ * of samples or -errno from the source. */
+static int64_t replay(struct exporter *x, const struct source_ops *ops, void *state,
+                      struct run_info *ri)
+{
+        static const struct sink_ops *const sinks[] = {&export_sink, NULL};
+        struct recorder_config cfg = {
+            .summary = x->sum_cfg,
+            .replay = true,
+            .sinks = sinks,
+            .sink_userdata = x,
+        };
+        int e = recorder_new(&cfg, ri, &x->rec);
+
+        return e < 0 ? e : loop_replay(ops, state, x->rec);
 }
 
 /* The run as its files hold it; samples go to x as they are read. Returns
@@ -112,9 +145,9 @@ static int add_sample(void *userdata, const struct sample *smp)
 static int export_files(struct exporter *x, const char *csv, bool incomplete, struct run_info *ri)
 {
         _cleanup_free_ char *buf = NULL, *json = NULL, *runjson = NULL;
-        struct csv_record rec = CSV_RECORD_INIT;
-        struct sample_colmap map;
-        size_t len, pos, used, jlen, n = strlen(csv);
+        struct source_csv *src = NULL;
+        size_t len, jlen, n = strlen(csv);
+        int64_t rows;
         int e;
 
         e = read_file_at(AT_FDCWD, csv, EXPORT_MAX_CSV, &buf, &len);
@@ -140,33 +173,18 @@ static int export_files(struct exporter *x, const char *csv, bool incomplete, st
                         ri->run_id);
                 return 1;
         }
-        e = csv_parse_record(buf, len, &rec, &used);
-        if (e <= 0 || sample_colmap_init(&map, &rec) < 0) {
-                csv_record_release(&rec);
+        e = otlp_metrics_new(x->cfg, ri, &x->m);
+        if (e >= 0)
+                e = source_csv_open(buf, len, &src);
+        rows = e < 0 ? e : replay(x, &source_csv, src, ri);
+        source_csv.close(src);
+        if (rows == -EINVAL) {
                 fprintf(stderr, "buildtel export: '%s' is not a buildtel CSV\n", csv);
                 return 1;
         }
-        e = otlp_metrics_new(x->cfg, ri, &x->m);
-        for (pos = used; e >= 0 && pos < len;) {
-                struct sample smp;
-
-                e = csv_parse_record(buf + pos, len - pos, &rec, &used);
-                if (e == 0)
-                        break;
-                if (e == -ENOMEM)
-                        break;
-                pos += used;
-                if (e < 0 || sample_from_record(&map, &rec, &smp) < 0) {
-                        x->skipped++;
-                        e = 0;
-                        continue;
-                }
-                e = add_sample(x, &smp);
-        }
-        csv_record_release(&rec);
         if (x->send_failed)
                 return -EIO;
-        return e < 0 ? e : 0;
+        return rows < 0 ? (int)rows : 0;
 }
 
 /* Where RUN is in the database: 0 with the row id, -ENOENT when the
@@ -232,7 +250,7 @@ static char *run_state(struct store *st, int64_t id)
 static int export_db(struct exporter *x, struct store *st, int64_t id, const char *db,
                      bool incomplete, struct run_info *ri, struct targets **ret_ts)
 {
-        struct summary_config scfg = x->sum.cfg;
+        struct source_history *src = NULL;
         int64_t rows;
         int e;
 
@@ -270,15 +288,17 @@ static int export_db(struct exporter *x, struct store *st, int64_t id, const cha
                 }
                 *ret_ts = ts;
                 /* the run's own thresholds, for its near-OOM count */
-                e = history_run_thresholds(st, id, &scfg);
+                e = history_run_thresholds(st, id, &x->sum_cfg);
                 if (e < 0)
                         goto fail;
-                summary_init(&x->sum, &scfg);
         }
         e = otlp_metrics_new(x->cfg, ri, &x->m);
+        if (e >= 0)
+                e = source_history_open(st, id, &src);
         if (e < 0)
                 return e;
-        rows = history_run_samples(st, id, add_sample, x);
+        rows = replay(x, &source_history, src, ri);
+        source_history.close(src);
         if (x->send_failed)
                 return -EIO;
         if (rows < 0) {
@@ -417,7 +437,7 @@ int cmd_export(int argc, char **argv)
                 }
         }
 
-        summary_init(&x.sum, &o.rec.summary);
+        x.sum_cfg = o.rec.summary;
         if (otlp_sender_new(&cfg, &x.s) < 0)
                 goto oom;
         e = from_db ? export_db(&x, st, id, db, incomplete, &ri, &ts)
@@ -431,7 +451,8 @@ int cmd_export(int argc, char **argv)
         if (!ri.finished)
                 otlp_metrics_set_resource(x.m, "build.run.state", "incomplete");
         {
-                struct run_model rm = {.run = &ri, .summary = &x.sum, .targets = ts};
+                struct run_model rm = {
+                    .run = &ri, .summary = recorder_summary(x.rec), .targets = ts};
                 if (send_batch(&x, &rm) < 0)
                         goto failed;
         }
@@ -440,7 +461,7 @@ int cmd_export(int argc, char **argv)
                ri.finished ? "" : " (incomplete)", (unsigned long long)x.rows,
                ts && ts->n ? " and the targets" : "",
                from_db ? " from the history" : " from its files", msg,
-               x.skipped ? " (junk rows skipped)" : "");
+               recorder_summary(x.rec)->skipped_rows ? " (junk rows skipped)" : "");
         ret = 0;
         goto out;
 failed:
@@ -451,6 +472,7 @@ failed:
 oom:
         fprintf(stderr, "buildtel export: out of memory\n");
 out:
+        recorder_free(x.rec);
         otlp_sender_free(x.s);
         otlp_metrics_free(x.m);
         free(ts);

@@ -105,8 +105,9 @@ static void close_sinks(struct recorder *r)
         r->nsinks = 0;
 }
 
-/* Open every sink in dir; all or nothing. */
-static int open_sinks(struct recorder *r, const char *dir)
+/* Open the sinks of list (NULL-terminated) in dir (NULL: a replay, which
+ * writes no files); all or nothing. */
+static int open_list(struct recorder *r, const struct sink_ops *const *list, const char *dir)
 {
         struct sink_ctx ctx = {
             .log_dir = dir,
@@ -118,21 +119,27 @@ static int open_sinks(struct recorder *r, const char *dir)
             .warn = sink_warn,
             .warn_userdata = r,
             .otlp = r->cfg.otlp,
+            .userdata = r->cfg.sink_userdata,
         };
         int e;
 
-        e = mkdir_p(dir, 0755);
-        if (e < 0)
-                return e;
-        for (size_t i = 0; sinks_all[i] && i < ARRAY_SIZE(r->ops); i++) {
-                e = sinks_all[i]->open(&ctx, &r->state[r->nsinks]);
+        for (size_t i = 0; list[i] && i < ARRAY_SIZE(r->ops); i++) {
+                e = list[i]->open(&ctx, &r->state[r->nsinks]);
                 if (e < 0) {
                         close_sinks(r);
                         return e;
                 }
-                r->ops[r->nsinks++] = sinks_all[i];
+                r->ops[r->nsinks++] = list[i];
         }
         return 0;
+}
+
+/* Open every sink in dir; all or nothing. */
+static int open_sinks(struct recorder *r, const char *dir)
+{
+        int e = mkdir_p(dir, 0755);
+
+        return e < 0 ? e : open_list(r, sinks_all, dir);
 }
 
 static bool run_exists(const char *dir, const char *run_id)
@@ -178,27 +185,9 @@ static int setup_sinks(struct recorder *r)
 /* A replay writes no files: only the sinks the command asked for. */
 static int open_replay_sinks(struct recorder *r)
 {
-        struct sink_ctx ctx = {
-            .run = r->run,
-            .summary_cfg = r->cfg.summary,
-            .quiet = r->cfg.quiet,
-            .prom = &r->cfg.prom,
-            .warn = sink_warn,
-            .warn_userdata = r,
-            .otlp = r->cfg.otlp,
-        };
-        int e;
+        static const struct sink_ops *const none[] = {NULL};
 
-        for (size_t i = 0; r->cfg.sinks && r->cfg.sinks[i] && i < ARRAY_SIZE(r->ops); i++) {
-                e = r->cfg.sinks[i]->open(&ctx, &r->state[r->nsinks]);
-                if (e < 0) {
-                        note(r, "%s: %s", r->cfg.sinks[i]->name, strerror(-e));
-                        close_sinks(r);
-                        return e;
-                }
-                r->ops[r->nsinks++] = r->cfg.sinks[i];
-        }
-        return 0;
+        return open_list(r, r->cfg.sinks ? r->cfg.sinks : none, NULL);
 }
 
 static void on_line(void *userdata, const char *line, size_t len, bool truncated)
@@ -253,10 +242,15 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 if (!r->db_path)
                         note(r, "no history database: neither XDG_STATE_HOME nor HOME is set");
         }
-        if (cfg->replay)
-                (void)open_replay_sinks(r);
-        else
+        if (cfg->replay) {
+                e = open_replay_sinks(r);
+                if (e < 0) {
+                        recorder_free(r);
+                        return e;
+                }
+        } else {
                 (void)setup_sinks(r);
+        }
         r->page_mb = (double)sysconf(_SC_PAGESIZE) / 1048576.0;
         r->start_mono = now_monotonic();
         r->next_tick = r->start_mono; /* a first sample at once: the baseline */

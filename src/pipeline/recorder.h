@@ -48,6 +48,7 @@ struct recorder_config {
          * none) are open. */
         bool replay;
         const struct sink_ops *const *sinks;
+        void *sink_userdata; /* handed to those sinks' open (sink_ctx) */
 };
 
 struct recorder;
@@ -57,7 +58,7 @@ struct otel_config;
 /* run must outlive the recorder; its facts are written at start and finish.
  * Never fails for an unwritable directory (falls back, then records
  * nothing, and says so through note). Returns 0 or -errno (-ENOMEM, a bad
- * --stage-regex as -EINVAL). */
+ * --stage-regex as -EINVAL, or for a replay what a sink's open returned). */
 int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct recorder **ret);
 void recorder_free(struct recorder *r);
 
