@@ -2,6 +2,7 @@
 #include "cmd/cmd-common.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <regex.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/cmd.h"
 #include "out/prom.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -121,18 +123,6 @@ static int set_run_id(struct common_opts *o, const char *cmd, const char *arg)
         return 0;
 }
 
-static int set_disk_path(struct common_opts *o, const char *cmd, const char *arg)
-{
-        o->rec.disk_path = arg;
-        return 0;
-}
-
-static int set_stage(struct common_opts *o, const char *cmd, const char *arg)
-{
-        o->rec.logctx.fixed_stage = arg;
-        return 0;
-}
-
 static int set_stage_regex(struct common_opts *o, const char *cmd, const char *arg)
 {
         regex_t re;
@@ -176,24 +166,6 @@ static int set_compilers(struct common_opts *o, const char *cmd, const char *arg
         return 0;
 }
 
-static int set_quiet(struct common_opts *o, const char *cmd, const char *arg)
-{
-        o->rec.quiet = true;
-        return 0;
-}
-
-static int set_help(struct common_opts *o, const char *cmd, const char *arg)
-{
-        o->help = true;
-        return 0;
-}
-
-static int set_targets(struct common_opts *o, const char *cmd, const char *arg)
-{
-        o->rec.metrics.targets = arg;
-        return 0;
-}
-
 static int set_sccache_marker(struct common_opts *o, const char *cmd, const char *arg)
 {
         /* TARGET=PATH; both point into argv, which outlives us: the target
@@ -209,12 +181,6 @@ static int set_sccache_marker(struct common_opts *o, const char *cmd, const char
         }
         m->markers[m->nmarkers].target = arg;
         m->markers[m->nmarkers++].path = eq + 1;
-        return 0;
-}
-
-static int set_ninja_log(struct common_opts *o, const char *cmd, const char *arg)
-{
-        o->rec.metrics.ninja_log = arg;
         return 0;
 }
 
@@ -261,18 +227,6 @@ static int set_db(struct common_opts *o, const char *cmd, const char *arg)
         return nonempty(cmd, "--db", arg);
 }
 
-static int set_no_db(struct common_opts *o, const char *cmd, const char *arg)
-{
-        o->rec.no_db = true;
-        return 0;
-}
-
-static int set_otlp_endpoint(struct common_opts *o, const char *cmd, const char *arg)
-{
-        o->otlp_opt.endpoint = arg;
-        return 0;
-}
-
 static int set_otlp_interval(struct common_opts *o, const char *cmd, const char *arg)
 {
         double d;
@@ -287,12 +241,6 @@ static int set_grace(struct common_opts *o, const char *cmd, const char *arg)
 {
         if (parse_double_str(arg, &o->grace) < 0 || o->grace < 0 || o->grace > 3600)
                 return bad(cmd, "--grace", "seconds from 0 to 3600", arg);
-        return 0;
-}
-
-static int set_off(struct common_opts *o, const char *cmd, const char *arg)
-{
-        o->off = true;
         return 0;
 }
 
@@ -327,18 +275,9 @@ static int set_pid(struct common_opts *o, const char *cmd, const char *arg)
         return 0;
 }
 
-static int set_stage_log_dir(struct common_opts *o, const char *cmd, const char *arg)
-{
-        o->stage_log_dir = arg;
-        return 0;
-}
-
-static int set_json(struct common_opts *o, const char *cmd, const char *arg)
-{
-        o->json = true;
-        return 0;
-}
-
+/* What a row does with its argument: a setter, or a member it sets. */
+#define CALL(fn) fn, 0
+#define AT(member) NULL, offsetof(struct common_opts, member)
 #define RW (CMDS_RUN | CMDS_WATCH)
 #define RWS (CMDS_RUN | CMDS_WATCH | CMDS_SUMMARIZE)
 
@@ -352,112 +291,124 @@ static const struct cmd_option {
         unsigned cmds;
         int group;
         const char *help; /* NULL: not listed (--help) */
-        opt_set_fn set;
+        opt_set_fn set;   /* NULL: arg (or true without one) goes to the member at off */
+        size_t off;
 } options[] = {
     {OPT_INTERVAL, "interval", NULL, 0, "SECONDS", RW, OPTG_MAIN,
-     "seconds between samples (default 2, at least 0.05)", set_interval},
+     "seconds between samples (default 2, at least 0.05)", CALL(set_interval)},
     {OPT_LOG_DIR, "log-dir", "out-dir", 0, "DIR", RW, OPTG_MAIN,
      "where the files go (alias --out-dir; default\n"
      "$XDG_STATE_HOME/buildtel/logs or ~/.local/state/buildtel/logs;\n"
      "an unwritable one falls back to $TMPDIR/buildtel-UID/logs)",
-     set_log_dir},
+     CALL(set_log_dir)},
     {OPT_RUN_ID, "run-id", NULL, 0, "ID", RW, OPTG_MAIN,
      "name of the run (default: UTC time and a random suffix);\n"
      "an existing run id is rewritten, with a note",
-     set_run_id},
+     CALL(set_run_id)},
     {OPT_DISK_PATH, "disk-path", NULL, 0, "PATH", RW, OPTG_MAIN,
-     "filesystem for the disk columns (default: the cwd)", set_disk_path},
+     "filesystem for the disk columns (default: the cwd)", AT(rec.disk_path)},
     {OPT_STAGE, "stage", NULL, 0, "NAME", RW, OPTG_MAIN, "stage while the log names none",
-     set_stage},
+     AT(rec.logctx.fixed_stage)},
     {OPT_STAGE_REGEX, "stage-regex", NULL, 0, "ERE", RW, OPTG_MAIN,
-     "a line matching ERE sets the stage to its first capture", set_stage_regex},
+     "a line matching ERE sets the stage to its first capture", CALL(set_stage_regex)},
     {OPT_COMPILERS, "compilers", NULL, 0, "NAME,NAME...", RW, OPTG_MAIN,
      "process names counted as compilers\n"
      "(default cc1plus,cc1,cc1obj,clang,clang++,rustc,lto1,ld,\n"
      "ld.gold,ld.lld,collect2,nvcc,cicc,ptxas)",
-     set_compilers},
+     CALL(set_compilers)},
     {OPT_NEAR_OOM_MB, "near-oom-mb", NULL, 0, "MB", RWS, OPTG_MAIN,
-     "available memory below this is near-OOM (default 4096)", set_near_oom},
+     "available memory below this is near-OOM (default 4096)", CALL(set_near_oom)},
     {OPT_LOW_DISK_GB, "low-disk-gb", NULL, 0, "GB", RWS, OPTG_MAIN,
-     "available disk below this is low (default 20)", set_low_disk},
+     "available disk below this is low (default 20)", CALL(set_low_disk)},
     {OPT_GRACE, "grace", NULL, 0, "SECONDS", CMDS_RUN, OPTG_MAIN,
      "after COMMAND exits, how long to drain output still held\n"
      "by processes it left behind (default 2)",
-     set_grace},
-    {OPT_QUIET, "quiet", NULL, 0, NULL, RW, OPTG_MAIN, "no summary on stderr", set_quiet},
+     CALL(set_grace)},
+    {OPT_QUIET, "quiet", NULL, 0, NULL, RW, OPTG_MAIN, "no summary on stderr", AT(rec.quiet)},
     {OPT_OFF, "off", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
-     "exec COMMAND and nothing else (also: BUILDTEL=0)", set_off},
+     "exec COMMAND and nothing else (also: BUILDTEL=0)", AT(off)},
     {OPT_CGROUP, "cgroup", NULL, 0, "MODE", CMDS_RUN, OPTG_MAIN,
      "the build's own accounting: auto (default), v2, hybrid,\n"
      "v1, or none (its process tree from /proc: estimates)",
-     set_cgroup},
+     CALL(set_cgroup)},
     {OPT_MEMORY_MAX, "memory-max", NULL, 0, "SIZE", CMDS_RUN, OPTG_MAIN,
-     "cap the build in its cgroup (512M, 4G): OOM-killed there", set_memory_max},
+     "cap the build in its cgroup (512M, 4G): OOM-killed there", CALL(set_memory_max)},
     {OPT_MEMORY_HIGH, "memory-high", NULL, 0, "SIZE", CMDS_RUN, OPTG_MAIN,
-     "throttle the build above SIZE (v1: a soft limit)", set_memory_high},
+     "throttle the build above SIZE (v1: a soft limit)", CALL(set_memory_high)},
     {OPT_PID, "pid", "watch-pid", 'p', "PID", CMDS_WATCH, OPTG_MAIN,
-     "the process to watch (alias --watch-pid)", set_pid},
+     "the process to watch (alias --watch-pid)", CALL(set_pid)},
     {OPT_STAGE_LOG_DIR, "stage-log-dir", NULL, 0, "DIR", CMDS_WATCH, OPTG_MAIN,
      "take stage and context from the newest file in DIR,\n"
      "following it, and switching when a newer one appears",
-     set_stage_log_dir},
-    {OPT_JSON, "json", NULL, 0, NULL, CMDS_SUMMARIZE, OPTG_MAIN, "print the JSON form", set_json},
+     AT(stage_log_dir)},
+    {OPT_JSON, "json", NULL, 0, NULL, CMDS_SUMMARIZE, OPTG_MAIN, "print the JSON form", AT(json)},
     {OPT_DB, "db", NULL, 0, "PATH", RWS, OPTG_MAIN,
      "the run history database (default\n"
      "$XDG_STATE_HOME/buildtel/history.db or\n"
      "~/.local/state/buildtel/history.db); see `buildtel status`",
-     set_db},
+     CALL(set_db)},
     {OPT_NO_DB, "no-db", NULL, 0, NULL, RW, OPTG_MAIN,
-     "do not record the run in the history database", set_no_db},
+     "do not record the run in the history database", AT(rec.no_db)},
     {OPT_TARGETS, "targets", NULL, 0, "A,B...", RW, OPTG_METRICS,
      "the invocation's targets (default: from the BuildKit\n"
      "stream; a single-target build is one target, 'default')",
-     set_targets},
+     AT(rec.metrics.targets)},
     {OPT_SCCACHE_MARKER, "sccache-marker", NULL, 0, "TARGET=PATH", RW, OPTG_METRICS,
      "the step whose command holds PATH logs target TARGET's\n"
      "sccache stats (adds to or overrides the built-in table)",
-     set_sccache_marker},
+     CALL(set_sccache_marker)},
     {OPT_NINJA_LOG, "ninja-log", NULL, 0, "PATH", RW, OPTG_METRICS,
      "read this run's records of PATH (.ninja_log v5-v7) at\n"
      "the end: edge count and the 10 slowest edges",
-     set_ninja_log},
+     AT(rec.metrics.ninja_log)},
     {OPT_METRIC_PREFIX, "metric-prefix", NULL, 0, "P", RW, OPTG_METRICS,
-     "metric names P_build_... (default build_...)", set_metric_prefix},
+     "metric names P_build_... (default build_...)", CALL(set_metric_prefix)},
     {OPT_TEXTFILE_DIR, "textfile-dir", NULL, 0, "DIR", RW, OPTG_METRICS,
      "node_exporter textfile directory (default\n"
      "$BUILDTEL_TEXTFILE_DIR, else the first writable of\n"
      "/var/lib/node_exporter/textfile_collector and\n"
      "/var/lib/prometheus/node-exporter, else the log dir)",
-     set_textfile_dir},
+     CALL(set_textfile_dir)},
     {OPT_PROM_FILE, "prom-file", NULL, 0, "NAME.prom", RW, OPTG_METRICS,
      "the textfile's name (default buildtel.prom); two jobs\n"
      "on one node need different names",
-     set_prom_file},
+     CALL(set_prom_file)},
     {OPT_PUSHGATEWAY, "pushgateway", NULL, 0, "URL", RW, OPTG_METRICS,
      "also PUT the metrics to URL/metrics/job/JOB/instance/HOST\n"
      "(5 s at most; a failure is one warning)",
-     set_pushgateway},
+     CALL(set_pushgateway)},
     {OPT_PUSH_JOB, "push-job", NULL, 0, "NAME", RW, OPTG_METRICS,
-     "the Pushgateway job (default buildtel)", set_push_job},
+     "the Pushgateway job (default buildtel)", CALL(set_push_job)},
     {OPT_OTLP_ENDPOINT, "otlp-endpoint", NULL, 0, "URL", RW, OPTG_OTLP,
      "export to URL, used as is (else\n"
      "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT as is, or\n"
      "OTEL_EXPORTER_OTLP_ENDPOINT + /v1/metrics)",
-     set_otlp_endpoint},
+     AT(otlp_opt.endpoint)},
     {OPT_OTLP_INTERVAL, "otlp-interval", NULL, 0, "SECONDS", RW, OPTG_OTLP,
      "seconds between exports (default\n"
      "OTEL_METRIC_EXPORT_INTERVAL ms, else 60)",
-     set_otlp_interval},
-    {OPT_HELP, "help", NULL, 'h', NULL, RWS, OPTG_MAIN, NULL, set_help},
+     CALL(set_otlp_interval)},
+    {OPT_HELP, "help", NULL, 'h', NULL, RWS, OPTG_MAIN, NULL, AT(help)},
 };
+
+static int set(const struct cmd_option *t, struct common_opts *o, const char *cmd, const char *arg)
+{
+        if (t->set)
+                return t->set(o, cmd, arg) < 0 ? -1 : 1;
+        if (t->arg)
+                *(const char **)(void *)((char *)o + t->off) = arg;
+        else
+                *(bool *)(void *)((char *)o + t->off) = true;
+        return 1;
+}
 
 int common_opts_parse(struct common_opts *o, int opt, const char *arg, const char *cmd)
 {
+        if (opt == 'h')
+                opt = OPT_HELP;
         for (size_t i = 0; i < ARRAY_SIZE(options); i++)
                 if (options[i].id == opt)
-                        return options[i].set(o, cmd, arg) < 0 ? -1 : 1;
-        if (opt == 'h')
-                return set_help(o, cmd, arg) < 0 ? -1 : 1;
+                        return set(&options[i], o, cmd, arg);
         return 0;
 }
 
@@ -518,6 +469,10 @@ int cmd_parse_options(unsigned cmd, const char *name, int argc, char **argv, str
                         fprintf(stderr, "buildtel %s: option not handled\n", name);
                 cmd_print_short_usage(name);
                 return -1;
+        }
+        if (o->help) {
+                cmd_print_usage(name);
+                return 0;
         }
         return optind;
 }

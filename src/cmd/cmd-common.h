@@ -88,9 +88,10 @@ void common_opts_release(struct common_opts *o);
 int common_opts_parse(struct common_opts *o, int opt, const char *arg, const char *cmd);
 
 /* Parse argv of cmd (CMDS_*, named name) with the table's options for it,
- * stopping at the first operand. Returns the index of the first operand,
- * or -1 after printing why (a bad value, or an unknown option and the
- * command's usage line) on stderr. */
+ * stopping at the first operand. Returns the index of the first operand;
+ * 0 after printing the help for --help (the command exits 0); or -1 after
+ * printing why on stderr (a bad value, or an unknown option and the
+ * command's usage line). */
 int cmd_parse_options(unsigned cmd, const char *name, int argc, char **argv, struct common_opts *o);
 
 /* The usage line(s) of name on stderr, for a bad command line. */

@@ -213,11 +213,8 @@ int cmd_summarize(int argc, char **argv)
 
         common_opts_init(&o);
         k = cmd_parse_options(CMDS_SUMMARIZE, "summarize", argc, argv, &o);
-        if (k < 0)
-                goto out;
-        if (o.help) {
-                cmd_print_usage("summarize");
-                ret = 0;
+        if (k <= 0) {
+                ret = k == 0 ? 0 : ret;
                 goto out;
         }
         if (k != argc - 1) {

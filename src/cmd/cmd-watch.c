@@ -59,11 +59,8 @@ int cmd_watch(int argc, char **argv)
 
         common_opts_init(&o);
         k = cmd_parse_options(CMDS_WATCH, "watch", argc, argv, &o);
-        if (k < 0)
-                goto out;
-        if (o.help) {
-                cmd_print_usage("watch");
-                ret = 0;
+        if (k <= 0) {
+                ret = k == 0 ? 0 : ret;
                 goto out;
         }
         if (!o.pid || k < argc) {
