@@ -445,7 +445,10 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
         struct run_model m = {.run = r->run, .summary = &r->summary};
         int ret = 0;
 
-        buildmetrics_finish(r->metrics, r->run->argv, r->cfg.note, r->cfg.userdata);
+        /* A replay's command line ran long ago: its --metadata-file and
+         * buildx history are not read again. */
+        if (!r->cfg.replay)
+                buildmetrics_finish(r->metrics, r->run->argv, r->cfg.note, r->cfg.userdata);
         m.targets = buildmetrics_model(r->metrics);
 
         for (size_t i = 0; i < r->nsinks; i++) {
