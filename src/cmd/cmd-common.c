@@ -280,6 +280,7 @@ static int set_pid(struct common_opts *o, const char *cmd, const char *arg)
 #define AT(member) NULL, offsetof(struct common_opts, member)
 #define RW (CMDS_RUN | CMDS_WATCH)
 #define RWS (CMDS_RUN | CMDS_WATCH | CMDS_SUMMARIZE)
+#define RWE (CMDS_RUN | CMDS_WATCH | CMDS_EXPORT)
 
 /* Every option of the commands above, in the order `help CMD` lists them. */
 static const struct cmd_option {
@@ -296,10 +297,11 @@ static const struct cmd_option {
 } options[] = {
     {OPT_INTERVAL, "interval", NULL, 0, "SECONDS", RW, OPTG_MAIN,
      "seconds between samples (default 2, at least 0.05)", CALL(set_interval)},
-    {OPT_LOG_DIR, "log-dir", "out-dir", 0, "DIR", RW, OPTG_MAIN,
-     "where the files go (alias --out-dir; default\n"
-     "$XDG_STATE_HOME/buildtel/logs or ~/.local/state/buildtel/logs;\n"
-     "an unwritable one falls back to $TMPDIR/buildtel-UID/logs)",
+    {OPT_LOG_DIR, "log-dir", "out-dir", 0, "DIR", RWE, OPTG_MAIN,
+     "where the files go (export: where they are; alias\n"
+     "--out-dir; default $XDG_STATE_HOME/buildtel/logs or\n"
+     "~/.local/state/buildtel/logs; an unwritable one falls back\n"
+     "to $TMPDIR/buildtel-UID/logs)",
      CALL(set_log_dir)},
     {OPT_RUN_ID, "run-id", NULL, 0, "ID", RW, OPTG_MAIN,
      "name of the run (default: UTC time and a random suffix);\n"
@@ -342,13 +344,15 @@ static const struct cmd_option {
      "following it, and switching when a newer one appears",
      AT(stage_log_dir)},
     {OPT_JSON, "json", NULL, 0, NULL, CMDS_SUMMARIZE, OPTG_MAIN, "print the JSON form", AT(json)},
-    {OPT_DB, "db", NULL, 0, "PATH", RWS, OPTG_MAIN,
+    {OPT_DB, "db", NULL, 0, "PATH", RWS | CMDS_EXPORT, OPTG_MAIN,
      "the run history database (default\n"
      "$XDG_STATE_HOME/buildtel/history.db or\n"
      "~/.local/state/buildtel/history.db); see `buildtel status`",
      CALL(set_db)},
-    {OPT_NO_DB, "no-db", NULL, 0, NULL, RW, OPTG_MAIN,
-     "do not record the run in the history database", AT(rec.no_db)},
+    {OPT_NO_DB, "no-db", NULL, 0, NULL, RWE, OPTG_MAIN,
+     "do not record the run in the history database (export:\n"
+     "do not look for it there)",
+     AT(rec.no_db)},
     {OPT_TARGETS, "targets", NULL, 0, "A,B...", RW, OPTG_METRICS,
      "the invocation's targets (default: from the BuildKit\n"
      "stream; a single-target build is one target, 'default')",
@@ -379,7 +383,7 @@ static const struct cmd_option {
      CALL(set_pushgateway)},
     {OPT_PUSH_JOB, "push-job", NULL, 0, "NAME", RW, OPTG_METRICS,
      "the Pushgateway job (default buildtel)", CALL(set_push_job)},
-    {OPT_OTLP_ENDPOINT, "otlp-endpoint", NULL, 0, "URL", RW, OPTG_OTLP,
+    {OPT_OTLP_ENDPOINT, "otlp-endpoint", NULL, 0, "URL", RWE, OPTG_OTLP,
      "export to URL, used as is (else\n"
      "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT as is, or\n"
      "OTEL_EXPORTER_OTLP_ENDPOINT + /v1/metrics)",
@@ -388,7 +392,11 @@ static const struct cmd_option {
      "seconds between exports (default\n"
      "OTEL_METRIC_EXPORT_INTERVAL ms, else 60)",
      CALL(set_otlp_interval)},
-    {OPT_HELP, "help", NULL, 'h', NULL, RWS, OPTG_MAIN, NULL, AT(help)},
+    {OPT_OTLP, "otlp", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
+     "export to an OTLP collector (the only export, required)", AT(export_otlp)},
+    {OPT_INCOMPLETE, "incomplete", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
+     "send what an incomplete run has (marked so)", AT(incomplete)},
+    {OPT_HELP, "help", NULL, 'h', NULL, RWS | CMDS_EXPORT, OPTG_MAIN, NULL, AT(help)},
 };
 
 static int set(const struct cmd_option *t, struct common_opts *o, const char *cmd, const char *arg)
@@ -425,6 +433,8 @@ void cmd_print_short_usage(const char *name)
             {"watch", "usage: buildtel watch --pid PID [OPTIONS]\n"},
             {"summarize", "usage: buildtel summarize [--json] [--near-oom-mb N] [--low-disk-gb N] "
                           "[--db PATH] FILE.csv|RUN\n"},
+            {"export", "usage: buildtel export --otlp [--db PATH|--no-db] [--log-dir DIR] "
+                       "[--incomplete] [--otlp-endpoint URL] RUN|FILE.csv\n"},
         };
 
         for (size_t i = 0; i < ARRAY_SIZE(usage); i++)
@@ -505,7 +515,10 @@ void cmd_dump_options(FILE *f)
         static const struct {
                 unsigned mask;
                 const char *name;
-        } cmds[] = {{CMDS_RUN, "run"}, {CMDS_WATCH, "watch"}, {CMDS_SUMMARIZE, "summarize"}};
+        } cmds[] = {{CMDS_RUN, "run"},
+                    {CMDS_WATCH, "watch"},
+                    {CMDS_SUMMARIZE, "summarize"},
+                    {CMDS_EXPORT, "export"}};
 
         for (size_t c = 0; c < ARRAY_SIZE(cmds); c++)
                 for (size_t i = 0; i < ARRAY_SIZE(options); i++) {

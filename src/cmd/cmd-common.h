@@ -14,7 +14,7 @@
  * The table drives getopt_long (cmd_parse_options), the option lists of
  * `buildtel help CMD`, and `buildtel help --dump-options`, which the
  * e2e-options test holds the man page to. The ids below only key the
- * rows, for commands that still run getopt themselves (export). */
+ * rows. */
 enum {
         OPT_INTERVAL = 0x100,
         OPT_LOG_DIR,
@@ -47,6 +47,8 @@ enum {
         OPT_PID,
         OPT_STAGE_LOG_DIR,
         OPT_JSON,
+        OPT_OTLP,
+        OPT_INCOMPLETE,
         OPT_COMMON_END,
 };
 
@@ -55,6 +57,7 @@ enum {
         CMDS_RUN = 1 << 0,
         CMDS_WATCH = 1 << 1,
         CMDS_SUMMARIZE = 1 << 2,
+        CMDS_EXPORT = 1 << 3,
 };
 
 /* The groups of `help CMD`'s option lists. */
@@ -78,6 +81,8 @@ struct common_opts {
         const char *stage_log_dir;
         /* summarize */
         bool json;
+        /* export */
+        bool export_otlp, incomplete;
 };
 
 void common_opts_init(struct common_opts *o);

@@ -18,7 +18,6 @@
  * give, no duration, no targets), marked build.run.state=incomplete. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -42,11 +41,6 @@
 #define EXPORT_BATCH 1000
 #define EXPORT_MAX_CSV (1ull << 31)
 #define EXPORT_BUSY_MS 2000
-
-enum { OPT_OTLP = OPT_COMMON_END, OPT_INCOMPLETE };
-
-static const char usage[] = "usage: buildtel export --otlp [--db PATH|--no-db] [--log-dir DIR] "
-                            "[--incomplete] [--otlp-endpoint URL] RUN|FILE.csv\n";
 
 static const char *env_lookup(void *userdata, const char *name)
 {
@@ -340,16 +334,6 @@ static bool is_file(const char *path)
 
 int cmd_export(int argc, char **argv)
 {
-        static const struct option longopts[] = {
-            {"otlp", no_argument, NULL, OPT_OTLP},
-            {"incomplete", no_argument, NULL, OPT_INCOMPLETE},
-            {"log-dir", required_argument, NULL, OPT_LOG_DIR},
-            {"db", required_argument, NULL, OPT_DB},
-            {"no-db", no_argument, NULL, OPT_NO_DB},
-            {"otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT},
-            {"help", no_argument, NULL, OPT_HELP},
-            {0},
-        };
         struct common_opts o;
         struct otel_config cfg = {0};
         struct exporter x = {.cfg = &cfg};
@@ -358,42 +342,22 @@ int cmd_export(int argc, char **argv)
         struct store *st = NULL;
         _cleanup_free_ char *csv = NULL, *db = NULL;
         const char *spec;
-        bool otlp = false, incomplete = false, from_db = false;
+        bool from_db = false;
         int64_t id = 0;
-        int c, e, ret = EXIT_BT_USAGE;
+        int k, e, ret = EXIT_BT_USAGE;
         char msg[256];
 
         common_opts_init(&o);
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-                int h = c == OPT_OTLP || c == OPT_INCOMPLETE
-                            ? 0
-                            : common_opts_parse(&o, c, optarg, "export");
-                if (h < 0)
-                        goto out;
-                if (h > 0)
-                        continue;
-                if (c == OPT_OTLP)
-                        otlp = true;
-                else if (c == OPT_INCOMPLETE)
-                        incomplete = true;
-                else if (c == 'h')
-                        o.help = true;
-                else {
-                        fputs(usage, stderr);
-                        goto out;
-                }
-        }
-        if (o.help) {
-                cmd_print_usage("export");
-                ret = 0;
+        k = cmd_parse_options(CMDS_EXPORT, "export", argc, argv, &o);
+        if (k <= 0) {
+                ret = k == 0 ? 0 : ret;
                 goto out;
         }
-        if (!otlp || optind != argc - 1 || !*argv[optind]) {
-                fputs(usage, stderr);
+        if (!o.export_otlp || k != argc - 1 || !*argv[k]) {
+                cmd_print_short_usage("export");
                 goto out;
         }
-        spec = argv[optind];
+        spec = argv[k];
         e = otelenv_load(env_lookup, NULL, &o.otlp_opt, export_note, NULL, &cfg);
         if (e == -EINVAL) {
                 fprintf(stderr, "buildtel export: --otlp-endpoint takes an http:// or https:// URL "
@@ -440,8 +404,8 @@ int cmd_export(int argc, char **argv)
         x.sum_cfg = o.rec.summary;
         if (otlp_sender_new(&cfg, &x.s) < 0)
                 goto oom;
-        e = from_db ? export_db(&x, st, id, db, incomplete, &ri, &ts)
-                    : export_files(&x, csv, incomplete, &ri);
+        e = from_db ? export_db(&x, st, id, db, o.incomplete, &ri, &ts)
+                    : export_files(&x, csv, o.incomplete, &ri);
         if (e > 0)
                 goto out;
         if (e == -EIO)

@@ -171,6 +171,10 @@ static const struct {
      "killed) is refused too, unless --incomplete: then its samples and the totals\n"
      "they give are sent, without duration or targets, with the resource attribute\n"
      "build.run.state=incomplete.\n"
+     "\n",
+     CMDS_EXPORT, OPTG_MAIN},
+    {"export", "", CMDS_EXPORT, OPTG_OTLP},
+    {"export",
      "\n"
      "Exit status: 0 when the collector took everything; 1 when it did not, the run\n"
      "is unknown, running or incomplete, or its record is unreadable; 2 bad usage.\n",
