@@ -21,6 +21,7 @@
 #include "out/prom.h"
 #include "out/sink.h"
 #include "parse/bakemeta.h"
+#include "platform/buildx.h"
 #include "parse/buildmetrics.h"
 #include "parse/ccstats.h"
 #include "parse/ninjalog.h"

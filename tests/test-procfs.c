@@ -17,6 +17,7 @@
 
 #include "platform/procfs.h"
 #include "util/macro.h"
+#include "util/util.h"
 
 #define BASIC FIXTURES "/proc-basic"
 
@@ -606,9 +607,37 @@ static void test_live(void **state)
         procfs_free(p);
 }
 
+/* The live /proc/self/oom_score_adj, raised (anyone may) and read back;
+ * lowering it back needs privilege, so that runs in a child. */
+static void test_oom_score_adj(void **state)
+{
+        pid_t pid = fork();
+        int st;
+
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                char *buf = NULL;
+                size_t len = 0;
+
+                if (procfs_set_self_oom_score_adj(1001) != -ERANGE ||
+                    procfs_set_self_oom_score_adj(-1001) != -ERANGE)
+                        _exit(1);
+                if (procfs_set_self_oom_score_adj(999) != 0)
+                        _exit(2);
+                if (read_file_at(AT_FDCWD, "/proc/self/oom_score_adj", 64, &buf, &len) != 0 ||
+                    strcmp(buf, "999\n") != 0)
+                        _exit(3);
+                _exit(0);
+        }
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_oom_score_adj),
             cmocka_unit_test(test_cpustat_parse),
             cmocka_unit_test(test_cpustat_not_nul_terminated),
             cmocka_unit_test(test_cpustat_sums),

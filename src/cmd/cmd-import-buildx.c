@@ -13,6 +13,7 @@
 #include "cmd/cmd.h"
 #include "model/run.h"
 #include "parse/bakemeta.h"
+#include "platform/buildx.h"
 #include "util/dbuf.h"
 #include "util/macro.h"
 #include "util/util.h"

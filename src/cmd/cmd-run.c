@@ -3,7 +3,6 @@
  * sampled on a monotonic grid, one final sample after it exits. The event
  * loop is the pipeline's (pipeline/loop.c), fed by the child source. */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include "pipeline/loop.h"
 #include "platform/cgroup.h"
 #include "platform/child.h"
+#include "platform/procfs.h"
 #include "util/util.h"
 
 static int exec_bare(char **argv)
@@ -130,14 +130,7 @@ static int supervise(struct run *R)
         /* The OOM killer should take the build's process, not the recorder;
          * the build forked before this and keeps its own value. Lowering
          * needs privilege; without it this simply fails. */
-        {
-                int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-
-                if (fd >= 0) {
-                        (void)!write(fd, "-500", 4);
-                        close(fd);
-                }
-        }
+        (void)procfs_set_self_oom_score_adj(-500);
         e = loop_run(&source_child, R->src, R->rec, R->sfd);
         if (e < 0) {
                 /* The loop only fails if ppoll itself does; keep the build's

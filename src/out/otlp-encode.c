@@ -4,7 +4,10 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <limits.h>
 #include <string.h>
+#define ZLIB_CONST
+#include <zlib.h>
 
 #include "model/run.h"
 #include "util/macro.h"
@@ -460,60 +463,33 @@ int otlp_encode_json(const struct otlp_request *rq, struct dbuf *out)
 
 /* --- gzip --------------------------------------------------------------- */
 
-uint32_t otlp_crc32(uint32_t crc, const void *p, size_t len)
-{
-        static uint32_t table[256];
-        const uint8_t *b = p;
-
-        if (!table[1])
-                for (uint32_t i = 0; i < 256; i++) {
-                        uint32_t c = i;
-                        for (int k = 0; k < 8; k++)
-                                c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-                        table[i] = c;
-                }
-        crc = ~crc;
-        for (size_t i = 0; i < len; i++)
-                crc = table[(crc ^ b[i]) & 0xff] ^ (crc >> 8);
-        return ~crc;
-}
-
-static void le32(uint8_t *b, uint32_t v)
-{
-        for (int i = 0; i < 4; i++)
-                b[i] = (uint8_t)(v >> (8 * i));
-}
-
 int otlp_gzip(const void *in, size_t len, struct dbuf *out)
 {
-        /* ID1 ID2 CM=deflate FLG=0 MTIME=0 XFL=0 OS=unix (3) */
-        static const uint8_t header[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
-        struct enc E = {.out = out};
-        const uint8_t *p = in;
-        size_t old = out->len, off = 0;
-        uint8_t trailer[8];
+        z_stream z = {0};
+        size_t room;
+        int r, e;
 
-        put(&E, header, sizeof(header));
-        do {
-                size_t n = MIN(len - off, (size_t)65535);
-                uint8_t blk[5];
-
-                /* BFINAL, BTYPE=00, then LEN and NLEN, byte aligned */
-                blk[0] = off + n == len ? 1 : 0;
-                blk[1] = (uint8_t)n;
-                blk[2] = (uint8_t)(n >> 8);
-                blk[3] = (uint8_t)~n;
-                blk[4] = (uint8_t)(~n >> 8);
-                put(&E, blk, 5);
-                put(&E, p + off, n);
-                off += n;
-        } while (off < len);
-        le32(trailer, otlp_crc32(0, in, len));
-        le32(trailer + 4, (uint32_t)len);
-        put(&E, trailer, 8);
-        if (E.err < 0) {
-                out->len = old;
-                return E.err;
+        if (len > UINT_MAX / 2)
+                return -E2BIG; /* far past any export: the sampler caps them */
+        /* windowBits 16 + 15: a gzip wrapper; level 1, the cheapest. */
+        if (deflateInit2(&z, 1, Z_DEFLATED, 16 + 15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+                return -ENOMEM;
+        /* With deflateBound() bytes of room one Z_FINISH call completes. */
+        room = deflateBound(&z, (uLong)len);
+        e = dbuf_reserve(out, room);
+        if (e >= 0) {
+                z.next_in = in;
+                z.avail_in = (uInt)len;
+                z.next_out = (Bytef *)out->p + out->len;
+                z.avail_out = (uInt)room;
+                r = deflate(&z, Z_FINISH);
+                if (r == Z_STREAM_END) {
+                        out->len += room - z.avail_out;
+                        out->p[out->len] = '\0';
+                } else {
+                        e = -ENOMEM;
+                }
         }
-        return 0;
+        deflateEnd(&z);
+        return e;
 }

@@ -74,11 +74,7 @@ struct otlp_request {
 int otlp_encode_protobuf(const struct otlp_request *rq, struct dbuf *out);
 int otlp_encode_json(const struct otlp_request *rq, struct dbuf *out);
 
-/* Append a gzip member (RFC 1952) holding in[0..len) to out. The DEFLATE
- * data is stored blocks (RFC 1951 BTYPE=00): a valid stream every decoder
- * reads, without compression; see README "OTLP" for why. 0 or -ENOMEM. */
+/* Append a gzip member (RFC 1952) holding in[0..len) to out: zlib's
+ * deflate at level 1. 0, -E2BIG (over 2 GiB) or -ENOMEM (out keeps its
+ * length then). */
 int otlp_gzip(const void *in, size_t len, struct dbuf *out);
-
-/* CRC-32 (ISO 3309, as gzip uses it) of p[0..len), continuing from crc
- * (0 to start). */
-uint32_t otlp_crc32(uint32_t crc, const void *p, size_t len);

@@ -18,6 +18,7 @@
 
 struct job {
         bool used;
+        uint64_t seq; /* submission order: the oldest goes first when full */
         struct dbuf body;
         CURL *easy; /* non-NULL while on the wire */
         unsigned attempts;
@@ -37,6 +38,7 @@ struct otlp_sender {
         size_t nsocks;
         double timer; /* monotonic; INFINITY: none */
         struct otlp_send_stats st;
+        uint64_t seq;
         char url_display[256];
         char err[200];
         bool err_set, err_told;
@@ -210,8 +212,8 @@ int otlp_sender_submit(struct otlp_sender *s, struct dbuf *body, double now)
         if (!slot) {
                 /* Full: drop the oldest that is not on the wire. A later
                  * export carries the cumulative values again. */
-                for (size_t i = 0; i < OTLP_SEND_QUEUE && !slot; i++)
-                        if (!s->jobs[i].easy)
+                for (size_t i = 0; i < OTLP_SEND_QUEUE; i++)
+                        if (!s->jobs[i].easy && (!slot || s->jobs[i].seq < slot->seq))
                                 slot = &s->jobs[i];
                 if (!slot) {
                         s->st.dropped++;
@@ -222,6 +224,7 @@ int otlp_sender_submit(struct otlp_sender *s, struct dbuf *body, double now)
                 s->st.dropped++;
         }
         slot->used = true;
+        slot->seq = ++s->seq;
         slot->body = wire;
         slot->next_try = now;
         slot->retry_after = -1;

@@ -422,36 +422,12 @@ int prom_textfile_dir(const struct prom_config *cfg, const char *log_dir, char *
 
 int prom_write_file(const char *dir, const char *name, const char *buf, size_t len)
 {
-        _cleanup_close_ int dfd = -1, fd = -1;
-        char tmp[64];
-        int e = 0;
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
                 return -errno;
-        /* Not ending in .prom: the collector never reads a half-written file. */
-        for (int tries = 0; fd < 0; tries++) {
-                uint32_t rnd = (uint32_t)getpid() * 2654435761u ^ (uint32_t)(now_monotonic() * 1e9);
-                snprintf(tmp, sizeof(tmp), ".buildtel-%08x.tmp", rnd + (uint32_t)tries);
-                fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-                if (fd < 0 && (errno != EEXIST || tries > 100))
-                        return -errno;
-        }
-        if (fchmod(fd, 0644) < 0)
-                e = -errno;
-        if (e >= 0)
-                e = write_all(fd, buf, len);
-        if (e >= 0 && fsync(fd) < 0)
-                e = -errno;
-        if (e >= 0 && renameat(dfd, tmp, dfd, name) < 0)
-                e = -errno;
-        if (e < 0) {
-                (void)unlinkat(dfd, tmp, 0);
-                return e;
-        }
-        if (fsync(dfd) < 0)
-                return -errno;
-        return 0;
+        /* The temp file is hidden and not *.prom: the collector never reads a half-written file. */
+        return write_file_atomic_at(dfd, name, buf, len, 0644);
 }
 
 /* ---- the sink ---- */

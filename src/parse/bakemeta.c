@@ -2,24 +2,13 @@
 #include "parse/bakemeta.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "util/macro.h"
 #include "util/util.h"
-
-#define FETCH_MAX (4u << 20)
-
-extern char **environ;
 
 static void copy_str(char *dst, size_t cap, const char *s)
 {
@@ -129,130 +118,4 @@ int buildx_history_apply(const struct buildx_history *h, struct targets *ts)
         _Static_assert(sizeof(t->history_vcs_revision) == sizeof(h->vcs_revision), "same size");
         memcpy(t->history_vcs_revision, h->vcs_revision, sizeof(t->history_vcs_revision));
         return i;
-}
-
-/* Reap pid if it exits before deadline: 0 and *status, or -ETIMEDOUT. A
- * pidfd when the kernel has one, else short polls. */
-static int wait_until(pid_t pid, double deadline, int *status)
-{
-        int pfd = -1;
-
-#ifdef SYS_pidfd_open
-        pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-#endif
-        for (;;) {
-                double left = deadline - now_monotonic();
-                pid_t r = waitpid(pid, status, WNOHANG);
-
-                if (r == pid || (r < 0 && errno != EINTR)) {
-                        if (pfd >= 0)
-                                close(pfd);
-                        return r == pid ? 0 : -errno;
-                }
-                if (left <= 0)
-                        break;
-                if (pfd >= 0) {
-                        struct pollfd p = {.fd = pfd, .events = POLLIN};
-                        (void)poll(&p, 1, (int)(left * 1000) + 1);
-                } else {
-                        (void)poll(NULL, 0, (int)MIN(left * 1000 + 1, 20.0));
-                }
-        }
-        if (pfd >= 0)
-                close(pfd);
-        return -ETIMEDOUT;
-}
-
-int buildx_history_fetch(const char *ref, double timeout_s, char **ret, size_t *ret_len)
-{
-        char a0[] = "docker", a1[] = "buildx", a2[] = "history", a3[] = "inspect",
-             a4[] = "--format", a5[] = "json";
-        _cleanup_free_ char *a6 = strdup(ref);
-        char *const argv[] = {a0, a1, a2, a3, a4, a5, a6, NULL};
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t attr;
-        struct dbuf out = DBUF_INIT;
-        double deadline = now_monotonic() + timeout_s;
-        int pfd[2], e, status = 0;
-        pid_t pid;
-        char buf[65536];
-
-        if (!a6)
-                return -ENOMEM;
-        if (ref[0] == '-')
-                return -EINVAL; /* never an option to docker */
-        if (pipe2(pfd, O_CLOEXEC) < 0)
-                return -errno;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_adddup2(&fa, pfd[1], STDOUT_FILENO);
-        posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-        /* Its own process group: docker runs buildx as a plugin child, and
-         * a kill past the deadline must reach both. */
-        posix_spawnattr_init(&attr);
-        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-        posix_spawnattr_setpgroup(&attr, 0);
-        e = posix_spawnp(&pid, "docker", &fa, &attr, argv, environ);
-        posix_spawnattr_destroy(&attr);
-        posix_spawn_file_actions_destroy(&fa);
-        close(pfd[1]);
-        if (e != 0) {
-                close(pfd[0]);
-                return -e;
-        }
-        e = 0;
-        for (;;) {
-                struct pollfd p = {.fd = pfd[0], .events = POLLIN};
-                double left = deadline - now_monotonic();
-                ssize_t n;
-
-                if (left <= 0) {
-                        e = -ETIMEDOUT;
-                        break;
-                }
-                if (poll(&p, 1, (int)(left * 1000) + 1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        e = -errno;
-                        break;
-                }
-                if (!p.revents)
-                        continue;
-                n = read(pfd[0], buf, sizeof(buf));
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        break;
-                if (out.len + (size_t)n > FETCH_MAX || dbuf_append(&out, buf, (size_t)n) < 0) {
-                        e = -EFBIG;
-                        break;
-                }
-        }
-        close(pfd[0]);
-        /* Closing its output is not exiting: wait for the exit only until
-         * the deadline, then kill the group and reap it. */
-        if (e == 0) {
-                e = wait_until(pid, deadline, &status);
-                if (e < 0 && e != -ETIMEDOUT) {
-                        dbuf_release(&out);
-                        return e; /* already reaped elsewhere: nothing to kill */
-                }
-        }
-        if (e < 0) {
-                (void)kill(-pid, SIGKILL);
-                (void)kill(pid, SIGKILL);
-                while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                        ;
-        }
-        if (e == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-                e = WIFEXITED(status) && WEXITSTATUS(status) == 127 ? -ENOENT : -EIO;
-        if (e == 0 && !out.p)
-                e = dbuf_append(&out, "", 0);
-        if (e < 0) {
-                dbuf_release(&out);
-                return e;
-        }
-        *ret = out.p;
-        *ret_len = out.len;
-        return 0;
 }

@@ -8,7 +8,8 @@
 #include "model/targets.h"
 
 /* What buildx writes about a build: the --metadata-file of build and bake,
- * and `docker buildx history inspect --format json REF` (buildx >= 0.21). */
+ * and `docker buildx history inspect --format json REF` (buildx >= 0.21;
+ * platform/buildx.h runs it). */
 
 #define BAKEMETA_MAX_FILE (64u << 20)
 
@@ -36,11 +37,3 @@ int buildx_history_parse(const char *buf, size_t len, struct buildx_history *ret
 /* Fill in the target whose ref is h->ref (or, with no such target, the one
  * named h->name). Returns the target index or -ENOENT. */
 int buildx_history_apply(const struct buildx_history *h, struct targets *ts);
-
-/* Run `docker buildx history inspect --format json REF` with a fixed argv
- * (posix_spawnp, never a shell), stdin and stderr on /dev/null, and read
- * its stdout (at most 4 MiB) within timeout_s seconds; the process is
- * killed past it. *ret is malloc'd and NUL-terminated. Returns 0, -ENOENT
- * when docker is not found, -ETIMEDOUT, -EIO for a non-zero exit, or
- * another -errno. */
-int buildx_history_fetch(const char *ref, double timeout_s, char **ret, size_t *ret_len);

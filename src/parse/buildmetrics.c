@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "parse/bakemeta.h"
+#include "platform/buildx.h"
 #include "parse/buildkit.h"
 #include "parse/ccstats.h"
 #include "parse/ninjalog.h"

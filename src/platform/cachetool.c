@@ -1,23 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include "platform/cachetool.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "util/dbuf.h"
-#include "util/macro.h"
-#include "util/util.h"
-
-extern char **environ;
+#include "platform/spawn.h"
 
 int cachetool_on_path(const char *name)
 {
@@ -40,68 +29,13 @@ int cachetool_on_path(const char *name)
 
 int cachetool_run(char *const argv[], size_t max, double timeout_s, char **ret, size_t *ret_len)
 {
-        posix_spawn_file_actions_t fa;
-        _cleanup_close_ int rd = -1;
-        int p[2], status, e;
-        pid_t pid;
-        struct dbuf out = DBUF_INIT;
-        double deadline = now_monotonic() + timeout_s;
-        bool timed_out = false;
+        struct spawn_config cfg = {.argv = argv, .out_max = max, .timeout_s = timeout_s};
+        struct spawn_result r;
+        int st = spawn_capture(&cfg, &r);
 
-        if (pipe2(p, O_CLOEXEC) < 0)
-                return -errno;
-        rd = p[0];
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
-        posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-        posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-        e = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-        posix_spawn_file_actions_destroy(&fa);
-        close(p[1]);
-        if (e != 0)
-                return -e;
-        for (;;) {
-                char chunk[4096];
-                struct pollfd pfd = {.fd = rd, .events = POLLIN};
-                double left = deadline - now_monotonic();
-                ssize_t n;
-
-                if (left <= 0) {
-                        timed_out = true;
-                        break;
-                }
-                if (poll(&pfd, 1, (int)(left * 1000) + 1) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        break;
-                }
-                if (!pfd.revents)
-                        continue;
-                n = read(rd, chunk, sizeof(chunk));
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        break;
-                if (out.len + (size_t)n > max)
-                        n = (ssize_t)(max - out.len);
-                if (n > 0 && dbuf_append(&out, chunk, (size_t)n) < 0)
-                        break;
-        }
-        if (timed_out)
-                kill(pid, SIGKILL);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
-        if (timed_out) {
-                dbuf_release(&out);
-                return -ETIMEDOUT;
-        }
-        if (dbuf_append(&out, "", 0) < 0) {
-                dbuf_release(&out);
-                return -ENOMEM;
-        }
-        *ret = out.p ? out.p : strdup("");
-        *ret_len = out.len;
-        if (!*ret)
-                return -ENOMEM;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (st < 0)
+                return st;
+        *ret = r.out;
+        *ret_len = r.out_len;
+        return st;
 }

@@ -33,8 +33,37 @@ static int pidfd_open_compat(pid_t pid)
         return -1;
 }
 
+/* Every signal to its default and the mask empty: a helper must not
+ * inherit what buildtel ignores (SIGPIPE) or blocks (its signalfd's). */
+static void reset_signals(void)
+{
+        struct sigaction sa = {.sa_handler = SIG_DFL};
+        sigset_t none;
+
+        for (int sig = 1; sig < NSIG; sig++)
+                (void)sigaction(sig, &sa, NULL); /* SIGKILL, SIGSTOP: EINVAL, fine */
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* Close every fd above 2 but keep, until exec, the error pipe (it is
+ * CLOEXEC). */
+static void close_other_fds(int keep)
+{
+        int max = (int)sysconf(_SC_OPEN_MAX);
+
+        if ((keep == 3 || close_range(3, (unsigned)keep - 1, 0) == 0) &&
+            close_range((unsigned)keep + 1, ~0u, 0) == 0)
+                return;
+        /* kernels before 5.9 */
+        for (int fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+                if (fd != keep)
+                        (void)close(fd);
+}
+
 /* Only async-signal-safe calls between fork and exec. */
-_Noreturn static void child_exec(const struct child_config *cfg, int out_w, int err_w, int errpipe)
+_Noreturn static void child_exec(const struct child_config *cfg, int out_w, int err_w, int null_fd,
+                                 int errpipe)
 {
         struct sigaction sa = {.sa_handler = SIG_DFL};
         int e;
@@ -54,12 +83,21 @@ _Noreturn static void child_exec(const struct child_config *cfg, int out_w, int 
         }
         /* buildtel ignores SIGPIPE and blocks signals for its signalfd; the
          * build gets what buildtel itself was started with. */
-        sigaction(SIGPIPE, cfg->sigpipe ? cfg->sigpipe : &sa, NULL);
-        sigprocmask(SIG_SETMASK, cfg->sigmask, NULL);
+        if (cfg->clean) {
+                reset_signals();
+        } else {
+                sigaction(SIGPIPE, cfg->sigpipe ? cfg->sigpipe : &sa, NULL);
+                sigprocmask(SIG_SETMASK, cfg->sigmask, NULL);
+        }
+        if (cfg->stdin_null && dup2(null_fd, STDIN_FILENO) < 0)
+                goto fail;
         if (cfg->pipes) {
-                if (dup2(out_w, STDOUT_FILENO) < 0 || dup2(err_w, STDERR_FILENO) < 0)
+                if (dup2(out_w, STDOUT_FILENO) < 0 ||
+                    dup2(cfg->stderr_null ? null_fd : err_w, STDERR_FILENO) < 0)
                         goto fail;
         }
+        if (cfg->clean)
+                close_other_fds(errpipe);
         execvp(cfg->argv[0], cfg->argv);
 fail:
         e = errno;
@@ -69,23 +107,31 @@ fail:
 
 int child_spawn(const struct child_config *cfg, struct child **ret)
 {
-        _cleanup_close_ int out_r = -1, out_w = -1, err_r = -1, err_w = -1, ep_r = -1, ep_w = -1;
+        _cleanup_close_ int out_r = -1, out_w = -1, err_r = -1, err_w = -1, ep_r = -1, ep_w = -1,
+                            null_fd = -1;
         int fds[2], e = 0, status;
         struct child *c;
         ssize_t n;
         pid_t pid;
 
+        if (cfg->stdin_null || (cfg->pipes && cfg->stderr_null)) {
+                null_fd = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+                if (null_fd < 0)
+                        return -errno;
+        }
         if (cfg->pipes) {
                 if (pipe2(fds, O_CLOEXEC) < 0)
                         return -errno;
                 out_r = fds[0];
                 out_w = fds[1];
+                /* Fewer wake-ups for chatty builds; capped by pipe-max-size. */
+                (void)fcntl(out_w, F_SETPIPE_SZ, 1 << 20);
+        }
+        if (cfg->pipes && !cfg->stderr_null) {
                 if (pipe2(fds, O_CLOEXEC) < 0)
                         return -errno;
                 err_r = fds[0];
                 err_w = fds[1];
-                /* Fewer wake-ups for chatty builds; capped by pipe-max-size. */
-                (void)fcntl(out_w, F_SETPIPE_SZ, 1 << 20);
                 (void)fcntl(err_w, F_SETPIPE_SZ, 1 << 20);
         }
         if (pipe2(fds, O_CLOEXEC) < 0)
@@ -104,7 +150,7 @@ int child_spawn(const struct child_config *cfg, struct child **ret)
                 return -e;
         }
         if (pid == 0)
-                child_exec(cfg, out_w, err_w, ep_w);
+                child_exec(cfg, out_w, err_w, null_fd, ep_w);
 
         /* Both sides set the group, so whoever runs first wins the race. */
         (void)setpgid(pid, pid);
@@ -179,6 +225,43 @@ int child_signal(struct child *c, int sig)
         return 0;
 }
 
+int child_exited(struct child *c)
+{
+        siginfo_t si = {0};
+
+        if (c->reaped)
+                return 1;
+        while (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        return si.si_pid == c->pid;
+}
+
+static void decode_status(int st, int *ret_status, int *ret_signal)
+{
+        if (WIFSIGNALED(st)) {
+                *ret_status = 128 + WTERMSIG(st);
+                *ret_signal = WTERMSIG(st);
+        } else {
+                *ret_status = WEXITSTATUS(st);
+                *ret_signal = 0;
+        }
+}
+
+int child_wait(struct child *c, int *ret_status, int *ret_signal)
+{
+        int st;
+
+        if (c->reaped)
+                return -ECHILD;
+        while (waitpid(c->pid, &st, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        c->reaped = true;
+        decode_status(st, ret_status, ret_signal);
+        return 0;
+}
+
 int child_try_wait(struct child *c, int *ret_status, int *ret_signal)
 {
         int st;
@@ -212,13 +295,7 @@ int child_try_wait(struct child *c, int *ret_status, int *ret_signal)
                 return 0;
         }
         c->reaped = true;
-        if (WIFSIGNALED(st)) {
-                *ret_status = 128 + WTERMSIG(st);
-                *ret_signal = WTERMSIG(st);
-        } else {
-                *ret_status = WEXITSTATUS(st);
-                *ret_signal = 0;
-        }
+        decode_status(st, ret_status, ret_signal);
         return 1;
 }
 

@@ -22,6 +22,13 @@ struct child_config {
          * forks are in the cgroup from the start. */
         const int *cgroup_procs_fds;
         size_t n_cgroup_procs_fds;
+        /* For helper processes (platform/spawn.h): stdin from /dev/null;
+         * with pipes, stderr to /dev/null instead of a pipe; and a clean
+         * start: every signal disposition default, an empty signal mask
+         * (sigmask and sigpipe are then ignored), no fd open but 0, 1, 2. */
+        bool stdin_null;
+        bool stderr_null;
+        bool clean;
 };
 
 /* Fork and execvp. When exec fails the error comes back here (via a
@@ -38,6 +45,14 @@ void child_close_fd(struct child *c, int stream); /* 1 or 2 */
 
 /* Send sig to the child's process group. */
 int child_signal(struct child *c, int sig);
+
+/* Whether the child has exited, without reaping it (its pid, and so its
+ * process group id, stays taken until child_wait()). 1 exited, 0 running,
+ * -errno. */
+int child_exited(struct child *c);
+/* Reap, blocking. The shell-style status and the signal as below. 0 or
+ * -errno (-ECHILD: already reaped). */
+int child_wait(struct child *c, int *ret_status, int *ret_signal);
 
 /* Reap without blocking. Returns 1 and the shell-style status (code, or
  * 128+signal) once the child has exited, 0 while it runs, -errno. */

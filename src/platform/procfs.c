@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -703,4 +704,19 @@ ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap)
         if (!buf && cap > 0)
                 return -EINVAL;
         return read_pid_file(p, pid, "cmdline", buf, cap);
+}
+
+int procfs_set_self_oom_score_adj(int adj)
+{
+        _cleanup_close_ int fd = -1;
+        char buf[16];
+        int n;
+
+        if (adj < -1000 || adj > 1000)
+                return -ERANGE;
+        n = snprintf(buf, sizeof(buf), "%d", adj);
+        fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        return write_all(fd, buf, (size_t)n);
 }

@@ -111,3 +111,8 @@ int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, voi
 /* Read proc/PID/cmdline into buf (NULs kept; at most cap bytes).
  * Returns the length, or -errno. */
 ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap);
+
+/* Set this process's /proc/self/oom_score_adj (-1000..1000; lowering it
+ * needs CAP_SYS_RESOURCE). Returns 0, -ERANGE, or -errno (-EACCES
+ * without the privilege). */
+int procfs_set_self_oom_score_adj(int adj);

@@ -44,6 +44,11 @@ int dbuf_append(struct dbuf *b, const void *data, size_t len)
         return 0;
 }
 
+int dbuf_reserve(struct dbuf *b, size_t len)
+{
+        return dbuf_grow(b, b->len + len);
+}
+
 int dbuf_puts(struct dbuf *b, const char *s)
 {
         return dbuf_append(b, s, strlen(s));

@@ -21,6 +21,8 @@ struct dbuf {
         }
 
 int dbuf_append(struct dbuf *b, const void *data, size_t len); /* 0 or -ENOMEM */
+/* Room for len more bytes (and the NUL) without another allocation. */
+int dbuf_reserve(struct dbuf *b, size_t len); /* 0 or -ENOMEM */
 int dbuf_puts(struct dbuf *b, const char *s);
 int dbuf_printf(struct dbuf *b, const char *fmt, ...) _printf_(2, 3);
 void dbuf_reset(struct dbuf *b);   /* len = 0, keeps the memory */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -208,7 +209,7 @@ int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *re
 {
         _cleanup_close_ int fd = -1;
         _cleanup_free_ char *buf = NULL;
-        size_t len = 0, cap = 4096;
+        size_t len = 0, cap = MIN((size_t)4096, max);
 
         fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
@@ -219,10 +220,20 @@ int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *re
         for (;;) {
                 ssize_t n;
 
+                if (len == cap && cap >= max) {
+                        char c;
+                        /* exactly max bytes is fine: only more is too big */
+                        n = read(fd, &c, 1);
+                        if (n < 0 && errno == EINTR)
+                                continue;
+                        if (n < 0)
+                                return -errno;
+                        if (n > 0)
+                                return -EFBIG;
+                        break;
+                }
                 if (len == cap) {
                         char *nb;
-                        if (cap >= max)
-                                return -EFBIG;
                         cap = MIN(cap * 2, max);
                         nb = realloc(buf, cap + 1);
                         if (!nb)
@@ -284,32 +295,74 @@ int mkdir_p(const char *path, mode_t mode)
         return 0;
 }
 
-int write_file_atomic(const char *path, const void *buf, size_t len)
+/* A fresh temp file beside the target: hidden, and ending in neither the
+ * target's name nor its suffix (a textfile collector globbing *.prom
+ * never reads one). O_EXCL also refuses a symlink planted there. */
+static int open_temp_at(int dirfd, const char *name, mode_t mode, char *tmp, size_t cap)
 {
-        _cleanup_free_ char *tmp = NULL;
+        uint32_t rnd;
+
+        if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
+                rnd = (uint32_t)getpid() * 2654435761u ^ (uint32_t)(now_monotonic() * 1e9);
+        for (unsigned tries = 0; tries < 100; tries++) {
+                int fd, n = snprintf(tmp, cap, ".%.64s.%08x.tmp", name, rnd + tries * 0x9e3779b9u);
+
+                if (n < 0 || (size_t)n >= cap)
+                        return -ENAMETOOLONG;
+                fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+                if (fd >= 0 || errno != EEXIST)
+                        return fd >= 0 ? fd : -errno;
+        }
+        return -EEXIST;
+}
+
+int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
+{
         _cleanup_close_ int fd = -1;
-        size_t n = strlen(path) + 16;
+        char tmp[96];
         int r;
 
-        tmp = malloc(n);
-        if (!tmp)
-                return -ENOMEM;
-        r = snprintf(tmp, n, "%s.tmp.XXXXXX", path);
-        if (r < 0 || (size_t)r >= n)
-                return -ENAMETOOLONG;
-        fd = mkostemp(tmp, O_CLOEXEC);
+        if (!*name || strchr(name, '/'))
+                return -EINVAL;
+        fd = open_temp_at(dirfd, name, mode, tmp, sizeof(tmp));
         if (fd < 0)
-                return -errno;
-        r = write_all(fd, buf, len);
-        if (r >= 0 && fchmod(fd, 0644) < 0)
-                r = -errno;
+                return fd;
+        /* The mode asked for, whatever the umask: a collector reads these. */
+        r = fchmod(fd, mode) < 0 ? -errno : 0;
+        if (r >= 0)
+                r = write_all(fd, buf, len);
         if (r >= 0 && fsync(fd) < 0)
                 r = -errno;
-        if (r >= 0 && rename(tmp, path) < 0)
+        if (r >= 0 && renameat(dirfd, tmp, dirfd, name) < 0)
                 r = -errno;
-        if (r < 0)
-                (void)unlink(tmp);
-        return r;
+        if (r < 0) {
+                (void)unlinkat(dirfd, tmp, 0);
+                return r;
+        }
+        /* The rename itself is durable once the directory is. */
+        if (fsync(dirfd) < 0 && errno != EINVAL)
+                return -errno;
+        return 0;
+}
+
+int write_file_atomic(const char *path, const void *buf, size_t len)
+{
+        _cleanup_free_ char *dir = NULL;
+        _cleanup_close_ int dfd = -1;
+        const char *slash = strrchr(path, '/');
+
+        if (!slash) {
+                dir = strdup(".");
+        } else {
+                /* "/x" lives in "/" */
+                dir = strndup(path, slash == path ? 1 : (size_t)(slash - path));
+        }
+        if (!dir)
+                return -ENOMEM;
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return -errno;
+        return write_file_atomic_at(dfd, slash ? slash + 1 : path, buf, len, 0644);
 }
 
 static double ts_to_double(const struct timespec *ts)

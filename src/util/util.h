@@ -40,8 +40,16 @@ DIR *opendir_at(int dirfd, const char *path);
 /* mkdir -p with the given mode. Returns 0 or -errno. */
 int mkdir_p(const char *path, mode_t mode);
 
-/* Write a file atomically: temp file in the same directory, fsync, rename.
- * Returns 0 or -errno. */
+/* Replace the file dirfd/name as a whole, so a reader sees the old content
+ * or the new, never a part: a hidden temp file in the same directory
+ * (O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, then exactly mode, umask or not),
+ * every byte written, fsync, renamed over name (a symlink there is
+ * replaced, not followed), then the directory fsync'd. On failure name is
+ * untouched and no temp file is left. Returns 0, -EINVAL (name empty or
+ * with a '/'), -EISDIR (name is a directory), or another -errno. */
+int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode);
+/* The same for a path, mode 0644 (every file buildtel replaces is read by
+ * someone else: a collector, a dashboard, the next run). */
 int write_file_atomic(const char *path, const void *buf, size_t len);
 
 /* CLOCK_REALTIME / CLOCK_MONOTONIC as seconds. */

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/* Running a compiler-cache tool for `buildtel cache`, through
+ * spawn_capture(): the $PATH lookup, the status and the capped output, a
+ * tool that closes its output but never exits (it used to be waited for
+ * without a deadline), and the real ccache, on a cache directory of our
+ * own, read by the same parser as the stats in build logs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "parse/ccstats.h"
+#include "platform/cachetool.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+#define ARGV(...) ((char *const *)(uintptr_t)(const char *const[]){__VA_ARGS__, NULL})
+
+static void test_run(void **state)
+{
+        const struct {
+                const char *what;
+                char *const *argv;
+                size_t max;
+                double timeout_s;
+                int ret;
+                const char *out;
+        } cases[] = {
+            {"output", ARGV("sh", "-c", "echo hits 3"), 100, 10, 0, "hits 3\n"},
+            {"exit status", ARGV("sh", "-c", "echo x; exit 2"), 100, 10, 2, "x\n"},
+            {"stderr dropped", ARGV("sh", "-c", "echo no >&2"), 100, 10, 0, ""},
+            {"capped", ARGV("head", "-c", "100000", "/dev/zero"), 10, 10, 0, NULL},
+            {"not found", ARGV("buildtel-no-such-tool"), 100, 10, -ENOENT, NULL},
+            {"closes its output, never exits",
+             ARGV("sh", "-c", "echo partial; exec >&-; sleep 100"), 100, 0.3, -ETIMEDOUT, NULL},
+        };
+
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                char *out = NULL;
+                size_t len = 0;
+                double t0 = now_monotonic();
+                int r = cachetool_run(cases[i].argv, cases[i].max, cases[i].timeout_s, &out, &len);
+
+                if (r != cases[i].ret)
+                        fail_msg("%s: %d, want %d", cases[i].what, r, cases[i].ret);
+                if (now_monotonic() - t0 > cases[i].timeout_s + 2)
+                        fail_msg("%s: took %.2f s", cases[i].what, now_monotonic() - t0);
+                if (r < 0) {
+                        assert_null(out);
+                        continue;
+                }
+                assert_true(len <= cases[i].max);
+                assert_int_equal(out[len], '\0');
+                if (cases[i].out)
+                        assert_string_equal(out, cases[i].out);
+                else
+                        assert_int_equal(len, cases[i].max);
+                free(out);
+        }
+}
+
+static void test_on_path(void **state)
+{
+        char dir[] = "/tmp/buildtel-test-cachetool.XXXXXX";
+        char *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+        int dfd;
+
+        assert_true(cachetool_on_path("sh"));
+        assert_false(cachetool_on_path("buildtel-no-such-tool"));
+        /* a file named like the tool that is not executable is not it */
+        assert_non_null(mkdtemp(dir));
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(dfd >= 0);
+        assert_int_equal(write_file_atomic_at(dfd, "fake-ccache", "#!/bin/sh\n", 10, 0644), 0);
+        assert_int_equal(setenv("PATH", dir, 1), 0);
+        assert_false(cachetool_on_path("fake-ccache"));
+        assert_int_equal(fchmodat(dfd, "fake-ccache", 0755, 0), 0);
+        assert_true(cachetool_on_path("fake-ccache"));
+        assert_false(cachetool_on_path("sh")); /* only what PATH says */
+        assert_int_equal(old ? setenv("PATH", old, 1) : unsetenv("PATH"), 0);
+        free(old);
+        unlinkat(dfd, "fake-ccache", 0);
+        close(dfd);
+        rmdir(dir);
+}
+
+/* The real ccache on an empty cache directory of ours: zero counters. */
+static void test_real_ccache(void **state)
+{
+        char dir[] = "/tmp/buildtel-test-ccache.XXXXXX";
+        char *out = NULL;
+        size_t len = 0;
+        struct ccstats s;
+        int r;
+
+        if (!cachetool_on_path("ccache")) {
+                print_message("real ccache not tested: ccache is not installed\n");
+                skip();
+        }
+        assert_non_null(mkdtemp(dir));
+        assert_int_equal(setenv("CCACHE_DIR", dir, 1), 0);
+        r = cachetool_run(ARGV("ccache", "--print-stats"), 1 << 20, 30, &out, &len);
+        assert_int_equal(r, 0);
+        assert_int_equal(ccstats_parse(out, len, &s), 0);
+        assert_int_equal(s.kind, CCSTATS_CCACHE);
+        assert_true(s.hits == 0 && s.misses == 0);
+        free(out);
+        unsetenv("CCACHE_DIR");
+        /* ccache may leave its config or stats files there */
+        r = cachetool_run(ARGV("rm", "-rf", dir), 100, 10, &out, &len);
+        assert_int_equal(r, 0);
+        free(out);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_run),
+            cmocka_unit_test(test_on_path),
+            cmocka_unit_test(test_real_ccache),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}

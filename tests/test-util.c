@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: MIT */
+/* util/: the cursor parsers, whole-file reads, mkdir -p and the atomic
+ * replacement of a file, on real files in a temp directory (its failure
+ * paths too: a directory in the way, a directory we may not write, a write
+ * that fails half-way). */
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <math.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "util/macro.h"
+#include "util/util.h"
+
+static void test_parse_numbers(void **state)
+{
+        static const struct {
+                const char *in;
+                int r_u64, r_i64, r_double;
+                uint64_t u;
+                int64_t i;
+                double d;
+                size_t used; /* bytes consumed by parse_u64 (or parse_i64 for "-") */
+        } cases[] = {
+            {"0", 0, 0, 0, 0, 0, 0, 1},
+            {"42 rest", 0, 0, 0, 42, 42, 42, 2},
+            {"18446744073709551615", 0, -ERANGE, 0, UINT64_MAX, 0, 18446744073709551615.0, 20},
+            {"18446744073709551616", -ERANGE, -ERANGE, 0, 0, 0, 18446744073709551616.0, 0},
+            {"9223372036854775807", 0, 0, 0, 9223372036854775807u, INT64_MAX, 9.2e18, 19},
+            {"-9223372036854775808", -EINVAL, 0, 0, 0, INT64_MIN, -9.2e18, 20},
+            {"-9223372036854775809", -EINVAL, -ERANGE, 0, 0, 0, -9.2e18, 0},
+            {"1.5", 0, 0, 0, 1, 1, 1.5, 1},
+            {"", -EINVAL, -EINVAL, -EINVAL, 0, 0, 0, 0},
+            {"x", -EINVAL, -EINVAL, -EINVAL, 0, 0, 0, 0},
+            {"-", -EINVAL, -EINVAL, -EINVAL, 0, 0, 0, 0},
+            {"1e5", 0, 0, 0, 1, 1, 1, 1},
+        };
+
+        for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+                const char *s = cases[k].in, *end = s + strlen(s), *p;
+                uint64_t u = 7;
+                int64_t i = 7;
+                double d = 7;
+
+                p = s;
+                assert_int_equal(parse_u64(&p, end, &u), cases[k].r_u64);
+                if (cases[k].r_u64 == 0) {
+                        assert_true(u == cases[k].u);
+                        assert_ptr_equal(p, s + cases[k].used);
+                } else {
+                        assert_ptr_equal(p, s); /* untouched on failure */
+                        assert_true(u == 7);
+                }
+                p = s;
+                assert_int_equal(parse_i64(&p, end, &i), cases[k].r_i64);
+                if (cases[k].r_i64 == 0)
+                        assert_true(i == cases[k].i);
+                else
+                        assert_true(i == 7 && p == s);
+                p = s;
+                assert_int_equal(parse_double(&p, end, &d), cases[k].r_double);
+                if (cases[k].r_double == 0)
+                        assert_true(fabs(d - cases[k].d) <= fabs(cases[k].d) * 1e-2);
+                else
+                        assert_true(d == 7 && p == s);
+        }
+}
+
+static void test_parse_size(void **state)
+{
+        static const struct {
+                const char *in;
+                int r;
+                uint64_t v;
+        } cases[] = {
+            {"1000000", 0, 1000000},      {"4G", 0, 4294967296u}, {"512M", 0, 536870912},
+            {"1.5GiB", 0, 1610612736},    {"2kB", 0, 2000},       {"1TB", 0, 1000000000000u},
+            {"4X", -EINVAL, 0},           {"-1", -ERANGE, 0},     {"", -EINVAL, 0},
+            {"99999999999T", -ERANGE, 0},
+        };
+
+        for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+                uint64_t v = 0;
+
+                assert_int_equal(parse_size_str(cases[k].in, &v), cases[k].r);
+                if (cases[k].r == 0)
+                        assert_true(v == cases[k].v);
+        }
+}
+
+/* A scratch directory, removed (one level deep) at the end. */
+struct scratch {
+        char dir[64];
+        int dfd;
+};
+
+static int scratch_setup(void **state)
+{
+        struct scratch *s = calloc(1, sizeof(*s));
+
+        if (!s)
+                return -1;
+        snprintf(s->dir, sizeof(s->dir), "/tmp/buildtel-test-util.XXXXXX");
+        if (!mkdtemp(s->dir))
+                return -1;
+        s->dfd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        *state = s;
+        return s->dfd < 0 ? -1 : 0;
+}
+
+static int scratch_teardown(void **state)
+{
+        struct scratch *s = *state;
+        DIR *d = opendir_at(s->dfd, ".");
+        struct dirent *de;
+
+        while (d && (de = readdir(d))) {
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (unlinkat(s->dfd, de->d_name, 0) < 0)
+                        (void)unlinkat(s->dfd, de->d_name, AT_REMOVEDIR);
+        }
+        if (d)
+                closedir(d);
+        close(s->dfd);
+        rmdir(s->dir);
+        free(s);
+        return 0;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+        return strcmp(a, b);
+}
+
+/* The names in the directory, sorted, joined by ' '. */
+static void listing(int dfd, char *buf, size_t cap)
+{
+        DIR *d = opendir_at(dfd, ".");
+        struct dirent *de;
+        char names[16][256];
+        size_t n = 0, o = 0;
+
+        assert_non_null(d);
+        while ((de = readdir(d)) && n < 16) {
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        snprintf(names[n++], sizeof(names[0]), "%s", de->d_name);
+        }
+        closedir(d);
+        qsort(names, n, sizeof(names[0]), cmp_name);
+        buf[0] = '\0';
+        for (size_t i = 0; i < n; i++)
+                o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? " " : "", names[i]);
+}
+
+static void assert_content(int dfd, const char *name, const char *want)
+{
+        char *buf = NULL;
+        size_t len = 0;
+
+        assert_int_equal(read_file_at(dfd, name, 1 << 20, &buf, &len), 0);
+        assert_int_equal(len, strlen(want));
+        assert_memory_equal(buf, want, len);
+        free(buf);
+}
+
+static void test_atomic_write(void **state)
+{
+        struct scratch *s = *state;
+        static const struct {
+                const char *name;
+                const char *content;
+                mode_t mode;
+        } writes[] = {
+            {"a.prom", "first\n", 0644},
+            {"a.prom", "second, longer than the first\n", 0640}, /* replaces */
+            {"a.prom", "", 0600},                                /* empty is a file too */
+            {"b.json", "{}", 0644},
+            {"lnk", "replaces the link, not its target\n", 0644},
+        };
+        char list[512], path[256];
+        struct stat st;
+        mode_t old_umask = umask(077);
+
+        assert_int_equal(symlinkat("b.json", s->dfd, "lnk"), 0);
+        for (size_t k = 0; k < ARRAY_SIZE(writes); k++) {
+                size_t len = strlen(writes[k].content);
+
+                assert_int_equal(write_file_atomic_at(s->dfd, writes[k].name, writes[k].content,
+                                                      len, writes[k].mode),
+                                 0);
+                assert_content(s->dfd, writes[k].name, writes[k].content);
+                assert_int_equal(fstatat(s->dfd, writes[k].name, &st, AT_SYMLINK_NOFOLLOW), 0);
+                assert_true(S_ISREG(st.st_mode));
+                /* exactly the mode asked for, whatever the umask (077 here) */
+                assert_int_equal(st.st_mode & 07777, writes[k].mode);
+        }
+        assert_content(s->dfd, "b.json", "{}");
+        umask(old_umask);
+
+        /* the path form: mode 0644, relative to the path's directory */
+        snprintf(path, sizeof(path), "%s/c.txt", s->dir);
+        assert_int_equal(write_file_atomic(path, "c", 1), 0);
+        assert_content(s->dfd, "c.txt", "c");
+        assert_int_equal(fstatat(s->dfd, "c.txt", &st, 0), 0);
+        assert_int_equal(st.st_mode & 07777, 0644);
+
+        /* no temp file left behind */
+        listing(s->dfd, list, sizeof(list));
+        assert_string_equal(list, "a.prom b.json c.txt lnk");
+}
+
+static void test_atomic_write_failures(void **state)
+{
+        struct scratch *s = *state;
+        char list[512], path[256];
+
+        assert_int_equal(write_file_atomic_at(s->dfd, "keep", "old", 3, 0644), 0);
+        /* the target is a directory: nothing replaced, no temp left */
+        assert_int_equal(mkdirat(s->dfd, "adir", 0755), 0);
+        assert_int_equal(write_file_atomic_at(s->dfd, "adir", "x", 1, 0644), -EISDIR);
+        /* names that are not one component */
+        assert_int_equal(write_file_atomic_at(s->dfd, "", "x", 1, 0644), -EINVAL);
+        assert_int_equal(write_file_atomic_at(s->dfd, "adir/x", "x", 1, 0644), -EINVAL);
+        /* a directory that does not exist */
+        snprintf(path, sizeof(path), "%s/missing/x", s->dir);
+        assert_int_equal(write_file_atomic(path, "x", 1), -ENOENT);
+        listing(s->dfd, list, sizeof(list));
+        assert_string_equal(list, "adir keep");
+        assert_content(s->dfd, "keep", "old");
+}
+
+/* Run fn in a child (with the scratch dir) and return its exit code. */
+static int in_child(struct scratch *s, int (*fn)(struct scratch *))
+{
+        int st;
+        pid_t pid = fork();
+
+        assert_true(pid >= 0);
+        if (pid == 0)
+                _exit(fn(s));
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st));
+        return WEXITSTATUS(st);
+}
+
+/* A directory we may not write. Root may write anywhere, so as root the
+ * child first becomes nobody. */
+static int write_unwritable(struct scratch *s)
+{
+        if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0))
+                return 100;
+        return -write_file_atomic_at(s->dfd, "keep", "new", 3, 0644);
+}
+
+/* A write that fails half-way: the file size limit (RLIMIT_FSIZE) makes the
+ * write itself fail with EFBIG, as a full disk would with ENOSPC. */
+static int write_too_big(struct scratch *s)
+{
+        struct rlimit rl = {.rlim_cur = 4, .rlim_max = 4};
+
+        signal(SIGXFSZ, SIG_IGN);
+        if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
+                return 100;
+        return -write_file_atomic_at(s->dfd, "keep", "much more than four bytes", 25, 0644);
+}
+
+static void test_atomic_write_denied(void **state)
+{
+        struct scratch *s = *state;
+        char list[512];
+
+        assert_int_equal(write_file_atomic_at(s->dfd, "keep", "old", 3, 0644), 0);
+        assert_int_equal(fchmod(s->dfd, 0555), 0);
+        assert_int_equal(in_child(s, write_unwritable), EACCES);
+        assert_int_equal(fchmod(s->dfd, 0700), 0);
+        assert_int_equal(in_child(s, write_too_big), EFBIG);
+        listing(s->dfd, list, sizeof(list));
+        assert_string_equal(list, "keep");
+        assert_content(s->dfd, "keep", "old");
+}
+
+static void test_read_file_at(void **state)
+{
+        struct scratch *s = *state;
+        static char big[10000];
+        char *buf = NULL;
+        size_t len = 0;
+
+        memset(big, 'x', sizeof(big));
+        assert_int_equal(write_file_atomic_at(s->dfd, "big", big, sizeof(big), 0644), 0);
+        assert_int_equal(read_file_at(s->dfd, "big", sizeof(big), &buf, &len), 0);
+        assert_int_equal(len, sizeof(big));
+        assert_int_equal(buf[len], '\0');
+        free(buf);
+        buf = NULL;
+        assert_int_equal(read_file_at(s->dfd, "big", sizeof(big) - 1, &buf, &len), -EFBIG);
+        assert_null(buf);
+        /* a cap under the first read's size holds too */
+        assert_int_equal(read_file_at(s->dfd, "big", 100, &buf, &len), -EFBIG);
+        assert_int_equal(read_file_at(s->dfd, "big", 0, &buf, &len), -EFBIG);
+        assert_null(buf);
+        assert_int_equal(write_file_atomic_at(s->dfd, "small", "12345", 5, 0644), 0);
+        assert_int_equal(read_file_at(s->dfd, "small", 5, &buf, &len), 0);
+        assert_int_equal(len, 5);
+        free(buf);
+        assert_int_equal(read_file_at(s->dfd, "none", 100, &buf, &len), -ENOENT);
+}
+
+static void test_mkdir_p(void **state)
+{
+        struct scratch *s = *state;
+        char path[256];
+        struct stat st;
+
+        snprintf(path, sizeof(path), "%s/p/q/r//", s->dir);
+        assert_int_equal(mkdir_p(path, 0700), 0);
+        assert_int_equal(mkdir_p(path, 0700), 0); /* exists: fine */
+        assert_int_equal(fstatat(s->dfd, "p/q/r", &st, 0), 0);
+        assert_true(S_ISDIR(st.st_mode));
+        assert_int_equal(write_file_atomic_at(s->dfd, "f", "", 0, 0644), 0);
+        snprintf(path, sizeof(path), "%s/f/sub", s->dir);
+        assert_int_equal(mkdir_p(path, 0700), -ENOTDIR);
+        (void)unlinkat(s->dfd, "p/q/r", AT_REMOVEDIR);
+        (void)unlinkat(s->dfd, "p/q", AT_REMOVEDIR);
+}
+
+static void test_iso8601(void **state)
+{
+        static const struct {
+                double epoch;
+                const char *want;
+        } cases[] = {
+            {0, "1970-01-01T00:00:00.000Z"},
+            {1795968800.1234, "2026-11-29T16:13:20.123Z"},
+            {1795968800.9996, "2026-11-29T16:13:21.000Z"}, /* rounds into the next second */
+        };
+        char buf[64];
+
+        for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+                format_iso8601(cases[k].epoch, buf);
+                assert_string_equal(buf, cases[k].want);
+        }
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_parse_numbers),
+            cmocka_unit_test(test_parse_size),
+            cmocka_unit_test(test_iso8601),
+            cmocka_unit_test_setup_teardown(test_atomic_write, scratch_setup, scratch_teardown),
+            cmocka_unit_test_setup_teardown(test_atomic_write_failures, scratch_setup,
+                                            scratch_teardown),
+            cmocka_unit_test_setup_teardown(test_atomic_write_denied, scratch_setup,
+                                            scratch_teardown),
+            cmocka_unit_test_setup_teardown(test_read_file_at, scratch_setup, scratch_teardown),
+            cmocka_unit_test_setup_teardown(test_mkdir_p, scratch_setup, scratch_teardown),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
