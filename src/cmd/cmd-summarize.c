@@ -4,7 +4,6 @@
  * pipeline (a replay source -> the recorder -> its summary). */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
