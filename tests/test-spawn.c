@@ -228,11 +228,42 @@ static void test_group_killed(void **state)
         assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
 }
 
+/* Started with stdin, stdout and stderr closed, as a daemon may be: the
+ * pipes and /dev/null then get fds 0-2 here, and must still end up where
+ * they belong in the helper. */
+static void test_stdio_closed(void **state)
+{
+        static const char *const argv[] = {
+            "sh", "-c", "readlink /proc/self/fd/0; echo out; echo err >&2", NULL};
+        struct spawn_config cfg = {.argv = (char *const *)(uintptr_t)argv,
+                                   .out_max = 100,
+                                   .timeout_s = 10,
+                                   .capture_stderr = true};
+        struct spawn_result r;
+        int saved[3], ret;
+
+        for (int fd = 0; fd < 3; fd++) {
+                saved[fd] = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+                assert_true(saved[fd] >= 0);
+                close(fd);
+        }
+        ret = spawn_capture(&cfg, &r);
+        for (int fd = 0; fd < 3; fd++) {
+                assert_int_equal(dup2(saved[fd], fd), fd);
+                close(saved[fd]);
+        }
+        assert_int_equal(ret, 0);
+        assert_string_equal(r.out, "/dev/null\nout\n");
+        assert_string_equal(r.err, "err\n");
+        spawn_result_release(&r);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_cases),
             cmocka_unit_test(test_group_killed),
+            cmocka_unit_test(test_stdio_closed),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

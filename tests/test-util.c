@@ -192,6 +192,7 @@ static void test_atomic_write(void **state)
         };
         char list[512], path[256];
         struct stat st;
+        int cwd;
         mode_t old_umask = umask(077);
 
         assert_int_equal(symlinkat("b.json", s->dfd, "lnk"), 0);
@@ -217,9 +218,20 @@ static void test_atomic_write(void **state)
         assert_int_equal(fstatat(s->dfd, "c.txt", &st, 0), 0);
         assert_int_equal(st.st_mode & 07777, 0644);
 
+        /* relative to the working directory */
+        cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(cwd >= 0);
+        assert_int_equal(fchdir(s->dfd), 0);
+        assert_int_equal(write_file_atomic_at(AT_FDCWD, "d.txt", "d", 1, 0644), 0);
+        assert_int_equal(write_file_atomic("e.txt", "e", 1), 0);
+        assert_int_equal(fchdir(cwd), 0);
+        close(cwd);
+        assert_content(s->dfd, "d.txt", "d");
+        assert_content(s->dfd, "e.txt", "e");
+
         /* no temp file left behind */
         listing(s->dfd, list, sizeof(list));
-        assert_string_equal(list, "a.prom b.json c.txt lnk");
+        assert_string_equal(list, "a.prom b.json c.txt d.txt e.txt lnk");
 }
 
 static void test_atomic_write_failures(void **state)

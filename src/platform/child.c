@@ -105,6 +105,21 @@ fail:
         _exit(e == ENOENT ? 127 : 126);
 }
 
+/* Move *fd (CLOEXEC) to 3 or above. 0, or -1 with errno. */
+static int above_stdio(int *fd)
+{
+        int moved;
+
+        if (*fd < 0 || *fd > 2)
+                return 0;
+        moved = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+        if (moved < 0)
+                return -1;
+        close(*fd);
+        *fd = moved;
+        return 0;
+}
+
 int child_spawn(const struct child_config *cfg, struct child **ret)
 {
         _cleanup_close_ int out_r = -1, out_w = -1, err_r = -1, err_w = -1, ep_r = -1, ep_w = -1,
@@ -138,6 +153,11 @@ int child_spawn(const struct child_config *cfg, struct child **ret)
                 return -errno;
         ep_r = fds[0];
         ep_w = fds[1];
+        /* With our own stdio closed these may have landed on 0-2, where
+         * the child's dup2()s would clobber them. */
+        if (above_stdio(&out_w) < 0 || above_stdio(&err_w) < 0 || above_stdio(&null_fd) < 0 ||
+            above_stdio(&ep_w) < 0)
+                return -errno;
 
         c = calloc(1, sizeof(*c));
         if (!c)

@@ -715,6 +715,8 @@ int procfs_set_self_oom_score_adj(int adj)
         if (adj < -1000 || adj > 1000)
                 return -ERANGE;
         n = snprintf(buf, sizeof(buf), "%d", adj);
+        if (n < 0 || (size_t)n >= sizeof(buf))
+                return -ERANGE;
         fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
         if (fd < 0)
                 return -errno;

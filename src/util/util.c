@@ -316,6 +316,20 @@ static int open_temp_at(int dirfd, const char *name, mode_t mode, char *tmp, siz
         return -EEXIST;
 }
 
+static int fsync_dir(int dirfd)
+{
+        _cleanup_close_ int cwd = -1;
+
+        if (dirfd == AT_FDCWD) {
+                cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (cwd < 0)
+                        return -errno;
+                dirfd = cwd;
+        }
+        /* EINVAL: a file system that cannot sync a directory */
+        return fsync(dirfd) < 0 && errno != EINVAL ? -errno : 0;
+}
+
 int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
 {
         _cleanup_close_ int fd = -1;
@@ -340,9 +354,7 @@ int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t le
                 return r;
         }
         /* The rename itself is durable once the directory is. */
-        if (fsync(dirfd) < 0 && errno != EINVAL)
-                return -errno;
-        return 0;
+        return fsync_dir(dirfd);
 }
 
 int write_file_atomic(const char *path, const void *buf, size_t len)
