@@ -97,11 +97,13 @@ int main(int argc, char **argv)
                                           .timeout_ms = 10000,
                                           .interval_ms = 60000};
                 struct enc e = {.json = proto == 1};
-                struct run_model final = {.run = &ri, .summary = &e.sum};
+                static struct run_facts facts;
+                struct run_model final = {.run = &ri, .summary = &e.sum, .facts = &facts};
 
                 if (otlp_metrics_new(&cfg, &ri, &e.m) < 0)
                         return 1;
                 summary_init(&e.sum, NULL);
+                targets_facts(NULL, &ri, &facts);
                 t0 = cpu_now();
                 rows = history_run_samples(st, id, encode, &e);
                 if (rows <= 0 || flush(&e, &final) < 0)

@@ -24,6 +24,7 @@ static double cpu_now(void)
 int main(int argc, char **argv)
 {
         static struct targets ts;
+        static struct run_facts facts;
         static char id[] = "bench", kind[] = "run", host[] = "host";
         struct run_info ri = {.run_id = id,
                               .kind = kind,
@@ -31,7 +32,7 @@ int main(int argc, char **argv)
                               .start_epoch = 1795968800.0,
                               .end_epoch = 1795968860.0};
         struct summary sum;
-        struct run_model final = {.run = &ri, .summary = &sum, .targets = &ts};
+        struct run_model final = {.run = &ri, .summary = &sum, .targets = &ts, .facts = &facts};
         int iters = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 2000;
         int ntargets = 100;
 
@@ -39,6 +40,7 @@ int main(int argc, char **argv)
                 iters = 1;
 
         targets_init(&ts);
+        ts.buildkit_seen = true;
         for (int i = 0; i < ntargets; i++) {
                 char name[32];
                 int n = snprintf(name, sizeof(name), "service-%03d/builder", i);
@@ -51,6 +53,7 @@ int main(int argc, char **argv)
                 snprintf(ts.t[k].builder, sizeof(ts.t[k].builder), "ci-builder");
         }
         summary_init(&sum, NULL);
+        targets_facts(&ts, &ri, &facts);
         for (int proto = 0; proto < 2; proto++) {
                 struct otel_config cfg = {.enabled = true,
                                           .protocol =

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/run.h"
 #include "model/targets.h"
 #include "parse/buildmetrics.h"
 #include "util/dbuf.h"
@@ -18,6 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct buildmetrics_config cfg = {.no_history = true};
         struct buildmetrics *bm = NULL;
         const struct targets *ts;
+        static struct run_facts facts;
+        struct run_info run = {.start_epoch = 1e9, .end_epoch = 1e9 + 60, .finished = true};
         struct dbuf out = DBUF_INIT;
         const char *c, *end;
         double now = 0;
@@ -26,6 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         if (data[0] & 1)
                 cfg.targets = "app,tools";
+        run.exit_code = data[0] & 4 ? 1 : 0;
         if (data[0] & 2) {
                 cfg.markers[0] = (struct sccache_marker){"app=/stats.txt", "/stats.txt"};
                 cfg.nmarkers = 1;
@@ -49,7 +53,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < ts->n; i++)
                 if (ts->t[i].sccache_guess && !ts->t[i].sccache.set)
                         abort();
-        if (targets_render_text(ts, &out) < 0 || targets_render_json(ts, &out) < 0)
+        targets_facts(ts, &run, &facts);
+        if (targets_render_text(ts, &facts, &out) < 0 || targets_render_json(ts, &facts, &out) < 0)
                 abort();
         dbuf_release(&out);
         buildmetrics_free(bm);

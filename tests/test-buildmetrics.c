@@ -655,18 +655,21 @@ static void test_prom_format(void **state)
 static void test_prom_render(void **state)
 {
         struct run_info ri = {.start_epoch = 100, .end_epoch = 160, .finished = true};
-        struct targets ts;
-        struct run_model m = {.run = &ri, .targets = &ts};
+        static struct targets ts;
+        static struct run_facts f;
+        struct run_model m = {.run = &ri, .targets = &ts, .facts = &f};
         struct dbuf b = DBUF_INIT;
         size_t t;
 
         targets_init(&ts);
+        ts.buildkit_seen = true;
         t = targets_get(&ts, "a\"b", 3);
         ts.t[t].steps = 4;
         ts.t[t].cached = 1;
         ts.t[t].first_seen = 1;
         ts.t[t].last_seen = 3.5;
         memcpy(ts.builder, "bx", 3);
+        targets_facts(&ts, &ri, &f);
         assert_int_equal(prom_render(&m, "rocm", &b), 0);
         assert_non_null(strstr(b.p,
                                "# TYPE rocm_build_steps_total gauge\n"

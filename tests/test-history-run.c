@@ -168,8 +168,8 @@ static const struct {
         /* expected */
         const char *name, *builder, *node;
         double duration; /* NAN: unknown */
-        uint32_t steps, cached, errors;
-        bool done;
+        uint32_t steps, cached;
+        int success;                                    /* enum target_success */
         int64_t sc_hits, sc_misses, cc_hits, cc_misses; /* -1: absent */
 } target_cases[] = {
     {{.name = "lib",
@@ -190,8 +190,7 @@ static const struct {
      3.25,
      6,
      2,
-     0,
-     true,
+     TARGET_BUILT,
      212,
      88,
      -1,
@@ -215,8 +214,7 @@ static const struct {
      0,
      1,
      0,
-     1,
-     false,
+     TARGET_FAILED,
      1,
      2,
      3,
@@ -238,8 +236,7 @@ static const struct {
      NAN,
      0,
      0,
-     0,
-     false,
+     TARGET_SUCCESS_UNKNOWN,
      -1,
      -1,
      -1,
@@ -262,8 +259,7 @@ static const struct {
      1e-3,
      UINT32_MAX,
      2,
-     0,
-     true,
+     TARGET_BUILT,
      -1,
      -1,
      -1,
@@ -281,7 +277,7 @@ static void check_cc(const struct cc_counts *c, int64_t hits, int64_t misses)
 
 static void test_targets(void **state)
 {
-        struct targets *ts = malloc(sizeof(*ts));
+        struct run_facts *ts = calloc(1, sizeof(*ts));
         size_t n = sizeof(target_cases) / sizeof(target_cases[0]);
 
         (void)state;
@@ -290,25 +286,24 @@ static void test_targets(void **state)
                 assert_int_equal(store_target_insert(st, run_id, &target_cases[i].row), 0);
         assert_int_equal(history_run_targets(st, run_id, ts), (int)n);
         assert_int_equal(ts->n, n);
-        assert_string_equal(ts->builder, "");
+        assert_false(ts->steps_set); /* the run row has no totals */
         for (size_t i = 0; i < n; i++) {
-                const struct target *t = &ts->t[i];
+                const struct target_fact *t = &ts->t[i];
 
                 printf("case %zu: %s\n", i, target_cases[i].name);
                 /* in the order stored */
                 assert_string_equal(t->name, target_cases[i].name);
                 assert_string_equal(t->builder, target_cases[i].builder);
                 assert_string_equal(t->node, target_cases[i].node);
-                assert_true(t->first_seen == 0);
+                /* the stored figures, bit for bit */
                 if (isnan(target_cases[i].duration))
-                        assert_true(isnan(t->last_seen));
+                        assert_true(isnan(t->duration_s));
                 else
-                        assert_true(t->last_seen - t->first_seen == target_cases[i].duration);
+                        assert_true(t->duration_s == target_cases[i].duration);
+                assert_int_equal(t->steps_set, target_cases[i].row.steps >= 0);
                 assert_int_equal(t->steps, target_cases[i].steps);
                 assert_int_equal(t->cached, target_cases[i].cached);
-                assert_int_equal(t->errors, target_cases[i].errors);
-                assert_int_equal(t->done, target_cases[i].done);
-                assert_false(t->history_set);
+                assert_int_equal(t->success, target_cases[i].success);
                 check_cc(&t->sccache, target_cases[i].sc_hits, target_cases[i].sc_misses);
                 check_cc(&t->ccache, target_cases[i].cc_hits, target_cases[i].cc_misses);
         }
@@ -321,7 +316,7 @@ static void test_targets(void **state)
 
 static void test_targets_cap(void **state)
 {
-        struct targets *ts = malloc(sizeof(*ts));
+        struct run_facts *ts = calloc(1, sizeof(*ts));
         char name[32];
 
         (void)state;

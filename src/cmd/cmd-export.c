@@ -240,9 +240,10 @@ static char *run_state(struct store *st, int64_t id)
 }
 
 /* The run from the database: facts, samples, targets. Same returns as
- * export_files. *ret_ts is set when the run's targets were read. */
+ * export_files. *ret_f is set (malloc'd) when the run's targets were read:
+ * the figures its sinks stored. */
 static int export_db(struct exporter *x, struct store *st, int64_t id, const char *db,
-                     bool incomplete, struct run_info *ri, struct targets **ret_ts)
+                     bool incomplete, struct run_info *ri, struct run_facts **ret_f)
 {
         struct source_history *src = NULL;
         int64_t rows;
@@ -271,16 +272,16 @@ static int export_db(struct exporter *x, struct store *st, int64_t id, const cha
                         return 1;
                 }
         } else {
-                struct targets *ts = malloc(sizeof(*ts));
+                struct run_facts *f = calloc(1, sizeof(*f));
 
-                if (!ts)
+                if (!f)
                         return -ENOMEM;
-                e = history_run_targets(st, id, ts);
+                e = history_run_targets(st, id, f);
                 if (e < 0) {
-                        free(ts);
+                        free(f);
                         goto fail;
                 }
-                *ret_ts = ts;
+                *ret_f = f;
                 /* the run's own thresholds, for its near-OOM count */
                 e = history_run_thresholds(st, id, &x->sum_cfg);
                 if (e < 0)
@@ -305,6 +306,25 @@ fail:
                 return e;
         fprintf(stderr, "buildtel export: history database '%s': %s\n", db, store_strerror(e));
         return 1;
+}
+
+/* The last batch: the run's totals and its targets as the run stored
+ * them (*facts from the database), or none (*facts NULL: its files; made
+ * here). 0, -ENOMEM, or -EIO when sending failed. */
+static int send_final(struct exporter *x, const struct run_info *ri, struct run_facts **facts)
+{
+        struct run_model rm = {.run = ri, .summary = recorder_summary(x->rec)};
+
+        if (*facts) {
+                targets_facts_outcome(ri, *facts);
+        } else {
+                *facts = malloc(sizeof(**facts));
+                if (!*facts)
+                        return -ENOMEM;
+                targets_facts(NULL, ri, *facts);
+        }
+        rm.facts = *facts;
+        return send_batch(x, &rm) < 0 ? -EIO : 0;
 }
 
 /* "DIR/resources-ID.csv" for a run id, malloc'd; NULL when too long or
@@ -338,7 +358,7 @@ int cmd_export(int argc, char **argv)
         struct otel_config cfg = {0};
         struct exporter x = {.cfg = &cfg};
         struct run_info ri = {0};
-        struct targets *ts = NULL;
+        struct run_facts *facts = NULL;
         struct store *st = NULL;
         _cleanup_free_ char *csv = NULL, *db = NULL;
         const char *spec;
@@ -404,7 +424,7 @@ int cmd_export(int argc, char **argv)
         x.sum_cfg = o.rec.summary;
         if (otlp_sender_new(&cfg, &x.s) < 0)
                 goto oom;
-        e = from_db ? export_db(&x, st, id, db, o.incomplete, &ri, &ts)
+        e = from_db ? export_db(&x, st, id, db, o.incomplete, &ri, &facts)
                     : export_files(&x, csv, o.incomplete, &ri);
         if (e > 0)
                 goto out;
@@ -414,16 +434,15 @@ int cmd_export(int argc, char **argv)
                 goto oom;
         if (!ri.finished)
                 otlp_metrics_set_resource(x.m, "build.run.state", "incomplete");
-        {
-                struct run_model rm = {
-                    .run = &ri, .summary = recorder_summary(x.rec), .targets = ts};
-                if (send_batch(&x, &rm) < 0)
-                        goto failed;
-        }
+        e = send_final(&x, &ri, &facts);
+        if (e == -ENOMEM)
+                goto oom;
+        if (e < 0)
+                goto failed;
         otelenv_url_for_display(cfg.url, msg, sizeof(msg));
         printf("buildtel export: run %s%s: %llu samples%s%s sent to %s%s\n", ri.run_id,
                ri.finished ? "" : " (incomplete)", (unsigned long long)x.rows,
-               ts && ts->n ? " and the targets" : "",
+               facts->n ? " and the targets" : "",
                from_db ? " from the history" : " from its files", msg,
                recorder_summary(x.rec)->skipped_rows ? " (junk rows skipped)" : "");
         ret = 0;
@@ -439,7 +458,7 @@ out:
         recorder_free(x.rec);
         otlp_sender_free(x.s);
         otlp_metrics_free(x.m);
-        free(ts);
+        free(facts);
         store_close(st);
         run_info_release(&ri);
         otel_config_release(&cfg);

@@ -146,52 +146,54 @@ static int render_cc(struct dbuf *out, const char *what, const struct cc_counts 
                            guess ? " (a guess: no marker step found)" : "");
 }
 
-int targets_render_text(const struct targets *ts, struct dbuf *out)
+static int render_target_text(const struct target *t, const struct target_fact *f,
+                              struct dbuf *name, struct dbuf *out)
+{
+        int e;
+
+        dbuf_reset(name);
+        e = run_append_utf8_lossy(name, f->name, strlen(f->name), true);
+        if (e >= 0)
+                e = dbuf_printf(out, "buildtel: target %s: %.1fs", name->p ? name->p : "",
+                                isnan(f->duration_s) ? 0.0 : f->duration_s);
+        if (e >= 0 && f->steps_set)
+                e = dbuf_printf(out, ", %" PRIu32 " steps, %" PRIu32 " cached", f->steps,
+                                f->cached);
+        if (e >= 0 && f->failed)
+                e = dbuf_printf(out, ", %" PRIu32 " failed", f->failed);
+        if (e >= 0)
+                e = render_cc(out, "sccache", &f->sccache, f->sccache_guess);
+        if (e >= 0)
+                e = render_cc(out, "ccache", &f->ccache, false);
+        if (e >= 0 && t && t->history_set)
+                e = dbuf_printf(out, " (buildx history: %s)", t->history_status);
+        return e >= 0 ? dbuf_puts(out, "\n") : e;
+}
+
+int targets_render_text(const struct targets *ts, const struct run_facts *f, struct dbuf *out)
 {
         struct dbuf name = DBUF_INIT;
         int e = 0;
 
-        for (size_t i = 0; e >= 0 && i < ts->n; i++) {
-                const struct target *t = &ts->t[i];
-                double dur = isnan(t->first_seen) ? 0 : t->last_seen - t->first_seen;
+        for (size_t i = 0; e >= 0 && i < f->n; i++)
+                e = render_target_text(ts && i < ts->n ? &ts->t[i] : NULL, &f->t[i], &name, out);
+        for (size_t i = 0; ts && e >= 0 && i < ts->nfailed; i++) {
+                const struct failed_step *fs = &ts->failed[i];
 
                 dbuf_reset(&name);
-                e = run_append_utf8_lossy(&name, t->name, strlen(t->name), true);
-                if (e >= 0)
-                        e = dbuf_printf(out,
-                                        "buildtel: target %s: %.1fs, %" PRIu32 " steps, %" PRIu32
-                                        " cached",
-                                        name.p ? name.p : "", dur, t->steps, t->cached);
-                if (e >= 0 && t->errors)
-                        e = dbuf_printf(out, ", %" PRIu32 " failed", t->errors);
-                if (e >= 0)
-                        e = render_cc(out, "sccache", &t->sccache, t->sccache_guess);
-                if (e >= 0)
-                        e = render_cc(out, "ccache", &t->ccache, false);
-                if (e >= 0 && t->history_set)
-                        e = dbuf_printf(out, ", history %" PRIu32 "/%" PRIu32 " cached, %.1fs, %s",
-                                        t->history_cached, t->history_steps, t->history_duration_s,
-                                        t->history_status);
-                if (e >= 0)
-                        e = dbuf_puts(out, "\n");
-        }
-        for (size_t i = 0; e >= 0 && i < ts->nfailed; i++) {
-                const struct failed_step *f = &ts->failed[i];
-
-                dbuf_reset(&name);
-                e = run_append_utf8_lossy(&name, f->name, strlen(f->name), true);
+                e = run_append_utf8_lossy(&name, fs->name, strlen(fs->name), true);
                 if (e >= 0)
                         e = dbuf_printf(out, "buildtel: failed step: %s\n", name.p ? name.p : "");
         }
-        if (e >= 0 && ts->ninja_total)
+        if (ts && e >= 0 && ts->ninja_total)
                 e = dbuf_printf(out, "buildtel: ninja progress %" PRIu64 "/%" PRIu64 "\n",
                                 ts->ninja_done, ts->ninja_total);
-        if (e >= 0 && ts->make_pct >= 0)
+        if (ts && e >= 0 && ts->make_pct >= 0)
                 e = dbuf_printf(out, "buildtel: make progress %d%%\n", ts->make_pct);
-        if (e >= 0 && ts->ninja_log_set)
+        if (ts && e >= 0 && ts->ninja_log_set)
                 e = dbuf_printf(out, "buildtel: .ninja_log: %" PRIu64 " edges this run%s\n",
                                 ts->ninja_edges, ts->nslow ? ", slowest:" : "");
-        for (size_t i = 0; e >= 0 && i < ts->nslow; i++) {
+        for (size_t i = 0; ts && e >= 0 && i < ts->nslow; i++) {
                 dbuf_reset(&name);
                 e = run_append_utf8_lossy(&name, ts->slow[i].output, strlen(ts->slow[i].output),
                                           true);
@@ -205,107 +207,245 @@ int targets_render_text(const struct targets *ts, struct dbuf *out)
         return e < 0 ? -ENOMEM : 0;
 }
 
-static int set_new(json_t *o, const char *k, json_t *v)
-{
-        return v && json_object_set_new(o, k, v) == 0 ? 0 : -ENOMEM;
-}
-
 static json_t *cc_json(const struct cc_counts *c)
 {
         if (!c->set)
                 return json_null();
-        return json_pack("{s:I,s:I}", "hits", (json_int_t)c->hits, "misses", (json_int_t)c->misses);
+        return json_pack("{s:I,s:I}", "hits", (json_int_t)MIN(c->hits, (uint64_t)INT64_MAX),
+                         "misses", (json_int_t)MIN(c->misses, (uint64_t)INT64_MAX));
 }
 
 static json_t *num_or_null(double d)
 {
-        return isnan(d) ? json_null() : json_real(d);
+        return isfinite(d) ? json_real(d) : json_null(); /* json_real() takes no NAN or inf */
 }
 
-int targets_render_json(const struct targets *ts, struct dbuf *out)
+static json_t *count_or_null(bool set, uint32_t v)
 {
-        json_t *root = json_object(), *arr = json_array(), *slow = json_array();
-        char *s = NULL;
-        int e = 0;
+        return set ? json_integer(v) : json_null();
+}
 
-        if (!root || !arr || !slow) {
-                json_decref(root);
-                json_decref(arr);
-                json_decref(slow);
-                return -ENOMEM;
-        }
-        e = set_new(root, "targets", arr);
-        for (size_t i = 0; e >= 0 && i < ts->n; i++) {
-                const struct target *t = &ts->t[i];
-                json_t *o = json_object();
+static json_t *success_json(int success)
+{
+        return success == TARGET_SUCCESS_UNKNOWN ? json_null() : json_boolean(success);
+}
 
-                if (!o || json_array_append_new(arr, o) != 0)
-                        e = -ENOMEM;
-                if (e >= 0)
-                        e = set_new(o, "name", run_json_string(t->name));
-                if (e >= 0)
-                        e = set_new(o, "builder", run_json_string(t->builder));
-                if (e >= 0)
-                        e = set_new(o, "node", run_json_string(t->node));
-                if (e >= 0)
-                        e = set_new(o, "ref", run_json_string(t->ref));
-                if (e >= 0)
-                        e = set_new(o, "first_seen_s", num_or_null(t->first_seen));
-                if (e >= 0)
-                        e = set_new(o, "last_seen_s", num_or_null(t->last_seen));
-                if (e >= 0)
-                        e = set_new(o, "steps", json_integer(t->steps));
-                if (e >= 0)
-                        e = set_new(o, "cached", json_integer(t->cached));
-                if (e >= 0)
-                        e = set_new(o, "failed", json_integer(t->errors));
-                if (e >= 0)
-                        e = set_new(o, "sccache", cc_json(&t->sccache));
-                if (e >= 0)
-                        e = set_new(o, "sccache_guess", json_boolean(t->sccache_guess));
-                if (e >= 0)
-                        e = set_new(o, "ccache", cc_json(&t->ccache));
-        }
-        if (e >= 0)
-                e = set_new(root, "steps", json_integer(ts->steps));
-        if (e >= 0)
-                e = set_new(root, "cached", json_integer(ts->cached));
-        if (e >= 0) {
-                json_t *fa = json_array();
+/* json_pack's "o" steals every value, even when packing fails. */
+static json_t *target_json(const struct target_fact *f)
+{
+        return json_pack(
+            "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:b,s:o}", "name",
+            run_json_string(f->name), "builder", run_json_string(f->builder), "node",
+            run_json_string(f->node), "ref", run_json_string(f->ref), "first_seen_s",
+            num_or_null(f->start_s), "last_seen_s", num_or_null(f->end_s), "duration_s",
+            num_or_null(f->duration_s), "steps", count_or_null(f->steps_set, f->steps), "cached",
+            count_or_null(f->steps_set, f->cached), "success", success_json(f->success), "failed",
+            (json_int_t)f->failed, "sccache", cc_json(&f->sccache), "sccache_guess",
+            f->sccache_guess, "ccache", cc_json(&f->ccache));
+}
 
-                e = set_new(root, "failed_steps", fa);
-                for (size_t i = 0; e >= 0 && i < ts->nfailed; i++) {
-                        const struct failed_step *f = &ts->failed[i];
-                        json_t *o = json_object();
+static json_t *failed_json(const struct targets *ts)
+{
+        json_t *a = json_array();
 
-                        if (!o || json_array_append_new(fa, o) != 0)
-                                e = -ENOMEM;
-                        if (e >= 0)
-                                e = set_new(o, "name", run_json_string(f->name));
-                        if (e >= 0)
-                                e = set_new(o, "target",
-                                            f->target >= 0 ? run_json_string(ts->t[f->target].name)
-                                                           : json_null());
+        for (size_t i = 0; a && i < ts->nfailed; i++) {
+                const struct failed_step *f = &ts->failed[i];
+
+                if (json_array_append_new(
+                        a, json_pack("{s:o,s:o}", "name", run_json_string(f->name), "target",
+                                     f->target >= 0 ? run_json_string(ts->t[f->target].name)
+                                                    : json_null())) != 0) {
+                        json_decref(a);
+                        return NULL;
                 }
         }
-        if (e >= 0)
-                e = set_new(root, "slowest_edges", slow);
-        else
-                json_decref(slow);
-        for (size_t i = 0; e >= 0 && i < ts->nslow; i++)
+        return a;
+}
+
+static json_t *slow_json(const struct targets *ts)
+{
+        json_t *a = json_array();
+
+        for (size_t i = 0; a && i < ts->nslow; i++)
                 if (json_array_append_new(
-                        slow, json_pack("{s:o,s:f}", "output", run_json_string(ts->slow[i].output),
-                                        "seconds",
-                                        (double)(ts->slow[i].end_ms - ts->slow[i].start_ms) /
-                                            1000.0)) != 0)
+                        a, json_pack("{s:o,s:f}", "output", run_json_string(ts->slow[i].output),
+                                     "seconds",
+                                     (double)(ts->slow[i].end_ms - ts->slow[i].start_ms) /
+                                         1000.0)) != 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        return a;
+}
+
+static json_t *run_json(const struct run_facts *f)
+{
+        const char *o = targets_outcome_name(f->outcome);
+
+        return json_pack("{s:o,s:o,s:o,s:o}", "outcome", o ? json_string(o) : json_null(),
+                         "exit_code", f->exit_code >= 0 ? json_integer(f->exit_code) : json_null(),
+                         "signal", f->term_signal ? json_integer(f->term_signal) : json_null(),
+                         "duration_s", num_or_null(f->duration_s));
+}
+
+int targets_render_json(const struct targets *ts, const struct run_facts *f, struct dbuf *out)
+{
+        static const struct targets none = {.make_pct = -1};
+        json_t *arr = json_array(), *root;
+        char *s = NULL;
+        int e = arr ? 0 : -ENOMEM;
+
+        if (!ts)
+                ts = &none;
+        for (size_t i = 0; e >= 0 && i < f->n; i++)
+                if (json_array_append_new(arr, target_json(&f->t[i])) != 0)
                         e = -ENOMEM;
-        if (e >= 0) {
-                s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-                e = s ? dbuf_puts(out, s) : -ENOMEM;
-                if (e >= 0)
-                        e = dbuf_puts(out, "\n");
+        if (e < 0) {
+                json_decref(arr);
+                return e;
         }
+        root = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "targets", arr, "steps",
+                         count_or_null(f->steps_set, f->steps), "cached",
+                         count_or_null(f->steps_set, f->cached), "run", run_json(f), "failed_steps",
+                         failed_json(ts), "slowest_edges", slow_json(ts));
+        if (root)
+                s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        e = s ? dbuf_puts(out, s) : -ENOMEM;
+        if (e >= 0)
+                e = dbuf_puts(out, "\n");
         free(s);
         json_decref(root);
         return e < 0 ? -ENOMEM : 0;
+}
+
+/* ---- the effective facts (targets.h states the rule) ---- */
+
+const char *targets_outcome_name(int outcome)
+{
+        switch (outcome) {
+        case RUN_OUTCOME_SUCCESS:
+                return "success";
+        case RUN_OUTCOME_FAILURE:
+                return "failure";
+        case RUN_OUTCOME_CANCELLED:
+                return "cancellation";
+        }
+        return NULL;
+}
+
+void targets_facts_outcome(const struct run_info *run, struct run_facts *f)
+{
+        f->exit_code = run->exit_code;
+        f->term_signal = run->term_signal;
+        if (!run->finished)
+                f->outcome = RUN_OUTCOME_UNKNOWN;
+        else if (run->term_signal)
+                f->outcome = RUN_OUTCOME_CANCELLED;
+        else if (run->exit_code == 0)
+                f->outcome = RUN_OUTCOME_SUCCESS;
+        else if (run->exit_code > 0)
+                f->outcome = RUN_OUTCOME_FAILURE;
+        else
+                f->outcome = RUN_OUTCOME_UNKNOWN;
+        /* NAN when either end is unknown */
+        f->duration_s = run->end_epoch - run->start_epoch;
+        if (!isfinite(f->duration_s))
+                f->duration_s = NAN;
+}
+
+static double cc_ratio(const struct cc_counts *c)
+{
+        uint64_t tot = c->hits + c->misses;
+
+        return c->set && tot ? (double)c->hits / (double)tot : NAN;
+}
+
+void targets_fact_ratios(struct target_fact *t)
+{
+        t->cache_ratio = t->steps_set && t->steps ? (double)t->cached / t->steps : NAN;
+        t->sccache_ratio = cc_ratio(&t->sccache);
+        t->ccache_ratio = cc_ratio(&t->ccache);
+        t->cc = t->sccache.set ? t->sccache : t->ccache;
+}
+
+static int success_of(const struct target *t, int outcome)
+{
+        if (t->history_set && strcmp(t->history_status, "completed") == 0)
+                return TARGET_BUILT;
+        if (t->history_set && (strcmp(t->history_status, "failed") == 0 ||
+                               strcmp(t->history_status, "canceled") == 0))
+                return TARGET_FAILED;
+        if (t->errors || t->canceled)
+                return TARGET_FAILED;
+        if (t->done)
+                return TARGET_BUILT;
+        switch (outcome) {
+        case RUN_OUTCOME_SUCCESS:
+                return TARGET_BUILT;
+        case RUN_OUTCOME_FAILURE:
+        case RUN_OUTCOME_CANCELLED:
+                return TARGET_FAILED;
+        }
+        return TARGET_SUCCESS_UNKNOWN;
+}
+
+static void fact_of(const struct targets *ts, const struct target *t, int outcome,
+                    struct target_fact *f)
+{
+        memset(f, 0, sizeof(*f));
+        memcpy(f->name, t->name, sizeof(f->name));
+        memcpy(f->builder, t->builder[0] ? t->builder : ts->builder, sizeof(f->builder));
+        memcpy(f->node, t->node, sizeof(f->node));
+        memcpy(f->ref, t->ref, sizeof(f->ref));
+        f->start_s = t->first_seen;
+        f->end_s = t->last_seen;
+        if (t->history_set && isfinite(t->history_duration_s))
+                f->duration_s = t->history_duration_s;
+        else
+                f->duration_s = isnan(t->first_seen) ? NAN : t->last_seen - t->first_seen;
+        if (t->history_set && t->history_steps_set) {
+                f->steps_set = true;
+                f->steps = t->history_steps;
+                f->cached = t->history_cached;
+        } else if (ts->buildkit_seen) {
+                f->steps_set = true;
+                f->steps = t->steps;
+                f->cached = t->cached;
+        }
+        f->success = success_of(t, outcome);
+        f->failed = t->errors;
+        f->sccache = t->sccache;
+        f->sccache_guess = t->sccache.set && t->sccache_guess;
+        f->ccache = t->ccache;
+        targets_fact_ratios(f);
+}
+
+void targets_facts(const struct targets *ts, const struct run_info *run, struct run_facts *ret)
+{
+        ret->n = 0;
+        ret->steps_set = false;
+        ret->steps = ret->cached = 0;
+        ret->builder[0] = '\0';
+        targets_facts_outcome(run, ret);
+        if (!ts)
+                return;
+        if (ts->buildkit_seen) {
+                ret->steps_set = true;
+                ret->steps = ts->steps;
+                ret->cached = ts->cached;
+        }
+        memcpy(ret->builder, ts->builder, sizeof(ret->builder));
+        for (size_t i = 0; !ret->builder[0] && i < ts->n; i++)
+                memcpy(ret->builder, ts->t[i].builder, sizeof(ret->builder));
+        for (size_t i = 0; i < ts->n && i < TARGETS_MAX; i++) {
+                fact_of(ts, &ts->t[i], ret->outcome, &ret->t[i]);
+                /* No BuildKit in the log (--progress=quiet): buildx
+                 * history's figures are all there is; their sum. */
+                if (!ts->buildkit_seen && ret->t[i].steps_set) {
+                        ret->steps_set = true;
+                        ret->steps += ret->t[i].steps;
+                        ret->cached += ret->t[i].cached;
+                }
+        }
+        ret->n = MIN(ts->n, (size_t)TARGETS_MAX);
 }

@@ -47,6 +47,7 @@ struct target {
         bool history_set;
         double history_duration_s;
         uint32_t history_steps, history_cached;
+        bool history_steps_set; /* NumTotalSteps was in the record */
         char history_status[16];
         char history_vcs_revision[80]; /* the build context's, "" unknown */
 };
@@ -103,6 +104,103 @@ struct targets {
         struct cc_blocks cc_log[CC_TOOLS];          /* targets_cc_blocks() */
 };
 
+/* ---- The effective facts: the one value of each figure every output reports ----
+ *
+ * The raw model above keeps what each source said. targets_facts() turns it
+ * into one value per figure, once per run; every sink (textfile, Pushgateway,
+ * OTLP, history database, targets.json, the terminal) formats those values
+ * and derives none of its own, and the history database stores them so that
+ * `inspect` and `export` read back exactly what the live sinks wrote.
+ *
+ * Which source wins. A target's figures can come from three sources: the
+ * build's log (BuildKit progress, by buildtel's clock), the bake/build
+ * --metadata-file, and `docker buildx history inspect` (imported for the
+ * refs the metadata file names). The rule, per figure:
+ *   - buildx history wins for the figures it has (duration, steps and
+ *     cached steps, status): it is BuildKit's own record of the build, in
+ *     nanoseconds and counting every vertex, where the log is what reached
+ *     the terminal and is timed by when its lines arrived;
+ *   - the log gives every figure history does not have, and all of them
+ *     when history was not imported;
+ *   - the metadata file names things and never gives a figure: the
+ *     builder, node and ref, over the log's "#0 building with" builder.
+ * A figure no source gives is unknown (NAN, or its _set flag false), never
+ * zero.
+ *
+ * Success is a tri-state, decided in this order:
+ *   1. buildx history's status when it is final: "completed" built,
+ *      "failed" or "canceled" failed;
+ *   2. the log: a step of the target ended in ERROR or was CANCELED:
+ *      failed; its export step ended (done): built;
+ *   3. the run's outcome: the build exited 0: built (the front end reports
+ *      success for every target it built); it exited non-zero or was
+ *      killed: failed (it ended without the target being seen to finish);
+ *   4. otherwise unknown: the run's outcome is unknown (a watched process
+ *      whose exit status buildtel cannot see, or a run still going). */
+
+/* A target's tri-state. */
+enum target_success {
+        TARGET_SUCCESS_UNKNOWN = -1,
+        TARGET_FAILED = 0,
+        TARGET_BUILT = 1,
+};
+
+/* How the run ended. */
+enum run_outcome {
+        RUN_OUTCOME_UNKNOWN,   /* not finished, or an exit status buildtel cannot see */
+        RUN_OUTCOME_SUCCESS,   /* exited 0 */
+        RUN_OUTCOME_FAILURE,   /* exited non-zero */
+        RUN_OUTCOME_CANCELLED, /* killed by a signal */
+};
+
+struct target_fact {
+        char name[TARGET_NAME_MAX + 1];
+        char builder[TARGET_FIELD_MAX + 1]; /* the target's, else the run's; "" unknown */
+        char node[TARGET_FIELD_MAX + 1];
+        char ref[TARGET_FIELD_MAX + 1];
+        double start_s, end_s;  /* first and last line seen, buildtel's clock; NAN unknown */
+        double duration_s;      /* NAN unknown */
+        bool steps_set;         /* steps and cached are known */
+        uint32_t steps, cached; /* BuildKit steps of the target, and those from the layer cache */
+        double cache_ratio;     /* cached / steps; NAN when unknown or no steps */
+        int success;            /* enum target_success */
+        uint32_t failed;        /* its steps that ended in ERROR (the log) */
+        struct cc_counts sccache, ccache;
+        bool sccache_guess;  /* sccache: the log's last stats block, no marker step */
+        struct cc_counts cc; /* the compiler cache: sccache's when set, else ccache's */
+        double sccache_ratio, ccache_ratio; /* hits / (hits + misses); NAN unknown */
+};
+
+struct run_facts {
+        int outcome;       /* enum run_outcome */
+        int exit_code;     /* 0..255; -1 unknown */
+        int term_signal;   /* 0: none */
+        double duration_s; /* end - start; NAN while unknown */
+        /* the distinct BuildKit steps of the whole log (a step shared by
+         * targets counts once); when the log showed no BuildKit, the sum of
+         * the targets' steps from buildx history; else unknown */
+        bool steps_set;
+        uint32_t steps, cached;
+        char builder[TARGET_FIELD_MAX + 1]; /* the log's, else the first target's; "" unknown */
+        size_t n;
+        struct target_fact t[TARGETS_MAX];
+};
+
+struct run_info;
+
+/* The effective facts of the run into *ret (caller-owned, overwritten):
+ * the run's outcome from run, and each target of ts (NULL: none) by the
+ * rule above. Never fails. */
+void targets_facts(const struct targets *ts, const struct run_info *run, struct run_facts *ret);
+/* Only the run's part: outcome, exit code, signal, duration (a stored run
+ * whose targets were read back as facts). */
+void targets_facts_outcome(const struct run_info *run, struct run_facts *f);
+/* "success", "failure", "cancellation" (the cicd.pipeline.result values);
+ * NULL for unknown. */
+const char *targets_outcome_name(int outcome);
+/* The derived ratios of a fact whose counts are set (history readback). */
+void targets_fact_ratios(struct target_fact *t);
+
 /* Empty model: no targets, unknown progress. */
 void targets_init(struct targets *ts);
 
@@ -136,10 +234,12 @@ const struct cc_blocks *targets_cc_blocks(const struct targets *ts, enum cc_tool
 const char *targets_cc_tool_name(enum cc_tool tool);
 
 /* Human-readable lines about the targets (for the terminal and the
- * summary text); appended to out. Returns 0 or -ENOMEM. Nothing is
- * appended when nothing was seen. */
-int targets_render_text(const struct targets *ts, struct dbuf *out);
-/* The same as JSON (2-space indent, trailing newline). 0 or -ENOMEM. */
-int targets_render_json(const struct targets *ts, struct dbuf *out);
+ * summary text): the figures of f, the rest of ts; appended to out.
+ * Returns 0 or -ENOMEM. Nothing is appended when nothing was seen. */
+int targets_render_text(const struct targets *ts, const struct run_facts *f, struct dbuf *out);
+/* targets.json: the figures of f (unknown ones null; success true, false
+ * or null), the run's totals, the failing steps and slowest edges of ts
+ * (2-space indent, trailing newline). 0 or -ENOMEM. */
+int targets_render_json(const struct targets *ts, const struct run_facts *f, struct dbuf *out);
 /* Anything worth reporting at all. */
 bool targets_any(const struct targets *ts);

@@ -77,130 +77,156 @@ static const struct sample_line sample_lines[] = {
 
 #define NSAMPLE_LINES ARRAY_SIZE(sample_lines)
 
-/* At the end only: the run's totals. get returns false when unknown. */
-struct total_line {
-        const char *name, *unit, *desc;
-        bool is_int;
-        bool (*get)(const struct run_model *m, double *ret);
+/* A value of a total or a target: an integer (counts, exact to 2^63) or a
+ * double. */
+struct val {
+        bool set, is_int;
+        int64_t i;
+        double d;
 };
 
-static bool known(double v, double *ret)
+static struct val dbl(double d)
 {
-        *ret = v;
-        return isfinite(v);
+        return (struct val){.set = isfinite(d), .d = d};
 }
 
-static bool get_duration(const struct run_model *m, double *v)
+static struct val cnt(bool set, uint64_t u)
 {
-        return known(m->run->end_epoch - m->run->start_epoch, v);
+        return (struct val){.set = set, .is_int = true, .i = (int64_t)MIN(u, (uint64_t)INT64_MAX)};
 }
-static bool get_mem_peak(const struct run_model *m, double *v)
+
+/* At the end only: the run's totals. Unknown ones (set false) are not sent. */
+struct total_line {
+        const char *name, *unit, *desc;
+        struct val (*get)(const struct run_model *m);
+};
+
+static struct val get_duration(const struct run_model *m)
 {
-        return m->summary->mem_used_peak.set && known(m->summary->mem_used_peak.value * MiB, v);
+        return dbl(m->facts->duration_s);
 }
-static bool get_mem_avail_min(const struct run_model *m, double *v)
+static struct val point_value(const struct summary_point *p, double scale)
 {
-        return m->summary->mem_avail_min.set && known(m->summary->mem_avail_min.value * MiB, v);
+        return p->set ? dbl(p->value * scale) : (struct val){0};
 }
-static bool get_swap_peak(const struct run_model *m, double *v)
+static struct val get_mem_peak(const struct run_model *m)
 {
-        return m->summary->swap_used_peak.set && known(m->summary->swap_used_peak.value * MiB, v);
+        return point_value(&m->summary->mem_used_peak, MiB);
 }
-static bool get_disk_min(const struct run_model *m, double *v)
+static struct val get_mem_avail_min(const struct run_model *m)
 {
-        return m->summary->disk_avail_min.set && known(m->summary->disk_avail_min.value * GiB, v);
+        return point_value(&m->summary->mem_avail_min, MiB);
 }
-static bool get_load_peak(const struct run_model *m, double *v)
+static struct val get_swap_peak(const struct run_model *m)
 {
-        return m->summary->load1_peak.set && known(m->summary->load1_peak.value, v);
+        return point_value(&m->summary->swap_used_peak, MiB);
 }
-static bool get_cpu_avg(const struct run_model *m, double *v)
+static struct val get_disk_min(const struct run_model *m)
 {
-        return m->summary->cpu_pct_n &&
-               known(m->summary->cpu_pct_sum / (double)m->summary->cpu_pct_n / 100.0, v);
+        return point_value(&m->summary->disk_avail_min, GiB);
 }
-static bool get_near_oom(const struct run_model *m, double *v)
+static struct val get_load_peak(const struct run_model *m)
 {
-        return known((double)m->summary->near_oom_samples, v);
+        return point_value(&m->summary->load1_peak, 1);
 }
-static bool get_samples(const struct run_model *m, double *v)
+static struct val get_cpu_avg(const struct run_model *m)
 {
-        return known((double)m->summary->samples, v);
+        if (!m->summary->cpu_pct_n)
+                return (struct val){0};
+        return dbl(m->summary->cpu_pct_sum / (double)m->summary->cpu_pct_n / 100.0);
+}
+static struct val get_near_oom(const struct run_model *m)
+{
+        return cnt(true, m->summary->near_oom_samples);
+}
+static struct val get_samples(const struct run_model *m)
+{
+        return cnt(true, m->summary->samples);
+}
+static struct val get_steps(const struct run_model *m)
+{
+        return cnt(m->facts->steps_set, m->facts->steps);
+}
+static struct val get_steps_cached(const struct run_model *m)
+{
+        return cnt(m->facts->steps_set, m->facts->cached);
 }
 
 static const struct total_line total_lines[] = {
-    {"build.duration", "s", "Wall time of the build", false, get_duration},
-    {"build.host.memory.usage.max", "By", "Peak host memory used", false, get_mem_peak},
-    {"build.host.memory.available.min", "By", "Least host memory available", false,
-     get_mem_avail_min},
-    {"build.host.swap.usage.max", "By", "Peak host swap used", false, get_swap_peak},
-    {"build.host.disk.available.min", "By", "Least disk available", false, get_disk_min},
-    {"build.host.load.1m.max", "1", "Peak 1-minute load average", false, get_load_peak},
-    {"build.host.cpu.utilization.avg", "1", "Average host CPU busy fraction", false, get_cpu_avg},
+    {"build.duration", "s", "Wall time of the build", get_duration},
+    {"build.host.memory.usage.max", "By", "Peak host memory used", get_mem_peak},
+    {"build.host.memory.available.min", "By", "Least host memory available", get_mem_avail_min},
+    {"build.host.swap.usage.max", "By", "Peak host swap used", get_swap_peak},
+    {"build.host.disk.available.min", "By", "Least disk available", get_disk_min},
+    {"build.host.load.1m.max", "1", "Peak 1-minute load average", get_load_peak},
+    {"build.host.cpu.utilization.avg", "1", "Average host CPU busy fraction", get_cpu_avg},
     {"build.near_oom.samples", "{sample}",
-     "Samples with memory available under the near-OOM threshold", true, get_near_oom},
-    {"build.samples", "{sample}", "Samples recorded", true, get_samples},
+     "Samples with memory available under the near-OOM threshold", get_near_oom},
+    {"build.samples", "{sample}", "Samples recorded", get_samples},
+    {"build.steps", "{step}",
+     "Distinct BuildKit steps of the build (a step shared by targets counts once)", get_steps},
+    {"build.steps.cached", "{step}", "Distinct BuildKit steps taken from the layer cache",
+     get_steps_cached},
 };
 
 /* At the end only: one point per target, with attributes target and
- * builder; tool 1 is sccache, 2 ccache (attribute build.compiler_cache). */
+ * builder; tool 1 is sccache, 2 ccache (attribute build.compiler_cache).
+ * Every value is the model's (targets_facts()), only picked here. */
 struct target_line {
         const char *name, *unit, *desc;
-        bool is_int;
         int tool;
-        bool (*get)(const struct target *t, int tool, double *ret);
+        struct val (*get)(const struct target_fact *t, int tool);
 };
 
-static const struct cc_counts *cc_of(const struct target *t, int tool)
+static const struct cc_counts *cc_of(const struct target_fact *t, int tool)
 {
         return tool == 1 ? &t->sccache : &t->ccache;
 }
-static bool tget_duration(const struct target *t, int tool, double *v)
+static struct val tget_duration(const struct target_fact *t, int tool)
 {
-        if (t->history_set)
-                return known(t->history_duration_s, v);
-        return known(t->last_seen - t->first_seen, v);
+        return dbl(t->duration_s);
 }
-static bool tget_steps(const struct target *t, int tool, double *v)
+static struct val tget_steps(const struct target_fact *t, int tool)
 {
-        return known(t->history_set ? t->history_steps : t->steps, v);
+        return cnt(t->steps_set, t->steps);
 }
-static bool tget_cached(const struct target *t, int tool, double *v)
+static struct val tget_cached(const struct target_fact *t, int tool)
 {
-        return known(t->history_set ? t->history_cached : t->cached, v);
+        return cnt(t->steps_set, t->cached);
 }
-static bool tget_hits(const struct target *t, int tool, double *v)
+static struct val tget_success(const struct target_fact *t, int tool)
 {
-        return cc_of(t, tool)->set && known((double)cc_of(t, tool)->hits, v);
+        return cnt(t->success != TARGET_SUCCESS_UNKNOWN, t->success == TARGET_BUILT);
 }
-static bool tget_misses(const struct target *t, int tool, double *v)
+static struct val tget_hits(const struct target_fact *t, int tool)
 {
-        return cc_of(t, tool)->set && known((double)cc_of(t, tool)->misses, v);
+        return cnt(cc_of(t, tool)->set, cc_of(t, tool)->hits);
 }
-static bool tget_ratio(const struct target *t, int tool, double *v)
+static struct val tget_misses(const struct target_fact *t, int tool)
 {
-        const struct cc_counts *c = cc_of(t, tool);
-
-        return c->set && c->hits + c->misses > 0 &&
-               known((double)c->hits / (double)(c->hits + c->misses), v);
+        return cnt(cc_of(t, tool)->set, cc_of(t, tool)->misses);
+}
+static struct val tget_ratio(const struct target_fact *t, int tool)
+{
+        return dbl(tool == 1 ? t->sccache_ratio : t->ccache_ratio);
 }
 
 static const struct target_line target_lines[] = {
-    {"build.target.duration", "s", "Wall time of a target of the build", false, 0, tget_duration},
-    {"build.target.steps", "{step}", "Steps of a target", true, 0, tget_steps},
-    {"build.target.steps.cached", "{step}", "Steps of a target taken from the layer cache", true, 0,
+    {"build.target.duration", "s", "Wall time of a target of the build", 0, tget_duration},
+    {"build.target.steps", "{step}", "Steps of a target", 0, tget_steps},
+    {"build.target.steps.cached", "{step}", "Steps of a target taken from the layer cache", 0,
      tget_cached},
-    {"build.target.compiler_cache.hits", "{hit}", "Compiler-cache hits of a target", true, 1,
-     tget_hits},
-    {"build.target.compiler_cache.hits", "{hit}", "Compiler-cache hits of a target", true, 2,
-     tget_hits},
-    {"build.target.compiler_cache.misses", "{miss}", "Compiler-cache misses of a target", true, 1,
+    {"build.target.success", "1", "1 if the target was built, 0 if it failed (absent: unknown)", 0,
+     tget_success},
+    {"build.target.compiler_cache.hits", "{hit}", "Compiler-cache hits of a target", 1, tget_hits},
+    {"build.target.compiler_cache.hits", "{hit}", "Compiler-cache hits of a target", 2, tget_hits},
+    {"build.target.compiler_cache.misses", "{miss}", "Compiler-cache misses of a target", 1,
      tget_misses},
-    {"build.target.compiler_cache.misses", "{miss}", "Compiler-cache misses of a target", true, 2,
+    {"build.target.compiler_cache.misses", "{miss}", "Compiler-cache misses of a target", 2,
      tget_misses},
-    {"build.target.compiler_cache.hit_ratio", "1", "Compiler-cache hit ratio of a target", false, 1,
+    {"build.target.compiler_cache.hit_ratio", "1", "Compiler-cache hit ratio of a target", 1,
      tget_ratio},
-    {"build.target.compiler_cache.hit_ratio", "1", "Compiler-cache hit ratio of a target", false, 2,
+    {"build.target.compiler_cache.hit_ratio", "1", "Compiler-cache hit ratio of a target", 2,
      tget_ratio},
 };
 
@@ -391,7 +417,7 @@ static void str_attr(struct build *B, const char *k, const char *v)
 /* A point of the current metric; attributes are the ones added since
  * attrs_start, plus the trace ids. */
 static void point(struct build *B, size_t attrs_start, uint64_t start_ns, uint64_t time_ns,
-                  bool is_int, double v)
+                  struct val v)
 {
         struct otlp_point *p = &B->points[B->npoints++];
 
@@ -402,9 +428,9 @@ static void point(struct build *B, size_t attrs_start, uint64_t start_ns, uint64
         *p = (struct otlp_point){
             .start_ns = start_ns,
             .time_ns = time_ns,
-            .is_int = is_int,
-            .i = is_int ? (int64_t)llround(v) : 0,
-            .d = is_int ? 0 : v,
+            .is_int = v.is_int,
+            .i = v.is_int ? v.i : 0,
+            .d = v.is_int ? 0 : v.d,
             .attrs = &B->attrs[attrs_start],
             .nattrs = B->nattrs - attrs_start,
         };
@@ -431,7 +457,7 @@ static void add_samples(struct build *B)
                                 if (!opened)
                                         metric(B, l->name, l->unit, l->desc, l->kind);
                                 opened = true;
-                                point(B, B->nattrs, 0, to_ns(p->epoch), false, p->v[i]);
+                                point(B, B->nattrs, 0, to_ns(p->epoch), dbl(p->v[i]));
                         }
                 } else if (m->have_last && isfinite(m->last.v[i]) && to_ns(m->last.epoch)) {
                         size_t a = B->nattrs;
@@ -439,60 +465,52 @@ static void add_samples(struct build *B)
                         if (l->akey)
                                 str_attr(B, l->akey, l->aval);
                         point(B, a, start_ns ? start_ns : to_ns(m->last.epoch),
-                              to_ns(m->last.epoch), false, m->last.v[i]);
+                              to_ns(m->last.epoch), dbl(m->last.v[i]));
                 }
         }
 }
 
-static const char *result_of(const struct run_info *ri)
-{
-        if (ri->term_signal)
-                return "cancellation";
-        return ri->exit_code == 0 ? "success" : "failure";
-}
-
 static void add_totals(struct build *B, const struct run_model *fm)
 {
-        const struct run_info *ri = fm->run;
-        uint64_t t = to_ns(isfinite(ri->end_epoch) ? ri->end_epoch : fm->summary->last_epoch);
+        const struct run_facts *f = fm->facts;
+        const char *result = targets_outcome_name(f->outcome);
+        uint64_t t =
+            to_ns(isfinite(fm->run->end_epoch) ? fm->run->end_epoch : fm->summary->last_epoch);
 
         if (!t)
                 return;
         for (size_t i = 0; i < ARRAY_SIZE(total_lines); i++) {
                 const struct total_line *l = &total_lines[i];
+                struct val v = l->get(fm);
                 size_t a = B->nattrs;
-                double v;
 
-                if (!l->get(fm, &v))
+                if (!v.set)
                         continue;
                 metric(B, l->name, l->unit, l->desc, OTLP_GAUGE);
-                if (l->get == get_duration) {
-                        str_attr(B, "cicd.pipeline.result", result_of(ri));
+                if (l->get == get_duration && result)
+                        str_attr(B, "cicd.pipeline.result", result);
+                if (l->get == get_duration && f->exit_code >= 0)
                         *attr(B) = (struct otlp_attr){
-                            .key = "build.exit_code", .type = OTLP_INT, .i = ri->exit_code};
-                }
-                point(B, a, 0, t, l->is_int, v);
+                            .key = "build.exit_code", .type = OTLP_INT, .i = f->exit_code};
+                point(B, a, 0, t, v);
         }
-        if (!fm->targets)
-                return;
         for (size_t i = 0; i < ARRAY_SIZE(target_lines); i++) {
                 const struct target_line *l = &target_lines[i];
 
-                for (size_t k = 0; k < fm->targets->n; k++) {
-                        const struct target *tg = &fm->targets->t[k];
-                        const char *builder = tg->builder[0] ? tg->builder : fm->targets->builder;
+                for (size_t k = 0; k < f->n; k++) {
+                        const struct target_fact *tg = &f->t[k];
+                        struct val v = l->get(tg, l->tool);
                         size_t a = B->nattrs;
-                        double v;
 
-                        if (!l->get(tg, l->tool, &v))
+                        if (!v.set)
                                 continue;
                         metric(B, l->name, l->unit, l->desc, OTLP_GAUGE);
                         str_attr(B, "target", tg->name);
-                        str_attr(B, "builder", builder);
+                        str_attr(B, "builder", tg->builder);
                         if (l->tool)
                                 str_attr(B, "build.compiler_cache",
                                          l->tool == 1 ? "sccache" : "ccache");
-                        point(B, a, 0, t, l->is_int, v);
+                        point(B, a, 0, t, v);
                 }
         }
 }
@@ -500,7 +518,7 @@ static void add_totals(struct build *B, const struct run_model *fm)
 int otlp_metrics_encode(struct otlp_metrics *m, const struct run_model *final, bool json,
                         struct dbuf *out)
 {
-        size_t ntargets = final && final->targets ? final->targets->n : 0;
+        size_t ntargets = final ? final->facts->n : 0;
         size_t maxm = NSAMPLE_LINES + ARRAY_SIZE(total_lines) + ARRAY_SIZE(target_lines);
         size_t maxp = NSAMPLE_LINES * (m->n + 1) + ARRAY_SIZE(total_lines) +
                       ARRAY_SIZE(target_lines) * ntargets;

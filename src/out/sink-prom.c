@@ -190,7 +190,8 @@ static const struct {
     {"steps_total", "Dockerfile steps of the target (a gauge, as the seed names it).", TV_STEPS},
     {"steps_cached", "Steps of the target that came from the layer cache.", TV_CACHED},
     {"layer_cache_hit_ratio", "Cached steps over all steps of the target.", TV_CACHE_RATIO},
-    {"target_success", "1 if the target completed.", TV_SUCCESS},
+    {"target_success", "1 if the target was built, 0 if it failed; absent when unknown.",
+     TV_SUCCESS},
     {"sccache_hits", "sccache hits of the target's build step.", TV_SC_HITS},
     {"sccache_misses", "sccache misses of the target's build step.", TV_SC_MISSES},
     {"sccache_hit_ratio", "sccache hits over hits plus misses.", TV_SC_RATIO},
@@ -202,57 +203,35 @@ static const struct {
     {"ccache_hit_ratio", "ccache hits over hits plus misses.", TV_CC_RATIO},
 };
 
-static bool target_success(const struct target *t, const struct run_info *run)
+/* The value of series v for t, or NAN when absent (no sample). Every
+ * figure is the model's (targets_facts()); here it is only picked. */
+static double target_value(const struct target_fact *t, enum tval v)
 {
-        if (t->errors || t->canceled)
-                return false;
-        if (t->history_set && t->history_status[0])
-                return strcmp(t->history_status, "completed") == 0;
-        return t->done || (run->exit_code == 0 && run->term_signal == 0);
-}
-
-/* The value of series v for t, or NAN when absent (no sample). */
-static double target_value(const struct target *t, const struct run_info *run, enum tval v)
-{
-        uint32_t steps = t->steps, cached = t->cached;
-        uint64_t h, tot;
-
-        if (steps == 0 && t->history_set) {
-                steps = t->history_steps;
-                cached = t->history_cached;
-        }
         switch (v) {
         case TV_DURATION:
-                /* 0 is a real figure (all its lines came in one read), unless
-                 * buildx history has a better one. */
-                if (!isnan(t->first_seen) && (t->last_seen > t->first_seen || !t->history_set))
-                        return t->last_seen - t->first_seen;
-                return t->history_set ? t->history_duration_s : NAN;
+                return t->duration_s;
         case TV_STEPS:
-                return steps;
+                return t->steps_set ? t->steps : NAN;
         case TV_CACHED:
-                return cached;
+                return t->steps_set ? t->cached : NAN;
         case TV_CACHE_RATIO:
-                return steps ? (double)cached / steps : NAN;
+                return t->cache_ratio;
         case TV_SUCCESS:
-                return target_success(t, run);
+                return t->success == TARGET_SUCCESS_UNKNOWN ? NAN : t->success;
         case TV_SC_HITS:
                 return t->sccache.set ? (double)t->sccache.hits : NAN;
         case TV_SC_MISSES:
                 return t->sccache.set ? (double)t->sccache.misses : NAN;
         case TV_SC_RATIO:
-        case TV_CC_RATIO: {
-                const struct cc_counts *c = v == TV_SC_RATIO ? &t->sccache : &t->ccache;
-                h = c->hits;
-                tot = c->hits + c->misses;
-                return c->set && tot ? (double)h / (double)tot : NAN;
-        }
+                return t->sccache_ratio;
         case TV_SC_GUESS:
-                return t->sccache.set && t->sccache_guess ? 1 : NAN;
+                return t->sccache_guess ? 1 : NAN;
         case TV_CC_HITS:
                 return t->ccache.set ? (double)t->ccache.hits : NAN;
         case TV_CC_MISSES:
                 return t->ccache.set ? (double)t->ccache.misses : NAN;
+        case TV_CC_RATIO:
+                return t->ccache_ratio;
         }
         return NAN;
 }
@@ -309,43 +288,42 @@ int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
 {
         static const struct targets none = {.make_pct = -1};
         const struct targets *ts = m->targets ? m->targets : &none;
-        const struct run_info *run = m->run;
+        const struct run_facts *rf = m->facts;
         struct family f = {.out = out, .prefix = prefix};
-        const char *builder = ts->builder;
-        const char *inv_labels[] = {"builder", builder, NULL};
+        const char *inv_labels[] = {"builder", rf->builder, NULL};
         double v;
 
         for (size_t k = 0; k < ARRAY_SIZE(target_series); k++) {
                 fam_begin(&f, target_series[k].name, target_series[k].help);
-                for (size_t i = 0; i < ts->n; i++) {
-                        const struct target *t = &ts->t[i];
-                        const char *labels[] = {"target", t->name, "builder",
-                                                t->builder[0] ? t->builder : builder, NULL};
-                        v = target_value(t, run, target_series[k].v);
+                for (size_t i = 0; i < rf->n; i++) {
+                        const struct target_fact *t = &rf->t[i];
+                        const char *labels[] = {"target", t->name, "builder", t->builder, NULL};
+
+                        v = target_value(t, target_series[k].v);
                         if (!isnan(v))
                                 fam_sample(&f, v, labels);
                 }
         }
 
         fam_begin(&f, "invocation_duration_seconds", "Wall time of the whole invocation.");
-        if (!isnan(run->end_epoch) && !isnan(run->start_epoch))
-                fam_sample(&f, run->end_epoch - run->start_epoch, inv_labels);
+        if (!isnan(rf->duration_s))
+                fam_sample(&f, rf->duration_s, inv_labels);
         fam_begin(&f, "invocation_success", "1 if the invocation exited 0.");
-        if (run->finished)
-                fam_sample(&f, run->exit_code == 0 && run->term_signal == 0, inv_labels);
+        if (rf->outcome != RUN_OUTCOME_UNKNOWN)
+                fam_sample(&f, rf->outcome == RUN_OUTCOME_SUCCESS, inv_labels);
         fam_begin(&f, "last_run_timestamp_seconds", "When the invocation ended (Unix time).");
-        v = !isnan(run->end_epoch) ? run->end_epoch : run->start_epoch;
+        v = !isnan(m->run->end_epoch) ? m->run->end_epoch : m->run->start_epoch;
         if (!isnan(v))
                 fam_sample(&f, v, inv_labels);
         fam_begin(
             &f, "invocation_steps",
             "Distinct BuildKit steps of the invocation (a step shared by targets counts once).");
-        if (ts->buildkit_seen)
-                fam_sample(&f, ts->steps, inv_labels);
+        if (rf->steps_set)
+                fam_sample(&f, rf->steps, inv_labels);
         fam_begin(&f, "invocation_steps_cached",
                   "Distinct BuildKit steps that came from the layer cache.");
-        if (ts->buildkit_seen)
-                fam_sample(&f, ts->cached, inv_labels);
+        if (rf->steps_set)
+                fam_sample(&f, rf->cached, inv_labels);
         fam_begin(&f, "ninja_edges_done", "Last ninja [n/m] progress: edges finished.");
         if (ts->ninja_total)
                 fam_sample(&f, (double)ts->ninja_done, inv_labels);

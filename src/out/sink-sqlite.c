@@ -273,65 +273,56 @@ static void sqlite_sample(void *state, const struct sample *smp, const char *row
         }
 }
 
-static int64_t cc_or_unknown(const struct cc_counts *a, const struct cc_counts *b, bool hits)
+static int64_t count_or_unknown(const struct cc_counts *c, bool hits)
 {
-        const struct cc_counts *c = a->set ? a : b->set ? b : NULL;
-
-        if (!c)
+        if (!c->set)
                 return -1;
         return (int64_t)MIN(hits ? c->hits : c->misses, (uint64_t)INT64_MAX);
 }
 
-/* Per-target figures of the model (targets.h), as plain values. buildx
- * history figures, when imported, are the builder's own and win. */
-static int store_targets(struct sqlite_state *s, const struct run_model *m)
+/* The per-target figures of the model (targets_facts()), stored as they
+ * are, so `inspect` and `export` read back what the live sinks wrote. */
+static int store_targets(struct sqlite_state *s, const struct run_facts *f)
 {
-        const struct targets *ts = m->targets;
-
-        for (size_t i = 0; ts && i < ts->n; i++) {
-                const struct target *t = &ts->t[i];
+        for (size_t i = 0; i < f->n; i++) {
+                const struct target_fact *t = &f->t[i];
                 struct store_target row = {
                     .name = t->name,
-                    .duration_s =
-                        t->history_set ? t->history_duration_s : t->last_seen - t->first_seen,
-                    .steps = t->history_set ? t->history_steps : t->steps,
-                    .cached = t->history_set ? t->history_cached : t->cached,
-                    .success = t->errors > 0 ? 0
-                               : t->done     ? 1
-                                             : -1,
-                    .cc_hits = cc_or_unknown(&t->sccache, &t->ccache, true),
-                    .cc_misses = cc_or_unknown(&t->sccache, &t->ccache, false),
+                    .duration_s = t->duration_s,
+                    .steps = t->steps_set ? (int64_t)t->steps : -1,
+                    .cached = t->steps_set ? (int64_t)t->cached : -1,
+                    .success = t->success,
+                    .cc_hits = count_or_unknown(&t->cc, true),
+                    .cc_misses = count_or_unknown(&t->cc, false),
                     .node = t->node[0] ? t->node : NULL,
                     .ref = t->ref[0] ? t->ref : NULL,
-                    /* as the OTLP sink names it (otlp-metrics.c) */
-                    .builder = t->builder[0] ? t->builder : ts->builder,
-                    .sccache_hits = cc_or_unknown(&t->sccache, &t->sccache, true),
-                    .sccache_misses = cc_or_unknown(&t->sccache, &t->sccache, false),
-                    .ccache_hits = cc_or_unknown(&t->ccache, &t->ccache, true),
-                    .ccache_misses = cc_or_unknown(&t->ccache, &t->ccache, false),
+                    .builder = t->builder,
+                    .sccache_hits = count_or_unknown(&t->sccache, true),
+                    .sccache_misses = count_or_unknown(&t->sccache, false),
+                    .ccache_hits = count_or_unknown(&t->ccache, true),
+                    .ccache_misses = count_or_unknown(&t->ccache, false),
                 };
                 int e = store_target_insert(s->st, s->run_id, &row);
 
                 if (e < 0)
                         return e;
         }
-        return 0;
+        return store_run_set_steps(s->st, s->run_id, f->steps_set ? (int64_t)f->steps : -1,
+                                   f->steps_set ? (int64_t)f->cached : -1);
 }
 
 /* What the log says about the run that argv and .git did not: the
  * BuildKit builder it named ("#0 building with "X" instance", or a bake
  * metadata file), and the revision of the build context from buildx
  * history when the working directory is not a git checkout. */
-static int store_log_facts(struct sqlite_state *s, const struct targets *ts)
+static int store_log_facts(struct sqlite_state *s, const struct run_model *m)
 {
+        const struct targets *ts = m->targets;
         struct store_run_extra x = {0};
 
         if (!ts)
                 return 0;
-        x.builder = ts->builder[0] ? ts->builder : NULL;
-        for (size_t i = 0; !x.builder && i < ts->n; i++)
-                if (ts->t[i].builder[0])
-                        x.builder = ts->t[i].builder;
+        x.builder = m->facts->builder[0] ? m->facts->builder : NULL;
         for (size_t i = 0; !s->vcs_ok && !x.vcs_rev && i < ts->n; i++)
                 if (ts->t[i].history_set && ts->t[i].history_vcs_revision[0])
                         x.vcs_rev = ts->t[i].history_vcs_revision;
@@ -397,9 +388,9 @@ static int sqlite_finish(void *state, const struct run_model *m)
         if (e >= 0) {
                 e = store_run_finish(s->st, s->run_id, m->run, m->summary, json.p, s->dropped);
                 if (e >= 0)
-                        e = store_targets(s, m);
+                        e = store_targets(s, m->facts);
                 if (e >= 0)
-                        e = store_log_facts(s, m->targets);
+                        e = store_log_facts(s, m);
                 if (e >= 0)
                         e = store_cc_blocks(s, m->targets);
                 if (e >= 0)

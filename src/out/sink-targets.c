@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* resources-<id>.targets.json: the per-target figures and the slowest
- * ninja edges, written at the end when the build showed any. */
+/* resources-<id>.targets.json: the per-target figures of the model
+ * (targets_facts()), the run's totals and the slowest ninja edges, written
+ * at the end when the build showed any. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -25,7 +26,7 @@ static int targets_finish(void *state, const struct run_model *m)
 
         if (!m->targets || !targets_any(m->targets))
                 return 0;
-        e = targets_render_json(m->targets, &out);
+        e = targets_render_json(m->targets, m->facts, &out);
         if (e >= 0)
                 e = write_file_atomic(state, out.p, out.len);
         dbuf_release(&out);

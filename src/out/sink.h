@@ -35,6 +35,9 @@ struct run_model {
         const struct run_info *run;
         const struct summary *summary;
         const struct targets *targets; /* from the build's output; NULL: none */
+        /* The effective per-target figures and the run's outcome
+         * (targets_facts()): sinks format these and derive none. Never NULL. */
+        const struct run_facts *facts;
 };
 
 /* A sink writes the model to the world. Adding an export means adding one

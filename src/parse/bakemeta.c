@@ -89,6 +89,9 @@ int buildx_history_parse(const char *buf, size_t len, struct buildx_history *ret
                         h.field = (uint32_t)json_integer_value(x);                                 \
         } while (0)
         U32("NumTotalSteps", total_steps);
+        d = json_object_get(root, "NumTotalSteps");
+        h.steps_set =
+            json_is_integer(d) && json_integer_value(d) >= 0 && json_integer_value(d) <= UINT32_MAX;
         U32("NumCachedSteps", cached_steps);
         U32("NumCompletedSteps", completed_steps);
 #undef U32
@@ -114,6 +117,7 @@ int buildx_history_apply(const struct buildx_history *h, struct targets *ts)
         t->history_duration_s = h->duration_s;
         t->history_steps = h->total_steps;
         t->history_cached = h->cached_steps;
+        t->history_steps_set = h->steps_set;
         memcpy(t->history_status, h->status, sizeof(t->history_status));
         _Static_assert(sizeof(t->history_vcs_revision) == sizeof(h->vcs_revision), "same size");
         memcpy(t->history_vcs_revision, h->vcs_revision, sizeof(t->history_vcs_revision));

@@ -35,6 +35,7 @@ struct recorder {
         const struct sink_ops *ops[16];
         void *state[16];
         struct buildmetrics *metrics; /* targets from the build's own output */
+        struct run_facts facts;       /* what every sink reports of them, made at finish */
         size_t nsinks;
         double start_mono, next_tick;
         double line_now;    /* the time the lines being parsed arrived */
@@ -450,6 +451,8 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
         if (!r->cfg.replay)
                 buildmetrics_finish(r->metrics, r->run->argv, r->cfg.note, r->cfg.userdata);
         m.targets = buildmetrics_model(r->metrics);
+        targets_facts(m.targets, r->run, &r->facts);
+        m.facts = &r->facts;
 
         for (size_t i = 0; i < r->nsinks; i++) {
                 int e;
@@ -466,7 +469,7 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
         if (short_out)
                 (void)summary_render_short(&r->summary, r->run, short_out);
         if (short_out)
-                (void)targets_render_text(m.targets, short_out);
+                (void)targets_render_text(m.targets, m.facts, short_out);
         return ret;
 }
 

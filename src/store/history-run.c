@@ -137,54 +137,93 @@ static void cc_of(sqlite3_stmt *s, int hits, int misses, struct cc_counts *ret)
                 *ret = c;
 }
 
-int history_run_targets(struct store *st, int64_t id, struct targets *ret)
+static int run_steps(struct store *st, int64_t id, struct run_facts *f)
 {
         sqlite3 *db = store_db(st);
         sqlite3_stmt *s = NULL;
-        _cleanup_free_ struct targets *ts = malloc(sizeof(*ts));
+        uint64_t steps = 0, cached = 0;
+        int r = store_map_rc(
+            db, sqlite3_prepare_v2(db, "SELECT steps, cached_steps FROM runs WHERE id = ?", -1, &s,
+                                   NULL));
+        int rc;
+
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, id);
+        rc = sqlite3_step(s);
+        if (rc == SQLITE_ROW) {
+                f->steps_set = count_of(s, 0, &steps) && count_of(s, 1, &cached);
+                f->steps = (uint32_t)MIN(steps, (uint64_t)UINT32_MAX);
+                f->cached = (uint32_t)MIN(cached, (uint64_t)UINT32_MAX);
+        }
+        r = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_map_rc(db, rc);
+        sqlite3_finalize(s);
+        return r;
+}
+
+/* One stored row as the fact it was written from (sink-sqlite.c). */
+static void fact_of_row(sqlite3_stmt *s, struct target_fact *t)
+{
+        struct cc_counts cc = {0};
+
+        memset(t, 0, sizeof(*t));
+        text_of(s, 0, t->name, sizeof(t->name));
+        t->start_s = t->end_s = NAN;
+        t->duration_s =
+            sqlite3_column_type(s, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 1);
+        t->steps_set = sqlite3_column_type(s, 2) != SQLITE_NULL;
+        t->steps = u32_of(s, 2);
+        t->cached = u32_of(s, 3);
+        t->success = TARGET_SUCCESS_UNKNOWN;
+        if (sqlite3_column_type(s, 4) != SQLITE_NULL)
+                t->success = sqlite3_column_int64(s, 4) == 1 ? TARGET_BUILT : TARGET_FAILED;
+        text_of(s, 5, t->node, sizeof(t->node));
+        text_of(s, 6, t->ref, sizeof(t->ref));
+        text_of(s, 7, t->builder, sizeof(t->builder));
+        cc_of(s, 8, 9, &t->sccache);
+        cc_of(s, 10, 11, &t->ccache);
+        targets_fact_ratios(t);
+        /* a version-2 row has only the combined counts */
+        cc_of(s, 12, 13, &cc);
+        if (cc.set)
+                t->cc = cc;
+}
+
+int history_run_targets(struct store *st, int64_t id, struct run_facts *ret)
+{
+        sqlite3 *db = store_db(st);
+        sqlite3_stmt *s = NULL;
+        _cleanup_free_ struct run_facts *f = calloc(1, sizeof(*f));
         int r, rc = SQLITE_DONE;
 
-        if (!ts)
+        if (!f)
                 return -ENOMEM;
-        targets_init(ts);
         /* rowid: the order the run inserted them, which is the model's */
         r = store_map_rc(
             db, sqlite3_prepare_v2(db,
                                    "SELECT name, duration_s, steps, cached, success, node, ref,"
                                    " builder, sccache_hits, sccache_misses, ccache_hits,"
-                                   " ccache_misses FROM targets WHERE run = ?"
+                                   " ccache_misses, cc_hits, cc_misses FROM targets WHERE run = ?"
                                    " ORDER BY rowid LIMIT ?",
                                    -1, &s, NULL));
         if (r < 0)
                 return r;
         sqlite3_bind_int64(s, 1, id);
         sqlite3_bind_int64(s, 2, TARGETS_MAX);
-        while (ts->n < TARGETS_MAX && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-                struct target *t = &ts->t[ts->n++];
-
-                memset(t, 0, sizeof(*t));
-                text_of(s, 0, t->name, sizeof(t->name));
-                t->first_seen = 0;
-                t->last_seen =
-                    sqlite3_column_type(s, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 1);
-                t->steps = u32_of(s, 2);
-                t->cached = u32_of(s, 3);
-                if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
-                        t->errors = sqlite3_column_int64(s, 4) == 0;
-                        t->done = sqlite3_column_int64(s, 4) == 1;
-                }
-                text_of(s, 5, t->node, sizeof(t->node));
-                text_of(s, 6, t->ref, sizeof(t->ref));
-                text_of(s, 7, t->builder, sizeof(t->builder));
-                cc_of(s, 8, 9, &t->sccache);
-                cc_of(s, 10, 11, &t->ccache);
-        }
+        while (f->n < TARGETS_MAX && (rc = sqlite3_step(s)) == SQLITE_ROW)
+                fact_of_row(s, &f->t[f->n++]);
         r = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_map_rc(db, rc);
         sqlite3_finalize(s);
+        if (r >= 0)
+                r = run_steps(st, id, f);
         if (r < 0)
                 return r;
-        memcpy(ret, ts, sizeof(*ts));
-        return (int)ts->n;
+        ret->n = f->n;
+        memcpy(ret->t, f->t, f->n * sizeof(f->t[0]));
+        ret->steps_set = f->steps_set;
+        ret->steps = f->steps;
+        ret->cached = f->cached;
+        return (int)f->n;
 }
 
 int history_run_thresholds(struct store *st, int64_t id, struct summary_config *ret)

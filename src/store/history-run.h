@@ -22,15 +22,15 @@ typedef int (*history_sample_fn)(void *userdata, const struct sample *s);
  * -errno (-STORE_ENOTDB for a corrupt file), or what fn returned. */
 int64_t history_run_samples(struct store *st, int64_t id, history_sample_fn fn, void *userdata);
 
-/* The targets of run row id, in the order the run stored them (at most
- * TARGETS_MAX; names and fields cut as targets.h cuts them), into *ret
- * (caller-owned, initialized here). What the row does not know stays
- * unknown: a NULL duration is NAN, NULL counts are absent. A target's
- * stored duration becomes first_seen 0 and last_seen the duration, its
- * steps and cached the stored figures (for imported buildx history too,
- * as the row holds the figures that won). Returns the number of targets
- * or -errno; *ret is untouched on failure. */
-int history_run_targets(struct store *st, int64_t id, struct targets *ret);
+/* The targets of run row id as the run stored them: the facts its sinks
+ * reported (targets_facts()), in the order the run stored them (at most
+ * TARGETS_MAX; names and fields cut as targets.h cuts them), and the run's
+ * step totals, into *ret (caller-owned). Unknown stays unknown: a NULL
+ * duration is NAN, NULL counts are absent, a NULL success unknown. The
+ * run's outcome and duration are not touched (targets_facts_outcome() on
+ * history_run_info()'s facts gives them). Returns the number of targets or
+ * -errno; *ret is untouched on failure. */
+int history_run_targets(struct store *st, int64_t id, struct run_facts *ret);
 
 /* The thresholds the run's summary was made with (its stored summary),
  * so a replay counts near-OOM and low-disk samples as the run did. Only

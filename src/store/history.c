@@ -224,7 +224,10 @@ int history_run_detail(struct store *st, int64_t id, json_t **ret)
         bool any_steps = false;
         int r;
 
-        r = rows_of(st, "SELECT " RUN_COLUMNS " FROM runs r WHERE r.id = ?", id, &rows);
+        r = rows_of(st,
+                    "SELECT " RUN_COLUMNS ", r.steps AS run_steps, r.cached_steps AS run_cached"
+                    " FROM runs r WHERE r.id = ?",
+                    id, &rows);
         if (r < 0)
                 return r;
         if (json_array_size(rows) != 1) {
@@ -259,6 +262,15 @@ int history_run_detail(struct store *st, int64_t id, json_t **ret)
                         cached += json_integer_value(json_object_get(t, "cached"));
                 }
         }
+        /* The run's own totals (a step shared by targets counts once);
+         * runs of an older buildtel have none: the sum of their targets. */
+        if (json_is_integer(json_object_get(o, "run_steps"))) {
+                any_steps = true;
+                steps = json_integer_value(json_object_get(o, "run_steps"));
+                cached = json_integer_value(json_object_get(o, "run_cached"));
+        }
+        json_object_del(o, "run_steps");
+        json_object_del(o, "run_cached");
         json_object_set_new(o, "steps", any_steps ? json_integer(steps) : json_null());
         json_object_set_new(o, "cached_steps", any_steps ? json_integer(cached) : json_null());
         json_object_set_new(o, "targets", targets);

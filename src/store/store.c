@@ -82,8 +82,15 @@ static const char schema_v3[] = "ALTER TABLE targets ADD COLUMN builder TEXT;"
                                 "ALTER TABLE targets ADD COLUMN ccache_hits INTEGER;"
                                 "ALTER TABLE targets ADD COLUMN ccache_misses INTEGER;";
 
+/* Version 4: the run's distinct BuildKit steps and cached steps, as the
+ * model counts them (a step shared by targets counts once), so `inspect`
+ * shows the totals the textfile and OTLP sent. NULL: unknown, or a run of
+ * an older buildtel (readers then sum the targets, as they did). */
+static const char schema_v4[] = "ALTER TABLE runs ADD COLUMN steps INTEGER;"
+                                "ALTER TABLE runs ADD COLUMN cached_steps INTEGER;";
+
 /* migrations[v] takes a file from version v to v + 1. */
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3};
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
 
 struct store {
@@ -740,6 +747,21 @@ int store_cache_snapshot_insert(struct store *st, const struct store_cache_snaps
         }
         if (r >= 0 && ret_id)
                 *ret_id = sqlite3_last_insert_rowid(st->db);
+        sqlite3_finalize(s);
+        return r;
+}
+
+int store_run_set_steps(struct store *st, int64_t id, int64_t steps, int64_t cached)
+{
+        sqlite3_stmt *s = NULL;
+        int r = prepare(st, "UPDATE runs SET steps = ?, cached_steps = ? WHERE id = ?", &s);
+
+        if (r >= 0) {
+                bind_i64_or_null(s, 1, steps);
+                bind_i64_or_null(s, 2, cached);
+                sqlite3_bind_int64(s, 3, id);
+                r = step_done(st, s);
+        }
         sqlite3_finalize(s);
         return r;
 }

@@ -24,7 +24,7 @@
  *   cache_snapshots  compiler-cache counters (`buildtel cache`, and the
  *                    stats blocks a run's log printed) */
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 /* Errors beyond errno: returned as negative values like -errno. */
 #define STORE_ENOTDB 4000 /* not an SQLite file, or corrupt */
@@ -135,6 +135,9 @@ struct store_target {
 };
 
 int store_target_insert(struct store *st, int64_t run, const struct store_target *t);
+/* The run's distinct BuildKit steps and cached steps (-1: unknown). Call
+ * between begin and commit. */
+int store_run_set_steps(struct store *st, int64_t id, int64_t steps, int64_t cached);
 
 /* Compiler-cache snapshots. -------------------------------------------- */
 
