@@ -97,8 +97,7 @@ static int export_sink_open(const struct sink_ctx *ctx, void **ret_state)
 }
 
 /* Each replayed sample, after the recorder's summary took it. */
-static void export_sink_sample(void *state, const struct sample *smp, const char *row,
-                               size_t rowlen)
+static void export_sink_sample(void *state, const struct sample *smp, const struct run_model *m)
 {
         struct exporter *x = state;
 

@@ -14,29 +14,69 @@
 
 #include "cmd/cmd-common.h"
 #include "cmd/cmd.h"
+#include "model/units.h"
 #include "out/summary-out.h"
 #include "pipeline/loop.h"
 #include "store/history.h"
 #include "store/store.h"
 #include "util/util.h"
 
-/* "x/resources-ID.csv" -> "x/resources-ID.run.json" */
-static char *run_json_path(const char *csv)
+/* "x/resources-ID.csv" -> "x/resources-ID<suffix>" (".run.json") */
+static char *beside_path(const char *csv, const char *suffix)
 {
-        size_t n = strlen(csv);
+        size_t n = strlen(csv), sl = strlen(suffix);
         size_t base = n >= 4 && strcmp(csv + n - 4, ".csv") == 0 ? n - 4 : n;
-        char *p = malloc(base + sizeof(".run.json"));
+        char *p = malloc(base + sl + 1);
 
         if (!p)
                 return NULL;
         memcpy(p, csv, base);
-        memcpy(p + base, ".run.json", sizeof(".run.json"));
+        memcpy(p + base, suffix, sl + 1);
         return p;
+}
+
+/* The run's compile units from resources-<id>.units.csv beside the CSV,
+ * when the run wrote one; NULL otherwise. */
+static struct units *load_units_file(const char *csv)
+{
+        _cleanup_free_ char *path = beside_path(csv, ".units.csv");
+        _cleanup_free_ char *buf = NULL;
+        struct units *u = NULL;
+        size_t len, skipped = 0;
+
+        if (!path || read_file_at(AT_FDCWD, path, 64 << 20, &buf, &len) < 0 || units_new(&u) < 0)
+                return NULL;
+        if (units_csv_parse(buf, len, u, &skipped) < 0) {
+                fprintf(stderr,
+                        "buildtel summarize: note: '%s' is not a units file; units left out\n",
+                        path);
+                units_free(u);
+                return NULL;
+        }
+        if (skipped)
+                fprintf(stderr, "buildtel summarize: note: %zu bad rows of '%s' skipped\n", skipped,
+                        path);
+        return u;
+}
+
+/* The run's compile units from the database, when it had process scans (a
+ * cgroup mode in its rows); NULL otherwise. */
+static struct units *load_units_db(struct store *st, int64_t id, const struct summary *sum)
+{
+        struct units *u = NULL;
+
+        if (!sum->build.mode[0] || units_new(&u) < 0)
+                return NULL;
+        if (store_units_read(st, id, u) < 0) {
+                units_free(u);
+                return NULL;
+        }
+        return u;
 }
 
 static void load_run_info(const char *csv, struct run_info *ri)
 {
-        _cleanup_free_ char *path = run_json_path(csv);
+        _cleanup_free_ char *path = beside_path(csv, ".run.json");
         _cleanup_free_ char *buf = NULL;
         size_t len;
 
@@ -54,16 +94,26 @@ static void load_run_info(const char *csv, struct run_info *ri)
         }
 }
 
+/* Where a replay's compile units are: the units file beside csv, or the
+ * run's rows in st. */
+struct units_from {
+        const char *csv;
+        struct store *st;
+        int64_t id;
+};
+
 /* The recording through the pipeline (a recorder with no sinks: nothing
- * is written), then its summary to stdout. Returns 0, -errno from the
- * source (the caller says what it was), or 1 after printing why. */
+ * is written), then its summary, with the run's units, to stdout. Returns
+ * 0, -errno from the source (the caller says what it was), or 1 after
+ * printing why. */
 static int replay(const struct common_opts *o, const struct source_ops *ops, void *state,
-                  struct run_info *ri)
+                  struct run_info *ri, const struct units_from *uf)
 {
         struct recorder_config cfg = o->rec;
         struct recorder *r = NULL;
         struct dbuf out = DBUF_INIT;
-        const struct summary *sum;
+        struct summary *sum = NULL;
+        struct units *units = NULL;
         int64_t rows;
 
         cfg.replay = true;
@@ -76,10 +126,15 @@ static int replay(const struct common_opts *o, const struct source_ops *ops, voi
         if (rows < 0)
                 goto out;
         rows = 0;
-        sum = recorder_summary(r);
+        sum = malloc(sizeof(*sum));
+        if (!sum)
+                goto oom;
+        *sum = *recorder_summary(r);
         if (sum->skipped_rows)
                 fprintf(stderr, "buildtel summarize: note: %llu torn or junk rows skipped\n",
                         (unsigned long long)sum->skipped_rows);
+        units = uf->csv ? load_units_file(uf->csv) : load_units_db(uf->st, uf->id, sum);
+        sum->units = units;
         if (o->json ? summary_render_json(sum, ri, &out) < 0
                     : summary_render_text(sum, ri, &out) < 0)
                 goto oom;
@@ -92,6 +147,8 @@ oom:
         fprintf(stderr, "buildtel summarize: out of memory\n");
         rows = 1;
 out:
+        units_free(units);
+        free(sum);
         dbuf_release(&out);
         recorder_free(r);
         return (int)rows;
@@ -146,7 +203,7 @@ static int summarize_db(struct common_opts *o, const char *spec)
         if (e >= 0)
                 e = source_history_open(st, id, &src);
         if (e >= 0)
-                e = replay(o, &source_history, src, &ri);
+                e = replay(o, &source_history, src, &ri, &(struct units_from){.st = st, .id = id});
         if (e < 0)
                 fprintf(stderr, "buildtel summarize: history database '%s': %s\n", db,
                         store_strerror(e));
@@ -190,7 +247,7 @@ static int summarize_csv(struct common_opts *o, const char *path)
         load_run_info(path, &ri);
         e = source_csv_open(map ? map : "", map ? (size_t)st.st_size : 0, &src);
         if (e >= 0)
-                e = replay(o, &source_csv, src, &ri);
+                e = replay(o, &source_csv, src, &ri, &(struct units_from){.csv = path});
         if (e < 0)
                 fprintf(stderr, "buildtel summarize: '%s' is not a buildtel CSV (%s)\n", path,
                         e == -EINVAL ? "no buildtel header" : strerror(-e));
