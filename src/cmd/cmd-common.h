@@ -3,12 +3,18 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "pipeline/recorder.h"
 #include "parse/otelenv.h"
+#include "platform/cgroup.h"
 
-/* Options shared by `run` and `watch`, and the bits of set-up both do. */
-
+/* Options are declared once, in the table of cmd-common.c: name, alias,
+ * argument, the commands that take it, its --help text and what it sets.
+ * The table drives getopt_long (cmd_parse_options), the option lists of
+ * `buildtel help CMD`, and `buildtel help --dump-options`, which the
+ * e2e-options test holds the man page to. The ids below only key the
+ * rows. */
 enum {
         OPT_INTERVAL = 0x100,
         OPT_LOG_DIR,
@@ -33,37 +39,30 @@ enum {
         OPT_NO_DB,
         OPT_OTLP_ENDPOINT,
         OPT_OTLP_INTERVAL,
+        OPT_GRACE,
+        OPT_OFF,
+        OPT_CGROUP,
+        OPT_MEMORY_MAX,
+        OPT_MEMORY_HIGH,
+        OPT_PID,
+        OPT_STAGE_LOG_DIR,
+        OPT_JSON,
+        OPT_OTLP,
+        OPT_INCOMPLETE,
         OPT_CSV_SAFE,
         OPT_COMMON_END,
 };
 
-#define COMMON_LONGOPTS                                                                            \
-        {"interval", required_argument, NULL, OPT_INTERVAL},                                       \
-            {"log-dir", required_argument, NULL, OPT_LOG_DIR},                                     \
-            {"out-dir", required_argument, NULL, OPT_LOG_DIR},                                     \
-            {"run-id", required_argument, NULL, OPT_RUN_ID},                                       \
-            {"disk-path", required_argument, NULL, OPT_DISK_PATH},                                 \
-            {"stage", required_argument, NULL, OPT_STAGE},                                         \
-            {"stage-regex", required_argument, NULL, OPT_STAGE_REGEX},                             \
-            {"near-oom-mb", required_argument, NULL, OPT_NEAR_OOM_MB},                             \
-            {"low-disk-gb", required_argument, NULL, OPT_LOW_DISK_GB},                             \
-            {"compilers", required_argument, NULL, OPT_COMPILERS},                                 \
-            {"quiet", no_argument, NULL, OPT_QUIET}, {"db", required_argument, NULL, OPT_DB},      \
-            {"no-db", no_argument, NULL, OPT_NO_DB},                                               \
-            {"targets", required_argument, NULL, OPT_TARGETS},                                     \
-            {"sccache-marker", required_argument, NULL, OPT_SCCACHE_MARKER},                       \
-            {"ninja-log", required_argument, NULL, OPT_NINJA_LOG},                                 \
-            {"metric-prefix", required_argument, NULL, OPT_METRIC_PREFIX},                         \
-            {"textfile-dir", required_argument, NULL, OPT_TEXTFILE_DIR},                           \
-            {"prom-file", required_argument, NULL, OPT_PROM_FILE},                                 \
-            {"pushgateway", required_argument, NULL, OPT_PUSHGATEWAY},                             \
-            {"push-job", required_argument, NULL, OPT_PUSH_JOB},                                   \
-            {"otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT},                         \
-            {"otlp-interval", required_argument, NULL, OPT_OTLP_INTERVAL},                         \
-            {"csv-safe", no_argument, NULL, OPT_CSV_SAFE},                                         \
-        {                                                                                          \
-                "help", no_argument, NULL, OPT_HELP                                                \
-        }
+/* The commands that parse through the table, as a mask. */
+enum {
+        CMDS_RUN = 1 << 0,
+        CMDS_WATCH = 1 << 1,
+        CMDS_SUMMARIZE = 1 << 2,
+        CMDS_EXPORT = 1 << 3,
+};
+
+/* The groups of `help CMD`'s option lists. */
+enum { OPTG_MAIN, OPTG_METRICS, OPTG_OTLP };
 
 struct common_opts {
         struct recorder_config rec;
@@ -73,14 +72,42 @@ struct common_opts {
         bool help;
         struct otel_options otlp_opt; /* --otlp-endpoint, --otlp-interval */
         struct otel_config otlp;      /* loaded by common_otlp_load() */
+        /* run */
+        double grace;
+        bool off;
+        enum cgroup_mode cgroup_mode;
+        uint64_t memory_max, memory_high;
+        /* watch */
+        uint64_t pid;
+        const char *stage_log_dir;
+        /* summarize */
+        bool json;
+        /* export */
+        bool export_otlp, incomplete;
 };
 
 void common_opts_init(struct common_opts *o);
 void common_opts_release(struct common_opts *o);
 
-/* Handle one getopt result. Returns 1 when handled, 0 when not one of ours,
- * -1 after printing an error for a bad value. */
+/* Handle one getopt result of a table row's id. Returns 1 when handled, 0
+ * when not one of ours, -1 after printing an error for a bad value. */
 int common_opts_parse(struct common_opts *o, int opt, const char *arg, const char *cmd);
+
+/* Parse argv of cmd (CMDS_*, named name) with the table's options for it,
+ * stopping at the first operand. Returns the index of the first operand;
+ * 0 after printing the help for --help (the command exits 0); or -1 after
+ * printing why on stderr (a bad value, or an unknown option and the
+ * command's usage line). */
+int cmd_parse_options(unsigned cmd, const char *name, int argc, char **argv, struct common_opts *o);
+
+/* The usage line(s) of name on stderr, for a bad command line. */
+void cmd_print_short_usage(const char *name);
+
+/* Print the options of cmd in group to f, as `help CMD` lists them. */
+void cmd_print_options(FILE *f, unsigned cmd, int group);
+/* One line per option and command: "CMD\t--name\tARG\t--alias" (ARG and
+ * alias "" when none), for the man page check. */
+void cmd_dump_options(FILE *f);
 
 /* Fill the shared run facts: a fresh run id unless one was given, kind,
  * cwd, host, start time, CPUs, interval. Returns 0 or -ENOMEM. */

@@ -18,7 +18,6 @@
  * give, no duration, no targets), marked build.run.state=incomplete. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -31,6 +30,8 @@
 #include "cmd/cmd.h"
 #include "out/otlp-metrics.h"
 #include "out/otlp-send.h"
+#include "out/sink.h"
+#include "pipeline/loop.h"
 #include "store/history-run.h"
 #include "store/history.h"
 #include "store/store.h"
@@ -40,11 +41,6 @@
 #define EXPORT_BATCH 1000
 #define EXPORT_MAX_CSV (1ull << 31)
 #define EXPORT_BUSY_MS 2000
-
-enum { OPT_OTLP = OPT_COMMON_END, OPT_INCOMPLETE };
-
-static const char usage[] = "usage: buildtel export --otlp [--db PATH|--no-db] [--log-dir DIR] "
-                            "[--incomplete] [--otlp-endpoint URL] RUN|FILE.csv\n";
 
 static const char *env_lookup(void *userdata, const char *name)
 {
@@ -63,13 +59,15 @@ static void export_note(void *userdata, const char *fmt, ...)
         fprintf(stderr, "buildtel export: note: %s\n", buf);
 }
 
-/* One export: the metrics, the sender, the summary being recomputed. */
+/* One export: the metrics, the sender; the samples and the summary come
+ * through the pipeline (a replay source -> rec -> export_sink). */
 struct exporter {
         const struct otel_config *cfg;
         struct otlp_metrics *m;
         struct otlp_sender *s;
-        struct summary sum;
-        uint64_t rows, skipped;
+        struct recorder *rec;
+        struct summary_config sum_cfg;
+        uint64_t rows;
         bool send_failed; /* the collector did not take a batch */
 };
 
@@ -92,18 +90,46 @@ static int send_batch(struct exporter *x, const struct run_model *final)
         return st.failed || st.dropped ? -EIO : 0;
 }
 
-static int add_sample(void *userdata, const struct sample *smp)
+static int export_sink_open(const struct sink_ctx *ctx, void **ret_state)
 {
-        struct exporter *x = userdata;
+        *ret_state = ctx->userdata;
+        return 0;
+}
 
-        summary_add(&x->sum, smp);
+/* Each replayed sample, after the recorder's summary took it. */
+static void export_sink_sample(void *state, const struct sample *smp, const struct run_model *m)
+{
+        struct exporter *x = state;
+
+        if (x->send_failed)
+                return; /* the collector already refused: no more waiting */
         otlp_metrics_add_sample(x->m, smp);
         x->rows++;
-        if (otlp_metrics_pending(x->m) >= EXPORT_BATCH && send_batch(x, NULL) < 0) {
+        if (otlp_metrics_pending(x->m) >= EXPORT_BATCH && send_batch(x, NULL) < 0)
                 x->send_failed = true;
-                return -ECANCELED;
-        }
-        return 0;
+}
+
+static const struct sink_ops export_sink = {
+    .name = "export",
+    .open = export_sink_open,
+    .sample = export_sink_sample,
+};
+
+/* The samples of a source through the pipeline into x. Returns the number
+ * of samples or -errno from the source. */
+static int64_t replay(struct exporter *x, const struct source_ops *ops, void *state,
+                      struct run_info *ri)
+{
+        static const struct sink_ops *const sinks[] = {&export_sink, NULL};
+        struct recorder_config cfg = {
+            .summary = x->sum_cfg,
+            .replay = true,
+            .sinks = sinks,
+            .sink_userdata = x,
+        };
+        int e = recorder_new(&cfg, ri, &x->rec);
+
+        return e < 0 ? e : loop_replay(ops, state, x->rec);
 }
 
 /* The run as its files hold it; samples go to x as they are read. Returns
@@ -112,9 +138,9 @@ static int add_sample(void *userdata, const struct sample *smp)
 static int export_files(struct exporter *x, const char *csv, bool incomplete, struct run_info *ri)
 {
         _cleanup_free_ char *buf = NULL, *json = NULL, *runjson = NULL;
-        struct csv_record rec = CSV_RECORD_INIT;
-        struct sample_colmap map;
-        size_t len, pos, used, jlen, n = strlen(csv);
+        struct source_csv *src = NULL;
+        size_t len, jlen, n = strlen(csv);
+        int64_t rows;
         int e;
 
         e = read_file_at(AT_FDCWD, csv, EXPORT_MAX_CSV, &buf, &len);
@@ -140,33 +166,18 @@ static int export_files(struct exporter *x, const char *csv, bool incomplete, st
                         ri->run_id);
                 return 1;
         }
-        e = csv_parse_record(buf, len, &rec, &used);
-        if (e <= 0 || sample_colmap_init(&map, &rec) < 0) {
-                csv_record_release(&rec);
+        e = otlp_metrics_new(x->cfg, ri, &x->m);
+        if (e >= 0)
+                e = source_csv_open(buf, len, &src);
+        rows = e < 0 ? e : replay(x, &source_csv, src, ri);
+        source_csv.close(src);
+        if (rows == -EINVAL) {
                 fprintf(stderr, "buildtel export: '%s' is not a buildtel CSV\n", csv);
                 return 1;
         }
-        e = otlp_metrics_new(x->cfg, ri, &x->m);
-        for (pos = used; e >= 0 && pos < len;) {
-                struct sample smp;
-
-                e = csv_parse_record(buf + pos, len - pos, &rec, &used);
-                if (e == 0)
-                        break;
-                if (e == -ENOMEM)
-                        break;
-                pos += used;
-                if (e < 0 || sample_from_record(&map, &rec, &smp) < 0) {
-                        x->skipped++;
-                        e = 0;
-                        continue;
-                }
-                e = add_sample(x, &smp);
-        }
-        csv_record_release(&rec);
         if (x->send_failed)
                 return -EIO;
-        return e < 0 ? e : 0;
+        return rows < 0 ? (int)rows : 0;
 }
 
 /* Where RUN is in the database: 0 with the row id, -ENOENT when the
@@ -213,37 +224,17 @@ static int find_in_db(const struct common_opts *o, const char *spec, struct stor
         return 0;
 }
 
-/* Whether a run that has not finished may be sent: not while it runs, and
- * an incomplete one with --incomplete only. Prints why not. */
-static bool unfinished_ok(enum store_run_state state, const char *run_id, bool incomplete)
-{
-        if (state == STORE_RUN_RUNNING) {
-                fprintf(stderr,
-                        "buildtel export: run %s is still running; export it once it has "
-                        "finished\n",
-                        run_id);
-                return false;
-        }
-        if (!incomplete) {
-                fprintf(stderr,
-                        "buildtel export: run %s is incomplete (its buildtel ended without "
-                        "completing it); --incomplete sends what it has\n",
-                        run_id);
-                return false;
-        }
-        return true;
-}
-
 /* The run from the database: facts, samples, targets. Same returns as
  * export_files. *ret_f is set (malloc'd) when the run's targets were read:
  * the figures its sinks stored. */
 static int export_db(struct exporter *x, struct store *st, int64_t id, const char *db,
                      bool incomplete, struct run_info *ri, struct run_facts **ret_f)
 {
-        struct summary_config scfg = x->sum.cfg;
-        struct store_run run;
+        struct source_history *src = NULL;
         int64_t rows;
         int e;
+
+        struct store_run run;
 
         e = store_run_get(st, id, &run);
         if (e < 0)
@@ -251,14 +242,30 @@ static int export_db(struct exporter *x, struct store *st, int64_t id, const cha
         /* the facts are the caller's from here on */
         *ri = run.info;
         run.info = (struct run_info){0};
-        if (!ri->finished && !unfinished_ok(run.state, ri->run_id, incomplete)) {
+        if (!ri->finished) {
+                enum store_run_state state = run.state;
+
                 store_run_release(&run);
-                return 1;
-        }
-        if (ri->finished) {
+                if (state == STORE_RUN_RUNNING) {
+                        fprintf(stderr,
+                                "buildtel export: run %s is still running; export it once it has "
+                                "finished\n",
+                                ri->run_id);
+                        return 1;
+                }
+                if (!incomplete) {
+                        fprintf(stderr,
+                                "buildtel export: run %s is incomplete (its buildtel ended without "
+                                "completing it); --incomplete sends what it has\n",
+                                ri->run_id);
+                        return 1;
+                }
+        } else {
                 struct run_facts *f = calloc(1, sizeof(*f));
 
-                e = f ? store_targets_get(st, id, f) : -ENOMEM;
+                if (!f)
+                        return -ENOMEM;
+                e = store_targets_get(st, id, f);
                 if (e < 0) {
                         free(f);
                         store_run_release(&run);
@@ -266,14 +273,18 @@ static int export_db(struct exporter *x, struct store *st, int64_t id, const cha
                 }
                 *ret_f = f;
                 /* the run's own thresholds, for its near-OOM count */
-                (void)store_run_thresholds(&run, &scfg);
-                summary_init(&x->sum, &scfg);
+                e = store_run_thresholds(&run, &x->sum_cfg);
+                store_run_release(&run);
+                if (e < 0)
+                        goto fail;
         }
-        store_run_release(&run);
         e = otlp_metrics_new(x->cfg, ri, &x->m);
+        if (e >= 0)
+                e = source_history_open(st, id, &src);
         if (e < 0)
                 return e;
-        rows = store_samples_each(st, id, add_sample, x);
+        rows = replay(x, &source_history, src, ri);
+        source_history.close(src);
         if (x->send_failed)
                 return -EIO;
         if (rows < 0) {
@@ -293,7 +304,7 @@ fail:
  * here). 0, -ENOMEM, or -EIO when sending failed. */
 static int send_final(struct exporter *x, const struct run_info *ri, struct run_facts **facts)
 {
-        struct run_model rm = {.run = ri, .summary = &x->sum};
+        struct run_model rm = {.run = ri, .summary = recorder_summary(x->rec)};
 
         if (*facts) {
                 targets_facts_outcome(ri, *facts);
@@ -332,168 +343,36 @@ static bool is_file(const char *path)
         return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The options. Returns -1 to go on, else the exit status (after printing
- * the usage when they are wrong). */
-static int parse_args(int argc, char **argv, struct common_opts *o, bool *incomplete,
-                      const char **spec)
-{
-        static const struct option longopts[] = {
-            {"otlp", no_argument, NULL, OPT_OTLP},
-            {"incomplete", no_argument, NULL, OPT_INCOMPLETE},
-            {"log-dir", required_argument, NULL, OPT_LOG_DIR},
-            {"db", required_argument, NULL, OPT_DB},
-            {"no-db", no_argument, NULL, OPT_NO_DB},
-            {"otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT},
-            {"help", no_argument, NULL, OPT_HELP},
-            {0},
-        };
-        bool otlp = false;
-        int c;
-
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-                int h = c == OPT_OTLP || c == OPT_INCOMPLETE
-                            ? 0
-                            : common_opts_parse(o, c, optarg, "export");
-                if (h < 0)
-                        return EXIT_BT_USAGE;
-                if (h > 0)
-                        continue;
-                if (c == OPT_OTLP)
-                        otlp = true;
-                else if (c == OPT_INCOMPLETE)
-                        *incomplete = true;
-                else if (c == 'h')
-                        o->help = true;
-                else {
-                        fputs(usage, stderr);
-                        return EXIT_BT_USAGE;
-                }
-        }
-        if (o->help) {
-                cmd_print_usage("export");
-                return 0;
-        }
-        if (!otlp || optind != argc - 1 || !*argv[optind]) {
-                fputs(usage, stderr);
-                return EXIT_BT_USAGE;
-        }
-        *spec = argv[optind];
-        return -1;
-}
-
-/* Where the run comes from: a CSV path; else the database; else the
- * run's files. */
-struct source {
-        char *csv, *db; /* owned */
-        struct store *st;
-        int64_t id;
-        bool from_db;
-};
-
-static void source_release(struct source *src)
-{
-        free(src->csv);
-        free(src->db);
-        store_close(src->st);
-}
-
-/* Returns 0, -ENOMEM, or 1 after printing why there is no such run. */
-static int locate(const struct common_opts *o, const char *spec, struct source *src)
-{
-        size_t n = strlen(spec);
-        int e;
-
-        if (n > 4 && strcmp(spec + n - 4, ".csv") == 0 && is_file(spec)) {
-                src->csv = strdup(spec);
-                return src->csv ? 0 : -ENOMEM;
-        }
-        if (!o->rec.no_db) {
-                e = find_in_db(o, spec, &src->st, &src->id, &src->db);
-                if (e > 0)
-                        return 1;
-                src->from_db = e == 0;
-                if (src->from_db)
-                        return 0;
-        }
-        src->csv = csv_of_run(o->rec.log_dir, spec);
-        if (src->csv && is_file(src->csv))
-                return 0;
-        if (src->db)
-                fprintf(stderr,
-                        "buildtel export: no run '%s' in the history database '%s', nor its file "
-                        "'%s'\n",
-                        spec, src->db, src->csv ? src->csv : "resources-RUN.csv");
-        else
-                fprintf(stderr, "buildtel export: no run '%s': no file '%s'%s\n", spec,
-                        src->csv ? src->csv : "resources-RUN.csv",
-                        o->rec.no_db ? " (--no-db)" : ", and no history database");
-        return 1;
-}
-
-/* Send the run from src to the collector of cfg. Returns the exit
- * status, after printing what was sent or why not. */
-static int send_run(const struct otel_config *cfg, const struct common_opts *o,
-                    const struct source *src, bool incomplete)
-{
-        struct exporter x = {.cfg = cfg};
-        struct run_info ri = {0};
-        struct run_facts *facts = NULL;
-        char msg[256];
-        int e, ret = 1;
-
-        summary_init(&x.sum, &o->rec.summary);
-        e = otlp_sender_new(cfg, &x.s);
-        if (e >= 0)
-                e = src->from_db ? export_db(&x, src->st, src->id, src->db, incomplete, &ri, &facts)
-                                 : export_files(&x, src->csv, incomplete, &ri);
-        if (e > 0)
-                goto out;
-        if (e >= 0 && !ri.finished)
-                otlp_metrics_set_resource(x.m, "build.run.state", "incomplete");
-        if (e >= 0)
-                e = send_final(&x, &ri, &facts);
-        if (e == -EIO) {
-                if (!otlp_sender_take_error(x.s, msg, sizeof(msg)))
-                        snprintf(msg, sizeof(msg), "OTLP export failed");
-                fprintf(stderr, "buildtel export: %s\n", msg);
-        } else if (e < 0) {
-                fprintf(stderr, "buildtel export: out of memory\n");
-        } else {
-                otelenv_url_for_display(cfg->url, msg, sizeof(msg));
-                printf("buildtel export: run %s%s: %llu samples%s%s sent to %s%s\n", ri.run_id,
-                       ri.finished ? "" : " (incomplete)", (unsigned long long)x.rows,
-                       facts->n ? " and the targets" : "",
-                       src->from_db ? " from the history" : " from its files", msg,
-                       x.skipped ? " (junk rows skipped)" : "");
-                ret = 0;
-        }
-out:
-        otlp_sender_free(x.s);
-        otlp_metrics_free(x.m);
-        free(facts);
-        run_info_release(&ri);
-        return ret;
-}
-
 int cmd_export(int argc, char **argv)
 {
         struct common_opts o;
         struct otel_config cfg = {0};
-        struct source src = {0};
-        bool incomplete = false;
-        const char *spec = NULL;
-        int e, ret;
+        struct exporter x = {.cfg = &cfg};
+        struct run_info ri = {0};
+        struct run_facts *facts = NULL;
+        struct store *st = NULL;
+        _cleanup_free_ char *csv = NULL, *db = NULL;
+        const char *spec;
+        bool from_db = false;
+        int64_t id = 0;
+        int k, e, ret = EXIT_BT_USAGE;
+        char msg[256];
 
         common_opts_init(&o);
-        ret = parse_args(argc, argv, &o, &incomplete, &spec);
-        if (ret >= 0)
+        k = cmd_parse_options(CMDS_EXPORT, "export", argc, argv, &o);
+        if (k <= 0) {
+                ret = k == 0 ? 0 : ret;
                 goto out;
+        }
+        if (!o.export_otlp || k != argc - 1 || !*argv[k]) {
+                cmd_print_short_usage("export");
+                goto out;
+        }
+        spec = argv[k];
         e = otelenv_load(env_lookup, NULL, &o.otlp_opt, export_note, NULL, &cfg);
         if (e == -EINVAL) {
                 fprintf(stderr, "buildtel export: --otlp-endpoint takes an http:// or https:// URL "
                                 "with a host\n");
-                ret = EXIT_BT_USAGE;
                 goto out;
         }
         ret = 1;
@@ -502,13 +381,77 @@ int cmd_export(int argc, char **argv)
                                 "--otlp-endpoint\n");
                 goto out;
         }
-        e = locate(&o, spec, &src);
+
+        /* A CSV path; else the database; else the run's files. */
+        {
+                size_t n = strlen(spec);
+                if (n > 4 && strcmp(spec + n - 4, ".csv") == 0 && is_file(spec)) {
+                        csv = strdup(spec);
+                        if (!csv)
+                                goto oom;
+                } else if (!o.rec.no_db) {
+                        e = find_in_db(&o, spec, &st, &id, &db);
+                        if (e > 0)
+                                goto out;
+                        from_db = e == 0;
+                }
+        }
+        if (!csv && !from_db) {
+                csv = csv_of_run(o.rec.log_dir, spec);
+                if (!csv || !is_file(csv)) {
+                        if (db)
+                                fprintf(stderr,
+                                        "buildtel export: no run '%s' in the history database "
+                                        "'%s', nor its file '%s'\n",
+                                        spec, db, csv ? csv : "resources-RUN.csv");
+                        else
+                                fprintf(stderr, "buildtel export: no run '%s': no file '%s'%s\n",
+                                        spec, csv ? csv : "resources-RUN.csv",
+                                        o.rec.no_db ? " (--no-db)" : ", and no history database");
+                        goto out;
+                }
+        }
+
+        x.sum_cfg = o.rec.summary;
+        if (otlp_sender_new(&cfg, &x.s) < 0)
+                goto oom;
+        e = from_db ? export_db(&x, st, id, db, o.incomplete, &ri, &facts)
+                    : export_files(&x, csv, o.incomplete, &ri);
+        if (e > 0)
+                goto out;
+        if (e == -EIO)
+                goto failed;
+        if (e < 0)
+                goto oom;
+        if (!ri.finished)
+                otlp_metrics_set_resource(x.m, "build.run.state", "incomplete");
+        e = send_final(&x, &ri, &facts);
         if (e == -ENOMEM)
-                fprintf(stderr, "buildtel export: out of memory\n");
-        else if (e == 0)
-                ret = send_run(&cfg, &o, &src, incomplete);
+                goto oom;
+        if (e < 0)
+                goto failed;
+        otelenv_url_for_display(cfg.url, msg, sizeof(msg));
+        printf("buildtel export: run %s%s: %llu samples%s%s sent to %s%s\n", ri.run_id,
+               ri.finished ? "" : " (incomplete)", (unsigned long long)x.rows,
+               facts->n ? " and the targets" : "",
+               from_db ? " from the history" : " from its files", msg,
+               recorder_summary(x.rec)->skipped_rows ? " (junk rows skipped)" : "");
+        ret = 0;
+        goto out;
+failed:
+        if (!otlp_sender_take_error(x.s, msg, sizeof(msg)))
+                snprintf(msg, sizeof(msg), "OTLP export failed");
+        fprintf(stderr, "buildtel export: %s\n", msg);
+        goto out;
+oom:
+        fprintf(stderr, "buildtel export: out of memory\n");
 out:
-        source_release(&src);
+        recorder_free(x.rec);
+        otlp_sender_free(x.s);
+        otlp_metrics_free(x.m);
+        free(facts);
+        store_close(st);
+        run_info_release(&ri);
         otel_config_release(&cfg);
         common_opts_release(&o);
         return ret;

@@ -1,52 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /* buildtel run: the build as a child, its output passed through untouched,
- * sampled on a monotonic grid, one final sample after it exits. One
- * single-threaded ppoll() loop over the two output pipes, a signalfd and the
- * child's pidfd. */
+ * sampled on a monotonic grid, one final sample after it exits. The event
+ * loop is the pipeline's (pipeline/loop.c), fed by the child source. */
 #include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
-#include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "cmd/cmd-common.h"
 #include "cmd/cmd.h"
+#include "pipeline/loop.h"
 #include "platform/cgroup.h"
 #include "platform/child.h"
 #include "platform/procfs.h"
 #include "util/util.h"
-
-#define READ_CHUNK (128 * 1024)
-
-enum {
-        OPT_GRACE = OPT_COMMON_END,
-        OPT_OFF,
-        OPT_CGROUP,
-        OPT_MEMORY_MAX,
-        OPT_MEMORY_HIGH,
-};
-
-struct run_loop {
-        struct child *child;
-        struct recorder *rec;
-        int sfd;
-        char *buf;
-        bool exited;
-        int status, signal;
-        double exit_mono;
-        int forwarded;  /* last signal we passed on, for the exit path */
-        bool subreaper; /* orphans of the build are ours to reap (--cgroup=none) */
-};
 
 /* The terminal goes to the build only when stdin and stdout are both it:
  * in `buildtel run -- make | less` it stays with less. */
@@ -67,455 +39,227 @@ static int exec_bare(char **argv)
         return e == ENOENT ? EXIT_BT_NOTFOUND : EXIT_BT_NOEXEC;
 }
 
-/* One read from the child's stream, passed on whole before the next read.
- * Returns false at EOF (or when our own end of that stream is gone). */
-static bool pump(struct run_loop *L, int stream)
+/* The build's cgroup, made before the build exists. Returns 0, or -1
+ * after printing why. */
+static int make_cgroup(const struct common_opts *o, const struct run_info *ri, struct cgroup **ret)
 {
-        int fd = stream == 1 ? child_stdout_fd(L->child) : child_stderr_fd(L->child);
-        ssize_t n;
+        struct cgroup_config cfg = {
+            .mode = o->cgroup_mode,
+            .root = "/",
+            .memory_max = o->memory_max,
+            .memory_high = o->memory_high,
+            .run_id = ri->run_id,
+            .note = common_note,
+        };
         int e;
 
-        do
-                n = read(fd, L->buf, READ_CHUNK);
-        while (n < 0 && errno == EINTR);
-        if (n < 0 && errno == EAGAIN)
-                return true;
-        if (n <= 0) {
-                if (L->rec)
-                        recorder_output_eof(L->rec, stream);
-                child_close_fd(L->child, stream);
-                return false;
+        if (cfg.mode == CGROUP_MODE_NONE && (cfg.memory_max || cfg.memory_high)) {
+                fprintf(stderr, "buildtel run: --memory-max and --memory-high need a cgroup, not "
+                                "--cgroup=none\n");
+                return -1;
         }
-        e = write_all(stream, L->buf, (size_t)n);
-        if (L->rec)
-                recorder_output(L->rec, stream, L->buf, (size_t)n);
-        if (e == -EPIPE) {
-                /* Whoever read our output is gone: let the build see a broken
-                 * pipe too, as it would without us. */
-                child_close_fd(L->child, stream);
-                return false;
+        e = cgroup_new(&cfg, ret);
+        if (e < 0 && cfg.mode == CGROUP_MODE_AUTO && !cfg.memory_max && !cfg.memory_high) {
+                fprintf(stderr,
+                        "buildtel: note: no cgroup for the build (%s): --cgroup=none, its figures "
+                        "are estimates from /proc\n",
+                        e == -ENOENT ? "none mounted" : strerror(-e));
+                cfg.mode = CGROUP_MODE_NONE;
+                e = cgroup_new(&cfg, ret);
         }
-        return true;
+        if (e < 0) {
+                fprintf(stderr, "buildtel run: cannot make the build's cgroup (--cgroup=%s): %s\n",
+                        cgroup_mode_name(cfg.mode),
+                        e == -ENOENT       ? "its hierarchies are not mounted here"
+                        : e == -EOPNOTSUPP ? "the memory limit did not hold"
+                                           : strerror(-e));
+                return -1;
+        }
+        return 0;
 }
 
-static void reap(struct run_loop *L)
+static char **copy_argv(char **argv, size_t n)
 {
-        if (L->exited)
-                return;
-        int e = child_try_wait(L->child, &L->status, &L->signal);
+        char **v = calloc(n + 1, sizeof(char *));
 
-        if (e == -ECHILD) {
-                /* Reaped by someone else: gone, its status unknown. */
-                fprintf(
-                    stderr,
-                    "buildtel: warning: the build was reaped elsewhere; its exit status is lost\n");
-                L->status = 1;
-                L->signal = 0;
-        }
-        if (e > 0 || e == -ECHILD) {
-                L->exited = true;
-                L->exit_mono = now_monotonic();
-        }
+        for (size_t i = 0; v && i < n; i++)
+                if (!(v[i] = strdup(argv[i])))
+                        break;
+        return v;
 }
 
-/* As a subreaper we inherit the build's orphans: reap them (their rusage
- * lands in our RUSAGE_CHILDREN, which --cgroup=none adds up), but leave the
- * build itself to child_try_wait. */
-static void reap_orphans(struct run_loop *L)
-{
-        for (int i = 0; L->subreaper && i < 4096; i++) {
-                siginfo_t si = {0};
+/* The state of one run, for the steps below. */
+struct run {
+        struct common_opts *o;
+        struct run_info ri;
+        struct cgroup *cg;
+        struct recorder *rec;
+        struct source_child *src;
+        sigset_t old_mask;
+        struct sigaction old_pipe, old_chld;
+        const struct child_fds *given; /* what we were given, for the build */
+        int sfd;
+};
 
-                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0 ||
-                    si.si_pid == child_pid(L->child))
-                        return;
-                (void)waitpid(si.si_pid, NULL, WNOHANG);
+/* Spawn the build in its cgroup, with the signal mask and SIGPIPE
+ * disposition we had. Returns 0, or the exit status after printing why
+ * and recording the attempt. */
+static int spawn(struct run *R, char **argv, bool subreaper)
+{
+        int cg_fds[_CG_H_MAX];
+        struct child_config ccfg = {
+            .argv = argv,
+            .pipes = true,
+            .foreground =
+                same_terminal(STDIN_FILENO, STDOUT_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp(),
+            .sigmask = &R->old_mask,
+            .sigpipe = &R->old_pipe,
+            .sigchld = &R->old_chld,
+            .fds = R->given,
+            .cgroup_procs_fds = cg_fds,
+        };
+        int e, ret;
+
+        ccfg.n_cgroup_procs_fds = cgroup_procs_fds(R->cg, cg_fds, ARRAY_SIZE(cg_fds));
+        e = source_child_open(&ccfg, R->o->grace, subreaper, &R->src);
+        if (e >= 0)
+                return 0;
+        fprintf(stderr, "buildtel: cannot run '%s': %s\n", argv[0], strerror(-e));
+        ret = e == -ENOENT ? EXIT_BT_NOTFOUND : EXIT_BT_NOEXEC;
+        /* The attempt is on record, with the status a shell gives. */
+        R->ri.end_epoch = now_realtime();
+        R->ri.finished = true;
+        R->ri.exit_code = ret;
+        if (R->rec)
+                (void)recorder_finish(R->rec, NULL);
+        return ret;
+}
+
+/* From the spawned build to its exit status, the files written. */
+static int supervise(struct run *R)
+{
+        struct dbuf short_sum = DBUF_INIT;
+        int e, status, sig;
+
+        R->ri.pid = source_child_pid(R->src);
+        /* The OOM killer should take the build's process, not the recorder;
+         * the build forked before this and keeps its own value. Lowering
+         * needs privilege; without it this simply fails. */
+        (void)procfs_set_self_oom_score_adj(-500);
+        e = loop_run(&source_child, R->src, R->rec, R->sfd);
+        if (e < 0) {
+                /* The loop only fails if ppoll itself does; keep the build's
+                 * status anyway. */
+                fprintf(stderr, "buildtel: warning: %s\n", strerror(-e));
         }
-}
+        status = source_child_wait(R->src, R->sfd, &sig);
+        /* After the final sample: what the build left running goes with
+         * its cgroup. */
+        cgroup_free(R->cg);
+        R->cg = NULL;
 
-static void handle_signals(struct run_loop *L)
-{
-        struct signalfd_siginfo si;
-
-        while (read(L->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-                int sig = (int)si.ssi_signo;
-
-                if (sig == SIGCHLD) {
-                        reap(L);
-                        reap_orphans(L);
-                        continue;
-                }
-                /* INT, TERM, HUP, QUIT: the build decides what they mean. */
-                L->forwarded = sig;
-                (void)child_signal(L->child, sig);
+        R->ri.end_epoch = now_realtime();
+        R->ri.finished = true;
+        R->ri.exit_code = status;
+        R->ri.term_signal = sig;
+        if (R->rec) {
+                (void)recorder_finish(R->rec, &short_sum);
+                common_report(R->o, R->rec, &short_sum);
         }
+        dbuf_release(&short_sum);
+        return status;
 }
 
-/* Read what is already in the pipes, without waiting. */
-static void drain_ready(struct run_loop *L)
+static int run_build(struct common_opts *o, char **argv, size_t argc,
+                     const struct child_fds *given)
 {
-        for (int rounds = 0; rounds < 1024; rounds++) {
-                struct pollfd p[2] = {
-                    {.fd = child_stdout_fd(L->child), .events = POLLIN},
-                    {.fd = child_stderr_fd(L->child), .events = POLLIN},
-                };
-                bool any = false;
+        struct sigaction ign = {.sa_handler = SIG_IGN}, dfl = {.sa_handler = SIG_DFL};
+        struct run R = {.o = o, .sfd = -1, .given = given};
+        bool subreaper = false;
+        int e, ret = EXIT_BT_INTERNAL;
 
-                if (poll(p, 2, 0) <= 0)
-                        return;
-                for (int i = 0; i < 2; i++)
-                        if (p[i].revents) {
-                                (void)pump(L, i + 1);
-                                any = true;
-                        }
-                if (!any)
-                        return;
+        /* Signals arrive on the signalfd; the build gets the old mask. */
+        R.sfd = loop_signalfd(true, &R.old_mask);
+        if (R.sfd < 0) {
+                fprintf(stderr, "buildtel: signalfd: %s\n", strerror(-R.sfd));
+                return ret;
         }
-}
-
-static struct timespec to_timespec(double s)
-{
-        struct timespec ts;
-
-        if (s < 0)
-                s = 0;
-        ts.tv_sec = (time_t)s;
-        ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-        return ts;
-}
-
-static int run_loop(struct run_loop *L, double grace)
-{
-        bool final_done = false;
-
-        for (;;) {
-                struct pollfd p[4 + RECORDER_POLLFDS];
-                int n = 0, out_i = -1, err_i = -1, sig_i, pid_i = -1, rec_i;
-                double now = now_monotonic(), deadline = INFINITY;
-                struct timespec ts;
-
-                if (L->exited && !final_done) {
-                        drain_ready(L);
-                        if (L->rec)
-                                (void)recorder_tick(L->rec);
-                        final_done = true;
-                }
-                if (L->exited) {
-                        if (child_stdout_fd(L->child) < 0 && child_stderr_fd(L->child) < 0)
-                                return 0;
-                        /* Something the build left behind holds its pipes. */
-                        if (now >= L->exit_mono + grace)
-                                return 0;
-                        deadline = L->exit_mono + grace;
-                } else if (L->rec) {
-                        if (now >= recorder_next_tick(L->rec)) {
-                                (void)recorder_tick(L->rec);
-                                continue;
-                        }
-                        deadline = recorder_next_tick(L->rec);
-                }
-
-                if (child_stdout_fd(L->child) >= 0) {
-                        out_i = n;
-                        p[n++] = (struct pollfd){.fd = child_stdout_fd(L->child), .events = POLLIN};
-                }
-                if (child_stderr_fd(L->child) >= 0) {
-                        err_i = n;
-                        p[n++] = (struct pollfd){.fd = child_stderr_fd(L->child), .events = POLLIN};
-                }
-                sig_i = n;
-                p[n++] = (struct pollfd){.fd = L->sfd, .events = POLLIN};
-                if (!L->exited && child_pidfd(L->child) >= 0) {
-                        pid_i = n;
-                        p[n++] = (struct pollfd){.fd = child_pidfd(L->child), .events = POLLIN};
-                }
-                /* Network exports: their sockets and timers, never a wait. */
-                rec_i = n;
-                if (L->rec)
-                        n += (int)recorder_pollfds(L->rec, p + n, RECORDER_POLLFDS, &deadline);
-
-                ts = to_timespec(deadline - now);
-                if (ppoll(p, (nfds_t)n, isinf(deadline) ? NULL : &ts, NULL) < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (out_i >= 0 && p[out_i].revents)
-                        (void)pump(L, 1);
-                if (err_i >= 0 && p[err_i].revents)
-                        (void)pump(L, 2);
-                if (p[sig_i].revents)
-                        handle_signals(L);
-                if (pid_i >= 0 && p[pid_i].revents)
-                        reap(L);
-                if (L->rec)
-                        recorder_poll(L->rec, p + rec_i, (size_t)(n - rec_i));
-                if (L->exited && L->forwarded && !final_done) {
-                        /* Interrupted: do not wait out the grace period for
-                         * helpers that ignore the signal. */
-                        grace = MIN(grace, 0.5);
-                }
+        sigaction(SIGPIPE, &ign, &R.old_pipe);
+        /* Started with SIGCHLD ignored, the kernel would reap the build for
+         * us and wait would never see it: default for us, the build gets
+         * what we were given. */
+        sigaction(SIGCHLD, &dfl, &R.old_chld);
+        if (common_run_info(o, "run", &R.ri) < 0 || !(R.ri.argv = copy_argv(argv, argc))) {
+                fprintf(stderr, "buildtel: out of memory\n");
+                goto out;
         }
-}
-
-static void print_run_usage(FILE *f)
-{
-        fputs("usage: buildtel run [OPTIONS] -- COMMAND [ARG...]\n"
-              "Run COMMAND, pass its output through untouched, and record the machine's\n"
-              "resources while it runs. Exits with COMMAND's status. See `buildtel help run`.\n",
-              f);
+        if (make_cgroup(o, &R.ri, &R.cg) < 0)
+                goto out;
+        if (cgroup_mode(R.cg) == CGROUP_MODE_NONE) {
+                /* Orphans of the build come to us, so the tree stays whole
+                 * and their CPU is counted when we reap them. */
+                subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
+        }
+        o->rec.cgroup = R.cg;
+        /* The recorder's clock starts, and the baseline sample is taken,
+         * before the build exists: nothing it does can precede them. */
+        e = recorder_new(&o->rec, &R.ri, &R.rec);
+        if (e < 0) {
+                fprintf(stderr, "buildtel: warning: not recording: %s\n", strerror(-e));
+                R.rec = NULL;
+        } else {
+                (void)recorder_tick(R.rec);
+        }
+        ret = spawn(&R, argv, subreaper);
+        if (ret == 0)
+                ret = supervise(&R);
+        /* A signal that came during the final exports cut them short; it
+         * must not kill us when the mask is restored: the status is the
+         * build's. */
+        loop_signalfd_drain(R.sfd);
+out:
+        sigaction(SIGPIPE, &R.old_pipe, NULL);
+        sigaction(SIGCHLD, &R.old_chld, NULL);
+        sigprocmask(SIG_SETMASK, &R.old_mask, NULL);
+        recorder_free(R.rec);
+        cgroup_free(R.cg);
+        source_child.close(R.src);
+        closep(&R.sfd);
+        run_info_release(&R.ri);
+        return ret;
 }
 
 int cmd_run(int argc, char **argv)
 {
-        static const struct option longopts[] = {
-            COMMON_LONGOPTS,
-            {"grace", required_argument, NULL, OPT_GRACE},
-            {"off", no_argument, NULL, OPT_OFF},
-            {"cgroup", required_argument, NULL, OPT_CGROUP},
-            {"memory-max", required_argument, NULL, OPT_MEMORY_MAX},
-            {"memory-high", required_argument, NULL, OPT_MEMORY_HIGH},
-            {0},
-        };
         struct common_opts o;
-        struct run_info ri = {0};
-        struct run_loop L = {.sfd = -1};
-        struct child_config ccfg = {0};
-        struct cgroup_config cgcfg = {.mode = CGROUP_MODE_AUTO, .root = "/"};
-        struct cgroup *cg = NULL;
-        int cg_fds[_CG_H_MAX];
-        struct dbuf short_sum = DBUF_INIT;
-        struct sigaction ign = {.sa_handler = SIG_IGN}, dfl = {.sa_handler = SIG_DFL}, old_pipe,
-                         old_chld;
-        sigset_t mask, old_mask;
-        const char *env;
-        double grace = 2.0;
-        bool off = false;
-        int c, e, ret = EXIT_BT_INTERNAL;
+        const char *env = getenv("BUILDTEL");
+        int k, ret = EXIT_BT_INTERNAL;
         /* First: what we were given is what the build gets (nothing we open
          * later), and a closed 0-2 is held by /dev/null, not our files. */
         struct child_fds given;
 
         if (child_fds_take(&given) < 0)
                 given.overflow = true;
-
         common_opts_init(&o);
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-                int h = common_opts_parse(&o, c, optarg, "run");
-                if (h < 0)
-                        goto out;
-                if (h > 0)
-                        continue;
-                switch (c) {
-                case OPT_GRACE:
-                        if (parse_double_str(optarg, &grace) < 0 || grace < 0 || grace > 3600) {
-                                fprintf(stderr,
-                                        "buildtel run: --grace takes seconds from 0 to 3600, not "
-                                        "'%s'\n",
-                                        optarg);
-                                goto out;
-                        }
-                        break;
-                case OPT_OFF:
-                        off = true;
-                        break;
-                case OPT_CGROUP:
-                        if (cgroup_mode_parse(optarg, &cgcfg.mode) < 0) {
-                                fprintf(stderr,
-                                        "buildtel run: --cgroup takes auto, v2, hybrid, v1 or "
-                                        "none, not '%s'\n",
-                                        optarg);
-                                goto out;
-                        }
-                        break;
-                case OPT_MEMORY_MAX:
-                case OPT_MEMORY_HIGH:
-                        if (parse_size_str(optarg, c == OPT_MEMORY_MAX ? &cgcfg.memory_max
-                                                                       : &cgcfg.memory_high) < 0 ||
-                            (c == OPT_MEMORY_MAX ? cgcfg.memory_max : cgcfg.memory_high) < 4096) {
-                                fprintf(stderr,
-                                        "buildtel run: %s takes a size of at least 4K (512M, 4G, "
-                                        "...), not '%s'\n",
-                                        c == OPT_MEMORY_MAX ? "--memory-max" : "--memory-high",
-                                        optarg);
-                                goto out;
-                        }
-                        break;
-                case 'h':
-                        o.help = true;
-                        break;
-                default:
-                        print_run_usage(stderr);
-                        goto out;
-                }
-        }
-        if (o.help) {
-                cmd_print_usage("run");
-                ret = 0;
+        k = cmd_parse_options(CMDS_RUN, "run", argc, argv, &o);
+        if (k <= 0) {
+                ret = k == 0 ? 0 : ret;
                 goto out;
         }
-        if (optind >= argc) {
+        if (k >= argc) {
                 fprintf(stderr, "buildtel run: no command given\n");
-                print_run_usage(stderr);
+                cmd_print_short_usage("run");
                 goto out;
         }
-        argv += optind;
-
-        env = getenv("BUILDTEL");
-        if (off || (env && strcmp(env, "0") == 0)) {
+        if (o.off || (env && strcmp(env, "0") == 0)) {
                 child_fds_unreserve(&given);
-                ret = exec_bare(argv);
+                ret = exec_bare(argv + k);
                 goto out;
         }
         if (common_otlp_load(&o, "run") < 0)
                 goto out;
-
-        /* Signals arrive on the signalfd; the build gets the old mask. */
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGCHLD);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGHUP);
-        sigaddset(&mask, SIGQUIT);
-        sigprocmask(SIG_BLOCK, &mask, &old_mask);
-        sigaction(SIGPIPE, &ign, &old_pipe);
-        /* Started with SIGCHLD ignored, the kernel would reap the build for
-         * us and wait would never see it: default for us, the build gets
-         * what we were given. */
-        sigaction(SIGCHLD, &dfl, &old_chld);
-        L.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-        if (L.sfd < 0) {
-                fprintf(stderr, "buildtel: signalfd: %s\n", strerror(errno));
-                goto out_sig;
-        }
-        L.buf = malloc(READ_CHUNK);
-        if (!L.buf || common_run_info(&o, "run", &ri) < 0) {
-                fprintf(stderr, "buildtel: out of memory\n");
-                goto out_sig;
-        }
-        {
-                size_t n = (size_t)(argc - optind);
-                ri.argv = calloc(n + 1, sizeof(char *));
-                for (size_t i = 0; ri.argv && i < n; i++)
-                        if (!(ri.argv[i] = strdup(argv[i])))
-                                break;
-        }
-
-        /* The build's cgroup exists before the build does. */
-        cgcfg.run_id = ri.run_id;
-        cgcfg.note = common_note;
-        if (cgcfg.mode == CGROUP_MODE_NONE && (cgcfg.memory_max || cgcfg.memory_high)) {
-                fprintf(stderr, "buildtel run: --memory-max and --memory-high need a cgroup, not "
-                                "--cgroup=none\n");
-                goto out_sig;
-        }
-        e = cgroup_new(&cgcfg, &cg);
-        if (e < 0 && cgcfg.mode == CGROUP_MODE_AUTO && !cgcfg.memory_max && !cgcfg.memory_high) {
-                fprintf(stderr,
-                        "buildtel: note: no cgroup for the build (%s): --cgroup=none, its figures "
-                        "are estimates from /proc\n",
-                        e == -ENOENT ? "none mounted" : strerror(-e));
-                cgcfg.mode = CGROUP_MODE_NONE;
-                e = cgroup_new(&cgcfg, &cg);
-        }
-        if (e < 0) {
-                fprintf(stderr, "buildtel run: cannot make the build's cgroup (--cgroup=%s): %s\n",
-                        cgroup_mode_name(cgcfg.mode),
-                        e == -ENOENT       ? "its hierarchies are not mounted here"
-                        : e == -EOPNOTSUPP ? "the memory limit did not hold"
-                                           : strerror(-e));
-                goto out_sig;
-        }
-        if (cgroup_mode(cg) == CGROUP_MODE_NONE) {
-                /* Orphans of the build come to us, so the tree stays whole
-                 * and their CPU is counted when we reap them. */
-                L.subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
-        }
-        o.rec.cgroup = cg;
-        ccfg.cgroup_procs_fds = cg_fds;
-        ccfg.n_cgroup_procs_fds = cgroup_procs_fds(cg, cg_fds, ARRAY_SIZE(cg_fds));
-
-        ccfg.argv = argv;
-        ccfg.pipes = true;
-        ccfg.foreground =
-            same_terminal(STDIN_FILENO, STDOUT_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
-        ccfg.sigmask = &old_mask;
-        ccfg.sigpipe = &old_pipe;
-        ccfg.sigchld = &old_chld;
-        ccfg.fds = &given;
-        /* The recorder's clock starts, and the baseline sample is taken,
-         * before the build exists: nothing it does can precede them. */
-        e = recorder_new(&o.rec, &ri, &L.rec);
-        if (e < 0) {
-                fprintf(stderr, "buildtel: warning: not recording: %s\n", strerror(-e));
-                L.rec = NULL;
-        } else {
-                (void)recorder_tick(L.rec);
-        }
-
-        e = child_spawn(&ccfg, &L.child);
-        if (e < 0) {
-                fprintf(stderr, "buildtel: cannot run '%s': %s\n", argv[0], strerror(-e));
-                ret = e == -ENOENT ? EXIT_BT_NOTFOUND : EXIT_BT_NOEXEC;
-                /* The attempt is on record, with the status a shell gives. */
-                ri.end_epoch = now_realtime();
-                ri.finished = true;
-                ri.exit_code = ret;
-                if (L.rec)
-                        (void)recorder_finish(L.rec, NULL);
-                goto out_sig;
-        }
-        ri.pid = child_pid(L.child);
-        /* The OOM killer should take the build's process, not the recorder;
-         * the build forked before this and keeps its own value. Lowering
-         * needs privilege; without it this simply fails. */
-        (void)procfs_set_self_oom_score_adj(-500);
-
-        e = run_loop(&L, grace);
-        if (e < 0) {
-                /* The loop only fails if poll itself does; keep the build's
-                 * status anyway. */
-                fprintf(stderr, "buildtel: warning: %s\n", strerror(-e));
-        }
-        while (!L.exited) {
-                struct pollfd p = {.fd = L.sfd, .events = POLLIN};
-                (void)poll(&p, 1, 100);
-                handle_signals(&L);
-                reap(&L);
-        }
-        child_restore_terminal(L.child);
-        /* After the final sample: what the build left running goes with
-         * its cgroup. */
-        cgroup_free(cg);
-        cg = NULL;
-
-        ri.end_epoch = now_realtime();
-        ri.finished = true;
-        ri.exit_code = L.status;
-        ri.term_signal = L.signal;
-        if (L.rec) {
-                (void)recorder_finish(L.rec, &short_sum);
-                common_report(&o, L.rec, &short_sum);
-        }
-        ret = L.status;
-        /* A signal that came during the final exports cut them short; it
-         * must not kill us when the mask is restored: the status is the
-         * build's. */
-        handle_signals(&L);
-
-out_sig:
-        sigaction(SIGPIPE, &old_pipe, NULL);
-        sigaction(SIGCHLD, &old_chld, NULL);
-        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        ret = run_build(&o, argv + k, (size_t)(argc - k), &given);
 out:
-        recorder_free(L.rec);
-        cgroup_free(cg);
-        child_free(L.child);
-        closep(&L.sfd);
-        free(L.buf);
-        dbuf_release(&short_sum);
-        run_info_release(&ri);
         common_opts_release(&o);
         return ret;
 }

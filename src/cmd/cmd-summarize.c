@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* buildtel summarize FILE.csv: the same summary a run writes, recomputed
- * from its CSV alone through the same code (csvread -> summary -> render),
- * with the run's facts from the resources-<id>.run.json beside it. */
+/* buildtel summarize FILE.csv|RUN: the same summary a run writes,
+ * recomputed from its CSV or its rows in the history through the same
+ * pipeline (a replay source -> the recorder -> its summary). */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,13 +16,10 @@
 #include "cmd/cmd.h"
 #include "model/units.h"
 #include "out/summary-out.h"
-#include "parse/csvread.h"
-#include "store/history-run.h"
+#include "pipeline/loop.h"
 #include "store/history.h"
 #include "store/store.h"
 #include "util/util.h"
-
-enum { OPT_JSON = OPT_COMMON_END };
 
 /* "x/resources-ID.csv" -> "x/resources-ID<suffix>" (".run.json") */
 static char *beside_path(const char *csv, const char *suffix)
@@ -63,20 +59,6 @@ static struct units *load_units_file(const char *csv)
         return u;
 }
 
-/* Render sum with the units of the run's units file, when there is one. */
-static int render_with_units_file(struct summary *sum, const struct run_info *ri, const char *csv,
-                                  bool json, struct dbuf *out)
-{
-        struct units *u = load_units_file(csv);
-        int r;
-
-        sum->units = u;
-        r = json ? summary_render_json(sum, ri, out) : summary_render_text(sum, ri, out);
-        sum->units = NULL;
-        units_free(u);
-        return r;
-}
-
 /* The run's compile units from the database, when it had process scans (a
  * cgroup mode in its rows); NULL otherwise. */
 static struct units *load_units_db(struct store *st, int64_t id, const struct summary *sum)
@@ -112,24 +94,77 @@ static void load_run_info(const char *csv, struct run_info *ri)
         }
 }
 
-static int replay_add(void *userdata, const struct sample *s)
+/* Where a replay's compile units are: the units file beside csv, or the
+ * run's rows in st. */
+struct units_from {
+        const char *csv;
+        struct store *st;
+        int64_t id;
+};
+
+/* The recording through the pipeline (a recorder with no sinks: nothing
+ * is written), then its summary, with the run's units, to stdout. Returns
+ * 0, -errno from the source (the caller says what it was), or 1 after
+ * printing why. */
+static int replay(const struct common_opts *o, const struct source_ops *ops, void *state,
+                  struct run_info *ri, const struct units_from *uf)
 {
-        summary_add(userdata, s);
-        return 0;
+        struct recorder_config cfg = o->rec;
+        struct recorder *r = NULL;
+        struct dbuf out = DBUF_INIT;
+        struct summary *sum = NULL;
+        struct units *units = NULL;
+        int64_t rows;
+
+        cfg.replay = true;
+        cfg.sinks = NULL;
+        rows = recorder_new(&cfg, ri, &r);
+        if (rows >= 0)
+                rows = loop_replay(ops, state, r);
+        if (rows == -ENOMEM)
+                goto oom;
+        if (rows < 0)
+                goto out;
+        rows = 0;
+        sum = malloc(sizeof(*sum));
+        if (!sum)
+                goto oom;
+        *sum = *recorder_summary(r);
+        if (sum->skipped_rows)
+                fprintf(stderr, "buildtel summarize: note: %llu torn or junk rows skipped\n",
+                        (unsigned long long)sum->skipped_rows);
+        units = uf->csv ? load_units_file(uf->csv) : load_units_db(uf->st, uf->id, sum);
+        sum->units = units;
+        if (o->json ? summary_render_json(sum, ri, &out) < 0
+                    : summary_render_text(sum, ri, &out) < 0)
+                goto oom;
+        if (write_all(STDOUT_FILENO, out.p, out.len) < 0) {
+                fprintf(stderr, "buildtel summarize: cannot write: %s\n", strerror(errno));
+                rows = 1;
+        }
+        goto out;
+oom:
+        fprintf(stderr, "buildtel summarize: out of memory\n");
+        rows = 1;
+out:
+        units_free(units);
+        free(sum);
+        dbuf_release(&out);
+        recorder_free(r);
+        return (int)rows;
 }
 
 /* RUN is not a file: the run from the history database, its samples
- * replayed through the same summary code. */
-static int summarize_db(struct common_opts *o, const char *spec, bool json)
+ * replayed through the pipeline. */
+static int summarize_db(struct common_opts *o, const char *spec)
 {
         _cleanup_free_ char *def = NULL;
         const char *db = o->rec.db_path;
         struct store *st = NULL;
+        struct source_history *src = NULL;
         struct store_run run = {0};
-        struct summary sum;
-        struct dbuf out = DBUF_INIT;
-        struct units *units = NULL;
-        int64_t id, rows;
+        struct run_info ri = {0};
+        int64_t id;
         int e, ret = 1;
 
         if (!db)
@@ -166,91 +201,36 @@ static int summarize_db(struct common_opts *o, const char *spec, bool json)
         }
         if (e >= 0)
                 e = store_run_get(st, id, &run);
-        summary_init(&sum, &o->rec.summary);
-        rows = e >= 0 ? store_samples_each(st, id, replay_add, &sum) : e;
-        if (rows < 0) {
+        if (e >= 0) {
+                ri = run.info;
+                run.info = (struct run_info){0};
+        }
+        if (e >= 0)
+                e = source_history_open(st, id, &src);
+        if (e >= 0)
+                e = replay(o, &source_history, src, &ri, &(struct units_from){.st = st, .id = id});
+        if (e < 0)
                 fprintf(stderr, "buildtel summarize: history database '%s': %s\n", db,
-                        store_strerror((int)rows));
-                goto out;
-        }
-        units = load_units_db(st, id, &sum);
-        sum.units = units;
-        if (json ? summary_render_json(&sum, &run.info, &out) < 0
-                 : summary_render_text(&sum, &run.info, &out) < 0) {
-                fprintf(stderr, "buildtel summarize: out of memory\n");
-                goto out;
-        }
-        if (write_all(STDOUT_FILENO, out.p, out.len) < 0) {
-                fprintf(stderr, "buildtel summarize: cannot write: %s\n", strerror(errno));
-                goto out;
-        }
-        ret = 0;
+                        store_strerror(e));
+        ret = e == 0 ? 0 : 1;
 out:
-        units_free(units);
-        dbuf_release(&out);
+        source_history.close(src);
+        run_info_release(&ri);
         store_run_release(&run);
         store_close(st);
         return ret;
 }
 
-int cmd_summarize(int argc, char **argv)
+/* FILE.csv: its rows replayed through the pipeline, with the run's facts
+ * from the resources-<id>.run.json beside it. */
+static int summarize_csv(struct common_opts *o, const char *path)
 {
-        static const struct option longopts[] = {
-            {"near-oom-mb", required_argument, NULL, OPT_NEAR_OOM_MB},
-            {"low-disk-gb", required_argument, NULL, OPT_LOW_DISK_GB},
-            {"json", no_argument, NULL, OPT_JSON},
-            {"db", required_argument, NULL, OPT_DB},
-            {"help", no_argument, NULL, OPT_HELP},
-            {0},
-        };
-        struct common_opts o;
-        struct summary sum;
+        struct source_csv *src = NULL;
         struct run_info ri = {0};
-        struct dbuf out = DBUF_INIT;
-        bool json = false;
-        const char *path;
         void *map = NULL;
         struct stat st;
-        int64_t rows;
-        int c, fd = -1, ret = EXIT_BT_USAGE;
+        int e, fd, ret = 1;
 
-        common_opts_init(&o);
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-                int h = common_opts_parse(&o, c, optarg, "summarize");
-                if (h < 0)
-                        goto out;
-                if (h > 0)
-                        continue;
-                if (c == OPT_JSON) {
-                        json = true;
-                } else if (c == 'h') {
-                        o.help = true;
-                } else {
-                        fputs("usage: buildtel summarize [--json] [--near-oom-mb N] [--low-disk-gb "
-                              "N] [--db PATH] FILE.csv|RUN\n",
-                              stderr);
-                        goto out;
-                }
-        }
-        if (o.help) {
-                cmd_print_usage("summarize");
-                ret = 0;
-                goto out;
-        }
-        if (optind != argc - 1) {
-                fputs("usage: buildtel summarize [--json] [--near-oom-mb N] [--low-disk-gb N] "
-                      "[--db PATH] FILE.csv|RUN\n",
-                      stderr);
-                goto out;
-        }
-        path = argv[optind];
-
-        ret = 1;
-        if (stat(path, &st) < 0 && errno == ENOENT) {
-                ret = summarize_db(&o, path, json);
-                goto out;
-        }
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0 || fstat(fd, &st) < 0) {
                 fprintf(stderr, "buildtel summarize: cannot open '%s': %s\n", path,
@@ -270,34 +250,44 @@ int cmd_summarize(int argc, char **argv)
                         goto out;
                 }
         }
-
-        summary_init(&sum, &o.rec.summary);
-        rows = csvread_summary(map ? map : "", map ? (size_t)st.st_size : 0, &sum);
-        if (rows < 0) {
-                fprintf(stderr, "buildtel summarize: '%s' is not a buildtel CSV (%s)\n", path,
-                        rows == -EINVAL ? "no buildtel header" : strerror((int)-rows));
-                goto out;
-        }
-        if (sum.skipped_rows)
-                fprintf(stderr, "buildtel summarize: note: %llu torn or junk rows skipped\n",
-                        (unsigned long long)sum.skipped_rows);
-
         load_run_info(path, &ri);
-        if (render_with_units_file(&sum, &ri, path, json, &out) < 0) {
-                fprintf(stderr, "buildtel summarize: out of memory\n");
-                goto out;
-        }
-        if (write_all(STDOUT_FILENO, out.p, out.len) < 0) {
-                fprintf(stderr, "buildtel summarize: cannot write: %s\n", strerror(errno));
-                goto out;
-        }
-        ret = 0;
+        e = source_csv_open(map ? map : "", map ? (size_t)st.st_size : 0, &src);
+        if (e >= 0)
+                e = replay(o, &source_csv, src, &ri, &(struct units_from){.csv = path});
+        if (e < 0)
+                fprintf(stderr, "buildtel summarize: '%s' is not a buildtel CSV (%s)\n", path,
+                        e == -EINVAL ? "no buildtel header" : strerror(-e));
+        ret = e == 0 ? 0 : 1;
 out:
+        source_csv.close(src);
         if (map)
                 munmap(map, (size_t)st.st_size);
         closep(&fd);
-        dbuf_release(&out);
         run_info_release(&ri);
+        return ret;
+}
+
+int cmd_summarize(int argc, char **argv)
+{
+        struct common_opts o;
+        struct stat st;
+        int k, ret = EXIT_BT_USAGE;
+
+        common_opts_init(&o);
+        k = cmd_parse_options(CMDS_SUMMARIZE, "summarize", argc, argv, &o);
+        if (k <= 0) {
+                ret = k == 0 ? 0 : ret;
+                goto out;
+        }
+        if (k != argc - 1) {
+                cmd_print_short_usage("summarize");
+                goto out;
+        }
+        if (stat(argv[k], &st) < 0 && errno == ENOENT)
+                ret = summarize_db(&o, argv[k]);
+        else
+                ret = summarize_csv(&o, argv[k]);
+out:
         common_opts_release(&o);
         return ret;
 }

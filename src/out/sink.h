@@ -26,6 +26,7 @@ struct sink_ctx {
         void (*warn)(void *userdata, const char *msg);
         void *warn_userdata;
         const struct otel_config *otlp; /* OTLP export; NULL or !enabled: off */
+        void *userdata; /* for a sink a command brings to a replay (recorder.h) */
 };
 
 /* The model, as the sinks see it: with each sample (run and the summary so

@@ -3,10 +3,9 @@
 
 #include <errno.h>
 
-#include "model/sample.h"
 #include "util/csv.h"
 
-int64_t csvread_summary(const char *buf, size_t len, struct summary *s)
+int64_t csvread_samples(const char *buf, size_t len, csvread_fn fn, void *userdata)
 {
         struct csv_record rec = CSV_RECORD_INIT;
         struct sample_colmap map;
@@ -29,18 +28,33 @@ int64_t csvread_summary(const char *buf, size_t len, struct summary *s)
                         goto out;
                 if (r == 0) {
                         /* the torn last row of a writer that was killed */
-                        s->skipped_rows++;
+                        fn(userdata, NULL);
                         break;
                 }
                 if (r < 0 || sample_from_record(&map, &rec, &smp) < 0) {
-                        s->skipped_rows++;
+                        fn(userdata, NULL);
                         continue;
                 }
-                summary_add(s, &smp);
+                fn(userdata, &smp);
                 good++;
         }
         r = 0;
 out:
         csv_record_release(&rec);
         return r < 0 ? r : good;
+}
+
+static void to_summary(void *userdata, const struct sample *smp)
+{
+        struct summary *s = userdata;
+
+        if (smp)
+                summary_add(s, smp);
+        else
+                s->skipped_rows++;
+}
+
+int64_t csvread_summary(const char *buf, size_t len, struct summary *s)
+{
+        return csvread_samples(buf, len, to_summary, s);
 }

@@ -4,10 +4,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/sample.h"
 #include "model/summary.h"
 
-/* A recorded CSV (resources-<id>.csv) as a source: every good row goes to
- * summary_add(); torn or junk rows are skipped and counted in
- * s->skipped_rows. Returns the number of good rows, or -EINVAL when buf does
- * not start with a buildtel header, or -ENOMEM. */
+/* Called with each good row of a recorded CSV, in order (its strings are
+ * borrowed for the call), and with NULL for each torn or junk row. */
+typedef void (*csvread_fn)(void *userdata, const struct sample *s);
+
+/* A recorded CSV (resources-<id>.csv) read back: every row to fn. Returns
+ * the number of good rows, or -EINVAL when buf does not start with a
+ * buildtel header, or -ENOMEM. */
+int64_t csvread_samples(const char *buf, size_t len, csvread_fn fn, void *userdata);
+
+/* The same into summary_add(); torn or junk rows are counted in
+ * s->skipped_rows. */
 int64_t csvread_summary(const char *buf, size_t len, struct summary *s);

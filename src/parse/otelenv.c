@@ -364,137 +364,175 @@ static const char *get2(struct loader *L, const char *metrics, const char *gener
                         (L)->note((L)->note_data, __VA_ARGS__);                                    \
         } while (0)
 
+/* The endpoint: --otlp-endpoint as is, else the variables; then
+ * OTEL_SDK_DISABLED. Returns 0, -EINVAL (a bad --otlp-endpoint) or
+ * -ENOMEM. */
+static int load_endpoint(struct loader *L, const struct otel_options *opt, struct otel_config *c)
+{
+        const char *v, *name;
+        bool b;
+        int e;
+
+        if (opt && opt->endpoint) {
+                e = otelenv_metrics_url(opt->endpoint, strlen(opt->endpoint), false, &c->url);
+                if (e < 0)
+                        return e == -ENOMEM ? e : -EINVAL;
+        } else {
+                v = get2(L, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT",
+                         &name);
+                if (v) {
+                        e = otelenv_metrics_url(v, strlen(v),
+                                                strcmp(name, "OTEL_EXPORTER_OTLP_ENDPOINT") == 0,
+                                                &c->url);
+                        if (e == -ENOMEM)
+                                return e;
+                        if (e < 0)
+                                NOTE(L, "%s is not an http:// or https:// URL; OTLP export is off",
+                                     name);
+                }
+        }
+        v = L->lookup(L->lookup_data, "OTEL_SDK_DISABLED");
+        if (v && *v) {
+                if (otelenv_parse_bool(v, strlen(v), &b) < 0)
+                        NOTE(L, "OTEL_SDK_DISABLED is neither true nor false; ignored");
+                else if (b) {
+                        free(c->url);
+                        c->url = NULL;
+                }
+        }
+        c->enabled = c->url != NULL;
+        return 0;
+}
+
+/* Protocol, compression and timeout. */
+static void load_transport(struct loader *L, struct otel_config *c)
+{
+        const char *v, *name;
+
+        v = get2(L, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL", &name);
+        if (v) {
+                const char *pb = v, *pe = v + strlen(v);
+                trim(&pb, &pe);
+                if (eq_nocase(pb, pe, "http/protobuf")) {
+                        c->protocol = OTEL_PROTOCOL_PROTOBUF;
+                } else if (eq_nocase(pb, pe, "http/json")) {
+                        c->protocol = OTEL_PROTOCOL_JSON;
+                } else if (c->enabled) {
+                        NOTE(L,
+                             "%s: only http/protobuf and http/json are supported; OTLP export is "
+                             "off",
+                             name);
+                        c->enabled = false;
+                }
+        }
+        v = get2(L, "OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION",
+                 &name);
+        if (v) {
+                const char *pb = v, *pe = v + strlen(v);
+                trim(&pb, &pe);
+                if (eq_nocase(pb, pe, "gzip"))
+                        c->gzip = true;
+                else if (!eq_nocase(pb, pe, "none") && c->enabled)
+                        NOTE(L, "%s: only gzip and none are supported; sending uncompressed", name);
+        }
+        v = get2(L, "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT", &name);
+        if (v) {
+                uint64_t ms;
+                if (otelenv_parse_ms(v, strlen(v), 3600000, &ms) < 0 || ms == 0) {
+                        if (c->enabled)
+                                NOTE(L, "%s takes milliseconds from 1 to 3600000; using %d", name,
+                                     OTEL_TIMEOUT_MS_DEFAULT);
+                } else {
+                        c->timeout_ms = ms;
+                }
+        }
+}
+
+/* --otlp-interval, else OTEL_METRIC_EXPORT_INTERVAL. */
+static void load_interval(struct loader *L, const struct otel_options *opt, struct otel_config *c)
+{
+        const char *v;
+        uint64_t ms;
+
+        if (opt && opt->interval_ms) {
+                c->interval_ms = opt->interval_ms;
+                return;
+        }
+        v = L->lookup(L->lookup_data, "OTEL_METRIC_EXPORT_INTERVAL");
+        if (!v || !*v)
+                return;
+        if (otelenv_parse_ms(v, strlen(v), 86400000, &ms) < 0 || ms < 100) {
+                if (c->enabled)
+                        NOTE(L,
+                             "OTEL_METRIC_EXPORT_INTERVAL takes milliseconds from 100 to "
+                             "86400000; using %d",
+                             OTEL_INTERVAL_MS_DEFAULT);
+        } else {
+                c->interval_ms = ms;
+        }
+}
+
+/* Headers, resource attributes, service name, TRACEPARENT. Returns 0 or
+ * -ENOMEM. */
+static int load_labels(struct loader *L, struct otel_config *c)
+{
+        const char *v, *name;
+        size_t bad;
+        int e;
+
+        v = get2(L, "OTEL_EXPORTER_OTLP_METRICS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS", &name);
+        if (v) {
+                e = otelenv_parse_pairs(v, strlen(v), true, &c->headers, &bad);
+                if (e == -ENOMEM)
+                        return e;
+                /* the entry number only: the text may be a credential */
+                if (e < 0 && c->enabled)
+                        NOTE(L, "%s is malformed (entry %zu); no headers are sent", name, bad);
+        }
+        v = L->lookup(L->lookup_data, "OTEL_RESOURCE_ATTRIBUTES");
+        if (v) {
+                e = otelenv_parse_pairs(v, strlen(v), false, &c->resource, &bad);
+                if (e == -ENOMEM)
+                        return e;
+                if (e < 0 && c->enabled)
+                        NOTE(L, "OTEL_RESOURCE_ATTRIBUTES is malformed (entry %zu); ignored", bad);
+        }
+        v = L->lookup(L->lookup_data, "OTEL_SERVICE_NAME");
+        if (v && *v && !(c->service_name = strdup(v)))
+                return -ENOMEM;
+        v = L->lookup(L->lookup_data, "TRACEPARENT");
+        if (v && *v) {
+                if (otelenv_parse_traceparent(v, strlen(v), &c->trace) < 0) {
+                        if (c->enabled)
+                                NOTE(L, "TRACEPARENT is not a W3C traceparent; not correlated");
+                } else {
+                        c->has_trace = true;
+                }
+        }
+        return 0;
+}
+
 int otelenv_load(otelenv_lookup_fn lookup, void *lookup_data, const struct otel_options *opt,
                  otelenv_note_fn note, void *note_data, struct otel_config *ret)
 {
         struct loader L = {lookup, lookup_data, note, note_data};
         struct otel_config c = {0};
-        const char *v, *name;
-        bool b;
-        size_t bad;
         int e;
 
         c.timeout_ms = OTEL_TIMEOUT_MS_DEFAULT;
         c.interval_ms = OTEL_INTERVAL_MS_DEFAULT;
         *ret = c;
 
-        if (opt && opt->endpoint) {
-                e = otelenv_metrics_url(opt->endpoint, strlen(opt->endpoint), false, &c.url);
-                if (e < 0)
-                        return e == -ENOMEM ? e : -EINVAL;
-        } else {
-                v = get2(&L, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT",
-                         &name);
-                if (v) {
-                        e = otelenv_metrics_url(
-                            v, strlen(v), strcmp(name, "OTEL_EXPORTER_OTLP_ENDPOINT") == 0, &c.url);
-                        if (e == -ENOMEM)
-                                return e;
-                        if (e < 0)
-                                NOTE(&L, "%s is not an http:// or https:// URL; OTLP export is off",
-                                     name);
-                }
-        }
-        v = lookup(lookup_data, "OTEL_SDK_DISABLED");
-        if (v && *v) {
-                if (otelenv_parse_bool(v, strlen(v), &b) < 0)
-                        NOTE(&L, "OTEL_SDK_DISABLED is neither true nor false; ignored");
-                else if (b) {
-                        free(c.url);
-                        c.url = NULL;
-                }
-        }
-        c.enabled = c.url != NULL;
-
-        v = get2(&L, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL", &name);
-        if (v) {
-                const char *pb = v, *pe = v + strlen(v);
-                trim(&pb, &pe);
-                if (eq_nocase(pb, pe, "http/protobuf")) {
-                        c.protocol = OTEL_PROTOCOL_PROTOBUF;
-                } else if (eq_nocase(pb, pe, "http/json")) {
-                        c.protocol = OTEL_PROTOCOL_JSON;
-                } else if (c.enabled) {
-                        NOTE(&L,
-                             "%s: only http/protobuf and http/json are supported; OTLP export is "
-                             "off",
-                             name);
-                        c.enabled = false;
-                }
-        }
-        v = get2(&L, "OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION",
-                 &name);
-        if (v) {
-                const char *pb = v, *pe = v + strlen(v);
-                trim(&pb, &pe);
-                if (eq_nocase(pb, pe, "gzip"))
-                        c.gzip = true;
-                else if (!eq_nocase(pb, pe, "none") && c.enabled)
-                        NOTE(&L, "%s: only gzip and none are supported; sending uncompressed",
-                             name);
-        }
-        v = get2(&L, "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT", &name);
-        if (v) {
-                uint64_t ms;
-                if (otelenv_parse_ms(v, strlen(v), 3600000, &ms) < 0 || ms == 0) {
-                        if (c.enabled)
-                                NOTE(&L, "%s takes milliseconds from 1 to 3600000; using %d", name,
-                                     OTEL_TIMEOUT_MS_DEFAULT);
-                } else {
-                        c.timeout_ms = ms;
-                }
-        }
-        if (opt && opt->interval_ms) {
-                c.interval_ms = opt->interval_ms;
-        } else {
-                v = lookup(lookup_data, "OTEL_METRIC_EXPORT_INTERVAL");
-                if (v && *v) {
-                        uint64_t ms;
-                        if (otelenv_parse_ms(v, strlen(v), 86400000, &ms) < 0 || ms < 100) {
-                                if (c.enabled)
-                                        NOTE(&L,
-                                             "OTEL_METRIC_EXPORT_INTERVAL takes milliseconds from "
-                                             "100 to 86400000; using %d",
-                                             OTEL_INTERVAL_MS_DEFAULT);
-                        } else {
-                                c.interval_ms = ms;
-                        }
-                }
-        }
-        v = get2(&L, "OTEL_EXPORTER_OTLP_METRICS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS", &name);
-        if (v) {
-                e = otelenv_parse_pairs(v, strlen(v), true, &c.headers, &bad);
-                if (e == -ENOMEM)
-                        goto fail;
-                /* the entry number only: the text may be a credential */
-                if (e < 0 && c.enabled)
-                        NOTE(&L, "%s is malformed (entry %zu); no headers are sent", name, bad);
-        }
-        v = lookup(lookup_data, "OTEL_RESOURCE_ATTRIBUTES");
-        if (v) {
-                e = otelenv_parse_pairs(v, strlen(v), false, &c.resource, &bad);
-                if (e == -ENOMEM)
-                        goto fail;
-                if (e < 0 && c.enabled)
-                        NOTE(&L, "OTEL_RESOURCE_ATTRIBUTES is malformed (entry %zu); ignored", bad);
-        }
-        v = lookup(lookup_data, "OTEL_SERVICE_NAME");
-        if (v && *v && !(c.service_name = strdup(v))) {
-                e = -ENOMEM;
-                goto fail;
-        }
-        v = lookup(lookup_data, "TRACEPARENT");
-        if (v && *v) {
-                if (otelenv_parse_traceparent(v, strlen(v), &c.trace) < 0) {
-                        if (c.enabled)
-                                NOTE(&L, "TRACEPARENT is not a W3C traceparent; not correlated");
-                } else {
-                        c.has_trace = true;
-                }
+        e = load_endpoint(&L, opt, &c);
+        if (e < 0)
+                return e;
+        load_transport(&L, &c);
+        load_interval(&L, opt, &c);
+        e = load_labels(&L, &c);
+        if (e < 0) {
+                otel_config_release(&c);
+                return e;
         }
         *ret = c;
         return 0;
-fail:
-        otel_config_release(&c);
-        return e;
 }

@@ -124,8 +124,9 @@ static void close_sinks(struct recorder *r)
         r->nsinks = 0;
 }
 
-/* Open every sink in dir; all or nothing. */
-static int open_sinks(struct recorder *r, const char *dir)
+/* Open the sinks of list (NULL-terminated) in dir (NULL: a replay, which
+ * writes no files); all or nothing. */
+static int open_list(struct recorder *r, const struct sink_ops *const *list, const char *dir)
 {
         struct sink_ctx ctx = {
             .log_dir = dir,
@@ -137,21 +138,30 @@ static int open_sinks(struct recorder *r, const char *dir)
             .warn = sink_warn,
             .warn_userdata = r,
             .otlp = r->cfg.otlp,
+            .userdata = r->cfg.sink_userdata,
         };
         int e;
 
-        e = mkdir_p(dir, 0700);
+        e = dir ? mkdir_p(dir, 0700) : 0; /* a replay writes no files */
         if (e < 0)
                 return e;
-        for (size_t i = 0; sinks_all[i] && i < ARRAY_SIZE(r->ops); i++) {
-                e = sinks_all[i]->open(&ctx, &r->state[r->nsinks]);
+        for (size_t i = 0; list[i] && i < ARRAY_SIZE(r->ops); i++) {
+                e = list[i]->open(&ctx, &r->state[r->nsinks]);
                 if (e < 0) {
                         close_sinks(r);
                         return e;
                 }
-                r->ops[r->nsinks++] = sinks_all[i];
+                r->ops[r->nsinks++] = list[i];
         }
         return 0;
+}
+
+/* Open every sink in dir; all or nothing. */
+static int open_sinks(struct recorder *r, const char *dir)
+{
+        int e = mkdir_p(dir, 0700);
+
+        return e < 0 ? e : open_list(r, sinks_all, dir);
 }
 
 static bool run_exists(const char *dir, const char *run_id)
@@ -198,6 +208,14 @@ static int setup_sinks(struct recorder *r)
         return 0;
 }
 
+/* A replay writes no files: only the sinks the command asked for. */
+static int open_replay_sinks(struct recorder *r)
+{
+        static const struct sink_ops *const none[] = {NULL};
+
+        return open_list(r, r->cfg.sinks ? r->cfg.sinks : none, NULL);
+}
+
 static void on_line(void *userdata, const char *line, size_t len, bool truncated)
 {
         struct recorder *r = userdata;
@@ -232,7 +250,7 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 e = linebuf_new(0, &r->lines[0]);
         if (e >= 0)
                 e = linebuf_new(0, &r->lines[1]);
-        if (e >= 0)
+        if (e >= 0 && !cfg->replay)
                 e = sampler_new(&scfg, &r->sampler);
         if (e >= 0)
                 e = buildmetrics_new(&cfg->metrics, &r->metrics);
@@ -244,12 +262,20 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 recorder_free(r);
                 return e;
         }
-        if (!cfg->no_db) {
+        if (!cfg->no_db && !cfg->replay) {
                 r->db_path = cfg->db_path ? strdup(cfg->db_path) : store_default_path();
                 if (!r->db_path)
                         note(r, "no history database: neither XDG_STATE_HOME nor HOME is set");
         }
-        (void)setup_sinks(r);
+        if (cfg->replay) {
+                e = open_replay_sinks(r);
+                if (e < 0) {
+                        recorder_free(r);
+                        return e;
+                }
+        } else {
+                (void)setup_sinks(r);
+        }
         r->page_bytes = (double)sysconf(_SC_PAGESIZE);
         r->start_mono = now_monotonic();
         r->next_tick = r->start_mono; /* a first sample at once: the baseline */
@@ -409,13 +435,26 @@ static void warn_oom(struct recorder *r, uint64_t before)
                             e->kills);
 }
 
-int recorder_tick(struct recorder *r)
+/* One sample, taken or replayed, to the model and the sinks. */
+static void record(struct recorder *r, const struct sample *s)
 {
         uint64_t noom = r->summary.build.noom;
         const struct run_model m = {.run = r->run, .summary = &r->summary};
+
+        summary_add(&r->summary, s);
+        warn_oom(r, noom);
+        for (size_t i = 0; i < r->nsinks; i++)
+                if (r->ops[i]->sample)
+                        r->ops[i]->sample(r->state[i], s, &m);
+}
+
+int recorder_tick(struct recorder *r)
+{
         double mono = now_monotonic();
         struct sample s;
 
+        if (!r->sampler)
+                return -EINVAL; /* a replay: its samples come from the source */
         sample_clear(&s);
         s.epoch = now_realtime();
         s.elapsed_s = mono - r->start_mono;
@@ -433,11 +472,7 @@ int recorder_tick(struct recorder *r)
 
         /* The sample as read, once: the summary takes the CSV's precision
          * from it (summary.h), the sinks format or store it. */
-        summary_add(&r->summary, &s);
-        warn_oom(r, noom);
-        for (size_t i = 0; i < r->nsinks; i++)
-                if (r->ops[i]->sample)
-                        r->ops[i]->sample(r->state[i], &s, &m);
+        record(r, &s);
         return 0;
 }
 
@@ -448,7 +483,10 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
         struct run_model m = {.run = r->run, .summary = &r->summary, .units = units};
         int ret = 0;
 
-        buildmetrics_finish(r->metrics, r->run->argv, r->cfg.note, r->cfg.userdata);
+        /* A replay's command line ran long ago: its --metadata-file and
+         * buildx history are not read again. */
+        if (!r->cfg.replay)
+                buildmetrics_finish(r->metrics, r->run->argv, r->cfg.note, r->cfg.userdata);
         r->summary.units = units;
         m.targets = buildmetrics_model(r->metrics);
         targets_facts(m.targets, r->run, &r->facts);
@@ -499,4 +537,20 @@ bool recorder_sink_failed(const struct recorder *r, const char *name)
                 if (strcmp(r->ops[i]->name, name) == 0)
                         return r->failed[i];
         return true; /* not open: nothing there to name */
+}
+
+int recorder_sample(struct recorder *r, const struct sample *s)
+{
+        record(r, s);
+        return 0;
+}
+
+void recorder_sample_skipped(struct recorder *r)
+{
+        r->summary.skipped_rows++;
+}
+
+const struct summary *recorder_summary(const struct recorder *r)
+{
+        return &r->summary;
 }

@@ -13,6 +13,8 @@
 #include "util/dbuf.h"
 #include "util/macro.h"
 
+struct sink_ops;
+
 /* The middle of the pipeline, shared by `run` and `watch`: it owns the
  * sources that are read per tick (sampler, log classifier), the model (the
  * summary) and the sinks. The caller owns the event loop and the child. */
@@ -41,6 +43,13 @@ struct recorder_config {
         struct buildmetrics_config metrics; /* targets, markers, --ninja-log */
         struct prom_config prom;            /* textfile and Pushgateway */
         const struct otel_config *otlp;     /* OTLP export, borrowed; NULL: off */
+        /* A replay (summarize, export): the samples come from a recording
+         * through recorder_sample(), nothing is sampled, no file is
+         * written, and only the sinks in this NULL-terminated list (NULL:
+         * none) are open. */
+        bool replay;
+        const struct sink_ops *const *sinks;
+        void *sink_userdata; /* handed to those sinks' open (sink_ctx) */
 };
 
 struct recorder;
@@ -50,7 +59,7 @@ struct otel_config;
 /* run must outlive the recorder; its facts are written at start and finish.
  * Never fails for an unwritable directory (falls back, then records
  * nothing, and says so through note). Returns 0 or -errno (-ENOMEM, a bad
- * --stage-regex as -EINVAL). */
+ * --stage-regex as -EINVAL, or for a replay what a sink's open returned). */
 int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct recorder **ret);
 void recorder_free(struct recorder *r);
 
@@ -67,8 +76,17 @@ void recorder_log_line(struct recorder *r, const char *line, size_t len);
 /* Flush partial lines of the build's streams (at EOF). */
 void recorder_output_eof(struct recorder *r, int stream);
 
-/* Take a sample now and schedule the next one. Returns 0 or -errno. */
+/* Take a sample now and schedule the next one. Returns 0 or -errno
+ * (-EINVAL for a replay, which samples nothing). */
 int recorder_tick(struct recorder *r);
+
+/* A recorded sample (a replay) to the model and the sinks, as recorder_tick
+ * hands them its own; s is borrowed for the call. Returns 0. */
+int recorder_sample(struct recorder *r, const struct sample *s);
+/* A recorded row that was torn or junk: counted in the summary. */
+void recorder_sample_skipped(struct recorder *r);
+/* The summary so far (complete after the last sample); borrowed. */
+const struct summary *recorder_summary(const struct recorder *r);
 
 /* The run is over (facts in run final): finish every sink. Writes the
  * short summary for the terminal into short_out, and a line per sink

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct recorder;
+struct store;
+
+/* A source feeds the recorder, the one pipeline (r: NULL when `run` is not
+ * recording). There are two kinds:
+ *
+ * - live sources (the child of `run`, the pid of `watch`) are driven by
+ *   loop_run(): they name the fds to poll, act on what ppoll returned and
+ *   on the signals of the signalfd, say when the build has ended (then the
+ *   loop takes the final sample) and when nothing is left to pass on;
+ * - replays (a recorded CSV, a run of the history database) hand every
+ *   recorded sample to recorder_sample(), in order, through loop_replay().
+ *
+ * A live source sets the live callbacks and leaves replay NULL; a replay
+ * sets only replay. Each driver has its own typed open function (below),
+ * since what it opens differs; its state is then passed with its ops. */
+struct source_ops {
+        const char *name;
+
+        /* live: the fds to poll now (at most cap), *deadline (monotonic
+         * seconds) lowered to when the source needs a turn regardless */
+        size_t (*pollfds)(void *state, struct pollfd *p, size_t cap, double *deadline);
+        /* live: after ppoll, the entries pollfds filled (revents set) */
+        void (*poll)(void *state, const struct pollfd *p, size_t n, struct recorder *r);
+        /* live: a signal read from the loop's signalfd */
+        void (*signal)(void *state, int sig);
+        /* live: before a sample (final: the one after the build ended) */
+        void (*before_tick)(void *state, bool final, struct recorder *r);
+        /* live: the build is over: take the final sample */
+        bool (*ended)(void *state);
+        /* live, once ended: nothing is left to pass on (else *deadline is
+         * lowered to when that is decided). NULL: at once. */
+        bool (*drained)(void *state, double now, double *deadline);
+
+        /* replay: every recorded sample to recorder_sample(), torn or junk
+         * rows to recorder_sample_skipped(). Returns the number of samples,
+         * or -errno (-EINVAL: not a recording). */
+        int64_t (*replay)(void *state, struct recorder *r);
+
+        void (*close)(void *state); /* NULL state is a no-op */
+};
+
+/* At most this many fds from one source's pollfds. */
+#define SOURCE_POLLFDS 4
+
+/* The live child of `run`: spawned here (platform/child.h, the error of
+ * child_spawn returned as is) and owned. Its output passes through to our
+ * stdout and stderr byte for byte (an EPIPE there closes that pipe, so the
+ * build sees a broken pipe too) and goes to the recorder; SIGCHLD reaps it
+ * (and, as a subreaper, its orphans); every other signal goes to its
+ * process group. Once it has exited, output still held by what it left
+ * behind is passed on for grace seconds (0.5 at most when a signal was
+ * forwarded). Returns 0 or -errno. */
+struct source_child;
+struct child_config;
+extern const struct source_ops source_child;
+int source_child_open(const struct child_config *cfg, double grace, bool subreaper,
+                      struct source_child **ret);
+long source_child_pid(const struct source_child *s);
+/* After loop_run (which returns early only when ppoll itself fails): wait
+ * for the child's exit on the signalfd, still forwarding signals, and give
+ * the terminal back. Returns its shell-style status (code, or 128+signal)
+ * and *ret_signal. */
+int source_child_wait(struct source_child *s, int sfd, int *ret_signal);
+
+/* The watched pid of `watch`: ended when it exits (its pidfd; without one,
+ * its start time is checked before each sample), or on a signal. Returns
+ * 0, -ESRCH when there is no such process, or -errno (/proc unreadable). */
+struct source_pid;
+struct follow;
+extern const struct source_ops source_pid;
+int source_pid_open(long pid, struct source_pid **ret);
+/* The lines of fol (borrowed; watch --stage-log-dir) go to the recorder
+ * before each sample, as run's output lines do. */
+void source_pid_follow(struct source_pid *s, struct follow *fol);
+/* The process's argv, malloc'd and NULL-terminated (empty when unknown);
+ * NULL only when out of memory. */
+char **source_pid_argv(struct source_pid *s);
+/* The first signal that ended the watch, or 0. */
+int source_pid_signal(const struct source_pid *s);
+
+/* A recorded CSV (resources-<id>.csv) in buf, borrowed until close:
+ * parse/csvread.c reads it. Returns 0 or -ENOMEM. */
+struct source_csv;
+extern const struct source_ops source_csv;
+int source_csv_open(const char *buf, size_t len, struct source_csv **ret);
+
+/* Run row id of the history database (store/), borrowed until close.
+ * Returns 0 or -ENOMEM. */
+struct source_history;
+extern const struct source_ops source_history;
+int source_history_open(struct store *st, int64_t id, struct source_history **ret);
