@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 
 #include "cmd/cmd-common.h"
+#include "cmd/cmd-trace.h"
 #include "cmd/cmd.h"
 #include "out/otlp-metrics.h"
 #include "out/otlp-send.h"
@@ -41,10 +42,12 @@
 #define EXPORT_MAX_CSV (1ull << 31)
 #define EXPORT_BUSY_MS 2000
 
-enum { OPT_OTLP = OPT_COMMON_END, OPT_INCOMPLETE };
+enum { OPT_OTLP = OPT_COMMON_END, OPT_INCOMPLETE, OPT_TRACE };
 
 static const char usage[] = "usage: buildtel export --otlp [--db PATH|--no-db] [--log-dir DIR] "
-                            "[--incomplete] [--otlp-endpoint URL] RUN|FILE.csv\n";
+                            "[--incomplete] [--otlp-endpoint URL] RUN|FILE.csv\n"
+                            "       buildtel export --trace [--db PATH|--no-db] [--log-dir DIR] "
+                            "[--ninja-log FILE] [-o FILE] [RUN|FILE.csv]\n";
 
 static const char *env_lookup(void *userdata, const char *name)
 {
@@ -343,6 +346,9 @@ int cmd_export(int argc, char **argv)
         static const struct option longopts[] = {
             {"otlp", no_argument, NULL, OPT_OTLP},
             {"incomplete", no_argument, NULL, OPT_INCOMPLETE},
+            {"trace", no_argument, NULL, OPT_TRACE},
+            {"output", required_argument, NULL, 'o'},
+            {"ninja-log", required_argument, NULL, OPT_NINJA_LOG},
             {"log-dir", required_argument, NULL, OPT_LOG_DIR},
             {"db", required_argument, NULL, OPT_DB},
             {"no-db", no_argument, NULL, OPT_NO_DB},
@@ -358,15 +364,16 @@ int cmd_export(int argc, char **argv)
         struct store *st = NULL;
         _cleanup_free_ char *csv = NULL, *db = NULL;
         const char *spec;
-        bool otlp = false, incomplete = false, from_db = false;
+        bool otlp = false, incomplete = false, from_db = false, trace = false;
+        const char *trace_out = NULL;
         int64_t id = 0;
         int c, e, ret = EXIT_BT_USAGE;
         char msg[256];
 
         common_opts_init(&o);
         optind = 1;
-        while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-                int h = c == OPT_OTLP || c == OPT_INCOMPLETE
+        while ((c = getopt_long(argc, argv, "+ho:", longopts, NULL)) != -1) {
+                int h = c == OPT_OTLP || c == OPT_INCOMPLETE || c == OPT_TRACE || c == 'o'
                             ? 0
                             : common_opts_parse(&o, c, optarg, "export");
                 if (h < 0)
@@ -377,6 +384,10 @@ int cmd_export(int argc, char **argv)
                         otlp = true;
                 else if (c == OPT_INCOMPLETE)
                         incomplete = true;
+                else if (c == OPT_TRACE)
+                        trace = true;
+                else if (c == 'o')
+                        trace_out = optarg;
                 else if (c == 'h')
                         o.help = true;
                 else {
@@ -389,7 +400,13 @@ int cmd_export(int argc, char **argv)
                 ret = 0;
                 goto out;
         }
-        if (!otlp || optind != argc - 1 || !*argv[optind]) {
+        if (trace && !otlp && optind >= argc - 1) {
+                /* RUN defaults to the latest run in the history */
+                spec = optind < argc ? argv[optind] : "";
+                ret = 1;
+                goto resolve;
+        }
+        if (!otlp || trace || optind != argc - 1 || !*argv[optind]) {
                 fputs(usage, stderr);
                 goto out;
         }
@@ -407,6 +424,7 @@ int cmd_export(int argc, char **argv)
                 goto out;
         }
 
+resolve:
         /* A CSV path; else the database; else the run's files. */
         {
                 size_t n = strlen(spec);
@@ -437,6 +455,14 @@ int cmd_export(int argc, char **argv)
                 }
         }
 
+        if (trace) {
+                struct trace_job tj = {.out_path = trace_out,
+                                       .ninja_log = o.rec.metrics.ninja_log,
+                                       .thresholds = o.rec.summary,
+                                       .cmd = "export"};
+                ret = from_db ? trace_write_db(&tj, st, id) : trace_write_files(&tj, csv);
+                goto out;
+        }
         summary_init(&x.sum, &o.rec.summary);
         if (otlp_sender_new(&cfg, &x.s) < 0)
                 goto oom;

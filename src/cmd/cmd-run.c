@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd-common.h"
+#include "cmd/cmd-trace.h"
 #include "cmd/cmd.h"
 #include "platform/cgroup.h"
 #include "platform/child.h"
@@ -33,6 +34,7 @@ enum {
         OPT_CGROUP,
         OPT_MEMORY_MAX,
         OPT_MEMORY_HIGH,
+        OPT_TRACE_FILE,
 };
 
 struct run_loop {
@@ -254,6 +256,7 @@ int cmd_run(int argc, char **argv)
             {"cgroup", required_argument, NULL, OPT_CGROUP},
             {"memory-max", required_argument, NULL, OPT_MEMORY_MAX},
             {"memory-high", required_argument, NULL, OPT_MEMORY_HIGH},
+            {"trace-file", no_argument, NULL, OPT_TRACE_FILE},
             {0},
         };
         struct common_opts o;
@@ -268,7 +271,7 @@ int cmd_run(int argc, char **argv)
         sigset_t mask, old_mask;
         const char *env;
         double grace = 2.0;
-        bool off = false;
+        bool off = false, trace_file = false;
         int c, e, ret = EXIT_BT_INTERNAL;
 
         common_opts_init(&o);
@@ -291,6 +294,9 @@ int cmd_run(int argc, char **argv)
                         break;
                 case OPT_OFF:
                         off = true;
+                        break;
+                case OPT_TRACE_FILE:
+                        trace_file = true;
                         break;
                 case OPT_CGROUP:
                         if (cgroup_mode_parse(optarg, &cgcfg.mode) < 0) {
@@ -461,6 +467,8 @@ int cmd_run(int argc, char **argv)
         if (L.rec) {
                 (void)recorder_finish(L.rec, &short_sum);
                 common_report(&o, L.rec, &short_sum);
+                if (trace_file)
+                        (void)trace_write_run(L.rec, &o.rec, ri.run_id);
         }
         ret = L.status;
 

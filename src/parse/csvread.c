@@ -6,7 +6,8 @@
 #include "model/sample.h"
 #include "util/csv.h"
 
-int64_t csvread_summary(const char *buf, size_t len, struct summary *s)
+int64_t csvread_samples(const char *buf, size_t len, csvread_sample_fn fn, void *userdata,
+                        uint64_t *ret_skipped)
 {
         struct csv_record rec = CSV_RECORD_INIT;
         struct sample_colmap map;
@@ -29,18 +30,31 @@ int64_t csvread_summary(const char *buf, size_t len, struct summary *s)
                         goto out;
                 if (r == 0) {
                         /* the torn last row of a writer that was killed */
-                        s->skipped_rows++;
+                        (*ret_skipped)++;
                         break;
                 }
                 if (r < 0 || sample_from_record(&map, &rec, &smp) < 0) {
-                        s->skipped_rows++;
+                        (*ret_skipped)++;
                         continue;
                 }
-                summary_add(s, &smp);
+                r = fn(userdata, &smp);
+                if (r < 0)
+                        goto out;
                 good++;
         }
         r = 0;
 out:
         csv_record_release(&rec);
         return r < 0 ? r : good;
+}
+
+static int add_to_summary(void *userdata, const struct sample *smp)
+{
+        summary_add(userdata, smp);
+        return 0;
+}
+
+int64_t csvread_summary(const char *buf, size_t len, struct summary *s)
+{
+        return csvread_samples(buf, len, add_to_summary, s, &s->skipped_rows);
 }

@@ -1,0 +1,554 @@
+/* SPDX-License-Identifier: MIT */
+#include "out/trace.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "out/trace-lanes.h"
+#include "util/macro.h"
+
+enum { PID_BUILD = 1, PID_TARGETS = 2, PID_NINJA = 3, PIDS };
+
+#define TRACE_FLUSH_AT (1u << 16)
+#define TRACE_NAME_MAX 512 /* bytes of a slice name kept */
+#define TRACE_MEMCOLS_MAX 8
+
+struct slice {
+        struct trace_span span;
+        char *name;
+        int pid;
+        int64_t steps, cached; /* -1 unknown */
+        int success;           /* enum target_success; ninja edges: unknown */
+};
+
+struct kv {
+        const char *key;
+        double v;
+};
+
+struct trace {
+        FILE *f;
+        struct trace_config cfg;
+        const struct run_info *ri;
+        struct dbuf buf;
+        bool any;  /* an event was written */
+        int error; /* the first write error */
+        struct slice *sl;
+        size_t nsl, capsl;
+        uint64_t dropped;
+        double end_s; /* the run's end on its clock; NAN unknown */
+        double last_elapsed;
+        /* the previous sample, for rises and rates */
+        double prev_oom, prev_elapsed, prev_psi[3];
+        char prev_top[SAMPLE_PROC_MAX + 1];
+        bool near_oom_seen, low_disk_seen;
+        /* the build's memory columns beyond cg_mem_mb (anon, file, ...) */
+        size_t memcol[TRACE_MEMCOLS_MAX];
+        const char *memkey[TRACE_MEMCOLS_MAX];
+        size_t nmemcols;
+};
+
+static bool plain_ascii(const char *s, size_t len)
+{
+        for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char)s[i];
+                if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
+                        return false;
+        }
+        return true;
+}
+
+static int escape_valid_utf8(struct dbuf *out, const char *s, size_t len)
+{
+        size_t from = 0;
+        int e = 0;
+
+        for (size_t i = 0; i < len && e >= 0; i++) {
+                unsigned char c = (unsigned char)s[i];
+                char esc[8];
+
+                if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
+                        continue;
+                e = dbuf_append(out, s + from, i - from);
+                if (e < 0)
+                        break;
+                from = i + 1;
+                if (c == '"' || c == '\\') {
+                        esc[0] = '\\';
+                        esc[1] = (char)c;
+                        e = dbuf_append(out, esc, 2);
+                } else if (c == '\n') {
+                        e = dbuf_puts(out, "\\n");
+                } else if (c == '\t') {
+                        e = dbuf_puts(out, "\\t");
+                } else if (c == '\r') {
+                        e = dbuf_puts(out, "\\r");
+                } else {
+                        e = dbuf_printf(out, "\\u%04x", c);
+                }
+        }
+        if (e >= 0)
+                e = dbuf_append(out, s + from, len - from);
+        return e;
+}
+
+int trace_json_string(struct dbuf *out, const char *s, size_t len)
+{
+        struct dbuf clean = DBUF_INIT;
+        int e;
+
+        e = dbuf_puts(out, "\"");
+        if (e >= 0 && plain_ascii(s, len)) {
+                e = dbuf_append(out, s, len);
+        } else if (e >= 0) {
+                /* the one UTF-8 cleaner (model/run.c), then JSON's escapes */
+                e = run_append_utf8_lossy(&clean, s, len, false);
+                if (e >= 0)
+                        e = escape_valid_utf8(out, clean.len ? clean.p : "", clean.len);
+                dbuf_release(&clean);
+        }
+        if (e >= 0)
+                e = dbuf_puts(out, "\"");
+        return e;
+}
+
+static int flush(struct trace *t, bool force)
+{
+        if (t->buf.len == 0 || (!force && t->buf.len < TRACE_FLUSH_AT))
+                return t->error;
+        if (fwrite(t->buf.p, 1, t->buf.len, t->f) != t->buf.len && !t->error)
+                t->error = -EIO;
+        dbuf_reset(&t->buf);
+        return t->error;
+}
+
+static int64_t us(double s)
+{
+        double v = s * 1e6;
+
+        if (!(v > 0))
+                return 0;
+        return v >= 9e18 ? INT64_MAX / 2 : (int64_t)llround(v);
+}
+
+/* The common head of an event: {"name":..,"ph":..,"ts":..,"pid":..,"tid":.. */
+static int ev_head(struct trace *t, const char *name, size_t nlen, char ph, int64_t ts, int pid,
+                   int64_t tid)
+{
+        struct dbuf *b = &t->buf;
+        int e;
+
+        e = dbuf_puts(b, t->any ? ",\n{\"name\":" : "\n{\"name\":");
+        t->any = true;
+        if (e >= 0)
+                e = trace_json_string(b, name, nlen);
+        if (e >= 0)
+                e = dbuf_printf(b, ",\"ph\":\"%c\",\"ts\":%lld,\"pid\":%d,\"tid\":%lld", ph,
+                                (long long)ts, pid, (long long)tid);
+        return e;
+}
+
+static int put_num(struct dbuf *b, const char *key, double v, bool comma)
+{
+        return dbuf_printf(b, "%s\"%s\":%.10g", comma ? "," : "", key, v);
+}
+
+/* A counter track: the finite values of kv; nothing when none is. */
+static int counter(struct trace *t, const char *name, int64_t ts, const struct kv *kv, size_t n)
+{
+        bool any = false;
+        int e = 0;
+
+        for (size_t i = 0; i < n; i++)
+                any |= isfinite(kv[i].v);
+        if (!any)
+                return 0;
+        e = ev_head(t, name, strlen(name), 'C', ts, PID_BUILD, 0);
+        if (e >= 0)
+                e = dbuf_puts(&t->buf, ",\"args\":{");
+        any = false;
+        for (size_t i = 0; i < n && e >= 0; i++) {
+                if (!isfinite(kv[i].v))
+                        continue;
+                e = put_num(&t->buf, kv[i].key, kv[i].v, any);
+                any = true;
+        }
+        if (e >= 0)
+                e = dbuf_puts(&t->buf, "}}");
+        return e;
+}
+
+/* A global instant on the build's process; args is a JSON object's members. */
+static int instant(struct trace *t, const char *name, int64_t ts, const char *args)
+{
+        int e = ev_head(t, name, strlen(name), 'i', ts, PID_BUILD, 0);
+
+        if (e >= 0)
+                e = dbuf_printf(&t->buf, ",\"s\":\"g\",\"args\":{%s}}", args);
+        return e;
+}
+
+static void find_memcols(struct trace *t)
+{
+        const char *name;
+
+        for (size_t i = 0; (name = sample_column_name(i, NULL)); i++) {
+                enum sample_column_type ty;
+                size_t n = strlen(name);
+
+                (void)sample_column_name(i, &ty);
+                if (ty != SAMPLE_COLUMN_NUMBER || strncmp(name, "cg_mem_", 7) != 0 || n < 10 ||
+                    strcmp(name + n - 3, "_mb") != 0 || strcmp(name, "cg_mem_mb") == 0 ||
+                    strcmp(name, "cg_mem_peak_mb") == 0 || t->nmemcols >= TRACE_MEMCOLS_MAX)
+                        continue;
+                t->memcol[t->nmemcols] = i;
+                t->memkey[t->nmemcols++] = name + 7; /* "anon_mb", "file_mb" */
+        }
+}
+
+int trace_new(FILE *f, const struct trace_config *cfg, const struct run_info *ri,
+              struct trace **ret)
+{
+        struct trace *t = calloc(1, sizeof(*t));
+
+        if (!t)
+                return -ENOMEM;
+        t->f = f;
+        t->cfg = *cfg;
+        if (t->cfg.max_slices == 0)
+                t->cfg.max_slices = TRACE_SLICES_MAX;
+        t->ri = ri;
+        t->end_s = isfinite(ri->end_epoch) && isfinite(ri->start_epoch)
+                       ? ri->end_epoch - ri->start_epoch
+                       : NAN;
+        t->prev_elapsed = NAN;
+        for (size_t i = 0; i < ARRAY_SIZE(t->prev_psi); i++)
+                t->prev_psi[i] = NAN;
+        find_memcols(t);
+        if (dbuf_puts(&t->buf, "{\"traceEvents\":[") < 0) {
+                trace_free(t);
+                return -ENOMEM;
+        }
+        *ret = t;
+        return 0;
+}
+
+void trace_free(struct trace *t)
+{
+        if (!t)
+                return;
+        for (size_t i = 0; i < t->nsl; i++)
+                free(t->sl[i].name);
+        free(t->sl);
+        dbuf_release(&t->buf);
+        free(t);
+}
+
+/* PSI stall as % of wall time since the previous sample, per resource. */
+static int psi_rates(struct trace *t, const struct sample *s, int64_t ts)
+{
+        const double cur[3] = {s->cg_psi_cpu_some_s, s->cg_psi_mem_some_s, s->cg_psi_io_some_s};
+        double dt = s->elapsed_s - t->prev_elapsed;
+        struct kv kv[3] = {{"cpu", NAN}, {"memory", NAN}, {"io", NAN}};
+
+        for (size_t i = 0; i < 3; i++) {
+                double d = cur[i] - t->prev_psi[i];
+                if (dt > 0 && d >= 0)
+                        kv[i].v = d / dt * 100.0;
+                t->prev_psi[i] = cur[i];
+        }
+        return counter(t, "PSI some stall (%)", ts, kv, 3);
+}
+
+static int sample_instants(struct trace *t, const struct sample *s, int64_t ts)
+{
+        struct dbuf a = DBUF_INIT;
+        int e = 0;
+
+        if (isfinite(s->cg_oom_kills) &&
+            s->cg_oom_kills > (isfinite(t->prev_oom) ? t->prev_oom : 0)) {
+                e = dbuf_printf(&a, "\"kills\":%.10g,\"largest_process_before\":", s->cg_oom_kills);
+                if (e >= 0)
+                        e = trace_json_string(&a, t->prev_top, strlen(t->prev_top));
+                if (e >= 0)
+                        e = instant(t, "OOM kill", ts, a.p);
+        }
+        if (isfinite(s->cg_oom_kills))
+                t->prev_oom = s->cg_oom_kills;
+        if (e >= 0 && !t->near_oom_seen && !isnan(s->mem_avail_mb) &&
+            s->mem_avail_mb < t->cfg.thresholds.near_oom_mb) {
+                t->near_oom_seen = true;
+                dbuf_reset(&a);
+                e = dbuf_printf(&a, "\"available_mb\":%.10g,\"threshold_mb\":%.10g",
+                                s->mem_avail_mb, t->cfg.thresholds.near_oom_mb);
+                if (e >= 0)
+                        e = instant(t, "first near-OOM sample", ts, a.p);
+        }
+        if (e >= 0 && !t->low_disk_seen && !isnan(s->disk_avail_gb) &&
+            s->disk_avail_gb < t->cfg.thresholds.low_disk_gb) {
+                t->low_disk_seen = true;
+                dbuf_reset(&a);
+                e = dbuf_printf(&a, "\"available_gb\":%.10g,\"threshold_gb\":%.10g",
+                                s->disk_avail_gb, t->cfg.thresholds.low_disk_gb);
+                if (e >= 0)
+                        e = instant(t, "first low-disk sample", ts, a.p);
+        }
+        dbuf_release(&a);
+        return e;
+}
+
+int trace_sample(struct trace *t, const struct sample *s)
+{
+        struct kv mem[] = {{"used", s->mem_used_mb}, {"available", s->mem_avail_mb}};
+        struct kv build[1 + TRACE_MEMCOLS_MAX] = {{"cgroup", s->cg_mem_mb}};
+        struct kv cpu[] = {{"host", s->cpu_pct}};
+        struct kv load[] = {{"load1", s->load1}};
+        struct kv disk[] = {{"available", s->disk_avail_gb}};
+        struct kv comp[] = {{"in flight", s->compilers}};
+        int64_t ts;
+        int e;
+
+        if (!isfinite(s->elapsed_s))
+                return 0;
+        ts = us(s->elapsed_s);
+        for (size_t i = 0; i < t->nmemcols; i++)
+                build[1 + i] = (struct kv){t->memkey[i], sample_column_number(s, t->memcol[i])};
+        e = counter(t, "host memory (MiB)", ts, mem, ARRAY_SIZE(mem));
+        if (e >= 0)
+                e = counter(t, "build memory (MiB)", ts, build, 1 + t->nmemcols);
+        if (e >= 0)
+                e = counter(t, "CPU (%)", ts, cpu, 1);
+        if (e >= 0)
+                e = counter(t, "load", ts, load, 1);
+        if (e >= 0)
+                e = counter(t, "disk available (GiB)", ts, disk, 1);
+        if (e >= 0)
+                e = counter(t, "compilers", ts, comp, 1);
+        if (e >= 0)
+                e = psi_rates(t, s, ts);
+        if (e >= 0)
+                e = sample_instants(t, s, ts);
+        if (e < 0)
+                return e;
+        t->prev_elapsed = s->elapsed_s;
+        t->last_elapsed = MAX(t->last_elapsed, s->elapsed_s);
+        snprintf(t->prev_top, sizeof(t->prev_top), "%s", s->top_proc ? s->top_proc : "");
+        return flush(t, false);
+}
+
+static int add_slice(struct trace *t, int pid, double start_s, double end_s, const char *name,
+                     size_t len, struct slice **ret)
+{
+        struct slice *s;
+
+        if (!isfinite(start_s) || !isfinite(end_s) || end_s < start_s)
+                return 0;
+        if (t->nsl >= t->cfg.max_slices) {
+                t->dropped++;
+                return 0;
+        }
+        if (t->nsl == t->capsl) {
+                size_t cap = t->capsl ? t->capsl * 2 : 256;
+                struct slice *p = realloc(t->sl, cap * sizeof(*p));
+                if (!p)
+                        return -ENOMEM;
+                t->sl = p;
+                t->capsl = cap;
+        }
+        len = MIN(len, TRACE_NAME_MAX);
+        s = &t->sl[t->nsl];
+        *s = (struct slice){.span = {us(start_s), us(end_s)},
+                            .pid = pid,
+                            .steps = -1,
+                            .cached = -1,
+                            .success = TARGET_SUCCESS_UNKNOWN};
+        s->name = strndup(name, len);
+        if (!s->name)
+                return -ENOMEM;
+        t->nsl++;
+        *ret = s;
+        return 1;
+}
+
+int trace_add_target(struct trace *t, const struct target_fact *f)
+{
+        struct slice *s;
+        int e = add_slice(t, PID_TARGETS, f->start_s, f->end_s, f->name, strlen(f->name), &s);
+
+        if (e > 0) {
+                s->steps = f->steps_set ? (int64_t)f->steps : -1;
+                s->cached = f->steps_set ? (int64_t)f->cached : -1;
+                s->success = f->success;
+        }
+        return MIN(e, 0);
+}
+
+int trace_add_edge(struct trace *t, double start_s, double end_s, const char *out, size_t len)
+{
+        struct slice *s;
+
+        return MIN(add_slice(t, PID_NINJA, start_s, end_s, out, len, &s), 0);
+}
+
+void trace_set_end(struct trace *t, double end_s)
+{
+        if (!isfinite(t->end_s))
+                t->end_s = end_s;
+}
+
+static int cmp_slice(const void *a, const void *b)
+{
+        const struct slice *x = a, *y = b;
+
+        if (x->pid != y->pid)
+                return x->pid < y->pid ? -1 : 1;
+        if (x->span.start != y->span.start)
+                return x->span.start < y->span.start ? -1 : 1;
+        if (x->span.end != y->span.end)
+                return x->span.end > y->span.end ? -1 : 1; /* the longer first */
+        return 0;
+}
+
+static int slice_event(struct trace *t, const struct slice *s, uint32_t lane)
+{
+        struct dbuf *b = &t->buf;
+        int e = ev_head(t, s->name, strlen(s->name), 'X', s->span.start, s->pid, lane);
+
+        if (e >= 0)
+                e = dbuf_printf(b, ",\"dur\":%lld,\"cat\":\"%s\",\"args\":{",
+                                (long long)(s->span.end - s->span.start),
+                                s->pid == PID_TARGETS ? "target" : "ninja");
+        if (e >= 0 && s->pid == PID_TARGETS) {
+                e = dbuf_printf(b, "\"success\":%s",
+                                s->success == TARGET_BUILT    ? "true"
+                                : s->success == TARGET_FAILED ? "false"
+                                                              : "null");
+                if (e >= 0 && s->steps >= 0)
+                        e = dbuf_printf(b, ",\"steps\":%lld,\"cached\":%lld", (long long)s->steps,
+                                        (long long)s->cached);
+        }
+        if (e >= 0)
+                e = dbuf_puts(b, "}}");
+        if (e >= 0)
+                e = flush(t, false);
+        return e;
+}
+
+static int meta(struct trace *t, const char *what, int pid, int64_t tid, const char *key,
+                const char *name, int64_t sort)
+{
+        int e = ev_head(t, what, strlen(what), 'M', 0, pid, tid);
+
+        if (e >= 0 && name) {
+                e = dbuf_printf(&t->buf, ",\"args\":{\"%s\":", key);
+                if (e >= 0)
+                        e = trace_json_string(&t->buf, name, strlen(name));
+                if (e >= 0)
+                        e = dbuf_puts(&t->buf, "}}");
+        } else if (e >= 0) {
+                e = dbuf_printf(&t->buf, ",\"args\":{\"%s\":%lld}}", key, (long long)sort);
+        }
+        return e;
+}
+
+/* The slices of one process (sl[0..n), sorted), on their lanes. */
+static int write_process(struct trace *t, int pid, const char *pname, const struct slice *sl,
+                         size_t n)
+{
+        struct trace_span *spans = calloc(n + 1, sizeof(*spans));
+        uint32_t *lane = calloc(n + 1, sizeof(*lane));
+        int64_t lanes = -ENOMEM;
+        int e;
+
+        if (spans && lane) {
+                for (size_t i = 0; i < n; i++)
+                        spans[i] = sl[i].span;
+                lanes = trace_lanes_assign(spans, n, lane);
+        }
+        e = lanes < 0 ? (int)lanes : 0;
+        for (size_t i = 0; i < n && e >= 0; i++)
+                e = slice_event(t, &sl[i], lane[i]);
+        if (e >= 0)
+                e = meta(t, "process_name", pid, 0, "name", pname, 0);
+        if (e >= 0)
+                e = meta(t, "process_sort_index", pid, 0, "sort_index", NULL, pid);
+        for (int64_t l = 0; l < lanes && e >= 0; l++) {
+                char name[32];
+
+                snprintf(name, sizeof(name), "lane %lld", (long long)l + 1);
+                e = meta(t, "thread_name", pid, l, "name", name, 0);
+                if (e >= 0)
+                        e = meta(t, "thread_sort_index", pid, l, "sort_index", NULL, l);
+        }
+        free(spans);
+        free(lane);
+        return e;
+}
+
+/* The run: one slice on the build process, named after its command. */
+static int run_event(struct trace *t)
+{
+        struct dbuf name = DBUF_INIT;
+        double end = isfinite(t->end_s) ? t->end_s : t->last_elapsed;
+        int e = dbuf_puts(&name, "buildtel run");
+
+        for (char **a = t->ri->argv; a && *a && e >= 0 && name.len < TRACE_NAME_MAX; a++) {
+                e = dbuf_puts(&name, " ");
+                if (e >= 0)
+                        e = dbuf_puts(&name, *a);
+        }
+        if (e >= 0)
+                e = ev_head(t, name.p, MIN(name.len, TRACE_NAME_MAX), 'X', 0, PID_BUILD, 0);
+        if (e >= 0)
+                e = dbuf_printf(&t->buf, ",\"dur\":%lld,\"cat\":\"run\",\"args\":{\"run_id\":",
+                                (long long)us(end));
+        if (e >= 0)
+                e = trace_json_string(&t->buf, t->ri->run_id ? t->ri->run_id : "",
+                                      t->ri->run_id ? strlen(t->ri->run_id) : 0);
+        if (e >= 0 && t->ri->exit_code >= 0)
+                e = dbuf_printf(&t->buf, ",\"exit_code\":%d", t->ri->exit_code);
+        if (e >= 0 && t->ri->term_signal > 0)
+                e = dbuf_printf(&t->buf, ",\"signal\":%d", t->ri->term_signal);
+        if (e >= 0)
+                e = dbuf_puts(&t->buf, "}}");
+        if (e >= 0)
+                e = meta(t, "process_name", PID_BUILD, 0, "name", "build", 0);
+        if (e >= 0)
+                e = meta(t, "process_sort_index", PID_BUILD, 0, "sort_index", NULL, PID_BUILD);
+        if (e >= 0)
+                e = meta(t, "thread_name", PID_BUILD, 0, "name", "run", 0);
+        dbuf_release(&name);
+        return e;
+}
+
+int trace_finish(struct trace *t)
+{
+        static const char *const pname[PIDS] = {[PID_TARGETS] = "targets", [PID_NINJA] = "ninja"};
+        int e = run_event(t);
+
+        qsort(t->sl, t->nsl, sizeof(*t->sl), cmp_slice);
+        for (size_t i = 0; i < t->nsl && e >= 0;) {
+                size_t j = i;
+                while (j < t->nsl && t->sl[j].pid == t->sl[i].pid)
+                        j++;
+                e = write_process(t, t->sl[i].pid, pname[t->sl[i].pid], t->sl + i, j - i);
+                i = j;
+        }
+        if (e >= 0 && t->dropped) {
+                char args[96];
+                snprintf(args, sizeof(args), "\"kept\":%zu,\"dropped\":%llu", t->nsl,
+                         (unsigned long long)t->dropped);
+                e = instant(t, "slices cut: too many to show", 0, args);
+        }
+        if (e >= 0)
+                e = dbuf_puts(&t->buf, "\n],\"displayTimeUnit\":\"ms\"}\n");
+        if (e < 0)
+                return e;
+        e = flush(t, true);
+        if (e >= 0 && fflush(t->f) != 0)
+                e = -EIO;
+        return e;
+}
