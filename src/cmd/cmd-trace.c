@@ -333,6 +333,11 @@ int trace_write_db(const struct trace_job *j, struct store *st, int64_t id)
                 run_info_release(&ri);
                 return 1;
         }
+        if (f->n > 0 && !isfinite(f->t[0].start_s))
+                fprintf(stderr,
+                        "buildtel %s: note: the history database keeps no times of targets: "
+                        "the trace has none; its files have them (--no-db)\n",
+                        j->cmd);
         e = write_trace(j, &ri, &thresholds, f, walk_db, &src);
         run_info_release(&ri);
         return e;
