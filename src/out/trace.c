@@ -15,6 +15,30 @@ enum { PID_BUILD = 1, PID_TARGETS = 2, PID_NINJA = 3, PIDS };
 #define TRACE_FLUSH_AT (1u << 16)
 #define TRACE_NAME_MAX 512 /* bytes of a slice name kept */
 #define TRACE_MEMCOLS_MAX 8
+#define TRACE_KV_MAX (1 + TRACE_MEMCOLS_MAX)
+
+/* The counter tracks, each with the values it last wrote: a counter holds
+ * its value until its next event, so an unchanged one is not repeated. */
+enum track {
+        TRACK_HOST_MEM,
+        TRACK_BUILD_MEM,
+        TRACK_CPU,
+        TRACK_LOAD,
+        TRACK_DISK,
+        TRACK_COMPILERS,
+        TRACK_PSI,
+        TRACKS
+};
+
+static const char *const track_name[TRACKS] = {
+    [TRACK_HOST_MEM] = "host memory (MiB)",
+    [TRACK_BUILD_MEM] = "build memory (MiB)",
+    [TRACK_CPU] = "CPU (%)",
+    [TRACK_LOAD] = "load",
+    [TRACK_DISK] = "disk available (GiB)",
+    [TRACK_COMPILERS] = "compilers",
+    [TRACK_PSI] = "PSI some stall (%)",
+};
 
 struct slice {
         struct trace_span span;
@@ -49,6 +73,8 @@ struct trace {
         size_t memcol[TRACE_MEMCOLS_MAX];
         const char *memkey[TRACE_MEMCOLS_MAX];
         size_t nmemcols;
+        bool track_set[TRACKS];
+        double track_last[TRACKS][TRACE_KV_MAX];
 };
 
 static bool plain_ascii(const char *s, size_t len)
@@ -146,8 +172,10 @@ static int ev_head(struct trace *t, const char *name, size_t nlen, char ph, int6
         if (e >= 0)
                 e = trace_json_string(b, name, nlen);
         if (e >= 0)
-                e = dbuf_printf(b, ",\"ph\":\"%c\",\"ts\":%lld,\"pid\":%d,\"tid\":%lld", ph,
-                                (long long)ts, pid, (long long)tid);
+                e = dbuf_printf(b, ",\"ph\":\"%c\",\"ts\":%lld,\"pid\":%d", ph, (long long)ts, pid);
+        /* a counter belongs to its process: no thread */
+        if (e >= 0 && ph != 'C')
+                e = dbuf_printf(b, ",\"tid\":%lld", (long long)tid);
         return e;
 }
 
@@ -156,16 +184,30 @@ static int put_num(struct dbuf *b, const char *key, double v, bool comma)
         return dbuf_printf(b, "%s\"%s\":%.10g", comma ? "," : "", key, v);
 }
 
-/* A counter track: the finite values of kv; nothing when none is. */
-static int counter(struct trace *t, const char *name, int64_t ts, const struct kv *kv, size_t n)
+/* Values the same as last written: NAN is the same as NAN. */
+static bool same_values(const double *last, const struct kv *kv, size_t n)
 {
+        for (size_t i = 0; i < n; i++)
+                if (!(last[i] == kv[i].v || (isnan(last[i]) && isnan(kv[i].v))))
+                        return false;
+        return true;
+}
+
+/* A counter track: the finite values of kv; nothing when none is, or when
+ * they are what the track holds already. */
+static int counter(struct trace *t, enum track tr, int64_t ts, const struct kv *kv, size_t n)
+{
+        const char *name = track_name[tr];
         bool any = false;
         int e = 0;
 
         for (size_t i = 0; i < n; i++)
                 any |= isfinite(kv[i].v);
-        if (!any)
+        if (!any || (t->track_set[tr] && same_values(t->track_last[tr], kv, n)))
                 return 0;
+        t->track_set[tr] = true;
+        for (size_t i = 0; i < n; i++)
+                t->track_last[tr][i] = kv[i].v;
         e = ev_head(t, name, strlen(name), 'C', ts, PID_BUILD, 0);
         if (e >= 0)
                 e = dbuf_puts(&t->buf, ",\"args\":{");
@@ -260,7 +302,7 @@ static int psi_rates(struct trace *t, const struct sample *s, int64_t ts)
                         kv[i].v = d / dt * 100.0;
                 t->prev_psi[i] = cur[i];
         }
-        return counter(t, "PSI some stall (%)", ts, kv, 3);
+        return counter(t, TRACK_PSI, ts, kv, 3);
 }
 
 static int sample_instants(struct trace *t, const struct sample *s, int64_t ts)
@@ -303,7 +345,7 @@ static int sample_instants(struct trace *t, const struct sample *s, int64_t ts)
 int trace_sample(struct trace *t, const struct sample *s)
 {
         struct kv mem[] = {{"used", s->mem_used_mb}, {"available", s->mem_avail_mb}};
-        struct kv build[1 + TRACE_MEMCOLS_MAX] = {{"cgroup", s->cg_mem_mb}};
+        struct kv build[TRACE_KV_MAX] = {{"cgroup", s->cg_mem_mb}};
         struct kv cpu[] = {{"host", s->cpu_pct}};
         struct kv load[] = {{"load1", s->load1}};
         struct kv disk[] = {{"available", s->disk_avail_gb}};
@@ -316,17 +358,17 @@ int trace_sample(struct trace *t, const struct sample *s)
         ts = us(s->elapsed_s);
         for (size_t i = 0; i < t->nmemcols; i++)
                 build[1 + i] = (struct kv){t->memkey[i], sample_column_number(s, t->memcol[i])};
-        e = counter(t, "host memory (MiB)", ts, mem, ARRAY_SIZE(mem));
+        e = counter(t, TRACK_HOST_MEM, ts, mem, ARRAY_SIZE(mem));
         if (e >= 0)
-                e = counter(t, "build memory (MiB)", ts, build, 1 + t->nmemcols);
+                e = counter(t, TRACK_BUILD_MEM, ts, build, 1 + t->nmemcols);
         if (e >= 0)
-                e = counter(t, "CPU (%)", ts, cpu, 1);
+                e = counter(t, TRACK_CPU, ts, cpu, 1);
         if (e >= 0)
-                e = counter(t, "load", ts, load, 1);
+                e = counter(t, TRACK_LOAD, ts, load, 1);
         if (e >= 0)
-                e = counter(t, "disk available (GiB)", ts, disk, 1);
+                e = counter(t, TRACK_DISK, ts, disk, 1);
         if (e >= 0)
-                e = counter(t, "compilers", ts, comp, 1);
+                e = counter(t, TRACK_COMPILERS, ts, comp, 1);
         if (e >= 0)
                 e = psi_rates(t, s, ts);
         if (e >= 0)

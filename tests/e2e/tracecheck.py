@@ -10,12 +10,12 @@ import json
 import math
 import sys
 
-COMMON = {"name": str, "ph": str, "ts": int, "pid": int, "tid": int}
+COMMON = {"name": str, "ph": str, "ts": int, "pid": int}
 PER_PH = {
-    "X": {"dur": int, "cat": str, "args": dict},
-    "C": {"args": dict},
-    "i": {"s": str, "args": dict},
-    "M": {"args": dict},
+    "X": {"tid": int, "dur": int, "cat": str, "args": dict},
+    "C": {"args": dict},  # a process's counter: no tid
+    "i": {"tid": int, "s": str, "args": dict},
+    "M": {"tid": int, "args": dict},
 }
 META = {"process_name": ("name", str), "thread_name": ("name", str),
         "process_sort_index": ("sort_index", int), "thread_sort_index": ("sort_index", int)}
