@@ -18,6 +18,14 @@ read -r _ <&"${IDLE[0]}"
 trap 'kill $IDLE_PID 2>/dev/null' EXIT
 echo "with 1,000 idle background processes: $(ls /proc | grep -c '^[0-9]') processes"
 
+# One tick, spaced as a run spaces them: the recorder's whole tick against
+# the same host, cgroup and /proc/PID files read raw (bench/tick.c).
+TICK=$(dirname "$BT")/bench/bench-tick
+if [ -x "$TICK" ]; then
+        "$TICK" raw-cgroup 200 0.05
+        "$TICK" cgroup 200 0.05
+fi
+
 secs=10 iv=0.05
 n=$(awk -v s=$secs -v i=$iv 'BEGIN{print int(s / i) + 2}')
 c=$(cpu_of "$BT" run --quiet --no-db --log-dir "$W" --interval $iv -- sleep $secs)

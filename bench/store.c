@@ -76,11 +76,11 @@ int main(int argc, char **argv)
                         s.elapsed_s = k;
                         s.load1 = 3.5 + (k % 100) / 10.0;
                         s.cpu_pct = k % 1000 / 10.0;
-                        s.mem_used_mb = 12000 + k % 5000;
-                        s.mem_avail_mb = 20000 - k % 5000;
+                        s.mem_used_bytes = (12000 + k % 5000) * SAMPLE_MIB;
+                        s.mem_avail_bytes = (20000 - k % 5000) * SAMPLE_MIB;
                         s.mem_pct = 40 + k % 30;
-                        s.swap_used_mb = 0;
-                        s.disk_avail_gb = 100 - k / 1000.0;
+                        s.swap_used_bytes = 0;
+                        s.disk_avail_bytes = (100 - k / 1000.0) * SAMPLE_GIB;
                         s.disk_pct = 60.5;
                         s.compilers = k % 17;
                         s.stage = "pytorch/builder";

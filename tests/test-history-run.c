@@ -79,9 +79,9 @@ static void known_sample(struct sample *s, int i)
         s->elapsed_s = 0.25 + i;
         s->load1 = i == 2 ? NAN : 1.5 + i; /* unknown stays unknown */
         s->cpu_pct = 12.5 * i;
-        s->mem_used_mb = 1000 + 7 * i;
-        s->mem_avail_mb = 9000 - 7 * i;
-        s->disk_avail_gb = 31.125;
+        s->mem_used_bytes = (1000 + 7 * i) * SAMPLE_MIB;
+        s->mem_avail_bytes = (9000 - 7 * i) * SAMPLE_MIB;
+        s->disk_avail_bytes = 31.125 * SAMPLE_GIB;
         s->cg_cpu_user_s = 0.001 * i;
         s->cg_mode = "v2";
         s->stage = i ? "app/builder" : "";

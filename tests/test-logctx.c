@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <string.h>
 
 #include "parse/linebuf.h"
@@ -203,12 +204,52 @@ static const struct {
     {"2025-07-03T08:13:03Z [1/2] cc a", LOGLINE_NINJA, true, NULL},
     {"2025-07-03 08:13:03 [1/2] cc a", LOGLINE_NOISE, false, NULL},
     {"2025-07-03T08:13:03.5879809Z", LOGLINE_NOISE, false, NULL},
+    /* quiet rules: kbuild, automake silent rules, libtool, redis (colour is
+     * cleaned before classification) */
+    {"CC      kernel/fork.o", LOGLINE_QUIET, true, NULL},
+    {"CC [M]  drivers/net/dummy.o", LOGLINE_QUIET, true, NULL},
+    {"LD [M]  fs/ext4/ext4.ko", LOGLINE_QUIET, true, NULL},
+    {"HOSTCC  scripts/basic/fixdep", LOGLINE_QUIET, true, NULL},
+    {"GEN     Makefile", LOGLINE_QUIET, true, NULL},
+    {"AR      lib/lib.a", LOGLINE_QUIET, true, NULL},
+    {"LD      vmlinux.o", LOGLINE_QUIET, true, NULL},
+    {"CCLD    prog", LOGLINE_QUIET, true, NULL},
+    {"CXXLD   libtool-app", LOGLINE_QUIET, true, NULL},
+    {"CC       libfoo_la-foo.lo", LOGLINE_QUIET, true, NULL},
+    {"CC adlist.o", LOGLINE_QUIET, true, NULL},
+    {"LINK redis-server", LOGLINE_QUIET, true, NULL},
+    {"INSTALL redis-sentinel", LOGLINE_QUIET, true, NULL},
+    {"CC", LOGLINE_NOISE, false, NULL},
+    {"CC      ", LOGLINE_NOISE, false, NULL},
+    {"CC is not set, using cc", LOGLINE_NOISE, false, NULL},
+    {"OK      done", LOGLINE_NOISE, false, NULL},
+    {"Cc foo.o", LOGLINE_NOISE, false, NULL},
+    {"CC [M]", LOGLINE_NOISE, false, NULL},
+    /* cargo */
+    {"Compiling serde v1.0.200", LOGLINE_CARGO, true, NULL},
+    {"Compiling app v0.1.0 (/src/app)", LOGLINE_CARGO, true, NULL},
+    {"Checking libc v0.2.155", LOGLINE_CARGO, true, NULL},
+    {"Compiling", LOGLINE_NOISE, false, NULL},
+    {"Compiling serde", LOGLINE_NOISE, false, NULL},
+    {"Compiling serde version 1", LOGLINE_NOISE, false, NULL},
+    {"Finished `release` profile [optimized] target(s) in 1m 02s", LOGLINE_NOISE, false, NULL},
+    /* meson/ninja and cmake progress, as they print it */
+    {"[12/340] Compiling C object src/libx.a.p/heavy.c.o", LOGLINE_NINJA, true, NULL},
+    {"[ 45%] Building CXX object src/CMakeFiles/app.dir/main.cpp.o", LOGLINE_MAKE, true, NULL},
+    /* Bazel */
+    {"[1,234 / 5,678] Compiling src/heavy.cc; 3s linux-sandbox", LOGLINE_BAZEL, true, NULL},
+    {"[0 / 3] [Prepa] BazelWorkspaceStatusAction stable-status.txt", LOGLINE_BAZEL, true, NULL},
+    {"[12 / 1,000,000] Linking app", LOGLINE_BAZEL, true, NULL},
+    {"[1,23 / 5] x", LOGLINE_NOISE, false, NULL},
+    {"[1 / ] x", LOGLINE_NOISE, false, NULL},
+    {"[1 / 2]", LOGLINE_NOISE, false, NULL},
 };
 
 static const char *kind_name(enum logline_kind k)
 {
         static const char *const names[] = {"BLANK", "NOISE",    "NINJA",    "MAKE",
-                                            "STEP",  "BUILDKIT", "COMPILER", "GHA_GROUP"};
+                                            "STEP",  "BUILDKIT", "COMPILER", "GHA_GROUP",
+                                            "QUIET", "CARGO",    "BAZEL"};
 
         return (size_t)k < ARRAY_SIZE(names) ? names[k] : "?";
 }
@@ -385,6 +426,106 @@ static void test_sequences(void **state)
         }
 }
 
+/* ---- the context rule, and lines fed with their time ---- */
+
+static const struct {
+        const char *name;
+        bool work, seen_work;
+        double last_work_s, now_s, hold_s;
+        bool wins;
+} rule_cases[] = {
+    {"work always wins", true, true, 10.0, 10.0, 1.0, true},
+    {"noise before any work", false, false, 0.0, 5.0, 1.0, true},
+    {"noise right after work", false, true, 10.0, 10.5, 1.0, false},
+    {"noise exactly one interval later", false, true, 10.0, 11.0, 1.0, false},
+    {"noise later than one interval", false, true, 10.0, 11.25, 1.0, true},
+    {"same instant, no interval", false, true, 3.0, 3.0, 0.0, false},
+    {"unknown time keeps the work line", false, true, 3.0, NAN, 1.0, false},
+};
+
+static void test_rule(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(rule_cases); i++) {
+                bool got = logctx_line_wins(rule_cases[i].work, rule_cases[i].seen_work,
+                                            rule_cases[i].last_work_s, rule_cases[i].now_s,
+                                            rule_cases[i].hold_s);
+
+                if (got != rule_cases[i].wins)
+                        fail_msg("%s: got %d", rule_cases[i].name, got);
+        }
+}
+
+#define MAX_TIMED 8
+static const struct {
+        const char *name;
+        double hold_s;
+        struct {
+                double t;
+                const char *line;
+        } lines[MAX_TIMED];
+        const char *context;
+} timed_cases[] = {
+    {"kbuild: the compile holds while it is fresh",
+     1.0,
+     {{0.0, "gcc -O2 -c -o big.o big.c"},
+      {0.1, "\x1b[32m  CC\x1b[0m      heavy.o"},
+      {0.5, "note: x"}},
+     "CC      heavy.o"},
+    {"kbuild: later output wins once the compile line is old",
+     1.0,
+     {{0.0, "  CC      heavy.o"}, {2.0, "heavy.c:12: warning: unused"}},
+     "heavy.c:12: warning: unused"},
+    {"a newer work line wins at once",
+     1.0,
+     {{0.0, "  CC      a.o"}, {0.2, "  CC      b.o"}},
+     "CC      b.o"},
+    {"blank lines never win",
+     0.2,
+     {{0.0, "[3/9] Compiling C object heavy.c.o"}, {5.0, ""}, {6.0, "   "}},
+     "[3/9] Compiling C object heavy.c.o"},
+    {"libtool then a late linker message",
+     0.5,
+     {{0.0, "  CC       libfoo_la-foo.lo"},
+      {0.3, "  CCLD     libfoo.la"},
+      {3.0, "libtool: link: ar"}},
+     "libtool: link: ar"},
+    {"cargo",
+     1.0,
+     {{0.0, "   Compiling serde v1.0.200"}, {0.4, "warning: unused import"}},
+     "Compiling serde v1.0.200"},
+    {"bazel progress then INFO much later",
+     1.0,
+     {{0.0, "[1,234 / 5,678] Compiling src/heavy.cc; 3s linux-sandbox"},
+      {9.0, "INFO: Elapsed time: 9.1s"}},
+     "INFO: Elapsed time: 9.1s"},
+    {"cmake progress holds against a quick warning",
+     1.0,
+     {{0.0, "[ 45%] Building CXX object CMakeFiles/app.dir/heavy.cpp.o"},
+      {0.9, "In file included"}},
+     "[ 45%] Building CXX object CMakeFiles/app.dir/heavy.cpp.o"},
+};
+
+static void test_timed(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(timed_cases); i++) {
+                struct logctx_config cfg = {.hold_s = timed_cases[i].hold_s};
+                struct logctx *c = NULL;
+
+                assert_int_equal(logctx_new(&cfg, &c), 0);
+                for (size_t j = 0; j < MAX_TIMED && timed_cases[i].lines[j].line; j++) {
+                        const char *l = timed_cases[i].lines[j].line;
+
+                        logctx_feed_line_at(c, l, strlen(l), timed_cases[i].lines[j].t);
+                }
+                if (strcmp(logctx_context(c), timed_cases[i].context) != 0)
+                        fail_msg("%s: context '%s', want '%s'", timed_cases[i].name,
+                                 logctx_context(c), timed_cases[i].context);
+                logctx_free(c);
+        }
+}
+
 static void test_bad_regex(void **state)
 {
         struct logctx_config cfg = {.stage_regex = "(unclosed"};
@@ -517,6 +658,7 @@ int main(void)
             cmocka_unit_test(test_classify),  cmocka_unit_test(test_sequences),
             cmocka_unit_test(test_bad_regex), cmocka_unit_test(test_caps),
             cmocka_unit_test(test_logs),      cmocka_unit_test(test_log_regex),
+            cmocka_unit_test(test_rule),      cmocka_unit_test(test_timed),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

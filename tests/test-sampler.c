@@ -36,8 +36,8 @@ static void poison(struct sample *s)
         s->elapsed_s = SENTINEL_EPOCH;
         s->stage = SENTINEL_STAGE;
         s->context = SENTINEL_STAGE;
-        s->load1 = s->cpu_pct = s->mem_used_mb = s->mem_avail_mb = s->mem_pct = -1.0;
-        s->swap_used_mb = s->disk_avail_gb = s->disk_pct = s->compilers = -1.0;
+        s->load1 = s->cpu_pct = s->mem_used_bytes = s->mem_avail_bytes = s->mem_pct = -1.0;
+        s->swap_used_bytes = s->disk_avail_bytes = s->disk_pct = s->compilers = -1.0;
 }
 
 static void assert_caller_fields_kept(const struct sample *s)
@@ -182,10 +182,10 @@ static void test_basic(void **state)
         assert_double_equal(smp.load1, 1.25);
         /* Same /proc/stat as the baseline: no time passed. */
         assert_true(isnan(smp.cpu_pct));
-        assert_double_equal(smp.mem_used_mb, 8000.0);
-        assert_double_equal(smp.mem_avail_mb, 8000.0);
+        assert_double_equal((smp.mem_used_bytes / SAMPLE_MIB), 8000.0);
+        assert_double_equal((smp.mem_avail_bytes / SAMPLE_MIB), 8000.0);
         assert_double_equal(smp.mem_pct, 50.0);
-        assert_double_equal(smp.swap_used_mb, 1024.0);
+        assert_double_equal((smp.swap_used_bytes / SAMPLE_MIB), 1024.0);
         /* cc1plus (R) and ld (D); not the zombie cc1plus, not cc1plusx,
          * not the truncated gcc name (not in the default list). */
         assert_double_equal(smp.compilers, 2.0);
@@ -193,7 +193,7 @@ static void test_basic(void **state)
         assert_true(gb > 0);
         /* A live filesystem that other tests write to: the two statvfs
          * calls may see a few blocks apart. */
-        assert_true(fabs(smp.disk_avail_gb - gb) < 0.05);
+        assert_true(fabs((smp.disk_avail_bytes / SAMPLE_GIB) - gb) < 0.05);
         assert_true(fabs(smp.disk_pct - pct) < 0.05);
 
         /* +200 user, +50 system, +750 idle: 250 busy of 1000 ticks. */
@@ -244,7 +244,7 @@ static void test_custom_compilers(void **state)
         /* 1239 (the gcc name cut to 15), make, "(a) b)", the live cc1plus. */
         assert_double_equal(smp.compilers, 4.0);
         /* No disk_path: the disk columns are unknown. */
-        assert_true(isnan(smp.disk_avail_gb));
+        assert_true(isnan((smp.disk_avail_bytes / SAMPLE_GIB)));
         assert_true(isnan(smp.disk_pct));
         sampler_free(s);
 
@@ -272,13 +272,13 @@ static void test_old_kernel(void **state)
         assert_int_equal(sampler_take(s, &smp), 0);
         assert_double_equal(smp.load1, 0.0);
         /* No MemAvailable: 102400 free + 51200 buffers + 256000 cached. */
-        assert_double_equal(smp.mem_avail_mb, 400.0);
-        assert_double_equal(smp.mem_used_mb, 600.0);
+        assert_double_equal((smp.mem_avail_bytes / SAMPLE_MIB), 400.0);
+        assert_double_equal((smp.mem_used_bytes / SAMPLE_MIB), 600.0);
         assert_double_equal(smp.mem_pct, 60.0);
-        assert_double_equal(smp.swap_used_mb, 0.0);
+        assert_double_equal((smp.swap_used_bytes / SAMPLE_MIB), 0.0);
         assert_double_equal(smp.compilers, 0.0);
         assert_true(isnan(smp.cpu_pct));
-        assert_true(isnan(smp.disk_avail_gb));
+        assert_true(isnan((smp.disk_avail_bytes / SAMPLE_GIB)));
         assert_true(isnan(smp.disk_pct));
         sampler_free(s);
 }
@@ -305,8 +305,9 @@ static void test_missing_sources(void **state)
         poison(&smp);
         assert_int_equal(sampler_take(s, &smp), 0);
         assert_double_equal(smp.load1, 0.0);
-        assert_true(isnan(smp.mem_used_mb) && isnan(smp.mem_avail_mb) && isnan(smp.mem_pct) &&
-                    isnan(smp.swap_used_mb));
+        assert_true(isnan((smp.mem_used_bytes / SAMPLE_MIB)) &&
+                    isnan((smp.mem_avail_bytes / SAMPLE_MIB)) && isnan(smp.mem_pct) &&
+                    isnan((smp.swap_used_bytes / SAMPLE_MIB)));
 
         /* It appears later: picked up on the next take. */
         write_file(dir, "proc/meminfo",
@@ -314,7 +315,7 @@ static void test_missing_sources(void **state)
                    "SwapTotal: 0 kB\nSwapFree: 0 kB\n");
         poison(&smp);
         assert_int_equal(sampler_take(s, &smp), 0);
-        assert_double_equal(smp.mem_used_mb, 1.0);
+        assert_double_equal((smp.mem_used_bytes / SAMPLE_MIB), 1.0);
         assert_double_equal(smp.mem_pct, 50.0);
 
         /* A garbled loadavg is not fatal either. */
@@ -394,10 +395,12 @@ static void test_live(void **state)
         assert_int_equal(sampler_take(s, &smp), 0);
         assert_caller_fields_kept(&smp);
         assert_true(smp.load1 >= 0);
-        assert_true(smp.mem_avail_mb > 0);
-        assert_true(smp.mem_used_mb >= 0 && smp.mem_pct >= 0 && smp.mem_pct <= 100);
-        assert_true(smp.swap_used_mb >= 0);
-        assert_true(smp.disk_avail_gb >= 0 && smp.disk_pct >= 0 && smp.disk_pct <= 100);
+        assert_true((smp.mem_avail_bytes / SAMPLE_MIB) > 0);
+        assert_true((smp.mem_used_bytes / SAMPLE_MIB) >= 0 && smp.mem_pct >= 0 &&
+                    smp.mem_pct <= 100);
+        assert_true((smp.swap_used_bytes / SAMPLE_MIB) >= 0);
+        assert_true((smp.disk_avail_bytes / SAMPLE_GIB) >= 0 && smp.disk_pct >= 0 &&
+                    smp.disk_pct <= 100);
         assert_true(isnan(smp.cpu_pct) || (smp.cpu_pct >= 0 && smp.cpu_pct <= 100));
         assert_true(smp.compilers >= 0);
 

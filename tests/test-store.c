@@ -66,11 +66,11 @@ static void known_samples(struct sample s[3])
                 s[i].elapsed_s = 2.0 * i;
                 s[i].load1 = 1.5 + i;
                 s[i].cpu_pct = 33.0 * (i + 1);
-                s[i].mem_used_mb = mem[i];
-                s[i].mem_avail_mb = avail[i];
+                s[i].mem_used_bytes = mem[i] * SAMPLE_MIB;
+                s[i].mem_avail_bytes = avail[i] * SAMPLE_MIB;
                 s[i].mem_pct = mem[i] / 160;
-                s[i].swap_used_mb = 0;
-                s[i].disk_avail_gb = 31.0 - i;
+                s[i].swap_used_bytes = 0;
+                s[i].disk_avail_bytes = (31.0 - i) * SAMPLE_GIB;
                 s[i].disk_pct = 40.0;
                 s[i].compilers = 2.0 * (i + 1);
                 s[i].stage = i ? "app/builder" : "";

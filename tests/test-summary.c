@@ -45,10 +45,10 @@ static struct sample mk(double epoch, double avail, double used, double swap, do
         sample_clear(&s);
         s.epoch = epoch;
         s.elapsed_s = epoch - 1000;
-        s.mem_avail_mb = avail;
-        s.mem_used_mb = used;
-        s.swap_used_mb = swap;
-        s.disk_avail_gb = disk;
+        s.mem_avail_bytes = avail * SAMPLE_MIB;
+        s.mem_used_bytes = used * SAMPLE_MIB;
+        s.swap_used_bytes = swap * SAMPLE_MIB;
+        s.disk_avail_bytes = disk * SAMPLE_GIB;
         s.compilers = compilers;
         s.load1 = 1.0;
         s.cpu_pct = 50.0;
@@ -181,24 +181,37 @@ static void test_live_equals_file(void **state)
                 s.elapsed_s = i * 0.4999 + 0.0125;
                 s.load1 = 1.005 + i * 0.0333;
                 s.cpu_pct = (i % 7 == 0) ? NAN : 33.35 + (i % 13) * 4.44;
-                s.mem_used_mb = 20000.5 + (i % 17) * 777.77;
-                s.mem_avail_mb = (i % 11 == 0) ? NAN : 6000.49 - (i % 23) * 250.25;
+                s.mem_used_bytes = (20000.5 + (i % 17) * 777.77) * SAMPLE_MIB;
+                s.mem_avail_bytes =
+                    ((i % 11 == 0) ? NAN : 6000.49 - (i % 23) * 250.25) * SAMPLE_MIB;
                 s.mem_pct = 66.65 + (i % 5) * 0.05;
-                s.swap_used_mb = i > 150 ? (i - 150) * 1.5 : 0;
-                s.disk_avail_gb = 40.005 - i * 0.1 + (i % 3) * 0.015;
+                s.swap_used_bytes = (i > 150 ? (i - 150) * 1.5 : 0) * SAMPLE_MIB;
+                s.disk_avail_bytes = (40.005 - i * 0.1 + (i % 3) * 0.015) * SAMPLE_GIB;
                 s.disk_pct = 80.05;
                 s.compilers = (i % 9 == 0) ? NAN : (double)(i % 6);
                 s.stage = (i % 2) ? "build" : "link, \"final\"";
                 s.context = contexts[i % ARRAY_SIZE(contexts)];
+                /* the build's figures, in bytes as a cgroup gives them */
+                s.cg_mode = "v2";
+                s.cg_cpu_user_s = i * 0.01234567;
+                s.cg_mem_bytes = 1000003.0 * (i % 37) + 4095;
+                s.cg_mem_peak_bytes = 1000003.0 * MIN(i, 36) + 4095;
+                s.cg_oom_kills = i / 60;
+                s.cg_io_read_bytes = 123457.0 * i;
+                s.cg_psi_mem_some_s = i * 0.0004999;
+                s.cg_pids = i % 5;
+                s.top_proc = (i % 3) ? "cc1plus big.cpp" : "";
+                s.top_proc_bytes = (i % 3) ? 4096.0 * (1000 + i * 37) : NAN;
+                s.top_pid = (i % 3) ? 1000 + i / 10 : NAN;
 
                 dbuf_reset(&row);
                 assert_int_equal(sample_csv_format(&s, &row), 0);
                 assert_int_equal(dbuf_append(&csv, row.p, row.len), 0);
-                /* the live path: exactly what was written, read back */
                 assert_true(csv_parse_record(row.p, row.len, &rec, &consumed) > 0);
                 assert_int_equal(consumed, row.len);
                 assert_int_equal(sample_from_record(&m, &rec, &back), 0);
-                summary_add(live, &back);
+                /* the live path: the sample as read, no text read back */
+                summary_add(live, &s);
         }
         assert_int_equal(csvread_summary(csv.p, csv.len, file), n);
         assert_int_equal(file->skipped_rows, 0);
@@ -219,6 +232,13 @@ static void test_live_equals_file(void **state)
         assert_non_null(strstr(out_live.p, "\"command\": [\n      \"make\""));
         assert_null(strstr(out_live.p, "0000000"));
         assert_null(strstr(out_live.p, "9999999"));
+        /* the exact figures are the bytes as read, the replay's the CSV's */
+        assert_true(live->exact.cg_io_read_bytes == 123457.0 * (n - 1));
+        assert_true(file->exact.cg_io_read_bytes ==
+                    round(123457.0 * (n - 1) / SAMPLE_MIB * 10) / 10 * SAMPLE_MIB);
+        assert_true(live->exact.cg_mem_peak_bytes == 1000003.0 * 36 + 4095);
+        assert_true(fabs(live->exact.disk_avail_min_bytes / SAMPLE_GIB -
+                         live->disk_avail_min.value) <= 0.005 + 1e-12);
 
         dbuf_reset(&out_live);
         dbuf_reset(&out_file);

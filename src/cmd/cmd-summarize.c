@@ -15,6 +15,7 @@
 
 #include "cmd/cmd-common.h"
 #include "cmd/cmd.h"
+#include "model/units.h"
 #include "out/summary-out.h"
 #include "parse/csvread.h"
 #include "store/history.h"
@@ -23,23 +24,76 @@
 
 enum { OPT_JSON = OPT_COMMON_END };
 
-/* "x/resources-ID.csv" -> "x/resources-ID.run.json" */
-static char *run_json_path(const char *csv)
+/* "x/resources-ID.csv" -> "x/resources-ID<suffix>" (".run.json") */
+static char *beside_path(const char *csv, const char *suffix)
 {
-        size_t n = strlen(csv);
+        size_t n = strlen(csv), sl = strlen(suffix);
         size_t base = n >= 4 && strcmp(csv + n - 4, ".csv") == 0 ? n - 4 : n;
-        char *p = malloc(base + sizeof(".run.json"));
+        char *p = malloc(base + sl + 1);
 
         if (!p)
                 return NULL;
         memcpy(p, csv, base);
-        memcpy(p + base, ".run.json", sizeof(".run.json"));
+        memcpy(p + base, suffix, sl + 1);
         return p;
+}
+
+/* The run's compile units from resources-<id>.units.csv beside the CSV,
+ * when the run wrote one; NULL otherwise. */
+static struct units *load_units_file(const char *csv)
+{
+        _cleanup_free_ char *path = beside_path(csv, ".units.csv");
+        _cleanup_free_ char *buf = NULL;
+        struct units *u = NULL;
+        size_t len, skipped = 0;
+
+        if (!path || read_file_at(AT_FDCWD, path, 64 << 20, &buf, &len) < 0 || units_new(&u) < 0)
+                return NULL;
+        if (units_csv_parse(buf, len, u, &skipped) < 0) {
+                fprintf(stderr,
+                        "buildtel summarize: note: '%s' is not a units file; units left out\n",
+                        path);
+                units_free(u);
+                return NULL;
+        }
+        if (skipped)
+                fprintf(stderr, "buildtel summarize: note: %zu bad rows of '%s' skipped\n", skipped,
+                        path);
+        return u;
+}
+
+/* Render sum with the units of the run's units file, when there is one. */
+static int render_with_units_file(struct summary *sum, const struct run_info *ri, const char *csv,
+                                  bool json, struct dbuf *out)
+{
+        struct units *u = load_units_file(csv);
+        int r;
+
+        sum->units = u;
+        r = json ? summary_render_json(sum, ri, out) : summary_render_text(sum, ri, out);
+        sum->units = NULL;
+        units_free(u);
+        return r;
+}
+
+/* The run's compile units from the database, when it had process scans (a
+ * cgroup mode in its rows); NULL otherwise. */
+static struct units *load_units_db(struct store *st, int64_t id, const struct summary *sum)
+{
+        struct units *u = NULL;
+
+        if (!sum->build.mode[0] || units_new(&u) < 0)
+                return NULL;
+        if (store_units_read(st, id, u) < 0) {
+                units_free(u);
+                return NULL;
+        }
+        return u;
 }
 
 static void load_run_info(const char *csv, struct run_info *ri)
 {
-        _cleanup_free_ char *path = run_json_path(csv);
+        _cleanup_free_ char *path = beside_path(csv, ".run.json");
         _cleanup_free_ char *buf = NULL;
         size_t len;
 
@@ -67,6 +121,7 @@ static int summarize_db(struct common_opts *o, const char *spec, bool json)
         struct run_info ri = {0};
         struct summary sum;
         struct dbuf out = DBUF_INIT;
+        struct units *units = NULL;
         int64_t id, rows;
         int e, ret = 1;
 
@@ -111,6 +166,8 @@ static int summarize_db(struct common_opts *o, const char *spec, bool json)
                         store_strerror((int)rows));
                 goto out;
         }
+        units = load_units_db(st, id, &sum);
+        sum.units = units;
         if (json ? summary_render_json(&sum, &ri, &out) < 0
                  : summary_render_text(&sum, &ri, &out) < 0) {
                 fprintf(stderr, "buildtel summarize: out of memory\n");
@@ -122,6 +179,7 @@ static int summarize_db(struct common_opts *o, const char *spec, bool json)
         }
         ret = 0;
 out:
+        units_free(units);
         dbuf_release(&out);
         run_info_release(&ri);
         store_close(st);
@@ -218,8 +276,7 @@ int cmd_summarize(int argc, char **argv)
                         (unsigned long long)sum.skipped_rows);
 
         load_run_info(path, &ri);
-        if (json ? summary_render_json(&sum, &ri, &out) < 0
-                 : summary_render_text(&sum, &ri, &out) < 0) {
+        if (render_with_units_file(&sum, &ri, path, json, &out) < 0) {
                 fprintf(stderr, "buildtel summarize: out of memory\n");
                 goto out;
         }

@@ -5,6 +5,11 @@
 #include <stdbool.h>
 #include <string.h>
 
+/* The summary's figures are in the CSV's units. Dividing by a power of two
+ * is exact: these are the CSV's values to the bit. */
+#define MB(bytes) ((bytes) / SAMPLE_MIB)
+#define GB(bytes) ((bytes) / SAMPLE_GIB)
+
 static void copy_str(char *dst, size_t size, const char *src)
 {
         size_t n = src ? strnlen(src, size - 1) : 0;
@@ -23,6 +28,7 @@ static void point_set(struct summary_point *p, double value, double aux, const s
         p->elapsed_s = smp->elapsed_s;
         copy_str(p->stage, sizeof(p->stage), smp->stage);
         copy_str(p->context, sizeof(p->context), smp->context);
+        copy_str(p->running, sizeof(p->running), smp->running);
 }
 
 /* Strict comparisons: on ties the first occurrence stays. */
@@ -66,7 +72,8 @@ static void build_init(struct summary_build *b)
 static void row_top(const struct sample *smp, struct summary_proc top[static 3])
 {
         const char *label[3] = {smp->top_proc, smp->top2_proc, smp->top3_proc};
-        double mb[3] = {smp->top_proc_mb, smp->top2_proc_mb, smp->top3_proc_mb};
+        double mb[3] = {MB(smp->top_proc_bytes), MB(smp->top2_proc_bytes),
+                        MB(smp->top3_proc_bytes)};
         double pid[3] = {smp->top_pid, smp->top2_pid, smp->top3_pid};
 
         for (size_t i = 0; i < 3; i++) {
@@ -84,6 +91,18 @@ static void last(double *dst, double v)
                 *dst = v;
 }
 
+static void max_of(double *dst, double v)
+{
+        if (!isnan(v) && (isnan(*dst) || v > *dst))
+                *dst = v;
+}
+
+static void min_of(double *dst, double v)
+{
+        if (!isnan(v) && (isnan(*dst) || v < *dst))
+                *dst = v;
+}
+
 static void build_add(struct summary_build *b, const struct sample *smp)
 {
         struct summary_proc top[3];
@@ -93,27 +112,26 @@ static void build_add(struct summary_build *b, const struct sample *smp)
                 copy_str(b->mode, sizeof(b->mode), smp->cg_mode);
         last(&b->cpu_user_s, smp->cg_cpu_user_s);
         last(&b->cpu_sys_s, smp->cg_cpu_sys_s);
-        last(&b->io_read_mb, smp->cg_io_read_mb);
-        last(&b->io_write_mb, smp->cg_io_write_mb);
+        last(&b->io_read_mb, MB(smp->cg_io_read_bytes));
+        last(&b->io_write_mb, MB(smp->cg_io_write_bytes));
         last(&b->psi_cpu_some_s, smp->cg_psi_cpu_some_s);
         last(&b->psi_cpu_full_s, smp->cg_psi_cpu_full_s);
         last(&b->psi_mem_some_s, smp->cg_psi_mem_some_s);
         last(&b->psi_mem_full_s, smp->cg_psi_mem_full_s);
         last(&b->psi_io_some_s, smp->cg_psi_io_some_s);
         last(&b->psi_io_full_s, smp->cg_psi_io_full_s);
-        if (!isnan(smp->cg_pids_peak) && (isnan(b->pids_peak) || smp->cg_pids_peak > b->pids_peak))
-                b->pids_peak = smp->cg_pids_peak;
-        if (!isnan(smp->cg_pids) && (isnan(b->pids_peak) || smp->cg_pids > b->pids_peak))
-                b->pids_peak = smp->cg_pids;
-        point_max(&b->mem_cur_peak, smp->cg_mem_mb, NAN, smp);
+        max_of(&b->pids_peak, smp->cg_pids_peak);
+        max_of(&b->pids_peak, smp->cg_pids);
+        point_max(&b->mem_cur_peak, MB(smp->cg_mem_bytes), NAN, smp);
+        point_max(&b->mem_anon_peak, MB(smp->cg_mem_anon_bytes), MB(smp->cg_mem_file_bytes), smp);
 
         /* The kernel's peak happened at or before the first row that shows
          * it. Its culprit is the largest process of that row or of the
          * previous one, whichever was larger: by the time of the row the
          * culprit may have exited, or be dying with its memory freed. */
-        if (!isnan(smp->cg_mem_peak_mb) &&
-            (!b->mem_peak.set || smp->cg_mem_peak_mb > b->mem_peak.value)) {
-                point_set(&b->mem_peak, smp->cg_mem_peak_mb, NAN, smp);
+        if (!isnan(smp->cg_mem_peak_bytes) &&
+            (!b->mem_peak.set || MB(smp->cg_mem_peak_bytes) > b->mem_peak.value)) {
+                point_set(&b->mem_peak, MB(smp->cg_mem_peak_bytes), NAN, smp);
                 b->mem_peak_proc = top[0];
                 if (b->prev_top[0].label[0] && (!top[0].label[0] || b->prev_top[0].mb > top[0].mb))
                         b->mem_peak_proc = b->prev_top[0];
@@ -172,10 +190,50 @@ void summary_init(struct summary *s, const struct summary_config *cfg)
         s->disk_avail_first = s->disk_avail_last = NAN;
         s->mem_total_mb = NAN;
         build_init(&s->build);
+        s->exact = (struct summary_exact){
+            .mem_used_peak_bytes = NAN,
+            .mem_avail_min_bytes = NAN,
+            .swap_used_peak_bytes = NAN,
+            .disk_avail_min_bytes = NAN,
+            .cg_mem_peak_bytes = NAN,
+            .cg_mem_cur_peak_bytes = NAN,
+            .cg_io_read_bytes = NAN,
+            .cg_io_write_bytes = NAN,
+        };
 }
 
-void summary_add(struct summary *s, const struct sample *smp)
+/* Units in flight as the running column names them, space-separated. */
+static uint64_t running_count(const char *r)
 {
+        uint64_t n = 0;
+
+        for (; r && *r; r++)
+                if (*r != ' ' && (r[1] == ' ' || r[1] == '\0'))
+                        n++;
+        return n;
+}
+
+static void exact_add(struct summary_exact *x, const struct sample *smp)
+{
+        max_of(&x->mem_used_peak_bytes, smp->mem_used_bytes);
+        min_of(&x->mem_avail_min_bytes, smp->mem_avail_bytes);
+        max_of(&x->swap_used_peak_bytes, smp->swap_used_bytes);
+        min_of(&x->disk_avail_min_bytes, smp->disk_avail_bytes);
+        max_of(&x->cg_mem_peak_bytes, smp->cg_mem_peak_bytes);
+        max_of(&x->cg_mem_cur_peak_bytes, smp->cg_mem_bytes);
+        last(&x->cg_io_read_bytes, smp->cg_io_read_bytes);
+        last(&x->cg_io_write_bytes, smp->cg_io_write_bytes);
+}
+
+/* One recorded sample (already rounded as the CSV holds it). */
+static void recorded_add(struct summary *s, const struct sample *smp)
+{
+        double used = MB(smp->mem_used_bytes), avail = MB(smp->mem_avail_bytes);
+        double disk = GB(smp->disk_avail_bytes);
+        uint64_t running = running_count(smp->running);
+
+        if (running > s->running_peak)
+                s->running_peak = running;
         s->samples++;
         if (!isnan(smp->epoch)) {
                 if (isnan(s->first_epoch))
@@ -185,17 +243,17 @@ void summary_add(struct summary *s, const struct sample *smp)
         if (!isnan(smp->elapsed_s))
                 s->last_elapsed_s = smp->elapsed_s;
 
-        point_max(&s->mem_used_peak, smp->mem_used_mb, smp->mem_avail_mb, smp);
-        point_min(&s->mem_avail_min, smp->mem_avail_mb, smp->mem_used_mb, smp);
-        point_max(&s->swap_used_peak, smp->swap_used_mb, NAN, smp);
-        if (isnan(s->mem_total_mb) && !isnan(smp->mem_used_mb) && !isnan(smp->mem_avail_mb))
-                s->mem_total_mb = smp->mem_used_mb + smp->mem_avail_mb;
+        point_max(&s->mem_used_peak, used, avail, smp);
+        point_min(&s->mem_avail_min, avail, used, smp);
+        point_max(&s->swap_used_peak, MB(smp->swap_used_bytes), NAN, smp);
+        if (isnan(s->mem_total_mb) && !isnan(used) && !isnan(avail))
+                s->mem_total_mb = used + avail;
 
-        point_min(&s->disk_avail_min, smp->disk_avail_gb, smp->disk_pct, smp);
-        if (!isnan(smp->disk_avail_gb)) {
+        point_min(&s->disk_avail_min, disk, smp->disk_pct, smp);
+        if (!isnan(disk)) {
                 if (isnan(s->disk_avail_first))
-                        s->disk_avail_first = smp->disk_avail_gb;
-                s->disk_avail_last = smp->disk_avail_gb;
+                        s->disk_avail_first = disk;
+                s->disk_avail_last = disk;
         }
 
         point_max(&s->load1_peak, smp->load1, NAN, smp);
@@ -206,19 +264,28 @@ void summary_add(struct summary *s, const struct sample *smp)
         }
         point_max(&s->compilers_peak, smp->compilers, NAN, smp);
 
-        if (!isnan(smp->mem_avail_mb) && smp->mem_avail_mb < s->cfg.near_oom_mb) {
+        if (!isnan(avail) && avail < s->cfg.near_oom_mb) {
                 s->near_oom_samples++;
                 if (!s->near_oom_first.set)
-                        point_set(&s->near_oom_first, smp->mem_avail_mb, smp->compilers, smp);
+                        point_set(&s->near_oom_first, avail, smp->compilers, smp);
                 if (!isnan(smp->compilers)) {
                         s->near_oom_compilers_sum += smp->compilers;
                         s->near_oom_compilers_n++;
                 }
         }
-        if (!isnan(smp->disk_avail_gb) && smp->disk_avail_gb < s->cfg.low_disk_gb) {
+        if (!isnan(disk) && disk < s->cfg.low_disk_gb) {
                 s->low_disk_samples++;
                 if (!s->low_disk_first.set)
-                        point_set(&s->low_disk_first, smp->disk_avail_gb, NAN, smp);
+                        point_set(&s->low_disk_first, disk, NAN, smp);
         }
         build_add(&s->build, smp);
+}
+
+void summary_add(struct summary *s, const struct sample *smp)
+{
+        struct sample rec;
+
+        sample_round(smp, &rec);
+        recorded_add(s, &rec);
+        exact_add(&s->exact, smp);
 }

@@ -6,9 +6,25 @@
 
 #include "model/sample.h"
 
-/* The summary accumulates samples as they were recorded in the CSV (parsed
- * back from it), so a live run and `buildtel summarize FILE.csv` run the
- * same code on the same values. */
+/* The summary of a run, computed once, in the model: the recorder adds each
+ * sample as the platform layer read it, and every sink takes the result
+ * from the run model (struct run_model) instead of recomputing it.
+ *
+ * Two kinds of figures, on purpose:
+ * - The summary's own figures (everything but `exact`) are computed from
+ *   the sample as its CSV row holds it (sample_round(): MiB, GiB and the
+ *   column's decimals). Those values survive the CSV round trip exactly,
+ *   so `buildtel summarize FILE.csv` (and a replay from the history
+ *   database) runs the same code on the same values and writes a summary
+ *   byte-identical to the live run's. The summary files, the terminal and
+ *   the history database's run row use them.
+ * - `exact` holds the memory, disk and IO figures in bytes as read, not
+ *   rounded: what the exporters (Prometheus textfile, OTLP) publish. They
+ *   agree with the recorded figures up to the column's rounding (rounding
+ *   is monotonic, so the rounded minimum is the minimum rounded). From a
+ *   replay, where only the CSV's values exist, they are those in bytes. */
+
+struct units;
 
 struct summary_config {
         double near_oom_mb; /* mem_avail_mb below this is near-OOM (4096) */
@@ -24,6 +40,7 @@ struct summary_point {
         double aux; /* a second figure at that instant (e.g. mem_avail_mb at the mem peak) */
         char stage[SAMPLE_STAGE_MAX + 1];
         char context[SAMPLE_CONTEXT_MAX + 1];
+        char running[SAMPLE_RUNNING_MAX + 1]; /* the compile units in flight then */
 };
 
 /* A process of the build as a row named it (top_proc, top_proc_mb, top_pid). */
@@ -52,8 +69,11 @@ struct summary_build {
             mem_peak; /* the kernel's peak (cg_mem_peak_mb); first row to show it */
         struct summary_proc mem_peak_proc; /* the largest process then: the culprit */
         struct summary_point mem_cur_peak; /* the largest sampled cg_mem_mb */
-        double oom_kills;                  /* last */
-        double io_read_mb, io_write_mb;    /* last */
+        /* The largest sampled cg_mem_anon_mb (aux: cg_mem_file_mb then):
+         * what the OOM killer weighs, page cache left out. */
+        struct summary_point mem_anon_peak;
+        double oom_kills;               /* last */
+        double io_read_mb, io_write_mb; /* last */
         double psi_cpu_some_s, psi_cpu_full_s, psi_mem_some_s, psi_mem_full_s;
         double psi_io_some_s, psi_io_full_s; /* last */
         double pids_peak;                    /* max of cg_pids_peak and cg_pids */
@@ -62,6 +82,17 @@ struct summary_build {
         struct summary_proc prev_top[3]; /* the previous row's top processes */
         double prev_oom_kills;
         int victim_pending; /* rows left to find the last rise's victim */
+};
+
+/* Bytes as the platform layer read them; NAN when unknown. */
+struct summary_exact {
+        double mem_used_peak_bytes;                 /* max of mem_used */
+        double mem_avail_min_bytes;                 /* min of mem_avail */
+        double swap_used_peak_bytes;                /* max of swap_used */
+        double disk_avail_min_bytes;                /* min of disk_avail */
+        double cg_mem_peak_bytes;                   /* max of the kernel's peak (cg_mem_peak) */
+        double cg_mem_cur_peak_bytes;               /* max of the sampled cg_mem */
+        double cg_io_read_bytes, cg_io_write_bytes; /* last known: counters */
 };
 
 struct summary {
@@ -91,6 +122,14 @@ struct summary {
         uint64_t skipped_rows; /* junk or torn rows seen by a reader */
 
         struct summary_build build;
+        struct summary_exact exact;
+
+        /* The most compile units one row's running column named. */
+        uint64_t running_peak;
+
+        /* The compile units over the run (the recorder's, borrowed; NULL
+         * when the run had no process scans, as in `summarize`). */
+        const struct units *units;
 };
 
 #define SUMMARY_NEAR_OOM_MB_DEFAULT 4096.0
@@ -98,6 +137,9 @@ struct summary {
 
 /* Zero s, set every unknown figure to NAN and copy cfg (NULL: defaults). */
 void summary_init(struct summary *s, const struct summary_config *cfg);
-/* Account one sample. NAN figures are skipped; on ties the first sample
- * wins. Strings are copied (cut at the point's buffer size). */
+/* Account one sample, as the platform layer read it (or as a CSV row or the
+ * history database gave it back): the recorded figures from
+ * sample_round(smp), the exact ones from smp. NAN figures are skipped; on
+ * ties the first sample wins. Strings are copied (cut at the point's
+ * buffer size, which is the CSV column's maximum). */
 void summary_add(struct summary *s, const struct sample *smp);

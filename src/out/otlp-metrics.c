@@ -109,21 +109,23 @@ static struct val point_value(const struct summary_point *p, double scale)
 {
         return p->set ? dbl(p->value * scale) : (struct val){0};
 }
+/* Bytes as the platform layer read them (summary.h: exact), not the
+ * summary's MiB and GiB rounded as the CSV holds them. */
 static struct val get_mem_peak(const struct run_model *m)
 {
-        return point_value(&m->summary->mem_used_peak, MiB);
+        return dbl(m->summary->exact.mem_used_peak_bytes);
 }
 static struct val get_mem_avail_min(const struct run_model *m)
 {
-        return point_value(&m->summary->mem_avail_min, MiB);
+        return dbl(m->summary->exact.mem_avail_min_bytes);
 }
 static struct val get_swap_peak(const struct run_model *m)
 {
-        return point_value(&m->summary->swap_used_peak, MiB);
+        return dbl(m->summary->exact.swap_used_peak_bytes);
 }
 static struct val get_disk_min(const struct run_model *m)
 {
-        return point_value(&m->summary->disk_avail_min, GiB);
+        return dbl(m->summary->exact.disk_avail_min_bytes);
 }
 static struct val get_load_peak(const struct run_model *m)
 {

@@ -13,6 +13,7 @@
 struct csv_state {
         int fd;
         int error;
+        struct dbuf row; /* reused: no allocation per tick once grown */
 };
 
 static int csv_open(const struct sink_ctx *ctx, void **ret_state)
@@ -45,14 +46,17 @@ static int csv_open(const struct sink_ctx *ctx, void **ret_state)
         return 0;
 }
 
-static void csv_sample(void *state, const struct sample *s, const char *row, size_t rowlen)
+static void csv_sample(void *state, const struct sample *s, const struct run_model *m)
 {
         struct csv_state *st = state;
         int r;
 
         if (st->error)
                 return;
-        r = write_all(st->fd, row, rowlen);
+        dbuf_reset(&st->row);
+        r = sample_csv_format(s, &st->row);
+        if (r >= 0)
+                r = write_all(st->fd, st->row.p, st->row.len);
         if (r < 0)
                 st->error = r;
 }
@@ -73,6 +77,7 @@ static void csv_close(void *state)
         if (!st)
                 return;
         closep(&st->fd);
+        dbuf_release(&st->row);
         free(st);
 }
 

@@ -69,7 +69,7 @@ static void export(struct otlp_state *st, const struct run_model *final, double 
         dbuf_release(&body);
 }
 
-static void otlp_sample(void *state, const struct sample *s, const char *row, size_t rowlen)
+static void otlp_sample(void *state, const struct sample *s, const struct run_model *m)
 {
         struct otlp_state *st = state;
 

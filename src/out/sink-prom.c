@@ -238,7 +238,9 @@ static double target_value(const struct target_fact *t, enum tval v)
 
 /* Resource gauges from the summary, one table line each. POINT is a
  * struct summary_point (written when set), U64 a count, DOUBLE a figure
- * that is NAN when unknown (the build's cgroup totals: absent, not zero). */
+ * that is NAN when unknown (the build's cgroup totals: absent, not zero).
+ * Bytes come from the summary's exact figures (as read, not the CSV's
+ * rounded MiB/GiB). */
 enum rkind { R_POINT, R_U64, R_DOUBLE };
 static const struct {
         const char *name, *help;
@@ -247,13 +249,13 @@ static const struct {
         double scale;
 } resources[] = {
     {"memory_peak_used_bytes", "Peak memory used (MemTotal - MemAvailable) during the run.",
-     R_POINT, offsetof(struct summary, mem_used_peak), 1048576.0},
-    {"memory_min_available_bytes", "Minimum MemAvailable during the run.", R_POINT,
-     offsetof(struct summary, mem_avail_min), 1048576.0},
-    {"swap_max_used_bytes", "Maximum swap used during the run.", R_POINT,
-     offsetof(struct summary, swap_used_peak), 1048576.0},
+     R_DOUBLE, offsetof(struct summary, exact.mem_used_peak_bytes), 1.0},
+    {"memory_min_available_bytes", "Minimum MemAvailable during the run.", R_DOUBLE,
+     offsetof(struct summary, exact.mem_avail_min_bytes), 1.0},
+    {"swap_max_used_bytes", "Maximum swap used during the run.", R_DOUBLE,
+     offsetof(struct summary, exact.swap_used_peak_bytes), 1.0},
     {"disk_min_available_bytes", "Minimum disk space available on --disk-path during the run.",
-     R_POINT, offsetof(struct summary, disk_avail_min), 1073741824.0},
+     R_DOUBLE, offsetof(struct summary, exact.disk_avail_min_bytes), 1.0},
     {"near_oom_samples", "Samples with MemAvailable under --near-oom-mb.", R_U64,
      offsetof(struct summary, near_oom_samples), 1.0},
     {"low_disk_samples", "Samples with disk available under --low-disk-gb.", R_U64,
@@ -266,9 +268,9 @@ static const struct {
     {"oom_kills", "Processes of the build's cgroup killed by the OOM killer.", R_DOUBLE,
      offsetof(struct summary, build.oom_kills), 1.0},
     {"io_read_bytes", "Bytes the build read from block devices.", R_DOUBLE,
-     offsetof(struct summary, build.io_read_mb), 1048576.0},
+     offsetof(struct summary, exact.cg_io_read_bytes), 1.0},
     {"io_write_bytes", "Bytes the build wrote to block devices.", R_DOUBLE,
-     offsetof(struct summary, build.io_write_mb), 1048576.0},
+     offsetof(struct summary, exact.cg_io_write_bytes), 1.0},
     {"pressure_cpu_some_seconds", "Time some task of the build stalled waiting for CPU (PSI some).",
      R_DOUBLE, offsetof(struct summary, build.psi_cpu_some_s), 1.0},
     {"pressure_cpu_full_seconds", "Time all non-idle tasks of the build stalled on CPU (PSI full).",

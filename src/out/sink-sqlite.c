@@ -16,11 +16,11 @@
 #include <string.h>
 
 #include "model/targets.h"
+#include "model/units.h"
 #include "out/sink.h"
 #include "out/summary-out.h"
 #include "platform/vcs.h"
 #include "store/store.h"
-#include "util/csv.h"
 #include "util/util.h"
 
 #define STORE_BUSY_RUN_MS 100     /* per attempt while the build runs */
@@ -29,6 +29,14 @@
 #define FLUSH_SECONDS 2.0         /* ...or this often, whichever first */
 #define PENDING_ROWS_MAX 8192     /* rows kept while the database is busy */
 #define PENDING_BYTES_MAX (8u << 20)
+
+/* A sample waiting for its transaction. Its strings (text columns, in
+ * column order, each NUL-terminated) start at text_off in the state's text
+ * buffer: pointers would not survive the buffer growing. */
+struct pending_row {
+        struct sample s;
+        size_t text_off;
+};
 
 enum phase {
         PHASE_OPEN,      /* database not open yet (busy so far) */
@@ -49,16 +57,25 @@ struct sqlite_state {
         bool vcs_ok;
         char builder[128];
         int64_t run_id;
-        uint64_t seq;        /* of the next row to insert */
-        struct dbuf pending; /* CSV records not in the database yet */
-        size_t npending;
+        uint64_t seq; /* of the next row to insert */
+        /* Samples not in the database yet, as the recorder handed them
+         * (numbers as read); their strings are copied into text. */
+        struct pending_row *pending;
+        size_t npending, cap;
+        struct dbuf text;
         uint64_t dropped;
-        double last_flush;  /* the last attempt */
-        bool tried, busy;   /* an attempt was made; the last one found the lock */
-        struct summary sum; /* for the running row's figures */
-        struct sample_colmap colmap;
-        struct csv_record rec;
+        double last_flush;         /* the last attempt */
+        bool tried, busy;          /* an attempt was made; the last one found the lock */
+        const struct summary *sum; /* the model's (recorder), for the running row */
 };
+
+static void drop_pending(struct sqlite_state *s)
+{
+        free(s->pending);
+        s->pending = NULL;
+        s->npending = s->cap = 0;
+        dbuf_release(&s->text);
+}
 
 static void give_up(struct sqlite_state *s, int e)
 {
@@ -73,8 +90,7 @@ static void give_up(struct sqlite_state *s, int e)
         if (s->st)
                 store_rollback(s->st);
         s->phase = PHASE_OFF;
-        dbuf_release(&s->pending);
-        s->npending = 0;
+        drop_pending(s);
 }
 
 /* "make", "ninja", "docker buildx bake": the program and, for container
@@ -163,7 +179,6 @@ static int advance(struct sqlite_state *s, int busy_ms)
 /* Insert the pending rows and the running figures in one transaction. */
 static int flush(struct sqlite_state *s, int busy_ms)
 {
-        const char *p, *end;
         uint64_t seq = s->seq;
         int e;
 
@@ -173,30 +188,31 @@ static int flush(struct sqlite_state *s, int busy_ms)
         e = store_begin(s->st);
         if (e < 0)
                 return e;
-        p = s->pending.p;
-        end = p ? p + s->pending.len : NULL;
-        while (p && p < end) {
-                struct sample smp;
-                size_t used;
-                int n = csv_parse_record(p, (size_t)(end - p), &s->rec, &used);
+        for (size_t k = 0; k < s->npending; k++) {
+                struct sample smp = s->pending[k].s;
+                size_t pos = s->pending[k].text_off;
 
-                if (n <= 0)
-                        break; /* cannot happen: we wrote these rows */
-                p += used;
-                if (sample_from_record(&s->colmap, &s->rec, &smp) < 0)
-                        continue;
+                for (size_t i = 0; i < sample_column_count(); i++) {
+                        enum sample_column_type t;
+
+                        (void)sample_column_name(i, &t);
+                        if (t != SAMPLE_COLUMN_TEXT)
+                                continue;
+                        (void)sample_column_set_text(&smp, i, s->text.p + pos);
+                        pos += strlen(s->text.p + pos) + 1;
+                }
                 e = store_sample_insert(s->st, s->run_id, seq++, &smp);
                 if (e < 0)
                         goto fail;
         }
-        e = store_run_progress(s->st, s->run_id, &s->sum, s->dropped);
+        e = s->sum ? store_run_progress(s->st, s->run_id, s->sum, s->dropped) : 0;
         if (e < 0)
                 goto fail;
         e = store_commit(s->st);
         if (e < 0)
                 goto fail;
         s->seq = seq;
-        dbuf_reset(&s->pending);
+        dbuf_reset(&s->text);
         s->npending = 0;
         return 0;
 fail:
@@ -207,15 +223,10 @@ fail:
 static int sqlite_open(const struct sink_ctx *ctx, void **ret_state)
 {
         struct sqlite_state *s = calloc(1, sizeof(*s));
-        struct dbuf hdr = DBUF_INIT;
-        size_t used;
-        int e;
 
         if (!s)
                 return -ENOMEM;
-        s->rec = (struct csv_record)CSV_RECORD_INIT;
         s->phase = PHASE_OFF;
-        summary_init(&s->sum, &ctx->summary_cfg);
         *ret_state = s;
         if (!ctx->db_path)
                 return 0;
@@ -225,15 +236,6 @@ static int sqlite_open(const struct sink_ctx *ctx, void **ret_state)
         s->run = ctx->run;
         s->warn = ctx->warn;
         s->warn_userdata = ctx->warn_userdata;
-        /* Our own header, to read back the rows we keep as CSV text. */
-        e = sample_csv_header(&hdr);
-        if (e >= 0) {
-                e = csv_parse_record(hdr.p, hdr.len, &s->rec, &used);
-                e = e > 0 ? sample_colmap_init(&s->colmap, &s->rec) : -EINVAL;
-        }
-        dbuf_release(&hdr);
-        if (e < 0)
-                return 0;
 
         /* The database is opened and the run row inserted with the first
          * sample (the baseline, taken at once), not here: the recorder's
@@ -243,23 +245,60 @@ static int sqlite_open(const struct sink_ctx *ctx, void **ret_state)
         return 0;
 }
 
-static void sqlite_sample(void *state, const struct sample *smp, const char *row, size_t rowlen)
+/* Keep smp (its numbers, and its strings copied) for the next flush.
+ * Returns 0 or -ENOMEM (the row is dropped). */
+static int keep(struct sqlite_state *s, const struct sample *smp)
+{
+        struct pending_row *row;
+        size_t old = s->text.len;
+        int e = 0;
+
+        if (s->npending == s->cap) {
+                size_t ncap = s->cap ? 2 * s->cap : 64;
+                struct pending_row *np = realloc(s->pending, ncap * sizeof(*np));
+
+                if (!np)
+                        return -ENOMEM;
+                s->pending = np;
+                s->cap = ncap;
+        }
+        for (size_t i = 0; e >= 0 && i < sample_column_count(); i++) {
+                size_t len;
+                const char *v = sample_column_text(smp, i, &len);
+
+                if (!v)
+                        continue; /* not a text column */
+                e = dbuf_append(&s->text, v, len);
+                if (e >= 0)
+                        e = dbuf_append(&s->text, "", 1); /* its NUL */
+        }
+        if (e < 0) {
+                s->text.len = old;
+                return e;
+        }
+        row = &s->pending[s->npending++];
+        row->s = *smp;
+        row->text_off = old;
+        return 0;
+}
+
+static void sqlite_sample(void *state, const struct sample *smp, const struct run_model *m)
 {
         struct sqlite_state *s = state;
 
         if (s->phase == PHASE_OFF)
                 return;
-        summary_add(&s->sum, smp);
-        if (s->npending >= PENDING_ROWS_MAX || s->pending.len + rowlen > PENDING_BYTES_MAX) {
+        s->sum = m->summary;
+        if (s->npending >= PENDING_ROWS_MAX ||
+            s->npending * sizeof(struct pending_row) + s->text.len > PENDING_BYTES_MAX) {
                 /* Busy for this long: stop holding rows. */
                 give_up(s, -EBUSY);
                 return;
         }
-        if (dbuf_append(&s->pending, row, rowlen) < 0) {
+        if (keep(s, smp) < 0) {
                 s->dropped++;
                 return;
         }
-        s->npending++;
         /* Attempts are spaced while the lock is taken: each may wait up to
          * STORE_BUSY_RUN_MS, and the build's output waits with it. */
         if (!s->tried || (s->npending >= FLUSH_ROWS && !s->busy) ||
@@ -372,6 +411,18 @@ static int store_cc_blocks(struct sqlite_state *s, const struct targets *ts)
         return 0;
 }
 
+/* The run's compile units, when it had process scans. */
+static int store_units(struct sqlite_state *s, const struct units *u)
+{
+        const struct unit *rows;
+        size_t n;
+
+        if (!u)
+                return 0;
+        rows = units_rows(u, &n);
+        return store_units_insert(s->st, s->run_id, rows, n);
+}
+
 static int sqlite_finish(void *state, const struct run_model *m)
 {
         struct sqlite_state *s = state;
@@ -380,6 +431,7 @@ static int sqlite_finish(void *state, const struct run_model *m)
 
         if (s->phase == PHASE_OFF)
                 return 0;
+        s->sum = m->summary;
         e = flush(s, STORE_BUSY_FINISH_MS);
         if (e >= 0)
                 e = summary_render_json(m->summary, m->run, &json);
@@ -393,6 +445,8 @@ static int sqlite_finish(void *state, const struct run_model *m)
                         e = store_log_facts(s, m);
                 if (e >= 0)
                         e = store_cc_blocks(s, m->targets);
+                if (e >= 0)
+                        e = store_units(s, m->units);
                 if (e >= 0)
                         e = store_commit(s->st);
                 if (e < 0)
@@ -410,8 +464,7 @@ static void sqlite_close(void *state)
         if (!s)
                 return;
         store_close(s->st);
-        dbuf_release(&s->pending);
-        csv_record_release(&s->rec);
+        drop_pending(s);
         free(s->path);
         free(s);
 }

@@ -17,7 +17,6 @@ struct otel_config;
 struct sink_ctx {
         const char *log_dir; /* the run's files go here */
         const struct run_info *run;
-        struct summary_config summary_cfg;
         bool quiet;
         const struct prom_config *prom; /* textfile and Pushgateway; NULL: defaults, no push */
         const char *db_path;            /* the history database; NULL: none (--no-db) */
@@ -28,14 +27,20 @@ struct sink_ctx {
         const struct otel_config *otlp; /* OTLP export; NULL or !enabled: off */
 };
 
-/* The model at the end of a run, as the sinks see it. Features add members
- * here (targets, cache statistics, ...) without touching every sink. */
+/* The model, as the sinks see it: with each sample (run and the summary so
+ * far, this sample included; targets and facts NULL: they are made at
+ * finish) and at the end of a run (complete).
+ * The summary is computed once, by the recorder: sinks read it, never
+ * recompute it. Features add members here (targets, cache statistics, ...)
+ * without touching every sink. */
 struct run_model {
         const struct run_info *run;
         const struct summary *summary;
         const struct targets *targets; /* from the build's output; NULL: none */
+        const struct units *units;     /* compile units from the process scans; NULL: none */
         /* The effective per-target figures and the run's outcome
-         * (targets_facts()): sinks format these and derive none. Never NULL. */
+         * (targets_facts()): sinks format these and derive none. Never NULL
+         * at finish. */
         const struct run_facts *facts;
 };
 
@@ -48,8 +53,9 @@ struct sink_ops {
         int (*open)(const struct sink_ctx *ctx, void **ret_state);
         /* raw build output; stream 1 stdout, 2 stderr */
         void (*output)(void *state, int stream, const char *buf, size_t len);
-        /* a sample as recorded: s was parsed back from row, its CSV record */
-        void (*sample)(void *state, const struct sample *s, const char *row, size_t rowlen);
+        /* a sample as the platform layer read it (numbers in bytes, not
+         * rounded; the CSV sink formats its row); m->summary includes it */
+        void (*sample)(void *state, const struct sample *s, const struct run_model *m);
         /* the run is over: run facts final, summary complete; 0 or -errno */
         int (*finish)(void *state, const struct run_model *m);
         void (*close)(void *state);
@@ -71,6 +77,7 @@ extern const struct sink_ops sink_prom;    /* <textfile dir>/buildtel.prom */
 extern const struct sink_ops sink_pushgw;  /* PUT to --pushgateway */
 extern const struct sink_ops sink_targets; /* resources-<id>.targets.json */
 extern const struct sink_ops sink_otlp;    /* OTLP/HTTP metrics to a collector */
+extern const struct sink_ops sink_units;   /* resources-<id>.units.csv */
 
 /* The sinks of a run, in order. NULL-terminated. */
 extern const struct sink_ops *const sinks_all[];

@@ -7,7 +7,8 @@
 
 const struct sink_ops *const sinks_all[] = {
     &sink_runinfo, &sink_csv,    &sink_buildlog, &sink_summary, &sink_targets,
-    &sink_prom,    &sink_pushgw, &sink_sqlite,   &sink_otlp,    NULL,
+    &sink_prom,    &sink_pushgw, &sink_sqlite,   &sink_otlp,    &sink_units,
+    NULL,
 };
 
 char *sink_path(const struct sink_ctx *ctx, const char *prefix, const char *suffix)

@@ -71,7 +71,7 @@ struct trace {
         bool near_oom_seen, low_disk_seen;
         /* the build's memory columns beyond cg_mem_mb (anon, file, ...) */
         size_t memcol[TRACE_MEMCOLS_MAX];
-        const char *memkey[TRACE_MEMCOLS_MAX];
+        char memkey[TRACE_MEMCOLS_MAX][24];
         size_t nmemcols;
         bool track_set[TRACKS];
         double track_last[TRACKS][TRACE_KV_MAX];
@@ -246,8 +246,10 @@ static void find_memcols(struct trace *t)
                     strcmp(name + n - 3, "_mb") != 0 || strcmp(name, "cg_mem_mb") == 0 ||
                     strcmp(name, "cg_mem_peak_mb") == 0 || t->nmemcols >= TRACE_MEMCOLS_MAX)
                         continue;
+                /* cg_mem_anon_mb: "anon" on the MiB track */
                 t->memcol[t->nmemcols] = i;
-                t->memkey[t->nmemcols++] = name + 7; /* "anon_mb", "file_mb" */
+                snprintf(t->memkey[t->nmemcols++], sizeof(t->memkey[0]), "%.*s",
+                         (int)MIN(n - 10, sizeof(t->memkey[0]) - 1), name + 7);
         }
 }
 
@@ -320,21 +322,24 @@ static int sample_instants(struct trace *t, const struct sample *s, int64_t ts)
         }
         if (isfinite(s->cg_oom_kills))
                 t->prev_oom = s->cg_oom_kills;
-        if (e >= 0 && !t->near_oom_seen && !isnan(s->mem_avail_mb) &&
-            s->mem_avail_mb < t->cfg.thresholds.near_oom_mb) {
+        double avail_mb = s->mem_avail_bytes / SAMPLE_MIB,
+               disk_gb = s->disk_avail_bytes / SAMPLE_GIB;
+
+        if (e >= 0 && !t->near_oom_seen && !isnan(avail_mb) &&
+            avail_mb < t->cfg.thresholds.near_oom_mb) {
                 t->near_oom_seen = true;
                 dbuf_reset(&a);
-                e = dbuf_printf(&a, "\"available_mb\":%.10g,\"threshold_mb\":%.10g",
-                                s->mem_avail_mb, t->cfg.thresholds.near_oom_mb);
+                e = dbuf_printf(&a, "\"available_mb\":%.10g,\"threshold_mb\":%.10g", avail_mb,
+                                t->cfg.thresholds.near_oom_mb);
                 if (e >= 0)
                         e = instant(t, "first near-OOM sample", ts, a.p);
         }
-        if (e >= 0 && !t->low_disk_seen && !isnan(s->disk_avail_gb) &&
-            s->disk_avail_gb < t->cfg.thresholds.low_disk_gb) {
+        if (e >= 0 && !t->low_disk_seen && !isnan(disk_gb) &&
+            disk_gb < t->cfg.thresholds.low_disk_gb) {
                 t->low_disk_seen = true;
                 dbuf_reset(&a);
-                e = dbuf_printf(&a, "\"available_gb\":%.10g,\"threshold_gb\":%.10g",
-                                s->disk_avail_gb, t->cfg.thresholds.low_disk_gb);
+                e = dbuf_printf(&a, "\"available_gb\":%.10g,\"threshold_gb\":%.10g", disk_gb,
+                                t->cfg.thresholds.low_disk_gb);
                 if (e >= 0)
                         e = instant(t, "first low-disk sample", ts, a.p);
         }
@@ -344,11 +349,12 @@ static int sample_instants(struct trace *t, const struct sample *s, int64_t ts)
 
 int trace_sample(struct trace *t, const struct sample *s)
 {
-        struct kv mem[] = {{"used", s->mem_used_mb}, {"available", s->mem_avail_mb}};
-        struct kv build[TRACE_KV_MAX] = {{"cgroup", s->cg_mem_mb}};
+        struct kv mem[] = {{"used", s->mem_used_bytes / SAMPLE_MIB},
+                           {"available", s->mem_avail_bytes / SAMPLE_MIB}};
+        struct kv build[TRACE_KV_MAX] = {{"cgroup", s->cg_mem_bytes / SAMPLE_MIB}};
         struct kv cpu[] = {{"host", s->cpu_pct}};
         struct kv load[] = {{"load1", s->load1}};
-        struct kv disk[] = {{"available", s->disk_avail_gb}};
+        struct kv disk[] = {{"available", s->disk_avail_bytes / SAMPLE_GIB}};
         struct kv comp[] = {{"in flight", s->compilers}};
         int64_t ts;
         int e;

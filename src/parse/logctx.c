@@ -24,7 +24,9 @@ struct logctx {
         bool stage_set;
         char context[SAMPLE_CONTEXT_MAX + 1];
         bool seen_work;
-        char *scratch; /* SCRATCH_MAX + 1 bytes */
+        double last_work_s; /* when the last work line came */
+        double hold_s;      /* logctx_config.hold_s */
+        char *scratch;      /* SCRATCH_MAX + 1 bytes */
 };
 
 static inline bool is_space(char c)
@@ -200,6 +202,8 @@ static const char *skip_ci_timestamp(const char *p, const char *end)
         return q;
 }
 
+static bool skip_lit(const char **cur, const char *end, const char *lit);
+
 static const char *skip_digits(const char *p, const char *end)
 {
         while (p < end && is_digit(*p))
@@ -336,6 +340,85 @@ static enum logline_kind classify_bracket(const char *p, const char *end)
         return *q == '%' ? LOGLINE_MAKE : LOGLINE_NINJA;
 }
 
+/* "1,234" (Bazel groups thousands); returns p when there is no number. */
+static const char *skip_grouped(const char *p, const char *end)
+{
+        const char *q = skip_digits(p, end);
+
+        if (q == p)
+                return p;
+        while (q + 3 < end && *q == ',' && is_digit(q[1]) && is_digit(q[2]) && is_digit(q[3]))
+                q += 4;
+        return q;
+}
+
+/* Bazel: "[1,234 / 5,678] Compiling src/a.cc; 3s linux-sandbox". */
+static bool is_bazel_progress(const char *p, const char *end)
+{
+        const char *q = skip_grouped(p + 1, end), *d;
+
+        if (q == p + 1 || !skip_lit(&q, end, " / "))
+                return false;
+        d = q;
+        q = skip_grouped(q, end);
+        return q != d && q + 2 < end && q[0] == ']' && q[1] == ' ';
+}
+
+/* Tags of quiet rules: kbuild (Linux, redis, git), automake silent rules,
+ * libtool. */
+static bool is_quiet_tag(const char *s, size_t n)
+{
+        static const char *const tags[] = {
+            "CC",      "CXX",     "CPP",    "CCLD",    "CXXLD",   "OBJCLD", "FCLD",    "LD",
+            "AR",      "AS",      "CCAS",   "CPPAS",   "GEN",     "HOSTCC", "HOSTCXX", "HOSTLD",
+            "LINK",    "INSTALL", "RANLIB", "STRIP",   "OBJCOPY", "CHK",    "UPD",     "DTC",
+            "FC",      "F77",     "NVCC",   "MOC",     "UIC",     "RCC",    "LEX",     "YACC",
+            "MODPOST", "LDS",     "SIGN",   "WINDRES", "OBJC",    "OBJCXX", NULL,
+        };
+
+        return name_in(s, n, tags);
+}
+
+/* "CC      foo.o", "CC [M]  drivers/x.o", "CCLD     prog": a tag, spaces,
+ * one target (the line is trimmed already). */
+static bool is_quiet_line(const char *p, const char *end)
+{
+        const char *q = p;
+
+        while (q < end && ((*q >= 'A' && *q <= 'Z') || is_digit(*q)))
+                q++;
+        if (q == end || *q != ' ' || !is_quiet_tag(p, (size_t)(q - p)))
+                return false;
+        while (q < end && *q == ' ')
+                q++;
+        if (skip_lit(&q, end, "[M]"))
+                while (q < end && *q == ' ')
+                        q++;
+        return q < end && *q != '[' && !memchr(q, ' ', (size_t)(end - q));
+}
+
+/* cargo: "Compiling serde v1.0.200", "Checking foo v0.1.0 (/src/foo)". */
+static bool is_cargo_line(const char *p, const char *end)
+{
+        static const char *const verbs[] = {"Compiling", "Checking", "Documenting", NULL};
+        const char *cur = p, *w;
+        size_t n;
+
+        if (!next_token_base(&cur, end, &w, &n) || w != p || !name_in(w, n, verbs))
+                return false;
+        if (!next_token_base(&cur, end, &w, &n)) /* the crate */
+                return false;
+        cur++;
+        return cur + 1 < end && *cur == 'v' && is_digit(cur[1]);
+}
+
+static bool set_work(struct logline *ret, enum logline_kind k)
+{
+        ret->kind = k;
+        ret->work = true;
+        return true;
+}
+
 /* Lines that name work on their own, also as a BuildKit step's log text. */
 static bool classify_work(const char *p, const char *end, struct logline *ret)
 {
@@ -343,16 +426,19 @@ static bool classify_work(const char *p, const char *end, struct logline *ret)
 
         if (p < end && *p == '[') {
                 k = classify_bracket(p, end);
-                if (k == LOGLINE_NOISE)
-                        return false;
-                ret->kind = k;
-                ret->work = true;
-                return true;
+                if (k != LOGLINE_NOISE)
+                        return set_work(ret, k);
+                if (is_bazel_progress(p, end))
+                        return set_work(ret, LOGLINE_BAZEL);
+                return false;
         }
-        if (is_compiler_line(p, end)) {
-                ret->kind = LOGLINE_COMPILER;
-                ret->work = true;
-                return true;
+        if (is_compiler_line(p, end))
+                return set_work(ret, LOGLINE_COMPILER);
+        if (p < end && *p >= 'A' && *p <= 'Z') {
+                if (is_quiet_line(p, end))
+                        return set_work(ret, LOGLINE_QUIET);
+                if (is_cargo_line(p, end))
+                        return set_work(ret, LOGLINE_CARGO);
         }
         return false;
 }
@@ -530,6 +616,8 @@ int logctx_new(const struct logctx_config *cfg, struct logctx **ret)
         c->scratch = malloc(SCRATCH_MAX + 1);
         if (!c->scratch)
                 goto nomem;
+        if (cfg && cfg->hold_s > 0 && cfg->hold_s < 1e9)
+                c->hold_s = cfg->hold_s;
         if (cfg && cfg->fixed_stage) {
                 size_t n = strlen(cfg->fixed_stage);
 
@@ -623,7 +711,17 @@ static bool apply_regex(struct logctx *c, const char *p, size_t n)
         return true;
 }
 
+bool logctx_line_wins(bool work, bool seen_work, double last_work_s, double now_s, double hold_s)
+{
+        return work || !seen_work || now_s - last_work_s > hold_s;
+}
+
 void logctx_feed_line(struct logctx *c, const char *line, size_t len)
+{
+        logctx_feed_line_at(c, line, len, 0.0);
+}
+
+void logctx_feed_line_at(struct logctx *c, const char *line, size_t len, double now_s)
 {
         const char *p = line;
         size_t n = len, cut;
@@ -655,9 +753,12 @@ void logctx_feed_line(struct logctx *c, const char *line, size_t len)
 
         if (l.kind == LOGLINE_BLANK)
                 return;
-        if (!l.work && c->seen_work)
+        if (!logctx_line_wins(l.work, c->seen_work, c->last_work_s, now_s, c->hold_s))
                 return;
-        c->seen_work = c->seen_work || l.work;
+        if (l.work) {
+                c->seen_work = true;
+                c->last_work_s = now_s;
+        }
         cut = utf8_cut(p, n, SAMPLE_CONTEXT_MAX);
         while (cut > 0 && is_space(p[cut - 1]))
                 cut--;

@@ -18,6 +18,9 @@ enum logline_kind {
         LOGLINE_BUILDKIT,      /* other #N lines */
         LOGLINE_COMPILER,      /* a compiler command line */
         LOGLINE_GHA_GROUP,     /* ::group::NAME (or ##[group]NAME) */
+        LOGLINE_QUIET,         /* kbuild/automake/libtool quiet rule: "CC foo.o", "CCLD prog" */
+        LOGLINE_CARGO,         /* "Compiling serde v1.0.200" (also Checking, Documenting) */
+        LOGLINE_BAZEL,         /* "[1,234 / 5,678] Compiling src/a.cc; 3s linux-sandbox" */
 };
 
 /* Classification of one cleaned line. stage points into the line given to
@@ -50,6 +53,8 @@ void logline_classify(const char *line, size_t len, struct logline *ret);
 struct logctx_config {
         const char *stage_regex; /* POSIX ERE; first capture = stage; NULL none */
         const char *fixed_stage; /* --stage NAME: used while nothing else applies */
+        double hold_s;           /* how long a work line pins the context: the sampling
+                                  * interval (0: only lines of the same instant) */
 };
 
 struct logctx;
@@ -60,6 +65,17 @@ void logctx_free(struct logctx *c);
 
 /* Feed one raw line (no '\n'), as linebuf delivers it. */
 void logctx_feed_line(struct logctx *c, const char *line, size_t len);
+/* The same, with the time the line arrived (seconds, any monotonic origin):
+ * logctx_feed_line() is this at time 0, as if every line came at once. */
+void logctx_feed_line_at(struct logctx *c, const char *line, size_t len, double now_s);
+
+/* The context rule, in one place. A non-blank line becomes the context when
+ * it names work (work), when no work line has been seen yet (!seen_work),
+ * or when the last work line arrived more than hold_s before it (now_s -
+ * last_work_s > hold_s): a work line holds the context against later noise
+ * for one sampling interval, never longer, so a build that prints a compile
+ * line and then minutes of other output is not pinned to that compile. */
+bool logctx_line_wins(bool work, bool seen_work, double last_work_s, double now_s, double hold_s);
 
 /* Current values, NUL-terminated, "" when none; valid until the next feed. */
 const char *logctx_stage(const struct logctx *c);

@@ -13,11 +13,11 @@
 #include "out/sink.h"
 #include "out/summary-out.h"
 #include "store/store.h"
+#include "model/units.h"
 #include "platform/cgroup-top.h"
 #include "platform/cgroup.h"
 #include "parse/linebuf.h"
 #include "platform/sampler.h"
-#include "util/csv.h"
 #include "util/util.h"
 
 struct recorder {
@@ -28,10 +28,7 @@ struct recorder {
         struct sampler *sampler;
         struct logctx *logctx;
         struct linebuf *lines[2]; /* stdout, stderr */
-        struct summary summary;
-        struct sample_colmap colmap;
-        struct dbuf row;
-        struct csv_record rec;
+        struct summary summary;   /* the model's, computed once; sinks read it */
         const struct sink_ops *ops[16];
         void *state[16];
         struct buildmetrics *metrics; /* targets from the build's own output */
@@ -40,7 +37,10 @@ struct recorder {
         double start_mono, next_tick;
         double line_now;    /* the time the lines being parsed arrived */
         struct proctop top; /* the build's largest processes this tick */
-        double page_mb;     /* MiB per page */
+        double page_bytes;
+        struct procscan *scan; /* the compile units in flight */
+        struct units *units;   /* and over the run */
+        char running[SAMPLE_RUNNING_MAX + 1];
 };
 
 static void note(struct recorder *r, const char *fmt, ...) _printf_(2, 3);
@@ -112,7 +112,6 @@ static int open_sinks(struct recorder *r, const char *dir)
         struct sink_ctx ctx = {
             .log_dir = dir,
             .run = r->run,
-            .summary_cfg = r->cfg.summary,
             .quiet = r->cfg.quiet,
             .prom = &r->cfg.prom,
             .db_path = r->db_path,
@@ -180,7 +179,7 @@ static void on_line(void *userdata, const char *line, size_t len, bool truncated
 {
         struct recorder *r = userdata;
 
-        logctx_feed_line(r->logctx, line, len);
+        logctx_feed_line_at(r->logctx, line, len, r->line_now);
         buildmetrics_feed_line(r->metrics, line, len, r->line_now);
 }
 
@@ -199,18 +198,13 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 return -ENOMEM;
         r->cfg = *cfg;
         r->run = run;
-        r->rec = (struct csv_record)CSV_RECORD_INIT;
         summary_init(&r->summary, &cfg->summary);
+        {
+                struct logctx_config lc = cfg->logctx;
 
-        /* The colmap of our own header, to read back every row we write. */
-        e = sample_csv_header(&r->row);
-        if (e >= 0) {
-                size_t used;
-                e = csv_parse_record(r->row.p, r->row.len, &r->rec, &used);
-                e = e > 0 ? sample_colmap_init(&r->colmap, &r->rec) : (e < 0 ? e : -EINVAL);
+                lc.hold_s = cfg->interval; /* a work line pins the context one tick */
+                e = logctx_new(&lc, &r->logctx);
         }
-        if (e >= 0)
-                e = logctx_new(&cfg->logctx, &r->logctx);
         if (e >= 0)
                 e = linebuf_new(0, &r->lines[0]);
         if (e >= 0)
@@ -219,6 +213,10 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 e = sampler_new(&scfg, &r->sampler);
         if (e >= 0)
                 e = buildmetrics_new(&cfg->metrics, &r->metrics);
+        if (e >= 0)
+                e = procscan_new(&r->scan);
+        if (e >= 0)
+                e = units_new(&r->units);
         if (e < 0) {
                 recorder_free(r);
                 return e;
@@ -229,7 +227,7 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                         note(r, "no history database: neither XDG_STATE_HOME nor HOME is set");
         }
         (void)setup_sinks(r);
-        r->page_mb = (double)sysconf(_SC_PAGESIZE) / 1048576.0;
+        r->page_bytes = (double)sysconf(_SC_PAGESIZE);
         r->start_mono = now_monotonic();
         r->next_tick = r->start_mono; /* a first sample at once: the baseline */
         *ret = r;
@@ -243,11 +241,11 @@ void recorder_free(struct recorder *r)
         close_sinks(r);
         sampler_free(r->sampler);
         buildmetrics_free(r->metrics);
+        procscan_free(r->scan);
+        units_free(r->units);
         logctx_free(r->logctx);
         linebuf_free(r->lines[0]);
         linebuf_free(r->lines[1]);
-        dbuf_release(&r->row);
-        csv_record_release(&r->rec);
         free(r->log_dir);
         free(r->db_path);
         free(r);
@@ -291,6 +289,7 @@ static void on_build_proc(void *userdata, const struct pidstat *ps)
         struct recorder *r = userdata;
 
         proctop_consider(&r->top, ps);
+        procscan_consider(r->scan, ps);
 }
 
 /* Before the host sample: the build's counters, and its pids for the
@@ -306,11 +305,11 @@ static void build_before(struct recorder *r, struct sample *s)
         s->cg_mode = cgroup_mode_name(cgroup_mode(r->cfg.cgroup));
         s->cg_cpu_user_s = cs.cpu_user_s;
         s->cg_cpu_sys_s = cs.cpu_sys_s;
-        s->cg_mem_mb = cs.mem_bytes / 1048576.0;
-        s->cg_mem_peak_mb = cs.mem_peak_bytes / 1048576.0;
+        s->cg_mem_bytes = cs.mem_bytes;
+        s->cg_mem_peak_bytes = cs.mem_peak_bytes;
         s->cg_oom_kills = cs.oom_kills;
-        s->cg_io_read_mb = cs.io_read_bytes / 1048576.0;
-        s->cg_io_write_mb = cs.io_write_bytes / 1048576.0;
+        s->cg_io_read_bytes = cs.io_read_bytes;
+        s->cg_io_write_bytes = cs.io_write_bytes;
         s->cg_psi_cpu_some_s = cs.psi_cpu_some_s;
         s->cg_psi_cpu_full_s = cs.psi_cpu_full_s;
         s->cg_psi_mem_some_s = cs.psi_mem_some_s;
@@ -319,7 +318,10 @@ static void build_before(struct recorder *r, struct sample *s)
         s->cg_psi_io_full_s = cs.psi_io_full_s;
         s->cg_pids = cs.pids;
         s->cg_pids_peak = cs.pids_peak;
+        s->cg_mem_anon_bytes = cs.mem_anon_bytes;
+        s->cg_mem_file_bytes = cs.mem_file_bytes;
         proctop_reset(&r->top);
+        procscan_begin(r->scan);
         /* Never the whole host: without the list, no process at all. */
         if (cgroup_pids(r->cfg.cgroup, &pids, &n) < 0) {
                 pids = no_pids;
@@ -328,18 +330,36 @@ static void build_before(struct recorder *r, struct sample *s)
         sampler_set_pids(r->sampler, pids, n, on_build_proc, r);
 }
 
+/* The units in flight: the running column, and the per-unit table. */
+static void scan_units(struct recorder *r, struct sample *s)
+{
+        const struct procscan_unit *u;
+        size_t n;
+
+        procscan_end(r->scan, sampler_procfs(r->sampler));
+        u = procscan_units(r->scan, &n);
+        (void)procscan_running_text(u, n, r->running, sizeof(r->running));
+        s->running = r->running;
+        for (size_t i = 0; i < n; i++)
+                (void)units_observe(
+                    r->units, u[i].u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
+                    u[i].u.tool, u[i].u.name, s->elapsed_s,
+                    (double)u[i].rss_pages * r->page_bytes / SAMPLE_MIB, u[i].cpu_s);
+}
+
 static void build_after(struct recorder *r, struct sample *s)
 {
         const char **label[PROCTOP_N] = {&s->top_proc, &s->top2_proc, &s->top3_proc};
-        double *mb[PROCTOP_N] = {&s->top_proc_mb, &s->top2_proc_mb, &s->top3_proc_mb};
+        double *bytes[PROCTOP_N] = {&s->top_proc_bytes, &s->top2_proc_bytes, &s->top3_proc_bytes};
         double *pid[PROCTOP_N] = {&s->top_pid, &s->top2_pid, &s->top3_pid};
 
         proctop_label_all(&r->top, sampler_procfs(r->sampler));
         for (size_t i = 0; i < r->top.n; i++) {
                 *label[i] = r->top.e[i].label;
-                *mb[i] = (double)r->top.e[i].rss_pages * r->page_mb;
+                *bytes[i] = (double)r->top.e[i].rss_pages * r->page_bytes;
                 *pid[i] = (double)r->top.e[i].pid;
         }
+        scan_units(r, s);
 }
 
 /* Say at once when the build lost a process to the OOM killer. */
@@ -369,10 +389,9 @@ static void warn_oom(struct recorder *r, uint64_t before)
 int recorder_tick(struct recorder *r)
 {
         uint64_t noom = r->summary.build.noom;
+        const struct run_model m = {.run = r->run, .summary = &r->summary};
         double mono = now_monotonic();
-        struct sample s, rs;
-        size_t used;
-        int e;
+        struct sample s;
 
         sample_clear(&s);
         s.epoch = now_realtime();
@@ -389,32 +408,25 @@ int recorder_tick(struct recorder *r)
         while (r->next_tick <= mono)
                 r->next_tick += r->cfg.interval;
 
-        /* Record the row, then read it back: the summary and every sink see
-         * the values exactly as the CSV holds them, as `summarize` will. */
-        dbuf_reset(&r->row);
-        e = sample_csv_format(&s, &r->row);
-        if (e < 0)
-                return e;
-        e = csv_parse_record(r->row.p, r->row.len, &r->rec, &used);
-        if (e <= 0)
-                return e < 0 ? e : -EINVAL;
-        e = sample_from_record(&r->colmap, &r->rec, &rs);
-        if (e < 0)
-                return e;
-        summary_add(&r->summary, &rs);
+        /* The sample as read, once: the summary takes the CSV's precision
+         * from it (summary.h), the sinks format or store it. */
+        summary_add(&r->summary, &s);
         warn_oom(r, noom);
         for (size_t i = 0; i < r->nsinks; i++)
                 if (r->ops[i]->sample)
-                        r->ops[i]->sample(r->state[i], &rs, r->row.p, r->row.len);
+                        r->ops[i]->sample(r->state[i], &s, &m);
         return 0;
 }
 
 int recorder_finish(struct recorder *r, struct dbuf *short_out)
 {
-        struct run_model m = {.run = r->run, .summary = &r->summary};
+        /* units only from a run's process scans (watch has none) */
+        const struct units *units = r->cfg.cgroup ? r->units : NULL;
+        struct run_model m = {.run = r->run, .summary = &r->summary, .units = units};
         int ret = 0;
 
         buildmetrics_finish(r->metrics, r->run->argv, r->cfg.note, r->cfg.userdata);
+        r->summary.units = units;
         m.targets = buildmetrics_model(r->metrics);
         targets_facts(m.targets, r->run, &r->facts);
         m.facts = &r->facts;

@@ -3,12 +3,17 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/macro.h"
 
-/* A compile unit's path is most telling at its end. */
-#define SOURCE_KEEP 100
+#define PROCSCAN_CMDLINE_MAX 32768 /* compile lines run to kilobytes */
+
+/* Arguments after comm in the label of a process that is no unit. */
+#define ARGS_KEEP 60
 
 static const char *const compiler_names[] = {
     "cc1plus",  "cc1",   "cc1obj",  "cc1objplus", "f951",   "lto1",  "clang",    "clang++",
@@ -51,12 +56,104 @@ void proctop_consider(struct proctop *t, const struct pidstat *ps)
                 t->n++;
 }
 
-static bool is_compiler(const char *comm)
+static const char *const linker_names[] = {
+    "ld", "ld.bfd", "ld.gold", "ld.lld", "lld", "gold", "mold", "collect2", "ld64.lld", "wasm-ld",
+};
+
+/* Drivers run a compiler or a linker: with a source file they stand for
+ * that compile, with only -o for that link. */
+static const char *const driver_names[] = {
+    "gcc",      "g++", "cc",   "c++",  "clang", "clang++",
+    "gfortran", "icx", "icpx", "nvcc", "hipcc", "zig",
+};
+
+/* Options whose value is the next argument (never the source). */
+static const char *const arg_options[] = {
+    "-o",
+    "-I",
+    "-D",
+    "-U",
+    "-include",
+    "-imacros",
+    "-isystem",
+    "-iquote",
+    "-idirafter",
+    "-MF",
+    "-MT",
+    "-MQ",
+    "-x",
+    "-dumpbase",
+    "-dumpdir",
+    "-auxbase",
+    "-auxbase-strip",
+    "-main-file-name",
+    "-isysroot",
+    "-Xclang",
+    "-target",
+    "-arch",
+    "-triple",
+    "-dumpbase-ext",
+    "-resource-dir",
+    "-fdebug-compilation-dir",
+    "-L",
+    "-l",
+    "-T",
+    "--crate-name",
+    "--crate-type",
+    "--edition",
+    "--out-dir",
+    "--cfg",
+    "--cap-lints",
+    "-C",
+    "--target",
+    "--emit",
+    "-plugin",
+    "-plugin-opt",
+    "-m",
+    "-z",
+    "-soname",
+    "-rpath",
+    "--sysroot",
+    "-e",
+    "-Map",
+};
+
+/* "gcc-12", "x86_64-linux-gnu-gcc-12" -> does it name one of set? */
+static bool tool_in(const char *s, size_t n, const char *const *set, size_t nset)
 {
-        for (size_t i = 0; i < ARRAY_SIZE(compiler_names); i++)
-                if (strcmp(comm, compiler_names[i]) == 0)
-                        return true;
+        const char *dash;
+
+        for (int pass = 0; pass < 3; pass++) {
+                for (size_t i = 0; i < nset; i++)
+                        if (strlen(set[i]) == n && memcmp(s, set[i], n) == 0)
+                                return true;
+                dash = n ? memrchr(s, '-', n) : NULL;
+                if (!dash)
+                        return false;
+                if (pass == 0 && dash + 1 < s + n && dash[1] >= '0' && dash[1] <= '9') {
+                        n = (size_t)(dash - s); /* version suffix */
+                        continue;
+                }
+                /* cross prefix: the part after the last dash */
+                n = (size_t)(s + n - dash - 1);
+                s = dash + 1;
+        }
         return false;
+}
+
+#define TOOL_IN(s, n, set) tool_in(s, n, set, ARRAY_SIZE(set))
+
+static bool is_lto(const char *comm)
+{
+        return strncmp(comm, "lto1", 4) == 0;
+}
+
+bool procunit_maybe(const char *comm)
+{
+        size_t n = strnlen(comm, 64);
+
+        return TOOL_IN(comm, n, compiler_names) || TOOL_IN(comm, n, linker_names) ||
+               TOOL_IN(comm, n, driver_names) || is_lto(comm);
 }
 
 static bool has_source_ext(const char *a, size_t n)
@@ -103,6 +200,25 @@ static void put(struct out *o, const char *s, size_t n)
         o->p[o->len] = '\0';
 }
 
+/* a[0..n) in at most budget bytes: whole, or "..." and its tail from a
+ * byte that starts a character (a path is most telling at its end). */
+static void put_tail(struct out *o, const char *a, size_t n, size_t budget)
+{
+        const char *t;
+
+        if (n <= budget) {
+                put(o, a, n);
+                return;
+        }
+        if (budget <= 3)
+                return;
+        t = a + n - (budget - 3);
+        while (t < a + n && ((unsigned char)*t & 0xC0) == 0x80)
+                t++;
+        put(o, "...", 3);
+        put(o, t, (size_t)(a + n - t));
+}
+
 /* The next NUL-separated argument of [*cur, end). */
 static bool next_arg(const char **cur, const char *end, const char **ret_a, size_t *ret_n)
 {
@@ -117,62 +233,177 @@ static bool next_arg(const char **cur, const char *end, const char **ret_a, size
         return true;
 }
 
+static bool arg_is(const char *a, size_t n, const char *lit)
+{
+        return strlen(lit) == n && memcmp(a, lit, n) == 0;
+}
+
+/* What the arguments after argv[0] say. */
+struct argscan {
+        const char *source, *output, *dumpbase, *crate;
+        size_t source_n, output_n, dumpbase_n, crate_n;
+        bool compile_only; /* -c, -S, -E or -cc1 */
+};
+
+static void scan_args(const char *cur, const char *end, struct argscan *r)
+{
+        const char *a, *prev = NULL;
+        size_t n, prev_n = 0;
+
+        memset(r, 0, sizeof(*r));
+        while (next_arg(&cur, end, &a, &n)) {
+                if (prev) {
+                        if (arg_is(prev, prev_n, "-o")) {
+                                r->output = a;
+                                r->output_n = n;
+                        } else if (arg_is(prev, prev_n, "-dumpbase")) {
+                                r->dumpbase = a;
+                                r->dumpbase_n = n;
+                        } else if (arg_is(prev, prev_n, "--crate-name")) {
+                                r->crate = a;
+                                r->crate_n = n;
+                        }
+                        prev = NULL;
+                        continue;
+                }
+                if (n > 0 && a[0] == '-') {
+                        for (size_t i = 0; i < ARRAY_SIZE(arg_options); i++)
+                                if (arg_is(a, n, arg_options[i]))
+                                        prev = a, prev_n = n;
+                        if (n > 2 && a[1] == 'o' && !r->output) {
+                                r->output = a + 2; /* -ofoo */
+                                r->output_n = n - 2;
+                        }
+                        if (arg_is(a, n, "-c") || arg_is(a, n, "-S") || arg_is(a, n, "-E") ||
+                            arg_is(a, n, "-cc1"))
+                                r->compile_only = true;
+                        continue;
+                }
+                if (!r->source && n > 0 && has_source_ext(a, n)) {
+                        r->source = a;
+                        r->source_n = n;
+                }
+        }
+}
+
+static const char *base_of(const char *a, size_t *n)
+{
+        const char *slash = *n ? memrchr(a, '/', *n) : NULL;
+
+        if (!slash)
+                return a;
+        *n -= (size_t)(slash + 1 - a);
+        return slash + 1;
+}
+
+/* "./redis-server.ltrans1.ltrans" -> "redis-server", "./app.so.wpa" -> "app.so" */
+static const char *lto_output(const char *a, size_t *n)
+{
+        const char *b = base_of(a, n), *m;
+
+        m = memmem(b, *n, ".ltrans", 7);
+        if (!m && *n > 4 && memcmp(b + *n - 4, ".wpa", 4) == 0)
+                m = b + *n - 4;
+        if (m && m > b)
+                *n = (size_t)(m - b);
+        return b;
+}
+
+/* The unit's kind and raw name (into cmdline, or a literal). */
+static enum procunit_kind classify_raw(const char *comm, const char *cmdline, size_t len,
+                                       const char **ret_a, size_t *ret_n)
+{
+        const char *cur = cmdline, *end = cmdline + len, *a;
+        size_t n, tn = strnlen(comm, 64);
+        struct argscan as;
+
+        (void)next_arg(&cur, end, &a, &n); /* argv[0] */
+        scan_args(cur, end, &as);
+        if (is_lto(comm)) {
+                if (!as.dumpbase && !as.output)
+                        return PROCUNIT_NONE;
+                n = as.dumpbase ? as.dumpbase_n : as.output_n;
+                *ret_a = lto_output(as.dumpbase ? as.dumpbase : as.output, &n);
+                *ret_n = n;
+                return PROCUNIT_LINK;
+        }
+        if (TOOL_IN(comm, tn, linker_names)) {
+                *ret_a = as.output ? base_of(as.output, &as.output_n) : "a.out";
+                *ret_n = as.output ? as.output_n : 5;
+                return PROCUNIT_LINK;
+        }
+        if (as.crate) { /* rustc: the crate names the unit */
+                *ret_a = as.crate;
+                *ret_n = as.crate_n;
+                return PROCUNIT_COMPILE;
+        }
+        if (as.source && !arg_is(comm, tn, "as")) {
+                *ret_a = as.source;
+                *ret_n = as.source_n;
+                return PROCUNIT_COMPILE;
+        }
+        if (TOOL_IN(comm, tn, driver_names) && !as.compile_only && as.output) {
+                *ret_a = base_of(as.output, &as.output_n);
+                *ret_n = as.output_n;
+                return PROCUNIT_LINK;
+        }
+        return PROCUNIT_NONE;
+}
+
+void procunit_classify(const char *comm, const char *cmdline, size_t len, struct procunit *ret)
+{
+        struct out o = {ret->tool, sizeof(ret->tool), 0, false};
+        const char *a = NULL;
+        size_t n = 0;
+
+        memset(ret, 0, sizeof(*ret));
+        comm = comm ? comm : "";
+        put(&o, comm, strnlen(comm, 64));
+        if (!cmdline || len == 0 || !procunit_maybe(comm))
+                return;
+        ret->kind = classify_raw(comm, cmdline, len, &a, &n);
+        if (ret->kind == PROCUNIT_NONE)
+                return;
+        o = (struct out){ret->name, sizeof(ret->name), 0, false};
+        put_tail(&o, a, n, PROCUNIT_NAME_MAX);
+        if (o.len == 0)
+                ret->kind = PROCUNIT_NONE;
+}
+
 int proctop_label(const char *comm, const char *cmdline, size_t len, char *out, size_t cap)
 {
-        struct out o = {out, cap, 0, false};
         const char *cur = cmdline, *end = cmdline + (cmdline ? len : 0), *a;
-        size_t n;
+        struct out o;
+        size_t n, args_end;
 
         if (cap == 0 || !out)
                 return -EINVAL;
+        o = (struct out){out, MIN(cap, (size_t)PROCTOP_LABEL_MAX + 1), 0, false};
         out[0] = '\0';
         put(&o, comm ? comm : "", comm ? strnlen(comm, 64) : 0);
         if (!cmdline || len == 0)
                 return (int)o.len;
-        (void)next_arg(&cur, end, &a, &n); /* argv[0]: comm says it shorter */
-
-        if (is_compiler(comm ? comm : "")) {
-                const char *c2 = cur;
-                bool skip_next = false;
-
-                while (next_arg(&c2, end, &a, &n)) {
-                        if (skip_next) {
-                                skip_next = false;
-                                continue;
-                        }
-                        if (n == 2 && (memcmp(a, "-o", 2) == 0 || memcmp(a, "-I", 2) == 0 ||
-                                       memcmp(a, "-D", 2) == 0)) {
-                                skip_next = true;
-                                continue;
-                        }
-                        if (n > 0 && a[0] != '-' && has_source_ext(a, n)) {
-                                put(&o, " ", 1);
-                                if (n > SOURCE_KEEP) {
-                                        /* keep the tail, from a byte that starts a character */
-                                        const char *t = a + n - SOURCE_KEEP;
-                                        while (t < a + n && ((unsigned char)*t & 0xC0) == 0x80)
-                                                t++;
-                                        put(&o, "...", 3);
-                                        put(&o, t, (size_t)(a + n - t));
-                                } else {
-                                        put(&o, a, n);
-                                }
-                                return (int)o.len;
-                        }
-                }
+        if (comm && procunit_maybe(comm) &&
+            classify_raw(comm, cmdline, len, &a, &n) != PROCUNIT_NONE) {
+                put(&o, " ", 1);
+                if (!o.full && o.len + 1 < o.cap)
+                        put_tail(&o, a, n, o.cap - 1 - o.len);
+                return (int)o.len;
         }
-        while (!o.full && next_arg(&cur, end, &a, &n)) {
+        (void)next_arg(&cur, end, &a, &n); /* argv[0]: comm says it shorter */
+        args_end = o.len + ARGS_KEEP;
+        while (!o.full && o.len < args_end && next_arg(&cur, end, &a, &n)) {
                 if (n == 0)
                         continue;
                 put(&o, " ", 1);
-                put(&o, a, n);
+                put(&o, a, MIN(n, args_end > o.len ? args_end - o.len : 0));
         }
         return (int)o.len;
 }
 
 void proctop_label_all(struct proctop *t, struct procfs *p)
 {
-        char buf[4096];
+        char buf[PROCSCAN_CMDLINE_MAX];
 
         for (size_t i = 0; i < t->n; i++) {
                 ssize_t n = procfs_cmdline(p, t->e[i].pid, buf, sizeof(buf));
@@ -180,4 +411,202 @@ void proctop_label_all(struct proctop *t, struct procfs *p)
                 (void)proctop_label(t->e[i].comm, buf, n > 0 ? (size_t)n : 0, t->e[i].label,
                                     sizeof(t->e[i].label));
         }
+}
+
+/* ---- the scan: units in flight, with a cmdline read once per process ---- */
+
+struct pentry {
+        long pid;
+        uint64_t start; /* with pid, the process's identity */
+        uint64_t rss_pages, cpu_ticks;
+        char comm[16]; /* an exec changes it: then the cmdline is read again */
+        bool classified;
+        struct procunit u;
+};
+
+struct procscan {
+        struct pentry *prev, *cur; /* prev sorted by pid */
+        size_t nprev, ncur;
+        struct procscan_unit units[PROCSCAN_UNITS_MAX];
+        size_t nunits;
+        double ticks_per_s;
+        char *cmdline; /* PROCSCAN_CMDLINE_MAX bytes */
+};
+
+int procscan_new(struct procscan **ret)
+{
+        struct procscan *s = calloc(1, sizeof(*s));
+        long hz = sysconf(_SC_CLK_TCK);
+
+        if (!s)
+                return -ENOMEM;
+        s->prev = calloc(PROCSCAN_PIDS_MAX, sizeof(*s->prev));
+        s->cur = calloc(PROCSCAN_PIDS_MAX, sizeof(*s->cur));
+        s->cmdline = malloc(PROCSCAN_CMDLINE_MAX);
+        if (!s->prev || !s->cur || !s->cmdline) {
+                procscan_free(s);
+                return -ENOMEM;
+        }
+        s->ticks_per_s = hz > 0 ? (double)hz : 100.0;
+        *ret = s;
+        return 0;
+}
+
+void procscan_free(struct procscan *s)
+{
+        if (!s)
+                return;
+        free(s->prev);
+        free(s->cur);
+        free(s->cmdline);
+        free(s);
+}
+
+void procscan_begin(struct procscan *s)
+{
+        s->ncur = 0;
+}
+
+static const struct pentry *find_prev(const struct procscan *s, long pid)
+{
+        size_t lo = 0, hi = s->nprev;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+
+                if (s->prev[mid].pid == pid)
+                        return &s->prev[mid];
+                if (s->prev[mid].pid < pid)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return NULL;
+}
+
+void procscan_consider(struct procscan *s, const struct pidstat *ps)
+{
+        const struct pentry *old;
+        struct pentry *e;
+
+        if (ps->state == 'Z' || ps->state == 'X' || ps->state == 'x' ||
+            s->ncur >= PROCSCAN_PIDS_MAX)
+                return;
+        e = &s->cur[s->ncur++];
+        e->pid = ps->pid;
+        e->start = ps->starttime;
+        e->rss_pages = ps->rss_pages;
+        e->cpu_ticks = ps->utime + ps->stime;
+        memcpy(e->comm, ps->comm, sizeof(e->comm) - 1);
+        e->comm[sizeof(e->comm) - 1] = '\0';
+        old = find_prev(s, ps->pid);
+        if (old && old->start == e->start && old->classified && strcmp(old->comm, e->comm) == 0) {
+                e->u = old->u;
+                e->classified = true;
+                return;
+        }
+        e->classified = !procunit_maybe(e->comm);
+        e->u.kind = PROCUNIT_NONE;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+        const struct pentry *x = a, *y = b;
+
+        return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static int cmp_unit_rss(const void *a, const void *b)
+{
+        const struct procscan_unit *x = a, *y = b;
+
+        return (x->rss_pages < y->rss_pages) - (x->rss_pages > y->rss_pages);
+}
+
+/* Sum e into the scan's units; the tool is the one of the largest process. */
+static void add_unit(struct procscan *s, const struct pentry *e, uint64_t *top_rss)
+{
+        struct procscan_unit *u = NULL;
+
+        for (size_t i = 0; i < s->nunits; i++)
+                if (s->units[i].u.kind == e->u.kind && strcmp(s->units[i].u.name, e->u.name) == 0)
+                        u = &s->units[i];
+        if (!u) {
+                if (s->nunits >= PROCSCAN_UNITS_MAX)
+                        return;
+                u = &s->units[s->nunits];
+                top_rss[s->nunits++] = 0;
+                *u = (struct procscan_unit){.u = e->u};
+        }
+        u->rss_pages += e->rss_pages;
+        u->cpu_s += (double)e->cpu_ticks / s->ticks_per_s;
+        u->nprocs++;
+        if (e->rss_pages > top_rss[u - s->units]) {
+                top_rss[u - s->units] = e->rss_pages;
+                memcpy(u->u.tool, e->u.tool, sizeof(u->u.tool));
+        }
+}
+
+void procscan_end(struct procscan *s, struct procfs *p)
+{
+        uint64_t top_rss[PROCSCAN_UNITS_MAX];
+        struct pentry *t;
+
+        s->nunits = 0;
+        for (size_t i = 0; i < s->ncur; i++) {
+                struct pentry *e = &s->cur[i];
+
+                if (!e->classified) {
+                        ssize_t n = procfs_cmdline(p, e->pid, s->cmdline, PROCSCAN_CMDLINE_MAX);
+
+                        /* A process gone meanwhile is tried again next time. */
+                        if (n > 0) {
+                                procunit_classify(e->comm, s->cmdline, (size_t)n, &e->u);
+                                e->classified = true;
+                        }
+                }
+                if (e->classified && e->u.kind != PROCUNIT_NONE)
+                        add_unit(s, e, top_rss);
+        }
+        qsort(s->units, s->nunits, sizeof(s->units[0]), cmp_unit_rss);
+        qsort(s->cur, s->ncur, sizeof(s->cur[0]), cmp_pid);
+        t = s->prev;
+        s->prev = s->cur;
+        s->cur = t;
+        s->nprev = s->ncur;
+        s->ncur = 0;
+}
+
+const struct procscan_unit *procscan_units(const struct procscan *s, size_t *ret_n)
+{
+        *ret_n = s->nunits;
+        return s->units;
+}
+
+int procscan_running_text(const struct procscan_unit *u, size_t n, char *out, size_t cap)
+{
+        size_t len = 0;
+
+        if (cap == 0 || !out)
+                return -EINVAL;
+        out[0] = '\0';
+        for (size_t i = 0; i < n; i++) {
+                const char *name = u[i].u.name, *slash = strrchr(name, '/');
+                char word[PROCUNIT_TOOL_MAX + PROCUNIT_NAME_MAX + 2];
+                int w;
+
+                if (u[i].u.kind == PROCUNIT_COMPILE)
+                        w = snprintf(word, sizeof(word), "%s", slash ? slash + 1 : name);
+                else
+                        w = snprintf(word, sizeof(word), "%s:%s", u[i].u.tool, name);
+                if (w <= 0 || (size_t)w >= sizeof(word))
+                        continue;
+                if (len + (len > 0) + (size_t)w + 1 > cap)
+                        break;
+                if (len > 0)
+                        out[len++] = ' ';
+                memcpy(out + len, word, (size_t)w + 1);
+                len += (size_t)w;
+        }
+        return (int)len;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -11,7 +12,7 @@
  * build"). cmdline is read only for the ones kept. */
 
 #define PROCTOP_N 3
-#define PROCTOP_LABEL_MAX 160 /* bytes, without NUL */
+#define PROCTOP_LABEL_MAX 100 /* bytes, without NUL */
 
 struct proctop_entry {
         long pid;
@@ -34,9 +35,73 @@ void proctop_consider(struct proctop *t, const struct pidstat *ps);
 void proctop_label_all(struct proctop *t, struct procfs *p);
 
 /* Label a process from its comm and its raw cmdline (NUL-separated, need
- * not end in NUL). A compiler (cc1plus, clang, rustc, nvcc, ...) with a
- * source-file argument (.c .cc .cpp .cxx .cu .hip .rs .S ...) gets
- * "comm FILE"; anything else "comm ARG1 ARG2 ...". Control bytes become
- * '?'; the label is cut at cap - 1 bytes on a UTF-8 boundary. Returns the
- * length written (out is NUL-terminated), or -EINVAL when cap is 0. */
+ * not end in NUL). A compile unit (procunit_classify) gets "comm SOURCE"
+ * (the tail of a long path after "..."), a link unit "comm OUTPUT";
+ * anything else "comm ARG1 ARG2 ..." with at most 60 bytes of arguments.
+ * Control bytes become '?'; the label is cut at MIN(cap - 1,
+ * PROCTOP_LABEL_MAX) bytes on a UTF-8 boundary. Returns the length written
+ * (out is NUL-terminated), or -EINVAL when cap is 0. */
 int proctop_label(const char *comm, const char *cmdline, size_t len, char *out, size_t cap);
+
+/* ---- compile units: what a process is working on ---- */
+
+#define PROCUNIT_TOOL_MAX 32 /* bytes, without NUL */
+#define PROCUNIT_NAME_MAX 96 /* bytes, without NUL */
+
+enum procunit_kind {
+        PROCUNIT_NONE,    /* not a compile unit (make, sh, as, ...) */
+        PROCUNIT_COMPILE, /* a compiler or its driver, with its source file */
+        PROCUNIT_LINK,    /* a linker or LTO, with its output's base name */
+};
+
+struct procunit {
+        enum procunit_kind kind;
+        char tool[PROCUNIT_TOOL_MAX + 1]; /* comm, cut */
+        char name[PROCUNIT_NAME_MAX + 1]; /* source path (its tail when long) or output */
+};
+
+/* What one process compiles or links, from its comm and raw cmdline
+ * (NUL-separated, need not end in NUL): compilers (cc1, cc1plus, clang,
+ * rustc as its --crate-name, nvcc, ...) and compiler drivers with a source
+ * file give PROCUNIT_COMPILE; linkers (ld, ld.*, collect2, mold, lld, a
+ * driver with -o and no source) and LTO (lto1-*, lto-wrapper, output from
+ * -o or -dumpbase with its ".ltransN"/".wpa" suffix dropped) give
+ * PROCUNIT_LINK with the output's base name. Anything else, PROCUNIT_NONE.
+ * Control bytes become '?'. Never fails. */
+void procunit_classify(const char *comm, const char *cmdline, size_t len, struct procunit *ret);
+
+/* True when a process of this comm may be a unit: the cmdline is worth
+ * reading. */
+bool procunit_maybe(const char *comm);
+
+/* One unit in flight at a scan: its processes summed. */
+struct procscan_unit {
+        struct procunit u;
+        uint64_t rss_pages;
+        double cpu_s; /* utime + stime of its live processes, seconds */
+        unsigned nprocs;
+};
+
+#define PROCSCAN_UNITS_MAX 64  /* units in flight kept per scan */
+#define PROCSCAN_PIDS_MAX 4096 /* processes remembered between scans */
+
+struct procscan;
+
+/* Returns 0 or -ENOMEM. */
+int procscan_new(struct procscan **ret);
+void procscan_free(struct procscan *s); /* NULL is a no-op */
+/* A scan: begin, consider each of the build's processes, end. A process
+ * (pid + start time) has its cmdline read once, the first time it is seen
+ * with a comm that procunit_maybe() accepts. */
+void procscan_begin(struct procscan *s);
+void procscan_consider(struct procscan *s, const struct pidstat *ps);
+void procscan_end(struct procscan *s, struct procfs *p);
+/* The units in flight at the last scan, largest RSS first; owned by s until
+ * the next scan. */
+const struct procscan_unit *procscan_units(const struct procscan *s, size_t *ret_n);
+
+/* "heavy.c s5.c ld:app.so": the units, largest first, a compile unit as the
+ * base name of its source, a link unit as tool:output; as many as fit in
+ * cap - 1 bytes, whole words only. Returns the length (out NUL-terminated),
+ * or -EINVAL when cap is 0. */
+int procscan_running_text(const struct procscan_unit *u, size_t n, char *out, size_t cap);

@@ -464,7 +464,7 @@ const char *cgroup_mode_name(enum cgroup_mode m)
 void cgroup_stats_clear(struct cgroup_stats *s)
 {
         *s = (struct cgroup_stats){
-            NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
+            NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
         };
 }
 
@@ -491,7 +491,8 @@ enum hot {
         HOT_PSI_IO,
         HOT_PIDS,
         HOT_PIDS_PEAK,
-        HOT_PROCS, /* cgroup.procs, read-only */
+        HOT_PROCS,    /* cgroup.procs, read-only */
+        HOT_MEM_STAT, /* memory.stat: anon/file (v2), total_rss/total_cache (v1) */
         _HOT_MAX,
 };
 
@@ -966,6 +967,7 @@ static void open_counters(struct cgroup *cg, const struct cgroup_config *cfg)
                 (void)open_hot(cg, HOT_IO, CG_H_V2, "io.stat");
                 (void)open_hot(cg, HOT_PIDS, CG_H_V2, "pids.current");
                 (void)open_hot(cg, HOT_PIDS_PEAK, CG_H_V2, "pids.peak");
+                (void)open_hot(cg, HOT_MEM_STAT, CG_H_V2, "memory.stat");
                 if (cg->hot[HOT_MEM] < 0)
                         note(cfg, "cgroup2 has no memory controller for us here; memory, io and "
                                   "pids columns stay empty (--cgroup=hybrid reads them from v1)");
@@ -981,6 +983,7 @@ static void open_counters(struct cgroup *cg, const struct cgroup_config *cfg)
                 (void)open_hot(cg, HOT_MEM, CG_H_MEMORY, "memory.usage_in_bytes");
                 (void)open_hot(cg, HOT_MEM_PEAK, CG_H_MEMORY, "memory.max_usage_in_bytes");
                 (void)open_hot(cg, HOT_MEM_EV, CG_H_MEMORY, "memory.oom_control");
+                (void)open_hot(cg, HOT_MEM_STAT, CG_H_MEMORY, "memory.stat");
                 (void)open_hot(cg, HOT_IO, CG_H_BLKIO, "blkio.throttle.io_service_bytes_recursive");
                 (void)open_hot(cg, HOT_PIDS, CG_H_PIDS, "pids.current");
                 (void)open_hot(cg, HOT_PIDS_PEAK, CG_H_PIDS, "pids.peak");
@@ -1256,11 +1259,28 @@ static double tv_s(const struct timeval *tv)
         return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
 }
 
+/* none mode: a process's RssAnon/RssFile (from statm); a process gone
+ * meanwhile adds nothing. */
+static bool tree_split(struct cgroup *cg, const struct tree_proc *tp, double *anon, double *file)
+{
+        struct pidmem pm;
+        int r = procfs_pidmem(cg->procfs, tp->pid, &pm);
+
+        if (r == -ENOENT || r == -ESRCH)
+                return true;
+        if (r < 0)
+                return false;
+        *anon += (double)pm.anon_pages * cg->page_size;
+        *file += (double)pm.file_pages * cg->page_size;
+        return true;
+}
+
 /* none mode: the live tree below tree_root from /proc, plus what its
  * reaped processes left in our RUSAGE_CHILDREN. */
 static int read_tree(struct cgroup *cg, struct cgroup_stats *st)
 {
-        double utime = 0, stime = 0, rss = 0, rd = 0, wr = 0;
+        double utime = 0, stime = 0, rss = 0, rd = 0, wr = 0, anon = 0, file = 0;
+        bool split = true;
         struct rusage ru;
         bool changed = true;
         size_t n = 0;
@@ -1302,6 +1322,7 @@ static int read_tree(struct cgroup *cg, struct cgroup_stats *st)
                         rd += (double)io.read_bytes;
                         wr += (double)io.write_bytes;
                 }
+                split = split && tree_split(cg, tp, &anon, &file);
                 if (n < cg->pids_cap)
                         cg->pids[n++] = tp->pid;
         }
@@ -1315,6 +1336,10 @@ static int read_tree(struct cgroup *cg, struct cgroup_stats *st)
         st->cpu_user_s = utime;
         st->cpu_sys_s = stime;
         st->mem_bytes = rss;
+        if (split) {
+                st->mem_anon_bytes = anon;
+                st->mem_file_bytes = file;
+        }
         if (isnan(cg->mem_peak) || rss > cg->mem_peak)
                 cg->mem_peak = rss;
         st->mem_peak_bytes = cg->mem_peak;
@@ -1325,6 +1350,21 @@ static int read_tree(struct cgroup *cg, struct cgroup_stats *st)
                 cg->pids_peak = (double)n;
         st->pids_peak = cg->pids_peak;
         return 0;
+}
+
+/* The anon/file split from memory.stat: one read, two keys. */
+static void read_memstat(struct cgroup *cg, struct cgroup_stats *st)
+{
+        bool v2 = cg->mode == CGROUP_MODE_V2;
+        ssize_t n = read_fd(cg, cg->hot[HOT_MEM_STAT]);
+        uint64_t a, f;
+
+        if (n < 0)
+                return;
+        if (cgroup_keyed_parse(cg->buf, (size_t)n, v2 ? "anon" : "total_rss", &a) >= 0)
+                st->mem_anon_bytes = (double)a;
+        if (cgroup_keyed_parse(cg->buf, (size_t)n, v2 ? "file" : "total_cache", &f) >= 0)
+                st->mem_file_bytes = (double)f;
 }
 
 int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret)
@@ -1377,6 +1417,8 @@ int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret)
         }
         if (cg->hot[HOT_PIDS] >= 0 && TRY(hot_u64(cg, HOT_PIDS, &a)))
                 st.pids = (double)a;
+        if (cg->hot[HOT_MEM_STAT] >= 0)
+                read_memstat(cg, &st);
         if (cg->hot[HOT_PIDS_PEAK] >= 0 && TRY(hot_u64(cg, HOT_PIDS_PEAK, &a)))
                 st.pids_peak = (double)a;
 #undef TRY

@@ -96,6 +96,9 @@ struct cgroup_stats {
         double psi_mem_some_s, psi_mem_full_s;
         double psi_io_some_s, psi_io_full_s;
         double pids, pids_peak;
+        /* Anonymous and file-backed memory: v2 memory.stat anon/file, v1
+         * total_rss/total_cache, none mode the tree's RssAnon/RssFile. */
+        double mem_anon_bytes, mem_file_bytes;
 };
 
 void cgroup_stats_clear(struct cgroup_stats *s);

@@ -156,9 +156,13 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
         bool seen[_MI_MAX] = {false};
         uint64_t avail;
 
+        size_t nseen = 0;
+
         if (!buf)
                 return -EINVAL;
-        while (p < end) {
+        /* Read every tick: stop at the last key we need (SwapFree comes a
+         * third of the way down) rather than trying every key on all of it. */
+        while (p < end && nseen < _MI_MAX) {
                 const char *eol = line_end(p, end);
 
                 for (size_t k = 0; k < _MI_MAX; k++) {
@@ -174,6 +178,7 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
                         if (!at_field_end(p, eol))
                                 return -EINVAL;
                         v[k] = x;
+                        nseen += !seen[k];
                         seen[k] = true;
                         break;
                 }
@@ -220,22 +225,31 @@ int zoneinfo_pcp_parse(const char *buf, size_t len, uint64_t *ret_pages)
         bool seen = false;
 
         /* Every "count:" line of /proc/zoneinfo is one CPU's pageset of one
-         * zone; nothing else in the file is called that. */
+         * zone; nothing else in the file is called that. The file is read
+         * every tick: memchr() jumps from colon to colon (one a line)
+         * instead of walking its few hundred lines a byte at a time. */
         while (p < end) {
-                const char *eol = line_end(p, end), *q = p;
+                const char *c = memchr(p, ':', (size_t)(end - p)), *ls, *eol, *q;
                 uint64_t v;
 
+                if (!c)
+                        break;
+                p = c + 1;
+                if (c - buf < 5 || memcmp(c - 5, "count", 5) != 0)
+                        continue;
+                for (ls = c - 5; ls > buf && (ls[-1] == ' ' || ls[-1] == '\t'); ls--)
+                        ;
+                if (ls > buf && ls[-1] != '\n')
+                        continue; /* not at the start of its line */
+                eol = line_end(p, end);
+                q = p;
                 skip_spaces(&q, eol);
-                if (skip_prefix(&q, eol, "count:")) {
-                        skip_spaces(&q, eol);
-                        if (parse_u64(&q, eol, &v) < 0)
-                                return -EINVAL;
-                        if (total > UINT64_MAX - v)
-                                return -ERANGE;
-                        total += v;
-                        seen = true;
-                }
-                p = eol < end ? eol + 1 : end;
+                if (parse_u64(&q, eol, &v) < 0)
+                        return -EINVAL;
+                if (total > UINT64_MAX - v)
+                        return -ERANGE;
+                total += v;
+                seen = true;
         }
         if (!seen)
                 return -EINVAL;
@@ -704,6 +718,40 @@ ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap)
         if (!buf && cap > 0)
                 return -EINVAL;
         return read_pid_file(p, pid, "cmdline", buf, cap);
+}
+
+int pidmem_parse(const char *buf, size_t len, struct pidmem *ret)
+{
+        const char *p = buf, *end = buf + len;
+        uint64_t v[3];
+        int r;
+
+        if (!buf)
+                return -EINVAL;
+        /* "size resident shared text lib data dt" */
+        for (size_t i = 0; i < 3; i++) {
+                skip_spaces(&p, end);
+                r = parse_u64(&p, end, &v[i]);
+                if (r < 0)
+                        return r;
+        }
+        if (v[2] > v[1])
+                return -EINVAL;
+        *ret = (struct pidmem){.anon_pages = v[1] - v[2], .file_pages = v[2]};
+        return 0;
+}
+
+int procfs_pidmem(struct procfs *p, long pid, struct pidmem *ret)
+{
+        char buf[256];
+        ssize_t n;
+
+        n = read_pid_file(p, pid, "statm", buf, sizeof(buf));
+        if (n < 0)
+                return (int)n;
+        if (n == 0)
+                return -ESRCH;
+        return pidmem_parse(buf, (size_t)n, ret);
 }
 
 int procfs_set_self_oom_score_adj(int adj)

@@ -126,101 +126,108 @@ static int count_compiler(const struct pidstat *ps, void *userdata)
         return 0;
 }
 
-static double kb_to_mb(uint64_t kb)
+/* A tick's reads: each fills its fields (NAN when it cannot read) and
+ * says how it went, so that the take fails only when nothing could be
+ * read. */
+struct take {
+        int ok;
+        int first_err;
+};
+
+static void took(struct take *t, int r)
 {
-        return (double)kb / 1024.0;
+        if (r >= 0)
+                t->ok++;
+        else if (t->first_err == 0)
+                t->first_err = r;
 }
 
-int sampler_take(struct sampler *s, struct sample *ret)
+static void take_load(struct sampler *s, struct take *t, struct sample *ret)
+{
+        struct loadavg la;
+        int r = procfs_loadavg(s->procfs, &la);
+
+        ret->load1 = r >= 0 ? la.load1 : NAN;
+        took(t, r);
+}
+
+static void take_cpu(struct sampler *s, struct take *t, struct sample *ret)
 {
         struct cpustat cs;
-        struct meminfo mi;
-        struct loadavg la;
-        struct statvfs sv;
-        struct walk w = {.s = s};
-        int first_err = 0, ok = 0, r;
+        int r = procfs_cpustat(s->procfs, &cs);
 
-#define FAILED(err)                                                                                \
-        do {                                                                                       \
-                if (first_err == 0)                                                                \
-                        first_err = (err);                                                         \
-        } while (0)
-
-        r = procfs_loadavg(s->procfs, &la);
-        if (r >= 0) {
-                ret->load1 = la.load1;
-                ok++;
-        } else {
-                ret->load1 = NAN;
-                FAILED(r);
-        }
-
-        r = procfs_cpustat(s->procfs, &cs);
         ret->cpu_pct = NAN;
-        if (r >= 0) {
-                if (s->have_prev) {
-                        uint64_t t0 = cpustat_total(&s->prev), t1 = cpustat_total(&cs);
-                        uint64_t b0 = cpustat_busy(&s->prev), b1 = cpustat_busy(&cs);
+        took(t, r);
+        if (r < 0)
+                return;
+        if (s->have_prev) {
+                uint64_t t0 = cpustat_total(&s->prev), t1 = cpustat_total(&cs);
+                uint64_t b0 = cpustat_busy(&s->prev), b1 = cpustat_busy(&cs);
 
-                        /* iowait may go backwards on some kernels, which can
-                         * drive busy past total: clamp into [0, 100]. */
-                        if (t1 > t0) {
-                                double busy = b1 > b0 ? (double)(b1 - b0) : 0.0;
-                                double total = (double)(t1 - t0);
+                /* iowait may go backwards on some kernels, which can drive
+                 * busy past total: clamp into [0, 100]. */
+                if (t1 > t0) {
+                        double busy = b1 > b0 ? (double)(b1 - b0) : 0.0;
+                        double total = (double)(t1 - t0);
 
-                                ret->cpu_pct = MIN(busy, total) / total * 100.0;
-                        }
-                }
-                s->prev = cs;
-                s->have_prev = true;
-                ok++;
-        } else {
-                FAILED(r);
-        }
-
-        r = procfs_meminfo(s->procfs, &mi);
-        if (r >= 0) {
-                uint64_t pcp_kb;
-
-                /* Free pages on the per-CPU lists are free to any allocation
-                 * but missing from MemAvailable: without them an allocation
-                 * served from those lists would not show as used. */
-                if (procfs_pcp_free_kb(s->procfs, &pcp_kb) >= 0)
-                        mi.available_kb = MIN(mi.total_kb, mi.available_kb + pcp_kb);
-        }
-        if (r >= 0) {
-                uint64_t used = mi.total_kb > mi.available_kb ? mi.total_kb - mi.available_kb : 0;
-                uint64_t swap =
-                    mi.swap_total_kb > mi.swap_free_kb ? mi.swap_total_kb - mi.swap_free_kb : 0;
-
-                ret->mem_used_mb = kb_to_mb(used);
-                ret->mem_avail_mb = kb_to_mb(mi.available_kb);
-                ret->mem_pct = mi.total_kb > 0 ? (double)used / (double)mi.total_kb * 100.0 : NAN;
-                ret->swap_used_mb = kb_to_mb(swap);
-                ok++;
-        } else {
-                ret->mem_used_mb = ret->mem_avail_mb = ret->mem_pct = ret->swap_used_mb = NAN;
-                FAILED(r);
-        }
-
-        ret->disk_avail_gb = ret->disk_pct = NAN;
-        if (s->disk_path) {
-                if (statvfs(s->disk_path, &sv) >= 0) {
-                        /* As df: used over what root sees used plus what a
-                         * user may still take, so reserved blocks count as
-                         * neither. */
-                        double used = (double)(sv.f_blocks - MIN(sv.f_bfree, sv.f_blocks));
-                        double denom = used + (double)sv.f_bavail;
-
-                        ret->disk_avail_gb =
-                            (double)sv.f_bavail * (double)sv.f_frsize / 1073741824.0;
-                        if (denom > 0)
-                                ret->disk_pct = used / denom * 100.0;
-                        ok++;
-                } else {
-                        FAILED(-errno);
+                        ret->cpu_pct = MIN(busy, total) / total * 100.0;
                 }
         }
+        s->prev = cs;
+        s->have_prev = true;
+}
+
+static void take_mem(struct sampler *s, struct take *t, struct sample *ret)
+{
+        struct meminfo mi;
+        uint64_t pcp_kb, used, swap;
+        int r = procfs_meminfo(s->procfs, &mi);
+
+        took(t, r);
+        if (r < 0) {
+                ret->mem_used_bytes = ret->mem_avail_bytes = ret->mem_pct = NAN;
+                ret->swap_used_bytes = NAN;
+                return;
+        }
+        /* Free pages on the per-CPU lists are free to any allocation but
+         * missing from MemAvailable: without them an allocation served from
+         * those lists would not show as used. */
+        if (procfs_pcp_free_kb(s->procfs, &pcp_kb) >= 0)
+                mi.available_kb = MIN(mi.total_kb, mi.available_kb + pcp_kb);
+        used = mi.total_kb > mi.available_kb ? mi.total_kb - mi.available_kb : 0;
+        swap = mi.swap_total_kb > mi.swap_free_kb ? mi.swap_total_kb - mi.swap_free_kb : 0;
+        ret->mem_used_bytes = (double)used * 1024.0;
+        ret->mem_avail_bytes = (double)mi.available_kb * 1024.0;
+        ret->mem_pct = mi.total_kb > 0 ? (double)used / (double)mi.total_kb * 100.0 : NAN;
+        ret->swap_used_bytes = (double)swap * 1024.0;
+}
+
+static void take_disk(struct sampler *s, struct take *t, struct sample *ret)
+{
+        struct statvfs sv;
+        double used, denom;
+
+        ret->disk_avail_bytes = ret->disk_pct = NAN;
+        if (!s->disk_path)
+                return;
+        if (statvfs(s->disk_path, &sv) < 0) {
+                took(t, -errno);
+                return;
+        }
+        /* As df: used over what root sees used plus what a user may still
+         * take, so reserved blocks count as neither. */
+        used = (double)(sv.f_blocks - MIN(sv.f_bfree, sv.f_blocks));
+        denom = used + (double)sv.f_bavail;
+        ret->disk_avail_bytes = (double)sv.f_bavail * (double)sv.f_frsize;
+        if (denom > 0)
+                ret->disk_pct = used / denom * 100.0;
+        took(t, 0);
+}
+
+static void take_compilers(struct sampler *s, struct take *t, struct sample *ret)
+{
+        struct walk w = {.s = s};
+        int r = 0;
 
         if (s->pids) {
                 /* The build's own processes only; one that is gone since
@@ -231,18 +238,21 @@ int sampler_take(struct sampler *s, struct sample *ret)
                         if (procfs_pidstat(s->procfs, s->pids[i], &ps) >= 0)
                                 (void)count_compiler(&ps, &w);
                 }
-                r = 0;
         } else {
                 r = procfs_foreach_pid(s->procfs, count_compiler, &w);
         }
-        if (r >= 0) {
-                ret->compilers = (double)w.count;
-                ok++;
-        } else {
-                ret->compilers = NAN;
-                FAILED(r);
-        }
-#undef FAILED
+        ret->compilers = r >= 0 ? (double)w.count : NAN;
+        took(t, r);
+}
 
-        return ok > 0 ? 0 : first_err;
+int sampler_take(struct sampler *s, struct sample *ret)
+{
+        struct take t = {0};
+
+        take_load(s, &t, ret);
+        take_cpu(s, &t, ret);
+        take_mem(s, &t, ret);
+        take_disk(s, &t, ret);
+        take_compilers(s, &t, ret);
+        return t.ok > 0 ? 0 : t.first_err;
 }

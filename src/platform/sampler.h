@@ -30,7 +30,7 @@ struct sampler;
 int sampler_new(const struct sampler_config *cfg, struct sampler **ret);
 void sampler_free(struct sampler *s); /* NULL is a no-op */
 
-/* Fill load1, cpu_pct, mem_*, swap_used_mb, disk_* and compilers of *ret;
+/* Fill load1, cpu_pct, mem_*, swap_used_bytes, disk_* and compilers of *ret;
  * no other field is touched (time, stage and context are the caller's).
  * cpu_pct covers the time since the previous take (or sampler_new) and is
  * NAN when no tick passed or the counters went backwards. A source that

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "store/store.h"
 
+#include "model/units.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -89,8 +91,19 @@ static const char schema_v3[] = "ALTER TABLE targets ADD COLUMN builder TEXT;"
 static const char schema_v4[] = "ALTER TABLE runs ADD COLUMN steps INTEGER;"
                                 "ALTER TABLE runs ADD COLUMN cached_steps INTEGER;";
 
+/* Version 5: the compile units of a run (issue 10). */
+static const char schema_v5[] = "CREATE TABLE units ("
+                                " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+                                " kind TEXT NOT NULL," /* compile | link */
+                                " name TEXT NOT NULL,"
+                                " tool TEXT,"
+                                " first_elapsed_s REAL, last_elapsed_s REAL,"
+                                " peak_mb REAL, peak_elapsed_s REAL, cpu_s REAL,"
+                                " PRIMARY KEY (run, kind, name));"
+                                "CREATE INDEX units_name ON units(name);";
+
 /* migrations[v] takes a file from version v to v + 1. */
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4};
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4, schema_v5};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
 
 struct store {
@@ -764,4 +777,83 @@ int store_run_set_steps(struct store *st, int64_t id, int64_t steps, int64_t cac
         }
         sqlite3_finalize(s);
         return r;
+}
+
+int store_units_insert(struct store *st, int64_t run, const struct unit *rows, size_t n)
+{
+        sqlite3_stmt *s = NULL;
+        int r = prepare(st,
+                        "INSERT OR REPLACE INTO units (run, kind, name, tool, first_elapsed_s,"
+                        " last_elapsed_s, peak_mb, peak_elapsed_s, cpu_s)"
+                        " VALUES (?,?,?,?,?,?,?,?,?)",
+                        &s);
+
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                const struct unit *u = &rows[i];
+
+                sqlite3_reset(s);
+                sqlite3_bind_int64(s, 1, run);
+                bind_text_or_null(s, 2, u->kind == UNITS_LINK ? "link" : "compile");
+                bind_text_or_null(s, 3, u->name);
+                bind_text_or_null(s, 4, u->tool);
+                bind_double_or_null(s, 5, u->first_s);
+                bind_double_or_null(s, 6, u->last_s);
+                bind_double_or_null(s, 7, u->peak_mb);
+                bind_double_or_null(s, 8, u->peak_s);
+                bind_double_or_null(s, 9, u->cpu_s);
+                r = step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
+
+static void column_copy(sqlite3_stmt *s, int col, char *dst, size_t size)
+{
+        const char *t = (const char *)sqlite3_column_text(s, col);
+        size_t n = t ? strnlen(t, size - 1) : 0;
+
+        if (n)
+                memcpy(dst, t, n);
+        dst[n] = '\0';
+}
+
+static double column_double(sqlite3_stmt *s, int col)
+{
+        return sqlite3_column_type(s, col) == SQLITE_NULL ? NAN : sqlite3_column_double(s, col);
+}
+
+int store_units_read(struct store *st, int64_t run, struct units *u)
+{
+        sqlite3_stmt *s = NULL;
+        int n = 0, r = prepare(st,
+                               "SELECT kind, tool, name, first_elapsed_s, last_elapsed_s, peak_mb,"
+                               " peak_elapsed_s, cpu_s FROM units WHERE run = ? ORDER BY rowid",
+                               &s);
+
+        if (r >= 0)
+                sqlite3_bind_int64(s, 1, run);
+        while (r >= 0) {
+                int rc = sqlite3_step(s);
+                struct unit row = {0};
+
+                if (rc == SQLITE_DONE)
+                        break;
+                if (rc != SQLITE_ROW) {
+                        r = store_map_rc(st->db, rc);
+                        break;
+                }
+                column_copy(s, 0, row.tool, sizeof(row.tool)); /* the kind, for a moment */
+                row.kind = strcmp(row.tool, "link") == 0 ? UNITS_LINK : UNITS_COMPILE;
+                column_copy(s, 1, row.tool, sizeof(row.tool));
+                column_copy(s, 2, row.name, sizeof(row.name));
+                row.first_s = column_double(s, 3);
+                row.last_s = column_double(s, 4);
+                row.peak_mb = column_double(s, 5);
+                row.peak_s = column_double(s, 6);
+                row.cpu_s = column_double(s, 7);
+                if (units_put(u, &row) >= 0)
+                        n++;
+        }
+        sqlite3_finalize(s);
+        return r < 0 ? r : n;
 }

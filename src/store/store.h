@@ -22,9 +22,10 @@
  *                    CSV column, added on open when the column table grows
  *   targets          per-target figures of a build (steps, cached, node...)
  *   cache_snapshots  compiler-cache counters (`buildtel cache`, and the
- *                    stats blocks a run's log printed) */
+ *                    stats blocks a run's log printed)
+ *   units            the compile units a run's process scans saw (version 5) */
 
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 /* Errors beyond errno: returned as negative values like -errno. */
 #define STORE_ENOTDB 4000 /* not an SQLite file, or corrupt */
@@ -156,3 +157,13 @@ struct store_cache_snapshot {
 
 int store_cache_snapshot_insert(struct store *st, const struct store_cache_snapshot *c,
                                 int64_t *ret_id);
+
+struct unit;
+
+/* A run's compile units (model/units.h), all in one prepared statement;
+ * call inside a transaction. Returns 0 or -errno. */
+int store_units_insert(struct store *st, int64_t run, const struct unit *rows, size_t n);
+struct units;
+/* Read them back into u, in the order they were stored. Returns the number
+ * read or -errno. */
+int store_units_read(struct store *st, int64_t run, struct units *u);

@@ -54,24 +54,33 @@ int dbuf_puts(struct dbuf *b, const char *s)
         return dbuf_append(b, s, strlen(s));
 }
 
-int dbuf_printf(struct dbuf *b, const char *fmt, ...)
+static int vappend(struct dbuf *b, const char *fmt, va_list ap)
 {
-        va_list ap;
+        va_list ap2;
         int n, r;
 
-        va_start(ap, fmt);
-        n = vsnprintf(NULL, 0, fmt, ap);
-        va_end(ap);
+        va_copy(ap2, ap);
+        n = vsnprintf(NULL, 0, fmt, ap2);
+        va_end(ap2);
         if (n < 0)
                 return -EINVAL;
         r = dbuf_grow(b, b->len + (size_t)n);
         if (r < 0)
                 return r;
-        va_start(ap, fmt);
         vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-        va_end(ap);
         b->len += (size_t)n;
         return 0;
+}
+
+int dbuf_printf(struct dbuf *b, const char *fmt, ...)
+{
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vappend(b, fmt, ap);
+        va_end(ap);
+        return r;
 }
 
 void dbuf_reset(struct dbuf *b)
@@ -86,4 +95,33 @@ void dbuf_release(struct dbuf *b)
         free(b->p);
         b->p = NULL;
         b->len = b->cap = 0;
+}
+
+void dw_check(struct dwriter *w, int r)
+{
+        if (r < 0 && w->err >= 0)
+                w->err = r;
+}
+
+void dw_append(struct dwriter *w, const void *data, size_t len)
+{
+        if (w->err >= 0)
+                dw_check(w, dbuf_append(w->b, data, len));
+}
+
+void dw_puts(struct dwriter *w, const char *s)
+{
+        if (w->err >= 0)
+                dw_check(w, dbuf_puts(w->b, s));
+}
+
+void dw_printf(struct dwriter *w, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (w->err < 0)
+                return;
+        va_start(ap, fmt);
+        dw_check(w, vappend(w->b, fmt, ap));
+        va_end(ap);
 }

@@ -27,3 +27,27 @@ int dbuf_puts(struct dbuf *b, const char *s);
 int dbuf_printf(struct dbuf *b, const char *fmt, ...) _printf_(2, 3);
 void dbuf_reset(struct dbuf *b);   /* len = 0, keeps the memory */
 void dbuf_release(struct dbuf *b); /* frees; the struct can be reused */
+
+/* A sticky-error writer over a dbuf: after the first failed append every
+ * call is a no-op and err keeps that first error, so a rendering is a plain
+ * list of appends with one check at the end instead of a guard on each. */
+struct dwriter {
+        struct dbuf *b;
+        int err; /* 0, or the first -errno */
+};
+
+#define DWRITER_INIT(buf)                                                                          \
+        {                                                                                          \
+                .b = (buf), .err = 0                                                               \
+        }
+
+void dw_append(struct dwriter *w, const void *data, size_t len);
+void dw_puts(struct dwriter *w, const char *s);
+void dw_printf(struct dwriter *w, const char *fmt, ...) _printf_(2, 3);
+/* Keep r, the result of any other append to w->b, if it is the first
+ * error. Callers skip that append when !dw_ok(w). */
+void dw_check(struct dwriter *w, int r);
+static inline int dw_ok(const struct dwriter *w)
+{
+        return w->err >= 0;
+}

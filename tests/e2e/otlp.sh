@@ -165,7 +165,7 @@ export)
         stop_sink
         check "export says what it sent, from the files (no database)" grep -q "run e: [0-9]* samples from its files sent to http://127.0.0.1:$PORT/v1/metrics" "$T/out"
         cat >"$T/expect.json" <<EOF
-{"content_type": "application/json", "encoding": "",
+{"content_type": "application/json", "encoding": "", "from_files": true,
  "headers": {"x-api-key": "s3cr3t-key 42"},
  "resource": {"service.name": "ci-builds", "host.name": "$(hostname)", "build.run.kind": "run"},
  "trace": {"trace_id": "$TP_TRACE", "span_id": "$TP_SPAN"},

@@ -38,6 +38,14 @@ def ms_ns(epoch):
     return str(round(float(epoch) * 1000) * 1000000)
 
 
+def as_csv(v, scale, like):
+    """v in the CSV column's unit, written as the CSV writes it: the decimals
+    of `like` (the CSV's text), no minus sign on a zero."""
+    dec = len(like.split(".")[1]) if "." in like else 0
+    t = "%.*f" % (dec, float(v) / scale)
+    return t[1:] if t.startswith("-") and not t.strip("-0.") else t
+
+
 def data(rec_path, csv_path, run_path, expect_path, min_requests=2):
     recs = records(rec_path)
     exp = json.load(open(expect_path))
@@ -84,15 +92,26 @@ def data(rec_path, csv_path, run_path, expect_path, min_requests=2):
     if tp:
         ok(npoints > 0, f"all {npoints} data points carry the TRACEPARENT ids as an exemplar and attributes")
 
-    # Gauges: one point per CSV row, same time, same value.
+    # Gauges: one point per CSV row, same time, and the value as read: in
+    # the column's unit and at its precision it is the CSV's text; bytes are
+    # whole bytes (exact, not the CSV's rounded MiB or GiB multiplied back).
     for name, col, scale, unit in exp["gauges"]:
         pts = [dp for m, i in metrics.get(name, []) for dp in m["gauge"]["dataPoints"]]
         units = {m["unit"] for m, i in metrics.get(name, [])}
         ok(units == {unit}, f"{name}: unit {unit} ({units})")
-        want = [(ms_ns(r["epoch"]), float(r[col]) * scale) for r in rows if r[col] != ""]
-        got = [(dp["timeUnixNano"], dp["asDouble"]) for dp in pts]
-        ok(got == want, f"{name}: {len(want)} points, times and values of the CSV's {col}" +
+        want = [(ms_ns(r["epoch"]), r[col]) for r in rows if r[col] != ""]
+        got = [(dp["timeUnixNano"], as_csv(dp["asDouble"], scale, w))
+               for dp, (t, w) in zip(pts, want)]
+        ok(len(pts) == len(want) and got == want,
+           f"{name}: {len(want)} points, times and values of the CSV's {col}" +
            ("" if got == want else f"\n  got  {got[:4]}\n  want {want[:4]}"))
+        if exp.get("from_files"):
+            # sent again from the CSV: its values are all there is
+            exact = [dp["asDouble"] for dp in pts] == [float(v) * scale for t, v in want]
+            ok(exact, f"{name}: the CSV's values x {scale}")
+        elif unit == "By":
+            frac = [dp["asDouble"] for dp in pts if not float(dp["asDouble"]).is_integer()]
+            ok(not frac, f"{name}: whole bytes, as read ({frac[:4]})")
     # Sums: the final request holds the last row's value since the start.
     last = rows[-1]
     final = len(recs) - 1
@@ -108,8 +127,8 @@ def data(rec_path, csv_path, run_path, expect_path, min_requests=2):
         ok(len(dps) == 1, f"{name}{{{akey}={aval}}}: one point")
         if dps and last[col] != "":
             dp = dps[0]
-            ok(dp["asDouble"] == float(last[col]) * scale,
-               f"{name}{{{akey}={aval}}} = last {col} x {scale} ({dp['asDouble']})")
+            ok(as_csv(dp["asDouble"], scale, last[col]) == last[col],
+               f"{name}{{{akey}={aval}}} = last {col} x {scale}, before the CSV's rounding ({dp['asDouble']})")
             ok(dp["startTimeUnixNano"] == ms_ns(run["start_epoch"]), f"{name}: start time is the run's start")
             ok(dp["timeUnixNano"] == ms_ns(last["epoch"]), f"{name}: time is the last sample's")
     # Totals and targets: final request only.

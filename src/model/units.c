@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+#include "model/units.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/csv.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+/* Open addressing over kind + name; the table is twice UNITS_MAX. */
+#define SLOTS 65536u
+
+struct units {
+        struct unit *rows; /* in order of first sight */
+        size_t n, cap;
+        uint32_t *slot; /* row index + 1; 0 empty */
+        uint64_t dropped;
+};
+
+int units_new(struct units **ret)
+{
+        struct units *u = calloc(1, sizeof(*u));
+
+        if (!u)
+                return -ENOMEM;
+        u->slot = calloc(SLOTS, sizeof(*u->slot));
+        if (!u->slot) {
+                free(u);
+                return -ENOMEM;
+        }
+        *ret = u;
+        return 0;
+}
+
+void units_free(struct units *u)
+{
+        if (!u)
+                return;
+        free(u->rows);
+        free(u->slot);
+        free(u);
+}
+
+static uint32_t hash(int kind, const char *name)
+{
+        uint32_t h = 2166136261u ^ (uint32_t)kind;
+
+        for (; *name; name++)
+                h = (h ^ (unsigned char)*name) * 16777619u;
+        return h;
+}
+
+static void copy_cut(char *dst, size_t size, const char *src)
+{
+        size_t n = strnlen(src, size - 1);
+
+        /* never end inside a UTF-8 sequence */
+        if (n == size - 1 && src[n])
+                while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
+                        n--;
+        memcpy(dst, src, n);
+        dst[n] = '\0';
+}
+
+/* The row of kind + name, or where a new one goes (*ret_slot). */
+static struct unit *lookup(struct units *u, int kind, const char *name, uint32_t *ret_slot)
+{
+        uint32_t i = hash(kind, name) & (SLOTS - 1);
+
+        while (u->slot[i]) {
+                struct unit *r = &u->rows[u->slot[i] - 1];
+
+                if (r->kind == kind && strcmp(r->name, name) == 0)
+                        return r;
+                i = (i + 1) & (SLOTS - 1);
+        }
+        *ret_slot = i;
+        return NULL;
+}
+
+static struct unit *add_row(struct units *u, uint32_t slot)
+{
+        if (u->n == u->cap) {
+                size_t ncap = u->cap ? 2 * u->cap : 64;
+                struct unit *nr;
+
+                ncap = MIN(ncap, (size_t)UNITS_MAX);
+                nr = realloc(u->rows, ncap * sizeof(*nr));
+                if (!nr)
+                        return NULL;
+                u->rows = nr;
+                u->cap = ncap;
+        }
+        u->slot[slot] = (uint32_t)++u->n;
+        return &u->rows[u->n - 1];
+}
+
+int units_observe(struct units *u, int kind, const char *tool, const char *name, double elapsed_s,
+                  double rss_mb, double cpu_s)
+{
+        char key[UNITS_NAME_MAX + 1];
+        struct unit *r;
+        uint32_t slot = 0;
+
+        if (!name || !name[0] || (kind != UNITS_COMPILE && kind != UNITS_LINK))
+                return -EINVAL;
+        copy_cut(key, sizeof(key), name);
+        r = lookup(u, kind, key, &slot);
+        if (!r) {
+                if (u->n >= UNITS_MAX || !(r = add_row(u, slot))) {
+                        u->dropped++;
+                        return -ENOSPC;
+                }
+                *r = (struct unit){.kind = kind,
+                                   .first_s = elapsed_s,
+                                   .peak_mb = NAN,
+                                   .peak_s = NAN,
+                                   .cpu_s = NAN};
+                memcpy(r->name, key, sizeof(key));
+                copy_cut(r->tool, sizeof(r->tool), tool ? tool : "");
+        }
+        r->last_s = elapsed_s;
+        if (isfinite(rss_mb) && (isnan(r->peak_mb) || rss_mb > r->peak_mb)) {
+                r->peak_mb = rss_mb;
+                r->peak_s = elapsed_s;
+                copy_cut(r->tool, sizeof(r->tool), tool ? tool : "");
+        }
+        if (isfinite(cpu_s) && (isnan(r->cpu_s) || cpu_s > r->cpu_s))
+                r->cpu_s = cpu_s;
+        return 0;
+}
+
+int units_put(struct units *u, const struct unit *row)
+{
+        struct unit *r;
+        uint32_t slot = 0;
+
+        if (!row->name[0] || memchr(row->name, '\0', sizeof(row->name)) == NULL ||
+            memchr(row->tool, '\0', sizeof(row->tool)) == NULL ||
+            (row->kind != UNITS_COMPILE && row->kind != UNITS_LINK))
+                return -EINVAL;
+        r = lookup(u, row->kind, row->name, &slot);
+        if (!r) {
+                if (u->n >= UNITS_MAX || !(r = add_row(u, slot))) {
+                        u->dropped++;
+                        return -ENOSPC;
+                }
+        }
+        *r = *row;
+        return 0;
+}
+
+size_t units_count(const struct units *u)
+{
+        return u->n;
+}
+
+const struct unit *units_rows(const struct units *u, size_t *ret_n)
+{
+        *ret_n = u->n;
+        return u->rows;
+}
+
+uint64_t units_dropped(const struct units *u)
+{
+        return u->dropped;
+}
+
+static double peak_of(const struct unit *r)
+{
+        return isnan(r->peak_mb) ? -1.0 : r->peak_mb;
+}
+
+size_t units_top(const struct units *u, struct unit *out, size_t cap)
+{
+        size_t k = 0;
+
+        /* Insertion into a short sorted list: rows are in order of first
+         * sight, and a strict comparison keeps the first on ties. */
+        for (size_t i = 0; i < u->n; i++) {
+                size_t at = k;
+
+                while (at > 0 && peak_of(&u->rows[i]) > peak_of(&out[at - 1]))
+                        at--;
+                if (at >= cap)
+                        continue;
+                memmove(&out[at + 1], &out[at], (MIN(k, cap - 1) - at) * sizeof(*out));
+                out[at] = u->rows[i];
+                if (k < cap)
+                        k++;
+        }
+        return k;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+        double x = *(const double *)a, y = *(const double *)b;
+
+        return (x > y) - (x < y);
+}
+
+int units_jobs(const struct units *u, double mem_total_mb, size_t peak_in_flight,
+               struct units_jobs *ret)
+{
+        _cleanup_free_ double *v = NULL;
+        size_t n = 0, rank;
+
+        if (!isfinite(mem_total_mb) || mem_total_mb <= 0)
+                return -ENODATA;
+        v = malloc(MAX(u->n, (size_t)1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < u->n; i++)
+                if (isfinite(u->rows[i].peak_mb) && u->rows[i].peak_mb > 0)
+                        v[n++] = u->rows[i].peak_mb;
+        if (n < UNITS_JOBS_MIN)
+                return -ENODATA;
+        qsort(v, n, sizeof(*v), cmp_double);
+        rank = (size_t)ceil(0.95 * (double)n); /* nearest rank, 1-based */
+        *ret = (struct units_jobs){
+            .units = n,
+            .p95_mb = v[rank - 1],
+            .mem_total_mb = mem_total_mb,
+            .peak_in_flight = peak_in_flight,
+        };
+        ret->jobs = (long)floor(mem_total_mb / ret->p95_mb);
+        return 0;
+}
+
+int units_jobs_render(const struct units_jobs *j, struct dbuf *out)
+{
+        return dbuf_printf(out,
+                           "the 95th-percentile unit needs %.1f GiB; %.1f GiB fits -j %ld of "
+                           "them; this run peaked at %zu in flight",
+                           j->p95_mb / 1024.0, j->mem_total_mb / 1024.0, j->jobs,
+                           j->peak_in_flight);
+}
+
+static const char csv_header[] =
+    "kind,tool,name,first_elapsed_s,last_elapsed_s,peak_mb,peak_elapsed_s,cpu_s\r\n";
+
+static int put_field_num(struct dbuf *b, double v)
+{
+        if (!isfinite(v))
+                return dbuf_puts(b, ",");
+        return dbuf_printf(b, ",%.17g", v);
+}
+
+int units_csv_format(const struct units *u, struct dbuf *out)
+{
+        int r = dbuf_puts(out, csv_header);
+
+        for (size_t i = 0; r >= 0 && i < u->n; i++) {
+                const struct unit *row = &u->rows[i];
+
+                r = dbuf_puts(out, row->kind == UNITS_LINK ? "link," : "compile,");
+                if (r >= 0)
+                        r = csv_append_field(out, row->tool, strlen(row->tool));
+                if (r >= 0)
+                        r = dbuf_puts(out, ",");
+                if (r >= 0)
+                        r = csv_append_field(out, row->name, strlen(row->name));
+                if (r >= 0)
+                        r = put_field_num(out, row->first_s);
+                if (r >= 0)
+                        r = put_field_num(out, row->last_s);
+                if (r >= 0)
+                        r = put_field_num(out, row->peak_mb);
+                if (r >= 0)
+                        r = put_field_num(out, row->peak_s);
+                if (r >= 0)
+                        r = put_field_num(out, row->cpu_s);
+                if (r >= 0)
+                        r = dbuf_puts(out, "\r\n");
+        }
+        return r;
+}
+
+/* "" reads as NAN; anything else must be a whole finite number. */
+static bool field_num(const struct csv_record *rec, size_t i, double *ret)
+{
+        const char *s = csv_field(rec, i);
+        char *end;
+
+        if (rec->len[i] == 0) {
+                *ret = NAN;
+                return true;
+        }
+        errno = 0;
+        *ret = strtod(s, &end);
+        return errno == 0 && end == s + rec->len[i] && isfinite(*ret);
+}
+
+static int parse_row(const struct csv_record *rec, struct unit *row)
+{
+        const char *kind = csv_field(rec, 0);
+        double *nums[5] = {&row->first_s, &row->last_s, &row->peak_mb, &row->peak_s, &row->cpu_s};
+
+        if (rec->nfields != 8 || rec->len[1] > UNITS_TOOL_MAX || rec->len[2] > UNITS_NAME_MAX ||
+            memchr(csv_field(rec, 1), '\0', rec->len[1]) ||
+            memchr(csv_field(rec, 2), '\0', rec->len[2]))
+                return -EINVAL;
+        memset(row, 0, sizeof(*row));
+        row->kind = strcmp(kind, "link") == 0      ? UNITS_LINK
+                    : strcmp(kind, "compile") == 0 ? UNITS_COMPILE
+                                                   : 0;
+        memcpy(row->tool, csv_field(rec, 1), rec->len[1]);
+        memcpy(row->name, csv_field(rec, 2), rec->len[2]);
+        for (size_t i = 0; i < 5; i++)
+                if (!field_num(rec, 3 + i, nums[i]))
+                        return -EINVAL;
+        return row->kind ? 0 : -EINVAL;
+}
+
+int units_csv_parse(const char *buf, size_t len, struct units *u, size_t *ret_skipped)
+{
+        struct csv_record rec = CSV_RECORD_INIT;
+        size_t off, used, skipped = 0;
+        int n = 0, r;
+
+        if (len < sizeof(csv_header) - 1 || memcmp(buf, csv_header, sizeof(csv_header) - 3) != 0)
+                return -EINVAL;
+        r = csv_parse_record(buf, len, &rec, &used);
+        off = r > 0 ? used : len;
+        while (off < len) {
+                struct unit row;
+
+                r = csv_parse_record(buf + off, len - off, &rec, &used);
+                if (r == 0 || r == -ENOMEM)
+                        break;
+                off += used;
+                if (r < 0 || parse_row(&rec, &row) < 0 || units_put(u, &row) < 0)
+                        skipped++;
+                else
+                        n++;
+        }
+        csv_record_release(&rec);
+        if (ret_skipped)
+                *ret_skipped = skipped;
+        return r == -ENOMEM ? r : n;
+}

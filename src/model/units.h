@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/dbuf.h"
+
+/* The build's compile units (a compiler and its source, a linker or LTO and
+ * its output), as the process scans saw them over the run: when each was
+ * first and last seen, its peak RSS (its processes summed at one scan) and
+ * its CPU seconds where known. Fed by the recorder after every scan. The
+ * names come from the build's command lines: hostile, so the table is
+ * capped (UNITS_MAX) and the units past the cap are only counted. */
+
+#define UNITS_MAX 20000
+#define UNITS_TOOL_MAX 32
+#define UNITS_NAME_MAX 96
+#define UNITS_TOP 20      /* listed in the summary */
+#define UNITS_JOBS_MIN 20 /* units needed before the -j reading is said */
+
+enum units_kind {
+        UNITS_COMPILE = 1,
+        UNITS_LINK = 2,
+};
+
+struct unit {
+        int kind; /* enum units_kind */
+        char tool[UNITS_TOOL_MAX + 1];
+        char name[UNITS_NAME_MAX + 1];
+        double first_s, last_s; /* elapsed seconds of the first and last scan that saw it */
+        double peak_mb;         /* the largest sum of its processes' RSS at one scan */
+        double peak_s;          /* when */
+        double cpu_s;           /* user + system of its processes as last seen; NAN unknown */
+};
+
+struct units;
+
+/* Returns 0 or -ENOMEM. */
+int units_new(struct units **ret);
+void units_free(struct units *u); /* NULL is a no-op */
+
+/* Put back a whole row (a stored table read again): a unit of the same
+ * kind and name is replaced. Returns 0, -ENOSPC when full, -EINVAL. */
+int units_put(struct units *u, const struct unit *row);
+
+/* One unit seen at a scan at elapsed_s. tool and name are cut to their
+ * maximum. The tool kept is the one seen at the unit's peak. Returns 0,
+ * -ENOSPC when the table is full (the unit is counted as dropped), or
+ * -EINVAL for an empty name or a bad kind. */
+int units_observe(struct units *u, int kind, const char *tool, const char *name, double elapsed_s,
+                  double rss_mb, double cpu_s);
+
+size_t units_count(const struct units *u);
+/* Every unit, in order of first sight; owned by u. */
+const struct unit *units_rows(const struct units *u, size_t *ret_n);
+uint64_t units_dropped(const struct units *u);
+
+/* The k largest by peak RSS (ties: first seen first), into out (cap
+ * entries); returns how many. */
+size_t units_top(const struct units *u, struct unit *out, size_t cap);
+
+/* The table as CSV (header "kind,tool,name,first_elapsed_s,last_elapsed_s,
+ * peak_mb,peak_elapsed_s,cpu_s", then one record per unit in order of
+ * first sight, figures at full precision), so a summary recomputed from
+ * the files says what the run's said. Returns 0 or -ENOMEM. */
+int units_csv_format(const struct units *u, struct dbuf *out);
+/* Read such a CSV into u (empty or not). Records that do not parse are
+ * skipped and counted in *ret_skipped (may be NULL). Returns the units
+ * read, or -EINVAL when the header is not ours. */
+int units_csv_parse(const char *buf, size_t len, struct units *u, size_t *ret_skipped);
+
+/* The -j reading: the 95th-percentile peak of the units (nearest rank)
+ * and how many of them fit in mem_total_mb; peak_in_flight is said as
+ * given. Returns 0, or -ENODATA when
+ * there are fewer than UNITS_JOBS_MIN units or mem_total_mb is unknown. */
+struct units_jobs {
+        size_t units;  /* how many units the percentile is over */
+        double p95_mb; /* the 95th-percentile unit's peak */
+        double mem_total_mb;
+        long jobs; /* floor(mem_total_mb / p95_mb) */
+        size_t peak_in_flight;
+};
+int units_jobs(const struct units *u, double mem_total_mb, size_t peak_in_flight,
+               struct units_jobs *ret);
+
+/* "the 95th-percentile unit needs 1.9 GiB; 24.0 GiB fits -j 11 of them;
+ * this run peaked at 6 in flight" (no newline). Returns 0 or -ENOMEM. */
+int units_jobs_render(const struct units_jobs *j, struct dbuf *out);

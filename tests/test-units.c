@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model/units.h"
+#include "util/macro.h"
+
+/* ---- observations ---- */
+
+static const struct {
+        int kind;
+        const char *tool, *name;
+        double t, mb, cpu;
+} seen[] = {
+    {UNITS_COMPILE, "gcc", "src/heavy.c", 1.0, 3.0, 0.0},
+    {UNITS_COMPILE, "cc1", "src/heavy.c", 1.2, 250.0, 0.5},
+    {UNITS_COMPILE, "cc1", "s5.c", 1.2, 20.0, 0.1},
+    {UNITS_LINK, "ld", "app.so", 5.0, 40.0, 0.2},
+    {UNITS_COMPILE, "gcc", "src/heavy.c", 4.0, 12.0, 4.1}, /* dying: its peak stays */
+    {UNITS_LINK, "lto1-ltrans", "app.so", 5.5, 90.0, 1.0},
+    {UNITS_COMPILE, "cc1", "app.so", 6.0, 1.0, NAN}, /* another kind: another unit */
+};
+
+static const struct {
+        int kind;
+        const char *tool, *name;
+        double first, last, peak, peak_s, cpu;
+} want_top[] = {
+    {UNITS_COMPILE, "cc1", "src/heavy.c", 1.0, 4.0, 250.0, 1.2, 4.1},
+    {UNITS_LINK, "lto1-ltrans", "app.so", 5.0, 5.5, 90.0, 5.5, 1.0},
+    {UNITS_COMPILE, "cc1", "s5.c", 1.2, 1.2, 20.0, 1.2, 0.1},
+    {UNITS_COMPILE, "cc1", "app.so", 6.0, 6.0, 1.0, 6.0, NAN},
+};
+
+static bool same(double a, double b)
+{
+        return (isnan(a) && isnan(b)) || a == b;
+}
+
+static void test_observe(void **state)
+{
+        struct units *u = NULL;
+        struct unit top[8];
+        size_t n;
+
+        (void)state;
+        assert_int_equal(units_new(&u), 0);
+        for (size_t i = 0; i < ARRAY_SIZE(seen); i++)
+                assert_int_equal(units_observe(u, seen[i].kind, seen[i].tool, seen[i].name,
+                                               seen[i].t, seen[i].mb, seen[i].cpu),
+                                 0);
+        assert_int_equal(units_count(u), 4);
+        n = units_top(u, top, ARRAY_SIZE(top));
+        assert_int_equal(n, ARRAY_SIZE(want_top));
+        for (size_t i = 0; i < n; i++) {
+                print_message("unit %zu\n", i);
+                assert_int_equal(top[i].kind, want_top[i].kind);
+                assert_string_equal(top[i].tool, want_top[i].tool);
+                assert_string_equal(top[i].name, want_top[i].name);
+                assert_true(same(top[i].first_s, want_top[i].first));
+                assert_true(same(top[i].last_s, want_top[i].last));
+                assert_true(same(top[i].peak_mb, want_top[i].peak));
+                assert_true(same(top[i].peak_s, want_top[i].peak_s));
+                assert_true(same(top[i].cpu_s, want_top[i].cpu));
+        }
+        /* a shorter list keeps the largest */
+        assert_int_equal(units_top(u, top, 2), 2);
+        assert_string_equal(top[1].tool, "lto1-ltrans");
+        units_free(u);
+        units_free(NULL);
+}
+
+static void test_bad_input(void **state)
+{
+        struct units *u = NULL;
+        char longname[300], longtool[100];
+        struct unit top[1];
+
+        (void)state;
+        assert_int_equal(units_new(&u), 0);
+        assert_int_equal(units_observe(u, UNITS_COMPILE, "cc1", "", 0, 1, 1), -EINVAL);
+        assert_int_equal(units_observe(u, UNITS_COMPILE, "cc1", NULL, 0, 1, 1), -EINVAL);
+        assert_int_equal(units_observe(u, 7, "cc1", "a.c", 0, 1, 1), -EINVAL);
+        /* names and tools are cut, never on half a UTF-8 character */
+        memset(longname, 'a', sizeof(longname));
+        memcpy(longname + UNITS_NAME_MAX - 1, "\xc3\xa9", 2);
+        longname[sizeof(longname) - 1] = '\0';
+        memset(longtool, 't', sizeof(longtool));
+        longtool[sizeof(longtool) - 1] = '\0';
+        assert_int_equal(units_observe(u, UNITS_COMPILE, longtool, longname, 0, INFINITY, NAN), 0);
+        assert_int_equal(units_top(u, top, 1), 1);
+        assert_int_equal(strlen(top[0].name), UNITS_NAME_MAX - 1);
+        assert_int_equal(strlen(top[0].tool), UNITS_TOOL_MAX);
+        assert_true(isnan(top[0].peak_mb)); /* an infinite RSS is no figure */
+        /* the same cut name is the same unit */
+        assert_int_equal(units_observe(u, UNITS_COMPILE, "x", longname, 1, 5, 1), 0);
+        assert_int_equal(units_count(u), 1);
+        units_free(u);
+}
+
+static void test_cap(void **state)
+{
+        struct units *u = NULL;
+        char name[32];
+
+        (void)state;
+        assert_int_equal(units_new(&u), 0);
+        for (int i = 0; i < UNITS_MAX + 5; i++) {
+                int r;
+
+                snprintf(name, sizeof(name), "f%d.c", i);
+                r = units_observe(u, UNITS_COMPILE, "cc1", name, i, i % 100, 0);
+                assert_int_equal(r, i < UNITS_MAX ? 0 : -ENOSPC);
+        }
+        assert_int_equal(units_count(u), UNITS_MAX);
+        assert_int_equal(units_dropped(u), 5);
+        /* a known unit is still updated */
+        assert_int_equal(units_observe(u, UNITS_COMPILE, "cc1", "f0.c", 1e6, 1e5, 0), 0);
+        units_free(u);
+}
+
+/* ---- the -j reading ---- */
+
+static const struct {
+        const char *name;
+        size_t units; /* peaks 100, 200, ... MiB */
+        double total_mb;
+        int ret;
+        double p95;
+        long jobs;
+        const char *text;
+} jobs_cases[] = {
+    {"too few units", 19, 24576, -ENODATA, 0, 0, NULL},
+    {"no memory figure", 40, NAN, -ENODATA, 0, 0, NULL},
+    {"20 units", 20, 24576, 0, 1900, 12,
+     "the 95th-percentile unit needs 1.9 GiB; 24.0 GiB fits -j 12 of them; this run peaked at 3 "
+     "in flight"},
+    {"100 units", 100, 8192, 0, 9500, 0,
+     "the 95th-percentile unit needs 9.3 GiB; 8.0 GiB fits -j 0 of them; this run peaked at 3 "
+     "in flight"},
+};
+
+static void test_jobs(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(jobs_cases); i++) {
+                struct units *u = NULL;
+                struct units_jobs j;
+                struct dbuf b = DBUF_INIT;
+                char name[32];
+
+                print_message("%s\n", jobs_cases[i].name);
+                assert_int_equal(units_new(&u), 0);
+                for (size_t k = 0; k < jobs_cases[i].units; k++) {
+                        snprintf(name, sizeof(name), "u%zu.c", k);
+                        assert_int_equal(units_observe(u, UNITS_COMPILE, "cc1", name, (double)k,
+                                                       100.0 * (double)(k + 1), 1),
+                                         0);
+                }
+                assert_int_equal(units_jobs(u, jobs_cases[i].total_mb, 3, &j), jobs_cases[i].ret);
+                if (jobs_cases[i].ret == 0) {
+                        assert_true(j.p95_mb == jobs_cases[i].p95);
+                        assert_int_equal(j.jobs, jobs_cases[i].jobs);
+                        assert_int_equal(units_jobs_render(&j, &b), 0);
+                        assert_string_equal(b.p, jobs_cases[i].text);
+                }
+                dbuf_release(&b);
+                units_free(u);
+        }
+}
+
+/* ---- the units file: what a run writes, summarize reads ---- */
+
+static void test_csv_round_trip(void **state)
+{
+        struct units *u = NULL, *v = NULL;
+        struct unit a[8], b[8];
+        struct dbuf out = DBUF_INIT;
+        size_t skipped = 9, na, nb;
+        static const char junk[] =
+            "kind,tool,name,first_elapsed_s,last_elapsed_s,peak_mb,peak_elapsed_s,cpu_s\r\n"
+            "compile,cc1,a.c,1,2,3,4,5\r\n"
+            "other,cc1,b.c,1,2,3,4,5\r\n"   /* bad kind */
+            "compile,cc1,,1,2,3,4,5\r\n"    /* no name */
+            "compile,cc1,c.c,1,x,3,4,5\r\n" /* bad number */
+            "compile,cc1,d.c,1,2\r\n"       /* short */
+            "link,\"ld, gold\",\"a \"\"b\"\".so\",1,2,,,\r\n"
+            "compile,cc1,torn.c,1";
+
+        (void)state;
+        assert_int_equal(units_new(&u), 0);
+        for (size_t i = 0; i < ARRAY_SIZE(seen); i++)
+                assert_int_equal(units_observe(u, seen[i].kind, seen[i].tool, seen[i].name,
+                                               seen[i].t + 1.0 / 3.0, seen[i].mb / 7.0,
+                                               seen[i].cpu),
+                                 0);
+        assert_int_equal(units_csv_format(u, &out), 0);
+        assert_int_equal(units_new(&v), 0);
+        assert_int_equal(units_csv_parse(out.p, out.len, v, &skipped), 4);
+        assert_int_equal(skipped, 0);
+        na = units_top(u, a, ARRAY_SIZE(a));
+        nb = units_top(v, b, ARRAY_SIZE(b));
+        assert_int_equal(na, nb);
+        for (size_t i = 0; i < na; i++) { /* exactly: full precision */
+                assert_int_equal(a[i].kind, b[i].kind);
+                assert_string_equal(a[i].tool, b[i].tool);
+                assert_string_equal(a[i].name, b[i].name);
+                assert_true(same(a[i].first_s, b[i].first_s) && same(a[i].last_s, b[i].last_s));
+                assert_true(same(a[i].peak_mb, b[i].peak_mb) && same(a[i].peak_s, b[i].peak_s));
+                assert_true(same(a[i].cpu_s, b[i].cpu_s));
+        }
+        units_free(v);
+
+        assert_int_equal(units_new(&v), 0);
+        assert_int_equal(units_csv_parse(junk, strlen(junk), v, &skipped), 2);
+        assert_int_equal(skipped, 4);
+        nb = units_top(v, b, ARRAY_SIZE(b));
+        assert_int_equal(nb, 2);
+        assert_string_equal(b[0].name, "a.c");
+        assert_string_equal(b[1].tool, "ld, gold");
+        assert_string_equal(b[1].name, "a \"b\".so");
+        assert_true(isnan(b[1].peak_mb));
+        assert_int_equal(units_csv_parse("name,x\r\n", 8, v, NULL), -EINVAL);
+        units_free(v);
+        units_free(u);
+        dbuf_release(&out);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_observe),
+            cmocka_unit_test(test_bad_input),
+            cmocka_unit_test(test_cap),
+            cmocka_unit_test(test_jobs),
+            cmocka_unit_test(test_csv_round_trip),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
