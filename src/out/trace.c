@@ -179,9 +179,30 @@ static int ev_head(struct trace *t, const char *name, size_t nlen, char ph, int6
         return e;
 }
 
+/* Counters to 0.01 of their unit (MiB, GiB, %, load): finer is noise,
+ * and it keeps a day of them small. */
+static double round2(double v)
+{
+        return fabs(v) < 1e13 ? round(v * 100.0) / 100.0 : v;
+}
+
 static int put_num(struct dbuf *b, const char *key, double v, bool comma)
 {
-        return dbuf_printf(b, "%s\"%s\":%.10g", comma ? "," : "", key, v);
+        char num[64];
+        int n = fabs(v) < 1e13 ? snprintf(num, sizeof(num), "%.2f", v)
+                               : snprintf(num, sizeof(num), "%.15g", v);
+
+        if (n <= 0 || (size_t)n >= sizeof(num))
+                return -EINVAL;
+        if (fabs(v) < 1e13) { /* "12.50" -> "12.5", "3.00" -> "3" */
+                while (num[n - 1] == '0')
+                        n--;
+                if (num[n - 1] == '.')
+                        n--;
+                if (n == 2 && num[0] == '-' && num[1] == '0')
+                        num[0] = '0', n = 1; /* -0.001 */
+        }
+        return dbuf_printf(b, "%s\"%s\":%.*s", comma ? "," : "", key, n, num);
 }
 
 /* Values the same as last written: NAN is the same as NAN. */
@@ -195,14 +216,16 @@ static bool same_values(const double *last, const struct kv *kv, size_t n)
 
 /* A counter track: the finite values of kv; nothing when none is, or when
  * they are what the track holds already. */
-static int counter(struct trace *t, enum track tr, int64_t ts, const struct kv *kv, size_t n)
+static int counter(struct trace *t, enum track tr, int64_t ts, struct kv *kv, size_t n)
 {
         const char *name = track_name[tr];
         bool any = false;
         int e = 0;
 
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
+                kv[i].v = round2(kv[i].v);
                 any |= isfinite(kv[i].v);
+        }
         if (!any || (t->track_set[tr] && same_values(t->track_last[tr], kv, n)))
                 return 0;
         t->track_set[tr] = true;

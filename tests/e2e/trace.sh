@@ -89,8 +89,11 @@ check "the files' trace reads strictly" test $? -eq 0
 expect_eq "export from the files gives the run's own trace's events" "$files" "$counts"
 # The database keeps no target times (history-run.c): the same events but
 # the target slices and their lanes, and a note saying so.
-nodb=$(python3 -c 'import json,sys; c=json.loads(sys.argv[1]); c.pop("X:target"); c["M"] -= 2 + 2 * c["lanes"].pop("2"); print(json.dumps(c, sort_keys=True))' "$counts")
-expect_eq "the database gives the same events but the targets" "$db" "$nodb"
+# Its samples are exact where the CSV rounds, so an unchanged counter (not
+# repeated) may differ: compare the counter tracks, not their events.
+nodb=$(python3 -c 'import json,sys; c=json.loads(sys.argv[1]); c.pop("X:target"); c.pop("C"); c["M"] -= 2 + 2 * c["lanes"].pop("2"); print(json.dumps(c, sort_keys=True))' "$counts")
+db_noc=$(python3 -c 'import json,sys; c=json.loads(sys.argv[1]); c.pop("C"); print(json.dumps(c, sort_keys=True))' "$db")
+expect_eq "the database gives the same events but the targets" "$db_noc" "$nodb"
 check "export from the database says it has no target times" grep -q "keeps no times of targets" "$T/exp.err"
 "$BUILDTEL" export --trace -o - "$L/resources-tr1.csv" 2>/dev/null | python3 -c 'import json,sys; json.load(sys.stdin)'
 expect_eq "export --trace FILE.csv -o - writes JSON to stdout" "$?" "0"
