@@ -42,6 +42,7 @@ static const struct {
      "                         v1, or none (its process tree from /proc: estimates)\n"
      "  --memory-max SIZE      cap the build in its cgroup (512M, 4G): OOM-killed there\n"
      "  --memory-high SIZE     throttle the build above SIZE (v1: a soft limit)\n"
+     "  --trace-file           a Chrome trace beside the CSV (`help export`)\n"
      "  --db PATH              the run history database (default\n"
      "                         $XDG_STATE_HOME/buildtel/history.db or\n"
      "                         ~/.local/state/buildtel/history.db); see `buildtel status`\n"
@@ -187,7 +188,16 @@ static const struct {
                "build.run.state=incomplete.\n"
                "\n"
                "Exit status: 0 when the collector took everything; 1 when it did not, the run\n"
-               "is unknown, running or incomplete, or its record is unreadable; 2 bad usage.\n"},
+               "is unknown, running or incomplete, or its record is unreadable; 2 bad usage.\n"
+               "\n"
+               "buildtel export --trace [--db PATH|--no-db] [--log-dir DIR] [--ninja-log FILE]\n"
+               "                        [-o FILE|-] [RUN|FILE.csv]\n"
+               "writes the run (default: the latest in the history) as a Chrome Trace Event\n"
+               "Format file for Perfetto UI or chrome://tracing, to FILE or trace-RUN.json:\n"
+               "the run, its targets and the .ninja_log's edges as slices on lanes, the\n"
+               "samples as counters (memory, CPU, load, disk, PSI stall, compilers), OOM\n"
+               "kills and the first near-OOM and low-disk samples as instants. The history\n"
+               "keeps no target times: the run's files (--no-db) give them.\n"},
     {"help", "usage: buildtel help [COMMAND]\n"},
 };
 
