@@ -43,7 +43,8 @@ static void test_golden(void **state)
 {
         char dir[] = "/tmp/test-trace.XXXXXX", csv[4096], nlog[4096], out[4096];
         static const char *const files[] = {"resources-t1.csv", "resources-t1.run.json",
-                                            "resources-t1.targets.json", "ninja_log"};
+                                            "resources-t1.targets.json", "resources-t1.units.csv",
+                                            "ninja_log"};
         _cleanup_free_ char *got = NULL, *want = NULL;
         size_t glen, wlen;
         /* ninja's last edge ended 5 s into the run: its clock starts at 2 s */

@@ -162,8 +162,10 @@ static int to_trace(void *ud, const struct sample *s)
  * printing. */
 static int write_trace(const struct trace_job *j, const struct run_info *ri,
                        const struct summary_config *thresholds, const struct run_facts *f,
-                       sample_walk_fn walk, void *src)
+                       const struct units *u, sample_walk_fn walk, void *src)
 {
+        size_t nu = 0;
+        const struct unit *units = units_rows(u, &nu);
         struct trace_config cfg = {.thresholds = *thresholds};
         struct out o = {0};
         struct trace *t = NULL;
@@ -178,6 +180,8 @@ static int write_trace(const struct trace_job *j, const struct run_info *ri,
         e = n < 0 ? (int)n : e;
         for (size_t i = 0; f && e >= 0 && i < f->n; i++)
                 e = trace_add_target(t, &f->t[i]);
+        for (size_t i = 0; e >= 0 && i < nu; i++)
+                e = trace_add_unit(t, &units[i]);
         if (e >= 0)
                 e = add_ninja(j, t, ri);
         if (e >= 0)
@@ -265,7 +269,9 @@ static char *beside(const char *csv, const char *suffix)
 
 int trace_write_files(const struct trace_job *j, const char *csv)
 {
-        _cleanup_free_ char *buf = NULL, *json = NULL, *tj = NULL, *runjson = NULL, *tpath = NULL;
+        _cleanup_free_ char *buf = NULL, *json = NULL, *tj = NULL, *runjson = NULL, *tpath = NULL,
+                            *upath = NULL, *uc = NULL;
+        struct units *u = NULL;
         _cleanup_free_ struct run_facts *f = calloc(1, sizeof(*f));
         struct csv_src src = {0};
         struct run_info ri = {0};
@@ -273,13 +279,15 @@ int trace_write_files(const struct trace_job *j, const char *csv)
         int e;
 
         if (strlen(csv) < 4 || !f || !(runjson = beside(csv, ".run.json")) ||
-            !(tpath = beside(csv, ".targets.json"))) {
+            !(tpath = beside(csv, ".targets.json")) || !(upath = beside(csv, ".units.csv")) ||
+            units_new(&u) < 0) {
                 fprintf(stderr, "buildtel %s: out of memory\n", j->cmd);
                 return 1;
         }
         e = read_file_at(AT_FDCWD, csv, TRACE_MAX_CSV, &buf, &src.len);
         if (e < 0) {
                 fprintf(stderr, "buildtel %s: cannot read '%s': %s\n", j->cmd, csv, strerror(-e));
+                units_free(u);
                 return 1;
         }
         src.buf = buf;
@@ -288,12 +296,17 @@ int trace_write_files(const struct trace_job *j, const char *csv)
                 fprintf(stderr, "buildtel %s: '%s' is missing or not a run record\n", j->cmd,
                         runjson);
                 run_info_release(&ri);
+                units_free(u);
                 return 1;
         }
         if (read_file_at(AT_FDCWD, tpath, 16 << 20, &tj, &tlen) >= 0)
                 targets_from_json(tj, tlen, f);
-        e = write_trace(j, &ri, &j->thresholds, f, walk_csv, &src);
+        /* the compile units: absent (an older run) or unreadable is none */
+        if (read_file_at(AT_FDCWD, upath, 64 << 20, &uc, &tlen) >= 0)
+                (void)units_csv_parse(uc, tlen, u, NULL);
+        e = write_trace(j, &ri, &j->thresholds, f, u, walk_csv, &src);
         run_info_release(&ri);
+        units_free(u);
         return e;
 }
 
@@ -317,9 +330,11 @@ int trace_write_db(const struct trace_job *j, struct store *st, int64_t id)
         struct summary_config thresholds = j->thresholds;
         struct db_src src = {st, id};
         struct run_info ri = {0};
+        struct units *u = NULL;
         int e;
 
-        if (!f) {
+        if (!f || units_new(&u) < 0) {
+                units_free(u);
                 fprintf(stderr, "buildtel %s: out of memory\n", j->cmd);
                 return 1;
         }
@@ -328,9 +343,12 @@ int trace_write_db(const struct trace_job *j, struct store *st, int64_t id)
                 e = history_run_thresholds(st, id, &thresholds);
         if (e >= 0)
                 e = history_run_targets(st, id, f);
+        if (e >= 0)
+                e = store_units_read(st, id, u);
         if (e < 0) {
                 fprintf(stderr, "buildtel %s: history database: %s\n", j->cmd, store_strerror(e));
                 run_info_release(&ri);
+                units_free(u);
                 return 1;
         }
         if (f->n > 0 && !isfinite(f->t[0].start_s))
@@ -338,8 +356,9 @@ int trace_write_db(const struct trace_job *j, struct store *st, int64_t id)
                         "buildtel %s: note: the history database keeps no times of targets: "
                         "the trace has none; its files have them (--no-db)\n",
                         j->cmd);
-        e = write_trace(j, &ri, &thresholds, f, walk_db, &src);
+        e = write_trace(j, &ri, &thresholds, f, u, walk_db, &src);
         run_info_release(&ri);
+        units_free(u);
         return e;
 }
 

@@ -10,7 +10,7 @@
 #include "out/trace-lanes.h"
 #include "util/macro.h"
 
-enum { PID_BUILD = 1, PID_TARGETS = 2, PID_NINJA = 3, PIDS };
+enum { PID_BUILD = 1, PID_TARGETS = 2, PID_NINJA = 3, PID_UNITS = 4, PIDS };
 
 #define TRACE_FLUSH_AT (1u << 16)
 #define TRACE_NAME_MAX 512 /* bytes of a slice name kept */
@@ -46,6 +46,8 @@ struct slice {
         int pid;
         int64_t steps, cached; /* -1 unknown */
         int success;           /* enum target_success; ninja edges: unknown */
+        char *tool;            /* a compile unit's; else NULL */
+        double peak_mb, cpu_s; /* a compile unit's; NAN unknown */
 };
 
 struct kv {
@@ -307,8 +309,10 @@ void trace_free(struct trace *t)
 {
         if (!t)
                 return;
-        for (size_t i = 0; i < t->nsl; i++)
+        for (size_t i = 0; i < t->nsl; i++) {
                 free(t->sl[i].name);
+                free(t->sl[i].tool);
+        }
         free(t->sl);
         dbuf_release(&t->buf);
         free(t);
@@ -435,7 +439,9 @@ static int add_slice(struct trace *t, int pid, double start_s, double end_s, con
                             .pid = pid,
                             .steps = -1,
                             .cached = -1,
-                            .success = TARGET_SUCCESS_UNKNOWN};
+                            .success = TARGET_SUCCESS_UNKNOWN,
+                            .peak_mb = NAN,
+                            .cpu_s = NAN};
         s->name = strndup(name, len);
         if (!s->name)
                 return -ENOMEM;
@@ -464,6 +470,21 @@ int trace_add_edge(struct trace *t, double start_s, double end_s, const char *ou
         return MIN(add_slice(t, PID_NINJA, start_s, end_s, out, len, &s), 0);
 }
 
+int trace_add_unit(struct trace *t, const struct unit *u)
+{
+        struct slice *s;
+        int e = add_slice(t, PID_UNITS, u->first_s, u->last_s, u->name, strlen(u->name), &s);
+
+        if (e > 0) {
+                s->tool = strdup(u->tool);
+                if (!s->tool)
+                        return -ENOMEM;
+                s->peak_mb = u->peak_mb;
+                s->cpu_s = u->cpu_s;
+        }
+        return MIN(e, 0);
+}
+
 void trace_set_end(struct trace *t, double end_s)
 {
         if (!isfinite(t->end_s))
@@ -483,15 +504,32 @@ static int cmp_slice(const void *a, const void *b)
         return 0;
 }
 
+/* A compile unit's args: its tool, peak RSS and CPU where known. */
+static int unit_args(struct dbuf *b, const struct slice *s)
+{
+        int e = dbuf_puts(b, "\"tool\":");
+
+        if (e >= 0)
+                e = trace_json_string(b, s->tool, strlen(s->tool));
+        if (e >= 0 && isfinite(s->peak_mb))
+                e = put_num(b, "peak_mb", s->peak_mb, true);
+        if (e >= 0 && isfinite(s->cpu_s))
+                e = put_num(b, "cpu_s", s->cpu_s, true);
+        return e;
+}
+
 static int slice_event(struct trace *t, const struct slice *s, uint32_t lane)
 {
+        static const char *const cat[PIDS] = {
+            [PID_TARGETS] = "target", [PID_NINJA] = "ninja", [PID_UNITS] = "unit"};
         struct dbuf *b = &t->buf;
         int e = ev_head(t, s->name, strlen(s->name), 'X', s->span.start, s->pid, lane);
 
         if (e >= 0)
                 e = dbuf_printf(b, ",\"dur\":%lld,\"cat\":\"%s\",\"args\":{",
-                                (long long)(s->span.end - s->span.start),
-                                s->pid == PID_TARGETS ? "target" : "ninja");
+                                (long long)(s->span.end - s->span.start), cat[s->pid]);
+        if (e >= 0 && s->pid == PID_UNITS)
+                e = unit_args(b, s);
         if (e >= 0 && s->pid == PID_TARGETS) {
                 e = dbuf_printf(b, "\"success\":%s",
                                 s->success == TARGET_BUILT    ? "true"
@@ -597,7 +635,8 @@ static int run_event(struct trace *t)
 
 int trace_finish(struct trace *t)
 {
-        static const char *const pname[PIDS] = {[PID_TARGETS] = "targets", [PID_NINJA] = "ninja"};
+        static const char *const pname[PIDS] = {
+            [PID_TARGETS] = "targets", [PID_NINJA] = "ninja", [PID_UNITS] = "compile units"};
         int e = run_event(t);
 
         qsort(t->sl, t->nsl, sizeof(*t->sl), cmp_slice);

@@ -9,6 +9,7 @@
 #include "model/sample.h"
 #include "model/summary.h"
 #include "model/targets.h"
+#include "model/units.h"
 #include "util/dbuf.h"
 
 /* A recorded run as a Chrome Trace Event Format file
@@ -20,7 +21,8 @@
  * the end. Times are microseconds from the run's start.
  *
  * Processes: 1 "build" (the run slice and every counter track), 2
- * "targets", 3 "ninja"; each slice process has one thread per lane. */
+ * "targets", 3 "ninja", 4 "compile units" (first to last seen by the
+ * process scans); each slice process has one thread per lane. */
 
 #define TRACE_SLICES_MAX 1000000 /* slices kept; more are counted in a note event */
 
@@ -44,6 +46,8 @@ int trace_sample(struct trace *t, const struct sample *s);
 int trace_add_target(struct trace *t, const struct target_fact *f);
 /* A ninja edge: start and end in seconds on the run's clock. */
 int trace_add_edge(struct trace *t, double start_s, double end_s, const char *out, size_t len);
+/* A compile unit of the process scans (model/units.h). */
+int trace_add_unit(struct trace *t, const struct unit *u);
 /* The run's end (seconds on its clock) when run_info does not give it. */
 void trace_set_end(struct trace *t, double end_s);
 /* Write the slices, their lanes and the metadata; close the JSON. Returns

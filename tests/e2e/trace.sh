@@ -23,13 +23,17 @@ if $TRACECHECK "$T/bad.json" >/dev/null 2>&1; then bad "tracecheck accepts a par
 # A tiny C project: 6 objects, a library, a program; -j3 for concurrency.
 P="$T/proj"
 mkdir -p "$P"
+# each unit big enough (-O2 over 300 functions) for the process scans to see
 for i in 1 2 3 4 5 6; do
-        printf 'int f%d(void) { volatile int x = 0; for (int i = 0; i < 3000000; i++) x += i; return x; }\n' "$i" >"$P/f$i.c"
+        for k in $(seq 300); do
+                printf 'int f%d_%d(int a) { int s = 0; for (int i = 0; i < a; i++) s += i * %d; return s; }\n' "$i" "$k" "$k"
+        done >"$P/f$i.c"
+        printf 'int f%d(void) { return f%d_1(3); }\n' "$i" "$i" >>"$P/f$i.c"
 done
 printf 'int f1(void);\nint main(void) { return f1() == 42; }\n' >"$P/main.c"
 {
         printf 'cc = %s\n' "$CC"
-        printf 'rule cc\n  command = $cc -O0 -c $in -o $out\n'
+        printf 'rule cc\n  command = $cc -O2 -c $in -o $out\n'
         printf 'rule ar\n  command = ar rcs $out $in\n'
         printf 'rule link\n  command = $cc $in -o $out\n'
         for i in 1 2 3 4 5 6; do printf 'build f%d.o: cc f%d.c\n' "$i" "$i"; done
@@ -60,6 +64,7 @@ check "counters follow the samples" ge "$(field C)" 20
 for c in "host memory (MiB)" "build memory (MiB)" "CPU (%)" "load" "disk available (GiB)" "compilers"; do
         check "counter track '$c'" python3 -c 'import json,sys; sys.exit(sys.argv[2] not in json.loads(sys.argv[1])["counters"])' "$counts" "$c"
 done
+check "compile units seen by the process scans are slices" ge "$(field X:unit)" 1
 check "ninja edges ran on more than one lane" python3 -c 'import json,sys; sys.exit(json.loads(sys.argv[1])["lanes"]["3"] < 2)' "$counts"
 # the edges sit inside the run, after the log's targets
 python3 - "$L/trace-tr1.json" <<'PY' >"$T/place.out" 2>&1
