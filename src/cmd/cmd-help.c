@@ -194,10 +194,11 @@ static const struct {
                "                        [-o FILE|-] [RUN|FILE.csv]\n"
                "writes the run (default: the latest in the history) as a Chrome Trace Event\n"
                "Format file for Perfetto UI or chrome://tracing, to FILE or trace-RUN.json:\n"
-               "the run, its targets and the .ninja_log's edges as slices on lanes, the\n"
-               "samples as counters (memory, CPU, load, disk, PSI stall, compilers), OOM\n"
-               "kills and the first near-OOM and low-disk samples as instants. The history\n"
-               "keeps no target times: the run's files (--no-db) give them.\n"},
+               "the run, its targets, its compile units and the .ninja_log's edges as\n"
+               "slices on lanes, the samples as counters (memory, CPU, load, disk, PSI\n"
+               "stall, compilers), OOM kills and the first near-OOM and low-disk samples\n"
+               "as instants. The history keeps no target times: the run's files (--no-db)\n"
+               "give them.\n"},
     {"help", "usage: buildtel help [COMMAND]\n"},
 };
 
