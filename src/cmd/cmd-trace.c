@@ -194,7 +194,7 @@ static int write_trace(const struct trace_job *j, const struct run_info *ri,
                 free(o.path);
                 return 1;
         }
-        if (o.path)
+        if (o.path && !j->quiet)
                 fprintf(stderr, "buildtel %s: trace of run %s (%lld samples) in %s\n", j->cmd,
                         ri->run_id, (long long)n, o.path);
         free(o.path);
@@ -368,7 +368,8 @@ int trace_write_run(const struct recorder *r, const struct recorder_config *cfg,
         struct trace_job j = {.out_dir = dir,
                               .ninja_log = cfg->metrics.ninja_log,
                               .thresholds = cfg->summary,
-                              .cmd = "run"};
+                              .cmd = "run",
+                              .quiet = cfg->quiet};
         _cleanup_free_ char *csv = NULL;
         size_t n;
 

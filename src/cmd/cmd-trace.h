@@ -15,6 +15,7 @@ struct trace_job {
         const char *ninja_log;            /* the run's --ninja-log; NULL: no ninja edges */
         struct summary_config thresholds; /* a stored run's own replace these */
         const char *cmd;                  /* "export", "run": for messages */
+        bool quiet;                       /* no line saying where it went */
 };
 
 /* From a run's files: csv is resources-<id>.csv; .run.json and
