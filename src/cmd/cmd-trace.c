@@ -25,6 +25,7 @@
 
 #define TRACE_MAX_CSV (1ull << 31)
 #define TRACE_MAX_NINJA_LOG (1ull << 30)
+#define TRACE_NINJA_SLACK_S 5.0 /* the log's last write after the run's end */
 
 /* Where the samples come from. */
 typedef int64_t (*sample_walk_fn)(void *src, int (*fn)(void *, const struct sample *), void *ud);
@@ -60,6 +61,7 @@ static int add_ninja(const struct trace_job *j, struct trace *t, const struct ru
         _cleanup_free_ char *buf = NULL;
         struct edge_acc a = {.t = t};
         struct stat st;
+        double mtime;
         size_t len;
         int e;
 
@@ -80,8 +82,18 @@ static int add_ninja(const struct trace_job *j, struct trace *t, const struct ru
                         j->cmd, j->ninja_log);
                 return 0;
         }
-        a.offset_s = (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9 -
-                     ri->start_epoch - (double)a.max_end_ms / 1000.0;
+        mtime = (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9;
+        /* written before the run started, or well after it ended: its last
+         * ninja run is another build's */
+        if (mtime < ri->start_epoch - 1 ||
+            (isfinite(ri->end_epoch) && mtime > ri->end_epoch + TRACE_NINJA_SLACK_S)) {
+                fprintf(stderr,
+                        "buildtel %s: note: --ninja-log '%s' was last written %s the run: its "
+                        "edges are another build's, left out\n",
+                        j->cmd, j->ninja_log, mtime < ri->start_epoch ? "before" : "after");
+                return 0;
+        }
+        a.offset_s = mtime - ri->start_epoch - (double)a.max_end_ms / 1000.0;
         if (!isfinite(a.offset_s) || a.offset_s < 0)
                 a.offset_s = 0;
         (void)ninjalog_each(buf, len, true, edge_add, &a);

@@ -102,6 +102,12 @@ expect_eq "the database gives the same events but the targets" "$db_noc" "$nodb"
 check "export from the database says it has no target times" grep -q "keeps no times of targets" "$T/exp.err"
 "$BUILDTEL" export --trace -o - "$L/resources-tr1.csv" 2>/dev/null | python3 -c 'import json,sys; json.load(sys.stdin)'
 expect_eq "export --trace FILE.csv -o - writes JSON to stdout" "$?" "0"
+# a .ninja_log written again after the run holds another build's edges
+touch -d '+1 hour' "$P/.ninja_log"
+"$BUILDTEL" export --trace --no-db --log-dir "$L" --ninja-log "$P/.ninja_log" -o "$T/later.json" tr1 2>"$T/later.err"
+later=$($TRACECHECK "$T/later.json")
+expect_eq "a .ninja_log written after the run gives no edges" "$(python3 -c 'import json,sys; print(json.loads(sys.argv[1]).get("X:ninja", 0))' "$later")" "0"
+check "and export says why" grep -q "edges are another build's" "$T/later.err"
 "$BUILDTEL" export --trace --no-db --log-dir "$L" nosuch 2>/dev/null
 expect_eq "export --trace of an unknown run fails" "$?" "1"
 finish
