@@ -331,6 +331,8 @@ static const struct cmd_option {
      "a ' before CSV text starting with = + - @ (a spreadsheet formula)", AT(rec.csv_safe)},
     {OPT_OFF, "off", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
      "exec COMMAND and nothing else (also: BUILDTEL=0)", AT(off)},
+    {OPT_TRACE_FILE, "trace-file", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
+     "a Chrome trace beside the CSV, trace-<run-id>.json (`help export`)", AT(trace_file)},
     {OPT_CGROUP, "cgroup", NULL, 0, "MODE", CMDS_RUN, OPTG_MAIN,
      "the build's own accounting: auto (default), v2, hybrid,\n"
      "v1, or none (its process tree from /proc: estimates)",
@@ -363,7 +365,7 @@ static const struct cmd_option {
      "the step whose command holds PATH logs target TARGET's\n"
      "sccache stats (adds to or overrides the built-in table)",
      CALL(set_sccache_marker)},
-    {OPT_NINJA_LOG, "ninja-log", NULL, 0, "PATH", RW, OPTG_METRICS,
+    {OPT_NINJA_LOG, "ninja-log", NULL, 0, "PATH", RWE, OPTG_METRICS,
      "read this run's records of PATH (.ninja_log v5-v7) at\n"
      "the end: edge count and the 10 slowest edges",
      AT(rec.metrics.ninja_log)},
@@ -398,6 +400,10 @@ static const struct cmd_option {
      "export to an OTLP collector (the only export, required)", AT(export_otlp)},
     {OPT_INCOMPLETE, "incomplete", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
      "send what an incomplete run has (marked so)", AT(incomplete)},
+    {OPT_TRACE, "trace", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
+     "write a Chrome trace (Perfetto) of the run instead", AT(export_trace)},
+    {OPT_OUTPUT, "output", NULL, 'o', "FILE", CMDS_EXPORT, OPTG_MAIN,
+     "with --trace: the file (default trace-RUN.json; - for stdout)", AT(trace_out)},
     {OPT_HELP, "help", NULL, 'h', NULL, RWS | CMDS_EXPORT, OPTG_MAIN, NULL, AT(help)},
 };
 
@@ -436,7 +442,9 @@ void cmd_print_short_usage(const char *name)
             {"summarize", "usage: buildtel summarize [--json] [--near-oom-mb N] [--low-disk-gb N] "
                           "[--db PATH] FILE.csv|RUN\n"},
             {"export", "usage: buildtel export --otlp [--db PATH|--no-db] [--log-dir DIR] "
-                       "[--incomplete] [--otlp-endpoint URL] RUN|FILE.csv\n"},
+                       "[--incomplete] [--otlp-endpoint URL] RUN|FILE.csv\n"
+                       "       buildtel export --trace [--db PATH|--no-db] [--log-dir DIR] "
+                       "[--ninja-log FILE] [-o FILE] [RUN|FILE.csv]\n"},
         };
 
         for (size_t i = 0; i < ARRAY_SIZE(usage); i++)

@@ -50,6 +50,9 @@ enum {
         OPT_OTLP,
         OPT_INCOMPLETE,
         OPT_CSV_SAFE,
+        OPT_TRACE_FILE,
+        OPT_TRACE,
+        OPT_OUTPUT,
         OPT_COMMON_END,
 };
 
@@ -75,6 +78,7 @@ struct common_opts {
         /* run */
         double grace;
         bool off;
+        bool trace_file; /* run --trace-file */
         enum cgroup_mode cgroup_mode;
         uint64_t memory_max, memory_high;
         /* watch */
@@ -84,6 +88,8 @@ struct common_opts {
         bool json;
         /* export */
         bool export_otlp, incomplete;
+        bool export_trace;      /* export --trace */
+        const char *trace_out;  /* export --trace -o FILE ("-": stdout) */
 };
 
 void common_opts_init(struct common_opts *o);

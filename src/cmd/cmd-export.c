@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 
 #include "cmd/cmd-common.h"
+#include "cmd/cmd-trace.h"
 #include "cmd/cmd.h"
 #include "out/otlp-metrics.h"
 #include "out/otlp-send.h"
@@ -364,7 +365,13 @@ int cmd_export(int argc, char **argv)
                 ret = k == 0 ? 0 : ret;
                 goto out;
         }
-        if (!o.export_otlp || k != argc - 1 || !*argv[k]) {
+        if (o.export_trace && !o.export_otlp && k >= argc - 1) {
+                /* RUN defaults to the latest run in the history */
+                spec = k < argc ? argv[k] : "";
+                ret = 1;
+                goto resolve;
+        }
+        if (!o.export_otlp || o.export_trace || k != argc - 1 || !*argv[k]) {
                 cmd_print_short_usage("export");
                 goto out;
         }
@@ -383,6 +390,7 @@ int cmd_export(int argc, char **argv)
         }
 
         /* A CSV path; else the database; else the run's files. */
+resolve:
         {
                 size_t n = strlen(spec);
                 if (n > 4 && strcmp(spec + n - 4, ".csv") == 0 && is_file(spec)) {
@@ -412,6 +420,14 @@ int cmd_export(int argc, char **argv)
                 }
         }
 
+        if (o.export_trace) {
+                struct trace_job tj = {.out_path = o.trace_out,
+                                       .ninja_log = o.rec.metrics.ninja_log,
+                                       .thresholds = o.rec.summary,
+                                       .cmd = "export"};
+                ret = from_db ? trace_write_db(&tj, st, id) : trace_write_files(&tj, csv);
+                goto out;
+        }
         x.sum_cfg = o.rec.summary;
         if (otlp_sender_new(&cfg, &x.s) < 0)
                 goto oom;

@@ -179,6 +179,18 @@ static const struct {
      "Exit status: 0 when the collector took everything; 1 when it did not, the run\n"
      "is unknown, running or incomplete, or its record is unreadable; 2 bad usage.\n",
      0, 0},
+    {"export",
+     "\n"
+     "buildtel export --trace [--db PATH|--no-db] [--log-dir DIR] [--ninja-log FILE]\n"
+     "                        [-o FILE|-] [RUN|FILE.csv]\n"
+     "writes the run (default: the latest in the history) as a Chrome Trace Event\n"
+     "Format file for Perfetto UI or chrome://tracing, to FILE or trace-RUN.json:\n"
+     "the run, its targets, its compile units and the .ninja_log's edges as\n"
+     "slices on lanes, the samples as counters (memory, CPU, load, disk, PSI\n"
+     "stall, compilers), OOM kills and the first near-OOM and low-disk samples\n"
+     "as instants. The history keeps no target times: the run's files (--no-db)\n"
+     "give them.\n",
+     0, 0},
     {"help", "usage: buildtel help [COMMAND]\n", 0, 0},
 };
 

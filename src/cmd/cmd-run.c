@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd-common.h"
+#include "cmd/cmd-trace.h"
 #include "cmd/cmd.h"
 #include "pipeline/loop.h"
 #include "platform/cgroup.h"
@@ -164,6 +165,8 @@ static int supervise(struct run *R)
         R->ri.term_signal = sig;
         if (R->rec) {
                 (void)recorder_finish(R->rec, &short_sum);
+                if (R->o->trace_file)
+                        (void)trace_write_run(R->rec, &R->o->rec, R->ri.run_id);
                 common_report(R->o, R->rec, &short_sum);
         }
         dbuf_release(&short_sum);

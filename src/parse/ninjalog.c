@@ -62,7 +62,8 @@ static int parse_line(const char *s, const char *end, struct rec *r)
         return 1;
 }
 
-int ninjalog_parse(const char *buf, size_t len, bool last_run_only, struct targets *ts)
+int ninjalog_each(const char *buf, size_t len, bool last_run_only, ninjalog_edge_fn fn,
+                  void *userdata)
 {
         const char *c = buf, *end = buf + len, *from = buf;
         struct rec r, prev = {0};
@@ -103,14 +104,29 @@ int ninjalog_parse(const char *buf, size_t len, bool last_run_only, struct targe
                                     memcmp(r.hash, prev.hash, r.hash_len) == 0;
                         if (!same) {
                                 edges++;
-                                targets_offer_edge(ts, r.start, r.end, r.out, r.out_len);
+                                fn(userdata, r.start, r.end, r.out, r.out_len);
                         }
                         prev = r;
                         have_prev = true;
                 }
                 c = nl ? nl + 1 : end;
         }
+        return edges > INT32_MAX ? INT32_MAX : (int)edges;
+}
+
+static void offer_edge(void *userdata, int64_t start_ms, int64_t end_ms, const char *out,
+                       size_t out_len)
+{
+        targets_offer_edge(userdata, start_ms, end_ms, out, out_len);
+}
+
+int ninjalog_parse(const char *buf, size_t len, bool last_run_only, struct targets *ts)
+{
+        int e = ninjalog_each(buf, len, last_run_only, offer_edge, ts);
+
+        if (e < 0)
+                return e;
         ts->ninja_log_set = true;
-        ts->ninja_edges = edges;
+        ts->ninja_edges = (uint64_t)e;
         return 0;
 }

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "model/targets.h"
 
@@ -18,3 +19,14 @@
  * lines are skipped. Returns 0, or -EINVAL when buf holds a header of an
  * unknown version or not a single record. */
 int ninjalog_parse(const char *buf, size_t len, bool last_run_only, struct targets *ts);
+
+/* One distinct edge of a .ninja_log (the lines of a multi-output edge give
+ * one call, with the first output): times in ms from ninja's start. */
+typedef void (*ninjalog_edge_fn)(void *userdata, int64_t start_ms, int64_t end_ms, const char *out,
+                                 size_t out_len);
+
+/* Walk the edges of buf as ninjalog_parse() counts them (same
+ * last_run_only rule), calling fn with each. Returns the number of edges
+ * (capped at INT32_MAX), or -EINVAL as ninjalog_parse(). */
+int ninjalog_each(const char *buf, size_t len, bool last_run_only, ninjalog_edge_fn fn,
+                  void *userdata);

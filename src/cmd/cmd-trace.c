@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: MIT */
+/* The Chrome trace of a recorded run: the run's facts, its samples and
+ * targets from its files or the history database, its ninja edges from
+ * the .ninja_log it named, through the streaming writer (out/trace.h). */
+#include "cmd/cmd-trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "out/trace.h"
+#include "parse/csvread.h"
+#include "parse/ninjalog.h"
+#include "pipeline/recorder.h"
+#include "store/history-run.h"
+#include "store/history.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+#define TRACE_MAX_CSV (1ull << 31)
+#define TRACE_MAX_NINJA_LOG (1ull << 30)
+#define TRACE_NINJA_SLACK_S 5.0 /* the log's last write after the run's end */
+
+/* Where the samples come from. */
+typedef int64_t (*sample_walk_fn)(void *src, int (*fn)(void *, const struct sample *), void *ud);
+
+struct edge_acc {
+        struct trace *t;
+        int64_t max_end_ms;
+        double offset_s;
+        int e;
+};
+
+static void edge_max(void *ud, int64_t start_ms, int64_t end_ms, const char *out, size_t len)
+{
+        struct edge_acc *a = ud;
+
+        a->max_end_ms = MAX(a->max_end_ms, end_ms);
+}
+
+static void edge_add(void *ud, int64_t start_ms, int64_t end_ms, const char *out, size_t len)
+{
+        struct edge_acc *a = ud;
+
+        if (a->e >= 0)
+                a->e = trace_add_edge(a->t, a->offset_s + (double)start_ms / 1000.0,
+                                      a->offset_s + (double)end_ms / 1000.0, out, len);
+}
+
+/* The last ninja run of the log. Its times count from ninja's start, which
+ * no record gives: ninja appends a line as each edge ends, so the file's
+ * mtime is the end of its last edge, and ninja started max_end before it. */
+static int add_ninja(const struct trace_job *j, struct trace *t, const struct run_info *ri)
+{
+        _cleanup_free_ char *buf = NULL;
+        struct edge_acc a = {.t = t};
+        struct stat st;
+        double mtime;
+        size_t len;
+        int e;
+
+        if (!j->ninja_log)
+                return 0;
+        e = read_file_at(AT_FDCWD, j->ninja_log, TRACE_MAX_NINJA_LOG, &buf, &len);
+        if (e >= 0 && stat(j->ninja_log, &st) < 0)
+                e = -errno;
+        if (e < 0) {
+                fprintf(stderr, "buildtel %s: note: --ninja-log '%s': %s\n", j->cmd, j->ninja_log,
+                        strerror(-e));
+                return 0;
+        }
+        if (ninjalog_each(buf, len, true, edge_max, &a) < 0) {
+                fprintf(stderr,
+                        "buildtel %s: note: --ninja-log '%s': not a .ninja_log of version "
+                        "5 to 7\n",
+                        j->cmd, j->ninja_log);
+                return 0;
+        }
+        mtime = (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9;
+        /* written before the run started, or well after it ended: its last
+         * ninja run is another build's */
+        if (mtime < ri->start_epoch - 1 ||
+            (isfinite(ri->end_epoch) && mtime > ri->end_epoch + TRACE_NINJA_SLACK_S)) {
+                fprintf(stderr,
+                        "buildtel %s: note: --ninja-log '%s' was last written %s the run: its "
+                        "edges are another build's, left out\n",
+                        j->cmd, j->ninja_log, mtime < ri->start_epoch ? "before" : "after");
+                return 0;
+        }
+        a.offset_s = mtime - ri->start_epoch - (double)a.max_end_ms / 1000.0;
+        if (!isfinite(a.offset_s) || a.offset_s < 0)
+                a.offset_s = 0;
+        (void)ninjalog_each(buf, len, true, edge_add, &a);
+        return a.e;
+}
+
+/* The output: a temp file renamed over the path at the end, or stdout. */
+struct out {
+        FILE *f;
+        char *path, *tmp;
+};
+
+static int out_open(const struct trace_job *j, const char *run_id, struct out *o)
+{
+        int fd, r;
+        size_t n;
+
+        if (j->out_path && strcmp(j->out_path, "-") == 0) {
+                o->f = stdout;
+                return 0;
+        }
+        if (j->out_path) {
+                o->path = strdup(j->out_path);
+        } else {
+                n = strlen(run_id) + (j->out_dir ? strlen(j->out_dir) : 1) + 16;
+                o->path = malloc(n);
+                r = o->path ? snprintf(o->path, n, "%s/trace-%s.json",
+                                       j->out_dir ? j->out_dir : ".", run_id)
+                            : -1;
+                if (r < 0 || (size_t)r >= n)
+                        return -ENOMEM;
+        }
+        if (!o->path)
+                return -ENOMEM;
+        n = strlen(o->path) + 16;
+        o->tmp = malloc(n);
+        if (!o->tmp)
+                return -ENOMEM;
+        snprintf(o->tmp, n, "%s.tmp-XXXXXX", o->path);
+        fd = mkstemp(o->tmp);
+        if (fd < 0) {
+                free(o->tmp);
+                o->tmp = NULL;
+                return -errno;
+        }
+        (void)fchmod(fd, 0644);
+        o->f = fdopen(fd, "w");
+        if (!o->f) {
+                close(fd);
+                return -errno;
+        }
+        return 0;
+}
+
+/* Close; keep the file when ok (rename it over the path), else remove it. */
+static int out_close(struct out *o, bool ok)
+{
+        int e = 0;
+
+        if (o->f && o->f != stdout && fclose(o->f) != 0 && ok)
+                e = -EIO;
+        if (o->tmp && ok && e == 0 && rename(o->tmp, o->path) < 0)
+                e = -errno;
+        if (o->tmp && (!ok || e < 0))
+                (void)unlink(o->tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+        o->f = NULL;
+        return e;
+}
+
+static int to_trace(void *ud, const struct sample *s)
+{
+        return trace_sample(ud, s);
+}
+
+/* The trace of one run, whatever its source. Returns 0 or 1 after
+ * printing. */
+static int write_trace(const struct trace_job *j, const struct run_info *ri,
+                       const struct summary_config *thresholds, const struct run_facts *f,
+                       const struct units *u, sample_walk_fn walk, void *src)
+{
+        size_t nu = 0;
+        const struct unit *units = units_rows(u, &nu);
+        struct trace_config cfg = {.thresholds = *thresholds};
+        struct out o = {0};
+        struct trace *t = NULL;
+        int64_t n = 0;
+        int e;
+
+        e = out_open(j, ri->run_id, &o);
+        if (e >= 0)
+                e = trace_new(o.f, &cfg, ri, &t);
+        if (e >= 0)
+                n = walk(src, to_trace, t);
+        e = n < 0 ? (int)n : e;
+        for (size_t i = 0; f && e >= 0 && i < f->n; i++)
+                e = trace_add_target(t, &f->t[i]);
+        for (size_t i = 0; e >= 0 && i < nu; i++)
+                e = trace_add_unit(t, &units[i]);
+        if (e >= 0)
+                e = add_ninja(j, t, ri);
+        if (e >= 0)
+                e = trace_finish(t);
+        trace_free(t);
+        e = out_close(&o, e >= 0) < 0 && e >= 0 ? -EIO : e;
+        if (e < 0) {
+                fprintf(stderr, "buildtel %s: cannot write the trace '%s': %s\n", j->cmd,
+                        o.path ? o.path : "-", strerror(-e));
+                free(o.path);
+                return 1;
+        }
+        if (o.path && !j->quiet)
+                fprintf(stderr, "buildtel %s: trace of run %s (%lld samples) in %s\n", j->cmd,
+                        ri->run_id, (long long)n, o.path);
+        free(o.path);
+        return 0;
+}
+
+/* ---- files ---- */
+
+struct csv_src {
+        const char *buf;
+        size_t len;
+        uint64_t skipped;
+};
+
+/* csvread's callback (NULL for a skipped row) to the trace's (stops at
+ * its first error). */
+struct csv_walk {
+        struct csv_src *c;
+        int (*fn)(void *, const struct sample *);
+        void *ud;
+        int err;
+};
+
+static void csv_row(void *userdata, const struct sample *smp)
+{
+        struct csv_walk *w = userdata;
+
+        if (!smp)
+                w->c->skipped++;
+        else if (w->err >= 0)
+                w->err = w->fn(w->ud, smp);
+}
+
+static int64_t walk_csv(void *src, int (*fn)(void *, const struct sample *), void *ud)
+{
+        struct csv_walk w = {.c = src, .fn = fn, .ud = ud};
+        int64_t n = csvread_samples(w.c->buf, w.c->len, csv_row, &w);
+
+        return w.err < 0 ? w.err : n;
+}
+
+static double json_num(json_t *o, const char *key)
+{
+        json_t *v = json_object_get(o, key);
+
+        return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* The targets of resources-<id>.targets.json (sink-targets.c): what the
+ * trace shows of them. Absent or unreadable: none. */
+static void targets_from_json(const char *buf, size_t len, struct run_facts *f)
+{
+        json_t *root = json_loadb(buf, len, 0, NULL), *arr = json_object_get(root, "targets"), *v;
+        size_t i;
+
+        json_array_foreach(arr, i, v)
+        {
+                struct target_fact *t = &f->t[f->n];
+                const char *name = json_string_value(json_object_get(v, "name"));
+                json_t *ok = json_object_get(v, "success");
+
+                if (f->n >= TARGETS_MAX || !name)
+                        break;
+                memset(t, 0, sizeof(*t));
+                targets_copy_field(t->name, sizeof(t->name), name, strlen(name));
+                t->start_s = json_num(v, "first_seen_s");
+                t->end_s = json_num(v, "last_seen_s");
+                t->steps_set = json_is_integer(json_object_get(v, "steps")) &&
+                               json_is_integer(json_object_get(v, "cached"));
+                if (t->steps_set) {
+                        t->steps = (uint32_t)json_integer_value(json_object_get(v, "steps"));
+                        t->cached = (uint32_t)json_integer_value(json_object_get(v, "cached"));
+                }
+                t->success = json_is_boolean(ok) ? json_is_true(ok) : TARGET_SUCCESS_UNKNOWN;
+                f->n++;
+        }
+        json_decref(root);
+}
+
+/* "<base><suffix>" where csv is "<base>.csv", malloc'd. */
+static char *beside(const char *csv, const char *suffix)
+{
+        size_t n = strlen(csv) - 4, m = strlen(suffix);
+        char *p = malloc(n + m + 1);
+
+        if (p) {
+                memcpy(p, csv, n);
+                memcpy(p + n, suffix, m + 1);
+        }
+        return p;
+}
+
+int trace_write_files(const struct trace_job *j, const char *csv)
+{
+        _cleanup_free_ char *buf = NULL, *json = NULL, *tj = NULL, *runjson = NULL, *tpath = NULL,
+                            *upath = NULL, *uc = NULL;
+        struct units *u = NULL;
+        _cleanup_free_ struct run_facts *f = calloc(1, sizeof(*f));
+        struct csv_src src = {0};
+        struct run_info ri = {0};
+        size_t jlen, tlen;
+        int e;
+
+        if (strlen(csv) < 4 || !f || !(runjson = beside(csv, ".run.json")) ||
+            !(tpath = beside(csv, ".targets.json")) || !(upath = beside(csv, ".units.csv")) ||
+            units_new(&u) < 0) {
+                fprintf(stderr, "buildtel %s: out of memory\n", j->cmd);
+                return 1;
+        }
+        e = read_file_at(AT_FDCWD, csv, TRACE_MAX_CSV, &buf, &src.len);
+        if (e < 0) {
+                fprintf(stderr, "buildtel %s: cannot read '%s': %s\n", j->cmd, csv, strerror(-e));
+                units_free(u);
+                return 1;
+        }
+        src.buf = buf;
+        if (read_file_at(AT_FDCWD, runjson, 1 << 20, &json, &jlen) < 0 ||
+            run_info_parse_json(json, jlen, &ri) < 0 || !ri.run_id) {
+                fprintf(stderr, "buildtel %s: '%s' is missing or not a run record\n", j->cmd,
+                        runjson);
+                run_info_release(&ri);
+                units_free(u);
+                return 1;
+        }
+        if (read_file_at(AT_FDCWD, tpath, 16 << 20, &tj, &tlen) >= 0)
+                targets_from_json(tj, tlen, f);
+        /* the compile units: absent (an older run) or unreadable is none */
+        if (read_file_at(AT_FDCWD, upath, 64 << 20, &uc, &tlen) >= 0)
+                (void)units_csv_parse(uc, tlen, u, NULL);
+        e = write_trace(j, &ri, &j->thresholds, f, u, walk_csv, &src);
+        run_info_release(&ri);
+        units_free(u);
+        return e;
+}
+
+/* ---- the history database ---- */
+
+struct db_src {
+        struct store *st;
+        int64_t id;
+};
+
+static int64_t walk_db(void *src, int (*fn)(void *, const struct sample *), void *ud)
+{
+        struct db_src *d = src;
+
+        return store_samples_each(d->st, d->id, fn, ud);
+}
+
+int trace_write_db(const struct trace_job *j, struct store *st, int64_t id)
+{
+        _cleanup_free_ struct run_facts *f = calloc(1, sizeof(*f));
+        struct summary_config thresholds = j->thresholds;
+        struct db_src src = {st, id};
+        struct run_info ri = {0};
+        struct units *u = NULL;
+        int e;
+
+        if (!f || units_new(&u) < 0) {
+                units_free(u);
+                fprintf(stderr, "buildtel %s: out of memory\n", j->cmd);
+                return 1;
+        }
+        struct store_run run;
+
+        e = store_run_get(st, id, &run);
+        if (e >= 0) {
+                ri = run.info;
+                run.info = (struct run_info){0};
+                e = store_run_thresholds(&run, &thresholds);
+                store_run_release(&run);
+        }
+        if (e >= 0)
+                e = store_targets_get(st, id, f);
+        if (e >= 0)
+                e = store_units_read(st, id, u);
+        if (e < 0) {
+                fprintf(stderr, "buildtel %s: history database: %s\n", j->cmd, store_strerror(e));
+                run_info_release(&ri);
+                units_free(u);
+                return 1;
+        }
+        if (f->n > 0 && !isfinite(f->t[0].start_s))
+                fprintf(stderr,
+                        "buildtel %s: note: the history database keeps no times of targets: "
+                        "the trace has none; its files have them (--no-db)\n",
+                        j->cmd);
+        e = write_trace(j, &ri, &thresholds, f, u, walk_db, &src);
+        run_info_release(&ri);
+        units_free(u);
+        return e;
+}
+
+int trace_write_run(const struct recorder *r, const struct recorder_config *cfg, const char *run_id)
+{
+        const char *dir = recorder_log_dir(r);
+        struct trace_job j = {.out_dir = dir,
+                              .ninja_log = cfg->metrics.ninja_log,
+                              .thresholds = cfg->summary,
+                              .cmd = "run",
+                              .quiet = cfg->quiet};
+        _cleanup_free_ char *csv = NULL;
+        size_t n;
+
+        if (!dir)
+                return 0;
+        n = strlen(dir) + strlen(run_id) + sizeof("/resources-.csv");
+        csv = malloc(n);
+        if (!csv) {
+                fprintf(stderr, "buildtel run: out of memory\n");
+                return 1;
+        }
+        snprintf(csv, n, "%s/resources-%s.csv", dir, run_id);
+        return trace_write_files(&j, csv);
+}

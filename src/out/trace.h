@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model/run.h"
+#include "model/sample.h"
+#include "model/summary.h"
+#include "model/targets.h"
+#include "model/units.h"
+#include "util/dbuf.h"
+
+/* A recorded run as a Chrome Trace Event Format file
+ * ({"traceEvents": [...], "displayTimeUnit": "ms"}), which Perfetto UI and
+ * chrome://tracing open. Written as it goes: the counters (C) and instants
+ * (i) of each sample go out when the sample is given, so a 24-hour run is
+ * never held in memory; the slices (X: the run, its targets, ninja edges)
+ * are kept (capped) and written with their lanes and the metadata (M) at
+ * the end. Times are microseconds from the run's start.
+ *
+ * Processes: 1 "build" (the run slice and every counter track), 2
+ * "targets", 3 "ninja", 4 "compile units" (first to last seen by the
+ * process scans); each slice process has one thread per lane. */
+
+#define TRACE_SLICES_MAX 1000000 /* slices kept; more are counted in a note event */
+
+struct trace_config {
+        struct summary_config thresholds; /* near-OOM and low-disk, the run's own */
+        size_t max_slices;                /* 0: TRACE_SLICES_MAX */
+};
+
+struct trace;
+
+/* A writer to f (borrowed; the caller closes it). ri must outlive the
+ * writer. The header is written here. Returns 0, -ENOMEM or -EIO. */
+int trace_new(FILE *f, const struct trace_config *cfg, const struct run_info *ri,
+              struct trace **ret);
+/* NULL is a no-op. */
+void trace_free(struct trace *t);
+
+/* One sample, in order: its counters and any instant it starts. */
+int trace_sample(struct trace *t, const struct sample *s);
+/* A target with a known start and end. */
+int trace_add_target(struct trace *t, const struct target_fact *f);
+/* A ninja edge: start and end in seconds on the run's clock. */
+int trace_add_edge(struct trace *t, double start_s, double end_s, const char *out, size_t len);
+/* A compile unit of the process scans (model/units.h). */
+int trace_add_unit(struct trace *t, const struct unit *u);
+/* The run's end (seconds on its clock) when run_info does not give it. */
+void trace_set_end(struct trace *t, double end_s);
+/* Write the slices, their lanes and the metadata; close the JSON. Returns
+ * 0, -ENOMEM or -EIO (a write failed, now or earlier). */
+int trace_finish(struct trace *t);
+
+/* Append s[0..len) as a JSON string literal (quotes included): quotes,
+ * backslashes and control characters escaped, bytes that are not
+ * well-formed UTF-8 replaced by U+FFFD. 0 or -ENOMEM. */
+int trace_json_string(struct dbuf *out, const char *s, size_t len);
