@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "cmd/cmd-common.h"
+#include "out/report.h"
 
 #include <errno.h>
 #include <math.h>
@@ -226,6 +227,9 @@ int common_opts_parse(struct common_opts *o, int opt, const char *arg, const cha
         case OPT_NO_DB:
                 o->rec.no_db = true;
                 return 1;
+        case OPT_NO_REPORT:
+                o->rec.no_report = true;
+                return 1;
         case OPT_OTLP_ENDPOINT:
                 o->otlp_opt.endpoint = arg;
                 return 1;
@@ -335,10 +339,23 @@ void common_warn(void *userdata, const char *fmt, ...)
         fprintf(stderr, "buildtel: warning: %s\n", buf);
 }
 
+/* GitHub Actions annotations, after the build's output. */
+static void common_gh_warnings(struct recorder *r)
+{
+        struct dbuf w = DBUF_INIT;
+
+        if (report_gh_warnings(recorder_summary(r), &w) >= 0 && w.len)
+                fputs(w.p, stderr);
+        dbuf_release(&w);
+}
+
 void common_report(const struct common_opts *o, struct recorder *r, struct dbuf *short_sum)
 {
         const char *dir = recorder_log_dir(r);
+        const char *gha = getenv("GITHUB_ACTIONS");
 
+        if (gha && strcmp(gha, "true") == 0)
+                common_gh_warnings(r);
         if (o->rec.quiet)
                 return;
         if (short_sum->len)
@@ -347,5 +364,7 @@ void common_report(const struct common_opts *o, struct recorder *r, struct dbuf 
                 fprintf(stderr, "buildtel: csv: %s/resources-%s.csv\n", dir, o->run_id);
                 fprintf(stderr, "buildtel: summary: %s/resources-%s.summary.txt (.json)\n", dir,
                         o->run_id);
+                if (!o->rec.no_report)
+                        fprintf(stderr, "buildtel: report: %s/report-%s.html\n", dir, o->run_id);
         }
 }

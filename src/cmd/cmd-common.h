@@ -33,6 +33,7 @@ enum {
         OPT_NO_DB,
         OPT_OTLP_ENDPOINT,
         OPT_OTLP_INTERVAL,
+        OPT_NO_REPORT,
         OPT_COMMON_END,
 };
 
@@ -59,6 +60,7 @@ enum {
             {"push-job", required_argument, NULL, OPT_PUSH_JOB},                                   \
             {"otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT},                         \
             {"otlp-interval", required_argument, NULL, OPT_OTLP_INTERVAL},                         \
+            {"no-report", no_argument, NULL, OPT_NO_REPORT},                                       \
         {                                                                                          \
                 "help", no_argument, NULL, OPT_HELP                                                \
         }

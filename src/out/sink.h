@@ -25,6 +25,7 @@ struct sink_ctx {
         void (*warn)(void *userdata, const char *msg);
         void *warn_userdata;
         const struct otel_config *otlp; /* OTLP export; NULL or !enabled: off */
+        bool no_report;                 /* --no-report: no report-<id>.html */
 };
 
 /* The model, as the sinks see it: with each sample (run and the summary so
@@ -78,6 +79,7 @@ extern const struct sink_ops sink_pushgw;  /* PUT to --pushgateway */
 extern const struct sink_ops sink_targets; /* resources-<id>.targets.json */
 extern const struct sink_ops sink_otlp;    /* OTLP/HTTP metrics to a collector */
 extern const struct sink_ops sink_units;   /* resources-<id>.units.csv */
+extern const struct sink_ops sink_report;  /* report-<id>.html, $GITHUB_STEP_SUMMARY */
 
 /* The sinks of a run, in order. NULL-terminated. */
 extern const struct sink_ops *const sinks_all[];

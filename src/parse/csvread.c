@@ -6,7 +6,19 @@
 #include "model/sample.h"
 #include "util/csv.h"
 
+static int add_to_summary(void *userdata, const struct sample *smp)
+{
+        summary_add(userdata, smp);
+        return 0;
+}
+
 int64_t csvread_summary(const char *buf, size_t len, struct summary *s)
+{
+        return csvread_each(buf, len, add_to_summary, s, &s->skipped_rows);
+}
+
+int64_t csvread_each(const char *buf, size_t len, int (*fn)(void *userdata, const struct sample *s),
+                     void *userdata, uint64_t *ret_skipped)
 {
         struct csv_record rec = CSV_RECORD_INIT;
         struct sample_colmap map;
@@ -29,14 +41,16 @@ int64_t csvread_summary(const char *buf, size_t len, struct summary *s)
                         goto out;
                 if (r == 0) {
                         /* the torn last row of a writer that was killed */
-                        s->skipped_rows++;
+                        (*ret_skipped)++;
                         break;
                 }
                 if (r < 0 || sample_from_record(&map, &rec, &smp) < 0) {
-                        s->skipped_rows++;
+                        (*ret_skipped)++;
                         continue;
                 }
-                summary_add(s, &smp);
+                r = fn(userdata, &smp);
+                if (r < 0)
+                        goto out;
                 good++;
         }
         r = 0;

@@ -118,6 +118,7 @@ static int open_sinks(struct recorder *r, const char *dir)
             .warn = sink_warn,
             .warn_userdata = r,
             .otlp = r->cfg.otlp,
+            .no_report = r->cfg.no_report,
         };
         int e;
 
@@ -467,4 +468,9 @@ void recorder_poll(struct recorder *r, const struct pollfd *p, size_t n)
         for (size_t i = 0; i < r->nsinks; i++)
                 if (r->ops[i]->poll)
                         r->ops[i]->poll(r->state[i], p, n, now);
+}
+
+const struct summary *recorder_summary(const struct recorder *r)
+{
+        return &r->summary;
 }
