@@ -88,18 +88,18 @@ static void bands_and_axes(struct dwriter *w, const struct report_data *d, const
                 }
         }
         for (int k = 0; k <= 4; k++) {
-                double v = f->ymax * k / 4;
+                double v = f->ymax * k / 4, y = py(f, v / f->k);
 
                 dw_printf(w,
                           "<line class=\"ax\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\"/>"
                           "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.3g%s</text>",
-                          ML, W - MR, py(f, v), py(f, v), ML - 4, py(f, v) + 4, v, unit);
+                          ML, W - MR, y, y, ML - 4, y + 4, v, unit);
         }
         for (int k = 0; k <= 5; k++) {
                 double t = f->tmax * k / 5;
 
-                dw_printf(w, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>",
-                          px(f, t), H - 6, report_fmt_duration(t, b));
+                dw_printf(w, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"%s\">%s</text>", px(f, t),
+                          H - 6, k == 5 ? "end" : "middle", report_fmt_duration(t, b));
         }
 }
 
@@ -171,7 +171,7 @@ static void chart_peaks(struct dwriter *w, const struct chart_def *c, const stru
                           "%s %.4g%s</text>",
                           px(f, p->elapsed_s) + (px(f, p->elapsed_s) > W / 2 ? -6 : 6),
                           MAX(py(f, v) - 6, MT + 22), px(f, p->elapsed_s) > W / 2 ? "end" : "start",
-                          c->peak_names[i], v, c->unit);
+                          c->peak_names[i], v * f->k, f->unit);
         }
 }
 
@@ -179,6 +179,7 @@ static void chart(struct dwriter *w, const struct report_data *d, const struct c
                   double tmax, struct report_pt *pts)
 {
         struct frame f = {.tmax = tmax, .ymax = 0, .k = 1, .unit = c->unit};
+        double th;
         bool any = false;
 
         for (size_t k = 0; k < ARRAY_SIZE(c->series) && c->names[k]; k++)
@@ -189,8 +190,10 @@ static void chart(struct dwriter *w, const struct report_data *d, const struct c
                         }
         if (!any)
                 return;
-        if (!isnan(c->threshold))
-                f.ymax = MAX(f.ymax, c->threshold);
+        /* a threshold far above the data would flatten it: said, not drawn */
+        th = !isnan(c->threshold) && c->threshold <= f.ymax * 2 ? c->threshold : NAN;
+        if (!isnan(th))
+                f.ymax = MAX(f.ymax, th);
         if (strcmp(c->unit, " GiB") == 0 && f.ymax < 1.5) {
                 f.k = 1024;
                 f.unit = " MiB";
@@ -200,15 +203,13 @@ static void chart(struct dwriter *w, const struct report_data *d, const struct c
                   "<h3>%s</h3><svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"%s over "
                   "the run\"><title>%s</title><desc>",
                   c->title, W, H, c->title, c->title);
-        chart_peaks(w, c, &f, true);
-        dw_puts(w, "</desc>");
+        dw_puts(w, "its peaks are listed below it</desc>");
         bands_and_axes(w, d, &f, f.unit);
-        if (!isnan(c->threshold))
+        if (!isnan(th))
                 dw_printf(w,
                           "<line class=\"th\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\">"
                           "<title>%s</title></line>",
-                          ML, W - MR, py(&f, c->threshold), py(&f, c->threshold),
-                          c->threshold_name);
+                          ML, W - MR, py(&f, th), py(&f, th), c->threshold_name);
         for (size_t k = 0; k < ARRAY_SIZE(c->series) && c->names[k]; k++)
                 series_line(w, d, &f, c->series[k], (int)k, pts);
         chart_peaks(w, c, &f, false);
@@ -216,7 +217,8 @@ static void chart(struct dwriter *w, const struct report_data *d, const struct c
         for (size_t k = 0; k < ARRAY_SIZE(c->series) && c->names[k]; k++)
                 dw_printf(w, "<span class=\"k%zu\">&#9632;</span> %s &nbsp; ", k, c->names[k]);
         if (!isnan(c->threshold))
-                dw_printf(w, "<span style=\"color:var(--warn)\">- -</span> %s", c->threshold_name);
+                dw_printf(w, "<span style=\"color:var(--warn)\">- -</span> %s%s", c->threshold_name,
+                          isnan(th) ? " (far above the data: not drawn)" : "");
         dw_puts(w, "</div><ul class=\"peaks\">");
         chart_peaks(w, c, &f, true);
         dw_puts(w, "</ul>");
