@@ -364,7 +364,8 @@ static void target_bars(struct dwriter *w, const struct run_facts *f)
                                   "<rect fill=\"url(#cached)\" x=\"%.1f\" y=\"%.0f\" "
                                   "width=\"%.1f\" height=\"%.0f\"/>",
                                   x0, y, (x1 - x0) * frac, rowh - 5);
-                dw_printf(w, "<text x=\"%.1f\" y=\"%.0f\">", MAX(x0 - 4, ML), y + 11);
+                dw_printf(w, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"%s\">",
+                          x0 > 160 ? x0 - 4 : x1 + 4, y + 11, x0 > 160 ? "end" : "start");
                 esc(w, t->name);
                 dw_puts(w, "</text>");
         }

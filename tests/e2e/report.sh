@@ -114,7 +114,7 @@ chrome() {
 }
 chrome --screenshot="$T/shot.png" "file://$L/report-rep.html" >/dev/null 2>"$T/chrome.err"
 check "screenshot taken" test -s "$T/shot.png"
-[ -n "${REPORT_SHOT:-}" ] && cp "$T/shot.png" "$REPORT_SHOT"
+[ -n "${REPORT_SHOT:-}" ] && cp "$T/shot.png" "$REPORT_SHOT" && cp "$L/report-rep.html" "${REPORT_SHOT%.png}.html"
 chrome --dump-dom "file://$L/report-rep.html" >"$T/dom.html" 2>>"$T/chrome.err"
 check "DOM dumped" grep -q '</html>' "$T/dom.html"
 check "no console errors" bash -c '! grep -Ei "CONSOLE|Uncaught|SyntaxError" "$1"' _ "$T/chrome.err"
