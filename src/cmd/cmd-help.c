@@ -46,6 +46,7 @@ static const struct {
      "                         $XDG_STATE_HOME/buildtel/history.db or\n"
      "                         ~/.local/state/buildtel/history.db); see `buildtel status`\n"
      "  --no-db                do not record the run in the history database\n"
+     "  --no-report            do not write report-<id>.html (see `buildtel report`)\n"
      "The run is in the history from its start (state running) to its end; a locked,\n"
      "full, unwritable or corrupt database is one warning and changes nothing else.\n"
      "\n"
