@@ -66,7 +66,12 @@ for line in open(sys.argv[1]).read().split("\n"):
 flush()
 sys.exit(bad or tables < 3)' "$SUM"
 
-# report from the files and from the history: the same page
+# the run's own page (re-rendering below writes report-rep.html again)
+cp "$L/report-rep.html" "$T/run.html"
+check "ninja edges drawn on lanes" grep -q "Slowest ninja edges" "$T/run.html"
+check "the ninja edge b.o named" grep -q "<title>b.o: " "$T/run.html"
+
+# report from the files and from the history
 "$BUILDTEL" report -o "$T/from-csv.html" "$L/resources-rep.csv" 2>"$T/rerr"
 expect_eq "report FILE.csv exit" "$?" 0
 "$BUILDTEL" report -o "$T/from-db.html" rep 2>>"$T/rerr"
@@ -74,6 +79,7 @@ expect_eq "report RUN exit" "$?" 0
 "$BUILDTEL" report --format markdown rep >"$T/md" 2>>"$T/rerr"
 expect_eq "report --format markdown exit" "$?" 0
 check "markdown to stdout" grep -q '^| app | built |' "$T/md"
+rm -f "$L/report-rep.html"
 (cd "$T" && "$BUILDTEL" report "$L/resources-rep.csv" 2>>"$T/rerr")
 check "default output beside the CSV" test -s "$L/report-rep.html"
 "$BUILDTEL" report -o - "$L/resources-rep.csv" >"$T/stdout.html" 2>>"$T/rerr"
@@ -81,13 +87,12 @@ check "-o - writes stdout" grep -q '</html>' "$T/stdout.html"
 "$BUILDTEL" run --quiet --no-report --log-dir "$L" --run-id norep -- true
 check "--no-report writes none" test ! -e "$L/report-norep.html"
 
-for f in "$L/report-rep.html" "$T/from-csv.html" "$T/from-db.html"; do
+for f in "$T/run.html" "$L/report-rep.html" "$T/from-csv.html" "$T/from-db.html"; do
         check "no URL in $(basename "$f")" bash -c '! grep -Eq "https?://" "$1"' _ "$f"
         check "src/href only to # or data: in $(basename "$f")" \
                 bash -c '! grep -Eo "(src|href)=\"[^\"]*\"" "$1" | grep -Ev "=\"(#|data:)"' _ "$f"
         check "no script in $(basename "$f")" bash -c '! grep -qi "<script" "$1"' _ "$f"
 done
-check "ninja edges drawn" grep -q 'Slowest ninja edges' "$L/report-rep.html"
 check "targets drawn" grep -q 'Targets (start to end' "$T/from-csv.html"
 check "units from the files" grep -q 'Compile units by peak memory\|Host memory' "$T/from-csv.html"
 
@@ -112,10 +117,10 @@ chrome() {
                 --user-data-dir="$(mktemp -d "$T/chrome.XXXXXX")" --enable-logging=stderr --v=0 \
                 --window-size=1280,2400 "$@"
 }
-chrome --screenshot="$T/shot.png" "file://$L/report-rep.html" >/dev/null 2>"$T/chrome.err"
+chrome --screenshot="$T/shot.png" "file://$T/run.html" >/dev/null 2>"$T/chrome.err"
 check "screenshot taken" test -s "$T/shot.png"
-[ -n "${REPORT_SHOT:-}" ] && cp "$T/shot.png" "$REPORT_SHOT" && cp "$L/report-rep.html" "${REPORT_SHOT%.png}.html"
-chrome --dump-dom "file://$L/report-rep.html" >"$T/dom.html" 2>>"$T/chrome.err"
+[ -n "${REPORT_SHOT:-}" ] && cp "$T/shot.png" "$REPORT_SHOT" && cp "$T/run.html" "${REPORT_SHOT%.png}.html"
+chrome --dump-dom "file://$T/run.html" >"$T/dom.html" 2>>"$T/chrome.err"
 check "DOM dumped" grep -q '</html>' "$T/dom.html"
 check "no console errors" bash -c '! grep -Ei "CONSOLE|Uncaught|SyntaxError" "$1"' _ "$T/chrome.err"
 check "no network request" bash -c '! grep -Ei "net::|ERR_(NAME|CONNECTION|INTERNET)" "$1"' _ "$T/chrome.err"
