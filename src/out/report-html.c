@@ -440,30 +440,21 @@ static void td_num(struct dwriter *w, bool set, double v, int prec, const char *
 
 static void targets_table(struct dwriter *w, const struct run_facts *f)
 {
-        char b[32];
+        static const struct report_table_fmt html = {
+            .row_open = "<tr>",
+            .text_open = "<td>",
+            .num_open = "<td class=\"n\">",
+            .cell_close = "</td>",
+            .row_close = "</tr>",
+            .escape = report_html_escape,
+        };
 
         if (!f || !f->n)
                 return;
         dw_puts(w, "<h3>Targets</h3><table><tr><th>target</th><th>result</th><th>duration</th>"
                    "<th>steps</th><th>cached</th><th>ratio</th><th>cache hits</th>"
                    "<th>cache misses</th></tr>");
-        for (size_t i = 0; i < f->n; i++) {
-                const struct target_fact *t = &f->t[i];
-
-                dw_puts(w, "<tr><td>");
-                esc(w, t->name);
-                dw_printf(w, "</td><td>%s</td><td class=\"n\">%s</td>",
-                          t->success == TARGET_BUILT    ? "built"
-                          : t->success == TARGET_FAILED ? "failed"
-                                                        : "unknown",
-                          report_fmt_duration(t->duration_s, b));
-                td_num(w, t->steps_set, t->steps, 0, "");
-                td_num(w, t->steps_set, t->cached, 0, "");
-                td_num(w, t->steps_set, t->cache_ratio * 100, 0, "%");
-                td_num(w, t->cc.set, (double)t->cc.hits, 0, "");
-                td_num(w, t->cc.set, (double)t->cc.misses, 0, "");
-                dw_puts(w, "</tr>");
-        }
+        report_target_rows(w, f, &html);
         dw_puts(w, "</table>");
 }
 

@@ -328,32 +328,60 @@ static void md_peaks(struct dwriter *w, const struct summary *s)
         dw_puts(w, "\n");
 }
 
-static void md_targets(struct dwriter *w, const struct run_facts *f)
+static void cell_num(struct dwriter *w, const struct report_table_fmt *fmt, bool set, double v,
+                     int prec, const char *suffix)
+{
+        dw_puts(w, fmt->num_open);
+        if (set && !isnan(v))
+                dw_printf(w, "%.*f%s", prec, v, suffix);
+        else
+                dw_puts(w, "–");
+        dw_puts(w, fmt->cell_close);
+}
+
+void report_target_rows(struct dwriter *w, const struct run_facts *f,
+                        const struct report_table_fmt *fmt)
 {
         char d[32];
+
+        for (size_t i = 0; f && i < f->n; i++) {
+                const struct target_fact *t = &f->t[i];
+
+                dw_puts(w, fmt->row_open);
+                dw_puts(w, fmt->text_open);
+                fmt->escape(w, t->name, strlen(t->name));
+                dw_printf(w, "%s%s%s%s%s%s", fmt->cell_close, fmt->text_open,
+                          t->success == TARGET_BUILT    ? "built"
+                          : t->success == TARGET_FAILED ? "failed"
+                                                        : "unknown",
+                          fmt->cell_close, fmt->num_open, report_fmt_duration(t->duration_s, d));
+                dw_puts(w, fmt->cell_close);
+                cell_num(w, fmt, t->steps_set, t->steps, 0, "");
+                cell_num(w, fmt, t->steps_set, t->cached, 0, "");
+                cell_num(w, fmt, t->steps_set, t->cache_ratio * 100, 0, "%");
+                cell_num(w, fmt, t->cc.set, (double)t->cc.hits, 0, "");
+                cell_num(w, fmt, t->cc.set, (double)t->cc.misses, 0, "");
+                dw_puts(w, fmt->row_close);
+        }
+}
+
+static void md_targets(struct dwriter *w, const struct run_facts *f)
+{
+        static const struct report_table_fmt md = {
+            .row_open = "|",
+            .text_open = " ",
+            .num_open = " ",
+            .cell_close = " |",
+            .row_close = "\n",
+            .escape = report_md_escape,
+        };
 
         if (!f || !f->n)
                 return;
         dw_puts(w, "### Targets\n\n| target | result | duration | steps | cached | ratio | "
                    "cache hits | cache misses |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | "
                    "---: |\n");
-        for (size_t i = 0; i < f->n; i++) {
-                const struct target_fact *t = &f->t[i];
-
-                dw_puts(w, "|");
-                md_cell_str(w, t->name);
-                dw_printf(w, " %s | %s |",
-                          t->success == TARGET_BUILT    ? "built"
-                          : t->success == TARGET_FAILED ? "failed"
-                                                        : "unknown",
-                          report_fmt_duration(t->duration_s, d));
-                md_cell_num(w, t->steps_set, t->steps, 0, "");
-                md_cell_num(w, t->steps_set, t->cached, 0, "");
-                md_cell_num(w, t->steps_set, t->cache_ratio * 100, 0, "%");
-                md_cell_num(w, t->cc.set, (double)t->cc.hits, 0, "");
-                md_cell_num(w, t->cc.set, (double)t->cc.misses, 0, "");
-                dw_puts(w, "\n");
-        }
+        report_target_rows(w, f, &md);
         dw_puts(w, "\n");
 }
 

@@ -73,6 +73,16 @@ void report_md_escape(struct dwriter *w, const char *s, size_t len);
  * characters but newline and tab as '?'. 0 or -ENOMEM. */
 int report_clean_text(struct dbuf *out, const char *s, size_t len);
 
+/* How a table's rows are written (HTML or Markdown). */
+struct report_table_fmt {
+        const char *row_open, *text_open, *num_open, *cell_close, *row_close;
+        void (*escape)(struct dwriter *w, const char *s, size_t len);
+};
+/* One row per target of f: name, result, duration, steps, cached, ratio,
+ * compiler-cache hits and misses ("–" when unknown). */
+void report_target_rows(struct dwriter *w, const struct run_facts *f,
+                        const struct report_table_fmt *fmt);
+
 /* The HTML page. 0 or -ENOMEM. */
 int report_render_html(const struct report_data *d, const struct run_model *m, struct dbuf *out);
 /* The Markdown summary; files: the artifacts' file names (NULL-terminated
