@@ -456,9 +456,13 @@ int report_gh_warnings(const struct summary *s, struct dbuf *out)
                 const struct summary_oom *o = &s->build.oom[i];
                 struct dbuf lab = DBUF_INIT;
 
-                /* a workflow command ends at the newline: the victim is cleaned */
+                /* a workflow command ends at the newline and decodes %XX: in the
+                 * victim's name '%' and line ends become '?' */
                 dw_check(&w, run_append_utf8_lossy(&lab, o->victim.label, strlen(o->victim.label),
                                                    true));
+                for (size_t k = 0; k < lab.len && dw_ok(&w); k++)
+                        if (lab.p[k] == '%' || lab.p[k] == '\r' || lab.p[k] == '\n')
+                                lab.p[k] = '?';
                 dw_printf(&w, "::warning title=buildtel OOM kill::the kernel killed %s at %s\n",
                           lab.len ? lab.p : "a process of the build",
                           report_fmt_duration(o->elapsed_s, d));
