@@ -283,7 +283,7 @@ int cmd_report(int argc, char **argv)
         if (parse_args(argc, argv, &o, &out, &md) < 0)
                 goto out;
         if (o.help) {
-                fputs(usage, stdout);
+                cmd_print_usage("report");
                 ret = 0;
                 goto out;
         }
