@@ -36,6 +36,7 @@ struct loaded {
         struct summary sum;
         struct report_data d;
         struct run_facts *facts;
+        struct targets *targets; /* the slowest ninja edges of targets.json; NULL: none */
         struct units *units;
         char *default_out; /* report-<id>.html beside the CSV, or in the cwd */
 };
@@ -87,8 +88,30 @@ static void count_fact(struct target_fact *t, json_t *o)
         targets_fact_ratios(t);
 }
 
+/* The slowest ninja edges targets.json lists (durations: it keeps no
+ * start times, so each starts at 0). */
+static void load_slow_edges(json_t *arr, struct targets **ret)
+{
+        struct targets *ts;
+
+        if (!json_array_size(arr) || !(ts = malloc(sizeof(*ts))))
+                return;
+        targets_init(ts);
+        for (size_t i = 0; i < json_array_size(arr) && i < TARGETS_SLOW_EDGES; i++) {
+                json_t *e = json_array_get(arr, i), *o = json_object_get(e, "output");
+                double sec = json_number_value(json_object_get(e, "seconds"));
+
+                if (json_is_string(o) && sec >= 0 && sec < 1e9)
+                        targets_offer_edge(ts, 0, (int64_t)(sec * 1000), json_string_value(o),
+                                           json_string_length(o));
+        }
+        ts->ninja_log_set = ts->nslow > 0;
+        ts->ninja_edges = ts->nslow;
+        *ret = ts;
+}
+
 /* resources-<id>.targets.json beside the CSV, as the facts it holds. */
-static void load_targets_file(const char *csv, struct run_facts *f)
+static void load_targets_file(const char *csv, struct run_facts *f, struct targets **ret_ts)
 {
         _cleanup_free_ char *path = beside_path(csv, ".targets.json");
         _cleanup_free_ char *buf = NULL;
@@ -102,6 +125,7 @@ static void load_targets_file(const char *csv, struct run_facts *f)
         for (size_t i = 0; i < json_array_size(arr) && f->n < TARGETS_MAX; i++)
                 if (json_is_object(json_array_get(arr, i)))
                         count_fact(&f->t[f->n++], json_array_get(arr, i));
+        load_slow_edges(json_object_get(root, "slowest_edges"), ret_ts);
         json_decref(root);
 }
 
@@ -143,7 +167,7 @@ static int load_csv(const char *path, struct loaded *l)
         load_run_info(path, &l->ri);
         l->units = load_units_file(path);
         targets_facts(NULL, &l->ri, l->facts);
-        load_targets_file(path, l->facts);
+        load_targets_file(path, l->facts, &l->targets);
         l->default_out = out_beside(path, slash ? (size_t)(slash - path + 1) : 0,
                                     l->ri.run_id ? l->ri.run_id : "unknown");
         return l->default_out ? 0 : -ENOMEM;
@@ -211,8 +235,11 @@ static int write_out(const char *out, const struct dbuf *b)
 
 static int render(struct loaded *l, bool markdown, const char *out)
 {
-        struct run_model m = {
-            .run = &l->ri, .summary = &l->sum, .units = l->units, .facts = l->facts};
+        struct run_model m = {.run = &l->ri,
+                              .summary = &l->sum,
+                              .units = l->units,
+                              .facts = l->facts,
+                              .targets = l->targets};
         struct dbuf b = DBUF_INIT;
         int e, ret;
 
@@ -308,6 +335,7 @@ int cmd_report(int argc, char **argv)
                 ret = 1;
 out:
         free(l.facts);
+        free(l.targets);
         free(l.default_out);
         units_free(l.units);
         report_data_release(&l.d);

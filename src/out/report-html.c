@@ -382,12 +382,14 @@ static void ninja_lanes(struct dwriter *w, const struct targets *ts)
         int64_t lane_end[TARGETS_SLOW_EDGES];
         size_t lane[TARGETS_SLOW_EDGES], nl = 0;
         int64_t t0 = INT64_MAX, t1 = 0;
+        bool from_files = ts && ts->nslow > 1; /* every edge starting at 0 */
         struct frame fr = {.ymax = 1, .k = 1, .unit = ""};
         char b[32];
 
         if (!ts || !ts->nslow)
                 return;
         for (size_t i = 0; i < ts->nslow; i++) {
+                from_files &= ts->slow[i].start_ms == 0;
                 t0 = MIN(t0, ts->slow[i].start_ms);
                 t1 = MAX(t1, ts->slow[i].end_ms);
         }
@@ -403,9 +405,11 @@ static void ninja_lanes(struct dwriter *w, const struct targets *ts)
         }
         fr.tmax = t1 > t0 ? (double)(t1 - t0) / 1000 : 1;
         dw_printf(w,
-                  "<h3>Slowest ninja edges (.ninja_log, ninja's clock)</h3><svg viewBox=\"0 0 "
+                  "<h3>Slowest ninja edges (%s)</h3><svg viewBox=\"0 0 "
                   "%.0f %.0f\" role=\"img\" aria-label=\"the %zu slowest ninja edges on "
                   "lanes\"><title>Slowest ninja edges</title><desc>of %llu edges</desc>",
+                  from_files ? "durations: the run's files keep no start times"
+                             : ".ninja_log, ninja's clock",
                   W, 20.0 * (double)nl + 24, ts->nslow, (unsigned long long)ts->ninja_edges);
         for (size_t i = 0; i < ts->nslow; i++) {
                 const struct ninja_edge *e = &ts->slow[i];

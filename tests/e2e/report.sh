@@ -68,7 +68,7 @@ sys.exit(bad or tables < 3)' "$SUM"
 
 # the run's own page (re-rendering below writes report-rep.html again)
 cp "$L/report-rep.html" "$T/run.html"
-check "ninja edges drawn on lanes" grep -q "Slowest ninja edges" "$T/run.html"
+check "ninja edges drawn on lanes, by ninja's clock" grep -q "Slowest ninja edges (.ninja_log, ninja's clock)" "$T/run.html"
 check "the ninja edge b.o named" grep -q "<title>b.o: " "$T/run.html"
 
 # report from the files and from the history
@@ -94,6 +94,7 @@ for f in "$T/run.html" "$L/report-rep.html" "$T/from-csv.html" "$T/from-db.html"
         check "no script in $(basename "$f")" bash -c '! grep -qi "<script" "$1"' _ "$f"
 done
 check "targets drawn" grep -q 'Targets (start to end' "$T/from-csv.html"
+check "ninja edges from the files, as durations" grep -q 'Slowest ninja edges (durations' "$T/from-csv.html"
 check "units from the files" grep -q 'Compile units by peak memory\|Host memory' "$T/from-csv.html"
 
 # the peak: its value and context, as the summary has them
