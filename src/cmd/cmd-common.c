@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "cmd/cmd-common.h"
+#include "out/report.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -331,6 +332,8 @@ static const struct cmd_option {
      "a ' before CSV text starting with = + - @ (a spreadsheet formula)", AT(rec.csv_safe)},
     {OPT_OFF, "off", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
      "exec COMMAND and nothing else (also: BUILDTEL=0)", AT(off)},
+    {OPT_NO_REPORT, "no-report", NULL, 0, NULL, RW, OPTG_MAIN,
+     "no HTML report (report-<run-id>.html) at the end", AT(rec.no_report)},
     {OPT_TRACE_FILE, "trace-file", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
      "a Chrome trace beside the CSV, trace-<run-id>.json (`help export`)", AT(trace_file)},
     {OPT_CGROUP, "cgroup", NULL, 0, "MODE", CMDS_RUN, OPTG_MAIN,
@@ -633,10 +636,23 @@ void common_warn(void *userdata, const char *fmt, ...)
         fprintf(stderr, "buildtel: warning: %s\n", buf);
 }
 
+/* GitHub Actions annotations, after the build's output. */
+static void common_gh_warnings(struct recorder *r)
+{
+        struct dbuf w = DBUF_INIT;
+
+        if (report_gh_warnings(recorder_summary(r), &w) >= 0 && w.len)
+                fputs(w.p, stderr);
+        dbuf_release(&w);
+}
+
 void common_report(const struct common_opts *o, struct recorder *r, struct dbuf *short_sum)
 {
         const char *dir = recorder_log_dir(r);
+        const char *gha = getenv("GITHUB_ACTIONS");
 
+        if (gha && strcmp(gha, "true") == 0)
+                common_gh_warnings(r);
         if (o->rec.quiet)
                 return;
         if (short_sum->len)
@@ -647,4 +663,6 @@ void common_report(const struct common_opts *o, struct recorder *r, struct dbuf 
         if (dir && !recorder_sink_failed(r, "summary"))
                 fprintf(stderr, "buildtel: summary: %s/resources-%s.summary.txt (.json)\n", dir,
                         o->run_id);
+        if (dir && !o->rec.no_report && !recorder_sink_failed(r, "report"))
+                fprintf(stderr, "buildtel: report: %s/report-%s.html\n", dir, o->run_id);
 }

@@ -53,6 +53,7 @@ enum {
         OPT_TRACE_FILE,
         OPT_TRACE,
         OPT_OUTPUT,
+        OPT_NO_REPORT,
         OPT_COMMON_END,
 };
 

@@ -79,6 +79,21 @@ static const struct {
      "\nExit status: 0, 1 when FILE is unreadable or not a buildtel CSV, or RUN is not in\n"
      "the history, 2 bad usage.\n",
      0, 0},
+    {"report",
+     "usage: buildtel report [-o FILE|-] [--format html|markdown] [--near-oom-mb MB]\n"
+     "                       [--low-disk-gb GB] [--db PATH] [RUN|FILE.csv]\n"
+     "\n"
+     "The report of a run: one self-contained HTML page (inline SVG and CSS, no URL)\n"
+     "with the facts and readings, a timeline with the stages and peaks, the targets\n"
+     "and the slowest ninja edges, and tables; or, with --format markdown, the GitHub\n"
+     "Actions job summary `run` appends to $GITHUB_STEP_SUMMARY. RUN is a run id (or a\n"
+     "unique prefix) in the history, the latest when none is given; FILE.csv is a run's\n"
+     "CSV with its resources-<id>.run.json, .targets.json and .units.csv beside it.\n"
+     "The page goes to report-<id>.html beside the CSV (the current directory for a\n"
+     "RUN) unless -o; -o - and markdown write stdout.\n"
+     "\n"
+     "Exit status: 0, 1 when the run cannot be read or the report written, 2 bad usage.\n",
+     0, 0},
     {"status",
      "usage: buildtel status [--json] [--limit N] [--since WHEN] [--db PATH]\n"
      "\n"

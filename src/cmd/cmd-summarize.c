@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd-common.h"
+#include "cmd/cmd-summarize.h"
 #include "cmd/cmd.h"
 #include "model/units.h"
 #include "out/summary-out.h"
@@ -22,7 +23,7 @@
 #include "util/util.h"
 
 /* "x/resources-ID.csv" -> "x/resources-ID<suffix>" (".run.json") */
-static char *beside_path(const char *csv, const char *suffix)
+char *beside_path(const char *csv, const char *suffix)
 {
         size_t n = strlen(csv), sl = strlen(suffix);
         size_t base = n >= 4 && strcmp(csv + n - 4, ".csv") == 0 ? n - 4 : n;
@@ -37,7 +38,7 @@ static char *beside_path(const char *csv, const char *suffix)
 
 /* The run's compile units from resources-<id>.units.csv beside the CSV,
  * when the run wrote one; NULL otherwise. */
-static struct units *load_units_file(const char *csv)
+struct units *load_units_file(const char *csv)
 {
         _cleanup_free_ char *path = beside_path(csv, ".units.csv");
         _cleanup_free_ char *buf = NULL;
@@ -74,7 +75,7 @@ static struct units *load_units_db(struct store *st, int64_t id, const struct su
         return u;
 }
 
-static void load_run_info(const char *csv, struct run_info *ri)
+void load_run_info(const char *csv, struct run_info *ri)
 {
         _cleanup_free_ char *path = beside_path(csv, ".run.json");
         _cleanup_free_ char *buf = NULL;

@@ -221,31 +221,11 @@ struct csv_src {
         uint64_t skipped;
 };
 
-/* csvread's callback (NULL for a skipped row) to the trace's (stops at
- * its first error). */
-struct csv_walk {
-        struct csv_src *c;
-        int (*fn)(void *, const struct sample *);
-        void *ud;
-        int err;
-};
-
-static void csv_row(void *userdata, const struct sample *smp)
-{
-        struct csv_walk *w = userdata;
-
-        if (!smp)
-                w->c->skipped++;
-        else if (w->err >= 0)
-                w->err = w->fn(w->ud, smp);
-}
-
 static int64_t walk_csv(void *src, int (*fn)(void *, const struct sample *), void *ud)
 {
-        struct csv_walk w = {.c = src, .fn = fn, .ud = ud};
-        int64_t n = csvread_samples(w.c->buf, w.c->len, csv_row, &w);
+        struct csv_src *c = src;
 
-        return w.err < 0 ? w.err : n;
+        return csvread_each(c->buf, c->len, fn, ud, &c->skipped);
 }
 
 static double json_num(json_t *o, const char *key)

@@ -21,6 +21,7 @@ struct cmd {
 int cmd_run(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_summarize(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_layers(int argc, char **argv);

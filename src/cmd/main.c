@@ -10,6 +10,7 @@ static const struct cmd commands[] = {
     {"run", cmd_run, "run a build and record what it and the machine did"},
     {"watch", cmd_watch, "attach to a running build by pid and record the same"},
     {"summarize", cmd_summarize, "recompute a run's summary from its CSV or the history"},
+    {"report", cmd_report, "the HTML report (or Markdown job summary) of a run"},
     {"status", cmd_status, "recent runs from the history database"},
     {"inspect", cmd_inspect, "one run in detail (the latest by default)"},
     {"layers", cmd_layers, "layer-cache reuse per target, from the latest builds"},

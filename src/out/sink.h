@@ -27,6 +27,7 @@ struct sink_ctx {
         void *warn_userdata;
         const struct otel_config *otlp; /* OTLP export; NULL or !enabled: off */
         void *userdata; /* for a sink a command brings to a replay (recorder.h) */
+        bool no_report;                 /* --no-report: no report-<id>.html */
 };
 
 /* The model, as the sinks see it: with each sample (run and the summary so
@@ -80,6 +81,7 @@ extern const struct sink_ops sink_pushgw;  /* PUT to --pushgateway */
 extern const struct sink_ops sink_targets; /* resources-<id>.targets.json */
 extern const struct sink_ops sink_otlp;    /* OTLP/HTTP metrics to a collector */
 extern const struct sink_ops sink_units;   /* resources-<id>.units.csv */
+extern const struct sink_ops sink_report;  /* report-<id>.html, $GITHUB_STEP_SUMMARY */
 
 /* The sinks of a run, in order. NULL-terminated. */
 extern const struct sink_ops *const sinks_all[];

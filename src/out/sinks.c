@@ -6,9 +6,8 @@
 #include <string.h>
 
 const struct sink_ops *const sinks_all[] = {
-    &sink_runinfo, &sink_csv,    &sink_buildlog, &sink_summary, &sink_targets,
-    &sink_prom,    &sink_pushgw, &sink_sqlite,   &sink_otlp,    &sink_units,
-    NULL,
+    &sink_runinfo, &sink_csv,    &sink_buildlog, &sink_summary, &sink_targets, &sink_prom,
+    &sink_pushgw,  &sink_sqlite, &sink_otlp,     &sink_units,   &sink_report,  NULL,
 };
 
 char *sink_path(const struct sink_ctx *ctx, const char *prefix, const char *suffix)

@@ -58,3 +58,29 @@ int64_t csvread_summary(const char *buf, size_t len, struct summary *s)
 {
         return csvread_samples(buf, len, to_summary, s);
 }
+
+struct each {
+        int (*fn)(void *userdata, const struct sample *s);
+        void *userdata;
+        uint64_t *skipped;
+        int err;
+};
+
+static void each_row(void *userdata, const struct sample *smp)
+{
+        struct each *w = userdata;
+
+        if (!smp)
+                (*w->skipped)++;
+        else if (w->err >= 0)
+                w->err = w->fn(w->userdata, smp);
+}
+
+int64_t csvread_each(const char *buf, size_t len, int (*fn)(void *userdata, const struct sample *s),
+                     void *userdata, uint64_t *ret_skipped)
+{
+        struct each w = {fn, userdata, ret_skipped, 0};
+        int64_t n = csvread_samples(buf, len, each_row, &w);
+
+        return w.err < 0 ? w.err : n;
+}

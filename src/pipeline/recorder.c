@@ -139,6 +139,7 @@ static int open_list(struct recorder *r, const struct sink_ops *const *list, con
             .warn_userdata = r,
             .otlp = r->cfg.otlp,
             .userdata = r->cfg.sink_userdata,
+            .no_report = r->cfg.no_report,
         };
         int e;
 

@@ -34,6 +34,7 @@ struct recorder_config {
         recorder_note_fn warn; /* one-line warnings (history database); NULL: note */
         const char *db_path;   /* history database; NULL: store_default_path() */
         bool no_db;            /* --no-db */
+        bool no_report;        /* --no-report */
         void *userdata;
         /* The build's own accounting, borrowed (NULL for watch): read every
          * tick into the cg_* and top_* columns; it also limits the
@@ -103,6 +104,9 @@ bool recorder_sink_failed(const struct recorder *r, const char *name);
 #define RECORDER_POLLFDS 16
 size_t recorder_pollfds(struct recorder *r, struct pollfd *p, size_t cap, double *deadline);
 void recorder_poll(struct recorder *r, const struct pollfd *p, size_t n);
+
+/* The summary so far (complete after recorder_finish), owned by r. */
+const struct summary *recorder_summary(const struct recorder *r);
 
 /* The default log directory (malloc'd), from XDG_STATE_HOME or HOME. */
 char *recorder_default_log_dir(void);

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/summary.h"
+#include "model/targets.h"
+#include "out/report.h"
+#include "util/macro.h"
+
+static char *M(const char *s)
+{
+        return (char *)(uintptr_t)s;
+}
+
+static void test_escape(void **state)
+{
+        static const struct {
+                const char *in;
+                size_t len; /* 0: strlen */
+                const char *html, *md;
+        } cases[] = {
+            {"plain", 0, "plain", "plain"},
+            {"<script>alert('x')</script>", 0, "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;",
+             "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"},
+            {"a&b \"q\"", 0, "a&amp;b &quot;q&quot;", "a&amp;b &quot;q&quot;"},
+            {"bad \xff byte", 0, "bad \xef\xbf\xbd byte", "bad \xef\xbf\xbd byte"},
+            {"cut \xe2\x82", 0, "cut \xef\xbf\xbd\xef\xbf\xbd", "cut \xef\xbf\xbd\xef\xbf\xbd"},
+            {"esc\x1b[31m", 0, "esc?[31m", "esc?[31m"},
+            {"a|b`c`", 0, "a|b`c`", "a\\|b\\`c\\`"},
+            {"two\nlines", 0, "two\nlines", "two lines"},
+            {"nul\0inside", 10, "nul?inside", "nul?inside"},
+            {"\xc3\xa9t\xc3\xa9", 0, "\xc3\xa9t\xc3\xa9", "\xc3\xa9t\xc3\xa9"},
+        };
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                size_t len = cases[i].len ? cases[i].len : strlen(cases[i].in);
+                struct dbuf a = DBUF_INIT, b = DBUF_INIT;
+                struct dwriter wa = DWRITER_INIT(&a), wb = DWRITER_INIT(&b);
+
+                report_html_escape(&wa, cases[i].in, len);
+                report_md_escape(&wb, cases[i].in, len);
+                assert_int_equal(wa.err, 0);
+                assert_int_equal(wb.err, 0);
+                assert_true(a.len > 0 && b.len > 0);
+                assert_string_equal(a.p, cases[i].html);
+                assert_string_equal(b.p, cases[i].md);
+                dbuf_release(&a);
+                dbuf_release(&b);
+        }
+}
+
+/* n rows at 1 s of a flat 10, with spikes (row, value) */
+static void series(double *t, double *v, size_t n, const size_t *rows, const double *vals,
+                   size_t nspikes)
+{
+        for (size_t i = 0; i < n; i++) {
+                t[i] = (double)i;
+                v[i] = 10;
+        }
+        for (size_t k = 0; k < nspikes; k++)
+                v[rows[k]] = vals[k];
+}
+
+static void test_downsample(void **state)
+{
+        static const struct {
+                size_t n, buckets, nspikes;
+                size_t rows[3];
+                double vals[3];
+        } cases[] = {
+            {86400, 600, 1, {43210}, {99}},        /* a one-sample spike in a day */
+            {86400, 600, 2, {0, 86399}, {-5, 77}}, /* at both ends */
+            {86400, 600, 2, {101, 102}, {1, 60}},  /* peak and trough in one bucket */
+            {10, 600, 1, {3}, {42}},               /* fewer rows than buckets */
+            {1, 600, 0, {0}, {0}},
+        };
+        (void)state;
+        for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+                size_t n = cases[c].n;
+                double *t = malloc(n * sizeof(double)), *v = malloc(n * sizeof(double));
+                struct report_pt *pts = malloc(2 * cases[c].buckets * sizeof(*pts));
+                size_t k;
+
+                assert_non_null(t);
+                assert_non_null(v);
+                assert_non_null(pts);
+                series(t, v, n, cases[c].rows, cases[c].vals, cases[c].nspikes);
+                k = report_downsample(t, v, n, cases[c].buckets, pts);
+                assert_true(k >= 1 && k <= 2 * cases[c].buckets && k <= n);
+                for (size_t i = 1; i < k; i++)
+                        assert_true(pts[i].t > pts[i - 1].t);
+                for (size_t s = 0; s < cases[c].nspikes; s++) {
+                        bool found = false;
+
+                        for (size_t i = 0; i < k; i++)
+                                found |= pts[i].t == (double)cases[c].rows[s] &&
+                                         pts[i].v == cases[c].vals[s];
+                        assert_true(found);
+                }
+                free(t);
+                free(v);
+                free(pts);
+        }
+}
+
+static void test_downsample_nan(void **state)
+{
+        double t[] = {0, 1, NAN, 3, 4}, v[] = {NAN, 5, 7, NAN, 2};
+        struct report_pt pts[8];
+
+        (void)state;
+        assert_int_equal(report_downsample(t, v, 5, 4, pts), 2);
+        assert_true(pts[0].t == 1 && pts[0].v == 5);
+        assert_true(pts[1].t == 4 && pts[1].v == 2);
+        assert_int_equal(report_downsample(t, v, 0, 4, pts), 0);
+}
+
+/* A day at 1 s with a one-sample memory spike: the page stays under
+ * 1 MiB, names no URL, and shows the spike with its stage and context. */
+static void test_day_report(void **state)
+{
+        static struct run_facts facts;
+        char *argv[] = {M("make"), M("-j8"), NULL};
+        struct run_info ri = {.run_id = M("day"),
+                              .argv = argv,
+                              .host = M("h<1>"),
+                              .start_epoch = 1e9,
+                              .end_epoch = 1e9 + 86400,
+                              .exit_code = 0,
+                              .finished = true};
+        struct report_data d;
+        struct summary sum;
+        struct dbuf out = DBUF_INIT;
+        struct run_model m = {.run = &ri, .summary = &sum, .facts = &facts};
+
+        (void)state;
+        report_data_init(&d);
+        summary_init(&sum, NULL);
+        for (size_t i = 0; i < 86400; i++) {
+                struct sample s;
+
+                sample_clear(&s);
+                s.epoch = 1e9 + (double)i;
+                s.elapsed_s = (double)i;
+                s.mem_used_bytes = (i == 43210 ? 20000.0 : 3000.0) * SAMPLE_MIB;
+                s.mem_avail_bytes = (i == 43210 ? 500.0 : 17500.0) * SAMPLE_MIB;
+                s.cpu_pct = (double)(i % 100);
+                s.load1 = 1;
+                s.disk_avail_bytes = 50 * SAMPLE_GIB;
+                s.compilers = (double)(i % 7);
+                s.stage = i < 40000 ? "configure" : "compile <&>";
+                s.context = i == 43210 ? "[ 50%] Building CXX object huge.cc.o" : "";
+                summary_add(&sum, &s);
+                assert_int_equal(report_data_add(&d, &s), 0);
+        }
+        targets_facts(NULL, &ri, &facts);
+        assert_int_equal(report_render_html(&d, &m, &out), 0);
+        assert_true(out.len < 1024 * 1024);
+        assert_null(strstr(out.p, "http:"));
+        assert_null(strstr(out.p, "https:"));
+        assert_null(strstr(out.p, "<script"));
+        assert_non_null(strstr(out.p,
+                               "peak used 19.53 GiB at 12h00m10s, stage compile &lt;&amp;&gt;"
+                               ", context [ 50%] Building CXX object huge.cc.o"));
+        assert_non_null(strstr(out.p, "h&lt;1&gt;"));
+        assert_int_equal(d.nbands, 2);
+        dbuf_release(&out);
+        report_data_release(&d);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_escape),
+            cmocka_unit_test(test_downsample),
+            cmocka_unit_test(test_downsample_nan),
+            cmocka_unit_test(test_day_report),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
