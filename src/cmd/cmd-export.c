@@ -344,6 +344,45 @@ static bool is_file(const char *path)
         return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* The run spec names: a CSV path; else the database; else the run's files.
+ * Sets *ret_csv (a file) or *ret_st and *ret_id (the database). Returns 0,
+ * 1 after saying why there is none, or -ENOMEM. */
+static int resolve_run(struct common_opts *o, const char *spec, char **ret_csv,
+                       struct store **ret_st, int64_t *ret_id, char **ret_db)
+{
+        size_t n = strlen(spec);
+        char *csv;
+        int e;
+
+        if (n > 4 && strcmp(spec + n - 4, ".csv") == 0 && is_file(spec)) {
+                *ret_csv = strdup(spec);
+                return *ret_csv ? 0 : -ENOMEM;
+        }
+        if (!o->rec.no_db) {
+                e = find_in_db(o, spec, ret_st, ret_id, ret_db);
+                if (e > 0)
+                        return 1;
+                if (e == 0)
+                        return 0;
+        }
+        csv = csv_of_run(o->rec.log_dir, spec);
+        if (csv && is_file(csv)) {
+                *ret_csv = csv;
+                return 0;
+        }
+        if (*ret_db)
+                fprintf(stderr,
+                        "buildtel export: no run '%s' in the history database '%s', nor its "
+                        "file '%s'\n",
+                        spec, *ret_db, csv ? csv : "resources-RUN.csv");
+        else
+                fprintf(stderr, "buildtel export: no run '%s': no file '%s'%s\n", spec,
+                        csv ? csv : "resources-RUN.csv",
+                        o->rec.no_db ? " (--no-db)" : ", and no history database");
+        free(csv);
+        return 1;
+}
+
 int cmd_export(int argc, char **argv)
 {
         struct common_opts o;
@@ -354,7 +393,6 @@ int cmd_export(int argc, char **argv)
         struct store *st = NULL;
         _cleanup_free_ char *csv = NULL, *db = NULL;
         const char *spec;
-        bool from_db = false;
         int64_t id = 0;
         int k, e, ret = EXIT_BT_USAGE;
         char msg[256];
@@ -389,50 +427,26 @@ int cmd_export(int argc, char **argv)
                 goto out;
         }
 
-        /* A CSV path; else the database; else the run's files. */
 resolve:
-        {
-                size_t n = strlen(spec);
-                if (n > 4 && strcmp(spec + n - 4, ".csv") == 0 && is_file(spec)) {
-                        csv = strdup(spec);
-                        if (!csv)
-                                goto oom;
-                } else if (!o.rec.no_db) {
-                        e = find_in_db(&o, spec, &st, &id, &db);
-                        if (e > 0)
-                                goto out;
-                        from_db = e == 0;
-                }
-        }
-        if (!csv && !from_db) {
-                csv = csv_of_run(o.rec.log_dir, spec);
-                if (!csv || !is_file(csv)) {
-                        if (db)
-                                fprintf(stderr,
-                                        "buildtel export: no run '%s' in the history database "
-                                        "'%s', nor its file '%s'\n",
-                                        spec, db, csv ? csv : "resources-RUN.csv");
-                        else
-                                fprintf(stderr, "buildtel export: no run '%s': no file '%s'%s\n",
-                                        spec, csv ? csv : "resources-RUN.csv",
-                                        o.rec.no_db ? " (--no-db)" : ", and no history database");
-                        goto out;
-                }
-        }
+        e = resolve_run(&o, spec, &csv, &st, &id, &db);
+        if (e == -ENOMEM)
+                goto oom;
+        if (e != 0)
+                goto out;
 
         if (o.export_trace) {
                 struct trace_job tj = {.out_path = o.trace_out,
                                        .ninja_log = o.rec.metrics.ninja_log,
                                        .thresholds = o.rec.summary,
                                        .cmd = "export"};
-                ret = from_db ? trace_write_db(&tj, st, id) : trace_write_files(&tj, csv);
+                ret = !csv ? trace_write_db(&tj, st, id) : trace_write_files(&tj, csv);
                 goto out;
         }
         x.sum_cfg = o.rec.summary;
         if (otlp_sender_new(&cfg, &x.s) < 0)
                 goto oom;
-        e = from_db ? export_db(&x, st, id, db, o.incomplete, &ri, &facts)
-                    : export_files(&x, csv, o.incomplete, &ri);
+        e = !csv ? export_db(&x, st, id, db, o.incomplete, &ri, &facts)
+                 : export_files(&x, csv, o.incomplete, &ri);
         if (e > 0)
                 goto out;
         if (e == -EIO)
@@ -449,9 +463,8 @@ resolve:
         otelenv_url_for_display(cfg.url, msg, sizeof(msg));
         printf("buildtel export: run %s%s: %llu samples%s%s sent to %s%s\n", ri.run_id,
                ri.finished ? "" : " (incomplete)", (unsigned long long)x.rows,
-               facts->n ? " and the targets" : "",
-               from_db ? " from the history" : " from its files", msg,
-               recorder_summary(x.rec)->skipped_rows ? " (junk rows skipped)" : "");
+               facts->n ? " and the targets" : "", !csv ? " from the history" : " from its files",
+               msg, recorder_summary(x.rec)->skipped_rows ? " (junk rows skipped)" : "");
         ret = 0;
         goto out;
 failed:
