@@ -322,3 +322,22 @@ int history_put_clean(struct dbuf *out, const char *s, size_t max)
         r = run_append_utf8_lossy(out, s, max - 3, true);
         return r < 0 ? r : dbuf_puts(out, "...");
 }
+
+int history_list_begin(const char *cmd, int argc, char **argv, struct history_opts *o,
+                       struct store **ret_st)
+{
+        int oi, ret = history_opts_parse(cmd, "jls", argc, argv, o, &oi);
+
+        if (ret)
+                return ret;
+        if (o->help) {
+                cmd_print_usage(cmd);
+                return 0;
+        }
+        if (oi != argc) {
+                fprintf(stderr, "buildtel %s: no operands expected; see 'buildtel help %s'\n", cmd,
+                        cmd);
+                return EXIT_BT_USAGE;
+        }
+        return history_open(cmd, o, false, ret_st) ? 1 : -1;
+}

@@ -33,6 +33,11 @@ int history_opts_parse(const char *cmd, const char *allowed, int argc, char **ar
  * database 'PATH': reason" and return 1 (0 on success). create: make the
  * file when missing (cache); without it a missing file is an error. */
 int history_open(const char *cmd, const struct history_opts *o, bool create, struct store **ret);
+/* The start of a listing command (status, layers): options "jls", --help,
+ * no operands, the database opened. Returns -1 when *ret_st is open and the
+ * command goes on, else the exit status (after printing why). */
+int history_list_begin(const char *cmd, int argc, char **argv, struct history_opts *o,
+                       struct store **ret_st);
 
 /* Print v as 2-space-indented JSON plus a newline. Returns 0 or 1. */
 int history_print_json(const struct json_t *v);

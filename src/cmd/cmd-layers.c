@@ -83,22 +83,11 @@ int cmd_layers(int argc, char **argv)
         struct store *st = NULL;
         struct dbuf out = DBUF_INIT;
         struct listing l = {.out = &out};
-        int oi, ret, n;
+        int ret, n;
 
-        ret = history_opts_parse("layers", "jls", argc, argv, &o, &oi);
-        if (ret)
+        ret = history_list_begin("layers", argc, argv, &o, &st);
+        if (ret >= 0)
                 return ret;
-        if (o.help) {
-                cmd_print_usage("layers");
-                return 0;
-        }
-        if (oi != argc) {
-                fprintf(stderr,
-                        "buildtel layers: no operands expected; see 'buildtel help layers'\n");
-                return EXIT_BT_USAGE;
-        }
-        if (history_open("layers", &o, false, &st))
-                return 1;
         ret = 1;
         if (o.json)
                 n = (l.json = json_array()) ? 0 : -ENOMEM;

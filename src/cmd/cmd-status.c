@@ -66,22 +66,11 @@ int cmd_status(int argc, char **argv)
         struct store *st = NULL;
         struct dbuf out = DBUF_INIT;
         struct listing l = {.out = &out};
-        int oi, ret, n;
+        int ret, n;
 
-        ret = history_opts_parse("status", "jls", argc, argv, &o, &oi);
-        if (ret)
+        ret = history_list_begin("status", argc, argv, &o, &st);
+        if (ret >= 0)
                 return ret;
-        if (o.help) {
-                cmd_print_usage("status");
-                return 0;
-        }
-        if (oi != argc) {
-                fprintf(stderr,
-                        "buildtel status: no operands expected; see 'buildtel help status'\n");
-                return EXIT_BT_USAGE;
-        }
-        if (history_open("status", &o, false, &st))
-                return 1;
         ret = 1;
         if (o.json)
                 n = (l.json = json_array()) ? 0 : -ENOMEM;
