@@ -2,6 +2,7 @@
 #include "store/store.h"
 #include "store/store-sql.h"
 
+#include "model/targets.h"
 #include "model/units.h"
 
 #include <errno.h>
@@ -103,8 +104,25 @@ static const char schema_v5[] = "CREATE TABLE units ("
                                 " PRIMARY KEY (run, kind, name));"
                                 "CREATE INDEX units_name ON units(name);";
 
+/* Version 6: when each target started and ended (buildtel's clock, as
+ * the live sinks had them), and the run's BuildKit steps (the model's step
+ * facts, capped at TARGETS_STEPS_MAX, with the count cut past it), so the
+ * trace and the report of a stored run show what the live run's did. */
+static const char schema_v6[] = "ALTER TABLE targets ADD COLUMN start_s REAL;"
+                                "ALTER TABLE targets ADD COLUMN end_s REAL;"
+                                "ALTER TABLE runs ADD COLUMN steps_dropped INTEGER;"
+                                "CREATE TABLE steps ("
+                                " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+                                " seq INTEGER NOT NULL,"
+                                " name TEXT NOT NULL,"
+                                " target TEXT," /* NULL: none or several */
+                                " start_s REAL, end_s REAL,"
+                                " step INTEGER, cached INTEGER, error INTEGER, canceled INTEGER,"
+                                " PRIMARY KEY (run, seq));";
+
 /* migrations[v] takes a file from version v to v + 1. */
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4, schema_v5};
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3,
+                                         schema_v4, schema_v5, schema_v6};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
 
 struct store {
@@ -783,8 +801,8 @@ int store_target_insert(struct store *st, int64_t run, const struct store_target
         int r = prepare(st,
                         "INSERT OR REPLACE INTO targets (run, name, duration_s, steps, cached,"
                         " success, cc_hits, cc_misses, node, ref, builder, sccache_hits,"
-                        " sccache_misses, ccache_hits, ccache_misses)"
-                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        " sccache_misses, ccache_hits, ccache_misses, start_s, end_s)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         &s);
 
         if (r >= 0) {
@@ -803,6 +821,8 @@ int store_target_insert(struct store *st, int64_t run, const struct store_target
                 bind_i64_or_null(s, 13, t->sccache_misses);
                 bind_i64_or_null(s, 14, t->ccache_hits);
                 bind_i64_or_null(s, 15, t->ccache_misses);
+                bind_double_or_null(s, 16, t->start_s);
+                bind_double_or_null(s, 17, t->end_s);
                 r = step_done(st, s);
         }
         sqlite3_finalize(s);
@@ -943,4 +963,91 @@ int store_units_read(struct store *st, int64_t run, struct units *u)
         sqlite3_bind_int64(s, 1, run);
         n = store_rows(st, s, UNITS_MAX, unit_row, &w);
         return n < 0 ? (int)n : w.n;
+}
+
+/* ---- BuildKit steps (version 6) ---- */
+
+int store_steps_insert(struct store *st, int64_t run, const struct targets *ts)
+{
+        sqlite3_stmt *s = NULL;
+        int r = prepare(st,
+                        "INSERT OR REPLACE INTO steps (run, seq, name, target, start_s, end_s,"
+                        " step, cached, error, canceled) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                        &s);
+
+        for (uint32_t i = 0; r >= 0 && i < ts->nstepv && i < TARGETS_STEPS_MAX; i++) {
+                const struct step_fact *f = &ts->stepv[i];
+
+                sqlite3_reset(s);
+                sqlite3_bind_int64(s, 1, run);
+                sqlite3_bind_int64(s, 2, i);
+                bind_text_or_null(s, 3, f->name);
+                bind_text_or_null(
+                    s, 4,
+                    f->target >= 0 && (size_t)f->target < ts->n ? ts->t[f->target].name : NULL);
+                bind_double_or_null(s, 5, f->start_s);
+                bind_double_or_null(s, 6, f->end_s);
+                sqlite3_bind_int(s, 7, f->step);
+                sqlite3_bind_int(s, 8, f->cached);
+                sqlite3_bind_int(s, 9, f->error);
+                sqlite3_bind_int(s, 10, f->canceled);
+                r = step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        if (r >= 0 && ts->steps_dropped) {
+                r = prepare(st, "UPDATE runs SET steps_dropped = ? WHERE id = ?", &s);
+                if (r >= 0) {
+                        sqlite3_bind_int64(s, 1, ts->steps_dropped);
+                        sqlite3_bind_int64(s, 2, run);
+                        r = step_done(st, s);
+                }
+                sqlite3_finalize(s);
+        }
+        return r;
+}
+
+static int step_row(void *ctx, sqlite3_stmt *s)
+{
+        struct targets *ts = ctx;
+        const char *name = store_col_text(s, 0), *target = store_col_text(s, 1);
+        struct step_fact f = {
+            .target = -1,
+            .start_s = store_col_real(s, 2),
+            .end_s = store_col_real(s, 3),
+            .step = store_col_count(s, 4) > 0,
+            .cached = store_col_count(s, 5) > 0,
+            .error = store_col_count(s, 6) > 0,
+            .canceled = store_col_count(s, 7) > 0,
+        };
+
+        targets_copy_field(f.name, sizeof(f.name), name ? name : "", name ? strlen(name) : 0);
+        if (target)
+                f.target = (int)targets_get(ts, target, strlen(target));
+        return targets_add_step(ts, &f);
+}
+
+int store_steps_get(struct store *st, int64_t run, struct targets *ts)
+{
+        sqlite3_stmt *s = NULL;
+        int64_t n;
+        int r = prepare(st,
+                        "SELECT name, target, start_s, end_s, step, cached, error, canceled"
+                        " FROM steps WHERE run = ? ORDER BY seq",
+                        &s);
+
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, run);
+        n = store_rows(st, s, TARGETS_STEPS_MAX, step_row, ts);
+        if (n < 0)
+                return (int)n;
+        r = prepare(st, "SELECT steps_dropped FROM runs WHERE id = ?", &s);
+        if (r >= 0) {
+                sqlite3_bind_int64(s, 1, run);
+                if (sqlite3_step(s) == SQLITE_ROW && store_col_count(s, 0) > 0)
+                        ts->steps_dropped =
+                            (uint32_t)MIN(store_col_count(s, 0), (int64_t)UINT32_MAX);
+                sqlite3_finalize(s);
+        }
+        return r < 0 ? r : (int)n;
 }
