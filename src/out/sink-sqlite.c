@@ -451,6 +451,8 @@ static int sqlite_finish(void *state, const struct run_model *m)
                         e = store_units(s, m->units);
                 if (e >= 0 && m->targets)
                         e = store_steps_insert(s->st, s->run_id, m->targets);
+                if (e >= 0 && m->targets)
+                        e = store_edges_insert(s->st, s->run_id, m->targets);
                 if (e >= 0)
                         e = store_commit(s->st);
                 if (e < 0)

@@ -105,9 +105,11 @@ static const char schema_v5[] = "CREATE TABLE units ("
                                 "CREATE INDEX units_name ON units(name);";
 
 /* Version 6: when each target started and ended (buildtel's clock, as
- * the live sinks had them), and the run's BuildKit steps (the model's step
- * facts, capped at TARGETS_STEPS_MAX, with the count cut past it), so the
- * trace and the report of a stored run show what the live run's did. */
+ * the live sinks had them), the run's BuildKit steps (the model's step
+ * facts, capped at TARGETS_STEPS_MAX, with the count cut past it), and the
+ * slowest ninja edges of its .ninja_log (as the model keeps them, with the
+ * count of all), so the trace and the report of a stored run show what the
+ * live run's did. */
 static const char schema_v6[] = "ALTER TABLE targets ADD COLUMN start_s REAL;"
                                 "ALTER TABLE targets ADD COLUMN end_s REAL;"
                                 "ALTER TABLE runs ADD COLUMN steps_dropped INTEGER;"
@@ -118,6 +120,13 @@ static const char schema_v6[] = "ALTER TABLE targets ADD COLUMN start_s REAL;"
                                 " target TEXT," /* NULL: none or several */
                                 " start_s REAL, end_s REAL,"
                                 " step INTEGER, cached INTEGER, error INTEGER, canceled INTEGER,"
+                                " PRIMARY KEY (run, seq));"
+                                "ALTER TABLE runs ADD COLUMN ninja_edges INTEGER;"
+                                "CREATE TABLE ninja_edges ("
+                                " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+                                " seq INTEGER NOT NULL,"             /* slowest first */
+                                " start_ms INTEGER, end_ms INTEGER," /* from ninja's start */
+                                " output TEXT NOT NULL,"
                                 " PRIMARY KEY (run, seq));";
 
 /* migrations[v] takes a file from version v to v + 1. */
@@ -1050,4 +1059,138 @@ int store_steps_get(struct store *st, int64_t run, struct targets *ts)
                 sqlite3_finalize(s);
         }
         return r < 0 ? r : (int)n;
+}
+
+/* ---- ninja edges (version 6) ---- */
+
+int store_edges_insert(struct store *st, int64_t run, const struct targets *ts)
+{
+        sqlite3_stmt *s = NULL;
+        int r;
+
+        if (!ts->ninja_log_set)
+                return 0;
+        r = prepare(st,
+                    "INSERT OR REPLACE INTO ninja_edges (run, seq, start_ms, end_ms, output)"
+                    " VALUES (?,?,?,?,?)",
+                    &s);
+        for (size_t i = 0; r >= 0 && i < ts->nslow && i < TARGETS_SLOW_EDGES; i++) {
+                sqlite3_reset(s);
+                sqlite3_bind_int64(s, 1, run);
+                sqlite3_bind_int64(s, 2, (int64_t)i);
+                sqlite3_bind_int64(s, 3, ts->slow[i].start_ms);
+                sqlite3_bind_int64(s, 4, ts->slow[i].end_ms);
+                bind_text_or_null(s, 5, ts->slow[i].output);
+                r = step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        if (r >= 0)
+                r = prepare(st, "UPDATE runs SET ninja_edges = ? WHERE id = ?", &s);
+        if (r >= 0) {
+                sqlite3_bind_int64(s, 1, (int64_t)MIN(ts->ninja_edges, (uint64_t)INT64_MAX));
+                sqlite3_bind_int64(s, 2, run);
+                r = step_done(st, s);
+                sqlite3_finalize(s);
+        }
+        return r;
+}
+
+static int edge_row(void *ctx, sqlite3_stmt *s)
+{
+        struct targets *ts = ctx;
+        const char *out = store_col_text(s, 2);
+        int64_t a = store_col_count(s, 0), b = store_col_count(s, 1);
+
+        if (ts->nslow < TARGETS_SLOW_EDGES && a >= 0 && b >= a) {
+                struct ninja_edge *e = &ts->slow[ts->nslow++];
+                e->start_ms = a;
+                e->end_ms = b;
+                targets_copy_field(e->output, sizeof(e->output), out ? out : "",
+                                   out ? strlen(out) : 0);
+        }
+        return 0;
+}
+
+int store_edges_get(struct store *st, int64_t run, struct targets *ts)
+{
+        sqlite3_stmt *s = NULL;
+        int64_t n;
+        int r = prepare(st, "SELECT ninja_edges FROM runs WHERE id = ?", &s);
+
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, run);
+        if (sqlite3_step(s) == SQLITE_ROW && store_col_count(s, 0) >= 0) {
+                ts->ninja_log_set = true;
+                ts->ninja_edges = (uint64_t)store_col_count(s, 0);
+        }
+        sqlite3_finalize(s);
+        r = prepare(st,
+                    "SELECT start_ms, end_ms, output FROM ninja_edges WHERE run = ?"
+                    " ORDER BY seq",
+                    &s);
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, run);
+        ts->nslow = 0;
+        n = store_rows(st, s, TARGETS_SLOW_EDGES, edge_row, ts);
+        return n < 0 ? (int)n : (int)ts->nslow;
+}
+
+/* ---- the log's compiler-cache blocks, back as the model's ---- */
+
+static int cc_log_row(void *ctx, sqlite3_stmt *s)
+{
+        struct targets *ts = ctx;
+        const char *tool = store_col_text(s, 0), *origin = store_col_text(s, 1);
+        const char *ver = store_col_text(s, 8);
+        struct cc_block b = {
+            .seen = store_col_real(s, 2),
+            .size_bytes = store_col_count(s, 5),
+            .max_size_bytes = store_col_count(s, 6),
+            .files = store_col_count(s, 7),
+        };
+        int64_t hits = store_col_count(s, 3), misses = store_col_count(s, 4);
+        struct cc_blocks *c;
+        int k;
+
+        for (k = 0; k < CC_TOOLS; k++)
+                if (tool && strcmp(tool, targets_cc_tool_name((enum cc_tool)k)) == 0)
+                        break;
+        if (k == CC_TOOLS || !origin || hits < 0 || misses < 0)
+                return 0;
+        b.hits = (uint64_t)hits;
+        b.misses = (uint64_t)misses;
+        targets_copy_field(b.version, sizeof(b.version), ver ? ver : "", ver ? strlen(ver) : 0);
+        c = &ts->cc_log[k];
+        if (strcmp(origin, "log-first") == 0) {
+                c->first = b;
+                c->blocks = MAX(c->blocks, 2u);
+        } else if (strcmp(origin, "log-last") == 0) {
+                c->last = b;
+                if (!c->blocks) {
+                        c->blocks = 1;
+                        c->first = b;
+                }
+        }
+        return 0;
+}
+
+int store_cc_log_get(struct store *st, int64_t run, double start_epoch, struct targets *ts)
+{
+        sqlite3_stmt *s = NULL;
+        int64_t n;
+        int r = prepare(st,
+                        "SELECT tool, origin, taken_epoch - ?, hits, misses, size_bytes,"
+                        " max_size_bytes, files, version FROM cache_snapshots"
+                        " WHERE run = ? AND origin IN ('log-first', 'log-last')"
+                        " ORDER BY origin = 'log-last', id",
+                        &s);
+
+        if (r < 0)
+                return r;
+        sqlite3_bind_double(s, 1, start_epoch);
+        sqlite3_bind_int64(s, 2, run);
+        n = store_rows(st, s, 4 * CC_TOOLS, cc_log_row, ts);
+        return n < 0 ? (int)n : 0;
 }
