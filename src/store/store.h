@@ -157,13 +157,6 @@ int store_edges_insert(struct store *st, int64_t run, const struct targets *ts);
  * of edges, or -errno. */
 int store_edges_get(struct store *st, int64_t run, struct targets *ts);
 
-/* The compiler-cache stats blocks the run's log printed (its "log-first"
- * and "log-last" snapshots) back into ts->cc_log, seen on the run's clock
- * (start_epoch: the run's). blocks reads 2 when a first and a last were
- * stored (the log may have printed more between them), 1 for a last only.
- * 0 or -errno. */
-int store_cc_log_get(struct store *st, int64_t run, double start_epoch, struct targets *ts);
-
 /* Cached steps over steps, NAN when either is unknown or steps is 0. */
 double store_target_cached_ratio(const struct store_target *t);
 
