@@ -420,6 +420,8 @@ static void test_steps_edges_round_trip(void **state)
         in->ninja_edges = 1234;
         targets_offer_edge(in, 100, 5100, "big.o", 5);
         targets_offer_edge(in, 0, 300, "small.o", 7);
+        targets_offer_edge(in, 100, 5100, "big.d", 5); /* a second output: in edgev only */
+        in->ninja_mtime = 1761962425.5;
         last.origin = "log-last";
         last.taken_epoch = ri.start_epoch + 20;
         last.hits = 12;
@@ -458,7 +460,10 @@ static void test_steps_edges_round_trip(void **state)
         assert_string_equal(out->t[out->stepv[2].target].name, "api");
         assert_true(out->stepv[2].error && !out->stepv[2].canceled);
 
-        assert_int_equal(store_edges_get(st, id, out), 2);
+        assert_int_equal(store_edges_get(st, id, out), 3);
+        assert_int_equal(out->nedgev, 3);
+        assert_int_equal(out->ninja_max_end_ms, 5100);
+        assert_float_equal(out->ninja_mtime, 1761962425.5, 1e-6);
         assert_true(out->ninja_log_set);
         assert_int_equal(out->ninja_edges, 1234);
         assert_string_equal(out->slow[0].output, "big.o");
