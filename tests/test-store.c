@@ -420,7 +420,10 @@ static void test_steps_edges_round_trip(void **state)
         in->ninja_edges = 1234;
         targets_offer_edge(in, 100, 5100, "big.o", 5);
         targets_offer_edge(in, 0, 300, "small.o", 7);
-        targets_offer_edge(in, 100, 5100, "big.d", 5); /* a second output: in edgev only */
+        targets_offer_edge(in, 100, 5100, "big.d", 5); /* a second output: not in slow */
+        targets_keep_edge(in, 100, 5100, "big.o", 5);
+        targets_keep_edge(in, 0, 300, "small.o", 7);
+        targets_keep_edge(in, 100, 5100, "big.d", 5);
         in->ninja_mtime = 1761962425.5;
         last.origin = "log-last";
         last.taken_epoch = ri.start_epoch + 20;

@@ -74,7 +74,7 @@ static int64_t edge_len(const struct ninja_edge *e)
 
 /* edgev as a min-heap on duration: the shortest kept at [0], replaced by
  * a longer one once full. Out of memory keeps what it has. */
-static void keep_edge(struct targets *ts, const struct ninja_edge *e)
+static void heap_edge(struct targets *ts, const struct ninja_edge *e)
 {
         struct ninja_edge *h;
         size_t i;
@@ -105,16 +105,21 @@ static void keep_edge(struct targets *ts, const struct ninja_edge *e)
         h[i] = *e;
 }
 
+void targets_keep_edge(struct targets *ts, int64_t start_ms, int64_t end_ms, const char *out,
+                       size_t out_len)
+{
+        struct ninja_edge e = {.start_ms = start_ms, .end_ms = end_ms};
+
+        targets_copy_field(e.output, sizeof(e.output), out, out_len);
+        heap_edge(ts, &e);
+        ts->ninja_max_end_ms = MAX(ts->ninja_max_end_ms, end_ms);
+}
+
 void targets_offer_edge(struct targets *ts, int64_t start_ms, int64_t end_ms, const char *out,
                         size_t out_len)
 {
         int64_t d = end_ms - start_ms;
         size_t pos;
-        struct ninja_edge e = {.start_ms = start_ms, .end_ms = end_ms};
-
-        targets_copy_field(e.output, sizeof(e.output), out, out_len);
-        keep_edge(ts, &e);
-        ts->ninja_max_end_ms = MAX(ts->ninja_max_end_ms, end_ms);
 
         for (size_t i = 0; i < ts->nslow; i++)
                 if (ts->slow[i].start_ms == start_ms && ts->slow[i].end_ms == end_ms)

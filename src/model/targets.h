@@ -125,7 +125,7 @@ struct targets {
         uint32_t nstepv, capstepv;
         uint32_t steps_dropped; /* vertices past the cap */
         /* the slowest TARGETS_EDGES_MAX edges of the .ninja_log (heap:
-         * targets_offer_edge(), targets_release(); in no order), the
+         * targets_keep_edge(), targets_release(); in no order), the
          * latest end among all, and when the log was last written (Unix
          * seconds; 0 unknown): ninja started ninja_max_end_ms before it */
         struct ninja_edge *edgev;
@@ -250,10 +250,15 @@ void targets_touch(struct targets *ts, size_t i, double now);
 
 /* Offer an edge of this run to the slowest-edges table (kept slowest
  * first; an edge already present with the same times is a second output of
- * the same edge and is skipped), and to edgev (the slowest
- * TARGETS_EDGES_MAX, every output, as the trace draws them). */
+ * the same edge and is skipped). */
 void targets_offer_edge(struct targets *ts, int64_t start_ms, int64_t end_ms, const char *out,
                         size_t out_len);
+
+/* Keep an edge of this run in edgev (the slowest TARGETS_EDGES_MAX, every
+ * output, as the trace draws them; on the heap: targets_release()) and
+ * its end in ninja_max_end_ms. */
+void targets_keep_edge(struct targets *ts, int64_t start_ms, int64_t end_ms, const char *out,
+                       size_t out_len);
 
 /* Copy src[0..len) into dst (size cap), cut at a UTF-8 boundary. */
 void targets_copy_field(char *dst, size_t cap, const char *src, size_t len);

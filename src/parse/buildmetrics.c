@@ -321,12 +321,17 @@ static void attribute_stats(struct buildmetrics *bm)
         }
 }
 
+static void keep_edge(void *userdata, int64_t start_ms, int64_t end_ms, const char *out, size_t len)
+{
+        targets_keep_edge(userdata, start_ms, end_ms, out, len);
+}
+
 static void import_ninja_log(struct buildmetrics *bm, buildmetrics_note_fn note, void *ud)
 {
         _cleanup_free_ char *buf = NULL;
         struct stat st;
         size_t len = 0;
-        bool whole;
+        bool whole, last;
         int e;
 
         if (!bm->cfg.ninja_log)
@@ -349,15 +354,15 @@ static void import_ninja_log(struct buildmetrics *bm, buildmetrics_note_fn note,
                      e == -ESPIPE ? "not a regular file" : strerror(-e));
                 return;
         }
-        if (!whole)
-                e = ninjalog_parse(buf, len, false, &bm->model);
-        else
-                e = ninjalog_parse(buf, len, !bm->ninja_existed ? false : true, &bm->model);
-        if (e < 0)
+        last = whole && bm->ninja_existed;
+        e = ninjalog_parse(buf, len, last, &bm->model);
+        if (e < 0) {
                 note(ud, "--ninja-log '%s': not a .ninja_log of version 5 to 7", bm->cfg.ninja_log);
-        else
-                bm->model.ninja_mtime =
-                    (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9;
+                return;
+        }
+        /* the edges for lanes (the trace and the history) */
+        (void)ninjalog_each(buf, len, last, keep_edge, &bm->model);
+        bm->model.ninja_mtime = (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9;
 }
 
 static const char *metadata_file(char *const *argv)
