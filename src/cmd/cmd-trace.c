@@ -223,6 +223,8 @@ static int write_trace(const struct trace_job *j, const struct run_info *ri,
         e = n < 0 ? (int)n : e;
         for (size_t i = 0; f && e >= 0 && i < f->n; i++)
                 e = trace_add_target(t, &f->t[i]);
+        if (e >= 0)
+                trace_set_steps_dropped(t, steps->steps_dropped);
         for (uint32_t i = 0; e >= 0 && i < steps->nstepv; i++) {
                 const struct step_fact *sf = &steps->stepv[i];
                 e = trace_add_step(t, sf,

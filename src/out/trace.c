@@ -70,7 +70,8 @@ struct trace {
         struct slice *sl;
         size_t nsl, capsl;
         uint64_t dropped;
-        double end_s; /* the run's end on its clock; NAN unknown */
+        uint32_t steps_dropped; /* BuildKit vertices past the model's cap */
+        double end_s;           /* the run's end on its clock; NAN unknown */
         double last_elapsed;
         /* the previous sample, for rises and rates */
         double prev_oom, prev_elapsed, prev_psi[3];
@@ -509,6 +510,11 @@ int trace_add_unit(struct trace *t, const struct unit *u)
         return MIN(e, 0);
 }
 
+void trace_set_steps_dropped(struct trace *t, uint32_t n)
+{
+        t->steps_dropped = n;
+}
+
 void trace_set_end(struct trace *t, double end_s)
 {
         if (!isfinite(t->end_s))
@@ -727,6 +733,11 @@ int trace_finish(struct trace *t)
                 snprintf(args, sizeof(args), "\"kept\":%zu,\"dropped\":%llu", t->nsl,
                          (unsigned long long)t->dropped);
                 e = instant(t, "slices cut: too many to show", 0, args);
+        }
+        if (e >= 0 && t->steps_dropped) {
+                char args[64];
+                snprintf(args, sizeof(args), "\"dropped\":%u", t->steps_dropped);
+                e = instant(t, "BuildKit steps cut: more than the model keeps", 0, args);
         }
         if (e >= 0)
                 e = dbuf_puts(&t->buf, "\n],\"displayTimeUnit\":\"ms\"}\n");

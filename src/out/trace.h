@@ -54,6 +54,9 @@ int trace_add_step(struct trace *t, const struct step_fact *f, const char *targe
 int trace_add_edge(struct trace *t, double start_s, double end_s, const char *out, size_t len);
 /* A compile unit of the process scans (model/units.h). */
 int trace_add_unit(struct trace *t, const struct unit *u);
+/* How many BuildKit steps the model left out past its cap (an instant
+ * says so at the end when any). */
+void trace_set_steps_dropped(struct trace *t, uint32_t n);
 /* The run's end (seconds on its clock) when run_info does not give it. */
 void trace_set_end(struct trace *t, double end_s);
 /* Write the slices, their lanes and the metadata; close the JSON. Returns
