@@ -125,6 +125,18 @@ int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri
  * after printing an error for a bad --otlp-endpoint. */
 int common_otlp_load(struct common_opts *o, const char *cmd);
 
+/* The build's environment when spans are exported: ours with TRACEPARENT
+ * naming the run span and the caller's TRACESTATE (none when the trace is
+ * ours). envp stays NULL when they are not: the build gets exactly our
+ * environment. 0 or -ENOMEM; release either way. */
+struct otlp_child_env {
+        char traceparent[80];
+        char *tracestate;
+        char **envp;
+};
+int common_otlp_child_env(const struct common_opts *o, struct otlp_child_env *ret);
+void common_otlp_child_env_release(struct otlp_child_env *ce);
+
 /* Print a note for the user on stderr: "buildtel: note: ...". */
 void common_note(void *userdata, const char *fmt, ...) _printf_(2, 3);
 /* Print a warning on stderr: "buildtel: warning: ...". */
