@@ -605,11 +605,9 @@ static const char *env_lookup(void *userdata, const char *name)
         return getenv(name);
 }
 
-/* The run span's ids (chosen now: the build's TRACEPARENT names it) and
- * the work tree's revision. 0 or -ENOMEM. */
-static int otlp_run_span(struct otel_config *c)
+int common_otlp_run_span(struct otel_config *c, const char *run_id, bool vcs_of_cwd)
 {
-        uint8_t rnd[24];
+        uint8_t rnd[16];
         struct vcs_info vcs;
         char cwd[4096];
 
@@ -622,8 +620,8 @@ static int otlp_run_span(struct otel_config *c)
                 for (size_t i = 0; i < sizeof(rnd); i++)
                         rnd[i] = (uint8_t)(x >> (8 * (i % 8))) ^ (uint8_t)(i * 37);
         }
-        otelenv_set_run_span(c, rnd);
-        if (getcwd(cwd, sizeof(cwd)) && vcs_read(cwd, &vcs) >= 0 && vcs.rev[0] &&
+        otelenv_set_run_span(c, rnd, run_id);
+        if (vcs_of_cwd && getcwd(cwd, sizeof(cwd)) && vcs_read(cwd, &vcs) >= 0 && vcs.rev[0] &&
             !(c->vcs_rev = strdup(vcs.rev)))
                 return -ENOMEM;
         return 0;
@@ -648,7 +646,10 @@ int common_otlp_load(struct common_opts *o, const char *cmd)
                 return -1;
         }
         o->rec.otlp = &o->otlp;
-        if (otlp_run_span(&o->otlp) < 0) {
+        /* the run id now: the run span's id derives from it */
+        if (!o->run_id[0])
+                make_run_id(o->run_id, sizeof(o->run_id));
+        if (common_otlp_run_span(&o->otlp, o->run_id, true) < 0) {
                 fprintf(stderr, "buildtel %s: out of memory\n", cmd);
                 return -1;
         }

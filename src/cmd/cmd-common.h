@@ -125,6 +125,12 @@ int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri
  * after printing an error for a bad --otlp-endpoint. */
 int common_otlp_load(struct common_opts *o, const char *cmd);
 
+/* The run span's ids into c when export is on (chosen before the build
+ * starts: its TRACEPARENT names the span; otelenv_set_run_span()), and
+ * with vcs_of_cwd the git revision of the current directory. 0 or
+ * -ENOMEM. */
+int common_otlp_run_span(struct otel_config *c, const char *run_id, bool vcs_of_cwd);
+
 /* The build's environment when spans are exported: ours with TRACEPARENT
  * naming the run span and the caller's TRACESTATE (none when the trace is
  * ours). envp stays NULL when they are not: the build gets exactly our

@@ -31,6 +31,7 @@
 #include "cmd/cmd.h"
 #include "out/otlp-metrics.h"
 #include "out/otlp-send.h"
+#include "out/otlp-trace.h"
 #include "out/sink.h"
 #include "pipeline/loop.h"
 #include "store/history-run.h"
@@ -63,7 +64,7 @@ static void export_note(void *userdata, const char *fmt, ...)
 /* One export: the metrics, the sender; the samples and the summary come
  * through the pipeline (a replay source -> rec -> export_sink). */
 struct exporter {
-        const struct otel_config *cfg;
+        struct otel_config *cfg;
         struct otlp_metrics *m;
         struct otlp_sender *s;
         struct recorder *rec;
@@ -72,7 +73,31 @@ struct exporter {
         bool send_failed; /* the collector did not take a batch */
 };
 
-/* Send what is pending (and with final, the totals); wait for it. */
+/* The run's spans, as the live run sends them (new span ids: the
+ * history does not keep the live ones). 0 or -ENOMEM. */
+static int send_trace(struct exporter *x, const struct run_model *final)
+{
+        struct dbuf body = DBUF_INIT;
+        struct otlp_trace_input in = {
+            .cfg = x->cfg,
+            .run = final->run,
+            .facts = final->facts,
+            .summary = final->summary,
+        };
+        int e;
+
+        if (!x->cfg->traces_url)
+                return 0;
+        in.resource = otlp_metrics_resource(x->m, &in.nresource);
+        e = otlp_trace_encode(&in, x->cfg->traces_protocol == OTEL_PROTOCOL_JSON, &body);
+        if (e >= 0)
+                e = otlp_sender_submit_traces(x->s, &body, now_monotonic());
+        dbuf_release(&body);
+        return e;
+}
+
+/* Send what is pending (and with final, the totals and the spans); wait
+ * for it. */
 static int send_batch(struct exporter *x, const struct run_model *final)
 {
         struct dbuf body = DBUF_INIT;
@@ -83,6 +108,8 @@ static int send_batch(struct exporter *x, const struct run_model *final)
         if (e >= 0)
                 e = otlp_sender_submit(x->s, &body, now_monotonic());
         dbuf_release(&body);
+        if (e >= 0 && final)
+                e = send_trace(x, final);
         if (e < 0)
                 return e;
         (void)otlp_sender_flush(x->s, now_monotonic() + (double)x->cfg->timeout_ms / 1000.0 +
@@ -167,7 +194,9 @@ static int export_files(struct exporter *x, const char *csv, bool incomplete, st
                         ri->run_id);
                 return 1;
         }
-        e = otlp_metrics_new(x->cfg, ri, &x->m);
+        e = common_otlp_run_span(x->cfg, ri->run_id, false);
+        if (e >= 0)
+                e = otlp_metrics_new(x->cfg, ri, &x->m);
         if (e >= 0)
                 e = source_csv_open(buf, len, &src);
         rows = e < 0 ? e : replay(x, &source_csv, src, ri);
@@ -279,7 +308,9 @@ static int export_db(struct exporter *x, struct store *st, int64_t id, const cha
                 if (e < 0)
                         goto fail;
         }
-        e = otlp_metrics_new(x->cfg, ri, &x->m);
+        e = common_otlp_run_span(x->cfg, ri->run_id, false);
+        if (e >= 0)
+                e = otlp_metrics_new(x->cfg, ri, &x->m);
         if (e >= 0)
                 e = source_history_open(st, id, &src);
         if (e < 0)

@@ -624,10 +624,11 @@ int otelenv_load(otelenv_lookup_fn lookup, void *lookup_data, const struct otel_
         return 0;
 }
 
-void otelenv_set_run_span(struct otel_config *c, const uint8_t rnd[24])
+void otelenv_set_run_span(struct otel_config *c, const uint8_t rnd[16], const char *run_id)
 {
         static const uint8_t zero[16];
         struct traceparent *s = &c->span;
+        uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a, then a 64-bit finalizer */
 
         s->version = 0;
         if (c->has_trace) {
@@ -637,9 +638,17 @@ void otelenv_set_run_span(struct otel_config *c, const uint8_t rnd[24])
                 memcpy(s->trace_id, rnd, 16);
                 s->flags = 1; /* sampled: we do export it */
         }
-        memcpy(s->span_id, rnd + 16, 8);
         if (memcmp(s->trace_id, zero, 16) == 0)
                 s->trace_id[15] = 1;
+        for (size_t i = 0; i < 16; i++)
+                h = (h ^ s->trace_id[i]) * 0x100000001b3ULL;
+        for (const char *p = run_id ? run_id : ""; *p; p++)
+                h = (h ^ (uint8_t)*p) * 0x100000001b3ULL;
+        h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdULL;
+        h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ULL;
+        h ^= h >> 33;
+        for (size_t i = 0; i < 8; i++)
+                s->span_id[i] = (uint8_t)(h >> (56 - 8 * i));
         if (memcmp(s->span_id, zero, 8) == 0)
                 s->span_id[7] = 1;
         c->span_set = true;

@@ -124,10 +124,11 @@ int otelenv_load(otelenv_lookup_fn lookup, void *lookup_data, const struct otel_
                  otelenv_note_fn note, void *note_data, struct otel_config *ret);
 void otel_config_release(struct otel_config *c);
 
-/* Choose the run span's ids from 24 random bytes: the trace id is the
- * caller's when there is a TRACEPARENT, else rnd[0..16); the span id is
- * rnd[16..24). All-zero ids (invalid) get their last byte set. */
-void otelenv_set_run_span(struct otel_config *c, const uint8_t rnd[24]);
+/* Choose the run span's ids: the trace id is the caller's when there is a
+ * TRACEPARENT, else rnd[0..16); the span id a hash of the trace id and
+ * run_id (unique per run, and the same when `export` re-sends the run in
+ * the same trace). All-zero ids (invalid) get their last byte set. */
+void otelenv_set_run_span(struct otel_config *c, const uint8_t rnd[16], const char *run_id);
 
 /* tp as a W3C traceparent, version 00 (55 bytes and a NUL) into buf.
  * 0, or -EINVAL when cap < 56. */

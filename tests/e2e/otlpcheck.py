@@ -18,11 +18,25 @@ def ok(cond, what):
         fails += 1
 
 
-def records(path):
+def records(path, signal="/v1/metrics"):
+    """The requests to one signal's path (the spans have tests of their own:
+    otlp-trace.sh)."""
     try:
-        return [json.loads(l) for l in open(path)]
+        return [r for r in map(json.loads, open(path)) if r["path"] == signal]
     except FileNotFoundError:
         return []
+
+
+def run_span_ids(path):
+    """The run spans sent (the spans with the given parent, or no parent)."""
+    ids = set()
+    for r in records(path, "/v1/traces"):
+        for rs in (r.get("request") or {}).get("resourceSpans", []):
+            for ss in rs.get("scopeSpans", []):
+                for sp in ss.get("spans", []):
+                    if sp["name"].startswith("buildtel run "):
+                        ids.add(sp["spanId"])
+    return ids
 
 
 def attrs(lst):
@@ -73,6 +87,11 @@ def data(rec_path, csv_path, run_path, expect_path, min_requests=2):
             metrics.setdefault(m["name"], []).append((m, i))
 
     tp = exp.get("trace")
+    if tp:
+        # the exemplars name the run span, the child of the TRACEPARENT
+        runs = run_span_ids(rec_path)
+        ok(len(runs) == 1 and tp["span_id"] not in runs, f"one run span, not the caller's: {runs}")
+        tp = dict(tp, span_id=next(iter(runs), tp["span_id"]))
     npoints = 0
     for name, ms in metrics.items():
         for m, i in ms:
@@ -90,7 +109,7 @@ def data(rec_path, csv_path, run_path, expect_path, min_requests=2):
                         ok(False, f"{name}: exemplar and attributes carry the TRACEPARENT ids: {dp}")
                         return
     if tp:
-        ok(npoints > 0, f"all {npoints} data points carry the TRACEPARENT ids as an exemplar and attributes")
+        ok(npoints > 0, f"all {npoints} data points carry the trace id and the run span's id as an exemplar and attributes")
 
     # Gauges: one point per CSV row, same time, and the value as read: in
     # the column's unit and at its precision it is the CSV's text; bytes are
