@@ -22,6 +22,7 @@
 #include "out/sink.h"
 #include "parse/bakemeta.h"
 #include "platform/buildx.h"
+#include "parse/buildkit.h"
 #include "parse/buildmetrics.h"
 #include "parse/ccstats.h"
 #include "parse/ninjalog.h"
@@ -159,6 +160,118 @@ static void test_rawjson_ndjson(void **state)
         assert_int_equal(t->ccache.hits, 5);
         assert_int_equal(t->ccache.misses, 2);
         buildmetrics_free(bm);
+}
+
+/* The model's step facts: one per named vertex, in first-seen order, with
+ * its target, the line that started and the line that ended it (the
+ * fixtures feed one line per second), cached/error/canceled; rawjson's
+ * own timestamps give the duration when both are there. */
+static const struct {
+        const char *fixture;
+        uint32_t n;
+        struct {
+                const char *name;
+                const char *target; /* NULL: none or several */
+                double start, end;  /* NAN: never ended */
+                bool step, cached, error, canceled;
+        } want[8];
+} step_cases[] = {
+    {"steps-multi.log",
+     7,
+     {
+         {"[web internal] load build definition from Dockerfile", "web", 0, 1, false, false, false,
+          false},
+         {"[api internal] load build definition from Dockerfile", "api", 3, 4, false, false, false,
+          false},
+         {"[web deps 1/2] RUN npm ci", "web", 6, 7, true, true, false, false},
+         {"[api deps 1/2] RUN pip install -r requirements.txt", "api", 9, 18, true, false, false,
+          false},
+         {"[web build 2/2] RUN npm run build", "web", 13, 15, true, false, false, false},
+         {"[api test 2/2] RUN pytest", "api", 20, 21, true, false, false, true},
+         {"[web] exporting to image", "web", 23, 24, false, false, false, false},
+     }},
+    {"rawjson-ndjson.log",
+     4,
+     {
+         {"[internal] load build definition from Dockerfile", "default", 0, NAN, false, false,
+          false, false},
+         {"[1/3] FROM docker.io/library/alpine", "default", 1, 1.5, true, true, false, false},
+         {"[2/3] RUN make", "default", 3, 4.5, true, false, false, false},
+         {"[3/3] COPY . .", "default", 8, 8, true, false, true, false},
+     }},
+};
+
+static void test_step_facts(void **state)
+{
+        for (size_t c = 0; c < sizeof(step_cases) / sizeof(step_cases[0]); c++) {
+                struct buildmetrics_config cfg = {0};
+                struct buildmetrics *bm = feed_fixture(step_cases[c].fixture, &cfg);
+                const struct targets *ts = buildmetrics_model(bm);
+
+                assert_int_equal(ts->nstepv, step_cases[c].n);
+                assert_int_equal(ts->steps_dropped, 0);
+                for (uint32_t i = 0; i < ts->nstepv; i++) {
+                        const struct step_fact *s = &ts->stepv[i];
+                        typeof(step_cases[c].want[0]) *w = &step_cases[c].want[i];
+
+                        assert_string_equal(s->name, w->name);
+                        if (w->target)
+                                assert_int_equal(s->target, targets_find(ts, w->target));
+                        else
+                                assert_int_equal(s->target, -1);
+                        assert_float_equal(s->start_s, w->start, 1e-9);
+                        if (isnan(w->end))
+                                assert_true(isnan(s->end_s));
+                        else
+                                assert_float_equal(s->end_s, w->end, 1e-6);
+                        assert_int_equal(s->step, w->step);
+                        assert_int_equal(s->cached, w->cached);
+                        assert_int_equal(s->error, w->error);
+                        assert_int_equal(s->canceled, w->canceled);
+                }
+                buildmetrics_free(bm);
+        }
+}
+
+/* The cap: vertices past TARGETS_STEPS_MAX are counted, not kept. */
+static void test_step_cap(void **state)
+{
+        struct targets ts;
+        struct step_fact f = {.target = -1, .start_s = 1, .end_s = 2};
+
+        targets_init(&ts);
+        for (uint32_t i = 0; i < TARGETS_STEPS_MAX + 5; i++)
+                assert_int_equal(targets_add_step(&ts, &f), 0);
+        assert_int_equal(ts.nstepv, TARGETS_STEPS_MAX);
+        assert_int_equal(ts.steps_dropped, 5);
+        assert_float_equal(targets_step_duration(&ts.stepv[0]), 1, 1e-9);
+        targets_release(&ts);
+        assert_null(ts.stepv);
+}
+
+/* BuildKit's RFC 3339 times, and what is not one. */
+static void test_parse_time(void **state)
+{
+        static const struct {
+                const char *s;
+                double want; /* NAN: rejected */
+        } cases[] = {
+            {"1970-01-01T00:00:00Z", 0},
+            {"2025-03-20T22:53:16.5+01:00", 1742507596.5},
+            {"2025-03-20T21:53:16.500000001Z", 1742507596.500000001},
+            {"2024-02-29T12:00:00-02:30", 1709217000},
+            {"2025-13-01T00:00:00Z", NAN},
+            {"2025-03-20T22:53:16", NAN},
+            {"2025-03-20T22:53:16.5+01", NAN},
+            {"garbage", NAN},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                double got = buildkit_parse_time(cases[i].s, strlen(cases[i].s));
+                if (isnan(cases[i].want))
+                        assert_true(isnan(got));
+                else
+                        assert_float_equal(got, cases[i].want, 1e-6);
+        }
 }
 
 static void test_rawjson_indented(void **state)
@@ -693,6 +806,9 @@ int main(void)
             cmocka_unit_test(test_plain_compile),
             cmocka_unit_test(test_rawjson_ndjson),
             cmocka_unit_test(test_rawjson_indented),
+            cmocka_unit_test(test_step_facts),
+            cmocka_unit_test(test_step_cap),
+            cmocka_unit_test(test_parse_time),
             cmocka_unit_test(test_marker_option_and_cached),
             cmocka_unit_test(test_ccstats),
             cmocka_unit_test(test_cc_log_blocks),

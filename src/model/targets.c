@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/run.h"
@@ -453,4 +454,38 @@ void targets_facts(const struct targets *ts, const struct run_info *run, struct 
 void targets_init_zeroed(struct targets *ts)
 {
         ts->make_pct = -1;
+}
+
+int targets_add_step(struct targets *ts, const struct step_fact *s)
+{
+        if (ts->nstepv >= TARGETS_STEPS_MAX) {
+                ts->steps_dropped++;
+                return 0;
+        }
+        if (ts->nstepv == ts->capstepv) {
+                uint32_t n = ts->capstepv ? MIN(ts->capstepv * 2, (uint32_t)TARGETS_STEPS_MAX) : 64;
+                struct step_fact *nv = realloc(ts->stepv, n * sizeof(*nv));
+                if (!nv) {
+                        ts->steps_dropped++;
+                        return -ENOMEM;
+                }
+                ts->stepv = nv;
+                ts->capstepv = n;
+        }
+        ts->stepv[ts->nstepv++] = *s;
+        return 0;
+}
+
+void targets_release(struct targets *ts)
+{
+        free(ts->stepv);
+        ts->stepv = NULL;
+        ts->nstepv = ts->capstepv = 0;
+}
+
+double targets_step_duration(const struct step_fact *s)
+{
+        if (isnan(s->start_s) || isnan(s->end_s))
+                return NAN;
+        return s->end_s >= s->start_s ? s->end_s - s->start_s : 0;
 }

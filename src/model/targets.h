@@ -83,6 +83,22 @@ struct failed_step {
         int target;                          /* index in t[], -1 none or several */
 };
 
+/* One BuildKit vertex as a fact (the model's, derived once in
+ * buildkit_finish() or read back from the history): every output formats
+ * these and derives none of its own. Times are buildtel's clock (seconds
+ * since the run started): start is its first line; end is the line that
+ * ended it (DONE, CACHED, ERROR, CANCELED), or, when the log was rawjson
+ * and BuildKit gave both timestamps, start plus BuildKit's own
+ * completed - started. end is NAN when it never ended. */
+#define TARGETS_STEPS_MAX 4096 /* vertices kept as facts; more are counted in steps_dropped */
+struct step_fact {
+        char name[TARGET_STEP_NAME_MAX + 1]; /* its last header, "[stage 2/5] RUN ..." */
+        int target;                          /* index in t[], -1 none or several */
+        double start_s, end_s;
+        bool step; /* a "[... i/n]" step; false: an internal vertex (load, export, ...) */
+        bool cached, error, canceled;
+};
+
 struct targets {
         size_t n;
         struct target t[TARGETS_MAX];
@@ -102,6 +118,11 @@ struct targets {
         size_t nslow;
         struct ninja_edge slow[TARGETS_SLOW_EDGES]; /* slowest first */
         struct cc_blocks cc_log[CC_TOOLS];          /* targets_cc_blocks() */
+        /* BuildKit vertices in the order they first appeared, capped at
+         * TARGETS_STEPS_MAX (heap: targets_add_step(), targets_release()) */
+        struct step_fact *stepv;
+        uint32_t nstepv, capstepv;
+        uint32_t steps_dropped; /* vertices past the cap */
 };
 
 /* ---- The effective facts: the one value of each figure every output reports ----
@@ -236,6 +257,16 @@ void targets_note_cc_block(struct targets *ts, enum cc_tool tool, const struct c
 const struct cc_blocks *targets_cc_blocks(const struct targets *ts, enum cc_tool tool);
 /* "sccache", "ccache". */
 const char *targets_cc_tool_name(enum cc_tool tool);
+
+/* Append a copy of s to the model's steps; past TARGETS_STEPS_MAX it is
+ * counted in steps_dropped. 0 or -ENOMEM (the step is then dropped and
+ * counted). */
+int targets_add_step(struct targets *ts, const struct step_fact *s);
+/* Free what the model holds on the heap (its steps); the rest is a plain
+ * value. The model is empty of steps afterwards. */
+void targets_release(struct targets *ts);
+/* A step's duration in seconds, NAN when its start or end is unknown. */
+double targets_step_duration(const struct step_fact *s);
 
 /* Human-readable lines about the targets (for the terminal and the
  * summary text): the figures of f, the rest of ts; appended to out.

@@ -37,6 +37,8 @@ struct vtx {
         uint64_t key;
         char *name;                 /* the last header, cut to TARGET_STEP_NAME_MAX; NULL unnamed */
         double first, last;         /* buildtel's clock: its first and last line */
+        double end;                 /* the line that ended it (DONE, CACHED, ...); NAN none */
+        double bk_started, bk_done; /* rawjson: BuildKit's timestamps, Unix seconds; NAN none */
         uint64_t cands[CAND_WORDS]; /* bit i: announced under prefix cands[i] */
         int16_t target;             /* after finish: the one target, or -1 */
         int8_t marker;
@@ -165,8 +167,14 @@ static int64_t vertex(struct buildkit *b, uint64_t key, bool add)
         /* Keep the load under a half. */
         if ((b->nv + 1) * 2 > b->nslots && grow_slots(b) < 0)
                 return -1;
-        b->v[b->nv] =
-            (struct vtx){.key = key, .target = -1, .marker = -1, .first = NAN, .last = NAN};
+        b->v[b->nv] = (struct vtx){.key = key,
+                                   .target = -1,
+                                   .marker = -1,
+                                   .first = NAN,
+                                   .last = NAN,
+                                   .end = NAN,
+                                   .bk_started = NAN,
+                                   .bk_done = NAN};
         for (j = slot_of(key, b->nslots); b->slots[j]; j = (j + 1) & (b->nslots - 1))
                 ;
         b->slots[j] = b->nv + 1;
@@ -349,6 +357,14 @@ static bool eq(const char *s, const char *end, const char *lit)
         return (size_t)(end - s) == n && memcmp(s, lit, n) == 0;
 }
 
+/* v ended in state at now (buildtel's clock): the first ending line wins. */
+static void end_vertex(struct vtx *v, enum vstate state, double now)
+{
+        v->state = state;
+        if (isnan(v->end))
+                v->end = now;
+}
+
 static bool feed_plain(struct buildkit *b, const char *line, const char *end, double now)
 {
         const char *s = line + 1, *text;
@@ -395,19 +411,19 @@ static bool feed_plain(struct buildkit *b, const char *line, const char *end, do
                 return true;
         if (skip_prefix(&s, end, "DONE")) {
                 if (s == end || *s == ' ')
-                        v->state = V_DONE;
+                        end_vertex(v, V_DONE, now);
                 return true;
         }
         if (eq(s, end, "CACHED")) {
-                v->state = V_CACHED;
+                end_vertex(v, V_CACHED, now);
                 return true;
         }
         if (eq(s, end, "CANCELED")) {
-                v->state = V_CANCELED;
+                end_vertex(v, V_CANCELED, now);
                 return true;
         }
         if (skip_prefix(&s, end, "ERROR: ")) {
-                v->state = V_ERROR;
+                end_vertex(v, V_ERROR, now);
                 return true;
         }
         if (skip_prefix(&s, end, "WARN: "))
@@ -513,6 +529,74 @@ static void json_logs(struct buildkit *b, uint32_t vidx, const char *data, size_
         }
 }
 
+/* n digits of s as a number; -1 when one is not a digit. */
+static int64_t digits(const char *s, size_t n)
+{
+        int64_t v = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return -1;
+                v = v * 10 + (s[i] - '0');
+        }
+        return v;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+ * days_from_civil). */
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+        int64_t era, yoe, doy, doe;
+
+        y -= m <= 2;
+        era = (y >= 0 ? y : y - 399) / 400;
+        yoe = y - era * 400;
+        doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+        doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        return era * 146097 + doe - 719468;
+}
+
+/* An RFC 3339 time as BuildKit writes it ("2024-05-01T10:00:02.123456789Z",
+ * or with a +hh:mm offset) into Unix seconds; NAN when it is not one. */
+double buildkit_parse_time(const char *s, size_t n)
+{
+        int64_t y, mo, d, h, mi, sec, off = 0;
+        double frac = 0, scale = 0.1;
+        size_t i = 19;
+
+        if (n < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') ||
+            s[13] != ':' || s[16] != ':')
+                return NAN;
+        y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2);
+        h = digits(s + 11, 2), mi = digits(s + 14, 2), sec = digits(s + 17, 2);
+        if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 ||
+            mi > 59 || sec < 0 || sec > 60)
+                return NAN;
+        if (s[i] == '.')
+                for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, scale /= 10)
+                        frac += (s[i] - '0') * scale;
+        if (i < n && (s[i] == '+' || s[i] == '-') && n - i == 6 && s[i + 3] == ':') {
+                int64_t oh = digits(s + i + 1, 2), om = digits(s + i + 4, 2);
+                if (oh < 0 || oh > 23 || om < 0 || om > 59)
+                        return NAN;
+                off = (s[i] == '-' ? -1 : 1) * (oh * 3600 + om * 60);
+        } else if (!(i + 1 == n && (s[i] == 'Z' || s[i] == 'z'))) {
+                return NAN;
+        }
+        return (double)(days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off) + frac;
+}
+
+/* rawjson's "started" and "completed" of a vertex update (the first seen). */
+static void json_times(struct vtx *v, json_t *it)
+{
+        json_t *st = json_object_get(it, "started"), *co = json_object_get(it, "completed");
+
+        if (isnan(v->bk_started) && json_is_string(st))
+                v->bk_started = buildkit_parse_time(json_string_value(st), json_string_length(st));
+        if (isnan(v->bk_done) && json_is_string(co))
+                v->bk_done = buildkit_parse_time(json_string_value(co), json_string_length(co));
+}
+
 static void json_status(struct buildkit *b, json_t *root, double now)
 {
         json_t *arr, *it;
@@ -541,13 +625,15 @@ static void json_status(struct buildkit *b, json_t *root, double now)
                         name_vertex(b, v, name, strlen(name));
                 }
                 touch(b, v, now);
+                json_times(v, it);
                 if (json_object_get(it, "completed")) {
                         if (err && *err)
-                                v->state = strstr(err, "context canceled") ? V_CANCELED : V_ERROR;
+                                end_vertex(
+                                    v, strstr(err, "context canceled") ? V_CANCELED : V_ERROR, now);
                         else if (json_is_true(json_object_get(it, "cached")))
-                                v->state = V_CACHED;
+                                end_vertex(v, V_CACHED, now);
                         else if (v->state != V_ERROR && v->state != V_CANCELED)
-                                v->state = V_DONE;
+                                end_vertex(v, V_DONE, now);
                 } else if (json_object_get(it, "started") && v->state == V_NEW) {
                         v->state = V_RUNNING;
                 }
@@ -663,6 +749,24 @@ bool buildkit_feed_line(struct buildkit *b, const char *line, size_t len, double
         return false;
 }
 
+/* v as a step fact of the model: its line times, or BuildKit's own
+ * duration from its first line when rawjson gave both timestamps. */
+static void add_step(struct targets *ts, const struct vtx *v)
+{
+        struct step_fact f = {.target = v->target, .start_s = v->first, .end_s = v->end};
+
+        targets_copy_field(f.name, sizeof(f.name), v->name ? v->name : "",
+                           v->name ? strlen(v->name) : 0);
+        if (!isnan(v->bk_started) && !isnan(v->bk_done) && v->bk_done >= v->bk_started &&
+            !isnan(f.start_s))
+                f.end_s = f.start_s + (v->bk_done - v->bk_started);
+        f.step = v->step;
+        f.cached = v->state == V_CACHED;
+        f.error = v->state == V_ERROR;
+        f.canceled = v->state == V_CANCELED;
+        (void)targets_add_step(ts, &f);
+}
+
 void buildkit_finish(struct buildkit *b, struct targets *ts)
 {
         int map[TARGETS_MAX];
@@ -733,6 +837,7 @@ void buildkit_finish(struct buildkit *b, struct targets *ts)
                 ts->errors += v->state == V_ERROR;
                 ts->canceled += v->state == V_CANCELED;
                 v->target = first_t >= 0 && bit_next(tm, first_t + 1) < 0 ? (int16_t)first_t : -1;
+                add_step(ts, v);
                 if (v->state == V_ERROR && ts->nfailed < TARGETS_FAILED_MAX) {
                         struct failed_step *f = &ts->failed[ts->nfailed++];
                         targets_copy_field(f->name, sizeof(f->name), v->name ? v->name : "",

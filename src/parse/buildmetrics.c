@@ -146,6 +146,7 @@ void buildmetrics_free(struct buildmetrics *bm)
         if (!bm)
                 return;
         buildkit_free(bm->bk);
+        targets_release(&bm->model);
         free(bm->targets_buf);
         free(bm);
 }
