@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "model/run.h"
 #include "model/summary.h"
@@ -27,7 +28,8 @@ struct spans {
         size_t nattrs;
         struct otlp_event ev[RUN_EVENTS];
         size_t nev;
-        char (*names)[TARGET_NAME_MAX + 32]; /* one per child span */
+        char (*names)[TARGET_NAME_MAX + TARGET_STEP_NAME_MAX + 32]; /* one per span */
+        ssize_t tspan[TARGETS_MAX]; /* the span of target i, or -1 */
         char error_type[16], status_msg[64];
 };
 
@@ -228,12 +230,15 @@ static void target_spans(struct spans *S)
 {
         const struct run_facts *f = S->in->facts;
 
+        for (size_t i = 0; i < TARGETS_MAX; i++)
+                S->tspan[i] = -1;
         for (size_t i = 0; f && i < f->n && S->n < S->cap; i++) {
                 const struct target_fact *t = &f->t[i];
                 struct otlp_span *sp;
 
                 if (!isfinite(t->start_s) || !isfinite(t->end_s))
                         continue;
+                S->tspan[i] = (ssize_t)S->n;
                 snprintf(S->names[S->n], sizeof(S->names[0]), "target %s", t->name);
                 sp = child(S, t->start_s, t->end_s);
                 attr_s(S, "build.target.name", t->name);
@@ -249,6 +254,32 @@ static void target_spans(struct spans *S)
                         sp->status = OTLP_STATUS_OK;
                 }
                 sp->nattrs = (size_t)(S->attrs + S->nattrs - sp->attrs);
+        }
+}
+
+/* BuildKit vertices that ended: under their target's span when they
+ * belong to one target, else under the run span. */
+static void step_spans(struct spans *S)
+{
+        const struct targets *ts = S->in->targets;
+
+        for (uint32_t i = 0; ts && i < ts->nstepv && S->n < S->cap; i++) {
+                const struct step_fact *st = &ts->stepv[i];
+                struct otlp_span *sp;
+
+                if (!isfinite(st->start_s) || !isfinite(st->end_s))
+                        continue;
+                snprintf(S->names[S->n], sizeof(S->names[0]), "%s", st->name);
+                sp = child(S, st->start_s, st->end_s);
+                if (st->target >= 0 && st->target < TARGETS_MAX && S->tspan[st->target] >= 0)
+                        memcpy(sp->parent_id, S->sp[S->tspan[st->target]].span_id, 8);
+                attr_s(S, "build.step.name", st->name);
+                attr_b(S, "build.step.cached", st->cached);
+                if (st->error || st->canceled) {
+                        sp->status = OTLP_STATUS_ERROR;
+                        sp->status_message = st->error ? "step failed" : "step canceled";
+                }
+                sp->nattrs = 2;
         }
 }
 
@@ -271,8 +302,9 @@ static void edge_spans(struct spans *S)
 int otlp_trace_encode(const struct otlp_trace_input *in, bool json, struct dbuf *out)
 {
         size_t max = in->max_spans ? in->max_spans : OTLP_TRACE_MAX_SPANS_DEFAULT;
-        size_t ntargets = in->facts ? in->facts->n : 0,
-               nedges = in->targets ? in->targets->nslow : 0;
+        size_t ntargets = in->facts ? in->facts->n : 0;
+        size_t nedges = in->targets && in->edges ? in->targets->nslow : 0;
+        size_t nsteps = in->targets ? in->targets->nstepv : 0;
         struct spans S = {.in = in};
         struct otlp_trace_request rq = {
             .resource = in->resource,
@@ -284,7 +316,7 @@ int otlp_trace_encode(const struct otlp_trace_input *in, bool json, struct dbuf 
 
         if (!in->cfg->span_set)
                 return -EINVAL;
-        S.cap = 1 + MIN(max, ntargets + nedges);
+        S.cap = 1 + MIN(max, ntargets + nsteps + nedges);
         S.sp = calloc(S.cap, sizeof(*S.sp));
         S.names = calloc(S.cap, sizeof(*S.names));
         S.attrs =
@@ -293,7 +325,9 @@ int otlp_trace_encode(const struct otlp_trace_input *in, bool json, struct dbuf 
                 memcpy(rq.trace_id, in->cfg->span.trace_id, 16);
                 run_span(&S);
                 target_spans(&S);
-                edge_spans(&S);
+                step_spans(&S);
+                if (in->edges)
+                        edge_spans(&S);
                 rq.spans = S.sp;
                 rq.nspans = S.n;
                 e = json ? otlp_encode_trace_json(&rq, out) : otlp_encode_trace_protobuf(&rq, out);

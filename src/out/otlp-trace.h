@@ -11,7 +11,9 @@
 /* The run as OTLP spans (OpenTelemetry CI/CD semantic conventions, 1.43):
  * one span for the run, named "buildtel run <argv0>", under the caller's
  * TRACEPARENT when there was one; a child span per target with times, a
- * child per slow ninja edge the model kept; span events for the OOM kills
+ * span per BuildKit step that ended (under its target's), a child per slow
+ * ninja edge the model kept; at most max_spans spans under the run span,
+ * in that order of priority; span events for the OOM kills
  * and the first near-OOM and low-disk samples the summary found. Every
  * value is the model's; nothing is derived here but the span ids of the
  * children (from the run span's, so a re-export names them the same). */
@@ -28,8 +30,9 @@ struct otlp_trace_input {
         const struct run_info *run;
         const struct run_facts *facts;    /* NULL: run span only */
         const struct summary *summary;    /* NULL: no events */
-        const struct targets *targets;    /* ninja edges; NULL: none */
-        double edge_offset_s;             /* ninja's start, run seconds */
+        const struct targets *targets;    /* steps and ninja edges; NULL: none */
+        bool edges;                       /* the model's slowest ninja edges, */
+        double edge_offset_s;             /* which started here (run seconds) */
         size_t max_spans;                 /* child spans at most; 0: the default */
         const struct otlp_attr *resource; /* borrowed */
         size_t nresource;

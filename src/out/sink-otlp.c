@@ -114,6 +114,7 @@ static void export_trace(struct otlp_state *st, const struct run_model *m, doubl
             .run = m->run,
             .facts = m->facts,
             .summary = m->summary,
+            .targets = m->targets,
         };
 
         if (!st->cfg->traces_url || !st->cfg->span_set)

@@ -14,7 +14,7 @@ REC="$T/sink/rec.jsonl"
 mkdir -p "$T/sink" "$T/w"
 SINK_PID=
 stop_sink() { [ -n "$SINK_PID" ] && kill "$SINK_PID" 2>/dev/null && wait "$SINK_PID" 2>/dev/null; SINK_PID=; }
-trap 'stop_sink; cleanup' EXIT
+trap "stop_sink; ${KEEP:+:} cleanup" EXIT
 start_sink() {
         rm -f "$T/sink/port" "$REC"
         node "$SINKDIR/sink.js" --port-file "$T/sink/port" --record "$REC" --mode ok 2>"$T/sink/err" &
@@ -58,7 +58,9 @@ cat >"$T/exp-pb.json" <<JSON
  "tracestate": "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7",
  "result": "failure", "error_type": "1", "vcs_rev": "$REV",
  "ci": {"cicd.pipeline.name": "CI build", "cicd.pipeline.run.id": "4242"},
- "targets": ["lib", "cli"], "steps": {"lib": [6, 2], "cli": [2, 1]}}
+ "targets": ["lib", "cli"], "steps": {"lib": [6, 2], "cli": [2, 1]}, "step_spans": 15,
+ "cached_steps": ["[cli base 6/6] COPY --from=lib /out /", "[lib base 3/6] WORKDIR /src",
+                  "[lib base 2/6] RUN apt-get update && apt-get install -y --no-install-recommends gcc make sccache"]}
 JSON
 check "protobuf: span tree, ids, semconv, error status, the build's TRACEPARENT" spans pb
 

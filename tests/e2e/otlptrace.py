@@ -80,7 +80,22 @@ def main():
     ids = [s["spanId"] for s in spans]
     ok(len(set(ids)) == len(ids), f"{len(ids)} distinct span ids")
     ok(all(s["traceId"] == tid for s in spans), "every span in the one trace")
-    ok(all(s.get("parentSpanId") == rs["spanId"] for s in kids), "every other span is a child of the run span")
+    tspans = [s for s in kids if "build.target.name" in attrs(s["attributes"])]
+    steps = [s for s in kids if "build.step.name" in attrs(s["attributes"])]
+    ok(all(s.get("parentSpanId") == rs["spanId"] for s in tspans), "target spans: children of the run span")
+    byid = {s["spanId"]: s for s in spans}
+    ok(all(s.get("parentSpanId") in byid for s in kids), "every span's parent is in the trace")
+    # BuildKit steps: "[lib base 2/6] ..." under lib's target span
+    tname = {s["spanId"]: attrs(s["attributes"])["build.target.name"] for s in tspans}
+    under = all(re.match(r"\[(\S+)", s["name"]) and
+                (tname.get(s["parentSpanId"]) == re.match(r"\[(\S+)", s["name"]).group(1).rstrip("]")
+                 or (s["parentSpanId"] == rs["spanId"] and re.match(r"\[(\S+)", s["name"]).group(1) == "internal]"))
+                for s in steps)
+    ok(under, "step spans: under their target's span (the bake's own under the run span)")
+    cached = sorted(s["name"] for s in steps if attrs(s["attributes"]).get("build.step.cached") is True)
+    if "step_spans" in exp:
+        ok(len(steps) == exp["step_spans"], f"{exp['step_spans']} step spans ({len(steps)})")
+        ok(cached == sorted(exp["cached_steps"]), f"cached steps marked: {cached}")
     ok(all(t0 <= int(s["startTimeUnixNano"]) <= int(s["endTimeUnixNano"]) <= t1 + 10**6 for s in kids),
        "children: start <= end, inside the run span")
     names = {attrs(s["attributes"]).get("build.target.name") for s in kids}
