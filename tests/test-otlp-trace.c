@@ -348,7 +348,7 @@ static void test_run_span(void **state)
                                       .finished = rc->finished,
                                       .exit_code = rc->exit_code,
                                       .term_signal = rc->term_signal};
-                struct otel_config cfg = {.enabled = true, .has_trace = true};
+                struct otel_config cfg = {.enabled = true, .has_trace = true, .max_spans = 10};
                 struct run_facts *f = calloc(1, sizeof(*f));
                 struct dtrace *t = calloc(1, sizeof(*t));
                 struct dbuf b = DBUF_INIT;
@@ -392,6 +392,12 @@ static void test_run_span(void **state)
                 assert_int_equal(t->s[1].end, 1002500000000ULL);
                 assert_int_equal(t->s[1].status, 2);
                 assert_memory_not_equal(t->s[1].span, t->s[0].span, 8);
+                /* --trace-max-spans 0: the run span alone */
+                cfg.max_spans = 0;
+                dbuf_reset(&b);
+                assert_int_equal(otlp_trace_encode(&in, false, &b), 0);
+                assert_int_equal(d_trace((const uint8_t *)b.p, b.len, t), 0);
+                assert_int_equal(t->nspans, 1);
                 dbuf_release(&b);
                 free(f);
                 free(t);

@@ -240,6 +240,17 @@ static int set_otlp_interval(struct common_opts *o, const char *cmd, const char 
         return 0;
 }
 
+static int set_trace_max_spans(struct common_opts *o, const char *cmd, const char *arg)
+{
+        uint64_t n;
+
+        if (parse_u64_str(arg, &n) < 0 || n > 1000000)
+                return bad(cmd, "--trace-max-spans", "a count from 0 to 1000000", arg);
+        o->otlp_opt.max_spans = n;
+        o->otlp_opt.max_spans_set = true;
+        return 0;
+}
+
 static int set_grace(struct common_opts *o, const char *cmd, const char *arg)
 {
         if (parse_double_str(arg, &o->grace) < 0 || o->grace < 0 || o->grace > 3600)
@@ -401,6 +412,10 @@ static const struct cmd_option {
      "seconds between exports (default\n"
      "OTEL_METRIC_EXPORT_INTERVAL ms, else 60)",
      CALL(set_otlp_interval)},
+    {OPT_TRACE_MAX_SPANS, "trace-max-spans", NULL, 0, "N", RWE, OPTG_OTLP,
+     "OTLP spans under the run span at most: targets, then\n"
+     "BuildKit steps (default 2000)",
+     CALL(set_trace_max_spans)},
     {OPT_OTLP, "otlp", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
      "export to an OTLP collector (the only export, required)", AT(export_otlp)},
     {OPT_INCOMPLETE, "incomplete", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,

@@ -39,6 +39,7 @@ enum {
         OPT_NO_DB,
         OPT_OTLP_ENDPOINT,
         OPT_OTLP_INTERVAL,
+        OPT_TRACE_MAX_SPANS,
         OPT_GRACE,
         OPT_OFF,
         OPT_CGROUP,

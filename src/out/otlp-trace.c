@@ -301,7 +301,7 @@ static void edge_spans(struct spans *S)
 
 int otlp_trace_encode(const struct otlp_trace_input *in, bool json, struct dbuf *out)
 {
-        size_t max = in->max_spans ? in->max_spans : OTLP_TRACE_MAX_SPANS_DEFAULT;
+        size_t max = (size_t)in->cfg->max_spans;
         size_t ntargets = in->facts ? in->facts->n : 0;
         size_t nedges = in->targets && in->edges ? in->targets->nslow : 0;
         size_t nsteps = in->targets ? in->targets->nstepv : 0;

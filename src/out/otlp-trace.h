@@ -12,13 +12,11 @@
  * one span for the run, named "buildtel run <argv0>", under the caller's
  * TRACEPARENT when there was one; a child span per target with times, a
  * span per BuildKit step that ended (under its target's), a child per slow
- * ninja edge the model kept; at most max_spans spans under the run span,
+ * ninja edge the model kept; at most cfg->max_spans spans under the run span,
  * in that order of priority; span events for the OOM kills
  * and the first near-OOM and low-disk samples the summary found. Every
  * value is the model's; nothing is derived here but the span ids of the
  * children (from the run span's, so a re-export names them the same). */
-
-#define OTLP_TRACE_MAX_SPANS_DEFAULT 2000
 
 struct run_info;
 struct run_facts;
@@ -33,7 +31,6 @@ struct otlp_trace_input {
         const struct targets *targets;    /* steps and ninja edges; NULL: none */
         bool edges;                       /* the model's slowest ninja edges, */
         double edge_offset_s;             /* which started here (run seconds) */
-        size_t max_spans;                 /* child spans at most; 0: the default */
         const struct otlp_attr *resource; /* borrowed */
         size_t nresource;
 };

@@ -606,6 +606,7 @@ int otelenv_load(otelenv_lookup_fn lookup, void *lookup_data, const struct otel_
 
         c.timeout_ms = OTEL_TIMEOUT_MS_DEFAULT;
         c.interval_ms = OTEL_INTERVAL_MS_DEFAULT;
+        c.max_spans = opt && opt->max_spans_set ? opt->max_spans : OTEL_MAX_SPANS_DEFAULT;
         *ret = c;
 
         e = load_endpoint(&L, opt, &c);

@@ -93,6 +93,7 @@ struct otel_config {
          * otelenv_set_run_span() before the build starts. */
         bool span_set;
         struct traceparent span;
+        uint64_t max_spans; /* spans under the run span at most */
         /* The CI's pipeline name and run id (GitHub Actions'
          * GITHUB_WORKFLOW/GITHUB_RUN_ID, GitLab's CI_PIPELINE_NAME/
          * CI_PIPELINE_ID), and the work tree's git revision (set by the
@@ -102,6 +103,7 @@ struct otel_config {
 
 #define OTEL_TIMEOUT_MS_DEFAULT 10000
 #define OTEL_INTERVAL_MS_DEFAULT 60000
+#define OTEL_MAX_SPANS_DEFAULT 2000
 
 typedef const char *(*otelenv_lookup_fn)(void *userdata, const char *name);
 /* A note for the user about one variable; never holds a header value. */
@@ -112,6 +114,8 @@ typedef void (*otelenv_note_fn)(void *userdata, const char *fmt, ...)
 struct otel_options {
         const char *endpoint; /* --otlp-endpoint: a metrics URL used as is */
         uint64_t interval_ms; /* --otlp-interval */
+        bool max_spans_set;   /* --trace-max-spans */
+        uint64_t max_spans;
 };
 
 /* Fill *ret from the variables (through lookup) and opt. A malformed

@@ -39,7 +39,7 @@ run_case() { # run_case NAME VAR=VALUE...: the build with export on; the record 
         start_sink
         (cd "$T/w" && env "$@" OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" \
                 "$BUILDTEL" run --quiet --no-db --log-dir "$L" --run-id "$name" --interval 0.1 --cgroup none \
-                -- sh -c "$BUILD" "$FIX" >"$T/out-$name" 2>"$T/err-$name")
+                ${BT_OPTS:-} -- sh -c "$BUILD" "$FIX" >"$T/out-$name" 2>"$T/err-$name")
         expect_eq "$name: the build's status passes through" "$?" 1
         stop_sink
         mv "$REC" "$T/rec-$name.jsonl"
@@ -87,6 +87,16 @@ ex = [e for r in recs if r["path"] == "/v1/metrics"
       for m in r["request"]["resourceMetrics"][0]["scopeMetrics"][0]["metrics"]
       for dp in (m.get("gauge") or m.get("sum"))["dataPoints"] for e in dp.get("exemplars", [])]
 sys.exit(not ex or any(e["traceId"] != span["traceId"] or e["spanId"] != span["spanId"] for e in ex))
+PY
+
+# 3b. --trace-max-spans: targets first, then steps
+BT_OPTS="--trace-max-spans 3" run_case cap
+check "--trace-max-spans 3: the run span, both targets and the first step" python3 - "$T/rec-cap.jsonl" <<'PY'
+import json, sys
+sp = [s for r in map(json.loads, open(sys.argv[1])) if r["path"] == "/v1/traces"
+      for s in r["request"]["resourceSpans"][0]["scopeSpans"][0]["spans"]]
+sys.exit([s["name"] for s in sp] != ["buildtel run sh", "target lib", "target cli",
+                                     "[internal] load local bake definitions"])
 PY
 
 # 4. export off: the build's environment is exactly the caller's
