@@ -15,6 +15,7 @@
 
 #include "otlp-pbdecode.h"
 #include "model/run.h"
+#include "model/summary.h"
 #include "model/targets.h"
 #include "out/otlp-encode.h"
 #include "out/otlp-trace.h"
@@ -404,6 +405,49 @@ static void test_run_span(void **state)
         }
 }
 
+/* The summary's OOM kills and first near-OOM and low-disk samples become
+ * events of the run span, at their instants. */
+static void test_events(void **state)
+{
+        char rid[] = "r-2";
+        struct run_info ri = {.run_id = rid,
+                              .start_epoch = 1000,
+                              .end_epoch = 1100,
+                              .finished = true,
+                              .exit_code = 137,
+                              .term_signal = 9};
+        struct otel_config cfg = {.enabled = true, .max_spans = 10};
+        struct summary *sm = calloc(1, sizeof(*sm));
+        struct dtrace *t = calloc(1, sizeof(*t));
+        struct dbuf b = DBUF_INIT;
+        uint8_t rnd[16] = {1};
+        struct otlp_trace_input in = {.cfg = &cfg, .run = &ri, .summary = sm};
+
+        assert_non_null(sm);
+        assert_non_null(t);
+        summary_init(sm, NULL);
+        otelenv_set_run_span(&cfg, rnd, rid);
+        sm->build.noom = 1;
+        sm->build.oom[0] = (struct summary_oom){
+            .epoch = 1050, .kills = 1, .victim = {.pid = 42, .label = "cc1plus"}};
+        sm->near_oom_first = (struct summary_point){.set = true, .value = 100, .epoch = 1040};
+        sm->low_disk_first = (struct summary_point){.set = true, .value = 3, .epoch = 1060.5};
+        assert_int_equal(otlp_trace_encode(&in, false, &b), 0);
+        assert_int_equal(d_trace((const uint8_t *)b.p, b.len, t), 0);
+        assert_int_equal(t->nspans, 1);
+        assert_false(t->s[0].has_parent); /* no TRACEPARENT: a root */
+        assert_int_equal(t->s[0].nevents, 3);
+        assert_string_equal(t->s[0].event_name[0], "oom_kill");
+        assert_int_equal(t->s[0].event_time[0], 1050000000000ULL);
+        assert_string_equal(t->s[0].event_name[1], "near_oom");
+        assert_int_equal(t->s[0].event_time[1], 1040000000000ULL);
+        assert_string_equal(t->s[0].event_name[2], "low_disk");
+        assert_int_equal(t->s[0].event_time[2], 1060500000000ULL);
+        dbuf_release(&b);
+        free(sm);
+        free(t);
+}
+
 /* ---- ids and the build's TRACEPARENT -------------------------------- */
 
 static void test_ids(void **state)
@@ -475,8 +519,11 @@ static void test_child_env(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_protobuf_roundtrip), cmocka_unit_test(test_json),
-            cmocka_unit_test(test_run_span),           cmocka_unit_test(test_ids),
+            cmocka_unit_test(test_protobuf_roundtrip),
+            cmocka_unit_test(test_json),
+            cmocka_unit_test(test_run_span),
+            cmocka_unit_test(test_events),
+            cmocka_unit_test(test_ids),
             cmocka_unit_test(test_child_env),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
