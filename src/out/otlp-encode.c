@@ -506,6 +506,20 @@ static void js_metric(struct enc *E, const struct otlp_request *rq, const struct
         puts_(E, "}}");
 }
 
+/* Close the request; on failure out gets its old length back. */
+static int js_end(struct enc *E, size_t old)
+{
+        puts_(E, "]}]}]}");
+        dbuf_release(&E->tmp);
+        if (E->err < 0) {
+                E->out->len = old;
+                if (E->out->p)
+                        E->out->p[old] = '\0';
+                return E->err;
+        }
+        return 0;
+}
+
 int otlp_encode_json(const struct otlp_request *rq, struct dbuf *out)
 {
         struct enc E = {.out = out};
@@ -518,15 +532,7 @@ int otlp_encode_json(const struct otlp_request *rq, struct dbuf *out)
                         put(&E, ",", 1);
                 js_metric(&E, rq, &rq->metrics[i]);
         }
-        puts_(&E, "]}]}]}");
-        dbuf_release(&E.tmp);
-        if (E.err < 0) {
-                out->len = old;
-                if (out->p)
-                        out->p[old] = '\0';
-                return E.err;
-        }
-        return 0;
+        return js_end(&E, old);
 }
 
 static void js_span(struct enc *E, const struct otlp_trace_request *rq, const struct otlp_span *sp)
@@ -608,15 +614,7 @@ int otlp_encode_trace_json(const struct otlp_trace_request *rq, struct dbuf *out
                         put(&E, ",", 1);
                 js_span(&E, rq, &rq->spans[i]);
         }
-        puts_(&E, "]}]}]}");
-        dbuf_release(&E.tmp);
-        if (E.err < 0) {
-                out->len = old;
-                if (out->p)
-                        out->p[old] = '\0';
-                return E.err;
-        }
-        return 0;
+        return js_end(&E, old);
 }
 
 /* --- gzip --------------------------------------------------------------- */

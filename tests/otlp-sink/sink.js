@@ -132,25 +132,16 @@ function check(v, type, path) {
   }
 }
 
-// hex ids -> base64, which protobufjs's fromObject takes for bytes
-function idsToBase64(o) {
+// Exemplar ids: hex in JSON, base64 for protobufjs's fromObject, hex
+// again in the record.
+function exemplarIds(o, conv) {
   for (const rm of o.resourceMetrics || [])
     for (const sm of rm.scopeMetrics || [])
       for (const m of sm.metrics || [])
         for (const dp of ((m.gauge || m.sum || {}).dataPoints || []))
           for (const ex of dp.exemplars || [])
             for (const k of ['spanId', 'traceId'])
-              if (k in ex) ex[k] = Buffer.from(ex[k], 'hex').toString('base64');
-}
-
-function idsToHex(o) {
-  for (const rm of o.resourceMetrics || [])
-    for (const sm of rm.scopeMetrics || [])
-      for (const m of sm.metrics || [])
-        for (const dp of ((m.gauge || m.sum || {}).dataPoints || []))
-          for (const ex of dp.exemplars || [])
-            for (const k of ['spanId', 'traceId'])
-              if (k in ex) ex[k] = Buffer.from(ex[k], 'base64').toString('hex');
+              if (k in ex) ex[k] = conv(ex[k]);
 }
 
 // Span ids: hex in JSON, base64 for protobufjs, hex again in the record.
@@ -167,48 +158,32 @@ function spanIds(o, conv) {
 const hexToB64 = (v) => Buffer.from(v, 'hex').toString('base64');
 const b64ToHex = (v) => Buffer.from(v, 'base64').toString('hex');
 
-function decodeTraces(ct, body) {
+// Decode one body strictly: Type the request message, schema its JSON
+// mapping's name, ids(o, conv) the id fields to convert (hex <-> base64).
+function decodeAs(Type, schemaName, ids, ct, body) {
   let msg;
   if (ct === 'application/x-protobuf') {
-    msg = TraceReq.decode(body);
-    const again = Buffer.from(TraceReq.encode(msg).finish());
+    msg = Type.decode(body);
+    const again = Buffer.from(Type.encode(msg).finish());
     if (!again.equals(body)) throw new Error('protobuf body does not re-encode to the same bytes (non-canonical or unknown fields)');
   } else if (ct === 'application/json') {
     const text = body.toString('utf8');
     if (Buffer.from(text, 'utf8').compare(body) !== 0) throw new Error('JSON body is not valid UTF-8');
     const o = JSON.parse(text);
-    check(o, 'TraceRequest', '$');
-    spanIds(o, hexToB64);
-    msg = TraceReq.fromObject(o);
+    check(o, schemaName, '$');
+    ids(o, hexToB64);
+    // (verify wants numbers for 64-bit fields; check() did the types)
+    msg = Type.fromObject(o);
   } else {
     throw new Error(`unexpected Content-Type '${ct}'`);
   }
-  const obj = TraceReq.toObject(msg, { longs: String, enums: Number, bytes: String });
-  spanIds(obj, b64ToHex);
+  const obj = Type.toObject(msg, { longs: String, enums: Number, bytes: String });
+  ids(obj, b64ToHex);
   return obj;
 }
 
-function decode(ct, body) {
-  let msg;
-  if (ct === 'application/x-protobuf') {
-    msg = Req.decode(body);
-    const again = Buffer.from(Req.encode(msg).finish());
-    if (!again.equals(body)) throw new Error('protobuf body does not re-encode to the same bytes (non-canonical or unknown fields)');
-  } else if (ct === 'application/json') {
-    const text = body.toString('utf8');
-    if (Buffer.from(text, 'utf8').compare(body) !== 0) throw new Error('JSON body is not valid UTF-8');
-    const o = JSON.parse(text);
-    check(o, 'Request', '$');
-    idsToBase64(o);
-    // (Req.verify wants numbers for 64-bit fields; check() did the types)
-    msg = Req.fromObject(o);
-  } else {
-    throw new Error(`unexpected Content-Type '${ct}'`);
-  }
-  const obj = Req.toObject(msg, { longs: String, enums: Number, bytes: String });
-  idsToHex(obj);
-  return obj;
-}
+const decode = (ct, body) => decodeAs(Req, 'Request', exemplarIds, ct, body);
+const decodeTraces = (ct, body) => decodeAs(TraceReq, 'TraceRequest', spanIds, ct, body);
 
 let count = 0;
 function record(r) {
