@@ -77,23 +77,15 @@ struct exporter {
  * history does not keep the live ones). 0 or -ENOMEM. */
 static int send_trace(struct exporter *x, const struct run_model *final)
 {
-        struct dbuf body = DBUF_INIT;
         struct otlp_trace_input in = {
             .cfg = x->cfg,
             .run = final->run,
             .facts = final->facts,
             .summary = final->summary,
         };
-        int e;
 
-        if (!x->cfg->traces_url)
-                return 0;
         in.resource = otlp_metrics_resource(x->m, &in.nresource);
-        e = otlp_trace_encode(&in, x->cfg->traces_protocol == OTEL_PROTOCOL_JSON, &body);
-        if (e >= 0)
-                e = otlp_sender_submit_traces(x->s, &body, now_monotonic());
-        dbuf_release(&body);
-        return e;
+        return otlp_trace_submit(x->s, &in, now_monotonic());
 }
 
 /* Send what is pending (and with final, the totals and the spans); wait

@@ -11,6 +11,7 @@
 #include "model/run.h"
 #include "model/summary.h"
 #include "model/targets.h"
+#include "out/otlp-send.h"
 #include "util/macro.h"
 
 #define RUN_ATTRS 10
@@ -335,5 +336,19 @@ int otlp_trace_encode(const struct otlp_trace_input *in, bool json, struct dbuf 
         free(S.sp);
         free(S.names);
         free(S.attrs);
+        return e;
+}
+
+int otlp_trace_submit(struct otlp_sender *s, const struct otlp_trace_input *in, double now)
+{
+        struct dbuf body = DBUF_INIT;
+        int e;
+
+        if (!in->cfg->traces_url)
+                return 0;
+        e = otlp_trace_encode(in, in->cfg->traces_protocol == OTEL_PROTOCOL_JSON, &body);
+        if (e >= 0)
+                e = otlp_sender_submit_traces(s, &body, now);
+        dbuf_release(&body);
         return e;
 }

@@ -46,3 +46,8 @@ const char *otlp_trace_result(int outcome);
 /* Append an ExportTraceServiceRequest to out (JSON with json). 0, -EINVAL
  * (the run span's ids are not set) or -ENOMEM. */
 int otlp_trace_encode(const struct otlp_trace_input *in, bool json, struct dbuf *out);
+
+struct otlp_sender;
+/* Encode the spans as cfg says (traces_protocol) and queue them on s; 0
+ * without a traces URL. 0, -EINVAL or -ENOMEM. */
+int otlp_trace_submit(struct otlp_sender *s, const struct otlp_trace_input *in, double now);

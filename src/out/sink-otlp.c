@@ -108,7 +108,6 @@ static void otlp_poll(void *state, const struct pollfd *p, size_t n, double now)
 /* The run's spans, once, at the end. */
 static void export_trace(struct otlp_state *st, const struct run_model *m, double now)
 {
-        struct dbuf body = DBUF_INIT;
         struct otlp_trace_input in = {
             .cfg = st->cfg,
             .run = m->run,
@@ -117,12 +116,10 @@ static void export_trace(struct otlp_state *st, const struct run_model *m, doubl
             .targets = m->targets,
         };
 
-        if (!st->cfg->traces_url || !st->cfg->span_set)
+        if (!st->cfg->span_set)
                 return;
         in.resource = otlp_metrics_resource(st->metrics, &in.nresource);
-        if (otlp_trace_encode(&in, st->cfg->traces_protocol == OTEL_PROTOCOL_JSON, &body) >= 0)
-                (void)otlp_sender_submit_traces(st->sender, &body, now);
-        dbuf_release(&body);
+        (void)otlp_trace_submit(st->sender, &in, now);
 }
 
 static int otlp_finish(void *state, const struct run_model *m)
