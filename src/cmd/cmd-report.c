@@ -36,7 +36,7 @@ struct loaded {
         struct summary sum;
         struct report_data d;
         struct run_facts *facts;
-        struct targets *targets; /* the slowest ninja edges of targets.json; NULL: none */
+        struct targets *targets; /* steps, slowest ninja edges, cache blocks; NULL: none */
         struct units *units;
         char *default_out; /* report-<id>.html beside the CSV, or in the cwd */
 };
@@ -90,13 +90,8 @@ static void count_fact(struct target_fact *t, json_t *o)
 
 /* The slowest ninja edges targets.json lists (durations: it keeps no
  * start times, so each starts at 0). */
-static void load_slow_edges(json_t *arr, struct targets **ret)
+static void load_slow_edges(json_t *arr, struct targets *ts)
 {
-        struct targets *ts;
-
-        if (!json_array_size(arr) || !(ts = malloc(sizeof(*ts))))
-                return;
-        targets_init(ts);
         for (size_t i = 0; i < json_array_size(arr) && i < TARGETS_SLOW_EDGES; i++) {
                 json_t *e = json_array_get(arr, i), *o = json_object_get(e, "output");
                 double sec = json_number_value(json_object_get(e, "seconds"));
@@ -107,7 +102,6 @@ static void load_slow_edges(json_t *arr, struct targets **ret)
         }
         ts->ninja_log_set = ts->nslow > 0;
         ts->ninja_edges = ts->nslow;
-        *ret = ts;
 }
 
 /* resources-<id>.targets.json beside the CSV, as the facts it holds. */
@@ -125,7 +119,11 @@ static void load_targets_file(const char *csv, struct run_facts *f, struct targe
         for (size_t i = 0; i < json_array_size(arr) && f->n < TARGETS_MAX; i++)
                 if (json_is_object(json_array_get(arr, i)))
                         count_fact(&f->t[f->n++], json_array_get(arr, i));
-        load_slow_edges(json_object_get(root, "slowest_edges"), ret_ts);
+        if (root && (*ret_ts = malloc(sizeof(**ret_ts)))) {
+                targets_init(*ret_ts);
+                load_slow_edges(json_object_get(root, "slowest_edges"), *ret_ts);
+                (void)targets_steps_from_json(root, *ret_ts);
+        }
         json_decref(root);
 }
 
@@ -173,6 +171,24 @@ static int load_csv(const char *path, struct loaded *l)
         return l->default_out ? 0 : -ENOMEM;
 }
 
+/* What the report draws of the model from a stored run: the BuildKit
+ * steps, the slowest ninja edges and the log's compiler-cache blocks. A
+ * read that fails leaves that part out. */
+static void load_db_model(struct store *st, int64_t id, struct loaded *l)
+{
+        struct targets *ts = malloc(sizeof(*ts));
+
+        if (!ts)
+                return;
+        targets_init(ts);
+        for (size_t i = 0; i < l->facts->n; i++)
+                (void)targets_get(ts, l->facts->t[i].name, strlen(l->facts->t[i].name));
+        (void)store_steps_get(st, id, ts);
+        (void)store_edges_get(st, id, ts);
+        (void)store_cc_log_get(st, id, l->ri.start_epoch, ts);
+        l->targets = ts;
+}
+
 static int load_db(const struct common_opts *o, const char *spec, struct loaded *l)
 {
         _cleanup_free_ char *def = NULL;
@@ -211,6 +227,7 @@ static int load_db(const struct common_opts *o, const char *spec, struct loaded 
         }
         targets_facts(NULL, &l->ri, l->facts);
         (void)store_targets_get(st, id, l->facts);
+        load_db_model(st, id, l);
         if (l->sum.build.mode[0] && units_new(&l->units) >= 0 &&
             store_units_read(st, id, l->units) < 0) {
                 units_free(l->units);
@@ -342,6 +359,8 @@ int cmd_report(int argc, char **argv)
                 ret = 1;
 out:
         free(l.facts);
+        if (l.targets)
+                targets_release(l.targets);
         free(l.targets);
         free(l.default_out);
         units_free(l.units);

@@ -174,7 +174,8 @@ static int to_trace(void *ud, const struct sample *s)
  * printing. */
 static int write_trace(const struct trace_job *j, const struct run_info *ri,
                        const struct summary_config *thresholds, const struct run_facts *f,
-                       const struct units *u, sample_walk_fn walk, void *src)
+                       const struct targets *steps, const struct units *u, sample_walk_fn walk,
+                       void *src)
 {
         size_t nu = 0;
         const struct unit *units = units_rows(u, &nu);
@@ -192,6 +193,13 @@ static int write_trace(const struct trace_job *j, const struct run_info *ri,
         e = n < 0 ? (int)n : e;
         for (size_t i = 0; f && e >= 0 && i < f->n; i++)
                 e = trace_add_target(t, &f->t[i]);
+        for (uint32_t i = 0; e >= 0 && i < steps->nstepv; i++) {
+                const struct step_fact *sf = &steps->stepv[i];
+                e = trace_add_step(t, sf,
+                                   sf->target >= 0 && (size_t)sf->target < steps->n
+                                       ? steps->t[sf->target].name
+                                       : NULL);
+        }
         for (size_t i = 0; e >= 0 && i < nu; i++)
                 e = trace_add_unit(t, &units[i]);
         if (e >= 0)
@@ -236,12 +244,15 @@ static double json_num(json_t *o, const char *key)
 }
 
 /* The targets of resources-<id>.targets.json (sink-targets.c): what the
- * trace shows of them. Absent or unreadable: none. */
-static void targets_from_json(const char *buf, size_t len, struct run_facts *f)
+ * trace shows of them, and the BuildKit steps into steps. Absent or
+ * unreadable: none. */
+static void targets_from_json(const char *buf, size_t len, struct run_facts *f,
+                              struct targets *steps)
 {
         json_t *root = json_loadb(buf, len, 0, NULL), *arr = json_object_get(root, "targets"), *v;
         size_t i;
 
+        (void)targets_steps_from_json(root, steps);
         json_array_foreach(arr, i, v)
         {
                 struct target_fact *t = &f->t[f->n];
@@ -285,12 +296,13 @@ int trace_write_files(const struct trace_job *j, const char *csv)
                             *upath = NULL, *uc = NULL;
         struct units *u = NULL;
         _cleanup_free_ struct run_facts *f = calloc(1, sizeof(*f));
+        _cleanup_free_ struct targets *steps = calloc(1, sizeof(*steps));
         struct csv_src src = {0};
         struct run_info ri = {0};
         size_t jlen, tlen;
         int e;
 
-        if (strlen(csv) < 4 || !f || !(runjson = beside(csv, ".run.json")) ||
+        if (strlen(csv) < 4 || !f || !steps || !(runjson = beside(csv, ".run.json")) ||
             !(tpath = beside(csv, ".targets.json")) || !(upath = beside(csv, ".units.csv")) ||
             units_new(&u) < 0) {
                 fprintf(stderr, "buildtel %s: out of memory\n", j->cmd);
@@ -312,11 +324,12 @@ int trace_write_files(const struct trace_job *j, const char *csv)
                 return 1;
         }
         if (read_file_at(AT_FDCWD, tpath, 16 << 20, &tj, &tlen) >= 0)
-                targets_from_json(tj, tlen, f);
+                targets_from_json(tj, tlen, f, steps);
         /* the compile units: absent (an older run) or unreadable is none */
         if (read_file_at(AT_FDCWD, upath, 64 << 20, &uc, &tlen) >= 0)
                 (void)units_csv_parse(uc, tlen, u, NULL);
-        e = write_trace(j, &ri, &j->thresholds, f, u, walk_csv, &src);
+        e = write_trace(j, &ri, &j->thresholds, f, steps, u, walk_csv, &src);
+        targets_release(steps);
         run_info_release(&ri);
         units_free(u);
         return e;
@@ -339,13 +352,14 @@ static int64_t walk_db(void *src, int (*fn)(void *, const struct sample *), void
 int trace_write_db(const struct trace_job *j, struct store *st, int64_t id)
 {
         _cleanup_free_ struct run_facts *f = calloc(1, sizeof(*f));
+        _cleanup_free_ struct targets *steps = calloc(1, sizeof(*steps));
         struct summary_config thresholds = j->thresholds;
         struct db_src src = {st, id};
         struct run_info ri = {0};
         struct units *u = NULL;
         int e;
 
-        if (!f || units_new(&u) < 0) {
+        if (!f || !steps || units_new(&u) < 0) {
                 units_free(u);
                 fprintf(stderr, "buildtel %s: out of memory\n", j->cmd);
                 return 1;
@@ -363,18 +377,22 @@ int trace_write_db(const struct trace_job *j, struct store *st, int64_t id)
                 e = store_targets_get(st, id, f);
         if (e >= 0)
                 e = store_units_read(st, id, u);
+        if (e >= 0)
+                e = store_steps_get(st, id, steps);
         if (e < 0) {
                 fprintf(stderr, "buildtel %s: history database: %s\n", j->cmd, store_strerror(e));
+                targets_release(steps);
                 run_info_release(&ri);
                 units_free(u);
                 return 1;
         }
         if (f->n > 0 && !isfinite(f->t[0].start_s))
                 fprintf(stderr,
-                        "buildtel %s: note: the history database keeps no times of targets: "
-                        "the trace has none; its files have them (--no-db)\n",
+                        "buildtel %s: note: the run was stored by an older buildtel, which kept "
+                        "no times of targets: the trace has none; its files have them\n",
                         j->cmd);
-        e = write_trace(j, &ri, &thresholds, f, u, walk_db, &src);
+        e = write_trace(j, &ri, &thresholds, f, steps, u, walk_db, &src);
+        targets_release(steps);
         run_info_release(&ri);
         units_free(u);
         return e;

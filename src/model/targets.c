@@ -279,6 +279,28 @@ static json_t *slow_json(const struct targets *ts)
         return a;
 }
 
+static json_t *steps_json(const struct targets *ts)
+{
+        json_t *a = json_array();
+
+        for (uint32_t i = 0; a && i < ts->nstepv; i++) {
+                const struct step_fact *st = &ts->stepv[i];
+                bool tgt = st->target >= 0 && (size_t)st->target < ts->n;
+
+                if (json_array_append_new(
+                        a, json_pack("{s:o,s:o,s:o,s:o,s:b,s:b,s:b,s:b}", "name",
+                                     run_json_string(st->name), "target",
+                                     tgt ? run_json_string(ts->t[st->target].name) : json_null(),
+                                     "start_s", num_or_null(st->start_s), "end_s",
+                                     num_or_null(st->end_s), "step", st->step, "cached", st->cached,
+                                     "error", st->error, "canceled", st->canceled)) != 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        }
+        return a;
+}
+
 static json_t *run_json(const struct run_facts *f)
 {
         const char *o = targets_outcome_name(f->outcome);
@@ -305,10 +327,11 @@ int targets_render_json(const struct targets *ts, const struct run_facts *f, str
                 json_decref(arr);
                 return e;
         }
-        root = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "targets", arr, "steps",
+        root = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I}", "targets", arr, "steps",
                          count_or_null(f->steps_set, f->steps), "cached",
                          count_or_null(f->steps_set, f->cached), "run", run_json(f), "failed_steps",
-                         failed_json(ts), "slowest_edges", slow_json(ts));
+                         failed_json(ts), "slowest_edges", slow_json(ts), "buildkit_steps",
+                         steps_json(ts), "buildkit_steps_dropped", (json_int_t)ts->steps_dropped);
         if (root)
                 s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         e = s ? dbuf_puts(out, s) : -ENOMEM;
@@ -488,4 +511,44 @@ double targets_step_duration(const struct step_fact *s)
         if (isnan(s->start_s) || isnan(s->end_s))
                 return NAN;
         return s->end_s >= s->start_s ? s->end_s - s->start_s : 0;
+}
+
+static double json_num_or_nan(json_t *o, const char *key)
+{
+        json_t *v = json_object_get(o, key);
+
+        return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+int targets_steps_from_json(json_t *root, struct targets *ts)
+{
+        json_t *arr = json_object_get(root, "buildkit_steps"), *v;
+        json_t *dropped = json_object_get(root, "buildkit_steps_dropped");
+        size_t i;
+        int e = 0;
+
+        json_array_foreach(arr, i, v)
+        {
+                const char *name = json_string_value(json_object_get(v, "name"));
+                const char *tn = json_string_value(json_object_get(v, "target"));
+                struct step_fact f = {.target = -1};
+
+                if (!name)
+                        continue;
+                targets_copy_field(f.name, sizeof(f.name), name, strlen(name));
+                if (tn)
+                        f.target = (int)targets_get(ts, tn, strlen(tn));
+                f.start_s = json_num_or_nan(v, "start_s");
+                f.end_s = json_num_or_nan(v, "end_s");
+                f.step = json_is_true(json_object_get(v, "step"));
+                f.cached = json_is_true(json_object_get(v, "cached"));
+                f.error = json_is_true(json_object_get(v, "error"));
+                f.canceled = json_is_true(json_object_get(v, "canceled"));
+                if (e >= 0)
+                        e = targets_add_step(ts, &f);
+        }
+        if (json_is_integer(dropped) && json_integer_value(dropped) > 0)
+                ts->steps_dropped +=
+                    (uint32_t)MIN(json_integer_value(dropped), (json_int_t)UINT32_MAX);
+        return e;
 }

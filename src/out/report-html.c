@@ -10,6 +10,7 @@
 #include "model/units.h"
 #include "out/report.h"
 #include "out/summary-out.h"
+#include "out/trace-lanes.h"
 #include "util/macro.h"
 
 #define W 1000.0
@@ -375,6 +376,133 @@ static void target_bars(struct dwriter *w, const struct run_facts *f)
                   ML, h - 4, W - MR, h - 4, report_fmt_duration(tmax, b));
 }
 
+#define REPORT_STEP_BARS 400 /* BuildKit steps drawn (the longest); the rest are counted */
+
+struct step_ref {
+        const struct step_fact *f;
+        struct trace_span span;
+};
+
+static int cmp_step_len(const void *a, const void *b)
+{
+        const struct step_ref *x = a, *y = b;
+        int64_t dx = x->span.end - x->span.start, dy = y->span.end - y->span.start;
+
+        return dx != dy ? (dx > dy ? -1 : 1) : 0;
+}
+
+static int cmp_step_lane(const void *a, const void *b)
+{
+        const struct step_ref *x = a, *y = b;
+
+        if (x->f->target != y->f->target)
+                return x->f->target < y->f->target ? -1 : 1;
+        return x->span.start != y->span.start ? (x->span.start < y->span.start ? -1 : 1) : 0;
+}
+
+/* One step's bar on row lane: cached ones striped, failed ones in the
+ * warning colour; its name, target and duration in its title. */
+static void step_bar(struct dwriter *w, const struct targets *ts, const struct frame *fr,
+                     const struct step_fact *f, double y)
+{
+        double x0 = px(fr, f->start_s), x1 = MAX(px(fr, f->end_s), x0 + 1.5);
+        char b[32];
+
+        dw_printf(w,
+                  "<rect class=\"f%d\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"12\" "
+                  "opacity=\"0.8\"%s><title>",
+                  f->error || f->canceled ? 3
+                  : f->step               ? 0
+                                          : 2,
+                  x0, y, x1 - x0, f->cached ? " fill=\"url(#stepcached)\"" : "");
+        esc(w, f->name);
+        if (f->target >= 0 && (size_t)f->target < ts->n) {
+                dw_puts(w, " (");
+                esc(w, ts->t[f->target].name);
+                dw_puts(w, ")");
+        }
+        dw_printf(w, ": %s%s%s%s</title></rect>", report_fmt_duration(f->end_s - f->start_s, b),
+                  f->cached ? ", cached" : "", f->error ? ", failed" : "",
+                  f->canceled ? ", canceled" : "");
+}
+
+/* The BuildKit steps, start to end, on lanes per target (the longest
+ * REPORT_STEP_BARS when there are more). */
+static void step_bars(struct dwriter *w, const struct targets *ts)
+{
+        struct step_ref *r;
+        uint32_t *lane;
+        size_t n = 0, rows = 0;
+        double tmax = 0;
+        struct frame fr = {.k = 1, .unit = "", .ymax = 1};
+        char b[32];
+
+        if (!ts || !ts->nstepv)
+                return;
+        r = calloc(ts->nstepv, sizeof(*r));
+        lane = calloc(ts->nstepv, sizeof(*lane));
+        for (uint32_t i = 0; r && lane && i < ts->nstepv; i++) {
+                const struct step_fact *f = &ts->stepv[i];
+                if (!isfinite(f->start_s) || !isfinite(f->end_s) || f->end_s < f->start_s)
+                        continue;
+                r[n].f = f;
+                r[n].span = (struct trace_span){llround(f->start_s * 1e6), llround(f->end_s * 1e6)};
+                tmax = MAX(tmax, f->end_s);
+                n++;
+        }
+        if (!r || !lane || !n) {
+                dw_check(w, r && lane ? 0 : -ENOMEM);
+                free(r);
+                free(lane);
+                return;
+        }
+        size_t all = n;
+        if (n > REPORT_STEP_BARS) {
+                qsort(r, n, sizeof(*r), cmp_step_len);
+                n = REPORT_STEP_BARS;
+        }
+        qsort(r, n, sizeof(*r), cmp_step_lane);
+        fr.tmax = tmax > 0 ? tmax : 1;
+        /* lanes per target, numbered one after the other */
+        for (size_t i = 0, j; i < n; i = j) {
+                struct trace_span sp[REPORT_STEP_BARS];
+                int64_t l;
+                for (j = i; j < n && r[j].f->target == r[i].f->target; j++)
+                        sp[j - i] = r[j].span;
+                l = trace_lanes_assign(sp, j - i, lane + i);
+                for (size_t k = i; l >= 0 && k < j; k++)
+                        lane[k] += (uint32_t)rows;
+                rows += l > 0 ? (size_t)l : 0;
+        }
+        dw_printf(w,
+                  "<h3>BuildKit steps (start to end, lanes per target; cached striped, failed "
+                  "in red; %zu of %zu shown)</h3><svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
+                  "aria-label=\"BuildKit steps from their first to their last line\">"
+                  "<title>BuildKit steps over the run</title><desc>one bar per step, a row of "
+                  "lanes per target</desc><defs><pattern id=\"stepcached\" width=\"6\" "
+                  "height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
+                  "<rect class=\"f1\" width=\"3\" height=\"6\"/></pattern></defs>",
+                  n, all + ts->steps_dropped, W, 16.0 * (double)rows + 24);
+        for (size_t i = 0; i < n; i++) {
+                step_bar(w, ts, &fr, r[i].f, 16.0 * lane[i] + 2);
+                if (i == 0 || r[i].f->target != r[i - 1].f->target) {
+                        dw_printf(w, "<text x=\"2\" y=\"%.0f\">", 16.0 * lane[i] + 12);
+                        if (r[i].f->target >= 0 && (size_t)r[i].f->target < ts->n)
+                                esc(w, ts->t[r[i].f->target].name);
+                        else
+                                dw_puts(w, "(shared)");
+                        dw_puts(w, "</text>");
+                }
+        }
+        dw_printf(w,
+                  "<text x=\"%.0f\" y=\"%.0f\">0s</text><text x=\"%.0f\" y=\"%.0f\" "
+                  "text-anchor=\"end\">%s</text></svg>",
+                  ML, 16.0 * (double)rows + 20, W - MR, 16.0 * (double)rows + 20,
+                  report_fmt_duration(tmax, b));
+        free(r);
+        free(lane);
+}
+
 /* The slowest ninja edges on lanes: an edge takes the first lane free at
  * its start. */
 static void ninja_lanes(struct dwriter *w, const struct targets *ts)
@@ -595,6 +723,7 @@ int report_render_html(const struct report_data *d, const struct run_model *m, s
         timeline(&w, d, m->summary);
         dw_puts(&w, "<section id=\"bars\"><h2>Targets and edges</h2>");
         target_bars(&w, m->facts);
+        step_bars(&w, m->targets);
         ninja_lanes(&w, m->targets);
         dw_puts(&w, "</section>\n<section id=\"tables\"><h2>Tables</h2>");
         targets_table(&w, m->facts);

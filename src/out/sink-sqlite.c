@@ -340,6 +340,8 @@ static int store_targets(struct sqlite_state *s, const struct run_facts *f)
                     .sccache_misses = count_or_unknown(&t->sccache, false),
                     .ccache_hits = count_or_unknown(&t->ccache, true),
                     .ccache_misses = count_or_unknown(&t->ccache, false),
+                    .start_s = t->start_s,
+                    .end_s = t->end_s,
                 };
                 int e = store_target_insert(s->st, s->run_id, &row);
 
@@ -447,6 +449,10 @@ static int sqlite_finish(void *state, const struct run_model *m)
                         e = store_cc_blocks(s, m->targets);
                 if (e >= 0)
                         e = store_units(s, m->units);
+                if (e >= 0 && m->targets)
+                        e = store_steps_insert(s->st, s->run_id, m->targets);
+                if (e >= 0 && m->targets)
+                        e = store_edges_insert(s->st, s->run_id, m->targets);
                 if (e >= 0)
                         e = store_commit(s->st);
                 if (e < 0)

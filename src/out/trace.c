@@ -10,7 +10,10 @@
 #include "out/trace-lanes.h"
 #include "util/macro.h"
 
-enum { PID_BUILD = 1, PID_TARGETS = 2, PID_NINJA = 3, PID_UNITS = 4, PIDS };
+enum { PID_BUILD = 1, PID_TARGETS = 2, PID_NINJA = 3, PID_UNITS = 4, PID_STEPS = 5, PIDS };
+/* The order the processes are shown in: the steps under their targets. */
+static const int pid_sort[PIDS] = {
+    [PID_BUILD] = 1, [PID_TARGETS] = 2, [PID_STEPS] = 3, [PID_NINJA] = 4, [PID_UNITS] = 5};
 
 #define TRACE_FLUSH_AT (1u << 16)
 #define TRACE_NAME_MAX 512 /* bytes of a slice name kept */
@@ -46,8 +49,10 @@ struct slice {
         int pid;
         int64_t steps, cached; /* -1 unknown */
         int success;           /* enum target_success; ninja edges: unknown */
-        char *tool;            /* a compile unit's; else NULL */
-        double peak_mb, cpu_s; /* a compile unit's; NAN unknown */
+        char *tool;            /* a compile unit's; a step's target ("" none); else NULL */
+        int group;             /* lanes are assigned per group: a step's target + 1; else 0 */
+        bool step, step_cached, error, canceled; /* a BuildKit step's */
+        double peak_mb, cpu_s;                   /* a compile unit's; NAN unknown */
 };
 
 struct kv {
@@ -440,6 +445,7 @@ static int add_slice(struct trace *t, int pid, double start_s, double end_s, con
                             .steps = -1,
                             .cached = -1,
                             .success = TARGET_SUCCESS_UNKNOWN,
+                            .group = 0,
                             .peak_mb = NAN,
                             .cpu_s = NAN};
         s->name = strndup(name, len);
@@ -459,6 +465,24 @@ int trace_add_target(struct trace *t, const struct target_fact *f)
                 s->steps = f->steps_set ? (int64_t)f->steps : -1;
                 s->cached = f->steps_set ? (int64_t)f->cached : -1;
                 s->success = f->success;
+        }
+        return MIN(e, 0);
+}
+
+int trace_add_step(struct trace *t, const struct step_fact *f, const char *target)
+{
+        struct slice *s;
+        int e = add_slice(t, PID_STEPS, f->start_s, f->end_s, f->name, strlen(f->name), &s);
+
+        if (e > 0) {
+                s->tool = strdup(target ? target : "");
+                if (!s->tool)
+                        return -ENOMEM;
+                s->group = f->target >= 0 ? f->target + 1 : 0;
+                s->step = f->step;
+                s->step_cached = f->cached;
+                s->error = f->error;
+                s->canceled = f->canceled;
         }
         return MIN(e, 0);
 }
@@ -497,6 +521,8 @@ static int cmp_slice(const void *a, const void *b)
 
         if (x->pid != y->pid)
                 return x->pid < y->pid ? -1 : 1;
+        if (x->group != y->group)
+                return x->group < y->group ? -1 : 1;
         if (x->span.start != y->span.start)
                 return x->span.start < y->span.start ? -1 : 1;
         if (x->span.end != y->span.end)
@@ -518,10 +544,28 @@ static int unit_args(struct dbuf *b, const struct slice *s)
         return e;
 }
 
-static int slice_event(struct trace *t, const struct slice *s, uint32_t lane)
+/* A BuildKit step's args: its target, whether it is a [i/n] step, and how
+ * it ended. */
+static int step_args(struct dbuf *b, const struct slice *s)
 {
-        static const char *const cat[PIDS] = {
-            [PID_TARGETS] = "target", [PID_NINJA] = "ninja", [PID_UNITS] = "unit"};
+        int e = dbuf_puts(b, "\"target\":");
+
+        if (e >= 0)
+                e = s->tool[0] ? trace_json_string(b, s->tool, strlen(s->tool))
+                               : dbuf_puts(b, "null");
+        if (e >= 0)
+                e = dbuf_printf(b, ",\"step\":%s,\"cached\":%s,\"error\":%s,\"canceled\":%s",
+                                s->step ? "true" : "false", s->step_cached ? "true" : "false",
+                                s->error ? "true" : "false", s->canceled ? "true" : "false");
+        return e;
+}
+
+static int slice_event(struct trace *t, const struct slice *s, int64_t lane)
+{
+        static const char *const cat[PIDS] = {[PID_TARGETS] = "target",
+                                              [PID_STEPS] = "step",
+                                              [PID_NINJA] = "ninja",
+                                              [PID_UNITS] = "unit"};
         struct dbuf *b = &t->buf;
         int e = ev_head(t, s->name, strlen(s->name), 'X', s->span.start, s->pid, lane);
 
@@ -530,6 +574,8 @@ static int slice_event(struct trace *t, const struct slice *s, uint32_t lane)
                                 (long long)(s->span.end - s->span.start), cat[s->pid]);
         if (e >= 0 && s->pid == PID_UNITS)
                 e = unit_args(b, s);
+        if (e >= 0 && s->pid == PID_STEPS)
+                e = step_args(b, s);
         if (e >= 0 && s->pid == PID_TARGETS) {
                 e = dbuf_printf(b, "\"success\":%s",
                                 s->success == TARGET_BUILT    ? "true"
@@ -563,35 +609,61 @@ static int meta(struct trace *t, const char *what, int pid, int64_t tid, const c
         return e;
 }
 
-/* The slices of one process (sl[0..n), sorted), on their lanes. */
+/* The slices of one group of a process (sl[0..n), sorted) on lanes of
+ * their own, numbered from *tid; the lanes are named after the group (a
+ * step's target) when it has a name. */
+static int write_group(struct trace *t, int pid, const struct slice *sl, size_t n,
+                       struct trace_span *spans, uint32_t *lane, int64_t *tid)
+{
+        const char *gname = pid == PID_STEPS && sl[0].tool && sl[0].tool[0] ? sl[0].tool : NULL;
+        int64_t lanes;
+        int e = 0;
+
+        for (size_t i = 0; i < n; i++)
+                spans[i] = sl[i].span;
+        lanes = trace_lanes_assign(spans, n, lane);
+        if (lanes < 0)
+                return (int)lanes;
+        for (size_t i = 0; i < n && e >= 0; i++)
+                e = slice_event(t, &sl[i], *tid + lane[i]);
+        for (int64_t l = 0; l < lanes && e >= 0; l++) {
+                char name[TARGET_NAME_MAX + 32];
+
+                if (gname)
+                        snprintf(name, sizeof(name), "%s %lld", gname, (long long)l + 1);
+                else
+                        snprintf(name, sizeof(name), "lane %lld", (long long)*tid + l + 1);
+                e = meta(t, "thread_name", pid, *tid + l, "name", name, 0);
+                if (e >= 0)
+                        e = meta(t, "thread_sort_index", pid, *tid + l, "sort_index", NULL,
+                                 *tid + l);
+        }
+        *tid += lanes;
+        return e;
+}
+
+/* The slices of one process (sl[0..n), sorted by group and start), on
+ * their lanes: per group, so a target's steps share lanes only with each
+ * other. */
 static int write_process(struct trace *t, int pid, const char *pname, const struct slice *sl,
                          size_t n)
 {
         struct trace_span *spans = calloc(n + 1, sizeof(*spans));
         uint32_t *lane = calloc(n + 1, sizeof(*lane));
-        int64_t lanes = -ENOMEM;
-        int e;
+        int64_t tid = 0;
+        int e = spans && lane ? 0 : -ENOMEM;
 
-        if (spans && lane) {
-                for (size_t i = 0; i < n; i++)
-                        spans[i] = sl[i].span;
-                lanes = trace_lanes_assign(spans, n, lane);
+        for (size_t i = 0; i < n && e >= 0;) {
+                size_t j = i;
+                while (j < n && sl[j].group == sl[i].group)
+                        j++;
+                e = write_group(t, pid, sl + i, j - i, spans, lane, &tid);
+                i = j;
         }
-        e = lanes < 0 ? (int)lanes : 0;
-        for (size_t i = 0; i < n && e >= 0; i++)
-                e = slice_event(t, &sl[i], lane[i]);
         if (e >= 0)
                 e = meta(t, "process_name", pid, 0, "name", pname, 0);
         if (e >= 0)
-                e = meta(t, "process_sort_index", pid, 0, "sort_index", NULL, pid);
-        for (int64_t l = 0; l < lanes && e >= 0; l++) {
-                char name[32];
-
-                snprintf(name, sizeof(name), "lane %lld", (long long)l + 1);
-                e = meta(t, "thread_name", pid, l, "name", name, 0);
-                if (e >= 0)
-                        e = meta(t, "thread_sort_index", pid, l, "sort_index", NULL, l);
-        }
+                e = meta(t, "process_sort_index", pid, 0, "sort_index", NULL, pid_sort[pid]);
         free(spans);
         free(lane);
         return e;
@@ -626,7 +698,8 @@ static int run_event(struct trace *t)
         if (e >= 0)
                 e = meta(t, "process_name", PID_BUILD, 0, "name", "build", 0);
         if (e >= 0)
-                e = meta(t, "process_sort_index", PID_BUILD, 0, "sort_index", NULL, PID_BUILD);
+                e = meta(t, "process_sort_index", PID_BUILD, 0, "sort_index", NULL,
+                         pid_sort[PID_BUILD]);
         if (e >= 0)
                 e = meta(t, "thread_name", PID_BUILD, 0, "name", "run", 0);
         dbuf_release(&name);
@@ -635,8 +708,10 @@ static int run_event(struct trace *t)
 
 int trace_finish(struct trace *t)
 {
-        static const char *const pname[PIDS] = {
-            [PID_TARGETS] = "targets", [PID_NINJA] = "ninja", [PID_UNITS] = "compile units"};
+        static const char *const pname[PIDS] = {[PID_TARGETS] = "targets",
+                                                [PID_STEPS] = "BuildKit steps",
+                                                [PID_NINJA] = "ninja",
+                                                [PID_UNITS] = "compile units"};
         int e = run_event(t);
 
         qsort(t->sl, t->nsl, sizeof(*t->sl), cmp_slice);

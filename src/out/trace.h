@@ -22,7 +22,9 @@
  *
  * Processes: 1 "build" (the run slice and every counter track), 2
  * "targets", 3 "ninja", 4 "compile units" (first to last seen by the
- * process scans); each slice process has one thread per lane. */
+ * process scans), 5 "BuildKit steps" (shown under the targets; lanes per
+ * target, named after it);
+ * each slice process has one thread per lane. */
 
 #define TRACE_SLICES_MAX 1000000 /* slices kept; more are counted in a note event */
 
@@ -44,6 +46,10 @@ void trace_free(struct trace *t);
 int trace_sample(struct trace *t, const struct sample *s);
 /* A target with a known start and end. */
 int trace_add_target(struct trace *t, const struct target_fact *f);
+/* A BuildKit step of the model (one that started and ended), its target
+ * named target (NULL or "": none or several): an X slice with its target,
+ * cached, error and canceled in args, on lanes of its target's own. */
+int trace_add_step(struct trace *t, const struct step_fact *f, const char *target);
 /* A ninja edge: start and end in seconds on the run's clock. */
 int trace_add_edge(struct trace *t, double start_s, double end_s, const char *out, size_t len);
 /* A compile unit of the process scans (model/units.h). */

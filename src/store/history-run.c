@@ -21,7 +21,7 @@ struct store_samples {
         sqlite3_stmt *s;
         size_t cols[SAMPLE_COLUMNS_MAX], n;
         unsigned char range[SAMPLE_COLUMNS_MAX]; /* enum range_kind of cols[] */
-        bool done; /* stepping past the end would start over */
+        bool done;                               /* stepping past the end would start over */
 };
 
 void store_samples_close(struct store_samples *it)
@@ -158,7 +158,9 @@ static int add_fact(void *userdata, const struct store_target *row)
         t = &f->t[f->n++];
         memset(t, 0, sizeof(*t));
         field_of(t->name, sizeof(t->name), row->name);
-        t->start_s = t->end_s = NAN;
+        t->start_s = range_ok(RANGE_DURATION, row->start_s) ? row->start_s : NAN;
+        t->end_s =
+            range_ok(RANGE_DURATION, row->end_s) && row->end_s >= t->start_s ? row->end_s : NAN;
         /* out of range: unknown, as NULL */
         t->duration_s = range_ok(RANGE_DURATION, row->duration_s) ? row->duration_s : NAN;
         t->steps_set = row->steps >= 0;

@@ -459,10 +459,13 @@ enum {
         TC_SCCACHE_MISSES,
         TC_CCACHE_HITS,
         TC_CCACHE_MISSES,
+        TC_START,
+        TC_END,
 };
 #define TARGET_SELECT                                                                              \
         "SELECT name, duration_s, steps, cached, success, cc_hits, cc_misses, node, ref,"          \
-        " builder, sccache_hits, sccache_misses, ccache_hits, ccache_misses FROM targets"
+        " builder, sccache_hits, sccache_misses, ccache_hits, ccache_misses, start_s, end_s"       \
+        " FROM targets"
 
 static int success_of(int64_t v)
 {
@@ -488,6 +491,8 @@ static void read_target(sqlite3_stmt *s, struct store_target *t)
             .sccache_misses = store_col_count(s, TC_SCCACHE_MISSES),
             .ccache_hits = store_col_count(s, TC_CCACHE_HITS),
             .ccache_misses = store_col_count(s, TC_CCACHE_MISSES),
+            .start_s = store_col_real(s, TC_START),
+            .end_s = store_col_real(s, TC_END),
         };
 }
 

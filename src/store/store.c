@@ -2,6 +2,7 @@
 #include "store/store.h"
 #include "store/store-sql.h"
 
+#include "model/targets.h"
 #include "model/units.h"
 
 #include <errno.h>
@@ -103,8 +104,34 @@ static const char schema_v5[] = "CREATE TABLE units ("
                                 " PRIMARY KEY (run, kind, name));"
                                 "CREATE INDEX units_name ON units(name);";
 
+/* Version 6: when each target started and ended (buildtel's clock, as
+ * the live sinks had them), the run's BuildKit steps (the model's step
+ * facts, capped at TARGETS_STEPS_MAX, with the count cut past it), and the
+ * slowest ninja edges of its .ninja_log (as the model keeps them, with the
+ * count of all), so the trace and the report of a stored run show what the
+ * live run's did. */
+static const char schema_v6[] = "ALTER TABLE targets ADD COLUMN start_s REAL;"
+                                "ALTER TABLE targets ADD COLUMN end_s REAL;"
+                                "ALTER TABLE runs ADD COLUMN steps_dropped INTEGER;"
+                                "CREATE TABLE steps ("
+                                " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+                                " seq INTEGER NOT NULL,"
+                                " name TEXT NOT NULL,"
+                                " target TEXT," /* NULL: none or several */
+                                " start_s REAL, end_s REAL,"
+                                " step INTEGER, cached INTEGER, error INTEGER, canceled INTEGER,"
+                                " PRIMARY KEY (run, seq));"
+                                "ALTER TABLE runs ADD COLUMN ninja_edges INTEGER;"
+                                "CREATE TABLE ninja_edges ("
+                                " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+                                " seq INTEGER NOT NULL,"             /* slowest first */
+                                " start_ms INTEGER, end_ms INTEGER," /* from ninja's start */
+                                " output TEXT NOT NULL,"
+                                " PRIMARY KEY (run, seq));";
+
 /* migrations[v] takes a file from version v to v + 1. */
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4, schema_v5};
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3,
+                                         schema_v4, schema_v5, schema_v6};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
 
 struct store {
@@ -783,8 +810,8 @@ int store_target_insert(struct store *st, int64_t run, const struct store_target
         int r = prepare(st,
                         "INSERT OR REPLACE INTO targets (run, name, duration_s, steps, cached,"
                         " success, cc_hits, cc_misses, node, ref, builder, sccache_hits,"
-                        " sccache_misses, ccache_hits, ccache_misses)"
-                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        " sccache_misses, ccache_hits, ccache_misses, start_s, end_s)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         &s);
 
         if (r >= 0) {
@@ -803,6 +830,8 @@ int store_target_insert(struct store *st, int64_t run, const struct store_target
                 bind_i64_or_null(s, 13, t->sccache_misses);
                 bind_i64_or_null(s, 14, t->ccache_hits);
                 bind_i64_or_null(s, 15, t->ccache_misses);
+                bind_double_or_null(s, 16, t->start_s);
+                bind_double_or_null(s, 17, t->end_s);
                 r = step_done(st, s);
         }
         sqlite3_finalize(s);
@@ -943,4 +972,225 @@ int store_units_read(struct store *st, int64_t run, struct units *u)
         sqlite3_bind_int64(s, 1, run);
         n = store_rows(st, s, UNITS_MAX, unit_row, &w);
         return n < 0 ? (int)n : w.n;
+}
+
+/* ---- BuildKit steps (version 6) ---- */
+
+int store_steps_insert(struct store *st, int64_t run, const struct targets *ts)
+{
+        sqlite3_stmt *s = NULL;
+        int r = prepare(st,
+                        "INSERT OR REPLACE INTO steps (run, seq, name, target, start_s, end_s,"
+                        " step, cached, error, canceled) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                        &s);
+
+        for (uint32_t i = 0; r >= 0 && i < ts->nstepv && i < TARGETS_STEPS_MAX; i++) {
+                const struct step_fact *f = &ts->stepv[i];
+
+                sqlite3_reset(s);
+                sqlite3_bind_int64(s, 1, run);
+                sqlite3_bind_int64(s, 2, i);
+                bind_text_or_null(s, 3, f->name);
+                bind_text_or_null(
+                    s, 4,
+                    f->target >= 0 && (size_t)f->target < ts->n ? ts->t[f->target].name : NULL);
+                bind_double_or_null(s, 5, f->start_s);
+                bind_double_or_null(s, 6, f->end_s);
+                sqlite3_bind_int(s, 7, f->step);
+                sqlite3_bind_int(s, 8, f->cached);
+                sqlite3_bind_int(s, 9, f->error);
+                sqlite3_bind_int(s, 10, f->canceled);
+                r = step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        if (r >= 0 && ts->steps_dropped) {
+                r = prepare(st, "UPDATE runs SET steps_dropped = ? WHERE id = ?", &s);
+                if (r >= 0) {
+                        sqlite3_bind_int64(s, 1, ts->steps_dropped);
+                        sqlite3_bind_int64(s, 2, run);
+                        r = step_done(st, s);
+                }
+                sqlite3_finalize(s);
+        }
+        return r;
+}
+
+static int step_row(void *ctx, sqlite3_stmt *s)
+{
+        struct targets *ts = ctx;
+        const char *name = store_col_text(s, 0), *target = store_col_text(s, 1);
+        struct step_fact f = {
+            .target = -1,
+            .start_s = store_col_real(s, 2),
+            .end_s = store_col_real(s, 3),
+            .step = store_col_count(s, 4) > 0,
+            .cached = store_col_count(s, 5) > 0,
+            .error = store_col_count(s, 6) > 0,
+            .canceled = store_col_count(s, 7) > 0,
+        };
+
+        targets_copy_field(f.name, sizeof(f.name), name ? name : "", name ? strlen(name) : 0);
+        if (target)
+                f.target = (int)targets_get(ts, target, strlen(target));
+        return targets_add_step(ts, &f);
+}
+
+int store_steps_get(struct store *st, int64_t run, struct targets *ts)
+{
+        sqlite3_stmt *s = NULL;
+        int64_t n;
+        int r = prepare(st,
+                        "SELECT name, target, start_s, end_s, step, cached, error, canceled"
+                        " FROM steps WHERE run = ? ORDER BY seq",
+                        &s);
+
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, run);
+        n = store_rows(st, s, TARGETS_STEPS_MAX, step_row, ts);
+        if (n < 0)
+                return (int)n;
+        r = prepare(st, "SELECT steps_dropped FROM runs WHERE id = ?", &s);
+        if (r >= 0) {
+                sqlite3_bind_int64(s, 1, run);
+                if (sqlite3_step(s) == SQLITE_ROW && store_col_count(s, 0) > 0)
+                        ts->steps_dropped =
+                            (uint32_t)MIN(store_col_count(s, 0), (int64_t)UINT32_MAX);
+                sqlite3_finalize(s);
+        }
+        return r < 0 ? r : (int)n;
+}
+
+/* ---- ninja edges (version 6) ---- */
+
+int store_edges_insert(struct store *st, int64_t run, const struct targets *ts)
+{
+        sqlite3_stmt *s = NULL;
+        int r;
+
+        if (!ts->ninja_log_set)
+                return 0;
+        r = prepare(st,
+                    "INSERT OR REPLACE INTO ninja_edges (run, seq, start_ms, end_ms, output)"
+                    " VALUES (?,?,?,?,?)",
+                    &s);
+        for (size_t i = 0; r >= 0 && i < ts->nslow && i < TARGETS_SLOW_EDGES; i++) {
+                sqlite3_reset(s);
+                sqlite3_bind_int64(s, 1, run);
+                sqlite3_bind_int64(s, 2, (int64_t)i);
+                sqlite3_bind_int64(s, 3, ts->slow[i].start_ms);
+                sqlite3_bind_int64(s, 4, ts->slow[i].end_ms);
+                bind_text_or_null(s, 5, ts->slow[i].output);
+                r = step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        if (r >= 0)
+                r = prepare(st, "UPDATE runs SET ninja_edges = ? WHERE id = ?", &s);
+        if (r >= 0) {
+                sqlite3_bind_int64(s, 1, (int64_t)MIN(ts->ninja_edges, (uint64_t)INT64_MAX));
+                sqlite3_bind_int64(s, 2, run);
+                r = step_done(st, s);
+                sqlite3_finalize(s);
+        }
+        return r;
+}
+
+static int edge_row(void *ctx, sqlite3_stmt *s)
+{
+        struct targets *ts = ctx;
+        const char *out = store_col_text(s, 2);
+        int64_t a = store_col_count(s, 0), b = store_col_count(s, 1);
+
+        if (ts->nslow < TARGETS_SLOW_EDGES && a >= 0 && b >= a) {
+                struct ninja_edge *e = &ts->slow[ts->nslow++];
+                e->start_ms = a;
+                e->end_ms = b;
+                targets_copy_field(e->output, sizeof(e->output), out ? out : "",
+                                   out ? strlen(out) : 0);
+        }
+        return 0;
+}
+
+int store_edges_get(struct store *st, int64_t run, struct targets *ts)
+{
+        sqlite3_stmt *s = NULL;
+        int64_t n;
+        int r = prepare(st, "SELECT ninja_edges FROM runs WHERE id = ?", &s);
+
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, run);
+        if (sqlite3_step(s) == SQLITE_ROW && store_col_count(s, 0) >= 0) {
+                ts->ninja_log_set = true;
+                ts->ninja_edges = (uint64_t)store_col_count(s, 0);
+        }
+        sqlite3_finalize(s);
+        r = prepare(st,
+                    "SELECT start_ms, end_ms, output FROM ninja_edges WHERE run = ?"
+                    " ORDER BY seq",
+                    &s);
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, run);
+        ts->nslow = 0;
+        n = store_rows(st, s, TARGETS_SLOW_EDGES, edge_row, ts);
+        return n < 0 ? (int)n : (int)ts->nslow;
+}
+
+/* ---- the log's compiler-cache blocks, back as the model's ---- */
+
+static int cc_log_row(void *ctx, sqlite3_stmt *s)
+{
+        struct targets *ts = ctx;
+        const char *tool = store_col_text(s, 0), *origin = store_col_text(s, 1);
+        const char *ver = store_col_text(s, 8);
+        struct cc_block b = {
+            .seen = store_col_real(s, 2),
+            .size_bytes = store_col_count(s, 5),
+            .max_size_bytes = store_col_count(s, 6),
+            .files = store_col_count(s, 7),
+        };
+        int64_t hits = store_col_count(s, 3), misses = store_col_count(s, 4);
+        struct cc_blocks *c;
+        int k;
+
+        for (k = 0; k < CC_TOOLS; k++)
+                if (tool && strcmp(tool, targets_cc_tool_name((enum cc_tool)k)) == 0)
+                        break;
+        if (k == CC_TOOLS || !origin || hits < 0 || misses < 0)
+                return 0;
+        b.hits = (uint64_t)hits;
+        b.misses = (uint64_t)misses;
+        targets_copy_field(b.version, sizeof(b.version), ver ? ver : "", ver ? strlen(ver) : 0);
+        c = &ts->cc_log[k];
+        if (strcmp(origin, "log-first") == 0) {
+                c->first = b;
+                c->blocks = MAX(c->blocks, 2u);
+        } else if (strcmp(origin, "log-last") == 0) {
+                c->last = b;
+                if (!c->blocks) {
+                        c->blocks = 1;
+                        c->first = b;
+                }
+        }
+        return 0;
+}
+
+int store_cc_log_get(struct store *st, int64_t run, double start_epoch, struct targets *ts)
+{
+        sqlite3_stmt *s = NULL;
+        int64_t n;
+        int r = prepare(st,
+                        "SELECT tool, origin, taken_epoch - ?, hits, misses, size_bytes,"
+                        " max_size_bytes, files, version FROM cache_snapshots"
+                        " WHERE run = ? AND origin IN ('log-first', 'log-last')"
+                        " ORDER BY origin = 'log-last', id",
+                        &s);
+
+        if (r < 0)
+                return r;
+        sqlite3_bind_double(s, 1, start_epoch);
+        sqlite3_bind_int64(s, 2, run);
+        n = store_rows(st, s, 4 * CC_TOOLS, cc_log_row, ts);
+        return n < 0 ? (int)n : 0;
 }

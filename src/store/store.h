@@ -26,7 +26,7 @@
  *                    stats blocks a run's log printed)
  *   units            the compile units a run's process scans saw (version 5) */
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 
 /* Errors beyond errno: returned as negative values like -errno. */
 #define STORE_ENOTDB 4000 /* not an SQLite file, or corrupt */
@@ -128,12 +128,41 @@ struct store_target {
         /* the buildx builder as its OTLP metrics name it; per-tool counts */
         const char *builder;
         int64_t sccache_hits, sccache_misses, ccache_hits, ccache_misses;
+        double start_s, end_s; /* buildtel's clock; NAN unknown (a file older than version 6) */
 };
 
 int store_target_insert(struct store *st, int64_t run, const struct store_target *t);
 /* The run's distinct BuildKit steps and cached steps (-1: unknown). Call
  * between begin and commit. */
 int store_run_set_steps(struct store *st, int64_t id, int64_t steps, int64_t cached);
+
+/* The BuildKit steps of the model (its step facts, in order, capped at
+ * TARGETS_STEPS_MAX; the count past the cap on the run). Call between
+ * begin and commit. 0 or -errno. */
+struct targets;
+int store_steps_insert(struct store *st, int64_t run, const struct targets *ts);
+/* The steps of run row id back into ts: each step's target by name
+ * (targets_get() adds it to ts when new), the count past the cap into
+ * ts->steps_dropped. None for a run of a file older than version 6.
+ * Returns the number of steps, or -errno. The caller releases ts
+ * (targets_release()). */
+int store_steps_get(struct store *st, int64_t run, struct targets *ts);
+
+/* The slowest ninja edges of the model (ts->slow, times from ninja's
+ * start) and the count of all its .ninja_log's edges; nothing when the run
+ * read no .ninja_log. Call between begin and commit. 0 or -errno. */
+int store_edges_insert(struct store *st, int64_t run, const struct targets *ts);
+/* The same back into ts (slow, nslow, ninja_edges, ninja_log_set); none for
+ * a run without them or of a file older than version 6. Returns the number
+ * of edges, or -errno. */
+int store_edges_get(struct store *st, int64_t run, struct targets *ts);
+
+/* The compiler-cache stats blocks the run's log printed (its "log-first"
+ * and "log-last" snapshots) back into ts->cc_log, seen on the run's clock
+ * (start_epoch: the run's). blocks reads 2 when a first and a last were
+ * stored (the log may have printed more between them), 1 for a last only.
+ * 0 or -errno. */
+int store_cc_log_get(struct store *st, int64_t run, double start_epoch, struct targets *ts);
 
 /* Cached steps over steps, NAN when either is unknown or steps is 0. */
 double store_target_cached_ratio(const struct store_target *t);

@@ -97,6 +97,29 @@ check "targets drawn" grep -q 'Targets (start to end' "$T/from-csv.html"
 check "ninja edges from the files, as durations" grep -q 'Slowest ninja edges (durations' "$T/from-csv.html"
 check "units from the files" grep -q 'Compile units by peak memory\|Host memory' "$T/from-csv.html"
 
+# BuildKit steps, ninja lanes and compiler-cache deltas: a second run of our
+# own multi-target log (sccache stats printed twice) and a ninja build; the
+# live page and the page from the history show the same.
+rm -f "$N/.ninja_log" "$N"/*.o "$N/app"
+"$BUILDTEL" run --quiet --log-dir "$L" --run-id steps --interval 0.1 --ninja-log "$N/.ninja_log" -- \
+        sh -c "$FEED"'; ninja -C "$2" -j2 >/dev/null' sh "$HERE/../fixtures/report/steps-cc.log" "$N" >/dev/null 2>&1
+expect_eq "the steps run exits 0" "$?" 0
+cp "$L/report-steps.html" "$T/steps-live.html"
+"$BUILDTEL" report -o "$T/steps-db.html" steps 2>>"$T/rerr"
+expect_eq "report RUN of the steps run exits 0" "$?" 0
+check "the live page draws the BuildKit steps" grep -q '<h3>BuildKit steps (.*9 of 9 shown' "$T/steps-live.html"
+check "a cached step marked on its bar" grep -q 'url(#stepcached)"><title>\[svc base 1/3\] FROM docker.io/library/debian:12 (svc): [^<]*, cached</title>' "$T/steps-live.html"
+check "the steps sit on lanes per target" grep -q '<text x="2" y="[0-9]*">cli</text>' "$T/steps-live.html"
+sect() { # the part of a page from its bars to its totals: targets, steps, edges, tables but the totals
+        sed -n '/<section id="bars">/,/<h3>The build.s totals/p' "$1" | sed 's/<h3>The build.s totals.*//'
+}
+sect "$T/steps-live.html" >"$T/steps-live.sect"
+sect "$T/steps-db.html" >"$T/steps-db.sect"
+check "the history's page has the targets, steps, ninja lanes and cache deltas of the live one" cmp -s "$T/steps-live.sect" "$T/steps-db.sect"
+diff "$T/steps-live.sect" "$T/steps-db.sect" | head -20
+check "ninja lanes from the history, by ninja's clock" grep -q "Slowest ninja edges (.ninja_log, ninja's clock)" "$T/steps-db.html"
+check "compiler-cache deltas from the history (sccache 11 hits, 5 misses)" grep -q '<tr><td>sccache</td><td class="n">2</td><td class="n">+11</td><td class="n">+5</td>' "$T/steps-db.html"
+
 # the peak: its value and context, as the summary has them
 PEAK=$(python3 -c '
 import json, sys

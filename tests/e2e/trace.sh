@@ -60,6 +60,8 @@ field() { # field KEY: a figure of the counts
 expect_eq "one run slice" "$(field X:run)" "1"
 expect_eq "a slice per target (app, lib)" "$(field X:target)" "2"
 expect_eq "a slice per ninja edge (9)" "$(field X:ninja)" "9"
+expect_eq "a slice per BuildKit vertex of the log (9)" "$(field X:step)" "9"
+expect_eq "the CACHED steps marked cached in args (2)" "$(field X:step:cached)" "2"
 check "counters follow the samples" ge "$(field C)" 20
 for c in "host memory (MiB)" "build memory (MiB)" "CPU (%)" "load" "disk available (GiB)" "compilers"; do
         check "counter track '$c'" python3 -c 'import json,sys; sys.exit(sys.argv[2] not in json.loads(sys.argv[1])["counters"])' "$counts" "$c"
@@ -92,14 +94,17 @@ expect_eq "export --trace --no-db RUN -o FILE exits 0" "$?" "0"
 files=$($TRACECHECK "$T/files.json")
 check "the files' trace reads strictly" test $? -eq 0
 expect_eq "export from the files gives the run's own trace's events" "$files" "$counts"
-# The database keeps no target times (history-run.c): the same events but
-# the target slices and their lanes, and a note saying so.
-# Its samples are exact where the CSV rounds, so an unchanged counter (not
-# repeated) may differ: compare the counter tracks, not their events.
-nodb=$(python3 -c 'import json,sys; c=json.loads(sys.argv[1]); c.pop("X:target"); c.pop("C"); c["M"] -= 2 + 2 * c["lanes"].pop("2"); print(json.dumps(c, sort_keys=True))' "$counts")
-db_noc=$(python3 -c 'import json,sys; c=json.loads(sys.argv[1]); c.pop("C"); print(json.dumps(c, sort_keys=True))' "$db")
-expect_eq "the database gives the same events but the targets" "$db_noc" "$nodb"
-check "export from the database says it has no target times" grep -q "keeps no times of targets" "$T/exp.err"
+# The database keeps the targets' times and the steps (schema 6): the same
+# events. Its samples are exact where the CSV rounds, so an unchanged
+# counter (not repeated) may differ: compare the counter tracks, not their
+# events; and the slices one by one (targets, steps, edges, units, run).
+nocount='import json,sys; c=json.loads(sys.argv[1]); c.pop("C"); print(json.dumps(c, sort_keys=True))'
+expect_eq "the database gives the same events" "$(python3 -c "$nocount" "$db")" "$(python3 -c "$nocount" "$counts")"
+$TRACECHECK --slices "$L/trace-tr1.json" >"$T/live.slices"
+$TRACECHECK --slices "$T/trace-tr1.json" >"$T/db.slices"
+check "the database's slices (targets, steps, edges) are the live run's, one by one" cmp -s "$T/live.slices" "$T/db.slices"
+check "and the steps are among them" grep -q '"step", "\[app 2/3\] RUN make' "$T/db.slices"
+check "export from the database says nothing of missing target times" sh -c "! grep -q \"no times of targets\" \"\$1\"" sh "$T/exp.err"
 "$BUILDTEL" export --trace -o - "$L/resources-tr1.csv" 2>/dev/null | python3 -c 'import json,sys; json.load(sys.stdin)'
 expect_eq "export --trace FILE.csv -o - writes JSON to stdout" "$?" "0"
 # a .ninja_log written again after the run holds another build's edges

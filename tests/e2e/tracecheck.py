@@ -36,7 +36,7 @@ def check(doc, errs):
     if doc["displayTimeUnit"] != "ms":
         errs.append("displayTimeUnit is not ms")
     counts, slices, named_p, named_t, used_p = {}, {}, set(), set(), set()
-    counters, instants = set(), []
+    counters, instants, step_lane_target = set(), [], {}
     for n, ev in enumerate(doc["traceEvents"]):
         where = "event %d" % n
         if not isinstance(ev, dict) or ev.get("ph") not in PER_PH:
@@ -59,6 +59,13 @@ def check(doc, errs):
                 errs.append("%s: negative dur" % where)
             slices.setdefault((ev["pid"], ev["tid"]), []).append((ev["ts"], ev["dur"], ev["name"]))
             used_p.add(ev["pid"])
+            if ev["cat"] == "step":
+                if args.get("cached") is True:
+                    counts["X:step:cached"] = counts.get("X:step:cached", 0) + 1
+                # a target's steps have lanes of their own
+                lt = step_lane_target.setdefault((ev["pid"], ev["tid"]), args.get("target"))
+                if lt != args.get("target"):
+                    errs.append("%s: step of %r on a lane of %r" % (where, args.get("target"), lt))
         elif ph == "C":
             used_p.add(ev["pid"])
             counters.add(ev["name"])
@@ -98,10 +105,26 @@ def check(doc, errs):
     return counts
 
 
+def slice_set(doc):
+    """The X slices as facts, lanes aside: category, name, start, duration
+    and args, sorted: two traces of one run compare equal on them."""
+    out = []
+    for ev in doc["traceEvents"]:
+        if ev.get("ph") == "X":
+            out.append([ev["cat"], ev["name"], ev["ts"], ev["dur"],
+                        json.dumps(ev["args"], sort_keys=True)])
+    return sorted(out)
+
+
 def main():
     errs = []
-    with open(sys.argv[1], "rb") as f:
+    slices_only = sys.argv[1] == "--slices"
+    with open(sys.argv[2 if slices_only else 1], "rb") as f:
         doc = json.loads(f.read().decode("utf-8"), parse_constant=bad_constant)
+    if slices_only:
+        for s in slice_set(doc):
+            print(json.dumps(s))
+        return
     counts = check(doc, errs)
     print(json.dumps(counts, sort_keys=True))
     for e in errs[:20]:
