@@ -68,6 +68,7 @@ struct exporter {
         struct otlp_metrics *m;
         struct otlp_sender *s;
         struct recorder *rec;
+        struct targets *steps; /* the stored run's BuildKit steps, for its spans; NULL none */
         struct summary_config sum_cfg;
         uint64_t rows;
         bool send_failed; /* the collector did not take a batch */
@@ -82,6 +83,7 @@ static int send_trace(struct exporter *x, const struct run_model *final)
             .run = final->run,
             .facts = final->facts,
             .summary = final->summary,
+            .targets = x->steps,
         };
 
         in.resource = otlp_metrics_resource(x->m, &in.nresource);
@@ -264,6 +266,10 @@ static int export_db(struct exporter *x, struct store *st, int64_t id, const cha
         /* the facts are the caller's from here on */
         *ri = run.info;
         run.info = (struct run_info){0};
+        /* the revision the live run's span named */
+        free(x->cfg->vcs_rev);
+        x->cfg->vcs_rev = run.vcs_rev;
+        run.vcs_rev = NULL;
         if (!ri->finished) {
                 enum store_run_state state = run.state;
 
@@ -294,6 +300,18 @@ static int export_db(struct exporter *x, struct store *st, int64_t id, const cha
                         goto fail;
                 }
                 *ret_f = f;
+                /* its steps become spans (none from a file before version 6) */
+                x->steps = calloc(1, sizeof(*x->steps));
+                if (!x->steps) {
+                        store_run_release(&run);
+                        return -ENOMEM;
+                }
+                targets_init_zeroed(x->steps);
+                e = store_steps_get(st, id, x->steps);
+                if (e < 0) {
+                        store_run_release(&run);
+                        goto fail;
+                }
                 /* the run's own thresholds, for its near-OOM count */
                 e = store_run_thresholds(&run, &x->sum_cfg);
                 store_run_release(&run);
@@ -501,6 +519,8 @@ out:
         recorder_free(x.rec);
         otlp_sender_free(x.s);
         otlp_metrics_free(x.m);
+        targets_release(x.steps);
+        free(x.steps);
         free(facts);
         store_close(st);
         run_info_release(&ri);

@@ -258,6 +258,22 @@ static void target_spans(struct spans *S)
         }
 }
 
+/* The span of the model's target ti, by name: the facts (the history's,
+ * on export) need not list the targets in the model's order. -1: none. */
+static ssize_t target_span(const struct spans *S, int ti)
+{
+        const struct run_facts *f = S->in->facts;
+        const char *name;
+
+        if (!f || ti < 0 || (size_t)ti >= S->in->targets->n)
+                return -1;
+        name = S->in->targets->t[ti].name;
+        for (size_t i = 0; i < f->n; i++)
+                if (strcmp(f->t[i].name, name) == 0)
+                        return S->tspan[i];
+        return -1;
+}
+
 /* BuildKit vertices that ended: under their target's span when they
  * belong to one target, else under the run span. */
 static void step_spans(struct spans *S)
@@ -267,13 +283,15 @@ static void step_spans(struct spans *S)
         for (uint32_t i = 0; ts && i < ts->nstepv && S->n < S->cap; i++) {
                 const struct step_fact *st = &ts->stepv[i];
                 struct otlp_span *sp;
+                ssize_t k;
 
                 if (!isfinite(st->start_s) || !isfinite(st->end_s))
                         continue;
                 snprintf(S->names[S->n], sizeof(S->names[0]), "%s", st->name);
                 sp = child(S, st->start_s, st->end_s);
-                if (st->target >= 0 && st->target < TARGETS_MAX && S->tspan[st->target] >= 0)
-                        memcpy(sp->parent_id, S->sp[S->tspan[st->target]].span_id, 8);
+                k = target_span(S, st->target);
+                if (k >= 0)
+                        memcpy(sp->parent_id, S->sp[k].span_id, 8);
                 attr_s(S, "build.step.name", st->name);
                 attr_b(S, "build.step.cached", st->cached);
                 if (st->error || st->canceled) {

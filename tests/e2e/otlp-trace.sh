@@ -99,6 +99,31 @@ sys.exit([s["name"] for s in sp] != ["buildtel run sh", "target lib", "target cl
                                      "[internal] load local bake definitions"])
 PY
 
+# 3c. export --otlp re-sends the run from the history: the same spans
+DB="$T/h.db"
+BT_OPTS="--db $DB" run_case live TRACEPARENT="00-$TP_TRACE-$TP_SPAN-01"
+start_sink
+TRACEPARENT="00-$TP_TRACE-$TP_SPAN-01" OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" \
+        "$BUILDTEL" export --otlp --db "$DB" --log-dir "$L" live >/dev/null 2>"$T/err-export"
+expect_eq "export --otlp: status" "$?" 0
+stop_sink
+mv "$REC" "$T/rec-export.jsonl"
+check "export --otlp: the live run's spans (ids, parents, names, times, attributes, status), steps included" \
+        python3 - "$T/rec-live.jsonl" "$T/rec-export.jsonl" <<'PY'
+import json, sys
+def spans(p):
+    return [s for r in map(json.loads, open(p)) if r["path"] == "/v1/traces"
+            for s in r["request"]["resourceSpans"][0]["scopeSpans"][0]["spans"]]
+a, b = spans(sys.argv[1]), spans(sys.argv[2])
+if a != b or len(a) < 10:
+    for x, y in zip(a, b):
+        if x != y:
+            print("live  ", x, "\nexport", y)
+            break
+    print(len(a), len(b))
+    sys.exit(1)
+PY
+
 # 4. export off: the build's environment is exactly the caller's
 (cd "$T/w" && TRACEPARENT="00-$TP_TRACE-$TP_SPAN-01" TRACESTATE=congo=1 "$BUILDTEL" run --quiet --no-db \
         --log-dir "$L" --cgroup none -- sh -c "$BUILD" "$FIX" >"$T/out-off" 2>/dev/null)
