@@ -424,6 +424,15 @@ static int resolve_run(struct common_opts *o, const char *spec, char **ret_csv,
         return 1;
 }
 
+static void exporter_release(struct exporter *x)
+{
+        recorder_free(x->rec);
+        otlp_sender_free(x->s);
+        otlp_metrics_free(x->m);
+        targets_release(x->steps);
+        free(x->steps);
+}
+
 int cmd_export(int argc, char **argv)
 {
         struct common_opts o;
@@ -516,11 +525,7 @@ failed:
 oom:
         fprintf(stderr, "buildtel export: out of memory\n");
 out:
-        recorder_free(x.rec);
-        otlp_sender_free(x.s);
-        otlp_metrics_free(x.m);
-        targets_release(x.steps);
-        free(x.steps);
+        exporter_release(&x);
         free(facts);
         store_close(st);
         run_info_release(&ri);
