@@ -124,6 +124,29 @@ if a != b or len(a) < 10:
     sys.exit(1)
 PY
 
+# 3d. ninja edges from --ninja-log: the slowest, on the run's clock
+NL="$T/w/.ninja_log"
+start_sink
+(cd "$T/w" && OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" run --quiet --no-db \
+        --log-dir "$L" --run-id ninja --cgroup none --ninja-log "$NL" --trace-max-spans 2 -- sh -c \
+        "sleep 0.3; printf '# ninja log v5\n0\t100\t0\ta.o\t1\n0\t250\t0\tb.o\t2\n100\t300\t0\tc.o\t3\n' >'$NL'" \
+        >/dev/null 2>"$T/err-ninja")
+expect_eq "ninja: status" "$?" 0
+stop_sink
+check "ninja: the 2 slowest edges as children, ending when the log was written" python3 - "$REC" "$L/resources-ninja.run.json" "$NL" <<'PY'
+import json, os, sys
+sp = [s for r in map(json.loads, open(sys.argv[1])) if r["path"] == "/v1/traces"
+      for s in r["request"]["resourceSpans"][0]["scopeSpans"][0]["spans"]]
+run = sp[0]
+kids = [(s["name"], (int(s["endTimeUnixNano"]) - int(s["startTimeUnixNano"])) / 1e6, s.get("parentSpanId")) for s in sp[1:]]
+want = [("ninja b.o", 250.0, run["spanId"]), ("ninja c.o", 200.0, run["spanId"])]
+mt = os.stat(sys.argv[3]).st_mtime
+end = max(int(s["endTimeUnixNano"]) for s in sp[1:]) / 1e9
+ok = [(n, round(d), p) for n, d, p in kids] == want and abs(end - mt) < 0.01
+print(kids, end - mt)
+sys.exit(not ok)
+PY
+
 # 4. export off: the build's environment is exactly the caller's
 (cd "$T/w" && TRACEPARENT="00-$TP_TRACE-$TP_SPAN-01" TRACESTATE=congo=1 "$BUILDTEL" run --quiet --no-db \
         --log-dir "$L" --cgroup none -- sh -c "$BUILD" "$FIX" >"$T/out-off" 2>/dev/null)
