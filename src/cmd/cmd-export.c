@@ -429,7 +429,8 @@ static void exporter_release(struct exporter *x)
         recorder_free(x->rec);
         otlp_sender_free(x->s);
         otlp_metrics_free(x->m);
-        targets_release(x->steps);
+        if (x->steps)
+                targets_release(x->steps);
         free(x->steps);
 }
 
