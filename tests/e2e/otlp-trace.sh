@@ -66,12 +66,14 @@ check "protobuf: span tree, ids, semconv, error status, the build's TRACEPARENT"
 
 # 2. JSON for the spans only (the traces protocol variable), GitLab CI
 run_case json TRACEPARENT="00-$TP_TRACE-$TP_SPAN-01" OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/json \
+        OTEL_EXPORTER_OTLP_COMPRESSION=gzip \
         CI_PIPELINE_NAME=nightly CI_PIPELINE_ID=77
 sed -e 's|application/x-protobuf|application/json|' -e 's|"tracestate": "[^"]*"|"tracestate": ""|' \
         -e 's|"cicd.pipeline.name": "CI build", "cicd.pipeline.run.id": "4242"|"cicd.pipeline.name": "nightly", "cicd.pipeline.run.id": "77"|' \
         "$T/exp-pb.json" >"$T/exp-json.json"
 check "json: the same spans in the OTLP JSON mapping" spans json
 check "json: the metrics stay protobuf" grep -q '"path":"/v1/metrics","contentType":"application/x-protobuf"' "$T/rec-json.jsonl"
+check "json: the spans gzip'd too" grep -q '"path":"/v1/traces","contentType":"application/json","contentEncoding":"gzip"' "$T/rec-json.jsonl"
 
 # 3. no TRACEPARENT: a trace of our own; a stray TRACESTATE is not passed on
 run_case root TRACESTATE=stray=1
