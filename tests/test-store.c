@@ -346,6 +346,146 @@ static void exec_file(const char *db, const char *sql_path)
         free(sql);
 }
 
+/* Schema 6: the targets' times, the BuildKit steps (with the count past
+ * the cap), the slowest ninja edges and the log's compiler-cache blocks
+ * read back as the model had them. */
+static void test_steps_edges_round_trip(void **state)
+{
+        char db[300], *argv[] = {M("docker"), M("buildx"), M("bake"), NULL};
+        struct run_info ri = {.run_id = M("steps-1"),
+                              .kind = M("run"),
+                              .argv = argv,
+                              .start_epoch = 1761962400,
+                              .end_epoch = 1761962430,
+                              .exit_code = 0,
+                              .finished = true};
+        struct store_target t = {.name = "web",
+                                 .duration_s = 8,
+                                 .steps = 2,
+                                 .cached = 1,
+                                 .success = 1,
+                                 .cc_hits = -1,
+                                 .cc_misses = -1,
+                                 .sccache_hits = -1,
+                                 .sccache_misses = -1,
+                                 .ccache_hits = -1,
+                                 .ccache_misses = -1,
+                                 .start_s = 1.5,
+                                 .end_s = 9.5};
+        struct store_cache_snapshot first = {.taken_epoch = ri.start_epoch + 2,
+                                             .tool = "sccache",
+                                             .origin = "log-first",
+                                             .hits = 1,
+                                             .misses = 3,
+                                             .size_bytes = -1,
+                                             .max_size_bytes = -1,
+                                             .files = -1},
+                                    last = first;
+        struct targets *in = calloc(1, sizeof(*in)), *out = calloc(1, sizeof(*out));
+        _cleanup_free_ struct run_facts *f = calloc(1, sizeof(*f));
+        struct summary sum;
+        struct store *st;
+        int64_t id, sid;
+
+        (void)state;
+        assert_non_null(in);
+        assert_non_null(out);
+        assert_non_null(f);
+        targets_init(in);
+        targets_init(out);
+        (void)targets_get(in, "api", 3);
+        (void)targets_get(in, "web", 3);
+        assert_int_equal(targets_add_step(in, &(struct step_fact){.name = "[web 1/2] RUN npm ci",
+                                                                  .target = 1,
+                                                                  .start_s = 1.5,
+                                                                  .end_s = 2.25,
+                                                                  .step = true,
+                                                                  .cached = true}),
+                         0);
+        assert_int_equal(targets_add_step(in, &(struct step_fact){.name = "[internal] load",
+                                                                  .target = -1,
+                                                                  .start_s = 0.5,
+                                                                  .end_s = NAN}),
+                         0);
+        assert_int_equal(targets_add_step(in, &(struct step_fact){.name = "[api 1/1] RUN x",
+                                                                  .target = 0,
+                                                                  .start_s = 3,
+                                                                  .end_s = 4,
+                                                                  .step = true,
+                                                                  .error = true,
+                                                                  .canceled = false}),
+                         0);
+        in->steps_dropped = 7;
+        in->ninja_log_set = true;
+        in->ninja_edges = 1234;
+        targets_offer_edge(in, 100, 5100, "big.o", 5);
+        targets_offer_edge(in, 0, 300, "small.o", 7);
+        targets_offer_edge(in, 100, 5100, "big.d", 5); /* a second output: in edgev only */
+        in->ninja_mtime = 1761962425.5;
+        last.origin = "log-last";
+        last.taken_epoch = ri.start_epoch + 20;
+        last.hits = 12;
+        last.misses = 8;
+
+        path_in(db, sizeof(db), "steps.db");
+        summary_init(&sum, NULL);
+        assert_int_equal(store_open(db, true, 1000, &st), 0);
+        assert_int_equal(store_run_begin(st, &ri, NULL, NULL, &id), 0);
+        assert_int_equal(store_begin(st), 0);
+        assert_int_equal(store_run_finish(st, id, &ri, &sum, "{}", 0), 0);
+        assert_int_equal(store_target_insert(st, id, &t), 0);
+        assert_int_equal(store_steps_insert(st, id, in), 0);
+        assert_int_equal(store_edges_insert(st, id, in), 0);
+        first.run = last.run = id;
+        assert_int_equal(store_cache_snapshot_insert(st, &first, &sid), 0);
+        assert_int_equal(store_cache_snapshot_insert(st, &last, &sid), 0);
+        assert_int_equal(store_commit(st), 0);
+
+        assert_int_equal(store_targets_get(st, id, f), 1);
+        assert_float_equal(f->t[0].start_s, 1.5, 1e-9);
+        assert_float_equal(f->t[0].end_s, 9.5, 1e-9);
+
+        /* the steps' targets by name: "web" comes first in out */
+        assert_int_equal(store_steps_get(st, id, out), 3);
+        assert_int_equal(out->nstepv, 3);
+        assert_int_equal(out->steps_dropped, 7);
+        assert_string_equal(out->stepv[0].name, "[web 1/2] RUN npm ci");
+        assert_string_equal(out->t[out->stepv[0].target].name, "web");
+        assert_float_equal(out->stepv[0].start_s, 1.5, 1e-9);
+        assert_float_equal(out->stepv[0].end_s, 2.25, 1e-9);
+        assert_true(out->stepv[0].step && out->stepv[0].cached && !out->stepv[0].error);
+        assert_int_equal(out->stepv[1].target, -1);
+        assert_true(isnan(out->stepv[1].end_s));
+        assert_false(out->stepv[1].step);
+        assert_string_equal(out->t[out->stepv[2].target].name, "api");
+        assert_true(out->stepv[2].error && !out->stepv[2].canceled);
+
+        assert_int_equal(store_edges_get(st, id, out), 3);
+        assert_int_equal(out->nedgev, 3);
+        assert_int_equal(out->ninja_max_end_ms, 5100);
+        assert_float_equal(out->ninja_mtime, 1761962425.5, 1e-6);
+        assert_true(out->ninja_log_set);
+        assert_int_equal(out->ninja_edges, 1234);
+        assert_string_equal(out->slow[0].output, "big.o");
+        assert_int_equal(out->slow[0].start_ms, 100);
+        assert_int_equal(out->slow[0].end_ms, 5100);
+        assert_string_equal(out->slow[1].output, "small.o");
+
+        assert_int_equal(store_cc_log_get(st, id, ri.start_epoch, out), 0);
+        assert_non_null(targets_cc_blocks(out, CC_TOOL_SCCACHE));
+        assert_null(targets_cc_blocks(out, CC_TOOL_CCACHE));
+        assert_int_equal(out->cc_log[CC_TOOL_SCCACHE].blocks, 2);
+        assert_int_equal(out->cc_log[CC_TOOL_SCCACHE].first.hits, 1);
+        assert_int_equal(out->cc_log[CC_TOOL_SCCACHE].last.hits, 12);
+        assert_int_equal(out->cc_log[CC_TOOL_SCCACHE].last.misses, 8);
+        assert_float_equal(out->cc_log[CC_TOOL_SCCACHE].last.seen, 20, 1e-6);
+        store_close(st);
+        targets_release(in);
+        targets_release(out);
+        free(in);
+        free(out);
+}
+
 static void test_upgrade_v1(void **state)
 {
         char db[300];
@@ -1037,12 +1177,19 @@ static void test_sample_columns(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_run_round_trip), cmocka_unit_test(test_upgrade_v1),
-            cmocka_unit_test(test_liveness),       cmocka_unit_test(test_identity),
-            cmocka_unit_test(test_cache),          cmocka_unit_test(test_layers),
-            cmocka_unit_test(test_locked),         cmocka_unit_test(test_corrupt),
-            cmocka_unit_test(test_faults),         cmocka_unit_test(test_hand_written),
-            cmocka_unit_test(test_parse_when),     cmocka_unit_test(test_sample_columns),
+            cmocka_unit_test(test_run_round_trip),
+            cmocka_unit_test(test_upgrade_v1),
+            cmocka_unit_test(test_liveness),
+            cmocka_unit_test(test_identity),
+            cmocka_unit_test(test_cache),
+            cmocka_unit_test(test_layers),
+            cmocka_unit_test(test_locked),
+            cmocka_unit_test(test_corrupt),
+            cmocka_unit_test(test_faults),
+            cmocka_unit_test(test_hand_written),
+            cmocka_unit_test(test_parse_when),
+            cmocka_unit_test(test_sample_columns),
+            cmocka_unit_test(test_steps_edges_round_trip),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -53,15 +53,34 @@ static void edge_add(void *ud, int64_t start_ms, int64_t end_ms, const char *out
                                       a->offset_s + (double)end_ms / 1000.0, out, len);
 }
 
-/* The last ninja run of the log. Its times count from ninja's start, which
- * no record gives: ninja appends a line as each edge ends, so the file's
- * mtime is the end of its last edge, and ninja started max_end before it. */
+/* Where ninja started on the run's clock: its times count from its start,
+ * which no record gives; ninja appends a line as each edge ends, so the
+ * log's mtime is the end of its last edge, and ninja started max_end before
+ * it. NAN (with a note) when the log was written before the run started or
+ * well after it ended: its last ninja run is another build's. */
+static double ninja_offset(const struct trace_job *j, const char *what, double mtime,
+                           int64_t max_end_ms, const struct run_info *ri)
+{
+        double off;
+
+        if (mtime < ri->start_epoch - 1 ||
+            (isfinite(ri->end_epoch) && mtime > ri->end_epoch + TRACE_NINJA_SLACK_S)) {
+                fprintf(stderr,
+                        "buildtel %s: note: %s was last written %s the run: its edges are "
+                        "another build's, left out\n",
+                        j->cmd, what, mtime < ri->start_epoch ? "before" : "after");
+                return NAN;
+        }
+        off = mtime - ri->start_epoch - (double)max_end_ms / 1000.0;
+        return isfinite(off) && off >= 0 ? off : 0;
+}
+
+/* The last ninja run of the log --ninja-log names. */
 static int add_ninja(const struct trace_job *j, struct trace *t, const struct run_info *ri)
 {
-        _cleanup_free_ char *buf = NULL;
+        _cleanup_free_ char *buf = NULL, *what = NULL;
         struct edge_acc a = {.t = t};
         struct stat st;
-        double mtime;
         size_t len;
         int e;
 
@@ -82,22 +101,33 @@ static int add_ninja(const struct trace_job *j, struct trace *t, const struct ru
                         j->cmd, j->ninja_log);
                 return 0;
         }
-        mtime = (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9;
-        /* written before the run started, or well after it ended: its last
-         * ninja run is another build's */
-        if (mtime < ri->start_epoch - 1 ||
-            (isfinite(ri->end_epoch) && mtime > ri->end_epoch + TRACE_NINJA_SLACK_S)) {
-                fprintf(stderr,
-                        "buildtel %s: note: --ninja-log '%s' was last written %s the run: its "
-                        "edges are another build's, left out\n",
-                        j->cmd, j->ninja_log, mtime < ri->start_epoch ? "before" : "after");
+        if (asprintf(&what, "--ninja-log '%s'", j->ninja_log) < 0)
+                return -ENOMEM;
+        a.offset_s =
+            ninja_offset(j, what, (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9,
+                         a.max_end_ms, ri);
+        if (isnan(a.offset_s))
                 return 0;
-        }
-        a.offset_s = mtime - ri->start_epoch - (double)a.max_end_ms / 1000.0;
-        if (!isfinite(a.offset_s) || a.offset_s < 0)
-                a.offset_s = 0;
         (void)ninjalog_each(buf, len, true, edge_add, &a);
         return a.e;
+}
+
+/* The edges the history kept (the slowest TARGETS_EDGES_MAX of the run's
+ * .ninja_log), when no --ninja-log is given. */
+static int add_stored_edges(const struct trace_job *j, struct trace *t, const struct run_info *ri,
+                            const struct targets *ts)
+{
+        double off;
+        int e = 0;
+
+        if (j->ninja_log || !ts || !ts->nedgev || !(ts->ninja_mtime > 0))
+                return 0;
+        off = ninja_offset(j, "the run's .ninja_log", ts->ninja_mtime, ts->ninja_max_end_ms, ri);
+        for (uint32_t i = 0; !isnan(off) && e >= 0 && i < ts->nedgev; i++)
+                e = trace_add_edge(t, off + (double)ts->edgev[i].start_ms / 1000.0,
+                                   off + (double)ts->edgev[i].end_ms / 1000.0, ts->edgev[i].output,
+                                   strlen(ts->edgev[i].output));
+        return e;
 }
 
 /* The output: a temp file renamed over the path at the end, or stdout. */
@@ -204,6 +234,8 @@ static int write_trace(const struct trace_job *j, const struct run_info *ri,
                 e = trace_add_unit(t, &units[i]);
         if (e >= 0)
                 e = add_ninja(j, t, ri);
+        if (e >= 0)
+                e = add_stored_edges(j, t, ri, steps);
         if (e >= 0)
                 e = trace_finish(t);
         trace_free(t);
@@ -379,6 +411,8 @@ int trace_write_db(const struct trace_job *j, struct store *st, int64_t id)
                 e = store_units_read(st, id, u);
         if (e >= 0)
                 e = store_steps_get(st, id, steps);
+        if (e >= 0)
+                e = store_edges_get(st, id, steps);
         if (e < 0) {
                 fprintf(stderr, "buildtel %s: history database: %s\n", j->cmd, store_strerror(e));
                 targets_release(steps);

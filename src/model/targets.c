@@ -67,11 +67,54 @@ void targets_touch(struct targets *ts, size_t i, double now)
         t->last_seen = now;
 }
 
+static int64_t edge_len(const struct ninja_edge *e)
+{
+        return e->end_ms - e->start_ms;
+}
+
+/* edgev as a min-heap on duration: the shortest kept at [0], replaced by
+ * a longer one once full. Out of memory keeps what it has. */
+static void keep_edge(struct targets *ts, const struct ninja_edge *e)
+{
+        struct ninja_edge *h;
+        size_t i;
+
+        if (!ts->edgev && !(ts->edgev = malloc(TARGETS_EDGES_MAX * sizeof(*ts->edgev))))
+                return;
+        h = ts->edgev;
+        if (ts->nedgev < TARGETS_EDGES_MAX) {
+                for (i = ts->nedgev++; i > 0 && edge_len(&h[(i - 1) / 2]) > edge_len(e);
+                     i = (i - 1) / 2)
+                        h[i] = h[(i - 1) / 2];
+                h[i] = *e;
+                return;
+        }
+        if (edge_len(e) <= edge_len(&h[0]))
+                return;
+        for (i = 0;;) {
+                size_t c = 2 * i + 1;
+                if (c >= ts->nedgev)
+                        break;
+                if (c + 1 < ts->nedgev && edge_len(&h[c + 1]) < edge_len(&h[c]))
+                        c++;
+                if (edge_len(&h[c]) >= edge_len(e))
+                        break;
+                h[i] = h[c];
+                i = c;
+        }
+        h[i] = *e;
+}
+
 void targets_offer_edge(struct targets *ts, int64_t start_ms, int64_t end_ms, const char *out,
                         size_t out_len)
 {
         int64_t d = end_ms - start_ms;
         size_t pos;
+        struct ninja_edge e = {.start_ms = start_ms, .end_ms = end_ms};
+
+        targets_copy_field(e.output, sizeof(e.output), out, out_len);
+        keep_edge(ts, &e);
+        ts->ninja_max_end_ms = MAX(ts->ninja_max_end_ms, end_ms);
 
         for (size_t i = 0; i < ts->nslow; i++)
                 if (ts->slow[i].start_ms == start_ms && ts->slow[i].end_ms == end_ms)
@@ -504,6 +547,9 @@ void targets_release(struct targets *ts)
         free(ts->stepv);
         ts->stepv = NULL;
         ts->nstepv = ts->capstepv = 0;
+        free(ts->edgev);
+        ts->edgev = NULL;
+        ts->nedgev = 0;
 }
 
 double targets_step_duration(const struct step_fact *s)

@@ -91,6 +91,7 @@ struct failed_step {
  * and BuildKit gave both timestamps, start plus BuildKit's own
  * completed - started. end is NAN when it never ended. */
 #define TARGETS_STEPS_MAX 4096 /* vertices kept as facts; more are counted in steps_dropped */
+#define TARGETS_EDGES_MAX 2000 /* ninja edges kept for lanes (the slowest); more are counted */
 struct step_fact {
         char name[TARGET_STEP_NAME_MAX + 1]; /* its last header, "[stage 2/5] RUN ..." */
         int target;                          /* index in t[], -1 none or several */
@@ -123,6 +124,14 @@ struct targets {
         struct step_fact *stepv;
         uint32_t nstepv, capstepv;
         uint32_t steps_dropped; /* vertices past the cap */
+        /* the slowest TARGETS_EDGES_MAX edges of the .ninja_log (heap:
+         * targets_offer_edge(), targets_release(); in no order), the
+         * latest end among all, and when the log was last written (Unix
+         * seconds; 0 unknown): ninja started ninja_max_end_ms before it */
+        struct ninja_edge *edgev;
+        uint32_t nedgev;
+        int64_t ninja_max_end_ms;
+        double ninja_mtime;
 };
 
 /* ---- The effective facts: the one value of each figure every output reports ----
@@ -241,7 +250,8 @@ void targets_touch(struct targets *ts, size_t i, double now);
 
 /* Offer an edge of this run to the slowest-edges table (kept slowest
  * first; an edge already present with the same times is a second output of
- * the same edge and is skipped). */
+ * the same edge and is skipped), and to edgev (the slowest
+ * TARGETS_EDGES_MAX, every output, as the trace draws them). */
 void targets_offer_edge(struct targets *ts, int64_t start_ms, int64_t end_ms, const char *out,
                         size_t out_len);
 
@@ -262,8 +272,8 @@ const char *targets_cc_tool_name(enum cc_tool tool);
  * counted in steps_dropped. 0 or -ENOMEM (the step is then dropped and
  * counted). */
 int targets_add_step(struct targets *ts, const struct step_fact *s);
-/* Free what the model holds on the heap (its steps); the rest is a plain
- * value. The model is empty of steps afterwards. */
+/* Free what the model holds on the heap (its steps and edgev); the rest
+ * is a plain value. The model is empty of both afterwards. */
 void targets_release(struct targets *ts);
 /* A step's duration in seconds, NAN when its start or end is unknown. */
 double targets_step_duration(const struct step_fact *s);

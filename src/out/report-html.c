@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The HTML report: one file, inline CSS and SVG, no script and no URL, so
- * it opens from a CI artifact or an e-mail. Everything from the build is
- * escaped (report_html_escape). */
+/* The HTML report: one file, inline CSS and SVG and no URL, so it opens
+ * from a CI artifact or an e-mail. One small inline script adds a hover
+ * read-out to the timeline's charts (the time and the values of the
+ * nearest point); the page says everything without it. Everything from
+ * the build is escaped (report_html_escape). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +44,46 @@ static const char css[] =
     ".k0{color:var(--c0)}.k1{color:var(--c1)}.k2{color:var(--c2)}.k3{color:var(--c3)}"
     "table{border-collapse:collapse;margin:6px 0 12px}th,td{border:1px solid var(--grid);"
     "padding:2px 8px;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}"
-    ".peaks{margin:2px 0 10px;color:var(--mute);font-size:12.5px}\n";
+    ".peaks{margin:2px 0 10px;color:var(--mute);font-size:12.5px}"
+    "svg text.hvt{font-size:12px;font-weight:600;paint-order:stroke;stroke:var(--bg);"
+    "stroke-width:3px}\n";
+
+/* The hover read-out: on a chart (svg.hv, its data-tmax, data-ymax in
+ * drawn units, data-unit), the time and each line's value at the point
+ * nearest the pointer, read back from the drawn points (0.1 px). Marks the
+ * body data-hover="on" once set up, which the e2e test sees. No URL: the
+ * elements are made in the svg's own namespace. */
+static const char hover_js[] =
+    "function dur(s){s=Math.round(s);var h=Math.floor(s/3600),m=Math.floor(s%3600/60);"
+    "return(h?h+'h':'')+(h||m?m+'m':'')+(s%60)+'s';}"
+    "[].forEach.call(document.querySelectorAll('svg.hv'),function(g){"
+    "var tmax=+g.getAttribute('data-tmax'),ymax=+g.getAttribute('data-ymax'),"
+    "u=g.getAttribute('data-unit')||'',ns=g.namespaceURI;"
+    "var ls=[].map.call(g.querySelectorAll('polyline'),function(p){return{n:p.getAttribute("
+    "'data-n'),p:p.getAttribute('points').split(' ').map(function(s){var a=s.split(',');"
+    "return[+a[0],+a[1]];})};});"
+    "var t=document.createElementNS(ns,'text'),ln=document.createElementNS(ns,'line');"
+    "t.setAttribute('class','hvt');t.setAttribute('y',MT+12);ln.setAttribute('class','ax');"
+    "ln.setAttribute('y1',MT);ln.setAttribute('y2',H-MB);g.appendChild(ln);g.appendChild(t);"
+    "function hide(){ln.style.display=t.style.display='none';}hide();"
+    "g.addEventListener('mousemove',function(e){var m=g.getScreenCTM();if(!m||!m.a)return;"
+    "var x=(e.clientX-m.e)/m.a,bx=x,parts=[];if(x<ML||x>W-MR){hide();return;}"
+    "ls.forEach(function(l){var b=null;l.p.forEach(function(q){"
+    "if(!b||Math.abs(q[0]-x)<Math.abs(b[0]-x))b=q;});if(b){bx=b[0];"
+    "parts.push(l.n+' '+(ymax*(1-(b[1]-MT)/(H-MT-MB))).toPrecision(4)+u);}});"
+    "t.textContent=dur((bx-ML)/(W-ML-MR)*tmax)+': '+parts.join(', ');"
+    "ln.setAttribute('x1',bx);ln.setAttribute('x2',bx);"
+    "t.setAttribute('x',bx>W/2?bx-6:bx+6);t.setAttribute('text-anchor',bx>W/2?'end':'start');"
+    "ln.style.display=t.style.display='';});g.addEventListener('mouseleave',hide);});"
+    "document.body.setAttribute('data-hover','on');})();";
+
+/* The script, with the chart's geometry from the macros the SVG is drawn
+ * with. */
+static void hover_script(struct dwriter *w)
+{
+        dw_printf(w, "<script>(function(){var ML=%g,MR=%g,MT=%g,MB=%g,W=%g,H=%g;%s</script>\n", ML,
+                  MR, MT, MB, W, H, hover_js);
+}
 
 static void esc(struct dwriter *w, const char *s)
 {
@@ -116,13 +157,13 @@ struct chart_def {
 };
 
 static void series_line(struct dwriter *w, const struct report_data *d, const struct frame *f,
-                        int id, int color, struct report_pt *pts)
+                        int id, int color, const char *name, struct report_pt *pts)
 {
         size_t n = report_downsample(d->t, d->v[id], d->n, REPORT_BUCKETS, pts);
 
         if (!n)
                 return;
-        dw_printf(w, "<polyline class=\"s%d\" points=\"", color);
+        dw_printf(w, "<polyline class=\"s%d\" data-n=\"%s\" points=\"", color, name);
         for (size_t i = 0; i < n; i++)
                 dw_printf(w, "%s%.1f,%.1f", i ? " " : "", px(f, pts[i].t), py(f, pts[i].v));
         dw_puts(w, "\"/>");
@@ -201,9 +242,10 @@ static void chart(struct dwriter *w, const struct report_data *d, const struct c
         }
         f.ymax = f.ymax > 0 ? f.ymax * f.k * 1.08 : 1;
         dw_printf(w,
-                  "<h3>%s</h3><svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"%s over "
-                  "the run\"><title>%s</title><desc>",
-                  c->title, W, H, c->title, c->title);
+                  "<h3>%s</h3><svg class=\"hv\" data-tmax=\"%.6g\" data-ymax=\"%.6g\" "
+                  "data-unit=\"%s\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"%s "
+                  "over the run\"><title>%s</title><desc>",
+                  c->title, f.tmax, f.ymax, f.unit, W, H, c->title, c->title);
         dw_puts(w, "its peaks are listed below it</desc>");
         bands_and_axes(w, d, &f, f.unit);
         if (!isnan(th))
@@ -212,7 +254,7 @@ static void chart(struct dwriter *w, const struct report_data *d, const struct c
                           "<title>%s</title></line>",
                           ML, W - MR, py(&f, th), py(&f, th), c->threshold_name);
         for (size_t k = 0; k < ARRAY_SIZE(c->series) && c->names[k]; k++)
-                series_line(w, d, &f, c->series[k], (int)k, pts);
+                series_line(w, d, &f, c->series[k], (int)k, c->names[k], pts);
         chart_peaks(w, c, &f, false);
         dw_puts(w, "</svg><div class=\"lg\">");
         for (size_t k = 0; k < ARRAY_SIZE(c->series) && c->names[k]; k++)
@@ -730,6 +772,8 @@ int report_render_html(const struct report_data *d, const struct run_model *m, s
         units_table(&w, m->units);
         cache_table(&w, m->targets);
         totals_table(&w, m->summary);
-        dw_puts(&w, "</section>\n</body></html>\n");
+        dw_puts(&w, "</section>\n");
+        hover_script(&w);
+        dw_puts(&w, "</body></html>\n");
         return w.err;
 }

@@ -355,6 +355,9 @@ static void import_ninja_log(struct buildmetrics *bm, buildmetrics_note_fn note,
                 e = ninjalog_parse(buf, len, !bm->ninja_existed ? false : true, &bm->model);
         if (e < 0)
                 note(ud, "--ninja-log '%s': not a .ninja_log of version 5 to 7", bm->cfg.ninja_log);
+        else
+                bm->model.ninja_mtime =
+                    (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9;
 }
 
 static const char *metadata_file(char *const *argv)

@@ -217,3 +217,52 @@ int store_run_thresholds(const struct store_run *r, struct summary_config *cfg)
         }
         return n;
 }
+
+/* ---- the log's compiler-cache blocks, back as the model's ---- */
+
+struct cc_log_walk {
+        struct targets *ts;
+        double start_epoch;
+};
+
+static int cc_log_snapshot(void *userdata, const struct store_cache_snapshot *c)
+{
+        struct cc_log_walk *w = userdata;
+        struct cc_block b = {
+            .seen = c->taken_epoch - w->start_epoch,
+            .size_bytes = c->size_bytes,
+            .max_size_bytes = c->max_size_bytes,
+            .files = c->files,
+        };
+        struct cc_blocks *cb;
+        int k;
+
+        for (k = 0; k < CC_TOOLS; k++)
+                if (strcmp(c->tool, targets_cc_tool_name((enum cc_tool)k)) == 0)
+                        break;
+        if (k == CC_TOOLS || c->hits < 0 || c->misses < 0)
+                return 0;
+        b.hits = (uint64_t)c->hits;
+        b.misses = (uint64_t)c->misses;
+        field_of(b.version, sizeof(b.version), c->version);
+        cb = &w->ts->cc_log[k];
+        if (strcmp(c->origin, "log-first") == 0) {
+                cb->first = b;
+                cb->blocks = 2;
+        } else if (strcmp(c->origin, "log-last") == 0) {
+                cb->last = b;
+                if (!cb->blocks) {
+                        cb->blocks = 1;
+                        cb->first = b;
+                }
+        }
+        return 0;
+}
+
+int store_cc_log_get(struct store *st, int64_t run, double start_epoch, struct targets *ts)
+{
+        struct cc_log_walk w = {ts, start_epoch};
+        int r = store_cache_snapshots_each(st, run, cc_log_snapshot, &w);
+
+        return r < 0 ? r : 0;
+}

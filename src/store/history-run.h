@@ -53,6 +53,13 @@ int64_t store_samples_each(struct store *st, int64_t id, store_sample_fn fn, voi
  * -errno; *ret is untouched on failure. */
 int store_targets_get(struct store *st, int64_t id, struct run_facts *ret);
 
+/* The compiler-cache stats blocks the run's log printed (its "log-first"
+ * and "log-last" snapshots) back into ts->cc_log, seen on the run's clock
+ * (start_epoch: the run's). blocks reads 2 when a first and a last were
+ * stored (the log may have printed more between them), 1 for a last only.
+ * 0 or -errno. */
+int store_cc_log_get(struct store *st, int64_t run, double start_epoch, struct targets *ts);
+
 /* The thresholds the run's summary was made with (its stored summary), so
  * a replay counts near-OOM and low-disk samples as the run did: the ones
  * the row holds replace those in *cfg. Returns how many did (0: a running

@@ -122,12 +122,15 @@ static const char schema_v6[] = "ALTER TABLE targets ADD COLUMN start_s REAL;"
                                 " step INTEGER, cached INTEGER, error INTEGER, canceled INTEGER,"
                                 " PRIMARY KEY (run, seq));"
                                 "ALTER TABLE runs ADD COLUMN ninja_edges INTEGER;"
+                                "ALTER TABLE runs ADD COLUMN ninja_max_end_ms INTEGER;"
+                                "ALTER TABLE runs ADD COLUMN ninja_mtime REAL;"
                                 "CREATE TABLE ninja_edges ("
                                 " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
-                                " seq INTEGER NOT NULL,"             /* slowest first */
+                                " slow INTEGER NOT NULL," /* 1: the slowest-edges table */
+                                " seq INTEGER NOT NULL,"  /* its rank, or the index in edgev */
                                 " start_ms INTEGER, end_ms INTEGER," /* from ninja's start */
                                 " output TEXT NOT NULL,"
-                                " PRIMARY KEY (run, seq));";
+                                " PRIMARY KEY (run, slow, seq));";
 
 /* migrations[v] takes a file from version v to v + 1. */
 static const char *const migrations[] = {schema_v1, schema_v2, schema_v3,
@@ -974,7 +977,44 @@ int store_units_read(struct store *st, int64_t run, struct units *u)
         return n < 0 ? (int)n : w.n;
 }
 
-/* ---- BuildKit steps (version 6) ---- */
+/* ---- BuildKit steps and ninja edges (version 6) ---- */
+
+/* A count column of the run row (col: a name of ours, never the build's). */
+static int set_run_count(struct store *st, int64_t run, const char *col, uint64_t v)
+{
+        char sql[96];
+        sqlite3_stmt *s = NULL;
+        int r;
+
+        snprintf(sql, sizeof(sql), "UPDATE runs SET %s = ? WHERE id = ?", col);
+        r = prepare(st, sql, &s);
+        if (r >= 0) {
+                sqlite3_bind_int64(s, 1, (int64_t)MIN(v, (uint64_t)INT64_MAX));
+                sqlite3_bind_int64(s, 2, run);
+                r = step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
+
+/* The same read back: -1 when NULL (unknown, or an older file's run). */
+static int64_t get_run_count(struct store *st, int64_t run, const char *col)
+{
+        char sql[96];
+        sqlite3_stmt *s = NULL;
+        int64_t v = -1;
+        int r;
+
+        snprintf(sql, sizeof(sql), "SELECT %s FROM runs WHERE id = ?", col);
+        r = prepare(st, sql, &s);
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, run);
+        if (sqlite3_step(s) == SQLITE_ROW)
+                v = store_col_count(s, 0);
+        sqlite3_finalize(s);
+        return v;
+}
 
 int store_steps_insert(struct store *st, int64_t run, const struct targets *ts)
 {
@@ -1003,15 +1043,8 @@ int store_steps_insert(struct store *st, int64_t run, const struct targets *ts)
                 r = step_done(st, s);
         }
         sqlite3_finalize(s);
-        if (r >= 0 && ts->steps_dropped) {
-                r = prepare(st, "UPDATE runs SET steps_dropped = ? WHERE id = ?", &s);
-                if (r >= 0) {
-                        sqlite3_bind_int64(s, 1, ts->steps_dropped);
-                        sqlite3_bind_int64(s, 2, run);
-                        r = step_done(st, s);
-                }
-                sqlite3_finalize(s);
-        }
+        if (r >= 0 && ts->steps_dropped)
+                r = set_run_count(st, run, "steps_dropped", ts->steps_dropped);
         return r;
 }
 
@@ -1050,18 +1083,38 @@ int store_steps_get(struct store *st, int64_t run, struct targets *ts)
         n = store_rows(st, s, TARGETS_STEPS_MAX, step_row, ts);
         if (n < 0)
                 return (int)n;
-        r = prepare(st, "SELECT steps_dropped FROM runs WHERE id = ?", &s);
-        if (r >= 0) {
-                sqlite3_bind_int64(s, 1, run);
-                if (sqlite3_step(s) == SQLITE_ROW && store_col_count(s, 0) > 0)
-                        ts->steps_dropped =
-                            (uint32_t)MIN(store_col_count(s, 0), (int64_t)UINT32_MAX);
-                sqlite3_finalize(s);
-        }
-        return r < 0 ? r : (int)n;
+        if (get_run_count(st, run, "steps_dropped") > 0)
+                ts->steps_dropped =
+                    (uint32_t)MIN(get_run_count(st, run, "steps_dropped"), (int64_t)UINT32_MAX);
+        return (int)n;
 }
 
 /* ---- ninja edges (version 6) ---- */
+
+/* Rows of one list: the slowest-edges table (slow = 1, seq its rank) or
+ * edgev (slow = 0). */
+static int insert_edges(struct store *st, int64_t run, int slow, const struct ninja_edge *e,
+                        size_t n)
+{
+        sqlite3_stmt *s = NULL;
+        int r = prepare(st,
+                        "INSERT OR REPLACE INTO ninja_edges (run, slow, seq, start_ms, end_ms,"
+                        " output) VALUES (?,?,?,?,?,?)",
+                        &s);
+
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                sqlite3_reset(s);
+                sqlite3_bind_int64(s, 1, run);
+                sqlite3_bind_int(s, 2, slow);
+                sqlite3_bind_int64(s, 3, (int64_t)i);
+                sqlite3_bind_int64(s, 4, e[i].start_ms);
+                sqlite3_bind_int64(s, 5, e[i].end_ms);
+                bind_text_or_null(s, 6, e[i].output);
+                r = step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
 
 int store_edges_insert(struct store *st, int64_t run, const struct targets *ts)
 {
@@ -1070,42 +1123,41 @@ int store_edges_insert(struct store *st, int64_t run, const struct targets *ts)
 
         if (!ts->ninja_log_set)
                 return 0;
-        r = prepare(st,
-                    "INSERT OR REPLACE INTO ninja_edges (run, seq, start_ms, end_ms, output)"
-                    " VALUES (?,?,?,?,?)",
-                    &s);
-        for (size_t i = 0; r >= 0 && i < ts->nslow && i < TARGETS_SLOW_EDGES; i++) {
-                sqlite3_reset(s);
-                sqlite3_bind_int64(s, 1, run);
-                sqlite3_bind_int64(s, 2, (int64_t)i);
-                sqlite3_bind_int64(s, 3, ts->slow[i].start_ms);
-                sqlite3_bind_int64(s, 4, ts->slow[i].end_ms);
-                bind_text_or_null(s, 5, ts->slow[i].output);
+        r = insert_edges(st, run, 1, ts->slow, MIN(ts->nslow, (size_t)TARGETS_SLOW_EDGES));
+        if (r >= 0 && ts->edgev)
+                r = insert_edges(st, run, 0, ts->edgev, MIN(ts->nedgev, TARGETS_EDGES_MAX));
+        if (r >= 0)
+                r = set_run_count(st, run, "ninja_edges", ts->ninja_edges);
+        if (r >= 0)
+                r = set_run_count(st, run, "ninja_max_end_ms",
+                                  (uint64_t)MAX(ts->ninja_max_end_ms, 0));
+        if (r >= 0 && ts->ninja_mtime > 0)
+                r = prepare(st, "UPDATE runs SET ninja_mtime = ? WHERE id = ?", &s);
+        if (r >= 0 && s) {
+                sqlite3_bind_double(s, 1, ts->ninja_mtime);
+                sqlite3_bind_int64(s, 2, run);
                 r = step_done(st, s);
         }
         sqlite3_finalize(s);
-        if (r >= 0)
-                r = prepare(st, "UPDATE runs SET ninja_edges = ? WHERE id = ?", &s);
-        if (r >= 0) {
-                sqlite3_bind_int64(s, 1, (int64_t)MIN(ts->ninja_edges, (uint64_t)INT64_MAX));
-                sqlite3_bind_int64(s, 2, run);
-                r = step_done(st, s);
-                sqlite3_finalize(s);
-        }
         return r;
 }
 
 static int edge_row(void *ctx, sqlite3_stmt *s)
 {
         struct targets *ts = ctx;
-        const char *out = store_col_text(s, 2);
-        int64_t a = store_col_count(s, 0), b = store_col_count(s, 1);
+        const char *out = store_col_text(s, 3);
+        struct ninja_edge e = {.start_ms = store_col_count(s, 1), .end_ms = store_col_count(s, 2)};
+        struct ninja_edge *d = NULL;
 
-        if (ts->nslow < TARGETS_SLOW_EDGES && a >= 0 && b >= a) {
-                struct ninja_edge *e = &ts->slow[ts->nslow++];
-                e->start_ms = a;
-                e->end_ms = b;
-                targets_copy_field(e->output, sizeof(e->output), out ? out : "",
+        if (e.start_ms < 0 || e.end_ms < e.start_ms)
+                return 0;
+        if (store_col_count(s, 0) > 0 && ts->nslow < TARGETS_SLOW_EDGES)
+                d = &ts->slow[ts->nslow++];
+        else if (store_col_count(s, 0) == 0 && ts->edgev && ts->nedgev < TARGETS_EDGES_MAX)
+                d = &ts->edgev[ts->nedgev++];
+        if (d) {
+                *d = e;
+                targets_copy_field(d->output, sizeof(d->output), out ? out : "",
                                    out ? strlen(out) : 0);
         }
         return 0;
@@ -1114,83 +1166,32 @@ static int edge_row(void *ctx, sqlite3_stmt *s)
 int store_edges_get(struct store *st, int64_t run, struct targets *ts)
 {
         sqlite3_stmt *s = NULL;
-        int64_t n;
-        int r = prepare(st, "SELECT ninja_edges FROM runs WHERE id = ?", &s);
+        int64_t n = get_run_count(st, run, "ninja_edges");
+        int r;
 
+        if (n >= 0) {
+                ts->ninja_log_set = true;
+                ts->ninja_edges = (uint64_t)n;
+                ts->ninja_max_end_ms = MAX(get_run_count(st, run, "ninja_max_end_ms"), 0);
+        }
+        r = prepare(st, "SELECT ninja_mtime FROM runs WHERE id = ?", &s);
         if (r < 0)
                 return r;
         sqlite3_bind_int64(s, 1, run);
-        if (sqlite3_step(s) == SQLITE_ROW && store_col_count(s, 0) >= 0) {
-                ts->ninja_log_set = true;
-                ts->ninja_edges = (uint64_t)store_col_count(s, 0);
-        }
+        if (sqlite3_step(s) == SQLITE_ROW && isfinite(store_col_real(s, 0)))
+                ts->ninja_mtime = store_col_real(s, 0);
         sqlite3_finalize(s);
+        free(ts->edgev);
+        ts->edgev = malloc(TARGETS_EDGES_MAX * sizeof(*ts->edgev));
+        ts->nedgev = 0;
+        ts->nslow = 0;
         r = prepare(st,
-                    "SELECT start_ms, end_ms, output FROM ninja_edges WHERE run = ?"
-                    " ORDER BY seq",
+                    "SELECT slow, start_ms, end_ms, output FROM ninja_edges WHERE run = ?"
+                    " ORDER BY slow, seq",
                     &s);
         if (r < 0)
                 return r;
         sqlite3_bind_int64(s, 1, run);
-        ts->nslow = 0;
-        n = store_rows(st, s, TARGETS_SLOW_EDGES, edge_row, ts);
-        return n < 0 ? (int)n : (int)ts->nslow;
-}
-
-/* ---- the log's compiler-cache blocks, back as the model's ---- */
-
-static int cc_log_row(void *ctx, sqlite3_stmt *s)
-{
-        struct targets *ts = ctx;
-        const char *tool = store_col_text(s, 0), *origin = store_col_text(s, 1);
-        const char *ver = store_col_text(s, 8);
-        struct cc_block b = {
-            .seen = store_col_real(s, 2),
-            .size_bytes = store_col_count(s, 5),
-            .max_size_bytes = store_col_count(s, 6),
-            .files = store_col_count(s, 7),
-        };
-        int64_t hits = store_col_count(s, 3), misses = store_col_count(s, 4);
-        struct cc_blocks *c;
-        int k;
-
-        for (k = 0; k < CC_TOOLS; k++)
-                if (tool && strcmp(tool, targets_cc_tool_name((enum cc_tool)k)) == 0)
-                        break;
-        if (k == CC_TOOLS || !origin || hits < 0 || misses < 0)
-                return 0;
-        b.hits = (uint64_t)hits;
-        b.misses = (uint64_t)misses;
-        targets_copy_field(b.version, sizeof(b.version), ver ? ver : "", ver ? strlen(ver) : 0);
-        c = &ts->cc_log[k];
-        if (strcmp(origin, "log-first") == 0) {
-                c->first = b;
-                c->blocks = MAX(c->blocks, 2u);
-        } else if (strcmp(origin, "log-last") == 0) {
-                c->last = b;
-                if (!c->blocks) {
-                        c->blocks = 1;
-                        c->first = b;
-                }
-        }
-        return 0;
-}
-
-int store_cc_log_get(struct store *st, int64_t run, double start_epoch, struct targets *ts)
-{
-        sqlite3_stmt *s = NULL;
-        int64_t n;
-        int r = prepare(st,
-                        "SELECT tool, origin, taken_epoch - ?, hits, misses, size_bytes,"
-                        " max_size_bytes, files, version FROM cache_snapshots"
-                        " WHERE run = ? AND origin IN ('log-first', 'log-last')"
-                        " ORDER BY origin = 'log-last', id",
-                        &s);
-
-        if (r < 0)
-                return r;
-        sqlite3_bind_double(s, 1, start_epoch);
-        sqlite3_bind_int64(s, 2, run);
-        n = store_rows(st, s, 4 * CC_TOOLS, cc_log_row, ts);
-        return n < 0 ? (int)n : 0;
+        n = store_rows(st, s, TARGETS_SLOW_EDGES + TARGETS_EDGES_MAX, edge_row, ts);
+        return n < 0 ? (int)n : (int)ts->nedgev;
 }

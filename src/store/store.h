@@ -148,21 +148,16 @@ int store_steps_insert(struct store *st, int64_t run, const struct targets *ts);
  * (targets_release()). */
 int store_steps_get(struct store *st, int64_t run, struct targets *ts);
 
-/* The slowest ninja edges of the model (ts->slow, times from ninja's
- * start) and the count of all its .ninja_log's edges; nothing when the run
- * read no .ninja_log. Call between begin and commit. 0 or -errno. */
+/* The ninja edges of the model: its slowest-edges table (ts->slow) and
+ * edgev (the slowest TARGETS_EDGES_MAX, for lanes), times from ninja's
+ * start; the count of all its .ninja_log's edges, the latest end and the
+ * log's mtime (which place ninja's start on the run's clock); nothing when
+ * the run read no .ninja_log. Call between begin and commit. 0 or -errno. */
 int store_edges_insert(struct store *st, int64_t run, const struct targets *ts);
-/* The same back into ts (slow, nslow, ninja_edges, ninja_log_set); none for
- * a run without them or of a file older than version 6. Returns the number
- * of edges, or -errno. */
+/* The same back into ts (slow, edgev, the counts, the mtime); none for a
+ * run without them or of a file older than version 6. Returns the number
+ * of edgev's edges, or -errno. */
 int store_edges_get(struct store *st, int64_t run, struct targets *ts);
-
-/* The compiler-cache stats blocks the run's log printed (its "log-first"
- * and "log-last" snapshots) back into ts->cc_log, seen on the run's clock
- * (start_epoch: the run's). blocks reads 2 when a first and a last were
- * stored (the log may have printed more between them), 1 for a last only.
- * 0 or -errno. */
-int store_cc_log_get(struct store *st, int64_t run, double start_epoch, struct targets *ts);
 
 /* Cached steps over steps, NAN when either is unknown or steps is 0. */
 double store_target_cached_ratio(const struct store_target *t);

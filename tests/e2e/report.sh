@@ -91,7 +91,7 @@ for f in "$T/run.html" "$L/report-rep.html" "$T/from-csv.html" "$T/from-db.html"
         check "no URL in $(basename "$f")" bash -c '! grep -Eq "https?://" "$1"' _ "$f"
         check "src/href only to # or data: in $(basename "$f")" \
                 bash -c '! grep -Eo "(src|href)=\"[^\"]*\"" "$1" | grep -Ev "=\"(#|data:)"' _ "$f"
-        check "no script in $(basename "$f")" bash -c '! grep -qi "<script" "$1"' _ "$f"
+        check "only inline script in $(basename "$f")" bash -c '! grep -Eqi "<script[^>]*src" "$1" && [ "$(grep -oi "<script" "$1" | wc -l)" -le 1 ]' _ "$f"
 done
 check "targets drawn" grep -q 'Targets (start to end' "$T/from-csv.html"
 check "ninja edges from the files, as durations" grep -q 'Slowest ninja edges (durations' "$T/from-csv.html"
@@ -146,6 +146,14 @@ check "screenshot taken" test -s "$T/shot.png"
 [ -n "${REPORT_SHOT:-}" ] && cp "$T/shot.png" "$REPORT_SHOT" && cp "$T/run.html" "${REPORT_SHOT%.png}.html"
 chrome --dump-dom "file://$T/run.html" >"$T/dom.html" 2>>"$T/chrome.err"
 check "DOM dumped" grep -q '</html>' "$T/dom.html"
+check "the hover read-out set itself up (its script ran to the end)" grep -q '<body data-hover="on"' "$T/dom.html"
+# a pointer over the middle of the first chart: the read-out names a time
+# and the lines' values
+sed 's|</body>|<script>var g=document.querySelector("svg.hv"),r=g.getBoundingClientRect();g.dispatchEvent(new MouseEvent("mousemove",{clientX:r.left+r.width/2,clientY:r.top+10}));document.body.setAttribute("data-readout",g.querySelector("text.hvt").textContent);</script></body>|' "$T/run.html" >"$T/hover.html"
+chrome --dump-dom "file://$T/hover.html" >"$T/hover-dom.html" 2>>"$T/chrome.err"
+check "the hover read-out shows the time and the values of the nearest point" grep -Eq 'data-readout="([0-9]+[hm])*[0-9]+s: used [0-9.e+-]+ (G|M)iB, available [0-9.e+-]+ (G|M)iB"' "$T/hover-dom.html"
+grep -o 'data-readout="[^"]*"' "$T/hover-dom.html"
+check "the timeline's charts carry what the read-out needs" grep -q '<svg class="hv" data-tmax="[0-9.e+]*" data-ymax="[0-9.e+]*" data-unit="' "$T/dom.html"
 check "no console errors" bash -c '! grep -Ei "CONSOLE|Uncaught|SyntaxError" "$1"' _ "$T/chrome.err"
 check "no network request" bash -c '! grep -Ei "net::|ERR_(NAME|CONNECTION|INTERNET)" "$1"' _ "$T/chrome.err"
 check "peak value $VAL GiB in the DOM" grep -qF "peak used $VAL GiB" "$T/dom.html"

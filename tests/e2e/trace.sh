@@ -103,6 +103,14 @@ expect_eq "the database gives the same events" "$(python3 -c "$nocount" "$db")" 
 $TRACECHECK --slices "$L/trace-tr1.json" >"$T/live.slices"
 $TRACECHECK --slices "$T/trace-tr1.json" >"$T/db.slices"
 check "the database's slices (targets, steps, edges) are the live run's, one by one" cmp -s "$T/live.slices" "$T/db.slices"
+# without --ninja-log, the edges the history kept (the slowest 2,000)
+"$BUILDTEL" export --trace -o "$T/db-kept.json" tr1 2>"$T/kept.err"
+expect_eq "export --trace RUN without --ninja-log exits 0" "$?" "0"
+$TRACECHECK "$T/db-kept.json" >/dev/null
+check "its trace reads strictly" test $? -eq 0
+$TRACECHECK --slices "$T/db-kept.json" >"$T/kept.slices"
+check "the history's own ninja edges give the live run's slices, one by one" cmp -s "$T/live.slices" "$T/kept.slices"
+diff "$T/live.slices" "$T/kept.slices" | head -5
 check "and the steps are among them" grep -q '"step", "\[app 2/3\] RUN make' "$T/db.slices"
 check "export from the database says nothing of missing target times" sh -c "! grep -q \"no times of targets\" \"\$1\"" sh "$T/exp.err"
 "$BUILDTEL" export --trace -o - "$L/resources-tr1.csv" 2>/dev/null | python3 -c 'import json,sys; json.load(sys.stdin)'
