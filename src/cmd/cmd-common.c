@@ -661,7 +661,6 @@ int common_otlp_load(struct common_opts *o, const char *cmd)
                 return -1;
         }
         o->rec.otlp = &o->otlp;
-        o->otlp.ninja_log = o->rec.metrics.ninja_log;
         /* the run id now: the run span's id derives from it */
         if (!o->run_id[0])
                 make_run_id(o->run_id, sizeof(o->run_id));

@@ -87,7 +87,7 @@ static int send_trace(struct exporter *x, const struct run_model *final)
         };
 
         in.resource = otlp_metrics_resource(x->m, &in.nresource);
-        return otlp_trace_submit_run(x->s, &in, now_monotonic());
+        return otlp_trace_submit(x->s, &in, now_monotonic());
 }
 
 /* Send what is pending (and with final, the totals and the spans); wait
@@ -308,6 +308,8 @@ static int export_db(struct exporter *x, struct store *st, int64_t id, const cha
                 }
                 targets_init_zeroed(x->steps);
                 e = store_steps_get(st, id, x->steps);
+                if (e >= 0)
+                        e = store_edges_get(st, id, x->steps);
                 if (e < 0) {
                         store_run_release(&run);
                         goto fail;
@@ -472,7 +474,6 @@ int cmd_export(int argc, char **argv)
                 goto out;
         }
         ret = 1;
-        cfg.ninja_log = o.rec.metrics.ninja_log;
         if (e < 0 || !cfg.enabled) {
                 fprintf(stderr, "buildtel export: no collector: set OTEL_EXPORTER_OTLP_ENDPOINT or "
                                 "--otlp-endpoint\n");

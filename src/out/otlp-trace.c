@@ -6,17 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "model/run.h"
 #include "model/summary.h"
 #include "model/targets.h"
-#include "parse/ninjalog.h"
 #include "out/otlp-send.h"
 #include "util/macro.h"
-#include "util/util.h"
 
 #define RUN_ATTRS 10
 #define TARGET_ATTRS 5
@@ -306,60 +302,12 @@ static void step_spans(struct spans *S)
         }
 }
 
-static void edge_spans(struct spans *S)
-{
-        const struct otlp_edges *ed = S->in->ninja;
-
-        for (size_t i = 0; ed && i < ed->n && S->n < S->cap; i++) {
-                struct otlp_span *sp;
-
-                snprintf(S->names[S->n], sizeof(S->names[0]), "ninja %s", ed->v[i].output);
-                sp = child(S, ed->v[i].start_s, ed->v[i].end_s);
-                attr_s(S, "build.ninja.output", ed->v[i].output);
-                sp->nattrs = 1;
-        }
-}
-
-/* ---- .ninja_log --------------------------------------------------- */
-
 #define NINJA_SLACK_S 5.0 /* the log's last write after the run's end */
-
-struct raw_edge {
-        int64_t start_ms, end_ms;
-        const char *out;
-        size_t len;
-};
-
-struct edge_acc {
-        struct raw_edge *v;
-        size_t n, cap;
-        int64_t max_end_ms;
-        int e;
-};
-
-static void edge_take(void *ud, int64_t start_ms, int64_t end_ms, const char *out, size_t len)
-{
-        struct edge_acc *a = ud;
-
-        a->max_end_ms = MAX(a->max_end_ms, end_ms);
-        if (a->e < 0)
-                return;
-        if (a->n == a->cap) {
-                size_t cap = a->cap ? a->cap * 2 : 1024;
-                struct raw_edge *v = reallocarray(a->v, cap, sizeof(*v));
-                if (!v) {
-                        a->e = -ENOMEM;
-                        return;
-                }
-                a->v = v;
-                a->cap = cap;
-        }
-        a->v[a->n++] = (struct raw_edge){start_ms, end_ms, out, len};
-}
 
 static int slower_first(const void *x, const void *y)
 {
-        const struct raw_edge *a = x, *b = y;
+        const struct ninja_edge *a = *(const struct ninja_edge *const *)x,
+                                *b = *(const struct ninja_edge *const *)y;
         int64_t da = a->end_ms - a->start_ms, db = b->end_ms - b->start_ms;
 
         return da > db   ? -1
@@ -367,74 +315,48 @@ static int slower_first(const void *x, const void *y)
                          : (a->start_ms > b->start_ms) - (a->start_ms < b->start_ms);
 }
 
-int otlp_trace_ninja_edges(const char *buf, size_t len, double mtime, const struct run_info *run,
-                           size_t max, struct otlp_edges *ret)
+/* The model's ninja edges (the slowest of the .ninja_log), slowest first,
+ * on the run's clock: ninja appends a line as each edge ends, so the log's
+ * mtime is the end of its last edge and ninja started max_end before it.
+ * A log written before the run or well after it is another build's. */
+static void edge_spans(struct spans *S)
 {
-        struct edge_acc a = {.max_end_ms = 0};
-        struct otlp_edges ed = {0};
+        const struct targets *ts = S->in->targets;
+        const struct run_info *ri = S->in->run;
+        const struct ninja_edge **v;
         double off;
 
-        if (ninjalog_each(buf, len, true, edge_take, &a) < 0) {
-                free(a.v);
-                return -EINVAL;
-        }
-        if (mtime < run->start_epoch - 1 ||
-            (isfinite(run->end_epoch) && mtime > run->end_epoch + NINJA_SLACK_S)) {
-                free(a.v);
-                return -ESTALE;
-        }
-        off = mtime - run->start_epoch - (double)a.max_end_ms / 1000.0;
+        if (!ts || !ts->nedgev || !(ts->ninja_mtime > 0) || S->n >= S->cap)
+                return;
+        if (ts->ninja_mtime < ri->start_epoch - 1 ||
+            (isfinite(ri->end_epoch) && ts->ninja_mtime > ri->end_epoch + NINJA_SLACK_S))
+                return;
+        off = ts->ninja_mtime - ri->start_epoch - (double)ts->ninja_max_end_ms / 1000.0;
         if (!isfinite(off) || off < 0)
                 off = 0;
-        if (a.e >= 0 && a.n) {
-                qsort(a.v, a.n, sizeof(*a.v), slower_first);
-                ed.n = MIN(a.n, max);
-                ed.v = calloc(ed.n ? ed.n : 1, sizeof(*ed.v));
-                if (!ed.v)
-                        a.e = -ENOMEM;
-        }
-        for (size_t i = 0; ed.v && i < ed.n; i++) {
-                ed.v[i].start_s = off + (double)a.v[i].start_ms / 1000.0;
-                ed.v[i].end_s = off + (double)a.v[i].end_ms / 1000.0;
-                targets_copy_field(ed.v[i].output, sizeof(ed.v[i].output), a.v[i].out, a.v[i].len);
-        }
-        free(a.v);
-        if (a.e < 0) {
-                free(ed.v);
-                return a.e;
-        }
-        *ret = ed;
-        return 0;
-}
+        v = calloc(ts->nedgev, sizeof(*v));
+        if (!v)
+                return; /* the spans go without their edges */
+        for (uint32_t i = 0; i < ts->nedgev; i++)
+                v[i] = &ts->edgev[i];
+        qsort(v, ts->nedgev, sizeof(*v), slower_first);
+        for (uint32_t i = 0; i < ts->nedgev && S->n < S->cap; i++) {
+                struct otlp_span *sp;
 
-void otlp_edges_release(struct otlp_edges *e)
-{
-        free(e->v);
-        *e = (struct otlp_edges){0};
-}
-
-int otlp_trace_read_ninja(const char *path, const struct run_info *run, size_t max,
-                          struct otlp_edges *ret)
-{
-        _cleanup_free_ char *buf = NULL;
-        struct stat st;
-        size_t len;
-        int e;
-
-        e = read_file_at(AT_FDCWD, path, 1u << 30, &buf, &len);
-        if (e >= 0 && stat(path, &st) < 0)
-                e = -errno;
-        if (e < 0)
-                return e;
-        return otlp_trace_ninja_edges(
-            buf, len, (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9, run, max, ret);
+                snprintf(S->names[S->n], sizeof(S->names[0]), "ninja %s", v[i]->output);
+                sp = child(S, off + (double)v[i]->start_ms / 1000.0,
+                           off + (double)v[i]->end_ms / 1000.0);
+                attr_s(S, "build.ninja.output", v[i]->output);
+                sp->nattrs = 1;
+        }
+        free(v);
 }
 
 int otlp_trace_encode(const struct otlp_trace_input *in, bool json, struct dbuf *out)
 {
         size_t max = (size_t)in->cfg->max_spans;
         size_t ntargets = in->facts ? in->facts->n : 0;
-        size_t nedges = in->ninja ? in->ninja->n : 0;
+        size_t nedges = in->targets ? in->targets->nedgev : 0;
         size_t nsteps = in->targets ? in->targets->nstepv : 0;
         struct spans S = {.in = in};
         struct otlp_trace_request rq = {
@@ -479,20 +401,5 @@ int otlp_trace_submit(struct otlp_sender *s, const struct otlp_trace_input *in, 
         if (e >= 0)
                 e = otlp_sender_submit_traces(s, &body, now);
         dbuf_release(&body);
-        return e;
-}
-
-int otlp_trace_submit_run(struct otlp_sender *s, struct otlp_trace_input *in, double now)
-{
-        struct otlp_edges ed = {0};
-        int e;
-
-        if (in->cfg->ninja_log && in->cfg->traces_url &&
-            otlp_trace_read_ninja(in->cfg->ninja_log, in->run, (size_t)in->cfg->max_spans, &ed) >=
-                0)
-                in->ninja = &ed;
-        e = otlp_trace_submit(s, in, now);
-        in->ninja = NULL;
-        otlp_edges_release(&ed);
         return e;
 }

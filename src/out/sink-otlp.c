@@ -119,7 +119,7 @@ static void export_trace(struct otlp_state *st, const struct run_model *m, doubl
         if (!st->cfg->span_set)
                 return;
         in.resource = otlp_metrics_resource(st->metrics, &in.nresource);
-        (void)otlp_trace_submit_run(st->sender, &in, now);
+        (void)otlp_trace_submit(st->sender, &in, now);
 }
 
 static int otlp_finish(void *state, const struct run_model *m)

@@ -93,8 +93,7 @@ struct otel_config {
          * otelenv_set_run_span() before the build starts. */
         bool span_set;
         struct traceparent span;
-        uint64_t max_spans;    /* spans under the run span at most */
-        const char *ninja_log; /* --ninja-log (borrowed, set by the caller), or NULL */
+        uint64_t max_spans; /* spans under the run span at most */
         /* The CI's pipeline name and run id (GitHub Actions'
          * GITHUB_WORKFLOW/GITHUB_RUN_ID, GitLab's CI_PIPELINE_NAME/
          * CI_PIPELINE_ID), and the work tree's git revision (set by the

@@ -129,7 +129,7 @@ PY
 # 3d. ninja edges from --ninja-log: the slowest, on the run's clock
 NL="$T/w/.ninja_log"
 start_sink
-(cd "$T/w" && OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" run --quiet --no-db \
+(cd "$T/w" && OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" run --quiet --db "$T/n.db" \
         --log-dir "$L" --run-id ninja --cgroup none --ninja-log "$NL" --trace-max-spans 2 -- sh -c \
         "sleep 0.3; printf '# ninja log v5\n0\t100\t0\ta.o\t1\n0\t250\t0\tb.o\t2\n100\t300\t0\tc.o\t3\n' >'$NL'" \
         >/dev/null 2>"$T/err-ninja")
@@ -147,6 +147,23 @@ end = max(int(s["endTimeUnixNano"]) for s in sp[1:]) / 1e9
 ok = [(n, round(d), p) for n, d, p in kids] == want and abs(end - mt) < 0.01
 print(kids, end - mt)
 sys.exit(not ok)
+PY
+mv "$REC" "$T/rec-ninja.jsonl"
+start_sink
+OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" export --otlp --db "$T/n.db" --trace-max-spans 2 \
+        --log-dir "$L" ninja >/dev/null 2>"$T/err-nexport"
+expect_eq "ninja: export --otlp: status" "$?" 0
+stop_sink
+check "ninja: the export sends the same edge spans from the history (no trace id given: its own trace)" \
+        python3 - "$T/rec-ninja.jsonl" "$REC" <<'PY'
+import json, sys
+def kids(p):
+    sp = [s for r in map(json.loads, open(p)) if r["path"] == "/v1/traces"
+          for s in r["request"]["resourceSpans"][0]["scopeSpans"][0]["spans"]]
+    return [(s["name"], s["startTimeUnixNano"], s["endTimeUnixNano"]) for s in sp[1:]]
+a, b = kids(sys.argv[1]), kids(sys.argv[2])
+print(a, b)
+sys.exit(a != b or len(a) != 2)
 PY
 
 # 4. export off: the build's environment is exactly the caller's
