@@ -16,6 +16,8 @@
 
 #include "cmd/cmd.h"
 #include "out/prom.h"
+#include "platform/child.h"
+#include "platform/vcs.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -238,6 +240,17 @@ static int set_otlp_interval(struct common_opts *o, const char *cmd, const char 
         return 0;
 }
 
+static int set_trace_max_spans(struct common_opts *o, const char *cmd, const char *arg)
+{
+        uint64_t n;
+
+        if (parse_u64_str(arg, &n) < 0 || n > 1000000)
+                return bad(cmd, "--trace-max-spans", "a count from 0 to 1000000", arg);
+        o->otlp_opt.max_spans = n;
+        o->otlp_opt.max_spans_set = true;
+        return 0;
+}
+
 static int set_grace(struct common_opts *o, const char *cmd, const char *arg)
 {
         if (parse_double_str(arg, &o->grace) < 0 || o->grace < 0 || o->grace > 3600)
@@ -399,6 +412,10 @@ static const struct cmd_option {
      "seconds between exports (default\n"
      "OTEL_METRIC_EXPORT_INTERVAL ms, else 60)",
      CALL(set_otlp_interval)},
+    {OPT_TRACE_MAX_SPANS, "trace-max-spans", NULL, 0, "N", RWE, OPTG_OTLP,
+     "OTLP spans under the run span at most: targets, then\n"
+     "BuildKit steps (default 2000)",
+     CALL(set_trace_max_spans)},
     {OPT_OTLP, "otlp", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
      "export to an OTLP collector (the only export, required)", AT(export_otlp)},
     {OPT_INCOMPLETE, "incomplete", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
@@ -603,6 +620,28 @@ static const char *env_lookup(void *userdata, const char *name)
         return getenv(name);
 }
 
+int common_otlp_run_span(struct otel_config *c, const char *run_id, bool vcs_of_cwd)
+{
+        uint8_t rnd[16];
+        struct vcs_info vcs;
+        char cwd[4096];
+
+        if (!c->enabled)
+                return 0;
+        if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+                /* cannot happen on Linux >= 3.17 once booted; still unique */
+                uint64_t x =
+                    (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(now_realtime() * 1e9);
+                for (size_t i = 0; i < sizeof(rnd); i++)
+                        rnd[i] = (uint8_t)(x >> (8 * (i % 8))) ^ (uint8_t)(i * 37);
+        }
+        otelenv_set_run_span(c, rnd, run_id);
+        if (vcs_of_cwd && getcwd(cwd, sizeof(cwd)) && vcs_read(cwd, &vcs) >= 0 && vcs.rev[0] &&
+            !(c->vcs_rev = strdup(vcs.rev)))
+                return -ENOMEM;
+        return 0;
+}
+
 int common_otlp_load(struct common_opts *o, const char *cmd)
 {
         int e;
@@ -622,7 +661,46 @@ int common_otlp_load(struct common_opts *o, const char *cmd)
                 return -1;
         }
         o->rec.otlp = &o->otlp;
+        /* the run id now: the run span's id derives from it */
+        if (!o->run_id[0])
+                make_run_id(o->run_id, sizeof(o->run_id));
+        if (common_otlp_run_span(&o->otlp, o->run_id, true) < 0) {
+                fprintf(stderr, "buildtel %s: out of memory\n", cmd);
+                return -1;
+        }
         return 0;
+}
+
+int common_otlp_child_env(const struct common_opts *o, struct otlp_child_env *ret)
+{
+        static char no_state[] = "TRACESTATE"; /* removes it */
+        char *set[2];
+        size_t n = 0;
+
+        *ret = (struct otlp_child_env){0};
+        if (!o->otlp.enabled || !o->otlp.traces_url || !o->otlp.span_set)
+                return 0;
+        memcpy(ret->traceparent, "TRACEPARENT=", 12);
+        (void)otelenv_format_traceparent(&o->otlp.span, ret->traceparent + 12,
+                                         sizeof(ret->traceparent) - 12);
+        set[n++] = ret->traceparent;
+        if (o->otlp.has_trace && o->otlp.tracestate) {
+                if (asprintf(&ret->tracestate, "TRACESTATE=%s", o->otlp.tracestate) < 0) {
+                        ret->tracestate = NULL;
+                        return -ENOMEM;
+                }
+                set[n++] = ret->tracestate;
+        } else {
+                set[n++] = no_state; /* a new trace: no one else's state */
+        }
+        return child_env_with(set, n, &ret->envp);
+}
+
+void common_otlp_child_env_release(struct otlp_child_env *ce)
+{
+        free(ce->envp);
+        free(ce->tracestate);
+        *ce = (struct otlp_child_env){0};
 }
 
 void common_warn(void *userdata, const char *fmt, ...)

@@ -39,6 +39,7 @@ enum {
         OPT_NO_DB,
         OPT_OTLP_ENDPOINT,
         OPT_OTLP_INTERVAL,
+        OPT_TRACE_MAX_SPANS,
         OPT_GRACE,
         OPT_OFF,
         OPT_CGROUP,
@@ -124,6 +125,24 @@ int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri
  * options into o->otlp and point the recorder at them. Returns 0, or -1
  * after printing an error for a bad --otlp-endpoint. */
 int common_otlp_load(struct common_opts *o, const char *cmd);
+
+/* The run span's ids into c when export is on (chosen before the build
+ * starts: its TRACEPARENT names the span; otelenv_set_run_span()), and
+ * with vcs_of_cwd the git revision of the current directory. 0 or
+ * -ENOMEM. */
+int common_otlp_run_span(struct otel_config *c, const char *run_id, bool vcs_of_cwd);
+
+/* The build's environment when spans are exported: ours with TRACEPARENT
+ * naming the run span and the caller's TRACESTATE (none when the trace is
+ * ours). envp stays NULL when they are not: the build gets exactly our
+ * environment. 0 or -ENOMEM; release either way. */
+struct otlp_child_env {
+        char traceparent[80];
+        char *tracestate;
+        char **envp;
+};
+int common_otlp_child_env(const struct common_opts *o, struct otlp_child_env *ret);
+void common_otlp_child_env_release(struct otlp_child_env *ce);
 
 /* Print a note for the user on stderr: "buildtel: note: ...". */
 void common_note(void *userdata, const char *fmt, ...) _printf_(2, 3);

@@ -31,6 +31,7 @@
 #include "cmd/cmd.h"
 #include "out/otlp-metrics.h"
 #include "out/otlp-send.h"
+#include "out/otlp-trace.h"
 #include "out/sink.h"
 #include "pipeline/loop.h"
 #include "store/history-run.h"
@@ -63,16 +64,34 @@ static void export_note(void *userdata, const char *fmt, ...)
 /* One export: the metrics, the sender; the samples and the summary come
  * through the pipeline (a replay source -> rec -> export_sink). */
 struct exporter {
-        const struct otel_config *cfg;
+        struct otel_config *cfg;
         struct otlp_metrics *m;
         struct otlp_sender *s;
         struct recorder *rec;
+        struct targets *steps; /* the stored run's BuildKit steps, for its spans; NULL none */
         struct summary_config sum_cfg;
         uint64_t rows;
         bool send_failed; /* the collector did not take a batch */
 };
 
-/* Send what is pending (and with final, the totals); wait for it. */
+/* The run's spans, as the live run sends them (new span ids: the
+ * history does not keep the live ones). 0 or -ENOMEM. */
+static int send_trace(struct exporter *x, const struct run_model *final)
+{
+        struct otlp_trace_input in = {
+            .cfg = x->cfg,
+            .run = final->run,
+            .facts = final->facts,
+            .summary = final->summary,
+            .targets = x->steps,
+        };
+
+        in.resource = otlp_metrics_resource(x->m, &in.nresource);
+        return otlp_trace_submit(x->s, &in, now_monotonic());
+}
+
+/* Send what is pending (and with final, the totals and the spans); wait
+ * for it. */
 static int send_batch(struct exporter *x, const struct run_model *final)
 {
         struct dbuf body = DBUF_INIT;
@@ -83,6 +102,8 @@ static int send_batch(struct exporter *x, const struct run_model *final)
         if (e >= 0)
                 e = otlp_sender_submit(x->s, &body, now_monotonic());
         dbuf_release(&body);
+        if (e >= 0 && final)
+                e = send_trace(x, final);
         if (e < 0)
                 return e;
         (void)otlp_sender_flush(x->s, now_monotonic() + (double)x->cfg->timeout_ms / 1000.0 +
@@ -167,7 +188,9 @@ static int export_files(struct exporter *x, const char *csv, bool incomplete, st
                         ri->run_id);
                 return 1;
         }
-        e = otlp_metrics_new(x->cfg, ri, &x->m);
+        e = common_otlp_run_span(x->cfg, ri->run_id, false);
+        if (e >= 0)
+                e = otlp_metrics_new(x->cfg, ri, &x->m);
         if (e >= 0)
                 e = source_csv_open(buf, len, &src);
         rows = e < 0 ? e : replay(x, &source_csv, src, ri);
@@ -243,6 +266,10 @@ static int export_db(struct exporter *x, struct store *st, int64_t id, const cha
         /* the facts are the caller's from here on */
         *ri = run.info;
         run.info = (struct run_info){0};
+        /* the revision the live run's span named */
+        free(x->cfg->vcs_rev);
+        x->cfg->vcs_rev = run.vcs_rev;
+        run.vcs_rev = NULL;
         if (!ri->finished) {
                 enum store_run_state state = run.state;
 
@@ -273,13 +300,29 @@ static int export_db(struct exporter *x, struct store *st, int64_t id, const cha
                         goto fail;
                 }
                 *ret_f = f;
+                /* its steps become spans (none from a file before version 6) */
+                x->steps = calloc(1, sizeof(*x->steps));
+                if (!x->steps) {
+                        store_run_release(&run);
+                        return -ENOMEM;
+                }
+                targets_init_zeroed(x->steps);
+                e = store_steps_get(st, id, x->steps);
+                if (e >= 0)
+                        e = store_edges_get(st, id, x->steps);
+                if (e < 0) {
+                        store_run_release(&run);
+                        goto fail;
+                }
                 /* the run's own thresholds, for its near-OOM count */
                 e = store_run_thresholds(&run, &x->sum_cfg);
                 store_run_release(&run);
                 if (e < 0)
                         goto fail;
         }
-        e = otlp_metrics_new(x->cfg, ri, &x->m);
+        e = common_otlp_run_span(x->cfg, ri->run_id, false);
+        if (e >= 0)
+                e = otlp_metrics_new(x->cfg, ri, &x->m);
         if (e >= 0)
                 e = source_history_open(st, id, &src);
         if (e < 0)
@@ -383,6 +426,16 @@ static int resolve_run(struct common_opts *o, const char *spec, char **ret_csv,
         return 1;
 }
 
+static void exporter_release(struct exporter *x)
+{
+        recorder_free(x->rec);
+        otlp_sender_free(x->s);
+        otlp_metrics_free(x->m);
+        if (x->steps)
+                targets_release(x->steps);
+        free(x->steps);
+}
+
 int cmd_export(int argc, char **argv)
 {
         struct common_opts o;
@@ -475,9 +528,7 @@ failed:
 oom:
         fprintf(stderr, "buildtel export: out of memory\n");
 out:
-        recorder_free(x.rec);
-        otlp_sender_free(x.s);
-        otlp_metrics_free(x.m);
+        exporter_release(&x);
         free(facts);
         store_close(st);
         run_info_release(&ri);

@@ -119,10 +119,16 @@ static int spawn(struct run *R, char **argv, bool subreaper)
             .fds = R->given,
             .cgroup_procs_fds = cg_fds,
         };
+        struct otlp_child_env env;
         int e, ret;
 
         ccfg.n_cgroup_procs_fds = cgroup_procs_fds(R->cg, cg_fds, ARRAY_SIZE(cg_fds));
-        e = source_child_open(&ccfg, R->o->grace, subreaper, &R->src);
+        /* With spans exported the build's TRACEPARENT names the run span. */
+        e = common_otlp_child_env(R->o, &env);
+        ccfg.envp = env.envp;
+        if (e >= 0)
+                e = source_child_open(&ccfg, R->o->grace, subreaper, &R->src);
+        common_otlp_child_env_release(&env);
         if (e >= 0)
                 return 0;
         fprintf(stderr, "buildtel: cannot run '%s': %s\n", argv[0], strerror(-e));
@@ -173,8 +179,7 @@ static int supervise(struct run *R)
         return status;
 }
 
-static int run_build(struct common_opts *o, char **argv, size_t argc,
-                     const struct child_fds *given)
+static int run_build(struct common_opts *o, char **argv, size_t argc, const struct child_fds *given)
 {
         struct sigaction ign = {.sa_handler = SIG_IGN}, dfl = {.sa_handler = SIG_DFL};
         struct run R = {.o = o, .sfd = -1, .given = given};

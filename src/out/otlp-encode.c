@@ -158,6 +158,9 @@ static void pb_keyvalue(struct enc *E, unsigned field, const struct otlp_attr *a
         pb_end(E, kv);
 }
 
+static size_t pb_head(struct enc *E, const struct otlp_attr *resource, size_t nresource,
+                      const char *scope_name, const char *scope_version);
+
 static void pb_point(struct enc *E, const struct otlp_request *rq, const struct otlp_point *p)
 {
         size_t dp = pb_begin(E, 1);
@@ -213,24 +216,96 @@ static void pb_metric(struct enc *E, const struct otlp_request *rq, const struct
 int otlp_encode_protobuf(const struct otlp_request *rq, struct dbuf *out)
 {
         struct enc E = {.out = out};
-        size_t old = out->len, rm, res, sm, sc;
+        size_t old = out->len, rm, sm;
 
         rm = pb_begin(&E, 1);
-        res = pb_begin(&E, 1);
-        for (size_t i = 0; i < rq->nresource; i++)
-                pb_keyvalue(&E, 1, &rq->resource[i]);
-        pb_end(&E, res);
-        sm = pb_begin(&E, 2);
-        sc = pb_begin(&E, 1);
-        if (rq->scope_name)
-                pb_string(&E, 1, rq->scope_name);
-        if (rq->scope_version)
-                pb_string(&E, 2, rq->scope_version);
-        pb_end(&E, sc);
+        sm = pb_head(&E, rq->resource, rq->nresource, rq->scope_name, rq->scope_version);
         for (size_t i = 0; i < rq->nmetrics; i++)
                 pb_metric(&E, rq, &rq->metrics[i]);
         pb_end(&E, sm);
         pb_end(&E, rm);
+        dbuf_release(&E.tmp);
+        if (E.err < 0) {
+                out->len = old;
+                return E.err;
+        }
+        return 0;
+}
+
+/* Span (trace.proto): ascending field numbers. */
+static void pb_span(struct enc *E, const struct otlp_trace_request *rq, const struct otlp_span *sp)
+{
+        size_t m = pb_begin(E, 2);
+
+        pb_bytes(E, 1, rq->trace_id, sizeof(rq->trace_id));
+        pb_bytes(E, 2, sp->span_id, sizeof(sp->span_id));
+        if (sp->trace_state && *sp->trace_state)
+                pb_string(E, 3, sp->trace_state);
+        if (sp->has_parent)
+                pb_bytes(E, 4, sp->parent_id, sizeof(sp->parent_id));
+        pb_string(E, 5, sp->name);
+        if (sp->kind) {
+                pb_tag(E, 6, WT_VARINT);
+                pb_varint(E, (uint64_t)sp->kind);
+        }
+        pb_fixed64(E, 7, sp->start_ns);
+        pb_fixed64(E, 8, sp->end_ns);
+        for (size_t i = 0; i < sp->nattrs; i++)
+                pb_keyvalue(E, 9, &sp->attrs[i]);
+        for (size_t i = 0; i < sp->nevents; i++) {
+                const struct otlp_event *ev = &sp->events[i];
+                size_t em = pb_begin(E, 11);
+                pb_fixed64(E, 1, ev->time_ns);
+                pb_string(E, 2, ev->name);
+                for (size_t k = 0; k < ev->nattrs; k++)
+                        pb_keyvalue(E, 3, &ev->attrs[k]);
+                pb_end(E, em);
+        }
+        if (sp->status || sp->status_message) {
+                size_t st = pb_begin(E, 15);
+                if (sp->status_message && *sp->status_message)
+                        pb_string(E, 2, sp->status_message);
+                if (sp->status) {
+                        pb_tag(E, 3, WT_VARINT);
+                        pb_varint(E, (uint64_t)sp->status);
+                }
+                pb_end(E, st);
+        }
+        pb_end(E, m);
+}
+
+/* The resource and scope: what both signals open with. Returns the
+ * offset of the scope's message, to end after its records. */
+static size_t pb_head(struct enc *E, const struct otlp_attr *resource, size_t nresource,
+                      const char *scope_name, const char *scope_version)
+{
+        size_t res, sm, sc;
+
+        res = pb_begin(E, 1);
+        for (size_t i = 0; i < nresource; i++)
+                pb_keyvalue(E, 1, &resource[i]);
+        pb_end(E, res);
+        sm = pb_begin(E, 2);
+        sc = pb_begin(E, 1);
+        if (scope_name)
+                pb_string(E, 1, scope_name);
+        if (scope_version)
+                pb_string(E, 2, scope_version);
+        pb_end(E, sc);
+        return sm;
+}
+
+int otlp_encode_trace_protobuf(const struct otlp_trace_request *rq, struct dbuf *out)
+{
+        struct enc E = {.out = out};
+        size_t old = out->len, rs, ss;
+
+        rs = pb_begin(&E, 1);
+        ss = pb_head(&E, rq->resource, rq->nresource, rq->scope_name, rq->scope_version);
+        for (size_t i = 0; i < rq->nspans; i++)
+                pb_span(&E, rq, &rq->spans[i]);
+        pb_end(&E, ss);
+        pb_end(&E, rs);
         dbuf_release(&E.tmp);
         if (E.err < 0) {
                 out->len = old;
@@ -400,6 +475,9 @@ static void js_point(struct enc *E, const struct otlp_request *rq, const struct 
         put(E, "}", 1);
 }
 
+static void js_head(struct enc *E, bool spans, const struct otlp_attr *resource, size_t nresource,
+                    const char *scope_name, const char *scope_version);
+
 static void js_metric(struct enc *E, const struct otlp_request *rq, const struct otlp_metric *m)
 {
         puts_(E, "{\"name\":");
@@ -428,37 +506,115 @@ static void js_metric(struct enc *E, const struct otlp_request *rq, const struct
         puts_(E, "}}");
 }
 
+/* Close the request; on failure out gets its old length back. */
+static int js_end(struct enc *E, size_t old)
+{
+        puts_(E, "]}]}]}");
+        dbuf_release(&E->tmp);
+        if (E->err < 0) {
+                E->out->len = old;
+                if (E->out->p)
+                        E->out->p[old] = '\0';
+                return E->err;
+        }
+        return 0;
+}
+
 int otlp_encode_json(const struct otlp_request *rq, struct dbuf *out)
 {
         struct enc E = {.out = out};
         size_t old = out->len;
 
-        puts_(&E, "{\"resourceMetrics\":[{\"resource\":{");
-        js_attrs(&E, "\"attributes\":", rq->resource, rq->nresource);
-        puts_(&E, "},\"scopeMetrics\":[{\"scope\":{");
-        if (rq->scope_name) {
-                puts_(&E, "\"name\":");
-                js_string(&E, rq->scope_name);
-        }
-        if (rq->scope_version) {
-                puts_(&E, rq->scope_name ? ",\"version\":" : "\"version\":");
-                js_string(&E, rq->scope_version);
-        }
-        puts_(&E, "},\"metrics\":[");
+        js_head(&E, false, rq->resource, rq->nresource, rq->scope_name, rq->scope_version);
+        puts_(&E, "\"metrics\":[");
         for (size_t i = 0; i < rq->nmetrics; i++) {
                 if (i)
                         put(&E, ",", 1);
                 js_metric(&E, rq, &rq->metrics[i]);
         }
-        puts_(&E, "]}]}]}");
-        dbuf_release(&E.tmp);
-        if (E.err < 0) {
-                out->len = old;
-                if (out->p)
-                        out->p[old] = '\0';
-                return E.err;
+        return js_end(&E, old);
+}
+
+static void js_span(struct enc *E, const struct otlp_trace_request *rq, const struct otlp_span *sp)
+{
+        puts_(E, "{\"traceId\":");
+        js_hex(E, rq->trace_id, sizeof(rq->trace_id));
+        puts_(E, ",\"spanId\":");
+        js_hex(E, sp->span_id, sizeof(sp->span_id));
+        if (sp->trace_state && *sp->trace_state) {
+                puts_(E, ",\"traceState\":");
+                js_string(E, sp->trace_state);
         }
-        return 0;
+        if (sp->has_parent) {
+                puts_(E, ",\"parentSpanId\":");
+                js_hex(E, sp->parent_id, sizeof(sp->parent_id));
+        }
+        puts_(E, ",\"name\":");
+        js_string(E, sp->name);
+        if (sp->kind) {
+                char b[32];
+                int n = snprintf(b, sizeof(b), ",\"kind\":%d", sp->kind);
+                put(E, b, (size_t)n);
+        }
+        puts_(E, ",\"startTimeUnixNano\":");
+        js_u64(E, sp->start_ns);
+        puts_(E, ",\"endTimeUnixNano\":");
+        js_u64(E, sp->end_ns);
+        js_attrs(E, ",\"attributes\":", sp->attrs, sp->nattrs);
+        puts_(E, ",\"events\":[");
+        for (size_t i = 0; i < sp->nevents; i++) {
+                puts_(E, i ? ",{\"timeUnixNano\":" : "{\"timeUnixNano\":");
+                js_u64(E, sp->events[i].time_ns);
+                puts_(E, ",\"name\":");
+                js_string(E, sp->events[i].name);
+                js_attrs(E, ",\"attributes\":", sp->events[i].attrs, sp->events[i].nattrs);
+                put(E, "}", 1);
+        }
+        puts_(E, "],\"status\":{");
+        if (sp->status_message && *sp->status_message) {
+                puts_(E, "\"message\":");
+                js_string(E, sp->status_message);
+                put(E, ",", 1);
+        }
+        {
+                char b[32];
+                int n = snprintf(b, sizeof(b), "\"code\":%d}}", sp->status);
+                put(E, b, (size_t)n);
+        }
+}
+
+/* The request up to the scope's records: what both signals open with. */
+static void js_head(struct enc *E, bool spans, const struct otlp_attr *resource, size_t nresource,
+                    const char *scope_name, const char *scope_version)
+{
+        puts_(E, spans ? "{\"resourceSpans\":[{\"resource\":{"
+                       : "{\"resourceMetrics\":[{\"resource\":{");
+        js_attrs(E, "\"attributes\":", resource, nresource);
+        puts_(E, spans ? "},\"scopeSpans\":[{\"scope\":{" : "},\"scopeMetrics\":[{\"scope\":{");
+        if (scope_name) {
+                puts_(E, "\"name\":");
+                js_string(E, scope_name);
+        }
+        if (scope_version) {
+                puts_(E, scope_name ? ",\"version\":" : "\"version\":");
+                js_string(E, scope_version);
+        }
+        puts_(E, "},");
+}
+
+int otlp_encode_trace_json(const struct otlp_trace_request *rq, struct dbuf *out)
+{
+        struct enc E = {.out = out};
+        size_t old = out->len;
+
+        js_head(&E, true, rq->resource, rq->nresource, rq->scope_name, rq->scope_version);
+        puts_(&E, "\"spans\":[");
+        for (size_t i = 0; i < rq->nspans; i++) {
+                if (i)
+                        put(&E, ",", 1);
+                js_span(&E, rq, &rq->spans[i]);
+        }
+        return js_end(&E, old);
 }
 
 /* --- gzip --------------------------------------------------------------- */

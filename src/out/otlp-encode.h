@@ -74,6 +74,47 @@ struct otlp_request {
 int otlp_encode_protobuf(const struct otlp_request *rq, struct dbuf *out);
 int otlp_encode_json(const struct otlp_request *rq, struct dbuf *out);
 
+/* An OTLP traces export (ExportTraceServiceRequest, one resource, one
+ * scope, one trace), borrowed like the metrics one. */
+struct otlp_event {
+        const char *name;
+        uint64_t time_ns;
+        const struct otlp_attr *attrs;
+        size_t nattrs;
+};
+
+enum { OTLP_SPAN_KIND_INTERNAL = 1 };
+enum { OTLP_STATUS_UNSET = 0, OTLP_STATUS_OK = 1, OTLP_STATUS_ERROR = 2 };
+
+struct otlp_span {
+        uint8_t span_id[8];
+        bool has_parent;
+        uint8_t parent_id[8];
+        const char *trace_state; /* NULL: none */
+        const char *name;
+        int kind;
+        uint64_t start_ns, end_ns;
+        const struct otlp_attr *attrs;
+        size_t nattrs;
+        const struct otlp_event *events;
+        size_t nevents;
+        int status;                 /* OTLP_STATUS_* */
+        const char *status_message; /* NULL: none */
+};
+
+struct otlp_trace_request {
+        const struct otlp_attr *resource;
+        size_t nresource;
+        const char *scope_name, *scope_version;
+        uint8_t trace_id[16];
+        const struct otlp_span *spans;
+        size_t nspans;
+};
+
+/* Append the encoding of rq to out. 0 or -ENOMEM (out keeps its length). */
+int otlp_encode_trace_protobuf(const struct otlp_trace_request *rq, struct dbuf *out);
+int otlp_encode_trace_json(const struct otlp_trace_request *rq, struct dbuf *out);
+
 /* Append a gzip member (RFC 1952) holding in[0..len) to out: zlib's
  * deflate at level 1. 0, -E2BIG (over 2 GiB) or -ENOMEM (out keeps its
  * length then). */

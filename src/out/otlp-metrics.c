@@ -317,9 +317,10 @@ int otlp_metrics_new(const struct otel_config *cfg, const struct run_info *run,
         if (run->kind)
                 resource_set(m, "build.run.kind", run->kind);
         resource_set(m, "build.run.id", run->run_id ? run->run_id : "");
-        if (cfg->has_trace) {
-                hex(m->trace_hex, cfg->trace.trace_id, 16);
-                hex(m->span_hex, cfg->trace.span_id, 8);
+        /* the run span, which the caller's TRACEPARENT is the parent of */
+        if (cfg->span_set) {
+                hex(m->trace_hex, cfg->span.trace_id, 16);
+                hex(m->span_hex, cfg->span.span_id, 8);
         }
         *ret = m;
         return 0;
@@ -423,7 +424,7 @@ static void point(struct build *B, size_t attrs_start, uint64_t start_ns, uint64
 {
         struct otlp_point *p = &B->points[B->npoints++];
 
-        if (B->m->cfg->has_trace) {
+        if (B->m->cfg->span_set) {
                 str_attr(B, "trace_id", B->m->trace_hex);
                 str_attr(B, "span_id", B->m->span_hex);
         }
@@ -530,7 +531,7 @@ int otlp_metrics_encode(struct otlp_metrics *m, const struct run_model *final, b
             .nresource = m->nresource,
             .scope_name = "buildtel",
             .scope_version = BUILDTEL_VERSION,
-            .has_trace = m->cfg->has_trace,
+            .has_trace = m->cfg->span_set,
         };
         int e = -ENOMEM;
 
@@ -543,9 +544,9 @@ int otlp_metrics_encode(struct otlp_metrics *m, const struct run_model *final, b
                         add_totals(&B, final);
                 rq.metrics = B.metrics;
                 rq.nmetrics = B.nmetrics;
-                if (m->cfg->has_trace) {
-                        memcpy(rq.trace_id, m->cfg->trace.trace_id, 16);
-                        memcpy(rq.span_id, m->cfg->trace.span_id, 8);
+                if (m->cfg->span_set) {
+                        memcpy(rq.trace_id, m->cfg->span.trace_id, 16);
+                        memcpy(rq.span_id, m->cfg->span.span_id, 8);
                 }
                 e = json ? otlp_encode_json(&rq, out) : otlp_encode_protobuf(&rq, out);
         }
@@ -555,4 +556,10 @@ int otlp_metrics_encode(struct otlp_metrics *m, const struct run_model *final, b
         if (e >= 0)
                 m->head = m->n = 0;
         return e;
+}
+
+const struct otlp_attr *otlp_metrics_resource(const struct otlp_metrics *m, size_t *ret_n)
+{
+        *ret_n = m->nresource;
+        return m->resource;
 }

@@ -40,3 +40,7 @@ uint64_t otlp_metrics_dropped(const struct otlp_metrics *m);
  * encoding. Pending samples are taken only on success. 0 or -ENOMEM. */
 int otlp_metrics_encode(struct otlp_metrics *m, const struct run_model *final, bool json,
                         struct dbuf *out);
+
+/* The resource attributes (borrowed from m): the spans share them. */
+struct otlp_attr;
+const struct otlp_attr *otlp_metrics_resource(const struct otlp_metrics *m, size_t *ret_n);

@@ -19,6 +19,7 @@
 struct job {
         bool used;
         uint64_t seq; /* submission order: the oldest goes first when full */
+        bool traces;  /* to the traces URL, with its headers */
         struct dbuf body;
         CURL *easy; /* non-NULL while on the wire */
         unsigned attempts;
@@ -29,7 +30,7 @@ struct job {
 struct otlp_sender {
         const struct otel_config *cfg;
         CURLM *multi;
-        struct curl_slist *headers;
+        struct curl_slist *headers, *headers_traces;
         struct job jobs[OTLP_SEND_QUEUE];
         struct {
                 curl_socket_t fd;
@@ -97,6 +98,14 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *userdata)
         return n;
 }
 
+/* The list holds the header values: clear them before freeing. */
+static void free_headers(struct curl_slist *l)
+{
+        for (struct curl_slist *h = l; h; h = h->next)
+                explicit_bzero(h->data, strlen(h->data));
+        curl_slist_free_all(l);
+}
+
 static void set_error(struct otlp_sender *s, const char *fmt, ...) _printf_(2, 3);
 static void set_error(struct otlp_sender *s, const char *fmt, ...)
 {
@@ -110,11 +119,37 @@ static void set_error(struct otlp_sender *s, const char *fmt, ...)
         s->err_set = true;
 }
 
+/* The request headers for one protocol: NULL when out of memory. */
+static struct curl_slist *make_headers(const struct otel_config *cfg, enum otel_protocol proto)
+{
+        struct curl_slist *h, *l;
+        char line[OTELENV_MAX_LIST + 4];
+
+        /* An empty Expect: skips the 100-continue round trip. */
+        l = curl_slist_append(NULL, proto == OTEL_PROTOCOL_JSON
+                                        ? "Content-Type: application/json"
+                                        : "Content-Type: application/x-protobuf");
+        h = l ? curl_slist_append(l, "Expect:") : NULL;
+        if (h && cfg->gzip)
+                h = curl_slist_append(l, "Content-Encoding: gzip");
+        for (size_t i = 0; h && i < cfg->headers.n; i++) {
+                int n = snprintf(line, sizeof(line), "%s: %s", cfg->headers.p[i].key,
+                                 cfg->headers.p[i].value);
+                if (n < 0 || (size_t)n >= sizeof(line))
+                        continue; /* cannot happen: the list is capped */
+                h = curl_slist_append(l, line);
+        }
+        explicit_bzero(line, sizeof(line));
+        if (!h) {
+                free_headers(l);
+                return NULL;
+        }
+        return l;
+}
+
 int otlp_sender_new(const struct otel_config *cfg, struct otlp_sender **ret)
 {
         struct otlp_sender *s;
-        struct curl_slist *h;
-        char line[OTELENV_MAX_LIST + 4];
 
         if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
                 return -EIO;
@@ -133,26 +168,14 @@ int otlp_sender_new(const struct otel_config *cfg, struct otlp_sender **ret)
         curl_multi_setopt(s->multi, CURLMOPT_SOCKETDATA, s);
         curl_multi_setopt(s->multi, CURLMOPT_TIMERFUNCTION, on_timer);
         curl_multi_setopt(s->multi, CURLMOPT_TIMERDATA, s);
-
-        /* An empty Expect: skips the 100-continue round trip. */
-        h = curl_slist_append(NULL, cfg->protocol == OTEL_PROTOCOL_JSON
-                                        ? "Content-Type: application/json"
-                                        : "Content-Type: application/x-protobuf");
-        if (h)
-                h = curl_slist_append(s->headers = h, "Expect:");
-        if (h && cfg->gzip)
-                h = curl_slist_append(s->headers = h, "Content-Encoding: gzip");
-        for (size_t i = 0; h && i < cfg->headers.n; i++) {
-                int n = snprintf(line, sizeof(line), "%s: %s", cfg->headers.p[i].key,
-                                 cfg->headers.p[i].value);
-                if (n < 0 || (size_t)n >= sizeof(line))
-                        continue; /* cannot happen: the list is capped */
-                h = curl_slist_append(s->headers = h, line);
-        }
-        explicit_bzero(line, sizeof(line));
-        if (!h)
+        s->headers = make_headers(cfg, cfg->protocol);
+        if (!s->headers)
                 goto fail;
-        s->headers = h;
+        if (cfg->traces_url) {
+                s->headers_traces = make_headers(cfg, cfg->traces_protocol);
+                if (!s->headers_traces)
+                        goto fail;
+        }
         *ret = s;
         return 0;
 fail:
@@ -184,15 +207,13 @@ void otlp_sender_free(struct otlp_sender *s)
                 job_free(s, &s->jobs[i]);
         if (s->multi)
                 curl_multi_cleanup(s->multi);
-        /* the list holds the header values: clear them before freeing */
-        for (struct curl_slist *h = s->headers; h; h = h->next)
-                explicit_bzero(h->data, strlen(h->data));
-        curl_slist_free_all(s->headers);
+        free_headers(s->headers);
+        free_headers(s->headers_traces);
         free(s);
         curl_global_cleanup();
 }
 
-int otlp_sender_submit(struct otlp_sender *s, struct dbuf *body, double now)
+static int submit(struct otlp_sender *s, struct dbuf *body, double now, bool traces)
 {
         struct job *slot = NULL;
         struct dbuf wire = DBUF_INIT;
@@ -224,11 +245,26 @@ int otlp_sender_submit(struct otlp_sender *s, struct dbuf *body, double now)
                 s->st.dropped++;
         }
         slot->used = true;
+        slot->traces = traces;
         slot->seq = ++s->seq;
         slot->body = wire;
         slot->next_try = now;
         slot->retry_after = -1;
         return 0;
+}
+
+int otlp_sender_submit(struct otlp_sender *s, struct dbuf *body, double now)
+{
+        return submit(s, body, now, false);
+}
+
+int otlp_sender_submit_traces(struct otlp_sender *s, struct dbuf *body, double now)
+{
+        if (!s->cfg->traces_url) {
+                dbuf_release(body);
+                return 0;
+        }
+        return submit(s, body, now, true);
 }
 
 static int job_start(struct otlp_sender *s, struct job *j, double now, double deadline)
@@ -241,12 +277,12 @@ static int job_start(struct otlp_sender *s, struct job *j, double now, double de
         e = curl_easy_init();
         if (!e)
                 return -ENOMEM;
-        curl_easy_setopt(e, CURLOPT_URL, s->cfg->url);
+        curl_easy_setopt(e, CURLOPT_URL, j->traces ? s->cfg->traces_url : s->cfg->url);
         curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
         curl_easy_setopt(e, CURLOPT_POST, 1L);
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, j->body.p ? j->body.p : "");
         curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->body.len);
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, s->headers);
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, j->traces ? s->headers_traces : s->headers);
         curl_easy_setopt(e, CURLOPT_USERAGENT, "buildtel/" BUILDTEL_VERSION);
         curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)MAX(1.0, ceil(budget * 1000)));

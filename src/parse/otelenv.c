@@ -331,6 +331,11 @@ void otelenv_url_for_display(const char *url, char *buf, size_t cap)
 void otel_config_release(struct otel_config *c)
 {
         free(c->url);
+        free(c->traces_url);
+        free(c->tracestate);
+        free(c->ci_pipeline_name);
+        free(c->ci_pipeline_run_id);
+        free(c->vcs_rev);
         free(c->service_name);
         otel_pairs_release(&c->headers);
         otel_pairs_release(&c->resource);
@@ -404,27 +409,76 @@ static int load_endpoint(struct loader *L, const struct otel_options *opt, struc
         return 0;
 }
 
+/* The traces URL: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as is, else the
+ * metrics URL with its "/v1/metrics" tail made "/v1/traces" (the generic
+ * endpoint and --otlp-endpoint alike); else none. 0 or -ENOMEM. */
+static int load_traces_endpoint(struct loader *L, struct otel_config *c)
+{
+        static const char mt[] = "/v1/metrics", tt[] = "/v1/traces";
+        const char *v;
+        size_t n;
+        int e;
+
+        if (!c->enabled)
+                return 0;
+        v = L->lookup(L->lookup_data, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+        if (v && *v) {
+                e = otelenv_metrics_url(v, strlen(v), false, &c->traces_url);
+                if (e == -ENOMEM)
+                        return e;
+                if (e < 0)
+                        NOTE(L, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is not an http:// or https:// "
+                                "URL; no spans are sent");
+                return 0;
+        }
+        n = strlen(c->url);
+        if (n < sizeof(mt) - 1 || strcmp(c->url + n - (sizeof(mt) - 1), mt) != 0) {
+                NOTE(L, "the OTLP endpoint does not end in /v1/metrics; no spans are sent "
+                        "(set OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)");
+                return 0;
+        }
+        c->traces_url = malloc(n - (sizeof(mt) - 1) + sizeof(tt));
+        if (!c->traces_url)
+                return -ENOMEM;
+        memcpy(c->traces_url, c->url, n - (sizeof(mt) - 1));
+        memcpy(c->traces_url + n - (sizeof(mt) - 1), tt, sizeof(tt));
+        return 0;
+}
+
+/* http/protobuf or http/json into *ret; -EINVAL (noted) otherwise. */
+static int load_protocol(struct loader *L, const char *v, const char *name,
+                         const struct otel_config *c, enum otel_protocol *ret)
+{
+        const char *pb = v, *pe = v + strlen(v);
+
+        trim(&pb, &pe);
+        if (eq_nocase(pb, pe, "http/protobuf")) {
+                *ret = OTEL_PROTOCOL_PROTOBUF;
+        } else if (eq_nocase(pb, pe, "http/json")) {
+                *ret = OTEL_PROTOCOL_JSON;
+        } else {
+                if (c->enabled)
+                        NOTE(L,
+                             "%s: only http/protobuf and http/json are supported; OTLP export is "
+                             "off",
+                             name);
+                return -EINVAL;
+        }
+        return 0;
+}
+
 /* Protocol, compression and timeout. */
 static void load_transport(struct loader *L, struct otel_config *c)
 {
         const char *v, *name;
 
         v = get2(L, "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL", &name);
-        if (v) {
-                const char *pb = v, *pe = v + strlen(v);
-                trim(&pb, &pe);
-                if (eq_nocase(pb, pe, "http/protobuf")) {
-                        c->protocol = OTEL_PROTOCOL_PROTOBUF;
-                } else if (eq_nocase(pb, pe, "http/json")) {
-                        c->protocol = OTEL_PROTOCOL_JSON;
-                } else if (c->enabled) {
-                        NOTE(L,
-                             "%s: only http/protobuf and http/json are supported; OTLP export is "
-                             "off",
-                             name);
-                        c->enabled = false;
-                }
-        }
+        if (v && load_protocol(L, v, name, c, &c->protocol) < 0)
+                c->enabled = false;
+        c->traces_protocol = c->protocol;
+        v = get2(L, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL", &name);
+        if (v && load_protocol(L, v, name, c, &c->traces_protocol) < 0)
+                c->enabled = false;
         v = get2(L, "OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION",
                  &name);
         if (v) {
@@ -472,6 +526,30 @@ static void load_interval(struct loader *L, const struct otel_options *opt, stru
         }
 }
 
+/* The first of two variables that is set and short, copied into *ret.
+ * 0 or -ENOMEM. */
+static int dup_var(struct loader *L, const char *a, const char *b, char **ret)
+{
+        const char *v = L->lookup(L->lookup_data, a);
+
+        if (!v || !*v)
+                v = L->lookup(L->lookup_data, b);
+        if (!v || !*v || strlen(v) > 1024)
+                return 0;
+        *ret = strdup(v);
+        return *ret ? 0 : -ENOMEM;
+}
+
+/* The CI pipeline's name and run id. 0 or -ENOMEM. */
+static int load_ci(struct loader *L, struct otel_config *c)
+{
+        int e = dup_var(L, "GITHUB_WORKFLOW", "CI_PIPELINE_NAME", &c->ci_pipeline_name);
+
+        if (e >= 0)
+                e = dup_var(L, "GITHUB_RUN_ID", "CI_PIPELINE_ID", &c->ci_pipeline_run_id);
+        return e;
+}
+
 /* Headers, resource attributes, service name, TRACEPARENT. Returns 0 or
  * -ENOMEM. */
 static int load_labels(struct loader *L, struct otel_config *c)
@@ -509,6 +587,13 @@ static int load_labels(struct loader *L, struct otel_config *c)
                         c->has_trace = true;
                 }
         }
+        e = load_ci(L, c);
+        if (e < 0)
+                return e;
+        v = L->lookup(L->lookup_data, "TRACESTATE");
+        /* kept as given (W3C: at most 32 members of 256 bytes each) */
+        if (c->has_trace && v && *v && strlen(v) <= 8192 && !(c->tracestate = strdup(v)))
+                return -ENOMEM;
         return 0;
 }
 
@@ -521,6 +606,7 @@ int otelenv_load(otelenv_lookup_fn lookup, void *lookup_data, const struct otel_
 
         c.timeout_ms = OTEL_TIMEOUT_MS_DEFAULT;
         c.interval_ms = OTEL_INTERVAL_MS_DEFAULT;
+        c.max_spans = opt && opt->max_spans_set ? opt->max_spans : OTEL_MAX_SPANS_DEFAULT;
         *ret = c;
 
         e = load_endpoint(&L, opt, &c);
@@ -528,11 +614,69 @@ int otelenv_load(otelenv_lookup_fn lookup, void *lookup_data, const struct otel_
                 return e;
         load_transport(&L, &c);
         load_interval(&L, opt, &c);
-        e = load_labels(&L, &c);
+        e = load_traces_endpoint(&L, &c);
+        if (e >= 0)
+                e = load_labels(&L, &c);
         if (e < 0) {
                 otel_config_release(&c);
                 return e;
         }
         *ret = c;
+        return 0;
+}
+
+void otelenv_set_run_span(struct otel_config *c, const uint8_t rnd[16], const char *run_id)
+{
+        static const uint8_t zero[16];
+        struct traceparent *s = &c->span;
+        uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a, then a 64-bit finalizer */
+
+        s->version = 0;
+        if (c->has_trace) {
+                memcpy(s->trace_id, c->trace.trace_id, 16);
+                s->flags = c->trace.flags;
+        } else {
+                memcpy(s->trace_id, rnd, 16);
+                s->flags = 1; /* sampled: we do export it */
+        }
+        if (memcmp(s->trace_id, zero, 16) == 0)
+                s->trace_id[15] = 1;
+        for (size_t i = 0; i < 16; i++)
+                h = (h ^ s->trace_id[i]) * 0x100000001b3ULL;
+        for (const char *p = run_id ? run_id : ""; *p; p++)
+                h = (h ^ (uint8_t)*p) * 0x100000001b3ULL;
+        h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdULL;
+        h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ULL;
+        h ^= h >> 33;
+        for (size_t i = 0; i < 8; i++)
+                s->span_id[i] = (uint8_t)(h >> (56 - 8 * i));
+        if (memcmp(s->span_id, zero, 8) == 0)
+                s->span_id[7] = 1;
+        c->span_set = true;
+}
+
+int otelenv_format_traceparent(const struct traceparent *tp, char *buf, size_t cap)
+{
+        static const char hex[] = "0123456789abcdef";
+        size_t o = 0;
+
+        if (cap < 56)
+                return -EINVAL;
+        buf[o++] = '0';
+        buf[o++] = '0';
+        buf[o++] = '-';
+        for (size_t i = 0; i < 16; i++) {
+                buf[o++] = hex[tp->trace_id[i] >> 4];
+                buf[o++] = hex[tp->trace_id[i] & 15];
+        }
+        buf[o++] = '-';
+        for (size_t i = 0; i < 8; i++) {
+                buf[o++] = hex[tp->span_id[i] >> 4];
+                buf[o++] = hex[tp->span_id[i] & 15];
+        }
+        buf[o++] = '-';
+        buf[o++] = hex[tp->flags >> 4];
+        buf[o++] = hex[tp->flags & 15];
+        buf[o] = '\0';
         return 0;
 }

@@ -84,11 +84,26 @@ struct otel_config {
         struct otel_pairs resource; /* OTEL_RESOURCE_ATTRIBUTES */
         char *service_name;         /* OTEL_SERVICE_NAME, or NULL */
         bool has_trace;
-        struct traceparent trace;
+        struct traceparent trace; /* the caller's TRACEPARENT */
+        char *tracestate;         /* the caller's TRACESTATE (with has_trace), or NULL */
+        char *traces_url;         /* where spans go; NULL: no trace export */
+        enum otel_protocol traces_protocol;
+        /* The run span: trace id (the caller's, else random), its own span
+         * id and flags (the caller's, else sampled). Set by
+         * otelenv_set_run_span() before the build starts. */
+        bool span_set;
+        struct traceparent span;
+        uint64_t max_spans; /* spans under the run span at most */
+        /* The CI's pipeline name and run id (GitHub Actions'
+         * GITHUB_WORKFLOW/GITHUB_RUN_ID, GitLab's CI_PIPELINE_NAME/
+         * CI_PIPELINE_ID), and the work tree's git revision (set by the
+         * caller). NULL: unknown. */
+        char *ci_pipeline_name, *ci_pipeline_run_id, *vcs_rev;
 };
 
 #define OTEL_TIMEOUT_MS_DEFAULT 10000
 #define OTEL_INTERVAL_MS_DEFAULT 60000
+#define OTEL_MAX_SPANS_DEFAULT 2000
 
 typedef const char *(*otelenv_lookup_fn)(void *userdata, const char *name);
 /* A note for the user about one variable; never holds a header value. */
@@ -99,6 +114,8 @@ typedef void (*otelenv_note_fn)(void *userdata, const char *fmt, ...)
 struct otel_options {
         const char *endpoint; /* --otlp-endpoint: a metrics URL used as is */
         uint64_t interval_ms; /* --otlp-interval */
+        bool max_spans_set;   /* --trace-max-spans */
+        uint64_t max_spans;
 };
 
 /* Fill *ret from the variables (through lookup) and opt. A malformed
@@ -110,3 +127,13 @@ struct otel_options {
 int otelenv_load(otelenv_lookup_fn lookup, void *lookup_data, const struct otel_options *opt,
                  otelenv_note_fn note, void *note_data, struct otel_config *ret);
 void otel_config_release(struct otel_config *c);
+
+/* Choose the run span's ids: the trace id is the caller's when there is a
+ * TRACEPARENT, else rnd[0..16); the span id a hash of the trace id and
+ * run_id (unique per run, and the same when `export` re-sends the run in
+ * the same trace). All-zero ids (invalid) get their last byte set. */
+void otelenv_set_run_span(struct otel_config *c, const uint8_t rnd[16], const char *run_id);
+
+/* tp as a W3C traceparent, version 00 (55 bytes and a NUL) into buf.
+ * 0, or -EINVAL when cap < 56. */
+int otelenv_format_traceparent(const struct traceparent *tp, char *buf, size_t cap);

@@ -126,7 +126,10 @@ _Noreturn static void child_exec(const struct child_config *cfg, int out_w, int 
                 close_other_fds(errpipe);
         else if (cfg->fds)
                 child_fds_apply(cfg->fds);
-        execvp(cfg->argv[0], cfg->argv);
+        if (cfg->envp)
+                execvpe(cfg->argv[0], cfg->argv, cfg->envp);
+        else
+                execvp(cfg->argv[0], cfg->argv);
 fail:
         e = errno;
         (void)!write(errpipe, &e, sizeof(e));
@@ -408,4 +411,36 @@ void child_fds_unreserve(const struct child_fds *fds)
         for (int fd = 0; fd < 3; fd++)
                 if (fds->closed[fd])
                         (void)close(fd);
+}
+
+static bool env_named(const char *entry, const char *set)
+{
+        size_t n = strcspn(set, "=");
+
+        return strncmp(entry, set, n) == 0 && entry[n] == '=';
+}
+
+int child_env_with(char *const *set, size_t n, char ***ret)
+{
+        size_t have = 0, o = 0;
+        char **v;
+
+        while (environ[have])
+                have++;
+        v = calloc(have + n + 1, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        for (size_t i = 0; i < have; i++) {
+                bool replaced = false;
+                for (size_t k = 0; k < n && !replaced; k++)
+                        replaced = env_named(environ[i], set[k]);
+                if (!replaced)
+                        v[o++] = environ[i];
+        }
+        for (size_t k = 0; k < n; k++)
+                if (strchr(set[k], '='))
+                        v[o++] = set[k];
+        v[o] = NULL;
+        *ret = v;
+        return 0;
 }

@@ -45,6 +45,8 @@ struct child_config {
         bool stdin_null;
         bool stderr_null;
         bool clean;
+        /* The build's environment; NULL: exactly ours (child_env_with()). */
+        char *const *envp;
 };
 
 /* Fork and execvp. When exec fails the error comes back here (via a
@@ -73,6 +75,12 @@ int child_wait(struct child *c, int *ret_status, int *ret_signal);
 /* Reap without blocking. Returns 1 and the shell-style status (code, or
  * 128+signal) once the child has exited, 0 while it runs, -errno. */
 int child_try_wait(struct child *c, int *ret_status, int *ret_signal);
+
+/* Our environment with each "NAME=value" of set[0..n) in place of any
+ * NAME= entry (set[i] with no '=' removes NAME). *ret is a malloc'd
+ * NULL-terminated vector of borrowed strings (ours and set's): free() it
+ * only. 0 or -ENOMEM. */
+int child_env_with(char *const *set, size_t n, char ***ret);
 
 /* Give the terminal back to our process group if we handed it out. */
 void child_restore_terminal(struct child *c);

@@ -252,8 +252,10 @@ EOF
                 "$L/resources-quiet-2.csv" "$L/resources-quiet-2.run.json" "$T/expect.json"
         check "cli has no compiler-cache metric" python3 -c "
 import json, sys
-for l in open('$REC'):
-    for m in json.loads(l)['request']['resourceMetrics'][0]['scopeMetrics'][0]['metrics']:
+for r in map(json.loads, open('$REC')):
+    if r['path'] != '/v1/metrics':
+        continue
+    for m in r['request']['resourceMetrics'][0]['scopeMetrics'][0]['metrics']:
         if m['name'].startswith('build.target.compiler_cache'):
             for dp in m['gauge']['dataPoints']:
                 if any(a['key'] == 'target' and a['value']['stringValue'] == 'cli' for a in dp['attributes']):
@@ -313,7 +315,7 @@ export-states)
         stop_sink
         python3 - "$REC" >"$T/chk" <<'PY'
 import json, sys
-r = [json.loads(l) for l in open(sys.argv[1])][-1]
+r = [r for r in map(json.loads, open(sys.argv[1])) if r["path"] == "/v1/metrics"][-1]
 rm = r["request"]["resourceMetrics"][0]
 res = {a["key"]: a["value"].get("stringValue") for a in rm["resource"]["attributes"]}
 names = {m["name"] for m in rm["scopeMetrics"][0]["metrics"]}

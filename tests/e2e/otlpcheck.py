@@ -18,11 +18,29 @@ def ok(cond, what):
         fails += 1
 
 
-def records(path):
+def records(path, signal="/v1/metrics"):
+    """The requests to one signal's path (the spans have tests of their own:
+    otlp-trace.sh)."""
     try:
-        return [json.loads(l) for l in open(path)]
+        return [r for r in map(json.loads, open(path)) if r["path"] == signal]
     except FileNotFoundError:
         return []
+
+
+def run_spans(path):
+    """The (trace id, span id) of the run spans sent."""
+    ids = set()
+    for r in records(path, "/v1/traces"):
+        for rs in (r.get("request") or {}).get("resourceSpans", []):
+            for ss in rs.get("scopeSpans", []):
+                for sp in ss.get("spans", []):
+                    if sp["name"].startswith("buildtel run "):
+                        ids.add((sp["traceId"], sp["spanId"]))
+    return ids
+
+
+def run_span_ids(path):
+    return {s for _, s in run_spans(path)}
 
 
 def attrs(lst):
@@ -73,6 +91,11 @@ def data(rec_path, csv_path, run_path, expect_path, min_requests=2):
             metrics.setdefault(m["name"], []).append((m, i))
 
     tp = exp.get("trace")
+    if tp:
+        # the exemplars name the run span, the child of the TRACEPARENT
+        runs = run_span_ids(rec_path)
+        ok(len(runs) == 1 and tp["span_id"] not in runs, f"one run span, not the caller's: {runs}")
+        tp = dict(tp, span_id=next(iter(runs), tp["span_id"]))
     npoints = 0
     for name, ms in metrics.items():
         for m, i in ms:
@@ -90,7 +113,7 @@ def data(rec_path, csv_path, run_path, expect_path, min_requests=2):
                         ok(False, f"{name}: exemplar and attributes carry the TRACEPARENT ids: {dp}")
                         return
     if tp:
-        ok(npoints > 0, f"all {npoints} data points carry the TRACEPARENT ids as an exemplar and attributes")
+        ok(npoints > 0, f"all {npoints} data points carry the trace id and the run span's id as an exemplar and attributes")
 
     # Gauges: one point per CSV row, same time, and the value as read: in
     # the column's unit and at its precision it is the CSV's text; bytes are
@@ -152,11 +175,17 @@ def data(rec_path, csv_path, run_path, expect_path, min_requests=2):
         ok(name not in metrics, f"{name} not sent")
 
 
-def canon(v):
-    return json.dumps(v, sort_keys=True)
+def canon(v, ids=None):
+    """v as text; with ids (trace id, span id: the run span's), those ids
+    read RUN-TRACE and RUN-SPAN: without a TRACEPARENT a live run and its
+    export are two traces, each with the data points naming its own span."""
+    t = json.dumps(v, sort_keys=True)
+    if ids:
+        t = t.replace(ids[0], "RUN-TRACE").replace(ids[1], "RUN-SPAN")
+    return t
 
 
-def summed(recs):
+def summed(recs, ids=None):
     """Every point of a record set: gauges from all requests (a live run
     spreads its samples over its exports), sums from the final request
     (each export carries them as of its latest sample). Returns
@@ -172,7 +201,7 @@ def summed(recs):
             body = m[kind]
             key = (m["name"], m.get("unit"), m.get("description"), kind,
                    body.get("aggregationTemporality"), body.get("isMonotonic"))
-            out.setdefault(key, []).extend(canon(dp) for dp in body["dataPoints"])
+            out.setdefault(key, []).extend(canon(dp, ids) for dp in body["dataPoints"])
     res = attrs(recs[-1]["request"]["resourceMetrics"][0]["resource"].get("attributes")) if recs else {}
     return {k: sorted(v) for k, v in out.items()}, res
 
@@ -186,8 +215,10 @@ def same(live_path, exp_path, must):
     ok(exp and all(r["status"] == 200 for r in exp), f"export: {len(exp)} request(s), all 200")
     if not live or not exp:
         return
-    a, ra = summed(live)
-    b, rb = summed(exp)
+    la, lb = run_spans(live_path), run_spans(exp_path)
+    ok(len(la) == 1 and len(lb) == 1, f"one run span each: {la} {lb}")
+    a, ra = summed(live, next(iter(la), None))
+    b, rb = summed(exp, next(iter(lb), None))
     ok(ra == rb, "same resource" + ("" if ra == rb else f"\n  live   {ra}\n  export {rb}"))
     ok(sorted(a) == sorted(b), f"same {len(a)} metrics (names, units, descriptions, kinds)" +
        ("" if sorted(a) == sorted(b) else

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// A strict OTLP/HTTP metrics sink for buildtel's tests, on 127.0.0.1 only.
+// A strict OTLP/HTTP metrics and traces sink for buildtel's tests, on
+// 127.0.0.1 only (POST /v1/metrics and /v1/traces).
 // It decodes every body with the protobuf definitions bundled in
 // @opentelemetry/otlp-transformer@0.217.0 (protobuf and JSON, gzip too),
 // answers 400 to anything malformed, and appends what it got to a record
@@ -18,6 +19,45 @@ const zlib = require('zlib');
 const root = require('@opentelemetry/otlp-transformer/build/src/generated/root');
 
 const Req = root.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
+// otlp-transformer 0.217 bundles protobuf types for metrics only (its
+// traces have a hand-written serializer and no decoder), so the trace types
+// are opentelemetry-proto's trace.proto (v1.5.0), transcribed field for
+// field, and decoded with the same protobufjs.
+const protobuf = require('protobufjs');
+const TRACE_PROTO = `
+syntax = "proto3";
+package opentelemetry.proto.collector.trace.v1;
+message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
+message AnyValue { oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3;
+  double double_value = 4; ArrayValue array_value = 5; KeyValueList kvlist_value = 6; bytes bytes_value = 7; } }
+message ArrayValue { repeated AnyValue values = 1; }
+message KeyValueList { repeated KeyValue values = 1; }
+message KeyValue { string key = 1; AnyValue value = 2; }
+message InstrumentationScope { string name = 1; string version = 2; repeated KeyValue attributes = 3;
+  uint32 dropped_attributes_count = 4; }
+message Resource { repeated KeyValue attributes = 1; uint32 dropped_attributes_count = 2; }
+message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; string schema_url = 3; }
+message ScopeSpans { InstrumentationScope scope = 1; repeated Span spans = 2; string schema_url = 3; }
+message Span {
+  bytes trace_id = 1; bytes span_id = 2; string trace_state = 3; bytes parent_span_id = 4;
+  fixed32 flags = 16; string name = 5;
+  enum SpanKind { SPAN_KIND_UNSPECIFIED = 0; SPAN_KIND_INTERNAL = 1; SPAN_KIND_SERVER = 2;
+    SPAN_KIND_CLIENT = 3; SPAN_KIND_PRODUCER = 4; SPAN_KIND_CONSUMER = 5; }
+  SpanKind kind = 6; fixed64 start_time_unix_nano = 7; fixed64 end_time_unix_nano = 8;
+  repeated KeyValue attributes = 9; uint32 dropped_attributes_count = 10;
+  message Event { fixed64 time_unix_nano = 1; string name = 2; repeated KeyValue attributes = 3;
+    uint32 dropped_attributes_count = 4; }
+  repeated Event events = 11; uint32 dropped_events_count = 12;
+  message Link { bytes trace_id = 1; bytes span_id = 2; string trace_state = 3;
+    repeated KeyValue attributes = 4; uint32 dropped_attributes_count = 5; fixed32 flags = 6; }
+  repeated Link links = 13; uint32 dropped_links_count = 14; Status status = 15;
+}
+message Status { reserved 1; string message = 2;
+  enum StatusCode { STATUS_CODE_UNSET = 0; STATUS_CODE_OK = 1; STATUS_CODE_ERROR = 2; }
+  StatusCode code = 3; }
+`;
+const TraceReq = protobuf.parse(TRACE_PROTO, { keepCase: false }).root
+  .lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
 
 const args = {};
 for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
@@ -46,6 +86,18 @@ const schema = {
     filteredAttributes: KV, timeUnixNano: 'u64', asDouble: 'double', asInt: 'i64', spanId: 'hex8',
     traceId: 'hex16',
   },
+  TraceRequest: { resourceSpans: ['ResourceSpans'] },
+  ResourceSpans: { resource: 'Resource', scopeSpans: ['ScopeSpans'], schemaUrl: 'string' },
+  ScopeSpans: { scope: 'Scope', spans: ['Span'], schemaUrl: 'string' },
+  Span: {
+    traceId: 'hex16', spanId: 'hex8', traceState: 'string', parentSpanId: 'hex8', flags: 'uint32',
+    name: 'string', kind: 'enum', startTimeUnixNano: 'u64', endTimeUnixNano: 'u64', attributes: KV,
+    droppedAttributesCount: 'uint32', events: ['Event'], droppedEventsCount: 'uint32',
+    links: ['Link'], droppedLinksCount: 'uint32', status: 'Status',
+  },
+  Event: { timeUnixNano: 'u64', name: 'string', attributes: KV, droppedAttributesCount: 'uint32' },
+  Link: { traceId: 'hex16', spanId: 'hex8', traceState: 'string', attributes: KV, droppedAttributesCount: 'uint32', flags: 'uint32' },
+  Status: { message: 'string', code: 'enum' },
   KeyValue: { key: 'string', value: 'AnyValue' },
   AnyValue: { stringValue: 'string', boolValue: 'bool', intValue: 'i64', doubleValue: 'double' },
 };
@@ -80,48 +132,58 @@ function check(v, type, path) {
   }
 }
 
-// hex ids -> base64, which protobufjs's fromObject takes for bytes
-function idsToBase64(o) {
+// Exemplar ids: hex in JSON, base64 for protobufjs's fromObject, hex
+// again in the record.
+function exemplarIds(o, conv) {
   for (const rm of o.resourceMetrics || [])
     for (const sm of rm.scopeMetrics || [])
       for (const m of sm.metrics || [])
         for (const dp of ((m.gauge || m.sum || {}).dataPoints || []))
           for (const ex of dp.exemplars || [])
             for (const k of ['spanId', 'traceId'])
-              if (k in ex) ex[k] = Buffer.from(ex[k], 'hex').toString('base64');
+              if (k in ex) ex[k] = conv(ex[k]);
 }
 
-function idsToHex(o) {
-  for (const rm of o.resourceMetrics || [])
-    for (const sm of rm.scopeMetrics || [])
-      for (const m of sm.metrics || [])
-        for (const dp of ((m.gauge || m.sum || {}).dataPoints || []))
-          for (const ex of dp.exemplars || [])
-            for (const k of ['spanId', 'traceId'])
-              if (k in ex) ex[k] = Buffer.from(ex[k], 'base64').toString('hex');
+// Span ids: hex in JSON, base64 for protobufjs, hex again in the record.
+function spanIds(o, conv) {
+  for (const rs of o.resourceSpans || [])
+    for (const ss of rs.scopeSpans || [])
+      for (const sp of ss.spans || []) {
+        for (const k of ['traceId', 'spanId', 'parentSpanId'])
+          if (k in sp) sp[k] = conv(sp[k]);
+        for (const l of sp.links || [])
+          for (const k of ['traceId', 'spanId']) if (k in l) l[k] = conv(l[k]);
+      }
 }
+const hexToB64 = (v) => Buffer.from(v, 'hex').toString('base64');
+const b64ToHex = (v) => Buffer.from(v, 'base64').toString('hex');
 
-function decode(ct, body) {
+// Decode one body strictly: Type the request message, schema its JSON
+// mapping's name, ids(o, conv) the id fields to convert (hex <-> base64).
+function decodeAs(Type, schemaName, ids, ct, body) {
   let msg;
   if (ct === 'application/x-protobuf') {
-    msg = Req.decode(body);
-    const again = Buffer.from(Req.encode(msg).finish());
+    msg = Type.decode(body);
+    const again = Buffer.from(Type.encode(msg).finish());
     if (!again.equals(body)) throw new Error('protobuf body does not re-encode to the same bytes (non-canonical or unknown fields)');
   } else if (ct === 'application/json') {
     const text = body.toString('utf8');
     if (Buffer.from(text, 'utf8').compare(body) !== 0) throw new Error('JSON body is not valid UTF-8');
     const o = JSON.parse(text);
-    check(o, 'Request', '$');
-    idsToBase64(o);
-    // (Req.verify wants numbers for 64-bit fields; check() did the types)
-    msg = Req.fromObject(o);
+    check(o, schemaName, '$');
+    ids(o, hexToB64);
+    // (verify wants numbers for 64-bit fields; check() did the types)
+    msg = Type.fromObject(o);
   } else {
     throw new Error(`unexpected Content-Type '${ct}'`);
   }
-  const obj = Req.toObject(msg, { longs: String, enums: Number, bytes: String });
-  idsToHex(obj);
+  const obj = Type.toObject(msg, { longs: String, enums: Number, bytes: String });
+  ids(obj, b64ToHex);
   return obj;
 }
+
+const decode = (ct, body) => decodeAs(Req, 'Request', exemplarIds, ct, body);
+const decodeTraces = (ct, body) => decodeAs(TraceReq, 'TraceRequest', spanIds, ct, body);
 
 let count = 0;
 function record(r) {
@@ -153,8 +215,8 @@ const server = http.createServer((req, res) => {
       res.writeHead(status, Object.assign({ 'Content-Type': ct === 'application/json' ? 'application/json' : 'application/x-protobuf' }, hdrs || {}));
       res.end(body);
     };
-    if (req.method !== 'POST' || req.url !== '/v1/metrics') {
-      r.error = 'not POST /v1/metrics';
+    if (req.method !== 'POST' || (req.url !== '/v1/metrics' && req.url !== '/v1/traces')) {
+      r.error = 'not POST /v1/metrics or /v1/traces';
       return answer(404, '');
     }
     try {
@@ -165,7 +227,7 @@ const server = http.createServer((req, res) => {
       } else if (enc !== '') {
         throw new Error(`unexpected Content-Encoding '${enc}'`);
       }
-      r.request = decode(ct, body);
+      r.request = req.url === '/v1/traces' ? decodeTraces(ct, body) : decode(ct, body);
     } catch (e) {
       r.error = String(e && e.message || e);
       return answer(400, ct === 'application/json' ? JSON.stringify({ code: 3, message: r.error }) : '');
