@@ -333,8 +333,14 @@ static bool safe(const struct live *l, double now)
 
 void live_update(struct live *l, double now)
 {
+        int rows, cols;
+
         if (!l || l->suspended || !l->have || now < live_deadline(l))
                 return;
+        /* SIGWINCH goes to the terminal's foreground group: the build's
+         * when it has the terminal, so the size is asked here too. */
+        if (tty_size(l->fd, &rows, &cols) == 0 && (rows != l->rows || cols != l->cols))
+                live_resize(l, now);
         if (!safe(l, now)) {
                 leave(l);
                 l->last_draw = now;
