@@ -105,7 +105,7 @@ printf '\033[?1049hon the alternate screen\n'; sleep 1.5
 printf '\033[?1049lback\n'; sleep 2.5
 SH
 chmod +x "$T/alt.sh"
-tm send-keys -t live "clear; $BUILDTEL run --live --interval 0.2 --no-db --log-dir $L --run-id alt -- ./alt.sh; echo DONE-\$?" Enter
+tm send-keys -t live "clear; BUILDTEL_LIVE=1 $BUILDTEL run --interval 0.2 --no-db --log-dir $L --run-id alt -- ./alt.sh; echo DONE-\$?" Enter
 check "alt: on the alternate screen" wait_for "on the alternate" 10
 sleep 0.6
 check "alt: no status line on the alternate screen" sh -c "! tmux -L $SOCK capture-pane -p -t live | grep -qF '$STATUS'"
@@ -115,13 +115,43 @@ sleep 1.5
 case "$(bottom)" in *"$STATUS"*) ok "alt: the line is back after the alternate screen" ;; *) bad "alt: bottom row is '$(bottom)'" ;; esac
 check "alt: the build's status passed on" wait_for DONE-0 30
 
-# 5. stderr to a file, stdout the pane: no escape sequence in the file.
+# 5. The build puts the terminal in raw mode: the line steps aside.
+cat >"$T/raw.sh" <<'SH'
+#!/bin/sh
+echo cooked; sleep 1.2
+stty raw -echo; echo "raw now"; sleep 1.5
+stty sane; echo "cooked again"; sleep 2
+SH
+chmod +x "$T/raw.sh"
+tm send-keys -t live "clear; $BUILDTEL run --live --interval 0.2 --no-db --log-dir $L --run-id raw -- ./raw.sh; echo DONE-\$?" Enter
+check "raw: cooked first" wait_for "cooked" 10
+sleep 0.8
+case "$(bottom)" in *"$STATUS"*) ok "raw: the line while cooked" ;; *) bad "raw: bottom row while cooked is '$(bottom)'" ;; esac
+check "raw: raw now" wait_for "raw now" 10
+sleep 0.8
+expect_eq "raw: no region while raw" "$(lower)" "$(($(rows) - 1))"
+check "raw: cooked again" wait_for "cooked again" 10
+sleep 0.8
+case "$(bottom)" in *"$STATUS"*) ok "raw: the line back once cooked" ;; *) bad "raw: bottom row after is '$(bottom)'" ;; esac
+check "raw: the build's status passed on" wait_for DONE-0 30
+
+# 6. Ctrl-C: the build dies of it, the terminal is left clean.
+run_live intr 0.2
+check "intr: output starts" wait_for "line 3 of" 10
+sleep 0.5
+tm send-keys -t live C-c
+check "intr: the shell sees the interrupt" wait_for "DONE-130" 10
+sleep 0.3
+expect_eq "intr: no scroll region left" "$(lower)" "$(($(rows) - 1))"
+check "intr: no status line left" sh -c "! tmux -L $SOCK capture-pane -p -t live | grep -qF '$STATUS'"
+
+# 7. stderr to a file, stdout the pane: no escape sequence in the file.
 tm send-keys -t live "clear; $BUILDTEL run --live --quiet --no-db --log-dir $L --run-id tofile -- ./build.sh 0.01 1 2>$T/err.txt; echo DONE-\$?" Enter
 check "to a file: done" wait_for DONE-0 30
 check "to a file: no escape sequence in stderr's file" sh -c "! grep -q \$'\\033' $T/err.txt"
 check "to a file: no status line on the pane" sh -c "! tmux -L $SOCK capture-pane -p -t live | grep -qF '$STATUS'"
 
-# 6. Not a terminal at all: byte-identical to the build's output.
+# 8. Not a terminal at all: byte-identical to the build's output.
 BUILDTEL_LIVE=1 "$BUILDTEL" run --quiet --no-db --log-dir "$L" --run-id pipe -- "$T/build.sh" 0.001 1 >"$T/pipe.out" 2>"$T/pipe.err"
 check "not a terminal: stdout identical" cmp "$T/pipe.out" "$T/ref.out"
 check "not a terminal: nothing on stderr" test ! -s "$T/pipe.err"
