@@ -14,7 +14,7 @@
 
 #define FULL                                                                                       \
         " 1:02:05 | mem 8.0G avail (build 512M) | swap 0B | cpu 45% | disk 100G | compile: "       \
-        "libfoo | top cc1plus 800M "
+        "libfoo | unit heavy.c | top cc1plus 800M "
 #define PREFIX " 1:02:05 | mem 8.0G avail (build 512M) | swap 0B | cpu 45% | disk 100G | "
 
 static struct live_view view(const char *stage)
@@ -33,7 +33,12 @@ static struct live_view view(const char *stage)
 
         snprintf(v.stage, sizeof(v.stage), "%s", stage);
         snprintf(v.context, sizeof(v.context), "%s", full ? "libfoo" : "");
+        if (strcmp(stage, "nostage") == 0) {
+                v.stage[0] = '\0';
+                snprintf(v.context, sizeof(v.context), "ctx");
+        }
         snprintf(v.top, sizeof(v.top), "%s", full ? "cc1plus" : "");
+        snprintf(v.unit, sizeof(v.unit), "%s", full ? "heavy.c" : "");
         return v;
 }
 
@@ -66,6 +71,7 @@ static const struct {
      200, false, 4096, 20, PREFIX "a?b "},
     {"truncated UTF-8 at the end as ?", "x\xe6\x97", 200, false, 4096, 20, PREFIX "x?? "},
     {"no stage: a dash", "", 200, false, 4096, 20, PREFIX "- "},
+    {"context without a stage", "nostage", 200, false, 4096, 20, PREFIX "ctx "},
     {"zero columns: nothing", "compile", 0, true, 4096, 20, ""},
 };
 
@@ -111,10 +117,12 @@ static void test_view_cleans(void **state)
         s.stage = "st\033[2Jage";
         s.context = "a\nb";
         s.top_proc = "cc1";
+        s.running = "heavy.c s5.c ld:app.so";
         live_view_from_sample(&v, &s);
         assert_string_equal(v.stage, "st?[2Jage");
         assert_string_equal(v.context, "a?b");
         assert_string_equal(v.top, "cc1");
+        assert_string_equal(v.unit, "heavy.c");
         assert_true(isnan(v.mem_avail_bytes));
 }
 

@@ -103,6 +103,9 @@ void live_view_from_sample(struct live_view *v, const struct sample *s)
         copy_clean(v->stage, sizeof(v->stage), s->stage);
         copy_clean(v->context, sizeof(v->context), s->context);
         copy_clean(v->top, sizeof(v->top), s->top_proc);
+        /* running is largest first, space separated */
+        copy_clean(v->unit, sizeof(v->unit), s->running);
+        v->unit[strcspn(v->unit, " ")] = '\0';
         v->top_bytes = s->top_proc_bytes;
 }
 
@@ -228,11 +231,14 @@ size_t live_format(const struct live_view *v, const struct live_limits *lim, int
         fmt_bytes(top, sizeof(top), v->top_bytes);
         k = snprintf(text, sizeof(text),
                      " %lu:%02lu:%02lu | mem %s avail (build %s) | swap %s | cpu %.0f%% | disk %s"
-                     " | %s%s%s%s%s%s%s ",
+                     " | %s%s%s%s%s%s%s%s%s ",
                      t / 3600, t / 60 % 60, t % 60, avail, build, swap,
-                     isfinite(v->cpu_pct) ? v->cpu_pct : 0.0, disk, v->stage[0] ? v->stage : "-",
-                     v->context[0] ? ": " : "", v->context, v->top[0] ? " | top " : "", v->top,
-                     v->top[0] ? " " : "", v->top[0] ? top : "");
+                     isfinite(v->cpu_pct) ? v->cpu_pct : 0.0, disk, v->stage,
+                     !v->stage[0] && !v->context[0] ? "-"
+                     : v->stage[0] && v->context[0] ? ": "
+                                                    : "",
+                     v->context, v->unit[0] ? " | unit " : "", v->unit, v->top[0] ? " | top " : "",
+                     v->top, v->top[0] ? " " : "", v->top[0] ? top : "");
         if (k < 0)
                 k = 0;
         n = MIN((size_t)k, sizeof(text) - 1);

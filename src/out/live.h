@@ -17,6 +17,7 @@ struct live_view {
         double mem_avail_bytes, cg_mem_bytes, swap_used_bytes;
         double cpu_pct, disk_avail_bytes;
         char stage[64], context[64], top[64];
+        char unit[64]; /* the running compile unit with the most memory */
         double top_bytes;
 };
 
