@@ -297,13 +297,14 @@ static void put(struct live *l, const char *fmt, ...)
                 (void)tty_write(l->fd, l->out, (size_t)k);
 }
 
-/* Reserve the bottom row: a newline (the screen scrolls if the cursor is
- * there), the region above it, the cursor back on its line. */
+/* Reserve the bottom row: an index, ESC D (the screen scrolls if the cursor is
+ * there; unlike a newline it keeps the column, so a partial line of the
+ * build's carries on), the region above it, the cursor back on its line. */
 static void enter(struct live *l)
 {
         if (l->rows < 3 || l->cols < 10)
                 return;
-        put(l, "\n\0337\033[1;%dr\0338\033[1A", l->rows - 1);
+        put(l, "\033D\0337\033[1;%dr\0338\033[1A", l->rows - 1);
         l->shown = true;
 }
 
