@@ -343,6 +343,10 @@ static const struct cmd_option {
     {OPT_QUIET, "quiet", NULL, 0, NULL, RW, OPTG_MAIN, "no summary on stderr", AT(rec.quiet)},
     {OPT_CSV_SAFE, "csv-safe", NULL, 0, NULL, RW, OPTG_MAIN,
      "a ' before CSV text starting with = + - @ (a spreadsheet formula)", AT(rec.csv_safe)},
+    {OPT_LIVE, "live", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
+     "a status line pinned at the bottom of the terminal\n"
+     "(only when stderr is one; also: BUILDTEL_LIVE=1)",
+     AT(live)},
     {OPT_OFF, "off", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
      "exec COMMAND and nothing else (also: BUILDTEL=0)", AT(off)},
     {OPT_NO_REPORT, "no-report", NULL, 0, NULL, RW, OPTG_MAIN,

@@ -55,6 +55,7 @@ enum {
         OPT_TRACE,
         OPT_OUTPUT,
         OPT_NO_REPORT,
+        OPT_LIVE,
         OPT_COMMON_END,
 };
 
@@ -81,6 +82,7 @@ struct common_opts {
         double grace;
         bool off;
         bool trace_file; /* run --trace-file */
+        bool live;       /* run --live (BUILDTEL_LIVE=1) */
         enum cgroup_mode cgroup_mode;
         uint64_t memory_max, memory_high;
         /* watch */

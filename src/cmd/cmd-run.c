@@ -15,10 +15,12 @@
 #include "cmd/cmd-common.h"
 #include "cmd/cmd-trace.h"
 #include "cmd/cmd.h"
+#include "out/live.h"
 #include "pipeline/loop.h"
 #include "platform/cgroup.h"
 #include "platform/child.h"
 #include "platform/procfs.h"
+#include "platform/tty.h"
 #include "util/util.h"
 
 /* The terminal goes to the build only when stdin and stdout are both it:
@@ -100,7 +102,35 @@ struct run {
         struct sigaction old_pipe, old_chld;
         const struct child_fds *given; /* what we were given, for the build */
         int sfd;
+        struct live *live; /* --live on a terminal; NULL: off */
 };
+
+static void live_on_sample(void *userdata, const struct sample *s)
+{
+        struct run *R = userdata;
+
+        live_sample(R->live, s, now_monotonic());
+}
+
+/* --live: the status line on stderr's terminal, or nothing at all. */
+static void live_start(struct run *R)
+{
+        const char *nc = getenv("NO_COLOR");
+        struct live_limits lim = {
+            .near_oom_mb = R->o->rec.summary.near_oom_mb,
+            .low_disk_gb = R->o->rec.summary.low_disk_gb,
+        };
+
+        if (!R->o->live || !tty_usable(STDERR_FILENO))
+                return;
+        if (live_new(STDERR_FILENO, &lim, !(nc && *nc), &R->live) < 0) {
+                R->live = NULL;
+                return;
+        }
+        (void)loop_signalfd_add(R->sfd, true, SIGWINCH);
+        R->o->rec.on_sample = live_on_sample;
+        R->o->rec.on_sample_userdata = R;
+}
 
 /* Spawn the build in its cgroup, with the signal mask and SIGPIPE
  * disposition we had. Returns 0, or the exit status after printing why
@@ -153,6 +183,7 @@ static int supervise(struct run *R)
          * the build forked before this and keeps its own value. Lowering
          * needs privilege; without it this simply fails. */
         (void)procfs_set_self_oom_score_adj(-500);
+        source_child_set_live(R->src, R->live);
         e = loop_run(&source_child, R->src, R->rec, R->sfd);
         if (e < 0) {
                 /* The loop only fails if ppoll itself does; keep the build's
@@ -160,6 +191,10 @@ static int supervise(struct run *R)
                 fprintf(stderr, "buildtel: warning: %s\n", strerror(-e));
         }
         status = source_child_wait(R->src, R->sfd, &sig);
+        /* The terminal clean before the summary is printed. */
+        source_child_set_live(R->src, NULL);
+        live_free(R->live);
+        R->live = NULL;
         /* After the final sample: what the build left running goes with
          * its cgroup. */
         cgroup_free(R->cg);
@@ -209,6 +244,7 @@ static int run_build(struct common_opts *o, char **argv, size_t argc, const stru
                 subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
         }
         o->rec.cgroup = R.cg;
+        live_start(&R);
         /* The recorder's clock starts, and the baseline sample is taken,
          * before the build exists: nothing it does can precede them. */
         e = recorder_new(&o->rec, &R.ri, &R.rec);
@@ -229,6 +265,7 @@ out:
         sigaction(SIGPIPE, &R.old_pipe, NULL);
         sigaction(SIGCHLD, &R.old_chld, NULL);
         sigprocmask(SIG_SETMASK, &R.old_mask, NULL);
+        live_free(R.live);
         recorder_free(R.rec);
         cgroup_free(R.cg);
         source_child.close(R.src);
@@ -254,6 +291,8 @@ int cmd_run(int argc, char **argv)
                 ret = k == 0 ? 0 : ret;
                 goto out;
         }
+        if (getenv("BUILDTEL_LIVE") && strcmp(getenv("BUILDTEL_LIVE"), "1") == 0)
+                o.live = true;
         if (k >= argc) {
                 fprintf(stderr, "buildtel run: no command given\n");
                 cmd_print_short_usage("run");

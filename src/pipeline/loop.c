@@ -98,18 +98,23 @@ int64_t loop_replay(const struct source_ops *ops, void *state, struct recorder *
         return ops->replay(state, r);
 }
 
+static void base_mask(sigset_t *mask, bool chld)
+{
+        sigemptyset(mask);
+        if (chld)
+                sigaddset(mask, SIGCHLD);
+        sigaddset(mask, SIGINT);
+        sigaddset(mask, SIGTERM);
+        sigaddset(mask, SIGHUP);
+        sigaddset(mask, SIGQUIT);
+}
+
 int loop_signalfd(bool chld, sigset_t *ret_old)
 {
         sigset_t mask;
         int fd;
 
-        sigemptyset(&mask);
-        if (chld)
-                sigaddset(&mask, SIGCHLD);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGHUP);
-        sigaddset(&mask, SIGQUIT);
+        base_mask(&mask, chld);
         sigprocmask(SIG_BLOCK, &mask, ret_old);
         fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         if (fd < 0) {
@@ -125,4 +130,14 @@ void loop_signalfd_drain(int sfd)
 
         while (sfd >= 0 && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
                 ;
+}
+
+int loop_signalfd_add(int sfd, bool chld, int sig)
+{
+        sigset_t mask;
+
+        base_mask(&mask, chld);
+        sigaddset(&mask, sig);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        return signalfd(sfd, &mask, SFD_CLOEXEC | SFD_NONBLOCK) < 0 ? -errno : 0;
 }

@@ -474,6 +474,8 @@ int recorder_tick(struct recorder *r)
         /* The sample as read, once: the summary takes the CSV's precision
          * from it (summary.h), the sinks format or store it. */
         record(r, &s);
+        if (r->cfg.on_sample)
+                r->cfg.on_sample(r->cfg.on_sample_userdata, &s);
         return 0;
 }
 

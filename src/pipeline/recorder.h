@@ -51,6 +51,10 @@ struct recorder_config {
         bool replay;
         const struct sink_ops *const *sinks;
         void *sink_userdata; /* handed to those sinks' open (sink_ctx) */
+        /* Each sample taken (not replayed), after the sinks: run --live's
+         * status line. NULL: none. */
+        void (*on_sample)(void *userdata, const struct sample *s);
+        void *on_sample_userdata;
 };
 
 struct recorder;

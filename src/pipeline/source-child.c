@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "out/live.h"
 #include "pipeline/recorder.h"
 #include "pipeline/source.h"
 #include "platform/child.h"
@@ -25,10 +26,16 @@ struct source_child {
         int status, signal;
         double exit_mono;
         double grace;
-        int forwarded;  /* last signal we passed on, for the exit path */
-        bool subreaper; /* orphans of the build are ours to reap (--cgroup=none) */
-        int idx[3];     /* where pollfds put stdout, stderr, the pidfd; -1 none */
+        int forwarded;     /* last signal we passed on, for the exit path */
+        bool subreaper;    /* orphans of the build are ours to reap (--cgroup=none) */
+        int idx[3];        /* where pollfds put stdout, stderr, the pidfd; -1 none */
+        struct live *live; /* run --live's status line, borrowed; NULL: none */
 };
+
+void source_child_set_live(struct source_child *s, struct live *l)
+{
+        s->live = l;
+}
 
 int source_child_open(const struct child_config *cfg, double grace, bool subreaper,
                       struct source_child **ret)
@@ -90,6 +97,8 @@ static bool pump(struct source_child *s, int stream, struct recorder *r)
                 child_close_fd(s->child, stream);
                 return false;
         }
+        if (s->live)
+                live_output(s->live, s->buf, (size_t)n, now_monotonic());
         e = write_all(stream, s->buf, (size_t)n);
         if (r)
                 recorder_output(r, stream, s->buf, (size_t)n);
@@ -102,11 +111,29 @@ static bool pump(struct source_child *s, int stream, struct recorder *r)
         return true;
 }
 
+/* The build stopped (Ctrl-Z)? Asked without reaping, so the status line
+ * can step aside before child_try_wait stops us with it. */
+static bool child_stopped(const struct source_child *s)
+{
+        siginfo_t si = {0};
+
+        return waitid(P_PID, (id_t)child_pid(s->child), &si, WSTOPPED | WNOHANG | WNOWAIT) == 0 &&
+               si.si_pid != 0 && si.si_code == CLD_STOPPED;
+}
+
 static void reap(struct source_child *s)
 {
+        bool stopped;
+        int e;
+
         if (s->exited)
                 return;
-        int e = child_try_wait(s->child, &s->status, &s->signal);
+        stopped = s->live && child_stopped(s);
+        if (stopped)
+                live_suspend(s->live);
+        e = child_try_wait(s->child, &s->status, &s->signal);
+        if (stopped)
+                live_resume(s->live, now_monotonic());
 
         if (e == -ECHILD) {
                 /* Reaped by someone else: gone, its status unknown. */
@@ -146,6 +173,11 @@ static void child_on_signal(void *state, int sig)
                 reap_orphans(s);
                 return;
         }
+        if (sig == SIGWINCH) {
+                /* Ours only: the build's terminal told it itself. */
+                live_resize(s->live, now_monotonic());
+                return;
+        }
         /* INT, TERM, HUP, QUIT: the build decides what they mean. */
         s->forwarded = sig;
         (void)child_signal(s->child, sig);
@@ -165,6 +197,8 @@ static size_t child_pollfds(void *state, struct pollfd *p, size_t cap, double *d
                         p[n++] = (struct pollfd){.fd = fds[i], .events = POLLIN};
                 }
         }
+        if (s->live && !s->exited)
+                *deadline = MIN(*deadline, live_deadline(s->live));
         return n;
 }
 
@@ -177,6 +211,8 @@ static void child_poll(void *state, const struct pollfd *p, size_t n, struct rec
                         (void)pump(s, i + 1, r);
         if (s->idx[2] >= 0 && p[s->idx[2]].revents)
                 reap(s);
+        if (s->live && !s->exited)
+                live_update(s->live, now_monotonic());
         if (s->exited && s->forwarded && !s->final_taken) {
                 /* Interrupted: do not wait out the grace period for helpers
                  * that ignore the signal. */

@@ -65,6 +65,12 @@ extern const struct source_ops source_child;
 int source_child_open(const struct child_config *cfg, double grace, bool subreaper,
                       struct source_child **ret);
 long source_child_pid(const struct source_child *s);
+/* run --live: l (borrowed, NULL: none) sees the output before it passes
+ * through, is redrawn from the loop, resized on SIGWINCH (add it to the
+ * signalfd: loop_signalfd_add) and steps aside while the build is
+ * stopped. */
+struct live;
+void source_child_set_live(struct source_child *s, struct live *l);
 /* After loop_run (which returns early only when ppoll itself fails): wait
  * for the child's exit on the signalfd, still forwarding signals, and give
  * the terminal back. Returns its shell-style status (code, or 128+signal)

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# run --live as a person uses it, in a tmux pane: the status line on the
+# bottom row while the build's lines scroll above, the log byte for byte
+# the build's output, the terminal clean after exit, a resize and a
+# Ctrl-Z / fg on the way; and nothing at all when stderr is not a terminal.
+. "$(dirname "$0")/lib.sh"
+command -v tmux >/dev/null || { echo "SKIP: tmux is not installed"; exit 77; }
+SOCK="buildtel-live-$$-$RANDOM"
+tm() { tmux -L "$SOCK" "$@"; }
+trap 'tmux -L "$SOCK" kill-server 2>/dev/null; cleanup' EXIT
+L="$T/logs"
+STATUS='avail (build'
+
+# The build: 60 lines, slowly, and some memory of its own.
+cat >"$T/build.sh" <<SH
+#!/bin/sh
+"$MEMHOG" 64 \${2:-4} >/dev/null &
+for i in \$(seq 60); do echo "line \$i of the build, é 日本"; sleep \${1:-0.05}; done
+wait
+SH
+chmod +x "$T/build.sh"
+"$T/build.sh" 0 0 >"$T/ref.out"
+
+tm new-session -d -s live -x 100 -y 24 "env -i PATH=$PATH HOME=$T TERM=screen XDG_STATE_HOME=$T/state bash --norc --noprofile"
+tm set-option -g status off
+sleep 0.3
+tm send-keys -t live "PS1='$ '; cd $T" Enter
+rows() { tm display -p -t live '#{pane_height}'; }
+lower() { tm display -p -t live '#{scroll_region_lower}'; }
+bottom() { tm capture-pane -p -t live | sed -n "$(rows)p"; }
+wait_for() { # wait_for TEXT SECONDS
+        local i
+        for i in $(seq $(($2 * 10))); do
+                tm capture-pane -p -t live | grep -qF "$1" && return 0
+                sleep 0.1
+        done
+        return 1
+}
+run_live() { # run_live ID SLEEP
+        tm send-keys -t live "clear; $BUILDTEL run --live --interval 0.2 --no-db --log-dir $L --run-id $1 -- ./build.sh $2 8; echo DONE-\$?" Enter
+}
+clean_after() { # clean_after WHAT [MARKER]
+        check "$1: the build's status passed on" wait_for "${2:-DONE-0}" 30
+        sleep 0.3
+        expect_eq "$1: no scroll region left" "$(lower)" "$(($(rows) - 1))"
+        check "$1: no status line left" sh -c "! tmux -L $SOCK capture-pane -p -t live | grep -qF '$STATUS'"
+        check "$1: the log holds the build's bytes" cmp "$L/build-$1.log" "$T/ref.out"
+}
+
+# 1. Lines scroll above, the status line stays on the bottom row.
+run_live plain 0.05
+check "plain: output starts" wait_for "line 5 of" 10
+sleep 0.5
+b1=$(bottom)
+case "$b1" in *"$STATUS"*) ok "plain: the status line is on the bottom row: $b1" ;; *) bad "plain: bottom row is '$b1'" ;; esac
+case "$b1" in *"mem "*G*) ok "plain: it shows memory figures" ;; *) bad "plain: no memory figure in '$b1'" ;; esac
+expect_eq "plain: the region ends above the bottom row" "$(lower)" "$(($(rows) - 2))"
+top1=$(tm capture-pane -p -t live | grep -F 'line ' | tail -n1)
+sleep 0.6
+top2=$(tm capture-pane -p -t live | grep -F 'line ' | tail -n1)
+check "plain: lines scroll above it ($top1 -> $top2)" test "$top1" != "$top2"
+case "$(bottom)" in *"$STATUS"*) ok "plain: still on the bottom row while scrolling" ;; *) bad "plain: gone from the bottom row" ;; esac
+clean_after plain
+# The bottom row scrolls as usual afterwards.
+tm send-keys -t live "clear; for i in \$(seq 30); do echo after \$i; done" Enter
+sleep 0.5
+expect_eq "after: the last line of output just above the prompt on the bottom row" \
+        "$(tm capture-pane -p -t live | sed -n "$(($(rows) - 1))p")" "after 30"
+
+# 2. A resize mid-run.
+run_live resize 0.08
+check "resize: output starts" wait_for "line 5 of" 10
+sleep 0.5
+tm resize-window -t live -x 70 -y 16
+sleep 0.8
+expect_eq "resize: the pane is 16 rows" "$(rows)" 16
+case "$(bottom)" in *"$STATUS"*) ok "resize: the status line on the new bottom row" ;; *) bad "resize: bottom row is '$(bottom)'" ;; esac
+expect_eq "resize: the region follows" "$(lower)" 14
+check "resize: the line fits 70 columns" sh -c "test \$(tmux -L $SOCK capture-pane -p -t live | sed -n 16p | wc -m) -le 71"
+clean_after resize
+tm resize-window -t live -x 100 -y 24
+sleep 0.3
+
+# 3. Ctrl-Z and fg.
+run_live suspend 0.1
+check "suspend: output starts" wait_for "line 5 of" 10
+sleep 0.4
+tm send-keys -t live C-z
+check "suspend: the shell has the job stopped" wait_for Stopped 5
+sleep 0.3
+expect_eq "suspend: no region while stopped" "$(lower)" "$(($(rows) - 1))"
+check "suspend: no status line while stopped" sh -c "! tmux -L $SOCK capture-pane -p -t live | grep -qF '$STATUS'"
+tm send-keys -t live "fg" Enter
+sleep 1.2
+case "$(bottom)" in *"$STATUS"*) ok "suspend: back on the bottom row after fg" ;; *) bad "suspend: bottom row after fg is '$(bottom)'" ;; esac
+expect_eq "suspend: the region is set again" "$(lower)" "$(($(rows) - 2))"
+# (the shell ran the echo when the job stopped: the summary says it now)
+clean_after suspend "s, exit 0"
+
+# 4. A program on the alternate screen: the line steps aside.
+cat >"$T/alt.sh" <<'SH'
+#!/bin/sh
+printf 'before\n'; sleep 1
+printf '\033[?1049hon the alternate screen\n'; sleep 1.5
+printf '\033[?1049lback\n'; sleep 2.5
+SH
+chmod +x "$T/alt.sh"
+tm send-keys -t live "clear; BUILDTEL_LIVE=1 $BUILDTEL run --interval 0.2 --no-db --log-dir $L --run-id alt -- ./alt.sh; echo DONE-\$?" Enter
+check "alt: on the alternate screen" wait_for "on the alternate" 10
+sleep 0.6
+check "alt: no status line on the alternate screen" sh -c "! tmux -L $SOCK capture-pane -p -t live | grep -qF '$STATUS'"
+expect_eq "alt: no region on the alternate screen" "$(lower)" "$(($(rows) - 1))"
+check "alt: back" wait_for "back" 10
+sleep 1.5
+case "$(bottom)" in *"$STATUS"*) ok "alt: the line is back after the alternate screen" ;; *) bad "alt: bottom row is '$(bottom)'" ;; esac
+check "alt: the build's status passed on" wait_for DONE-0 30
+
+# 5. The build puts the terminal in raw mode: the line steps aside.
+cat >"$T/raw.sh" <<'SH'
+#!/bin/sh
+echo cooked; sleep 1.2
+stty raw -echo; echo "raw now"; sleep 1.5
+stty sane; echo "cooked again"; sleep 2
+SH
+chmod +x "$T/raw.sh"
+tm send-keys -t live "clear; $BUILDTEL run --live --interval 0.2 --no-db --log-dir $L --run-id raw -- ./raw.sh; echo DONE-\$?" Enter
+check "raw: cooked first" wait_for "cooked" 10
+sleep 0.8
+case "$(bottom)" in *"$STATUS"*) ok "raw: the line while cooked" ;; *) bad "raw: bottom row while cooked is '$(bottom)'" ;; esac
+check "raw: raw now" wait_for "raw now" 10
+sleep 0.8
+expect_eq "raw: no region while raw" "$(lower)" "$(($(rows) - 1))"
+check "raw: cooked again" wait_for "cooked again" 10
+sleep 0.8
+case "$(bottom)" in *"$STATUS"*) ok "raw: the line back once cooked" ;; *) bad "raw: bottom row after is '$(bottom)'" ;; esac
+check "raw: the build's status passed on" wait_for DONE-0 30
+
+# 6. Ctrl-C: the build dies of it, the terminal is left clean.
+run_live intr 0.2
+check "intr: output starts" wait_for "line 3 of" 10
+sleep 0.5
+tm send-keys -t live C-c
+check "intr: the shell sees the interrupt" wait_for "DONE-130" 10
+sleep 0.3
+expect_eq "intr: no scroll region left" "$(lower)" "$(($(rows) - 1))"
+check "intr: no status line left" sh -c "! tmux -L $SOCK capture-pane -p -t live | grep -qF '$STATUS'"
+
+# 7. stderr to a file, stdout the pane: no escape sequence in the file.
+tm send-keys -t live "clear; $BUILDTEL run --live --quiet --no-db --log-dir $L --run-id tofile -- ./build.sh 0.01 1 2>$T/err.txt; echo DONE-\$?" Enter
+check "to a file: done" wait_for DONE-0 30
+check "to a file: no escape sequence in stderr's file" sh -c "! grep -q \$'\\033' $T/err.txt"
+check "to a file: no status line on the pane" sh -c "! tmux -L $SOCK capture-pane -p -t live | grep -qF '$STATUS'"
+
+# 8. Not a terminal at all: byte-identical to the build's output.
+BUILDTEL_LIVE=1 "$BUILDTEL" run --quiet --no-db --log-dir "$L" --run-id pipe -- "$T/build.sh" 0.001 1 >"$T/pipe.out" 2>"$T/pipe.err"
+check "not a terminal: stdout identical" cmp "$T/pipe.out" "$T/ref.out"
+check "not a terminal: nothing on stderr" test ! -s "$T/pipe.err"
+finish
