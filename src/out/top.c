@@ -113,7 +113,7 @@ static void layout_of(int cols, struct layout *l)
         l->spark = w >= fixed + 30 ? MIN((size_t)20, w - fixed - 30) : 0;
         fixed += l->spark ? l->spark + 1 : 0;
         if (w <= fixed + 10) {
-                l->cmd = w > fixed ? w - fixed : 0;
+                l->cmd = MAX((size_t)12, w > fixed ? w - fixed : 0);
                 l->stage = 0;
                 return;
         }
@@ -197,7 +197,7 @@ static int section(struct dbuf *out, const struct top_view *v, bool running, con
         return r;
 }
 
-int top_frame_text(const struct top_view *v, struct dbuf *out)
+static int frame_text(const struct top_view *v, struct dbuf *out)
 {
         struct layout l;
         size_t nrun = 0;
@@ -247,7 +247,7 @@ static int detail_targets(const struct top_detail *d, size_t w, int *left, struc
         return r;
 }
 
-int top_detail_text(const struct top_detail *d, int cols, int lines, bool utf8, struct dbuf *out)
+static int detail_text(const struct top_detail *d, int cols, int lines, bool utf8, struct dbuf *out)
 {
         size_t w = cols > 20 ? (size_t)cols : 20;
         int left = lines > 2 ? lines - 1 : 1, r;
@@ -277,5 +277,51 @@ int top_detail_text(const struct top_detail *d, int cols, int lines, bool utf8, 
                 r = r >= 0 ? put_cell(out, d->lines[i], w - 2) : r;
                 r = r >= 0 ? end_line(out) : r;
         }
+        return r;
+}
+
+/* Each line of src cut to cols columns (never inside a UTF-8 sequence). */
+static int cut_lines(const struct dbuf *src, int cols, struct dbuf *out)
+{
+        size_t w = cols > 1 ? (size_t)cols : 1;
+        int r = 0;
+
+        for (size_t i = 0; i < src->len && r >= 0;) {
+                size_t col = 0, start = i;
+
+                while (i < src->len && src->p[i] != '\n') {
+                        bool lead = ((unsigned char)src->p[i] & 0xc0) != 0x80;
+
+                        if (lead && col == w)
+                                break;
+                        col += lead;
+                        i++;
+                }
+                r = dbuf_append(out, src->p + start, i - start);
+                r = r >= 0 ? end_line(out) : r;
+                while (i < src->len && src->p[i] != '\n')
+                        i++;
+                i++;
+        }
+        return r;
+}
+
+int top_frame_text(const struct top_view *v, struct dbuf *out)
+{
+        struct dbuf tmp = DBUF_INIT;
+        int r = frame_text(v, &tmp);
+
+        r = r >= 0 ? cut_lines(&tmp, v->cols, out) : r;
+        dbuf_release(&tmp);
+        return r;
+}
+
+int top_detail_text(const struct top_detail *d, int cols, int lines, bool utf8, struct dbuf *out)
+{
+        struct dbuf tmp = DBUF_INIT;
+        int r = detail_text(d, cols, lines, utf8, &tmp);
+
+        r = r >= 0 ? cut_lines(&tmp, cols, out) : r;
+        dbuf_release(&tmp);
         return r;
 }
