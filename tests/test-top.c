@@ -77,6 +77,9 @@ static struct top_row row_of(const char *cmd, bool running, const char *stage, d
                             .mem_avail_mb = avail,
                             .mem_used_mb = 2048,
                             .cpu_pct = 87,
+                            .build_mem_mb = 1536,
+                            .psi_mem_pct = 12,
+                            .units = "cc1plus foo.c",
                             .near_oom = avail < 4096};
 
         for (size_t i = 0; i < 30; i++)
@@ -93,8 +96,8 @@ static void test_frames(void **state)
                 const char *want[4];
         } cases[] = {
             {80, 24, true, 3, {"2 running, 1 recent", "!!", "-- recent --", "1h02m"}},
-            {80, 24, false, 3, {"STAGE", "make -j8", "#", "ok"}},
-            {132, 50, true, 3, {"TREND", "compile / [12/40] cc foo.c", "87%", "2.0G"}},
+            {80, 24, false, 3, {"STAGE", "make -j8", "12%", "ok"}},
+            {132, 50, true, 3, {"TREND", "compile / [12/40] cc foo.c", "87%", "1.5G"}},
             {40, 24, false, 3, {"COMMAND", "running", NULL}},
             {80, 6, false, 3, {"running", NULL}},
             {80, 24, true, 0, {"no runs recorded", "0 running, 0 recent", NULL}},
@@ -143,6 +146,7 @@ static void test_detail(void **state)
         check_fits(out.p, 80, 24);
         assert_non_null(strstr(out.p, "12 / 9 cached"));
         assert_non_null(strstr(out.p, "api"));
+        assert_non_null(strstr(out.p, "UNITS running: cc1plus foo.c"));
         assert_non_null(strstr(out.p, "link app"));
         assert_non_null(strstr(out.p, "?[31mred"));
         dbuf_release(&out);

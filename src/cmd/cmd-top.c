@@ -27,7 +27,7 @@
 struct top_run {
         int64_t id;
         char command[256], result[32];
-        char stage[64], context[96];
+        char stage[64], context[96], units[128];
         double near_oom_mb, interval;
         struct store_tail_point tail[STORE_TAIL_MAX];
         size_t ntail;
@@ -90,6 +90,11 @@ static void fill_row(struct top_state *s, size_t i, const struct store_run *r)
                 row->mem_avail_mb = p->mem_avail_mb;
                 row->mem_used_mb = p->mem_used_mb;
                 row->cpu_pct = p->cpu_pct;
+                row->build_mem_mb = p->cg_mem_mb;
+                memcpy(t->units, p->running, sizeof(t->units));
+                if (t->ntail > 1 && p->elapsed_s > p[-1].elapsed_s)
+                        row->psi_mem_pct = (p->cg_psi_mem_some_s - p[-1].cg_psi_mem_some_s) /
+                                           (p->elapsed_s - p[-1].elapsed_s) * 100;
                 row->near_oom = !isnan(p->mem_avail_mb) && p->mem_avail_mb < t->near_oom_mb;
         }
 }
@@ -136,6 +141,7 @@ static int load(struct top_state *s)
                 s->rows[i].result = s->runs[i].result;
                 s->rows[i].stage = s->runs[i].stage;
                 s->rows[i].context = s->runs[i].context;
+                s->rows[i].units = s->runs[i].units;
         }
         return 0;
 }

@@ -99,7 +99,7 @@ static void fmt_mib(double mb, char *buf, size_t len)
 /* Columns: the fixed ones, then the command and the stage/context share
  * what is left; the sparkline only when there is room. */
 struct layout {
-        size_t cmd, state, elapsed, avail, spark, used, cpu, oom, stage;
+        size_t cmd, state, elapsed, avail, spark, used, cpu, psi, oom, stage;
 };
 
 static void layout_of(int cols, struct layout *l)
@@ -107,10 +107,11 @@ static void layout_of(int cols, struct layout *l)
         size_t w = cols > 20 ? (size_t)cols : 20;
         size_t fixed;
 
-        *l = (struct layout){.state = 8, .elapsed = 7, .avail = 6, .used = 6, .cpu = 4, .oom = 3};
+        *l = (struct layout){
+            .state = 8, .elapsed = 7, .avail = 6, .used = 6, .cpu = 4, .psi = 4, .oom = 3};
         fixed = 2 + l->state + 1 + l->elapsed + 1 + l->avail + 1 + l->used + 1 + l->cpu + 1 +
-                l->oom + 1;
-        l->spark = w >= fixed + 30 ? MIN((size_t)20, w - fixed - 30) : 0;
+                l->psi + 1 + l->oom + 1;
+        l->spark = w >= fixed + 28 ? MIN((size_t)20, w - fixed - 24) : 0;
         fixed += l->spark ? l->spark + 1 : 0;
         if (w <= fixed + 10) {
                 l->cmd = MAX((size_t)12, w > fixed ? w - fixed : 0);
@@ -132,8 +133,8 @@ static int header(struct dbuf *out, const struct layout *l)
                    : r;
         if (r >= 0 && l->spark)
                 r = put_cell(out, "TREND", l->spark) >= 0 ? dbuf_puts(out, " ") : -ENOMEM;
-        r = r >= 0 ? dbuf_printf(out, "%-*s %-*s %-*s", (int)l->used, "USED", (int)l->cpu, "CPU",
-                                 (int)l->oom, "OOM")
+        r = r >= 0 ? dbuf_printf(out, "%-*s %-*s %-*s %-*s", (int)l->used, "BUILD", (int)l->cpu,
+                                 "CPU", (int)l->psi, "PSI", (int)l->oom, "OOM")
                    : r;
         if (r >= 0 && l->stage)
                 r = dbuf_puts(out, " ") >= 0 ? put_cell(out, "STAGE / CONTEXT", l->stage) : -ENOMEM;
@@ -143,12 +144,16 @@ static int header(struct dbuf *out, const struct layout *l)
 static int row_line(struct dbuf *out, const struct top_row *row, bool sel, const struct layout *l,
                     bool utf8)
 {
-        char el[32], av[32], us[32], cpu[32], sc[256];
+        char el[32], av[32], us[32], cpu[32], psi[32], sc[256];
         int r;
 
         fmt_dur(row->elapsed_s, el, sizeof(el));
         fmt_mib(row->mem_avail_mb, av, sizeof(av));
-        fmt_mib(row->mem_used_mb, us, sizeof(us));
+        fmt_mib(row->build_mem_mb, us, sizeof(us));
+        if (isnan(row->psi_mem_pct))
+                snprintf(psi, sizeof(psi), "-");
+        else
+                snprintf(psi, sizeof(psi), "%.0f%%", MIN(row->psi_mem_pct, 999.0));
         if (isnan(row->cpu_pct))
                 snprintf(cpu, sizeof(cpu), "-");
         else
@@ -165,8 +170,8 @@ static int row_line(struct dbuf *out, const struct top_row *row, bool sel, const
                 r = top_sparkline(row->spark, row->nspark, l->spark, utf8, out);
                 r = r >= 0 ? dbuf_puts(out, " ") : r;
         }
-        r = r >= 0 ? dbuf_printf(out, "%-*s %-*s %-*s", (int)l->used, us, (int)l->cpu, cpu,
-                                 (int)l->oom, row->near_oom ? "!!" : "")
+        r = r >= 0 ? dbuf_printf(out, "%-*s %-*s %-*s %-*s", (int)l->used, us, (int)l->cpu, cpu,
+                                 (int)l->psi, psi, (int)l->oom, row->near_oom ? "!!" : "")
                    : r;
         if (r >= 0 && l->stage)
                 r = dbuf_puts(out, " ") >= 0 ? put_cell(out, sc, l->stage) : -ENOMEM;
@@ -262,6 +267,14 @@ static int detail_text(const struct top_detail *d, int cols, int lines, bool utf
 
                 layout_of(cols, &l);
                 r = row_line(out, d->row, false, &l, utf8);
+                r = r >= 0 ? end_line(out) : r;
+                left--;
+        }
+        if (r >= 0 && left > 0) {
+                r = dbuf_puts(out, "UNITS running: ");
+                r = r >= 0 ? put_cell(out, d->row->units && *d->row->units ? d->row->units : "-",
+                                      w - 15)
+                           : r;
                 r = r >= 0 ? end_line(out) : r;
                 left--;
         }
