@@ -24,8 +24,8 @@ need_pkgs() {
                 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
                         "${missing[@]}" >&2
 }
-BUILD_PKGS=(gcc meson ninja-build pkg-config libjansson-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev scdoc)
-TEST_PKGS=(libcmocka-dev python3 procps make mount chromium clang libclang-rt-14-dev prometheus prometheus-node-exporter prometheus-pushgateway curl sqlite3 ccache sccache)
+BUILD_PKGS=(gcc meson ninja-build pkg-config libjansson-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev scdoc libncurses-dev)
+TEST_PKGS=(libcmocka-dev python3 procps make mount chromium clang libclang-rt-14-dev prometheus prometheus-node-exporter prometheus-pushgateway curl sqlite3 ccache sccache tmux)
 # Debian packages of the OTLP tests' sink (tools/test installs them only when
 # node or npm is missing).
 NODE_PKGS=(nodejs npm)

@@ -112,6 +112,21 @@ static const struct {
      "\n"
      "Exit status: 0, 1 when the database is missing or unreadable, 2 bad usage.\n",
      0, 0},
+    {"top",
+     "usage: buildtel top [--once] [--db PATH]\n"
+     "\n"
+     "A live full-screen view of the builds running on this machine and the recent\n"
+     "finished ones, from the history database: command, state, elapsed, memory\n"
+     "available (with a sparkline of the last minutes), memory used, CPU, near-OOM\n"
+     "flag, stage and context. Refreshes on the runs' own sampling interval (at\n"
+     "least 0.5 s). Keys: arrows or j/k move, Enter opens a run (its targets and\n"
+     "recent stages), Esc or Backspace goes back, q quits. NO_COLOR is honoured.\n"
+     "\n"
+     "  --once                 print one frame as plain text and exit\n"
+     "  --db PATH              the database (default as for `run`)\n"
+     "\n"
+     "Exit status: 0, 1 when the database is missing or unreadable, 2 bad usage.\n",
+     0, 0},
     {"inspect",
      "usage: buildtel inspect [--json] [--db PATH] [RUN]\n"
      "\n"

@@ -803,3 +803,63 @@ int history_parse_when(const char *str, double now, double *ret)
         *ret = (double)t;
         return 0;
 }
+
+/* ---- buildtel top ---------------------------------------------------- */
+
+#define TAIL_BASE "elapsed_s, cpu_pct, mem_used_mb, mem_avail_mb, stage, context"
+#define TAIL_FROM                                                                                  \
+        " FROM (SELECT * FROM samples WHERE run = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq"
+
+struct tail_walk {
+        struct store_tail_point *out;
+        size_t n, max;
+        bool extended; /* the build's columns are there (a newer file) */
+};
+
+static void copy_cut(char *dst, size_t len, const char *src)
+{
+        size_t n = src ? strnlen(src, len - 1) : 0;
+
+        if (n)
+                memcpy(dst, src, n);
+        dst[n] = '\0';
+}
+
+static int tail_row(void *ctx, sqlite3_stmt *s)
+{
+        struct tail_walk *w = ctx;
+        struct store_tail_point *p;
+
+        if (w->n >= w->max)
+                return 0;
+        p = &w->out[w->n++];
+        p->elapsed_s = store_col_real(s, 0);
+        p->cpu_pct = store_col_real(s, 1);
+        p->mem_used_mb = store_col_real(s, 2);
+        p->mem_avail_mb = store_col_real(s, 3);
+        copy_cut(p->stage, sizeof(p->stage), store_col_text(s, 4));
+        copy_cut(p->context, sizeof(p->context), store_col_text(s, 5));
+        p->cg_mem_mb = w->extended ? store_col_real(s, 6) : NAN;
+        p->cg_psi_mem_some_s = w->extended ? store_col_real(s, 7) : NAN;
+        copy_cut(p->running, sizeof(p->running), w->extended ? store_col_text(s, 8) : NULL);
+        return 0;
+}
+
+int store_run_tail(struct store *st, int64_t id, struct store_tail_point *out, size_t max)
+{
+        struct tail_walk w = {.out = out, .max = MIN(max, (size_t)STORE_TAIL_MAX)};
+        sqlite3_stmt *s = NULL;
+        int64_t n;
+        int r = store_prepare(
+            st, "SELECT " TAIL_BASE ", cg_mem_mb, cg_psi_mem_some_s, running" TAIL_FROM, &s);
+
+        w.extended = r >= 0;
+        if (r < 0)
+                r = store_prepare(st, "SELECT " TAIL_BASE TAIL_FROM, &s);
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, id);
+        sqlite3_bind_int64(s, 2, (sqlite3_int64)w.max);
+        n = store_rows(st, s, (int64_t)w.max, tail_row, &w);
+        return n < 0 ? (int)n : (int)w.n;
+}

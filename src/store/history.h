@@ -125,3 +125,18 @@ int store_layers_each(struct store *st, double since, int64_t limit, store_layer
  * unless it ends in Z), or a span back from now: "90s", "30m", "2h",
  * "3d", "1w". Returns 0 with epoch seconds, or -EINVAL. */
 int history_parse_when(const char *s, double now, double *ret);
+
+/* ---- buildtel top ---------------------------------------------------- */
+
+/* One recent sample of a run, as `buildtel top` shows it (strings cut). */
+struct store_tail_point {
+        double elapsed_s, cpu_pct, mem_used_mb, mem_avail_mb;
+        double cg_mem_mb, cg_psi_mem_some_s; /* the build's own; NAN unknown */
+        char stage[64], context[96];
+        char running[128]; /* the running units, "" none or unknown */
+};
+
+/* The last max (at most STORE_TAIL_MAX) samples of run row id, oldest
+ * first, into out. Returns how many, or -errno. */
+#define STORE_TAIL_MAX 240
+int store_run_tail(struct store *st, int64_t id, struct store_tail_point *out, size_t max);

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: MIT */
+/* buildtel top: the builds running on this machine and the recent ones,
+ * live, from the history database. */
+#include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/cmd-history.h"
+#include "cmd/cmd.h"
+#include "out/top-curses.h"
+#include "out/top.h"
+#include "store/history.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+#define TOP_ROWS_MAX 32
+#define TOP_RECENT 8
+#define TOP_TARGETS_MAX 64
+
+/* One run as shown, with the strings the row points at. */
+struct top_run {
+        int64_t id;
+        char command[256], result[32];
+        char stage[64], context[96], units[128];
+        double near_oom_mb, interval;
+        struct store_tail_point tail[STORE_TAIL_MAX];
+        size_t ntail;
+};
+
+struct top_state {
+        struct store *st;
+        struct top_run runs[TOP_ROWS_MAX];
+        struct top_row rows[TOP_ROWS_MAX];
+        size_t n, nrecent;
+};
+
+static void command_of(const struct store_run *r, char *buf, size_t len)
+{
+        size_t used = 0;
+
+        buf[0] = '\0';
+        for (size_t i = 0; r->info.argv && r->info.argv[i] && used + 1 < len; i++) {
+                int n = snprintf(buf + used, len - used, "%s%s", i ? " " : "", r->info.argv[i]);
+
+                if (n < 0)
+                        break;
+                used = MIN(used + (size_t)n, len - 1);
+        }
+}
+
+static void fill_row(struct top_state *s, size_t i, const struct store_run *r)
+{
+        struct top_run *t = &s->runs[i];
+        struct top_row *row = &s->rows[i];
+        int n;
+
+        memset(t, 0, sizeof(*t));
+        t->id = r->id;
+        command_of(r, t->command, sizeof(t->command));
+        history_run_result(r, t->result, sizeof(t->result));
+        t->near_oom_mb = isnan(r->near_oom_mb) ? 4096 : r->near_oom_mb;
+        t->interval = r->info.interval;
+        n = store_run_tail(s->st, r->id, t->tail, STORE_TAIL_MAX);
+        t->ntail = n > 0 ? (size_t)n : 0;
+        *row = (struct top_row){.command = t->command,
+                                .running = r->state == STORE_RUN_RUNNING,
+                                .result = t->result,
+                                .elapsed_s = r->duration_s,
+                                .stage = t->stage,
+                                .context = t->context,
+                                .mem_avail_mb = NAN,
+                                .mem_used_mb = NAN,
+                                .cpu_pct = NAN};
+        if (row->running && !isnan(r->info.start_epoch))
+                row->elapsed_s = (double)time(NULL) - r->info.start_epoch;
+        for (size_t k = 0; k < t->ntail; k++)
+                row->spark[row->nspark++ % TOP_SPARK_MAX] = t->tail[k].mem_avail_mb;
+        row->nspark = MIN(row->nspark, (size_t)TOP_SPARK_MAX);
+        if (t->ntail) {
+                const struct store_tail_point *p = &t->tail[t->ntail - 1];
+
+                memcpy(t->stage, p->stage, sizeof(t->stage));
+                memcpy(t->context, p->context, sizeof(t->context));
+                row->mem_avail_mb = p->mem_avail_mb;
+                row->mem_used_mb = p->mem_used_mb;
+                row->cpu_pct = p->cpu_pct;
+                row->build_mem_mb = p->cg_mem_mb;
+                memcpy(t->units, p->running, sizeof(t->units));
+                if (t->ntail > 1 && p->elapsed_s > p[-1].elapsed_s)
+                        row->psi_mem_pct = (p->cg_psi_mem_some_s - p[-1].cg_psi_mem_some_s) /
+                                           (p->elapsed_s - p[-1].elapsed_s) * 100;
+                row->near_oom = !isnan(p->mem_avail_mb) && p->mem_avail_mb < t->near_oom_mb;
+        }
+}
+
+static int add_run(void *userdata, const struct store_run *r)
+{
+        struct top_state *s = userdata;
+        bool running = r->state == STORE_RUN_RUNNING;
+
+        if (s->n >= TOP_ROWS_MAX || (!running && s->nrecent >= TOP_RECENT))
+                return 0;
+        if (!running)
+                s->nrecent++;
+        fill_row(s, s->n++, r);
+        return 0;
+}
+
+/* Running runs first, then the recent ones, each newest first. */
+static int load(struct top_state *s)
+{
+        struct top_row tmp[TOP_ROWS_MAX];
+        struct top_run *tr;
+        size_t k = 0;
+        int r;
+
+        s->n = s->nrecent = 0;
+        r = store_runs_each(s->st, NAN, 200, add_run, s);
+        if (r < 0)
+                return r;
+        tr = malloc(sizeof(*tr) * TOP_ROWS_MAX);
+        if (!tr)
+                return -ENOMEM;
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < s->n; i++)
+                        if (s->rows[i].running == (pass == 0)) {
+                                tmp[k] = s->rows[i];
+                                tr[k++] = s->runs[i];
+                        }
+        memcpy(s->runs, tr, sizeof(*tr) * s->n);
+        free(tr);
+        for (size_t i = 0; i < s->n; i++) {
+                s->rows[i] = tmp[i];
+                s->rows[i].command = s->runs[i].command;
+                s->rows[i].result = s->runs[i].result;
+                s->rows[i].stage = s->runs[i].stage;
+                s->rows[i].context = s->runs[i].context;
+                s->rows[i].units = s->runs[i].units;
+        }
+        return 0;
+}
+
+/* The detail of run i: its targets and the stage/context changes. */
+struct detail_buf {
+        struct top_target t[TOP_TARGETS_MAX];
+        char names[TOP_TARGETS_MAX][96];
+        char lines[STORE_TAIL_MAX][200];
+        const char *lp[STORE_TAIL_MAX];
+        size_t nt, nl;
+};
+
+static int add_target(void *userdata, const struct store_target *t)
+{
+        struct detail_buf *d = userdata;
+
+        if (d->nt >= TOP_TARGETS_MAX)
+                return 0;
+        snprintf(d->names[d->nt], sizeof(d->names[0]), "%s", t->name ? t->name : "");
+        d->t[d->nt] = (struct top_target){.name = d->names[d->nt],
+                                          .steps = t->steps,
+                                          .cached = t->cached,
+                                          .duration_s = t->duration_s};
+        d->nt++;
+        return 0;
+}
+
+static int detail_frame(struct top_state *s, size_t i, int cols, int lines, bool utf8,
+                        struct dbuf *out)
+{
+        struct detail_buf *d = calloc(1, sizeof(*d));
+        const struct top_run *t = &s->runs[i];
+        struct top_detail det;
+        int r;
+
+        if (!d)
+                return -ENOMEM;
+        (void)store_targets_each(s->st, t->id, add_target, d);
+        for (size_t k = 0; k < t->ntail; k++) {
+                const struct store_tail_point *p = &t->tail[k];
+
+                if (k && strcmp(p->stage, t->tail[k - 1].stage) == 0 &&
+                    strcmp(p->context, t->tail[k - 1].context) == 0)
+                        continue;
+                snprintf(d->lines[d->nl], sizeof(d->lines[0]), "%7.1fs  %s  %s", p->elapsed_s,
+                         p->stage, p->context);
+                d->lp[d->nl] = d->lines[d->nl];
+                d->nl++;
+        }
+        det = (struct top_detail){.row = &s->rows[i],
+                                  .targets = d->t,
+                                  .ntargets = d->nt,
+                                  .lines = d->lp,
+                                  .nlines = d->nl};
+        r = top_detail_text(&det, cols, lines, utf8, out);
+        free(d);
+        return r;
+}
+
+/* The refresh interval: the shortest of the running runs', at least 0.5 s. */
+static int interval_ms(const struct top_state *s)
+{
+        double iv = 1.0;
+        bool any = false;
+
+        for (size_t i = 0; i < s->n; i++)
+                if (s->rows[i].running && !isnan(s->runs[i].interval)) {
+                        iv = any ? MIN(iv, s->runs[i].interval) : s->runs[i].interval;
+                        any = true;
+                }
+        return (int)(MAX(iv, 0.5) * 1000);
+}
+
+static int once(struct top_state *s, bool utf8)
+{
+        struct dbuf out = DBUF_INIT;
+        struct top_view v = {.rows = s->rows,
+                             .nrows = s->n,
+                             .selected = SIZE_MAX,
+                             .cols = 80,
+                             .lines = 24,
+                             .utf8 = utf8};
+        const char *c = getenv("COLUMNS");
+        uint64_t n;
+        int r;
+
+        if (c && parse_u64_str(c, &n) >= 0 && n >= 40 && n <= 1000)
+                v.cols = (int)n;
+        v.lines = 1000;
+        r = top_frame_text(&v, &out);
+        if (r >= 0 && out.p)
+                r = write_all(STDOUT_FILENO, out.p, out.len);
+        dbuf_release(&out);
+        return r < 0 ? 1 : 0;
+}
+
+static int live(struct top_state *s, bool utf8)
+{
+        size_t sel = 0;
+        bool detail = false;
+        struct dbuf out = DBUF_INIT;
+        int r = 0;
+
+        if (top_curses_begin() < 0) {
+                fprintf(stderr, "buildtel top: cannot start the terminal (TERM?)\n");
+                return 1;
+        }
+        for (;;) {
+                struct top_view v = {.rows = s->rows, .nrows = s->n, .utf8 = utf8};
+                enum top_key k;
+
+                top_curses_size(&v.cols, &v.lines);
+                sel = s->n ? MIN(sel, s->n - 1) : 0;
+                v.selected = sel;
+                dbuf_reset(&out);
+                r = detail && s->n ? detail_frame(s, sel, v.cols, v.lines, utf8, &out)
+                                   : top_frame_text(&v, &out);
+                if (r < 0 || !out.p)
+                        break;
+                top_curses_draw(
+                    out.p, detail || !s->n ? -1 : (int)(sel + 2 + (s->rows[sel].running ? 0 : 1)));
+                k = top_curses_key(interval_ms(s));
+                if (k == TOP_KEY_QUIT)
+                        break;
+                if (k == TOP_KEY_UP && sel > 0 && !detail)
+                        sel--;
+                else if (k == TOP_KEY_DOWN && !detail)
+                        sel++;
+                else if (k == TOP_KEY_ENTER)
+                        detail = true;
+                else if (k == TOP_KEY_BACK)
+                        detail = false;
+                r = load(s);
+                if (r < 0)
+                        break;
+        }
+        top_curses_end();
+        dbuf_release(&out);
+        if (r < 0)
+                fprintf(stderr, "buildtel top: %s\n", store_strerror(r));
+        return r < 0 ? 1 : 0;
+}
+
+int cmd_top(int argc, char **argv)
+{
+        struct history_opts o;
+        struct top_state *s;
+        char *args[64];
+        int n = 0, oi, ret;
+        bool one = false, utf8;
+
+        for (int i = 0; i < argc && n < 63; i++) {
+                if (i > 0 && strcmp(argv[i], "--once") == 0)
+                        one = true;
+                else
+                        args[n++] = argv[i];
+        }
+        args[n] = NULL;
+        ret = history_opts_parse("top", "", n, args, &o, &oi);
+        if (ret)
+                return ret;
+        if (o.help)
+                return cmd_print_usage("top") < 0;
+        if (oi != n) {
+                fprintf(stderr, "buildtel top: no operands expected; see 'buildtel help top'\n");
+                return EXIT_BT_USAGE;
+        }
+        setlocale(LC_ALL, "");
+        utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return 1;
+        if (history_open("top", &o, false, &s->st)) {
+                free(s);
+                return 1;
+        }
+        ret = load(s);
+        if (ret < 0)
+                fprintf(stderr, "buildtel top: cannot read the history: %s\n", store_strerror(ret));
+        else
+                ret = one ? once(s, utf8) : live(s, utf8);
+        store_close(s->st);
+        free(s);
+        return ret < 0 ? 1 : ret;
+}
