@@ -34,7 +34,8 @@ static double cpu_seconds(void)
                (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
-static long rss_kb(void)
+/* A field of /proc/self/status in KiB ("VmRSS:", "RssAnon:", "RssFile:"). */
+static long status_kb(const char *field)
 {
         char buf[4096];
         int fd = open("/proc/self/status", O_RDONLY);
@@ -46,8 +47,13 @@ static long rss_kb(void)
         if (n <= 0)
                 return -1;
         buf[n] = '\0';
-        p = strstr(buf, "VmRSS:");
-        return p ? strtol(p + 6, NULL, 10) : -1;
+        p = strstr(buf, field);
+        return p ? strtol(p + strlen(field), NULL, 10) : -1;
+}
+
+static long rss_kb(void)
+{
+        return status_kb("VmRSS:");
 }
 
 /* The same reads as a tick, with the least work a program can do on them:
@@ -456,6 +462,12 @@ int main(int argc, char **argv)
                 r1 = rss_kb();
                 printf("rss: %ld KiB after 1,000 ticks, %ld KiB after %ld ticks (growth %ld KiB)\n",
                        r0, r1, n, r1 - r0);
+                /* What the process allocated, apart from the shared
+                 * libraries' pages it maps (the same files every process
+                 * using them shares). */
+                printf("rss: anonymous %ld KiB, file-backed %ld KiB (shared libraries and the "
+                       "binary)\n",
+                       status_kb("RssAnon:"), status_kb("RssFile:"));
                 return 0;
         }
         fprintf(stderr, "usage: bench-tick raw|buildtel|rss|raw-cgroup|cgroup N\n");

@@ -213,7 +213,13 @@ static const char *skip_digits(const char *p, const char *end)
 
 static bool name_is(const char *s, size_t n, const char *lit)
 {
-        size_t l = strlen(lit);
+        size_t l;
+
+        /* The first byte rules out almost every candidate without a strlen
+         * (this runs for each line's first word against every set). */
+        if (n == 0 ? lit[0] != '\0' : s[0] != lit[0])
+                return false;
+        l = strlen(lit);
 
         return n == l && memcmp(s, lit, l) == 0;
 }

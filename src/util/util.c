@@ -23,25 +23,6 @@ static bool is_digit(char c)
         return c >= '0' && c <= '9';
 }
 
-int parse_u64(const char **cur, const char *end, uint64_t *ret)
-{
-        const char *p = *cur;
-        uint64_t v = 0;
-
-        if (p >= end || !is_digit(*p))
-                return -EINVAL;
-        for (; p < end && is_digit(*p); p++) {
-                unsigned d = (unsigned)(*p - '0');
-                /* Constant bounds: no division per digit (a hot path of the log parsers). */
-                if (v > UINT64_MAX / 10 || (v == UINT64_MAX / 10 && d > UINT64_MAX % 10))
-                        return -ERANGE;
-                v = v * 10 + d;
-        }
-        *cur = p;
-        *ret = v;
-        return 0;
-}
-
 int parse_i64(const char **cur, const char *end, int64_t *ret)
 {
         const char *p = *cur;
