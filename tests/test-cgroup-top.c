@@ -260,9 +260,21 @@ static void test_scan_real(void **state)
                 for (size_t i = 0; i < n; i++)
                         assert_true(u[i].rss_pages > 0 && u[i].nprocs == 1);
         }
+        u = procscan_ended(s, &n);
+        assert_int_equal(n, 0);
         kill(-pids[0], SIGKILL);
         waitpid(pids[0], NULL, 0);
         scan(s, pf, pids, 3);
+        u = procscan_units(s, &n);
+        assert_int_equal(n, 2);
+        u = procscan_ended(s, &n); /* heavy.c's process ended: its CPU is kept */
+        assert_int_equal(n, 1);
+        assert_string_equal(u[0].u.name, "src/heavy.c");
+        assert_int_equal(u[0].nprocs, 1);
+        assert_true(u[0].cpu_s >= 0.0 && u[0].rss_pages == 0);
+        scan(s, pf, pids, 3); /* and said once */
+        (void)procscan_ended(s, &n);
+        assert_int_equal(n, 0);
         u = procscan_units(s, &n);
         assert_int_equal(n, 2);
         (void)procscan_running_text(u, n, text, sizeof(text));
