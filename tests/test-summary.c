@@ -494,6 +494,38 @@ static void test_short_lines(void **state)
         free(s);
 }
 
+/* Seen on a real redis build: the kernel's peak was 682 MiB of which 385
+ * page cache; the short summary named only that figure. */
+static void test_short_anon(void **state)
+{
+        struct summary *s = malloc(sizeof(*s));
+        struct run_info ri = {
+            .exit_code = 0, .ncpu = 2, .finished = true, .start_epoch = 1000, .end_epoch = 1062};
+        struct dbuf out = DBUF_INIT;
+        struct sample a = mk(1060, 23000, 700, 0, 70, 4, "", "LINK redis-cli");
+        struct sample b = mk(1061, 23100, 600, 0, 70, 4, "", "LINK redis-cli");
+
+        (void)state;
+        assert_non_null(s);
+        a.cg_mode = b.cg_mode = "hybrid";
+        a.cg_mem_bytes = a.cg_mem_peak_bytes = 681.5 * SAMPLE_MIB;
+        a.cg_mem_anon_bytes = 286.1 * SAMPLE_MIB;
+        a.cg_mem_file_bytes = 384.6 * SAMPLE_MIB;
+        b.cg_mem_bytes = 568.5 * SAMPLE_MIB;
+        b.cg_mem_peak_bytes = 682.0 * SAMPLE_MIB;
+        b.cg_mem_anon_bytes = 176.4 * SAMPLE_MIB;
+        b.cg_mem_file_bytes = 381.8 * SAMPLE_MIB;
+        summary_init(s, NULL);
+        summary_add(s, &a);
+        summary_add(s, &b);
+        assert_int_equal(summary_render_short(s, &ri, &out), 0);
+        print_message("%s", out.p);
+        assert_non_null(strstr(out.p, "buildtel: build peak 682.0 MiB by +1m01s"));
+        assert_non_null(strstr(out.p, "; anon peak 286.1 MiB at +1m00s; cpu "));
+        dbuf_release(&out);
+        free(s);
+}
+
 static void test_write_files(void **state)
 {
         char dir[] = "/tmp/test-summary-XXXXXX", txt[64], json[64];
@@ -532,7 +564,8 @@ int main(void)
             cmocka_unit_test(test_accumulate),       cmocka_unit_test(test_strings_cut),
             cmocka_unit_test(test_live_equals_file), cmocka_unit_test(test_skipped_rows),
             cmocka_unit_test(test_golden),           cmocka_unit_test(test_readings),
-            cmocka_unit_test(test_short_lines),      cmocka_unit_test(test_write_files),
+            cmocka_unit_test(test_short_lines),      cmocka_unit_test(test_short_anon),
+            cmocka_unit_test(test_write_files),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
