@@ -455,6 +455,14 @@ static size_t count_lines(const char *p)
         return n;
 }
 
+static void set_cg(struct sample *x, double mb, double peak_mb, double anon_mb, double file_mb)
+{
+        x->cg_mem_bytes = mb * SAMPLE_MIB;
+        x->cg_mem_peak_bytes = peak_mb * SAMPLE_MIB;
+        x->cg_mem_anon_bytes = anon_mb * SAMPLE_MIB;
+        x->cg_mem_file_bytes = file_mb * SAMPLE_MIB;
+}
+
 static void test_short_lines(void **state)
 {
         struct summary *s = malloc(sizeof(*s));
@@ -490,38 +498,19 @@ static void test_short_lines(void **state)
                                       "2 near-OOM samples (available < 4096 MiB)\n"));
         assert_non_null(strstr(out.p, "buildtel: minimum disk 10.00 GiB available at +1.0s; "
                                       "1 low-disk samples (available < 20.00 GiB)\n"));
-        dbuf_release(&out);
-        free(s);
-}
 
-/* Seen on a real redis build: the kernel's peak was 682 MiB of which 385
- * page cache; the short summary named only that figure. */
-static void test_short_anon(void **state)
-{
-        struct summary *s = malloc(sizeof(*s));
-        struct run_info ri = {
-            .exit_code = 0, .ncpu = 2, .finished = true, .start_epoch = 1000, .end_epoch = 1062};
-        struct dbuf out = DBUF_INIT;
-        struct sample a = mk(1060, 23000, 700, 0, 70, 4, "", "LINK redis-cli");
-        struct sample b = mk(1061, 23100, 600, 0, 70, 4, "", "LINK redis-cli");
-
-        (void)state;
-        assert_non_null(s);
+        /* The build's peak and its anon peak. Seen on a real redis build: the
+         * kernel's 682 MiB was 385 MiB page cache, and the line named only it. */
         a.cg_mode = b.cg_mode = "hybrid";
-        a.cg_mem_bytes = a.cg_mem_peak_bytes = 681.5 * SAMPLE_MIB;
-        a.cg_mem_anon_bytes = 286.1 * SAMPLE_MIB;
-        a.cg_mem_file_bytes = 384.6 * SAMPLE_MIB;
-        b.cg_mem_bytes = 568.5 * SAMPLE_MIB;
-        b.cg_mem_peak_bytes = 682.0 * SAMPLE_MIB;
-        b.cg_mem_anon_bytes = 176.4 * SAMPLE_MIB;
-        b.cg_mem_file_bytes = 381.8 * SAMPLE_MIB;
+        set_cg(&a, 681.5, 681.5, 286.1, 384.6);
+        set_cg(&b, 568.5, 682.0, 176.4, 381.8);
         summary_init(s, NULL);
         summary_add(s, &a);
         summary_add(s, &b);
+        dbuf_reset(&out);
         assert_int_equal(summary_render_short(s, &ri, &out), 0);
-        print_message("%s", out.p);
-        assert_non_null(strstr(out.p, "buildtel: build peak 682.0 MiB by +1m01s"));
-        assert_non_null(strstr(out.p, "; anon peak 286.1 MiB at +1m00s; cpu "));
+        assert_non_null(strstr(out.p, "buildtel: build peak 682.0 MiB by +1.0s"));
+        assert_non_null(strstr(out.p, "; anon peak 286.1 MiB at +0.0s; cpu "));
         dbuf_release(&out);
         free(s);
 }
@@ -564,8 +553,7 @@ int main(void)
             cmocka_unit_test(test_accumulate),       cmocka_unit_test(test_strings_cut),
             cmocka_unit_test(test_live_equals_file), cmocka_unit_test(test_skipped_rows),
             cmocka_unit_test(test_golden),           cmocka_unit_test(test_readings),
-            cmocka_unit_test(test_short_lines),      cmocka_unit_test(test_short_anon),
-            cmocka_unit_test(test_write_files),
+            cmocka_unit_test(test_short_lines),      cmocka_unit_test(test_write_files),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
