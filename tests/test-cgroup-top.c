@@ -63,6 +63,11 @@ static const struct {
     {"as", A("as\0--64\0-o\0heavy.o\0/tmp/ccX.s\0"), PROCUNIT_NONE, ""},
     {"make", A("make\0-j2\0all.c\0"), PROCUNIT_NONE, ""},
     {"gcc", A("gcc\0--version\0"), PROCUNIT_NONE, ""},
+    /* a driver over several sources: its cc1 children are the units (seen
+     * on redis: `cc -MM acl.c adlist.c ...` made acl.c a unit from +1 s) */
+    {"cc", A("cc\0-std=gnu11\0-MM\0acl.c\0adlist.c\0ae.c\0"), PROCUNIT_NONE, ""},
+    {"gcc", A("gcc\0-O2\0-o\0app\0a.c\0b.c\0"), PROCUNIT_NONE, ""},
+    {"cc", A("cc\0-MM\0acl.c\0"), PROCUNIT_COMPILE, "acl.c"},
     {"gcc", A("gcc\0-c\0-o\0x.o\0"), PROCUNIT_NONE, ""},
     {"lto1", A("lto1\0-quiet\0"), PROCUNIT_NONE, ""},
     {"cc1", "", 0, PROCUNIT_NONE, ""},

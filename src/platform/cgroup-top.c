@@ -242,6 +242,7 @@ static bool arg_is(const char *a, size_t n, const char *lit)
 struct argscan {
         const char *source, *output, *dumpbase, *crate;
         size_t source_n, output_n, dumpbase_n, crate_n;
+        size_t nsources;
         bool compile_only; /* -c, -S, -E or -cc1 */
 };
 
@@ -279,7 +280,7 @@ static void scan_args(const char *cur, const char *end, struct argscan *r)
                                 r->compile_only = true;
                         continue;
                 }
-                if (!r->source && n > 0 && has_source_ext(a, n)) {
+                if (n > 0 && has_source_ext(a, n) && r->nsources++ == 0) {
                         r->source = a;
                         r->source_n = n;
                 }
@@ -337,6 +338,10 @@ static enum procunit_kind classify_raw(const char *comm, const char *cmdline, si
                 *ret_n = as.crate_n;
                 return PROCUNIT_COMPILE;
         }
+        /* A driver given several sources (redis's `cc -MM *.c`) is none of
+         * them: the compiler it runs for each stands for that one. */
+        if (as.nsources > 1 && TOOL_IN(comm, tn, driver_names))
+                return PROCUNIT_NONE;
         if (as.source && !arg_is(comm, tn, "as")) {
                 *ret_a = as.source;
                 *ret_n = as.source_n;
