@@ -63,6 +63,11 @@ static const struct {
     {"as", A("as\0--64\0-o\0heavy.o\0/tmp/ccX.s\0"), PROCUNIT_NONE, ""},
     {"make", A("make\0-j2\0all.c\0"), PROCUNIT_NONE, ""},
     {"gcc", A("gcc\0--version\0"), PROCUNIT_NONE, ""},
+    /* a driver over several sources: its cc1 children are the units (seen
+     * on redis: `cc -MM acl.c adlist.c ...` made acl.c a unit from +1 s) */
+    {"cc", A("cc\0-std=gnu11\0-MM\0acl.c\0adlist.c\0ae.c\0"), PROCUNIT_NONE, ""},
+    {"gcc", A("gcc\0-O2\0-o\0app\0a.c\0b.c\0"), PROCUNIT_NONE, ""},
+    {"cc", A("cc\0-MM\0acl.c\0"), PROCUNIT_COMPILE, "acl.c"},
     {"gcc", A("gcc\0-c\0-o\0x.o\0"), PROCUNIT_NONE, ""},
     {"lto1", A("lto1\0-quiet\0"), PROCUNIT_NONE, ""},
     {"cc1", "", 0, PROCUNIT_NONE, ""},
@@ -260,9 +265,21 @@ static void test_scan_real(void **state)
                 for (size_t i = 0; i < n; i++)
                         assert_true(u[i].rss_pages > 0 && u[i].nprocs == 1);
         }
+        u = procscan_ended(s, &n);
+        assert_int_equal(n, 0);
         kill(-pids[0], SIGKILL);
         waitpid(pids[0], NULL, 0);
         scan(s, pf, pids, 3);
+        u = procscan_units(s, &n);
+        assert_int_equal(n, 2);
+        u = procscan_ended(s, &n); /* heavy.c's process ended: its CPU is kept */
+        assert_int_equal(n, 1);
+        assert_string_equal(u[0].u.name, "src/heavy.c");
+        assert_int_equal(u[0].nprocs, 1);
+        assert_true(u[0].cpu_s >= 0.0 && u[0].rss_pages == 0);
+        scan(s, pf, pids, 3); /* and said once */
+        (void)procscan_ended(s, &n);
+        assert_int_equal(n, 0);
         u = procscan_units(s, &n);
         assert_int_equal(n, 2);
         (void)procscan_running_text(u, n, text, sizeof(text));

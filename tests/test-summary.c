@@ -455,6 +455,14 @@ static size_t count_lines(const char *p)
         return n;
 }
 
+static void set_cg(struct sample *x, double mb, double peak_mb, double anon_mb, double file_mb)
+{
+        x->cg_mem_bytes = mb * SAMPLE_MIB;
+        x->cg_mem_peak_bytes = peak_mb * SAMPLE_MIB;
+        x->cg_mem_anon_bytes = anon_mb * SAMPLE_MIB;
+        x->cg_mem_file_bytes = file_mb * SAMPLE_MIB;
+}
+
 static void test_short_lines(void **state)
 {
         struct summary *s = malloc(sizeof(*s));
@@ -490,6 +498,19 @@ static void test_short_lines(void **state)
                                       "2 near-OOM samples (available < 4096 MiB)\n"));
         assert_non_null(strstr(out.p, "buildtel: minimum disk 10.00 GiB available at +1.0s; "
                                       "1 low-disk samples (available < 20.00 GiB)\n"));
+
+        /* The build's peak and its anon peak. Seen on a real redis build: the
+         * kernel's 682 MiB was 385 MiB page cache, and the line named only it. */
+        a.cg_mode = b.cg_mode = "hybrid";
+        set_cg(&a, 681.5, 681.5, 286.1, 384.6);
+        set_cg(&b, 568.5, 682.0, 176.4, 381.8);
+        summary_init(s, NULL);
+        summary_add(s, &a);
+        summary_add(s, &b);
+        dbuf_reset(&out);
+        assert_int_equal(summary_render_short(s, &ri, &out), 0);
+        assert_non_null(strstr(out.p, "buildtel: build peak 682.0 MiB by +1.0s"));
+        assert_non_null(strstr(out.p, "; anon peak 286.1 MiB at +0.0s; cpu "));
         dbuf_release(&out);
         free(s);
 }

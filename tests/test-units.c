@@ -107,6 +107,55 @@ static void test_bad_input(void **state)
         units_free(u);
 }
 
+/* A unit's processes come and go: what ended counts with what runs. */
+static const struct {
+        char op; /* 'o' observe (live CPU), 'e' ended */
+        int kind;
+        const char *name;
+        double cpu, want; /* want: the unit's cpu_s after; for 'e', NAN = the return */
+        int ret;
+} cpu_steps[] = {
+    {'o', UNITS_COMPILE, "x.c", 0.5, 0.5, 0}, /* x.c's static object */
+    {'o', UNITS_COMPILE, "x.c", 1.9, 1.9, 0},
+    {'e', UNITS_COMPILE, "x.c", 1.9, 1.9, 0},    /* it ended */
+    {'o', UNITS_COMPILE, "x.c", 0.3, 2.2, 0},    /* the shared one */
+    {'e', UNITS_COMPILE, "x.c", 2.0, 3.9, 0},    /* ended too */
+    {'o', UNITS_LINK, "x.c", 1.0, 1.0, 0},       /* another kind: its own */
+    {'e', UNITS_LINK, "app", 1.0, NAN, -ENOENT}, /* never observed */
+    {'e', UNITS_COMPILE, "x.c", -1.0, NAN, -EINVAL},
+    {'e', UNITS_COMPILE, "x.c", NAN, NAN, -EINVAL},
+    {'e', UNITS_COMPILE, "", 1.0, NAN, -EINVAL},
+    {'o', UNITS_COMPILE, "x.c", NAN, 3.9, 0}, /* unknown live CPU changes nothing */
+};
+
+static void test_ended(void **state)
+{
+        struct units *u = NULL;
+
+        (void)state;
+        assert_int_equal(units_new(&u), 0);
+        for (size_t i = 0; i < ARRAY_SIZE(cpu_steps); i++) {
+                const struct unit *rows;
+                size_t n;
+                int r =
+                    cpu_steps[i].op == 'o'
+                        ? units_observe(u, cpu_steps[i].kind, "cc1", cpu_steps[i].name, (double)i,
+                                        10.0, cpu_steps[i].cpu)
+                        : units_ended(u, cpu_steps[i].kind, cpu_steps[i].name, cpu_steps[i].cpu);
+
+                print_message("step %zu\n", i);
+                assert_int_equal(r, cpu_steps[i].ret);
+                if (isnan(cpu_steps[i].want))
+                        continue;
+                rows = units_rows(u, &n);
+                for (size_t k = 0; k < n; k++)
+                        if (rows[k].kind == cpu_steps[i].kind &&
+                            strcmp(rows[k].name, cpu_steps[i].name) == 0)
+                                assert_float_equal(rows[k].cpu_s, cpu_steps[i].want, 1e-9);
+        }
+        units_free(u);
+}
+
 static void test_cap(void **state)
 {
         struct units *u = NULL;
@@ -238,11 +287,9 @@ static void test_csv_round_trip(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_observe),
-            cmocka_unit_test(test_bad_input),
-            cmocka_unit_test(test_cap),
-            cmocka_unit_test(test_jobs),
-            cmocka_unit_test(test_csv_round_trip),
+            cmocka_unit_test(test_observe), cmocka_unit_test(test_bad_input),
+            cmocka_unit_test(test_ended),   cmocka_unit_test(test_cap),
+            cmocka_unit_test(test_jobs),    cmocka_unit_test(test_csv_round_trip),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

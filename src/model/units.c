@@ -16,6 +16,7 @@
 
 struct units {
         struct unit *rows; /* in order of first sight */
+        double *ended_cpu; /* per row: CPU seconds of its processes that ended */
         size_t n, cap;
         uint32_t *slot; /* row index + 1; 0 empty */
         uint64_t dropped;
@@ -41,6 +42,7 @@ void units_free(struct units *u)
         if (!u)
                 return;
         free(u->rows);
+        free(u->ended_cpu);
         free(u->slot);
         free(u);
 }
@@ -87,14 +89,20 @@ static struct unit *add_row(struct units *u, uint32_t slot)
         if (u->n == u->cap) {
                 size_t ncap = u->cap ? 2 * u->cap : 64;
                 struct unit *nr;
+                double *ne;
 
                 ncap = MIN(ncap, (size_t)UNITS_MAX);
                 nr = realloc(u->rows, ncap * sizeof(*nr));
                 if (!nr)
                         return NULL;
                 u->rows = nr;
+                ne = realloc(u->ended_cpu, ncap * sizeof(*ne));
+                if (!ne)
+                        return NULL;
+                u->ended_cpu = ne;
                 u->cap = ncap;
         }
+        u->ended_cpu[u->n] = 0.0;
         u->slot[slot] = (uint32_t)++u->n;
         return &u->rows[u->n - 1];
 }
@@ -129,8 +137,33 @@ int units_observe(struct units *u, int kind, const char *tool, const char *name,
                 r->peak_s = elapsed_s;
                 copy_cut(r->tool, sizeof(r->tool), tool ? tool : "");
         }
-        if (isfinite(cpu_s) && (isnan(r->cpu_s) || cpu_s > r->cpu_s))
-                r->cpu_s = cpu_s;
+        /* What ended before counts too: a unit's processes come and go (a
+         * source compiled twice, an LTO link's ltrans partitions). */
+        if (isfinite(cpu_s)) {
+                cpu_s += u->ended_cpu[r - u->rows];
+                if (isnan(r->cpu_s) || cpu_s > r->cpu_s)
+                        r->cpu_s = cpu_s;
+        }
+        return 0;
+}
+
+int units_ended(struct units *u, int kind, const char *name, double cpu_s)
+{
+        char key[UNITS_NAME_MAX + 1];
+        struct unit *r;
+        double *ended;
+        uint32_t slot = 0;
+
+        if (!name || !name[0] || !isfinite(cpu_s) || cpu_s < 0)
+                return -EINVAL;
+        copy_cut(key, sizeof(key), name);
+        r = lookup(u, kind, key, &slot);
+        if (!r)
+                return -ENOENT;
+        ended = &u->ended_cpu[r - u->rows];
+        *ended += cpu_s;
+        if (isnan(r->cpu_s) || *ended > r->cpu_s)
+                r->cpu_s = *ended;
         return 0;
 }
 
@@ -151,6 +184,7 @@ int units_put(struct units *u, const struct unit *row)
                 }
         }
         *r = *row;
+        u->ended_cpu[r - u->rows] = 0.0;
         return 0;
 }
 

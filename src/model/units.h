@@ -31,7 +31,8 @@ struct unit {
         double first_s, last_s; /* elapsed seconds of the first and last scan that saw it */
         double peak_mb;         /* the largest sum of its processes' RSS at one scan */
         double peak_s;          /* when */
-        double cpu_s;           /* user + system of its processes as last seen; NAN unknown */
+        double cpu_s;           /* user + system of its processes: the ended ones as last seen, plus
+                                 * the live ones; NAN unknown */
 };
 
 struct units;
@@ -50,6 +51,12 @@ int units_put(struct units *u, const struct unit *row);
  * -EINVAL for an empty name or a bad kind. */
 int units_observe(struct units *u, int kind, const char *tool, const char *name, double elapsed_s,
                   double rss_mb, double cpu_s);
+
+/* Processes of a unit seen at an earlier scan have ended, with cpu_s
+ * seconds between them as last seen: from now on the unit's CPU is that
+ * plus its live processes'. Call it before the scan's units_observe().
+ * Returns 0, -ENOENT when no such unit was observed, -EINVAL. */
+int units_ended(struct units *u, int kind, const char *name, double cpu_s);
 
 size_t units_count(const struct units *u);
 /* Every unit, in order of first sight; owned by u. */

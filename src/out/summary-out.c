@@ -952,7 +952,8 @@ int summary_render_text(const struct summary *s, const struct run_info *ri, stru
 }
 
 /* "buildtel: build peak 18.2 GiB at +2h14m07s, stage S, cc1plus Foo.cpp
- * 6.1 GiB (pid 9); cpu 812.3 s (cgroup hybrid)" and a line on OOM kills. */
+ * 6.1 GiB (pid 9); anon peak 15.9 GiB at +2h14m06s; cpu 812.3 s (cgroup
+ * hybrid)" and a line on OOM kills. */
 static void render_build_short(const struct summary_build *bd, struct dwriter *w)
 {
         const struct summary_point *p = &bd->mem_peak;
@@ -973,6 +974,13 @@ static void render_build_short(const struct summary_build *bd, struct dwriter *w
                         put_proc(w, &bd->mem_peak_proc);
                 }
                 put_running(w, p);
+        }
+        /* The kernel's peak holds page cache: the OOM edge is about anon. */
+        if (bd->mem_anon_peak.set) {
+                dw_puts(w, "; anon peak ");
+                put_size(w, bd->mem_anon_peak.value);
+                dw_puts(w, " at +");
+                put_duration(w, bd->mem_anon_peak.elapsed_s);
         }
         dw_puts(w, "; cpu ");
         put_num(w, bd->cpu_user_s + bd->cpu_sys_s, 1);

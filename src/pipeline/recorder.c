@@ -387,6 +387,11 @@ static void scan_units(struct recorder *r, struct sample *s)
         size_t n;
 
         procscan_end(r->scan, sampler_procfs(r->sampler));
+        u = procscan_ended(r->scan, &n);
+        for (size_t i = 0; i < n; i++) /* before the live ones: see units_ended() */
+                (void)units_ended(r->units,
+                                  u[i].u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
+                                  u[i].u.name, u[i].cpu_s);
         u = procscan_units(r->scan, &n);
         (void)procscan_running_text(u, n, r->running, sizeof(r->running));
         s->running = r->running;

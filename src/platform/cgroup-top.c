@@ -242,6 +242,7 @@ static bool arg_is(const char *a, size_t n, const char *lit)
 struct argscan {
         const char *source, *output, *dumpbase, *crate;
         size_t source_n, output_n, dumpbase_n, crate_n;
+        size_t nsources;
         bool compile_only; /* -c, -S, -E or -cc1 */
 };
 
@@ -279,7 +280,7 @@ static void scan_args(const char *cur, const char *end, struct argscan *r)
                                 r->compile_only = true;
                         continue;
                 }
-                if (!r->source && n > 0 && has_source_ext(a, n)) {
+                if (n > 0 && has_source_ext(a, n) && r->nsources++ == 0) {
                         r->source = a;
                         r->source_n = n;
                 }
@@ -337,6 +338,10 @@ static enum procunit_kind classify_raw(const char *comm, const char *cmdline, si
                 *ret_n = as.crate_n;
                 return PROCUNIT_COMPILE;
         }
+        /* A driver given several sources (redis's `cc -MM *.c`) is none of
+         * them: the compiler it runs for each stands for that one. */
+        if (as.nsources > 1 && TOOL_IN(comm, tn, driver_names))
+                return PROCUNIT_NONE;
         if (as.source && !arg_is(comm, tn, "as")) {
                 *ret_a = as.source;
                 *ret_n = as.source_n;
@@ -429,6 +434,8 @@ struct procscan {
         size_t nprev, ncur;
         struct procscan_unit units[PROCSCAN_UNITS_MAX];
         size_t nunits;
+        struct procscan_unit ended[PROCSCAN_UNITS_MAX];
+        size_t nended;
         double ticks_per_s;
         char *cmdline; /* PROCSCAN_CMDLINE_MAX bytes */
 };
@@ -467,16 +474,16 @@ void procscan_begin(struct procscan *s)
         s->ncur = 0;
 }
 
-static const struct pentry *find_prev(const struct procscan *s, long pid)
+static const struct pentry *find_in(const struct pentry *v, size_t n, long pid)
 {
-        size_t lo = 0, hi = s->nprev;
+        size_t lo = 0, hi = n;
 
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
 
-                if (s->prev[mid].pid == pid)
-                        return &s->prev[mid];
-                if (s->prev[mid].pid < pid)
+                if (v[mid].pid == pid)
+                        return &v[mid];
+                if (v[mid].pid < pid)
                         lo = mid + 1;
                 else
                         hi = mid;
@@ -499,7 +506,7 @@ void procscan_consider(struct procscan *s, const struct pidstat *ps)
         e->cpu_ticks = ps->utime + ps->stime;
         memcpy(e->comm, ps->comm, sizeof(e->comm) - 1);
         e->comm[sizeof(e->comm) - 1] = '\0';
-        old = find_prev(s, ps->pid);
+        old = find_in(s->prev, s->nprev, ps->pid);
         if (old && old->start == e->start && old->classified && strcmp(old->comm, e->comm) == 0) {
                 e->u = old->u;
                 e->classified = true;
@@ -547,6 +554,37 @@ static void add_unit(struct procscan *s, const struct pentry *e, uint64_t *top_r
         }
 }
 
+/* The previous scan's unit processes missing from this one (both sorted
+ * by pid), their CPU summed per unit. */
+static void collect_ended(struct procscan *s)
+{
+        s->nended = 0;
+        if (s->ncur >= PROCSCAN_PIDS_MAX) /* some were not kept: not ended */
+                return;
+        for (size_t i = 0; i < s->nprev; i++) {
+                const struct pentry *e = &s->prev[i], *now;
+                struct procscan_unit *u = NULL;
+
+                if (!e->classified || e->u.kind == PROCUNIT_NONE)
+                        continue;
+                now = find_in(s->cur, s->ncur, e->pid);
+                if (now && now->start == e->start)
+                        continue;
+                for (size_t k = 0; k < s->nended && !u; k++)
+                        if (s->ended[k].u.kind == e->u.kind &&
+                            strcmp(s->ended[k].u.name, e->u.name) == 0)
+                                u = &s->ended[k];
+                if (!u) {
+                        if (s->nended >= PROCSCAN_UNITS_MAX)
+                                continue;
+                        u = &s->ended[s->nended++];
+                        *u = (struct procscan_unit){.u = e->u};
+                }
+                u->cpu_s += (double)e->cpu_ticks / s->ticks_per_s;
+                u->nprocs++;
+        }
+}
+
 void procscan_end(struct procscan *s, struct procfs *p)
 {
         uint64_t top_rss[PROCSCAN_UNITS_MAX];
@@ -570,6 +608,7 @@ void procscan_end(struct procscan *s, struct procfs *p)
         }
         qsort(s->units, s->nunits, sizeof(s->units[0]), cmp_unit_rss);
         qsort(s->cur, s->ncur, sizeof(s->cur[0]), cmp_pid);
+        collect_ended(s);
         t = s->prev;
         s->prev = s->cur;
         s->cur = t;
@@ -581,6 +620,12 @@ const struct procscan_unit *procscan_units(const struct procscan *s, size_t *ret
 {
         *ret_n = s->nunits;
         return s->units;
+}
+
+const struct procscan_unit *procscan_ended(const struct procscan *s, size_t *ret_n)
+{
+        *ret_n = s->nended;
+        return s->ended;
 }
 
 int procscan_running_text(const struct procscan_unit *u, size_t n, char *out, size_t cap)

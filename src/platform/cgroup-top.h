@@ -100,6 +100,12 @@ void procscan_end(struct procscan *s, struct procfs *p);
  * the next scan. */
 const struct procscan_unit *procscan_units(const struct procscan *s, size_t *ret_n);
 
+/* The units whose processes seen at the scan before the last one have
+ * ended since (gone, or a new process under their pid): per unit, their
+ * CPU as last seen (cpu_s), how many (nprocs); rss_pages is 0. Owned by s
+ * until the next scan. A scan that hit PROCSCAN_PIDS_MAX reports none. */
+const struct procscan_unit *procscan_ended(const struct procscan *s, size_t *ret_n);
+
 /* "heavy.c s5.c ld:app.so": the units, largest first, a compile unit as the
  * base name of its source, a link unit as tool:output; as many as fit in
  * cap - 1 bytes, whole words only. Returns the length (out NUL-terminated),
