@@ -2,7 +2,8 @@
 // A strict OTLP/HTTP metrics and traces sink for buildtel's tests, on
 // 127.0.0.1 only (POST /v1/metrics and /v1/traces).
 // It decodes every body with the protobuf definitions bundled in
-// @opentelemetry/otlp-transformer@0.217.0 (protobuf and JSON, gzip too),
+// @opentelemetry/otlp-transformer (0.217.0 metrics, 0.57.2 traces; protobuf
+// and JSON, gzip too),
 // answers 400 to anything malformed, and appends what it got to a record
 // file, one JSON object per request, for the test to assert on.
 //
@@ -20,44 +21,10 @@ const root = require('@opentelemetry/otlp-transformer/build/src/generated/root')
 
 const Req = root.opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceRequest;
 // otlp-transformer 0.217 bundles protobuf types for metrics only (its
-// traces have a hand-written serializer and no decoder), so the trace types
-// are opentelemetry-proto's trace.proto (v1.5.0), transcribed field for
-// field, and decoded with the same protobufjs.
-const protobuf = require('protobufjs');
-const TRACE_PROTO = `
-syntax = "proto3";
-package opentelemetry.proto.collector.trace.v1;
-message ExportTraceServiceRequest { repeated ResourceSpans resource_spans = 1; }
-message AnyValue { oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3;
-  double double_value = 4; ArrayValue array_value = 5; KeyValueList kvlist_value = 6; bytes bytes_value = 7; } }
-message ArrayValue { repeated AnyValue values = 1; }
-message KeyValueList { repeated KeyValue values = 1; }
-message KeyValue { string key = 1; AnyValue value = 2; }
-message InstrumentationScope { string name = 1; string version = 2; repeated KeyValue attributes = 3;
-  uint32 dropped_attributes_count = 4; }
-message Resource { repeated KeyValue attributes = 1; uint32 dropped_attributes_count = 2; }
-message ResourceSpans { Resource resource = 1; repeated ScopeSpans scope_spans = 2; string schema_url = 3; }
-message ScopeSpans { InstrumentationScope scope = 1; repeated Span spans = 2; string schema_url = 3; }
-message Span {
-  bytes trace_id = 1; bytes span_id = 2; string trace_state = 3; bytes parent_span_id = 4;
-  fixed32 flags = 16; string name = 5;
-  enum SpanKind { SPAN_KIND_UNSPECIFIED = 0; SPAN_KIND_INTERNAL = 1; SPAN_KIND_SERVER = 2;
-    SPAN_KIND_CLIENT = 3; SPAN_KIND_PRODUCER = 4; SPAN_KIND_CONSUMER = 5; }
-  SpanKind kind = 6; fixed64 start_time_unix_nano = 7; fixed64 end_time_unix_nano = 8;
-  repeated KeyValue attributes = 9; uint32 dropped_attributes_count = 10;
-  message Event { fixed64 time_unix_nano = 1; string name = 2; repeated KeyValue attributes = 3;
-    uint32 dropped_attributes_count = 4; }
-  repeated Event events = 11; uint32 dropped_events_count = 12;
-  message Link { bytes trace_id = 1; bytes span_id = 2; string trace_state = 3;
-    repeated KeyValue attributes = 4; uint32 dropped_attributes_count = 5; fixed32 flags = 6; }
-  repeated Link links = 13; uint32 dropped_links_count = 14; Status status = 15;
-}
-message Status { reserved 1; string message = 2;
-  enum StatusCode { STATUS_CODE_UNSET = 0; STATUS_CODE_OK = 1; STATUS_CODE_ERROR = 2; }
-  StatusCode code = 3; }
-`;
-const TraceReq = protobuf.parse(TRACE_PROTO, { keepCase: false }).root
-  .lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
+// traces have a hand-written serializer and no decoder); 0.57.2, the last
+// release that bundles the trace types too, decodes the traces.
+const traceRoot = require('otlp-transformer-traces/build/src/generated/root');
+const TraceReq = traceRoot.opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest;
 
 const args = {};
 for (let i = 2; i < process.argv.length; i += 2) args[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
