@@ -20,6 +20,7 @@ enum {
         HOPT_JSON,
         HOPT_LIMIT,
         HOPT_SINCE,
+        HOPT_ONCE,
         HOPT_HELP,
 };
 
@@ -31,6 +32,7 @@ int history_opts_parse(const char *cmd, const char *allowed, int argc, char **ar
             {"json", no_argument, NULL, HOPT_JSON},
             {"limit", required_argument, NULL, HOPT_LIMIT},
             {"since", required_argument, NULL, HOPT_SINCE},
+            {"once", no_argument, NULL, HOPT_ONCE},
             {"help", no_argument, NULL, HOPT_HELP},
             {0},
         };
@@ -44,7 +46,8 @@ int history_opts_parse(const char *cmd, const char *allowed, int argc, char **ar
 
                 if ((c == HOPT_JSON && !strchr(allowed, 'j')) ||
                     (c == HOPT_LIMIT && !strchr(allowed, 'l')) ||
-                    (c == HOPT_SINCE && !strchr(allowed, 's')))
+                    (c == HOPT_SINCE && !strchr(allowed, 's')) ||
+                    (c == HOPT_ONCE && !strchr(allowed, 'o')))
                         c = '?';
                 switch (c) {
                 case HOPT_DB:
@@ -76,6 +79,9 @@ int history_opts_parse(const char *cmd, const char *allowed, int argc, char **ar
                                         cmd, optarg);
                                 return EXIT_BT_USAGE;
                         }
+                        break;
+                case HOPT_ONCE:
+                        o->once = true;
                         break;
                 case HOPT_HELP:
                 case 'h':

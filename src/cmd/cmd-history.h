@@ -20,11 +20,12 @@ struct history_opts {
         bool json;
         int64_t limit; /* --limit; 0: none */
         double since;  /* --since as epoch; NAN: none */
+        bool once;     /* --once (top) */
         bool help;
 };
 
-/* Parse the options of cmd (the ones in allowed: "jls" for --json,
- * --limit, --since; --db and --help always). Sets *ret_optind to the first
+/* Parse the options of cmd (the ones in allowed: "jlso" for --json,
+ * --limit, --since, --once; --db and --help always). Sets *ret_optind to the first
  * operand. Returns 0, or EXIT_BT_USAGE after printing the error. */
 int history_opts_parse(const char *cmd, const char *allowed, int argc, char **argv,
                        struct history_opts *o, int *ret_optind);

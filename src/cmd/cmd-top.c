@@ -290,23 +290,15 @@ int cmd_top(int argc, char **argv)
 {
         struct history_opts o;
         struct top_state *s;
-        char *args[64];
-        int n = 0, oi, ret;
-        bool one = false, utf8;
+        int oi, ret;
+        bool utf8;
 
-        for (int i = 0; i < argc && n < 63; i++) {
-                if (i > 0 && strcmp(argv[i], "--once") == 0)
-                        one = true;
-                else
-                        args[n++] = argv[i];
-        }
-        args[n] = NULL;
-        ret = history_opts_parse("top", "", n, args, &o, &oi);
+        ret = history_opts_parse("top", "o", argc, argv, &o, &oi);
         if (ret)
                 return ret;
         if (o.help)
                 return cmd_print_usage("top") < 0;
-        if (oi != n) {
+        if (oi != argc) {
                 fprintf(stderr, "buildtel top: no operands expected; see 'buildtel help top'\n");
                 return EXIT_BT_USAGE;
         }
@@ -323,7 +315,7 @@ int cmd_top(int argc, char **argv)
         if (ret < 0)
                 fprintf(stderr, "buildtel top: cannot read the history: %s\n", store_strerror(ret));
         else
-                ret = one ? once(s, utf8) : live(s, utf8);
+                ret = o.once ? once(s, utf8) : live(s, utf8);
         store_close(s->st);
         free(s);
         return ret < 0 ? 1 : ret;
