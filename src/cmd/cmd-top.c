@@ -2,6 +2,7 @@
 /* buildtel top: the builds running on this machine and the recent ones,
  * live, from the history database. */
 #include <errno.h>
+#include <fcntl.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <math.h>
@@ -28,6 +29,7 @@ struct top_run {
         int64_t id;
         char command[256], result[32];
         char stage[64], context[96], units[128];
+        char build_log[512]; /* "" unknown */
         double near_oom_mb, interval;
         struct store_tail_point tail[STORE_TAIL_MAX];
         size_t ntail;
@@ -66,6 +68,8 @@ static void fill_row(struct top_state *s, size_t i, const struct store_run *r)
         history_run_result(r, t->result, sizeof(t->result));
         t->near_oom_mb = isnan(r->near_oom_mb) ? 4096 : r->near_oom_mb;
         t->interval = r->info.interval;
+        if (r->build_log)
+                snprintf(t->build_log, sizeof(t->build_log), "%s", r->build_log);
         n = store_run_tail(s->st, r->id, t->tail, STORE_TAIL_MAX);
         t->ntail = n > 0 ? (size_t)n : 0;
         *row = (struct top_row){.command = t->command,
@@ -170,18 +174,67 @@ static int add_target(void *userdata, const struct store_target *t)
         return 0;
 }
 
+/* The last lines of the run's build log (its last 8 KiB; what a terminal
+ * shows of a line rewritten with CR) into d. Returns how many, 0 when the
+ * log cannot be read (a watched run has none; the file may be gone). */
+static size_t log_tail(const char *path, struct detail_buf *d)
+{
+        _cleanup_close_ int fd = *path ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) : -1;
+        char buf[8192];
+        size_t starts[STORE_TAIL_MAX], ends[STORE_TAIL_MAX], n = 0, pos = 0;
+        off_t size;
+        ssize_t got;
+
+        if (fd < 0 || (size = lseek(fd, 0, SEEK_END)) < 0)
+                return 0;
+        got =
+            pread(fd, buf, sizeof(buf), size > (off_t)sizeof(buf) ? size - (off_t)sizeof(buf) : 0);
+        if (got <= 0)
+                return 0;
+        if (size > (off_t)sizeof(buf)) { /* the first line is cut: skip it */
+                const char *nl = memchr(buf, '\n', (size_t)got);
+
+                pos = nl ? (size_t)(nl - buf) + 1 : (size_t)got;
+        }
+        while (pos < (size_t)got) {
+                const char *nl = memchr(buf + pos, '\n', (size_t)got - pos);
+                size_t end = nl ? (size_t)(nl - buf) : (size_t)got, start = pos;
+
+                for (size_t k = start; k < end; k++) /* after the last CR that is not last */
+                        if (buf[k] == '\r' && k + 1 < end)
+                                start = k + 1;
+                starts[n % STORE_TAIL_MAX] = start;
+                ends[n % STORE_TAIL_MAX] = end;
+                n++;
+                pos = end + 1;
+        }
+        for (size_t k = n > STORE_TAIL_MAX ? n - STORE_TAIL_MAX : 0; k < n; k++) {
+                size_t i = k % STORE_TAIL_MAX, len = ends[i] - starts[i];
+
+                len = MIN(len, sizeof(d->lines[0]) - 1);
+                memcpy(d->lines[d->nl], buf + starts[i], len);
+                d->lines[d->nl][len] = '\0';
+                d->lp[d->nl] = d->lines[d->nl];
+                d->nl++;
+        }
+        return d->nl;
+}
+
 static int detail_frame(struct top_state *s, size_t i, int cols, int lines, bool utf8,
                         struct dbuf *out)
 {
         struct detail_buf *d = calloc(1, sizeof(*d));
         const struct top_run *t = &s->runs[i];
         struct top_detail det;
+        const char *title = NULL;
         int r;
 
         if (!d)
                 return -ENOMEM;
         (void)store_targets_each(s->st, t->id, add_target, d);
-        for (size_t k = 0; k < t->ntail; k++) {
+        if (log_tail(t->build_log, d) > 0)
+                title = "LOG";
+        for (size_t k = 0; !title && k < t->ntail; k++) {
                 const struct store_tail_point *p = &t->tail[k];
 
                 if (k && strcmp(p->stage, t->tail[k - 1].stage) == 0 &&
@@ -196,6 +249,7 @@ static int detail_frame(struct top_state *s, size_t i, int cols, int lines, bool
                                   .targets = d->t,
                                   .ntargets = d->nt,
                                   .lines = d->lp,
+                                  .lines_title = title,
                                   .nlines = d->nl};
         r = top_detail_text(&det, cols, lines, utf8, out);
         free(d);

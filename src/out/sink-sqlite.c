@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "model/targets.h"
 #include "model/units.h"
@@ -53,6 +54,7 @@ struct sqlite_state {
         void *warn_userdata;
         struct store *st;
         struct store_run_extra extra;
+        char *build_log; /* where the run's build log is written */
         struct vcs_info vcs;
         bool vcs_ok;
         char builder[128];
@@ -220,6 +222,24 @@ fail:
         return e;
 }
 
+/* The build log's path as `top` in any directory can open it: a relative
+ * log directory is taken from where buildtel runs. NULL when unknown. */
+static char *build_log_path(const struct sink_ctx *ctx)
+{
+        _cleanup_free_ char *p = ctx->log_dir ? sink_path(ctx, "build-", ".log") : NULL;
+        _cleanup_free_ char *cwd = NULL;
+        struct dbuf b = DBUF_INIT;
+
+        if (!p || p[0] == '/')
+                return TAKE_PTR(p);
+        cwd = getcwd(NULL, 0);
+        if (!cwd || dbuf_printf(&b, "%s/%s", cwd, p) < 0) {
+                dbuf_release(&b);
+                return NULL;
+        }
+        return b.p;
+}
+
 static int sqlite_open(const struct sink_ctx *ctx, void **ret_state)
 {
         struct sqlite_state *s = calloc(1, sizeof(*s));
@@ -234,6 +254,8 @@ static int sqlite_open(const struct sink_ctx *ctx, void **ret_state)
         if (!s->path)
                 return 0; /* no memory for the history: the rest goes on */
         s->run = ctx->run;
+        s->build_log = build_log_path(ctx); /* NULL: not stored */
+        s->extra.build_log = s->build_log;
         s->warn = ctx->warn;
         s->warn_userdata = ctx->warn_userdata;
 
@@ -472,6 +494,7 @@ static void sqlite_close(void *state)
         store_close(s->st);
         drop_pending(s);
         free(s->path);
+        free(s->build_log);
         free(s);
 }
 

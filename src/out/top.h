@@ -59,6 +59,7 @@ struct top_detail {
         const struct top_target *targets;
         size_t ntargets;
         const char *const *lines; /* recent log-like lines, oldest first */
+        const char *lines_title;  /* their heading; NULL: "RECENT" (stage changes) */
         size_t nlines;
 };
 

@@ -49,6 +49,7 @@
         X(CGROUP_MODE, "r.cgroup_mode")                                                            \
         X(VCS_REV, "r.vcs_rev")                                                                    \
         X(VCS_REF, "r.vcs_ref")                                                                    \
+        X(BUILD_LOG, "r.build_log")                                                                \
         X(SAMPLES, "r.samples")                                                                    \
         X(DROPPED, "r.samples_dropped")                                                            \
         X(MEM_TOTAL, "r.mem_total_mb")                                                             \
@@ -142,6 +143,7 @@ void store_run_release(struct store_run *r)
         free(r->cgroup_mode);
         free(r->vcs_rev);
         free(r->vcs_ref);
+        free(r->build_log);
         free(r->nodes);
         free(r->mem_used_peak_stage);
         free(r->mem_used_peak_context);
@@ -262,6 +264,7 @@ static int read_run(sqlite3_stmt *s, struct liveness *lv, struct store_run *ret)
         r.cgroup_mode = col_dup(s, RC_CGROUP_MODE, &oom);
         r.vcs_rev = col_dup(s, RC_VCS_REV, &oom);
         r.vcs_ref = col_dup(s, RC_VCS_REF, &oom);
+        r.build_log = col_dup(s, RC_BUILD_LOG, &oom);
         r.nodes = col_dup(s, RC_NODES, &oom);
         r.duration_s = store_col_real(s, RC_DURATION);
         r.samples = store_col_count(s, RC_SAMPLES);

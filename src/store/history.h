@@ -42,6 +42,7 @@ struct store_run {
                                  signal is known once finished */
         enum store_run_state state;
         char *builder, *cgroup_mode, *vcs_rev, *vcs_ref;
+        char *build_log;   /* the path of its build log; NULL unknown */
         char *nodes;       /* the distinct BuildKit nodes of its targets, "a,b" */
         double duration_s; /* end - start; while running, the last sample's elapsed */
         /* the summary figures stored with the row (while running: as far as

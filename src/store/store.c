@@ -132,9 +132,13 @@ static const char schema_v6[] = "ALTER TABLE targets ADD COLUMN start_s REAL;"
                                 " output TEXT NOT NULL,"
                                 " PRIMARY KEY (run, slow, seq));";
 
+/* Version 7: where the run's build log is, so that `top` can show the
+ * recent lines of a running build. */
+static const char schema_v7[] = "ALTER TABLE runs ADD COLUMN build_log TEXT;";
+
 /* migrations[v] takes a file from version v to v + 1. */
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3,
-                                         schema_v4, schema_v5, schema_v6};
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4,
+                                         schema_v5, schema_v6, schema_v7};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
 
 struct store {
@@ -623,7 +627,7 @@ int store_run_begin(struct store *st, const struct run_info *ri, const struct st
         static const char sql[] =
             "INSERT INTO runs (run_id, kind, argv, cwd, host, start_epoch, state, pid,"
             " ncpu, interval, recorder_pid, recorder_start, boot_id, builder, cgroup_mode,"
-            " vcs_rev, vcs_ref) VALUES (?,?,?,?,?,?,'running',?,?,?,?,?,?,?,?,?,?)";
+            " vcs_rev, vcs_ref, build_log) VALUES (?,?,?,?,?,?,'running',?,?,?,?,?,?,?,?,?,?,?)";
         _cleanup_free_ char *argv = argv_json(ri);
         sqlite3_stmt *s = NULL, *del = NULL;
         int r;
@@ -657,6 +661,7 @@ int store_run_begin(struct store *st, const struct run_info *ri, const struct st
                 bind_text_or_null(s, 14, x ? x->cgroup_mode : NULL);
                 bind_text_or_null(s, 15, x ? x->vcs_rev : NULL);
                 bind_text_or_null(s, 16, x && x->vcs_ref && x->vcs_ref[0] ? x->vcs_ref : NULL);
+                bind_text_or_null(s, 17, x ? x->build_log : NULL);
                 r = step_done(st, s);
         }
         if (r >= 0)

@@ -26,7 +26,7 @@
  *                    stats blocks a run's log printed)
  *   units            the compile units a run's process scans saw (version 5) */
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 
 /* Errors beyond errno: returned as negative values like -errno. */
 #define STORE_ENOTDB 4000 /* not an SQLite file, or corrupt */
@@ -83,6 +83,7 @@ struct store_run_extra {
         const char *cgroup_mode; /* "v2", "v1", "none"; NULL: unknown */
         const char *vcs_rev;     /* hex object name of HEAD */
         const char *vcs_ref;     /* "refs/heads/main"; NULL or "" when detached */
+        const char *build_log;   /* the path of its build log file; NULL: none */
 };
 
 /* Insert the row of a starting run (state 'running'); an older row with

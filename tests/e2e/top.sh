@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # buildtel top as a person uses it, in tmux: a real `buildtel run` of a
 # ~10 s build printing ninja-like lines into a temp history database; top in
-# a second pane shows it running with its context, Enter opens its detail,
+# a second pane shows it running with its context, Enter opens its detail
+# (targets, units, the last lines of its build log),
 # q quits and leaves the pane clean; --once prints plain text; after the
 # build ends the run is in the recent list.
 . "$(dirname "$0")/lib.sh"
@@ -41,8 +42,9 @@ check "top shows its context" grep -q '\[[0-9]*/10\] Buil' "$T/pane1.txt"
 tm send-keys -t top.1 Enter
 sleep 1.5
 tm capture-pane -p -t top.1 >"$T/pane2.txt"
-check "Enter opens the detail (targets, recent stages)" grep -q 'RECENT' "$T/pane2.txt"
-check "the detail shows the run's lines" grep -q 'unit' "$T/pane2.txt"
+check "Enter opens the detail (targets, units)" grep -q 'UNITS running' "$T/pane2.txt"
+check "the detail shows the build log's last lines" grep -q '^ *LOG' "$T/pane2.txt"
+check "the detail shows the run's lines" grep -q 'Building CXX object obj/unit' "$T/pane2.txt"
 tm send-keys -t top.1 Escape
 sleep 1
 tm capture-pane -p -t top.1 >"$T/pane3.txt"
