@@ -127,7 +127,8 @@ static void live_start(struct run *R)
                 R->live = NULL;
                 return;
         }
-        (void)loop_signalfd_add(R->sfd, true, SIGWINCH);
+        /* resize; Ctrl-Z when the terminal is ours: the line steps aside */
+        (void)loop_signalfd_add(R->sfd, true, (const int[]){SIGWINCH, SIGTSTP}, 2);
         R->o->rec.on_sample = live_on_sample;
         R->o->rec.on_sample_userdata = R;
 }

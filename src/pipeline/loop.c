@@ -132,12 +132,13 @@ void loop_signalfd_drain(int sfd)
                 ;
 }
 
-int loop_signalfd_add(int sfd, bool chld, int sig)
+int loop_signalfd_add(int sfd, bool chld, const int *sigs, size_t n)
 {
         sigset_t mask;
 
         base_mask(&mask, chld);
-        sigaddset(&mask, sig);
+        for (size_t i = 0; i < n; i++)
+                sigaddset(&mask, sigs[i]);
         sigprocmask(SIG_BLOCK, &mask, NULL);
         return signalfd(sfd, &mask, SFD_CLOEXEC | SFD_NONBLOCK) < 0 ? -errno : 0;
 }

@@ -25,9 +25,10 @@ int64_t loop_replay(const struct source_ops *ops, void *state, struct recorder *
  * mask, to restore and to hand to a child. Returns the fd or -errno (the
  * mask is restored then). */
 int loop_signalfd(bool chld, sigset_t *ret_old);
-/* sfd of loop_signalfd(chld) also takes sig (run --live: SIGWINCH); the
- * mask from before loop_signalfd still restores. Returns 0 or -errno. */
-int loop_signalfd_add(int sfd, bool chld, int sig);
+/* sfd of loop_signalfd(chld) also takes sigs[0..n) (run --live: SIGWINCH,
+ * SIGTSTP); the mask from before loop_signalfd still restores. Returns 0
+ * or -errno. */
+int loop_signalfd_add(int sfd, bool chld, const int *sigs, size_t n);
 /* Read and drop what waits on sfd (signals that came while the run was
  * being finished: they were the build's, not ours). */
 void loop_signalfd_drain(int sfd);

@@ -164,6 +164,28 @@ static void reap_orphans(struct source_child *s)
         }
 }
 
+/* Ctrl-Z reached us, not the build: the terminal is ours (the build's
+ * stdin or stdout is elsewhere), so the build is in a process group the
+ * terminal does not stop. Take the status line down, stop the build as the
+ * terminal would have, stop ourselves the default way (the shell sees the
+ * job stop), and on `fg` carry on together with the line back. */
+static void suspend(struct source_child *s)
+{
+        sigset_t tstp;
+
+        live_suspend(s->live);
+        if (!s->exited)
+                (void)child_signal(s->child, SIGTSTP);
+        sigemptyset(&tstp);
+        sigaddset(&tstp, SIGTSTP);
+        (void)raise(SIGTSTP); /* pending while blocked: delivered on unblock */
+        sigprocmask(SIG_UNBLOCK, &tstp, NULL);
+        sigprocmask(SIG_BLOCK, &tstp, NULL); /* continued: the signalfd's again */
+        if (!s->exited)
+                (void)child_signal(s->child, SIGCONT);
+        live_resume(s->live, now_monotonic());
+}
+
 static void child_on_signal(void *state, int sig)
 {
         struct source_child *s = state;
@@ -176,6 +198,10 @@ static void child_on_signal(void *state, int sig)
         if (sig == SIGWINCH) {
                 /* Ours only: the build's terminal told it itself. */
                 live_resize(s->live, now_monotonic());
+                return;
+        }
+        if (sig == SIGTSTP) {
+                suspend(s);
                 return;
         }
         /* INT, TERM, HUP, QUIT: the build decides what they mean. */

@@ -97,6 +97,27 @@ expect_eq "suspend: the region is set again" "$(lower)" "$(($(rows) - 2))"
 # (the shell ran the echo when the job stopped: the summary says it now)
 clean_after suspend "s, exit 0"
 
+# 3b. Ctrl-Z when the terminal stays ours (the build's stdin is elsewhere,
+# so it runs in a process group the terminal does not stop): the line
+# steps aside, the build stops with us, and both carry on after fg.
+tm send-keys -t live "clear; $BUILDTEL run --live --interval 0.2 --no-db --log-dir $L --run-id tstp -- ./build.sh 0.1 8 </dev/null; echo DONE-\$?" Enter
+check "tstp: output starts" wait_for "line 5 of" 10
+sleep 0.4
+tm send-keys -t live C-z
+check "tstp: the shell has the job stopped" wait_for Stopped 5
+sleep 0.3
+expect_eq "tstp: no region while stopped" "$(lower)" "$(($(rows) - 1))"
+check "tstp: no status line while stopped" sh -c "! tmux -L $SOCK capture-pane -p -t live | grep -qF '$STATUS'"
+n1=$(wc -c <"$L/build-tstp.log")
+sleep 1
+n2=$(wc -c <"$L/build-tstp.log")
+expect_eq "tstp: the build is stopped too (its log does not grow)" "$n2" "$n1"
+tm send-keys -t live "fg" Enter
+sleep 1.2
+case "$(bottom)" in *"$STATUS"*) ok "tstp: back on the bottom row after fg" ;; *) bad "tstp: bottom row after fg is '$(bottom)'" ;; esac
+expect_eq "tstp: the region is set again" "$(lower)" "$(($(rows) - 2))"
+clean_after tstp "s, exit 0"
+
 # 4. A program on the alternate screen: the line steps aside.
 cat >"$T/alt.sh" <<'SH'
 #!/bin/sh
