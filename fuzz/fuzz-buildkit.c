@@ -80,6 +80,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (buildkit_marker_vertex(b, i, &v) == 0)
                         (void)buildkit_vertex_target(b, v);
         }
+        if (ts.nstepv > TARGETS_STEPS_MAX)
+                abort();
+        for (size_t i = 0; i < ts.nstepv; i++) {
+                const struct step_fact *st = &ts.stepv[i];
+
+                if (st->target >= (int)ts.n || st->end_s < st->start_s)
+                        abort();
+        }
+        targets_release(&ts);
         buildkit_free(b);
         return 0;
 }

@@ -35,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 targets_init(&ts);
                 if (ninjalog_parse((const char *)data, size, last, &ts) == 0)
                         check(&ts);
+                targets_release(&ts);
         }
         return 0;
 }
