@@ -38,6 +38,7 @@
 #include "store/history.h"
 #include "store/store.h"
 #include "util/csv.h"
+#include "util/libcurl.h"
 #include "util/util.h"
 
 #define EXPORT_BATCH 1000
@@ -496,7 +497,12 @@ resolve:
                 goto out;
         }
         x.sum_cfg = o.rec.summary;
-        if (otlp_sender_new(&cfg, &x.s) < 0)
+        e = otlp_sender_new(&cfg, &x.s);
+        if (e == -ELIBACC) {
+                fprintf(stderr, "buildtel export: %s\n", libcurl_error());
+                goto out;
+        }
+        if (e < 0)
                 goto oom;
         e = !csv ? export_db(&x, st, id, db, o.incomplete, &ri, &facts)
                  : export_files(&x, csv, o.incomplete, &ri);

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "out/otlp-send.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include "out/otlp-encode.h"
 #include "util/macro.h"
 #include "util/util.h"
+#include "util/libcurl.h"
 
 #define SOCKS_MAX 16
 
@@ -103,7 +103,7 @@ static void free_headers(struct curl_slist *l)
 {
         for (struct curl_slist *h = l; h; h = h->next)
                 explicit_bzero(h->data, strlen(h->data));
-        curl_slist_free_all(l);
+        sym_curl_slist_free_all(l);
 }
 
 static void set_error(struct otlp_sender *s, const char *fmt, ...) _printf_(2, 3);
@@ -126,18 +126,18 @@ static struct curl_slist *make_headers(const struct otel_config *cfg, enum otel_
         char line[OTELENV_MAX_LIST + 4];
 
         /* An empty Expect: skips the 100-continue round trip. */
-        l = curl_slist_append(NULL, proto == OTEL_PROTOCOL_JSON
-                                        ? "Content-Type: application/json"
-                                        : "Content-Type: application/x-protobuf");
-        h = l ? curl_slist_append(l, "Expect:") : NULL;
+        l = sym_curl_slist_append(NULL, proto == OTEL_PROTOCOL_JSON
+                                            ? "Content-Type: application/json"
+                                            : "Content-Type: application/x-protobuf");
+        h = l ? sym_curl_slist_append(l, "Expect:") : NULL;
         if (h && cfg->gzip)
-                h = curl_slist_append(l, "Content-Encoding: gzip");
+                h = sym_curl_slist_append(l, "Content-Encoding: gzip");
         for (size_t i = 0; h && i < cfg->headers.n; i++) {
                 int n = snprintf(line, sizeof(line), "%s: %s", cfg->headers.p[i].key,
                                  cfg->headers.p[i].value);
                 if (n < 0 || (size_t)n >= sizeof(line))
                         continue; /* cannot happen: the list is capped */
-                h = curl_slist_append(l, line);
+                h = sym_curl_slist_append(l, line);
         }
         explicit_bzero(line, sizeof(line));
         if (!h) {
@@ -151,23 +151,25 @@ int otlp_sender_new(const struct otel_config *cfg, struct otlp_sender **ret)
 {
         struct otlp_sender *s;
 
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
+        if (libcurl_load() < 0)
+                return -ELIBACC; /* libcurl_error() says why */
+        if (sym_curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
                 return -EIO;
         s = calloc(1, sizeof(*s));
         if (!s) {
-                curl_global_cleanup();
+                sym_curl_global_cleanup();
                 return -ENOMEM;
         }
         s->cfg = cfg;
         s->timer = INFINITY;
         otelenv_url_for_display(cfg->url, s->url_display, sizeof(s->url_display));
-        s->multi = curl_multi_init();
+        s->multi = sym_curl_multi_init();
         if (!s->multi)
                 goto fail;
-        curl_multi_setopt(s->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-        curl_multi_setopt(s->multi, CURLMOPT_SOCKETDATA, s);
-        curl_multi_setopt(s->multi, CURLMOPT_TIMERFUNCTION, on_timer);
-        curl_multi_setopt(s->multi, CURLMOPT_TIMERDATA, s);
+        sym_curl_multi_setopt(s->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+        sym_curl_multi_setopt(s->multi, CURLMOPT_SOCKETDATA, s);
+        sym_curl_multi_setopt(s->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+        sym_curl_multi_setopt(s->multi, CURLMOPT_TIMERDATA, s);
         s->headers = make_headers(cfg, cfg->protocol);
         if (!s->headers)
                 goto fail;
@@ -186,8 +188,8 @@ fail:
 static void job_stop(struct otlp_sender *s, struct job *j)
 {
         if (j->easy) {
-                curl_multi_remove_handle(s->multi, j->easy);
-                curl_easy_cleanup(j->easy);
+                sym_curl_multi_remove_handle(s->multi, j->easy);
+                sym_curl_easy_cleanup(j->easy);
                 j->easy = NULL;
         }
 }
@@ -206,11 +208,11 @@ void otlp_sender_free(struct otlp_sender *s)
         for (size_t i = 0; i < OTLP_SEND_QUEUE; i++)
                 job_free(s, &s->jobs[i]);
         if (s->multi)
-                curl_multi_cleanup(s->multi);
+                sym_curl_multi_cleanup(s->multi);
         free_headers(s->headers);
         free_headers(s->headers_traces);
         free(s);
-        curl_global_cleanup();
+        sym_curl_global_cleanup();
 }
 
 static int submit(struct otlp_sender *s, struct dbuf *body, double now, bool traces)
@@ -274,26 +276,26 @@ static int job_start(struct otlp_sender *s, struct job *j, double now, double de
 
         if (deadline - now < budget)
                 budget = deadline - now;
-        e = curl_easy_init();
+        e = sym_curl_easy_init();
         if (!e)
                 return -ENOMEM;
-        curl_easy_setopt(e, CURLOPT_URL, j->traces ? s->cfg->traces_url : s->cfg->url);
-        curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(e, CURLOPT_POST, 1L);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, j->body.p ? j->body.p : "");
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->body.len);
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, j->traces ? s->headers_traces : s->headers);
-        curl_easy_setopt(e, CURLOPT_USERAGENT, "buildtel/" BUILDTEL_VERSION);
-        curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)MAX(1.0, ceil(budget * 1000)));
-        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)MAX(1.0, ceil(budget * 1000)));
-        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
-        curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(e, CURLOPT_HEADERDATA, j);
-        curl_easy_setopt(e, CURLOPT_PRIVATE, j);
+        sym_curl_easy_setopt(e, CURLOPT_URL, j->traces ? s->cfg->traces_url : s->cfg->url);
+        sym_curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+        sym_curl_easy_setopt(e, CURLOPT_POST, 1L);
+        sym_curl_easy_setopt(e, CURLOPT_POSTFIELDS, j->body.p ? j->body.p : "");
+        sym_curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)j->body.len);
+        sym_curl_easy_setopt(e, CURLOPT_HTTPHEADER, j->traces ? s->headers_traces : s->headers);
+        sym_curl_easy_setopt(e, CURLOPT_USERAGENT, "buildtel/" BUILDTEL_VERSION);
+        sym_curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+        sym_curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)MAX(1.0, ceil(budget * 1000)));
+        sym_curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)MAX(1.0, ceil(budget * 1000)));
+        sym_curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_write);
+        sym_curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+        sym_curl_easy_setopt(e, CURLOPT_HEADERDATA, j);
+        sym_curl_easy_setopt(e, CURLOPT_PRIVATE, j);
         j->retry_after = -1;
-        if (curl_multi_add_handle(s->multi, e) != CURLM_OK) {
-                curl_easy_cleanup(e);
+        if (sym_curl_multi_add_handle(s->multi, e) != CURLM_OK) {
+                sym_curl_easy_cleanup(e);
                 return -ENOMEM;
         }
         j->easy = e;
@@ -310,7 +312,7 @@ static void job_done(struct otlp_sender *s, struct job *j, CURLcode res, double 
 {
         long code = 0;
 
-        curl_easy_getinfo(j->easy, CURLINFO_RESPONSE_CODE, &code);
+        sym_curl_easy_getinfo(j->easy, CURLINFO_RESPONSE_CODE, &code);
         job_stop(s, j);
         if (res == CURLE_OK && code >= 200 && code < 300) {
                 s->st.sent++;
@@ -327,7 +329,7 @@ static void job_done(struct otlp_sender *s, struct job *j, CURLcode res, double 
         s->st.failed++;
         if (res != CURLE_OK)
                 set_error(s, "OTLP export to %s failed: %s", s->url_display,
-                          curl_easy_strerror(res));
+                          sym_curl_easy_strerror(res));
         else
                 set_error(s, "OTLP export to %s failed: HTTP %ld%s", s->url_display, code,
                           retryable(code) ? " after retries" : "");
@@ -357,23 +359,23 @@ static void drive(struct otlp_sender *s, const struct pollfd *p, size_t n, doubl
                         ev |= CURL_CSELECT_OUT;
                 if (p[i].revents & (POLLERR | POLLNVAL))
                         ev |= CURL_CSELECT_ERR;
-                curl_multi_socket_action(s->multi, p[i].fd, ev, &running);
+                sym_curl_multi_socket_action(s->multi, p[i].fd, ev, &running);
         }
         if (now >= s->timer) {
                 s->timer = INFINITY;
-                curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+                sym_curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &running);
         }
         for (size_t i = 0; i < OTLP_SEND_QUEUE; i++) {
                 struct job *j = &s->jobs[i];
                 if (j->used && !j->easy && j->next_try <= now &&
                     job_start(s, j, now, deadline) >= 0)
-                        curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+                        sym_curl_multi_socket_action(s->multi, CURL_SOCKET_TIMEOUT, 0, &running);
         }
-        while ((msg = curl_multi_info_read(s->multi, &left))) {
+        while ((msg = sym_curl_multi_info_read(s->multi, &left))) {
                 struct job *j = NULL;
                 if (msg->msg != CURLMSG_DONE)
                         continue;
-                curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&j);
+                sym_curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&j);
                 if (j)
                         job_done(s, j, msg->data.result, now);
         }

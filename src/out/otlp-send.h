@@ -22,8 +22,9 @@
 
 struct otlp_sender;
 
-/* cfg must outlive the sender (url, headers). Returns 0, -ENOMEM or -EIO
- * when libcurl cannot start. */
+/* cfg must outlive the sender (url, headers). Returns 0, -ENOMEM, -ELIBACC
+ * when libcurl cannot be loaded (libcurl_error() says why) or -EIO when it
+ * cannot start. */
 int otlp_sender_new(const struct otel_config *cfg, struct otlp_sender **ret);
 void otlp_sender_free(struct otlp_sender *s); /* aborts what is in flight */
 

@@ -2,7 +2,6 @@
 /* The same exposition PUT to a Pushgateway, for CI runners that nothing
  * scrapes. Bounded in time; a failure is one warning and changes nothing
  * else. */
-#include <curl/curl.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include "parse/otelenv.h"
 #include "util/macro.h"
 #include "util/util.h"
+#include "util/libcurl.h"
 
 #define PUSH_TIMEOUT_DEFAULT 5.0
 
@@ -156,36 +156,40 @@ static int pushgw_finish(void *state, const struct run_model *m)
                                   st->cfg.push_job ? st->cfg.push_job : "buildtel", st->host, &url);
         if (e < 0)
                 goto out;
-        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(c = curl_easy_init())) {
+        if (libcurl_load() < 0) {
+                warn(st, "pushgateway: %s", libcurl_error());
+                goto out;
+        }
+        if (sym_curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(c = sym_curl_easy_init())) {
                 warn(st, "pushgateway: cannot initialise libcurl");
                 goto out;
         }
-        hdr = curl_slist_append(hdr, "Content-Type: text/plain; version=0.0.4");
-        hdr = curl_slist_append(hdr, "Expect:");
-        curl_easy_setopt(c, CURLOPT_URL, url.p);
-        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.p ? body.p : "");
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body.len);
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-        curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(MIN(timeout, 2.0) * 1000));
-        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
-        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, stop_on_signal);
-        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-        curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-        cr = curl_easy_perform(c);
+        hdr = sym_curl_slist_append(hdr, "Content-Type: text/plain; version=0.0.4");
+        hdr = sym_curl_slist_append(hdr, "Expect:");
+        sym_curl_easy_setopt(c, CURLOPT_URL, url.p);
+        sym_curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
+        sym_curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.p ? body.p : "");
+        sym_curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body.len);
+        sym_curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+        sym_curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        sym_curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(MIN(timeout, 2.0) * 1000));
+        sym_curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
+        sym_curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+        sym_curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, stop_on_signal);
+        sym_curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+        sym_curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+        cr = sym_curl_easy_perform(c);
         /* As OTLP: no user info, query or fragment in a message. */
         otelenv_url_for_display(st->cfg.pushgateway, shown, sizeof(shown));
         if (cr != CURLE_OK)
-                warn(st, "push to %s failed: %s", shown, curl_easy_strerror(cr));
-        else if (curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK &&
+                warn(st, "push to %s failed: %s", shown, sym_curl_easy_strerror(cr));
+        else if (sym_curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK &&
                  (code < 200 || code > 299))
                 warn(st, "push to %s failed: HTTP %ld", shown, code);
 out:
-        curl_slist_free_all(hdr);
+        sym_curl_slist_free_all(hdr);
         if (c)
-                curl_easy_cleanup(c);
+                sym_curl_easy_cleanup(c);
         dbuf_release(&body);
         dbuf_release(&url);
         /* Reported above; the build's status is not ours to change. */

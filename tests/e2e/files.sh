@@ -111,6 +111,13 @@ expect_eq "watch on SIGTERM exits 143" "$?" 143
 check "watch on SIGTERM writes its summary" test -s "$L/resources-wt.summary.json"
 kill $sp
 
+# libcurl is loaded only when an HTTP sink is on (the build's parent is buildtel)
+n=$("$BUILDTEL" run --quiet --no-db --log-dir "$L" --run-id nocurl -- sh -c 'grep -c libcurl /proc/$PPID/maps' 2>/dev/null)
+expect_eq "no HTTP sink: libcurl is not mapped" "$n" 0
+n=$(OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9 "$BUILDTEL" run --quiet --no-db --log-dir "$L" \
+        --run-id curl -- sh -c 'grep -c libcurl /proc/$PPID/maps' 2>/dev/null)
+check "OTLP on: libcurl is loaded ($n mappings)" test "${n:-0}" -gt 0
+
 # help and version
 check "--version" sh -c "'$BUILDTEL' --version | grep -q '^buildtel [0-9]'"
 check "--help lists run" sh -c "'$BUILDTEL' --help | grep -q 'run '"
