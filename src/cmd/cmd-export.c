@@ -480,7 +480,6 @@ int cmd_export(int argc, char **argv)
                                 "--otlp-endpoint\n");
                 goto out;
         }
-
 resolve:
         e = resolve_run(&o, spec, &csv, &st, &id, &db);
         if (e == -ENOMEM)
@@ -498,12 +497,11 @@ resolve:
         }
         x.sum_cfg = o.rec.summary;
         e = otlp_sender_new(&cfg, &x.s);
-        if (e == -ELIBACC) {
-                fprintf(stderr, "buildtel export: %s\n", libcurl_error());
+        if (e < 0) {
+                fprintf(stderr, "buildtel export: %s\n",
+                        e == -ELIBACC ? libcurl_error() : "out of memory");
                 goto out;
         }
-        if (e < 0)
-                goto oom;
         e = !csv ? export_db(&x, st, id, db, o.incomplete, &ri, &facts)
                  : export_files(&x, csv, o.incomplete, &ri);
         if (e > 0)
