@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "out/otlp-metrics.h"
+#include "render/otlp-metrics.h"
 #include "store/history-run.h"
 #include "store/history.h"
 #include "store/store.h"

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "out/otlp-encode.h"
-#include "out/otlp-metrics.h"
+#include "render/otlp-encode.h"
+#include "render/otlp-metrics.h"
 
 static double cpu_now(void)
 {

@@ -11,7 +11,7 @@
 
 #include "model/run.h"
 #include "model/summary.h"
-#include "out/summary-out.h"
+#include "render/summary.h"
 #include "parse/csvread.h"
 #include "util/csv.h"
 

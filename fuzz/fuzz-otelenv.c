@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "out/otlp-send.h"
+#include "sinks/otlp-send.h"
 #include "parse/otelenv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -9,7 +9,7 @@
 
 #include "model/run.h"
 #include "model/summary.h"
-#include "out/summary-out.h"
+#include "render/summary.h"
 #include "util/dbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -10,7 +10,7 @@
 
 #include "model/sample.h"
 #include "model/summary.h"
-#include "out/summary-out.h"
+#include "render/summary.h"
 #include "parse/csvread.h"
 #include "util/dbuf.h"
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "out/trace.h"
+#include "render/trace.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

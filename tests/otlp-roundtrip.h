@@ -15,7 +15,7 @@
 #include <zlib.h>
 
 #include "otlp-pbdecode.h"
-#include "out/otlp-encode.h"
+#include "render/otlp-encode.h"
 
 struct rt_bytes {
         const uint8_t *p;

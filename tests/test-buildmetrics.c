@@ -18,8 +18,8 @@
 #include <stdio.h>
 
 #include "model/run.h"
-#include "out/prom.h"
-#include "out/sink.h"
+#include "render/prom.h"
+#include "sinks/sink.h"
 #include "parse/bakemeta.h"
 #include "platform/buildx.h"
 #include "parse/buildkit.h"

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "out/summary-out.h"
+#include "render/summary.h"
 #include "parse/csvread.h"
 #include "pipeline/loop.h"
 #include "util/util.h"

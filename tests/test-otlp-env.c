@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "out/otlp-send.h"
+#include "sinks/otlp-send.h"
 #include "parse/otelenv.h"
 
 static void test_pairs(void **state)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* out/otlp-metrics.c: which metric each figure of the model becomes, with
+/* render/otlp-metrics.c: which metric each figure of the model becomes, with
  * what value, unit and attributes. Every body is encoded as OTLP JSON and
  * read back with jansson; values are compared exactly (counts as the
  * decimal strings OTLP JSON gives 64-bit integers, doubles bit for bit). */
@@ -17,8 +17,8 @@
 
 #include "model/summary.h"
 #include "model/targets.h"
-#include "out/otlp-metrics.h"
-#include "out/sink.h"
+#include "render/otlp-metrics.h"
+#include "sinks/sink.h"
 #include "parse/otelenv.h"
 #include "util/macro.h"
 

@@ -28,7 +28,7 @@
 #include <zlib.h>
 #include <cmocka.h>
 
-#include "out/otlp-send.h"
+#include "sinks/otlp-send.h"
 #include "util/dbuf.h"
 #include "util/macro.h"
 #include "util/util.h"

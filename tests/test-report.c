@@ -12,7 +12,7 @@
 
 #include "model/summary.h"
 #include "model/targets.h"
-#include "out/report.h"
+#include "render/report.h"
 #include "util/macro.h"
 
 static char *M(const char *s)

@@ -14,7 +14,7 @@
 #include "model/run.h"
 #include "model/sample.h"
 #include "model/summary.h"
-#include "out/summary-out.h"
+#include "render/summary.h"
 #include "parse/csvread.h"
 #include "util/csv.h"
 #include "util/macro.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* out/top.c: the frame of `buildtel top` from typed rows: the 80x24 cut,
+/* view/top.c: the frame of `buildtel top` from typed rows: the 80x24 cut,
  * the sparkline (UTF-8 and ASCII), no escape codes (NO_COLOR and --once),
  * an empty history, the detail view. */
 #include <math.h>
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "out/top.h"
+#include "view/top.h"
 #include "util/macro.h"
 
 /* Columns of a line: UTF-8 lead bytes count, continuation bytes do not. */

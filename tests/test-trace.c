@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* out/trace.c, out/trace-lanes.c and cmd/cmd-trace.c: the Chrome trace of
+/* render/trace.c, render/trace-lanes.c and cmd/cmd-trace.c: the Chrome trace of
  * a recorded run. A golden file of the fixture run in fixtures/trace (its
  * CSV, run record, targets and a .ninja_log), the string escaper, the
  * lanes, the slice cap. BUILDTEL_UPDATE_GOLDEN=1 rewrites the golden file
@@ -21,8 +21,8 @@
 #include <jansson.h>
 
 #include "cmd/cmd-trace.h"
-#include "out/trace-lanes.h"
-#include "out/trace.h"
+#include "render/trace-lanes.h"
+#include "render/trace.h"
 #include "util/macro.h"
 #include "util/util.h"
 

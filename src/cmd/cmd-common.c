@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "cmd/cmd-common.h"
-#include "out/report.h"
+#include "render/report.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "out/prom.h"
+#include "render/prom.h"
 #include "platform/child.h"
 #include "platform/vcs.h"
 #include "util/macro.h"

@@ -17,7 +17,7 @@
 #include "cmd/cmd-common.h"
 #include "cmd/cmd-summarize.h"
 #include "cmd/cmd.h"
-#include "out/report.h"
+#include "render/report.h"
 #include "parse/csvread.h"
 #include "store/history-run.h"
 #include "store/history.h"

@@ -15,7 +15,7 @@
 #include "cmd/cmd-common.h"
 #include "cmd/cmd-trace.h"
 #include "cmd/cmd.h"
-#include "out/live.h"
+#include "sinks/live.h"
 #include "pipeline/loop.h"
 #include "platform/cgroup.h"
 #include "platform/child.h"

@@ -16,7 +16,7 @@
 #include "cmd/cmd-summarize.h"
 #include "cmd/cmd.h"
 #include "model/units.h"
-#include "out/summary-out.h"
+#include "render/summary.h"
 #include "pipeline/loop.h"
 #include "store/history.h"
 #include "store/store.h"

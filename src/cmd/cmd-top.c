@@ -14,8 +14,8 @@
 
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
-#include "out/top-curses.h"
-#include "out/top.h"
+#include "view/top-curses.h"
+#include "view/top.h"
 #include "store/history.h"
 #include "util/macro.h"
 #include "util/util.h"

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "out/trace.h"
+#include "render/trace.h"
 #include "parse/csvread.h"
 #include "parse/ninjalog.h"
 #include "pipeline/recorder.h"

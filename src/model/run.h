@@ -52,3 +52,25 @@ int run_append_utf8_lossy(struct dbuf *out, const char *s, size_t len, bool no_c
  * cleans it, or NULL when s is NULL or memory ran out. */
 struct json_t;
 struct json_t *run_json_string(const char *s);
+
+struct summary;
+struct targets;
+struct units;
+struct run_facts;
+
+/* The model, as the sinks see it: with each sample (run and the summary so
+ * far, this sample included; targets and facts NULL: they are made at
+ * finish) and at the end of a run (complete).
+ * The summary is computed once, by the recorder: sinks read it, never
+ * recompute it. Features add members here (targets, cache statistics, ...)
+ * without touching every sink. */
+struct run_model {
+        const struct run_info *run;
+        const struct summary *summary;
+        const struct targets *targets; /* from the build's output; NULL: none */
+        const struct units *units;     /* compile units from the process scans; NULL: none */
+        /* The effective per-target figures and the run's outcome
+         * (targets_facts()): sinks format these and derive none. Never NULL
+         * at finish. */
+        const struct run_facts *facts;
+};

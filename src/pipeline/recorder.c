@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "out/sink.h"
-#include "out/summary-out.h"
+#include "sinks/sink.h"
+#include "render/summary.h"
 #include "store/store.h"
 #include "model/units.h"
 #include "platform/cgroup-top.h"

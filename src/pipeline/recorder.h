@@ -7,7 +7,7 @@
 
 #include "model/run.h"
 #include "model/summary.h"
-#include "out/prom.h"
+#include "render/prom.h"
 #include "parse/buildmetrics.h"
 #include "parse/logctx.h"
 #include "util/dbuf.h"

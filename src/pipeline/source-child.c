@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "out/live.h"
+#include "sinks/live.h"
 #include "pipeline/recorder.h"
 #include "pipeline/source.h"
 #include "platform/child.h"

@@ -1,0 +1,565 @@
+/* SPDX-License-Identifier: MIT */
+#include "render/otlp-metrics.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/otlp-encode.h"
+#include "util/macro.h"
+
+#define MiB 1048576.0
+#define GiB 1073741824.0
+
+/* Units are UCUM. OpenTelemetry semantic-convention names where one fits
+ * (container.* for the build's cgroup: that is what a container runtime
+ * reports from the same files), build.* otherwise. Consecutive lines with
+ * the same name are one metric; their fixed attribute tells the points
+ * apart. */
+
+/* From every sample: a gauge point per sample, or a cumulative sum from the
+ * latest sample (counters count from the build's start). A column that this
+ * buildtel's CSV lacks is skipped. */
+struct sample_line {
+        const char *name, *unit, *desc;
+        enum otlp_kind kind;
+        const char *column;
+        double scale; /* column unit -> metric unit */
+        const char *akey, *aval;
+};
+
+static const struct sample_line sample_lines[] = {
+    {"build.host.load.1m", "1", "Host load average over 1 minute", OTLP_GAUGE, "load1", 1, NULL,
+     NULL},
+    {"build.host.cpu.utilization", "1", "Host CPU busy fraction", OTLP_GAUGE, "cpu_pct", 0.01, NULL,
+     NULL},
+    {"build.host.memory.usage", "By", "Host memory used (total minus available)", OTLP_GAUGE,
+     "mem_used_mb", MiB, NULL, NULL},
+    {"build.host.memory.available", "By", "Host memory available", OTLP_GAUGE, "mem_avail_mb", MiB,
+     NULL, NULL},
+    {"build.host.memory.utilization", "1", "Host memory used fraction", OTLP_GAUGE, "mem_pct", 0.01,
+     NULL, NULL},
+    {"build.host.swap.usage", "By", "Host swap used", OTLP_GAUGE, "swap_used_mb", MiB, NULL, NULL},
+    {"build.host.disk.available", "By", "Disk available on the build's filesystem", OTLP_GAUGE,
+     "disk_avail_gb", GiB, NULL, NULL},
+    {"build.host.disk.utilization", "1", "Disk used fraction of the build's filesystem", OTLP_GAUGE,
+     "disk_pct", 0.01, NULL, NULL},
+    {"build.compilers", "{process}", "Live compiler processes", OTLP_GAUGE, "compilers", 1, NULL,
+     NULL},
+    {"container.memory.usage", "By", "Memory of the build's cgroup", OTLP_GAUGE, "cg_mem_mb", MiB,
+     NULL, NULL},
+    {"build.processes", "{process}", "Processes in the build's cgroup", OTLP_GAUGE, "cg_pids", 1,
+     NULL, NULL},
+    {"container.cpu.time", "s", "CPU time of the build's cgroup", OTLP_SUM, "cg_cpu_user_s", 1,
+     "cpu.mode", "user"},
+    {"container.cpu.time", "s", "CPU time of the build's cgroup", OTLP_SUM, "cg_cpu_sys_s", 1,
+     "cpu.mode", "system"},
+    {"container.disk.io", "By", "Disk bytes of the build's cgroup", OTLP_SUM, "cg_io_read_mb", MiB,
+     "disk.io.direction", "read"},
+    {"container.disk.io", "By", "Disk bytes of the build's cgroup", OTLP_SUM, "cg_io_write_mb", MiB,
+     "disk.io.direction", "write"},
+    {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM,
+     "cg_psi_cpu_some_s", 1, "build.pressure", "cpu.some"},
+    {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM,
+     "cg_psi_cpu_full_s", 1, "build.pressure", "cpu.full"},
+    {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM,
+     "cg_psi_mem_some_s", 1, "build.pressure", "memory.some"},
+    {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM,
+     "cg_psi_mem_full_s", 1, "build.pressure", "memory.full"},
+    {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM,
+     "cg_psi_io_some_s", 1, "build.pressure", "io.some"},
+    {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM,
+     "cg_psi_io_full_s", 1, "build.pressure", "io.full"},
+    {"build.oom_kills", "{kill}", "OOM kills in the build's cgroup", OTLP_SUM, "cg_oom_kills", 1,
+     NULL, NULL},
+};
+
+#define NSAMPLE_LINES ARRAY_SIZE(sample_lines)
+
+/* A value of a total or a target: an integer (counts, exact to 2^63) or a
+ * double. */
+struct val {
+        bool set, is_int;
+        int64_t i;
+        double d;
+};
+
+static struct val dbl(double d)
+{
+        return (struct val){.set = isfinite(d), .d = d};
+}
+
+static struct val cnt(bool set, uint64_t u)
+{
+        return (struct val){.set = set, .is_int = true, .i = (int64_t)MIN(u, (uint64_t)INT64_MAX)};
+}
+
+/* At the end only: the run's totals. Unknown ones (set false) are not sent. */
+struct total_line {
+        const char *name, *unit, *desc;
+        struct val (*get)(const struct run_model *m);
+};
+
+static struct val get_duration(const struct run_model *m)
+{
+        return dbl(m->facts->duration_s);
+}
+static struct val point_value(const struct summary_point *p, double scale)
+{
+        return p->set ? dbl(p->value * scale) : (struct val){0};
+}
+/* Bytes as the platform layer read them (summary.h: exact), not the
+ * summary's MiB and GiB rounded as the CSV holds them. */
+static struct val get_mem_peak(const struct run_model *m)
+{
+        return dbl(m->summary->exact.mem_used_peak_bytes);
+}
+static struct val get_mem_avail_min(const struct run_model *m)
+{
+        return dbl(m->summary->exact.mem_avail_min_bytes);
+}
+static struct val get_swap_peak(const struct run_model *m)
+{
+        return dbl(m->summary->exact.swap_used_peak_bytes);
+}
+static struct val get_disk_min(const struct run_model *m)
+{
+        return dbl(m->summary->exact.disk_avail_min_bytes);
+}
+static struct val get_load_peak(const struct run_model *m)
+{
+        return point_value(&m->summary->load1_peak, 1);
+}
+static struct val get_cpu_avg(const struct run_model *m)
+{
+        if (!m->summary->cpu_pct_n)
+                return (struct val){0};
+        return dbl(m->summary->cpu_pct_sum / (double)m->summary->cpu_pct_n / 100.0);
+}
+static struct val get_near_oom(const struct run_model *m)
+{
+        return cnt(true, m->summary->near_oom_samples);
+}
+static struct val get_samples(const struct run_model *m)
+{
+        return cnt(true, m->summary->samples);
+}
+static struct val get_steps(const struct run_model *m)
+{
+        return cnt(m->facts->steps_set, m->facts->steps);
+}
+static struct val get_steps_cached(const struct run_model *m)
+{
+        return cnt(m->facts->steps_set, m->facts->cached);
+}
+
+static const struct total_line total_lines[] = {
+    {"build.duration", "s", "Wall time of the build", get_duration},
+    {"build.host.memory.usage.max", "By", "Peak host memory used", get_mem_peak},
+    {"build.host.memory.available.min", "By", "Least host memory available", get_mem_avail_min},
+    {"build.host.swap.usage.max", "By", "Peak host swap used", get_swap_peak},
+    {"build.host.disk.available.min", "By", "Least disk available", get_disk_min},
+    {"build.host.load.1m.max", "1", "Peak 1-minute load average", get_load_peak},
+    {"build.host.cpu.utilization.avg", "1", "Average host CPU busy fraction", get_cpu_avg},
+    {"build.near_oom.samples", "{sample}",
+     "Samples with memory available under the near-OOM threshold", get_near_oom},
+    {"build.samples", "{sample}", "Samples recorded", get_samples},
+    {"build.steps", "{step}",
+     "Distinct BuildKit steps of the build (a step shared by targets counts once)", get_steps},
+    {"build.steps.cached", "{step}", "Distinct BuildKit steps taken from the layer cache",
+     get_steps_cached},
+};
+
+/* At the end only: one point per target, with attributes target and
+ * builder; tool 1 is sccache, 2 ccache (attribute build.compiler_cache).
+ * Every value is the model's (targets_facts()), only picked here. */
+struct target_line {
+        const char *name, *unit, *desc;
+        int tool;
+        struct val (*get)(const struct target_fact *t, int tool);
+};
+
+static const struct cc_counts *cc_of(const struct target_fact *t, int tool)
+{
+        return tool == 1 ? &t->sccache : &t->ccache;
+}
+static struct val tget_duration(const struct target_fact *t, int tool)
+{
+        return dbl(t->duration_s);
+}
+static struct val tget_steps(const struct target_fact *t, int tool)
+{
+        return cnt(t->steps_set, t->steps);
+}
+static struct val tget_cached(const struct target_fact *t, int tool)
+{
+        return cnt(t->steps_set, t->cached);
+}
+static struct val tget_success(const struct target_fact *t, int tool)
+{
+        return cnt(t->success != TARGET_SUCCESS_UNKNOWN, t->success == TARGET_BUILT);
+}
+static struct val tget_hits(const struct target_fact *t, int tool)
+{
+        return cnt(cc_of(t, tool)->set, cc_of(t, tool)->hits);
+}
+static struct val tget_misses(const struct target_fact *t, int tool)
+{
+        return cnt(cc_of(t, tool)->set, cc_of(t, tool)->misses);
+}
+static struct val tget_ratio(const struct target_fact *t, int tool)
+{
+        return dbl(tool == 1 ? t->sccache_ratio : t->ccache_ratio);
+}
+
+static const struct target_line target_lines[] = {
+    {"build.target.duration", "s", "Wall time of a target of the build", 0, tget_duration},
+    {"build.target.steps", "{step}", "Steps of a target", 0, tget_steps},
+    {"build.target.steps.cached", "{step}", "Steps of a target taken from the layer cache", 0,
+     tget_cached},
+    {"build.target.success", "1", "1 if the target was built, 0 if it failed (absent: unknown)", 0,
+     tget_success},
+    {"build.target.compiler_cache.hits", "{hit}", "Compiler-cache hits of a target", 1, tget_hits},
+    {"build.target.compiler_cache.hits", "{hit}", "Compiler-cache hits of a target", 2, tget_hits},
+    {"build.target.compiler_cache.misses", "{miss}", "Compiler-cache misses of a target", 1,
+     tget_misses},
+    {"build.target.compiler_cache.misses", "{miss}", "Compiler-cache misses of a target", 2,
+     tget_misses},
+    {"build.target.compiler_cache.hit_ratio", "1", "Compiler-cache hit ratio of a target", 1,
+     tget_ratio},
+    {"build.target.compiler_cache.hit_ratio", "1", "Compiler-cache hit ratio of a target", 2,
+     tget_ratio},
+};
+
+#define MAX_POINT_ATTRS 6 /* line attribute, target, builder, tool, trace, span */
+#define RESOURCE_OURS 5
+
+struct pending {
+        double epoch;
+        double v[NSAMPLE_LINES];
+};
+
+struct otlp_metrics {
+        const struct otel_config *cfg;
+        const struct run_info *run;
+        int col[NSAMPLE_LINES]; /* sample column of each line, -1 absent */
+        struct pending *ring;
+        size_t head, n; /* oldest at head */
+        bool have_last;
+        struct pending last;
+        uint64_t dropped;
+        struct otlp_attr resource[RESOURCE_OURS + OTELENV_MAX_PAIRS];
+        size_t nresource;
+        char trace_hex[33], span_hex[17];
+};
+
+static int column_index(const char *name)
+{
+        for (size_t i = 0; i < sample_column_count(); i++) {
+                enum sample_column_type t;
+                const char *n = sample_column_name(i, &t);
+                if (t == SAMPLE_COLUMN_NUMBER && strcmp(n, name) == 0)
+                        return (int)i;
+        }
+        return -1;
+}
+
+static void hex(char *out, const uint8_t *p, size_t n)
+{
+        static const char h[] = "0123456789abcdef";
+
+        for (size_t i = 0; i < n; i++) {
+                out[2 * i] = h[p[i] >> 4];
+                out[2 * i + 1] = h[p[i] & 15];
+        }
+        out[2 * n] = '\0';
+}
+
+static void resource_set(struct otlp_metrics *m, const char *key, const char *val)
+{
+        for (size_t i = 0; i < m->nresource; i++)
+                if (strcmp(m->resource[i].key, key) == 0) {
+                        m->resource[i].s = val;
+                        return;
+                }
+        if (m->nresource < ARRAY_SIZE(m->resource))
+                m->resource[m->nresource++] =
+                    (struct otlp_attr){.key = key, .type = OTLP_STRING, .s = val};
+}
+
+int otlp_metrics_new(const struct otel_config *cfg, const struct run_info *run,
+                     struct otlp_metrics **ret)
+{
+        struct otlp_metrics *m = calloc(1, sizeof(*m));
+
+        if (!m)
+                return -ENOMEM;
+        m->ring = calloc(OTLP_MAX_PENDING, sizeof(*m->ring));
+        if (!m->ring) {
+                free(m);
+                return -ENOMEM;
+        }
+        m->cfg = cfg;
+        m->run = run;
+        for (size_t i = 0; i < NSAMPLE_LINES; i++)
+                m->col[i] = column_index(sample_lines[i].column);
+        /* Ours first, OTEL_RESOURCE_ATTRIBUTES over them, then
+         * OTEL_SERVICE_NAME; the run id is always ours. */
+        resource_set(m, "service.name", "buildtel");
+        resource_set(m, "service.version", BUILDTEL_VERSION);
+        if (run->host && *run->host)
+                resource_set(m, "host.name", run->host);
+        for (size_t i = 0; i < cfg->resource.n; i++)
+                resource_set(m, cfg->resource.p[i].key, cfg->resource.p[i].value);
+        if (cfg->service_name)
+                resource_set(m, "service.name", cfg->service_name);
+        if (run->kind)
+                resource_set(m, "build.run.kind", run->kind);
+        resource_set(m, "build.run.id", run->run_id ? run->run_id : "");
+        /* the run span, which the caller's TRACEPARENT is the parent of */
+        if (cfg->span_set) {
+                hex(m->trace_hex, cfg->span.trace_id, 16);
+                hex(m->span_hex, cfg->span.span_id, 8);
+        }
+        *ret = m;
+        return 0;
+}
+
+void otlp_metrics_set_resource(struct otlp_metrics *m, const char *key, const char *val)
+{
+        if (strcmp(key, "build.run.id") != 0)
+                resource_set(m, key, val);
+}
+
+void otlp_metrics_free(struct otlp_metrics *m)
+{
+        if (!m)
+                return;
+        free(m->ring);
+        free(m);
+}
+
+void otlp_metrics_add_sample(struct otlp_metrics *m, const struct sample *s)
+{
+        struct pending p = {.epoch = s->epoch};
+
+        if (!isfinite(s->epoch))
+                return;
+        for (size_t i = 0; i < NSAMPLE_LINES; i++)
+                p.v[i] = m->col[i] >= 0
+                             ? sample_column_number(s, (size_t)m->col[i]) * sample_lines[i].scale
+                             : NAN;
+        if (m->n == OTLP_MAX_PENDING) {
+                m->head = (m->head + 1) % OTLP_MAX_PENDING;
+                m->n--;
+                m->dropped++;
+        }
+        m->ring[(m->head + m->n) % OTLP_MAX_PENDING] = p;
+        m->n++;
+        m->last = p;
+        m->have_last = true;
+}
+
+size_t otlp_metrics_pending(const struct otlp_metrics *m)
+{
+        return m->n;
+}
+uint64_t otlp_metrics_dropped(const struct otlp_metrics *m)
+{
+        return m->dropped;
+}
+
+/* The CSV keeps milliseconds: whole milliseconds make the nanoseconds
+ * exact, the same from a live run and from its files. */
+static uint64_t to_ns(double epoch)
+{
+        if (!(epoch > 0) || epoch > 9e9)
+                return 0;
+        return (uint64_t)llround(epoch * 1e3) * 1000000u;
+}
+
+struct build {
+        struct otlp_metrics *m;
+        struct otlp_metric *metrics;
+        size_t nmetrics;
+        struct otlp_point *points;
+        size_t npoints;
+        struct otlp_attr *attrs;
+        size_t nattrs;
+};
+
+/* A new metric unless the last one has this name. */
+static void metric(struct build *B, const char *name, const char *unit, const char *desc,
+                   enum otlp_kind kind)
+{
+        struct otlp_metric *last = B->nmetrics ? &B->metrics[B->nmetrics - 1] : NULL;
+
+        if (last && strcmp(last->name, name) == 0)
+                return;
+        B->metrics[B->nmetrics++] = (struct otlp_metric){
+            .name = name,
+            .unit = unit,
+            .description = desc,
+            .kind = kind,
+            .monotonic = kind == OTLP_SUM,
+            .points = &B->points[B->npoints],
+        };
+}
+
+static struct otlp_attr *attr(struct build *B)
+{
+        return &B->attrs[B->nattrs++];
+}
+
+static void str_attr(struct build *B, const char *k, const char *v)
+{
+        *attr(B) = (struct otlp_attr){.key = k, .type = OTLP_STRING, .s = v};
+}
+
+/* A point of the current metric; attributes are the ones added since
+ * attrs_start, plus the trace ids. */
+static void point(struct build *B, size_t attrs_start, uint64_t start_ns, uint64_t time_ns,
+                  struct val v)
+{
+        struct otlp_point *p = &B->points[B->npoints++];
+
+        if (B->m->cfg->span_set) {
+                str_attr(B, "trace_id", B->m->trace_hex);
+                str_attr(B, "span_id", B->m->span_hex);
+        }
+        *p = (struct otlp_point){
+            .start_ns = start_ns,
+            .time_ns = time_ns,
+            .is_int = v.is_int,
+            .i = v.is_int ? v.i : 0,
+            .d = v.is_int ? 0 : v.d,
+            .attrs = &B->attrs[attrs_start],
+            .nattrs = B->nattrs - attrs_start,
+        };
+        B->metrics[B->nmetrics - 1].npoints++;
+}
+
+static void add_samples(struct build *B)
+{
+        struct otlp_metrics *m = B->m;
+        uint64_t start_ns = to_ns(m->run->start_epoch);
+
+        for (size_t i = 0; i < NSAMPLE_LINES; i++) {
+                const struct sample_line *l = &sample_lines[i];
+                bool opened = false;
+
+                if (m->col[i] < 0)
+                        continue;
+                if (l->kind == OTLP_GAUGE) {
+                        for (size_t k = 0; k < m->n; k++) {
+                                const struct pending *p =
+                                    &m->ring[(m->head + k) % OTLP_MAX_PENDING];
+                                if (!isfinite(p->v[i]) || !to_ns(p->epoch))
+                                        continue;
+                                if (!opened)
+                                        metric(B, l->name, l->unit, l->desc, l->kind);
+                                opened = true;
+                                point(B, B->nattrs, 0, to_ns(p->epoch), dbl(p->v[i]));
+                        }
+                } else if (m->have_last && isfinite(m->last.v[i]) && to_ns(m->last.epoch)) {
+                        size_t a = B->nattrs;
+                        metric(B, l->name, l->unit, l->desc, l->kind);
+                        if (l->akey)
+                                str_attr(B, l->akey, l->aval);
+                        point(B, a, start_ns ? start_ns : to_ns(m->last.epoch),
+                              to_ns(m->last.epoch), dbl(m->last.v[i]));
+                }
+        }
+}
+
+static void add_totals(struct build *B, const struct run_model *fm)
+{
+        const struct run_facts *f = fm->facts;
+        const char *result = targets_outcome_name(f->outcome);
+        uint64_t t =
+            to_ns(isfinite(fm->run->end_epoch) ? fm->run->end_epoch : fm->summary->last_epoch);
+
+        if (!t)
+                return;
+        for (size_t i = 0; i < ARRAY_SIZE(total_lines); i++) {
+                const struct total_line *l = &total_lines[i];
+                struct val v = l->get(fm);
+                size_t a = B->nattrs;
+
+                if (!v.set)
+                        continue;
+                metric(B, l->name, l->unit, l->desc, OTLP_GAUGE);
+                if (l->get == get_duration && result)
+                        str_attr(B, "cicd.pipeline.result", result);
+                if (l->get == get_duration && f->exit_code >= 0)
+                        *attr(B) = (struct otlp_attr){
+                            .key = "build.exit_code", .type = OTLP_INT, .i = f->exit_code};
+                point(B, a, 0, t, v);
+        }
+        for (size_t i = 0; i < ARRAY_SIZE(target_lines); i++) {
+                const struct target_line *l = &target_lines[i];
+
+                for (size_t k = 0; k < f->n; k++) {
+                        const struct target_fact *tg = &f->t[k];
+                        struct val v = l->get(tg, l->tool);
+                        size_t a = B->nattrs;
+
+                        if (!v.set)
+                                continue;
+                        metric(B, l->name, l->unit, l->desc, OTLP_GAUGE);
+                        str_attr(B, "target", tg->name);
+                        str_attr(B, "builder", tg->builder);
+                        if (l->tool)
+                                str_attr(B, "build.compiler_cache",
+                                         l->tool == 1 ? "sccache" : "ccache");
+                        point(B, a, 0, t, v);
+                }
+        }
+}
+
+int otlp_metrics_encode(struct otlp_metrics *m, const struct run_model *final, bool json,
+                        struct dbuf *out)
+{
+        size_t ntargets = final ? final->facts->n : 0;
+        size_t maxm = NSAMPLE_LINES + ARRAY_SIZE(total_lines) + ARRAY_SIZE(target_lines);
+        size_t maxp = NSAMPLE_LINES * (m->n + 1) + ARRAY_SIZE(total_lines) +
+                      ARRAY_SIZE(target_lines) * ntargets;
+        struct build B = {.m = m};
+        struct otlp_request rq = {
+            .resource = m->resource,
+            .nresource = m->nresource,
+            .scope_name = "buildtel",
+            .scope_version = BUILDTEL_VERSION,
+            .has_trace = m->cfg->span_set,
+        };
+        int e = -ENOMEM;
+
+        B.metrics = calloc(maxm, sizeof(*B.metrics));
+        B.points = calloc(maxp, sizeof(*B.points));
+        B.attrs = calloc(maxp * MAX_POINT_ATTRS, sizeof(*B.attrs));
+        if (B.metrics && B.points && B.attrs) {
+                add_samples(&B);
+                if (final)
+                        add_totals(&B, final);
+                rq.metrics = B.metrics;
+                rq.nmetrics = B.nmetrics;
+                if (m->cfg->span_set) {
+                        memcpy(rq.trace_id, m->cfg->span.trace_id, 16);
+                        memcpy(rq.span_id, m->cfg->span.span_id, 8);
+                }
+                e = json ? otlp_encode_json(&rq, out) : otlp_encode_protobuf(&rq, out);
+        }
+        free(B.metrics);
+        free(B.points);
+        free(B.attrs);
+        if (e >= 0)
+                m->head = m->n = 0;
+        return e;
+}
+
+const struct otlp_attr *otlp_metrics_resource(const struct otlp_metrics *m, size_t *ret_n)
+{
+        *ret_n = m->nresource;
+        return m->resource;
+}

@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: MIT */
+#include "render/otlp-trace.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "model/run.h"
+#include "model/summary.h"
+#include "model/targets.h"
+#include "util/macro.h"
+
+#define RUN_ATTRS 10
+#define TARGET_ATTRS 5
+#define EDGE_ATTRS 1
+#define EVENT_ATTRS 3
+#define RUN_EVENTS (SUMMARY_OOM_MAX + 2)
+
+/* What one encode needs, allocated once. */
+struct spans {
+        const struct otlp_trace_input *in;
+        struct otlp_span *sp;
+        size_t n, cap;
+        struct otlp_attr *attrs;
+        size_t nattrs;
+        struct otlp_event ev[RUN_EVENTS];
+        size_t nev;
+        char (*names)[TARGET_NAME_MAX + TARGET_STEP_NAME_MAX + 32]; /* one per span */
+        ssize_t tspan[TARGETS_MAX]; /* the span of target i, or -1 */
+        char error_type[16], status_msg[64];
+};
+
+const char *otlp_trace_error_type(const struct run_info *run, char *buf, size_t cap)
+{
+        if (run->term_signal > 0) {
+                const char *abbrev = sigabbrev_np(run->term_signal);
+                if (abbrev)
+                        snprintf(buf, cap, "SIG%s", abbrev);
+                else
+                        snprintf(buf, cap, "signal %d", run->term_signal);
+                return buf;
+        }
+        if (run->exit_code > 0) {
+                snprintf(buf, cap, "%d", run->exit_code);
+                return buf;
+        }
+        return NULL;
+}
+
+const char *otlp_trace_result(int outcome)
+{
+        const char *s = targets_outcome_name(outcome);
+
+        return s ? s : "error";
+}
+
+static uint64_t to_ns(double epoch)
+{
+        if (!isfinite(epoch) || epoch <= 0)
+                return 0;
+        return (uint64_t)llround(epoch * 1e9);
+}
+
+/* A child's id: splitmix64 of the run span's id and its index, never 0. */
+static void child_id(const uint8_t run_id[8], size_t i, uint8_t ret[8])
+{
+        uint64_t z = 0;
+
+        for (size_t k = 0; k < 8; k++)
+                z = z << 8 | run_id[k];
+        z += 0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        z ^= z >> 31;
+        if (!z)
+                z = 1;
+        for (size_t k = 0; k < 8; k++)
+                ret[k] = (uint8_t)(z >> (56 - 8 * k));
+}
+
+static struct otlp_attr *attr_s(struct spans *S, const char *k, const char *v)
+{
+        struct otlp_attr *a = &S->attrs[S->nattrs++];
+
+        *a = (struct otlp_attr){.key = k, .type = OTLP_STRING, .s = v};
+        return a;
+}
+
+static void attr_i(struct spans *S, const char *k, int64_t v)
+{
+        S->attrs[S->nattrs++] = (struct otlp_attr){.key = k, .type = OTLP_INT, .i = v};
+}
+
+static void attr_b(struct spans *S, const char *k, bool v)
+{
+        S->attrs[S->nattrs++] = (struct otlp_attr){.key = k, .type = OTLP_BOOL, .b = v};
+}
+
+static void attr_d(struct spans *S, const char *k, double v)
+{
+        S->attrs[S->nattrs++] = (struct otlp_attr){.key = k, .type = OTLP_DOUBLE, .d = v};
+}
+
+static const char *base_name(const char *p)
+{
+        const char *s = p ? strrchr(p, '/') : NULL;
+
+        return s ? s + 1 : p ? p : "";
+}
+
+/* An event at a summary point (epoch), with what it holds. */
+static struct otlp_event *event(struct spans *S, const char *name, double epoch)
+{
+        struct otlp_event *ev = &S->ev[S->nev++];
+
+        *ev = (struct otlp_event){
+            .name = name, .time_ns = to_ns(epoch), .attrs = S->attrs + S->nattrs};
+        return ev;
+}
+
+static void run_events(struct spans *S)
+{
+        const struct summary *sm = S->in->summary;
+        struct otlp_event *ev;
+
+        if (!sm)
+                return;
+        for (size_t i = 0; i < MIN(sm->build.noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
+                const struct summary_oom *o = &sm->build.oom[i];
+                ev = event(S, "oom_kill", o->epoch);
+                attr_d(S, "build.oom.kills", o->kills);
+                ev->nattrs = 1;
+                if (o->victim.label[0]) {
+                        attr_s(S, "build.oom.victim", o->victim.label);
+                        ev->nattrs++;
+                }
+                if (isfinite(o->victim.pid)) {
+                        attr_i(S, "process.pid", (int64_t)o->victim.pid);
+                        ev->nattrs++;
+                }
+        }
+        if (sm->near_oom_first.set) {
+                ev = event(S, "near_oom", sm->near_oom_first.epoch);
+                attr_d(S, "build.mem.available_mb", sm->near_oom_first.value);
+                attr_d(S, "build.near_oom.threshold_mb", sm->cfg.near_oom_mb);
+                ev->nattrs = 2;
+        }
+        if (sm->low_disk_first.set) {
+                ev = event(S, "low_disk", sm->low_disk_first.epoch);
+                attr_d(S, "build.disk.available_gb", sm->low_disk_first.value);
+                attr_d(S, "build.low_disk.threshold_gb", sm->cfg.low_disk_gb);
+                ev->nattrs = 2;
+        }
+}
+
+static void run_span(struct spans *S)
+{
+        const struct otel_config *c = S->in->cfg;
+        const struct run_info *ri = S->in->run;
+        int outcome = S->in->facts ? S->in->facts->outcome : RUN_OUTCOME_UNKNOWN;
+        struct otlp_span *sp = &S->sp[S->n++];
+        const char *et = NULL;
+        double end = ri->end_epoch;
+
+        if (!isfinite(end) && S->in->facts && isfinite(S->in->facts->duration_s))
+                end = ri->start_epoch + S->in->facts->duration_s;
+        snprintf(S->names[0], sizeof(S->names[0]), "buildtel run %s",
+                 base_name(ri->argv ? ri->argv[0] : NULL));
+        *sp = (struct otlp_span){
+            .has_parent = c->has_trace,
+            .trace_state = c->tracestate,
+            .name = S->names[0],
+            .kind = OTLP_SPAN_KIND_INTERNAL,
+            .start_ns = to_ns(ri->start_epoch),
+            .end_ns = MAX(to_ns(end), to_ns(ri->start_epoch)),
+            .attrs = S->attrs + S->nattrs,
+        };
+        memcpy(sp->span_id, c->span.span_id, 8);
+        memcpy(sp->parent_id, c->trace.span_id, 8);
+        attr_s(S, "cicd.pipeline.task.name", base_name(ri->argv ? ri->argv[0] : NULL));
+        attr_s(S, "cicd.pipeline.task.run.id", ri->run_id ? ri->run_id : "");
+        attr_s(S, "cicd.pipeline.task.run.result", otlp_trace_result(outcome));
+        if (outcome != RUN_OUTCOME_SUCCESS) {
+                et = otlp_trace_error_type(ri, S->error_type, sizeof(S->error_type));
+                attr_s(S, "error.type", et ? et : "_OTHER");
+                snprintf(S->status_msg, sizeof(S->status_msg), "%s%s",
+                         ri->term_signal > 0 ? "killed by "
+                         : et                ? "exited with "
+                                             : "",
+                         et ? et : otlp_trace_result(outcome));
+                sp->status = OTLP_STATUS_ERROR;
+                sp->status_message = S->status_msg;
+        }
+        if (c->vcs_rev && *c->vcs_rev)
+                attr_s(S, "vcs.ref.head.revision", c->vcs_rev);
+        if (c->ci_pipeline_name)
+                attr_s(S, "cicd.pipeline.name", c->ci_pipeline_name);
+        if (c->ci_pipeline_run_id)
+                attr_s(S, "cicd.pipeline.run.id", c->ci_pipeline_run_id);
+        sp->nattrs = (size_t)(S->attrs + S->nattrs - sp->attrs);
+        run_events(S);
+        sp->events = S->ev;
+        sp->nevents = S->nev;
+}
+
+/* A child of the run span, [start_s, end_s] in run seconds. */
+static struct otlp_span *child(struct spans *S, double start_s, double end_s)
+{
+        double t0 = S->in->run->start_epoch;
+        struct otlp_span *sp = &S->sp[S->n];
+
+        *sp = (struct otlp_span){
+            .has_parent = true,
+            .name = S->names[S->n],
+            .kind = OTLP_SPAN_KIND_INTERNAL,
+            .start_ns = to_ns(t0 + start_s),
+            .end_ns = MAX(to_ns(t0 + end_s), to_ns(t0 + start_s)),
+            .attrs = S->attrs + S->nattrs,
+        };
+        child_id(S->sp[0].span_id, S->n, sp->span_id);
+        memcpy(sp->parent_id, S->sp[0].span_id, 8);
+        S->n++;
+        return sp;
+}
+
+static void target_spans(struct spans *S)
+{
+        const struct run_facts *f = S->in->facts;
+
+        for (size_t i = 0; i < TARGETS_MAX; i++)
+                S->tspan[i] = -1;
+        for (size_t i = 0; f && i < f->n && S->n < S->cap; i++) {
+                const struct target_fact *t = &f->t[i];
+                struct otlp_span *sp;
+
+                if (!isfinite(t->start_s) || !isfinite(t->end_s))
+                        continue;
+                S->tspan[i] = (ssize_t)S->n;
+                snprintf(S->names[S->n], sizeof(S->names[0]), "target %s", t->name);
+                sp = child(S, t->start_s, t->end_s);
+                attr_s(S, "build.target.name", t->name);
+                if (t->steps_set) {
+                        attr_i(S, "build.target.steps", t->steps);
+                        attr_i(S, "build.target.steps.cached", t->cached);
+                        attr_b(S, "build.target.cached", t->steps > 0 && t->cached == t->steps);
+                }
+                if (t->success == TARGET_FAILED) {
+                        sp->status = OTLP_STATUS_ERROR;
+                        sp->status_message = "target failed";
+                } else if (t->success == TARGET_BUILT) {
+                        sp->status = OTLP_STATUS_OK;
+                }
+                sp->nattrs = (size_t)(S->attrs + S->nattrs - sp->attrs);
+        }
+}
+
+/* The span of the model's target ti, by name: the facts (the history's,
+ * on export) need not list the targets in the model's order. -1: none. */
+static ssize_t target_span(const struct spans *S, int ti)
+{
+        const struct run_facts *f = S->in->facts;
+        const char *name;
+
+        if (!f || ti < 0 || (size_t)ti >= S->in->targets->n)
+                return -1;
+        name = S->in->targets->t[ti].name;
+        for (size_t i = 0; i < f->n; i++)
+                if (strcmp(f->t[i].name, name) == 0)
+                        return S->tspan[i];
+        return -1;
+}
+
+/* BuildKit vertices that ended: under their target's span when they
+ * belong to one target, else under the run span. */
+static void step_spans(struct spans *S)
+{
+        const struct targets *ts = S->in->targets;
+
+        for (uint32_t i = 0; ts && i < ts->nstepv && S->n < S->cap; i++) {
+                const struct step_fact *st = &ts->stepv[i];
+                struct otlp_span *sp;
+                ssize_t k;
+
+                if (!isfinite(st->start_s) || !isfinite(st->end_s))
+                        continue;
+                snprintf(S->names[S->n], sizeof(S->names[0]), "%s", st->name);
+                sp = child(S, st->start_s, st->end_s);
+                k = target_span(S, st->target);
+                if (k >= 0)
+                        memcpy(sp->parent_id, S->sp[k].span_id, 8);
+                attr_s(S, "build.step.name", st->name);
+                attr_b(S, "build.step.cached", st->cached);
+                if (st->error || st->canceled) {
+                        sp->status = OTLP_STATUS_ERROR;
+                        sp->status_message = st->error ? "step failed" : "step canceled";
+                }
+                sp->nattrs = 2;
+        }
+}
+
+#define NINJA_SLACK_S 5.0 /* the log's last write after the run's end */
+
+static int slower_first(const void *x, const void *y)
+{
+        const struct ninja_edge *a = *(const struct ninja_edge *const *)x,
+                                *b = *(const struct ninja_edge *const *)y;
+        int64_t da = a->end_ms - a->start_ms, db = b->end_ms - b->start_ms;
+
+        return da > db   ? -1
+               : da < db ? 1
+                         : (a->start_ms > b->start_ms) - (a->start_ms < b->start_ms);
+}
+
+/* The model's ninja edges (the slowest of the .ninja_log), slowest first,
+ * on the run's clock: ninja appends a line as each edge ends, so the log's
+ * mtime is the end of its last edge and ninja started max_end before it.
+ * A log written before the run or well after it is another build's. */
+static void edge_spans(struct spans *S)
+{
+        const struct targets *ts = S->in->targets;
+        const struct run_info *ri = S->in->run;
+        const struct ninja_edge **v;
+        double off;
+
+        if (!ts || !ts->nedgev || !(ts->ninja_mtime > 0) || S->n >= S->cap)
+                return;
+        if (ts->ninja_mtime < ri->start_epoch - 1 ||
+            (isfinite(ri->end_epoch) && ts->ninja_mtime > ri->end_epoch + NINJA_SLACK_S))
+                return;
+        off = ts->ninja_mtime - ri->start_epoch - (double)ts->ninja_max_end_ms / 1000.0;
+        if (!isfinite(off) || off < 0)
+                off = 0;
+        v = calloc(ts->nedgev, sizeof(*v));
+        if (!v)
+                return; /* the spans go without their edges */
+        for (uint32_t i = 0; i < ts->nedgev; i++)
+                v[i] = &ts->edgev[i];
+        qsort(v, ts->nedgev, sizeof(*v), slower_first);
+        for (uint32_t i = 0; i < ts->nedgev && S->n < S->cap; i++) {
+                struct otlp_span *sp;
+
+                snprintf(S->names[S->n], sizeof(S->names[0]), "ninja %s", v[i]->output);
+                sp = child(S, off + (double)v[i]->start_ms / 1000.0,
+                           off + (double)v[i]->end_ms / 1000.0);
+                attr_s(S, "build.ninja.output", v[i]->output);
+                sp->nattrs = 1;
+        }
+        free(v);
+}
+
+int otlp_trace_encode(const struct otlp_trace_input *in, bool json, struct dbuf *out)
+{
+        size_t max = (size_t)in->cfg->max_spans;
+        size_t ntargets = in->facts ? in->facts->n : 0;
+        size_t nedges = in->targets ? in->targets->nedgev : 0;
+        size_t nsteps = in->targets ? in->targets->nstepv : 0;
+        struct spans S = {.in = in};
+        struct otlp_trace_request rq = {
+            .resource = in->resource,
+            .nresource = in->nresource,
+            .scope_name = "buildtel",
+            .scope_version = BUILDTEL_VERSION,
+        };
+        int e = -ENOMEM;
+
+        if (!in->cfg->span_set)
+                return -EINVAL;
+        S.cap = 1 + MIN(max, ntargets + nsteps + nedges);
+        S.sp = calloc(S.cap, sizeof(*S.sp));
+        S.names = calloc(S.cap, sizeof(*S.names));
+        S.attrs =
+            calloc(RUN_ATTRS + RUN_EVENTS * EVENT_ATTRS + S.cap * TARGET_ATTRS, sizeof(*S.attrs));
+        if (S.sp && S.names && S.attrs) {
+                memcpy(rq.trace_id, in->cfg->span.trace_id, 16);
+                run_span(&S);
+                target_spans(&S);
+                step_spans(&S);
+                edge_spans(&S);
+                rq.spans = S.sp;
+                rq.nspans = S.n;
+                e = json ? otlp_encode_trace_json(&rq, out) : otlp_encode_trace_protobuf(&rq, out);
+        }
+        free(S.sp);
+        free(S.names);
+        free(S.attrs);
+        return e;
+}

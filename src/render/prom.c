@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: MIT */
+/* The Prometheus text format (0.0.4) of a run: pure formatting into a dbuf. */
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/targets.h"
+#include "render/prom.h"
+#include "model/run.h"
+#include "model/summary.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+/* ---- format ---- */
+
+void prom_format_value(double v, char buf[static 32])
+{
+        if (isnan(v)) {
+                memcpy(buf, "NaN", 4);
+                return;
+        }
+        if (isinf(v)) {
+                memcpy(buf, v > 0 ? "+Inf" : "-Inf", 5);
+                return;
+        }
+        /* The shortest of 15..17 digits that reads back to v. */
+        for (int prec = 15; prec <= 17; prec++) {
+                int n = snprintf(buf, 32, "%.*g", prec, v);
+                if (n > 0 && n < 32 && strtod(buf, NULL) == v)
+                        return;
+        }
+}
+
+int prom_escape_label(struct dbuf *out, const char *s, size_t len)
+{
+        struct dbuf clean = DBUF_INIT;
+        int e = run_append_utf8_lossy(&clean, s, len, false);
+
+        for (size_t i = 0; e >= 0 && i < clean.len; i++) {
+                unsigned char c = (unsigned char)clean.p[i];
+                if (c == '\\')
+                        e = dbuf_append(out, "\\\\", 2);
+                else if (c == '"')
+                        e = dbuf_append(out, "\\\"", 2);
+                else if (c == '\n')
+                        e = dbuf_append(out, "\\n", 2);
+                else if (c < 0x20 || c == 0x7f)
+                        e = dbuf_append(out, "?", 1);
+                else
+                        e = dbuf_append(out, &clean.p[i], 1);
+        }
+        if (e >= 0 && !out->p)
+                e = dbuf_append(out, "", 0);
+        dbuf_release(&clean);
+        return e < 0 ? -ENOMEM : 0;
+}
+
+int prom_escape_help(struct dbuf *out, const char *s)
+{
+        int e = 0;
+
+        for (; e >= 0 && *s; s++) {
+                if (*s == '\\')
+                        e = dbuf_append(out, "\\\\", 2);
+                else if (*s == '\n')
+                        e = dbuf_append(out, "\\n", 2);
+                else
+                        e = dbuf_append(out, s, 1);
+        }
+        return e < 0 ? -ENOMEM : 0;
+}
+
+bool prom_prefix_valid(const char *s)
+{
+        if (!*s || (*s >= '0' && *s <= '9'))
+                return false;
+        for (; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                      (*s >= '0' && *s <= '9') || *s == '_'))
+                        return false;
+        return true;
+}
+
+bool prom_file_valid(const char *s)
+{
+        size_t n = strlen(s);
+
+        /* No control characters: a newline in a name breaks every listing
+         * and log line that shows it. */
+        for (size_t i = 0; i < n; i++)
+                if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+                        return false;
+        return n > 5 && n < 200 && !strchr(s, '/') && s[0] != '.' &&
+               strcmp(s + n - 5, ".prom") == 0;
+}
+
+/* One metric family: HELP/TYPE, then its samples, written only when it
+ * has at least one sample. */
+struct family {
+        struct dbuf *out;
+        const char *prefix;
+        const char *name, *help;
+        bool started;
+        int e;
+};
+
+static void fam_begin(struct family *f, const char *name, const char *help)
+{
+        f->name = name;
+        f->help = help;
+        f->started = false;
+}
+
+static int put_name(struct family *f)
+{
+        if (f->prefix && *f->prefix) {
+                int e = dbuf_puts(f->out, f->prefix);
+                if (e >= 0)
+                        e = dbuf_puts(f->out, "_");
+                if (e < 0)
+                        return e;
+        }
+        return dbuf_printf(f->out, "build_%s", f->name);
+}
+
+/* labels: NULL-terminated name/value pairs. NAN values are written as NaN
+ * (callers skip what is absent before calling). */
+static void fam_sample(struct family *f, double v, const char *const *labels)
+{
+        char val[32];
+        int e = f->e;
+
+        if (e < 0)
+                return;
+        if (!f->started) {
+                e = dbuf_puts(f->out, "# HELP ");
+                if (e >= 0)
+                        e = put_name(f);
+                if (e >= 0)
+                        e = dbuf_puts(f->out, " ");
+                if (e >= 0)
+                        e = prom_escape_help(f->out, f->help);
+                if (e >= 0)
+                        e = dbuf_puts(f->out, "\n# TYPE ");
+                if (e >= 0)
+                        e = put_name(f);
+                if (e >= 0)
+                        e = dbuf_puts(f->out, " gauge\n");
+                f->started = true;
+        }
+        if (e >= 0)
+                e = put_name(f);
+        for (size_t i = 0; e >= 0 && labels && labels[i]; i += 2) {
+                e = dbuf_printf(f->out, "%s%s=\"", i ? "," : "{", labels[i]);
+                if (e >= 0)
+                        e = prom_escape_label(f->out, labels[i + 1], strlen(labels[i + 1]));
+                if (e >= 0)
+                        e = dbuf_puts(f->out, "\"");
+        }
+        if (e >= 0 && labels && labels[0])
+                e = dbuf_puts(f->out, "}");
+        prom_format_value(v, val);
+        if (e >= 0)
+                e = dbuf_printf(f->out, " %s\n", val);
+        f->e = e;
+}
+
+/* Per-target series, one line each: which value, when present. */
+enum tval {
+        TV_DURATION,
+        TV_STEPS,
+        TV_CACHED,
+        TV_CACHE_RATIO,
+        TV_SUCCESS,
+        TV_SC_HITS,
+        TV_SC_MISSES,
+        TV_SC_RATIO,
+        TV_SC_GUESS,
+        TV_CC_HITS,
+        TV_CC_MISSES,
+        TV_CC_RATIO,
+};
+
+static const struct {
+        const char *name, *help;
+        enum tval v;
+} target_series[] = {
+    {"duration_seconds", "Time from the target's first step seen to its last, by buildtel's clock.",
+     TV_DURATION},
+    {"steps_total", "Dockerfile steps of the target (a gauge, as the seed names it).", TV_STEPS},
+    {"steps_cached", "Steps of the target that came from the layer cache.", TV_CACHED},
+    {"layer_cache_hit_ratio", "Cached steps over all steps of the target.", TV_CACHE_RATIO},
+    {"target_success", "1 if the target was built, 0 if it failed; absent when unknown.",
+     TV_SUCCESS},
+    {"sccache_hits", "sccache hits of the target's build step.", TV_SC_HITS},
+    {"sccache_misses", "sccache misses of the target's build step.", TV_SC_MISSES},
+    {"sccache_hit_ratio", "sccache hits over hits plus misses.", TV_SC_RATIO},
+    {"sccache_stats_guess",
+     "1 when no marker step was found and the sccache figures are the log's last stats block.",
+     TV_SC_GUESS},
+    {"ccache_hits", "ccache hits reported in the build's output.", TV_CC_HITS},
+    {"ccache_misses", "ccache misses reported in the build's output.", TV_CC_MISSES},
+    {"ccache_hit_ratio", "ccache hits over hits plus misses.", TV_CC_RATIO},
+};
+
+/* The value of series v for t, or NAN when absent (no sample). Every
+ * figure is the model's (targets_facts()); here it is only picked. */
+static double target_value(const struct target_fact *t, enum tval v)
+{
+        switch (v) {
+        case TV_DURATION:
+                return t->duration_s;
+        case TV_STEPS:
+                return t->steps_set ? t->steps : NAN;
+        case TV_CACHED:
+                return t->steps_set ? t->cached : NAN;
+        case TV_CACHE_RATIO:
+                return t->cache_ratio;
+        case TV_SUCCESS:
+                return t->success == TARGET_SUCCESS_UNKNOWN ? NAN : t->success;
+        case TV_SC_HITS:
+                return t->sccache.set ? (double)t->sccache.hits : NAN;
+        case TV_SC_MISSES:
+                return t->sccache.set ? (double)t->sccache.misses : NAN;
+        case TV_SC_RATIO:
+                return t->sccache_ratio;
+        case TV_SC_GUESS:
+                return t->sccache_guess ? 1 : NAN;
+        case TV_CC_HITS:
+                return t->ccache.set ? (double)t->ccache.hits : NAN;
+        case TV_CC_MISSES:
+                return t->ccache.set ? (double)t->ccache.misses : NAN;
+        case TV_CC_RATIO:
+                return t->ccache_ratio;
+        }
+        return NAN;
+}
+
+/* Resource gauges from the summary, one table line each. POINT is a
+ * struct summary_point (written when set), U64 a count, DOUBLE a figure
+ * that is NAN when unknown (the build's cgroup totals: absent, not zero).
+ * Bytes come from the summary's exact figures (as read, not the CSV's
+ * rounded MiB/GiB). */
+enum rkind { R_POINT, R_U64, R_DOUBLE };
+static const struct {
+        const char *name, *help;
+        enum rkind kind;
+        size_t off;
+        double scale;
+} resources[] = {
+    {"memory_peak_used_bytes", "Peak memory used (MemTotal - MemAvailable) during the run.",
+     R_DOUBLE, offsetof(struct summary, exact.mem_used_peak_bytes), 1.0},
+    {"memory_min_available_bytes", "Minimum MemAvailable during the run.", R_DOUBLE,
+     offsetof(struct summary, exact.mem_avail_min_bytes), 1.0},
+    {"swap_max_used_bytes", "Maximum swap used during the run.", R_DOUBLE,
+     offsetof(struct summary, exact.swap_used_peak_bytes), 1.0},
+    {"disk_min_available_bytes", "Minimum disk space available on --disk-path during the run.",
+     R_DOUBLE, offsetof(struct summary, exact.disk_avail_min_bytes), 1.0},
+    {"near_oom_samples", "Samples with MemAvailable under --near-oom-mb.", R_U64,
+     offsetof(struct summary, near_oom_samples), 1.0},
+    {"low_disk_samples", "Samples with disk available under --low-disk-gb.", R_U64,
+     offsetof(struct summary, low_disk_samples), 1.0},
+    {"cpu_user_seconds", "CPU time of the build in user mode (its cgroup, else its process tree).",
+     R_DOUBLE, offsetof(struct summary, build.cpu_user_s), 1.0},
+    {"cpu_system_seconds",
+     "CPU time of the build in kernel mode (its cgroup, else its process tree).", R_DOUBLE,
+     offsetof(struct summary, build.cpu_sys_s), 1.0},
+    {"oom_kills", "Processes of the build's cgroup killed by the OOM killer.", R_DOUBLE,
+     offsetof(struct summary, build.oom_kills), 1.0},
+    {"io_read_bytes", "Bytes the build read from block devices.", R_DOUBLE,
+     offsetof(struct summary, exact.cg_io_read_bytes), 1.0},
+    {"io_write_bytes", "Bytes the build wrote to block devices.", R_DOUBLE,
+     offsetof(struct summary, exact.cg_io_write_bytes), 1.0},
+    {"pressure_cpu_some_seconds", "Time some task of the build stalled waiting for CPU (PSI some).",
+     R_DOUBLE, offsetof(struct summary, build.psi_cpu_some_s), 1.0},
+    {"pressure_cpu_full_seconds", "Time all non-idle tasks of the build stalled on CPU (PSI full).",
+     R_DOUBLE, offsetof(struct summary, build.psi_cpu_full_s), 1.0},
+    {"pressure_memory_some_seconds", "Time some task of the build stalled on memory (PSI some).",
+     R_DOUBLE, offsetof(struct summary, build.psi_mem_some_s), 1.0},
+    {"pressure_memory_full_seconds",
+     "Time all non-idle tasks of the build stalled on memory (PSI full).", R_DOUBLE,
+     offsetof(struct summary, build.psi_mem_full_s), 1.0},
+    {"pressure_io_some_seconds", "Time some task of the build stalled on IO (PSI some).", R_DOUBLE,
+     offsetof(struct summary, build.psi_io_some_s), 1.0},
+    {"pressure_io_full_seconds", "Time all non-idle tasks of the build stalled on IO (PSI full).",
+     R_DOUBLE, offsetof(struct summary, build.psi_io_full_s), 1.0},
+};
+
+int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
+{
+        static const struct targets none = {.make_pct = -1};
+        const struct targets *ts = m->targets ? m->targets : &none;
+        const struct run_facts *rf = m->facts;
+        struct family f = {.out = out, .prefix = prefix};
+        const char *inv_labels[] = {"builder", rf->builder, NULL};
+        double v;
+
+        for (size_t k = 0; k < ARRAY_SIZE(target_series); k++) {
+                fam_begin(&f, target_series[k].name, target_series[k].help);
+                for (size_t i = 0; i < rf->n; i++) {
+                        const struct target_fact *t = &rf->t[i];
+                        const char *labels[] = {"target", t->name, "builder", t->builder, NULL};
+
+                        v = target_value(t, target_series[k].v);
+                        if (!isnan(v))
+                                fam_sample(&f, v, labels);
+                }
+        }
+
+        fam_begin(&f, "invocation_duration_seconds", "Wall time of the whole invocation.");
+        if (!isnan(rf->duration_s))
+                fam_sample(&f, rf->duration_s, inv_labels);
+        fam_begin(&f, "invocation_success", "1 if the invocation exited 0.");
+        if (rf->outcome != RUN_OUTCOME_UNKNOWN)
+                fam_sample(&f, rf->outcome == RUN_OUTCOME_SUCCESS, inv_labels);
+        fam_begin(&f, "last_run_timestamp_seconds", "When the invocation ended (Unix time).");
+        v = !isnan(m->run->end_epoch) ? m->run->end_epoch : m->run->start_epoch;
+        if (!isnan(v))
+                fam_sample(&f, v, inv_labels);
+        fam_begin(
+            &f, "invocation_steps",
+            "Distinct BuildKit steps of the invocation (a step shared by targets counts once).");
+        if (rf->steps_set)
+                fam_sample(&f, rf->steps, inv_labels);
+        fam_begin(&f, "invocation_steps_cached",
+                  "Distinct BuildKit steps that came from the layer cache.");
+        if (rf->steps_set)
+                fam_sample(&f, rf->cached, inv_labels);
+        fam_begin(&f, "ninja_edges_done", "Last ninja [n/m] progress: edges finished.");
+        if (ts->ninja_total)
+                fam_sample(&f, (double)ts->ninja_done, inv_labels);
+        fam_begin(&f, "ninja_edges", "Last ninja [n/m] progress: edges in the build.");
+        if (ts->ninja_total)
+                fam_sample(&f, (double)ts->ninja_total, inv_labels);
+        fam_begin(&f, "make_progress_ratio", "Last make/CMake [ nn%] progress, as a ratio.");
+        if (ts->make_pct >= 0)
+                fam_sample(&f, ts->make_pct / 100.0, inv_labels);
+        fam_begin(&f, "ninja_log_edges", "Edges this run recorded in .ninja_log.");
+        if (ts->ninja_log_set)
+                fam_sample(&f, (double)ts->ninja_edges, inv_labels);
+
+        for (size_t k = 0; m->summary && k < ARRAY_SIZE(resources); k++) {
+                const char *base = (const char *)m->summary + resources[k].off;
+
+                fam_begin(&f, resources[k].name, resources[k].help);
+                if (resources[k].kind == R_POINT) {
+                        const struct summary_point *p =
+                            (const struct summary_point *)(const void *)base;
+                        if (p->set && !isnan(p->value))
+                                fam_sample(&f, p->value * resources[k].scale, inv_labels);
+                } else if (resources[k].kind == R_DOUBLE) {
+                        double d;
+                        memcpy(&d, base, sizeof(d));
+                        if (!isnan(d))
+                                fam_sample(&f, d * resources[k].scale, inv_labels);
+                } else {
+                        uint64_t u;
+                        memcpy(&u, base, sizeof(u));
+                        fam_sample(&f, (double)u * resources[k].scale, inv_labels);
+                }
+        }
+        return f.e < 0 ? -ENOMEM : 0;
+}
+

@@ -1,0 +1,779 @@
+/* SPDX-License-Identifier: MIT */
+/* The HTML report: one file, inline CSS and SVG and no URL, so it opens
+ * from a CI artifact or an e-mail. One small inline script adds a hover
+ * read-out to the timeline's charts (the time and the values of the
+ * nearest point); the page says everything without it. Everything from
+ * the build is escaped (report_html_escape). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/units.h"
+#include "render/report.h"
+#include "render/summary.h"
+#include "render/trace-lanes.h"
+#include "util/macro.h"
+
+#define W 1000.0
+#define H 170.0
+#define ML 56.0 /* left margin: the y labels */
+#define MR 8.0
+#define MT 8.0
+#define MB 22.0
+
+static const char css[] =
+    ":root{--bg:#fff;--fg:#1f2328;--mute:#59636e;--grid:#d0d7de;--band1:#f6f8fa;"
+    "--band2:#eef2f7;--c0:#0969da;--c1:#1a7f37;--c2:#8250df;--c3:#bf8700;--warn:#cf222e}\n"
+    "@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--mute:#9198a1;"
+    "--grid:#30363d;--band1:#161b22;--band2:#1c2330;--c0:#4493f8;--c1:#3fb950;--c2:#ab7df8;"
+    "--c3:#d29922;--warn:#f85149}}\n"
+    "@media print{:root{--bg:#fff;--fg:#000;--mute:#333;--band1:#f4f4f4;--band2:#e8e8e8}"
+    "section{break-inside:avoid}}\n"
+    "body{background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,sans-serif;"
+    "margin:0 auto;max-width:1040px;padding:16px}\n"
+    "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid var(--grid)}"
+    "h3{font-size:15px;margin:14px 0 2px}\n"
+    "pre{white-space:pre-wrap;font-size:12.5px;background:var(--band1);padding:8px}\n"
+    "svg{width:100%;height:auto;display:block}svg text{fill:var(--fg);font-size:11px}"
+    ".ax{stroke:var(--grid);stroke-width:1}.th{stroke:var(--warn);stroke-dasharray:6 4}"
+    ".b0{fill:var(--band1)}.b1{fill:var(--band2)}.s0{stroke:var(--c0)}.s1{stroke:var(--c1)}"
+    ".s2{stroke:var(--c2)}.s3{stroke:var(--c3)}.f0{fill:var(--c0)}.f1{fill:var(--c1)}"
+    ".f2{fill:var(--c2)}.f3{fill:var(--c3)}.pk{fill:var(--warn)}"
+    "polyline{fill:none;stroke-width:1.4}.lg{color:var(--mute);font-size:12px}"
+    ".k0{color:var(--c0)}.k1{color:var(--c1)}.k2{color:var(--c2)}.k3{color:var(--c3)}"
+    "table{border-collapse:collapse;margin:6px 0 12px}th,td{border:1px solid var(--grid);"
+    "padding:2px 8px;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}"
+    ".peaks{margin:2px 0 10px;color:var(--mute);font-size:12.5px}"
+    "svg text.hvt{font-size:12px;font-weight:600;paint-order:stroke;stroke:var(--bg);"
+    "stroke-width:3px}\n";
+
+/* The hover read-out: on a chart (svg.hv, its data-tmax, data-ymax in
+ * drawn units, data-unit), the time and each line's value at the point
+ * nearest the pointer, read back from the drawn points (0.1 px). Marks the
+ * body data-hover="on" once set up, which the e2e test sees. No URL: the
+ * elements are made in the svg's own namespace. */
+static const char hover_js[] =
+    "function dur(s){s=Math.round(s);var h=Math.floor(s/3600),m=Math.floor(s%3600/60);"
+    "return(h?h+'h':'')+(h||m?m+'m':'')+(s%60)+'s';}"
+    "[].forEach.call(document.querySelectorAll('svg.hv'),function(g){"
+    "var tmax=+g.getAttribute('data-tmax'),ymax=+g.getAttribute('data-ymax'),"
+    "u=g.getAttribute('data-unit')||'',ns=g.namespaceURI;"
+    "var ls=[].map.call(g.querySelectorAll('polyline'),function(p){return{n:p.getAttribute("
+    "'data-n'),p:p.getAttribute('points').split(' ').map(function(s){var a=s.split(',');"
+    "return[+a[0],+a[1]];})};});"
+    "var t=document.createElementNS(ns,'text'),ln=document.createElementNS(ns,'line');"
+    "t.setAttribute('class','hvt');t.setAttribute('y',MT+12);ln.setAttribute('class','ax');"
+    "ln.setAttribute('y1',MT);ln.setAttribute('y2',H-MB);g.appendChild(ln);g.appendChild(t);"
+    "function hide(){ln.style.display=t.style.display='none';}hide();"
+    "g.addEventListener('mousemove',function(e){var m=g.getScreenCTM();if(!m||!m.a)return;"
+    "var x=(e.clientX-m.e)/m.a,bx=x,parts=[];if(x<ML||x>W-MR){hide();return;}"
+    "ls.forEach(function(l){var b=null;l.p.forEach(function(q){"
+    "if(!b||Math.abs(q[0]-x)<Math.abs(b[0]-x))b=q;});if(b){bx=b[0];"
+    "parts.push(l.n+' '+(ymax*(1-(b[1]-MT)/(H-MT-MB))).toPrecision(4)+u);}});"
+    "t.textContent=dur((bx-ML)/(W-ML-MR)*tmax)+': '+parts.join(', ');"
+    "ln.setAttribute('x1',bx);ln.setAttribute('x2',bx);"
+    "t.setAttribute('x',bx>W/2?bx-6:bx+6);t.setAttribute('text-anchor',bx>W/2?'end':'start');"
+    "ln.style.display=t.style.display='';});g.addEventListener('mouseleave',hide);});"
+    "document.body.setAttribute('data-hover','on');})();";
+
+/* The script, with the chart's geometry from the macros the SVG is drawn
+ * with. */
+static void hover_script(struct dwriter *w)
+{
+        dw_printf(w, "<script>(function(){var ML=%g,MR=%g,MT=%g,MB=%g,W=%g,H=%g;%s</script>\n", ML,
+                  MR, MT, MB, W, H, hover_js);
+}
+
+static void esc(struct dwriter *w, const char *s)
+{
+        report_html_escape(w, s ? s : "", s ? strlen(s) : 0);
+}
+
+struct frame {
+        double tmax, ymax; /* ymax in drawn units */
+        double k;          /* data units -> drawn units (GiB -> MiB for small values) */
+        const char *unit;  /* of the drawn units */
+};
+
+static double px(const struct frame *f, double t)
+{
+        return ML + (W - ML - MR) * (f->tmax > 0 ? t / f->tmax : 0);
+}
+
+static double py(const struct frame *f, double v)
+{
+        double y = MT + (H - MT - MB) * (1 - (f->ymax > 0 ? v * f->k / f->ymax : 0));
+
+        return MAX(MT, MIN(y, H - MB));
+}
+
+static void bands_and_axes(struct dwriter *w, const struct report_data *d, const struct frame *f,
+                           const char *unit)
+{
+        char b[32];
+
+        for (size_t i = 0; i < d->nbands; i++) {
+                const struct report_band *bd = &d->bands[i];
+                double x0 = px(f, bd->start_s), x1 = px(f, bd->end_s);
+
+                dw_printf(w,
+                          "<rect class=\"b%zu\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
+                          "height=\"%.0f\"><title>stage ",
+                          i % 2, x0, MT, MAX(x1 - x0, 0.5), H - MT - MB);
+                esc(w, bd->stage);
+                dw_puts(w, "</title></rect>");
+                if (x1 - x0 > 60) {
+                        dw_printf(w, "<text x=\"%.1f\" y=\"%.0f\" class=\"lg\">", x0 + 3, MT + 11);
+                        esc(w, bd->stage);
+                        dw_puts(w, "</text>");
+                }
+        }
+        for (int k = 0; k <= 4; k++) {
+                double v = f->ymax * k / 4, y = py(f, v / f->k);
+
+                dw_printf(w,
+                          "<line class=\"ax\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\"/>"
+                          "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.3g%s</text>",
+                          ML, W - MR, y, y, ML - 4, y + 4, v, unit);
+        }
+        for (int k = 0; k <= 5; k++) {
+                double t = f->tmax * k / 5;
+
+                dw_printf(w, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"%s\">%s</text>", px(f, t),
+                          H - 6, k == 5 ? "end" : "middle", report_fmt_duration(t, b));
+        }
+}
+
+struct chart_def {
+        const char *title, *unit;
+        int series[4];
+        const char *names[4];
+        double threshold; /* NAN: none */
+        const char *threshold_name;
+        const struct summary_point *peaks[3];
+        const char *peak_names[3];
+        double peak_scale; /* summary units -> chart units */
+};
+
+static void series_line(struct dwriter *w, const struct report_data *d, const struct frame *f,
+                        int id, int color, const char *name, struct report_pt *pts)
+{
+        size_t n = report_downsample(d->t, d->v[id], d->n, REPORT_BUCKETS, pts);
+
+        if (!n)
+                return;
+        dw_printf(w, "<polyline class=\"s%d\" data-n=\"%s\" points=\"", color, name);
+        for (size_t i = 0; i < n; i++)
+                dw_printf(w, "%s%.1f,%.1f", i ? " " : "", px(f, pts[i].t), py(f, pts[i].v));
+        dw_puts(w, "\"/>");
+}
+
+static void peak_text(struct dwriter *w, const char *name, const struct summary_point *p, double v,
+                      const char *unit)
+{
+        char b[32];
+
+        dw_printf(w, "%s %.4g%s at %s", name, v, unit, report_fmt_duration(p->elapsed_s, b));
+        if (p->stage[0]) {
+                dw_puts(w, ", stage ");
+                esc(w, p->stage);
+        }
+        if (p->context[0]) {
+                dw_puts(w, ", context ");
+                esc(w, p->context);
+        }
+        if (p->running[0]) {
+                dw_puts(w, ", running ");
+                esc(w, p->running);
+        }
+}
+
+static void chart_peaks(struct dwriter *w, const struct chart_def *c, const struct frame *f,
+                        bool list)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(c->peaks); i++) {
+                const struct summary_point *p = c->peaks[i];
+                double v;
+
+                if (!p || !p->set || isnan(p->value) || isnan(p->elapsed_s))
+                        continue;
+                v = p->value * c->peak_scale;
+                if (list) {
+                        dw_puts(w, "<li>");
+                        peak_text(w, c->peak_names[i], p, v * f->k, f->unit);
+                        dw_puts(w, "</li>");
+                        continue;
+                }
+                dw_printf(w, "<circle class=\"pk\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>",
+                          px(f, p->elapsed_s), py(f, v));
+                peak_text(w, c->peak_names[i], p, v * f->k, f->unit);
+                dw_printf(w,
+                          "</title></circle><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">"
+                          "%s %.4g%s</text>",
+                          px(f, p->elapsed_s) + (px(f, p->elapsed_s) > W / 2 ? -6 : 6),
+                          MAX(py(f, v) - 6, MT + 22), px(f, p->elapsed_s) > W / 2 ? "end" : "start",
+                          c->peak_names[i], v * f->k, f->unit);
+        }
+}
+
+static void chart(struct dwriter *w, const struct report_data *d, const struct chart_def *c,
+                  double tmax, struct report_pt *pts)
+{
+        struct frame f = {.tmax = tmax, .ymax = 0, .k = 1, .unit = c->unit};
+        double th;
+        bool any = false;
+
+        for (size_t k = 0; k < ARRAY_SIZE(c->series) && c->names[k]; k++)
+                for (size_t i = 0; i < d->n; i++)
+                        if (!isnan(d->v[c->series[k]][i])) {
+                                f.ymax = MAX(f.ymax, d->v[c->series[k]][i]);
+                                any = true;
+                        }
+        if (!any)
+                return;
+        /* a threshold far above the data would flatten it: said, not drawn */
+        th = !isnan(c->threshold) && c->threshold <= f.ymax * 2 ? c->threshold : NAN;
+        if (!isnan(th))
+                f.ymax = MAX(f.ymax, th);
+        if (strcmp(c->unit, " GiB") == 0 && f.ymax < 1.5) {
+                f.k = 1024;
+                f.unit = " MiB";
+        }
+        f.ymax = f.ymax > 0 ? f.ymax * f.k * 1.08 : 1;
+        dw_printf(w,
+                  "<h3>%s</h3><svg class=\"hv\" data-tmax=\"%.6g\" data-ymax=\"%.6g\" "
+                  "data-unit=\"%s\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"%s "
+                  "over the run\"><title>%s</title><desc>",
+                  c->title, f.tmax, f.ymax, f.unit, W, H, c->title, c->title);
+        dw_puts(w, "its peaks are listed below it</desc>");
+        bands_and_axes(w, d, &f, f.unit);
+        if (!isnan(th))
+                dw_printf(w,
+                          "<line class=\"th\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\">"
+                          "<title>%s</title></line>",
+                          ML, W - MR, py(&f, th), py(&f, th), c->threshold_name);
+        for (size_t k = 0; k < ARRAY_SIZE(c->series) && c->names[k]; k++)
+                series_line(w, d, &f, c->series[k], (int)k, c->names[k], pts);
+        chart_peaks(w, c, &f, false);
+        dw_puts(w, "</svg><div class=\"lg\">");
+        for (size_t k = 0; k < ARRAY_SIZE(c->series) && c->names[k]; k++)
+                dw_printf(w, "<span class=\"k%zu\">&#9632;</span> %s &nbsp; ", k, c->names[k]);
+        if (!isnan(c->threshold))
+                dw_printf(w, "<span style=\"color:var(--warn)\">- -</span> %s%s", c->threshold_name,
+                          isnan(th) ? " (far above the data: not drawn)" : "");
+        dw_puts(w, "</div><ul class=\"peaks\">");
+        chart_peaks(w, c, &f, true);
+        dw_puts(w, "</ul>");
+}
+
+static void timeline(struct dwriter *w, const struct report_data *d, const struct summary *s)
+{
+        const double g = 1.0 / 1024; /* MiB -> GiB */
+        char th1[80], th2[80];
+        const struct chart_def defs[] = {
+            {"Host memory",
+             " GiB",
+             {REPORT_MEM_USED, REPORT_MEM_AVAIL},
+             {"used", "available"},
+             s->cfg.near_oom_mb / 1024,
+             th1,
+             {&s->mem_used_peak, &s->mem_avail_min},
+             {"peak used", "least available"},
+             g},
+            {"Build memory",
+             " GiB",
+             {REPORT_CG_ANON, REPORT_CG_FILE},
+             {"anonymous", "file"},
+             NAN,
+             NULL,
+             {&s->build.mem_anon_peak},
+             {"peak anonymous"},
+             g},
+            {"Swap used",
+             " GiB",
+             {REPORT_SWAP},
+             {"swap used"},
+             NAN,
+             NULL,
+             {&s->swap_used_peak},
+             {"peak swap"},
+             g},
+            {"CPU busy (%)",
+             "%",
+             {REPORT_CPU},
+             {"CPU"},
+             NAN,
+             NULL,
+             {&s->cpu_pct_peak},
+             {"peak CPU"},
+             1},
+            {"Load (1 min)",
+             "",
+             {REPORT_LOAD},
+             {"load1"},
+             NAN,
+             NULL,
+             {&s->load1_peak},
+             {"peak load"},
+             1},
+            {"Disk available",
+             " GiB",
+             {REPORT_DISK},
+             {"available"},
+             s->cfg.low_disk_gb,
+             th2,
+             {&s->disk_avail_min},
+             {"least available"},
+             1},
+            {"Compilers in flight",
+             "",
+             {REPORT_COMPILERS},
+             {"compilers"},
+             NAN,
+             NULL,
+             {&s->compilers_peak},
+             {"most compilers"},
+             1},
+        };
+        struct report_pt *pts = malloc(2 * REPORT_BUCKETS * sizeof(*pts));
+        double tmax = 0;
+
+        if (!pts) {
+                dw_check(w, -ENOMEM);
+                return;
+        }
+        snprintf(th1, sizeof(th1), "--near-oom-mb %.0f", s->cfg.near_oom_mb);
+        snprintf(th2, sizeof(th2), "--low-disk-gb %.4g", s->cfg.low_disk_gb);
+        for (size_t i = 0; i < d->n; i++)
+                if (!isnan(d->t[i]))
+                        tmax = MAX(tmax, d->t[i]);
+        dw_puts(w, "<section id=\"timeline\"><h2>Timeline</h2>");
+        if (!d->n)
+                dw_puts(w, "<p>No samples.</p>");
+        for (size_t i = 0; i < ARRAY_SIZE(defs); i++)
+                chart(w, d, &defs[i], tmax, pts);
+        dw_puts(w, "</section>\n");
+        free(pts);
+}
+
+static void target_bars(struct dwriter *w, const struct run_facts *f)
+{
+        double tmax = 0, rowh = 20, h;
+        struct frame fr = {.k = 1, .unit = ""};
+        size_t n = 0;
+        char b[32];
+
+        for (size_t i = 0; f && i < f->n; i++)
+                if (!isnan(f->t[i].start_s) && !isnan(f->t[i].end_s)) {
+                        tmax = MAX(tmax, f->t[i].end_s);
+                        n++;
+                }
+        if (!n)
+                return;
+        fr.tmax = tmax > 0 ? tmax : 1;
+        fr.ymax = 1;
+        h = rowh * (double)n + 24;
+        dw_printf(w,
+                  "<h3>Targets (start to end; cached steps striped)</h3><svg viewBox=\"0 0 %.0f "
+                  "%.0f\" role=\"img\" aria-label=\"targets from first to last line seen\">"
+                  "<title>Targets over the run</title><desc>one bar per target</desc>"
+                  "<defs><pattern id=\"cached\" width=\"6\" height=\"6\" "
+                  "patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\"><rect "
+                  "class=\"f1\" width=\"3\" height=\"6\"/></pattern></defs>",
+                  W, h);
+        n = 0;
+        for (size_t i = 0; i < f->n; i++) {
+                const struct target_fact *t = &f->t[i];
+                double x0, x1, y = rowh * (double)n + 2, frac;
+
+                if (isnan(t->start_s) || isnan(t->end_s))
+                        continue;
+                n++;
+                x0 = px(&fr, t->start_s);
+                x1 = MAX(px(&fr, t->end_s), x0 + 2);
+                frac = t->steps_set && t->steps ? (double)t->cached / t->steps : 0;
+                dw_printf(w,
+                          "<rect class=\"f%d\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
+                          "height=\"%.0f\" opacity=\"0.75\"><title>",
+                          t->success == TARGET_FAILED ? 3 : 0, x0, y, x1 - x0, rowh - 5);
+                esc(w, t->name);
+                dw_printf(w, ": %s", report_fmt_duration(t->duration_s, b));
+                if (t->steps_set)
+                        dw_printf(w, ", %u steps, %u cached", t->steps, t->cached);
+                dw_puts(w, "</title></rect>");
+                if (frac > 0)
+                        dw_printf(w,
+                                  "<rect fill=\"url(#cached)\" x=\"%.1f\" y=\"%.0f\" "
+                                  "width=\"%.1f\" height=\"%.0f\"/>",
+                                  x0, y, (x1 - x0) * frac, rowh - 5);
+                dw_printf(w, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"%s\">",
+                          x0 > 160 ? x0 - 4 : x1 + 4, y + 11, x0 > 160 ? "end" : "start");
+                esc(w, t->name);
+                dw_puts(w, "</text>");
+        }
+        dw_printf(w,
+                  "<text x=\"%.0f\" y=\"%.0f\">0s</text><text x=\"%.0f\" y=\"%.0f\" "
+                  "text-anchor=\"end\">%s</text></svg>",
+                  ML, h - 4, W - MR, h - 4, report_fmt_duration(tmax, b));
+}
+
+#define REPORT_STEP_BARS 400 /* BuildKit steps drawn (the longest); the rest are counted */
+
+struct step_ref {
+        const struct step_fact *f;
+        struct trace_span span;
+};
+
+static int cmp_step_len(const void *a, const void *b)
+{
+        const struct step_ref *x = a, *y = b;
+        int64_t dx = x->span.end - x->span.start, dy = y->span.end - y->span.start;
+
+        return dx != dy ? (dx > dy ? -1 : 1) : 0;
+}
+
+static int cmp_step_lane(const void *a, const void *b)
+{
+        const struct step_ref *x = a, *y = b;
+
+        if (x->f->target != y->f->target)
+                return x->f->target < y->f->target ? -1 : 1;
+        return x->span.start != y->span.start ? (x->span.start < y->span.start ? -1 : 1) : 0;
+}
+
+/* One step's bar on row lane: cached ones striped, failed ones in the
+ * warning colour; its name, target and duration in its title. */
+static void step_bar(struct dwriter *w, const struct targets *ts, const struct frame *fr,
+                     const struct step_fact *f, double y)
+{
+        double x0 = px(fr, f->start_s), x1 = MAX(px(fr, f->end_s), x0 + 1.5);
+        char b[32];
+
+        dw_printf(w,
+                  "<rect class=\"f%d\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"12\" "
+                  "opacity=\"0.8\"%s><title>",
+                  f->error || f->canceled ? 3
+                  : f->step               ? 0
+                                          : 2,
+                  x0, y, x1 - x0, f->cached ? " fill=\"url(#stepcached)\"" : "");
+        esc(w, f->name);
+        if (f->target >= 0 && (size_t)f->target < ts->n) {
+                dw_puts(w, " (");
+                esc(w, ts->t[f->target].name);
+                dw_puts(w, ")");
+        }
+        dw_printf(w, ": %s%s%s%s</title></rect>", report_fmt_duration(f->end_s - f->start_s, b),
+                  f->cached ? ", cached" : "", f->error ? ", failed" : "",
+                  f->canceled ? ", canceled" : "");
+}
+
+/* The BuildKit steps, start to end, on lanes per target (the longest
+ * REPORT_STEP_BARS when there are more). */
+static void step_bars(struct dwriter *w, const struct targets *ts)
+{
+        struct step_ref *r;
+        uint32_t *lane;
+        size_t n = 0, rows = 0;
+        double tmax = 0;
+        struct frame fr = {.k = 1, .unit = "", .ymax = 1};
+        char b[32];
+
+        if (!ts || !ts->nstepv)
+                return;
+        r = calloc(ts->nstepv, sizeof(*r));
+        lane = calloc(ts->nstepv, sizeof(*lane));
+        for (uint32_t i = 0; r && lane && i < ts->nstepv; i++) {
+                const struct step_fact *f = &ts->stepv[i];
+                if (!isfinite(f->start_s) || !isfinite(f->end_s) || f->end_s < f->start_s)
+                        continue;
+                r[n].f = f;
+                r[n].span = (struct trace_span){llround(f->start_s * 1e6), llround(f->end_s * 1e6)};
+                tmax = MAX(tmax, f->end_s);
+                n++;
+        }
+        if (!r || !lane || !n) {
+                dw_check(w, r && lane ? 0 : -ENOMEM);
+                free(r);
+                free(lane);
+                return;
+        }
+        size_t all = n;
+        if (n > REPORT_STEP_BARS) {
+                qsort(r, n, sizeof(*r), cmp_step_len);
+                n = REPORT_STEP_BARS;
+        }
+        qsort(r, n, sizeof(*r), cmp_step_lane);
+        fr.tmax = tmax > 0 ? tmax : 1;
+        /* lanes per target, numbered one after the other */
+        for (size_t i = 0, j; i < n; i = j) {
+                struct trace_span sp[REPORT_STEP_BARS];
+                int64_t l;
+                for (j = i; j < n && r[j].f->target == r[i].f->target; j++)
+                        sp[j - i] = r[j].span;
+                l = trace_lanes_assign(sp, j - i, lane + i);
+                for (size_t k = i; l >= 0 && k < j; k++)
+                        lane[k] += (uint32_t)rows;
+                rows += l > 0 ? (size_t)l : 0;
+        }
+        dw_printf(w,
+                  "<h3>BuildKit steps (start to end, lanes per target; cached striped, failed "
+                  "in red; %zu of %zu shown)</h3><svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
+                  "aria-label=\"BuildKit steps from their first to their last line\">"
+                  "<title>BuildKit steps over the run</title><desc>one bar per step, a row of "
+                  "lanes per target</desc><defs><pattern id=\"stepcached\" width=\"6\" "
+                  "height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\">"
+                  "<rect class=\"f1\" width=\"3\" height=\"6\"/></pattern></defs>",
+                  n, all + ts->steps_dropped, W, 16.0 * (double)rows + 24);
+        for (size_t i = 0; i < n; i++) {
+                step_bar(w, ts, &fr, r[i].f, 16.0 * lane[i] + 2);
+                if (i == 0 || r[i].f->target != r[i - 1].f->target) {
+                        dw_printf(w, "<text x=\"2\" y=\"%.0f\">", 16.0 * lane[i] + 12);
+                        if (r[i].f->target >= 0 && (size_t)r[i].f->target < ts->n)
+                                esc(w, ts->t[r[i].f->target].name);
+                        else
+                                dw_puts(w, "(shared)");
+                        dw_puts(w, "</text>");
+                }
+        }
+        dw_printf(w,
+                  "<text x=\"%.0f\" y=\"%.0f\">0s</text><text x=\"%.0f\" y=\"%.0f\" "
+                  "text-anchor=\"end\">%s</text></svg>",
+                  ML, 16.0 * (double)rows + 20, W - MR, 16.0 * (double)rows + 20,
+                  report_fmt_duration(tmax, b));
+        free(r);
+        free(lane);
+}
+
+/* The slowest ninja edges on lanes: an edge takes the first lane free at
+ * its start. */
+static void ninja_lanes(struct dwriter *w, const struct targets *ts)
+{
+        int64_t lane_end[TARGETS_SLOW_EDGES];
+        size_t lane[TARGETS_SLOW_EDGES], nl = 0;
+        int64_t t0 = INT64_MAX, t1 = 0;
+        bool from_files = ts && ts->nslow > 1; /* every edge starting at 0 */
+        struct frame fr = {.ymax = 1, .k = 1, .unit = ""};
+        char b[32];
+
+        if (!ts || !ts->nslow)
+                return;
+        for (size_t i = 0; i < ts->nslow; i++) {
+                from_files &= ts->slow[i].start_ms == 0;
+                t0 = MIN(t0, ts->slow[i].start_ms);
+                t1 = MAX(t1, ts->slow[i].end_ms);
+        }
+        for (size_t i = 0; i < ts->nslow; i++) {
+                size_t l = 0;
+
+                while (l < nl && lane_end[l] > ts->slow[i].start_ms)
+                        l++;
+                if (l == nl)
+                        nl++;
+                lane_end[l] = ts->slow[i].end_ms;
+                lane[i] = l;
+        }
+        fr.tmax = t1 > t0 ? (double)(t1 - t0) / 1000 : 1;
+        dw_printf(w,
+                  "<h3>Slowest ninja edges (%s)</h3><svg viewBox=\"0 0 "
+                  "%.0f %.0f\" role=\"img\" aria-label=\"the %zu slowest ninja edges on "
+                  "lanes\"><title>Slowest ninja edges</title><desc>of %llu edges</desc>",
+                  from_files ? "durations: the run's files keep no start times"
+                             : ".ninja_log, ninja's clock",
+                  W, 20.0 * (double)nl + 24, ts->nslow, (unsigned long long)ts->ninja_edges);
+        for (size_t i = 0; i < ts->nslow; i++) {
+                const struct ninja_edge *e = &ts->slow[i];
+                double x0 = px(&fr, (double)(e->start_ms - t0) / 1000);
+                double x1 = MAX(px(&fr, (double)(e->end_ms - t0) / 1000), x0 + 2);
+
+                dw_printf(w,
+                          "<rect class=\"f2\" opacity=\"0.7\" x=\"%.1f\" y=\"%.0f\" "
+                          "width=\"%.1f\" height=\"15\"><title>",
+                          x0, 20.0 * (double)lane[i] + 2, x1 - x0);
+                esc(w, e->output);
+                dw_printf(w, ": %s</title></rect><text x=\"%.1f\" y=\"%.0f\">",
+                          report_fmt_duration((double)(e->end_ms - e->start_ms) / 1000, b), x0 + 3,
+                          20.0 * (double)lane[i] + 13);
+                esc(w, e->output);
+                dw_puts(w, "</text>");
+        }
+        dw_printf(w, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%s</text></svg>", W - MR,
+                  20.0 * (double)nl + 20, report_fmt_duration(fr.tmax, b));
+}
+
+static void td_num(struct dwriter *w, bool set, double v, int prec, const char *suffix)
+{
+        dw_puts(w, "<td class=\"n\">");
+        if (set && !isnan(v))
+                dw_printf(w, "%s%.*f%s", prec < 0 && v >= 0 ? "+" : "", prec < 0 ? 0 : prec, v,
+                          suffix);
+        else
+                dw_puts(w, "–");
+        dw_puts(w, "</td>");
+}
+
+static void targets_table(struct dwriter *w, const struct run_facts *f)
+{
+        static const struct report_table_fmt html = {
+            .row_open = "<tr>",
+            .text_open = "<td>",
+            .num_open = "<td class=\"n\">",
+            .cell_close = "</td>",
+            .row_close = "</tr>",
+            .escape = report_html_escape,
+        };
+
+        if (!f || !f->n)
+                return;
+        dw_puts(w, "<h3>Targets</h3><table><tr><th>target</th><th>result</th><th>duration</th>"
+                   "<th>steps</th><th>cached</th><th>ratio</th><th>cache hits</th>"
+                   "<th>cache misses</th></tr>");
+        report_target_rows(w, f, &html);
+        dw_puts(w, "</table>");
+}
+
+static void units_table(struct dwriter *w, const struct units *u)
+{
+        struct unit top[UNITS_TOP];
+        size_t n = u ? units_top(u, top, UNITS_TOP) : 0;
+        char b[32];
+
+        if (!n)
+                return;
+        dw_puts(w, "<h3>Compile units by peak memory</h3><table><tr><th>unit</th><th>tool</th>"
+                   "<th>peak MiB</th><th>at</th><th>CPU s</th></tr>");
+        for (size_t i = 0; i < n; i++) {
+                dw_puts(w, "<tr><td>");
+                esc(w, top[i].name);
+                dw_puts(w, "</td><td>");
+                esc(w, top[i].tool);
+                dw_puts(w, "</td>");
+                td_num(w, true, top[i].peak_mb, 0, "");
+                dw_printf(w, "<td class=\"n\">%s</td>", report_fmt_duration(top[i].peak_s, b));
+                td_num(w, true, top[i].cpu_s, 1, "");
+                dw_puts(w, "</tr>");
+        }
+        dw_puts(w, "</table>");
+}
+
+static void cache_table(struct dwriter *w, const struct targets *ts)
+{
+        bool head = false;
+
+        for (int k = 0; ts && k < CC_TOOLS; k++) {
+                const struct cc_blocks *c = targets_cc_blocks(ts, (enum cc_tool)k);
+
+                if (!c)
+                        continue;
+                if (!head)
+                        dw_puts(w, "<h3>Compiler-cache deltas (first to last stats block)</h3>"
+                                   "<table><tr><th>tool</th><th>blocks</th><th>hits</th>"
+                                   "<th>misses</th></tr>");
+                head = true;
+                dw_printf(w, "<tr><td>%s</td><td class=\"n\">%u</td>", targets_cc_tool_name(k),
+                          c->blocks);
+                td_num(w, c->last.hits >= c->first.hits, (double)(c->last.hits - c->first.hits), -1,
+                       "");
+                td_num(w, c->last.misses >= c->first.misses,
+                       (double)(c->last.misses - c->first.misses), -1, "");
+                dw_puts(w, "</tr>");
+        }
+        if (head)
+                dw_puts(w, "</table>");
+}
+
+static void totals_table(struct dwriter *w, const struct summary *s)
+{
+        const struct summary_build *b = &s->build;
+        char d[32];
+
+        if (!b->mode[0])
+                return;
+        dw_puts(w, "<h3>The build's totals</h3><table>");
+        dw_puts(w, "<tr><th>accounting</th><td>");
+        esc(w, b->mode);
+        dw_puts(w, "</td></tr><tr><th>CPU user s</th>");
+        td_num(w, true, b->cpu_user_s, 1, "");
+        dw_puts(w, "</tr><tr><th>CPU system s</th>");
+        td_num(w, true, b->cpu_sys_s, 1, "");
+        dw_puts(w, "</tr><tr><th>IO read MiB</th>");
+        td_num(w, true, b->io_read_mb, 1, "");
+        dw_puts(w, "</tr><tr><th>IO written MiB</th>");
+        td_num(w, true, b->io_write_mb, 1, "");
+        dw_puts(w, "</tr><tr><th>pressure: memory some / full s</th>");
+        td_num(w, true, b->psi_mem_some_s, 2, "");
+        td_num(w, true, b->psi_mem_full_s, 2, "");
+        dw_puts(w, "</tr><tr><th>pressure: CPU some / full s</th>");
+        td_num(w, true, b->psi_cpu_some_s, 2, "");
+        td_num(w, true, b->psi_cpu_full_s, 2, "");
+        dw_puts(w, "</tr><tr><th>pressure: IO some / full s</th>");
+        td_num(w, true, b->psi_io_some_s, 2, "");
+        td_num(w, true, b->psi_io_full_s, 2, "");
+        dw_puts(w, "</tr><tr><th>processes, most</th>");
+        td_num(w, true, b->pids_peak, 0, "");
+        dw_puts(w, "</tr><tr><th>OOM kills</th>");
+        td_num(w, true, b->oom_kills, 0, "");
+        dw_puts(w, "</tr>");
+        for (size_t i = 0; i < MIN(b->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
+                dw_printf(w, "<tr><th>OOM kill at %s</th><td>",
+                          report_fmt_duration(b->oom[i].elapsed_s, d));
+                esc(w, b->oom[i].victim.label[0] ? b->oom[i].victim.label : "victim unknown");
+                dw_puts(w, "</td></tr>");
+        }
+        dw_puts(w, "</table>");
+}
+
+static void head(struct dwriter *w, const struct run_model *m)
+{
+        const struct run_info *ri = m->run;
+        const char *o = m->facts ? targets_outcome_name(m->facts->outcome) : NULL;
+        char d[32];
+
+        dw_puts(w, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                   "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+                   "<meta name=\"color-scheme\" content=\"light dark\"><title>buildtel report ");
+        esc(w, ri->run_id);
+        dw_printf(w, "</title><style>%s</style></head><body>\n<h1>buildtel report: run ", css);
+        esc(w, ri->run_id);
+        dw_puts(w, "</h1><p><b>");
+        for (size_t i = 0; ri->argv && ri->argv[i] && i < 64; i++) {
+                if (i)
+                        dw_puts(w, " ");
+                esc(w, ri->argv[i]);
+        }
+        dw_puts(w, "</b><br>on ");
+        esc(w, ri->host ? ri->host : "?");
+        dw_printf(w, ", %s", o ? o : "outcome unknown");
+        if (m->facts && m->facts->exit_code >= 0)
+                dw_printf(w, " (exit %d)", m->facts->exit_code);
+        dw_printf(w, ", %s, %llu samples</p>\n",
+                  report_fmt_duration(m->facts ? m->facts->duration_s : NAN, d),
+                  (unsigned long long)m->summary->samples);
+}
+
+int report_render_html(const struct report_data *d, const struct run_model *m, struct dbuf *out)
+{
+        struct dwriter w = DWRITER_INIT(out);
+        struct dbuf txt = DBUF_INIT;
+
+        head(&w, m);
+        dw_check(&w, summary_render_text(m->summary, m->run, &txt));
+        dw_puts(&w, "<section id=\"summary\"><h2>Facts and readings</h2><pre>");
+        report_html_escape(&w, txt.p ? txt.p : "", txt.len);
+        dw_puts(&w, "</pre></section>\n");
+        dbuf_release(&txt);
+        timeline(&w, d, m->summary);
+        dw_puts(&w, "<section id=\"bars\"><h2>Targets and edges</h2>");
+        target_bars(&w, m->facts);
+        step_bars(&w, m->targets);
+        ninja_lanes(&w, m->targets);
+        dw_puts(&w, "</section>\n<section id=\"tables\"><h2>Tables</h2>");
+        targets_table(&w, m->facts);
+        units_table(&w, m->units);
+        cache_table(&w, m->targets);
+        totals_table(&w, m->summary);
+        dw_puts(&w, "</section>\n");
+        hover_script(&w);
+        dw_puts(&w, "</body></html>\n");
+        return w.err;
+}

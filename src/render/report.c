@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: MIT */
+/* The report's data (the time series kept as samples arrive), the
+ * downsampling that keeps every peak, escaping, and the Markdown job
+ * summary. The HTML page is in report-html.c. */
+#include "render/report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/run.h"
+#include "model/units.h"
+#include "render/summary.h"
+#include "util/macro.h"
+
+void report_data_init(struct report_data *d)
+{
+        memset(d, 0, sizeof(*d));
+}
+
+void report_data_release(struct report_data *d)
+{
+        if (!d)
+                return;
+        free(d->t);
+        for (size_t i = 0; i < REPORT_NSERIES; i++)
+                free(d->v[i]);
+        report_data_init(d);
+}
+
+static int grow(struct report_data *d)
+{
+        size_t cap = d->cap ? d->cap * 2 : 1024;
+        double *p;
+
+        p = realloc(d->t, cap * sizeof(double));
+        if (!p)
+                return -ENOMEM;
+        d->t = p;
+        for (size_t i = 0; i < REPORT_NSERIES; i++) {
+                p = realloc(d->v[i], cap * sizeof(double));
+                if (!p)
+                        return -ENOMEM;
+                d->v[i] = p;
+        }
+        d->cap = cap;
+        return 0;
+}
+
+static void note_stage(struct report_data *d, double t, const char *stage)
+{
+        struct report_band *b = d->nbands ? &d->bands[d->nbands - 1] : NULL;
+
+        if (isnan(t))
+                return;
+        if (b)
+                b->end_s = t;
+        if (!stage || !*stage || (b && strncmp(b->stage, stage, SAMPLE_STAGE_MAX) == 0))
+                return;
+        if (d->nbands == REPORT_BANDS_MAX)
+                return; /* later stages fold into the last band */
+        b = &d->bands[d->nbands++];
+        b->start_s = b->end_s = t;
+        targets_copy_field(b->stage, sizeof(b->stage), stage, strlen(stage));
+}
+
+int report_data_add(struct report_data *d, const struct sample *s)
+{
+        const double mib = SAMPLE_MIB, gib = SAMPLE_GIB;
+        size_t i;
+
+        if (d->n >= REPORT_ROWS_MAX) {
+                d->dropped++;
+                return 0;
+        }
+        if (d->n == d->cap && grow(d) < 0)
+                return -ENOMEM;
+        i = d->n++;
+        d->t[i] = s->elapsed_s;
+        d->v[REPORT_MEM_USED][i] = s->mem_used_bytes / gib;
+        d->v[REPORT_MEM_AVAIL][i] = s->mem_avail_bytes / gib;
+        d->v[REPORT_CG_ANON][i] = s->cg_mem_anon_bytes / gib;
+        d->v[REPORT_CG_FILE][i] = s->cg_mem_file_bytes / gib;
+        d->v[REPORT_SWAP][i] = s->swap_used_bytes / gib;
+        d->v[REPORT_CPU][i] = s->cpu_pct;
+        d->v[REPORT_LOAD][i] = s->load1;
+        d->v[REPORT_DISK][i] = s->disk_avail_bytes / gib;
+        d->v[REPORT_COMPILERS][i] = s->compilers;
+        (void)mib;
+        note_stage(d, s->elapsed_s, s->stage);
+        return 0;
+}
+
+size_t report_downsample(const double *t, const double *v, size_t n, size_t buckets,
+                         struct report_pt *out)
+{
+        double t0 = NAN, t1 = NAN, span;
+        size_t k = 0, lo = 0;
+
+        if (!buckets)
+                return 0;
+        for (size_t i = 0; i < n; i++)
+                if (!isnan(t[i]) && !isnan(v[i])) {
+                        if (isnan(t0))
+                                t0 = t[i];
+                        t1 = t[i];
+                }
+        if (isnan(t0))
+                return 0;
+        span = t1 > t0 ? t1 - t0 : 1;
+        for (size_t b = 0; b < buckets && lo < n; b++) {
+                double end = t0 + span * (double)(b + 1) / (double)buckets;
+                size_t imin = SIZE_MAX, imax = SIZE_MAX, i;
+
+                for (i = lo; i < n && (t[i] <= end || b == buckets - 1 || isnan(t[i])); i++) {
+                        if (isnan(t[i]) || isnan(v[i]))
+                                continue;
+                        if (imin == SIZE_MAX || v[i] < v[imin])
+                                imin = i;
+                        if (imax == SIZE_MAX || v[i] > v[imax])
+                                imax = i;
+                }
+                lo = i;
+                if (imin == SIZE_MAX)
+                        continue;
+                if (imin == imax) {
+                        out[k++] = (struct report_pt){t[imin], v[imin]};
+                        continue;
+                }
+                out[k++] = (struct report_pt){t[MIN(imin, imax)], v[MIN(imin, imax)]};
+                out[k++] = (struct report_pt){t[MAX(imin, imax)], v[MAX(imin, imax)]};
+        }
+        return k;
+}
+
+int report_clean_text(struct dbuf *out, const char *s, size_t len)
+{
+        size_t from = out->len;
+        int r = run_append_utf8_lossy(out, s, len, false);
+
+        for (size_t i = from; r >= 0 && i < out->len; i++)
+                if (((unsigned char)out->p[i] < 0x20 && out->p[i] != '\n' && out->p[i] != '\t') ||
+                    out->p[i] == 0x7f)
+                        out->p[i] = '?';
+        return r;
+}
+
+/* Clean s as UTF-8 (U+FFFD, controls '?'), then escape each byte of the
+ * result with esc. */
+static void escape_with(struct dwriter *w, const char *s, size_t len,
+                        const char *(*esc)(char c, char one[2]))
+{
+        struct dbuf clean = DBUF_INIT;
+        char one[2];
+
+        if (!dw_ok(w))
+                return;
+        dw_check(w, report_clean_text(&clean, s ? s : "", s ? len : 0));
+        for (size_t i = 0; dw_ok(w) && i < clean.len; i++)
+                dw_puts(w, esc(clean.p[i], one));
+        dbuf_release(&clean);
+}
+
+static const char *html_char(char c, char one[2])
+{
+        switch (c) {
+        case '&':
+                return "&amp;";
+        case '<':
+                return "&lt;";
+        case '>':
+                return "&gt;";
+        case '"':
+                return "&quot;";
+        case '\'':
+                return "&#39;";
+        default:
+                one[0] = c;
+                one[1] = 0;
+                return one;
+        }
+}
+
+static const char *md_char(char c, char one[2])
+{
+        switch (c) {
+        case '|':
+                return "\\|";
+        case '`':
+                return "\\`";
+        case '\n':
+        case '\r':
+        case '\t':
+                return " ";
+        default:
+                return html_char(c, one);
+        }
+}
+
+void report_html_escape(struct dwriter *w, const char *s, size_t len)
+{
+        escape_with(w, s, len, html_char);
+}
+
+void report_md_escape(struct dwriter *w, const char *s, size_t len)
+{
+        escape_with(w, s, len, md_char);
+}
+
+const char *report_fmt_duration(double s, char buf[static 32])
+{
+        if (isnan(s) || s < 0) {
+                snprintf(buf, 32, "?");
+        } else if (s < 60) {
+                snprintf(buf, 32, "%.1fs", s);
+        } else {
+                unsigned long long x = (unsigned long long)llround(MIN(s, 1e12));
+
+                if (x >= 3600)
+                        snprintf(buf, 32, "%lluh%02llum%02llus", x / 3600, x / 60 % 60, x % 60);
+                else
+                        snprintf(buf, 32, "%llum%02llus", x / 60, x % 60);
+        }
+        return buf;
+}
+
+static void md_cell_str(struct dwriter *w, const char *s)
+{
+        dw_puts(w, " ");
+        if (s && *s)
+                report_md_escape(w, s, strlen(s));
+        else
+                dw_puts(w, "–");
+        dw_puts(w, " |");
+}
+
+static void md_cell_num(struct dwriter *w, bool set, double v, int prec, const char *suffix)
+{
+        if (!set || isnan(v)) {
+                dw_puts(w, " – |");
+                return;
+        }
+        dw_printf(w, " %.*f%s |", prec, v, suffix);
+}
+
+static void md_facts(struct dwriter *w, const struct run_model *m)
+{
+        const struct run_info *ri = m->run;
+        const struct run_facts *f = m->facts;
+        const char *o = f ? targets_outcome_name(f->outcome) : NULL;
+        char d[32];
+
+        dw_puts(w, "## buildtel report: run ");
+        report_md_escape(w, ri->run_id ? ri->run_id : "?", ri->run_id ? strlen(ri->run_id) : 1);
+        dw_puts(w, "\n\n| fact | value |\n| --- | --- |\n| command |");
+        if (ri->argv && ri->argv[0]) {
+                dw_puts(w, " ");
+                for (size_t i = 0; ri->argv[i] && i < 64; i++) {
+                        if (i)
+                                dw_puts(w, " ");
+                        report_md_escape(w, ri->argv[i], strlen(ri->argv[i]));
+                }
+                dw_puts(w, " |\n");
+        } else {
+                dw_puts(w, " – |\n");
+        }
+        dw_puts(w, "| host |");
+        md_cell_str(w, ri->host);
+        dw_printf(w, "\n| outcome | %s", o ? o : "unknown");
+        if (f && f->exit_code >= 0)
+                dw_printf(w, " (exit %d)", f->exit_code);
+        if (f && f->term_signal)
+                dw_printf(w, " (signal %d)", f->term_signal);
+        dw_printf(w, " |\n| duration | %s |\n| samples | %llu |\n\n",
+                  report_fmt_duration(f ? f->duration_s : NAN, d),
+                  (unsigned long long)m->summary->samples);
+}
+
+struct peak_row {
+        const char *what;
+        const struct summary_point *p;
+        int prec;
+};
+
+/* The peaks of the summary that were seen, for both renderings. */
+static size_t peak_rows(const struct summary *s, struct peak_row rows[static 9])
+{
+        const struct peak_row all[] = {
+            {"host memory used (MiB)", &s->mem_used_peak, 0},
+            {"host memory available, least (MiB)", &s->mem_avail_min, 0},
+            {"build memory, kernel peak (MiB)", &s->build.mem_peak, 0},
+            {"build anonymous memory (MiB)", &s->build.mem_anon_peak, 0},
+            {"swap used (MiB)", &s->swap_used_peak, 0},
+            {"disk available, least (GiB)", &s->disk_avail_min, 2},
+            {"CPU busy (%)", &s->cpu_pct_peak, 1},
+            {"load (1 min)", &s->load1_peak, 2},
+            {"compilers in flight", &s->compilers_peak, 0},
+        };
+        size_t n = 0;
+
+        for (size_t i = 0; i < ARRAY_SIZE(all); i++)
+                if (all[i].p->set && !isnan(all[i].p->value))
+                        rows[n++] = all[i];
+        return n;
+}
+
+static void md_peaks(struct dwriter *w, const struct summary *s)
+{
+        struct peak_row rows[9];
+        size_t n = peak_rows(s, rows);
+        char d[32];
+
+        if (!n)
+                return;
+        dw_puts(w, "### Peaks\n\n| figure | value | at | stage | context | running |\n"
+                   "| --- | ---: | ---: | --- | --- | --- |\n");
+        for (size_t i = 0; i < n; i++) {
+                dw_printf(w, "| %s |", rows[i].what);
+                md_cell_num(w, true, rows[i].p->value, rows[i].prec, "");
+                dw_printf(w, " %s |", report_fmt_duration(rows[i].p->elapsed_s, d));
+                md_cell_str(w, rows[i].p->stage);
+                md_cell_str(w, rows[i].p->context);
+                md_cell_str(w, rows[i].p->running);
+                dw_puts(w, "\n");
+        }
+        dw_puts(w, "\n");
+}
+
+static void cell_num(struct dwriter *w, const struct report_table_fmt *fmt, bool set, double v,
+                     int prec, const char *suffix)
+{
+        dw_puts(w, fmt->num_open);
+        if (set && !isnan(v))
+                dw_printf(w, "%.*f%s", prec, v, suffix);
+        else
+                dw_puts(w, "–");
+        dw_puts(w, fmt->cell_close);
+}
+
+void report_target_rows(struct dwriter *w, const struct run_facts *f,
+                        const struct report_table_fmt *fmt)
+{
+        char d[32];
+
+        for (size_t i = 0; f && i < f->n; i++) {
+                const struct target_fact *t = &f->t[i];
+
+                dw_puts(w, fmt->row_open);
+                dw_puts(w, fmt->text_open);
+                fmt->escape(w, t->name, strlen(t->name));
+                dw_printf(w, "%s%s%s%s%s%s", fmt->cell_close, fmt->text_open,
+                          t->success == TARGET_BUILT    ? "built"
+                          : t->success == TARGET_FAILED ? "failed"
+                                                        : "unknown",
+                          fmt->cell_close, fmt->num_open, report_fmt_duration(t->duration_s, d));
+                dw_puts(w, fmt->cell_close);
+                cell_num(w, fmt, t->steps_set, t->steps, 0, "");
+                cell_num(w, fmt, t->steps_set, t->cached, 0, "");
+                cell_num(w, fmt, t->steps_set, t->cache_ratio * 100, 0, "%");
+                cell_num(w, fmt, t->cc.set, (double)t->cc.hits, 0, "");
+                cell_num(w, fmt, t->cc.set, (double)t->cc.misses, 0, "");
+                dw_puts(w, fmt->row_close);
+        }
+}
+
+static void md_targets(struct dwriter *w, const struct run_facts *f)
+{
+        static const struct report_table_fmt md = {
+            .row_open = "|",
+            .text_open = " ",
+            .num_open = " ",
+            .cell_close = " |",
+            .row_close = "\n",
+            .escape = report_md_escape,
+        };
+
+        if (!f || !f->n)
+                return;
+        dw_puts(w, "### Targets\n\n| target | result | duration | steps | cached | ratio | "
+                   "cache hits | cache misses |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | "
+                   "---: |\n");
+        report_target_rows(w, f, &md);
+        dw_puts(w, "\n");
+}
+
+/* The summary text in a fence longer than any backtick run in it. */
+static void md_summary_text(struct dwriter *w, const struct run_model *m)
+{
+        struct dbuf txt = DBUF_INIT, clean = DBUF_INIT;
+        size_t run = 0, longest = 0;
+
+        if (summary_render_text(m->summary, m->run, &txt) < 0 ||
+            report_clean_text(&clean, txt.p ? txt.p : "", txt.len) < 0) {
+                dw_check(w, -ENOMEM);
+                goto out;
+        }
+        for (size_t i = 0; i < clean.len; i++) {
+                run = clean.p[i] == '`' ? run + 1 : 0;
+                longest = MAX(longest, run);
+        }
+        dw_puts(w, "<details><summary>The summary (facts and readings)</summary>\n\n");
+        for (size_t i = 0; i < MAX(longest + 1, 3); i++)
+                dw_puts(w, "`");
+        dw_puts(w, "text\n");
+        dw_append(w, clean.p ? clean.p : "", clean.len);
+        dw_puts(w, "\n");
+        for (size_t i = 0; i < MAX(longest + 1, 3); i++)
+                dw_puts(w, "`");
+        dw_puts(w, "\n</details>\n\n");
+out:
+        dbuf_release(&txt);
+        dbuf_release(&clean);
+}
+
+int report_render_markdown(const struct run_model *m, const char *const *files, struct dbuf *out)
+{
+        struct dwriter w = DWRITER_INIT(out);
+
+        md_facts(&w, m);
+        md_summary_text(&w, m);
+        md_targets(&w, m->facts);
+        md_peaks(&w, m->summary);
+        if (files && files[0]) {
+                dw_puts(&w, "### Artifacts\n\n");
+                for (size_t i = 0; files[i]; i++) {
+                        dw_puts(&w, "- ");
+                        report_md_escape(&w, files[i], strlen(files[i]));
+                        dw_puts(&w, "\n");
+                }
+                dw_puts(&w, "\n");
+        }
+        return w.err;
+}
+
+int report_gh_warnings(const struct summary *s, struct dbuf *out)
+{
+        struct dwriter w = DWRITER_INIT(out);
+        char d[32];
+
+        if (s->near_oom_samples)
+                dw_printf(&w,
+                          "::warning title=buildtel near-OOM::host memory available fell below "
+                          "%.0f MiB in %llu samples (least %.0f MiB at %s)\n",
+                          s->cfg.near_oom_mb, (unsigned long long)s->near_oom_samples,
+                          s->mem_avail_min.value,
+                          report_fmt_duration(s->mem_avail_min.elapsed_s, d));
+        if (s->low_disk_samples)
+                dw_printf(&w,
+                          "::warning title=buildtel low disk::disk available fell below %.1f GiB "
+                          "(least %.2f GiB at %s)\n",
+                          s->cfg.low_disk_gb, s->disk_avail_min.value,
+                          report_fmt_duration(s->disk_avail_min.elapsed_s, d));
+        for (size_t i = 0; i < MIN(s->build.noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
+                const struct summary_oom *o = &s->build.oom[i];
+                struct dbuf lab = DBUF_INIT;
+
+                /* a workflow command ends at the newline and decodes %XX: in the
+                 * victim's name '%' and line ends become '?' */
+                dw_check(&w, run_append_utf8_lossy(&lab, o->victim.label, strlen(o->victim.label),
+                                                   true));
+                for (size_t k = 0; k < lab.len && dw_ok(&w); k++)
+                        if (lab.p[k] == '%' || lab.p[k] == '\r' || lab.p[k] == '\n')
+                                lab.p[k] = '?';
+                dw_printf(&w, "::warning title=buildtel OOM kill::the kernel killed %s at %s\n",
+                          lab.len ? lab.p : "a process of the build",
+                          report_fmt_duration(o->elapsed_s, d));
+                dbuf_release(&lab);
+        }
+        return w.err;
+}

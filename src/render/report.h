@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model/sample.h"
+#include "model/run.h"
+#include "model/sample.h"
+#include "model/summary.h"
+#include "model/targets.h"
+#include "util/dbuf.h"
+
+/* The report of a run (issue 12): one self-contained HTML page (inline SVG
+ * and CSS, no URL), and a Markdown job summary for GitHub Actions. Both are
+ * drawn from the run model the sinks get (summary, facts, targets, units)
+ * plus the time series, kept here as the samples arrive. */
+
+enum report_series_id {
+        REPORT_MEM_USED, /* GiB */
+        REPORT_MEM_AVAIL,
+        REPORT_CG_ANON,
+        REPORT_CG_FILE,
+        REPORT_SWAP,
+        REPORT_CPU,  /* % */
+        REPORT_LOAD, /* load1 */
+        REPORT_DISK, /* GiB available */
+        REPORT_COMPILERS,
+        REPORT_NSERIES,
+};
+
+#define REPORT_BANDS_MAX 256     /* stage bands kept; later stages fold into the last */
+#define REPORT_ROWS_MAX 10000000 /* samples kept; the rest are counted */
+#define REPORT_BUCKETS 600       /* downsampling buckets of a chart */
+
+struct report_band {
+        double start_s, end_s;
+        char stage[SAMPLE_STAGE_MAX + 1];
+};
+
+/* The time series of a run, as the report draws it. */
+struct report_data {
+        size_t n, cap;
+        double *t; /* elapsed seconds */
+        double *v[REPORT_NSERIES];
+        size_t nbands;
+        struct report_band bands[REPORT_BANDS_MAX];
+        unsigned long long dropped;
+};
+
+void report_data_init(struct report_data *d);
+void report_data_release(struct report_data *d);
+/* Keep one sample (numbers as the platform read them). 0 or -ENOMEM. */
+int report_data_add(struct report_data *d, const struct sample *s);
+
+/* A point of a downsampled series. */
+struct report_pt {
+        double t, v;
+};
+
+/* Downsample (t, v)[0..n) into at most 2 * buckets points: each bucket of
+ * equal time span keeps its minimum and its maximum, in time order, so no
+ * peak or trough is lost. NAN values are skipped. out must hold 2 * buckets
+ * entries. Returns the number of points written. */
+size_t report_downsample(const double *t, const double *v, size_t n, size_t buckets,
+                         struct report_pt *out);
+
+/* Append s[0..len) to w HTML-escaped (& < > " '), invalid UTF-8 replaced
+ * by U+FFFD and control characters by '?'. */
+void report_html_escape(struct dwriter *w, const char *s, size_t len);
+/* The same for a Markdown table cell: also '|' and '`' escaped, newlines
+ * become spaces. */
+void report_md_escape(struct dwriter *w, const char *s, size_t len);
+
+/* Append s[0..len) to out as valid UTF-8 (U+FFFD for bad bytes), control
+ * characters but newline and tab as '?'. 0 or -ENOMEM. */
+int report_clean_text(struct dbuf *out, const char *s, size_t len);
+
+/* How a table's rows are written (HTML or Markdown). */
+struct report_table_fmt {
+        const char *row_open, *text_open, *num_open, *cell_close, *row_close;
+        void (*escape)(struct dwriter *w, const char *s, size_t len);
+};
+/* One row per target of f: name, result, duration, steps, cached, ratio,
+ * compiler-cache hits and misses ("–" when unknown). */
+void report_target_rows(struct dwriter *w, const struct run_facts *f,
+                        const struct report_table_fmt *fmt);
+
+/* The HTML page. 0 or -ENOMEM. */
+int report_render_html(const struct report_data *d, const struct run_model *m, struct dbuf *out);
+/* The Markdown summary; files: the artifacts' file names (NULL-terminated
+ * list, may be NULL). 0 or -ENOMEM. */
+int report_render_markdown(const struct run_model *m, const char *const *files, struct dbuf *out);
+/* GitHub Actions "::warning::" lines for near-OOM, low disk and OOM kills
+ * (nothing when none happened). 0 or -ENOMEM. */
+int report_gh_warnings(const struct summary *s, struct dbuf *out);
+
+/* "1h02m03s" / "4.2s" into buf. */
+const char *report_fmt_duration(double s, char buf[static 32]);

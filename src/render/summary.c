@@ -1,0 +1,1074 @@
+/* SPDX-License-Identifier: MIT */
+#include "render/summary.h"
+
+#include "model/units.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/macro.h"
+#include "util/util.h"
+
+/* Below either of these, available memory counts as "near zero". */
+#define OOM_EDGE_AVAIL_MB 512.0
+#define OOM_EDGE_AVAIL_FRACTION 0.05
+/* A falling disk is worth a reading once its minimum came this close. */
+#define DISK_FALLING_FACTOR 1.5
+
+#define READINGS_MAX 4
+
+/* The text renderings write through a sticky-error writer (util/dbuf.h):
+ * every put_* below appends or, after a failure, does nothing; the caller
+ * checks w->err once. */
+
+struct reading {
+        const char *id;
+        struct dbuf text; /* raw: may hold the build's bytes */
+};
+
+static void readings_release(struct reading *rd, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                dbuf_release(&rd[i].text);
+}
+
+/* "%.*f", or "?" for an unknown figure. */
+static void put_num(struct dwriter *w, double v, int decimals)
+{
+        if (!isfinite(v)) {
+                dw_puts(w, "?");
+                return;
+        }
+        /* no "-0" for what rounds to zero */
+        if (fabs(v) < 0.5 * pow(10.0, -decimals))
+                v = 0.0;
+        dw_printf(w, "%.*f", decimals, v);
+}
+
+static void put_iso(struct dwriter *w, double epoch)
+{
+        char iso[64];
+
+        if (format_iso8601(epoch, iso) < 0) {
+                dw_puts(w, "?");
+                return;
+        }
+        dw_puts(w, iso);
+}
+
+/* 3723.4 -> "1h02m03s", 245 -> "4m05s", 12.34 -> "12.3s". */
+static void put_duration(struct dwriter *w, double secs)
+{
+        long long t;
+
+        if (!isfinite(secs) || secs < 0 || (secs >= 60 && secs >= 1e12)) {
+                dw_puts(w, "?");
+                return;
+        }
+        if (secs < 60) {
+                dw_printf(w, "%.1fs", secs);
+                return;
+        }
+        t = llround(secs);
+        if (t < 3600)
+                dw_printf(w, "%lldm%02llds", t / 60, t % 60);
+        else
+                dw_printf(w, "%lldh%02lldm%02llds", t / 3600, t / 60 % 60, t % 60);
+}
+
+/* The build's bytes for a terminal: valid UTF-8, no control characters. */
+static void put_text(struct dwriter *w, const char *s)
+{
+        if (dw_ok(w))
+                dw_check(w, run_append_utf8_lossy(w->b, s, strlen(s), true));
+}
+
+/* ", running heavy.c ld:app.so": the compile units in flight then. */
+static void put_running(struct dwriter *w, const struct summary_point *p)
+{
+        if (!p->running[0])
+                return;
+        dw_puts(w, ", running ");
+        put_text(w, p->running);
+}
+
+/* ", stage S, while C, running U" for the parts that are known. */
+static void put_where(struct dwriter *w, const struct summary_point *p)
+{
+        if (p->stage[0]) {
+                dw_puts(w, ", stage ");
+                put_text(w, p->stage);
+        }
+        if (p->context[0]) {
+                dw_puts(w, ", while ");
+                put_text(w, p->context);
+        }
+        put_running(w, p);
+}
+
+static const char *what_of(const struct summary_point *p)
+{
+        return p->context[0] ? p->context : p->stage;
+}
+
+static double duration_of(const struct summary *s, const struct run_info *ri, bool *ret_to_last)
+{
+        *ret_to_last = false;
+        if (!ri || !isfinite(ri->start_epoch))
+                return NAN;
+        if (isfinite(ri->end_epoch))
+                return ri->end_epoch - ri->start_epoch;
+        /* killed or still running: as far as the samples go */
+        *ret_to_last = true;
+        if (isfinite(s->last_epoch))
+                return s->last_epoch - ri->start_epoch;
+        return NAN;
+}
+
+/* "exit 0", "exit 2", "killed by SIGKILL", "exit status unknown". */
+static void put_exit(struct dwriter *w, const struct run_info *ri)
+{
+        const char *abbr = ri && ri->term_signal > 0 ? sigabbrev_np(ri->term_signal) : NULL;
+
+        if (ri && ri->term_signal > 0 && abbr)
+                dw_printf(w, "killed by SIG%s", abbr);
+        else if (ri && ri->term_signal > 0)
+                dw_printf(w, "killed by signal %d", ri->term_signal);
+        else if (ri && ri->exit_code >= 0)
+                dw_printf(w, "exit %d", ri->exit_code);
+        else
+                dw_puts(w, "exit status unknown");
+}
+
+static bool oom_edge_near_zero(const struct summary *s)
+{
+        const struct summary_point *p = &s->mem_avail_min;
+
+        if (!p->set)
+                return false;
+        if (p->value < OOM_EDGE_AVAIL_MB)
+                return true;
+        return isfinite(s->mem_total_mb) && p->value < OOM_EDGE_AVAIL_FRACTION * s->mem_total_mb;
+}
+
+/* The build's side of the OOM edge: its anonymous memory, which the OOM
+ * killer weighs (the kernel's peak counts page cache too). */
+static void put_oom_anon(const struct summary *s, struct dwriter *w)
+{
+        const struct summary_point *a = &s->build.mem_anon_peak;
+
+        if (!a->set)
+                return;
+        dw_puts(w, "; the build's anonymous memory peaked at ");
+        put_num(w, a->value, 1);
+        dw_puts(w, " MiB at +");
+        put_duration(w, a->elapsed_s);
+        put_running(w, a);
+}
+
+/* Each reading writes its text and returns true, or returns false when it
+ * does not apply. */
+static bool reading_oom_edge(const struct summary *s, struct dwriter *w)
+{
+        bool zero = oom_edge_near_zero(s);
+        bool swap = s->swap_used_peak.set && s->swap_used_peak.value > 0;
+        const struct summary_point *p = zero ? &s->mem_avail_min : &s->swap_used_peak;
+
+        if (!zero && !swap)
+                return false;
+        dw_puts(w, "OOM edge: ");
+        if (zero) {
+                dw_puts(w, "available memory down to ");
+                put_num(w, s->mem_avail_min.value, 0);
+                dw_puts(w, swap ? " MiB and " : " MiB");
+        }
+        if (swap) {
+                dw_puts(w, "swap in use (peak ");
+                put_num(w, s->swap_used_peak.value, 0);
+                dw_puts(w, " MiB)");
+        }
+        dw_puts(w, " at ");
+        put_iso(w, p->epoch);
+        if (what_of(p)[0]) {
+                dw_puts(w, ", while ");
+                dw_puts(w, what_of(p));
+        }
+        put_oom_anon(s, w);
+        return true;
+}
+
+static bool reading_disk_falling(const struct summary *s, struct dwriter *w)
+{
+        if (!s->disk_avail_min.set || !isfinite(s->disk_avail_first) ||
+            !isfinite(s->disk_avail_last) || !(s->disk_avail_last < s->disk_avail_first) ||
+            !(s->disk_avail_min.value < DISK_FALLING_FACTOR * s->cfg.low_disk_gb))
+                return false;
+        dw_puts(w, "disk falling toward the threshold (");
+        put_num(w, s->disk_avail_first, 2);
+        dw_puts(w, " -> ");
+        put_num(w, s->disk_avail_last, 2);
+        dw_puts(w, " GiB available, minimum ");
+        put_num(w, s->disk_avail_min.value, 2);
+        dw_puts(w, " GiB, threshold ");
+        put_num(w, s->cfg.low_disk_gb, 2);
+        dw_puts(w, " GiB): prune build caches (docker builder prune, "
+                   "ccache -C / sccache --zero-stats ...)");
+        return true;
+}
+
+static bool reading_ram_bound(const struct summary *s, const struct run_info *ri, struct dwriter *w)
+{
+        double avg;
+
+        if (s->near_oom_samples == 0 || s->near_oom_compilers_n == 0 || !ri || ri->ncpu == 0)
+                return false;
+        avg = s->near_oom_compilers_sum / (double)s->near_oom_compilers_n;
+        if (!(avg < ri->ncpu / 2.0))
+                return false;
+        dw_puts(w, "compilers well below the core count while memory was low (");
+        put_num(w, avg, 1);
+        dw_printf(w,
+                  " on average over %llu near-OOM samples, %u cores): the stage is "
+                  "RAM-bound; the lever is more RAM, not more -j",
+                  (unsigned long long)s->near_oom_compilers_n, ri->ncpu);
+        return true;
+}
+
+/* How many of the run's units the machine's memory fits, once there are
+ * enough units to say it. */
+static bool reading_jobs(const struct summary *s, struct dwriter *w)
+{
+        struct units_jobs j;
+
+        if (!s->units || units_jobs(s->units, s->mem_total_mb, (size_t)s->running_peak, &j) < 0)
+                return false;
+        if (dw_ok(w))
+                dw_check(w, units_jobs_render(&j, w->b));
+        return true;
+}
+
+/* Fills rd[0..n) and returns n; the caller releases all READINGS_MAX of
+ * them (also on failure, -ENOMEM). */
+static int readings_compute(const struct summary *s, const struct run_info *ri,
+                            struct reading rd[static READINGS_MAX], size_t *ret_n)
+{
+        size_t n = 0;
+        int err = 0;
+
+        for (size_t i = 0; i < READINGS_MAX; i++)
+                rd[i] = (struct reading){NULL, DBUF_INIT};
+        *ret_n = READINGS_MAX; /* release every buffer, used or not */
+        for (int k = 0; k < READINGS_MAX; k++) {
+                struct dwriter w = DWRITER_INIT(&rd[n].text);
+                static const char *const ids[READINGS_MAX] = {"oom_edge", "disk_falling",
+                                                              "ram_bound", "jobs"};
+                bool got = k == 0   ? reading_oom_edge(s, &w)
+                           : k == 1 ? reading_disk_falling(s, &w)
+                           : k == 2 ? reading_ram_bound(s, ri, &w)
+                                    : reading_jobs(s, &w);
+
+                if (w.err < 0)
+                        err = w.err;
+                else if (got)
+                        rd[n++].id = ids[k];
+        }
+        return err < 0 ? err : (int)n;
+}
+
+/* ---- JSON ---- */
+
+/* Figures print as they were recorded: rounded to their column's decimals,
+ * whole numbers as integers, unknown as null. */
+static json_t *jnum(double v, int decimals)
+{
+        double m;
+
+        if (!isfinite(v))
+                return json_null();
+        if (decimals == 0 && fabs(v) < 9007199254740992.0)
+                return json_integer((json_int_t)llround(v));
+        m = pow(10.0, decimals);
+        if (fabs(v) * m < 9007199254740992.0)
+                v = round(v * m) / m;
+        if (v == 0.0)
+                v = 0.0; /* no "-0.0" */
+        return json_real(v);
+}
+
+static json_t *jtime(double epoch)
+{
+        char iso[64];
+
+        if (format_iso8601(epoch, iso) < 0)
+                return json_null();
+        return json_string(iso);
+}
+
+static json_t *jstr(const char *s)
+{
+        return s ? run_json_string(s) : json_null();
+}
+
+/* Steals v; NULL means an allocation failed somewhere below. */
+static int jset(json_t *o, const char *key, json_t *v)
+{
+        if (!o || !v) {
+                json_decref(v);
+                return -ENOMEM;
+        }
+        return json_object_set_new(o, key, v) < 0 ? -ENOMEM : 0;
+}
+
+/* {"value", aux_key?, "time", "elapsed_s", "stage", "context"} or null. */
+static json_t *jpoint(const struct summary_point *p, int decimals, const char *aux_key,
+                      int aux_decimals)
+{
+        json_t *o;
+
+        if (!p->set)
+                return json_null();
+        o = json_object();
+        if (jset(o, "value", jnum(p->value, decimals)) < 0 ||
+            (aux_key && jset(o, aux_key, jnum(p->aux, aux_decimals)) < 0) ||
+            jset(o, "time", jtime(p->epoch)) < 0 ||
+            jset(o, "elapsed_s", jnum(p->elapsed_s, 3)) < 0 ||
+            jset(o, "stage", jstr(p->stage)) < 0 || jset(o, "context", jstr(p->context)) < 0 ||
+            jset(o, "running", jstr(p->running)) < 0) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
+}
+
+static json_t *jwarning(uint64_t count, const struct summary_point *first, double threshold,
+                        const char *threshold_key, int decimals)
+{
+        json_t *o = json_object();
+
+        if (jset(o, "count", json_integer((json_int_t)MIN(count, (uint64_t)INT64_MAX))) < 0 ||
+            jset(o, threshold_key, jnum(threshold, decimals)) < 0 ||
+            jset(o, "first_time", first->set ? jtime(first->epoch) : json_null()) < 0 ||
+            jset(o, "first_elapsed_s", first->set ? jnum(first->elapsed_s, 3) : json_null()) < 0 ||
+            jset(o, "stage", first->set ? jstr(first->stage) : json_null()) < 0 ||
+            jset(o, "context", first->set ? jstr(first->context) : json_null()) < 0) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
+}
+
+static json_t *jrun(const struct summary *s, const struct run_info *ri)
+{
+        json_t *o, *cmd;
+        bool to_last;
+        double dur;
+        const char *abbr;
+
+        if (!ri)
+                return json_null();
+        o = json_object();
+        cmd = ri->argv ? json_array() : json_null();
+        if (ri->argv && cmd)
+                for (char **a = ri->argv; *a; a++)
+                        if (json_array_append_new(cmd, run_json_string(*a)) < 0) {
+                                json_decref(cmd);
+                                cmd = NULL;
+                                break;
+                        }
+        dur = duration_of(s, ri, &to_last);
+        abbr = ri->term_signal > 0 ? sigabbrev_np(ri->term_signal) : NULL;
+        if (jset(o, "command", cmd) < 0 || jset(o, "run_id", jstr(ri->run_id)) < 0 ||
+            jset(o, "kind", jstr(ri->kind)) < 0 || jset(o, "cwd", jstr(ri->cwd)) < 0 ||
+            jset(o, "host", jstr(ri->host)) < 0 ||
+            jset(o, "pid", ri->pid > 0 ? json_integer(ri->pid) : json_null()) < 0 ||
+            jset(o, "start", jtime(ri->start_epoch)) < 0 ||
+            jset(o, "end", jtime(ri->end_epoch)) < 0 || jset(o, "duration_s", jnum(dur, 3)) < 0 ||
+            jset(o, "duration_to_last_sample", json_boolean(to_last)) < 0 ||
+            jset(o, "exit_code", ri->exit_code >= 0 ? json_integer(ri->exit_code) : json_null()) <
+                0 ||
+            jset(o, "signal",
+                 ri->term_signal <= 0 ? json_null()
+                 : abbr               ? json_sprintf("SIG%s", abbr)
+                                      : json_sprintf("signal %d", ri->term_signal)) < 0 ||
+            jset(o, "finished", json_boolean(ri->finished)) < 0 ||
+            jset(o, "ncpu", ri->ncpu > 0 ? json_integer(ri->ncpu) : json_null()) < 0 ||
+            jset(o, "interval_s", jnum(ri->interval, 3)) < 0) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
+}
+
+/* ---- the build's own accounting ---- */
+
+static bool build_is_estimate(const struct summary_build *b)
+{
+        return strcmp(b->mode, "none") == 0;
+}
+
+static bool build_psi_is_host(const struct summary_build *b)
+{
+        return strcmp(b->mode, "none") == 0 || strcmp(b->mode, "v1") == 0;
+}
+
+static json_t *jproc(const struct summary_proc *p)
+{
+        json_t *o;
+
+        if (!p->label[0])
+                return json_null();
+        o = json_object();
+        if (jset(o, "label", jstr(p->label)) < 0 || jset(o, "mb", jnum(p->mb, 1)) < 0 ||
+            jset(o, "pid", jnum(p->pid, 0)) < 0) {
+                json_decref(o);
+                return NULL;
+        }
+        return o;
+}
+
+static json_t *jestimates(const struct summary_build *b)
+{
+        if (build_is_estimate(b))
+                return json_pack("[s,s,s,s]", "cpu", "memory", "io", "pids");
+        return json_array();
+}
+
+static json_t *joom_events(const struct summary_build *b)
+{
+        json_t *ooms = json_array();
+
+        for (size_t i = 0; ooms && i < MIN(b->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
+                const struct summary_oom *e = &b->oom[i];
+                json_t *j =
+                    json_pack("{s:o, s:o, s:o, s:o, s:o}", "time", jtime(e->epoch), "elapsed_s",
+                              jnum(e->elapsed_s, 3), "kills", jnum(e->kills, 0), "stage",
+                              jstr(e->stage), "victim", jproc(&e->victim));
+
+                if (!j || json_array_append_new(ooms, j) < 0)
+                        break; /* as many as memory allowed */
+        }
+        return ooms;
+}
+
+/* json_pack() steals every "o" value, also when it fails (a NULL one means
+ * an allocation failed below): no guard per member. */
+static json_t *jbuild(const struct summary *s)
+{
+        const struct summary_build *b = &s->build;
+        json_t *peak;
+
+        if (!b->mode[0])
+                return json_null();
+        peak = jpoint(&b->mem_peak, 1, NULL, 0);
+        if (peak && b->mem_peak.set && jset(peak, "process", jproc(&b->mem_peak_proc)) < 0) {
+                json_decref(peak);
+                peak = NULL;
+        }
+        return json_pack(
+            "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "mode",
+            jstr(b->mode), "estimates", jestimates(b), "cpu_user_s", jnum(b->cpu_user_s, 3),
+            "cpu_sys_s", jnum(b->cpu_sys_s, 3), "mem_peak_mb", peak, "mem_max_sampled_mb",
+            jpoint(&b->mem_cur_peak, 1, NULL, 0), "mem_anon_peak_mb",
+            jpoint(&b->mem_anon_peak, 1, "file_mb", 1), "oom_kills", jnum(b->oom_kills, 0),
+            "oom_events", joom_events(b), "io_read_mb", jnum(b->io_read_mb, 1), "io_write_mb",
+            jnum(b->io_write_mb, 1), "pressure",
+            json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "source",
+                      build_psi_is_host(b) ? "host" : "cgroup", "cpu_some_s",
+                      jnum(b->psi_cpu_some_s, 3), "cpu_full_s", jnum(b->psi_cpu_full_s, 3),
+                      "mem_some_s", jnum(b->psi_mem_some_s, 3), "mem_full_s",
+                      jnum(b->psi_mem_full_s, 3), "io_some_s", jnum(b->psi_io_some_s, 3),
+                      "io_full_s", jnum(b->psi_io_full_s, 3)),
+            "pids_peak", jnum(b->pids_peak, 0));
+}
+
+/* The top units by peak RSS: [{"tool", "name", "kind", "peak_mb",
+ * "peak_elapsed_s", "first_elapsed_s", "last_elapsed_s", "cpu_s"}], or null
+ * when the run had no process scans. */
+static json_t *junits(const struct summary *s)
+{
+        struct unit top[UNITS_TOP];
+        size_t n;
+        json_t *a;
+
+        if (!s->units)
+                return json_null();
+        a = json_array();
+        n = units_top(s->units, top, ARRAY_SIZE(top));
+        for (size_t i = 0; a && i < n; i++) {
+                json_t *e = json_pack(
+                    "{s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o}", "tool", jstr(top[i].tool), "name",
+                    jstr(top[i].name), "kind", top[i].kind == UNITS_LINK ? "link" : "compile",
+                    "peak_mb", jnum(top[i].peak_mb, 1), "peak_elapsed_s", jnum(top[i].peak_s, 3),
+                    "first_elapsed_s", jnum(top[i].first_s, 3), "last_elapsed_s",
+                    jnum(top[i].last_s, 3), "cpu_s", jnum(top[i].cpu_s, 2));
+
+                if (json_array_append_new(a, e) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        }
+        return a;
+}
+
+static json_t *jreadings(const struct reading *rd, size_t nrd)
+{
+        json_t *a = json_array();
+
+        for (size_t i = 0; a && i < nrd; i++)
+                if (json_array_append_new(a, json_pack("{s:s, s:o}", "id", rd[i].id, "text",
+                                                       run_json_string(rd[i].text.p))) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        return a;
+}
+
+static json_t *jsummary(const struct summary *s, const struct run_info *ri,
+                        const struct reading *rd, size_t nrd)
+{
+        double avg = s->cpu_pct_n ? s->cpu_pct_sum / (double)s->cpu_pct_n : NAN;
+        json_t *mem, *disk, *cpu, *warn, *thr;
+
+        mem = json_pack("{s:o, s:o, s:o, s:o}", "total_mb", jnum(s->mem_total_mb, 0),
+                        "peak_used_mb", jpoint(&s->mem_used_peak, 0, "avail_mb", 0), "min_avail_mb",
+                        jpoint(&s->mem_avail_min, 0, "used_mb", 0), "max_swap_used_mb",
+                        jpoint(&s->swap_used_peak, 0, NULL, 0));
+        disk = json_pack("{s:o, s:o, s:o}", "min_avail_gb", jpoint(&s->disk_avail_min, 2, "pct", 1),
+                         "first_avail_gb", jnum(s->disk_avail_first, 2), "last_avail_gb",
+                         jnum(s->disk_avail_last, 2));
+        cpu = json_pack("{s:o, s:o, s:o, s:o}", "peak_load1", jpoint(&s->load1_peak, 2, NULL, 0),
+                        "avg_cpu_pct", jnum(avg, 1), "peak_cpu_pct",
+                        jpoint(&s->cpu_pct_peak, 1, NULL, 0), "peak_compilers",
+                        jpoint(&s->compilers_peak, 0, NULL, 0));
+        warn = json_pack(
+            "{s:o, s:o}", "near_oom",
+            jwarning(s->near_oom_samples, &s->near_oom_first, s->cfg.near_oom_mb, "below_mb", 0),
+            "low_disk",
+            jwarning(s->low_disk_samples, &s->low_disk_first, s->cfg.low_disk_gb, "below_gb", 2));
+        thr = json_pack("{s:o, s:o}", "near_oom_mb", jnum(s->cfg.near_oom_mb, 0), "low_disk_gb",
+                        jnum(s->cfg.low_disk_gb, 2));
+        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}", "run",
+                         jrun(s, ri), "memory", mem, "disk", disk, "cpu", cpu, "build", jbuild(s),
+                         "units", junits(s), "warnings", warn, "readings", jreadings(rd, nrd),
+                         "thresholds", thr, "samples",
+                         (json_int_t)MIN(s->samples, (uint64_t)INT64_MAX), "skipped_rows",
+                         (json_int_t)MIN(s->skipped_rows, (uint64_t)INT64_MAX));
+}
+
+int summary_render_json(const struct summary *s, const struct run_info *ri, struct dbuf *out)
+{
+        struct reading rd[READINGS_MAX];
+        size_t nrd;
+        json_t *o = NULL;
+        char *text = NULL;
+        int r;
+
+        r = readings_compute(s, ri, rd, &nrd);
+        if (r >= 0) {
+                o = jsummary(s, ri, rd, (size_t)r);
+                if (o)
+                        text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+                                                 JSON_REAL_PRECISION(15));
+                r = text ? dbuf_puts(out, text) : -ENOMEM;
+                if (r >= 0)
+                        r = dbuf_append(out, "\n", 1);
+        }
+        free(text);
+        json_decref(o);
+        readings_release(rd, nrd);
+        return r;
+}
+
+/* ---- text ---- */
+
+/* A word as a POSIX shell would need it quoted to mean itself. */
+static void put_shell_word(struct dwriter *w, const char *word)
+{
+        static const char safe[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                   "0123456789@%+=:,./_-";
+        size_t n = strlen(word);
+
+        if (n > 0 && strspn(word, safe) == n) {
+                dw_append(w, word, n);
+                return;
+        }
+        dw_append(w, "'", 1);
+        for (const char *p = word; *p; p++) {
+                if (*p == '\'')
+                        dw_puts(w, "'\\''");
+                else
+                        dw_append(w, p, 1);
+        }
+        dw_append(w, "'", 1);
+}
+
+/* argv quoted for a shell, then made safe for a terminal. */
+static void put_command(struct dwriter *w, char **argv)
+{
+        struct dbuf q = DBUF_INIT;
+        struct dwriter qw = DWRITER_INIT(&q);
+
+        if (!argv) {
+                dw_puts(w, "?");
+                return;
+        }
+        for (char **a = argv; *a; a++) {
+                if (a != argv)
+                        dw_append(&qw, " ", 1);
+                put_shell_word(&qw, *a);
+        }
+        dw_check(w, qw.err);
+        if (dw_ok(w))
+                dw_check(w, run_append_utf8_lossy(w->b, q.p ? q.p : "", q.len, true));
+        dbuf_release(&q);
+}
+
+/* "<iso> (+<elapsed>)<where>": when and where a point happened. */
+static void put_when(struct dwriter *w, const struct summary_point *p)
+{
+        put_iso(w, p->epoch);
+        dw_puts(w, " (+");
+        put_duration(w, p->elapsed_s);
+        dw_puts(w, ")");
+        put_where(w, p);
+}
+
+/* "<value><unit>[ (<aux_label> <aux> <aux_unit>)] at <when>" or "no data". */
+static void put_point_aux(struct dwriter *w, const struct summary_point *p, int decimals,
+                          const char *unit, const char *aux_label, const char *aux_unit)
+{
+        if (!p->set) {
+                dw_puts(w, "no data");
+                return;
+        }
+        put_num(w, p->value, decimals);
+        dw_puts(w, unit);
+        if (aux_label) {
+                dw_printf(w, " (%s ", aux_label);
+                put_num(w, p->aux, 0);
+                dw_printf(w, "%s)", aux_unit);
+        }
+        dw_puts(w, " at ");
+        put_when(w, p);
+}
+
+static void put_point(struct dwriter *w, const struct summary_point *p, int decimals,
+                      const char *unit)
+{
+        put_point_aux(w, p, decimals, unit, NULL, NULL);
+}
+
+/* "  <label> (available < <threshold> <unit>): N samples[, first at <when>]" */
+static void put_warning(struct dwriter *w, const char *label, double threshold, int decimals,
+                        const char *unit, uint64_t count, const struct summary_point *first)
+{
+        dw_printf(w, "  %s (available < ", label);
+        put_num(w, threshold, decimals);
+        dw_printf(w, " %s): %llu samples", unit, (unsigned long long)count);
+        if (first->set) {
+                dw_puts(w, ", first at ");
+                put_when(w, first);
+        }
+        dw_append(w, "\n", 1);
+}
+
+/* MiB as "512.3 MiB" or, from 1 GiB, "18.2 GiB". */
+static void put_size(struct dwriter *w, double mb)
+{
+        bool gib = isfinite(mb) && mb >= 1024.0;
+
+        put_num(w, gib ? mb / 1024.0 : mb, 1);
+        dw_puts(w, gib ? " GiB" : " MiB");
+}
+
+/* "cc1plus foo.cpp 6.1 GiB (pid 123)" */
+static void put_proc(struct dwriter *w, const struct summary_proc *p)
+{
+        put_text(w, p->label);
+        if (isfinite(p->mb)) {
+                dw_puts(w, " ");
+                put_size(w, p->mb);
+        }
+        if (isfinite(p->pid))
+                dw_printf(w, " (pid %.0f)", p->pid);
+}
+
+static void put_mode(struct dwriter *w, const struct summary_build *bd)
+{
+        if (build_is_estimate(bd))
+                dw_puts(w, "no cgroup: estimates from the process tree in /proc");
+        else
+                dw_printf(w, "cgroup %s", bd->mode);
+}
+
+/* "1 OOM kill(s), likely victim: ..." for the first rise. */
+static void put_oom(struct dwriter *w, const struct summary_build *bd)
+{
+        const struct summary_oom *e = &bd->oom[0];
+
+        dw_puts(w, "OOM kills ");
+        put_num(w, bd->oom_kills, 0);
+        if (bd->noom == 0)
+                return;
+        dw_puts(w, ", first by +");
+        put_duration(w, e->elapsed_s);
+        if (e->stage[0]) {
+                dw_puts(w, " in stage ");
+                put_text(w, e->stage);
+        }
+        dw_puts(w, ", likely victim: ");
+        if (e->victim.label[0])
+                put_proc(w, &e->victim);
+        else
+                dw_puts(w, "unknown (it was never sampled)");
+}
+
+/* "<a>/<b>" of two stall figures. */
+static void put_pair(struct dwriter *w, const char *label, double some, double full)
+{
+        dw_puts(w, label);
+        put_num(w, some, 3);
+        dw_puts(w, "/");
+        put_num(w, full, 3);
+}
+
+/* "units (top 20 of N by peak RSS)" then one line each. */
+static void render_units_text(const struct summary *s, struct dwriter *w)
+{
+        struct unit top[UNITS_TOP];
+        size_t n;
+
+        if (!s->units)
+                return;
+        n = units_top(s->units, top, ARRAY_SIZE(top));
+        dw_printf(w, "\n\nunits (top %zu of %zu by peak RSS", n, units_count(s->units));
+        dw_printf(w, "; peak %llu in flight)", (unsigned long long)s->running_peak);
+        if (n == 0)
+                dw_puts(w, "\n  none seen");
+        for (size_t i = 0; i < n; i++) {
+                dw_puts(w, "\n  ");
+                put_size(w, top[i].peak_mb);
+                dw_puts(w, "  ");
+                put_text(w, top[i].tool);
+                dw_puts(w, " ");
+                put_text(w, top[i].name);
+                dw_puts(w, "  +");
+                put_duration(w, top[i].first_s);
+                dw_puts(w, " .. +");
+                put_duration(w, top[i].last_s);
+                if (isfinite(top[i].cpu_s)) {
+                        dw_puts(w, ", cpu ");
+                        put_num(w, top[i].cpu_s, 1);
+                        dw_puts(w, " s");
+                }
+        }
+}
+
+/* The two memory figures side by side, and which one the OOM edge is about. */
+static void put_anon_peak(struct dwriter *w, const struct summary_build *bd)
+{
+        if (!bd->mem_anon_peak.set)
+                return;
+        dw_puts(w, "\n  anon peak:      ");
+        put_point_aux(w, &bd->mem_anon_peak, 1, " MiB", "file", " MiB");
+        dw_puts(w, build_is_estimate(bd)
+                       ? "\n                  (peak memory is the tree's RSS, file "
+                         "pages included; the OOM edge is about anon, sampled)"
+                       : "\n                  (peak memory is the kernel's, page "
+                         "cache included; the OOM edge is about anon, sampled)");
+}
+
+static void render_build_text(const struct summary *s, struct dwriter *w)
+{
+        const struct summary_build *bd = &s->build;
+
+        if (!bd->mode[0])
+                return;
+        dw_puts(w, "\n\nbuild (");
+        put_mode(w, bd);
+        dw_puts(w, ")\n  cpu:            ");
+        put_num(w, bd->cpu_user_s, 3);
+        dw_puts(w, " s user, ");
+        put_num(w, bd->cpu_sys_s, 3);
+        dw_puts(w, " s system\n  peak memory:    ");
+        put_point(w, &bd->mem_peak, 1, " MiB");
+        if (bd->mem_peak.set && bd->mem_peak_proc.label[0]) {
+                dw_puts(w, "; largest process ");
+                put_proc(w, &bd->mem_peak_proc);
+        }
+        dw_puts(w, "\n  max sampled:    ");
+        put_point(w, &bd->mem_cur_peak, 1, " MiB");
+        put_anon_peak(w, bd);
+        dw_puts(w, "\n  ");
+        put_oom(w, bd);
+        for (size_t i = 1; i < MIN(bd->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
+                dw_puts(w, "\n    then by +");
+                put_duration(w, bd->oom[i].elapsed_s);
+                dw_puts(w, ", likely victim: ");
+                if (bd->oom[i].victim.label[0])
+                        put_proc(w, &bd->oom[i].victim);
+                else
+                        dw_puts(w, "unknown");
+        }
+        dw_puts(w, "\n  io:             ");
+        put_num(w, bd->io_read_mb, 1);
+        dw_puts(w, " MiB read, ");
+        put_num(w, bd->io_write_mb, 1);
+        dw_printf(w, " MiB written\n  pressure (%s, stall s some/full): ",
+                  build_psi_is_host(bd) ? "host-wide" : "the build's");
+        put_pair(w, "cpu ", bd->psi_cpu_some_s, bd->psi_cpu_full_s);
+        put_pair(w, ", memory ", bd->psi_mem_some_s, bd->psi_mem_full_s);
+        put_pair(w, ", io ", bd->psi_io_some_s, bd->psi_io_full_s);
+        dw_puts(w, "\n  processes:      peak ");
+        put_num(w, bd->pids_peak, 0);
+        if (build_is_estimate(bd))
+                dw_puts(w, "\n  (estimates: cpu adds reaped children's rusage; memory sums "
+                           "RSS at each sample; io from /proc/PID/io)");
+        render_units_text(s, w);
+}
+
+/* command, run id, start, end, duration, exit, status */
+static void render_run_text(const struct summary *s, const struct run_info *ri, struct dwriter *w)
+{
+        bool to_last;
+        double dur = duration_of(s, ri, &to_last);
+
+        dw_puts(w, "command:   ");
+        put_command(w, ri->argv);
+        dw_puts(w, "\nrun id:    ");
+        put_text(w, ri->run_id ? ri->run_id : "?");
+        dw_puts(w, "\nstart:     ");
+        put_iso(w, ri->start_epoch);
+        dw_puts(w, "\nend:       ");
+        if (isfinite(ri->end_epoch))
+                put_iso(w, ri->end_epoch);
+        else
+                dw_puts(w, "unknown");
+        dw_puts(w, "\nduration:  ");
+        put_duration(w, dur);
+        if (isfinite(dur)) {
+                dw_puts(w, " (");
+                put_num(w, dur, 3);
+                dw_puts(w, to_last ? " s, to the last sample)" : " s)");
+        }
+        dw_puts(w, "\nexit:      ");
+        put_exit(w, ri);
+        dw_puts(w, ri->finished ? "\nstatus:    finished\n" : "\nstatus:    incomplete\n");
+}
+
+/* memory, disk, cpu and load: the host's figures */
+static void render_host_text(const struct summary *s, struct dwriter *w)
+{
+        double avg = s->cpu_pct_n ? s->cpu_pct_sum / (double)s->cpu_pct_n : NAN;
+
+        dw_puts(w, "\nmemory\n  peak used:      ");
+        put_point_aux(w, &s->mem_used_peak, 0, " MiB", "available", " MiB");
+        dw_puts(w, "\n  min available:  ");
+        put_point(w, &s->mem_avail_min, 0, " MiB");
+        dw_puts(w, "\n  max swap used:  ");
+        put_point(w, &s->swap_used_peak, 0, " MiB");
+        dw_puts(w, "\n  total:          ");
+        put_num(w, s->mem_total_mb, 0);
+        dw_puts(w, " MiB\n\ndisk\n  min available:  ");
+        put_point(w, &s->disk_avail_min, 2, " GiB");
+        dw_puts(w, "\n  first -> last:  ");
+        put_num(w, s->disk_avail_first, 2);
+        dw_puts(w, " -> ");
+        put_num(w, s->disk_avail_last, 2);
+        dw_puts(w, " GiB\n\ncpu and load\n  peak load1:     ");
+        put_point(w, &s->load1_peak, 2, "");
+        dw_puts(w, "\n  average cpu:    ");
+        put_num(w, avg, 1);
+        dw_puts(w, " %\n  peak cpu:       ");
+        put_point(w, &s->cpu_pct_peak, 1, " %");
+        dw_puts(w, "\n  peak compilers: ");
+        put_point(w, &s->compilers_peak, 0, "");
+}
+
+static void render_text(const struct summary *s, const struct run_info *ri,
+                        const struct reading *rd, size_t nrd, struct dwriter *w)
+{
+        dw_puts(w, "buildtel summary\n");
+        if (ri)
+                render_run_text(s, ri, w);
+        render_host_text(s, w);
+        render_build_text(s, w);
+
+        dw_puts(w, "\n\nwarnings\n");
+        put_warning(w, "near-OOM", s->cfg.near_oom_mb, 0, "MiB", s->near_oom_samples,
+                    &s->near_oom_first);
+        put_warning(w, "low disk", s->cfg.low_disk_gb, 2, "GiB", s->low_disk_samples,
+                    &s->low_disk_first);
+
+        dw_puts(w, "\nreadings\n");
+        if (nrd == 0)
+                dw_puts(w, "  none\n");
+        for (size_t i = 0; i < nrd; i++) {
+                dw_puts(w, "  - ");
+                put_text(w, rd[i].text.p);
+                dw_append(w, "\n", 1);
+        }
+
+        dw_puts(w, "\nthresholds: near_oom_mb=");
+        put_num(w, s->cfg.near_oom_mb, 0);
+        dw_puts(w, " low_disk_gb=");
+        put_num(w, s->cfg.low_disk_gb, 2);
+        dw_printf(w, "\nsamples: %llu (skipped rows: %llu)\n", (unsigned long long)s->samples,
+                  (unsigned long long)s->skipped_rows);
+}
+
+typedef void (*render_fn)(const struct summary *s, const struct run_info *ri,
+                          const struct reading *rd, size_t nrd, struct dwriter *w);
+
+/* Compute the readings, render with fn, and leave out as it was on failure. */
+static int render_with(render_fn fn, const struct summary *s, const struct run_info *ri,
+                       struct dbuf *out)
+{
+        struct dwriter w = DWRITER_INIT(out);
+        struct reading rd[READINGS_MAX];
+        size_t nrd, old = out->len;
+        int r;
+
+        r = readings_compute(s, ri, rd, &nrd);
+        if (r >= 0) {
+                fn(s, ri, rd, (size_t)r, &w);
+                r = w.err;
+        }
+        readings_release(rd, nrd);
+        if (r < 0 && out->p) {
+                out->len = old;
+                out->p[old] = '\0';
+        }
+        return r;
+}
+
+int summary_render_text(const struct summary *s, const struct run_info *ri, struct dbuf *out)
+{
+        return render_with(render_text, s, ri, out);
+}
+
+/* "buildtel: build peak 18.2 GiB at +2h14m07s, stage S, cc1plus Foo.cpp
+ * 6.1 GiB (pid 9); anon peak 15.9 GiB at +2h14m06s; cpu 812.3 s (cgroup
+ * hybrid)" and a line on OOM kills. */
+static void render_build_short(const struct summary_build *bd, struct dwriter *w)
+{
+        const struct summary_point *p = &bd->mem_peak;
+
+        dw_puts(w, "buildtel: build peak ");
+        if (!p->set) {
+                dw_puts(w, "memory unknown");
+        } else {
+                put_size(w, p->value);
+                dw_puts(w, " by +");
+                put_duration(w, p->elapsed_s);
+                if (p->stage[0]) {
+                        dw_puts(w, ", stage ");
+                        put_text(w, p->stage);
+                }
+                if (bd->mem_peak_proc.label[0]) {
+                        dw_puts(w, ", ");
+                        put_proc(w, &bd->mem_peak_proc);
+                }
+                put_running(w, p);
+        }
+        /* The kernel's peak holds page cache: the OOM edge is about anon. */
+        if (bd->mem_anon_peak.set) {
+                dw_puts(w, "; anon peak ");
+                put_size(w, bd->mem_anon_peak.value);
+                dw_puts(w, " at +");
+                put_duration(w, bd->mem_anon_peak.elapsed_s);
+        }
+        dw_puts(w, "; cpu ");
+        put_num(w, bd->cpu_user_s + bd->cpu_sys_s, 1);
+        dw_puts(w, " s (");
+        put_mode(w, bd);
+        dw_puts(w, ")\n");
+        if (isfinite(bd->oom_kills) && bd->oom_kills > 0) {
+                dw_puts(w, "buildtel: ");
+                put_oom(w, bd);
+                dw_puts(w, "\n");
+        }
+}
+
+/* "; N <what> samples (available < <threshold> <unit>)" when there were any. */
+static void put_short_warning(struct dwriter *w, uint64_t count, const char *what, double threshold,
+                              int decimals, const char *unit)
+{
+        if (count == 0)
+                return;
+        dw_printf(w, "; %llu %s samples (available < ", (unsigned long long)count, what);
+        put_num(w, threshold, decimals);
+        dw_printf(w, " %s)", unit);
+}
+
+/* Three to six lines: status, memory, disk (each with its warning), then
+ * one line per reading. */
+static void render_short(const struct summary *s, const struct run_info *ri,
+                         const struct reading *rd, size_t nrd, struct dwriter *w)
+{
+        const struct summary_point *m = &s->mem_used_peak, *d = &s->disk_avail_min;
+        bool to_last;
+
+        dw_puts(w, "buildtel: ");
+        put_duration(w, duration_of(s, ri, &to_last));
+        dw_puts(w, ", ");
+        put_exit(w, ri);
+        if (ri && !ri->finished)
+                dw_puts(w, ", incomplete");
+        dw_puts(w, "\nbuildtel: peak memory ");
+        if (!m->set) {
+                dw_puts(w, "unknown");
+        } else {
+                put_num(w, m->value, 0);
+                dw_puts(w, " MiB used (");
+                put_num(w, m->aux, 0);
+                dw_puts(w, " MiB available) at +");
+                put_duration(w, m->elapsed_s);
+                put_where(w, m);
+        }
+        put_short_warning(w, s->near_oom_samples, "near-OOM", s->cfg.near_oom_mb, 0, "MiB");
+        dw_puts(w, "\nbuildtel: minimum disk ");
+        if (!d->set) {
+                dw_puts(w, "unknown");
+        } else {
+                put_num(w, d->value, 2);
+                dw_puts(w, " GiB available at +");
+                put_duration(w, d->elapsed_s);
+        }
+        put_short_warning(w, s->low_disk_samples, "low-disk", s->cfg.low_disk_gb, 2, "GiB");
+        dw_append(w, "\n", 1);
+        if (s->build.mode[0])
+                render_build_short(&s->build, w);
+        for (size_t i = 0; i < nrd; i++) {
+                dw_puts(w, "buildtel: ");
+                put_text(w, rd[i].text.p);
+                dw_append(w, "\n", 1);
+        }
+}
+
+int summary_render_short(const struct summary *s, const struct run_info *ri, struct dbuf *out)
+{
+        return render_with(render_short, s, ri, out);
+}
+
+int summary_write_files(const struct summary *s, const struct run_info *ri, const char *txt_path,
+                        const char *json_path)
+{
+        struct dbuf txt = DBUF_INIT, json = DBUF_INIT;
+        int r, r2;
+
+        r = summary_render_text(s, ri, &txt);
+        if (r >= 0)
+                r = write_file_atomic(txt_path, txt.p, txt.len);
+        /* one file failing is no reason to lose the other */
+        r2 = summary_render_json(s, ri, &json);
+        if (r2 >= 0)
+                r2 = write_file_atomic(json_path, json.p, json.len);
+        dbuf_release(&txt);
+        dbuf_release(&json);
+        return r < 0 ? r : r2;
+}

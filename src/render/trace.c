@@ -1,0 +1,750 @@
+/* SPDX-License-Identifier: MIT */
+#include "render/trace.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/trace-lanes.h"
+#include "util/macro.h"
+
+enum { PID_BUILD = 1, PID_TARGETS = 2, PID_NINJA = 3, PID_UNITS = 4, PID_STEPS = 5, PIDS };
+/* The order the processes are shown in: the steps under their targets. */
+static const int pid_sort[PIDS] = {
+    [PID_BUILD] = 1, [PID_TARGETS] = 2, [PID_STEPS] = 3, [PID_NINJA] = 4, [PID_UNITS] = 5};
+
+#define TRACE_FLUSH_AT (1u << 16)
+#define TRACE_NAME_MAX 512 /* bytes of a slice name kept */
+#define TRACE_MEMCOLS_MAX 8
+#define TRACE_KV_MAX (1 + TRACE_MEMCOLS_MAX)
+
+/* The counter tracks, each with the values it last wrote: a counter holds
+ * its value until its next event, so an unchanged one is not repeated. */
+enum track {
+        TRACK_HOST_MEM,
+        TRACK_BUILD_MEM,
+        TRACK_CPU,
+        TRACK_LOAD,
+        TRACK_DISK,
+        TRACK_COMPILERS,
+        TRACK_PSI,
+        TRACKS
+};
+
+static const char *const track_name[TRACKS] = {
+    [TRACK_HOST_MEM] = "host memory (MiB)",
+    [TRACK_BUILD_MEM] = "build memory (MiB)",
+    [TRACK_CPU] = "CPU (%)",
+    [TRACK_LOAD] = "load",
+    [TRACK_DISK] = "disk available (GiB)",
+    [TRACK_COMPILERS] = "compilers",
+    [TRACK_PSI] = "PSI some stall (%)",
+};
+
+struct slice {
+        struct trace_span span;
+        char *name;
+        int pid;
+        int64_t steps, cached; /* -1 unknown */
+        int success;           /* enum target_success; ninja edges: unknown */
+        char *tool;            /* a compile unit's; a step's target ("" none); else NULL */
+        int group;             /* lanes are assigned per group: a step's target + 1; else 0 */
+        bool step, step_cached, error, canceled; /* a BuildKit step's */
+        double peak_mb, cpu_s;                   /* a compile unit's; NAN unknown */
+};
+
+struct kv {
+        const char *key;
+        double v;
+};
+
+struct trace {
+        FILE *f;
+        struct trace_config cfg;
+        const struct run_info *ri;
+        struct dbuf buf;
+        bool any;  /* an event was written */
+        int error; /* the first write error */
+        struct slice *sl;
+        size_t nsl, capsl;
+        uint64_t dropped;
+        uint32_t steps_dropped; /* BuildKit vertices past the model's cap */
+        double end_s;           /* the run's end on its clock; NAN unknown */
+        double last_elapsed;
+        /* the previous sample, for rises and rates */
+        double prev_oom, prev_elapsed, prev_psi[3];
+        char prev_top[SAMPLE_PROC_MAX + 1];
+        bool near_oom_seen, low_disk_seen;
+        /* the build's memory columns beyond cg_mem_mb (anon, file, ...) */
+        size_t memcol[TRACE_MEMCOLS_MAX];
+        char memkey[TRACE_MEMCOLS_MAX][24];
+        size_t nmemcols;
+        bool track_set[TRACKS];
+        double track_last[TRACKS][TRACE_KV_MAX];
+};
+
+static bool plain_ascii(const char *s, size_t len)
+{
+        for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char)s[i];
+                if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
+                        return false;
+        }
+        return true;
+}
+
+static int escape_valid_utf8(struct dbuf *out, const char *s, size_t len)
+{
+        size_t from = 0;
+        int e = 0;
+
+        for (size_t i = 0; i < len && e >= 0; i++) {
+                unsigned char c = (unsigned char)s[i];
+                char esc[8];
+
+                if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
+                        continue;
+                e = dbuf_append(out, s + from, i - from);
+                if (e < 0)
+                        break;
+                from = i + 1;
+                if (c == '"' || c == '\\') {
+                        esc[0] = '\\';
+                        esc[1] = (char)c;
+                        e = dbuf_append(out, esc, 2);
+                } else if (c == '\n') {
+                        e = dbuf_puts(out, "\\n");
+                } else if (c == '\t') {
+                        e = dbuf_puts(out, "\\t");
+                } else if (c == '\r') {
+                        e = dbuf_puts(out, "\\r");
+                } else {
+                        e = dbuf_printf(out, "\\u%04x", c);
+                }
+        }
+        if (e >= 0)
+                e = dbuf_append(out, s + from, len - from);
+        return e;
+}
+
+int trace_json_string(struct dbuf *out, const char *s, size_t len)
+{
+        struct dbuf clean = DBUF_INIT;
+        int e;
+
+        e = dbuf_puts(out, "\"");
+        if (e >= 0 && plain_ascii(s, len)) {
+                e = dbuf_append(out, s, len);
+        } else if (e >= 0) {
+                /* the one UTF-8 cleaner (model/run.c), then JSON's escapes */
+                e = run_append_utf8_lossy(&clean, s, len, false);
+                if (e >= 0)
+                        e = escape_valid_utf8(out, clean.len ? clean.p : "", clean.len);
+                dbuf_release(&clean);
+        }
+        if (e >= 0)
+                e = dbuf_puts(out, "\"");
+        return e;
+}
+
+static int flush(struct trace *t, bool force)
+{
+        if (t->buf.len == 0 || (!force && t->buf.len < TRACE_FLUSH_AT))
+                return t->error;
+        if (fwrite(t->buf.p, 1, t->buf.len, t->f) != t->buf.len && !t->error)
+                t->error = -EIO;
+        dbuf_reset(&t->buf);
+        return t->error;
+}
+
+static int64_t us(double s)
+{
+        double v = s * 1e6;
+
+        if (!(v > 0))
+                return 0;
+        return v >= 9e18 ? INT64_MAX / 2 : (int64_t)llround(v);
+}
+
+/* The common head of an event: {"name":..,"ph":..,"ts":..,"pid":..,"tid":.. */
+static int ev_head(struct trace *t, const char *name, size_t nlen, char ph, int64_t ts, int pid,
+                   int64_t tid)
+{
+        struct dbuf *b = &t->buf;
+        int e;
+
+        e = dbuf_puts(b, t->any ? ",\n{\"name\":" : "\n{\"name\":");
+        t->any = true;
+        if (e >= 0)
+                e = trace_json_string(b, name, nlen);
+        if (e >= 0)
+                e = dbuf_printf(b, ",\"ph\":\"%c\",\"ts\":%lld,\"pid\":%d", ph, (long long)ts, pid);
+        /* a counter belongs to its process: no thread */
+        if (e >= 0 && ph != 'C')
+                e = dbuf_printf(b, ",\"tid\":%lld", (long long)tid);
+        return e;
+}
+
+/* Counters to 0.01 of their unit (MiB, GiB, %, load): finer is noise,
+ * and it keeps a day of them small. */
+static double round2(double v)
+{
+        return fabs(v) < 1e13 ? round(v * 100.0) / 100.0 : v;
+}
+
+static int put_num(struct dbuf *b, const char *key, double v, bool comma)
+{
+        char num[64];
+        int n = fabs(v) < 1e13 ? snprintf(num, sizeof(num), "%.2f", v)
+                               : snprintf(num, sizeof(num), "%.15g", v);
+
+        if (n <= 0 || (size_t)n >= sizeof(num))
+                return -EINVAL;
+        if (fabs(v) < 1e13) { /* "12.50" -> "12.5", "3.00" -> "3" */
+                while (num[n - 1] == '0')
+                        n--;
+                if (num[n - 1] == '.')
+                        n--;
+                if (n == 2 && num[0] == '-' && num[1] == '0')
+                        num[0] = '0', n = 1; /* -0.001 */
+        }
+        return dbuf_printf(b, "%s\"%s\":%.*s", comma ? "," : "", key, n, num);
+}
+
+/* Values the same as last written: NAN is the same as NAN. */
+static bool same_values(const double *last, const struct kv *kv, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (!(last[i] == kv[i].v || (isnan(last[i]) && isnan(kv[i].v))))
+                        return false;
+        return true;
+}
+
+/* A counter track: the finite values of kv; nothing when none is, or when
+ * they are what the track holds already. */
+static int counter(struct trace *t, enum track tr, int64_t ts, struct kv *kv, size_t n)
+{
+        const char *name = track_name[tr];
+        bool any = false;
+        int e = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                kv[i].v = round2(kv[i].v);
+                any |= isfinite(kv[i].v);
+        }
+        if (!any || (t->track_set[tr] && same_values(t->track_last[tr], kv, n)))
+                return 0;
+        t->track_set[tr] = true;
+        for (size_t i = 0; i < n; i++)
+                t->track_last[tr][i] = kv[i].v;
+        e = ev_head(t, name, strlen(name), 'C', ts, PID_BUILD, 0);
+        if (e >= 0)
+                e = dbuf_puts(&t->buf, ",\"args\":{");
+        any = false;
+        for (size_t i = 0; i < n && e >= 0; i++) {
+                if (!isfinite(kv[i].v))
+                        continue;
+                e = put_num(&t->buf, kv[i].key, kv[i].v, any);
+                any = true;
+        }
+        if (e >= 0)
+                e = dbuf_puts(&t->buf, "}}");
+        return e;
+}
+
+/* A global instant on the build's process; args is a JSON object's members. */
+static int instant(struct trace *t, const char *name, int64_t ts, const char *args)
+{
+        int e = ev_head(t, name, strlen(name), 'i', ts, PID_BUILD, 0);
+
+        if (e >= 0)
+                e = dbuf_printf(&t->buf, ",\"s\":\"g\",\"args\":{%s}}", args);
+        return e;
+}
+
+static void find_memcols(struct trace *t)
+{
+        const char *name;
+
+        for (size_t i = 0; (name = sample_column_name(i, NULL)); i++) {
+                enum sample_column_type ty;
+                size_t n = strlen(name);
+
+                (void)sample_column_name(i, &ty);
+                if (ty != SAMPLE_COLUMN_NUMBER || strncmp(name, "cg_mem_", 7) != 0 || n < 10 ||
+                    strcmp(name + n - 3, "_mb") != 0 || strcmp(name, "cg_mem_mb") == 0 ||
+                    strcmp(name, "cg_mem_peak_mb") == 0 || t->nmemcols >= TRACE_MEMCOLS_MAX)
+                        continue;
+                /* cg_mem_anon_mb: "anon" on the MiB track */
+                t->memcol[t->nmemcols] = i;
+                snprintf(t->memkey[t->nmemcols++], sizeof(t->memkey[0]), "%.*s",
+                         (int)MIN(n - 10, sizeof(t->memkey[0]) - 1), name + 7);
+        }
+}
+
+int trace_new(FILE *f, const struct trace_config *cfg, const struct run_info *ri,
+              struct trace **ret)
+{
+        struct trace *t = calloc(1, sizeof(*t));
+
+        if (!t)
+                return -ENOMEM;
+        t->f = f;
+        t->cfg = *cfg;
+        if (t->cfg.max_slices == 0)
+                t->cfg.max_slices = TRACE_SLICES_MAX;
+        t->ri = ri;
+        t->end_s = isfinite(ri->end_epoch) && isfinite(ri->start_epoch)
+                       ? ri->end_epoch - ri->start_epoch
+                       : NAN;
+        t->prev_elapsed = NAN;
+        for (size_t i = 0; i < ARRAY_SIZE(t->prev_psi); i++)
+                t->prev_psi[i] = NAN;
+        find_memcols(t);
+        if (dbuf_puts(&t->buf, "{\"traceEvents\":[") < 0) {
+                trace_free(t);
+                return -ENOMEM;
+        }
+        *ret = t;
+        return 0;
+}
+
+void trace_free(struct trace *t)
+{
+        if (!t)
+                return;
+        for (size_t i = 0; i < t->nsl; i++) {
+                free(t->sl[i].name);
+                free(t->sl[i].tool);
+        }
+        free(t->sl);
+        dbuf_release(&t->buf);
+        free(t);
+}
+
+/* PSI stall as % of wall time since the previous sample, per resource. */
+static int psi_rates(struct trace *t, const struct sample *s, int64_t ts)
+{
+        const double cur[3] = {s->cg_psi_cpu_some_s, s->cg_psi_mem_some_s, s->cg_psi_io_some_s};
+        double dt = s->elapsed_s - t->prev_elapsed;
+        struct kv kv[3] = {{"cpu", NAN}, {"memory", NAN}, {"io", NAN}};
+
+        for (size_t i = 0; i < 3; i++) {
+                double d = cur[i] - t->prev_psi[i];
+                if (dt > 0 && d >= 0)
+                        kv[i].v = d / dt * 100.0;
+                t->prev_psi[i] = cur[i];
+        }
+        return counter(t, TRACK_PSI, ts, kv, 3);
+}
+
+static int sample_instants(struct trace *t, const struct sample *s, int64_t ts)
+{
+        struct dbuf a = DBUF_INIT;
+        int e = 0;
+
+        if (isfinite(s->cg_oom_kills) &&
+            s->cg_oom_kills > (isfinite(t->prev_oom) ? t->prev_oom : 0)) {
+                e = dbuf_printf(&a, "\"kills\":%.10g,\"largest_process_before\":", s->cg_oom_kills);
+                if (e >= 0)
+                        e = trace_json_string(&a, t->prev_top, strlen(t->prev_top));
+                if (e >= 0)
+                        e = instant(t, "OOM kill", ts, a.p);
+        }
+        if (isfinite(s->cg_oom_kills))
+                t->prev_oom = s->cg_oom_kills;
+        double avail_mb = s->mem_avail_bytes / SAMPLE_MIB,
+               disk_gb = s->disk_avail_bytes / SAMPLE_GIB;
+
+        if (e >= 0 && !t->near_oom_seen && !isnan(avail_mb) &&
+            avail_mb < t->cfg.thresholds.near_oom_mb) {
+                t->near_oom_seen = true;
+                dbuf_reset(&a);
+                e = dbuf_printf(&a, "\"available_mb\":%.10g,\"threshold_mb\":%.10g", avail_mb,
+                                t->cfg.thresholds.near_oom_mb);
+                if (e >= 0)
+                        e = instant(t, "first near-OOM sample", ts, a.p);
+        }
+        if (e >= 0 && !t->low_disk_seen && !isnan(disk_gb) &&
+            disk_gb < t->cfg.thresholds.low_disk_gb) {
+                t->low_disk_seen = true;
+                dbuf_reset(&a);
+                e = dbuf_printf(&a, "\"available_gb\":%.10g,\"threshold_gb\":%.10g", disk_gb,
+                                t->cfg.thresholds.low_disk_gb);
+                if (e >= 0)
+                        e = instant(t, "first low-disk sample", ts, a.p);
+        }
+        dbuf_release(&a);
+        return e;
+}
+
+int trace_sample(struct trace *t, const struct sample *s)
+{
+        struct kv mem[] = {{"used", s->mem_used_bytes / SAMPLE_MIB},
+                           {"available", s->mem_avail_bytes / SAMPLE_MIB}};
+        struct kv build[TRACE_KV_MAX] = {{"cgroup", s->cg_mem_bytes / SAMPLE_MIB}};
+        struct kv cpu[] = {{"host", s->cpu_pct}};
+        struct kv load[] = {{"load1", s->load1}};
+        struct kv disk[] = {{"available", s->disk_avail_bytes / SAMPLE_GIB}};
+        struct kv comp[] = {{"in flight", s->compilers}};
+        int64_t ts;
+        int e;
+
+        if (!isfinite(s->elapsed_s))
+                return 0;
+        ts = us(s->elapsed_s);
+        for (size_t i = 0; i < t->nmemcols; i++)
+                build[1 + i] = (struct kv){t->memkey[i], sample_column_number(s, t->memcol[i])};
+        e = counter(t, TRACK_HOST_MEM, ts, mem, ARRAY_SIZE(mem));
+        if (e >= 0)
+                e = counter(t, TRACK_BUILD_MEM, ts, build, 1 + t->nmemcols);
+        if (e >= 0)
+                e = counter(t, TRACK_CPU, ts, cpu, 1);
+        if (e >= 0)
+                e = counter(t, TRACK_LOAD, ts, load, 1);
+        if (e >= 0)
+                e = counter(t, TRACK_DISK, ts, disk, 1);
+        if (e >= 0)
+                e = counter(t, TRACK_COMPILERS, ts, comp, 1);
+        if (e >= 0)
+                e = psi_rates(t, s, ts);
+        if (e >= 0)
+                e = sample_instants(t, s, ts);
+        if (e < 0)
+                return e;
+        t->prev_elapsed = s->elapsed_s;
+        t->last_elapsed = MAX(t->last_elapsed, s->elapsed_s);
+        snprintf(t->prev_top, sizeof(t->prev_top), "%s", s->top_proc ? s->top_proc : "");
+        return flush(t, false);
+}
+
+static int add_slice(struct trace *t, int pid, double start_s, double end_s, const char *name,
+                     size_t len, struct slice **ret)
+{
+        struct slice *s;
+
+        if (!isfinite(start_s) || !isfinite(end_s) || end_s < start_s)
+                return 0;
+        if (t->nsl >= t->cfg.max_slices) {
+                t->dropped++;
+                return 0;
+        }
+        if (t->nsl == t->capsl) {
+                size_t cap = t->capsl ? t->capsl * 2 : 256;
+                struct slice *p = realloc(t->sl, cap * sizeof(*p));
+                if (!p)
+                        return -ENOMEM;
+                t->sl = p;
+                t->capsl = cap;
+        }
+        len = MIN(len, TRACE_NAME_MAX);
+        s = &t->sl[t->nsl];
+        *s = (struct slice){.span = {us(start_s), us(end_s)},
+                            .pid = pid,
+                            .steps = -1,
+                            .cached = -1,
+                            .success = TARGET_SUCCESS_UNKNOWN,
+                            .group = 0,
+                            .peak_mb = NAN,
+                            .cpu_s = NAN};
+        s->name = strndup(name, len);
+        if (!s->name)
+                return -ENOMEM;
+        t->nsl++;
+        *ret = s;
+        return 1;
+}
+
+int trace_add_target(struct trace *t, const struct target_fact *f)
+{
+        struct slice *s;
+        int e = add_slice(t, PID_TARGETS, f->start_s, f->end_s, f->name, strlen(f->name), &s);
+
+        if (e > 0) {
+                s->steps = f->steps_set ? (int64_t)f->steps : -1;
+                s->cached = f->steps_set ? (int64_t)f->cached : -1;
+                s->success = f->success;
+        }
+        return MIN(e, 0);
+}
+
+int trace_add_step(struct trace *t, const struct step_fact *f, const char *target)
+{
+        struct slice *s;
+        int e = add_slice(t, PID_STEPS, f->start_s, f->end_s, f->name, strlen(f->name), &s);
+
+        if (e > 0) {
+                s->tool = strdup(target ? target : "");
+                if (!s->tool)
+                        return -ENOMEM;
+                s->group = f->target >= 0 ? f->target + 1 : 0;
+                s->step = f->step;
+                s->step_cached = f->cached;
+                s->error = f->error;
+                s->canceled = f->canceled;
+        }
+        return MIN(e, 0);
+}
+
+int trace_add_edge(struct trace *t, double start_s, double end_s, const char *out, size_t len)
+{
+        struct slice *s;
+
+        return MIN(add_slice(t, PID_NINJA, start_s, end_s, out, len, &s), 0);
+}
+
+int trace_add_unit(struct trace *t, const struct unit *u)
+{
+        struct slice *s;
+        int e = add_slice(t, PID_UNITS, u->first_s, u->last_s, u->name, strlen(u->name), &s);
+
+        if (e > 0) {
+                s->tool = strdup(u->tool);
+                if (!s->tool)
+                        return -ENOMEM;
+                s->peak_mb = u->peak_mb;
+                s->cpu_s = u->cpu_s;
+        }
+        return MIN(e, 0);
+}
+
+void trace_set_steps_dropped(struct trace *t, uint32_t n)
+{
+        t->steps_dropped = n;
+}
+
+void trace_set_end(struct trace *t, double end_s)
+{
+        if (!isfinite(t->end_s))
+                t->end_s = end_s;
+}
+
+static int cmp_slice(const void *a, const void *b)
+{
+        const struct slice *x = a, *y = b;
+
+        if (x->pid != y->pid)
+                return x->pid < y->pid ? -1 : 1;
+        if (x->group != y->group)
+                return x->group < y->group ? -1 : 1;
+        if (x->span.start != y->span.start)
+                return x->span.start < y->span.start ? -1 : 1;
+        if (x->span.end != y->span.end)
+                return x->span.end > y->span.end ? -1 : 1; /* the longer first */
+        return 0;
+}
+
+/* A compile unit's args: its tool, peak RSS and CPU where known. */
+static int unit_args(struct dbuf *b, const struct slice *s)
+{
+        int e = dbuf_puts(b, "\"tool\":");
+
+        if (e >= 0)
+                e = trace_json_string(b, s->tool, strlen(s->tool));
+        if (e >= 0 && isfinite(s->peak_mb))
+                e = put_num(b, "peak_mb", s->peak_mb, true);
+        if (e >= 0 && isfinite(s->cpu_s))
+                e = put_num(b, "cpu_s", s->cpu_s, true);
+        return e;
+}
+
+/* A BuildKit step's args: its target, whether it is a [i/n] step, and how
+ * it ended. */
+static int step_args(struct dbuf *b, const struct slice *s)
+{
+        int e = dbuf_puts(b, "\"target\":");
+
+        if (e >= 0)
+                e = s->tool[0] ? trace_json_string(b, s->tool, strlen(s->tool))
+                               : dbuf_puts(b, "null");
+        if (e >= 0)
+                e = dbuf_printf(b, ",\"step\":%s,\"cached\":%s,\"error\":%s,\"canceled\":%s",
+                                s->step ? "true" : "false", s->step_cached ? "true" : "false",
+                                s->error ? "true" : "false", s->canceled ? "true" : "false");
+        return e;
+}
+
+static int slice_event(struct trace *t, const struct slice *s, int64_t lane)
+{
+        static const char *const cat[PIDS] = {[PID_TARGETS] = "target",
+                                              [PID_STEPS] = "step",
+                                              [PID_NINJA] = "ninja",
+                                              [PID_UNITS] = "unit"};
+        struct dbuf *b = &t->buf;
+        int e = ev_head(t, s->name, strlen(s->name), 'X', s->span.start, s->pid, lane);
+
+        if (e >= 0)
+                e = dbuf_printf(b, ",\"dur\":%lld,\"cat\":\"%s\",\"args\":{",
+                                (long long)(s->span.end - s->span.start), cat[s->pid]);
+        if (e >= 0 && s->pid == PID_UNITS)
+                e = unit_args(b, s);
+        if (e >= 0 && s->pid == PID_STEPS)
+                e = step_args(b, s);
+        if (e >= 0 && s->pid == PID_TARGETS) {
+                e = dbuf_printf(b, "\"success\":%s",
+                                s->success == TARGET_BUILT    ? "true"
+                                : s->success == TARGET_FAILED ? "false"
+                                                              : "null");
+                if (e >= 0 && s->steps >= 0)
+                        e = dbuf_printf(b, ",\"steps\":%lld,\"cached\":%lld", (long long)s->steps,
+                                        (long long)s->cached);
+        }
+        if (e >= 0)
+                e = dbuf_puts(b, "}}");
+        if (e >= 0)
+                e = flush(t, false);
+        return e;
+}
+
+static int meta(struct trace *t, const char *what, int pid, int64_t tid, const char *key,
+                const char *name, int64_t sort)
+{
+        int e = ev_head(t, what, strlen(what), 'M', 0, pid, tid);
+
+        if (e >= 0 && name) {
+                e = dbuf_printf(&t->buf, ",\"args\":{\"%s\":", key);
+                if (e >= 0)
+                        e = trace_json_string(&t->buf, name, strlen(name));
+                if (e >= 0)
+                        e = dbuf_puts(&t->buf, "}}");
+        } else if (e >= 0) {
+                e = dbuf_printf(&t->buf, ",\"args\":{\"%s\":%lld}}", key, (long long)sort);
+        }
+        return e;
+}
+
+/* The slices of one group of a process (sl[0..n), sorted) on lanes of
+ * their own, numbered from *tid; the lanes are named after the group (a
+ * step's target) when it has a name. */
+static int write_group(struct trace *t, int pid, const struct slice *sl, size_t n,
+                       struct trace_span *spans, uint32_t *lane, int64_t *tid)
+{
+        const char *gname = pid == PID_STEPS && sl[0].tool && sl[0].tool[0] ? sl[0].tool : NULL;
+        int64_t lanes;
+        int e = 0;
+
+        for (size_t i = 0; i < n; i++)
+                spans[i] = sl[i].span;
+        lanes = trace_lanes_assign(spans, n, lane);
+        if (lanes < 0)
+                return (int)lanes;
+        for (size_t i = 0; i < n && e >= 0; i++)
+                e = slice_event(t, &sl[i], *tid + lane[i]);
+        for (int64_t l = 0; l < lanes && e >= 0; l++) {
+                char name[TARGET_NAME_MAX + 32];
+
+                if (gname)
+                        snprintf(name, sizeof(name), "%s %lld", gname, (long long)l + 1);
+                else
+                        snprintf(name, sizeof(name), "lane %lld", (long long)*tid + l + 1);
+                e = meta(t, "thread_name", pid, *tid + l, "name", name, 0);
+                if (e >= 0)
+                        e = meta(t, "thread_sort_index", pid, *tid + l, "sort_index", NULL,
+                                 *tid + l);
+        }
+        *tid += lanes;
+        return e;
+}
+
+/* The slices of one process (sl[0..n), sorted by group and start), on
+ * their lanes: per group, so a target's steps share lanes only with each
+ * other. */
+static int write_process(struct trace *t, int pid, const char *pname, const struct slice *sl,
+                         size_t n)
+{
+        struct trace_span *spans = calloc(n + 1, sizeof(*spans));
+        uint32_t *lane = calloc(n + 1, sizeof(*lane));
+        int64_t tid = 0;
+        int e = spans && lane ? 0 : -ENOMEM;
+
+        for (size_t i = 0; i < n && e >= 0;) {
+                size_t j = i;
+                while (j < n && sl[j].group == sl[i].group)
+                        j++;
+                e = write_group(t, pid, sl + i, j - i, spans, lane, &tid);
+                i = j;
+        }
+        if (e >= 0)
+                e = meta(t, "process_name", pid, 0, "name", pname, 0);
+        if (e >= 0)
+                e = meta(t, "process_sort_index", pid, 0, "sort_index", NULL, pid_sort[pid]);
+        free(spans);
+        free(lane);
+        return e;
+}
+
+/* The run: one slice on the build process, named after its command. */
+static int run_event(struct trace *t)
+{
+        struct dbuf name = DBUF_INIT;
+        double end = isfinite(t->end_s) ? t->end_s : t->last_elapsed;
+        int e = dbuf_puts(&name, "buildtel run");
+
+        for (char **a = t->ri->argv; a && *a && e >= 0 && name.len < TRACE_NAME_MAX; a++) {
+                e = dbuf_puts(&name, " ");
+                if (e >= 0)
+                        e = dbuf_puts(&name, *a);
+        }
+        if (e >= 0)
+                e = ev_head(t, name.p, MIN(name.len, TRACE_NAME_MAX), 'X', 0, PID_BUILD, 0);
+        if (e >= 0)
+                e = dbuf_printf(&t->buf, ",\"dur\":%lld,\"cat\":\"run\",\"args\":{\"run_id\":",
+                                (long long)us(end));
+        if (e >= 0)
+                e = trace_json_string(&t->buf, t->ri->run_id ? t->ri->run_id : "",
+                                      t->ri->run_id ? strlen(t->ri->run_id) : 0);
+        if (e >= 0 && t->ri->exit_code >= 0)
+                e = dbuf_printf(&t->buf, ",\"exit_code\":%d", t->ri->exit_code);
+        if (e >= 0 && t->ri->term_signal > 0)
+                e = dbuf_printf(&t->buf, ",\"signal\":%d", t->ri->term_signal);
+        if (e >= 0)
+                e = dbuf_puts(&t->buf, "}}");
+        if (e >= 0)
+                e = meta(t, "process_name", PID_BUILD, 0, "name", "build", 0);
+        if (e >= 0)
+                e = meta(t, "process_sort_index", PID_BUILD, 0, "sort_index", NULL,
+                         pid_sort[PID_BUILD]);
+        if (e >= 0)
+                e = meta(t, "thread_name", PID_BUILD, 0, "name", "run", 0);
+        dbuf_release(&name);
+        return e;
+}
+
+int trace_finish(struct trace *t)
+{
+        static const char *const pname[PIDS] = {[PID_TARGETS] = "targets",
+                                                [PID_STEPS] = "BuildKit steps",
+                                                [PID_NINJA] = "ninja",
+                                                [PID_UNITS] = "compile units"};
+        int e = run_event(t);
+
+        qsort(t->sl, t->nsl, sizeof(*t->sl), cmp_slice);
+        for (size_t i = 0; i < t->nsl && e >= 0;) {
+                size_t j = i;
+                while (j < t->nsl && t->sl[j].pid == t->sl[i].pid)
+                        j++;
+                e = write_process(t, t->sl[i].pid, pname[t->sl[i].pid], t->sl + i, j - i);
+                i = j;
+        }
+        if (e >= 0 && t->dropped) {
+                char args[96];
+                snprintf(args, sizeof(args), "\"kept\":%zu,\"dropped\":%llu", t->nsl,
+                         (unsigned long long)t->dropped);
+                e = instant(t, "slices cut: too many to show", 0, args);
+        }
+        if (e >= 0 && t->steps_dropped) {
+                char args[64];
+                snprintf(args, sizeof(args), "\"dropped\":%u", t->steps_dropped);
+                e = instant(t, "BuildKit steps cut: more than the model keeps", 0, args);
+        }
+        if (e >= 0)
+                e = dbuf_puts(&t->buf, "\n],\"displayTimeUnit\":\"ms\"}\n");
+        if (e < 0)
+                return e;
+        e = flush(t, true);
+        if (e >= 0 && fflush(t->f) != 0)
+                e = -EIO;
+        return e;
+}

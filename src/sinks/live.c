@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: MIT */
+/* run --live: the status line on the bottom row, in a scroll region. */
+#include "sinks/live.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "platform/tty.h"
+#include "util/macro.h"
+
+#define LIVE_MIN_GAP 0.25 /* at most 4 draws a second */
+#define LIVE_IDLE 1.0     /* the clock moves: once a second anyway */
+#define LIVE_QUIET 1.0    /* after the build moved the cursor up */
+
+enum { SCAN_GROUND, SCAN_ESC, SCAN_CSI };
+
+static int scan_final(struct live_scan *sc, unsigned char c)
+{
+        if (sc->priv && (c == 'h' || c == 'l') &&
+            (sc->param == 1049 || sc->param == 1047 || sc->param == 47)) {
+                sc->alt = c == 'h';
+                return LIVE_SCAN_ALT;
+        }
+        return !sc->priv && (c == 'A' || c == 'F') ? LIVE_SCAN_UP : 0;
+}
+
+static int scan_csi(struct live_scan *sc, unsigned char c)
+{
+        if (c >= '0' && c <= '9') {
+                if (sc->param < 100000)
+                        sc->param = sc->param * 10 + (unsigned)(c - '0');
+        } else if (c == ';') {
+                sc->param = 0;
+        } else if (c == '?' || c == '<' || c == '=' || c == '>') {
+                sc->priv = true;
+        } else if (c >= 0x40 && c <= 0x7e) {
+                sc->state = SCAN_GROUND;
+                return scan_final(sc, c);
+        } else if (c == 0x1b) {
+                sc->state = SCAN_ESC;
+        } else if (c < 0x20 || c > 0x7e) {
+                sc->state = SCAN_GROUND; /* cancelled */
+        }
+        return 0;
+}
+
+int live_scan_feed(struct live_scan *sc, const char *buf, size_t len)
+{
+        const unsigned char *p = (const unsigned char *)buf, *end = p + len;
+        int seen = 0;
+
+        while (p < end) {
+                if (sc->state == SCAN_GROUND) {
+                        const unsigned char *e = memchr(p, 0x1b, (size_t)(end - p));
+
+                        if (!e)
+                                break;
+                        sc->state = SCAN_ESC;
+                        p = e + 1;
+                        continue;
+                }
+                if (sc->state == SCAN_ESC) {
+                        if (*p == '[') {
+                                sc->state = SCAN_CSI;
+                                sc->priv = false;
+                                sc->param = 0;
+                        } else if (*p != 0x1b) {
+                                sc->state = SCAN_GROUND;
+                        }
+                        p++;
+                        continue;
+                }
+                seen |= scan_csi(sc, *p++);
+        }
+        return seen;
+}
+
+static void copy_clean(char *dst, size_t cap, const char *src)
+{
+        size_t i = 0;
+
+        for (; src && src[i] && i + 1 < cap; i++) {
+                unsigned char c = (unsigned char)src[i];
+
+                dst[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+        }
+        dst[i] = '\0';
+}
+
+void live_view_from_sample(struct live_view *v, const struct sample *s)
+{
+        v->elapsed_s = s->elapsed_s;
+        v->mem_avail_bytes = s->mem_avail_bytes;
+        v->cg_mem_bytes = s->cg_mem_bytes;
+        v->swap_used_bytes = s->swap_used_bytes;
+        v->cpu_pct = s->cpu_pct;
+        v->disk_avail_bytes = s->disk_avail_bytes;
+        copy_clean(v->stage, sizeof(v->stage), s->stage);
+        copy_clean(v->context, sizeof(v->context), s->context);
+        copy_clean(v->top, sizeof(v->top), s->top_proc);
+        /* running is largest first, space separated */
+        copy_clean(v->unit, sizeof(v->unit), s->running);
+        v->unit[strcspn(v->unit, " ")] = '\0';
+        v->top_bytes = s->top_proc_bytes;
+}
+
+/* A byte count as "3.2G", "512M", "900K", "12B"; "?" when unknown. */
+static void fmt_bytes(char *out, size_t cap, double b)
+{
+        static const char units[] = "BKMGTP";
+        int u = 0;
+
+        if (!isfinite(b) || b < 0) {
+                snprintf(out, cap, "?");
+                return;
+        }
+        while (b >= 1024 && u < 5) {
+                b /= 1024;
+                u++;
+        }
+        if (u >= 3 && b < 100)
+                snprintf(out, cap, "%.1f%c", b, units[u]);
+        else
+                snprintf(out, cap, "%.0f%c", b, units[u]);
+}
+
+/* The display width of code point cp: 0 combining, 2 wide, else 1. */
+static int cp_width(uint32_t cp)
+{
+        if ((cp >= 0x300 && cp <= 0x36f) || (cp >= 0x200b && cp <= 0x200f) || cp == 0xfe0f)
+                return 0;
+        if ((cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf) ||
+            (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) ||
+            (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff60) ||
+            (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1f64f) ||
+            (cp >= 0x1f900 && cp <= 0x1f9ff) || (cp >= 0x20000 && cp <= 0x3fffd))
+                return 2;
+        return 1;
+}
+
+/* The length of the UTF-8 sequence at p (at most n bytes) and its code
+ * point; 0 when it is not a valid one. */
+static size_t utf8_dec(const unsigned char *p, size_t n, uint32_t *cp)
+{
+        size_t k = p[0] < 0x80                   ? 1
+                   : p[0] >= 0xc2 && p[0] < 0xe0 ? 2
+                   : p[0] >= 0xe0 && p[0] < 0xf0 ? 3
+                   : p[0] >= 0xf0 && p[0] < 0xf5 ? 4
+                                                 : 0;
+        uint32_t v;
+
+        if (k == 0 || k > n)
+                return 0;
+        v = k == 1 ? p[0] : (uint32_t)(p[0] & (0x7f >> k));
+        for (size_t i = 1; i < k; i++) {
+                if ((p[i] & 0xc0) != 0x80)
+                        return 0;
+                v = (v << 6) | (p[i] & 0x3f);
+        }
+        if ((k == 3 && (v < 0x800 || (v >= 0xd800 && v <= 0xdfff))) ||
+            (k == 4 && (v < 0x10000 || v > 0x10ffff)))
+                return 0;
+        *cp = v;
+        return k;
+}
+
+/* src cut to cols display columns into out (cap bytes); invalid UTF-8 as
+ * '?'. Returns the bytes written. */
+static size_t cut_cols(const char *src, size_t len, int cols, char *out, size_t cap)
+{
+        const unsigned char *p = (const unsigned char *)src;
+        size_t i = 0, o = 0;
+        int used = 0;
+
+        while (i < len) {
+                uint32_t cp = '?';
+                size_t k = utf8_dec(p + i, len - i, &cp);
+                int w;
+
+                if (k == 0) {
+                        k = 1;
+                        cp = '?';
+                }
+                w = cp_width(cp);
+                if (used + w > cols || o + k >= cap)
+                        break;
+                if (cp == '?' && p[i] != '?')
+                        out[o++] = '?';
+                else
+                        memcpy(out + o, p + i, k), o += k;
+                used += w;
+                i += k;
+        }
+        out[o] = '\0';
+        return o;
+}
+
+static bool under_limits(const struct live_view *v, const struct live_limits *lim)
+{
+        return (isfinite(v->mem_avail_bytes) &&
+                v->mem_avail_bytes < lim->near_oom_mb * 1024.0 * 1024.0) ||
+               (isfinite(v->disk_avail_bytes) &&
+                v->disk_avail_bytes < lim->low_disk_gb * 1024.0 * 1024.0 * 1024.0);
+}
+
+size_t live_format(const struct live_view *v, const struct live_limits *lim, int cols, bool color,
+                   char *out, size_t cap)
+{
+        char text[512], avail[16], build[16], swap[16], disk[16], top[16];
+        unsigned long t =
+            isfinite(v->elapsed_s) && v->elapsed_s > 0 ? (unsigned long)v->elapsed_s : 0;
+        const char *on = !color ? "" : under_limits(v, lim) ? "\033[1;37;41m" : "\033[7m";
+        const char *off = color ? "\033[0m" : "";
+        size_t n, lo = strlen(on), lf = strlen(off);
+        int k;
+
+        if (cap < lo + lf + 1 || cols <= 0) {
+                if (cap)
+                        out[0] = '\0';
+                return 0;
+        }
+        fmt_bytes(avail, sizeof(avail), v->mem_avail_bytes);
+        fmt_bytes(build, sizeof(build), v->cg_mem_bytes);
+        fmt_bytes(swap, sizeof(swap), v->swap_used_bytes);
+        fmt_bytes(disk, sizeof(disk), v->disk_avail_bytes);
+        fmt_bytes(top, sizeof(top), v->top_bytes);
+        k = snprintf(text, sizeof(text),
+                     " %lu:%02lu:%02lu | mem %s avail (build %s) | swap %s | cpu %.0f%% | disk %s"
+                     " | %s%s%s%s%s%s%s%s%s ",
+                     t / 3600, t / 60 % 60, t % 60, avail, build, swap,
+                     isfinite(v->cpu_pct) ? v->cpu_pct : 0.0, disk, v->stage,
+                     !v->stage[0] && !v->context[0] ? "-"
+                     : v->stage[0] && v->context[0] ? ": "
+                                                    : "",
+                     v->context, v->unit[0] ? " | unit " : "", v->unit, v->top[0] ? " | top " : "",
+                     v->top, v->top[0] ? " " : "", v->top[0] ? top : "");
+        if (k < 0)
+                k = 0;
+        n = MIN((size_t)k, sizeof(text) - 1);
+        memcpy(out, on, lo);
+        n = lo + cut_cols(text, n, cols, out + lo, cap - lo - lf);
+        memcpy(out + n, off, lf + 1);
+        return n + lf;
+}
+
+struct live {
+        int fd, rows, cols;
+        bool color;
+        struct live_limits lim;
+        struct live_scan scan;
+        bool shown;     /* the region is set, the line drawn */
+        bool suspended; /* stopped (Ctrl-Z) */
+        bool have, dirty;
+        struct live_view view;
+        double view_mono; /* when view was taken */
+        double last_draw, quiet_until;
+        char line[1024];
+        char out[1200];
+};
+
+int live_new(int fd, const struct live_limits *lim, bool color, struct live **ret)
+{
+        struct live *l = calloc(1, sizeof(*l));
+        int e;
+
+        if (!l)
+                return -ENOMEM;
+        e = tty_size(fd, &l->rows, &l->cols);
+        if (e < 0) {
+                free(l);
+                return e;
+        }
+        l->fd = fd;
+        l->lim = *lim;
+        l->color = color;
+        l->last_draw = -INFINITY;
+        *ret = l;
+        return 0;
+}
+
+static void put(struct live *l, const char *fmt, ...) _printf_(2, 3);
+static void put(struct live *l, const char *fmt, ...)
+{
+        va_list ap;
+        int k;
+
+        va_start(ap, fmt);
+        k = vsnprintf(l->out, sizeof(l->out), fmt, ap);
+        va_end(ap);
+
+        if (k > 0 && (size_t)k < sizeof(l->out))
+                (void)tty_write(l->fd, l->out, (size_t)k);
+}
+
+/* Reserve the bottom row: an index, ESC D (the screen scrolls if the cursor is
+ * there; unlike a newline it keeps the column, so a partial line of the
+ * build's carries on), the region above it, the cursor back on its line. */
+static void enter(struct live *l)
+{
+        if (l->rows < 3 || l->cols < 10)
+                return;
+        put(l, "\033D\0337\033[1;%dr\0338\033[1A", l->rows - 1);
+        l->shown = true;
+}
+
+static void leave(struct live *l)
+{
+        if (!l->shown)
+                return;
+        put(l, "\0337\033[r\033[%d;1H\033[2K\0338", l->rows);
+        l->shown = false;
+}
+
+static void draw(struct live *l, double now)
+{
+        struct live_view v = l->view;
+        size_t n;
+        int k;
+
+        v.elapsed_s += now - l->view_mono;
+        k = snprintf(l->out, sizeof(l->out), "\0337\033[%d;1H\033[2K", l->rows);
+        if (k < 0 || (size_t)k >= sizeof(l->out))
+                return;
+        n = live_format(&v, &l->lim, l->cols, l->color, l->out + k, sizeof(l->out) - (size_t)k - 3);
+        memcpy(l->out + (size_t)k + n, "\0338", 3);
+        (void)tty_write(l->fd, l->out, (size_t)k + n + 2);
+        l->last_draw = now;
+        l->dirty = false;
+}
+
+static bool safe(const struct live *l, double now)
+{
+        return !l->scan.alt && now >= l->quiet_until && !tty_raw(l->fd);
+}
+
+void live_update(struct live *l, double now)
+{
+        int rows, cols;
+
+        if (!l || l->suspended || !l->have || now < live_deadline(l))
+                return;
+        /* SIGWINCH goes to the terminal's foreground group: the build's
+         * when it has the terminal, so the size is asked here too. */
+        if (tty_size(l->fd, &rows, &cols) == 0 && (rows != l->rows || cols != l->cols))
+                live_resize(l, now);
+        if (!safe(l, now)) {
+                leave(l);
+                l->last_draw = now;
+                return;
+        }
+        if (!l->shown)
+                enter(l);
+        if (l->shown)
+                draw(l, now);
+}
+
+double live_deadline(const struct live *l)
+{
+        if (!l)
+                return INFINITY;
+        if (l->scan.alt)
+                return l->last_draw + LIVE_IDLE;
+        return l->last_draw + (l->dirty ? LIVE_MIN_GAP : LIVE_IDLE);
+}
+
+void live_sample(struct live *l, const struct sample *s, double now)
+{
+        if (!l)
+                return;
+        live_view_from_sample(&l->view, s);
+        l->view_mono = now;
+        l->have = l->dirty = true;
+        live_update(l, now);
+}
+
+void live_output(struct live *l, const char *buf, size_t len, double now)
+{
+        int seen = live_scan_feed(&l->scan, buf, len);
+
+        if (seen & LIVE_SCAN_UP)
+                l->quiet_until = now + LIVE_QUIET;
+        if (l->shown && (l->scan.alt || (seen & LIVE_SCAN_UP)))
+                leave(l);
+}
+
+void live_resize(struct live *l, double now)
+{
+        int old;
+
+        if (!l)
+                return;
+        old = l->rows;
+        if (tty_size(l->fd, &l->rows, &l->cols) < 0)
+                return;
+        if (l->shown) {
+                /* The old line, if it is still on screen, goes. */
+                if (old <= l->rows)
+                        put(l, "\0337\033[%d;1H\033[2K\0338", old);
+                if (l->rows < 3 || l->cols < 10) {
+                        put(l, "\0337\033[r\0338");
+                        l->shown = false;
+                        return;
+                }
+                put(l, "\0337\033[1;%dr\0338", l->rows - 1);
+                draw(l, now);
+        }
+}
+
+void live_suspend(struct live *l)
+{
+        if (!l)
+                return;
+        leave(l);
+        l->suspended = true;
+}
+
+void live_resume(struct live *l, double now)
+{
+        if (!l)
+                return;
+        l->suspended = false;
+        l->last_draw = -INFINITY;
+        live_update(l, now);
+}
+
+void live_free(struct live *l)
+{
+        if (!l)
+                return;
+        leave(l);
+        free(l);
+}

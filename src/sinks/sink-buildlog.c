@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/* build-<id>.log: both output streams, as they arrive, byte for byte. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "sinks/sink.h"
+#include "util/util.h"
+
+struct buildlog_state {
+        int fd;
+        int error;
+};
+
+static int buildlog_open(const struct sink_ctx *ctx, void **ret_state)
+{
+        _cleanup_free_ char *path = sink_path(ctx, "build-", ".log");
+        struct buildlog_state *st;
+        int fd;
+
+        if (!path)
+                return -ENOMEM;
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW,
+                  0600);
+        if (fd < 0)
+                return -errno;
+        st = calloc(1, sizeof(*st));
+        if (!st) {
+                close(fd);
+                return -ENOMEM;
+        }
+        st->fd = fd;
+        *ret_state = st;
+        return 0;
+}
+
+static void buildlog_output(void *state, int stream, const char *buf, size_t len)
+{
+        struct buildlog_state *st = state;
+        int r;
+
+        /* A full disk stops the log, never the build. */
+        if (st->error)
+                return;
+        r = write_all(st->fd, buf, len);
+        if (r < 0)
+                st->error = r;
+}
+
+static int buildlog_finish(void *state, const struct run_model *m)
+{
+        struct buildlog_state *st = state;
+
+        return st->error;
+}
+
+static void buildlog_close(void *state)
+{
+        struct buildlog_state *st = state;
+
+        if (!st)
+                return;
+        closep(&st->fd);
+        free(st);
+}
+
+const struct sink_ops sink_buildlog = {
+    .name = "build log",
+    .open = buildlog_open,
+    .output = buildlog_output,
+    .finish = buildlog_finish,
+    .close = buildlog_close,
+};

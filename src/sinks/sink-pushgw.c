@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/* The same exposition PUT to a Pushgateway, for CI runners that nothing
+ * scrapes. Bounded in time; a failure is one warning and changes nothing
+ * else. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/prom.h"
+#include "sinks/sink.h"
+#include "parse/otelenv.h"
+#include "util/macro.h"
+#include "util/util.h"
+#include "util/libcurl.h"
+
+#define PUSH_TIMEOUT_DEFAULT 5.0
+
+static bool plain_segment(const char *s)
+{
+        if (!*s)
+                return false;
+        for (; *s; s++)
+                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '~' || *s == '-'))
+                        return false;
+        return true;
+}
+
+static int b64url(struct dbuf *out, const char *s)
+{
+        static const char tab[] =
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        size_t n = strlen(s);
+        int e = 0;
+
+        if (n == 0)
+                return dbuf_puts(out, "="); /* the empty value */
+        for (size_t i = 0; e >= 0 && i < n; i += 3) {
+                uint32_t v = (uint32_t)(unsigned char)s[i] << 16;
+                char q[4];
+                size_t k = n - i >= 3 ? 4 : n - i + 1;
+
+                if (i + 1 < n)
+                        v |= (uint32_t)(unsigned char)s[i + 1] << 8;
+                if (i + 2 < n)
+                        v |= (unsigned char)s[i + 2];
+                q[0] = tab[(v >> 18) & 63];
+                q[1] = tab[(v >> 12) & 63];
+                q[2] = tab[(v >> 6) & 63];
+                q[3] = tab[v & 63];
+                e = dbuf_append(out, q, k);
+        }
+        return e;
+}
+
+static int segment(struct dbuf *out, const char *label, const char *v)
+{
+        int e;
+
+        if (plain_segment(v))
+                return dbuf_printf(out, "/%s/%s", label, v);
+        e = dbuf_printf(out, "/%s@base64/", label);
+        return e < 0 ? e : b64url(out, v);
+}
+
+int prom_push_url(const char *base, const char *job, const char *instance, struct dbuf *out)
+{
+        size_t n = strlen(base);
+        int e;
+
+        while (n > 0 && base[n - 1] == '/')
+                n--;
+        e = dbuf_append(out, base, n);
+        if (e >= 0)
+                e = dbuf_puts(out, "/metrics");
+        if (e >= 0)
+                e = segment(out, "job", job);
+        if (e >= 0)
+                e = segment(out, "instance", instance);
+        return e < 0 ? -ENOMEM : 0;
+}
+
+struct pushgw_state {
+        struct prom_config cfg;
+        char *host;
+        void (*warn)(void *userdata, const char *msg);
+        void *warn_userdata;
+};
+
+static int pushgw_open(const struct sink_ctx *ctx, void **ret_state)
+{
+        struct pushgw_state *st;
+
+        *ret_state = NULL;
+        if (!ctx->prom || !ctx->prom->pushgateway)
+                return 0;
+        st = calloc(1, sizeof(*st));
+        if (!st)
+                return -ENOMEM;
+        st->cfg = *ctx->prom;
+        st->host = strdup(ctx->run->host ? ctx->run->host : "");
+        if (!st->host) {
+                free(st);
+                return -ENOMEM;
+        }
+        st->warn = ctx->warn;
+        st->warn_userdata = ctx->warn_userdata;
+        *ret_state = st;
+        return 0;
+}
+
+/* A SIGTERM while we push: stop waiting on the network. */
+static int stop_on_signal(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                          curl_off_t ulnow)
+{
+        return stop_signal_pending() ? 1 : 0;
+}
+
+static size_t discard(char *p, size_t size, size_t n, void *ud)
+{
+        return size * n;
+}
+
+static void warn(struct pushgw_state *st, const char *fmt, ...) _printf_(2, 3);
+static void warn(struct pushgw_state *st, const char *fmt, ...)
+{
+        char msg[1024];
+        va_list ap;
+
+        if (!st->warn)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        st->warn(st->warn_userdata, msg);
+}
+
+static int pushgw_finish(void *state, const struct run_model *m)
+{
+        struct pushgw_state *st = state;
+        struct dbuf body = DBUF_INIT, url = DBUF_INIT;
+        char shown[1024];
+        struct curl_slist *hdr = NULL;
+        double timeout =
+            st && st->cfg.push_timeout_s > 0 ? st->cfg.push_timeout_s : PUSH_TIMEOUT_DEFAULT;
+        long code = 0;
+        CURL *c = NULL;
+        CURLcode cr;
+        int e;
+
+        if (!st)
+                return 0;
+        e = prom_render(m, st->cfg.metric_prefix, &body);
+        if (e >= 0)
+                e = prom_push_url(st->cfg.pushgateway,
+                                  st->cfg.push_job ? st->cfg.push_job : "buildtel", st->host, &url);
+        if (e < 0)
+                goto out;
+        if (libcurl_load() < 0) {
+                warn(st, "pushgateway: %s", libcurl_error());
+                goto out;
+        }
+        if (sym_curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(c = sym_curl_easy_init())) {
+                warn(st, "pushgateway: cannot initialise libcurl");
+                goto out;
+        }
+        hdr = sym_curl_slist_append(hdr, "Content-Type: text/plain; version=0.0.4");
+        hdr = sym_curl_slist_append(hdr, "Expect:");
+        sym_curl_easy_setopt(c, CURLOPT_URL, url.p);
+        sym_curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
+        sym_curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.p ? body.p : "");
+        sym_curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body.len);
+        sym_curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+        sym_curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+        sym_curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(MIN(timeout, 2.0) * 1000));
+        sym_curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
+        sym_curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+        sym_curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, stop_on_signal);
+        sym_curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+        sym_curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+        cr = sym_curl_easy_perform(c);
+        /* As OTLP: no user info, query or fragment in a message. */
+        otelenv_url_for_display(st->cfg.pushgateway, shown, sizeof(shown));
+        if (cr != CURLE_OK)
+                warn(st, "push to %s failed: %s", shown, sym_curl_easy_strerror(cr));
+        else if (sym_curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK &&
+                 (code < 200 || code > 299))
+                warn(st, "push to %s failed: HTTP %ld", shown, code);
+out:
+        sym_curl_slist_free_all(hdr);
+        if (c)
+                sym_curl_easy_cleanup(c);
+        dbuf_release(&body);
+        dbuf_release(&url);
+        /* Reported above; the build's status is not ours to change. */
+        return e < 0 ? e : 0;
+}
+
+static void pushgw_close(void *state)
+{
+        struct pushgw_state *st = state;
+
+        if (!st)
+                return;
+        free(st->host);
+        free(st);
+}
+
+const struct sink_ops sink_pushgw = {
+    .name = "pushgateway",
+    .open = pushgw_open,
+    .finish = pushgw_finish,
+    .close = pushgw_close,
+};

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/* report-<id>.html, written once at the end (--no-report: not), and the
+ * Markdown job summary appended to $GITHUB_STEP_SUMMARY when set. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "render/report.h"
+#include "sinks/sink.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+struct report_state {
+        char *html;    /* NULL: --no-report */
+        char *summary; /* $GITHUB_STEP_SUMMARY; NULL: unset */
+        char *files[8];
+        struct report_data d;
+};
+
+static void report_close(void *state)
+{
+        struct report_state *st = state;
+
+        if (!st)
+                return;
+        free(st->html);
+        free(st->summary);
+        for (size_t i = 0; i < ARRAY_SIZE(st->files); i++)
+                free(st->files[i]);
+        report_data_release(&st->d);
+        free(st);
+}
+
+static int report_open(const struct sink_ctx *ctx, void **ret_state)
+{
+        static const char *const names[][2] = {
+            {"resources-", ".csv"},
+            {"resources-", ".summary.txt"},
+            {"resources-", ".summary.json"},
+            {"resources-", ".targets.json"},
+            {"build-", ".log"},
+            {"report-", ".html"},
+        };
+        struct report_state *st = calloc(1, sizeof(*st));
+        const char *gh = getenv("GITHUB_STEP_SUMMARY");
+        size_t k = 0;
+
+        if (!st)
+                return -ENOMEM;
+        report_data_init(&st->d);
+        if (!ctx->no_report && !(st->html = sink_path(ctx, "report-", ".html")))
+                goto oom;
+        if (gh && *gh && !(st->summary = strdup(gh)))
+                goto oom;
+        for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+                const struct sink_ctx bare = {.log_dir = "", .run = ctx->run};
+                char *p;
+
+                if (ctx->no_report && strcmp(names[i][0], "report-") == 0)
+                        continue;
+                p = sink_path(&bare, names[i][0], names[i][1]);
+                if (!p)
+                        goto oom;
+                memmove(p, p + 1, strlen(p)); /* the leading '/' */
+                st->files[k++] = p;
+        }
+        *ret_state = st;
+        return 0;
+oom:
+        report_close(st);
+        return -ENOMEM;
+}
+
+static void report_sample(void *state, const struct sample *s, const struct run_model *m)
+{
+        struct report_state *st = state;
+
+        (void)m;
+        if (st->html)
+                (void)report_data_add(&st->d, s); /* out of memory: a shorter chart */
+}
+
+static int append_summary(const char *path, const struct run_model *m, const char *const *files)
+{
+        struct dbuf md = DBUF_INIT;
+        int fd, r;
+
+        r = report_render_markdown(m, files, &md);
+        if (r < 0)
+                goto out;
+        fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+        if (fd < 0) {
+                r = -errno;
+                goto out;
+        }
+        r = write_all(fd, md.p, md.len);
+        if (close(fd) < 0 && r >= 0)
+                r = -errno;
+out:
+        dbuf_release(&md);
+        return r;
+}
+
+static int report_finish(void *state, const struct run_model *m)
+{
+        struct report_state *st = state;
+        struct dbuf html = DBUF_INIT;
+        int r = 0, e;
+
+        if (st->html) {
+                r = report_render_html(&st->d, m, &html);
+                if (r >= 0)
+                        r = write_file_atomic(st->html, html.p, html.len);
+                dbuf_release(&html);
+        }
+        if (st->summary) {
+                e = append_summary(st->summary, m, (const char *const *)st->files);
+                if (r >= 0)
+                        r = e;
+        }
+        return r;
+}
+
+const struct sink_ops sink_report = {
+    .name = "report",
+    .open = report_open,
+    .sample = report_sample,
+    .finish = report_finish,
+    .close = report_close,
+};

@@ -1,0 +1,507 @@
+/* SPDX-License-Identifier: MIT */
+/* The run history database (store.h): the run's row at start, its samples
+ * in batched transactions, its end, summary and targets at finish.
+ *
+ * The database must never fail or slow the build. Every wait for its lock
+ * is short while the build runs (STORE_BUSY_RUN_MS, then the rows stay
+ * pending and the next flush tries again) and longer only at the end,
+ * when the build is over. Pending rows are capped. When the database
+ * cannot be used (locked past the end, full, unwritable, corrupt) the sink
+ * warns exactly once and carries on without it: the other sinks and the
+ * build are not affected. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model/targets.h"
+#include "model/units.h"
+#include "sinks/sink.h"
+#include "render/summary.h"
+#include "platform/vcs.h"
+#include "store/store.h"
+#include "util/util.h"
+
+#define STORE_BUSY_RUN_MS 100     /* per attempt while the build runs */
+#define STORE_BUSY_FINISH_MS 3000 /* at the end */
+#define FLUSH_ROWS 256            /* a transaction per this many rows... */
+#define FLUSH_SECONDS 2.0         /* ...or this often, whichever first */
+#define PENDING_ROWS_MAX 8192     /* rows kept while the database is busy */
+#define PENDING_BYTES_MAX (8u << 20)
+
+/* A sample waiting for its transaction. Its strings (text columns, in
+ * column order, each NUL-terminated) start at text_off in the state's text
+ * buffer: pointers would not survive the buffer growing. */
+struct pending_row {
+        struct sample s;
+        size_t text_off;
+};
+
+enum phase {
+        PHASE_OPEN,      /* database not open yet (busy so far) */
+        PHASE_BEGIN,     /* open; the run row not inserted yet */
+        PHASE_RECORDING, /* rows go in */
+        PHASE_OFF,       /* --no-db, or given up (warned) */
+};
+
+struct sqlite_state {
+        enum phase phase;
+        char *path;
+        const struct run_info *run;
+        void (*warn)(void *userdata, const char *msg);
+        void *warn_userdata;
+        struct store *st;
+        struct store_run_extra extra;
+        char *build_log; /* where the run's build log is written */
+        struct vcs_info vcs;
+        bool vcs_ok;
+        char builder[128];
+        int64_t run_id;
+        uint64_t seq; /* of the next row to insert */
+        /* Samples not in the database yet, as the recorder handed them
+         * (numbers as read); their strings are copied into text. */
+        struct pending_row *pending;
+        size_t npending, cap;
+        struct dbuf text;
+        uint64_t dropped;
+        double last_flush;         /* the last attempt */
+        bool tried, busy;          /* an attempt was made; the last one found the lock */
+        const struct summary *sum; /* the model's (recorder), for the running row */
+};
+
+static void drop_pending(struct sqlite_state *s)
+{
+        free(s->pending);
+        s->pending = NULL;
+        s->npending = s->cap = 0;
+        dbuf_release(&s->text);
+}
+
+static void give_up(struct sqlite_state *s, int e)
+{
+        char msg[1024];
+
+        if (s->phase == PHASE_OFF)
+                return;
+        snprintf(msg, sizeof(msg), "history database '%s': %s; this run is not in the history",
+                 s->path, store_strerror(e));
+        if (s->warn)
+                s->warn(s->warn_userdata, msg);
+        if (s->st)
+                store_rollback(s->st);
+        s->phase = PHASE_OFF;
+        drop_pending(s);
+}
+
+/* "make", "ninja", "docker buildx bake": the program and, for container
+ * front ends, the words that say what kind of build it is. */
+static void guess_builder(const struct run_info *ri, char *buf, size_t len)
+{
+        const char *prog, *slash;
+        size_t used;
+        int n;
+
+        buf[0] = '\0';
+        if (!ri->argv || !ri->argv[0])
+                return;
+        prog = ri->argv[0];
+        slash = strrchr(prog, '/');
+        if (slash)
+                prog = slash + 1;
+        n = snprintf(buf, len, "%s", prog);
+        if (n < 0 || (size_t)n >= len)
+                return;
+        used = (size_t)n;
+        if (strcmp(prog, "docker") != 0 && strcmp(prog, "podman") != 0 &&
+            strcmp(prog, "nerdctl") != 0)
+                return;
+        for (size_t i = 1, words = 0; ri->argv[i] && words < 2; i++) {
+                const char *w = ri->argv[i];
+
+                if (w[0] == '-')
+                        break;
+                n = snprintf(buf + used, len - used, " %s", w);
+                if (n < 0 || (size_t)n >= len - used) {
+                        buf[used] = '\0';
+                        return;
+                }
+                used += (size_t)n;
+                words++;
+                if (strcmp(w, "buildx") != 0 && strcmp(w, "compose") != 0)
+                        break;
+        }
+}
+
+/* A transient failure (the lock) keeps the rows for the next attempt;
+ * anything else ends the history of this run. Returns false when given
+ * up. */
+static bool handle(struct sqlite_state *s, int e, bool final)
+{
+        if (e >= 0)
+                return true;
+        if (e == -EBUSY && !final)
+                return true;
+        give_up(s, e);
+        return false;
+}
+
+/* Move through the phases as far as the database lets us. */
+static int advance(struct sqlite_state *s, int busy_ms)
+{
+        int e;
+
+        if (s->phase == PHASE_OPEN) {
+                e = store_open(s->path, true, busy_ms, &s->st);
+                if (e < 0)
+                        return e;
+                s->phase = PHASE_BEGIN;
+        }
+        store_set_busy_timeout(s->st, busy_ms);
+        if (s->phase == PHASE_BEGIN) {
+                struct store_recorder rec = {0};
+
+                /* Read with the first sample, not at open: the recorder's
+                 * clock starts once the sinks are open. */
+                s->vcs_ok = s->run->cwd && vcs_read(s->run->cwd, &s->vcs) >= 0;
+                guess_builder(s->run, s->builder, sizeof(s->builder));
+                s->extra.builder = s->builder[0] ? s->builder : NULL;
+                s->extra.vcs_rev = s->vcs_ok ? s->vcs.rev : NULL;
+                s->extra.vcs_ref = s->vcs_ok ? s->vcs.ref : NULL;
+                (void)store_recorder_self(&rec);
+                e = store_run_begin(s->st, s->run, &s->extra, &rec, &s->run_id);
+                if (e < 0)
+                        return e;
+                s->phase = PHASE_RECORDING;
+        }
+        return 0;
+}
+
+/* Insert the pending rows and the running figures in one transaction. */
+static int flush(struct sqlite_state *s, int busy_ms)
+{
+        uint64_t seq = s->seq;
+        int e;
+
+        e = advance(s, busy_ms);
+        if (e < 0)
+                return e;
+        e = store_begin(s->st);
+        if (e < 0)
+                return e;
+        for (size_t k = 0; k < s->npending; k++) {
+                struct sample smp = s->pending[k].s;
+                size_t pos = s->pending[k].text_off;
+
+                for (size_t i = 0; i < sample_column_count(); i++) {
+                        enum sample_column_type t;
+
+                        (void)sample_column_name(i, &t);
+                        if (t != SAMPLE_COLUMN_TEXT)
+                                continue;
+                        (void)sample_column_set_text(&smp, i, s->text.p + pos);
+                        pos += strlen(s->text.p + pos) + 1;
+                }
+                e = store_sample_insert(s->st, s->run_id, seq++, &smp);
+                if (e < 0)
+                        goto fail;
+        }
+        e = s->sum ? store_run_progress(s->st, s->run_id, s->sum, s->dropped) : 0;
+        if (e < 0)
+                goto fail;
+        e = store_commit(s->st);
+        if (e < 0)
+                goto fail;
+        s->seq = seq;
+        dbuf_reset(&s->text);
+        s->npending = 0;
+        return 0;
+fail:
+        store_rollback(s->st);
+        return e;
+}
+
+/* The build log's path as `top` in any directory can open it: a relative
+ * log directory is taken from where buildtel runs. NULL when unknown. */
+static char *build_log_path(const struct sink_ctx *ctx)
+{
+        _cleanup_free_ char *p = ctx->log_dir ? sink_path(ctx, "build-", ".log") : NULL;
+        _cleanup_free_ char *cwd = NULL;
+        struct dbuf b = DBUF_INIT;
+
+        if (!p || p[0] == '/')
+                return TAKE_PTR(p);
+        cwd = getcwd(NULL, 0);
+        if (!cwd || dbuf_printf(&b, "%s/%s", cwd, p) < 0) {
+                dbuf_release(&b);
+                return NULL;
+        }
+        return b.p;
+}
+
+static int sqlite_open(const struct sink_ctx *ctx, void **ret_state)
+{
+        struct sqlite_state *s = calloc(1, sizeof(*s));
+
+        if (!s)
+                return -ENOMEM;
+        s->phase = PHASE_OFF;
+        *ret_state = s;
+        if (!ctx->db_path)
+                return 0;
+        s->path = strdup(ctx->db_path);
+        if (!s->path)
+                return 0; /* no memory for the history: the rest goes on */
+        s->run = ctx->run;
+        s->build_log = build_log_path(ctx); /* NULL: not stored */
+        s->extra.build_log = s->build_log;
+        s->warn = ctx->warn;
+        s->warn_userdata = ctx->warn_userdata;
+
+        /* The database is opened and the run row inserted with the first
+         * sample (the baseline, taken at once), not here: the recorder's
+         * clock starts after the sinks are open. */
+        s->phase = PHASE_OPEN;
+        s->last_flush = now_monotonic();
+        return 0;
+}
+
+/* Keep smp (its numbers, and its strings copied) for the next flush.
+ * Returns 0 or -ENOMEM (the row is dropped). */
+static int keep(struct sqlite_state *s, const struct sample *smp)
+{
+        struct pending_row *row;
+        size_t old = s->text.len;
+        int e = 0;
+
+        if (s->npending == s->cap) {
+                size_t ncap = s->cap ? 2 * s->cap : 64;
+                struct pending_row *np = realloc(s->pending, ncap * sizeof(*np));
+
+                if (!np)
+                        return -ENOMEM;
+                s->pending = np;
+                s->cap = ncap;
+        }
+        for (size_t i = 0; e >= 0 && i < sample_column_count(); i++) {
+                size_t len;
+                const char *v = sample_column_text(smp, i, &len);
+
+                if (!v)
+                        continue; /* not a text column */
+                e = dbuf_append(&s->text, v, len);
+                if (e >= 0)
+                        e = dbuf_append(&s->text, "", 1); /* its NUL */
+        }
+        if (e < 0) {
+                s->text.len = old;
+                return e;
+        }
+        row = &s->pending[s->npending++];
+        row->s = *smp;
+        row->text_off = old;
+        return 0;
+}
+
+static void sqlite_sample(void *state, const struct sample *smp, const struct run_model *m)
+{
+        struct sqlite_state *s = state;
+
+        if (s->phase == PHASE_OFF)
+                return;
+        s->sum = m->summary;
+        if (s->npending >= PENDING_ROWS_MAX ||
+            s->npending * sizeof(struct pending_row) + s->text.len > PENDING_BYTES_MAX) {
+                /* Busy for this long: stop holding rows. */
+                give_up(s, -EBUSY);
+                return;
+        }
+        if (keep(s, smp) < 0) {
+                s->dropped++;
+                return;
+        }
+        /* Attempts are spaced while the lock is taken: each may wait up to
+         * STORE_BUSY_RUN_MS, and the build's output waits with it. */
+        if (!s->tried || (s->npending >= FLUSH_ROWS && !s->busy) ||
+            now_monotonic() - s->last_flush >= FLUSH_SECONDS) {
+                int e = flush(s, STORE_BUSY_RUN_MS);
+
+                s->tried = true;
+                s->busy = e == -EBUSY;
+                s->last_flush = now_monotonic();
+                (void)handle(s, e, false);
+        }
+}
+
+static int64_t count_or_unknown(const struct cc_counts *c, bool hits)
+{
+        if (!c->set)
+                return -1;
+        return (int64_t)MIN(hits ? c->hits : c->misses, (uint64_t)INT64_MAX);
+}
+
+/* The per-target figures of the model (targets_facts()), stored as they
+ * are, so `inspect` and `export` read back what the live sinks wrote. */
+static int store_targets(struct sqlite_state *s, const struct run_facts *f)
+{
+        for (size_t i = 0; i < f->n; i++) {
+                const struct target_fact *t = &f->t[i];
+                struct store_target row = {
+                    .name = t->name,
+                    .duration_s = t->duration_s,
+                    .steps = t->steps_set ? (int64_t)t->steps : -1,
+                    .cached = t->steps_set ? (int64_t)t->cached : -1,
+                    .success = t->success,
+                    .cc_hits = count_or_unknown(&t->cc, true),
+                    .cc_misses = count_or_unknown(&t->cc, false),
+                    .node = t->node[0] ? t->node : NULL,
+                    .ref = t->ref[0] ? t->ref : NULL,
+                    .builder = t->builder,
+                    .sccache_hits = count_or_unknown(&t->sccache, true),
+                    .sccache_misses = count_or_unknown(&t->sccache, false),
+                    .ccache_hits = count_or_unknown(&t->ccache, true),
+                    .ccache_misses = count_or_unknown(&t->ccache, false),
+                    .start_s = t->start_s,
+                    .end_s = t->end_s,
+                };
+                int e = store_target_insert(s->st, s->run_id, &row);
+
+                if (e < 0)
+                        return e;
+        }
+        return store_run_set_steps(s->st, s->run_id, f->steps_set ? (int64_t)f->steps : -1,
+                                   f->steps_set ? (int64_t)f->cached : -1);
+}
+
+/* What the log says about the run that argv and .git did not: the
+ * BuildKit builder it named ("#0 building with "X" instance", or a bake
+ * metadata file), and the revision of the build context from buildx
+ * history when the working directory is not a git checkout. */
+static int store_log_facts(struct sqlite_state *s, const struct run_model *m)
+{
+        const struct targets *ts = m->targets;
+        struct store_run_extra x = {0};
+
+        if (!ts)
+                return 0;
+        x.builder = m->facts->builder[0] ? m->facts->builder : NULL;
+        for (size_t i = 0; !s->vcs_ok && !x.vcs_rev && i < ts->n; i++)
+                if (ts->t[i].history_set && ts->t[i].history_vcs_revision[0])
+                        x.vcs_rev = ts->t[i].history_vcs_revision;
+        if (!x.builder && !x.vcs_rev)
+                return 0;
+        return store_run_set_extra(s->st, s->run_id, &x);
+}
+
+static int store_cc_block(struct sqlite_state *s, enum cc_tool tool, const struct cc_block *b,
+                          const char *origin)
+{
+        const struct store_cache_snapshot c = {
+            .taken_epoch = s->run->start_epoch + b->seen,
+            .tool = targets_cc_tool_name(tool),
+            .origin = origin,
+            .run = s->run_id,
+            .hits = (int64_t)MIN(b->hits, (uint64_t)INT64_MAX),
+            .misses = (int64_t)MIN(b->misses, (uint64_t)INT64_MAX),
+            .size_bytes = b->size_bytes,
+            .max_size_bytes = b->max_size_bytes,
+            .files = b->files,
+            .version = b->version[0] ? b->version : NULL,
+        };
+        int64_t id;
+
+        return store_cache_snapshot_insert(s->st, &c, &id);
+}
+
+/* The compiler-cache stats blocks the log printed: the first and the last
+ * of each tool, as snapshots of this run. Never by running the tools
+ * here: `sccache --show-stats` would start a server. */
+static int store_cc_blocks(struct sqlite_state *s, const struct targets *ts)
+{
+        for (int tool = 0; ts && tool < CC_TOOLS; tool++) {
+                const struct cc_blocks *c = targets_cc_blocks(ts, (enum cc_tool)tool);
+                int e = 0;
+
+                if (!c)
+                        continue;
+                if (c->blocks > 1)
+                        e = store_cc_block(s, (enum cc_tool)tool, &c->first, "log-first");
+                if (e >= 0)
+                        e = store_cc_block(s, (enum cc_tool)tool, &c->last, "log-last");
+                if (e < 0)
+                        return e;
+        }
+        return 0;
+}
+
+/* The run's compile units, when it had process scans. */
+static int store_units(struct sqlite_state *s, const struct units *u)
+{
+        const struct unit *rows;
+        size_t n;
+
+        if (!u)
+                return 0;
+        rows = units_rows(u, &n);
+        return store_units_insert(s->st, s->run_id, rows, n);
+}
+
+static int sqlite_finish(void *state, const struct run_model *m)
+{
+        struct sqlite_state *s = state;
+        struct dbuf json = DBUF_INIT;
+        int e;
+
+        if (s->phase == PHASE_OFF)
+                return 0;
+        s->sum = m->summary;
+        e = flush(s, STORE_BUSY_FINISH_MS);
+        if (e >= 0)
+                e = summary_render_json(m->summary, m->run, &json);
+        if (e >= 0)
+                e = store_begin(s->st);
+        if (e >= 0) {
+                e = store_run_finish(s->st, s->run_id, m->run, m->summary, json.p, s->dropped);
+                if (e >= 0)
+                        e = store_targets(s, m->facts);
+                if (e >= 0)
+                        e = store_log_facts(s, m);
+                if (e >= 0)
+                        e = store_cc_blocks(s, m->targets);
+                if (e >= 0)
+                        e = store_units(s, m->units);
+                if (e >= 0 && m->targets)
+                        e = store_steps_insert(s->st, s->run_id, m->targets);
+                if (e >= 0 && m->targets)
+                        e = store_edges_insert(s->st, s->run_id, m->targets);
+                if (e >= 0)
+                        e = store_commit(s->st);
+                if (e < 0)
+                        store_rollback(s->st);
+        }
+        dbuf_release(&json);
+        (void)handle(s, e, true);
+        return 0;
+}
+
+static void sqlite_close(void *state)
+{
+        struct sqlite_state *s = state;
+
+        if (!s)
+                return;
+        store_close(s->st);
+        drop_pending(s);
+        free(s->path);
+        free(s->build_log);
+        free(s);
+}
+
+const struct sink_ops sink_sqlite = {
+    .name = "history",
+    .open = sqlite_open,
+    .sample = sqlite_sample,
+    .finish = sqlite_finish,
+    .close = sqlite_close,
+};

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* resources-<id>.targets.json: the per-target figures of the model
+ * (targets_facts()), the run's totals and the slowest ninja edges, written
+ * at the end when the build showed any. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "model/targets.h"
+#include "sinks/sink.h"
+#include "util/util.h"
+
+static int targets_open(const struct sink_ctx *ctx, void **ret_state)
+{
+        char *path = sink_path(ctx, "resources-", ".targets.json");
+
+        if (!path)
+                return -ENOMEM;
+        *ret_state = path;
+        return 0;
+}
+
+static int targets_finish(void *state, const struct run_model *m)
+{
+        struct dbuf out = DBUF_INIT;
+        int e;
+
+        if (!m->targets || !targets_any(m->targets))
+                return 0;
+        e = targets_render_json(m->targets, m->facts, &out);
+        if (e >= 0)
+                e = write_file_atomic(state, out.p, out.len);
+        dbuf_release(&out);
+        return e;
+}
+
+static void targets_close(void *state)
+{
+        free(state);
+}
+
+const struct sink_ops sink_targets = {
+    .name = "targets",
+    .open = targets_open,
+    .finish = targets_finish,
+    .close = targets_close,
+};

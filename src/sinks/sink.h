@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model/run.h"
+#include "model/sample.h"
+#include "model/summary.h"
+#include "model/targets.h"
+#include "render/prom.h"
+
+struct otel_config;
+
+/* Everything a sink may need to know about where and how to write. */
+struct sink_ctx {
+        const char *log_dir; /* the run's files go here */
+        const struct run_info *run;
+        bool quiet;
+        bool csv_safe;                  /* --csv-safe: no spreadsheet formulas in the CSV */
+        const struct prom_config *prom; /* textfile and Pushgateway; NULL: defaults, no push */
+        const char *db_path;            /* the history database; NULL: none (--no-db) */
+        /* One line for the user from a sink that carries on without its
+         * output (the history database when locked, full or corrupt). */
+        void (*warn)(void *userdata, const char *msg);
+        void *warn_userdata;
+        const struct otel_config *otlp; /* OTLP export; NULL or !enabled: off */
+        void *userdata; /* for a sink a command brings to a replay (recorder.h) */
+        bool no_report;                 /* --no-report: no report-<id>.html */
+};
+
+/* A sink writes the model to the world. Adding an export means adding one
+ * file with one of these and one line in sinks.c. Every callback but open
+ * is optional (NULL). Sinks never print: open returns -errno and the caller
+ * reports it; later failures are kept and reported by finish. */
+struct sink_ops {
+        const char *name;
+        int (*open)(const struct sink_ctx *ctx, void **ret_state);
+        /* raw build output; stream 1 stdout, 2 stderr */
+        void (*output)(void *state, int stream, const char *buf, size_t len);
+        /* a sample as the platform layer read it (numbers in bytes, not
+         * rounded; the CSV sink formats its row); m->summary includes it */
+        void (*sample)(void *state, const struct sample *s, const struct run_model *m);
+        /* the run is over: run facts final, summary complete; 0 or -errno */
+        int (*finish)(void *state, const struct run_model *m);
+        void (*close)(void *state);
+        /* Network sinks, driven by the caller's poll loop without ever
+         * blocking it: the fds to poll (at most cap) and, lowered in
+         * *deadline (monotonic seconds), when to call poll regardless; then
+         * poll with what ppoll returned (other fds included). */
+        size_t (*pollfds)(void *state, struct pollfd *p, size_t cap, double *deadline);
+        void (*poll)(void *state, const struct pollfd *p, size_t n, double now);
+};
+
+extern const struct sink_ops sink_runinfo;  /* resources-<id>.run.json */
+extern const struct sink_ops sink_csv;      /* resources-<id>.csv */
+extern const struct sink_ops sink_buildlog; /* build-<id>.log */
+extern const struct sink_ops sink_summary;  /* resources-<id>.summary.{txt,json} */
+extern const struct sink_ops sink_sqlite;   /* the run history database (store.h) */
+
+extern const struct sink_ops sink_prom;    /* <textfile dir>/buildtel.prom */
+extern const struct sink_ops sink_pushgw;  /* PUT to --pushgateway */
+extern const struct sink_ops sink_targets; /* resources-<id>.targets.json */
+extern const struct sink_ops sink_otlp;    /* OTLP/HTTP metrics to a collector */
+extern const struct sink_ops sink_units;   /* resources-<id>.units.csv */
+extern const struct sink_ops sink_report;  /* report-<id>.html, $GITHUB_STEP_SUMMARY */
+
+/* The sinks of a run, in order. NULL-terminated. */
+extern const struct sink_ops *const sinks_all[];
+
+/* Paths of the run's files: "<log_dir>/<prefix><run_id><suffix>", malloc'd. */
+char *sink_path(const struct sink_ctx *ctx, const char *prefix, const char *suffix);

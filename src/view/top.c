@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: MIT */
+#include "view/top.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/macro.h"
+
+static const char *const spark_utf8[] = {"\u2581", "\u2582", "\u2583", "\u2584",
+                                         "\u2585", "\u2586", "\u2587", "\u2588"};
+static const char spark_ascii[] = " .:-=+*#";
+
+int top_sparkline(const double *v, size_t n, size_t width, bool utf8, struct dbuf *out)
+{
+        size_t first = n > width ? n - width : 0;
+        double lo = INFINITY, hi = -INFINITY;
+        int r = 0;
+
+        for (size_t i = first; i < n; i++) {
+                if (isnan(v[i]))
+                        continue;
+                lo = MIN(lo, v[i]);
+                hi = MAX(hi, v[i]);
+        }
+        for (size_t i = first; i < n && r >= 0; i++) {
+                int level = 0;
+
+                if (isnan(v[i])) {
+                        r = dbuf_puts(out, " ");
+                        continue;
+                }
+                if (hi > lo)
+                        level = (int)((v[i] - lo) / (hi - lo) * 7.0 + 0.5);
+                else
+                        level = 3;
+                level = level < 0 ? 0 : level > 7 ? 7 : level;
+                if (utf8)
+                        r = dbuf_puts(out, spark_utf8[level]);
+                else
+                        r = dbuf_append(out, &spark_ascii[level], 1);
+        }
+        for (size_t i = n - first; i < width && r >= 0; i++)
+                r = dbuf_puts(out, " ");
+        return r;
+}
+
+/* Append s with controls replaced, cut or padded to exactly w columns
+ * (bytes >= 0x80 counted as one column each: cut, never split in the
+ * middle of a UTF-8 sequence). */
+static int put_cell(struct dbuf *out, const char *s, size_t w)
+{
+        size_t col = 0;
+        int r = 0;
+
+        for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && col < w && r >= 0;
+             p++) {
+                if ((*p & 0xc0) == 0x80) {
+                        r = dbuf_append(out, p, 1);
+                        continue;
+                }
+                if (*p < 0x20 || *p == 0x7f)
+                        r = dbuf_puts(out, "?");
+                else
+                        r = dbuf_append(out, p, 1);
+                col++;
+                /* drop trailing continuation bytes past the width */
+        }
+        for (; col < w && r >= 0; col++)
+                r = dbuf_puts(out, " ");
+        return r;
+}
+
+static void fmt_dur(double s, char *buf, size_t len)
+{
+        long t = isnan(s) || s < 0 ? -1 : (long)s;
+
+        if (t < 0)
+                snprintf(buf, len, "-");
+        else if (t >= 3600)
+                snprintf(buf, len, "%ldh%02ldm", t / 3600, t / 60 % 60);
+        else
+                snprintf(buf, len, "%ldm%02lds", t / 60, t % 60);
+}
+
+static void fmt_mib(double mb, char *buf, size_t len)
+{
+        if (isnan(mb) || mb < 0)
+                snprintf(buf, len, "-");
+        else if (mb >= 10240)
+                snprintf(buf, len, "%.0fG", mb / 1024);
+        else if (mb >= 1024)
+                snprintf(buf, len, "%.1fG", mb / 1024);
+        else
+                snprintf(buf, len, "%.0fM", mb);
+}
+
+/* Columns: the fixed ones, then the command and the stage/context share
+ * what is left; the sparkline only when there is room. */
+struct layout {
+        size_t cmd, state, elapsed, avail, spark, used, cpu, psi, oom, stage;
+};
+
+static void layout_of(int cols, struct layout *l)
+{
+        size_t w = cols > 20 ? (size_t)cols : 20;
+        size_t fixed;
+
+        *l = (struct layout){
+            .state = 8, .elapsed = 7, .avail = 6, .used = 6, .cpu = 4, .psi = 4, .oom = 3};
+        fixed = 2 + l->state + 1 + l->elapsed + 1 + l->avail + 1 + l->used + 1 + l->cpu + 1 +
+                l->psi + 1 + l->oom + 1;
+        l->spark = w >= fixed + 28 ? MIN((size_t)20, w - fixed - 24) : 0;
+        fixed += l->spark ? l->spark + 1 : 0;
+        if (w <= fixed + 10) {
+                l->cmd = MAX((size_t)12, w > fixed ? w - fixed : 0);
+                l->stage = 0;
+                return;
+        }
+        l->cmd = (w - fixed) * 2 / 5;
+        l->stage = w - fixed - l->cmd - 1;
+}
+
+static int header(struct dbuf *out, const struct layout *l)
+{
+        int r = put_cell(out, "  COMMAND", l->cmd + 2);
+
+        r = r >= 0 ? dbuf_puts(out, " ") : r;
+        r = r >= 0 ? put_cell(out, "STATE", l->state) : r;
+        r = r >= 0 ? dbuf_printf(out, " %-*s %-*s ", (int)l->elapsed, "ELAPSED", (int)l->avail,
+                                 "AVAIL")
+                   : r;
+        if (r >= 0 && l->spark)
+                r = put_cell(out, "TREND", l->spark) >= 0 ? dbuf_puts(out, " ") : -ENOMEM;
+        r = r >= 0 ? dbuf_printf(out, "%-*s %-*s %-*s %-*s", (int)l->used, "BUILD", (int)l->cpu,
+                                 "CPU", (int)l->psi, "PSI", (int)l->oom, "OOM")
+                   : r;
+        if (r >= 0 && l->stage)
+                r = dbuf_puts(out, " ") >= 0 ? put_cell(out, "STAGE / CONTEXT", l->stage) : -ENOMEM;
+        return r;
+}
+
+static int row_line(struct dbuf *out, const struct top_row *row, bool sel, const struct layout *l,
+                    bool utf8)
+{
+        char el[32], av[32], us[32], cpu[32], psi[32], sc[256];
+        int r;
+
+        fmt_dur(row->elapsed_s, el, sizeof(el));
+        fmt_mib(row->mem_avail_mb, av, sizeof(av));
+        fmt_mib(row->build_mem_mb, us, sizeof(us));
+        if (isnan(row->psi_mem_pct))
+                snprintf(psi, sizeof(psi), "-");
+        else
+                snprintf(psi, sizeof(psi), "%.0f%%", MIN(row->psi_mem_pct, 999.0));
+        if (isnan(row->cpu_pct))
+                snprintf(cpu, sizeof(cpu), "-");
+        else
+                snprintf(cpu, sizeof(cpu), "%.0f%%", row->cpu_pct);
+        snprintf(sc, sizeof(sc), "%s%s%s", row->stage ? row->stage : "",
+                 row->stage && *row->stage && row->context && *row->context ? " / " : "",
+                 row->context ? row->context : "");
+        r = dbuf_puts(out, sel ? "> " : "  ");
+        r = r >= 0 ? put_cell(out, row->command, l->cmd) : r;
+        r = r >= 0 ? dbuf_puts(out, " ") : r;
+        r = r >= 0 ? put_cell(out, row->running ? "running" : row->result, l->state) : r;
+        r = r >= 0 ? dbuf_printf(out, " %-*s %-*s ", (int)l->elapsed, el, (int)l->avail, av) : r;
+        if (r >= 0 && l->spark) {
+                r = top_sparkline(row->spark, row->nspark, l->spark, utf8, out);
+                r = r >= 0 ? dbuf_puts(out, " ") : r;
+        }
+        r = r >= 0 ? dbuf_printf(out, "%-*s %-*s %-*s %-*s", (int)l->used, us, (int)l->cpu, cpu,
+                                 (int)l->psi, psi, (int)l->oom, row->near_oom ? "!!" : "")
+                   : r;
+        if (r >= 0 && l->stage)
+                r = dbuf_puts(out, " ") >= 0 ? put_cell(out, sc, l->stage) : -ENOMEM;
+        return r;
+}
+
+/* Trailing blanks off the line just written, then a newline. */
+static int end_line(struct dbuf *out)
+{
+        while (out->len > 0 && out->p[out->len - 1] == ' ')
+                out->len--;
+        return dbuf_puts(out, "\n");
+}
+
+/* The rows of one section ("running" or recent) while lines last. */
+static int section(struct dbuf *out, const struct top_view *v, bool running, const struct layout *l,
+                   int *left)
+{
+        int r = 0;
+
+        for (size_t i = 0; i < v->nrows && r >= 0 && *left > 0; i++) {
+                if (v->rows[i].running != running)
+                        continue;
+                r = row_line(out, &v->rows[i], i == v->selected, l, v->utf8);
+                r = r >= 0 ? end_line(out) : r;
+                (*left)--;
+        }
+        return r;
+}
+
+static int frame_text(const struct top_view *v, struct dbuf *out)
+{
+        struct layout l;
+        size_t nrun = 0;
+        int left = v->lines > 4 ? v->lines - 4 : 1, r;
+
+        layout_of(v->cols, &l);
+        for (size_t i = 0; i < v->nrows; i++)
+                nrun += v->rows[i].running;
+        r = dbuf_printf(out, "buildtel top: %zu running, %zu recent\n", nrun, v->nrows - nrun);
+        r = r >= 0 ? header(out, &l) : r;
+        r = r >= 0 ? end_line(out) : r;
+        if (r >= 0 && v->nrows == 0)
+                return dbuf_puts(out, "no runs recorded\n");
+        r = r >= 0 ? section(out, v, true, &l, &left) : r;
+        if (r >= 0 && left > 0 && nrun < v->nrows) {
+                r = dbuf_puts(out, "-- recent --\n");
+                left--;
+        }
+        return r >= 0 ? section(out, v, false, &l, &left) : r;
+}
+
+static int detail_targets(const struct top_detail *d, size_t w, int *left, struct dbuf *out)
+{
+        int r = dbuf_puts(out, "TARGETS (steps done / cached)\n");
+
+        (*left)--;
+        if (r >= 0 && d->ntargets == 0 && *left > 0) {
+                r = dbuf_puts(out, "  none reported yet\n");
+                (*left)--;
+        }
+        for (size_t i = 0; i < d->ntargets && r >= 0 && *left > 0; i++) {
+                const struct top_target *t = &d->targets[i];
+                char fig[128], dur[32];
+
+                fmt_dur(t->duration_s, dur, sizeof(dur));
+                if (t->steps >= 0)
+                        snprintf(fig, sizeof(fig), "%lld / %lld cached  %s", (long long)t->steps,
+                                 (long long)(t->cached >= 0 ? t->cached : 0), dur);
+                else
+                        snprintf(fig, sizeof(fig), "-  %s", dur);
+                r = dbuf_puts(out, "  ");
+                r = r >= 0 ? put_cell(out, t->name, w > 30 ? w - 30 : w / 2) : r;
+                r = r >= 0 ? dbuf_printf(out, " %s", fig) : r;
+                r = r >= 0 ? end_line(out) : r;
+                (*left)--;
+        }
+        return r;
+}
+
+static int detail_text(const struct top_detail *d, int cols, int lines, bool utf8, struct dbuf *out)
+{
+        size_t w = cols > 20 ? (size_t)cols : 20;
+        int left = lines > 2 ? lines - 1 : 1, r;
+        size_t first;
+
+        r = dbuf_puts(out, "run: ");
+        r = r >= 0 ? put_cell(out, d->row->command, w - 5) : r;
+        r = r >= 0 ? end_line(out) : r;
+        left--;
+        if (r >= 0 && left > 0) {
+                struct layout l;
+
+                layout_of(cols, &l);
+                r = row_line(out, d->row, false, &l, utf8);
+                r = r >= 0 ? end_line(out) : r;
+                left--;
+        }
+        if (r >= 0 && left > 0) {
+                r = dbuf_puts(out, "UNITS running: ");
+                r = r >= 0 ? put_cell(out, d->row->units && *d->row->units ? d->row->units : "-",
+                                      w - 15)
+                           : r;
+                r = r >= 0 ? end_line(out) : r;
+                left--;
+        }
+        if (r >= 0 && left > 1)
+                r = detail_targets(d, w, &left, out);
+        if (r >= 0 && left > 1) {
+                r = dbuf_puts(out, d->lines_title ? d->lines_title : "RECENT");
+                r = r >= 0 ? dbuf_puts(out, "\n") : r;
+                left--;
+        }
+        first = d->nlines > (size_t)MAX(left, 0) ? d->nlines - (size_t)MAX(left, 0) : 0;
+        for (size_t i = first; i < d->nlines && r >= 0 && left > 0; i++, left--) {
+                r = dbuf_puts(out, "  ");
+                r = r >= 0 ? put_cell(out, d->lines[i], w - 2) : r;
+                r = r >= 0 ? end_line(out) : r;
+        }
+        return r;
+}
+
+/* Each line of src cut to cols columns (never inside a UTF-8 sequence). */
+static int cut_lines(const struct dbuf *src, int cols, struct dbuf *out)
+{
+        size_t w = cols > 1 ? (size_t)cols : 1;
+        int r = 0;
+
+        for (size_t i = 0; i < src->len && r >= 0;) {
+                size_t col = 0, start = i;
+
+                while (i < src->len && src->p[i] != '\n') {
+                        bool lead = ((unsigned char)src->p[i] & 0xc0) != 0x80;
+
+                        if (lead && col == w)
+                                break;
+                        col += lead;
+                        i++;
+                }
+                r = dbuf_append(out, src->p + start, i - start);
+                r = r >= 0 ? end_line(out) : r;
+                while (i < src->len && src->p[i] != '\n')
+                        i++;
+                i++;
+        }
+        return r;
+}
+
+int top_frame_text(const struct top_view *v, struct dbuf *out)
+{
+        struct dbuf tmp = DBUF_INIT;
+        int r = frame_text(v, &tmp);
+
+        r = r >= 0 ? cut_lines(&tmp, v->cols, out) : r;
+        dbuf_release(&tmp);
+        return r;
+}
+
+int top_detail_text(const struct top_detail *d, int cols, int lines, bool utf8, struct dbuf *out)
+{
+        struct dbuf tmp = DBUF_INIT;
+        int r = detail_text(d, cols, lines, utf8, &tmp);
+
+        r = r >= 0 ? cut_lines(&tmp, cols, out) : r;
+        dbuf_release(&tmp);
+        return r;
+}
