@@ -29,3 +29,7 @@ TEST_PKGS=(libcmocka-dev python3 procps make mount chromium clang libclang-rt-14
 # Debian packages of the OTLP tests' sink (tools/test installs them only when
 # node or npm is missing).
 NODE_PKGS=(nodejs npm)
+# tools/vm-check's host side: qemu under TCG, the image made with mkfs.ext4 -d
+# and read back with debugfs, the root made with mmdebstrap, the results
+# checked with python3.
+VM_PKGS=(qemu-system-x86 e2fsprogs mmdebstrap git python3)

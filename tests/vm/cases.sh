@@ -1,0 +1,89 @@
+#!/bin/bash
+# tools/vm-check's cases, run at boot by vm-check.service: root, no
+# Delegate= (the way CI runner services run), on a pure cgroup v2 guest.
+# Each case leaves its files in /var/lib/vm-check/CASE/ (run-case.sh); the
+# host reads them back and judges them (tests/vm/check.py). Ends with
+# /var/lib/vm-check/done; the unit powers the guest off.
+set -u
+R=/var/lib/vm-check
+L=/usr/local/lib/vm-check
+U=vmuser
+HOG=/usr/local/bin/hog
+exec > >(tee -a "$R/cases.log") 2>&1
+uid=$(id -u "$U")
+log() { echo "vm-check: +${SECONDS}s $*"; }
+
+# What this guest is: the check means nothing on a hybrid one.
+mkdir -p "$R/guest"
+uname -r >"$R/guest/uname"
+stat -fc %T /sys/fs/cgroup >"$R/guest/cgroupfs"
+grep -c ' cgroup ' /proc/mounts >"$R/guest/v1-mounts"
+cat /sys/fs/cgroup/cgroup.controllers >"$R/guest/controllers"
+
+# The caller's own cgroup, before any case.
+self=$(sed -n 's/^0:://p' /proc/self/cgroup)
+mkdir -p "$R/caller"
+echo "$self" >"$R/caller/path"
+cat "/sys/fs/cgroup$self/cgroup.type" >"$R/caller/type.before"
+cat "/sys/fs/cgroup$self/cgroup.subtree_control" >"$R/caller/subtree.before"
+log "caller $self: $(cat "$R/caller/type.before"), subtree_control '$(cat "$R/caller/subtree.before")'"
+
+# The user's manager (linger) and its bus.
+for _ in $(seq 240); do
+        systemctl is-active -q "user@$uid.service" && [ -S "/run/user/$uid/bus" ] && break
+        sleep 0.5
+done
+systemctl is-active "user@$uid.service" >"$R/guest/user-manager" 2>&1
+log "user@$uid.service: $(cat "$R/guest/user-manager")"
+
+# The make case's sources: four units of generated C.
+M=/var/tmp/vm-make
+mkdir -p "$M"
+for i in 1 2 3 4; do
+        {
+                echo "int f$i(int x) { int s = 0;"
+                for k in $(seq 300); do echo "s += (x * $k) ^ (s >> $((k % 13)));"; done
+                echo "return s; }"
+        } >"$M/u$i.c"
+done
+echo 'int main(void) { return 0; }' >>"$M/u1.c"
+printf '%s\n' 'OBJS = u1.o u2.o u3.o u4.o' 'prog: $(OBJS)' \
+        '	cat /proc/self/cgroup > "$$VM_CGROUP_FILE"' '	$(CC) -o $@ $(OBJS)' \
+        '%.o: %.c' '	$(CC) -O2 -c $< -o $@' >"$M/Makefile"
+
+for c in user-runuser user-service user-scope-memmax; do
+        mkdir -p "$R/$c" && chown "$U:" "$R/$c"
+done
+
+log "root-300m"
+$L/run-case.sh root-300m -- $HOG 300 3
+log "root-memmax"
+$L/run-case.sh root-memmax --memory-max 100M -- $HOG 300 3
+log "root-make"
+$L/run-case.sh root-make -- make -C "$M" -j2
+log "user-runuser"
+runuser -u "$U" -- $L/run-case.sh user-runuser -- $HOG 300 3
+log "user-service"
+systemctl start vm-user-case.service
+systemctl show -p Result vm-user-case.service >"$R/user-service/unit-result"
+log "user-scope-memmax"
+runuser -u "$U" -- env XDG_RUNTIME_DIR="/run/user/$uid" \
+        DBUS_SESSION_BUS_ADDRESS="unix:path=/run/user/$uid/bus" \
+        systemd-run --user --scope -p Delegate=yes --quiet -- \
+        $L/run-case.sh user-scope-memmax --memory-max 100M -- $HOG 300 3 \
+        >"$R/user-scope-memmax/systemd-run.log" 2>&1
+echo $? >"$R/user-scope-memmax/systemd-run.rc"
+
+# The control: from the root cgroup, where buildtel's v2 mode was right
+# before issue 19, the same checks pass (else the harness is wrong).
+log "control-300m"
+(echo "$BASHPID" >/sys/fs/cgroup/cgroup.procs && exec $L/run-case.sh control-300m -- $HOG 300 3)
+
+cat "/sys/fs/cgroup$self/cgroup.type" >"$R/caller/type.after"
+cat "/sys/fs/cgroup$self/cgroup.subtree_control" >"$R/caller/subtree.after"
+log "caller $self after: $(cat "$R/caller/type.after"), subtree_control '$(cat "$R/caller/subtree.after")'"
+journalctl -b --no-pager -o short-monotonic >"$R/journal.txt" 2>&1
+dmesg >"$R/dmesg.txt" 2>&1
+log "done"
+touch "$R/done"
+sync

@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""tools/vm-check's judge: reads what tests/vm/cases.sh left in the guest's
+/var/lib/vm-check (dumped to DIR) and prints "ok CASE" or "FAIL CASE: why"
+per case, then "vm-check: N passed, N failed". Exit 1 on any failure.
+Usage: check.py DIR USER"""
+import csv
+import json
+import os
+import re
+import sys
+
+D = sys.argv[1]
+USER = sys.argv[2] if len(sys.argv) > 2 else "vmuser"
+HOG_MB = 300.0
+REMEDY = re.compile(r"enable-linger|systemd-run|sudo")
+misses = []  # this case's misses so far: a case reports all of them
+
+
+class Miss(Exception):
+    """A miss that ends the case (a file it needs is not there)."""
+
+
+def read(*p):
+    try:
+        with open(os.path.join(D, *p), encoding="utf-8", errors="replace") as f:
+            return f.read().strip()
+    except OSError:
+        raise Miss("no " + os.path.join(*p))
+
+
+def cg0(text):
+    """The cgroup v2 path in a /proc/PID/cgroup text."""
+    for line in text.splitlines():
+        if line.startswith("0::"):
+            return line[3:]
+    raise Miss("no 0:: line in " + repr(text[:80]))
+
+
+def want(cond, why):
+    if not cond:
+        misses.append(why)
+    return bool(cond)
+
+
+def load(case):
+    rc = int(read(case, "rc"))
+    try:
+        with open(os.path.join(D, case, "resources-%s.summary.json" % case)) as f:
+            summary = json.load(f)
+    except (OSError, ValueError) as e:
+        raise Miss("exit %d and no summary (%s): %s" % (rc, e.__class__.__name__, tail(case)))
+    return rc, summary
+
+
+def tail(case):
+    """What buildtel said that explains a miss: its notes, warnings and errors."""
+    try:
+        lines = read(case, "out.log").splitlines()
+    except Miss:
+        return "(no output)"
+    said = [l for l in lines if re.match(r"buildtel( run)?: (note|warning|error|cannot)|buildtel run:", l)]
+    return (" | ".join(said or lines[-2:]))[:400]
+
+
+def csv_modes(case):
+    with open(os.path.join(D, case, "resources-%s.csv" % case), newline="") as f:
+        return {row.get("cg_mode", "") for row in csv.DictReader(f)}
+
+
+def reported_cgroup(obj):
+    """A cgroup path the summary names for the build, if it names one."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if "cgroup" in k and isinstance(v, str) and v.startswith("/"):
+                return v
+            r = reported_cgroup(v)
+            if r:
+                return r
+    return None
+
+
+def in_own_cgroup(case, summary, allow_estimates):
+    """The build's figures are its own: it ran in a cgroup that is not the
+    caller's (and is the one the summary names, where it names one), and the
+    CSV says the same mode on every row; or, where allowed, the figures are
+    plainly labelled estimates."""
+    b = summary["build"]
+    mode = b.get("mode")
+    modes = csv_modes(case)
+    want(modes == {mode}, "summary mode %s but the CSV's cg_mode is %s" % (mode, sorted(modes)))
+    if mode == "none":
+        # As a user, estimates do where no delegated cgroup can be had, with
+        # one note naming the remedy (issue 19, point 2).
+        if want(allow_estimates, "mode none (estimates) where a delegated cgroup is to be had: "
+                + tail(case)):
+            want("memory" in (b.get("estimates") or []), "mode none but memory not labelled an estimate")
+            want(REMEDY.search(read(case, "out.log")),
+                 "mode none and no note naming a remedy (enable-linger, systemd-run, sudo): " + tail(case))
+        return "estimates"
+    caller = cg0(read(case, "caller.cgroup"))
+    build = cg0(read(case, "build.cgroup"))
+    want(build != caller, "mode %s, but the build ran in the caller's cgroup %s" % (mode, caller))
+    rep = reported_cgroup(summary)
+    if rep:
+        want(build == rep or build.startswith(rep + "/"),
+             "the build ran in %s, the summary names %s" % (build, rep))
+    return "cgroup %s (%s)" % (build, mode)
+
+
+def peak_ok(summary):
+    p = summary["build"].get("mem_peak_mb")
+    v = p.get("value") if isinstance(p, dict) else None
+    if want(isinstance(v, (int, float)), "no build memory peak"):
+        want(abs(v - HOG_MB) <= HOG_MB * 0.05, "build peak %.1f MiB, not within 5%% of %.0f" % (v, HOG_MB))
+        return "%.1f MiB" % v
+    return "unknown"
+
+
+def hog_case(case, allow_estimates):
+    rc, s = load(case)
+    want(rc == 0, "exit %d: %s" % (rc, tail(case)))
+    v = peak_ok(s)
+    where = in_own_cgroup(case, s, allow_estimates)
+    return "peak %s, %s" % (v, where)
+
+
+def memmax_case(case):
+    rc, s = load(case)
+    if not want(rc == 137, "exit %d, not 137: %s" % (rc, tail(case))):
+        return ""
+    b = s["build"]
+    want(b.get("mode") != "none", "mode none under --memory-max")
+    want(b.get("oom_kills") == 1, "oom_kills %r, not 1" % b.get("oom_kills"))
+    victims = [e.get("victim") for e in b.get("oom_events") or []]
+    named = [v for v in victims if isinstance(v, dict) and "memhog" in (v.get("label") or "")]
+    want(named, "OOM victim not named (oom_events victims: %r)" % victims)
+    in_own_cgroup(case, s, False)
+    return "137, 1 OOM kill, victim %s" % (named[0].get("label") if named else "?")
+
+
+def make_case(case):
+    rc, s = load(case)
+    want(rc == 0, "exit %d: %s" % (rc, tail(case)))
+    want(read(case, "build.cgroup"), "the link step did not run")
+    units = [u for u in s.get("units") or [] if u.get("kind") == "compile"]
+    want(len(units) >= 4, "%d compile units seen, not 4" % len(units))
+    cpu = (s["build"].get("cpu_user_s") or 0) + (s["build"].get("cpu_sys_s") or 0)
+    want(cpu > 0, "build cpu %.3f s" % cpu)
+    want(s["build"].get("cpu_user_s") is not None, "no build cpu figure")
+    where = in_own_cgroup(case, s, False)
+    return "%d units, cpu %.2f s, %s" % (len(units), cpu, where)
+
+
+def guest():
+    want(read("guest", "cgroupfs") == "cgroup2fs", "/sys/fs/cgroup is " + read("guest", "cgroupfs"))
+    want(read("guest", "v1-mounts") == "0", "v1 hierarchies mounted in the guest")
+    want(read("guest", "user-manager") == "active", "user@UID.service of %s not active" % USER)
+    return "kernel %s, pure v2, controllers: %s" % (read("guest", "uname"), read("guest", "controllers"))
+
+
+def no_v1_note():
+    bad = []
+    seen = 0
+    for case in sorted(os.listdir(D)):
+        try:
+            out = read(case, "out.log")
+        except Miss:
+            continue
+        seen += 1
+        if "from v1" in out or "--cgroup=hybrid" in out:
+            bad.append(case)
+    want(seen, "no case's output")
+    want(not bad, "a note about v1 where no v1 exists: " + ", ".join(bad))
+    return "%d cases' output" % seen
+
+
+def user_service():
+    r = read("user-service", "unit-result")
+    want(r == "Result=success", "vm-user-case.service " + r)
+    return hog_case("user-service", True)
+
+
+def user_scope():
+    r = read("user-scope-memmax", "systemd-run.rc")
+    want(os.path.exists(os.path.join(D, "user-scope-memmax", "rc")),
+         "systemd-run --user --scope exit %s: %s" % (r, read("user-scope-memmax", "systemd-run.log")[-300:]))
+    return memmax_case("user-scope-memmax")
+
+
+def caller_unchanged():
+    path = read("caller", "path")
+    before = (read("caller", "type.before"), read("caller", "subtree.before"))
+    after = (read("caller", "type.after"), read("caller", "subtree.after"))
+    want(before == after, "%s was %s / subtree_control '%s', is %s / '%s'"
+         % (path, before[0], before[1], after[0], after[1]))
+    return "%s: %s, subtree_control '%s'" % (path, before[0], before[1])
+
+
+CASES = [
+    ("guest", guest),
+    ("root-300m", lambda: hog_case("root-300m", False)),
+    ("root-memmax", lambda: memmax_case("root-memmax")),
+    ("root-make", lambda: make_case("root-make")),
+    ("user-runuser", lambda: hog_case("user-runuser", True)),
+    ("user-service", user_service),
+    ("user-scope-memmax", user_scope),
+    ("control-300m", lambda: hog_case("control-300m", False)),
+    ("no-v1-note", no_v1_note),
+    ("caller-unchanged", caller_unchanged),
+]
+
+
+def main():
+    passed = failed = 0
+    if not os.path.exists(os.path.join(D, "done")):
+        print("FAIL guest: the cases did not finish (no %s/done)" % D)
+        failed += 1
+    for name, fn in CASES:
+        del misses[:]
+        try:
+            what = fn()
+            if misses:
+                print("FAIL %s: %s" % (name, "; ".join(misses)))
+                failed += 1
+            else:
+                print("ok %s%s" % (name, ": " + what if what else ""))
+                passed += 1
+        except Miss as e:
+            print("FAIL %s: %s" % (name, "; ".join(misses + [str(e)])))
+            failed += 1
+        except (KeyError, TypeError, ValueError) as e:
+            print("FAIL %s: unexpected output (%s: %s)" % (name, e.__class__.__name__, e))
+            failed += 1
+    print("vm-check: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+sys.exit(main())
