@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +14,9 @@
 #include <unistd.h>
 
 #include "cmd/cmd-common.h"
-#include "cmd/cmd-summarize.h"
+#include "cmd/cmd-runfiles.h"
 #include "cmd/cmd.h"
+#include "parse/runfiles.h"
 #include "render/report.h"
 #include "parse/csvread.h"
 #include "store/history-run.h"
@@ -49,104 +49,11 @@ static int add_sample(void *userdata, const struct sample *s)
         return report_data_add(&l->d, s);
 }
 
-static void count_fact(struct target_fact *t, json_t *o)
-{
-        json_t *v;
-
-        targets_copy_field(t->name, sizeof(t->name), json_string_value(json_object_get(o, "name")),
-                           json_string_length(json_object_get(o, "name")));
-        t->start_s =
-            json_is_number(v = json_object_get(o, "first_seen_s")) ? json_number_value(v) : NAN;
-        t->end_s =
-            json_is_number(v = json_object_get(o, "last_seen_s")) ? json_number_value(v) : NAN;
-        t->duration_s =
-            json_is_number(v = json_object_get(o, "duration_s")) ? json_number_value(v) : NAN;
-        t->steps_set = json_is_integer(json_object_get(o, "steps")) &&
-                       json_is_integer(json_object_get(o, "cached"));
-        if (t->steps_set) {
-                t->steps = (uint32_t)MIN(MAX(json_integer_value(json_object_get(o, "steps")), 0),
-                                         (json_int_t)UINT32_MAX);
-                t->cached = (uint32_t)MIN(MAX(json_integer_value(json_object_get(o, "cached")), 0),
-                                          (json_int_t)t->steps);
-        }
-        v = json_object_get(o, "success");
-        t->success = json_is_true(v)    ? TARGET_BUILT
-                     : json_is_false(v) ? TARGET_FAILED
-                                        : TARGET_SUCCESS_UNKNOWN;
-        for (int k = 0; k < 2; k++) {
-                struct cc_counts *c = k ? &t->ccache : &t->sccache;
-                json_t *cc = json_object_get(o, k ? "ccache" : "sccache");
-                json_t *h = json_object_get(cc, "hits"), *m = json_object_get(cc, "misses");
-
-                c->set = json_is_integer(h) && json_is_integer(m) && json_integer_value(h) >= 0 &&
-                         json_integer_value(m) >= 0;
-                if (c->set) {
-                        c->hits = (uint64_t)json_integer_value(h);
-                        c->misses = (uint64_t)json_integer_value(m);
-                }
-        }
-        targets_fact_ratios(t);
-}
-
-/* The slowest ninja edges targets.json lists (durations: it keeps no
- * start times, so each starts at 0). */
-static void load_slow_edges(json_t *arr, struct targets *ts)
-{
-        for (size_t i = 0; i < json_array_size(arr) && i < TARGETS_SLOW_EDGES; i++) {
-                json_t *e = json_array_get(arr, i), *o = json_object_get(e, "output");
-                double sec = json_number_value(json_object_get(e, "seconds"));
-
-                if (json_is_string(o) && sec >= 0 && sec < 1e9)
-                        targets_offer_edge(ts, 0, (int64_t)(sec * 1000), json_string_value(o),
-                                           json_string_length(o));
-        }
-        ts->ninja_log_set = ts->nslow > 0;
-        ts->ninja_edges = ts->nslow;
-}
-
-/* resources-<id>.targets.json beside the CSV, as the facts it holds. */
-static void load_targets_file(const char *csv, struct run_facts *f, struct targets **ret_ts)
-{
-        _cleanup_free_ char *path = beside_path(csv, ".targets.json");
-        _cleanup_free_ char *buf = NULL;
-        json_t *root, *arr;
-        size_t len;
-
-        if (!path || read_file_at(AT_FDCWD, path, 16 << 20, &buf, &len) < 0)
-                return;
-        root = json_loadb(buf, len, 0, NULL);
-        arr = json_object_get(root, "targets");
-        for (size_t i = 0; i < json_array_size(arr) && f->n < TARGETS_MAX; i++)
-                if (json_is_object(json_array_get(arr, i)))
-                        count_fact(&f->t[f->n++], json_array_get(arr, i));
-        if (root && (*ret_ts = malloc(sizeof(**ret_ts)))) {
-                targets_init(*ret_ts);
-                load_slow_edges(json_object_get(root, "slowest_edges"), *ret_ts);
-                (void)targets_steps_from_json(root, *ret_ts);
-        }
-        json_decref(root);
-}
-
-static char *out_beside(const char *dir_of, size_t dirlen, const char *id)
-{
-        size_t n = dirlen + strlen(id) + sizeof("report-.html") + 1;
-        char *p = malloc(n);
-        int r;
-
-        if (!p)
-                return NULL;
-        r = snprintf(p, n, "%.*sreport-%s.html", (int)dirlen, dir_of, id);
-        if (r < 0 || (size_t)r >= n) {
-                free(p);
-                return NULL;
-        }
-        return p;
-}
-
 static int load_csv(const char *path, struct loaded *l)
 {
         _cleanup_free_ char *buf = NULL;
-        const char *slash = strrchr(path, '/');
+        _cleanup_free_ char *dir = NULL;
+        bool oom;
         size_t len;
         int64_t rows;
         int e;
@@ -166,8 +73,11 @@ static int load_csv(const char *path, struct loaded *l)
         l->units = load_units_file(path);
         targets_facts(NULL, &l->ri, l->facts);
         load_targets_file(path, l->facts, &l->targets);
-        l->default_out = out_beside(path, slash ? (size_t)(slash - path + 1) : 0,
-                                    l->ri.run_id ? l->ri.run_id : "unknown");
+        dir = runfiles_dir_of(path, &oom);
+        if (oom)
+                return -ENOMEM;
+        l->default_out =
+            runfiles_path(dir, l->ri.run_id ? l->ri.run_id : "unknown", RUNFILE_REPORT);
         return l->default_out ? 0 : -ENOMEM;
 }
 
@@ -233,7 +143,8 @@ static int load_db(const struct common_opts *o, const char *spec, struct loaded 
                 units_free(l->units);
                 l->units = NULL;
         }
-        l->default_out = out_beside("", 0, l->ri.run_id ? l->ri.run_id : "unknown");
+        l->default_out =
+            runfiles_path(NULL, l->ri.run_id ? l->ri.run_id : "unknown", RUNFILE_REPORT);
         ret = l->default_out ? 0 : -ENOMEM;
 out:
         store_close(st);

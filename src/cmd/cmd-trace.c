@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd/cmd-runfiles.h"
+#include "parse/runfiles.h"
 #include "render/trace.h"
 #include "parse/csvread.h"
 #include "parse/ninjalog.h"
@@ -138,24 +139,15 @@ struct out {
 
 static int out_open(const struct trace_job *j, const char *run_id, struct out *o)
 {
-        int fd, r;
+        int fd;
         size_t n;
 
         if (j->out_path && strcmp(j->out_path, "-") == 0) {
                 o->f = stdout;
                 return 0;
         }
-        if (j->out_path) {
-                o->path = strdup(j->out_path);
-        } else {
-                n = strlen(run_id) + (j->out_dir ? strlen(j->out_dir) : 1) + 16;
-                o->path = malloc(n);
-                r = o->path ? snprintf(o->path, n, "%s/trace-%s.json",
-                                       j->out_dir ? j->out_dir : ".", run_id)
-                            : -1;
-                if (r < 0 || (size_t)r >= n)
-                        return -ENOMEM;
-        }
+        o->path = j->out_path ? strdup(j->out_path)
+                              : runfiles_path(j->out_dir ? j->out_dir : ".", run_id, RUNFILE_TRACE);
         if (!o->path)
                 return -ENOMEM;
         n = strlen(o->path) + 16;
@@ -270,75 +262,19 @@ static int64_t walk_csv(void *src, int (*fn)(void *, const struct sample *), voi
         return csvread_each(c->buf, c->len, fn, ud, &c->skipped);
 }
 
-static double json_num(json_t *o, const char *key)
-{
-        json_t *v = json_object_get(o, key);
-
-        return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-/* The targets of resources-<id>.targets.json (sink-targets.c): what the
- * trace shows of them, and the BuildKit steps into steps. Absent or
- * unreadable: none. */
-static void targets_from_json(const char *buf, size_t len, struct run_facts *f,
-                              struct targets *steps)
-{
-        json_t *root = json_loadb(buf, len, 0, NULL), *arr = json_object_get(root, "targets"), *v;
-        size_t i;
-
-        (void)targets_steps_from_json(root, steps);
-        json_array_foreach(arr, i, v)
-        {
-                struct target_fact *t = &f->t[f->n];
-                const char *name = json_string_value(json_object_get(v, "name"));
-                json_t *ok = json_object_get(v, "success");
-
-                if (f->n >= TARGETS_MAX || !name)
-                        break;
-                memset(t, 0, sizeof(*t));
-                targets_copy_field(t->name, sizeof(t->name), name, strlen(name));
-                t->start_s = json_num(v, "first_seen_s");
-                t->end_s = json_num(v, "last_seen_s");
-                t->steps_set = json_is_integer(json_object_get(v, "steps")) &&
-                               json_is_integer(json_object_get(v, "cached"));
-                if (t->steps_set) {
-                        t->steps = (uint32_t)json_integer_value(json_object_get(v, "steps"));
-                        t->cached = (uint32_t)json_integer_value(json_object_get(v, "cached"));
-                }
-                t->success = json_is_boolean(ok) ? json_is_true(ok) : TARGET_SUCCESS_UNKNOWN;
-                f->n++;
-        }
-        json_decref(root);
-}
-
-/* "<base><suffix>" where csv is "<base>.csv", malloc'd. */
-static char *beside(const char *csv, const char *suffix)
-{
-        size_t n = strlen(csv) - 4, m = strlen(suffix);
-        char *p = malloc(n + m + 1);
-
-        if (p) {
-                memcpy(p, csv, n);
-                memcpy(p + n, suffix, m + 1);
-        }
-        return p;
-}
-
 int trace_write_files(const struct trace_job *j, const char *csv)
 {
-        _cleanup_free_ char *buf = NULL, *json = NULL, *tj = NULL, *runjson = NULL, *tpath = NULL,
-                            *upath = NULL, *uc = NULL;
+        _cleanup_free_ char *buf = NULL, *json = NULL, *runjson = NULL, *upath = NULL, *uc = NULL;
         struct units *u = NULL;
         _cleanup_free_ struct run_facts *f = calloc(1, sizeof(*f));
-        _cleanup_free_ struct targets *steps = calloc(1, sizeof(*steps));
+        _cleanup_free_ struct targets *steps = NULL;
         struct csv_src src = {0};
         struct run_info ri = {0};
         size_t jlen, tlen;
         int e;
 
-        if (strlen(csv) < 4 || !f || !steps || !(runjson = beside(csv, ".run.json")) ||
-            !(tpath = beside(csv, ".targets.json")) || !(upath = beside(csv, ".units.csv")) ||
-            units_new(&u) < 0) {
+        if (!f || !(runjson = runfiles_beside(csv, RUNFILE_RUN)) ||
+            !(upath = runfiles_beside(csv, RUNFILE_UNITS)) || units_new(&u) < 0) {
                 fprintf(stderr, "buildtel %s: out of memory\n", j->cmd);
                 return 1;
         }
@@ -357,8 +293,15 @@ int trace_write_files(const struct trace_job *j, const char *csv)
                 units_free(u);
                 return 1;
         }
-        if (read_file_at(AT_FDCWD, tpath, 16 << 20, &tj, &tlen) >= 0)
-                targets_from_json(tj, tlen, f, steps);
+        load_targets_file(csv, f, &steps);
+        if (!steps && (steps = malloc(sizeof(*steps))))
+                targets_init(steps);
+        if (!steps) {
+                fprintf(stderr, "buildtel %s: out of memory\n", j->cmd);
+                run_info_release(&ri);
+                units_free(u);
+                return 1;
+        }
         /* the compile units: absent (an older run) or unreadable is none */
         if (read_file_at(AT_FDCWD, upath, 64 << 20, &uc, &tlen) >= 0)
                 (void)units_csv_parse(uc, tlen, u, NULL);
@@ -443,16 +386,13 @@ int trace_write_run(const struct recorder *r, const struct recorder_config *cfg,
                               .cmd = "run",
                               .quiet = cfg->quiet};
         _cleanup_free_ char *csv = NULL;
-        size_t n;
 
         if (!dir)
                 return 0;
-        n = strlen(dir) + strlen(run_id) + sizeof("/resources-.csv");
-        csv = malloc(n);
+        csv = runfiles_path(dir, run_id, RUNFILE_CSV);
         if (!csv) {
                 fprintf(stderr, "buildtel run: out of memory\n");
                 return 1;
         }
-        snprintf(csv, n, "%s/resources-%s.csv", dir, run_id);
         return trace_write_files(&j, csv);
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "parse/runfiles.h"
 #include "sinks/sink.h"
 #include "render/summary.h"
 #include "store/store.h"
@@ -167,11 +168,10 @@ static int open_sinks(struct recorder *r, const char *dir)
 
 static bool run_exists(const char *dir, const char *run_id)
 {
-        char path[4096];
+        _cleanup_free_ char *path = runfiles_path(dir, run_id, RUNFILE_CSV);
         struct stat st;
-        int n = snprintf(path, sizeof(path), "%s/resources-%s.csv", dir, run_id);
 
-        return n > 0 && (size_t)n < sizeof(path) && stat(path, &st) == 0;
+        return path && stat(path, &st) == 0;
 }
 
 static int setup_sinks(struct recorder *r)

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "parse/runfiles.h"
 #include "model/targets.h"
 #include "model/units.h"
 #include "sinks/sink.h"
@@ -226,7 +227,8 @@ fail:
  * log directory is taken from where buildtel runs. NULL when unknown. */
 static char *build_log_path(const struct sink_ctx *ctx)
 {
-        _cleanup_free_ char *p = ctx->log_dir ? sink_path(ctx, "build-", ".log") : NULL;
+        _cleanup_free_ char *p =
+            ctx->log_dir ? runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_BUILD_LOG) : NULL;
         _cleanup_free_ char *cwd = NULL;
         struct dbuf b = DBUF_INIT;
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "parse/runfiles.h"
 #include "sinks/sink.h"
 #include "render/summary.h"
 
@@ -16,8 +17,8 @@ static int summary_open(const struct sink_ctx *ctx, void **ret_state)
 
         if (!st)
                 return -ENOMEM;
-        st->txt = sink_path(ctx, "resources-", ".summary.txt");
-        st->json = sink_path(ctx, "resources-", ".summary.json");
+        st->txt = runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_SUMMARY_TXT);
+        st->json = runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_SUMMARY_JSON);
         if (!st->txt || !st->json) {
                 free(st->txt);
                 free(st->json);

@@ -26,7 +26,7 @@ struct sink_ctx {
         void (*warn)(void *userdata, const char *msg);
         void *warn_userdata;
         const struct otel_config *otlp; /* OTLP export; NULL or !enabled: off */
-        void *userdata; /* for a sink a command brings to a replay (recorder.h) */
+        void *userdata;                 /* for a sink a command brings to a replay (recorder.h) */
         bool no_report;                 /* --no-report: no report-<id>.html */
 };
 
@@ -68,6 +68,3 @@ extern const struct sink_ops sink_report;  /* report-<id>.html, $GITHUB_STEP_SUM
 
 /* The sinks of a run, in order. NULL-terminated. */
 extern const struct sink_ops *const sinks_all[];
-
-/* Paths of the run's files: "<log_dir>/<prefix><run_id><suffix>", malloc'd. */
-char *sink_path(const struct sink_ctx *ctx, const char *prefix, const char *suffix);
