@@ -18,7 +18,10 @@
 #include "cmd/cmd.h"
 #include "parse/runfiles.h"
 #include "render/report.h"
-#include "parse/csvread.h"
+#include "sinks/sink.h"
+#include "pipeline/loop.h"
+#include "pipeline/recorder.h"
+#include "pipeline/source.h"
 #include "store/history-run.h"
 #include "store/history.h"
 #include "store/store.h"
@@ -33,26 +36,80 @@ static const char usage[] = "usage: buildtel report [-o FILE|-] [--format html|m
 
 struct loaded {
         struct run_info ri;
-        struct summary sum;
+        struct summary_config thresholds;
         struct report_data d;
         struct run_facts *facts;
         struct targets *targets; /* steps, slowest ninja edges, cache blocks; NULL: none */
         struct units *units;
         char *default_out; /* report-<id>.html beside the CSV, or in the cwd */
+        bool markdown;
+        struct run_model rec; /* the recorded model, filled after the replay */
+        struct dbuf out;      /* the page, rendered at the replay's finish */
+        int error;            /* the first of the report sink */
+        uint64_t skipped_rows;
 };
 
-static int add_sample(void *userdata, const struct sample *s)
+/* The report as a sink of the replay: each sample into the charts' data,
+ * then the page from the recorder's model at finish. */
+static int rsink_open(const struct sink_ctx *ctx, void **ret_state)
 {
-        struct loaded *l = userdata;
+        *ret_state = ctx->userdata;
+        return 0;
+}
 
-        summary_add(&l->sum, s);
-        return report_data_add(&l->d, s);
+static void rsink_sample(void *state, const struct sample *s, const struct run_model *m)
+{
+        struct loaded *l = state;
+
+        if (l->error >= 0)
+                l->error = report_data_add(&l->d, s);
+}
+
+static int rsink_finish(void *state, const struct run_model *m)
+{
+        struct loaded *l = state;
+
+        l->skipped_rows = m->summary->skipped_rows;
+        if (l->error >= 0)
+                l->error = l->markdown ? report_render_markdown(m, NULL, &l->out)
+                                       : report_render_html(&l->d, m, &l->out);
+        return l->error;
+}
+
+static const struct sink_ops report_replay_sink = {
+    .name = "report",
+    .open = rsink_open,
+    .sample = rsink_sample,
+    .finish = rsink_finish,
+};
+
+/* A replay recorder with the report sink, for l->ri (loaded later is
+ * fine: it is read at finish). */
+static int replay_new(struct loaded *l, struct recorder **ret)
+{
+        static const struct sink_ops *const sinks[] = {&report_replay_sink, NULL};
+        struct recorder_config cfg = {.replay = true,
+                                      .sinks = sinks,
+                                      .sink_userdata = l,
+                                      .summary = l->thresholds,
+                                      .recorded = &l->rec};
+
+        return recorder_new(&cfg, &l->ri, ret);
+}
+
+/* The recorded model loaded, the recorder's finish renders the page. */
+static int replay_finish(struct loaded *l, struct recorder *r)
+{
+        l->rec = (struct run_model){.targets = l->targets, .facts = l->facts, .units = l->units};
+        return recorder_finish(r, NULL) < 0 ? -ENOMEM : 0;
 }
 
 static int load_csv(const char *path, struct loaded *l)
 {
         _cleanup_free_ char *buf = NULL;
         _cleanup_free_ char *dir = NULL;
+        struct source_csv *src = NULL;
+        struct recorder *r = NULL;
         bool oom;
         size_t len;
         int64_t rows;
@@ -63,8 +120,16 @@ static int load_csv(const char *path, struct loaded *l)
                 fprintf(stderr, "buildtel report: cannot read '%s': %s\n", path, strerror(-e));
                 return 1;
         }
-        rows = csvread_each(buf, len, add_sample, l, &l->sum.skipped_rows);
+        rows = source_csv_open(buf, len, &src);
+        if (rows >= 0)
+                rows = replay_new(l, &r);
+        if (rows >= 0)
+                rows = loop_replay(&source_csv, src, r);
+        source_csv.close(src);
         if (rows < 0) {
+                recorder_free(r);
+                if (rows == -ENOMEM)
+                        return -ENOMEM;
                 fprintf(stderr, "buildtel report: '%s' is not a buildtel CSV (%s)\n", path,
                         rows == -EINVAL ? "no buildtel header" : strerror((int)-rows));
                 return 1;
@@ -78,7 +143,9 @@ static int load_csv(const char *path, struct loaded *l)
                 return -ENOMEM;
         l->default_out =
             runfiles_path(dir, l->ri.run_id ? l->ri.run_id : "unknown", RUNFILE_REPORT);
-        return l->default_out ? 0 : -ENOMEM;
+        e = l->default_out ? replay_finish(l, r) : -ENOMEM;
+        recorder_free(r);
+        return e;
 }
 
 /* What the report draws of the model from a stored run: the BuildKit
@@ -104,6 +171,8 @@ static int load_db(const struct common_opts *o, const char *spec, struct loaded 
         _cleanup_free_ char *def = NULL;
         const char *db = o->rec.db_path;
         struct store *st = NULL;
+        struct source_history *src = NULL;
+        struct recorder *r = NULL;
         int64_t id, rows;
         int e, ret = 1;
 
@@ -125,11 +194,16 @@ static int load_db(const struct common_opts *o, const char *spec, struct loaded 
                 if (e >= 0) {
                         l->ri = run.info;
                         run.info = (struct run_info){0};
-                        (void)store_run_thresholds(&run, &l->sum.cfg);
+                        (void)store_run_thresholds(&run, &l->thresholds);
                         store_run_release(&run);
                 }
         }
-        rows = e >= 0 ? store_samples_each(st, id, add_sample, l) : e;
+        if (e >= 0)
+                e = source_history_open(st, id, &src);
+        if (e >= 0)
+                e = replay_new(l, &r);
+        rows = e >= 0 ? loop_replay(&source_history, src, r) : e;
+        source_history.close(src);
         if (rows < 0) {
                 fprintf(stderr, "buildtel report: '%s' in '%s': %s\n", spec ? spec : "latest", db,
                         rows == -ENOENT ? "no such run" : store_strerror((int)rows));
@@ -138,15 +212,16 @@ static int load_db(const struct common_opts *o, const char *spec, struct loaded 
         targets_facts(NULL, &l->ri, l->facts);
         (void)store_targets_get(st, id, l->facts);
         load_db_model(st, id, l);
-        if (l->sum.build.mode[0] && units_new(&l->units) >= 0 &&
+        if (recorder_summary(r)->build.mode[0] && units_new(&l->units) >= 0 &&
             store_units_read(st, id, l->units) < 0) {
                 units_free(l->units);
                 l->units = NULL;
         }
         l->default_out =
             runfiles_path(NULL, l->ri.run_id ? l->ri.run_id : "unknown", RUNFILE_REPORT);
-        ret = l->default_out ? 0 : -ENOMEM;
+        ret = l->default_out ? replay_finish(l, r) : -ENOMEM;
 out:
+        recorder_free(r);
         store_close(st);
         return ret;
 }
@@ -168,26 +243,13 @@ static int write_out(const char *out, const struct dbuf *b)
         return 0;
 }
 
-static int render(struct loaded *l, bool markdown, const char *out)
+static int render(struct loaded *l, const char *out)
 {
-        struct run_model m = {.run = &l->ri,
-                              .summary = &l->sum,
-                              .units = l->units,
-                              .facts = l->facts,
-                              .targets = l->targets};
-        struct dbuf b = DBUF_INIT;
-        int e, ret;
-
-        l->sum.units = l->units;
-        e = markdown ? report_render_markdown(&m, NULL, &b) : report_render_html(&l->d, &m, &b);
-        if (e < 0) {
+        if (l->error < 0) {
                 fprintf(stderr, "buildtel report: out of memory\n");
-                dbuf_release(&b);
                 return 1;
         }
-        ret = write_out(out ? out : markdown ? "-" : l->default_out, &b);
-        dbuf_release(&b);
-        return ret;
+        return write_out(out ? out : l->markdown ? "-" : l->default_out, &l->out);
 }
 
 static int parse_args(int argc, char **argv, struct common_opts *o, const char **ret_out,
@@ -250,7 +312,8 @@ int cmd_report(int argc, char **argv)
                 goto out;
         }
         spec = optind < argc ? argv[optind] : NULL;
-        summary_init(&l.sum, &o.rec.summary);
+        l.thresholds = o.rec.summary;
+        l.markdown = md;
         l.ri.end_epoch = l.ri.start_epoch = NAN;
         l.ri.exit_code = -1;
         l.facts = calloc(1, sizeof(*l.facts));
@@ -265,7 +328,7 @@ int cmd_report(int argc, char **argv)
         if (ret < 0)
                 fprintf(stderr, "buildtel report: out of memory\n");
         if (ret == 0)
-                ret = render(&l, md, out);
+                ret = render(&l, out);
         else
                 ret = 1;
 out:
@@ -276,6 +339,7 @@ out:
         free(l.default_out);
         units_free(l.units);
         report_data_release(&l.d);
+        dbuf_release(&l.out);
         run_info_release(&l.ri);
         common_opts_release(&o);
         return ret;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The Chrome trace of a recorded run: the run's facts, its samples and
  * targets from its files or the history database, its ninja edges from
- * the .ninja_log it named, through the streaming writer (out/trace.h). */
+ * the .ninja_log it named: the samples replayed through the pipeline into
+ * the trace sink (sinks/sink-trace.c, formatted by render/trace.h). */
 #include "cmd/cmd-trace.h"
 
 #include <errno.h>
@@ -16,9 +17,11 @@
 #include "cmd/cmd-runfiles.h"
 #include "parse/runfiles.h"
 #include "render/trace.h"
-#include "parse/csvread.h"
 #include "parse/ninjalog.h"
+#include "pipeline/loop.h"
 #include "pipeline/recorder.h"
+#include "pipeline/source.h"
+#include "sinks/sink.h"
 #include "store/history-run.h"
 #include "store/history.h"
 #include "util/macro.h"
@@ -28,11 +31,30 @@
 #define TRACE_MAX_NINJA_LOG (1ull << 30)
 #define TRACE_NINJA_SLACK_S 5.0 /* the log's last write after the run's end */
 
-/* Where the samples come from. */
-typedef int64_t (*sample_walk_fn)(void *src, int (*fn)(void *, const struct sample *), void *ud);
+static void edges_release(struct trace_edges *x)
+{
+        free(x->v);
+        free(x->log);
+}
+
+static int edges_push(struct trace_edges *x, double start_s, double end_s, const char *out,
+                      size_t len)
+{
+        if (x->n == x->cap) {
+                size_t cap = x->cap ? 2 * x->cap : 256;
+                struct trace_edge *v = reallocarray(x->v, cap, sizeof(*v));
+
+                if (!v)
+                        return -ENOMEM;
+                x->v = v;
+                x->cap = cap;
+        }
+        x->v[x->n++] = (struct trace_edge){start_s, end_s, out, len};
+        return 0;
+}
 
 struct edge_acc {
-        struct trace *t;
+        struct trace_edges *x;
         int64_t max_end_ms;
         double offset_s;
         int e;
@@ -50,8 +72,8 @@ static void edge_add(void *ud, int64_t start_ms, int64_t end_ms, const char *out
         struct edge_acc *a = ud;
 
         if (a->e >= 0)
-                a->e = trace_add_edge(a->t, a->offset_s + (double)start_ms / 1000.0,
-                                      a->offset_s + (double)end_ms / 1000.0, out, len);
+                a->e = edges_push(a->x, a->offset_s + (double)start_ms / 1000.0,
+                                  a->offset_s + (double)end_ms / 1000.0, out, len);
 }
 
 /* Where ninja started on the run's clock: its times count from its start,
@@ -77,10 +99,10 @@ static double ninja_offset(const struct trace_job *j, const char *what, double m
 }
 
 /* The last ninja run of the log --ninja-log names. */
-static int add_ninja(const struct trace_job *j, struct trace *t, const struct run_info *ri)
+static int add_ninja(const struct trace_job *j, struct trace_edges *x, const struct run_info *ri)
 {
         _cleanup_free_ char *buf = NULL, *what = NULL;
-        struct edge_acc a = {.t = t};
+        struct edge_acc a = {.x = x};
         struct stat st;
         size_t len;
         int e;
@@ -109,14 +131,15 @@ static int add_ninja(const struct trace_job *j, struct trace *t, const struct ru
                          a.max_end_ms, ri);
         if (isnan(a.offset_s))
                 return 0;
-        (void)ninjalog_each(buf, len, true, edge_add, &a);
+        x->log = TAKE_PTR(buf);
+        (void)ninjalog_each(x->log, len, true, edge_add, &a);
         return a.e;
 }
 
 /* The edges the history kept (the slowest TARGETS_EDGES_MAX of the run's
  * .ninja_log), when no --ninja-log is given. */
-static int add_stored_edges(const struct trace_job *j, struct trace *t, const struct run_info *ri,
-                            const struct targets *ts)
+static int add_stored_edges(const struct trace_job *j, struct trace_edges *x,
+                            const struct run_info *ri, const struct targets *ts)
 {
         double off;
         int e = 0;
@@ -125,142 +148,67 @@ static int add_stored_edges(const struct trace_job *j, struct trace *t, const st
                 return 0;
         off = ninja_offset(j, "the run's .ninja_log", ts->ninja_mtime, ts->ninja_max_end_ms, ri);
         for (uint32_t i = 0; !isnan(off) && e >= 0 && i < ts->nedgev; i++)
-                e = trace_add_edge(t, off + (double)ts->edgev[i].start_ms / 1000.0,
-                                   off + (double)ts->edgev[i].end_ms / 1000.0, ts->edgev[i].output,
-                                   strlen(ts->edgev[i].output));
+                e = edges_push(x, off + (double)ts->edgev[i].start_ms / 1000.0,
+                               off + (double)ts->edgev[i].end_ms / 1000.0, ts->edgev[i].output,
+                               strlen(ts->edgev[i].output));
         return e;
 }
 
-/* The output: a temp file renamed over the path at the end, or stdout. */
-struct out {
-        FILE *f;
-        char *path, *tmp;
-};
-
-static int out_open(const struct trace_job *j, const char *run_id, struct out *o)
+/* The trace of one run, whatever its source: the samples replayed through
+ * the pipeline into sink_trace, with the recorded model (targets, steps,
+ * units) and the ninja edges at the end. Returns 0 or 1 after printing. */
+static int write_trace(const struct trace_job *j, struct run_info *ri,
+                       const struct summary_config *thresholds, const struct run_model *recorded,
+                       const struct source_ops *ops, void *src)
 {
-        int fd;
-        size_t n;
-
-        if (j->out_path && strcmp(j->out_path, "-") == 0) {
-                o->f = stdout;
-                return 0;
-        }
-        o->path = j->out_path ? strdup(j->out_path)
-                              : runfiles_path(j->out_dir ? j->out_dir : ".", run_id, RUNFILE_TRACE);
-        if (!o->path)
-                return -ENOMEM;
-        n = strlen(o->path) + 16;
-        o->tmp = malloc(n);
-        if (!o->tmp)
-                return -ENOMEM;
-        snprintf(o->tmp, n, "%s.tmp-XXXXXX", o->path);
-        fd = mkstemp(o->tmp);
-        if (fd < 0) {
-                free(o->tmp);
-                o->tmp = NULL;
-                return -errno;
-        }
-        (void)fchmod(fd, 0644);
-        o->f = fdopen(fd, "w");
-        if (!o->f) {
-                close(fd);
-                return -errno;
-        }
-        return 0;
-}
-
-/* Close; keep the file when ok (rename it over the path), else remove it. */
-static int out_close(struct out *o, bool ok)
-{
-        int e = 0;
-
-        if (o->f && o->f != stdout && fclose(o->f) != 0 && ok)
-                e = -EIO;
-        if (o->tmp && ok && e == 0 && rename(o->tmp, o->path) < 0)
-                e = -errno;
-        if (o->tmp && (!ok || e < 0))
-                (void)unlink(o->tmp);
-        free(o->tmp);
-        o->tmp = NULL;
-        o->f = NULL;
-        return e;
-}
-
-static int to_trace(void *ud, const struct sample *s)
-{
-        return trace_sample(ud, s);
-}
-
-/* The trace of one run, whatever its source. Returns 0 or 1 after
- * printing. */
-static int write_trace(const struct trace_job *j, const struct run_info *ri,
-                       const struct summary_config *thresholds, const struct run_facts *f,
-                       const struct targets *steps, const struct units *u, sample_walk_fn walk,
-                       void *src)
-{
-        size_t nu = 0;
-        const struct unit *units = units_rows(u, &nu);
-        struct trace_config cfg = {.thresholds = *thresholds};
-        struct out o = {0};
-        struct trace *t = NULL;
+        _cleanup_free_ char *path = NULL;
+        struct trace_sink_job tj = {.fd = -1, .cfg = {.thresholds = *thresholds}};
+        const struct sink_ops *const sinks[] = {&sink_trace, NULL};
+        struct recorder_config cfg = {.replay = true,
+                                      .sinks = sinks,
+                                      .sink_userdata = &tj,
+                                      .recorded = recorded,
+                                      .summary = *thresholds};
+        struct trace_edges x = {0};
+        struct recorder *r = NULL;
         int64_t n = 0;
         int e;
 
-        e = out_open(j, ri->run_id, &o);
+        if (j->out_path && strcmp(j->out_path, "-") == 0)
+                tj.fd = STDOUT_FILENO;
+        else
+                path = j->out_path ? strdup(j->out_path)
+                                   : runfiles_path(j->out_dir ? j->out_dir : ".", ri->run_id,
+                                                   RUNFILE_TRACE);
+        tj.path = path;
+        e = tj.fd >= 0 || path ? 0 : -ENOMEM;
         if (e >= 0)
-                e = trace_new(o.f, &cfg, ri, &t);
+                e = add_ninja(j, &x, ri);
         if (e >= 0)
-                n = walk(src, to_trace, t);
+                e = add_stored_edges(j, &x, ri, recorded->targets);
+        tj.edges = x.v;
+        tj.nedges = x.n;
+        if (e >= 0)
+                e = recorder_new(&cfg, ri, &r);
+        if (e >= 0)
+                n = loop_replay(ops, src, r);
         e = n < 0 ? (int)n : e;
-        for (size_t i = 0; f && e >= 0 && i < f->n; i++)
-                e = trace_add_target(t, &f->t[i]);
         if (e >= 0)
-                trace_set_steps_dropped(t, steps->steps_dropped);
-        for (uint32_t i = 0; e >= 0 && i < steps->nstepv; i++) {
-                const struct step_fact *sf = &steps->stepv[i];
-                e = trace_add_step(t, sf,
-                                   sf->target >= 0 && (size_t)sf->target < steps->n
-                                       ? steps->t[sf->target].name
-                                       : NULL);
-        }
-        for (size_t i = 0; e >= 0 && i < nu; i++)
-                e = trace_add_unit(t, &units[i]);
-        if (e >= 0)
-                e = add_ninja(j, t, ri);
-        if (e >= 0)
-                e = add_stored_edges(j, t, ri, steps);
-        if (e >= 0)
-                e = trace_finish(t);
-        trace_free(t);
-        e = out_close(&o, e >= 0) < 0 && e >= 0 ? -EIO : e;
+                e = recorder_finish(r, NULL);
+        recorder_free(r);
+        edges_release(&x);
         if (e < 0) {
                 fprintf(stderr, "buildtel %s: cannot write the trace '%s': %s\n", j->cmd,
-                        o.path ? o.path : "-", strerror(-e));
-                free(o.path);
+                        path ? path : "-", strerror(-e));
                 return 1;
         }
-        if (o.path && !j->quiet)
+        if (path && !j->quiet)
                 fprintf(stderr, "buildtel %s: trace of run %s (%lld samples) in %s\n", j->cmd,
-                        ri->run_id, (long long)n, o.path);
-        free(o.path);
+                        ri->run_id, (long long)n, path);
         return 0;
 }
 
 /* ---- files ---- */
-
-struct csv_src {
-        const char *buf;
-        size_t len;
-        uint64_t skipped;
-};
-
-static int64_t walk_csv(void *src, int (*fn)(void *, const struct sample *), void *ud)
-{
-        struct csv_src *c = src;
-
-        return csvread_each(c->buf, c->len, fn, ud, &c->skipped);
-}
 
 int trace_write_files(const struct trace_job *j, const char *csv)
 {
@@ -268,9 +216,9 @@ int trace_write_files(const struct trace_job *j, const char *csv)
         struct units *u = NULL;
         _cleanup_free_ struct run_facts *f = calloc(1, sizeof(*f));
         _cleanup_free_ struct targets *steps = NULL;
-        struct csv_src src = {0};
+        struct source_csv *src = NULL;
         struct run_info ri = {0};
-        size_t jlen, tlen;
+        size_t len, jlen, tlen;
         int e;
 
         if (!f || !(runjson = runfiles_beside(csv, RUNFILE_RUN)) ||
@@ -278,13 +226,12 @@ int trace_write_files(const struct trace_job *j, const char *csv)
                 fprintf(stderr, "buildtel %s: out of memory\n", j->cmd);
                 return 1;
         }
-        e = read_file_at(AT_FDCWD, csv, TRACE_MAX_CSV, &buf, &src.len);
+        e = read_file_at(AT_FDCWD, csv, TRACE_MAX_CSV, &buf, &len);
         if (e < 0) {
                 fprintf(stderr, "buildtel %s: cannot read '%s': %s\n", j->cmd, csv, strerror(-e));
                 units_free(u);
                 return 1;
         }
-        src.buf = buf;
         if (read_file_at(AT_FDCWD, runjson, 1 << 20, &json, &jlen) < 0 ||
             run_info_parse_json(json, jlen, &ri) < 0 || !ri.run_id) {
                 fprintf(stderr, "buildtel %s: '%s' is missing or not a run record\n", j->cmd,
@@ -305,7 +252,16 @@ int trace_write_files(const struct trace_job *j, const char *csv)
         /* the compile units: absent (an older run) or unreadable is none */
         if (read_file_at(AT_FDCWD, upath, 64 << 20, &uc, &tlen) >= 0)
                 (void)units_csv_parse(uc, tlen, u, NULL);
-        e = write_trace(j, &ri, &j->thresholds, f, steps, u, walk_csv, &src);
+        e = source_csv_open(buf, len, &src);
+        if (e < 0) {
+                fprintf(stderr, "buildtel %s: cannot write the trace: %s\n", j->cmd, strerror(-e));
+                e = 1;
+        } else {
+                const struct run_model m = {.targets = steps, .facts = f, .units = u};
+
+                e = write_trace(j, &ri, &j->thresholds, &m, &source_csv, src);
+        }
+        source_csv.close(src);
         targets_release(steps);
         run_info_release(&ri);
         units_free(u);
@@ -314,24 +270,12 @@ int trace_write_files(const struct trace_job *j, const char *csv)
 
 /* ---- the history database ---- */
 
-struct db_src {
-        struct store *st;
-        int64_t id;
-};
-
-static int64_t walk_db(void *src, int (*fn)(void *, const struct sample *), void *ud)
-{
-        struct db_src *d = src;
-
-        return store_samples_each(d->st, d->id, fn, ud);
-}
-
 int trace_write_db(const struct trace_job *j, struct store *st, int64_t id)
 {
         _cleanup_free_ struct run_facts *f = calloc(1, sizeof(*f));
         _cleanup_free_ struct targets *steps = calloc(1, sizeof(*steps));
         struct summary_config thresholds = j->thresholds;
-        struct db_src src = {st, id};
+        struct source_history *src = NULL;
         struct run_info ri = {0};
         struct units *u = NULL;
         int e;
@@ -370,29 +314,66 @@ int trace_write_db(const struct trace_job *j, struct store *st, int64_t id)
                         "buildtel %s: note: the run was stored by an older buildtel, which kept "
                         "no times of targets: the trace has none; its files have them\n",
                         j->cmd);
-        e = write_trace(j, &ri, &thresholds, f, steps, u, walk_db, &src);
+        e = source_history_open(st, id, &src);
+        if (e < 0) {
+                fprintf(stderr, "buildtel %s: history database: %s\n", j->cmd, store_strerror(e));
+                e = 1;
+        } else {
+                const struct run_model m = {.targets = steps, .facts = f, .units = u};
+
+                e = write_trace(j, &ri, &thresholds, &m, &source_history, src);
+        }
+        source_history.close(src);
         targets_release(steps);
         run_info_release(&ri);
         units_free(u);
         return e;
 }
 
-int trace_write_run(const struct recorder *r, const struct recorder_config *cfg, const char *run_id)
+void trace_run_init(struct trace_run *tr, struct recorder_config *cfg)
+{
+        static const struct sink_ops *const sinks[] = {&sink_trace, NULL};
+
+        *tr = (struct trace_run){.job = {.fd = -1,
+                                         .cfg = {.thresholds = cfg->summary},
+                                         .round = true,
+                                         .own_errors = true},
+                                 .ninja_log = cfg->metrics.ninja_log,
+                                 .quiet = cfg->quiet};
+        cfg->sinks = sinks;
+        cfg->sink_userdata = &tr->job;
+}
+
+void trace_run_edges(struct trace_run *tr, const struct run_info *ri, bool cancel)
+{
+        const struct trace_job j = {.ninja_log = tr->ninja_log, .cmd = "run"};
+
+        tr->job.cancel = cancel;
+        if (!cancel && add_ninja(&j, &tr->edges, ri) < 0)
+                tr->edges.n = 0; /* out of memory: the trace without its edges */
+        tr->job.edges = tr->edges.v;
+        tr->job.nedges = tr->edges.n;
+}
+
+int trace_run_report(const struct trace_run *tr, const struct recorder *r, const char *run_id)
 {
         const char *dir = recorder_log_dir(r);
-        struct trace_job j = {.out_dir = dir,
-                              .ninja_log = cfg->metrics.ninja_log,
-                              .thresholds = cfg->summary,
-                              .cmd = "run",
-                              .quiet = cfg->quiet};
-        _cleanup_free_ char *csv = NULL;
+        _cleanup_free_ char *path = dir ? runfiles_path(dir, run_id, RUNFILE_TRACE) : NULL;
 
-        if (!dir)
+        if (!dir || tr->job.cancel)
                 return 0;
-        csv = runfiles_path(dir, run_id, RUNFILE_CSV);
-        if (!csv) {
-                fprintf(stderr, "buildtel run: out of memory\n");
+        if (tr->job.result < 0) {
+                fprintf(stderr, "buildtel run: cannot write the trace '%s': %s\n",
+                        path ? path : "-", strerror(-tr->job.result));
                 return 1;
         }
-        return trace_write_files(&j, csv);
+        if (path && !tr->quiet)
+                fprintf(stderr, "buildtel run: trace of run %s (%lld samples) in %s\n", run_id,
+                        (long long)tr->job.samples, path);
+        return 0;
+}
+
+void trace_run_release(struct trace_run *tr)
+{
+        edges_release(&tr->edges);
 }

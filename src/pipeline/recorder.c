@@ -147,7 +147,7 @@ static int open_list(struct recorder *r, const struct sink_ops *const *list, con
         e = dir ? mkdir_p(dir, 0700) : 0; /* a replay writes no files */
         if (e < 0)
                 return e;
-        for (size_t i = 0; list[i] && i < ARRAY_SIZE(r->ops); i++) {
+        for (size_t i = 0; list[i] && r->nsinks < ARRAY_SIZE(r->ops); i++) {
                 e = list[i]->open(&ctx, &r->state[r->nsinks]);
                 if (e < 0) {
                         close_sinks(r);
@@ -163,7 +163,11 @@ static int open_sinks(struct recorder *r, const char *dir)
 {
         int e = mkdir_p(dir, 0700);
 
-        return e < 0 ? e : open_list(r, sinks_all, dir);
+        if (e >= 0)
+                e = open_list(r, sinks_all, dir);
+        if (e >= 0 && r->cfg.sinks)
+                e = open_list(r, r->cfg.sinks, dir);
+        return e;
 }
 
 static bool run_exists(const char *dir, const char *run_id)
@@ -499,6 +503,12 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
         m.targets = buildmetrics_model(r->metrics);
         targets_facts(m.targets, r->run, &r->facts);
         m.facts = &r->facts;
+        if (r->cfg.replay && r->cfg.recorded) {
+                m.targets = r->cfg.recorded->targets;
+                m.facts = r->cfg.recorded->facts;
+                m.units = r->cfg.recorded->units;
+                r->summary.units = m.units;
+        }
 
         for (size_t i = 0; i < r->nsinks; i++) {
                 int e;

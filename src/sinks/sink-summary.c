@@ -6,6 +6,7 @@
 #include "parse/runfiles.h"
 #include "sinks/sink.h"
 #include "render/summary.h"
+#include "util/util.h"
 
 struct summary_state {
         char *txt, *json;
@@ -29,11 +30,23 @@ static int summary_open(const struct sink_ctx *ctx, void **ret_state)
         return 0;
 }
 
+/* Both files, each atomically. Returns 0 or -errno of the first failure. */
 static int summary_finish(void *state, const struct run_model *m)
 {
         struct summary_state *st = state;
+        struct dbuf txt = DBUF_INIT, json = DBUF_INIT;
+        int r, r2;
 
-        return summary_write_files(m->summary, m->run, st->txt, st->json);
+        r = summary_render_text(m->summary, m->run, &txt);
+        if (r >= 0)
+                r = write_file_atomic(st->txt, txt.p, txt.len);
+        /* one file failing is no reason to lose the other */
+        r2 = summary_render_json(m->summary, m->run, &json);
+        if (r2 >= 0)
+                r2 = write_file_atomic(st->json, json.p, json.len);
+        dbuf_release(&txt);
+        dbuf_release(&json);
+        return r < 0 ? r : r2;
 }
 
 static void summary_close(void *state)
