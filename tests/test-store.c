@@ -31,24 +31,7 @@
 #include "store/history.h"
 #include "store/store.h"
 #include "util/util.h"
-
-/* This process as a recorder, as the sqlite sink reads it. */
-static int recorder_self(struct store_recorder *ret)
-{
-        struct procfs_identity me;
-        int root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
-
-        if (root < 0)
-                return -errno;
-        r = procfs_self_identity(root, &me);
-        close(root);
-        if (r < 0)
-                return r;
-        ret->pid = me.pid;
-        ret->starttime = me.starttime;
-        snprintf(ret->boot_id, sizeof(ret->boot_id), "%s", me.boot_id);
-        return 0;
-}
+#include "recorder-self.h"
 
 static char dir[256];
 
