@@ -82,7 +82,7 @@ int main(int argc, char **argv)
                 return 1;
         }
         linebuf_flush(lb, on_line, &c);
-        buildmetrics_finish(c.bm, NULL, NULL, NULL);
+        buildmetrics_finish(c.bm);
         t1 = now_monotonic();
         printf("bench-parse: %llu bytes, %llu lines in %.3f s: %.0f MiB/s; %u steps, %zu targets; "
                "peak RSS %ld KiB\n",

@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 now += 1;
                 c = nl ? nl + 1 : end;
         }
-        buildmetrics_finish(bm, NULL, NULL, NULL);
+        buildmetrics_finish(bm);
         ts = buildmetrics_model(bm);
         if (ts->n > TARGETS_MAX)
                 abort();

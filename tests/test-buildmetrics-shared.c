@@ -102,7 +102,7 @@ static struct buildmetrics *feed(const char *buf, size_t len, const char *target
                 now += 0.5;
                 c = nl ? nl + 1 : end;
         }
-        buildmetrics_finish(bm, NULL, NULL, NULL);
+        buildmetrics_finish(bm);
         return bm;
 }
 

@@ -56,7 +56,7 @@ static struct buildmetrics *feed_fixture(const char *name, const struct buildmet
                 now += 1;
                 c = nl ? nl + 1 : end;
         }
-        buildmetrics_finish(bm, NULL, NULL, NULL);
+        buildmetrics_finish(bm);
         free(buf);
         return bm;
 }
@@ -315,7 +315,7 @@ static void test_marker_option_and_cached(void **state)
                 buildmetrics_feed_line(bm, c, (size_t)(nl - c), 1.0);
                 c = nl + 1;
         }
-        buildmetrics_finish(bm, NULL, NULL, NULL);
+        buildmetrics_finish(bm);
         assert_int_equal(buildmetrics_model(bm)->n, 1);
         assert_false(buildmetrics_model(bm)->t[0].sccache.set);
         buildmetrics_free(bm);
@@ -421,7 +421,7 @@ static void test_cc_log_blocks(void **state)
                         buildmetrics_feed_line(bm, c, (size_t)(nl - c), line++);
                         c = nl + 1;
                 }
-                buildmetrics_finish(bm, NULL, NULL, NULL);
+                buildmetrics_finish(bm);
                 sc = targets_cc_blocks(buildmetrics_model(bm), CC_TOOL_SCCACHE);
                 cc = targets_cc_blocks(buildmetrics_model(bm), CC_TOOL_CCACHE);
                 assert_int_equal(sc ? sc->blocks : 0, log_cases[i].sc_blocks);
@@ -456,7 +456,7 @@ static void test_stats_delta(void **state)
                         buildmetrics_feed_line(bm, c, (size_t)(nl - c), 1.0);
                         c = nl + 1;
                 }
-                buildmetrics_finish(bm, NULL, NULL, NULL);
+                buildmetrics_finish(bm);
                 if (!delta_cases[i].sc_set && !delta_cases[i].cc_set) {
                         assert_int_equal(buildmetrics_model(bm)->n, 0);
                         buildmetrics_free(bm);

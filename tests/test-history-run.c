@@ -9,6 +9,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +20,8 @@
 
 #include "store/history-run.h"
 #include "store/store.h"
+#include "platform/procfs.h"
+#include "recorder-self.h"
 
 static char dir[256];
 static struct store *st;
@@ -49,7 +53,7 @@ static int setup(void **state)
         if (!mkdtemp(dir))
                 return -1;
         snprintf(db, sizeof(db), "%s/h.db", dir);
-        if (store_open(db, true, 1000, &st) < 0 || store_recorder_self(&me) < 0)
+        if (store_open(db, true, 1000, &st) < 0 || recorder_self(&me) < 0)
                 return -1;
         return store_run_begin(st, &ri, NULL, &me, &run_id) < 0 ? -1 : 0;
 }

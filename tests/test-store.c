@@ -31,6 +31,7 @@
 #include "store/history.h"
 #include "store/store.h"
 #include "util/util.h"
+#include "recorder-self.h"
 
 static char dir[256];
 
@@ -222,7 +223,7 @@ static void test_run_round_trip(void **state)
         summary_init(&sum, NULL);
         assert_int_equal(store_open(db, true, 1000, &st), 0);
         assert_int_equal(store_opened_version(st), 0);
-        assert_int_equal(store_recorder_self(&me), 0);
+        assert_int_equal(recorder_self(&me), 0);
         assert_int_equal(me.pid, (long)getpid());
         assert_int_equal(store_run_begin(st, &ri, &x, &me, &id), 0);
 
@@ -576,7 +577,7 @@ static void test_liveness(void **state)
         ri.host = host;
         path_in(db, sizeof(db), "live.db");
         assert_int_equal(store_open(db, true, 1000, &st), 0);
-        assert_int_equal(store_recorder_self(&me), 0);
+        assert_int_equal(recorder_self(&me), 0);
         /* a recorder that is gone: a child that exited */
         pid = fork();
         if (pid == 0)

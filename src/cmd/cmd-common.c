@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "parse/runfiles.h"
 #include "render/prom.h"
 #include "platform/child.h"
 #include "platform/vcs.h"
@@ -728,6 +729,16 @@ static void common_gh_warnings(struct recorder *r)
         dbuf_release(&w);
 }
 
+/* "buildtel: what: <dir>/<file><tail>" */
+static void common_say_file(const char *what, const char *dir, const char *run_id,
+                            enum runfile kind, const char *tail)
+{
+        _cleanup_free_ char *p = runfiles_path(dir, run_id, kind);
+
+        if (p)
+                fprintf(stderr, "buildtel: %s: %s%s\n", what, p, tail);
+}
+
 void common_report(const struct common_opts *o, struct recorder *r, struct dbuf *short_sum)
 {
         const char *dir = recorder_log_dir(r);
@@ -741,10 +752,9 @@ void common_report(const struct common_opts *o, struct recorder *r, struct dbuf 
                 fputs(short_sum->p, stderr);
         /* Only the files that were written (a full disk was said above). */
         if (dir && !recorder_sink_failed(r, "csv"))
-                fprintf(stderr, "buildtel: csv: %s/resources-%s.csv\n", dir, o->run_id);
+                common_say_file("csv", dir, o->run_id, RUNFILE_CSV, "");
         if (dir && !recorder_sink_failed(r, "summary"))
-                fprintf(stderr, "buildtel: summary: %s/resources-%s.summary.txt (.json)\n", dir,
-                        o->run_id);
+                common_say_file("summary", dir, o->run_id, RUNFILE_SUMMARY_TXT, " (.json)");
         if (dir && !o->rec.no_report && !recorder_sink_failed(r, "report"))
-                fprintf(stderr, "buildtel: report: %s/report-%s.html\n", dir, o->run_id);
+                common_say_file("report", dir, o->run_id, RUNFILE_REPORT, "");
 }

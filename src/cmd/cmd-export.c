@@ -29,6 +29,7 @@
 #include "cmd/cmd-common.h"
 #include "cmd/cmd-trace.h"
 #include "cmd/cmd.h"
+#include "parse/runfiles.h"
 #include "render/otlp-metrics.h"
 #include "sinks/otlp-send.h"
 #include "render/otlp-trace.h"
@@ -162,7 +163,7 @@ static int export_files(struct exporter *x, const char *csv, bool incomplete, st
 {
         _cleanup_free_ char *buf = NULL, *json = NULL, *runjson = NULL;
         struct source_csv *src = NULL;
-        size_t len, jlen, n = strlen(csv);
+        size_t len, jlen;
         int64_t rows;
         int e;
 
@@ -172,11 +173,9 @@ static int export_files(struct exporter *x, const char *csv, bool incomplete, st
                 return 1;
         }
         /* the run's facts: resources-<id>.run.json beside the CSV */
-        runjson = malloc(n + sizeof(".run.json"));
+        runjson = runfiles_beside(csv, RUNFILE_RUN);
         if (!runjson)
                 return -ENOMEM;
-        memcpy(runjson, csv, n - 4);
-        memcpy(runjson + n - 4, ".run.json", sizeof(".run.json"));
         if (read_file_at(AT_FDCWD, runjson, 1 << 20, &json, &jlen) < 0 ||
             run_info_parse_json(json, jlen, ri) < 0 || !ri->run_id) {
                 fprintf(stderr, "buildtel export: '%s' is missing or not a run record\n", runjson);

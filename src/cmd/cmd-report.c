@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,10 +14,14 @@
 #include <unistd.h>
 
 #include "cmd/cmd-common.h"
-#include "cmd/cmd-summarize.h"
+#include "cmd/cmd-runfiles.h"
 #include "cmd/cmd.h"
+#include "parse/runfiles.h"
 #include "render/report.h"
-#include "parse/csvread.h"
+#include "sinks/sink.h"
+#include "pipeline/loop.h"
+#include "pipeline/recorder.h"
+#include "pipeline/source.h"
 #include "store/history-run.h"
 #include "store/history.h"
 #include "store/store.h"
@@ -33,120 +36,81 @@ static const char usage[] = "usage: buildtel report [-o FILE|-] [--format html|m
 
 struct loaded {
         struct run_info ri;
-        struct summary sum;
+        struct summary_config thresholds;
         struct report_data d;
         struct run_facts *facts;
         struct targets *targets; /* steps, slowest ninja edges, cache blocks; NULL: none */
         struct units *units;
         char *default_out; /* report-<id>.html beside the CSV, or in the cwd */
+        bool markdown;
+        struct run_model rec; /* the recorded model, filled after the replay */
+        struct dbuf out;      /* the page, rendered at the replay's finish */
+        int error;            /* the first of the report sink */
+        uint64_t skipped_rows;
 };
 
-static int add_sample(void *userdata, const struct sample *s)
+/* The report as a sink of the replay: each sample into the charts' data,
+ * then the page from the recorder's model at finish. */
+static int rsink_open(const struct sink_ctx *ctx, void **ret_state)
 {
-        struct loaded *l = userdata;
-
-        summary_add(&l->sum, s);
-        return report_data_add(&l->d, s);
+        *ret_state = ctx->userdata;
+        return 0;
 }
 
-static void count_fact(struct target_fact *t, json_t *o)
+static void rsink_sample(void *state, const struct sample *s, const struct run_model *m)
 {
-        json_t *v;
+        struct loaded *l = state;
 
-        targets_copy_field(t->name, sizeof(t->name), json_string_value(json_object_get(o, "name")),
-                           json_string_length(json_object_get(o, "name")));
-        t->start_s =
-            json_is_number(v = json_object_get(o, "first_seen_s")) ? json_number_value(v) : NAN;
-        t->end_s =
-            json_is_number(v = json_object_get(o, "last_seen_s")) ? json_number_value(v) : NAN;
-        t->duration_s =
-            json_is_number(v = json_object_get(o, "duration_s")) ? json_number_value(v) : NAN;
-        t->steps_set = json_is_integer(json_object_get(o, "steps")) &&
-                       json_is_integer(json_object_get(o, "cached"));
-        if (t->steps_set) {
-                t->steps = (uint32_t)MIN(MAX(json_integer_value(json_object_get(o, "steps")), 0),
-                                         (json_int_t)UINT32_MAX);
-                t->cached = (uint32_t)MIN(MAX(json_integer_value(json_object_get(o, "cached")), 0),
-                                          (json_int_t)t->steps);
-        }
-        v = json_object_get(o, "success");
-        t->success = json_is_true(v)    ? TARGET_BUILT
-                     : json_is_false(v) ? TARGET_FAILED
-                                        : TARGET_SUCCESS_UNKNOWN;
-        for (int k = 0; k < 2; k++) {
-                struct cc_counts *c = k ? &t->ccache : &t->sccache;
-                json_t *cc = json_object_get(o, k ? "ccache" : "sccache");
-                json_t *h = json_object_get(cc, "hits"), *m = json_object_get(cc, "misses");
-
-                c->set = json_is_integer(h) && json_is_integer(m) && json_integer_value(h) >= 0 &&
-                         json_integer_value(m) >= 0;
-                if (c->set) {
-                        c->hits = (uint64_t)json_integer_value(h);
-                        c->misses = (uint64_t)json_integer_value(m);
-                }
-        }
-        targets_fact_ratios(t);
+        if (l->error >= 0)
+                l->error = report_data_add(&l->d, s);
 }
 
-/* The slowest ninja edges targets.json lists (durations: it keeps no
- * start times, so each starts at 0). */
-static void load_slow_edges(json_t *arr, struct targets *ts)
+static int rsink_finish(void *state, const struct run_model *m)
 {
-        for (size_t i = 0; i < json_array_size(arr) && i < TARGETS_SLOW_EDGES; i++) {
-                json_t *e = json_array_get(arr, i), *o = json_object_get(e, "output");
-                double sec = json_number_value(json_object_get(e, "seconds"));
+        struct loaded *l = state;
 
-                if (json_is_string(o) && sec >= 0 && sec < 1e9)
-                        targets_offer_edge(ts, 0, (int64_t)(sec * 1000), json_string_value(o),
-                                           json_string_length(o));
-        }
-        ts->ninja_log_set = ts->nslow > 0;
-        ts->ninja_edges = ts->nslow;
+        l->skipped_rows = m->summary->skipped_rows;
+        if (l->error >= 0)
+                l->error = l->markdown ? report_render_markdown(m, NULL, &l->out)
+                                       : report_render_html(&l->d, m, &l->out);
+        return l->error;
 }
 
-/* resources-<id>.targets.json beside the CSV, as the facts it holds. */
-static void load_targets_file(const char *csv, struct run_facts *f, struct targets **ret_ts)
-{
-        _cleanup_free_ char *path = beside_path(csv, ".targets.json");
-        _cleanup_free_ char *buf = NULL;
-        json_t *root, *arr;
-        size_t len;
+static const struct sink_ops report_replay_sink = {
+    .name = "report",
+    .open = rsink_open,
+    .sample = rsink_sample,
+    .finish = rsink_finish,
+};
 
-        if (!path || read_file_at(AT_FDCWD, path, 16 << 20, &buf, &len) < 0)
-                return;
-        root = json_loadb(buf, len, 0, NULL);
-        arr = json_object_get(root, "targets");
-        for (size_t i = 0; i < json_array_size(arr) && f->n < TARGETS_MAX; i++)
-                if (json_is_object(json_array_get(arr, i)))
-                        count_fact(&f->t[f->n++], json_array_get(arr, i));
-        if (root && (*ret_ts = malloc(sizeof(**ret_ts)))) {
-                targets_init(*ret_ts);
-                load_slow_edges(json_object_get(root, "slowest_edges"), *ret_ts);
-                (void)targets_steps_from_json(root, *ret_ts);
-        }
-        json_decref(root);
+/* A replay recorder with the report sink, for l->ri (loaded later is
+ * fine: it is read at finish). */
+static int replay_new(struct loaded *l, struct recorder **ret)
+{
+        static const struct sink_ops *const sinks[] = {&report_replay_sink, NULL};
+        struct recorder_config cfg = {.replay = true,
+                                      .sinks = sinks,
+                                      .sink_userdata = l,
+                                      .summary = l->thresholds,
+                                      .recorded = &l->rec};
+
+        return recorder_new(&cfg, &l->ri, ret);
 }
 
-static char *out_beside(const char *dir_of, size_t dirlen, const char *id)
+/* The recorded model loaded, the recorder's finish renders the page. */
+static int replay_finish(struct loaded *l, struct recorder *r)
 {
-        size_t n = dirlen + strlen(id) + sizeof("report-.html") + 1;
-        char *p = malloc(n);
-        int r;
-
-        if (!p)
-                return NULL;
-        r = snprintf(p, n, "%.*sreport-%s.html", (int)dirlen, dir_of, id);
-        if (r < 0 || (size_t)r >= n) {
-                free(p);
-                return NULL;
-        }
-        return p;
+        l->rec = (struct run_model){.targets = l->targets, .facts = l->facts, .units = l->units};
+        return recorder_finish(r, NULL) < 0 ? -ENOMEM : 0;
 }
 
 static int load_csv(const char *path, struct loaded *l)
 {
         _cleanup_free_ char *buf = NULL;
-        const char *slash = strrchr(path, '/');
+        _cleanup_free_ char *dir = NULL;
+        struct source_csv *src = NULL;
+        struct recorder *r = NULL;
+        bool oom;
         size_t len;
         int64_t rows;
         int e;
@@ -156,8 +120,16 @@ static int load_csv(const char *path, struct loaded *l)
                 fprintf(stderr, "buildtel report: cannot read '%s': %s\n", path, strerror(-e));
                 return 1;
         }
-        rows = csvread_each(buf, len, add_sample, l, &l->sum.skipped_rows);
+        rows = source_csv_open(buf, len, &src);
+        if (rows >= 0)
+                rows = replay_new(l, &r);
+        if (rows >= 0)
+                rows = loop_replay(&source_csv, src, r);
+        source_csv.close(src);
         if (rows < 0) {
+                recorder_free(r);
+                if (rows == -ENOMEM)
+                        return -ENOMEM;
                 fprintf(stderr, "buildtel report: '%s' is not a buildtel CSV (%s)\n", path,
                         rows == -EINVAL ? "no buildtel header" : strerror((int)-rows));
                 return 1;
@@ -166,9 +138,14 @@ static int load_csv(const char *path, struct loaded *l)
         l->units = load_units_file(path);
         targets_facts(NULL, &l->ri, l->facts);
         load_targets_file(path, l->facts, &l->targets);
-        l->default_out = out_beside(path, slash ? (size_t)(slash - path + 1) : 0,
-                                    l->ri.run_id ? l->ri.run_id : "unknown");
-        return l->default_out ? 0 : -ENOMEM;
+        dir = runfiles_dir_of(path, &oom);
+        if (oom)
+                return -ENOMEM;
+        l->default_out =
+            runfiles_path(dir, l->ri.run_id ? l->ri.run_id : "unknown", RUNFILE_REPORT);
+        e = l->default_out ? replay_finish(l, r) : -ENOMEM;
+        recorder_free(r);
+        return e;
 }
 
 /* What the report draws of the model from a stored run: the BuildKit
@@ -194,6 +171,8 @@ static int load_db(const struct common_opts *o, const char *spec, struct loaded 
         _cleanup_free_ char *def = NULL;
         const char *db = o->rec.db_path;
         struct store *st = NULL;
+        struct source_history *src = NULL;
+        struct recorder *r = NULL;
         int64_t id, rows;
         int e, ret = 1;
 
@@ -215,11 +194,16 @@ static int load_db(const struct common_opts *o, const char *spec, struct loaded 
                 if (e >= 0) {
                         l->ri = run.info;
                         run.info = (struct run_info){0};
-                        (void)store_run_thresholds(&run, &l->sum.cfg);
+                        (void)store_run_thresholds(&run, &l->thresholds);
                         store_run_release(&run);
                 }
         }
-        rows = e >= 0 ? store_samples_each(st, id, add_sample, l) : e;
+        if (e >= 0)
+                e = source_history_open(st, id, &src);
+        if (e >= 0)
+                e = replay_new(l, &r);
+        rows = e >= 0 ? loop_replay(&source_history, src, r) : e;
+        source_history.close(src);
         if (rows < 0) {
                 fprintf(stderr, "buildtel report: '%s' in '%s': %s\n", spec ? spec : "latest", db,
                         rows == -ENOENT ? "no such run" : store_strerror((int)rows));
@@ -228,14 +212,16 @@ static int load_db(const struct common_opts *o, const char *spec, struct loaded 
         targets_facts(NULL, &l->ri, l->facts);
         (void)store_targets_get(st, id, l->facts);
         load_db_model(st, id, l);
-        if (l->sum.build.mode[0] && units_new(&l->units) >= 0 &&
+        if (recorder_summary(r)->build.mode[0] && units_new(&l->units) >= 0 &&
             store_units_read(st, id, l->units) < 0) {
                 units_free(l->units);
                 l->units = NULL;
         }
-        l->default_out = out_beside("", 0, l->ri.run_id ? l->ri.run_id : "unknown");
-        ret = l->default_out ? 0 : -ENOMEM;
+        l->default_out =
+            runfiles_path(NULL, l->ri.run_id ? l->ri.run_id : "unknown", RUNFILE_REPORT);
+        ret = l->default_out ? replay_finish(l, r) : -ENOMEM;
 out:
+        recorder_free(r);
         store_close(st);
         return ret;
 }
@@ -257,26 +243,13 @@ static int write_out(const char *out, const struct dbuf *b)
         return 0;
 }
 
-static int render(struct loaded *l, bool markdown, const char *out)
+static int render(struct loaded *l, const char *out)
 {
-        struct run_model m = {.run = &l->ri,
-                              .summary = &l->sum,
-                              .units = l->units,
-                              .facts = l->facts,
-                              .targets = l->targets};
-        struct dbuf b = DBUF_INIT;
-        int e, ret;
-
-        l->sum.units = l->units;
-        e = markdown ? report_render_markdown(&m, NULL, &b) : report_render_html(&l->d, &m, &b);
-        if (e < 0) {
+        if (l->error < 0) {
                 fprintf(stderr, "buildtel report: out of memory\n");
-                dbuf_release(&b);
                 return 1;
         }
-        ret = write_out(out ? out : markdown ? "-" : l->default_out, &b);
-        dbuf_release(&b);
-        return ret;
+        return write_out(out ? out : l->markdown ? "-" : l->default_out, &l->out);
 }
 
 static int parse_args(int argc, char **argv, struct common_opts *o, const char **ret_out,
@@ -339,7 +312,8 @@ int cmd_report(int argc, char **argv)
                 goto out;
         }
         spec = optind < argc ? argv[optind] : NULL;
-        summary_init(&l.sum, &o.rec.summary);
+        l.thresholds = o.rec.summary;
+        l.markdown = md;
         l.ri.end_epoch = l.ri.start_epoch = NAN;
         l.ri.exit_code = -1;
         l.facts = calloc(1, sizeof(*l.facts));
@@ -354,7 +328,7 @@ int cmd_report(int argc, char **argv)
         if (ret < 0)
                 fprintf(stderr, "buildtel report: out of memory\n");
         if (ret == 0)
-                ret = render(&l, md, out);
+                ret = render(&l, out);
         else
                 ret = 1;
 out:
@@ -365,6 +339,7 @@ out:
         free(l.default_out);
         units_free(l.units);
         report_data_release(&l.d);
+        dbuf_release(&l.out);
         run_info_release(&l.ri);
         common_opts_release(&o);
         return ret;

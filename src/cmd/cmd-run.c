@@ -102,7 +102,8 @@ struct run {
         struct sigaction old_pipe, old_chld;
         const struct child_fds *given; /* what we were given, for the build */
         int sfd;
-        struct live *live; /* --live on a terminal; NULL: off */
+        struct live *live;      /* --live on a terminal; NULL: off */
+        struct trace_run trace; /* --trace-file */
 };
 
 static void live_on_sample(void *userdata, const struct sample *s)
@@ -168,6 +169,8 @@ static int spawn(struct run *R, char **argv, bool subreaper)
         R->ri.end_epoch = now_realtime();
         R->ri.finished = true;
         R->ri.exit_code = ret;
+        if (R->rec && R->o->trace_file)
+                trace_run_edges(&R->trace, &R->ri, true);
         if (R->rec)
                 (void)recorder_finish(R->rec, NULL);
         return ret;
@@ -206,9 +209,11 @@ static int supervise(struct run *R)
         R->ri.exit_code = status;
         R->ri.term_signal = sig;
         if (R->rec) {
+                if (R->o->trace_file)
+                        trace_run_edges(&R->trace, &R->ri, false);
                 (void)recorder_finish(R->rec, &short_sum);
                 if (R->o->trace_file)
-                        (void)trace_write_run(R->rec, &R->o->rec, R->ri.run_id);
+                        (void)trace_run_report(&R->trace, R->rec, R->ri.run_id);
                 common_report(R->o, R->rec, &short_sum);
         }
         dbuf_release(&short_sum);
@@ -248,6 +253,8 @@ static int run_build(struct common_opts *o, char **argv, size_t argc, const stru
         live_start(&R);
         /* The recorder's clock starts, and the baseline sample is taken,
          * before the build exists: nothing it does can precede them. */
+        if (o->trace_file)
+                trace_run_init(&R.trace, &o->rec);
         e = recorder_new(&o->rec, &R.ri, &R.rec);
         if (e < 0) {
                 fprintf(stderr, "buildtel: warning: not recording: %s\n", strerror(-e));
@@ -268,6 +275,7 @@ out:
         sigprocmask(SIG_SETMASK, &R.old_mask, NULL);
         live_free(R.live);
         recorder_free(R.rec);
+        trace_run_release(&R.trace);
         cgroup_free(R.cg);
         source_child.close(R.src);
         closep(&R.sfd);

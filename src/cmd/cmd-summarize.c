@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd-common.h"
-#include "cmd/cmd-summarize.h"
+#include "cmd/cmd-runfiles.h"
 #include "cmd/cmd.h"
 #include "model/units.h"
 #include "render/summary.h"
@@ -21,44 +21,6 @@
 #include "store/history.h"
 #include "store/store.h"
 #include "util/util.h"
-
-/* "x/resources-ID.csv" -> "x/resources-ID<suffix>" (".run.json") */
-char *beside_path(const char *csv, const char *suffix)
-{
-        size_t n = strlen(csv), sl = strlen(suffix);
-        size_t base = n >= 4 && strcmp(csv + n - 4, ".csv") == 0 ? n - 4 : n;
-        char *p = malloc(base + sl + 1);
-
-        if (!p)
-                return NULL;
-        memcpy(p, csv, base);
-        memcpy(p + base, suffix, sl + 1);
-        return p;
-}
-
-/* The run's compile units from resources-<id>.units.csv beside the CSV,
- * when the run wrote one; NULL otherwise. */
-struct units *load_units_file(const char *csv)
-{
-        _cleanup_free_ char *path = beside_path(csv, ".units.csv");
-        _cleanup_free_ char *buf = NULL;
-        struct units *u = NULL;
-        size_t len, skipped = 0;
-
-        if (!path || read_file_at(AT_FDCWD, path, 64 << 20, &buf, &len) < 0 || units_new(&u) < 0)
-                return NULL;
-        if (units_csv_parse(buf, len, u, &skipped) < 0) {
-                fprintf(stderr,
-                        "buildtel summarize: note: '%s' is not a units file; units left out\n",
-                        path);
-                units_free(u);
-                return NULL;
-        }
-        if (skipped)
-                fprintf(stderr, "buildtel summarize: note: %zu bad rows of '%s' skipped\n", skipped,
-                        path);
-        return u;
-}
 
 /* The run's compile units from the database, when it had process scans (a
  * cgroup mode in its rows); NULL otherwise. */
@@ -73,26 +35,6 @@ static struct units *load_units_db(struct store *st, int64_t id, const struct su
                 return NULL;
         }
         return u;
-}
-
-void load_run_info(const char *csv, struct run_info *ri)
-{
-        _cleanup_free_ char *path = beside_path(csv, ".run.json");
-        _cleanup_free_ char *buf = NULL;
-        size_t len;
-
-        ri->end_epoch = ri->start_epoch = NAN;
-        ri->exit_code = -1;
-        if (!path || read_file_at(AT_FDCWD, path, 1 << 20, &buf, &len) < 0)
-                return;
-        if (run_info_parse_json(buf, len, ri) < 0) {
-                run_info_release(ri);
-                ri->end_epoch = ri->start_epoch = NAN;
-                ri->exit_code = -1;
-                fprintf(stderr,
-                        "buildtel summarize: note: '%s' is not a run record; run facts left out\n",
-                        path);
-        }
 }
 
 /* Where a replay's compile units are: the units file beside csv, or the

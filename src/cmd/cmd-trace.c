@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* The Chrome trace of a recorded run: the run's facts, its samples and
  * targets from its files or the history database, its ninja edges from
- * the .ninja_log it named, through the streaming writer (out/trace.h). */
+ * the .ninja_log it named: the samples replayed through the pipeline into
+ * the trace sink (sinks/sink-trace.c, formatted by render/trace.h). */
 #include "cmd/cmd-trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,10 +14,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd/cmd-runfiles.h"
+#include "parse/runfiles.h"
 #include "render/trace.h"
-#include "parse/csvread.h"
 #include "parse/ninjalog.h"
+#include "pipeline/loop.h"
 #include "pipeline/recorder.h"
+#include "pipeline/source.h"
+#include "sinks/sink.h"
 #include "store/history-run.h"
 #include "store/history.h"
 #include "util/macro.h"
@@ -27,11 +31,30 @@
 #define TRACE_MAX_NINJA_LOG (1ull << 30)
 #define TRACE_NINJA_SLACK_S 5.0 /* the log's last write after the run's end */
 
-/* Where the samples come from. */
-typedef int64_t (*sample_walk_fn)(void *src, int (*fn)(void *, const struct sample *), void *ud);
+static void edges_release(struct trace_edges *x)
+{
+        free(x->v);
+        free(x->log);
+}
+
+static int edges_push(struct trace_edges *x, double start_s, double end_s, const char *out,
+                      size_t len)
+{
+        if (x->n == x->cap) {
+                size_t cap = x->cap ? 2 * x->cap : 256;
+                struct trace_edge *v = reallocarray(x->v, cap, sizeof(*v));
+
+                if (!v)
+                        return -ENOMEM;
+                x->v = v;
+                x->cap = cap;
+        }
+        x->v[x->n++] = (struct trace_edge){start_s, end_s, out, len};
+        return 0;
+}
 
 struct edge_acc {
-        struct trace *t;
+        struct trace_edges *x;
         int64_t max_end_ms;
         double offset_s;
         int e;
@@ -49,8 +72,8 @@ static void edge_add(void *ud, int64_t start_ms, int64_t end_ms, const char *out
         struct edge_acc *a = ud;
 
         if (a->e >= 0)
-                a->e = trace_add_edge(a->t, a->offset_s + (double)start_ms / 1000.0,
-                                      a->offset_s + (double)end_ms / 1000.0, out, len);
+                a->e = edges_push(a->x, a->offset_s + (double)start_ms / 1000.0,
+                                  a->offset_s + (double)end_ms / 1000.0, out, len);
 }
 
 /* Where ninja started on the run's clock: its times count from its start,
@@ -76,10 +99,10 @@ static double ninja_offset(const struct trace_job *j, const char *what, double m
 }
 
 /* The last ninja run of the log --ninja-log names. */
-static int add_ninja(const struct trace_job *j, struct trace *t, const struct run_info *ri)
+static int add_ninja(const struct trace_job *j, struct trace_edges *x, const struct run_info *ri)
 {
         _cleanup_free_ char *buf = NULL, *what = NULL;
-        struct edge_acc a = {.t = t};
+        struct edge_acc a = {.x = x};
         struct stat st;
         size_t len;
         int e;
@@ -108,14 +131,15 @@ static int add_ninja(const struct trace_job *j, struct trace *t, const struct ru
                          a.max_end_ms, ri);
         if (isnan(a.offset_s))
                 return 0;
-        (void)ninjalog_each(buf, len, true, edge_add, &a);
+        x->log = TAKE_PTR(buf);
+        (void)ninjalog_each(x->log, len, true, edge_add, &a);
         return a.e;
 }
 
 /* The edges the history kept (the slowest TARGETS_EDGES_MAX of the run's
  * .ninja_log), when no --ninja-log is given. */
-static int add_stored_edges(const struct trace_job *j, struct trace *t, const struct run_info *ri,
-                            const struct targets *ts)
+static int add_stored_edges(const struct trace_job *j, struct trace_edges *x,
+                            const struct run_info *ri, const struct targets *ts)
 {
         double off;
         int e = 0;
@@ -124,231 +148,90 @@ static int add_stored_edges(const struct trace_job *j, struct trace *t, const st
                 return 0;
         off = ninja_offset(j, "the run's .ninja_log", ts->ninja_mtime, ts->ninja_max_end_ms, ri);
         for (uint32_t i = 0; !isnan(off) && e >= 0 && i < ts->nedgev; i++)
-                e = trace_add_edge(t, off + (double)ts->edgev[i].start_ms / 1000.0,
-                                   off + (double)ts->edgev[i].end_ms / 1000.0, ts->edgev[i].output,
-                                   strlen(ts->edgev[i].output));
+                e = edges_push(x, off + (double)ts->edgev[i].start_ms / 1000.0,
+                               off + (double)ts->edgev[i].end_ms / 1000.0, ts->edgev[i].output,
+                               strlen(ts->edgev[i].output));
         return e;
 }
 
-/* The output: a temp file renamed over the path at the end, or stdout. */
-struct out {
-        FILE *f;
-        char *path, *tmp;
-};
-
-static int out_open(const struct trace_job *j, const char *run_id, struct out *o)
+/* The trace of one run, whatever its source: the samples replayed through
+ * the pipeline into sink_trace, with the recorded model (targets, steps,
+ * units) and the ninja edges at the end. Returns 0 or 1 after printing. */
+static int write_trace(const struct trace_job *j, struct run_info *ri,
+                       const struct summary_config *thresholds, const struct run_model *recorded,
+                       const struct source_ops *ops, void *src)
 {
-        int fd, r;
-        size_t n;
-
-        if (j->out_path && strcmp(j->out_path, "-") == 0) {
-                o->f = stdout;
-                return 0;
-        }
-        if (j->out_path) {
-                o->path = strdup(j->out_path);
-        } else {
-                n = strlen(run_id) + (j->out_dir ? strlen(j->out_dir) : 1) + 16;
-                o->path = malloc(n);
-                r = o->path ? snprintf(o->path, n, "%s/trace-%s.json",
-                                       j->out_dir ? j->out_dir : ".", run_id)
-                            : -1;
-                if (r < 0 || (size_t)r >= n)
-                        return -ENOMEM;
-        }
-        if (!o->path)
-                return -ENOMEM;
-        n = strlen(o->path) + 16;
-        o->tmp = malloc(n);
-        if (!o->tmp)
-                return -ENOMEM;
-        snprintf(o->tmp, n, "%s.tmp-XXXXXX", o->path);
-        fd = mkstemp(o->tmp);
-        if (fd < 0) {
-                free(o->tmp);
-                o->tmp = NULL;
-                return -errno;
-        }
-        (void)fchmod(fd, 0644);
-        o->f = fdopen(fd, "w");
-        if (!o->f) {
-                close(fd);
-                return -errno;
-        }
-        return 0;
-}
-
-/* Close; keep the file when ok (rename it over the path), else remove it. */
-static int out_close(struct out *o, bool ok)
-{
-        int e = 0;
-
-        if (o->f && o->f != stdout && fclose(o->f) != 0 && ok)
-                e = -EIO;
-        if (o->tmp && ok && e == 0 && rename(o->tmp, o->path) < 0)
-                e = -errno;
-        if (o->tmp && (!ok || e < 0))
-                (void)unlink(o->tmp);
-        free(o->tmp);
-        o->tmp = NULL;
-        o->f = NULL;
-        return e;
-}
-
-static int to_trace(void *ud, const struct sample *s)
-{
-        return trace_sample(ud, s);
-}
-
-/* The trace of one run, whatever its source. Returns 0 or 1 after
- * printing. */
-static int write_trace(const struct trace_job *j, const struct run_info *ri,
-                       const struct summary_config *thresholds, const struct run_facts *f,
-                       const struct targets *steps, const struct units *u, sample_walk_fn walk,
-                       void *src)
-{
-        size_t nu = 0;
-        const struct unit *units = units_rows(u, &nu);
-        struct trace_config cfg = {.thresholds = *thresholds};
-        struct out o = {0};
-        struct trace *t = NULL;
+        _cleanup_free_ char *path = NULL;
+        struct trace_sink_job tj = {.fd = -1, .cfg = {.thresholds = *thresholds}};
+        const struct sink_ops *const sinks[] = {&sink_trace, NULL};
+        struct recorder_config cfg = {.replay = true,
+                                      .sinks = sinks,
+                                      .sink_userdata = &tj,
+                                      .recorded = recorded,
+                                      .summary = *thresholds};
+        struct trace_edges x = {0};
+        struct recorder *r = NULL;
         int64_t n = 0;
         int e;
 
-        e = out_open(j, ri->run_id, &o);
+        if (j->out_path && strcmp(j->out_path, "-") == 0)
+                tj.fd = STDOUT_FILENO;
+        else
+                path = j->out_path ? strdup(j->out_path)
+                                   : runfiles_path(j->out_dir ? j->out_dir : ".", ri->run_id,
+                                                   RUNFILE_TRACE);
+        tj.path = path;
+        e = tj.fd >= 0 || path ? 0 : -ENOMEM;
         if (e >= 0)
-                e = trace_new(o.f, &cfg, ri, &t);
+                e = add_ninja(j, &x, ri);
         if (e >= 0)
-                n = walk(src, to_trace, t);
+                e = add_stored_edges(j, &x, ri, recorded->targets);
+        tj.edges = x.v;
+        tj.nedges = x.n;
+        if (e >= 0)
+                e = recorder_new(&cfg, ri, &r);
+        if (e >= 0)
+                n = loop_replay(ops, src, r);
         e = n < 0 ? (int)n : e;
-        for (size_t i = 0; f && e >= 0 && i < f->n; i++)
-                e = trace_add_target(t, &f->t[i]);
         if (e >= 0)
-                trace_set_steps_dropped(t, steps->steps_dropped);
-        for (uint32_t i = 0; e >= 0 && i < steps->nstepv; i++) {
-                const struct step_fact *sf = &steps->stepv[i];
-                e = trace_add_step(t, sf,
-                                   sf->target >= 0 && (size_t)sf->target < steps->n
-                                       ? steps->t[sf->target].name
-                                       : NULL);
-        }
-        for (size_t i = 0; e >= 0 && i < nu; i++)
-                e = trace_add_unit(t, &units[i]);
-        if (e >= 0)
-                e = add_ninja(j, t, ri);
-        if (e >= 0)
-                e = add_stored_edges(j, t, ri, steps);
-        if (e >= 0)
-                e = trace_finish(t);
-        trace_free(t);
-        e = out_close(&o, e >= 0) < 0 && e >= 0 ? -EIO : e;
+                e = recorder_finish(r, NULL);
+        recorder_free(r);
+        edges_release(&x);
         if (e < 0) {
                 fprintf(stderr, "buildtel %s: cannot write the trace '%s': %s\n", j->cmd,
-                        o.path ? o.path : "-", strerror(-e));
-                free(o.path);
+                        path ? path : "-", strerror(-e));
                 return 1;
         }
-        if (o.path && !j->quiet)
+        if (path && !j->quiet)
                 fprintf(stderr, "buildtel %s: trace of run %s (%lld samples) in %s\n", j->cmd,
-                        ri->run_id, (long long)n, o.path);
-        free(o.path);
+                        ri->run_id, (long long)n, path);
         return 0;
 }
 
 /* ---- files ---- */
 
-struct csv_src {
-        const char *buf;
-        size_t len;
-        uint64_t skipped;
-};
-
-static int64_t walk_csv(void *src, int (*fn)(void *, const struct sample *), void *ud)
-{
-        struct csv_src *c = src;
-
-        return csvread_each(c->buf, c->len, fn, ud, &c->skipped);
-}
-
-static double json_num(json_t *o, const char *key)
-{
-        json_t *v = json_object_get(o, key);
-
-        return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-/* The targets of resources-<id>.targets.json (sink-targets.c): what the
- * trace shows of them, and the BuildKit steps into steps. Absent or
- * unreadable: none. */
-static void targets_from_json(const char *buf, size_t len, struct run_facts *f,
-                              struct targets *steps)
-{
-        json_t *root = json_loadb(buf, len, 0, NULL), *arr = json_object_get(root, "targets"), *v;
-        size_t i;
-
-        (void)targets_steps_from_json(root, steps);
-        json_array_foreach(arr, i, v)
-        {
-                struct target_fact *t = &f->t[f->n];
-                const char *name = json_string_value(json_object_get(v, "name"));
-                json_t *ok = json_object_get(v, "success");
-
-                if (f->n >= TARGETS_MAX || !name)
-                        break;
-                memset(t, 0, sizeof(*t));
-                targets_copy_field(t->name, sizeof(t->name), name, strlen(name));
-                t->start_s = json_num(v, "first_seen_s");
-                t->end_s = json_num(v, "last_seen_s");
-                t->steps_set = json_is_integer(json_object_get(v, "steps")) &&
-                               json_is_integer(json_object_get(v, "cached"));
-                if (t->steps_set) {
-                        t->steps = (uint32_t)json_integer_value(json_object_get(v, "steps"));
-                        t->cached = (uint32_t)json_integer_value(json_object_get(v, "cached"));
-                }
-                t->success = json_is_boolean(ok) ? json_is_true(ok) : TARGET_SUCCESS_UNKNOWN;
-                f->n++;
-        }
-        json_decref(root);
-}
-
-/* "<base><suffix>" where csv is "<base>.csv", malloc'd. */
-static char *beside(const char *csv, const char *suffix)
-{
-        size_t n = strlen(csv) - 4, m = strlen(suffix);
-        char *p = malloc(n + m + 1);
-
-        if (p) {
-                memcpy(p, csv, n);
-                memcpy(p + n, suffix, m + 1);
-        }
-        return p;
-}
-
 int trace_write_files(const struct trace_job *j, const char *csv)
 {
-        _cleanup_free_ char *buf = NULL, *json = NULL, *tj = NULL, *runjson = NULL, *tpath = NULL,
-                            *upath = NULL, *uc = NULL;
+        _cleanup_free_ char *buf = NULL, *json = NULL, *runjson = NULL, *upath = NULL, *uc = NULL;
         struct units *u = NULL;
         _cleanup_free_ struct run_facts *f = calloc(1, sizeof(*f));
-        _cleanup_free_ struct targets *steps = calloc(1, sizeof(*steps));
-        struct csv_src src = {0};
+        _cleanup_free_ struct targets *steps = NULL;
+        struct source_csv *src = NULL;
         struct run_info ri = {0};
-        size_t jlen, tlen;
+        size_t len, jlen, tlen;
         int e;
 
-        if (strlen(csv) < 4 || !f || !steps || !(runjson = beside(csv, ".run.json")) ||
-            !(tpath = beside(csv, ".targets.json")) || !(upath = beside(csv, ".units.csv")) ||
-            units_new(&u) < 0) {
+        if (!f || !(runjson = runfiles_beside(csv, RUNFILE_RUN)) ||
+            !(upath = runfiles_beside(csv, RUNFILE_UNITS)) || units_new(&u) < 0) {
                 fprintf(stderr, "buildtel %s: out of memory\n", j->cmd);
                 return 1;
         }
-        e = read_file_at(AT_FDCWD, csv, TRACE_MAX_CSV, &buf, &src.len);
+        e = read_file_at(AT_FDCWD, csv, TRACE_MAX_CSV, &buf, &len);
         if (e < 0) {
                 fprintf(stderr, "buildtel %s: cannot read '%s': %s\n", j->cmd, csv, strerror(-e));
                 units_free(u);
                 return 1;
         }
-        src.buf = buf;
         if (read_file_at(AT_FDCWD, runjson, 1 << 20, &json, &jlen) < 0 ||
             run_info_parse_json(json, jlen, &ri) < 0 || !ri.run_id) {
                 fprintf(stderr, "buildtel %s: '%s' is missing or not a run record\n", j->cmd,
@@ -357,12 +240,28 @@ int trace_write_files(const struct trace_job *j, const char *csv)
                 units_free(u);
                 return 1;
         }
-        if (read_file_at(AT_FDCWD, tpath, 16 << 20, &tj, &tlen) >= 0)
-                targets_from_json(tj, tlen, f, steps);
+        load_targets_file(csv, f, &steps);
+        if (!steps && (steps = malloc(sizeof(*steps))))
+                targets_init(steps);
+        if (!steps) {
+                fprintf(stderr, "buildtel %s: out of memory\n", j->cmd);
+                run_info_release(&ri);
+                units_free(u);
+                return 1;
+        }
         /* the compile units: absent (an older run) or unreadable is none */
         if (read_file_at(AT_FDCWD, upath, 64 << 20, &uc, &tlen) >= 0)
                 (void)units_csv_parse(uc, tlen, u, NULL);
-        e = write_trace(j, &ri, &j->thresholds, f, steps, u, walk_csv, &src);
+        e = source_csv_open(buf, len, &src);
+        if (e < 0) {
+                fprintf(stderr, "buildtel %s: cannot write the trace: %s\n", j->cmd, strerror(-e));
+                e = 1;
+        } else {
+                const struct run_model m = {.targets = steps, .facts = f, .units = u};
+
+                e = write_trace(j, &ri, &j->thresholds, &m, &source_csv, src);
+        }
+        source_csv.close(src);
         targets_release(steps);
         run_info_release(&ri);
         units_free(u);
@@ -371,24 +270,12 @@ int trace_write_files(const struct trace_job *j, const char *csv)
 
 /* ---- the history database ---- */
 
-struct db_src {
-        struct store *st;
-        int64_t id;
-};
-
-static int64_t walk_db(void *src, int (*fn)(void *, const struct sample *), void *ud)
-{
-        struct db_src *d = src;
-
-        return store_samples_each(d->st, d->id, fn, ud);
-}
-
 int trace_write_db(const struct trace_job *j, struct store *st, int64_t id)
 {
         _cleanup_free_ struct run_facts *f = calloc(1, sizeof(*f));
         _cleanup_free_ struct targets *steps = calloc(1, sizeof(*steps));
         struct summary_config thresholds = j->thresholds;
-        struct db_src src = {st, id};
+        struct source_history *src = NULL;
         struct run_info ri = {0};
         struct units *u = NULL;
         int e;
@@ -427,32 +314,66 @@ int trace_write_db(const struct trace_job *j, struct store *st, int64_t id)
                         "buildtel %s: note: the run was stored by an older buildtel, which kept "
                         "no times of targets: the trace has none; its files have them\n",
                         j->cmd);
-        e = write_trace(j, &ri, &thresholds, f, steps, u, walk_db, &src);
+        e = source_history_open(st, id, &src);
+        if (e < 0) {
+                fprintf(stderr, "buildtel %s: history database: %s\n", j->cmd, store_strerror(e));
+                e = 1;
+        } else {
+                const struct run_model m = {.targets = steps, .facts = f, .units = u};
+
+                e = write_trace(j, &ri, &thresholds, &m, &source_history, src);
+        }
+        source_history.close(src);
         targets_release(steps);
         run_info_release(&ri);
         units_free(u);
         return e;
 }
 
-int trace_write_run(const struct recorder *r, const struct recorder_config *cfg, const char *run_id)
+void trace_run_init(struct trace_run *tr, struct recorder_config *cfg)
+{
+        static const struct sink_ops *const sinks[] = {&sink_trace, NULL};
+
+        *tr = (struct trace_run){.job = {.fd = -1,
+                                         .cfg = {.thresholds = cfg->summary},
+                                         .round = true,
+                                         .own_errors = true},
+                                 .ninja_log = cfg->metrics.ninja_log,
+                                 .quiet = cfg->quiet};
+        cfg->sinks = sinks;
+        cfg->sink_userdata = &tr->job;
+}
+
+void trace_run_edges(struct trace_run *tr, const struct run_info *ri, bool cancel)
+{
+        const struct trace_job j = {.ninja_log = tr->ninja_log, .cmd = "run"};
+
+        tr->job.cancel = cancel;
+        if (!cancel && add_ninja(&j, &tr->edges, ri) < 0)
+                tr->edges.n = 0; /* out of memory: the trace without its edges */
+        tr->job.edges = tr->edges.v;
+        tr->job.nedges = tr->edges.n;
+}
+
+int trace_run_report(const struct trace_run *tr, const struct recorder *r, const char *run_id)
 {
         const char *dir = recorder_log_dir(r);
-        struct trace_job j = {.out_dir = dir,
-                              .ninja_log = cfg->metrics.ninja_log,
-                              .thresholds = cfg->summary,
-                              .cmd = "run",
-                              .quiet = cfg->quiet};
-        _cleanup_free_ char *csv = NULL;
-        size_t n;
+        _cleanup_free_ char *path = dir ? runfiles_path(dir, run_id, RUNFILE_TRACE) : NULL;
 
-        if (!dir)
+        if (!dir || tr->job.cancel)
                 return 0;
-        n = strlen(dir) + strlen(run_id) + sizeof("/resources-.csv");
-        csv = malloc(n);
-        if (!csv) {
-                fprintf(stderr, "buildtel run: out of memory\n");
+        if (tr->job.result < 0) {
+                fprintf(stderr, "buildtel run: cannot write the trace '%s': %s\n",
+                        path ? path : "-", strerror(-tr->job.result));
                 return 1;
         }
-        snprintf(csv, n, "%s/resources-%s.csv", dir, run_id);
-        return trace_write_files(&j, csv);
+        if (path && !tr->quiet)
+                fprintf(stderr, "buildtel run: trace of run %s (%lld samples) in %s\n", run_id,
+                        (long long)tr->job.samples, path);
+        return 0;
+}
+
+void trace_run_release(struct trace_run *tr)
+{
+        edges_release(&tr->edges);
 }

@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "model/summary.h"
+#include "sinks/sink.h"
 #include "store/store.h"
 
 /* A recorded run as a Chrome trace (out/trace.h): `buildtel export --trace`
@@ -28,8 +29,29 @@ int trace_write_db(const struct trace_job *j, struct store *st, int64_t id);
 struct recorder;
 struct recorder_config;
 
-/* run --trace-file: trace-<run-id>.json beside the finished run's CSV
- * (cfg: its --ninja-log and thresholds). Same returns; nothing when the
- * run wrote no files. */
-int trace_write_run(const struct recorder *r, const struct recorder_config *cfg,
-                    const char *run_id);
+/* The ninja edges of a trace, on the run's clock (sink_trace's). */
+struct trace_edges {
+        struct trace_edge *v;
+        size_t n, cap;
+        char *log; /* the --ninja-log read, which v[].out point into */
+};
+
+/* run --trace-file: the trace sink among the live run's sinks,
+ * trace-<run-id>.json in its log directory. */
+struct trace_run {
+        struct trace_sink_job job;
+        struct trace_edges edges;
+        const char *ninja_log;
+        bool quiet;
+};
+
+/* Before recorder_new: the sink added to cfg's (cfg->sinks and
+ * sink_userdata then point into tr, which must outlive the recorder). */
+void trace_run_init(struct trace_run *tr, struct recorder_config *cfg);
+/* After the build, before recorder_finish: the ninja edges of its
+ * --ninja-log (notes printed), or cancel: no trace (the build never ran). */
+void trace_run_edges(struct trace_run *tr, const struct run_info *ri, bool cancel);
+/* After recorder_finish: where it went, or why not. Returns 0, or 1 after
+ * printing why. */
+int trace_run_report(const struct trace_run *tr, const struct recorder *r, const char *run_id);
+void trace_run_release(struct trace_run *tr);

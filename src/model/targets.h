@@ -291,10 +291,5 @@ int targets_render_text(const struct targets *ts, const struct run_facts *f, str
  * or null), the run's totals, the failing steps and slowest edges of ts
  * (2-space indent, trailing newline). 0 or -ENOMEM. */
 int targets_render_json(const struct targets *ts, const struct run_facts *f, struct dbuf *out);
-/* The "buildkit_steps" of a targets.json (targets_render_json) read back
- * into ts: each step's target by name (added to ts when new), the rest as
- * written; malformed entries are skipped. root is a json_t *. 0 or -ENOMEM. */
-struct json_t;
-int targets_steps_from_json(struct json_t *root, struct targets *ts);
 /* Anything worth reporting at all. */
 bool targets_any(const struct targets *ts);

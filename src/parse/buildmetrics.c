@@ -2,23 +2,16 @@
 #include "parse/buildmetrics.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "model/ranges.h"
 #include "parse/bakemeta.h"
-#include "platform/buildx.h"
 #include "parse/buildkit.h"
 #include "parse/ccstats.h"
 #include "parse/ninjalog.h"
 #include "util/macro.h"
 #include "util/util.h"
-
-#define NINJA_LOG_MAX (256u << 20)
-#define HISTORY_TIMEOUT_S 5.0
-#define HISTORY_BUDGET_S 15.0
 
 const struct sccache_marker buildmetrics_default_markers[] = {
     {"pytorch", "/opt/pytorch/sccache-stats.txt"},
@@ -52,9 +45,6 @@ struct buildmetrics {
         struct buildkit *bk;
         struct ccstats_parser global;
         struct last_block sc, cc;
-        bool ninja_existed;
-        off_t ninja_size;
-        ino_t ninja_ino;
         double now; /* of the line being fed */
         struct targets model;
 };
@@ -90,7 +80,6 @@ int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics 
 {
         struct buildmetrics *bm = calloc(1, sizeof(*bm));
         struct buildkit_config bc = {0};
-        struct stat st;
         int e;
 
         if (!bm)
@@ -131,11 +120,6 @@ int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics 
                 free(bm->targets_buf);
                 free(bm);
                 return e;
-        }
-        if (cfg->ninja_log && stat(cfg->ninja_log, &st) == 0) {
-                bm->ninja_existed = true;
-                bm->ninja_size = st.st_size;
-                bm->ninja_ino = st.st_ino;
         }
         *ret = bm;
         return 0;
@@ -326,46 +310,25 @@ static void keep_edge(void *userdata, int64_t start_ms, int64_t end_ms, const ch
         targets_keep_edge(userdata, start_ms, end_ms, out, len);
 }
 
-static void import_ninja_log(struct buildmetrics *bm, buildmetrics_note_fn note, void *ud)
+int buildmetrics_ninja_log(struct buildmetrics *bm, const char *buf, size_t len, bool last,
+                           double mtime)
 {
-        _cleanup_free_ char *buf = NULL;
-        struct stat st;
-        size_t len = 0;
-        bool whole, last;
-        int e;
+        int e = ninjalog_parse(buf, len, last, &bm->model);
 
-        if (!bm->cfg.ninja_log)
-                return;
-        if (stat(bm->cfg.ninja_log, &st) < 0) {
-                note(ud, "--ninja-log '%s': %s", bm->cfg.ninja_log, strerror(errno));
-                return;
-        }
-        /* Rewritten (recompacted, or a new build dir): take its last run. */
-        whole = !bm->ninja_existed || st.st_ino != bm->ninja_ino || st.st_size < bm->ninja_size;
-        if (!whole && st.st_size == bm->ninja_size) {
-                bm->model.ninja_log_set = true; /* nothing ran */
-                return;
-        }
-        /* Only this run's tail when the log was appended to. */
-        e = read_regular_file(bm->cfg.ninja_log, whole ? 0 : (uint64_t)bm->ninja_size,
-                              NINJA_LOG_MAX, &buf, &len);
-        if (e < 0) {
-                note(ud, "--ninja-log '%s': %s", bm->cfg.ninja_log,
-                     e == -ESPIPE ? "not a regular file" : strerror(-e));
-                return;
-        }
-        last = whole && bm->ninja_existed;
-        e = ninjalog_parse(buf, len, last, &bm->model);
-        if (e < 0) {
-                note(ud, "--ninja-log '%s': not a .ninja_log of version 5 to 7", bm->cfg.ninja_log);
-                return;
-        }
+        if (e < 0)
+                return -EINVAL;
         /* the edges for lanes (the trace and the history) */
         (void)ninjalog_each(buf, len, last, keep_edge, &bm->model);
-        bm->model.ninja_mtime = (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9;
+        bm->model.ninja_mtime = mtime;
+        return 0;
 }
 
-static const char *metadata_file(char *const *argv)
+void buildmetrics_ninja_unchanged(struct buildmetrics *bm)
+{
+        bm->model.ninja_log_set = true; /* nothing ran */
+}
+
+const char *buildmetrics_metadata_file(char *const *argv)
 {
         for (size_t i = 0; argv && argv[i]; i++) {
                 if (strcmp(argv[i], "--metadata-file") == 0 && argv[i + 1])
@@ -376,59 +339,23 @@ static const char *metadata_file(char *const *argv)
         return NULL;
 }
 
-static void import_metadata(struct buildmetrics *bm, char *const *argv, buildmetrics_note_fn note,
-                            void *ud)
+int buildmetrics_metadata(struct buildmetrics *bm, const char *buf, size_t len)
 {
-        const char *f = metadata_file(argv);
-        _cleanup_free_ char *buf = NULL;
-        double budget_end = now_monotonic() + HISTORY_BUDGET_S;
-        size_t len = 0;
-        int e;
-
-        if (!f)
-                return;
-        e = read_regular_file(f, 0, BAKEMETA_MAX_FILE, &buf, &len);
-        if (e >= 0)
-                e = bakemeta_parse(buf, len, &bm->model);
-        if (e < 0) {
-                note(ud, "--metadata-file '%s': %s", f,
-                     e == -EINVAL   ? "not a JSON object"
-                     : e == -ESPIPE ? "not a regular file"
-                                    : strerror(-e));
-                return;
-        }
-        if (bm->cfg.no_history)
-                return;
-        for (size_t i = 0; i < bm->model.n; i++) {
-                _cleanup_free_ char *out = NULL;
-                struct buildx_history h;
-                double left = budget_end - now_monotonic();
-
-                if (!bm->model.t[i].ref[0] || left <= 0)
-                        continue;
-                e = buildx_history_fetch(bm->model.t[i].ref, MIN(left, HISTORY_TIMEOUT_S), &out,
-                                         &len);
-                if (e == -ENOENT)
-                        return; /* no docker here */
-                if (e >= 0)
-                        e = buildx_history_parse(out, len, &h);
-                if (e >= 0)
-                        (void)buildx_history_apply(&h, &bm->model);
-                else
-                        note(ud, "docker buildx history inspect %s: %s", bm->model.t[i].ref,
-                             e == -EINVAL ? "not the expected JSON" : strerror(-e));
-        }
+        return bakemeta_parse(buf, len, &bm->model);
 }
 
-static void no_note(void *userdata, const char *fmt, ...) {}
-
-void buildmetrics_finish(struct buildmetrics *bm, char *const *argv, buildmetrics_note_fn note,
-                         void *userdata)
+int buildmetrics_history(struct buildmetrics *bm, const char *buf, size_t len)
 {
-        if (!note)
-                note = no_note;
+        struct buildx_history h;
+        int e = buildx_history_parse(buf, len, &h);
+
+        if (e >= 0)
+                (void)buildx_history_apply(&h, &bm->model);
+        return e;
+}
+
+void buildmetrics_finish(struct buildmetrics *bm)
+{
         buildkit_finish(bm->bk, &bm->model);
         attribute_stats(bm);
-        import_ninja_log(bm, note, userdata);
-        import_metadata(bm, argv, note, userdata);
 }

@@ -33,8 +33,7 @@ extern const size_t buildmetrics_default_nmarkers;
 
 struct buildmetrics;
 
-/* Snapshots the size of the ninja log now, so that only this run's records
- * are read at the end. The config's strings must outlive the object.
+/* The config's strings must outlive the object.
  * Returns 0 or -ENOMEM. */
 int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics **ret);
 void buildmetrics_free(struct buildmetrics *bm);
@@ -43,15 +42,30 @@ void buildmetrics_free(struct buildmetrics *bm);
  * started, by buildtel's clock. */
 void buildmetrics_feed_line(struct buildmetrics *bm, const char *line, size_t len, double now);
 
-typedef void (*buildmetrics_note_fn)(void *userdata, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/* The build is over: attribute the compiler-cache stats and complete the
+ * model. Call once, before the end-of-run inputs below. */
+void buildmetrics_finish(struct buildmetrics *bm);
 
-/* The build is over: import the ninja log, the metadata file named in argv
- * (--metadata-file F / --metadata-file=F), buildx history for its refs
- * when docker exists, attribute the compiler-cache stats, and complete the
- * model. Problems are one note each. Call once. */
-void buildmetrics_finish(struct buildmetrics *bm, char *const *argv, buildmetrics_note_fn note,
-                         void *userdata);
+/* The end-of-run inputs, as buffers (the pipeline reads the files and runs
+ * the tools: pipeline/recorder.c). */
+
+/* This run's part of the .ninja_log (the tail appended since the start; or
+ * the whole log with last set: only its last ninja run counts), mtime its
+ * modification time (epoch seconds). 0, or -EINVAL: not a .ninja_log of
+ * version 5 to 7. */
+int buildmetrics_ninja_log(struct buildmetrics *bm, const char *buf, size_t len, bool last,
+                           double mtime);
+/* The .ninja_log was not written during the run: nothing ran. */
+void buildmetrics_ninja_unchanged(struct buildmetrics *bm);
+/* The `--metadata-file F` (or `=F`) of the build's argv, borrowed; NULL:
+ * none. */
+const char *buildmetrics_metadata_file(char *const *argv);
+/* That file's bytes (parse/bakemeta.h): 0, -EINVAL (not a JSON object) or
+ * -ENOMEM. */
+int buildmetrics_metadata(struct buildmetrics *bm, const char *buf, size_t len);
+/* `docker buildx history inspect --format json REF` of a target's ref
+ * (the model's t[i].ref): 0, or -EINVAL (not the expected JSON). */
+int buildmetrics_history(struct buildmetrics *bm, const char *buf, size_t len);
 
 /* The model (valid until free; complete after finish). */
 const struct targets *buildmetrics_model(const struct buildmetrics *bm);

@@ -10,6 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "parse/bakemeta.h"
+#include "parse/runfiles.h"
+#include "platform/buildx.h"
 #include "sinks/sink.h"
 #include "render/summary.h"
 #include "store/store.h"
@@ -33,7 +36,11 @@ struct recorder {
         void *state[16];
         bool failed[16];              /* its finish failed */
         struct buildmetrics *metrics; /* targets from the build's own output */
-        struct run_facts facts;       /* what every sink reports of them, made at finish */
+        /* --ninja-log when the run started: only this run's records are read */
+        bool ninja_existed;
+        off_t ninja_size;
+        ino_t ninja_ino;
+        struct run_facts facts; /* what every sink reports of them, made at finish */
         size_t nsinks;
         double start_mono, next_tick;
         double line_now;    /* the time the lines being parsed arrived */
@@ -146,7 +153,7 @@ static int open_list(struct recorder *r, const struct sink_ops *const *list, con
         e = dir ? mkdir_p(dir, 0700) : 0; /* a replay writes no files */
         if (e < 0)
                 return e;
-        for (size_t i = 0; list[i] && i < ARRAY_SIZE(r->ops); i++) {
+        for (size_t i = 0; list[i] && r->nsinks < ARRAY_SIZE(r->ops); i++) {
                 e = list[i]->open(&ctx, &r->state[r->nsinks]);
                 if (e < 0) {
                         close_sinks(r);
@@ -162,16 +169,19 @@ static int open_sinks(struct recorder *r, const char *dir)
 {
         int e = mkdir_p(dir, 0700);
 
-        return e < 0 ? e : open_list(r, sinks_all, dir);
+        if (e >= 0)
+                e = open_list(r, sinks_all, dir);
+        if (e >= 0 && r->cfg.sinks)
+                e = open_list(r, r->cfg.sinks, dir);
+        return e;
 }
 
 static bool run_exists(const char *dir, const char *run_id)
 {
-        char path[4096];
+        _cleanup_free_ char *path = runfiles_path(dir, run_id, RUNFILE_CSV);
         struct stat st;
-        int n = snprintf(path, sizeof(path), "%s/resources-%s.csv", dir, run_id);
 
-        return n > 0 && (size_t)n < sizeof(path) && stat(path, &st) == 0;
+        return path && stat(path, &st) == 0;
 }
 
 static int setup_sinks(struct recorder *r)
@@ -225,6 +235,106 @@ static void on_line(void *userdata, const char *line, size_t len, bool truncated
         buildmetrics_feed_line(r->metrics, line, len, r->line_now);
 }
 
+/* ---- the end-of-run inputs of the build-metrics parsers ---- */
+
+#define NINJA_LOG_MAX (256u << 20)
+#define HISTORY_TIMEOUT_S 5.0
+#define HISTORY_BUDGET_S 15.0
+
+static void ninja_snapshot(struct recorder *r)
+{
+        struct stat st;
+
+        if (r->cfg.metrics.ninja_log && stat(r->cfg.metrics.ninja_log, &st) == 0) {
+                r->ninja_existed = true;
+                r->ninja_size = st.st_size;
+                r->ninja_ino = st.st_ino;
+        }
+}
+
+/* This run's records of --ninja-log: the tail appended since the start,
+ * or the last run of a log rewritten (recompacted, a new build dir). */
+static void import_ninja_log(struct recorder *r)
+{
+        const char *path = r->cfg.metrics.ninja_log;
+        _cleanup_free_ char *buf = NULL;
+        struct stat st;
+        size_t len = 0;
+        bool whole;
+        int e;
+
+        if (!path)
+                return;
+        if (stat(path, &st) < 0) {
+                note(r, "--ninja-log '%s': %s", path, strerror(errno));
+                return;
+        }
+        whole = !r->ninja_existed || st.st_ino != r->ninja_ino || st.st_size < r->ninja_size;
+        if (!whole && st.st_size == r->ninja_size) {
+                buildmetrics_ninja_unchanged(r->metrics);
+                return;
+        }
+        e = read_regular_file(path, whole ? 0 : (uint64_t)r->ninja_size, NINJA_LOG_MAX, &buf, &len);
+        if (e < 0) {
+                note(r, "--ninja-log '%s': %s", path,
+                     e == -ESPIPE ? "not a regular file" : strerror(-e));
+                return;
+        }
+        if (buildmetrics_ninja_log(r->metrics, buf, len, whole && r->ninja_existed,
+                                   (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9) <
+            0)
+                note(r, "--ninja-log '%s': not a .ninja_log of version 5 to 7", path);
+}
+
+/* docker buildx history for each target's ref, within one budget. */
+static void import_history(struct recorder *r)
+{
+        const struct targets *m = buildmetrics_model(r->metrics);
+        double budget_end = now_monotonic() + HISTORY_BUDGET_S;
+
+        for (size_t i = 0; i < m->n; i++) {
+                _cleanup_free_ char *out = NULL;
+                double left = budget_end - now_monotonic();
+                size_t len = 0;
+                int e;
+
+                if (!m->t[i].ref[0] || left <= 0)
+                        continue;
+                e = buildx_history_fetch(m->t[i].ref, MIN(left, HISTORY_TIMEOUT_S), &out, &len);
+                if (e == -ENOENT)
+                        return; /* no docker here */
+                if (e >= 0)
+                        e = buildmetrics_history(r->metrics, out, len);
+                if (e < 0)
+                        note(r, "docker buildx history inspect %s: %s", m->t[i].ref,
+                             e == -EINVAL ? "not the expected JSON" : strerror(-e));
+        }
+}
+
+/* The build's --metadata-file, then buildx history for its refs. */
+static void import_metadata(struct recorder *r)
+{
+        const char *f = buildmetrics_metadata_file(r->run->argv);
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+        int e;
+
+        if (!f)
+                return;
+        e = read_regular_file(f, 0, BAKEMETA_MAX_FILE, &buf, &len);
+        if (e >= 0)
+                e = buildmetrics_metadata(r->metrics, buf, len);
+        if (e < 0) {
+                note(r, "--metadata-file '%s': %s", f,
+                     e == -EINVAL   ? "not a JSON object"
+                     : e == -ESPIPE ? "not a regular file"
+                                    : strerror(-e));
+                return;
+        }
+        if (!r->cfg.metrics.no_history)
+                import_history(r);
+}
+
 int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct recorder **ret)
 {
         struct sampler_config scfg = {
@@ -255,6 +365,8 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 e = sampler_new(&scfg, &r->sampler);
         if (e >= 0)
                 e = buildmetrics_new(&cfg->metrics, &r->metrics);
+        if (e >= 0)
+                ninja_snapshot(r);
         if (e >= 0)
                 e = procscan_new(&r->scan);
         if (e >= 0)
@@ -493,12 +605,21 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
 
         /* A replay's command line ran long ago: its --metadata-file and
          * buildx history are not read again. */
-        if (!r->cfg.replay)
-                buildmetrics_finish(r->metrics, r->run->argv, r->cfg.note, r->cfg.userdata);
+        if (!r->cfg.replay) {
+                buildmetrics_finish(r->metrics);
+                import_ninja_log(r);
+                import_metadata(r);
+        }
         r->summary.units = units;
         m.targets = buildmetrics_model(r->metrics);
         targets_facts(m.targets, r->run, &r->facts);
         m.facts = &r->facts;
+        if (r->cfg.replay && r->cfg.recorded) {
+                m.targets = r->cfg.recorded->targets;
+                m.facts = r->cfg.recorded->facts;
+                m.units = r->cfg.recorded->units;
+                r->summary.units = m.units;
+        }
 
         for (size_t i = 0; i < r->nsinks; i++) {
                 int e;

@@ -47,10 +47,16 @@ struct recorder_config {
         /* A replay (summarize, export): the samples come from a recording
          * through recorder_sample(), nothing is sampled, no file is
          * written, and only the sinks in this NULL-terminated list (NULL:
-         * none) are open. */
+         * none) are open. A live run opens them after its own, in its log
+         * directory (run --trace-file's trace sink). */
         bool replay;
         const struct sink_ops *const *sinks;
         void *sink_userdata; /* handed to those sinks' open (sink_ctx) */
+        /* A replay's recorded model (its targets, their facts and its
+         * compile units, as its files or rows hold them), borrowed: handed
+         * to the sinks at finish in place of the empty one a replay
+         * builds. NULL: the recorder's own. */
+        const struct run_model *recorded;
         /* Each sample taken (not replayed), after the sinks: run --live's
          * status line. NULL: none. */
         void (*on_sample)(void *userdata, const struct sample *s);

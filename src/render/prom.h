@@ -51,11 +51,6 @@ bool prom_file_valid(const char *s);
 int prom_textfile_dir(const struct prom_config *cfg, const char *log_dir, char **ret,
                       bool *ret_fallback);
 
-/* Write dir/name atomically: a temp file in dir whose name does not end in
- * .prom, mode 0644, fsync, rename, fsync of the directory. A reader sees
- * the old file or the new one, never a part. 0 or -errno. */
-int prom_write_file(const char *dir, const char *name, const char *buf, size_t len);
-
 /* The Pushgateway URL for a push: base + /metrics/job/JOB/instance/HOST,
  * each value as is when it is made of [A-Za-z0-9._~-], else in the
  * "label@base64/<urlsafe base64>" form. 0 or -ENOMEM. */

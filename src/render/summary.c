@@ -1054,21 +1054,3 @@ int summary_render_short(const struct summary *s, const struct run_info *ri, str
 {
         return render_with(render_short, s, ri, out);
 }
-
-int summary_write_files(const struct summary *s, const struct run_info *ri, const char *txt_path,
-                        const char *json_path)
-{
-        struct dbuf txt = DBUF_INIT, json = DBUF_INIT;
-        int r, r2;
-
-        r = summary_render_text(s, ri, &txt);
-        if (r >= 0)
-                r = write_file_atomic(txt_path, txt.p, txt.len);
-        /* one file failing is no reason to lose the other */
-        r2 = summary_render_json(s, ri, &json);
-        if (r2 >= 0)
-                r2 = write_file_atomic(json_path, json.p, json.len);
-        dbuf_release(&txt);
-        dbuf_release(&json);
-        return r < 0 ? r : r2;
-}

@@ -13,7 +13,3 @@ int summary_render_json(const struct summary *s, const struct run_info *ri, stru
 int summary_render_text(const struct summary *s, const struct run_info *ri, struct dbuf *out);
 /* A few lines for stderr at exit. */
 int summary_render_short(const struct summary *s, const struct run_info *ri, struct dbuf *out);
-
-/* Write both files atomically. Returns 0 or -errno of the first failure. */
-int summary_write_files(const struct summary *s, const struct run_info *ri, const char *txt_path,
-                        const char *json_path);

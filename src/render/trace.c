@@ -15,7 +15,6 @@ enum { PID_BUILD = 1, PID_TARGETS = 2, PID_NINJA = 3, PID_UNITS = 4, PID_STEPS =
 static const int pid_sort[PIDS] = {
     [PID_BUILD] = 1, [PID_TARGETS] = 2, [PID_STEPS] = 3, [PID_NINJA] = 4, [PID_UNITS] = 5};
 
-#define TRACE_FLUSH_AT (1u << 16)
 #define TRACE_NAME_MAX 512 /* bytes of a slice name kept */
 #define TRACE_MEMCOLS_MAX 8
 #define TRACE_KV_MAX (1 + TRACE_MEMCOLS_MAX)
@@ -61,12 +60,10 @@ struct kv {
 };
 
 struct trace {
-        FILE *f;
         struct trace_config cfg;
         const struct run_info *ri;
         struct dbuf buf;
-        bool any;  /* an event was written */
-        int error; /* the first write error */
+        bool any; /* an event was written */
         struct slice *sl;
         size_t nsl, capsl;
         uint64_t dropped;
@@ -147,16 +144,6 @@ int trace_json_string(struct dbuf *out, const char *s, size_t len)
         if (e >= 0)
                 e = dbuf_puts(out, "\"");
         return e;
-}
-
-static int flush(struct trace *t, bool force)
-{
-        if (t->buf.len == 0 || (!force && t->buf.len < TRACE_FLUSH_AT))
-                return t->error;
-        if (fwrite(t->buf.p, 1, t->buf.len, t->f) != t->buf.len && !t->error)
-                t->error = -EIO;
-        dbuf_reset(&t->buf);
-        return t->error;
 }
 
 static int64_t us(double s)
@@ -284,14 +271,12 @@ static void find_memcols(struct trace *t)
         }
 }
 
-int trace_new(FILE *f, const struct trace_config *cfg, const struct run_info *ri,
-              struct trace **ret)
+int trace_new(const struct trace_config *cfg, const struct run_info *ri, struct trace **ret)
 {
         struct trace *t = calloc(1, sizeof(*t));
 
         if (!t)
                 return -ENOMEM;
-        t->f = f;
         t->cfg = *cfg;
         if (t->cfg.max_slices == 0)
                 t->cfg.max_slices = TRACE_SLICES_MAX;
@@ -309,6 +294,11 @@ int trace_new(FILE *f, const struct trace_config *cfg, const struct run_info *ri
         }
         *ret = t;
         return 0;
+}
+
+struct dbuf *trace_output(struct trace *t)
+{
+        return &t->buf;
 }
 
 void trace_free(struct trace *t)
@@ -417,7 +407,7 @@ int trace_sample(struct trace *t, const struct sample *s)
         t->prev_elapsed = s->elapsed_s;
         t->last_elapsed = MAX(t->last_elapsed, s->elapsed_s);
         snprintf(t->prev_top, sizeof(t->prev_top), "%s", s->top_proc ? s->top_proc : "");
-        return flush(t, false);
+        return 0;
 }
 
 static int add_slice(struct trace *t, int pid, double start_s, double end_s, const char *name,
@@ -593,8 +583,6 @@ static int slice_event(struct trace *t, const struct slice *s, int64_t lane)
         }
         if (e >= 0)
                 e = dbuf_puts(b, "}}");
-        if (e >= 0)
-                e = flush(t, false);
         return e;
 }
 
@@ -741,10 +729,5 @@ int trace_finish(struct trace *t)
         }
         if (e >= 0)
                 e = dbuf_puts(&t->buf, "\n],\"displayTimeUnit\":\"ms\"}\n");
-        if (e < 0)
-                return e;
-        e = flush(t, true);
-        if (e >= 0 && fflush(t->f) != 0)
-                e = -EIO;
         return e;
 }

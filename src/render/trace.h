@@ -3,7 +3,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "model/run.h"
 #include "model/sample.h"
@@ -14,9 +13,10 @@
 
 /* A recorded run as a Chrome Trace Event Format file
  * ({"traceEvents": [...], "displayTimeUnit": "ms"}), which Perfetto UI and
- * chrome://tracing open. Written as it goes: the counters (C) and instants
- * (i) of each sample go out when the sample is given, so a 24-hour run is
- * never held in memory; the slices (X: the run, its targets, ninja edges)
+ * chrome://tracing open. Formatted as it goes into trace_output(): the
+ * counters (C) and instants (i) of each sample are appended when the
+ * sample is given, and the caller writes them out and empties the buffer
+ * (so a 24-hour run is never held in memory); the slices (X: the run, its targets, ninja edges)
  * are kept (capped) and written with their lanes and the metadata (M) at
  * the end. Times are microseconds from the run's start.
  *
@@ -35,10 +35,12 @@ struct trace_config {
 
 struct trace;
 
-/* A writer to f (borrowed; the caller closes it). ri must outlive the
- * writer. The header is written here. Returns 0, -ENOMEM or -EIO. */
-int trace_new(FILE *f, const struct trace_config *cfg, const struct run_info *ri,
-              struct trace **ret);
+/* A formatter (no I/O). ri must outlive it. The header is appended to
+ * trace_output() here. Returns 0 or -ENOMEM. */
+int trace_new(const struct trace_config *cfg, const struct run_info *ri, struct trace **ret);
+/* The bytes formatted so far and not yet taken, owned by t: the caller
+ * writes them and may dbuf_reset() the buffer at any time. */
+struct dbuf *trace_output(struct trace *t);
 /* NULL is a no-op. */
 void trace_free(struct trace *t);
 
@@ -59,8 +61,8 @@ int trace_add_unit(struct trace *t, const struct unit *u);
 void trace_set_steps_dropped(struct trace *t, uint32_t n);
 /* The run's end (seconds on its clock) when run_info does not give it. */
 void trace_set_end(struct trace *t, double end_s);
-/* Write the slices, their lanes and the metadata; close the JSON. Returns
- * 0, -ENOMEM or -EIO (a write failed, now or earlier). */
+/* Append the slices, their lanes and the metadata; close the JSON.
+ * Returns 0 or -ENOMEM. */
 int trace_finish(struct trace *t);
 
 /* Append s[0..len) as a JSON string literal (quotes included): quotes,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "parse/runfiles.h"
 #include "sinks/sink.h"
 #include "util/util.h"
 
@@ -15,7 +16,8 @@ struct buildlog_state {
 
 static int buildlog_open(const struct sink_ctx *ctx, void **ret_state)
 {
-        _cleanup_free_ char *path = sink_path(ctx, "build-", ".log");
+        _cleanup_free_ char *path =
+            runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_BUILD_LOG);
         struct buildlog_state *st;
         int fd;
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "parse/runfiles.h"
 #include "sinks/sink.h"
 #include "util/util.h"
 
@@ -19,7 +20,7 @@ struct csv_state {
 
 static int csv_open(const struct sink_ctx *ctx, void **ret_state)
 {
-        _cleanup_free_ char *path = sink_path(ctx, "resources-", ".csv");
+        _cleanup_free_ char *path = runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_CSV);
         struct dbuf hdr = DBUF_INIT;
         struct csv_state *st;
         int fd, r;

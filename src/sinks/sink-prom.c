@@ -54,7 +54,10 @@ int prom_textfile_dir(const struct prom_config *cfg, const char *log_dir, char *
         return 0;
 }
 
-int prom_write_file(const char *dir, const char *name, const char *buf, size_t len)
+/* Write dir/name atomically: a temp file in dir whose name does not end in
+ * .prom, mode 0644, fsync, rename, fsync of the directory. A reader sees
+ * the old file or the new one, never a part. 0 or -errno. */
+static int prom_write_file(const char *dir, const char *name, const char *buf, size_t len)
 {
         _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "parse/runfiles.h"
 #include "render/report.h"
 #include "sinks/sink.h"
 #include "util/macro.h"
@@ -35,13 +36,9 @@ static void report_close(void *state)
 
 static int report_open(const struct sink_ctx *ctx, void **ret_state)
 {
-        static const char *const names[][2] = {
-            {"resources-", ".csv"},
-            {"resources-", ".summary.txt"},
-            {"resources-", ".summary.json"},
-            {"resources-", ".targets.json"},
-            {"build-", ".log"},
-            {"report-", ".html"},
+        static const enum runfile names[] = {
+            RUNFILE_CSV,     RUNFILE_SUMMARY_TXT, RUNFILE_SUMMARY_JSON,
+            RUNFILE_TARGETS, RUNFILE_BUILD_LOG,   RUNFILE_REPORT,
         };
         struct report_state *st = calloc(1, sizeof(*st));
         const char *gh = getenv("GITHUB_STEP_SUMMARY");
@@ -50,21 +47,17 @@ static int report_open(const struct sink_ctx *ctx, void **ret_state)
         if (!st)
                 return -ENOMEM;
         report_data_init(&st->d);
-        if (!ctx->no_report && !(st->html = sink_path(ctx, "report-", ".html")))
+        if (!ctx->no_report &&
+            !(st->html = runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_REPORT)))
                 goto oom;
         if (gh && *gh && !(st->summary = strdup(gh)))
                 goto oom;
         for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
-                const struct sink_ctx bare = {.log_dir = "", .run = ctx->run};
-                char *p;
-
-                if (ctx->no_report && strcmp(names[i][0], "report-") == 0)
+                if (ctx->no_report && names[i] == RUNFILE_REPORT)
                         continue;
-                p = sink_path(&bare, names[i][0], names[i][1]);
-                if (!p)
+                st->files[k] = runfiles_path(NULL, ctx->run->run_id, names[i]);
+                if (!st->files[k++])
                         goto oom;
-                memmove(p, p + 1, strlen(p)); /* the leading '/' */
-                st->files[k++] = p;
         }
         *ret_state = st;
         return 0;

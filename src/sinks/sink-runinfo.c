@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "parse/runfiles.h"
 #include "sinks/sink.h"
 #include "util/util.h"
 
@@ -25,7 +26,7 @@ static int runinfo_write(const char *path, const struct run_info *run)
 static int runinfo_open(const struct sink_ctx *ctx, void **ret_state)
 {
         struct runinfo_state *st;
-        char *path = sink_path(ctx, "resources-", ".run.json");
+        char *path = runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_RUN);
         int r;
 
         if (!path)

@@ -10,18 +10,22 @@
  * warns exactly once and carries on without it: the other sinks and the
  * build are not affected. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "parse/runfiles.h"
 #include "model/targets.h"
 #include "model/units.h"
 #include "sinks/sink.h"
 #include "render/summary.h"
+#include "platform/procfs.h"
 #include "platform/vcs.h"
 #include "store/store.h"
+#include "util/macro.h"
 #include "util/util.h"
 
 #define STORE_BUSY_RUN_MS 100     /* per attempt while the build runs */
@@ -147,6 +151,27 @@ static bool handle(struct sqlite_state *s, int e, bool final)
         return false;
 }
 
+/* This process as a recorder. Returns 0 or -errno. */
+static int recorder_self(struct store_recorder *ret)
+{
+        _cleanup_close_ int root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct procfs_identity me;
+        struct store_recorder t = {0};
+        int r;
+
+        if (root < 0)
+                return -errno;
+        r = procfs_self_identity(root, &me);
+        if (r < 0)
+                return r;
+        t.pid = me.pid;
+        t.starttime = me.starttime;
+        _Static_assert(sizeof(t.boot_id) == sizeof(me.boot_id), "the same boot id");
+        memcpy(t.boot_id, me.boot_id, sizeof(t.boot_id));
+        *ret = t;
+        return 0;
+}
+
 /* Move through the phases as far as the database lets us. */
 static int advance(struct sqlite_state *s, int busy_ms)
 {
@@ -169,7 +194,7 @@ static int advance(struct sqlite_state *s, int busy_ms)
                 s->extra.builder = s->builder[0] ? s->builder : NULL;
                 s->extra.vcs_rev = s->vcs_ok ? s->vcs.rev : NULL;
                 s->extra.vcs_ref = s->vcs_ok ? s->vcs.ref : NULL;
-                (void)store_recorder_self(&rec);
+                (void)recorder_self(&rec);
                 e = store_run_begin(s->st, s->run, &s->extra, &rec, &s->run_id);
                 if (e < 0)
                         return e;
@@ -226,7 +251,8 @@ fail:
  * log directory is taken from where buildtel runs. NULL when unknown. */
 static char *build_log_path(const struct sink_ctx *ctx)
 {
-        _cleanup_free_ char *p = ctx->log_dir ? sink_path(ctx, "build-", ".log") : NULL;
+        _cleanup_free_ char *p =
+            ctx->log_dir ? runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_BUILD_LOG) : NULL;
         _cleanup_free_ char *cwd = NULL;
         struct dbuf b = DBUF_INIT;
 

@@ -3,8 +3,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "parse/runfiles.h"
 #include "sinks/sink.h"
 #include "render/summary.h"
+#include "util/util.h"
 
 struct summary_state {
         char *txt, *json;
@@ -16,8 +18,8 @@ static int summary_open(const struct sink_ctx *ctx, void **ret_state)
 
         if (!st)
                 return -ENOMEM;
-        st->txt = sink_path(ctx, "resources-", ".summary.txt");
-        st->json = sink_path(ctx, "resources-", ".summary.json");
+        st->txt = runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_SUMMARY_TXT);
+        st->json = runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_SUMMARY_JSON);
         if (!st->txt || !st->json) {
                 free(st->txt);
                 free(st->json);
@@ -28,11 +30,23 @@ static int summary_open(const struct sink_ctx *ctx, void **ret_state)
         return 0;
 }
 
+/* Both files, each atomically. Returns 0 or -errno of the first failure. */
 static int summary_finish(void *state, const struct run_model *m)
 {
         struct summary_state *st = state;
+        struct dbuf txt = DBUF_INIT, json = DBUF_INIT;
+        int r, r2;
 
-        return summary_write_files(m->summary, m->run, st->txt, st->json);
+        r = summary_render_text(m->summary, m->run, &txt);
+        if (r >= 0)
+                r = write_file_atomic(st->txt, txt.p, txt.len);
+        /* one file failing is no reason to lose the other */
+        r2 = summary_render_json(m->summary, m->run, &json);
+        if (r2 >= 0)
+                r2 = write_file_atomic(st->json, json.p, json.len);
+        dbuf_release(&txt);
+        dbuf_release(&json);
+        return r < 0 ? r : r2;
 }
 
 static void summary_close(void *state)

@@ -5,13 +5,14 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "parse/runfiles.h"
 #include "model/targets.h"
 #include "sinks/sink.h"
 #include "util/util.h"
 
 static int targets_open(const struct sink_ctx *ctx, void **ret_state)
 {
-        char *path = sink_path(ctx, "resources-", ".targets.json");
+        char *path = runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_TARGETS);
 
         if (!path)
                 return -ENOMEM;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "parse/runfiles.h"
 #include "model/units.h"
 #include "sinks/sink.h"
 #include "util/util.h"
@@ -19,7 +20,7 @@ static int units_open(const struct sink_ctx *ctx, void **ret_state)
 
         if (!st)
                 return -ENOMEM;
-        st->path = sink_path(ctx, "resources-", ".units.csv");
+        st->path = runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_UNITS);
         if (!st->path) {
                 free(st);
                 return -ENOMEM;

@@ -4,12 +4,14 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "model/run.h"
 #include "model/sample.h"
 #include "model/summary.h"
 #include "model/targets.h"
 #include "render/prom.h"
+#include "render/trace.h"
 
 struct otel_config;
 
@@ -26,7 +28,7 @@ struct sink_ctx {
         void (*warn)(void *userdata, const char *msg);
         void *warn_userdata;
         const struct otel_config *otlp; /* OTLP export; NULL or !enabled: off */
-        void *userdata; /* for a sink a command brings to a replay (recorder.h) */
+        void *userdata;                 /* for a sink a command brings to a replay (recorder.h) */
         bool no_report;                 /* --no-report: no report-<id>.html */
 };
 
@@ -66,8 +68,31 @@ extern const struct sink_ops sink_otlp;    /* OTLP/HTTP metrics to a collector *
 extern const struct sink_ops sink_units;   /* resources-<id>.units.csv */
 extern const struct sink_ops sink_report;  /* report-<id>.html, $GITHUB_STEP_SUMMARY */
 
+/* sink_trace (trace-<run-id>.json, render/trace.h) is not in sinks_all:
+ * `export --trace` and `run --trace-file` add it, with this as
+ * sink_ctx.userdata (borrowed until close). */
+struct trace_edge {
+        double start_s, end_s; /* on the run's clock */
+        const char *out;       /* its output, len bytes, borrowed */
+        size_t len;
+};
+struct trace_sink_job {
+        /* written whole: a temp file renamed over it at finish; NULL:
+         * trace-<run-id>.json in the log directory */
+        const char *path;
+        int fd; /* >= 0: written here instead (stdout), path unused */
+        struct trace_config cfg;
+        const struct trace_edge *edges; /* ninja edges the command read; after the model's */
+        size_t nedges;
+        bool round;  /* live samples: as their CSV rows hold them (sample_round) */
+        bool cancel; /* set before finish: nothing is written */
+        /* finish returns 0 and leaves the error here for the command to
+         * report (a live run's trace is no reason to note a sink failure) */
+        bool own_errors;
+        int result;      /* out: finish's 0 or -errno */
+        int64_t samples; /* out: the samples given */
+};
+extern const struct sink_ops sink_trace;
+
 /* The sinks of a run, in order. NULL-terminated. */
 extern const struct sink_ops *const sinks_all[];
-
-/* Paths of the run's files: "<log_dir>/<prefix><run_id><suffix>", malloc'd. */
-char *sink_path(const struct sink_ctx *ctx, const char *prefix, const char *suffix);

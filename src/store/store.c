@@ -16,7 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "platform/procfs.h"
 #include "util/dbuf.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -561,26 +560,6 @@ void store_close(struct store *st)
         sqlite3_close(st->db);
         free(st->sample_cols);
         free(st);
-}
-
-int store_recorder_self(struct store_recorder *ret)
-{
-        _cleanup_close_ int root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        struct procfs_identity me;
-        struct store_recorder t = {0};
-        int r;
-
-        if (root < 0)
-                return -errno;
-        r = procfs_self_identity(root, &me);
-        if (r < 0)
-                return r;
-        t.pid = me.pid;
-        t.starttime = me.starttime;
-        _Static_assert(sizeof(t.boot_id) == sizeof(me.boot_id), "the same boot id");
-        memcpy(t.boot_id, me.boot_id, sizeof(t.boot_id));
-        *ret = t;
-        return 0;
 }
 
 static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)

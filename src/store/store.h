@@ -66,15 +66,12 @@ void store_rollback(struct store *st);
 
 /* Who writes a running row, to tell a live run from one whose buildtel
  * was killed: pid, its start time in clock ticks after boot, and the boot
- * id of the kernel. */
+ * id of the kernel (the caller reads them: platform/procfs.h). */
 struct store_recorder {
         long pid;
         uint64_t starttime;
         char boot_id[40];
 };
-
-/* This process as a recorder. Returns 0 or -errno. */
-int store_recorder_self(struct store_recorder *ret);
 
 /* Extra facts of a run that are not in run_info. NULL strings are NULL
  * in the database. */

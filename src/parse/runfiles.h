@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stddef.h>
+
+#include "model/targets.h"
+
+/* A run's files: the one place their names are spelled, and the parser of
+ * resources-<id>.targets.json. The other files' parsers live beside their
+ * writers: run.json is run_info_parse_json() (model/run.h), units.csv is
+ * units_csv_parse() (model/units.h), the CSV is parse/csvread.h. */
+
+enum runfile {
+        RUNFILE_CSV,          /* resources-<id>.csv */
+        RUNFILE_RUN,          /* resources-<id>.run.json */
+        RUNFILE_SUMMARY_TXT,  /* resources-<id>.summary.txt */
+        RUNFILE_SUMMARY_JSON, /* resources-<id>.summary.json */
+        RUNFILE_TARGETS,      /* resources-<id>.targets.json */
+        RUNFILE_UNITS,        /* resources-<id>.units.csv */
+        RUNFILE_BUILD_LOG,    /* build-<id>.log */
+        RUNFILE_REPORT,       /* report-<id>.html */
+        RUNFILE_TRACE,        /* trace-<id>.json */
+        RUNFILE_COUNT_
+};
+
+/* The file's name for run_id in dir: "<dir>/<name>" (as given: "x/" gives
+ * "x//name", "" gives "/name"), or the bare name when dir is NULL.
+ * malloc'd; NULL: ENOMEM (or an unknown kind). */
+char *runfiles_path(const char *dir, const char *run_id, enum runfile kind);
+
+/* The file of kind beside csv, a resources-<id>.csv path: the same
+ * directory, the same id ("x/resources-ID.csv" -> "x/resources-ID.run.json",
+ * "x/build-ID.log"). A csv not named resources-<id>.csv gives its name with
+ * ".csv" replaced (when it ends so) for the resources-<id>.* kinds, and NULL
+ * for the others. malloc'd; NULL: ENOMEM too. */
+char *runfiles_beside(const char *csv, enum runfile kind);
+
+/* The directory part of path, before its last '/' ("" for "/x"), as
+ * runfiles_path() takes it; malloc'd. NULL when path has no '/' (the
+ * current directory: a bare name) or on ENOMEM (*ret_oom set). */
+char *runfiles_dir_of(const char *path, bool *ret_oom);
+
+/* resources-<id>.targets.json (targets_render_json()) read back from buf:
+ * its targets appended to f (up to TARGETS_MAX; each one's figures range
+ * checked: counts >= 0, cached clamped to steps, ratios derived), and,
+ * when ts is not NULL, its slowest ninja edges (durations, each from 0)
+ * and BuildKit steps into ts (an initialized struct targets). Returns the
+ * number of targets appended, -EINVAL when buf is not a JSON object, or
+ * -ENOMEM. */
+int runfiles_targets_parse(const char *buf, size_t len, struct run_facts *f, struct targets *ts);

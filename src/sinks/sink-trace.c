@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/* The Chrome trace of a run (render/trace.h): each sample's counters as
+ * it comes, the model's targets, BuildKit steps, compile units and the
+ * command's ninja edges at the end. Written to a temp file renamed over
+ * the path when complete (or to the fd the command gives). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "parse/runfiles.h"
+#include "render/trace.h"
+#include "sinks/sink.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+#define TRACE_DRAIN_AT (1u << 16)
+
+struct trace_state {
+        struct trace_sink_job *job;
+        struct trace *t;
+        int fd;
+        char *tmp;
+        int error;  /* the first one */
+        char *path; /* job->path or the log directory's */
+};
+
+static void drain(struct trace_state *st, bool force)
+{
+        struct dbuf *b = trace_output(st->t);
+        int e;
+
+        if (b->len == 0 || (!force && b->len < TRACE_DRAIN_AT))
+                return;
+        e = st->error ? 0 : write_all(st->fd, b->p, b->len);
+        if (e < 0 && !st->error)
+                st->error = -EIO;
+        dbuf_reset(b);
+}
+
+static void trace_close(void *state)
+{
+        struct trace_state *st = state;
+
+        if (!st)
+                return;
+        if (st->tmp) {
+                (void)unlink(st->tmp);
+                free(st->tmp);
+        }
+        if (st->fd >= 0 && st->fd != st->job->fd)
+                close(st->fd);
+        free(st->path);
+        trace_free(st->t);
+        free(st);
+}
+
+static int open_tmp(struct trace_state *st, const char *path)
+{
+        size_t n = strlen(path) + 16;
+        int r;
+
+        st->tmp = malloc(n);
+        if (!st->tmp)
+                return -ENOMEM;
+        r = snprintf(st->tmp, n, "%s.tmp-XXXXXX", path);
+        if (r < 0 || (size_t)r >= n)
+                return -ENOMEM;
+        st->fd = mkstemp(st->tmp);
+        if (st->fd < 0) {
+                free(st->tmp);
+                st->tmp = NULL;
+                return -errno;
+        }
+        (void)fchmod(st->fd, 0644);
+        return 0;
+}
+
+static int trace_open(const struct sink_ctx *ctx, void **ret_state)
+{
+        struct trace_sink_job *j = ctx->userdata;
+        struct trace_state *st = calloc(1, sizeof(*st));
+        int e;
+
+        if (!st)
+                return -ENOMEM;
+        st->job = j;
+        st->fd = j->fd;
+        if (j->fd < 0) {
+                st->path = j->path ? strdup(j->path)
+                                   : runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_TRACE);
+                e = st->path ? open_tmp(st, st->path) : -ENOMEM;
+                /* a live run's files matter more than its trace */
+                if (e < 0 && e != -ENOMEM && j->own_errors) {
+                        st->error = e;
+                        e = 0;
+                }
+        } else {
+                e = 0;
+        }
+        if (e >= 0)
+                e = trace_new(&j->cfg, ctx->run, &st->t);
+        if (e < 0) {
+                trace_close(st);
+                return e;
+        }
+        drain(st, false);
+        *ret_state = st;
+        return 0;
+}
+
+static void trace_on_sample(void *state, const struct sample *s, const struct run_model *m)
+{
+        struct trace_state *st = state;
+        struct sample r;
+        int e = 0;
+
+        st->job->samples++;
+        if (!st->error && st->job->round) {
+                sample_round(s, &r);
+                e = trace_sample(st->t, &r);
+        } else if (!st->error) {
+                e = trace_sample(st->t, s);
+        }
+
+        if (e < 0 && !st->error)
+                st->error = e;
+        drain(st, false);
+}
+
+/* The model's slices, then the command's edges. */
+static int add_model(struct trace_state *st, const struct run_model *m)
+{
+        const struct targets *ts = m->targets;
+        size_t nu = 0;
+        const struct unit *units = m->units ? units_rows(m->units, &nu) : NULL;
+        int e = 0;
+
+        for (size_t i = 0; m->facts && e >= 0 && i < m->facts->n; i++)
+                e = trace_add_target(st->t, &m->facts->t[i]);
+        if (e >= 0 && ts)
+                trace_set_steps_dropped(st->t, ts->steps_dropped);
+        for (uint32_t i = 0; ts && e >= 0 && i < ts->nstepv; i++) {
+                const struct step_fact *sf = &ts->stepv[i];
+
+                e = trace_add_step(
+                    st->t, sf,
+                    sf->target >= 0 && (size_t)sf->target < ts->n ? ts->t[sf->target].name : NULL);
+        }
+        for (size_t i = 0; e >= 0 && i < nu; i++)
+                e = trace_add_unit(st->t, &units[i]);
+        for (size_t i = 0; e >= 0 && i < st->job->nedges; i++) {
+                const struct trace_edge *x = &st->job->edges[i];
+
+                e = trace_add_edge(st->t, x->start_s, x->end_s, x->out, x->len);
+        }
+        return e;
+}
+
+static int trace_on_finish(void *state, const struct run_model *m)
+{
+        struct trace_state *st = state;
+        int e = st->error;
+
+        if (st->job->cancel)
+                return 0;
+        /* a live run's end is known only now */
+        if (isfinite(m->run->end_epoch) && isfinite(m->run->start_epoch))
+                trace_set_end(st->t, m->run->end_epoch - m->run->start_epoch);
+        if (e >= 0)
+                e = add_model(st, m);
+        if (e >= 0)
+                e = trace_finish(st->t);
+        if (e >= 0) {
+                drain(st, true);
+                e = st->error;
+        }
+        if (st->tmp && e >= 0) {
+                if (close(st->fd) < 0)
+                        e = -EIO;
+                st->fd = -1;
+                if (e >= 0 && rename(st->tmp, st->path) < 0)
+                        e = -errno;
+                if (e >= 0) {
+                        free(st->tmp);
+                        st->tmp = NULL;
+                }
+        }
+        st->error = e;
+        st->job->result = e;
+        return st->job->own_errors ? 0 : e;
+}
+
+const struct sink_ops sink_trace = {
+    .name = "trace",
+    .open = trace_open,
+    .sample = trace_on_sample,
+    .finish = trace_on_finish,
+    .close = trace_close,
+};

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/* A run's files (parse/runfiles.h): the names, and targets.json read back
+ * as targets_render_json() writes it, with its figures range checked. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/targets.h"
+#include "parse/runfiles.h"
+#include "util/dbuf.h"
+#include "util/macro.h"
+
+static void test_path(void **state)
+{
+        static const struct {
+                const char *dir;
+                enum runfile kind;
+                const char *want;
+        } cases[] = {
+            {"/l", RUNFILE_CSV, "/l/resources-R1.csv"},
+            {"/l", RUNFILE_RUN, "/l/resources-R1.run.json"},
+            {"/l", RUNFILE_SUMMARY_TXT, "/l/resources-R1.summary.txt"},
+            {"/l", RUNFILE_SUMMARY_JSON, "/l/resources-R1.summary.json"},
+            {"/l", RUNFILE_TARGETS, "/l/resources-R1.targets.json"},
+            {"/l", RUNFILE_UNITS, "/l/resources-R1.units.csv"},
+            {"/l", RUNFILE_BUILD_LOG, "/l/build-R1.log"},
+            {"/l", RUNFILE_REPORT, "/l/report-R1.html"},
+            {"/l", RUNFILE_TRACE, "/l/trace-R1.json"},
+            {".", RUNFILE_TRACE, "./trace-R1.json"},
+            {"x/", RUNFILE_CSV, "x//resources-R1.csv"}, /* as given, as the sinks always did */
+            {"", RUNFILE_REPORT, "/report-R1.html"},
+            {NULL, RUNFILE_REPORT, "report-R1.html"},
+            {NULL, RUNFILE_BUILD_LOG, "build-R1.log"},
+        };
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                char *p = runfiles_path(cases[i].dir, "R1", cases[i].kind);
+
+                print_message("case %zu\n", i);
+                assert_non_null(p);
+                assert_string_equal(p, cases[i].want);
+                free(p);
+        }
+        assert_null(runfiles_path("/l", "R1", RUNFILE_COUNT_));
+}
+
+static void test_beside(void **state)
+{
+        static const struct {
+                const char *csv;
+                enum runfile kind;
+                const char *want; /* NULL: none */
+        } cases[] = {
+            {"/l/resources-R1.csv", RUNFILE_RUN, "/l/resources-R1.run.json"},
+            {"/l/resources-R1.csv", RUNFILE_UNITS, "/l/resources-R1.units.csv"},
+            {"/l/resources-R1.csv", RUNFILE_TARGETS, "/l/resources-R1.targets.json"},
+            {"/l/resources-R1.csv", RUNFILE_BUILD_LOG, "/l/build-R1.log"},
+            {"/l/resources-R1.csv", RUNFILE_REPORT, "/l/report-R1.html"},
+            {"resources-R1.csv", RUNFILE_TRACE, "trace-R1.json"},
+            {"resources-R1.csv", RUNFILE_RUN, "resources-R1.run.json"},
+            {"/resources-R1.csv", RUNFILE_RUN, "/resources-R1.run.json"},
+            /* not resources-<id>.csv: ".csv" swapped, the others have no name */
+            {"a/copy.csv", RUNFILE_RUN, "a/copy.run.json"},
+            {"a/copy", RUNFILE_UNITS, "a/copy.units.csv"},
+            {"a/resources-.csv", RUNFILE_RUN, "a/resources-.run.json"},
+            {"a/copy.csv", RUNFILE_REPORT, NULL},
+            {"a/resources-R1.csv.bak", RUNFILE_BUILD_LOG, NULL},
+            {"", RUNFILE_RUN, ".run.json"},
+        };
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                char *p = runfiles_beside(cases[i].csv, cases[i].kind);
+
+                print_message("case %zu: %s\n", i, cases[i].csv);
+                if (!cases[i].want) {
+                        assert_null(p);
+                        continue;
+                }
+                assert_non_null(p);
+                assert_string_equal(p, cases[i].want);
+                free(p);
+        }
+}
+
+static void test_dir_of(void **state)
+{
+        static const struct {
+                const char *path, *want;
+        } cases[] = {
+            {"/l/resources-R1.csv", "/l"},
+            {"a/b/c.csv", "a/b"},
+            {"/c.csv", ""},
+            {"c.csv", NULL},
+        };
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                bool oom = true;
+                char *p = runfiles_dir_of(cases[i].path, &oom);
+
+                assert_false(oom);
+                if (!cases[i].want)
+                        assert_null(p);
+                else
+                        assert_string_equal(p, cases[i].want);
+                free(p);
+        }
+}
+
+/* What the writer writes reads back: the same facts, steps and edges. */
+static void test_targets_roundtrip(void **state)
+{
+        struct targets *ts = calloc(1, sizeof(*ts)), *back = calloc(1, sizeof(*back));
+        struct run_facts *f = calloc(1, sizeof(*f)), *g = calloc(1, sizeof(*g));
+        struct step_fact st = {.target = 0, .start_s = 1.5, .end_s = 4, .step = true};
+        struct dbuf out = DBUF_INIT;
+
+        (void)state;
+        assert_non_null(ts && back && f && g);
+        targets_init(ts);
+        targets_init(back);
+        f->n = 2;
+        targets_copy_field(f->t[0].name, sizeof(f->t[0].name), "app", 3);
+        f->t[0].start_s = 1;
+        f->t[0].end_s = 9;
+        f->t[0].duration_s = 8;
+        f->t[0].steps_set = true;
+        f->t[0].steps = 10;
+        f->t[0].cached = 4;
+        f->t[0].success = TARGET_BUILT;
+        f->t[0].ccache = (struct cc_counts){.set = true, .hits = 3, .misses = 1};
+        targets_fact_ratios(&f->t[0]);
+        targets_copy_field(f->t[1].name, sizeof(f->t[1].name), "db", 2);
+        f->t[1].start_s = f->t[1].end_s = f->t[1].duration_s = NAN;
+        f->t[1].success = TARGET_FAILED;
+        targets_fact_ratios(&f->t[1]);
+        (void)targets_get(ts, "app", 3);
+        targets_copy_field(st.name, sizeof(st.name), "[app 1/2] RUN make", 18);
+        assert_int_equal(targets_add_step(ts, &st), 0);
+        targets_offer_edge(ts, 0, 2500, "obj/a.o", 7);
+        assert_int_equal(targets_render_json(ts, f, &out), 0);
+
+        assert_int_equal(runfiles_targets_parse(out.p, out.len, g, back), 2);
+        assert_int_equal(g->n, 2);
+        assert_string_equal(g->t[0].name, "app");
+        assert_true(g->t[0].start_s == 1 && g->t[0].end_s == 9 && g->t[0].duration_s == 8);
+        assert_true(g->t[0].steps_set);
+        assert_int_equal(g->t[0].steps, 10);
+        assert_int_equal(g->t[0].cached, 4);
+        assert_int_equal(g->t[0].success, TARGET_BUILT);
+        assert_true(g->t[0].ccache.set && g->t[0].ccache.hits == 3 && g->t[0].ccache.misses == 1);
+        assert_true(fabs(g->t[0].cache_ratio - 0.4) < 1e-9);
+        assert_true(fabs(g->t[0].ccache_ratio - 0.75) < 1e-9);
+        assert_string_equal(g->t[1].name, "db");
+        assert_true(isnan(g->t[1].start_s) && isnan(g->t[1].duration_s));
+        assert_false(g->t[1].steps_set);
+        assert_int_equal(g->t[1].success, TARGET_FAILED);
+        assert_true(isnan(g->t[1].cache_ratio));
+        assert_int_equal(back->nstepv, 1);
+        assert_string_equal(back->stepv[0].name, "[app 1/2] RUN make");
+        assert_string_equal(back->t[back->stepv[0].target].name, "app");
+        assert_true(back->stepv[0].start_s == 1.5 && back->stepv[0].end_s == 4);
+        assert_int_equal(back->nslow, 1);
+        assert_string_equal(back->slow[0].output, "obj/a.o");
+        assert_int_equal(back->slow[0].end_ms, 2500);
+        assert_true(back->ninja_log_set);
+
+        dbuf_release(&out);
+        targets_release(ts);
+        targets_release(back);
+        free(ts);
+        free(back);
+        free(f);
+        free(g);
+}
+
+/* Hostile files: the range checks and the clamp, and what is not a file. */
+static void test_targets_ranges(void **state)
+{
+        static const struct {
+                const char *json;
+                int ret;
+                uint32_t steps, cached; /* of the first target, when steps_set */
+                bool steps_set;
+        } cases[] = {
+            {"{\"targets\":[{\"name\":\"a\",\"steps\":3,\"cached\":9}]}", 1, 3, 3, true},
+            {"{\"targets\":[{\"name\":\"a\",\"steps\":-3,\"cached\":-1}]}", 1, 0, 0, true},
+            {"{\"targets\":[{\"name\":\"a\",\"steps\":99999999999,\"cached\":5}]}", 1, UINT32_MAX,
+             5, true},
+            {"{\"targets\":[{\"name\":\"a\",\"steps\":3}]}", 1, 0, 0, false},
+            {"{\"targets\":[{\"name\":\"a\",\"steps\":3.5,\"cached\":1}]}", 1, 0, 0, false},
+            {"{\"targets\":[1,\"x\",{\"steps\":2,\"cached\":1}]}", 1, 2, 1, true},
+            {"{\"targets\":{}}", 0, 0, 0, false},
+            {"{}", 0, 0, 0, false},
+            {"[]", -EINVAL, 0, 0, false},
+            {"not json", -EINVAL, 0, 0, false},
+            {"", -EINVAL, 0, 0, false},
+        };
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                struct run_facts *f = calloc(1, sizeof(*f));
+
+                print_message("case %zu: %s\n", i, cases[i].json);
+                assert_non_null(f);
+                assert_int_equal(
+                    runfiles_targets_parse(cases[i].json, strlen(cases[i].json), f, NULL),
+                    cases[i].ret);
+                if (cases[i].ret > 0) {
+                        assert_int_equal(f->t[0].steps_set, cases[i].steps_set);
+                        assert_int_equal(f->t[0].steps, cases[i].steps);
+                        assert_int_equal(f->t[0].cached, cases[i].cached);
+                }
+                free(f);
+        }
+}
+
+/* Negative cache counts, edges out of range, and the target cap. */
+static void test_targets_caps(void **state)
+{
+        struct run_facts *f = calloc(1, sizeof(*f));
+        struct targets *ts = calloc(1, sizeof(*ts));
+        struct dbuf b = DBUF_INIT;
+        const char *cc = "{\"targets\":[{\"name\":\"a\",\"ccache\":{\"hits\":-1,\"misses\":2},"
+                         "\"sccache\":{\"hits\":1,\"misses\":1}}],\"slowest_edges\":[{\"output\":"
+                         "\"x\",\"seconds\":-1},{\"output\":\"y\",\"seconds\":1e12},{\"output\":"
+                         "\"z\",\"seconds\":2}],\"buildkit_steps\":[{\"target\":\"t\"},{\"name\":"
+                         "\"s\",\"target\":\"t\"}],\"buildkit_steps_dropped\":7}";
+
+        (void)state;
+        assert_non_null(f && ts);
+        targets_init(ts);
+        assert_int_equal(runfiles_targets_parse(cc, strlen(cc), f, ts), 1);
+        assert_false(f->t[0].ccache.set);
+        assert_true(f->t[0].sccache.set);
+        assert_int_equal(ts->nslow, 1);
+        assert_string_equal(ts->slow[0].output, "z");
+        assert_int_equal(ts->nstepv, 1);
+        assert_int_equal(ts->steps_dropped, 7);
+        targets_release(ts);
+
+        assert_int_equal(dbuf_puts(&b, "{\"targets\":["), 0);
+        for (int i = 0; i < TARGETS_MAX + 5; i++)
+                assert_int_equal(dbuf_printf(&b, "%s{\"name\":\"t%d\"}", i ? "," : "", i), 0);
+        assert_int_equal(dbuf_puts(&b, "]}"), 0);
+        f->n = 0;
+        assert_int_equal(runfiles_targets_parse(b.p, b.len, f, NULL), TARGETS_MAX);
+        assert_int_equal(f->n, TARGETS_MAX);
+        dbuf_release(&b);
+        free(ts);
+        free(f);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_path),           cmocka_unit_test(test_beside),
+            cmocka_unit_test(test_dir_of),         cmocka_unit_test(test_targets_roundtrip),
+            cmocka_unit_test(test_targets_ranges), cmocka_unit_test(test_targets_caps),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
