@@ -22,8 +22,9 @@ echo "with 1,000 idle background processes: $(ls /proc | grep -c '^[0-9]') proce
 # the same host, cgroup and /proc/PID files read raw (bench/tick.c).
 TICK=$(dirname "$BT")/bench/bench-tick
 if [ -x "$TICK" ]; then
-        "$TICK" raw-cgroup 200 0.05
-        "$TICK" cgroup 200 0.05
+        python3 "$(dirname "$0")/pairs.py" --name "tick with a cgroup, 1,000 idle processes: buildtel / raw reads" \
+                --metric 'out:([0-9.]+) us CPU per tick' --unit us --ratio b/a --goal-max 1.5 --runs 5 \
+                --a "$TICK raw-cgroup 200 0.05" --b "$TICK cgroup 200 0.05" | tee -a "${PAIRS_LOG:-/dev/null}"
 fi
 
 secs=10 iv=0.05

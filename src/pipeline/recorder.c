@@ -20,6 +20,7 @@
 #include "platform/cgroup-top.h"
 #include "platform/cgroup.h"
 #include "parse/linebuf.h"
+#include "pipeline/parseq.h"
 #include "platform/sampler.h"
 #include "util/util.h"
 
@@ -49,6 +50,11 @@ struct recorder {
         struct procscan *scan; /* the compile units in flight */
         struct units *units;   /* and over the run */
         char running[SAMPLE_RUNNING_MAX + 1];
+        /* The output's parsers on their own thread (parseq.h); NULL: none
+         * yet, or parsed inline (no_parseq: it could not start, or the run
+         * is over). */
+        struct parseq *parseq;
+        bool no_parseq;
 };
 
 static void note(struct recorder *r, const char *fmt, ...) _printf_(2, 3);
@@ -400,6 +406,7 @@ void recorder_free(struct recorder *r)
 {
         if (!r)
                 return;
+        parseq_free(r->parseq);
         close_sinks(r);
         sampler_free(r->sampler);
         buildmetrics_free(r->metrics);
@@ -422,26 +429,65 @@ double recorder_next_tick(const struct recorder *r)
         return r->next_tick;
 }
 
+/* On the parse thread, or inline: a chunk of output into lines. */
+static void on_chunk(void *userdata, int stream, const char *buf, size_t len, double now,
+                     bool eof)
+{
+        struct recorder *r = userdata;
+
+        r->line_now = now;
+        if (eof)
+                linebuf_flush(r->lines[stream == 2], on_line, r);
+        else
+                linebuf_feed(r->lines[stream == 2], buf, len, on_line, r);
+}
+
+/* Every reader of the parsers' state first waits for the parse thread to
+ * catch up, so a sample sees exactly the lines that came before it. */
+static void parse_sync(struct recorder *r)
+{
+        if (r->parseq)
+                parseq_sync(r->parseq);
+}
+
+static void parse_stop(struct recorder *r)
+{
+        parseq_free(r->parseq);
+        r->parseq = NULL;
+        r->no_parseq = true;
+}
+
 void recorder_output(struct recorder *r, int stream, const char *buf, size_t len)
 {
+        /* One clock read per chunk: its lines arrived together, and a read
+         * per line was 40% of the parsing time. */
+        double now = now_monotonic() - r->start_mono;
+
         for (size_t i = 0; i < r->nsinks; i++)
                 if (r->ops[i]->output)
                         r->ops[i]->output(r->state[i], stream, buf, len);
-        /* One clock read per chunk: its lines arrived together, and a read
-         * per line was 40% of the parsing time. */
-        r->line_now = now_monotonic() - r->start_mono;
-        linebuf_feed(r->lines[stream == 2], buf, len, on_line, r);
+        if (!r->parseq && !r->no_parseq && parseq_new(on_chunk, r, &r->parseq) < 0)
+                r->no_parseq = true; /* no thread to be had: parse inline */
+        if (r->parseq)
+                parseq_push(r->parseq, stream, buf, len, now);
+        else
+                on_chunk(r, stream, buf, len, now, false);
 }
 
 void recorder_output_eof(struct recorder *r, int stream)
 {
-        r->line_now = now_monotonic() - r->start_mono;
-        linebuf_flush(r->lines[stream == 2], on_line, r);
+        double now = now_monotonic() - r->start_mono;
+
+        if (r->parseq)
+                parseq_push_eof(r->parseq, stream, now);
+        else
+                on_chunk(r, stream, NULL, 0, now, true);
 }
 
 void recorder_log_line(struct recorder *r, const char *line, size_t len)
 {
         /* watch's lines (--stage-log-dir) reach the same parsers as run's. */
+        parse_sync(r);
         r->line_now = now_monotonic() - r->start_mono;
         on_line(r, line, len, false);
 }
@@ -581,6 +627,7 @@ int recorder_tick(struct recorder *r)
         (void)sampler_take(r->sampler, &s);
         if (r->cfg.cgroup)
                 build_after(r, &s);
+        parse_sync(r);
         s.stage = logctx_stage(r->logctx);
         s.context = logctx_context(r->logctx);
 
@@ -603,6 +650,7 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
         struct run_model m = {.run = r->run, .summary = &r->summary, .units = units};
         int ret = 0;
 
+        parse_stop(r); /* every line parsed; the end-of-run fetches fork */
         /* A replay's command line ran long ago: its --metadata-file and
          * buildx history are not read again. */
         if (!r->cfg.replay) {
