@@ -13,6 +13,7 @@
 
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
+#include "model/figures.h"
 #include "platform/cachetool.h"
 #include "parse/ccstats.h"
 #include "store/history.h"
@@ -103,8 +104,9 @@ static int snapshot(struct store *st, const char *tool, double now, struct repor
 
 static double hit_rate(const struct store_cache_snapshot *c)
 {
-        return c->hits + c->misses > 0 ? (double)c->hits / ((double)c->hits + (double)c->misses)
-                                       : NAN;
+        if (c->hits < 0 || c->misses < 0)
+                return NAN;
+        return figure_hit_ratio((uint64_t)c->hits, (uint64_t)c->misses);
 }
 
 static json_t *delta_json(int64_t d)

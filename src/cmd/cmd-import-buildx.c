@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "model/figures.h"
 #include "model/run.h"
 #include "parse/bakemeta.h"
 #include "platform/buildx.h"
@@ -23,7 +24,8 @@
 static void print_history(const char *what, const struct buildx_history *h)
 {
         struct dbuf name = DBUF_INIT;
-        double pct = h->total_steps ? 100.0 * h->cached_steps / h->total_steps : 0;
+        double ratio = figure_cached_ratio(h->total_steps, h->cached_steps);
+        double pct = isnan(ratio) ? 0 : 100.0 * ratio;
 
         (void)run_append_utf8_lossy(&name, h->name, strlen(h->name), true);
         printf("%s: %s %s, %u/%u steps (%u cached, %.0f%%), ", what, name.p ? name.p : "",

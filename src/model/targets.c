@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/figures.h"
 #include "model/run.h"
 #include "util/macro.h"
 
@@ -185,13 +186,13 @@ bool targets_any(const struct targets *ts)
 
 static int render_cc(struct dbuf *out, const char *what, const struct cc_counts *c, bool guess)
 {
-        uint64_t tot;
+        double ratio;
 
         if (!c->set)
                 return 0;
-        tot = c->hits + c->misses;
+        ratio = figure_hit_ratio(c->hits, c->misses);
         return dbuf_printf(out, ", %s %" PRIu64 " hits / %" PRIu64 " misses (%.1f%%)%s", what,
-                           c->hits, c->misses, tot ? 100.0 * (double)c->hits / (double)tot : 0.0,
+                           c->hits, c->misses, isnan(ratio) ? 0.0 : 100.0 * ratio,
                            guess ? " (a guess: no marker step found)" : "");
 }
 
@@ -419,22 +420,18 @@ void targets_facts_outcome(const struct run_info *run, struct run_facts *f)
                 f->outcome = RUN_OUTCOME_FAILURE;
         else
                 f->outcome = RUN_OUTCOME_UNKNOWN;
-        /* NAN when either end is unknown */
-        f->duration_s = run->end_epoch - run->start_epoch;
-        if (!isfinite(f->duration_s))
-                f->duration_s = NAN;
+        /* NAN when either end is unknown: no samples here */
+        f->duration_s = figure_run_duration(run->start_epoch, run->end_epoch, NAN, NULL);
 }
 
 static double cc_ratio(const struct cc_counts *c)
 {
-        uint64_t tot = c->hits + c->misses;
-
-        return c->set && tot ? (double)c->hits / (double)tot : NAN;
+        return c->set ? figure_hit_ratio(c->hits, c->misses) : NAN;
 }
 
 void targets_fact_ratios(struct target_fact *t)
 {
-        t->cache_ratio = t->steps_set && t->steps ? (double)t->cached / t->steps : NAN;
+        t->cache_ratio = t->steps_set ? figure_cached_ratio(t->steps, t->cached) : NAN;
         t->sccache_ratio = cc_ratio(&t->sccache);
         t->ccache_ratio = cc_ratio(&t->ccache);
         t->cc = t->sccache.set ? t->sccache : t->ccache;

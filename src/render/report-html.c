@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/figures.h"
 #include "model/units.h"
 #include "render/report.h"
 #include "render/summary.h"
@@ -392,7 +393,9 @@ static void target_bars(struct dwriter *w, const struct run_facts *f)
                 n++;
                 x0 = px(&fr, t->start_s);
                 x1 = MAX(px(&fr, t->end_s), x0 + 2);
-                frac = t->steps_set && t->steps ? (double)t->cached / t->steps : 0;
+                frac = t->steps_set ? figure_cached_ratio(t->steps, t->cached) : NAN;
+                if (isnan(frac))
+                        frac = 0; /* no stripe */
                 dw_printf(w,
                           "<rect class=\"f%d\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
                           "height=\"%.0f\" opacity=\"0.75\"><title>",

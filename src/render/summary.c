@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "render/summary.h"
 
+#include "model/figures.h"
 #include "model/units.h"
 
 #include <errno.h>
@@ -118,15 +119,9 @@ static const char *what_of(const struct summary_point *p)
 static double duration_of(const struct summary *s, const struct run_info *ri, bool *ret_to_last)
 {
         *ret_to_last = false;
-        if (!ri || !isfinite(ri->start_epoch))
+        if (!ri)
                 return NAN;
-        if (isfinite(ri->end_epoch))
-                return ri->end_epoch - ri->start_epoch;
-        /* killed or still running: as far as the samples go */
-        *ret_to_last = true;
-        if (isfinite(s->last_epoch))
-                return s->last_epoch - ri->start_epoch;
-        return NAN;
+        return figure_run_duration(ri->start_epoch, ri->end_epoch, s->last_epoch, ret_to_last);
 }
 
 /* "exit 0", "exit 2", "killed by SIGKILL", "exit status unknown". */

@@ -38,7 +38,7 @@
         X(BUILDER, "r.builder")                                                                    \
         X(START, "r.start_epoch")                                                                  \
         X(END, "r.end_epoch")                                                                      \
-        X(DURATION, "COALESCE(r.end_epoch - r.start_epoch,"                                        \
+        X(DURATION, "run_duration(r.start_epoch, r.end_epoch, r.start_epoch +"                     \
                     " (SELECT max(elapsed_s) FROM samples WHERE run = r.id))")                     \
         X(STATE, "r.state")                                                                        \
         X(EXIT_CODE, "r.exit_code")                                                                \

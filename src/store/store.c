@@ -2,6 +2,7 @@
 #include "store/store.h"
 #include "store/store-sql.h"
 
+#include "model/figures.h"
 #include "model/targets.h"
 #include "model/units.h"
 
@@ -231,6 +232,23 @@ char *store_default_path(void)
         if (n < 0 || (size_t)n >= sizeof(buf))
                 return NULL;
         return strdup(buf);
+}
+
+/* run_duration(start, end, last): figure_run_duration() for the SQL, so
+ * the history's duration is the summary's. NULL in, NULL out. */
+static void sql_run_duration(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+        double v[3];
+        double d;
+
+        for (int i = 0; i < 3 && i < argc; i++)
+                v[i] = sqlite3_value_type(argv[i]) == SQLITE_NULL ? NAN
+                                                                  : sqlite3_value_double(argv[i]);
+        d = figure_run_duration(v[0], v[1], v[2], NULL);
+        if (isfinite(d))
+                sqlite3_result_double(ctx, d);
+        else
+                sqlite3_result_null(ctx);
 }
 
 static int exec_sql(struct store *st, const char *sql)
@@ -534,6 +552,14 @@ int store_open(const char *path, bool create, int busy_ms, struct store **ret)
         }
         sqlite3_extended_result_codes(st->db, 1);
         sqlite3_busy_timeout(st->db, busy_ms);
+        rc = sqlite3_create_function(st->db, "run_duration", 3,
+                                     SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_run_duration,
+                                     NULL, NULL);
+        if (rc != SQLITE_OK) {
+                r = store_map_rc(st->db, rc);
+                store_close(st);
+                return r < 0 ? r : -EIO;
+        }
         /* WAL: readers never block the writer, and a commit needs no fsync
          * with synchronous=NORMAL (only checkpoints do). A crash may lose
          * the last commits, never the file. */
@@ -827,9 +853,7 @@ int store_target_insert(struct store *st, int64_t run, const struct store_target
 
 double store_target_cached_ratio(const struct store_target *t)
 {
-        if (t->steps <= 0 || t->cached < 0)
-                return NAN;
-        return (double)t->cached / (double)t->steps;
+        return figure_cached_ratio(t->steps, t->cached);
 }
 
 int store_cache_snapshot_insert(struct store *st, const struct store_cache_snapshot *c,

@@ -157,7 +157,7 @@ int store_edges_insert(struct store *st, int64_t run, const struct targets *ts);
  * of edgev's edges, or -errno. */
 int store_edges_get(struct store *st, int64_t run, struct targets *ts);
 
-/* Cached steps over steps, NAN when either is unknown or steps is 0. */
+/* Cached steps over steps: figure_cached_ratio() of the row. */
 double store_target_cached_ratio(const struct store_target *t);
 
 /* Compiler-cache snapshots. -------------------------------------------- */
