@@ -368,12 +368,47 @@ static void test_iso8601(void **state)
         }
 }
 
+/* One rule per purpose: exact (rounded, seconds kept) for summaries and
+ * reports, compact (truncated, no seconds from an hour on) for columns. */
+static void test_fmt_duration(void **state)
+{
+        static const struct {
+                double s;
+                const char *exact, *compact;
+        } cases[] = {
+            {0, "0.0s", "0.0s"},
+            {12.34, "12.3s", "12.3s"},
+            {59.9, "59.9s", "59.9s"},
+            {60, "1m00s", "1m00s"},
+            {245, "4m05s", "4m05s"},
+            {245.6, "4m06s", "4m05s"},
+            {3599.6, "1h00m00s", "59m59s"},
+            {3723.4, "1h02m03s", "1h02m"},
+            {3779.9, "1h03m00s", "1h02m"},
+            {360000, "100h00m00s", "100h00m"},
+            {-1, "?", "-"},
+            {NAN, "?", "-"},
+            {INFINITY, "?", "-"},
+            {1e12, "?", "-"},
+        };
+        char buf[FMT_DURATION_LEN];
+
+        (void)state;
+        for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+                assert_string_equal(fmt_duration(cases[k].s, FMT_DURATION_EXACT, buf),
+                                    cases[k].exact);
+                assert_string_equal(fmt_duration(cases[k].s, FMT_DURATION_COMPACT, buf),
+                                    cases[k].compact);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_parse_numbers),
             cmocka_unit_test(test_parse_size),
             cmocka_unit_test(test_iso8601),
+            cmocka_unit_test(test_fmt_duration),
             cmocka_unit_test_setup_teardown(test_atomic_write, scratch_setup, scratch_teardown),
             cmocka_unit_test_setup_teardown(test_atomic_write_failures, scratch_setup,
                                             scratch_teardown),

@@ -143,19 +143,6 @@ int history_print_json(const json_t *v)
         return r < 0 ? 1 : 0;
 }
 
-void history_fmt_duration(double s, char *buf, size_t len)
-{
-        /* (int) of hours is defined only in range */
-        if (!range_ok(RANGE_DURATION, s))
-                snprintf(buf, len, "-");
-        else if (s < 60)
-                snprintf(buf, len, "%.1fs", s);
-        else if (s < 3600)
-                snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-        else
-                snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
-}
-
 void history_fmt_time(double epoch, bool with_seconds, char *buf, size_t len)
 {
         /* (time_t) is defined only in range */

@@ -43,8 +43,6 @@ int history_list_begin(const char *cmd, int argc, char **argv, struct history_op
 /* Print v as 2-space-indented JSON plus a newline. Returns 0 or 1. */
 int history_print_json(const struct json_t *v);
 
-/* "2h14m", "3m05s", "12.3s"; "-" for NAN. */
-void history_fmt_duration(double s, char *buf, size_t len);
 /* Local time "2026-11-29 15:40:20" (seconds with with_seconds). */
 void history_fmt_time(double epoch, bool with_seconds, char *buf, size_t len);
 /* MiB as "18.2 GiB" / "512 MiB"; "-" for NAN. */

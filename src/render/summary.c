@@ -64,21 +64,9 @@ static void put_iso(struct dwriter *w, double epoch)
 /* 3723.4 -> "1h02m03s", 245 -> "4m05s", 12.34 -> "12.3s". */
 static void put_duration(struct dwriter *w, double secs)
 {
-        long long t;
+        char b[FMT_DURATION_LEN];
 
-        if (!isfinite(secs) || secs < 0 || (secs >= 60 && secs >= 1e12)) {
-                dw_puts(w, "?");
-                return;
-        }
-        if (secs < 60) {
-                dw_printf(w, "%.1fs", secs);
-                return;
-        }
-        t = llround(secs);
-        if (t < 3600)
-                dw_printf(w, "%lldm%02llds", t / 60, t % 60);
-        else
-                dw_printf(w, "%lldh%02lldm%02llds", t / 3600, t / 60 % 60, t % 60);
+        dw_puts(w, fmt_duration(secs, FMT_DURATION_EXACT, b));
 }
 
 /* The build's bytes for a terminal: valid UTF-8, no control characters. */

@@ -388,6 +388,29 @@ double now_monotonic(void)
 #define ISO8601_MIN_EPOCH -62167219200.0
 #define ISO8601_MAX_EPOCH 253402300799.0
 
+const char *fmt_duration(double s, enum fmt_duration_style style, char buf[static FMT_DURATION_LEN])
+{
+        unsigned long long x;
+
+        if (!isfinite(s) || s < 0 || s >= 1e12) {
+                snprintf(buf, FMT_DURATION_LEN, "%s", style == FMT_DURATION_EXACT ? "?" : "-");
+                return buf;
+        }
+        if (s < 60) {
+                /* "%.1f" of 59.96 is "60.0s": shown as it is, like before */
+                snprintf(buf, FMT_DURATION_LEN, "%.1fs", s);
+                return buf;
+        }
+        x = style == FMT_DURATION_EXACT ? (unsigned long long)llround(s) : (unsigned long long)s;
+        if (x < 3600)
+                snprintf(buf, FMT_DURATION_LEN, "%llum%02llus", x / 60, x % 60);
+        else if (style == FMT_DURATION_EXACT)
+                snprintf(buf, FMT_DURATION_LEN, "%lluh%02llum%02llus", x / 3600, x / 60 % 60, x % 60);
+        else
+                snprintf(buf, FMT_DURATION_LEN, "%lluh%02llum", x / 3600, x / 60 % 60);
+        return buf;
+}
+
 int format_iso8601(double epoch, char buf[static 64])
 {
         double whole = floor(epoch);

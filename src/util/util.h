@@ -101,3 +101,15 @@ double now_monotonic(void);
  * -ERANGE with buf "" for what has no 4-digit year (before 0000-01-01, from
  * 10000-01-01 on), NAN and the infinities. */
 int format_iso8601(double epoch, char buf[static 64]);
+
+/* The two ways a duration is written, one per purpose:
+ * - FMT_DURATION_EXACT, for summaries and reports, where the figure is read:
+ *   rounded to the second, seconds always shown: "12.3s", "4m05s",
+ *   "1h02m03s"; "?" when unknown.
+ * - FMT_DURATION_COMPACT, for table columns (history, inspect, status, top):
+ *   truncated like a clock (never shows more time than passed), seconds
+ *   left out from an hour on: "12.3s", "4m05s", "1h02m"; "-" when unknown.
+ * Unknown: NAN, negative, infinite, or 1e12 s and more. */
+enum fmt_duration_style { FMT_DURATION_EXACT, FMT_DURATION_COMPACT };
+#define FMT_DURATION_LEN 32
+const char *fmt_duration(double s, enum fmt_duration_style style, char buf[static FMT_DURATION_LEN]);
