@@ -402,6 +402,39 @@ static void test_fmt_duration(void **state)
         }
 }
 
+static void test_state_path(void **state)
+{
+        static const struct {
+                const char *xdg, *home, *want;
+        } cases[] = {
+            {"/x/state", "/home/u", "/x/state/buildtel/logs"},
+            {"rel/state", "/home/u", "/home/u/.local/state/buildtel/logs"},
+            {NULL, "/home/u", "/home/u/.local/state/buildtel/logs"},
+            {"", "rel", NULL},
+            {NULL, NULL, NULL},
+        };
+
+        (void)state;
+        for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+                char *p;
+
+                if (cases[k].xdg)
+                        setenv("XDG_STATE_HOME", cases[k].xdg, 1);
+                else
+                        unsetenv("XDG_STATE_HOME");
+                if (cases[k].home)
+                        setenv("HOME", cases[k].home, 1);
+                else
+                        unsetenv("HOME");
+                p = state_path("logs");
+                if (cases[k].want)
+                        assert_string_equal(p, cases[k].want);
+                else
+                        assert_null(p);
+                free(p);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -409,6 +442,7 @@ int main(void)
             cmocka_unit_test(test_parse_size),
             cmocka_unit_test(test_iso8601),
             cmocka_unit_test(test_fmt_duration),
+            cmocka_unit_test(test_state_path),
             cmocka_unit_test_setup_teardown(test_atomic_write, scratch_setup, scratch_teardown),
             cmocka_unit_test_setup_teardown(test_atomic_write_failures, scratch_setup,
                                             scratch_teardown),

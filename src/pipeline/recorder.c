@@ -73,19 +73,7 @@ static void note(struct recorder *r, const char *fmt, ...)
 
 char *recorder_default_log_dir(void)
 {
-        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-        char buf[4096];
-        int n;
-
-        if (state && state[0] == '/')
-                n = snprintf(buf, sizeof(buf), "%s/buildtel/logs", state);
-        else if (home && home[0] == '/')
-                n = snprintf(buf, sizeof(buf), "%s/.local/state/buildtel/logs", home);
-        else
-                return NULL;
-        if (n < 0 || (size_t)n >= sizeof(buf))
-                return NULL;
-        return strdup(buf);
+        return state_path("logs");
 }
 
 /* $TMPDIR/buildtel-UID/logs, in a shared directory: both levels must be ours

@@ -219,19 +219,7 @@ void store_set_busy_timeout(struct store *st, int ms)
 
 char *store_default_path(void)
 {
-        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-        char buf[4096];
-        int n;
-
-        if (state && state[0] == '/')
-                n = snprintf(buf, sizeof(buf), "%s/buildtel/history.db", state);
-        else if (home && home[0] == '/')
-                n = snprintf(buf, sizeof(buf), "%s/.local/state/buildtel/history.db", home);
-        else
-                return NULL;
-        if (n < 0 || (size_t)n >= sizeof(buf))
-                return NULL;
-        return strdup(buf);
+        return state_path("history.db");
 }
 
 /* run_duration(start, end, last): figure_run_duration() for the SQL, so

@@ -388,6 +388,23 @@ double now_monotonic(void)
 #define ISO8601_MIN_EPOCH -62167219200.0
 #define ISO8601_MAX_EPOCH 253402300799.0
 
+char *state_path(const char *name)
+{
+        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+        char buf[PATH_MAX];
+        int n;
+
+        if (state && state[0] == '/')
+                n = snprintf(buf, sizeof(buf), "%s/buildtel/%s", state, name);
+        else if (home && home[0] == '/')
+                n = snprintf(buf, sizeof(buf), "%s/.local/state/buildtel/%s", home, name);
+        else
+                return NULL;
+        if (n < 0 || (size_t)n >= sizeof(buf))
+                return NULL;
+        return strdup(buf);
+}
+
 const char *fmt_duration(double s, enum fmt_duration_style style, char buf[static FMT_DURATION_LEN])
 {
         unsigned long long x;

@@ -92,6 +92,12 @@ int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t le
  * .prom file, read by node_exporter, is written 0644 with the _at form. */
 int write_file_atomic(const char *path, const void *buf, size_t len);
 
+/* buildtel's state directory joined with name (malloc'd): the one XDG rule,
+ * $XDG_STATE_HOME/buildtel/NAME when XDG_STATE_HOME is absolute, else
+ * $HOME/.local/state/buildtel/NAME when HOME is; NULL when neither is, when
+ * the path would not fit PATH_MAX, or on ENOMEM. */
+char *state_path(const char *name);
+
 /* CLOCK_REALTIME / CLOCK_MONOTONIC as seconds. */
 double now_realtime(void);
 double now_monotonic(void);
