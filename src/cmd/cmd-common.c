@@ -586,6 +586,24 @@ static void make_run_id(char *buf, size_t len)
                  rnd[2]);
 }
 
+/* The one read of the git revision per run: into ri, and the OTLP run
+ * span's attribute from it. */
+static int common_run_vcs(struct common_opts *o, struct run_info *ri)
+{
+        struct vcs_info vcs;
+
+        if (!ri->cwd || vcs_read(ri->cwd, &vcs) < 0)
+                return 0;
+        ri->vcs_rev = strdup(vcs.rev);
+        ri->vcs_ref = strdup(vcs.ref);
+        if (!ri->vcs_rev || !ri->vcs_ref)
+                return -ENOMEM;
+        if (o->otlp.enabled && vcs.rev[0] && !o->otlp.vcs_rev &&
+            !(o->otlp.vcs_rev = strdup(vcs.rev)))
+                return -ENOMEM;
+        return 0;
+}
+
 int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri)
 {
         char host[256] = "";
@@ -606,7 +624,7 @@ int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri
         ri->exit_code = -1;
         ri->ncpu = ncpu > 0 ? (unsigned)ncpu : 1;
         ri->interval = o->rec.interval;
-        return 0;
+        return common_run_vcs(o, ri);
 }
 
 void common_note(void *userdata, const char *fmt, ...)
@@ -625,11 +643,9 @@ static const char *env_lookup(void *userdata, const char *name)
         return getenv(name);
 }
 
-int common_otlp_run_span(struct otel_config *c, const char *run_id, bool vcs_of_cwd)
+int common_otlp_run_span(struct otel_config *c, const char *run_id)
 {
         uint8_t rnd[16];
-        struct vcs_info vcs;
-        char cwd[4096];
 
         if (!c->enabled)
                 return 0;
@@ -641,9 +657,6 @@ int common_otlp_run_span(struct otel_config *c, const char *run_id, bool vcs_of_
                         rnd[i] = (uint8_t)(x >> (8 * (i % 8))) ^ (uint8_t)(i * 37);
         }
         otelenv_set_run_span(c, rnd, run_id);
-        if (vcs_of_cwd && getcwd(cwd, sizeof(cwd)) && vcs_read(cwd, &vcs) >= 0 && vcs.rev[0] &&
-            !(c->vcs_rev = strdup(vcs.rev)))
-                return -ENOMEM;
         return 0;
 }
 
@@ -669,7 +682,7 @@ int common_otlp_load(struct common_opts *o, const char *cmd)
         /* the run id now: the run span's id derives from it */
         if (!o->run_id[0])
                 make_run_id(o->run_id, sizeof(o->run_id));
-        if (common_otlp_run_span(&o->otlp, o->run_id, true) < 0) {
+        if (common_otlp_run_span(&o->otlp, o->run_id) < 0) {
                 fprintf(stderr, "buildtel %s: out of memory\n", cmd);
                 return -1;
         }

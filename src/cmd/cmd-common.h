@@ -129,10 +129,10 @@ int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri
 int common_otlp_load(struct common_opts *o, const char *cmd);
 
 /* The run span's ids into c when export is on (chosen before the build
- * starts: its TRACEPARENT names the span; otelenv_set_run_span()), and
- * with vcs_of_cwd the git revision of the current directory. 0 or
- * -ENOMEM. */
-int common_otlp_run_span(struct otel_config *c, const char *run_id, bool vcs_of_cwd);
+ * starts: its TRACEPARENT names the span; otelenv_set_run_span()). The
+ * span's git revision comes from common_run_info(), the one read of it.
+ * 0 or -ENOMEM. */
+int common_otlp_run_span(struct otel_config *c, const char *run_id);
 
 /* The build's environment when spans are exported: ours with TRACEPARENT
  * naming the run span and the caller's TRACESTATE (none when the trace is

@@ -188,7 +188,7 @@ static int export_files(struct exporter *x, const char *csv, bool incomplete, st
                         ri->run_id);
                 return 1;
         }
-        e = common_otlp_run_span(x->cfg, ri->run_id, false);
+        e = common_otlp_run_span(x->cfg, ri->run_id);
         if (e >= 0)
                 e = otlp_metrics_new(x->cfg, ri, &x->m);
         if (e >= 0)
@@ -320,7 +320,7 @@ static int export_db(struct exporter *x, struct store *st, int64_t id, const cha
                 if (e < 0)
                         goto fail;
         }
-        e = common_otlp_run_span(x->cfg, ri->run_id, false);
+        e = common_otlp_run_span(x->cfg, ri->run_id);
         if (e >= 0)
                 e = otlp_metrics_new(x->cfg, ri, &x->m);
         if (e >= 0)
