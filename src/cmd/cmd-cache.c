@@ -204,7 +204,7 @@ int cmd_cache(int argc, char **argv)
         size_t n = 0;
         int oi, ret, r;
 
-        ret = history_opts_parse("cache", "j", argc, argv, &o, &oi);
+        ret = history_opts_parse("cache", argc, argv, &o, &oi);
         if (ret)
                 return ret;
         if (o.help) {

@@ -487,7 +487,7 @@ resolve:
                 goto out;
 
         if (o.export_trace) {
-                struct trace_job tj = {.out_path = o.trace_out,
+                struct trace_job tj = {.out_path = o.output,
                                        .ninja_log = o.rec.metrics.ninja_log,
                                        .thresholds = o.rec.summary,
                                        .cmd = "export"};

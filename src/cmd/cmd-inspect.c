@@ -278,7 +278,7 @@ int cmd_inspect(int argc, char **argv)
         int64_t id;
         int oi, ret, e;
 
-        ret = history_opts_parse("inspect", "j", argc, argv, &o, &oi);
+        ret = history_opts_parse("inspect", argc, argv, &o, &oi);
         if (ret)
                 return ret;
         if (o.help) {

@@ -132,8 +132,8 @@ struct summary {
         const struct units *units;
 };
 
-#define SUMMARY_NEAR_OOM_MB_DEFAULT 4096.0
-#define SUMMARY_LOW_DISK_GB_DEFAULT 20.0
+#define SUMMARY_NEAR_OOM_MB_DEFAULT 4096 /* also the text of `help`: an integer */
+#define SUMMARY_LOW_DISK_GB_DEFAULT 20
 
 /* Zero s, set every unknown figure to NAN and copy cfg (NULL: defaults). */
 void summary_init(struct summary *s, const struct summary_config *cfg);
