@@ -9,7 +9,7 @@
 #include "parse/otelenv.h"
 #include "platform/cgroup.h"
 
-/* Options are declared once, in the table of cmd-common.c: name, alias,
+/* Options are declared once, in the table of cmd-options.c: name, alias,
  * argument, the commands that take it, its --help text and what it sets.
  * The table drives getopt_long (cmd_parse_options), the option lists of
  * `buildtel help CMD`, and `buildtel help --dump-options`, which the
@@ -153,6 +153,9 @@ void cmd_dump_options(FILE *f);
 /* Fill the shared run facts: a fresh run id unless one was given, kind,
  * cwd, host, start time, CPUs, interval. Returns 0 or -ENOMEM. */
 int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri);
+
+/* A fresh run id, "20261129T154020Z-a1b2c3", into buf. */
+void common_make_run_id(char *buf, size_t len);
 
 /* Load the OTLP export settings from the OTEL_* environment and the
  * options into o->otlp and point the recorder at them. Returns 0, or -1

@@ -234,6 +234,19 @@ static const struct {
     {"help", "usage: buildtel help [COMMAND]\n", 0, 0},
 };
 
+int cmd_parse_options(unsigned cmd, const char *name, int argc, char **argv, struct common_opts *o)
+{
+        int k = cmd_parse_table(cmd, name, argc, argv, o);
+
+        if (k < 0)
+                return k;
+        if (o->help) {
+                cmd_print_usage(name);
+                return 0;
+        }
+        return k;
+}
+
 int cmd_print_usage(const char *name)
 {
         bool found = false;

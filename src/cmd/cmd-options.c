@@ -1,24 +1,15 @@
 /* SPDX-License-Identifier: MIT */
+/* The one option table of every command, and what parses through it. */
 #include "cmd/cmd-common.h"
-#include "render/report.h"
 
 #include <errno.h>
 #include <stddef.h>
 #include <math.h>
 #include <regex.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "cmd/cmd.h"
-#include "parse/runfiles.h"
-#include "render/prom.h"
-#include "platform/child.h"
-#include "platform/vcs.h"
 #include "store/history.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -592,19 +583,6 @@ int cmd_parse_table(unsigned cmd, const char *name, int argc, char **argv, struc
         return optind;
 }
 
-int cmd_parse_options(unsigned cmd, const char *name, int argc, char **argv, struct common_opts *o)
-{
-        int k = cmd_parse_table(cmd, name, argc, argv, o);
-
-        if (k < 0)
-                return k;
-        if (o->help) {
-                cmd_print_usage(name);
-                return 0;
-        }
-        return k;
-}
-
 void cmd_print_options(FILE *f, unsigned cmd, int group)
 {
         for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
@@ -642,209 +620,4 @@ void cmd_dump_options(FILE *f)
                                 t->arg ? t->arg : "", t->alias ? "--" : "",
                                 t->alias ? t->alias : "");
                 }
-}
-
-static void make_run_id(char *buf, size_t len)
-{
-        uint8_t rnd[3] = {0};
-        time_t t = time(NULL);
-        struct tm tm;
-
-        if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
-                /* No entropy yet: pid and clock still keep ids apart. */
-                uint32_t x = (uint32_t)getpid() ^ (uint32_t)(now_monotonic() * 1e6);
-                rnd[0] = (uint8_t)x;
-                rnd[1] = (uint8_t)(x >> 8);
-                rnd[2] = (uint8_t)(x >> 16);
-        }
-        gmtime_r(&t, &tm);
-        snprintf(buf, len, "%04d%02d%02dT%02d%02d%02dZ-%02x%02x%02x", tm.tm_year + 1900,
-                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, rnd[0], rnd[1],
-                 rnd[2]);
-}
-
-/* The one read of the git revision per run: into ri, and the OTLP run
- * span's attribute from it. */
-static int common_run_vcs(struct common_opts *o, struct run_info *ri)
-{
-        struct vcs_info vcs;
-
-        if (!ri->cwd || vcs_read(ri->cwd, &vcs) < 0)
-                return 0;
-        ri->vcs_rev = strdup(vcs.rev);
-        ri->vcs_ref = strdup(vcs.ref);
-        if (!ri->vcs_rev || !ri->vcs_ref)
-                return -ENOMEM;
-        if (o->otlp.enabled && vcs.rev[0] && !o->otlp.vcs_rev &&
-            !(o->otlp.vcs_rev = strdup(vcs.rev)))
-                return -ENOMEM;
-        return 0;
-}
-
-int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri)
-{
-        char host[256] = "";
-        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-
-        if (!o->run_id[0])
-                make_run_id(o->run_id, sizeof(o->run_id));
-        (void)gethostname(host, sizeof(host) - 1);
-        ri->run_id = strdup(o->run_id);
-        ri->kind = strdup(kind);
-        ri->cwd = getcwd(NULL, 0);
-        ri->host = strdup(host);
-        if (!ri->run_id || !ri->kind || !ri->host)
-                return -ENOMEM;
-        ri->start_epoch = now_realtime();
-        ri->end_epoch = NAN;
-        ri->finished = false;
-        ri->exit_code = -1;
-        ri->ncpu = ncpu > 0 ? (unsigned)ncpu : 1;
-        ri->interval = o->rec.interval;
-        return common_run_vcs(o, ri);
-}
-
-void common_note(void *userdata, const char *fmt, ...)
-{
-        char buf[2048];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
-        va_end(ap);
-        fprintf(stderr, "buildtel: note: %s\n", buf);
-}
-
-static const char *env_lookup(void *userdata, const char *name)
-{
-        return getenv(name);
-}
-
-int common_otlp_run_span(struct otel_config *c, const char *run_id)
-{
-        uint8_t rnd[16];
-
-        if (!c->enabled)
-                return 0;
-        if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-                /* cannot happen on Linux >= 3.17 once booted; still unique */
-                uint64_t x =
-                    (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(now_realtime() * 1e9);
-                for (size_t i = 0; i < sizeof(rnd); i++)
-                        rnd[i] = (uint8_t)(x >> (8 * (i % 8))) ^ (uint8_t)(i * 37);
-        }
-        otelenv_set_run_span(c, rnd, run_id);
-        return 0;
-}
-
-int common_otlp_load(struct common_opts *o, const char *cmd)
-{
-        int e;
-
-        otel_config_release(&o->otlp);
-        e = otelenv_load(env_lookup, NULL, &o->otlp_opt, common_note, NULL, &o->otlp);
-        if (e == -EINVAL) {
-                /* never echo the value: a URL may carry user:password */
-                fprintf(
-                    stderr,
-                    "buildtel %s: --otlp-endpoint takes an http:// or https:// URL with a host\n",
-                    cmd);
-                return -1;
-        }
-        if (e < 0) {
-                fprintf(stderr, "buildtel %s: out of memory\n", cmd);
-                return -1;
-        }
-        o->rec.otlp = &o->otlp;
-        /* the run id now: the run span's id derives from it */
-        if (!o->run_id[0])
-                make_run_id(o->run_id, sizeof(o->run_id));
-        if (common_otlp_run_span(&o->otlp, o->run_id) < 0) {
-                fprintf(stderr, "buildtel %s: out of memory\n", cmd);
-                return -1;
-        }
-        return 0;
-}
-
-int common_otlp_child_env(const struct common_opts *o, struct otlp_child_env *ret)
-{
-        static char no_state[] = "TRACESTATE"; /* removes it */
-        char *set[2];
-        size_t n = 0;
-
-        *ret = (struct otlp_child_env){0};
-        if (!o->otlp.enabled || !o->otlp.traces_url || !o->otlp.span_set)
-                return 0;
-        memcpy(ret->traceparent, "TRACEPARENT=", 12);
-        (void)otelenv_format_traceparent(&o->otlp.span, ret->traceparent + 12,
-                                         sizeof(ret->traceparent) - 12);
-        set[n++] = ret->traceparent;
-        if (o->otlp.has_trace && o->otlp.tracestate) {
-                if (asprintf(&ret->tracestate, "TRACESTATE=%s", o->otlp.tracestate) < 0) {
-                        ret->tracestate = NULL;
-                        return -ENOMEM;
-                }
-                set[n++] = ret->tracestate;
-        } else {
-                set[n++] = no_state; /* a new trace: no one else's state */
-        }
-        return child_env_with(set, n, &ret->envp);
-}
-
-void common_otlp_child_env_release(struct otlp_child_env *ce)
-{
-        free(ce->envp);
-        free(ce->tracestate);
-        *ce = (struct otlp_child_env){0};
-}
-
-void common_warn(void *userdata, const char *fmt, ...)
-{
-        char buf[2048];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
-        va_end(ap);
-        fprintf(stderr, "buildtel: warning: %s\n", buf);
-}
-
-/* GitHub Actions annotations, after the build's output. */
-static void common_gh_warnings(struct recorder *r)
-{
-        struct dbuf w = DBUF_INIT;
-
-        if (report_gh_warnings(recorder_summary(r), &w) >= 0 && w.len)
-                fputs(w.p, stderr);
-        dbuf_release(&w);
-}
-
-/* "buildtel: what: <dir>/<file><tail>" */
-static void common_say_file(const char *what, const char *dir, const char *run_id,
-                            enum runfile kind, const char *tail)
-{
-        _cleanup_free_ char *p = runfiles_path(dir, run_id, kind);
-
-        if (p)
-                fprintf(stderr, "buildtel: %s: %s%s\n", what, p, tail);
-}
-
-void common_report(const struct common_opts *o, struct recorder *r, struct dbuf *short_sum)
-{
-        const char *dir = recorder_log_dir(r);
-        const char *gha = getenv("GITHUB_ACTIONS");
-
-        if (gha && strcmp(gha, "true") == 0)
-                common_gh_warnings(r);
-        if (o->rec.quiet)
-                return;
-        if (short_sum->len)
-                fputs(short_sum->p, stderr);
-        /* Only the files that were written (a full disk was said above). */
-        if (dir && !recorder_sink_failed(r, "csv"))
-                common_say_file("csv", dir, o->run_id, RUNFILE_CSV, "");
-        if (dir && !recorder_sink_failed(r, "summary"))
-                common_say_file("summary", dir, o->run_id, RUNFILE_SUMMARY_TXT, " (.json)");
-        if (dir && !o->rec.no_report && !recorder_sink_failed(r, "report"))
-                common_say_file("report", dir, o->run_id, RUNFILE_REPORT, "");
 }
