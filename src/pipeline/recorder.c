@@ -107,10 +107,15 @@ static int fallback_log_dir(char **ret_path)
         return e;
 }
 
-static void sink_warn(void *userdata, const char *msg)
+static void sink_warn(void *userdata, const char *fmt, ...)
 {
         struct recorder *r = userdata;
+        char msg[2048];
+        va_list ap;
 
+        va_start(ap, fmt);
+        (void)vsnprintf(msg, sizeof(msg), fmt, ap); /* a cut note is still a note */
+        va_end(ap);
         if (r->cfg.warn)
                 r->cfg.warn(r->cfg.userdata, "%s", msg);
         else

@@ -467,7 +467,8 @@ static void step_bar(struct dwriter *w, const struct targets *ts, const struct f
                 esc(w, ts->t[f->target].name);
                 dw_puts(w, ")");
         }
-        dw_printf(w, ": %s%s%s%s</title></rect>", fmt_duration(f->end_s - f->start_s, FMT_DURATION_EXACT, b),
+        dw_printf(w, ": %s%s%s%s</title></rect>",
+                  fmt_duration(targets_step_duration(f), FMT_DURATION_EXACT, b),
                   f->cached ? ", cached" : "", f->error ? ", failed" : "",
                   f->canceled ? ", canceled" : "");
 }

@@ -53,7 +53,7 @@ struct sqlite_state {
         enum phase phase;
         char *path;
         const struct run_info *run;
-        void (*warn)(void *userdata, const char *msg);
+        note_fn warn;
         void *warn_userdata;
         struct store *st;
         struct store_run_extra extra;
@@ -89,7 +89,7 @@ static void give_up(struct sqlite_state *s, int e)
         snprintf(msg, sizeof(msg), "history database '%s': %s; this run is not in the history",
                  s->path, store_strerror(e));
         if (s->warn)
-                s->warn(s->warn_userdata, msg);
+                s->warn(s->warn_userdata, "%s", msg);
         if (s->st)
                 store_rollback(s->st);
         s->phase = PHASE_OFF;
