@@ -1181,11 +1181,6 @@ enum cgroup_mode cgroup_mode(const struct cgroup *cg)
         return cg->mode;
 }
 
-bool cgroup_pressure_is_host(const struct cgroup *cg)
-{
-        return cg->psi_host;
-}
-
 size_t cgroup_procs_fds(const struct cgroup *cg, int *fds, size_t cap)
 {
         size_t n = 0;

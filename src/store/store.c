@@ -198,15 +198,6 @@ const char *store_strerror(int e)
         }
 }
 
-const char *store_errmsg(struct store *st)
-{
-        return st && st->db ? sqlite3_errmsg(st->db) : "out of memory";
-}
-
-sqlite3 *store_db(struct store *st)
-{
-        return st->db;
-}
 int store_opened_version(const struct store *st)
 {
         return st->opened_version;

@@ -49,8 +49,6 @@ void store_close(struct store *st); /* NULL is a no-op */
 
 /* A short text for an error of this module (strerror for errno values). */
 const char *store_strerror(int e);
-/* The last SQLite message, for diagnostics. */
-const char *store_errmsg(struct store *st);
 
 void store_set_busy_timeout(struct store *st, int ms);
 
