@@ -187,6 +187,48 @@ int write_all(int fd, const void *buf, size_t len)
         return 0;
 }
 
+ssize_t read_full(int fd, void *buf, size_t len)
+{
+        size_t got = 0;
+
+        while (got < len) {
+                ssize_t n = read(fd, (char *)buf + got, len - got);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                got += (size_t)n;
+        }
+        return (ssize_t)got;
+}
+
+ssize_t pread_whole(int fd, char **buf, size_t *cap, size_t max)
+{
+        for (;;) {
+                ssize_t n = pread(fd, *buf, *cap, 0);
+                char *nb;
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if ((size_t)n < *cap)
+                        return n;
+                if (*cap >= max)
+                        return -EFBIG;
+                nb = realloc(*buf, MIN(*cap * 2, max));
+                if (!nb)
+                        return -ENOMEM;
+                *buf = nb;
+                *cap = MIN(*cap * 2, max);
+        }
+}
+
 /* Read fd to its end, at most max bytes (-EFBIG beyond). */
 static int read_fd_all(int fd, size_t max, char **ret, size_t *ret_len)
 {
@@ -219,15 +261,12 @@ static int read_fd_all(int fd, size_t max, char **ret, size_t *ret_len)
                                 return -ENOMEM;
                         buf = nb;
                 }
-                n = read(fd, buf + len, cap - len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
+                n = read_full(fd, buf + len, cap - len);
+                if (n < 0)
+                        return (int)n;
                 len += (size_t)n;
+                if (len < cap)
+                        break; /* end of file */
         }
         buf[len] = '\0';
         *ret_len = len;

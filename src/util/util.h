@@ -49,6 +49,17 @@ int parse_size_str(const char *s, uint64_t *ret);
  * on EAGAIN. Returns 0 or -errno. */
 int write_all(int fd, const void *buf, size_t len);
 
+/* read() into buf until len bytes or end of file, retrying EINTR. Returns
+ * the bytes read (< len only at end of file) or -errno. */
+ssize_t read_full(int fd, void *buf, size_t len);
+
+/* The whole of a kept-open file in one pread at offset 0 (hot /proc and
+ * cgroup files are consistent only within one read): into *buf of *cap
+ * bytes, doubled (up to max) and read again while a read comes back full.
+ * Returns the length, -EFBIG when even max came back full, -ENOMEM or
+ * -errno. *buf and *cap stay valid on failure. */
+ssize_t pread_whole(int fd, char **buf, size_t *cap, size_t max);
+
 /* Read a whole small file relative to dirfd into a malloc'd, NUL-terminated
  * buffer (at most max bytes). Caller frees *ret. Returns 0 or -errno. */
 int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
