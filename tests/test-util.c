@@ -235,6 +235,47 @@ static void test_atomic_write(void **state)
         assert_string_equal(list, "a.prom b.json c.txt d.txt e.txt lnk");
 }
 
+/* The streaming writer: nothing visible until commit, nothing left after
+ * abort, the mode exactly as asked. */
+static void test_atomic_stream(void **state)
+{
+        struct scratch *s = *state;
+        static const struct {
+                bool commit;
+                const char *want_list;
+        } cases[] = {
+            {false, ""},
+            {true, "t.json"},
+        };
+
+        for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+                struct atomic_file a;
+                char path[128], list[256];
+                struct stat st;
+
+                assert_true((size_t)snprintf(path, sizeof(path), "%s/t.json", s->dir) <
+                            sizeof(path));
+                (void)unlinkat(s->dfd, "t.json", 0);
+                assert_int_equal(atomic_open(path, 0644, &a), 0);
+                assert_int_equal(write_all(a.fd, "{\"a\":", 5), 0);
+                assert_int_equal(write_all(a.fd, "1}", 2), 0);
+                assert_int_equal(fstatat(s->dfd, "t.json", &st, 0), -1); /* not yet */
+                if (cases[k].commit) {
+                        assert_int_equal(atomic_commit(&a), 0);
+                        assert_content(s->dfd, "t.json", "{\"a\":1}");
+                        assert_int_equal(fstatat(s->dfd, "t.json", &st, 0), 0);
+                        assert_int_equal(st.st_mode & 07777, 0644);
+                } else {
+                        atomic_abort(&a);
+                }
+                atomic_abort(&a); /* a no-op once ended */
+                listing(s->dfd, list, sizeof(list));
+                assert_string_equal(list, cases[k].want_list);
+        }
+        assert_int_equal(atomic_open("/nonexistent-dir-buildtel/x", 0644, &(struct atomic_file){0}),
+                         -ENOENT);
+}
+
 static void test_atomic_write_failures(void **state)
 {
         struct scratch *s = *state;
@@ -444,6 +485,7 @@ int main(void)
             cmocka_unit_test(test_fmt_duration),
             cmocka_unit_test(test_state_path),
             cmocka_unit_test_setup_teardown(test_atomic_write, scratch_setup, scratch_teardown),
+            cmocka_unit_test_setup_teardown(test_atomic_stream, scratch_setup, scratch_teardown),
             cmocka_unit_test_setup_teardown(test_atomic_write_failures, scratch_setup,
                                             scratch_teardown),
             cmocka_unit_test_setup_teardown(test_atomic_write_denied, scratch_setup,

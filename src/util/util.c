@@ -357,38 +357,95 @@ static int fsync_dir(int dirfd)
         return fsync(dirfd) < 0 && errno != EINVAL ? -errno : 0;
 }
 
-int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
+static int atomic_open_at(int dirfd, const char *name, mode_t mode, struct atomic_file *ret)
 {
-        _cleanup_close_ int fd = -1;
-        char tmp[96];
-        int r;
+        int n;
 
+        *ret = (struct atomic_file){.dirfd = -1, .fd = -1};
         if (!*name || strchr(name, '/'))
                 return -EINVAL;
-        fd = open_temp_at(dirfd, name, mode, tmp, sizeof(tmp));
-        if (fd < 0)
-                return fd;
+        n = snprintf(ret->name, sizeof(ret->name), "%s", name);
+        if (n < 0 || (size_t)n >= sizeof(ret->name))
+                return -ENAMETOOLONG;
+        ret->fd = open_temp_at(dirfd, name, mode, ret->tmp, sizeof(ret->tmp));
+        if (ret->fd < 0)
+                return ret->fd;
         /* The mode asked for, whatever the umask: a collector reads these. */
-        r = fchmod(fd, mode) < 0 ? -errno : 0;
-        if (r >= 0)
-                r = write_all(fd, buf, len);
-        if (r >= 0 && fsync(fd) < 0)
-                r = -errno;
-        if (r >= 0 && renameat(dirfd, tmp, dirfd, name) < 0)
-                r = -errno;
-        if (r < 0) {
-                (void)unlinkat(dirfd, tmp, 0);
-                return r;
+        if (fchmod(ret->fd, mode) < 0) {
+                int e = -errno;
+
+                (void)unlinkat(dirfd, ret->tmp, 0);
+                close(ret->fd);
+                ret->fd = -1;
+                return e;
         }
-        /* The rename itself is durable once the directory is. */
-        return fsync_dir(dirfd);
+        ret->dirfd = dirfd;
+        return 0;
 }
 
-int write_file_atomic(const char *path, const void *buf, size_t len)
+int atomic_commit(struct atomic_file *a)
+{
+        int r = 0;
+
+        if (a->fd < 0)
+                return -EBADF;
+        if (fsync(a->fd) < 0)
+                r = -errno;
+        if (close(a->fd) < 0 && r >= 0)
+                r = -errno;
+        a->fd = -1;
+        if (r >= 0 && renameat(a->dirfd, a->tmp, a->dirfd, a->name) < 0)
+                r = -errno;
+        if (r < 0)
+                (void)unlinkat(a->dirfd, a->tmp, 0);
+        else
+                /* The rename itself is durable once the directory is. */
+                r = fsync_dir(a->dirfd);
+        if (a->dirfd >= 0 && a->dirfd != AT_FDCWD)
+                close(a->dirfd);
+        a->dirfd = -1;
+        return r;
+}
+
+void atomic_abort(struct atomic_file *a)
+{
+        if (a->fd >= 0) {
+                close(a->fd);
+                (void)unlinkat(a->dirfd, a->tmp, 0);
+        }
+        if (a->dirfd >= 0 && a->dirfd != AT_FDCWD)
+                close(a->dirfd);
+        a->fd = a->dirfd = -1;
+}
+
+int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
+{
+        struct atomic_file a;
+        int r = atomic_open_at(dirfd, name, mode, &a);
+
+        if (r < 0)
+                return r;
+        a.dirfd = AT_FDCWD == dirfd ? AT_FDCWD : dup(dirfd);
+        if (a.dirfd < 0 && dirfd != AT_FDCWD) {
+                r = -errno;
+                close(a.fd);
+                (void)unlinkat(dirfd, a.tmp, 0);
+                return r;
+        }
+        r = write_all(a.fd, buf, len);
+        if (r < 0) {
+                atomic_abort(&a);
+                return r;
+        }
+        return atomic_commit(&a);
+}
+
+/* The directory of path, opened, and its last component. */
+static int open_parent(const char *path, const char **ret_name)
 {
         _cleanup_free_ char *dir = NULL;
-        _cleanup_close_ int dfd = -1;
         const char *slash = strrchr(path, '/');
+        int dfd;
 
         if (!slash) {
                 dir = strdup(".");
@@ -401,7 +458,34 @@ int write_file_atomic(const char *path, const void *buf, size_t len)
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
                 return -errno;
-        return write_file_atomic_at(dfd, slash ? slash + 1 : path, buf, len, 0600);
+        *ret_name = slash ? slash + 1 : path;
+        return dfd;
+}
+
+int write_file_atomic(const char *path, const void *buf, size_t len)
+{
+        _cleanup_close_ int dfd = -1;
+        const char *name;
+
+        dfd = open_parent(path, &name);
+        if (dfd < 0)
+                return dfd;
+        return write_file_atomic_at(dfd, name, buf, len, 0600);
+}
+
+int atomic_open(const char *path, mode_t mode, struct atomic_file *ret)
+{
+        const char *name;
+        int dfd = open_parent(path, &name), r;
+
+        if (dfd < 0) {
+                *ret = (struct atomic_file){.dirfd = -1, .fd = -1};
+                return dfd;
+        }
+        r = atomic_open_at(dfd, name, mode, ret);
+        if (r < 0)
+                close(dfd);
+        return r;
 }
 
 static double ts_to_double(const struct timespec *ts)

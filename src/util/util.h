@@ -103,6 +103,20 @@ int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t le
  * .prom file, read by node_exporter, is written 0644 with the _at form. */
 int write_file_atomic(const char *path, const void *buf, size_t len);
 
+/* The streaming form of the same writer, for output made piece by piece:
+ * atomic_open() makes the hidden temp file beside path (mode exactly as
+ * given); write to ->fd (or a FILE on a dup() of it); atomic_commit()
+ * fsyncs, renames it over path and fsyncs the directory; atomic_abort()
+ * removes it. Either ends it (both are no-ops on an ended one). Returns 0
+ * or -errno; after a failed commit nothing is left behind. */
+struct atomic_file {
+        int dirfd, fd;
+        char name[256], tmp[96];
+};
+int atomic_open(const char *path, mode_t mode, struct atomic_file *ret);
+int atomic_commit(struct atomic_file *a);
+void atomic_abort(struct atomic_file *a);
+
 /* buildtel's state directory joined with name (malloc'd): the one XDG rule,
  * $XDG_STATE_HOME/buildtel/NAME when XDG_STATE_HOME is absolute, else
  * $HOME/.local/state/buildtel/NAME when HOME is; NULL when neither is, when
