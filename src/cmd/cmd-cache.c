@@ -17,6 +17,7 @@
 #include "platform/cachetool.h"
 #include "parse/ccstats.h"
 #include "store/history.h"
+#include "util/json-cleanup.h"
 #include "util/util.h"
 
 #define TOOL_OUTPUT_MAX (1 << 20)
@@ -117,7 +118,7 @@ static json_t *delta_json(int64_t d)
 static json_t *report_delta_json(const struct report *rep)
 {
         const struct store_cache_snapshot *c = &rep->c, *p = &rep->prev;
-        json_t *d;
+        _cleanup_json_ json_t *d = NULL;
 
         if (!rep->has_prev)
                 return json_null();
@@ -132,11 +133,9 @@ static json_t *report_delta_json(const struct report *rep)
             json_object_set_new(d, "runs",
                                 json_pack("{s:I, s:o, s:o}", "runs", (json_int_t)rep->runs.runs,
                                           "hits", history_json_count(rep->runs.hits), "misses",
-                                          history_json_count(rep->runs.misses))) < 0) {
-                json_decref(d);
+                                          history_json_count(rep->runs.misses))) < 0)
                 return NULL;
-        }
-        return d;
+        return TAKE_PTR(d);
 }
 
 static json_t *report_json(const struct report *rep)

@@ -23,7 +23,7 @@
 
 static void print_history(const char *what, const struct buildx_history *h)
 {
-        struct dbuf name = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf name = DBUF_INIT;
         double ratio = figure_cached_ratio(h->total_steps, h->cached_steps);
         double pct = isnan(ratio) ? 0 : 100.0 * ratio;
 
@@ -38,7 +38,6 @@ static void print_history(const char *what, const struct buildx_history *h)
         if (h->vcs_revision[0])
                 printf(", revision %s", h->vcs_revision);
         putchar('\n');
-        dbuf_release(&name);
 }
 
 static int import_one(const char *what, const char *buf, size_t len)
