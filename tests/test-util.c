@@ -443,6 +443,38 @@ static void test_fmt_duration(void **state)
         }
 }
 
+/* One truncation rule: cut to cap - 1, then back to a character start. */
+static void test_copy_utf8(void **state)
+{
+        static const struct {
+                const char *src;
+                size_t cap;
+                const char *want;
+        } cases[] = {
+            {"abc", 8, "abc"},
+            {"abcdef", 4, "abc"},
+            {"abc", 4, "abc"},
+            {"ab\xc3\xa9", 4, "ab"},          /* é would end past cap - 1 */
+            {"ab\xc3\xa9", 5, "ab\xc3\xa9"}, /* fits */
+            {"a\xe2\x82\xac", 5, "a\xe2\x82\xac"},
+            {"a\xe2\x82\xac", 4, "a"}, /* the euro sign does not fit with the NUL */
+            {"a\xe2\x82\xacz", 4, "a"},
+            {"", 1, ""},
+            {NULL, 4, ""},
+        };
+        char buf[16];
+
+        (void)state;
+        for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+                memset(buf, 'x', sizeof(buf));
+                assert_int_equal(copy_utf8_str(buf, cases[k].cap, cases[k].src),
+                                 strlen(cases[k].want));
+                assert_string_equal(buf, cases[k].want);
+        }
+        assert_int_equal(copy_utf8(buf, 0, "abc", 3), 0);
+        assert_int_equal(copy_utf8(buf, sizeof(buf), "ab\0cd", 5), 5); /* len, not NUL */
+}
+
 static void test_state_path(void **state)
 {
         static const struct {
@@ -484,6 +516,7 @@ int main(void)
             cmocka_unit_test(test_iso8601),
             cmocka_unit_test(test_fmt_duration),
             cmocka_unit_test(test_state_path),
+            cmocka_unit_test(test_copy_utf8),
             cmocka_unit_test_setup_teardown(test_atomic_write, scratch_setup, scratch_teardown),
             cmocka_unit_test_setup_teardown(test_atomic_stream, scratch_setup, scratch_teardown),
             cmocka_unit_test_setup_teardown(test_atomic_write_failures, scratch_setup,

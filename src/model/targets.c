@@ -11,6 +11,7 @@
 #include "model/figures.h"
 #include "model/run.h"
 #include "util/macro.h"
+#include "util/util.h"
 
 void targets_init(struct targets *ts)
 {
@@ -18,26 +19,12 @@ void targets_init(struct targets *ts)
         targets_init_zeroed(ts);
 }
 
-void targets_copy_field(char *dst, size_t cap, const char *src, size_t len)
-{
-        if (cap == 0)
-                return;
-        if (len >= cap) {
-                len = cap - 1;
-                /* Do not end inside a UTF-8 sequence: back off continuation bytes. */
-                while (len > 0 && ((unsigned char)src[len] & 0xC0) == 0x80)
-                        len--;
-        }
-        memcpy(dst, src, len);
-        dst[len] = '\0';
-}
-
 size_t targets_get(struct targets *ts, const char *name, size_t len)
 {
         char key[TARGET_NAME_MAX + 1];
         struct target *t;
 
-        targets_copy_field(key, sizeof(key), name, len);
+        copy_utf8(key, sizeof(key), name, len);
         for (size_t i = 0; i < ts->n; i++)
                 if (strcmp(ts->t[i].name, key) == 0)
                         return i;
@@ -111,7 +98,7 @@ void targets_keep_edge(struct targets *ts, int64_t start_ms, int64_t end_ms, con
 {
         struct ninja_edge e = {.start_ms = start_ms, .end_ms = end_ms};
 
-        targets_copy_field(e.output, sizeof(e.output), out, out_len);
+        copy_utf8(e.output, sizeof(e.output), out, out_len);
         heap_edge(ts, &e);
         ts->ninja_max_end_ms = MAX(ts->ninja_max_end_ms, end_ms);
 }
@@ -136,7 +123,7 @@ void targets_offer_edge(struct targets *ts, int64_t start_ms, int64_t end_ms, co
         memmove(&ts->slow[pos + 1], &ts->slow[pos], (ts->nslow - 1 - pos) * sizeof(ts->slow[0]));
         ts->slow[pos].start_ms = start_ms;
         ts->slow[pos].end_ms = end_ms;
-        targets_copy_field(ts->slow[pos].output, sizeof(ts->slow[pos].output), out, out_len);
+        copy_utf8(ts->slow[pos].output, sizeof(ts->slow[pos].output), out, out_len);
 }
 
 void targets_note_cc_block(struct targets *ts, enum cc_tool tool, const struct cc_block *b,

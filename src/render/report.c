@@ -64,7 +64,7 @@ static void note_stage(struct report_data *d, double t, const char *stage)
                 return; /* later stages fold into the last band */
         b = &d->bands[d->nbands++];
         b->start_s = b->end_s = t;
-        targets_copy_field(b->stage, sizeof(b->stage), stage, strlen(stage));
+        copy_utf8(b->stage, sizeof(b->stage), stage, strlen(stage));
 }
 
 int report_data_add(struct report_data *d, const struct sample *s)

@@ -914,12 +914,7 @@ int store_units_insert(struct store *st, int64_t run, const struct unit *rows, s
 
 static void column_copy(sqlite3_stmt *s, int col, char *dst, size_t size)
 {
-        const char *t = (const char *)sqlite3_column_text(s, col);
-        size_t n = t ? strnlen(t, size - 1) : 0;
-
-        if (n)
-                memcpy(dst, t, n);
-        dst[n] = '\0';
+        (void)copy_utf8_str(dst, size, (const char *)sqlite3_column_text(s, col));
 }
 
 struct units_walk {
@@ -1049,7 +1044,7 @@ static int step_row(void *ctx, sqlite3_stmt *s)
             .canceled = store_col_count(s, 7) > 0,
         };
 
-        targets_copy_field(f.name, sizeof(f.name), name ? name : "", name ? strlen(name) : 0);
+        copy_utf8(f.name, sizeof(f.name), name ? name : "", name ? strlen(name) : 0);
         if (target)
                 f.target = (int)targets_get(ts, target, strlen(target));
         return targets_add_step(ts, &f);
@@ -1144,7 +1139,7 @@ static int edge_row(void *ctx, sqlite3_stmt *s)
                 d = &ts->edgev[ts->nedgev++];
         if (d) {
                 *d = e;
-                targets_copy_field(d->output, sizeof(d->output), out ? out : "",
+                copy_utf8(d->output, sizeof(d->output), out ? out : "",
                                    out ? strlen(out) : 0);
         }
         return 0;

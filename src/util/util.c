@@ -187,6 +187,29 @@ int write_all(int fd, const void *buf, size_t len)
         return 0;
 }
 
+size_t copy_utf8(char *dst, size_t cap, const char *src, size_t len)
+{
+        if (cap == 0)
+                return 0;
+        if (!src)
+                len = 0;
+        if (len >= cap) {
+                len = cap - 1;
+                /* src[len] is the first byte left out: not inside a character */
+                while (len > 0 && ((unsigned char)src[len] & 0xC0) == 0x80)
+                        len--;
+        }
+        if (len)
+                memcpy(dst, src, len);
+        dst[len] = '\0';
+        return len;
+}
+
+size_t copy_utf8_str(char *dst, size_t cap, const char *src)
+{
+        return copy_utf8(dst, cap, src, src ? strnlen(src, cap) : 0);
+}
+
 ssize_t read_full(int fd, void *buf, size_t len)
 {
         size_t got = 0;

@@ -49,6 +49,14 @@ int parse_size_str(const char *s, uint64_t *ret);
  * on EAGAIN. Returns 0 or -errno. */
 int write_all(int fd, const void *buf, size_t len);
 
+/* The one bounded string copy: src[0..len) into dst (cap bytes), always
+ * NUL-terminated; when it does not fit, cut to cap - 1 bytes and then back
+ * to a UTF-8 character start, so a cut never leaves half a character. src
+ * NULL copies "". Returns the bytes copied. */
+size_t copy_utf8(char *dst, size_t cap, const char *src, size_t len);
+/* The same for a NUL-terminated src (NULL: ""). */
+size_t copy_utf8_str(char *dst, size_t cap, const char *src);
+
 /* read() into buf until len bytes or end of file, retrying EINTR. Returns
  * the bytes read (< len only at end of file) or -errno. */
 ssize_t read_full(int fd, void *buf, size_t len);
