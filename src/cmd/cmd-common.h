@@ -2,6 +2,7 @@
 #pragma once
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -153,6 +154,10 @@ void cmd_dump_options(FILE *f);
 /* Fill the shared run facts: a fresh run id unless one was given, kind,
  * cwd, host, start time, CPUs, interval. Returns 0 or -ENOMEM. */
 int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri);
+
+/* "WHAT: message" and a newline on stderr: the one printer of the note
+ * and warning callbacks of the commands. */
+void common_vprint(const char *what, const char *fmt, va_list ap) _printf_(2, 0);
 
 /* A fresh run id, "20261129T154020Z-a1b2c3", into buf. */
 void common_make_run_id(char *buf, size_t len);

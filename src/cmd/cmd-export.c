@@ -54,13 +54,11 @@ static const char *env_lookup(void *userdata, const char *name)
 static void export_note(void *userdata, const char *fmt, ...) _printf_(2, 3);
 static void export_note(void *userdata, const char *fmt, ...)
 {
-        char buf[1024];
         va_list ap;
 
         va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
+        common_vprint("buildtel export: note", fmt, ap);
         va_end(ap);
-        fprintf(stderr, "buildtel export: note: %s\n", buf);
 }
 
 /* One export: the metrics, the sender; the samples and the summary come

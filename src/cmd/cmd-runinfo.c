@@ -76,24 +76,28 @@ int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri
         return common_run_vcs(o, ri);
 }
 
-void common_note(void *userdata, const char *fmt, ...)
+void common_vprint(const char *what, const char *fmt, va_list ap)
 {
         char buf[2048];
+
+        (void)vsnprintf(buf, sizeof(buf), fmt, ap); /* a cut line is still said */
+        fprintf(stderr, "%s: %s\n", what, buf);
+}
+
+void common_note(void *userdata, const char *fmt, ...)
+{
         va_list ap;
 
         va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
+        common_vprint("buildtel: note", fmt, ap);
         va_end(ap);
-        fprintf(stderr, "buildtel: note: %s\n", buf);
 }
 
 void common_warn(void *userdata, const char *fmt, ...)
 {
-        char buf[2048];
         va_list ap;
 
         va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
+        common_vprint("buildtel: warning", fmt, ap);
         va_end(ap);
-        fprintf(stderr, "buildtel: warning: %s\n", buf);
 }
