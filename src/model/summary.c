@@ -282,3 +282,38 @@ void summary_add(struct summary *s, const struct sample *smp)
         recorded_add(s, &rec);
         exact_add(&s->exact, smp);
 }
+
+/* Below either of these, available memory counts as "near zero". */
+#define OOM_EDGE_AVAIL_MB 512.0
+#define OOM_EDGE_AVAIL_FRACTION 0.05
+/* A falling disk is worth a reading once its minimum came this close. */
+#define DISK_FALLING_FACTOR 1.5
+
+static bool oom_edge_near_zero(const struct summary *s)
+{
+        const struct summary_point *p = &s->mem_avail_min;
+
+        if (!p->set)
+                return false;
+        if (p->value < OOM_EDGE_AVAIL_MB)
+                return true;
+        return isfinite(s->mem_total_mb) && p->value < OOM_EDGE_AVAIL_FRACTION * s->mem_total_mb;
+}
+
+void summary_readings(const struct summary *s, unsigned ncpu, struct summary_readings *ret)
+{
+        *ret = (struct summary_readings){.ram_bound_compilers = NAN};
+        ret->oom_zero = oom_edge_near_zero(s);
+        ret->oom_swap = s->swap_used_peak.set && s->swap_used_peak.value > 0;
+        ret->oom_edge = ret->oom_zero || ret->oom_swap;
+        ret->oom_at = ret->oom_zero ? &s->mem_avail_min : &s->swap_used_peak;
+        ret->disk_falling = s->disk_avail_min.set && isfinite(s->disk_avail_first) &&
+                            isfinite(s->disk_avail_last) &&
+                            s->disk_avail_last < s->disk_avail_first &&
+                            s->disk_avail_min.value < DISK_FALLING_FACTOR * s->cfg.low_disk_gb;
+        if (s->near_oom_samples > 0 && s->near_oom_compilers_n > 0 && ncpu > 0) {
+                ret->ram_bound_compilers =
+                    s->near_oom_compilers_sum / (double)s->near_oom_compilers_n;
+                ret->ram_bound = ret->ram_bound_compilers < ncpu / 2.0;
+        }
+}
