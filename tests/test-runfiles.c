@@ -16,6 +16,7 @@
 #include "parse/runfiles.h"
 #include "util/dbuf.h"
 #include "util/macro.h"
+#include "util/util.h"
 
 static void test_path(void **state)
 {
@@ -126,7 +127,7 @@ static void test_targets_roundtrip(void **state)
         targets_init(ts);
         targets_init(back);
         f->n = 2;
-        targets_copy_field(f->t[0].name, sizeof(f->t[0].name), "app", 3);
+        copy_utf8(f->t[0].name, sizeof(f->t[0].name), "app", 3);
         f->t[0].start_s = 1;
         f->t[0].end_s = 9;
         f->t[0].duration_s = 8;
@@ -136,12 +137,12 @@ static void test_targets_roundtrip(void **state)
         f->t[0].success = TARGET_BUILT;
         f->t[0].ccache = (struct cc_counts){.set = true, .hits = 3, .misses = 1};
         targets_fact_ratios(&f->t[0]);
-        targets_copy_field(f->t[1].name, sizeof(f->t[1].name), "db", 2);
+        copy_utf8(f->t[1].name, sizeof(f->t[1].name), "db", 2);
         f->t[1].start_s = f->t[1].end_s = f->t[1].duration_s = NAN;
         f->t[1].success = TARGET_FAILED;
         targets_fact_ratios(&f->t[1]);
         (void)targets_get(ts, "app", 3);
-        targets_copy_field(st.name, sizeof(st.name), "[app 1/2] RUN make", 18);
+        copy_utf8(st.name, sizeof(st.name), "[app 1/2] RUN make", 18);
         assert_int_equal(targets_add_step(ts, &st), 0);
         targets_offer_edge(ts, 0, 2500, "obj/a.o", 7);
         assert_int_equal(targets_render_json(ts, f, &out), 0);

@@ -235,6 +235,47 @@ static void test_atomic_write(void **state)
         assert_string_equal(list, "a.prom b.json c.txt d.txt e.txt lnk");
 }
 
+/* The streaming writer: nothing visible until commit, nothing left after
+ * abort, the mode exactly as asked. */
+static void test_atomic_stream(void **state)
+{
+        struct scratch *s = *state;
+        static const struct {
+                bool commit;
+                const char *want_list;
+        } cases[] = {
+            {false, ""},
+            {true, "t.json"},
+        };
+
+        for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+                struct atomic_file a;
+                char path[128], list[256];
+                struct stat st;
+
+                assert_true((size_t)snprintf(path, sizeof(path), "%s/t.json", s->dir) <
+                            sizeof(path));
+                (void)unlinkat(s->dfd, "t.json", 0);
+                assert_int_equal(atomic_open(path, 0644, &a), 0);
+                assert_int_equal(write_all(a.fd, "{\"a\":", 5), 0);
+                assert_int_equal(write_all(a.fd, "1}", 2), 0);
+                assert_int_equal(fstatat(s->dfd, "t.json", &st, 0), -1); /* not yet */
+                if (cases[k].commit) {
+                        assert_int_equal(atomic_commit(&a), 0);
+                        assert_content(s->dfd, "t.json", "{\"a\":1}");
+                        assert_int_equal(fstatat(s->dfd, "t.json", &st, 0), 0);
+                        assert_int_equal(st.st_mode & 07777, 0644);
+                } else {
+                        atomic_abort(&a);
+                }
+                atomic_abort(&a); /* a no-op once ended */
+                listing(s->dfd, list, sizeof(list));
+                assert_string_equal(list, cases[k].want_list);
+        }
+        assert_int_equal(atomic_open("/nonexistent-dir-buildtel/x", 0644, &(struct atomic_file){0}),
+                         -ENOENT);
+}
+
 static void test_atomic_write_failures(void **state)
 {
         struct scratch *s = *state;
@@ -368,13 +409,116 @@ static void test_iso8601(void **state)
         }
 }
 
+/* One rule per purpose: exact (rounded, seconds kept) for summaries and
+ * reports, compact (truncated, no seconds from an hour on) for columns. */
+static void test_fmt_duration(void **state)
+{
+        static const struct {
+                double s;
+                const char *exact, *compact;
+        } cases[] = {
+            {0, "0.0s", "0.0s"},
+            {12.34, "12.3s", "12.3s"},
+            {59.9, "59.9s", "59.9s"},
+            {60, "1m00s", "1m00s"},
+            {245, "4m05s", "4m05s"},
+            {245.6, "4m06s", "4m05s"},
+            {3599.6, "1h00m00s", "59m59s"},
+            {3723.4, "1h02m03s", "1h02m"},
+            {3779.9, "1h03m00s", "1h02m"},
+            {360000, "100h00m00s", "100h00m"},
+            {-1, "?", "-"},
+            {NAN, "?", "-"},
+            {INFINITY, "?", "-"},
+            {1e12, "?", "-"},
+        };
+        char buf[FMT_DURATION_LEN];
+
+        (void)state;
+        for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+                assert_string_equal(fmt_duration(cases[k].s, FMT_DURATION_EXACT, buf),
+                                    cases[k].exact);
+                assert_string_equal(fmt_duration(cases[k].s, FMT_DURATION_COMPACT, buf),
+                                    cases[k].compact);
+        }
+}
+
+/* One truncation rule: cut to cap - 1, then back to a character start. */
+static void test_copy_utf8(void **state)
+{
+        static const struct {
+                const char *src;
+                size_t cap;
+                const char *want;
+        } cases[] = {
+            {"abc", 8, "abc"},
+            {"abcdef", 4, "abc"},
+            {"abc", 4, "abc"},
+            {"ab\xc3\xa9", 4, "ab"},          /* é would end past cap - 1 */
+            {"ab\xc3\xa9", 5, "ab\xc3\xa9"}, /* fits */
+            {"a\xe2\x82\xac", 5, "a\xe2\x82\xac"},
+            {"a\xe2\x82\xac", 4, "a"}, /* the euro sign does not fit with the NUL */
+            {"a\xe2\x82\xacz", 4, "a"},
+            {"", 1, ""},
+            {NULL, 4, ""},
+        };
+        char buf[16];
+
+        (void)state;
+        for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
+                memset(buf, 'x', sizeof(buf));
+                assert_int_equal(copy_utf8_str(buf, cases[k].cap, cases[k].src),
+                                 strlen(cases[k].want));
+                assert_string_equal(buf, cases[k].want);
+        }
+        assert_int_equal(copy_utf8(buf, 0, "abc", 3), 0);
+        assert_int_equal(copy_utf8(buf, sizeof(buf), "ab\0cd", 5), 5); /* len, not NUL */
+}
+
+static void test_state_path(void **state)
+{
+        static const struct {
+                const char *xdg, *home, *want;
+        } cases[] = {
+            {"/x/state", "/home/u", "/x/state/buildtel/logs"},
+            {"rel/state", "/home/u", "/home/u/.local/state/buildtel/logs"},
+            {NULL, "/home/u", "/home/u/.local/state/buildtel/logs"},
+            {"", "rel", NULL},
+            {NULL, NULL, NULL},
+        };
+
+        (void)state;
+        for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+                char *p;
+
+                if (cases[k].xdg)
+                        setenv("XDG_STATE_HOME", cases[k].xdg, 1);
+                else
+                        unsetenv("XDG_STATE_HOME");
+                if (cases[k].home)
+                        setenv("HOME", cases[k].home, 1);
+                else
+                        unsetenv("HOME");
+                p = state_path("logs");
+                if (cases[k].want)
+                        assert_string_equal(p, cases[k].want);
+                else
+                        assert_null(p);
+                free(p);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_parse_numbers),
             cmocka_unit_test(test_parse_size),
             cmocka_unit_test(test_iso8601),
+            cmocka_unit_test(test_fmt_duration),
+            cmocka_unit_test(test_state_path),
+            cmocka_unit_test(test_copy_utf8),
             cmocka_unit_test_setup_teardown(test_atomic_write, scratch_setup, scratch_teardown),
+            cmocka_unit_test_setup_teardown(test_atomic_stream, scratch_setup, scratch_teardown),
             cmocka_unit_test_setup_teardown(test_atomic_write_failures, scratch_setup,
                                             scratch_teardown),
             cmocka_unit_test_setup_teardown(test_atomic_write_denied, scratch_setup,

@@ -13,9 +13,11 @@
 
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
+#include "model/figures.h"
 #include "platform/cachetool.h"
 #include "parse/ccstats.h"
 #include "store/history.h"
+#include "util/json-cleanup.h"
 #include "util/util.h"
 
 #define TOOL_OUTPUT_MAX (1 << 20)
@@ -103,8 +105,9 @@ static int snapshot(struct store *st, const char *tool, double now, struct repor
 
 static double hit_rate(const struct store_cache_snapshot *c)
 {
-        return c->hits + c->misses > 0 ? (double)c->hits / ((double)c->hits + (double)c->misses)
-                                       : NAN;
+        if (c->hits < 0 || c->misses < 0)
+                return NAN;
+        return figure_hit_ratio((uint64_t)c->hits, (uint64_t)c->misses);
 }
 
 static json_t *delta_json(int64_t d)
@@ -115,7 +118,7 @@ static json_t *delta_json(int64_t d)
 static json_t *report_delta_json(const struct report *rep)
 {
         const struct store_cache_snapshot *c = &rep->c, *p = &rep->prev;
-        json_t *d;
+        _cleanup_json_ json_t *d = NULL;
 
         if (!rep->has_prev)
                 return json_null();
@@ -130,11 +133,9 @@ static json_t *report_delta_json(const struct report *rep)
             json_object_set_new(d, "runs",
                                 json_pack("{s:I, s:o, s:o}", "runs", (json_int_t)rep->runs.runs,
                                           "hits", history_json_count(rep->runs.hits), "misses",
-                                          history_json_count(rep->runs.misses))) < 0) {
-                json_decref(d);
+                                          history_json_count(rep->runs.misses))) < 0)
                 return NULL;
-        }
-        return d;
+        return TAKE_PTR(d);
 }
 
 static json_t *report_json(const struct report *rep)
@@ -202,7 +203,7 @@ int cmd_cache(int argc, char **argv)
         size_t n = 0;
         int oi, ret, r;
 
-        ret = history_opts_parse("cache", "j", argc, argv, &o, &oi);
+        ret = history_opts_parse("cache", argc, argv, &o, &oi);
         if (ret)
                 return ret;
         if (o.help) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -9,7 +10,7 @@
 #include "parse/otelenv.h"
 #include "platform/cgroup.h"
 
-/* Options are declared once, in the table of cmd-common.c: name, alias,
+/* Options are declared once, in the table of cmd-options.c: name, alias,
  * argument, the commands that take it, its --help text and what it sets.
  * The table drives getopt_long (cmd_parse_options), the option lists of
  * `buildtel help CMD`, and `buildtel help --dump-options`, which the
@@ -56,16 +57,31 @@ enum {
         OPT_OUTPUT,
         OPT_NO_REPORT,
         OPT_LIVE,
+        OPT_LIMIT,
+        OPT_SINCE,
+        OPT_ONCE,
+        OPT_FORMAT,
+        OPT_JSON_FILE,
         OPT_COMMON_END,
 };
 
-/* The commands that parse through the table, as a mask. */
+/* Every command but help, as a mask: each parses through the table. */
 enum {
         CMDS_RUN = 1 << 0,
         CMDS_WATCH = 1 << 1,
         CMDS_SUMMARIZE = 1 << 2,
         CMDS_EXPORT = 1 << 3,
+        CMDS_REPORT = 1 << 4,
+        CMDS_STATUS = 1 << 5,
+        CMDS_TOP = 1 << 6,
+        CMDS_INSPECT = 1 << 7,
+        CMDS_LAYERS = 1 << 8,
+        CMDS_CACHE = 1 << 9,
+        CMDS_IMPORT_BUILDX = 1 << 10,
 };
+
+/* The mask of the command called name, or 0. */
+unsigned cmd_mask(const char *name);
 
 /* The groups of `help CMD`'s option lists. */
 enum { OPTG_MAIN, OPTG_METRICS, OPTG_OTLP };
@@ -92,8 +108,17 @@ struct common_opts {
         bool json;
         /* export */
         bool export_otlp, incomplete;
-        bool export_trace;      /* export --trace */
-        const char *trace_out;  /* export --trace -o FILE ("-": stdout) */
+        bool export_trace; /* export --trace */
+        /* export --trace and report: -o FILE ("-": stdout) */
+        const char *output;
+        /* report */
+        bool markdown; /* --format markdown */
+        /* the history commands */
+        int64_t limit; /* --limit; 0: none */
+        double since;  /* --since as epoch; NAN: none */
+        bool once;     /* top --once */
+        /* import-buildx */
+        const char *json_file;
 };
 
 void common_opts_init(struct common_opts *o);
@@ -103,12 +128,19 @@ void common_opts_release(struct common_opts *o);
  * when not one of ours, -1 after printing an error for a bad value. */
 int common_opts_parse(struct common_opts *o, int opt, const char *arg, const char *cmd);
 
-/* Parse argv of cmd (CMDS_*, named name) with the table's options for it,
- * stopping at the first operand. Returns the index of the first operand;
- * 0 after printing the help for --help (the command exits 0); or -1 after
- * printing why on stderr (a bad value, or an unknown option and the
- * command's usage line). */
+/* Parse argv of cmd (CMDS_*, named name) with the table's options for it.
+ * Options may come before and after operands (as git and systemctl take
+ * them; "--" ends the options), except for run, whose first operand is the
+ * COMMAND: its options stop there. Operands are moved to the end of argv,
+ * in order. Returns the index of the first operand; 0 after printing the
+ * help for --help (the command exits 0); or -1 after printing why on
+ * stderr (a bad value, or an unknown option and the command's usage
+ * line). */
 int cmd_parse_options(unsigned cmd, const char *name, int argc, char **argv, struct common_opts *o);
+
+/* cmd_parse_options() without printing the help: --help only sets
+ * o->help. */
+int cmd_parse_table(unsigned cmd, const char *name, int argc, char **argv, struct common_opts *o);
 
 /* The usage line(s) of name on stderr, for a bad command line. */
 void cmd_print_short_usage(const char *name);
@@ -123,16 +155,23 @@ void cmd_dump_options(FILE *f);
  * cwd, host, start time, CPUs, interval. Returns 0 or -ENOMEM. */
 int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri);
 
+/* "WHAT: message" and a newline on stderr: the one printer of the note
+ * and warning callbacks of the commands. */
+void common_vprint(const char *what, const char *fmt, va_list ap) _printf_(2, 0);
+
+/* A fresh run id, "20261129T154020Z-a1b2c3", into buf. */
+void common_make_run_id(char *buf, size_t len);
+
 /* Load the OTLP export settings from the OTEL_* environment and the
  * options into o->otlp and point the recorder at them. Returns 0, or -1
  * after printing an error for a bad --otlp-endpoint. */
 int common_otlp_load(struct common_opts *o, const char *cmd);
 
 /* The run span's ids into c when export is on (chosen before the build
- * starts: its TRACEPARENT names the span; otelenv_set_run_span()), and
- * with vcs_of_cwd the git revision of the current directory. 0 or
- * -ENOMEM. */
-int common_otlp_run_span(struct otel_config *c, const char *run_id, bool vcs_of_cwd);
+ * starts: its TRACEPARENT names the span; otelenv_set_run_span()). The
+ * span's git revision comes from common_run_info(), the one read of it.
+ * 0 or -ENOMEM. */
+int common_otlp_run_span(struct otel_config *c, const char *run_id);
 
 /* The build's environment when spans are exported: ours with TRACEPARENT
  * naming the run span and the caller's TRACESTATE (none when the trace is

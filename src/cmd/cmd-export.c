@@ -54,13 +54,11 @@ static const char *env_lookup(void *userdata, const char *name)
 static void export_note(void *userdata, const char *fmt, ...) _printf_(2, 3);
 static void export_note(void *userdata, const char *fmt, ...)
 {
-        char buf[1024];
         va_list ap;
 
         va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
+        common_vprint("buildtel export: note", fmt, ap);
         va_end(ap);
-        fprintf(stderr, "buildtel export: note: %s\n", buf);
 }
 
 /* One export: the metrics, the sender; the samples and the summary come
@@ -188,7 +186,7 @@ static int export_files(struct exporter *x, const char *csv, bool incomplete, st
                         ri->run_id);
                 return 1;
         }
-        e = common_otlp_run_span(x->cfg, ri->run_id, false);
+        e = common_otlp_run_span(x->cfg, ri->run_id);
         if (e >= 0)
                 e = otlp_metrics_new(x->cfg, ri, &x->m);
         if (e >= 0)
@@ -320,7 +318,7 @@ static int export_db(struct exporter *x, struct store *st, int64_t id, const cha
                 if (e < 0)
                         goto fail;
         }
-        e = common_otlp_run_span(x->cfg, ri->run_id, false);
+        e = common_otlp_run_span(x->cfg, ri->run_id);
         if (e >= 0)
                 e = otlp_metrics_new(x->cfg, ri, &x->m);
         if (e >= 0)
@@ -487,7 +485,7 @@ resolve:
                 goto out;
 
         if (o.export_trace) {
-                struct trace_job tj = {.out_path = o.trace_out,
+                struct trace_job tj = {.out_path = o.output,
                                        .ninja_log = o.rec.metrics.ninja_log,
                                        .thresholds = o.rec.summary,
                                        .cmd = "export"};

@@ -91,6 +91,9 @@ static const struct {
      "CSV with its resources-<id>.run.json, .targets.json and .units.csv beside it.\n"
      "The page goes to report-<id>.html beside the CSV (the current directory for a\n"
      "RUN) unless -o; -o - and markdown write stdout.\n"
+     "\n",
+     CMDS_REPORT, OPTG_MAIN},
+    {"report",
      "\n"
      "Exit status: 0, 1 when the run cannot be read or the report written, 2 bad usage.\n",
      0, 0},
@@ -102,13 +105,9 @@ static const struct {
      "builder, host (or the nodes its targets ran on), peak memory used, near-OOM\n"
      "samples. A run whose buildtel was killed (its row was never completed and its\n"
      "process is gone, or the machine rebooted) is `incomplete`.\n"
-     "\n"
-     "  --json                 the same as a JSON array, every stored figure\n"
-     "  --limit N              at most N runs\n"
-     "  --since WHEN           runs that started at or after WHEN: 2026-11-29,\n"
-     "                         2026-11-29T15:40[:20] (local time; UTC with a final Z),\n"
-     "                         or a span back from now: 90s, 30m, 2h, 3d, 1w\n"
-     "  --db PATH              the database (default as for `run`)\n"
+     "\n",
+     CMDS_STATUS, OPTG_MAIN},
+    {"status",
      "\n"
      "Exit status: 0, 1 when the database is missing or unreadable, 2 bad usage.\n",
      0, 0},
@@ -121,9 +120,9 @@ static const struct {
      "flag, stage and context. Refreshes on the runs' own sampling interval (at\n"
      "least 0.5 s). Keys: arrows or j/k move, Enter opens a run (its targets and\n"
      "recent stages), Esc or Backspace goes back, q quits. NO_COLOR is honoured.\n"
-     "\n"
-     "  --once                 print one frame as plain text and exit\n"
-     "  --db PATH              the database (default as for `run`)\n"
+     "\n",
+     CMDS_TOP, OPTG_MAIN},
+    {"top",
      "\n"
      "Exit status: 0, 1 when the database is missing or unreadable, 2 bad usage.\n",
      0, 0},
@@ -136,6 +135,9 @@ static const struct {
      "a per-target table (duration, steps, cached, ratio, node, compiler-cache hits and\n"
      "misses), and the compiler-cache stats its log printed (the first and the last\n"
      "block of each tool).\n"
+     "\n",
+     CMDS_INSPECT, OPTG_MAIN},
+    {"inspect",
      "\n"
      "Exit status: 0, 1 when RUN is not there or the database is unreadable, 2 bad usage.\n",
      0, 0},
@@ -146,6 +148,9 @@ static const struct {
      "cached steps, ratio, and the node it ran on. A target whose node changed since\n"
      "its previous build is flagged: a new node cannot use the old node's local cache,\n"
      "which explains a low ratio.\n"
+     "\n",
+     CMDS_LAYERS, OPTG_MAIN},
+    {"layers",
      "\n"
      "Exit status: 0, 1 when the database is missing or unreadable, 2 bad usage.\n",
      0, 0},
@@ -157,16 +162,21 @@ static const struct {
      "each snapshot in the history database, and shows hits, misses, hit rate, size\n"
      "and files, with the change since the previous `buildtel cache` (in --json also\n"
      "how much of it the stats printed in the logs of runs recorded since account for).\n"
+     "\n",
+     CMDS_CACHE, OPTG_MAIN},
+    {"cache",
      "\n"
      "Exit status: 0, 1 when no tool is on PATH or none gave statistics, 2 bad usage.\n",
      0, 0},
     {"import-buildx",
      "usage: buildtel import-buildx REF...\n"
-     "       buildtel import-buildx --json-file FILE\n"
      "\n"
      "Print a build's figures (status, steps, cached steps, duration, revision) from\n"
      "`docker buildx history inspect --format json REF` (buildx >= 0.21), run with a\n"
      "fixed argv, never a shell; or from FILE, a saved copy of that output.\n"
+     "\n",
+     CMDS_IMPORT_BUILDX, OPTG_MAIN},
+    {"import-buildx",
      "\n"
      "Exit status: 0, 1 when a REF could not be read, 2 bad usage.\n",
      0, 0},
@@ -223,6 +233,19 @@ static const struct {
      0, 0},
     {"help", "usage: buildtel help [COMMAND]\n", 0, 0},
 };
+
+int cmd_parse_options(unsigned cmd, const char *name, int argc, char **argv, struct common_opts *o)
+{
+        int k = cmd_parse_table(cmd, name, argc, argv, o);
+
+        if (k < 0)
+                return k;
+        if (o->help) {
+                cmd_print_usage(name);
+                return 0;
+        }
+        return k;
+}
 
 int cmd_print_usage(const char *name)
 {

@@ -2,7 +2,6 @@
 #include "cmd/cmd-history.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -10,90 +9,30 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/cmd-common.h"
 #include "cmd/cmd.h"
 #include "model/ranges.h"
 #include "store/history.h"
 #include "util/util.h"
 
-enum {
-        HOPT_DB = 0x200,
-        HOPT_JSON,
-        HOPT_LIMIT,
-        HOPT_SINCE,
-        HOPT_ONCE,
-        HOPT_HELP,
-};
-
-int history_opts_parse(const char *cmd, const char *allowed, int argc, char **argv,
-                       struct history_opts *o, int *ret_optind)
+int history_opts_parse(const char *cmd, int argc, char **argv, struct history_opts *o,
+                       int *ret_optind)
 {
-        static const struct option longopts[] = {
-            {"db", required_argument, NULL, HOPT_DB},
-            {"json", no_argument, NULL, HOPT_JSON},
-            {"limit", required_argument, NULL, HOPT_LIMIT},
-            {"since", required_argument, NULL, HOPT_SINCE},
-            {"once", no_argument, NULL, HOPT_ONCE},
-            {"help", no_argument, NULL, HOPT_HELP},
-            {0},
-        };
-        int c;
+        struct common_opts co;
+        int k;
 
-        memset(o, 0, sizeof(*o));
-        o->since = NAN;
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-                uint64_t n;
-
-                if ((c == HOPT_JSON && !strchr(allowed, 'j')) ||
-                    (c == HOPT_LIMIT && !strchr(allowed, 'l')) ||
-                    (c == HOPT_SINCE && !strchr(allowed, 's')) ||
-                    (c == HOPT_ONCE && !strchr(allowed, 'o')))
-                        c = '?';
-                switch (c) {
-                case HOPT_DB:
-                        if (!*optarg) {
-                                fprintf(stderr, "buildtel %s: --db is empty\n", cmd);
-                                return EXIT_BT_USAGE;
-                        }
-                        o->db = optarg;
-                        break;
-                case HOPT_JSON:
-                        o->json = true;
-                        break;
-                case HOPT_LIMIT:
-                        if (parse_u64_str(optarg, &n) < 0 || n == 0 || n > 1000000) {
-                                fprintf(stderr,
-                                        "buildtel %s: --limit takes a number from 1 to 1000000, "
-                                        "not '%s'\n",
-                                        cmd, optarg);
-                                return EXIT_BT_USAGE;
-                        }
-                        o->limit = (int64_t)n;
-                        break;
-                case HOPT_SINCE:
-                        if (history_parse_when(optarg, now_realtime(), &o->since) < 0) {
-                                fprintf(stderr,
-                                        "buildtel %s: --since takes a date (2026-11-29, "
-                                        "2026-11-29T15:40[:20][Z]) or a span (30m, 2h, 3d, 1w), "
-                                        "not '%s'\n",
-                                        cmd, optarg);
-                                return EXIT_BT_USAGE;
-                        }
-                        break;
-                case HOPT_ONCE:
-                        o->once = true;
-                        break;
-                case HOPT_HELP:
-                case 'h':
-                        o->help = true;
-                        break;
-                default:
-                        fprintf(stderr, "buildtel %s: bad option; see 'buildtel help %s'\n", cmd,
-                                cmd);
-                        return EXIT_BT_USAGE;
-                }
-        }
-        *ret_optind = optind;
+        common_opts_init(&co);
+        k = cmd_parse_table(cmd_mask(cmd), cmd, argc, argv, &co);
+        common_opts_release(&co);
+        if (k < 0)
+                return EXIT_BT_USAGE;
+        *o = (struct history_opts){.db = co.rec.db_path,
+                                   .json = co.json,
+                                   .limit = co.limit,
+                                   .since = co.since,
+                                   .once = co.once,
+                                   .help = co.help};
+        *ret_optind = k;
         return 0;
 }
 
@@ -141,19 +80,6 @@ int history_print_json(const json_t *v)
                 r = write_all(STDOUT_FILENO, "\n", 1);
         free(s);
         return r < 0 ? 1 : 0;
-}
-
-void history_fmt_duration(double s, char *buf, size_t len)
-{
-        /* (int) of hours is defined only in range */
-        if (!range_ok(RANGE_DURATION, s))
-                snprintf(buf, len, "-");
-        else if (s < 60)
-                snprintf(buf, len, "%.1fs", s);
-        else if (s < 3600)
-                snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-        else
-                snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
 }
 
 void history_fmt_time(double epoch, bool with_seconds, char *buf, size_t len)
@@ -332,7 +258,7 @@ int history_put_clean(struct dbuf *out, const char *s, size_t max)
 int history_list_begin(const char *cmd, int argc, char **argv, struct history_opts *o,
                        struct store **ret_st)
 {
-        int oi, ret = history_opts_parse(cmd, "jls", argc, argv, o, &oi);
+        int oi, ret = history_opts_parse(cmd, argc, argv, o, &oi);
 
         if (ret)
                 return ret;

@@ -24,17 +24,17 @@ struct history_opts {
         bool help;
 };
 
-/* Parse the options of cmd (the ones in allowed: "jlso" for --json,
- * --limit, --since, --once; --db and --help always). Sets *ret_optind to the first
- * operand. Returns 0, or EXIT_BT_USAGE after printing the error. */
-int history_opts_parse(const char *cmd, const char *allowed, int argc, char **argv,
-                       struct history_opts *o, int *ret_optind);
+/* Parse the options of cmd with the one option table (cmd-common.c): the
+ * rows for cmd, before or after the operands. Sets *ret_optind to the
+ * first operand. Returns 0, or EXIT_BT_USAGE after printing the error. */
+int history_opts_parse(const char *cmd, int argc, char **argv, struct history_opts *o,
+                       int *ret_optind);
 
 /* Open the database for cmd; on failure print "buildtel CMD: history
  * database 'PATH': reason" and return 1 (0 on success). create: make the
  * file when missing (cache); without it a missing file is an error. */
 int history_open(const char *cmd, const struct history_opts *o, bool create, struct store **ret);
-/* The start of a listing command (status, layers): options "jls", --help,
+/* The start of a listing command (status, layers): its options, --help,
  * no operands, the database opened. Returns -1 when *ret_st is open and the
  * command goes on, else the exit status (after printing why). */
 int history_list_begin(const char *cmd, int argc, char **argv, struct history_opts *o,
@@ -43,8 +43,6 @@ int history_list_begin(const char *cmd, int argc, char **argv, struct history_op
 /* Print v as 2-space-indented JSON plus a newline. Returns 0 or 1. */
 int history_print_json(const struct json_t *v);
 
-/* "2h14m", "3m05s", "12.3s"; "-" for NAN. */
-void history_fmt_duration(double s, char *buf, size_t len);
 /* Local time "2026-11-29 15:40:20" (seconds with with_seconds). */
 void history_fmt_time(double epoch, bool with_seconds, char *buf, size_t len);
 /* MiB as "18.2 GiB" / "512 MiB"; "-" for NAN. */

@@ -4,13 +4,14 @@
  * run with a fixed argv, never a shell. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cmd-common.h"
 #include "cmd/cmd.h"
+#include "model/figures.h"
 #include "model/run.h"
 #include "parse/bakemeta.h"
 #include "platform/buildx.h"
@@ -22,8 +23,9 @@
 
 static void print_history(const char *what, const struct buildx_history *h)
 {
-        struct dbuf name = DBUF_INIT;
-        double pct = h->total_steps ? 100.0 * h->cached_steps / h->total_steps : 0;
+        _cleanup_dbuf_ struct dbuf name = DBUF_INIT;
+        double ratio = figure_cached_ratio(h->total_steps, h->cached_steps);
+        double pct = isnan(ratio) ? 0 : 100.0 * ratio;
 
         (void)run_append_utf8_lossy(&name, h->name, strlen(h->name), true);
         printf("%s: %s %s, %u/%u steps (%u cached, %.0f%%), ", what, name.p ? name.p : "",
@@ -36,7 +38,6 @@ static void print_history(const char *what, const struct buildx_history *h)
         if (h->vcs_revision[0])
                 printf(", revision %s", h->vcs_revision);
         putchar('\n');
-        dbuf_release(&name);
 }
 
 static int import_one(const char *what, const char *buf, size_t len)
@@ -56,28 +57,16 @@ static int import_one(const char *what, const char *buf, size_t len)
 
 int cmd_import_buildx(int argc, char **argv)
 {
-        static const struct option longopts[] = {
-            {"json-file", required_argument, NULL, 'f'},
-            {"help", no_argument, NULL, 'h'},
-            {0},
-        };
-        const char *file = NULL;
-        int c, ret = 0;
+        struct common_opts o;
+        const char *file;
+        int k, ret = 0;
 
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-                switch (c) {
-                case 'f':
-                        file = optarg;
-                        break;
-                case 'h':
-                        cmd_print_usage("import-buildx");
-                        return 0;
-                default:
-                        cmd_print_usage("import-buildx");
-                        return EXIT_BT_USAGE;
-                }
-        }
+        common_opts_init(&o);
+        k = cmd_parse_options(CMDS_IMPORT_BUILDX, "import-buildx", argc, argv, &o);
+        file = o.json_file;
+        common_opts_release(&o);
+        if (k <= 0)
+                return k == 0 ? 0 : EXIT_BT_USAGE;
         if (file) {
                 _cleanup_free_ char *buf = NULL;
                 size_t len = 0;
@@ -90,12 +79,12 @@ int cmd_import_buildx(int argc, char **argv)
                 }
                 if (import_one(file, buf, len) < 0)
                         ret = 1;
-        } else if (optind >= argc) {
+        } else if (k >= argc) {
                 fprintf(stderr, "buildtel import-buildx: no REF given\n");
                 cmd_print_usage("import-buildx");
                 return EXIT_BT_USAGE;
         }
-        for (int i = optind; i < argc; i++) {
+        for (int i = k; i < argc; i++) {
                 _cleanup_free_ char *buf = NULL;
                 size_t len = 0;
                 int e = buildx_history_fetch(argv[i], IMPORT_TIMEOUT_S, &buf, &len);

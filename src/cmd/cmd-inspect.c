@@ -72,7 +72,7 @@ static int render_facts(const struct store_run *run, struct dbuf *out)
         history_fmt_time(ri->start_epoch, true, t, sizeof(t));
         if (r >= 0)
                 r = line(out, "start", t);
-        history_fmt_duration(run->duration_s, t, sizeof(t));
+        (void)fmt_duration(run->duration_s, FMT_DURATION_COMPACT, t);
         if (r >= 0)
                 r = line(out, "duration", t);
         history_run_result(run, buf, sizeof(buf));
@@ -99,7 +99,7 @@ static int render_peak_memory(const struct store_run *run, struct dbuf *out)
         int r;
 
         history_fmt_mib(run->mem_used_peak_mb, t1, sizeof(t1));
-        history_fmt_duration(run->mem_used_peak_elapsed_s, t2, sizeof(t2));
+        (void)fmt_duration(run->mem_used_peak_elapsed_s, FMT_DURATION_COMPACT, t2);
         r = dbuf_printf(out, "peaks:\n  %-24s %s at +%s", "memory used", t1, t2);
         if (r >= 0 && run->mem_used_peak_stage && *run->mem_used_peak_stage) {
                 r = dbuf_puts(out, ", in ");
@@ -162,7 +162,7 @@ static int target_text(struct dbuf *out, const struct store_target *t)
         char dur[32], ratio[16], hits[24], miss[24], steps[24], cached[24];
         int r;
 
-        history_fmt_duration(t->duration_s, dur, sizeof(dur));
+        (void)fmt_duration(t->duration_s, FMT_DURATION_COMPACT, dur);
         history_fmt_ratio(store_target_cached_ratio(t), ratio, sizeof(ratio));
         history_fmt_count(t->steps, steps, sizeof(steps));
         history_fmt_count(t->cached, cached, sizeof(cached));
@@ -278,7 +278,7 @@ int cmd_inspect(int argc, char **argv)
         int64_t id;
         int oi, ret, e;
 
-        ret = history_opts_parse("inspect", "j", argc, argv, &o, &oi);
+        ret = history_opts_parse("inspect", argc, argv, &o, &oi);
         if (ret)
                 return ret;
         if (o.help) {

@@ -5,7 +5,6 @@
  * `summarize` does), the targets' facts and the compile units. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +26,6 @@
 #include "store/store.h"
 #include "util/util.h"
 
-enum { OPT_R_OUTPUT = OPT_COMMON_END, OPT_R_FORMAT };
 
 static const char usage[] = "usage: buildtel report [-o FILE|-] [--format html|markdown] "
                             "[--near-oom-mb N] [--low-disk-gb N] [--db PATH] [RUN|FILE.csv]\n";
@@ -252,68 +250,40 @@ static int render(struct loaded *l, const char *out)
         return write_out(out ? out : l->markdown ? "-" : l->default_out, &l->out);
 }
 
-static int parse_args(int argc, char **argv, struct common_opts *o, const char **ret_out,
-                      bool *ret_md)
+static int parse_args(int argc, char **argv, struct common_opts *o)
 {
-        static const struct option longopts[] = {
-            {"near-oom-mb", required_argument, NULL, OPT_NEAR_OOM_MB},
-            {"low-disk-gb", required_argument, NULL, OPT_LOW_DISK_GB},
-            {"db", required_argument, NULL, OPT_DB},
-            {"output", required_argument, NULL, OPT_R_OUTPUT},
-            {"format", required_argument, NULL, OPT_R_FORMAT},
-            {"help", no_argument, NULL, OPT_HELP},
-            {0},
-        };
-        int c;
+        int k = cmd_parse_table(CMDS_REPORT, "report", argc, argv, o);
 
-        optind = 1;
-        while ((c = getopt_long(argc, argv, "+ho:", longopts, NULL)) != -1) {
-                int h = common_opts_parse(o, c, optarg, "report");
-
-                if (h < 0)
-                        return -1;
-                if (h > 0)
-                        continue;
-                if (c == 'o' || c == OPT_R_OUTPUT) {
-                        *ret_out = optarg;
-                } else if (c == OPT_R_FORMAT &&
-                           (strcmp(optarg, "html") == 0 || strcmp(optarg, "markdown") == 0)) {
-                        *ret_md = strcmp(optarg, "markdown") == 0;
-                } else if (c == 'h') {
-                        o->help = true;
-                } else {
-                        fputs(usage, stderr);
-                        return -1;
-                }
-        }
-        if (!o->help && optind < argc - 1) {
+        if (k < 0)
+                return -1;
+        if (!o->help && k < argc - 1) {
                 fputs(usage, stderr);
                 return -1;
         }
-        return 0;
+        return k;
 }
 
 int cmd_report(int argc, char **argv)
 {
         struct common_opts o;
         struct loaded l = {.ri = {0}};
-        const char *out = NULL, *spec;
-        bool md = false;
+        const char *spec;
         struct stat sb;
-        int ret = EXIT_BT_USAGE;
+        int k, ret = EXIT_BT_USAGE;
 
         common_opts_init(&o);
         report_data_init(&l.d);
-        if (parse_args(argc, argv, &o, &out, &md) < 0)
+        k = parse_args(argc, argv, &o);
+        if (k < 0)
                 goto out;
         if (o.help) {
                 cmd_print_usage("report");
                 ret = 0;
                 goto out;
         }
-        spec = optind < argc ? argv[optind] : NULL;
+        spec = k < argc ? argv[k] : NULL;
         l.thresholds = o.rec.summary;
-        l.markdown = md;
+        l.markdown = o.markdown;
         l.ri.end_epoch = l.ri.start_epoch = NAN;
         l.ri.exit_code = -1;
         l.facts = calloc(1, sizeof(*l.facts));
@@ -328,7 +298,7 @@ int cmd_report(int argc, char **argv)
         if (ret < 0)
                 fprintf(stderr, "buildtel report: out of memory\n");
         if (ret == 0)
-                ret = render(&l, out);
+                ret = render(&l, o.output);
         else
                 ret = 1;
 out:

@@ -30,7 +30,7 @@ static int row_text(struct dbuf *out, const struct store_run *run)
         int r;
 
         history_fmt_time(run->info.start_epoch, false, start, sizeof(start));
-        history_fmt_duration(run->duration_s, dur, sizeof(dur));
+        (void)fmt_duration(run->duration_s, FMT_DURATION_COMPACT, dur);
         history_fmt_mib(run->mem_used_peak_mb, mem, sizeof(mem));
         if (run->near_oom_samples >= 0)
                 snprintf(oom, sizeof(oom), "%lld", (long long)run->near_oom_samples);

@@ -347,7 +347,7 @@ int cmd_top(int argc, char **argv)
         int oi, ret;
         bool utf8;
 
-        ret = history_opts_parse("top", "o", argc, argv, &o, &oi);
+        ret = history_opts_parse("top", argc, argv, &o, &oi);
         if (ret)
                 return ret;
         if (o.help)

@@ -16,6 +16,7 @@
 
 #include "cmd/cmd-runfiles.h"
 #include "parse/runfiles.h"
+#include "model/figures.h"
 #include "render/trace.h"
 #include "parse/ninjalog.h"
 #include "pipeline/loop.h"
@@ -29,7 +30,6 @@
 
 #define TRACE_MAX_CSV (1ull << 31)
 #define TRACE_MAX_NINJA_LOG (1ull << 30)
-#define TRACE_NINJA_SLACK_S 5.0 /* the log's last write after the run's end */
 
 static void edges_release(struct trace_edges *x)
 {
@@ -76,26 +76,22 @@ static void edge_add(void *ud, int64_t start_ms, int64_t end_ms, const char *out
                                   a->offset_s + (double)end_ms / 1000.0, out, len);
 }
 
-/* Where ninja started on the run's clock: its times count from its start,
- * which no record gives; ninja appends a line as each edge ends, so the
- * log's mtime is the end of its last edge, and ninja started max_end before
- * it. NAN (with a note) when the log was written before the run started or
- * well after it ended: its last ninja run is another build's. */
+/* Where ninja started on the run's clock (figure_ninja_offset()); NAN,
+ * with a note, when the log is another build's. */
 static double ninja_offset(const struct trace_job *j, const char *what, double mtime,
                            int64_t max_end_ms, const struct run_info *ri)
 {
         double off;
+        bool before = false;
 
-        if (mtime < ri->start_epoch - 1 ||
-            (isfinite(ri->end_epoch) && mtime > ri->end_epoch + TRACE_NINJA_SLACK_S)) {
+        if (figure_ninja_offset(ri, mtime, max_end_ms, &off, &before) < 0) {
                 fprintf(stderr,
                         "buildtel %s: note: %s was last written %s the run: its edges are "
                         "another build's, left out\n",
-                        j->cmd, what, mtime < ri->start_epoch ? "before" : "after");
+                        j->cmd, what, before ? "before" : "after");
                 return NAN;
         }
-        off = mtime - ri->start_epoch - (double)max_end_ms / 1000.0;
-        return isfinite(off) && off >= 0 ? off : 0;
+        return off;
 }
 
 /* The last ninja run of the log --ninja-log names. */

@@ -27,6 +27,8 @@ void run_info_release(struct run_info *ri)
         free(ri->argv);
         free(ri->cwd);
         free(ri->host);
+        free(ri->vcs_rev);
+        free(ri->vcs_ref);
         memset(ri, 0, sizeof(*ri));
 }
 

@@ -24,6 +24,11 @@ struct run_info {
         unsigned ncpu;    /* online CPUs when the run started */
         double interval;  /* seconds between samples */
         long pid;         /* the build's pid (run) or the watched pid */
+        /* The git revision of cwd, read once when the run starts (cmd/, not
+         * the sinks: they never read the world). vcs_rev NULL: cwd is no
+         * git checkout; vcs_ref "" when HEAD is detached. Not in run.json
+         * (its format is fixed): a replay has none. */
+        char *vcs_rev, *vcs_ref;
 };
 
 /* Free every owned member and zero the struct; NULL is a no-op. */

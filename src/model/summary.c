@@ -5,19 +5,12 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "util/util.h"
+
 /* The summary's figures are in the CSV's units. Dividing by a power of two
  * is exact: these are the CSV's values to the bit. */
 #define MB(bytes) ((bytes) / SAMPLE_MIB)
 #define GB(bytes) ((bytes) / SAMPLE_GIB)
-
-static void copy_str(char *dst, size_t size, const char *src)
-{
-        size_t n = src ? strnlen(src, size - 1) : 0;
-
-        if (n)
-                memcpy(dst, src, n);
-        dst[n] = '\0';
-}
 
 static void point_set(struct summary_point *p, double value, double aux, const struct sample *smp)
 {
@@ -26,9 +19,9 @@ static void point_set(struct summary_point *p, double value, double aux, const s
         p->aux = aux;
         p->epoch = smp->epoch;
         p->elapsed_s = smp->elapsed_s;
-        copy_str(p->stage, sizeof(p->stage), smp->stage);
-        copy_str(p->context, sizeof(p->context), smp->context);
-        copy_str(p->running, sizeof(p->running), smp->running);
+        copy_utf8_str(p->stage, sizeof(p->stage), smp->stage);
+        copy_utf8_str(p->context, sizeof(p->context), smp->context);
+        copy_utf8_str(p->running, sizeof(p->running), smp->running);
 }
 
 /* Strict comparisons: on ties the first occurrence stays. */
@@ -77,7 +70,7 @@ static void row_top(const struct sample *smp, struct summary_proc top[static 3])
         double pid[3] = {smp->top_pid, smp->top2_pid, smp->top3_pid};
 
         for (size_t i = 0; i < 3; i++) {
-                copy_str(top[i].label, sizeof(top[i].label), label[i]);
+                copy_utf8_str(top[i].label, sizeof(top[i].label), label[i]);
                 top[i].mb = mb[i];
                 top[i].pid = pid[i];
         }
@@ -109,7 +102,7 @@ static void build_add(struct summary_build *b, const struct sample *smp)
 
         row_top(smp, top);
         if (smp->cg_mode && smp->cg_mode[0])
-                copy_str(b->mode, sizeof(b->mode), smp->cg_mode);
+                copy_utf8_str(b->mode, sizeof(b->mode), smp->cg_mode);
         last(&b->cpu_user_s, smp->cg_cpu_user_s);
         last(&b->cpu_sys_s, smp->cg_cpu_sys_s);
         last(&b->io_read_mb, MB(smp->cg_io_read_bytes));
@@ -145,7 +138,7 @@ static void build_add(struct summary_build *b, const struct sample *smp)
                                 e->epoch = smp->epoch;
                                 e->elapsed_s = smp->elapsed_s;
                                 e->kills = smp->cg_oom_kills;
-                                copy_str(e->stage, sizeof(e->stage), smp->stage);
+                                copy_utf8_str(e->stage, sizeof(e->stage), smp->stage);
                                 proc_clear(&e->victim);
                                 b->victim_pending = 3;
                         }
@@ -288,4 +281,39 @@ void summary_add(struct summary *s, const struct sample *smp)
         sample_round(smp, &rec);
         recorded_add(s, &rec);
         exact_add(&s->exact, smp);
+}
+
+/* Below either of these, available memory counts as "near zero". */
+#define OOM_EDGE_AVAIL_MB 512.0
+#define OOM_EDGE_AVAIL_FRACTION 0.05
+/* A falling disk is worth a reading once its minimum came this close. */
+#define DISK_FALLING_FACTOR 1.5
+
+static bool oom_edge_near_zero(const struct summary *s)
+{
+        const struct summary_point *p = &s->mem_avail_min;
+
+        if (!p->set)
+                return false;
+        if (p->value < OOM_EDGE_AVAIL_MB)
+                return true;
+        return isfinite(s->mem_total_mb) && p->value < OOM_EDGE_AVAIL_FRACTION * s->mem_total_mb;
+}
+
+void summary_readings(const struct summary *s, unsigned ncpu, struct summary_readings *ret)
+{
+        *ret = (struct summary_readings){.ram_bound_compilers = NAN};
+        ret->oom_zero = oom_edge_near_zero(s);
+        ret->oom_swap = s->swap_used_peak.set && s->swap_used_peak.value > 0;
+        ret->oom_edge = ret->oom_zero || ret->oom_swap;
+        ret->oom_at = ret->oom_zero ? &s->mem_avail_min : &s->swap_used_peak;
+        ret->disk_falling = s->disk_avail_min.set && isfinite(s->disk_avail_first) &&
+                            isfinite(s->disk_avail_last) &&
+                            s->disk_avail_last < s->disk_avail_first &&
+                            s->disk_avail_min.value < DISK_FALLING_FACTOR * s->cfg.low_disk_gb;
+        if (s->near_oom_samples > 0 && s->near_oom_compilers_n > 0 && ncpu > 0) {
+                ret->ram_bound_compilers =
+                    s->near_oom_compilers_sum / (double)s->near_oom_compilers_n;
+                ret->ram_bound = ret->ram_bound_compilers < ncpu / 2.0;
+        }
 }

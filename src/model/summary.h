@@ -132,8 +132,8 @@ struct summary {
         const struct units *units;
 };
 
-#define SUMMARY_NEAR_OOM_MB_DEFAULT 4096.0
-#define SUMMARY_LOW_DISK_GB_DEFAULT 20.0
+#define SUMMARY_NEAR_OOM_MB_DEFAULT 4096 /* also the text of `help`: an integer */
+#define SUMMARY_LOW_DISK_GB_DEFAULT 20
 
 /* Zero s, set every unknown figure to NAN and copy cfg (NULL: defaults). */
 void summary_init(struct summary *s, const struct summary_config *cfg);
@@ -143,3 +143,23 @@ void summary_init(struct summary *s, const struct summary_config *cfg);
  * ties the first sample wins. Strings are copied (cut at the point's
  * buffer size, which is the CSV column's maximum). */
 void summary_add(struct summary *s, const struct sample *smp);
+
+/* The model's judgements of a run (the "readings"), decided here once;
+ * the renderers only word them. */
+struct summary_readings {
+        /* OOM edge: available memory near zero (below 512 MiB or 5 % of
+         * RAM), or swap in use; at is the sample it is dated by. */
+        bool oom_edge, oom_zero, oom_swap;
+        const struct summary_point *oom_at;
+        /* The disk fell toward the low-disk threshold: its minimum came
+         * within 1.5 times of it. */
+        bool disk_falling;
+        /* RAM-bound: while memory was low, compilers ran well below the
+         * core count (on average under half of it). */
+        bool ram_bound;
+        double ram_bound_compilers; /* their average over those samples */
+};
+
+/* Decide the readings of s for a machine of ncpu cores (0: unknown, no
+ * RAM-bound reading) into *ret. */
+void summary_readings(const struct summary *s, unsigned ncpu, struct summary_readings *ret);

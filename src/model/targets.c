@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/figures.h"
 #include "model/run.h"
 #include "util/macro.h"
+#include "util/util.h"
 
 void targets_init(struct targets *ts)
 {
@@ -17,26 +19,12 @@ void targets_init(struct targets *ts)
         targets_init_zeroed(ts);
 }
 
-void targets_copy_field(char *dst, size_t cap, const char *src, size_t len)
-{
-        if (cap == 0)
-                return;
-        if (len >= cap) {
-                len = cap - 1;
-                /* Do not end inside a UTF-8 sequence: back off continuation bytes. */
-                while (len > 0 && ((unsigned char)src[len] & 0xC0) == 0x80)
-                        len--;
-        }
-        memcpy(dst, src, len);
-        dst[len] = '\0';
-}
-
 size_t targets_get(struct targets *ts, const char *name, size_t len)
 {
         char key[TARGET_NAME_MAX + 1];
         struct target *t;
 
-        targets_copy_field(key, sizeof(key), name, len);
+        copy_utf8(key, sizeof(key), name, len);
         for (size_t i = 0; i < ts->n; i++)
                 if (strcmp(ts->t[i].name, key) == 0)
                         return i;
@@ -110,7 +98,7 @@ void targets_keep_edge(struct targets *ts, int64_t start_ms, int64_t end_ms, con
 {
         struct ninja_edge e = {.start_ms = start_ms, .end_ms = end_ms};
 
-        targets_copy_field(e.output, sizeof(e.output), out, out_len);
+        copy_utf8(e.output, sizeof(e.output), out, out_len);
         heap_edge(ts, &e);
         ts->ninja_max_end_ms = MAX(ts->ninja_max_end_ms, end_ms);
 }
@@ -135,7 +123,7 @@ void targets_offer_edge(struct targets *ts, int64_t start_ms, int64_t end_ms, co
         memmove(&ts->slow[pos + 1], &ts->slow[pos], (ts->nslow - 1 - pos) * sizeof(ts->slow[0]));
         ts->slow[pos].start_ms = start_ms;
         ts->slow[pos].end_ms = end_ms;
-        targets_copy_field(ts->slow[pos].output, sizeof(ts->slow[pos].output), out, out_len);
+        copy_utf8(ts->slow[pos].output, sizeof(ts->slow[pos].output), out, out_len);
 }
 
 void targets_note_cc_block(struct targets *ts, enum cc_tool tool, const struct cc_block *b,
@@ -185,13 +173,13 @@ bool targets_any(const struct targets *ts)
 
 static int render_cc(struct dbuf *out, const char *what, const struct cc_counts *c, bool guess)
 {
-        uint64_t tot;
+        double ratio;
 
         if (!c->set)
                 return 0;
-        tot = c->hits + c->misses;
+        ratio = figure_hit_ratio(c->hits, c->misses);
         return dbuf_printf(out, ", %s %" PRIu64 " hits / %" PRIu64 " misses (%.1f%%)%s", what,
-                           c->hits, c->misses, tot ? 100.0 * (double)c->hits / (double)tot : 0.0,
+                           c->hits, c->misses, isnan(ratio) ? 0.0 : 100.0 * ratio,
                            guess ? " (a guess: no marker step found)" : "");
 }
 
@@ -419,22 +407,18 @@ void targets_facts_outcome(const struct run_info *run, struct run_facts *f)
                 f->outcome = RUN_OUTCOME_FAILURE;
         else
                 f->outcome = RUN_OUTCOME_UNKNOWN;
-        /* NAN when either end is unknown */
-        f->duration_s = run->end_epoch - run->start_epoch;
-        if (!isfinite(f->duration_s))
-                f->duration_s = NAN;
+        /* NAN when either end is unknown: no samples here */
+        f->duration_s = figure_run_duration(run->start_epoch, run->end_epoch, NAN, NULL);
 }
 
 static double cc_ratio(const struct cc_counts *c)
 {
-        uint64_t tot = c->hits + c->misses;
-
-        return c->set && tot ? (double)c->hits / (double)tot : NAN;
+        return c->set ? figure_hit_ratio(c->hits, c->misses) : NAN;
 }
 
 void targets_fact_ratios(struct target_fact *t)
 {
-        t->cache_ratio = t->steps_set && t->steps ? (double)t->cached / t->steps : NAN;
+        t->cache_ratio = t->steps_set ? figure_cached_ratio(t->steps, t->cached) : NAN;
         t->sccache_ratio = cc_ratio(&t->sccache);
         t->ccache_ratio = cc_ratio(&t->ccache);
         t->cc = t->sccache.set ? t->sccache : t->ccache;

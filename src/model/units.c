@@ -56,18 +56,6 @@ static uint32_t hash(int kind, const char *name)
         return h;
 }
 
-static void copy_cut(char *dst, size_t size, const char *src)
-{
-        size_t n = strnlen(src, size - 1);
-
-        /* never end inside a UTF-8 sequence */
-        if (n == size - 1 && src[n])
-                while (n > 0 && ((unsigned char)src[n] & 0xC0) == 0x80)
-                        n--;
-        memcpy(dst, src, n);
-        dst[n] = '\0';
-}
-
 /* The row of kind + name, or where a new one goes (*ret_slot). */
 static struct unit *lookup(struct units *u, int kind, const char *name, uint32_t *ret_slot)
 {
@@ -116,7 +104,7 @@ int units_observe(struct units *u, int kind, const char *tool, const char *name,
 
         if (!name || !name[0] || (kind != UNITS_COMPILE && kind != UNITS_LINK))
                 return -EINVAL;
-        copy_cut(key, sizeof(key), name);
+        copy_utf8_str(key, sizeof(key), name);
         r = lookup(u, kind, key, &slot);
         if (!r) {
                 if (u->n >= UNITS_MAX || !(r = add_row(u, slot))) {
@@ -129,13 +117,13 @@ int units_observe(struct units *u, int kind, const char *tool, const char *name,
                                    .peak_s = NAN,
                                    .cpu_s = NAN};
                 memcpy(r->name, key, sizeof(key));
-                copy_cut(r->tool, sizeof(r->tool), tool ? tool : "");
+                copy_utf8_str(r->tool, sizeof(r->tool), tool ? tool : "");
         }
         r->last_s = elapsed_s;
         if (isfinite(rss_mb) && (isnan(r->peak_mb) || rss_mb > r->peak_mb)) {
                 r->peak_mb = rss_mb;
                 r->peak_s = elapsed_s;
-                copy_cut(r->tool, sizeof(r->tool), tool ? tool : "");
+                copy_utf8_str(r->tool, sizeof(r->tool), tool ? tool : "");
         }
         /* What ended before counts too: a unit's processes come and go (a
          * source compiled twice, an LTO link's ltrans partitions). */
@@ -156,7 +144,7 @@ int units_ended(struct units *u, int kind, const char *name, double cpu_s)
 
         if (!name || !name[0] || !isfinite(cpu_s) || cpu_s < 0)
                 return -EINVAL;
-        copy_cut(key, sizeof(key), name);
+        copy_utf8_str(key, sizeof(key), name);
         r = lookup(u, kind, key, &slot);
         if (!r)
                 return -ENOENT;

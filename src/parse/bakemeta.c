@@ -10,23 +10,18 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-static void copy_str(char *dst, size_t cap, const char *s)
-{
-        targets_copy_field(dst, cap, s, strlen(s));
-}
-
 /* "<builder>/<node>/<ref>" into t. */
 static void apply_ref(struct target *t, const char *s)
 {
         const char *a = strchr(s, '/'), *b2 = a ? strchr(a + 1, '/') : NULL;
 
         if (!a || !b2) {
-                copy_str(t->ref, sizeof(t->ref), s);
+                copy_utf8_str(t->ref, sizeof(t->ref), s);
                 return;
         }
-        targets_copy_field(t->builder, sizeof(t->builder), s, (size_t)(a - s));
-        targets_copy_field(t->node, sizeof(t->node), a + 1, (size_t)(b2 - a - 1));
-        copy_str(t->ref, sizeof(t->ref), b2 + 1);
+        copy_utf8(t->builder, sizeof(t->builder), s, (size_t)(a - s));
+        copy_utf8(t->node, sizeof(t->node), a + 1, (size_t)(b2 - a - 1));
+        copy_utf8_str(t->ref, sizeof(t->ref), b2 + 1);
 }
 
 int bakemeta_parse(const char *buf, size_t len, struct targets *ts)
@@ -70,13 +65,13 @@ int buildx_history_parse(const char *buf, size_t len, struct buildx_history *ret
                 json_decref(root);
                 return -EINVAL;
         }
-        copy_str(h.ref, sizeof(h.ref), s);
+        copy_utf8_str(h.ref, sizeof(h.ref), s);
         if ((s = json_string_value(json_object_get(root, "Name"))))
-                copy_str(h.name, sizeof(h.name), s);
+                copy_utf8_str(h.name, sizeof(h.name), s);
         if ((s = json_string_value(json_object_get(root, "Status"))))
-                copy_str(h.status, sizeof(h.status), s);
+                copy_utf8_str(h.status, sizeof(h.status), s);
         if ((s = json_string_value(json_object_get(root, "VCSRevision"))))
-                copy_str(h.vcs_revision, sizeof(h.vcs_revision), s);
+                copy_utf8_str(h.vcs_revision, sizeof(h.vcs_revision), s);
         d = json_object_get(root, "Duration");
         h.duration_s = json_is_integer(d) && json_integer_value(d) >= 0
                            ? (double)json_integer_value(d) / 1e9

@@ -197,7 +197,7 @@ static int cand_index(struct buildkit *b, const char *name, size_t len)
 {
         char key[TARGET_NAME_MAX + 1];
 
-        targets_copy_field(key, sizeof(key), name, len);
+        copy_utf8(key, sizeof(key), name, len);
         for (size_t i = 0; i < b->ncands; i++)
                 if (strcmp(b->cands[i].name, key) == 0)
                         return (int)i;
@@ -225,7 +225,7 @@ static void keep_name(struct vtx *v, const char *name, size_t len)
 {
         char buf[TARGET_STEP_NAME_MAX + 1];
 
-        targets_copy_field(buf, sizeof(buf), name, len);
+        copy_utf8(buf, sizeof(buf), name, len);
         free(v->name);
         v->name = strdup(buf);
 }
@@ -321,7 +321,7 @@ static void description(struct buildkit *b, const char *s, const char *end)
                 return;
         q = memchr(s, '"', (size_t)(end - s));
         if (q)
-                targets_copy_field(b->builder, sizeof(b->builder), s, (size_t)(q - s));
+                copy_utf8(b->builder, sizeof(b->builder), s, (size_t)(q - s));
 }
 
 /* "<secs> <text>": secs is digits '.' 1-3 digits. */
@@ -755,7 +755,7 @@ static void add_step(struct targets *ts, const struct vtx *v)
 {
         struct step_fact f = {.target = v->target, .start_s = v->first, .end_s = v->end};
 
-        targets_copy_field(f.name, sizeof(f.name), v->name ? v->name : "",
+        copy_utf8(f.name, sizeof(f.name), v->name ? v->name : "",
                            v->name ? strlen(v->name) : 0);
         if (!isnan(v->bk_started) && !isnan(v->bk_done) && v->bk_done >= v->bk_started &&
             !isnan(f.start_s))
@@ -840,7 +840,7 @@ void buildkit_finish(struct buildkit *b, struct targets *ts)
                 add_step(ts, v);
                 if (v->state == V_ERROR && ts->nfailed < TARGETS_FAILED_MAX) {
                         struct failed_step *f = &ts->failed[ts->nfailed++];
-                        targets_copy_field(f->name, sizeof(f->name), v->name ? v->name : "",
+                        copy_utf8(f->name, sizeof(f->name), v->name ? v->name : "",
                                            v->name ? strlen(v->name) : 0);
                         f->target = v->target;
                 }

@@ -53,7 +53,7 @@ static void add_marker(struct buildmetrics *bm, const char *spec, const char *pa
 {
         char target[TARGET_NAME_MAX + 1];
 
-        targets_copy_field(target, sizeof(target), spec, strcspn(spec, "="));
+        copy_utf8(target, sizeof(target), spec, strcspn(spec, "="));
         for (size_t i = 0; i < bm->nm; i++)
                 if (strcmp(bm->mtarget[i], target) == 0) {
                         bm->mpath[i] = path;

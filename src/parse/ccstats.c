@@ -267,7 +267,7 @@ static int feed_sccache_json(struct ccstats_parser *p, const char *line, size_t 
                 p->cur.size_bytes = int_or_unknown(json_object_get(root, "cache_size"));
                 p->cur.max_size_bytes = int_or_unknown(json_object_get(root, "max_cache_size"));
                 if (ver)
-                        targets_copy_field(p->cur.version, sizeof(p->cur.version), ver,
+                        copy_utf8(p->cur.version, sizeof(p->cur.version), ver,
                                            strlen(ver));
                 (void)put(p, CCSTATS_SCCACHE, K_SC_HITS,
                           sum_counts(json_object_get(stats, "cache_hits")));

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/compilers.h"
 #include "parse/linebuf.h"
 #include "parse/logctx.h"
 #include "util/macro.h"
@@ -234,12 +235,6 @@ static bool name_in(const char *s, size_t n, const char *const *set)
 
 static bool is_compiler_name(const char *s, size_t n)
 {
-        static const char *const exact[] = {
-            "cc",   "gcc",   "g++", "c++",    "clang",   "clang++", "cc1", "cc1plus",
-            "nvcc", "rustc", "ld",  "ld.lld", "ld.gold", "ld.bfd",  NULL,
-        };
-        static const char *const cross[] = {"gcc",   "g++",     "cc", "c++",
-                                            "clang", "clang++", "ld", NULL};
         const char *dash;
 
         if (n == 0 || n > 128)
@@ -254,12 +249,12 @@ static bool is_compiler_name(const char *s, size_t n)
                 if (q == s + n)
                         n = (size_t)(dash - s);
         }
-        if (name_in(s, n, exact))
+        if (compilers_has(s, n, TOOL_LOG))
                 return true;
         /* cross prefixes: aarch64-linux-gnu-gcc, arm-none-eabi-ld */
         dash = n ? memrchr(s, '-', n) : NULL;
         if (dash && dash > s)
-                return name_in(dash + 1, (size_t)(s + n - dash - 1), cross);
+                return compilers_has(dash + 1, (size_t)(s + n - dash - 1), TOOL_LOG_CROSS);
         return false;
 }
 

@@ -345,7 +345,7 @@ void otel_config_release(struct otel_config *c)
 struct loader {
         otelenv_lookup_fn lookup;
         void *lookup_data;
-        otelenv_note_fn note;
+        note_fn note;
         void *note_data;
 };
 
@@ -598,7 +598,7 @@ static int load_labels(struct loader *L, struct otel_config *c)
 }
 
 int otelenv_load(otelenv_lookup_fn lookup, void *lookup_data, const struct otel_options *opt,
-                 otelenv_note_fn note, void *note_data, struct otel_config *ret)
+                 note_fn note, void *note_data, struct otel_config *ret)
 {
         struct loader L = {lookup, lookup_data, note, note_data};
         struct otel_config c = {0};

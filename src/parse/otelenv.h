@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include "util/macro.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -107,8 +109,6 @@ struct otel_config {
 
 typedef const char *(*otelenv_lookup_fn)(void *userdata, const char *name);
 /* A note for the user about one variable; never holds a header value. */
-typedef void (*otelenv_note_fn)(void *userdata, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 
 /* Options that override the environment (NULL / 0: not given). */
 struct otel_options {
@@ -125,7 +125,7 @@ struct otel_options {
  * usage error). Returns 0, -EINVAL or -ENOMEM; release *ret with
  * otel_config_release() either way. */
 int otelenv_load(otelenv_lookup_fn lookup, void *lookup_data, const struct otel_options *opt,
-                 otelenv_note_fn note, void *note_data, struct otel_config *ret);
+                 note_fn note, void *note_data, struct otel_config *ret);
 void otel_config_release(struct otel_config *c);
 
 /* Choose the run span's ids: the trace id is the caller's when there is a

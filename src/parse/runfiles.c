@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util/macro.h"
+#include "util/util.h"
 
 static const struct {
         const char *prefix, *suffix;
@@ -119,7 +120,7 @@ static void parse_fact(json_t *o, struct target_fact *t)
         const char *ns = json_string_value(name);
 
         memset(t, 0, sizeof(*t));
-        targets_copy_field(t->name, sizeof(t->name), ns ? ns : "", json_string_length(name));
+        copy_utf8(t->name, sizeof(t->name), ns ? ns : "", json_string_length(name));
         t->start_s = num_or_nan(o, "first_seen_s");
         t->end_s = num_or_nan(o, "last_seen_s");
         t->duration_s = num_or_nan(o, "duration_s");
@@ -180,7 +181,7 @@ static int parse_steps(json_t *root, struct targets *ts)
 
                 if (!name)
                         continue;
-                targets_copy_field(f.name, sizeof(f.name), name, strlen(name));
+                copy_utf8(f.name, sizeof(f.name), name, strlen(name));
                 if (tn)
                         f.target = (int)targets_get(ts, tn, strlen(tn));
                 f.start_s = num_or_nan(v, "start_s");

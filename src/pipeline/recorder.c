@@ -73,19 +73,7 @@ static void note(struct recorder *r, const char *fmt, ...)
 
 char *recorder_default_log_dir(void)
 {
-        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-        char buf[4096];
-        int n;
-
-        if (state && state[0] == '/')
-                n = snprintf(buf, sizeof(buf), "%s/buildtel/logs", state);
-        else if (home && home[0] == '/')
-                n = snprintf(buf, sizeof(buf), "%s/.local/state/buildtel/logs", home);
-        else
-                return NULL;
-        if (n < 0 || (size_t)n >= sizeof(buf))
-                return NULL;
-        return strdup(buf);
+        return state_path("logs");
 }
 
 /* $TMPDIR/buildtel-UID/logs, in a shared directory: both levels must be ours
@@ -119,10 +107,15 @@ static int fallback_log_dir(char **ret_path)
         return e;
 }
 
-static void sink_warn(void *userdata, const char *msg)
+static void sink_warn(void *userdata, const char *fmt, ...)
 {
         struct recorder *r = userdata;
+        char msg[2048];
+        va_list ap;
 
+        va_start(ap, fmt);
+        (void)vsnprintf(msg, sizeof(msg), fmt, ap); /* a cut note is still a note */
+        va_end(ap);
         if (r->cfg.warn)
                 r->cfg.warn(r->cfg.userdata, "%s", msg);
         else

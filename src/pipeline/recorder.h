@@ -19,7 +19,6 @@ struct sink_ops;
  * sources that are read per tick (sampler, log classifier), the model (the
  * summary) and the sinks. The caller owns the event loop and the child. */
 
-typedef void (*recorder_note_fn)(void *userdata, const char *fmt, ...) _printf_(2, 3);
 
 struct recorder_config {
         const char *log_dir; /* NULL: $XDG_STATE_HOME/buildtel/logs */
@@ -30,8 +29,8 @@ struct recorder_config {
         struct summary_config summary;
         bool quiet;
         bool csv_safe;         /* --csv-safe: no spreadsheet formulas in the CSV */
-        recorder_note_fn note; /* one-line notes for the user (fallbacks) */
-        recorder_note_fn warn; /* one-line warnings (history database); NULL: note */
+        note_fn note; /* one-line notes for the user (fallbacks) */
+        note_fn warn; /* one-line warnings (history database); NULL: note */
         const char *db_path;   /* history database; NULL: store_default_path() */
         bool no_db;            /* --no-db */
         bool no_report;        /* --no-report */

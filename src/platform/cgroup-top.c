@@ -8,19 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model/compilers.h"
 #include "util/macro.h"
 
 #define PROCSCAN_CMDLINE_MAX 32768 /* compile lines run to kilobytes */
 
 /* Arguments after comm in the label of a process that is no unit. */
 #define ARGS_KEEP 60
-
-static const char *const compiler_names[] = {
-    "cc1plus",  "cc1",   "cc1obj",  "cc1objplus", "f951",   "lto1",  "clang",    "clang++",
-    "clang-cl", "gcc",   "g++",     "c++",        "cc",     "rustc", "nvcc",     "cicc",
-    "ptxas",    "hipcc", "icx",     "icpx",       "cl.exe", "zig",   "gfortran", "swiftc",
-    "javac",    "go",    "compile", "tsc",        "ghc",    "as",
-};
 
 static const char *const source_exts[] = {
     ".c",     ".cc", ".cpp",  ".cxx", ".c++", ".C",   ".cp",   ".cu",  ".hip", ".rs",
@@ -55,17 +49,6 @@ void proctop_consider(struct proctop *t, const struct pidstat *ps)
         if (t->n < PROCTOP_N)
                 t->n++;
 }
-
-static const char *const linker_names[] = {
-    "ld", "ld.bfd", "ld.gold", "ld.lld", "lld", "gold", "mold", "collect2", "ld64.lld", "wasm-ld",
-};
-
-/* Drivers run a compiler or a linker: with a source file they stand for
- * that compile, with only -o for that link. */
-static const char *const driver_names[] = {
-    "gcc",      "g++", "cc",   "c++",  "clang", "clang++",
-    "gfortran", "icx", "icpx", "nvcc", "hipcc", "zig",
-};
 
 /* Options whose value is the next argument (never the source). */
 static const char *const arg_options[] = {
@@ -119,14 +102,13 @@ static const char *const arg_options[] = {
 };
 
 /* "gcc-12", "x86_64-linux-gnu-gcc-12" -> does it name one of set? */
-static bool tool_in(const char *s, size_t n, const char *const *set, size_t nset)
+static bool tool_in(const char *s, size_t n, unsigned kinds)
 {
         const char *dash;
 
         for (int pass = 0; pass < 3; pass++) {
-                for (size_t i = 0; i < nset; i++)
-                        if (strlen(set[i]) == n && memcmp(s, set[i], n) == 0)
-                                return true;
+                if (compilers_has(s, n, kinds))
+                        return true;
                 dash = n ? memrchr(s, '-', n) : NULL;
                 if (!dash)
                         return false;
@@ -141,7 +123,6 @@ static bool tool_in(const char *s, size_t n, const char *const *set, size_t nset
         return false;
 }
 
-#define TOOL_IN(s, n, set) tool_in(s, n, set, ARRAY_SIZE(set))
 
 static bool is_lto(const char *comm)
 {
@@ -152,8 +133,8 @@ bool procunit_maybe(const char *comm)
 {
         size_t n = strnlen(comm, 64);
 
-        return TOOL_IN(comm, n, compiler_names) || TOOL_IN(comm, n, linker_names) ||
-               TOOL_IN(comm, n, driver_names) || is_lto(comm);
+        return tool_in(comm, n, TOOL_COMPILER) || tool_in(comm, n, TOOL_LINKER) ||
+               tool_in(comm, n, TOOL_DRIVER) || is_lto(comm);
 }
 
 static bool has_source_ext(const char *a, size_t n)
@@ -328,7 +309,7 @@ static enum procunit_kind classify_raw(const char *comm, const char *cmdline, si
                 *ret_n = n;
                 return PROCUNIT_LINK;
         }
-        if (TOOL_IN(comm, tn, linker_names)) {
+        if (tool_in(comm, tn, TOOL_LINKER)) {
                 *ret_a = as.output ? base_of(as.output, &as.output_n) : "a.out";
                 *ret_n = as.output ? as.output_n : 5;
                 return PROCUNIT_LINK;
@@ -340,14 +321,14 @@ static enum procunit_kind classify_raw(const char *comm, const char *cmdline, si
         }
         /* A driver given several sources (redis's `cc -MM *.c`) is none of
          * them: the compiler it runs for each stands for that one. */
-        if (as.nsources > 1 && TOOL_IN(comm, tn, driver_names))
+        if (as.nsources > 1 && tool_in(comm, tn, TOOL_DRIVER))
                 return PROCUNIT_NONE;
         if (as.source && !arg_is(comm, tn, "as")) {
                 *ret_a = as.source;
                 *ret_n = as.source_n;
                 return PROCUNIT_COMPILE;
         }
-        if (TOOL_IN(comm, tn, driver_names) && !as.compile_only && as.output) {
+        if (tool_in(comm, tn, TOOL_DRIVER) && !as.compile_only && as.output) {
                 *ret_a = base_of(as.output, &as.output_n);
                 *ret_n = as.output_n;
                 return PROCUNIT_LINK;

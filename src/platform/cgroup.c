@@ -546,25 +546,7 @@ static ssize_t read_fd(struct cgroup *cg, int fd)
 {
         if (fd < 0)
                 return -EBADF;
-        for (;;) {
-                ssize_t n = pread(fd, cg->buf, cg->cap, 0);
-                char *nb;
-
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if ((size_t)n < cg->cap)
-                        return n;
-                if (cg->cap >= BUF_MAX)
-                        return -EFBIG;
-                nb = realloc(cg->buf, cg->cap * 2);
-                if (!nb)
-                        return -ENOMEM;
-                cg->buf = nb;
-                cg->cap *= 2;
-        }
+        return pread_whole(fd, &cg->buf, &cg->cap, BUF_MAX);
 }
 
 /* Read a small file relative to dirfd into cg->buf. */
@@ -1179,11 +1161,6 @@ void cgroup_free(struct cgroup *cg)
 enum cgroup_mode cgroup_mode(const struct cgroup *cg)
 {
         return cg->mode;
-}
-
-bool cgroup_pressure_is_host(const struct cgroup *cg)
-{
-        return cg->psi_host;
 }
 
 size_t cgroup_procs_fds(const struct cgroup *cg, int *fds, size_t cap)

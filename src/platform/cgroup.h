@@ -103,7 +103,6 @@ struct cgroup_stats {
 
 void cgroup_stats_clear(struct cgroup_stats *s);
 
-typedef void (*cgroup_note_fn)(void *userdata, const char *fmt, ...) _printf_(2, 3);
 
 struct cgroup_config {
         enum cgroup_mode mode;
@@ -111,7 +110,7 @@ struct cgroup_config {
         const char *run_id;               /* names the cgroup: buildtel/run-<run_id>-<our pid> */
         uint64_t memory_max, memory_high; /* bytes; 0 = no limit */
         long tree_root;      /* none mode: the process whose descendants are the build */
-        cgroup_note_fn note; /* one-line notes (a controller missing, host-wide pressure) */
+        note_fn note; /* one-line notes (a controller missing, host-wide pressure) */
         void *userdata;
 };
 
@@ -130,8 +129,6 @@ int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret);
 void cgroup_free(struct cgroup *cg);
 
 enum cgroup_mode cgroup_mode(const struct cgroup *cg);
-/* True when the pressure figures are host-wide (/proc/pressure). */
-bool cgroup_pressure_is_host(const struct cgroup *cg);
 
 /* Write-only fds to the cgroup.procs of each hierarchy, owned by cg, for
  * the child to write "0" into between fork and exec. Returns how many

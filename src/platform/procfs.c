@@ -535,25 +535,7 @@ static ssize_t read_hot(struct procfs *p, int *fd, const char *name)
                 if (*fd < 0)
                         return -errno;
         }
-        for (;;) {
-                ssize_t n = pread(*fd, p->buf, p->cap, 0);
-                char *nb;
-
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if ((size_t)n < p->cap)
-                        return n;
-                if (p->cap >= HOT_BUF_MAX)
-                        return -EFBIG;
-                nb = realloc(p->buf, p->cap * 2);
-                if (!nb)
-                        return -ENOMEM;
-                p->buf = nb;
-                p->cap *= 2;
-        }
+        return pread_whole(*fd, &p->buf, &p->cap, HOT_BUF_MAX);
 }
 
 int procfs_cpustat(struct procfs *p, struct cpustat *ret)
@@ -613,7 +595,6 @@ static ssize_t read_pid_file(struct procfs *p, long pid, const char *name, char 
 {
         _cleanup_close_ int fd = -1;
         char path[64];
-        size_t len = 0;
         int r;
 
         r = pid_path(path, pid, name);
@@ -622,19 +603,7 @@ static ssize_t read_pid_file(struct procfs *p, long pid, const char *name, char 
         fd = openat(p->proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
-        while (len < cap) {
-                ssize_t n = read(fd, buf + len, cap - len);
-
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
-                len += (size_t)n;
-        }
-        return (ssize_t)len;
+        return read_full(fd, buf, cap);
 }
 
 int procfs_pidstat(struct procfs *p, long pid, struct pidstat *ret)

@@ -9,15 +9,12 @@
 #include <sys/statvfs.h>
 
 #include "platform/procfs.h"
+#include "model/compilers.h"
 #include "util/macro.h"
 
 /* The kernel keeps a task's comm in 16 bytes with the NUL. */
 #define COMM_MAX 15
 
-const char *const sampler_default_compilers[] = {
-    "cc1plus", "cc1",    "cc1obj",   "clang", "clang++", "rustc", "lto1", "ld",
-    "ld.gold", "ld.lld", "collect2", "nvcc",  "cicc",    "ptxas", NULL,
-};
 
 struct sampler {
         struct procfs *procfs;
@@ -47,6 +44,7 @@ void sampler_free(struct sampler *s)
 
 int sampler_new(const struct sampler_config *cfg, struct sampler **ret)
 {
+        const char *defaults[64];
         const char *const *list;
         struct sampler *s;
         size_t n = 0;
@@ -54,7 +52,9 @@ int sampler_new(const struct sampler_config *cfg, struct sampler **ret)
 
         if (!cfg || !ret)
                 return -EINVAL;
-        list = cfg->compilers ? cfg->compilers : sampler_default_compilers;
+        if (!cfg->compilers)
+                (void)compilers_list(TOOL_COUNTED, defaults, ARRAY_SIZE(defaults));
+        list = cfg->compilers ? cfg->compilers : defaults;
         while (list[n])
                 n++;
 

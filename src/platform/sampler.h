@@ -12,8 +12,8 @@ struct pidstat;
  * of the disk path, and walks /proc once for the compiler count. No fork,
  * no exec. */
 
-/* The default names counted in the `compilers` column. NULL-terminated. */
-extern const char *const sampler_default_compilers[];
+/* The names counted in the `compilers` column by default are the
+ * TOOL_COUNTED ones of model/compilers.h. */
 
 struct sampler_config {
         const char *root;             /* "/" in production; a fixture tree in tests */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "model/figures.h"
 #include "model/run.h"
 #include "model/summary.h"
 #include "model/targets.h"
@@ -301,8 +302,6 @@ static void step_spans(struct spans *S)
         }
 }
 
-#define NINJA_SLACK_S 5.0 /* the log's last write after the run's end */
-
 static int slower_first(const void *x, const void *y)
 {
         const struct ninja_edge *a = *(const struct ninja_edge *const *)x,
@@ -327,12 +326,8 @@ static void edge_spans(struct spans *S)
 
         if (!ts || !ts->nedgev || !(ts->ninja_mtime > 0) || S->n >= S->cap)
                 return;
-        if (ts->ninja_mtime < ri->start_epoch - 1 ||
-            (isfinite(ri->end_epoch) && ts->ninja_mtime > ri->end_epoch + NINJA_SLACK_S))
+        if (figure_ninja_offset(ri, ts->ninja_mtime, ts->ninja_max_end_ms, &off, NULL) < 0)
                 return;
-        off = ts->ninja_mtime - ri->start_epoch - (double)ts->ninja_max_end_ms / 1000.0;
-        if (!isfinite(off) || off < 0)
-                off = 0;
         v = calloc(ts->nedgev, sizeof(*v));
         if (!v)
                 return; /* the spans go without their edges */

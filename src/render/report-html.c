@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/figures.h"
 #include "model/units.h"
 #include "render/report.h"
 #include "render/summary.h"
 #include "render/trace-lanes.h"
 #include "util/macro.h"
+#include "util/util.h"
 
 #define W 1000.0
 #define H 170.0
@@ -141,7 +143,7 @@ static void bands_and_axes(struct dwriter *w, const struct report_data *d, const
                 double t = f->tmax * k / 5;
 
                 dw_printf(w, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"%s\">%s</text>", px(f, t),
-                          H - 6, k == 5 ? "end" : "middle", report_fmt_duration(t, b));
+                          H - 6, k == 5 ? "end" : "middle", fmt_duration(t, FMT_DURATION_EXACT, b));
         }
 }
 
@@ -174,7 +176,7 @@ static void peak_text(struct dwriter *w, const char *name, const struct summary_
 {
         char b[32];
 
-        dw_printf(w, "%s %.4g%s at %s", name, v, unit, report_fmt_duration(p->elapsed_s, b));
+        dw_printf(w, "%s %.4g%s at %s", name, v, unit, fmt_duration(p->elapsed_s, FMT_DURATION_EXACT, b));
         if (p->stage[0]) {
                 dw_puts(w, ", stage ");
                 esc(w, p->stage);
@@ -392,13 +394,15 @@ static void target_bars(struct dwriter *w, const struct run_facts *f)
                 n++;
                 x0 = px(&fr, t->start_s);
                 x1 = MAX(px(&fr, t->end_s), x0 + 2);
-                frac = t->steps_set && t->steps ? (double)t->cached / t->steps : 0;
+                frac = t->steps_set ? figure_cached_ratio(t->steps, t->cached) : NAN;
+                if (isnan(frac))
+                        frac = 0; /* no stripe */
                 dw_printf(w,
                           "<rect class=\"f%d\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
                           "height=\"%.0f\" opacity=\"0.75\"><title>",
                           t->success == TARGET_FAILED ? 3 : 0, x0, y, x1 - x0, rowh - 5);
                 esc(w, t->name);
-                dw_printf(w, ": %s", report_fmt_duration(t->duration_s, b));
+                dw_printf(w, ": %s", fmt_duration(t->duration_s, FMT_DURATION_EXACT, b));
                 if (t->steps_set)
                         dw_printf(w, ", %u steps, %u cached", t->steps, t->cached);
                 dw_puts(w, "</title></rect>");
@@ -415,7 +419,7 @@ static void target_bars(struct dwriter *w, const struct run_facts *f)
         dw_printf(w,
                   "<text x=\"%.0f\" y=\"%.0f\">0s</text><text x=\"%.0f\" y=\"%.0f\" "
                   "text-anchor=\"end\">%s</text></svg>",
-                  ML, h - 4, W - MR, h - 4, report_fmt_duration(tmax, b));
+                  ML, h - 4, W - MR, h - 4, fmt_duration(tmax, FMT_DURATION_EXACT, b));
 }
 
 #define REPORT_STEP_BARS 400 /* BuildKit steps drawn (the longest); the rest are counted */
@@ -463,7 +467,8 @@ static void step_bar(struct dwriter *w, const struct targets *ts, const struct f
                 esc(w, ts->t[f->target].name);
                 dw_puts(w, ")");
         }
-        dw_printf(w, ": %s%s%s%s</title></rect>", report_fmt_duration(f->end_s - f->start_s, b),
+        dw_printf(w, ": %s%s%s%s</title></rect>",
+                  fmt_duration(targets_step_duration(f), FMT_DURATION_EXACT, b),
                   f->cached ? ", cached" : "", f->error ? ", failed" : "",
                   f->canceled ? ", canceled" : "");
 }
@@ -540,7 +545,7 @@ static void step_bars(struct dwriter *w, const struct targets *ts)
                   "<text x=\"%.0f\" y=\"%.0f\">0s</text><text x=\"%.0f\" y=\"%.0f\" "
                   "text-anchor=\"end\">%s</text></svg>",
                   ML, 16.0 * (double)rows + 20, W - MR, 16.0 * (double)rows + 20,
-                  report_fmt_duration(tmax, b));
+                  fmt_duration(tmax, FMT_DURATION_EXACT, b));
         free(r);
         free(lane);
 }
@@ -592,13 +597,13 @@ static void ninja_lanes(struct dwriter *w, const struct targets *ts)
                           x0, 20.0 * (double)lane[i] + 2, x1 - x0);
                 esc(w, e->output);
                 dw_printf(w, ": %s</title></rect><text x=\"%.1f\" y=\"%.0f\">",
-                          report_fmt_duration((double)(e->end_ms - e->start_ms) / 1000, b), x0 + 3,
+                          fmt_duration((double)(e->end_ms - e->start_ms) / 1000, FMT_DURATION_EXACT, b), x0 + 3,
                           20.0 * (double)lane[i] + 13);
                 esc(w, e->output);
                 dw_puts(w, "</text>");
         }
         dw_printf(w, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%s</text></svg>", W - MR,
-                  20.0 * (double)nl + 20, report_fmt_duration(fr.tmax, b));
+                  20.0 * (double)nl + 20, fmt_duration(fr.tmax, FMT_DURATION_EXACT, b));
 }
 
 static void td_num(struct dwriter *w, bool set, double v, int prec, const char *suffix)
@@ -649,7 +654,7 @@ static void units_table(struct dwriter *w, const struct units *u)
                 esc(w, top[i].tool);
                 dw_puts(w, "</td>");
                 td_num(w, true, top[i].peak_mb, 0, "");
-                dw_printf(w, "<td class=\"n\">%s</td>", report_fmt_duration(top[i].peak_s, b));
+                dw_printf(w, "<td class=\"n\">%s</td>", fmt_duration(top[i].peak_s, FMT_DURATION_EXACT, b));
                 td_num(w, true, top[i].cpu_s, 1, "");
                 dw_puts(w, "</tr>");
         }
@@ -716,7 +721,7 @@ static void totals_table(struct dwriter *w, const struct summary *s)
         dw_puts(w, "</tr>");
         for (size_t i = 0; i < MIN(b->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
                 dw_printf(w, "<tr><th>OOM kill at %s</th><td>",
-                          report_fmt_duration(b->oom[i].elapsed_s, d));
+                          fmt_duration(b->oom[i].elapsed_s, FMT_DURATION_EXACT, d));
                 esc(w, b->oom[i].victim.label[0] ? b->oom[i].victim.label : "victim unknown");
                 dw_puts(w, "</td></tr>");
         }
@@ -747,7 +752,7 @@ static void head(struct dwriter *w, const struct run_model *m)
         if (m->facts && m->facts->exit_code >= 0)
                 dw_printf(w, " (exit %d)", m->facts->exit_code);
         dw_printf(w, ", %s, %llu samples</p>\n",
-                  report_fmt_duration(m->facts ? m->facts->duration_s : NAN, d),
+                  fmt_duration(m->facts ? m->facts->duration_s : NAN, FMT_DURATION_EXACT, d),
                   (unsigned long long)m->summary->samples);
 }
 

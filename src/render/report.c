@@ -14,6 +14,7 @@
 #include "model/units.h"
 #include "render/summary.h"
 #include "util/macro.h"
+#include "util/util.h"
 
 void report_data_init(struct report_data *d)
 {
@@ -63,7 +64,7 @@ static void note_stage(struct report_data *d, double t, const char *stage)
                 return; /* later stages fold into the last band */
         b = &d->bands[d->nbands++];
         b->start_s = b->end_s = t;
-        targets_copy_field(b->stage, sizeof(b->stage), stage, strlen(stage));
+        copy_utf8(b->stage, sizeof(b->stage), stage, strlen(stage));
 }
 
 int report_data_add(struct report_data *d, const struct sample *s)
@@ -209,23 +210,6 @@ void report_md_escape(struct dwriter *w, const char *s, size_t len)
         escape_with(w, s, len, md_char);
 }
 
-const char *report_fmt_duration(double s, char buf[static 32])
-{
-        if (isnan(s) || s < 0) {
-                snprintf(buf, 32, "?");
-        } else if (s < 60) {
-                snprintf(buf, 32, "%.1fs", s);
-        } else {
-                unsigned long long x = (unsigned long long)llround(MIN(s, 1e12));
-
-                if (x >= 3600)
-                        snprintf(buf, 32, "%lluh%02llum%02llus", x / 3600, x / 60 % 60, x % 60);
-                else
-                        snprintf(buf, 32, "%llum%02llus", x / 60, x % 60);
-        }
-        return buf;
-}
-
 static void md_cell_str(struct dwriter *w, const char *s)
 {
         dw_puts(w, " ");
@@ -274,7 +258,7 @@ static void md_facts(struct dwriter *w, const struct run_model *m)
         if (f && f->term_signal)
                 dw_printf(w, " (signal %d)", f->term_signal);
         dw_printf(w, " |\n| duration | %s |\n| samples | %llu |\n\n",
-                  report_fmt_duration(f ? f->duration_s : NAN, d),
+                  fmt_duration(f ? f->duration_s : NAN, FMT_DURATION_EXACT, d),
                   (unsigned long long)m->summary->samples);
 }
 
@@ -319,7 +303,7 @@ static void md_peaks(struct dwriter *w, const struct summary *s)
         for (size_t i = 0; i < n; i++) {
                 dw_printf(w, "| %s |", rows[i].what);
                 md_cell_num(w, true, rows[i].p->value, rows[i].prec, "");
-                dw_printf(w, " %s |", report_fmt_duration(rows[i].p->elapsed_s, d));
+                dw_printf(w, " %s |", fmt_duration(rows[i].p->elapsed_s, FMT_DURATION_EXACT, d));
                 md_cell_str(w, rows[i].p->stage);
                 md_cell_str(w, rows[i].p->context);
                 md_cell_str(w, rows[i].p->running);
@@ -354,7 +338,7 @@ void report_target_rows(struct dwriter *w, const struct run_facts *f,
                           t->success == TARGET_BUILT    ? "built"
                           : t->success == TARGET_FAILED ? "failed"
                                                         : "unknown",
-                          fmt->cell_close, fmt->num_open, report_fmt_duration(t->duration_s, d));
+                          fmt->cell_close, fmt->num_open, fmt_duration(t->duration_s, FMT_DURATION_EXACT, d));
                 dw_puts(w, fmt->cell_close);
                 cell_num(w, fmt, t->steps_set, t->steps, 0, "");
                 cell_num(w, fmt, t->steps_set, t->cached, 0, "");
@@ -445,13 +429,13 @@ int report_gh_warnings(const struct summary *s, struct dbuf *out)
                           "%.0f MiB in %llu samples (least %.0f MiB at %s)\n",
                           s->cfg.near_oom_mb, (unsigned long long)s->near_oom_samples,
                           s->mem_avail_min.value,
-                          report_fmt_duration(s->mem_avail_min.elapsed_s, d));
+                          fmt_duration(s->mem_avail_min.elapsed_s, FMT_DURATION_EXACT, d));
         if (s->low_disk_samples)
                 dw_printf(&w,
                           "::warning title=buildtel low disk::disk available fell below %.1f GiB "
                           "(least %.2f GiB at %s)\n",
                           s->cfg.low_disk_gb, s->disk_avail_min.value,
-                          report_fmt_duration(s->disk_avail_min.elapsed_s, d));
+                          fmt_duration(s->disk_avail_min.elapsed_s, FMT_DURATION_EXACT, d));
         for (size_t i = 0; i < MIN(s->build.noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
                 const struct summary_oom *o = &s->build.oom[i];
                 struct dbuf lab = DBUF_INIT;
@@ -465,7 +449,7 @@ int report_gh_warnings(const struct summary *s, struct dbuf *out)
                                 lab.p[k] = '?';
                 dw_printf(&w, "::warning title=buildtel OOM kill::the kernel killed %s at %s\n",
                           lab.len ? lab.p : "a process of the build",
-                          report_fmt_duration(o->elapsed_s, d));
+                          fmt_duration(o->elapsed_s, FMT_DURATION_EXACT, d));
                 dbuf_release(&lab);
         }
         return w.err;

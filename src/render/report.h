@@ -95,5 +95,3 @@ int report_render_markdown(const struct run_model *m, const char *const *files, 
  * (nothing when none happened). 0 or -ENOMEM. */
 int report_gh_warnings(const struct summary *s, struct dbuf *out);
 
-/* "1h02m03s" / "4.2s" into buf. */
-const char *report_fmt_duration(double s, char buf[static 32]);

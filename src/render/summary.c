@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "render/summary.h"
 
+#include "model/figures.h"
 #include "model/units.h"
 
 #include <errno.h>
@@ -12,12 +13,6 @@
 
 #include "util/macro.h"
 #include "util/util.h"
-
-/* Below either of these, available memory counts as "near zero". */
-#define OOM_EDGE_AVAIL_MB 512.0
-#define OOM_EDGE_AVAIL_FRACTION 0.05
-/* A falling disk is worth a reading once its minimum came this close. */
-#define DISK_FALLING_FACTOR 1.5
 
 #define READINGS_MAX 4
 
@@ -63,21 +58,9 @@ static void put_iso(struct dwriter *w, double epoch)
 /* 3723.4 -> "1h02m03s", 245 -> "4m05s", 12.34 -> "12.3s". */
 static void put_duration(struct dwriter *w, double secs)
 {
-        long long t;
+        char b[FMT_DURATION_LEN];
 
-        if (!isfinite(secs) || secs < 0 || (secs >= 60 && secs >= 1e12)) {
-                dw_puts(w, "?");
-                return;
-        }
-        if (secs < 60) {
-                dw_printf(w, "%.1fs", secs);
-                return;
-        }
-        t = llround(secs);
-        if (t < 3600)
-                dw_printf(w, "%lldm%02llds", t / 60, t % 60);
-        else
-                dw_printf(w, "%lldh%02lldm%02llds", t / 3600, t / 60 % 60, t % 60);
+        dw_puts(w, fmt_duration(secs, FMT_DURATION_EXACT, b));
 }
 
 /* The build's bytes for a terminal: valid UTF-8, no control characters. */
@@ -118,15 +101,9 @@ static const char *what_of(const struct summary_point *p)
 static double duration_of(const struct summary *s, const struct run_info *ri, bool *ret_to_last)
 {
         *ret_to_last = false;
-        if (!ri || !isfinite(ri->start_epoch))
+        if (!ri)
                 return NAN;
-        if (isfinite(ri->end_epoch))
-                return ri->end_epoch - ri->start_epoch;
-        /* killed or still running: as far as the samples go */
-        *ret_to_last = true;
-        if (isfinite(s->last_epoch))
-                return s->last_epoch - ri->start_epoch;
-        return NAN;
+        return figure_run_duration(ri->start_epoch, ri->end_epoch, s->last_epoch, ret_to_last);
 }
 
 /* "exit 0", "exit 2", "killed by SIGKILL", "exit status unknown". */
@@ -144,17 +121,6 @@ static void put_exit(struct dwriter *w, const struct run_info *ri)
                 dw_puts(w, "exit status unknown");
 }
 
-static bool oom_edge_near_zero(const struct summary *s)
-{
-        const struct summary_point *p = &s->mem_avail_min;
-
-        if (!p->set)
-                return false;
-        if (p->value < OOM_EDGE_AVAIL_MB)
-                return true;
-        return isfinite(s->mem_total_mb) && p->value < OOM_EDGE_AVAIL_FRACTION * s->mem_total_mb;
-}
-
 /* The build's side of the OOM edge: its anonymous memory, which the OOM
  * killer weighs (the kernel's peak counts page cache too). */
 static void put_oom_anon(const struct summary *s, struct dwriter *w)
@@ -170,15 +136,15 @@ static void put_oom_anon(const struct summary *s, struct dwriter *w)
         put_running(w, a);
 }
 
-/* Each reading writes its text and returns true, or returns false when it
- * does not apply. */
-static bool reading_oom_edge(const struct summary *s, struct dwriter *w)
+/* Each reading (decided by summary_readings()) writes its text and returns
+ * true, or returns false when it does not apply. */
+static bool reading_oom_edge(const struct summary *s, const struct summary_readings *rd,
+                             struct dwriter *w)
 {
-        bool zero = oom_edge_near_zero(s);
-        bool swap = s->swap_used_peak.set && s->swap_used_peak.value > 0;
-        const struct summary_point *p = zero ? &s->mem_avail_min : &s->swap_used_peak;
+        bool zero = rd->oom_zero, swap = rd->oom_swap;
+        const struct summary_point *p = rd->oom_at;
 
-        if (!zero && !swap)
+        if (!rd->oom_edge)
                 return false;
         dw_puts(w, "OOM edge: ");
         if (zero) {
@@ -201,11 +167,10 @@ static bool reading_oom_edge(const struct summary *s, struct dwriter *w)
         return true;
 }
 
-static bool reading_disk_falling(const struct summary *s, struct dwriter *w)
+static bool reading_disk_falling(const struct summary *s, const struct summary_readings *rd,
+                                 struct dwriter *w)
 {
-        if (!s->disk_avail_min.set || !isfinite(s->disk_avail_first) ||
-            !isfinite(s->disk_avail_last) || !(s->disk_avail_last < s->disk_avail_first) ||
-            !(s->disk_avail_min.value < DISK_FALLING_FACTOR * s->cfg.low_disk_gb))
+        if (!rd->disk_falling)
                 return false;
         dw_puts(w, "disk falling toward the threshold (");
         put_num(w, s->disk_avail_first, 2);
@@ -220,17 +185,13 @@ static bool reading_disk_falling(const struct summary *s, struct dwriter *w)
         return true;
 }
 
-static bool reading_ram_bound(const struct summary *s, const struct run_info *ri, struct dwriter *w)
+static bool reading_ram_bound(const struct summary *s, const struct run_info *ri,
+                              const struct summary_readings *rd, struct dwriter *w)
 {
-        double avg;
-
-        if (s->near_oom_samples == 0 || s->near_oom_compilers_n == 0 || !ri || ri->ncpu == 0)
-                return false;
-        avg = s->near_oom_compilers_sum / (double)s->near_oom_compilers_n;
-        if (!(avg < ri->ncpu / 2.0))
+        if (!rd->ram_bound)
                 return false;
         dw_puts(w, "compilers well below the core count while memory was low (");
-        put_num(w, avg, 1);
+        put_num(w, rd->ram_bound_compilers, 1);
         dw_printf(w,
                   " on average over %llu near-OOM samples, %u cores): the stage is "
                   "RAM-bound; the lever is more RAM, not more -j",
@@ -256,9 +217,11 @@ static bool reading_jobs(const struct summary *s, struct dwriter *w)
 static int readings_compute(const struct summary *s, const struct run_info *ri,
                             struct reading rd[static READINGS_MAX], size_t *ret_n)
 {
+        struct summary_readings sr;
         size_t n = 0;
         int err = 0;
 
+        summary_readings(s, ri ? ri->ncpu : 0, &sr);
         for (size_t i = 0; i < READINGS_MAX; i++)
                 rd[i] = (struct reading){NULL, DBUF_INIT};
         *ret_n = READINGS_MAX; /* release every buffer, used or not */
@@ -266,9 +229,9 @@ static int readings_compute(const struct summary *s, const struct run_info *ri,
                 struct dwriter w = DWRITER_INIT(&rd[n].text);
                 static const char *const ids[READINGS_MAX] = {"oom_edge", "disk_falling",
                                                               "ram_bound", "jobs"};
-                bool got = k == 0   ? reading_oom_edge(s, &w)
-                           : k == 1 ? reading_disk_falling(s, &w)
-                           : k == 2 ? reading_ram_bound(s, ri, &w)
+                bool got = k == 0   ? reading_oom_edge(s, &sr, &w)
+                           : k == 1 ? reading_disk_falling(s, &sr, &w)
+                           : k == 2 ? reading_ram_bound(s, ri, &sr, &w)
                                     : reading_jobs(s, &w);
 
                 if (w.err < 0)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/figures.h"
 #include "render/trace-lanes.h"
 #include "util/macro.h"
 
@@ -281,9 +282,7 @@ int trace_new(const struct trace_config *cfg, const struct run_info *ri, struct 
         if (t->cfg.max_slices == 0)
                 t->cfg.max_slices = TRACE_SLICES_MAX;
         t->ri = ri;
-        t->end_s = isfinite(ri->end_epoch) && isfinite(ri->start_epoch)
-                       ? ri->end_epoch - ri->start_epoch
-                       : NAN;
+        t->end_s = figure_run_duration(ri->start_epoch, ri->end_epoch, NAN, NULL);
         t->prev_elapsed = NAN;
         for (size_t i = 0; i < ARRAY_SIZE(t->prev_psi); i++)
                 t->prev_psi[i] = NAN;

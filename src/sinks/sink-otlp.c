@@ -17,7 +17,7 @@ struct otlp_state {
         const struct otel_config *cfg;
         struct otlp_metrics *metrics;
         struct otlp_sender *sender;
-        void (*warn)(void *userdata, const char *msg);
+        note_fn warn;
         void *warn_userdata;
         double interval, next_export;
 };
@@ -57,7 +57,7 @@ static void tell(struct otlp_state *st)
         char msg[256];
 
         if (otlp_sender_take_error(st->sender, msg, sizeof(msg)) && st->warn)
-                st->warn(st->warn_userdata, msg);
+                st->warn(st->warn_userdata, "%s", msg);
 }
 
 static void export(struct otlp_state *st, const struct run_model *final, double now)

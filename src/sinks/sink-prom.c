@@ -93,7 +93,7 @@ static int prom_open(const struct sink_ctx *ctx, void **ret_state)
                 snprintf(msg, sizeof(msg), "textfile directory: %s; writing '%s' to '%s'",
                          strerror(-e), st->cfg.prom_file, ctx->log_dir);
                 if (ctx->warn)
-                        ctx->warn(ctx->warn_userdata, msg);
+                        ctx->warn(ctx->warn_userdata, "%s", msg);
                 st->dir = strdup(ctx->log_dir);
                 if (!st->dir) {
                         free(st);
@@ -104,7 +104,7 @@ static int prom_open(const struct sink_ctx *ctx, void **ret_state)
                 snprintf(msg, sizeof(msg),
                          "no node_exporter textfile directory (--textfile-dir); metrics in '%s/%s'",
                          st->dir, st->cfg.prom_file);
-                ctx->warn(ctx->warn_userdata, msg);
+                ctx->warn(ctx->warn_userdata, "%s", msg);
         }
         *ret_state = st;
         return 0;

@@ -83,7 +83,7 @@ int prom_push_url(const char *base, const char *job, const char *instance, struc
 struct pushgw_state {
         struct prom_config cfg;
         char *host;
-        void (*warn)(void *userdata, const char *msg);
+        note_fn warn;
         void *warn_userdata;
 };
 
@@ -132,7 +132,7 @@ static void warn(struct pushgw_state *st, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
-        st->warn(st->warn_userdata, msg);
+        st->warn(st->warn_userdata, "%s", msg);
 }
 
 static int pushgw_finish(void *state, const struct run_model *m)

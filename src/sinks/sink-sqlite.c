@@ -23,7 +23,6 @@
 #include "sinks/sink.h"
 #include "render/summary.h"
 #include "platform/procfs.h"
-#include "platform/vcs.h"
 #include "store/store.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -54,13 +53,11 @@ struct sqlite_state {
         enum phase phase;
         char *path;
         const struct run_info *run;
-        void (*warn)(void *userdata, const char *msg);
+        note_fn warn;
         void *warn_userdata;
         struct store *st;
         struct store_run_extra extra;
         char *build_log; /* where the run's build log is written */
-        struct vcs_info vcs;
-        bool vcs_ok;
         char builder[128];
         int64_t run_id;
         uint64_t seq; /* of the next row to insert */
@@ -92,7 +89,7 @@ static void give_up(struct sqlite_state *s, int e)
         snprintf(msg, sizeof(msg), "history database '%s': %s; this run is not in the history",
                  s->path, store_strerror(e));
         if (s->warn)
-                s->warn(s->warn_userdata, msg);
+                s->warn(s->warn_userdata, "%s", msg);
         if (s->st)
                 store_rollback(s->st);
         s->phase = PHASE_OFF;
@@ -187,13 +184,10 @@ static int advance(struct sqlite_state *s, int busy_ms)
         if (s->phase == PHASE_BEGIN) {
                 struct store_recorder rec = {0};
 
-                /* Read with the first sample, not at open: the recorder's
-                 * clock starts once the sinks are open. */
-                s->vcs_ok = s->run->cwd && vcs_read(s->run->cwd, &s->vcs) >= 0;
                 guess_builder(s->run, s->builder, sizeof(s->builder));
                 s->extra.builder = s->builder[0] ? s->builder : NULL;
-                s->extra.vcs_rev = s->vcs_ok ? s->vcs.rev : NULL;
-                s->extra.vcs_ref = s->vcs_ok ? s->vcs.ref : NULL;
+                s->extra.vcs_rev = s->run->vcs_rev;
+                s->extra.vcs_ref = s->run->vcs_rev ? s->run->vcs_ref : NULL;
                 (void)recorder_self(&rec);
                 e = store_run_begin(s->st, s->run, &s->extra, &rec, &s->run_id);
                 if (e < 0)
@@ -412,7 +406,7 @@ static int store_log_facts(struct sqlite_state *s, const struct run_model *m)
         if (!ts)
                 return 0;
         x.builder = m->facts->builder[0] ? m->facts->builder : NULL;
-        for (size_t i = 0; !s->vcs_ok && !x.vcs_rev && i < ts->n; i++)
+        for (size_t i = 0; !s->run->vcs_rev && !x.vcs_rev && i < ts->n; i++)
                 if (ts->t[i].history_set && ts->t[i].history_vcs_revision[0])
                         x.vcs_rev = ts->t[i].history_vcs_revision;
         if (!x.builder && !x.vcs_rev)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "model/figures.h"
 #include "parse/runfiles.h"
 #include "render/trace.h"
 #include "sinks/sink.h"
@@ -23,7 +24,7 @@ struct trace_state {
         struct trace_sink_job *job;
         struct trace *t;
         int fd;
-        char *tmp;
+        struct atomic_file out; /* the file's writer; out.fd < 0: none (job->fd or stdout) */
         int error;  /* the first one */
         char *path; /* job->path or the log directory's */
 };
@@ -47,12 +48,7 @@ static void trace_close(void *state)
 
         if (!st)
                 return;
-        if (st->tmp) {
-                (void)unlink(st->tmp);
-                free(st->tmp);
-        }
-        if (st->fd >= 0 && st->fd != st->job->fd)
-                close(st->fd);
+        atomic_abort(&st->out); /* a no-op once committed */
         free(st->path);
         trace_free(st->t);
         free(st);
@@ -60,22 +56,11 @@ static void trace_close(void *state)
 
 static int open_tmp(struct trace_state *st, const char *path)
 {
-        size_t n = strlen(path) + 16;
-        int r;
+        int r = atomic_open(path, 0644, &st->out);
 
-        st->tmp = malloc(n);
-        if (!st->tmp)
-                return -ENOMEM;
-        r = snprintf(st->tmp, n, "%s.tmp-XXXXXX", path);
-        if (r < 0 || (size_t)r >= n)
-                return -ENOMEM;
-        st->fd = mkstemp(st->tmp);
-        if (st->fd < 0) {
-                free(st->tmp);
-                st->tmp = NULL;
-                return -errno;
-        }
-        (void)fchmod(st->fd, 0644);
+        if (r < 0)
+                return r;
+        st->fd = st->out.fd;
         return 0;
 }
 
@@ -89,6 +74,7 @@ static int trace_open(const struct sink_ctx *ctx, void **ret_state)
                 return -ENOMEM;
         st->job = j;
         st->fd = j->fd;
+        st->out = (struct atomic_file){.dirfd = -1, .fd = -1};
         if (j->fd < 0) {
                 st->path = j->path ? strdup(j->path)
                                    : runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_TRACE);
@@ -168,8 +154,9 @@ static int trace_on_finish(void *state, const struct run_model *m)
         if (st->job->cancel)
                 return 0;
         /* a live run's end is known only now */
-        if (isfinite(m->run->end_epoch) && isfinite(m->run->start_epoch))
-                trace_set_end(st->t, m->run->end_epoch - m->run->start_epoch);
+        if (isfinite(m->run->end_epoch))
+                trace_set_end(st->t, figure_run_duration(m->run->start_epoch, m->run->end_epoch,
+                                                         NAN, NULL));
         if (e >= 0)
                 e = add_model(st, m);
         if (e >= 0)
@@ -178,16 +165,10 @@ static int trace_on_finish(void *state, const struct run_model *m)
                 drain(st, true);
                 e = st->error;
         }
-        if (st->tmp && e >= 0) {
-                if (close(st->fd) < 0)
-                        e = -EIO;
+        if (st->out.fd >= 0 && e >= 0) {
+                /* fsync'd, renamed over the path, the directory fsync'd */
+                e = atomic_commit(&st->out);
                 st->fd = -1;
-                if (e >= 0 && rename(st->tmp, st->path) < 0)
-                        e = -errno;
-                if (e >= 0) {
-                        free(st->tmp);
-                        st->tmp = NULL;
-                }
         }
         st->error = e;
         st->job->result = e;

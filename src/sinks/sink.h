@@ -25,7 +25,7 @@ struct sink_ctx {
         const char *db_path;            /* the history database; NULL: none (--no-db) */
         /* One line for the user from a sink that carries on without its
          * output (the history database when locked, full or corrupt). */
-        void (*warn)(void *userdata, const char *msg);
+        note_fn warn;
         void *warn_userdata;
         const struct otel_config *otlp; /* OTLP export; NULL or !enabled: off */
         void *userdata;                 /* for a sink a command brings to a replay (recorder.h) */

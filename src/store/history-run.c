@@ -13,6 +13,7 @@
 #include "model/ranges.h"
 #include "util/dbuf.h"
 #include "util/macro.h"
+#include "util/util.h"
 
 /* A walk over the samples of a run: the statement, and the column table
  * index of each result column from 1 on. */
@@ -143,7 +144,7 @@ static void cc_of(int64_t hits, int64_t misses, struct cc_counts *ret)
 
 static void field_of(char *dst, size_t cap, const char *v)
 {
-        targets_copy_field(dst, cap, v ? v : "", v ? strlen(v) : 0);
+        copy_utf8(dst, cap, v ? v : "", v ? strlen(v) : 0);
 }
 
 /* One stored row as the fact it was written from (sink-sqlite.c). */

@@ -38,7 +38,7 @@
         X(BUILDER, "r.builder")                                                                    \
         X(START, "r.start_epoch")                                                                  \
         X(END, "r.end_epoch")                                                                      \
-        X(DURATION, "COALESCE(r.end_epoch - r.start_epoch,"                                        \
+        X(DURATION, "run_duration(r.start_epoch, r.end_epoch, r.start_epoch +"                     \
                     " (SELECT max(elapsed_s) FROM samples WHERE run = r.id))")                     \
         X(STATE, "r.state")                                                                        \
         X(EXIT_CODE, "r.exit_code")                                                                \
@@ -819,15 +819,6 @@ struct tail_walk {
         bool extended; /* the build's columns are there (a newer file) */
 };
 
-static void copy_cut(char *dst, size_t len, const char *src)
-{
-        size_t n = src ? strnlen(src, len - 1) : 0;
-
-        if (n)
-                memcpy(dst, src, n);
-        dst[n] = '\0';
-}
-
 static int tail_row(void *ctx, sqlite3_stmt *s)
 {
         struct tail_walk *w = ctx;
@@ -840,11 +831,11 @@ static int tail_row(void *ctx, sqlite3_stmt *s)
         p->cpu_pct = store_col_real(s, 1);
         p->mem_used_mb = store_col_real(s, 2);
         p->mem_avail_mb = store_col_real(s, 3);
-        copy_cut(p->stage, sizeof(p->stage), store_col_text(s, 4));
-        copy_cut(p->context, sizeof(p->context), store_col_text(s, 5));
+        copy_utf8_str(p->stage, sizeof(p->stage), store_col_text(s, 4));
+        copy_utf8_str(p->context, sizeof(p->context), store_col_text(s, 5));
         p->cg_mem_mb = w->extended ? store_col_real(s, 6) : NAN;
         p->cg_psi_mem_some_s = w->extended ? store_col_real(s, 7) : NAN;
-        copy_cut(p->running, sizeof(p->running), w->extended ? store_col_text(s, 8) : NULL);
+        copy_utf8_str(p->running, sizeof(p->running), w->extended ? store_col_text(s, 8) : NULL);
         return 0;
 }
 

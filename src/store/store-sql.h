@@ -14,8 +14,6 @@
  * src/store/ includes this one: callers see structs, never a handle or a
  * row keyed by column names. */
 
-sqlite3 *store_db(struct store *st);
-
 /* An SQLite result code as 0 or -errno (-STORE_ENOTDB for a file that is
  * not a database, or corrupt); db, when given, supplies the OS error
  * behind an IO failure. */

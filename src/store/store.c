@@ -2,6 +2,7 @@
 #include "store/store.h"
 #include "store/store-sql.h"
 
+#include "model/figures.h"
 #include "model/targets.h"
 #include "model/units.h"
 
@@ -197,15 +198,6 @@ const char *store_strerror(int e)
         }
 }
 
-const char *store_errmsg(struct store *st)
-{
-        return st && st->db ? sqlite3_errmsg(st->db) : "out of memory";
-}
-
-sqlite3 *store_db(struct store *st)
-{
-        return st->db;
-}
 int store_opened_version(const struct store *st)
 {
         return st->opened_version;
@@ -218,19 +210,24 @@ void store_set_busy_timeout(struct store *st, int ms)
 
 char *store_default_path(void)
 {
-        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-        char buf[4096];
-        int n;
+        return state_path("history.db");
+}
 
-        if (state && state[0] == '/')
-                n = snprintf(buf, sizeof(buf), "%s/buildtel/history.db", state);
-        else if (home && home[0] == '/')
-                n = snprintf(buf, sizeof(buf), "%s/.local/state/buildtel/history.db", home);
+/* run_duration(start, end, last): figure_run_duration() for the SQL, so
+ * the history's duration is the summary's. NULL in, NULL out. */
+static void sql_run_duration(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+        double v[3];
+        double d;
+
+        for (int i = 0; i < 3 && i < argc; i++)
+                v[i] = sqlite3_value_type(argv[i]) == SQLITE_NULL ? NAN
+                                                                  : sqlite3_value_double(argv[i]);
+        d = figure_run_duration(v[0], v[1], v[2], NULL);
+        if (isfinite(d))
+                sqlite3_result_double(ctx, d);
         else
-                return NULL;
-        if (n < 0 || (size_t)n >= sizeof(buf))
-                return NULL;
-        return strdup(buf);
+                sqlite3_result_null(ctx);
 }
 
 static int exec_sql(struct store *st, const char *sql)
@@ -534,6 +531,14 @@ int store_open(const char *path, bool create, int busy_ms, struct store **ret)
         }
         sqlite3_extended_result_codes(st->db, 1);
         sqlite3_busy_timeout(st->db, busy_ms);
+        rc = sqlite3_create_function(st->db, "run_duration", 3,
+                                     SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_run_duration,
+                                     NULL, NULL);
+        if (rc != SQLITE_OK) {
+                r = store_map_rc(st->db, rc);
+                store_close(st);
+                return r < 0 ? r : -EIO;
+        }
         /* WAL: readers never block the writer, and a commit needs no fsync
          * with synchronous=NORMAL (only checkpoints do). A crash may lose
          * the last commits, never the file. */
@@ -827,9 +832,7 @@ int store_target_insert(struct store *st, int64_t run, const struct store_target
 
 double store_target_cached_ratio(const struct store_target *t)
 {
-        if (t->steps <= 0 || t->cached < 0)
-                return NAN;
-        return (double)t->cached / (double)t->steps;
+        return figure_cached_ratio(t->steps, t->cached);
 }
 
 int store_cache_snapshot_insert(struct store *st, const struct store_cache_snapshot *c,
@@ -911,12 +914,7 @@ int store_units_insert(struct store *st, int64_t run, const struct unit *rows, s
 
 static void column_copy(sqlite3_stmt *s, int col, char *dst, size_t size)
 {
-        const char *t = (const char *)sqlite3_column_text(s, col);
-        size_t n = t ? strnlen(t, size - 1) : 0;
-
-        if (n)
-                memcpy(dst, t, n);
-        dst[n] = '\0';
+        (void)copy_utf8_str(dst, size, (const char *)sqlite3_column_text(s, col));
 }
 
 struct units_walk {
@@ -1046,7 +1044,7 @@ static int step_row(void *ctx, sqlite3_stmt *s)
             .canceled = store_col_count(s, 7) > 0,
         };
 
-        targets_copy_field(f.name, sizeof(f.name), name ? name : "", name ? strlen(name) : 0);
+        copy_utf8(f.name, sizeof(f.name), name ? name : "", name ? strlen(name) : 0);
         if (target)
                 f.target = (int)targets_get(ts, target, strlen(target));
         return targets_add_step(ts, &f);
@@ -1141,7 +1139,7 @@ static int edge_row(void *ctx, sqlite3_stmt *s)
                 d = &ts->edgev[ts->nedgev++];
         if (d) {
                 *d = e;
-                targets_copy_field(d->output, sizeof(d->output), out ? out : "",
+                copy_utf8(d->output, sizeof(d->output), out ? out : "",
                                    out ? strlen(out) : 0);
         }
         return 0;

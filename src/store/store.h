@@ -49,8 +49,6 @@ void store_close(struct store *st); /* NULL is a no-op */
 
 /* A short text for an error of this module (strerror for errno values). */
 const char *store_strerror(int e);
-/* The last SQLite message, for diagnostics. */
-const char *store_errmsg(struct store *st);
 
 void store_set_busy_timeout(struct store *st, int ms);
 
@@ -157,7 +155,7 @@ int store_edges_insert(struct store *st, int64_t run, const struct targets *ts);
  * of edgev's edges, or -errno. */
 int store_edges_get(struct store *st, int64_t run, struct targets *ts);
 
-/* Cached steps over steps, NAN when either is unknown or steps is 0. */
+/* Cached steps over steps: figure_cached_ratio() of the row. */
 double store_target_cached_ratio(const struct store_target *t);
 
 /* Compiler-cache snapshots. -------------------------------------------- */

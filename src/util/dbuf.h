@@ -27,6 +27,8 @@ int dbuf_puts(struct dbuf *b, const char *s);
 int dbuf_printf(struct dbuf *b, const char *fmt, ...) _printf_(2, 3);
 void dbuf_reset(struct dbuf *b);   /* len = 0, keeps the memory */
 void dbuf_release(struct dbuf *b); /* frees; the struct can be reused */
+/* A struct dbuf released when it goes out of scope. */
+#define _cleanup_dbuf_ __attribute__((cleanup(dbuf_release)))
 
 /* A sticky-error writer over a dbuf: after the first failed append every
  * call is a no-op and err keeps that first error, so a rendering is a plain

@@ -10,6 +10,10 @@
 #define _unused_ __attribute__((unused))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 
+/* The one note callback of every layer: one line for the user (no
+ * newline), printf-style; userdata is the caller's. Only cmd/ prints it. */
+typedef void (*note_fn)(void *userdata, const char *fmt, ...) _printf_(2, 3);
+
 static inline void freep(void *p)
 {
         free(*(void **)p);

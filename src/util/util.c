@@ -187,6 +187,71 @@ int write_all(int fd, const void *buf, size_t len)
         return 0;
 }
 
+size_t copy_utf8(char *dst, size_t cap, const char *src, size_t len)
+{
+        if (cap == 0)
+                return 0;
+        if (!src)
+                len = 0;
+        if (len >= cap) {
+                len = cap - 1;
+                /* src[len] is the first byte left out: not inside a character */
+                while (len > 0 && ((unsigned char)src[len] & 0xC0) == 0x80)
+                        len--;
+        }
+        if (len)
+                memcpy(dst, src, len);
+        dst[len] = '\0';
+        return len;
+}
+
+size_t copy_utf8_str(char *dst, size_t cap, const char *src)
+{
+        return copy_utf8(dst, cap, src, src ? strnlen(src, cap) : 0);
+}
+
+ssize_t read_full(int fd, void *buf, size_t len)
+{
+        size_t got = 0;
+
+        while (got < len) {
+                ssize_t n = read(fd, (char *)buf + got, len - got);
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                got += (size_t)n;
+        }
+        return (ssize_t)got;
+}
+
+ssize_t pread_whole(int fd, char **buf, size_t *cap, size_t max)
+{
+        for (;;) {
+                ssize_t n = pread(fd, *buf, *cap, 0);
+                char *nb;
+
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if ((size_t)n < *cap)
+                        return n;
+                if (*cap >= max)
+                        return -EFBIG;
+                nb = realloc(*buf, MIN(*cap * 2, max));
+                if (!nb)
+                        return -ENOMEM;
+                *buf = nb;
+                *cap = MIN(*cap * 2, max);
+        }
+}
+
 /* Read fd to its end, at most max bytes (-EFBIG beyond). */
 static int read_fd_all(int fd, size_t max, char **ret, size_t *ret_len)
 {
@@ -219,15 +284,12 @@ static int read_fd_all(int fd, size_t max, char **ret, size_t *ret_len)
                                 return -ENOMEM;
                         buf = nb;
                 }
-                n = read(fd, buf + len, cap - len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
+                n = read_full(fd, buf + len, cap - len);
+                if (n < 0)
+                        return (int)n;
                 len += (size_t)n;
+                if (len < cap)
+                        break; /* end of file */
         }
         buf[len] = '\0';
         *ret_len = len;
@@ -318,38 +380,95 @@ static int fsync_dir(int dirfd)
         return fsync(dirfd) < 0 && errno != EINVAL ? -errno : 0;
 }
 
-int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
+static int atomic_open_at(int dirfd, const char *name, mode_t mode, struct atomic_file *ret)
 {
-        _cleanup_close_ int fd = -1;
-        char tmp[96];
-        int r;
+        int n;
 
+        *ret = (struct atomic_file){.dirfd = -1, .fd = -1};
         if (!*name || strchr(name, '/'))
                 return -EINVAL;
-        fd = open_temp_at(dirfd, name, mode, tmp, sizeof(tmp));
-        if (fd < 0)
-                return fd;
+        n = snprintf(ret->name, sizeof(ret->name), "%s", name);
+        if (n < 0 || (size_t)n >= sizeof(ret->name))
+                return -ENAMETOOLONG;
+        ret->fd = open_temp_at(dirfd, name, mode, ret->tmp, sizeof(ret->tmp));
+        if (ret->fd < 0)
+                return ret->fd;
         /* The mode asked for, whatever the umask: a collector reads these. */
-        r = fchmod(fd, mode) < 0 ? -errno : 0;
-        if (r >= 0)
-                r = write_all(fd, buf, len);
-        if (r >= 0 && fsync(fd) < 0)
-                r = -errno;
-        if (r >= 0 && renameat(dirfd, tmp, dirfd, name) < 0)
-                r = -errno;
-        if (r < 0) {
-                (void)unlinkat(dirfd, tmp, 0);
-                return r;
+        if (fchmod(ret->fd, mode) < 0) {
+                int e = -errno;
+
+                (void)unlinkat(dirfd, ret->tmp, 0);
+                close(ret->fd);
+                ret->fd = -1;
+                return e;
         }
-        /* The rename itself is durable once the directory is. */
-        return fsync_dir(dirfd);
+        ret->dirfd = dirfd;
+        return 0;
 }
 
-int write_file_atomic(const char *path, const void *buf, size_t len)
+int atomic_commit(struct atomic_file *a)
+{
+        int r = 0;
+
+        if (a->fd < 0)
+                return -EBADF;
+        if (fsync(a->fd) < 0)
+                r = -errno;
+        if (close(a->fd) < 0 && r >= 0)
+                r = -errno;
+        a->fd = -1;
+        if (r >= 0 && renameat(a->dirfd, a->tmp, a->dirfd, a->name) < 0)
+                r = -errno;
+        if (r < 0)
+                (void)unlinkat(a->dirfd, a->tmp, 0);
+        else
+                /* The rename itself is durable once the directory is. */
+                r = fsync_dir(a->dirfd);
+        if (a->dirfd >= 0 && a->dirfd != AT_FDCWD)
+                close(a->dirfd);
+        a->dirfd = -1;
+        return r;
+}
+
+void atomic_abort(struct atomic_file *a)
+{
+        if (a->fd >= 0) {
+                close(a->fd);
+                (void)unlinkat(a->dirfd, a->tmp, 0);
+        }
+        if (a->dirfd >= 0 && a->dirfd != AT_FDCWD)
+                close(a->dirfd);
+        a->fd = a->dirfd = -1;
+}
+
+int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
+{
+        struct atomic_file a;
+        int r = atomic_open_at(dirfd, name, mode, &a);
+
+        if (r < 0)
+                return r;
+        a.dirfd = AT_FDCWD == dirfd ? AT_FDCWD : dup(dirfd);
+        if (a.dirfd < 0 && dirfd != AT_FDCWD) {
+                r = -errno;
+                close(a.fd);
+                (void)unlinkat(dirfd, a.tmp, 0);
+                return r;
+        }
+        r = write_all(a.fd, buf, len);
+        if (r < 0) {
+                atomic_abort(&a);
+                return r;
+        }
+        return atomic_commit(&a);
+}
+
+/* The directory of path, opened, and its last component. */
+static int open_parent(const char *path, const char **ret_name)
 {
         _cleanup_free_ char *dir = NULL;
-        _cleanup_close_ int dfd = -1;
         const char *slash = strrchr(path, '/');
+        int dfd;
 
         if (!slash) {
                 dir = strdup(".");
@@ -362,7 +481,34 @@ int write_file_atomic(const char *path, const void *buf, size_t len)
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
                 return -errno;
-        return write_file_atomic_at(dfd, slash ? slash + 1 : path, buf, len, 0600);
+        *ret_name = slash ? slash + 1 : path;
+        return dfd;
+}
+
+int write_file_atomic(const char *path, const void *buf, size_t len)
+{
+        _cleanup_close_ int dfd = -1;
+        const char *name;
+
+        dfd = open_parent(path, &name);
+        if (dfd < 0)
+                return dfd;
+        return write_file_atomic_at(dfd, name, buf, len, 0600);
+}
+
+int atomic_open(const char *path, mode_t mode, struct atomic_file *ret)
+{
+        const char *name;
+        int dfd = open_parent(path, &name), r;
+
+        if (dfd < 0) {
+                *ret = (struct atomic_file){.dirfd = -1, .fd = -1};
+                return dfd;
+        }
+        r = atomic_open_at(dfd, name, mode, ret);
+        if (r < 0)
+                close(dfd);
+        return r;
 }
 
 static double ts_to_double(const struct timespec *ts)
@@ -387,6 +533,46 @@ double now_monotonic(void)
 /* 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z: a 4-digit year. */
 #define ISO8601_MIN_EPOCH -62167219200.0
 #define ISO8601_MAX_EPOCH 253402300799.0
+
+char *state_path(const char *name)
+{
+        const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+        char buf[PATH_MAX];
+        int n;
+
+        if (state && state[0] == '/')
+                n = snprintf(buf, sizeof(buf), "%s/buildtel/%s", state, name);
+        else if (home && home[0] == '/')
+                n = snprintf(buf, sizeof(buf), "%s/.local/state/buildtel/%s", home, name);
+        else
+                return NULL;
+        if (n < 0 || (size_t)n >= sizeof(buf))
+                return NULL;
+        return strdup(buf);
+}
+
+const char *fmt_duration(double s, enum fmt_duration_style style, char buf[static FMT_DURATION_LEN])
+{
+        unsigned long long x;
+
+        if (!isfinite(s) || s < 0 || s >= 1e12) {
+                snprintf(buf, FMT_DURATION_LEN, "%s", style == FMT_DURATION_EXACT ? "?" : "-");
+                return buf;
+        }
+        if (s < 60) {
+                /* "%.1f" of 59.96 is "60.0s": shown as it is, like before */
+                snprintf(buf, FMT_DURATION_LEN, "%.1fs", s);
+                return buf;
+        }
+        x = style == FMT_DURATION_EXACT ? (unsigned long long)llround(s) : (unsigned long long)s;
+        if (x < 3600)
+                snprintf(buf, FMT_DURATION_LEN, "%llum%02llus", x / 60, x % 60);
+        else if (style == FMT_DURATION_EXACT)
+                snprintf(buf, FMT_DURATION_LEN, "%lluh%02llum%02llus", x / 3600, x / 60 % 60, x % 60);
+        else
+                snprintf(buf, FMT_DURATION_LEN, "%lluh%02llum", x / 3600, x / 60 % 60);
+        return buf;
+}
 
 int format_iso8601(double epoch, char buf[static 64])
 {

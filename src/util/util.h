@@ -49,6 +49,25 @@ int parse_size_str(const char *s, uint64_t *ret);
  * on EAGAIN. Returns 0 or -errno. */
 int write_all(int fd, const void *buf, size_t len);
 
+/* The one bounded string copy: src[0..len) into dst (cap bytes), always
+ * NUL-terminated; when it does not fit, cut to cap - 1 bytes and then back
+ * to a UTF-8 character start, so a cut never leaves half a character. src
+ * NULL copies "". Returns the bytes copied. */
+size_t copy_utf8(char *dst, size_t cap, const char *src, size_t len);
+/* The same for a NUL-terminated src (NULL: ""). */
+size_t copy_utf8_str(char *dst, size_t cap, const char *src);
+
+/* read() into buf until len bytes or end of file, retrying EINTR. Returns
+ * the bytes read (< len only at end of file) or -errno. */
+ssize_t read_full(int fd, void *buf, size_t len);
+
+/* The whole of a kept-open file in one pread at offset 0 (hot /proc and
+ * cgroup files are consistent only within one read): into *buf of *cap
+ * bytes, doubled (up to max) and read again while a read comes back full.
+ * Returns the length, -EFBIG when even max came back full, -ENOMEM or
+ * -errno. *buf and *cap stay valid on failure. */
+ssize_t pread_whole(int fd, char **buf, size_t *cap, size_t max);
+
 /* Read a whole small file relative to dirfd into a malloc'd, NUL-terminated
  * buffer (at most max bytes). Caller frees *ret. Returns 0 or -errno. */
 int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
@@ -92,6 +111,26 @@ int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t le
  * .prom file, read by node_exporter, is written 0644 with the _at form. */
 int write_file_atomic(const char *path, const void *buf, size_t len);
 
+/* The streaming form of the same writer, for output made piece by piece:
+ * atomic_open() makes the hidden temp file beside path (mode exactly as
+ * given); write to ->fd (or a FILE on a dup() of it); atomic_commit()
+ * fsyncs, renames it over path and fsyncs the directory; atomic_abort()
+ * removes it. Either ends it (both are no-ops on an ended one). Returns 0
+ * or -errno; after a failed commit nothing is left behind. */
+struct atomic_file {
+        int dirfd, fd;
+        char name[256], tmp[96];
+};
+int atomic_open(const char *path, mode_t mode, struct atomic_file *ret);
+int atomic_commit(struct atomic_file *a);
+void atomic_abort(struct atomic_file *a);
+
+/* buildtel's state directory joined with name (malloc'd): the one XDG rule,
+ * $XDG_STATE_HOME/buildtel/NAME when XDG_STATE_HOME is absolute, else
+ * $HOME/.local/state/buildtel/NAME when HOME is; NULL when neither is, when
+ * the path would not fit PATH_MAX, or on ENOMEM. */
+char *state_path(const char *name);
+
 /* CLOCK_REALTIME / CLOCK_MONOTONIC as seconds. */
 double now_realtime(void);
 double now_monotonic(void);
@@ -101,3 +140,15 @@ double now_monotonic(void);
  * -ERANGE with buf "" for what has no 4-digit year (before 0000-01-01, from
  * 10000-01-01 on), NAN and the infinities. */
 int format_iso8601(double epoch, char buf[static 64]);
+
+/* The two ways a duration is written, one per purpose:
+ * - FMT_DURATION_EXACT, for summaries and reports, where the figure is read:
+ *   rounded to the second, seconds always shown: "12.3s", "4m05s",
+ *   "1h02m03s"; "?" when unknown.
+ * - FMT_DURATION_COMPACT, for table columns (history, inspect, status, top):
+ *   truncated like a clock (never shows more time than passed), seconds
+ *   left out from an hour on: "12.3s", "4m05s", "1h02m"; "-" when unknown.
+ * Unknown: NAN, negative, infinite, or 1e12 s and more. */
+enum fmt_duration_style { FMT_DURATION_EXACT, FMT_DURATION_COMPACT };
+#define FMT_DURATION_LEN 32
+const char *fmt_duration(double s, enum fmt_duration_style style, char buf[static FMT_DURATION_LEN]);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util/macro.h"
+#include "util/util.h"
 
 static const char *const spark_utf8[] = {"\u2581", "\u2582", "\u2583", "\u2584",
                                          "\u2585", "\u2586", "\u2587", "\u2588"};
@@ -72,18 +73,6 @@ static int put_cell(struct dbuf *out, const char *s, size_t w)
         return r;
 }
 
-static void fmt_dur(double s, char *buf, size_t len)
-{
-        long t = isnan(s) || s < 0 ? -1 : (long)s;
-
-        if (t < 0)
-                snprintf(buf, len, "-");
-        else if (t >= 3600)
-                snprintf(buf, len, "%ldh%02ldm", t / 3600, t / 60 % 60);
-        else
-                snprintf(buf, len, "%ldm%02lds", t / 60, t % 60);
-}
-
 static void fmt_mib(double mb, char *buf, size_t len)
 {
         if (isnan(mb) || mb < 0)
@@ -147,7 +136,7 @@ static int row_line(struct dbuf *out, const struct top_row *row, bool sel, const
         char el[32], av[32], us[32], cpu[32], psi[32], sc[256];
         int r;
 
-        fmt_dur(row->elapsed_s, el, sizeof(el));
+        (void)fmt_duration(row->elapsed_s, FMT_DURATION_COMPACT, el);
         fmt_mib(row->mem_avail_mb, av, sizeof(av));
         fmt_mib(row->build_mem_mb, us, sizeof(us));
         if (isnan(row->psi_mem_pct))
@@ -237,7 +226,7 @@ static int detail_targets(const struct top_detail *d, size_t w, int *left, struc
                 const struct top_target *t = &d->targets[i];
                 char fig[128], dur[32];
 
-                fmt_dur(t->duration_s, dur, sizeof(dur));
+                (void)fmt_duration(t->duration_s, FMT_DURATION_COMPACT, dur);
                 if (t->steps >= 0)
                         snprintf(fig, sizeof(fig), "%lld / %lld cached  %s", (long long)t->steps,
                                  (long long)(t->cached >= 0 ? t->cached : 0), dur);

@@ -52,4 +52,33 @@ expect_eq "help run and help otlp list every run option of the table" "$missing"
 expect_eq "summarize refuses run's --grace" "$?" 2
 "$BUILDTEL" run --no-db --log-dir "$T/l" --grace 0 -- true 2>/dev/null
 expect_eq "run takes --grace" "$?" 0
+
+# Options before and after operands, as git and systemctl take them; run
+# alone stops at COMMAND (what follows is the command's).
+H="$T/h.db"
+"$BUILDTEL" run --quiet --no-report --db "$H" --log-dir "$T/l" --run-id optrun -- true
+expect_eq "a run recorded for the operand checks" "$?" 0
+"$BUILDTEL" report optrun --db "$H" -o "$T/x.html" 2>"$T/report.err"
+expect_eq "report RUN --db H -o x.html" "$?" 0
+check "report RUN --db H -o x.html writes x.html" grep -q "optrun" "$T/x.html"
+"$BUILDTEL" report --db "$H" optrun --format markdown -o - >"$T/x.md"
+expect_eq "report --db H RUN --format markdown -o -" "$?" 0
+check "the markdown names the run" grep -q "optrun" "$T/x.md"
+"$BUILDTEL" inspect optrun --db "$H" >"$T/inspect.txt" 2>"$T/inspect.err"
+expect_eq "inspect RUN --db H" "$?" 0
+check "inspect RUN --db H shows the run" grep -q "optrun" "$T/inspect.txt"
+"$BUILDTEL" inspect optrun --json --db "$H" >"$T/inspect.json"
+expect_eq "inspect RUN --json --db H" "$?" 0
+check "inspect RUN --json is JSON" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/inspect.json"
+"$BUILDTEL" inspect optrun optrun --db "$H" 2>/dev/null
+expect_eq "inspect takes one RUN at most, wherever the options are" "$?" 2
+"$BUILDTEL" status --db "$H" --limit 1 --json >"$T/status.json"
+expect_eq "status --limit from the table" "$?" 0
+"$BUILDTEL" status --limit 0 --db "$H" 2>"$T/limit.err"
+expect_eq "status --limit 0 is bad usage" "$?" 2
+check "the table's --limit check says why" grep -q -- "--limit takes" "$T/limit.err"
+"$BUILDTEL" report -- --db 2>/dev/null
+expect_eq "-- ends the options (--db is then a run id that is not there)" "$?" 1
+out=$("$BUILDTEL" run --quiet --no-db --no-report --log-dir "$T/l" -- sh -c 'echo "$1"' sh --interval)
+expect_eq "run: options after COMMAND are the command's" "$out" "--interval"
 finish

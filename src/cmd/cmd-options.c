@@ -1,24 +1,16 @@
 /* SPDX-License-Identifier: MIT */
+/* The one option table of every command, and what parses through it. */
 #include "cmd/cmd-common.h"
-#include "render/report.h"
 
 #include <errno.h>
 #include <stddef.h>
 #include <math.h>
 #include <regex.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "cmd/cmd.h"
-#include "parse/runfiles.h"
-#include "render/prom.h"
-#include "platform/child.h"
-#include "platform/vcs.h"
+#include "store/history.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -27,8 +19,9 @@ void common_opts_init(struct common_opts *o)
         memset(o, 0, sizeof(*o));
         o->rec.interval = 2.0;
         o->rec.disk_path = ".";
-        o->rec.summary.near_oom_mb = 4096;
-        o->rec.summary.low_disk_gb = 20;
+        o->rec.summary.near_oom_mb = SUMMARY_NEAR_OOM_MB_DEFAULT;
+        o->rec.summary.low_disk_gb = SUMMARY_LOW_DISK_GB_DEFAULT;
+        o->since = NAN;
         o->rec.note = common_note;
         o->rec.warn = common_warn;
         o->grace = 2.0;
@@ -252,6 +245,34 @@ static int set_trace_max_spans(struct common_opts *o, const char *cmd, const cha
         return 0;
 }
 
+static int set_limit(struct common_opts *o, const char *cmd, const char *arg)
+{
+        uint64_t n;
+
+        if (parse_u64_str(arg, &n) < 0 || n == 0 || n > 1000000)
+                return bad(cmd, "--limit", "a number from 1 to 1000000", arg);
+        o->limit = (int64_t)n;
+        return 0;
+}
+
+static int set_since(struct common_opts *o, const char *cmd, const char *arg)
+{
+        if (history_parse_when(arg, now_realtime(), &o->since) < 0)
+                return bad(cmd, "--since",
+                           "a date (2026-11-29, 2026-11-29T15:40[:20][Z]) or a span (30m, 2h, "
+                           "3d, 1w)",
+                           arg);
+        return 0;
+}
+
+static int set_format(struct common_opts *o, const char *cmd, const char *arg)
+{
+        if (strcmp(arg, "html") != 0 && strcmp(arg, "markdown") != 0)
+                return bad(cmd, "--format", "html or markdown", arg);
+        o->markdown = strcmp(arg, "markdown") == 0;
+        return 0;
+}
+
 static int set_grace(struct common_opts *o, const char *cmd, const char *arg)
 {
         if (parse_double_str(arg, &o->grace) < 0 || o->grace < 0 || o->grace > 3600)
@@ -296,6 +317,11 @@ static int set_pid(struct common_opts *o, const char *cmd, const char *arg)
 #define RW (CMDS_RUN | CMDS_WATCH)
 #define RWS (CMDS_RUN | CMDS_WATCH | CMDS_SUMMARIZE)
 #define RWE (CMDS_RUN | CMDS_WATCH | CMDS_EXPORT)
+#define HIST (CMDS_STATUS | CMDS_TOP | CMDS_INSPECT | CMDS_LAYERS | CMDS_CACHE)
+#define LISTS (CMDS_STATUS | CMDS_LAYERS)
+#define ALL_CMDS (RWS | CMDS_EXPORT | CMDS_REPORT | HIST | CMDS_IMPORT_BUILDX)
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 /* Every option of the commands above, in the order `help CMD` lists them. */
 static const struct cmd_option {
@@ -333,10 +359,12 @@ static const struct cmd_option {
      "(default cc1plus,cc1,cc1obj,clang,clang++,rustc,lto1,ld,\n"
      "ld.gold,ld.lld,collect2,nvcc,cicc,ptxas)",
      CALL(set_compilers)},
-    {OPT_NEAR_OOM_MB, "near-oom-mb", NULL, 0, "MB", RWS, OPTG_MAIN,
-     "available memory below this is near-OOM (default 4096)", CALL(set_near_oom)},
-    {OPT_LOW_DISK_GB, "low-disk-gb", NULL, 0, "GB", RWS, OPTG_MAIN,
-     "available disk below this is low (default 20)", CALL(set_low_disk)},
+    {OPT_NEAR_OOM_MB, "near-oom-mb", NULL, 0, "MB", RWS | CMDS_REPORT, OPTG_MAIN,
+     "available memory below this is near-OOM (default " STR(SUMMARY_NEAR_OOM_MB_DEFAULT) ")",
+     CALL(set_near_oom)},
+    {OPT_LOW_DISK_GB, "low-disk-gb", NULL, 0, "GB", RWS | CMDS_REPORT, OPTG_MAIN,
+     "available disk below this is low (default " STR(SUMMARY_LOW_DISK_GB_DEFAULT) ")",
+     CALL(set_low_disk)},
     {OPT_GRACE, "grace", NULL, 0, "SECONDS", CMDS_RUN, OPTG_MAIN,
      "after COMMAND exits, how long to drain output still held\n"
      "by processes it left behind (default 2)",
@@ -368,8 +396,22 @@ static const struct cmd_option {
      "take stage and context from the newest file in DIR,\n"
      "following it, and switching when a newer one appears",
      AT(stage_log_dir)},
-    {OPT_JSON, "json", NULL, 0, NULL, CMDS_SUMMARIZE, OPTG_MAIN, "print the JSON form", AT(json)},
-    {OPT_DB, "db", NULL, 0, "PATH", RWS | CMDS_EXPORT, OPTG_MAIN,
+    {OPT_JSON, "json", NULL, 0, NULL, CMDS_SUMMARIZE | CMDS_STATUS | CMDS_INSPECT | CMDS_LAYERS |
+     CMDS_CACHE, OPTG_MAIN, "print the JSON form", AT(json)},
+    {OPT_LIMIT, "limit", NULL, 0, "N", LISTS, OPTG_MAIN, "at most N rows (status: 20 by default)",
+     CALL(set_limit)},
+    {OPT_SINCE, "since", NULL, 0, "WHEN", LISTS, OPTG_MAIN,
+     "runs that started at or after WHEN: 2026-11-29,\n"
+     "2026-11-29T15:40[:20] (local time; UTC with a final Z),\n"
+     "or a span back from now: 90s, 30m, 2h, 3d, 1w",
+     CALL(set_since)},
+    {OPT_ONCE, "once", NULL, 0, NULL, CMDS_TOP, OPTG_MAIN, "print one frame as plain text and exit",
+     AT(once)},
+    {OPT_FORMAT, "format", NULL, 0, "FORMAT", CMDS_REPORT, OPTG_MAIN,
+     "html (default) or markdown (the GitHub job summary)", CALL(set_format)},
+    {OPT_JSON_FILE, "json-file", NULL, 0, "FILE", CMDS_IMPORT_BUILDX, OPTG_MAIN,
+     "read a saved `docker buildx history inspect --format json`", AT(json_file)},
+    {OPT_DB, "db", NULL, 0, "PATH", RWS | CMDS_EXPORT | CMDS_REPORT | HIST, OPTG_MAIN,
      "the run history database (default\n"
      "$XDG_STATE_HOME/buildtel/history.db or\n"
      "~/.local/state/buildtel/history.db); see `buildtel status`",
@@ -427,9 +469,11 @@ static const struct cmd_option {
      "send what an incomplete run has (marked so)", AT(incomplete)},
     {OPT_TRACE, "trace", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
      "write a Chrome trace (Perfetto) of the run instead", AT(export_trace)},
-    {OPT_OUTPUT, "output", NULL, 'o', "FILE", CMDS_EXPORT, OPTG_MAIN,
-     "with --trace: the file (default trace-RUN.json; - for stdout)", AT(trace_out)},
-    {OPT_HELP, "help", NULL, 'h', NULL, RWS | CMDS_EXPORT, OPTG_MAIN, NULL, AT(help)},
+    {OPT_OUTPUT, "output", NULL, 'o', "FILE", CMDS_EXPORT | CMDS_REPORT, OPTG_MAIN,
+     "the file to write, - for stdout (report: default\n"
+     "report-RUN.html; export: with --trace, trace-RUN.json)",
+     AT(output)},
+    {OPT_HELP, "help", NULL, 'h', NULL, ALL_CMDS, OPTG_MAIN, NULL, AT(help)},
 };
 
 static int set(const struct cmd_option *t, struct common_opts *o, const char *cmd, const char *arg)
@@ -480,11 +524,30 @@ void cmd_print_short_usage(const char *name)
         fprintf(stderr, "see `buildtel help %s`\n", name);
 }
 
-int cmd_parse_options(unsigned cmd, const char *name, int argc, char **argv, struct common_opts *o)
+static const struct {
+        unsigned mask;
+        const char *name;
+} cmd_names[] = {
+    {CMDS_RUN, "run"},         {CMDS_WATCH, "watch"},     {CMDS_SUMMARIZE, "summarize"},
+    {CMDS_EXPORT, "export"},   {CMDS_REPORT, "report"},   {CMDS_STATUS, "status"},
+    {CMDS_TOP, "top"},         {CMDS_INSPECT, "inspect"}, {CMDS_LAYERS, "layers"},
+    {CMDS_CACHE, "cache"},     {CMDS_IMPORT_BUILDX, "import-buildx"},
+};
+
+unsigned cmd_mask(const char *name)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(cmd_names); i++)
+                if (strcmp(cmd_names[i].name, name) == 0)
+                        return cmd_names[i].mask;
+        return 0;
+}
+
+int cmd_parse_table(unsigned cmd, const char *name, int argc, char **argv, struct common_opts *o)
 {
         struct option longopts[2 * ARRAY_SIZE(options) + 1];
+        /* run stops at COMMAND ("+"); the others take options anywhere */
         char shortopts[2 * ARRAY_SIZE(options) + 2] = "+";
-        size_t nl = 0, ns = 1;
+        size_t nl = 0, ns = cmd == CMDS_RUN ? 1 : 0;
         int c;
 
         memset(longopts, 0, sizeof(longopts));
@@ -503,7 +566,9 @@ int cmd_parse_options(unsigned cmd, const char *name, int argc, char **argv, str
                                 shortopts[ns++] = ':';
                 }
         }
-        optind = 1;
+        shortopts[ns] = '\0';
+        /* optind 0 reinitializes getopt: the permutation is redone */
+        optind = 0;
         while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
                 for (size_t i = 0; c > 0 && c < 0x100 && i < ARRAY_SIZE(options); i++)
                         if (options[i].short_name == c && (options[i].cmds & cmd))
@@ -514,10 +579,6 @@ int cmd_parse_options(unsigned cmd, const char *name, int argc, char **argv, str
                         fprintf(stderr, "buildtel %s: option not handled\n", name);
                 cmd_print_short_usage(name);
                 return -1;
-        }
-        if (o->help) {
-                cmd_print_usage(name);
-                return 0;
         }
         return optind;
 }
@@ -547,15 +608,9 @@ void cmd_print_options(FILE *f, unsigned cmd, int group)
 
 void cmd_dump_options(FILE *f)
 {
-        static const struct {
-                unsigned mask;
-                const char *name;
-        } cmds[] = {{CMDS_RUN, "run"},
-                    {CMDS_WATCH, "watch"},
-                    {CMDS_SUMMARIZE, "summarize"},
-                    {CMDS_EXPORT, "export"}};
+        const __typeof__(cmd_names[0]) *cmds = cmd_names;
 
-        for (size_t c = 0; c < ARRAY_SIZE(cmds); c++)
+        for (size_t c = 0; c < ARRAY_SIZE(cmd_names); c++)
                 for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
                         const struct cmd_option *t = &options[i];
 
@@ -565,196 +620,4 @@ void cmd_dump_options(FILE *f)
                                 t->arg ? t->arg : "", t->alias ? "--" : "",
                                 t->alias ? t->alias : "");
                 }
-}
-
-static void make_run_id(char *buf, size_t len)
-{
-        uint8_t rnd[3] = {0};
-        time_t t = time(NULL);
-        struct tm tm;
-
-        if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
-                /* No entropy yet: pid and clock still keep ids apart. */
-                uint32_t x = (uint32_t)getpid() ^ (uint32_t)(now_monotonic() * 1e6);
-                rnd[0] = (uint8_t)x;
-                rnd[1] = (uint8_t)(x >> 8);
-                rnd[2] = (uint8_t)(x >> 16);
-        }
-        gmtime_r(&t, &tm);
-        snprintf(buf, len, "%04d%02d%02dT%02d%02d%02dZ-%02x%02x%02x", tm.tm_year + 1900,
-                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, rnd[0], rnd[1],
-                 rnd[2]);
-}
-
-int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri)
-{
-        char host[256] = "";
-        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-
-        if (!o->run_id[0])
-                make_run_id(o->run_id, sizeof(o->run_id));
-        (void)gethostname(host, sizeof(host) - 1);
-        ri->run_id = strdup(o->run_id);
-        ri->kind = strdup(kind);
-        ri->cwd = getcwd(NULL, 0);
-        ri->host = strdup(host);
-        if (!ri->run_id || !ri->kind || !ri->host)
-                return -ENOMEM;
-        ri->start_epoch = now_realtime();
-        ri->end_epoch = NAN;
-        ri->finished = false;
-        ri->exit_code = -1;
-        ri->ncpu = ncpu > 0 ? (unsigned)ncpu : 1;
-        ri->interval = o->rec.interval;
-        return 0;
-}
-
-void common_note(void *userdata, const char *fmt, ...)
-{
-        char buf[2048];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
-        va_end(ap);
-        fprintf(stderr, "buildtel: note: %s\n", buf);
-}
-
-static const char *env_lookup(void *userdata, const char *name)
-{
-        return getenv(name);
-}
-
-int common_otlp_run_span(struct otel_config *c, const char *run_id, bool vcs_of_cwd)
-{
-        uint8_t rnd[16];
-        struct vcs_info vcs;
-        char cwd[4096];
-
-        if (!c->enabled)
-                return 0;
-        if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-                /* cannot happen on Linux >= 3.17 once booted; still unique */
-                uint64_t x =
-                    (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(now_realtime() * 1e9);
-                for (size_t i = 0; i < sizeof(rnd); i++)
-                        rnd[i] = (uint8_t)(x >> (8 * (i % 8))) ^ (uint8_t)(i * 37);
-        }
-        otelenv_set_run_span(c, rnd, run_id);
-        if (vcs_of_cwd && getcwd(cwd, sizeof(cwd)) && vcs_read(cwd, &vcs) >= 0 && vcs.rev[0] &&
-            !(c->vcs_rev = strdup(vcs.rev)))
-                return -ENOMEM;
-        return 0;
-}
-
-int common_otlp_load(struct common_opts *o, const char *cmd)
-{
-        int e;
-
-        otel_config_release(&o->otlp);
-        e = otelenv_load(env_lookup, NULL, &o->otlp_opt, common_note, NULL, &o->otlp);
-        if (e == -EINVAL) {
-                /* never echo the value: a URL may carry user:password */
-                fprintf(
-                    stderr,
-                    "buildtel %s: --otlp-endpoint takes an http:// or https:// URL with a host\n",
-                    cmd);
-                return -1;
-        }
-        if (e < 0) {
-                fprintf(stderr, "buildtel %s: out of memory\n", cmd);
-                return -1;
-        }
-        o->rec.otlp = &o->otlp;
-        /* the run id now: the run span's id derives from it */
-        if (!o->run_id[0])
-                make_run_id(o->run_id, sizeof(o->run_id));
-        if (common_otlp_run_span(&o->otlp, o->run_id, true) < 0) {
-                fprintf(stderr, "buildtel %s: out of memory\n", cmd);
-                return -1;
-        }
-        return 0;
-}
-
-int common_otlp_child_env(const struct common_opts *o, struct otlp_child_env *ret)
-{
-        static char no_state[] = "TRACESTATE"; /* removes it */
-        char *set[2];
-        size_t n = 0;
-
-        *ret = (struct otlp_child_env){0};
-        if (!o->otlp.enabled || !o->otlp.traces_url || !o->otlp.span_set)
-                return 0;
-        memcpy(ret->traceparent, "TRACEPARENT=", 12);
-        (void)otelenv_format_traceparent(&o->otlp.span, ret->traceparent + 12,
-                                         sizeof(ret->traceparent) - 12);
-        set[n++] = ret->traceparent;
-        if (o->otlp.has_trace && o->otlp.tracestate) {
-                if (asprintf(&ret->tracestate, "TRACESTATE=%s", o->otlp.tracestate) < 0) {
-                        ret->tracestate = NULL;
-                        return -ENOMEM;
-                }
-                set[n++] = ret->tracestate;
-        } else {
-                set[n++] = no_state; /* a new trace: no one else's state */
-        }
-        return child_env_with(set, n, &ret->envp);
-}
-
-void common_otlp_child_env_release(struct otlp_child_env *ce)
-{
-        free(ce->envp);
-        free(ce->tracestate);
-        *ce = (struct otlp_child_env){0};
-}
-
-void common_warn(void *userdata, const char *fmt, ...)
-{
-        char buf[2048];
-        va_list ap;
-
-        va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
-        va_end(ap);
-        fprintf(stderr, "buildtel: warning: %s\n", buf);
-}
-
-/* GitHub Actions annotations, after the build's output. */
-static void common_gh_warnings(struct recorder *r)
-{
-        struct dbuf w = DBUF_INIT;
-
-        if (report_gh_warnings(recorder_summary(r), &w) >= 0 && w.len)
-                fputs(w.p, stderr);
-        dbuf_release(&w);
-}
-
-/* "buildtel: what: <dir>/<file><tail>" */
-static void common_say_file(const char *what, const char *dir, const char *run_id,
-                            enum runfile kind, const char *tail)
-{
-        _cleanup_free_ char *p = runfiles_path(dir, run_id, kind);
-
-        if (p)
-                fprintf(stderr, "buildtel: %s: %s%s\n", what, p, tail);
-}
-
-void common_report(const struct common_opts *o, struct recorder *r, struct dbuf *short_sum)
-{
-        const char *dir = recorder_log_dir(r);
-        const char *gha = getenv("GITHUB_ACTIONS");
-
-        if (gha && strcmp(gha, "true") == 0)
-                common_gh_warnings(r);
-        if (o->rec.quiet)
-                return;
-        if (short_sum->len)
-                fputs(short_sum->p, stderr);
-        /* Only the files that were written (a full disk was said above). */
-        if (dir && !recorder_sink_failed(r, "csv"))
-                common_say_file("csv", dir, o->run_id, RUNFILE_CSV, "");
-        if (dir && !recorder_sink_failed(r, "summary"))
-                common_say_file("summary", dir, o->run_id, RUNFILE_SUMMARY_TXT, " (.json)");
-        if (dir && !o->rec.no_report && !recorder_sink_failed(r, "report"))
-                common_say_file("report", dir, o->run_id, RUNFILE_REPORT, "");
 }

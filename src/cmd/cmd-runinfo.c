@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/* The run id and the run's facts (run_info) of run and watch, and the note
+ * and warning callbacks they hand the recorder. */
+#include "cmd/cmd-common.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "platform/vcs.h"
+#include "util/util.h"
+
+void common_make_run_id(char *buf, size_t len)
+{
+        uint8_t rnd[3] = {0};
+        time_t t = time(NULL);
+        struct tm tm;
+
+        if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
+                /* No entropy yet: pid and clock still keep ids apart. */
+                uint32_t x = (uint32_t)getpid() ^ (uint32_t)(now_monotonic() * 1e6);
+                rnd[0] = (uint8_t)x;
+                rnd[1] = (uint8_t)(x >> 8);
+                rnd[2] = (uint8_t)(x >> 16);
+        }
+        gmtime_r(&t, &tm);
+        snprintf(buf, len, "%04d%02d%02dT%02d%02d%02dZ-%02x%02x%02x", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, rnd[0], rnd[1],
+                 rnd[2]);
+}
+
+/* The one read of the git revision per run: into ri, and the OTLP run
+ * span's attribute from it. */
+static int common_run_vcs(struct common_opts *o, struct run_info *ri)
+{
+        struct vcs_info vcs;
+
+        if (!ri->cwd || vcs_read(ri->cwd, &vcs) < 0)
+                return 0;
+        ri->vcs_rev = strdup(vcs.rev);
+        ri->vcs_ref = strdup(vcs.ref);
+        if (!ri->vcs_rev || !ri->vcs_ref)
+                return -ENOMEM;
+        if (o->otlp.enabled && vcs.rev[0] && !o->otlp.vcs_rev &&
+            !(o->otlp.vcs_rev = strdup(vcs.rev)))
+                return -ENOMEM;
+        return 0;
+}
+
+int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri)
+{
+        char host[256] = "";
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+        if (!o->run_id[0])
+                common_make_run_id(o->run_id, sizeof(o->run_id));
+        (void)gethostname(host, sizeof(host) - 1);
+        ri->run_id = strdup(o->run_id);
+        ri->kind = strdup(kind);
+        ri->cwd = getcwd(NULL, 0);
+        ri->host = strdup(host);
+        if (!ri->run_id || !ri->kind || !ri->host)
+                return -ENOMEM;
+        ri->start_epoch = now_realtime();
+        ri->end_epoch = NAN;
+        ri->finished = false;
+        ri->exit_code = -1;
+        ri->ncpu = ncpu > 0 ? (unsigned)ncpu : 1;
+        ri->interval = o->rec.interval;
+        return common_run_vcs(o, ri);
+}
+
+void common_vprint(const char *what, const char *fmt, va_list ap)
+{
+        char buf[2048];
+
+        (void)vsnprintf(buf, sizeof(buf), fmt, ap); /* a cut line is still said */
+        fprintf(stderr, "%s: %s\n", what, buf);
+}
+
+void common_note(void *userdata, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        common_vprint("buildtel: note", fmt, ap);
+        va_end(ap);
+}
+
+void common_warn(void *userdata, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        common_vprint("buildtel: warning", fmt, ap);
+        va_end(ap);
+}
