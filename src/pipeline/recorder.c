@@ -547,17 +547,27 @@ static void scan_units(struct recorder *r, struct sample *s)
         procscan_end(r->scan, sampler_procfs(r->sampler));
         u = procscan_ended(r->scan, &n);
         for (size_t i = 0; i < n; i++) /* before the live ones: see units_ended() */
-                (void)units_ended(r->units,
-                                  u[i].u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
-                                  u[i].u.name, u[i].cpu_s);
+                (void)units_ended_key(r->units,
+                                      u[i].u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
+                                      u[i].u.name, u[i].u.key, u[i].cpu_s);
         u = procscan_units(r->scan, &n);
         (void)procscan_running_text(u, n, r->running, sizeof(r->running));
         s->running = r->running;
-        for (size_t i = 0; i < n; i++)
-                (void)units_observe(
-                    r->units, u[i].u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
-                    u[i].u.tool, u[i].u.name, s->elapsed_s,
-                    (double)u[i].rss_pages * r->page_bytes / SAMPLE_MIB, u[i].cpu_s);
+        for (size_t i = 0; i < n; i++) {
+                struct units_seen seen = {
+                    .kind = u[i].u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
+                    .tool = u[i].u.tool,
+                    .name = u[i].u.name,
+                    .std = u[i].u.std,
+                    .dir = u[i].u.dir,
+                    .key = u[i].u.key,
+                    .elapsed_s = s->elapsed_s,
+                    .rss_mb = (double)u[i].rss_pages * r->page_bytes / SAMPLE_MIB,
+                    .cpu_s = u[i].cpu_s,
+                };
+
+                (void)units_see(r->units, &seen);
+        }
 }
 
 static void build_after(struct recorder *r, struct sample *s)
