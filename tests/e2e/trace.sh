@@ -66,6 +66,25 @@ check "counters follow the samples" ge "$(field C)" 20
 for c in "host memory (MiB)" "build memory (MiB)" "CPU (%)" "load" "disk available (GiB)" "compilers"; do
         check "counter track '$c'" python3 -c 'import json,sys; sys.exit(sys.argv[2] not in json.loads(sys.argv[1])["counters"])' "$counts" "$c"
 done
+# Series read back as their viewer draws them (one counter event's series
+# are stacked): the build's total alone on its track, equal to the CSV's
+# cg_mem_mb, never drawn on top of its anon/file split.
+check "the build memory total reads back alone, as the CSV's cg_mem_mb" python3 - \
+        "$L/trace-tr1.json" "$L/resources-tr1.csv" <<'PY'
+import csv, json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+rows = {round(float(r["elapsed_s"]) * 1e6): r for r in csv.DictReader(open(sys.argv[2]))}
+tot = [e for e in ev if e["ph"] == "C" and e["name"] == "build memory (MiB)"]
+split = [e for e in ev if e["ph"] == "C" and e["name"] == "build memory by kind (MiB)"]
+assert tot, "no build memory counter"
+for e in tot:
+    assert list(e["args"]) == ["cgroup"], e
+    r = min(rows, key=lambda t: abs(t - e["ts"]))
+    assert abs(float(rows[r]["cg_mem_mb"]) - e["args"]["cgroup"]) < 0.01, (e, rows[r]["cg_mem_mb"])
+for e in split:
+    assert "cgroup" not in e["args"] and set(e["args"]) <= {"anon", "file"}, e
+print(len(tot), "total events,", len(split), "split events")
+PY
 check "compile units seen by the process scans are slices" ge "$(field X:unit)" 1
 check "ninja edges ran on more than one lane" python3 -c 'import json,sys; sys.exit(json.loads(sys.argv[1])["lanes"]["3"] < 2)' "$counts"
 # the edges sit inside the run, after the log's targets
