@@ -50,7 +50,7 @@ static void point_min(struct summary_point *p, double value, double aux, const s
 
 static void proc_clear(struct summary_proc *p)
 {
-        p->pid = p->mb = NAN;
+        p->pid = p->mb = p->anon_mb = NAN;
         p->label[0] = '\0';
 }
 
@@ -80,6 +80,7 @@ static void row_top(const struct sample *smp, struct summary_proc top[static 3])
                 copy_str(top[i].label, sizeof(top[i].label), label[i]);
                 top[i].mb = mb[i];
                 top[i].pid = pid[i];
+                top[i].anon_mb = i == 0 ? MB(smp->top_proc_anon_bytes) : NAN;
         }
 }
 

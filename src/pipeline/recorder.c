@@ -576,7 +576,12 @@ static void build_after(struct recorder *r, struct sample *s)
         double *bytes[PROCTOP_N] = {&s->top_proc_bytes, &s->top2_proc_bytes, &s->top3_proc_bytes};
         double *pid[PROCTOP_N] = {&s->top_pid, &s->top2_pid, &s->top3_pid};
 
+        struct pidmem pm;
+
         proctop_label_all(&r->top, sampler_procfs(r->sampler));
+        /* The largest one's own anon: one statm read a scan. */
+        if (r->top.n > 0 && procfs_pidmem(sampler_procfs(r->sampler), r->top.e[0].pid, &pm) >= 0)
+                s->top_proc_anon_bytes = (double)pm.anon_pages * r->page_bytes;
         for (size_t i = 0; i < r->top.n; i++) {
                 *label[i] = r->top.e[i].label;
                 *bytes[i] = (double)r->top.e[i].rss_pages * r->page_bytes;

@@ -37,10 +37,13 @@ while not os.path.exists(sys.argv[2]):
             args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
             std = [a[5:].decode() for a in args if a.startswith(b"-std=")]
             for line in open(f"/proc/{pid}/status"):
+                k = None
                 if line.startswith("VmRSS:"):
-                    kb = int(line.split()[1])
                     k = std[0] if std else "?"
-                    peak[k] = max(peak.get(k, 0), kb / 1024)
+                elif line.startswith("RssAnon:"):
+                    k = "anon"
+                if k:
+                    peak[k] = max(peak.get(k, 0), int(line.split()[1]) / 1024)
         except OSError:
             pass
     time.sleep(0.1)
@@ -70,6 +73,21 @@ for std in gnu++11 gnu++17; do
         check "x.cpp [$std]'s peak is not two compiles' (<= watcher + 16 MiB)" \
                 ge "$(awk -v w="${want:-0}" 'BEGIN{print w + 16}')" "${got:-1e9}"
 done
+# The largest process's own anon beside its RSS (never above it), as the
+# watcher's largest RssAnon of a compiler.
+anon=$(python3 -c 'import csv,sys; print(max([float(r["top_proc_anon_mb"]) for r in csv.DictReader(open(sys.argv[1])) if r["top_proc_anon_mb"]] or [0]))' "$L/resources-s1.csv")
+want=$(awk '$1 == "anon" {print $2}' "$T/watch.txt")
+echo "largest process's anon: buildtel $anon MiB, the watcher's largest RssAnon ${want:-none} MiB"
+check "top_proc_anon_mb is the compiler's RssAnon (within 20 % / 8 MiB)" python3 - "$anon" "${want:-0}" <<'PY'
+import sys
+got, want = map(float, sys.argv[1:])
+sys.exit(not (want > 0 and 0.8 * want - 8 <= got <= want + 8))
+PY
+check "top_proc_anon_mb is never above top_proc_mb" python3 - "$L/resources-s1.csv" <<'PY'
+import csv, sys
+sys.exit(any(r["top_proc_anon_mb"] and float(r["top_proc_anon_mb"]) > float(r["top_proc_mb"]) + 0.1
+             for r in csv.DictReader(open(sys.argv[1]))))
+PY
 check "the running column names both, once: x.cpp x2" python3 - "$L/resources-s1.csv" <<'PY'
 import csv, sys
 r = [row["running"] for row in csv.DictReader(open(sys.argv[1]))]
