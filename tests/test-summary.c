@@ -500,6 +500,19 @@ static void test_short_lines(void **state)
         assert_non_null(strstr(out.p, "buildtel: minimum disk 10.00 GiB available at +1.0s; "
                                       "1 low-disk samples (available < 20.00 GiB)\n"));
 
+        /* What was running leads, the printed line second (issue 21: on ninja
+         * builds the context named an edge that had ended 15-19 s before). */
+        a.running = "heavy.c s5.c";
+        a.context = "[105/168] Linking CXX executable done-long-ago";
+        summary_init(s, NULL);
+        summary_add(s, &a);
+        dbuf_reset(&out);
+        assert_int_equal(summary_render_short(s, &ri, &out), 0);
+        print_message("%s", out.p);
+        assert_non_null(strstr(out.p, "at +0.0s, stage st, running heavy.c s5.c (last printed: "
+                                      "[105/168] Linking CXX executable done-long-ago)"));
+        a.running = "";
+
         /* The build's peak and its anon peak. Seen on a real redis build: the
          * kernel's 682 MiB was 385 MiB page cache, and the line named only it. */
         a.cg_mode = b.cg_mode = "hybrid";

@@ -96,18 +96,28 @@ static void put_running(struct dwriter *w, const struct summary_point *p)
         put_text(w, p->running);
 }
 
-/* ", stage S, while C, running U" for the parts that are known. */
+/* ", stage S, running U (last printed: C)" for the parts that are known:
+ * what was running leads, the build's last printed line second (ninja
+ * prints an edge when it finishes, so at a peak its line names an edge
+ * done; the process scan names the ones in flight). Without units in
+ * flight, ", while C". */
 static void put_where(struct dwriter *w, const struct summary_point *p)
 {
         if (p->stage[0]) {
                 dw_puts(w, ", stage ");
                 put_text(w, p->stage);
         }
-        if (p->context[0]) {
+        if (p->running[0]) {
+                put_running(w, p);
+                if (p->context[0]) {
+                        dw_puts(w, " (last printed: ");
+                        put_text(w, p->context);
+                        dw_puts(w, ")");
+                }
+        } else if (p->context[0]) {
                 dw_puts(w, ", while ");
                 put_text(w, p->context);
         }
-        put_running(w, p);
 }
 
 static const char *what_of(const struct summary_point *p)
@@ -193,7 +203,10 @@ static bool reading_oom_edge(const struct summary *s, struct dwriter *w)
         }
         dw_puts(w, " at ");
         put_iso(w, p->epoch);
-        if (what_of(p)[0]) {
+        if (p->running[0]) {
+                dw_puts(w, ", while running ");
+                put_text(w, p->running);
+        } else if (what_of(p)[0]) {
                 dw_puts(w, ", while ");
                 dw_puts(w, what_of(p));
         }
