@@ -23,16 +23,17 @@ int main()
 CPP
 
 # The watcher: the largest VmRSS of each compiler process, by its -std=.
-python3 - "$T/watch.txt" "$T/stop" <<'PY' &
+python3 - "$T/watch.txt" "$T/stop" "$T/src" <<'PY' &
 import os, sys, time
 peak = {}
+here = os.path.realpath(sys.argv[3])  # only this test's compilers, not the machine's
 while not os.path.exists(sys.argv[2]):
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
         try:
             comm = open(f"/proc/{pid}/comm").read().strip()
-            if comm != "cc1plus":
+            if comm != "cc1plus" or os.path.realpath(f"/proc/{pid}/cwd") != here:
                 continue
             args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
             std = [a[5:].decode() for a in args if a.startswith(b"-std=")]
