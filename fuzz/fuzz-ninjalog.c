@@ -30,6 +30,12 @@ static void check(const struct targets *ts)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         static struct targets ts;
+        struct ninjalog_run runs[4];
+        int n = ninjalog_runs((const char *)data, size, runs, 4);
+
+        for (int i = 0; i < n; i++)
+                if (runs[i].begin >= runs[i].end || runs[i].end > size)
+                        __builtin_trap();
 
         for (int last = 0; last < 2; last++) {
                 targets_init(&ts);

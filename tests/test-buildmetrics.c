@@ -600,6 +600,66 @@ static void test_ccstats(void **state)
         }
 }
 
+/* The runs of a log: split at headers and where end times drop, each
+ * dated by its records' mtimes (ns or s): the latest mtime - end. */
+static const struct {
+        const char *log;
+        int n;
+        struct {
+                int64_t max_end_ms;
+                double start_epoch; /* NAN: undated */
+                const char *first;  /* the run's bytes start with it */
+        } want[3];
+} runs_cases[] = {
+    {"# ninja log v5\n"
+     "0\t1000\t1764000001000000000\ta.o\t1a\n"
+     "0\t2000\t1764000001900000000\tb.o\t2b\n" /* written 0.1 s before its end */
+     "10\t500\t1764000100500000000\ta.o\t3c\n" /* end drops: a second build */
+     "20\t700\t1764000100600000000\tc.o\t4d\n",
+     2,
+     {{2000, 1764000000.0, "# ninja log v5"}, {700, 1764000100.0, "10\t500"}}},
+    {"# ninja log v6\n0\t5\t1764000000\tx\tab\n# ninja log v6\n0\t9\t0\ty\tcd\n",
+     2,
+     {{5, 1763999999.995, "# ninja log v6\n0\t5"}, {9, NAN, "# ninja log v6\n0\t9"}}},
+    {"# ninja log v5\n0\t5\tjunk\tx\tab\n", 1, {{5, NAN, "# ninja log v5"}}},
+    {"# ninja log v4\n0\t5\t1\tx\tab\n", -EINVAL, {{0}}},
+    {"no records\n", -EINVAL, {{0}}},
+};
+
+static void test_ninjalog_runs(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(runs_cases); i++) {
+                struct ninjalog_run r[3];
+                const char *log = runs_cases[i].log;
+                int n = ninjalog_runs(log, strlen(log), r, 3);
+
+                print_message("case %zu\n", i);
+                assert_int_equal(n, runs_cases[i].n);
+                for (int k = 0; k < n; k++) {
+                        double want = runs_cases[i].want[k].start_epoch;
+
+                        assert_int_equal(r[k].max_end_ms, runs_cases[i].want[k].max_end_ms);
+                        if (isnan(want))
+                                assert_true(isnan(r[k].start_epoch));
+                        else
+                                assert_true(fabs(r[k].start_epoch - want) < 1e-3);
+                        assert_memory_equal(log + r[k].begin, runs_cases[i].want[k].first,
+                                            strlen(runs_cases[i].want[k].first));
+                        assert_true(r[k].end <= strlen(log) && r[k].begin < r[k].end);
+                }
+        }
+        /* cap: the last ones kept */
+        {
+                const char *log = runs_cases[0].log;
+                struct ninjalog_run one;
+
+                assert_int_equal(ninjalog_runs(log, strlen(log), &one, 1), 1);
+                assert_int_equal(one.max_end_ms, 700);
+                assert_int_equal(ninjalog_runs(log, strlen(log), &one, 0), -EINVAL);
+        }
+}
+
 static void test_ninjalog(void **state)
 {
         size_t len;
@@ -814,6 +874,7 @@ int main(void)
             cmocka_unit_test(test_cc_log_blocks),
             cmocka_unit_test(test_stats_delta),
             cmocka_unit_test(test_ninjalog),
+            cmocka_unit_test(test_ninjalog_runs),
             cmocka_unit_test(test_bakemeta_history),
             cmocka_unit_test(test_history_fetch),
             cmocka_unit_test(test_prom_format),

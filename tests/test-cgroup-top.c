@@ -99,6 +99,44 @@ static void test_classify(void **state)
         }
 }
 
+/* A compile's identity: a hash of its -o (0 without), its -std=, its
+ * output's directory; links have none. */
+static const struct {
+        const char *comm, *cmdline;
+        size_t len;
+        bool key;
+        const char *std, *dir;
+} identity_cases[] = {
+    {"c++", A("c++\0-std=gnu++17\0-c\0x.cpp\0-o\0b/x.o\0"), true, "gnu++17", "b"},
+    {"c++", A("c++\0-std=gnu++11\0-c\0x.cpp\0-o\0a.o\0"), true, "gnu++11", ""},
+    {"cc1", A("cc1\0x.c\0"), false, "", ""},
+    {"clang", A("clang\0-cc1\0-std=c17\0-o\0t/CMakeFiles/u_c17.dir/src/x.c.o\0x.c\0"), true, "c17",
+     "t/CMakeFiles/u_c17.dir/src"},
+    {"ld", A("ld\0-std=x\0-o\0out/app\0a.o\0"), false, "", ""},
+};
+
+static void test_identity(void **state)
+{
+        struct procunit u, v;
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(identity_cases); i++) {
+                print_message("case %zu\n", i);
+                procunit_classify(identity_cases[i].comm, identity_cases[i].cmdline,
+                                  identity_cases[i].len, &u);
+                assert_int_not_equal(u.kind, PROCUNIT_NONE);
+                assert_int_equal(u.key != 0, identity_cases[i].key);
+                assert_string_equal(u.std, identity_cases[i].std);
+                assert_string_equal(u.dir, identity_cases[i].dir);
+        }
+        /* two outputs, two keys */
+        procunit_classify(identity_cases[0].comm, identity_cases[0].cmdline, identity_cases[0].len,
+                          &u);
+        procunit_classify(identity_cases[1].comm, identity_cases[1].cmdline, identity_cases[1].len,
+                          &v);
+        assert_true(u.key != v.key);
+}
+
 /* ---- labels: never over 100 bytes ---- */
 
 static const struct {
@@ -178,6 +216,26 @@ static void test_running_text(void **state)
         assert_string_equal(small, "");
         assert_int_equal(procscan_running_text(u, 0, out, sizeof(out)), 0);
         assert_int_equal(procscan_running_text(u, 3, out, 0), -EINVAL);
+}
+
+/* Units of one word (one source built two ways) are said once, counted. */
+static void test_running_twice(void **state)
+{
+        struct procscan_unit u[4] = {
+            {.u = {PROCUNIT_COMPILE, "cc1plus", "a/x.cpp", .key = 1}},
+            {.u = {PROCUNIT_LINK, "ld", "app"}},
+            {.u = {PROCUNIT_COMPILE, "cc1plus", "x.cpp", .key = 2}},
+            {.u = {PROCUNIT_COMPILE, "cc1plus", "b/x.cpp", .key = 3}},
+        };
+        char out[300], small[9];
+
+        (void)state;
+        assert_int_equal(procscan_running_text(u, 4, out, sizeof(out)), 15);
+        assert_string_equal(out, "x.cpp x3 ld:app");
+        assert_int_equal(procscan_running_text(u, 4, small, sizeof(small)), 8);
+        assert_string_equal(small, "x.cpp x3");
+        assert_int_equal(procscan_running_text(u, 2, out, sizeof(out)), 12);
+        assert_string_equal(out, "x.cpp ld:app");
 }
 
 /* ---- a scan over real processes ---- */
@@ -360,6 +418,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_classify),     cmocka_unit_test(test_labels),
             cmocka_unit_test(test_running_text), cmocka_unit_test(test_scan_real),
+            cmocka_unit_test(test_identity),     cmocka_unit_test(test_running_twice),
             cmocka_unit_test(test_statm),        cmocka_unit_test(test_memstat_keys),
         };
 

@@ -119,6 +119,39 @@ static const struct {
 } classify_cases[] = {
     {"", LOGLINE_BLANK, false, NULL},
     {"hello there", LOGLINE_NOISE, false, NULL},
+    /* compiler diagnostics and progress bars: never context */
+    {"^~~~~~~~", LOGLINE_DIAG, false, NULL},
+    {"~~~~^~~~", LOGLINE_DIAG, false, NULL},
+    {"| ^~~~~~~~", LOGLINE_DIAG, false, NULL},
+    {"|", LOGLINE_DIAG, false, NULL},
+    {"123 |   while (x)", LOGLINE_DIAG, false, NULL},
+    {"12 | int x;", LOGLINE_DIAG, false, NULL},
+    {"In file included from /usr/include/c++/12/map:60,", LOGLINE_DIAG, false, NULL},
+    {"from ../src/a.h:3,", LOGLINE_DIAG, false, NULL},
+    {"In function 'main':", LOGLINE_DIAG, false, NULL},
+    {"src/x.cpp: In function 'int main()':", LOGLINE_DIAG, false, NULL},
+    {"src/x.cpp: At global scope:", LOGLINE_DIAG, false, NULL},
+    {"src/x.cpp:12:5: warning: unused variable 'y' [-Wunused-variable]", LOGLINE_DIAG, false, NULL},
+    {"x.c:3: error: expected ';'", LOGLINE_DIAG, false, NULL},
+    {"/a/b.h:7:1: note: declared here", LOGLINE_DIAG, false, NULL},
+    {"x.cpp:9:3: fatal error: y.h: No such file", LOGLINE_DIAG, false, NULL},
+    {"x.cpp:12:3:   required from here", LOGLINE_DIAG, false, NULL},
+    {"note: candidate expects 2 arguments", LOGLINE_DIAG, false, NULL},
+    {"warning: overriding recipe", LOGLINE_DIAG, false, NULL},
+    {"[=======>            ] 45%", LOGLINE_DIAG, false, NULL},
+    {"45% |\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88\xe2\x96\x88     | 3/7", LOGLINE_DIAG, false, NULL},
+    {"########################", LOGLINE_DIAG, false, NULL},
+    {"......", LOGLINE_DIAG, false, NULL},
+    {"----------------------------------------", LOGLINE_DIAG, false, NULL},
+    /* not diagnostics */
+    {"checking: foo", LOGLINE_NOISE, false, NULL},
+    {"Install the project...", LOGLINE_NOISE, false, NULL},
+    {"from here on", LOGLINE_NOISE, false, NULL},
+    {"100 files", LOGLINE_NOISE, false, NULL},
+    {"Info: 3 warnings", LOGLINE_NOISE, false, NULL},
+    {"[ 42%] Built target x", LOGLINE_MAKE, true, NULL},
+    {"-- Configuring done", LOGLINE_NOISE, false, NULL},
+    {"x.c:12 is fine", LOGLINE_NOISE, false, NULL},
     /* ninja */
     {"[1/10] Building C object CMakeFiles/a.dir/a.c.o", LOGLINE_NINJA, true, NULL},
     {"[949/1200 3.2s] Linking CXX executable app", LOGLINE_NINJA, true, NULL},
@@ -249,7 +282,7 @@ static const char *kind_name(enum logline_kind k)
 {
         static const char *const names[] = {"BLANK", "NOISE",    "NINJA",    "MAKE",
                                             "STEP",  "BUILDKIT", "COMPILER", "GHA_GROUP",
-                                            "QUIET", "CARGO",    "BAZEL"};
+                                            "QUIET", "CARGO",    "BAZEL",    "DIAG"};
 
         return (size_t)k < ARRAY_SIZE(names) ? names[k] : "?";
 }
@@ -474,8 +507,16 @@ static const struct {
      "CC      heavy.o"},
     {"kbuild: later output wins once the compile line is old",
      1.0,
-     {{0.0, "  CC      heavy.o"}, {2.0, "heavy.c:12: warning: unused"}},
-     "heavy.c:12: warning: unused"},
+     {{0.0, "  CC      heavy.o"}, {2.0, "generating docs for heavy"}},
+     "generating docs for heavy"},
+    {"a compiler's diagnostics never win, however old the work line",
+     1.0,
+     {{0.0, "  CC      heavy.o"},
+      {2.0, "heavy.c:12: warning: unused"},
+      {3.0, "   12 |   while (x)"},
+      {3.0, "      |             ^~~~~~~~"},
+      {4.0, "In file included from /usr/include/stdio.h:27,"}},
+     "CC      heavy.o"},
     {"a newer work line wins at once",
      1.0,
      {{0.0, "  CC      a.o"}, {0.2, "  CC      b.o"}},

@@ -500,6 +500,19 @@ static void test_short_lines(void **state)
         assert_non_null(strstr(out.p, "buildtel: minimum disk 10.00 GiB available at +1.0s; "
                                       "1 low-disk samples (available < 20.00 GiB)\n"));
 
+        /* What was running leads, the printed line second (issue 21: on ninja
+         * builds the context named an edge that had ended 15-19 s before). */
+        a.running = "heavy.c s5.c";
+        a.context = "[105/168] Linking CXX executable done-long-ago";
+        summary_init(s, NULL);
+        summary_add(s, &a);
+        dbuf_reset(&out);
+        assert_int_equal(summary_render_short(s, &ri, &out), 0);
+        print_message("%s", out.p);
+        assert_non_null(strstr(out.p, "at +0.0s, stage st, running heavy.c s5.c (last printed: "
+                                      "[105/168] Linking CXX executable done-long-ago)"));
+        a.running = "";
+
         /* The build's peak and its anon peak. Seen on a real redis build: the
          * kernel's 682 MiB was 385 MiB page cache, and the line named only it. */
         a.cg_mode = b.cg_mode = "hybrid";
@@ -512,6 +525,32 @@ static void test_short_lines(void **state)
         assert_int_equal(summary_render_short(s, &ri, &out), 0);
         assert_non_null(strstr(out.p, "buildtel: build peak 682.0 MiB by +1.0s"));
         assert_non_null(strstr(out.p, "; anon peak 286.1 MiB at +0.0s; cpu "));
+
+        /* Memory that adds up (issue 21): the demo's cc1 had 49.0 MiB RSS in
+         * a build whose anon peaked at 44.5 MiB; its own anon is said beside
+         * its RSS, and why its RSS is larger. */
+        set_cg(&a, 60.0, 60.0, 44.5, 15.5);
+        set_cg(&b, 50.0, 60.0, 40.0, 10.0);
+        a.top_proc = "cc1 demo.c";
+        a.top_proc_bytes = 49.0 * SAMPLE_MIB;
+        a.top_proc_anon_bytes = 38.5 * SAMPLE_MIB;
+        a.top_pid = 9;
+        summary_init(s, NULL);
+        summary_add(s, &a);
+        dbuf_reset(&out);
+        assert_int_equal(summary_render_short(s, &ri, &out), 0);
+        print_message("%s", out.p);
+        assert_non_null(strstr(out.p, ", cc1 demo.c 49.0 MiB (anon 38.5 MiB, pid 9) (its RSS is "
+                                      "above the build's anon peak: RSS counts the file pages "
+                                      "it maps, the compiler and its libraries, shared)"));
+        /* below the anon peak: no word needed */
+        a.top_proc_bytes = 30.0 * SAMPLE_MIB;
+        summary_init(s, NULL);
+        summary_add(s, &a);
+        dbuf_reset(&out);
+        assert_int_equal(summary_render_short(s, &ri, &out), 0);
+        assert_non_null(strstr(out.p, ", cc1 demo.c 30.0 MiB (anon 38.5 MiB, pid 9)"));
+        assert_null(strstr(out.p, "above the build's anon peak"));
         dbuf_release(&out);
         free(s);
 }

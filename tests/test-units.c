@@ -79,6 +79,76 @@ static void test_observe(void **state)
         units_free(NULL);
 }
 
+/* ---- one source built several ways: several units, tagged ---- */
+
+static const struct {
+        const char *name, *std, *dir;
+        uint64_t key;
+        double mb;
+        const char *want; /* its name once all are seen */
+} variants[][3] = {
+    /* told apart by -std= */
+    {{"x.cpp", "gnu++11", "", 1, 180, "x.cpp [gnu++11]"},
+     {"x.cpp", "gnu++17", "", 2, 190, "x.cpp [gnu++17]"},
+     {"y.cpp", "gnu++17", "", 3, 50, "y.cpp"}},
+    /* the same -std=: by the part of the directory that differs */
+    {{"u.cpp", "c++17", "t/CMakeFiles/test-u_cpp17.dir/src", 1, 10, "u.cpp [test-u_cpp17]"},
+     {"u.cpp", "c++17", "t/CMakeFiles/test-u_all.dir/src", 2, 20, "u.cpp [test-u_all]"},
+     {"u.cpp", "c++17", "t/CMakeFiles/test-u_cpp17.dir/src", 1, 30, "u.cpp [test-u_cpp17]"}},
+    /* nothing tells them apart: in order of first sight */
+    {{"z.c", "", "", 7, 1, "z.c [#1]"},
+     {"z.c", "", "", 9, 2, "z.c [#2]"},
+     {"z.c", "", "", 0, 3, "z.c [#3]"}},
+};
+
+static void test_variants(void **state)
+{
+        (void)state;
+        for (size_t c = 0; c < ARRAY_SIZE(variants); c++) {
+                struct units *u = NULL;
+                const struct unit *rows;
+                size_t n, distinct = 0;
+
+                print_message("case %zu\n", c);
+                assert_int_equal(units_new(&u), 0);
+                for (size_t i = 0; i < 3; i++) {
+                        struct units_seen s = {.kind = UNITS_COMPILE,
+                                               .tool = "cc1plus",
+                                               .name = variants[c][i].name,
+                                               .std = variants[c][i].std,
+                                               .dir = variants[c][i].dir,
+                                               .key = variants[c][i].key,
+                                               .elapsed_s = (double)i,
+                                               .rss_mb = variants[c][i].mb,
+                                               .cpu_s = 1.0};
+
+                        assert_int_equal(units_see(u, &s), 0);
+                        distinct += i == 0 || variants[c][i].key != variants[c][0].key;
+                }
+                rows = units_rows(u, &n);
+                assert_int_equal(n, distinct);
+                for (size_t i = 0; i < 3; i++) {
+                        const struct unit *r = NULL;
+
+                        for (size_t k = 0; k < n; k++)
+                                if (rows[k].key == variants[c][i].key &&
+                                    strcmp(rows[k].base, variants[c][i].name) == 0)
+                                        r = &rows[k];
+                        assert_non_null(r);
+                        assert_string_equal(r->name, variants[c][i].want);
+                }
+                /* each its own peak, not their sum */
+                assert_true(rows[0].peak_mb == (c == 1 ? 30 : variants[c][0].mb));
+                /* an ended process counts toward its own unit only */
+                assert_int_equal(
+                    units_ended_key(u, UNITS_COMPILE, variants[c][1].name, variants[c][1].key, 2.0),
+                    0);
+                rows = units_rows(u, &n);
+                assert_true(rows[1].cpu_s == 2.0 && rows[0].cpu_s == 1.0);
+                units_free(u);
+        }
+}
+
 static void test_bad_input(void **state)
 {
         struct units *u = NULL;
@@ -287,9 +357,13 @@ static void test_csv_round_trip(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_observe), cmocka_unit_test(test_bad_input),
-            cmocka_unit_test(test_ended),   cmocka_unit_test(test_cap),
-            cmocka_unit_test(test_jobs),    cmocka_unit_test(test_csv_round_trip),
+            cmocka_unit_test(test_observe),
+            cmocka_unit_test(test_bad_input),
+            cmocka_unit_test(test_variants),
+            cmocka_unit_test(test_ended),
+            cmocka_unit_test(test_cap),
+            cmocka_unit_test(test_jobs),
+            cmocka_unit_test(test_csv_round_trip),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,13 +60,6 @@ struct edge_acc {
         int e;
 };
 
-static void edge_max(void *ud, int64_t start_ms, int64_t end_ms, const char *out, size_t len)
-{
-        struct edge_acc *a = ud;
-
-        a->max_end_ms = MAX(a->max_end_ms, end_ms);
-}
-
 static void edge_add(void *ud, int64_t start_ms, int64_t end_ms, const char *out, size_t len)
 {
         struct edge_acc *a = ud;
@@ -94,15 +87,90 @@ static double ninja_offset(const struct trace_job *j, const char *what, double m
         return off;
 }
 
-/* The last ninja run of the log --ninja-log names. */
-static int add_ninja(const struct trace_job *j, struct trace_edges *x, const struct run_info *ri)
+/* The edges of one ninja run, placed at offset_s on the run's clock; those
+ * ending after until_s (the run's end, with slack) are another build's. */
+struct edge_win {
+        struct edge_acc a;
+        double until_s;
+        uint32_t outside;
+};
+
+static void edge_add_in(void *ud, int64_t start_ms, int64_t end_ms, const char *out, size_t len)
+{
+        struct edge_win *w = ud;
+
+        if (w->a.offset_s + (double)end_ms / 1000.0 > w->until_s) {
+                w->outside++;
+                return;
+        }
+        edge_add(&w->a, start_ms, end_ms, out, len);
+}
+
+#define NINJA_RUNS_MAX 64
+
+/* The ninja run of the log whose start (from its records' mtimes) is inside
+ * the run's time window, newest first; -1 when none is, or when no record
+ * says (*ret_dated false). */
+static int ninja_run_in(const struct ninjalog_run *runs, int n, const struct run_info *ri,
+                        bool *ret_dated)
+{
+        double until = isfinite(ri->end_epoch) ? ri->end_epoch + FIGURE_NINJA_SLACK_S : INFINITY;
+
+        *ret_dated = false;
+        for (int i = n - 1; i >= 0; i--) {
+                if (!isfinite(runs[i].start_epoch))
+                        continue;
+                *ret_dated = true;
+                /* an mtime in whole seconds reads up to 1 s early */
+                if (runs[i].start_epoch >= ri->start_epoch - 2 && runs[i].start_epoch <= until)
+                        return i;
+        }
+        return -1;
+}
+
+/* Where the chosen ninja run starts on the run's clock: the file's mtime
+ * rule for the last run of a log last written during the run (as the
+ * history places its edges), else its records' mtimes. NAN (with a note)
+ * when no run of the log is the run's. */
+static double ninja_run_offset(const struct trace_job *j, const char *what, double mtime,
+                               const struct ninjalog_run *runs, int n, const struct run_info *ri,
+                               int *ret_at)
+{
+        bool dated;
+        int at = ninja_run_in(runs, n, ri, &dated);
+
+        *ret_at = at;
+        if (at == n - 1 && mtime >= ri->start_epoch - 1 &&
+            (!isfinite(ri->end_epoch) || mtime <= ri->end_epoch + FIGURE_NINJA_SLACK_S))
+                return ninja_offset(j, what, mtime, runs[at].max_end_ms, ri);
+        if (at >= 0)
+                return MAX(runs[at].start_epoch - ri->start_epoch, 0.0);
+        if (!dated) {
+                *ret_at = n - 1;
+                return ninja_offset(j, what, mtime, runs[n - 1].max_end_ms, ri);
+        }
+        fprintf(stderr,
+                "buildtel %s: note: %s: no ninja run of it started during the run: its edges "
+                "are another build's, left out\n",
+                j->cmd, what);
+        return NAN;
+}
+
+/* The log --ninja-log names: the ninja run inside the run's time window,
+ * only its edges that end inside it (a log appended or rewritten by a later
+ * build holds that build's too). Without dated records, its last run
+ * placed by the file's mtime. *ret_added: whether edges were taken. */
+static int add_ninja(const struct trace_job *j, struct trace_edges *x, const struct run_info *ri,
+                     bool *ret_added)
 {
         _cleanup_free_ char *buf = NULL, *what = NULL;
-        struct edge_acc a = {.x = x};
+        _cleanup_free_ struct ninjalog_run *runs = NULL;
+        struct edge_win w = {.a = {.x = x}};
         struct stat st;
         size_t len;
-        int e;
+        int e, n, at;
 
+        *ret_added = false;
         if (!j->ninja_log)
                 return 0;
         e = read_file_at(AT_FDCWD, j->ninja_log, TRACE_MAX_NINJA_LOG, &buf, &len);
@@ -113,36 +181,46 @@ static int add_ninja(const struct trace_job *j, struct trace_edges *x, const str
                         strerror(-e));
                 return 0;
         }
-        if (ninjalog_each(buf, len, true, edge_max, &a) < 0) {
-                fprintf(stderr,
-                        "buildtel %s: note: --ninja-log '%s': not a .ninja_log of version "
-                        "5 to 7\n",
-                        j->cmd, j->ninja_log);
+        runs = calloc(NINJA_RUNS_MAX, sizeof(*runs));
+        if (!runs || asprintf(&what, "--ninja-log '%s'", j->ninja_log) < 0)
+                return -ENOMEM;
+        n = ninjalog_runs(buf, len, runs, NINJA_RUNS_MAX);
+        if (n <= 0) {
+                fprintf(stderr, "buildtel %s: note: %s: not a .ninja_log of version 5 to 7\n",
+                        j->cmd, what);
                 return 0;
         }
-        if (asprintf(&what, "--ninja-log '%s'", j->ninja_log) < 0)
-                return -ENOMEM;
-        a.offset_s =
-            ninja_offset(j, what, (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9,
-                         a.max_end_ms, ri);
-        if (isnan(a.offset_s))
+        w.a.offset_s =
+            ninja_run_offset(j, what, (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9,
+                             runs, n, ri, &at);
+        if (isnan(w.a.offset_s))
                 return 0;
+        w.until_s = isfinite(ri->end_epoch) ? ri->end_epoch - ri->start_epoch + FIGURE_NINJA_SLACK_S
+                                            : INFINITY;
         x->log = TAKE_PTR(buf);
-        (void)ninjalog_each(x->log, len, true, edge_add, &a);
-        return a.e;
+        (void)ninjalog_each(x->log + runs[at].begin, runs[at].end - runs[at].begin, false,
+                            edge_add_in, &w);
+        if (w.outside && !j->quiet)
+                fprintf(stderr, "buildtel %s: note: %s: %u edges ending after the run left out\n",
+                        j->cmd, what, w.outside);
+        *ret_added = w.a.e >= 0 && x->n > 0;
+        return w.a.e;
 }
 
 /* The edges the history kept (the slowest TARGETS_EDGES_MAX of the run's
- * .ninja_log), when no --ninja-log is given. */
+ * .ninja_log): when --ninja-log gave none of the run's, they win. */
 static int add_stored_edges(const struct trace_job *j, struct trace_edges *x,
                             const struct run_info *ri, const struct targets *ts)
 {
         double off;
         int e = 0;
 
-        if (j->ninja_log || !ts || !ts->nedgev || !(ts->ninja_mtime > 0))
+        if (!ts || !ts->nedgev || !(ts->ninja_mtime > 0))
                 return 0;
         off = ninja_offset(j, "the run's .ninja_log", ts->ninja_mtime, ts->ninja_max_end_ms, ri);
+        if (!isnan(off) && j->ninja_log)
+                fprintf(stderr, "buildtel %s: note: the run's %u edges from the history instead\n",
+                        j->cmd, ts->nedgev);
         for (uint32_t i = 0; !isnan(off) && e >= 0 && i < ts->nedgev; i++)
                 e = edges_push(x, off + (double)ts->edgev[i].start_ms / 1000.0,
                                off + (double)ts->edgev[i].end_ms / 1000.0, ts->edgev[i].output,
@@ -167,6 +245,7 @@ static int write_trace(const struct trace_job *j, struct run_info *ri,
                                       .summary = *thresholds};
         struct trace_edges x = {0};
         struct recorder *r = NULL;
+        bool from_log = false;
         int64_t n = 0;
         int e;
 
@@ -179,8 +258,8 @@ static int write_trace(const struct trace_job *j, struct run_info *ri,
         tj.path = path;
         e = tj.fd >= 0 || path ? 0 : -ENOMEM;
         if (e >= 0)
-                e = add_ninja(j, &x, ri);
-        if (e >= 0)
+                e = add_ninja(j, &x, ri, &from_log);
+        if (e >= 0 && !from_log)
                 e = add_stored_edges(j, &x, ri, recorded->targets);
         tj.edges = x.v;
         tj.nedges = x.n;
@@ -343,9 +422,10 @@ void trace_run_init(struct trace_run *tr, struct recorder_config *cfg)
 void trace_run_edges(struct trace_run *tr, const struct run_info *ri, bool cancel)
 {
         const struct trace_job j = {.ninja_log = tr->ninja_log, .cmd = "run"};
+        bool from_log;
 
         tr->job.cancel = cancel;
-        if (!cancel && add_ninja(&j, &tr->edges, ri) < 0)
+        if (!cancel && add_ninja(&j, &tr->edges, ri, &from_log) < 0)
                 tr->edges.n = 0; /* out of memory: the trace without its edges */
         tr->job.edges = tr->edges.v;
         tr->job.nedges = tr->edges.n;

@@ -78,6 +78,8 @@ static const struct column columns[] = {
     {"cg_mem_anon_mb", COL_NUM, 1, offsetof(struct sample, cg_mem_anon_bytes), 0, MiB},
     {"cg_mem_file_mb", COL_NUM, 1, offsetof(struct sample, cg_mem_file_bytes), 0, MiB},
     {"running", COL_STR, 0, offsetof(struct sample, running), SAMPLE_RUNNING_MAX, 1},
+    /* Memory that adds up (issue 21). */
+    {"top_proc_anon_mb", COL_NUM, 1, offsetof(struct sample, top_proc_anon_bytes), 0, MiB},
 };
 
 /* The seed's columns, which every buildtel CSV has; the rest may be missing
@@ -366,8 +368,7 @@ int sample_from_record(const struct sample_colmap *m, const struct csv_record *r
 
                         if (p == end)
                                 break; /* unknown: stays NAN */
-                        if (parse_double(&p, end, &v) < 0 || p != end ||
-                            !range_ok(m->range[i], v))
+                        if (parse_double(&p, end, &v) < 0 || p != end || !range_ok(m->range[i], v))
                                 return -EINVAL;
                         col_set(&t, c, v);
                         break;

@@ -56,6 +56,10 @@ struct sample {
         /* The build's three largest processes by RSS, largest first. */
         const char *top_proc, *top2_proc, *top3_proc; /* labels */
         double top_proc_bytes, top2_proc_bytes, top3_proc_bytes;
+        /* The largest process's own anonymous memory (RssAnon: statm's
+         * resident - shared), which the cgroup charges to it alone; its RSS
+         * also counts shared file pages. NAN unknown. */
+        double top_proc_anon_bytes;
         double top_pid, top2_pid, top3_pid;
         /* The build's memory split (issue 10): anonymous (what the OOM
          * killer weighs) and file-backed (page cache, mapped files). v2

@@ -43,7 +43,7 @@ static void point_min(struct summary_point *p, double value, double aux, const s
 
 static void proc_clear(struct summary_proc *p)
 {
-        p->pid = p->mb = NAN;
+        p->pid = p->mb = p->anon_mb = NAN;
         p->label[0] = '\0';
 }
 
@@ -73,6 +73,7 @@ static void row_top(const struct sample *smp, struct summary_proc top[static 3])
                 copy_utf8_str(top[i].label, sizeof(top[i].label), label[i]);
                 top[i].mb = mb[i];
                 top[i].pid = pid[i];
+                top[i].anon_mb = i == 0 ? MB(smp->top_proc_anon_bytes) : NAN;
         }
 }
 

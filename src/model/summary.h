@@ -47,6 +47,7 @@ struct summary_point {
 struct summary_proc {
         double pid; /* NAN when unknown */
         double mb;
+        double anon_mb; /* its own anon (RssAnon); NAN unknown */
         char label[SAMPLE_PROC_MAX + 1];
 };
 

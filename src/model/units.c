@@ -11,14 +11,18 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-/* Open addressing over kind + name; the table is twice UNITS_MAX. */
+/* Open addressing over kind + base + key (slot) and over kind + base
+ * (gslot, the first row of that base; gnext chains the others); each table
+ * is over three times UNITS_MAX. */
 #define SLOTS 65536u
+#define GROUP_MAX 64 /* units of one base told apart by their tags */
 
 struct units {
         struct unit *rows; /* in order of first sight */
         double *ended_cpu; /* per row: CPU seconds of its processes that ended */
+        uint32_t *gnext;   /* per row: the next row of its base, + 1; 0 none */
         size_t n, cap;
-        uint32_t *slot; /* row index + 1; 0 empty */
+        uint32_t *slot, *gslot; /* row index + 1; 0 empty */
         uint64_t dropped;
 };
 
@@ -29,7 +33,10 @@ int units_new(struct units **ret)
         if (!u)
                 return -ENOMEM;
         u->slot = calloc(SLOTS, sizeof(*u->slot));
-        if (!u->slot) {
+        u->gslot = calloc(SLOTS, sizeof(*u->gslot));
+        if (!u->slot || !u->gslot) {
+                free(u->slot);
+                free(u->gslot);
                 free(u);
                 return -ENOMEM;
         }
@@ -43,33 +50,53 @@ void units_free(struct units *u)
                 return;
         free(u->rows);
         free(u->ended_cpu);
+        free(u->gnext);
         free(u->slot);
+        free(u->gslot);
         free(u);
 }
 
-static uint32_t hash(int kind, const char *name)
+static uint32_t hash(int kind, const char *name, uint64_t key)
 {
         uint32_t h = 2166136261u ^ (uint32_t)kind;
 
         for (; *name; name++)
                 h = (h ^ (unsigned char)*name) * 16777619u;
+        for (int i = 0; i < 8; i++)
+                h = (h ^ (uint32_t)((key >> (8 * i)) & 0xff)) * 16777619u;
         return h;
 }
 
-/* The row of kind + name, or where a new one goes (*ret_slot). */
-static struct unit *lookup(struct units *u, int kind, const char *name, uint32_t *ret_slot)
+/* The row of kind + base + key, or where a new one goes (*ret_slot). */
+static struct unit *lookup(struct units *u, int kind, const char *base, uint64_t key,
+                           uint32_t *ret_slot)
 {
-        uint32_t i = hash(kind, name) & (SLOTS - 1);
+        uint32_t i = hash(kind, base, key) & (SLOTS - 1);
 
         while (u->slot[i]) {
                 struct unit *r = &u->rows[u->slot[i] - 1];
 
-                if (r->kind == kind && strcmp(r->name, name) == 0)
+                if (r->kind == kind && r->key == key && strcmp(r->base, base) == 0)
                         return r;
                 i = (i + 1) & (SLOTS - 1);
         }
         *ret_slot = i;
         return NULL;
+}
+
+/* The gslot of kind + base: its first row, or the empty slot for one. */
+static uint32_t *group_slot(struct units *u, int kind, const char *base)
+{
+        uint32_t i = hash(kind, base, 0) & (SLOTS - 1);
+
+        while (u->gslot[i]) {
+                const struct unit *r = &u->rows[u->gslot[i] - 1];
+
+                if (r->kind == kind && strcmp(r->base, base) == 0)
+                        break;
+                i = (i + 1) & (SLOTS - 1);
+        }
+        return &u->gslot[i];
 }
 
 static struct unit *add_row(struct units *u, uint32_t slot)
@@ -78,6 +105,7 @@ static struct unit *add_row(struct units *u, uint32_t slot)
                 size_t ncap = u->cap ? 2 * u->cap : 64;
                 struct unit *nr;
                 double *ne;
+                uint32_t *ng;
 
                 ncap = MIN(ncap, (size_t)UNITS_MAX);
                 nr = realloc(u->rows, ncap * sizeof(*nr));
@@ -88,64 +116,197 @@ static struct unit *add_row(struct units *u, uint32_t slot)
                 if (!ne)
                         return NULL;
                 u->ended_cpu = ne;
+                ng = realloc(u->gnext, ncap * sizeof(*ng));
+                if (!ng)
+                        return NULL;
+                u->gnext = ng;
                 u->cap = ncap;
         }
         u->ended_cpu[u->n] = 0.0;
+        u->gnext[u->n] = 0;
         u->slot[slot] = (uint32_t)++u->n;
         return &u->rows[u->n - 1];
 }
 
-int units_observe(struct units *u, int kind, const char *tool, const char *name, double elapsed_s,
-                  double rss_mb, double cpu_s)
+/* Component j of a directory counted from its end (0 the last), without a
+ * CMake ".dir"; NULL past its start. */
+static const char *dir_part(const char *dir, size_t j, size_t *ret_n)
 {
-        char key[UNITS_NAME_MAX + 1];
+        const char *end = dir + strlen(dir), *b;
+
+        for (;;) {
+                b = end;
+                while (b > dir && b[-1] != '/')
+                        b--;
+                if (j-- == 0)
+                        break;
+                if (b == dir)
+                        return NULL;
+                end = b - 1;
+        }
+        *ret_n = (size_t)(end - b);
+        if (*ret_n > 4 && memcmp(end - 4, ".dir", 4) == 0)
+                *ret_n -= 4;
+        return *ret_n ? b : NULL;
+}
+
+static bool all_distinct(const char *const *t, const size_t *tn, size_t m)
+{
+        for (size_t i = 0; i < m; i++) {
+                if (!t[i] || tn[i] == 0)
+                        return false;
+                for (size_t k = 0; k < i; k++)
+                        if (tn[k] == tn[i] && memcmp(t[k], t[i], tn[i]) == 0)
+                                return false;
+        }
+        return true;
+}
+
+/* The tags of m rows of one base: their -std= values when these tell them
+ * apart, else the first directory part from the end that does, else none. */
+static bool pick_tags(struct unit *const *g, size_t m, const char **t, size_t *tn)
+{
+        for (size_t i = 0; i < m; i++)
+                t[i] = g[i]->std, tn[i] = strlen(g[i]->std);
+        if (all_distinct(t, tn, m))
+                return true;
+        for (size_t j = 0; j < 8; j++) {
+                bool same = true;
+
+                for (size_t i = 0; i < m; i++) {
+                        t[i] = dir_part(g[i]->dir, j, &tn[i]);
+                        if (!t[i])
+                                return false;
+                        same = same && tn[i] == tn[0] && memcmp(t[i], t[0], tn[0]) == 0;
+                }
+                if (!same)
+                        return all_distinct(t, tn, m);
+        }
+        return false;
+}
+
+/* Name every row of the base of row `first` again ("base [tag]"). */
+static void retag(struct units *u, uint32_t first)
+{
+        struct unit *g[GROUP_MAX];
+        const char *t[GROUP_MAX];
+        size_t tn[GROUP_MAX], m = 0;
+        bool tagged;
+
+        for (uint32_t i = first; i && m < GROUP_MAX; i = u->gnext[i - 1])
+                g[m++] = &u->rows[i - 1];
+        if (m < 2)
+                return;
+        tagged = pick_tags(g, m, t, tn);
+        for (size_t i = 0; i < m; i++) {
+                char tag[UNITS_TAG_MAX + 1], base[UNITS_NAME_MAX + 1];
+                size_t room = UNITS_NAME_MAX - 3;
+                int w;
+
+                if (tagged)
+                        copy_utf8_str(tag, MIN(tn[i] + 1, sizeof(tag)), t[i]);
+                else if (snprintf(tag, sizeof(tag), "#%zu", i + 1) >= (int)sizeof(tag))
+                        continue;
+                room -= strlen(tag);
+                copy_utf8_str(base, MIN(room + 1, sizeof(base)), g[i]->base);
+                w = snprintf(g[i]->name, sizeof(g[i]->name), "%s [%s]", base, tag);
+                if (w < 0 || (size_t)w >= sizeof(g[i]->name))
+                        copy_utf8_str(g[i]->name, sizeof(g[i]->name), g[i]->base);
+        }
+}
+
+/* A new row of kind + base + key at slot, chained to its base's rows. */
+static struct unit *new_row(struct units *u, int kind, const char *base, uint64_t key,
+                            uint32_t slot)
+{
+        struct unit *r;
+        uint32_t *gs;
+
+        if (u->n >= UNITS_MAX || !(r = add_row(u, slot))) {
+                u->dropped++;
+                return NULL;
+        }
+        memset(r, 0, sizeof(*r));
+        r->kind = kind;
+        r->key = key;
+        memcpy(r->base, base, sizeof(r->base));
+        memcpy(r->name, base, sizeof(r->name));
+        gs = group_slot(u, kind, base);
+        if (*gs == 0) {
+                *gs = (uint32_t)u->n;
+                return r;
+        }
+        {
+                uint32_t i = *gs;
+
+                while (u->gnext[i - 1])
+                        i = u->gnext[i - 1];
+                u->gnext[i - 1] = (uint32_t)u->n;
+        }
+        return r;
+}
+
+int units_see(struct units *u, const struct units_seen *s)
+{
+        char base[UNITS_NAME_MAX + 1];
         struct unit *r;
         uint32_t slot = 0;
 
-        if (!name || !name[0] || (kind != UNITS_COMPILE && kind != UNITS_LINK))
+        if (!s->name || !s->name[0] || (s->kind != UNITS_COMPILE && s->kind != UNITS_LINK))
                 return -EINVAL;
-        copy_utf8_str(key, sizeof(key), name);
-        r = lookup(u, kind, key, &slot);
+        copy_utf8_str(base, sizeof(base), s->name);
+        r = lookup(u, s->kind, base, s->key, &slot);
         if (!r) {
-                if (u->n >= UNITS_MAX || !(r = add_row(u, slot))) {
-                        u->dropped++;
+                if (!(r = new_row(u, s->kind, base, s->key, slot)))
                         return -ENOSPC;
-                }
-                *r = (struct unit){.kind = kind,
-                                   .first_s = elapsed_s,
-                                   .peak_mb = NAN,
-                                   .peak_s = NAN,
-                                   .cpu_s = NAN};
-                memcpy(r->name, key, sizeof(key));
-                copy_utf8_str(r->tool, sizeof(r->tool), tool ? tool : "");
+                r->first_s = s->elapsed_s;
+                r->peak_mb = r->peak_s = r->cpu_s = NAN;
+                copy_utf8_str(r->tool, sizeof(r->tool), s->tool ? s->tool : "");
+                copy_utf8_str(r->std, sizeof(r->std), s->std ? s->std : "");
+                copy_utf8_str(r->dir, sizeof(r->dir), s->dir ? s->dir : "");
+                retag(u, *group_slot(u, s->kind, base));
         }
-        r->last_s = elapsed_s;
-        if (isfinite(rss_mb) && (isnan(r->peak_mb) || rss_mb > r->peak_mb)) {
-                r->peak_mb = rss_mb;
-                r->peak_s = elapsed_s;
-                copy_utf8_str(r->tool, sizeof(r->tool), tool ? tool : "");
+        r->last_s = s->elapsed_s;
+        if (isfinite(s->rss_mb) && (isnan(r->peak_mb) || s->rss_mb > r->peak_mb)) {
+                r->peak_mb = s->rss_mb;
+                r->peak_s = s->elapsed_s;
+                copy_utf8_str(r->tool, sizeof(r->tool), s->tool ? s->tool : "");
         }
         /* What ended before counts too: a unit's processes come and go (a
          * source compiled twice, an LTO link's ltrans partitions). */
-        if (isfinite(cpu_s)) {
-                cpu_s += u->ended_cpu[r - u->rows];
+        if (isfinite(s->cpu_s)) {
+                double cpu_s = s->cpu_s + u->ended_cpu[r - u->rows];
+
                 if (isnan(r->cpu_s) || cpu_s > r->cpu_s)
                         r->cpu_s = cpu_s;
         }
         return 0;
 }
 
-int units_ended(struct units *u, int kind, const char *name, double cpu_s)
+int units_observe(struct units *u, int kind, const char *tool, const char *name, double elapsed_s,
+                  double rss_mb, double cpu_s)
 {
-        char key[UNITS_NAME_MAX + 1];
+        struct units_seen s = {.kind = kind,
+                               .tool = tool,
+                               .name = name,
+                               .elapsed_s = elapsed_s,
+                               .rss_mb = rss_mb,
+                               .cpu_s = cpu_s};
+
+        return units_see(u, &s);
+}
+
+int units_ended_key(struct units *u, int kind, const char *name, uint64_t key, double cpu_s)
+{
+        char base[UNITS_NAME_MAX + 1];
         struct unit *r;
         double *ended;
         uint32_t slot = 0;
 
         if (!name || !name[0] || !isfinite(cpu_s) || cpu_s < 0)
                 return -EINVAL;
-        copy_utf8_str(key, sizeof(key), name);
-        r = lookup(u, kind, key, &slot);
+        copy_utf8_str(base, sizeof(base), name);
+        r = lookup(u, kind, base, key, &slot);
         if (!r)
                 return -ENOENT;
         ended = &u->ended_cpu[r - u->rows];
@@ -153,6 +314,11 @@ int units_ended(struct units *u, int kind, const char *name, double cpu_s)
         if (isnan(r->cpu_s) || *ended > r->cpu_s)
                 r->cpu_s = *ended;
         return 0;
+}
+
+int units_ended(struct units *u, int kind, const char *name, double cpu_s)
+{
+        return units_ended_key(u, kind, name, 0, cpu_s);
 }
 
 int units_put(struct units *u, const struct unit *row)
@@ -164,14 +330,13 @@ int units_put(struct units *u, const struct unit *row)
             memchr(row->tool, '\0', sizeof(row->tool)) == NULL ||
             (row->kind != UNITS_COMPILE && row->kind != UNITS_LINK))
                 return -EINVAL;
-        r = lookup(u, row->kind, row->name, &slot);
-        if (!r) {
-                if (u->n >= UNITS_MAX || !(r = add_row(u, slot))) {
-                        u->dropped++;
-                        return -ENOSPC;
-                }
-        }
+        r = lookup(u, row->kind, row->name, 0, &slot);
+        if (!r && !(r = new_row(u, row->kind, row->name, 0, slot)))
+                return -ENOSPC;
         *r = *row;
+        r->key = 0;
+        memcpy(r->base, row->name, sizeof(r->base));
+        r->std[0] = r->dir[0] = '\0';
         u->ended_cpu[r - u->rows] = 0.0;
         return 0;
 }

@@ -16,6 +16,7 @@
 #define UNITS_MAX 20000
 #define UNITS_TOOL_MAX 32
 #define UNITS_NAME_MAX 96
+#define UNITS_TAG_MAX 32
 #define UNITS_TOP 20      /* listed in the summary */
 #define UNITS_JOBS_MIN 20 /* units needed before the -j reading is said */
 
@@ -33,6 +34,13 @@ struct unit {
         double peak_s;          /* when */
         double cpu_s;           /* user + system of its processes: the ended ones as last seen, plus
                                  * the live ones; NAN unknown */
+        /* While observed, not stored: the unit's source (or output) and its
+         * key (units_see); name is base, or "base [tag]" when several units
+         * share base. A row put back has base = name and key 0. */
+        uint64_t key;
+        char base[UNITS_NAME_MAX + 1];
+        char std[UNITS_TAG_MAX + 1];
+        char dir[UNITS_NAME_MAX + 1];
 };
 
 struct units;
@@ -45,10 +53,26 @@ void units_free(struct units *u); /* NULL is a no-op */
  * kind and name is replaced. Returns 0, -ENOSPC when full, -EINVAL. */
 int units_put(struct units *u, const struct unit *row);
 
-/* One unit seen at a scan at elapsed_s. tool and name are cut to their
- * maximum. The tool kept is the one seen at the unit's peak. Returns 0,
- * -ENOSPC when the table is full (the unit is counted as dropped), or
- * -EINVAL for an empty name or a bad kind. */
+/* One unit seen at a scan: a compile or link process (with the compilers it
+ * runs) known by kind, name (its source or output) and key (a hash of its
+ * output, 0 for the default one). Units of one name and different keys are
+ * several rows, each named "name [tag]": tag is the -std= value (std) when
+ * that tells them apart, else the part of the output's directory (dir)
+ * that differs ("test-conversions_cpp17" from ".../test-conversions_cpp17.dir/src"),
+ * else "#N" in order of first sight. Strings are cut to their maximum;
+ * std and dir may be NULL. Returns as units_observe(). */
+struct units_seen {
+        int kind;
+        const char *tool, *name, *std, *dir;
+        uint64_t key;
+        double elapsed_s, rss_mb, cpu_s;
+};
+int units_see(struct units *u, const struct units_seen *s);
+
+/* units_see() with key 0 and no std or dir. One unit seen at a scan at elapsed_s. tool and name are
+ * cut to their maximum. The tool kept is the one seen at the unit's peak. Returns 0, -ENOSPC when
+ * the table is full (the unit is counted as dropped), or -EINVAL for an empty name or a bad kind.
+ */
 int units_observe(struct units *u, int kind, const char *tool, const char *name, double elapsed_s,
                   double rss_mb, double cpu_s);
 
@@ -57,6 +81,8 @@ int units_observe(struct units *u, int kind, const char *tool, const char *name,
  * plus its live processes'. Call it before the scan's units_observe().
  * Returns 0, -ENOENT when no such unit was observed, -EINVAL. */
 int units_ended(struct units *u, int kind, const char *name, double cpu_s);
+/* The same for the unit of name and key (units_see). */
+int units_ended_key(struct units *u, int kind, const char *name, uint64_t key, double cpu_s);
 
 size_t units_count(const struct units *u);
 /* Every unit, in order of first sight; owned by u. */

@@ -556,6 +556,114 @@ static void classify_group(const char *q, const char *end, struct logline *ret)
         }
 }
 
+static const char *const diag_words[] = {"warning", "error", "note", "fatal error", "remark", NULL};
+
+/* gcc/clang's "PATH:LINE:COL: warning: ...", "PATH: In function 'f':",
+ * "PATH:12:3:   required from here", "note: ..." and "error: ...". */
+static bool is_located_diag(const char *p, const char *end)
+{
+        const char *c = memchr(p, ':', (size_t)MIN(end - p, (ptrdiff_t)512)), *d;
+
+        if (!c || c == p)
+                return false;
+        if (c + 1 < end && c[1] == ' ') /* "error: x", "PATH: In function" */
+                return name_in(p, (size_t)(c - p), diag_words) ||
+                       (c + 4 < end &&
+                        (memcmp(c + 1, " In ", 4) == 0 || memcmp(c + 1, " At ", 4) == 0));
+        d = skip_digits(c + 1, end);
+        if (d == c + 1 || d >= end || *d != ':')
+                return false;
+        d = skip_digits(d + 1, end); /* the column, when there is one */
+        if (d < end && *d == ':')
+                d++;
+        while (d < end && *d == ' ')
+                d++;
+        for (size_t i = 0; diag_words[i]; i++) {
+                size_t n = strlen(diag_words[i]);
+
+                if ((size_t)(end - d) > n && memcmp(d, diag_words[i], n) == 0 && d[n] == ':')
+                        return true;
+        }
+        return (size_t)(end - d) >= 13 && memcmp(d, "required from", 13) == 0;
+}
+
+static bool is_bar_glyph(const char *p, const char *end, size_t *ret_n)
+{
+        unsigned char c = (unsigned char)*p;
+
+        *ret_n = 1;
+        if (c == '=' || c == '#' || c == '-' || c == '.' || c == '*' || c == '>')
+                return true;
+        /* U+2500..U+259F: box drawing, block elements (━ █ ▇ ░ ▒ ▓) */
+        *ret_n = 3;
+        return c == 0xE2 && end - p >= 3 &&
+               ((unsigned char)p[1] == 0x94 || (unsigned char)p[1] == 0x95 ||
+                (unsigned char)p[1] == 0x96);
+}
+
+/* A progress bar, by its start: "[" or "|" and then a run of bar glyphs,
+ * at least 8 of them, or 4 with a '%' on the line, or nothing but them
+ * ("....", "====="). */
+static bool is_progress(const char *p, const char *end, bool pct)
+{
+        size_t run = 0, n;
+
+        if (p < end && (*p == '[' || *p == '|'))
+                p++;
+        while (p < end && run < 8 && is_bar_glyph(p, end, &n)) {
+                run++;
+                p += n;
+        }
+        return run >= 8 || (run > 0 && p == end) ||
+               (run >= 4 && (pct || memchr(p, '%', (size_t)(end - p)) != NULL));
+}
+
+/* A noise line that must never be the context: rejected by its first byte
+ * when it cannot be one. */
+static bool is_diag(const char *p, const char *end)
+{
+        const char *q = p;
+
+        switch (*p) {
+        case '^': /* caret lines "^~~~~", gutters "| ^~~~" */
+        case '~':
+        case '|':
+                return true;
+        case 'I':
+                return skip_lit(&q, end, "In file included from") ||
+                       skip_lit(&q, end, "In function") ||
+                       skip_lit(&q, end, "In member function") ||
+                       skip_lit(&q, end, "In instantiation of") || is_located_diag(p, end);
+        case 'f':
+                /* the rest of an include chain: "from a/b.h:12," */
+                if (skip_lit(&q, end, "from ") && (q = memchr(q, ':', (size_t)(end - q))) &&
+                    q + 1 < end && is_digit(q[1]))
+                        return true;
+                break;
+        case '[':
+        case '=':
+        case '#':
+        case '-':
+        case '.':
+        case '*':
+        case '>':
+        case '\xE2':
+                return is_progress(p, end, false);
+        default:
+                break;
+        }
+        if (is_digit(*p)) { /* "  123 | code", "45% |#####   |" */
+                q = skip_digits(p, end);
+                if (q < end && *q == '%' && ++q < end && *q == ' ')
+                        return is_progress(q + 1, end, true);
+                while (q < end && *q == ' ')
+                        q++;
+                if (q < end && *q == '|')
+                        return true;
+        }
+        return is_located_diag(p, end);
+}
+
 void logline_classify(const char *line, size_t len, struct logline *ret)
 {
         const char *p = line, *end = line + len, *q;
@@ -578,6 +686,8 @@ void logline_classify(const char *line, size_t len, struct logline *ret)
                         classify_group(q, end, ret);
                 else
                         classify_buildkit(p, end, ret);
+                if (ret->kind == LOGLINE_NOISE && is_progress(p, end, false))
+                        ret->kind = LOGLINE_DIAG; /* "#########" */
                 return;
         case ':':
                 q = p;
@@ -604,7 +714,8 @@ void logline_classify(const char *line, size_t len, struct logline *ret)
         default:
                 break;
         }
-        classify_work(p, end, ret);
+        if (!classify_work(p, end, ret) && is_diag(p, end))
+                ret->kind = LOGLINE_DIAG;
 }
 
 int logctx_new(const struct logctx_config *cfg, struct logctx **ret)
@@ -752,7 +863,7 @@ void logctx_feed_line_at(struct logctx *c, const char *line, size_t len, double 
                         set_stage(c, l.stage, l.stage_len);
         }
 
-        if (l.kind == LOGLINE_BLANK)
+        if (l.kind == LOGLINE_BLANK || l.kind == LOGLINE_DIAG)
                 return;
         if (!logctx_line_wins(l.work, c->seen_work, c->last_work_s, now_s, c->hold_s))
                 return;

@@ -21,6 +21,9 @@ enum logline_kind {
         LOGLINE_QUIET,         /* kbuild/automake/libtool quiet rule: "CC foo.o", "CCLD prog" */
         LOGLINE_CARGO,         /* "Compiling serde v1.0.200" (also Checking, Documenting) */
         LOGLINE_BAZEL,         /* "[1,234 / 5,678] Compiling src/a.cc; 3s linux-sandbox" */
+        LOGLINE_DIAG,          /* never context: a compiler's diagnostic ("x.c:3:5: warning:",
+                                * "In file included from", "  12 | code", "  ^~~~", "note:")
+                                * or a progress bar ("[=====>   ] 45%", "#####", "....") */
 };
 
 /* Classification of one cleaned line. stage points into the line given to
@@ -47,7 +50,8 @@ struct logline {
  * returns the length. */
 size_t logline_clean(const char *in, size_t len, char *out, size_t cap);
 
-/* Classify a cleaned line. Never fails. */
+/* Classify a cleaned line (leading spaces trimmed, as logctx does). Never
+ * fails. */
 void logline_classify(const char *line, size_t len, struct logline *ret);
 
 struct logctx_config {

@@ -30,3 +30,20 @@ typedef void (*ninjalog_edge_fn)(void *userdata, int64_t start_ms, int64_t end_m
  * (capped at INT32_MAX), or -EINVAL as ninjalog_parse(). */
 int ninjalog_each(const char *buf, size_t len, bool last_run_only, ninjalog_edge_fn fn,
                   void *userdata);
+
+/* One ninja run of a .ninja_log (split as above): its bytes, buf[begin,
+ * end), which ninjalog_each(..., false, ...) walks; the latest end of its
+ * edges; and when ninja started, in epoch seconds, from its records' mtime
+ * field (an output's mtime, nanoseconds or seconds by its size): the
+ * latest mtime - end of an edge (an output written as its edge ends; a
+ * restat one is older and counts less). NAN when no record has a
+ * plausible mtime. */
+struct ninjalog_run {
+        size_t begin, end;
+        int64_t max_end_ms;
+        double start_epoch;
+};
+
+/* The runs of buf, oldest first, the last cap of them into runs. Returns
+ * how many were written, or -EINVAL as ninjalog_parse(). */
+int ninjalog_runs(const char *buf, size_t len, struct ninjalog_run *runs, size_t cap);

@@ -540,17 +540,27 @@ static void scan_units(struct recorder *r, struct sample *s)
         procscan_end(r->scan, sampler_procfs(r->sampler));
         u = procscan_ended(r->scan, &n);
         for (size_t i = 0; i < n; i++) /* before the live ones: see units_ended() */
-                (void)units_ended(r->units,
-                                  u[i].u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
-                                  u[i].u.name, u[i].cpu_s);
+                (void)units_ended_key(r->units,
+                                      u[i].u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
+                                      u[i].u.name, u[i].u.key, u[i].cpu_s);
         u = procscan_units(r->scan, &n);
         (void)procscan_running_text(u, n, r->running, sizeof(r->running));
         s->running = r->running;
-        for (size_t i = 0; i < n; i++)
-                (void)units_observe(
-                    r->units, u[i].u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
-                    u[i].u.tool, u[i].u.name, s->elapsed_s,
-                    (double)u[i].rss_pages * r->page_bytes / SAMPLE_MIB, u[i].cpu_s);
+        for (size_t i = 0; i < n; i++) {
+                struct units_seen seen = {
+                    .kind = u[i].u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
+                    .tool = u[i].u.tool,
+                    .name = u[i].u.name,
+                    .std = u[i].u.std,
+                    .dir = u[i].u.dir,
+                    .key = u[i].u.key,
+                    .elapsed_s = s->elapsed_s,
+                    .rss_mb = (double)u[i].rss_pages * r->page_bytes / SAMPLE_MIB,
+                    .cpu_s = u[i].cpu_s,
+                };
+
+                (void)units_see(r->units, &seen);
+        }
 }
 
 static void build_after(struct recorder *r, struct sample *s)
@@ -559,7 +569,12 @@ static void build_after(struct recorder *r, struct sample *s)
         double *bytes[PROCTOP_N] = {&s->top_proc_bytes, &s->top2_proc_bytes, &s->top3_proc_bytes};
         double *pid[PROCTOP_N] = {&s->top_pid, &s->top2_pid, &s->top3_pid};
 
+        struct pidmem pm;
+
         proctop_label_all(&r->top, sampler_procfs(r->sampler));
+        /* The largest one's own anon: one statm read a scan. */
+        if (r->top.n > 0 && procfs_pidmem(sampler_procfs(r->sampler), r->top.e[0].pid, &pm) >= 0)
+                s->top_proc_anon_bytes = (double)pm.anon_pages * r->page_bytes;
         for (size_t i = 0; i < r->top.n; i++) {
                 *label[i] = r->top.e[i].label;
                 *bytes[i] = (double)r->top.e[i].rss_pages * r->page_bytes;

@@ -221,8 +221,8 @@ static bool arg_is(const char *a, size_t n, const char *lit)
 
 /* What the arguments after argv[0] say. */
 struct argscan {
-        const char *source, *output, *dumpbase, *crate;
-        size_t source_n, output_n, dumpbase_n, crate_n;
+        const char *source, *output, *dumpbase, *crate, *std;
+        size_t source_n, output_n, dumpbase_n, crate_n, std_n;
         size_t nsources;
         bool compile_only; /* -c, -S, -E or -cc1 */
 };
@@ -255,6 +255,10 @@ static void scan_args(const char *cur, const char *end, struct argscan *r)
                         if (n > 2 && a[1] == 'o' && !r->output) {
                                 r->output = a + 2; /* -ofoo */
                                 r->output_n = n - 2;
+                        }
+                        if (n > 5 && memcmp(a, "-std=", 5) == 0) {
+                                r->std = a + 5;
+                                r->std_n = n - 5;
                         }
                         if (arg_is(a, n, "-c") || arg_is(a, n, "-S") || arg_is(a, n, "-E") ||
                             arg_is(a, n, "-cc1"))
@@ -292,8 +296,8 @@ static const char *lto_output(const char *a, size_t *n)
 }
 
 /* The unit's kind and raw name (into cmdline, or a literal). */
-static enum procunit_kind classify_raw(const char *comm, const char *cmdline, size_t len,
-                                       const char **ret_a, size_t *ret_n)
+static enum procunit_kind classify_args(const char *comm, const char *cmdline, size_t len,
+                                        const char **ret_a, size_t *ret_n, struct argscan *ret_as)
 {
         const char *cur = cmdline, *end = cmdline + len, *a;
         size_t n, tn = strnlen(comm, 64);
@@ -301,6 +305,7 @@ static enum procunit_kind classify_raw(const char *comm, const char *cmdline, si
 
         (void)next_arg(&cur, end, &a, &n); /* argv[0] */
         scan_args(cur, end, &as);
+        *ret_as = as;
         if (is_lto(comm)) {
                 if (!as.dumpbase && !as.output)
                         return PROCUNIT_NONE;
@@ -336,10 +341,46 @@ static enum procunit_kind classify_raw(const char *comm, const char *cmdline, si
         return PROCUNIT_NONE;
 }
 
+static enum procunit_kind classify_raw(const char *comm, const char *cmdline, size_t len,
+                                       const char **ret_a, size_t *ret_n)
+{
+        struct argscan as;
+
+        return classify_args(comm, cmdline, len, ret_a, ret_n, &as);
+}
+
+static uint64_t hash64(const char *s, size_t n)
+{
+        uint64_t h = 14695981039346656037ull;
+
+        for (size_t i = 0; i < n; i++)
+                h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+        return h ? h : 1; /* 0 is "no output" */
+}
+
+/* A compile's key, -std= and output directory. */
+static void compile_identity(const struct argscan *as, struct procunit *ret)
+{
+        struct out o = {ret->std, sizeof(ret->std), 0, false};
+        const char *slash;
+
+        if (as->std)
+                put(&o, as->std, as->std_n);
+        if (!as->output || as->output_n == 0)
+                return;
+        ret->key = hash64(as->output, as->output_n);
+        slash = memrchr(as->output, '/', as->output_n);
+        if (slash && slash > as->output) {
+                o = (struct out){ret->dir, sizeof(ret->dir), 0, false};
+                put_tail(&o, as->output, (size_t)(slash - as->output), PROCUNIT_NAME_MAX);
+        }
+}
+
 void procunit_classify(const char *comm, const char *cmdline, size_t len, struct procunit *ret)
 {
         struct out o = {ret->tool, sizeof(ret->tool), 0, false};
         const char *a = NULL;
+        struct argscan as;
         size_t n = 0;
 
         memset(ret, 0, sizeof(*ret));
@@ -347,13 +388,15 @@ void procunit_classify(const char *comm, const char *cmdline, size_t len, struct
         put(&o, comm, strnlen(comm, 64));
         if (!cmdline || len == 0 || !procunit_maybe(comm))
                 return;
-        ret->kind = classify_raw(comm, cmdline, len, &a, &n);
+        ret->kind = classify_args(comm, cmdline, len, &a, &n, &as);
         if (ret->kind == PROCUNIT_NONE)
                 return;
         o = (struct out){ret->name, sizeof(ret->name), 0, false};
         put_tail(&o, a, n, PROCUNIT_NAME_MAX);
         if (o.len == 0)
                 ret->kind = PROCUNIT_NONE;
+        else if (ret->kind == PROCUNIT_COMPILE)
+                compile_identity(&as, ret);
 }
 
 int proctop_label(const char *comm, const char *cmdline, size_t len, char *out, size_t cap)
@@ -402,7 +445,7 @@ void proctop_label_all(struct proctop *t, struct procfs *p)
 /* ---- the scan: units in flight, with a cmdline read once per process ---- */
 
 struct pentry {
-        long pid;
+        long pid, ppid;
         uint64_t start; /* with pid, the process's identity */
         uint64_t rss_pages, cpu_ticks;
         char comm[16]; /* an exec changes it: then the cmdline is read again */
@@ -482,6 +525,7 @@ void procscan_consider(struct procscan *s, const struct pidstat *ps)
                 return;
         e = &s->cur[s->ncur++];
         e->pid = ps->pid;
+        e->ppid = ps->ppid;
         e->start = ps->starttime;
         e->rss_pages = ps->rss_pages;
         e->cpu_ticks = ps->utime + ps->stime;
@@ -512,12 +556,17 @@ static int cmp_unit_rss(const void *a, const void *b)
 }
 
 /* Sum e into the scan's units; the tool is the one of the largest process. */
+static bool same_unit(const struct procunit *a, const struct procunit *b)
+{
+        return a->kind == b->kind && a->key == b->key && strcmp(a->name, b->name) == 0;
+}
+
 static void add_unit(struct procscan *s, const struct pentry *e, uint64_t *top_rss)
 {
         struct procscan_unit *u = NULL;
 
         for (size_t i = 0; i < s->nunits; i++)
-                if (s->units[i].u.kind == e->u.kind && strcmp(s->units[i].u.name, e->u.name) == 0)
+                if (same_unit(&s->units[i].u, &e->u))
                         u = &s->units[i];
         if (!u) {
                 if (s->nunits >= PROCSCAN_UNITS_MAX)
@@ -552,8 +601,7 @@ static void collect_ended(struct procscan *s)
                 if (now && now->start == e->start)
                         continue;
                 for (size_t k = 0; k < s->nended && !u; k++)
-                        if (s->ended[k].u.kind == e->u.kind &&
-                            strcmp(s->ended[k].u.name, e->u.name) == 0)
+                        if (same_unit(&s->ended[k].u, &e->u))
                                 u = &s->ended[k];
                 if (!u) {
                         if (s->nended >= PROCSCAN_UNITS_MAX)
@@ -563,6 +611,32 @@ static void collect_ended(struct procscan *s)
                 }
                 u->cpu_s += (double)e->cpu_ticks / s->ticks_per_s;
                 u->nprocs++;
+        }
+}
+
+/* A compiler run by a driver of the same source (cc1plus under c++, clang
+ * -cc1 under clang++) is that driver's compile: it takes the driver's key,
+ * -std= and directory. cur is sorted by pid and classified. */
+static void join_drivers(struct procscan *s)
+{
+        for (size_t i = 0; i < s->ncur; i++) {
+                struct pentry *e = &s->cur[i];
+                const struct pentry *up = e, *p;
+
+                if (!e->classified || e->u.kind != PROCUNIT_COMPILE)
+                        continue;
+                for (int depth = 0; depth < 4; depth++) {
+                        p = find_in(s->cur, s->ncur, up->ppid);
+                        if (!p || p == up || !p->classified || p->u.kind != PROCUNIT_COMPILE ||
+                            strcmp(p->u.name, e->u.name) != 0)
+                                break;
+                        up = p;
+                }
+                if (up == e)
+                        continue;
+                e->u.key = up->u.key;
+                memcpy(e->u.std, up->u.std, sizeof(e->u.std));
+                memcpy(e->u.dir, up->u.dir, sizeof(e->u.dir));
         }
 }
 
@@ -584,11 +658,13 @@ void procscan_end(struct procscan *s, struct procfs *p)
                                 e->classified = true;
                         }
                 }
-                if (e->classified && e->u.kind != PROCUNIT_NONE)
-                        add_unit(s, e, top_rss);
         }
-        qsort(s->units, s->nunits, sizeof(s->units[0]), cmp_unit_rss);
         qsort(s->cur, s->ncur, sizeof(s->cur[0]), cmp_pid);
+        join_drivers(s);
+        for (size_t i = 0; i < s->ncur; i++)
+                if (s->cur[i].classified && s->cur[i].u.kind != PROCUNIT_NONE)
+                        add_unit(s, &s->cur[i], top_rss);
+        qsort(s->units, s->nunits, sizeof(s->units[0]), cmp_unit_rss);
         collect_ended(s);
         t = s->prev;
         s->prev = s->cur;
@@ -609,24 +685,49 @@ const struct procscan_unit *procscan_ended(const struct procscan *s, size_t *ret
         return s->ended;
 }
 
+/* A unit's word in the running column; its length, or -1 when it does not fit. */
+static int running_word(const struct procscan_unit *u, char *word, size_t cap)
+{
+        const char *name = u->u.name, *slash = strrchr(name, '/');
+        int w;
+
+        if (u->u.kind == PROCUNIT_COMPILE)
+                w = snprintf(word, cap, "%s", slash ? slash + 1 : name);
+        else
+                w = snprintf(word, cap, "%s:%s", u->u.tool, name);
+        return w <= 0 || (size_t)w >= cap ? -1 : w;
+}
+
 int procscan_running_text(const struct procscan_unit *u, size_t n, char *out, size_t cap)
 {
+        char word[PROCUNIT_TOOL_MAX + PROCUNIT_NAME_MAX + 16], other[sizeof(word)];
         size_t len = 0;
 
         if (cap == 0 || !out)
                 return -EINVAL;
         out[0] = '\0';
         for (size_t i = 0; i < n; i++) {
-                const char *name = u[i].u.name, *slash = strrchr(name, '/');
-                char word[PROCUNIT_TOOL_MAX + PROCUNIT_NAME_MAX + 2];
-                int w;
+                int w = running_word(&u[i], word, sizeof(word)), times = 1;
+                bool seen = false;
 
-                if (u[i].u.kind == PROCUNIT_COMPILE)
-                        w = snprintf(word, sizeof(word), "%s", slash ? slash + 1 : name);
-                else
-                        w = snprintf(word, sizeof(word), "%s:%s", u[i].u.tool, name);
-                if (w <= 0 || (size_t)w >= sizeof(word))
+                if (w < 0)
                         continue;
+                for (size_t k = 0; k < n && !seen; k++) {
+                        if (k == i || running_word(&u[k], other, sizeof(other)) != w ||
+                            memcmp(word, other, (size_t)w) != 0)
+                                continue;
+                        seen = k < i; /* said at the first one */
+                        times++;
+                }
+                if (seen)
+                        continue;
+                if (times > 1) {
+                        int x = snprintf(word + w, sizeof(word) - (size_t)w, " x%d", times);
+
+                        if (x <= 0 || (size_t)x >= sizeof(word) - (size_t)w)
+                                continue;
+                        w += x;
+                }
                 if (len + (len > 0) + (size_t)w + 1 > cap)
                         break;
                 if (len > 0)

@@ -54,10 +54,20 @@ enum procunit_kind {
         PROCUNIT_LINK,    /* a linker or LTO, with its output's base name */
 };
 
+#define PROCUNIT_TAG_MAX 32 /* bytes, without NUL */
+
 struct procunit {
         enum procunit_kind kind;
         char tool[PROCUNIT_TOOL_MAX + 1]; /* comm, cut */
         char name[PROCUNIT_NAME_MAX + 1]; /* source path (its tail when long) or output */
+        /* A compile's identity beside its source: a hash of its -o output (0
+         * without one: the default output, one unit per source), so one
+         * source built several ways at once is several units. In a scan,
+         * a compiler run by a driver of the same source takes the driver's.
+         * Links: 0 (their name is their output). */
+        uint64_t key;
+        char std[PROCUNIT_TAG_MAX + 1];  /* its -std= value, "" none */
+        char dir[PROCUNIT_NAME_MAX + 1]; /* its output's directory (the tail), "" none */
 };
 
 /* What one process compiles or links, from its comm and raw cmdline
@@ -74,7 +84,7 @@ void procunit_classify(const char *comm, const char *cmdline, size_t len, struct
  * reading. */
 bool procunit_maybe(const char *comm);
 
-/* One unit in flight at a scan: its processes summed. */
+/* One unit in flight at a scan (kind, name and key): its processes summed. */
 struct procscan_unit {
         struct procunit u;
         uint64_t rss_pages;
@@ -107,7 +117,8 @@ const struct procscan_unit *procscan_units(const struct procscan *s, size_t *ret
 const struct procscan_unit *procscan_ended(const struct procscan *s, size_t *ret_n);
 
 /* "heavy.c s5.c ld:app.so": the units, largest first, a compile unit as the
- * base name of its source, a link unit as tool:output; as many as fit in
- * cap - 1 bytes, whole words only. Returns the length (out NUL-terminated),
+ * base name of its source, a link unit as tool:output; several units of one
+ * word once, at the first one's place, with their count ("x.cpp x2"); as
+ * many as fit in cap - 1 bytes, whole words only. Returns the length (out NUL-terminated),
  * or -EINVAL when cap is 0. */
 int procscan_running_text(const struct procscan_unit *u, size_t n, char *out, size_t cap);

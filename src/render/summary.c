@@ -79,18 +79,28 @@ static void put_running(struct dwriter *w, const struct summary_point *p)
         put_text(w, p->running);
 }
 
-/* ", stage S, while C, running U" for the parts that are known. */
+/* ", stage S, running U (last printed: C)" for the parts that are known:
+ * what was running leads, the build's last printed line second (ninja
+ * prints an edge when it finishes, so at a peak its line names an edge
+ * done; the process scan names the ones in flight). Without units in
+ * flight, ", while C". */
 static void put_where(struct dwriter *w, const struct summary_point *p)
 {
         if (p->stage[0]) {
                 dw_puts(w, ", stage ");
                 put_text(w, p->stage);
         }
-        if (p->context[0]) {
+        if (p->running[0]) {
+                put_running(w, p);
+                if (p->context[0]) {
+                        dw_puts(w, " (last printed: ");
+                        put_text(w, p->context);
+                        dw_puts(w, ")");
+                }
+        } else if (p->context[0]) {
                 dw_puts(w, ", while ");
                 put_text(w, p->context);
         }
-        put_running(w, p);
 }
 
 static const char *what_of(const struct summary_point *p)
@@ -159,7 +169,10 @@ static bool reading_oom_edge(const struct summary *s, const struct summary_readi
         }
         dw_puts(w, " at ");
         put_iso(w, p->epoch);
-        if (what_of(p)[0]) {
+        if (p->running[0]) {
+                dw_puts(w, ", while running ");
+                put_text(w, p->running);
+        } else if (what_of(p)[0]) {
                 dw_puts(w, ", while ");
                 dw_puts(w, what_of(p));
         }
@@ -386,7 +399,7 @@ static json_t *jproc(const struct summary_proc *p)
                 return json_null();
         o = json_object();
         if (jset(o, "label", jstr(p->label)) < 0 || jset(o, "mb", jnum(p->mb, 1)) < 0 ||
-            jset(o, "pid", jnum(p->pid, 0)) < 0) {
+            jset(o, "anon_mb", jnum(p->anon_mb, 1)) < 0 || jset(o, "pid", jnum(p->pid, 0)) < 0) {
                 json_decref(o);
                 return NULL;
         }
@@ -649,6 +662,7 @@ static void put_size(struct dwriter *w, double mb)
 }
 
 /* "cc1plus foo.cpp 6.1 GiB (pid 123)" */
+/* "cc1 x.c 49.0 MiB (anon 40.1 MiB, pid 9)": RSS, then its own anon. */
 static void put_proc(struct dwriter *w, const struct summary_proc *p)
 {
         put_text(w, p->label);
@@ -656,8 +670,28 @@ static void put_proc(struct dwriter *w, const struct summary_proc *p)
                 dw_puts(w, " ");
                 put_size(w, p->mb);
         }
-        if (isfinite(p->pid))
+        if (isfinite(p->anon_mb)) {
+                dw_puts(w, " (anon ");
+                put_size(w, p->anon_mb);
+                if (isfinite(p->pid))
+                        dw_printf(w, ", pid %.0f", p->pid);
+                dw_puts(w, ")");
+        } else if (isfinite(p->pid)) {
                 dw_printf(w, " (pid %.0f)", p->pid);
+        }
+}
+
+/* A process's RSS above the build's anon peak needs a word: RSS counts the
+ * file pages it maps, shared and charged to the cgroup once or not at all. */
+static void put_proc_excess(struct dwriter *w, const struct summary_build *bd)
+{
+        const struct summary_proc *p = &bd->mem_peak_proc;
+
+        if (!p->label[0] || !isfinite(p->mb) || !bd->mem_anon_peak.set ||
+            p->mb <= bd->mem_anon_peak.value)
+                return;
+        dw_puts(w, " (its RSS is above the build's anon peak: RSS counts the file pages it "
+                   "maps, the compiler and its libraries, shared)");
 }
 
 static void put_mode(struct dwriter *w, const struct summary_build *bd)
@@ -762,6 +796,7 @@ static void render_build_text(const struct summary *s, struct dwriter *w)
         if (bd->mem_peak.set && bd->mem_peak_proc.label[0]) {
                 dw_puts(w, "; largest process ");
                 put_proc(w, &bd->mem_peak_proc);
+                put_proc_excess(w, bd);
         }
         dw_puts(w, "\n  max sampled:    ");
         put_point(w, &bd->mem_cur_peak, 1, " MiB");
@@ -935,6 +970,7 @@ static void render_build_short(const struct summary_build *bd, struct dwriter *w
                 if (bd->mem_peak_proc.label[0]) {
                         dw_puts(w, ", ");
                         put_proc(w, &bd->mem_peak_proc);
+                        put_proc_excess(w, bd);
                 }
                 put_running(w, p);
         }

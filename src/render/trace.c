@@ -21,26 +21,36 @@ static const int pid_sort[PIDS] = {
 #define TRACE_KV_MAX (1 + TRACE_MEMCOLS_MAX)
 
 /* The counter tracks, each with the values it last wrote: a counter holds
- * its value until its next event, so an unchanged one is not repeated. */
+ * its value until its next event, so an unchanged one is not repeated.
+ * The Trace Event Format draws the series of one "C" event as a stacked
+ * area chart: series share a track only when their sum means something
+ * (anon + file is the build's memory, used + available about the host's);
+ * the total and each PSI resource get tracks of their own. */
 enum track {
         TRACK_HOST_MEM,
         TRACK_BUILD_MEM,
+        TRACK_BUILD_SPLIT,
         TRACK_CPU,
         TRACK_LOAD,
         TRACK_DISK,
         TRACK_COMPILERS,
-        TRACK_PSI,
+        TRACK_PSI_CPU,
+        TRACK_PSI_MEM,
+        TRACK_PSI_IO,
         TRACKS
 };
 
 static const char *const track_name[TRACKS] = {
     [TRACK_HOST_MEM] = "host memory (MiB)",
     [TRACK_BUILD_MEM] = "build memory (MiB)",
+    [TRACK_BUILD_SPLIT] = "build memory by kind (MiB)",
     [TRACK_CPU] = "CPU (%)",
     [TRACK_LOAD] = "load",
     [TRACK_DISK] = "disk available (GiB)",
     [TRACK_COMPILERS] = "compilers",
-    [TRACK_PSI] = "PSI some stall (%)",
+    [TRACK_PSI_CPU] = "PSI cpu some stall (%)",
+    [TRACK_PSI_MEM] = "PSI memory some stall (%)",
+    [TRACK_PSI_IO] = "PSI io some stall (%)",
 };
 
 struct slice {
@@ -319,6 +329,7 @@ static int psi_rates(struct trace *t, const struct sample *s, int64_t ts)
         const double cur[3] = {s->cg_psi_cpu_some_s, s->cg_psi_mem_some_s, s->cg_psi_io_some_s};
         double dt = s->elapsed_s - t->prev_elapsed;
         struct kv kv[3] = {{"cpu", NAN}, {"memory", NAN}, {"io", NAN}};
+        int e;
 
         for (size_t i = 0; i < 3; i++) {
                 double d = cur[i] - t->prev_psi[i];
@@ -326,7 +337,12 @@ static int psi_rates(struct trace *t, const struct sample *s, int64_t ts)
                         kv[i].v = d / dt * 100.0;
                 t->prev_psi[i] = cur[i];
         }
-        return counter(t, TRACK_PSI, ts, kv, 3);
+        e = counter(t, TRACK_PSI_CPU, ts, &kv[0], 1);
+        if (e >= 0)
+                e = counter(t, TRACK_PSI_MEM, ts, &kv[1], 1);
+        if (e >= 0)
+                e = counter(t, TRACK_PSI_IO, ts, &kv[2], 1);
+        return e;
 }
 
 static int sample_instants(struct trace *t, const struct sample *s, int64_t ts)
@@ -373,7 +389,8 @@ int trace_sample(struct trace *t, const struct sample *s)
 {
         struct kv mem[] = {{"used", s->mem_used_bytes / SAMPLE_MIB},
                            {"available", s->mem_avail_bytes / SAMPLE_MIB}};
-        struct kv build[TRACE_KV_MAX] = {{"cgroup", s->cg_mem_bytes / SAMPLE_MIB}};
+        struct kv build[] = {{"cgroup", s->cg_mem_bytes / SAMPLE_MIB}};
+        struct kv split[TRACE_MEMCOLS_MAX];
         struct kv cpu[] = {{"host", s->cpu_pct}};
         struct kv load[] = {{"load1", s->load1}};
         struct kv disk[] = {{"available", s->disk_avail_bytes / SAMPLE_GIB}};
@@ -385,10 +402,12 @@ int trace_sample(struct trace *t, const struct sample *s)
                 return 0;
         ts = us(s->elapsed_s);
         for (size_t i = 0; i < t->nmemcols; i++)
-                build[1 + i] = (struct kv){t->memkey[i], sample_column_number(s, t->memcol[i])};
+                split[i] = (struct kv){t->memkey[i], sample_column_number(s, t->memcol[i])};
         e = counter(t, TRACK_HOST_MEM, ts, mem, ARRAY_SIZE(mem));
         if (e >= 0)
-                e = counter(t, TRACK_BUILD_MEM, ts, build, 1 + t->nmemcols);
+                e = counter(t, TRACK_BUILD_MEM, ts, build, 1);
+        if (e >= 0 && t->nmemcols > 0)
+                e = counter(t, TRACK_BUILD_SPLIT, ts, split, t->nmemcols);
         if (e >= 0)
                 e = counter(t, TRACK_CPU, ts, cpu, 1);
         if (e >= 0)

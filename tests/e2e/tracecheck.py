@@ -21,6 +21,11 @@ META = {"process_name": ("name", str), "thread_name": ("name", str),
         "process_sort_index": ("sort_index", int), "thread_sort_index": ("sort_index", int)}
 
 
+# Counters whose series add up (the build's anon + file; the host's used +
+# available is about its total): the only ones allowed several series.
+STACKABLE = {"build memory by kind (MiB)", "host memory (MiB)"}
+
+
 def typed(v, t):
     return isinstance(v, t) and not isinstance(v, bool)
 
@@ -74,6 +79,11 @@ def check(doc, errs):
             for k, v in args.items():
                 if not (typed(v, int) or typed(v, float)) or not math.isfinite(v):
                     errs.append("%s: counter %s=%r is not a finite number" % (where, k, v))
+            # The Trace Event Format draws the series of one counter event
+            # as a stacked area chart: series share an event only where
+            # their sum means something.
+            if len(args) > 1 and ev["name"] not in STACKABLE:
+                errs.append("%s: counter %r stacks %s" % (where, ev["name"], sorted(args)))
         elif ph == "i":
             if ev["s"] not in ("g", "p", "t"):
                 errs.append("%s: instant scope %r" % (where, ev["s"]))
