@@ -76,6 +76,13 @@ static void on_log(void *userdata, uint32_t vidx, int marker, const char *text, 
         feed_text(bm, vidx, text, len);
 }
 
+static void on_ctx(void *userdata, const char *line, size_t len)
+{
+        struct buildmetrics *bm = userdata;
+
+        bm->cfg.ctx_line(bm->cfg.ctx_userdata, line, len);
+}
+
 int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics **ret)
 {
         struct buildmetrics *bm = calloc(1, sizeof(*bm));
@@ -114,6 +121,7 @@ int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics 
         bc.markers = bm->mpath;
         bc.nmarkers = bm->nm;
         bc.log = on_log;
+        bc.ctx = cfg->ctx_line ? on_ctx : NULL;
         bc.userdata = bm;
         e = buildkit_new(&bc, &bm->bk);
         if (e < 0) {
@@ -241,11 +249,15 @@ static void feed_text(struct buildmetrics *bm, int64_t vidx, const char *s, size
         }
 }
 
-void buildmetrics_feed_line(struct buildmetrics *bm, const char *line, size_t len, double now)
+bool buildmetrics_feed_line(struct buildmetrics *bm, const char *line, size_t len, double now)
 {
         bm->now = now;
-        if (!buildkit_feed_line(bm->bk, line, len, now))
-                feed_text(bm, -1, line, len);
+        if (buildkit_feed_line(bm->bk, line, len, now))
+                return false;
+        if (buildkit_last_was_json(bm->bk))
+                return true;
+        feed_text(bm, -1, line, len);
+        return false;
 }
 
 /* The target a stats block belongs to: the vertex's own, else the only

@@ -25,6 +25,10 @@ struct buildmetrics_config {
                                                                     or overriding the seed's */
         size_t nmarkers;
         bool no_history; /* do not run docker buildx history inspect */
+        /* rawjson: the plain-text form of its vertex events, for the
+         * context (parse/buildkit.h buildkit_ctx_fn); NULL none */
+        void (*ctx_line)(void *userdata, const char *line, size_t len);
+        void *ctx_userdata;
 };
 
 /* The seed's default marker table. */
@@ -39,8 +43,10 @@ int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics 
 void buildmetrics_free(struct buildmetrics *bm);
 
 /* One line of the build's output (no '\n'); now = seconds since the run
- * started, by buildtel's clock. */
-void buildmetrics_feed_line(struct buildmetrics *bm, const char *line, size_t len, double now);
+ * started, by buildtel's clock. Returns true when the line was part of a
+ * rawjson object: its context went to cfg.ctx_line, and the line itself
+ * names nothing a reader can use. */
+bool buildmetrics_feed_line(struct buildmetrics *bm, const char *line, size_t len, double now);
 
 /* The build is over: attribute the compiler-cache stats and complete the
  * model. Call once, before the end-of-run inputs below. */

@@ -38,6 +38,8 @@ struct logline {
         const char *stage;
         size_t stage_len;
         bool work; /* names work: preferred as context over noise */
+        bool bookkeeping; /* BuildKit's "#N DONE 0.1s", "#N CACHED", "#N ...", "#N
+                           * sha256:<digest>": never the context */
 };
 
 /* Strip ANSI escape sequences (CSI, OSC incl. OSC-8 links), drop '\r' (keep

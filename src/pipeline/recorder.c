@@ -237,8 +237,16 @@ static void on_line(void *userdata, const char *line, size_t len, bool truncated
 {
         struct recorder *r = userdata;
 
+        /* A rawjson line names nothing: its vertex events come to on_ctx_line. */
+        if (!buildmetrics_feed_line(r->metrics, line, len, r->line_now))
+                logctx_feed_line_at(r->logctx, line, len, r->line_now);
+}
+
+static void on_ctx_line(void *userdata, const char *line, size_t len)
+{
+        struct recorder *r = userdata;
+
         logctx_feed_line_at(r->logctx, line, len, r->line_now);
-        buildmetrics_feed_line(r->metrics, line, len, r->line_now);
 }
 
 /* ---- the end-of-run inputs of the build-metrics parsers ---- */
@@ -369,8 +377,13 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 e = linebuf_new(0, &r->lines[1]);
         if (e >= 0 && !cfg->replay)
                 e = sampler_new(&scfg, &r->sampler);
-        if (e >= 0)
-                e = buildmetrics_new(&cfg->metrics, &r->metrics);
+        if (e >= 0) {
+                struct buildmetrics_config mc = cfg->metrics;
+
+                mc.ctx_line = on_ctx_line;
+                mc.ctx_userdata = r;
+                e = buildmetrics_new(&mc, &r->metrics);
+        }
         if (e >= 0)
                 ninja_snapshot(r);
         if (e >= 0)
