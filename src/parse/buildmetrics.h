@@ -44,7 +44,7 @@ void buildmetrics_free(struct buildmetrics *bm);
 
 /* One line of the build's output (no '\n'); now = seconds since the run
  * started, by buildtel's clock. Returns true when the line was part of a
- * rawjson object: its context went to cfg.ctx_line, and the line itself
+ * JSON object (rawjson: its context went to cfg.ctx_line): the line itself
  * names nothing a reader can use. */
 bool buildmetrics_feed_line(struct buildmetrics *bm, const char *line, size_t len, double now);
 
