@@ -211,7 +211,8 @@ struct run_facts {
          * the targets' steps from buildx history; else unknown */
         bool steps_set;
         uint32_t steps, cached;
-        char builder[TARGET_FIELD_MAX + 1]; /* the log's, else the first target's; "" unknown */
+        char builder[TARGET_FIELD_MAX + 1]; /* the log's, else the first target's, else a
+                                             * container front end (targets_guess_builder) */
         size_t n;
         struct target_fact t[TARGETS_MAX];
 };
@@ -222,6 +223,13 @@ struct run_info;
  * the run's outcome from run, and each target of ts (NULL: none) by the
  * rule above. Never fails. */
 void targets_facts(const struct targets *ts, const struct run_info *run, struct run_facts *ret);
+/* The front end when no source names a builder: "make", "ninja", "docker
+ * buildx bake" (the program and, for container front ends, the words that
+ * say what kind of build it is), into buf (NUL-terminated; "" none), as the
+ * run's history row keeps it. Returns true for a container front end
+ * (docker, podman, nerdctl): the run facts' builder falls back to it then,
+ * so the labels and `inspect` say the same ("docker build"). */
+bool targets_guess_builder(const struct run_info *run, char *buf, size_t len);
 /* Only the run's part: outcome, exit code, signal, duration (a stored run
  * whose targets were read back as facts). */
 void targets_facts_outcome(const struct run_info *run, struct run_facts *f);
