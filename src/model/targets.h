@@ -34,7 +34,9 @@ struct target {
         char ref[TARGET_FIELD_MAX + 1];
         /* buildtel's clock (seconds since the run started), NAN when never seen */
         double first_seen, last_seen;
-        uint32_t steps, cached; /* [... i/n] vertices; a vertex counts once */
+        uint32_t steps, cached; /* its [... i/n] steps, one per name (README "Steps and
+                                 * cached"); cached: every vertex CACHED, or a FROM that
+                                 * did nothing */
         uint32_t internal;      /* other vertices of this target */
         uint32_t errors, canceled;
         bool done; /* every step it showed ended (DONE or CACHED) and it exported or ended */
@@ -43,7 +45,9 @@ struct target {
         struct cc_counts sccache;
         bool sccache_guess;
         struct cc_counts ccache;
-        /* docker buildx history inspect: filled in when imported */
+        /* buildx history: filled in when imported; history_steps and
+         * history_cached are counted from the record's replayed log (history
+         * logs), by the same definition as the live stream's */
         bool history_set;
         double history_duration_s;
         uint32_t history_steps, history_cached;

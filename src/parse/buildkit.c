@@ -1073,3 +1073,32 @@ int buildkit_marker_vertex(const struct buildkit *b, size_t marker, uint32_t *re
         *ret = b->marker_v[marker] - 1;
         return 0;
 }
+
+int buildkit_count_log(const char *buf, size_t len, uint32_t *ret_steps, uint32_t *ret_cached)
+{
+        struct buildkit_config bc = {0};
+        struct buildkit *b = NULL;
+        struct targets *ts = calloc(1, sizeof(*ts));
+        int e = ts ? buildkit_new(&bc, &b) : -ENOMEM;
+
+        if (e < 0) {
+                free(ts);
+                return e;
+        }
+        targets_init_zeroed(ts);
+        for (const char *p = buf, *end = buf + len; p < end;) {
+                const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+                (void)buildkit_feed_line(b, p, (size_t)(le - p), 0);
+                p = le + (nl != NULL);
+        }
+        buildkit_finish(b, ts);
+        e = ts->buildkit_seen ? 0 : -EINVAL;
+        if (e == 0) {
+                *ret_steps = ts->steps;
+                *ret_cached = ts->cached;
+        }
+        buildkit_free(b);
+        targets_release(ts);
+        free(ts);
+        return e;
+}

@@ -70,3 +70,8 @@ bool buildkit_seen(const struct buildkit *b);
 /* An RFC 3339 time as BuildKit's rawjson writes it ("2024-05-01T10:00:02.5Z",
  * or with a +hh:mm offset) in Unix seconds; NAN when s[0..n) is not one. */
 double buildkit_parse_time(const char *s, size_t n);
+
+/* A whole replayed record (`buildx history logs ID`: plain progress of one
+ * target) counted by the same definition as a live stream: its steps and
+ * cached steps. 0, -EINVAL when it holds no BuildKit line, or -ENOMEM. */
+int buildkit_count_log(const char *buf, size_t len, uint32_t *ret_steps, uint32_t *ret_cached);
