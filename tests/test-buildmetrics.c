@@ -867,10 +867,9 @@ static void test_real_context(void **state)
                                 logctx_feed_line_at(lx, p, (size_t)(le - p), now);
                         now += 10;
                         cx = logctx_context(lx);
-                        assert_true(cx[0] == '\0' || cx[0] == '#' || cx[0] == '-' ||
-                                    cx[0] == '>' || isdigit((unsigned char)cx[0]) ||
-                                    cx[0] == 'D' || cx[0] == ' ' || cx[0] == 'E' ||
-                                    cx[0] == 'v');
+                        assert_true(cx[0] == '\0' || cx[0] == '#' || cx[0] == '-' || cx[0] == '>' ||
+                                    isdigit((unsigned char)cx[0]) || cx[0] == 'D' || cx[0] == ' ' ||
+                                    cx[0] == 'E' || cx[0] == 'v');
                         assert_null(strstr(cx, "{\""));
                         assert_false(bookkeeping_line(cx));
                         p = le + (nl != NULL);

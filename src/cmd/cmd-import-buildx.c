@@ -33,7 +33,8 @@ static void print_history(const char *what, const struct buildx_history *h,
                           const struct replayed *rp)
 {
         struct dbuf name = DBUF_INIT;
-        uint32_t tot = rp->set ? rp->steps : h->total_steps, ca = rp->set ? rp->cached : h->cached_steps;
+        uint32_t tot = rp->set ? rp->steps : h->total_steps,
+                 ca = rp->set ? rp->cached : h->cached_steps;
         double pct = tot ? 100.0 * ca / tot : 0;
 
         (void)run_append_utf8_lossy(&name, h->name, strlen(h->name), true);

@@ -142,8 +142,8 @@ int buildx_history_ls_parse(const char *buf, size_t len, buildx_record_fn fn, vo
                         if (nm)
                                 copy_str(r.name, sizeof(r.name), nm);
                         if (json_is_string(c))
-                                r.created_s =
-                                    buildkit_parse_time(json_string_value(c), json_string_length(c));
+                                r.created_s = buildkit_parse_time(json_string_value(c),
+                                                                  json_string_length(c));
                         if (r.ref[0]) {
                                 fn(userdata, &r);
                                 n++;
@@ -168,5 +168,5 @@ bool buildx_record_target(const char *name, char *out)
         if (open == name || open - name < 2 || open[-2] != ' ' || open == name + n - 1)
                 return false;
         targets_copy_field(out, TARGET_NAME_MAX + 1, open, (size_t)(name + n - 1 - open));
-        return true;
+        return out[0] != '\0';
 }

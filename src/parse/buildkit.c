@@ -865,7 +865,7 @@ struct stepset {
                 uint64_t key;
                 int32_t owner; /* a target index, or -1: the whole run */
                 bool used, cached;
-        } *e;
+        } * e;
         size_t n, cap;
 };
 

@@ -37,7 +37,7 @@ struct logline {
         enum logline_kind kind;
         const char *stage;
         size_t stage_len;
-        bool work; /* names work: preferred as context over noise */
+        bool work;        /* names work: preferred as context over noise */
         bool bookkeeping; /* BuildKit's "#N DONE 0.1s", "#N CACHED", "#N ...", "#N
                            * sha256:<digest>": never the context */
 };

@@ -10,6 +10,7 @@
 # replayed record alike (a --progress=quiet build has only the record).
 . "$(dirname "$0")/lib.sh"
 buildkit_up
+buildkit_need_history
 P=$T/proj
 mkdir -p "$P"
 cat >"$P/Dockerfile" <<'EOF'

@@ -8,6 +8,7 @@
 # of Docker 20.10's client agreeing between the textfile and `inspect`.
 . "$(dirname "$0")/lib.sh"
 buildkit_up
+buildkit_need_history
 J="python3 $HERE/csvcheck.py json-get"
 P=$T/proj
 mkdir -p "$P"

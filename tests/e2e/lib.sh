@@ -54,3 +54,9 @@ buildkit_up() {
         fi
         while IFS= read -r l; do export "$l"; done <<<"$envs"
 }
+# buildkit_need_history: skip (77) when the daemon's buildx has no history
+# (trixie's buildx 0.13, the fallback when sid cannot be had).
+buildkit_need_history() {
+        docker buildx history ls --format json >/dev/null 2>&1 ||
+                { echo "SKIP: this buildx ($(docker buildx version 2>&1)) has no 'history ls --format json'"; exit 77; }
+}
