@@ -90,10 +90,10 @@ struct failed_step {
 /* One BuildKit vertex as a fact (the model's, derived once in
  * buildkit_finish() or read back from the history): every output formats
  * these and derives none of its own. Times are buildtel's clock (seconds
- * since the run started): start is its first line; end is the line that
- * ended it (DONE, CACHED, ERROR, CANCELED), or, when the log was rawjson
- * and BuildKit gave both timestamps, start plus BuildKit's own
- * completed - started. end is NAN when it never ended. */
+ * since the run started): end is the line that ended it (DONE, CACHED,
+ * ERROR, CANCELED), NAN when it never ended; start is its first line, or,
+ * when BuildKit printed its own time (plain "DONE 1.4s", rawjson's
+ * completed - started), end minus that time (never before the run). */
 #define TARGETS_STEPS_MAX 4096 /* vertices kept as facts; more are counted in steps_dropped */
 #define TARGETS_EDGES_MAX 2000 /* ninja edges kept for lanes (the slowest); more are counted */
 struct step_fact {

@@ -929,20 +929,23 @@ static void count_step(struct stepset *ss, uint64_t key, int32_t owner, bool cac
         }
 }
 
-/* v as a step fact of the model: its first line and, when BuildKit gave
- * its own time (rawjson's started/completed, plain's "DONE 1.4s"), that
- * duration from there; else the line that ended it. */
+/* v as a step fact of the model: from its first line to the line that
+ * ended it; when BuildKit gave its own time (rawjson's started/completed,
+ * plain's "DONE 1.4s"), that long, ending at that line (a vertex's lines
+ * can come in one burst when it ends), never before the run began. */
 static void add_step(struct targets *ts, const struct vtx *v)
 {
         struct step_fact f = {.target = v->target, .start_s = v->first, .end_s = v->end};
+        double bk = NAN;
 
         targets_copy_field(f.name, sizeof(f.name), v->name ? v->name : "",
                            v->name ? strlen(v->name) : 0);
-        if (!isnan(v->bk_started) && !isnan(v->bk_done) && v->bk_done >= v->bk_started &&
-            !isnan(f.start_s))
-                f.end_s = f.start_s + (v->bk_done - v->bk_started);
-        else if (!isnan(v->bk_secs) && !isnan(f.start_s) && !isnan(f.end_s))
-                f.end_s = f.start_s + v->bk_secs;
+        if (!isnan(v->bk_started) && !isnan(v->bk_done) && v->bk_done >= v->bk_started)
+                bk = v->bk_done - v->bk_started;
+        else if (!isnan(v->bk_secs))
+                bk = v->bk_secs;
+        if (!isnan(bk) && !isnan(f.end_s))
+                f.start_s = f.end_s - bk > 0 ? f.end_s - bk : 0;
         f.step = v->step;
         f.cached = vtx_cached(v);
         f.error = v->state == V_ERROR;
