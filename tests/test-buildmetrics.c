@@ -879,7 +879,7 @@ static void test_real_context(void **state)
                         assert_non_null(strstr(logctx_context(lx), "] "));
                         assert_true(logctx_stage(lx)[0] != '\0');
                 }
-                buildmetrics_finish(bm, NULL, NULL, NULL);
+                buildmetrics_finish(bm);
                 buildmetrics_free(bm);
                 logctx_free(lx);
                 free(buf);
@@ -924,6 +924,47 @@ static void test_history_ls(void **state)
         assert_false(buildx_record_target("a ()", tn));
         assert_string_equal(buildx_bare_ref("default/default/abc"), "abc");
         assert_string_equal(buildx_bare_ref("abc"), "abc");
+}
+
+/* The recorder's end-of-run buffers: history ls gives the targets their
+ * records (by name and time), history logs replays each one. */
+static void test_history_replay(void **state)
+{
+        struct buildmetrics_config cfg = {0};
+        struct buildmetrics *bm = feed_fixture("../buildkit-real/bake-cold.plain", &cfg);
+        const struct targets *ts = buildmetrics_model(bm);
+        size_t len;
+        char *buf = slurp("../buildkit-real/history-ls.json", &len);
+        uint32_t amb = 9;
+
+        (void)state;
+        /* 09:33:53 holds one record of each target; the whole file two */
+        assert_int_equal(buildmetrics_history_list(bm, buf, len, 1796117633.0, 1796117634.0, &amb),
+                         2);
+        assert_int_equal(amb, 0);
+        assert_string_equal(get(ts, "app")->ref, "lx8tye9aqphwtghuezm2sgcpz");
+        free(buf);
+        buf = slurp("../buildkit-real/bake-changed-app.histlogs", &len);
+        assert_int_equal(buildmetrics_history_logs(bm, "nope", buf, len), -ENOENT);
+        assert_int_equal(
+            buildmetrics_history_logs(bm, "default/default/lx8tye9aqphwtghuezm2sgcpz", buf, len),
+            0);
+        assert_true(get(ts, "app")->history_steps_set);
+        assert_int_equal(get(ts, "app")->history_steps, 5);
+        assert_int_equal(get(ts, "app")->history_cached, 3);
+        assert_int_equal(get(ts, "app")->steps, 4); /* the live stream's, kept */
+        assert_int_equal(buildmetrics_history_logs(bm, "lx8tye9aqphwtghuezm2sgcpz", "x\n", 2),
+                         -EINVAL);
+        free(buf);
+        buildmetrics_free(bm);
+
+        bm = feed_fixture("../buildkit-real/bake-cold.plain", &cfg);
+        buf = slurp("../buildkit-real/history-ls.json", &len);
+        assert_int_equal(buildmetrics_history_list(bm, buf, len, 0, 2e9, &amb), 0);
+        assert_int_equal(amb, 2); /* two builds of each target: none taken */
+        assert_int_equal(buildmetrics_history_list(bm, "junk\n", 5, 0, 2e9, &amb), -EINVAL);
+        free(buf);
+        buildmetrics_free(bm);
 }
 
 static void test_prom_format(void **state)
@@ -1018,6 +1059,7 @@ int main(void)
             cmocka_unit_test(test_real_durations),
             cmocka_unit_test(test_real_context),
             cmocka_unit_test(test_history_ls),
+            cmocka_unit_test(test_history_replay),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

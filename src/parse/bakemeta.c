@@ -170,3 +170,10 @@ bool buildx_record_target(const char *name, char *out)
         targets_copy_field(out, TARGET_NAME_MAX + 1, open, (size_t)(name + n - 1 - open));
         return out[0] != '\0';
 }
+
+const char *buildx_bare_id(const char *ref)
+{
+        const char *s = strrchr(ref, '/');
+
+        return s ? s + 1 : ref;
+}

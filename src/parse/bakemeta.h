@@ -55,6 +55,10 @@ typedef void (*buildx_record_fn)(void *userdata, const struct buildx_record *r);
  * records, or -EINVAL when no line was a record. */
 int buildx_history_ls_parse(const char *buf, size_t len, buildx_record_fn fn, void *userdata);
 
+/* The bare id of a ref in any form buildx prints ("<builder>/<node>/<id>"
+ * or "<id>"); points into ref. */
+const char *buildx_bare_id(const char *ref);
+
 /* The bake target a record's name names ("ctx (app)": "app"), cut to
  * TARGET_NAME_MAX, into out (TARGET_NAME_MAX + 1 bytes); false (out "")
  * for a build's record ("ctx"). */
