@@ -23,6 +23,14 @@ static void on_log(void *userdata, uint32_t vidx, int marker, const char *text, 
         *n += len;
 }
 
+/* rawjson's context lines: "#N ...", at most 1 KiB */
+static void on_ctx(void *userdata, const char *line, size_t len)
+{
+        (void)userdata;
+        if (len < 2 || len > 1024 || line[0] != '#' || line[1] < '1' || line[1] > '9')
+                abort();
+}
+
 static void check_str(const char *s, size_t max)
 {
         if (strnlen(s, max + 1) > max)
@@ -33,7 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         static const char *const targets[] = {"app", "tools"};
         static const char *const markers[] = {"/stats.txt", "sccache"};
-        struct buildkit_config cfg = {.markers = markers, .nmarkers = 2, .log = on_log};
+        struct buildkit_config cfg = {
+            .markers = markers, .nmarkers = 2, .log = on_log, .ctx = on_ctx};
         struct buildkit *b = NULL;
         static struct targets ts; /* large: keep it off the stack */
         const char *c, *end;

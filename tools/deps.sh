@@ -33,3 +33,9 @@ NODE_PKGS=(nodejs npm)
 # and read back with debugfs, the root made with mmdebstrap, the results
 # checked with python3.
 VM_PKGS=(qemu-system-x86 e2fsprogs mmdebstrap git python3)
+# The real BuildKit of the e2e tests (tools/buildkit): bookworm's containerd and
+# runc run the newer engine that tools/buildkit unpacks from Debian sid/trixie
+# (never installed); busybox-static makes the local base image. docker.io is
+# installed for its dependencies and its own 20.10 client; tools/buildkit
+# never starts the host's docker service.
+BUILDKIT_PKGS=(docker.io containerd runc busybox-static)

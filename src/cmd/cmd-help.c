@@ -38,7 +38,9 @@ static const struct {
     {"run",
      "OTLP export (--otlp-endpoint URL, --otlp-interval SECONDS): `buildtel help otlp`.\n"
      "When COMMAND has --metadata-file F, F is read at the end (builder, node, ref per\n"
-     "target) and, when docker exists, `docker buildx history inspect` fills in steps.\n"
+     "target); without one, `docker buildx history ls` finds this run's records. When\n"
+     "docker exists, each target's record (history inspect, and history logs replayed)\n"
+     "gives its status, duration, steps and cached steps, shared steps included.\n"
      "\n"
      "SIGINT, SIGTERM, SIGHUP and SIGQUIT go to COMMAND's process group; buildtel then\n"
      "waits for it and writes its files as on a normal exit.\n"
@@ -173,7 +175,9 @@ static const struct {
      "\n"
      "Print a build's figures (status, steps, cached steps, duration, revision) from\n"
      "`docker buildx history inspect --format json REF` (buildx >= 0.21), run with a\n"
-     "fixed argv, never a shell; or from FILE, a saved copy of that output.\n"
+     "fixed argv, never a shell; or from FILE, a saved copy of that output. REF: any\n"
+     "form buildx prints (BUILDER/NODE/ID or ID). Steps come from the replayed record\n"
+     "(`docker buildx history logs ID`), internal vertices left out.\n"
      "\n",
      CMDS_IMPORT_BUILDX, OPTG_MAIN},
     {"import-buildx",

@@ -14,6 +14,7 @@
 #include "model/figures.h"
 #include "model/run.h"
 #include "parse/bakemeta.h"
+#include "parse/buildkit.h"
 #include "platform/buildx.h"
 #include "util/dbuf.h"
 #include "util/macro.h"
@@ -21,16 +22,32 @@
 
 #define IMPORT_TIMEOUT_S 30.0
 
-static void print_history(const char *what, const struct buildx_history *h)
+/* The record's steps by buildtel's definition (its replayed log: own
+ * [stage i/n] steps, internal vertices left out); without the replay,
+ * BuildKit's vertex counts, said as such. */
+struct replayed {
+        bool set;
+        uint32_t steps, cached;
+};
+
+static void print_history(const char *what, const struct buildx_history *h,
+                          const struct replayed *rp)
 {
         _cleanup_dbuf_ struct dbuf name = DBUF_INIT;
-        double ratio = figure_cached_ratio(h->total_steps, h->cached_steps);
+        uint32_t tot = rp->set ? rp->steps : h->total_steps,
+                 ca = rp->set ? rp->cached : h->cached_steps;
+        double ratio = figure_cached_ratio(tot, ca);
         double pct = isnan(ratio) ? 0 : 100.0 * ratio;
 
         (void)run_append_utf8_lossy(&name, h->name, strlen(h->name), true);
-        printf("%s: %s %s, %u/%u steps (%u cached, %.0f%%), ", what, name.p ? name.p : "",
-               h->status[0] ? h->status : "unknown", h->completed_steps, h->total_steps,
-               h->cached_steps, pct);
+        printf("%s: %s %s, ", what, name.p ? name.p : "", h->status[0] ? h->status : "unknown");
+        if (rp->set)
+                printf("%u steps (%u cached, %.0f%%; %u vertices in all), ", tot, ca, pct,
+                       h->total_steps);
+        else
+                printf("%u/%u vertices (%u cached, %.0f%%; internal ones included: no replayed "
+                       "log), ",
+                       h->completed_steps, tot, ca, pct);
         if (isnan(h->duration_s))
                 printf("duration unknown");
         else
@@ -40,7 +57,7 @@ static void print_history(const char *what, const struct buildx_history *h)
         putchar('\n');
 }
 
-static int import_one(const char *what, const char *buf, size_t len)
+static int import_one(const char *what, const char *buf, size_t len, const struct replayed *rp)
 {
         struct buildx_history h;
 
@@ -51,8 +68,18 @@ static int import_one(const char *what, const char *buf, size_t len)
                         what);
                 return -EINVAL;
         }
-        print_history(what, &h);
+        print_history(what, &h, rp);
         return 0;
+}
+
+/* history logs REF, counted; rp->set false when it cannot be had. */
+static void replay(const char *ref, struct replayed *rp)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+
+        rp->set = buildx_history_logs(ref, IMPORT_TIMEOUT_S, &buf, &len) >= 0 &&
+                  buildkit_count_log(buf, len, &rp->steps, &rp->cached) >= 0;
 }
 
 int cmd_import_buildx(int argc, char **argv)
@@ -77,7 +104,7 @@ int cmd_import_buildx(int argc, char **argv)
                                 strerror(-e));
                         return 1;
                 }
-                if (import_one(file, buf, len) < 0)
+                if (import_one(file, buf, len, &(struct replayed){0}) < 0)
                         ret = 1;
         } else if (k >= argc) {
                 fprintf(stderr, "buildtel import-buildx: no REF given\n");
@@ -86,20 +113,25 @@ int cmd_import_buildx(int argc, char **argv)
         }
         for (int i = k; i < argc; i++) {
                 _cleanup_free_ char *buf = NULL;
+                struct replayed rp = {0};
                 size_t len = 0;
+                /* any form buildx prints: <builder>/<node>/<id> or <id> */
                 int e = buildx_history_fetch(argv[i], IMPORT_TIMEOUT_S, &buf, &len);
 
                 if (e < 0) {
                         fprintf(stderr,
                                 "buildtel import-buildx: docker buildx history inspect %s: %s\n",
                                 argv[i],
-                                e == -ENOENT ? "docker not found"
-                                : e == -EIO  ? "failed (unknown ref, or buildx older than 0.21?)"
-                                             : strerror(-e));
+                                e == -ENOENT   ? "docker not found"
+                                : e == -EINVAL ? "not a ref"
+                                : e == -EIO    ? "failed (no such record on this builder, or "
+                                                 "buildx older than 0.21)"
+                                               : strerror(-e));
                         ret = 1;
                         continue;
                 }
-                if (import_one(argv[i], buf, len) < 0)
+                replay(argv[i], &rp);
+                if (import_one(argv[i], buf, len, &rp) < 0)
                         ret = 1;
         }
         return ret;

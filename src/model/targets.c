@@ -476,8 +476,50 @@ static void fact_of(const struct targets *ts, const struct target *t, int outcom
         targets_fact_ratios(f);
 }
 
+bool targets_guess_builder(const struct run_info *ri, char *buf, size_t len)
+{
+        const char *prog, *slash;
+        size_t used;
+        int n;
+
+        buf[0] = '\0';
+        if (!ri->argv || !ri->argv[0])
+                return false;
+        prog = ri->argv[0];
+        slash = strrchr(prog, '/');
+        if (slash)
+                prog = slash + 1;
+        n = snprintf(buf, len, "%s", prog);
+        if (n < 0 || (size_t)n >= len) {
+                buf[0] = '\0';
+                return false;
+        }
+        used = (size_t)n;
+        if (strcmp(prog, "docker") != 0 && strcmp(prog, "podman") != 0 &&
+            strcmp(prog, "nerdctl") != 0)
+                return false;
+        for (size_t i = 1, words = 0; ri->argv[i] && words < 2; i++) {
+                const char *w = ri->argv[i];
+
+                if (w[0] == '-')
+                        break;
+                n = snprintf(buf + used, len - used, " %s", w);
+                if (n < 0 || (size_t)n >= len - used) {
+                        buf[used] = '\0';
+                        return true;
+                }
+                used += (size_t)n;
+                words++;
+                if (strcmp(w, "buildx") != 0 && strcmp(w, "compose") != 0)
+                        break;
+        }
+        return true;
+}
+
 void targets_facts(const struct targets *ts, const struct run_info *run, struct run_facts *ret)
 {
+        char fe[TARGET_FIELD_MAX + 1];
+
         ret->n = 0;
         ret->steps_set = false;
         ret->steps = ret->cached = 0;
@@ -493,8 +535,17 @@ void targets_facts(const struct targets *ts, const struct run_info *run, struct 
         memcpy(ret->builder, ts->builder, sizeof(ret->builder));
         for (size_t i = 0; !ret->builder[0] && i < ts->n; i++)
                 memcpy(ret->builder, ts->t[i].builder, sizeof(ret->builder));
+        /* No builder named (Docker 20.10's plain log has no "#0 building
+         * with"): a container front end, as the run's history row has it
+         * ("docker build"). */
+        if (!run || !targets_guess_builder(run, fe, sizeof(fe)))
+                fe[0] = '\0'; /* make, ninja: no builder label */
+        if (!ret->builder[0])
+                memcpy(ret->builder, fe, sizeof(fe));
         for (size_t i = 0; i < ts->n && i < TARGETS_MAX; i++) {
                 fact_of(ts, &ts->t[i], ret->outcome, &ret->t[i]);
+                if (!ret->t[i].builder[0])
+                        memcpy(ret->t[i].builder, fe, sizeof(fe));
                 /* No BuildKit in the log (--progress=quiet): buildx
                  * history's figures are all there is; their sum. */
                 if (!ts->buildkit_seen && ret->t[i].steps_set) {

@@ -34,7 +34,9 @@ struct target {
         char ref[TARGET_FIELD_MAX + 1];
         /* buildtel's clock (seconds since the run started), NAN when never seen */
         double first_seen, last_seen;
-        uint32_t steps, cached; /* [... i/n] vertices; a vertex counts once */
+        uint32_t steps, cached; /* its [... i/n] steps, one per name (README "Steps and
+                                 * cached"); cached: every vertex CACHED, or a FROM that
+                                 * did nothing */
         uint32_t internal;      /* other vertices of this target */
         uint32_t errors, canceled;
         bool done; /* every step it showed ended (DONE or CACHED) and it exported or ended */
@@ -43,7 +45,9 @@ struct target {
         struct cc_counts sccache;
         bool sccache_guess;
         struct cc_counts ccache;
-        /* docker buildx history inspect: filled in when imported */
+        /* buildx history: filled in when imported; history_steps and
+         * history_cached are counted from the record's replayed log (history
+         * logs), by the same definition as the live stream's */
         bool history_set;
         double history_duration_s;
         uint32_t history_steps, history_cached;
@@ -86,10 +90,10 @@ struct failed_step {
 /* One BuildKit vertex as a fact (the model's, derived once in
  * buildkit_finish() or read back from the history): every output formats
  * these and derives none of its own. Times are buildtel's clock (seconds
- * since the run started): start is its first line; end is the line that
- * ended it (DONE, CACHED, ERROR, CANCELED), or, when the log was rawjson
- * and BuildKit gave both timestamps, start plus BuildKit's own
- * completed - started. end is NAN when it never ended. */
+ * since the run started): end is the line that ended it (DONE, CACHED,
+ * ERROR, CANCELED), NAN when it never ended; start is its first line, or,
+ * when BuildKit printed its own time (plain "DONE 1.4s", rawjson's
+ * completed - started), end minus that time (never before the run). */
 #define TARGETS_STEPS_MAX 4096 /* vertices kept as facts; more are counted in steps_dropped */
 #define TARGETS_EDGES_MAX 2000 /* ninja edges kept for lanes (the slowest); more are counted */
 struct step_fact {
@@ -211,7 +215,8 @@ struct run_facts {
          * the targets' steps from buildx history; else unknown */
         bool steps_set;
         uint32_t steps, cached;
-        char builder[TARGET_FIELD_MAX + 1]; /* the log's, else the first target's; "" unknown */
+        char builder[TARGET_FIELD_MAX + 1]; /* the log's, else the first target's, else a
+                                             * container front end (targets_guess_builder) */
         size_t n;
         struct target_fact t[TARGETS_MAX];
 };
@@ -222,6 +227,13 @@ struct run_info;
  * the run's outcome from run, and each target of ts (NULL: none) by the
  * rule above. Never fails. */
 void targets_facts(const struct targets *ts, const struct run_info *run, struct run_facts *ret);
+/* The front end when no source names a builder: "make", "ninja", "docker
+ * buildx bake" (the program and, for container front ends, the words that
+ * say what kind of build it is), into buf (NUL-terminated; "" none), as the
+ * run's history row keeps it. Returns true for a container front end
+ * (docker, podman, nerdctl): the run facts' builder falls back to it then,
+ * so the labels and `inspect` say the same ("docker build"). */
+bool targets_guess_builder(const struct run_info *run, char *buf, size_t len);
 /* Only the run's part: outcome, exit code, signal, duration (a stored run
  * whose targets were read back as facts). */
 void targets_facts_outcome(const struct run_info *run, struct run_facts *f);

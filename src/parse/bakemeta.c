@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/buildkit.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -110,11 +111,64 @@ int buildx_history_apply(const struct buildx_history *h, struct targets *ts)
         t = &ts->t[i];
         t->history_set = true;
         t->history_duration_s = h->duration_s;
-        t->history_steps = h->total_steps;
-        t->history_cached = h->cached_steps;
-        t->history_steps_set = h->steps_set;
         memcpy(t->history_status, h->status, sizeof(t->history_status));
         _Static_assert(sizeof(t->history_vcs_revision) == sizeof(h->vcs_revision), "same size");
         memcpy(t->history_vcs_revision, h->vcs_revision, sizeof(t->history_vcs_revision));
         return i;
+}
+
+int buildx_history_ls_parse(const char *buf, size_t len, buildx_record_fn fn, void *userdata)
+{
+        const char *p = buf, *end = buf + len;
+        int n = 0;
+
+        while (p < end) {
+                const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+                json_t *o = json_loadb(p, (size_t)(le - p), 0, NULL);
+                const char *ref = json_string_value(json_object_get(o, "ref"));
+                json_t *c = json_object_get(o, "created_at");
+
+                if (json_is_object(o) && ref && ref[0]) {
+                        struct buildx_record r = {.created_s = NAN};
+                        const char *nm = json_string_value(json_object_get(o, "name"));
+                        const char *id = strrchr(ref, '/');
+
+                        copy_utf8_str(r.ref, sizeof(r.ref), id ? id + 1 : ref);
+                        if (nm)
+                                copy_utf8_str(r.name, sizeof(r.name), nm);
+                        if (json_is_string(c))
+                                r.created_s = buildkit_parse_time(json_string_value(c),
+                                                                  json_string_length(c));
+                        if (r.ref[0]) {
+                                fn(userdata, &r);
+                                n++;
+                        }
+                }
+                json_decref(o);
+                p = le + (nl != NULL);
+        }
+        return n > 0 ? n : -EINVAL;
+}
+
+bool buildx_record_target(const char *name, char *out)
+{
+        size_t n = strlen(name);
+        const char *open;
+
+        out[0] = '\0';
+        if (n < 4 || name[n - 1] != ')')
+                return false;
+        for (open = name + n - 1; open > name && open[-1] != '('; open--)
+                ;
+        if (open == name || open - name < 2 || open[-2] != ' ' || open == name + n - 1)
+                return false;
+        copy_utf8(out, TARGET_NAME_MAX + 1, open, (size_t)(name + n - 1 - open));
+        return out[0] != '\0';
+}
+
+const char *buildx_bare_id(const char *ref)
+{
+        const char *s = strrchr(ref, '/');
+
+        return s ? s + 1 : ref;
 }

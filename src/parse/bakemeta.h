@@ -36,5 +36,30 @@ struct buildx_history {
 int buildx_history_parse(const char *buf, size_t len, struct buildx_history *ret);
 
 /* Fill in the target whose ref is h->ref (or, with no such target, the one
- * named h->name). Returns the target index or -ENOENT. */
+ * named h->name): status, duration, revision. Its steps and cached are
+ * not NumTotalSteps/NumCachedSteps (those count the internal vertices):
+ * they come from the record's replayed log (buildmetrics). Returns the
+ * target index or -ENOENT. */
 int buildx_history_apply(const struct buildx_history *h, struct targets *ts);
+
+/* One line of `docker buildx history ls --format json`. */
+struct buildx_record {
+        char name[TARGET_NAME_MAX + 1]; /* "ctx" (build), "ctx (app)" (bake) */
+        char ref[TARGET_FIELD_MAX + 1]; /* the bare id (ls prints <builder>/<node>/<id>) */
+        double created_s;               /* Unix seconds; NAN unknown */
+};
+typedef void (*buildx_record_fn)(void *userdata, const struct buildx_record *r);
+
+/* Each record of a `history ls --format json` output (one object per
+ * line; lines that are not one are skipped) to fn. Returns the number of
+ * records, or -EINVAL when no line was a record. */
+int buildx_history_ls_parse(const char *buf, size_t len, buildx_record_fn fn, void *userdata);
+
+/* The bare id of a ref in any form buildx prints ("<builder>/<node>/<id>"
+ * or "<id>"); points into ref. */
+const char *buildx_bare_id(const char *ref);
+
+/* The bake target a record's name names ("ctx (app)": "app"), cut to
+ * TARGET_NAME_MAX, into out (TARGET_NAME_MAX + 1 bytes); false (out "")
+ * for a build's record ("ctx"). */
+bool buildx_record_target(const char *name, char *out);

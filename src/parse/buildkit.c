@@ -39,11 +39,14 @@ struct vtx {
         double first, last;         /* buildtel's clock: its first and last line */
         double end;                 /* the line that ended it (DONE, CACHED, ...); NAN none */
         double bk_started, bk_done; /* rawjson: BuildKit's timestamps, Unix seconds; NAN none */
+        double bk_secs;             /* plain: BuildKit's "DONE 1.4s"; NAN none */
         uint64_t cands[CAND_WORDS]; /* bit i: announced under prefix cands[i] */
         int16_t target;             /* after finish: the one target, or -1 */
         int8_t marker;
         uint8_t state;
         bool named, step, exporting;
+        bool from;   /* a "FROM image" step: the stage's base image */
+        bool worked; /* a status or log line: it did something (pulled, ran) */
 };
 
 /* A first bracket token: a target, or (single-target builds) a stage. */
@@ -61,7 +64,7 @@ struct buildkit {
         bool vertex_cap_hit;
         struct cand cands[TARGETS_MAX];
         size_t ncands;
-        bool multi_evidence, seen, prev_blank;
+        bool multi_evidence, seen, prev_blank, last_json;
         double first, last; /* any vertex line */
         char builder[TARGET_FIELD_MAX + 1];
         /* rawjson */
@@ -103,6 +106,11 @@ void buildkit_free(struct buildkit *b)
         dbuf_release(&b->carry);
         dbuf_release(&b->data);
         free(b);
+}
+
+bool buildkit_last_was_json(const struct buildkit *b)
+{
+        return b->last_json;
 }
 
 bool buildkit_seen(const struct buildkit *b)
@@ -174,7 +182,8 @@ static int64_t vertex(struct buildkit *b, uint64_t key, bool add)
                                    .last = NAN,
                                    .end = NAN,
                                    .bk_started = NAN,
-                                   .bk_done = NAN};
+                                   .bk_done = NAN,
+                                   .bk_secs = NAN};
         for (j = slot_of(key, b->nslots); b->slots[j]; j = (j + 1) & (b->nslots - 1))
                 ;
         b->slots[j] = b->nv + 1;
@@ -296,6 +305,8 @@ static void name_vertex(struct buildkit *b, struct vtx *v, const char *name, siz
         keep_name(v, name, len);
         if ((size_t)(end - rest) >= 12 && !memcmp(rest, "exporting to", 12))
                 v->exporting = true;
+        if (v->step && (size_t)(end - rest) >= 5 && !memcmp(rest, "FROM ", 5))
+                v->from = true;
         if (v->marker < 0)
                 for (size_t i = 0; i < b->cfg.nmarkers; i++)
                         if (memmem(name, len, b->cfg.markers[i], strlen(b->cfg.markers[i]))) {
@@ -310,6 +321,24 @@ static void emit_log(struct buildkit *b, uint32_t vidx, const char *text, size_t
 {
         if (b->cfg.log)
                 b->cfg.log(b->cfg.userdata, vidx, b->v[vidx].marker, text, len);
+}
+
+/* rawjson: "#N <rest>" to the context callback (cut at 1 KiB: the context
+ * keeps less). */
+static void emit_ctx(struct buildkit *b, uint32_t vidx, const char *pfx, const char *text,
+                     size_t len)
+{
+        char line[1024];
+        int n;
+
+        if (!b->cfg.ctx)
+                return;
+        n = snprintf(line, sizeof(line), "#%u %s", vidx + 1, pfx);
+        if (n < 0 || (size_t)n >= sizeof(line))
+                return;
+        len = MIN(len, sizeof(line) - (size_t)n);
+        memcpy(line + n, text, len);
+        b->cfg.ctx(b->cfg.userdata, line, (size_t)n + len);
 }
 
 /* "#0 building with "X" instance using D driver" */
@@ -355,6 +384,35 @@ static bool eq(const char *s, const char *end, const char *lit)
 {
         size_t n = strlen(lit);
         return (size_t)(end - s) == n && memcmp(s, lit, n) == 0;
+}
+
+/* " 1.4s" after "DONE": BuildKit's own time of the vertex; NAN none. */
+static double done_secs(const char *s, const char *end)
+{
+        const char *p = s;
+        uint64_t whole = 0, frac = 0, scale = 1;
+
+        if (p >= end || *p++ != ' ')
+                return NAN;
+        if (parse_u64(&p, end, &whole) < 0 || whole > 1000000000ULL || p >= end || *p++ != '.')
+                return NAN;
+        for (; p < end && *p >= '0' && *p <= '9' && scale < 1000000; p++, scale *= 10)
+                frac = frac * 10 + (uint64_t)(*p - '0');
+        if (scale == 1 || p + 1 != end || *p != 's')
+                return NAN;
+        return (double)whole + (double)frac / (double)scale;
+}
+
+/* "sha256:<64 hex>" alone: BuildKit 0.8 naming a vertex's digest while it
+ * resolves, no work of the vertex. */
+static bool is_legacy_digest(const char *s, const char *end)
+{
+        if ((size_t)(end - s) != 71 || memcmp(s, "sha256:", 7) != 0)
+                return false;
+        for (const char *p = s + 7; p < end; p++)
+                if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+                        return false;
+        return true;
 }
 
 /* v ended in state at now (buildtel's clock): the first ending line wins. */
@@ -404,14 +462,17 @@ static bool feed_plain(struct buildkit *b, const char *line, const char *end, do
         /* Most lines are "<secs> <log text>": one look at the first byte
          * instead of five keyword compares. */
         if (!header && s < end && *s >= '0' && *s <= '9' && log_prefix(s, end, &text)) {
+                v->worked = true;
                 emit_log(b, (uint32_t)vi, text, (size_t)(end - text));
                 return true;
         }
         if (eq(s, end, "..."))
                 return true;
         if (skip_prefix(&s, end, "DONE")) {
-                if (s == end || *s == ' ')
+                if (s == end || *s == ' ') {
                         end_vertex(v, V_DONE, now);
+                        v->bk_secs = done_secs(s, end);
+                }
                 return true;
         }
         if (eq(s, end, "CACHED")) {
@@ -429,6 +490,7 @@ static bool feed_plain(struct buildkit *b, const char *line, const char *end, do
         if (skip_prefix(&s, end, "WARN: "))
                 return true;
         if (!header && log_prefix(s, end, &text)) {
+                v->worked = true;
                 emit_log(b, (uint32_t)vi, text, (size_t)(end - text));
                 return true;
         }
@@ -437,6 +499,8 @@ static bool feed_plain(struct buildkit *b, const char *line, const char *end, do
                 touch(b, v, now);
                 if (v->state == V_NEW)
                         v->state = V_RUNNING;
+        } else if (!is_legacy_digest(s, end)) {
+                v->worked = true; /* a status: "resolve ...", "sha256:... 1.2MB / 3MB" */
         }
         return true;
 }
@@ -520,10 +584,12 @@ static void json_logs(struct buildkit *b, uint32_t vidx, const char *data, size_
                 if (b->carry_set && b->carry.len) {
                         (void)dbuf_append(&b->carry, p, MIN(room, (size_t)(le - p)));
                         emit_log(b, vidx, b->carry.p, b->carry.len);
+                        emit_ctx(b, vidx, "0.000 ", b->carry.p, b->carry.len);
                         dbuf_reset(&b->carry);
                         b->carry_set = false;
                 } else {
                         emit_log(b, vidx, p, (size_t)(le - p));
+                        emit_ctx(b, vidx, "0.000 ", p, (size_t)(le - p));
                 }
                 p = nl + 1;
         }
@@ -625,6 +691,8 @@ static void json_status(struct buildkit *b, json_t *root, double now)
                         name_vertex(b, v, name, strlen(name));
                 }
                 touch(b, v, now);
+                if (v->name && json_object_get(it, "started") && isnan(v->bk_started))
+                        emit_ctx(b, (uint32_t)vi, "", v->name, strlen(v->name));
                 json_times(v, it);
                 if (json_object_get(it, "completed")) {
                         if (err && *err)
@@ -637,6 +705,15 @@ static void json_status(struct buildkit *b, json_t *root, double now)
                 } else if (json_object_get(it, "started") && v->state == V_NEW) {
                         v->state = V_RUNNING;
                 }
+        }
+        arr = json_object_get(root, "statuses");
+        json_array_foreach(arr, i, it)
+        {
+                const char *dg = json_string_value(json_object_get(it, "vertex"));
+                int64_t vi = dg ? vertex(b, digest_key(dg), false) : -1;
+
+                if (vi >= 0)
+                        b->v[vi].worked = true; /* transferring, resolve, a layer pulled */
         }
         arr = json_object_get(root, "logs");
         json_array_foreach(arr, i, it)
@@ -651,6 +728,7 @@ static void json_status(struct buildkit *b, json_t *root, double now)
                 if (vi < 0)
                         continue;
                 touch(b, &b->v[vi], now);
+                b->v[vi].worked = true;
                 if (b64_decode(json_string_value(data), json_string_length(data), &b->data) < 0)
                         continue;
                 json_logs(b, (uint32_t)vi, b->data.p ? b->data.p : "", b->data.len);
@@ -735,9 +813,12 @@ bool buildkit_feed_line(struct buildkit *b, const char *line, size_t len, double
 
         while (end > line && end[-1] == '\r')
                 end--;
+        b->last_json = false;
         if (b->json_active || (len && line[0] == '{')) {
-                if (feed_json(b, line, end, now))
+                if (feed_json(b, line, end, now)) {
+                        b->last_json = true;
                         return false;
+                }
         }
         if (end == line) {
                 b->prev_blank = true;
@@ -749,28 +830,205 @@ bool buildkit_feed_line(struct buildkit *b, const char *line, size_t len, double
         return false;
 }
 
-/* v as a step fact of the model: its line times, or BuildKit's own
- * duration from its first line when rawjson gave both timestamps. */
+/* The one definition of a target's steps (README "Steps and cached"): its
+ * own "[stage i/n] INSTR" vertices, internal ones left out, vertices of one
+ * name one step; cached when BuildKit took every vertex of it from the
+ * cache, or, for a FROM, when it did nothing (an image already there:
+ * BuildKit prints CACHED on one build and a bare DONE on the next). */
+static bool vtx_cached(const struct vtx *v)
+{
+        return v->state == V_CACHED || (v->from && v->state == V_DONE && !v->worked);
+}
+
+/* The step's name without the target's prefix token (multi-target: "[app
+ * common 2/3] RUN x" is step "common 2/3] RUN x" of app), hashed. */
+static uint64_t step_key(const struct vtx *v, bool multi)
+{
+        const char *s = v->name ? v->name : "", *close = strchr(s, ']');
+        uint64_t h = 0xcbf29ce484222325ULL;
+
+        if (multi && s[0] == '[' && close) {
+                const char *sp = memchr(s, ' ', (size_t)(close - s));
+                if (sp)
+                        s = sp + 1;
+        }
+        for (; *s; s++) {
+                h ^= (unsigned char)*s;
+                h *= 0x100000001b3ULL;
+        }
+        return h;
+}
+
+/* Steps seen, by (key, owner): open addressing, grown at half load. */
+struct stepset {
+        struct stepent {
+                uint64_t key;
+                int32_t owner; /* a target index, or -1: the whole run */
+                bool used, cached;
+        } * e;
+        size_t n, cap;
+};
+
+/* The entry of (key, owner), added (with *added) when new; NULL out of
+ * memory. */
+static struct stepent *stepset_get(struct stepset *ss, uint64_t key, int32_t owner, bool *added)
+{
+        uint64_t h = key ^ ((uint64_t)(uint32_t)owner * 0x9e3779b97f4a7c15ULL);
+        size_t j;
+
+        if ((ss->n + 1) * 2 > ss->cap) {
+                size_t nc = ss->cap ? ss->cap * 2 : 256;
+                struct stepent *ne = calloc(nc, sizeof(*ne));
+                if (!ne)
+                        return NULL;
+                for (size_t i = 0; i < ss->cap; i++) {
+                        uint64_t hh;
+                        if (!ss->e[i].used)
+                                continue;
+                        hh = ss->e[i].key ^
+                             ((uint64_t)(uint32_t)ss->e[i].owner * 0x9e3779b97f4a7c15ULL);
+                        for (j = slot_of(hh, (uint32_t)nc); ne[j].used; j = (j + 1) & (nc - 1))
+                                ;
+                        ne[j] = ss->e[i];
+                }
+                free(ss->e);
+                ss->e = ne;
+                ss->cap = nc;
+        }
+        for (j = slot_of(h, (uint32_t)ss->cap); ss->e[j].used; j = (j + 1) & (ss->cap - 1))
+                if (ss->e[j].key == key && ss->e[j].owner == owner) {
+                        *added = false;
+                        return &ss->e[j];
+                }
+        ss->e[j] = (struct stepent){.key = key, .owner = owner, .used = true};
+        ss->n++;
+        *added = true;
+        return &ss->e[j];
+}
+
+/* Count v, a step of owner, into *steps and *cached: once per name, and
+ * cached only while every vertex of the name is. */
+static void count_step(struct stepset *ss, uint64_t key, int32_t owner, bool cached,
+                       uint32_t *steps, uint32_t *cached_n)
+{
+        bool added = true;
+        struct stepent *e = ss ? stepset_get(ss, key, owner, &added) : NULL;
+
+        if (!e) { /* out of memory: every vertex counts */
+                ++*steps;
+                *cached_n += cached;
+                return;
+        }
+        if (added) {
+                ++*steps;
+                e->cached = cached;
+                *cached_n += cached;
+        } else if (e->cached && !cached) {
+                e->cached = false;
+                --*cached_n;
+        }
+}
+
+/* v as a step fact of the model: from its first line to the line that
+ * ended it; when BuildKit gave its own time (rawjson's started/completed,
+ * plain's "DONE 1.4s"), that long, ending at that line (a vertex's lines
+ * can come in one burst when it ends), never before the run began. */
 static void add_step(struct targets *ts, const struct vtx *v)
 {
         struct step_fact f = {.target = v->target, .start_s = v->first, .end_s = v->end};
+        double bk = NAN;
 
         copy_utf8(f.name, sizeof(f.name), v->name ? v->name : "",
                            v->name ? strlen(v->name) : 0);
-        if (!isnan(v->bk_started) && !isnan(v->bk_done) && v->bk_done >= v->bk_started &&
-            !isnan(f.start_s))
-                f.end_s = f.start_s + (v->bk_done - v->bk_started);
+        if (!isnan(v->bk_started) && !isnan(v->bk_done) && v->bk_done >= v->bk_started)
+                bk = v->bk_done - v->bk_started;
+        else if (!isnan(v->bk_secs))
+                bk = v->bk_secs;
+        if (!isnan(bk) && !isnan(f.end_s))
+                f.start_s = f.end_s - bk > 0 ? f.end_s - bk : 0;
         f.step = v->step;
-        f.cached = v->state == V_CACHED;
+        f.cached = vtx_cached(v);
         f.error = v->state == V_ERROR;
         f.canceled = v->state == V_CANCELED;
         (void)targets_add_step(ts, &f);
+}
+
+/* The targets of the stream, touched with their vertices' times; map[c]:
+ * candidate c's target. */
+static void map_targets(struct buildkit *b, struct targets *ts, int *map)
+{
+        double first[TARGETS_MAX], last[TARGETS_MAX];
+
+        for (size_t i = 0; i < b->ncands; i++)
+                first[i] = last[i] = NAN;
+        for (uint32_t i = 0; i < b->nv; i++) {
+                const struct vtx *v = &b->v[i];
+
+                if (isnan(v->first))
+                        continue;
+                for (int c = bit_next(v->cands, 0); c >= 0; c = bit_next(v->cands, c + 1)) {
+                        if (isnan(first[c]) || v->first < first[c])
+                                first[c] = v->first;
+                        if (isnan(last[c]) || v->last > last[c])
+                                last[c] = v->last;
+                }
+        }
+        for (size_t i = 0; i < b->ncands; i++) {
+                size_t t = targets_get(ts, b->cands[i].name, strlen(b->cands[i].name));
+                map[i] = (int)t;
+                if (!isnan(first[i])) {
+                        targets_touch(ts, t, first[i]);
+                        targets_touch(ts, t, last[i]);
+                }
+        }
+}
+
+/* One named vertex into the run's and its targets' counts. */
+static void count_vertex(struct buildkit *b, struct targets *ts, struct stepset *ss, struct vtx *v,
+                         const int *map, int single, bool multi)
+{
+        uint64_t tm[CAND_WORDS] = {0}, key = v->step ? step_key(v, multi) : 0;
+        bool cached = vtx_cached(v);
+        int first_t;
+
+        if (single >= 0)
+                bit_set(tm, (size_t)single);
+        else
+                for (int c = bit_next(v->cands, 0); c >= 0; c = bit_next(v->cands, c + 1))
+                        bit_set(tm, (size_t)map[c]);
+        first_t = bit_next(tm, 0);
+        if (v->step)
+                count_step(ss, key, -1, cached, &ts->steps, &ts->cached);
+        else
+                ts->internal++;
+        ts->errors += v->state == V_ERROR;
+        ts->canceled += v->state == V_CANCELED;
+        v->target = first_t >= 0 && bit_next(tm, first_t + 1) < 0 ? (int16_t)first_t : -1;
+        add_step(ts, v);
+        if (v->state == V_ERROR && ts->nfailed < TARGETS_FAILED_MAX) {
+                struct failed_step *f = &ts->failed[ts->nfailed++];
+                copy_utf8(f->name, sizeof(f->name), v->name ? v->name : "",
+                                   v->name ? strlen(v->name) : 0);
+                f->target = v->target;
+        }
+        for (int k = first_t; k >= 0; k = bit_next(tm, k + 1)) {
+                struct target *t = &ts->t[k];
+                if (v->step)
+                        count_step(ss, key, k, cached, &t->steps, &t->cached);
+                else
+                        t->internal++;
+                t->errors += v->state == V_ERROR;
+                t->canceled += v->state == V_CANCELED;
+                if (v->exporting && v->state == V_DONE)
+                        t->done = true;
+        }
 }
 
 void buildkit_finish(struct buildkit *b, struct targets *ts)
 {
         int map[TARGETS_MAX];
         bool multi = b->cfg.ntargets > 1 || b->multi_evidence;
+        struct stepset ss = {0};
         int single = -1;
 
         flush_carry(b);
@@ -783,30 +1041,7 @@ void buildkit_finish(struct buildkit *b, struct targets *ts)
         for (size_t i = 0; i < b->cfg.ntargets; i++)
                 (void)targets_get(ts, b->cfg.targets[i], strlen(b->cfg.targets[i]));
         if (multi) {
-                double first[TARGETS_MAX], last[TARGETS_MAX];
-
-                for (size_t i = 0; i < b->ncands; i++)
-                        first[i] = last[i] = NAN;
-                for (uint32_t i = 0; i < b->nv; i++) {
-                        const struct vtx *v = &b->v[i];
-
-                        if (isnan(v->first))
-                                continue;
-                        for (int c = bit_next(v->cands, 0); c >= 0; c = bit_next(v->cands, c + 1)) {
-                                if (isnan(first[c]) || v->first < first[c])
-                                        first[c] = v->first;
-                                if (isnan(last[c]) || v->last > last[c])
-                                        last[c] = v->last;
-                        }
-                }
-                for (size_t i = 0; i < b->ncands; i++) {
-                        size_t t = targets_get(ts, b->cands[i].name, strlen(b->cands[i].name));
-                        map[i] = (int)t;
-                        if (!isnan(first[i])) {
-                                targets_touch(ts, t, first[i]);
-                                targets_touch(ts, t, last[i]);
-                        }
-                }
+                map_targets(b, ts, map);
         } else if (b->seen || b->cfg.ntargets) {
                 const char *nm = b->cfg.ntargets == 1 ? b->cfg.targets[0] : "default";
                 single = (int)targets_get(ts, nm, strlen(nm));
@@ -815,49 +1050,10 @@ void buildkit_finish(struct buildkit *b, struct targets *ts)
                         targets_touch(ts, (size_t)single, b->last);
                 }
         }
-        for (uint32_t i = 0; i < b->nv; i++) {
-                struct vtx *v = &b->v[i];
-                uint64_t tm[CAND_WORDS] = {0};
-                int first_t;
-
-                if (!v->named)
-                        continue;
-                if (single >= 0)
-                        bit_set(tm, (size_t)single);
-                else
-                        for (int c = bit_next(v->cands, 0); c >= 0; c = bit_next(v->cands, c + 1))
-                                bit_set(tm, (size_t)map[c]);
-                first_t = bit_next(tm, 0);
-                if (v->step) {
-                        ts->steps++;
-                        ts->cached += v->state == V_CACHED;
-                } else {
-                        ts->internal++;
-                }
-                ts->errors += v->state == V_ERROR;
-                ts->canceled += v->state == V_CANCELED;
-                v->target = first_t >= 0 && bit_next(tm, first_t + 1) < 0 ? (int16_t)first_t : -1;
-                add_step(ts, v);
-                if (v->state == V_ERROR && ts->nfailed < TARGETS_FAILED_MAX) {
-                        struct failed_step *f = &ts->failed[ts->nfailed++];
-                        copy_utf8(f->name, sizeof(f->name), v->name ? v->name : "",
-                                           v->name ? strlen(v->name) : 0);
-                        f->target = v->target;
-                }
-                for (int k = first_t; k >= 0; k = bit_next(tm, k + 1)) {
-                        struct target *t = &ts->t[k];
-                        if (v->step) {
-                                t->steps++;
-                                t->cached += v->state == V_CACHED;
-                        } else {
-                                t->internal++;
-                        }
-                        t->errors += v->state == V_ERROR;
-                        t->canceled += v->state == V_CANCELED;
-                        if (v->exporting && v->state == V_DONE)
-                                t->done = true;
-                }
-        }
+        for (uint32_t i = 0; i < b->nv; i++)
+                if (b->v[i].named)
+                        count_vertex(b, ts, &ss, &b->v[i], map, single, multi);
+        free(ss.e);
         for (size_t i = 0; i < ts->n; i++)
                 if (!ts->t[i].builder[0] && b->builder[0])
                         memcpy(ts->t[i].builder, b->builder, sizeof(b->builder));
@@ -879,4 +1075,33 @@ int buildkit_marker_vertex(const struct buildkit *b, size_t marker, uint32_t *re
                 return -ENOENT;
         *ret = b->marker_v[marker] - 1;
         return 0;
+}
+
+int buildkit_count_log(const char *buf, size_t len, uint32_t *ret_steps, uint32_t *ret_cached)
+{
+        struct buildkit_config bc = {0};
+        struct buildkit *b = NULL;
+        struct targets *ts = calloc(1, sizeof(*ts));
+        int e = ts ? buildkit_new(&bc, &b) : -ENOMEM;
+
+        if (e < 0) {
+                free(ts);
+                return e;
+        }
+        targets_init_zeroed(ts);
+        for (const char *p = buf, *end = buf + len; p < end;) {
+                const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+                (void)buildkit_feed_line(b, p, (size_t)(le - p), 0);
+                p = le + (nl != NULL);
+        }
+        buildkit_finish(b, ts);
+        e = ts->buildkit_seen ? 0 : -EINVAL;
+        if (e == 0) {
+                *ret_steps = ts->steps;
+                *ret_cached = ts->cached;
+        }
+        buildkit_free(b);
+        targets_release(ts);
+        free(ts);
+        return e;
 }

@@ -22,12 +22,19 @@
 typedef void (*buildkit_log_fn)(void *userdata, uint32_t vidx, int marker, const char *text,
                                 size_t len);
 
+/* rawjson only: the vertex event as the line --progress=plain would print
+ * for it ("#N [stage i/n] RUN ..." when a vertex starts, "#N 0.000 <text>"
+ * for its log lines), for the context of a run (never the JSON itself). N
+ * is the vertex's index in this parser plus one. */
+typedef void (*buildkit_ctx_fn)(void *userdata, const char *line, size_t len);
+
 struct buildkit_config {
         const char *const *targets; /* --targets a,b: the invocation's targets */
         size_t ntargets;
         const char *const *markers; /* substrings to find in vertex names */
         size_t nmarkers;
         buildkit_log_fn log;
+        buildkit_ctx_fn ctx; /* NULL: none */
         void *userdata;
 };
 
@@ -55,8 +62,16 @@ int buildkit_vertex_target(const struct buildkit *b, uint32_t vidx);
 bool buildkit_vertex_cached(const struct buildkit *b, uint32_t vidx);
 /* The last vertex whose name holds marker i: 0 and *ret set, or -ENOENT. */
 int buildkit_marker_vertex(const struct buildkit *b, size_t marker, uint32_t *ret);
+/* Whether the last line fed was part of a rawjson object (its context
+ * went to cfg.ctx). */
+bool buildkit_last_was_json(const struct buildkit *b);
 /* Whether any BuildKit line was seen. */
 bool buildkit_seen(const struct buildkit *b);
 /* An RFC 3339 time as BuildKit's rawjson writes it ("2024-05-01T10:00:02.5Z",
  * or with a +hh:mm offset) in Unix seconds; NAN when s[0..n) is not one. */
 double buildkit_parse_time(const char *s, size_t n);
+
+/* A whole replayed record (`buildx history logs ID`: plain progress of one
+ * target) counted by the same definition as a live stream: its steps and
+ * cached steps. 0, -EINVAL when it holds no BuildKit line, or -ENOMEM. */
+int buildkit_count_log(const char *buf, size_t len, uint32_t *ret_steps, uint32_t *ret_cached);

@@ -76,6 +76,13 @@ static void on_log(void *userdata, uint32_t vidx, int marker, const char *text, 
         feed_text(bm, vidx, text, len);
 }
 
+static void on_ctx(void *userdata, const char *line, size_t len)
+{
+        struct buildmetrics *bm = userdata;
+
+        bm->cfg.ctx_line(bm->cfg.ctx_userdata, line, len);
+}
+
 int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics **ret)
 {
         struct buildmetrics *bm = calloc(1, sizeof(*bm));
@@ -114,6 +121,7 @@ int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics 
         bc.markers = bm->mpath;
         bc.nmarkers = bm->nm;
         bc.log = on_log;
+        bc.ctx = cfg->ctx_line ? on_ctx : NULL;
         bc.userdata = bm;
         e = buildkit_new(&bc, &bm->bk);
         if (e < 0) {
@@ -241,11 +249,14 @@ static void feed_text(struct buildmetrics *bm, int64_t vidx, const char *s, size
         }
 }
 
-void buildmetrics_feed_line(struct buildmetrics *bm, const char *line, size_t len, double now)
+bool buildmetrics_feed_line(struct buildmetrics *bm, const char *line, size_t len, double now)
 {
         bm->now = now;
-        if (!buildkit_feed_line(bm->bk, line, len, now))
-                feed_text(bm, -1, line, len);
+        if (buildkit_feed_line(bm->bk, line, len, now))
+                return false;
+        /* JSON lines too: sccache --stats-format=json prints one. */
+        feed_text(bm, -1, line, len);
+        return buildkit_last_was_json(bm->bk);
 }
 
 /* The target a stats block belongs to: the vertex's own, else the only
@@ -351,6 +362,138 @@ int buildmetrics_history(struct buildmetrics *bm, const char *buf, size_t len)
 
         if (e >= 0)
                 (void)buildx_history_apply(&h, &bm->model);
+        return e;
+}
+
+/* history ls: the records of this run's time for the targets that have
+ * no ref yet. */
+struct ls_match {
+        struct buildmetrics *bm;
+        double from, to;
+        uint32_t hits[TARGETS_MAX];
+        char ref[TARGETS_MAX][TARGET_FIELD_MAX + 1];
+};
+
+static void on_record(void *userdata, const struct buildx_record *r)
+{
+        struct ls_match *m = userdata;
+        char tn[TARGET_NAME_MAX + 1];
+        int t = -1;
+
+        if (!(r->created_s >= m->from && r->created_s <= m->to))
+                return;
+        if (buildx_record_target(r->name, tn))
+                t = targets_find(&m->bm->model, tn);
+        else if (m->bm->model.n == 1)
+                t = 0;
+        if (t < 0 || m->bm->model.t[t].ref[0])
+                return;
+        m->hits[t]++;
+        memcpy(m->ref[t], r->ref, sizeof(m->ref[t]));
+}
+
+int buildmetrics_history_list(struct buildmetrics *bm, const char *buf, size_t len, double from_s,
+                              double to_s, uint32_t *ret_ambiguous)
+{
+        _cleanup_free_ struct ls_match *m = calloc(1, sizeof(*m));
+        uint32_t amb = 0;
+        int n = 0;
+
+        if (!m)
+                return -ENOMEM;
+        m->bm = bm;
+        m->from = from_s;
+        m->to = to_s;
+        if (buildx_history_ls_parse(buf, len, on_record, m) < 0 && len > 1)
+                return -EINVAL;
+        for (size_t i = 0; i < bm->model.n && i < TARGETS_MAX; i++) {
+                if (m->hits[i] == 1) {
+                        memcpy(bm->model.t[i].ref, m->ref[i], sizeof(bm->model.t[i].ref));
+                        n++;
+                }
+                amb += m->hits[i] > 1;
+        }
+        *ret_ambiguous = amb;
+        return n;
+}
+
+/* A record's replay: the sccache stats of its marker steps. */
+struct replay {
+        struct ccstats_parser mp[BUILDKIT_MAX_MARKERS];
+};
+
+static void replay_log(void *userdata, uint32_t vidx, int marker, const char *text, size_t len)
+{
+        struct replay *rp = userdata;
+
+        if (marker >= 0)
+                (void)ccstats_feed_line(&rp->mp[marker], text, len);
+}
+
+/* Marker i's stats of the replay of target t into t, unless the live
+ * stream's marker step gave them. */
+static void replay_sccache(struct buildmetrics *bm, struct buildkit *b, const struct replay *rp,
+                           struct target *t)
+{
+        for (size_t i = 0; i < bm->nm; i++) {
+                uint32_t v;
+
+                if (buildkit_marker_vertex(b, i, &v) < 0 || buildkit_vertex_cached(b, v) ||
+                    !rp->mp[i].complete || rp->mp[i].last.kind != CCSTATS_SCCACHE)
+                        continue;
+                if (strcmp(bm->mtarget[i], t->name) != 0 &&
+                    targets_find(&bm->model, bm->mtarget[i]) >= 0)
+                        continue; /* another target's marker */
+                if (t->sccache.set && !t->sccache_guess)
+                        continue;
+                t->sccache = (struct cc_counts){
+                    .set = true, .hits = rp->mp[i].last.hits, .misses = rp->mp[i].last.misses};
+                t->sccache_guess = false;
+        }
+}
+
+int buildmetrics_history_logs(struct buildmetrics *bm, const char *ref, const char *buf, size_t len)
+{
+        _cleanup_free_ struct replay *rp = calloc(1, sizeof(*rp));
+        _cleanup_free_ struct targets *rt = calloc(1, sizeof(*rt));
+        struct buildkit_config bc = {
+            .ntargets = 1, .markers = bm->mpath, .nmarkers = bm->nm, .log = replay_log};
+        struct buildkit *b = NULL;
+        struct target *t = NULL;
+        const char *name;
+        int e;
+
+        for (size_t i = 0; i < bm->model.n && !t; i++)
+                if (bm->model.t[i].ref[0] && strcmp(bm->model.t[i].ref, buildx_bare_id(ref)) == 0)
+                        t = &bm->model.t[i];
+        if (!t)
+                return -ENOENT;
+        if (!rp || !rt)
+                return -ENOMEM;
+        name = t->name;
+        bc.targets = &name;
+        bc.userdata = rp;
+        for (size_t i = 0; i < bm->nm; i++)
+                ccstats_parser_init(&rp->mp[i]);
+        e = buildkit_new(&bc, &b);
+        if (e < 0)
+                return e;
+        targets_init_zeroed(rt);
+        for (const char *p = buf, *end = buf + len; p < end;) {
+                const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+                (void)buildkit_feed_line(b, p, (size_t)(le - p), 0);
+                p = le + (nl != NULL);
+        }
+        buildkit_finish(b, rt);
+        e = rt->buildkit_seen && rt->n >= 1 ? 0 : -EINVAL;
+        if (e == 0) {
+                t->history_steps_set = true;
+                t->history_steps = rt->t[0].steps;
+                t->history_cached = rt->t[0].cached;
+                replay_sccache(bm, b, rp, t);
+        }
+        buildkit_free(b);
+        targets_release(rt);
         return e;
 }
 

@@ -24,7 +24,11 @@ struct buildmetrics_config {
         struct sccache_marker markers[BUILDMETRICS_MAX_MARKERS]; /* --sccache-marker, added to
                                                                     or overriding the seed's */
         size_t nmarkers;
-        bool no_history; /* do not run docker buildx history inspect */
+        bool no_history; /* do not run docker buildx history (ls, inspect, logs) */
+        /* rawjson: the plain-text form of its vertex events, for the
+         * context (parse/buildkit.h buildkit_ctx_fn); NULL none */
+        void (*ctx_line)(void *userdata, const char *line, size_t len);
+        void *ctx_userdata;
 };
 
 /* The seed's default marker table. */
@@ -39,8 +43,10 @@ int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics 
 void buildmetrics_free(struct buildmetrics *bm);
 
 /* One line of the build's output (no '\n'); now = seconds since the run
- * started, by buildtel's clock. */
-void buildmetrics_feed_line(struct buildmetrics *bm, const char *line, size_t len, double now);
+ * started, by buildtel's clock. Returns true when the line was part of a
+ * JSON object (rawjson: its context went to cfg.ctx_line): the line itself
+ * names nothing a reader can use. */
+bool buildmetrics_feed_line(struct buildmetrics *bm, const char *line, size_t len, double now);
 
 /* The build is over: attribute the compiler-cache stats and complete the
  * model. Call once, before the end-of-run inputs below. */
@@ -66,6 +72,22 @@ int buildmetrics_metadata(struct buildmetrics *bm, const char *buf, size_t len);
 /* `docker buildx history inspect --format json REF` of a target's ref
  * (the model's t[i].ref): 0, or -EINVAL (not the expected JSON). */
 int buildmetrics_history(struct buildmetrics *bm, const char *buf, size_t len);
+/* `docker buildx history ls --format json`: each target without a ref
+ * gets the one record created in [from_s, to_s] (Unix seconds) that names
+ * it ("<context> (<target>)"; any record for a one-target build). Returns
+ * the number of targets given a ref, or -EINVAL (printed something, and no
+ * record); *ret_ambiguous: targets several records could be (builds at
+ * once), left without one. */
+int buildmetrics_history_list(struct buildmetrics *bm, const char *buf, size_t len, double from_s,
+                              double to_s, uint32_t *ret_ambiguous);
+/* `docker buildx history logs ID` of the target whose ref is ref: its own
+ * record replayed through a BuildKit parser of its own, by the one
+ * definition of steps (shared steps included, whatever target the live
+ * stream printed them under): its history steps and cached, and its
+ * marker step's sccache stats when the live stream had none. 0, -ENOENT
+ * (no target has that ref), -EINVAL (no BuildKit in it), -ENOMEM. */
+int buildmetrics_history_logs(struct buildmetrics *bm, const char *ref, const char *buf,
+                              size_t len);
 
 /* The model (valid until free; complete after finish). */
 const struct targets *buildmetrics_model(const struct buildmetrics *bm);

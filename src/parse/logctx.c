@@ -505,6 +505,30 @@ static bool classify_step(const char *p, const char *end, struct logline *ret)
         return true;
 }
 
+/* What BuildKit prints about a vertex's state, not what it does: "DONE",
+ * "DONE 1.4s", "CACHED", "CANCELED", "...", and BuildKit 0.8's
+ * "sha256:<64 hex>" while it resolves a digest. */
+static bool is_bookkeeping(const char *q, const char *end)
+{
+        size_t n = (size_t)(end - q);
+
+        if ((n == 6 && !memcmp(q, "CACHED", 6)) || (n == 8 && !memcmp(q, "CANCELED", 8)) ||
+            (n == 3 && !memcmp(q, "...", 3)) || (n == 4 && !memcmp(q, "DONE", 4)))
+                return true;
+        if (n > 5 && !memcmp(q, "DONE ", 5)) {
+                const char *d = skip_digits(q + 5, end);
+                return d > q + 5 && d < end && *d == '.' && skip_digits(d + 1, end) + 1 == end &&
+                       end[-1] == 's';
+        }
+        if (n == 71 && !memcmp(q, "sha256:", 7)) {
+                for (const char *p = q + 7; p < end; p++)
+                        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+                                return false;
+                return true;
+        }
+        return false;
+}
+
 static void classify_buildkit(const char *p, const char *end, struct logline *ret)
 {
         const char *q = skip_digits(p + 1, end), *d;
@@ -515,6 +539,10 @@ static void classify_buildkit(const char *p, const char *end, struct logline *re
         q++;
         if (q >= end)
                 return;
+        if (is_bookkeeping(q, end)) {
+                ret->bookkeeping = true;
+                return;
+        }
         if (*q == '[') {
                 classify_step(q + 1, end, ret);
                 return;
@@ -863,7 +891,7 @@ void logctx_feed_line_at(struct logctx *c, const char *line, size_t len, double 
                         set_stage(c, l.stage, l.stage_len);
         }
 
-        if (l.kind == LOGLINE_BLANK || l.kind == LOGLINE_DIAG)
+        if (l.kind == LOGLINE_BLANK || l.kind == LOGLINE_DIAG || l.bookkeeping)
                 return;
         if (!logctx_line_wins(l.work, c->seen_work, c->last_work_s, now_s, c->hold_s))
                 return;

@@ -40,7 +40,9 @@ struct logline {
         enum logline_kind kind;
         const char *stage;
         size_t stage_len;
-        bool work; /* names work: preferred as context over noise */
+        bool work;        /* names work: preferred as context over noise */
+        bool bookkeeping; /* BuildKit's "#N DONE 0.1s", "#N CACHED", "#N ...", "#N
+                           * sha256:<digest>": never the context */
 };
 
 /* Strip ANSI escape sequences (CSI, OSC incl. OSC-8 links), drop '\r' (keep

@@ -230,8 +230,16 @@ static void on_line(void *userdata, const char *line, size_t len, bool truncated
 {
         struct recorder *r = userdata;
 
+        /* A rawjson line names nothing: its vertex events come to on_ctx_line. */
+        if (!buildmetrics_feed_line(r->metrics, line, len, r->line_now))
+                logctx_feed_line_at(r->logctx, line, len, r->line_now);
+}
+
+static void on_ctx_line(void *userdata, const char *line, size_t len)
+{
+        struct recorder *r = userdata;
+
         logctx_feed_line_at(r->logctx, line, len, r->line_now);
-        buildmetrics_feed_line(r->metrics, line, len, r->line_now);
 }
 
 /* ---- the end-of-run inputs of the build-metrics parsers ---- */
@@ -285,13 +293,72 @@ static void import_ninja_log(struct recorder *r)
                 note(r, "--ninja-log '%s': not a .ninja_log of version 5 to 7", path);
 }
 
-/* docker buildx history for each target's ref, within one budget. */
+/* Whether argv runs a container front end (docker, podman, nerdctl): a
+ * build whose history is worth a note when it cannot be had (a log
+ * replayed with cat is none). */
+static bool front_end(char *const *argv)
+{
+        static const char *const fe[] = {"docker", "podman", "nerdctl", "docker-buildx"};
+        const char *p, *slash;
+
+        if (!argv || !argv[0])
+                return false;
+        slash = strrchr(argv[0], '/');
+        p = slash ? slash + 1 : argv[0];
+        for (size_t i = 0; i < ARRAY_SIZE(fe); i++)
+                if (strcmp(p, fe[i]) == 0)
+                        return true;
+        return false;
+}
+
+static const char *fetch_error(int e)
+{
+        return e == -EINVAL ? "not the expected output" : e == -EIO ? "failed" : strerror(-e);
+}
+
+/* The refs of targets the --metadata-file did not name: this run's records
+ * in `docker buildx history ls`. */
+static int find_records(struct recorder *r, double left)
+{
+        const struct targets *m = buildmetrics_model(r->metrics);
+        _cleanup_free_ char *out = NULL;
+        uint32_t amb = 0;
+        size_t len = 0;
+        int e;
+
+        for (size_t i = 0; i < m->n; i++)
+                if (!m->t[i].ref[0])
+                        goto lookup;
+        return 0;
+lookup:
+        e = buildx_history_list(MIN(left, HISTORY_TIMEOUT_S), &out, &len);
+        if (e >= 0)
+                e = buildmetrics_history_list(r->metrics, out, len, r->run->start_epoch,
+                                              now_realtime() + 1.0, &amb);
+        if (amb)
+                note(r,
+                     "buildx history: %u target(s) of this run could be several records "
+                     "(builds at once): their steps are the live stream's",
+                     amb);
+        return e;
+}
+
+/* docker buildx history for each target's ref (the --metadata-file's, or
+ * this run's records from history ls), within one budget: status,
+ * duration, revision (inspect), steps and cached (the record's log
+ * replayed: history logs). */
 static void import_history(struct recorder *r)
 {
         const struct targets *m = buildmetrics_model(r->metrics);
         double budget_end = now_monotonic() + HISTORY_BUDGET_S;
+        size_t replayed = 0;
+        int ls = 0;
 
-        for (size_t i = 0; i < m->n; i++) {
+        if (r->cfg.metrics.no_history || !m->n)
+                return;
+        if (m->buildkit_seen)
+                ls = find_records(r, HISTORY_BUDGET_S);
+        for (size_t i = 0; i < m->n && ls != -ENOENT; i++) {
                 _cleanup_free_ char *out = NULL;
                 double left = budget_end - now_monotonic();
                 size_t len = 0;
@@ -307,10 +374,28 @@ static void import_history(struct recorder *r)
                 if (e < 0)
                         note(r, "docker buildx history inspect %s: %s", m->t[i].ref,
                              e == -EINVAL ? "not the expected JSON" : strerror(-e));
+                free(out);
+                out = NULL;
+                left = budget_end - now_monotonic();
+                e = left > 0
+                        ? buildx_history_logs(m->t[i].ref, MIN(left, HISTORY_TIMEOUT_S), &out, &len)
+                        : -ETIMEDOUT;
+                if (e >= 0)
+                        e = buildmetrics_history_logs(r->metrics, m->t[i].ref, out, len);
+                if (e >= 0)
+                        replayed++;
+                else
+                        note(r, "docker buildx history logs %s: %s", m->t[i].ref, fetch_error(e));
         }
+        if (m->n > 1 && replayed < m->n && (front_end(r->run->argv) || replayed))
+                note(r,
+                     "buildx history: %zu of %zu targets replayed from their records%s: the "
+                     "others' steps are the live stream's, which prints a step shared by "
+                     "targets under one of them",
+                     replayed, m->n, ls < 0 ? " (docker buildx history ls failed)" : "");
 }
 
-/* The build's --metadata-file, then buildx history for its refs. */
+/* The build's --metadata-file: builder, node and ref per target. */
 static void import_metadata(struct recorder *r)
 {
         const char *f = buildmetrics_metadata_file(r->run->argv);
@@ -330,8 +415,6 @@ static void import_metadata(struct recorder *r)
                                     : strerror(-e));
                 return;
         }
-        if (!r->cfg.metrics.no_history)
-                import_history(r);
 }
 
 int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct recorder **ret)
@@ -362,8 +445,13 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 e = linebuf_new(0, &r->lines[1]);
         if (e >= 0 && !cfg->replay)
                 e = sampler_new(&scfg, &r->sampler);
-        if (e >= 0)
-                e = buildmetrics_new(&cfg->metrics, &r->metrics);
+        if (e >= 0) {
+                struct buildmetrics_config mc = cfg->metrics;
+
+                mc.ctx_line = on_ctx_line;
+                mc.ctx_userdata = r;
+                e = buildmetrics_new(&mc, &r->metrics);
+        }
         if (e >= 0)
                 ninja_snapshot(r);
         if (e >= 0)
@@ -423,8 +511,7 @@ double recorder_next_tick(const struct recorder *r)
 }
 
 /* On the parse thread, or inline: a chunk of output into lines. */
-static void on_chunk(void *userdata, int stream, const char *buf, size_t len, double now,
-                     bool eof)
+static void on_chunk(void *userdata, int stream, const char *buf, size_t len, double now, bool eof)
 {
         struct recorder *r = userdata;
 
@@ -665,6 +752,7 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
                 buildmetrics_finish(r->metrics);
                 import_ninja_log(r);
                 import_metadata(r);
+                import_history(r);
         }
         r->summary.units = units;
         m.targets = buildmetrics_model(r->metrics);

@@ -8,31 +8,77 @@
 #include "platform/spawn.h"
 #include "util/macro.h"
 
-int buildx_history_fetch(const char *ref, double timeout_s, char **ret, size_t *ret_len)
+const char *buildx_bare_ref(const char *ref)
 {
-        char a0[] = "docker", a1[] = "buildx", a2[] = "history", a3[] = "inspect",
-             a4[] = "--format", a5[] = "json";
-        _cleanup_free_ char *a6 = NULL;
+        const char *s = strrchr(ref, '/');
+
+        return s ? s + 1 : ref;
+}
+
+/* docker buildx history VERB [--format json] [ID]: its stdout (logs: its
+ * stderr, where buildx prints the replay). */
+static int history_run(const char *verb, bool json, const char *ref, double timeout_s, char **ret,
+                       size_t *ret_len)
+{
+        char a0[] = "docker", a1[] = "buildx", a2[] = "history", a4[] = "--format", a5[] = "json";
+        _cleanup_free_ char *a3 = strdup(verb), *id = NULL;
+        char *argv[8];
+        size_t n = 0;
+        bool logs = strcmp(verb, "logs") == 0;
         struct spawn_result r;
         int st;
 
-        if (ref[0] == '-')
-                return -EINVAL; /* never an option to docker */
-        a6 = strdup(ref);
-        if (!a6)
+        if (ref) {
+                ref = buildx_bare_ref(ref); /* inspect and logs take the bare id */
+                if (!ref[0] || ref[0] == '-')
+                        return -EINVAL; /* never an option to docker */
+                id = strdup(ref);
+        }
+        if (!a3 || (ref && !id))
                 return -ENOMEM;
-        char *const argv[] = {a0, a1, a2, a3, a4, a5, a6, NULL};
-        struct spawn_config cfg = {
-            .argv = argv, .out_max = BUILDX_FETCH_MAX, .timeout_s = timeout_s};
+        argv[n++] = a0, argv[n++] = a1, argv[n++] = a2, argv[n++] = a3;
+        if (json)
+                argv[n++] = a4, argv[n++] = a5;
+        if (id)
+                argv[n++] = id;
+        argv[n] = NULL;
+        struct spawn_config cfg = {.argv = argv,
+                                   .out_max = BUILDX_FETCH_MAX,
+                                   .timeout_s = timeout_s,
+                                   .capture_stderr = logs};
 
         st = spawn_capture(&cfg, &r);
         if (st < 0)
                 return st;
-        if (st != 0 || r.out_truncated) {
+        if (st != 0 || (logs ? r.err_truncated : r.out_truncated)) {
                 spawn_result_release(&r);
                 return st == 127 ? -ENOENT : st != 0 ? -EIO : -EFBIG;
+        }
+        if (logs) {
+                free(r.out);
+                r.out = r.err ? r.err : strdup("");
+                r.out_len = r.err ? r.err_len : 0;
+                if (!r.out)
+                        return -ENOMEM;
+        } else {
+                free(r.err);
         }
         *ret = r.out;
         *ret_len = r.out_len;
         return 0;
+}
+
+int buildx_history_fetch(const char *ref, double timeout_s, char **ret, size_t *ret_len)
+{
+        return history_run("inspect", true, ref, timeout_s, ret, ret_len);
+}
+
+int buildx_history_logs(const char *ref, double timeout_s, char **ret, size_t *ret_len)
+{
+        return history_run("logs", false, ref, timeout_s, ret, ret_len);
+}
+
+int buildx_history_list(double timeout_s, char **ret, size_t *ret_len)
+{
+        return history_run("ls", true, NULL, timeout_s, ret, ret_len);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Asking buildx about a build it ran: the output is parsed by
@@ -8,7 +9,13 @@
 
 #define BUILDX_FETCH_MAX (4u << 20)
 
-/* Run `docker buildx history inspect --format json REF` through
+/* The bare id of a ref in any form buildx prints: "<builder>/<node>/<id>"
+ * (history ls, --metadata-file) or "<id>" (history inspect). Points into
+ * ref. */
+const char *buildx_bare_ref(const char *ref);
+
+/* Run `docker buildx history inspect --format json ID` (ID: the bare id of
+ * REF, the only form inspect takes) through
  * spawn_capture() (a fixed argv, never a shell; its own process group, so
  * the buildx plugin docker runs dies with it) and read its stdout (at most
  * BUILDX_FETCH_MAX) within timeout_s seconds. *ret is malloc'd and
@@ -16,3 +23,11 @@
  * -ENOENT when docker is not found, -ETIMEDOUT, -EFBIG for more output
  * than the cap, -EIO for a non-zero exit, or another -errno. */
 int buildx_history_fetch(const char *ref, double timeout_s, char **ret, size_t *ret_len);
+
+/* The same for `docker buildx history logs ID`: BuildKit's plain progress
+ * of the record replayed (buildx prints it to stderr; that is *ret). */
+int buildx_history_logs(const char *ref, double timeout_s, char **ret, size_t *ret_len);
+
+/* The same for `docker buildx history ls --format json`: one JSON object
+ * per record and line (parse/bakemeta.h buildx_history_ls_parse). */
+int buildx_history_list(double timeout_s, char **ret, size_t *ret_len);

@@ -96,45 +96,6 @@ static void give_up(struct sqlite_state *s, int e)
         drop_pending(s);
 }
 
-/* "make", "ninja", "docker buildx bake": the program and, for container
- * front ends, the words that say what kind of build it is. */
-static void guess_builder(const struct run_info *ri, char *buf, size_t len)
-{
-        const char *prog, *slash;
-        size_t used;
-        int n;
-
-        buf[0] = '\0';
-        if (!ri->argv || !ri->argv[0])
-                return;
-        prog = ri->argv[0];
-        slash = strrchr(prog, '/');
-        if (slash)
-                prog = slash + 1;
-        n = snprintf(buf, len, "%s", prog);
-        if (n < 0 || (size_t)n >= len)
-                return;
-        used = (size_t)n;
-        if (strcmp(prog, "docker") != 0 && strcmp(prog, "podman") != 0 &&
-            strcmp(prog, "nerdctl") != 0)
-                return;
-        for (size_t i = 1, words = 0; ri->argv[i] && words < 2; i++) {
-                const char *w = ri->argv[i];
-
-                if (w[0] == '-')
-                        break;
-                n = snprintf(buf + used, len - used, " %s", w);
-                if (n < 0 || (size_t)n >= len - used) {
-                        buf[used] = '\0';
-                        return;
-                }
-                used += (size_t)n;
-                words++;
-                if (strcmp(w, "buildx") != 0 && strcmp(w, "compose") != 0)
-                        break;
-        }
-}
-
 /* A transient failure (the lock) keeps the rows for the next attempt;
  * anything else ends the history of this run. Returns false when given
  * up. */
@@ -184,7 +145,7 @@ static int advance(struct sqlite_state *s, int busy_ms)
         if (s->phase == PHASE_BEGIN) {
                 struct store_recorder rec = {0};
 
-                guess_builder(s->run, s->builder, sizeof(s->builder));
+                targets_guess_builder(s->run, s->builder, sizeof(s->builder));
                 s->extra.builder = s->builder[0] ? s->builder : NULL;
                 s->extra.vcs_rev = s->run->vcs_rev;
                 s->extra.vcs_ref = s->run->vcs_rev ? s->run->vcs_ref : NULL;

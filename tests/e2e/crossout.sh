@@ -69,18 +69,20 @@ check "own log: api built, web failed, docs follows the exit status" python3 - "
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 ta, tb = ({t["name"]: t for t in d["targets"]} for d in (a, b))
-want = {"api": (4, 1, True), "web": (3, 1, False), "docs": (2, 2, True)}
+# web's FROM prints a bare DONE: it did nothing, so it counts as cached
+want = {"api": (4, 1, True), "web": (3, 2, False), "docs": (2, 2, True)}
 for n, (s, c, ok) in want.items():
     assert (ta[n]["steps"], ta[n]["cached"], ta[n]["success"]) == (s, c, ok), (n, ta[n])
 assert tb["docs"]["success"] is False and tb["api"]["success"] is True, tb
 assert ta["api"]["sccache"] == {"hits": 3, "misses": 1}, ta["api"]
 assert all(t["duration_s"] > 0 for t in ta.values()), ta
-assert (a["steps"], a["cached"], a["run"]["outcome"], b["run"]["outcome"]) == (9, 4, "success", "failure"), a
+assert (a["steps"], a["cached"], a["run"]["outcome"], b["run"]["outcome"]) == (9, 5, "success", "failure"), a
 PY
 # The sources disagree: the --metadata-file names another builder, and
-# buildx history (a stand-in `docker`: no BuildKit daemon runs here; the
-# fetch itself is unit-tested) has its own duration and step counts for
-# api, and calls web completed where the log shows its step failing.
+# buildx history (a stand-in `docker`: the real one is in buildkit-*.sh)
+# has its own duration for api and its own record of api's steps (its
+# replayed log: 6 steps, 2 cached), and calls web completed where the log
+# shows its step failing; web's record has no log to replay.
 # History wins for what it has, the log gives the rest, in every output.
 mkdir -p "$T/fakebin"
 cat >"$T/fakebin/docker" <<'DOCKER'
@@ -90,9 +92,24 @@ case "$*" in
         echo '{"Name":"api","Ref":"q8rzb3kd0c2k5ue1m4wdt7h0a","Status":"completed","Duration":12345678901,"NumCompletedSteps":6,"NumTotalSteps":6,"NumCachedSteps":2}' ;;
 "buildx history inspect --format json v2y6c9s0f3j8n1p5r7t4x0zbm")
         echo '{"Name":"web","Ref":"v2y6c9s0f3j8n1p5r7t4x0zbm","Status":"completed"}' ;;
+"buildx history logs q8rzb3kd0c2k5ue1m4wdt7h0a")
+        # buildx replays the record on stderr: api's own 6 steps, 2 cached
+        cat "$(dirname "$0")/api.replay" >&2 ;;
 *) exit 1 ;;
 esac
 DOCKER
+{
+        echo '#1 [internal] load build definition from Dockerfile'
+        echo '#1 DONE 0.0s'
+        i=2
+        for st in "base 1/3] FROM docker.io/library/python:3.12" "base 2/3] RUN pip install -r req.txt" \
+                "base 3/3] COPY . ." "api 1/3] RUN make" "api 2/3] RUN make test" "api 3/3] RUN make dist"; do
+                echo
+                echo "#$i [$st"
+                if [ $i -le 3 ]; then echo "#$i CACHED"; else echo "#$i 0.101 working"; echo "#$i DONE 1.5s"; fi
+                i=$((i + 1))
+        done
+} >"$T/fakebin/api.replay"
 chmod +x "$T/fakebin/docker"
 PATH="$T/fakebin:$PATH" one "own log, metadata file and buildx history" \
         sh -c "$FEED; exit 0" "$FIX" --metadata-file "$HERE/../fixtures/crossout/metadata.json"
@@ -102,7 +119,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 t = {x["name"]: x for x in d["targets"]}
 assert (t["api"]["duration_s"], t["api"]["steps"], t["api"]["cached"], t["api"]["success"]) == (12.345678901, 6, 2, True), t["api"]
-assert (t["web"]["steps"], t["web"]["cached"], t["web"]["success"]) == (3, 1, True), t["web"]
+assert (t["web"]["steps"], t["web"]["cached"], t["web"]["success"]) == (3, 2, True), t["web"]
 assert 0 < t["web"]["duration_s"] < 10, t["web"]
 assert (t["api"]["builder"], t["web"]["builder"], t["docs"]["builder"]) == ("meta-builder", "meta-builder", "cross-builder"), d
 assert t["api"]["ref"] == "q8rzb3kd0c2k5ue1m4wdt7h0a" and t["docs"]["ref"] == ""

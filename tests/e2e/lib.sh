@@ -9,7 +9,11 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/buildtel-e2e.XXXXXX")
 export BUILDTEL_TEXTFILE_DIR="$T/textfile"
 FAILS=0
 CHECKS=0
-cleanup() { rm -rf "$T"; }
+BUILDKIT_DIR=
+cleanup() {
+        [ -n "$BUILDKIT_DIR" ] && "$HERE/../../tools/buildkit" stop "$BUILDKIT_DIR"
+        rm -rf "$T"
+}
 trap cleanup EXIT
 # Runs record into a history database: keep the tests' out of the user's.
 export XDG_STATE_HOME="$T/state"
@@ -32,3 +36,27 @@ now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b - a}'; }
 lt() { awk -v x="$1" -v y="$2" 'BEGIN{exit !(x < y)}'; }
 ge() { awk -v x="$1" -v y="$2" 'BEGIN{exit !(x >= y)}'; }
+# buildkit_up [DIR]: start a private real dockerd + buildx (tools/buildkit) in
+# DIR (default $T/bk), export its DOCKER_HOST, DOCKER_CONFIG and PATH (the
+# newer docker client first), and stop it when the test exits. Exits 77 with
+# tools/buildkit's reason when no daemon can be had. Base image: local/busybox;
+# RUN steps need --network=none (bake: network = "none").
+buildkit_up() {
+        local envs rc
+        BUILDKIT_DIR=${1:-$T/bk}
+        envs=$("$HERE/../../tools/buildkit" start "$BUILDKIT_DIR")
+        rc=$?
+        if [ $rc -ne 0 ]; then
+                BUILDKIT_DIR=
+                [ $rc -eq 77 ] && { echo "SKIP: no real BuildKit"; exit 77; }
+                echo "FAIL: tools/buildkit start exited $rc"
+                exit 1
+        fi
+        while IFS= read -r l; do export "$l"; done <<<"$envs"
+}
+# buildkit_need_history: skip (77) when the daemon's buildx has no history
+# (trixie's buildx 0.13, the fallback when sid cannot be had).
+buildkit_need_history() {
+        docker buildx history ls --format json >/dev/null 2>&1 ||
+                { echo "SKIP: this buildx ($(docker buildx version 2>&1)) has no 'history ls --format json'"; exit 77; }
+}
