@@ -58,6 +58,8 @@ static int make_cgroup(const struct common_opts *o, const struct run_info *ri, s
             .use_systemd = true,
             .why = why,
             .why_cap = sizeof(why),
+            .test_unjoinable = getenv("BUILDTEL_TEST_CGROUP_UNJOINABLE") &&
+                               strcmp(getenv("BUILDTEL_TEST_CGROUP_UNJOINABLE"), "1") == 0,
         };
         int e;
 

@@ -669,7 +669,7 @@ struct cgroup {
         int kmsg_fd; /* /dev/kmsg from our start (root), -1 */
         long oom_pid;
         char oom_comm[65];
-        bool setup_ok;
+        bool setup_ok, test_unjoinable;
         char *root_path;
         struct hier h[_CG_H_MAX];
         int hot[_HOT_MAX];
@@ -1059,7 +1059,8 @@ static int make_dirs(struct cgroup *cg, struct hier *hh, const char *base)
                 hh->dir_fd = openat(hh->parent_fd, hh->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (hh->dir_fd < 0)
                         return -errno;
-                hh->procs_w_fd = openat(hh->dir_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+                hh->procs_w_fd = openat(hh->dir_fd, "cgroup.procs",
+                                        (cg->test_unjoinable ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
                 if (hh->procs_w_fd < 0)
                         return -errno;
                 return 0;
@@ -1671,6 +1672,7 @@ int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret)
         cg->note = cfg->note;
         cg->userdata = cfg->userdata;
         cg->kill_leftovers = cfg->kill_leftovers;
+        cg->test_unjoinable = cfg->test_unjoinable;
         cg->mem_peak = cg->pids_peak = NAN;
         cg->cap = BUF_INITIAL;
         cg->buf = malloc(cg->cap);

@@ -128,6 +128,9 @@ struct cgroup_config {
          * remedy (cut to why_cap). */
         char *why;
         size_t why_cap;
+        /* Tests only (BUILDTEL_TEST_CGROUP_UNJOINABLE=1): the child's
+         * cgroup.procs fds are opened read-only, so its join fails. */
+        bool test_unjoinable;
 };
 
 struct cgroup;
