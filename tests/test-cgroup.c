@@ -324,6 +324,108 @@ static void test_top(void **state)
         assert_int_equal(t.e[2].pid, 103);
 }
 
+
+/* The OOM killer's report: the victim of the build's memcg only. */
+static void test_kmsg(void **state)
+{
+        static const char oomkill[] =
+            "6,900,1,-;cgload invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0\n"
+            "3,901,2,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,"
+            "mems_allowed=0,oom_memcg=/buildtel/run-a-1,task_memcg=/buildtel/run-a-1,"
+            "task=cgload,pid=4242,uid=0\n"
+            "3,902,3,-;Memory cgroup out of memory: Killed process 4242 (cgload) "
+            "total-vm:1052812kB, anon-rss:101888kB, file-rss:1280kB, shmem-rss:0kB, UID:0\n"
+            " SUBSYSTEM=memory\n";
+        static const struct {
+                const char *text, *memcg;
+                int ret;
+                long pid;
+                const char *comm;
+        } cases[] = {
+            {oomkill, "/buildtel/run-a-1", 1, 4242, "cgload"},
+            {oomkill, NULL, 1, 4242, "cgload"},
+            /* another cgroup's kill; a prefix that is not a parent */
+            {oomkill, "/buildtel/run-b-2", 0, 0, NULL},
+            {oomkill, "/buildtel/run-a", 0, 0, NULL},
+            /* a cgroup below the build's (a nested scope) is the build's */
+            {"oom-kill:constraint=CONSTRAINT_MEMCG,task_memcg=/b/run-a-1/x.scope,task=cc1,"
+             "pid=7,uid=0\n",
+             "/b/run-a-1", 1, 7, "cc1"},
+            /* a comm with ',' and ')' and a control character */
+            {"oom-kill:task_memcg=/r,task=a,pid=b,pid=12,uid=0\n", "/r", 1, 12, "a,pid=b"},
+            {"x;Out of memory: Killed process 99 (we)ird\x01) total-vm:1kB\n", NULL, 1, 99,
+             "we)ird?"},
+            /* "Killed process" lines alone do not say which memcg */
+            {"x;Killed process 99 (a) total-vm:1kB\n", "/r", 0, 0, NULL},
+            /* the last victim of the buffer wins */
+            {"oom-kill:task_memcg=/r,task=a,pid=1,uid=0\noom-kill:task_memcg=/r,task=b,pid=2\n",
+             "/r", 1, 2, "b"},
+            /* junk: no pid, pid 0, pid over INT_MAX, a pid with trailing junk */
+            {"oom-kill:task_memcg=/r,task=a,uid=0\n", "/r", 0, 0, NULL},
+            {"oom-kill:task_memcg=/r,task=a,pid=0\n", "/r", 0, 0, NULL},
+            {"oom-kill:task_memcg=/r,task=a,pid=3000000000\n", "/r", 0, 0, NULL},
+            {"x;Killed process 12x (a) total-vm:1kB\n", NULL, 0, 0, NULL},
+            {"", NULL, 0, 0, NULL},
+        };
+        char comm[8];
+        long pid;
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                print_message("case %zu\n", i);
+                pid = -1;
+                assert_int_equal(cgroup_kmsg_victim_parse(cases[i].text, strlen(cases[i].text),
+                                                          cases[i].memcg, &pid, comm, sizeof(comm)),
+                                 cases[i].ret);
+                if (cases[i].ret == 1) {
+                        assert_int_equal(pid, cases[i].pid);
+                        assert_string_equal(comm, cases[i].comm);
+                } else {
+                        assert_int_equal(pid, -1);
+                }
+        }
+        /* a comm longer than the buffer is cut */
+        assert_int_equal(cgroup_kmsg_victim_parse(A("oom-kill:task_memcg=/r,task=abcdefghijk,pid=5\n"),
+                                                  "/r", &pid, comm, sizeof(comm)),
+                         1);
+        assert_string_equal(comm, "abcdefg");
+        assert_int_equal(cgroup_kmsg_victim_parse(NULL, 0, NULL, &pid, comm, 8), -EINVAL);
+}
+
+/* How a v2 cgroup with memory is had: the decision alone. */
+static void test_v2_plan(void **state)
+{
+        static const struct {
+                bool root, offered;
+                size_t nprocs;
+                bool only_us, writable, systemd;
+                enum cgroup_v2_plan want;
+        } cases[] = {
+            /* the hybrid host's v2: nothing to enable, cpu.stat only */
+            {true, false, 40, false, true, true, CG_PLAN_PLAIN},
+            {false, false, 1, true, true, true, CG_PLAN_PLAIN},
+            /* the root cgroup may hold processes and pass controllers on */
+            {true, true, 40, false, true, true, CG_PLAN_DIRECT},
+            /* alone in a delegated scope or service */
+            {false, true, 1, true, true, true, CG_PLAN_LEAF},
+            /* a root service without Delegate, a login session: systemd */
+            {false, true, 5, false, true, true, CG_PLAN_SCOPE},
+            {false, true, 1, true, false, true, CG_PLAN_SCOPE},
+            {false, true, 5, false, true, false, CG_PLAN_FAIL},
+            /* alone but not ours to write, and no systemd to ask */
+            {false, true, 1, true, false, false, CG_PLAN_FAIL},
+        };
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                print_message("case %zu\n", i);
+                assert_int_equal(cgroup_v2_plan(cases[i].root, cases[i].offered, cases[i].nprocs,
+                                                cases[i].only_us, cases[i].writable,
+                                                cases[i].systemd),
+                                 cases[i].want);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -332,6 +434,7 @@ int main(void)
             cmocka_unit_test(test_io),     cmocka_unit_test(test_pressure),
             cmocka_unit_test(test_procs),  cmocka_unit_test(test_modes),
             cmocka_unit_test(test_labels), cmocka_unit_test(test_top),
+            cmocka_unit_test(test_kmsg),   cmocka_unit_test(test_v2_plan),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
