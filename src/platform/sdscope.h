@@ -12,7 +12,7 @@
  * and nothing else changes. */
 
 /* Start unit (a name ending in ".scope") holding pid, delegated, and wait
- * (at most about 5 s) for systemd's JobRemoved of its job. Returns 0 once
+ * (at most about 20 s) for systemd's JobRemoved of its job. Returns 0 once
  * the job is done, -ELIBACC without libsystemd, -ENOENT/-ECONNREFUSED
  * without the bus, -EACCES when the manager refuses, -ETIMEDOUT, -EIO when
  * the job ended other than "done", -errno. why (NUL-terminated, cut to
