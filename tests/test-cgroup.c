@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <ftw.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -426,6 +429,137 @@ static void test_v2_plan(void **state)
         }
 }
 
+
+/* ---- setup on fake trees: a root dir holding proc/self/{mountinfo,cgroup}
+ * and the cgroup files, as cgroup_new reads them relative to cfg->root ---- */
+
+static void put(const char *root, const char *rel, const char *text)
+{
+        char path[1024], *slash;
+
+        assert_true(snprintf(path, sizeof(path), "%s/%s", root, rel) < (int)sizeof(path));
+        for (slash = strchr(path + strlen(root) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+                *slash = '\0';
+                (void)mkdir(path, 0755);
+                *slash = '/';
+        }
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+        assert_true(fd >= 0);
+        assert_int_equal(write_all(fd, text, strlen(text)), 0);
+        close(fd);
+}
+
+static char notes[4096];
+
+static void collect(void *userdata, const char *fmt, ...)
+{
+        va_list ap;
+        size_t n = strlen(notes);
+
+        (void)userdata;
+        va_start(ap, fmt);
+        vsnprintf(notes + n, sizeof(notes) - n, fmt, ap);
+        va_end(ap);
+        if (strlen(notes) + 1 < sizeof(notes))
+                strcat(notes, "\n");
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void)st;
+        (void)flag;
+        (void)ftw;
+        return remove(path) < 0 ? -1 : 0;
+}
+
+static void rm_tree(const char *dir)
+{
+        assert_int_equal(nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
+static void test_setup_fake(void **state)
+{
+        static const char v2mi[] = "30 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
+        static const char hymi[] = "41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
+                                   "35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n";
+        static const struct {
+                const char *name, *mountinfo, *self, *own, *controllers;
+                bool others; /* another process shares our cgroup */
+                int ret;
+                const char *note_has, *note_lacks, *why_has;
+        } cases[] = {
+            /* cgroup2 with no memory to give: cpu.stat only; no v1 here, so
+             * no word of --cgroup=hybrid */
+            {"v2 without memory", v2mi, "0::/\n", "sys/fs/cgroup", "cpu io", false, 0,
+             "offers no memory controller", "--cgroup=hybrid", NULL},
+            {"hybrid's v2", hymi, "0::/\n4:memory:/\n", "sys/fs/cgroup/unified", "", false, 0,
+             "(--cgroup=hybrid reads them from v1)", NULL, NULL},
+            /* a root service without Delegate=, with no systemd to ask */
+            {"shared service cgroup", v2mi, "0::/system.slice/ci.service\n",
+             "sys/fs/cgroup/system.slice/ci.service", "memory pids", true, -EBUSY, NULL,
+             NULL, "holds 1 other process(es)"},
+        };
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                char dir[] = "/tmp/test-cgroup-XXXXXX", rel[512], text[64], why[512] = "";
+                struct cgroup_config cfg = {
+                    .mode = CGROUP_MODE_V2,
+                    .root = dir,
+                    .run_id = "t",
+                    .note = collect,
+                    .why = why,
+                    .why_cap = sizeof(why),
+                };
+                struct cgroup *cg = NULL;
+                char *after;
+                size_t len;
+                int r;
+
+                print_message("%s\n", cases[i].name);
+                notes[0] = '\0';
+                assert_non_null(mkdtemp(dir));
+                put(dir, "proc/self/mountinfo", cases[i].mountinfo);
+                put(dir, "proc/self/cgroup", cases[i].self);
+                snprintf(rel, sizeof(rel), "%s/cgroup.controllers", cases[i].own);
+                put(dir, rel, cases[i].controllers);
+                snprintf(rel, sizeof(rel), "%s/cgroup.subtree_control", cases[i].own);
+                put(dir, rel, "");
+                if (cases[i].others)
+                        snprintf(text, sizeof(text), "1\n%ld\n", (long)getpid());
+                else
+                        snprintf(text, sizeof(text), "%ld\n", (long)getpid());
+                snprintf(rel, sizeof(rel), "%s/cgroup.procs", cases[i].own);
+                put(dir, rel, text);
+                /* the files the kernel would make in the build's cgroup */
+                snprintf(rel, sizeof(rel), "%s/buildtel/run-t-%ld/cgroup.procs", cases[i].own,
+                         (long)getpid());
+                if (cases[i].ret == 0)
+                        put(dir, rel, "");
+                r = cgroup_new(&cfg, &cg);
+                assert_int_equal(r, cases[i].ret);
+                if (cases[i].note_has)
+                        assert_non_null(strstr(notes, cases[i].note_has));
+                if (cases[i].note_lacks)
+                        assert_null(strstr(notes, cases[i].note_lacks));
+                if (cases[i].why_has) {
+                        assert_non_null(strstr(why, cases[i].why_has));
+                        /* the remedy, and nothing written to the caller's cgroup */
+                        assert_non_null(strstr(why, "systemd-run --scope -p Delegate=yes"));
+                        snprintf(rel, sizeof(rel), "%s/%s/cgroup.subtree_control", dir,
+                                 cases[i].own);
+                        assert_int_equal(read_file_at(AT_FDCWD, rel, 4096, &after, &len), 0);
+                        assert_int_equal(len, 0);
+                        free(after);
+                        snprintf(rel, sizeof(rel), "%s/%s/buildtel", dir, cases[i].own);
+                        assert_int_equal(access(rel, F_OK), -1);
+                }
+                cgroup_free(cg);
+                rm_tree(dir);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -435,6 +569,7 @@ int main(void)
             cmocka_unit_test(test_procs),  cmocka_unit_test(test_modes),
             cmocka_unit_test(test_labels), cmocka_unit_test(test_top),
             cmocka_unit_test(test_kmsg),   cmocka_unit_test(test_v2_plan),
+            cmocka_unit_test(test_setup_fake),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
