@@ -911,11 +911,10 @@ static size_t kill_tree(struct cgroup *cg, int dirfd, int depth)
 
 /* Kill every process in dirfd's cgroup and below (SIGKILL) until none is
  * left, for about 2 s at most. Returns 0 or -EBUSY. */
-static int empty_dir(struct cgroup *cg, int dirfd, bool killed_already)
+static int empty_dir(struct cgroup *cg, int dirfd)
 {
         struct timespec ts = {0, 10 * 1000 * 1000};
 
-        (void)killed_already;
         for (int i = 0; i < 200; i++) {
                 if (kill_tree(cg, dirfd, 0) == 0)
                         return 0;
@@ -1747,7 +1746,7 @@ int cgroup_kill_all(struct cgroup *cg)
 
                 if (!cg->h[i].used || cg->h[i].dir_fd < 0)
                         continue;
-                r = empty_dir(cg, cg->h[i].dir_fd, false);
+                r = empty_dir(cg, cg->h[i].dir_fd);
                 if (r < 0 && ret == 0)
                         ret = r;
         }
