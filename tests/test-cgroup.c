@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <ftw.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -324,6 +327,239 @@ static void test_top(void **state)
         assert_int_equal(t.e[2].pid, 103);
 }
 
+
+/* The OOM killer's report: the victim of the build's memcg only. */
+static void test_kmsg(void **state)
+{
+        static const char oomkill[] =
+            "6,900,1,-;cgload invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0\n"
+            "3,901,2,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,"
+            "mems_allowed=0,oom_memcg=/buildtel/run-a-1,task_memcg=/buildtel/run-a-1,"
+            "task=cgload,pid=4242,uid=0\n"
+            "3,902,3,-;Memory cgroup out of memory: Killed process 4242 (cgload) "
+            "total-vm:1052812kB, anon-rss:101888kB, file-rss:1280kB, shmem-rss:0kB, UID:0\n"
+            " SUBSYSTEM=memory\n";
+        static const struct {
+                const char *text, *memcg;
+                int ret;
+                long pid;
+                const char *comm;
+        } cases[] = {
+            {oomkill, "/buildtel/run-a-1", 1, 4242, "cgload"},
+            {oomkill, NULL, 1, 4242, "cgload"},
+            /* another cgroup's kill; a prefix that is not a parent */
+            {oomkill, "/buildtel/run-b-2", 0, 0, NULL},
+            {oomkill, "/buildtel/run-a", 0, 0, NULL},
+            /* a cgroup below the build's (a nested scope) is the build's */
+            {"oom-kill:constraint=CONSTRAINT_MEMCG,task_memcg=/b/run-a-1/x.scope,task=cc1,"
+             "pid=7,uid=0\n",
+             "/b/run-a-1", 1, 7, "cc1"},
+            /* a comm with ',' and ')' and a control character */
+            {"oom-kill:task_memcg=/r,task=a,pid=b,pid=12,uid=0\n", "/r", 1, 12, "a,pid=b"},
+            {"x;Out of memory: Killed process 99 (we)ird\x01) total-vm:1kB\n", NULL, 1, 99,
+             "we)ird?"},
+            /* "Killed process" lines alone do not say which memcg */
+            {"x;Killed process 99 (a) total-vm:1kB\n", "/r", 0, 0, NULL},
+            /* the last victim of the buffer wins */
+            {"oom-kill:task_memcg=/r,task=a,pid=1,uid=0\noom-kill:task_memcg=/r,task=b,pid=2\n",
+             "/r", 1, 2, "b"},
+            /* junk: no pid, pid 0, pid over INT_MAX, a pid with trailing junk */
+            {"oom-kill:task_memcg=/r,task=a,uid=0\n", "/r", 0, 0, NULL},
+            {"oom-kill:task_memcg=/r,task=a,pid=0\n", "/r", 0, 0, NULL},
+            {"oom-kill:task_memcg=/r,task=a,pid=3000000000\n", "/r", 0, 0, NULL},
+            {"x;Killed process 12x (a) total-vm:1kB\n", NULL, 0, 0, NULL},
+            {"", NULL, 0, 0, NULL},
+        };
+        char comm[8];
+        long pid;
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                print_message("case %zu\n", i);
+                pid = -1;
+                assert_int_equal(cgroup_kmsg_victim_parse(cases[i].text, strlen(cases[i].text),
+                                                          cases[i].memcg, &pid, comm, sizeof(comm)),
+                                 cases[i].ret);
+                if (cases[i].ret == 1) {
+                        assert_int_equal(pid, cases[i].pid);
+                        assert_string_equal(comm, cases[i].comm);
+                } else {
+                        assert_int_equal(pid, -1);
+                }
+        }
+        /* a comm longer than the buffer is cut */
+        assert_int_equal(cgroup_kmsg_victim_parse(A("oom-kill:task_memcg=/r,task=abcdefghijk,pid=5\n"),
+                                                  "/r", &pid, comm, sizeof(comm)),
+                         1);
+        assert_string_equal(comm, "abcdefg");
+        assert_int_equal(cgroup_kmsg_victim_parse(NULL, 0, NULL, &pid, comm, 8), -EINVAL);
+}
+
+/* How a v2 cgroup with memory is had: the decision alone. */
+static void test_v2_plan(void **state)
+{
+        static const struct {
+                bool root, offered;
+                size_t nprocs;
+                bool only_us, writable, systemd;
+                enum cgroup_v2_plan want;
+        } cases[] = {
+            /* the hybrid host's v2: nothing to enable, cpu.stat only */
+            {true, false, 40, false, true, true, CG_PLAN_PLAIN},
+            {false, false, 1, true, true, true, CG_PLAN_PLAIN},
+            /* the root cgroup may hold processes and pass controllers on */
+            {true, true, 40, false, true, true, CG_PLAN_DIRECT},
+            /* alone in a delegated scope or service */
+            {false, true, 1, true, true, true, CG_PLAN_LEAF},
+            /* a root service without Delegate, a login session: systemd */
+            {false, true, 5, false, true, true, CG_PLAN_SCOPE},
+            {false, true, 1, true, false, true, CG_PLAN_SCOPE},
+            {false, true, 5, false, true, false, CG_PLAN_FAIL},
+            /* alone but not ours to write, and no systemd to ask */
+            {false, true, 1, true, false, false, CG_PLAN_FAIL},
+        };
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                print_message("case %zu\n", i);
+                assert_int_equal(cgroup_v2_plan(cases[i].root, cases[i].offered, cases[i].nprocs,
+                                                cases[i].only_us, cases[i].writable,
+                                                cases[i].systemd),
+                                 cases[i].want);
+        }
+}
+
+
+/* ---- setup on fake trees: a root dir holding proc/self/{mountinfo,cgroup}
+ * and the cgroup files, as cgroup_new reads them relative to cfg->root ---- */
+
+static void put(const char *root, const char *rel, const char *text)
+{
+        char path[1024], *slash;
+
+        assert_true(snprintf(path, sizeof(path), "%s/%s", root, rel) < (int)sizeof(path));
+        for (slash = strchr(path + strlen(root) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+                *slash = '\0';
+                (void)mkdir(path, 0755);
+                *slash = '/';
+        }
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+        assert_true(fd >= 0);
+        assert_int_equal(write_all(fd, text, strlen(text)), 0);
+        close(fd);
+}
+
+static char notes[4096];
+
+static void collect(void *userdata, const char *fmt, ...)
+{
+        va_list ap;
+        size_t n = strlen(notes);
+
+        (void)userdata;
+        va_start(ap, fmt);
+        vsnprintf(notes + n, sizeof(notes) - n, fmt, ap);
+        va_end(ap);
+        if (strlen(notes) + 1 < sizeof(notes))
+                strcat(notes, "\n");
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void)st;
+        (void)flag;
+        (void)ftw;
+        return remove(path) < 0 ? -1 : 0;
+}
+
+static void rm_tree(const char *dir)
+{
+        assert_int_equal(nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
+static void test_setup_fake(void **state)
+{
+        static const char v2mi[] = "30 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
+        static const char hymi[] = "41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
+                                   "35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n";
+        static const struct {
+                const char *name, *mountinfo, *self, *own, *controllers;
+                bool others; /* another process shares our cgroup */
+                int ret;
+                const char *note_has, *note_lacks, *why_has;
+        } cases[] = {
+            /* cgroup2 with no memory to give: cpu.stat only; no v1 here, so
+             * no word of --cgroup=hybrid */
+            {"v2 without memory", v2mi, "0::/\n", "sys/fs/cgroup", "cpu io", false, 0,
+             "offers no memory controller", "--cgroup=hybrid", NULL},
+            {"hybrid's v2", hymi, "0::/\n4:memory:/\n", "sys/fs/cgroup/unified", "", false, 0,
+             "(--cgroup=hybrid reads them from v1)", NULL, NULL},
+            /* a root service without Delegate=, with no systemd to ask */
+            {"shared service cgroup", v2mi, "0::/system.slice/ci.service\n",
+             "sys/fs/cgroup/system.slice/ci.service", "memory pids", true, -EBUSY, NULL,
+             NULL, "holds 1 other process(es)"},
+        };
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                char dir[] = "/tmp/test-cgroup-XXXXXX", rel[512], text[64], why[512] = "";
+                struct cgroup_config cfg = {
+                    .mode = CGROUP_MODE_V2,
+                    .root = dir,
+                    .run_id = "t",
+                    .note = collect,
+                    .why = why,
+                    .why_cap = sizeof(why),
+                };
+                struct cgroup *cg = NULL;
+                char *after;
+                size_t len;
+                int r;
+
+                print_message("%s\n", cases[i].name);
+                notes[0] = '\0';
+                assert_non_null(mkdtemp(dir));
+                put(dir, "proc/self/mountinfo", cases[i].mountinfo);
+                put(dir, "proc/self/cgroup", cases[i].self);
+                snprintf(rel, sizeof(rel), "%s/cgroup.controllers", cases[i].own);
+                put(dir, rel, cases[i].controllers);
+                snprintf(rel, sizeof(rel), "%s/cgroup.subtree_control", cases[i].own);
+                put(dir, rel, "");
+                if (cases[i].others)
+                        snprintf(text, sizeof(text), "1\n%ld\n", (long)getpid());
+                else
+                        snprintf(text, sizeof(text), "%ld\n", (long)getpid());
+                snprintf(rel, sizeof(rel), "%s/cgroup.procs", cases[i].own);
+                put(dir, rel, text);
+                /* the files the kernel would make in the build's cgroup */
+                snprintf(rel, sizeof(rel), "%s/buildtel/run-t-%ld/cgroup.procs", cases[i].own,
+                         (long)getpid());
+                if (cases[i].ret == 0)
+                        put(dir, rel, "");
+                r = cgroup_new(&cfg, &cg);
+                assert_int_equal(r, cases[i].ret);
+                if (cases[i].note_has)
+                        assert_non_null(strstr(notes, cases[i].note_has));
+                if (cases[i].note_lacks)
+                        assert_null(strstr(notes, cases[i].note_lacks));
+                if (cases[i].why_has) {
+                        assert_non_null(strstr(why, cases[i].why_has));
+                        /* the remedy, and nothing written to the caller's cgroup */
+                        assert_non_null(strstr(why, "systemd-run --scope -p Delegate=yes"));
+                        snprintf(rel, sizeof(rel), "%s/%s/cgroup.subtree_control", dir,
+                                 cases[i].own);
+                        assert_int_equal(read_file_at(AT_FDCWD, rel, 4096, &after, &len), 0);
+                        assert_int_equal(len, 0);
+                        free(after);
+                        snprintf(rel, sizeof(rel), "%s/%s/buildtel", dir, cases[i].own);
+                        assert_int_equal(access(rel, F_OK), -1);
+                }
+                cgroup_free(cg);
+                rm_tree(dir);
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -332,6 +568,8 @@ int main(void)
             cmocka_unit_test(test_io),     cmocka_unit_test(test_pressure),
             cmocka_unit_test(test_procs),  cmocka_unit_test(test_modes),
             cmocka_unit_test(test_labels), cmocka_unit_test(test_top),
+            cmocka_unit_test(test_kmsg),   cmocka_unit_test(test_v2_plan),
+            cmocka_unit_test(test_setup_fake),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,9 +28,9 @@
         "cg_io_write_mb,cg_psi_cpu_some_s,cg_psi_cpu_full_s,cg_psi_mem_some_s,cg_psi_mem_full_s,"  \
         "cg_psi_io_some_s,cg_psi_io_full_s,cg_pids,cg_pids_peak,top_proc,top_proc_mb,top_pid,"     \
         "top2_proc,top2_proc_mb,top2_pid,top3_proc,top3_proc_mb,top3_pid"                          \
-        ",cg_mem_anon_mb,cg_mem_file_mb,running,top_proc_anon_mb"
-/* The 29 columns after the seed's, all unknown. */
-#define CG_EMPTY ",,,,,,,,,,,,,,,,,,,,,,,,,,,,,"
+        ",cg_mem_anon_mb,cg_mem_file_mb,running,top_proc_anon_mb,oom_victim,oom_victim_pid"
+/* The 31 columns after the seed's, all unknown. */
+#define CG_EMPTY ",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,"
 
 static void parse_one(const char *s, struct csv_record *rec)
 {
@@ -314,7 +314,7 @@ static void test_round_trip(void **state)
         assert_int_equal(sample_csv_header(&b), 0);
         parse_one(b.p, &hdr);
         assert_int_equal(sample_colmap_init(&m, &hdr), 0);
-        assert_int_equal(m.nfields, 43);
+        assert_int_equal(m.nfields, 45);
         dbuf_reset(&b);
         s.context = "line1\r\nline2 \xff\xfe";
         assert_int_equal(sample_csv_format(&s, &b), 0);

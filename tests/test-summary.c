@@ -600,6 +600,74 @@ static void test_write_files(void **state)
         free(s);
 }
 
+
+/* The OOM victim: the kernel's report when a row has one, else the process
+ * that vanished, else the last one sampled; a build killed before the
+ * first tick (baseline row, final row) still gets the kernel's. */
+static void test_oom_victim(void **state)
+{
+        static const struct {
+                const char *name;
+                /* rows: oom count, top process (label, pid; NULL none), kernel victim */
+                struct {
+                        double kills;
+                        const char *top;
+                        double top_pid;
+                        const char *kvictim;
+                        double kpid;
+                } rows[4];
+                size_t n;
+                const char *want, *source;
+                double want_pid;
+        } cases[] = {
+            {"before the first tick: the kernel's",
+             {{0, NULL, NAN, "", NAN}, {1, NULL, NAN, "cgload", 42}},
+             2, "cgload", "kernel", 42},
+            {"before the first tick, no report: unknown",
+             {{0, NULL, NAN, "", NAN}, {1, NULL, NAN, "", NAN}},
+             2, "", "", NAN},
+            {"the kernel's beats the vanished one, and takes its label",
+             {{0, "cc1plus big.cpp", 7, "", NAN}, {1, NULL, NAN, "cc1plus", 7}},
+             2, "cc1plus big.cpp", "kernel", 7},
+            {"no report: the one that vanished",
+             {{0, "ld app", 9, "", NAN}, {0, "ld app", 9, "", NAN}, {1, "make", 3, "", NAN}},
+             3, "ld app", "last seen", 9},
+            {"a stale report (the last kill's) is not this kill's victim",
+             {{0, "b x", 6, "", NAN}, {1, NULL, NAN, "a", 5}, {2, NULL, NAN, "a", 5}},
+             3, "b x", "last seen", 6},
+        };
+        struct summary *s = malloc(sizeof(*s));
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                const struct summary_oom *e;
+
+                print_message("%s\n", cases[i].name);
+                summary_init(s, NULL);
+                for (size_t k = 0; k < cases[i].n; k++) {
+                        struct sample smp = mk(1000 + (double)k, 1000, 1000, 0, 10, 1, "", "");
+
+                        smp.cg_mode = "v2";
+                        smp.cg_oom_kills = cases[i].rows[k].kills;
+                        if (cases[i].rows[k].top) {
+                                smp.top_proc = cases[i].rows[k].top;
+                                smp.top_pid = cases[i].rows[k].top_pid;
+                                smp.top_proc_bytes = 100 * SAMPLE_MIB;
+                        }
+                        smp.oom_victim = cases[i].rows[k].kvictim;
+                        smp.oom_victim_pid = cases[i].rows[k].kpid;
+                        summary_add(s, &smp);
+                }
+                assert_true(s->build.noom >= 1);
+                e = &s->build.oom[s->build.noom - 1];
+                assert_string_equal(e->victim.label, cases[i].want);
+                assert_string_equal(e->victim_source, cases[i].source);
+                if (cases[i].want[0])
+                        assert_true(e->victim.pid == cases[i].want_pid);
+        }
+        free(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -607,6 +675,7 @@ int main(void)
             cmocka_unit_test(test_live_equals_file), cmocka_unit_test(test_skipped_rows),
             cmocka_unit_test(test_golden),           cmocka_unit_test(test_readings),
             cmocka_unit_test(test_short_lines),      cmocka_unit_test(test_write_files),
+            cmocka_unit_test(test_oom_victim),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

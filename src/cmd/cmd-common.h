@@ -46,6 +46,7 @@ enum {
         OPT_CGROUP,
         OPT_MEMORY_MAX,
         OPT_MEMORY_HIGH,
+        OPT_KILL_LEFTOVERS,
         OPT_PID,
         OPT_STAGE_LOG_DIR,
         OPT_JSON,
@@ -99,6 +100,7 @@ struct common_opts {
         bool off;
         bool trace_file; /* run --trace-file */
         bool live;       /* run --live (BUILDTEL_LIVE=1) */
+        bool kill_leftovers; /* run --kill-leftovers: detached daemons die with the build */
         enum cgroup_mode cgroup_mode;
         uint64_t memory_max, memory_high;
         /* watch */

@@ -233,6 +233,9 @@ json_t *history_run_json(const struct store_run *r)
         put(&o, "ncpu", json_integer(ri->ncpu));
         put(&o, "interval", history_json_real(ri->interval));
         put(&o, "cgroup_mode", history_json_str(r->cgroup_mode));
+        /* mode none: the build's figures are estimates */
+        put(&o, "estimates",
+            r->cgroup_mode ? json_boolean(strcmp(r->cgroup_mode, "none") == 0) : json_null());
         put(&o, "vcs_rev", history_json_str(r->vcs_rev));
         put(&o, "vcs_ref", history_json_str(r->vcs_ref));
         put_figures(&o, r);

@@ -390,6 +390,10 @@ static const struct cmd_option {
      "cap the build in its cgroup (512M, 4G): OOM-killed there", CALL(set_memory_max)},
     {OPT_MEMORY_HIGH, "memory-high", NULL, 0, "SIZE", CMDS_RUN, OPTG_MAIN,
      "throttle the build above SIZE (v1: a soft limit)", CALL(set_memory_high)},
+    {OPT_KILL_LEFTOVERS, "kill-leftovers", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
+     "at the end kill the daemons the build started too\n"
+     "(by default those in a session of their own keep running)",
+     AT(kill_leftovers)},
     {OPT_PID, "pid", "watch-pid", 'p', "PID", CMDS_WATCH, OPTG_MAIN,
      "the process to watch (alias --watch-pid)", CALL(set_pid)},
     {OPT_STAGE_LOG_DIR, "stage-log-dir", NULL, 0, "DIR", CMDS_WATCH, OPTG_MAIN,

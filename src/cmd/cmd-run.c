@@ -46,6 +46,7 @@ static int exec_bare(char **argv)
  * after printing why. */
 static int make_cgroup(const struct common_opts *o, const struct run_info *ri, struct cgroup **ret)
 {
+        char why[768] = "";
         struct cgroup_config cfg = {
             .mode = o->cgroup_mode,
             .root = "/",
@@ -53,6 +54,12 @@ static int make_cgroup(const struct common_opts *o, const struct run_info *ri, s
             .memory_high = o->memory_high,
             .run_id = ri->run_id,
             .note = common_note,
+            .kill_leftovers = o->kill_leftovers,
+            .use_systemd = true,
+            .why = why,
+            .why_cap = sizeof(why),
+            .test_unjoinable = getenv("BUILDTEL_TEST_CGROUP_UNJOINABLE") &&
+                               strcmp(getenv("BUILDTEL_TEST_CGROUP_UNJOINABLE"), "1") == 0,
         };
         int e;
 
@@ -66,14 +73,15 @@ static int make_cgroup(const struct common_opts *o, const struct run_info *ri, s
                 fprintf(stderr,
                         "buildtel: note: no cgroup for the build (%s): --cgroup=none, its figures "
                         "are estimates from /proc\n",
-                        e == -ENOENT ? "none mounted" : strerror(-e));
+                        why[0] ? why : e == -ENOENT ? "none mounted" : strerror(-e));
                 cfg.mode = CGROUP_MODE_NONE;
                 e = cgroup_new(&cfg, ret);
         }
         if (e < 0) {
                 fprintf(stderr, "buildtel run: cannot make the build's cgroup (--cgroup=%s): %s\n",
                         cgroup_mode_name(cfg.mode),
-                        e == -ENOENT       ? "its hierarchies are not mounted here"
+                        why[0]             ? why
+                        : e == -ENOENT     ? "its hierarchies are not mounted here"
                         : e == -EOPNOTSUPP ? "the memory limit did not hold"
                                            : strerror(-e));
                 return -1;
@@ -105,6 +113,33 @@ struct run {
         struct live *live;      /* --live on a terminal; NULL: off */
         struct trace_run trace; /* --trace-file */
 };
+
+/* The build is where its cgroup is, or the run falls back to mode none
+ * (its figures estimates) with one note. With a memory limit there is
+ * nothing to fall back to: the build is ended. Returns 0 or -1. */
+static int check_joined(struct run *R)
+{
+        long pid = source_child_pid(R->src);
+        int e = cgroup_verify(R->cg, (pid_t)pid, source_child_join_error(R->src));
+
+        if (e >= 0)
+                return 0;
+        if (R->o->memory_max || R->o->memory_high) {
+                fprintf(stderr,
+                        "buildtel run: the build could not join its cgroup %s (%s): no memory "
+                        "limit holds; it is stopped\n",
+                        cgroup_path(R->cg), strerror(-e));
+                (void)kill(-(pid_t)pid, SIGKILL);
+                (void)kill((pid_t)pid, SIGKILL);
+                return -1;
+        }
+        fprintf(stderr,
+                "buildtel: note: the build could not join its cgroup %s (%s): --cgroup=none, its "
+                "figures are estimates from /proc\n",
+                cgroup_path(R->cg), strerror(-e));
+        (void)prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        return cgroup_fallback_none(R->cg, (long)getpid()) < 0 ? -1 : 0;
+}
 
 static void live_on_sample(void *userdata, const struct sample *s)
 {
@@ -161,6 +196,10 @@ static int spawn(struct run *R, char **argv, bool subreaper)
         if (e >= 0)
                 e = source_child_open(&ccfg, R->o->grace, subreaper, &R->src);
         common_otlp_child_env_release(&env);
+        if (e >= 0 && check_joined(R) < 0) {
+                R->ri.exit_code = EXIT_BT_INTERNAL;
+                return EXIT_BT_INTERNAL;
+        }
         if (e >= 0)
                 return 0;
         fprintf(stderr, "buildtel: cannot run '%s': %s\n", argv[0], strerror(-e));

@@ -80,6 +80,9 @@ static const struct column columns[] = {
     {"running", COL_STR, 0, offsetof(struct sample, running), SAMPLE_RUNNING_MAX, 1},
     /* Memory that adds up (issue 21). */
     {"top_proc_anon_mb", COL_NUM, 1, offsetof(struct sample, top_proc_anon_bytes), 0, MiB},
+    /* The OOM killer's own report of its victim (issue 19). */
+    {"oom_victim", COL_STR, 0, offsetof(struct sample, oom_victim), SAMPLE_PROC_MAX, 1},
+    {"oom_victim_pid", COL_NUM, 0, offsetof(struct sample, oom_victim_pid), 0, 1},
 };
 
 /* The seed's columns, which every buildtel CSV has; the rest may be missing

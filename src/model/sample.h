@@ -69,6 +69,11 @@ struct sample {
         /* The compile units in flight, largest RSS first: "heavy.c s5.c
          * ld:app.so" (borrowed, "" when none). */
         const char *running;
+        /* The OOM killer's last victim in the build, from the kernel's own
+         * report (/dev/kmsg, as root): its comm and pid; "" and NAN when
+         * none was read. */
+        const char *oom_victim;
+        double oom_victim_pid;
 };
 
 /* Set every number to NAN and the strings to "". */

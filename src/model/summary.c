@@ -57,8 +57,56 @@ static void build_init(struct summary_build *b)
         b->pids_peak = NAN;
         b->prev_oom_kills = NAN;
         proc_clear(&b->mem_peak_proc);
+        proc_clear(&b->last_seen);
+        b->kernel_victim_pid = NAN;
         for (size_t i = 0; i < 3; i++)
                 proc_clear(&b->prev_top[i]);
+}
+
+/* The victim of the last rise: the kernel's own report when the row has a
+ * new one; else the largest of the previous row's top processes that is
+ * gone now, or whose memory is (a process being killed may still be
+ * listed), which may take a row or two; until then the largest process
+ * last seen (a build killed before the first tick has no other). */
+static void find_victim(struct summary_build *b, const struct sample *smp,
+                        const struct summary_proc top[static 3])
+{
+        struct summary_oom *e = &b->oom[b->noom - 1];
+
+        if (smp->oom_victim && smp->oom_victim[0] && isfinite(smp->oom_victim_pid) &&
+            !(smp->oom_victim_pid == b->kernel_victim_pid)) {
+                proc_clear(&e->victim);
+                copy_utf8_str(e->victim.label, sizeof(e->victim.label), smp->oom_victim);
+                e->victim.pid = smp->oom_victim_pid;
+                for (size_t i = 0; i < 3; i++)
+                        if (b->prev_top[i].label[0] && b->prev_top[i].pid == smp->oom_victim_pid)
+                                e->victim = b->prev_top[i]; /* its label and size */
+                copy_utf8_str(e->victim_source, sizeof(e->victim_source), "kernel");
+                b->kernel_victim_pid = smp->oom_victim_pid;
+                b->victim_pending = 0;
+                return;
+        }
+        for (size_t i = 0; i < 3; i++) {
+                bool still = false;
+
+                if (!b->prev_top[i].label[0])
+                        continue;
+                for (size_t k = 0; k < 3; k++)
+                        if (top[k].label[0] && top[k].pid == b->prev_top[i].pid &&
+                            !(top[k].mb < 0.5 * b->prev_top[i].mb))
+                                still = true;
+                if (!still) {
+                        e->victim = b->prev_top[i];
+                        copy_utf8_str(e->victim_source, sizeof(e->victim_source), "last seen");
+                        b->victim_pending = 0;
+                        return;
+                }
+        }
+        if (!e->victim.label[0] && b->last_seen.label[0]) {
+                e->victim = b->last_seen;
+                copy_utf8_str(e->victim_source, sizeof(e->victim_source), "last seen");
+        }
+        b->victim_pending--;
 }
 
 /* The row's top processes, largest first; unset ones have no label. */
@@ -102,8 +150,10 @@ static void build_add(struct summary_build *b, const struct sample *smp)
         struct summary_proc top[3];
 
         row_top(smp, top);
-        if (smp->cg_mode && smp->cg_mode[0])
+        if (smp->cg_mode && smp->cg_mode[0]) {
                 copy_utf8_str(b->mode, sizeof(b->mode), smp->cg_mode);
+                b->estimates = strcmp(b->mode, "none") == 0;
+        }
         last(&b->cpu_user_s, smp->cg_cpu_user_s);
         last(&b->cpu_sys_s, smp->cg_cpu_sys_s);
         last(&b->io_read_mb, MB(smp->cg_io_read_bytes));
@@ -141,6 +191,7 @@ static void build_add(struct summary_build *b, const struct sample *smp)
                                 e->kills = smp->cg_oom_kills;
                                 copy_utf8_str(e->stage, sizeof(e->stage), smp->stage);
                                 proc_clear(&e->victim);
+                                e->victim_source[0] = '\0';
                                 b->victim_pending = 3;
                         }
                         b->noom++;
@@ -148,26 +199,10 @@ static void build_add(struct summary_build *b, const struct sample *smp)
                 b->prev_oom_kills = smp->cg_oom_kills;
                 b->oom_kills = smp->cg_oom_kills;
         }
-        /* The likely victim: the largest of the previous row's top
-         * processes that is gone now, or whose memory is (a process being
-         * killed may still be listed). It may take a row or two to go. */
-        if (b->victim_pending > 0 && b->noom > 0 && b->noom <= SUMMARY_OOM_MAX) {
-                struct summary_oom *e = &b->oom[b->noom - 1];
-
-                for (size_t i = 0; i < 3 && !e->victim.label[0]; i++) {
-                        bool still = false;
-
-                        if (!b->prev_top[i].label[0])
-                                continue;
-                        for (size_t k = 0; k < 3; k++)
-                                if (top[k].label[0] && top[k].pid == b->prev_top[i].pid &&
-                                    !(top[k].mb < 0.5 * b->prev_top[i].mb))
-                                        still = true;
-                        if (!still)
-                                e->victim = b->prev_top[i];
-                }
-                b->victim_pending = e->victim.label[0] ? 0 : b->victim_pending - 1;
-        }
+        if (b->victim_pending > 0 && b->noom > 0 && b->noom <= SUMMARY_OOM_MAX)
+                find_victim(b, smp, top);
+        if (top[0].label[0])
+                b->last_seen = top[0];
         memcpy(b->prev_top, top, sizeof(top));
 }
 

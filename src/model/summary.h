@@ -55,7 +55,11 @@ struct summary_proc {
 struct summary_oom {
         double epoch, elapsed_s;
         double kills;               /* the count after the rise */
-        struct summary_proc victim; /* the top process that vanished; label "" if none did */
+        struct summary_proc victim; /* label "" when unknown */
+        /* Where the victim comes from: "kernel" (the OOM killer's own
+         * report, the oom_victim column), "last seen" (the largest process
+         * sampled that vanished, or the last one sampled), "" unknown. */
+        char victim_source[16];
         char stage[SAMPLE_STAGE_MAX + 1];
 };
 
@@ -65,6 +69,7 @@ struct summary_oom {
  * process tree: estimates). */
 struct summary_build {
         char mode[SAMPLE_MODE_MAX + 1]; /* the last row's cg_mode; "" when none was recorded */
+        bool estimates; /* mode "none": the figures are estimates from the process tree */
         double cpu_user_s, cpu_sys_s;   /* last values: counters */
         struct summary_point
             mem_peak; /* the kernel's peak (cg_mem_peak_mb); first row to show it */
@@ -83,6 +88,8 @@ struct summary_build {
         struct summary_proc prev_top[3]; /* the previous row's top processes */
         double prev_oom_kills;
         int victim_pending; /* rows left to find the last rise's victim */
+        struct summary_proc last_seen; /* the largest process of the last row that had one */
+        double kernel_victim_pid;      /* the oom_victim_pid taken last (NAN: none) */
 };
 
 /* Bytes as the platform layer read them; NAN when unknown. */

@@ -55,6 +55,7 @@ struct recorder {
          * is over). */
         struct parseq *parseq;
         bool no_parseq;
+        char oom_victim[65]; /* the kernel's OOM victim, for the sample */
 };
 
 static void note(struct recorder *r, const char *fmt, ...) _printf_(2, 3);
@@ -608,6 +609,11 @@ static void build_before(struct recorder *r, struct sample *s)
         s->cg_pids_peak = cs.pids_peak;
         s->cg_mem_anon_bytes = cs.mem_anon_bytes;
         s->cg_mem_file_bytes = cs.mem_file_bytes;
+        if (cs.oom_victim_pid > 0) {
+                memcpy(r->oom_victim, cs.oom_victim_comm, sizeof(r->oom_victim));
+                s->oom_victim = r->oom_victim;
+                s->oom_victim_pid = (double)cs.oom_victim_pid;
+        }
         proctop_reset(&r->top);
         procscan_begin(r->scan);
         /* Never the whole host: without the list, no process at all. */
@@ -670,6 +676,12 @@ static void build_after(struct recorder *r, struct sample *s)
         scan_units(r, s);
 }
 
+static const char *victim_words(const struct summary_oom *e)
+{
+        return strcmp(e->victim_source, "kernel") == 0 ? "victim (the kernel's report)"
+                                                       : "likely victim (last seen)";
+}
+
 /* Say at once when the build lost a process to the OOM killer. */
 static void warn_oom(struct recorder *r, uint64_t before)
 {
@@ -684,11 +696,16 @@ static void warn_oom(struct recorder *r, uint64_t before)
                 return;
         }
         e = &b->oom[b->noom - 1];
-        if (e->victim.label[0])
+        if (e->victim.label[0] && isfinite(e->victim.mb))
                 r->cfg.warn(r->cfg.userdata,
-                            "OOM kill in the build's cgroup (%.0f so far); likely victim: %s "
+                            "OOM kill in the build's cgroup (%.0f so far); %s: %s "
                             "(pid %.0f, %.1f MiB)",
-                            e->kills, e->victim.label, e->victim.pid, e->victim.mb);
+                            e->kills, victim_words(e), e->victim.label, e->victim.pid,
+                            e->victim.mb);
+        else if (e->victim.label[0])
+                r->cfg.warn(r->cfg.userdata,
+                            "OOM kill in the build's cgroup (%.0f so far); %s: %s (pid %.0f)",
+                            e->kills, victim_words(e), e->victim.label, e->victim.pid);
         else
                 r->cfg.warn(r->cfg.userdata, "OOM kill in the build's cgroup (%.0f so far)",
                             e->kills);

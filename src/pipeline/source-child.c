@@ -62,6 +62,11 @@ int source_child_open(const struct child_config *cfg, double grace, bool subreap
         return 0;
 }
 
+int source_child_join_error(const struct source_child *s)
+{
+        return child_join_error(s->child);
+}
+
 long source_child_pid(const struct source_child *s)
 {
         return (long)child_pid(s->child);

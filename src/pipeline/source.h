@@ -65,6 +65,8 @@ extern const struct source_ops source_child;
 int source_child_open(const struct child_config *cfg, double grace, bool subreaper,
                       struct source_child **ret);
 long source_child_pid(const struct source_child *s);
+/* 0, or why the build could not join its cgroup (-errno). */
+int source_child_join_error(const struct source_child *s);
 /* run --live: l (borrowed, NULL: none) sees the output before it passes
  * through, is redrawn from the loop, resized on SIGWINCH (add it to the
  * signalfd: loop_signalfd_add) and steps aside while the build is

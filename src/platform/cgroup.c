@@ -18,6 +18,7 @@
 
 #include "model/ranges.h"
 #include "platform/procfs.h"
+#include "platform/sdscope.h"
 #include "util/util.h"
 
 #define BUF_INITIAL 4096
@@ -466,7 +467,143 @@ void cgroup_stats_clear(struct cgroup_stats *s)
 {
         *s = (struct cgroup_stats){
             NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
+            .oom_victim_pid = -1,
         };
+}
+
+enum cgroup_v2_plan cgroup_v2_plan(bool is_root, bool memory_offered, size_t nprocs,
+                                   bool only_us, bool writable, bool use_systemd)
+{
+        if (!memory_offered)
+                return CG_PLAN_PLAIN;
+        if (is_root)
+                return CG_PLAN_DIRECT;
+        if (nprocs == 1 && only_us && writable)
+                return CG_PLAN_LEAF;
+        return use_systemd ? CG_PLAN_SCOPE : CG_PLAN_FAIL;
+}
+
+/* The last occurrence of needle (n bytes) in [p, end). */
+static const char *mem_last(const char *p, const char *end, const char *needle)
+{
+        size_t n = strlen(needle);
+        const char *found = NULL;
+
+        while (p && (size_t)(end - p) >= n) {
+                const char *q = memmem(p, (size_t)(end - p), needle, n);
+
+                if (!q)
+                        break;
+                found = q;
+                p = q + 1;
+        }
+        return found;
+}
+
+static bool take_pid(const char *p, const char *end, long *ret)
+{
+        uint64_t v;
+
+        if (parse_u64(&p, end, &v) < 0 || p != end || v == 0 || v > INT_MAX)
+                return false;
+        *ret = (long)v;
+        return true;
+}
+
+static void take_comm(const char *w, const char *we, char *comm, size_t cap)
+{
+        size_t n = (size_t)(we - w);
+
+        if (cap == 0)
+                return;
+        if (n >= cap)
+                n = cap - 1;
+        for (size_t i = 0; i < n; i++)
+                comm[i] = (unsigned char)w[i] < 0x20 || w[i] == 0x7f ? '?' : w[i];
+        comm[n] = '\0';
+}
+
+/* "oom-kill:...,task_memcg=PATH,task=COMM,pid=N,uid=U" */
+static bool oomkill_line(const char *p, const char *end, const char *memcg, long *pid,
+                         char *comm, size_t cap)
+{
+        const char *mc = memmem(p, (size_t)(end - p), "task_memcg=", 11);
+        const char *pidp = mem_last(p, end, ",pid="), *task;
+        const char *pe;
+
+        if (!mc || !pidp || pidp < mc)
+                return false;
+        task = mem_last(mc, pidp, ",task=");
+        if (!task)
+                return false;
+        mc += 11;
+        if (memcg) {
+                size_t n = strlen(memcg);
+
+                if ((size_t)(task - mc) < n || memcmp(mc, memcg, n) != 0 ||
+                    ((size_t)(task - mc) > n && mc[n] != '/'))
+                        return false;
+        }
+        pe = memchr(pidp + 5, ',', (size_t)(end - pidp - 5));
+        if (!take_pid(pidp + 5, pe ? pe : end, pid))
+                return false;
+        take_comm(task + 6, pidp, comm, cap);
+        return true;
+}
+
+/* "Killed process N (COMM) total-vm:..." */
+static bool killed_line(const char *p, const char *end, long *pid, char *comm, size_t cap)
+{
+        const char *k = memmem(p, (size_t)(end - p), "Killed process ", 15), *sp, *open, *close;
+
+        if (!k)
+                return false;
+        k += 15;
+        sp = memchr(k, ' ', (size_t)(end - k));
+        if (!sp || sp + 1 >= end || sp[1] != '(' || !take_pid(k, sp, pid))
+                return false;
+        open = sp + 2;
+        close = memmem(open, (size_t)(end - open), ") total-vm:", 11);
+        if (!close)
+                close = mem_last(open, end, ")");
+        if (!close)
+                return false;
+        take_comm(open, close, comm, cap);
+        return true;
+}
+
+int cgroup_kmsg_victim_parse(const char *buf, size_t len, const char *memcg, long *ret_pid,
+                             char *comm, size_t cap)
+{
+        const char *p = buf, *end = buf + len;
+        long matched = -1; /* the pid of the last oom-kill line in memcg */
+        int found = 0;
+
+        if (!buf || !ret_pid || (!comm && cap))
+                return -EINVAL;
+        while (p < end) {
+                const char *eol = line_end(p, end), *msg = memchr(p, ';', (size_t)(eol - p));
+                char c[65];
+                long pid;
+
+                msg = msg ? msg + 1 : p;
+                if (oomkill_line(msg, eol, memcg, &pid, c, sizeof(c))) {
+                        matched = pid;
+                } else if (killed_line(msg, eol, &pid, c, sizeof(c))) {
+                        if (memcg && pid != matched) {
+                                p = next_line(eol, end);
+                                continue;
+                        }
+                } else {
+                        p = next_line(eol, end);
+                        continue;
+                }
+                *ret_pid = pid;
+                take_comm(c, c + strlen(c), comm, cap);
+                found = 1;
+                p = next_line(eol, end);
+        }
+        return found;
 }
 
 /* ---- the cgroup ---- */
@@ -477,6 +614,23 @@ struct hier {
         char name[128];               /* run-<id>-<pid> */
         int parent_fd, dir_fd;        /* -1 until made */
         int procs_w_fd;               /* for the child */
+        char own[2 * CG_PATH_MAX];    /* <mount><own>: where leftovers go */
+        char want[2 * CG_PATH_MAX];   /* the build's path as /proc/PID/cgroup shows it */
+};
+
+/* v2 controllers, memory first: nothing else is enabled where memory is
+ * refused, so no cgroup turns "domain threaded" (cpu, pids are threaded
+ * controllers) and a kill between two writes leaves memory on, never the
+ * threaded ones alone. */
+static const char *const v2_ctl[] = {"memory", "pids", "io", "cpu"};
+
+/* What we did to our own v2 cgroup, to undo it. */
+struct v2_state {
+        int own_fd;           /* our own (the caller's) cgroup; -1: untouched */
+        unsigned own_added;   /* bits of v2_ctl we enabled in its subtree_control */
+        unsigned parent_added;/* ... in <own>/buildtel */
+        bool leaf;            /* we moved into <own>/buildtel/self-<pid> */
+        char leaf_name[64];
 };
 
 enum hot {
@@ -508,6 +662,15 @@ struct tree_proc {
 struct cgroup {
         enum cgroup_mode mode;
         int root_fd;
+        struct v2_state v2;
+        note_fn note;
+        void *userdata;
+        bool kill_leftovers;
+        int kmsg_fd; /* /dev/kmsg from our start (root), -1 */
+        long oom_pid;
+        char oom_comm[65];
+        bool setup_ok, test_unjoinable;
+        char *root_path;
         struct hier h[_CG_H_MAX];
         int hot[_HOT_MAX];
         bool psi_host;
@@ -618,6 +781,52 @@ static int pids_from_buf(struct cgroup *cg, size_t n)
         return 0;
 }
 
+static int read_pidstat(struct cgroup *cg, long pid, struct pidstat *ret)
+{
+        char path[64];
+        ssize_t n;
+
+        if (snprintf(path, sizeof(path), "proc/%ld/stat", pid) >= (int)sizeof(path))
+                return -EINVAL;
+        n = read_at(cg, cg->root_fd, path);
+        return n < 0 ? (int)n : pidstat_parse(cg->buf, (size_t)n, ret);
+}
+
+/* The kernel log from now on (root, or where dmesg is not restricted):
+ * the OOM killer's report names its victim. */
+static void open_kmsg(struct cgroup *cg)
+{
+        cg->kmsg_fd = openat(cg->root_fd, "dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (cg->kmsg_fd >= 0 && lseek(cg->kmsg_fd, 0, SEEK_END) < 0)
+                closep(&cg->kmsg_fd);
+}
+
+/* Read the kernel log records that came since the last call (each read()
+ * is one record; EAGAIN: no more) and keep the last OOM victim in the
+ * build's memory cgroup. */
+static void read_kmsg(struct cgroup *cg)
+{
+        const char *memcg = cg->h[cg->h[CG_H_MEMORY].used ? CG_H_MEMORY : CG_H_V2].want;
+        char rec[8192];
+
+        if (cg->kmsg_fd < 0)
+                return;
+        for (int i = 0; i < 4096; i++) {
+                ssize_t n = read(cg->kmsg_fd, rec, sizeof(rec));
+                long pid;
+                char comm[65];
+
+                if (n < 0 && errno == EPIPE)
+                        continue; /* overwritten records: go on from the next */
+                if (n <= 0)
+                        break;
+                if (cgroup_kmsg_victim_parse(rec, (size_t)n, memcg, &pid, comm, sizeof(comm)) > 0) {
+                        cg->oom_pid = pid;
+                        memcpy(cg->oom_comm, comm, sizeof(comm));
+                }
+        }
+}
+
 /* Is the run that made the cgroup `name` (run-ID-PID) still alive? Not by
  * its comm (a copy or a wrapper is not named buildtel), but by pid and start
  * time: the owner started before it made the cgroup, a reused pid after.
@@ -648,30 +857,102 @@ static bool run_owner_alive(struct cgroup *cg, int parent_fd, const char *name, 
         return start <= (double)st.st_mtim.tv_sec + 1.0;
 }
 
-/* Kill every process listed in dirfd's cgroup.procs (SIGKILL) until none is
+#define TREE_DEPTH_MAX 16
+
+/* SIGKILL every process in dirfd's cgroup and the cgroups below it. Returns
+ * how many were found. */
+static size_t kill_tree(struct cgroup *cg, int dirfd, int depth)
+{
+        ssize_t n = read_at(cg, dirfd, "cgroup.procs");
+        size_t found = 0;
+        DIR *d;
+        struct dirent *de;
+
+        if (n >= 0 && pids_from_buf(cg, (size_t)n) >= 0)
+                for (size_t k = 0; k < cg->npids; k++)
+                        if (cg->pids[k] != getpid()) {
+                                (void)kill((pid_t)cg->pids[k], SIGKILL);
+                                found++;
+                        }
+        if (depth >= TREE_DEPTH_MAX || !(d = opendir_at(dirfd, ".")))
+                return found;
+        while ((de = readdir(d))) {
+                int sub;
+
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (sub < 0)
+                        continue;
+                found += kill_tree(cg, sub, depth + 1);
+                close(sub);
+        }
+        closedir(d);
+        return found;
+}
+
+/* Kill every process in dirfd's cgroup and below (SIGKILL) until none is
  * left, for about 2 s at most. Returns 0 or -EBUSY. */
-static int empty_dir(struct cgroup *cg, int dirfd, bool killed_already)
+static int empty_dir(struct cgroup *cg, int dirfd)
 {
         struct timespec ts = {0, 10 * 1000 * 1000};
 
         for (int i = 0; i < 200; i++) {
-                ssize_t n = read_at(cg, dirfd, "cgroup.procs");
-
-                if (n < 0)
-                        return n == -ENOENT ? 0 : (int)n;
-                if (pids_from_buf(cg, (size_t)n) < 0 || cg->npids == 0)
+                if (kill_tree(cg, dirfd, 0) == 0)
                         return 0;
-                if (!killed_already || i > 0)
-                        for (size_t k = 0; k < cg->npids; k++)
-                                if (cg->pids[k] != getpid())
-                                        (void)kill((pid_t)cg->pids[k], SIGKILL);
                 nanosleep(&ts, NULL);
         }
         return -EBUSY;
 }
 
-/* Remove run-*-PID cgroups of buildtels that are gone. */
-static void clean_stale(struct cgroup *cg, int parent_fd)
+/* Remove the empty cgroups below dirfd, deepest first (a nested buildtel
+ * killed, a systemd-run --scope inside the build). Returns 0, or -EBUSY
+ * when some still hold processes. */
+static int prune_below(int dirfd, int depth)
+{
+        DIR *d;
+        struct dirent *de;
+        int ret = 0;
+
+        if (depth >= TREE_DEPTH_MAX)
+                return -EBUSY;
+        d = opendir_at(dirfd, ".");
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
+                int sub;
+
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (sub < 0)
+                        continue;
+                if (prune_below(sub, depth + 1) < 0)
+                        ret = -EBUSY;
+                close(sub);
+                if (unlinkat(dirfd, de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                        ret = -EBUSY;
+        }
+        closedir(d);
+        return ret;
+}
+
+/* The pid in a "run-ID-PID" or "self-PID" name, or 0. */
+static long stale_pid(const char *name)
+{
+        const char *dash = strrchr(name, '-');
+        uint64_t pid;
+
+        if ((strncmp(name, "run-", 4) != 0 && strncmp(name, "self-", 5) != 0) || !dash ||
+            parse_u64_str(dash + 1, &pid) < 0 || pid == 0 || pid > INT_MAX)
+                return 0;
+        return (long)pid;
+}
+
+/* Remove the cgroups of buildtels that are gone, and what is below them,
+ * when they are empty. One that still holds processes is an orphaned build
+ * running on (its buildtel was SIGKILLed): it is left alone, with a note. */
+static void clean_stale(struct cgroup *cg, int parent_fd, bool say)
 {
         DIR *d = opendir_at(parent_fd, ".");
         struct dirent *de;
@@ -679,23 +960,23 @@ static void clean_stale(struct cgroup *cg, int parent_fd)
         if (!d)
                 return;
         while ((de = readdir(d))) {
-                const char *dash = strrchr(de->d_name, '-');
-                uint64_t pid;
+                long pid = de->d_type == DT_DIR ? stale_pid(de->d_name) : 0;
                 int sub;
 
-                if (de->d_type != DT_DIR || strncmp(de->d_name, "run-", 4) != 0 || !dash ||
-                    parse_u64_str(dash + 1, &pid) < 0 || pid == 0 || pid > INT_MAX)
-                        continue;
-                if ((long)pid != (long)getpid() &&
-                    run_owner_alive(cg, parent_fd, de->d_name, (long)pid))
+                if (pid == 0 || strcmp(de->d_name, cg->v2.leaf_name) == 0 ||
+                    (pid != (long)getpid() && run_owner_alive(cg, parent_fd, de->d_name, pid)))
                         continue;
                 sub = openat(parent_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (sub >= 0) {
-                        (void)write_at(sub, "cgroup.kill", "1");
-                        (void)empty_dir(cg, sub, false);
+                        (void)prune_below(sub, 0);
                         close(sub);
                 }
-                (void)unlinkat(parent_fd, de->d_name, AT_REMOVEDIR);
+                if (unlinkat(parent_fd, de->d_name, AT_REMOVEDIR) < 0 && errno == EBUSY && say &&
+                    cg->note)
+                        cg->note(cg->userdata,
+                                 "the cgroup %s of a buildtel that is gone still holds processes "
+                                 "(its build runs on): left as it is",
+                                 de->d_name);
         }
         closedir(d);
 }
@@ -748,7 +1029,8 @@ static int make_dirs(struct cgroup *cg, struct hier *hh, const char *base)
                                 continue;
                         return -errno;
                 }
-                clean_stale(cg, hh->parent_fd);
+                clean_stale(cg, hh->parent_fd,
+                            hh == &cg->h[cg->h[CG_H_V2].used ? CG_H_V2 : CG_H_MEMORY]);
                 if (mkdirat(hh->parent_fd, hh->name, 0755) < 0) {
                         if (errno == ENOENT)
                                 continue;
@@ -758,7 +1040,8 @@ static int make_dirs(struct cgroup *cg, struct hier *hh, const char *base)
                 hh->dir_fd = openat(hh->parent_fd, hh->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (hh->dir_fd < 0)
                         return -errno;
-                hh->procs_w_fd = openat(hh->dir_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+                hh->procs_w_fd = openat(hh->dir_fd, "cgroup.procs",
+                                        (cg->test_unjoinable ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
                 if (hh->procs_w_fd < 0)
                         return -errno;
                 return 0;
@@ -851,6 +1134,339 @@ static enum cgroup_mode pick_mode(struct cgroup *cg, const struct cgroup_mounts 
         return CGROUP_MODE_NONE;
 }
 
+static void why(const struct cgroup_config *cfg, const char *fmt, ...) _printf_(2, 3);
+static void why(const struct cgroup_config *cfg, const char *fmt, ...)
+{
+        va_list ap;
+        int n;
+
+        if (!cfg->why || cfg->why_cap == 0)
+                return;
+        va_start(ap, fmt);
+        n = vsnprintf(cfg->why, cfg->why_cap, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+                cfg->why[0] = '\0';
+}
+
+/* Bits of v2_ctl listed in dirfd's file (cgroup.controllers or
+ * cgroup.subtree_control). */
+static unsigned ctl_mask(struct cgroup *cg, int dirfd, const char *file)
+{
+        ssize_t n = read_at(cg, dirfd, file);
+        const char *p = cg->buf, *end, *w;
+        unsigned mask = 0;
+        size_t wn;
+
+        if (n < 0)
+                return 0;
+        end = cg->buf + n;
+        while (p < end) {
+                const char *eol = line_end(p, end);
+
+                while (next_word(&p, eol, &w, &wn))
+                        for (size_t k = 0; k < ARRAY_SIZE(v2_ctl); k++)
+                                if (word_is(w, wn, v2_ctl[k]))
+                                        mask |= 1u << k;
+                p = next_line(eol, end);
+        }
+        return mask;
+}
+
+static void disable_ctl(int dirfd, unsigned added)
+{
+        for (size_t k = ARRAY_SIZE(v2_ctl); k-- > 0;) {
+                char w[16];
+
+                if (!(added & (1u << k)) || snprintf(w, sizeof(w), "-%s", v2_ctl[k]) >= (int)sizeof(w))
+                        continue;
+                (void)write_at(dirfd, "cgroup.subtree_control", w);
+        }
+}
+
+/* Enable the offered controllers in dirfd's subtree_control, memory first:
+ * when memory is refused nothing else is written. *ret_added gets what we
+ * enabled (what was on already is not ours to undo). Returns 0 or the
+ * memory write's -errno. */
+static int enable_ctl(struct cgroup *cg, int dirfd, unsigned *ret_added)
+{
+        unsigned offered = ctl_mask(cg, dirfd, "cgroup.controllers");
+        unsigned have = ctl_mask(cg, dirfd, "cgroup.subtree_control"), added = 0;
+
+        for (size_t k = 0; k < ARRAY_SIZE(v2_ctl); k++) {
+                char w[16];
+                int r;
+
+                if ((have & (1u << k)) || !(offered & (1u << k)) ||
+                    snprintf(w, sizeof(w), "+%s", v2_ctl[k]) >= (int)sizeof(w))
+                        continue;
+                r = write_at(dirfd, "cgroup.subtree_control", w);
+                if (r < 0 && k == 0)
+                        return r;
+                if (r >= 0)
+                        added |= 1u << k;
+        }
+        *ret_added = added;
+        return (have | added) & 1u ? 0 : -EOPNOTSUPP;
+}
+
+static int write_pid(int dirfd, long pid)
+{
+        char b[24];
+
+        if (snprintf(b, sizeof(b), "%ld", pid) >= (int)sizeof(b))
+                return -EINVAL;
+        return write_at(dirfd, "cgroup.procs", b);
+}
+
+/* Are we in the v2 cgroup rel (as /proc/self/cgroup shows it)? */
+static bool self_in(struct cgroup *cg, const char *rel)
+{
+        struct cgroup_self *self = calloc(1, sizeof(*self));
+        ssize_t n = read_at(cg, cg->root_fd, "proc/self/cgroup");
+        bool in = self && n >= 0 && cgroup_self_parse(cg->buf, (size_t)n, self) >= 0 &&
+                  strcmp(self->path[CG_H_V2], rel) == 0;
+
+        free(self);
+        return in;
+}
+
+/* Alone in our own cgroup (ofd, rel): move into <own>/buildtel/self-<pid>,
+ * then enable the controllers there. On failure everything is undone. */
+static int move_to_leaf(struct cgroup *cg, const struct cgroup_config *cfg, int ofd,
+                        const char *rel)
+{
+        struct v2_state *v = &cg->v2;
+        char leafrel[2 * CG_PATH_MAX];
+        _cleanup_close_ int pfd = -1, lfd = -1;
+        int r;
+
+        if (snprintf(v->leaf_name, sizeof(v->leaf_name), "self-%ld", (long)getpid()) >=
+                (int)sizeof(v->leaf_name) ||
+            join(leafrel, sizeof(leafrel), strcmp(rel, "/") == 0 ? "" : rel, "/buildtel/",
+                 v->leaf_name) < 0)
+                return -ENAMETOOLONG;
+        if (mkdirat(ofd, "buildtel", 0755) < 0 && errno != EEXIST)
+                return -errno;
+        pfd = openat(ofd, "buildtel", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (pfd < 0)
+                return -errno;
+        if (mkdirat(pfd, v->leaf_name, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        lfd = openat(pfd, v->leaf_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        r = lfd < 0 ? -errno : write_pid(lfd, (long)getpid());
+        if (r >= 0 && !self_in(cg, leafrel))
+                r = -EXDEV;
+        if (r >= 0) {
+                v->leaf = true;
+                r = enable_ctl(cg, ofd, &v->own_added);
+                if (r < 0)
+                        why(cfg, "enabling memory in %s: %s", rel, strerror(-r));
+        } else {
+                why(cfg, "moving buildtel into %s: %s", leafrel, strerror(-r));
+        }
+        if (r < 0) {
+                if (v->leaf)
+                        (void)write_pid(ofd, (long)getpid());
+                v->leaf = false;
+                (void)unlinkat(pfd, v->leaf_name, AT_REMOVEDIR);
+                (void)unlinkat(ofd, "buildtel", AT_REMOVEDIR);
+        }
+        return r;
+}
+
+/* Our own cgroup as it is now: its fd, the processes in it, whether only
+ * we are and we may write it. */
+struct v2_own {
+        int fd;
+        size_t nprocs;
+        bool only_us, writable, offered;
+};
+
+static void v2_look(struct cgroup *cg, int fd, struct v2_own *o)
+{
+        ssize_t n = read_at(cg, fd, "cgroup.procs");
+
+        o->fd = fd;
+        o->nprocs = 0;
+        o->only_us = false;
+        if (n >= 0 && pids_from_buf(cg, (size_t)n) >= 0) {
+                o->nprocs = cg->npids;
+                o->only_us = cg->npids == 1 && cg->pids[0] == (long)getpid();
+        }
+        o->writable = faccessat(fd, "cgroup.procs", W_OK, AT_EACCESS) == 0 &&
+                      faccessat(fd, "cgroup.subtree_control", W_OK, AT_EACCESS) == 0 &&
+                      faccessat(fd, ".", W_OK, AT_EACCESS) == 0;
+        o->offered = ctl_mask(cg, fd, "cgroup.controllers") & 1u;
+}
+
+/* The remedy for a user or root, after a failed scope. */
+static void why_scope(const struct cgroup_config *cfg, const char *rel, size_t nprocs,
+                      int r, const char *sdwhy)
+{
+        bool user = geteuid() != 0;
+        const char *fix = !user ? "run it alone in a delegated cgroup: systemd-run --scope -p "
+                                  "Delegate=yes buildtel run ..."
+                          : (r == -ENOENT || r == -ECONNREFUSED)
+                              ? "start your systemd user manager (loginctl enable-linger "
+                                "$USER), or use sudo"
+                              : "systemd-run --user --scope -p Delegate=yes buildtel run ..., "
+                                "or sudo";
+
+        why(cfg, "%s holds %zu other process(es) and systemd gave no delegated scope (%s); %s",
+            rel, nprocs > 0 ? nprocs - 1 : 0, sdwhy[0] ? sdwhy : strerror(-r), fix);
+}
+
+/* v2: get a cgroup we may enable memory in, per cgroup_v2_plan. self is
+ * updated when we moved (into a systemd scope). */
+static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
+                      const struct cgroup_mounts *m, struct cgroup_self *self)
+{
+        for (int attempt = 0; attempt < 2; attempt++) {
+                const char *rel = rel_to_mount(self->path[CG_H_V2], m->root[CG_H_V2]);
+                char own[2 * CG_PATH_MAX], unit[160], sdwhy[256];
+                struct v2_own o;
+                int fd, r;
+
+                if (join(own, sizeof(own), m->mnt[CG_H_V2], strcmp(rel, "/") == 0 ? "" : rel, "") <
+                    0)
+                        return -ENAMETOOLONG;
+                fd = openat(cg->root_fd, own + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+                v2_look(cg, fd, &o);
+                switch (cgroup_v2_plan(strcmp(rel, "/") == 0, o.offered, o.nprocs, o.only_us,
+                                       o.writable, cfg->use_systemd && attempt == 0)) {
+                case CG_PLAN_PLAIN:
+                        close(fd);
+                        note(cfg, "cgroup2 offers no memory controller in %s: memory, io and pids "
+                                  "columns stay empty%s",
+                             rel, m->mnt[CG_H_MEMORY][0] ? " (--cgroup=hybrid reads them from v1)"
+                                                         : "");
+                        return 0;
+                case CG_PLAN_DIRECT:
+                        cg->v2.own_fd = fd;
+                        r = enable_ctl(cg, fd, &cg->v2.own_added);
+                        if (r < 0)
+                                why(cfg, "enabling memory in %s: %s", rel, strerror(-r));
+                        return r;
+                case CG_PLAN_LEAF:
+                        cg->v2.own_fd = fd;
+                        return move_to_leaf(cg, cfg, fd, rel);
+                case CG_PLAN_SCOPE:
+                        close(fd);
+                        if (snprintf(unit, sizeof(unit), "buildtel-%ld-%ld.scope", (long)getpid(),
+                                     (long)time(NULL)) >= (int)sizeof(unit))
+                                return -ENAMETOOLONG;
+                        r = sdscope_start(geteuid() != 0, unit, getpid(), sdwhy, sizeof(sdwhy));
+                        if (r >= 0) {
+                                ssize_t n = read_at(cg, cg->root_fd, "proc/self/cgroup");
+
+                                r = n < 0 ? (int)n : cgroup_self_parse(cg->buf, (size_t)n, self);
+                        }
+                        if (r < 0) {
+                                why_scope(cfg, rel, o.nprocs, r, sdwhy);
+                                return -EBUSY;
+                        }
+                        continue;
+                case CG_PLAN_FAIL:
+                        close(fd);
+                        why(cfg, "%s holds %zu other process(es)%s; run buildtel alone in a "
+                                 "delegated cgroup: systemd-run --scope -p Delegate=yes buildtel "
+                                 "run ...",
+                            rel, o.nprocs > 0 ? o.nprocs - 1 : 0,
+                            o.writable ? "" : " and is not ours to write");
+                        return -EBUSY;
+                }
+        }
+        why(cfg, "the systemd scope did not leave buildtel alone in a cgroup it may write");
+        return -EBUSY;
+}
+
+/* Undo what v2_prepare and the parent's enabling did, after the run's own
+ * cgroup is gone: controllers off, back into our own cgroup, the leaf and
+ * buildtel/ removed. */
+static void v2_restore(struct cgroup *cg)
+{
+        struct v2_state *v = &cg->v2;
+        struct hier *hh = &cg->h[CG_H_V2];
+        _cleanup_close_ int lfd = -1;
+
+        if (v->own_fd < 0)
+                return;
+        if (hh->parent_fd >= 0 && v->parent_added && !v->leaf)
+                ; /* the root's buildtel/: shared with other runs, left on */
+        else if (hh->parent_fd >= 0)
+                disable_ctl(hh->parent_fd, v->parent_added);
+        if (v->leaf) {
+                ssize_t n;
+
+                disable_ctl(v->own_fd, v->own_added);
+                if (hh->parent_fd >= 0)
+                        lfd = openat(hh->parent_fd, v->leaf_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                /* Us and the daemons moved out of the build. */
+                n = lfd >= 0 ? read_at(cg, lfd, "cgroup.procs") : -EBADF;
+                if (n >= 0 && pids_from_buf(cg, (size_t)n) >= 0)
+                        for (size_t k = 0; k < cg->npids; k++)
+                                (void)write_pid(v->own_fd, cg->pids[k]);
+                (void)write_pid(v->own_fd, (long)getpid());
+                if (hh->parent_fd >= 0)
+                        (void)unlinkat(hh->parent_fd, v->leaf_name, AT_REMOVEDIR);
+                v->leaf = false;
+        }
+        v->own_added = v->parent_added = 0;
+        closep(&v->own_fd);
+        v->own_fd = -1;
+}
+
+/* The run's cgroup in every hierarchy used. v2 and memory are required;
+ * cpuacct, blkio and pids only add columns, so a host without them still
+ * gets the rest. */
+static int make_all(struct cgroup *cg, const struct cgroup_config *cfg,
+                    const struct cgroup_mounts *m, const struct cgroup_self *self)
+{
+        for (int i = 0; i < _CG_H_MAX; i++) {
+                struct hier *hh = &cg->h[i];
+                const char *own;
+                int r;
+
+                if (!hh->used)
+                        continue;
+                if (!m->mnt[i][0] || !self->path[i][0]) {
+                        hh->used = false;
+                        if (i == CG_H_V2 || i == CG_H_MEMORY) {
+                                why(cfg, "the %s hierarchy is not mounted",
+                                    i == CG_H_V2 ? "cgroup2" : "memory");
+                                return -ENOENT;
+                        }
+                        continue;
+                }
+                own = rel_to_mount(self->path[i], m->root[i]);
+                r = snprintf(hh->name, sizeof(hh->name), "run-%s-%ld", cfg->run_id,
+                             (long)getpid()) >= (int)sizeof(hh->name)
+                        ? -ENAMETOOLONG
+                        : 0;
+                if (r >= 0)
+                        r = join(hh->own, sizeof(hh->own), m->mnt[i],
+                                 strcmp(own, "/") == 0 ? "" : own, "");
+                if (r >= 0)
+                        r = join(hh->want, sizeof(hh->want),
+                                 strcmp(self->path[i], "/") == 0 ? "" : self->path[i],
+                                 "/buildtel/", hh->name);
+                if (r >= 0)
+                        r = make_dirs(cg, hh, hh->own);
+                if (r < 0) {
+                        if (i == CG_H_V2 || i == CG_H_MEMORY) {
+                                why(cfg, "making %s/buildtel/%s: %s", hh->own, hh->name,
+                                    strerror(-r));
+                                return r;
+                        }
+                        hh->used = false;
+                }
+        }
+        return 0;
+}
+
 static int setup_dirs(struct cgroup *cg, const struct cgroup_config *cfg)
 {
         struct cgroup_mounts *m = NULL;
@@ -876,6 +1492,7 @@ static int setup_dirs(struct cgroup *cg, const struct cgroup_config *cfg)
         if (cg->mode == CGROUP_MODE_AUTO) {
                 cg->mode = pick_mode(cg, m, self);
                 if (cg->mode == CGROUP_MODE_NONE) {
+                        why(cfg, "no cgroup hierarchy is mounted");
                         r = -ENOENT;
                         goto out;
                 }
@@ -893,60 +1510,17 @@ static int setup_dirs(struct cgroup *cg, const struct cgroup_config *cfg)
                 cg->h[CG_H_BLKIO].used = cg->h[CG_H_PIDS].used = true;
                 break;
         }
-        /* v2 and memory are required; cpuacct, blkio and pids only add
-         * columns, so a host without them still gets the rest. */
-        for (int i = 0; i < _CG_H_MAX; i++) {
-                char base[2 * CG_PATH_MAX];
-                struct hier *hh = &cg->h[i];
-
-                if (!hh->used)
-                        continue;
-                if (!m->mnt[i][0] || !self->path[i][0]) {
-                        hh->used = false;
-                        if (i == CG_H_V2 || i == CG_H_MEMORY) {
-                                r = -ENOENT;
-                                goto out;
-                        }
-                        continue;
-                }
-                r = snprintf(hh->name, sizeof(hh->name), "run-%s-%ld", cfg->run_id,
-                             (long)getpid()) >= (int)sizeof(hh->name)
-                        ? -ENAMETOOLONG
-                        : 0;
-                if (r >= 0) {
-                        const char *own = rel_to_mount(self->path[i], m->root[i]);
-                        r = join(base, sizeof(base), m->mnt[i], strcmp(own, "/") == 0 ? "" : own,
-                                 "");
-                }
-                if (r >= 0)
-                        r = make_dirs(cg, hh, base);
-                if (r < 0) {
-                        if (i == CG_H_V2 || i == CG_H_MEMORY)
-                                goto out;
-                        hh->used = false;
-                        r = 0;
-                }
+        if (cg->mode == CGROUP_MODE_V2 && m->mnt[CG_H_V2][0] && self->path[CG_H_V2][0]) {
+                r = v2_prepare(cg, cfg, m, self);
+                if (r < 0)
+                        goto out;
         }
-        if (cg->mode == CGROUP_MODE_V2) {
-                /* Delegate the controllers down to our cgroup; where our
-                 * own cgroup holds processes the kernel refuses, and those
-                 * columns stay empty. */
-                char own[2 * CG_PATH_MAX];
-                const char *rel = rel_to_mount(self->path[CG_H_V2], m->root[CG_H_V2]);
-
-                if (join(own, sizeof(own), m->mnt[CG_H_V2], strcmp(rel, "/") == 0 ? "" : rel, "") >=
-                    0) {
-                        _cleanup_close_ int ofd =
-                            openat(cg->root_fd, own + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                        static const char *const ctl[] = {"+memory", "+io", "+pids", "+cpu"};
-
-                        for (size_t k = 0; k < ARRAY_SIZE(ctl); k++) {
-                                if (ofd >= 0)
-                                        (void)write_at(ofd, "cgroup.subtree_control", ctl[k]);
-                                (void)write_at(cg->h[CG_H_V2].parent_fd, "cgroup.subtree_control",
-                                               ctl[k]);
-                        }
-                }
+        r = make_all(cg, cfg, m, self);
+        if (r >= 0 && cg->mode == CGROUP_MODE_V2 && cg->v2.own_fd >= 0) {
+                /* The build's cgroup gets memory (first) and the rest. */
+                r = enable_ctl(cg, cg->h[CG_H_V2].parent_fd, &cg->v2.parent_added);
+                if (r < 0)
+                        why(cfg, "enabling memory in %s: %s", cg->h[CG_H_V2].parent, strerror(-r));
         }
 out:
         free(m);
@@ -956,8 +1530,6 @@ out:
 
 static void open_counters(struct cgroup *cg, const struct cgroup_config *cfg)
 {
-        char lim[32];
-
         if (cg->mode == CGROUP_MODE_V2) {
                 (void)open_hot(cg, HOT_CPU, CG_H_V2, "cpu.stat");
                 (void)open_hot(cg, HOT_MEM, CG_H_V2, "memory.current");
@@ -967,9 +1539,6 @@ static void open_counters(struct cgroup *cg, const struct cgroup_config *cfg)
                 (void)open_hot(cg, HOT_PIDS, CG_H_V2, "pids.current");
                 (void)open_hot(cg, HOT_PIDS_PEAK, CG_H_V2, "pids.peak");
                 (void)open_hot(cg, HOT_MEM_STAT, CG_H_V2, "memory.stat");
-                if (cg->hot[HOT_MEM] < 0)
-                        note(cfg, "cgroup2 has no memory controller for us here; memory, io and "
-                                  "pids columns stay empty (--cgroup=hybrid reads them from v1)");
         } else {
                 if (cg->mode == CGROUP_MODE_HYBRID) {
                         (void)open_hot(cg, HOT_CPU, CG_H_V2, "cpu.stat");
@@ -1001,25 +1570,42 @@ static void open_counters(struct cgroup *cg, const struct cgroup_config *cfg)
                 (void)open_hot(cg, HOT_PROCS, CG_H_MEMORY, "cgroup.procs");
         }
 
-        if (cfg->memory_max) {
-                snprintf(lim, sizeof(lim), "%llu", (unsigned long long)cfg->memory_max);
-                if (cg->mode == CGROUP_MODE_V2)
-                        (void)write_at(cg->h[CG_H_V2].dir_fd, "memory.max", lim);
-                else
-                        (void)write_at(cg->h[CG_H_MEMORY].dir_fd, "memory.limit_in_bytes", lim);
-        }
-        if (cfg->memory_high) {
-                snprintf(lim, sizeof(lim), "%llu", (unsigned long long)cfg->memory_high);
-                if (cg->mode == CGROUP_MODE_V2) {
-                        (void)write_at(cg->h[CG_H_V2].dir_fd, "memory.high", lim);
-                } else {
-                        (void)write_at(cg->h[CG_H_MEMORY].dir_fd, "memory.soft_limit_in_bytes",
-                                       lim);
-                        note(cfg, "cgroup v1 has no memory.high: --memory-high is set as "
-                                  "memory.soft_limit_in_bytes (reclaim under pressure, no "
-                                  "throttling)");
+}
+
+/* --memory-max, --memory-high: every write checked. */
+static int set_limits(struct cgroup *cg, const struct cgroup_config *cfg)
+{
+        bool v2 = cg->mode == CGROUP_MODE_V2;
+        struct hier *hh = &cg->h[v2 ? CG_H_V2 : CG_H_MEMORY];
+        const uint64_t val[2] = {cfg->memory_max, cfg->memory_high};
+        const char *file[2] = {v2 ? "memory.max" : "memory.limit_in_bytes",
+                               v2 ? "memory.high" : "memory.soft_limit_in_bytes"};
+
+        for (int k = 0; k < 2; k++) {
+                char lim[32];
+                int r;
+
+                if (!val[k])
+                        continue;
+                if (snprintf(lim, sizeof(lim), "%llu", (unsigned long long)val[k]) >=
+                    (int)sizeof(lim))
+                        return -EINVAL;
+                r = write_at(hh->dir_fd, file[k], lim);
+                if (r < 0) {
+                        why(cfg, "writing %s in %s/%s: %s%s", file[k], hh->parent, hh->name,
+                            strerror(-r),
+                            r == -ENOENT ? " (no memory controller there: run it alone in a "
+                                           "delegated cgroup, systemd-run --scope -p "
+                                           "Delegate=yes)"
+                                         : "");
+                        return r == -ENOENT ? -EOPNOTSUPP : r;
                 }
         }
+        if (cfg->memory_high && !v2)
+                note(cfg, "cgroup v1 has no memory.high: --memory-high is set as "
+                          "memory.soft_limit_in_bytes (reclaim under pressure, no "
+                          "throttling)");
+        return 0;
 }
 
 /* The limits must hold, or the user would think the build is capped. */
@@ -1062,11 +1648,19 @@ int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret)
                 cg->h[i].parent_fd = cg->h[i].dir_fd = cg->h[i].procs_w_fd = -1;
         for (int i = 0; i < _HOT_MAX; i++)
                 cg->hot[i] = -1;
+        cg->v2.own_fd = cg->kmsg_fd = -1;
+        cg->oom_pid = -1;
+        cg->note = cfg->note;
+        cg->userdata = cfg->userdata;
+        cg->kill_leftovers = cfg->kill_leftovers;
+        cg->test_unjoinable = cfg->test_unjoinable;
         cg->mem_peak = cg->pids_peak = NAN;
         cg->cap = BUF_INITIAL;
         cg->buf = malloc(cg->cap);
         cg->root_fd = open(cfg->root ? cfg->root : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         r = !cg->buf ? -ENOMEM : cg->root_fd < 0 ? -errno : 0;
+        if (r >= 0 && !(cg->root_path = strdup(cfg->root ? cfg->root : "/")))
+                r = -ENOMEM;
         if (r >= 0) {
                 pids_reserve(cg, 256);
                 if (!cg->pids)
@@ -1080,8 +1674,13 @@ int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret)
                 r = setup_dirs(cg, cfg);
                 if (r >= 0) {
                         open_counters(cg, cfg);
-                        r = check_limits(cg, cfg);
+                        r = set_limits(cg, cfg);
                 }
+                if (r >= 0)
+                        r = check_limits(cg, cfg);
+                if (r >= 0)
+                        open_kmsg(cg);
+                cg->setup_ok = r >= 0;
         }
         if (r < 0) {
                 cgroup_free(cg);
@@ -1098,10 +1697,12 @@ static void remove_dirs(struct cgroup *cg)
 
                 if (hh->dir_fd < 0)
                         continue;
+                (void)prune_below(hh->dir_fd, 0);
                 closep(&hh->dir_fd);
                 hh->dir_fd = -1;
                 (void)unlinkat(hh->parent_fd, hh->name, AT_REMOVEDIR);
         }
+        v2_restore(cg);
         for (int i = 0; i < _CG_H_MAX; i++) {
                 struct hier *hh = &cg->h[i];
 
@@ -1116,23 +1717,91 @@ static void remove_dirs(struct cgroup *cg)
 
 int cgroup_kill_all(struct cgroup *cg)
 {
-        bool v2kill = false;
         int ret = 0;
 
         if (!cg || cg->mode == CGROUP_MODE_NONE)
                 return 0;
         if (cg->h[CG_H_V2].used && cg->h[CG_H_V2].dir_fd >= 0)
-                v2kill = write_at(cg->h[CG_H_V2].dir_fd, "cgroup.kill", "1") >= 0;
+                (void)write_at(cg->h[CG_H_V2].dir_fd, "cgroup.kill", "1");
         for (int i = 0; i < _CG_H_MAX; i++) {
                 int r;
 
                 if (!cg->h[i].used || cg->h[i].dir_fd < 0)
                         continue;
-                r = empty_dir(cg, cg->h[i].dir_fd, v2kill);
+                r = empty_dir(cg, cg->h[i].dir_fd);
                 if (r < 0 && ret == 0)
                         ret = r;
         }
         return ret;
+}
+
+/* Where a daemon moved out of the build goes in hierarchy i: our own
+ * cgroup, or in a v2 leaf set-up our leaf (v2_restore moves it on). */
+static int leftover_dest(struct cgroup *cg, int i)
+{
+        if (i == CG_H_V2 && cg->v2.leaf && cg->h[i].parent_fd >= 0)
+                return openat(cg->h[i].parent_fd, cg->v2.leaf_name,
+                              O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return openat(cg->root_fd, cg->h[i].own + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static void move_out(struct cgroup *cg, long pid)
+{
+        for (int i = 0; i < _CG_H_MAX; i++) {
+                int fd;
+
+                if (!cg->h[i].used || cg->h[i].dir_fd < 0)
+                        continue;
+                fd = leftover_dest(cg, i);
+                if (fd >= 0) {
+                        (void)write_pid(fd, pid);
+                        close(fd);
+                }
+        }
+}
+
+/* Processes of the build in a session of their own (a daemon that
+ * detached: an sccache server, a Gradle daemon) move out to our cgroup and
+ * keep running, with one note naming them. */
+static void keep_daemons(struct cgroup *cg)
+{
+        int lh = cg->h[CG_H_V2].used ? CG_H_V2 : CG_H_MEMORY;
+        long sid = (long)getsid(0), found[16];
+        char names[512];
+        size_t nfound = 0, more = 0, o = 0;
+        ssize_t n;
+
+        if (cg->kill_leftovers || cg->h[lh].dir_fd < 0)
+                return;
+        n = read_at(cg, cg->h[lh].dir_fd, "cgroup.procs");
+        if (n < 0 || pids_from_buf(cg, (size_t)n) < 0)
+                return;
+        for (size_t k = 0; k < cg->npids; k++) {
+                if (nfound < ARRAY_SIZE(found))
+                        found[nfound++] = cg->pids[k];
+        }
+        names[0] = '\0';
+        for (size_t k = 0; k < nfound; k++) {
+                struct pidstat ps;
+                int w;
+
+                if (read_pidstat(cg, found[k], &ps) < 0 || ps.session == sid || ps.state == 'Z' ||
+                    ps.pid == (long)getpid())
+                        continue;
+                move_out(cg, found[k]);
+                if (o >= sizeof(names) - 80) {
+                        more++;
+                        continue;
+                }
+                w = snprintf(names + o, sizeof(names) - o, "%s%s (pid %ld)", o ? ", " : "", ps.comm,
+                             ps.pid);
+                if (w > 0 && (size_t)w < sizeof(names) - o)
+                        o += (size_t)w;
+        }
+        if (o && cg->note)
+                cg->note(cg->userdata,
+                         "left running: %s%s (detached from the build; --kill-leftovers ends them)",
+                         names, more ? ", ..." : "");
 }
 
 void cgroup_free(struct cgroup *cg)
@@ -1140,6 +1809,8 @@ void cgroup_free(struct cgroup *cg)
         if (!cg)
                 return;
         if (cg->root_fd >= 0 && cg->buf) {
+                if (cg->setup_ok)
+                        keep_daemons(cg);
                 (void)cgroup_kill_all(cg);
                 remove_dirs(cg);
         }
@@ -1150,12 +1821,102 @@ void cgroup_free(struct cgroup *cg)
         }
         for (int i = 0; i < _HOT_MAX; i++)
                 closep(&cg->hot[i]);
+        closep(&cg->v2.own_fd);
+        closep(&cg->kmsg_fd);
         closep(&cg->root_fd);
         procfs_free(cg->procfs);
+        free(cg->root_path);
         free(cg->procs);
         free(cg->pids);
         free(cg->buf);
         free(cg);
+}
+
+const char *cgroup_path(const struct cgroup *cg)
+{
+        int h = cg->h[CG_H_V2].used ? CG_H_V2 : CG_H_MEMORY;
+
+        return cg->h[h].want;
+}
+
+/* Is pid in the build's cgroup in every hierarchy: 1 yes, 0 no, -errno. */
+static int in_build(struct cgroup *cg, pid_t pid)
+{
+        struct cgroup_self *s;
+        char path[64];
+        ssize_t n;
+        int r = 1;
+
+        if (snprintf(path, sizeof(path), "proc/%ld/cgroup", (long)pid) >= (int)sizeof(path))
+                return -EINVAL;
+        n = read_at(cg, cg->root_fd, path);
+        if (n < 0)
+                return (int)n;
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        if (cgroup_self_parse(cg->buf, (size_t)n, s) < 0)
+                r = -EINVAL;
+        for (int i = 0; r == 1 && i < _CG_H_MAX; i++)
+                if (cg->h[i].used && cg->h[i].dir_fd >= 0 &&
+                    strcmp(s->path[i], cg->h[i].want) != 0)
+                        r = 0;
+        free(s);
+        return r;
+}
+
+int cgroup_verify(struct cgroup *cg, pid_t pid, int join_error)
+{
+        struct timespec ts = {0, 10 * 1000 * 1000};
+
+        if (cg->mode == CGROUP_MODE_NONE)
+                return 0;
+        if (join_error < 0)
+                return join_error;
+        /* A process on its way out no longer shows its cgroup: only one
+         * that lives on elsewhere has not joined. */
+        for (int i = 0; i < 20; i++) {
+                struct pidstat ps;
+                int r = in_build(cg, pid), k;
+
+                if (r == -ENOENT || r == -ESRCH || r == 1)
+                        return 0;
+                if (r < 0)
+                        return r;
+                k = read_pidstat(cg, (long)pid, &ps);
+                if (k == -ENOENT || k == -ESRCH || (k >= 0 && (ps.state == 'Z' || ps.state == 'X')))
+                        return 0;
+                nanosleep(&ts, NULL);
+        }
+        return -EXDEV;
+}
+
+int cgroup_fallback_none(struct cgroup *cg, long tree_root)
+{
+        struct cgroup_config cfg = {.tree_root = tree_root};
+        int r;
+
+        if (cg->mode == CGROUP_MODE_NONE)
+                return 0;
+        cg->setup_ok = false; /* undo what setup enabled */
+        remove_dirs(cg);
+        for (int i = 0; i < _CG_H_MAX; i++) {
+                closep(&cg->h[i].procs_w_fd);
+                cg->h[i].procs_w_fd = -1;
+                cg->h[i].used = false;
+        }
+        for (int i = 0; i < _HOT_MAX; i++) {
+                closep(&cg->hot[i]);
+                cg->hot[i] = -1;
+        }
+        cg->mode = CGROUP_MODE_NONE;
+        cg->mem_peak = cg->pids_peak = NAN;
+        cfg.root = cg->root_path;
+        r = setup_none(cg, &cfg);
+        if (r < 0)
+                return r;
+        setup_host_psi(cg);
+        return 0;
 }
 
 enum cgroup_mode cgroup_mode(const struct cgroup *cg)
@@ -1403,8 +2164,13 @@ int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret)
                 st.mem_bytes = in_range(RANGE_BYTES, (double)a);
         if (cg->hot[HOT_MEM_PEAK] >= 0 && TRY(hot_u64(cg, HOT_MEM_PEAK, &a)))
                 st.mem_peak_bytes = in_range(RANGE_BYTES, (double)a);
-        if (cg->hot[HOT_MEM_EV] >= 0 && TRY(hot_keyed(cg, HOT_MEM_EV, "oom_kill", &a)))
+        if (cg->hot[HOT_MEM_EV] >= 0 && TRY(hot_keyed(cg, HOT_MEM_EV, "oom_kill", &a))) {
                 st.oom_kills = in_range(RANGE_EVENTS, (double)a);
+                if (a > 0)
+                        read_kmsg(cg);
+        }
+        st.oom_victim_pid = cg->oom_pid;
+        memcpy(st.oom_victim_comm, cg->oom_comm, sizeof(st.oom_victim_comm));
         if (cg->hot[HOT_IO] >= 0) {
                 ssize_t n = read_fd(cg, cg->hot[HOT_IO]);
 

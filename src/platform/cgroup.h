@@ -99,6 +99,10 @@ struct cgroup_stats {
         /* Anonymous and file-backed memory: v2 memory.stat anon/file, v1
          * total_rss/total_cache, none mode the tree's RssAnon/RssFile. */
         double mem_anon_bytes, mem_file_bytes;
+        /* The OOM killer's last victim in the build's cgroup, from the
+         * kernel's own report (/dev/kmsg): pid -1 and "" when unknown. */
+        long oom_victim_pid;
+        char oom_victim_comm[65];
 };
 
 void cgroup_stats_clear(struct cgroup_stats *s);
@@ -112,6 +116,20 @@ struct cgroup_config {
         long tree_root;      /* none mode: the process whose descendants are the build */
         note_fn note; /* one-line notes (a controller missing, host-wide pressure) */
         void *userdata;
+        /* At the end, kill what the build left running in its own session
+         * too (a daemon that detached); by default those are moved out to
+         * our cgroup and keep running. */
+        bool kill_leftovers;
+        /* Ask systemd for a delegated scope when our cgroup cannot be
+         * used (v2); false in tests on fake trees. */
+        bool use_systemd;
+        /* When set, why a cgroup could not be had, in words, with the
+         * remedy (cut to why_cap). */
+        char *why;
+        size_t why_cap;
+        /* Tests only (BUILDTEL_TEST_CGROUP_UNJOINABLE=1): the child's
+         * cgroup.procs fds are opened read-only, so its join fails. */
+        bool test_unjoinable;
 };
 
 struct cgroup;
@@ -124,9 +142,45 @@ struct cgroup;
  * -EPERM/-EACCES/-EROFS without permission, -ENOENT when the mode's
  * hierarchies are not mounted, -EINVAL for a limit in none mode, -errno. */
 int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret);
-/* Kill what is left in the cgroup, remove it, close everything. NULL is a
- * no-op. */
+/* Move out the build's detached daemons (unless kill_leftovers), kill what
+ * is left in the cgroup and below it, remove it, give our own cgroup back
+ * as it was, close everything. NULL is a no-op. */
 void cgroup_free(struct cgroup *cg);
+
+/* Is pid (the build, just spawned) in the build's cgroup? join_error is
+ * the child's own report of its cgroup.procs write (0 or -errno). Reads
+ * proc/PID/cgroup. Returns 0, or -errno naming the cause (the child's
+ * error, -EXDEV when it is elsewhere). A process already gone counts as
+ * joined when it reported no error. */
+int cgroup_verify(struct cgroup *cg, pid_t pid, int join_error);
+/* Give up the cgroup (its dirs removed, our own cgroup restored) and
+ * account the process tree below tree_root from /proc instead: mode none.
+ * Returns 0 or -errno. */
+int cgroup_fallback_none(struct cgroup *cg, long tree_root);
+
+/* The path of the build's cgroup that setup tried or made ("" when none),
+ * for messages. */
+const char *cgroup_path(const struct cgroup *cg);
+
+/* Decide how to get a cgroup with the memory controller below our own v2
+ * cgroup (pure logic, tested on its own). */
+enum cgroup_v2_plan {
+        CG_PLAN_PLAIN,  /* no memory controller offered: cpu.stat only, as is */
+        CG_PLAN_DIRECT, /* the root cgroup: enable there, make ours below */
+        CG_PLAN_LEAF,   /* alone in a cgroup we may write: move into a leaf first */
+        CG_PLAN_SCOPE,  /* ask systemd for a delegated scope, then LEAF there */
+        CG_PLAN_FAIL,   /* none of these */
+};
+enum cgroup_v2_plan cgroup_v2_plan(bool is_root, bool memory_offered, size_t nprocs,
+                                   bool only_us, bool writable, bool use_systemd);
+
+/* The kernel OOM killer's report, read from /dev/kmsg records: "Killed
+ * process N (comm)" and "oom-kill:...,task_memcg=PATH,task=comm,pid=N".
+ * Only victims in memcg (a cgroup path; NULL: any) are taken. Fills
+ * *ret_pid and comm (NUL-terminated, cut to cap) with the last victim of
+ * buf; returns 1 when one was found, 0 when none, -EINVAL on NULL. */
+int cgroup_kmsg_victim_parse(const char *buf, size_t len, const char *memcg, long *ret_pid,
+                             char *comm, size_t cap);
 
 enum cgroup_mode cgroup_mode(const struct cgroup *cg);
 

@@ -17,8 +17,13 @@
 #include "util/macro.h"
 #include "util/util.h"
 
+/* On the error pipe, a failed cgroup join (the build goes on) is its errno
+ * with this bit; an exec failure is the bare errno. */
+#define JOIN_TAG 0x40000000
+
 struct child {
         pid_t pid;
+        int join_error; /* -errno of the first failed cgroup join, or 0 */
         int out_fd, err_fd;
         int pidfd;
         bool foreground; /* we gave it the terminal */
@@ -98,7 +103,11 @@ _Noreturn static void child_exec(const struct child_config *cfg, int out_w, int 
          * leaves the build outside it; the parent sees that in the
          * cgroup's empty process list, and the build still runs. */
         for (size_t i = 0; i < cfg->n_cgroup_procs_fds; i++)
-                (void)!write(cfg->cgroup_procs_fds[i], "0", 1);
+                if (write(cfg->cgroup_procs_fds[i], "0", 1) != 1) {
+                        int je = JOIN_TAG | errno;
+
+                        (void)!write(errpipe, &je, sizeof(je));
+                }
         if (cfg->foreground) {
                 sigset_t ttou;
                 sigemptyset(&ttou);
@@ -207,9 +216,15 @@ int child_spawn(const struct child_config *cfg, struct child **ret)
         (void)setpgid(pid, pid);
         closep(&ep_w);
         ep_w = -1;
-        do
-                n = read(ep_r, &e, sizeof(e));
-        while (n < 0 && errno == EINTR);
+        for (;;) {
+                do
+                        n = read(ep_r, &e, sizeof(e));
+                while (n < 0 && errno == EINTR);
+                if (n != (ssize_t)sizeof(e) || !(e & JOIN_TAG))
+                        break;
+                if (!c->join_error)
+                        c->join_error = -(e & ~JOIN_TAG);
+        }
         if (n == (ssize_t)sizeof(e)) {
                 while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                         ;
@@ -244,6 +259,10 @@ void child_free(struct child *c)
 pid_t child_pid(const struct child *c)
 {
         return c->pid;
+}
+int child_join_error(const struct child *c)
+{
+        return c->join_error;
 }
 int child_stdout_fd(const struct child *c)
 {

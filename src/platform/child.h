@@ -56,6 +56,8 @@ int child_spawn(const struct child_config *cfg, struct child **ret);
 void child_free(struct child *c);
 
 pid_t child_pid(const struct child *c);
+/* 0, or the -errno of the child's first failed cgroup.procs write. */
+int child_join_error(const struct child *c);
 int child_stdout_fd(const struct child *c); /* -1 once closed */
 int child_stderr_fd(const struct child *c);
 int child_pidfd(const struct child *c);           /* -1 when the kernel lacks pidfd */

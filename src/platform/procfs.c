@@ -402,13 +402,16 @@ int pidstat_parse(const char *buf, size_t len, struct pidstat *ret)
                         break;
                 case 4:
                 case 5:
+                case 6:
                         r = next_i64(&p, end, &v);
                         if (r >= 0 && (v < 0 || v > INT_MAX))
                                 r = -ERANGE;
                         if (r >= 0 && field == 4)
                                 ps.ppid = (long)v;
-                        else if (r >= 0)
+                        else if (r >= 0 && field == 5)
                                 ps.pgrp = (long)v;
+                        else if (r >= 0)
+                                ps.session = (long)v;
                         break;
                 default:
                         /* tty_nr, tpgid, cutime, priority, nice... may be

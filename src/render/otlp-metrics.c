@@ -101,6 +101,12 @@ struct total_line {
         struct val (*get)(const struct run_model *m);
 };
 
+static struct val get_estimated(const struct run_model *m)
+{
+        return m->summary->build.mode[0] ? (struct val){.set = true, .is_int = true,
+                                                         .i = m->summary->build.estimates}
+                                         : (struct val){0};
+}
 static struct val get_duration(const struct run_model *m)
 {
         return dbl(m->facts->duration_s);
@@ -156,6 +162,9 @@ static struct val get_steps_cached(const struct run_model *m)
 
 static const struct total_line total_lines[] = {
     {"build.duration", "s", "Wall time of the build", get_duration},
+    {"build.figures.estimated", "1",
+     "1 when the build's figures are estimates from its process tree (no cgroup)",
+     get_estimated},
     {"build.host.memory.usage.max", "By", "Peak host memory used", get_mem_peak},
     {"build.host.memory.available.min", "By", "Least host memory available", get_mem_avail_min},
     {"build.host.swap.usage.max", "By", "Peak host swap used", get_swap_peak},
@@ -490,6 +499,8 @@ static void add_totals(struct build *B, const struct run_model *fm)
                 if (!v.set)
                         continue;
                 metric(B, l->name, l->unit, l->desc, OTLP_GAUGE);
+                if (l->get == get_estimated)
+                        str_attr(B, "build.cgroup.mode", fm->summary->build.mode);
                 if (l->get == get_duration && result)
                         str_attr(B, "cicd.pipeline.result", result);
                 if (l->get == get_duration && f->exit_code >= 0)

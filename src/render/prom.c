@@ -341,6 +341,11 @@ int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
         if (ts->ninja_log_set)
                 fam_sample(&f, (double)ts->ninja_edges, inv_labels);
 
+        fam_begin(&f, "build_figures_estimated",
+                  "1 when the build's figures (cpu, memory, io, pids) are estimates from its "
+                  "process tree (no cgroup), 0 when they are its cgroup's.");
+        if (m->summary && m->summary->build.mode[0])
+                fam_sample(&f, m->summary->build.estimates, inv_labels);
         for (size_t k = 0; m->summary && k < ARRAY_SIZE(resources); k++) {
                 const char *base = (const char *)m->summary + resources[k].off;
 

@@ -697,6 +697,9 @@ static void totals_table(struct dwriter *w, const struct summary *s)
         dw_puts(w, "<h3>The build's totals</h3><table>");
         dw_puts(w, "<tr><th>accounting</th><td>");
         esc(w, b->mode);
+        if (b->estimates)
+                dw_puts(w, " (no cgroup: the figures below are estimates from the process tree "
+                           "in /proc)");
         dw_puts(w, "</td></tr><tr><th>CPU user s</th>");
         td_num(w, true, b->cpu_user_s, 1, "");
         dw_puts(w, "</tr><tr><th>CPU system s</th>");

@@ -383,7 +383,7 @@ static json_t *jrun(const struct summary *s, const struct run_info *ri)
 
 static bool build_is_estimate(const struct summary_build *b)
 {
-        return strcmp(b->mode, "none") == 0;
+        return b->estimates;
 }
 
 static bool build_psi_is_host(const struct summary_build *b)
@@ -420,9 +420,10 @@ static json_t *joom_events(const struct summary_build *b)
         for (size_t i = 0; ooms && i < MIN(b->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
                 const struct summary_oom *e = &b->oom[i];
                 json_t *j =
-                    json_pack("{s:o, s:o, s:o, s:o, s:o}", "time", jtime(e->epoch), "elapsed_s",
-                              jnum(e->elapsed_s, 3), "kills", jnum(e->kills, 0), "stage",
-                              jstr(e->stage), "victim", jproc(&e->victim));
+                    json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "time", jtime(e->epoch),
+                              "elapsed_s", jnum(e->elapsed_s, 3), "kills", jnum(e->kills, 0),
+                              "stage", jstr(e->stage), "victim", jproc(&e->victim),
+                              "victim_source", jstr(e->victim_source));
 
                 if (!j || json_array_append_new(ooms, j) < 0)
                         break; /* as many as memory allowed */
@@ -702,7 +703,19 @@ static void put_mode(struct dwriter *w, const struct summary_build *bd)
                 dw_printf(w, "cgroup %s", bd->mode);
 }
 
-/* "1 OOM kill(s), likely victim: ..." for the first rise. */
+/* ", victim (the kernel's report): cc1plus (pid 12)", or the one last seen. */
+static void put_victim(struct dwriter *w, const struct summary_oom *e)
+{
+        if (!e->victim.label[0]) {
+                dw_puts(w, ", likely victim: unknown (the kernel's report unread, never sampled)");
+                return;
+        }
+        dw_puts(w, strcmp(e->victim_source, "kernel") == 0 ? ", victim (the kernel's report): "
+                                                           : ", likely victim (last seen): ");
+        put_proc(w, &e->victim);
+}
+
+/* "1 OOM kill(s), victim ..." for the first rise. */
 static void put_oom(struct dwriter *w, const struct summary_build *bd)
 {
         const struct summary_oom *e = &bd->oom[0];
@@ -717,11 +730,7 @@ static void put_oom(struct dwriter *w, const struct summary_build *bd)
                 dw_puts(w, " in stage ");
                 put_text(w, e->stage);
         }
-        dw_puts(w, ", likely victim: ");
-        if (e->victim.label[0])
-                put_proc(w, &e->victim);
-        else
-                dw_puts(w, "unknown (it was never sampled)");
+        put_victim(w, e);
 }
 
 /* "<a>/<b>" of two stall figures. */
@@ -806,11 +815,7 @@ static void render_build_text(const struct summary *s, struct dwriter *w)
         for (size_t i = 1; i < MIN(bd->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
                 dw_puts(w, "\n    then by +");
                 put_duration(w, bd->oom[i].elapsed_s);
-                dw_puts(w, ", likely victim: ");
-                if (bd->oom[i].victim.label[0])
-                        put_proc(w, &bd->oom[i].victim);
-                else
-                        dw_puts(w, "unknown");
+                put_victim(w, &bd->oom[i]);
         }
         dw_puts(w, "\n  io:             ");
         put_num(w, bd->io_read_mb, 1);

@@ -78,7 +78,7 @@ expect_eq "--memory-max 256M, 1 GiB: exit 137" "$?" 137
 expect_eq "oom_kills = 1" "$(j "$L/resources-oom.summary.json" build.oom_kills)" 1
 expect_eq "the victim is named" "$(j "$L/resources-oom.summary.json" build.oom_events.0.victim.label)" "cgload grow 1024"
 check "a warning on stderr at once" grep -q "warning: OOM kill in the build's cgroup (1 so far)" "$T/oom.err"
-check "the victim in the short summary" grep -q "likely victim: cgload grow 1024" "$T/oom.err"
+check "the victim in the short summary" grep -Eq "victim( \(the kernel's report\)| \(last seen\))?: cgload grow 1024" "$T/oom.err"
 peak=$(j "$L/resources-oom.summary.json" build.mem_peak_mb.value)
 check "the peak stays at the cap ($peak MiB)" near "$peak" 256 0.02
 
@@ -135,16 +135,74 @@ wait $bt
 expect_eq "after SIGTERM: no cgroup left" "$(cgdirs term | wc -l)" 0
 left=0; for p in $procs; do alive "$p" && left=$((left + 1)); done
 expect_eq "after SIGTERM: the build's processes are gone" "$left" 0
-# A SIGKILLed buildtel's cgroup goes at the next start.
-"$BUILDTEL" run --quiet --no-db --log-dir "$L" --run-id "${P}killed" --interval 0.1 -- sleep 300 &
+# A SIGKILLed buildtel's build runs on (issue 20 M4): the next, unrelated
+# run leaves its cgroup alone and says so; once empty, a later run removes it.
+trap 'unisolate; cleanup' EXIT
+isolate || { echo "cannot make a private cgroup for the test"; exit 77; }
+"$BUILDTEL" run --quiet --no-db --log-dir "$L" --run-id "${P}killed" --interval 0.1 -- sleep 30 &
 bt=$!
-for _ in $(seq 1 50); do [ -n "$(cgdirs killed)" ] && break; sleep 0.1; done
+# Its build has joined: the cgroup is made before the build is spawned.
+for _ in $(seq 1 50); do [ -n "$(cgdirs killed)" ] && [ -n "$(cat "$(cgdirs killed | head -1)/cgroup.procs" 2>/dev/null)" ] && break; sleep 0.1; done
 procs=$(cat $(cgdirs killed | head -1)/cgroup.procs 2>/dev/null | tr '\n' ' ')
 kill -KILL $bt
 wait $bt 2>/dev/null
 check "a SIGKILLed run leaves its cgroup" test -n "$(cgdirs killed)"
-run --run-id next -- true
-expect_eq "the next start removes it" "$(cgdirs killed | wc -l)" 0
+"$BUILDTEL" run --no-db --log-dir "$L" --run-id "${P}next" -- true >/dev/null 2>"$T/next.err"
 left=0; for p in $procs; do alive "$p" && left=$((left + 1)); done
-expect_eq "... and ends what the killed run's build left" "$left" 0
+expect_eq "the next run does not kill the orphaned build (sleep 30 alive)" "$left" 1
+check "... says so" grep -q "run-${P}killed-$bt of a buildtel that is gone still holds processes" "$T/next.err"
+check "... and leaves its cgroup" test -n "$(cgdirs killed)"
+for p in $procs; do kill "$p" 2>/dev/null; done
+for _ in $(seq 1 50); do left=0; for p in $procs; do alive "$p" && left=1; done; [ $left = 0 ] && break; sleep 0.1; done
+run --run-id "${P}next2" -- true
+expect_eq "once empty, a later run removes it" "$(cgdirs killed | wc -l)" 0
+unisolate
+trap cleanup EXIT
+
+# L7: a cgroup below the run's own (a nested buildtel SIGKILLed inside the
+# build) goes with the run.
+run --run-id "${P}outer" -- sh -c "'$BUILDTEL' run --quiet --no-db --log-dir '$L' --run-id ${P}inner -- sleep 30 & sleep 1; kill -9 \$!"
+expect_eq "nested: the inner run's cgroup is gone with the outer's" "$(cgdirs inner | wc -l)" 0
+expect_eq "nested: the outer's too" "$(cgdirs outer | wc -l)" 0
+
+# A forced join failure: the run falls back to none with one note, and its
+# figures are the tree's, not zeros.
+BUILDTEL_TEST_CGROUP_UNJOINABLE=1 "$BUILDTEL" run --no-db --log-dir "$L" --run-id "${P}uj" --interval 5 -- "$CGLOAD" burn 0.5 >/dev/null 2>"$T/uj.err"
+expect_eq "unjoinable: the build's status" "$?" 0
+expect_eq "unjoinable: one note" "$(grep -c "could not join its cgroup" "$T/uj.err")" 1
+expect_eq "unjoinable: mode none" "$(j "$L/resources-${P}uj.summary.json" build.mode)" none
+check "unjoinable: cpu counted from the tree ($(j "$L/resources-${P}uj.summary.json" build.cpu_user_s) s)" ge "$(j "$L/resources-${P}uj.summary.json" build.cpu_user_s)" 0.45
+check "unjoinable: the summary says estimates" grep -q "estimates" "$L/resources-${P}uj.summary.txt"
+expect_eq "unjoinable: no cgroup left" "$(cgdirs uj | wc -l)" 0
+BUILDTEL_TEST_CGROUP_UNJOINABLE=1 "$BUILDTEL" run --no-db --log-dir "$L" --run-id "${P}ujm" --memory-max 1G -- sleep 5 >/dev/null 2>"$T/ujm.err"
+expect_eq "unjoinable with --memory-max: 125" "$?" 125
+check "... says the limit cannot hold" grep -q "no memory limit holds" "$T/ujm.err"
+
+# An OOM kill before the first tick: the kernel's report names the victim.
+if [ -r /dev/kmsg ]; then
+        "$BUILDTEL" run --no-db --log-dir "$L" --run-id "${P}oomfast" --interval 5 --memory-max 100M -- "$CGLOAD" grow 1024 >/dev/null 2>"$T/of.err"
+        expect_eq "fast OOM: 137" "$?" 137
+        expect_eq "fast OOM: the victim from the kernel" "$(j "$L/resources-${P}oomfast.summary.json" build.oom_events.0.victim.label)" cgload
+        expect_eq "fast OOM: ... said so" "$(j "$L/resources-${P}oomfast.summary.json" build.oom_events.0.victim_source)" kernel
+        check "fast OOM: named in the short summary" grep -q "victim (the kernel's report): cgload (pid" "$T/of.err"
+fi
+
+# Daemons the build started that detached keep running (issue 20); with
+# --kill-leftovers they go.
+if command -v sccache >/dev/null; then
+        export SCCACHE_DIR="$T/sccache" SCCACHE_SERVER_PORT=$((20000 + $$ % 20000))
+        "$BUILDTEL" run --no-db --log-dir "$L" --run-id "${P}sc" -- sccache --start-server >/dev/null 2>"$T/sc.err"
+        spid=$(grep -o "left running: sccache (pid [0-9]*)" "$T/sc.err" | grep -o "[0-9]*")
+        check "the sccache server is named as left running" test -n "$spid"
+        check "... and runs on" alive "${spid:-0}"
+        check "... outside the build's cgroup" test -z "$(grep "run-${P}sc" "/proc/${spid:-0}/cgroup" 2>/dev/null)"
+        expect_eq "... whose cgroup is gone" "$(cgdirs sc | wc -l)" 0
+        check "sccache --stop-server stops it" sccache --stop-server >/dev/null 2>&1
+        "$BUILDTEL" run --no-db --log-dir "$L" --run-id "${P}sck" --kill-leftovers -- sccache --start-server >/dev/null 2>"$T/sck.err"
+        check "--kill-leftovers: no note" test -z "$(grep "left running" "$T/sck.err")"
+        check "--kill-leftovers: the server is gone" sh -c '! sccache --stop-server >/dev/null 2>&1'
+        unset SCCACHE_DIR SCCACHE_SERVER_PORT
+else
+        echo "sccache is not installed: the leftover-daemon case is not run"
+fi
 finish

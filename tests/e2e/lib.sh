@@ -60,3 +60,36 @@ buildkit_need_history() {
         docker buildx history ls --format json >/dev/null 2>&1 ||
                 { echo "SKIP: this buildx ($(docker buildx version 2>&1)) has no 'history ls --format json'"; exit 77; }
 }
+# Move this shell into cgroups of its own in every hierarchy buildtel uses
+# (v2, and v1 memory, cpuacct, blkio, pids): other buildtels on the machine
+# (older ones kill what a dead run left) then do not see our runs under the
+# shared <own cgroup>/buildtel. unisolate moves it back.
+ISO=()
+isolate() {
+        local id ctl path mnt self
+        # Read once: a re-read after the first move would name the new cgroups.
+        self=$(cat /proc/self/cgroup)
+        while IFS=: read -r id ctl path; do
+                if [ "$id" = 0 ]; then
+                        mnt=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
+                else
+                        case ",$ctl," in
+                        *,memory,* | *,cpuacct,* | *,blkio,* | *,pids,*) ;;
+                        *) continue ;;
+                        esac
+                        mnt=$(awk -v c="$ctl" '$9 == "cgroup" && ("," $NF ",") ~ ("," c ",") {print $5; exit}' \
+                                /proc/self/mountinfo)
+                fi
+                [ -n "$mnt" ] && [ -d "$mnt${path%/}" ] || continue
+                mkdir "$mnt${path%/}/harden-$$" || return 1
+                ISO+=("$mnt${path%/}")
+                echo $$ >"$mnt${path%/}/harden-$$/cgroup.procs" || return 1
+        done <<<"$self"
+}
+unisolate() {
+        local d
+        for d in "${ISO[@]}"; do
+                echo $$ >"$d/cgroup.procs" 2>/dev/null
+                find "$d/harden-$$" -depth -type d -exec rmdir {} + 2>/dev/null
+        done
+}
