@@ -1158,6 +1158,11 @@ void cgroup_free(struct cgroup *cg)
         free(cg);
 }
 
+bool cgroup_pressure_is_host(const struct cgroup *cg)
+{
+        return cg && cg->psi_host;
+}
+
 enum cgroup_mode cgroup_mode(const struct cgroup *cg)
 {
         return cg->mode;
