@@ -973,6 +973,8 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
         r->summary.units = units;
         m.targets = buildmetrics_model(r->metrics);
         if (!r->cfg.replay) {
+                if (r->bk)
+                        bkexec_finish(r->bk, now_monotonic() - r->start_mono);
                 attach_execs(r, m.targets);
                 note_execs(r, m.targets);
         }

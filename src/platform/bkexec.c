@@ -846,7 +846,7 @@ static void find_victim(struct ex *e, struct exec_fact *f, struct procfs *p)
         e->victim_tries--;
         v = gone_top(e, p);
         if (v) {
-                snprintf(f->u.oom_victim, sizeof(f->u.oom_victim), "%s", v->label);
+                snprintf(f->u.oom_victim, sizeof(f->u.oom_victim), "%s (pid %ld)", v->label, v->pid);
                 e->victim_tries = 0;
         }
 }
@@ -908,6 +908,11 @@ int bkexec_poll(struct bkexec *b, struct procfs *p, double now)
         }
         read_kmsg(b, now);
         return kills;
+}
+
+void bkexec_finish(struct bkexec *b, double now)
+{
+        read_kmsg(b, now);
 }
 
 void bkexec_hunt(struct bkexec *b, bool on)

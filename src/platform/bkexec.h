@@ -79,6 +79,9 @@ int bkexec_poll(struct bkexec *b, struct procfs *p, double now);
  * an exec under a directory not seen before (a new --cgroup-parent, a
  * second daemon) is found while it runs. */
 void bkexec_hunt(struct bkexec *b, bool on);
+/* The run is over: the kernel's last OOM records (a kill logged after
+ * the last poll). */
+void bkexec_finish(struct bkexec *b, double now);
 /* True when some of ours are alive (bkexec_poll has work). */
 bool bkexec_busy(const struct bkexec *b);
 
