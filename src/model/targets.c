@@ -324,12 +324,13 @@ static json_t *steps_json(const struct targets *ts)
                 bool tgt = st->target >= 0 && (size_t)st->target < ts->n;
 
                 if (json_array_append_new(
-                        a, json_pack("{s:o,s:o,s:o,s:o,s:b,s:b,s:b,s:b}", "name",
+                        a, json_pack("{s:o,s:o,s:o,s:o,s:b,s:b,s:b,s:b,s:o}", "name",
                                      run_json_string(st->name), "target",
                                      tgt ? run_json_string(ts->t[st->target].name) : json_null(),
                                      "start_s", num_or_null(st->start_s), "end_s",
                                      num_or_null(st->end_s), "step", st->step, "cached", st->cached,
-                                     "error", st->error, "canceled", st->canceled)) != 0) {
+                                     "error", st->error, "canceled", st->canceled, "exec",
+                                     execs_step_json(&st->exec))) != 0) {
                         json_decref(a);
                         return NULL;
                 }

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/execs.h"
 #include "util/dbuf.h"
 
 /* What the build's own output says it built: per target (a bake/compose
@@ -102,6 +103,7 @@ struct step_fact {
         double start_s, end_s;
         bool step; /* a "[... i/n]" step; false: an internal vertex (load, export, ...) */
         bool cached, error, canceled;
+        struct step_exec exec; /* what its RUN exec used (model/execs.h); set false: not measured */
 };
 
 struct targets {

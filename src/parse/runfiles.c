@@ -2,6 +2,8 @@
 /* A run's files: their names, and targets.json read back. */
 #include "parse/runfiles.h"
 
+#include "model/execs.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -190,6 +192,7 @@ static int parse_steps(json_t *root, struct targets *ts)
                 f.cached = json_is_true(json_object_get(v, "cached"));
                 f.error = json_is_true(json_object_get(v, "error"));
                 f.canceled = json_is_true(json_object_get(v, "canceled"));
+                execs_step_from_json(json_object_get(v, "exec"), &f.exec);
                 if (e >= 0)
                         e = targets_add_step(ts, &f);
         }

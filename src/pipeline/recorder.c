@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,13 +15,17 @@
 #include "parse/runfiles.h"
 #include "platform/buildx.h"
 #include "sinks/sink.h"
+#include "render/steps.h"
 #include "render/summary.h"
 #include "store/store.h"
 #include "model/units.h"
+#include "parse/bkrun.h"
+#include "platform/bkexec.h"
 #include "platform/cgroup-top.h"
 #include "platform/cgroup.h"
 #include "parse/linebuf.h"
 #include "pipeline/parseq.h"
+#include "platform/procfs.h"
 #include "platform/sampler.h"
 #include "util/util.h"
 
@@ -56,7 +61,28 @@ struct recorder {
         struct parseq *parseq;
         bool no_parseq;
         char oom_victim[65]; /* the kernel's OOM victim, for the sample */
+        /* BuildKit's RUN steps: the commands this build's log named (added
+         * by the parse worker, read by the ticks and polls: want_lock),
+         * the exec cgroups found for them, and the build's figures */
+        struct bkexec *bk;
+        pthread_mutex_t want_lock;
+        struct bkwant *want;
+        size_t nwant;
+        char driver[32]; /* the buildx driver the log named, "" none */
+        long *allpids;   /* the client's pids and the execs' */
+        size_t capall;
+        double bk_mem_peak, bk_pids_peak, next_poll;
 };
+
+/* A RUN command the build's log printed, and when it first did. */
+#define RECORDER_WANT_MAX 1024
+#define RECORDER_EXEC_POLL_S 0.1 /* an exec's OOM count and peak, between ticks */
+struct bkwant {
+        char cmd[BKRUN_CMD_MAX + 1];
+        double seen;
+        bool matched; /* an exec of it was found */
+};
+#define RECORDER_HUNT_S 20.0 /* a RUN step printed this recently and not found: look harder */
 
 static void note(struct recorder *r, const char *fmt, ...) _printf_(2, 3);
 static void note(struct recorder *r, const char *fmt, ...)
@@ -227,10 +253,85 @@ static int open_replay_sinks(struct recorder *r)
         return open_list(r, r->cfg.sinks ? r->cfg.sinks : none, NULL);
 }
 
+/* On the parse worker (parseq.h): a RUN step the log printed. */
+static void on_run_vertex(void *userdata, const char *cmd, size_t len)
+{
+        struct recorder *r = userdata;
+
+        if (!r->want)
+                return; /* not following execs */
+        pthread_mutex_lock(&r->want_lock);
+        for (size_t i = 0; i < r->nwant; i++)
+                if (strcmp(r->want[i].cmd, cmd) == 0)
+                        goto out;
+        if (r->nwant < RECORDER_WANT_MAX) {
+                memcpy(r->want[r->nwant].cmd, cmd, MIN(len, (size_t)BKRUN_CMD_MAX));
+                r->want[r->nwant].seen = r->line_now;
+                r->nwant++;
+        }
+out:
+        pthread_mutex_unlock(&r->want_lock);
+}
+
+/* How many RUN steps the log printed so far (any thread). */
+static size_t nwant(struct recorder *r)
+{
+        size_t n;
+
+        if (!r->want)
+                return 0;
+        pthread_mutex_lock(&r->want_lock);
+        n = r->nwant;
+        pthread_mutex_unlock(&r->want_lock);
+        return n;
+}
+
+/* An exec cgroup is this build's when its command is one of the RUN
+ * steps this build's log printed (platform/bkexec.h). */
+static bool match_exec(void *userdata, const char *raw, size_t len, double first_s, char *ret_cmd,
+                       size_t cap)
+{
+        struct recorder *r = userdata;
+        char cmd[BKRUN_CMD_MAX + 1];
+        bool ours = false;
+
+        if (bkrun_argv_cmd(raw, len, cmd, sizeof(cmd)) <= 0)
+                return false;
+        pthread_mutex_lock(&r->want_lock);
+        for (size_t i = 0; i < r->nwant && !ours; i++)
+                if (strcmp(r->want[i].cmd, cmd) == 0) {
+                        snprintf(ret_cmd, cap, "%s", cmd);
+                        r->want[i].matched = ours = true;
+                }
+        pthread_mutex_unlock(&r->want_lock);
+        return ours;
+}
+
+/* Is a RUN step printed lately still without its exec? (A cached one
+ * never gets one: the hunt ends RECORDER_HUNT_S after it was printed.) */
+static void update_hunt(struct recorder *r, double now)
+{
+        bool hunt = false;
+
+        pthread_mutex_lock(&r->want_lock);
+        for (size_t i = r->nwant; i-- > 0 && !hunt;) {
+                if (now - r->want[i].seen > RECORDER_HUNT_S)
+                        break;
+                hunt = !r->want[i].matched;
+        }
+        pthread_mutex_unlock(&r->want_lock);
+        bkexec_hunt(r->bk, hunt);
+}
+
 static void on_line(void *userdata, const char *line, size_t len, bool truncated)
 {
         struct recorder *r = userdata;
 
+        if (len > 2 && (line[0] == '#' || line[0] == '{')) {
+                (void)bkrun_feed_line(line, len, on_run_vertex, r);
+                if (!r->driver[0])
+                        (void)bkrun_driver(line, len, r->driver, sizeof(r->driver));
+        }
         /* A rawjson line names nothing: its vertex events come to on_ctx_line. */
         if (!buildmetrics_feed_line(r->metrics, line, len, r->line_now))
                 logctx_feed_line_at(r->logctx, line, len, r->line_now);
@@ -431,6 +532,7 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
         r = calloc(1, sizeof(*r));
         if (!r)
                 return -ENOMEM;
+        pthread_mutex_init(&r->want_lock, NULL);
         r->cfg = *cfg;
         r->run = run;
         summary_init(&r->summary, &cfg->summary);
@@ -459,6 +561,15 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 e = procscan_new(&r->scan);
         if (e >= 0)
                 e = units_new(&r->units);
+        /* run: only a command that drives BuildKit has execs to follow;
+         * watch: when its lines name RUN steps */
+        if (e >= 0 && !cfg->replay && (!cfg->cgroup || bkrun_argv_drives(run->argv))) {
+                struct bkexec_config bc = {.root = "/", .match = match_exec, .userdata = r};
+                e = bkexec_new(&bc, &r->bk);
+                r->want = e >= 0 ? calloc(RECORDER_WANT_MAX, sizeof(*r->want)) : NULL;
+                if (e >= 0 && !r->want)
+                        e = -ENOMEM;
+        }
         if (e < 0) {
                 recorder_free(r);
                 return e;
@@ -478,6 +589,7 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 (void)setup_sinks(r);
         }
         r->page_bytes = (double)sysconf(_SC_PAGESIZE);
+        r->bk_mem_peak = r->bk_pids_peak = NAN;
         r->start_mono = now_monotonic();
         r->next_tick = r->start_mono; /* a first sample at once: the baseline */
         *ret = r;
@@ -494,6 +606,10 @@ void recorder_free(struct recorder *r)
         buildmetrics_free(r->metrics);
         procscan_free(r->scan);
         units_free(r->units);
+        bkexec_free(r->bk);
+        free(r->want);
+        pthread_mutex_destroy(&r->want_lock);
+        free(r->allpids);
         logctx_free(r->logctx);
         linebuf_free(r->lines[0]);
         linebuf_free(r->lines[1]);
@@ -579,6 +695,68 @@ static void on_build_proc(void *userdata, const struct pidstat *ps)
 
         proctop_consider(&r->top, ps);
         procscan_consider(r->scan, ps);
+        if (r->bk)
+                bkexec_consider(r->bk, ps);
+}
+
+/* The client's pids and those of this build's execs, for the walk. */
+static void set_pids(struct recorder *r, const long *pids, size_t n)
+{
+        const long *ep;
+        size_t en = 0;
+
+        if (r->bk)
+                bkexec_pids(r->bk, &ep, &en);
+        if (en && n + en > r->capall) {
+                long *nv = realloc(r->allpids, (n + en) * sizeof(*nv));
+                if (nv) {
+                        r->allpids = nv;
+                        r->capall = n + en;
+                }
+        }
+        if (!en || n + en > r->capall) {
+                sampler_set_pids(r->sampler, pids, n, on_build_proc, r);
+                return;
+        }
+        memcpy(r->allpids, pids, n * sizeof(*pids));
+        memcpy(r->allpids + n, ep, en * sizeof(*ep));
+        sampler_set_pids(r->sampler, r->allpids, n + en, on_build_proc, r);
+}
+
+/* The build's figures are the client's cgroup and this invocation's
+ * execs summed: counters over every exec (gone ones at their last read),
+ * levels over those alive, and as the peak the largest of the client's
+ * own kernel peak, one exec's kernel peak, and the sampled sum. */
+static void fold_execs(struct recorder *r, struct sample *s)
+{
+        struct bkexec_totals t;
+
+        if (!r->bk)
+                return;
+        bkexec_totals(r->bk, &t);
+        if (!t.ours)
+                return;
+        s->cg_cpu_user_s = execs_sum(s->cg_cpu_user_s, t.cpu_user_s);
+        s->cg_cpu_sys_s = execs_sum(s->cg_cpu_sys_s, t.cpu_sys_s);
+        s->cg_io_read_bytes = execs_sum(s->cg_io_read_bytes, t.io_read_bytes);
+        s->cg_io_write_bytes = execs_sum(s->cg_io_write_bytes, t.io_write_bytes);
+        s->cg_oom_kills = execs_sum(s->cg_oom_kills, t.oom_kills);
+        s->cg_mem_bytes = execs_sum(s->cg_mem_bytes, t.mem_bytes);
+        s->cg_mem_anon_bytes = execs_sum(s->cg_mem_anon_bytes, t.anon_bytes);
+        s->cg_mem_file_bytes = execs_sum(s->cg_mem_file_bytes, t.file_bytes);
+        s->cg_pids = execs_sum(s->cg_pids, t.pids);
+        r->bk_mem_peak = execs_max(r->bk_mem_peak, execs_max(s->cg_mem_bytes, t.max_peak_bytes));
+        s->cg_mem_peak_bytes = execs_max(s->cg_mem_peak_bytes, r->bk_mem_peak);
+        r->bk_pids_peak = execs_max(r->bk_pids_peak, s->cg_pids);
+        s->cg_pids_peak = execs_max(s->cg_pids_peak, r->bk_pids_peak);
+        if (r->cfg.cgroup && cgroup_pressure_is_host(r->cfg.cgroup))
+                return; /* host-wide already: the execs are in it */
+        s->cg_psi_cpu_some_s = execs_sum(s->cg_psi_cpu_some_s, t.psi_cpu_some_s);
+        s->cg_psi_cpu_full_s = execs_sum(s->cg_psi_cpu_full_s, t.psi_cpu_full_s);
+        s->cg_psi_mem_some_s = execs_sum(s->cg_psi_mem_some_s, t.psi_mem_some_s);
+        s->cg_psi_mem_full_s = execs_sum(s->cg_psi_mem_full_s, t.psi_mem_full_s);
+        s->cg_psi_io_some_s = execs_sum(s->cg_psi_io_some_s, t.psi_io_some_s);
+        s->cg_psi_io_full_s = execs_sum(s->cg_psi_io_full_s, t.psi_io_full_s);
 }
 
 /* Before the host sample: the build's counters, and its pids for the
@@ -616,12 +794,16 @@ static void build_before(struct recorder *r, struct sample *s)
         }
         proctop_reset(&r->top);
         procscan_begin(r->scan);
+        if (r->bk) {
+                update_hunt(r, s->elapsed_s);
+                (void)bkexec_tick(r->bk, sampler_procfs(r->sampler), s->elapsed_s, nwant(r) > 0);
+        }
         /* Never the whole host: without the list, no process at all. */
         if (cgroup_pids(r->cfg.cgroup, &pids, &n) < 0) {
                 pids = no_pids;
                 n = 0;
         }
-        sampler_set_pids(r->sampler, pids, n, on_build_proc, r);
+        set_pids(r, pids, n);
 }
 
 /* The units in flight: the running column, and the per-unit table. */
@@ -668,6 +850,9 @@ static void build_after(struct recorder *r, struct sample *s)
         /* The largest one's own anon: one statm read a scan. */
         if (r->top.n > 0 && procfs_pidmem(sampler_procfs(r->sampler), r->top.e[0].pid, &pm) >= 0)
                 s->top_proc_anon_bytes = (double)pm.anon_pages * r->page_bytes;
+        if (r->bk)
+                bkexec_end(r->bk, sampler_procfs(r->sampler));
+        fold_execs(r, s);
         for (size_t i = 0; i < r->top.n; i++) {
                 *label[i] = r->top.e[i].label;
                 *bytes[i] = (double)r->top.e[i].rss_pages * r->page_bytes;
@@ -680,6 +865,34 @@ static const char *victim_words(const struct summary_oom *e)
 {
         return strcmp(e->victim_source, "kernel") == 0 ? "victim (the kernel's report)"
                                                        : "likely victim (last seen)";
+}
+
+static void on_watch_proc(void *userdata, const struct pidstat *ps)
+{
+        struct recorder *r = userdata;
+
+        bkexec_consider(r->bk, ps);
+}
+
+/* watch has no cgroup of the build: when its lines (--stage-log-dir) name
+ * RUN steps, the build's figures are those of their execs alone. */
+static void watch_before(struct recorder *r, struct sample *s)
+{
+        (void)s;
+        if (!nwant(r))
+                return;
+        update_hunt(r, s->elapsed_s);
+        (void)bkexec_tick(r->bk, sampler_procfs(r->sampler), s->elapsed_s, true);
+        /* the whole /proc stays walked for the compilers count */
+        sampler_set_pids(r->sampler, NULL, 0, on_watch_proc, r);
+}
+
+static void watch_after(struct recorder *r, struct sample *s)
+{
+        if (!nwant(r))
+                return;
+        bkexec_end(r->bk, sampler_procfs(r->sampler));
+        fold_execs(r, s);
 }
 
 /* Say at once when the build lost a process to the OOM killer. */
@@ -736,9 +949,13 @@ int recorder_tick(struct recorder *r)
         s.elapsed_s = mono - r->start_mono;
         if (r->cfg.cgroup)
                 build_before(r, &s);
+        else if (r->bk)
+                watch_before(r, &s);
         (void)sampler_take(r->sampler, &s);
         if (r->cfg.cgroup)
                 build_after(r, &s);
+        else if (r->bk)
+                watch_after(r, &s);
         parse_sync(r);
         s.stage = logctx_stage(r->logctx);
         s.context = logctx_context(r->logctx);
@@ -753,6 +970,92 @@ int recorder_tick(struct recorder *r)
         if (r->cfg.on_sample)
                 r->cfg.on_sample(r->cfg.on_sample_userdata, &s);
         return 0;
+}
+
+/* Each exec of this build to the RUN step it ran: the step with its
+ * command whose time it fell in (ties: the nearest start, a step not yet
+ * given one first). */
+static void attach_execs(struct recorder *r, const struct targets *ts)
+{
+        const struct exec_fact *f;
+        _cleanup_free_ char(*cmd)[BKRUN_CMD_MAX + 1] = NULL;
+        _cleanup_free_ bool *taken = NULL;
+        size_t n;
+
+        f = r->bk && ts ? bkexec_facts(r->bk, &n) : NULL;
+        if (!f || !n || !ts->nstepv)
+                return;
+        cmd = calloc(ts->nstepv, sizeof(*cmd));
+        taken = calloc(ts->nstepv, sizeof(*taken));
+        if (!cmd || !taken)
+                return;
+        for (uint32_t j = 0; j < ts->nstepv; j++)
+                (void)bkrun_vertex_cmd(ts->stepv[j].name, strlen(ts->stepv[j].name), cmd[j],
+                                       sizeof(cmd[j]));
+        for (size_t i = 0; i < n; i++) {
+                double best_d = INFINITY, slack = 2 * r->cfg.interval + 1;
+                int best = -1;
+
+                for (uint32_t j = 0; j < ts->nstepv; j++) {
+                        const struct step_fact *st = &ts->stepv[j];
+                        double lo = isnan(st->start_s) ? -INFINITY : st->start_s - slack;
+                        double hi = isnan(st->end_s) ? INFINITY : st->end_s + slack, d;
+
+                        if (!cmd[j][0] || strcmp(cmd[j], f[i].cmd) != 0)
+                                continue;
+                        d = isnan(st->start_s) ? 0 : fabs(f[i].first_s - st->start_s);
+                        if (f[i].first_s < lo || f[i].first_s > hi)
+                                d += 1e6;
+                        if (taken[j])
+                                d += 1e9;
+                        if (d < best_d) {
+                                best_d = d;
+                                best = (int)j;
+                        }
+                }
+                if (best < 0)
+                        continue;
+                step_exec_add(&ts->stepv[best].exec, &f[i].u);
+                taken[best] = true;
+        }
+}
+
+/* One note when the RUN steps could not be followed into BuildKit: what
+ * the build's figures then cover. */
+static void note_execs(struct recorder *r, const struct targets *ts)
+{
+        uint32_t runs = 0, measured = 0;
+        char c[BKRUN_CMD_MAX + 1];
+
+        for (uint32_t j = 0; ts && j < ts->nstepv; j++) {
+                const struct step_fact *st = &ts->stepv[j];
+
+                if (st->cached ||
+                    bkrun_vertex_cmd(st->name, strlen(st->name), c, sizeof(c)) <= 0)
+                        continue;
+                runs++;
+                measured += st->exec.set;
+        }
+        if (!runs || !r->bk)
+                return;
+        if (measured == 0 && geteuid() != 0)
+                note(r, "BuildKit ran the %u RUN step(s) in the daemon's cgroups, which only root "
+                        "can read: the build's figures cover the docker client alone",
+                     runs);
+        else if (measured == 0 && r->driver[0] && strcmp(r->driver, "docker") != 0)
+                note(r, "the %s driver runs BuildKit out of reach (a container or another host): "
+                        "its %u RUN step(s) were not measured; the build's figures cover the "
+                        "docker client alone",
+                     r->driver, runs);
+        else if (measured == 0)
+                note(r, "no exec cgroup of this build's %u RUN step(s) was found on this machine "
+                        "(a remote daemon, one in a VM, or steps shorter than %.1f s): the "
+                        "build's figures cover the docker client alone",
+                     runs, RECORDER_EXEC_POLL_S);
+        else if (measured < runs)
+                note(r, "%u of %u RUN steps were measured inside BuildKit (the others ended "
+                        "between two reads); the build's figures include those %u",
+                     measured, runs, measured);
 }
 
 int recorder_finish(struct recorder *r, struct dbuf *short_out)
@@ -773,6 +1076,12 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
         }
         r->summary.units = units;
         m.targets = buildmetrics_model(r->metrics);
+        if (!r->cfg.replay) {
+                if (r->bk)
+                        bkexec_finish(r->bk, now_monotonic() - r->start_mono);
+                attach_execs(r, m.targets);
+                note_execs(r, m.targets);
+        }
         targets_facts(m.targets, r->run, &r->facts);
         m.facts = &r->facts;
         if (r->cfg.replay && r->cfg.recorded) {
@@ -799,6 +1108,8 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
                 (void)summary_render_short(&r->summary, r->run, short_out);
         if (short_out)
                 (void)targets_render_text(m.targets, m.facts, short_out);
+        if (short_out)
+                (void)steps_render_short(m.targets, short_out);
         return ret;
 }
 
@@ -809,6 +1120,9 @@ size_t recorder_pollfds(struct recorder *r, struct pollfd *p, size_t cap, double
         for (size_t i = 0; i < r->nsinks; i++)
                 if (r->ops[i]->pollfds)
                         n += r->ops[i]->pollfds(r->state[i], p + n, cap - n, deadline);
+        /* this build's execs between ticks: their OOM count before they go */
+        if (r->bk && r->sampler && r->next_poll < *deadline && nwant(r))
+                *deadline = r->next_poll;
         return n;
 }
 
@@ -819,6 +1133,11 @@ void recorder_poll(struct recorder *r, const struct pollfd *p, size_t n)
         for (size_t i = 0; i < r->nsinks; i++)
                 if (r->ops[i]->poll)
                         r->ops[i]->poll(r->state[i], p, n, now);
+        if (r->bk && r->sampler && now >= r->next_poll && nwant(r)) {
+                update_hunt(r, now - r->start_mono);
+                (void)bkexec_poll(r->bk, sampler_procfs(r->sampler), now - r->start_mono);
+                r->next_poll = now + MIN(RECORDER_EXEC_POLL_S, r->cfg.interval);
+        }
 }
 
 bool recorder_sink_failed(const struct recorder *r, const char *name)

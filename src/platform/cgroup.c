@@ -1919,6 +1919,11 @@ int cgroup_fallback_none(struct cgroup *cg, long tree_root)
         return 0;
 }
 
+bool cgroup_pressure_is_host(const struct cgroup *cg)
+{
+        return cg && cg->psi_host;
+}
+
 enum cgroup_mode cgroup_mode(const struct cgroup *cg)
 {
         return cg->mode;

@@ -183,6 +183,9 @@ int cgroup_kmsg_victim_parse(const char *buf, size_t len, const char *memcg, lon
                              char *comm, size_t cap);
 
 enum cgroup_mode cgroup_mode(const struct cgroup *cg);
+/* True when the pressure figures are host-wide (/proc/pressure): the
+ * BuildKit execs are in them already (pipeline/recorder.c). */
+bool cgroup_pressure_is_host(const struct cgroup *cg);
 
 /* Write-only fds to the cgroup.procs of each hierarchy, owned by cg, for
  * the child to write "0" into between fork and exec. Returns how many

@@ -16,6 +16,7 @@
 
 #define RUN_ATTRS 10
 #define TARGET_ATTRS 5
+#define STEP_ATTRS 12 /* name, cached, and step_exec_attrs() */
 #define EDGE_ATTRS 1
 #define EVENT_ATTRS 3
 #define RUN_EVENTS (SUMMARY_OOM_MAX + 2)
@@ -274,6 +275,35 @@ static ssize_t target_span(const struct spans *S, int ti)
         return -1;
 }
 
+/* What a RUN step used inside BuildKit, where measured (at most
+ * STEP_EXEC_ATTRS). */
+static void step_exec_attrs(struct spans *S, const struct step_exec *x)
+{
+        const struct {
+                const char *k;
+                double v;
+        } d[] = {
+            {"build.step.memory.peak_bytes", x->mem_peak_bytes},
+            {"build.step.memory.anon_peak_bytes", x->anon_peak_bytes},
+            {"build.step.cpu_seconds", x->cpu_s},
+            {"build.step.io.read_bytes", x->io_read_bytes},
+            {"build.step.io.write_bytes", x->io_write_bytes},
+            {"build.step.network.rx_bytes", x->net_rx_bytes},
+            {"build.step.network.tx_bytes", x->net_tx_bytes},
+            {"build.step.oom_kills", x->oom_kills},
+        };
+
+        if (!x->set)
+                return;
+        for (size_t i = 0; i < ARRAY_SIZE(d); i++)
+                if (isfinite(d[i].v))
+                        attr_d(S, d[i].k, d[i].v);
+        if (x->oom_victim[0])
+                attr_s(S, "build.step.oom_victim", x->oom_victim);
+        if (x->peak_proc[0])
+                attr_s(S, "build.step.memory.peak_process", x->peak_proc);
+}
+
 /* BuildKit vertices that ended: under their target's span when they
  * belong to one target, else under the run span. */
 static void step_spans(struct spans *S)
@@ -298,7 +328,8 @@ static void step_spans(struct spans *S)
                         sp->status = OTLP_STATUS_ERROR;
                         sp->status_message = st->error ? "step failed" : "step canceled";
                 }
-                sp->nattrs = 2;
+                step_exec_attrs(S, &st->exec);
+                sp->nattrs = (size_t)(S->attrs + S->nattrs - sp->attrs);
         }
 }
 
@@ -367,7 +398,8 @@ int otlp_trace_encode(const struct otlp_trace_input *in, bool json, struct dbuf 
         S.sp = calloc(S.cap, sizeof(*S.sp));
         S.names = calloc(S.cap, sizeof(*S.names));
         S.attrs =
-            calloc(RUN_ATTRS + RUN_EVENTS * EVENT_ATTRS + S.cap * TARGET_ATTRS, sizeof(*S.attrs));
+            calloc(RUN_ATTRS + RUN_EVENTS * EVENT_ATTRS + S.cap * MAX(TARGET_ATTRS, STEP_ATTRS),
+                   sizeof(*S.attrs));
         if (S.sp && S.names && S.attrs) {
                 memcpy(rq.trace_id, in->cfg->span.trace_id, 16);
                 run_span(&S);

@@ -288,6 +288,41 @@ static const struct {
      R_DOUBLE, offsetof(struct summary, build.psi_io_full_s), 1.0},
 };
 
+/* What the target's RUN steps used inside BuildKit (model/execs.h), for
+ * the targets whose steps were measured. */
+static void prom_target_execs(struct family *f, const struct targets *ts,
+                              const struct run_facts *rf)
+{
+        static const struct {
+                const char *name, *help;
+        } fam[] = {
+            {"target_memory_peak_bytes",
+             "Largest memory peak of one RUN step of the target (its exec cgroup, the kernel's)."},
+            {"target_oom_kills", "Processes OOM-killed inside the target's RUN steps."},
+            {"target_exec_cpu_seconds", "CPU time of the target's RUN steps inside BuildKit."},
+        };
+
+        for (size_t k = 0; k < ARRAY_SIZE(fam); k++) {
+                fam_begin(f, fam[k].name, fam[k].help);
+                for (size_t i = 0; i < rf->n; i++) {
+                        const struct target_fact *t = &rf->t[i];
+                        const char *labels[] = {"target", t->name, "builder", t->builder, NULL};
+                        struct target_exec te;
+                        double v;
+                        int idx = targets_find(ts, t->name);
+
+                        if (idx < 0)
+                                continue;
+                        execs_target(ts->stepv, ts->nstepv, idx, &te);
+                        if (!te.measured)
+                                continue;
+                        v = k == 0 ? te.mem_peak_bytes : k == 1 ? te.oom_kills : te.cpu_s;
+                        if (!isnan(v))
+                                fam_sample(f, v, labels);
+                }
+        }
+}
+
 int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
 {
         static const struct targets none = {.make_pct = -1};
@@ -308,6 +343,8 @@ int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
                                 fam_sample(&f, v, labels);
                 }
         }
+
+        prom_target_execs(&f, ts, rf);
 
         fam_begin(&f, "invocation_duration_seconds", "Wall time of the whole invocation.");
         if (!isnan(rf->duration_s))

@@ -446,6 +446,36 @@ static int cmp_step_lane(const void *a, const void *b)
         return x->span.start != y->span.start ? (x->span.start < y->span.start ? -1 : 1) : 0;
 }
 
+/* What a RUN step used inside BuildKit, in its bar's title. */
+static void step_exec_title(struct dwriter *w, const struct step_exec *x)
+{
+        if (!x->set)
+                return;
+        if (isfinite(x->mem_peak_bytes))
+                dw_printf(w, ", memory peak %.1f MiB", x->mem_peak_bytes / SAMPLE_MIB);
+        if (isfinite(x->anon_peak_bytes))
+                dw_printf(w, " (anon %.1f MiB)", x->anon_peak_bytes / SAMPLE_MIB);
+        if (x->peak_proc[0]) {
+                dw_puts(w, ", largest process ");
+                esc(w, x->peak_proc);
+        }
+        if (isfinite(x->cpu_s))
+                dw_printf(w, ", CPU %.2f s", x->cpu_s);
+        if (isfinite(x->io_read_bytes) && isfinite(x->io_write_bytes))
+                dw_printf(w, ", IO %.1f/%.1f MiB", x->io_read_bytes / SAMPLE_MIB,
+                          x->io_write_bytes / SAMPLE_MIB);
+        if (isfinite(x->net_rx_bytes) && isfinite(x->net_tx_bytes))
+                dw_printf(w, ", net %.0f/%.0f B", x->net_rx_bytes, x->net_tx_bytes);
+        if (x->oom_kills > 0) {
+                dw_printf(w, ", OOM kills %.0f", x->oom_kills);
+                if (x->oom_victim[0]) {
+                        dw_puts(w, " (victim ");
+                        esc(w, x->oom_victim);
+                        dw_puts(w, ")");
+                }
+        }
+}
+
 /* One step's bar on row lane: cached ones striped, failed ones in the
  * warning colour; its name, target and duration in its title. */
 static void step_bar(struct dwriter *w, const struct targets *ts, const struct frame *fr,
@@ -467,10 +497,19 @@ static void step_bar(struct dwriter *w, const struct targets *ts, const struct f
                 esc(w, ts->t[f->target].name);
                 dw_puts(w, ")");
         }
-        dw_printf(w, ": %s%s%s%s</title></rect>",
+        dw_printf(w, ": %s%s%s%s",
                   fmt_duration(targets_step_duration(f), FMT_DURATION_EXACT, b),
                   f->cached ? ", cached" : "", f->error ? ", failed" : "",
                   f->canceled ? ", canceled" : "");
+        step_exec_title(w, &f->exec);
+        dw_puts(w, "</title></rect>");
+        /* the step's memory on its bar, where it fits */
+        if (f->exec.set && isfinite(f->exec.mem_peak_bytes) && x1 - x0 >= 48)
+                dw_printf(w,
+                          "<text x=\"%.1f\" y=\"%.0f\" font-size=\"9\" "
+                          "pointer-events=\"none\">%.0f MiB%s</text>",
+                          x0 + 2, y + 9, f->exec.mem_peak_bytes / SAMPLE_MIB,
+                          f->exec.oom_kills > 0 ? " OOM" : "");
 }
 
 /* The BuildKit steps, start to end, on lanes per target (the longest

@@ -63,6 +63,7 @@ struct slice {
         int group;             /* lanes are assigned per group: a step's target + 1; else 0 */
         bool step, step_cached, error, canceled; /* a BuildKit step's */
         double peak_mb, cpu_s;                   /* a compile unit's; NAN unknown */
+        struct step_exec exec;                   /* a RUN step's use inside BuildKit */
 };
 
 struct kv {
@@ -492,6 +493,7 @@ int trace_add_step(struct trace *t, const struct step_fact *f, const char *targe
                 s->step_cached = f->cached;
                 s->error = f->error;
                 s->canceled = f->canceled;
+                s->exec = f->exec;
         }
         return MIN(e, 0);
 }
@@ -558,6 +560,37 @@ static int unit_args(struct dbuf *b, const struct slice *s)
         return e;
 }
 
+/* What a RUN step used inside BuildKit, where measured. */
+static int exec_args(struct dbuf *b, const struct step_exec *x)
+{
+        const struct kv kv[] = {
+            {"mem_peak_mb", x->mem_peak_bytes / SAMPLE_MIB},
+            {"anon_peak_mb", x->anon_peak_bytes / SAMPLE_MIB},
+            {"cpu_s", x->cpu_s},
+            {"io_read_mb", x->io_read_bytes / SAMPLE_MIB},
+            {"io_write_mb", x->io_write_bytes / SAMPLE_MIB},
+            {"net_rx_bytes", x->net_rx_bytes},
+            {"net_tx_bytes", x->net_tx_bytes},
+            {"oom_kills", x->oom_kills},
+        };
+        int e = 0;
+
+        for (size_t i = 0; i < ARRAY_SIZE(kv) && e >= 0; i++)
+                if (isfinite(kv[i].v))
+                        e = put_num(b, kv[i].key, kv[i].v, true);
+        if (e >= 0 && x->peak_proc[0]) {
+                e = dbuf_puts(b, ",\"peak_proc\":");
+                if (e >= 0)
+                        e = trace_json_string(b, x->peak_proc, strlen(x->peak_proc));
+        }
+        if (e >= 0 && x->oom_victim[0]) {
+                e = dbuf_puts(b, ",\"oom_victim\":");
+                if (e >= 0)
+                        e = trace_json_string(b, x->oom_victim, strlen(x->oom_victim));
+        }
+        return e;
+}
+
 /* A BuildKit step's args: its target, whether it is a [i/n] step, and how
  * it ended. */
 static int step_args(struct dbuf *b, const struct slice *s)
@@ -571,6 +604,8 @@ static int step_args(struct dbuf *b, const struct slice *s)
                 e = dbuf_printf(b, ",\"step\":%s,\"cached\":%s,\"error\":%s,\"canceled\":%s",
                                 s->step ? "true" : "false", s->step_cached ? "true" : "false",
                                 s->error ? "true" : "false", s->canceled ? "true" : "false");
+        if (e >= 0 && s->exec.set)
+                e = exec_args(b, &s->exec);
         return e;
 }
 
@@ -718,6 +753,64 @@ static int run_event(struct trace *t)
         return e;
 }
 
+struct mem_point {
+        int64_t ts;
+        double delta;
+};
+
+static int cmp_point(const void *a, const void *b)
+{
+        const struct mem_point *x = a, *y = b;
+
+        if (x->ts != y->ts)
+                return x->ts < y->ts ? -1 : 1;
+        return (x->delta > y->delta) - (x->delta < y->delta); /* ends first */
+}
+
+/* Per target, a counter of its RUN steps' memory: the sum of the kernel
+ * peaks of the steps running at each instant (a step holds its peak from
+ * its start to its end), on the steps' process. sl is sorted by group. */
+static int target_memory(struct trace *t, const struct slice *sl, size_t n)
+{
+        struct mem_point *pt = calloc(2 * n + 1, sizeof(*pt));
+        int e = pt ? 0 : -ENOMEM;
+
+        for (size_t i = 0; i < n && e >= 0;) {
+                size_t j = i, np = 0;
+                char name[TARGET_NAME_MAX + 32];
+                double cur = 0;
+                int k;
+
+                for (; j < n && sl[j].group == sl[i].group; j++) {
+                        double mb = sl[j].exec.mem_peak_bytes / SAMPLE_MIB;
+                        if (!sl[j].exec.set || !isfinite(mb))
+                                continue;
+                        pt[np++] = (struct mem_point){sl[j].span.start, mb};
+                        pt[np++] = (struct mem_point){sl[j].span.end, -mb};
+                }
+                k = snprintf(name, sizeof(name), "memory %s (MiB)",
+                             sl[i].tool && sl[i].tool[0] ? sl[i].tool : "steps");
+                if (k < 0 || (size_t)k >= sizeof(name))
+                        k = snprintf(name, sizeof(name), "memory (MiB)");
+                qsort(pt, np, sizeof(*pt), cmp_point);
+                for (size_t q = 0; q < np && e >= 0; q++) {
+                        cur += pt[q].delta;
+                        if (q + 1 < np && pt[q + 1].ts == pt[q].ts)
+                                continue; /* one value per instant */
+                        e = ev_head(t, name, strlen(name), 'C', pt[q].ts, PID_STEPS, 0);
+                        if (e >= 0)
+                                e = dbuf_puts(&t->buf, ",\"args\":{");
+                        if (e >= 0)
+                                e = put_num(&t->buf, "step_peak_mb", round2(fmax(cur, 0)), false);
+                        if (e >= 0)
+                                e = dbuf_puts(&t->buf, "}}");
+                }
+                i = j;
+        }
+        free(pt);
+        return e;
+}
+
 int trace_finish(struct trace *t)
 {
         static const char *const pname[PIDS] = {[PID_TARGETS] = "targets",
@@ -732,6 +825,8 @@ int trace_finish(struct trace *t)
                 while (j < t->nsl && t->sl[j].pid == t->sl[i].pid)
                         j++;
                 e = write_process(t, t->sl[i].pid, pname[t->sl[i].pid], t->sl + i, j - i);
+                if (e >= 0 && t->sl[i].pid == PID_STEPS)
+                        e = target_memory(t, t->sl + i, j - i);
                 i = j;
         }
         if (e >= 0 && t->dropped) {

@@ -5,6 +5,7 @@
 
 #include "parse/runfiles.h"
 #include "sinks/sink.h"
+#include "render/steps.h"
 #include "render/summary.h"
 #include "util/util.h"
 
@@ -37,11 +38,16 @@ static int summary_finish(void *state, const struct run_model *m)
         struct dbuf txt = DBUF_INIT, json = DBUF_INIT;
         int r, r2;
 
+        /* the summary, and what the RUN steps used inside BuildKit */
         r = summary_render_text(m->summary, m->run, &txt);
+        if (r >= 0 && m->targets)
+                r = steps_render_text(m->targets, &txt);
         if (r >= 0)
                 r = write_file_atomic(st->txt, txt.p, txt.len);
         /* one file failing is no reason to lose the other */
         r2 = summary_render_json(m->summary, m->run, &json);
+        if (r2 >= 0 && m->targets)
+                r2 = steps_merge_json(m->targets, &json);
         if (r2 >= 0)
                 r2 = write_file_atomic(st->json, json.p, json.len);
         dbuf_release(&txt);

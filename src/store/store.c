@@ -136,9 +136,25 @@ static const char schema_v6[] = "ALTER TABLE targets ADD COLUMN start_s REAL;"
  * recent lines of a running build. */
 static const char schema_v7[] = "ALTER TABLE runs ADD COLUMN build_log TEXT;";
 
+/* Version 8: what each BuildKit RUN step used inside the daemon (its
+ * exec cgroups, issue 25); exec_n NULL: the step was not measured. */
+static const char schema_v8[] = "ALTER TABLE steps ADD COLUMN exec_n INTEGER;"
+                                "ALTER TABLE steps ADD COLUMN cpu_s REAL;"
+                                "ALTER TABLE steps ADD COLUMN mem_peak_bytes REAL;"
+                                "ALTER TABLE steps ADD COLUMN anon_peak_bytes REAL;"
+                                "ALTER TABLE steps ADD COLUMN io_read_bytes REAL;"
+                                "ALTER TABLE steps ADD COLUMN io_write_bytes REAL;"
+                                "ALTER TABLE steps ADD COLUMN net_rx_bytes REAL;"
+                                "ALTER TABLE steps ADD COLUMN net_tx_bytes REAL;"
+                                "ALTER TABLE steps ADD COLUMN oom_kills REAL;"
+                                "ALTER TABLE steps ADD COLUMN oom_at_s REAL;"
+                                "ALTER TABLE steps ADD COLUMN oom_victim TEXT;"
+                                "ALTER TABLE steps ADD COLUMN peak_proc TEXT;"
+                                "ALTER TABLE steps ADD COLUMN peak_proc_bytes REAL;";
+
 /* migrations[v] takes a file from version v to v + 1. */
 static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4,
-                                         schema_v5, schema_v6, schema_v7};
+                                         schema_v5, schema_v6, schema_v7, schema_v8};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
 
 struct store {
@@ -998,12 +1014,61 @@ static int64_t get_run_count(struct store *st, int64_t run, const char *col)
         return v;
 }
 
+/* The 13 exec columns of a step from column i on: NULL when not measured. */
+static void bind_step_exec(sqlite3_stmt *s, int i, const struct step_exec *e)
+{
+        const double v[] = {e->cpu_s,          e->mem_peak_bytes, e->anon_peak_bytes,
+                            e->io_read_bytes,  e->io_write_bytes, e->net_rx_bytes,
+                            e->net_tx_bytes,   e->oom_kills,      e->oom_at_s};
+
+        for (int k = 0; k < 13; k++)
+                sqlite3_bind_null(s, i + k);
+        if (!e->set)
+                return;
+        sqlite3_bind_int64(s, i, e->execs);
+        for (int k = 0; k < (int)ARRAY_SIZE(v); k++)
+                bind_double_or_null(s, i + 1 + k, v[k]);
+        bind_text_or_null(s, i + 10, e->oom_victim[0] ? e->oom_victim : NULL);
+        bind_text_or_null(s, i + 11, e->peak_proc[0] ? e->peak_proc : NULL);
+        bind_double_or_null(s, i + 12, e->peak_proc_bytes);
+}
+
+static void copy_text(char *dst, size_t cap, const char *src)
+{
+        size_t n = src ? strlen(src) : 0;
+
+        copy_utf8(dst, cap, src ? src : "", n);
+}
+
+/* The exec columns read back (column i on). */
+static void step_exec_row(sqlite3_stmt *s, int i, struct step_exec *e)
+{
+        double *v[] = {&e->cpu_s,          &e->mem_peak_bytes, &e->anon_peak_bytes,
+                       &e->io_read_bytes,  &e->io_write_bytes, &e->net_rx_bytes,
+                       &e->net_tx_bytes,   &e->oom_kills,      &e->oom_at_s};
+        int64_t n = store_col_count(s, i);
+
+        step_exec_clear(e);
+        if (n < 0)
+                return;
+        e->set = true;
+        e->execs = (uint32_t)MIN(n, (int64_t)UINT32_MAX);
+        for (int k = 0; k < (int)ARRAY_SIZE(v); k++)
+                *v[k] = store_col_real(s, i + 1 + k);
+        copy_text(e->oom_victim, sizeof(e->oom_victim), store_col_text(s, i + 10));
+        copy_text(e->peak_proc, sizeof(e->peak_proc), store_col_text(s, i + 11));
+        e->peak_proc_bytes = store_col_real(s, i + 12);
+}
+
 int store_steps_insert(struct store *st, int64_t run, const struct targets *ts)
 {
         sqlite3_stmt *s = NULL;
         int r = prepare(st,
                         "INSERT OR REPLACE INTO steps (run, seq, name, target, start_s, end_s,"
-                        " step, cached, error, canceled) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                        " step, cached, error, canceled, exec_n, cpu_s, mem_peak_bytes,"
+                        " anon_peak_bytes, io_read_bytes, io_write_bytes, net_rx_bytes,"
+                        " net_tx_bytes, oom_kills, oom_at_s, oom_victim, peak_proc,"
+                        " peak_proc_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         &s);
 
         for (uint32_t i = 0; r >= 0 && i < ts->nstepv && i < TARGETS_STEPS_MAX; i++) {
@@ -1022,6 +1087,7 @@ int store_steps_insert(struct store *st, int64_t run, const struct targets *ts)
                 sqlite3_bind_int(s, 8, f->cached);
                 sqlite3_bind_int(s, 9, f->error);
                 sqlite3_bind_int(s, 10, f->canceled);
+                bind_step_exec(s, 11, &f->exec);
                 r = step_done(st, s);
         }
         sqlite3_finalize(s);
@@ -1045,6 +1111,7 @@ static int step_row(void *ctx, sqlite3_stmt *s)
         };
 
         copy_utf8(f.name, sizeof(f.name), name ? name : "", name ? strlen(name) : 0);
+        step_exec_row(s, 8, &f.exec);
         if (target)
                 f.target = (int)targets_get(ts, target, strlen(target));
         return targets_add_step(ts, &f);
@@ -1055,7 +1122,10 @@ int store_steps_get(struct store *st, int64_t run, struct targets *ts)
         sqlite3_stmt *s = NULL;
         int64_t n;
         int r = prepare(st,
-                        "SELECT name, target, start_s, end_s, step, cached, error, canceled"
+                        "SELECT name, target, start_s, end_s, step, cached, error, canceled,"
+                        " exec_n, cpu_s, mem_peak_bytes, anon_peak_bytes, io_read_bytes,"
+                        " io_write_bytes, net_rx_bytes, net_tx_bytes, oom_kills, oom_at_s,"
+                        " oom_victim, peak_proc, peak_proc_bytes"
                         " FROM steps WHERE run = ? ORDER BY seq",
                         &s);
 

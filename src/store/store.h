@@ -26,7 +26,7 @@
  *                    stats blocks a run's log printed)
  *   units            the compile units a run's process scans saw (version 5) */
 
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 
 /* Errors beyond errno: returned as negative values like -errno. */
 #define STORE_ENOTDB 4000 /* not an SQLite file, or corrupt */

@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+#include "parse/bkrun.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+static bool is_ws(char c)
+{
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Appending normalized text: one space between words, none at the ends. */
+struct norm {
+        char *out;
+        size_t cap, n;
+        bool space; /* a space is owed before the next byte */
+};
+
+static void norm_put(struct norm *w, const char *s, size_t len)
+{
+        for (size_t i = 0; i < len; i++) {
+                if (is_ws(s[i])) {
+                        w->space = w->n > 0;
+                        continue;
+                }
+                if (w->space && w->n + 1 < w->cap)
+                        w->out[w->n++] = ' ';
+                w->space = false;
+                if (w->n + 1 < w->cap) /* control bytes: '?' on both sides of a match */
+                        w->out[w->n++] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+        }
+        w->out[w->n] = '\0';
+}
+
+/* A word boundary between two appended pieces. */
+static void norm_sep(struct norm *w)
+{
+        w->space = w->n > 0;
+}
+
+/* The exec form ["a", "b c"]: the strings, unescaped, joined by spaces.
+ * Returns false when s is not such an array. */
+static bool exec_form(const char *s, const char *end, struct norm *w)
+{
+        const char *p = s + 1;
+
+        for (;;) {
+                while (p < end && (is_ws(*p) || *p == ','))
+                        p++;
+                if (p < end && *p == ']')
+                        return true;
+                if (p >= end || *p != '"')
+                        return false;
+                norm_sep(w);
+                for (p++; p < end && *p != '"'; p++) {
+                        if (*p == '\\' && p + 1 < end)
+                                p++;
+                        norm_put(w, p, 1);
+                }
+                if (p >= end)
+                        return false;
+                p++;
+        }
+}
+
+int bkrun_vertex_cmd(const char *name, size_t len, char *out, size_t cap)
+{
+        const char *p = name, *end = name + len;
+        struct norm w = {.out = out, .cap = cap};
+
+        if (cap == 0)
+                return -EINVAL;
+        out[0] = '\0';
+        while (p < end && is_ws(*p))
+                p++;
+        if (p < end && *p == '#') { /* "#6 [stage 2/3] " */
+                while (p < end && !is_ws(*p))
+                        p++;
+                while (p < end && is_ws(*p))
+                        p++;
+        }
+        if (p < end && *p == '[') { /* "[stage 2/3] " */
+                const char *q = memchr(p, ']', (size_t)(end - p));
+                if (!q)
+                        return 0;
+                p = q + 1;
+                while (p < end && is_ws(*p))
+                        p++;
+        }
+        if (end - p < 4 || memcmp(p, "RUN", 3) != 0 || !is_ws(p[3]))
+                return 0;
+        p += 4;
+        for (;;) { /* RUN --mount=... --network=none cmd */
+                while (p < end && is_ws(*p))
+                        p++;
+                if (end - p < 2 || p[0] != '-' || p[1] != '-')
+                        break;
+                while (p < end && !is_ws(*p))
+                        p++;
+        }
+        if (p < end && *p == '[') {
+                if (exec_form(p, end, &w))
+                        return (int)w.n;
+                w.n = 0;
+                w.space = false;
+        }
+        norm_put(&w, p, (size_t)(end - p));
+        return (int)w.n;
+}
+
+static bool shell_name(const char *a, size_t len)
+{
+        const char *base = a;
+
+        for (size_t i = 0; i < len; i++)
+                if (a[i] == '/')
+                        base = a + i + 1;
+        len -= (size_t)(base - a);
+        return len >= 2 && base[len - 2] == 's' && base[len - 1] == 'h';
+}
+
+/* "-c", "-ec", "-xc": a shell's option cluster that ends in c. */
+static bool dash_c(const char *a, size_t len)
+{
+        if (len < 2 || a[0] != '-' || a[len - 1] != 'c')
+                return false;
+        for (size_t i = 1; i < len; i++)
+                if (!((a[i] >= 'a' && a[i] <= 'z') || (a[i] >= 'A' && a[i] <= 'Z')))
+                        return false;
+        return true;
+}
+
+int bkrun_argv_cmd(const char *argv, size_t len, char *out, size_t cap)
+{
+        const char *arg[8];
+        size_t alen[8], n = 0, i = 0;
+        struct norm w = {.out = out, .cap = cap};
+
+        if (cap == 0)
+                return -EINVAL;
+        out[0] = '\0';
+        while (len > 0 && argv[len - 1] == '\0')
+                len--;
+        while (i < len && n < 8) { /* the first arguments, to find -c */
+                const char *z = memchr(argv + i, '\0', len - i);
+                size_t l = z ? (size_t)(z - (argv + i)) : len - i;
+                arg[n] = argv + i;
+                alen[n++] = l;
+                i += l + 1;
+        }
+        if (n >= 3 && shell_name(arg[0], alen[0]))
+                for (size_t k = 1; k + 1 < n; k++)
+                        if (dash_c(arg[k], alen[k])) {
+                                /* the rest, as sh -c 'cmd' arg0 args... gets it */
+                                norm_put(&w, arg[k + 1], alen[k + 1]);
+                                return (int)w.n;
+                        }
+        for (i = 0; i < len;) {
+                const char *z = memchr(argv + i, '\0', len - i);
+                size_t l = z ? (size_t)(z - (argv + i)) : len - i;
+                norm_sep(&w);
+                norm_put(&w, argv + i, l);
+                i += l + 1;
+        }
+        return (int)w.n;
+}
+
+/* A JSON string's value from s (after its opening quote) into buf,
+ * unescaped (\uXXXX below 0x80 only; others become '?'). Returns the
+ * length, or -1 when the string does not end. *ret_end is past it. */
+static int json_string(const char *s, const char *end, char *buf, size_t cap, const char **ret_end)
+{
+        size_t n = 0;
+
+        for (const char *p = s; p < end; p++) {
+                char c = *p;
+                if (c == '"') {
+                        *ret_end = p + 1;
+                        return (int)n;
+                }
+                if (c == '\\') {
+                        if (++p >= end)
+                                return -1;
+                        switch (*p) {
+                        case 'n':
+                        case 't':
+                        case 'r':
+                                c = ' ';
+                                break;
+                        case 'u': {
+                                unsigned v = 0;
+                                for (int k = 1; k <= 4; k++) {
+                                        char h = p + k < end ? p[k] : 'x';
+                                        unsigned d = h >= '0' && h <= '9'   ? (unsigned)(h - '0')
+                                                     : h >= 'a' && h <= 'f' ? (unsigned)(h - 'a' + 10)
+                                                     : h >= 'A' && h <= 'F' ? (unsigned)(h - 'A' + 10)
+                                                                            : 99;
+                                        if (d > 15)
+                                                return -1;
+                                        v = v * 16 + d;
+                                }
+                                p += 4;
+                                c = v < 0x80 && v >= 0x20 ? (char)v : '?';
+                                break;
+                        }
+                        default:
+                                c = *p;
+                        }
+                }
+                if (n + 1 < cap)
+                        buf[n++] = c;
+        }
+        return -1;
+}
+
+size_t bkrun_feed_line(const char *line, size_t len, bkrun_fn cb, void *userdata)
+{
+        static const char key[] = "\"name\":\"";
+        const char *p = line, *end = line + len;
+        char name[1024], cmd[BKRUN_CMD_MAX + 1];
+        size_t found = 0;
+        int k;
+
+        if (len > 1 && line[0] == '#' && line[1] >= '0' && line[1] <= '9') {
+                p = line + 1;
+                while (p < end && *p >= '0' && *p <= '9')
+                        p++;
+                if (p < end && *p == ' ' && p + 1 < end && p[1] == '[') {
+                        k = bkrun_vertex_cmd(p + 1, (size_t)(end - p - 1), cmd, sizeof(cmd));
+                        if (k > 0 && cb)
+                                cb(userdata, cmd, (size_t)k);
+                        return k > 0;
+                }
+                return 0;
+        }
+        while (p < end) {
+                const char *q = memmem(p, (size_t)(end - p), key, sizeof(key) - 1), *after;
+                int n;
+
+                if (!q)
+                        break;
+                n = json_string(q + sizeof(key) - 1, end, name, sizeof(name), &after);
+                if (n < 0)
+                        break;
+                k = bkrun_vertex_cmd(name, (size_t)n, cmd, sizeof(cmd));
+                if (k > 0) {
+                        found++;
+                        if (cb)
+                                cb(userdata, cmd, (size_t)k);
+                }
+                p = after;
+        }
+        return found;
+}
+
+int bkrun_driver(const char *line, size_t len, char *out, size_t cap)
+{
+        static const char head[] = "#0 building with \"", mid[] = "\" instance using ";
+        const char *end = line + len, *p, *q;
+        size_t n;
+
+        if (cap == 0)
+                return -EINVAL;
+        out[0] = '\0';
+        if (len < sizeof(head) - 1 || memcmp(line, head, sizeof(head) - 1) != 0)
+                return 0;
+        p = memmem(line, len, mid, sizeof(mid) - 1);
+        if (!p)
+                return 0;
+        p += sizeof(mid) - 1;
+        q = p;
+        while (q < end && *q != ' ')
+                q++;
+        if (q == p || end - q < 7 || memcmp(q, " driver", 7) != 0)
+                return 0;
+        n = (size_t)(q - p);
+        if (n >= cap)
+                n = cap - 1;
+        memcpy(out, p, n);
+        out[n] = '\0';
+        return (int)n;
+}
+
+static bool driver_word(const char *w, size_t n)
+{
+        static const char *const names[] = {"docker", "docker-buildx", "buildx", "buildctl",
+                                            "nerdctl", "podman", "docker-compose"};
+        const char *base = w;
+
+        for (size_t i = 0; i < n; i++)
+                if (w[i] == '/')
+                        base = w + i + 1;
+        n -= (size_t)(base - w);
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+                if (strlen(names[i]) == n && memcmp(base, names[i], n) == 0)
+                        return true;
+        return false;
+}
+
+bool bkrun_argv_drives(char *const *argv)
+{
+        for (size_t a = 0; argv && argv[a]; a++) {
+                const char *s = argv[a];
+                size_t i = 0, len = strlen(s);
+
+                while (i < len) { /* words of a script too: sh -c 'docker buildx bake' */
+                        size_t j;
+                        while (i < len && (is_ws(s[i]) || strchr(";&|()'\"`", s[i])))
+                                i++;
+                        for (j = i; j < len && !is_ws(s[j]) && !strchr(";&|()'\"`", s[j]); j++)
+                                ;
+                        if (j > i && driver_word(s + i, j - i))
+                                return true;
+                        i = j;
+                }
+        }
+        return false;
+}

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/execs.h"
+
+/* The exec cgroups of BuildKit's RUN steps: BuildKit (inside dockerd, or a
+ * buildkitd) starts each RUN through runc in a cgroup of its own, not under
+ * the docker client buildtel runs, and removes it when the step ends.
+ *
+ * Found from the processes, never from a fixed path: a process whose parent
+ * is runc (or crun) started by dockerd, buildkitd or containerd is an exec's
+ * first process; its /proc/PID/cgroup names the exec cgroup in each
+ * hierarchy, and the directory above it (docker/buildkit, NAME/buildkit
+ * with --cgroup-parent, whatever the cgroup driver made on a pure v2 host)
+ * is then listed on every tick for new execs. Which execs are this
+ * invocation's is the caller's decision (cfg.match, from the RUN vertices
+ * its log printed); an exec that started before buildtel did is never
+ * ours. Ours are read on every tick, and their OOM count and peak on every
+ * bkexec_poll() so that the count is had before the cgroup goes. */
+
+#define BKEXEC_ALIVE_MAX 64  /* exec cgroups tracked at once, ours or not */
+#define BKEXEC_OURS_MAX 1024 /* ours kept over the run; more are counted in dropped */
+#define BKEXEC_PARENTS_MAX 8 /* directories that hold exec cgroups */
+#define BKEXEC_PROCS_MAX 256 /* processes read per exec per tick */
+
+/* The caller's verdict on an exec from its first process's raw cmdline
+ * (NUL-separated) and when buildtel first saw it: true, ours. Asked again
+ * on later ticks while it says no (its vertex line may come later). */
+typedef bool (*bkexec_match_fn)(void *userdata, const char *cmdline, size_t len, double first_s,
+                                char *ret_cmd, size_t cap);
+
+struct bkexec_config {
+        const char *root; /* "/" in production */
+        bkexec_match_fn match;
+        void *userdata;
+};
+
+/* The build's execs summed: counters over every exec of ours (gone ones at
+ * their last read), levels over those alive. NAN when none gave it. */
+struct bkexec_totals {
+        size_t ours, alive;
+        double cpu_user_s, cpu_sys_s, io_read_bytes, io_write_bytes, oom_kills;
+        double mem_bytes, anon_bytes, file_bytes, pids;
+        double psi_cpu_some_s, psi_cpu_full_s, psi_mem_some_s, psi_mem_full_s;
+        double psi_io_some_s, psi_io_full_s;
+        double max_peak_bytes; /* the largest kernel peak of one exec */
+};
+
+struct bkexec;
+struct pidstat;
+struct procfs;
+
+/* Returns 0, -ENOMEM, or -errno when root cannot be opened. */
+int bkexec_new(const struct bkexec_config *cfg, struct bkexec **ret);
+void bkexec_free(struct bkexec *b); /* NULL is a no-op */
+
+/* One tick at now (buildtel's clock). discover: also look for exec
+ * cgroups (the caller's build drives BuildKit and printed a RUN step); a
+ * walk of every process is done when no exec directory is known yet, and
+ * every tenth discovering tick after. Reads every counter of ours and
+ * lists their processes. p is borrowed for the call. Returns how many of
+ * ours are alive, or -errno. */
+int bkexec_tick(struct bkexec *b, struct procfs *p, double now, bool discover);
+/* The processes of ours alive as of the last tick, sorted; owned by b. */
+void bkexec_pids(const struct bkexec *b, const long **ret_pids, size_t *ret_n);
+/* A process of the last tick's list, as the per-process walk read it. */
+void bkexec_consider(struct bkexec *b, const struct pidstat *ps);
+/* After the walk: label each exec's largest processes, find OOM victims. */
+void bkexec_end(struct bkexec *b, struct procfs *p);
+/* Between ticks: the OOM count and memory peak of ours alive. Returns how
+ * many kills were new. */
+int bkexec_poll(struct bkexec *b, struct procfs *p, double now);
+/* The caller has a RUN step with no exec found yet: walk the processes
+ * twice a second (from tick and poll) until it says otherwise, so that
+ * an exec under a directory not seen before (a new --cgroup-parent, a
+ * second daemon) is found while it runs. */
+void bkexec_hunt(struct bkexec *b, bool on);
+/* The run is over: the kernel's last OOM records (a kill logged after
+ * the last poll). */
+void bkexec_finish(struct bkexec *b, double now);
+/* True when some of ours are alive (bkexec_poll has work). */
+bool bkexec_busy(const struct bkexec *b);
+
+void bkexec_totals(const struct bkexec *b, struct bkexec_totals *ret);
+/* Every exec of ours so far, in the order found; owned by b. */
+const struct exec_fact *bkexec_facts(const struct bkexec *b, size_t *ret_n);
+/* Execs seen that were not ours (another build on the daemon), and ours
+ * past BKEXEC_OURS_MAX. */
+size_t bkexec_others(const struct bkexec *b);
+size_t bkexec_dropped(const struct bkexec *b);
+/* Exec directories known (0: no BuildKit exec was ever seen here). */
+size_t bkexec_nparents(const struct bkexec *b);
+
+/* /proc/PID/net/dev: received and sent bytes summed over the interfaces,
+ * lo left out. 0, or -EINVAL when buf is not that file. */
+int bkexec_netdev_parse(const char *buf, size_t len, uint64_t *ret_rx, uint64_t *ret_tx);
+/* An OCI bundle's config.json: process.args as a NUL-separated argv into
+ * out (cap bytes; an argument cut at cap keeps what fits). Returns the
+ * length, -EINVAL when buf holds no such array or cap is 0. */
+int bkexec_bundle_args_parse(const char *buf, size_t len, char *out, size_t cap);
+
+/* The kernel's record of an OOM kill (/dev/kmsg: "6,974,...,-;oom-kill:
+ * constraint=...,task_memcg=/x/buildkit/ID,task=tail,pid=24076,uid=0"). */
+struct bkexec_oom {
+        char memcg[256]; /* the victim's cgroup (v1 memory or v2 path) */
+        char task[64];   /* its comm, control bytes as '?' */
+        long pid;
+};
+/* 1 and *ret for such a record, 0 for any other record, -EINVAL for an
+ * oom-kill record without task_memcg, task and pid. */
+int bkexec_kmsg_oom_parse(const char *buf, size_t len, struct bkexec_oom *ret);

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: MIT */
+/* The RUN steps of a BuildKit build (parse/bkrun), the exec cgroups'
+ * parsers (platform/bkexec: net/dev, the runc bundle's process.args, the
+ * kernel's oom-kill record) and the per-step sums (model/execs). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/execs.h"
+#include "model/targets.h"
+#include "parse/bkrun.h"
+#include "platform/bkexec.h"
+#include "util/macro.h"
+
+static void test_vertex_cmd(void **state)
+{
+        static const struct {
+                const char *name, *want; /* want NULL: not a RUN step */
+        } cases[] = {
+            {"[2/3] RUN head -c 300m /dev/zero | tail", "head -c 300m /dev/zero | tail"},
+            {"[app common 2/3] RUN   make  -j8\tall ", "make -j8 all"},
+            {"#6 [stage 1/2] RUN echo hi", "echo hi"},
+            {"[2/2] RUN --mount=type=cache,target=/root/.cache --network=none cc -c a.c",
+             "cc -c a.c"},
+            {"[3/4] RUN [\"/bin/echo\", \"a b\", \"c\\\"d\"]", "/bin/echo a b c\"d"},
+            {"[3/4] RUN [not json", "[not json"},
+            {"RUN x", "x"},
+            {"[1/2] FROM docker.io/local/busybox", NULL},
+            {"[internal] load build definition from Dockerfile", NULL},
+            {"[2/3] COPY a /b", NULL},
+            {"[2/3] RUNNER x", NULL},
+            {"[unterminated RUN x", NULL},
+            {"", NULL},
+        };
+        char out[BKRUN_CMD_MAX + 1];
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                int n = bkrun_vertex_cmd(cases[i].name, strlen(cases[i].name), out, sizeof(out));
+                print_message("%s\n", cases[i].name);
+                if (!cases[i].want) {
+                        assert_int_equal(n, 0);
+                        continue;
+                }
+                assert_string_equal(out, cases[i].want);
+                assert_int_equal(n, (int)strlen(cases[i].want));
+        }
+        assert_int_equal(bkrun_vertex_cmd("RUN x", 5, out, 0), -EINVAL);
+        /* cut at the buffer, never past it */
+        assert_int_equal(bkrun_vertex_cmd("[1/1] RUN abcdefgh", 18, out, 4), 3);
+        assert_string_equal(out, "abc");
+}
+
+#define A(s) s, sizeof(s) - 1
+static void test_argv_cmd(void **state)
+{
+        static const struct {
+                const char *argv;
+                size_t len;
+                const char *want;
+        } cases[] = {
+            {A("/bin/sh\0-c\0head -c 300m /dev/zero | tail\0"), "head -c 300m /dev/zero | tail"},
+            {A("/bin/bash\0-o\0pipefail\0-c\0make  all\0"), "make all"},
+            {A("/bin/sh\0-ec\0echo a\0"), "echo a"},
+            {A("sh\0-c\0echo a\0arg0\0"), "echo a"},
+            {A("/bin/echo\0a b\0c\0"), "/bin/echo a b c"},
+            {A("/usr/bin/python3\0-c\0print(1)\0"), "/usr/bin/python3 -c print(1)"},
+            {A("sleep\0001"), "sleep 1"},
+            {A("\0"), ""},
+        };
+        char out[BKRUN_CMD_MAX + 1];
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                int n = bkrun_argv_cmd(cases[i].argv, cases[i].len, out, sizeof(out));
+                print_message("case %zu\n", i);
+                assert_string_equal(out, cases[i].want);
+                assert_int_equal(n, (int)strlen(cases[i].want));
+        }
+        /* both sides of a match give the same text */
+        {
+                char a[BKRUN_CMD_MAX + 1], b[BKRUN_CMD_MAX + 1];
+                static const char name[] = "[2/2] RUN cc -O2 \\\n    -c a.c";
+                static const char argv[] = "/bin/sh\0-c\0cc -O2 \\\n    -c a.c";
+                bkrun_vertex_cmd(name, sizeof(name) - 1, a, sizeof(a));
+                bkrun_argv_cmd(argv, sizeof(argv) - 1, b, sizeof(b));
+                assert_string_equal(a, b);
+        }
+}
+
+struct seen {
+        char cmd[4][BKRUN_CMD_MAX + 1];
+        size_t n;
+};
+
+static void collect(void *userdata, const char *cmd, size_t len)
+{
+        struct seen *s = userdata;
+
+        if (s->n < 4) {
+                memcpy(s->cmd[s->n], cmd, len);
+                s->cmd[s->n++][len] = '\0';
+        }
+}
+
+static void test_feed_line(void **state)
+{
+        static const struct {
+                const char *line;
+                size_t n;
+                const char *first;
+        } cases[] = {
+            {"#5 [2/3] RUN head -c 300m /dev/zero | tail >/dev/null", 1,
+             "head -c 300m /dev/zero | tail >/dev/null"},
+            {"#12 [app common 2/3] RUN make", 1, "make"},
+            {"#5 0.123 RUN not a header", 0, NULL},
+            {"#5 DONE 1.4s", 0, NULL},
+            {"#3 sha256:abcdef", 0, NULL},
+            {"{\"vertexes\":[{\"digest\":\"sha256:1\",\"name\":\"[2/2] RUN echo \\u003e x "
+             "\\u0026\\u0026 cat x\",\"started\":\"t\"},{\"digest\":\"sha256:2\",\"name\":\"[1/2] "
+             "FROM x\"},{\"name\":\"[3/3] RUN b\"}]}",
+             2, "echo > x && cat x"},
+            {"{\"vertexes\":[{\"name\":\"[2/2] RUN unterminated", 0, NULL},
+            {"plain text RUN x", 0, NULL},
+        };
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                struct seen s = {.n = 0};
+                size_t n = bkrun_feed_line(cases[i].line, strlen(cases[i].line), collect, &s);
+                print_message("%s\n", cases[i].line);
+                assert_int_equal(n, cases[i].n);
+                assert_int_equal(s.n, cases[i].n);
+                if (cases[i].first)
+                        assert_string_equal(s.cmd[0], cases[i].first);
+        }
+}
+
+static void test_driver(void **state)
+{
+        static const struct {
+                const char *line, *want;
+        } cases[] = {
+            {"#0 building with \"default\" instance using docker driver", "docker"},
+            {"#0 building with \"ci\" instance using docker-container driver", "docker-container"},
+            {"#0 building with \"x\" instance using remote driver", "remote"},
+            {"#0 building with \"x\" instance using", ""},
+            {"#1 building with \"x\" instance using docker driver", ""},
+        };
+        char out[32];
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                int n = bkrun_driver(cases[i].line, strlen(cases[i].line), out, sizeof(out));
+                assert_int_equal(n, (int)strlen(cases[i].want));
+                assert_string_equal(out, cases[i].want);
+        }
+}
+
+static void test_netdev(void **state)
+{
+        static const char dev[] =
+            "Inter-|   Receive                                                |  Transmit\n"
+            " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets "
+            "errs drop fifo colls carrier compressed\n"
+            "    lo:    1000      10    0    0    0     0          0         0     1000      10 "
+            "   0    0    0     0       0          0\n"
+            "  eth0: 123456     100    0    0    0     0          0         0    65432      50 "
+            "   0    0    0     0       0          0\n"
+            "  eth1:      4       1    0    0    0     0          0         0        6       1 "
+            "   0    0    0     0       0          0\n";
+        static const char lo_only[] =
+            "Inter-|   Receive |  Transmit\n face |bytes |bytes\n"
+            "    lo:  500 5 0 0 0 0 0 0  500 5 0 0 0 0 0 0\n";
+        uint64_t rx = 1, tx = 1;
+
+        (void)state;
+        assert_int_equal(bkexec_netdev_parse(dev, sizeof(dev) - 1, &rx, &tx), 0);
+        assert_int_equal(rx, 123460);
+        assert_int_equal(tx, 65438);
+        assert_int_equal(bkexec_netdev_parse(lo_only, sizeof(lo_only) - 1, &rx, &tx), 0);
+        assert_int_equal(rx, 0);
+        assert_int_equal(tx, 0);
+        rx = 7;
+        assert_int_equal(bkexec_netdev_parse("eth0: 1 2 3\n", 12, &rx, &tx), -EINVAL);
+        assert_int_equal(rx, 7);
+        assert_int_equal(bkexec_netdev_parse("garbage", 7, &rx, &tx), -EINVAL);
+}
+
+static void test_bundle_args(void **state)
+{
+        static const char cfg[] =
+            "{\"ociVersion\":\"1.0.2\",\"process\":{\"terminal\":false,\"user\":{\"uid\":0},"
+            "\"args\":[\"/bin/sh\",\"-c\",\"head -c 1m /dev/zero \\u003e /x \\u0026\\u0026 echo "
+            "\\\"ok\\\"\"],\"env\":[\"PATH=/bin\"]},\"linux\":{\"seccomp\":{\"syscalls\":[{"
+            "\"args\":[{\"index\":0}]}]}}}";
+        static const char want[] = "/bin/sh\0-c\0head -c 1m /dev/zero > /x && echo \"ok\"";
+        char out[256];
+        int n;
+
+        (void)state;
+        n = bkexec_bundle_args_parse(cfg, sizeof(cfg) - 1, out, sizeof(out));
+        assert_int_equal(n, (int)sizeof(want));
+        assert_memory_equal(out, want, sizeof(want));
+        assert_int_equal(bkexec_bundle_args_parse("{\"args\":[\"x\"]}", 14, out, sizeof(out)),
+                         -EINVAL);
+        assert_int_equal(bkexec_bundle_args_parse("{\"process\":{\"args\":[\"x", 23, out,
+                                                  sizeof(out)),
+                         -EINVAL);
+        assert_int_equal(bkexec_bundle_args_parse("{\"process\":{\"args\":[]}}", 23, out,
+                                                  sizeof(out)),
+                         -EINVAL);
+        /* a small buffer keeps what fits */
+        n = bkexec_bundle_args_parse(cfg, sizeof(cfg) - 1, out, 6);
+        assert_true(n > 0 && n <= 6);
+}
+
+static void test_kmsg(void **state)
+{
+        static const char rec[] =
+            "6,974,1488248804,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=6y5,"
+            "mems_allowed=0,oom_memcg=/bxexectest,task_memcg=/bxexectest/buildkit/6y53e8,"
+            "task=tail,pid=24076,uid=0\n";
+        struct bkexec_oom o;
+
+        (void)state;
+        assert_int_equal(bkexec_kmsg_oom_parse(rec, sizeof(rec) - 1, &o), 1);
+        assert_string_equal(o.memcg, "/bxexectest/buildkit/6y53e8");
+        assert_string_equal(o.task, "tail");
+        assert_int_equal(o.pid, 24076);
+        assert_int_equal(bkexec_kmsg_oom_parse("3,975,1,-;Memory cgroup out of memory: Killed", 45,
+                                               &o),
+                         0);
+        assert_int_equal(bkexec_kmsg_oom_parse("6,1,1,-;oom-kill:constraint=X,task=a", 36, &o),
+                         -EINVAL);
+        assert_int_equal(bkexec_kmsg_oom_parse("no semicolon", 12, &o), 0);
+        assert_int_equal(
+            bkexec_kmsg_oom_parse("6,1,1,-;oom-kill:task_memcg=/a,task=b,pid=x1", 44, &o), -EINVAL);
+}
+
+static void test_step_sums(void **state)
+{
+        struct step_fact v[3];
+        struct step_exec a, b;
+        struct target_exec te;
+
+        (void)state;
+        memset(v, 0, sizeof(v));
+        step_exec_clear(&a);
+        a.set = true;
+        a.execs = 1;
+        a.mem_peak_bytes = 100;
+        a.cpu_s = 1;
+        a.oom_kills = 0;
+        step_exec_clear(&b);
+        b.set = true;
+        b.execs = 1;
+        b.mem_peak_bytes = 300;
+        b.cpu_s = 2;
+        b.oom_kills = 1;
+        b.oom_at_s = 5;
+        strcpy(b.oom_victim, "tail (pid 9)");
+        v[0].target = 0;
+        step_exec_add(&v[0].exec, &a);
+        v[1].target = 1;
+        step_exec_add(&v[1].exec, &b);
+        step_exec_add(&v[1].exec, &a); /* two execs for one step */
+        v[2].target = 1;                /* not measured */
+        assert_int_equal(v[1].exec.execs, 2);
+        assert_true(v[1].exec.mem_peak_bytes == 300);
+        assert_true(v[1].exec.cpu_s == 3);
+        assert_string_equal(v[1].exec.oom_victim, "tail (pid 9)");
+        execs_target(v, 3, 1, &te);
+        assert_int_equal(te.measured, 1);
+        assert_true(te.mem_peak_bytes == 300 && te.oom_kills == 1 && te.peak_step == 1);
+        execs_target(v, 3, -1, &te);
+        assert_int_equal(te.measured, 2);
+        assert_true(te.cpu_s == 4);
+        execs_target(v, 3, 5, &te);
+        assert_int_equal(te.measured, 0);
+        assert_true(isnan(te.mem_peak_bytes) && te.peak_step == -1);
+        assert_true(execs_sum(NAN, 2) == 2 && execs_max(3, NAN) == 3 && isnan(execs_sum(NAN, NAN)));
+}
+
+static void test_drives(void **state)
+{
+        static const struct {
+                const char *argv[4];
+                bool want;
+        } cases[] = {
+            {{"docker", "buildx", "build", NULL}, true},
+            {{"/usr/bin/docker", "build", ".", NULL}, true},
+            {{"sh", "-c", "cd x && docker buildx bake app", NULL}, true},
+            {{"docker-buildx", "buildx", "bake", NULL}, true},
+            {{"cat", "tests/fixtures/bake-multi.log", NULL}, false},
+            {{"make", "-j8", "docker-image", NULL}, false},
+            {{"sh", "-c", "echo mydocker", NULL}, false},
+        };
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                char *argv[4] = {NULL};
+                for (size_t k = 0; k < 3 && cases[i].argv[k]; k++)
+                        argv[k] = strdup(cases[i].argv[k]);
+                assert_int_equal(bkrun_argv_drives(argv), cases[i].want);
+                for (size_t k = 0; k < 3; k++)
+                        free(argv[k]);
+        }
+        assert_false(bkrun_argv_drives(NULL));
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_vertex_cmd),  cmocka_unit_test(test_argv_cmd),
+            cmocka_unit_test(test_feed_line),   cmocka_unit_test(test_driver),
+            cmocka_unit_test(test_netdev),      cmocka_unit_test(test_bundle_args),
+            cmocka_unit_test(test_kmsg),        cmocka_unit_test(test_step_sums),
+            cmocka_unit_test(test_drives),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
