@@ -303,10 +303,53 @@ int run_info_parse_json(const char *buf, size_t len, struct run_info *ret)
                 run_info_release(&ri);
                 return r;
         }
+        if (run_id_sanitize(&ri.run_id) < 0) {
+                run_info_release(&ri);
+                return -ENOMEM;
+        }
         ri.exit_code = (int)exit_code;
         ri.term_signal = (int)sig;
         ri.ncpu = (unsigned)ncpu;
         ri.pid = (long)pid;
         *ret = ri;
         return 0;
+}
+
+static bool run_id_char(char c, bool first)
+{
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_' || (!first && (c == '-' || c == '.'));
+}
+
+bool run_id_is_valid(const char *s)
+{
+        size_t n = strlen(s);
+
+        if (n == 0 || n > 64)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!run_id_char(s[i], i == 0))
+                        return false;
+        return true;
+}
+
+int run_id_sanitize(char **id)
+{
+        char *s = *id;
+        size_t n;
+
+        if (!s || run_id_is_valid(s))
+                return 0;
+        if (!*s) {
+                free(s);
+                *id = strdup("unknown");
+                return *id ? 1 : -ENOMEM;
+        }
+        n = strlen(s);
+        if (n > 64)
+                s[n = 64] = '\0';
+        for (size_t i = 0; i < n; i++)
+                if (!run_id_char(s[i], i == 0))
+                        s[i] = '_';
+        return 1;
 }

@@ -214,6 +214,8 @@ static void read_run_info(sqlite3_stmt *s, struct run_info *ri, bool *oom)
         int64_t ncpu = store_col_count(s, RC_NCPU), pid = store_col_count(s, RC_PID);
 
         ri->run_id = strdup(store_col_text(s, RC_RUN_ID) ? store_col_text(s, RC_RUN_ID) : "");
+        /* the row may have been edited: its id names files */
+        *oom = *oom || run_id_sanitize(&ri->run_id) < 0;
         ri->kind = strdup(store_col_text(s, RC_KIND) ? store_col_text(s, RC_KIND) : "run");
         ri->argv = argv_of(store_col_text(s, RC_ARGV));
         *oom = *oom || !ri->run_id || !ri->kind || !ri->argv;
