@@ -124,6 +124,39 @@ static void test_view_cleans(void **state)
         assert_string_equal(v.top, "cc1");
         assert_string_equal(v.unit, "heavy.c");
         assert_true(isnan(v.mem_avail_bytes));
+
+        /* C1 controls as UTF-8 (an 8-bit CSI clears the screen), bidi
+         * overrides, bad bytes: '?' each */
+        s.stage = "st\xc2\x9b" "2Jage";
+        s.context = "\xe2\x80\xae" "exe.gnp \xff";
+        s.running = "u\xc2\x9b" "2J.c b.c";
+        live_view_from_sample(&v, &s);
+        assert_string_equal(v.stage, "st?2Jage");
+        assert_string_equal(v.context, "?exe.gnp ?");
+        assert_string_equal(v.unit, "u?2J.c");
+}
+
+/* A long name is cut between characters, never inside one. */
+static void test_view_cut(void **state)
+{
+        char name[sizeof(((struct live_view *)0)->unit) * 2 + 3];
+        struct sample s;
+        struct live_view v;
+        size_t n;
+
+        (void)state;
+        for (size_t off = 0; off < 2; off++) {
+                memset(name, 'a', off);
+                for (n = off; n + 2 < sizeof(name); n += 2)
+                        memcpy(name + n, "\xc3\xa9", 2);
+                name[n] = '\0';
+                sample_clear(&s);
+                s.running = name;
+                live_view_from_sample(&v, &s);
+                n = strlen(v.unit);
+                assert_true(n > 0 && n < sizeof(v.unit));
+                assert_true(((unsigned char)v.unit[n - 1]) == 0xa9);
+        }
 }
 
 static const struct {
@@ -187,6 +220,7 @@ int main(void)
             cmocka_unit_test(test_format),
             cmocka_unit_test(test_format_small_buffer),
             cmocka_unit_test(test_view_cleans),
+            cmocka_unit_test(test_view_cut),
             cmocka_unit_test(test_scan),
         };
 

@@ -59,9 +59,11 @@ bool run_id_is_valid(const char *s);
 int run_id_sanitize(char **id);
 
 /* Append s[0..len) to out as valid UTF-8: every byte that does not belong
- * to a well-formed sequence becomes U+FFFD. With no_controls, C0 controls
- * and DEL become '?' (for text meant for a terminal). Returns 0 or
- * -ENOMEM. */
+ * to a well-formed sequence becomes U+FFFD. With no_controls (for text
+ * meant for a terminal: every place that prints what the build controls
+ * goes through here), such a byte becomes '?' instead, and so does each
+ * C0 or C1 control, DEL, and bidi or other invisible format character
+ * (U+200E/F, U+202A-E, U+2066-9, U+061C, ...). Returns 0 or -ENOMEM. */
 int run_append_utf8_lossy(struct dbuf *out, const char *s, size_t len, bool no_controls);
 
 /* A new jansson string (a json_t *) holding s as run_append_utf8_lossy()

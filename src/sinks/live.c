@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/run.h"
 #include "platform/tty.h"
 #include "util/macro.h"
 
@@ -80,16 +81,24 @@ int live_scan_feed(struct live_scan *sc, const char *buf, size_t len)
         return seen;
 }
 
+/* The build's text (a stage, a unit's name from /proc argv) cleaned for
+ * the terminal the one way (model/run.h), cut between characters. */
 static void copy_clean(char *dst, size_t cap, const char *src)
 {
-        size_t i = 0;
+        struct dbuf b = DBUF_INIT;
+        size_t n = 0;
 
-        for (; src && src[i] && i + 1 < cap; i++) {
-                unsigned char c = (unsigned char)src[i];
-
-                dst[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+        dst[0] = '\0';
+        if (!src || run_append_utf8_lossy(&b, src, strlen(src), true) < 0) {
+                dbuf_release(&b);
+                return;
         }
-        dst[i] = '\0';
+        n = MIN(b.len, cap - 1);
+        while (n > 0 && n < b.len && ((unsigned char)b.p[n] & 0xc0) == 0x80)
+                n--;
+        memcpy(dst, b.p, n);
+        dst[n] = '\0';
+        dbuf_release(&b);
 }
 
 void live_view_from_sample(struct live_view *v, const struct sample *s)
