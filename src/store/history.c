@@ -129,6 +129,8 @@ const char *store_run_state_name(enum store_run_state s)
                 return "running";
         case STORE_RUN_INCOMPLETE:
                 return "incomplete";
+        case STORE_RUN_UNRECORDED:
+                return "failed-to-record";
         default:
                 return "unknown";
         }
@@ -245,6 +247,8 @@ static enum store_run_state state_of(sqlite3_stmt *s, struct liveness *lv)
                 return STORE_RUN_UNKNOWN;
         if (strcmp(state, "finished") == 0)
                 return STORE_RUN_FINISHED;
+        if (strcmp(state, "failed-to-record") == 0)
+                return STORE_RUN_UNRECORDED;
         if (strcmp(state, "running") != 0)
                 return STORE_RUN_UNKNOWN;
         return recorder_alive(lv, store_col_text(s, RC_HOST), store_col_text(s, RC_BOOT_ID),

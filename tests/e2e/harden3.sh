@@ -156,13 +156,14 @@ case_toplog() {
 # only, and are printed clean.
 case_runid() {
         record r1
-        mkdir -p "$T/escape" "$T/art/a/b"
+        # the directories a climbing id goes through, so that it would land
+        mkdir -p "$T/escape" "$T/art/a/b/report-x" "$T/art/a/b/trace-x"
         # run.json: an id that climbs out, with an escape sequence
         cp "$T/l/resources-r1.csv" "$T/art/a/b/resources-x.csv"
         python3 - "$T/l/resources-r1.run.json" "$T/art/a/b/resources-x.run.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
-j["run_id"] = "x/../../../escape/pwn\u001b]0;owned\u0007"
+j["run_id"] = "x/../../../../escape/pwn\u001b]0;owned\u0007"
 json.dump(j, open(sys.argv[2], "w"))
 PY
         (cd "$T/art/a/b" && "$BUILDTEL" report resources-x.csv >/dev/null 2>"$T/r.err")
@@ -175,17 +176,17 @@ PY
         check "the trace is in the cwd" sh -c "ls '$T/art/a/b' | grep -q '^trace-x_.*\\.json$'"
         check "no escape printed" sh -c "! grep -q \$'\\033' '$T/r.err' '$T/t.err'"
         # the database: a row whose id climbs out
-        sqlite3 "$T/h.db" "UPDATE runs SET run_id = '../../escape/db'||char(27)||'[2J' WHERE run_id = 'r1'"
-        mkdir -p "$T/cwd/x"
+        sqlite3 "$T/h.db" "UPDATE runs SET run_id = '../../../escape/db'||char(27)||'[2J' WHERE run_id = 'r1'"
+        mkdir -p "$T/cwd/x/report-.." "$T/cwd/x/trace-.."
         (cd "$T/cwd/x" && "$BUILDTEL" report --db "$T/h.db" >/dev/null 2>"$T/r2.err")
         expect_eq "report of the row" "$?" 0
         (cd "$T/cwd/x" && "$BUILDTEL" export --trace --db "$T/h.db" >/dev/null 2>"$T/t2.err")
         expect_eq "trace of the row" "$?" 0
         check "nothing written outside (db)" test -z "$(ls -A "$T/escape")"
-        check "both in the cwd" test "$(ls "$T/cwd/x" | wc -l)" = 2
+        check "both in the cwd" test "$(find "$T/cwd/x" -maxdepth 1 -type f | wc -l)" = 2
         check "no escape printed (db)" sh -c "! grep -q \$'\\033' '$T/r2.err' '$T/t2.err'"
-        "$BUILDTEL" history --db "$T/h.db" >"$T/hist.txt" 2>&1
-        check "history prints it clean" sh -c "! grep -q \$'\\033' '$T/hist.txt'"
+        "$BUILDTEL" status --db "$T/h.db" >"$T/hist.txt" 2>&1
+        check "status prints it clean" sh -c "! grep -q \$'\\033' '$T/hist.txt'"
 }
 
 # L1: trace files are 0600 whatever the umask, like the run's other files.
@@ -232,6 +233,57 @@ case_mdlinks() {
         check "no live link" sh -c "! grep -qF '[x](' '$T/rows.md'"
         check "no live image" sh -c "! grep -qF '![y](' '$T/rows.md'"
         check "escaped" grep -qF '\[x\]\(http://e\) \!\[y\]' "$T/rows.md"
+}
+
+# L3: --ninja-log read in chunks: a 280 MB append (past the old 256 MiB
+# cap) still gives every edge, and buildtel's RSS stays flat.
+case_ninjarss() {
+        local log="$T/.ninja_log" n=300000
+        printf '# ninja log v5\n0\t1\t0\tseed.o\tabc\n' >"$log"
+        cat >"$T/gen.sh" <<'SH'
+awk -v n="$2" 'BEGIN { p = sprintf("%0900d", 0)
+        for (i = 1; i <= n; i++) printf "%d\t%d\t0\tobj/%s%d.o\t%x\n", i, i + 5 + i % 7, p, i, i }' >>"$1"
+SH
+        python3 - "$T/rss" "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id big --ninja-log "$log" -- \
+                sh "$T/gen.sh" "$log" "$n" 2>"$T/err" <<'PY'
+import resource, subprocess, sys
+# buildtel's own peak RSS: it is the direct child (the build's awk is its child)
+p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL)
+_, status, ru = __import__("os").wait4(p.pid, 0)
+open(sys.argv[1], "w").write("%d %d\n" % (ru.ru_maxrss, __import__("os").waitstatus_to_exitcode(status)))
+PY
+        local size rss st
+        size=$(stat -c %s "$log")
+        read -r rss st <"$T/rss"
+        echo "log $size bytes; buildtel peak RSS ${rss} KiB"
+        expect_eq "run status" "$st" 0
+        check "the append is past 256 MiB" test "$size" -gt $((256 << 20))
+        check "every edge of the run counted" grep -q ".ninja_log: $n edges this run" "$T/err"
+        check "peak RSS under 64 MiB (was the size of the append)" test "$rss" -lt 65536
+        rm -f "$log"
+}
+
+# L6: the database fills mid-run (SQLITE_FULL): the start row says so
+# (failed-to-record), not 'incomplete' (what a killed buildtel leaves).
+case_dbfull() {
+        need_root "mount a tmpfs"
+        local m="$T/full" st
+        mkdir -p "$m"
+        mount -t tmpfs -o size=1m tmpfs "$m" || { echo "cannot mount a tmpfs"; exit 77; }
+        # the row goes in with the first sample; then the build fills the disk
+        "$BUILDTEL" run --db "$m/h.db" --log-dir "$T/l" --run-id full --interval 0.05 -- \
+                sh -c 'sleep 0.5; head -c 2m /dev/zero >"$1/fill" 2>/dev/null; sleep 3; exit 3' sh "$m" \
+                >/dev/null 2>"$T/err"
+        st=$?
+        rm -f "$m/fill"
+        expect_eq "the build's status" "$st" 3
+        check "the failure is said" grep -q "database or disk is full\|No space left" "$T/err"
+        check "and what the row reads as" grep -q "reads as failed-to-record" "$T/err"
+        expect_eq "the row's state" "$(sqlite3 "$m/h.db" "SELECT state FROM runs WHERE run_id = 'full'")" failed-to-record
+        "$BUILDTEL" status --db "$m/h.db" >"$T/hist.txt" 2>&1
+        check "status shows failed-to-record" grep -q "failed-to-record" "$T/hist.txt"
+        check "not incomplete" sh -c "! grep -q incomplete '$T/hist.txt'"
+        umount "$m"
 }
 
 "case_$case"
