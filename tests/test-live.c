@@ -127,9 +127,12 @@ static void test_view_cleans(void **state)
 
         /* C1 controls as UTF-8 (an 8-bit CSI clears the screen), bidi
          * overrides, bad bytes: '?' each */
-        s.stage = "st\xc2\x9b" "2Jage";
-        s.context = "\xe2\x80\xae" "exe.gnp \xff";
-        s.running = "u\xc2\x9b" "2J.c b.c";
+        s.stage = "st\xc2\x9b"
+                  "2Jage";
+        s.context = "\xe2\x80\xae"
+                    "exe.gnp \xff";
+        s.running = "u\xc2\x9b"
+                    "2J.c b.c";
         live_view_from_sample(&v, &s);
         assert_string_equal(v.stage, "st?2Jage");
         assert_string_equal(v.context, "?exe.gnp ?");
@@ -231,16 +234,16 @@ static void test_scan_busy(void **state)
                 const char *in;
                 bool busy;
         } cases[] = {
-            {"plain", false},          {"\033", true},
-            {"\033[1", true},          {"\033[1;31m", false},
-            {"\033]0;title", true},    {"\033]0;title\007", false},
-            {"\033]0;t\033", true},    {"\033]0;t\033\\", false},
-            {"\033(", true},           {"\033(B", false},
-            {"\033P1$r", true},        {"\033[1\030", false},
-            {"caf\xc3", true},         {"caf\xc3\xa9", false},
-            {"\xe2\x82", true},        {"\xe2\x82\xac", false},
-            {"\xf0\x9f\x98", true},    {"\xf0\x9f\x98\x80", false},
-            {"\xff", false},           {"\033[1;31mred\xe6\x97", true},
+            {"plain", false},       {"\033", true},
+            {"\033[1", true},       {"\033[1;31m", false},
+            {"\033]0;title", true}, {"\033]0;title\007", false},
+            {"\033]0;t\033", true}, {"\033]0;t\033\\", false},
+            {"\033(", true},        {"\033(B", false},
+            {"\033P1$r", true},     {"\033[1\030", false},
+            {"caf\xc3", true},      {"caf\xc3\xa9", false},
+            {"\xe2\x82", true},     {"\xe2\x82\xac", false},
+            {"\xf0\x9f\x98", true}, {"\xf0\x9f\x98\x80", false},
+            {"\xff", false},        {"\033[1;31mred\xe6\x97", true},
         };
 
         (void)state;
@@ -255,7 +258,8 @@ static void test_scan_busy(void **state)
                         for (size_t off = 0; off < len; off += step)
                                 (void)live_scan_feed(&sc, in + off, MIN(step, len - off));
                         if (live_scan_busy(&sc) != cases[i].busy)
-                                fail_msg("case %zu step %zu: busy %d", i, step, live_scan_busy(&sc));
+                                fail_msg("case %zu step %zu: busy %d", i, step,
+                                         live_scan_busy(&sc));
                         if (step == 1)
                                 break;
                 }
@@ -265,12 +269,9 @@ static void test_scan_busy(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_format),
-            cmocka_unit_test(test_format_small_buffer),
-            cmocka_unit_test(test_view_cleans),
-            cmocka_unit_test(test_view_cut),
-            cmocka_unit_test(test_scan),
-            cmocka_unit_test(test_scan_busy),
+            cmocka_unit_test(test_format),      cmocka_unit_test(test_format_small_buffer),
+            cmocka_unit_test(test_view_cleans), cmocka_unit_test(test_view_cut),
+            cmocka_unit_test(test_scan),        cmocka_unit_test(test_scan_busy),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

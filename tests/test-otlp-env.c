@@ -385,8 +385,8 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_pairs),       cmocka_unit_test(test_pairs_caps),
             cmocka_unit_test(test_traceparent), cmocka_unit_test(test_url),
-            cmocka_unit_test(test_tracestate),
-            cmocka_unit_test(test_scalars),     cmocka_unit_test(test_load),
+            cmocka_unit_test(test_tracestate),  cmocka_unit_test(test_scalars),
+            cmocka_unit_test(test_load),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -151,8 +151,16 @@ static void test_lossy_terminal(void **state)
         static const struct {
                 const char *in, *term, *plain;
         } cases[] = {
-            {"u\xc2\x9b" "2J.c", "u?2J.c", "u\xc2\x9b" "2J.c"},     /* CSI */
-            {"\xc2\x9d" "0;t\xc2\x9c", "?0;t?", "\xc2\x9d" "0;t\xc2\x9c"}, /* OSC .. ST */
+            {"u\xc2\x9b"
+             "2J.c",
+             "u?2J.c",
+             "u\xc2\x9b"
+             "2J.c"}, /* CSI */
+            {"\xc2\x9d"
+             "0;t\xc2\x9c",
+             "?0;t?",
+             "\xc2\x9d"
+             "0;t\xc2\x9c"}, /* OSC .. ST */
             {"\xc2\x80\xc2\x9f\xc2\xa0", "??\xc2\xa0", "\xc2\x80\xc2\x9f\xc2\xa0"},
             {"a\xe2\x80\xaegnp.exe", "a?gnp.exe", "a\xe2\x80\xaegnp.exe"}, /* U+202E RLO */
             {"\xe2\x80\x8e\xe2\x80\x8f\xe2\x81\xa6\xe2\x81\xa9\xd8\x9c", "?????",
@@ -170,10 +178,12 @@ static void test_lossy_terminal(void **state)
                 struct dbuf b = DBUF_INIT;
 
                 print_message("case %zu\n", i);
-                assert_int_equal(run_append_utf8_lossy(&b, cases[i].in, strlen(cases[i].in), true), 0);
+                assert_int_equal(run_append_utf8_lossy(&b, cases[i].in, strlen(cases[i].in), true),
+                                 0);
                 assert_string_equal(b.p, cases[i].term);
                 dbuf_reset(&b);
-                assert_int_equal(run_append_utf8_lossy(&b, cases[i].in, strlen(cases[i].in), false), 0);
+                assert_int_equal(run_append_utf8_lossy(&b, cases[i].in, strlen(cases[i].in), false),
+                                 0);
                 assert_string_equal(b.p, cases[i].plain);
                 dbuf_release(&b);
         }
@@ -210,8 +220,9 @@ static void test_run_id(void **state)
                 assert_true(run_id_is_valid(id));
                 free(id);
                 n = snprintf(json, sizeof(json), "{\"run_id\": \"%s\"}",
-                             cases[i].in[0] == 0x61 && cases[i].in[1] == 0x1b ? "a\\u001b]0;t\\u0007"
-                                                                              : cases[i].in);
+                             cases[i].in[0] == 0x61 && cases[i].in[1] == 0x1b
+                                 ? "a\\u001b]0;t\\u0007"
+                                 : cases[i].in);
                 assert_true(n > 0 && (size_t)n < sizeof(json));
                 assert_int_equal(run_info_parse_json(json, (size_t)n, &ri), 0);
                 assert_string_equal(ri.run_id, cases[i].out);

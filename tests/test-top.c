@@ -156,9 +156,16 @@ static void test_detail(void **state)
  * never reach the terminal; a cut never splits a character. */
 static void test_c1(void **state)
 {
-        struct top_row row = row_of("make u\xc2\x9b" "2J.c \xe2\x80\xae" "cod.exe", true,
-                                    "st\xc2\x9d" "0;x\xc2\x9c", 8000);
-        const char *lines[] = {"cc u\xc2\x9b" "2J.c", "bad \xff\xfe", "\xe2\x81\xa6iso\xe2\x81\xa9"};
+        struct top_row row = row_of("make u\xc2\x9b"
+                                    "2J.c \xe2\x80\xae"
+                                    "cod.exe",
+                                    true,
+                                    "st\xc2\x9d"
+                                    "0;x\xc2\x9c",
+                                    8000);
+        const char *lines[] = {"cc u\xc2\x9b"
+                               "2J.c",
+                               "bad \xff\xfe", "\xe2\x81\xa6iso\xe2\x81\xa9"};
         struct top_detail d = {.row = &row, .lines = lines, .nlines = 3};
         struct top_view v = {.rows = &row, .nrows = 1, .cols = 80, .lines = 24, .utf8 = true};
         struct dbuf out = DBUF_INIT;
@@ -178,10 +185,12 @@ static void test_c1(void **state)
 
         /* a width that ends on a two-byte character keeps it whole */
         for (int cols = 20; cols < 40; cols++) {
-                struct top_row r2 = row_of("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
-                                           "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9",
-                                           true, "x", 1000);
-                struct top_view v2 = {.rows = &r2, .nrows = 1, .cols = cols, .lines = 24, .utf8 = true};
+                struct top_row r2 =
+                    row_of("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                           "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9",
+                           true, "x", 1000);
+                struct top_view v2 = {
+                    .rows = &r2, .nrows = 1, .cols = cols, .lines = 24, .utf8 = true};
 
                 assert_int_equal(top_frame_text(&v2, &out), 0);
                 assert_int_equal(dbuf_puts(&out, ""), 0);

@@ -596,8 +596,7 @@ static int load_labels(struct loader *L, struct otel_config *c)
             otelenv_check_tracestate(v, strlen(v)) < 0) {
                 if (c->enabled)
                         NOTE(L, "TRACESTATE is not a W3C tracestate; not passed on");
-        } else if (c->has_trace && v && *v && strlen(v) <= 8192 &&
-                   !(c->tracestate = strdup(v))) {
+        } else if (c->has_trace && v && *v && strlen(v) <= 8192 && !(c->tracestate = strdup(v))) {
                 return -ENOMEM;
         }
         return 0;

@@ -70,7 +70,7 @@ static int scan_other(struct live_scan *sc, unsigned char c)
                         return 0;
                 }
                 return scan_esc(sc, c); /* a new sequence ends the string */
-        default: /* SCAN_ESC_INTER */
+        default:                        /* SCAN_ESC_INTER */
                 if (c == 0x1b)
                         sc->state = SCAN_ESC;
                 else if (c >= 0x30 && c <= 0x7e)

@@ -109,8 +109,8 @@ static void give_up(struct sqlite_state *s, int e)
                 store_rollback(s->st);
         /* The start row is in: make it say what happened (not 'incomplete') */
         closep(&s->reserve_fd); /* the room for the mark on a full disk */
-        s->unmarked = s->st && s->phase == PHASE_RECORDING &&
-                      store_run_mark_unrecorded(s->st, s->run_id) < 0;
+        s->unmarked =
+            s->st && s->phase == PHASE_RECORDING && store_run_mark_unrecorded(s->st, s->run_id) < 0;
         snprintf(msg, sizeof(msg), "history database '%s': %s; this run is not in the history%s",
                  s->path, store_strerror(e),
                  s->phase != PHASE_RECORDING ? ""
@@ -502,7 +502,8 @@ static int sqlite_finish(void *state, const struct run_model *m)
         int e;
 
         /* a row left unmarked at the failure: once more, the build over */
-        if (s->phase == PHASE_OFF && s->unmarked && store_run_mark_unrecorded(s->st, s->run_id) >= 0)
+        if (s->phase == PHASE_OFF && s->unmarked &&
+            store_run_mark_unrecorded(s->st, s->run_id) >= 0)
                 s->unmarked = false;
         if (s->phase == PHASE_OFF)
                 return 0;

@@ -1183,7 +1183,8 @@ int store_run_mark_unrecorded(struct store *st, int64_t id)
         sqlite3_stmt *s = NULL;
         /* same length as 'running' would not matter: the page is rewritten */
         int r = store_prepare(
-            st, "UPDATE runs SET state = 'failed-to-record' WHERE id = ? AND state = 'running'", &s);
+            st, "UPDATE runs SET state = 'failed-to-record' WHERE id = ? AND state = 'running'",
+            &s);
 
         if (r >= 0) {
                 sqlite3_bind_int64(s, 1, id);
