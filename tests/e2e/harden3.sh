@@ -122,22 +122,32 @@ case_toplog() {
         chown "$(other_uid)" "$T/other/build-r1.log"
         mkfifo "$T/fifo/build-r1.log"
         ln -s "$T/mine.txt" "$T/link/build-r1.log"
+        local nshow=0
         show() { # show PATH: top's detail of r1 with build_log = PATH, into $T/pane.txt
+                local t i
+                nshow=$((nshow + 1))
+                t="s$nshow"
                 sqlite3 "$T/h.db" "UPDATE runs SET build_log = '$1' WHERE run_id = 'r1'"
-                tm kill-server 2>/dev/null
-                tm -f /dev/null new-session -d -x 100 -y 30 -s t \
+                tm -f /dev/null new-session -d -x 100 -y 30 -s "$t" \
                         "$BUILDTEL top --db '$T/h.db'; echo TOP-EXIT=\$?; sleep 30"
-                sleep 1.2
-                tm send-keys -t t Enter
-                sleep 1.2
-                tm capture-pane -p -t t >"$T/pane.txt"
-                tm send-keys -t t q
-                local i
-                for i in $(seq 30); do
-                        tm capture-pane -p -t t | grep -q TOP-EXIT=0 && return 0
+                for i in $(seq 100); do # the list, then Enter: the detail
+                        tm capture-pane -p -t "$t" | grep -q COMMAND && break
                         sleep 0.1
                 done
-                return 1
+                tm send-keys -t "$t" Enter
+                for i in $(seq 100); do
+                        tm capture-pane -p -t "$t" | grep -q '^run: ' && break
+                        sleep 0.1
+                done
+                sleep 0.3
+                tm capture-pane -p -t "$t" >"$T/pane.txt"
+                tm send-keys -t "$t" q
+                for i in $(seq 100); do
+                        tm capture-pane -p -t "$t" | grep -q TOP-EXIT=0 && break
+                        sleep 0.1
+                done
+                tm capture-pane -p -t "$t" | grep -q TOP-EXIT=0 || return 1
+                tm kill-session -t "$t"
         }
         check "the run's own log: top quits" show "$log"
         check "the run's own log is shown" grep -q hello "$T/pane.txt"
