@@ -5,6 +5,15 @@
 . "$(dirname "$0")/lib.sh"
 case=${1:?usage: harden3.sh CASE}
 other_uid() { id -u nobody 2>/dev/null || echo 65534; }
+# nobytes FILE... -- ESCAPED: none of the files holds the bytes (printf form)
+nobytes() {
+        local b f
+        b=${*: -1}
+        for f in "${@:1:$#-2}"; do
+                LC_ALL=C grep -qF -- "$(printf "$b")" "$f" && return 1
+        done
+        return 0
+}
 need_root() { [ "$(id -u)" = 0 ] || { echo "needs root: $1"; exit 77; }; }
 
 # A recorded run r1 (files in $T/l, a row in $T/h.db).
@@ -184,7 +193,7 @@ PY
         check "nothing written above" test -z "$(find "$T/art" -maxdepth 2 -type f)"
         check "the report is in the file's directory" sh -c "ls '$T/art/a/b' | grep -q '^report-x_.*\\.html$'"
         check "the trace is in the cwd" sh -c "ls '$T/art/a/b' | grep -q '^trace-x_.*\\.json$'"
-        check "no escape printed" sh -c "! grep -q \$'\\033' '$T/r.err' '$T/t.err'"
+        check "no escape printed" nobytes "$T/r.err" "$T/t.err" -- '\033'
         # the database: a row whose id climbs out
         sqlite3 "$T/h.db" "UPDATE runs SET run_id = '../../../escape/db'||char(27)||'[2J' WHERE run_id = 'r1'"
         mkdir -p "$T/cwd/x/report-.." "$T/cwd/x/trace-.."
@@ -194,9 +203,9 @@ PY
         expect_eq "trace of the row" "$?" 0
         check "nothing written outside (db)" test -z "$(ls -A "$T/escape")"
         check "both in the cwd" test "$(find "$T/cwd/x" -maxdepth 1 -type f | wc -l)" = 2
-        check "no escape printed (db)" sh -c "! grep -q \$'\\033' '$T/r2.err' '$T/t2.err'"
+        check "no escape printed (db)" nobytes "$T/r2.err" "$T/t2.err" -- '\033'
         "$BUILDTEL" status --db "$T/h.db" >"$T/hist.txt" 2>&1
-        check "status prints it clean" sh -c "! grep -q \$'\\033' '$T/hist.txt'"
+        check "status prints it clean" nobytes "$T/hist.txt" -- '\033'
 }
 
 # L1: trace files are 0600 whatever the umask, like the run's other files.
@@ -294,6 +303,26 @@ case_dbfull() {
         check "status shows failed-to-record" grep -q "failed-to-record" "$T/hist.txt"
         check "not incomplete" sh -c "! grep -q incomplete '$T/hist.txt'"
         umount "$m"
+}
+
+# M2: C1 controls (U+0080-U+009F as UTF-8), bidi overrides and bad bytes
+# from the build never reach the terminal in the summary, summarize,
+# status or top --once: '?' each.
+case_c1text() {
+        local st
+        st=$(printf 'st\302\233 2J\342\200\256x\377')
+        "$BUILDTEL" run --db "$T/h.db" --log-dir "$T/l" --run-id c1 --interval 0.05 --stage "$st" -- \
+                sh -c 'sleep 0.3' >/dev/null 2>"$T/err"
+        "$BUILDTEL" summarize "$T/l/resources-c1.csv" >"$T/sum.txt" 2>&1
+        "$BUILDTEL" status --db "$T/h.db" >>"$T/sum.txt" 2>&1
+        "$BUILDTEL" top --once --db "$T/h.db" >>"$T/sum.txt" 2>&1
+        check "the stage is shown, cleaned" grep -qF 'stage st? 2J?x?' "$T/err"
+        local f
+        for f in "$T/err" "$T/sum.txt"; do
+                check "no C1 CSI in ${f##*/}" nobytes "$f" -- '\302\233'
+                check "no RLO in ${f##*/}" nobytes "$f" -- '\342\200\256'
+                check "no bad byte in ${f##*/}" nobytes "$f" -- '\377'
+        done
 }
 
 "case_$case"
