@@ -254,34 +254,6 @@ case_mdlinks() {
         check "escaped" grep -qF '\[x\]\(http://e\) \!\[y\]' "$T/rows.md"
 }
 
-# L3: --ninja-log read in chunks: a 280 MB append (past the old 256 MiB
-# cap) still gives every edge, and buildtel's RSS stays flat.
-case_ninjarss() {
-        local log="$T/.ninja_log" n=300000
-        printf '# ninja log v5\n0\t1\t0\tseed.o\tabc\n' >"$log"
-        cat >"$T/gen.sh" <<'SH'
-awk -v n="$2" 'BEGIN { p = sprintf("%0900d", 0)
-        for (i = 1; i <= n; i++) printf "%d\t%d\t0\tobj/%s%d.o\t%x\n", i, i + 5 + i % 7, p, i, i }' >>"$1"
-SH
-        python3 - "$T/rss" "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id big --ninja-log "$log" -- \
-                sh "$T/gen.sh" "$log" "$n" 2>"$T/err" <<'PY'
-import resource, subprocess, sys
-# buildtel's own peak RSS: it is the direct child (the build's awk is its child)
-p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL)
-_, status, ru = __import__("os").wait4(p.pid, 0)
-open(sys.argv[1], "w").write("%d %d\n" % (ru.ru_maxrss, __import__("os").waitstatus_to_exitcode(status)))
-PY
-        local size rss st
-        size=$(stat -c %s "$log")
-        read -r rss st <"$T/rss"
-        echo "log $size bytes; buildtel peak RSS ${rss} KiB"
-        expect_eq "run status" "$st" 0
-        check "the append is past 256 MiB" test "$size" -gt $((256 << 20))
-        check "every edge of the run counted" grep -q ".ninja_log: $n edges this run" "$T/err"
-        check "peak RSS under 64 MiB (was the size of the append)" test "$rss" -lt 65536
-        rm -f "$log"
-}
-
 # L6: the database fills mid-run (SQLITE_FULL): the start row says so
 # (failed-to-record), not 'incomplete' (what a killed buildtel leaves).
 case_dbfull() {
