@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The OTEL_* and TRACEPARENT parsers on arbitrary bytes: k=v lists (both
  * modes), percent-decoding, traceparent, booleans, milliseconds, endpoint
- * URLs and their display form, Retry-After. */
+ * URLs and their display form, Retry-After, tracestate. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +38,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         if (otelenv_parse_traceparent(s, size, &tp) == 0 && tp.version == 0xff)
                 abort();
+        /* a valid tracestate is printable ASCII, no newline */
+        if (otelenv_check_tracestate(s, size) == 0)
+                for (size_t i = 0; i < size; i++)
+                        if (data[i] < 0x20 && data[i] != '\t')
+                                abort();
         (void)otelenv_parse_bool(s, size, &b);
         if (otelenv_parse_ms(s, size, 3600000, &ms) == 0 && ms > 3600000)
                 abort();

@@ -124,6 +124,42 @@ static void test_view_cleans(void **state)
         assert_string_equal(v.top, "cc1");
         assert_string_equal(v.unit, "heavy.c");
         assert_true(isnan(v.mem_avail_bytes));
+
+        /* C1 controls as UTF-8 (an 8-bit CSI clears the screen), bidi
+         * overrides, bad bytes: '?' each */
+        s.stage = "st\xc2\x9b"
+                  "2Jage";
+        s.context = "\xe2\x80\xae"
+                    "exe.gnp \xff";
+        s.running = "u\xc2\x9b"
+                    "2J.c b.c";
+        live_view_from_sample(&v, &s);
+        assert_string_equal(v.stage, "st?2Jage");
+        assert_string_equal(v.context, "?exe.gnp ?");
+        assert_string_equal(v.unit, "u?2J.c");
+}
+
+/* A long name is cut between characters, never inside one. */
+static void test_view_cut(void **state)
+{
+        char name[sizeof(((struct live_view *)0)->unit) * 2 + 3];
+        struct sample s;
+        struct live_view v;
+        size_t n;
+
+        (void)state;
+        for (size_t off = 0; off < 2; off++) {
+                memset(name, 'a', off);
+                for (n = off; n + 2 < sizeof(name); n += 2)
+                        memcpy(name + n, "\xc3\xa9", 2);
+                name[n] = '\0';
+                sample_clear(&s);
+                s.running = name;
+                live_view_from_sample(&v, &s);
+                n = strlen(v.unit);
+                assert_true(n > 0 && n < sizeof(v.unit));
+                assert_true(((unsigned char)v.unit[n - 1]) == 0xa9);
+        }
 }
 
 static const struct {
@@ -147,6 +183,15 @@ static const struct {
     {"\033\033[?1049h", LIVE_SCAN_ALT, true},
     {"\033[1;31mred\033[0m", 0, false},
     {"\033[?1049h\033[5A", LIVE_SCAN_ALT | LIVE_SCAN_UP, true},
+    {"\033[r", LIVE_SCAN_REGION, false},
+    {"x\033[1;20ry", LIVE_SCAN_REGION, false},
+    {"\033c", LIVE_SCAN_REGION, false},
+    {"\033[?1r", 0, false},
+    {"\033]0;ti[Atle\007\033[A", LIVE_SCAN_UP, false},
+    {"\033]0;title\033\\\033[2A", LIVE_SCAN_UP, false},
+    {"\033]8;;http://e/[r\033\\", 0, false}, /* inside the OSC: no region */
+    {"\033(B\033[A", LIVE_SCAN_UP, false},
+    {"\033P1$r\033\\", 0, false},
 };
 
 static void check_scan(size_t i, const char *in, size_t len, size_t step, size_t split)
@@ -181,13 +226,52 @@ static void test_scan(void **state)
         }
 }
 
+/* Where the stream stands: the line is never drawn inside the build's
+ * unfinished escape sequence or UTF-8 character. */
+static void test_scan_busy(void **state)
+{
+        static const struct {
+                const char *in;
+                bool busy;
+        } cases[] = {
+            {"plain", false},       {"\033", true},
+            {"\033[1", true},       {"\033[1;31m", false},
+            {"\033]0;title", true}, {"\033]0;title\007", false},
+            {"\033]0;t\033", true}, {"\033]0;t\033\\", false},
+            {"\033(", true},        {"\033(B", false},
+            {"\033P1$r", true},     {"\033[1\030", false},
+            {"caf\xc3", true},      {"caf\xc3\xa9", false},
+            {"\xe2\x82", true},     {"\xe2\x82\xac", false},
+            {"\xf0\x9f\x98", true}, {"\xf0\x9f\x98\x80", false},
+            {"\xff", false},        {"\033[1;31mred\xe6\x97", true},
+        };
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                const char *in = cases[i].in;
+                size_t len = strlen(in);
+
+                /* whole, and a byte at a time */
+                for (size_t step = len; step >= 1; step = step > 1 ? 1 : 0) {
+                        struct live_scan sc = {0};
+
+                        for (size_t off = 0; off < len; off += step)
+                                (void)live_scan_feed(&sc, in + off, MIN(step, len - off));
+                        if (live_scan_busy(&sc) != cases[i].busy)
+                                fail_msg("case %zu step %zu: busy %d", i, step,
+                                         live_scan_busy(&sc));
+                        if (step == 1)
+                                break;
+                }
+        }
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_format),
-            cmocka_unit_test(test_format_small_buffer),
-            cmocka_unit_test(test_view_cleans),
-            cmocka_unit_test(test_scan),
+            cmocka_unit_test(test_format),      cmocka_unit_test(test_format_small_buffer),
+            cmocka_unit_test(test_view_cleans), cmocka_unit_test(test_view_cut),
+            cmocka_unit_test(test_scan),        cmocka_unit_test(test_scan_busy),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -79,6 +79,70 @@ static void test_pairs_caps(void **state)
         assert_int_equal(otelenv_parse_pairs(buf, sizeof(buf), true, &ps, &bad), -E2BIG);
 }
 
+static void test_tracestate(void **state)
+{
+        static const struct {
+                const char *in;
+                int ret;
+        } cases[] = {
+            {"congo=t61rcWkgMzE", 0},
+            {"rojo=00f067aa0ba902b7,congo=t61rcWkgMzE", 0},
+            {" rojo=1 ,\tcongo=2\t", 0},
+            {"a=1,,b=2,", 0},
+            {"tenant1@sys=v", 0},
+            {"k_-*/9=v a l~ue", 0},
+            {"", 0},
+            {"rojo=1\ncongo=2", -EINVAL},
+            {"rojo=1\r", -EINVAL},
+            {"Rojo=1", -EINVAL},
+            {"9rojo=1", -EINVAL},
+            {"rojo", -EINVAL},
+            {"rojo=", -EINVAL},
+            {"rojo=a=b", -EINVAL},
+            {"=v", -EINVAL},
+            {"ro jo=1", -EINVAL},
+            {"rojo=\x01", -EINVAL},
+            {"rojo=caf\xc3\xa9", -EINVAL},
+            {"a@=v", -EINVAL},
+            {"@b=v", -EINVAL},
+            {"a@B=v", -EINVAL},
+            {"a@b@c=v", -EINVAL},
+            {"a@abcdefghijklmno=v", -EINVAL},
+            {"rojo=1,rojo=2", -EINVAL},
+        };
+        char big[33 * 5 + 1], key[300], val[300];
+        size_t n = 0;
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                int r = otelenv_check_tracestate(cases[i].in, strlen(cases[i].in));
+                if (r != cases[i].ret)
+                        fail_msg("case %zu '%s': %d", i, cases[i].in, r);
+        }
+        /* 32 members pass, a 33rd fails */
+        for (int i = 0; i < 33; i++) {
+                int w = snprintf(big + n, sizeof(big) - n, "%s%c%c=1", i ? "," : "", 'a' + i / 26,
+                                 'a' + i % 26);
+                assert_true(w > 0 && (size_t)w < sizeof(big) - n);
+                if (i == 32)
+                        assert_int_equal(otelenv_check_tracestate(big, n), 0);
+                n += (size_t)w;
+        }
+        assert_int_equal(otelenv_check_tracestate(big, n), -EINVAL);
+        /* a 256-byte key and value pass, 257 fail */
+        memset(key, 'k', 257);
+        memset(val, 'v', 257);
+        {
+                char m[600];
+                int w = snprintf(m, sizeof(m), "%.256s=%.256s", key, val);
+                assert_int_equal(otelenv_check_tracestate(m, (size_t)w), 0);
+                w = snprintf(m, sizeof(m), "%.257s=v", key);
+                assert_int_equal(otelenv_check_tracestate(m, (size_t)w), -EINVAL);
+                w = snprintf(m, sizeof(m), "k=%.257s", val);
+                assert_int_equal(otelenv_check_tracestate(m, (size_t)w), -EINVAL);
+        }
+}
+
 static void test_traceparent(void **state)
 {
         static const struct {
@@ -242,6 +306,20 @@ static void test_load(void **state)
             "garbage",
             NULL,
         };
+        const char *env5[] = {"OTEL_EXPORTER_OTLP_ENDPOINT",
+                              "http://generic:4318",
+                              "TRACEPARENT",
+                              "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                              "TRACESTATE",
+                              "rojo=1\r\nX-Injected: yes",
+                              NULL};
+        const char *env6[] = {"OTEL_EXPORTER_OTLP_ENDPOINT",
+                              "http://generic:4318",
+                              "TRACEPARENT",
+                              "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+                              "TRACESTATE",
+                              "rojo=1,congo=2",
+                              NULL};
         const char *env4[] = {"OTEL_EXPORTER_OTLP_ENDPOINT", "grpc://x",
                               "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", NULL};
         struct otel_options opt = {.endpoint = "http://opt:1/v1/metrics", .interval_ms = 500};
@@ -286,6 +364,17 @@ static void test_load(void **state)
         assert_non_null(strstr(notes, "OTEL_EXPORTER_OTLP_ENDPOINT is not an http"));
         otel_config_release(&c);
 
+        /* a malformed TRACESTATE is dropped whole, said once; a good one kept */
+        notes[0] = '\0';
+        assert_int_equal(otelenv_load(lookup, env5, NULL, note, NULL, &c), 0);
+        assert_true(c.has_trace);
+        assert_null(c.tracestate);
+        assert_non_null(strstr(notes, "TRACESTATE is not a W3C tracestate"));
+        otel_config_release(&c);
+        assert_int_equal(otelenv_load(lookup, env6, NULL, note, NULL, &c), 0);
+        assert_string_equal(c.tracestate, "rojo=1,congo=2");
+        otel_config_release(&c);
+
         opt.endpoint = "nope";
         assert_int_equal(otelenv_load(lookup, env1, &opt, note, NULL, &c), -EINVAL);
         otel_config_release(&c);
@@ -296,7 +385,8 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_pairs),       cmocka_unit_test(test_pairs_caps),
             cmocka_unit_test(test_traceparent), cmocka_unit_test(test_url),
-            cmocka_unit_test(test_scalars),     cmocka_unit_test(test_load),
+            cmocka_unit_test(test_tracestate),  cmocka_unit_test(test_scalars),
+            cmocka_unit_test(test_load),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -144,6 +144,101 @@ static void test_lossy_controls(void **state)
         dbuf_release(&b);
 }
 
+/* Terminal text: C1 controls (as UTF-8), bidi and format characters and
+ * bad bytes are one '?' each; printable text beyond ASCII is kept. */
+static void test_lossy_terminal(void **state)
+{
+        static const struct {
+                const char *in, *term, *plain;
+        } cases[] = {
+            {"u\xc2\x9b"
+             "2J.c",
+             "u?2J.c",
+             "u\xc2\x9b"
+             "2J.c"}, /* CSI */
+            {"\xc2\x9d"
+             "0;t\xc2\x9c",
+             "?0;t?",
+             "\xc2\x9d"
+             "0;t\xc2\x9c"}, /* OSC .. ST */
+            {"\xc2\x80\xc2\x9f\xc2\xa0", "??\xc2\xa0", "\xc2\x80\xc2\x9f\xc2\xa0"},
+            {"a\xe2\x80\xaegnp.exe", "a?gnp.exe", "a\xe2\x80\xaegnp.exe"}, /* U+202E RLO */
+            {"\xe2\x80\x8e\xe2\x80\x8f\xe2\x81\xa6\xe2\x81\xa9\xd8\x9c", "?????",
+             "\xe2\x80\x8e\xe2\x80\x8f\xe2\x81\xa6\xe2\x81\xa9\xd8\x9c"},
+            {"\xe2\x80\xaa\xe2\x80\xad\xef\xbb\xbf", "???", "\xe2\x80\xaa\xe2\x80\xad\xef\xbb\xbf"},
+            {"bad\xff\xc0\xaf", "bad???", "bad\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"},
+            {"cut\xe2\x82", "cut??", "cut\xef\xbf\xbd\xef\xbf\xbd"},
+            {"\xef\xbf\xbd", "?", "\xef\xbf\xbd"},
+            {"caf\xc3\xa9 \xe2\x86\x92 \xe4\xb8\xad", "caf\xc3\xa9 \xe2\x86\x92 \xe4\xb8\xad",
+             "caf\xc3\xa9 \xe2\x86\x92 \xe4\xb8\xad"},
+        };
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                struct dbuf b = DBUF_INIT;
+
+                print_message("case %zu\n", i);
+                assert_int_equal(run_append_utf8_lossy(&b, cases[i].in, strlen(cases[i].in), true),
+                                 0);
+                assert_string_equal(b.p, cases[i].term);
+                dbuf_reset(&b);
+                assert_int_equal(run_append_utf8_lossy(&b, cases[i].in, strlen(cases[i].in), false),
+                                 0);
+                assert_string_equal(b.p, cases[i].plain);
+                dbuf_release(&b);
+        }
+}
+
+/* Run ids read back from a run.json follow --run-id's rule. */
+static void test_run_id(void **state)
+{
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
+            {"20261201T093000Z-ab12", "20261201T093000Z-ab12"},
+            {"x/../../escape/pwn", "x_.._.._escape_pwn"},
+            {"../up", "_._up"},
+            {"-rf", "_rf"},
+            {"a\x1b]0;t\x07", "a__0_t_"},
+            {"", "unknown"},
+            {"_ok.1", "_ok.1"},
+        };
+        char big[100];
+
+        (void)state;
+        assert_true(run_id_is_valid("a-b.c_d"));
+        assert_false(run_id_is_valid(".hidden"));
+        assert_false(run_id_is_valid("a/b"));
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                char json[256], *id = strdup(cases[i].in);
+                struct run_info ri;
+                int n;
+
+                assert_non_null(id);
+                assert_int_equal(run_id_sanitize(&id), strcmp(cases[i].in, cases[i].out) != 0);
+                assert_string_equal(id, cases[i].out);
+                assert_true(run_id_is_valid(id));
+                free(id);
+                n = snprintf(json, sizeof(json), "{\"run_id\": \"%s\"}",
+                             cases[i].in[0] == 0x61 && cases[i].in[1] == 0x1b
+                                 ? "a\\u001b]0;t\\u0007"
+                                 : cases[i].in);
+                assert_true(n > 0 && (size_t)n < sizeof(json));
+                assert_int_equal(run_info_parse_json(json, (size_t)n, &ri), 0);
+                assert_string_equal(ri.run_id, cases[i].out);
+                run_info_release(&ri);
+        }
+        memset(big, 'a', sizeof(big) - 1);
+        big[sizeof(big) - 1] = '\0';
+        {
+                char *id = strdup(big);
+                assert_non_null(id);
+                assert_int_equal(run_id_sanitize(&id), 1);
+                assert_int_equal(strlen(id), 64);
+                free(id);
+        }
+}
+
 static const char *const bad_json[] = {
     "",
     "[]",
@@ -182,7 +277,8 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_unknowns),
             cmocka_unit_test(test_invalid_utf8), cmocka_unit_test(test_lossy_controls),
-            cmocka_unit_test(test_bad_json),
+            cmocka_unit_test(test_bad_json),     cmocka_unit_test(test_lossy_terminal),
+            cmocka_unit_test(test_run_id),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -152,12 +152,65 @@ static void test_detail(void **state)
         dbuf_release(&out);
 }
 
+/* C1 controls (as UTF-8), bidi overrides and bad bytes from the build
+ * never reach the terminal; a cut never splits a character. */
+static void test_c1(void **state)
+{
+        struct top_row row = row_of("make u\xc2\x9b"
+                                    "2J.c \xe2\x80\xae"
+                                    "cod.exe",
+                                    true,
+                                    "st\xc2\x9d"
+                                    "0;x\xc2\x9c",
+                                    8000);
+        const char *lines[] = {"cc u\xc2\x9b"
+                               "2J.c",
+                               "bad \xff\xfe", "\xe2\x81\xa6iso\xe2\x81\xa9"};
+        struct top_detail d = {.row = &row, .lines = lines, .nlines = 3};
+        struct top_view v = {.rows = &row, .nrows = 1, .cols = 80, .lines = 24, .utf8 = true};
+        struct dbuf out = DBUF_INIT;
+
+        (void)state;
+        assert_int_equal(top_detail_text(&d, 80, 24, true, &out), 0);
+        assert_int_equal(top_frame_text(&v, &out), 0);
+        assert_int_equal(dbuf_puts(&out, ""), 0);
+        assert_null(strstr(out.p, "\xc2\x9b"));
+        assert_null(strstr(out.p, "\xc2\x9d"));
+        assert_null(strstr(out.p, "\xe2\x80\xae"));
+        assert_null(strstr(out.p, "\xe2\x81\xa6"));
+        assert_null(strchr(out.p, '\xff'));
+        assert_non_null(strstr(out.p, "u?2J.c"));
+        assert_non_null(strstr(out.p, "bad ??"));
+        dbuf_release(&out);
+
+        /* a width that ends on a two-byte character keeps it whole */
+        for (int cols = 20; cols < 40; cols++) {
+                struct top_row r2 =
+                    row_of("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+                           "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9",
+                           true, "x", 1000);
+                struct top_view v2 = {
+                    .rows = &r2, .nrows = 1, .cols = cols, .lines = 24, .utf8 = true};
+
+                assert_int_equal(top_frame_text(&v2, &out), 0);
+                assert_int_equal(dbuf_puts(&out, ""), 0);
+                for (const unsigned char *p = (const unsigned char *)out.p; *p; p++)
+                        if (*p == 0xc3)
+                                assert_true(p[1] == 0xa9);
+                        else if (*p == 0xa9)
+                                assert_true(p > (const unsigned char *)out.p && p[-1] == 0xc3);
+                dbuf_reset(&out);
+        }
+        dbuf_release(&out);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_sparkline),
             cmocka_unit_test(test_frames),
             cmocka_unit_test(test_detail),
+            cmocka_unit_test(test_c1),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,19 +37,6 @@ void common_opts_release(struct common_opts *o)
         o->compilers = NULL;
 }
 
-static bool run_id_valid(const char *s)
-{
-        size_t n = strlen(s);
-
-        if (n == 0 || n > 64 || s[0] == '.' || s[0] == '-')
-                return false;
-        for (; *s; s++)
-                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_' || *s == '.'))
-                        return false;
-        return true;
-}
-
 static int parse_compilers(struct common_opts *o, const char *arg)
 {
         size_t n = 1;
@@ -109,7 +96,7 @@ static int set_log_dir(struct common_opts *o, const char *cmd, const char *arg)
 
 static int set_run_id(struct common_opts *o, const char *cmd, const char *arg)
 {
-        if (!run_id_valid(arg)) {
+        if (!run_id_is_valid(arg)) {
                 fprintf(stderr,
                         "buildtel %s: --run-id takes 1 to 64 of [A-Za-z0-9._-], not starting "
                         "with '.' or '-'\n",
@@ -577,9 +564,12 @@ int cmd_parse_table(unsigned cmd, const char *name, int argc, char **argv, struc
                 for (size_t i = 0; c > 0 && c < 0x100 && i < ARRAY_SIZE(options); i++)
                         if (options[i].short_name == c && (options[i].cmds & cmd))
                                 c = options[i].id;
-                if (common_opts_parse(o, c, optarg, name) > 0)
+                int h = common_opts_parse(o, c, optarg, name);
+
+                if (h > 0)
                         continue;
-                if (c != '?' && c != ':')
+                /* h < 0: the setter has said what is wrong */
+                if (h == 0 && c != '?' && c != ':')
                         fprintf(stderr, "buildtel %s: option not handled\n", name);
                 cmd_print_short_usage(name);
                 return -1;

@@ -21,6 +21,7 @@
 #include "pipeline/loop.h"
 #include "pipeline/recorder.h"
 #include "pipeline/source.h"
+#include "util/outfile.h"
 #include "store/history-run.h"
 #include "store/history.h"
 #include "store/store.h"
@@ -228,12 +229,10 @@ static int write_out(const char *out, const struct dbuf *b)
 {
         int e;
 
-        if (strcmp(out, "-") == 0)
-                e = write_all(STDOUT_FILENO, b->p, b->len);
-        else
-                e = write_file_atomic(out, b->p, b->len);
+        e = outfile_write(out, b->p, b->len);
         if (e < 0) {
-                fprintf(stderr, "buildtel report: cannot write '%s': %s\n", out, strerror(-e));
+                fprintf(stderr, "buildtel report: cannot write '%s': %s\n", out,
+                        outfile_strerror(e));
                 return 1;
         }
         if (strcmp(out, "-") != 0)

@@ -80,8 +80,14 @@ void common_vprint(const char *what, const char *fmt, va_list ap)
 {
         char buf[2048];
 
+        struct dbuf b = DBUF_INIT;
+
         (void)vsnprintf(buf, sizeof(buf), fmt, ap); /* a cut line is still said */
-        fprintf(stderr, "%s: %s\n", what, buf);
+        /* a note may quote the build (a stage, a file name, a run id from a
+         * file): cleaned for the terminal (model/run.h) on one line */
+        if (run_append_utf8_lossy(&b, buf, strlen(buf), true) >= 0)
+                fprintf(stderr, "%s: %s\n", what, b.p);
+        dbuf_release(&b);
 }
 
 void common_note(void *userdata, const char *fmt, ...)

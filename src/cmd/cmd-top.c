@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +31,7 @@ struct top_run {
         char command[256], result[32];
         char stage[64], context[96], units[128];
         char build_log[512]; /* "" unknown */
+        char run_id[72];
         double near_oom_mb, interval;
         struct store_tail_point tail[STORE_TAIL_MAX];
         size_t ntail;
@@ -37,6 +39,8 @@ struct top_run {
 
 struct top_state {
         struct store *st;
+        uid_t db_owner; /* the logs read are this uid's */
+        bool db_owner_known;
         struct top_run runs[TOP_ROWS_MAX];
         struct top_row rows[TOP_ROWS_MAX];
         size_t n, nrecent;
@@ -70,6 +74,7 @@ static void fill_row(struct top_state *s, size_t i, const struct store_run *r)
         t->interval = r->info.interval;
         if (r->build_log)
                 snprintf(t->build_log, sizeof(t->build_log), "%s", r->build_log);
+        snprintf(t->run_id, sizeof(t->run_id), "%s", r->info.run_id ? r->info.run_id : "");
         n = store_run_tail(s->st, r->id, t->tail, STORE_TAIL_MAX);
         t->ntail = n > 0 ? (size_t)n : 0;
         *row = (struct top_row){.command = t->command,
@@ -174,12 +179,39 @@ static int add_target(void *userdata, const struct store_target *t)
         return 0;
 }
 
+/* The path is what a database row says: whoever could edit the database
+ * chose it. Only the run's own log is read: named build-<run id>.log, a
+ * regular file (a FIFO would hang top, a device have side effects), not a
+ * symlink, owned by the database's owner (not /etc/shadow for root on
+ * another user's database). Returns the fd, or -1: nothing is shown. */
+static int open_run_log(const struct top_state *s, const struct top_run *t)
+{
+        const char *base = strrchr(t->build_log, '/');
+        char want[96];
+        struct stat st;
+        int fd, n;
+
+        base = base ? base + 1 : t->build_log;
+        n = snprintf(want, sizeof(want), "build-%s.log", t->run_id);
+        if (!s->db_owner_known || !t->run_id[0] || n < 0 || (size_t)n >= sizeof(want) ||
+            strcmp(base, want) != 0)
+                return -1;
+        fd = open(t->build_log, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return -1;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != s->db_owner) {
+                close(fd);
+                return -1;
+        }
+        return fd;
+}
+
 /* The last lines of the run's build log (its last 8 KiB; what a terminal
  * shows of a line rewritten with CR) into d. Returns how many, 0 when the
  * log cannot be read (a watched run has none; the file may be gone). */
-static size_t log_tail(const char *path, struct detail_buf *d)
+static size_t log_tail(const struct top_state *s, const struct top_run *t, struct detail_buf *d)
 {
-        _cleanup_close_ int fd = *path ? open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY) : -1;
+        _cleanup_close_ int fd = open_run_log(s, t);
         char buf[8192];
         size_t starts[STORE_TAIL_MAX], ends[STORE_TAIL_MAX], n = 0, pos = 0;
         off_t size;
@@ -232,7 +264,7 @@ static int detail_frame(struct top_state *s, size_t i, int cols, int lines, bool
         if (!d)
                 return -ENOMEM;
         (void)store_targets_each(s->st, t->id, add_target, d);
-        if (log_tail(t->build_log, d) > 0)
+        if (log_tail(s, t, d) > 0)
                 title = "LOG";
         for (size_t k = 0; !title && k < t->ntail; k++) {
                 const struct store_tail_point *p = &t->tail[k];
@@ -340,6 +372,19 @@ static int live(struct top_state *s, bool utf8)
         return r < 0 ? 1 : 0;
 }
 
+/* Who owns the database (its logs are that user's). */
+static void top_db_owner(const struct history_opts *o, struct top_state *s)
+{
+        _cleanup_free_ char *def = o->db ? NULL : store_default_path();
+        const char *path = o->db ? o->db : def;
+        struct stat st;
+
+        if (path && stat(path, &st) == 0) {
+                s->db_owner = st.st_uid;
+                s->db_owner_known = true;
+        }
+}
+
 int cmd_top(int argc, char **argv)
 {
         struct history_opts o;
@@ -365,6 +410,7 @@ int cmd_top(int argc, char **argv)
                 free(s);
                 return 1;
         }
+        top_db_owner(&o, s);
         ret = load(s);
         if (ret < 0)
                 fprintf(stderr, "buildtel top: cannot read the history: %s\n", store_strerror(ret));

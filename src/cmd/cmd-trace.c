@@ -26,6 +26,7 @@
 #include "store/history-run.h"
 #include "store/history.h"
 #include "util/macro.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 #define TRACE_MAX_CSV (1ull << 31)
@@ -274,7 +275,7 @@ static int write_trace(const struct trace_job *j, struct run_info *ri,
         edges_release(&x);
         if (e < 0) {
                 fprintf(stderr, "buildtel %s: cannot write the trace '%s': %s\n", j->cmd,
-                        path ? path : "-", strerror(-e));
+                        path ? path : "-", outfile_strerror(e));
                 return 1;
         }
         if (path && !j->quiet)
@@ -440,7 +441,7 @@ int trace_run_report(const struct trace_run *tr, const struct recorder *r, const
                 return 0;
         if (tr->job.result < 0) {
                 fprintf(stderr, "buildtel run: cannot write the trace '%s': %s\n",
-                        path ? path : "-", strerror(-tr->job.result));
+                        path ? path : "-", outfile_strerror(tr->job.result));
                 return 1;
         }
         if (path && !tr->quiet)

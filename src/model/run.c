@@ -65,6 +65,30 @@ static size_t utf8_seq_len(const unsigned char *s, size_t len)
         return n;
 }
 
+/* A code point a terminal must not get from the build: C0, DEL and C1
+ * controls (U+0080-U+009F: 8-bit CSI, OSC, ... to xterm and VTE), and the
+ * invisible format characters that reorder or hide text (bidi embeddings,
+ * overrides and isolates, marks, zero-width characters, line and paragraph
+ * separators, tags). U+FFFD too: a bad byte shows as '?' whether it comes
+ * straight from the build or from a file that kept it as U+FFFD. */
+static bool term_unsafe(uint32_t cp)
+{
+        return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0xAD || cp == 0x61C ||
+               cp == 0x180E || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
+               (cp >= 0x2060 && cp <= 0x206F) || cp == 0xFEFF || (cp >= 0xFFF9 && cp <= 0xFFFD) ||
+               (cp >= 0xE0000 && cp <= 0xE007F);
+}
+
+/* The code point of the well-formed sequence of n bytes at p. */
+static uint32_t utf8_cp(const unsigned char *p, size_t n)
+{
+        uint32_t cp = n == 1 ? p[0] : p[0] & (0x7F >> n);
+
+        for (size_t i = 1; i < n; i++)
+                cp = cp << 6 | (p[i] & 0x3F);
+        return cp;
+}
+
 int run_append_utf8_lossy(struct dbuf *out, const char *s, size_t len, bool no_controls)
 {
         const unsigned char *p = (const unsigned char *)s, *end = p + len;
@@ -78,17 +102,19 @@ int run_append_utf8_lossy(struct dbuf *out, const char *s, size_t len, bool no_c
 
                 /* copy the longest clean stretch in one go */
                 while (p < end && (n = utf8_seq_len(p, (size_t)(end - p))) > 0 &&
-                       !(no_controls && n == 1 && (*p < 0x20 || *p == 0x7F)))
+                       !(no_controls && term_unsafe(utf8_cp(p, n))))
                         p += n;
                 if (p > run)
                         r = dbuf_append(out, run, (size_t)(p - run));
                 if (r < 0 || p >= end)
                         break;
-                if (utf8_seq_len(p, (size_t)(end - p)) == 0)
+                n = utf8_seq_len(p, (size_t)(end - p));
+                if (n == 0 && !no_controls)
                         r = dbuf_append(out, "\xEF\xBF\xBD", 3);
                 else
                         r = dbuf_append(out, "?", 1);
-                p++;
+                /* an unsafe character is one '?'; a bad byte, one each */
+                p += n ? n : 1;
         }
         return r;
 }
@@ -303,10 +329,53 @@ int run_info_parse_json(const char *buf, size_t len, struct run_info *ret)
                 run_info_release(&ri);
                 return r;
         }
+        if (run_id_sanitize(&ri.run_id) < 0) {
+                run_info_release(&ri);
+                return -ENOMEM;
+        }
         ri.exit_code = (int)exit_code;
         ri.term_signal = (int)sig;
         ri.ncpu = (unsigned)ncpu;
         ri.pid = (long)pid;
         *ret = ri;
         return 0;
+}
+
+static bool run_id_char(char c, bool first)
+{
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_' || (!first && (c == '-' || c == '.'));
+}
+
+bool run_id_is_valid(const char *s)
+{
+        size_t n = strlen(s);
+
+        if (n == 0 || n > 64)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!run_id_char(s[i], i == 0))
+                        return false;
+        return true;
+}
+
+int run_id_sanitize(char **id)
+{
+        char *s = *id;
+        size_t n;
+
+        if (!s || run_id_is_valid(s))
+                return 0;
+        if (!*s) {
+                free(s);
+                *id = strdup("unknown");
+                return *id ? 1 : -ENOMEM;
+        }
+        n = strlen(s);
+        if (n > 64)
+                s[n = 64] = '\0';
+        for (size_t i = 0; i < n; i++)
+                if (!run_id_char(s[i], i == 0))
+                        s[i] = '_';
+        return 1;
 }

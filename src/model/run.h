@@ -47,10 +47,23 @@ int run_info_to_json(const struct run_info *ri, struct dbuf *out);
  * their "unknown" values: NAN times, exit_code -1). */
 int run_info_parse_json(const char *buf, size_t len, struct run_info *ret);
 
+/* The rule of --run-id: 1 to 64 of [A-Za-z0-9._-], not starting with '.'
+ * or '-'. A run id names files (resources-<id>.csv, report-<id>.html). */
+bool run_id_is_valid(const char *s);
+
+/* Make the run id *id (malloc'd, may be NULL: left so) follow that rule,
+ * as it is read from a run.json or the history database (either may have
+ * been edited): a valid one is kept, else every other byte becomes '_'
+ * (a leading '.' or '-' too) and it is cut at 64; an empty one becomes
+ * "unknown". Returns 1 when it changed, 0, or -ENOMEM. */
+int run_id_sanitize(char **id);
+
 /* Append s[0..len) to out as valid UTF-8: every byte that does not belong
- * to a well-formed sequence becomes U+FFFD. With no_controls, C0 controls
- * and DEL become '?' (for text meant for a terminal). Returns 0 or
- * -ENOMEM. */
+ * to a well-formed sequence becomes U+FFFD. With no_controls (for text
+ * meant for a terminal: every place that prints what the build controls
+ * goes through here), such a byte becomes '?' instead, and so does each
+ * C0 or C1 control, DEL, and bidi or other invisible format character
+ * (U+200E/F, U+202A-E, U+2066-9, U+061C, ...). Returns 0 or -ENOMEM. */
 int run_append_utf8_lossy(struct dbuf *out, const char *s, size_t len, bool no_controls);
 
 /* A new jansson string (a json_t *) holding s as run_append_utf8_lossy()

@@ -591,9 +591,14 @@ static int load_labels(struct loader *L, struct otel_config *c)
         if (e < 0)
                 return e;
         v = L->lookup(L->lookup_data, "TRACESTATE");
-        /* kept as given (W3C: at most 32 members of 256 bytes each) */
-        if (c->has_trace && v && *v && strlen(v) <= 8192 && !(c->tracestate = strdup(v)))
+        /* passed on when well-formed (W3C: else dropped whole) */
+        if (c->has_trace && v && *v && strlen(v) <= 8192 &&
+            otelenv_check_tracestate(v, strlen(v)) < 0) {
+                if (c->enabled)
+                        NOTE(L, "TRACESTATE is not a W3C tracestate; not passed on");
+        } else if (c->has_trace && v && *v && strlen(v) <= 8192 && !(c->tracestate = strdup(v))) {
                 return -ENOMEM;
+        }
         return 0;
 }
 
@@ -678,5 +683,81 @@ int otelenv_format_traceparent(const struct traceparent *tp, char *buf, size_t c
         buf[o++] = hex[tp->flags >> 4];
         buf[o++] = hex[tp->flags & 15];
         buf[o] = '\0';
+        return 0;
+}
+
+/* ---- tracestate (W3C trace context, section 3.3) ---- */
+
+static bool ts_lc(char c)
+{
+        return c >= 'a' && c <= 'z';
+}
+
+static bool ts_keychar(char c)
+{
+        return ts_lc(c) || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '*' || c == '/';
+}
+
+/* A key [k, end): simple-key or tenant-id@system-id. */
+static bool ts_key_ok(const char *k, const char *end)
+{
+        const char *at = memchr(k, '@', (size_t)(end - k));
+        size_t n = (size_t)(end - k);
+
+        if (!at) {
+                if (n < 1 || n > 256 || !ts_lc(k[0]))
+                        return false;
+                for (const char *p = k; p < end; p++)
+                        if (!ts_keychar(*p))
+                                return false;
+                return true;
+        }
+        if (at - k < 1 || at - k > 241 || !(ts_lc(k[0]) || (k[0] >= '0' && k[0] <= '9')) ||
+            end - at - 1 < 1 || end - at - 1 > 14 || !ts_lc(at[1]))
+                return false;
+        for (const char *p = k; p < end; p++)
+                if (p != at && !ts_keychar(*p))
+                        return false;
+        return true;
+}
+
+static bool ts_value_ok(const char *v, const char *end)
+{
+        size_t n = (size_t)(end - v);
+
+        if (n < 1 || n > 256 || end[-1] == ' ')
+                return false;
+        for (const char *p = v; p < end; p++)
+                if (*p < 0x20 || *p > 0x7e || *p == ',' || *p == '=')
+                        return false;
+        return true;
+}
+
+int otelenv_check_tracestate(const char *s, size_t len)
+{
+        const char *end = s + len, *keys[32], *p = s;
+        size_t klen[32], n = 0;
+
+        while (p <= end) {
+                const char *m = memchr(p, ',', (size_t)(end - p)), *me = m ? m : end, *eq;
+
+                while (p < me && (*p == ' ' || *p == '\t'))
+                        p++;
+                while (me > p && (me[-1] == ' ' || me[-1] == '\t'))
+                        me--;
+                if (p < me) {
+                        eq = memchr(p, '=', (size_t)(me - p));
+                        if (n == 32 || !eq || !ts_key_ok(p, eq) || !ts_value_ok(eq + 1, me))
+                                return -EINVAL;
+                        for (size_t i = 0; i < n; i++)
+                                if (klen[i] == (size_t)(eq - p) && memcmp(keys[i], p, klen[i]) == 0)
+                                        return -EINVAL;
+                        keys[n] = p;
+                        klen[n++] = (size_t)(eq - p);
+                }
+                if (!m)
+                        break;
+                p = m + 1;
+        }
         return 0;
 }

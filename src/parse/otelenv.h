@@ -54,6 +54,16 @@ struct traceparent {
 
 int otelenv_parse_traceparent(const char *s, size_t len, struct traceparent *ret);
 
+/* W3C trace context's tracestate: at most 32 comma-separated list-members
+ * key=value (empty members and spaces or tabs around them allowed), each
+ * key unique, a simple-key (lcalpha then up to 255 of lcalpha, digits,
+ * _ - * /) or tenant@system (tenant: lcalpha or digit then up to 240 of
+ * those; system: lcalpha then up to 13), each value 1 to 256 of 0x20-0x7E
+ * but ',' and '=', not ending in a space. Anything else (a newline, a
+ * control, a bad key, a 33rd member) is -EINVAL: W3C says to drop the
+ * whole header then. Returns 0 or -EINVAL. */
+int otelenv_check_tracestate(const char *s, size_t len);
+
 /* "true"/"false" in any case, with surrounding spaces. -EINVAL otherwise. */
 int otelenv_parse_bool(const char *s, size_t len, bool *ret);
 /* A whole number of milliseconds, 0..max_ms. */

@@ -15,8 +15,12 @@ static struct timespec to_timespec(double s)
 {
         struct timespec ts;
 
-        if (s < 0)
+        /* NAN is 0; INFINITY (no deadline: ppoll gets NULL) must not reach
+         * the cast, which is undefined (clang's UBSan: float-cast-overflow) */
+        if (!(s > 0))
                 s = 0;
+        if (s > 1e9)
+                s = 1e9;
         ts.tv_sec = (time_t)s;
         ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
         return ts;

@@ -191,6 +191,19 @@ static const char *md_char(char c, char one[2])
                 return "\\|";
         case '`':
                 return "\\`";
+        /* a log line must not become a link or an image: [x](u), ![x](u) */
+        case '[':
+                return "\\[";
+        case ']':
+                return "\\]";
+        case '(':
+                return "\\(";
+        case ')':
+                return "\\)";
+        case '!':
+                return "\\!";
+        case '\\':
+                return "\\\\";
         case '\n':
         case '\r':
         case '\t':

@@ -819,7 +819,8 @@ int trace_finish(struct trace *t)
                                                 [PID_UNITS] = "compile units"};
         int e = run_event(t);
 
-        qsort(t->sl, t->nsl, sizeof(*t->sl), cmp_slice);
+        if (t->nsl)
+                qsort(t->sl, t->nsl, sizeof(*t->sl), cmp_slice);
         for (size_t i = 0; i < t->nsl && e >= 0;) {
                 size_t j = i;
                 while (j < t->nsl && t->sl[j].pid == t->sl[i].pid)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/run.h"
 #include "platform/tty.h"
 #include "util/macro.h"
 
@@ -17,7 +18,7 @@
 #define LIVE_IDLE 1.0     /* the clock moves: once a second anyway */
 #define LIVE_QUIET 1.0    /* after the build moved the cursor up */
 
-enum { SCAN_GROUND, SCAN_ESC, SCAN_CSI };
+enum { SCAN_GROUND, SCAN_ESC, SCAN_CSI, SCAN_STR, SCAN_STR_ESC, SCAN_ESC_INTER };
 
 static int scan_final(struct live_scan *sc, unsigned char c)
 {
@@ -26,7 +27,80 @@ static int scan_final(struct live_scan *sc, unsigned char c)
                 sc->alt = c == 'h';
                 return LIVE_SCAN_ALT;
         }
+        if (!sc->priv && c == 'r')
+                return LIVE_SCAN_REGION; /* DECSTBM: a new region, ours gone */
         return !sc->priv && (c == 'A' || c == 'F') ? LIVE_SCAN_UP : 0;
+}
+
+/* The byte after an ESC. */
+static int scan_esc(struct live_scan *sc, unsigned char c)
+{
+        if (c == '[') {
+                sc->state = SCAN_CSI;
+                sc->priv = false;
+                sc->param = 0;
+        } else if (c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_') {
+                sc->state = SCAN_STR; /* OSC, DCS, SOS, PM, APC: up to ST (or BEL) */
+        } else if (c >= 0x20 && c <= 0x2f) {
+                sc->state = SCAN_ESC_INTER; /* ESC ( B and the like */
+        } else if (c != 0x1b) {
+                sc->state = SCAN_GROUND;
+                return c == 'c' ? LIVE_SCAN_REGION : 0; /* RIS resets everything */
+        }
+        return 0;
+}
+
+/* A byte inside a string (OSC ...) or after ESC and intermediates. */
+static int scan_other(struct live_scan *sc, unsigned char c)
+{
+        if (c == 0x18 || c == 0x1a) { /* CAN, SUB */
+                sc->state = SCAN_GROUND;
+                return 0;
+        }
+        switch (sc->state) {
+        case SCAN_STR:
+                if (c == 0x07)
+                        sc->state = SCAN_GROUND;
+                else if (c == 0x1b)
+                        sc->state = SCAN_STR_ESC;
+                return 0;
+        case SCAN_STR_ESC:
+                if (c == '\\') {
+                        sc->state = SCAN_GROUND; /* ST */
+                        return 0;
+                }
+                return scan_esc(sc, c); /* a new sequence ends the string */
+        default:                        /* SCAN_ESC_INTER */
+                if (c == 0x1b)
+                        sc->state = SCAN_ESC;
+                else if (c >= 0x30 && c <= 0x7e)
+                        sc->state = SCAN_GROUND;
+                return 0;
+        }
+}
+
+/* After a chunk that ends in ground: does it end inside a UTF-8 character?
+ * A lead byte of an unfinished one is among the last 3. */
+static void scan_utf8_tail(struct live_scan *sc, const unsigned char *b, size_t len)
+{
+        unsigned need = len >= 4 ? 0 : sc->u8_need;
+
+        for (size_t i = len >= 4 ? len - 4 : 0; i < len; i++) {
+                unsigned char c = b[i];
+
+                if ((c & 0xc0) == 0x80)
+                        need = need ? need - 1 : 0;
+                else if (c >= 0xc2 && c <= 0xf4)
+                        need = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1;
+                else
+                        need = 0;
+        }
+        sc->u8_need = (unsigned char)need;
+}
+
+bool live_scan_busy(const struct live_scan *sc)
+{
+        return sc->state != SCAN_GROUND || sc->u8_need;
 }
 
 static int scan_csi(struct live_scan *sc, unsigned char c)
@@ -58,38 +132,43 @@ int live_scan_feed(struct live_scan *sc, const char *buf, size_t len)
                 if (sc->state == SCAN_GROUND) {
                         const unsigned char *e = memchr(p, 0x1b, (size_t)(end - p));
 
-                        if (!e)
+                        if (!e) {
+                                scan_utf8_tail(sc, p, (size_t)(end - p));
                                 break;
+                        }
+                        sc->u8_need = 0;
                         sc->state = SCAN_ESC;
                         p = e + 1;
                         continue;
                 }
-                if (sc->state == SCAN_ESC) {
-                        if (*p == '[') {
-                                sc->state = SCAN_CSI;
-                                sc->priv = false;
-                                sc->param = 0;
-                        } else if (*p != 0x1b) {
-                                sc->state = SCAN_GROUND;
-                        }
-                        p++;
-                        continue;
-                }
-                seen |= scan_csi(sc, *p++);
+                if (sc->state == SCAN_ESC)
+                        seen |= scan_esc(sc, *p++);
+                else if (sc->state == SCAN_CSI)
+                        seen |= scan_csi(sc, *p++);
+                else
+                        seen |= scan_other(sc, *p++);
         }
         return seen;
 }
 
+/* The build's text (a stage, a unit's name from /proc argv) cleaned for
+ * the terminal the one way (model/run.h), cut between characters. */
 static void copy_clean(char *dst, size_t cap, const char *src)
 {
-        size_t i = 0;
+        struct dbuf b = DBUF_INIT;
+        size_t n = 0;
 
-        for (; src && src[i] && i + 1 < cap; i++) {
-                unsigned char c = (unsigned char)src[i];
-
-                dst[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+        dst[0] = '\0';
+        if (!src || run_append_utf8_lossy(&b, src, strlen(src), true) < 0) {
+                dbuf_release(&b);
+                return;
         }
-        dst[i] = '\0';
+        n = MIN(b.len, cap - 1);
+        while (n > 0 && n < b.len && ((unsigned char)b.p[n] & 0xc0) == 0x80)
+                n--;
+        memcpy(dst, b.p, n);
+        dst[n] = '\0';
+        dbuf_release(&b);
 }
 
 void live_view_from_sample(struct live_view *v, const struct sample *s)
@@ -346,6 +425,12 @@ void live_update(struct live *l, double now)
                 return;
         /* SIGWINCH goes to the terminal's foreground group: the build's
          * when it has the terminal, so the size is asked here too. */
+        /* never inside the build's unfinished escape sequence or character:
+         * the next try is a moment later */
+        if (live_scan_busy(&l->scan)) {
+                l->last_draw = now;
+                return;
+        }
         if (tty_size(l->fd, &rows, &cols) == 0 && (rows != l->rows || cols != l->cols))
                 live_resize(l, now);
         if (!safe(l, now)) {
@@ -380,11 +465,15 @@ void live_sample(struct live *l, const struct sample *s, double now)
 
 void live_output(struct live *l, const char *buf, size_t len, double now)
 {
+        bool busy = live_scan_busy(&l->scan);
         int seen = live_scan_feed(&l->scan, buf, len);
 
         if (seen & LIVE_SCAN_UP)
                 l->quiet_until = now + LIVE_QUIET;
-        if (l->shown && (l->scan.alt || (seen & LIVE_SCAN_UP)))
+        /* Step aside before the build moves the cursor, or resets the
+         * region (its lines would scroll copies of ours up): the next
+         * update sets the region again. Not inside its escape sequence. */
+        if (l->shown && !busy && (l->scan.alt || (seen & (LIVE_SCAN_UP | LIVE_SCAN_REGION))))
                 leave(l);
 }
 
@@ -392,7 +481,8 @@ void live_resize(struct live *l, double now)
 {
         int old;
 
-        if (!l)
+        /* (live_update comes back to it once the build's sequence ends) */
+        if (!l || live_scan_busy(&l->scan))
                 return;
         old = l->rows;
         if (tty_size(l->fd, &l->rows, &l->cols) < 0)

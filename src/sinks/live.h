@@ -37,20 +37,27 @@ size_t live_format(const struct live_view *v, const struct live_limits *lim, int
                    char *out, size_t cap);
 
 /* The build's output, scanned for what moves the cursor: the alternate
- * screen (ESC[?1049h/l, ?1047, ?47) and cursor-up (ESC[nA, ESC[nF), in any
- * chunking. */
+ * screen (ESC[?1049h/l, ?1047, ?47), cursor-up (ESC[nA, ESC[nF) and a
+ * reset of the scroll region (ESC[r, ESC[n;mr, ESC c), in any chunking;
+ * and for where the stream stands: inside an escape sequence (CSI, OSC,
+ * DCS/SOS/PM/APC strings up to BEL or ST, ESC with intermediates) or a
+ * UTF-8 character, the line must not be drawn (live_scan_busy). */
 struct live_scan {
         unsigned char state;
         bool priv;
         unsigned param;
-        bool alt; /* the build is on the alternate screen */
+        bool alt;              /* the build is on the alternate screen */
+        unsigned char u8_need; /* continuation bytes of a UTF-8 character to come */
 };
 enum {
-        LIVE_SCAN_ALT = 1 << 0, /* alt changed (see sc->alt) */
-        LIVE_SCAN_UP = 1 << 1,  /* a cursor-up */
+        LIVE_SCAN_ALT = 1 << 0,    /* alt changed (see sc->alt) */
+        LIVE_SCAN_UP = 1 << 1,     /* a cursor-up */
+        LIVE_SCAN_REGION = 1 << 2, /* the scroll region was reset */
 };
 /* Returns the LIVE_SCAN_* seen in buf. Pure. */
 int live_scan_feed(struct live_scan *sc, const char *buf, size_t len);
+/* Is the stream in the middle of an escape sequence or a character? */
+bool live_scan_busy(const struct live_scan *sc);
 
 struct live;
 /* The line on the terminal at fd (the caller checked tty_usable). Returns

@@ -14,6 +14,7 @@
 #include "render/prom.h"
 #include "sinks/sink.h"
 #include "util/macro.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 /* ---- location and atomic write ---- */
@@ -64,7 +65,7 @@ static int prom_write_file(const char *dir, const char *name, const char *buf, s
         if (dfd < 0)
                 return -errno;
         /* The temp file is hidden and not *.prom: the collector never reads a half-written file. */
-        return write_file_atomic_at(dfd, name, buf, len, 0644);
+        return outfile_write_at(dfd, name, buf, len, 0644);
 }
 
 /* ---- the sink ---- */

@@ -51,6 +51,8 @@ enum phase {
 
 struct sqlite_state {
         enum phase phase;
+        bool unmarked;  /* the database failed; its running row not yet marked so */
+        int reserve_fd; /* room held on the database's file system; -1: none */
         char *path;
         const struct run_info *run;
         note_fn warn;
@@ -80,18 +82,42 @@ static void drop_pending(struct sqlite_state *s)
         dbuf_release(&s->text);
 }
 
+/* Hold a little room on the database's file system, as an unlinked file
+ * (O_TMPFILE: the kernel frees it whatever happens to us). When the disk
+ * fills mid-run, freeing it lets the row be marked failed-to-record, so it
+ * does not read as 'incomplete' (a killed buildtel). -1 when it cannot. */
+#define RESERVE_BYTES (128 << 10)
+static int reserve_open(const char *db_path)
+{
+        const char *slash = strrchr(db_path, '/');
+        size_t dlen = slash == db_path ? 1 : slash ? (size_t)(slash - db_path) : 0;
+        _cleanup_free_ char *dir = slash ? strndup(db_path, dlen) : strdup(".");
+        int fd = dir ? open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) : -1;
+
+        if (fd >= 0 && posix_fallocate(fd, 0, RESERVE_BYTES) != 0)
+                closep(&fd);
+        return fd;
+}
+
 static void give_up(struct sqlite_state *s, int e)
 {
         char msg[1024];
 
         if (s->phase == PHASE_OFF)
                 return;
-        snprintf(msg, sizeof(msg), "history database '%s': %s; this run is not in the history",
-                 s->path, store_strerror(e));
-        if (s->warn)
-                s->warn(s->warn_userdata, "%s", msg);
         if (s->st)
                 store_rollback(s->st);
+        /* The start row is in: make it say what happened (not 'incomplete') */
+        closep(&s->reserve_fd); /* the room for the mark on a full disk */
+        s->unmarked =
+            s->st && s->phase == PHASE_RECORDING && store_run_mark_unrecorded(s->st, s->run_id) < 0;
+        snprintf(msg, sizeof(msg), "history database '%s': %s; this run is not in the history%s",
+                 s->path, store_strerror(e),
+                 s->phase != PHASE_RECORDING ? ""
+                 : s->unmarked               ? " (its row reads as incomplete)"
+                                             : " (its row reads as failed-to-record)");
+        if (s->warn)
+                s->warn(s->warn_userdata, "%s", msg);
         s->phase = PHASE_OFF;
         drop_pending(s);
 }
@@ -154,6 +180,7 @@ static int advance(struct sqlite_state *s, int busy_ms)
                 if (e < 0)
                         return e;
                 s->phase = PHASE_RECORDING;
+                s->reserve_fd = reserve_open(s->path);
         }
         return 0;
 }
@@ -228,6 +255,7 @@ static int sqlite_open(const struct sink_ctx *ctx, void **ret_state)
         if (!s)
                 return -ENOMEM;
         s->phase = PHASE_OFF;
+        s->reserve_fd = -1;
         *ret_state = s;
         if (!ctx->db_path)
                 return 0;
@@ -434,6 +462,10 @@ static int sqlite_finish(void *state, const struct run_model *m)
         struct dbuf json = DBUF_INIT;
         int e;
 
+        /* a row left unmarked at the failure: once more, the build over */
+        if (s->phase == PHASE_OFF && s->unmarked &&
+            store_run_mark_unrecorded(s->st, s->run_id) >= 0)
+                s->unmarked = false;
         if (s->phase == PHASE_OFF)
                 return 0;
         s->sum = m->summary;
@@ -473,6 +505,7 @@ static void sqlite_close(void *state)
         if (!s)
                 return;
         store_close(s->st);
+        closep(&s->reserve_fd);
         drop_pending(s);
         free(s->path);
         free(s->build_log);

@@ -16,6 +16,7 @@
 #include "render/trace.h"
 #include "sinks/sink.h"
 #include "util/macro.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 #define TRACE_DRAIN_AT (1u << 16)
@@ -24,7 +25,7 @@ struct trace_state {
         struct trace_sink_job *job;
         struct trace *t;
         int fd;
-        struct atomic_file out; /* the file's writer; out.fd < 0: none (job->fd or stdout) */
+        struct outfile out; /* the file's writer; out.fd < 0: none (job->fd or stdout) */
         int error;  /* the first one */
         char *path; /* job->path or the log directory's */
 };
@@ -48,7 +49,7 @@ static void trace_close(void *state)
 
         if (!st)
                 return;
-        atomic_abort(&st->out); /* a no-op once committed */
+        outfile_release(&st->out); /* a no-op once committed */
         free(st->path);
         trace_free(st->t);
         free(st);
@@ -56,7 +57,7 @@ static void trace_close(void *state)
 
 static int open_tmp(struct trace_state *st, const char *path)
 {
-        int r = atomic_open(path, 0644, &st->out);
+        int r = outfile_open(path, 0600, &st->out);
 
         if (r < 0)
                 return r;
@@ -74,7 +75,7 @@ static int trace_open(const struct sink_ctx *ctx, void **ret_state)
                 return -ENOMEM;
         st->job = j;
         st->fd = j->fd;
-        st->out = (struct atomic_file){.dirfd = -1, .fd = -1};
+        st->out = (struct outfile){.dirfd = -1, .fd = -1};
         if (j->fd < 0) {
                 st->path = j->path ? strdup(j->path)
                                    : runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_TRACE);
@@ -167,7 +168,7 @@ static int trace_on_finish(void *state, const struct run_model *m)
         }
         if (st->out.fd >= 0 && e >= 0) {
                 /* fsync'd, renamed over the path, the directory fsync'd */
-                e = atomic_commit(&st->out);
+                e = outfile_commit(&st->out);
                 st->fd = -1;
         }
         st->error = e;

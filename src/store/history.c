@@ -129,6 +129,8 @@ const char *store_run_state_name(enum store_run_state s)
                 return "running";
         case STORE_RUN_INCOMPLETE:
                 return "incomplete";
+        case STORE_RUN_UNRECORDED:
+                return "failed-to-record";
         default:
                 return "unknown";
         }
@@ -214,6 +216,8 @@ static void read_run_info(sqlite3_stmt *s, struct run_info *ri, bool *oom)
         int64_t ncpu = store_col_count(s, RC_NCPU), pid = store_col_count(s, RC_PID);
 
         ri->run_id = strdup(store_col_text(s, RC_RUN_ID) ? store_col_text(s, RC_RUN_ID) : "");
+        /* the row may have been edited: its id names files */
+        *oom = *oom || run_id_sanitize(&ri->run_id) < 0;
         ri->kind = strdup(store_col_text(s, RC_KIND) ? store_col_text(s, RC_KIND) : "run");
         ri->argv = argv_of(store_col_text(s, RC_ARGV));
         *oom = *oom || !ri->run_id || !ri->kind || !ri->argv;
@@ -243,6 +247,8 @@ static enum store_run_state state_of(sqlite3_stmt *s, struct liveness *lv)
                 return STORE_RUN_UNKNOWN;
         if (strcmp(state, "finished") == 0)
                 return STORE_RUN_FINISHED;
+        if (strcmp(state, "failed-to-record") == 0)
+                return STORE_RUN_UNRECORDED;
         if (strcmp(state, "running") != 0)
                 return STORE_RUN_UNKNOWN;
         return recorder_alive(lv, store_col_text(s, RC_HOST), store_col_text(s, RC_BOOT_ID),

@@ -29,10 +29,11 @@ enum store_run_state {
         STORE_RUN_FINISHED,
         STORE_RUN_RUNNING,
         STORE_RUN_INCOMPLETE,
-        STORE_RUN_UNKNOWN, /* a state no buildtel writes */
+        STORE_RUN_UNKNOWN,    /* a state no buildtel writes */
+        STORE_RUN_UNRECORDED, /* the database failed mid-run (full): the row is all there is */
 };
 
-/* "finished", "running", "incomplete", "unknown". */
+/* "finished", "running", "incomplete", "unknown", "failed-to-record". */
 const char *store_run_state_name(enum store_run_state s);
 
 /* One run row. */

@@ -1247,3 +1247,19 @@ int store_edges_get(struct store *st, int64_t run, struct targets *ts)
         n = store_rows(st, s, TARGETS_SLOW_EDGES + TARGETS_EDGES_MAX, edge_row, ts);
         return n < 0 ? (int)n : (int)ts->nedgev;
 }
+
+int store_run_mark_unrecorded(struct store *st, int64_t id)
+{
+        sqlite3_stmt *s = NULL;
+        /* same length as 'running' would not matter: the page is rewritten */
+        int r = store_prepare(
+            st, "UPDATE runs SET state = 'failed-to-record' WHERE id = ? AND state = 'running'",
+            &s);
+
+        if (r >= 0) {
+                sqlite3_bind_int64(s, 1, id);
+                r = step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}

@@ -103,6 +103,12 @@ int store_run_set_extra(struct store *st, int64_t id, const struct store_run_ext
 int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
                      const struct summary *sum, const char *summary_json, uint64_t dropped);
 
+/* The database failed under a running row (SQLITE_FULL): mark it
+ * 'failed-to-record', so that it never reads as 'incomplete' (buildtel
+ * killed). One small update that needs no new page, outside any
+ * transaction (the failed one is rolled back first). Returns 0 or -errno. */
+int store_run_mark_unrecorded(struct store *st, int64_t id);
+
 /* Samples. ------------------------------------------------------------ */
 
 /* Insert one sample (seq counts from 0 per run). Call between begin and

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/run.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -50,26 +51,25 @@ int top_sparkline(const double *v, size_t n, size_t width, bool utf8, struct dbu
 /* Append s with controls replaced, cut or padded to exactly w columns
  * (bytes >= 0x80 counted as one column each: cut, never split in the
  * middle of a UTF-8 sequence). */
+/* s (the build's: a command line, a stage) in w columns, cleaned for the
+ * terminal the one way (model/run.h), cut between characters. */
 static int put_cell(struct dbuf *out, const char *s, size_t w)
 {
+        struct dbuf clean = DBUF_INIT;
         size_t col = 0;
-        int r = 0;
+        int r = run_append_utf8_lossy(&clean, s ? s : "", s ? strlen(s) : 0, true);
 
-        for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && col < w && r >= 0;
-             p++) {
-                if ((*p & 0xc0) == 0x80) {
-                        r = dbuf_append(out, p, 1);
-                        continue;
-                }
-                if (*p < 0x20 || *p == 0x7f)
-                        r = dbuf_puts(out, "?");
-                else
-                        r = dbuf_append(out, p, 1);
-                col++;
-                /* drop trailing continuation bytes past the width */
+        for (const unsigned char *p = (const unsigned char *)clean.p; r >= 0 && p && *p; p++) {
+                bool cont = (*p & 0xc0) == 0x80;
+
+                if (!cont && col == w)
+                        break;
+                r = dbuf_append(out, p, 1);
+                col += !cont;
         }
         for (; col < w && r >= 0; col++)
                 r = dbuf_puts(out, " ");
+        dbuf_release(&clean);
         return r;
 }
 

@@ -250,9 +250,10 @@ FILL
         expect_eq "mid-run full: summary written, with the build's status" \
                 "$($J "$L/resources-fullmid.summary.json" run.exit_code)" 5
         rm -f "$T/full/fill"
-        expect_eq "mid-run full: the row written before the disk filled stays, as incomplete" \
+        # (issue 20 L6: not 'incomplete', which says buildtel was killed)
+        expect_eq "mid-run full: the row written before the disk filled stays, as failed-to-record" \
                 "$("$BUILDTEL" status --db "$T/full/h.db" --json | python3 -c 'import json,sys; r = json.load(sys.stdin)[0]; print(r["id"], r["result"])')" \
-                "fullmid incomplete"
+                "fullmid failed-to-record"
         umount "$T/full"
 else
         echo "needs to mount a tmpfs (root)"; exit 77

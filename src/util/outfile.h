@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Write buf as the whole content of a file the user named (-o FILE,
+ * --prom-file, the run's trace and report). What is at the path decides:
+ * - nothing, a regular file, or a symlink to one (or a dangling one):
+ *   replaced atomically by write_file_atomic_at() with exactly mode (a
+ *   symlink is replaced, not followed);
+ * - a FIFO or a character device, directly or behind a symlink: written
+ *   through, opened O_WRONLY|O_NONBLOCK|O_NOCTTY and never renamed over
+ *   (`-o /dev/null` must not turn the machine's /dev/null into a file);
+ *   -ENXIO for a FIFO that nobody reads;
+ * - anything else: refused, -EISDIR for a directory, -EEXIST for a block
+ *   device, a socket or another special file.
+ * Returns 0 or -errno; outfile_strerror() says it in words. */
+int outfile_write_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode);
+
+/* The same for a path, mode 0600 (the run's files hold build output);
+ * "-" is stdout. */
+int outfile_write(const char *path, const void *buf, size_t len);
+
+/* The same rules for an output written as it is made (the trace): fd is a
+ * hidden temp file beside path (O_EXCL, exactly mode), renamed over path
+ * by outfile_commit(); or, for a FIFO or a character device, path itself
+ * opened for writing, never renamed. "-" is not handled here (the caller
+ * has stdout). Returns 0 or -errno (as outfile_write); on success release
+ * o with outfile_commit() or outfile_release(). */
+struct outfile {
+        int fd, dirfd;
+        bool through; /* fd is the FIFO or the device itself */
+        char name[256], tmp[96];
+};
+int outfile_open(const char *path, mode_t mode, struct outfile *o);
+/* Sync and rename the temp file over the path (fsync of the directory
+ * too); close. Returns 0 or -errno; o is released either way. */
+int outfile_commit(struct outfile *o);
+/* Close; a temp file not committed is removed. Idempotent. */
+void outfile_release(struct outfile *o);
+
+/* A short reason for what outfile_write*() returned (e < 0), for a
+ * "cannot write 'PATH': REASON" message. Static; never NULL. */
+const char *outfile_strerror(int e);
