@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "model/summary.h"
+#include "model/run.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -107,6 +109,27 @@ static void find_victim(struct summary_build *b, const struct sample *smp,
                 copy_utf8_str(e->victim_source, sizeof(e->victim_source), "last seen");
         }
         b->victim_pending--;
+}
+
+void summary_end_run(struct summary *s, const struct run_info *ri)
+{
+        struct summary_build *b = &s->build;
+        const char *name, *slash;
+
+        if (!ri || ri->term_signal != SIGKILL || !ri->argv || !ri->argv[0] || !ri->argv[0][0])
+                return;
+        slash = strrchr(ri->argv[0], '/');
+        name = slash && slash[1] ? slash + 1 : ri->argv[0];
+        for (size_t i = 0; i < MIN(b->noom, (size_t)SUMMARY_OOM_MAX); i++) {
+                struct summary_oom *e = &b->oom[i];
+
+                if (e->victim.label[0])
+                        continue;
+                proc_clear(&e->victim);
+                copy_utf8_str(e->victim.label, sizeof(e->victim.label), name);
+                e->victim.pid = ri->pid > 0 ? (double)ri->pid : NAN;
+                copy_utf8_str(e->victim_source, sizeof(e->victim_source), "the build");
+        }
 }
 
 /* The row's top processes, largest first; unset ones have no label. */

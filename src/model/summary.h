@@ -58,7 +58,9 @@ struct summary_oom {
         struct summary_proc victim; /* label "" when unknown */
         /* Where the victim comes from: "kernel" (the OOM killer's own
          * report, the oom_victim column), "last seen" (the largest process
-         * sampled that vanished, or the last one sampled), "" unknown. */
+         * sampled that vanished, or the last one sampled), "the build" (the
+         * build's own process, killed by SIGKILL: summary_end_run), ""
+         * unknown. */
         char victim_source[16];
         char stage[SAMPLE_STAGE_MAX + 1];
 };
@@ -151,6 +153,12 @@ void summary_init(struct summary *s, const struct summary_config *cfg);
  * ties the first sample wins. Strings are copied (cut at the point's
  * buffer size, which is the CSV column's maximum). */
 void summary_add(struct summary *s, const struct sample *smp);
+struct run_info;
+/* At the end of a run (live or replayed): an OOM kill whose victim no
+ * sample and no kernel report named, in a build whose own process died of
+ * SIGKILL, names that process (source "the build"): a build killed before
+ * the first tick has no other witness. */
+void summary_end_run(struct summary *s, const struct run_info *ri);
 
 /* The model's judgements of a run (the "readings"), decided here once;
  * the renderers only word them. */

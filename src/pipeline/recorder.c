@@ -864,7 +864,9 @@ static void build_after(struct recorder *r, struct sample *s)
 static const char *victim_words(const struct summary_oom *e)
 {
         return strcmp(e->victim_source, "kernel") == 0 ? "victim (the kernel's report)"
-                                                       : "likely victim (last seen)";
+               : strcmp(e->victim_source, "the build") == 0
+                   ? "victim (the build's own process, killed by SIGKILL)"
+                   : "likely victim (last seen)";
 }
 
 static void on_watch_proc(void *userdata, const struct pidstat *ps)
@@ -1066,6 +1068,7 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
         int ret = 0;
 
         parse_stop(r); /* every line parsed; the end-of-run fetches fork */
+        summary_end_run(&r->summary, r->run);
         /* A replay's command line ran long ago: its --metadata-file and
          * buildx history are not read again. */
         if (!r->cfg.replay) {

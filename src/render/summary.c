@@ -710,8 +710,10 @@ static void put_victim(struct dwriter *w, const struct summary_oom *e)
                 dw_puts(w, ", likely victim: unknown (the kernel's report unread, never sampled)");
                 return;
         }
-        dw_puts(w, strcmp(e->victim_source, "kernel") == 0 ? ", victim (the kernel's report): "
-                                                           : ", likely victim (last seen): ");
+        dw_puts(w, strcmp(e->victim_source, "kernel") == 0      ? ", victim (the kernel's report): "
+                   : strcmp(e->victim_source, "the build") == 0 ? ", victim (the build's own "
+                                                                  "process, killed by SIGKILL): "
+                                                                : ", likely victim (last seen): ");
         put_proc(w, &e->victim);
 }
 
