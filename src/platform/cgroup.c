@@ -575,12 +575,13 @@ static bool killed_line(const char *p, const char *end, long *pid, char *comm, s
 int cgroup_kmsg_victim_parse(const char *buf, size_t len, const char *memcg, long *ret_pid,
                              char *comm, size_t cap)
 {
-        const char *p = buf, *end = buf + len;
+        const char *p = buf, *end;
         long matched = -1; /* the pid of the last oom-kill line in memcg */
         int found = 0;
 
         if (!buf || !ret_pid || (!comm && cap))
                 return -EINVAL;
+        end = buf + len;
         while (p < end) {
                 const char *eol = line_end(p, end), *msg = memchr(p, ';', (size_t)(eol - p));
                 char c[65];
