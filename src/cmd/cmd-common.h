@@ -63,6 +63,8 @@ enum {
         OPT_ONCE,
         OPT_FORMAT,
         OPT_JSON_FILE,
+        OPT_KEEP_RUNS,
+        OPT_KEEP_SIZE,
         OPT_COMMON_END,
 };
 
@@ -101,6 +103,7 @@ struct common_opts {
         bool trace_file; /* run --trace-file */
         bool live;       /* run --live (BUILDTEL_LIVE=1) */
         bool kill_leftovers; /* run --kill-leftovers: detached daemons die with the build */
+        const char *keep_runs, *keep_size; /* run --keep-runs, --keep-size */
         enum cgroup_mode cgroup_mode;
         uint64_t memory_max, memory_high;
         /* watch */

@@ -365,6 +365,14 @@ static const struct cmd_option {
      AT(live)},
     {OPT_OFF, "off", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
      "exec COMMAND and nothing else (also: BUILDTEL=0)", AT(off)},
+    {OPT_KEEP_RUNS, "keep-runs", NULL, 0, "N", CMDS_RUN, OPTG_MAIN,
+     "at the end, remove the oldest finished runs past the\n"
+     "newest N (default 200, $BUILDTEL_KEEP_RUNS; 0: keep all)",
+     AT(keep_runs)},
+    {OPT_KEEP_SIZE, "keep-size", NULL, 0, "SIZE", CMDS_RUN, OPTG_MAIN,
+     "and the oldest past SIZE of run files in all (default\n"
+     "2G, $BUILDTEL_KEEP_SIZE; 0: no limit); `help prune`",
+     AT(keep_size)},
     {OPT_NO_REPORT, "no-report", NULL, 0, NULL, RW, OPTG_MAIN,
      "no HTML report (report-<run-id>.html) at the end", AT(rec.no_report)},
     {OPT_TRACE_FILE, "trace-file", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,

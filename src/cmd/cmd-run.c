@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "cmd/cmd-common.h"
+#include "cmd/cmd-prune.h"
 #include "cmd/cmd-trace.h"
+#include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "sinks/live.h"
 #include "pipeline/loop.h"
@@ -215,6 +217,35 @@ static int spawn(struct run *R, char **argv, bool subreaper)
         return ret;
 }
 
+/* The retention limit, after the run is on record: one line when it
+ * removed runs. Never this run, nor a running one. */
+static void prune_at_end(struct run *R)
+{
+        const struct common_opts *o = R->o;
+        struct retention_policy p;
+        struct prune_result res;
+        char freed[32], kept[32], limit[32];
+
+        if (o->rec.no_db || !R->rec || prune_limit_of("run", o->keep_runs, o->keep_size, &p) < 0 ||
+            !retention_policy_any(&p))
+                return;
+        if (prune_apply(o->rec.db_path, recorder_log_dir(R->rec), &p, R->ri.run_id, false, false,
+                        &res) < 0 ||
+            res.runs == 0 || o->rec.quiet)
+                return;
+        history_fmt_bytes((double)res.bytes, freed, sizeof(freed));
+        history_fmt_bytes((double)res.kept_bytes, kept, sizeof(kept));
+        if (p.max_bytes)
+                history_fmt_bytes((double)p.max_bytes, limit, sizeof(limit));
+        else
+                snprintf(limit, sizeof(limit), "no size limit");
+        fprintf(stderr,
+                "buildtel: pruned %llu old run%s (%s): %llu kept (%s); limits --keep-runs %llu, "
+                "--keep-size %s (`buildtel help prune`)\n",
+                (unsigned long long)res.runs, res.runs == 1 ? "" : "s", freed,
+                (unsigned long long)res.kept_runs, kept, (unsigned long long)p.keep, limit);
+}
+
 /* From the spawned build to its exit status, the files written. */
 static int supervise(struct run *R)
 {
@@ -254,6 +285,7 @@ static int supervise(struct run *R)
                 if (R->o->trace_file)
                         (void)trace_run_report(&R->trace, R->rec, R->ri.run_id);
                 common_report(R->o, R->rec, &short_sum);
+                prune_at_end(R);
         }
         dbuf_release(&short_sum);
         return status;

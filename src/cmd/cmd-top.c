@@ -15,6 +15,7 @@
 
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
+#include "sinks/logfile.h"
 #include "view/top-curses.h"
 #include "view/top.h"
 #include "store/history.h"
@@ -184,19 +185,23 @@ static int add_target(void *userdata, const struct store_target *t)
  * regular file (a FIFO would hang top, a device have side effects), not a
  * symlink, owned by the database's owner (not /etc/shadow for root on
  * another user's database). Returns the fd, or -1: nothing is shown. */
-static int open_run_log(const struct top_state *s, const struct top_run *t)
+static int open_run_log(const struct top_state *s, const struct top_run *t, bool *ret_gz)
 {
-        const char *base = strrchr(t->build_log, '/');
+        /* the log as it is now: plain while running, maybe .gz once finished */
+        _cleanup_free_ char *cur = t->build_log[0] ? logfile_current(t->build_log) : NULL;
+        const char *path = cur ? cur : t->build_log, *base = strrchr(path, '/');
         char want[96];
         struct stat st;
         int fd, n;
 
-        base = base ? base + 1 : t->build_log;
+        base = base ? base + 1 : path;
         n = snprintf(want, sizeof(want), "build-%s.log", t->run_id);
-        if (!s->db_owner_known || !t->run_id[0] || n < 0 || (size_t)n >= sizeof(want) ||
-            strcmp(base, want) != 0)
+        if (!s->db_owner_known || !t->run_id[0] || n < 0 || (size_t)n + 3 >= sizeof(want))
                 return -1;
-        fd = open(t->build_log, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+        *ret_gz = strncmp(base, want, (size_t)n) == 0 && strcmp(base + n, LOGFILE_GZ_SUFFIX) == 0;
+        if (strcmp(base, want) != 0 && !*ret_gz)
+                return -1;
+        fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -1;
         if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != s->db_owner) {
@@ -207,23 +212,21 @@ static int open_run_log(const struct top_state *s, const struct top_run *t)
 }
 
 /* The last lines of the run's build log (its last 8 KiB; what a terminal
- * shows of a line rewritten with CR) into d. Returns how many, 0 when the
- * log cannot be read (a watched run has none; the file may be gone). */
-static size_t log_tail(const struct top_state *s, const struct top_run *t, struct detail_buf *d)
+/* The last lines of the run's build log (its last 8 KiB; what a terminal
+ * shows of a line rewritten with CR) into d, the plain log or its .gz.
+ * Returns how many, 0 when the log cannot be read (a watched run has none;
+ * the file may be gone). */
+static size_t log_tail(struct top_state *s, const struct top_run *t, struct detail_buf *d)
 {
-        _cleanup_close_ int fd = open_run_log(s, t);
         char buf[8192];
         size_t starts[STORE_TAIL_MAX], ends[STORE_TAIL_MAX], n = 0, pos = 0;
-        off_t size;
-        ssize_t got;
+        bool cut = false, gz = false;
+        _cleanup_close_ int fd = open_run_log(s, t, &gz);
+        ssize_t got = fd >= 0 ? logfile_tail_fd(fd, gz, buf, sizeof(buf), &cut) : -ENOENT;
 
-        if (fd < 0 || (size = lseek(fd, 0, SEEK_END)) < 0)
-                return 0;
-        got =
-            pread(fd, buf, sizeof(buf), size > (off_t)sizeof(buf) ? size - (off_t)sizeof(buf) : 0);
         if (got <= 0)
                 return 0;
-        if (size > (off_t)sizeof(buf)) { /* the first line is cut: skip it */
+        if (cut) { /* the first line is cut: skip it */
                 const char *nl = memchr(buf, '\n', (size_t)got);
 
                 pos = nl ? (size_t)(nl - buf) + 1 : (size_t)got;
@@ -325,6 +328,38 @@ static int once(struct top_state *s, bool utf8)
         return r < 0 ? 1 : 0;
 }
 
+/* --once RUN: that run's detail screen, as Enter shows it. */
+static int once_detail(struct top_state *s, const char *spec, bool utf8)
+{
+        struct dbuf out = DBUF_INIT;
+        struct store_run run;
+        int64_t id;
+        int r = store_run_find(s->st, spec, &id);
+
+        if (r >= 0)
+                r = store_run_get(s->st, id, &run);
+        if (r < 0) {
+                fprintf(stderr, "buildtel top: run '%s': %s\n", spec,
+                        r == -ENOENT   ? "not in the history"
+                        : r == -EEXIST ? "ambiguous prefix"
+                                       : store_strerror(r));
+                return 1;
+        }
+        fill_row(s, 0, &run);
+        s->n = 1;
+        s->rows[0].command = s->runs[0].command;
+        s->rows[0].result = s->runs[0].result;
+        s->rows[0].stage = s->runs[0].stage;
+        s->rows[0].context = s->runs[0].context;
+        s->rows[0].units = s->runs[0].units;
+        store_run_release(&run);
+        r = detail_frame(s, 0, 100, 1000, utf8, &out);
+        if (r >= 0 && out.p)
+                r = write_all(STDOUT_FILENO, out.p, out.len);
+        dbuf_release(&out);
+        return r < 0 ? 1 : 0;
+}
+
 static int live(struct top_state *s, bool utf8)
 {
         size_t sel = 0;
@@ -397,8 +432,9 @@ int cmd_top(int argc, char **argv)
                 return ret;
         if (o.help)
                 return cmd_print_usage("top") < 0;
-        if (oi != argc) {
-                fprintf(stderr, "buildtel top: no operands expected; see 'buildtel help top'\n");
+        if (oi != argc && !(o.once && oi == argc - 1)) {
+                fprintf(stderr, "buildtel top: one operand (RUN) with --once only; see 'buildtel "
+                                "help top'\n");
                 return EXIT_BT_USAGE;
         }
         setlocale(LC_ALL, "");
@@ -411,11 +447,13 @@ int cmd_top(int argc, char **argv)
                 return 1;
         }
         top_db_owner(&o, s);
-        ret = load(s);
+        ret = oi < argc ? 0 : load(s);
         if (ret < 0)
                 fprintf(stderr, "buildtel top: cannot read the history: %s\n", store_strerror(ret));
         else
-                ret = o.once ? once(s, utf8) : live(s, utf8);
+                ret = oi < argc ? once_detail(s, argv[oi], utf8)
+                      : o.once  ? once(s, utf8)
+                                : live(s, utf8);
         store_close(s->st);
         free(s);
         return ret < 0 ? 1 : ret;
