@@ -23,6 +23,7 @@
 #include "platform/child.h"
 #include "platform/procfs.h"
 #include "platform/tty.h"
+#include "parse/ninjaargv.h"
 #include "util/util.h"
 
 /* The terminal goes to the build only when stdin and stdout are both it:
@@ -99,6 +100,31 @@ static char **copy_argv(char **argv, size_t n)
                 if (!(v[i] = strdup(argv[i])))
                         break;
         return v;
+}
+
+/* The .ninja_log of `ninja -C DIR`, `cmake --build DIR` (Ninja
+ * generator), `meson compile -C DIR`, when --ninja-log did not name one:
+ * malloc'd, NULL when none. */
+static char *ninja_log_of(char **argv)
+{
+        enum ninjaargv_need need;
+        const char *dir;
+        char *log = NULL, *bn = NULL;
+
+        if (ninjaargv_dir(argv, &dir, &need) <= 0)
+                return NULL;
+        if (asprintf(&log, "%s/.ninja_log", dir) < 0)
+                return NULL;
+        if (need == NINJAARGV_NONE || access(log, F_OK) == 0)
+                return log;
+        if (asprintf(&bn, "%s/build.ninja", dir) < 0)
+                bn = NULL;
+        if (!bn || access(bn, F_OK) < 0) {
+                free(log);
+                log = NULL;
+        }
+        free(bn);
+        return log;
 }
 
 /* The state of one run, for the steps below. */
@@ -295,6 +321,7 @@ static int run_build(struct common_opts *o, char **argv, size_t argc, const stru
 {
         struct sigaction ign = {.sa_handler = SIG_IGN}, dfl = {.sa_handler = SIG_DFL};
         struct run R = {.o = o, .sfd = -1, .given = given};
+        _cleanup_free_ char *ninja_log = NULL;
         bool subreaper = false;
         int e, ret = EXIT_BT_INTERNAL;
 
@@ -321,6 +348,10 @@ static int run_build(struct common_opts *o, char **argv, size_t argc, const stru
                 subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
         }
         o->rec.cgroup = R.cg;
+        if (!o->rec.metrics.ninja_log && (ninja_log = ninja_log_of(argv))) {
+                o->rec.metrics.ninja_log = ninja_log;
+                o->rec.metrics.ninja_log_found = true;
+        }
         live_start(&R);
         /* The recorder's clock starts, and the baseline sample is taken,
          * before the build exists: nothing it does can precede them. */
