@@ -33,6 +33,7 @@ struct top_run {
         char stage[64], context[96], units[128];
         char build_log[512]; /* "" unknown */
         char run_id[72];
+        char peak[256], jobs[400]; /* a finished run's, "" unknown */
         double near_oom_mb, interval;
         struct store_tail_point tail[STORE_TAIL_MAX];
         size_t ntail;
@@ -61,6 +62,26 @@ static void command_of(const struct store_run *r, char *buf, size_t len)
         }
 }
 
+/* "build 301 MiB (anon 300 MiB), host 1.2 GiB; largest unit cc1 x.c 812 MiB" */
+static void peak_of(const struct store_run *r, char *buf, size_t len)
+{
+        char b[32], a[32], h[32], u[32];
+
+        buf[0] = '\0';
+        if (!isfinite(r->build_mem_peak_mb) && !isfinite(r->mem_used_peak_mb))
+                return;
+        history_fmt_mib(r->build_mem_peak_mb, b, sizeof(b));
+        history_fmt_mib(r->build_anon_peak_mb, a, sizeof(a));
+        history_fmt_mib(r->mem_used_peak_mb, h, sizeof(h));
+        history_fmt_mib(r->unit_peak_mb, u, sizeof(u));
+        if (r->unit_peak_name && isfinite(r->unit_peak_mb))
+                snprintf(buf, len, "build %s (anon %s), host %s; largest unit %s%s%s %s", b, a, h,
+                         r->unit_peak_tool ? r->unit_peak_tool : "", r->unit_peak_tool ? " " : "",
+                         r->unit_peak_name, u);
+        else
+                snprintf(buf, len, "build %s (anon %s), host %s", b, a, h);
+}
+
 static void fill_row(struct top_state *s, size_t i, const struct store_run *r)
 {
         struct top_run *t = &s->runs[i];
@@ -76,6 +97,9 @@ static void fill_row(struct top_state *s, size_t i, const struct store_run *r)
         if (r->build_log)
                 snprintf(t->build_log, sizeof(t->build_log), "%s", r->build_log);
         snprintf(t->run_id, sizeof(t->run_id), "%s", r->info.run_id ? r->info.run_id : "");
+        peak_of(r, t->peak, sizeof(t->peak));
+        if (r->jobs_reading)
+                snprintf(t->jobs, sizeof(t->jobs), "%s", r->jobs_reading);
         n = store_run_tail(s->st, r->id, t->tail, STORE_TAIL_MAX);
         t->ntail = n > 0 ? (size_t)n : 0;
         *row = (struct top_row){.command = t->command,
@@ -285,7 +309,9 @@ static int detail_frame(struct top_state *s, size_t i, int cols, int lines, bool
                                   .ntargets = d->nt,
                                   .lines = d->lp,
                                   .lines_title = title,
-                                  .nlines = d->nl};
+                                  .nlines = d->nl,
+                                  .peak = t->peak,
+                                  .jobs = t->jobs};
         r = top_detail_text(&det, cols, lines, utf8, out);
         free(d);
         return r;
