@@ -298,6 +298,27 @@ static int set_pid(struct common_opts *o, const char *cmd, const char *arg)
         return 0;
 }
 
+/* --keep-runs, --keep-size: checked now, applied at the end (cmd-prune). */
+static int set_keep_runs(struct common_opts *o, const char *cmd, const char *arg)
+{
+        uint64_t n;
+
+        if (parse_u64_str(arg, &n) < 0)
+                return bad(cmd, "--keep-runs", "a count (0: keep all)", arg);
+        o->keep_runs = arg;
+        return 0;
+}
+
+static int set_keep_size(struct common_opts *o, const char *cmd, const char *arg)
+{
+        uint64_t n;
+
+        if (strcmp(arg, "0") != 0 && parse_size_str(arg, &n) < 0)
+                return bad(cmd, "--keep-size", "a size (500M, 2G; 0: no limit)", arg);
+        o->keep_size = arg;
+        return 0;
+}
+
 /* What a row does with its argument: a setter, or a member it sets. */
 #define CALL(fn) fn, 0
 #define AT(member) NULL, offsetof(struct common_opts, member)
@@ -368,11 +389,11 @@ static const struct cmd_option {
     {OPT_KEEP_RUNS, "keep-runs", NULL, 0, "N", CMDS_RUN, OPTG_MAIN,
      "at the end, remove the oldest finished runs past the\n"
      "newest N (default 200, $BUILDTEL_KEEP_RUNS; 0: keep all)",
-     AT(keep_runs)},
+     CALL(set_keep_runs)},
     {OPT_KEEP_SIZE, "keep-size", NULL, 0, "SIZE", CMDS_RUN, OPTG_MAIN,
      "and the oldest past SIZE of run files in all (default\n"
      "2G, $BUILDTEL_KEEP_SIZE; 0: no limit); `help prune`",
-     AT(keep_size)},
+     CALL(set_keep_size)},
     {OPT_NO_REPORT, "no-report", NULL, 0, NULL, RW, OPTG_MAIN,
      "no HTML report (report-<run-id>.html) at the end", AT(rec.no_report)},
     {OPT_TRACE_FILE, "trace-file", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
