@@ -450,7 +450,8 @@ static const struct cmd_option {
      CALL(set_sccache_marker)},
     {OPT_NINJA_LOG, "ninja-log", NULL, 0, "PATH", RWE, OPTG_METRICS,
      "read this run's records of PATH (.ninja_log v5-v7) at\n"
-     "the end: edge count and the 10 slowest edges",
+     "the end: edge count and the 10 slowest edges (run:\n"
+     "found for ninja -C DIR, cmake --build DIR, meson compile)",
      AT(rec.metrics.ninja_log)},
     {OPT_METRIC_PREFIX, "metric-prefix", NULL, 0, "P", RW, OPTG_METRICS,
      "metric names P_build_... (default build_...)", CALL(set_metric_prefix)},
