@@ -39,10 +39,21 @@ struct top_run {
         size_t ntail;
 };
 
+/* The tail of the last compressed log read: a finished run's .gz does not
+ * change, and decompressing it again on every refresh would cost a full
+ * read of it each time. */
+struct log_cache {
+        char path[512]; /* "" none */
+        char buf[8192];
+        ssize_t n;
+        bool cut;
+};
+
 struct top_state {
         struct store *st;
         uid_t db_owner; /* the logs read are this uid's */
         bool db_owner_known;
+        struct log_cache logc;
         struct top_run runs[TOP_ROWS_MAX];
         struct top_row rows[TOP_ROWS_MAX];
         size_t n, nrecent;
@@ -240,13 +251,40 @@ static int open_run_log(const struct top_state *s, const struct top_run *t, bool
  * shows of a line rewritten with CR) into d, the plain log or its .gz.
  * Returns how many, 0 when the log cannot be read (a watched run has none;
  * the file may be gone). */
+/* The last 8 KiB of the run's log: a .gz one (finished: it does not
+ * change) from the cache after the first read. */
+static ssize_t cached_tail(struct top_state *s, const struct top_run *t, char *buf, size_t cap,
+                           bool *ret_cut)
+{
+        struct log_cache *c = &s->logc;
+        size_t n = strlen(t->build_log);
+        bool gz = false;
+        _cleanup_close_ int fd = -1;
+        ssize_t got;
+
+        _Static_assert(sizeof(c->buf) == 8192, "the tail's size");
+        if (c->path[0] && strcmp(c->path, t->build_log) == 0 && cap == sizeof(c->buf)) {
+                memcpy(buf, c->buf, (size_t)c->n);
+                *ret_cut = c->cut;
+                return c->n;
+        }
+        fd = open_run_log(s, t, &gz);
+        got = fd >= 0 ? logfile_tail_fd(fd, gz, buf, cap, ret_cut) : -ENOENT;
+        if (got > 0 && gz && cap == sizeof(c->buf) && n > 0 && n < sizeof(c->path)) {
+                memcpy(c->buf, buf, (size_t)got);
+                c->n = got;
+                c->cut = *ret_cut;
+                memcpy(c->path, t->build_log, n + 1);
+        }
+        return got;
+}
+
 static size_t log_tail(struct top_state *s, const struct top_run *t, struct detail_buf *d)
 {
         char buf[8192];
         size_t starts[STORE_TAIL_MAX], ends[STORE_TAIL_MAX], n = 0, pos = 0;
-        bool cut = false, gz = false;
-        _cleanup_close_ int fd = open_run_log(s, t, &gz);
-        ssize_t got = fd >= 0 ? logfile_tail_fd(fd, gz, buf, sizeof(buf), &cut) : -ENOENT;
+        bool cut = false;
+        ssize_t got = cached_tail(s, t, buf, sizeof(buf), &cut);
 
         if (got <= 0)
                 return 0;
