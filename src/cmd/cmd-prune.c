@@ -17,21 +17,23 @@
 
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
+#include "parse/runfiles.h"
 #include "pipeline/recorder.h"
 #include "store/history.h"
 #include "store/store.h"
 #include "util/macro.h"
 #include "util/util.h"
 
-/* The files a run writes, by name: <prefix><run id><suffix> in its log
- * directory. Nothing else is ever removed. */
-static const char *const run_files[][2] = {
-    {"resources-", ".csv"},          {"resources-", ".summary.txt"},
-    {"resources-", ".summary.json"}, {"resources-", ".run.json"},
-    {"resources-", ".targets.json"}, {"resources-", ".units.csv"},
-    {"build-", ".log"},              {"build-", ".log.gz"},
-    {"report-", ".html"},            {"trace-", ".json"},
-};
+/* The files a run writes are every kind of parse/runfiles.h, by name, in
+ * its log directory: nothing else is ever removed. The name of kind k for
+ * run_id into buf; false when it does not fit. */
+static bool run_file_name(const char *run_id, int k, char *buf, size_t len)
+{
+        _cleanup_free_ char *n = runfiles_path(NULL, run_id, (enum runfile)k);
+        int r = n ? snprintf(buf, len, "%s", n) : -1;
+
+        return r >= 0 && (size_t)r < len;
+}
 
 /* One run of the history as prune sees it. */
 struct prune_run {
@@ -84,13 +86,11 @@ static void measure(const char *dir, const char *run_id, uint64_t *ret_files, ui
         _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
         *ret_files = *ret_bytes = 0;
-        for (size_t i = 0; dfd >= 0 && i < ARRAY_SIZE(run_files); i++) {
+        for (int k = 0; dfd >= 0 && k < RUNFILE_COUNT_; k++) {
                 char name[256];
                 struct stat sb;
-                int n = snprintf(name, sizeof(name), "%s%s%s", run_files[i][0], run_id,
-                                 run_files[i][1]);
 
-                if (n < 0 || (size_t)n >= sizeof(name) ||
+                if (!run_file_name(run_id, k, name, sizeof(name)) ||
                     fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
                         continue;
                 (*ret_files)++;
@@ -146,13 +146,11 @@ static int remove_files(const struct prune_run *p)
 
         if (dfd < 0)
                 return errno == ENOENT ? 0 : -errno;
-        for (size_t i = 0; i < ARRAY_SIZE(run_files); i++) {
+        for (int k = 0; k < RUNFILE_COUNT_; k++) {
                 char name[256];
                 struct stat sb;
-                int n = snprintf(name, sizeof(name), "%s%s%s", run_files[i][0], p->run_id,
-                                 run_files[i][1]);
 
-                if (n < 0 || (size_t)n >= sizeof(name) ||
+                if (!run_file_name(p->run_id, k, name, sizeof(name)) ||
                     fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
                         continue;
                 if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT && r == 0)
