@@ -28,6 +28,7 @@ static const char *const known_tables[] = {"samples", "targets",         "units"
                                            "steps",   "ninja_edges",     "cache_snapshots",
                                            "runs"};
 
+/* Run sql with ?1 = id. Returns the rows it changed, or -errno. */
 static int exec_bound(struct store *st, const char *sql, int64_t id)
 {
         sqlite3_stmt *s = NULL;
@@ -36,6 +37,8 @@ static int exec_bound(struct store *st, const char *sql, int64_t id)
         if (r >= 0) {
                 sqlite3_bind_int64(s, 1, id);
                 r = store_step_end(st, sqlite3_step(s));
+                if (r >= 0)
+                        r = sqlite3_changes(sqlite3_db_handle(s));
         }
         sqlite3_finalize(s);
         return r;
@@ -98,7 +101,7 @@ int store_run_delete(struct store *st, int64_t id)
                 r = delete_others(st, id);
         if (r >= 0)
                 r = exec_bound(st, "DELETE FROM runs WHERE id = ?1", id);
-        if (r >= 0 && sqlite3_changes(store_db(st)) != 1)
+        if (r == 0)
                 r = -ENOENT;
         if (r >= 0)
                 r = store_commit(st);
