@@ -61,6 +61,7 @@ int logfile_compress(const char *path)
 {
         _cleanup_free_ char *gz = other_form(path);
         _cleanup_close_ int in = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        struct stat a, b;
         int out, r, z;
         gzFile g;
 
@@ -85,6 +86,10 @@ int logfile_compress(const char *path)
         z = gzclose(g); /* closes out */
         if (r >= 0 && z != Z_OK)
                 r = z == Z_ERRNO && errno ? -errno : -EIO;
+        /* output that does not compress (binary, already compressed)
+         * stays as it was */
+        if (r >= 0 && (fstat(in, &a) < 0 || stat(gz, &b) < 0 || b.st_size > a.st_size / 10 * 9))
+                r = -EFBIG;
         if (r < 0) {
                 (void)unlink(gz);
                 return r;

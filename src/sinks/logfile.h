@@ -16,7 +16,8 @@
 
 /* Compress the plain log at path into path + ".gz" (gzip, zlib, streamed
  * in chunks: memory stays small whatever the size), then unlink path. A
- * failure leaves the plain log as it was and no partial .gz. Returns 0,
+ * failure leaves the plain log as it was and no partial .gz, and so does a
+ * log that does not shrink by a tenth (-EFBIG: binary output). Returns 0,
  * or -errno. */
 int logfile_compress(const char *path);
 
