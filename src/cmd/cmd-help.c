@@ -143,16 +143,9 @@ static const struct {
      "killed) are removed like finished ones. Without a limit, the one `run`\n"
      "applies at its end: --keep 200 --max-size 2G ($BUILDTEL_KEEP_RUNS,\n"
      "$BUILDTEL_KEEP_SIZE; `run --keep-runs N --keep-size SIZE`; 0 keeps all).\n"
-     "\n"
-     "  --keep N               keep the newest N runs\n"
-     "  --older-than SPAN      remove runs that ended more than SPAN ago: 90s,\n"
-     "                         30m, 2h, 3d, 1w\n"
-     "  --max-size SIZE        keep the newest runs whose files fit in SIZE (500M,\n"
-     "                         2G): the oldest go first\n"
-     "  --dry-run              say what would be removed, remove nothing\n"
-     "  --db PATH              the database (default as for `run`)\n"
-     "  --log-dir DIR          where runs recorded before the history kept their\n"
-     "                         log's path wrote their files (default as for `run`)\n"
+     "\n",
+     CMDS_PRUNE, OPTG_MAIN},
+    {"prune",
      "\n"
      "Exit status: 0, 1 when the history cannot be read or a run not removed, 2 bad\n"
      "usage.\n",

@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/cmd-common.h"
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "parse/runfiles.h"
@@ -259,86 +259,40 @@ int prune_limit_of(const char *cmd, const char *keep_runs, const char *keep_size
         return 0;
 }
 
-struct prune_opts {
-        struct retention_policy p;
-        const char *db, *log_dir;
-        bool dry, given, help;
-};
-
-static int parse_older(const char *arg, double *ret)
-{
-        double now = now_realtime(), t;
-
-        /* a span back from now (90s, 30m, 2h, 3d, 1w): how old */
-        if (!*arg || !strchr("smhdw", arg[strlen(arg) - 1]) ||
-            history_parse_when(arg, now, &t) < 0 || !(t <= now)) {
-                fprintf(stderr, "buildtel prune: --older-than takes a span: 90s, 30m, 2h, 3d, "
-                                "1w, not '%s'\n",
-                        arg);
-                return -1;
-        }
-        *ret = now - t;
-        return 0;
-}
-
-static int prune_parse(int argc, char **argv, struct prune_opts *o, int *ret_optind)
-{
-        static const struct option longopts[] = {
-            {"keep", required_argument, NULL, 'k'},      {"older-than", required_argument, NULL, 'o'},
-            {"max-size", required_argument, NULL, 's'},  {"dry-run", no_argument, NULL, 'n'},
-            {"db", required_argument, NULL, 'd'},        {"log-dir", required_argument, NULL, 'l'},
-            {"help", no_argument, NULL, 'h'},            {0},
-        };
-        int c, r = 0;
-
-        optind = 1;
-        while (r == 0 && (c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-                o->given |= c == 'k' || c == 'o' || c == 's';
-                r = c == 'k'   ? parse_keep("prune", "--keep", optarg, &o->p.keep)
-                    : c == 'o' ? parse_older(optarg, &o->p.older_than_s)
-                    : c == 's' ? parse_max_size("prune", "--max-size", optarg, &o->p.max_bytes)
-                               : 0;
-                if (c == 'n')
-                        o->dry = true;
-                else if (c == 'd')
-                        o->db = optarg;
-                else if (c == 'l')
-                        o->log_dir = optarg;
-                else if (c == 'h')
-                        o->help = true;
-                else if (c == '?')
-                        r = -1;
-        }
-        *ret_optind = optind;
-        return r;
-}
-
 int cmd_prune(int argc, char **argv)
 {
-        struct prune_opts o = {0};
+        struct common_opts o;
         struct prune_result res;
         char freed[32], left[32];
-        int oi, r;
+        int k, r, ret = EXIT_BT_USAGE;
 
-        if (prune_parse(argc, argv, &o, &oi) < 0 || oi != argc) {
-                fprintf(stderr, "usage: buildtel prune [--keep N] [--older-than SPAN] "
-                                "[--max-size SIZE] [--dry-run] [--db PATH] [--log-dir DIR]\n");
-                return EXIT_BT_USAGE;
+        common_opts_init(&o);
+        k = cmd_parse_table(CMDS_PRUNE, "prune", argc, argv, &o);
+        if (k < 0 || (k > 0 && k != argc)) {
+                if (k > 0)
+                        cmd_print_short_usage("prune");
+                goto out;
         }
-        if (o.help)
-                return cmd_print_usage("prune") < 0;
+        if (o.help) {
+                ret = cmd_print_usage("prune") < 0;
+                goto out;
+        }
         /* no limit given: the one `run` applies at its end */
-        if (!o.given && prune_limit_of("prune", NULL, NULL, &o.p) < 0)
-                return EXIT_BT_USAGE;
-        r = prune_apply(o.db, o.log_dir, &o.p, NULL, o.dry, true, &res);
+        if (!o.prune_given && prune_limit_of("prune", NULL, NULL, &o.prune) < 0)
+                goto out;
+        r = prune_apply(o.rec.db_path, o.rec.log_dir, &o.prune, NULL, o.dry_run, true, &res);
         if (r < 0) {
                 fprintf(stderr, "buildtel prune: cannot read the history: %s\n", store_strerror(r));
-                return 1;
+                ret = 1;
+                goto out;
         }
         history_fmt_bytes((double)res.bytes, freed, sizeof(freed));
         history_fmt_bytes((double)res.kept_bytes, left, sizeof(left));
         printf("%s %llu runs (%llu files, %s); %llu runs kept (%s)\n",
-               o.dry ? "would remove" : "removed", (unsigned long long)res.runs,
+               o.dry_run ? "would remove" : "removed", (unsigned long long)res.runs,
                (unsigned long long)res.files, freed, (unsigned long long)res.kept_runs, left);
-        return res.failed ? 1 : 0;
+        ret = res.failed ? 1 : 0;
+out:
+        common_opts_release(&o);
+        return ret;
 }
