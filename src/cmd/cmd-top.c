@@ -246,11 +246,6 @@ static int open_run_log(const struct top_state *s, const struct top_run *t, bool
         return fd;
 }
 
-/* The last lines of the run's build log (its last 8 KiB; what a terminal
-/* The last lines of the run's build log (its last 8 KiB; what a terminal
- * shows of a line rewritten with CR) into d, the plain log or its .gz.
- * Returns how many, 0 when the log cannot be read (a watched run has none;
- * the file may be gone). */
 /* The last 8 KiB of the run's log: a .gz one (finished: it does not
  * change) from the cache after the first read. */
 static ssize_t cached_tail(struct top_state *s, const struct top_run *t, char *buf, size_t cap,
@@ -279,6 +274,10 @@ static ssize_t cached_tail(struct top_state *s, const struct top_run *t, char *b
         return got;
 }
 
+/* The last lines of the run's build log (its last 8 KiB; what a terminal
+ * shows of a line rewritten with CR) into d, the plain log or its .gz.
+ * Returns how many, 0 when the log cannot be read (a watched run has none;
+ * the file may be gone). */
 static size_t log_tail(struct top_state *s, const struct top_run *t, struct detail_buf *d)
 {
         char buf[8192];
