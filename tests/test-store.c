@@ -26,6 +26,8 @@
 #include <unistd.h>
 
 #include "model/summary.h"
+#include "model/targets.h"
+#include "model/units.h"
 #include "platform/procfs.h"
 #include "store/history-run.h"
 #include "store/history.h"
@@ -1178,6 +1180,159 @@ static void test_sample_columns(void **state)
         assert_string_equal(s.stage, "app/builder");
 }
 
+/* One run with a row in every table that references runs. */
+static int64_t fill_run(struct store *st, const char *run_id, double start)
+{
+        char *argv[] = {M("ninja"), NULL};
+        struct run_info ri = {.run_id = M(run_id),
+                              .kind = M("run"),
+                              .argv = argv,
+                              .start_epoch = start,
+                              .end_epoch = start + 10,
+                              .exit_code = 0,
+                              .finished = true};
+        struct store_target t = {.name = "app",
+                                 .duration_s = 1,
+                                 .steps = 1,
+                                 .cached = 0,
+                                 .success = 1,
+                                 .cc_hits = -1,
+                                 .cc_misses = -1,
+                                 .sccache_hits = -1,
+                                 .sccache_misses = -1,
+                                 .ccache_hits = -1,
+                                 .ccache_misses = -1,
+                                 .start_s = NAN,
+                                 .end_s = NAN};
+        struct store_cache_snapshot c = {.taken_epoch = start + 1,
+                                         .tool = "ccache",
+                                         .origin = "log-last",
+                                         .hits = 1,
+                                         .misses = 1,
+                                         .size_bytes = -1,
+                                         .max_size_bytes = -1,
+                                         .files = -1};
+        struct unit u = {.kind = 0, .tool = "cc1", .name = "a.c", .peak_mb = 10, .cpu_s = 1};
+        struct targets *ts = calloc(1, sizeof(*ts));
+        struct sample smp[3];
+        struct summary sum;
+        int64_t id, sid;
+
+        assert_non_null(ts);
+        targets_init(ts);
+        (void)targets_get(ts, "app", 3);
+        assert_int_equal(targets_add_step(ts, &(struct step_fact){.name = "[app 1/1] RUN x",
+                                                                  .target = 0,
+                                                                  .start_s = 1,
+                                                                  .end_s = 2,
+                                                                  .step = true}),
+                         0);
+        ts->ninja_log_set = true;
+        ts->ninja_edges = 1;
+        targets_offer_edge(ts, 0, 300, "a.o", 3);
+        targets_keep_edge(ts, 0, 300, "a.o", 3);
+        known_samples(smp);
+        summary_init(&sum, NULL);
+        assert_int_equal(store_run_begin(st, &ri, NULL, NULL, &id), 0);
+        assert_int_equal(store_begin(st), 0);
+        for (size_t i = 0; i < 3; i++)
+                assert_int_equal(store_sample_insert(st, id, i, &smp[i]), 0);
+        assert_int_equal(store_run_finish(st, id, &ri, &sum, "{}", 0), 0);
+        assert_int_equal(store_target_insert(st, id, &t), 0);
+        assert_int_equal(store_steps_insert(st, id, ts), 0);
+        assert_int_equal(store_edges_insert(st, id, ts), 0);
+        assert_int_equal(store_units_insert(st, id, &u, 1), 0);
+        c.run = id;
+        assert_int_equal(store_cache_snapshot_insert(st, &c, &sid), 0);
+        c.origin = "cache"; /* a `buildtel cache` snapshot that names the run */
+        assert_int_equal(store_cache_snapshot_insert(st, &c, &sid), 0);
+        assert_int_equal(store_commit(st), 0);
+        targets_release(ts);
+        free(ts);
+        return id;
+}
+
+/* Rows of every table with a `run` column that name run id. */
+static int64_t rows_of(sqlite3 *db, int64_t id)
+{
+        sqlite3_stmt *t, *c;
+        int64_t n = 0;
+
+        assert_int_equal(sqlite3_prepare_v2(db,
+                                            "SELECT m.name FROM sqlite_master m,"
+                                            " pragma_table_info(m.name) i"
+                                            " WHERE m.type = 'table' AND i.name = 'run'",
+                                            -1, &t, NULL),
+                         SQLITE_OK);
+        while (sqlite3_step(t) == SQLITE_ROW) {
+                char sql[256];
+
+                snprintf(sql, sizeof(sql), "SELECT count(*) FROM \"%s\" WHERE run = ?",
+                         (const char *)sqlite3_column_text(t, 0));
+                assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &c, NULL), SQLITE_OK);
+                sqlite3_bind_int64(c, 1, id);
+                assert_int_equal(sqlite3_step(c), SQLITE_ROW);
+                n += sqlite3_column_int64(c, 0);
+                sqlite3_finalize(c);
+        }
+        sqlite3_finalize(t);
+        return n;
+}
+
+static int64_t count_sql(sqlite3 *db, const char *sql)
+{
+        sqlite3_stmt *s;
+        int64_t n;
+
+        assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+        n = sqlite3_column_int64(s, 0);
+        sqlite3_finalize(s);
+        return n;
+}
+
+static void test_run_delete(void **state)
+{
+        char db[300];
+        struct store *st;
+        sqlite3 *raw;
+        int64_t a, b, before_b;
+        struct store_run run;
+
+        (void)state;
+        path_in(db, sizeof(db), "delete.db");
+        assert_int_equal(store_open(db, true, 1000, &st), 0);
+        a = fill_run(st, "old", 1761962400);
+        b = fill_run(st, "new", 1761962500);
+        /* a table of a newer schema, without ON DELETE: found and emptied,
+         * or the foreign key would refuse the delete */
+        assert_int_equal(sqlite3_open(db, &raw), SQLITE_OK);
+        assert_int_equal(sqlite3_exec(raw,
+                                      "CREATE TABLE later (run INTEGER NOT NULL REFERENCES runs(id),"
+                                      " x INTEGER);"
+                                      "INSERT INTO later SELECT id, 1 FROM runs",
+                                      NULL, NULL, NULL),
+                         SQLITE_OK);
+        assert_true(rows_of(raw, a) >= 9); /* 3 samples, target, step, edges, unit, 2 snaps, later */
+        before_b = rows_of(raw, b);
+
+        assert_int_equal(store_run_delete(st, a), 0);
+        assert_int_equal(rows_of(raw, a), 0);
+        assert_int_equal(rows_of(raw, b), before_b);
+        assert_int_equal(count_sql(raw, "SELECT count(*) FROM runs"), 1);
+        /* the `buildtel cache` snapshot outlives the run, unlinked */
+        assert_int_equal(count_sql(raw, "SELECT count(*) FROM cache_snapshots WHERE origin = "
+                                        "'cache' AND run IS NULL"),
+                         1);
+        assert_int_equal(store_run_get(st, a, &run), -ENOENT);
+        assert_int_equal(store_run_get(st, b, &run), 0);
+        assert_string_equal(run.info.run_id, "new");
+        store_run_release(&run);
+        assert_int_equal(store_run_delete(st, a), -ENOENT);
+        sqlite3_close(raw);
+        store_close(st);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -1194,6 +1349,7 @@ int main(void)
             cmocka_unit_test(test_parse_when),
             cmocka_unit_test(test_sample_columns),
             cmocka_unit_test(test_steps_edges_round_trip),
+            cmocka_unit_test(test_run_delete),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "model/retention.h"
 #include "pipeline/recorder.h"
 #include "parse/otelenv.h"
 #include "platform/cgroup.h"
@@ -63,6 +64,12 @@ enum {
         OPT_ONCE,
         OPT_FORMAT,
         OPT_JSON_FILE,
+        OPT_KEEP_RUNS,
+        OPT_KEEP_SIZE,
+        OPT_KEEP,
+        OPT_OLDER_THAN,
+        OPT_MAX_SIZE,
+        OPT_DRY_RUN,
         OPT_COMMON_END,
 };
 
@@ -79,6 +86,7 @@ enum {
         CMDS_LAYERS = 1 << 8,
         CMDS_CACHE = 1 << 9,
         CMDS_IMPORT_BUILDX = 1 << 10,
+        CMDS_PRUNE = 1 << 11,
 };
 
 /* The mask of the command called name, or 0. */
@@ -101,6 +109,7 @@ struct common_opts {
         bool trace_file; /* run --trace-file */
         bool live;       /* run --live (BUILDTEL_LIVE=1) */
         bool kill_leftovers; /* run --kill-leftovers: detached daemons die with the build */
+        const char *keep_runs, *keep_size; /* run --keep-runs, --keep-size */
         enum cgroup_mode cgroup_mode;
         uint64_t memory_max, memory_high;
         /* watch */
@@ -121,6 +130,9 @@ struct common_opts {
         bool once;     /* top --once */
         /* import-buildx */
         const char *json_file;
+        /* prune: its limits (any given: prune_given), --dry-run */
+        struct retention_policy prune;
+        bool prune_given, dry_run;
 };
 
 void common_opts_init(struct common_opts *o);

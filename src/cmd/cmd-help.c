@@ -103,10 +103,13 @@ static const struct {
      "usage: buildtel status [--json] [--limit N] [--since WHEN] [--db PATH]\n"
      "\n"
      "The recent runs in the history database, newest first (20 unless --limit):\n"
-     "id, start, duration, result (ok, exit N, signal N, running, incomplete),\n"
-     "builder, host (or the nodes its targets ran on), peak memory used, near-OOM\n"
-     "samples. A run whose buildtel was killed (its row was never completed and its\n"
-     "process is gone, or the machine rebooted) is `incomplete`.\n"
+     "id, start, duration (rounded as the summary), result (ok, exit N, signal N,\n"
+     "running, incomplete), builder, host (or the nodes its targets ran on), the\n"
+     "build's own peak memory (its cgroup's, page cache in) and anon peak, the\n"
+     "host's peak memory used, near-OOM samples; under the table the newest\n"
+     "finished run's largest unit and its -j reading. A run whose buildtel was\n"
+     "killed (its row was never completed and its process is gone, or the machine\n"
+     "rebooted) is `incomplete`.\n"
      "\n",
      CMDS_STATUS, OPTG_MAIN},
     {"status",
@@ -114,7 +117,7 @@ static const struct {
      "Exit status: 0, 1 when the database is missing or unreadable, 2 bad usage.\n",
      0, 0},
     {"top",
-     "usage: buildtel top [--once] [--db PATH]\n"
+     "usage: buildtel top [--once [RUN]] [--db PATH]\n"
      "\n"
      "A live full-screen view of the builds running on this machine and the recent\n"
      "finished ones, from the history database: command, state, elapsed, memory\n"
@@ -127,6 +130,25 @@ static const struct {
     {"top",
      "\n"
      "Exit status: 0, 1 when the database is missing or unreadable, 2 bad usage.\n",
+     0, 0},
+    {"prune",
+     "usage: buildtel prune [--keep N] [--older-than SPAN] [--max-size SIZE] [--dry-run]\n"
+     "                      [--db PATH] [--log-dir DIR]\n"
+     "\n"
+     "Remove the oldest finished runs: their files (only the names buildtel gives\n"
+     "a run's files: resources-ID.*, build-ID.log[.gz], report-ID.html,\n"
+     "trace-ID.json, regular files in the run's log directory) and then their\n"
+     "rows in every table of the history. A running run (its buildtel alive) is\n"
+     "never removed; it counts toward the limits. Incomplete runs (buildtel\n"
+     "killed) are removed like finished ones. Without a limit, the one `run`\n"
+     "applies at its end: --keep 200 --max-size 2G ($BUILDTEL_KEEP_RUNS,\n"
+     "$BUILDTEL_KEEP_SIZE; `run --keep-runs N --keep-size SIZE`; 0 keeps all).\n"
+     "\n",
+     CMDS_PRUNE, OPTG_MAIN},
+    {"prune",
+     "\n"
+     "Exit status: 0, 1 when the history cannot be read or a run not removed, 2 bad\n"
+     "usage.\n",
      0, 0},
     {"inspect",
      "usage: buildtel inspect [--json] [--db PATH] [RUN]\n"

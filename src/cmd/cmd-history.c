@@ -207,6 +207,12 @@ static void put_figures(json_t **o, const struct store_run *r)
         put(o, "compilers_peak", history_json_real(r->compilers_peak));
         put(o, "near_oom_samples", history_json_count(r->near_oom_samples));
         put(o, "low_disk_samples", history_json_count(r->low_disk_samples));
+        put(o, "build_mem_peak_mb", history_json_real(r->build_mem_peak_mb));
+        put(o, "build_anon_peak_mb", history_json_real(r->build_anon_peak_mb));
+        put(o, "unit_peak_name", history_json_str(r->unit_peak_name));
+        put(o, "unit_peak_tool", history_json_str(r->unit_peak_tool));
+        put(o, "unit_peak_mb", history_json_real(r->unit_peak_mb));
+        put(o, "jobs_reading", history_json_str(r->jobs_reading));
 }
 
 json_t *history_run_json(const struct store_run *r)

@@ -100,7 +100,7 @@ static int render_peak_memory(const struct store_run *run, struct dbuf *out)
 
         history_fmt_mib(run->mem_used_peak_mb, t1, sizeof(t1));
         (void)fmt_duration(run->mem_used_peak_elapsed_s, FMT_DURATION_COMPACT, t2);
-        r = dbuf_printf(out, "peaks:\n  %-24s %s at +%s", "memory used", t1, t2);
+        r = dbuf_printf(out, "  %-24s %s at +%s", "host memory used", t1, t2);
         if (r >= 0 && run->mem_used_peak_stage && *run->mem_used_peak_stage) {
                 r = dbuf_puts(out, ", in ");
                 if (r >= 0)
@@ -114,11 +114,42 @@ static int render_peak_memory(const struct store_run *run, struct dbuf *out)
         return r < 0 ? r : dbuf_puts(out, "\n");
 }
 
+/* The build's own: its cgroup's peak, anon, the largest unit, the -j
+ * reading (from the stored summary). */
+static int render_build_peaks(const struct store_run *run, struct dbuf *out)
+{
+        char mib[32];
+        int r = peak(out, "build memory (kernel)", run->build_mem_peak_mb, 0, " MiB");
+
+        if (r >= 0)
+                r = peak(out, "build anon memory", run->build_anon_peak_mb, 0, " MiB");
+        if (r >= 0 && run->unit_peak_name && isfinite(run->unit_peak_mb)) {
+                history_fmt_mib(run->unit_peak_mb, mib, sizeof(mib));
+                r = dbuf_printf(out, "  %-24s %s, ", "largest unit", mib);
+                if (r >= 0 && run->unit_peak_tool)
+                        r = dbuf_printf(out, "%s ", run->unit_peak_tool);
+                if (r >= 0)
+                        r = history_put_clean(out, run->unit_peak_name, 200);
+                if (r >= 0)
+                        r = dbuf_puts(out, "\n");
+        }
+        if (r >= 0 && run->jobs_reading && *run->jobs_reading) {
+                r = dbuf_printf(out, "  %-24s ", "-j");
+                if (r >= 0)
+                        r = history_put_clean(out, run->jobs_reading, 400);
+                if (r >= 0)
+                        r = dbuf_puts(out, "\n");
+        }
+        return r;
+}
+
 static int render_peaks(const struct store_run *run, struct dbuf *out)
 {
-        int r = 0;
+        int r = dbuf_puts(out, "peaks:\n");
 
-        if (isfinite(run->mem_used_peak_mb))
+        if (r >= 0)
+                r = render_build_peaks(run, out);
+        if (r >= 0 && isfinite(run->mem_used_peak_mb))
                 r = render_peak_memory(run, out);
         if (r >= 0)
                 r = peak(out, "memory available (min)", run->mem_avail_min_mb, 0, " MiB");

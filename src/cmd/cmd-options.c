@@ -298,6 +298,57 @@ static int set_pid(struct common_opts *o, const char *cmd, const char *arg)
         return 0;
 }
 
+/* --keep-runs, --keep-size: checked now, applied at the end (cmd-prune). */
+static int set_keep_runs(struct common_opts *o, const char *cmd, const char *arg)
+{
+        uint64_t n;
+
+        if (parse_u64_str(arg, &n) < 0)
+                return bad(cmd, "--keep-runs", "a count (0: keep all)", arg);
+        o->keep_runs = arg;
+        return 0;
+}
+
+static int set_keep_size(struct common_opts *o, const char *cmd, const char *arg)
+{
+        uint64_t n;
+
+        if (strcmp(arg, "0") != 0 && parse_size_str(arg, &n) < 0)
+                return bad(cmd, "--keep-size", "a size (500M, 2G; 0: no limit)", arg);
+        o->keep_size = arg;
+        return 0;
+}
+
+/* prune's limits */
+static int set_keep(struct common_opts *o, const char *cmd, const char *arg)
+{
+        if (parse_u64_str(arg, &o->prune.keep) < 0)
+                return bad(cmd, "--keep", "a count", arg);
+        o->prune_given = true;
+        return 0;
+}
+
+static int set_older_than(struct common_opts *o, const char *cmd, const char *arg)
+{
+        double now = now_realtime(), t;
+
+        /* a span back from now (90s, 30m, 2h, 3d, 1w): how old */
+        if (!*arg || !strchr("smhdw", arg[strlen(arg) - 1]) ||
+            history_parse_when(arg, now, &t) < 0 || !(t <= now))
+                return bad(cmd, "--older-than", "a span: 90s, 30m, 2h, 3d, 1w", arg);
+        o->prune.older_than_s = now - t;
+        o->prune_given = true;
+        return 0;
+}
+
+static int set_max_size(struct common_opts *o, const char *cmd, const char *arg)
+{
+        if (parse_size_str(arg, &o->prune.max_bytes) < 0)
+                return bad(cmd, "--max-size", "a size (500M, 2G)", arg);
+        o->prune_given = true;
+        return 0;
+}
+
 /* What a row does with its argument: a setter, or a member it sets. */
 #define CALL(fn) fn, 0
 #define AT(member) NULL, offsetof(struct common_opts, member)
@@ -306,7 +357,7 @@ static int set_pid(struct common_opts *o, const char *cmd, const char *arg)
 #define RWE (CMDS_RUN | CMDS_WATCH | CMDS_EXPORT)
 #define HIST (CMDS_STATUS | CMDS_TOP | CMDS_INSPECT | CMDS_LAYERS | CMDS_CACHE)
 #define LISTS (CMDS_STATUS | CMDS_LAYERS)
-#define ALL_CMDS (RWS | CMDS_EXPORT | CMDS_REPORT | HIST | CMDS_IMPORT_BUILDX)
+#define ALL_CMDS (RWS | CMDS_EXPORT | CMDS_REPORT | HIST | CMDS_IMPORT_BUILDX | CMDS_PRUNE)
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -325,7 +376,7 @@ static const struct cmd_option {
 } options[] = {
     {OPT_INTERVAL, "interval", NULL, 0, "SECONDS", RW, OPTG_MAIN,
      "seconds between samples (default 2, at least 0.05)", CALL(set_interval)},
-    {OPT_LOG_DIR, "log-dir", "out-dir", 0, "DIR", RWE, OPTG_MAIN,
+    {OPT_LOG_DIR, "log-dir", "out-dir", 0, "DIR", RWE | CMDS_PRUNE, OPTG_MAIN,
      "where the files go (export: where they are; alias\n"
      "--out-dir; default $XDG_STATE_HOME/buildtel/logs or\n"
      "~/.local/state/buildtel/logs; an unwritable one falls back\n"
@@ -365,6 +416,14 @@ static const struct cmd_option {
      AT(live)},
     {OPT_OFF, "off", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
      "exec COMMAND and nothing else (also: BUILDTEL=0)", AT(off)},
+    {OPT_KEEP_RUNS, "keep-runs", NULL, 0, "N", CMDS_RUN, OPTG_MAIN,
+     "at the end, remove the oldest finished runs past the\n"
+     "newest N (default 200, $BUILDTEL_KEEP_RUNS; 0: keep all)",
+     CALL(set_keep_runs)},
+    {OPT_KEEP_SIZE, "keep-size", NULL, 0, "SIZE", CMDS_RUN, OPTG_MAIN,
+     "and the oldest past SIZE of run files in all (default\n"
+     "2G, $BUILDTEL_KEEP_SIZE; 0: no limit); `help prune`",
+     CALL(set_keep_size)},
     {OPT_NO_REPORT, "no-report", NULL, 0, NULL, RW, OPTG_MAIN,
      "no HTML report (report-<run-id>.html) at the end", AT(rec.no_report)},
     {OPT_TRACE_FILE, "trace-file", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
@@ -396,13 +455,27 @@ static const struct cmd_option {
      "2026-11-29T15:40[:20] (local time; UTC with a final Z),\n"
      "or a span back from now: 90s, 30m, 2h, 3d, 1w",
      CALL(set_since)},
-    {OPT_ONCE, "once", NULL, 0, NULL, CMDS_TOP, OPTG_MAIN, "print one frame as plain text and exit",
+    {OPT_ONCE, "once", NULL, 0, NULL, CMDS_TOP, OPTG_MAIN,
+     "print one frame as plain text and exit; with RUN (a run\n"
+     "id or a unique prefix), that run's detail",
      AT(once)},
+    {OPT_KEEP, "keep", NULL, 0, "N", CMDS_PRUNE, OPTG_MAIN, "keep the newest N runs",
+     CALL(set_keep)},
+    {OPT_OLDER_THAN, "older-than", NULL, 0, "SPAN", CMDS_PRUNE, OPTG_MAIN,
+     "remove runs that ended more than SPAN ago: 90s, 30m, 2h,\n"
+     "3d, 1w",
+     CALL(set_older_than)},
+    {OPT_MAX_SIZE, "max-size", NULL, 0, "SIZE", CMDS_PRUNE, OPTG_MAIN,
+     "keep the newest runs whose files fit in SIZE (500M, 2G):\n"
+     "the oldest go first",
+     CALL(set_max_size)},
+    {OPT_DRY_RUN, "dry-run", NULL, 0, NULL, CMDS_PRUNE, OPTG_MAIN,
+     "say what would be removed, remove nothing", AT(dry_run)},
     {OPT_FORMAT, "format", NULL, 0, "FORMAT", CMDS_REPORT, OPTG_MAIN,
      "html (default) or markdown (the GitHub job summary)", CALL(set_format)},
     {OPT_JSON_FILE, "json-file", NULL, 0, "FILE", CMDS_IMPORT_BUILDX, OPTG_MAIN,
      "read a saved `docker buildx history inspect --format json`", AT(json_file)},
-    {OPT_DB, "db", NULL, 0, "PATH", RWS | CMDS_EXPORT | CMDS_REPORT | HIST, OPTG_MAIN,
+    {OPT_DB, "db", NULL, 0, "PATH", RWS | CMDS_EXPORT | CMDS_REPORT | HIST | CMDS_PRUNE, OPTG_MAIN,
      "the run history database (default\n"
      "$XDG_STATE_HOME/buildtel/history.db or\n"
      "~/.local/state/buildtel/history.db); see `buildtel status`",
@@ -421,7 +494,8 @@ static const struct cmd_option {
      CALL(set_sccache_marker)},
     {OPT_NINJA_LOG, "ninja-log", NULL, 0, "PATH", RWE, OPTG_METRICS,
      "read this run's records of PATH (.ninja_log v5-v7) at\n"
-     "the end: edge count and the 10 slowest edges",
+     "the end: edge count and the 10 slowest edges (run:\n"
+     "found for ninja -C DIR, cmake --build DIR, meson compile)",
      AT(rec.metrics.ninja_log)},
     {OPT_METRIC_PREFIX, "metric-prefix", NULL, 0, "P", RW, OPTG_METRICS,
      "metric names P_build_... (default build_...)", CALL(set_metric_prefix)},
@@ -505,6 +579,8 @@ void cmd_print_short_usage(const char *name)
                        "[--incomplete] [--otlp-endpoint URL] RUN|FILE.csv\n"
                        "       buildtel export --trace [--db PATH|--no-db] [--log-dir DIR] "
                        "[--ninja-log FILE] [-o FILE] [RUN|FILE.csv]\n"},
+            {"prune", "usage: buildtel prune [--keep N] [--older-than SPAN] [--max-size SIZE] "
+                      "[--dry-run] [--db PATH] [--log-dir DIR]\n"},
         };
 
         for (size_t i = 0; i < ARRAY_SIZE(usage); i++)
@@ -522,7 +598,7 @@ static const struct {
     {CMDS_RUN, "run"},         {CMDS_WATCH, "watch"},     {CMDS_SUMMARIZE, "summarize"},
     {CMDS_EXPORT, "export"},   {CMDS_REPORT, "report"},   {CMDS_STATUS, "status"},
     {CMDS_TOP, "top"},         {CMDS_INSPECT, "inspect"}, {CMDS_LAYERS, "layers"},
-    {CMDS_CACHE, "cache"},     {CMDS_IMPORT_BUILDX, "import-buildx"},
+    {CMDS_CACHE, "cache"},     {CMDS_IMPORT_BUILDX, "import-buildx"}, {CMDS_PRUNE, "prune"},
 };
 
 unsigned cmd_mask(const char *name)

@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "cmd/cmd-common.h"
+#include "cmd/cmd-prune.h"
 #include "cmd/cmd-trace.h"
+#include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "sinks/live.h"
 #include "pipeline/loop.h"
@@ -21,6 +23,7 @@
 #include "platform/child.h"
 #include "platform/procfs.h"
 #include "platform/tty.h"
+#include "parse/ninjaargv.h"
 #include "util/util.h"
 
 /* The terminal goes to the build only when stdin and stdout are both it:
@@ -97,6 +100,31 @@ static char **copy_argv(char **argv, size_t n)
                 if (!(v[i] = strdup(argv[i])))
                         break;
         return v;
+}
+
+/* The .ninja_log of `ninja -C DIR`, `cmake --build DIR` (Ninja
+ * generator), `meson compile -C DIR`, when --ninja-log did not name one:
+ * malloc'd, NULL when none. */
+static char *ninja_log_of(char **argv)
+{
+        enum ninjaargv_need need;
+        const char *dir;
+        char *log = NULL, *bn = NULL;
+
+        if (ninjaargv_dir(argv, &dir, &need) <= 0)
+                return NULL;
+        if (asprintf(&log, "%s/.ninja_log", dir) < 0)
+                return NULL;
+        if (need == NINJAARGV_NONE || access(log, F_OK) == 0)
+                return log;
+        if (asprintf(&bn, "%s/build.ninja", dir) < 0)
+                bn = NULL;
+        if (!bn || access(bn, F_OK) < 0) {
+                free(log);
+                log = NULL;
+        }
+        free(bn);
+        return log;
 }
 
 /* The state of one run, for the steps below. */
@@ -215,6 +243,35 @@ static int spawn(struct run *R, char **argv, bool subreaper)
         return ret;
 }
 
+/* The retention limit, after the run is on record: one line when it
+ * removed runs. Never this run, nor a running one. */
+static void prune_at_end(struct run *R)
+{
+        const struct common_opts *o = R->o;
+        struct retention_policy p;
+        struct prune_result res;
+        char freed[32], kept[32], limit[32];
+
+        if (o->rec.no_db || !R->rec || prune_limit_of("run", o->keep_runs, o->keep_size, &p) < 0 ||
+            !retention_policy_any(&p))
+                return;
+        if (prune_apply(o->rec.db_path, recorder_log_dir(R->rec), &p, R->ri.run_id, false, false,
+                        &res) < 0 ||
+            res.runs == 0 || o->rec.quiet)
+                return;
+        history_fmt_bytes((double)res.bytes, freed, sizeof(freed));
+        history_fmt_bytes((double)res.kept_bytes, kept, sizeof(kept));
+        if (p.max_bytes)
+                history_fmt_bytes((double)p.max_bytes, limit, sizeof(limit));
+        else
+                snprintf(limit, sizeof(limit), "no size limit");
+        fprintf(stderr,
+                "buildtel: pruned %llu old run%s (%s): %llu kept (%s); limits --keep-runs %llu, "
+                "--keep-size %s (`buildtel help prune`)\n",
+                (unsigned long long)res.runs, res.runs == 1 ? "" : "s", freed,
+                (unsigned long long)res.kept_runs, kept, (unsigned long long)p.keep, limit);
+}
+
 /* From the spawned build to its exit status, the files written. */
 static int supervise(struct run *R)
 {
@@ -254,6 +311,7 @@ static int supervise(struct run *R)
                 if (R->o->trace_file)
                         (void)trace_run_report(&R->trace, R->rec, R->ri.run_id);
                 common_report(R->o, R->rec, &short_sum);
+                prune_at_end(R);
         }
         dbuf_release(&short_sum);
         return status;
@@ -263,6 +321,7 @@ static int run_build(struct common_opts *o, char **argv, size_t argc, const stru
 {
         struct sigaction ign = {.sa_handler = SIG_IGN}, dfl = {.sa_handler = SIG_DFL};
         struct run R = {.o = o, .sfd = -1, .given = given};
+        _cleanup_free_ char *ninja_log = NULL;
         bool subreaper = false;
         int e, ret = EXIT_BT_INTERNAL;
 
@@ -289,6 +348,10 @@ static int run_build(struct common_opts *o, char **argv, size_t argc, const stru
                 subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
         }
         o->rec.cgroup = R.cg;
+        if (!o->rec.metrics.ninja_log && (ninja_log = ninja_log_of(argv))) {
+                o->rec.metrics.ninja_log = ninja_log;
+                o->rec.metrics.ninja_log_found = true;
+        }
         live_start(&R);
         /* The recorder's clock starts, and the baseline sample is taken,
          * before the build exists: nothing it does can precede them. */

@@ -14,24 +14,31 @@
 
 #define STATUS_LIMIT_DEFAULT 20
 
-#define ROW_FORMAT "%-26s %-16s %9s %-11s %-20s %-16s %10s %8s\n"
+#define ROW_FORMAT "%-26s %-16s %9s %-10s %-14s %-12s %10s %10s %10s %8s\n"
 
 /* The runs, as JSON or as table lines into out. */
 struct listing {
         json_t *json; /* --json: the array */
         struct dbuf *out;
+        struct dbuf latest; /* the newest finished run's unit and -j lines */
 };
 
 static int row_text(struct dbuf *out, const struct store_run *run)
 {
-        char start[32], dur[32], mem[32], oom[32], result[32];
+        char start[32], dur[32], mem[32], bmem[32], banon[32], oom[32], result[32];
         struct dbuf id = DBUF_INIT, b = DBUF_INIT, h = DBUF_INIT;
         const char *nodes = run->nodes && *run->nodes ? run->nodes : run->info.host;
         int r;
 
         history_fmt_time(run->info.start_epoch, false, start, sizeof(start));
-        (void)fmt_duration(run->duration_s, FMT_DURATION_COMPACT, dur);
+        /* rounded as the summary rounds it (issue 26), "-" when unknown */
+        (void)fmt_duration(run->duration_s,
+                           isfinite(run->duration_s) && run->duration_s >= 0 ? FMT_DURATION_EXACT
+                                                                             : FMT_DURATION_COMPACT,
+                           dur);
         history_fmt_mib(run->mem_used_peak_mb, mem, sizeof(mem));
+        history_fmt_mib(run->build_mem_peak_mb, bmem, sizeof(bmem));
+        history_fmt_mib(run->build_anon_peak_mb, banon, sizeof(banon));
         if (run->near_oom_samples >= 0)
                 snprintf(oom, sizeof(oom), "%lld", (long long)run->near_oom_samples);
         else
@@ -39,15 +46,43 @@ static int row_text(struct dbuf *out, const struct store_run *run)
         history_run_result(run, result, sizeof(result));
         r = history_put_clean(&id, run->info.run_id, 26);
         if (r >= 0)
-                r = history_put_clean(&b, run->builder && *run->builder ? run->builder : "-", 20);
+                r = history_put_clean(&b, run->builder && *run->builder ? run->builder : "-", 14);
         if (r >= 0)
-                r = history_put_clean(&h, nodes ? nodes : "", 16);
+                r = history_put_clean(&h, nodes ? nodes : "", 12);
         if (r >= 0)
                 r = dbuf_printf(out, ROW_FORMAT, id.p ? id.p : "", start, dur, result,
-                                b.p ? b.p : "", h.p ? h.p : "", mem, oom);
+                                b.p ? b.p : "", h.p ? h.p : "", bmem, banon, mem, oom);
         dbuf_release(&id);
         dbuf_release(&b);
         dbuf_release(&h);
+        return r;
+}
+
+/* Under the table: the newest run's largest unit and -j reading. */
+static int latest_text(struct dbuf *out, const struct store_run *run)
+{
+        char mib[32];
+        int r = 0;
+
+        if (run->unit_peak_name && isfinite(run->unit_peak_mb)) {
+                history_fmt_mib(run->unit_peak_mb, mib, sizeof(mib));
+                r = dbuf_printf(out, "\n%s: largest unit %s%s", run->info.run_id ? run->info.run_id : "",
+                                run->unit_peak_tool ? run->unit_peak_tool : "",
+                                run->unit_peak_tool ? " " : "");
+                if (r >= 0)
+                        r = history_put_clean(out, run->unit_peak_name, 120);
+                if (r >= 0)
+                        r = dbuf_printf(out, ", %s peak RSS\n", mib);
+        }
+        if (r >= 0 && run->jobs_reading && *run->jobs_reading) {
+                r = dbuf_puts(out, run->unit_peak_name ? "" : "\n");
+                if (r >= 0)
+                        r = dbuf_puts(out, "  ");
+                if (r >= 0)
+                        r = history_put_clean(out, run->jobs_reading, 400);
+                if (r >= 0)
+                        r = dbuf_puts(out, "\n");
+        }
         return r;
 }
 
@@ -55,6 +90,12 @@ static int add_run(void *userdata, const struct store_run *run)
 {
         struct listing *l = userdata;
 
+        if (!l->json && !l->latest.len && run->state == STORE_RUN_FINISHED) {
+                int r = latest_text(&l->latest, run);
+
+                if (r < 0)
+                        return r;
+        }
         if (l->json)
                 return json_array_append_new(l->json, history_run_json(run)) < 0 ? -ENOMEM : 0;
         return row_text(l->out, run);
@@ -65,7 +106,7 @@ int cmd_status(int argc, char **argv)
         struct history_opts o;
         struct store *st = NULL;
         struct dbuf out = DBUF_INIT;
-        struct listing l = {.out = &out};
+        struct listing l = {.out = &out, .latest = DBUF_INIT};
         int ret, n;
 
         ret = history_list_begin("status", argc, argv, &o, &st);
@@ -76,7 +117,7 @@ int cmd_status(int argc, char **argv)
                 n = (l.json = json_array()) ? 0 : -ENOMEM;
         else
                 n = dbuf_printf(&out, ROW_FORMAT, "ID", "START", "DURATION", "RESULT", "BUILDER",
-                                "HOST/NODE", "PEAK MEM", "NEAR-OOM");
+                                "HOST/NODE", "BUILD PEAK", "ANON PEAK", "HOST PEAK", "NEAR-OOM");
         if (n >= 0)
                 n = store_runs_each(st, o.since, o.limit ? o.limit : STATUS_LIMIT_DEFAULT, add_run,
                                     &l);
@@ -90,11 +131,13 @@ int cmd_status(int argc, char **argv)
         } else if (n == 0) {
                 printf("no runs recorded%s\n", isnan(o.since) ? "" : " in that time");
                 ret = 0;
-        } else if (out.p && write_all(STDOUT_FILENO, out.p, out.len) >= 0) {
+        } else if (out.p && write_all(STDOUT_FILENO, out.p, out.len) >= 0 &&
+                   (!l.latest.len || write_all(STDOUT_FILENO, l.latest.p, l.latest.len) >= 0)) {
                 ret = 0;
         }
 out:
         json_decref(l.json);
+        dbuf_release(&l.latest);
         dbuf_release(&out);
         store_close(st);
         return ret;

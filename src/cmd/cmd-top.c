@@ -15,6 +15,7 @@
 
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
+#include "sinks/logfile.h"
 #include "view/top-curses.h"
 #include "view/top.h"
 #include "store/history.h"
@@ -32,15 +33,27 @@ struct top_run {
         char stage[64], context[96], units[128];
         char build_log[512]; /* "" unknown */
         char run_id[72];
+        char peak[256], jobs[400]; /* a finished run's, "" unknown */
         double near_oom_mb, interval;
         struct store_tail_point tail[STORE_TAIL_MAX];
         size_t ntail;
+};
+
+/* The tail of the last compressed log read: a finished run's .gz does not
+ * change, and decompressing it again on every refresh would cost a full
+ * read of it each time. */
+struct log_cache {
+        char path[512]; /* "" none */
+        char buf[8192];
+        ssize_t n;
+        bool cut;
 };
 
 struct top_state {
         struct store *st;
         uid_t db_owner; /* the logs read are this uid's */
         bool db_owner_known;
+        struct log_cache logc;
         struct top_run runs[TOP_ROWS_MAX];
         struct top_row rows[TOP_ROWS_MAX];
         size_t n, nrecent;
@@ -60,6 +73,26 @@ static void command_of(const struct store_run *r, char *buf, size_t len)
         }
 }
 
+/* "build 301 MiB (anon 300 MiB), host 1.2 GiB; largest unit cc1 x.c 812 MiB" */
+static void peak_of(const struct store_run *r, char *buf, size_t len)
+{
+        char b[32], a[32], h[32], u[32];
+
+        buf[0] = '\0';
+        if (!isfinite(r->build_mem_peak_mb) && !isfinite(r->mem_used_peak_mb))
+                return;
+        history_fmt_mib(r->build_mem_peak_mb, b, sizeof(b));
+        history_fmt_mib(r->build_anon_peak_mb, a, sizeof(a));
+        history_fmt_mib(r->mem_used_peak_mb, h, sizeof(h));
+        history_fmt_mib(r->unit_peak_mb, u, sizeof(u));
+        if (r->unit_peak_name && isfinite(r->unit_peak_mb))
+                snprintf(buf, len, "build %s (anon %s), host %s; largest unit %s%s%s %s", b, a, h,
+                         r->unit_peak_tool ? r->unit_peak_tool : "", r->unit_peak_tool ? " " : "",
+                         r->unit_peak_name, u);
+        else
+                snprintf(buf, len, "build %s (anon %s), host %s", b, a, h);
+}
+
 static void fill_row(struct top_state *s, size_t i, const struct store_run *r)
 {
         struct top_run *t = &s->runs[i];
@@ -75,6 +108,9 @@ static void fill_row(struct top_state *s, size_t i, const struct store_run *r)
         if (r->build_log)
                 snprintf(t->build_log, sizeof(t->build_log), "%s", r->build_log);
         snprintf(t->run_id, sizeof(t->run_id), "%s", r->info.run_id ? r->info.run_id : "");
+        peak_of(r, t->peak, sizeof(t->peak));
+        if (r->jobs_reading)
+                snprintf(t->jobs, sizeof(t->jobs), "%s", r->jobs_reading);
         n = store_run_tail(s->st, r->id, t->tail, STORE_TAIL_MAX);
         t->ntail = n > 0 ? (size_t)n : 0;
         *row = (struct top_row){.command = t->command,
@@ -184,19 +220,23 @@ static int add_target(void *userdata, const struct store_target *t)
  * regular file (a FIFO would hang top, a device have side effects), not a
  * symlink, owned by the database's owner (not /etc/shadow for root on
  * another user's database). Returns the fd, or -1: nothing is shown. */
-static int open_run_log(const struct top_state *s, const struct top_run *t)
+static int open_run_log(const struct top_state *s, const struct top_run *t, bool *ret_gz)
 {
-        const char *base = strrchr(t->build_log, '/');
+        /* the log as it is now: plain while running, maybe .gz once finished */
+        _cleanup_free_ char *cur = t->build_log[0] ? logfile_current(t->build_log) : NULL;
+        const char *path = cur ? cur : t->build_log, *base = strrchr(path, '/');
         char want[96];
         struct stat st;
         int fd, n;
 
-        base = base ? base + 1 : t->build_log;
+        base = base ? base + 1 : path;
         n = snprintf(want, sizeof(want), "build-%s.log", t->run_id);
-        if (!s->db_owner_known || !t->run_id[0] || n < 0 || (size_t)n >= sizeof(want) ||
-            strcmp(base, want) != 0)
+        if (!s->db_owner_known || !t->run_id[0] || n < 0 || (size_t)n + 3 >= sizeof(want))
                 return -1;
-        fd = open(t->build_log, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+        *ret_gz = strncmp(base, want, (size_t)n) == 0 && strcmp(base + n, LOGFILE_GZ_SUFFIX) == 0;
+        if (strcmp(base, want) != 0 && !*ret_gz)
+                return -1;
+        fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -1;
         if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != s->db_owner) {
@@ -206,24 +246,48 @@ static int open_run_log(const struct top_state *s, const struct top_run *t)
         return fd;
 }
 
-/* The last lines of the run's build log (its last 8 KiB; what a terminal
- * shows of a line rewritten with CR) into d. Returns how many, 0 when the
- * log cannot be read (a watched run has none; the file may be gone). */
-static size_t log_tail(const struct top_state *s, const struct top_run *t, struct detail_buf *d)
+/* The last 8 KiB of the run's log: a .gz one (finished: it does not
+ * change) from the cache after the first read. */
+static ssize_t cached_tail(struct top_state *s, const struct top_run *t, char *buf, size_t cap,
+                           bool *ret_cut)
 {
-        _cleanup_close_ int fd = open_run_log(s, t);
-        char buf[8192];
-        size_t starts[STORE_TAIL_MAX], ends[STORE_TAIL_MAX], n = 0, pos = 0;
-        off_t size;
+        struct log_cache *c = &s->logc;
+        size_t n = strlen(t->build_log);
+        bool gz = false;
+        _cleanup_close_ int fd = -1;
         ssize_t got;
 
-        if (fd < 0 || (size = lseek(fd, 0, SEEK_END)) < 0)
-                return 0;
-        got =
-            pread(fd, buf, sizeof(buf), size > (off_t)sizeof(buf) ? size - (off_t)sizeof(buf) : 0);
+        _Static_assert(sizeof(c->buf) == 8192, "the tail's size");
+        if (c->path[0] && strcmp(c->path, t->build_log) == 0 && cap == sizeof(c->buf)) {
+                memcpy(buf, c->buf, (size_t)c->n);
+                *ret_cut = c->cut;
+                return c->n;
+        }
+        fd = open_run_log(s, t, &gz);
+        got = fd >= 0 ? logfile_tail_fd(fd, gz, buf, cap, ret_cut) : -ENOENT;
+        if (got > 0 && gz && cap == sizeof(c->buf) && n > 0 && n < sizeof(c->path)) {
+                memcpy(c->buf, buf, (size_t)got);
+                c->n = got;
+                c->cut = *ret_cut;
+                memcpy(c->path, t->build_log, n + 1);
+        }
+        return got;
+}
+
+/* The last lines of the run's build log (its last 8 KiB; what a terminal
+ * shows of a line rewritten with CR) into d, the plain log or its .gz.
+ * Returns how many, 0 when the log cannot be read (a watched run has none;
+ * the file may be gone). */
+static size_t log_tail(struct top_state *s, const struct top_run *t, struct detail_buf *d)
+{
+        char buf[8192];
+        size_t starts[STORE_TAIL_MAX], ends[STORE_TAIL_MAX], n = 0, pos = 0;
+        bool cut = false;
+        ssize_t got = cached_tail(s, t, buf, sizeof(buf), &cut);
+
         if (got <= 0)
                 return 0;
-        if (size > (off_t)sizeof(buf)) { /* the first line is cut: skip it */
+        if (cut) { /* the first line is cut: skip it */
                 const char *nl = memchr(buf, '\n', (size_t)got);
 
                 pos = nl ? (size_t)(nl - buf) + 1 : (size_t)got;
@@ -282,7 +346,9 @@ static int detail_frame(struct top_state *s, size_t i, int cols, int lines, bool
                                   .ntargets = d->nt,
                                   .lines = d->lp,
                                   .lines_title = title,
-                                  .nlines = d->nl};
+                                  .nlines = d->nl,
+                                  .peak = t->peak,
+                                  .jobs = t->jobs};
         r = top_detail_text(&det, cols, lines, utf8, out);
         free(d);
         return r;
@@ -319,6 +385,38 @@ static int once(struct top_state *s, bool utf8)
                 v.cols = (int)n;
         v.lines = 1000;
         r = top_frame_text(&v, &out);
+        if (r >= 0 && out.p)
+                r = write_all(STDOUT_FILENO, out.p, out.len);
+        dbuf_release(&out);
+        return r < 0 ? 1 : 0;
+}
+
+/* --once RUN: that run's detail screen, as Enter shows it. */
+static int once_detail(struct top_state *s, const char *spec, bool utf8)
+{
+        struct dbuf out = DBUF_INIT;
+        struct store_run run;
+        int64_t id;
+        int r = store_run_find(s->st, spec, &id);
+
+        if (r >= 0)
+                r = store_run_get(s->st, id, &run);
+        if (r < 0) {
+                fprintf(stderr, "buildtel top: run '%s': %s\n", spec,
+                        r == -ENOENT   ? "not in the history"
+                        : r == -EEXIST ? "ambiguous prefix"
+                                       : store_strerror(r));
+                return 1;
+        }
+        fill_row(s, 0, &run);
+        s->n = 1;
+        s->rows[0].command = s->runs[0].command;
+        s->rows[0].result = s->runs[0].result;
+        s->rows[0].stage = s->runs[0].stage;
+        s->rows[0].context = s->runs[0].context;
+        s->rows[0].units = s->runs[0].units;
+        store_run_release(&run);
+        r = detail_frame(s, 0, 100, 1000, utf8, &out);
         if (r >= 0 && out.p)
                 r = write_all(STDOUT_FILENO, out.p, out.len);
         dbuf_release(&out);
@@ -397,8 +495,9 @@ int cmd_top(int argc, char **argv)
                 return ret;
         if (o.help)
                 return cmd_print_usage("top") < 0;
-        if (oi != argc) {
-                fprintf(stderr, "buildtel top: no operands expected; see 'buildtel help top'\n");
+        if (oi != argc && !(o.once && oi == argc - 1)) {
+                fprintf(stderr, "buildtel top: one operand (RUN) with --once only; see 'buildtel "
+                                "help top'\n");
                 return EXIT_BT_USAGE;
         }
         setlocale(LC_ALL, "");
@@ -411,11 +510,13 @@ int cmd_top(int argc, char **argv)
                 return 1;
         }
         top_db_owner(&o, s);
-        ret = load(s);
+        ret = oi < argc ? 0 : load(s);
         if (ret < 0)
                 fprintf(stderr, "buildtel top: cannot read the history: %s\n", store_strerror(ret));
         else
-                ret = o.once ? once(s, utf8) : live(s, utf8);
+                ret = oi < argc ? once_detail(s, argv[oi], utf8)
+                      : o.once  ? once(s, utf8)
+                                : live(s, utf8);
         store_close(s->st);
         free(s);
         return ret < 0 ? 1 : ret;

@@ -13,6 +13,7 @@ static const struct cmd commands[] = {
     {"report", cmd_report, "the HTML report (or Markdown job summary) of a run"},
     {"status", cmd_status, "recent runs from the history database"},
     {"top", cmd_top, "a live view of the running and recent builds"},
+    {"prune", cmd_prune, "remove the oldest finished runs' files and history rows"},
     {"inspect", cmd_inspect, "one run in detail (the latest by default)"},
     {"layers", cmd_layers, "layer-cache reuse per target, from the latest builds"},
     {"cache", cmd_cache, "compiler-cache figures now, and the change since last time"},

@@ -21,6 +21,7 @@ struct sccache_marker {
 struct buildmetrics_config {
         const char *targets;   /* --targets a,b (NULL: from the stream) */
         const char *ninja_log; /* --ninja-log PATH (NULL: none) */
+        bool ninja_log_found;  /* found from the command (ninjaargv): no note when missing */
         struct sccache_marker markers[BUILDMETRICS_MAX_MARKERS]; /* --sccache-marker, added to
                                                                     or overriding the seed's */
         size_t nmarkers;

@@ -26,6 +26,7 @@ static const struct {
     [RUNFILE_BUILD_LOG] = {"build-", ".log"},
     [RUNFILE_REPORT] = {"report-", ".html"},
     [RUNFILE_TRACE] = {"trace-", ".json"},
+    [RUNFILE_BUILD_LOG_GZ] = {"build-", ".log.gz"},
 };
 
 /* "<dir, dirlen bytes>/<prefix><id, idlen bytes><suffix>" (no dir and no

@@ -375,7 +375,9 @@ static void import_ninja_log(struct recorder *r)
         if (!path)
                 return;
         if (stat(path, &st) < 0) {
-                note(r, "--ninja-log '%s': %s", path, strerror(errno));
+                /* one found from the command may never have been written */
+                if (!r->cfg.metrics.ninja_log_found)
+                        note(r, "--ninja-log '%s': %s", path, strerror(errno));
                 return;
         }
         whole = !r->ninja_existed || st.st_ino != r->ninja_ino || st.st_size < r->ninja_size;

@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* build-<id>.log: both output streams, as they arrive, byte for byte. */
+/* build-<id>.log: both output streams, as they arrive, byte for byte;
+ * at the end a log over LOGFILE_COMPRESS_MIN becomes build-<id>.log.gz. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "parse/runfiles.h"
+#include "sinks/logfile.h"
 #include "sinks/sink.h"
+#include "util/macro.h"
 #include "util/util.h"
 
 struct buildlog_state {
         int fd;
         int error;
+        char *path;
 };
 
 static int buildlog_open(const struct sink_ctx *ctx, void **ret_state)
@@ -33,6 +37,7 @@ static int buildlog_open(const struct sink_ctx *ctx, void **ret_state)
                 return -ENOMEM;
         }
         st->fd = fd;
+        st->path = TAKE_PTR(path);
         *ret_state = st;
         return 0;
 }
@@ -53,8 +58,20 @@ static void buildlog_output(void *state, int stream, const char *buf, size_t len
 static int buildlog_finish(void *state, const struct run_model *m)
 {
         struct buildlog_state *st = state;
+        off_t size;
 
-        return st->error;
+        (void)m;
+        if (st->error)
+                return st->error;
+        /* Every byte is in: what is left of the build has been drained. A
+         * failed compression keeps the plain log, whole. */
+        size = lseek(st->fd, 0, SEEK_END);
+        if (size > LOGFILE_COMPRESS_MIN) {
+                closep(&st->fd);
+                st->fd = -1;
+                (void)logfile_compress(st->path);
+        }
+        return 0;
 }
 
 static void buildlog_close(void *state)
@@ -64,6 +81,7 @@ static void buildlog_close(void *state)
         if (!st)
                 return;
         closep(&st->fd);
+        free(st->path);
         free(st);
 }
 

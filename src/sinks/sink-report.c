@@ -9,6 +9,7 @@
 
 #include "parse/runfiles.h"
 #include "render/report.h"
+#include "sinks/logfile.h"
 #include "sinks/sink.h"
 #include "util/macro.h"
 #include "util/outfile.h"
@@ -18,6 +19,7 @@ struct report_state {
         char *html;    /* NULL: --no-report */
         char *summary; /* $GITHUB_STEP_SUMMARY; NULL: unset */
         char *files[8];
+        char *build_log; /* its path, to name the .gz it may have become */
         struct report_data d;
 };
 
@@ -29,6 +31,7 @@ static void report_close(void *state)
                 return;
         free(st->html);
         free(st->summary);
+        free(st->build_log);
         for (size_t i = 0; i < ARRAY_SIZE(st->files); i++)
                 free(st->files[i]);
         report_data_release(&st->d);
@@ -52,6 +55,9 @@ static int report_open(const struct sink_ctx *ctx, void **ret_state)
             !(st->html = runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_REPORT)))
                 goto oom;
         if (gh && *gh && !(st->summary = strdup(gh)))
+                goto oom;
+        if (ctx->log_dir &&
+            !(st->build_log = runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_BUILD_LOG)))
                 goto oom;
         for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
                 if (ctx->no_report && names[i] == RUNFILE_REPORT)
@@ -97,6 +103,25 @@ out:
         return r;
 }
 
+/* sink-buildlog, before this sink, may have compressed the log. */
+static void rename_compressed_log(struct report_state *st)
+{
+        _cleanup_free_ char *cur = st->build_log ? logfile_current(st->build_log) : NULL;
+        const char *base = cur ? strrchr(cur, '/') : NULL;
+
+        if (!base || strcmp(cur, st->build_log) == 0)
+                return;
+        for (size_t i = 0; i < ARRAY_SIZE(st->files); i++)
+                if (st->files[i] && strncmp(st->files[i], "build-", 6) == 0) {
+                        char *n = strdup(base + 1);
+
+                        if (n) {
+                                free(st->files[i]);
+                                st->files[i] = n;
+                        }
+                }
+}
+
 static int report_finish(void *state, const struct run_model *m)
 {
         struct report_state *st = state;
@@ -110,6 +135,7 @@ static int report_finish(void *state, const struct run_model *m)
                 dbuf_release(&html);
         }
         if (st->summary) {
+                rename_compressed_log(st);
                 e = append_summary(st->summary, m, (const char *const *)st->files);
                 if (r >= 0)
                         r = e;

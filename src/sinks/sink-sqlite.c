@@ -20,6 +20,7 @@
 #include "parse/runfiles.h"
 #include "model/targets.h"
 #include "model/units.h"
+#include "sinks/logfile.h"
 #include "sinks/sink.h"
 #include "render/summary.h"
 #include "platform/procfs.h"
@@ -392,6 +393,16 @@ static int store_log_facts(struct sqlite_state *s, const struct run_model *m)
         const struct targets *ts = m->targets;
         struct store_run_extra x = {0};
 
+        /* sink-buildlog, before this one, may have compressed the log */
+        _cleanup_free_ char *log = s->build_log ? logfile_current(s->build_log) : NULL;
+
+        if (log && strcmp(log, s->build_log) != 0) {
+                x.build_log = log;
+                int e = store_run_set_extra(s->st, s->run_id, &x);
+                if (e < 0)
+                        return e;
+                x.build_log = NULL;
+        }
         if (!ts)
                 return 0;
         x.builder = m->facts->builder[0] ? m->facts->builder : NULL;

@@ -26,6 +26,10 @@
  * overflow (an SQL error) with a few huge values. */
 #define STEPS_CAP "1099511627776"
 
+/* A figure of the stored summary JSON (a finished run's; NULL before). */
+#define SUMMARY_AT(path)                                                                           \
+        "CASE WHEN json_valid(r.summary_json) THEN json_extract(r.summary_json, '" path "') END"
+
 /* The columns of a run row, in the order of the enum: one line each, so a
  * column and its index cannot drift apart. */
 #define RUN_COLUMNS(X)                                                                             \
@@ -79,7 +83,15 @@
         X(NEAR_OOM_MB, "CASE WHEN json_valid(r.summary_json) THEN"                                 \
                        " json_extract(r.summary_json, '$.thresholds.near_oom_mb') END")            \
         X(LOW_DISK_GB, "CASE WHEN json_valid(r.summary_json) THEN"                                 \
-                       " json_extract(r.summary_json, '$.thresholds.low_disk_gb') END")
+                       " json_extract(r.summary_json, '$.thresholds.low_disk_gb') END")           \
+        X(BUILD_PEAK, SUMMARY_AT("$.build.mem_peak_mb.value"))                                     \
+        X(BUILD_ANON_PEAK, SUMMARY_AT("$.build.mem_anon_peak_mb.value"))                           \
+        X(UNIT_NAME, SUMMARY_AT("$.units[0].name"))                                                \
+        X(UNIT_TOOL, SUMMARY_AT("$.units[0].tool"))                                                \
+        X(UNIT_PEAK, SUMMARY_AT("$.units[0].peak_mb"))                                             \
+        X(JOBS, "CASE WHEN json_valid(r.summary_json) THEN (SELECT json_extract(j.value, '$.text')" \
+                " FROM json_each(r.summary_json, '$.readings') j"                                   \
+                " WHERE json_extract(j.value, '$.id') = 'jobs') END")
 
 #define RUN_ENUM(e, sql) RC_##e,
 enum { RUN_COLUMNS(RUN_ENUM) RC_COUNT };
@@ -146,6 +158,9 @@ void store_run_release(struct store_run *r)
         free(r->vcs_rev);
         free(r->vcs_ref);
         free(r->build_log);
+        free(r->unit_peak_name);
+        free(r->unit_peak_tool);
+        free(r->jobs_reading);
         free(r->nodes);
         free(r->mem_used_peak_stage);
         free(r->mem_used_peak_context);
@@ -293,6 +308,12 @@ static int read_run(sqlite3_stmt *s, struct liveness *lv, struct store_run *ret)
         r.cached_steps = r.steps >= 0 ? store_col_count(s, RC_CACHED) : -1;
         r.near_oom_mb = threshold_of(s, RC_NEAR_OOM_MB);
         r.low_disk_gb = threshold_of(s, RC_LOW_DISK_GB);
+        r.build_mem_peak_mb = threshold_of(s, RC_BUILD_PEAK);
+        r.build_anon_peak_mb = threshold_of(s, RC_BUILD_ANON_PEAK);
+        r.unit_peak_mb = threshold_of(s, RC_UNIT_PEAK);
+        r.unit_peak_name = col_dup(s, RC_UNIT_NAME, &oom);
+        r.unit_peak_tool = col_dup(s, RC_UNIT_TOOL, &oom);
+        r.jobs_reading = col_dup(s, RC_JOBS, &oom);
         if (oom) {
                 store_run_release(&r);
                 return -ENOMEM;

@@ -58,6 +58,12 @@ struct store_run {
         int64_t steps, cached_steps;
         /* the thresholds its stored summary was made with */
         double near_oom_mb, low_disk_gb;
+        /* the build's own, from its stored summary (NAN/NULL while running
+         * or unknown): the kernel's peak of its cgroup (page cache in), the
+         * largest anon sample, the unit with the largest peak RSS, and the
+         * -j reading's text */
+        double build_mem_peak_mb, build_anon_peak_mb, unit_peak_mb;
+        char *unit_peak_name, *unit_peak_tool, *jobs_reading;
 };
 
 /* Free the strings of r and zero it; NULL is a no-op. */

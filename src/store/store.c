@@ -734,7 +734,8 @@ int store_run_set_extra(struct store *st, int64_t id, const struct store_run_ext
         int r = prepare(st,
                         "UPDATE runs SET builder = COALESCE(?, builder),"
                         " cgroup_mode = COALESCE(?, cgroup_mode), vcs_rev = COALESCE(?, vcs_rev),"
-                        " vcs_ref = COALESCE(?, vcs_ref) WHERE id = ?",
+                        " vcs_ref = COALESCE(?, vcs_ref), build_log = COALESCE(?, build_log)"
+                        " WHERE id = ?",
                         &s);
 
         if (r >= 0) {
@@ -742,7 +743,8 @@ int store_run_set_extra(struct store *st, int64_t id, const struct store_run_ext
                 bind_text_or_null(s, 2, x->cgroup_mode);
                 bind_text_or_null(s, 3, x->vcs_rev);
                 bind_text_or_null(s, 4, x->vcs_ref && x->vcs_ref[0] ? x->vcs_ref : NULL);
-                sqlite3_bind_int64(s, 5, id);
+                bind_text_or_null(s, 5, x->build_log);
+                sqlite3_bind_int64(s, 6, id);
                 r = step_done(st, s);
         }
         sqlite3_finalize(s);

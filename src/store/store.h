@@ -94,7 +94,8 @@ int store_run_progress(struct store *st, int64_t id, const struct summary *sum, 
 
 /* Facts learned only at the end (the builder the build's log named, a
  * revision from buildx history): the non-NULL members of x replace the
- * row's. Not a transaction of its own. Returns 0 or -errno. */
+ * row's (build_log too: a compressed log's new path). Not a transaction
+ * of its own. Returns 0 or -errno. */
 int store_run_set_extra(struct store *st, int64_t id, const struct store_run_extra *x);
 
 /* Complete the row: end, exit status, state 'finished', the build's pid
@@ -108,6 +109,14 @@ int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
  * killed). One small update that needs no new page, outside any
  * transaction (the failed one is rolled back first). Returns 0 or -errno. */
 int store_run_mark_unrecorded(struct store *st, int64_t id);
+
+/* Remove run row id and every row of it in the other tables (samples,
+ * targets, units, steps, ninja edges, the cache snapshots its log printed;
+ * a `buildtel cache` snapshot stays, unlinked; a newer table with a
+ * foreign key to runs is found in the schema), in one transaction of its
+ * own. Its files are the caller's. Returns 0, -ENOENT (no such row), or
+ * -errno (nothing removed). */
+int store_run_delete(struct store *st, int64_t id);
 
 /* Samples. ------------------------------------------------------------ */
 

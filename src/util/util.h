@@ -145,7 +145,8 @@ int format_iso8601(double epoch, char buf[static 64]);
  * - FMT_DURATION_EXACT, for summaries and reports, where the figure is read:
  *   rounded to the second, seconds always shown: "12.3s", "4m05s",
  *   "1h02m03s"; "?" when unknown.
- * - FMT_DURATION_COMPACT, for table columns (history, inspect, status, top):
+ *   `status` too, whose column must read as the summary does.
+ * - FMT_DURATION_COMPACT, for table columns (history, inspect, top):
  *   truncated like a clock (never shows more time than passed), seconds
  *   left out from an hour on: "12.3s", "4m05s", "1h02m"; "-" when unknown.
  * Unknown: NAN, negative, infinite, or 1e12 s and more. */

@@ -267,6 +267,16 @@ static int detail_text(const struct top_detail *d, int cols, int lines, bool utf
                 r = r >= 0 ? end_line(out) : r;
                 left--;
         }
+        for (int k = 0; k < 2 && r >= 0 && left > 1; k++) {
+                const char *v = k == 0 ? d->peak : d->jobs;
+
+                if (!v || !*v)
+                        continue;
+                r = dbuf_puts(out, k == 0 ? "PEAK " : "JOBS ");
+                r = r >= 0 ? put_cell(out, v, w - 5) : r;
+                r = r >= 0 ? end_line(out) : r;
+                left--;
+        }
         if (r >= 0 && left > 1)
                 r = detail_targets(d, w, &left, out);
         if (r >= 0 && left > 1) {

@@ -61,6 +61,9 @@ struct top_detail {
         const char *const *lines; /* recent log-like lines, oldest first */
         const char *lines_title;  /* their heading; NULL: "RECENT" (stage changes) */
         size_t nlines;
+        /* a finished run's peaks (the build's own, anon, the host's, the
+         * largest unit) and its -j reading, one line each; NULL or "": none */
+        const char *peak, *jobs;
 };
 
 /* The detail frame, plain text, inside cols x lines. */

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/* buildtel prune: the oldest finished runs' files and history rows, gone
+ * together; the policy is model/retention's, the rows go through
+ * store_run_delete(), the files are unlinked here. */
+#include "cmd/cmd-prune.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/cmd-common.h"
+#include "cmd/cmd-history.h"
+#include "cmd/cmd.h"
+#include "parse/runfiles.h"
+#include "pipeline/recorder.h"
+#include "store/history.h"
+#include "store/store.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+/* The files a run writes are every kind of parse/runfiles.h, by name, in
+ * its log directory: nothing else is ever removed. The name of kind k for
+ * run_id into buf; false when it does not fit. */
+static bool run_file_name(const char *run_id, int k, char *buf, size_t len)
+{
+        _cleanup_free_ char *n = runfiles_path(NULL, run_id, (enum runfile)k);
+        int r = n ? snprintf(buf, len, "%s", n) : -1;
+
+        return r >= 0 && (size_t)r < len;
+}
+
+/* One run of the history as prune sees it. */
+struct prune_run {
+        int64_t id;
+        char *run_id, *dir;
+        uint64_t files;
+};
+
+struct prune_list {
+        struct prune_run *v;
+        struct retention_run *r;
+        size_t n, cap;
+        const char *log_dir, *self;
+        int err;
+};
+
+static void list_release(struct prune_list *l)
+{
+        for (size_t i = 0; i < l->n; i++) {
+                free(l->v[i].run_id);
+                free(l->v[i].dir);
+        }
+        free(l->v);
+        free(l->r);
+}
+
+/* A run id as buildtel makes them: no '/', no leading '.', short. */
+static bool run_id_safe(const char *s)
+{
+        size_t n = s ? strlen(s) : 0;
+
+        return n > 0 && n <= 64 && s[0] != '.' && !strchr(s, '/');
+}
+
+/* The log directory of a run: where its build log is (schema 7), else the
+ * current one. malloc'd; NULL on ENOMEM. */
+static char *dir_of(const struct store_run *r, const char *log_dir)
+{
+        const char *slash = r->build_log && r->build_log[0] == '/' ? strrchr(r->build_log, '/')
+                                                                   : NULL;
+
+        if (slash)
+                return strndup(r->build_log, slash == r->build_log ? 1 : (size_t)(slash - r->build_log));
+        return strdup(log_dir);
+}
+
+/* The run's files in dir that exist as regular files: count and bytes. */
+static void measure(const char *dir, const char *run_id, uint64_t *ret_files, uint64_t *ret_bytes)
+{
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        *ret_files = *ret_bytes = 0;
+        for (int k = 0; dfd >= 0 && k < RUNFILE_COUNT_; k++) {
+                char name[256];
+                struct stat sb;
+
+                if (!run_file_name(run_id, k, name, sizeof(name)) ||
+                    fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
+                        continue;
+                (*ret_files)++;
+                *ret_bytes += (uint64_t)sb.st_size;
+        }
+}
+
+static int add_run(void *userdata, const struct store_run *r)
+{
+        struct prune_list *l = userdata;
+        struct prune_run *p;
+        struct retention_run *q;
+
+        if (l->n == l->cap) {
+                size_t cap = l->cap ? 2 * l->cap : 64;
+                void *v = realloc(l->v, cap * sizeof(*l->v)), *w;
+
+                if (!v)
+                        return -ENOMEM;
+                l->v = v;
+                w = realloc(l->r, cap * sizeof(*l->r));
+                if (!w)
+                        return -ENOMEM;
+                l->r = w;
+                l->cap = cap;
+        }
+        p = &l->v[l->n];
+        q = &l->r[l->n];
+        *p = (struct prune_run){.id = r->id};
+        *q = (struct retention_run){.start_epoch = r->info.start_epoch,
+                                    .end_epoch = r->info.end_epoch};
+        /* Running, unknown, a run id that is not ours to turn into a file
+         * name, or the run that asks: kept (and counted). */
+        q->pinned = r->state == STORE_RUN_RUNNING || r->state == STORE_RUN_UNKNOWN ||
+                    !run_id_safe(r->info.run_id) ||
+                    (l->self && r->info.run_id && strcmp(l->self, r->info.run_id) == 0);
+        if (!(p->run_id = strdup(r->info.run_id ? r->info.run_id : "")) ||
+            !(p->dir = dir_of(r, l->log_dir))) {
+                free(p->run_id);
+                return -ENOMEM;
+        }
+        if (run_id_safe(p->run_id))
+                measure(p->dir, p->run_id, &p->files, &q->bytes);
+        l->n++;
+        return 0;
+}
+
+/* Unlink the run's files; 0 or the first -errno (the others still go). */
+static int remove_files(const struct prune_run *p)
+{
+        _cleanup_close_ int dfd = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int r = 0;
+
+        if (dfd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        for (int k = 0; k < RUNFILE_COUNT_; k++) {
+                char name[256];
+                struct stat sb;
+
+                if (!run_file_name(p->run_id, k, name, sizeof(name)) ||
+                    fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
+                        continue;
+                if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT && r == 0)
+                        r = -errno;
+        }
+        return r;
+}
+
+/* Remove run i (files first: a row without files is found again by the
+ * next prune, files without a row never would be). */
+static int prune_one(struct store *st, const struct prune_list *l, size_t i, bool dry,
+                     bool verbose, struct prune_result *res)
+{
+        const struct prune_run *p = &l->v[i];
+        char size[32];
+        int r = dry ? 0 : remove_files(p);
+
+        if (r >= 0 && !dry)
+                r = store_run_delete(st, p->id);
+        if (r < 0) {
+                fprintf(stderr, "buildtel prune: cannot remove run %s: %s\n", p->run_id,
+                        store_strerror(r));
+                res->failed++;
+                return r;
+        }
+        res->runs++;
+        res->files += p->files;
+        res->bytes += l->r[i].bytes;
+        history_fmt_bytes((double)l->r[i].bytes, size, sizeof(size));
+        if (verbose)
+                printf("%s %s (%llu files, %s in %s)\n", dry ? "would remove" : "removed",
+                       p->run_id, (unsigned long long)p->files, size, p->dir);
+        return 0;
+}
+
+int prune_apply(const char *db_path, const char *log_dir, const struct retention_policy *p,
+                const char *self, bool dry, bool verbose, struct prune_result *ret)
+{
+        _cleanup_free_ char *def_db = db_path ? NULL : store_default_path();
+        _cleanup_free_ char *def_log = log_dir ? NULL : recorder_default_log_dir();
+        struct prune_list l = {.log_dir = log_dir ? log_dir : def_log, .self = self};
+        struct prune_result res = {0};
+        _cleanup_free_ bool *go = NULL;
+        struct store *st = NULL;
+        int r;
+
+        if (!(db_path = db_path ? db_path : def_db) || !l.log_dir)
+                return -ENOMEM;
+        r = store_open(db_path, false, 3000, &st);
+        if (r >= 0)
+                r = store_runs_each(st, NAN, 0, add_run, &l);
+        if (r >= 0 && !(go = calloc(l.n ? l.n : 1, sizeof(*go))))
+                r = -ENOMEM;
+        if (r >= 0) {
+                (void)retention_decide(p, l.r, l.n, now_realtime(), go);
+                for (size_t i = 0; i < l.n; i++) {
+                        if (!go[i] || prune_one(st, &l, i, dry, verbose, &res) < 0) {
+                                res.kept_runs++;
+                                res.kept_bytes += l.r[i].bytes;
+                        }
+                }
+                *ret = res;
+        }
+        store_close(st);
+        list_release(&l);
+        return r < 0 ? r : 0;
+}
+
+static int parse_keep(const char *cmd, const char *what, const char *arg, uint64_t *ret)
+{
+        if (parse_u64_str(arg, ret) < 0) {
+                fprintf(stderr, "buildtel %s: %s takes a count (0: keep all), not '%s'\n", cmd,
+                        what, arg);
+                return -1;
+        }
+        return 0;
+}
+
+static int parse_max_size(const char *cmd, const char *what, const char *arg, uint64_t *ret)
+{
+        if (strcmp(arg, "0") != 0 && parse_size_str(arg, ret) < 0) {
+                fprintf(stderr, "buildtel %s: %s takes a size (500M, 2G; 0: no limit), not '%s'\n",
+                        cmd, what, arg);
+                return -1;
+        }
+        if (strcmp(arg, "0") == 0)
+                *ret = 0;
+        return 0;
+}
+
+int prune_limit_of(const char *cmd, const char *keep_runs, const char *keep_size,
+                   struct retention_policy *ret)
+{
+        struct retention_policy p = {.keep = PRUNE_KEEP_RUNS, .max_bytes = PRUNE_KEEP_BYTES};
+        const char *er = getenv("BUILDTEL_KEEP_RUNS"), *es = getenv("BUILDTEL_KEEP_SIZE");
+
+        if (er && *er && parse_keep(cmd, "BUILDTEL_KEEP_RUNS", er, &p.keep) < 0)
+                return -1;
+        if (es && *es && parse_max_size(cmd, "BUILDTEL_KEEP_SIZE", es, &p.max_bytes) < 0)
+                return -1;
+        if (keep_runs && parse_keep(cmd, "--keep-runs", keep_runs, &p.keep) < 0)
+                return -1;
+        if (keep_size && parse_max_size(cmd, "--keep-size", keep_size, &p.max_bytes) < 0)
+                return -1;
+        *ret = p;
+        return 0;
+}
+
+int cmd_prune(int argc, char **argv)
+{
+        struct common_opts o;
+        struct prune_result res;
+        char freed[32], left[32];
+        int k, r, ret = EXIT_BT_USAGE;
+
+        common_opts_init(&o);
+        k = cmd_parse_table(CMDS_PRUNE, "prune", argc, argv, &o);
+        if (k < 0 || (k > 0 && k != argc)) {
+                if (k > 0)
+                        cmd_print_short_usage("prune");
+                goto out;
+        }
+        if (o.help) {
+                ret = cmd_print_usage("prune") < 0;
+                goto out;
+        }
+        /* no limit given: the one `run` applies at its end */
+        if (!o.prune_given && prune_limit_of("prune", NULL, NULL, &o.prune) < 0)
+                goto out;
+        r = prune_apply(o.rec.db_path, o.rec.log_dir, &o.prune, NULL, o.dry_run, true, &res);
+        if (r < 0) {
+                fprintf(stderr, "buildtel prune: cannot read the history: %s\n", store_strerror(r));
+                ret = 1;
+                goto out;
+        }
+        history_fmt_bytes((double)res.bytes, freed, sizeof(freed));
+        history_fmt_bytes((double)res.kept_bytes, left, sizeof(left));
+        printf("%s %llu runs (%llu files, %s); %llu runs kept (%s)\n",
+               o.dry_run ? "would remove" : "removed", (unsigned long long)res.runs,
+               (unsigned long long)res.files, freed, (unsigned long long)res.kept_runs, left);
+        ret = res.failed ? 1 : 0;
+out:
+        common_opts_release(&o);
+        return ret;
+}

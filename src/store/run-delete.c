@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/* Removing a run from the history (buildtel prune): its rows in every
+ * table, in one transaction. */
+#include "store/store.h"
+#include "store/store-sql.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/dbuf.h"
+#include "util/macro.h"
+
+/* The tables this file knows; any other table with a foreign key to runs
+ * (a newer schema's) is found in the schema and its rows deleted too. The
+ * compiler-cache snapshots a run's log printed go with it; a `buildtel
+ * cache` snapshot (origin 'cache') outlives it, unlinked. */
+static const char *const known_sql[] = {
+    "DELETE FROM samples WHERE run = ?1",
+    "DELETE FROM targets WHERE run = ?1",
+    "DELETE FROM units WHERE run = ?1",
+    "DELETE FROM steps WHERE run = ?1",
+    "DELETE FROM ninja_edges WHERE run = ?1",
+    "DELETE FROM cache_snapshots WHERE run = ?1 AND origin <> 'cache'",
+    "UPDATE cache_snapshots SET run = NULL WHERE run = ?1",
+};
+static const char *const known_tables[] = {"samples", "targets",         "units",
+                                           "steps",   "ninja_edges",     "cache_snapshots",
+                                           "runs"};
+
+/* Run sql with ?1 = id. Returns the rows it changed, or -errno. */
+static int exec_bound(struct store *st, const char *sql, int64_t id)
+{
+        sqlite3_stmt *s = NULL;
+        int r = store_prepare(st, sql, &s);
+
+        if (r >= 0) {
+                sqlite3_bind_int64(s, 1, id);
+                r = store_step_end(st, sqlite3_step(s));
+                if (r >= 0)
+                        r = sqlite3_changes(sqlite3_db_handle(s));
+        }
+        sqlite3_finalize(s);
+        return r;
+}
+
+static bool known(const char *table)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(known_tables); i++)
+                if (strcmp(table, known_tables[i]) == 0)
+                        return true;
+        return false;
+}
+
+/* Collect "DELETE FROM t WHERE col = ?1;" for the unknown referencing
+ * tables. */
+static int other_row(void *ctx, sqlite3_stmt *s)
+{
+        struct dbuf *b = ctx;
+        const char *t = store_col_text(s, 0), *col = store_col_text(s, 1);
+
+        if (!t || !col || known(t) || strchr(t, '"') || strchr(col, '"'))
+                return 0;
+        return dbuf_printf(b, "DELETE FROM \"%s\" WHERE \"%s\" = ?1;", t, col);
+}
+
+static int delete_others(struct store *st, int64_t id)
+{
+        struct dbuf b = DBUF_INIT;
+        sqlite3_stmt *s = NULL;
+        int64_t n;
+        int r = store_prepare(st,
+                              "SELECT m.name, f.\"from\" FROM sqlite_master m,"
+                              " pragma_foreign_key_list(m.name) f"
+                              " WHERE m.type = 'table' AND f.\"table\" = 'runs'",
+                              &s);
+
+        if (r < 0)
+                return r;
+        n = store_rows(st, s, 1000, other_row, &b);
+        r = n < 0 ? (int)n : 0;
+        /* one statement per table: exec_bound runs the first of a list only */
+        for (char *p = b.p, *end; r >= 0 && p && *p; p = end + 1) {
+                end = strchr(p, ';');
+                if (!end)
+                        break;
+                *end = '\0';
+                r = exec_bound(st, p, id);
+        }
+        dbuf_release(&b);
+        return r;
+}
+
+int store_run_delete(struct store *st, int64_t id)
+{
+        int r = store_begin(st);
+
+        for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(known_sql); i++)
+                r = exec_bound(st, known_sql[i], id);
+        if (r >= 0)
+                r = delete_others(st, id);
+        if (r >= 0)
+                r = exec_bound(st, "DELETE FROM runs WHERE id = ?1", id);
+        if (r == 0)
+                r = -ENOENT;
+        if (r >= 0)
+                r = store_commit(st);
+        if (r < 0)
+                store_rollback(st);
+        return r;
+}

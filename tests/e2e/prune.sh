@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Retention (issue 26): `buildtel prune` removes the oldest finished runs'
+# files and history rows together, never a running run nor a file it did
+# not write; `run` applies its default limit at the end; a build log over
+# 1 MiB is gzip-compressed and still read by top's detail.
+. "$(dirname "$0")/lib.sh"
+command -v sqlite3 >/dev/null || { echo "sqlite3 (the CLI) is missing: tools/deps.sh"; exit 77; }
+DB="$T/h.db"
+L="$T/logs"
+q() { sqlite3 "$DB" "$1"; }
+files_of() { ls "$L" | grep -c -- "-$1\." ; }
+runs4() { # runs4 PREFIX: four finished runs, oldest first
+        for i in 1 2 3 4; do
+                "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id "$1$i" --keep-runs 0 \
+                        --keep-size 0 -- sh -c "echo build $i" >/dev/null
+        done
+}
+
+runs4 a
+echo "not buildtel's" >"$L/notes-a1.txt"
+echo "not buildtel's either" >"$L/resources-a1.csv.bak"
+expect_eq "four runs recorded" "$(q 'SELECT count(*) FROM runs')" 4
+check "a1 has its files" test "$(files_of a1)" -ge 5
+
+"$BUILDTEL" prune --db "$DB" --log-dir "$L" --keep 2 --dry-run >"$T/dry.out"
+expect_eq "--dry-run: status" "$?" 0
+check "--dry-run names a1 and a2" grep -q 'would remove a1' "$T/dry.out"
+expect_eq "--dry-run removes no row" "$(q 'SELECT count(*) FROM runs')" 4
+check "--dry-run removes no file" test "$(files_of a1)" -ge 5
+
+"$BUILDTEL" prune --db "$DB" --log-dir "$L" --keep 2 >"$T/keep.out"
+expect_eq "prune --keep 2: status" "$?" 0
+cat "$T/keep.out"
+expect_eq "prune --keep 2: the two newest rows stay" "$(q 'SELECT group_concat(run_id) FROM (SELECT run_id FROM runs ORDER BY start_epoch)')" "a3,a4"
+expect_eq "prune --keep 2: no sample of a1, a2 left" "$(q 'SELECT count(*) FROM samples WHERE run NOT IN (SELECT id FROM runs)')" 0
+expect_eq "prune --keep 2: a1's files gone" "$(ls "$L" | grep -E '^(resources|build|report|trace)-a1\.' | grep -vc '\.bak$')" 0
+expect_eq "prune --keep 2: a2's files gone" "$(ls "$L" | grep -E -- '-a2\.' | wc -l)" 0
+check "prune --keep 2: a3's files stay" test "$(files_of a3)" -ge 5
+check "prune --keep 2: a4's files stay" test "$(files_of a4)" -ge 5
+check "a file buildtel did not write stays" test -f "$L/notes-a1.txt"
+check "a near name buildtel did not write stays" test -f "$L/resources-a1.csv.bak"
+check "the summary line" grep -q '^removed 2 runs' "$T/keep.out"
+
+# --older-than: a3 ended three days ago (as the row says)
+q "UPDATE runs SET start_epoch = start_epoch - 259200, end_epoch = end_epoch - 259200 WHERE run_id = 'a3'"
+"$BUILDTEL" prune --db "$DB" --log-dir "$L" --older-than 2d >/dev/null
+expect_eq "--older-than 2d: a3 goes, a4 stays" "$(q 'SELECT group_concat(run_id) FROM runs')" "a4"
+expect_eq "--older-than 2d: a3's files gone" "$(ls "$L" | grep -E -- '-a3\.' | wc -l)" 0
+"$BUILDTEL" prune --db "$DB" --older-than soon 2>/dev/null
+expect_eq "--older-than junk: usage" "$?" 2
+
+# --max-size: four runs with 300 KB logs each; 700K keeps the newest two
+rm -rf "$L" "$DB"
+for i in 1 2 3 4; do
+        "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id s$i --keep-runs 0 --keep-size 0 \
+                -- head -c 300000 /dev/zero >/dev/null
+done
+"$BUILDTEL" prune --db "$DB" --log-dir "$L" --max-size 700K >"$T/size.out"
+cat "$T/size.out"
+expect_eq "--max-size 700K: the newest two stay" "$(q 'SELECT group_concat(run_id) FROM (SELECT run_id FROM runs ORDER BY start_epoch)')" "s3,s4"
+check "--max-size 700K: s2's log gone" test ! -e "$L/build-s2.log"
+check "--max-size 700K: s3's log stays" test -f "$L/build-s3.log"
+
+# a running run in the middle is never pruned
+rm -rf "$L" "$DB"
+runs4 b
+"$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id live --keep-runs 0 -- sleep 20 >/dev/null &
+bg=$!
+for _ in $(seq 100); do [ "$(q "SELECT state FROM runs WHERE run_id = 'live'" 2>/dev/null)" = running ] && break; sleep 0.1; done
+"$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id b5 --keep-runs 0 -- true
+"$BUILDTEL" status --db "$DB" >"$T/st.txt"
+check "status: live is running" grep -q '^live .* running' "$T/st.txt"
+"$BUILDTEL" prune --db "$DB" --log-dir "$L" --keep 1 >"$T/run.out"
+cat "$T/run.out"
+expect_eq "--keep 1 with a running run: it and the newest stay" "$(q 'SELECT group_concat(run_id) FROM (SELECT run_id FROM runs ORDER BY start_epoch)')" "live,b5"
+check "the running run's log stays" test -f "$L/build-live.log"
+check "the running run's CSV stays" test -f "$L/resources-live.csv"
+"$BUILDTEL" prune --db "$DB" --log-dir "$L" --keep 0 --older-than 1s --max-size 1 >/dev/null
+expect_eq "every limit at once: the running run stays" "$(q "SELECT count(*) FROM runs WHERE run_id = 'live'")" 1
+kill -TERM "$bg" 2>/dev/null
+wait "$bg" 2>/dev/null
+
+# run's own limit at its end: one line, this run kept
+rm -rf "$L" "$DB"
+runs4 c
+BUILDTEL_KEEP_RUNS=3 "$BUILDTEL" run --db "$DB" --log-dir "$L" --run-id c5 -- true 2>"$T/end.err"
+check "run says it pruned" grep -q '^buildtel: pruned 2 old runs' "$T/end.err"
+expect_eq "BUILDTEL_KEEP_RUNS=3: three newest rows" "$(q 'SELECT group_concat(run_id) FROM (SELECT run_id FROM runs ORDER BY start_epoch)')" "c3,c4,c5"
+"$BUILDTEL" run --db "$DB" --log-dir "$L" --run-id c6 --keep-runs 1 --keep-size 1K -- true 2>"$T/end2.err"
+expect_eq "--keep-size below this run's files: this run stays" "$(q 'SELECT group_concat(run_id) FROM runs')" "c6"
+check "this run's files stay" test -f "$L/resources-c6.csv"
+"$BUILDTEL" run --db "$DB" --log-dir "$L" --run-id c7 --keep-runs 0 --keep-size 0 -- true 2>"$T/end3.err"
+check "0 keeps all: no prune line" sh -c "! grep -q pruned '$T/end3.err'"
+"$BUILDTEL" run --db "$DB" --log-dir "$L" --keep-runs x -- true 2>/dev/null
+check "--keep-runs x: refused" test "$?" -ne 0
+
+# a 3 MB log is compressed, the row names the .gz, top and summarize read it
+rm -rf "$L" "$DB"
+"$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id big -- python3 -c '
+for i in range(60000): print("line %06d of a long build log, fifty bytes long" % i)
+print("THE LAST LINE")' >/dev/null
+check "the big log is compressed" test -f "$L/build-big.log.gz"
+check "the plain big log is gone" test ! -e "$L/build-big.log"
+check "the .gz is much smaller than 3 MB" test "$(stat -c %s "$L/build-big.log.gz")" -lt 1000000
+expect_eq "gunzip gives the log back" "$(gzip -dc "$L/build-big.log.gz" | wc -c)" 3000014
+expect_eq "the row names the .gz" "$(q "SELECT build_log FROM runs WHERE run_id = 'big'")" "$L/build-big.log.gz"
+"$BUILDTEL" top --once --db "$DB" big >"$T/top.txt"
+expect_eq "top --once RUN: status" "$?" 0
+check "top's detail shows the last lines of the .gz" grep -q 'THE LAST LINE' "$T/top.txt"
+check "top's detail shows the line before" grep -q 'line 059999 of a long' "$T/top.txt"
+"$BUILDTEL" summarize --db "$DB" big >"$T/sum.txt"
+expect_eq "summarize RUN of the compressed run" "$?" 0
+"$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id small -- echo small >/dev/null
+check "a small log stays plain" test -f "$L/build-small.log"
+"$BUILDTEL" prune --db "$DB" --log-dir "$L" --keep 1 >/dev/null
+check "prune removes the .gz too" test ! -e "$L/build-big.log.gz"
+finish
