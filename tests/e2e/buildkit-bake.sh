@@ -69,7 +69,10 @@ import json, sys
 t = {x["name"]: x for x in json.load(open(sys.argv[1]))["targets"]}
 assert (t["app"]["steps"], t["tools"]["steps"]) == (5, 4), t
 PY
-check "cold: no note (history was there)" test -z "$(grep note "$T/cold.err")"
+# (a note that the steps were too short to find their exec cgroups is
+# another matter: the cold steps are printf and cat)
+notes=$(grep note "$T/cold.err" | grep -i history)
+check "cold: no note about the history (it was there)${notes:+: $notes}" test -z "$notes"
 # Hot: every source, every target fully cached.
 for mode in plain rawjson; do
         bt "hot-$mode" $mode
