@@ -29,6 +29,7 @@
 #include "parse/logctx.h"
 #include "parse/ninjalog.h"
 #include "util/dbuf.h"
+#include "util/macro.h"
 #include "util/util.h"
 
 static char *slurp(const char *name, size_t *len)
@@ -699,6 +700,137 @@ static void test_ninjalog(void **state)
         free(buf);
 }
 
+/* The edges a walk gives, as text: "start end out\n" each. */
+struct edge_text {
+        char s[16384];
+        size_t len;
+};
+
+static void edge_text_add(void *userdata, int64_t start_ms, int64_t end_ms, const char *out,
+                          size_t out_len)
+{
+        struct edge_text *t = userdata;
+        int n = snprintf(t->s + t->len, sizeof(t->s) - t->len, "%lld %lld %.*s\n",
+                         (long long)start_ms, (long long)end_ms, (int)MIN(out_len, 64u), out);
+
+        assert_true(n >= 0 && (size_t)n < sizeof(t->s) - t->len);
+        t->len += (size_t)n;
+}
+
+/* Feed buf[from, len) to s in pieces of step bytes (0: a line at a time). */
+static int stream_feed_by(struct ninjalog_stream *s, const char *buf, size_t from, size_t len,
+                          size_t step)
+{
+        for (size_t off = from; off < len;) {
+                const char *nl = memchr(buf + off, '\n', len - off);
+                size_t l = step ? MIN(step, len - off) : nl ? (size_t)(nl - buf) + 1 - off : len - off;
+
+                assert_int_equal(ninjalog_stream_feed(s, buf + off, l), 0);
+                off += l;
+        }
+        return ninjalog_stream_finish(s);
+}
+
+static bool same_double(double a, double b)
+{
+        return (isnan(a) && isnan(b)) || a == b;
+}
+
+/* Streamed in pieces of step bytes, buf gives what it gives whole: the
+ * runs, where the last starts, the edges (whole log and last run). */
+static void check_stream(const char *buf, size_t len, size_t step)
+{
+        struct ninjalog_run whole[4], streamed[4];
+        int nw = ninjalog_runs(buf, len, whole, 4), e;
+        struct ninjalog_stream *s = ninjalog_stream_new(0, streamed, 4, NULL, NULL);
+        uint64_t last_start;
+
+        assert_non_null(s);
+        e = stream_feed_by(s, buf, 0, len, step);
+        assert_int_equal(e < 0 ? e : (int)ninjalog_stream_nruns(s), nw);
+        last_start = ninjalog_stream_last_start(s);
+        ninjalog_stream_free(s);
+        for (int i = 0; i < nw; i++) {
+                assert_int_equal(streamed[i].begin, whole[i].begin);
+                assert_int_equal(streamed[i].end, whole[i].end);
+                assert_int_equal(streamed[i].max_end_ms, whole[i].max_end_ms);
+                assert_true(same_double(streamed[i].start_epoch, whole[i].start_epoch));
+        }
+        for (int last = 0; last < 2; last++) {
+                static struct edge_text tw, ts;
+                int ew, es;
+
+                tw.len = ts.len = 0;
+                ew = ninjalog_each(buf, len, last, edge_text_add, &tw);
+                assert_int_equal(ew < 0, nw < 0);
+                if (ew < 0)
+                        continue;
+                s = ninjalog_stream_new(last ? last_start : 0, NULL, 0, edge_text_add, &ts);
+                assert_non_null(s);
+                es = stream_feed_by(s, buf, last ? (size_t)last_start : 0, len, step);
+                ninjalog_stream_free(s);
+                if (last && es == -EINVAL)
+                        es = 0; /* a last header with no record after it: none walked */
+                assert_int_equal(es, ew);
+                assert_int_equal(ts.len, tw.len);
+                assert_memory_equal(ts.s, tw.s, tw.len);
+        }
+}
+
+/* A .ninja_log read in successive buffers (a line at a time, and cut
+ * inside lines: every piece size from 1 byte) as whole. */
+static void test_ninjalog_stream(void **state)
+{
+        static const char *const cases[] = {
+            /* CRLF, a multi-output edge, no newline at the end */
+            "# ninja log v5\r\n1\t2\t0\ta.o\tab\r\n1\t2\t0\tb.o\tab\r\n3\t9\t0\tc\tcd",
+            /* two dated runs (the end times drop), junk between */
+            "# ninja log v6\n0\t10\t1700000000010000000\ta\t1f\njunk\n\n"
+            "5\t8\t1700000100008000000\tb\t2f\n6\t9\t1700000100\tc\t3f\n",
+            /* a bad header after records: not a .ninja_log */
+            "# ninja log v5\n1\t2\t0\ta\tab\n# ninja log v9\n",
+            /* records only (an append), then a header */
+            "5\t15\t0\ty\tff\n7\t20\t0\tz\tfe\n# ninja log v5\n1\t3\t0\tw\tee\n",
+            "junk only\n",
+            /* a last header with no record after it */
+            "\n0\t50\t1\tb.P\ta\n\001\t\n# ninja log v7\n0\0\005",
+            "",
+        };
+        size_t len;
+        char *buf = slurp("ninja_log_two_runs", &len);
+
+        (void)state;
+        for (size_t step = 0; step <= len; step++)
+                check_stream(buf, len, step);
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+                for (size_t step = 0; step <= strlen(cases[i]) + 1; step++)
+                        check_stream(cases[i], strlen(cases[i]), step);
+        free(buf);
+
+        /* a line of NINJALOG_LINE_MAX bytes is a record; one longer is junk */
+        for (size_t extra = 0; extra < 2; extra++) {
+                /* the second line: "3\t4\t0\t" (6), its output, "\tcd" (3) */
+                size_t n = NINJALOG_LINE_MAX + extra, at = 0;
+                char *big = malloc(n + 64);
+                struct edge_text *t = calloc(1, sizeof(*t));
+
+                assert_non_null(big);
+                assert_non_null(t);
+                memcpy(big, "1\t2\t0\tx\tab\n3\t4\t0\t", 17);
+                at = 17;
+                memset(big + at, 'o', n - 9);
+                at += n - 9;
+                memcpy(big + at, "\tcd\n", 4);
+                at += 4;
+                assert_int_equal(ninjalog_each(big, at, false, edge_text_add, t), extra ? 1 : 2);
+                for (size_t step = 1; step < 70000; step = step * 3 + 1)
+                        check_stream(big, at, step);
+                check_stream(big, at, 0);
+                free(t);
+                free(big);
+        }
+}
+
 static void test_bakemeta_history(void **state)
 {
         size_t len;
@@ -1112,6 +1244,7 @@ int main(void)
             cmocka_unit_test(test_stats_delta),
             cmocka_unit_test(test_ninjalog),
             cmocka_unit_test(test_ninjalog_runs),
+            cmocka_unit_test(test_ninjalog_stream),
             cmocka_unit_test(test_bakemeta_history),
             cmocka_unit_test(test_history_fetch),
             cmocka_unit_test(test_prom_format),

@@ -30,12 +30,45 @@
 #include "util/util.h"
 
 #define TRACE_MAX_CSV (1ull << 31)
-#define TRACE_MAX_NINJA_LOG (1ull << 30)
+#define NINJA_CHUNK (1u << 20) /* the --ninja-log is read this much at a time */
+#define NAMES_BLOCK (64u << 10)
+
+/* The edges' output names, copied out of the log as it is read (the
+ * chunk they were in is gone): blocks that never move. */
+struct trace_names {
+        struct trace_names *next;
+        size_t used, cap;
+        char s[];
+};
+
+static const char *names_add(struct trace_edges *x, const char *s, size_t len)
+{
+        struct trace_names *b = x->names;
+
+        if (!b || b->cap - b->used < len) {
+                size_t cap = MAX((size_t)NAMES_BLOCK, len);
+
+                b = malloc(sizeof(*b) + cap);
+                if (!b)
+                        return NULL;
+                *b = (struct trace_names){.next = x->names, .cap = cap};
+                x->names = b;
+        }
+        if (len)
+                memcpy(b->s + b->used, s, len);
+        b->used += len;
+        return b->s + b->used - len;
+}
 
 static void edges_release(struct trace_edges *x)
 {
         free(x->v);
-        free(x->log);
+        while (x->names) {
+                struct trace_names *b = x->names;
+
+                x->names = b->next;
+                free(b);
+        }
 }
 
 static int edges_push(struct trace_edges *x, double start_s, double end_s, const char *out,
@@ -64,10 +97,14 @@ struct edge_acc {
 static void edge_add(void *ud, int64_t start_ms, int64_t end_ms, const char *out, size_t len)
 {
         struct edge_acc *a = ud;
+        const char *name;
 
-        if (a->e >= 0)
-                a->e = edges_push(a->x, a->offset_s + (double)start_ms / 1000.0,
-                                  a->offset_s + (double)end_ms / 1000.0, out, len);
+        if (a->e < 0)
+                return;
+        name = names_add(a->x, out, len);
+        a->e = name ? edges_push(a->x, a->offset_s + (double)start_ms / 1000.0,
+                                 a->offset_s + (double)end_ms / 1000.0, name, len)
+                    : -ENOMEM;
 }
 
 /* Where ninja started on the run's clock (figure_ninja_offset()); NAN,
@@ -157,38 +194,68 @@ static double ninja_run_offset(const struct trace_job *j, const char *what, doub
         return NAN;
 }
 
+static int ninja_feed(void *userdata, const char *buf, size_t len)
+{
+        return ninjalog_stream_feed(userdata, buf, len);
+}
+
+/* [from, to) of the log at fd through a stream (runs into runs, or edges
+ * to fn), NINJA_CHUNK at a time: memory flat however big the log. Returns
+ * the stream's finish (the edges given to fn, or the runs), or -errno. */
+static int ninja_pass(int fd, uint64_t from, uint64_t to, struct ninjalog_run *runs,
+                      ninjalog_edge_fn fn, void *userdata)
+{
+        struct ninjalog_stream *s =
+            ninjalog_stream_new(from, runs, runs ? NINJA_RUNS_MAX : 0, fn, userdata);
+        int e;
+
+        if (!s)
+                return -ENOMEM;
+        e = pread_chunks(fd, from, to, NINJA_CHUNK, ninja_feed, s);
+        if (e >= 0)
+                e = ninjalog_stream_finish(s);
+        if (e >= 0 && runs)
+                e = (int)ninjalog_stream_nruns(s);
+        ninjalog_stream_free(s);
+        return e;
+}
+
 /* The log --ninja-log names: the ninja run inside the run's time window,
  * only its edges that end inside it (a log appended or rewritten by a later
  * build holds that build's too). Without dated records, its last run
- * placed by the file's mtime. *ret_added: whether edges were taken. */
+ * placed by the file's mtime. Read twice in chunks (its runs, then the
+ * chosen one's edges), never whole. *ret_added: whether edges were taken. */
 static int add_ninja(const struct trace_job *j, struct trace_edges *x, const struct run_info *ri,
                      bool *ret_added)
 {
-        _cleanup_free_ char *buf = NULL, *what = NULL;
+        _cleanup_free_ char *what = NULL;
         _cleanup_free_ struct ninjalog_run *runs = NULL;
+        _cleanup_close_ int fd = -1;
         struct edge_win w = {.a = {.x = x}};
         struct stat st;
-        size_t len;
-        int e, n, at;
+        int n, at;
 
         *ret_added = false;
         if (!j->ninja_log)
                 return 0;
-        e = read_file_at(AT_FDCWD, j->ninja_log, TRACE_MAX_NINJA_LOG, &buf, &len);
-        if (e >= 0 && stat(j->ninja_log, &st) < 0)
-                e = -errno;
-        if (e < 0) {
+        fd = open_regular_file(j->ninja_log, &st);
+        if (fd < 0) {
                 fprintf(stderr, "buildtel %s: note: --ninja-log '%s': %s\n", j->cmd, j->ninja_log,
-                        strerror(-e));
+                        fd == -ESPIPE ? "not a regular file" : strerror(-fd));
                 return 0;
         }
         runs = calloc(NINJA_RUNS_MAX, sizeof(*runs));
         if (!runs || asprintf(&what, "--ninja-log '%s'", j->ninja_log) < 0)
                 return -ENOMEM;
-        n = ninjalog_runs(buf, len, runs, NINJA_RUNS_MAX);
+        n = ninja_pass(fd, 0, (uint64_t)st.st_size, runs, NULL, NULL);
+        if (n == -ENOMEM)
+                return n;
         if (n <= 0) {
-                fprintf(stderr, "buildtel %s: note: %s: not a .ninja_log of version 5 to 7\n",
-                        j->cmd, what);
+                if (n == -EINVAL || n == 0)
+                        fprintf(stderr, "buildtel %s: note: %s: not a .ninja_log of version 5 to 7\n",
+                                j->cmd, what);
+                else
+                        fprintf(stderr, "buildtel %s: note: %s: %s\n", j->cmd, what, strerror(-n));
                 return 0;
         }
         w.a.offset_s =
@@ -198,14 +265,14 @@ static int add_ninja(const struct trace_job *j, struct trace_edges *x, const str
                 return 0;
         w.until_s = isfinite(ri->end_epoch) ? ri->end_epoch - ri->start_epoch + FIGURE_NINJA_SLACK_S
                                             : INFINITY;
-        x->log = TAKE_PTR(buf);
-        (void)ninjalog_each(x->log + runs[at].begin, runs[at].end - runs[at].begin, false,
-                            edge_add_in, &w);
+        n = ninja_pass(fd, runs[at].begin, runs[at].end, NULL, edge_add_in, &w);
+        if (n == -ENOMEM || w.a.e < 0)
+                return -ENOMEM;
         if (w.outside && !j->quiet)
                 fprintf(stderr, "buildtel %s: note: %s: %u edges ending after the run left out\n",
                         j->cmd, what, w.outside);
-        *ret_added = w.a.e >= 0 && x->n > 0;
-        return w.a.e;
+        *ret_added = x->n > 0;
+        return 0;
 }
 
 /* The edges the history kept (the slowest TARGETS_EDGES_MAX of the run's

@@ -33,7 +33,7 @@ struct recorder_config;
 struct trace_edges {
         struct trace_edge *v;
         size_t n, cap;
-        char *log; /* the --ninja-log read, which v[].out point into */
+        struct trace_names *names; /* the --ninja-log's names, which v[].out point into */
 };
 
 /* run --trace-file: the trace sink among the live run's sinks,

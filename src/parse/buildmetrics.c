@@ -334,6 +334,23 @@ int buildmetrics_ninja_log(struct buildmetrics *bm, const char *buf, size_t len,
         return 0;
 }
 
+void buildmetrics_ninja_edge(void *userdata, int64_t start_ms, int64_t end_ms, const char *out,
+                             size_t out_len)
+{
+        struct buildmetrics *bm = userdata;
+
+        /* counted (the slowest) and kept (the lanes), as buildmetrics_ninja_log() */
+        targets_offer_edge(&bm->model, start_ms, end_ms, out, out_len);
+        targets_keep_edge(&bm->model, start_ms, end_ms, out, out_len);
+}
+
+void buildmetrics_ninja_done(struct buildmetrics *bm, uint64_t edges, double mtime)
+{
+        bm->model.ninja_log_set = true;
+        bm->model.ninja_edges = edges;
+        bm->model.ninja_mtime = mtime;
+}
+
 void buildmetrics_ninja_unchanged(struct buildmetrics *bm)
 {
         bm->model.ninja_log_set = true; /* nothing ran */

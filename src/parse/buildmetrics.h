@@ -62,6 +62,13 @@ void buildmetrics_finish(struct buildmetrics *bm);
  * version 5 to 7. */
 int buildmetrics_ninja_log(struct buildmetrics *bm, const char *buf, size_t len, bool last,
                            double mtime);
+/* The same for a log read in chunks (parse/ninjalog.h's stream, by the
+ * caller): buildmetrics_ninja_edge is the edge function (userdata bm) of
+ * the walk over this run's part, buildmetrics_ninja_done() completes with
+ * its edge count and the log's mtime. */
+void buildmetrics_ninja_edge(void *bm, int64_t start_ms, int64_t end_ms, const char *out,
+                             size_t out_len);
+void buildmetrics_ninja_done(struct buildmetrics *bm, uint64_t edges, double mtime);
 /* The .ninja_log was not written during the run: nothing ran. */
 void buildmetrics_ninja_unchanged(struct buildmetrics *bm);
 /* The `--metadata-file F` (or `=F`) of the build's argv, borrowed; NULL:

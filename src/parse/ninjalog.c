@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -67,58 +68,6 @@ static int parse_line(const char *s, const char *end, struct rec *r)
         return 1;
 }
 
-int ninjalog_each(const char *buf, size_t len, bool last_run_only, ninjalog_edge_fn fn,
-                  void *userdata)
-{
-        const char *c = buf, *end = buf + len, *from = buf;
-        struct rec r, prev = {0};
-        int64_t prev_end = INT64_MIN;
-        bool have_prev = false;
-        uint64_t edges = 0, records = 0;
-
-        /* Pass 1: where the last run starts. */
-        while (c < end) {
-                const char *nl = memchr(c, '\n', (size_t)(end - c));
-                const char *le = nl ? nl : end;
-                int k = parse_line(c, le, &r);
-
-                if (k == -2)
-                        return -EINVAL;
-                if (k == 0 || (k == 1 && r.end < prev_end)) {
-                        from = c;
-                        prev_end = INT64_MIN;
-                }
-                if (k == 1) {
-                        prev_end = r.end;
-                        records++;
-                }
-                c = nl ? nl + 1 : end;
-        }
-        if (records == 0)
-                return -EINVAL;
-        if (!last_run_only)
-                from = buf;
-
-        for (c = from; c < end;) {
-                const char *nl = memchr(c, '\n', (size_t)(end - c));
-                const char *le = nl ? nl : end;
-
-                if (parse_line(c, le, &r) == 1) {
-                        bool same = have_prev && r.start == prev.start && r.end == prev.end &&
-                                    r.hash_len == prev.hash_len &&
-                                    memcmp(r.hash, prev.hash, r.hash_len) == 0;
-                        if (!same) {
-                                edges++;
-                                fn(userdata, r.start, r.end, r.out, r.out_len);
-                        }
-                        prev = r;
-                        have_prev = true;
-                }
-                c = nl ? nl + 1 : end;
-        }
-        return edges > INT32_MAX ? INT32_MAX : (int)edges;
-}
-
 /* An mtime field as epoch seconds: nanoseconds (ninja >= 1.9 on Linux) or
  * seconds; NAN when it is neither (0 for a missing output, junk). */
 static double mtime_epoch(const char *s, size_t n)
@@ -152,37 +101,275 @@ static void run_close(struct ninjalog_run *runs, size_t cap, size_t *n, struct n
         runs[(*n)++] = *cur;
 }
 
-int ninjalog_runs(const char *buf, size_t len, struct ninjalog_run *runs, size_t cap)
+/* The state of one walk over a log's lines, whole or streamed: every line
+ * goes through lines_step(), so the two agree by construction. */
+struct lines {
+        /* where the last run starts, and whether the log is one */
+        int64_t prev_end;
+        uint64_t from, records;
+        bool bad_version;
+        /* with runs: the runs */
+        struct ninjalog_run *runs, cur;
+        size_t cap, n;
+        /* with fn: the edges (the previous record's hash copied: the line
+         * it was in may be gone) */
+        ninjalog_edge_fn fn;
+        void *userdata;
+        uint64_t edges;
+        bool have_prev;
+        int64_t prev_start, prev_rend;
+        char *prev_hash;
+        size_t prev_hash_len, prev_hash_cap;
+        int err;
+};
+
+static void lines_init(struct lines *l, uint64_t base, struct ninjalog_run *runs, size_t cap,
+                       ninjalog_edge_fn fn, void *userdata)
+{
+        *l = (struct lines){.prev_end = INT64_MIN, .from = base, .runs = runs, .cap = cap,
+                            .cur = {base, 0, INT64_MIN, NAN}, .fn = fn, .userdata = userdata};
+}
+
+static void step_edge(struct lines *l, const struct rec *r)
+{
+        bool same = l->have_prev && r->start == l->prev_start && r->end == l->prev_rend &&
+                    r->hash_len == l->prev_hash_len &&
+                    memcmp(r->hash, l->prev_hash, r->hash_len) == 0;
+
+        if (!same) {
+                l->edges++;
+                l->fn(l->userdata, r->start, r->end, r->out, r->out_len);
+        }
+        if (r->hash_len > l->prev_hash_cap) {
+                char *h = realloc(l->prev_hash, r->hash_len);
+
+                if (!h) {
+                        l->err = -ENOMEM;
+                        return;
+                }
+                l->prev_hash = h;
+                l->prev_hash_cap = r->hash_len;
+        }
+        memcpy(l->prev_hash, r->hash, r->hash_len);
+        l->prev_hash_len = r->hash_len;
+        l->prev_start = r->start;
+        l->prev_rend = r->end;
+        l->have_prev = true;
+}
+
+static void step_run(struct lines *l, int k, const struct rec *r, uint64_t at)
+{
+        if (k == 0 || (k == 1 && l->cur.max_end_ms != INT64_MIN && r->end < l->cur.max_end_ms)) {
+                run_close(l->runs, l->cap, &l->n, &l->cur, at);
+                l->cur = (struct ninjalog_run){at, 0, INT64_MIN, NAN};
+        }
+        if (k == 1) {
+                double m = mtime_epoch(r->mtime, r->mtime_len) - (double)r->end / 1000.0;
+
+                l->cur.max_end_ms = MAX(l->cur.max_end_ms, r->end);
+                if (isfinite(m) && (isnan(l->cur.start_epoch) || m > l->cur.start_epoch))
+                        l->cur.start_epoch = m;
+        }
+}
+
+/* One line [s, le) (no newline) starting at file offset at. */
+static void lines_step(struct lines *l, const char *s, const char *le, uint64_t at)
+{
+        struct rec r;
+        int k;
+
+        if (l->bad_version || l->err < 0)
+                return;
+        k = (size_t)(le - s) > NINJALOG_LINE_MAX ? -1 : parse_line(s, le, &r);
+        if (k == -2) {
+                l->bad_version = true;
+                return;
+        }
+        if (k == 0 || (k == 1 && r.end < l->prev_end)) {
+                l->from = at;
+                l->prev_end = INT64_MIN;
+        }
+        if (k == 1) {
+                l->prev_end = r.end;
+                l->records++;
+        }
+        if (l->runs)
+                step_run(l, k, &r, at);
+        if (l->fn && k == 1)
+                step_edge(l, &r);
+}
+
+/* The end of the data, at file offset at: edges, -EINVAL or -ENOMEM. */
+static int lines_finish(struct lines *l, uint64_t at)
+{
+        if (l->err < 0)
+                return l->err;
+        if (l->bad_version || l->records == 0)
+                return -EINVAL;
+        if (l->runs)
+                run_close(l->runs, l->cap, &l->n, &l->cur, at);
+        return l->edges > INT32_MAX ? INT32_MAX : (int)l->edges;
+}
+
+static void lines_release(struct lines *l)
+{
+        free(l->prev_hash);
+}
+
+static void lines_whole(struct lines *l, const char *buf, size_t len)
 {
         const char *c = buf, *end = buf + len;
-        struct ninjalog_run cur = {0, 0, INT64_MIN, NAN};
-        size_t n = 0;
-        struct rec r;
+
+        while (c < end) {
+                const char *nl = memchr(c, '\n', (size_t)(end - c));
+
+                lines_step(l, c, nl ? nl : end, (uint64_t)(c - buf));
+                c = nl ? nl + 1 : end;
+        }
+}
+
+int ninjalog_each(const char *buf, size_t len, bool last_run_only, ninjalog_edge_fn fn,
+                  void *userdata)
+{
+        struct lines l;
+        uint64_t from;
+        int e;
+
+        /* pass 1: where the last run starts */
+        lines_init(&l, 0, NULL, 0, NULL, NULL);
+        lines_whole(&l, buf, len);
+        e = lines_finish(&l, len);
+        if (e < 0)
+                return e;
+        from = last_run_only ? l.from : 0;
+        lines_init(&l, 0, NULL, 0, fn, userdata);
+        lines_whole(&l, buf + from, len - from);
+        e = l.err < 0 ? l.err : l.edges > INT32_MAX ? INT32_MAX : (int)l.edges;
+        lines_release(&l);
+        return e;
+}
+
+int ninjalog_runs(const char *buf, size_t len, struct ninjalog_run *runs, size_t cap)
+{
+        struct lines l;
+        int e;
 
         if (cap == 0)
                 return -EINVAL;
-        while (c < end) {
+        lines_init(&l, 0, runs, cap, NULL, NULL);
+        lines_whole(&l, buf, len);
+        e = lines_finish(&l, len);
+        return e < 0 ? e : (int)l.n;
+}
+
+struct ninjalog_stream {
+        struct lines l;
+        uint64_t at;   /* file offset of the line being joined */
+        uint64_t next; /* of the next byte fed */
+        char *line;    /* its bytes so far (NINJALOG_LINE_MAX + 1 at most) */
+        size_t len, cap;
+        bool overlong; /* past NINJALOG_LINE_MAX: junk, dropped to its newline */
+};
+
+struct ninjalog_stream *ninjalog_stream_new(uint64_t base, struct ninjalog_run *runs, size_t cap,
+                                            ninjalog_edge_fn fn, void *userdata)
+{
+        struct ninjalog_stream *s = calloc(1, sizeof(*s));
+
+        if (!s || (runs && cap == 0)) {
+                free(s);
+                return NULL;
+        }
+        lines_init(&s->l, base, runs, cap, fn, userdata);
+        s->at = s->next = base;
+        return s;
+}
+
+/* Join buf[0, n) to the line being read. */
+static int stream_join(struct ninjalog_stream *s, const char *buf, size_t n)
+{
+        if (s->overlong || n == 0)
+                return 0;
+        if (s->len + n > NINJALOG_LINE_MAX) {
+                s->overlong = true;
+                s->len = 0;
+                return 0;
+        }
+        if (s->len + n > s->cap) {
+                size_t cap = MIN(MAX(2 * s->cap, MAX(s->len + n, 256u)), NINJALOG_LINE_MAX);
+                char *p = realloc(s->line, cap);
+
+                if (!p)
+                        return -ENOMEM;
+                s->line = p;
+                s->cap = cap;
+        }
+        memcpy(s->line + s->len, buf, n);
+        s->len += n;
+        return 0;
+}
+
+/* The line joined so far is whole. */
+static void stream_line(struct ninjalog_stream *s)
+{
+        if (s->overlong)
+                lines_step(&s->l, "", "", s->at); /* junk, as whole */
+        else
+                lines_step(&s->l, s->line, s->line + s->len, s->at);
+        s->len = 0;
+        s->overlong = false;
+}
+
+int ninjalog_stream_feed(struct ninjalog_stream *s, const char *buf, size_t len)
+{
+        const char *c = buf, *end = buf + len;
+
+        while (s->l.err >= 0 && c < end) {
                 const char *nl = memchr(c, '\n', (size_t)(end - c));
                 const char *le = nl ? nl : end;
-                int k = parse_line(c, le, &r);
+                int e;
 
-                if (k == -2)
-                        return -EINVAL;
-                if (k == 0 || (k == 1 && cur.max_end_ms != INT64_MIN && r.end < cur.max_end_ms)) {
-                        run_close(runs, cap, &n, &cur, (size_t)(c - buf));
-                        cur = (struct ninjalog_run){(size_t)(c - buf), 0, INT64_MIN, NAN};
+                if (nl && s->len == 0 && !s->overlong) {
+                        lines_step(&s->l, c, nl, s->at); /* whole in buf: no copy */
+                } else {
+                        e = stream_join(s, c, (size_t)(le - c));
+                        if (e < 0)
+                                s->l.err = e;
+                        else if (nl)
+                                stream_line(s);
                 }
-                if (k == 1) {
-                        double m = mtime_epoch(r.mtime, r.mtime_len) - (double)r.end / 1000.0;
-
-                        cur.max_end_ms = MAX(cur.max_end_ms, r.end);
-                        if (isfinite(m) && (isnan(cur.start_epoch) || m > cur.start_epoch))
-                                cur.start_epoch = m;
-                }
+                s->next += (uint64_t)((nl ? nl + 1 : end) - c);
+                if (nl)
+                        s->at = s->next;
                 c = nl ? nl + 1 : end;
         }
-        run_close(runs, cap, &n, &cur, len);
-        return n == 0 ? -EINVAL : (int)n;
+        return s->l.err < 0 ? s->l.err : 0;
+}
+
+int ninjalog_stream_finish(struct ninjalog_stream *s)
+{
+        if (s->l.err >= 0 && (s->len > 0 || s->overlong))
+                stream_line(s); /* the last line, without its newline */
+        return lines_finish(&s->l, s->next);
+}
+
+uint64_t ninjalog_stream_last_start(const struct ninjalog_stream *s)
+{
+        return s->l.from;
+}
+
+size_t ninjalog_stream_nruns(const struct ninjalog_stream *s)
+{
+        return s->l.n;
+}
+
+void ninjalog_stream_free(struct ninjalog_stream *s)
+{
+        if (!s)
+                return;
+        lines_release(&s->l);
+        free(s->line);
+        free(s);
 }
 
 static void offer_edge(void *userdata, int64_t start_ms, int64_t end_ms, const char *out,

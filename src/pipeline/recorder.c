@@ -24,6 +24,7 @@
 #include "platform/cgroup-top.h"
 #include "platform/cgroup.h"
 #include "parse/linebuf.h"
+#include "parse/ninjalog.h"
 #include "pipeline/parseq.h"
 #include "platform/procfs.h"
 #include "platform/sampler.h"
@@ -346,7 +347,7 @@ static void on_ctx_line(void *userdata, const char *line, size_t len)
 
 /* ---- the end-of-run inputs of the build-metrics parsers ---- */
 
-#define NINJA_LOG_MAX (256u << 20)
+#define NINJA_CHUNK (1u << 20) /* the .ninja_log is read this much at a time */
 #define HISTORY_TIMEOUT_S 5.0
 #define HISTORY_BUDGET_S 15.0
 
@@ -361,14 +362,59 @@ static void ninja_snapshot(struct recorder *r)
         }
 }
 
+static int ninja_feed(void *userdata, const char *buf, size_t len)
+{
+        return ninjalog_stream_feed(userdata, buf, len);
+}
+
+/* [from, to) of the .ninja_log at fd through a stream (edges to bm, or
+ * none): NINJA_CHUNK at a time, memory flat however much ninja appended.
+ * Returns its edges, *ret_last where its last run starts; or -EINVAL (not
+ * a .ninja_log), -errno. */
+static int ninja_pass(int fd, uint64_t from, uint64_t to, struct buildmetrics *bm,
+                      uint64_t *ret_last)
+{
+        struct ninjalog_stream *s =
+            ninjalog_stream_new(from, NULL, 0, bm ? buildmetrics_ninja_edge : NULL, bm);
+        int e;
+
+        if (!s)
+                return -ENOMEM;
+        e = pread_chunks(fd, from, to, NINJA_CHUNK, ninja_feed, s);
+        if (e >= 0)
+                e = ninjalog_stream_finish(s);
+        *ret_last = ninjalog_stream_last_start(s);
+        ninjalog_stream_free(s);
+        return e;
+}
+
+/* This run's records of the .ninja_log at fd (from start on; with last,
+ * its last run only), in two passes as buildmetrics_ninja_log(): whether
+ * it is a .ninja_log and where its last run starts, then its edges. */
+static int ninja_read(struct recorder *r, int fd, uint64_t start, const struct stat *st, bool last)
+{
+        uint64_t from, unused;
+        int e = ninja_pass(fd, start, (uint64_t)st->st_size, NULL, &from);
+
+        if (e < 0)
+                return e;
+        e = ninja_pass(fd, last ? from : start, (uint64_t)st->st_size, r->metrics, &unused);
+        if (e == -EINVAL)
+                e = 0; /* a last header with no record after it: no edge */
+        if (e < 0)
+                return e;
+        buildmetrics_ninja_done(r->metrics, (uint64_t)e,
+                                (double)st->st_mtim.tv_sec + (double)st->st_mtim.tv_nsec / 1e9);
+        return 0;
+}
+
 /* This run's records of --ninja-log: the tail appended since the start,
  * or the last run of a log rewritten (recompacted, a new build dir). */
 static void import_ninja_log(struct recorder *r)
 {
         const char *path = r->cfg.metrics.ninja_log;
-        _cleanup_free_ char *buf = NULL;
+        _cleanup_close_ int fd = -1;
         struct stat st;
-        size_t len = 0;
         bool whole;
         int e;
 
@@ -385,16 +431,15 @@ static void import_ninja_log(struct recorder *r)
                 buildmetrics_ninja_unchanged(r->metrics);
                 return;
         }
-        e = read_regular_file(path, whole ? 0 : (uint64_t)r->ninja_size, NINJA_LOG_MAX, &buf, &len);
-        if (e < 0) {
+        fd = open_regular_file(path, &st);
+        e = fd < 0 ? fd
+                   : ninja_read(r, fd, whole ? 0 : (uint64_t)r->ninja_size, &st,
+                                whole && r->ninja_existed);
+        if (e == -EINVAL)
+                note(r, "--ninja-log '%s': not a .ninja_log of version 5 to 7", path);
+        else if (e < 0)
                 note(r, "--ninja-log '%s': %s", path,
                      e == -ESPIPE ? "not a regular file" : strerror(-e));
-                return;
-        }
-        if (buildmetrics_ninja_log(r->metrics, buf, len, whole && r->ninja_existed,
-                                   (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9) <
-            0)
-                note(r, "--ninja-log '%s': not a .ninja_log of version 5 to 7", path);
 }
 
 /* Whether argv runs a container front end (docker, podman, nerdctl): a

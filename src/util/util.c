@@ -639,6 +639,46 @@ int read_regular_file(const char *path, uint64_t offset, size_t max, char **ret,
         return read_fd_all(fd, max, ret, ret_len);
 }
 
+int open_regular_file(const char *path, struct stat *ret_st)
+{
+        _cleanup_close_ int fd = -1;
+
+        /* O_NONBLOCK: opening a FIFO with no writer must not wait. */
+        fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0 || fstat(fd, ret_st) < 0)
+                return -errno;
+        if (S_ISDIR(ret_st->st_mode))
+                return -EISDIR;
+        if (!S_ISREG(ret_st->st_mode))
+                return -ESPIPE;
+        return TAKE_FD(fd);
+}
+
+int pread_chunks(int fd, uint64_t from, uint64_t to, size_t chunk,
+                 int (*fn)(void *userdata, const char *buf, size_t len), void *userdata)
+{
+        _cleanup_free_ char *buf = chunk ? malloc(chunk) : NULL;
+
+        if (!buf)
+                return -ENOMEM;
+        while (from < to) {
+                ssize_t n = pread(fd, buf, (size_t)MIN((uint64_t)chunk, to - from), (off_t)from);
+                int e;
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        break;
+                e = fn(userdata, buf, (size_t)n);
+                if (e < 0)
+                        return e;
+                from += (uint64_t)n;
+        }
+        return 0;
+}
+
 bool stop_signal_pending(void)
 {
         sigset_t p;

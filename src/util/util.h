@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct stat;
+
 /* Cursor parsing over a buffer that is NOT NUL-terminated. Each function
  * advances *cur past what it consumed and returns 0, or returns -EINVAL /
  * -ERANGE and leaves *cur and *ret untouched. */
@@ -92,6 +94,17 @@ int mkdir_private(const char *path);
  * (-EFBIG beyond). On success *ret (NUL-terminated, free()) holds what is
  * there at the open. Returns 0 or -errno. */
 int read_regular_file(const char *path, uint64_t offset, size_t max, char **ret, size_t *ret_len);
+
+/* The same file opened for a read in chunks (a log too big to hold): the
+ * fd, its fstat in *ret_st; -EISDIR, -ESPIPE (not a regular file) or
+ * -errno. */
+int open_regular_file(const char *path, struct stat *ret_st);
+
+/* [from, to) of fd read chunk bytes at a time into one buffer, each piece
+ * given to fn (which returns 0 or -errno, and stops the read). A file cut
+ * short meanwhile ends early. Returns 0, fn's error or -errno. */
+int pread_chunks(int fd, uint64_t from, uint64_t to, size_t chunk,
+                 int (*fn)(void *userdata, const char *buf, size_t len), void *userdata);
 
 /* Is a SIGINT, SIGTERM, SIGHUP or SIGQUIT waiting (blocked for a signalfd,
  * not yet read)? Final exports stop waiting on the network when one is:

@@ -297,5 +297,58 @@ case_c1text() {
         done
 }
 
+# L3: --ninja-log read in chunks, never whole. A 280 MB append (past the
+# old 256 MiB cap) gives every edge of the run at a small peak RSS; then a
+# later small ninja run appended, export --trace --ninja-log reads the
+# whole 280 MB log for that run's one edge, at a small peak RSS too.
+# peak_rss OUT CMD...: CMD's exit status and peak RSS (KiB) into OUT.
+peak_rss() {
+        python3 - "$@" <<'PY'
+import os, subprocess, sys
+p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL)
+_, status, ru = os.wait4(p.pid, 0)
+open(sys.argv[1], "w").write("%d %d\n" % (ru.ru_maxrss, os.waitstatus_to_exitcode(status)))
+PY
+}
+case_ninjarss() {
+        local log="$T/.ninja_log" n=300000 size rss st t0 t1
+        printf '# ninja log v5\n0\t1\t0\tseed.o\tabc\n' >"$log"
+        # 300,000 edges of ~930 bytes (long output names), end times rising
+        cat >"$T/gen.sh" <<'SH'
+awk -v n="$2" 'BEGIN { p = sprintf("%0900d", 0)
+        for (i = 1; i <= n; i++) printf "%d\t%d\t0\tobj/%s%d.o\t%x\n", i, i + 5 + i % 7, p, i, i }' >>"$1"
+SH
+        t0=$(date +%s.%N)
+        peak_rss "$T/rss" "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id big --ninja-log "$log" -- \
+                sh "$T/gen.sh" "$log" "$n" 2>"$T/err"
+        t1=$(date +%s.%N)
+        size=$(stat -c %s "$log")
+        read -r rss st <"$T/rss"
+        echo "run: log $size bytes; buildtel peak RSS ${rss} KiB; $(awk "BEGIN { print $t1 - $t0 }") s"
+        expect_eq "run status" "$st" 0
+        check "the append is past 256 MiB" test "$size" -gt $((256 << 20))
+        check "every edge of the run counted" grep -q ".ninja_log: $n edges this run" "$T/err"
+        check "peak RSS under 64 MiB (was the size of the append)" test "$rss" -lt 65536
+        grep -- "--ninja-log" "$T/err" && bad "a note about the log"
+
+        # a later ninja run (its end times start over), one edge
+        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id small --ninja-log "$log" -- \
+                sh -c 'printf "2\t7\t0\tlate.o\tfe\n" >>"$1"' sh "$log" >/dev/null 2>"$T/err2"
+        expect_eq "second run status" "$?" 0
+        check "the second run's one edge" grep -q ".ninja_log: 1 edges this run" "$T/err2"
+        t0=$(date +%s.%N)
+        peak_rss "$T/rss2" "$BUILDTEL" export --trace --no-db --log-dir "$T/l" --ninja-log "$log" \
+                -o "$T/small.json" small 2>"$T/exp.err"
+        t1=$(date +%s.%N)
+        read -r rss st <"$T/rss2"
+        echo "export --trace: peak RSS ${rss} KiB; $(awk "BEGIN { print $t1 - $t0 }") s"
+        cat "$T/exp.err"
+        expect_eq "export status" "$st" 0
+        check "the late run's edge in the trace" grep -q 'late\.o' "$T/small.json"
+        check "no edge of the big run in it" test -z "$(grep -o 'obj/0000' "$T/small.json" | head -1)"
+        check "export peak RSS under 64 MiB (was the log's size)" test "$rss" -lt 65536
+        rm -f "$log"
+}
+
 "case_$case"
 finish
