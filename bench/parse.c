@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Parse a build log as `buildtel run` does while passing it through: read
- * in 64 KiB chunks, split into lines, every line through the build-metrics
- * parsers (BuildKit, ninja/make progress, compiler-cache stats). Prints
+ * in 64 KiB chunks, split into lines, every line through what the
+ * recorder's on_line runs (src/pipeline/recorder.c): the RUN-step scanner
+ * (bkrun) on lines starting with '#' or '{', the build-metrics parsers
+ * (BuildKit, ninja/make progress, compiler-cache stats), and the stage and
+ * context (logctx) on every line they do not take. Prints
  * the time, the throughput and the peak RSS (VmHWM).
  *   bench-parse FILE */
 #include <errno.h>
@@ -11,23 +14,50 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "parse/bkrun.h"
 #include "parse/buildmetrics.h"
 #include "parse/linebuf.h"
+#include "parse/logctx.h"
 #include "util/util.h"
 
 struct ctx {
         struct buildmetrics *bm;
+        struct logctx *lc;
         double now;
-        unsigned long long lines;
+        unsigned long long lines, runs;
+        char driver[64];
 };
 
+static void on_run_vertex(void *userdata, const char *cmd, size_t len)
+{
+        struct ctx *c = userdata;
+
+        (void)cmd;
+        (void)len;
+        c->runs++;
+}
+
+/* As the recorder's on_line. */
 static void on_line(void *userdata, const char *line, size_t len, bool truncated)
 {
         struct ctx *c = userdata;
 
         (void)truncated;
         c->lines++;
-        buildmetrics_feed_line(c->bm, line, len, c->now);
+        if (len > 2 && (line[0] == '#' || line[0] == '{')) {
+                (void)bkrun_feed_line(line, len, on_run_vertex, c);
+                if (!c->driver[0])
+                        (void)bkrun_driver(line, len, c->driver, sizeof(c->driver));
+        }
+        if (!buildmetrics_feed_line(c->bm, line, len, c->now))
+                logctx_feed_line_at(c->lc, line, len, c->now);
+}
+
+static void on_ctx_line(void *userdata, const char *line, size_t len)
+{
+        struct ctx *c = userdata;
+
+        logctx_feed_line_at(c->lc, line, len, c->now);
 }
 
 /* Peak resident set size, from /proc/self/status. */
@@ -50,8 +80,9 @@ static long vm_hwm_kib(void)
 int main(int argc, char **argv)
 {
         static char chunk[65536];
-        struct buildmetrics_config cfg = {.no_history = true};
         struct ctx c = {0};
+        struct buildmetrics_config cfg = {.no_history = true, .ctx_line = on_ctx_line, .ctx_userdata = &c};
+        struct logctx_config lcfg = {.hold_s = 1.0};
         struct linebuf *lb = NULL;
         unsigned long long bytes = 0;
         double t0, t1;
@@ -67,7 +98,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench-parse: cannot open '%s': %s\n", argv[1], strerror(errno));
                 return 1;
         }
-        if (buildmetrics_new(&cfg, &c.bm) < 0 || linebuf_new(0, &lb) < 0) {
+        if (buildmetrics_new(&cfg, &c.bm) < 0 || logctx_new(&lcfg, &c.lc) < 0 || linebuf_new(0, &lb) < 0) {
                 fprintf(stderr, "bench-parse: out of memory\n");
                 return 1;
         }
@@ -84,11 +115,13 @@ int main(int argc, char **argv)
         linebuf_flush(lb, on_line, &c);
         buildmetrics_finish(c.bm);
         t1 = now_monotonic();
-        printf("bench-parse: %llu bytes, %llu lines in %.3f s: %.0f MiB/s; %u steps, %zu targets; "
-               "peak RSS %ld KiB\n",
+        printf("bench-parse: %llu bytes, %llu lines in %.3f s: %.0f MiB/s; %u steps, %zu targets, "
+               "%llu RUN steps, stage '%s'; peak RSS %ld KiB\n",
                bytes, c.lines, t1 - t0, (double)bytes / (1 << 20) / (t1 - t0),
-               buildmetrics_model(c.bm)->steps, buildmetrics_model(c.bm)->n, vm_hwm_kib());
+               buildmetrics_model(c.bm)->steps, buildmetrics_model(c.bm)->n, c.runs,
+               logctx_stage(c.lc) ? logctx_stage(c.lc) : "", vm_hwm_kib());
         linebuf_free(lb);
+        logctx_free(c.lc);
         buildmetrics_free(c.bm);
         close(fd);
         return 0;

@@ -61,9 +61,13 @@ static const struct {
 
 bool compilers_has(const char *s, size_t n, unsigned kinds)
 {
+        /* The first byte rules out almost every name before a strlen: this
+         * runs for the first word of many log lines (logctx). */
+        if (n == 0)
+                return false;
         for (size_t i = 0; i < ARRAY_SIZE(tools); i++)
-                if ((tools[i].kinds & kinds) && strlen(tools[i].name) == n &&
-                    memcmp(tools[i].name, s, n) == 0)
+                if (tools[i].name[0] == s[0] && (tools[i].kinds & kinds) &&
+                    strlen(tools[i].name) == n && memcmp(tools[i].name, s, n) == 0)
                         return true;
         return false;
 }

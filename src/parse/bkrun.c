@@ -214,26 +214,30 @@ static int json_string(const char *s, const char *end, char *buf, size_t cap, co
         return -1;
 }
 
-size_t bkrun_feed_line(const char *line, size_t len, bkrun_fn cb, void *userdata)
+/* A plain "#N [...] RUN ..." header; its own function so the per-line
+ * path carries no command buffer (and no stack guard) on the many lines
+ * that are not one. */
+static __attribute__((noinline)) size_t feed_header(const char *p, const char *end, bkrun_fn cb,
+                                                    void *userdata)
+{
+        char cmd[BKRUN_CMD_MAX + 1];
+        int k = bkrun_vertex_cmd(p, (size_t)(end - p), cmd, sizeof(cmd));
+
+        if (k > 0 && cb)
+                cb(userdata, cmd, (size_t)k);
+        return k > 0;
+}
+
+/* rawjson: every "name":"..." of the line. */
+static __attribute__((noinline)) size_t feed_json(const char *line, const char *end, bkrun_fn cb,
+                                                  void *userdata)
 {
         static const char key[] = "\"name\":\"";
-        const char *p = line, *end = line + len;
+        const char *p = line;
         char name[1024], cmd[BKRUN_CMD_MAX + 1];
         size_t found = 0;
         int k;
 
-        if (len > 1 && line[0] == '#' && line[1] >= '0' && line[1] <= '9') {
-                p = line + 1;
-                while (p < end && *p >= '0' && *p <= '9')
-                        p++;
-                if (p < end && *p == ' ' && p + 1 < end && p[1] == '[') {
-                        k = bkrun_vertex_cmd(p + 1, (size_t)(end - p - 1), cmd, sizeof(cmd));
-                        if (k > 0 && cb)
-                                cb(userdata, cmd, (size_t)k);
-                        return k > 0;
-                }
-                return 0;
-        }
         while (p < end) {
                 const char *q = memmem(p, (size_t)(end - p), key, sizeof(key) - 1), *after;
                 int n;
@@ -252,6 +256,21 @@ size_t bkrun_feed_line(const char *line, size_t len, bkrun_fn cb, void *userdata
                 p = after;
         }
         return found;
+}
+
+size_t bkrun_feed_line(const char *line, size_t len, bkrun_fn cb, void *userdata)
+{
+        const char *p, *end = line + len;
+
+        if (len > 1 && line[0] == '#' && line[1] >= '0' && line[1] <= '9') {
+                p = line + 1;
+                while (p < end && *p >= '0' && *p <= '9')
+                        p++;
+                if (p < end && *p == ' ' && p + 1 < end && p[1] == '[')
+                        return feed_header(p + 1, end, cb, userdata);
+                return 0;
+        }
+        return feed_json(line, end, cb, userdata);
 }
 
 int bkrun_driver(const char *line, size_t len, char *out, size_t cap)

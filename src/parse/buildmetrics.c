@@ -207,6 +207,8 @@ static void zeroed(struct last_block *lb, int64_t vidx)
 /* "Statistics zeroed", as ccache -z prints it (3.x and 4.x). */
 static bool is_zeroed(const char *s, size_t len)
 {
+        if (len < 17 || s[0] != 'S')
+                return false;
         while (len && (s[len - 1] == '\r' || s[len - 1] == ' '))
                 len--;
         return len == 17 && memcmp(s, "Statistics zeroed", 17) == 0;

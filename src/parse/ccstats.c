@@ -335,12 +335,13 @@ int ccstats_feed_line(struct ccstats_parser *p, const char *line, size_t len)
         uint64_t v;
         int64_t x;
 
+        /* Most lines are not stats: one look at the first byte (before the
+         * trim: a blank line starts with a byte of the table or is empty). */
+        if (len == 0 || !first_byte[(unsigned char)*c])
+                return 0;
         while (end > c && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
                 end--;
         if (c == end)
-                return 0;
-        /* Most lines are not stats: one look at the first byte. */
-        if (!first_byte[(unsigned char)*c])
                 return 0;
         /* "cc -c ..." and the like: only "cache..." is stats among 'c' lines. */
         if (*c == 'c' && !((size_t)(end - c) >= 5 && memcmp(c, "cache", 5) == 0))

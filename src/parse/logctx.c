@@ -512,6 +512,10 @@ static bool is_bookkeeping(const char *q, const char *end)
 {
         size_t n = (size_t)(end - q);
 
+        /* Most BuildKit lines are a container's output ("1.234 text"): the
+         * first byte rules every word out. */
+        if (*q != 'C' && *q != 'D' && *q != '.' && *q != 's')
+                return false;
         if ((n == 6 && !memcmp(q, "CACHED", 6)) || (n == 8 && !memcmp(q, "CANCELED", 8)) ||
             (n == 3 && !memcmp(q, "...", 3)) || (n == 4 && !memcmp(q, "DONE", 4)))
                 return true;

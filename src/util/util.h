@@ -17,11 +17,15 @@ struct stat;
  * of bench-parse). */
 static inline int parse_u64(const char **cur, const char *end, uint64_t *ret)
 {
-        const char *p = *cur;
+        const char *p = *cur, *fast;
         uint64_t v = 0;
 
         if (p >= end || !(*p >= '0' && *p <= '9'))
                 return -EINVAL;
+        /* 19 digits never overflow: no bound check for them. */
+        fast = end - p > 19 ? p + 19 : end;
+        for (; p < fast && (*p >= '0' && *p <= '9'); p++)
+                v = v * 10 + (unsigned)(*p - '0');
         for (; p < end && (*p >= '0' && *p <= '9'); p++) {
                 unsigned d = (unsigned)(*p - '0');
                 /* Constant bounds: no division per digit (a hot path of the log parsers). */
