@@ -87,8 +87,9 @@ struct follow;
 extern const struct source_ops source_pid;
 int source_pid_open(long pid, struct source_pid **ret);
 /* The lines of fol (borrowed; watch --stage-log-dir) go to the recorder
- * before each sample, as run's output lines do. */
-void source_pid_follow(struct source_pid *s, struct follow *fol);
+ * before each sample, as run's output lines do (split into lines here).
+ * 0 or -ENOMEM. */
+int source_pid_follow(struct source_pid *s, struct follow *fol);
 /* The process's argv, malloc'd and NULL-terminated (empty when unknown);
  * NULL only when out of memory. */
 char **source_pid_argv(struct source_pid *s);
