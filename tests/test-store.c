@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "model/summary.h"
+#include "cmd/cmd-history.h"
 #include "model/targets.h"
 #include "model/units.h"
 #include "platform/procfs.h"
@@ -578,7 +579,8 @@ static void test_liveness(void **state)
         (void)gethostname(host, sizeof(host) - 1);
         ri.host = host;
         path_in(db, sizeof(db), "live.db");
-        assert_int_equal(store_open(db, true, 1000, &st), 0);
+        /* as the commands open it: this host, this boot, /proc */
+        assert_int_equal(history_store_open(db, true, 1000, &st), 0);
         assert_int_equal(recorder_self(&me), 0);
         /* a recorder that is gone: a child that exited */
         pid = fork();

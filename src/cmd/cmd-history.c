@@ -53,7 +53,7 @@ int history_open(const char *cmd, const struct history_opts *o, bool create, str
                 }
                 path = def;
         }
-        e = store_open(path, create, 2000, ret);
+        e = history_store_open(path, create, 2000, ret);
         if (e == -ENOENT && !create) {
                 fprintf(stderr,
                         "buildtel %s: history database '%s' does not exist (no run recorded yet)\n",

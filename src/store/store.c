@@ -163,7 +163,36 @@ struct store {
         sqlite3_stmt *ins_sample;
         size_t *sample_cols; /* column table index per bound parameter */
         size_t nsample_cols;
+        struct store_liveness lv; /* host and boot_id point at the two below */
+        char *lv_host, *lv_boot;
+        bool has_lv;
 };
+
+int store_set_liveness(struct store *st, const struct store_liveness *lv)
+{
+        char *host = strdup(lv->host ? lv->host : "");
+        char *boot = lv->boot_id ? strdup(lv->boot_id) : NULL;
+
+        if (!host || (lv->boot_id && !boot)) {
+                free(host);
+                free(boot);
+                return -ENOMEM;
+        }
+        free(st->lv_host);
+        free(st->lv_boot);
+        st->lv_host = host;
+        st->lv_boot = boot;
+        st->lv = *lv;
+        st->lv.host = host;
+        st->lv.boot_id = boot;
+        st->has_lv = true;
+        return 0;
+}
+
+const struct store_liveness *store_liveness(const struct store *st)
+{
+        return st->has_lv ? &st->lv : NULL;
+}
 
 int store_map_rc(sqlite3 *db, int rc)
 {
@@ -580,6 +609,8 @@ void store_close(struct store *st)
         sqlite3_finalize(st->ins_sample);
         sqlite3_close(st->db);
         free(st->sample_cols);
+        free(st->lv_host);
+        free(st->lv_boot);
         free(st);
 }
 
