@@ -45,6 +45,13 @@ int history_open(const char *cmd, const struct history_opts *o, bool create, str
 int history_list_begin(const char *cmd, int argc, char **argv, struct history_opts *o,
                        struct store **ret_st);
 
+/* The end of a listing command (status, layers), from n, what its walk
+ * returned: an error (said; exit 1), or the JSON array json (--json), or
+ * the rows in out, or the line empty when there were none. Frees json and
+ * out, closes st. Returns the exit status. */
+int history_list_end(const char *cmd, int n, struct json_t *json, struct dbuf *out,
+                     const char *empty, struct store *st);
+
 /* Print v as 2-space-indented JSON plus a newline. Returns 0 or 1. */
 int history_print_json(const struct json_t *v);
 
