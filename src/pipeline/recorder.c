@@ -2,6 +2,7 @@
 #include "pipeline/recorder.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@
 #include "platform/bkexec.h"
 #include "platform/cgroup-top.h"
 #include "platform/cgroup.h"
+#include "platform/procfs.h"
 #include "parse/linebuf.h"
 #include "pipeline/parseq.h"
 #include "platform/procfs.h"
@@ -41,6 +43,7 @@ struct recorder {
         const struct sink_ops *ops[16];
         void *state[16];
         bool failed[16];              /* its finish failed */
+        struct store_recorder self;   /* this process, for the history's running row */
         struct buildmetrics *metrics; /* targets from the build's own output */
         /* --ninja-log when the run started: only this run's records are read */
         bool ninja_existed;
@@ -157,6 +160,22 @@ static void close_sinks(struct recorder *r)
         r->nsinks = 0;
 }
 
+/* This process as the history sees a recorder; zeros when /proc cannot
+ * tell. */
+static void recorder_self(struct store_recorder *ret)
+{
+        _cleanup_close_ int root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct procfs_identity me;
+
+        *ret = (struct store_recorder){0};
+        if (root < 0 || procfs_self_identity(root, &me) < 0)
+                return;
+        ret->pid = me.pid;
+        ret->starttime = me.starttime;
+        _Static_assert(sizeof(ret->boot_id) == sizeof(me.boot_id), "the same boot id");
+        memcpy(ret->boot_id, me.boot_id, sizeof(ret->boot_id));
+}
+
 /* Open the sinks of list (NULL-terminated) in dir (NULL: a replay, which
  * writes no files); all or nothing. */
 static int open_list(struct recorder *r, const struct sink_ops *const *list, const char *dir)
@@ -173,6 +192,7 @@ static int open_list(struct recorder *r, const struct sink_ops *const *list, con
             .otlp = r->cfg.otlp,
             .userdata = r->cfg.sink_userdata,
             .no_report = r->cfg.no_report,
+            .recorder = &r->self,
         };
         int e;
 
@@ -588,6 +608,7 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                         return e;
                 }
         } else {
+                recorder_self(&r->self);
                 (void)setup_sinks(r);
         }
         r->page_bytes = (double)sysconf(_SC_PAGESIZE);
