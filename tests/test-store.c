@@ -34,7 +34,7 @@
 #include "store/history.h"
 #include "store/store.h"
 #include "util/util.h"
-#include "recorder-self.h"
+#include "pipeline/recorder.h"
 
 static char dir[256];
 

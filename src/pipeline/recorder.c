@@ -160,20 +160,23 @@ static void close_sinks(struct recorder *r)
         r->nsinks = 0;
 }
 
-/* This process as the history sees a recorder; zeros when /proc cannot
- * tell. */
-static void recorder_self(struct store_recorder *ret)
+int recorder_self(struct store_recorder *ret)
 {
         _cleanup_close_ int root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         struct procfs_identity me;
+        int e;
 
         *ret = (struct store_recorder){0};
-        if (root < 0 || procfs_self_identity(root, &me) < 0)
-                return;
+        if (root < 0)
+                return -errno;
+        e = procfs_self_identity(root, &me);
+        if (e < 0)
+                return e;
         ret->pid = me.pid;
         ret->starttime = me.starttime;
         _Static_assert(sizeof(ret->boot_id) == sizeof(me.boot_id), "the same boot id");
         memcpy(ret->boot_id, me.boot_id, sizeof(ret->boot_id));
+        return 0;
 }
 
 /* Open the sinks of list (NULL-terminated) in dir (NULL: a replay, which
@@ -608,7 +611,7 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                         return e;
                 }
         } else {
-                recorder_self(&r->self);
+                (void)recorder_self(&r->self); /* zeros when /proc cannot tell */
                 (void)setup_sinks(r);
         }
         r->page_bytes = (double)sysconf(_SC_PAGESIZE);

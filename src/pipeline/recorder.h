@@ -117,5 +117,11 @@ void recorder_poll(struct recorder *r, const struct pollfd *p, size_t n);
 /* The summary so far (complete after recorder_finish), owned by r. */
 const struct summary *recorder_summary(const struct recorder *r);
 
+/* This process as the history sees a recorder (store.h: pid, start time,
+ * boot id, from /proc), for the sqlite sink's running row. 0 or -errno,
+ * with *ret zeroed. */
+struct store_recorder;
+int recorder_self(struct store_recorder *ret);
+
 /* The default log directory (malloc'd), from XDG_STATE_HOME or HOME. */
 char *recorder_default_log_dir(void);
