@@ -26,7 +26,7 @@ struct fx {
         int dfd;
         struct follow *f;
         struct linebuf *lb; /* the bytes split as watch splits them (source-pid.c) */
-        struct dbuf got; /* lines delivered, each followed by '|' ('!' when truncated) */
+        struct dbuf got;    /* lines delivered, each followed by '|' ('!' when truncated) */
         size_t nlines;
 };
 

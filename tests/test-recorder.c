@@ -35,12 +35,12 @@ static char *M(const char *s)
 
 struct probe {
         int opened, closed, finished;
-        const char *log_dir;   /* as open saw it */
-        void *userdata;        /* sink_ctx.userdata */
-        uint64_t seen[8];      /* m->summary->samples at each sample */
-        double mem[8];         /* each sample's mem_used_bytes */
+        const char *log_dir; /* as open saw it */
+        void *userdata;      /* sink_ctx.userdata */
+        uint64_t seen[8];    /* m->summary->samples at each sample */
+        double mem[8];       /* each sample's mem_used_bytes */
         size_t nsamples;
-        char out[256];         /* output, as given */
+        char out[256]; /* output, as given */
         size_t outlen;
         const struct targets *fin_targets; /* the model at finish */
         const struct run_facts *fin_facts;

@@ -103,13 +103,24 @@ static void fixed_samples(struct fx *x)
 static void fixed_targets(struct fx *x)
 {
         static const struct step_fact steps[] = {
-            {.name = "[build 1/2] FROM debian", .target = 0, .start_s = 0.2, .end_s = 0.4,
-             .step = true, .cached = true},
-            {.name = "[build 2/2] RUN make", .target = 0, .start_s = 0.5, .end_s = 1.8,
+            {.name = "[build 1/2] FROM debian",
+             .target = 0,
+             .start_s = 0.2,
+             .end_s = 0.4,
+             .step = true,
+             .cached = true},
+            {.name = "[build 2/2] RUN make",
+             .target = 0,
+             .start_s = 0.5,
+             .end_s = 1.8,
              .step = true},
         };
-        struct unit u = {.kind = UNITS_COMPILE, .first_s = 0.5, .last_s = 1.5, .peak_mb = 120,
-                         .peak_s = 1, .cpu_s = 0.9};
+        struct unit u = {.kind = UNITS_COMPILE,
+                         .first_s = 0.5,
+                         .last_s = 1.5,
+                         .peak_mb = 120,
+                         .peak_s = 1,
+                         .cpu_s = 0.9};
 
         x->ts = calloc(1, sizeof(*x->ts));
         assert_non_null(x->ts);
@@ -258,9 +269,8 @@ static void want_csv(struct fx *x, struct dbuf *w)
 {
         assert_int_equal(sample_csv_header(w), 0);
         for (size_t i = 0; i < NSAMPLES; i++)
-                assert_int_equal((x->ctx.csv_safe ? sample_csv_format_safe : sample_csv_format)(
-                                     &x->s[i], w),
-                                 0);
+                assert_int_equal(
+                    (x->ctx.csv_safe ? sample_csv_format_safe : sample_csv_format)(&x->s[i], w), 0);
 }
 
 static void want_buildlog(struct fx *x, struct dbuf *w)
@@ -396,11 +406,13 @@ static void test_report_step_summary(void **state)
         struct fx *x = *state;
         char path[128];
         struct dbuf got = DBUF_INIT, one = DBUF_INIT;
-        static const char *const files[] = {
-            "resources-fixed.csv",          "resources-fixed.summary.txt",
-            "resources-fixed.summary.json", "resources-fixed.targets.json",
-            "build-fixed.log",              "report-fixed.html",
-            NULL};
+        static const char *const files[] = {"resources-fixed.csv",
+                                            "resources-fixed.summary.txt",
+                                            "resources-fixed.summary.json",
+                                            "resources-fixed.targets.json",
+                                            "build-fixed.log",
+                                            "report-fixed.html",
+                                            NULL};
 
         snprintf(path, sizeof(path), "%s/step-summary.md", x->dir);
         assert_int_equal(setenv("GITHUB_STEP_SUMMARY", path, 1), 0);

@@ -1309,13 +1309,15 @@ static void test_run_delete(void **state)
         /* a table of a newer schema, without ON DELETE: found and emptied,
          * or the foreign key would refuse the delete */
         assert_int_equal(sqlite3_open(db, &raw), SQLITE_OK);
-        assert_int_equal(sqlite3_exec(raw,
-                                      "CREATE TABLE later (run INTEGER NOT NULL REFERENCES runs(id),"
-                                      " x INTEGER);"
-                                      "INSERT INTO later SELECT id, 1 FROM runs",
-                                      NULL, NULL, NULL),
-                         SQLITE_OK);
-        assert_true(rows_of(raw, a) >= 9); /* 3 samples, target, step, edges, unit, 2 snaps, later */
+        assert_int_equal(
+            sqlite3_exec(raw,
+                         "CREATE TABLE later (run INTEGER NOT NULL REFERENCES runs(id),"
+                         " x INTEGER);"
+                         "INSERT INTO later SELECT id, 1 FROM runs",
+                         NULL, NULL, NULL),
+            SQLITE_OK);
+        assert_true(rows_of(raw, a) >=
+                    9); /* 3 samples, target, step, edges, unit, 2 snaps, later */
         before_b = rows_of(raw, b);
 
         assert_int_equal(store_run_delete(st, a), 0);

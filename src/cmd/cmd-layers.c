@@ -96,5 +96,6 @@ int cmd_layers(int argc, char **argv)
         if (n >= 0)
                 n = store_layers_each(st, o.since, o.limit, add_layer, &l);
         return history_list_end("layers", n, l.json, &out,
-                                "no targets recorded (layer figures come from BuildKit builds)", st);
+                                "no targets recorded (layer figures come from BuildKit builds)",
+                                st);
 }

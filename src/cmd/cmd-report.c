@@ -28,7 +28,6 @@
 #include "store/store.h"
 #include "util/util.h"
 
-
 static const char usage[] = "usage: buildtel report [-o FILE|-] [--format html|markdown] "
                             "[--near-oom-mb N] [--low-disk-gb N] [--db PATH] [RUN|FILE.csv]\n";
 

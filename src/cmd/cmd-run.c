@@ -76,7 +76,9 @@ static int make_cgroup(const struct common_opts *o, const struct run_info *ri, s
                 fprintf(stderr,
                         "buildtel: note: no cgroup for the build (%s): --cgroup=none, its figures "
                         "are estimates from /proc\n",
-                        why[0] ? why : e == -ENOENT ? "none mounted" : strerror(-e));
+                        why[0]         ? why
+                        : e == -ENOENT ? "none mounted"
+                                       : strerror(-e));
                 cfg.mode = CGROUP_MODE_NONE;
                 e = cgroup_new(&cfg, ret);
         }

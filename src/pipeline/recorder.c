@@ -1058,8 +1058,7 @@ static void note_execs(struct recorder *r, const struct targets *ts)
         for (uint32_t j = 0; ts && j < ts->nstepv; j++) {
                 const struct step_fact *st = &ts->stepv[j];
 
-                if (st->cached ||
-                    bkrun_vertex_cmd(st->name, strlen(st->name), c, sizeof(c)) <= 0)
+                if (st->cached || bkrun_vertex_cmd(st->name, strlen(st->name), c, sizeof(c)) <= 0)
                         continue;
                 runs++;
                 measured += st->exec.set;
@@ -1067,22 +1066,26 @@ static void note_execs(struct recorder *r, const struct targets *ts)
         if (!runs || !r->bk)
                 return;
         if (measured == 0 && geteuid() != 0)
-                note(r, "BuildKit ran the %u RUN step(s) in the daemon's cgroups, which only root "
-                        "can read: the build's figures cover the docker client alone",
+                note(r,
+                     "BuildKit ran the %u RUN step(s) in the daemon's cgroups, which only root "
+                     "can read: the build's figures cover the docker client alone",
                      runs);
         else if (measured == 0 && r->driver[0] && strcmp(r->driver, "docker") != 0)
-                note(r, "the %s driver runs BuildKit out of reach (a container or another host): "
-                        "its %u RUN step(s) were not measured; the build's figures cover the "
-                        "docker client alone",
+                note(r,
+                     "the %s driver runs BuildKit out of reach (a container or another host): "
+                     "its %u RUN step(s) were not measured; the build's figures cover the "
+                     "docker client alone",
                      r->driver, runs);
         else if (measured == 0)
-                note(r, "no exec cgroup of this build's %u RUN step(s) was found on this machine "
-                        "(a remote daemon, one in a VM, or steps shorter than %.1f s): the "
-                        "build's figures cover the docker client alone",
+                note(r,
+                     "no exec cgroup of this build's %u RUN step(s) was found on this machine "
+                     "(a remote daemon, one in a VM, or steps shorter than %.1f s): the "
+                     "build's figures cover the docker client alone",
                      runs, RECORDER_EXEC_POLL_S);
         else if (measured < runs)
-                note(r, "%u of %u RUN steps were measured inside BuildKit (the others ended "
-                        "between two reads); the build's figures include those %u",
+                note(r,
+                     "%u of %u RUN steps were measured inside BuildKit (the others ended "
+                     "between two reads); the build's figures include those %u",
                      measured, runs, measured);
 }
 

@@ -25,9 +25,9 @@ struct source_child {
         int status, signal;
         double exit_mono;
         double grace;
-        int forwarded;     /* last signal we passed on, for the exit path */
-        bool subreaper;    /* orphans of the build are ours to reap (--cgroup=none) */
-        int idx[3];        /* where pollfds put stdout, stderr, the pidfd; -1 none */
+        int forwarded;                  /* last signal we passed on, for the exit path */
+        bool subreaper;                 /* orphans of the build are ours to reap (--cgroup=none) */
+        int idx[3];                     /* where pollfds put stdout, stderr, the pidfd; -1 none */
         const struct source_live *live; /* run --live's status line, borrowed; NULL: none */
 };
 

@@ -17,7 +17,7 @@
 
 struct source_pid {
         struct procfs *pfs;
-        struct follow *fol; /* borrowed; NULL: none */
+        struct follow *fol;    /* borrowed; NULL: none */
         struct linebuf *lines; /* fol's bytes split into lines */
         long pid;
         uint64_t starttime;

@@ -3,7 +3,6 @@
 
 #include <stddef.h>
 
-
 /* Follows the newest regular file in a directory, as `tail -F` would, and
  * switches to a newer one when it appears. Used by `watch --stage-log-dir`
  * to know what an already running build is doing. */

@@ -51,8 +51,8 @@ enum phase {
 
 struct sqlite_state {
         enum phase phase;
-        bool unmarked;  /* the database failed; its running row not yet marked so */
-        int reserve_fd; /* room held on the database's file system; -1: none */
+        bool unmarked;              /* the database failed; its running row not yet marked so */
+        int reserve_fd;             /* room held on the database's file system; -1: none */
         struct store_recorder self; /* who writes the running row (sink_ctx) */
         char *path;
         const struct run_info *run;

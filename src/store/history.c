@@ -82,15 +82,16 @@
         X(NEAR_OOM_MB, "CASE WHEN json_valid(r.summary_json) THEN"                                 \
                        " json_extract(r.summary_json, '$.thresholds.near_oom_mb') END")            \
         X(LOW_DISK_GB, "CASE WHEN json_valid(r.summary_json) THEN"                                 \
-                       " json_extract(r.summary_json, '$.thresholds.low_disk_gb') END")           \
+                       " json_extract(r.summary_json, '$.thresholds.low_disk_gb') END")            \
         X(BUILD_PEAK, SUMMARY_AT("$.build.mem_peak_mb.value"))                                     \
         X(BUILD_ANON_PEAK, SUMMARY_AT("$.build.mem_anon_peak_mb.value"))                           \
         X(UNIT_NAME, SUMMARY_AT("$.units[0].name"))                                                \
         X(UNIT_TOOL, SUMMARY_AT("$.units[0].tool"))                                                \
         X(UNIT_PEAK, SUMMARY_AT("$.units[0].peak_mb"))                                             \
-        X(JOBS, "CASE WHEN json_valid(r.summary_json) THEN (SELECT json_extract(j.value, '$.text')" \
-                " FROM json_each(r.summary_json, '$.readings') j"                                   \
-                " WHERE json_extract(j.value, '$.id') = 'jobs') END")
+        X(JOBS,                                                                                    \
+          "CASE WHEN json_valid(r.summary_json) THEN (SELECT json_extract(j.value, '$.text')"      \
+          " FROM json_each(r.summary_json, '$.readings') j"                                        \
+          " WHERE json_extract(j.value, '$.id') = 'jobs') END")
 
 #define RUN_ENUM(e, sql) RC_##e,
 enum { RUN_COLUMNS(RUN_ENUM) RC_COUNT };

@@ -576,9 +576,8 @@ int store_open(const char *path, bool create, int busy_ms, struct store **ret)
         }
         sqlite3_extended_result_codes(st->db, 1);
         sqlite3_busy_timeout(st->db, busy_ms);
-        rc = sqlite3_create_function(st->db, "run_duration", 3,
-                                     SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_run_duration,
-                                     NULL, NULL);
+        rc = sqlite3_create_function(st->db, "run_duration", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                     NULL, sql_run_duration, NULL, NULL);
         if (rc != SQLITE_OK) {
                 r = store_map_rc(st->db, rc);
                 store_close(st);
@@ -1050,9 +1049,9 @@ static int64_t get_run_count(struct store *st, int64_t run, const char *col)
 /* The 13 exec columns of a step from column i on: NULL when not measured. */
 static void bind_step_exec(sqlite3_stmt *s, int i, const struct step_exec *e)
 {
-        const double v[] = {e->cpu_s,          e->mem_peak_bytes, e->anon_peak_bytes,
-                            e->io_read_bytes,  e->io_write_bytes, e->net_rx_bytes,
-                            e->net_tx_bytes,   e->oom_kills,      e->oom_at_s};
+        const double v[] = {e->cpu_s,         e->mem_peak_bytes, e->anon_peak_bytes,
+                            e->io_read_bytes, e->io_write_bytes, e->net_rx_bytes,
+                            e->net_tx_bytes,  e->oom_kills,      e->oom_at_s};
 
         for (int k = 0; k < 13; k++)
                 sqlite3_bind_null(s, i + k);
@@ -1076,9 +1075,9 @@ static void copy_text(char *dst, size_t cap, const char *src)
 /* The exec columns read back (column i on). */
 static void step_exec_row(sqlite3_stmt *s, int i, struct step_exec *e)
 {
-        double *v[] = {&e->cpu_s,          &e->mem_peak_bytes, &e->anon_peak_bytes,
-                       &e->io_read_bytes,  &e->io_write_bytes, &e->net_rx_bytes,
-                       &e->net_tx_bytes,   &e->oom_kills,      &e->oom_at_s};
+        double *v[] = {&e->cpu_s,         &e->mem_peak_bytes, &e->anon_peak_bytes,
+                       &e->io_read_bytes, &e->io_write_bytes, &e->net_rx_bytes,
+                       &e->net_tx_bytes,  &e->oom_kills,      &e->oom_at_s};
         int64_t n = store_col_count(s, i);
 
         step_exec_clear(e);
@@ -1242,8 +1241,7 @@ static int edge_row(void *ctx, sqlite3_stmt *s)
                 d = &ts->edgev[ts->nedgev++];
         if (d) {
                 *d = e;
-                copy_utf8(d->output, sizeof(d->output), out ? out : "",
-                                   out ? strlen(out) : 0);
+                copy_utf8(d->output, sizeof(d->output), out ? out : "", out ? strlen(out) : 0);
         }
         return 0;
 }
