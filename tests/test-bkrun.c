@@ -176,9 +176,8 @@ static void test_netdev(void **state)
             "   0    0    0     0       0          0\n"
             "  eth1:      4       1    0    0    0     0          0         0        6       1 "
             "   0    0    0     0       0          0\n";
-        static const char lo_only[] =
-            "Inter-|   Receive |  Transmit\n face |bytes |bytes\n"
-            "    lo:  500 5 0 0 0 0 0 0  500 5 0 0 0 0 0 0\n";
+        static const char lo_only[] = "Inter-|   Receive |  Transmit\n face |bytes |bytes\n"
+                                      "    lo:  500 5 0 0 0 0 0 0  500 5 0 0 0 0 0 0\n";
         uint64_t rx = 1, tx = 1;
 
         (void)state;
@@ -211,12 +210,10 @@ static void test_bundle_args(void **state)
         assert_memory_equal(out, want, sizeof(want));
         assert_int_equal(bkexec_bundle_args_parse("{\"args\":[\"x\"]}", 14, out, sizeof(out)),
                          -EINVAL);
-        assert_int_equal(bkexec_bundle_args_parse("{\"process\":{\"args\":[\"x", 23, out,
-                                                  sizeof(out)),
-                         -EINVAL);
-        assert_int_equal(bkexec_bundle_args_parse("{\"process\":{\"args\":[]}}", 23, out,
-                                                  sizeof(out)),
-                         -EINVAL);
+        assert_int_equal(
+            bkexec_bundle_args_parse("{\"process\":{\"args\":[\"x", 23, out, sizeof(out)), -EINVAL);
+        assert_int_equal(
+            bkexec_bundle_args_parse("{\"process\":{\"args\":[]}}", 23, out, sizeof(out)), -EINVAL);
         /* a small buffer keeps what fits */
         n = bkexec_bundle_args_parse(cfg, sizeof(cfg) - 1, out, 6);
         assert_true(n > 0 && n <= 6);
@@ -235,9 +232,8 @@ static void test_kmsg(void **state)
         assert_string_equal(o.memcg, "/bxexectest/buildkit/6y53e8");
         assert_string_equal(o.task, "tail");
         assert_int_equal(o.pid, 24076);
-        assert_int_equal(bkexec_kmsg_oom_parse("3,975,1,-;Memory cgroup out of memory: Killed", 45,
-                                               &o),
-                         0);
+        assert_int_equal(
+            bkexec_kmsg_oom_parse("3,975,1,-;Memory cgroup out of memory: Killed", 45, &o), 0);
         assert_int_equal(bkexec_kmsg_oom_parse("6,1,1,-;oom-kill:constraint=X,task=a", 36, &o),
                          -EINVAL);
         assert_int_equal(bkexec_kmsg_oom_parse("no semicolon", 12, &o), 0);
@@ -272,7 +268,7 @@ static void test_step_sums(void **state)
         v[1].target = 1;
         step_exec_add(&v[1].exec, &b);
         step_exec_add(&v[1].exec, &a); /* two execs for one step */
-        v[2].target = 1;                /* not measured */
+        v[2].target = 1;               /* not measured */
         assert_int_equal(v[1].exec.execs, 2);
         assert_true(v[1].exec.mem_peak_bytes == 300);
         assert_true(v[1].exec.cpu_s == 3);
@@ -319,10 +315,10 @@ static void test_drives(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_vertex_cmd),  cmocka_unit_test(test_argv_cmd),
-            cmocka_unit_test(test_feed_line),   cmocka_unit_test(test_driver),
-            cmocka_unit_test(test_netdev),      cmocka_unit_test(test_bundle_args),
-            cmocka_unit_test(test_kmsg),        cmocka_unit_test(test_step_sums),
+            cmocka_unit_test(test_vertex_cmd), cmocka_unit_test(test_argv_cmd),
+            cmocka_unit_test(test_feed_line),  cmocka_unit_test(test_driver),
+            cmocka_unit_test(test_netdev),     cmocka_unit_test(test_bundle_args),
+            cmocka_unit_test(test_kmsg),       cmocka_unit_test(test_step_sums),
             cmocka_unit_test(test_drives),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -327,7 +327,6 @@ static void test_top(void **state)
         assert_int_equal(t.e[2].pid, 103);
 }
 
-
 /* The OOM killer's report: the victim of the build's memcg only. */
 static void test_kmsg(void **state)
 {
@@ -388,9 +387,10 @@ static void test_kmsg(void **state)
                 }
         }
         /* a comm longer than the buffer is cut */
-        assert_int_equal(cgroup_kmsg_victim_parse(A("oom-kill:task_memcg=/r,task=abcdefghijk,pid=5\n"),
-                                                  "/r", &pid, comm, sizeof(comm)),
-                         1);
+        assert_int_equal(
+            cgroup_kmsg_victim_parse(A("oom-kill:task_memcg=/r,task=abcdefghijk,pid=5\n"), "/r",
+                                     &pid, comm, sizeof(comm)),
+            1);
         assert_string_equal(comm, "abcdefg");
         assert_int_equal(cgroup_kmsg_victim_parse(NULL, 0, NULL, &pid, comm, 8), -EINVAL);
 }
@@ -428,7 +428,6 @@ static void test_v2_plan(void **state)
                                  cases[i].want);
         }
 }
-
 
 /* ---- setup on fake trees: a root dir holding proc/self/{mountinfo,cgroup}
  * and the cgroup files, as cgroup_new reads them relative to cfg->root ---- */
@@ -481,8 +480,9 @@ static void rm_tree(const char *dir)
 static void test_setup_fake(void **state)
 {
         static const char v2mi[] = "30 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
-        static const char hymi[] = "41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
-                                   "35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n";
+        static const char hymi[] =
+            "41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
+            "35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n";
         static const struct {
                 const char *name, *mountinfo, *self, *own, *controllers;
                 bool others; /* another process shares our cgroup */
@@ -497,8 +497,8 @@ static void test_setup_fake(void **state)
              "(--cgroup=hybrid reads them from v1)", NULL, NULL},
             /* a root service without Delegate=, with no systemd to ask */
             {"shared service cgroup", v2mi, "0::/system.slice/ci.service\n",
-             "sys/fs/cgroup/system.slice/ci.service", "memory pids", true, -EBUSY, NULL,
-             NULL, "holds 1 other process(es)"},
+             "sys/fs/cgroup/system.slice/ci.service", "memory pids", true, -EBUSY, NULL, NULL,
+             "holds 1 other process(es)"},
         };
 
         (void)state;
@@ -563,12 +563,12 @@ static void test_setup_fake(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_mounts), cmocka_unit_test(test_mounts_escape),
-            cmocka_unit_test(test_self),   cmocka_unit_test(test_numbers),
-            cmocka_unit_test(test_io),     cmocka_unit_test(test_pressure),
-            cmocka_unit_test(test_procs),  cmocka_unit_test(test_modes),
-            cmocka_unit_test(test_labels), cmocka_unit_test(test_top),
-            cmocka_unit_test(test_kmsg),   cmocka_unit_test(test_v2_plan),
+            cmocka_unit_test(test_mounts),     cmocka_unit_test(test_mounts_escape),
+            cmocka_unit_test(test_self),       cmocka_unit_test(test_numbers),
+            cmocka_unit_test(test_io),         cmocka_unit_test(test_pressure),
+            cmocka_unit_test(test_procs),      cmocka_unit_test(test_modes),
+            cmocka_unit_test(test_labels),     cmocka_unit_test(test_top),
+            cmocka_unit_test(test_kmsg),       cmocka_unit_test(test_v2_plan),
             cmocka_unit_test(test_setup_fake),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

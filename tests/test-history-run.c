@@ -21,7 +21,7 @@
 #include "store/history-run.h"
 #include "store/store.h"
 #include "platform/procfs.h"
-#include "recorder-self.h"
+#include "pipeline/recorder.h"
 
 static char dir[256];
 static struct store *st;

@@ -15,8 +15,8 @@
 
 struct tcase {
         const char *argv[8];
-        int want;            /* 1 found, 0 not */
-        const char *dir;     /* when found */
+        int want;        /* 1 found, 0 not */
+        const char *dir; /* when found */
         enum ninjaargv_need need;
 };
 
@@ -24,7 +24,10 @@ static const struct tcase cases[] = {
     {{"ninja"}, 1, ".", NINJAARGV_NONE},
     {{"ninja", "-C", "build"}, 1, "build", NINJAARGV_NONE},
     {{"ninja", "-Cbuild", "all"}, 1, "build", NINJAARGV_NONE},
-    {{"/usr/bin/ninja", "-j", "4", "-C", "out/Release", "chrome"}, 1, "out/Release", NINJAARGV_NONE},
+    {{"/usr/bin/ninja", "-j", "4", "-C", "out/Release", "chrome"},
+     1,
+     "out/Release",
+     NINJAARGV_NONE},
     {{"ninja", "-C", "a", "-C", "b"}, 1, "b", NINJAARGV_NONE},
     {{"ninja", "-C"}, 0, NULL, 0},
     {{"ninja-build", "-C", "x"}, 1, "x", NINJAARGV_NONE},
@@ -32,7 +35,10 @@ static const struct tcase cases[] = {
     {{"env", "CCACHE_DIR=/c", "ninja", "-C", "b"}, 1, "b", NINJAARGV_NONE},
     {{"env"}, 0, NULL, 0},
     {{"cmake", "--build", "build"}, 1, "build", NINJAARGV_BUILD_NINJA},
-    {{"cmake", "--build", "build", "-j", "8", "--target", "all"}, 1, "build", NINJAARGV_BUILD_NINJA},
+    {{"cmake", "--build", "build", "-j", "8", "--target", "all"},
+     1,
+     "build",
+     NINJAARGV_BUILD_NINJA},
     {{"cmake", "--build=out"}, 1, "out", NINJAARGV_BUILD_NINJA},
     {{"cmake", "--build", "--preset", "dev"}, 0, NULL, 0},
     {{"cmake", "--build"}, 0, NULL, 0},
@@ -61,8 +67,8 @@ static void test_cases(void **state)
                         fail_msg("case %zu (%s ...): %d, not %d", c,
                                  t->argv[0] ? t->argv[0] : "(empty)", r, t->want);
                 if (r == 1 && (strcmp(dir, t->dir) != 0 || need != t->need))
-                        fail_msg("case %zu (%s): dir '%s' need %d, not '%s' %d", c, t->argv[0],
-                                 dir, (int)need, t->dir, (int)t->need);
+                        fail_msg("case %zu (%s): dir '%s' need %d, not '%s' %d", c, t->argv[0], dir,
+                                 (int)need, t->dir, (int)t->need);
                 if (r == 0 && strcmp(dir, "unset") != 0)
                         fail_msg("case %zu: dir set when not found", c);
         }

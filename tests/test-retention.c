@@ -59,7 +59,11 @@ static const struct tcase cases[] = {
      {1, 2, 3, 4},
      {4, 4, 3, 1},
      "0011"},
-    {"max 10 MiB, 10 in all: none go", {.max_bytes = 10 * MB}, "ffff", {1, 2, 3, 4}, {4, 4, 1, 1},
+    {"max 10 MiB, 10 in all: none go",
+     {.max_bytes = 10 * MB},
+     "ffff",
+     {1, 2, 3, 4},
+     {4, 4, 1, 1},
      "0000"},
     {"max 10 MiB exactly fills", {.max_bytes = 10 * MB}, "fff", {1, 2, 3}, {4, 6, 1}, "001"},
     {"max 10 MiB, one run bigger than the limit goes with the older",
@@ -114,8 +118,7 @@ static void test_cases(void **state)
                 marked = retention_decide(&t->p, runs, n, NOW, go);
                 for (size_t i = 0; i < n; i++)
                         if (go[i] != (t->want[i] == '1'))
-                                fail_msg("%s: run %zu %s", t->name, i,
-                                         go[i] ? "removed" : "kept");
+                                fail_msg("%s: run %zu %s", t->name, i, go[i] ? "removed" : "kept");
                 if (marked != want_n)
                         fail_msg("%s: %zu marked, not %zu", t->name, marked, want_n);
         }

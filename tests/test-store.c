@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "model/summary.h"
+#include "cmd/cmd-history.h"
 #include "model/targets.h"
 #include "model/units.h"
 #include "platform/procfs.h"
@@ -33,7 +34,7 @@
 #include "store/history.h"
 #include "store/store.h"
 #include "util/util.h"
-#include "recorder-self.h"
+#include "pipeline/recorder.h"
 
 static char dir[256];
 
@@ -578,7 +579,8 @@ static void test_liveness(void **state)
         (void)gethostname(host, sizeof(host) - 1);
         ri.host = host;
         path_in(db, sizeof(db), "live.db");
-        assert_int_equal(store_open(db, true, 1000, &st), 0);
+        /* as the commands open it: this host, this boot, /proc */
+        assert_int_equal(history_store_open(db, true, 1000, &st), 0);
         assert_int_equal(recorder_self(&me), 0);
         /* a recorder that is gone: a child that exited */
         pid = fork();
@@ -1307,13 +1309,15 @@ static void test_run_delete(void **state)
         /* a table of a newer schema, without ON DELETE: found and emptied,
          * or the foreign key would refuse the delete */
         assert_int_equal(sqlite3_open(db, &raw), SQLITE_OK);
-        assert_int_equal(sqlite3_exec(raw,
-                                      "CREATE TABLE later (run INTEGER NOT NULL REFERENCES runs(id),"
-                                      " x INTEGER);"
-                                      "INSERT INTO later SELECT id, 1 FROM runs",
-                                      NULL, NULL, NULL),
-                         SQLITE_OK);
-        assert_true(rows_of(raw, a) >= 9); /* 3 samples, target, step, edges, unit, 2 snaps, later */
+        assert_int_equal(
+            sqlite3_exec(raw,
+                         "CREATE TABLE later (run INTEGER NOT NULL REFERENCES runs(id),"
+                         " x INTEGER);"
+                         "INSERT INTO later SELECT id, 1 FROM runs",
+                         NULL, NULL, NULL),
+            SQLITE_OK);
+        assert_true(rows_of(raw, a) >=
+                    9); /* 3 samples, target, step, edges, unit, 2 snaps, later */
         before_b = rows_of(raw, b);
 
         assert_int_equal(store_run_delete(st, a), 0);

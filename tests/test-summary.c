@@ -600,7 +600,6 @@ static void test_write_files(void **state)
         free(s);
 }
 
-
 /* The OOM victim: the kernel's report when a row has one, else the process
  * that vanished, else the last one sampled; a build killed before the
  * first tick (baseline row, final row) still gets the kernel's. */
@@ -623,28 +622,60 @@ static void test_oom_victim(void **state)
         } cases[] = {
             {"before the first tick: the kernel's",
              {{0, NULL, NAN, "", NAN}, {1, NULL, NAN, "cgload", 42}},
-             2, "cgload", "kernel", 42, 0},
+             2,
+             "cgload",
+             "kernel",
+             42,
+             0},
             {"before the first tick, no report: unknown",
              {{0, NULL, NAN, "", NAN}, {1, NULL, NAN, "", NAN}},
-             2, "", "", NAN, 0},
+             2,
+             "",
+             "",
+             NAN,
+             0},
             {"the kernel's beats the vanished one, and takes its label",
              {{0, "cc1plus big.cpp", 7, "", NAN}, {1, NULL, NAN, "cc1plus", 7}},
-             2, "cc1plus big.cpp", "kernel", 7, 0},
+             2,
+             "cc1plus big.cpp",
+             "kernel",
+             7,
+             0},
             {"no report: the one that vanished",
              {{0, "ld app", 9, "", NAN}, {0, "ld app", 9, "", NAN}, {1, "make", 3, "", NAN}},
-             3, "ld app", "last seen", 9, 0},
+             3,
+             "ld app",
+             "last seen",
+             9,
+             0},
             {"a stale report (the last kill's) is not this kill's victim",
              {{0, "b x", 6, "", NAN}, {1, NULL, NAN, "a", 5}, {2, NULL, NAN, "a", 5}},
-             3, "b x", "last seen", 6, 0},
+             3,
+             "b x",
+             "last seen",
+             6,
+             0},
             {"no report, never sampled, the build SIGKILLed: the build's process",
              {{0, NULL, NAN, "", NAN}, {1, NULL, NAN, "", NAN}},
-             2, "memhog", "the build", 4242, 9},
+             2,
+             "memhog",
+             "the build",
+             4242,
+             9},
             {"no report, never sampled, the build exited 1: unknown",
              {{0, NULL, NAN, "", NAN}, {1, NULL, NAN, "", NAN}},
-             2, "", "", NAN, 0},
+             2,
+             "",
+             "",
+             NAN,
+             0},
             {"the kernel's stays the kernel's when the build was SIGKILLed",
              {{0, NULL, NAN, "", NAN}, {1, NULL, NAN, "cc1", 77}},
-             2, "cc1", "kernel", 77, 9},
+             2,
+             "cc1",
+             "kernel",
+             77,
+             9},
         };
         char a0[] = "/usr/local/bin/memhog", a1[] = "300";
         char *argv[] = {a0, a1, NULL};
@@ -671,8 +702,8 @@ static void test_oom_victim(void **state)
                         summary_add(s, &smp);
                 }
                 {
-                        struct run_info ri = {.argv = argv, .pid = 4242,
-                                              .term_signal = cases[i].term_signal};
+                        struct run_info ri = {
+                            .argv = argv, .pid = 4242, .term_signal = cases[i].term_signal};
 
                         summary_end_run(s, &ri);
                 }

@@ -454,7 +454,7 @@ static void test_copy_utf8(void **state)
             {"abc", 8, "abc"},
             {"abcdef", 4, "abc"},
             {"abc", 4, "abc"},
-            {"ab\xc3\xa9", 4, "ab"},          /* é would end past cap - 1 */
+            {"ab\xc3\xa9", 4, "ab"},         /* é would end past cap - 1 */
             {"ab\xc3\xa9", 5, "ab\xc3\xa9"}, /* fits */
             {"a\xe2\x82\xac", 5, "a\xe2\x82\xac"},
             {"a\xe2\x82\xac", 4, "a"}, /* the euro sign does not fit with the NUL */

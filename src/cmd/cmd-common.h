@@ -106,8 +106,8 @@ struct common_opts {
         /* run */
         double grace;
         bool off;
-        bool trace_file; /* run --trace-file */
-        bool live;       /* run --live (BUILDTEL_LIVE=1) */
+        bool trace_file;     /* run --trace-file */
+        bool live;           /* run --live (BUILDTEL_LIVE=1) */
         bool kill_leftovers; /* run --kill-leftovers: detached daemons die with the build */
         const char *keep_runs, *keep_size; /* run --keep-runs, --keep-size */
         enum cgroup_mode cgroup_mode;

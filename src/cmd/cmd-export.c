@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 
 #include "cmd/cmd-common.h"
+#include "cmd/cmd-history.h"
 #include "cmd/cmd-trace.h"
 #include "cmd/cmd.h"
 #include "parse/runfiles.h"
@@ -213,7 +214,7 @@ static int find_in_db(const struct common_opts *o, const char *spec, struct stor
 
         if (!db)
                 return -ENOENT;
-        e = store_open(db, false, EXPORT_BUSY_MS, &st);
+        e = history_store_open(db, false, EXPORT_BUSY_MS, &st);
         if (e == -ENOENT) {
                 *ret_db = TAKE_PTR(db);
                 return -ENOENT;

@@ -53,7 +53,7 @@ int history_open(const char *cmd, const struct history_opts *o, bool create, str
                 }
                 path = def;
         }
-        e = store_open(path, create, 2000, ret);
+        e = history_store_open(path, create, 2000, ret);
         if (e == -ENOENT && !create) {
                 fprintf(stderr,
                         "buildtel %s: history database '%s' does not exist (no run recorded yet)\n",
@@ -282,4 +282,25 @@ int history_list_begin(const char *cmd, int argc, char **argv, struct history_op
                 return EXIT_BT_USAGE;
         }
         return history_open(cmd, o, false, ret_st) ? 1 : -1;
+}
+
+int history_list_end(const char *cmd, int n, struct json_t *json, struct dbuf *out,
+                     const char *empty, struct store *st)
+{
+        int ret = 1;
+
+        if (n < 0)
+                fprintf(stderr, "buildtel %s: cannot read the history: %s\n", cmd,
+                        store_strerror(n));
+        else if (json)
+                ret = history_print_json(json);
+        else if (n == 0) {
+                printf("%s\n", empty);
+                ret = 0;
+        } else if (out->p && write_all(STDOUT_FILENO, out->p, out->len) >= 0)
+                ret = 0;
+        json_decref(json);
+        dbuf_release(out);
+        store_close(st);
+        return ret;
 }

@@ -30,6 +30,11 @@ struct history_opts {
 int history_opts_parse(const char *cmd, int argc, char **argv, struct history_opts *o,
                        int *ret_optind);
 
+/* store_open(), with what a reader needs to tell a running run from an
+ * incomplete one (store_set_liveness: this host, this boot, /proc). Every
+ * command that reads run rows opens the database through it. */
+int history_store_open(const char *path, bool create, int busy_ms, struct store **ret);
+
 /* Open the database for cmd; on failure print "buildtel CMD: history
  * database 'PATH': reason" and return 1 (0 on success). create: make the
  * file when missing (cache); without it a missing file is an error. */
@@ -39,6 +44,13 @@ int history_open(const char *cmd, const struct history_opts *o, bool create, str
  * command goes on, else the exit status (after printing why). */
 int history_list_begin(const char *cmd, int argc, char **argv, struct history_opts *o,
                        struct store **ret_st);
+
+/* The end of a listing command (status, layers), from n, what its walk
+ * returned: an error (said; exit 1), or the JSON array json (--json), or
+ * the rows in out, or the line empty when there were none. Frees json and
+ * out, closes st. Returns the exit status. */
+int history_list_end(const char *cmd, int n, struct json_t *json, struct dbuf *out,
+                     const char *empty, struct store *st);
 
 /* Print v as 2-space-indented JSON plus a newline. Returns 0 or 1. */
 int history_print_json(const struct json_t *v);

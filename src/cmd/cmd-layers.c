@@ -88,7 +88,6 @@ int cmd_layers(int argc, char **argv)
         ret = history_list_begin("layers", argc, argv, &o, &st);
         if (ret >= 0)
                 return ret;
-        ret = 1;
         if (o.json)
                 n = (l.json = json_array()) ? 0 : -ENOMEM;
         else
@@ -96,22 +95,7 @@ int cmd_layers(int argc, char **argv)
                                 "NODE", "NOTE");
         if (n >= 0)
                 n = store_layers_each(st, o.since, o.limit, add_layer, &l);
-        if (n < 0) {
-                fprintf(stderr, "buildtel layers: cannot read the history: %s\n",
-                        store_strerror(n));
-                goto out;
-        }
-        if (o.json) {
-                ret = history_print_json(l.json);
-        } else if (n == 0) {
-                printf("no targets recorded (layer figures come from BuildKit builds)\n");
-                ret = 0;
-        } else if (write_all(STDOUT_FILENO, out.p, out.len) >= 0) {
-                ret = 0;
-        }
-out:
-        json_decref(l.json);
-        dbuf_release(&out);
-        store_close(st);
-        return ret;
+        return history_list_end("layers", n, l.json, &out,
+                                "no targets recorded (layer figures come from BuildKit builds)",
+                                st);
 }

@@ -446,8 +446,9 @@ static const struct cmd_option {
      "take stage and context from the newest file in DIR,\n"
      "following it, and switching when a newer one appears",
      AT(stage_log_dir)},
-    {OPT_JSON, "json", NULL, 0, NULL, CMDS_SUMMARIZE | CMDS_STATUS | CMDS_INSPECT | CMDS_LAYERS |
-     CMDS_CACHE, OPTG_MAIN, "print the JSON form", AT(json)},
+    {OPT_JSON, "json", NULL, 0, NULL,
+     CMDS_SUMMARIZE | CMDS_STATUS | CMDS_INSPECT | CMDS_LAYERS | CMDS_CACHE, OPTG_MAIN,
+     "print the JSON form", AT(json)},
     {OPT_LIMIT, "limit", NULL, 0, "N", LISTS, OPTG_MAIN, "at most N rows (status: 20 by default)",
      CALL(set_limit)},
     {OPT_SINCE, "since", NULL, 0, "WHEN", LISTS, OPTG_MAIN,
@@ -595,10 +596,18 @@ static const struct {
         unsigned mask;
         const char *name;
 } cmd_names[] = {
-    {CMDS_RUN, "run"},         {CMDS_WATCH, "watch"},     {CMDS_SUMMARIZE, "summarize"},
-    {CMDS_EXPORT, "export"},   {CMDS_REPORT, "report"},   {CMDS_STATUS, "status"},
-    {CMDS_TOP, "top"},         {CMDS_INSPECT, "inspect"}, {CMDS_LAYERS, "layers"},
-    {CMDS_CACHE, "cache"},     {CMDS_IMPORT_BUILDX, "import-buildx"}, {CMDS_PRUNE, "prune"},
+    {CMDS_RUN, "run"},
+    {CMDS_WATCH, "watch"},
+    {CMDS_SUMMARIZE, "summarize"},
+    {CMDS_EXPORT, "export"},
+    {CMDS_REPORT, "report"},
+    {CMDS_STATUS, "status"},
+    {CMDS_TOP, "top"},
+    {CMDS_INSPECT, "inspect"},
+    {CMDS_LAYERS, "layers"},
+    {CMDS_CACHE, "cache"},
+    {CMDS_IMPORT_BUILDX, "import-buildx"},
+    {CMDS_PRUNE, "prune"},
 };
 
 unsigned cmd_mask(const char *name)

@@ -72,11 +72,12 @@ static bool run_id_safe(const char *s)
  * current one. malloc'd; NULL on ENOMEM. */
 static char *dir_of(const struct store_run *r, const char *log_dir)
 {
-        const char *slash = r->build_log && r->build_log[0] == '/' ? strrchr(r->build_log, '/')
-                                                                   : NULL;
+        const char *slash =
+            r->build_log && r->build_log[0] == '/' ? strrchr(r->build_log, '/') : NULL;
 
         if (slash)
-                return strndup(r->build_log, slash == r->build_log ? 1 : (size_t)(slash - r->build_log));
+                return strndup(r->build_log,
+                               slash == r->build_log ? 1 : (size_t)(slash - r->build_log));
         return strdup(log_dir);
 }
 
@@ -161,8 +162,8 @@ static int remove_files(const struct prune_run *p)
 
 /* Remove run i (files first: a row without files is found again by the
  * next prune, files without a row never would be). */
-static int prune_one(struct store *st, const struct prune_list *l, size_t i, bool dry,
-                     bool verbose, struct prune_result *res)
+static int prune_one(struct store *st, const struct prune_list *l, size_t i, bool dry, bool verbose,
+                     struct prune_result *res)
 {
         const struct prune_run *p = &l->v[i];
         char size[32];

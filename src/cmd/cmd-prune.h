@@ -21,9 +21,9 @@ int prune_limit_of(const char *cmd, const char *keep_runs, const char *keep_size
 
 /* What a prune did. */
 struct prune_result {
-        uint64_t runs, files, bytes;       /* removed (or, dry, to remove) */
-        uint64_t kept_runs, kept_bytes;    /* left */
-        uint64_t failed;                   /* runs that could not be removed */
+        uint64_t runs, files, bytes;    /* removed (or, dry, to remove) */
+        uint64_t kept_runs, kept_bytes; /* left */
+        uint64_t failed;                /* runs that could not be removed */
 };
 
 /* Apply p to the history at db_path (log_dir: where the runs whose rows

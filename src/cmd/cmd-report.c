@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd-common.h"
+#include "cmd/cmd-history.h"
 #include "cmd/cmd-runfiles.h"
 #include "cmd/cmd.h"
 #include "parse/runfiles.h"
@@ -26,7 +27,6 @@
 #include "store/history.h"
 #include "store/store.h"
 #include "util/util.h"
-
 
 static const char usage[] = "usage: buildtel report [-o FILE|-] [--format html|markdown] "
                             "[--near-oom-mb N] [--low-disk-gb N] [--db PATH] [RUN|FILE.csv]\n";
@@ -177,7 +177,7 @@ static int load_db(const struct common_opts *o, const char *spec, struct loaded 
 
         if (!db)
                 db = def = store_default_path();
-        e = db ? store_open(db, false, 2000, &st) : -ENOENT;
+        e = db ? history_store_open(db, false, 2000, &st) : -ENOENT;
         if (e < 0) {
                 fprintf(stderr,
                         "buildtel report: '%s' is neither a file nor a run (history "

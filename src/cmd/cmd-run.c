@@ -76,7 +76,9 @@ static int make_cgroup(const struct common_opts *o, const struct run_info *ri, s
                 fprintf(stderr,
                         "buildtel: note: no cgroup for the build (%s): --cgroup=none, its figures "
                         "are estimates from /proc\n",
-                        why[0] ? why : e == -ENOENT ? "none mounted" : strerror(-e));
+                        why[0]         ? why
+                        : e == -ENOENT ? "none mounted"
+                                       : strerror(-e));
                 cfg.mode = CGROUP_MODE_NONE;
                 e = cgroup_new(&cfg, ret);
         }
@@ -174,6 +176,32 @@ static void live_on_sample(void *userdata, const struct sample *s)
         struct run *R = userdata;
 
         live_sample(R->live, s, now_monotonic());
+}
+
+/* The live line as the child source sees it (pipeline/source.h). */
+static void lv_output(void *l, const char *buf, size_t len, double now)
+{
+        live_output(l, buf, len, now);
+}
+static void lv_update(void *l, double now)
+{
+        live_update(l, now);
+}
+static double lv_deadline(void *l)
+{
+        return live_deadline(l);
+}
+static void lv_resize(void *l, double now)
+{
+        live_resize(l, now);
+}
+static void lv_suspend(void *l)
+{
+        live_suspend(l);
+}
+static void lv_resume(void *l, double now)
+{
+        live_resume(l, now);
 }
 
 /* --live: the status line on stderr's terminal, or nothing at all. */
@@ -276,6 +304,13 @@ static void prune_at_end(struct run *R)
 static int supervise(struct run *R)
 {
         struct dbuf short_sum = DBUF_INIT;
+        struct source_live lv = {.userdata = R->live,
+                                 .output = lv_output,
+                                 .update = lv_update,
+                                 .deadline = lv_deadline,
+                                 .resize = lv_resize,
+                                 .suspend = lv_suspend,
+                                 .resume = lv_resume};
         int e, status, sig;
 
         R->ri.pid = source_child_pid(R->src);
@@ -283,7 +318,7 @@ static int supervise(struct run *R)
          * the build forked before this and keeps its own value. Lowering
          * needs privilege; without it this simply fails. */
         (void)procfs_set_self_oom_score_adj(-500);
-        source_child_set_live(R->src, R->live);
+        source_child_set_live(R->src, R->live ? &lv : NULL);
         e = loop_run(&source_child, R->src, R->rec, R->sfd);
         if (e < 0) {
                 /* The loop only fails if ppoll itself does; keep the build's

@@ -66,9 +66,9 @@ static int latest_text(struct dbuf *out, const struct store_run *run)
 
         if (run->unit_peak_name && isfinite(run->unit_peak_mb)) {
                 history_fmt_mib(run->unit_peak_mb, mib, sizeof(mib));
-                r = dbuf_printf(out, "\n%s: largest unit %s%s", run->info.run_id ? run->info.run_id : "",
-                                run->unit_peak_tool ? run->unit_peak_tool : "",
-                                run->unit_peak_tool ? " " : "");
+                r = dbuf_printf(
+                    out, "\n%s: largest unit %s%s", run->info.run_id ? run->info.run_id : "",
+                    run->unit_peak_tool ? run->unit_peak_tool : "", run->unit_peak_tool ? " " : "");
                 if (r >= 0)
                         r = history_put_clean(out, run->unit_peak_name, 120);
                 if (r >= 0)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd-common.h"
+#include "cmd/cmd-history.h"
 #include "cmd/cmd-runfiles.h"
 #include "cmd/cmd.h"
 #include "model/units.h"
@@ -119,7 +120,7 @@ static int summarize_db(struct common_opts *o, const char *spec)
                         spec);
                 return 1;
         }
-        e = store_open(db, false, 2000, &st);
+        e = history_store_open(db, false, 2000, &st);
         if (e == -ENOENT) {
                 fprintf(stderr,
                         "buildtel summarize: '%s' is neither a file nor a run (no history database "

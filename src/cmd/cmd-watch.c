@@ -85,7 +85,11 @@ int cmd_watch(int argc, char **argv)
                                 strerror(-e));
                         goto out;
                 }
-                source_pid_follow(src, fol);
+                e = source_pid_follow(src, fol);
+                if (e < 0) {
+                        fprintf(stderr, "buildtel watch: %s\n", strerror(-e));
+                        goto out;
+                }
         }
         sfd = loop_signalfd(false, &old_mask);
         if (sfd < 0) {

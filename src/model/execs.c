@@ -48,7 +48,8 @@ void step_exec_add(struct step_exec *to, const struct step_exec *e)
                 to->oom_at_s = e->oom_at_s;
                 memcpy(to->oom_victim, e->oom_victim, sizeof(to->oom_victim));
         }
-        if (e->peak_proc[0] && (isnan(to->peak_proc_bytes) || e->peak_proc_bytes > to->peak_proc_bytes)) {
+        if (e->peak_proc[0] &&
+            (isnan(to->peak_proc_bytes) || e->peak_proc_bytes > to->peak_proc_bytes)) {
                 to->peak_proc_bytes = e->peak_proc_bytes;
                 memcpy(to->peak_proc, e->peak_proc, sizeof(to->peak_proc));
         }
@@ -56,7 +57,8 @@ void step_exec_add(struct step_exec *to, const struct step_exec *e)
 
 void execs_target(const struct step_fact *v, uint32_t n, int target, struct target_exec *ret)
 {
-        struct target_exec t = {.mem_peak_bytes = NAN, .oom_kills = NAN, .cpu_s = NAN, .peak_step = -1};
+        struct target_exec t = {
+            .mem_peak_bytes = NAN, .oom_kills = NAN, .cpu_s = NAN, .peak_step = -1};
 
         for (uint32_t i = 0; v && i < n; i++) {
                 const struct step_exec *e = &v[i].exec;
@@ -89,15 +91,14 @@ json_t *execs_step_json(const struct step_exec *e)
 {
         if (!e->set)
                 return json_null();
-        return json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "execs",
-                         (json_int_t)e->execs, "cpu_s", num(e->cpu_s), "mem_peak_bytes",
-                         num(e->mem_peak_bytes), "anon_peak_bytes", num(e->anon_peak_bytes),
-                         "io_read_bytes", num(e->io_read_bytes), "io_write_bytes",
-                         num(e->io_write_bytes), "net_rx_bytes", num(e->net_rx_bytes),
-                         "net_tx_bytes", num(e->net_tx_bytes), "oom_kills", num(e->oom_kills),
-                         "oom_at_s", num(e->oom_at_s), "oom_victim", text_or_null(e->oom_victim),
-                         "peak_proc", text_or_null(e->peak_proc), "peak_proc_bytes",
-                         num(e->peak_proc_bytes));
+        return json_pack(
+            "{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "execs", (json_int_t)e->execs,
+            "cpu_s", num(e->cpu_s), "mem_peak_bytes", num(e->mem_peak_bytes), "anon_peak_bytes",
+            num(e->anon_peak_bytes), "io_read_bytes", num(e->io_read_bytes), "io_write_bytes",
+            num(e->io_write_bytes), "net_rx_bytes", num(e->net_rx_bytes), "net_tx_bytes",
+            num(e->net_tx_bytes), "oom_kills", num(e->oom_kills), "oom_at_s", num(e->oom_at_s),
+            "oom_victim", text_or_null(e->oom_victim), "peak_proc", text_or_null(e->peak_proc),
+            "peak_proc_bytes", num(e->peak_proc_bytes));
 }
 
 static double jnum(json_t *o, const char *key)
@@ -125,7 +126,8 @@ void execs_step_from_json(json_t *o, struct step_exec *e)
         if (!json_is_object(o) || !json_is_integer(n) || json_integer_value(n) < 0)
                 return;
         e->set = true;
-        e->execs = (uint32_t)(json_integer_value(n) > UINT32_MAX ? UINT32_MAX : json_integer_value(n));
+        e->execs =
+            (uint32_t)(json_integer_value(n) > UINT32_MAX ? UINT32_MAX : json_integer_value(n));
         e->cpu_s = jnum(o, "cpu_s");
         e->mem_peak_bytes = jnum(o, "mem_peak_bytes");
         e->anon_peak_bytes = jnum(o, "anon_peak_bytes");

@@ -19,17 +19,17 @@
  * execs could not be read); then every figure is NAN and the labels "". */
 struct step_exec {
         bool set;
-        uint32_t execs;                        /* exec cgroups seen for it */
-        double cpu_s;                          /* user + system */
-        double mem_peak_bytes;                 /* the kernel's peak of its cgroup */
-        double anon_peak_bytes;                /* the largest sampled anonymous memory */
-        double io_read_bytes, io_write_bytes;  /* block IO */
-        double net_rx_bytes, net_tx_bytes;     /* its network namespace, lo left out */
-        double oom_kills;                      /* the kernel's count of its cgroup */
-        double oom_at_s;                       /* the first kill seen, buildtel's clock */
-        char peak_proc[EXEC_LABEL_MAX + 1];    /* its largest process ("tail", "cc1 foo.c") */
-        double peak_proc_bytes;                /* that process's RSS then */
-        char oom_victim[EXEC_LABEL_MAX + 1];   /* the process the kill took, "" unknown */
+        uint32_t execs;                       /* exec cgroups seen for it */
+        double cpu_s;                         /* user + system */
+        double mem_peak_bytes;                /* the kernel's peak of its cgroup */
+        double anon_peak_bytes;               /* the largest sampled anonymous memory */
+        double io_read_bytes, io_write_bytes; /* block IO */
+        double net_rx_bytes, net_tx_bytes;    /* its network namespace, lo left out */
+        double oom_kills;                     /* the kernel's count of its cgroup */
+        double oom_at_s;                      /* the first kill seen, buildtel's clock */
+        char peak_proc[EXEC_LABEL_MAX + 1];   /* its largest process ("tail", "cc1 foo.c") */
+        double peak_proc_bytes;               /* that process's RSS then */
+        char oom_victim[EXEC_LABEL_MAX + 1];  /* the process the kill took, "" unknown */
 };
 
 /* One exec cgroup of this build, as last read. */

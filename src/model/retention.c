@@ -28,8 +28,8 @@ size_t retention_decide(const struct retention_policy *p, const struct retention
                 bool go = false;
 
                 if (!r->pinned) {
-                        full = full || (p->max_bytes > 0 && (bytes > p->max_bytes ||
-                                                             r->bytes > p->max_bytes - bytes));
+                        full = full || (p->max_bytes > 0 &&
+                                        (bytes > p->max_bytes || r->bytes > p->max_bytes - bytes));
                         go = full || (p->keep > 0 && kept >= p->keep) || too_old(p, r, now);
                 }
                 ret_prune[i] = go;

@@ -11,9 +11,9 @@
 
 /* The limits; a zero member is no limit of that kind. */
 struct retention_policy {
-        uint64_t keep;         /* keep at most this many runs, the newest */
-        double older_than_s;   /* remove runs that ended more than this long ago */
-        uint64_t max_bytes;    /* the newest runs' files up to this many bytes in all */
+        uint64_t keep;       /* keep at most this many runs, the newest */
+        double older_than_s; /* remove runs that ended more than this long ago */
+        uint64_t max_bytes;  /* the newest runs' files up to this many bytes in all */
 };
 
 /* One run as the policy sees it. */

@@ -72,7 +72,7 @@ struct summary_oom {
 struct summary_build {
         char mode[SAMPLE_MODE_MAX + 1]; /* the last row's cg_mode; "" when none was recorded */
         bool estimates; /* mode "none": the figures are estimates from the process tree */
-        double cpu_user_s, cpu_sys_s;   /* last values: counters */
+        double cpu_user_s, cpu_sys_s; /* last values: counters */
         struct summary_point
             mem_peak; /* the kernel's peak (cg_mem_peak_mb); first row to show it */
         struct summary_proc mem_peak_proc; /* the largest process then: the culprit */
@@ -89,7 +89,7 @@ struct summary_build {
         uint64_t noom;                   /* rises seen (oom[] holds the first SUMMARY_OOM_MAX) */
         struct summary_proc prev_top[3]; /* the previous row's top processes */
         double prev_oom_kills;
-        int victim_pending; /* rows left to find the last rise's victim */
+        int victim_pending;            /* rows left to find the last rise's victim */
         struct summary_proc last_seen; /* the largest process of the last row that had one */
         double kernel_victim_pid;      /* the oom_victim_pid taken last (NAN: none) */
 };

@@ -274,7 +274,6 @@ void targets_offer_edge(struct targets *ts, int64_t start_ms, int64_t end_ms, co
 void targets_keep_edge(struct targets *ts, int64_t start_ms, int64_t end_ms, const char *out,
                        size_t out_len);
 
-
 /* Note a compiler-cache stats block of tool seen in the log: a new one
  * (is_new), or more figures of the last one (a size printed after its
  * counters). */

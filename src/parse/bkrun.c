@@ -192,10 +192,11 @@ static int json_string(const char *s, const char *end, char *buf, size_t cap, co
                                 unsigned v = 0;
                                 for (int k = 1; k <= 4; k++) {
                                         char h = p + k < end ? p[k] : 'x';
-                                        unsigned d = h >= '0' && h <= '9'   ? (unsigned)(h - '0')
-                                                     : h >= 'a' && h <= 'f' ? (unsigned)(h - 'a' + 10)
-                                                     : h >= 'A' && h <= 'F' ? (unsigned)(h - 'A' + 10)
-                                                                            : 99;
+                                        unsigned d =
+                                            h >= '0' && h <= '9'   ? (unsigned)(h - '0')
+                                            : h >= 'a' && h <= 'f' ? (unsigned)(h - 'a' + 10)
+                                            : h >= 'A' && h <= 'F' ? (unsigned)(h - 'A' + 10)
+                                                                   : 99;
                                         if (d > 15)
                                                 return -1;
                                         v = v * 16 + d;
@@ -303,8 +304,8 @@ int bkrun_driver(const char *line, size_t len, char *out, size_t cap)
 
 static bool driver_word(const char *w, size_t n)
 {
-        static const char *const names[] = {"docker", "docker-buildx", "buildx", "buildctl",
-                                            "nerdctl", "podman", "docker-compose"};
+        static const char *const names[] = {"docker",  "docker-buildx", "buildx",        "buildctl",
+                                            "nerdctl", "podman",        "docker-compose"};
         const char *base = w;
 
         for (size_t i = 0; i < n; i++)

@@ -938,8 +938,7 @@ static void add_step(struct targets *ts, const struct vtx *v)
         struct step_fact f = {.target = v->target, .start_s = v->first, .end_s = v->end};
         double bk = NAN;
 
-        copy_utf8(f.name, sizeof(f.name), v->name ? v->name : "",
-                           v->name ? strlen(v->name) : 0);
+        copy_utf8(f.name, sizeof(f.name), v->name ? v->name : "", v->name ? strlen(v->name) : 0);
         if (!isnan(v->bk_started) && !isnan(v->bk_done) && v->bk_done >= v->bk_started)
                 bk = v->bk_done - v->bk_started;
         else if (!isnan(v->bk_secs))
@@ -1008,7 +1007,7 @@ static void count_vertex(struct buildkit *b, struct targets *ts, struct stepset 
         if (v->state == V_ERROR && ts->nfailed < TARGETS_FAILED_MAX) {
                 struct failed_step *f = &ts->failed[ts->nfailed++];
                 copy_utf8(f->name, sizeof(f->name), v->name ? v->name : "",
-                                   v->name ? strlen(v->name) : 0);
+                          v->name ? strlen(v->name) : 0);
                 f->target = v->target;
         }
         for (int k = first_t; k >= 0; k = bit_next(tm, k + 1)) {

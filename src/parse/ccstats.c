@@ -245,8 +245,8 @@ static uint64_t sum_counts(json_t *o)
 
         /* one count per language: out of range counts as none */
         json_object_foreach(counts, k, v) if (json_is_integer(v) &&
-                                              range_ok_i64(RANGE_EVENTS, json_integer_value(v)))
-            s = add_capped(s, (uint64_t)json_integer_value(v));
+                                              range_ok_i64(RANGE_EVENTS, json_integer_value(v))) s =
+            add_capped(s, (uint64_t)json_integer_value(v));
         return s;
 }
 
@@ -267,8 +267,7 @@ static int feed_sccache_json(struct ccstats_parser *p, const char *line, size_t 
                 p->cur.size_bytes = int_or_unknown(json_object_get(root, "cache_size"));
                 p->cur.max_size_bytes = int_or_unknown(json_object_get(root, "max_cache_size"));
                 if (ver)
-                        copy_utf8(p->cur.version, sizeof(p->cur.version), ver,
-                                           strlen(ver));
+                        copy_utf8(p->cur.version, sizeof(p->cur.version), ver, strlen(ver));
                 (void)put(p, CCSTATS_SCCACHE, K_SC_HITS,
                           sum_counts(json_object_get(stats, "cache_hits")));
                 r = put(p, CCSTATS_SCCACHE, K_SC_MISSES,

@@ -11,6 +11,7 @@ struct linebuf {
         size_t len;
         size_t cap;
         bool truncated; /* the partial line passed cap; drop until '\n' */
+        bool skip;      /* linebuf_skip_line: drop the next line */
 };
 
 int linebuf_new(size_t cap, struct linebuf **ret)
@@ -39,6 +40,21 @@ void linebuf_free(struct linebuf *lb)
         free(lb);
 }
 
+void linebuf_skip_line(struct linebuf *lb)
+{
+        lb->skip = true;
+}
+
+static void emit(struct linebuf *lb, linebuf_cb cb, void *userdata, const char *p, size_t n,
+                 bool truncated)
+{
+        if (lb->skip) {
+                lb->skip = false;
+                return;
+        }
+        cb(userdata, p, n, truncated);
+}
+
 static void accumulate(struct linebuf *lb, const char *p, size_t n)
 {
         size_t room = lb->cap - lb->len;
@@ -65,12 +81,12 @@ void linebuf_feed(struct linebuf *lb, const char *buf, size_t len, linebuf_cb cb
                 if (lb->len == 0 && !lb->truncated) {
                         /* The whole line is in this chunk: hand it out in place. */
                         if (n > lb->cap)
-                                cb(userdata, buf, lb->cap, true);
+                                emit(lb, cb, userdata, buf, lb->cap, true);
                         else
-                                cb(userdata, buf, n, false);
+                                emit(lb, cb, userdata, buf, n, false);
                 } else {
                         accumulate(lb, buf, n);
-                        cb(userdata, lb->buf, lb->len, lb->truncated);
+                        emit(lb, cb, userdata, lb->buf, lb->len, lb->truncated);
                         lb->len = 0;
                         lb->truncated = false;
                 }
@@ -83,7 +99,7 @@ void linebuf_flush(struct linebuf *lb, linebuf_cb cb, void *userdata)
 {
         if (lb->len == 0 && !lb->truncated)
                 return;
-        cb(userdata, lb->buf, lb->len, lb->truncated);
+        emit(lb, cb, userdata, lb->buf, lb->len, lb->truncated);
         lb->len = 0;
         lb->truncated = false;
 }

@@ -20,5 +20,8 @@ void linebuf_free(struct linebuf *lb);
 
 /* Deliver every complete line in buf (without the '\n'). */
 void linebuf_feed(struct linebuf *lb, const char *buf, size_t len, linebuf_cb cb, void *userdata);
+/* Drop the next line it would deliver (a file picked up mid-file: its
+ * first bytes up to '\n' are the tail of a line). */
+void linebuf_skip_line(struct linebuf *lb);
 /* Deliver a pending partial line, if any (at EOF). */
 void linebuf_flush(struct linebuf *lb, linebuf_cb cb, void *userdata);

@@ -20,7 +20,8 @@ enum runfile {
         RUNFILE_BUILD_LOG,    /* build-<id>.log */
         RUNFILE_REPORT,       /* report-<id>.html */
         RUNFILE_TRACE,        /* trace-<id>.json */
-        RUNFILE_BUILD_LOG_GZ, /* build-<id>.log.gz: the build log once compressed (sinks/logfile.h) */
+        RUNFILE_BUILD_LOG_GZ, /* build-<id>.log.gz: the build log once compressed (sinks/logfile.h)
+                               */
         RUNFILE_COUNT_
 };
 

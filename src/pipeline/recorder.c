@@ -2,6 +2,7 @@
 #include "pipeline/recorder.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@
 #include "platform/bkexec.h"
 #include "platform/cgroup-top.h"
 #include "platform/cgroup.h"
+#include "platform/procfs.h"
 #include "parse/linebuf.h"
 #include "parse/ninjalog.h"
 #include "pipeline/parseq.h"
@@ -42,6 +44,7 @@ struct recorder {
         const struct sink_ops *ops[16];
         void *state[16];
         bool failed[16];              /* its finish failed */
+        struct store_recorder self;   /* this process, for the history's running row */
         struct buildmetrics *metrics; /* targets from the build's own output */
         /* --ninja-log when the run started: only this run's records are read */
         bool ninja_existed;
@@ -158,6 +161,25 @@ static void close_sinks(struct recorder *r)
         r->nsinks = 0;
 }
 
+int recorder_self(struct store_recorder *ret)
+{
+        _cleanup_close_ int root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct procfs_identity me;
+        int e;
+
+        *ret = (struct store_recorder){0};
+        if (root < 0)
+                return -errno;
+        e = procfs_self_identity(root, &me);
+        if (e < 0)
+                return e;
+        ret->pid = me.pid;
+        ret->starttime = me.starttime;
+        _Static_assert(sizeof(ret->boot_id) == sizeof(me.boot_id), "the same boot id");
+        memcpy(ret->boot_id, me.boot_id, sizeof(ret->boot_id));
+        return 0;
+}
+
 /* Open the sinks of list (NULL-terminated) in dir (NULL: a replay, which
  * writes no files); all or nothing. */
 static int open_list(struct recorder *r, const struct sink_ops *const *list, const char *dir)
@@ -174,6 +196,7 @@ static int open_list(struct recorder *r, const struct sink_ops *const *list, con
             .otlp = r->cfg.otlp,
             .userdata = r->cfg.sink_userdata,
             .no_report = r->cfg.no_report,
+            .recorder = &r->self,
         };
         int e;
 
@@ -633,6 +656,7 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                         return e;
                 }
         } else {
+                (void)recorder_self(&r->self); /* zeros when /proc cannot tell */
                 (void)setup_sinks(r);
         }
         r->page_bytes = (double)sysconf(_SC_PAGESIZE);
@@ -1079,8 +1103,7 @@ static void note_execs(struct recorder *r, const struct targets *ts)
         for (uint32_t j = 0; ts && j < ts->nstepv; j++) {
                 const struct step_fact *st = &ts->stepv[j];
 
-                if (st->cached ||
-                    bkrun_vertex_cmd(st->name, strlen(st->name), c, sizeof(c)) <= 0)
+                if (st->cached || bkrun_vertex_cmd(st->name, strlen(st->name), c, sizeof(c)) <= 0)
                         continue;
                 runs++;
                 measured += st->exec.set;
@@ -1088,22 +1111,26 @@ static void note_execs(struct recorder *r, const struct targets *ts)
         if (!runs || !r->bk)
                 return;
         if (measured == 0 && geteuid() != 0)
-                note(r, "BuildKit ran the %u RUN step(s) in the daemon's cgroups, which only root "
-                        "can read: the build's figures cover the docker client alone",
+                note(r,
+                     "BuildKit ran the %u RUN step(s) in the daemon's cgroups, which only root "
+                     "can read: the build's figures cover the docker client alone",
                      runs);
         else if (measured == 0 && r->driver[0] && strcmp(r->driver, "docker") != 0)
-                note(r, "the %s driver runs BuildKit out of reach (a container or another host): "
-                        "its %u RUN step(s) were not measured; the build's figures cover the "
-                        "docker client alone",
+                note(r,
+                     "the %s driver runs BuildKit out of reach (a container or another host): "
+                     "its %u RUN step(s) were not measured; the build's figures cover the "
+                     "docker client alone",
                      r->driver, runs);
         else if (measured == 0)
-                note(r, "no exec cgroup of this build's %u RUN step(s) was found on this machine "
-                        "(a remote daemon, one in a VM, or steps shorter than %.1f s): the "
-                        "build's figures cover the docker client alone",
+                note(r,
+                     "no exec cgroup of this build's %u RUN step(s) was found on this machine "
+                     "(a remote daemon, one in a VM, or steps shorter than %.1f s): the "
+                     "build's figures cover the docker client alone",
                      runs, RECORDER_EXEC_POLL_S);
         else if (measured < runs)
-                note(r, "%u of %u RUN steps were measured inside BuildKit (the others ended "
-                        "between two reads); the build's figures include those %u",
+                note(r,
+                     "%u of %u RUN steps were measured inside BuildKit (the others ended "
+                     "between two reads); the build's figures include those %u",
                      measured, runs, measured);
 }
 

@@ -19,7 +19,6 @@ struct sink_ops;
  * sources that are read per tick (sampler, log classifier), the model (the
  * summary) and the sinks. The caller owns the event loop and the child. */
 
-
 struct recorder_config {
         const char *log_dir; /* NULL: $XDG_STATE_HOME/buildtel/logs */
         double interval;     /* seconds */
@@ -28,12 +27,12 @@ struct recorder_config {
         struct logctx_config logctx;
         struct summary_config summary;
         bool quiet;
-        bool csv_safe;         /* --csv-safe: no spreadsheet formulas in the CSV */
-        note_fn note; /* one-line notes for the user (fallbacks) */
-        note_fn warn; /* one-line warnings (history database); NULL: note */
-        const char *db_path;   /* history database; NULL: store_default_path() */
-        bool no_db;            /* --no-db */
-        bool no_report;        /* --no-report */
+        bool csv_safe;       /* --csv-safe: no spreadsheet formulas in the CSV */
+        note_fn note;        /* one-line notes for the user (fallbacks) */
+        note_fn warn;        /* one-line warnings (history database); NULL: note */
+        const char *db_path; /* history database; NULL: store_default_path() */
+        bool no_db;          /* --no-db */
+        bool no_report;      /* --no-report */
         void *userdata;
         /* The build's own accounting, borrowed (NULL for watch): read every
          * tick into the cg_* and top_* columns; it also limits the
@@ -116,6 +115,12 @@ void recorder_poll(struct recorder *r, const struct pollfd *p, size_t n);
 
 /* The summary so far (complete after recorder_finish), owned by r. */
 const struct summary *recorder_summary(const struct recorder *r);
+
+/* This process as the history sees a recorder (store.h: pid, start time,
+ * boot id, from /proc), for the sqlite sink's running row. 0 or -errno,
+ * with *ret zeroed. */
+struct store_recorder;
+int recorder_self(struct store_recorder *ret);
 
 /* The default log directory (malloc'd), from XDG_STATE_HOME or HOME. */
 char *recorder_default_log_dir(void);

@@ -10,7 +10,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sinks/live.h"
 #include "pipeline/recorder.h"
 #include "pipeline/source.h"
 #include "platform/child.h"
@@ -26,15 +25,27 @@ struct source_child {
         int status, signal;
         double exit_mono;
         double grace;
-        int forwarded;     /* last signal we passed on, for the exit path */
-        bool subreaper;    /* orphans of the build are ours to reap (--cgroup=none) */
-        int idx[3];        /* where pollfds put stdout, stderr, the pidfd; -1 none */
-        struct live *live; /* run --live's status line, borrowed; NULL: none */
+        int forwarded;                  /* last signal we passed on, for the exit path */
+        bool subreaper;                 /* orphans of the build are ours to reap (--cgroup=none) */
+        int idx[3];                     /* where pollfds put stdout, stderr, the pidfd; -1 none */
+        const struct source_live *live; /* run --live's status line, borrowed; NULL: none */
 };
 
-void source_child_set_live(struct source_child *s, struct live *l)
+void source_child_set_live(struct source_child *s, const struct source_live *l)
 {
         s->live = l;
+}
+
+static void live_suspend(const struct source_live *l)
+{
+        if (l)
+                l->suspend(l->userdata);
+}
+
+static void live_resume(const struct source_live *l, double now)
+{
+        if (l)
+                l->resume(l->userdata, now);
 }
 
 int source_child_open(const struct child_config *cfg, double grace, bool subreaper,
@@ -103,7 +114,7 @@ static bool pump(struct source_child *s, int stream, struct recorder *r)
                 return false;
         }
         if (s->live)
-                live_output(s->live, s->buf, (size_t)n, now_monotonic());
+                s->live->output(s->live->userdata, s->buf, (size_t)n, now_monotonic());
         e = write_all(stream, s->buf, (size_t)n);
         if (r)
                 recorder_output(r, stream, s->buf, (size_t)n);
@@ -202,7 +213,8 @@ static void child_on_signal(void *state, int sig)
         }
         if (sig == SIGWINCH) {
                 /* Ours only: the build's terminal told it itself. */
-                live_resize(s->live, now_monotonic());
+                if (s->live)
+                        s->live->resize(s->live->userdata, now_monotonic());
                 return;
         }
         if (sig == SIGTSTP) {
@@ -229,7 +241,7 @@ static size_t child_pollfds(void *state, struct pollfd *p, size_t cap, double *d
                 }
         }
         if (s->live && !s->exited)
-                *deadline = MIN(*deadline, live_deadline(s->live));
+                *deadline = MIN(*deadline, s->live->deadline(s->live->userdata));
         return n;
 }
 
@@ -243,7 +255,7 @@ static void child_poll(void *state, const struct pollfd *p, size_t n, struct rec
         if (s->idx[2] >= 0 && p[s->idx[2]].revents)
                 reap(s);
         if (s->live && !s->exited)
-                live_update(s->live, now_monotonic());
+                s->live->update(s->live->userdata, now_monotonic());
         if (s->exited && s->forwarded && !s->final_taken) {
                 /* Interrupted: do not wait out the grace period for helpers
                  * that ignore the signal. */

@@ -10,13 +10,15 @@
 
 #include "pipeline/recorder.h"
 #include "pipeline/source.h"
+#include "parse/linebuf.h"
 #include "platform/follow.h"
 #include "platform/procfs.h"
 #include "util/util.h"
 
 struct source_pid {
         struct procfs *pfs;
-        struct follow *fol; /* borrowed; NULL: none */
+        struct follow *fol;    /* borrowed; NULL: none */
+        struct linebuf *lines; /* fol's bytes split into lines */
         long pid;
         uint64_t starttime;
         int pidfd; /* -1: the kernel has none */
@@ -41,6 +43,7 @@ static void pid_close(void *state)
         if (!s)
                 return;
         procfs_free(s->pfs);
+        linebuf_free(s->lines);
         closep(&s->pidfd);
         free(s);
 }
@@ -106,9 +109,14 @@ char **source_pid_argv(struct source_pid *s)
         return argv;
 }
 
-void source_pid_follow(struct source_pid *s, struct follow *fol)
+int source_pid_follow(struct source_pid *s, struct follow *fol)
 {
+        int e = s->lines ? 0 : linebuf_new(0, &s->lines);
+
+        if (e < 0)
+                return e;
         s->fol = fol;
+        return 0;
 }
 
 int source_pid_signal(const struct source_pid *s)
@@ -148,6 +156,23 @@ static void on_log_line(void *userdata, const char *line, size_t len, bool trunc
         recorder_log_line(userdata, line, len);
 }
 
+struct follow_ctx {
+        struct linebuf *lines;
+        struct recorder *r;
+};
+
+static void on_follow(void *userdata, const char *buf, size_t len, unsigned flags)
+{
+        struct follow_ctx *c = userdata;
+
+        if (flags & FOLLOW_SWITCH) {
+                linebuf_flush(c->lines, on_log_line, c->r);
+                if (flags & FOLLOW_MID_FILE)
+                        linebuf_skip_line(c->lines);
+        }
+        linebuf_feed(c->lines, buf, len, on_log_line, c->r);
+}
+
 static void pid_before_tick(void *state, bool final, struct recorder *r)
 {
         struct source_pid *s = state;
@@ -156,8 +181,11 @@ static void pid_before_tick(void *state, bool final, struct recorder *r)
                 s->gone = true;
                 return; /* the final sample follows, with the last lines */
         }
-        if (s->fol && r)
-                (void)follow_poll(s->fol, on_log_line, r);
+        if (s->fol && r) {
+                struct follow_ctx c = {.lines = s->lines, .r = r};
+
+                (void)follow_poll(s->fol, on_follow, &c);
+        }
 }
 
 static bool pid_ended(void *state)

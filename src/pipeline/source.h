@@ -67,12 +67,22 @@ int source_child_open(const struct child_config *cfg, double grace, bool subreap
 long source_child_pid(const struct source_child *s);
 /* 0, or why the build could not join its cgroup (-errno). */
 int source_child_join_error(const struct source_child *s);
-/* run --live: l (borrowed, NULL: none) sees the output before it passes
- * through, is redrawn from the loop, resized on SIGWINCH (add it to the
- * signalfd: loop_signalfd_add) and steps aside while the build is
- * stopped. */
-struct live;
-void source_child_set_live(struct source_child *s, struct live *l);
+/* run --live: a status line beside the output, seen only through these
+ * (the command puts sinks/live.h behind them; now is monotonic seconds):
+ * it sees the output before it passes through, is redrawn from the loop
+ * (update, by deadline), resized on SIGWINCH (add it to the signalfd:
+ * loop_signalfd_add) and steps aside while the build is stopped. */
+struct source_live {
+        void *userdata;
+        void (*output)(void *userdata, const char *buf, size_t len, double now);
+        void (*update)(void *userdata, double now);
+        double (*deadline)(void *userdata);
+        void (*resize)(void *userdata, double now);
+        void (*suspend)(void *userdata);
+        void (*resume)(void *userdata, double now);
+};
+/* l borrowed; NULL: none. */
+void source_child_set_live(struct source_child *s, const struct source_live *l);
 /* After loop_run (which returns early only when ppoll itself fails): wait
  * for the child's exit on the signalfd, still forwarding signals, and give
  * the terminal back. Returns its shell-style status (code, or 128+signal)
@@ -87,8 +97,9 @@ struct follow;
 extern const struct source_ops source_pid;
 int source_pid_open(long pid, struct source_pid **ret);
 /* The lines of fol (borrowed; watch --stage-log-dir) go to the recorder
- * before each sample, as run's output lines do. */
-void source_pid_follow(struct source_pid *s, struct follow *fol);
+ * before each sample, as run's output lines do (split into lines here).
+ * 0 or -ENOMEM. */
+int source_pid_follow(struct source_pid *s, struct follow *fol);
 /* The process's argv, malloc'd and NULL-terminated (empty when unknown);
  * NULL only when out of memory. */
 char **source_pid_argv(struct source_pid *s);

@@ -17,12 +17,12 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-#define RAW_MAX 1024        /* bytes of a first process's cmdline kept to match */
-#define SCAN_MAX 32768      /* processes of one walk */
-#define SCAN_EVERY 10       /* discovering ticks between walks once a directory is known */
-#define VICTIM_TRIES 20     /* polls to find which process an OOM kill took */
-#define KEPT_MAX 16         /* files of one exec kept open for pread */
-#define WALK_POLL_S 0.5     /* between walks from bkexec_poll while no directory is known */
+#define RAW_MAX 1024    /* bytes of a first process's cmdline kept to match */
+#define SCAN_MAX 32768  /* processes of one walk */
+#define SCAN_EVERY 10   /* discovering ticks between walks once a directory is known */
+#define VICTIM_TRIES 20 /* polls to find which process an OOM kill took */
+#define KEPT_MAX 16     /* files of one exec kept open for pread */
+#define WALK_POLL_S 0.5 /* between walks from bkexec_poll while no directory is known */
 
 enum ex_state { EX_PENDING, EX_OURS, EX_OTHER };
 
@@ -33,7 +33,7 @@ struct ex {
                 int h, fd;        /* fd -1: absent there */
         } kept[KEPT_MAX];
         size_t nkept;
-        int parent;         /* index in parents[] */
+        int parent; /* index in parents[] */
         char id[EXEC_ID_MAX + 1];
         enum ex_state state;
         bool alive, seen_now;
@@ -72,8 +72,8 @@ struct bkexec {
         double last_walk;
         bool hunt; /* bkexec_hunt() */
         bool walked;
-        int kmsg_fd;            /* the kernel's log, for OOM kills of execs already gone */
-        uint32_t *kmsg_kills;   /* per fact: kills the log named */
+        int kmsg_fd;          /* the kernel's log, for OOM kills of execs already gone */
+        uint32_t *kmsg_kills; /* per fact: kills the log named */
         struct scanproc *scan;
         size_t nscan;
         char buf[65536];
@@ -184,9 +184,8 @@ static double kread_u64(struct bkexec *b, struct ex *e, int h, const char *name)
         ssize_t n = kread(b, e, h, name);
         uint64_t v;
 
-        return n > 0 && cgroup_u64_parse(b->buf, (size_t)n, &v) >= 0 && v != UINT64_MAX
-                   ? (double)v
-                   : NAN;
+        return n > 0 && cgroup_u64_parse(b->buf, (size_t)n, &v) >= 0 && v != UINT64_MAX ? (double)v
+                                                                                        : NAN;
 }
 
 static double kread_key(struct bkexec *b, struct ex *e, int h, const char *name, const char *key)
@@ -774,8 +773,8 @@ static void read_kmsg(struct bkexec *b, double now)
                         if (isnan(f->u.oom_at_s))
                                 f->u.oom_at_s = now;
                         /* the kernel's own word on the victim wins */
-                        snprintf(f->u.oom_victim, sizeof(f->u.oom_victim), "%s (pid %ld)",
-                                 o.task, o.pid);
+                        snprintf(f->u.oom_victim, sizeof(f->u.oom_victim), "%s (pid %ld)", o.task,
+                                 o.pid);
                         break;
                 }
         }
@@ -846,7 +845,8 @@ static void find_victim(struct ex *e, struct exec_fact *f, struct procfs *p)
         e->victim_tries--;
         v = gone_top(e, p);
         if (v) {
-                snprintf(f->u.oom_victim, sizeof(f->u.oom_victim), "%s (pid %ld)", v->label, v->pid);
+                snprintf(f->u.oom_victim, sizeof(f->u.oom_victim), "%s (pid %ld)", v->label,
+                         v->pid);
                 e->victim_tries = 0;
         }
 }
@@ -1111,7 +1111,8 @@ int bkexec_bundle_args_parse(const char *buf, size_t len, char *out, size_t cap)
         if (p >= end || *p != '[')
                 return -EINVAL;
         for (p++;;) {
-                while (p < end && (*p == ' ' || *p == ',' || *p == '\n' || *p == '\t' || *p == '\r'))
+                while (p < end &&
+                       (*p == ' ' || *p == ',' || *p == '\n' || *p == '\t' || *p == '\r'))
                         p++;
                 if (p < end && *p == ']')
                         break;

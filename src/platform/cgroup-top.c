@@ -123,7 +123,6 @@ static bool tool_in(const char *s, size_t n, unsigned kinds)
         return false;
 }
 
-
 static bool is_lto(const char *comm)
 {
         return strncmp(comm, "lto1", 4) == 0;

@@ -466,13 +466,13 @@ const char *cgroup_mode_name(enum cgroup_mode m)
 void cgroup_stats_clear(struct cgroup_stats *s)
 {
         *s = (struct cgroup_stats){
-            NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
-            .oom_victim_pid = -1,
+            NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
+            NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, .oom_victim_pid = -1,
         };
 }
 
-enum cgroup_v2_plan cgroup_v2_plan(bool is_root, bool memory_offered, size_t nprocs,
-                                   bool only_us, bool writable, bool use_systemd)
+enum cgroup_v2_plan cgroup_v2_plan(bool is_root, bool memory_offered, size_t nprocs, bool only_us,
+                                   bool writable, bool use_systemd)
 {
         if (!memory_offered)
                 return CG_PLAN_PLAIN;
@@ -524,8 +524,8 @@ static void take_comm(const char *w, const char *we, char *comm, size_t cap)
 }
 
 /* "oom-kill:...,task_memcg=PATH,task=COMM,pid=N,uid=U" */
-static bool oomkill_line(const char *p, const char *end, const char *memcg, long *pid,
-                         char *comm, size_t cap)
+static bool oomkill_line(const char *p, const char *end, const char *memcg, long *pid, char *comm,
+                         size_t cap)
 {
         const char *mc = memmem(p, (size_t)(end - p), "task_memcg=", 11);
         const char *pidp = mem_last(p, end, ",pid="), *task;
@@ -627,10 +627,10 @@ static const char *const v2_ctl[] = {"memory", "pids", "io", "cpu"};
 
 /* What we did to our own v2 cgroup, to undo it. */
 struct v2_state {
-        int own_fd;           /* our own (the caller's) cgroup; -1: untouched */
-        unsigned own_added;   /* bits of v2_ctl we enabled in its subtree_control */
-        unsigned parent_added;/* ... in <own>/buildtel */
-        bool leaf;            /* we moved into <own>/buildtel/self-<pid> */
+        int own_fd;            /* our own (the caller's) cgroup; -1: untouched */
+        unsigned own_added;    /* bits of v2_ctl we enabled in its subtree_control */
+        unsigned parent_added; /* ... in <own>/buildtel */
+        bool leaf;             /* we moved into <own>/buildtel/self-<pid> */
         char leaf_name[64];
 };
 
@@ -1179,7 +1179,8 @@ static void disable_ctl(int dirfd, unsigned added)
         for (size_t k = ARRAY_SIZE(v2_ctl); k-- > 0;) {
                 char w[16];
 
-                if (!(added & (1u << k)) || snprintf(w, sizeof(w), "-%s", v2_ctl[k]) >= (int)sizeof(w))
+                if (!(added & (1u << k)) ||
+                    snprintf(w, sizeof(w), "-%s", v2_ctl[k]) >= (int)sizeof(w))
                         continue;
                 (void)write_at(dirfd, "cgroup.subtree_control", w);
         }
@@ -1302,8 +1303,8 @@ static void v2_look(struct cgroup *cg, int fd, struct v2_own *o)
 }
 
 /* The remedy for a user or root, after a failed scope. */
-static void why_scope(const struct cgroup_config *cfg, const char *rel, size_t nprocs,
-                      int r, const char *sdwhy)
+static void why_scope(const struct cgroup_config *cfg, const char *rel, size_t nprocs, int r,
+                      const char *sdwhy)
 {
         bool user = geteuid() != 0;
         const char *fix = !user ? "run it alone in a delegated cgroup: systemd-run --scope -p "
@@ -1314,8 +1315,8 @@ static void why_scope(const struct cgroup_config *cfg, const char *rel, size_t n
                               : "systemd-run --user --scope -p Delegate=yes buildtel run ..., "
                                 "or sudo";
 
-        why(cfg, "%s holds %zu other process(es) and systemd gave no delegated scope (%s); %s",
-            rel, nprocs > 0 ? nprocs - 1 : 0, sdwhy[0] ? sdwhy : strerror(-r), fix);
+        why(cfg, "%s holds %zu other process(es) and systemd gave no delegated scope (%s); %s", rel,
+            nprocs > 0 ? nprocs - 1 : 0, sdwhy[0] ? sdwhy : strerror(-r), fix);
 }
 
 /* v2: get a cgroup we may enable memory in, per cgroup_v2_plan. self is
@@ -1340,10 +1341,11 @@ static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
                                        o.writable, cfg->use_systemd && attempt == 0)) {
                 case CG_PLAN_PLAIN:
                         close(fd);
-                        note(cfg, "cgroup2 offers no memory controller in %s: memory, io and pids "
-                                  "columns stay empty%s",
-                             rel, m->mnt[CG_H_MEMORY][0] ? " (--cgroup=hybrid reads them from v1)"
-                                                         : "");
+                        note(cfg,
+                             "cgroup2 offers no memory controller in %s: memory, io and pids "
+                             "columns stay empty%s",
+                             rel,
+                             m->mnt[CG_H_MEMORY][0] ? " (--cgroup=hybrid reads them from v1)" : "");
                         return 0;
                 case CG_PLAN_DIRECT:
                         cg->v2.own_fd = fd;
@@ -1372,9 +1374,10 @@ static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
                         continue;
                 case CG_PLAN_FAIL:
                         close(fd);
-                        why(cfg, "%s holds %zu other process(es)%s; run buildtel alone in a "
-                                 "delegated cgroup: systemd-run --scope -p Delegate=yes buildtel "
-                                 "run ...",
+                        why(cfg,
+                            "%s holds %zu other process(es)%s; run buildtel alone in a "
+                            "delegated cgroup: systemd-run --scope -p Delegate=yes buildtel "
+                            "run ...",
                             rel, o.nprocs > 0 ? o.nprocs - 1 : 0,
                             o.writable ? "" : " and is not ours to write");
                         return -EBUSY;
@@ -1404,7 +1407,8 @@ static void v2_restore(struct cgroup *cg)
 
                 disable_ctl(v->own_fd, v->own_added);
                 if (hh->parent_fd >= 0)
-                        lfd = openat(hh->parent_fd, v->leaf_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        lfd =
+                            openat(hh->parent_fd, v->leaf_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 /* Us and the daemons moved out of the build. */
                 n = lfd >= 0 ? read_at(cg, lfd, "cgroup.procs") : -EBADF;
                 if (n >= 0 && pids_from_buf(cg, (size_t)n) >= 0)
@@ -1452,8 +1456,8 @@ static int make_all(struct cgroup *cg, const struct cgroup_config *cfg,
                                  strcmp(own, "/") == 0 ? "" : own, "");
                 if (r >= 0)
                         r = join(hh->want, sizeof(hh->want),
-                                 strcmp(self->path[i], "/") == 0 ? "" : self->path[i],
-                                 "/buildtel/", hh->name);
+                                 strcmp(self->path[i], "/") == 0 ? "" : self->path[i], "/buildtel/",
+                                 hh->name);
                 if (r >= 0)
                         r = make_dirs(cg, hh, hh->own);
                 if (r < 0) {
@@ -1570,7 +1574,6 @@ static void open_counters(struct cgroup *cg, const struct cgroup_config *cfg)
                           "(/proc/pressure)");
                 (void)open_hot(cg, HOT_PROCS, CG_H_MEMORY, "cgroup.procs");
         }
-
 }
 
 /* --memory-max, --memory-high: every write checked. */
@@ -1859,8 +1862,7 @@ static int in_build(struct cgroup *cg, pid_t pid)
         if (cgroup_self_parse(cg->buf, (size_t)n, s) < 0)
                 r = -EINVAL;
         for (int i = 0; r == 1 && i < _CG_H_MAX; i++)
-                if (cg->h[i].used && cg->h[i].dir_fd >= 0 &&
-                    strcmp(s->path[i], cg->h[i].want) != 0)
+                if (cg->h[i].used && cg->h[i].dir_fd >= 0 && strcmp(s->path[i], cg->h[i].want) != 0)
                         r = 0;
         free(s);
         return r;

@@ -107,14 +107,13 @@ struct cgroup_stats {
 
 void cgroup_stats_clear(struct cgroup_stats *s);
 
-
 struct cgroup_config {
         enum cgroup_mode mode;
         const char *root;                 /* "/" in production */
         const char *run_id;               /* names the cgroup: buildtel/run-<run_id>-<our pid> */
         uint64_t memory_max, memory_high; /* bytes; 0 = no limit */
-        long tree_root;      /* none mode: the process whose descendants are the build */
-        note_fn note; /* one-line notes (a controller missing, host-wide pressure) */
+        long tree_root; /* none mode: the process whose descendants are the build */
+        note_fn note;   /* one-line notes (a controller missing, host-wide pressure) */
         void *userdata;
         /* At the end, kill what the build left running in its own session
          * too (a daemon that detached); by default those are moved out to
@@ -171,8 +170,8 @@ enum cgroup_v2_plan {
         CG_PLAN_SCOPE,  /* ask systemd for a delegated scope, then LEAF there */
         CG_PLAN_FAIL,   /* none of these */
 };
-enum cgroup_v2_plan cgroup_v2_plan(bool is_root, bool memory_offered, size_t nprocs,
-                                   bool only_us, bool writable, bool use_systemd);
+enum cgroup_v2_plan cgroup_v2_plan(bool is_root, bool memory_offered, size_t nprocs, bool only_us,
+                                   bool writable, bool use_systemd);
 
 /* The kernel OOM killer's report, read from /dev/kmsg records: "Killed
  * process N (comm)" and "oom-kill:...,task_memcg=PATH,task=comm,pid=N".

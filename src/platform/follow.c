@@ -22,8 +22,6 @@ struct follow {
         dev_t dev;
         ino_t ino;
         off_t pos;
-        bool skip_partial; /* started mid-file: drop up to the first '\n' */
-        struct linebuf *lb;
         char buf[65536];
 };
 
@@ -42,12 +40,6 @@ int follow_new(const char *dir, struct follow **ret)
                 free(f);
                 return e;
         }
-        e = linebuf_new(0, &f->lb);
-        if (e < 0) {
-                close(f->dirfd);
-                free(f);
-                return e;
-        }
         *ret = f;
         return 0;
 }
@@ -58,7 +50,6 @@ void follow_free(struct follow *f)
                 return;
         closep(&f->fd);
         closep(&f->dirfd);
-        linebuf_free(f->lb);
         free(f);
 }
 
@@ -92,26 +83,8 @@ static int newest(struct follow *f, char *name, size_t cap, struct stat *ret_st)
         return found ? 0 : -ENOENT;
 }
 
-struct skip_ctx {
-        linebuf_cb cb;
-        void *userdata;
-        struct follow *f;
-};
-
-static void deliver(void *userdata, const char *line, size_t len, bool truncated)
+long follow_poll(struct follow *f, follow_fn cb, void *userdata)
 {
-        struct skip_ctx *c = userdata;
-
-        if (c->f->skip_partial) {
-                c->f->skip_partial = false;
-                return;
-        }
-        c->cb(c->userdata, line, len, truncated);
-}
-
-long follow_poll(struct follow *f, linebuf_cb cb, void *userdata)
-{
-        struct skip_ctx sc = {.cb = cb, .userdata = userdata, .f = f};
         char name[256];
         struct stat st;
         long total = 0;
@@ -121,15 +94,14 @@ long follow_poll(struct follow *f, linebuf_cb cb, void *userdata)
                 int fd = openat(f->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
                 if (fd >= 0) {
-                        /* A new file: finish the old one's partial line. */
-                        linebuf_flush(f->lb, deliver, &sc);
                         closep(&f->fd);
                         f->fd = fd;
                         f->dev = st.st_dev;
                         f->ino = st.st_ino;
                         f->pos =
                             st.st_size > FOLLOW_TAIL_START ? st.st_size - FOLLOW_TAIL_START : 0;
-                        f->skip_partial = f->pos > 0;
+                        /* A new file: the old one's partial line ends. */
+                        cb(userdata, "", 0, FOLLOW_SWITCH | (f->pos > 0 ? FOLLOW_MID_FILE : 0));
                 }
         }
         if (f->fd < 0)
@@ -148,7 +120,7 @@ long follow_poll(struct follow *f, linebuf_cb cb, void *userdata)
                         break;
                 f->pos += n;
                 total += n;
-                linebuf_feed(f->lb, f->buf, (size_t)n, deliver, &sc);
+                cb(userdata, f->buf, (size_t)n, 0);
         }
         return total;
 }

@@ -38,7 +38,7 @@ struct pidstat {
         char state;
         long ppid;
         long pgrp;
-        long session; /* its session id: a daemon that detached has its own */
+        long session;            /* its session id: a daemon that detached has its own */
         uint64_t utime, stime;   /* ticks */
         uint64_t cutime, cstime; /* ticks of waited-for children (negative reads as 0) */
         uint64_t starttime;      /* ticks after boot */

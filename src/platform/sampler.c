@@ -15,7 +15,6 @@
 /* The kernel keeps a task's comm in 16 bytes with the NUL. */
 #define COMM_MAX 15
 
-
 struct sampler {
         struct procfs *procfs;
         char *disk_path;

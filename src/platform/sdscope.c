@@ -120,10 +120,9 @@ static int start_call(sd_bus *b, const char *unit, pid_t pid, sd_bus_message **r
                       sd_bus_error *err)
 {
         sd_bus_message *m = NULL;
-        int r = sym_sd_bus_message_new_method_call(b, &m, "org.freedesktop.systemd1",
-                                                   "/org/freedesktop/systemd1",
-                                                   "org.freedesktop.systemd1.Manager",
-                                                   "StartTransientUnit");
+        int r = sym_sd_bus_message_new_method_call(
+            b, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+            "org.freedesktop.systemd1.Manager", "StartTransientUnit");
 
         if (r >= 0)
                 r = sym_sd_bus_message_append(m, "ss", unit, "fail");

@@ -103,9 +103,9 @@ struct total_line {
 
 static struct val get_estimated(const struct run_model *m)
 {
-        return m->summary->build.mode[0] ? (struct val){.set = true, .is_int = true,
-                                                         .i = m->summary->build.estimates}
-                                         : (struct val){0};
+        return m->summary->build.mode[0]
+                   ? (struct val){.set = true, .is_int = true, .i = m->summary->build.estimates}
+                   : (struct val){0};
 }
 static struct val get_duration(const struct run_model *m)
 {
@@ -163,8 +163,7 @@ static struct val get_steps_cached(const struct run_model *m)
 static const struct total_line total_lines[] = {
     {"build.duration", "s", "Wall time of the build", get_duration},
     {"build.figures.estimated", "1",
-     "1 when the build's figures are estimates from its process tree (no cgroup)",
-     get_estimated},
+     "1 when the build's figures are estimates from its process tree (no cgroup)", get_estimated},
     {"build.host.memory.usage.max", "By", "Peak host memory used", get_mem_peak},
     {"build.host.memory.available.min", "By", "Least host memory available", get_mem_avail_min},
     {"build.host.swap.usage.max", "By", "Peak host swap used", get_swap_peak},

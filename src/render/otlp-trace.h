@@ -44,4 +44,3 @@ const char *otlp_trace_result(int outcome);
 /* Append an ExportTraceServiceRequest to out (JSON with json). 0, -EINVAL
  * (the run span's ids are not set) or -ENOMEM. */
 int otlp_trace_encode(const struct otlp_trace_input *in, bool json, struct dbuf *out);
-

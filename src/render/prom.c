@@ -405,4 +405,3 @@ int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
         }
         return f.e < 0 ? -ENOMEM : 0;
 }
-

@@ -176,7 +176,8 @@ static void peak_text(struct dwriter *w, const char *name, const struct summary_
 {
         char b[32];
 
-        dw_printf(w, "%s %.4g%s at %s", name, v, unit, fmt_duration(p->elapsed_s, FMT_DURATION_EXACT, b));
+        dw_printf(w, "%s %.4g%s at %s", name, v, unit,
+                  fmt_duration(p->elapsed_s, FMT_DURATION_EXACT, b));
         if (p->stage[0]) {
                 dw_puts(w, ", stage ");
                 esc(w, p->stage);
@@ -497,8 +498,7 @@ static void step_bar(struct dwriter *w, const struct targets *ts, const struct f
                 esc(w, ts->t[f->target].name);
                 dw_puts(w, ")");
         }
-        dw_printf(w, ": %s%s%s%s",
-                  fmt_duration(targets_step_duration(f), FMT_DURATION_EXACT, b),
+        dw_printf(w, ": %s%s%s%s", fmt_duration(targets_step_duration(f), FMT_DURATION_EXACT, b),
                   f->cached ? ", cached" : "", f->error ? ", failed" : "",
                   f->canceled ? ", canceled" : "");
         step_exec_title(w, &f->exec);
@@ -635,9 +635,10 @@ static void ninja_lanes(struct dwriter *w, const struct targets *ts)
                           "width=\"%.1f\" height=\"15\"><title>",
                           x0, 20.0 * (double)lane[i] + 2, x1 - x0);
                 esc(w, e->output);
-                dw_printf(w, ": %s</title></rect><text x=\"%.1f\" y=\"%.0f\">",
-                          fmt_duration((double)(e->end_ms - e->start_ms) / 1000, FMT_DURATION_EXACT, b), x0 + 3,
-                          20.0 * (double)lane[i] + 13);
+                dw_printf(
+                    w, ": %s</title></rect><text x=\"%.1f\" y=\"%.0f\">",
+                    fmt_duration((double)(e->end_ms - e->start_ms) / 1000, FMT_DURATION_EXACT, b),
+                    x0 + 3, 20.0 * (double)lane[i] + 13);
                 esc(w, e->output);
                 dw_puts(w, "</text>");
         }
@@ -693,7 +694,8 @@ static void units_table(struct dwriter *w, const struct units *u)
                 esc(w, top[i].tool);
                 dw_puts(w, "</td>");
                 td_num(w, true, top[i].peak_mb, 0, "");
-                dw_printf(w, "<td class=\"n\">%s</td>", fmt_duration(top[i].peak_s, FMT_DURATION_EXACT, b));
+                dw_printf(w, "<td class=\"n\">%s</td>",
+                          fmt_duration(top[i].peak_s, FMT_DURATION_EXACT, b));
                 td_num(w, true, top[i].cpu_s, 1, "");
                 dw_puts(w, "</tr>");
         }

@@ -351,7 +351,8 @@ void report_target_rows(struct dwriter *w, const struct run_facts *f,
                           t->success == TARGET_BUILT    ? "built"
                           : t->success == TARGET_FAILED ? "failed"
                                                         : "unknown",
-                          fmt->cell_close, fmt->num_open, fmt_duration(t->duration_s, FMT_DURATION_EXACT, d));
+                          fmt->cell_close, fmt->num_open,
+                          fmt_duration(t->duration_s, FMT_DURATION_EXACT, d));
                 dw_puts(w, fmt->cell_close);
                 cell_num(w, fmt, t->steps_set, t->steps, 0, "");
                 cell_num(w, fmt, t->steps_set, t->cached, 0, "");

@@ -94,4 +94,3 @@ int report_render_markdown(const struct run_model *m, const char *const *files, 
 /* GitHub Actions "::warning::" lines for near-OOM, low disk and OOM kills
  * (nothing when none happened). 0 or -ENOMEM. */
 int report_gh_warnings(const struct summary *s, struct dbuf *out);
-

@@ -45,8 +45,8 @@ static int peak_line(const struct targets *ts, struct dbuf *tmp, struct dbuf *ou
         e = dbuf_printf(out, "buildtel: step peak %.1f MiB in %s%s%s", mib(f->exec.mem_peak_bytes),
                         clean(tmp, f->name), tg[0] ? ", target " : "", tg);
         if (e >= 0 && f->exec.peak_proc[0])
-                e = dbuf_printf(out, "; largest process %s %.1f MiB",
-                                clean(tmp, f->exec.peak_proc), mib(f->exec.peak_proc_bytes));
+                e = dbuf_printf(out, "; largest process %s %.1f MiB", clean(tmp, f->exec.peak_proc),
+                                mib(f->exec.peak_proc_bytes));
         return e >= 0 ? dbuf_puts(out, "\n") : e;
 }
 
@@ -60,7 +60,8 @@ static int oom_lines(const struct targets *ts, struct dbuf *tmp, struct dbuf *ou
 
                 if (!f->exec.set || !(f->exec.oom_kills > 0))
                         continue;
-                e = dbuf_printf(out, "buildtel: OOM kill x%.0f in step %s%s%s at +%.1fs; victim %s\n",
+                e = dbuf_printf(out,
+                                "buildtel: OOM kill x%.0f in step %s%s%s at +%.1fs; victim %s\n",
                                 f->exec.oom_kills, clean(tmp, f->name), tg[0] ? ", target " : "",
                                 tg, isnan(f->exec.oom_at_s) ? 0.0 : f->exec.oom_at_s,
                                 f->exec.oom_victim[0] ? f->exec.oom_victim : "unknown");
@@ -166,12 +167,11 @@ static json_t *execs_json(const struct targets *ts)
                         return NULL;
                 }
         }
-        return json_pack("{s:I,s:o,s:o,s:o,s:o}", "measured_steps", (json_int_t)te.measured,
-                         "peak_step",
-                         te.peak_step >= 0 ? run_json_string(ts->stepv[te.peak_step].name)
-                                           : json_null(),
-                         "mem_peak_bytes", num(te.mem_peak_bytes), "oom_kills", num(te.oom_kills),
-                         "steps", steps);
+        return json_pack(
+            "{s:I,s:o,s:o,s:o,s:o}", "measured_steps", (json_int_t)te.measured, "peak_step",
+            te.peak_step >= 0 ? run_json_string(ts->stepv[te.peak_step].name) : json_null(),
+            "mem_peak_bytes", num(te.mem_peak_bytes), "oom_kills", num(te.oom_kills), "steps",
+            steps);
 }
 
 int steps_merge_json(const struct targets *ts, struct dbuf *js)

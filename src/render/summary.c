@@ -419,11 +419,10 @@ static json_t *joom_events(const struct summary_build *b)
 
         for (size_t i = 0; ooms && i < MIN(b->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
                 const struct summary_oom *e = &b->oom[i];
-                json_t *j =
-                    json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "time", jtime(e->epoch),
-                              "elapsed_s", jnum(e->elapsed_s, 3), "kills", jnum(e->kills, 0),
-                              "stage", jstr(e->stage), "victim", jproc(&e->victim),
-                              "victim_source", jstr(e->victim_source));
+                json_t *j = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "time", jtime(e->epoch),
+                                      "elapsed_s", jnum(e->elapsed_s, 3), "kills",
+                                      jnum(e->kills, 0), "stage", jstr(e->stage), "victim",
+                                      jproc(&e->victim), "victim_source", jstr(e->victim_source));
 
                 if (!j || json_array_append_new(ooms, j) < 0)
                         break; /* as many as memory allowed */

@@ -23,7 +23,6 @@
 #include "sinks/logfile.h"
 #include "sinks/sink.h"
 #include "render/summary.h"
-#include "platform/procfs.h"
 #include "store/store.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -52,8 +51,9 @@ enum phase {
 
 struct sqlite_state {
         enum phase phase;
-        bool unmarked;  /* the database failed; its running row not yet marked so */
-        int reserve_fd; /* room held on the database's file system; -1: none */
+        bool unmarked;              /* the database failed; its running row not yet marked so */
+        int reserve_fd;             /* room held on the database's file system; -1: none */
+        struct store_recorder self; /* who writes the running row (sink_ctx) */
         char *path;
         const struct run_info *run;
         note_fn warn;
@@ -136,27 +136,6 @@ static bool handle(struct sqlite_state *s, int e, bool final)
         return false;
 }
 
-/* This process as a recorder. Returns 0 or -errno. */
-static int recorder_self(struct store_recorder *ret)
-{
-        _cleanup_close_ int root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        struct procfs_identity me;
-        struct store_recorder t = {0};
-        int r;
-
-        if (root < 0)
-                return -errno;
-        r = procfs_self_identity(root, &me);
-        if (r < 0)
-                return r;
-        t.pid = me.pid;
-        t.starttime = me.starttime;
-        _Static_assert(sizeof(t.boot_id) == sizeof(me.boot_id), "the same boot id");
-        memcpy(t.boot_id, me.boot_id, sizeof(t.boot_id));
-        *ret = t;
-        return 0;
-}
-
 /* Move through the phases as far as the database lets us. */
 static int advance(struct sqlite_state *s, int busy_ms)
 {
@@ -170,13 +149,12 @@ static int advance(struct sqlite_state *s, int busy_ms)
         }
         store_set_busy_timeout(s->st, busy_ms);
         if (s->phase == PHASE_BEGIN) {
-                struct store_recorder rec = {0};
+                struct store_recorder rec = s->self;
 
                 targets_guess_builder(s->run, s->builder, sizeof(s->builder));
                 s->extra.builder = s->builder[0] ? s->builder : NULL;
                 s->extra.vcs_rev = s->run->vcs_rev;
                 s->extra.vcs_ref = s->run->vcs_rev ? s->run->vcs_ref : NULL;
-                (void)recorder_self(&rec);
                 e = store_run_begin(s->st, s->run, &s->extra, &rec, &s->run_id);
                 if (e < 0)
                         return e;
@@ -264,6 +242,8 @@ static int sqlite_open(const struct sink_ctx *ctx, void **ret_state)
         if (!s->path)
                 return 0; /* no memory for the history: the rest goes on */
         s->run = ctx->run;
+        if (ctx->recorder)
+                s->self = *ctx->recorder;
         s->build_log = build_log_path(ctx); /* NULL: not stored */
         s->extra.build_log = s->build_log;
         s->warn = ctx->warn;

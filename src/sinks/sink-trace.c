@@ -26,8 +26,8 @@ struct trace_state {
         struct trace *t;
         int fd;
         struct outfile out; /* the file's writer; out.fd < 0: none (job->fd or stdout) */
-        int error;  /* the first one */
-        char *path; /* job->path or the log directory's */
+        int error;          /* the first one */
+        char *path;         /* job->path or the log directory's */
 };
 
 static void drain(struct trace_state *st, bool force)
@@ -156,8 +156,8 @@ static int trace_on_finish(void *state, const struct run_model *m)
                 return 0;
         /* a live run's end is known only now */
         if (isfinite(m->run->end_epoch))
-                trace_set_end(st->t, figure_run_duration(m->run->start_epoch, m->run->end_epoch,
-                                                         NAN, NULL));
+                trace_set_end(
+                    st->t, figure_run_duration(m->run->start_epoch, m->run->end_epoch, NAN, NULL));
         if (e >= 0)
                 e = add_model(st, m);
         if (e >= 0)

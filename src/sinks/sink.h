@@ -14,6 +14,7 @@
 #include "render/trace.h"
 
 struct otel_config;
+struct store_recorder;
 
 /* Everything a sink may need to know about where and how to write. */
 struct sink_ctx {
@@ -30,6 +31,9 @@ struct sink_ctx {
         const struct otel_config *otlp; /* OTLP export; NULL or !enabled: off */
         void *userdata;                 /* for a sink a command brings to a replay (recorder.h) */
         bool no_report;                 /* --no-report: no report-<id>.html */
+        /* Who records (the history's running row, store.h), read by the
+         * pipeline; NULL: unknown (zeros). */
+        const struct store_recorder *recorder;
 };
 
 /* A sink writes the model to the world. Adding an export means adding one

@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "platform/procfs.h"
 #include "model/ranges.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -83,15 +82,16 @@
         X(NEAR_OOM_MB, "CASE WHEN json_valid(r.summary_json) THEN"                                 \
                        " json_extract(r.summary_json, '$.thresholds.near_oom_mb') END")            \
         X(LOW_DISK_GB, "CASE WHEN json_valid(r.summary_json) THEN"                                 \
-                       " json_extract(r.summary_json, '$.thresholds.low_disk_gb') END")           \
+                       " json_extract(r.summary_json, '$.thresholds.low_disk_gb') END")            \
         X(BUILD_PEAK, SUMMARY_AT("$.build.mem_peak_mb.value"))                                     \
         X(BUILD_ANON_PEAK, SUMMARY_AT("$.build.mem_anon_peak_mb.value"))                           \
         X(UNIT_NAME, SUMMARY_AT("$.units[0].name"))                                                \
         X(UNIT_TOOL, SUMMARY_AT("$.units[0].tool"))                                                \
         X(UNIT_PEAK, SUMMARY_AT("$.units[0].peak_mb"))                                             \
-        X(JOBS, "CASE WHEN json_valid(r.summary_json) THEN (SELECT json_extract(j.value, '$.text')" \
-                " FROM json_each(r.summary_json, '$.readings') j"                                   \
-                " WHERE json_extract(j.value, '$.id') = 'jobs') END")
+        X(JOBS,                                                                                    \
+          "CASE WHEN json_valid(r.summary_json) THEN (SELECT json_extract(j.value, '$.text')"      \
+          " FROM json_each(r.summary_json, '$.readings') j"                                        \
+          " WHERE json_extract(j.value, '$.id') = 'jobs') END")
 
 #define RUN_ENUM(e, sql) RC_##e,
 enum { RUN_COLUMNS(RUN_ENUM) RC_COUNT };
@@ -99,37 +99,17 @@ enum { RUN_COLUMNS(RUN_ENUM) RC_COUNT };
 #define RUN_SQL(e, sql) sql ", "
 #define RUN_SELECT "SELECT " RUN_COLUMNS(RUN_SQL) "0 FROM runs r"
 
-/* Who asks, to tell a live recorder from a gone one: read once per
- * listing. */
-struct liveness {
-        bool init, known;
-        int root;
-        char host[256];
-        struct procfs_identity me;
-};
-
-static void liveness_release(struct liveness *lv)
+/* Is the recorder of a running row still there? Without the reader's
+ * liveness facts, or for another machine's row, it cannot tell. */
+static bool recorder_alive(const struct store_liveness *lv, const char *host, const char *boot_id,
+                           int64_t pid, int64_t start)
 {
-        if (lv->init)
-                closep(&lv->root);
-}
-
-/* Is the recorder of a running row still there? */
-static bool recorder_alive(struct liveness *lv, const char *host, const char *boot_id, int64_t pid,
-                           int64_t start)
-{
-        if (!lv->init) {
-                lv->init = true;
-                (void)gethostname(lv->host, sizeof(lv->host) - 1);
-                lv->root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                lv->known = lv->root >= 0 && procfs_self_identity(lv->root, &lv->me) >= 0;
-        }
-        if (!host || strcmp(host, lv->host) != 0)
+        if (!lv || !host || strcmp(host, lv->host) != 0)
                 return true; /* another machine: cannot tell */
-        if (!lv->known || !boot_id || strcmp(boot_id, lv->me.boot_id) != 0)
+        if (!lv->boot_id || !boot_id || strcmp(boot_id, lv->boot_id) != 0)
                 return false; /* rebooted since */
-        return pid > 0 && pid <= LONG_MAX && start >= 0 &&
-               procfs_pid_alive(lv->root, (long)pid, (uint64_t)start) > 0;
+        return pid > 0 && pid <= LONG_MAX && start >= 0 && lv->alive &&
+               lv->alive(lv->userdata, (long)pid, (uint64_t)start);
 }
 
 const char *store_run_state_name(enum store_run_state s)
@@ -254,7 +234,7 @@ static void read_run_info(sqlite3_stmt *s, struct run_info *ri, bool *oom)
         ri->pid = pid > 0 && pid <= LONG_MAX ? (long)pid : 0;
 }
 
-static enum store_run_state state_of(sqlite3_stmt *s, struct liveness *lv)
+static enum store_run_state state_of(sqlite3_stmt *s, const struct store_liveness *lv)
 {
         const char *state = store_col_text(s, RC_STATE);
 
@@ -274,7 +254,7 @@ static enum store_run_state state_of(sqlite3_stmt *s, struct liveness *lv)
 }
 
 /* The current row of a RUN_SELECT statement into *ret. 0 or -ENOMEM. */
-static int read_run(sqlite3_stmt *s, struct liveness *lv, struct store_run *ret)
+static int read_run(sqlite3_stmt *s, const struct store_liveness *lv, struct store_run *ret)
 {
         struct store_run r = {.id = sqlite3_column_int64(s, RC_ID)};
         bool oom = false;
@@ -324,7 +304,7 @@ static int read_run(sqlite3_stmt *s, struct liveness *lv, struct store_run *ret)
 
 /* A walk over run rows: each to fn, or with one the row into *one. */
 struct run_walk {
-        struct liveness lv;
+        const struct store_liveness *lv;
         store_run_fn fn;
         void *userdata;
         struct store_run *one;
@@ -334,7 +314,7 @@ static int run_row(void *ctx, sqlite3_stmt *s)
 {
         struct run_walk *w = ctx;
         struct store_run run;
-        int r = read_run(s, &w->lv, &run);
+        int r = read_run(s, w->lv, &run);
 
         if (r < 0)
                 return r;
@@ -347,15 +327,11 @@ static int run_row(void *ctx, sqlite3_stmt *s)
         return r;
 }
 
-/* store_rows() over run rows, the liveness context released after. */
+/* store_rows() over run rows. */
 static int64_t runs_walk(struct store *st, sqlite3_stmt *s, int64_t max, struct run_walk *w)
 {
-        int64_t n;
-
-        w->lv.root = -1;
-        n = store_rows(st, s, max, run_row, w);
-        liveness_release(&w->lv);
-        return n;
+        w->lv = store_liveness(st);
+        return store_rows(st, s, max, run_row, w);
 }
 
 int store_runs_each(struct store *st, double since, int64_t limit, store_run_fn fn, void *userdata)

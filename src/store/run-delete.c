@@ -24,9 +24,8 @@ static const char *const known_sql[] = {
     "DELETE FROM cache_snapshots WHERE run = ?1 AND origin <> 'cache'",
     "UPDATE cache_snapshots SET run = NULL WHERE run = ?1",
 };
-static const char *const known_tables[] = {"samples", "targets",         "units",
-                                           "steps",   "ninja_edges",     "cache_snapshots",
-                                           "runs"};
+static const char *const known_tables[] = {"samples",     "targets",         "units", "steps",
+                                           "ninja_edges", "cache_snapshots", "runs"};
 
 /* Run sql with ?1 = id. Returns the rows it changed, or -errno. */
 static int exec_bound(struct store *st, const char *sql, int64_t id)

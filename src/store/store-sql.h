@@ -25,6 +25,9 @@ int store_prepare(struct store *st, const char *sql, sqlite3_stmt **ret);
 /* The end of a row loop: rc was SQLITE_DONE (0), or an error (-errno). */
 int store_step_end(struct store *st, int rc);
 
+/* What store_set_liveness() gave; NULL: none. */
+const struct store_liveness *store_liveness(const struct store *st);
+
 /* Step s (prepared and bound) through at most max rows, each to row(),
  * then finalize it. Returns the number of rows, or -errno, or what row()
  * returned (a negative return stops). */

@@ -163,7 +163,36 @@ struct store {
         sqlite3_stmt *ins_sample;
         size_t *sample_cols; /* column table index per bound parameter */
         size_t nsample_cols;
+        struct store_liveness lv; /* host and boot_id point at the two below */
+        char *lv_host, *lv_boot;
+        bool has_lv;
 };
+
+int store_set_liveness(struct store *st, const struct store_liveness *lv)
+{
+        char *host = strdup(lv->host ? lv->host : "");
+        char *boot = lv->boot_id ? strdup(lv->boot_id) : NULL;
+
+        if (!host || (lv->boot_id && !boot)) {
+                free(host);
+                free(boot);
+                return -ENOMEM;
+        }
+        free(st->lv_host);
+        free(st->lv_boot);
+        st->lv_host = host;
+        st->lv_boot = boot;
+        st->lv = *lv;
+        st->lv.host = host;
+        st->lv.boot_id = boot;
+        st->has_lv = true;
+        return 0;
+}
+
+const struct store_liveness *store_liveness(const struct store *st)
+{
+        return st->has_lv ? &st->lv : NULL;
+}
 
 int store_map_rc(sqlite3 *db, int rc)
 {
@@ -547,9 +576,8 @@ int store_open(const char *path, bool create, int busy_ms, struct store **ret)
         }
         sqlite3_extended_result_codes(st->db, 1);
         sqlite3_busy_timeout(st->db, busy_ms);
-        rc = sqlite3_create_function(st->db, "run_duration", 3,
-                                     SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_run_duration,
-                                     NULL, NULL);
+        rc = sqlite3_create_function(st->db, "run_duration", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                     NULL, sql_run_duration, NULL, NULL);
         if (rc != SQLITE_OK) {
                 r = store_map_rc(st->db, rc);
                 store_close(st);
@@ -580,6 +608,8 @@ void store_close(struct store *st)
         sqlite3_finalize(st->ins_sample);
         sqlite3_close(st->db);
         free(st->sample_cols);
+        free(st->lv_host);
+        free(st->lv_boot);
         free(st);
 }
 
@@ -1019,9 +1049,9 @@ static int64_t get_run_count(struct store *st, int64_t run, const char *col)
 /* The 13 exec columns of a step from column i on: NULL when not measured. */
 static void bind_step_exec(sqlite3_stmt *s, int i, const struct step_exec *e)
 {
-        const double v[] = {e->cpu_s,          e->mem_peak_bytes, e->anon_peak_bytes,
-                            e->io_read_bytes,  e->io_write_bytes, e->net_rx_bytes,
-                            e->net_tx_bytes,   e->oom_kills,      e->oom_at_s};
+        const double v[] = {e->cpu_s,         e->mem_peak_bytes, e->anon_peak_bytes,
+                            e->io_read_bytes, e->io_write_bytes, e->net_rx_bytes,
+                            e->net_tx_bytes,  e->oom_kills,      e->oom_at_s};
 
         for (int k = 0; k < 13; k++)
                 sqlite3_bind_null(s, i + k);
@@ -1045,9 +1075,9 @@ static void copy_text(char *dst, size_t cap, const char *src)
 /* The exec columns read back (column i on). */
 static void step_exec_row(sqlite3_stmt *s, int i, struct step_exec *e)
 {
-        double *v[] = {&e->cpu_s,          &e->mem_peak_bytes, &e->anon_peak_bytes,
-                       &e->io_read_bytes,  &e->io_write_bytes, &e->net_rx_bytes,
-                       &e->net_tx_bytes,   &e->oom_kills,      &e->oom_at_s};
+        double *v[] = {&e->cpu_s,         &e->mem_peak_bytes, &e->anon_peak_bytes,
+                       &e->io_read_bytes, &e->io_write_bytes, &e->net_rx_bytes,
+                       &e->net_tx_bytes,  &e->oom_kills,      &e->oom_at_s};
         int64_t n = store_col_count(s, i);
 
         step_exec_clear(e);
@@ -1211,8 +1241,7 @@ static int edge_row(void *ctx, sqlite3_stmt *s)
                 d = &ts->edgev[ts->nedgev++];
         if (d) {
                 *d = e;
-                copy_utf8(d->output, sizeof(d->output), out ? out : "",
-                                   out ? strlen(out) : 0);
+                copy_utf8(d->output, sizeof(d->output), out ? out : "", out ? strlen(out) : 0);
         }
         return 0;
 }

@@ -71,6 +71,20 @@ struct store_recorder {
         char boot_id[40];
 };
 
+/* How a reader tells a live recorder from a gone one (history.h's running
+ * and incomplete), in plain values the caller reads (platform/procfs.h):
+ * this machine's host name and boot id (NULL: unknown, so every running
+ * row of this host reads as incomplete), and whether a pid with that start
+ * time runs here. Copied. Without it a running row reads as running, as
+ * one of another host does. */
+struct store_liveness {
+        const char *host;
+        const char *boot_id;
+        bool (*alive)(void *userdata, long pid, uint64_t starttime);
+        void *userdata;
+};
+int store_set_liveness(struct store *st, const struct store_liveness *lv); /* 0 or -ENOMEM */
+
 /* Extra facts of a run that are not in run_info. NULL strings are NULL
  * in the database. */
 struct store_run_extra {

@@ -124,8 +124,8 @@ static int open_temp(struct outfile *o, mode_t mode)
 
                 if (n < 0 || (size_t)n >= sizeof(o->tmp))
                         return -ENAMETOOLONG;
-                o->fd = openat(o->dirfd, o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                               mode);
+                o->fd = openat(o->dirfd, o->tmp,
+                               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
                 if (o->fd >= 0)
                         return fchmod(o->fd, mode) < 0 ? -errno : 0;
                 if (errno != EEXIST)
@@ -141,8 +141,9 @@ int outfile_open(const char *path, mode_t mode, struct outfile *o)
         int n, k;
 
         *o = (struct outfile){.fd = -1, .dirfd = -1};
-        n = slash ? snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path)
-                  : snprintf(dir, sizeof(dir), ".");
+        n = slash
+                ? snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path)
+                : snprintf(dir, sizeof(dir), ".");
         if (n < 0 || (size_t)n >= sizeof(dir) || !*name || strlen(name) >= sizeof(o->name))
                 return n < 0 || (size_t)n >= sizeof(dir) ? -ENAMETOOLONG : -EINVAL;
         memcpy(o->name, name, strlen(name) + 1);

@@ -568,7 +568,8 @@ const char *fmt_duration(double s, enum fmt_duration_style style, char buf[stati
         if (x < 3600)
                 snprintf(buf, FMT_DURATION_LEN, "%llum%02llus", x / 60, x % 60);
         else if (style == FMT_DURATION_EXACT)
-                snprintf(buf, FMT_DURATION_LEN, "%lluh%02llum%02llus", x / 3600, x / 60 % 60, x % 60);
+                snprintf(buf, FMT_DURATION_LEN, "%lluh%02llum%02llus", x / 3600, x / 60 % 60,
+                         x % 60);
         else
                 snprintf(buf, FMT_DURATION_LEN, "%lluh%02llum", x / 3600, x / 60 % 60);
         return buf;

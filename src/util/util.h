@@ -169,4 +169,5 @@ int format_iso8601(double epoch, char buf[static 64]);
  * Unknown: NAN, negative, infinite, or 1e12 s and more. */
 enum fmt_duration_style { FMT_DURATION_EXACT, FMT_DURATION_COMPACT };
 #define FMT_DURATION_LEN 32
-const char *fmt_duration(double s, enum fmt_duration_style style, char buf[static FMT_DURATION_LEN]);
+const char *fmt_duration(double s, enum fmt_duration_style style,
+                         char buf[static FMT_DURATION_LEN]);
