@@ -41,11 +41,10 @@ static const struct {
      "this run peaked at 3 in flight"},
     {"memory-bound", 20, 100, 100, 2, 24576, 64, 0, 12, 0,
      "memory is the limit: 24.0 GiB allows -j 12 of the 64 CPUs (the 95th-percentile unit "
-     "needs 1900 MiB; at the busiest, 1 units held 2000 MiB together); this run peaked at 3 "
+     "needs 1900 MiB; at the busiest, 1 unit held 2000 MiB together); this run peaked at 3 "
      "in flight"},
-    {"concurrent units weigh more than the 95th percentile", 40, 1000, 0, 0.25, 8192, 64, 0, 2,
-     0,
-     "memory is the limit: 8.0 GiB allows -j 2 of the 64 CPUs (the 95th-percentile unit needs "
+    {"equal units, five at once", 40, 1000, 0, 0.25, 8192, 64, 0, 8, 0,
+     "memory is the limit: 8.0 GiB allows -j 8 of the 64 CPUs (the 95th-percentile unit needs "
      "1000 MiB; at the busiest, 5 units held 5000 MiB together); this run peaked at 3 in "
      "flight"},
     {"memory smaller than one unit: still -j 1", 100, 9000, 10, 2, 8192, 8, 0, 1, 0, NULL},
@@ -149,6 +148,7 @@ static void test_par(void **state)
                 assert_true(p.busy_s == par_cases[i].busy);
                 assert_true(p.under_s == par_cases[i].under);
                 assert_true(p.alone_s == par_cases[i].alone);
+                assert_true(p.worth);
                 assert_int_equal(par_render(&p, &b), 0);
                 assert_string_equal(b.p, par_cases[i].text);
                 dbuf_release(&b);

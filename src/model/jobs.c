@@ -137,8 +137,8 @@ int jobs_render(const struct jobs_reading *j, struct dbuf *out)
                 dw_printf(&w, " of the %u CPUs", j->ncpu);
         dw_printf(&w, " (the 95th-percentile unit needs %.0f MiB", j->p95_mb);
         if (j->conc_units > 0)
-                dw_printf(&w, "; at the busiest, %zu units held %.0f MiB together", j->conc_units,
-                          j->conc_mb);
+                dw_printf(&w, "; at the busiest, %zu unit%s held %.0f MiB together", j->conc_units,
+                          j->conc_units == 1 ? "" : "s", j->conc_mb);
         dw_printf(&w, "); this run peaked at %zu in flight", j->peak_in_flight);
         return w.err;
 }
@@ -159,6 +159,7 @@ int par_read(const struct summary *s, unsigned ncpu, struct par_reading *ret)
         r.alone_s = p->by_jobs_s[1];
         if (!(r.busy_s > 0))
                 return -ENODATA;
+        r.worth = r.under_s >= PAR_MIN_S && r.under_s >= PAR_MIN_FRACTION * r.busy_s;
         for (size_t i = 0; i < p->nalone; i++) {
                 size_t at = r.nalone;
 

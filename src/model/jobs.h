@@ -42,6 +42,10 @@ int jobs_read(const struct units *u, double mem_total_mb, unsigned ncpu, size_t 
 int jobs_render(const struct jobs_reading *j, struct dbuf *out);
 
 #define PAR_ALONE_SHOWN 3
+/* The reading is worth saying from this much time under the CPU count,
+ * and this share of the time with work in flight. */
+#define PAR_MIN_S 2.0
+#define PAR_MIN_FRACTION 0.2
 
 struct par_reading {
         unsigned ncpu;
@@ -54,6 +58,7 @@ struct par_reading {
                 double s, first_s;
         } alone[PAR_ALONE_SHOWN]; /* longest first */
         size_t nalone;
+        bool worth; /* under_s passes PAR_MIN_S and PAR_MIN_FRACTION */
 };
 
 /* Returns 0, or -ENODATA when the samples had no jobs figure, the CPU

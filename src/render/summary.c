@@ -234,7 +234,7 @@ static bool reading_parallelism(const struct summary *s, const struct run_info *
 {
         struct par_reading p;
 
-        if (par_read(s, ri ? ri->ncpu : 0, &p) < 0 || !(p.under_s > 0))
+        if (par_read(s, ri ? ri->ncpu : 0, &p) < 0 || !p.worth)
                 return false;
         if (dw_ok(w))
                 dw_check(w, par_render(&p, w->b));
