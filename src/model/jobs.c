@@ -178,22 +178,11 @@ int par_read(const struct summary *s, unsigned ncpu, struct par_reading *ret)
         return 0;
 }
 
-/* "12.3s", "4m05s", "1h02m03s", as the summary writes durations. */
 static void put_dur(struct dwriter *w, double s)
 {
-        long long t;
+        char b[FMT_DURATION_LEN];
 
-        if (!isfinite(s) || s < 0 || s >= 1e12) {
-                dw_puts(w, "?");
-        } else if (s < 60) {
-                dw_printf(w, "%.1fs", s);
-        } else {
-                t = llround(s);
-                if (t < 3600)
-                        dw_printf(w, "%lldm%02llds", t / 60, t % 60);
-                else
-                        dw_printf(w, "%lldh%02lldm%02llds", t / 3600, t / 60 % 60, t % 60);
-        }
+        dw_puts(w, fmt_duration(s, FMT_DURATION_EXACT, b));
 }
 
 int par_render(const struct par_reading *p, struct dbuf *out)

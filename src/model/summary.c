@@ -307,7 +307,7 @@ static void par_add(struct summary_par *p, const struct sample *smp, uint64_t ru
                 return;
         }
         if (i == p->nalone) {
-                copy_str(p->alone[i].name, sizeof(p->alone[i].name), smp->running);
+                copy_utf8_str(p->alone[i].name, sizeof(p->alone[i].name), smp->running);
                 p->alone[i].first_s = smp->elapsed_s;
                 p->alone[i].s = 0;
                 p->nalone++;
