@@ -45,12 +45,12 @@ static void card_result(struct dwriter *w, const struct run_model *m)
 
         card_open(w, "a-result", "Result", o == RUN_OUTCOME_FAILURE || o == RUN_OUTCOME_CANCELLED);
         dw_puts(w, o >= 0 && o < (int)ARRAY_SIZE(names) ? names[o] : "unknown");
+        dw_printf(w, "</div><div class=\"d\">in %s", fmt_duration(f ? f->duration_s : NAN, FMT_DURATION_EXACT, d));
         if (f && f->exit_code >= 0)
-                dw_printf(w, " (exit %d)", f->exit_code);
+                dw_printf(w, ", exit %d", f->exit_code);
         if (f && f->term_signal)
-                dw_printf(w, " (signal %d)", f->term_signal);
-        dw_printf(w, "</div><div class=\"d\">in %s</div></div>",
-                  fmt_duration(f ? f->duration_s : NAN, FMT_DURATION_EXACT, d));
+                dw_printf(w, ", signal %d", f->term_signal);
+        dw_puts(w, "</div></div>");
 }
 
 /* The unit at a point: the largest of those in flight (the running

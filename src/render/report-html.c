@@ -39,7 +39,7 @@ static const char css[] =
     "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid var(--grid)}"
     "h3{font-size:15px;margin:14px 0 2px}\n"
     "pre{white-space:pre-wrap;font-size:12.5px;background:var(--band1);padding:8px}\n"
-    "svg{width:100%;height:auto;display:block}svg text{fill:var(--fg);font-size:11px}"
+    "svg{width:100%;height:auto;display:block}svg text{fill:var(--fg);font-size:12px}"
     ".ax{stroke:var(--grid);stroke-width:1}.th{stroke:var(--warn);stroke-dasharray:6 4}"
     ".b0{fill:var(--band1)}.b1{fill:var(--band2)}.s0{stroke:var(--c0)}.s1{stroke:var(--c1)}"
     ".s2{stroke:var(--c2)}.s3{stroke:var(--c3)}.f0{fill:var(--c0)}.f1{fill:var(--c1)}"
@@ -300,6 +300,8 @@ static void peak_text(struct dwriter *w, const char *name, const struct summary_
 static void chart_peaks(struct dwriter *w, const struct chart_def *c, const struct frame *f,
                         bool list)
 {
+        double lx = -1e9, lyp = -1e9, ly;
+
         for (size_t i = 0; i < ARRAY_SIZE(c->peaks); i++) {
                 const struct summary_point *p = c->peaks[i];
                 double v;
@@ -316,11 +318,16 @@ static void chart_peaks(struct dwriter *w, const struct chart_def *c, const stru
                 dw_printf(w, "<circle class=\"pk\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>",
                           px(f, p->elapsed_s), py(f, v));
                 peak_text(w, c->peak_names[i], p, v * f->k, f->unit);
+                /* a second label near the first goes a line lower */
+                ly = MAX(py(f, v) - 6, MT + 22);
+                if (i > 0 && fabs(px(f, p->elapsed_s) - lx) < 200 && fabs(ly - lyp) < 14)
+                        ly = lyp + 14;
+                lx = px(f, p->elapsed_s);
+                lyp = ly;
                 dw_printf(w,
                           "</title></circle><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">"
                           "%s %.4g%s</text>",
-                          px(f, p->elapsed_s) + (px(f, p->elapsed_s) > W / 2 ? -6 : 6),
-                          MAX(py(f, v) - 6, MT + 22), px(f, p->elapsed_s) > W / 2 ? "end" : "start",
+                          lx + (lx > W / 2 ? -6 : 6), ly, lx > W / 2 ? "end" : "start",
                           c->peak_names[i], v * f->k, f->unit);
         }
 }
