@@ -56,7 +56,7 @@ static const char css[] =
     ".card .k{color:var(--mute);font-size:12px}.card .v{font-size:20px;font-weight:600}"
     ".card .d{color:var(--mute);font-size:12px;overflow-wrap:anywhere}.bad{color:var(--warn)}"
     "ol.slow,ul.rd{margin:4px 0 8px;padding-left:22px}details{margin:12px 0}"
-    "svg text.in{font-size:10px}\n";
+    "svg text.in{font-size:10px}rect.f2{stroke:var(--bg);stroke-width:1}\n";
 
 /* The hover read-out: on a chart (svg.hv, its data-tmax, data-ymax in
  * drawn units, data-unit), the time and each line's value at the point
