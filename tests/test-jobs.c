@@ -43,6 +43,9 @@ static const struct {
      "memory is the limit: 24.0 GiB allows -j 12 of the 64 CPUs (the 95th-percentile unit "
      "needs 1900 MiB; at the busiest, 1 unit held 2000 MiB together); this run peaked at 3 "
      "in flight"},
+    {"the CPU count unknown", 20, 100, 100, 2, 24576, 0, 0, 12, 0,
+     "memory allows -j 12 in 24.0 GiB, the CPU count unknown (the 95th-percentile unit needs "
+     "1900 MiB; at the busiest, 1 unit held 2000 MiB together); this run peaked at 3 in flight"},
     {"equal units, five at once", 40, 1000, 0, 0.25, 8192, 64, 0, 8, 0,
      "memory is the limit: 8.0 GiB allows -j 8 of the 64 CPUs (the 95th-percentile unit needs "
      "1000 MiB; at the busiest, 5 units held 5000 MiB together); this run peaked at 3 in "

@@ -127,14 +127,15 @@ int jobs_render(const struct jobs_reading *j, struct dbuf *out)
         struct dwriter w = DWRITER_INIT(out);
 
         if (j->cpu_limit)
-                dw_printf(&w, "the %u CPUs are the limit: -j %ld; memory (%.1f GiB) would allow "
-                              "-j %ld",
+                dw_printf(&w,
+                          "the %u CPUs are the limit: -j %ld; memory (%.1f GiB) would allow -j %ld",
                           j->ncpu, j->jobs, j->mem_total_mb / 1024.0, j->mem_jobs);
+        else if (j->ncpu)
+                dw_printf(&w, "memory is the limit: %.1f GiB allows -j %ld of the %u CPUs",
+                          j->mem_total_mb / 1024.0, j->jobs, j->ncpu);
         else
-                dw_printf(&w, "memory is the limit: %.1f GiB allows -j %ld%s", j->mem_total_mb / 1024.0,
-                          j->jobs, j->ncpu ? "" : " (the CPU count is unknown)");
-        if (!j->cpu_limit && j->ncpu)
-                dw_printf(&w, " of the %u CPUs", j->ncpu);
+                dw_printf(&w, "memory allows -j %ld in %.1f GiB, the CPU count unknown", j->jobs,
+                          j->mem_total_mb / 1024.0);
         dw_printf(&w, " (the 95th-percentile unit needs %.0f MiB", j->p95_mb);
         if (j->conc_units > 0)
                 dw_printf(&w, "; at the busiest, %zu unit%s held %.0f MiB together", j->conc_units,
