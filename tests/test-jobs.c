@@ -167,6 +167,10 @@ static const char *const names_tree[] = {
     "./main.c",
     "app",
     "/abs/dir/x.c",
+    "../../src/conv.cpp [c++17]",
+    "../../src/conv.cpp [c++14]",
+    "../../lib/conv.cpp [c++17]",
+    "../src/y.c [obj/a]",
 };
 
 static const struct {
@@ -178,6 +182,10 @@ static const struct {
     {"./main.c", "main.c"},
     {"app", "app"},
     {"/abs/dir/x.c", "x.c"},
+    {"../../src/conv.cpp [c++17]", "src/conv.cpp [c++17]"},
+    {"../../src/conv.cpp [c++14]", "conv.cpp [c++14]"},
+    {"../../lib/conv.cpp [c++17]", "lib/conv.cpp [c++17]"},
+    {"../src/y.c [obj/a]", "y.c [obj/a]"},
 };
 
 static void test_short(void **state)
@@ -189,7 +197,9 @@ static void test_short(void **state)
         for (size_t i = 0; i < ARRAY_SIZE(names_tree); i++)
                 snprintf(rows[i].name, sizeof(rows[i].name), "%s", names_tree[i]);
         for (size_t i = 0; i < ARRAY_SIZE(short_cases); i++) {
-                const char *got = unitname_short(rows, ARRAY_SIZE(rows), short_cases[i].name);
+                char buf[UNITS_NAME_MAX + 1];
+                const char *got = unitname_short(rows, ARRAY_SIZE(rows), short_cases[i].name, buf,
+                                                 sizeof(buf));
 
                 print_message("%s -> %s\n", short_cases[i].name, got);
                 assert_string_equal(got, short_cases[i].want);

@@ -236,7 +236,7 @@ static void slowest_units(struct dwriter *w, const struct units *u)
         size_t n, idx[SLOWEST_SHOWN], k;
         const struct unit *rows = units_rows(u, &n);
         double *v = malloc(MAX(n, (size_t)1) * sizeof(*v));
-        char d[32];
+        char d[32], shown[UNITS_NAME_MAX + 1];
 
         if (!v) {
                 dw_check(w, -ENOMEM);
@@ -254,7 +254,7 @@ static void slowest_units(struct dwriter *w, const struct units *u)
                 dw_puts(w, "\">");
                 esc(w, rows[idx[i]].tool);
                 dw_puts(w, " ");
-                esc(w, unitname_short(rows, n, rows[idx[i]].name));
+                esc(w, unitname_short(rows, n, rows[idx[i]].name, shown, sizeof(shown)));
                 dw_printf(w, " %s</li>", fmt_duration(v[idx[i]], FMT_DURATION_EXACT, d));
         }
         if (k)

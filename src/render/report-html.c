@@ -844,7 +844,7 @@ static void units_table(struct dwriter *w, const struct units *u)
         struct unit top[UNITS_TOP];
         size_t n = u ? units_top(u, top, UNITS_TOP) : 0, nall = 0;
         const struct unit *all = u ? units_rows(u, &nall) : NULL;
-        char b[32];
+        char b[32], shown[UNITS_NAME_MAX + 1];
 
         if (!n)
                 return;
@@ -854,7 +854,7 @@ static void units_table(struct dwriter *w, const struct units *u)
                 dw_puts(w, "<tr><td title=\"");
                 esc(w, top[i].name);
                 dw_puts(w, "\">");
-                esc(w, unitname_short(all, nall, top[i].name));
+                esc(w, unitname_short(all, nall, top[i].name, shown, sizeof(shown)));
                 dw_puts(w, "</td><td>");
                 esc(w, top[i].tool);
                 dw_puts(w, "</td>");

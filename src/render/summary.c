@@ -766,6 +766,7 @@ static void render_units_text(const struct summary *s, struct dwriter *w)
         struct unit top[UNITS_TOP];
         const struct unit *all;
         size_t n, nall;
+        char shown[UNITS_NAME_MAX + 1];
 
         if (!s->units)
                 return;
@@ -781,7 +782,7 @@ static void render_units_text(const struct summary *s, struct dwriter *w)
                 dw_puts(w, "  ");
                 put_text(w, top[i].tool);
                 dw_puts(w, " ");
-                put_text(w, unitname_short(all, nall, top[i].name));
+                put_text(w, unitname_short(all, nall, top[i].name, shown, sizeof(shown)));
                 dw_puts(w, "  +");
                 put_duration(w, top[i].first_s);
                 dw_puts(w, " .. +");
