@@ -169,10 +169,10 @@ static const char *tick_time(double t, double step, char b[static 32])
 {
         long long x = llround(t), h = x / 3600, m = x / 60 % 60, sec = x % 60;
 
-        if (step < 1)
-                snprintf(b, 32, "%.1fs", t);
-        else if (x == 0)
+        if (fabs(t) < 1e-9)
                 snprintf(b, 32, "0");
+        else if (step < 1)
+                snprintf(b, 32, "%.1fs", t);
         else if (h && m)
                 snprintf(b, 32, "%lldh%02lldm", h, m);
         else if (h)
