@@ -102,6 +102,12 @@ static const struct par_row par_serial_tail[] = {
     {6, 0, "ld:app"},  {7, 0, "ld:app"},          {8, 0, "ld:app"},
     {9, 0, ""},
 };
+/* ten short units alone, then a long one: it still gets in */
+static const struct par_row par_late_long[] = {
+    {0, 1, "a.c"}, {1, 1, "b.c"}, {2, 1, "c.c"}, {3, 1, "d.c"},   {4, 1, "e.c"},
+    {5, 1, "f.c"}, {6, 1, "g.c"}, {7, 1, "h.c"}, {8, 1, "i.c"},   {9, 1, "j.c"},
+    {10, 1, "big.c"}, {11, 1, "big.c"}, {12, 1, "big.c"}, {13, 1, "big.c"},
+};
 static const struct par_row par_no_jobs[] = {
     {0, NAN, ""},
     {1, NAN, ""},
@@ -120,6 +126,10 @@ static const struct {
      5,
      "fewer jobs than the 4 CPUs for 6.0s of 8.0s with work in flight (75 %); one job alone for "
      "5.0s: ld:app (3.0s from +6.0s), d.c (2.0s from +4.0s)"},
+    {"a long unit alone after the table filled", par_late_long, ARRAY_SIZE(par_late_long), 2, 0,
+     13, 13, 13,
+     "fewer jobs than the 2 CPUs for 13.0s of 13.0s with work in flight (100 %); one job alone "
+     "for 13.0s: big.c (4.0s from +10.0s), j.c (1.0s from +9.0s), c.c (1.0s from +2.0s)"},
     {"one CPU: no reading", par_serial_tail, ARRAY_SIZE(par_serial_tail), 1, -ENODATA, 0, 0, 0,
      NULL},
     {"no jobs figure: no reading", par_no_jobs, ARRAY_SIZE(par_no_jobs), 4, -ENODATA, 0, 0, 0,

@@ -303,8 +303,16 @@ static void par_add(struct summary_par *p, const struct sample *smp, uint64_t ru
                 if (strcmp(p->alone[i].name, smp->running) == 0)
                         break;
         if (i == p->nalone && p->nalone == SUMMARY_ALONE_MAX) {
-                p->alone_other_s += dt;
-                return;
+                /* full: the shortest gives its place (its time counted as
+                 * other), so a long unit alone late in the build still gets in */
+                size_t m = 0;
+
+                for (size_t q = 1; q < p->nalone; q++)
+                        if (p->alone[q].s < p->alone[m].s)
+                                m = q;
+                p->alone_other_s += p->alone[m].s;
+                p->alone[m] = p->alone[--p->nalone];
+                i = p->nalone;
         }
         if (i == p->nalone) {
                 copy_utf8_str(p->alone[i].name, sizeof(p->alone[i].name), smp->running);

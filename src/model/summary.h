@@ -110,7 +110,7 @@ struct summary_exact {
  * when that is larger), and the units that ran alone. Each interval
  * between two samples counts for the later one's jobs. */
 #define SUMMARY_PAR_JOBS 64 /* the last bucket holds this many and more */
-#define SUMMARY_ALONE_MAX 8 /* units tracked that ran alone; later ones are only timed */
+#define SUMMARY_ALONE_MAX 8 /* units tracked that ran alone; when full the shortest gives way */
 struct summary_alone {
         char name[SAMPLE_RUNNING_MAX + 1];
         double s, first_s; /* seconds alone; when first seen alone */
@@ -121,7 +121,7 @@ struct summary_par {
         bool seen;                              /* a sample had a jobs figure */
         struct summary_alone alone[SUMMARY_ALONE_MAX];
         size_t nalone;
-        double alone_other_s; /* alone time of units past SUMMARY_ALONE_MAX */
+        double alone_other_s; /* alone time of the units that gave way */
 };
 
 struct summary {
