@@ -35,7 +35,7 @@ gen() { # gen FILE FUNCTIONS (named after the file)
                 echo "build u$i.o: cc ../../src/u$i.c"
                 objs="$objs u$i.o"
         done
-        gen "$P/src/big.c" 1500
+        gen "$P/src/big.c" 4000
         echo "build big.o: cc ../../src/big.c ||$objs"
         echo "build app.o: link$objs big.o"
 } >"$P/out/sub/build.ninja"
