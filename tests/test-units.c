@@ -247,56 +247,6 @@ static void test_cap(void **state)
         units_free(u);
 }
 
-/* ---- the -j reading ---- */
-
-static const struct {
-        const char *name;
-        size_t units; /* peaks 100, 200, ... MiB */
-        double total_mb;
-        int ret;
-        double p95;
-        long jobs;
-        const char *text;
-} jobs_cases[] = {
-    {"too few units", 19, 24576, -ENODATA, 0, 0, NULL},
-    {"no memory figure", 40, NAN, -ENODATA, 0, 0, NULL},
-    {"20 units", 20, 24576, 0, 1900, 12,
-     "the 95th-percentile unit needs 1.9 GiB; 24.0 GiB fits -j 12 of them; this run peaked at 3 "
-     "in flight"},
-    {"100 units", 100, 8192, 0, 9500, 0,
-     "the 95th-percentile unit needs 9.3 GiB; 8.0 GiB fits -j 0 of them; this run peaked at 3 "
-     "in flight"},
-};
-
-static void test_jobs(void **state)
-{
-        (void)state;
-        for (size_t i = 0; i < ARRAY_SIZE(jobs_cases); i++) {
-                struct units *u = NULL;
-                struct units_jobs j;
-                struct dbuf b = DBUF_INIT;
-                char name[32];
-
-                print_message("%s\n", jobs_cases[i].name);
-                assert_int_equal(units_new(&u), 0);
-                for (size_t k = 0; k < jobs_cases[i].units; k++) {
-                        snprintf(name, sizeof(name), "u%zu.c", k);
-                        assert_int_equal(units_observe(u, UNITS_COMPILE, "cc1", name, (double)k,
-                                                       100.0 * (double)(k + 1), 1),
-                                         0);
-                }
-                assert_int_equal(units_jobs(u, jobs_cases[i].total_mb, 3, &j), jobs_cases[i].ret);
-                if (jobs_cases[i].ret == 0) {
-                        assert_true(j.p95_mb == jobs_cases[i].p95);
-                        assert_int_equal(j.jobs, jobs_cases[i].jobs);
-                        assert_int_equal(units_jobs_render(&j, &b), 0);
-                        assert_string_equal(b.p, jobs_cases[i].text);
-                }
-                dbuf_release(&b);
-                units_free(u);
-        }
-}
-
 /* ---- the units file: what a run writes, summarize reads ---- */
 
 static void test_csv_round_trip(void **state)
@@ -362,7 +312,6 @@ int main(void)
             cmocka_unit_test(test_variants),
             cmocka_unit_test(test_ended),
             cmocka_unit_test(test_cap),
-            cmocka_unit_test(test_jobs),
             cmocka_unit_test(test_csv_round_trip),
         };
 

@@ -241,6 +241,7 @@ void summary_init(struct summary *s, const struct summary_config *cfg)
         s->first_epoch = s->last_epoch = s->last_elapsed_s = NAN;
         s->disk_avail_first = s->disk_avail_last = NAN;
         s->mem_total_mb = NAN;
+        s->par.prev_elapsed_s = NAN;
         build_init(&s->build);
         s->exact = (struct summary_exact){
             .mem_used_peak_bytes = NAN,
@@ -277,6 +278,51 @@ static void exact_add(struct summary_exact *x, const struct sample *smp)
         last(&x->cg_io_write_bytes, smp->cg_io_write_bytes);
 }
 
+/* The interval since the previous sample, for this one's jobs; a unit
+ * alone is named by the running column. */
+static void par_add(struct summary_par *p, const struct sample *smp, uint64_t running)
+{
+        double dt = smp->elapsed_s - p->prev_elapsed_s, jobs = (double)running;
+        size_t k, i;
+
+        if (isnan(smp->elapsed_s))
+                return;
+        p->prev_elapsed_s = smp->elapsed_s;
+        if (!isnan(smp->compilers) && smp->compilers > jobs)
+                jobs = smp->compilers;
+        if (isnan(smp->compilers) && !running)
+                return;
+        p->seen = true;
+        if (!(dt > 0) || dt > 3600)
+                return;
+        k = (size_t)MIN(jobs, (double)SUMMARY_PAR_JOBS);
+        p->by_jobs_s[k] += dt;
+        if (k != 1 || running != 1)
+                return;
+        for (i = 0; i < p->nalone; i++)
+                if (strcmp(p->alone[i].name, smp->running) == 0)
+                        break;
+        if (i == p->nalone && p->nalone == SUMMARY_ALONE_MAX) {
+                /* full: the shortest gives its place (its time counted as
+                 * other), so a long unit alone late in the build still gets in */
+                size_t m = 0;
+
+                for (size_t q = 1; q < p->nalone; q++)
+                        if (p->alone[q].s < p->alone[m].s)
+                                m = q;
+                p->alone_other_s += p->alone[m].s;
+                p->alone[m] = p->alone[--p->nalone];
+                i = p->nalone;
+        }
+        if (i == p->nalone) {
+                copy_utf8_str(p->alone[i].name, sizeof(p->alone[i].name), smp->running);
+                p->alone[i].first_s = smp->elapsed_s;
+                p->alone[i].s = 0;
+                p->nalone++;
+        }
+        p->alone[i].s += dt;
+}
+
 /* One recorded sample (already rounded as the CSV holds it). */
 static void recorded_add(struct summary *s, const struct sample *smp)
 {
@@ -286,6 +332,7 @@ static void recorded_add(struct summary *s, const struct sample *smp)
 
         if (running > s->running_peak)
                 s->running_peak = running;
+        par_add(&s->par, smp, running);
         s->samples++;
         if (!isnan(smp->epoch)) {
                 if (isnan(s->first_epoch))

@@ -105,6 +105,25 @@ struct summary_exact {
         double cg_io_read_bytes, cg_io_write_bytes; /* last known: counters */
 };
 
+/* Parallelism (issue 26): the time by jobs in flight (the compile and
+ * link units as the running column names them, or the compilers count
+ * when that is larger), and the units that ran alone. Each interval
+ * between two samples counts for the later one's jobs. */
+#define SUMMARY_PAR_JOBS 64 /* the last bucket holds this many and more */
+#define SUMMARY_ALONE_MAX 8 /* units tracked that ran alone; when full the shortest gives way */
+struct summary_alone {
+        char name[SAMPLE_RUNNING_MAX + 1];
+        double s, first_s; /* seconds alone; when first seen alone */
+};
+struct summary_par {
+        double prev_elapsed_s;                  /* NAN before the first sample */
+        double by_jobs_s[SUMMARY_PAR_JOBS + 1]; /* seconds with k jobs in flight */
+        bool seen;                              /* a sample had a jobs figure */
+        struct summary_alone alone[SUMMARY_ALONE_MAX];
+        size_t nalone;
+        double alone_other_s; /* alone time of the units that gave way */
+};
+
 struct summary {
         struct summary_config cfg;
         uint64_t samples;
@@ -136,6 +155,7 @@ struct summary {
 
         /* The most compile units one row's running column named. */
         uint64_t running_peak;
+        struct summary_par par;
 
         /* The compile units over the run (the recorder's, borrowed; NULL
          * when the run had no process scans, as in `summarize`). */

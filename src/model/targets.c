@@ -599,3 +599,17 @@ double targets_step_duration(const struct step_fact *s)
                 return NAN;
         return s->end_s >= s->start_s ? s->end_s - s->start_s : 0;
 }
+
+int targets_ninja_offset(const struct targets *ts, const struct run_info *ri, double *ret_off)
+{
+        double off;
+
+        if (!ts || !ri || !ts->nedgev || !(ts->ninja_mtime > 0) || !isfinite(ri->start_epoch))
+                return -ENODATA;
+        if (ts->ninja_mtime < ri->start_epoch - 1 ||
+            (isfinite(ri->end_epoch) && ts->ninja_mtime > ri->end_epoch + TARGETS_NINJA_SLACK_S))
+                return -ENODATA;
+        off = ts->ninja_mtime - ri->start_epoch - (double)ts->ninja_max_end_ms / 1000.0;
+        *ret_off = isfinite(off) && off > 0 ? off : 0;
+        return 0;
+}

@@ -304,3 +304,12 @@ int targets_render_text(const struct targets *ts, const struct run_facts *f, str
 int targets_render_json(const struct targets *ts, const struct run_facts *f, struct dbuf *out);
 /* Anything worth reporting at all. */
 bool targets_any(const struct targets *ts);
+
+/* Where the .ninja_log's clock sits on the run's (issue 26): ninja appends
+ * a line as each edge ends, so the log's mtime is the end of its last edge
+ * and ninja started ninja_max_end_ms before it. *ret_off: seconds from the
+ * run's start to ninja's 0. Returns 0, or -ENODATA when the edges have no
+ * start times, the log has no mtime, or it was written before the run or
+ * well after it (another build's). */
+#define TARGETS_NINJA_SLACK_S 5.0
+int targets_ninja_offset(const struct targets *ts, const struct run_info *ri, double *ret_off);

@@ -383,50 +383,6 @@ size_t units_top(const struct units *u, struct unit *out, size_t cap)
         return k;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-
-        return (x > y) - (x < y);
-}
-
-int units_jobs(const struct units *u, double mem_total_mb, size_t peak_in_flight,
-               struct units_jobs *ret)
-{
-        _cleanup_free_ double *v = NULL;
-        size_t n = 0, rank;
-
-        if (!isfinite(mem_total_mb) || mem_total_mb <= 0)
-                return -ENODATA;
-        v = malloc(MAX(u->n, (size_t)1) * sizeof(*v));
-        if (!v)
-                return -ENOMEM;
-        for (size_t i = 0; i < u->n; i++)
-                if (isfinite(u->rows[i].peak_mb) && u->rows[i].peak_mb > 0)
-                        v[n++] = u->rows[i].peak_mb;
-        if (n < UNITS_JOBS_MIN)
-                return -ENODATA;
-        qsort(v, n, sizeof(*v), cmp_double);
-        rank = (size_t)ceil(0.95 * (double)n); /* nearest rank, 1-based */
-        *ret = (struct units_jobs){
-            .units = n,
-            .p95_mb = v[rank - 1],
-            .mem_total_mb = mem_total_mb,
-            .peak_in_flight = peak_in_flight,
-        };
-        ret->jobs = (long)floor(mem_total_mb / ret->p95_mb);
-        return 0;
-}
-
-int units_jobs_render(const struct units_jobs *j, struct dbuf *out)
-{
-        return dbuf_printf(out,
-                           "the 95th-percentile unit needs %.1f GiB; %.1f GiB fits -j %ld of "
-                           "them; this run peaked at %zu in flight",
-                           j->p95_mb / 1024.0, j->mem_total_mb / 1024.0, j->jobs,
-                           j->peak_in_flight);
-}
-
 static const char csv_header[] =
     "kind,tool,name,first_elapsed_s,last_elapsed_s,peak_mb,peak_elapsed_s,cpu_s\r\n";
 

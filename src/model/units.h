@@ -103,20 +103,4 @@ int units_csv_format(const struct units *u, struct dbuf *out);
  * read, or -EINVAL when the header is not ours. */
 int units_csv_parse(const char *buf, size_t len, struct units *u, size_t *ret_skipped);
 
-/* The -j reading: the 95th-percentile peak of the units (nearest rank)
- * and how many of them fit in mem_total_mb; peak_in_flight is said as
- * given. Returns 0, or -ENODATA when
- * there are fewer than UNITS_JOBS_MIN units or mem_total_mb is unknown. */
-struct units_jobs {
-        size_t units;  /* how many units the percentile is over */
-        double p95_mb; /* the 95th-percentile unit's peak */
-        double mem_total_mb;
-        long jobs; /* floor(mem_total_mb / p95_mb) */
-        size_t peak_in_flight;
-};
-int units_jobs(const struct units *u, double mem_total_mb, size_t peak_in_flight,
-               struct units_jobs *ret);
-
-/* "the 95th-percentile unit needs 1.9 GiB; 24.0 GiB fits -j 11 of them;
- * this run peaked at 6 in flight" (no newline). Returns 0 or -ENOMEM. */
-int units_jobs_render(const struct units_jobs *j, struct dbuf *out);
+/* The -j reading over the units is in model/jobs.h. */

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "model/figures.h"
+#include "model/jobs.h"
+#include "model/unitname.h"
 #include "model/units.h"
 #include "render/report.h"
 #include "render/summary.h"
@@ -37,7 +39,7 @@ static const char css[] =
     "h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid var(--grid)}"
     "h3{font-size:15px;margin:14px 0 2px}\n"
     "pre{white-space:pre-wrap;font-size:12.5px;background:var(--band1);padding:8px}\n"
-    "svg{width:100%;height:auto;display:block}svg text{fill:var(--fg);font-size:11px}"
+    "svg{width:100%;height:auto;display:block}svg text{fill:var(--fg);font-size:12px}"
     ".ax{stroke:var(--grid);stroke-width:1}.th{stroke:var(--warn);stroke-dasharray:6 4}"
     ".b0{fill:var(--band1)}.b1{fill:var(--band2)}.s0{stroke:var(--c0)}.s1{stroke:var(--c1)}"
     ".s2{stroke:var(--c2)}.s3{stroke:var(--c3)}.f0{fill:var(--c0)}.f1{fill:var(--c1)}"
@@ -48,7 +50,13 @@ static const char css[] =
     "padding:2px 8px;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}"
     ".peaks{margin:2px 0 10px;color:var(--mute);font-size:12.5px}"
     "svg text.hvt{font-size:12px;font-weight:600;paint-order:stroke;stroke:var(--bg);"
-    "stroke-width:3px}\n";
+    "stroke-width:3px}.gx{stroke:var(--grid);stroke-width:0.5;stroke-dasharray:2 3}"
+    ".cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(190px,1fr));gap:8px;"
+    "margin:8px 0}.card{border:1px solid var(--grid);border-radius:6px;padding:6px 10px}"
+    ".card .k{color:var(--mute);font-size:12px}.card .v{font-size:20px;font-weight:600}"
+    ".card .d{color:var(--mute);font-size:12px;overflow-wrap:anywhere}.bad{color:var(--warn)}"
+    "ol.slow,ul.rd{margin:4px 0 8px;padding-left:22px}details{margin:12px 0}"
+    "svg text.in{font-size:10px}rect.f2{stroke:var(--bg);stroke-width:1}\n";
 
 /* The hover read-out: on a chart (svg.hv, its data-tmax, data-ymax in
  * drawn units, data-unit), the time and each line's value at the point
@@ -110,11 +118,101 @@ static double py(const struct frame *f, double v)
         return MAX(MT, MIN(y, H - MB));
 }
 
-static void bands_and_axes(struct dwriter *w, const struct report_data *d, const struct frame *f,
-                           const char *unit)
+/* The page's one time axis: every chart and lane maps time with px() over
+ * the same tmax. */
+struct page {
+        const struct run_model *m;
+        const struct report_data *d;
+        double tmax;
+        double edge_off; /* seconds from the run's start to ninja's 0 */
+        bool edges_placed;
+};
+
+/* The 1-2-5 step that cuts span into about want parts (at least 1 for
+ * counts). */
+static double nice_step(double span, double want, bool integer)
 {
+        static const double m[] = {1, 2, 5, 10};
+        double raw = span / want, mag, step = 1;
+
+        if (!(raw > 0) || !isfinite(raw))
+                return 1;
+        mag = pow(10, floor(log10(raw)));
+        for (size_t i = 0; i < ARRAY_SIZE(m); i++)
+                if (m[i] * mag >= raw * 0.999) {
+                        step = m[i] * mag;
+                        break;
+                }
+        return integer && step < 1 ? 1 : step;
+}
+
+static int decimals_of(double step)
+{
+        return step >= 1 ? 0 : (int)ceil(-log10(step) - 1e-9);
+}
+
+/* A round step of time: about 8 ticks over tmax. */
+static double time_step(double tmax)
+{
+        static const double st[] = {0.1,  0.2,  0.5,  1,     2,     5,     10,    15,
+                                    30,   60,   120,  300,   600,   900,   1800,  3600,
+                                    7200, 10800, 21600, 43200, 86400, 172800, 604800};
+
+        for (size_t i = 0; i < ARRAY_SIZE(st); i++)
+                if (tmax / st[i] <= 8)
+                        return st[i];
+        return st[ARRAY_SIZE(st) - 1];
+}
+
+/* "0", "30s", "1m30s", "2h", "1h30m"; tenths under a second's step. */
+static const char *tick_time(double t, double step, char b[static 32])
+{
+        long long x = llround(t), h = x / 3600, m = x / 60 % 60, sec = x % 60;
+
+        if (fabs(t) < 1e-9)
+                snprintf(b, 32, "0");
+        else if (step < 1)
+                snprintf(b, 32, "%.1fs", t);
+        else if (h && m)
+                snprintf(b, 32, "%lldh%02lldm", h, m);
+        else if (h)
+                snprintf(b, 32, "%lldh", h);
+        else if (m && sec)
+                snprintf(b, 32, "%lldm%02llds", m, sec);
+        else if (m)
+                snprintf(b, 32, "%lldm", m);
+        else
+                snprintf(b, 32, "%llds", sec);
+        return b;
+}
+
+/* The time axis under a plot from y0 to y1: a grid line and a label at
+ * each round time. The first line (x = ML) is the axis' origin (class
+ * x0), the same x on every chart of the page. */
+static void time_axis(struct dwriter *w, const struct frame *f, double y0, double y1)
+{
+        double step = time_step(f->tmax);
         char b[32];
 
+        dw_printf(w, "<line class=\"ax x0\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.0f\" y2=\"%.0f\"/>", ML,
+                  ML, y0, y1);
+        for (double t = 0; t <= f->tmax * 1.0001; t += step) {
+                double x = px(f, t);
+
+                if (t > 0)
+                        dw_printf(w,
+                                  "<line class=\"gx\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" "
+                                  "y2=\"%.0f\"/>",
+                                  x, x, y0, y1);
+                dw_printf(w, "<text class=\"tk\" x=\"%.1f\" y=\"%.0f\" text-anchor=\"%s\">%s</text>",
+                          x, y1 + 14, t == 0 ? "start" : x > W - MR - 20 ? "end" : "middle",
+                          tick_time(t, step, b));
+        }
+}
+
+static void stage_bands(struct dwriter *w, const struct report_data *d, const struct frame *f,
+                        bool labels)
+{
         for (size_t i = 0; i < d->nbands; i++) {
                 const struct report_band *bd = &d->bands[i];
                 double x0 = px(f, bd->start_s), x1 = px(f, bd->end_s);
@@ -125,26 +223,31 @@ static void bands_and_axes(struct dwriter *w, const struct report_data *d, const
                           i % 2, x0, MT, MAX(x1 - x0, 0.5), H - MT - MB);
                 esc(w, bd->stage);
                 dw_puts(w, "</title></rect>");
-                if (x1 - x0 > 60) {
+                if (labels && x1 - x0 > 60) {
                         dw_printf(w, "<text x=\"%.1f\" y=\"%.0f\" class=\"lg\">", x0 + 3, MT + 11);
                         esc(w, bd->stage);
                         dw_puts(w, "</text>");
                 }
         }
-        for (int k = 0; k <= 4; k++) {
-                double v = f->ymax * k / 4, y = py(f, v / f->k);
+}
+
+/* The bands, the y grid at round values (the unit in the chart's title)
+ * and the time axis. */
+static void bands_and_axes(struct dwriter *w, const struct report_data *d, const struct frame *f,
+                           double ystep)
+{
+        int dec = decimals_of(ystep);
+
+        stage_bands(w, d, f, true);
+        for (double v = 0; v <= f->ymax * 1.0001; v += ystep) {
+                double y = py(f, v / f->k);
 
                 dw_printf(w,
                           "<line class=\"ax\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\"/>"
-                          "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.3g%s</text>",
-                          ML, W - MR, y, y, ML - 4, y + 4, v, unit);
+                          "<text class=\"ty\" x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.*f</text>",
+                          ML, W - MR, y, y, ML - 4, y + 4, dec, v);
         }
-        for (int k = 0; k <= 5; k++) {
-                double t = f->tmax * k / 5;
-
-                dw_printf(w, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"%s\">%s</text>", px(f, t),
-                          H - 6, k == 5 ? "end" : "middle", fmt_duration(t, FMT_DURATION_EXACT, b));
-        }
+        time_axis(w, f, MT, H - MB);
 }
 
 struct chart_def {
@@ -156,6 +259,8 @@ struct chart_def {
         const struct summary_point *peaks[3];
         const char *peak_names[3];
         double peak_scale; /* summary units -> chart units */
+        bool integer;      /* a count: whole ticks */
+        double fixed_ymax; /* NAN: from the data (CPU %: 100) */
 };
 
 static void series_line(struct dwriter *w, const struct report_data *d, const struct frame *f,
@@ -195,6 +300,8 @@ static void peak_text(struct dwriter *w, const char *name, const struct summary_
 static void chart_peaks(struct dwriter *w, const struct chart_def *c, const struct frame *f,
                         bool list)
 {
+        double lx = -1e9, lyp = -1e9, ly;
+
         for (size_t i = 0; i < ARRAY_SIZE(c->peaks); i++) {
                 const struct summary_point *p = c->peaks[i];
                 double v;
@@ -211,46 +318,77 @@ static void chart_peaks(struct dwriter *w, const struct chart_def *c, const stru
                 dw_printf(w, "<circle class=\"pk\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>",
                           px(f, p->elapsed_s), py(f, v));
                 peak_text(w, c->peak_names[i], p, v * f->k, f->unit);
+                /* a second label near the first goes a line lower */
+                ly = MAX(py(f, v) - 6, MT + 22);
+                if (i > 0 && fabs(px(f, p->elapsed_s) - lx) < 200 && fabs(ly - lyp) < 14)
+                        ly = lyp + 14;
+                lx = px(f, p->elapsed_s);
+                lyp = ly;
                 dw_printf(w,
                           "</title></circle><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">"
                           "%s %.4g%s</text>",
-                          px(f, p->elapsed_s) + (px(f, p->elapsed_s) > W / 2 ? -6 : 6),
-                          MAX(py(f, v) - 6, MT + 22), px(f, p->elapsed_s) > W / 2 ? "end" : "start",
+                          lx + (lx > W / 2 ? -6 : 6), ly, lx > W / 2 ? "end" : "start",
                           c->peak_names[i], v * f->k, f->unit);
         }
 }
 
-static void chart(struct dwriter *w, const struct report_data *d, const struct chart_def *c,
-                  double tmax, struct report_pt *pts)
+/* The largest value of the chart's series; false when every value is
+ * unknown or zero (no chart of a series that is zero throughout). */
+static bool chart_max(const struct report_data *d, const struct chart_def *c, double *ret)
 {
-        struct frame f = {.tmax = tmax, .ymax = 0, .k = 1, .unit = c->unit};
-        double th;
-        bool any = false;
+        double m = 0;
 
         for (size_t k = 0; k < ARRAY_SIZE(c->series) && c->names[k]; k++)
                 for (size_t i = 0; i < d->n; i++)
-                        if (!isnan(d->v[c->series[k]][i])) {
-                                f.ymax = MAX(f.ymax, d->v[c->series[k]][i]);
-                                any = true;
-                        }
-        if (!any)
+                        if (!isnan(d->v[c->series[k]][i]))
+                                m = MAX(m, d->v[c->series[k]][i]);
+        *ret = m;
+        return m > 0;
+}
+
+static void chart_legend(struct dwriter *w, const struct chart_def *c, double th,
+                         const struct frame *f)
+{
+        dw_puts(w, "</svg><div class=\"lg\">");
+        for (size_t k = 0; k < ARRAY_SIZE(c->series) && c->names[k]; k++)
+                dw_printf(w, "<span class=\"k%zu\">&#9632;</span> %s &nbsp; ", k, c->names[k]);
+        if (!isnan(c->threshold))
+                dw_printf(w, "<span style=\"color:var(--warn)\">- -</span> %s%s", c->threshold_name,
+                          isnan(th) ? " (far above the data: not drawn)" : "");
+        dw_puts(w, "</div><ul class=\"peaks\">");
+        chart_peaks(w, c, f, true);
+        dw_puts(w, "</ul>");
+}
+
+static void chart(struct dwriter *w, const struct page *P, const struct chart_def *c,
+                  struct report_pt *pts)
+{
+        const struct report_data *d = P->d;
+        struct frame f = {.tmax = P->tmax, .ymax = 0, .k = 1, .unit = c->unit};
+        double th, ystep;
+
+        if (!chart_max(d, c, &f.ymax))
                 return;
         /* a threshold far above the data would flatten it: said, not drawn */
-        th = !isnan(c->threshold) && c->threshold <= f.ymax * 2 ? c->threshold : NAN;
+        th = !isnan(c->threshold) && (c->integer || c->threshold <= f.ymax * 2) ? c->threshold
+                                                                                 : NAN;
         if (!isnan(th))
                 f.ymax = MAX(f.ymax, th);
         if (strcmp(c->unit, " GiB") == 0 && f.ymax < 1.5) {
                 f.k = 1024;
                 f.unit = " MiB";
         }
-        f.ymax = f.ymax > 0 ? f.ymax * f.k * 1.08 : 1;
+        f.ymax = isnan(c->fixed_ymax) ? f.ymax * f.k * 1.04 : c->fixed_ymax;
+        ystep = nice_step(f.ymax, 4, c->integer);
+        f.ymax = MAX(ceil(f.ymax / ystep - 1e-9) * ystep, ystep);
         dw_printf(w,
-                  "<h3>%s</h3><svg class=\"hv\" data-tmax=\"%.6g\" data-ymax=\"%.6g\" "
+                  "<h3>%s (%s)</h3><svg class=\"hv\" data-tmax=\"%.6g\" data-ymax=\"%.6g\" "
                   "data-unit=\"%s\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"%s "
                   "over the run\"><title>%s</title><desc>",
-                  c->title, f.tmax, f.ymax, f.unit, W, H, c->title, c->title);
+                  c->title, f.unit[0] == ' ' ? f.unit + 1 : f.unit[0] ? f.unit : "count", f.tmax,
+                  f.ymax, f.unit, W, H, c->title, c->title);
         dw_puts(w, "its peaks are listed below it</desc>");
-        bands_and_axes(w, d, &f, f.unit);
+        bands_and_axes(w, d, &f, ystep);
         if (!isnan(th))
                 dw_printf(w,
                           "<line class=\"th\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\">"
@@ -259,88 +397,34 @@ static void chart(struct dwriter *w, const struct report_data *d, const struct c
         for (size_t k = 0; k < ARRAY_SIZE(c->series) && c->names[k]; k++)
                 series_line(w, d, &f, c->series[k], (int)k, c->names[k], pts);
         chart_peaks(w, c, &f, false);
-        dw_puts(w, "</svg><div class=\"lg\">");
-        for (size_t k = 0; k < ARRAY_SIZE(c->series) && c->names[k]; k++)
-                dw_printf(w, "<span class=\"k%zu\">&#9632;</span> %s &nbsp; ", k, c->names[k]);
-        if (!isnan(c->threshold))
-                dw_printf(w, "<span style=\"color:var(--warn)\">- -</span> %s%s", c->threshold_name,
-                          isnan(th) ? " (far above the data: not drawn)" : "");
-        dw_puts(w, "</div><ul class=\"peaks\">");
-        chart_peaks(w, c, &f, true);
-        dw_puts(w, "</ul>");
+        chart_legend(w, c, th, &f);
 }
 
-static void timeline(struct dwriter *w, const struct report_data *d, const struct summary *s)
+static void timeline(struct dwriter *w, const struct page *P)
 {
+        const struct summary *s = P->m->summary;
         const double g = 1.0 / 1024; /* MiB -> GiB */
-        char th1[80], th2[80];
+        unsigned ncpu = P->m->run->ncpu;
+        char th1[80], th2[80], th3[80];
         const struct chart_def defs[] = {
-            {"Host memory",
-             " GiB",
-             {REPORT_MEM_USED, REPORT_MEM_AVAIL},
-             {"used", "available"},
-             s->cfg.near_oom_mb / 1024,
-             th1,
-             {&s->mem_used_peak, &s->mem_avail_min},
-             {"peak used", "least available"},
-             g},
-            {"Build memory",
-             " GiB",
-             {REPORT_CG_ANON, REPORT_CG_FILE},
-             {"anonymous", "file"},
-             NAN,
-             NULL,
-             {&s->build.mem_anon_peak},
-             {"peak anonymous"},
-             g},
-            {"Swap used",
-             " GiB",
-             {REPORT_SWAP},
-             {"swap used"},
-             NAN,
-             NULL,
-             {&s->swap_used_peak},
-             {"peak swap"},
-             g},
-            {"CPU busy (%)",
-             "%",
-             {REPORT_CPU},
-             {"CPU"},
-             NAN,
-             NULL,
-             {&s->cpu_pct_peak},
-             {"peak CPU"},
-             1},
-            {"Load (1 min)",
-             "",
-             {REPORT_LOAD},
-             {"load1"},
-             NAN,
-             NULL,
-             {&s->load1_peak},
-             {"peak load"},
-             1},
-            {"Disk available",
-             " GiB",
-             {REPORT_DISK},
-             {"available"},
-             s->cfg.low_disk_gb,
-             th2,
-             {&s->disk_avail_min},
-             {"least available"},
-             1},
-            {"Compilers in flight",
-             "",
-             {REPORT_COMPILERS},
-             {"compilers"},
-             NAN,
-             NULL,
-             {&s->compilers_peak},
-             {"most compilers"},
-             1},
+            {"Build memory", " GiB",
+             {REPORT_CG_MEM, REPORT_CG_PEAK, REPORT_CG_ANON, REPORT_CG_FILE},
+             {"total", "kernel peak", "anonymous", "file"}, NAN, NULL,
+             {&s->build.mem_peak, &s->build.mem_anon_peak}, {"peak", "peak anonymous"}, g,
+             false, NAN},
+            {"Host memory", " GiB", {REPORT_MEM_USED, REPORT_MEM_AVAIL}, {"used", "available"},
+             s->cfg.near_oom_mb / 1024, th1, {&s->mem_used_peak, &s->mem_avail_min},
+             {"peak used", "least available"}, g, false, NAN},
+            {"Swap used", " GiB", {REPORT_SWAP}, {"swap used"}, NAN, NULL, {&s->swap_used_peak},
+             {"peak swap"}, g, false, NAN},
+            {"CPU busy", "%", {REPORT_CPU}, {"CPU"}, NAN, NULL, {&s->cpu_pct_peak}, {"peak CPU"},
+             1, false, 100},
+            {"Jobs in flight", "", {REPORT_COMPILERS}, {"compilers"}, ncpu ? (double)ncpu : NAN,
+             th3, {&s->compilers_peak}, {"most compilers"}, 1, true, NAN},
+            {"Disk available", " GiB", {REPORT_DISK}, {"available"}, s->cfg.low_disk_gb, th2,
+             {&s->disk_avail_min}, {"least available"}, 1, false, NAN},
         };
         struct report_pt *pts = malloc(2 * REPORT_BUCKETS * sizeof(*pts));
-        double tmax = 0;
 
         if (!pts) {
                 dw_check(w, -ENOMEM);
@@ -348,35 +432,62 @@ static void timeline(struct dwriter *w, const struct report_data *d, const struc
         }
         snprintf(th1, sizeof(th1), "--near-oom-mb %.0f", s->cfg.near_oom_mb);
         snprintf(th2, sizeof(th2), "--low-disk-gb %.4g", s->cfg.low_disk_gb);
-        for (size_t i = 0; i < d->n; i++)
-                if (!isnan(d->t[i]))
-                        tmax = MAX(tmax, d->t[i]);
-        dw_puts(w, "<section id=\"timeline\"><h2>Timeline</h2>");
-        if (!d->n)
+        snprintf(th3, sizeof(th3), "%u CPUs: the gap under it is idle cores", ncpu);
+        if (!P->d->n)
                 dw_puts(w, "<p>No samples.</p>");
         for (size_t i = 0; i < ARRAY_SIZE(defs); i++)
-                chart(w, d, &defs[i], tmax, pts);
-        dw_puts(w, "</section>\n");
+                chart(w, P, &defs[i], pts);
         free(pts);
 }
 
-static void target_bars(struct dwriter *w, const struct run_facts *f)
+#define CHAR_PX 6.2 /* the width of a lane label's character, about */
+
+/* Up to fit px of s (whole UTF-8 sequences, "…" when cut) as a lane's
+ * label; nothing when not even a few characters fit. */
+static void lane_label(struct dwriter *w, const char *s, double x, double y, double fit,
+                       const char *anchor)
 {
-        double tmax = 0, rowh = 20, h;
-        struct frame fr = {.k = 1, .unit = ""};
+        size_t len = strlen(s), max = fit > 0 ? (size_t)(fit / CHAR_PX) : 0, n = len;
+
+        if (max < 4 && len > max)
+                return;
+        if (len > max) {
+                n = max - 1;
+                while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+                        n--;
+        }
+        dw_printf(w, "<text class=\"in\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", x, y, anchor);
+        report_html_escape(w, s, n);
+        dw_puts(w, n < len ? "…</text>" : "</text>");
+}
+
+/* A label for the bar x0..x1 of a row of its own: inside when it fits,
+ * else beside it on the side with more room, cut to the plot. */
+static void row_label(struct dwriter *w, const char *s, double x0, double x1, double y)
+{
+        double need = (double)strlen(s) * CHAR_PX + 6;
+
+        if (x1 - x0 >= need)
+                lane_label(w, s, x0 + 3, y, x1 - x0 - 6, "start");
+        else if (W - MR - x1 >= x0 - ML)
+                lane_label(w, s, x1 + 3, y, W - MR - x1 - 6, "start");
+        else
+                lane_label(w, s, x0 - 3, y, x0 - ML - 6, "end");
+}
+
+static void target_bars(struct dwriter *w, const struct page *P)
+{
+        const struct run_facts *f = P->m->facts;
+        double rowh = 20, h;
+        struct frame fr = {.k = 1, .unit = "", .tmax = P->tmax, .ymax = 1};
         size_t n = 0;
-        char b[32];
 
         for (size_t i = 0; f && i < f->n; i++)
-                if (!isnan(f->t[i].start_s) && !isnan(f->t[i].end_s)) {
-                        tmax = MAX(tmax, f->t[i].end_s);
+                if (!isnan(f->t[i].start_s) && !isnan(f->t[i].end_s))
                         n++;
-                }
         if (!n)
                 return;
-        fr.tmax = tmax > 0 ? tmax : 1;
-        fr.ymax = 1;
-        h = rowh * (double)n + 24;
+        h = rowh * (double)n + 20;
         dw_printf(w,
                   "<h3>Targets (start to end; cached steps striped)</h3><svg viewBox=\"0 0 %.0f "
                   "%.0f\" role=\"img\" aria-label=\"targets from first to last line seen\">"
@@ -385,10 +496,12 @@ static void target_bars(struct dwriter *w, const struct run_facts *f)
                   "patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\"><rect "
                   "class=\"f1\" width=\"3\" height=\"6\"/></pattern></defs>",
                   W, h);
+        time_axis(w, &fr, 0, h - 20);
         n = 0;
         for (size_t i = 0; i < f->n; i++) {
                 const struct target_fact *t = &f->t[i];
                 double x0, x1, y = rowh * (double)n + 2, frac;
+                char b[32];
 
                 if (isnan(t->start_s) || isnan(t->end_s))
                         continue;
@@ -412,15 +525,9 @@ static void target_bars(struct dwriter *w, const struct run_facts *f)
                                   "<rect fill=\"url(#cached)\" x=\"%.1f\" y=\"%.0f\" "
                                   "width=\"%.1f\" height=\"%.0f\"/>",
                                   x0, y, (x1 - x0) * frac, rowh - 5);
-                dw_printf(w, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"%s\">",
-                          x0 > 160 ? x0 - 4 : x1 + 4, y + 11, x0 > 160 ? "end" : "start");
-                esc(w, t->name);
-                dw_puts(w, "</text>");
+                row_label(w, t->name, x0, x1, y + 11);
         }
-        dw_printf(w,
-                  "<text x=\"%.0f\" y=\"%.0f\">0s</text><text x=\"%.0f\" y=\"%.0f\" "
-                  "text-anchor=\"end\">%s</text></svg>",
-                  ML, h - 4, W - MR, h - 4, fmt_duration(tmax, FMT_DURATION_EXACT, b));
+        dw_puts(w, "</svg>");
 }
 
 #define REPORT_STEP_BARS 400 /* BuildKit steps drawn (the longest); the rest are counted */
@@ -514,14 +621,13 @@ static void step_bar(struct dwriter *w, const struct targets *ts, const struct f
 
 /* The BuildKit steps, start to end, on lanes per target (the longest
  * REPORT_STEP_BARS when there are more). */
-static void step_bars(struct dwriter *w, const struct targets *ts)
+static void step_bars(struct dwriter *w, const struct targets *ts, double page_tmax)
 {
         struct step_ref *r;
         uint32_t *lane;
         size_t n = 0, rows = 0;
         double tmax = 0;
         struct frame fr = {.k = 1, .unit = "", .ymax = 1};
-        char b[32];
 
         if (!ts || !ts->nstepv)
                 return;
@@ -548,7 +654,7 @@ static void step_bars(struct dwriter *w, const struct targets *ts)
                 n = REPORT_STEP_BARS;
         }
         qsort(r, n, sizeof(*r), cmp_step_lane);
-        fr.tmax = tmax > 0 ? tmax : 1;
+        fr.tmax = MAX(tmax, page_tmax) > 0 ? MAX(tmax, page_tmax) : 1;
         /* lanes per target, numbered one after the other */
         for (size_t i = 0, j; i < n; i = j) {
                 struct trace_span sp[REPORT_STEP_BARS];
@@ -580,70 +686,126 @@ static void step_bars(struct dwriter *w, const struct targets *ts)
                         dw_puts(w, "</text>");
                 }
         }
-        dw_printf(w,
-                  "<text x=\"%.0f\" y=\"%.0f\">0s</text><text x=\"%.0f\" y=\"%.0f\" "
-                  "text-anchor=\"end\">%s</text></svg>",
-                  ML, 16.0 * (double)rows + 20, W - MR, 16.0 * (double)rows + 20,
-                  fmt_duration(tmax, FMT_DURATION_EXACT, b));
+        time_axis(w, &fr, 0, 16.0 * (double)rows + 4);
+        dw_puts(w, "</svg>");
         free(r);
         free(lane);
 }
 
-/* The slowest ninja edges on lanes: an edge takes the first lane free at
- * its start. */
-static void ninja_lanes(struct dwriter *w, const struct targets *ts)
+#define EDGE_LANES 30 /* lanes of ninja edges drawn; edges that find none are counted */
+
+static int cmp_edge_start(const void *a, const void *b)
 {
-        int64_t lane_end[TARGETS_SLOW_EDGES];
-        size_t lane[TARGETS_SLOW_EDGES], nl = 0;
-        int64_t t0 = INT64_MAX, t1 = 0;
-        bool from_files = ts && ts->nslow > 1; /* every edge starting at 0 */
-        struct frame fr = {.ymax = 1, .k = 1, .unit = ""};
+        const struct ninja_edge *x = *(const struct ninja_edge *const *)a;
+        const struct ninja_edge *y = *(const struct ninja_edge *const *)b;
+
+        if (x->start_ms != y->start_ms)
+                return x->start_ms < y->start_ms ? -1 : 1;
+        return x->end_ms < y->end_ms ? 1 : x->end_ms > y->end_ms ? -1 : 0;
+}
+
+/* Without start times (the run's files keep durations only): the slowest
+ * as a list. */
+static void ninja_durations(struct dwriter *w, const struct targets *ts)
+{
         char b[32];
 
-        if (!ts || !ts->nslow)
-                return;
+        dw_printf(w,
+                  "<h3>Slowest ninja edges (durations: the run's files keep no start times; "
+                  "%llu edges)</h3><table><tr><th>edge</th><th>duration</th></tr>",
+                  (unsigned long long)ts->ninja_edges);
         for (size_t i = 0; i < ts->nslow; i++) {
-                from_files &= ts->slow[i].start_ms == 0;
-                t0 = MIN(t0, ts->slow[i].start_ms);
-                t1 = MAX(t1, ts->slow[i].end_ms);
+                dw_puts(w, "<tr><td>");
+                esc(w, ts->slow[i].output);
+                dw_printf(w, "</td><td class=\"n\">%s</td></tr>",
+                          fmt_duration(
+                              (double)(ts->slow[i].end_ms - ts->slow[i].start_ms) / 1000, FMT_DURATION_EXACT, b));
         }
-        for (size_t i = 0; i < ts->nslow; i++) {
+        dw_puts(w, "</table>");
+}
+
+static void edge_bar(struct dwriter *w, const struct frame *fr, const struct ninja_edge *e,
+                     double off, size_t lane)
+{
+        double x0 = px(fr, off + (double)e->start_ms / 1000);
+        double x1 = MAX(px(fr, off + (double)e->end_ms / 1000), x0 + 1);
+        const char *base = strrchr(e->output, '/');
+        char b[32];
+
+        dw_printf(w,
+                  "<rect class=\"f2\" opacity=\"0.7\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
+                  "height=\"15\"><title>",
+                  x0, 18.0 * (double)lane + 2, x1 - x0);
+        esc(w, e->output);
+        dw_printf(w, ": %s</title></rect>",
+                  fmt_duration((double)(e->end_ms - e->start_ms) / 1000, FMT_DURATION_EXACT, b));
+        lane_label(w, base && base[1] ? base + 1 : e->output, x0 + 3, 18.0 * (double)lane + 13,
+                   x1 - x0 - 6, "start");
+}
+
+/* The .ninja_log's edges on lanes on the page's axis (its clock placed by
+ * the log's mtime): an edge takes the first lane free at its start. */
+static void ninja_lanes(struct dwriter *w, const struct page *P)
+{
+        const struct targets *ts = P->m->targets;
+        struct frame fr = {.ymax = 1, .k = 1, .unit = "", .tmax = P->tmax};
+        const struct ninja_edge **v;
+        int64_t lane_end[EDGE_LANES];
+        size_t nl = 0, drawn = 0;
+        double h;
+
+        if (!ts || (!ts->nedgev && !ts->nslow))
+                return;
+        if (!P->edges_placed) {
+                if (ts->nslow)
+                        ninja_durations(w, ts);
+                return;
+        }
+        v = calloc(ts->nedgev, sizeof(*v));
+        if (!v) {
+                dw_check(w, -ENOMEM);
+                return;
+        }
+        for (uint32_t i = 0; i < ts->nedgev; i++)
+                v[i] = &ts->edgev[i];
+        qsort(v, ts->nedgev, sizeof(*v), cmp_edge_start);
+        for (uint32_t i = 0; i < ts->nedgev; i++) {
                 size_t l = 0;
 
-                while (l < nl && lane_end[l] > ts->slow[i].start_ms)
+                while (l < nl && lane_end[l] > v[i]->start_ms)
                         l++;
-                if (l == nl)
-                        nl++;
-                lane_end[l] = ts->slow[i].end_ms;
-                lane[i] = l;
+                if (l == EDGE_LANES)
+                        continue;
+                nl = MAX(nl, l + 1);
+                lane_end[l] = v[i]->end_ms;
         }
-        fr.tmax = t1 > t0 ? (double)(t1 - t0) / 1000 : 1;
+        h = 18.0 * (double)nl + 22;
         dw_printf(w,
-                  "<h3>Slowest ninja edges (%s)</h3><svg viewBox=\"0 0 "
-                  "%.0f %.0f\" role=\"img\" aria-label=\"the %zu slowest ninja edges on "
-                  "lanes\"><title>Slowest ninja edges</title><desc>of %llu edges</desc>",
-                  from_files ? "durations: the run's files keep no start times"
-                             : ".ninja_log, ninja's clock",
-                  W, 20.0 * (double)nl + 24, ts->nslow, (unsigned long long)ts->ninja_edges);
-        for (size_t i = 0; i < ts->nslow; i++) {
-                const struct ninja_edge *e = &ts->slow[i];
-                double x0 = px(&fr, (double)(e->start_ms - t0) / 1000);
-                double x1 = MAX(px(&fr, (double)(e->end_ms - t0) / 1000), x0 + 2);
+                  "<h3>Slowest ninja edges (.ninja_log, ninja's clock, placed on the run's; %llu "
+                  "edges)</h3>"
+                  "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"ninja edges on lanes\">"
+                  "<title>Slowest ninja edges</title><desc>the %u slowest of %llu edges</desc>",
+                  (unsigned long long)ts->ninja_edges, W, h, ts->nedgev,
+                  (unsigned long long)ts->ninja_edges);
+        time_axis(w, &fr, 0, h - 22);
+        nl = 0;
+        for (uint32_t i = 0; i < ts->nedgev; i++) {
+                size_t l = 0;
 
-                dw_printf(w,
-                          "<rect class=\"f2\" opacity=\"0.7\" x=\"%.1f\" y=\"%.0f\" "
-                          "width=\"%.1f\" height=\"15\"><title>",
-                          x0, 20.0 * (double)lane[i] + 2, x1 - x0);
-                esc(w, e->output);
-                dw_printf(
-                    w, ": %s</title></rect><text x=\"%.1f\" y=\"%.0f\">",
-                    fmt_duration((double)(e->end_ms - e->start_ms) / 1000, FMT_DURATION_EXACT, b),
-                    x0 + 3, 20.0 * (double)lane[i] + 13);
-                esc(w, e->output);
-                dw_puts(w, "</text>");
+                while (l < nl && lane_end[l] > v[i]->start_ms)
+                        l++;
+                if (l == EDGE_LANES)
+                        continue;
+                nl = MAX(nl, l + 1);
+                lane_end[l] = v[i]->end_ms;
+                edge_bar(w, &fr, v[i], P->edge_off, l);
+                drawn++;
         }
-        dw_printf(w, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%s</text></svg>", W - MR,
-                  20.0 * (double)nl + 20, fmt_duration(fr.tmax, FMT_DURATION_EXACT, b));
+        dw_puts(w, "</svg>");
+        if (drawn < ts->nedgev)
+                dw_printf(w, "<div class=\"lg\">%zu of the %u slowest edges drawn (%d lanes)</div>",
+                          drawn, ts->nedgev, EDGE_LANES);
+        free(v);
 }
 
 static void td_num(struct dwriter *w, bool set, double v, int prec, const char *suffix)
@@ -680,16 +842,19 @@ static void targets_table(struct dwriter *w, const struct run_facts *f)
 static void units_table(struct dwriter *w, const struct units *u)
 {
         struct unit top[UNITS_TOP];
-        size_t n = u ? units_top(u, top, UNITS_TOP) : 0;
-        char b[32];
+        size_t n = u ? units_top(u, top, UNITS_TOP) : 0, nall = 0;
+        const struct unit *all = u ? units_rows(u, &nall) : NULL;
+        char b[32], shown[UNITS_NAME_MAX + 1];
 
         if (!n)
                 return;
         dw_puts(w, "<h3>Compile units by peak memory</h3><table><tr><th>unit</th><th>tool</th>"
                    "<th>peak MiB</th><th>at</th><th>CPU s</th></tr>");
         for (size_t i = 0; i < n; i++) {
-                dw_puts(w, "<tr><td>");
+                dw_puts(w, "<tr><td title=\"");
                 esc(w, top[i].name);
+                dw_puts(w, "\">");
+                esc(w, unitname_short(all, nall, top[i].name, shown, sizeof(shown)));
                 dw_puts(w, "</td><td>");
                 esc(w, top[i].tool);
                 dw_puts(w, "</td>");
@@ -800,28 +965,66 @@ static void head(struct dwriter *w, const struct run_model *m)
                   (unsigned long long)m->summary->samples);
 }
 
+/* The page's time axis: the samples, the run's duration, the targets,
+ * the steps and the placed ninja edges all fit on it. */
+static void page_init(struct page *P, const struct report_data *d, const struct run_model *m)
+{
+        const struct targets *ts = m->targets;
+
+        *P = (struct page){.m = m, .d = d};
+        for (size_t i = 0; i < d->n; i++)
+                if (!isnan(d->t[i]))
+                        P->tmax = MAX(P->tmax, d->t[i]);
+        if (m->facts && isfinite(m->facts->duration_s))
+                P->tmax = MAX(P->tmax, m->facts->duration_s);
+        for (size_t i = 0; m->facts && i < m->facts->n; i++)
+                if (isfinite(m->facts->t[i].end_s))
+                        P->tmax = MAX(P->tmax, m->facts->t[i].end_s);
+        for (uint32_t i = 0; ts && i < ts->nstepv; i++)
+                if (isfinite(ts->stepv[i].end_s))
+                        P->tmax = MAX(P->tmax, ts->stepv[i].end_s);
+        if (targets_ninja_offset(ts, m->run, &P->edge_off) == 0) {
+                P->edges_placed = true;
+                P->tmax = MAX(P->tmax, P->edge_off + (double)ts->ninja_max_end_ms / 1000);
+        }
+        if (!(P->tmax > 0))
+                P->tmax = 1;
+}
+
+/* The summary text, folded, at the end. */
+static void summary_folded(struct dwriter *w, const struct run_model *m)
+{
+        struct dbuf txt = DBUF_INIT;
+
+        dw_check(w, summary_render_text(m->summary, m->run, &txt));
+        dw_puts(w, "<section id=\"summary\"><details><summary>The summary (facts and readings, "
+                   "as summary.txt)</summary><pre>");
+        report_html_escape(w, txt.p ? txt.p : "", txt.len);
+        dw_puts(w, "</pre></details></section>\n");
+        dbuf_release(&txt);
+}
+
 int report_render_html(const struct report_data *d, const struct run_model *m, struct dbuf *out)
 {
         struct dwriter w = DWRITER_INIT(out);
-        struct dbuf txt = DBUF_INIT;
+        struct page P;
 
+        page_init(&P, d, m);
         head(&w, m);
-        dw_check(&w, summary_render_text(m->summary, m->run, &txt));
-        dw_puts(&w, "<section id=\"summary\"><h2>Facts and readings</h2><pre>");
-        report_html_escape(&w, txt.p ? txt.p : "", txt.len);
-        dw_puts(&w, "</pre></section>\n");
-        dbuf_release(&txt);
-        timeline(&w, d, m->summary);
-        dw_puts(&w, "<section id=\"bars\"><h2>Targets and edges</h2>");
-        target_bars(&w, m->facts);
-        step_bars(&w, m->targets);
-        ninja_lanes(&w, m->targets);
-        dw_puts(&w, "</section>\n<section id=\"tables\"><h2>Tables</h2>");
+        report_answer(&w, m);
+        dw_puts(&w, "<section id=\"timeline\"><h2>Timeline</h2>");
+        timeline(&w, &P);
+        dw_puts(&w, "<div id=\"bars\">");
+        target_bars(&w, &P);
+        step_bars(&w, m->targets, P.tmax);
+        ninja_lanes(&w, &P);
+        dw_puts(&w, "</div></section>\n<section id=\"tables\"><h2>Tables</h2>");
         targets_table(&w, m->facts);
         units_table(&w, m->units);
         cache_table(&w, m->targets);
         totals_table(&w, m->summary);
         dw_puts(&w, "</section>\n");
+        summary_folded(&w, m);
         hover_script(&w);
         dw_puts(&w, "</body></html>\n");
         return w.err;

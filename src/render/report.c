@@ -89,6 +89,8 @@ int report_data_add(struct report_data *d, const struct sample *s)
         d->v[REPORT_LOAD][i] = s->load1;
         d->v[REPORT_DISK][i] = s->disk_avail_bytes / gib;
         d->v[REPORT_COMPILERS][i] = s->compilers;
+        d->v[REPORT_CG_MEM][i] = s->cg_mem_bytes / gib;
+        d->v[REPORT_CG_PEAK][i] = s->cg_mem_peak_bytes / gib;
         (void)mib;
         note_stage(d, s->elapsed_s, s->stage);
         return 0;

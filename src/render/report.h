@@ -26,6 +26,8 @@ enum report_series_id {
         REPORT_LOAD, /* load1 */
         REPORT_DISK, /* GiB available */
         REPORT_COMPILERS,
+        REPORT_CG_MEM,  /* GiB: the build's memory, as the kernel counts it */
+        REPORT_CG_PEAK, /* GiB: the kernel's peak so far */
         REPORT_NSERIES,
 };
 
@@ -85,6 +87,12 @@ struct report_table_fmt {
  * compiler-cache hits and misses ("–" when unknown). */
 void report_target_rows(struct dwriter *w, const struct run_facts *f,
                         const struct report_table_fmt *fmt);
+
+/* The page's first screen (report-answer.c): the result and duration, the
+ * build's own peak memory and where it was, OOM kills and near-OOM time,
+ * the least disk, the layer- and compiler-cache ratios, the slowest
+ * targets, edges or units, the -j and parallelism readings. */
+void report_answer(struct dwriter *w, const struct run_model *m);
 
 /* The HTML page. 0 or -ENOMEM. */
 int report_render_html(const struct report_data *d, const struct run_model *m, struct dbuf *out);

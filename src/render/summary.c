@@ -2,6 +2,8 @@
 #include "render/summary.h"
 
 #include "model/figures.h"
+#include "model/jobs.h"
+#include "model/unitname.h"
 #include "model/units.h"
 
 #include <errno.h>
@@ -14,7 +16,7 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-#define READINGS_MAX 4
+#define READINGS_MAX 5
 
 /* The text renderings write through a sticky-error writer (util/dbuf.h):
  * every put_* below appends or, after a failure, does nothing; the caller
@@ -212,16 +214,30 @@ static bool reading_ram_bound(const struct summary *s, const struct run_info *ri
         return true;
 }
 
-/* How many of the run's units the machine's memory fits, once there are
- * enough units to say it. */
-static bool reading_jobs(const struct summary *s, struct dwriter *w)
+/* How many jobs the machine's memory and CPUs allow (model/jobs.c), once
+ * there are enough units to say it. */
+static bool reading_jobs(const struct summary *s, const struct run_info *ri, struct dwriter *w)
 {
-        struct units_jobs j;
+        struct jobs_reading j;
 
-        if (!s->units || units_jobs(s->units, s->mem_total_mb, (size_t)s->running_peak, &j) < 0)
+        if (jobs_read(s->units, s->mem_total_mb, ri ? ri->ncpu : 0, (size_t)s->running_peak, &j) <
+            0)
                 return false;
         if (dw_ok(w))
-                dw_check(w, units_jobs_render(&j, w->b));
+                dw_check(w, jobs_render(&j, w->b));
+        return true;
+}
+
+/* The time with fewer jobs than CPUs, and what ran alone (model/jobs.c). */
+static bool reading_parallelism(const struct summary *s, const struct run_info *ri,
+                                struct dwriter *w)
+{
+        struct par_reading p;
+
+        if (par_read(s, ri ? ri->ncpu : 0, &p) < 0 || !p.worth)
+                return false;
+        if (dw_ok(w))
+                dw_check(w, par_render(&p, w->b));
         return true;
 }
 
@@ -240,12 +256,13 @@ static int readings_compute(const struct summary *s, const struct run_info *ri,
         *ret_n = READINGS_MAX; /* release every buffer, used or not */
         for (int k = 0; k < READINGS_MAX; k++) {
                 struct dwriter w = DWRITER_INIT(&rd[n].text);
-                static const char *const ids[READINGS_MAX] = {"oom_edge", "disk_falling",
-                                                              "ram_bound", "jobs"};
+                static const char *const ids[READINGS_MAX] = {
+                    "oom_edge", "disk_falling", "ram_bound", "jobs", "parallelism"};
                 bool got = k == 0   ? reading_oom_edge(s, &sr, &w)
                            : k == 1 ? reading_disk_falling(s, &sr, &w)
                            : k == 2 ? reading_ram_bound(s, ri, &sr, &w)
-                                    : reading_jobs(s, &w);
+                           : k == 3 ? reading_jobs(s, ri, &w)
+                                    : reading_parallelism(s, ri, &w);
 
                 if (w.err < 0)
                         err = w.err;
@@ -747,11 +764,14 @@ static void put_pair(struct dwriter *w, const char *label, double some, double f
 static void render_units_text(const struct summary *s, struct dwriter *w)
 {
         struct unit top[UNITS_TOP];
-        size_t n;
+        const struct unit *all;
+        size_t n, nall;
+        char shown[UNITS_NAME_MAX + 1];
 
         if (!s->units)
                 return;
         n = units_top(s->units, top, ARRAY_SIZE(top));
+        all = units_rows(s->units, &nall);
         dw_printf(w, "\n\nunits (top %zu of %zu by peak RSS", n, units_count(s->units));
         dw_printf(w, "; peak %llu in flight)", (unsigned long long)s->running_peak);
         if (n == 0)
@@ -762,7 +782,7 @@ static void render_units_text(const struct summary *s, struct dwriter *w)
                 dw_puts(w, "  ");
                 put_text(w, top[i].tool);
                 dw_puts(w, " ");
-                put_text(w, top[i].name);
+                put_text(w, unitname_short(all, nall, top[i].name, shown, sizeof(shown)));
                 dw_puts(w, "  +");
                 put_duration(w, top[i].first_s);
                 dw_puts(w, " .. +");

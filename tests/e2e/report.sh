@@ -68,7 +68,7 @@ sys.exit(bad or tables < 3)' "$SUM"
 
 # the run's own page (re-rendering below writes report-rep.html again)
 cp "$L/report-rep.html" "$T/run.html"
-check "ninja edges drawn on lanes, by ninja's clock" grep -q "Slowest ninja edges (.ninja_log, ninja's clock)" "$T/run.html"
+check "ninja edges drawn on lanes, by ninja's clock" grep -q "Slowest ninja edges (.ninja_log, ninja's clock, placed on the run's" "$T/run.html"
 check "the ninja edge b.o named" grep -q "<title>b.o: " "$T/run.html"
 
 # report from the files and from the history
@@ -111,13 +111,13 @@ check "the live page draws the BuildKit steps" grep -q '<h3>BuildKit steps (.*9 
 check "a cached step marked on its bar" grep -q 'url(#stepcached)"><title>\[svc base 1/3\] FROM docker.io/library/debian:12 (svc): [^<]*, cached</title>' "$T/steps-live.html"
 check "the steps sit on lanes per target" grep -q '<text x="2" y="[0-9]*">cli</text>' "$T/steps-live.html"
 sect() { # the part of a page from its bars to its totals: targets, steps, edges, tables but the totals
-        sed -n '/<section id="bars">/,/<h3>The build.s totals/p' "$1" | sed 's/<h3>The build.s totals.*//'
+        sed -n '/<div id="bars">/,/<h3>The build.s totals/p' "$1" | sed 's/^.*<div id="bars">//; s/<h3>The build.s totals.*//'
 }
 sect "$T/steps-live.html" >"$T/steps-live.sect"
 sect "$T/steps-db.html" >"$T/steps-db.sect"
 check "the history's page has the targets, steps, ninja lanes and cache deltas of the live one" cmp -s "$T/steps-live.sect" "$T/steps-db.sect"
 diff "$T/steps-live.sect" "$T/steps-db.sect" | head -20
-check "ninja lanes from the history, by ninja's clock" grep -q "Slowest ninja edges (.ninja_log, ninja's clock)" "$T/steps-db.html"
+check "ninja lanes from the history, by ninja's clock" grep -q "Slowest ninja edges (.ninja_log, ninja's clock, placed on the run's" "$T/steps-db.html"
 check "compiler-cache deltas from the history (sccache 11 hits, 5 misses)" grep -q '<tr><td>sccache</td><td class="n">2</td><td class="n">+11</td><td class="n">+5</td>' "$T/steps-db.html"
 
 # the peak: its value and context, as the summary has them
@@ -151,7 +151,7 @@ check "the hover read-out set itself up (its script ran to the end)" grep -q '<b
 # and the lines' values
 sed 's|</body>|<script>var g=document.querySelector("svg.hv"),r=g.getBoundingClientRect();g.dispatchEvent(new MouseEvent("mousemove",{clientX:r.left+r.width/2,clientY:r.top+10}));document.body.setAttribute("data-readout",g.querySelector("text.hvt").textContent);</script></body>|' "$T/run.html" >"$T/hover.html"
 chrome --dump-dom "file://$T/hover.html" >"$T/hover-dom.html" 2>>"$T/chrome.err"
-check "the hover read-out shows the time and the values of the nearest point" grep -Eq 'data-readout="([0-9]+[hm])*[0-9]+s: used [0-9.e+-]+ (G|M)iB, available [0-9.e+-]+ (G|M)iB"' "$T/hover-dom.html"
+check "the hover read-out shows the time and the values of the nearest point" grep -Eq 'data-readout="([0-9]+[hm])*[0-9]+s: total [0-9.e+-]+ (G|M)iB, kernel peak [0-9.e+-]+ (G|M)iB, anonymous [0-9.e+-]+ (G|M)iB, file [0-9.e+-]+ (G|M)iB"' "$T/hover-dom.html"
 grep -o 'data-readout="[^"]*"' "$T/hover-dom.html"
 check "the timeline's charts carry what the read-out needs" grep -q '<svg class="hv" data-tmax="[0-9.e+]*" data-ymax="[0-9.e+]*" data-unit="' "$T/dom.html"
 check "no console errors" bash -c '! grep -Ei "CONSOLE|Uncaught|SyntaxError" "$1"' _ "$T/chrome.err"
