@@ -602,14 +602,10 @@ double targets_step_duration(const struct step_fact *s)
 
 int targets_ninja_offset(const struct targets *ts, const struct run_info *ri, double *ret_off)
 {
-        double off;
-
+        /* The one rule of where ninja's clock starts: figure_ninja_offset(). */
         if (!ts || !ri || !ts->nedgev || !(ts->ninja_mtime > 0) || !isfinite(ri->start_epoch))
                 return -ENODATA;
-        if (ts->ninja_mtime < ri->start_epoch - 1 ||
-            (isfinite(ri->end_epoch) && ts->ninja_mtime > ri->end_epoch + TARGETS_NINJA_SLACK_S))
-                return -ENODATA;
-        off = ts->ninja_mtime - ri->start_epoch - (double)ts->ninja_max_end_ms / 1000.0;
-        *ret_off = isfinite(off) && off > 0 ? off : 0;
-        return 0;
+        return figure_ninja_offset(ri, ts->ninja_mtime, ts->ninja_max_end_ms, ret_off, NULL) < 0
+                   ? -ENODATA
+                   : 0;
 }

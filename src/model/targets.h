@@ -310,6 +310,6 @@ bool targets_any(const struct targets *ts);
  * and ninja started ninja_max_end_ms before it. *ret_off: seconds from the
  * run's start to ninja's 0. Returns 0, or -ENODATA when the edges have no
  * start times, the log has no mtime, or it was written before the run or
- * well after it (another build's). */
-#define TARGETS_NINJA_SLACK_S 5.0
+ * well after it (another build's): figure_ninja_offset()'s rule, for the
+ * edges the model holds. */
 int targets_ninja_offset(const struct targets *ts, const struct run_info *ri, double *ret_off);

@@ -40,8 +40,9 @@ gen() { # gen FILE FUNCTIONS (named after the file)
         echo "build app.o: link$objs big.o"
 } >"$P/out/sub/build.ninja"
 
+# no --ninja-log: run finds out/sub/.ninja_log from `ninja -C DIR` itself
 "$BUILDTEL" run --quiet --log-dir "$L" --run-id first --interval 0.05 \
-        --ninja-log "$P/out/sub/.ninja_log" -- ninja -C "$P/out/sub" -j "$NCPU" >"$T/out" 2>"$T/err"
+        -- ninja -C "$P/out/sub" -j "$NCPU" >"$T/out" 2>"$T/err"
 expect_eq "the build exits 0" "$?" 0
 check "report written" test -s "$L/report-first.html"
 check "units seen" test -s "$L/resources-first.units.csv"
