@@ -152,7 +152,10 @@ static void edge_add_in(void *ud, int64_t start_ms, int64_t end_ms, const char *
 static int ninja_run_in(const struct ninjalog_run *runs, int n, const struct run_info *ri,
                         bool *ret_dated)
 {
-        double until = isfinite(ri->end_epoch) ? ri->end_epoch + FIGURE_NINJA_SLACK_S : INFINITY;
+        /* A ninja run that started after the run ended is another build's,
+         * however soon after (a later build within FIGURE_NINJA_SLACK_S of
+         * the end was taken for ours); 1 s for mtimes in whole seconds. */
+        double until = isfinite(ri->end_epoch) ? ri->end_epoch + 1.0 : INFINITY;
 
         *ret_dated = false;
         for (int i = n - 1; i >= 0; i--) {
