@@ -692,6 +692,11 @@ static bool is_diag(const char *p, const char *end)
                         q++;
                 if (q < end && *q == '|')
                         return true;
+                /* clang's tally: "4 warnings generated.", "1 warning and 2
+                 * errors generated." */
+                if ((size_t)(end - p) > 10 && memcmp(end - 10, "generated.", 10) == 0 &&
+                    (skip_lit(&q, end, "warning") || skip_lit(&q, end, "error")))
+                        return true;
         }
         return is_located_diag(p, end);
 }
