@@ -25,7 +25,12 @@ check "near-OOM samples counted with a huge threshold ($n)" ge "$n" 1
 # kill -9 of buildtel mid-run leaves a CSV that summarizes without error.
 "$BUILDTEL" run --quiet --log-dir "$L" --run-id k --interval 0.05 -- sleep 30 &
 bt=$!
-sleep 1
+# killed once it has written its start and a few rows (a loaded machine can
+# take over a second to get there)
+for _ in $(seq 100); do
+        [ -s "$L/resources-k.run.json" ] && [ "$(wc -l <"$L/resources-k.csv" 2>/dev/null || echo 0)" -ge 4 ] && break
+        sleep 0.1
+done
 kill -9 $bt
 wait $bt 2>/dev/null
 pkill -f "^sleep 30$" 2>/dev/null
