@@ -170,6 +170,13 @@ static void test_sigmask(void **state)
         sigset_t mask;
         int st, sig;
 
+        struct sigaction dfl = {.sa_handler = SIG_DFL}, old_int, old_quit;
+
+        /* A job started with & where there is no job control comes with
+         * SIGINT and SIGQUIT ignored, which the child rightly inherits: the
+         * test wants only SIGPIPE's ignoring left behind. */
+        sigaction(SIGINT, &dfl, &old_int);
+        sigaction(SIGQUIT, &dfl, &old_quit);
         sigemptyset(&mask);
         sigaddset(&mask, SIGUSR1); /* bit 10, 0x200 */
         cfg.sigmask = &mask;
@@ -180,6 +187,8 @@ static void test_sigmask(void **state)
         assert_string_equal(out.p, "SigBlk:\t0000000000000200\nSigIgn:\t0000000000000000\n");
         child_free(c);
         sigaction(SIGPIPE, &old, NULL);
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGQUIT, &old_quit, NULL);
         dbuf_release(&out);
 }
 
