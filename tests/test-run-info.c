@@ -35,6 +35,7 @@ static void test_round_trip(void **state)
             .ncpu = 16,
             .interval = 1.0,
             .pid = 4242,
+            .exit_comm = M("cc1plus"),
         };
         struct run_info back;
         struct dbuf b = DBUF_INIT, b2 = DBUF_INIT;
@@ -59,6 +60,7 @@ static void test_round_trip(void **state)
         assert_int_equal(back.ncpu, 16);
         assert_true(back.interval == 1.0);
         assert_int_equal(back.pid, 4242);
+        assert_string_equal(back.exit_comm, "cc1plus");
         /* and writing it again gives the same bytes */
         assert_int_equal(run_info_to_json(&back, &b2), 0);
         assert_string_equal(b.p, b2.p);

@@ -714,6 +714,35 @@ static void test_oom_victim(void **state)
                 if (cases[i].want[0])
                         assert_true(e->victim.pid == cases[i].want_pid);
         }
+
+        /* The build was a script that exec'd memhog (tests/vm/hog): the
+         * name it died under, not argv[0]'s (vm-check named "hog"). */
+        {
+                char h0[] = "/usr/local/bin/hog", comm[] = "memhog";
+                char *hargv[] = {h0, a1, NULL};
+                struct run_info ri = {
+                    .argv = hargv, .pid = 351, .term_signal = 9, .exit_comm = comm};
+                struct sample smp = mk(1000, 1000, 1000, 0, 10, 1, "", "");
+
+                summary_init(s, NULL);
+                smp.cg_mode = "v2";
+                smp.cg_oom_kills = 0;
+                summary_add(s, &smp);
+                smp = mk(1001, 1000, 1000, 0, 10, 1, "", "");
+                smp.cg_mode = "v2";
+                smp.cg_oom_kills = 1;
+                summary_add(s, &smp);
+                summary_end_run(s, &ri);
+                assert_int_equal(s->build.noom, 1);
+                assert_string_equal(s->build.oom[0].victim.label, "memhog");
+                assert_string_equal(s->build.oom[0].victim_source, "the build");
+                assert_true(s->build.oom[0].victim.pid == 351);
+                /* without it, argv[0]'s last part */
+                ri.exit_comm = NULL;
+                s->build.oom[0].victim.label[0] = '\0';
+                summary_end_run(s, &ri);
+                assert_string_equal(s->build.oom[0].victim.label, "hog");
+        }
         free(s);
 }
 

@@ -339,6 +339,10 @@ static int supervise(struct run *R)
         R->ri.finished = true;
         R->ri.exit_code = status;
         R->ri.term_signal = sig;
+        if (source_child_exit_comm(R->src)[0]) {
+                free(R->ri.exit_comm);
+                R->ri.exit_comm = strdup(source_child_exit_comm(R->src)); /* NULL: unknown */
+        }
         if (R->rec) {
                 if (R->o->trace_file)
                         trace_run_edges(&R->trace, &R->ri, false);

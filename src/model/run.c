@@ -29,6 +29,7 @@ void run_info_release(struct run_info *ri)
         free(ri->host);
         free(ri->vcs_rev);
         free(ri->vcs_ref);
+        free(ri->exit_comm);
         memset(ri, 0, sizeof(*ri));
 }
 
@@ -187,7 +188,8 @@ int run_info_to_json(const struct run_info *ri, struct dbuf *out)
             set(o, "term_signal", json_integer(ri->term_signal)) < 0 ||
             set(o, "ncpu", json_integer(ri->ncpu)) < 0 ||
             set(o, "interval", real_or_null(ri->interval)) < 0 ||
-            set(o, "pid", json_integer(ri->pid)) < 0)
+            set(o, "pid", json_integer(ri->pid)) < 0 ||
+            (ri->exit_comm && set(o, "exit_comm", run_json_string(ri->exit_comm)) < 0))
                 goto out;
         text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
         if (!text)
@@ -317,6 +319,8 @@ int run_info_parse_json(const char *buf, size_t len, struct run_info *ret)
                 r = get_int(o, "ncpu", RANGE_NCPU, &ncpu);
         if (r >= 0)
                 r = get_int(o, "pid", RANGE_PID, &pid);
+        if (r >= 0)
+                r = get_str(o, "exit_comm", &ri.exit_comm);
         if (r >= 0) {
                 v = json_object_get(o, "finished");
                 if (json_is_boolean(v))

@@ -24,6 +24,8 @@ struct run_info {
         unsigned ncpu;    /* online CPUs when the run started */
         double interval;  /* seconds between samples */
         long pid;         /* the build's pid (run) or the watched pid */
+        char *exit_comm;  /* that process's name as it ended (after any exec,
+                             so not always argv[0]'s); NULL unknown */
         /* The git revision of cwd, read once when the run starts (cmd/, not
          * the sinks: they never read the world). vcs_rev NULL: cwd is no
          * git checkout; vcs_ref "" when HEAD is detached. Not in run.json

@@ -116,10 +116,16 @@ void summary_end_run(struct summary *s, const struct run_info *ri)
         struct summary_build *b = &s->build;
         const char *name, *slash;
 
-        if (!ri || ri->term_signal != SIGKILL || !ri->argv || !ri->argv[0] || !ri->argv[0][0])
+        if (!ri || ri->term_signal != SIGKILL)
                 return;
-        slash = strrchr(ri->argv[0], '/');
-        name = slash && slash[1] ? slash + 1 : ri->argv[0];
+        if (ri->exit_comm && ri->exit_comm[0]) {
+                name = ri->exit_comm; /* the name it died under */
+        } else {
+                if (!ri->argv || !ri->argv[0] || !ri->argv[0][0])
+                        return;
+                slash = strrchr(ri->argv[0], '/');
+                name = slash && slash[1] ? slash + 1 : ri->argv[0];
+        }
         for (size_t i = 0; i < MIN(b->noom, (size_t)SUMMARY_OOM_MAX); i++) {
                 struct summary_oom *e = &b->oom[i];
 

@@ -83,6 +83,11 @@ long source_child_pid(const struct source_child *s)
         return (long)child_pid(s->child);
 }
 
+const char *source_child_exit_comm(const struct source_child *s)
+{
+        return child_exit_comm(s->child);
+}
+
 static void child_close(void *state)
 {
         struct source_child *s = state;

@@ -88,6 +88,9 @@ void source_child_set_live(struct source_child *s, const struct source_live *l);
  * the terminal back. Returns its shell-style status (code, or 128+signal)
  * and *ret_signal. */
 int source_child_wait(struct source_child *s, int sfd, int *ret_signal);
+/* After source_child_wait: the build's own process's name as it ended
+ * (after any exec), or "" when it could not be read. */
+const char *source_child_exit_comm(const struct source_child *s);
 
 /* The watched pid of `watch`: ended when it exits (its pidfd; without one,
  * its start time is checked before each sample), or on a signal. Returns

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
@@ -28,6 +29,7 @@ struct child {
         int pidfd;
         bool foreground; /* we gave it the terminal */
         bool reaped;
+        char exit_comm[16]; /* its comm when it ended (after any exec), or "" */
 };
 
 static int pidfd_open_compat(pid_t pid)
@@ -307,6 +309,37 @@ int child_exited(struct child *c)
         return si.si_pid == c->pid;
 }
 
+/* Once it has exited and before it is reaped, the zombie still has the
+ * name its last exec gave it: the name a victim of SIGKILL ran under
+ * (argv[0] may be a script that exec'd the real work). */
+static void note_exit_comm(struct child *c)
+{
+        char path[64], buf[32];
+        siginfo_t si = {0};
+        ssize_t n;
+        int fd;
+
+        if (c->exit_comm[0] || waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
+            si.si_pid != c->pid)
+                return;
+        snprintf(path, sizeof(path), "/proc/%ld/comm", (long)c->pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return;
+        buf[n] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        copy_utf8_str(c->exit_comm, sizeof(c->exit_comm), buf);
+}
+
+const char *child_exit_comm(const struct child *c)
+{
+        return c->exit_comm;
+}
+
 static void decode_status(int st, int *ret_status, int *ret_signal)
 {
         if (WIFSIGNALED(st)) {
@@ -324,6 +357,7 @@ int child_wait(struct child *c, int *ret_status, int *ret_signal)
 
         if (c->reaped)
                 return -ECHILD;
+        note_exit_comm(c);
         while (waitpid(c->pid, &st, 0) < 0)
                 if (errno != EINTR)
                         return -errno;
@@ -339,6 +373,7 @@ int child_try_wait(struct child *c, int *ret_status, int *ret_signal)
 
         if (c->reaped)
                 return -ECHILD;
+        note_exit_comm(c);
         do
                 r = waitpid(c->pid, &st, WNOHANG | WUNTRACED);
         while (r < 0 && errno == EINTR);

@@ -78,6 +78,11 @@ int child_wait(struct child *c, int *ret_status, int *ret_signal);
  * 128+signal) once the child has exited, 0 while it runs, -errno. */
 int child_try_wait(struct child *c, int *ret_status, int *ret_signal);
 
+/* The child's name (comm) as it ended, after any exec, read from its zombie
+ * just before child_wait() or child_try_wait() reaped it; "" before that
+ * or when it could not be read. */
+const char *child_exit_comm(const struct child *c);
+
 /* Our environment with each "NAME=value" of set[0..n) in place of any
  * NAME= entry (set[i] with no '=' removes NAME). *ret is a malloc'd
  * NULL-terminated vector of borrowed strings (ours and set's): free() it

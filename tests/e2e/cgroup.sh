@@ -82,6 +82,12 @@ check "the victim in the short summary" grep -Eq "victim( \(the kernel's report\
 peak=$(j "$L/resources-oom.summary.json" build.mem_peak_mb.value)
 check "the peak stays at the cap ($peak MiB)" near "$peak" 256 0.02
 
+# The name the build's own process ended under, read from its zombie: a
+# wrapper script that exec'd the work is named by the work (with no kernel
+# report to read, the summary names the SIGKILLed build by it).
+run --run-id ec -- sh -c "exec '$CGLOAD' alloc 0"
+expect_eq "run.json: the exec'd name the build ended under" "$(j "$L/resources-ec.run.json" exit_comm)" cgload
+
 # The culprit at the peak: the largest process, labelled.
 run --run-id top --interval 0.05 -- sh -c "'$CGLOAD' grow 160"
 expect_eq "the culprit at the peak" "$(j "$L/resources-top.summary.json" build.mem_peak_mb.process.label)" "cgload grow 160"
