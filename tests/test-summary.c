@@ -8,12 +8,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/run.h"
 #include "model/sample.h"
 #include "model/summary.h"
+#include "model/targets.h"
 #include "render/summary.h"
 #include "sinks/sink.h"
 #include "parse/csvread.h"
@@ -746,6 +748,52 @@ static void test_oom_victim(void **state)
         free(s);
 }
 
+/* The edges running at a peak, from .ninja_log (issue 21): placed only
+ * where the row named nothing running, on the run's clock, ".o" dropped,
+ * "+N" for what does not fit. */
+static void test_place_edges(void **state)
+{
+        struct ninja_edge ev[3] = {{.start_ms = 0, .end_ms = 500, .output = "obj/a.cpp.o"},
+                                   {.start_ms = 400, .end_ms = 3000, .output = "obj/big.cpp.o"},
+                                   {.start_ms = 2500, .end_ms = 2600, .output = "lib.so"}};
+        struct ninja_edge many[80];
+        struct summary *s = malloc(sizeof(*s));
+
+        (void)state;
+        assert_non_null(s);
+        summary_init(s, NULL);
+        s->build.mem_peak = (struct summary_point){.set = true, .elapsed_s = 2.55};
+        s->mem_used_peak = (struct summary_point){.set = true, .elapsed_s = 1.2};
+        s->disk_avail_min = (struct summary_point){.set = true, .elapsed_s = 0.1};
+        copy_utf8_str(s->disk_avail_min.running, sizeof(s->disk_avail_min.running), "x.c");
+        s->cpu_pct_peak = (struct summary_point){.set = true, .elapsed_s = 9};
+        /* ninja's 0 is 1.0 s into the run */
+        summary_place_edges(s, ev, 3, 1.0);
+        assert_string_equal(s->build.mem_peak.running, "big.cpp");     /* 1.4..4.0 */
+        assert_string_equal(s->mem_used_peak.running, "a.cpp");        /* 1.0..1.5 */
+        assert_string_equal(s->disk_avail_min.running, "x.c");         /* its own stays */
+        assert_string_equal(s->cpu_pct_peak.running, "");              /* after every edge */
+        assert_string_equal(s->low_disk_first.running, "");            /* not set */
+        s->build.mem_peak.running[0] = '\0';
+        summary_place_edges(s, ev, 3, 0.0); /* 2.55: big.cpp and lib.so */
+        assert_string_equal(s->build.mem_peak.running, "big.cpp lib.so");
+        /* no offset, no edges: nothing */
+        s->build.mem_peak.running[0] = '\0';
+        summary_place_edges(s, ev, 3, NAN);
+        summary_place_edges(s, NULL, 0, 0.0);
+        assert_string_equal(s->build.mem_peak.running, "");
+        /* more than fit: cut with a count, within the column's size */
+        for (size_t i = 0; i < ARRAY_SIZE(many); i++) {
+                many[i] = (struct ninja_edge){.start_ms = 0, .end_ms = 10000};
+                snprintf(many[i].output, sizeof(many[i].output), "dir/unit%02zu.c.o", i);
+        }
+        summary_place_edges(s, many, ARRAY_SIZE(many), 0.0);
+        assert_true(strlen(s->build.mem_peak.running) <= SAMPLE_RUNNING_MAX);
+        assert_true(strncmp(s->build.mem_peak.running, "unit00.c unit01.c", 17) == 0);
+        assert_non_null(strstr(s->build.mem_peak.running, " +"));
+        free(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -753,7 +801,7 @@ int main(void)
             cmocka_unit_test(test_live_equals_file), cmocka_unit_test(test_skipped_rows),
             cmocka_unit_test(test_golden),           cmocka_unit_test(test_readings),
             cmocka_unit_test(test_short_lines),      cmocka_unit_test(test_write_files),
-            cmocka_unit_test(test_oom_victim),
+            cmocka_unit_test(test_oom_victim),       cmocka_unit_test(test_place_edges),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 #include "model/summary.h"
 #include "model/run.h"
+#include "model/targets.h"
 
 #include <math.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "util/macro.h"
 #include "util/util.h"
 
 /* The summary's figures are in the CSV's units. Dividing by a power of two
@@ -428,4 +431,70 @@ void summary_readings(const struct summary *s, unsigned ncpu, struct summary_rea
                     s->near_oom_compilers_sum / (double)s->near_oom_compilers_n;
                 ret->ram_bound = ret->ram_bound_compilers < ncpu / 2.0;
         }
+}
+
+/* The output of an edge as a running column names a unit: its last path
+ * part, an object's ".o" dropped ("foo.cpp.o" -> "foo.cpp"). */
+static void edge_name(const char *output, char *buf, size_t cap)
+{
+        const char *slash = strrchr(output, '/');
+        const char *base = slash && slash[1] ? slash + 1 : output;
+        size_t n = strlen(base);
+
+        if (n > 2 && strcmp(base + n - 2, ".o") == 0)
+                n -= 2;
+        if (n >= cap)
+                n = cap - 1;
+        memcpy(buf, base, n);
+        buf[n] = '\0';
+}
+
+static void place_point(struct summary_point *p, const struct ninja_edge *ev, size_t n,
+                        double off)
+{
+        char out[SAMPLE_RUNNING_MAX + 1] = "", name[SAMPLE_RUNNING_MAX + 1], more[32];
+        size_t len = 0, left = 0;
+
+        if (!p->set || p->running[0] || !isfinite(p->elapsed_s))
+                return;
+        for (size_t i = 0; i < n; i++) {
+                double start = (double)ev[i].start_ms / 1000.0 + off;
+                double end = (double)ev[i].end_ms / 1000.0 + off;
+                size_t k;
+
+                if (!(start <= p->elapsed_s && p->elapsed_s < end))
+                        continue;
+                edge_name(ev[i].output, name, sizeof(name));
+                k = strlen(name);
+                /* room kept for " +NNNN" */
+                if (k == 0 || len + (len ? 1 : 0) + k + 8 > SAMPLE_RUNNING_MAX) {
+                        left++;
+                        continue;
+                }
+                if (len)
+                        out[len++] = ' ';
+                memcpy(out + len, name, k + 1);
+                len += k;
+        }
+        if (left && len) {
+                snprintf(more, sizeof(more), " +%zu", left);
+                memcpy(out + len, more, strlen(more) + 1);
+        }
+        if (len)
+                copy_utf8_str(p->running, sizeof(p->running), out);
+}
+
+void summary_place_edges(struct summary *s, const struct ninja_edge *ev, size_t n, double off)
+{
+        struct summary_point *pts[] = {
+            &s->mem_used_peak,      &s->mem_avail_min,       &s->swap_used_peak,
+            &s->disk_avail_min,     &s->load1_peak,          &s->cpu_pct_peak,
+            &s->compilers_peak,     &s->near_oom_first,      &s->low_disk_first,
+            &s->build.mem_peak,     &s->build.mem_cur_peak,  &s->build.mem_anon_peak,
+        };
+
+        if (!ev || !n || !isfinite(off))
+                return;
+        for (size_t i = 0; i < ARRAY_SIZE(pts); i++)
+                place_point(pts[i], ev, n, off);
 }

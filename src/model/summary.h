@@ -180,6 +180,16 @@ struct run_info;
  * the first tick has no other witness. */
 void summary_end_run(struct summary *s, const struct run_info *ri);
 
+/* At the end of a ninja run (issue 21): each peak and first-warning
+ * point whose row named nothing running (no process scan saw a unit: mode
+ * none, a unit shorter than a tick) gets the edges of the .ninja_log that
+ * were running at its instant, on the run's clock (off: seconds from the
+ * run's start to ninja's 0, targets_ninja_offset()): their outputs, ".o"
+ * dropped, space-separated, "+N" for those that do not fit. A row's own
+ * running column, when it has one, stays: it was read at that instant. */
+struct ninja_edge;
+void summary_place_edges(struct summary *s, const struct ninja_edge *ev, size_t n, double off);
+
 /* The model's judgements of a run (the "readings"), decided here once;
  * the renderers only word them. */
 struct summary_readings {

@@ -1167,6 +1167,12 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
                 m.units = r->cfg.recorded->units;
                 r->summary.units = m.units;
         }
+        {
+                double off;
+
+                if (m.targets && targets_ninja_offset(m.targets, r->run, &off) == 0)
+                        summary_place_edges(&r->summary, m.targets->edgev, m.targets->nedgev, off);
+        }
 
         for (size_t i = 0; i < r->nsinks; i++) {
                 int e;

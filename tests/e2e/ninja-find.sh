@@ -57,4 +57,24 @@ NINJA
 expect_eq "--ninja-log overrides the found one" "$(edges o1)" "other.o"
 (cd "$T/proj" && "$BUILDTEL" run --quiet --db "$DB" --log-dir "$T/l" --run-id s1 -- sh -c 'ninja -C out' >/dev/null)
 expect_eq "a shell string is not parsed: no edges" "$(edges s1)" ""
+
+# The edges running at a peak, from .ninja_log (issue 21): memhog is no
+# compiler, so no row's running column names it; the build's memory peak
+# is placed against the log's edges at the end: hog.o ran then.
+: "${MEMHOG:?MEMHOG must name the memhog helper}"
+mkdir -p "$T/proj/peak"
+cat >"$T/proj/peak/build.ninja" <<NINJA
+rule hog
+  command = $MEMHOG 300 2 && touch \$out
+rule quick
+  command = touch \$out
+build small.o: quick
+build hog.o: hog
+NINJA
+(cd "$T/proj" && "$BUILDTEL" run --quiet --db "$DB" --log-dir "$T/l" --run-id p1 --interval 0.25 -- ninja -j1 -C peak >/dev/null)
+expect_eq "a memhog edge: status" "$?" 0
+j() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+expect_eq "the build's peak names the edge running then" \
+        "$(j "$T/l/resources-p1.summary.json" 'd["build"]["mem_peak_mb"]["running"]')" hog
+check "the short summary names it" grep -q "running hog" "$T/l/resources-p1.summary.txt"
 finish
