@@ -165,6 +165,27 @@ a, b = kids(sys.argv[1]), kids(sys.argv[2])
 print(a, b)
 sys.exit(a != b or len(a) != 2)
 PY
+# A later build appended to the log (issue 21): export --otlp --ninja-log
+# still sends the run's own edges, from the history.
+printf '0\t900\t0\tlater.o\t9\n' >>"$NL"
+touch -d '+1 hour' "$NL"
+mv "$REC" "$T/rec-nexport.jsonl"
+start_sink
+OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" export --otlp --db "$T/n.db" --trace-max-spans 2 \
+        --ninja-log "$NL" --log-dir "$L" ninja >/dev/null 2>"$T/err-nappend"
+expect_eq "ninja: export --otlp --ninja-log (appended): status" "$?" 0
+stop_sink
+check "ninja: an appended log loses none of the run's edge spans" \
+        python3 - "$T/rec-ninja.jsonl" "$REC" <<'PY'
+import json, sys
+def kids(p):
+    sp = [s for r in map(json.loads, open(p)) if r["path"] == "/v1/traces"
+          for s in r["request"]["resourceSpans"][0]["scopeSpans"][0]["spans"]]
+    return [(s["name"], s["startTimeUnixNano"], s["endTimeUnixNano"]) for s in sp[1:]]
+a, b = kids(sys.argv[1]), kids(sys.argv[2])
+print(a, b)
+sys.exit(a != b or len(a) != 2)
+PY
 
 # 4. export off: the build's environment is exactly the caller's
 (cd "$T/w" && TRACEPARENT="00-$TP_TRACE-$TP_SPAN-01" TRACESTATE=congo=1 "$BUILDTEL" run --quiet --no-db \
