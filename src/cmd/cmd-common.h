@@ -59,6 +59,7 @@ enum {
         OPT_OUTPUT,
         OPT_NO_REPORT,
         OPT_LIVE,
+        OPT_NO_PTY,
         OPT_LIMIT,
         OPT_SINCE,
         OPT_ONCE,
@@ -108,6 +109,7 @@ struct common_opts {
         bool off;
         bool trace_file;     /* run --trace-file */
         bool live;           /* run --live (BUILDTEL_LIVE=1) */
+        bool no_pty;         /* run --no-pty: the build's output on pipes, always */
         bool kill_leftovers; /* run --kill-leftovers: detached daemons die with the build */
         const char *keep_runs, *keep_size; /* run --keep-runs, --keep-size */
         enum cgroup_mode cgroup_mode;

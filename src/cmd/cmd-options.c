@@ -414,6 +414,11 @@ static const struct cmd_option {
      "a status line pinned at the bottom of the terminal\n"
      "(only when stderr is one; also: BUILDTEL_LIVE=1)",
      AT(live)},
+    {OPT_NO_PTY, "no-pty", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
+     "the build's output on pipes even when stdout and stderr\n"
+     "are one terminal (by default it gets a terminal of its\n"
+     "own then, as without buildtel: a TTY progress UI, colours)",
+     AT(no_pty)},
     {OPT_OFF, "off", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
      "exec COMMAND and nothing else (also: BUILDTEL=0)", AT(off)},
     {OPT_KEEP_RUNS, "keep-runs", NULL, 0, "N", CMDS_RUN, OPTG_MAIN,

@@ -234,6 +234,10 @@ static int spawn(struct run *R, char **argv, bool subreaper)
         struct child_config ccfg = {
             .argv = argv,
             .pipes = true,
+            /* stdout and stderr one terminal: the build gets one too (a
+             * pty we read), as it would without us; not beside --live's
+             * line, which owns the terminal's last row */
+            .pty = !R->o->no_pty && !R->live && same_terminal(STDOUT_FILENO, STDERR_FILENO),
             .foreground =
                 same_terminal(STDIN_FILENO, STDOUT_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp(),
             .sigmask = &R->old_mask,
@@ -251,6 +255,8 @@ static int spawn(struct run *R, char **argv, bool subreaper)
         ccfg.envp = env.envp;
         if (e >= 0)
                 e = source_child_open(&ccfg, R->o->grace, subreaper, &R->src);
+        if (e >= 0 && ccfg.pty) /* its size follows ours */
+                (void)loop_signalfd_add(R->sfd, true, (const int[]){SIGWINCH}, 1);
         common_otlp_child_env_release(&env);
         if (e >= 0 && check_joined(R) < 0) {
                 R->ri.exit_code = EXIT_BT_INTERNAL;

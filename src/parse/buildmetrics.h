@@ -97,5 +97,14 @@ int buildmetrics_history_list(struct buildmetrics *bm, const char *buf, size_t l
 int buildmetrics_history_logs(struct buildmetrics *bm, const char *ref, const char *buf,
                               size_t len);
 
+/* A `docker build` whose stream gave us nothing (its TTY progress UI is
+ * cursor-addressed, never parsed): its one target, "default", so that its
+ * record in the builder's history can be found and replayed. 0, or
+ * -EEXIST when the stream named a target already. */
+int buildmetrics_unseen_build(struct buildmetrics *bm);
+/* And when no record of it was found: that target goes again (nothing is
+ * shown for a build nothing was read of). */
+void buildmetrics_unseen_drop(struct buildmetrics *bm);
+
 /* The model (valid until free; complete after finish). */
 const struct targets *buildmetrics_model(const struct buildmetrics *bm);

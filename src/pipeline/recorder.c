@@ -483,6 +483,23 @@ static bool front_end(char *const *argv)
         return false;
 }
 
+/* Whether argv is one image build of a front end ("docker build",
+ * "docker buildx build", "docker-buildx build"): not bake or compose,
+ * whose targets only their stream or metadata file name. */
+static bool single_build(char *const *argv)
+{
+        bool build = false;
+
+        if (!front_end(argv))
+                return false;
+        for (size_t i = 1; argv[i]; i++) {
+                if (strcmp(argv[i], "bake") == 0 || strcmp(argv[i], "compose") == 0)
+                        return false;
+                build = build || strcmp(argv[i], "build") == 0;
+        }
+        return build;
+}
+
 static const char *fetch_error(int e)
 {
         return e == -EINVAL ? "not the expected output" : e == -EIO ? "failed" : strerror(-e);
@@ -526,9 +543,20 @@ static void import_history(struct recorder *r)
         size_t replayed = 0;
         int ls = 0;
 
-        if (r->cfg.metrics.no_history || !m->n)
+        if (r->cfg.metrics.no_history)
                 return;
-        if (m->buildkit_seen)
+        /* --progress=tty (a build in a terminal of its own): nothing of
+         * its stream is ours; its record in the history says it all */
+        if (!m->n && !r->cfg.replay && single_build(r->run->argv) &&
+            buildmetrics_unseen_build(r->metrics) == 0) {
+                ls = find_records(r, HISTORY_BUDGET_S);
+                if (!m->t[0].ref[0]) {
+                        buildmetrics_unseen_drop(r->metrics);
+                        return;
+                }
+        } else if (!m->n)
+                return;
+        else if (m->buildkit_seen)
                 ls = find_records(r, HISTORY_BUDGET_S);
         for (size_t i = 0; i < m->n && ls != -ENOENT; i++) {
                 _cleanup_free_ char *out = NULL;

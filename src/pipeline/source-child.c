@@ -217,7 +217,9 @@ static void child_on_signal(void *state, int sig)
                 return;
         }
         if (sig == SIGWINCH) {
-                /* Ours only: the build's terminal told it itself. */
+                /* The build's own pty follows our terminal; else the
+                 * build's terminal told it itself. */
+                (void)child_pty_sync_size(s->child);
                 if (s->live)
                         s->live->resize(s->live->userdata, now_monotonic());
                 return;
@@ -294,8 +296,12 @@ static void child_before_tick(void *state, bool final, struct recorder *r)
 {
         struct source_child *s = state;
 
-        if (!final)
+        if (!final) {
+                /* The terminal tells only its foreground group of a new
+                 * size, and that is the build's: look each tick. */
+                (void)child_pty_sync_size(s->child);
                 return;
+        }
         /* The final sample sees all the output the build wrote. */
         drain_ready(s, r);
         s->final_taken = true;

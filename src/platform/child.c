@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -30,6 +31,8 @@ struct child {
         bool foreground; /* we gave it the terminal */
         bool reaped;
         char exit_comm[16]; /* its comm when it ended (after any exec), or "" */
+        bool pty;           /* out_fd is a pty's master */
+        struct winsize ws;  /* the size last given to it */
 };
 
 static int pidfd_open_compat(pid_t pid)
@@ -130,7 +133,7 @@ _Noreturn static void child_exec(const struct child_config *cfg, int out_w, int 
                 goto fail;
         if (cfg->pipes) {
                 if (dup2(out_w, STDOUT_FILENO) < 0 ||
-                    dup2(cfg->stderr_null ? null_fd : err_w, STDERR_FILENO) < 0)
+                    dup2(cfg->stderr_null ? null_fd : err_w >= 0 ? err_w : out_w, STDERR_FILENO) < 0)
                         goto fail;
         }
         if (cfg->clean)
@@ -162,11 +165,62 @@ static int above_stdio(int *fd)
         return 0;
 }
 
+/* A pseudo-terminal for the build's output: the master CLOEXEC for us, the
+ * slave (CLOEXEC too: the child dup2()s it) set as our stdout's terminal
+ * is, output processing off (our terminal does its own, once), its size.
+ * Not the build's controlling terminal: it keeps ours (O_NOCTTY). */
+static int open_pty(int *ret_master, int *ret_slave, struct winsize *ret_ws)
+{
+        _cleanup_close_ int m = -1;
+        struct termios t;
+        char name[128];
+        int sl;
+
+        m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (m < 0)
+                return -errno;
+        if (grantpt(m) < 0 || unlockpt(m) < 0)
+                return -errno;
+        if (ptsname_r(m, name, sizeof(name)) != 0)
+                return -ENAMETOOLONG;
+        sl = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (sl < 0)
+                return -errno;
+        if (tcgetattr(STDOUT_FILENO, &t) < 0 && tcgetattr(sl, &t) < 0) {
+                close(sl);
+                return -errno;
+        }
+        t.c_oflag &= ~(tcflag_t)OPOST;
+        (void)tcsetattr(sl, TCSANOW, &t);
+        memset(ret_ws, 0, sizeof(*ret_ws));
+        if (ioctl(STDOUT_FILENO, TIOCGWINSZ, ret_ws) == 0)
+                (void)ioctl(sl, TIOCSWINSZ, ret_ws);
+        *ret_master = TAKE_FD(m);
+        *ret_slave = sl;
+        return 0;
+}
+
+int child_pty_sync_size(struct child *c)
+{
+        struct winsize ws;
+
+        if (!c->pty || c->out_fd < 0 || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) < 0 ||
+            (ws.ws_row == c->ws.ws_row && ws.ws_col == c->ws.ws_col))
+                return 0;
+        if (ioctl(c->out_fd, TIOCSWINSZ, &ws) < 0)
+                return 0;
+        c->ws = ws;
+        if (!c->reaped)
+                (void)kill(-c->pid, SIGWINCH);
+        return 1;
+}
+
 int child_spawn(const struct child_config *cfg, struct child **ret)
 {
         _cleanup_close_ int out_r = -1, out_w = -1, err_r = -1, err_w = -1, ep_r = -1, ep_w = -1,
                             null_fd = -1;
         int fds[2], e = 0, status;
+        struct winsize ws = {0};
         struct child *c;
         ssize_t n;
         pid_t pid;
@@ -176,7 +230,11 @@ int child_spawn(const struct child_config *cfg, struct child **ret)
                 if (null_fd < 0)
                         return -errno;
         }
-        if (cfg->pipes) {
+        if (cfg->pipes && cfg->pty) {
+                e = open_pty(&out_r, &out_w, &ws);
+                if (e < 0)
+                        return e;
+        } else if (cfg->pipes) {
                 if (pipe2(fds, O_CLOEXEC) < 0)
                         return -errno;
                 out_r = fds[0];
@@ -184,7 +242,7 @@ int child_spawn(const struct child_config *cfg, struct child **ret)
                 /* Fewer wake-ups for chatty builds; capped by pipe-max-size. */
                 (void)fcntl(out_w, F_SETPIPE_SZ, 1 << 20);
         }
-        if (cfg->pipes && !cfg->stderr_null) {
+        if (cfg->pipes && !cfg->pty && !cfg->stderr_null) {
                 if (pipe2(fds, O_CLOEXEC) < 0)
                         return -errno;
                 err_r = fds[0];
@@ -244,6 +302,8 @@ int child_spawn(const struct child_config *cfg, struct child **ret)
         c->err_fd = TAKE_FD(err_r);
         c->pidfd = pidfd_open_compat(pid);
         c->foreground = cfg->foreground;
+        c->pty = cfg->pipes && cfg->pty;
+        c->ws = ws;
         *ret = c;
         return 0;
 }

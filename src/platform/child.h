@@ -25,6 +25,12 @@ struct child_fds {
 struct child_config {
         char *const *argv;
         bool pipes;                      /* capture stdout/stderr */
+        /* With pipes: stdout and stderr on one pseudo-terminal instead, read
+         * as stdout (child_stderr_fd() is -1): for a build whose output goes
+         * to our terminal, so it sees one (a TTY progress UI, colours) as it
+         * would without us. Our stdout's terminal settings and size, output
+         * processing off: the bytes come as the build wrote them. */
+        bool pty;
         bool foreground;                 /* make its process group the terminal's foreground */
         const sigset_t *sigmask;         /* the mask the build starts with */
         const struct sigaction *sigpipe; /* its SIGPIPE disposition; NULL = default */
@@ -77,6 +83,11 @@ int child_wait(struct child *c, int *ret_status, int *ret_signal);
 /* Reap without blocking. Returns 1 and the shell-style status (code, or
  * 128+signal) once the child has exited, 0 while it runs, -errno. */
 int child_try_wait(struct child *c, int *ret_status, int *ret_signal);
+
+/* With cfg.pty: when our stdout's terminal changed size, give the
+ * build's the new one and SIGWINCH to its group (the terminal signals
+ * only its foreground group, which may not be ours). 1 changed, 0. */
+int child_pty_sync_size(struct child *c);
 
 /* The child's name (comm) as it ended, after any exec, read from its zombie
  * just before child_wait() or child_try_wait() reaped it; "" before that

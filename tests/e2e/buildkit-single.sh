@@ -74,6 +74,29 @@ bt changedjson rawjson
 expect_eq "one file changed, rawjson" "$(steps changedjson)" "9/4"
 expect_eq "one file changed, rawjson: its record says the same" "$(replayed)" "9/4"
 
+# --progress=tty in a terminal (script's): the build gets a terminal of its
+# own (before, buildx failed: "provided file is not a console"); the TTY UI
+# is not parsed, the steps come from its history record: plain's figures.
+tty_bt() {
+        (cd "$P" && script -qec "'$BUILDTEL' run --quiet --no-report --log-dir '$T/logs' --run-id $1 \
+                --interval 0.05 -- docker buildx build --network=none --progress=tty -t bt-single ." \
+                /dev/null >"$T/$1.out" 2>&1 </dev/null)
+        RC=$?
+        cp "$T/logs/resources-$1.targets.json" "$T/$1.json" 2>/dev/null
+}
+if command -v script >/dev/null; then
+        echo app-tty >"$P/app.txt"
+        tty_bt changedtty
+        expect_eq "one file changed, tty: exit 0" "$RC" 0 || tail -n 5 "$T/changedtty.out"
+        check "tty: the TTY UI was drawn" grep -q "FINISHED" "$T/changedtty.out"
+        expect_eq "one file changed, tty: the same steps" "$(steps changedtty)" "9/4"
+        tty_bt hottty
+        expect_eq "hot, tty: fully cached" "$(steps hottty)" "9/9"
+else
+        echo "FAIL script(1) is missing (bsdutils): the tty case cannot run"
+        exit 1
+fi
+
 # BuildKit's own times: the 1 s step lasts what BuildKit says (plain's
 # "#N DONE 1.1s", rawjson's completed - started), whenever its lines came.
 for r in changed changedjson; do
