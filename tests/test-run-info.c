@@ -36,6 +36,7 @@ static void test_round_trip(void **state)
             .interval = 1.0,
             .pid = 4242,
             .exit_comm = M("cc1plus"),
+            .job = M("CI build/linux"),
         };
         struct run_info back;
         struct dbuf b = DBUF_INIT, b2 = DBUF_INIT;
@@ -61,6 +62,7 @@ static void test_round_trip(void **state)
         assert_true(back.interval == 1.0);
         assert_int_equal(back.pid, 4242);
         assert_string_equal(back.exit_comm, "cc1plus");
+        assert_string_equal(back.job, "CI build/linux");
         /* and writing it again gives the same bytes */
         assert_int_equal(run_info_to_json(&back, &b2), 0);
         assert_string_equal(b.p, b2.p);
@@ -93,6 +95,8 @@ static void test_unknowns(void **state)
         assert_int_equal(run_info_parse_json(b.p, b.len, &back), 0);
         assert_null(back.run_id);
         assert_null(back.argv);
+        assert_null(back.job);
+        assert_null(strstr(b.p, "\"job\"")); /* optional: absent when unknown */
         assert_true(isnan(back.end_epoch));
         assert_true(isnan(back.interval));
         assert_true(back.start_epoch == 100.5);
@@ -100,6 +104,15 @@ static void test_unknowns(void **state)
         assert_false(back.finished);
         run_info_release(&back);
 
+        /* a job that is not a string is none, not an error (tolerant) */
+        {
+                static const char bad[] = "{\"job\": 42, \"exit_code\": 3}";
+
+                assert_int_equal(run_info_parse_json(bad, sizeof(bad) - 1, &back), 0);
+                assert_null(back.job);
+                assert_int_equal(back.exit_code, 3);
+                run_info_release(&back);
+        }
         /* absent members keep their "unknown" values */
         assert_int_equal(run_info_parse_json("{}", 2, &back), 0);
         assert_true(isnan(back.start_epoch) && isnan(back.end_epoch));

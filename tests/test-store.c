@@ -33,6 +33,7 @@
 #include "store/history-run.h"
 #include "store/history.h"
 #include "store/store.h"
+#include "util/macro.h"
 #include "util/util.h"
 #include "pipeline/recorder.h"
 
@@ -1293,6 +1294,195 @@ static int64_t count_sql(sqlite3 *db, const char *sql)
         return n;
 }
 
+/* A run of job on host, started at start, finished with exit code (-1:
+ * left running). */
+static int64_t job_run(struct store *st, const char *run_id, const char *job, const char *host,
+                       double start, int exit_code)
+{
+        char *argv[] = {M("make"), NULL};
+        struct run_info ri = {.run_id = M(run_id),
+                              .kind = M("run"),
+                              .argv = argv,
+                              .host = M(host),
+                              .job = job ? M(job) : NULL,
+                              .start_epoch = start,
+                              .end_epoch = NAN,
+                              .exit_code = -1};
+        struct summary sum;
+        int64_t id;
+
+        assert_int_equal(store_run_begin(st, &ri, NULL, NULL, &id), 0);
+        if (exit_code >= 0) {
+                summary_init(&sum, NULL);
+                ri.end_epoch = start + 10;
+                ri.finished = true;
+                ri.exit_code = exit_code;
+                assert_int_equal(store_begin(st), 0);
+                assert_int_equal(store_run_finish(st, id, &ri, &sum, NULL, 0), 0);
+                assert_int_equal(store_commit(st), 0);
+        }
+        return id;
+}
+
+struct seen_jobs {
+        int n;
+        char id[RUNS_MAX][64];
+        char job[RUNS_MAX][64];
+};
+
+static int see_job_run(void *userdata, const struct store_run *r)
+{
+        struct seen_jobs *w = userdata;
+
+        assert_true(w->n < RUNS_MAX);
+        snprintf(w->id[w->n], sizeof(w->id[0]), "%s", r->info.run_id);
+        snprintf(w->job[w->n], sizeof(w->job[0]), "%s", r->info.job ? r->info.job : "(null)");
+        w->n++;
+        return 0;
+}
+
+/* Version 9: the job of a run, stored and read back, and a job's runs
+ * selected by store_job_runs(). */
+static void test_job_runs(void **state)
+{
+        static const struct {
+                struct store_job_filter f;
+                int64_t limit;
+                const char *want; /* run ids, newest first, space-separated */
+        } cases[] = {
+            {{.job = "a", .since = NAN, .success = -1}, 0, "a6 a5 a4 a3 a2 a1"},
+            {{.job = "a", .since = NAN, .success = -1, .finished_only = true}, 0, "a5 a4 a3 a2 a1"},
+            {{.job = "a", .since = NAN, .success = 1, .finished_only = true}, 0, "a5 a3 a1"},
+            {{.job = "a", .since = NAN, .success = 0, .finished_only = true}, 0, "a4 a2"},
+            {{.job = "a", .since = NAN, .success = 1, .host = "h2"}, 0, "a3"},
+            {{.job = "a", .since = NAN, .success = -1, .finished_only = true}, 2, "a5 a4"},
+            {{.job = "a", .since = 1030, .success = -1}, 0, "a6 a5 a4 a3"},
+            {{.job = "a", .since = NAN, .success = -1}, 0, "a6 a5 a4 a3 a2 a1"},
+            {{.job = "b", .since = NAN, .success = -1}, 0, "b1"},
+            {{.job = "c", .since = NAN, .success = -1}, 0, ""},
+            {{.job = "a/b c", .since = NAN, .success = -1}, 0, "odd"},
+        };
+        char db[300], want[400];
+        struct store *st;
+        struct store_run run;
+        struct store_job_filter before = {.job = "a", .since = NAN, .success = -1};
+        struct seen_jobs w = {0};
+        int64_t a5, id;
+
+        (void)state;
+        path_in(db, sizeof(db), "jobs.db");
+        assert_int_equal(store_open(db, true, 1000, &st), 0);
+        job_run(st, "a1", "a", "h1", 1000, 0);
+        job_run(st, "a2", "a", "h1", 1010, 2);
+        job_run(st, "b1", "b", "h1", 1015, 0);
+        job_run(st, "a3", "a", "h2", 1030, 0);
+        job_run(st, "a4", "a", "h1", 1040, 1);
+        a5 = job_run(st, "a5", "a", "h1", 1050, 0);
+        job_run(st, "a6", "a", "h1", 1060, -1); /* running */
+        job_run(st, "none", NULL, "h1", 1070, 0);
+        job_run(st, "odd", "a/b c", "h1", 1080, 0);
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                char got[400] = "";
+                size_t len = 0;
+                int n;
+
+                memset(&w, 0, sizeof(w));
+                n = store_job_runs(st, &cases[i].f, cases[i].limit, see_job_run, &w);
+
+                assert_int_equal(n, w.n);
+                for (int k = 0; k < w.n; k++) {
+                        len += (size_t)snprintf(got + len, sizeof(got) - len, "%s%s", k ? " " : "",
+                                                w.id[k]);
+                        assert_string_equal(w.job[k], cases[i].f.job);
+                }
+                print_message("case %zu: %s\n", i, got);
+                snprintf(want, sizeof(want), "%s", cases[i].want);
+                assert_string_equal(got, want);
+        }
+        /* before_id leaves out the run compared and later ones */
+        before.before_id = a5;
+        memset(&w, 0, sizeof(w));
+        assert_int_equal(store_job_runs(st, &before, 0, see_job_run, &w), 4);
+        assert_string_equal(w.id[0], "a4");
+        assert_int_equal(
+            store_job_runs(st, &(struct store_job_filter){.since = NAN}, 0, NULL, NULL), -EINVAL);
+        /* the job reads back with the run */
+        assert_int_equal(store_run_find(st, "odd", &id), 0);
+        assert_int_equal(store_run_get(st, id, &run), 0);
+        assert_string_equal(run.info.job, "a/b c");
+        store_run_release(&run);
+        assert_int_equal(store_run_find(st, "none", &id), 0);
+        assert_int_equal(store_run_get(st, id, &run), 0);
+        assert_null(run.info.job);
+        store_run_release(&run);
+        store_close(st);
+}
+
+/* A version-8 file (the current schema without version 9's column and
+ * index, made by taking them out of a new file) is upgraded: its runs
+ * stay, with no job, the index is made, and new runs store theirs. */
+static void test_upgrade_v8(void **state)
+{
+        char db[300];
+        struct store *st;
+        struct store_run run;
+        struct seen_jobs w = {0};
+        sqlite3 *h;
+        int64_t id;
+
+        (void)state;
+        path_in(db, sizeof(db), "v8.db");
+        assert_int_equal(store_open(db, true, 1000, &st), 0);
+        job_run(st, "old", NULL, "h1", 1000, 0);
+        store_close(st);
+        exec_sql_on(db, "DROP INDEX runs_job; ALTER TABLE runs DROP COLUMN job;"
+                        " PRAGMA user_version = 8;");
+        assert_int_equal(file_version(db), 8);
+        assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+        assert_int_equal(count_sql(h, "SELECT count(*) FROM pragma_table_info('runs')"
+                                      " WHERE name = 'job'"),
+                         0);
+        sqlite3_close(h);
+
+        assert_int_equal(store_open(db, false, 1000, &st), 0);
+        assert_int_equal(store_opened_version(st), 8);
+        assert_int_equal(file_version(db), STORE_SCHEMA_VERSION);
+        assert_int_equal(store_run_find(st, "old", &id), 0);
+        assert_int_equal(store_run_get(st, id, &run), 0);
+        assert_null(run.info.job);
+        assert_int_equal(run.info.exit_code, 0);
+        store_run_release(&run);
+        job_run(st, "new", "ci/build", "h1", 2000, 0);
+        assert_int_equal(
+            store_job_runs(
+                st, &(struct store_job_filter){.job = "ci/build", .since = NAN, .success = -1}, 0,
+                see_job_run, &w),
+            1);
+        assert_string_equal(w.id[0], "new");
+        store_close(st);
+        assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+        assert_int_equal(count_sql(h, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
+                                      " AND name = 'runs_job'"),
+                         1);
+        /* the index serves a job's runs by time */
+        {
+                sqlite3_stmt *s;
+                const char *detail;
+
+                assert_int_equal(sqlite3_prepare_v2(h,
+                                                    "EXPLAIN QUERY PLAN SELECT id FROM runs WHERE"
+                                                    " job = 'x' ORDER BY start_epoch DESC",
+                                                    -1, &s, NULL),
+                                 SQLITE_OK);
+                assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+                detail = (const char *)sqlite3_column_text(s, 3);
+                print_message("plan: %s\n", detail);
+                assert_non_null(strstr(detail, "runs_job"));
+                sqlite3_finalize(s);
+        }
+        sqlite3_close(h);
+}
+
 static void test_run_delete(void **state)
 {
         char db[300];
@@ -1354,6 +1544,8 @@ int main(void)
             cmocka_unit_test(test_sample_columns),
             cmocka_unit_test(test_steps_edges_round_trip),
             cmocka_unit_test(test_run_delete),
+            cmocka_unit_test(test_job_runs),
+            cmocka_unit_test(test_upgrade_v8),
         };
 
         return cmocka_run_group_tests(tests, setup, teardown);

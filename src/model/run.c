@@ -30,6 +30,7 @@ void run_info_release(struct run_info *ri)
         free(ri->vcs_rev);
         free(ri->vcs_ref);
         free(ri->exit_comm);
+        free(ri->job);
         memset(ri, 0, sizeof(*ri));
 }
 
@@ -189,7 +190,8 @@ int run_info_to_json(const struct run_info *ri, struct dbuf *out)
             set(o, "ncpu", json_integer(ri->ncpu)) < 0 ||
             set(o, "interval", real_or_null(ri->interval)) < 0 ||
             set(o, "pid", json_integer(ri->pid)) < 0 ||
-            (ri->exit_comm && set(o, "exit_comm", run_json_string(ri->exit_comm)) < 0))
+            (ri->exit_comm && set(o, "exit_comm", run_json_string(ri->exit_comm)) < 0) ||
+            (ri->job && set(o, "job", run_json_string(ri->job)) < 0))
                 goto out;
         text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
         if (!text)
@@ -321,6 +323,8 @@ int run_info_parse_json(const char *buf, size_t len, struct run_info *ret)
                 r = get_int(o, "pid", RANGE_PID, &pid);
         if (r >= 0)
                 r = get_str(o, "exit_comm", &ri.exit_comm);
+        if (r >= 0 && get_str(o, "job", &ri.job) == -ENOMEM) /* tolerant: a bad job is none */
+                r = -ENOMEM;
         if (r >= 0) {
                 v = json_object_get(o, "finished");
                 if (json_is_boolean(v))

@@ -31,6 +31,10 @@ struct run_info {
          * git checkout; vcs_ref "" when HEAD is detached. Not in run.json
          * (its format is fixed): a replay has none. */
         char *vcs_rev, *vcs_ref;
+        /* What repeats (issue 23): --job, BUILDTEL_JOB, the CI's variables,
+         * else derived from the command and cwd (model/job.h). NULL:
+         * unknown (an older run.json, a replay). run.json key "job". */
+        char *job;
 };
 
 /* Free every owned member and zero the struct; NULL is a no-op. */

@@ -38,6 +38,7 @@
         X(ARGV, "r.argv")                                                                          \
         X(CWD, "r.cwd")                                                                            \
         X(HOST, "r.host")                                                                          \
+        X(JOB, "r.job")                                                                            \
         X(BUILDER, "r.builder")                                                                    \
         X(START, "r.start_epoch")                                                                  \
         X(END, "r.end_epoch")                                                                      \
@@ -218,6 +219,7 @@ static void read_run_info(sqlite3_stmt *s, struct run_info *ri, bool *oom)
         *oom = *oom || !ri->run_id || !ri->kind || !ri->argv;
         ri->cwd = col_dup(s, RC_CWD, oom);
         ri->host = col_dup(s, RC_HOST, oom);
+        ri->job = col_dup(s, RC_JOB, oom);
         ri->start_epoch = col_range(s, RC_START, RANGE_EPOCH);
         ri->end_epoch = col_range(s, RC_END, RANGE_EPOCH);
         ri->finished = state && strcmp(state, "finished") == 0;
@@ -350,6 +352,38 @@ int store_runs_each(struct store *st, double since, int64_t limit, store_run_fn 
         sqlite3_bind_int64(s, 2, limit > 0 ? MIN(limit, STORE_ROWS_MAX) : STORE_ROWS_MAX);
         n = runs_walk(st, s, STORE_ROWS_MAX, &w);
         return (int)n;
+}
+
+int store_job_runs(struct store *st, const struct store_job_filter *f, int64_t limit,
+                   store_run_fn fn, void *userdata)
+{
+        struct run_walk w = {.fn = fn, .userdata = userdata};
+        sqlite3_stmt *s = NULL;
+        int r;
+
+        if (!f || !f->job)
+                return -EINVAL;
+        r = store_prepare(st,
+                          RUN_SELECT " WHERE r.job = ?1 AND (?2 IS NULL OR r.host = ?2)"
+                                     " AND (?3 = 0 OR r.state = 'finished')"
+                                     " AND (?4 < 0 OR (?4 = 1) = (r.state = 'finished' AND"
+                                     "  r.exit_code = 0 AND COALESCE(r.term_signal, 0) = 0))"
+                                     " AND (?5 = 0 OR r.id < ?5) AND r.start_epoch >= ?6"
+                                     " ORDER BY r.start_epoch DESC, r.id DESC LIMIT ?7",
+                          &s);
+        if (r < 0)
+                return r;
+        sqlite3_bind_text(s, 1, f->job, -1, SQLITE_STATIC);
+        if (f->host)
+                sqlite3_bind_text(s, 2, f->host, -1, SQLITE_STATIC);
+        else
+                sqlite3_bind_null(s, 2);
+        sqlite3_bind_int(s, 3, f->finished_only);
+        sqlite3_bind_int(s, 4, f->success < 0 ? -1 : f->success > 0);
+        sqlite3_bind_int64(s, 5, f->before_id > 0 ? f->before_id : 0);
+        sqlite3_bind_double(s, 6, isnan(f->since) || f->since == 0 ? -1e18 : f->since);
+        sqlite3_bind_int64(s, 7, limit > 0 ? MIN(limit, STORE_ROWS_MAX) : STORE_ROWS_MAX);
+        return (int)runs_walk(st, s, STORE_ROWS_MAX, &w);
 }
 
 int store_run_get(struct store *st, int64_t id, struct store_run *ret)

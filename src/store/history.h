@@ -83,6 +83,28 @@ int store_run_get(struct store *st, int64_t id, struct store_run *ret);
 typedef int (*store_run_fn)(void *userdata, const struct store_run *r);
 int store_runs_each(struct store *st, double since, int64_t limit, store_run_fn fn, void *userdata);
 
+/* A job's runs (runs.job, version 9; older rows have none), newest first
+ * (start, then row id), at most limit (<= 0: no limit), each to fn (NULL:
+ * just count), as store_runs_each(). The filter: job (required, exact);
+ * host NULL any, else exact; finished_only: only rows in state 'finished'
+ * (neither running nor incomplete nor failed-to-record); success -1 any,
+ * 1 the finished runs that exited 0 without a signal, 0 all others;
+ * before_id > 0 keeps rows with a smaller row id (to leave out the run
+ * being compared: its own row and any later); since (epoch; NAN or 0:
+ * any) keeps runs started at or after it. Returns the number of runs,
+ * -EINVAL without a job, or -errno, or what fn returned. The baseline of
+ * issue 23 reads a window with it: {job, host, true, success, id, NAN}. */
+struct store_job_filter {
+        const char *job;
+        const char *host;
+        bool finished_only;
+        int success;
+        int64_t before_id;
+        double since;
+};
+int store_job_runs(struct store *st, const struct store_job_filter *f, int64_t limit,
+                   store_run_fn fn, void *userdata);
+
 /* The targets of run row id as stored, by name (strings borrowed for the
  * call). Returns the number of targets, or -errno, or what fn returned. */
 typedef int (*store_target_fn)(void *userdata, const struct store_target *t);

@@ -152,9 +152,14 @@ static const char schema_v8[] = "ALTER TABLE steps ADD COLUMN exec_n INTEGER;"
                                 "ALTER TABLE steps ADD COLUMN peak_proc TEXT;"
                                 "ALTER TABLE steps ADD COLUMN peak_proc_bytes REAL;";
 
+/* Version 9: the job a run belongs to (issue 23), and an index to read a
+ * job's recent runs (store_job_runs()). */
+static const char schema_v9[] = "ALTER TABLE runs ADD COLUMN job TEXT;"
+                                "CREATE INDEX runs_job ON runs(job, start_epoch);";
+
 /* migrations[v] takes a file from version v to v + 1. */
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4,
-                                         schema_v5, schema_v6, schema_v7, schema_v8};
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4, schema_v5,
+                                         schema_v6, schema_v7, schema_v8, schema_v9};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
 
 struct store {
@@ -657,7 +662,8 @@ int store_run_begin(struct store *st, const struct run_info *ri, const struct st
         static const char sql[] =
             "INSERT INTO runs (run_id, kind, argv, cwd, host, start_epoch, state, pid,"
             " ncpu, interval, recorder_pid, recorder_start, boot_id, builder, cgroup_mode,"
-            " vcs_rev, vcs_ref, build_log) VALUES (?,?,?,?,?,?,'running',?,?,?,?,?,?,?,?,?,?,?)";
+            " vcs_rev, vcs_ref, build_log, job)"
+            " VALUES (?,?,?,?,?,?,'running',?,?,?,?,?,?,?,?,?,?,?,?)";
         _cleanup_free_ char *argv = argv_json(ri);
         sqlite3_stmt *s = NULL, *del = NULL;
         int r;
@@ -692,6 +698,7 @@ int store_run_begin(struct store *st, const struct run_info *ri, const struct st
                 bind_text_or_null(s, 15, x ? x->vcs_rev : NULL);
                 bind_text_or_null(s, 16, x && x->vcs_ref && x->vcs_ref[0] ? x->vcs_ref : NULL);
                 bind_text_or_null(s, 17, x ? x->build_log : NULL);
+                bind_text_or_null(s, 18, ri->job);
                 r = step_done(st, s);
         }
         if (r >= 0)

@@ -24,9 +24,11 @@
  *   targets          per-target figures of a build (steps, cached, node...)
  *   cache_snapshots  compiler-cache counters (`buildtel cache`, and the
  *                    stats blocks a run's log printed)
- *   units            the compile units a run's process scans saw (version 5) */
+ *   units            the compile units a run's process scans saw (version 5)
+ * runs.job (version 9) names what repeats (run_info.job), indexed with
+ * start_epoch for store_job_runs() (history.h). */
 
-#define STORE_SCHEMA_VERSION 8
+#define STORE_SCHEMA_VERSION 9
 
 /* Errors beyond errno: returned as negative values like -errno. */
 #define STORE_ENOTDB 4000 /* not an SQLite file, or corrupt */

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+#include "model/jobname.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/dbuf.h"
+
+#define PART_MAX 32      /* each name of a derived job */
+#define FILE_PART_MAX 64 /* the job's own part of a file name */
+
+static uint64_t fnv1a(uint64_t h, const char *s, size_t len)
+{
+        for (size_t i = 0; i < len; i++) {
+                h ^= (unsigned char)s[i];
+                h *= 0x100000001b3ULL;
+        }
+        return h;
+}
+
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+
+static const char *value(jobname_lookup_fn lookup, void *userdata, const char *name)
+{
+        const char *v = lookup ? lookup(userdata, name) : NULL;
+
+        return v && *v ? v : NULL;
+}
+
+/* Append s, control bytes as '_', stopping at JOBNAME_MAX bytes in all
+ * (before a UTF-8 sequence that would cross it). */
+static int put_given(struct dbuf *b, const char *s)
+{
+        for (size_t i = 0; s[i] && b->len < JOBNAME_MAX; i++) {
+                unsigned char c = (unsigned char)s[i];
+                size_t seq = 1;
+
+                if (c >= 0xc0) /* a lead byte: its sequence fits whole or not at all */
+                        seq = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+                if (b->len + seq > JOBNAME_MAX)
+                        break;
+                if (c < 0x20 || c == 0x7f)
+                        c = '_';
+                if (dbuf_append(b, (const char *)&c, 1) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+static bool safe_byte(unsigned char c, bool plus)
+{
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '.' || c == '_' || c == '-' || (plus && c == '+');
+}
+
+/* The last path component of s (after any trailing '/'), filesystem-safe,
+ * at most PART_MAX bytes; "_" when empty. */
+static int put_base(struct dbuf *b, const char *s)
+{
+        size_t end = s ? strlen(s) : 0, start, n = 0;
+
+        while (end > 1 && s[end - 1] == '/')
+                end--;
+        start = end;
+        while (start > 0 && s[start - 1] != '/')
+                start--;
+        for (size_t i = start; i < end && n < PART_MAX; i++, n++) {
+                char c = safe_byte((unsigned char)s[i], true) ? s[i] : '_';
+
+                if (dbuf_append(b, &c, 1) < 0)
+                        return -ENOMEM;
+        }
+        return n ? 0 : dbuf_append(b, "_", 1);
+}
+
+static int derive(char *const *argv, const char *cwd, struct dbuf *b)
+{
+        uint64_t h = fnv1a(FNV_OFFSET, cwd ? cwd : "", cwd ? strlen(cwd) + 1 : 1);
+        char hex[16];
+        int n, r;
+
+        for (size_t i = 0; argv && argv[i]; i++)
+                h = fnv1a(h, argv[i], strlen(argv[i]) + 1);
+        r = put_base(b, cwd);
+        if (r >= 0)
+                r = dbuf_append(b, ":", 1);
+        if (r >= 0)
+                r = put_base(b, argv ? argv[0] : NULL);
+        n = snprintf(hex, sizeof(hex), "-%08x", (unsigned)(h ^ (h >> 32)));
+        if (r >= 0 && (n < 0 || (size_t)n >= sizeof(hex)))
+                r = -EIO;
+        if (r >= 0)
+                r = dbuf_append(b, hex, (size_t)n);
+        return r;
+}
+
+int jobname_get(const char *option, char *const *argv, const char *cwd, jobname_lookup_fn lookup,
+                void *userdata, char **ret)
+{
+        struct dbuf b = DBUF_INIT;
+        const char *a = option && *option ? option : value(lookup, userdata, "BUILDTEL_JOB");
+        const char *c = NULL;
+        int r;
+
+        if (!a && value(lookup, userdata, "GITHUB_WORKFLOW") &&
+            value(lookup, userdata, "GITHUB_JOB")) {
+                a = value(lookup, userdata, "GITHUB_WORKFLOW");
+                c = value(lookup, userdata, "GITHUB_JOB");
+        }
+        if (!a && value(lookup, userdata, "CI_PROJECT_PATH") &&
+            value(lookup, userdata, "CI_JOB_NAME")) {
+                a = value(lookup, userdata, "CI_PROJECT_PATH");
+                c = value(lookup, userdata, "CI_JOB_NAME");
+        }
+        if (a) {
+                r = put_given(&b, a);
+                if (r >= 0 && c)
+                        r = put_given(&b, "/");
+                if (r >= 0 && c)
+                        r = put_given(&b, c);
+        } else {
+                r = derive(argv, cwd, &b);
+        }
+        if (r >= 0 && !b.p)
+                r = dbuf_append(&b, "", 0); /* NUL-terminated even when empty */
+        if (r < 0) {
+                dbuf_release(&b);
+                return r;
+        }
+        *ret = b.p;
+        return 0;
+}
+
+int jobname_file_part(const char *job, char *buf, size_t size)
+{
+        size_t n = 0;
+        bool changed = false;
+        int k;
+
+        if (!job || !*job)
+                return -EINVAL;
+        if (size < JOBNAME_FILE_SIZE)
+                return -ENOBUFS;
+        for (size_t i = 0; job[i]; i++) {
+                unsigned char c = (unsigned char)job[i];
+                bool ok = safe_byte(c, false) && !(n == 0 && c == '.');
+
+                if (n == FILE_PART_MAX) {
+                        changed = true;
+                        break;
+                }
+                buf[n++] = ok ? (char)c : '_';
+                changed = changed || !ok;
+        }
+        buf[n] = '\0';
+        if (!changed)
+                return (int)n;
+        {
+                uint64_t h = fnv1a(FNV_OFFSET, job, strlen(job));
+
+                k = snprintf(buf + n, size - n, "-%08x", (unsigned)(h ^ (h >> 32)));
+                if (k < 0 || (size_t)k >= size - n)
+                        return -ENOBUFS;
+        }
+        return (int)n + k;
+}
