@@ -723,7 +723,9 @@ static int stream_feed_by(struct ninjalog_stream *s, const char *buf, size_t fro
 {
         for (size_t off = from; off < len;) {
                 const char *nl = memchr(buf + off, '\n', len - off);
-                size_t l = step ? MIN(step, len - off) : nl ? (size_t)(nl - buf) + 1 - off : len - off;
+                size_t l = step ? MIN(step, len - off)
+                           : nl ? (size_t)(nl - buf) + 1 - off
+                                : len - off;
 
                 assert_int_equal(ninjalog_stream_feed(s, buf + off, l), 0);
                 off += l;
@@ -1180,11 +1182,18 @@ static void test_prom_format(void **state)
         assert_int_equal(prom_escape_help(&b, "x\"y\\z\nw"), 0);
         assert_string_equal(b.p, "x\"y\\\\z\\nw");
         dbuf_reset(&b);
-        assert_int_equal(prom_push_url("http://h:9091/", "ci", "host-1", &b), 0);
+        assert_int_equal(prom_push_url("http://h:9091/", "ci", "host-1", NULL, &b), 0);
         assert_string_equal(b.p, "http://h:9091/metrics/job/ci/instance/host-1");
         dbuf_reset(&b);
-        assert_int_equal(prom_push_url("http://h", "a/b", "", &b), 0);
+        assert_int_equal(prom_push_url("http://h", "a/b", "", NULL, &b), 0);
         assert_string_equal(b.p, "http://h/metrics/job@base64/YS9i/instance@base64/=");
+        dbuf_reset(&b);
+        assert_int_equal(prom_push_url("http://h", "buildtel", "h1", "nightly", &b), 0);
+        assert_string_equal(b.p, "http://h/metrics/job/buildtel/instance/h1/build_job/nightly");
+        dbuf_reset(&b);
+        assert_int_equal(prom_push_url("http://h", "buildtel", "h1", "ci/b", &b), 0);
+        assert_string_equal(b.p,
+                            "http://h/metrics/job/buildtel/instance/h1/build_job@base64/Y2kvYg");
         dbuf_release(&b);
         assert_true(prom_prefix_valid("rocm"));
         assert_false(prom_prefix_valid("9x"));
@@ -1224,6 +1233,24 @@ static void test_prom_render(void **state)
         /* no sccache figures: no samples, and no HELP for them either */
         assert_null(strstr(b.p, "sccache"));
         assert_int_equal(b.p[b.len - 1], '\n');
+        /* with a job: the last label of every series */
+        ri.job = (char[]){"ci/\"b\""};
+        dbuf_reset(&b);
+        assert_int_equal(prom_render(&m, NULL, &b), 0);
+        assert_non_null(strstr(
+            b.p,
+            "build_steps_total{target=\"a\\\"b\",builder=\"bx\",build_job=\"ci/\\\"b\\\"\"} 4\n"));
+        assert_non_null(strstr(
+            b.p,
+            "build_invocation_duration_seconds{builder=\"bx\",build_job=\"ci/\\\"b\\\"\"} 60\n"));
+        for (const char *l = b.p; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+                if (*l != '#' && *l != '\n') {
+                        const char *end = strchr(l, '\n');
+                        const char *lab = strstr(l, "build_job=");
+
+                        assert_true(lab && (!end || lab < end));
+                }
+        ri.job = NULL;
         dbuf_release(&b);
 }
 

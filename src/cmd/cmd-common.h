@@ -71,6 +71,7 @@ enum {
         OPT_OLDER_THAN,
         OPT_MAX_SIZE,
         OPT_DRY_RUN,
+        OPT_JOB,
         OPT_COMMON_END,
 };
 
@@ -104,6 +105,9 @@ struct common_opts {
         bool help;
         struct otel_options otlp_opt; /* --otlp-endpoint, --otlp-interval */
         struct otel_config otlp;      /* loaded by common_otlp_load() */
+        /* --job NAME (run, watch: what repeats; status: the filter) */
+        const char *job;
+        char prom_file_buf[96]; /* the default textfile name, from the job */
         /* run */
         double grace;
         bool off;
@@ -170,6 +174,11 @@ void cmd_dump_options(FILE *f);
 /* Fill the shared run facts: a fresh run id unless one was given, kind,
  * cwd, host, start time, CPUs, interval. Returns 0 or -ENOMEM. */
 int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri);
+/* Then, with ri's argv and cwd set, its job (model/jobname.h: --job,
+ * $BUILDTEL_JOB, the CI's, else derived) and, unless --prom-file gave
+ * one, the textfile's name from it: buildtel-<job for a file>.prom.
+ * Returns 0 or -ENOMEM. */
+int common_run_job(struct common_opts *o, struct run_info *ri);
 
 /* "WHAT: message" and a newline on stderr: the one printer of the note
  * and warning callbacks of the commands. */

@@ -31,7 +31,8 @@ int history_opts_parse(const char *cmd, int argc, char **argv, struct history_op
                                    .limit = co.limit,
                                    .since = co.since,
                                    .once = co.once,
-                                   .help = co.help};
+                                   .help = co.help,
+                                   .job = co.job};
         *ret_optind = k;
         return 0;
 }
@@ -228,6 +229,7 @@ json_t *history_run_json(const struct store_run *r)
         put(&o, "argv", argv_json(ri->argv));
         put(&o, "cwd", history_json_str(ri->cwd));
         put(&o, "host", history_json_str(ri->host));
+        put(&o, "job", history_json_str(ri->job));
         put(&o, "builder", history_json_str(r->builder));
         put(&o, "start_epoch", history_json_real(ri->start_epoch));
         put(&o, "end_epoch", history_json_real(ri->end_epoch));

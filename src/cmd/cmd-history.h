@@ -22,6 +22,7 @@ struct history_opts {
         double since;  /* --since as epoch; NAN: none */
         bool once;     /* --once (top) */
         bool help;
+        const char *job; /* --job (status): only that job's runs; NULL all */
 };
 
 /* Parse the options of cmd with the one option table (cmd-common.c): the

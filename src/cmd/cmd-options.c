@@ -190,6 +190,12 @@ static int set_prom_file(struct common_opts *o, const char *cmd, const char *arg
         return 0;
 }
 
+static int set_job(struct common_opts *o, const char *cmd, const char *arg)
+{
+        o->job = arg;
+        return nonempty(cmd, "--job", arg);
+}
+
 static int set_pushgateway(struct common_opts *o, const char *cmd, const char *arg)
 {
         if (strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0)
@@ -382,6 +388,12 @@ static const struct cmd_option {
      "~/.local/state/buildtel/logs; an unwritable one falls back\n"
      "to $TMPDIR/buildtel-UID/logs)",
      CALL(set_log_dir)},
+    {OPT_JOB, "job", NULL, 0, "NAME", RW | CMDS_STATUS, OPTG_MAIN,
+     "what repeats, to compare a run with (default\n"
+     "$BUILDTEL_JOB, else GitHub's $GITHUB_WORKFLOW/$GITHUB_JOB,\n"
+     "GitLab's $CI_PROJECT_PATH/$CI_JOB_NAME, else from the cwd\n"
+     "and the command); status: only that job's runs",
+     CALL(set_job)},
     {OPT_RUN_ID, "run-id", NULL, 0, "ID", RW, OPTG_MAIN,
      "name of the run (default: UTC time and a random suffix);\n"
      "an existing run id is rewritten, with a note",
@@ -512,8 +524,9 @@ static const struct cmd_option {
      "/var/lib/prometheus/node-exporter, else the log dir)",
      CALL(set_textfile_dir)},
     {OPT_PROM_FILE, "prom-file", NULL, 0, "NAME.prom", RW, OPTG_METRICS,
-     "the textfile's name (default buildtel.prom); two jobs\n"
-     "on one node need different names",
+     "the textfile's name (default buildtel-JOB.prom, JOB\n"
+     "made safe for a file name: two jobs on one node do not\n"
+     "overwrite each other)",
      CALL(set_prom_file)},
     {OPT_PUSHGATEWAY, "pushgateway", NULL, 0, "URL", RW, OPTG_METRICS,
      "also PUT the metrics to URL/metrics/job/JOB/instance/HOST\n"

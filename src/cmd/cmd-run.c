@@ -381,7 +381,8 @@ static int run_build(struct common_opts *o, char **argv, size_t argc, const stru
          * us and wait would never see it: default for us, the build gets
          * what we were given. */
         sigaction(SIGCHLD, &dfl, &R.old_chld);
-        if (common_run_info(o, "run", &R.ri) < 0 || !(R.ri.argv = copy_argv(argv, argc))) {
+        if (common_run_info(o, "run", &R.ri) < 0 || !(R.ri.argv = copy_argv(argv, argc)) ||
+            common_run_job(o, &R.ri) < 0) {
                 fprintf(stderr, "buildtel: out of memory\n");
                 goto out;
         }

@@ -13,7 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "model/jobname.h"
 #include "platform/vcs.h"
+#include "render/prom.h"
 #include "util/util.h"
 
 void common_make_run_id(char *buf, size_t len)
@@ -74,6 +76,30 @@ int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri
         ri->ncpu = ncpu > 0 ? (unsigned)ncpu : 1;
         ri->interval = o->rec.interval;
         return common_run_vcs(o, ri);
+}
+
+static const char *env_lookup(void *userdata, const char *name)
+{
+        (void)userdata;
+        return getenv(name);
+}
+
+int common_run_job(struct common_opts *o, struct run_info *ri)
+{
+        char part[JOBNAME_FILE_SIZE];
+        int n, r = jobname_get(o->job, ri->argv, ri->cwd, env_lookup, NULL, &ri->job);
+
+        if (r < 0)
+                return r;
+        if (o->rec.prom.prom_file)
+                return 0; /* --prom-file wins */
+        n = jobname_file_part(ri->job, part, sizeof(part));
+        if (n < 0)
+                return 0; /* cannot be: the rule never gives an empty job */
+        n = snprintf(o->prom_file_buf, sizeof(o->prom_file_buf), "buildtel-%s.prom", part);
+        if (n > 0 && (size_t)n < sizeof(o->prom_file_buf) && prom_file_valid(o->prom_file_buf))
+                o->rec.prom.prom_file = o->prom_file_buf;
+        return 0;
 }
 
 void common_vprint(const char *what, const char *fmt, va_list ap)

@@ -113,12 +113,24 @@ int cmd_status(int argc, char **argv)
         if (ret >= 0)
                 return ret;
         ret = 1;
-        if (o.json)
+        n = 0;
+        if (!o.json && o.job) { /* the job said once, above the table */
+                n = dbuf_puts(&out, "job: ");
+                if (n >= 0)
+                        n = history_put_clean(&out, o.job, 200);
+                if (n >= 0)
+                        n = dbuf_puts(&out, "\n");
+        }
+        if (n >= 0 && o.json)
                 n = (l.json = json_array()) ? 0 : -ENOMEM;
-        else
+        else if (n >= 0)
                 n = dbuf_printf(&out, ROW_FORMAT, "ID", "START", "DURATION", "RESULT", "BUILDER",
                                 "HOST/NODE", "BUILD PEAK", "ANON PEAK", "HOST PEAK", "NEAR-OOM");
-        if (n >= 0)
+        if (n >= 0 && o.job)
+                n = store_job_runs(
+                    st, &(struct store_job_filter){.job = o.job, .success = -1, .since = o.since},
+                    o.limit ? o.limit : STATUS_LIMIT_DEFAULT, add_run, &l);
+        else if (n >= 0)
                 n = store_runs_each(st, o.since, o.limit ? o.limit : STATUS_LIMIT_DEFAULT, add_run,
                                     &l);
         if (n < 0) {
@@ -129,7 +141,8 @@ int cmd_status(int argc, char **argv)
         if (o.json) {
                 ret = history_print_json(l.json);
         } else if (n == 0) {
-                printf("no runs recorded%s\n", isnan(o.since) ? "" : " in that time");
+                printf("no runs recorded%s%s\n", o.job ? " for that job" : "",
+                       isnan(o.since) ? "" : " in that time");
                 ret = 0;
         } else if (out.p && write_all(STDOUT_FILENO, out.p, out.len) >= 0 &&
                    (!l.latest.len || write_all(STDOUT_FILENO, l.latest.p, l.latest.len) >= 0)) {

@@ -24,7 +24,8 @@ static int watch(struct common_opts *o, struct source_pid *src, int sfd)
         struct dbuf short_sum = DBUF_INIT;
         int e, ret = 1;
 
-        if (common_run_info(o, "watch", &ri) < 0 || !(ri.argv = source_pid_argv(src))) {
+        if (common_run_info(o, "watch", &ri) < 0 || !(ri.argv = source_pid_argv(src)) ||
+            common_run_job(o, &ri) < 0) {
                 fprintf(stderr, "buildtel watch: out of memory\n");
                 goto out;
         }

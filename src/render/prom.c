@@ -167,6 +167,13 @@ static void fam_sample(struct family *f, double v, const char *const *labels)
         f->e = e;
 }
 
+/* The run's job (model/jobname.h) as the last label of every series,
+ * build_job="...", so that two jobs' textfiles on one node are two sets of
+ * series (node_exporter refuses the same series from two files), and a
+ * rule can take each job's usual; none when the job is unknown (a replay
+ * of an older run): the NULL ends the list there. */
+#define JOB_LABEL(m) (m)->run->job ? "build_job" : NULL, (m)->run->job
+
 /* Per-target series, one line each: which value, when present. */
 enum tval {
         TV_DURATION,
@@ -290,7 +297,7 @@ static const struct {
 
 /* What the target's RUN steps used inside BuildKit (model/execs.h), for
  * the targets whose steps were measured. */
-static void prom_target_execs(struct family *f, const struct targets *ts,
+static void prom_target_execs(struct family *f, const struct run_model *m, const struct targets *ts,
                               const struct run_facts *rf)
 {
         static const struct {
@@ -306,7 +313,8 @@ static void prom_target_execs(struct family *f, const struct targets *ts,
                 fam_begin(f, fam[k].name, fam[k].help);
                 for (size_t i = 0; i < rf->n; i++) {
                         const struct target_fact *t = &rf->t[i];
-                        const char *labels[] = {"target", t->name, "builder", t->builder, NULL};
+                        const char *labels[] = {"target",   t->name,      "builder",
+                                                t->builder, JOB_LABEL(m), NULL};
                         struct target_exec te;
                         double v;
                         int idx = targets_find(ts, t->name);
@@ -329,14 +337,15 @@ int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
         const struct targets *ts = m->targets ? m->targets : &none;
         const struct run_facts *rf = m->facts;
         struct family f = {.out = out, .prefix = prefix};
-        const char *inv_labels[] = {"builder", rf->builder, NULL};
+        const char *inv_labels[] = {"builder", rf->builder, JOB_LABEL(m), NULL};
         double v;
 
         for (size_t k = 0; k < ARRAY_SIZE(target_series); k++) {
                 fam_begin(&f, target_series[k].name, target_series[k].help);
                 for (size_t i = 0; i < rf->n; i++) {
                         const struct target_fact *t = &rf->t[i];
-                        const char *labels[] = {"target", t->name, "builder", t->builder, NULL};
+                        const char *labels[] = {"target",   t->name,      "builder",
+                                                t->builder, JOB_LABEL(m), NULL};
 
                         v = target_value(t, target_series[k].v);
                         if (!isnan(v))
@@ -344,7 +353,7 @@ int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
                 }
         }
 
-        prom_target_execs(&f, ts, rf);
+        prom_target_execs(&f, m, ts, rf);
 
         fam_begin(&f, "invocation_duration_seconds", "Wall time of the whole invocation.");
         if (!isnan(rf->duration_s))

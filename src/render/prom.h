@@ -11,7 +11,8 @@
 
 struct prom_config {
         const char *textfile_dir;  /* --textfile-dir (NULL: $BUILDTEL_TEXTFILE_DIR, ...) */
-        const char *prom_file;     /* --prom-file NAME.prom (NULL: buildtel.prom) */
+        const char *prom_file;     /* --prom-file NAME.prom (NULL: buildtel.prom; run and
+                                      watch default to buildtel-JOB.prom, cmd-runinfo.c) */
         const char *metric_prefix; /* --metric-prefix P (NULL: none) */
         const char *pushgateway;   /* --pushgateway URL (NULL: no push) */
         const char *push_job;      /* --push-job NAME (NULL: buildtel) */
@@ -52,6 +53,10 @@ int prom_textfile_dir(const struct prom_config *cfg, const char *log_dir, char *
                       bool *ret_fallback);
 
 /* The Pushgateway URL for a push: base + /metrics/job/JOB/instance/HOST,
- * each value as is when it is made of [A-Za-z0-9._~-], else in the
- * "label@base64/<urlsafe base64>" form. 0 or -ENOMEM. */
-int prom_push_url(const char *base, const char *job, const char *instance, struct dbuf *out);
+ * then /build_job/BUILD_JOB when build_job (the run's job, the label of
+ * every series: two jobs of one host are two groups, not one the other
+ * replaces) is not NULL; each value as is when it is made of
+ * [A-Za-z0-9._~-], else in the "label@base64/<urlsafe base64>" form.
+ * 0 or -ENOMEM. */
+int prom_push_url(const char *base, const char *job, const char *instance, const char *build_job,
+                  struct dbuf *out);

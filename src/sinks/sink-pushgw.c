@@ -63,7 +63,8 @@ static int segment(struct dbuf *out, const char *label, const char *v)
         return e < 0 ? e : b64url(out, v);
 }
 
-int prom_push_url(const char *base, const char *job, const char *instance, struct dbuf *out)
+int prom_push_url(const char *base, const char *job, const char *instance, const char *build_job,
+                  struct dbuf *out)
 {
         size_t n = strlen(base);
         int e;
@@ -77,6 +78,8 @@ int prom_push_url(const char *base, const char *job, const char *instance, struc
                 e = segment(out, "job", job);
         if (e >= 0)
                 e = segment(out, "instance", instance);
+        if (e >= 0 && build_job)
+                e = segment(out, "build_job", build_job);
         return e < 0 ? -ENOMEM : 0;
 }
 
@@ -153,7 +156,8 @@ static int pushgw_finish(void *state, const struct run_model *m)
         e = prom_render(m, st->cfg.metric_prefix, &body);
         if (e >= 0)
                 e = prom_push_url(st->cfg.pushgateway,
-                                  st->cfg.push_job ? st->cfg.push_job : "buildtel", st->host, &url);
+                                  st->cfg.push_job ? st->cfg.push_job : "buildtel", st->host,
+                                  m->run->job, &url);
         if (e < 0)
                 goto out;
         if (libcurl_load() < 0) {

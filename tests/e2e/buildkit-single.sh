@@ -170,12 +170,12 @@ check "import-buildx: the failed build's steps by the one definition" grep -q ' 
 if [ -x /usr/bin/docker ] && /usr/bin/docker version >/dev/null 2>&1; then
         echo app3 >"$P/app.txt"
         (cd "$P" && DOCKER_BUILDKIT=1 "$BUILDTEL" run --quiet --no-report --log-dir "$T/logs" --run-id old \
-                --db "$T/h.db" --textfile-dir "$T/tf" --interval 0.05 -- /usr/bin/docker build --network=none \
+                --db "$T/h.db" --textfile-dir "$T/tf" --job single --interval 0.05 -- /usr/bin/docker build --network=none \
                 --progress=plain -t bt-old . >/dev/null 2>"$T/old.err")
         expect_eq "20.10 client: exit 0" "$?" 0
         cp "$T/logs/resources-old.targets.json" "$T/old.json"
         expect_eq "20.10 client: the same steps and cached" "$(steps old)" "9/4"
-        check "20.10 client: the textfile's builder label" grep -q '^build_steps_total{target="default",builder="docker build"} 9$' "$T/tf/buildtel.prom"
+        check "20.10 client: the textfile's builder label" grep -q '^build_steps_total{target="default",builder="docker build",build_job="single"} 9$' "$T/tf/buildtel-single.prom"
         "$BUILDTEL" inspect --db "$T/h.db" --json old >"$T/old.inspect.json"
         expect_eq "20.10 client: inspect's builder" "$($J "$T/old.inspect.json" builder)" "docker build"
         check "20.10 client: no sha256 or DONE line as the context" python3 - "$T/logs/resources-old.csv" <<'PY'

@@ -42,14 +42,14 @@ one() {
         mkdir -p "$d/tf"
         start_sink "$d/sink"
         OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" run --quiet --db "$d/h.db" \
-                --textfile-dir "$d/tf" --log-dir "$d/logs" --run-id "x$n" --interval 0.2 --cgroup none \
+                --textfile-dir "$d/tf" --job x --log-dir "$d/logs" --run-id "x$n" --interval 0.2 --cgroup none \
                 -- "$@" >/dev/null 2>"$d/err"
         rc=$?
         stop_sink
         echo "# $name: exit $rc"
         "$BUILDTEL" inspect --db "$d/h.db" --json "x$n" >"$d/inspect.json" 2>>"$d/err" ||
                 { bad "$name: inspect --json: $(cat "$d/err")"; return; }
-        check "$name: every output agrees" python3 "$HERE/crosscheck.py" "$d/tf/buildtel.prom" "$d/inspect.json" \
+        check "$name: every output agrees" python3 "$HERE/crosscheck.py" "$d/tf/buildtel-x.prom" "$d/inspect.json" \
                 "$d/sink/rec.jsonl" "$d/logs/resources-x$n.summary.json" "$d/logs/resources-x$n.targets.json"
         start_sink "$d/sink2"
         OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" export --otlp --db "$d/h.db" \

@@ -13,12 +13,12 @@ statvfs() { python3 -c 'import os, sys; v = os.statvfs(sys.argv[1]); print(v.f_b
 
 before=$(statvfs "$FS")
 # 5 MiB and 12,345 bytes (not a whole page, nor 0.01 GiB): held for a few ticks
-"$BUILDTEL" run --quiet --no-db --log-dir "$L" --run-id x --textfile-dir "$TF" --disk-path "$FS" \
+"$BUILDTEL" run --quiet --no-db --log-dir "$L" --run-id x --textfile-dir "$TF" --job x --disk-path "$FS" \
         --interval 0.1 -- sh -c "head -c 5255225 /dev/zero > '$FS/blob'; sleep 0.6" >/dev/null 2>"$T/err"
 expect_eq "run: status" "$?" 0
 during=$(statvfs "$FS")
 check "the file took space" test "$during" -lt "$before"
-val() { awk -v n="$1" '$1 ~ "^"n"[{ ]" { print $2 }' "$TF/buildtel.prom"; }
+val() { awk -v n="$1" '$1 ~ "^"n"[{ ]" { print $2 }' "$TF/buildtel-x.prom"; }
 disk=$(val build_disk_min_available_bytes)
 expect_eq "textfile: least disk available is statvfs's bytes while the file was there" \
         "$(python3 -c 'import sys; print(int(float(sys.argv[1])))' "$disk")" "$during"

@@ -67,18 +67,18 @@ echo "rules: $(since "$t0") s"
 # A BuildKit bake (builder ci-builder: targets app and tools, sccache) with
 # thresholds no machine meets, so near-OOM and low-disk samples are counted.
 TF="$T/tf" L="$T/logs"
-"$BUILDTEL" run --quiet --no-db --log-dir "$L" --run-id bake --textfile-dir "$TF" --prom-file bake.prom \
+"$BUILDTEL" run --quiet --no-db --log-dir "$L" --run-id bake --job bake --textfile-dir "$TF" --prom-file bake.prom \
         --near-oom-mb 1048576 --low-disk-gb 1000000 -- cat "$FIX/bake-multi.log" >/dev/null 2>&1
 expect_eq "bake run: exit status" "$?" 0
 # A plain build (no builder label, target default): one ccache miss and one
 # hit of a real ccache, then a process OOM-killed in the build's cgroup.
 mkdir -p "$T/src" && printf 'int f(int x) { return x + 1; }\n' >"$T/src/a.c"
-"$BUILDTEL" run --quiet --no-db --log-dir "$L" --run-id local --textfile-dir "$TF" --prom-file local.prom \
+"$BUILDTEL" run --quiet --no-db --log-dir "$L" --run-id local --job local --textfile-dir "$TF" --prom-file local.prom \
         --memory-max 128M -- sh -c 'export CCACHE_DIR="$1/ccache"; ccache -z && ccache gcc -c -o "$1/a1.o" "$1/a.c" &&
         ccache gcc -c -o "$1/a2.o" "$1/a.c" && ccache -s && exec "$2" grow 512' sh "$T/src" "$CGLOAD" >"$T/local.out" 2>&1
 expect_eq "local run: OOM-killed, 137" "$?" 137
-check "local run: ccache ratio 0.5" grep -q '^build_ccache_hit_ratio{target="default",builder=""} 0.5$' "$TF/local.prom"
-check "local run: an OOM kill" grep -q '^build_oom_kills{builder=""} [1-9]' "$TF/local.prom"
+check "local run: ccache ratio 0.5" grep -q '^build_ccache_hit_ratio{target="default",builder="",build_job="local"} 0.5$' "$TF/local.prom"
+check "local run: an OOM kill" grep -q '^build_oom_kills{builder="",build_job="local"} [1-9]' "$TF/local.prom"
 
 echo "runs: $(since "$t0") s"
 # ---- a real node_exporter and a real Prometheus ----

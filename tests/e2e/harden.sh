@@ -350,18 +350,18 @@ case_cachecount() {
         # Out of range (over 2^53, model/ranges.h): the count is unknown, never
         # a wrapped -1 nor a ratio of 4.6e18.
         printf 'Compile requests 10\nCache hits 18446744073709551615\nCache misses 1\n' >"$T/cc.log"
-        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id cc --textfile-dir "$T/tf" -- cat "$T/cc.log" \
+        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id cc --textfile-dir "$T/tf" --job cc -- cat "$T/cc.log" \
                 >/dev/null 2>"$T/err"
         expect_eq "run status" "$?" 0
         check "no absurd ratio shown" test -z "$(grep -E 'e\+[0-9]+%|[0-9]{4,}\.[0-9]%' "$T/err")"
         check "no negative count in the targets file" test -z "$(grep -o '"hits": *-[0-9]*' "$T/l/resources-cc.targets.json")"
-        check "no ratio over 1 in the .prom" test -z "$(awk '/_hit_ratio/ && $NF > 1' "$T/tf/buildtel.prom")"
+        check "no ratio over 1 in the .prom" test -z "$(awk '/_hit_ratio/ && $NF > 1' "$T/tf/buildtel-cc.prom")"
         # 2^50 is in range: counted, and the ratio is right.
         printf 'Compile requests 10\nCache hits 1125899906842624\nCache misses 1\n' >"$T/cc2.log"
-        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id cc2 --textfile-dir "$T/tf" -- cat "$T/cc2.log" \
+        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id cc2 --textfile-dir "$T/tf" --job cc -- cat "$T/cc2.log" \
                 >/dev/null 2>"$T/err"
         check "the hit ratio shown is 100.0%" grep -q "hits / 1 misses (100.0%)" "$T/err"
-        check "the .prom ratio is 1 (to 1e-9)" test -n "$(awk '/^build_sccache_hit_ratio\{/ && $NF > 0.999999999 && $NF <= 1' "$T/tf/buildtel.prom")"
+        check "the .prom ratio is 1 (to 1e-9)" test -n "$(awk '/^build_sccache_hit_ratio\{/ && $NF > 0.999999999 && $NF <= 1' "$T/tf/buildtel-cc.prom")"
         check "hits are there" grep -q '"hits": *1125899906842624' "$T/l/resources-cc2.targets.json"
 }
 
