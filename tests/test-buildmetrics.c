@@ -1189,11 +1189,11 @@ static void test_prom_format(void **state)
         assert_string_equal(b.p, "http://h/metrics/job@base64/YS9i/instance@base64/=");
         dbuf_reset(&b);
         assert_int_equal(prom_push_url("http://h", "buildtel", "h1", "nightly", &b), 0);
-        assert_string_equal(b.p, "http://h/metrics/job/buildtel/instance/h1/build_job/nightly");
+        assert_string_equal(b.p, "http://h/metrics/job/buildtel/instance/h1/buildtel_job/nightly");
         dbuf_reset(&b);
         assert_int_equal(prom_push_url("http://h", "buildtel", "h1", "ci/b", &b), 0);
         assert_string_equal(b.p,
-                            "http://h/metrics/job/buildtel/instance/h1/build_job@base64/Y2kvYg");
+                            "http://h/metrics/job/buildtel/instance/h1/buildtel_job@base64/Y2kvYg");
         dbuf_release(&b);
         assert_true(prom_prefix_valid("rocm"));
         assert_false(prom_prefix_valid("9x"));
@@ -1237,16 +1237,14 @@ static void test_prom_render(void **state)
         ri.job = (char[]){"ci/\"b\""};
         dbuf_reset(&b);
         assert_int_equal(prom_render(&m, NULL, &b), 0);
-        assert_non_null(strstr(
-            b.p,
-            "build_steps_total{target=\"a\\\"b\",builder=\"bx\",build_job=\"ci/\\\"b\\\"\"} 4\n"));
-        assert_non_null(strstr(
-            b.p,
-            "build_invocation_duration_seconds{builder=\"bx\",build_job=\"ci/\\\"b\\\"\"} 60\n"));
+        assert_non_null(strstr(b.p, "build_steps_total{target=\"a\\\"b\",builder=\"bx\",buildtel_"
+                                    "job=\"ci/\\\"b\\\"\"} 4\n"));
+        assert_non_null(strstr(b.p, "build_invocation_duration_seconds{builder=\"bx\",buildtel_job="
+                                    "\"ci/\\\"b\\\"\"} 60\n"));
         for (const char *l = b.p; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
                 if (*l != '#' && *l != '\n') {
                         const char *end = strchr(l, '\n');
-                        const char *lab = strstr(l, "build_job=");
+                        const char *lab = strstr(l, "buildtel_job=");
 
                         assert_true(lab && (!end || lab < end));
                 }

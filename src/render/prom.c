@@ -168,11 +168,11 @@ static void fam_sample(struct family *f, double v, const char *const *labels)
 }
 
 /* The run's job (model/jobname.h) as the last label of every series,
- * build_job="...", so that two jobs' textfiles on one node are two sets of
+ * buildtel_job="...", so that two jobs' textfiles on one node are two sets of
  * series (node_exporter refuses the same series from two files), and a
  * rule can take each job's usual; none when the job is unknown (a replay
  * of an older run): the NULL ends the list there. */
-#define JOB_LABEL(m) (m)->run->job ? "build_job" : NULL, (m)->run->job
+#define JOB_LABEL(m) (m)->run->job ? "buildtel_job" : NULL, (m)->run->job
 
 /* Per-target series, one line each: which value, when present. */
 enum tval {

@@ -53,10 +53,10 @@ int prom_textfile_dir(const struct prom_config *cfg, const char *log_dir, char *
                       bool *ret_fallback);
 
 /* The Pushgateway URL for a push: base + /metrics/job/JOB/instance/HOST,
- * then /build_job/BUILD_JOB when build_job (the run's job, the label of
+ * then /buildtel_job/BUILD_JOB when buildtel_job (the run's job, the label of
  * every series: two jobs of one host are two groups, not one the other
  * replaces) is not NULL; each value as is when it is made of
  * [A-Za-z0-9._~-], else in the "label@base64/<urlsafe base64>" form.
  * 0 or -ENOMEM. */
-int prom_push_url(const char *base, const char *job, const char *instance, const char *build_job,
+int prom_push_url(const char *base, const char *job, const char *instance, const char *buildtel_job,
                   struct dbuf *out);

@@ -63,7 +63,7 @@ static int segment(struct dbuf *out, const char *label, const char *v)
         return e < 0 ? e : b64url(out, v);
 }
 
-int prom_push_url(const char *base, const char *job, const char *instance, const char *build_job,
+int prom_push_url(const char *base, const char *job, const char *instance, const char *buildtel_job,
                   struct dbuf *out)
 {
         size_t n = strlen(base);
@@ -78,8 +78,8 @@ int prom_push_url(const char *base, const char *job, const char *instance, const
                 e = segment(out, "job", job);
         if (e >= 0)
                 e = segment(out, "instance", instance);
-        if (e >= 0 && build_job)
-                e = segment(out, "build_job", build_job);
+        if (e >= 0 && buildtel_job)
+                e = segment(out, "buildtel_job", buildtel_job);
         return e < 0 ? -ENOMEM : 0;
 }
 

@@ -175,7 +175,7 @@ if [ -x /usr/bin/docker ] && /usr/bin/docker version >/dev/null 2>&1; then
         expect_eq "20.10 client: exit 0" "$?" 0
         cp "$T/logs/resources-old.targets.json" "$T/old.json"
         expect_eq "20.10 client: the same steps and cached" "$(steps old)" "9/4"
-        check "20.10 client: the textfile's builder label" grep -q '^build_steps_total{target="default",builder="docker build",build_job="single"} 9$' "$T/tf/buildtel-single.prom"
+        check "20.10 client: the textfile's builder label" grep -q '^build_steps_total{target="default",builder="docker build",buildtel_job="single"} 9$' "$T/tf/buildtel-single.prom"
         "$BUILDTEL" inspect --db "$T/h.db" --json old >"$T/old.inspect.json"
         expect_eq "20.10 client: inspect's builder" "$($J "$T/old.inspect.json" builder)" "docker build"
         check "20.10 client: no sha256 or DONE line as the context" python3 - "$T/logs/resources-old.csv" <<'PY'

@@ -53,8 +53,8 @@ EOF
 }
 prom_reported() { # prom_reported FILE TOOL
         local h m
-        h=$(sed -n "s/^build_$2_hits{target=\"default\",builder=\"\",build_job=\"[^\"]*\"} //p" "$1")
-        m=$(sed -n "s/^build_$2_misses{target=\"default\",builder=\"\",build_job=\"[^\"]*\"} //p" "$1")
+        h=$(sed -n "s/^build_$2_hits{target=\"default\",builder=\"\",buildtel_job=\"[^\"]*\"} //p" "$1")
+        m=$(sed -n "s/^build_$2_misses{target=\"default\",builder=\"\",buildtel_job=\"[^\"]*\"} //p" "$1")
         echo "$h $m"
 }
 delta() { # delta "H0 M0" "H1 M1"
@@ -135,7 +135,7 @@ expect_eq "sccache warm: buildtel reports the delta, not the server's totals" \
         "$(reported sc-warm sccache)" "$(delta "$s1" "$s2")"
 expect_eq "sccache warm: the textfile agrees" "$(prom_reported "$TF/sc-warm.prom" sccache)" "$(delta "$s1" "$s2")"
 check "sccache: no marker step, so flagged as a guess" \
-        grep -q '^build_sccache_stats_guess{target="default",builder="",build_job="[^"]*"} 1$' "$TF/sc-warm.prom"
+        grep -q '^build_sccache_stats_guess{target="default",builder="",buildtel_job="[^"]*"} 1$' "$TF/sc-warm.prom"
 sccache --stop-server >/dev/null 2>&1
 SCCACHE_PID_PORT=
 finish

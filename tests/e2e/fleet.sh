@@ -77,8 +77,8 @@ mkdir -p "$T/src" && printf 'int f(int x) { return x + 1; }\n' >"$T/src/a.c"
         --memory-max 128M -- sh -c 'export CCACHE_DIR="$1/ccache"; ccache -z && ccache gcc -c -o "$1/a1.o" "$1/a.c" &&
         ccache gcc -c -o "$1/a2.o" "$1/a.c" && ccache -s && exec "$2" grow 512' sh "$T/src" "$CGLOAD" >"$T/local.out" 2>&1
 expect_eq "local run: OOM-killed, 137" "$?" 137
-check "local run: ccache ratio 0.5" grep -q '^build_ccache_hit_ratio{target="default",builder="",build_job="local"} 0.5$' "$TF/local.prom"
-check "local run: an OOM kill" grep -q '^build_oom_kills{builder="",build_job="local"} [1-9]' "$TF/local.prom"
+check "local run: ccache ratio 0.5" grep -q '^build_ccache_hit_ratio{target="default",builder="",buildtel_job="local"} 0.5$' "$TF/local.prom"
+check "local run: an OOM kill" grep -q '^build_oom_kills{builder="",buildtel_job="local"} [1-9]' "$TF/local.prom"
 
 echo "runs: $(since "$t0") s"
 # ---- a real node_exporter and a real Prometheus ----

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A run's job (issue 23): --job, $BUILDTEL_JOB, the CI's variables, the
 # derived default; stored in the history (read with the sqlite3 CLI), in
-# run.json, the default textfile name and its build_job label, and
+# run.json, the default textfile name and its buildtel_job label, and
 # `status --job`.
 . "$(dirname "$0")/lib.sh"
 command -v sqlite3 >/dev/null || { echo "missing sqlite3 (Debian: sqlite3)"; exit 77; }
@@ -23,15 +23,15 @@ expect_eq "two textfiles, one a job" "$(grep -c '\.prom$' "$T/files")" 2
 check "alpha's file is buildtel-alpha.prom" test -s "$TF/buildtel-alpha.prom"
 BF=$(ls "$TF"/buildtel-beta_x_y-*.prom 2>/dev/null)
 check "beta's file: made safe, with a hash of the job ($BF)" test -s "$BF"
-check "alpha's series carry build_job=\"alpha\"" \
-        grep -q '^build_invocation_success{builder="",build_job="alpha"} 1$' "$TF/buildtel-alpha.prom"
+check "alpha's series carry buildtel_job=\"alpha\"" \
+        grep -q '^build_invocation_success{builder="",buildtel_job="alpha"} 1$' "$TF/buildtel-alpha.prom"
 check "beta's series carry its job as is" \
-        grep -q '^build_invocation_success{builder="",build_job="beta/x y"} 0$' "$BF"
+        grep -q '^build_invocation_success{builder="",buildtel_job="beta/x y"} 0$' "$BF"
 expect_eq "every series of alpha's file has the label" \
-        "$(grep -v '^#' "$TF/buildtel-alpha.prom" | grep -vc 'build_job="alpha"')" 0
+        "$(grep -v '^#' "$TF/buildtel-alpha.prom" | grep -vc 'buildtel_job="alpha"')" 0
 check "--prom-file still wins" \
         bt run --quiet --db "$DB" --log-dir "$L" --run-id a3 --job alpha --textfile-dir "$TF" --prom-file own.prom -- true
-check "  written there" grep -q 'build_job="alpha"' "$TF/own.prom"
+check "  written there" grep -q 'buildtel_job="alpha"' "$TF/own.prom"
 if command -v promtool >/dev/null; then
         for f in "$TF/buildtel-alpha.prom" "$BF"; do
                 check "promtool check metrics $(basename "$f")" sh -c "promtool check metrics <'$f' 2>&1 | grep -v '_steps_total non-counter' | { ! grep -q .; }"
