@@ -47,6 +47,10 @@ mutant "layer cache left out" 's/build_layer_cache_hit_ratio < /build_layer_cach
 mutant "ccache left out" 's/build_ccache_hit_ratio < /build_ccache_hit_ratio > 2 * /'
 mutant "mean instead of median" 's/quantile_over_time(0\.5, build_duration_seconds\[7d\] offset 1h)/avg_over_time(build_duration_seconds[7d] offset 1h)/'
 mutant "no minute floor" 's/_7d > 60$/_7d > 0/'
+mutant "job's usual: a mean" 's/quantile_over_time(0\.5, build_invocation_duration_seconds/avg_over_time(build_invocation_duration_seconds/'
+mutant "job's usual per builder, not per job" 's/quantile by (buildtel_job) (0\.5, \(quantile_over_time(.*offset 1h)\))$/\1/'
+mutant "job slower at 3 times" 's/group_left 1\.5 \*/group_left 3 */'
+mutant "job: no minute floor" 's/group_left buildtel_job:build_invocation_duration_seconds:median_over_time_7d > 60$/group_left buildtel_job:build_invocation_duration_seconds:median_over_time_7d > 0/'
 mutant "silent after 2 days" 's/24 \* 3600/48 * 3600/'
 mutant "silence per builder label" 's/max by (job, instance) (max_over_time(build_last_run_timestamp_seconds\[7d\]))/max_over_time(build_last_run_timestamp_seconds[7d])/'
 mutant "OOM kills over 2" 's/build_oom_kills > 0/build_oom_kills > 2/'
@@ -140,12 +144,12 @@ import json, sys
 g = {x["name"]: x for x in json.load(sys.stdin)["data"]["groups"]}
 print(sorted(g), sum(len(x["rules"]) for x in g.values()),
       sorted(set(r["health"] for r in g["buildtel-runs"]["rules"])))' >"$T/rules"
-expect_eq "Prometheus loaded both groups, 12 rules, the runs group healthy" "$(cat "$T/rules")" "['buildtel-runs', 'buildtel-trends'] 12 ['ok']"
+expect_eq "Prometheus loaded both groups, 14 rules, the runs group healthy" "$(cat "$T/rules")" "['buildtel-runs', 'buildtel-trends'] 14 ['ok']"
 
 # The baselines read real series: each recording rule, its hour's offset
 # taken out (this Prometheus is seconds old), returns data.
 awk '/^ *- record:/ {r = $3} /^ *expr:/ && r {sub(/^ *expr: */, ""); print r "\t" $0; r = ""}' "$RULES" >"$T/records"
-expect_eq "five recording rules" "$(wc -l <"$T/records")" 5
+expect_eq "six recording rules" "$(wc -l <"$T/records")" 6
 while IFS=$'\t' read -r name expr; do
         n=$(q "count(${expr// offset 1h/})")
         check "$name: $n series from the real ones" test -n "$n"
