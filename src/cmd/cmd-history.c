@@ -229,7 +229,6 @@ json_t *history_run_json(const struct store_run *r)
         put(&o, "argv", argv_json(ri->argv));
         put(&o, "cwd", history_json_str(ri->cwd));
         put(&o, "host", history_json_str(ri->host));
-        put(&o, "job", history_json_str(ri->job));
         put(&o, "builder", history_json_str(r->builder));
         put(&o, "start_epoch", history_json_real(ri->start_epoch));
         put(&o, "end_epoch", history_json_real(ri->end_epoch));
@@ -250,6 +249,8 @@ json_t *history_run_json(const struct store_run *r)
         put_figures(&o, r);
         put(&o, "nodes", history_json_str(r->nodes));
         put(&o, "result", json_string(result));
+        /* issue 23's job: appended, as the keys' order is an interface */
+        put(&o, "job", history_json_str(ri->job));
         return o;
 }
 
