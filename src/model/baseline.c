@@ -1,0 +1,583 @@
+/* SPDX-License-Identifier: MIT */
+#include "model/baseline.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util/macro.h"
+#include "util/util.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+        double x = *(const double *)a, y = *(const double *)b;
+
+        return (x > y) - (x < y);
+}
+
+static double median_sorted(const double *v, size_t n)
+{
+        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+size_t baseline_median_mad(const double *v, size_t n, double *scratch, double *ret_median,
+                           double *ret_spread)
+{
+        size_t m = 0;
+        double med;
+
+        for (size_t i = 0; i < n; i++)
+                if (isfinite(v[i]))
+                        scratch[m++] = v[i];
+        if (m == 0) {
+                *ret_median = *ret_spread = NAN;
+                return 0;
+        }
+        qsort(scratch, m, sizeof(*scratch), cmp_double);
+        med = median_sorted(scratch, m);
+        for (size_t i = 0; i < m; i++)
+                scratch[i] = fabs(scratch[i] - med);
+        qsort(scratch, m, sizeof(*scratch), cmp_double);
+        *ret_median = med;
+        *ret_spread = BASELINE_MAD_SCALE * median_sorted(scratch, m);
+        return m;
+}
+
+int baseline_judge(double value, const double *window, size_t n, const struct baseline_rule *rule,
+                   struct baseline_stat *ret)
+{
+        struct baseline_stat st = {.usual = NAN, .spread = NAN, .change = NAN};
+        double *scratch = malloc(MAX(n, (size_t)1) * sizeof(*scratch));
+        double d, noise;
+        bool worse;
+
+        if (!scratch)
+                return -ENOMEM;
+        st.n = baseline_median_mad(window, n, scratch, &st.usual, &st.spread);
+        free(scratch);
+        if (st.n && isfinite(value) && st.usual != 0)
+                st.change = (value - st.usual) / fabs(st.usual);
+        if (!isfinite(value) || st.n < BASELINE_MIN_RUNS) {
+                st.verdict = BASELINE_UNKNOWN;
+                *ret = st;
+                return 0;
+        }
+        d = value - st.usual;
+        noise = BASELINE_K * MAX(st.spread, rule->spread_floor);
+        st.verdict = BASELINE_NOISE;
+        if (fabs(d) >= rule->floor_abs && fabs(d) > noise &&
+            (st.usual == 0 || fabs(d) >= rule->min_rel * fabs(st.usual))) {
+                worse = rule->lower_worse ? d < 0 : d > 0;
+                st.verdict = worse ? BASELINE_REGRESSION : BASELINE_IMPROVEMENT;
+        }
+        *ret = st;
+        return 0;
+}
+
+const char *baseline_verdict_name(int verdict)
+{
+        switch (verdict) {
+        case BASELINE_NOISE:
+                return "within noise";
+        case BASELINE_REGRESSION:
+                return "regression";
+        case BASELINE_IMPROVEMENT:
+                return "improvement";
+        default:
+                return "unknown";
+        }
+}
+
+void baseline_run_init(struct baseline_run *r)
+{
+        memset(r, 0, sizeof(*r));
+        r->duration_s = r->cpu_s = r->anon_mb = r->mem_mb = r->oom_kills = r->cc_ratio = NAN;
+        r->mem_total_mb = NAN;
+        r->ncpu = r->jobs = -1;
+}
+
+static void named_set(struct baseline_named *e, const char *name, const char *tool, double a,
+                      double b)
+{
+        memset(e, 0, sizeof(*e));
+        (void)copy_utf8_str(e->name, sizeof(e->name), name ? name : "");
+        (void)copy_utf8_str(e->tool, sizeof(e->tool), tool ? tool : "");
+        e->a = a;
+        e->b = b;
+}
+
+void baseline_add_target(struct baseline_run *r, const char *name, double duration_s,
+                         double cache_ratio)
+{
+        if (r->ntargets < BASELINE_TARGETS_MAX)
+                named_set(&r->targets[r->ntargets++], name, NULL, duration_s, cache_ratio);
+}
+
+void baseline_add_unit(struct baseline_run *r, const char *name, const char *tool, double peak_mb)
+{
+        if (r->nunits < BASELINE_UNITS_MAX)
+                named_set(&r->units[r->nunits++], name, tool, peak_mb, NAN);
+}
+
+void baseline_add_step(struct baseline_run *r, const char *name, double duration_s, double mem_mb)
+{
+        size_t at = r->nsteps, min = 0;
+
+        if (!isfinite(duration_s))
+                duration_s = NAN;
+        if (at == BASELINE_STEPS_MAX) {
+                /* full: replace the fastest when this one is slower */
+                for (size_t i = 1; i < at; i++)
+                        if (!(r->steps[i].a >= r->steps[min].a))
+                                min = i;
+                if (!(duration_s > r->steps[min].a) && isfinite(r->steps[min].a))
+                        return;
+                at = min;
+        } else
+                r->nsteps++;
+        named_set(&r->steps[at], name, NULL, duration_s, mem_mb);
+}
+
+static long jobs_word(const char *w, const char *next, bool *ret_used_next)
+{
+        const char *v = NULL;
+        uint64_t n;
+
+        *ret_used_next = false;
+        if (strncmp(w, "--jobs=", 7) == 0)
+                v = w + 7;
+        else if (strcmp(w, "--jobs") == 0 || strcmp(w, "-j") == 0) {
+                v = next;
+                *ret_used_next = next != NULL;
+        } else if (strncmp(w, "-j", 2) == 0)
+                v = w + 2;
+        if (!v || parse_u64_str(v, &n) < 0 || n == 0 || n > 1000000) {
+                *ret_used_next = false;
+                return -1;
+        }
+        return (long)n;
+}
+
+long baseline_argv_jobs(char *const *argv)
+{
+        long jobs = -1;
+
+        for (size_t i = 0; argv && argv[i]; i++) {
+                bool used;
+                long j = jobs_word(argv[i], argv[i + 1], &used);
+
+                if (j > 0)
+                        jobs = j;
+                if (used)
+                        i++;
+        }
+        return jobs;
+}
+
+/* A cause into buf (cap bytes): cut when long, "" when it cannot be
+ * formatted. */
+static void cause_fmt(char *buf, size_t cap, const char *fmt, ...) _printf_(3, 4);
+static void cause_fmt(char *buf, size_t cap, const char *fmt, ...)
+{
+        va_list ap;
+        int r;
+
+        va_start(ap, fmt);
+        r = vsnprintf(buf, cap, fmt, ap);
+        va_end(ap);
+        if (r < 0)
+                buf[0] = '\0';
+}
+
+enum fig { F_DUR, F_CPU, F_ANON, F_MEM, F_OOM, F_CC, F_TDUR, F_TCACHE, F_UNIT, F_SDUR, F_SMEM };
+
+static const struct {
+        const char *name;
+        struct baseline_rule rule;
+} figs[] = {
+    [F_DUR] = {"duration_s", {false, BASELINE_MIN_REL, 5.0, 0.5}},
+    [F_CPU] = {"cpu_s", {false, BASELINE_MIN_REL, 5.0, 0.5}},
+    [F_ANON] = {"mem_anon_peak_mb", {false, BASELINE_MIN_REL, 32.0, 4.0}},
+    [F_MEM] = {"mem_peak_mb", {false, BASELINE_MIN_REL, 32.0, 4.0}},
+    [F_OOM] = {"oom_kills", {false, BASELINE_MIN_REL, 1.0, 0.3}},
+    [F_CC] = {"cc_hit_ratio", {true, BASELINE_MIN_REL, 0.05, 0.01}},
+    [F_TDUR] = {"target_duration_s", {false, BASELINE_MIN_REL, 5.0, 0.5}},
+    [F_TCACHE] = {"target_cache_ratio", {true, BASELINE_MIN_REL, 0.05, 0.01}},
+    [F_UNIT] = {"unit_peak_mb", {false, BASELINE_MIN_REL, 32.0, 4.0}},
+    [F_SDUR] = {"step_duration_s", {false, BASELINE_MIN_REL, 5.0, 0.5}},
+    [F_SMEM] = {"step_mem_peak_mb", {false, BASELINE_MIN_REL, 32.0, 4.0}},
+};
+
+/* The derivation's state: the window's values of one figure, and the
+ * causes found so far. */
+struct deriv {
+        const struct baseline_run *cur, *win;
+        size_t nwin;
+        double vals[BASELINE_WINDOW];
+        char host[BASELINE_CAUSE_MAX + 1], jobs[BASELINE_CAUSE_MAX + 1];
+        char cache[BASELINE_CAUSE_MAX + 1], compiler[BASELINE_CAUSE_MAX + 1];
+        char appeared[BASELINE_CAUSE_MAX + 1];
+        struct baseline *b;
+};
+
+static bool is_flag(int verdict)
+{
+        return verdict == BASELINE_REGRESSION || verdict == BASELINE_IMPROVEMENT;
+}
+
+static const struct baseline_named *find_named(const struct baseline_named *v, size_t n,
+                                               const char *name)
+{
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(v[i].name, name) == 0)
+                        return &v[i];
+        return NULL;
+}
+
+/* Add finding fig of target (NULL: the run) with value, judged against the
+ * d->vals[0..d->nwin). Returns the finding, or NULL (full, unknown value). */
+static struct baseline_finding *add(struct deriv *d, enum fig fig, const char *target, double value,
+                                    int *ret_err)
+{
+        struct baseline *b = d->b;
+        struct baseline_finding *f;
+        int e;
+
+        if (!isfinite(value) || b->n == BASELINE_FINDINGS_MAX)
+                return NULL;
+        f = &b->f[b->n];
+        memset(f, 0, sizeof(*f));
+        e = baseline_judge(value, d->vals, d->nwin, &figs[fig].rule, &f->st);
+        if (e < 0) {
+                *ret_err = e;
+                return NULL;
+        }
+        (void)copy_utf8_str(f->figure, sizeof(f->figure), figs[fig].name);
+        (void)copy_utf8_str(f->target, sizeof(f->target), target ? target : "");
+        f->value = value;
+        b->n++;
+        return f;
+}
+
+static void set_cause(struct baseline_finding *f, const char *c)
+{
+        if (f && is_flag(f->st.verdict) && !f->cause[0] && c && c[0])
+                (void)copy_utf8_str(f->cause, sizeof(f->cause), c);
+}
+
+static double run_fig(const struct baseline_run *r, enum fig fig)
+{
+        switch (fig) {
+        case F_DUR:
+                return r->duration_s;
+        case F_CPU:
+                return r->cpu_s;
+        case F_ANON:
+                return r->anon_mb;
+        case F_MEM:
+                return r->mem_mb;
+        case F_OOM:
+                return r->oom_kills;
+        default:
+                return r->cc_ratio;
+        }
+}
+
+static double usual_of(struct deriv *d, double (*get)(const struct baseline_run *))
+{
+        double scratch[BASELINE_WINDOW], med, spread;
+
+        for (size_t i = 0; i < d->nwin; i++)
+                d->vals[i] = get(&d->win[i]);
+        (void)baseline_median_mad(d->vals, d->nwin, scratch, &med, &spread);
+        return med;
+}
+
+static double get_ncpu(const struct baseline_run *r)
+{
+        return r->ncpu > 0 ? (double)r->ncpu : NAN;
+}
+
+static double get_memtotal(const struct baseline_run *r)
+{
+        return r->mem_total_mb;
+}
+
+static double get_jobs(const struct baseline_run *r)
+{
+        return r->jobs > 0 ? (double)r->jobs : NAN;
+}
+
+/* Host, memory and -j against the window's usual ones. */
+static void context_causes(struct deriv *d)
+{
+        const struct baseline_run *c = d->cur;
+        double u;
+
+        u = usual_of(d, get_ncpu);
+        if (c->ncpu > 0 && isfinite(u) && fabs((double)c->ncpu - u) >= 1)
+                cause_fmt(d->host, sizeof(d->host), "%ld CPUs, usually %.0f", c->ncpu, u);
+        u = usual_of(d, get_memtotal);
+        if (!d->host[0] && isfinite(c->mem_total_mb) && isfinite(u) &&
+            fabs(c->mem_total_mb - u) > 0.1 * u)
+                cause_fmt(d->host, sizeof(d->host), "host memory %.1f GiB, usually %.1f GiB",
+                               c->mem_total_mb / 1024, u / 1024);
+        u = usual_of(d, get_jobs);
+        if (c->jobs > 0 && isfinite(u) && fabs((double)c->jobs - u) >= 1)
+                cause_fmt(d->jobs, sizeof(d->jobs), "-j %ld, usually -j %.0f", c->jobs, u);
+}
+
+/* A target or unit of cur that no run of the window had; a compiler
+ * (a unit's tool) none of the window's units ran. */
+static void appeared_causes(struct deriv *d)
+{
+        const struct baseline_run *c = d->cur;
+        bool win_units = false;
+
+        for (size_t i = 0; i < d->nwin; i++)
+                win_units = win_units || d->win[i].nunits > 0;
+        for (size_t t = 0; t < c->ntargets && !d->appeared[0]; t++) {
+                bool seen = false;
+
+                for (size_t i = 0; i < d->nwin && !seen; i++)
+                        seen = find_named(d->win[i].targets, d->win[i].ntargets,
+                                          c->targets[t].name) != NULL;
+                if (!seen && d->nwin)
+                        cause_fmt(d->appeared, sizeof(d->appeared), "new target %s",
+                                  c->targets[t].name);
+        }
+        for (size_t u = 0; u < c->nunits && win_units && !d->compiler[0]; u++) {
+                bool seen = !c->units[u].tool[0];
+
+                for (size_t i = 0; i < d->nwin && !seen; i++)
+                        for (size_t j = 0; j < d->win[i].nunits && !seen; j++)
+                                seen = strcmp(d->win[i].units[j].tool, c->units[u].tool) == 0;
+                if (!seen)
+                        cause_fmt(d->compiler, sizeof(d->compiler), "new compiler %s",
+                                  c->units[u].tool);
+        }
+}
+
+static void run_figures(struct deriv *d, int *err)
+{
+        struct baseline_finding *f;
+
+        for (enum fig g = F_DUR; g <= F_CC; g++) {
+                for (size_t i = 0; i < d->nwin; i++)
+                        d->vals[i] = run_fig(&d->win[i], g);
+                f = add(d, g, NULL, run_fig(d->cur, g), err);
+                if (f && g == F_CC && f->st.verdict == BASELINE_REGRESSION && !d->cache[0])
+                        cause_fmt(d->cache, sizeof(d->cache),
+                                  "compiler-cache hits %.0f %%, usually %.0f %%", f->value * 100,
+                                  f->st.usual * 100);
+        }
+}
+
+/* kind 0 targets, 1 units, 2 steps: each named figure of cur against the
+ * same name in the window (NAN where a run lacks it). */
+static const struct baseline_named *list_of(const struct baseline_run *r, int kind, size_t *ret_n)
+{
+        *ret_n = kind == 0 ? r->ntargets : kind == 1 ? r->nunits : r->nsteps;
+        return kind == 0 ? r->targets : kind == 1 ? r->units : r->steps;
+}
+
+static struct baseline_finding *named_figure(struct deriv *d, int kind, const char *name, bool b,
+                                             enum fig g, double value, int *err)
+{
+        for (size_t i = 0; i < d->nwin; i++) {
+                size_t n;
+                const struct baseline_named *v = list_of(&d->win[i], kind, &n);
+                const struct baseline_named *e = find_named(v, n, name);
+
+                d->vals[i] = e ? (b ? e->b : e->a) : NAN;
+        }
+        return add(d, g, name, value, err);
+}
+
+static void target_figures(struct deriv *d, int *err)
+{
+        for (size_t t = 0; t < d->cur->ntargets; t++) {
+                const struct baseline_named *e = &d->cur->targets[t];
+                struct baseline_finding *c = named_figure(d, 0, e->name, true, F_TCACHE, e->b, err);
+                char why[BASELINE_CAUSE_MAX + 1] = "";
+
+                if (c && c->st.verdict == BASELINE_REGRESSION) {
+                        cause_fmt(why, sizeof(why), "layer cache of %s %.0f %%, usually %.0f %%",
+                                  e->name, c->value * 100, c->st.usual * 100);
+                        if (!d->cache[0])
+                                memcpy(d->cache, why, sizeof(why));
+                }
+                set_cause(c, d->host);
+                set_cause(named_figure(d, 0, e->name, false, F_TDUR, e->a, err), why);
+        }
+}
+
+static void unit_step_figures(struct deriv *d, int *err)
+{
+        const struct baseline_run *c = d->cur;
+
+        for (size_t u = 0; u < c->nunits; u++) {
+                struct baseline_finding *f =
+                    named_figure(d, 1, c->units[u].name, false, F_UNIT, c->units[u].a, err);
+
+                set_cause(f, d->compiler);
+        }
+        for (size_t s = 0; s < c->nsteps; s++) {
+                struct baseline_finding *f =
+                    named_figure(d, 2, c->steps[s].name, false, F_SDUR, c->steps[s].a, err);
+
+                set_cause(f, d->host);
+                f = named_figure(d, 2, c->steps[s].name, true, F_SMEM, c->steps[s].b, err);
+                set_cause(f, d->host);
+        }
+}
+
+int baseline_derive(const char *job, const struct baseline_run *cur, const struct baseline_run *win,
+                    size_t nwin, struct baseline *ret)
+{
+        struct deriv d = {.cur = cur, .win = win, .nwin = MIN(nwin, (size_t)BASELINE_WINDOW)};
+        int err = 0;
+
+        memset(ret, 0, sizeof(*ret));
+        d.b = ret;
+        (void)copy_utf8_str(ret->job, sizeof(ret->job), job ? job : "");
+        ret->runs = d.nwin;
+        for (size_t i = 0; i < d.nwin; i++)
+                ret->hist[ret->nhist++] = win[d.nwin - 1 - i].duration_s;
+        ret->hist[ret->nhist++] = cur->duration_s;
+        context_causes(&d);
+        appeared_causes(&d);
+        run_figures(&d, &err);
+        target_figures(&d, &err);
+        unit_step_figures(&d, &err);
+        /* the run's own figures: the first cause the data names */
+        for (size_t i = 0; i < ret->n; i++) {
+                if (ret->f[i].target[0])
+                        continue;
+                set_cause(&ret->f[i], d.cache);
+                set_cause(&ret->f[i], d.compiler);
+                set_cause(&ret->f[i], d.jobs);
+                set_cause(&ret->f[i], d.host);
+                set_cause(&ret->f[i], d.appeared);
+        }
+        return err;
+}
+
+size_t baseline_flagged(const struct baseline *b)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < b->n; i++)
+                n += is_flag(b->f[i].st.verdict);
+        return n;
+}
+
+static bool is_ratio(const struct baseline_finding *f)
+{
+        return strstr(f->figure, "ratio") != NULL;
+}
+
+static bool is_seconds(const struct baseline_finding *f)
+{
+        size_t n = strlen(f->figure);
+
+        return n > 2 && strcmp(f->figure + n - 2, "_s") == 0;
+}
+
+int baseline_render_value(const struct baseline_finding *f, double v, struct dbuf *out)
+{
+        char buf[FMT_DURATION_LEN];
+
+        if (!isfinite(v))
+                return dbuf_puts(out, "?");
+        if (is_ratio(f))
+                return dbuf_printf(out, "%.0f %%", v * 100);
+        if (is_seconds(f))
+                return dbuf_puts(out, fmt_duration(v, FMT_DURATION_EXACT, buf));
+        if (strcmp(f->figure, "oom_kills") == 0)
+                return dbuf_printf(out, "%.0f", v);
+        if (v >= 1024)
+                return dbuf_printf(out, "%.1f GiB", v / 1024);
+        return dbuf_printf(out, "%.0f MiB", v);
+}
+
+/* "slower than usual", "layer cache of X", "unit X bigger"... */
+static int put_what(const struct baseline_finding *f, struct dbuf *out)
+{
+        bool worse = f->st.verdict == BASELINE_REGRESSION;
+        static const struct {
+                const char *fig, *pre, *worse, *better;
+        } words[] = {
+            {"duration_s", "", "slower than usual", "faster than usual"},
+            {"cpu_s", "", "more CPU time than usual", "less CPU time than usual"},
+            {"mem_anon_peak_mb", "", "more anon memory than usual", "less anon memory than usual"},
+            {"mem_peak_mb", "", "more memory than usual", "less memory than usual"},
+            {"oom_kills", "", "OOM kills", "fewer OOM kills"},
+            {"cc_hit_ratio", "", "compiler-cache hits", "compiler-cache hits"},
+            {"target_duration_s", "target ", " slower", " faster"},
+            {"target_cache_ratio", "layer cache of ", "", ""},
+            {"unit_peak_mb", "unit ", " bigger", " smaller"},
+            {"step_duration_s", "step ", " slower", " faster"},
+            {"step_mem_peak_mb", "step ", " bigger", " smaller"},
+        };
+
+        for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+                if (strcmp(words[i].fig, f->figure) == 0)
+                        return dbuf_printf(out, "%s%s%s", words[i].pre, f->target,
+                                           worse ? words[i].worse : words[i].better);
+        return dbuf_puts(out, f->figure);
+}
+
+static int put_finding(const struct baseline *b, const struct baseline_finding *f, bool first,
+                       struct dbuf *out)
+{
+        int r = dbuf_puts(out, first ? "" : "; ");
+
+        if (r >= 0)
+                r = put_what(f, out);
+        if (r >= 0)
+                r = dbuf_puts(out, ": ");
+        if (r >= 0)
+                r = baseline_render_value(f, f->value, out);
+        if (r >= 0)
+                r = dbuf_puts(out, " against ");
+        if (r >= 0)
+                r = baseline_render_value(f, f->st.usual, out);
+        if (r >= 0 && isfinite(f->st.change) && first)
+                r = dbuf_printf(out, " (%+.0f %%, last %zu runs)", f->st.change * 100, b->runs);
+        else if (r >= 0 && isfinite(f->st.change))
+                r = dbuf_printf(out, " (%+.0f %%)", f->st.change * 100);
+        if (r >= 0 && f->cause[0])
+                r = dbuf_printf(out, ", %s", f->cause);
+        return r;
+}
+
+#define SHORT_FINDINGS 4
+
+int baseline_render_short(const struct baseline *b, struct dbuf *out)
+{
+        size_t shown = 0;
+        int r = 0;
+
+        if (b->runs < BASELINE_MIN_RUNS)
+                return dbuf_printf(out, "buildtel: no usual yet for job %s (%zu earlier runs)\n",
+                                   b->job, b->runs);
+        for (size_t i = 0; i < b->n && r >= 0 && shown < SHORT_FINDINGS; i++) {
+                if (!is_flag(b->f[i].st.verdict))
+                        continue;
+                if (shown == 0)
+                        r = dbuf_puts(out, "buildtel: ");
+                if (r >= 0)
+                        r = put_finding(b, &b->f[i], shown == 0, out);
+                shown++;
+        }
+        if (r >= 0 && shown < baseline_flagged(b))
+                r = dbuf_printf(out, "; %zu more in the summary", baseline_flagged(b) - shown);
+        if (r >= 0 && shown)
+                r = dbuf_puts(out, "\n");
+        return r;
+}
