@@ -478,7 +478,9 @@ size_t baseline_flagged(const struct baseline *b)
 
 static bool is_ratio(const struct baseline_finding *f)
 {
-        return strstr(f->figure, "ratio") != NULL;
+        size_t n = strlen(f->figure);
+
+        return n > 6 && strcmp(f->figure + n - 6, "_ratio") == 0;
 }
 
 static bool is_seconds(const struct baseline_finding *f)
@@ -533,7 +535,7 @@ static int put_what(const struct baseline_finding *f, struct dbuf *out)
 }
 
 static int put_finding(const struct baseline *b, const struct baseline_finding *f, bool first,
-                       struct dbuf *out)
+                       bool cause, struct dbuf *out)
 {
         int r = dbuf_puts(out, first ? "" : "; ");
 
@@ -551,33 +553,56 @@ static int put_finding(const struct baseline *b, const struct baseline_finding *
                 r = dbuf_printf(out, " (%+.0f %%, last %zu runs)", f->st.change * 100, b->runs);
         else if (r >= 0 && isfinite(f->st.change))
                 r = dbuf_printf(out, " (%+.0f %%)", f->st.change * 100);
-        if (r >= 0 && f->cause[0])
-                r = dbuf_printf(out, ", %s", f->cause);
+        if (r >= 0 && cause && f->cause[0])
+                r = dbuf_printf(out, "; %s", f->cause);
         return r;
 }
 
-#define SHORT_FINDINGS 4
+/* The second finding of the short line: a flagged cache ratio when there
+ * is one (the usual cause), else the next flagged finding. */
+static const struct baseline_finding *second_of(const struct baseline *b,
+                                                const struct baseline_finding *first)
+{
+        const struct baseline_finding *next = NULL;
+
+        for (size_t i = 0; i < b->n; i++) {
+                const struct baseline_finding *f = &b->f[i];
+
+                if (f == first || !is_flag(f->st.verdict))
+                        continue;
+                if (is_ratio(f))
+                        return f;
+                if (!next)
+                        next = f;
+        }
+        return next;
+}
 
 int baseline_render_short(const struct baseline *b, struct dbuf *out)
 {
-        size_t shown = 0;
-        int r = 0;
+        const struct baseline_finding *first = NULL, *second;
+        size_t flagged = baseline_flagged(b);
+        int r;
 
         if (b->runs < BASELINE_MIN_RUNS)
                 return dbuf_printf(out, "buildtel: no usual yet for job %s (%zu earlier runs)\n",
                                    b->job, b->runs);
-        for (size_t i = 0; i < b->n && r >= 0 && shown < SHORT_FINDINGS; i++) {
-                if (!is_flag(b->f[i].st.verdict))
-                        continue;
-                if (shown == 0)
-                        r = dbuf_puts(out, "buildtel: ");
-                if (r >= 0)
-                        r = put_finding(b, &b->f[i], shown == 0, out);
-                shown++;
-        }
-        if (r >= 0 && shown < baseline_flagged(b))
-                r = dbuf_printf(out, "; %zu more in the summary", baseline_flagged(b) - shown);
-        if (r >= 0 && shown)
+        for (size_t i = 0; i < b->n && !first; i++)
+                if (is_flag(b->f[i].st.verdict))
+                        first = &b->f[i];
+        if (!first)
+                return 0;
+        second = second_of(b, first);
+        /* a cache ratio shown second is the first's cause: not twice */
+        r = dbuf_puts(out, "buildtel: ");
+        if (r >= 0)
+                r = put_finding(b, first, true, !(second && is_ratio(second)), out);
+        if (r >= 0 && second)
+                r = put_finding(b, second, false, true, out);
+        if (r >= 0 && flagged > 1 + (second != NULL))
+                r = dbuf_printf(out, "; %zu more in the summary",
+                                flagged - 1 - (second != NULL));
+        if (r >= 0)
                 r = dbuf_puts(out, "\n");
         return r;
 }
