@@ -9,6 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/figures.h"
+#include "model/run.h"
+#include "model/summary.h"
+#include "model/targets.h"
+#include "model/units.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -605,4 +610,60 @@ int baseline_render_short(const struct baseline *b, struct dbuf *out)
         if (r >= 0)
                 r = dbuf_puts(out, "\n");
         return r;
+}
+
+void baseline_run_of(const struct summary *s, const struct run_info *ri, const struct run_facts *f,
+                     const struct targets *ts, const struct units *u, struct baseline_run *ret)
+{
+        const struct summary_build *b = &s->build;
+        struct unit top[BASELINE_UNITS_MAX];
+        size_t n;
+
+        baseline_run_init(ret);
+        ret->duration_s = f ? f->duration_s : NAN;
+        if (b->mode[0]) {
+                ret->cpu_s = b->cpu_user_s + b->cpu_sys_s;
+                ret->anon_mb = b->mem_anon_peak.set ? b->mem_anon_peak.value : NAN;
+                ret->mem_mb = b->mem_peak.set ? b->mem_peak.value : NAN;
+                ret->oom_kills = b->oom_kills;
+        }
+        ret->ncpu = ri && ri->ncpu ? (long)ri->ncpu : -1;
+        ret->mem_total_mb = s->mem_total_mb;
+        ret->jobs = ri ? baseline_argv_jobs(ri->argv) : -1;
+        baseline_cc_begin(ret);
+        for (size_t i = 0; f && i < f->n; i++) {
+                const struct target_fact *t = &f->t[i];
+
+                baseline_add_target(ret, t->name, t->duration_s,
+                                    t->steps_set ? figure_cached_ratio(t->steps, t->cached) : NAN);
+                if (t->cc.set)
+                        baseline_cc_add(ret, (int64_t)MIN(t->cc.hits, (uint64_t)INT64_MAX),
+                                        (int64_t)MIN(t->cc.misses, (uint64_t)INT64_MAX));
+        }
+        n = u ? units_top(u, top, ARRAY_SIZE(top)) : 0;
+        for (size_t i = 0; i < n; i++)
+                baseline_add_unit(ret, top[i].name, top[i].tool, top[i].peak_mb);
+        for (uint32_t i = 0; ts && i < ts->nstepv; i++) {
+                const struct step_fact *sf = &ts->stepv[i];
+
+                if (sf->step)
+                        baseline_add_step(ret, sf->name, targets_step_duration(sf),
+                                          sf->exec.set ? sf->exec.mem_peak_bytes / 1048576.0
+                                                       : NAN);
+        }
+}
+
+void baseline_cc_begin(struct baseline_run *r)
+{
+        r->cc_hits = r->cc_misses = 0;
+        r->cc_ratio = NAN;
+}
+
+void baseline_cc_add(struct baseline_run *r, int64_t hits, int64_t misses)
+{
+        if (hits < 0 || misses < 0)
+                return;
+        r->cc_hits += hits;
+        r->cc_misses += misses;
+        r->cc_ratio = figure_hit_ratio((uint64_t)r->cc_hits, (uint64_t)r->cc_misses);
 }

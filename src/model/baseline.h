@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/dbuf.h"
 
@@ -73,6 +74,7 @@ struct baseline_run {
         long ncpu;           /* -1 unknown */
         double mem_total_mb; /* the host's */
         long jobs;           /* -j of the command line; -1 unknown */
+        int64_t cc_hits, cc_misses; /* summed over the targets that know them */
         size_t ntargets, nunits, nsteps;
         struct baseline_named targets[BASELINE_TARGETS_MAX];
         struct baseline_named units[BASELINE_UNITS_MAX]; /* the top by peak */
@@ -87,6 +89,22 @@ void baseline_add_target(struct baseline_run *r, const char *name, double durati
 void baseline_add_unit(struct baseline_run *r, const char *name, const char *tool, double peak_mb);
 void baseline_add_step(struct baseline_run *r, const char *name, double duration_s,
                        double mem_mb);
+/* The compiler-cache ratio from the targets' counts (negative: unknown,
+ * skipped): begin, then add each target's. */
+void baseline_cc_begin(struct baseline_run *r);
+void baseline_cc_add(struct baseline_run *r, int64_t hits, int64_t misses);
+
+struct summary;
+struct run_info;
+struct run_facts;
+struct targets;
+struct units;
+/* This run's figures, from the model at its end: the summary (build
+ * cgroup figures, the host's memory), the run facts (duration, targets),
+ * the BuildKit steps of ts and the top units of u (each may be NULL). */
+void baseline_run_of(const struct summary *s, const struct run_info *ri, const struct run_facts *f,
+                     const struct targets *ts, const struct units *u, struct baseline_run *ret);
+
 /* The -j of a command line ("-j8", "-j 8", "--jobs=8", "--jobs 8", and
  * "-jN" in a word of make's flags): the last one, or -1. */
 long baseline_argv_jobs(char *const *argv);

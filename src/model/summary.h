@@ -25,6 +25,7 @@
  *   replay, where only the CSV's values exist, they are those in bytes. */
 
 struct units;
+struct baseline;
 
 struct summary_config {
         double near_oom_mb; /* mem_avail_mb below this is near-OOM (4096) */
@@ -160,6 +161,9 @@ struct summary {
         /* The compile units over the run (the recorder's, borrowed; NULL
          * when the run had no process scans, as in `summarize`). */
         const struct units *units;
+        /* The run against its job's usual (model/baseline.h; the
+         * recorder's, borrowed; NULL: none, as without a history or a job). */
+        const struct baseline *baseline;
 };
 
 #define SUMMARY_NEAR_OOM_MB_DEFAULT 4096 /* also the text of `help`: an integer */

@@ -18,7 +18,9 @@
 #include "sinks/sink.h"
 #include "render/steps.h"
 #include "render/summary.h"
+#include "store/history.h"
 #include "store/store.h"
+#include "model/baseline.h"
 #include "model/units.h"
 #include "parse/bkrun.h"
 #include "platform/bkexec.h"
@@ -58,6 +60,7 @@ struct recorder {
         double page_bytes;
         struct procscan *scan; /* the compile units in flight */
         struct units *units;   /* and over the run */
+        struct baseline *baseline; /* the run against its job's usual, made at finish */
         char running[SAMPLE_RUNNING_MAX + 1];
         /* The output's parsers on their own thread (parseq.h); NULL: none
          * yet, or parsed inline (no_parseq: it could not start, or the run
@@ -714,6 +717,7 @@ void recorder_free(struct recorder *r)
         linebuf_free(r->lines[1]);
         free(r->log_dir);
         free(r->db_path);
+        free(r->baseline);
         free(r);
 }
 
@@ -1162,6 +1166,46 @@ static void note_execs(struct recorder *r, const struct targets *ts)
                      measured, runs, measured);
 }
 
+/* The run against its job's last finished runs on this host with the
+ * same outcome, read before the sqlite sink finishes this run's row (a
+ * running row is never in the window). A history that cannot be read
+ * leaves the summary without a baseline: one note. */
+static void derive_baseline(struct recorder *r, const struct run_model *m)
+{
+        const struct run_info *ri = r->run;
+        struct baseline_run cur, *win = NULL;
+        struct store *st = NULL;
+        int n = 0, e;
+
+        if (r->cfg.replay || !r->db_path || !ri->job || !ri->job[0])
+                return;
+        r->baseline = malloc(sizeof(*r->baseline));
+        win = calloc(BASELINE_WINDOW, sizeof(*win));
+        e = r->baseline && win ? 0 : -ENOMEM;
+        if (e >= 0) {
+                e = store_open(r->db_path, false, 2000, &st);
+                if (e >= 0)
+                        n = store_baseline_window(st, ri->job, ri->host,
+                                                  ri->exit_code == 0 && ri->term_signal == 0, 0,
+                                                  win, BASELINE_WINDOW);
+                else if (e == -ENOENT)
+                        e = 0; /* no history yet: no earlier runs */
+                store_close(st);
+                e = n < 0 ? n : e;
+        }
+        if (e >= 0) {
+                baseline_run_of(&r->summary, ri, m->facts, m->targets, m->units, &cur);
+                e = baseline_derive(ri->job, &cur, win, (size_t)n, r->baseline);
+        }
+        free(win);
+        if (e < 0) {
+                note(r, "the job's usual: %s", store_strerror(e));
+                free(r->baseline);
+                r->baseline = NULL;
+        }
+        r->summary.baseline = r->baseline;
+}
+
 int recorder_finish(struct recorder *r, struct dbuf *short_out)
 {
         /* units only from a run's process scans (watch has none) */
@@ -1202,6 +1246,7 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
                         summary_place_edges(&r->summary, m.targets->edgev, m.targets->nedgev, off);
         }
 
+        derive_baseline(r, &m);
         for (size_t i = 0; i < r->nsinks; i++) {
                 int e;
 
@@ -1221,6 +1266,8 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
                 (void)targets_render_text(m.targets, m.facts, short_out);
         if (short_out)
                 (void)steps_render_short(m.targets, short_out);
+        if (short_out && r->baseline)
+                (void)baseline_render_short(r->baseline, short_out);
         return ret;
 }
 

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "render/summary.h"
 
+#include "model/baseline.h"
+
 #include "model/figures.h"
 #include "model/jobs.h"
 #include "model/unitname.h"
@@ -520,6 +522,35 @@ static json_t *jreadings(const struct reading *rd, size_t nrd)
         return a;
 }
 
+/* {"job", "runs", "findings": [{"figure", "target", "value", "usual",
+ * "spread", "change", "verdict", "cause"}]}, or null without a baseline. */
+static json_t *jbaseline(const struct summary *s)
+{
+        const struct baseline *b = s->baseline;
+        json_t *a;
+
+        if (!b)
+                return json_null();
+        a = json_array();
+        for (size_t i = 0; a && i < b->n; i++) {
+                const struct baseline_finding *f = &b->f[i];
+                json_t *e = json_pack(
+                    "{s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:o}", "figure", f->figure, "target",
+                    f->target[0] ? run_json_string(f->target) : json_null(), "value",
+                    jnum(f->value, 4), "usual", jnum(f->st.usual, 4), "spread",
+                    jnum(f->st.spread, 4), "change", jnum(f->st.change, 4), "verdict",
+                    baseline_verdict_name(f->st.verdict), "cause",
+                    f->cause[0] ? run_json_string(f->cause) : json_null());
+
+                if (json_array_append_new(a, e) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        }
+        return json_pack("{s:o, s:I, s:o}", "job", run_json_string(b->job), "runs",
+                         (json_int_t)b->runs, "findings", a);
+}
+
 static json_t *jsummary(const struct summary *s, const struct run_info *ri,
                         const struct reading *rd, size_t nrd)
 {
@@ -544,12 +575,13 @@ static json_t *jsummary(const struct summary *s, const struct run_info *ri,
             jwarning(s->low_disk_samples, &s->low_disk_first, s->cfg.low_disk_gb, "below_gb", 2));
         thr = json_pack("{s:o, s:o}", "near_oom_mb", jnum(s->cfg.near_oom_mb, 0), "low_disk_gb",
                         jnum(s->cfg.low_disk_gb, 2));
-        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I}", "run",
+        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o}", "run",
                          jrun(s, ri), "memory", mem, "disk", disk, "cpu", cpu, "build", jbuild(s),
                          "units", junits(s), "warnings", warn, "readings", jreadings(rd, nrd),
                          "thresholds", thr, "samples",
                          (json_int_t)MIN(s->samples, (uint64_t)INT64_MAX), "skipped_rows",
-                         (json_int_t)MIN(s->skipped_rows, (uint64_t)INT64_MAX));
+                         (json_int_t)MIN(s->skipped_rows, (uint64_t)INT64_MAX), "baseline",
+                         jbaseline(s));
 }
 
 int summary_render_json(const struct summary *s, const struct run_info *ri, struct dbuf *out)

@@ -105,6 +105,18 @@ struct store_job_filter {
 int store_job_runs(struct store *st, const struct store_job_filter *f, int64_t limit,
                    store_run_fn fn, void *userdata);
 
+/* The baseline's window (issue 23): job's last finished runs on host
+ * (NULL: any) with the same success, row ids under before_id (0: any),
+ * at most cap (<= BASELINE_WINDOW), most recent first, into win[] as
+ * model/baseline.h compares them: duration, the build's memory peaks, CPU
+ * time and OOM kills (its stored summary), the host's CPUs and memory, -j
+ * of its argv, its targets (duration, cache ratio, compiler cache), its
+ * top units by peak and slowest BuildKit steps. Returns how many, or
+ * -errno. */
+struct baseline_run;
+int store_baseline_window(struct store *st, const char *job, const char *host, bool success,
+                          int64_t before_id, struct baseline_run *win, size_t cap);
+
 /* The targets of run row id as stored, by name (strings borrowed for the
  * call). Returns the number of targets, or -errno, or what fn returned. */
 typedef int (*store_target_fn)(void *userdata, const struct store_target *t);

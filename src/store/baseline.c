@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/* The window of a job's earlier runs as the baseline compares them
+ * (model/baseline.h): what the history holds of each, read back. */
+#include "store/history.h"
+#include "store/store-sql.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "model/baseline.h"
+#include "util/macro.h"
+
+struct window {
+        struct baseline_run *win;
+        int64_t id[BASELINE_WINDOW];
+        size_t n, cap;
+};
+
+static int on_run(void *userdata, const struct store_run *r)
+{
+        struct window *w = userdata;
+        struct baseline_run *b;
+
+        if (w->n == w->cap)
+                return 0;
+        b = &w->win[w->n];
+        baseline_run_init(b);
+        b->duration_s = r->duration_s;
+        b->mem_mb = r->build_mem_peak_mb;
+        b->anon_mb = r->build_anon_peak_mb;
+        b->ncpu = r->info.ncpu ? (long)r->info.ncpu : -1;
+        b->mem_total_mb = r->mem_total_mb;
+        b->jobs = baseline_argv_jobs(r->info.argv);
+        w->id[w->n++] = r->id;
+        return 0;
+}
+
+#define JX(path) "CASE WHEN json_valid(summary_json) THEN json_extract(summary_json, '" path "') END"
+
+/* CPU time and OOM kills: in the stored summary only. */
+static int build_row(void *ctx, sqlite3_stmt *s)
+{
+        struct baseline_run *b = ctx;
+        double user = store_col_real(s, 0), sys = store_col_real(s, 1);
+
+        b->cpu_s = isfinite(user) && isfinite(sys) ? user + sys : NAN;
+        b->oom_kills = store_col_real(s, 2);
+        return 0;
+}
+
+static int on_target(void *userdata, const struct store_target *t)
+{
+        struct baseline_run *b = userdata;
+
+        baseline_add_target(b, t->name, t->duration_s, store_target_cached_ratio(t));
+        baseline_cc_add(b, t->cc_hits, t->cc_misses);
+        return 0;
+}
+
+static int unit_row(void *ctx, sqlite3_stmt *s)
+{
+        const char *name = store_col_text(s, 0);
+
+        baseline_add_unit(ctx, name ? name : "", store_col_text(s, 1), store_col_real(s, 2));
+        return 0;
+}
+
+static int step_row(void *ctx, sqlite3_stmt *s)
+{
+        const char *name = store_col_text(s, 0);
+        double mem = store_col_real(s, 2);
+
+        baseline_add_step(ctx, name ? name : "", store_col_real(s, 1),
+                          isfinite(mem) ? mem / 1048576.0 : NAN);
+        return 0;
+}
+
+static int query(struct store *st, const char *sql, int64_t id, int64_t max, store_row_fn fn,
+                 struct baseline_run *b)
+{
+        sqlite3_stmt *s = NULL;
+        int r = store_prepare(st, sql, &s);
+        int64_t n;
+
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, id);
+        n = store_rows(st, s, max, fn, b);
+        return n < 0 ? (int)n : 0;
+}
+
+static int read_one(struct store *st, int64_t id, struct baseline_run *b)
+{
+        int r;
+
+        r = query(st,
+                  "SELECT " JX("$.build.cpu_user_s") ", " JX("$.build.cpu_sys_s") ", " JX(
+                      "$.build.oom_kills") " FROM runs WHERE id = ?1",
+                  id, 1, build_row, b);
+        if (r >= 0) {
+                baseline_cc_begin(b);
+                r = store_targets_each(st, id, on_target, b);
+        }
+        if (r >= 0)
+                r = query(st,
+                          "SELECT name, tool, peak_mb FROM units WHERE run = ?1"
+                          " AND peak_mb IS NOT NULL ORDER BY peak_mb DESC, name LIMIT 8",
+                          id, BASELINE_UNITS_MAX, unit_row, b);
+        if (r >= 0)
+                r = query(st,
+                          "SELECT name, end_s - start_s, mem_peak_bytes FROM steps"
+                          " WHERE run = ?1 AND step = 1 AND end_s IS NOT NULL"
+                          " ORDER BY end_s - start_s DESC, seq LIMIT 16",
+                          id, BASELINE_STEPS_MAX, step_row, b);
+        return r;
+}
+_Static_assert(BASELINE_UNITS_MAX == 8 && BASELINE_STEPS_MAX == 16, "the LIMITs above");
+
+int store_baseline_window(struct store *st, const char *job, const char *host, bool success,
+                          int64_t before_id, struct baseline_run *win, size_t cap)
+{
+        struct window w = {.win = win, .cap = MIN(cap, (size_t)BASELINE_WINDOW)};
+        struct store_job_filter f = {
+            .job = job,
+            .host = host,
+            .finished_only = true,
+            .success = success,
+            .before_id = before_id,
+            .since = NAN,
+        };
+        int r = store_job_runs(st, &f, (int64_t)w.cap, on_run, &w);
+
+        for (size_t i = 0; r >= 0 && i < w.n; i++)
+                r = read_one(st, w.id[i], &win[i]);
+        return r < 0 ? r : (int)w.n;
+}
