@@ -415,6 +415,12 @@ static void target_figures(struct deriv *d, int *err)
                                   e->name, c->value * 100, c->st.usual * 100);
                         if (!d->cache[0])
                                 memcpy(d->cache, why, sizeof(why));
+                        if (e->tool[0]) {
+                                char at[BASELINE_CAUSE_MAX + 1];
+
+                                cause_fmt(at, sizeof(at), "not cached from %s on", e->tool);
+                                set_cause(c, at);
+                        }
                 }
                 set_cause(c, d->host);
                 set_cause(named_figure(d, 0, e->name, false, F_TDUR, e->a, err), why);
@@ -589,6 +595,9 @@ int baseline_render_short(const struct baseline *b, struct dbuf *out)
         size_t flagged = baseline_flagged(b);
         int r;
 
+        /* a job's first run: nothing to say (every new job has one) */
+        if (b->runs == 0)
+                return 0;
         if (b->runs < BASELINE_MIN_RUNS)
                 return dbuf_printf(out, "buildtel: no usual yet for job %s (%zu earlier runs)\n",
                                    b->job, b->runs);
@@ -612,6 +621,23 @@ int baseline_render_short(const struct baseline *b, struct dbuf *out)
         return r;
 }
 
+/* The first step of target name that was not from the layer cache, into
+ * the last target added. */
+static void first_miss(const struct targets *ts, const char *name, struct baseline_run *r)
+{
+        int t = ts ? targets_find(ts, name) : -1;
+
+        for (uint32_t i = 0; t >= 0 && i < ts->nstepv; i++) {
+                const struct step_fact *sf = &ts->stepv[i];
+
+                if (sf->step && !sf->cached && sf->target == t) {
+                        (void)copy_utf8_str(r->targets[r->ntargets - 1].tool,
+                                            sizeof(r->targets[0].tool), sf->name);
+                        return;
+                }
+        }
+}
+
 void baseline_run_of(const struct summary *s, const struct run_info *ri, const struct run_facts *f,
                      const struct targets *ts, const struct units *u, struct baseline_run *ret)
 {
@@ -633,9 +659,12 @@ void baseline_run_of(const struct summary *s, const struct run_info *ri, const s
         baseline_cc_begin(ret);
         for (size_t i = 0; f && i < f->n; i++) {
                 const struct target_fact *t = &f->t[i];
+                size_t before = ret->ntargets;
 
                 baseline_add_target(ret, t->name, t->duration_s,
                                     t->steps_set ? figure_cached_ratio(t->steps, t->cached) : NAN);
+                if (ret->ntargets > before)
+                        first_miss(ts, t->name, ret);
                 if (t->cc.set)
                         baseline_cc_add(ret, (int64_t)MIN(t->cc.hits, (uint64_t)INT64_MAX),
                                         (int64_t)MIN(t->cc.misses, (uint64_t)INT64_MAX));

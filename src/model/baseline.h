@@ -65,7 +65,9 @@ const char *baseline_verdict_name(int verdict);
 #define BASELINE_STEPS_MAX 16
 struct baseline_named {
         char name[BASELINE_NAME_MAX + 1];
-        char tool[BASELINE_NAME_MAX + 1]; /* units: the compiler's path or name */
+        /* units: the compiler's path or name; targets: this run's first
+         * step not from the layer cache ("" none, or not known: a stored run) */
+        char tool[BASELINE_NAME_MAX + 1];
         double a, b; /* targets: duration_s, cache ratio; units: peak_mb, -;
                       * steps: duration_s, mem peak MiB */
 };
@@ -142,8 +144,8 @@ size_t baseline_flagged(const struct baseline *b);
 
 /* The stderr lines: "buildtel: slower than usual: 14m02s against 9m10s
  * (+53 %, last 12 runs); layer cache of pytorch 12 % against 91 %\n", or
- * one "no usual yet (N earlier runs)" line, or nothing when every figure
- * is within noise. Returns 0 or -ENOMEM. */
+ * one "no usual yet (N earlier runs)" line (1 or 2 earlier runs), or
+ * nothing when every figure is within noise or the job has no earlier run. Returns 0 or -ENOMEM. */
 int baseline_render_short(const struct baseline *b, struct dbuf *out);
 /* A finding's value or usual in its unit ("14m02s", "91 %", "1.2 GiB"). */
 int baseline_render_value(const struct baseline_finding *f, double v, struct dbuf *out);
