@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Each run against its job's usual (issue 23 item 2), on a real SQLite
+# history: six similar runs then a much slower one (flagged, with the
+# figure and the usual, in summary.json and on stderr), a run within the
+# noise (not flagged), a job with one earlier run (unknown), a failed run
+# (not in the successes' window), and a target whose layer cache collapses
+# (a BuildKit plain log replayed by a script: flagged with the target and
+# the step the cache broke at).
+. "$(dirname "$0")/lib.sh"
+command -v python3 >/dev/null || { echo "needs python3"; exit 77; }
+DB="$T/h.db"
+L="$T/logs"
+n=0
+# run JOB CMD...: one recorded run; its stderr in $T/err-$n
+run() {
+        local job=$1; shift
+        n=$((n + 1))
+        "$BUILDTEL" run --db "$DB" --log-dir "$L" --run-id "r$n" --interval 0.2 --job "$job" \
+                -- "$@" >/dev/null 2>"$T/err-$n"
+}
+# finding N FIGURE [TARGET]: "verdict|usual|value|runs|cause" of run N, the
+# figures to whole units (ratios to whole percent)
+finding() {
+        python3 - "$L/resources-r$1.summary.json" "$2" "${3:-}" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = d["baseline"]
+tgt = sys.argv[3] or None
+f = [f for f in b["findings"] if f["figure"] == sys.argv[2] and f["target"] == tgt]
+if not f:
+    print("none|%d" % b["runs"])
+else:
+    f = f[0]
+    m = 100 if sys.argv[2].endswith("_ratio") else 1
+    r = lambda v: "null" if v is None else "%.0f" % (v * m)
+    print("|".join([f["verdict"], r(f["usual"]), r(f["value"]), str(b["runs"]), str(f["cause"])]))
+PY
+}
+
+# -- six similar runs, then a much slower one
+for i in 1 2 3 4 5 6; do run steady sleep 0.3; done
+expect_eq "the sixth run has five earlier ones, within noise" \
+        "$(finding 6 duration_s | cut -d'|' -f1,2,4)" "within noise|0|5"
+run steady sleep 7
+slow=$n
+expect_eq "the slower run: a regression of duration_s against a usual under a second over 6 runs" \
+        "$(finding $slow duration_s | cut -d'|' -f1-4)" "regression|0|7|6"
+check "the slower run says so on stderr, with both figures" \
+        grep -q '^buildtel: slower than usual: 7\.[0-9]s against 0\.[0-9]s (+[0-9]* %, last 6 runs)' "$T/err-$slow"
+check "its memory peaks are within noise" \
+        test "$(finding $slow mem_peak_mb | cut -d'|' -f1)" = "within noise"
+# -- within the noise: the slow run does not move the median
+run steady sleep 0.4
+expect_eq "a run within the noise is not flagged" "$(finding $n duration_s | cut -d'|' -f1-4)" \
+        "within noise|0|0|7"
+check "and says nothing about its usual on stderr" sh -c "! grep -q 'usual' '$T/err-$n'"
+# -- a failed run is compared with failed runs only: none yet
+run steady sh -c 'sleep 0.3; exit 3'
+expect_eq "a failed run's window holds no successful run" "$(finding $n duration_s | cut -d'|' -f1,2,4,5)" "unknown|null|0|None"
+# -- one earlier run: unknown, never a verdict
+run once sleep 0.2
+check "a job's first run says nothing about a usual" sh -c "! grep -q 'usual' '$T/err-$n'"
+run once sleep 6
+expect_eq "one earlier run: unknown" "$(finding $n duration_s | cut -d'|' -f1,4)" "unknown|1"
+check "one earlier run: one short line" grep -qx 'buildtel: no usual yet for job once (1 earlier runs)' "$T/err-$n"
+check "no finding of that run has a verdict" python3 -c "
+import json, sys
+b = json.load(open('$L/resources-r$n.summary.json'))['baseline']
+assert b['findings'] and all(f['verdict'] == 'unknown' for f in b['findings']), b"
+
+# -- a target whose layer cache collapses: a BuildKit plain log of one
+# target of 4 steps, CACHED ones first
+cat >"$T/bk.sh" <<'SH'
+#!/bin/sh
+c=$1
+echo '#1 [internal] load build definition from Dockerfile'
+echo '#1 DONE 0.0s'
+i=2
+for st in "1/4] FROM docker.io/library/busybox" "2/4] RUN make deps" "3/4] RUN make" "4/4] COPY . ."; do
+        echo
+        echo "#$i [app $st"
+        if [ $((i - 1)) -le "$c" ]; then echo "#$i CACHED"; else echo "#$i 0.101 working"; echo "#$i DONE 0.1s"; fi
+        i=$((i + 1))
+done
+SH
+chmod +x "$T/bk.sh"
+for i in 1 2 3 4; do run img "$T/bk.sh" 4; done
+expect_eq "a fully cached image is within noise" "$(finding $n target_cache_ratio default | cut -d'|' -f1-3)" \
+        "within noise|100|100"
+run img "$T/bk.sh" 1
+expect_eq "the collapsed layer cache: flagged with its target and where it broke" \
+        "$(finding $n target_cache_ratio default)" \
+        "regression|100|25|4|not cached from [app 2/4] RUN make deps on"
+check "and on stderr" grep -q '^buildtel: layer cache of default: 25 % against 100 % (-75 %, last 4 runs)' "$T/err-$n"
+# the history holds each run once: a run's own row is never in its window
+expect_eq "every run is in the history, finished" \
+        "$(python3 -c "
+import sqlite3; c = sqlite3.connect('$DB')
+print(c.execute(\"select count(*) from runs where state = 'finished'\").fetchone()[0])")" "$n"
+finish
