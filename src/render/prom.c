@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/baseline.h"
 #include "model/targets.h"
 #include "render/prom.h"
 #include "model/run.h"
@@ -331,6 +332,38 @@ static void prom_target_execs(struct family *f, const struct run_model *m, const
         }
 }
 
+/* The run against its job's usual (model/baseline.h): the usual wall
+ * time, the ratio to it, the window and the regressions, so a fleet can
+ * alert on them; none without a baseline, the usual ones without enough
+ * earlier runs. */
+static void prom_baseline(struct family *f, const struct run_model *m, const char *const *labels)
+{
+        const struct baseline *b = m->summary ? m->summary->baseline : NULL;
+        const struct baseline_finding *dur = NULL;
+        double regressions = 0;
+
+        if (!b)
+                return;
+        for (size_t i = 0; i < b->n; i++) {
+                if (!dur && strcmp(b->f[i].figure, "duration_s") == 0)
+                        dur = &b->f[i];
+                regressions += b->f[i].st.verdict == BASELINE_REGRESSION;
+        }
+        fam_begin(f, "baseline_runs", "Earlier runs of the job the run was compared with.");
+        fam_sample(f, (double)b->runs, labels);
+        fam_begin(f, "baseline_regressions",
+                  "Figures of the run beyond its job's usual and its noise, the worse way.");
+        fam_sample(f, regressions, labels);
+        if (!dur || dur->st.verdict == BASELINE_UNKNOWN)
+                return;
+        fam_begin(f, "usual_duration_seconds",
+                  "Median wall time of the job's recent finished runs on this host.");
+        fam_sample(f, dur->st.usual, labels);
+        fam_begin(f, "duration_ratio_to_usual", "Wall time of the run over its job's usual.");
+        if (dur->st.usual > 0)
+                fam_sample(f, dur->value / dur->st.usual, labels);
+}
+
 int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
 {
         static const struct targets none = {.make_pct = -1};
@@ -412,5 +445,6 @@ int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
                         fam_sample(&f, (double)u * resources[k].scale, inv_labels);
                 }
         }
+        prom_baseline(&f, m, inv_labels);
         return f.e < 0 ? -ENOMEM : 0;
 }

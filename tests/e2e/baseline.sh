@@ -16,6 +16,7 @@ run() {
         local job=$1; shift
         n=$((n + 1))
         "$BUILDTEL" run --db "$DB" --log-dir "$L" --run-id "r$n" --interval 0.2 --job "$job" \
+                --textfile-dir "$T/tf-$n" \
                 -- "$@" >/dev/null 2>"$T/err-$n"
 }
 # finding N FIGURE [TARGET]: "verdict|usual|value|runs|cause" of run N, the
@@ -47,6 +48,18 @@ expect_eq "the slower run: a regression of duration_s against a usual under a se
         "$(finding $slow duration_s | cut -d'|' -f1-4)" "regression|0|7|6"
 check "the slower run says so on stderr, with both figures" \
         grep -q '^buildtel: slower than usual: 7\.[0-9]s against 0\.[0-9]s (+[0-9]* %, last 6 runs)' "$T/err-$slow"
+prom=$(ls "$T/tf-$slow"/*.prom)
+check "the textfile: the usual wall time, with the job label" \
+        grep -Eq '^build_usual_duration_seconds\{builder="[^"]*",build_job="steady"\} 0\.[0-9]+$' "$prom"
+check "the textfile: the ratio to it is above 7" python3 -c "
+import re, sys
+v = [float(l.split()[-1]) for l in open('$prom') if l.startswith('build_duration_ratio_to_usual{')]
+assert len(v) == 1 and v[0] > 7, v"
+check "the textfile: one regression, over 6 runs" sh -c "grep -q '^build_baseline_regressions{.*} 1\$' '$prom' &&
+        grep -q '^build_baseline_runs{.*} 6\$' '$prom'"
+if command -v promtool >/dev/null; then
+        check "promtool check metrics accepts the textfile" sh -c "promtool check metrics <'$prom' 2>&1 | grep -v -i 'counter\|lint' | { ! grep -q .; }"
+fi
 check "its memory peaks are within noise" \
         test "$(finding $slow mem_peak_mb | cut -d'|' -f1)" = "within noise"
 # -- within the noise: the slow run does not move the median
