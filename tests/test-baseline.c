@@ -162,7 +162,9 @@ static void test_derive_cache_collapse(void **state)
         assert_int_equal(baseline_derive("ci/build", &cur, win, ARRAY_SIZE(win), &b), 0);
         assert_int_equal(b.runs, 12);
         assert_int_equal(b.nhist, 13);
-        assert_near(b.hist[12], 842, 1e-9);
+        assert_near(b.hist[0][12], 842, 1e-9);
+        assert_near(b.hist[1][12], 421, 1e-9);
+        assert_near(b.hist[0][0], 560, 1e-9); /* win[11], the oldest */
         f = find(&b, "duration_s", "");
         assert_non_null(f);
         assert_int_equal(f->st.verdict, BASELINE_REGRESSION);

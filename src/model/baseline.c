@@ -198,6 +198,7 @@ static void cause_fmt(char *buf, size_t cap, const char *fmt, ...)
                 buf[0] = '\0';
 }
 
+/* The first BASELINE_HIST are the report's small multiples. */
 enum fig { F_DUR, F_CPU, F_ANON, F_MEM, F_OOM, F_CC, F_TDUR, F_TCACHE, F_UNIT, F_SDUR, F_SMEM };
 
 static const struct {
@@ -457,9 +458,13 @@ int baseline_derive(const char *job, const struct baseline_run *cur, const struc
         d.b = ret;
         (void)copy_utf8_str(ret->job, sizeof(ret->job), job ? job : "");
         ret->runs = d.nwin;
-        for (size_t i = 0; i < d.nwin; i++)
-                ret->hist[ret->nhist++] = win[d.nwin - 1 - i].duration_s;
-        ret->hist[ret->nhist++] = cur->duration_s;
+        for (size_t i = 0; i <= d.nwin; i++) {
+                const struct baseline_run *r = i < d.nwin ? &win[d.nwin - 1 - i] : cur;
+
+                for (enum fig g = F_DUR; g < F_DUR + BASELINE_HIST; g++)
+                        ret->hist[g - F_DUR][i] = run_fig(r, g);
+        }
+        ret->nhist = d.nwin + 1;
         context_causes(&d);
         appeared_causes(&d);
         run_figures(&d, &err);

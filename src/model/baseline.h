@@ -112,6 +112,7 @@ void baseline_run_of(const struct summary *s, const struct run_info *ri, const s
 long baseline_argv_jobs(char *const *argv);
 
 #define BASELINE_FINDINGS_MAX 64
+#define BASELINE_HIST 4
 #define BASELINE_FIGURE_MAX 23
 #define BASELINE_CAUSE_MAX 191
 struct baseline_finding {
@@ -127,10 +128,11 @@ struct baseline {
         size_t runs; /* earlier runs in the window */
         size_t n;
         struct baseline_finding f[BASELINE_FINDINGS_MAX];
-        /* the window's durations, oldest first, then this run's: the
-         * report's small multiples */
+        /* the window's wall time, CPU time, anon and total memory peaks
+         * (the first BASELINE_HIST findings' figures), oldest first, then
+         * this run's: the report's small multiples */
         size_t nhist;
-        double hist[BASELINE_WINDOW + 1];
+        double hist[BASELINE_HIST][BASELINE_WINDOW + 1];
 };
 
 /* The findings of cur against win[0..nwin) (most recent first): the run's

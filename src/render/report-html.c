@@ -1012,6 +1012,7 @@ int report_render_html(const struct report_data *d, const struct run_model *m, s
         page_init(&P, d, m);
         head(&w, m);
         report_answer(&w, m);
+        report_baseline_html(&w, m->summary);
         dw_puts(&w, "<section id=\"timeline\"><h2>Timeline</h2>");
         timeline(&w, &P);
         dw_puts(&w, "<div id=\"bars\">");

@@ -419,6 +419,7 @@ int report_render_markdown(const struct run_model *m, const char *const *files, 
         struct dwriter w = DWRITER_INIT(out);
 
         md_facts(&w, m);
+        report_baseline_md(&w, m->summary);
         md_summary_text(&w, m);
         md_targets(&w, m->facts);
         md_peaks(&w, m->summary);

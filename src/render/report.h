@@ -95,6 +95,14 @@ void report_target_rows(struct dwriter *w, const struct run_facts *f,
 void report_answer(struct dwriter *w, const struct run_model *m);
 
 /* The HTML page. 0 or -ENOMEM. */
+/* The run against its job's usual (summary's baseline; nothing without
+ * one): the HTML section (small multiples of the window's wall time, CPU
+ * time and memory peaks, and the findings, flagged first), and the job
+ * summary's (the flagged findings; nothing for a job's first run). */
+struct summary;
+void report_baseline_html(struct dwriter *w, const struct summary *s);
+void report_baseline_md(struct dwriter *w, const struct summary *s);
+
 int report_render_html(const struct report_data *d, const struct run_model *m, struct dbuf *out);
 /* The Markdown summary; files: the artifacts' file names (NULL-terminated
  * list, may be NULL). 0 or -ENOMEM. */

@@ -15,7 +15,7 @@ n=0
 run() {
         local job=$1; shift
         n=$((n + 1))
-        "$BUILDTEL" run --db "$DB" --log-dir "$L" --run-id "r$n" --interval 0.2 --job "$job" \
+        GITHUB_STEP_SUMMARY="$T/gs-$n.md" "$BUILDTEL" run --db "$DB" --log-dir "$L" --run-id "r$n" --interval 0.2 --job "$job" \
                 --textfile-dir "$T/tf-$n" \
                 -- "$@" >/dev/null 2>"$T/err-$n"
 }
@@ -48,6 +48,18 @@ expect_eq "the slower run: a regression of duration_s against a usual under a se
         "$(finding $slow duration_s | cut -d'|' -f1-4)" "regression|0|7|6"
 check "the slower run says so on stderr, with both figures" \
         grep -q '^buildtel: slower than usual: 7\.[0-9]s against 0\.[0-9]s (+[0-9]* %, last 6 runs)' "$T/err-$slow"
+check "the report: the section with the small multiples and the finding" python3 - "$L/report-r$slow.html" <<'PY'
+import re, sys
+h = open(sys.argv[1]).read()
+s = h[h.index('<section id="baseline">'):]
+s = s[:s.index("</section>")]
+assert "Against the usual of job steady" in s, s[:200]
+assert s.count("<svg") >= 2 and s.count('fill="#c0392b"') >= 2, s[:400]
+row = re.search(r"<tr><td>duration_s</td><td>–</td><td>7\.\ds</td><td>0\.\ds</td><td>\+\d+ %</td><td>regression</td>", s)
+assert row, s
+PY
+check "the job summary: the flagged finding" \
+        grep -Eq '^\| duration_s \| – \| 7\.[0-9]s \| 0\.[0-9]s \| \+[0-9]+ % \| regression \|' "$T/gs-$slow.md"
 prom=$(ls "$T/tf-$slow"/*.prom)
 check "the textfile: the usual wall time, with the job label" \
         grep -Eq '^build_usual_duration_seconds\{builder="[^"]*",build_job="steady"\} 0\.[0-9]+$' "$prom"
@@ -64,9 +76,10 @@ check "its memory peaks are within noise" \
         test "$(finding $slow mem_peak_mb | cut -d'|' -f1)" = "within noise"
 # -- within the noise: the slow run does not move the median
 run steady sleep 0.4
-expect_eq "a run within the noise is not flagged" "$(finding $n duration_s | cut -d'|' -f1-4)" \
-        "within noise|0|0|7"
+expect_eq "a run within the noise is not flagged" "$(finding $n duration_s | cut -d'|' -f1,2,4)" \
+        "within noise|0|7"
 check "and says nothing about its usual on stderr" sh -c "! grep -q 'usual' '$T/err-$n'"
+check "the job summary says it is within the noise" grep -q '^7 earlier runs. Every figure is within the noise of its usual' "$T/gs-$n.md"
 # -- a failed run is compared with failed runs only: none yet
 run steady sh -c 'sleep 0.3; exit 3'
 expect_eq "a failed run's window holds no successful run" "$(finding $n duration_s | cut -d'|' -f1,2,4,5)" "unknown|null|0|None"

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/* The run against its job's usual (model/baseline.h) in the HTML report
+ * and the Markdown job summary: the findings as the model derived them;
+ * here they are only formatted. */
+#include <math.h>
+#include <string.h>
+
+#include "model/baseline.h"
+#include "model/summary.h"
+#include "render/report.h"
+#include "util/macro.h"
+
+static bool flagged(const struct baseline_finding *f)
+{
+        return f->st.verdict == BASELINE_REGRESSION || f->st.verdict == BASELINE_IMPROVEMENT;
+}
+
+/* value, usual, change and cause of f as cells, between open and close */
+static void cells(struct dwriter *w, const struct baseline_finding *f, const char *open,
+                  const char *close, void (*escape)(struct dwriter *, const char *, size_t))
+{
+        struct dbuf v = DBUF_INIT;
+        const char *what[] = {f->figure, f->target[0] ? f->target : "–"};
+
+        for (size_t i = 0; i < ARRAY_SIZE(what); i++) {
+                dw_puts(w, open);
+                escape(w, what[i], strlen(what[i]));
+                dw_puts(w, close);
+        }
+        for (int i = 0; i < 2; i++) {
+                v.len = 0;
+                dw_check(w, baseline_render_value(f, i ? f->st.usual : f->value, &v));
+                dw_puts(w, open);
+                escape(w, v.p ? v.p : "", v.len);
+                dw_puts(w, close);
+        }
+        dw_puts(w, open);
+        if (isfinite(f->st.change))
+                dw_printf(w, "%+.0f %%", f->st.change * 100);
+        dw_puts(w, close);
+        dw_puts(w, open);
+        dw_puts(w, baseline_verdict_name(f->st.verdict));
+        dw_puts(w, close);
+        dw_puts(w, open);
+        escape(w, f->cause, strlen(f->cause));
+        dw_puts(w, close);
+        dbuf_release(&v);
+}
+
+static const char *const hist_names[BASELINE_HIST] = {"wall time", "CPU time", "anon peak",
+                                                      "memory peak"};
+/* the figure of each small multiple, as baseline_derive() names it */
+static const char *const hist_figs[BASELINE_HIST] = {"duration_s", "cpu_s", "mem_anon_peak_mb",
+                                                     "mem_peak_mb"};
+
+static double usual_of(const struct baseline *b, size_t k)
+{
+        for (size_t i = 0; i < b->n; i++)
+                if (!b->f[i].target[0] && strcmp(b->f[i].figure, hist_figs[k]) == 0)
+                        return b->f[i].st.usual;
+        return NAN;
+}
+
+/* One small chart: a bar per run, oldest first, this run's last and
+ * marked; the usual as a line. */
+static void small_multiple(struct dwriter *w, const struct baseline *b, size_t k, double usual)
+{
+        const double W = 180, H = 48, gap = 2;
+        double max = 0, bw = (W - gap * (double)b->nhist) / (double)MAX(b->nhist, (size_t)1);
+
+        for (size_t i = 0; i < b->nhist; i++)
+                if (isfinite(b->hist[k][i]))
+                        max = MAX(max, b->hist[k][i]);
+        if (!(max > 0))
+                return;
+        dw_printf(w, "<figure class=\"sm\" style=\"display:inline-block;margin:0 1em 0 0\"><svg width=\"%.0f\" height=\"%.0f\" role=\"img\">", W,
+                  H);
+        for (size_t i = 0; i < b->nhist; i++) {
+                double v = b->hist[k][i], h = isfinite(v) ? v / max * (H - 2) : 0;
+
+                if (!isfinite(v))
+                        continue;
+                dw_printf(w,
+                          "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                          "fill=\"%s\"><title>%.3g</title></rect>",
+                          (double)i * (bw + gap), H - h, bw, h,
+                          i + 1 == b->nhist ? "#c0392b" : "#7f8c8d", v);
+        }
+        if (isfinite(usual) && usual > 0)
+                dw_printf(w,
+                          "<line x1=\"0\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#2c3e50\" "
+                          "stroke-dasharray=\"3 2\"/>",
+                          W, H - usual / max * (H - 2), H - usual / max * (H - 2));
+        dw_printf(w, "</svg><figcaption>%s</figcaption></figure>", hist_names[k]);
+}
+
+void report_baseline_html(struct dwriter *w, const struct summary *s)
+{
+        const struct baseline *b = s ? s->baseline : NULL;
+        size_t nflag = 0;
+
+        if (!b)
+                return;
+        dw_puts(w, "<section id=\"baseline\"><h2>Against the usual of job ");
+        report_html_escape(w, b->job, strlen(b->job));
+        dw_printf(w, "</h2><p>%zu earlier runs (the last %d finished on this host with the same "
+                     "outcome); a change counts beyond %.0f %% and %.0f times their spread.</p>",
+                  b->runs, BASELINE_WINDOW, BASELINE_MIN_REL * 100, BASELINE_K);
+        for (size_t k = 0; k < BASELINE_HIST && b->nhist > 1; k++)
+                small_multiple(w, b, k, usual_of(b, k));
+        for (size_t i = 0; i < b->n; i++)
+                nflag += flagged(&b->f[i]);
+        if (b->runs < BASELINE_MIN_RUNS)
+                dw_puts(w, "<p>No usual yet: too few earlier runs.</p>");
+        else if (!nflag)
+                dw_puts(w, "<p>Every figure is within the noise of its usual.</p>");
+        dw_puts(w, "<details><summary>Findings</summary><table><tr><th>figure</th><th>of</th>"
+                   "<th>value</th><th>usual</th><th>change</th><th>verdict</th><th>cause</th>"
+                   "</tr>");
+        /* the flagged ones first */
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < b->n; i++) {
+                        if (flagged(&b->f[i]) != (pass == 0))
+                                continue;
+                        dw_puts(w, "<tr>");
+                        cells(w, &b->f[i], "<td>", "</td>", report_html_escape);
+                        dw_puts(w, "</tr>");
+                }
+        dw_puts(w, "</table></details></section>\n");
+}
+
+void report_baseline_md(struct dwriter *w, const struct summary *s)
+{
+        const struct baseline *b = s ? s->baseline : NULL;
+        size_t nflag;
+
+        if (!b || b->runs == 0)
+                return;
+        dw_puts(w, "### Against the usual of job ");
+        report_md_escape(w, b->job, strlen(b->job));
+        dw_printf(w, "\n\n%zu earlier runs. ", b->runs);
+        nflag = baseline_flagged(b);
+        if (b->runs < BASELINE_MIN_RUNS) {
+                dw_puts(w, "No usual yet: too few earlier runs.\n\n");
+                return;
+        }
+        if (!nflag) {
+                dw_puts(w, "Every figure is within the noise of its usual.\n\n");
+                return;
+        }
+        dw_puts(w, "\n\n| figure | of | value | usual | change | verdict | cause |\n"
+                   "| --- | --- | ---: | ---: | ---: | --- | --- |\n");
+        for (size_t i = 0; i < b->n; i++) {
+                if (!flagged(&b->f[i]))
+                        continue;
+                dw_puts(w, "|");
+                cells(w, &b->f[i], " ", " |", report_md_escape);
+                dw_puts(w, "\n");
+        }
+        dw_puts(w, "\n");
+}
