@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "model/baseline.h"
 #include "model/summary.h"
 #include "model/targets.h"
 #include "render/otlp-metrics.h"
@@ -38,6 +39,9 @@ static struct run_info run_of(bool finished, int exit_code, int sig)
                                  .term_signal = sig};
 }
 
+/* The baseline the next encode() puts in its summary (NULL: none). */
+static const struct baseline *encode_baseline;
+
 /* Encode one final body of run ri with facts f (and samples when
  * given) and parse it. */
 static json_t *encode(const struct run_info *ri, const struct run_facts *f,
@@ -51,6 +55,7 @@ static json_t *encode(const struct run_info *ri, const struct run_facts *f,
         json_t *root;
 
         summary_init(&sum, NULL);
+        sum.baseline = encode_baseline;
         for (size_t i = 0; i < nsamples; i++)
                 summary_add(&sum, &samples[i]);
         assert_int_equal(otlp_metrics_new(&cfg, ri, &m), 0);
@@ -386,6 +391,45 @@ static void test_outcomes(void **state)
         }
 }
 
+/* ---- the usual: sent once enough earlier runs give one ---- */
+
+static void test_usual(void **state)
+{
+        static struct run_facts f;
+        static struct baseline b;
+        struct baseline_run win[4], cur;
+        struct run_info ri = run_of(true, 0, 0);
+        json_t *root, *p = NULL;
+
+        (void)state;
+        targets_facts(NULL, &ri, &f);
+        for (size_t i = 0; i < ARRAY_SIZE(win); i++) {
+                baseline_run_init(&win[i]);
+                win[i].duration_s = 10 + (double)i;
+        }
+        baseline_run_init(&cur);
+        cur.duration_s = f.duration_s;
+        for (size_t n = 1; n <= ARRAY_SIZE(win); n += ARRAY_SIZE(win) - 1) {
+                assert_int_equal(baseline_derive("j", &cur, win, n, &b), 0);
+                encode_baseline = &b;
+                root = encode(&ri, &f, NULL, 0);
+                encode_baseline = NULL;
+                if (n < BASELINE_MIN_RUNS) {
+                        assert_int_equal(points(root, "build.duration.usual", NULL, NULL, NULL, &p),
+                                         0);
+                        json_decref(root);
+                        continue;
+                }
+                assert_int_equal(points(root, "build.duration.usual", "s", NULL, NULL, &p), 1);
+                assert_true(json_real_value(json_object_get(p, "asDouble")) == 11.5);
+                assert_int_equal(
+                    points(root, "build.duration.ratio_to_usual", "1", NULL, NULL, &p), 1);
+                assert_true(fabs(json_real_value(json_object_get(p, "asDouble")) - 62.25 / 11.5) <
+                            1e-9);
+                json_decref(root);
+        }
+}
+
 /* ---- samples: gauges per sample, sums from the last ------------------------ */
 
 static size_t column(const char *name)
@@ -496,6 +540,7 @@ int main(void)
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_targets),
             cmocka_unit_test(test_outcomes),
+            cmocka_unit_test(test_usual),
             cmocka_unit_test(test_samples),
             cmocka_unit_test(test_pending_cap),
         };

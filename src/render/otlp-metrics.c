@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/baseline.h"
+#include "model/summary.h"
 #include "render/otlp-encode.h"
 #include "util/macro.h"
 
@@ -160,6 +162,30 @@ static struct val get_steps_cached(const struct run_model *m)
         return cnt(m->facts->steps_set, m->facts->cached);
 }
 
+/* The run's wall time against its job's usual (model/baseline.h): sent
+ * when the usual is known (enough earlier runs). */
+static const struct baseline_finding *usual_duration(const struct run_model *m)
+{
+        const struct baseline *b = m->summary->baseline;
+
+        for (size_t i = 0; b && i < b->n; i++)
+                if (!b->f[i].target[0] && strcmp(b->f[i].figure, "duration_s") == 0)
+                        return b->f[i].st.verdict != BASELINE_UNKNOWN ? &b->f[i] : NULL;
+        return NULL;
+}
+static struct val get_usual_duration(const struct run_model *m)
+{
+        const struct baseline_finding *f = usual_duration(m);
+
+        return f ? dbl(f->st.usual) : (struct val){0};
+}
+static struct val get_duration_ratio(const struct run_model *m)
+{
+        const struct baseline_finding *f = usual_duration(m);
+
+        return f && f->st.usual > 0 ? dbl(f->value / f->st.usual) : (struct val){0};
+}
+
 static const struct total_line total_lines[] = {
     {"build.duration", "s", "Wall time of the build", get_duration},
     {"build.figures.estimated", "1",
@@ -177,6 +203,10 @@ static const struct total_line total_lines[] = {
      "Distinct BuildKit steps of the build (a step shared by targets counts once)", get_steps},
     {"build.steps.cached", "{step}", "Distinct BuildKit steps taken from the layer cache",
      get_steps_cached},
+    {"build.duration.usual", "s", "Median wall time of the job's recent finished runs on this host",
+     get_usual_duration},
+    {"build.duration.ratio_to_usual", "1", "Wall time of the build over its job's usual",
+     get_duration_ratio},
 };
 
 /* At the end only: one point per target, with attributes target and
