@@ -62,7 +62,7 @@ check "the job summary: the flagged finding" \
         grep -Eq '^\| duration_s \| – \| 7\.[0-9]s \| 0\.[0-9]s \| \+[0-9]+ % \| regression \|' "$T/gs-$slow.md"
 prom=$(ls "$T/tf-$slow"/*.prom)
 check "the textfile: the usual wall time, with the job label" \
-        grep -Eq '^build_usual_duration_seconds\{builder="[^"]*",build_job="steady"\} 0\.[0-9]+$' "$prom"
+        grep -Eq '^build_usual_duration_seconds\{builder="[^"]*",buildtel_job="steady"\} 0\.[0-9]+$' "$prom"
 check "the textfile: the ratio to it is above 7" python3 -c "
 import re, sys
 v = [float(l.split()[-1]) for l in open('$prom') if l.startswith('build_duration_ratio_to_usual{')]
