@@ -35,18 +35,32 @@ static const struct {
     {"none at all", &dur_rule, {0}, 0, 500, BASELINE_UNKNOWN, NAN},
     {"current unknown", &dur_rule, {100, 101, 99}, 3, NAN, BASELINE_UNKNOWN, 100},
     {"three is enough", &dur_rule, {100, 101, 99}, 3, 200, BASELINE_REGRESSION, 100},
-    {"step change up", &dur_rule, {550, 560, 548, 552, 555, 549}, 6, 840, BASELINE_REGRESSION,
-     551},
-    {"step change down", &dur_rule, {550, 560, 548, 552, 555, 549}, 6, 300, BASELINE_IMPROVEMENT,
+    {"step change up", &dur_rule, {550, 560, 548, 552, 555, 549}, 6, 840, BASELINE_REGRESSION, 551},
+    {"step change down",
+     &dur_rule,
+     {550, 560, 548, 552, 555, 549},
+     6,
+     300,
+     BASELINE_IMPROVEMENT,
      551},
     {"within noise", &dur_rule, {550, 560, 548, 552, 555, 549}, 6, 566, BASELINE_NOISE, 551},
     /* one huge outlier in the window moves neither the median nor the MAD */
-    {"outlier in window", &dur_rule, {100, 102, 98, 5000, 101, 99}, 6, 140, BASELINE_REGRESSION,
+    {"outlier in window",
+     &dur_rule,
+     {100, 102, 98, 5000, 101, 99},
+     6,
+     140,
+     BASELINE_REGRESSION,
      100.5},
     /* a noisy window: +30 % is within 3 scaled MADs */
     {"noisy window", &dur_rule, {100, 160, 70, 130, 90, 150, 60}, 7, 130, BASELINE_NOISE, 100},
     /* slow drift: each run a little slower; the next step of it is noise */
-    {"slow drift", &dur_rule, {300, 306, 312, 318, 324, 330, 336, 342}, 8, 348, BASELINE_NOISE,
+    {"slow drift",
+     &dur_rule,
+     {300, 306, 312, 318, 324, 330, 336, 342},
+     8,
+     348,
+     BASELINE_NOISE,
      321},
     /* zero spread: tiny changes are not findings (the floors), large are */
     {"zero spread tiny", &dur_rule, {10, 10, 10, 10}, 4, 11, BASELINE_NOISE, 10},
@@ -98,12 +112,9 @@ static const struct {
         const char *argv[6];
         long jobs;
 } jobs_cases[] = {
-    {{"make", "-j8", NULL}, 8},
-    {{"make", "-j", "4", "all", NULL}, 4},
-    {{"ninja", "--jobs=3", NULL}, 3},
-    {{"cargo", "build", "--jobs", "12", NULL}, 12},
-    {{"make", "-jx", NULL}, -1},
-    {{"make", "-j", NULL}, -1},
+    {{"make", "-j8", NULL}, 8},       {{"make", "-j", "4", "all", NULL}, 4},
+    {{"ninja", "--jobs=3", NULL}, 3}, {{"cargo", "build", "--jobs", "12", NULL}, 12},
+    {{"make", "-jx", NULL}, -1},      {{"make", "-j", NULL}, -1},
     {{"sleep", "1", NULL}, -1},
 };
 
@@ -278,9 +289,9 @@ static void test_steps_kept(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_judge),           cmocka_unit_test(test_median_mad),
-            cmocka_unit_test(test_argv_jobs),       cmocka_unit_test(test_derive_cache_collapse),
-            cmocka_unit_test(test_derive_causes),   cmocka_unit_test(test_derive_few),
+            cmocka_unit_test(test_judge),         cmocka_unit_test(test_median_mad),
+            cmocka_unit_test(test_argv_jobs),     cmocka_unit_test(test_derive_cache_collapse),
+            cmocka_unit_test(test_derive_causes), cmocka_unit_test(test_derive_few),
             cmocka_unit_test(test_steps_kept),
         };
 

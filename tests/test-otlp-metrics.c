@@ -422,8 +422,8 @@ static void test_usual(void **state)
                 }
                 assert_int_equal(points(root, "build.duration.usual", "s", NULL, NULL, &p), 1);
                 assert_true(json_real_value(json_object_get(p, "asDouble")) == 11.5);
-                assert_int_equal(
-                    points(root, "build.duration.ratio_to_usual", "1", NULL, NULL, &p), 1);
+                assert_int_equal(points(root, "build.duration.ratio_to_usual", "1", NULL, NULL, &p),
+                                 1);
                 assert_true(fabs(json_real_value(json_object_get(p, "asDouble")) - 62.25 / 11.5) <
                             1e-9);
                 json_decref(root);
@@ -538,10 +538,8 @@ static void test_pending_cap(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_targets),
-            cmocka_unit_test(test_outcomes),
-            cmocka_unit_test(test_usual),
-            cmocka_unit_test(test_samples),
+            cmocka_unit_test(test_targets),     cmocka_unit_test(test_outcomes),
+            cmocka_unit_test(test_usual),       cmocka_unit_test(test_samples),
             cmocka_unit_test(test_pending_cap),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -331,7 +331,7 @@ static void context_causes(struct deriv *d)
         if (!d->host[0] && isfinite(c->mem_total_mb) && isfinite(u) &&
             fabs(c->mem_total_mb - u) > 0.1 * u)
                 cause_fmt(d->host, sizeof(d->host), "host memory %.1f GiB, usually %.1f GiB",
-                               c->mem_total_mb / 1024, u / 1024);
+                          c->mem_total_mb / 1024, u / 1024);
         u = usual_of(d, get_jobs);
         if (c->jobs > 0 && isfinite(u) && fabs((double)c->jobs - u) >= 1)
                 cause_fmt(d->jobs, sizeof(d->jobs), "-j %ld, usually -j %.0f", c->jobs, u);
@@ -619,8 +619,7 @@ int baseline_render_short(const struct baseline *b, struct dbuf *out)
         if (r >= 0 && second)
                 r = put_finding(b, second, false, true, out);
         if (r >= 0 && flagged > 1 + (second != NULL))
-                r = dbuf_printf(out, "; %zu more in the summary",
-                                flagged - 1 - (second != NULL));
+                r = dbuf_printf(out, "; %zu more in the summary", flagged - 1 - (second != NULL));
         if (r >= 0)
                 r = dbuf_puts(out, "\n");
         return r;
@@ -682,8 +681,7 @@ void baseline_run_of(const struct summary *s, const struct run_info *ri, const s
 
                 if (sf->step)
                         baseline_add_step(ret, sf->name, targets_step_duration(sf),
-                                          sf->exec.set ? sf->exec.mem_peak_bytes / 1048576.0
-                                                       : NAN);
+                                          sf->exec.set ? sf->exec.mem_peak_bytes / 1048576.0 : NAN);
         }
 }
 

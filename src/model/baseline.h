@@ -73,9 +73,9 @@ struct baseline_named {
 };
 struct baseline_run {
         double duration_s, cpu_s, anon_mb, mem_mb, oom_kills, cc_ratio;
-        long ncpu;           /* -1 unknown */
-        double mem_total_mb; /* the host's */
-        long jobs;           /* -j of the command line; -1 unknown */
+        long ncpu;                  /* -1 unknown */
+        double mem_total_mb;        /* the host's */
+        long jobs;                  /* -j of the command line; -1 unknown */
         int64_t cc_hits, cc_misses; /* summed over the targets that know them */
         size_t ntargets, nunits, nsteps;
         struct baseline_named targets[BASELINE_TARGETS_MAX];
@@ -89,8 +89,7 @@ void baseline_run_init(struct baseline_run *r);
 void baseline_add_target(struct baseline_run *r, const char *name, double duration_s,
                          double cache_ratio);
 void baseline_add_unit(struct baseline_run *r, const char *name, const char *tool, double peak_mb);
-void baseline_add_step(struct baseline_run *r, const char *name, double duration_s,
-                       double mem_mb);
+void baseline_add_step(struct baseline_run *r, const char *name, double duration_s, double mem_mb);
 /* The compiler-cache ratio from the targets' counts (negative: unknown,
  * skipped): begin, then add each target's. */
 void baseline_cc_begin(struct baseline_run *r);
@@ -116,8 +115,8 @@ long baseline_argv_jobs(char *const *argv);
 #define BASELINE_FIGURE_MAX 23
 #define BASELINE_CAUSE_MAX 191
 struct baseline_finding {
-        char figure[BASELINE_FIGURE_MAX + 1];    /* "duration_s", "target_cache_ratio" ... */
-        char target[BASELINE_NAME_MAX + 1];      /* the target, unit or step; "" the run */
+        char figure[BASELINE_FIGURE_MAX + 1]; /* "duration_s", "target_cache_ratio" ... */
+        char target[BASELINE_NAME_MAX + 1];   /* the target, unit or step; "" the run */
         double value;
         struct baseline_stat st;
         char cause[BASELINE_CAUSE_MAX + 1]; /* "" none known */

@@ -58,8 +58,8 @@ struct recorder {
         double line_now;    /* the time the lines being parsed arrived */
         struct proctop top; /* the build's largest processes this tick */
         double page_bytes;
-        struct procscan *scan; /* the compile units in flight */
-        struct units *units;   /* and over the run */
+        struct procscan *scan;     /* the compile units in flight */
+        struct units *units;       /* and over the run */
         struct baseline *baseline; /* the run against its job's usual, made at finish */
         char running[SAMPLE_RUNNING_MAX + 1];
         /* The output's parsers on their own thread (parseq.h); NULL: none

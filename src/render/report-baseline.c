@@ -73,8 +73,10 @@ static void small_multiple(struct dwriter *w, const struct baseline *b, size_t k
                         max = MAX(max, b->hist[k][i]);
         if (!(max > 0))
                 return;
-        dw_printf(w, "<figure class=\"sm\" style=\"display:inline-block;margin:0 1em 0 0\"><svg width=\"%.0f\" height=\"%.0f\" role=\"img\">", W,
-                  H);
+        dw_printf(w,
+                  "<figure class=\"sm\" style=\"display:inline-block;margin:0 1em 0 0\"><svg "
+                  "width=\"%.0f\" height=\"%.0f\" role=\"img\">",
+                  W, H);
         for (size_t i = 0; i < b->nhist; i++) {
                 double v = b->hist[k][i], h = isfinite(v) ? v / max * (H - 2) : 0;
 
@@ -103,8 +105,9 @@ void report_baseline_html(struct dwriter *w, const struct summary *s)
                 return;
         dw_puts(w, "<section id=\"baseline\"><h2>Against the usual of job ");
         report_html_escape(w, b->job, strlen(b->job));
-        dw_printf(w, "</h2><p>%zu earlier runs (the last %d finished on this host with the same "
-                     "outcome); a change counts beyond %.0f %% and %.0f times their spread.</p>",
+        dw_printf(w,
+                  "</h2><p>%zu earlier runs (the last %d finished on this host with the same "
+                  "outcome); a change counts beyond %.0f %% and %.0f times their spread.</p>",
                   b->runs, BASELINE_WINDOW, BASELINE_MIN_REL * 100, BASELINE_K);
         for (size_t k = 0; k < BASELINE_HIST && b->nhist > 1; k++)
                 small_multiple(w, b, k, usual_of(b, k));

@@ -534,13 +534,13 @@ static json_t *jbaseline(const struct summary *s)
         a = json_array();
         for (size_t i = 0; a && i < b->n; i++) {
                 const struct baseline_finding *f = &b->f[i];
-                json_t *e = json_pack(
-                    "{s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:o}", "figure", f->figure, "target",
-                    f->target[0] ? run_json_string(f->target) : json_null(), "value",
-                    jnum(f->value, 4), "usual", jnum(f->st.usual, 4), "spread",
-                    jnum(f->st.spread, 4), "change", jnum(f->st.change, 4), "verdict",
-                    baseline_verdict_name(f->st.verdict), "cause",
-                    f->cause[0] ? run_json_string(f->cause) : json_null());
+                json_t *e =
+                    json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:o}", "figure", f->figure,
+                              "target", f->target[0] ? run_json_string(f->target) : json_null(),
+                              "value", jnum(f->value, 4), "usual", jnum(f->st.usual, 4), "spread",
+                              jnum(f->st.spread, 4), "change", jnum(f->st.change, 4), "verdict",
+                              baseline_verdict_name(f->st.verdict), "cause",
+                              f->cause[0] ? run_json_string(f->cause) : json_null());
 
                 if (json_array_append_new(a, e) < 0) {
                         json_decref(a);

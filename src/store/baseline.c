@@ -36,7 +36,8 @@ static int on_run(void *userdata, const struct store_run *r)
         return 0;
 }
 
-#define JX(path) "CASE WHEN json_valid(summary_json) THEN json_extract(summary_json, '" path "') END"
+#define JX(path)                                                                                   \
+        "CASE WHEN json_valid(summary_json) THEN json_extract(summary_json, '" path "') END"
 
 /* CPU time and OOM kills: in the stored summary only. */
 static int build_row(void *ctx, sqlite3_stmt *s)
