@@ -72,6 +72,8 @@ static int add_facts(const struct store_run *run, struct compare_side *s)
         if (r >= 0)
                 r = compare_side_add_text(s, COMPARE_FACTS, "", "host", run->info.host);
         if (r >= 0)
+                r = compare_side_add_text(s, COMPARE_FACTS, "", "job", run->info.job);
+        if (r >= 0)
                 r = compare_side_add_text(s, COMPARE_FACTS, "", "cwd", run->info.cwd);
         if (r >= 0)
                 r = compare_side_add_text(s, COMPARE_FACTS, "", "builder", run->builder);
@@ -271,7 +273,13 @@ static int pick_runs(struct store *st, const struct history_opts *o, char **ops,
                         return -1;
                 return 0;
         }
-        e = store_runs_each(st, NAN, 50, take_finished, &l);
+        if (o->job) {
+                struct store_job_filter f = {
+                    .job = o->job, .finished_only = true, .success = -1, .since = NAN};
+
+                e = store_job_runs(st, &f, 2, take_finished, &l);
+        } else
+                e = store_runs_each(st, NAN, 50, take_finished, &l);
         if (e < 0 && e != -ECANCELED) {
                 fprintf(stderr, "buildtel compare: cannot read the history: %s\n",
                         store_strerror((int)e));
@@ -279,9 +287,9 @@ static int pick_runs(struct store *st, const struct history_opts *o, char **ops,
         }
         if (l.n < 2) {
                 fprintf(stderr,
-                        "buildtel compare: fewer than two finished runs in the history "
+                        "buildtel compare: fewer than two finished runs%s%s in the history "
                         "(%zu)\n",
-                        l.n);
+                        o->job ? " of job " : "", o->job ? o->job : "", l.n);
                 return -1;
         }
         ids[0] = l.ids[1];
@@ -334,6 +342,11 @@ int cmd_compare(int argc, char **argv)
         if (o.help) {
                 cmd_print_usage("compare");
                 return 0;
+        }
+        if (o.job && !o.last) {
+                fprintf(stderr, "buildtel compare: --job goes with --last; see 'buildtel help "
+                                "compare'\n");
+                return EXIT_BT_USAGE;
         }
         if (argc - oi != (o.last ? 0 : 2)) {
                 fprintf(stderr, "buildtel compare: %s; see 'buildtel help compare'\n",

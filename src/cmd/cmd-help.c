@@ -167,10 +167,11 @@ static const struct {
      0, 0},
     {"compare",
      "usage: buildtel compare [--json] [--db PATH] A B\n"
-     "       buildtel compare --last [--json] [--db PATH]\n"
+     "       buildtel compare --last [--job NAME] [--json] [--db PATH]\n"
      "\n"
      "Two runs from the history database side by side (A and B: run ids or unique\n"
-     "prefixes; --last: the last two finished runs, the older as A), what changed\n"
+     "prefixes; --last: the last two finished runs, the older as A; with --job NAME,\n"
+     "the last two of that job), what changed\n"
      "most first: the run (duration, CPU seconds, the build's memory peaks, total and\n"
      "anon, the host's, OOM kills, steps), per target (duration, steps, cached), per\n"
      "BuildKit step (duration, memory peak, CPU), per compile unit (appeared, gone,\n"

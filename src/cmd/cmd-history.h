@@ -23,7 +23,7 @@ struct history_opts {
         bool once;     /* --once (top) */
         bool last;     /* --last (compare) */
         bool help;
-        const char *job; /* --job (status): only that job's runs; NULL all */
+        const char *job; /* --job (status; compare --last): that job's runs; NULL all */
 };
 
 /* Parse the options of cmd with the one option table (cmd-common.c): the

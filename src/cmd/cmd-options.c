@@ -388,11 +388,12 @@ static const struct cmd_option {
      "~/.local/state/buildtel/logs; an unwritable one falls back\n"
      "to $TMPDIR/buildtel-UID/logs)",
      CALL(set_log_dir)},
-    {OPT_JOB, "job", NULL, 0, "NAME", RW | CMDS_STATUS, OPTG_MAIN,
+    {OPT_JOB, "job", NULL, 0, "NAME", RW | CMDS_STATUS | CMDS_COMPARE, OPTG_MAIN,
      "what repeats, to compare a run with (default\n"
      "$BUILDTEL_JOB, else GitHub's $GITHUB_WORKFLOW/$GITHUB_JOB,\n"
      "GitLab's $CI_PROJECT_PATH/$CI_JOB_NAME, else from the cwd\n"
-     "and the command); status: only that job's runs",
+     "and the command); status: only that job's runs;\n"
+     "compare --last: that job's last two",
      CALL(set_job)},
     {OPT_RUN_ID, "run-id", NULL, 0, "ID", RW, OPTG_MAIN,
      "name of the run (default: UTC time and a random suffix);\n"
