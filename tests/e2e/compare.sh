@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# buildtel compare: two real runs in a real history (a memory hog of 50 MiB
+# for 0.5 s, then 200 MiB for 1.5 s), compared by id and with --last; the
+# grown memory peak leads the text; the JSON's figures are each run's
+# summary.json's; an unknown run, too few runs, a garbage database and bad
+# usage each say one line with their exit status.
+. "$(dirname "$0")/lib.sh"
+for tool in python3 sqlite3; do
+        command -v $tool >/dev/null || { echo "needs $tool"; exit 77; }
+done
+: "${MEMHOG:?MEMHOG must name tests/helpers/memhog}"
+DB="$T/h.db"
+L="$T/logs"
+J="python3 $HERE/csvcheck.py json-get"
+
+"$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id small --interval 0.1 -- "$MEMHOG" 50 0.5 >/dev/null
+expect_eq "run small" "$?" 0
+
+# one run: --last has nothing to compare it with
+"$BUILDTEL" compare --db "$DB" --last >"$T/o" 2>"$T/e"
+expect_eq "--last with one run: status 1" "$?" 1
+check "--last with one run: one line, says why" \
+        sh -c "test \$(wc -l <'$T/e') -eq 1 && grep -q 'fewer than two finished runs' '$T/e' && test ! -s '$T/o'"
+
+"$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id big --interval 0.1 -- "$MEMHOG" 200 1.5 >/dev/null
+expect_eq "run big" "$?" 0
+
+# text, by id
+"$BUILDTEL" compare --db "$DB" small big >"$T/c.txt" 2>"$T/e"
+expect_eq "compare small big" "$?" 0
+cat "$T/c.txt"
+check "the header names A and B" sh -c "grep -q '^A: small ' '$T/c.txt' && grep -q '^B: big ' '$T/c.txt'"
+# the run section comes first (its +300 % beats every other change); the
+# build's memory peaks are among its first three rows (the hog's CPU time
+# grows with the pages it touches, about as much)
+check "the first section is the run's" sh -c "sed -n 4p '$T/c.txt' | grep -q '^run '"
+check "both memory peaks are in the top three rows" \
+        test "$(sed -n '5,7p' "$T/c.txt" | grep -Ec '^  build_(anon|mem)_peak_mb ')" -eq 2
+row=$(grep '^  build_mem_peak_mb ' "$T/c.txt")
+check "build_mem_peak_mb: about +300 % ($row)" \
+        sh -c "echo '$row' | awk '{p = \$NF; sub(/%/, \"\", p); p += 0; exit !(p > 200 && p < 400)}'"
+check "duration is among the changes" grep -q '^  duration_s ' "$T/c.txt"
+check "the commands differ, both shown" \
+        sh -c "grep -q '^    A  .*memhog 50 0.5' '$T/c.txt' && grep -q '^    B  .*memhog 200 1.5' '$T/c.txt'"
+check "the same host is not listed" sh -c "! grep -q '^  host\$' '$T/c.txt'"
+
+# JSON: the values are the runs' own summary.json's
+"$BUILDTEL" compare --db "$DB" --json small big >"$T/c.json"
+expect_eq "compare --json" "$?" 0
+fig() { # fig FIGURE a|b: the value of the run section's FIGURE
+        python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for s in d["sections"]:
+    for r in s["rows"]:
+        if s["section"] == "run" and r["figure"] == sys.argv[2]:
+            print(r[sys.argv[3]]); sys.exit(0)
+sys.exit(1)' "$T/c.json" "$1" "$2"
+}
+expect_eq "json: a is small" "$($J "$T/c.json" a.run_id)" small
+expect_eq "json: b is big" "$($J "$T/c.json" b.run_id)" big
+expect_eq "json: the first section is run" "$($J "$T/c.json" sections.0.section)" run
+check "json: the build's memory peaks are among the first three rows" \
+        test "$(for i in 0 1 2; do $J "$T/c.json" sections.0.rows.$i.figure; done | grep -Ec '^build_(anon|mem)_peak_mb$')" -eq 2
+for r in small:a big:b; do
+        id=${r%:*} side=${r#*:}
+        S="$L/resources-$id.summary.json"
+        expect_eq "json $side: build_mem_peak_mb = $id's summary build.mem_peak_mb" \
+                "$(fig build_mem_peak_mb $side)" "$($J "$S" build.mem_peak_mb.value)"
+        expect_eq "json $side: build_anon_peak_mb = $id's summary build.mem_anon_peak_mb" \
+                "$(fig build_anon_peak_mb $side)" "$($J "$S" build.mem_anon_peak_mb.value)"
+        expect_eq "json $side: duration_s = $id's summary run.duration_s (ms)" \
+                "$(printf '%.3f' "$(fig duration_s $side)")" "$(printf '%.3f' "$($J "$S" run.duration_s)")"
+        expect_eq "json $side: cpu_s = $id's summary build.cpu_user_s + cpu_sys_s" \
+                "$(printf '%.3f' "$(fig cpu_s $side)")" \
+                "$(python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["build"]; print("%.3f" % (b["cpu_user_s"] + b["cpu_sys_s"]))' "$S")"
+        expect_eq "json $side: oom_kills = $id's summary build.oom_kills" \
+                "$(printf '%.0f' "$(fig oom_kills $side)")" "$($J "$S" build.oom_kills)"
+done
+a=$(fig build_mem_peak_mb a) b=$(fig build_mem_peak_mb b) c=$(fig build_mem_peak_mb change)
+check "json: change = b - a ($b - $a = $c)" awk -v a="$a" -v b="$b" -v c="$c" 'BEGIN{d = b - a - c; exit !(d < 1e-9 && d > -1e-9)}'
+check "json: 200 MiB against 50 MiB" sh -c "awk -v a='$a' -v b='$b' 'BEGIN{exit !(a > 45 && a < 80 && b > 195 && b < 240)}'"
+
+# --last: the same two, the older as A
+"$BUILDTEL" compare --db "$DB" --last --json >"$T/l.json"
+expect_eq "compare --last --json" "$?" 0
+expect_eq "--last: A is the older" "$($J "$T/l.json" a.run_id)" small
+expect_eq "--last: B is the newer" "$($J "$T/l.json" b.run_id)" big
+"$BUILDTEL" compare --db "$DB" --last >"$T/l.txt"
+check "--last text = compare small big" cmp -s "$T/l.txt" "$T/c.txt"
+
+# --job NAME --last. `run --job` is the job branch's: until it lands the
+# two runs are put in a job with sqlite3 (the column is real, schema 9).
+if [ "$(sqlite3 "$DB" "select count(*) from pragma_table_info('runs') where name = 'job'")" = 1 ]; then
+        sqlite3 "$DB" "update runs set job = 'j1' where run_id in ('small', 'big')"
+        "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id other --interval 0.1 -- true
+        "$BUILDTEL" compare --db "$DB" --job j1 --last --json >"$T/j.json"
+        expect_eq "--job j1 --last" "$?" 0
+        expect_eq "--job j1 --last: A" "$($J "$T/j.json" a.run_id)" small
+        expect_eq "--job j1 --last: B (not the later run of no job)" "$($J "$T/j.json" b.run_id)" big
+        "$BUILDTEL" compare --db "$DB" --job nosuchjob --last 2>"$T/e"
+        expect_eq "--job of no runs: status 1" "$?" 1
+        check "--job of no runs: one line" \
+                sh -c "test \$(wc -l <'$T/e') -eq 1 && grep -q 'of job nosuchjob' '$T/e'"
+fi
+"$BUILDTEL" compare --db "$DB" --job j1 small big 2>"$T/e"
+expect_eq "--job without --last: status 2" "$?" 2
+
+# errors: one line each, nothing on stdout, the database untouched
+before=$(sqlite3 "$DB" "select count(*) from runs")
+"$BUILDTEL" compare --db "$DB" small nosuchrun >"$T/o" 2>"$T/e"
+expect_eq "unknown run: status 1" "$?" 1
+expect_eq "unknown run: the line" "$(cat "$T/e")" "buildtel compare: no run 'nosuchrun' in the history"
+check "unknown run: nothing on stdout" test ! -s "$T/o"
+expect_eq "the runs are all still there" "$(sqlite3 "$DB" "select count(*) from runs")" "$before"
+"$BUILDTEL" compare --db "$DB" small 2>"$T/e"
+expect_eq "one run given: status 2" "$?" 2
+check "one run given: one line" test "$(wc -l <"$T/e")" -eq 1
+"$BUILDTEL" compare --db "$DB" --last small 2>"$T/e"
+expect_eq "--last and a run: status 2" "$?" 2
+"$BUILDTEL" compare --db "$T/none.db" a b 2>"$T/e"
+expect_eq "a missing database: status 1" "$?" 1
+check "a missing database: one line" sh -c "test \$(wc -l <'$T/e') -eq 1 && grep -q 'does not exist' '$T/e'"
+check "a missing database is not created" test ! -e "$T/none.db"
+head -c 4096 /dev/urandom >"$T/garbage.db"
+cp "$T/garbage.db" "$T/garbage.orig"
+"$BUILDTEL" compare --db "$T/garbage.db" a b 2>"$T/e"
+expect_eq "a garbage database: status 1" "$?" 1
+check "a garbage database: one line" test "$(wc -l <"$T/e")" -eq 1
+check "a garbage database is left as it was" cmp -s "$T/garbage.db" "$T/garbage.orig"
+"$BUILDTEL" compare --db "$DB" --bogus a b 2>"$T/e"
+expect_eq "an unknown option: status 2" "$?" 2
+finish
