@@ -62,18 +62,18 @@ const char *compare_status_name(enum compare_status s);
 struct compare_row {
         int section;
         const char *subject, *figure;
-        double a, b;            /* NAN: not in that run, or a text */
-        const char *ta, *tb;    /* the texts of a text figure (NULL: not in that run) */
-        double change;          /* b - a; NAN unless both are numbers */
-        double change_pct;      /* 100 (b - a) / |a|; NAN when a is 0 or either is absent */
-        double rank;            /* how big the change is, for the order (see compare_runs) */
+        double a, b;         /* NAN: not in that run, or a text */
+        const char *ta, *tb; /* the texts of a text figure (NULL: not in that run) */
+        double change;       /* b - a; NAN unless both are numbers */
+        double change_pct;   /* 100 (b - a) / |a|; NAN when a is 0 or either is absent */
+        double rank;         /* how big the change is, for the order (see compare_runs) */
         enum compare_status status;
 };
 
 struct compare_result {
         struct compare_row *rows; /* by section in order[], each by rank, largest first */
         size_t n;
-        int order[COMPARE_SECTIONS];   /* sections by their largest rank, largest first */
+        int order[COMPARE_SECTIONS];    /* sections by their largest rank, largest first */
         double score[COMPARE_SECTIONS]; /* a section's largest rank (0: nothing changed) */
         size_t count[COMPARE_SECTIONS]; /* rows of each section */
 };

@@ -228,11 +228,11 @@ static json_t *sections_json(const struct compare_result *res)
                                 rows = NULL;
                         }
                 at += res->count[s];
-                if (!rows || (res->count[s] &&
-                              json_array_append_new(
-                                  a, json_pack("{s:s, s:f, s:O}", "section",
-                                               compare_section_name(s), "score", res->score[s],
-                                               "rows", rows)) < 0)) {
+                if (!rows ||
+                    (res->count[s] &&
+                     json_array_append_new(a, json_pack("{s:s, s:f, s:O}", "section",
+                                                        compare_section_name(s), "score",
+                                                        res->score[s], "rows", rows)) < 0)) {
                         json_decref(a);
                         a = NULL;
                 }
