@@ -61,15 +61,23 @@ static int put_label(struct dbuf *out, const struct compare_row *r)
         int e = 0;
 
         if (sl) {
-                /* the subject's end tells units and steps apart: keep it */
+                /* a unit's name tells it apart by its end (its path), a
+                 * step's by its start ("[app 2/5] RUN") */
                 const char *s = r->subject;
+                size_t n = sl;
+                bool cut = room > 4 && sl > room - 1;
+                bool front = r->section == COMPARE_UNIT;
 
-                if (sl > room - 1 && room > 4) {
-                        e = dbuf_puts(&l, "...");
-                        s += sl - (room - 4);
+                if (cut) {
+                        n = room - 4;
+                        s += front ? sl - n : 0;
                 }
+                if (cut && front)
+                        e = dbuf_puts(&l, "...");
                 if (e >= 0)
-                        e = run_append_utf8_lossy(&l, s, strlen(s), true);
+                        e = run_append_utf8_lossy(&l, s, n, true);
+                if (e >= 0 && cut && !front)
+                        e = dbuf_puts(&l, "...");
                 if (e >= 0)
                         e = dbuf_puts(&l, " ");
         }
@@ -187,9 +195,23 @@ int compare_render_text(const struct compare_result *res, const struct compare_l
         return e;
 }
 
+/* A count (a figure with no unit suffix) as a JSON integer when whole. */
+static bool is_count(const char *figure)
+{
+        return !ends_with(figure, "_s") && !ends_with(figure, "_mb") &&
+               !ends_with(figure, "_pct") && !ends_with(figure, "_ratio");
+}
+
+static json_t *fig_num(const char *figure, double v)
+{
+        if (isfinite(v) && is_count(figure) && v == floor(v) && fabs(v) < 9e15)
+                return json_integer((json_int_t)v);
+        return isfinite(v) ? json_real(v) : json_null();
+}
+
 static json_t *num(double v)
 {
-        return isfinite(v) ? json_real(v) : json_null();
+        return fig_num("_s", v);
 }
 
 static json_t *text(const char *s)
@@ -203,8 +225,9 @@ static json_t *row_json(const struct compare_row *r)
 
         return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:s}", "subject",
                          *r->subject ? text(r->subject) : json_null(), "figure", text(r->figure),
-                         "a", t ? text(r->ta) : num(r->a), "b", t ? text(r->tb) : num(r->b),
-                         "change", num(r->change), "change_pct", num(r->change_pct), "status",
+                         "a", t ? text(r->ta) : fig_num(r->figure, r->a), "b",
+                         t ? text(r->tb) : fig_num(r->figure, r->b), "change",
+                         fig_num(r->figure, r->change), "change_pct", num(r->change_pct), "status",
                          compare_status_name(r->status));
 }
 

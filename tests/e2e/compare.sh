@@ -75,7 +75,7 @@ for r in small:a big:b; do
                 "$(printf '%.3f' "$(fig cpu_s $side)")" \
                 "$(python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["build"]; print("%.3f" % (b["cpu_user_s"] + b["cpu_sys_s"]))' "$S")"
         expect_eq "json $side: oom_kills = $id's summary build.oom_kills" \
-                "$(printf '%.0f' "$(fig oom_kills $side)")" "$($J "$S" build.oom_kills)"
+                "$(fig oom_kills $side)" "$($J "$S" build.oom_kills)"
 done
 a=$(fig build_mem_peak_mb a) b=$(fig build_mem_peak_mb b) c=$(fig build_mem_peak_mb change)
 check "json: change = b - a ($b - $a = $c)" awk -v a="$a" -v b="$b" -v c="$c" 'BEGIN{d = b - a - c; exit !(d < 1e-9 && d > -1e-9)}'
@@ -130,4 +130,52 @@ check "a garbage database: one line" test "$(wc -l <"$T/e")" -eq 1
 check "a garbage database is left as it was" cmp -s "$T/garbage.db" "$T/garbage.orig"
 "$BUILDTEL" compare --db "$DB" --bogus a b 2>"$T/e"
 expect_eq "an unknown option: status 2" "$?" 2
+# targets, BuildKit steps and compile units: two builds that differ in each
+# (a plain BuildKit log, --targets; a "compiler" named cc1 whose a.c runs
+# longer in the second, b.c only in the first, c.c only in the second)
+D2="$T/h2.db"
+P="$T/proj"
+mkdir -p "$P"
+cat >"$P/cc1" <<'SH'
+#!/bin/sh
+case "$1" in
+a.c) sleep "$A_SECS" ;;
+*) sleep 0.4 ;;
+esac
+touch "$2"
+SH
+chmod +x "$P/cc1"
+touch "$P/a.c" "$P/b.c" "$P/c.c"
+printf '#1 [app 1/2] FROM docker.io/library/debian:12\n#1 DONE 0.1s\n#2 [app 2/2] RUN make\n#2 DONE 0.2s\n#3 [lib 1/1] RUN x\n#3 DONE 0.1s\n' >"$P/t1.log"
+printf '#1 [app 1/2] FROM docker.io/library/debian:12\n#1 CACHED\n#2 [app 2/2] RUN make\n#2 DONE 0.2s\n#4 [new 1/1] RUN y\n#4 DONE 0.1s\n' >"$P/t2.log"
+(cd "$P" && A_SECS=0.5 "$BUILDTEL" run --quiet --db "$D2" --log-dir "$L" --run-id u1 --targets app,lib \
+        --interval 0.1 -- sh -c 'cat t1.log; ./cc1 a.c a.o; ./cc1 b.c b.o' >/dev/null)
+(cd "$P" && A_SECS=1.5 "$BUILDTEL" run --quiet --db "$D2" --log-dir "$L" --run-id u2 --targets app,new \
+        --interval 0.1 -- sh -c 'cat t2.log; ./cc1 a.c a.o; ./cc1 c.c c.o' >/dev/null)
+"$BUILDTEL" compare --db "$D2" --json u1 u2 >"$T/u.json"
+expect_eq "compare u1 u2 --json" "$?" 0
+row() { # row SECTION SUBJECT FIGURE KEY
+        python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for s in d["sections"]:
+    for r in s["rows"]:
+        if s["section"] == sys.argv[2] and r["subject"] == sys.argv[3] and r["figure"] == sys.argv[4]:
+            print(r[sys.argv[5]]); sys.exit(0)
+print("none")' "$T/u.json" "$@"
+}
+expect_eq "target lib is gone" "$(row target lib steps status)" gone
+expect_eq "target new appeared" "$(row target new steps status)" appeared
+expect_eq "target app: its steps, 2 in both" "$(row target app steps a) $(row target app steps b)" "2 2"
+expect_eq "step [lib 1/1] RUN x is gone" "$(row step '[lib 1/1] RUN x' duration_s status)" gone
+expect_eq "step [new 1/1] RUN y appeared" "$(row step '[new 1/1] RUN y' duration_s status)" appeared
+expect_eq "unit b.c is gone" "$(row unit b.c peak_mb status)" gone
+expect_eq "unit c.c appeared" "$(row unit c.c peak_mb status)" appeared
+da=$(row unit a.c duration_s a) db=$(row unit a.c duration_s b)
+check "unit a.c took longer: $da s then $db s" sh -c "awk -v a='$da' -v b='$db' 'BEGIN{exit !(a >= 0.3 && b >= a + 0.7)}'"
+expect_eq "unit a.c: changed" "$(row unit a.c duration_s status)" changed
+"$BUILDTEL" compare --db "$D2" u1 u2 >"$T/u.txt"
+check "text: a unit section with a.c, b.c, c.c" \
+        sh -c "grep -q '^unit ' '$T/u.txt' && grep -q '^  a.c duration_s ' '$T/u.txt' && grep -Eq '^  b.c .* gone\$' '$T/u.txt' && grep -Eq '^  c.c .* appeared\$' '$T/u.txt'"
+check "text: a target and a step section" sh -c "grep -q '^target ' '$T/u.txt' && grep -q '^step ' '$T/u.txt'"
 finish
