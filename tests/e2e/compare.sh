@@ -2,7 +2,8 @@
 # buildtel compare: two real runs in a real history (a memory hog of 50 MiB
 # for 0.5 s, then 200 MiB for 1.5 s), compared by id and with --last; the
 # grown memory peak leads the text; the JSON's figures are each run's
-# summary.json's; an unknown run, too few runs, a garbage database and bad
+# summary.json's; --job NAME --last (runs of two jobs made with run --job);
+# an unknown run, too few runs, a garbage database and bad
 # usage each say one line with their exit status.
 . "$(dirname "$0")/lib.sh"
 for tool in python3 sqlite3; do
@@ -89,20 +90,26 @@ expect_eq "--last: B is the newer" "$($J "$T/l.json" b.run_id)" big
 "$BUILDTEL" compare --db "$DB" --last >"$T/l.txt"
 check "--last text = compare small big" cmp -s "$T/l.txt" "$T/c.txt"
 
-# --job NAME --last. `run --job` is the job branch's: until it lands the
-# two runs are put in a job with sqlite3 (the column is real, schema 9).
-if [ "$(sqlite3 "$DB" "select count(*) from pragma_table_info('runs') where name = 'job'")" = 1 ]; then
-        sqlite3 "$DB" "update runs set job = 'j1' where run_id in ('small', 'big')"
-        "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id other --interval 0.1 -- true
-        "$BUILDTEL" compare --db "$DB" --job j1 --last --json >"$T/j.json"
-        expect_eq "--job j1 --last" "$?" 0
-        expect_eq "--job j1 --last: A" "$($J "$T/j.json" a.run_id)" small
-        expect_eq "--job j1 --last: B (not the later run of no job)" "$($J "$T/j.json" b.run_id)" big
-        "$BUILDTEL" compare --db "$DB" --job nosuchjob --last 2>"$T/e"
-        expect_eq "--job of no runs: status 1" "$?" 1
-        check "--job of no runs: one line" \
-                sh -c "test \$(wc -l <'$T/e') -eq 1 && grep -q 'of job nosuchjob' '$T/e'"
-fi
+# --job NAME --last: the last two of that job, not the later run of another
+"$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id j1a --job j1 --interval 0.1 -- "$MEMHOG" 20 0.3 >/dev/null
+"$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id j1b --job j1 --interval 0.1 -- "$MEMHOG" 60 0.3 >/dev/null
+"$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id other --job j2 --interval 0.1 -- true
+"$BUILDTEL" compare --db "$DB" --job j1 --last --json >"$T/j.json"
+expect_eq "--job j1 --last" "$?" 0
+expect_eq "--job j1 --last: A" "$($J "$T/j.json" a.run_id)" j1a
+expect_eq "--job j1 --last: B (not the later run of job j2)" "$($J "$T/j.json" b.run_id)" j1b
+check "--job j1 --last: the job among the facts, the same" \
+        python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = [r for s in d["sections"] for r in s["rows"] if r["figure"] == "job"][0]
+sys.exit(not (r["a"] == r["b"] == "j1" and r["status"] == "same"))' "$T/j.json"
+"$BUILDTEL" compare --db "$DB" --job j2 --last 2>"$T/e"
+expect_eq "--job with one run: status 1" "$?" 1
+check "--job with one run: one line" \
+        sh -c "test \$(wc -l <'$T/e') -eq 1 && grep -q 'of job j2' '$T/e'"
+"$BUILDTEL" compare --db "$DB" --job nosuchjob --last 2>"$T/e"
+expect_eq "--job of no runs: status 1" "$?" 1
 "$BUILDTEL" compare --db "$DB" --job j1 small big 2>"$T/e"
 expect_eq "--job without --last: status 2" "$?" 2
 
