@@ -185,4 +185,30 @@ expect_eq "unit a.c: changed" "$(row unit a.c duration_s status)" changed
 check "text: a unit section with a.c, b.c, c.c" \
         sh -c "grep -q '^unit ' '$T/u.txt' && grep -q '^  a.c duration_s ' '$T/u.txt' && grep -Eq '^  b.c .* gone\$' '$T/u.txt' && grep -Eq '^  c.c .* appeared\$' '$T/u.txt'"
 check "text: a target and a step section" sh -c "grep -q '^target ' '$T/u.txt' && grep -q '^step ' '$T/u.txt'"
+# compiler cache: a real ccache (its own directory in $T), cold then warm,
+# each run's log printing its stats first and last
+if command -v ccache >/dev/null && command -v gcc >/dev/null && command -v make >/dev/null; then
+        C="$T/ccproj" D3="$T/h3.db"
+        mkdir -p "$C"
+        for i in 1 2 3; do printf 'int f%d(int x) { return x * %d; }\n' "$i" "$i" >"$C/f$i.c"; done
+        printf 'all: f1.o f2.o f3.o\n%%.o: %%.c\n\t$(CC) -c -o $@ $<\nclean:\n\trm -f *.o\n' >"$C/Makefile"
+        export CCACHE_DIR="$T/ccache" CCACHE_CONFIGPATH="$T/ccache.conf"
+        unset CCACHE_DISABLE CCACHE_RECACHE CCACHE_READONLY CCACHE_LOGFILE
+        : >"$CCACHE_CONFIGPATH"
+        printf 'set -e\nccache --print-stats\nmake -C "%s" clean >/dev/null\nmake -C "%s" CC="ccache gcc" >/dev/null\nccache --print-stats\n' \
+                "$C" "$C" >"$T/cc.sh"
+        "$BUILDTEL" run --quiet --db "$D3" --log-dir "$L" --run-id cold --interval 0.1 -- sh "$T/cc.sh" >/dev/null
+        expect_eq "ccache cold build" "$?" 0
+        "$BUILDTEL" run --quiet --db "$D3" --log-dir "$L" --run-id warm --interval 0.1 -- sh "$T/cc.sh" >/dev/null
+        expect_eq "ccache warm build" "$?" 0
+        "$BUILDTEL" compare --db "$D3" --json cold warm >"$T/u.json"
+        expect_eq "compare cold warm" "$?" 0
+        expect_eq "ccache hits: 0 then 3" "$(row cache ccache hits a) $(row cache ccache hits b)" "0 3"
+        expect_eq "ccache misses: 3 then 0" "$(row cache ccache misses a) $(row cache ccache misses b)" "3 0"
+        expect_eq "ccache hit ratio: 0 then 1" "$(row cache ccache hit_ratio a) $(row cache ccache hit_ratio b)" "0.0 1.0"
+        "$BUILDTEL" compare --db "$D3" cold warm >"$T/cc.txt"
+        check "text: the cache section with ccache hits" grep -Eq '^  ccache hits +0 +3 +\+3 ' "$T/cc.txt"
+else
+        echo "no ccache, gcc or make: the compiler-cache part is left out"
+fi
 finish
