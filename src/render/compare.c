@@ -43,6 +43,8 @@ static void fmt_value(const char *figure, double v, bool sign, char *buf, size_t
                 n = snprintf(buf, len, "%s%.2f GiB", plus, v / 1024);
         else if (ends_with(figure, "_mb"))
                 n = snprintf(buf, len, "%s%.1f MiB", plus, v);
+        else if (ends_with(figure, "_pct"))
+                n = snprintf(buf, len, "%s%.1f%s", plus, v, sign ? " pt" : "%");
         else if (ends_with(figure, "_ratio"))
                 n = snprintf(buf, len, "%s%.0f%s", plus, 100 * v, sign ? " pt" : "%");
         else if (v == floor(v) && fabs(v) < 1e15)
