@@ -167,7 +167,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 for s in d["sections"]:
     for r in s["rows"]:
-        if s["section"] == sys.argv[2] and r["subject"] == sys.argv[3] and r["figure"] == sys.argv[4]:
+        if s["section"] == sys.argv[2] and (r["subject"] or "") == sys.argv[3] and r["figure"] == sys.argv[4]:
             print(r[sys.argv[5]]); sys.exit(0)
 print("none")' "$T/u.json" "$@"
 }
@@ -210,5 +210,23 @@ if command -v ccache >/dev/null && command -v gcc >/dev/null && command -v make 
         check "text: the cache section with ccache hits" grep -Eq '^  ccache hits +0 +3 +\+3 ' "$T/cc.txt"
 else
         echo "no ccache, gcc or make: the compiler-cache part is left out"
+fi
+# an OOM kill: the same cap, a hog that fits, then one that does not
+if [ "$(id -u)" = 0 ] && grep -q cgroup2 /proc/self/mountinfo; then
+        D4="$T/h4.db"
+        "$BUILDTEL" run --quiet --db "$D4" --log-dir "$L" --run-id fits --interval 0.05 --memory-max 128M -- "$MEMHOG" 16 0.3 >/dev/null
+        expect_eq "under the cap: exit 0" "$?" 0
+        "$BUILDTEL" run --quiet --db "$D4" --log-dir "$L" --run-id killed --interval 0.05 --memory-max 128M -- "$MEMHOG" 512 0.3 >/dev/null 2>&1
+        expect_eq "over the cap: exit 137" "$?" 137
+        "$BUILDTEL" compare --db "$D4" --json fits killed >"$T/u.json"
+        expect_eq "compare fits killed" "$?" 0
+        expect_eq "oom_kills: the summaries' (0, then 1)" "$(row run '' oom_kills a) $(row run '' oom_kills b)" \
+                "$($J "$L/resources-fits.summary.json" build.oom_kills) $($J "$L/resources-killed.summary.json" build.oom_kills)"
+        expect_eq "oom_kills: 0 then 1" "$(row run '' oom_kills a) $(row run '' oom_kills b)" "0 1"
+        expect_eq "the result: ok, then signal 9" "$(row facts '' result a), $(row facts '' result b)" "ok, signal 9"
+        "$BUILDTEL" compare --db "$D4" fits killed >"$T/oom.txt"
+        check "text: oom_kills 0 -> 1" grep -Eq '^  oom_kills +0 +1 +\+1 ' "$T/oom.txt"
+else
+        echo "not root or no cgroup v2: the OOM part is left out"
 fi
 finish
