@@ -72,6 +72,7 @@ enum {
         OPT_MAX_SIZE,
         OPT_DRY_RUN,
         OPT_JOB,
+        OPT_LAST,
         OPT_COMMON_END,
 };
 
@@ -89,6 +90,7 @@ enum {
         CMDS_CACHE = 1 << 9,
         CMDS_IMPORT_BUILDX = 1 << 10,
         CMDS_PRUNE = 1 << 11,
+        CMDS_COMPARE = 1 << 12,
 };
 
 /* The mask of the command called name, or 0. */
@@ -134,6 +136,7 @@ struct common_opts {
         int64_t limit; /* --limit; 0: none */
         double since;  /* --since as epoch; NAN: none */
         bool once;     /* top --once */
+        bool last;     /* compare --last */
         /* import-buildx */
         const char *json_file;
         /* prune: its limits (any given: prune_given), --dry-run */

@@ -165,6 +165,29 @@ static const struct {
      "\n"
      "Exit status: 0, 1 when RUN is not there or the database is unreadable, 2 bad usage.\n",
      0, 0},
+    {"compare",
+     "usage: buildtel compare [--json] [--db PATH] A B\n"
+     "       buildtel compare --last [--job NAME] [--json] [--db PATH]\n"
+     "\n"
+     "Two runs from the history database side by side (A and B: run ids or unique\n"
+     "prefixes; --last: the last two finished runs, the older as A; with --job NAME,\n"
+     "the last two of that job), what changed most first: the run (duration, CPU\n"
+     "seconds, the build's memory peaks, total and anon, the host's, OOM kills,\n"
+     "steps), per target (duration, steps, cached), per BuildKit step (duration,\n"
+     "memory peak, CPU), per compile unit (appeared, gone, peak memory, duration),\n"
+     "the compiler-cache figures its log printed, and the facts (command, revision,\n"
+     "host, job, cwd, builder, result). Each row shows A, B,\n"
+     "the change and its %; rows sort by the size of the relative change within a\n"
+     "section (a figure from 0, that appeared or is gone counts as 100 %), sections\n"
+     "by their largest change. The text shows what changed, 12 rows a section at\n"
+     "most; --json every row (keys in the man page).\n"
+     "\n",
+     CMDS_COMPARE, OPTG_MAIN},
+    {"compare",
+     "\n"
+     "Exit status: 0, 1 when a run is not there, there are fewer than two finished\n"
+     "runs (--last) or the database is missing or unreadable, 2 bad usage.\n",
+     0, 0},
     {"layers",
      "usage: buildtel layers [--json] [--limit N] [--since WHEN] [--db PATH]\n"
      "\n"

@@ -31,6 +31,7 @@ int history_opts_parse(const char *cmd, int argc, char **argv, struct history_op
                                    .limit = co.limit,
                                    .since = co.since,
                                    .once = co.once,
+                                   .last = co.last,
                                    .help = co.help,
                                    .job = co.job};
         *ret_optind = k;

@@ -21,8 +21,9 @@ struct history_opts {
         int64_t limit; /* --limit; 0: none */
         double since;  /* --since as epoch; NAN: none */
         bool once;     /* --once (top) */
+        bool last;     /* --last (compare) */
         bool help;
-        const char *job; /* --job (status): only that job's runs; NULL all */
+        const char *job; /* --job (status; compare --last): that job's runs; NULL all */
 };
 
 /* Parse the options of cmd with the one option table (cmd-common.c): the

@@ -361,7 +361,7 @@ static int set_max_size(struct common_opts *o, const char *cmd, const char *arg)
 #define RW (CMDS_RUN | CMDS_WATCH)
 #define RWS (CMDS_RUN | CMDS_WATCH | CMDS_SUMMARIZE)
 #define RWE (CMDS_RUN | CMDS_WATCH | CMDS_EXPORT)
-#define HIST (CMDS_STATUS | CMDS_TOP | CMDS_INSPECT | CMDS_LAYERS | CMDS_CACHE)
+#define HIST (CMDS_STATUS | CMDS_TOP | CMDS_INSPECT | CMDS_LAYERS | CMDS_CACHE | CMDS_COMPARE)
 #define LISTS (CMDS_STATUS | CMDS_LAYERS)
 #define ALL_CMDS (RWS | CMDS_EXPORT | CMDS_REPORT | HIST | CMDS_IMPORT_BUILDX | CMDS_PRUNE)
 #define STR_(x) #x
@@ -388,11 +388,12 @@ static const struct cmd_option {
      "~/.local/state/buildtel/logs; an unwritable one falls back\n"
      "to $TMPDIR/buildtel-UID/logs)",
      CALL(set_log_dir)},
-    {OPT_JOB, "job", NULL, 0, "NAME", RW | CMDS_STATUS, OPTG_MAIN,
+    {OPT_JOB, "job", NULL, 0, "NAME", RW | CMDS_STATUS | CMDS_COMPARE, OPTG_MAIN,
      "what repeats, to compare a run with (default\n"
      "$BUILDTEL_JOB, else GitHub's $GITHUB_WORKFLOW/$GITHUB_JOB,\n"
      "GitLab's $CI_PROJECT_PATH/$CI_JOB_NAME, else from the cwd\n"
-     "and the command); status: only that job's runs",
+     "and the command); status: only that job's runs;\n"
+     "compare --last: that job's last two",
      CALL(set_job)},
     {OPT_RUN_ID, "run-id", NULL, 0, "ID", RW, OPTG_MAIN,
      "name of the run (default: UTC time and a random suffix);\n"
@@ -464,7 +465,8 @@ static const struct cmd_option {
      "following it, and switching when a newer one appears",
      AT(stage_log_dir)},
     {OPT_JSON, "json", NULL, 0, NULL,
-     CMDS_SUMMARIZE | CMDS_STATUS | CMDS_INSPECT | CMDS_LAYERS | CMDS_CACHE, OPTG_MAIN,
+     CMDS_SUMMARIZE | CMDS_STATUS | CMDS_INSPECT | CMDS_LAYERS | CMDS_CACHE | CMDS_COMPARE,
+     OPTG_MAIN,
      "print the JSON form", AT(json)},
     {OPT_LIMIT, "limit", NULL, 0, "N", LISTS, OPTG_MAIN, "at most N rows (status: 20 by default)",
      CALL(set_limit)},
@@ -477,6 +479,8 @@ static const struct cmd_option {
      "print one frame as plain text and exit; with RUN (a run\n"
      "id or a unique prefix), that run's detail",
      AT(once)},
+    {OPT_LAST, "last", NULL, 0, NULL, CMDS_COMPARE, OPTG_MAIN,
+     "compare the last two finished runs (the older is A)", AT(last)},
     {OPT_KEEP, "keep", NULL, 0, "N", CMDS_PRUNE, OPTG_MAIN, "keep the newest N runs",
      CALL(set_keep)},
     {OPT_OLDER_THAN, "older-than", NULL, 0, "SPAN", CMDS_PRUNE, OPTG_MAIN,
@@ -626,6 +630,7 @@ static const struct {
     {CMDS_CACHE, "cache"},
     {CMDS_IMPORT_BUILDX, "import-buildx"},
     {CMDS_PRUNE, "prune"},
+    {CMDS_COMPARE, "compare"},
 };
 
 unsigned cmd_mask(const char *name)

@@ -24,6 +24,7 @@ int cmd_summarize(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_layers(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_help(int argc, char **argv);

@@ -86,6 +86,8 @@
                        " json_extract(r.summary_json, '$.thresholds.low_disk_gb') END")            \
         X(BUILD_PEAK, SUMMARY_AT("$.build.mem_peak_mb.value"))                                     \
         X(BUILD_ANON_PEAK, SUMMARY_AT("$.build.mem_anon_peak_mb.value"))                           \
+        X(BUILD_CPU, SUMMARY_AT("$.build.cpu_user_s") " + " SUMMARY_AT("$.build.cpu_sys_s"))      \
+        X(BUILD_OOM, SUMMARY_AT("$.build.oom_kills"))                                              \
         X(UNIT_NAME, SUMMARY_AT("$.units[0].name"))                                                \
         X(UNIT_TOOL, SUMMARY_AT("$.units[0].tool"))                                                \
         X(UNIT_PEAK, SUMMARY_AT("$.units[0].peak_mb"))                                             \
@@ -293,6 +295,8 @@ static int read_run(sqlite3_stmt *s, const struct store_liveness *lv, struct sto
         r.build_mem_peak_mb = threshold_of(s, RC_BUILD_PEAK);
         r.build_anon_peak_mb = threshold_of(s, RC_BUILD_ANON_PEAK);
         r.unit_peak_mb = threshold_of(s, RC_UNIT_PEAK);
+        r.build_cpu_s = threshold_of(s, RC_BUILD_CPU);
+        r.build_oom_kills = threshold_of(s, RC_BUILD_OOM);
         r.unit_peak_name = col_dup(s, RC_UNIT_NAME, &oom);
         r.unit_peak_tool = col_dup(s, RC_UNIT_TOOL, &oom);
         r.jobs_reading = col_dup(s, RC_JOBS, &oom);

@@ -63,6 +63,9 @@ struct store_run {
          * largest anon sample, the unit with the largest peak RSS, and the
          * -j reading's text */
         double build_mem_peak_mb, build_anon_peak_mb, unit_peak_mb;
+        /* the build's CPU seconds (user + system) and its OOM kills, from
+         * the stored summary (NAN unknown) */
+        double build_cpu_s, build_oom_kills;
         char *unit_peak_name, *unit_peak_tool, *jobs_reading;
 };
 

@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: MIT */
+/* buildtel compare A B | --last: two runs of the history side by side,
+ * what changed most first. The runs are read through the store (the rows
+ * inspect, summarize RUN and report read), turned into the model's figure
+ * lists here, compared by model/compare.c and formatted by
+ * render/compare.c. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd-history.h"
+#include "cmd/cmd.h"
+#include "model/compare.h"
+#include "model/targets.h"
+#include "model/units.h"
+#include "render/compare.h"
+#include "store/history-run.h"
+#include "store/history.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+#define MIB (1024.0 * 1024.0)
+#define TEXT_ROWS 12 /* rows a section shows in the text */
+
+static double count_of(int64_t v)
+{
+        return v >= 0 ? (double)v : NAN;
+}
+
+static int add_run_figures(const struct store_run *run, struct compare_side *s)
+{
+        const struct {
+                const char *figure;
+                double v;
+        } f[] = {
+            {"duration_s", run->duration_s},
+            {"cpu_s", run->build_cpu_s},
+            {"build_mem_peak_mb", run->build_mem_peak_mb},
+            {"build_anon_peak_mb", run->build_anon_peak_mb},
+            {"host_mem_used_peak_mb", run->mem_used_peak_mb},
+            {"oom_kills", run->build_oom_kills},
+            {"cpu_avg_pct", run->cpu_pct_avg},
+            {"steps", count_of(run->steps)},
+            {"cached_steps", count_of(run->cached_steps)},
+        };
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(f); i++)
+                r = compare_side_add(s, COMPARE_RUN, "", f[i].figure, f[i].v);
+        return r;
+}
+
+static int add_facts(const struct store_run *run, struct compare_side *s)
+{
+        struct dbuf cmd = DBUF_INIT, rev = DBUF_INIT;
+        char result[64];
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && run->info.argv && run->info.argv[i]; i++)
+                r = dbuf_printf(&cmd, "%s%s", i ? " " : "", run->info.argv[i]);
+        if (r >= 0 && run->vcs_rev && *run->vcs_rev)
+                r = dbuf_printf(&rev, "%s (%s)", run->vcs_rev,
+                                run->vcs_ref && *run->vcs_ref ? run->vcs_ref : "detached");
+        history_run_result(run, result, sizeof(result));
+        if (r >= 0)
+                r = compare_side_add_text(s, COMPARE_FACTS, "", "command", cmd.p ? cmd.p : "");
+        if (r >= 0)
+                r = compare_side_add_text(s, COMPARE_FACTS, "", "revision", rev.p ? rev.p : "-");
+        if (r >= 0)
+                r = compare_side_add_text(s, COMPARE_FACTS, "", "host", run->info.host);
+        if (r >= 0)
+                r = compare_side_add_text(s, COMPARE_FACTS, "", "job", run->info.job);
+        if (r >= 0)
+                r = compare_side_add_text(s, COMPARE_FACTS, "", "cwd", run->info.cwd);
+        if (r >= 0)
+                r = compare_side_add_text(s, COMPARE_FACTS, "", "builder", run->builder);
+        if (r >= 0)
+                r = compare_side_add_text(s, COMPARE_FACTS, "", "result", result);
+        dbuf_release(&cmd);
+        dbuf_release(&rev);
+        return r;
+}
+
+static int add_target(void *userdata, const struct store_target *t)
+{
+        struct compare_side *s = userdata;
+        const char *n = t->name ? t->name : "";
+        int r = compare_side_add(s, COMPARE_TARGET, n, "duration_s", t->duration_s);
+
+        if (r >= 0)
+                r = compare_side_add(s, COMPARE_TARGET, n, "steps", count_of(t->steps));
+        if (r >= 0)
+                r = compare_side_add(s, COMPARE_TARGET, n, "cached", count_of(t->cached));
+        if (r >= 0)
+                r = compare_side_add(s, COMPARE_TARGET, n, "cached_ratio",
+                                     store_target_cached_ratio(t));
+        return r;
+}
+
+/* The BuildKit steps (container builds): duration, and what its exec
+ * used where measured. */
+static int add_steps(struct store *st, int64_t id, struct compare_side *s)
+{
+        struct targets *ts = malloc(sizeof(*ts));
+        int r = ts ? 0 : -ENOMEM;
+
+        if (ts) {
+                targets_init(ts);
+                r = store_steps_get(st, id, ts);
+        }
+        for (uint32_t i = 0; r >= 0 && i < ts->nstepv; i++) {
+                const struct step_fact *f = &ts->stepv[i];
+
+                if (!f->step)
+                        continue;
+                r = compare_side_add(s, COMPARE_STEP, f->name, "duration_s",
+                                     targets_step_duration(f));
+                if (r >= 0 && f->exec.set)
+                        r = compare_side_add(s, COMPARE_STEP, f->name, "mem_peak_mb",
+                                             f->exec.mem_peak_bytes / MIB);
+                if (r >= 0 && f->exec.set)
+                        r = compare_side_add(s, COMPARE_STEP, f->name, "cpu_s", f->exec.cpu_s);
+        }
+        if (ts)
+                targets_release(ts);
+        free(ts);
+        return r;
+}
+
+static int add_units(struct store *st, int64_t id, struct compare_side *s)
+{
+        struct units *u = NULL;
+        const struct unit *rows;
+        size_t n = 0;
+        int r = units_new(&u);
+
+        if (r >= 0)
+                r = store_units_read(st, id, u);
+        rows = r >= 0 ? units_rows(u, &n) : NULL;
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                r = compare_side_add(s, COMPARE_UNIT, rows[i].name, "peak_mb", rows[i].peak_mb);
+                if (r >= 0)
+                        r = compare_side_add(s, COMPARE_UNIT, rows[i].name, "duration_s",
+                                             rows[i].last_s - rows[i].first_s);
+        }
+        units_free(u);
+        return r;
+}
+
+/* The compiler-cache stats the run's log printed, per tool: the last
+ * block less the first (or the last alone). */
+struct cache_seen {
+        char tool[16];
+        int64_t first_hits, first_misses, hits, misses;
+        bool first;
+};
+struct caches {
+        struct cache_seen t[4];
+        size_t n;
+};
+
+static int add_cache(void *userdata, const struct store_cache_snapshot *c)
+{
+        struct caches *cs = userdata;
+        struct cache_seen *t = NULL;
+
+        if (!c->tool || !c->origin || strncmp(c->origin, "log-", 4) != 0)
+                return 0;
+        for (size_t i = 0; i < cs->n && !t; i++)
+                if (strcmp(cs->t[i].tool, c->tool) == 0)
+                        t = &cs->t[i];
+        if (!t && cs->n < ARRAY_SIZE(cs->t)) {
+                t = &cs->t[cs->n++];
+                *t = (struct cache_seen){.hits = -1, .misses = -1};
+                snprintf(t->tool, sizeof(t->tool), "%s", c->tool);
+        }
+        if (!t)
+                return 0;
+        if (strcmp(c->origin, "log-first") == 0) {
+                t->first = true;
+                t->first_hits = c->hits;
+                t->first_misses = c->misses;
+        } else {
+                t->hits = c->hits;
+                t->misses = c->misses;
+        }
+        return 0;
+}
+
+static int add_caches(struct store *st, int64_t id, struct compare_side *s)
+{
+        struct caches cs = {0};
+        int r = store_cache_snapshots_each(st, id, add_cache, &cs);
+
+        for (size_t i = 0; r >= 0 && i < cs.n; i++) {
+                const struct cache_seen *t = &cs.t[i];
+                bool both = t->first && t->first_hits >= 0 && t->first_misses >= 0;
+                double h = count_of(t->hits), m = count_of(t->misses);
+
+                if (both && h >= t->first_hits && m >= t->first_misses) {
+                        h -= (double)t->first_hits;
+                        m -= (double)t->first_misses;
+                }
+                r = compare_side_add(s, COMPARE_CACHE, t->tool, "hits", h);
+                if (r >= 0)
+                        r = compare_side_add(s, COMPARE_CACHE, t->tool, "misses", m);
+                if (r >= 0 && h + m > 0)
+                        r = compare_side_add(s, COMPARE_CACHE, t->tool, "hit_ratio", h / (h + m));
+        }
+        return r;
+}
+
+/* Everything compare shows of run row run->id, into *s. 0 or -errno. */
+static int load_side(struct store *st, const struct store_run *run, struct compare_side *s)
+{
+        int r = add_run_figures(run, s);
+
+        if (r >= 0)
+                r = store_targets_each(st, run->id, add_target, s);
+        if (r >= 0)
+                r = add_steps(st, run->id, s);
+        if (r >= 0)
+                r = add_units(st, run->id, s);
+        if (r >= 0)
+                r = add_caches(st, run->id, s);
+        if (r >= 0)
+                r = add_facts(run, s);
+        return r < 0 ? r : 0;
+}
+
+/* The last two finished runs, newest first into ids[0], ids[1]. */
+struct last_two {
+        int64_t ids[2];
+        size_t n;
+};
+
+static int take_finished(void *userdata, const struct store_run *r)
+{
+        struct last_two *l = userdata;
+
+        if (r->state != STORE_RUN_FINISHED)
+                return 0;
+        l->ids[l->n++] = r->id;
+        return l->n == 2 ? -ECANCELED : 0;
+}
+
+/* Resolve spec (a run id or unique prefix) to a row id; says why not. */
+static int find_run(struct store *st, const char *spec, int64_t *ret)
+{
+        int e = store_run_find(st, spec, ret);
+
+        if (e == -ENOENT)
+                fprintf(stderr, "buildtel compare: no run '%s' in the history\n", spec);
+        else if (e == -EEXIST)
+                fprintf(stderr, "buildtel compare: '%s' names several runs; give more of the id\n",
+                        spec);
+        else if (e < 0)
+                fprintf(stderr, "buildtel compare: cannot read the history: %s\n",
+                        store_strerror(e));
+        return e;
+}
+
+static int pick_runs(struct store *st, const struct history_opts *o, char **ops, int64_t ids[2])
+{
+        struct last_two l = {0};
+        int64_t e;
+
+        if (!o->last) {
+                if (find_run(st, ops[0], &ids[0]) < 0 || find_run(st, ops[1], &ids[1]) < 0)
+                        return -1;
+                return 0;
+        }
+        if (o->job) {
+                struct store_job_filter f = {
+                    .job = o->job, .finished_only = true, .success = -1, .since = NAN};
+
+                e = store_job_runs(st, &f, 2, take_finished, &l);
+        } else
+                e = store_runs_each(st, NAN, 50, take_finished, &l);
+        if (e < 0 && e != -ECANCELED) {
+                fprintf(stderr, "buildtel compare: cannot read the history: %s\n",
+                        store_strerror((int)e));
+                return -1;
+        }
+        if (l.n < 2) {
+                fprintf(stderr,
+                        "buildtel compare: fewer than two finished runs%s%s in the history "
+                        "(%zu)\n",
+                        o->job ? " of job " : "", o->job ? o->job : "", l.n);
+                return -1;
+        }
+        ids[0] = l.ids[1];
+        ids[1] = l.ids[0];
+        return 0;
+}
+
+/* Read both runs, compare, format into out. 0 or -errno. */
+static int compare(struct store *st, const int64_t ids[2], bool json, struct dbuf *out)
+{
+        struct store_run run[2] = {0};
+        struct compare_side side[2] = {0};
+        struct compare_result res = {0};
+        struct compare_labels l;
+        int r = store_run_get(st, ids[0], &run[0]);
+
+        if (r >= 0)
+                r = store_run_get(st, ids[1], &run[1]);
+        for (int i = 0; r >= 0 && i < 2; i++)
+                r = load_side(st, &run[i], &side[i]);
+        if (r >= 0)
+                r = compare_runs(&side[0], &side[1], &res);
+        if (r >= 0) {
+                l = (struct compare_labels){.a_id = run[0].info.run_id,
+                                            .b_id = run[1].info.run_id,
+                                            .a_start = run[0].info.start_epoch,
+                                            .b_start = run[1].info.start_epoch};
+                r = json ? compare_render_json(&res, &l, out)
+                         : compare_render_text(&res, &l, TEXT_ROWS, out);
+        }
+        compare_result_release(&res);
+        for (int i = 0; i < 2; i++) {
+                compare_side_release(&side[i]);
+                store_run_release(&run[i]);
+        }
+        return r;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+        struct history_opts o;
+        struct store *st = NULL;
+        struct dbuf out = DBUF_INIT;
+        int64_t ids[2];
+        int oi, ret, e;
+
+        ret = history_opts_parse("compare", argc, argv, &o, &oi);
+        if (ret)
+                return ret;
+        if (o.help) {
+                cmd_print_usage("compare");
+                return 0;
+        }
+        if (o.job && !o.last) {
+                fprintf(stderr, "buildtel compare: --job goes with --last; see 'buildtel help "
+                                "compare'\n");
+                return EXIT_BT_USAGE;
+        }
+        if (argc - oi != (o.last ? 0 : 2)) {
+                fprintf(stderr, "buildtel compare: %s; see 'buildtel help compare'\n",
+                        o.last ? "--last takes no RUN" : "two runs, A and B, or --last");
+                return EXIT_BT_USAGE;
+        }
+        if (history_open("compare", &o, false, &st))
+                return 1;
+        ret = 1;
+        if (pick_runs(st, &o, argv + oi, ids) < 0)
+                goto out;
+        e = compare(st, ids, o.json, &out);
+        if (e < 0) {
+                fprintf(stderr, "buildtel compare: cannot read the history: %s\n",
+                        store_strerror(e));
+                goto out;
+        }
+        if (write_all(STDOUT_FILENO, out.p, out.len) >= 0)
+                ret = 0;
+out:
+        dbuf_release(&out);
+        store_close(st);
+        return ret;
+}

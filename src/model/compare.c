@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+#include "model/compare.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/macro.h"
+
+const char *compare_section_name(enum compare_section s)
+{
+        static const char *const names[COMPARE_SECTIONS] = {"run",  "target", "step",
+                                                            "unit", "cache",  "facts"};
+
+        return (unsigned)s < COMPARE_SECTIONS ? names[s] : "unknown";
+}
+
+const char *compare_status_name(enum compare_status s)
+{
+        switch (s) {
+        case COMPARE_SAME:
+                return "same";
+        case COMPARE_CHANGED:
+                return "changed";
+        case COMPARE_APPEARED:
+                return "appeared";
+        case COMPARE_GONE:
+                return "gone";
+        }
+        return "unknown";
+}
+
+static int side_push(struct compare_side *s, enum compare_section sec, const char *subject,
+                     const char *figure, double value, const char *text)
+{
+        struct compare_fig f = {.section = (int)sec, .value = value, .seq = s->n};
+
+        if ((unsigned)sec >= COMPARE_SECTIONS || !figure)
+                return -EINVAL;
+        if (s->n >= COMPARE_FIGURES_MAX) {
+                s->dropped++;
+                return 0;
+        }
+        if (s->n == s->cap) {
+                size_t cap = s->cap ? 2 * s->cap : 64;
+                struct compare_fig *v = realloc(s->v, cap * sizeof(*v));
+
+                if (!v)
+                        return -ENOMEM;
+                s->v = v;
+                s->cap = cap;
+        }
+        f.subject = strndup(subject ? subject : "", COMPARE_SUBJECT_MAX);
+        f.figure = strdup(figure);
+        f.text = text ? strdup(text) : NULL;
+        if (!f.subject || !f.figure || (text && !f.text)) {
+                free(f.subject);
+                free(f.figure);
+                free(f.text);
+                return -ENOMEM;
+        }
+        s->v[s->n++] = f;
+        return 0;
+}
+
+int compare_side_add(struct compare_side *s, enum compare_section sec, const char *subject,
+                     const char *figure, double value)
+{
+        return isfinite(value) ? side_push(s, sec, subject, figure, value, NULL) : 0;
+}
+
+int compare_side_add_text(struct compare_side *s, enum compare_section sec, const char *subject,
+                          const char *figure, const char *text)
+{
+        return text ? side_push(s, sec, subject, figure, NAN, text) : 0;
+}
+
+void compare_side_release(struct compare_side *s)
+{
+        if (!s)
+                return;
+        for (size_t i = 0; i < s->n; i++) {
+                free(s->v[i].subject);
+                free(s->v[i].figure);
+                free(s->v[i].text);
+        }
+        free(s->v);
+        *s = (struct compare_side){0};
+}
+
+void compare_result_release(struct compare_result *r)
+{
+        if (!r)
+                return;
+        free(r->rows);
+        *r = (struct compare_result){0};
+}
+
+static int key_cmp(const struct compare_fig *x, const struct compare_fig *y)
+{
+        int c = (x->section > y->section) - (x->section < y->section);
+
+        if (!c)
+                c = strcmp(x->subject, y->subject);
+        if (!c)
+                c = strcmp(x->figure, y->figure);
+        return c;
+}
+
+static int fig_cmp(const void *p, const void *q)
+{
+        const struct compare_fig *x = *(const struct compare_fig *const *)p;
+        const struct compare_fig *y = *(const struct compare_fig *const *)q;
+        int c = key_cmp(x, y);
+
+        return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* The side's figures by key, as pointers (the side stays as it is). */
+static int sorted(const struct compare_side *s, const struct compare_fig ***ret)
+{
+        const struct compare_fig **p = malloc(MAX(s->n, (size_t)1) * sizeof(*p));
+
+        if (!p)
+                return -ENOMEM;
+        for (size_t i = 0; i < s->n; i++)
+                p[i] = &s->v[i];
+        qsort(p, s->n, sizeof(*p), fig_cmp);
+        *ret = p;
+        return 0;
+}
+
+static void fill_numbers(struct compare_row *r)
+{
+        r->change = r->b - r->a;
+        if (r->a != 0) {
+                r->change_pct = 100 * r->change / fabs(r->a);
+                r->rank = fabs(r->change_pct) / 100;
+        } else
+                r->rank = r->b != 0 ? 1 : 0;
+        r->status = r->change != 0 ? COMPARE_CHANGED : COMPARE_SAME;
+}
+
+/* The row of x (A's, may be NULL) and y (B's, may be NULL). */
+static struct compare_row make_row(const struct compare_fig *x, const struct compare_fig *y)
+{
+        const struct compare_fig *k = x ? x : y;
+        struct compare_row r = {.section = k->section,
+                                .subject = k->subject,
+                                .figure = k->figure,
+                                .a = x ? x->value : NAN,
+                                .b = y ? y->value : NAN,
+                                .ta = x ? x->text : NULL,
+                                .tb = y ? y->text : NULL,
+                                .change = NAN,
+                                .change_pct = NAN};
+
+        if (!x || !y) {
+                r.status = x ? COMPARE_GONE : COMPARE_APPEARED;
+                r.rank = 1;
+        } else if (x->text || y->text) {
+                bool same = x->text && y->text && strcmp(x->text, y->text) == 0;
+
+                r.status = same ? COMPARE_SAME : COMPARE_CHANGED;
+                r.rank = same ? 0 : 1;
+        } else
+                fill_numbers(&r);
+        return r;
+}
+
+static int row_cmp(const void *p, const void *q)
+{
+        const struct compare_row *x = p, *y = q;
+        double cx = isfinite(x->change) ? fabs(x->change) : 0;
+        double cy = isfinite(y->change) ? fabs(y->change) : 0;
+        int c;
+
+        if (x->section != y->section)
+                return x->section - y->section;
+        if (x->rank != y->rank)
+                return x->rank < y->rank ? 1 : -1;
+        if (cx != cy)
+                return cx < cy ? 1 : -1;
+        c = strcmp(x->subject, y->subject);
+        return c ? c : strcmp(x->figure, y->figure);
+}
+
+/* Merge the two sorted lists into rows (room for na + nb). */
+static size_t merge(const struct compare_fig **pa, size_t na, const struct compare_fig **pb,
+                    size_t nb, struct compare_row *rows)
+{
+        size_t i = 0, j = 0, n = 0;
+
+        while (i < na || j < nb) {
+                int c = i == na ? 1 : j == nb ? -1 : key_cmp(pa[i], pb[j]);
+
+                if (c == 0)
+                        rows[n++] = make_row(pa[i++], pb[j++]);
+                else if (c < 0)
+                        rows[n++] = make_row(pa[i++], NULL);
+                else
+                        rows[n++] = make_row(NULL, pb[j++]);
+        }
+        return n;
+}
+
+/* Sections by score, largest first, ties in enum order; rows regrouped. */
+static int order_sections(struct compare_result *res)
+{
+        struct compare_row *out = malloc(MAX(res->n, (size_t)1) * sizeof(*out));
+        size_t k = 0;
+
+        if (!out)
+                return -ENOMEM;
+        for (int s = 0; s < COMPARE_SECTIONS; s++)
+                res->order[s] = s;
+        for (size_t i = 0; i < res->n; i++) {
+                int s = res->rows[i].section;
+
+                res->count[s]++;
+                res->score[s] = MAX(res->score[s], res->rows[i].rank);
+        }
+        /* insertion sort: stable, six elements */
+        for (int i = 1; i < COMPARE_SECTIONS; i++)
+                for (int j = i; j > 0 && res->score[res->order[j]] > res->score[res->order[j - 1]];
+                     j--) {
+                        int t = res->order[j];
+
+                        res->order[j] = res->order[j - 1];
+                        res->order[j - 1] = t;
+                }
+        for (int s = 0; s < COMPARE_SECTIONS; s++)
+                for (size_t i = 0; i < res->n; i++)
+                        if (res->rows[i].section == res->order[s])
+                                out[k++] = res->rows[i];
+        free(res->rows);
+        res->rows = out;
+        return 0;
+}
+
+int compare_runs(const struct compare_side *a, const struct compare_side *b,
+                 struct compare_result *ret)
+{
+        const struct compare_fig **pa = NULL, **pb = NULL;
+        struct compare_result res = {0};
+        int r = sorted(a, &pa);
+
+        if (r >= 0)
+                r = sorted(b, &pb);
+        if (r >= 0) {
+                res.rows = malloc(MAX(a->n + b->n, (size_t)1) * sizeof(*res.rows));
+                r = res.rows ? 0 : -ENOMEM;
+        }
+        if (r >= 0) {
+                res.n = merge(pa, a->n, pb, b->n, res.rows);
+                qsort(res.rows, res.n, sizeof(*res.rows), row_cmp);
+                r = order_sections(&res);
+        }
+        free(pa);
+        free(pb);
+        if (r < 0) {
+                compare_result_release(&res);
+                return r;
+        }
+        *ret = res;
+        return 0;
+}

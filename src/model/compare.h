@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stddef.h>
+
+/* Two runs side by side (`buildtel compare A B`): each run is a list of
+ * figures, (section, subject, figure) = a number or a text, that the caller
+ * fills from the history (cmd/); compare_runs() pairs them and orders what
+ * changed most first. Pure: no I/O. */
+
+enum compare_section {
+        COMPARE_RUN,    /* the run's own figures: duration, CPU, memory peaks, OOM kills */
+        COMPARE_TARGET, /* per target: duration, steps, cached */
+        COMPARE_STEP,   /* per BuildKit step: duration, memory peak, CPU */
+        COMPARE_UNIT,   /* per compile unit: peak memory, duration */
+        COMPARE_CACHE,  /* per compiler-cache tool: hits, misses, hit ratio */
+        COMPARE_FACTS,  /* texts: command, revision, host */
+        COMPARE_SECTIONS,
+};
+
+/* "run", "target", "step", "unit", "cache", "facts". */
+const char *compare_section_name(enum compare_section s);
+
+#define COMPARE_SUBJECT_MAX 200 /* a subject's bytes kept (a step's name is long) */
+#define COMPARE_FIGURES_MAX 200000
+
+struct compare_fig {
+        int section;
+        char *subject; /* "" for the run's own figures */
+        char *figure;  /* "duration_s", "peak_mb", ... */
+        double value;  /* NAN: a text figure */
+        char *text;    /* NULL: a number */
+        size_t seq;    /* order of adding, so that duplicates pair in order */
+};
+
+/* One run's figures (caller-owned; compare_side_release()). */
+struct compare_side {
+        struct compare_fig *v;
+        size_t n, cap;
+        size_t dropped; /* past COMPARE_FIGURES_MAX */
+};
+
+/* Add a number (a NAN one is not added: unknown) or a text (NULL: not
+ * added). subject is cut to COMPARE_SUBJECT_MAX. Returns 0 or -ENOMEM. */
+int compare_side_add(struct compare_side *s, enum compare_section sec, const char *subject,
+                     const char *figure, double value);
+int compare_side_add_text(struct compare_side *s, enum compare_section sec, const char *subject,
+                          const char *figure, const char *text);
+void compare_side_release(struct compare_side *s); /* NULL is a no-op */
+
+enum compare_status {
+        COMPARE_SAME,
+        COMPARE_CHANGED,
+        COMPARE_APPEARED, /* only in B */
+        COMPARE_GONE,     /* only in A */
+};
+
+/* "same", "changed", "appeared", "gone". */
+const char *compare_status_name(enum compare_status s);
+
+/* A figure of A and of B. Strings borrowed from the sides. */
+struct compare_row {
+        int section;
+        const char *subject, *figure;
+        double a, b;         /* NAN: not in that run, or a text */
+        const char *ta, *tb; /* the texts of a text figure (NULL: not in that run) */
+        double change;       /* b - a; NAN unless both are numbers */
+        double change_pct;   /* 100 (b - a) / |a|; NAN when a is 0 or either is absent */
+        double rank;         /* how big the change is, for the order (see compare_runs) */
+        enum compare_status status;
+};
+
+struct compare_result {
+        struct compare_row *rows; /* by section in order[], each by rank, largest first */
+        size_t n;
+        int order[COMPARE_SECTIONS];    /* sections by their largest rank, largest first */
+        double score[COMPARE_SECTIONS]; /* a section's largest rank (0: nothing changed) */
+        size_t count[COMPARE_SECTIONS]; /* rows of each section */
+};
+
+/* Pair the figures of a and b by (section, subject, figure); figures with
+ * the same key in one run pair in the order they were added. A row's rank
+ * is |change_pct| / 100 for numbers known in both with a != 0; 1 (as a
+ * 100 % change) for a number from 0, a figure that appeared or is gone, or
+ * a text that differs; 0 for the same. Rows sort within a section by rank,
+ * then by |change|, then by key; sections by their largest rank, ties in
+ * enum order. Returns 0 or -ENOMEM; *ret (compare_result_release()) is
+ * untouched on failure. The sides must outlive the result. */
+int compare_runs(const struct compare_side *a, const struct compare_side *b,
+                 struct compare_result *ret);
+void compare_result_release(struct compare_result *r); /* NULL is a no-op */
