@@ -165,7 +165,8 @@ static void progress(struct buildmetrics *bm, const char *s, const char *end)
                         return;
                 }
                 if (*c++ != '/' || parse_u64(&c, end, &b) < 0 || a > b ||
-                    !range_ok_u64(RANGE_EVENTS, b) || !memchr(c, ']', (size_t)(end - c)))
+                    !range_ok_u64(RANGE_EVENTS, b) ||
+                    !(c < end && (*c == ']' || memchr(c, ']', (size_t)(end - c)))))
                         return;
                 bm->model.ninja_done = a;
                 bm->model.ninja_total = b;

@@ -330,7 +330,8 @@ static enum logline_kind classify_bracket(const char *p, const char *end)
                 q = skip_digits(q, end);
                 if (q == d)
                         return LOGLINE_NOISE;
-                close = memchr(q, ']', (size_t)(end - q));
+                /* Mostly "[12/345]": the ']' right after the total, no scan. */
+                close = q < end && *q == ']' ? q : memchr(q, ']', (size_t)(end - q));
                 if (!close)
                         return LOGLINE_NOISE;
         } else
