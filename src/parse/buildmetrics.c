@@ -149,6 +149,23 @@ const struct targets *buildmetrics_model(const struct buildmetrics *bm)
         return &bm->model;
 }
 
+/* The 1 to 19 digits at *cur (no overflow) into *ret; false when there are
+ * none or more: a longer figure fails every range progress() accepts, as
+ * parse_u64's would. Inline, for the two figures of every progress line. */
+static inline bool progress_u64(const char **cur, const char *end, uint64_t *ret)
+{
+        const char *p = *cur, *lim = end - p > 20 ? p + 20 : end;
+        uint64_t v = 0;
+
+        while (p < lim && (unsigned)(*p - '0') < 10)
+                v = v * 10 + (unsigned)(*p++ - '0');
+        if (p == *cur || p - *cur > 19)
+                return false;
+        *cur = p;
+        *ret = v;
+        return true;
+}
+
 /* "[n/m...] " (ninja) or "[ nn%] " (make / CMake). */
 static void progress(struct buildmetrics *bm, const char *s, const char *end)
 {
@@ -158,13 +175,13 @@ static void progress(struct buildmetrics *bm, const char *s, const char *end)
         if (c < end && (*c == ' ' || (*c >= '0' && *c <= '9'))) {
                 while (c < end && *c == ' ')
                         c++;
-                if (parse_u64(&c, end, &a) < 0 || c >= end)
+                if (!progress_u64(&c, end, &a) || c >= end)
                         return;
                 if (*c == '%' && c + 1 < end && c[1] == ']' && range_ok_u64(RANGE_PERCENT, a)) {
                         bm->model.make_pct = (int)a;
                         return;
                 }
-                if (*c++ != '/' || parse_u64(&c, end, &b) < 0 || a > b ||
+                if (*c++ != '/' || !progress_u64(&c, end, &b) || a > b ||
                     !range_ok_u64(RANGE_EVENTS, b) ||
                     !(c < end && (*c == ']' || memchr(c, ']', (size_t)(end - c)))))
                         return;
