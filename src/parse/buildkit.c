@@ -354,7 +354,7 @@ static void description(struct buildkit *b, const char *s, const char *end)
 }
 
 /* "<secs> <text>": secs is digits '.' 1-3 digits. */
-static bool log_prefix(const char *s, const char *end, const char **ret_text)
+static inline bool log_prefix(const char *s, const char *end, const char **ret_text)
 {
         const char *p = s;
         size_t frac = 0;
@@ -450,7 +450,11 @@ static bool feed_plain(struct buildkit *b, const char *line, const char *end, do
         }
         header = b->prev_blank;
         b->prev_blank = false;
-        vi = vertex(b, n + 1, false);
+        /* Consecutive lines mostly belong to one vertex: that look inline. */
+        if (b->last_vi < b->nv && b->v[b->last_vi].key == n + 1)
+                vi = b->last_vi;
+        else
+                vi = vertex(b, n + 1, false);
         if (vi < 0) {
                 vi = vertex(b, n + 1, true);
                 header = true;
