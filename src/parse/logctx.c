@@ -720,7 +720,7 @@ void logline_classify(const char *line, size_t len, struct logline *ret)
         case '#':
                 q = p;
                 /* "##[group]" is how GitHub's runner echoes ::group:: */
-                if (skip_lit(&q, end, "##[group]"))
+                if (p + 1 < end && p[1] == '#' && skip_lit(&q, end, "##[group]"))
                         classify_group(q, end, ret);
                 else
                         classify_buildkit(p, end, ret);
