@@ -488,7 +488,7 @@ static int open_parent(const char *path, const char **ret_name)
 int write_file_atomic(const char *path, const void *buf, size_t len)
 {
         _cleanup_close_ int dfd = -1;
-        const char *name;
+        const char *name = NULL; /* set whenever open_parent succeeds */
 
         dfd = open_parent(path, &name);
         if (dfd < 0)
@@ -498,7 +498,7 @@ int write_file_atomic(const char *path, const void *buf, size_t len)
 
 int atomic_open(const char *path, mode_t mode, struct atomic_file *ret)
 {
-        const char *name;
+        const char *name = NULL; /* set whenever open_parent succeeds (GCC -O3 cannot tell) */
         int dfd = open_parent(path, &name), r;
 
         if (dfd < 0) {
