@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 #include "model/bench.h"
 
+#include "model/run.h"
+#include "model/summary.h"
+#include "model/targets.h"
+#include "model/units.h"
+
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +24,45 @@ enum bench_class bench_classify(const struct bench_facts *f)
         if (f->cc_hits > 0 || some_cached)
                 return BENCH_WARM;
         return BENCH_COLD;
+}
+
+void bench_facts_of(const struct run_model *m, struct bench_facts *ret)
+{
+        const struct summary *s = m->summary;
+        const struct run_facts *f = m->facts;
+
+        *ret = (struct bench_facts){.wall_s = NAN, .user_s = NAN, .sys_s = NAN,
+                                    .mem_peak_mb = NAN, .mem_anon_peak_mb = NAN,
+                                    .exit_code = -1};
+        if (s) {
+                ret->user_s = s->build.cpu_user_s;
+                ret->sys_s = s->build.cpu_sys_s;
+                if (s->build.mem_peak.set)
+                        ret->mem_peak_mb = s->build.mem_peak.value;
+                else if (s->build.mem_cur_peak.set)
+                        ret->mem_peak_mb = s->build.mem_cur_peak.value;
+                if (s->build.mem_anon_peak.set)
+                        ret->mem_anon_peak_mb = s->build.mem_anon_peak.value;
+        }
+        if (f) {
+                ret->wall_s = f->duration_s;
+                ret->exit_code = f->exit_code;
+                ret->steps_set = f->steps_set;
+                ret->steps = f->steps;
+                ret->cached = f->cached;
+                for (size_t i = 0; i < f->n && i < TARGETS_MAX; i++)
+                        if (f->t[i].cc.set) {
+                                ret->cc_hits += f->t[i].cc.hits;
+                                ret->cc_misses += f->t[i].cc.misses;
+                        }
+        }
+        if (m->units) {
+                size_t n;
+                const struct unit *u = units_rows(m->units, &n);
+
+                for (size_t i = 0; i < n; i++)
+                        ret->compile_units += u[i].kind == UNITS_COMPILE;
+        }
 }
 
 const char *bench_class_name(enum bench_class c)
@@ -162,4 +207,91 @@ void bench_ratio_of(const struct bench_stats *a, const struct bench_stats *b,
         }
         if (a->median > 0 && isfinite(b->median))
                 ret->median = b->median / a->median;
+}
+
+/* The field of every run of s into a new array (NAN kept), or NULL. */
+static double *series_values(const struct bench_series *s, size_t off, size_t *ret_n)
+{
+        double *v = malloc((s->n ? s->n : 1) * sizeof(*v));
+        size_t k = 0;
+
+        if (!v)
+                return NULL;
+        for (size_t i = 0; i < s->n; i++) {
+                double x = *(const double *)(const void *)((const char *)&s->f[i] + off);
+
+                if (isfinite(x))
+                        v[k++] = x;
+        }
+        *ret_n = k;
+        return v;
+}
+
+static int stats_field(const struct bench_series *s, size_t off, struct bench_stats *ret)
+{
+        size_t k;
+        double *v = series_values(s, off, &k);
+
+        if (!v)
+                return -ENOMEM;
+        bench_stats_of(v, k, ret);
+        free(v);
+        return 0;
+}
+
+int bench_result_of(const struct bench_series *s, struct bench_result *ret)
+{
+        double *v;
+
+        memset(ret, 0, sizeof(*ret));
+        if (stats_field(s, offsetof(struct bench_facts, wall_s), &ret->wall) < 0 ||
+            stats_field(s, offsetof(struct bench_facts, user_s), &ret->user) < 0 ||
+            stats_field(s, offsetof(struct bench_facts, sys_s), &ret->sys) < 0 ||
+            stats_field(s, offsetof(struct bench_facts, mem_peak_mb), &ret->mem_peak) < 0 ||
+            stats_field(s, offsetof(struct bench_facts, mem_anon_peak_mb), &ret->mem_anon) < 0)
+                return -ENOMEM;
+        v = malloc((s->n ? s->n : 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        for (int c = 0; c < _BENCH_CLASS_MAX; c++) {
+                size_t k = 0;
+
+                for (size_t i = 0; i < s->n; i++)
+                        if ((int)bench_classify(&s->f[i]) == c && isfinite(s->f[i].wall_s))
+                                v[k++] = s->f[i].wall_s;
+                bench_stats_of(v, k, &ret->by_class[c]);
+        }
+        free(v);
+        return 0;
+}
+
+int bench_compare(const struct bench_series *s, const struct bench_result *r, size_t n,
+                  struct bench_cmp *cmp, size_t *ret_ref)
+{
+        size_t ref = 0, k = 0, na, nb;
+
+        for (size_t i = 1; i < n; i++)
+                if (r[i].wall.mean < r[ref].wall.mean)
+                        ref = i;
+        *ret_ref = ref;
+        for (size_t i = 0; i < n; i++) {
+                double *a, *b;
+
+                if (i == ref)
+                        continue;
+                cmp[k] = (struct bench_cmp){.ref = ref, .other = i};
+                bench_ratio_of(&r[ref].wall, &r[i].wall, &cmp[k].ratio);
+                a = series_values(&s[i], offsetof(struct bench_facts, wall_s), &na);
+                b = series_values(&s[ref], offsetof(struct bench_facts, wall_s), &nb);
+                if (!a || !b) {
+                        free(a);
+                        free(b);
+                        return -ENOMEM;
+                }
+                cmp[k].mwu_ok = bench_mann_whitney(a, na, b, nb, &cmp[k].mwu) == 0;
+                free(a);
+                free(b);
+                k++;
+        }
+        return (int)k;
 }

@@ -67,3 +67,39 @@ struct bench_ratio {
 };
 void bench_ratio_of(const struct bench_stats *a, const struct bench_stats *b,
                     struct bench_ratio *ret);
+
+/* The facts of a finished run from its model (summary, facts, units; any
+ * may be NULL). Never fails. */
+struct run_model;
+void bench_facts_of(const struct run_model *m, struct bench_facts *ret);
+
+/* One command's timed runs, as bench recorded them (borrowed arrays of n). */
+#define BENCH_RUNS_MAX 10000
+#define BENCH_RUN_ID_MAX 80
+struct bench_series {
+        const char *command;
+        size_t n;
+        const struct bench_facts *f;
+        const char (*run_id)[BENCH_RUN_ID_MAX];
+};
+
+/* Every figure of a series, derived once: overall and per class. */
+struct bench_result {
+        struct bench_stats wall, user, sys, mem_peak, mem_anon;
+        struct bench_stats by_class[_BENCH_CLASS_MAX]; /* wall time of that class's runs */
+};
+/* Returns 0 or -ENOMEM. */
+int bench_result_of(const struct bench_series *s, struct bench_result *ret);
+
+/* Every series against the fastest by mean wall time (the reference, as
+ * hyperfine's summary): one entry per other series. */
+struct bench_cmp {
+        size_t ref, other; /* indexes into the series */
+        struct bench_ratio ratio; /* other against ref: > 1 slower */
+        bool mwu_ok;
+        struct bench_mwu mwu; /* other's U against ref */
+};
+/* cmp holds n - 1 entries (n >= 2); *ret_ref the reference. Returns the
+ * entries written, or -ENOMEM. */
+int bench_compare(const struct bench_series *s, const struct bench_result *r, size_t n,
+                  struct bench_cmp *cmp, size_t *ret_ref);
