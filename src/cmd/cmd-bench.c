@@ -97,8 +97,8 @@ static int one_run(struct bench *B, char *command, struct bench_facts *ret_f, ch
         st = cmd_run_build(&o, argv, 3, B->given);
         quiet_end(saved);
         if (!B->have_facts) {
-                B->facts = (struct bench_facts){.user_s = NAN, .sys_s = NAN, .mem_peak_mb = NAN,
-                                                .mem_anon_peak_mb = NAN};
+                B->facts = (struct bench_facts){
+                    .user_s = NAN, .sys_s = NAN, .mem_peak_mb = NAN, .mem_anon_peak_mb = NAN};
                 B->facts.wall_s = now_monotonic() - t0;
         }
         if (!isfinite(B->facts.wall_s))
@@ -116,7 +116,9 @@ static int hook(const struct bench *B, const char *what, const char *cmd)
         char sh[] = "sh", dash_c[] = "-c";
         _cleanup_free_ char *copy = strdup(cmd);
         char *argv[] = {sh, dash_c, copy, NULL};
-        struct spawn_config cfg = {.argv = argv, .out_max = 65536, .timeout_s = BENCH_HOOK_TIMEOUT_S,
+        struct spawn_config cfg = {.argv = argv,
+                                   .out_max = 65536,
+                                   .timeout_s = BENCH_HOOK_TIMEOUT_S,
                                    .capture_stderr = true};
         struct spawn_result r = {0};
         int st = copy ? spawn_capture(&cfg, &r) : -ENOMEM;
@@ -204,7 +206,8 @@ static int report(const struct common_opts *o, const struct bench_view *v)
         fflush(stdout);
         if (o->export_json) {
                 dbuf_reset(&b);
-                if (bench_render_json(v, &b) < 0 || export_file("--export-json", o->export_json, &b) < 0)
+                if (bench_render_json(v, &b) < 0 ||
+                    export_file("--export-json", o->export_json, &b) < 0)
                         return -1;
         }
         if (o->export_markdown) {
@@ -228,8 +231,11 @@ static int conclude(const struct common_opts *o, char **cmds, struct bench_cmdru
         if (!s || !r || !cmp)
                 goto out;
         for (size_t i = 0; i < n; i++) {
-                s[i] = (struct bench_series){.command = cmds[i], .n = c[i].n, .f = c[i].f,
-                                             .run_id = (const char(*)[BENCH_RUN_ID_MAX])c[i].run_id};
+                s[i] =
+                    (struct bench_series){.command = cmds[i],
+                                          .n = c[i].n,
+                                          .f = c[i].f,
+                                          .run_id = (const char(*)[BENCH_RUN_ID_MAX])c[i].run_id};
                 if (bench_result_of(&s[i], &r[i]) < 0)
                         goto out;
         }

@@ -559,7 +559,8 @@ static const struct cmd_option {
      "html (default) or markdown (the GitHub job summary)", CALL(set_format)},
     {OPT_JSON_FILE, "json-file", NULL, 0, "FILE", CMDS_IMPORT_BUILDX, OPTG_MAIN,
      "read a saved `docker buildx history inspect --format json`", AT(json_file)},
-    {OPT_DB, "db", NULL, 0, "PATH", RWS | CMDS_EXPORT | CMDS_REPORT | HIST | CMDS_PRUNE | B, OPTG_MAIN,
+    {OPT_DB, "db", NULL, 0, "PATH", RWS | CMDS_EXPORT | CMDS_REPORT | HIST | CMDS_PRUNE | B,
+     OPTG_MAIN,
      "the run history database (default\n"
      "$XDG_STATE_HOME/buildtel/history.db or\n"
      "~/.local/state/buildtel/history.db); see `buildtel status`",
@@ -664,8 +665,9 @@ void cmd_print_short_usage(const char *name)
                        "[--incomplete] [--otlp-endpoint URL] RUN|FILE.csv\n"
                        "       buildtel export --trace [--db PATH|--no-db] [--log-dir DIR] "
                        "[--ninja-log FILE] [-o FILE] [RUN|FILE.csv]\n"},
-            {"bench", "usage: buildtel bench [--runs N] [--warmup N] [--prepare CMD] [--cleanup CMD] "
-                      "[--export-json F] [--export-markdown F] -- 'BUILD' ['BUILD'...]\n"},
+            {"bench",
+             "usage: buildtel bench [--runs N] [--warmup N] [--prepare CMD] [--cleanup CMD] "
+             "[--export-json F] [--export-markdown F] -- 'BUILD' ['BUILD'...]\n"},
             {"prune", "usage: buildtel prune [--keep N] [--older-than SPAN] [--max-size SIZE] "
                       "[--dry-run] [--db PATH] [--log-dir DIR]\n"},
         };

@@ -31,8 +31,11 @@ void bench_facts_of(const struct run_model *m, struct bench_facts *ret)
         const struct summary *s = m->summary;
         const struct run_facts *f = m->facts;
 
-        *ret = (struct bench_facts){.wall_s = NAN, .user_s = NAN, .sys_s = NAN,
-                                    .mem_peak_mb = NAN, .mem_anon_peak_mb = NAN,
+        *ret = (struct bench_facts){.wall_s = NAN,
+                                    .user_s = NAN,
+                                    .sys_s = NAN,
+                                    .mem_peak_mb = NAN,
+                                    .mem_anon_peak_mb = NAN,
                                     .exit_code = -1};
         if (s) {
                 ret->user_s = s->build.cpu_user_s;
@@ -83,8 +86,8 @@ void bench_stats_of(const double *x, size_t n, struct bench_stats *ret)
 {
         double sum = 0, ss = 0, *s;
 
-        *ret = (struct bench_stats){.n = n, .mean = NAN, .stddev = NAN, .median = NAN,
-                                    .min = NAN, .max = NAN};
+        *ret = (struct bench_stats){
+            .n = n, .mean = NAN, .stddev = NAN, .median = NAN, .min = NAN, .max = NAN};
         if (n == 0)
                 return;
         for (size_t i = 0; i < n; i++)

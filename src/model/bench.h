@@ -17,14 +17,14 @@ enum bench_class {
 
 /* What one run's model said, taken at its finish (run_model). */
 struct bench_facts {
-        double wall_s;             /* NAN unknown */
-        double user_s, sys_s;      /* the build's CPU; NAN unknown */
-        double mem_peak_mb;        /* the build's memory peak (total); NAN unknown */
-        double mem_anon_peak_mb;   /* its anon peak; NAN unknown */
-        bool steps_set;            /* BuildKit layer steps known */
-        uint32_t steps, cached;    /* layer steps, and those from the cache */
+        double wall_s;               /* NAN unknown */
+        double user_s, sys_s;        /* the build's CPU; NAN unknown */
+        double mem_peak_mb;          /* the build's memory peak (total); NAN unknown */
+        double mem_anon_peak_mb;     /* its anon peak; NAN unknown */
+        bool steps_set;              /* BuildKit layer steps known */
+        uint32_t steps, cached;      /* layer steps, and those from the cache */
         uint64_t cc_hits, cc_misses; /* compiler cache, over every target */
-        size_t compile_units;      /* compile units seen in the process scans */
+        size_t compile_units;        /* compile units seen in the process scans */
         int exit_code;
 };
 
@@ -52,8 +52,8 @@ void bench_stats_of(const double *x, size_t n, struct bench_stats *ret);
  * is empty or too large for the exact count. */
 #define BENCH_MWU_EXACT_MAX 8
 struct bench_mwu {
-        double u;     /* U of a */
-        double p;     /* two-sided */
+        double u; /* U of a */
+        double p; /* two-sided */
         bool exact;
 };
 int bench_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
@@ -94,7 +94,7 @@ int bench_result_of(const struct bench_series *s, struct bench_result *ret);
 /* Every series against the fastest by mean wall time (the reference, as
  * hyperfine's summary): one entry per other series. */
 struct bench_cmp {
-        size_t ref, other; /* indexes into the series */
+        size_t ref, other;        /* indexes into the series */
         struct bench_ratio ratio; /* other against ref: > 1 slower */
         bool mwu_ok;
         struct bench_mwu mwu; /* other's U against ref */

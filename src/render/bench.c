@@ -86,9 +86,10 @@ int bench_render_series(const struct bench_view *v, size_t i, struct dbuf *out)
                 if (!cnt[c])
                         continue;
                 dw_printf(&w, "  %-4s %3zu run%s      %8.1f %s ± %6.1f %s, median %.1f %s\n",
-                          bench_class_name((enum bench_class)c), cnt[c], cnt[c] == 1 ? ": " : "s:",
-                          b->mean * u.mul, u.name, isfinite(b->stddev) ? b->stddev * u.mul : 0,
-                          u.name, b->median * u.mul, u.name);
+                          bench_class_name((enum bench_class)c), cnt[c],
+                          cnt[c] == 1 ? ": " : "s:", b->mean * u.mul, u.name,
+                          isfinite(b->stddev) ? b->stddev * u.mul : 0, u.name, b->median * u.mul,
+                          u.name);
         }
         dw_puts(&w, "  Memory peak (max):  ");
         mb(&w, r->mem_peak.max);
@@ -123,8 +124,8 @@ int bench_render_summary(const struct bench_view *v, struct dbuf *out)
 
                 dw_printf(&w, "  '%s' is %.2fx ± %.2f slower than '%s' (medians %.2fx)",
                           v->s[c->other].command, c->ratio.mean,
-                          isfinite(c->ratio.mean_err) ? c->ratio.mean_err : 0,
-                          v->s[c->ref].command, c->ratio.median);
+                          isfinite(c->ratio.mean_err) ? c->ratio.mean_err : 0, v->s[c->ref].command,
+                          c->ratio.median);
                 if (c->mwu_ok)
                         dw_printf(&w, ", Mann-Whitney U = %g, p = %.3g%s", c->mwu.u, c->mwu.p,
                                   c->mwu.exact ? " (exact)" : "");
@@ -174,10 +175,10 @@ static int add_runs(json_t *o, const struct bench_series *s)
                 e |= json_array_append_new(anon, num(f->mem_anon_peak_mb));
                 e |= json_array_append_new(hits, json_integer((json_int_t)f->cc_hits));
                 e |= json_array_append_new(misses, json_integer((json_int_t)f->cc_misses));
-                e |= json_array_append_new(steps, f->steps_set ? json_integer(f->steps)
-                                                               : json_null());
-                e |= json_array_append_new(cached, f->steps_set ? json_integer(f->cached)
-                                                                : json_null());
+                e |= json_array_append_new(steps,
+                                           f->steps_set ? json_integer(f->steps) : json_null());
+                e |= json_array_append_new(cached,
+                                           f->steps_set ? json_integer(f->cached) : json_null());
         }
         e |= json_object_set_new(o, "times", times);
         e |= json_object_set_new(o, "user_times", user);
