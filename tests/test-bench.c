@@ -15,7 +15,10 @@
 #include <math.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "model/bench.h"
+#include "render/bench.h"
 #include "util/macro.h"
 
 static void test_classify(void **state)
@@ -156,13 +159,133 @@ static void test_ratio(void **state)
         assert_true(isnan(r.mean) && isnan(r.mean_err) && isnan(r.median));
 }
 
+/* Two series through the model and every renderer: a cold then two warm
+ * runs of a compile, and three hot ones of a cached image build. */
+static void test_series_render(void **state)
+{
+        (void)state;
+        static const struct bench_facts fa[] = {
+            {.wall_s = 30,
+             .user_s = 50,
+             .sys_s = 5,
+             .mem_peak_mb = 900,
+             .mem_anon_peak_mb = 700,
+             .cc_misses = 100,
+             .compile_units = 100},
+            {.wall_s = 10,
+             .user_s = 12,
+             .sys_s = 2,
+             .mem_peak_mb = 500,
+             .mem_anon_peak_mb = 300,
+             .cc_hits = 95,
+             .cc_misses = 5,
+             .compile_units = 100},
+            {.wall_s = 12,
+             .user_s = 13,
+             .sys_s = 2,
+             .mem_peak_mb = 520,
+             .mem_anon_peak_mb = 310,
+             .cc_hits = 100,
+             .compile_units = 100},
+        };
+        static const struct bench_facts fb[] = {
+            {.wall_s = 1.0,
+             .user_s = NAN,
+             .sys_s = NAN,
+             .mem_peak_mb = NAN,
+             .mem_anon_peak_mb = NAN,
+             .steps_set = true,
+             .steps = 8,
+             .cached = 8},
+            {.wall_s = 1.2,
+             .user_s = NAN,
+             .sys_s = NAN,
+             .mem_peak_mb = NAN,
+             .mem_anon_peak_mb = NAN,
+             .steps_set = true,
+             .steps = 8,
+             .cached = 8},
+            {.wall_s = 1.1,
+             .user_s = NAN,
+             .sys_s = NAN,
+             .mem_peak_mb = NAN,
+             .mem_anon_peak_mb = NAN,
+             .steps_set = true,
+             .steps = 8,
+             .cached = 8},
+        };
+        static const char ids[3][BENCH_RUN_ID_MAX] = {"r1", "r2", "r3"};
+        struct bench_series s[2] = {{"make -j8 | tee log", 3, fa, ids},
+                                    {"docker build .", 3, fb, ids}};
+        struct bench_result r[2];
+        struct bench_cmp cmp[1];
+        struct bench_view v = {.s = s, .r = r, .n = 2, .cmp = cmp};
+        struct dbuf b = DBUF_INIT;
+        json_t *j, *res, *c;
+        json_error_t err;
+
+        assert_int_equal(bench_result_of(&s[0], &r[0]), 0);
+        assert_int_equal(bench_result_of(&s[1], &r[1]), 0);
+        assert_int_equal(r[0].by_class[BENCH_COLD].n, 1);
+        assert_float_equal(r[0].by_class[BENCH_COLD].mean, 30, 1e-12);
+        assert_int_equal(r[0].by_class[BENCH_WARM].n, 2);
+        assert_float_equal(r[0].by_class[BENCH_WARM].mean, 11, 1e-12);
+        assert_int_equal(r[1].by_class[BENCH_HOT].n, 3);
+        assert_float_equal(r[0].mem_peak.max, 900, 0);
+        assert_int_equal(r[1].mem_peak.n, 0); /* unknown is not zero */
+        assert_int_equal(bench_compare(s, r, 2, cmp, &v.ref), 1);
+        v.nc = 1;
+        assert_int_equal(v.ref, 1); /* the faster by mean */
+        assert_int_equal(cmp[0].other, 0);
+        assert_float_equal(cmp[0].ratio.mean, (52.0 / 3) / 1.1, 1e-9);
+        assert_float_equal(cmp[0].mwu.u, 9, 0); /* every make run slower */
+        assert_float_equal(cmp[0].mwu.p, 0.1, 1e-12);
+
+        assert_int_equal(bench_render_json(&v, &b), 0);
+        j = json_loadb(b.p, b.len, 0, &err);
+        assert_non_null(j);
+        res = json_object_get(j, "results");
+        assert_int_equal(json_array_size(res), 2);
+        assert_string_equal(json_string_value(json_object_get(json_array_get(res, 0), "command")),
+                            "make -j8 | tee log");
+        assert_float_equal(json_real_value(json_object_get(json_array_get(res, 0), "median")), 12,
+                           1e-12);
+        assert_true(json_is_null(json_object_get(json_array_get(res, 1), "user")));
+        assert_string_equal(json_string_value(json_array_get(
+                                json_object_get(json_array_get(res, 0), "classes"), 0)),
+                            "cold");
+        c = json_array_get(json_object_get(j, "comparison"), 0);
+        assert_string_equal(json_string_value(json_object_get(c, "reference")), "docker build .");
+        assert_float_equal(json_real_value(json_object_get(c, "p_value")), 0.1, 1e-12);
+        json_decref(j);
+
+        dbuf_reset(&b);
+        assert_int_equal(bench_render_markdown(&v, &b), 0);
+        assert_int_equal(dbuf_puts(&b, ""), 0);
+        assert_non_null(strstr(b.p, "| Command | Mean [s] | Min [s] | Max [s] | Relative |"));
+        assert_non_null(
+            strstr(b.p, "| `make -j8 \\| tee log` | 17.3 ± 11.0 | 10.0 | 30.0 | 15.76 ± "));
+        assert_non_null(strstr(b.p, "| `docker build .` | 1.1 ± 0.1 | 1.0 | 1.2 | 1.00 | 3 hot |"));
+        assert_non_null(strstr(b.p, "| 1 cold, 2 warm |"));
+
+        dbuf_reset(&b);
+        assert_int_equal(bench_render_series(&v, 0, &b), 0);
+        assert_int_equal(bench_render_summary(&v, &b), 0);
+        assert_int_equal(dbuf_puts(&b, ""), 0);
+        assert_non_null(strstr(b.p, "Benchmark 1: make -j8 | tee log\n"));
+        assert_non_null(strstr(b.p, "Range (min … max):"));
+        assert_non_null(strstr(b.p, "  docker build . ran\n    15.76 ± "));
+        assert_non_null(strstr(b.p, "'make -j8 | tee log' is 15.76x"));
+        assert_non_null(strstr(b.p, "Mann-Whitney U = 9, p = 0.1 (exact)"));
+        dbuf_release(&b);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_classify),
-            cmocka_unit_test(test_stats),
-            cmocka_unit_test(test_mann_whitney),
-            cmocka_unit_test(test_ratio),
+            cmocka_unit_test(test_classify),      cmocka_unit_test(test_stats),
+            cmocka_unit_test(test_mann_whitney),  cmocka_unit_test(test_ratio),
+            cmocka_unit_test(test_series_render),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +141,12 @@ static int hook(const struct bench *B, const char *what, const char *cmd)
 
 static int failed(const struct common_opts *o, const char *cmd, int st, const char *run_id)
 {
+        /* Interrupted (run passed SIGINT or SIGTERM on to the build): the
+         * bench ends there, -i or not, as hyperfine on Ctrl-C. */
+        if (st == 128 + SIGINT || st == 128 + SIGTERM) {
+                fprintf(stderr, "buildtel bench: interrupted (run %s)\n", run_id);
+                return st;
+        }
         if (st == 0 || o->ignore_failure)
                 return 0;
         fprintf(stderr,
