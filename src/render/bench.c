@@ -42,8 +42,8 @@ static void caches_line(struct dwriter *w, const struct bench_series *s)
                         cached += s->f[i].cached;
                 }
         }
-        dw_printf(w, "  Caches:              compiler %llu hits, %llu misses; ",
-                  (unsigned long long)hits, (unsigned long long)misses);
+        dw_printf(w, "  Caches (%zu run%s):     compiler %llu hits, %llu misses; ", s->n,
+                  s->n == 1 ? "" : "s", (unsigned long long)hits, (unsigned long long)misses);
         if (layers)
                 dw_printf(w, "layers %llu of %llu cached", (unsigned long long)cached,
                           (unsigned long long)steps);
@@ -66,30 +66,33 @@ int bench_render_series(const struct bench_view *v, size_t i, struct dbuf *out)
         const struct bench_series *s = &v->s[i];
         const struct bench_result *r = &v->r[i];
         struct tunit u = unit_for(r->wall.mean);
+        int pr = u.mul > 1 ? 1 : 3; /* hyperfine: 12.3 ms, 1.234 s */
         size_t cnt[_BENCH_CLASS_MAX];
         double sd = isfinite(r->wall.stddev) ? r->wall.stddev : 0;
 
         dw_printf(&w, "Benchmark %zu: %s\n", i + 1, s->command);
-        dw_printf(&w, "  Time (mean ± σ):   %8.1f %s ± %6.1f %s", r->wall.mean * u.mul, u.name,
-                  sd * u.mul, u.name);
+        dw_printf(&w, "  Time (mean ± σ):   %8.*f %s ± %6.*f %s", pr, r->wall.mean * u.mul, u.name,
+                  pr, sd * u.mul, u.name);
         if (isfinite(r->user.mean) && isfinite(r->sys.mean))
-                dw_printf(&w, "    [User: %.1f ms, System: %.1f ms]", r->user.mean * 1000,
-                          r->sys.mean * 1000);
-        dw_printf(&w, "\n  Range (min … max):  %8.1f %s … %6.1f %s    %zu run%s\n",
-                  r->wall.min * u.mul, u.name, r->wall.max * u.mul, u.name, s->n,
+                dw_printf(&w,
+                          u.mul > 1 ? "    [User: %.1f %s, System: %.1f %s]"
+                                    : "    [User: %.3f %s, System: %.3f %s]",
+                          r->user.mean * u.mul, u.name, r->sys.mean * u.mul, u.name);
+        dw_printf(&w, "\n  Range (min … max):  %8.*f %s … %6.*f %s    %zu run%s\n", pr,
+                  r->wall.min * u.mul, u.name, pr, r->wall.max * u.mul, u.name, s->n,
                   s->n == 1 ? "" : "s");
-        dw_printf(&w, "  Median:             %8.1f %s\n", r->wall.median * u.mul, u.name);
+        dw_printf(&w, "  Median:             %8.*f %s\n", pr, r->wall.median * u.mul, u.name);
         class_counts(s, cnt);
         for (int c = 0; c < _BENCH_CLASS_MAX; c++) {
                 const struct bench_stats *b = &r->by_class[c];
 
                 if (!cnt[c])
                         continue;
-                dw_printf(&w, "  %-4s %3zu run%s      %8.1f %s ± %6.1f %s, median %.1f %s\n",
+                dw_printf(&w, "  %-4s %3zu run%s      %8.*f %s ± %6.*f %s, median %.*f %s\n",
                           bench_class_name((enum bench_class)c), cnt[c],
-                          cnt[c] == 1 ? ": " : "s:", b->mean * u.mul, u.name,
-                          isfinite(b->stddev) ? b->stddev * u.mul : 0, u.name, b->median * u.mul,
-                          u.name);
+                          cnt[c] == 1 ? ": " : "s:", pr, b->mean * u.mul, u.name, pr,
+                          isfinite(b->stddev) ? b->stddev * u.mul : 0, u.name, pr,
+                          b->median * u.mul, u.name);
         }
         dw_puts(&w, "  Memory peak (max):  ");
         mb(&w, r->mem_peak.max);
