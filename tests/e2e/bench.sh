@@ -28,6 +28,9 @@ check "hyperfine's fields are there" jq_py "$T/one.json" \
         'r=d["results"][0]; sys.exit(0 if all(k in r for k in ("command","mean","stddev","median","min","max","times","user","system","exit_codes")) else 1)'
 check "min <= median <= max, mean within" jq_py "$T/one.json" \
         'r=d["results"][0]; sys.exit(0 if r["min"] <= r["median"] <= r["max"] and r["min"] <= r["mean"] <= r["max"] else 1)'
+# from each run's own model (the recorder's finish), not a stopwatch here
+check "each run's CPU time and memory peak are known" jq_py "$T/one.json" \
+        'r=d["results"][0]; sys.exit(0 if all(x is not None for x in r["user_times"] + r["system_times"] + r["mem_peak_mb"]) else 1)'
 expect_eq "a sleep is hot (nothing compiled, no layers)" \
         "$(jq_py "$T/one.json" 'print(",".join(d["results"][0]["classes"]))')" "hot,hot,hot"
 expect_eq "the history has three rows" "$(q 'SELECT count(*) FROM runs')" 3
