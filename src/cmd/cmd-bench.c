@@ -150,9 +150,12 @@ static int failed(const struct common_opts *o, const char *cmd, int st, const ch
         if (st == 0 || o->ignore_failure)
                 return 0;
         fprintf(stderr,
-                "buildtel bench: '%s' exited with status %d (run %s); use -i/--ignore-failure "
+                "buildtel bench: '%s' exited with status %d (run %s)%s; use -i/--ignore-failure "
                 "to go on\n",
-                cmd, st, run_id);
+                cmd, st, run_id,
+                st >= EXIT_BT_INTERNAL && st <= EXIT_BT_NOTFOUND && !o->show_output
+                    ? " (buildtel's own status or the shell's: --show-output says why)"
+                    : "");
         return st;
 }
 
