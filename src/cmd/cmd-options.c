@@ -430,7 +430,7 @@ static const struct cmd_option {
      "~/.local/state/buildtel/logs; an unwritable one falls back\n"
      "to $TMPDIR/buildtel-UID/logs)",
      CALL(set_log_dir)},
-    {OPT_JOB, "job", NULL, 0, "NAME", RW | CMDS_STATUS | CMDS_COMPARE, OPTG_MAIN,
+    {OPT_JOB, "job", NULL, 0, "NAME", RW | CMDS_STATUS | CMDS_COMPARE | B, OPTG_MAIN,
      "what repeats, to compare a run with (default\n"
      "$BUILDTEL_JOB, else GitHub's $GITHUB_WORKFLOW/$GITHUB_JOB,\n"
      "GitLab's $CI_PROJECT_PATH/$CI_JOB_NAME, else from the cwd\n"
