@@ -73,6 +73,14 @@ enum {
         OPT_DRY_RUN,
         OPT_JOB,
         OPT_LAST,
+        OPT_RUNS,
+        OPT_WARMUP,
+        OPT_PREPARE,
+        OPT_CLEANUP,
+        OPT_EXPORT_JSON,
+        OPT_EXPORT_MARKDOWN,
+        OPT_SHOW_OUTPUT,
+        OPT_IGNORE_FAILURE,
         OPT_COMMON_END,
 };
 
@@ -91,6 +99,7 @@ enum {
         CMDS_IMPORT_BUILDX = 1 << 10,
         CMDS_PRUNE = 1 << 11,
         CMDS_COMPARE = 1 << 12,
+        CMDS_BENCH = 1 << 13,
 };
 
 /* The mask of the command called name, or 0. */
@@ -142,6 +151,11 @@ struct common_opts {
         /* prune: its limits (any given: prune_given), --dry-run */
         struct retention_policy prune;
         bool prune_given, dry_run;
+        /* bench */
+        uint64_t bench_runs, bench_warmup; /* --runs (default 10), --warmup */
+        const char *prepare, *cleanup;     /* shell commands */
+        const char *export_json, *export_markdown;
+        bool show_output, ignore_failure;
 };
 
 void common_opts_init(struct common_opts *o);

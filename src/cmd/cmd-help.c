@@ -49,6 +49,18 @@ static const struct {
      "125 bad option or buildtel failed before COMMAND ran, 126 COMMAND not\n"
      "executable, 127 COMMAND not found.\n",
      0, 0},
+    {"bench",
+     "usage: buildtel bench [OPTIONS] -- 'BUILD' ['BUILD'...]\n"
+     "\n"
+     "Run each BUILD (one shell string, `sh -c BUILD`, as hyperfine) --runs times,\n"
+     "each a whole `buildtel run` (files, history row, summary); the builds' output\n"
+     "is discarded unless --show-output. Per BUILD: Time (mean ± σ), Range\n"
+     "(min … max), median; each run classed hot (no compile, every layer cached),\n"
+     "warm (compiler-cache hits, some layers cached) or cold, with its memory\n"
+     "peaks and cache figures; two or more BUILDs: each against the fastest, the\n"
+     "ratio and a Mann-Whitney U test. A failing BUILD stops the bench (-i: go on).\n"
+     "\n",
+     CMDS_BENCH, OPTG_MAIN},
     {"watch",
      "usage: buildtel watch --pid PID [OPTIONS]\n"
      "\n"

@@ -13,6 +13,10 @@
 #include "store/history.h"
 #include "util/macro.h"
 #include "util/util.h"
+#include "model/bench.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 void common_opts_init(struct common_opts *o)
 {
@@ -26,6 +30,7 @@ void common_opts_init(struct common_opts *o)
         o->rec.warn = common_warn;
         o->grace = 2.0;
         o->cgroup_mode = CGROUP_MODE_AUTO;
+        o->bench_runs = 10;
 }
 
 void common_opts_release(struct common_opts *o)
@@ -355,18 +360,55 @@ static int set_max_size(struct common_opts *o, const char *cmd, const char *arg)
         return 0;
 }
 
+static int set_runs(struct common_opts *o, const char *cmd, const char *arg)
+{
+        if (parse_u64_str(arg, &o->bench_runs) < 0 || o->bench_runs == 0 ||
+            o->bench_runs > BENCH_RUNS_MAX)
+                return bad(cmd, "--runs", "a count from 1 to " STR(BENCH_RUNS_MAX), arg);
+        return 0;
+}
+
+static int set_warmup(struct common_opts *o, const char *cmd, const char *arg)
+{
+        if (parse_u64_str(arg, &o->bench_warmup) < 0 || o->bench_warmup > BENCH_RUNS_MAX)
+                return bad(cmd, "--warmup", "a count from 0 to " STR(BENCH_RUNS_MAX), arg);
+        return 0;
+}
+
+static int set_prepare(struct common_opts *o, const char *cmd, const char *arg)
+{
+        o->prepare = arg;
+        return nonempty(cmd, "--prepare", arg);
+}
+
+static int set_cleanup(struct common_opts *o, const char *cmd, const char *arg)
+{
+        o->cleanup = arg;
+        return nonempty(cmd, "--cleanup", arg);
+}
+
+static int set_export_json(struct common_opts *o, const char *cmd, const char *arg)
+{
+        o->export_json = arg;
+        return nonempty(cmd, "--export-json", arg);
+}
+
+static int set_export_markdown(struct common_opts *o, const char *cmd, const char *arg)
+{
+        o->export_markdown = arg;
+        return nonempty(cmd, "--export-markdown", arg);
+}
+
 /* What a row does with its argument: a setter, or a member it sets. */
 #define CALL(fn) fn, 0
 #define AT(member) NULL, offsetof(struct common_opts, member)
 #define RW (CMDS_RUN | CMDS_WATCH)
+#define B CMDS_BENCH
 #define RWS (CMDS_RUN | CMDS_WATCH | CMDS_SUMMARIZE)
 #define RWE (CMDS_RUN | CMDS_WATCH | CMDS_EXPORT)
 #define HIST (CMDS_STATUS | CMDS_TOP | CMDS_INSPECT | CMDS_LAYERS | CMDS_CACHE | CMDS_COMPARE)
 #define LISTS (CMDS_STATUS | CMDS_LAYERS)
-#define ALL_CMDS (RWS | CMDS_EXPORT | CMDS_REPORT | HIST | CMDS_IMPORT_BUILDX | CMDS_PRUNE)
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
+#define ALL_CMDS (B | RWS | CMDS_EXPORT | CMDS_REPORT | HIST | CMDS_IMPORT_BUILDX | CMDS_PRUNE)
 /* Every option of the commands above, in the order `help CMD` lists them. */
 static const struct cmd_option {
         int id;
@@ -380,15 +422,15 @@ static const struct cmd_option {
         opt_set_fn set;   /* NULL: arg (or true without one) goes to the member at off */
         size_t off;
 } options[] = {
-    {OPT_INTERVAL, "interval", NULL, 0, "SECONDS", RW, OPTG_MAIN,
+    {OPT_INTERVAL, "interval", NULL, 0, "SECONDS", RW | B, OPTG_MAIN,
      "seconds between samples (default 2, at least 0.05)", CALL(set_interval)},
-    {OPT_LOG_DIR, "log-dir", "out-dir", 0, "DIR", RWE | CMDS_PRUNE, OPTG_MAIN,
+    {OPT_LOG_DIR, "log-dir", "out-dir", 0, "DIR", RWE | CMDS_PRUNE | B, OPTG_MAIN,
      "where the files go (export: where they are; alias\n"
      "--out-dir; default $XDG_STATE_HOME/buildtel/logs or\n"
      "~/.local/state/buildtel/logs; an unwritable one falls back\n"
      "to $TMPDIR/buildtel-UID/logs)",
      CALL(set_log_dir)},
-    {OPT_JOB, "job", NULL, 0, "NAME", RW | CMDS_STATUS | CMDS_COMPARE, OPTG_MAIN,
+    {OPT_JOB, "job", NULL, 0, "NAME", RW | CMDS_STATUS | CMDS_COMPARE | B, OPTG_MAIN,
      "what repeats, to compare a run with (default\n"
      "$BUILDTEL_JOB, else GitHub's $GITHUB_WORKFLOW/$GITHUB_JOB,\n"
      "GitLab's $CI_PROJECT_PATH/$CI_JOB_NAME, else from the cwd\n"
@@ -405,7 +447,7 @@ static const struct cmd_option {
      AT(rec.logctx.fixed_stage)},
     {OPT_STAGE_REGEX, "stage-regex", NULL, 0, "ERE", RW, OPTG_MAIN,
      "a line matching ERE sets the stage to its first capture", CALL(set_stage_regex)},
-    {OPT_COMPILERS, "compilers", NULL, 0, "NAME,NAME...", RW, OPTG_MAIN,
+    {OPT_COMPILERS, "compilers", NULL, 0, "NAME,NAME...", RW | B, OPTG_MAIN,
      "process names counted as compilers\n"
      "(default cc1plus,cc1,cc1obj,clang,clang++,rustc,lto1,ld,\n"
      "ld.gold,ld.lld,collect2,nvcc,cicc,ptxas)",
@@ -442,11 +484,11 @@ static const struct cmd_option {
      "and the oldest past SIZE of run files in all (default\n"
      "2G, $BUILDTEL_KEEP_SIZE; 0: no limit); `help prune`",
      CALL(set_keep_size)},
-    {OPT_NO_REPORT, "no-report", NULL, 0, NULL, RW, OPTG_MAIN,
+    {OPT_NO_REPORT, "no-report", NULL, 0, NULL, RW | B, OPTG_MAIN,
      "no HTML report (report-<run-id>.html) at the end", AT(rec.no_report)},
     {OPT_TRACE_FILE, "trace-file", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
      "a Chrome trace beside the CSV, trace-<run-id>.json (`help export`)", AT(trace_file)},
-    {OPT_CGROUP, "cgroup", NULL, 0, "MODE", CMDS_RUN, OPTG_MAIN,
+    {OPT_CGROUP, "cgroup", NULL, 0, "MODE", CMDS_RUN | B, OPTG_MAIN,
      "the build's own accounting: auto (default), v2, hybrid,\n"
      "v1, or none (its process tree from /proc: estimates)",
      CALL(set_cgroup)},
@@ -493,16 +535,37 @@ static const struct cmd_option {
      CALL(set_max_size)},
     {OPT_DRY_RUN, "dry-run", NULL, 0, NULL, CMDS_PRUNE, OPTG_MAIN,
      "say what would be removed, remove nothing", AT(dry_run)},
+    {OPT_RUNS, "runs", NULL, 'r', "N", B, OPTG_MAIN, "timed runs of each command (default 10)",
+     CALL(set_runs)},
+    {OPT_WARMUP, "warmup", NULL, 'w', "N", B, OPTG_MAIN,
+     "untimed runs of each command first (default 0); recorded\n"
+     "as runs too",
+     CALL(set_warmup)},
+    {OPT_PREPARE, "prepare", NULL, 'p', "CMD", B, OPTG_MAIN,
+     "run CMD (sh -c) before each run, warmup ones too", CALL(set_prepare)},
+    {OPT_CLEANUP, "cleanup", NULL, 'c', "CMD", B, OPTG_MAIN,
+     "run CMD (sh -c) after each command's series", CALL(set_cleanup)},
+    {OPT_EXPORT_JSON, "export-json", NULL, 0, "FILE", B, OPTG_MAIN,
+     "the results as hyperfine's JSON, and buildtel's figures", CALL(set_export_json)},
+    {OPT_EXPORT_MARKDOWN, "export-markdown", NULL, 0, "FILE", B, OPTG_MAIN,
+     "the results as a Markdown table", CALL(set_export_markdown)},
+    {OPT_SHOW_OUTPUT, "show-output", NULL, 0, NULL, B, OPTG_MAIN,
+     "pass the builds' output through (default: discarded;\n"
+     "their build logs are written either way)",
+     AT(show_output)},
+    {OPT_IGNORE_FAILURE, "ignore-failure", NULL, 'i', NULL, B, OPTG_MAIN,
+     "go on when a command exits non-zero (default: stop)", AT(ignore_failure)},
     {OPT_FORMAT, "format", NULL, 0, "FORMAT", CMDS_REPORT, OPTG_MAIN,
      "html (default) or markdown (the GitHub job summary)", CALL(set_format)},
     {OPT_JSON_FILE, "json-file", NULL, 0, "FILE", CMDS_IMPORT_BUILDX, OPTG_MAIN,
      "read a saved `docker buildx history inspect --format json`", AT(json_file)},
-    {OPT_DB, "db", NULL, 0, "PATH", RWS | CMDS_EXPORT | CMDS_REPORT | HIST | CMDS_PRUNE, OPTG_MAIN,
+    {OPT_DB, "db", NULL, 0, "PATH", RWS | CMDS_EXPORT | CMDS_REPORT | HIST | CMDS_PRUNE | B,
+     OPTG_MAIN,
      "the run history database (default\n"
      "$XDG_STATE_HOME/buildtel/history.db or\n"
      "~/.local/state/buildtel/history.db); see `buildtel status`",
      CALL(set_db)},
-    {OPT_NO_DB, "no-db", NULL, 0, NULL, RWE, OPTG_MAIN,
+    {OPT_NO_DB, "no-db", NULL, 0, NULL, RWE | B, OPTG_MAIN,
      "do not record the run in the history database (export:\n"
      "do not look for it there)",
      AT(rec.no_db)},
@@ -602,6 +665,9 @@ void cmd_print_short_usage(const char *name)
                        "[--incomplete] [--otlp-endpoint URL] RUN|FILE.csv\n"
                        "       buildtel export --trace [--db PATH|--no-db] [--log-dir DIR] "
                        "[--ninja-log FILE] [-o FILE] [RUN|FILE.csv]\n"},
+            {"bench",
+             "usage: buildtel bench [--runs N] [--warmup N] [--prepare CMD] [--cleanup CMD] "
+             "[--export-json F] [--export-markdown F] -- 'BUILD' ['BUILD'...]\n"},
             {"prune", "usage: buildtel prune [--keep N] [--older-than SPAN] [--max-size SIZE] "
                       "[--dry-run] [--db PATH] [--log-dir DIR]\n"},
         };
@@ -631,6 +697,7 @@ static const struct {
     {CMDS_IMPORT_BUILDX, "import-buildx"},
     {CMDS_PRUNE, "prune"},
     {CMDS_COMPARE, "compare"},
+    {CMDS_BENCH, "bench"},
 };
 
 unsigned cmd_mask(const char *name)

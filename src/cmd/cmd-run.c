@@ -14,6 +14,7 @@
 
 #include "cmd/cmd-common.h"
 #include "cmd/cmd-prune.h"
+#include "cmd/cmd-run.h"
 #include "cmd/cmd-trace.h"
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
@@ -362,7 +363,7 @@ static int supervise(struct run *R)
         return status;
 }
 
-static int run_build(struct common_opts *o, char **argv, size_t argc, const struct child_fds *given)
+int cmd_run_build(struct common_opts *o, char **argv, size_t argc, const struct child_fds *given)
 {
         struct sigaction ign = {.sa_handler = SIG_IGN}, dfl = {.sa_handler = SIG_DFL};
         struct run R = {.o = o, .sfd = -1, .given = given};
@@ -462,7 +463,7 @@ int cmd_run(int argc, char **argv)
         }
         if (common_otlp_load(&o, "run") < 0)
                 goto out;
-        ret = run_build(&o, argv + k, (size_t)(argc - k), &given);
+        ret = cmd_run_build(&o, argv + k, (size_t)(argc - k), &given);
 out:
         common_opts_release(&o);
         return ret;

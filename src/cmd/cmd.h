@@ -32,6 +32,7 @@ int cmd_export(int argc, char **argv);
 int cmd_import_buildx(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_prune(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /* Print the usage of one command to stdout; -ENOENT if unknown. */
 int cmd_print_usage(const char *name);

@@ -8,6 +8,7 @@ const char *program_version = BUILDTEL_VERSION;
 
 static const struct cmd commands[] = {
     {"run", cmd_run, "run a build and record what it and the machine did"},
+    {"bench", cmd_bench, "run builds several times and compare them (hyperfine-like)"},
     {"watch", cmd_watch, "attach to a running build by pid and record the same"},
     {"summarize", cmd_summarize, "recompute a run's summary from its CSV or the history"},
     {"report", cmd_report, "the HTML report (or Markdown job summary) of a run"},

@@ -1268,6 +1268,8 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
                 (void)steps_render_short(m.targets, short_out);
         if (short_out && r->baseline)
                 (void)baseline_render_short(r->baseline, short_out);
+        if (r->cfg.on_finish)
+                r->cfg.on_finish(r->cfg.on_finish_userdata, &m);
         return ret;
 }
 

@@ -19,6 +19,8 @@ struct sink_ops;
  * sources that are read per tick (sampler, log classifier), the model (the
  * summary) and the sinks. The caller owns the event loop and the child. */
 
+struct run_model;
+
 struct recorder_config {
         const char *log_dir; /* NULL: $XDG_STATE_HOME/buildtel/logs */
         double interval;     /* seconds */
@@ -59,6 +61,10 @@ struct recorder_config {
          * status line. NULL: none. */
         void (*on_sample)(void *userdata, const struct sample *s);
         void *on_sample_userdata;
+        /* The run's model at the end of recorder_finish, after every sink
+         * (bench takes its facts there); borrowed for the call. NULL: none. */
+        void (*on_finish)(void *userdata, const struct run_model *m);
+        void *on_finish_userdata;
 };
 
 struct recorder;

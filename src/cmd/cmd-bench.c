@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT */
+/* buildtel bench: hyperfine's loop over whole buildtel runs. Each run
+ * (warmup and timed) goes through run's own code path in this process
+ * (cmd_run_build: cgroup, recorder, files, history row); its facts come
+ * from the run's model at the recorder's finish (on_finish). Each BUILD
+ * is one shell string, run as `sh -c BUILD`, as hyperfine takes them:
+ * they are the user's own command line, never a string from a build. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cmd-common.h"
+#include "cmd/cmd-run.h"
+#include "cmd/cmd.h"
+#include "model/bench.h"
+#include "model/run.h"
+#include "platform/spawn.h"
+#include "render/bench.h"
+#include "util/macro.h"
+#include "util/outfile.h"
+#include "util/util.h"
+
+#define BENCH_HOOK_TIMEOUT_S 86400.0
+
+struct bench_cmdrun {
+        struct bench_facts *f;
+        char (*run_id)[BENCH_RUN_ID_MAX];
+        size_t n;
+};
+
+struct bench {
+        const struct common_opts *tmpl; /* the parsed options: copied for each run */
+        const struct child_fds *given;
+        bool have_facts;
+        struct bench_facts facts; /* the last run's, from on_finish */
+};
+
+static void take_facts(void *userdata, const struct run_model *m)
+{
+        struct bench *B = userdata;
+
+        bench_facts_of(m, &B->facts);
+        B->have_facts = true;
+}
+
+/* Our stdout and stderr onto /dev/null for a run, unless --show-output:
+ * saved[] keeps them (-1: not moved). */
+static void quiet_begin(const struct bench *B, int saved[2])
+{
+        int null;
+
+        saved[0] = saved[1] = -1;
+        if (B->tmpl->show_output)
+                return;
+        fflush(stdout);
+        fflush(stderr);
+        null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (null < 0)
+                return;
+        for (int fd = 1; fd <= 2; fd++) {
+                saved[fd - 1] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+                if (saved[fd - 1] >= 0)
+                        (void)dup2(null, fd);
+        }
+        close(null);
+}
+
+static void quiet_end(int saved[2])
+{
+        for (int fd = 1; fd <= 2; fd++)
+                if (saved[fd - 1] >= 0) {
+                        (void)dup2(saved[fd - 1], fd);
+                        close(saved[fd - 1]);
+                }
+}
+
+/* One whole buildtel run of sh -c command. Its facts into *ret_f, its id
+ * into ret_id; returns its exit status (or EXIT_BT_*). */
+static int one_run(struct bench *B, char *command, struct bench_facts *ret_f, char *ret_id)
+{
+        struct common_opts o = *B->tmpl;
+        char sh[] = "sh", dash_c[] = "-c";
+        char *argv[] = {sh, dash_c, command, NULL};
+        int saved[2], st;
+        double t0 = now_monotonic();
+
+        o.run_id[0] = '\0';
+        o.rec.quiet = true;
+        o.rec.on_finish = take_facts;
+        o.rec.on_finish_userdata = B;
+        B->have_facts = false;
+        quiet_begin(B, saved);
+        st = cmd_run_build(&o, argv, 3, B->given);
+        quiet_end(saved);
+        if (!B->have_facts) {
+                B->facts = (struct bench_facts){
+                    .user_s = NAN, .sys_s = NAN, .mem_peak_mb = NAN, .mem_anon_peak_mb = NAN};
+                B->facts.wall_s = now_monotonic() - t0;
+        }
+        if (!isfinite(B->facts.wall_s))
+                B->facts.wall_s = now_monotonic() - t0;
+        B->facts.exit_code = st;
+        *ret_f = B->facts;
+        snprintf(ret_id, BENCH_RUN_ID_MAX, "%s", o.run_id);
+        return st;
+}
+
+/* --prepare or --cleanup: sh -c cmd, its output shown only with
+ * --show-output (and its stderr when it fails). 0, or -1 after one line. */
+static int hook(const struct bench *B, const char *what, const char *cmd)
+{
+        char sh[] = "sh", dash_c[] = "-c";
+        _cleanup_free_ char *copy = strdup(cmd);
+        char *argv[] = {sh, dash_c, copy, NULL};
+        struct spawn_config cfg = {.argv = argv,
+                                   .out_max = 65536,
+                                   .timeout_s = BENCH_HOOK_TIMEOUT_S,
+                                   .capture_stderr = true};
+        struct spawn_result r = {0};
+        int st = copy ? spawn_capture(&cfg, &r) : -ENOMEM;
+
+        if (st >= 0 && B->tmpl->show_output) {
+                (void)write_all(STDOUT_FILENO, r.out, r.out_len);
+                (void)write_all(STDERR_FILENO, r.err, r.err_len);
+        }
+        if (st != 0) {
+                if (st > 0 && !B->tmpl->show_output && r.err_len)
+                        (void)write_all(STDERR_FILENO, r.err, r.err_len);
+                fprintf(stderr, "buildtel bench: the %s command '%s' %s%s%d\n", what, cmd,
+                        st < 0 ? "could not run: " : "failed with exit status ",
+                        st < 0 ? strerror(-st) : "", st < 0 ? 0 : st);
+        }
+        spawn_result_release(&r);
+        return st == 0 ? 0 : -1;
+}
+
+static int failed(const struct common_opts *o, const char *cmd, int st, const char *run_id)
+{
+        /* Interrupted (run passed SIGINT or SIGTERM on to the build): the
+         * bench ends there, -i or not, as hyperfine on Ctrl-C. */
+        if (st == 128 + SIGINT || st == 128 + SIGTERM) {
+                fprintf(stderr, "buildtel bench: interrupted (run %s)\n", run_id);
+                return st;
+        }
+        if (st == 0 || o->ignore_failure)
+                return 0;
+        fprintf(stderr,
+                "buildtel bench: '%s' exited with status %d (run %s)%s; use -i/--ignore-failure "
+                "to go on\n",
+                cmd, st, run_id,
+                st >= EXIT_BT_INTERNAL && st <= EXIT_BT_NOTFOUND && !o->show_output
+                    ? " (buildtel's own status or the shell's: --show-output says why)"
+                    : "");
+        return st;
+}
+
+/* The warmup and timed runs of one command into c. 0, or the exit
+ * status to stop with. */
+static int series(struct bench *B, char *cmd, struct bench_cmdrun *c)
+{
+        const struct common_opts *o = B->tmpl;
+        struct bench_facts f;
+        char id[BENCH_RUN_ID_MAX];
+        int st;
+
+        for (uint64_t w = 0; w < o->bench_warmup; w++) {
+                if (o->prepare && hook(B, "prepare", o->prepare) < 0)
+                        return 1;
+                st = one_run(B, cmd, &f, id);
+                if ((st = failed(o, cmd, st, id)))
+                        return st;
+        }
+        for (uint64_t i = 0; i < o->bench_runs; i++) {
+                if (o->prepare && hook(B, "prepare", o->prepare) < 0)
+                        return 1;
+                st = one_run(B, cmd, &c->f[c->n], c->run_id[c->n]);
+                c->n++;
+                if ((st = failed(o, cmd, st, c->run_id[c->n - 1])))
+                        return st;
+        }
+        if (o->cleanup && hook(B, "cleanup", o->cleanup) < 0)
+                return 1;
+        return 0;
+}
+
+static int export_file(const char *opt, const char *path, const struct dbuf *b)
+{
+        int e = outfile_write(path, b->p, b->len);
+
+        if (e < 0)
+                fprintf(stderr, "buildtel bench: %s: cannot write '%s': %s\n", opt, path,
+                        outfile_strerror(e));
+        return e < 0 ? -1 : 0;
+}
+
+/* The text on stdout and the exports. 0, or -1 after saying why. */
+static int report(const struct common_opts *o, const struct bench_view *v)
+{
+        _cleanup_dbuf_ struct dbuf b = DBUF_INIT;
+        int e = 0;
+
+        for (size_t i = 0; i < v->n && e >= 0; i++)
+                e = bench_render_series(v, i, &b);
+        if (e >= 0)
+                e = bench_render_summary(v, &b);
+        if (e < 0) {
+                fprintf(stderr, "buildtel bench: out of memory\n");
+                return -1;
+        }
+        fwrite(b.p, 1, b.len, stdout);
+        fflush(stdout);
+        if (o->export_json) {
+                dbuf_reset(&b);
+                if (bench_render_json(v, &b) < 0 ||
+                    export_file("--export-json", o->export_json, &b) < 0)
+                        return -1;
+        }
+        if (o->export_markdown) {
+                dbuf_reset(&b);
+                if (bench_render_markdown(v, &b) < 0 ||
+                    export_file("--export-markdown", o->export_markdown, &b) < 0)
+                        return -1;
+        }
+        return 0;
+}
+
+/* The statistics of the n series run, printed and exported. */
+static int conclude(const struct common_opts *o, char **cmds, struct bench_cmdrun *c, size_t n)
+{
+        struct bench_series *s = calloc(n, sizeof(*s));
+        struct bench_result *r = calloc(n, sizeof(*r));
+        struct bench_cmp *cmp = calloc(n, sizeof(*cmp));
+        struct bench_view v = {.s = s, .r = r, .n = n, .cmp = cmp};
+        int ret = -1, k = 0;
+
+        if (!s || !r || !cmp)
+                goto out;
+        for (size_t i = 0; i < n; i++) {
+                s[i] =
+                    (struct bench_series){.command = cmds[i],
+                                          .n = c[i].n,
+                                          .f = c[i].f,
+                                          .run_id = (const char(*)[BENCH_RUN_ID_MAX])c[i].run_id};
+                if (bench_result_of(&s[i], &r[i]) < 0)
+                        goto out;
+        }
+        if (n > 1 && (k = bench_compare(s, r, n, cmp, &v.ref)) < 0)
+                goto out;
+        v.nc = (size_t)k;
+        ret = report(o, &v);
+out:
+        if (ret < 0 && (!s || !r || !cmp || k < 0))
+                fprintf(stderr, "buildtel bench: out of memory\n");
+        free(s);
+        free(r);
+        free(cmp);
+        return ret;
+}
+
+static int bench_all(struct bench *B, char **cmds, size_t n)
+{
+        struct bench_cmdrun *c = calloc(n, sizeof(*c));
+        int st = 0;
+
+        if (!c) {
+                fprintf(stderr, "buildtel bench: out of memory\n");
+                return EXIT_BT_INTERNAL;
+        }
+        for (size_t i = 0; i < n && st == 0; i++) {
+                c[i].f = calloc(B->tmpl->bench_runs, sizeof(*c[i].f));
+                c[i].run_id = calloc(B->tmpl->bench_runs, sizeof(*c[i].run_id));
+                if (!c[i].f || !c[i].run_id) {
+                        fprintf(stderr, "buildtel bench: out of memory\n");
+                        st = EXIT_BT_INTERNAL;
+                        break;
+                }
+                st = series(B, cmds[i], &c[i]);
+        }
+        if (st == 0 && conclude(B->tmpl, cmds, c, n) < 0)
+                st = EXIT_BT_INTERNAL;
+        for (size_t i = 0; i < n; i++) {
+                free(c[i].f);
+                free(c[i].run_id);
+        }
+        free(c);
+        return st;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+        struct common_opts o;
+        struct child_fds given;
+        struct bench B = {.tmpl = &o, .given = &given};
+        int k, ret = EXIT_BT_USAGE;
+
+        if (child_fds_take(&given) < 0)
+                given.overflow = true;
+        common_opts_init(&o);
+        k = cmd_parse_options(CMDS_BENCH, "bench", argc, argv, &o);
+        if (k <= 0) {
+                ret = k == 0 ? 0 : ret;
+                goto out;
+        }
+        if (k >= argc) {
+                fprintf(stderr, "buildtel bench: no command given\n");
+                cmd_print_short_usage("bench");
+                goto out;
+        }
+        for (int i = k; i < argc; i++)
+                if (!argv[i][0]) {
+                        fprintf(stderr, "buildtel bench: an empty command\n");
+                        goto out;
+                }
+        ret = bench_all(&B, argv + k, (size_t)(argc - k));
+out:
+        common_opts_release(&o);
+        return ret;
+}

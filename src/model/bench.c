@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+#include "model/bench.h"
+
+#include "model/run.h"
+#include "model/summary.h"
+#include "model/targets.h"
+#include "model/units.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum bench_class bench_classify(const struct bench_facts *f)
+{
+        bool compiled = f->compile_units > 0 || f->cc_hits + f->cc_misses > 0;
+        bool has_steps = f->steps_set && f->steps > 0;
+        bool all_cached = has_steps && f->cached >= f->steps;
+        bool some_cached = has_steps && f->cached > 0;
+
+        if (!compiled && (!has_steps || all_cached))
+                return BENCH_HOT;
+        if (f->cc_hits > 0 || some_cached)
+                return BENCH_WARM;
+        return BENCH_COLD;
+}
+
+void bench_facts_of(const struct run_model *m, struct bench_facts *ret)
+{
+        const struct summary *s = m->summary;
+        const struct run_facts *f = m->facts;
+
+        *ret = (struct bench_facts){.wall_s = NAN,
+                                    .user_s = NAN,
+                                    .sys_s = NAN,
+                                    .mem_peak_mb = NAN,
+                                    .mem_anon_peak_mb = NAN,
+                                    .exit_code = -1};
+        if (s) {
+                ret->user_s = s->build.cpu_user_s;
+                ret->sys_s = s->build.cpu_sys_s;
+                if (s->build.mem_peak.set)
+                        ret->mem_peak_mb = s->build.mem_peak.value;
+                else if (s->build.mem_cur_peak.set)
+                        ret->mem_peak_mb = s->build.mem_cur_peak.value;
+                if (s->build.mem_anon_peak.set)
+                        ret->mem_anon_peak_mb = s->build.mem_anon_peak.value;
+        }
+        if (f) {
+                ret->wall_s = f->duration_s;
+                ret->exit_code = f->exit_code;
+                ret->steps_set = f->steps_set;
+                ret->steps = f->steps;
+                ret->cached = f->cached;
+                for (size_t i = 0; i < f->n && i < TARGETS_MAX; i++)
+                        if (f->t[i].cc.set) {
+                                ret->cc_hits += f->t[i].cc.hits;
+                                ret->cc_misses += f->t[i].cc.misses;
+                        }
+        }
+        if (m->units) {
+                size_t n;
+                const struct unit *u = units_rows(m->units, &n);
+
+                for (size_t i = 0; i < n; i++)
+                        ret->compile_units += u[i].kind == UNITS_COMPILE;
+        }
+}
+
+const char *bench_class_name(enum bench_class c)
+{
+        static const char *const names[] = {"cold", "warm", "hot"};
+
+        return (unsigned)c < _BENCH_CLASS_MAX ? names[c] : "cold";
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+        double x = *(const double *)a, y = *(const double *)b;
+
+        return (x > y) - (x < y);
+}
+
+void bench_stats_of(const double *x, size_t n, struct bench_stats *ret)
+{
+        double sum = 0, ss = 0, *s;
+
+        *ret = (struct bench_stats){
+            .n = n, .mean = NAN, .stddev = NAN, .median = NAN, .min = NAN, .max = NAN};
+        if (n == 0)
+                return;
+        for (size_t i = 0; i < n; i++)
+                sum += x[i];
+        ret->mean = sum / (double)n;
+        for (size_t i = 0; i < n; i++)
+                ss += (x[i] - ret->mean) * (x[i] - ret->mean);
+        if (n > 1)
+                ret->stddev = sqrt(ss / (double)(n - 1));
+        s = malloc(n * sizeof(*s));
+        if (!s)
+                return; /* the median unknown, rather than wrong */
+        memcpy(s, x, n * sizeof(*s));
+        qsort(s, n, sizeof(*s), cmp_double);
+        ret->min = s[0];
+        ret->max = s[n - 1];
+        ret->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+        free(s);
+}
+
+/* The number of arrangements of m and n values whose U is k, for every
+ * k: the recurrence c(m, n, k) = c(m - 1, n, k - n) + c(m, n - 1, k),
+ * one row of n at a time. out holds m * n + 1 counts. */
+static void mwu_counts(size_t m, size_t n, double *out)
+{
+        /* c[i][j][k] for i <= m, j <= n, k <= i*j: small (8 x 8 x 65) */
+        static const size_t K = BENCH_MWU_EXACT_MAX * BENCH_MWU_EXACT_MAX + 1;
+        double c[BENCH_MWU_EXACT_MAX + 1][BENCH_MWU_EXACT_MAX + 1]
+                [BENCH_MWU_EXACT_MAX * BENCH_MWU_EXACT_MAX + 1];
+
+        memset(c, 0, sizeof(c));
+        for (size_t i = 0; i <= m; i++)
+                for (size_t j = 0; j <= n; j++)
+                        for (size_t k = 0; k < K; k++) {
+                                if (i == 0 || j == 0) {
+                                        c[i][j][k] = k == 0;
+                                        continue;
+                                }
+                                c[i][j][k] = c[i][j - 1][k] + (k >= j ? c[i - 1][j][k - j] : 0);
+                        }
+        for (size_t k = 0; k <= m * n; k++)
+                out[k] = c[m][n][k];
+}
+
+static double mwu_exact_p(double u, size_t m, size_t n)
+{
+        double counts[BENCH_MWU_EXACT_MAX * BENCH_MWU_EXACT_MAX + 1], total = 0, tail = 0;
+        double big = fmax(u, (double)(m * n) - u);
+
+        mwu_counts(m, n, counts);
+        for (size_t k = 0; k <= m * n; k++) {
+                total += counts[k];
+                if ((double)k >= big)
+                        tail += counts[k];
+        }
+        return fmin(1.0, 2 * tail / total);
+}
+
+int bench_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
+                       struct bench_mwu *ret)
+{
+        double u = 0, nn = (double)(na + nb), tie_sum = 0, *all;
+        size_t n = na + nb, t;
+        bool ties = false;
+
+        if (na == 0 || nb == 0)
+                return -EINVAL;
+        for (size_t i = 0; i < na; i++)
+                for (size_t j = 0; j < nb; j++)
+                        u += a[i] > b[j] ? 1 : a[i] == b[j] ? 0.5 : 0;
+        all = malloc(n * sizeof(*all));
+        if (!all)
+                return -ENOMEM;
+        memcpy(all, a, na * sizeof(*all));
+        memcpy(all + na, b, nb * sizeof(*all));
+        qsort(all, n, sizeof(*all), cmp_double);
+        for (size_t i = 0; i < n; i += t) {
+                for (t = 1; i + t < n && all[i + t] == all[i]; t++)
+                        ;
+                ties |= t > 1;
+                tie_sum += (double)t * (double)t * (double)t - (double)t;
+        }
+        free(all);
+        ret->u = u;
+        ret->exact = !ties && na <= BENCH_MWU_EXACT_MAX && nb <= BENCH_MWU_EXACT_MAX;
+        if (ret->exact) {
+                ret->p = mwu_exact_p(u, na, nb);
+                return 0;
+        }
+        {
+                double mu = (double)na * (double)nb / 2;
+                double var = (double)na * (double)nb / 12 * ((nn + 1) - tie_sum / (nn * (nn - 1)));
+                double z;
+
+                if (!(var > 0)) {
+                        ret->p = 1;
+                        return 0;
+                }
+                /* continuity correction toward the mean */
+                z = (fabs(u - mu) - 0.5) / sqrt(var);
+                if (z < 0)
+                        z = 0;
+                ret->p = fmin(1.0, erfc(z / sqrt(2.0)));
+        }
+        return 0;
+}
+
+void bench_ratio_of(const struct bench_stats *a, const struct bench_stats *b,
+                    struct bench_ratio *ret)
+{
+        ret->mean = NAN;
+        ret->mean_err = NAN;
+        ret->median = NAN;
+        if (a->mean > 0 && isfinite(b->mean)) {
+                double ra = isfinite(a->stddev) ? a->stddev / a->mean : 0;
+                double rb = isfinite(b->stddev) && b->mean != 0 ? b->stddev / b->mean : 0;
+
+                ret->mean = b->mean / a->mean;
+                ret->mean_err = ret->mean * sqrt(ra * ra + rb * rb);
+        }
+        if (a->median > 0 && isfinite(b->median))
+                ret->median = b->median / a->median;
+}
+
+/* The field of every run of s into a new array (NAN kept), or NULL. */
+static double *series_values(const struct bench_series *s, size_t off, size_t *ret_n)
+{
+        double *v = malloc((s->n ? s->n : 1) * sizeof(*v));
+        size_t k = 0;
+
+        if (!v)
+                return NULL;
+        for (size_t i = 0; i < s->n; i++) {
+                double x = *(const double *)(const void *)((const char *)&s->f[i] + off);
+
+                if (isfinite(x))
+                        v[k++] = x;
+        }
+        *ret_n = k;
+        return v;
+}
+
+static int stats_field(const struct bench_series *s, size_t off, struct bench_stats *ret)
+{
+        size_t k;
+        double *v = series_values(s, off, &k);
+
+        if (!v)
+                return -ENOMEM;
+        bench_stats_of(v, k, ret);
+        free(v);
+        return 0;
+}
+
+int bench_result_of(const struct bench_series *s, struct bench_result *ret)
+{
+        double *v;
+
+        memset(ret, 0, sizeof(*ret));
+        if (stats_field(s, offsetof(struct bench_facts, wall_s), &ret->wall) < 0 ||
+            stats_field(s, offsetof(struct bench_facts, user_s), &ret->user) < 0 ||
+            stats_field(s, offsetof(struct bench_facts, sys_s), &ret->sys) < 0 ||
+            stats_field(s, offsetof(struct bench_facts, mem_peak_mb), &ret->mem_peak) < 0 ||
+            stats_field(s, offsetof(struct bench_facts, mem_anon_peak_mb), &ret->mem_anon) < 0)
+                return -ENOMEM;
+        v = malloc((s->n ? s->n : 1) * sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        for (int c = 0; c < _BENCH_CLASS_MAX; c++) {
+                size_t k = 0;
+
+                for (size_t i = 0; i < s->n; i++)
+                        if ((int)bench_classify(&s->f[i]) == c && isfinite(s->f[i].wall_s))
+                                v[k++] = s->f[i].wall_s;
+                bench_stats_of(v, k, &ret->by_class[c]);
+        }
+        free(v);
+        return 0;
+}
+
+int bench_compare(const struct bench_series *s, const struct bench_result *r, size_t n,
+                  struct bench_cmp *cmp, size_t *ret_ref)
+{
+        size_t ref = 0, k = 0, na, nb;
+
+        for (size_t i = 1; i < n; i++)
+                if (r[i].wall.mean < r[ref].wall.mean)
+                        ref = i;
+        *ret_ref = ref;
+        for (size_t i = 0; i < n; i++) {
+                double *a, *b;
+
+                if (i == ref)
+                        continue;
+                cmp[k] = (struct bench_cmp){.ref = ref, .other = i};
+                bench_ratio_of(&r[ref].wall, &r[i].wall, &cmp[k].ratio);
+                a = series_values(&s[i], offsetof(struct bench_facts, wall_s), &na);
+                b = series_values(&s[ref], offsetof(struct bench_facts, wall_s), &nb);
+                if (!a || !b) {
+                        free(a);
+                        free(b);
+                        return -ENOMEM;
+                }
+                cmp[k].mwu_ok = bench_mann_whitney(a, na, b, nb, &cmp[k].mwu) == 0;
+                free(a);
+                free(b);
+                k++;
+        }
+        return (int)k;
+}
