@@ -148,14 +148,10 @@ ok = [(n, round(d), p) for n, d, p in kids] == want and abs(end - mt) < 0.01
 print(kids, end - mt)
 sys.exit(not ok)
 PY
-mv "$REC" "$T/rec-ninja.jsonl"
-start_sink
-OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" export --otlp --db "$T/n.db" --trace-max-spans 2 \
-        --log-dir "$L" ninja >/dev/null 2>"$T/err-nexport"
-expect_eq "ninja: export --otlp: status" "$?" 0
-stop_sink
-check "ninja: the export sends the same edge spans from the history (no trace id given: its own trace)" \
-        python3 - "$T/rec-ninja.jsonl" "$REC" <<'PY'
+# same_edge_spans A B: the two recordings hold the same 2 edge spans (the
+# run span's children), start and end alike
+same_edge_spans() {
+        python3 - "$1" "$2" <<'PY'
 import json, sys
 def kids(p):
     sp = [s for r in map(json.loads, open(p)) if r["path"] == "/v1/traces"
@@ -165,6 +161,15 @@ a, b = kids(sys.argv[1]), kids(sys.argv[2])
 print(a, b)
 sys.exit(a != b or len(a) != 2)
 PY
+}
+mv "$REC" "$T/rec-ninja.jsonl"
+start_sink
+OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" export --otlp --db "$T/n.db" --trace-max-spans 2 \
+        --log-dir "$L" ninja >/dev/null 2>"$T/err-nexport"
+expect_eq "ninja: export --otlp: status" "$?" 0
+stop_sink
+check "ninja: the export sends the same edge spans from the history (no trace id given: its own trace)" \
+        same_edge_spans "$T/rec-ninja.jsonl" "$REC"
 # A later build appended to the log (issue 21): export --otlp --ninja-log
 # still sends the run's own edges, from the history.
 printf '0\t900\t0\tlater.o\t9\n' >>"$NL"
@@ -176,16 +181,7 @@ OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" export --otlp -
 expect_eq "ninja: export --otlp --ninja-log (appended): status" "$?" 0
 stop_sink
 check "ninja: an appended log loses none of the run's edge spans" \
-        python3 - "$T/rec-ninja.jsonl" "$REC" <<'PY'
-import json, sys
-def kids(p):
-    sp = [s for r in map(json.loads, open(p)) if r["path"] == "/v1/traces"
-          for s in r["request"]["resourceSpans"][0]["scopeSpans"][0]["spans"]]
-    return [(s["name"], s["startTimeUnixNano"], s["endTimeUnixNano"]) for s in sp[1:]]
-a, b = kids(sys.argv[1]), kids(sys.argv[2])
-print(a, b)
-sys.exit(a != b or len(a) != 2)
-PY
+        same_edge_spans "$T/rec-ninja.jsonl" "$REC"
 
 # 4. export off: the build's environment is exactly the caller's
 (cd "$T/w" && TRACEPARENT="00-$TP_TRACE-$TP_SPAN-01" TRACESTATE=congo=1 "$BUILDTEL" run --quiet --no-db \
