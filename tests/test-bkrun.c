@@ -211,7 +211,7 @@ static void test_bundle_args(void **state)
         assert_int_equal(bkexec_bundle_args_parse("{\"args\":[\"x\"]}", 14, out, sizeof(out)),
                          -EINVAL);
         assert_int_equal(
-            bkexec_bundle_args_parse("{\"process\":{\"args\":[\"x", 23, out, sizeof(out)), -EINVAL);
+            bkexec_bundle_args_parse("{\"process\":{\"args\":[\"x", 22, out, sizeof(out)), -EINVAL);
         assert_int_equal(
             bkexec_bundle_args_parse("{\"process\":{\"args\":[]}}", 23, out, sizeof(out)), -EINVAL);
         /* a small buffer keeps what fits */
