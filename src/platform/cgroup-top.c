@@ -392,10 +392,17 @@ void procunit_classify(const char *comm, const char *cmdline, size_t len, struct
                 return;
         o = (struct out){ret->name, sizeof(ret->name), 0, false};
         put_tail(&o, a, n, PROCUNIT_NAME_MAX);
-        if (o.len == 0)
+        if (o.len == 0) {
                 ret->kind = PROCUNIT_NONE;
-        else if (ret->kind == PROCUNIT_COMPILE)
-                compile_identity(&as, ret);
+                return;
+        }
+        if (ret->kind != PROCUNIT_COMPILE)
+                return;
+        compile_identity(&as, ret);
+        if (a == as.source && n <= PROCUNIT_PATH_MAX) {
+                o = (struct out){ret->src, sizeof(ret->src), 0, false};
+                put(&o, a, n);
+        }
 }
 
 int proctop_label(const char *comm, const char *cmdline, size_t len, char *out, size_t cap)
@@ -639,6 +646,17 @@ static void join_drivers(struct procscan *s)
         }
 }
 
+/* A relative source's base: the compiler's cwd, read once per process. A
+ * process gone meanwhile or not ours keeps "" (its name is then read as
+ * given). */
+static void read_cwd(struct procfs *p, struct pentry *e)
+{
+        if (e->u.kind != PROCUNIT_COMPILE || !e->u.src[0] || e->u.src[0] == '/')
+                return;
+        if (procfs_cwd(p, e->pid, e->u.cwd, sizeof(e->u.cwd)) < 0)
+                e->u.cwd[0] = '\0';
+}
+
 void procscan_end(struct procscan *s, struct procfs *p)
 {
         uint64_t top_rss[PROCSCAN_UNITS_MAX];
@@ -655,6 +673,7 @@ void procscan_end(struct procscan *s, struct procfs *p)
                         if (n > 0) {
                                 procunit_classify(e->comm, s->cmdline, (size_t)n, &e->u);
                                 e->classified = true;
+                                read_cwd(p, e);
                         }
                 }
         }
