@@ -561,11 +561,15 @@ static int cmp_unit_rss(const void *a, const void *b)
         return (x->rss_pages < y->rss_pages) - (x->rss_pages > y->rss_pages);
 }
 
-/* Sum e into the scan's units; the tool is the one of the largest process. */
+/* One unit: one name and output, and one source from one cwd (../x.c from
+ * a/build and from b/build are two files; the model tells which are one). */
 static bool same_unit(const struct procunit *a, const struct procunit *b)
 {
-        return a->kind == b->kind && a->key == b->key && strcmp(a->name, b->name) == 0;
+        return a->kind == b->kind && a->key == b->key && strcmp(a->name, b->name) == 0 &&
+               strcmp(a->src, b->src) == 0 && strcmp(a->cwd, b->cwd) == 0;
 }
+
+/* Sum e into the scan's units; the tool is the one of the largest process. */
 
 static void add_unit(struct procscan *s, const struct pentry *e, uint64_t *top_rss)
 {
