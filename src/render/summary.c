@@ -481,24 +481,30 @@ static json_t *jbuild(const struct summary *s)
 }
 
 /* The top units by peak RSS: [{"tool", "name" (as given), "path" (resolved,
- * null unknown), "kind", "peak_mb",
+ * null unknown), "shown" (as the text shows it), "kind", "peak_mb",
  * "peak_elapsed_s", "first_elapsed_s", "last_elapsed_s", "cpu_s"}], or null
  * when the run had no process scans. */
-static json_t *junits(const struct summary *s)
+static json_t *junits(const struct summary *s, const char *root)
 {
         struct unit top[UNITS_TOP];
-        size_t n;
+        const struct unit *all;
+        struct unitnames un;
+        size_t n, nall;
         json_t *a;
 
         if (!s->units)
                 return json_null();
         a = json_array();
         n = units_top(s->units, top, ARRAY_SIZE(top));
+        all = units_rows(s->units, &nall);
+        unitnames_init(&un, all, nall, root);
         for (size_t i = 0; a && i < n; i++) {
+                char shown[UNITNAME_SHORT_MAX + 1];
                 json_t *e = json_pack(
-                    "{s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o}", "tool", jstr(top[i].tool),
+                    "{s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o}", "tool", jstr(top[i].tool),
                     "name", jstr(top[i].name), "path",
-                    top[i].path[0] ? jstr(top[i].path) : json_null(), "kind", top[i].kind == UNITS_LINK ? "link" : "compile",
+                    top[i].path[0] ? jstr(top[i].path) : json_null(), "shown",
+                    jstr(unitnames_short(&un, &top[i], shown, sizeof(shown))), "kind", top[i].kind == UNITS_LINK ? "link" : "compile",
                     "peak_mb", jnum(top[i].peak_mb, 1), "peak_elapsed_s", jnum(top[i].peak_s, 3),
                     "first_elapsed_s", jnum(top[i].first_s, 3), "last_elapsed_s",
                     jnum(top[i].last_s, 3), "cpu_s", jnum(top[i].cpu_s, 2));
@@ -579,7 +585,7 @@ static json_t *jsummary(const struct summary *s, const struct run_info *ri,
                         jnum(s->cfg.low_disk_gb, 2));
         return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o}", "run",
                          jrun(s, ri), "memory", mem, "disk", disk, "cpu", cpu, "build", jbuild(s),
-                         "units", junits(s), "warnings", warn, "readings", jreadings(rd, nrd),
+                         "units", junits(s, ri ? ri->cwd : NULL), "warnings", warn, "readings", jreadings(rd, nrd),
                          "thresholds", thr, "samples",
                          (json_int_t)MIN(s->samples, (uint64_t)INT64_MAX), "skipped_rows",
                          (json_int_t)MIN(s->skipped_rows, (uint64_t)INT64_MAX), "baseline",

@@ -99,7 +99,7 @@ expect_eq "the names from the build dir" "$(names "$L/resources-sub.summary.txt"
 mkdir -p "$P/a/build" "$P/b/build"
 gen "$P/a/x.c" 800
 gen "$P/b/x.c" 800
-(cd "$P" && "$BUILDTEL" run --quiet --no-db --no-report --log-dir "$L" --run-id two --interval 0.05 \
+(cd "$P" && "$BUILDTEL" run --quiet --db "$T/h.db" --no-report --log-dir "$L" --run-id two --interval 0.05 \
         -- sh -c '(cd a/build && cc -O0 -c ../x.c -o x.o) & (cd b/build && cc -O0 -c ../x.c -o x.o) &
                 (cd out/sub && cc -O0 -c ../../src/main.c -o m.o) & cc -O0 -c src/main.c -o m.o & wait' \
         >"$T/out" 2>"$T/err")
@@ -107,4 +107,10 @@ expect_eq "the third build exits 0" "$?" 0
 sed -n '/^units (top/,/^$/p' "$L/resources-two.summary.txt"
 expect_eq "../x.c twice is a/x.c and b/x.c; main.c once" \
         "$(names "$L/resources-two.summary.txt" | xargs)" "a/x.c b/x.c main.c"
+"$BUILDTEL" status --db "$T/h.db" >"$T/status" 2>&1
+cat "$T/status"
+check "status names the largest unit as the summary does" \
+        grep -Eq "^two: largest unit cc1 (a/x\.c|b/x\.c|main\.c), " "$T/status"
+"$BUILDTEL" inspect --db "$T/h.db" two >"$T/inspect" 2>&1
+check "inspect too" grep -Eq "largest unit .* cc1 (a/x\.c|b/x\.c|main\.c)\$" "$T/inspect"
 finish
