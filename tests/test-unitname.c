@@ -150,6 +150,10 @@ static const struct {
     {"/q/two/m.c", NULL, "/q/two/m.c", "two/m.c"},
     /* a cwd that could not be read: the name as given, without ../ */
     {"../../lost/d.c", NULL, "", "d.c"},
+    /* below the project and below the common directory outside it, the
+     * same text: then whole */
+    {"src/dup.c", "/p", "/p/src/dup.c", "/p/src/dup.c"},
+    {"/q/src/dup.c", NULL, "/q/src/dup.c", "/q/src/dup.c"},
 };
 
 static void test_short_seen(void **state)

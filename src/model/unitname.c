@@ -211,6 +211,12 @@ const char *unitnames_short(const struct unitnames *un, const struct unit *row, 
                 if (*p != '/' && unique(un, row, tail, (size_t)(end - tail), tag))
                         break;
         }
+        /* Still shared when whole (src/a.c below the project and src/a.c
+         * below the common directory outside it): then the whole path. */
+        if (tail == full && !unique(un, row, tail, (size_t)(end - tail), tag)) {
+                full = tail = row->path[0] == '/' ? row->path : row->name;
+                end = row->path[0] == '/' ? tail + strlen(tail) : tag_of(tail);
+        }
         if (cap == 0)
                 return "";
         if (snprintf(buf, cap, "%.*s%s", (int)(end - tail), tail, tag) >= (int)cap)
