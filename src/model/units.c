@@ -231,7 +231,7 @@ static struct unit *new_row(struct units *u, int kind, const char *ident, const 
         memset(r, 0, sizeof(*r));
         r->kind = kind;
         r->key = key;
-        memcpy(r->ident, ident, sizeof(r->ident));
+        copy_utf8_str(r->ident, sizeof(r->ident), ident); /* fits: a path or a base */
         memcpy(r->base, base, sizeof(r->base));
         memcpy(r->name, base, sizeof(r->name));
         gs = group_slot(u, kind, ident);

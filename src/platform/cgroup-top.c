@@ -570,7 +570,6 @@ static bool same_unit(const struct procunit *a, const struct procunit *b)
 }
 
 /* Sum e into the scan's units; the tool is the one of the largest process. */
-
 static void add_unit(struct procscan *s, const struct pentry *e, uint64_t *top_rss)
 {
         struct procscan_unit *u = NULL;
