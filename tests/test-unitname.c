@@ -47,10 +47,11 @@ static void test_resolve(void **state)
         (void)state;
         for (size_t i = 0; i < ARRAY_SIZE(resolve_cases); i++) {
                 char out[UNITS_PATH_MAX + 1];
-                int r = unitname_resolve(resolve_cases[i].cwd, resolve_cases[i].src, out,
-                                         sizeof(out));
+                int r =
+                    unitname_resolve(resolve_cases[i].cwd, resolve_cases[i].src, out, sizeof(out));
 
-                print_message("%s + %s -> %d %s\n", resolve_cases[i].cwd ? resolve_cases[i].cwd : "(none)",
+                print_message("%s + %s -> %d %s\n",
+                              resolve_cases[i].cwd ? resolve_cases[i].cwd : "(none)",
                               resolve_cases[i].src, r, r >= 0 ? out : "");
                 if (!resolve_cases[i].want) {
                         assert_int_equal(r, resolve_cases[i].ret);
@@ -206,8 +207,12 @@ static void test_ended_by_path(void **state)
         struct units *u;
         const struct unit *rows;
         size_t n;
-        struct units_seen a = {.kind = UNITS_COMPILE, .name = "../x.c", .src = "../x.c",
-                               .cwd = "/p/a/build", .rss_mb = 5, .cpu_s = 1.0};
+        struct units_seen a = {.kind = UNITS_COMPILE,
+                               .name = "../x.c",
+                               .src = "../x.c",
+                               .cwd = "/p/a/build",
+                               .rss_mb = 5,
+                               .cpu_s = 1.0};
         struct units_seen b = a;
 
         (void)state;
@@ -236,8 +241,13 @@ static void test_csv_path(void **state)
         struct dbuf b = DBUF_INIT;
         const struct unit *rows;
         size_t n, skipped = 9;
-        struct units_seen a = {.kind = UNITS_COMPILE, .tool = "cc1", .name = "../x.c",
-                               .src = "../x.c", .cwd = "/p/a/build", .rss_mb = 5, .cpu_s = NAN};
+        struct units_seen a = {.kind = UNITS_COMPILE,
+                               .tool = "cc1",
+                               .name = "../x.c",
+                               .src = "../x.c",
+                               .cwd = "/p/a/build",
+                               .rss_mb = 5,
+                               .cpu_s = NAN};
         struct units_seen c = a;
 
         (void)state;
@@ -267,9 +277,9 @@ static void test_csv_path(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_resolve),        cmocka_unit_test(test_resolve_long),
+            cmocka_unit_test(test_resolve),          cmocka_unit_test(test_resolve_long),
             cmocka_unit_test(test_short_unresolved), cmocka_unit_test(test_short_seen),
-            cmocka_unit_test(test_ended_by_path),  cmocka_unit_test(test_csv_path),
+            cmocka_unit_test(test_ended_by_path),    cmocka_unit_test(test_csv_path),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -116,7 +116,7 @@ static void share_dir(char *common, const char *path)
                 i++;
         }
         if (common[i] == '\0' && path[i] == '/')
-                return; /* common is a directory above path */
+                return;                 /* common is a directory above path */
         common[last ? last : 1] = '\0'; /* "/" at least */
 }
 
@@ -170,7 +170,8 @@ static const char *rel_of(const struct unitnames *un, const struct unit *row, co
 static bool same_file(const struct unit *a, const struct unit *b)
 {
         if (a->path[0] && b->path[0])
-                return strcmp(a->path, b->path) == 0 && strcmp(tag_of(a->name), tag_of(b->name)) == 0;
+                return strcmp(a->path, b->path) == 0 &&
+                       strcmp(tag_of(a->name), tag_of(b->name)) == 0;
         return strcmp(a->name, b->name) == 0;
 }
 
@@ -182,8 +183,7 @@ static bool same_tail(const struct unitnames *un, const struct unit *other, cons
         const char *end, *p = rel_of(un, other, &end);
         size_t lo = (size_t)(end - p);
 
-        if (strcmp(tag_of(other->name), tag) != 0 || lo < lt ||
-            memcmp(p + lo - lt, tail, lt) != 0)
+        if (strcmp(tag_of(other->name), tag) != 0 || lo < lt || memcmp(p + lo - lt, tail, lt) != 0)
                 return false;
         return lo == lt || p[lo - lt - 1] == '/';
 }
