@@ -135,6 +135,11 @@ static void test_identity(void **state)
         procunit_classify(identity_cases[1].comm, identity_cases[1].cmdline, identity_cases[1].len,
                           &v);
         assert_true(u.key != v.key);
+        /* the source whole for the model to resolve; none for a link */
+        assert_string_equal(u.src, "x.cpp");
+        procunit_classify(identity_cases[4].comm, identity_cases[4].cmdline, identity_cases[4].len,
+                          &u);
+        assert_string_equal(u.src, "");
 }
 
 /* ---- labels: never over 100 bytes ---- */
@@ -270,6 +275,8 @@ static pid_t spawn(const char *dir, const char *name, const char *a1, const char
                 int null = open("/dev/null", O_RDWR);
 
                 setpgid(0, 0);
+                if (chdir(dir) < 0) /* the cwd the scan reads */
+                        _exit(126);
                 if (null >= 0) {
                         dup2(null, 1);
                         dup2(null, 2);
@@ -320,13 +327,23 @@ static void test_scan_real(void **state)
                 assert_non_null(strstr(text, "heavy.c"));
                 assert_non_null(strstr(text, "s5.c"));
                 assert_non_null(strstr(text, "ld:app.so"));
-                for (size_t i = 0; i < n; i++)
+                for (size_t i = 0; i < n; i++) {
+                        bool link = u[i].u.kind == PROCUNIT_LINK;
+
                         assert_true(u[i].rss_pages > 0 && u[i].nprocs == 1);
+                        /* a compile's source as given, and its cwd */
+                        assert_string_equal(u[i].u.src, link ? "" : u[i].u.name);
+                        assert_string_equal(u[i].u.cwd, link ? "" : dir);
+                }
         }
         u = procscan_ended(s, &n);
         assert_int_equal(n, 0);
+        assert_int_equal(procfs_cwd(pf, pids[0], text, sizeof(text)), (ssize_t)strlen(dir));
+        assert_string_equal(text, dir);
+        assert_int_equal(procfs_cwd(pf, pids[0], text, 4), -ENAMETOOLONG);
         kill(-pids[0], SIGKILL);
         waitpid(pids[0], NULL, 0);
+        assert_int_equal(procfs_cwd(pf, pids[0], text, sizeof(text)), -ENOENT); /* gone */
         scan(s, pf, pids, 3);
         u = procscan_units(s, &n);
         assert_int_equal(n, 2);

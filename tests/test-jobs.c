@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The -j reading (CPUs and memory), the parallelism reading and the units'
- * short names (issue 26): model/jobs.c, model/unitname.c. */
+/* The -j reading (CPUs and memory) and the parallelism reading (issue 26):
+ * model/jobs.c. The units' short names: test-unitname.c. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,7 +15,6 @@
 #include "model/jobs.h"
 #include "model/sample.h"
 #include "model/summary.h"
-#include "model/unitname.h"
 #include "model/units.h"
 #include "util/macro.h"
 
@@ -168,61 +167,11 @@ static void test_par(void **state)
         }
 }
 
-/* ---- short names ---- */
-
-static const char *const names_tree[] = {
-    "../../../checkout/src/platform/cgroup.c",
-    "../../../checkout/src/model/cgroup.c",
-    "../../../checkout/src/model/units.c",
-    "./main.c",
-    "app",
-    "/abs/dir/x.c",
-    "../../src/conv.cpp [c++17]",
-    "../../src/conv.cpp [c++14]",
-    "../../lib/conv.cpp [c++17]",
-    "../src/y.c [obj/a]",
-};
-
-static const struct {
-        const char *name, *want;
-} short_cases[] = {
-    {"../../../checkout/src/platform/cgroup.c", "platform/cgroup.c"},
-    {"../../../checkout/src/model/cgroup.c", "model/cgroup.c"},
-    {"../../../checkout/src/model/units.c", "units.c"},
-    {"./main.c", "main.c"},
-    {"app", "app"},
-    {"/abs/dir/x.c", "x.c"},
-    {"../../src/conv.cpp [c++17]", "src/conv.cpp [c++17]"},
-    {"../../src/conv.cpp [c++14]", "conv.cpp [c++14]"},
-    {"../../lib/conv.cpp [c++17]", "lib/conv.cpp [c++17]"},
-    {"../src/y.c [obj/a]", "y.c [obj/a]"},
-};
-
-static void test_short(void **state)
-{
-        struct unit rows[ARRAY_SIZE(names_tree)];
-
-        (void)state;
-        memset(rows, 0, sizeof(rows));
-        for (size_t i = 0; i < ARRAY_SIZE(names_tree); i++)
-                snprintf(rows[i].name, sizeof(rows[i].name), "%s", names_tree[i]);
-        for (size_t i = 0; i < ARRAY_SIZE(short_cases); i++) {
-                char buf[UNITS_NAME_MAX + 1];
-                const char *got = unitname_short(rows, ARRAY_SIZE(rows), short_cases[i].name, buf,
-                                                 sizeof(buf));
-
-                print_message("%s -> %s\n", short_cases[i].name, got);
-                assert_string_equal(got, short_cases[i].want);
-                assert_null(strstr(got, "../"));
-        }
-}
-
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_jobs),
             cmocka_unit_test(test_par),
-            cmocka_unit_test(test_short),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

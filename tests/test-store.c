@@ -1483,6 +1483,68 @@ static void test_upgrade_v8(void **state)
         sqlite3_close(h);
 }
 
+/* Units of one name and two paths (../x.c from a/build and from b/build)
+ * are two rows (version 10), read back with their paths; a version 9 file's
+ * units keep their rows, their paths unknown. */
+static void test_units_path(void **state)
+{
+        char db[300];
+        struct store *st;
+        struct units *u;
+        struct unit rows[2] = {
+            {.kind = UNITS_COMPILE, .tool = "cc1", .name = "../x.c", .path = "/p/a/x.c",
+             .peak_mb = 10, .first_s = 0, .last_s = 1, .peak_s = 1, .cpu_s = 1},
+            {.kind = UNITS_COMPILE, .tool = "cc1", .name = "../x.c", .path = "/p/b/x.c",
+             .peak_mb = 20, .first_s = 0, .last_s = 1, .peak_s = 1, .cpu_s = 1},
+        };
+        const struct unit *got;
+        size_t n;
+        int64_t id;
+
+        (void)state;
+        path_in(db, sizeof(db), "units-path.db");
+        assert_int_equal(store_open(db, true, 1000, &st), 0);
+        id = job_run(st, "r1", NULL, "h1", 1000, 0);
+        assert_int_equal(store_units_insert(st, id, rows, 2), 0);
+        assert_int_equal(units_new(&u), 0);
+        assert_int_equal(store_units_read(st, id, u), 2);
+        got = units_rows(u, &n);
+        assert_int_equal(n, 2);
+        assert_string_equal(got[0].path, "/p/a/x.c");
+        assert_string_equal(got[1].path, "/p/b/x.c");
+        assert_true(got[1].peak_mb == 20);
+        units_free(u);
+        store_close(st);
+
+        /* back to version 9's table, then upgraded again */
+        exec_sql_on(db, "DROP TABLE units; CREATE TABLE units ("
+                        " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+                        " kind TEXT NOT NULL, name TEXT NOT NULL, tool TEXT,"
+                        " first_elapsed_s REAL, last_elapsed_s REAL, peak_mb REAL,"
+                        " peak_elapsed_s REAL, cpu_s REAL, PRIMARY KEY (run, kind, name));"
+                        " CREATE INDEX units_name ON units(name);"
+                        " INSERT INTO units (run, kind, name, tool, peak_mb)"
+                        "  SELECT id, 'compile', 'old.c', 'cc1', 5 FROM runs;"
+                        " INSERT INTO units (run, kind, name, tool, peak_mb)"
+                        "  SELECT id, 'link', 'app', 'ld', 7 FROM runs;"
+                        " PRAGMA user_version = 9;");
+        assert_int_equal(store_open(db, false, 1000, &st), 0);
+        assert_int_equal(store_opened_version(st), 9);
+        assert_int_equal(file_version(db), STORE_SCHEMA_VERSION);
+        assert_int_equal(units_new(&u), 0);
+        assert_int_equal(store_units_read(st, id, u), 2);
+        got = units_rows(u, &n);
+        assert_string_equal(got[0].name, "old.c");
+        assert_string_equal(got[0].path, "");
+        assert_string_equal(got[1].name, "app");
+        units_free(u);
+        assert_int_equal(store_units_insert(st, id, rows, 2), 0); /* the new key */
+        assert_int_equal(units_new(&u), 0);
+        assert_int_equal(store_units_read(st, id, u), 4);
+        units_free(u);
+        store_close(st);
+}
+
 static void test_run_delete(void **state)
 {
         char db[300];
@@ -1543,6 +1605,7 @@ int main(void)
             cmocka_unit_test(test_parse_when),
             cmocka_unit_test(test_sample_columns),
             cmocka_unit_test(test_steps_edges_round_trip),
+            cmocka_unit_test(test_units_path),
             cmocka_unit_test(test_run_delete),
             cmocka_unit_test(test_job_runs),
             cmocka_unit_test(test_upgrade_v8),

@@ -129,7 +129,9 @@ static int render_build_peaks(const struct store_run *run, struct dbuf *out)
                 if (r >= 0 && run->unit_peak_tool)
                         r = dbuf_printf(out, "%s ", run->unit_peak_tool);
                 if (r >= 0)
-                        r = history_put_clean(out, run->unit_peak_name, 200);
+                        r = history_put_clean(
+                            out, run->unit_peak_shown ? run->unit_peak_shown : run->unit_peak_name,
+                            200);
                 if (r >= 0)
                         r = dbuf_puts(out, "\n");
         }

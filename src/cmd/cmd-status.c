@@ -70,7 +70,9 @@ static int latest_text(struct dbuf *out, const struct store_run *run)
                     out, "\n%s: largest unit %s%s", run->info.run_id ? run->info.run_id : "",
                     run->unit_peak_tool ? run->unit_peak_tool : "", run->unit_peak_tool ? " " : "");
                 if (r >= 0)
-                        r = history_put_clean(out, run->unit_peak_name, 120);
+                        r = history_put_clean(
+                            out, run->unit_peak_shown ? run->unit_peak_shown : run->unit_peak_name,
+                            120);
                 if (r >= 0)
                         r = dbuf_printf(out, ", %s peak RSS\n", mib);
         }

@@ -88,7 +88,7 @@ static void peak_of(const struct store_run *r, char *buf, size_t len)
         if (r->unit_peak_name && isfinite(r->unit_peak_mb))
                 snprintf(buf, len, "build %s (anon %s), host %s; largest unit %s%s%s %s", b, a, h,
                          r->unit_peak_tool ? r->unit_peak_tool : "", r->unit_peak_tool ? " " : "",
-                         r->unit_peak_name, u);
+                         r->unit_peak_shown ? r->unit_peak_shown : r->unit_peak_name, u);
         else
                 snprintf(buf, len, "build %s (anon %s), host %s", b, a, h);
 }

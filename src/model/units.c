@@ -7,12 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/unitname.h"
 #include "util/csv.h"
 #include "util/macro.h"
 #include "util/util.h"
 
-/* Open addressing over kind + base + key (slot) and over kind + base
- * (gslot, the first row of that base; gnext chains the others); each table
+/* Open addressing over kind + ident + key (slot) and over kind + ident
+ * (gslot, the first row of that ident; gnext chains the others); each table
  * is over three times UNITS_MAX. */
 #define SLOTS 65536u
 #define GROUP_MAX 64 /* units of one base told apart by their tags */
@@ -67,16 +68,16 @@ static uint32_t hash(int kind, const char *name, uint64_t key)
         return h;
 }
 
-/* The row of kind + base + key, or where a new one goes (*ret_slot). */
-static struct unit *lookup(struct units *u, int kind, const char *base, uint64_t key,
+/* The row of kind + ident + key, or where a new one goes (*ret_slot). */
+static struct unit *lookup(struct units *u, int kind, const char *ident, uint64_t key,
                            uint32_t *ret_slot)
 {
-        uint32_t i = hash(kind, base, key) & (SLOTS - 1);
+        uint32_t i = hash(kind, ident, key) & (SLOTS - 1);
 
         while (u->slot[i]) {
                 struct unit *r = &u->rows[u->slot[i] - 1];
 
-                if (r->kind == kind && r->key == key && strcmp(r->base, base) == 0)
+                if (r->kind == kind && r->key == key && strcmp(r->ident, ident) == 0)
                         return r;
                 i = (i + 1) & (SLOTS - 1);
         }
@@ -84,15 +85,15 @@ static struct unit *lookup(struct units *u, int kind, const char *base, uint64_t
         return NULL;
 }
 
-/* The gslot of kind + base: its first row, or the empty slot for one. */
-static uint32_t *group_slot(struct units *u, int kind, const char *base)
+/* The gslot of kind + ident: its first row, or the empty slot for one. */
+static uint32_t *group_slot(struct units *u, int kind, const char *ident)
 {
-        uint32_t i = hash(kind, base, 0) & (SLOTS - 1);
+        uint32_t i = hash(kind, ident, 0) & (SLOTS - 1);
 
         while (u->gslot[i]) {
                 const struct unit *r = &u->rows[u->gslot[i] - 1];
 
-                if (r->kind == kind && strcmp(r->base, base) == 0)
+                if (r->kind == kind && strcmp(r->ident, ident) == 0)
                         break;
                 i = (i + 1) & (SLOTS - 1);
         }
@@ -215,9 +216,10 @@ static void retag(struct units *u, uint32_t first)
         }
 }
 
-/* A new row of kind + base + key at slot, chained to its base's rows. */
-static struct unit *new_row(struct units *u, int kind, const char *base, uint64_t key,
-                            uint32_t slot)
+/* A new row of kind + ident + key at slot, named base, chained to its
+ * ident's rows. */
+static struct unit *new_row(struct units *u, int kind, const char *ident, const char *base,
+                            uint64_t key, uint32_t slot)
 {
         struct unit *r;
         uint32_t *gs;
@@ -229,9 +231,10 @@ static struct unit *new_row(struct units *u, int kind, const char *base, uint64_
         memset(r, 0, sizeof(*r));
         r->kind = kind;
         r->key = key;
+        copy_utf8_str(r->ident, sizeof(r->ident), ident); /* fits: a path or a base */
         memcpy(r->base, base, sizeof(r->base));
         memcpy(r->name, base, sizeof(r->name));
-        gs = group_slot(u, kind, base);
+        gs = group_slot(u, kind, ident);
         if (*gs == 0) {
                 *gs = (uint32_t)u->n;
                 return r;
@@ -246,25 +249,44 @@ static struct unit *new_row(struct units *u, int kind, const char *base, uint64_
         return r;
 }
 
+/* The unit s names: its name cut (base), its resolved path ("" unknown)
+ * and its identity, the path or else base. */
+struct seen_id {
+        char base[UNITS_NAME_MAX + 1];
+        char path[UNITS_PATH_MAX + 1];
+        const char *ident;
+};
+
+static int seen_id(const struct units_seen *s, struct seen_id *id)
+{
+        if (!s->name || !s->name[0] || (s->kind != UNITS_COMPILE && s->kind != UNITS_LINK))
+                return -EINVAL;
+        copy_utf8_str(id->base, sizeof(id->base), s->name);
+        if (!s->src || unitname_resolve(s->cwd, s->src, id->path, sizeof(id->path)) < 0)
+                id->path[0] = '\0';
+        id->ident = id->path[0] ? id->path : id->base;
+        return 0;
+}
+
 int units_see(struct units *u, const struct units_seen *s)
 {
-        char base[UNITS_NAME_MAX + 1];
+        struct seen_id id;
         struct unit *r;
         uint32_t slot = 0;
 
-        if (!s->name || !s->name[0] || (s->kind != UNITS_COMPILE && s->kind != UNITS_LINK))
+        if (seen_id(s, &id) < 0)
                 return -EINVAL;
-        copy_utf8_str(base, sizeof(base), s->name);
-        r = lookup(u, s->kind, base, s->key, &slot);
+        r = lookup(u, s->kind, id.ident, s->key, &slot);
         if (!r) {
-                if (!(r = new_row(u, s->kind, base, s->key, slot)))
+                if (!(r = new_row(u, s->kind, id.ident, id.base, s->key, slot)))
                         return -ENOSPC;
+                memcpy(r->path, id.path, sizeof(r->path));
                 r->first_s = s->elapsed_s;
                 r->peak_mb = r->peak_s = r->cpu_s = NAN;
                 copy_utf8_str(r->tool, sizeof(r->tool), s->tool ? s->tool : "");
                 copy_utf8_str(r->std, sizeof(r->std), s->std ? s->std : "");
                 copy_utf8_str(r->dir, sizeof(r->dir), s->dir ? s->dir : "");
-                retag(u, *group_slot(u, s->kind, base));
+                retag(u, *group_slot(u, s->kind, id.ident));
         }
         r->last_s = s->elapsed_s;
         if (isfinite(s->rss_mb) && (isnan(r->peak_mb) || s->rss_mb > r->peak_mb)) {
@@ -296,24 +318,33 @@ int units_observe(struct units *u, int kind, const char *tool, const char *name,
         return units_see(u, &s);
 }
 
-int units_ended_key(struct units *u, int kind, const char *name, uint64_t key, double cpu_s)
+int units_ended_seen(struct units *u, const struct units_seen *s)
 {
-        char base[UNITS_NAME_MAX + 1];
+        struct seen_id id;
         struct unit *r;
         double *ended;
         uint32_t slot = 0;
 
-        if (!name || !name[0] || !isfinite(cpu_s) || cpu_s < 0)
+        if (seen_id(s, &id) < 0 || !isfinite(s->cpu_s) || s->cpu_s < 0)
                 return -EINVAL;
-        copy_utf8_str(base, sizeof(base), name);
-        r = lookup(u, kind, base, key, &slot);
+        r = lookup(u, s->kind, id.ident, s->key, &slot);
         if (!r)
                 return -ENOENT;
         ended = &u->ended_cpu[r - u->rows];
-        *ended += cpu_s;
+        *ended += s->cpu_s;
         if (isnan(r->cpu_s) || *ended > r->cpu_s)
                 r->cpu_s = *ended;
         return 0;
+}
+
+int units_ended_key(struct units *u, int kind, const char *name, uint64_t key, double cpu_s)
+{
+        struct units_seen s = {.kind = kind, .name = name, .key = key, .cpu_s = cpu_s};
+
+        if (name && name[0] && isfinite(cpu_s) && cpu_s >= 0 && kind != UNITS_COMPILE &&
+            kind != UNITS_LINK)
+                return -ENOENT; /* no unit is of that kind */
+        return units_ended_seen(u, &s);
 }
 
 int units_ended(struct units *u, int kind, const char *name, double cpu_s)
@@ -323,19 +354,23 @@ int units_ended(struct units *u, int kind, const char *name, double cpu_s)
 
 int units_put(struct units *u, const struct unit *row)
 {
+        const char *ident;
         struct unit *r;
         uint32_t slot = 0;
 
         if (!row->name[0] || memchr(row->name, '\0', sizeof(row->name)) == NULL ||
             memchr(row->tool, '\0', sizeof(row->tool)) == NULL ||
+            memchr(row->path, '\0', sizeof(row->path)) == NULL ||
             (row->kind != UNITS_COMPILE && row->kind != UNITS_LINK))
                 return -EINVAL;
-        r = lookup(u, row->kind, row->name, 0, &slot);
-        if (!r && !(r = new_row(u, row->kind, row->name, 0, slot)))
+        ident = row->path[0] ? row->path : row->name;
+        r = lookup(u, row->kind, ident, 0, &slot);
+        if (!r && !(r = new_row(u, row->kind, ident, row->name, 0, slot)))
                 return -ENOSPC;
         *r = *row;
         r->key = 0;
         memcpy(r->base, row->name, sizeof(r->base));
+        copy_utf8_str(r->ident, sizeof(r->ident), ident);
         r->std[0] = r->dir[0] = '\0';
         u->ended_cpu[r - u->rows] = 0.0;
         return 0;
@@ -384,7 +419,8 @@ size_t units_top(const struct units *u, struct unit *out, size_t cap)
 }
 
 static const char csv_header[] =
-    "kind,tool,name,first_elapsed_s,last_elapsed_s,peak_mb,peak_elapsed_s,cpu_s\r\n";
+    "kind,tool,name,first_elapsed_s,last_elapsed_s,peak_mb,peak_elapsed_s,cpu_s,path\r\n";
+#define CSV_HEADER_OLD_LEN (sizeof(csv_header) - 1 - strlen(",path\r\n"))
 
 static int put_field_num(struct dbuf *b, double v)
 {
@@ -418,6 +454,10 @@ int units_csv_format(const struct units *u, struct dbuf *out)
                 if (r >= 0)
                         r = put_field_num(out, row->cpu_s);
                 if (r >= 0)
+                        r = dbuf_puts(out, ",");
+                if (r >= 0)
+                        r = csv_append_field(out, row->path, strlen(row->path));
+                if (r >= 0)
                         r = dbuf_puts(out, "\r\n");
         }
         return r;
@@ -443,9 +483,13 @@ static int parse_row(const struct csv_record *rec, struct unit *row)
         const char *kind = csv_field(rec, 0);
         double *nums[5] = {&row->first_s, &row->last_s, &row->peak_mb, &row->peak_s, &row->cpu_s};
 
-        if (rec->nfields != 8 || rec->len[1] > UNITS_TOOL_MAX || rec->len[2] > UNITS_NAME_MAX ||
-            memchr(csv_field(rec, 1), '\0', rec->len[1]) ||
+        if ((rec->nfields != 8 && rec->nfields != 9) || rec->len[1] > UNITS_TOOL_MAX ||
+            rec->len[2] > UNITS_NAME_MAX || memchr(csv_field(rec, 1), '\0', rec->len[1]) ||
             memchr(csv_field(rec, 2), '\0', rec->len[2]))
+                return -EINVAL;
+        if (rec->nfields == 9 && (rec->len[8] > UNITS_PATH_MAX ||
+                                  memchr(csv_field(rec, 8), '\0', rec->len[8]) ||
+                                  (rec->len[8] && csv_field(rec, 8)[0] != '/')))
                 return -EINVAL;
         memset(row, 0, sizeof(*row));
         row->kind = strcmp(kind, "link") == 0      ? UNITS_LINK
@@ -453,6 +497,8 @@ static int parse_row(const struct csv_record *rec, struct unit *row)
                                                    : 0;
         memcpy(row->tool, csv_field(rec, 1), rec->len[1]);
         memcpy(row->name, csv_field(rec, 2), rec->len[2]);
+        if (rec->nfields == 9)
+                memcpy(row->path, csv_field(rec, 8), rec->len[8]);
         for (size_t i = 0; i < 5; i++)
                 if (!field_num(rec, 3 + i, nums[i]))
                         return -EINVAL;
@@ -465,7 +511,10 @@ int units_csv_parse(const char *buf, size_t len, struct units *u, size_t *ret_sk
         size_t off, used, skipped = 0;
         int n = 0, r;
 
-        if (len < sizeof(csv_header) - 1 || memcmp(buf, csv_header, sizeof(csv_header) - 3) != 0)
+        /* ours, with or without the path column */
+        if (len < CSV_HEADER_OLD_LEN || memcmp(buf, csv_header, CSV_HEADER_OLD_LEN) != 0 ||
+            (len > CSV_HEADER_OLD_LEN && buf[CSV_HEADER_OLD_LEN] != ',' &&
+             buf[CSV_HEADER_OLD_LEN] != '\r' && buf[CSV_HEADER_OLD_LEN] != '\n'))
                 return -EINVAL;
         r = csv_parse_record(buf, len, &rec, &used);
         off = r > 0 ? used : len;

@@ -17,6 +17,7 @@
 #define UNITS_TOOL_MAX 32
 #define UNITS_NAME_MAX 96
 #define UNITS_TAG_MAX 32
+#define UNITS_PATH_MAX 255 /* a resolved source path */
 #define UNITS_TOP 20      /* listed in the summary */
 #define UNITS_JOBS_MIN 20 /* units needed before the -j reading is said */
 
@@ -34,11 +35,18 @@ struct unit {
         double peak_s;          /* when */
         double cpu_s;           /* user + system of its processes: the ended ones as last seen, plus
                                  * the live ones; NAN unknown */
-        /* While observed, not stored: the unit's source (or output) and its
-         * key (units_see); name is base, or "base [tag]" when several units
-         * share base. A row put back has base = name and key 0. */
+        /* The source resolved against the compiler's cwd, absolute and
+         * normalised (model/unitname.h); "" when unknown (a link, a crate,
+         * a cwd that could not be read, a path over UNITS_PATH_MAX). */
+        char path[UNITS_PATH_MAX + 1];
+        /* While observed, not stored: the unit's source (or output) as
+         * given, its identity (path, or base when path is unknown) and its
+         * key (units_see); name is base, or "base [tag]" when several
+         * units share ident. A row put back has base = name, ident = path
+         * or name, and key 0. */
         uint64_t key;
         char base[UNITS_NAME_MAX + 1];
+        char ident[UNITS_PATH_MAX + 1];
         char std[UNITS_TAG_MAX + 1];
         char dir[UNITS_NAME_MAX + 1];
 };
@@ -64,6 +72,10 @@ int units_put(struct units *u, const struct unit *row);
 struct units_seen {
         int kind;
         const char *tool, *name, *std, *dir;
+        /* The source whole as given and the compiler's cwd (either NULL or
+         * ""): resolved into the row's path; units of one name and
+         * different paths are different units. */
+        const char *src, *cwd;
         uint64_t key;
         double elapsed_s, rss_mb, cpu_s;
 };
@@ -83,6 +95,9 @@ int units_observe(struct units *u, int kind, const char *tool, const char *name,
 int units_ended(struct units *u, int kind, const char *name, double cpu_s);
 /* The same for the unit of name and key (units_see). */
 int units_ended_key(struct units *u, int kind, const char *name, uint64_t key, double cpu_s);
+/* The same for the unit s names (its kind, name, src, cwd and key), with
+ * s->cpu_s the ended processes' CPU. */
+int units_ended_seen(struct units *u, const struct units_seen *s);
 
 size_t units_count(const struct units *u);
 /* Every unit, in order of first sight; owned by u. */
@@ -94,12 +109,13 @@ uint64_t units_dropped(const struct units *u);
 size_t units_top(const struct units *u, struct unit *out, size_t cap);
 
 /* The table as CSV (header "kind,tool,name,first_elapsed_s,last_elapsed_s,
- * peak_mb,peak_elapsed_s,cpu_s", then one record per unit in order of
+ * peak_mb,peak_elapsed_s,cpu_s,path", then one record per unit in order of
  * first sight, figures at full precision), so a summary recomputed from
  * the files says what the run's said. Returns 0 or -ENOMEM. */
 int units_csv_format(const struct units *u, struct dbuf *out);
-/* Read such a CSV into u (empty or not). Records that do not parse are
- * skipped and counted in *ret_skipped (may be NULL). Returns the units
+/* Read such a CSV into u (empty or not); one without the path column
+ * (before issue 26) reads with paths unknown. Records that do not parse
+ * are skipped and counted in *ret_skipped (may be NULL). Returns the units
  * read, or -EINVAL when the header is not ours. */
 int units_csv_parse(const char *buf, size_t len, struct units *u, size_t *ret_skipped);
 

@@ -917,10 +917,18 @@ static void scan_units(struct recorder *r, struct sample *s)
 
         procscan_end(r->scan, sampler_procfs(r->sampler));
         u = procscan_ended(r->scan, &n);
-        for (size_t i = 0; i < n; i++) /* before the live ones: see units_ended() */
-                (void)units_ended_key(r->units,
-                                      u[i].u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
-                                      u[i].u.name, u[i].u.key, u[i].cpu_s);
+        for (size_t i = 0; i < n; i++) { /* before the live ones: see units_ended() */
+                struct units_seen ended = {
+                    .kind = u[i].u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
+                    .name = u[i].u.name,
+                    .src = u[i].u.src,
+                    .cwd = u[i].u.cwd,
+                    .key = u[i].u.key,
+                    .cpu_s = u[i].cpu_s,
+                };
+
+                (void)units_ended_seen(r->units, &ended);
+        }
         u = procscan_units(r->scan, &n);
         (void)procscan_running_text(u, n, r->running, sizeof(r->running));
         s->running = r->running;
@@ -931,6 +939,8 @@ static void scan_units(struct recorder *r, struct sample *s)
                     .name = u[i].u.name,
                     .std = u[i].u.std,
                     .dir = u[i].u.dir,
+                    .src = u[i].u.src,
+                    .cwd = u[i].u.cwd,
                     .key = u[i].u.key,
                     .elapsed_s = s->elapsed_s,
                     .rss_mb = (double)u[i].rss_pages * r->page_bytes / SAMPLE_MIB,

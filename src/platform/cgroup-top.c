@@ -392,10 +392,17 @@ void procunit_classify(const char *comm, const char *cmdline, size_t len, struct
                 return;
         o = (struct out){ret->name, sizeof(ret->name), 0, false};
         put_tail(&o, a, n, PROCUNIT_NAME_MAX);
-        if (o.len == 0)
+        if (o.len == 0) {
                 ret->kind = PROCUNIT_NONE;
-        else if (ret->kind == PROCUNIT_COMPILE)
-                compile_identity(&as, ret);
+                return;
+        }
+        if (ret->kind != PROCUNIT_COMPILE)
+                return;
+        compile_identity(&as, ret);
+        if (a == as.source && n <= PROCUNIT_PATH_MAX) {
+                o = (struct out){ret->src, sizeof(ret->src), 0, false};
+                put(&o, a, n);
+        }
 }
 
 int proctop_label(const char *comm, const char *cmdline, size_t len, char *out, size_t cap)
@@ -554,12 +561,15 @@ static int cmp_unit_rss(const void *a, const void *b)
         return (x->rss_pages < y->rss_pages) - (x->rss_pages > y->rss_pages);
 }
 
-/* Sum e into the scan's units; the tool is the one of the largest process. */
+/* One unit: one name and output, and one source from one cwd (../x.c from
+ * a/build and from b/build are two files; the model tells which are one). */
 static bool same_unit(const struct procunit *a, const struct procunit *b)
 {
-        return a->kind == b->kind && a->key == b->key && strcmp(a->name, b->name) == 0;
+        return a->kind == b->kind && a->key == b->key && strcmp(a->name, b->name) == 0 &&
+               strcmp(a->src, b->src) == 0 && strcmp(a->cwd, b->cwd) == 0;
 }
 
+/* Sum e into the scan's units; the tool is the one of the largest process. */
 static void add_unit(struct procscan *s, const struct pentry *e, uint64_t *top_rss)
 {
         struct procscan_unit *u = NULL;
@@ -639,6 +649,17 @@ static void join_drivers(struct procscan *s)
         }
 }
 
+/* A relative source's base: the compiler's cwd, read once per process. A
+ * process gone meanwhile or not ours keeps "" (its name is then read as
+ * given). */
+static void read_cwd(struct procfs *p, struct pentry *e)
+{
+        if (e->u.kind != PROCUNIT_COMPILE || !e->u.src[0] || e->u.src[0] == '/')
+                return;
+        if (procfs_cwd(p, e->pid, e->u.cwd, sizeof(e->u.cwd)) < 0)
+                e->u.cwd[0] = '\0';
+}
+
 void procscan_end(struct procscan *s, struct procfs *p)
 {
         uint64_t top_rss[PROCSCAN_UNITS_MAX];
@@ -655,6 +676,7 @@ void procscan_end(struct procscan *s, struct procfs *p)
                         if (n > 0) {
                                 procunit_classify(e->comm, s->cmdline, (size_t)n, &e->u);
                                 e->classified = true;
+                                read_cwd(p, e);
                         }
                 }
         }

@@ -47,6 +47,7 @@ int proctop_label(const char *comm, const char *cmdline, size_t len, char *out, 
 
 #define PROCUNIT_TOOL_MAX 32 /* bytes, without NUL */
 #define PROCUNIT_NAME_MAX 96 /* bytes, without NUL */
+#define PROCUNIT_PATH_MAX 255 /* bytes, without NUL: src and cwd */
 
 enum procunit_kind {
         PROCUNIT_NONE,    /* not a compile unit (make, sh, as, ...) */
@@ -68,6 +69,13 @@ struct procunit {
         uint64_t key;
         char std[PROCUNIT_TAG_MAX + 1];  /* its -std= value, "" none */
         char dir[PROCUNIT_NAME_MAX + 1]; /* its output's directory (the tail), "" none */
+        /* A compile's source argument whole, as the compiler was given it
+         * ("" for rustc's crates, links, or one longer than the cap), and
+         * the process's cwd when that path is relative (procscan_end; ""
+         * when unread: gone, not ours, too long). The model resolves the
+         * two (model/unitname.h). */
+        char src[PROCUNIT_PATH_MAX + 1];
+        char cwd[PROCUNIT_PATH_MAX + 1];
 };
 
 /* What one process compiles or links, from its comm and raw cmdline
@@ -102,7 +110,8 @@ int procscan_new(struct procscan **ret);
 void procscan_free(struct procscan *s); /* NULL is a no-op */
 /* A scan: begin, consider each of the build's processes, end. A process
  * (pid + start time) has its cmdline read once, the first time it is seen
- * with a comm that procunit_maybe() accepts. */
+ * with a comm that procunit_maybe() accepts, and then, when it compiles a
+ * relative source, its cwd once. */
 void procscan_begin(struct procscan *s);
 void procscan_consider(struct procscan *s, const struct pidstat *ps);
 void procscan_end(struct procscan *s, struct procfs *p);

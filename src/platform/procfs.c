@@ -700,6 +700,29 @@ ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap)
         return read_pid_file(p, pid, "cmdline", buf, cap);
 }
 
+ssize_t procfs_cwd(struct procfs *p, long pid, char *buf, size_t cap)
+{
+        char path[64];
+        ssize_t n;
+        int r;
+
+        if (!buf || cap < 2)
+                return -EINVAL;
+        r = pid_path(path, pid, "cwd");
+        if (r < 0)
+                return r;
+        n = readlinkat(p->proc_fd, path, buf, cap);
+        if (n < 0)
+                return -errno;
+        /* Cut (it may be longer than cap), or not a directory's path: a
+         * process in a deleted directory reads "/x (deleted)". */
+        if ((size_t)n >= cap || n == 0 || buf[0] != '/' ||
+            (n >= 10 && memcmp(buf + n - 10, " (deleted)", 10) == 0))
+                return -ENAMETOOLONG;
+        buf[n] = '\0';
+        return n;
+}
+
 int pidmem_parse(const char *buf, size_t len, struct pidmem *ret)
 {
         const char *p = buf, *end = buf + len;

@@ -113,6 +113,12 @@ int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, voi
  * Returns the length, or -errno. */
 ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap);
 
+/* The target of proc/PID/cwd into buf (NUL-terminated, at most cap - 1
+ * bytes). Returns its length; -ENOENT/-ESRCH when the process is gone,
+ * -EACCES when it is not ours, -ENAMETOOLONG when it does not fit or is
+ * no usable path (not absolute, or a deleted directory). */
+ssize_t procfs_cwd(struct procfs *p, long pid, char *buf, size_t cap);
+
 /* /proc/PID/statm: the resident memory split, in pages. statm's "shared"
  * is RssFile + RssShmem, so anon is resident - shared (RssAnon) and file
  * is shared: the same figures as /proc/PID/status for a tenth of the cost

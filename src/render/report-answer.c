@@ -231,12 +231,13 @@ static void slowest_edges(struct dwriter *w, const struct targets *ts)
         dw_puts(w, "</ol>");
 }
 
-static void slowest_units(struct dwriter *w, const struct units *u)
+static void slowest_units(struct dwriter *w, const struct units *u, const char *root)
 {
         size_t n, idx[SLOWEST_SHOWN], k;
         const struct unit *rows = units_rows(u, &n);
         double *v = malloc(MAX(n, (size_t)1) * sizeof(*v));
-        char d[32], shown[UNITS_NAME_MAX + 1];
+        char d[32], shown[UNITNAME_SHORT_MAX + 1];
+        struct unitnames un;
 
         if (!v) {
                 dw_check(w, -ENOMEM);
@@ -245,16 +246,17 @@ static void slowest_units(struct dwriter *w, const struct units *u)
         for (size_t i = 0; i < n; i++)
                 v[i] = rows[i].last_s - rows[i].first_s;
         k = top_by(v, n, idx);
+        unitnames_init(&un, rows, n, root);
         if (k)
                 dw_puts(w, "<h3>Longest units (first to last scan)</h3><ol class=\"slow\" "
                            "id=\"slowest\">");
         for (size_t i = 0; i < k; i++) {
                 dw_puts(w, "<li title=\"");
-                esc(w, rows[idx[i]].name);
+                esc(w, rows[idx[i]].path[0] ? rows[idx[i]].path : rows[idx[i]].name);
                 dw_puts(w, "\">");
                 esc(w, rows[idx[i]].tool);
                 dw_puts(w, " ");
-                esc(w, unitname_short(rows, n, rows[idx[i]].name, shown, sizeof(shown)));
+                esc(w, unitnames_short(&un, &rows[idx[i]], shown, sizeof(shown)));
                 dw_printf(w, " %s</li>", fmt_duration(v[idx[i]], FMT_DURATION_EXACT, d));
         }
         if (k)
@@ -273,7 +275,7 @@ static void slowest(struct dwriter *w, const struct run_model *m)
         else if (m->targets && m->targets->nslow)
                 slowest_edges(w, m->targets);
         else if (m->units && units_count(m->units))
-                slowest_units(w, m->units);
+                slowest_units(w, m->units, m->run ? m->run->cwd : NULL);
 }
 
 /* The -j and parallelism readings (model/jobs.c), escaped. */

@@ -839,22 +839,24 @@ static void targets_table(struct dwriter *w, const struct run_facts *f)
         dw_puts(w, "</table>");
 }
 
-static void units_table(struct dwriter *w, const struct units *u)
+static void units_table(struct dwriter *w, const struct units *u, const char *root)
 {
         struct unit top[UNITS_TOP];
         size_t n = u ? units_top(u, top, UNITS_TOP) : 0, nall = 0;
         const struct unit *all = u ? units_rows(u, &nall) : NULL;
-        char b[32], shown[UNITS_NAME_MAX + 1];
+        char b[32], shown[UNITNAME_SHORT_MAX + 1];
+        struct unitnames un;
 
         if (!n)
                 return;
+        unitnames_init(&un, all, nall, root);
         dw_puts(w, "<h3>Compile units by peak memory</h3><table><tr><th>unit</th><th>tool</th>"
                    "<th>peak MiB</th><th>at</th><th>CPU s</th></tr>");
         for (size_t i = 0; i < n; i++) {
                 dw_puts(w, "<tr><td title=\"");
-                esc(w, top[i].name);
+                esc(w, top[i].path[0] ? top[i].path : top[i].name);
                 dw_puts(w, "\">");
-                esc(w, unitname_short(all, nall, top[i].name, shown, sizeof(shown)));
+                esc(w, unitnames_short(&un, &top[i], shown, sizeof(shown)));
                 dw_puts(w, "</td><td>");
                 esc(w, top[i].tool);
                 dw_puts(w, "</td>");
@@ -1021,7 +1023,7 @@ int report_render_html(const struct report_data *d, const struct run_model *m, s
         ninja_lanes(&w, &P);
         dw_puts(&w, "</div></section>\n<section id=\"tables\"><h2>Tables</h2>");
         targets_table(&w, m->facts);
-        units_table(&w, m->units);
+        units_table(&w, m->units, m->run ? m->run->cwd : NULL);
         cache_table(&w, m->targets);
         totals_table(&w, m->summary);
         dw_puts(&w, "</section>\n");

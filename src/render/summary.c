@@ -480,23 +480,31 @@ static json_t *jbuild(const struct summary *s)
             "pids_peak", jnum(b->pids_peak, 0));
 }
 
-/* The top units by peak RSS: [{"tool", "name", "kind", "peak_mb",
+/* The top units by peak RSS: [{"tool", "name" (as given), "path" (resolved,
+ * null unknown), "shown" (as the text shows it), "kind", "peak_mb",
  * "peak_elapsed_s", "first_elapsed_s", "last_elapsed_s", "cpu_s"}], or null
  * when the run had no process scans. */
-static json_t *junits(const struct summary *s)
+static json_t *junits(const struct summary *s, const char *root)
 {
         struct unit top[UNITS_TOP];
-        size_t n;
+        const struct unit *all;
+        struct unitnames un;
+        size_t n, nall;
         json_t *a;
 
         if (!s->units)
                 return json_null();
         a = json_array();
         n = units_top(s->units, top, ARRAY_SIZE(top));
+        all = units_rows(s->units, &nall);
+        unitnames_init(&un, all, nall, root);
         for (size_t i = 0; a && i < n; i++) {
+                char shown[UNITNAME_SHORT_MAX + 1];
                 json_t *e = json_pack(
-                    "{s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o}", "tool", jstr(top[i].tool), "name",
-                    jstr(top[i].name), "kind", top[i].kind == UNITS_LINK ? "link" : "compile",
+                    "{s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o}", "tool", jstr(top[i].tool),
+                    "name", jstr(top[i].name), "path",
+                    top[i].path[0] ? jstr(top[i].path) : json_null(), "shown",
+                    jstr(unitnames_short(&un, &top[i], shown, sizeof(shown))), "kind", top[i].kind == UNITS_LINK ? "link" : "compile",
                     "peak_mb", jnum(top[i].peak_mb, 1), "peak_elapsed_s", jnum(top[i].peak_s, 3),
                     "first_elapsed_s", jnum(top[i].first_s, 3), "last_elapsed_s",
                     jnum(top[i].last_s, 3), "cpu_s", jnum(top[i].cpu_s, 2));
@@ -577,7 +585,7 @@ static json_t *jsummary(const struct summary *s, const struct run_info *ri,
                         jnum(s->cfg.low_disk_gb, 2));
         return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o}", "run",
                          jrun(s, ri), "memory", mem, "disk", disk, "cpu", cpu, "build", jbuild(s),
-                         "units", junits(s), "warnings", warn, "readings", jreadings(rd, nrd),
+                         "units", junits(s, ri ? ri->cwd : NULL), "warnings", warn, "readings", jreadings(rd, nrd),
                          "thresholds", thr, "samples",
                          (json_int_t)MIN(s->samples, (uint64_t)INT64_MAX), "skipped_rows",
                          (json_int_t)MIN(s->skipped_rows, (uint64_t)INT64_MAX), "baseline",
@@ -793,17 +801,19 @@ static void put_pair(struct dwriter *w, const char *label, double some, double f
 }
 
 /* "units (top 20 of N by peak RSS)" then one line each. */
-static void render_units_text(const struct summary *s, struct dwriter *w)
+static void render_units_text(const struct summary *s, const char *root, struct dwriter *w)
 {
         struct unit top[UNITS_TOP];
         const struct unit *all;
+        struct unitnames un;
         size_t n, nall;
-        char shown[UNITS_NAME_MAX + 1];
+        char shown[UNITNAME_SHORT_MAX + 1];
 
         if (!s->units)
                 return;
         n = units_top(s->units, top, ARRAY_SIZE(top));
         all = units_rows(s->units, &nall);
+        unitnames_init(&un, all, nall, root);
         dw_printf(w, "\n\nunits (top %zu of %zu by peak RSS", n, units_count(s->units));
         dw_printf(w, "; peak %llu in flight)", (unsigned long long)s->running_peak);
         if (n == 0)
@@ -814,7 +824,7 @@ static void render_units_text(const struct summary *s, struct dwriter *w)
                 dw_puts(w, "  ");
                 put_text(w, top[i].tool);
                 dw_puts(w, " ");
-                put_text(w, unitname_short(all, nall, top[i].name, shown, sizeof(shown)));
+                put_text(w, unitnames_short(&un, &top[i], shown, sizeof(shown)));
                 dw_puts(w, "  +");
                 put_duration(w, top[i].first_s);
                 dw_puts(w, " .. +");
@@ -841,7 +851,7 @@ static void put_anon_peak(struct dwriter *w, const struct summary_build *bd)
                          "cache included; the OOM edge is about anon, sampled)");
 }
 
-static void render_build_text(const struct summary *s, struct dwriter *w)
+static void render_build_text(const struct summary *s, const char *root, struct dwriter *w)
 {
         const struct summary_build *bd = &s->build;
 
@@ -884,7 +894,7 @@ static void render_build_text(const struct summary *s, struct dwriter *w)
         if (build_is_estimate(bd))
                 dw_puts(w, "\n  (estimates: cpu adds reaped children's rusage; memory sums "
                            "RSS at each sample; io from /proc/PID/io)");
-        render_units_text(s, w);
+        render_units_text(s, root, w);
 }
 
 /* command, run id, start, end, duration, exit, status */
@@ -952,7 +962,7 @@ static void render_text(const struct summary *s, const struct run_info *ri,
         if (ri)
                 render_run_text(s, ri, w);
         render_host_text(s, w);
-        render_build_text(s, w);
+        render_build_text(s, ri ? ri->cwd : NULL, w);
 
         dw_puts(w, "\n\nwarnings\n");
         put_warning(w, "near-OOM", s->cfg.near_oom_mb, 0, "MiB", s->near_oom_samples,

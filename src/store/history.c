@@ -89,6 +89,7 @@
         X(BUILD_CPU, SUMMARY_AT("$.build.cpu_user_s") " + " SUMMARY_AT("$.build.cpu_sys_s"))      \
         X(BUILD_OOM, SUMMARY_AT("$.build.oom_kills"))                                              \
         X(UNIT_NAME, SUMMARY_AT("$.units[0].name"))                                                \
+        X(UNIT_SHOWN, SUMMARY_AT("$.units[0].shown"))                                              \
         X(UNIT_TOOL, SUMMARY_AT("$.units[0].tool"))                                                \
         X(UNIT_PEAK, SUMMARY_AT("$.units[0].peak_mb"))                                             \
         X(JOBS,                                                                                    \
@@ -142,6 +143,7 @@ void store_run_release(struct store_run *r)
         free(r->vcs_ref);
         free(r->build_log);
         free(r->unit_peak_name);
+        free(r->unit_peak_shown);
         free(r->unit_peak_tool);
         free(r->jobs_reading);
         free(r->nodes);
@@ -298,6 +300,7 @@ static int read_run(sqlite3_stmt *s, const struct store_liveness *lv, struct sto
         r.build_cpu_s = threshold_of(s, RC_BUILD_CPU);
         r.build_oom_kills = threshold_of(s, RC_BUILD_OOM);
         r.unit_peak_name = col_dup(s, RC_UNIT_NAME, &oom);
+        r.unit_peak_shown = col_dup(s, RC_UNIT_SHOWN, &oom);
         r.unit_peak_tool = col_dup(s, RC_UNIT_TOOL, &oom);
         r.jobs_reading = col_dup(s, RC_JOBS, &oom);
         if (oom) {

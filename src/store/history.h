@@ -60,13 +60,14 @@ struct store_run {
         double near_oom_mb, low_disk_gb;
         /* the build's own, from its stored summary (NAN/NULL while running
          * or unknown): the kernel's peak of its cgroup (page cache in), the
-         * largest anon sample, the unit with the largest peak RSS, and the
-         * -j reading's text */
+         * largest anon sample, the unit with the largest peak RSS (its name
+         * as given and as the summary showed it, relative to the project;
+         * shown NULL before issue 26), and the -j reading's text */
         double build_mem_peak_mb, build_anon_peak_mb, unit_peak_mb;
         /* the build's CPU seconds (user + system) and its OOM kills, from
          * the stored summary (NAN unknown) */
         double build_cpu_s, build_oom_kills;
-        char *unit_peak_name, *unit_peak_tool, *jobs_reading;
+        char *unit_peak_name, *unit_peak_shown, *unit_peak_tool, *jobs_reading;
 };
 
 /* Free the strings of r and zero it; NULL is a no-op. */

@@ -157,9 +157,29 @@ static const char schema_v8[] = "ALTER TABLE steps ADD COLUMN exec_n INTEGER;"
 static const char schema_v9[] = "ALTER TABLE runs ADD COLUMN job TEXT;"
                                 "CREATE INDEX runs_job ON runs(job, start_epoch);";
 
+/* Version 10: a compile unit's source resolved against its compiler's cwd
+ * (issue 26; '' unknown), part of its key: ../x.c from a/build and from
+ * b/build are two units of one name. SQLite cannot change a primary key:
+ * the table is made again, its rows in their order. */
+static const char schema_v10[] =
+    "CREATE TABLE units_v10 ("
+    " run INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " kind TEXT NOT NULL, name TEXT NOT NULL, tool TEXT,"
+    " first_elapsed_s REAL, last_elapsed_s REAL,"
+    " peak_mb REAL, peak_elapsed_s REAL, cpu_s REAL,"
+    " path TEXT NOT NULL DEFAULT '',"
+    " PRIMARY KEY (run, kind, name, path));"
+    "INSERT INTO units_v10 (run, kind, name, tool, first_elapsed_s, last_elapsed_s, peak_mb,"
+    " peak_elapsed_s, cpu_s) SELECT run, kind, name, tool, first_elapsed_s, last_elapsed_s,"
+    " peak_mb, peak_elapsed_s, cpu_s FROM units ORDER BY rowid;"
+    "DROP TABLE units;"
+    "ALTER TABLE units_v10 RENAME TO units;"
+    "CREATE INDEX units_name ON units(name);";
+
 /* migrations[v] takes a file from version v to v + 1. */
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4, schema_v5,
-                                         schema_v6, schema_v7, schema_v8, schema_v9};
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4,
+                                         schema_v5, schema_v6, schema_v7, schema_v8,
+                                         schema_v9, schema_v10};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
 
 struct store {
@@ -944,8 +964,8 @@ int store_units_insert(struct store *st, int64_t run, const struct unit *rows, s
         sqlite3_stmt *s = NULL;
         int r = prepare(st,
                         "INSERT OR REPLACE INTO units (run, kind, name, tool, first_elapsed_s,"
-                        " last_elapsed_s, peak_mb, peak_elapsed_s, cpu_s)"
-                        " VALUES (?,?,?,?,?,?,?,?,?)",
+                        " last_elapsed_s, peak_mb, peak_elapsed_s, cpu_s, path)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?)",
                         &s);
 
         for (size_t i = 0; r >= 0 && i < n; i++) {
@@ -961,6 +981,7 @@ int store_units_insert(struct store *st, int64_t run, const struct unit *rows, s
                 bind_double_or_null(s, 7, u->peak_mb);
                 bind_double_or_null(s, 8, u->peak_s);
                 bind_double_or_null(s, 9, u->cpu_s);
+                sqlite3_bind_text(s, 10, u->path, -1, SQLITE_STATIC);
                 r = step_done(st, s);
         }
         sqlite3_finalize(s);
@@ -992,6 +1013,9 @@ static int unit_row(void *ctx, sqlite3_stmt *s)
 
         column_copy(s, 1, row.tool, sizeof(row.tool));
         column_copy(s, 2, row.name, sizeof(row.name));
+        column_copy(s, 8, row.path, sizeof(row.path));
+        if (row.path[0] != '/')
+                row.path[0] = '\0';
         if (units_put(w->u, &row) >= 0)
                 w->n++;
         return 0;
@@ -1004,7 +1028,7 @@ int store_units_read(struct store *st, int64_t run, struct units *u)
         int64_t n;
         int r = prepare(st,
                         "SELECT kind, tool, name, first_elapsed_s, last_elapsed_s, peak_mb,"
-                        " peak_elapsed_s, cpu_s FROM units WHERE run = ? ORDER BY rowid",
+                        " peak_elapsed_s, cpu_s, path FROM units WHERE run = ? ORDER BY rowid",
                         &s);
 
         if (r < 0)

@@ -42,7 +42,7 @@ fi
 expect_eq "history: a1's job" "$(job_of a1)" alpha
 expect_eq "history: b1's job" "$(job_of b1)" 'beta/x y'
 check "run.json has the job" grep -q '"job": "alpha"' "$L/resources-a1.run.json"
-expect_eq "schema version" "$(sqlite3 "$DB" 'PRAGMA user_version')" 9
+expect_eq "schema version" "$(sqlite3 "$DB" 'PRAGMA user_version')" 10
 check "the index on (job, start_epoch)" sh -c "sqlite3 '$DB' \"SELECT sql FROM sqlite_master WHERE name = 'runs_job'\" | grep -q 'job, start_epoch'"
 
 # ---- the defaults: BUILDTEL_JOB, GitHub, GitLab, derived ----
