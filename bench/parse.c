@@ -106,7 +106,9 @@ int main(int argc, char **argv)
         while ((n = read(fd, chunk, sizeof(chunk))) > 0) {
                 bytes += (unsigned long long)n;
                 c.now = now_monotonic(); /* per chunk, as the recorder does */
+                logctx_chunk(c.lc, chunk, (size_t)n); /* as the recorder's on_chunk */
                 linebuf_feed(lb, chunk, (size_t)n, on_line, &c);
+                logctx_chunk(c.lc, NULL, 0);
         }
         if (n < 0) {
                 fprintf(stderr, "bench-parse: read: %s\n", strerror(errno));

@@ -12,62 +12,69 @@
 #define G TOOL_LOG
 #define X TOOL_LOG_CROSS
 
+/* The length of each name beside it (T()): a lookup compares one length and
+ * one first byte per entry, no strlen. */
+#define NAME_MAX_LEN 16 /* no name is longer: T() fails to compile otherwise */
+#define T(name, kinds)                                                                            \
+        {name, sizeof(name) - 1 + 0 * sizeof(char[sizeof(name) - 1 <= NAME_MAX_LEN ? 1 : -1]), kinds}
+
 /* The sampler's defaults first, in the order `help run` lists them. */
 static const struct {
         const char *name;
+        unsigned char len;
         unsigned kinds;
 } tools[] = {
-    {"cc1plus", C | N | G},
-    {"cc1", C | N | G},
-    {"cc1obj", C | N},
-    {"clang", C | D | N | G | X},
-    {"clang++", C | D | N | G | X},
-    {"rustc", C | N | G},
-    {"lto1", C | N},
-    {"ld", L | N | G | X},
-    {"ld.gold", L | N | G},
-    {"ld.lld", L | N | G},
-    {"collect2", L | N},
-    {"nvcc", C | D | N | G},
-    {"cicc", C | N},
-    {"ptxas", C | N},
-    {"cc1objplus", C},
-    {"f951", C},
-    {"clang-cl", C},
-    {"gcc", C | D | G | X},
-    {"g++", C | D | G | X},
-    {"c++", C | D | G | X},
-    {"cc", C | D | G | X},
-    {"hipcc", C | D},
-    {"icx", C | D},
-    {"icpx", C | D},
-    {"cl.exe", C},
-    {"zig", C | D},
-    {"gfortran", C | D},
-    {"swiftc", C},
-    {"javac", C},
-    {"go", C},
-    {"compile", C},
-    {"tsc", C},
-    {"ghc", C},
-    {"as", C},
-    {"ld.bfd", L | G},
-    {"lld", L},
-    {"gold", L},
-    {"mold", L},
-    {"ld64.lld", L},
-    {"wasm-ld", L},
+    T("cc1plus", C | N | G),
+    T("cc1", C | N | G),
+    T("cc1obj", C | N),
+    T("clang", C | D | N | G | X),
+    T("clang++", C | D | N | G | X),
+    T("rustc", C | N | G),
+    T("lto1", C | N),
+    T("ld", L | N | G | X),
+    T("ld.gold", L | N | G),
+    T("ld.lld", L | N | G),
+    T("collect2", L | N),
+    T("nvcc", C | D | N | G),
+    T("cicc", C | N),
+    T("ptxas", C | N),
+    T("cc1objplus", C),
+    T("f951", C),
+    T("clang-cl", C),
+    T("gcc", C | D | G | X),
+    T("g++", C | D | G | X),
+    T("c++", C | D | G | X),
+    T("cc", C | D | G | X),
+    T("hipcc", C | D),
+    T("icx", C | D),
+    T("icpx", C | D),
+    T("cl.exe", C),
+    T("zig", C | D),
+    T("gfortran", C | D),
+    T("swiftc", C),
+    T("javac", C),
+    T("go", C),
+    T("compile", C),
+    T("tsc", C),
+    T("ghc", C),
+    T("as", C),
+    T("ld.bfd", L | G),
+    T("lld", L),
+    T("gold", L),
+    T("mold", L),
+    T("ld64.lld", L),
+    T("wasm-ld", L),
 };
 
 bool compilers_has(const char *s, size_t n, unsigned kinds)
 {
-        /* The first byte rules out almost every name before a strlen: this
-         * runs for the first word of many log lines (logctx). */
-        if (n == 0)
+        /* This runs for the first word of many log lines (logctx): most are
+         * no name's length, the rest differ in the first byte. */
+        if (n == 0 || n > NAME_MAX_LEN)
                 return false;
         for (size_t i = 0; i < ARRAY_SIZE(tools); i++)
-                if (tools[i].name[0] == s[0] && (tools[i].kinds & kinds) &&
-                    strlen(tools[i].name) == n && memcmp(tools[i].name, s, n) == 0)
+                if (tools[i].len == n && tools[i].name[0] == s[0] && (tools[i].kinds & kinds) &&
+                    memcmp(tools[i].name, s, n) == 0)
                         return true;
         return false;
 }

@@ -28,6 +28,10 @@ struct logctx {
         double last_work_s; /* when the last work line came */
         double hold_s;      /* logctx_config.hold_s */
         char *scratch;      /* SCRATCH_MAX + 1 bytes */
+        /* logctx_chunk: for each of ESC and '\r', its next place in the
+         * chunk at or after from[i] (the chunk's end: none). */
+        const char *chunk, *chunk_end;
+        const char *from[2], *next[2];
 };
 
 static inline bool is_space(char c)
@@ -871,6 +875,38 @@ void logctx_feed_line(struct logctx *c, const char *line, size_t len)
         logctx_feed_line_at(c, line, len, 0.0);
 }
 
+void logctx_chunk(struct logctx *c, const char *buf, size_t len)
+{
+        c->chunk = buf;
+        c->chunk_end = buf ? buf + len : NULL;
+        for (int i = 0; i < 2; i++)
+                c->from[i] = c->next[i] = c->chunk_end;
+}
+
+/* Whether [p, p+n) holds an escape or a '\r'. Within the chunk, each
+ * byte's next place is found once and kept while the lines move forward:
+ * linear in the chunk whatever the lines are. */
+static bool needs_cleaning(struct logctx *c, const char *p, size_t n)
+{
+        static const char ctl[2] = {ESC, '\r'};
+        uintptr_t a = (uintptr_t)p;
+        bool any = false;
+
+        if (!c->chunk || a < (uintptr_t)c->chunk || a > (uintptr_t)c->chunk_end ||
+            n > (size_t)((uintptr_t)c->chunk_end - a))
+                return memchr(p, ESC, n) || memchr(p, '\r', n);
+        for (int i = 0; i < 2; i++) {
+                if (p < c->from[i] || c->next[i] < p) {
+                        const char *q = memchr(p, ctl[i], (size_t)(c->chunk_end - p));
+
+                        c->from[i] = p;
+                        c->next[i] = q ? q : c->chunk_end;
+                }
+                any = any || c->next[i] < p + n;
+        }
+        return any;
+}
+
 void logctx_feed_line_at(struct logctx *c, const char *line, size_t len, double now_s)
 {
         const char *p = line;
@@ -885,7 +921,7 @@ void logctx_feed_line_at(struct logctx *c, const char *line, size_t len, double 
                 n--;
         }
         /* Most lines need no cleaning: classify them where they lie. */
-        if (n > 0 && (memchr(p, ESC, n) || memchr(p, '\r', n))) {
+        if (n > 0 && needs_cleaning(c, p, n)) {
                 n = clean_line(p, n, c->scratch, SCRATCH_MAX);
                 p = c->scratch;
         }

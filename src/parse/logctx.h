@@ -74,6 +74,12 @@ void logctx_feed_line(struct logctx *c, const char *line, size_t len);
 /* The same, with the time the line arrived (seconds, any monotonic origin):
  * logctx_feed_line() is this at time 0, as if every line came at once. */
 void logctx_feed_line_at(struct logctx *c, const char *line, size_t len, double now_s);
+/* The chunk the next lines come from, as linebuf hands them out in place:
+ * the escapes and '\r' that make a line need cleaning are then looked for
+ * once per chunk, not twice per line. A line outside [buf, buf+len) is
+ * looked at on its own as before; what a line yields is the same either
+ * way. logctx_chunk(c, NULL, 0) when the chunk is gone. */
+void logctx_chunk(struct logctx *c, const char *buf, size_t len);
 
 /* The context rule, in one place. A non-blank line becomes the context when
  * it names work (work), when no work line has been seen yet (!seen_work),

@@ -738,8 +738,11 @@ static void on_chunk(void *userdata, int stream, const char *buf, size_t len, do
         r->line_now = now;
         if (eof)
                 linebuf_flush(r->lines[stream == 2], on_line, r);
-        else
+        else {
+                logctx_chunk(r->logctx, buf, len);
                 linebuf_feed(r->lines[stream == 2], buf, len, on_line, r);
+                logctx_chunk(r->logctx, NULL, 0);
+        }
 }
 
 /* Every reader of the parsers' state first waits for the parse thread to
