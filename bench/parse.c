@@ -41,16 +41,18 @@ static void on_run_vertex(void *userdata, const char *cmd, size_t len)
 static void on_line(void *userdata, const char *line, size_t len, bool truncated)
 {
         struct ctx *c = userdata;
+        struct bkline bl;
 
         (void)truncated;
         c->lines++;
+        bkline_parse(line, len, &bl);
         if (len > 2 && (line[0] == '#' || line[0] == '{')) {
-                (void)bkrun_feed_line(line, len, on_run_vertex, c);
+                (void)bkrun_feed_line_bk(&bl, line, len, on_run_vertex, c);
                 if (!c->driver[0])
                         (void)bkrun_driver(line, len, c->driver, sizeof(c->driver));
         }
-        if (!buildmetrics_feed_line(c->bm, line, len, c->now))
-                logctx_feed_line_at(c->lc, line, len, c->now);
+        if (!buildmetrics_feed_line_bk(c->bm, line, len, c->now, &bl))
+                logctx_feed_line_bk(c->lc, line, len, c->now, &bl);
 }
 
 static void on_ctx_line(void *userdata, const char *line, size_t len)

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Fuzzes the log classifier: logline_clean, logline_classify, and
  * linebuf + logctx with chunk sizes taken from the input, checking the
- * invariants the summary and CSV sinks rely on. */
+ * invariants the summary and CSV sinks rely on; and that a logctx fed as the
+ * recorder feeds it (logctx_chunk, the BuildKit prefix parsed once) says
+ * after every line what one fed the plain lines says. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/buildkit.h"
 #include "parse/linebuf.h"
 #include "parse/logctx.h"
 #include "util/macro.h"
@@ -20,8 +23,14 @@ static void check_text(const char *s, size_t max)
                 abort();
 }
 
+struct pair {
+        struct logctx *c, *fast;
+};
+
 static void feed_cb(void *userdata, const char *line, size_t len, bool truncated)
 {
+        struct pair *pr = userdata;
+        struct bkline bl;
         struct logline l;
         char out[SAMPLE_CONTEXT_MAX + 1];
         size_t n;
@@ -34,16 +43,21 @@ static void feed_cb(void *userdata, const char *line, size_t len, bool truncated
         logline_classify(out, n, &l);
         if (l.stage && (l.stage < out || l.stage + l.stage_len > out + n))
                 abort();
-        logctx_feed_line(userdata, line, len);
-        check_text(logctx_context(userdata), SAMPLE_CONTEXT_MAX);
-        check_text(logctx_stage(userdata), SAMPLE_STAGE_MAX);
+        logctx_feed_line(pr->c, line, len);
+        check_text(logctx_context(pr->c), SAMPLE_CONTEXT_MAX);
+        check_text(logctx_stage(pr->c), SAMPLE_STAGE_MAX);
+        bkline_parse(line, len, &bl);
+        logctx_feed_line_bk(pr->fast, line, len, 0.0, &bl);
+        if (strcmp(logctx_context(pr->c), logctx_context(pr->fast)) != 0 ||
+            strcmp(logctx_stage(pr->c), logctx_stage(pr->fast)) != 0)
+                abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         struct logctx_config cfg = {.stage_regex = "^== ([a-z]+)", .fixed_stage = "fz"};
         struct linebuf *lb = NULL;
-        struct logctx *c = NULL;
+        struct pair pr = {0};
         size_t off, cap;
 
         if (size < 2)
@@ -52,7 +66,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         cap = data[0] & 0x80 ? (size_t)(data[0] & 0x7f) + 1 : 0;
         if (linebuf_new(cap, &lb) < 0)
                 return 0;
-        if (logctx_new(data[1] & 1 ? &cfg : NULL, &c) < 0) {
+        if (logctx_new(data[1] & 1 ? &cfg : NULL, &pr.c) < 0 ||
+            logctx_new(data[1] & 1 ? &cfg : NULL, &pr.fast) < 0) {
+                logctx_free(pr.c);
                 linebuf_free(lb);
                 return 0;
         }
@@ -63,11 +79,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
                 seed = seed * 1103515245u + 12345u;
                 n = MIN((size_t)((seed >> 16) % 97) + 1, size - off);
-                linebuf_feed(lb, (const char *)data + off, n, feed_cb, c);
+                logctx_chunk(pr.fast, (const char *)data + off, n);
+                linebuf_feed(lb, (const char *)data + off, n, feed_cb, &pr);
+                logctx_chunk(pr.fast, NULL, 0);
                 off += n;
         }
-        linebuf_flush(lb, feed_cb, c);
-        logctx_free(c);
+        linebuf_flush(lb, feed_cb, &pr);
+        logctx_free(pr.fast);
+        logctx_free(pr.c);
         linebuf_free(lb);
         return 0;
 }

@@ -14,7 +14,7 @@
 
 /* The length of each name beside it (T()): a lookup compares one length and
  * one first byte per entry, no strlen. */
-#define NAME_MAX_LEN 16 /* no name is longer: T() fails to compile otherwise */
+#define NAME_MAX_LEN 10 /* the longest name ("cc1objplus"): T() fails to compile past it */
 #define T(name, kinds)                                                                            \
         {name, sizeof(name) - 1 + 0 * sizeof(char[sizeof(name) - 1 <= NAME_MAX_LEN ? 1 : -1]), kinds}
 

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "parse/buildkit.h"
+
 static bool is_ws(char c)
 {
         return c == ' ' || c == '\t' || c == '\n' || c == '\r';
@@ -261,12 +263,19 @@ static __attribute__((noinline)) size_t feed_json(const char *line, const char *
 
 size_t bkrun_feed_line(const char *line, size_t len, bkrun_fn cb, void *userdata)
 {
-        const char *p, *end = line + len;
+        struct bkline bl;
 
-        if (len > 1 && line[0] == '#' && line[1] >= '0' && line[1] <= '9') {
-                p = line + 1;
-                while (p < end && *p >= '0' && *p <= '9')
-                        p++;
+        bkline_parse(line, len, &bl);
+        return bkrun_feed_line_bk(&bl, line, len, cb, userdata);
+}
+
+size_t bkrun_feed_line_bk(const struct bkline *bl, const char *line, size_t len, bkrun_fn cb,
+                          void *userdata)
+{
+        const char *p = bl->digits_end, *end = line + len;
+
+        /* "#N [": a header (the raw end: the name may end in '\r'). */
+        if (bl->hash) {
                 if (p < end && *p == ' ' && p + 1 < end && p[1] == '[')
                         return feed_header(p + 1, end, cb, userdata);
                 return 0;

@@ -35,6 +35,11 @@ int bkrun_argv_cmd(const char *argv, size_t len, char *out, size_t cap);
  * the normalized command of every RUN vertex it names. Returns how many. */
 typedef void (*bkrun_fn)(void *userdata, const char *cmd, size_t len);
 size_t bkrun_feed_line(const char *line, size_t len, bkrun_fn cb, void *userdata);
+/* The same with the line's BuildKit prefix already parsed (bkline_parse of
+ * the same line, parse/buildkit.h). */
+struct bkline;
+size_t bkrun_feed_line_bk(const struct bkline *bl, const char *line, size_t len, bkrun_fn cb,
+                          void *userdata);
 
 /* "#0 building with "NAME" instance using DRIVER driver": the driver
  * ("docker", "docker-container", "remote", ...) into out. Returns its

@@ -423,25 +423,44 @@ static void end_vertex(struct vtx *v, enum vstate state, double now)
                 v->end = now;
 }
 
-static bool feed_plain(struct buildkit *b, const char *line, const char *end, double now)
+/* "#N" (any digits), "#N " (1-18 digits) and "<secs> " after it. */
+void bkline_parse(const char *line, size_t len, struct bkline *ret)
 {
-        const char *s = line + 1, *text;
-        uint64_t n;
+        const char *end = line + len, *s = line + 1, *text;
+        uint64_t n = 0;
+        int k = 0;
+
+        while (end > line && end[-1] == '\r')
+                end--;
+        *ret = (struct bkline){.end = end};
+        if (len < 2 || line[0] != '#' || line[1] < '0' || line[1] > '9')
+                return;
+        ret->hash = true;
+        /* At most 18 digits make an index (no overflow); real ones are far
+         * smaller. bkrun and logctx look past any number of them. */
+        for (; s < end && *s >= '0' && *s <= '9'; s++, k++)
+                if (k < 18)
+                        n = n * 10 + (uint64_t)(*s - '0');
+        ret->digits_end = s;
+        if (k > 18 || s >= end || *s != ' ')
+                return;
+        ret->ok = true;
+        ret->n = n;
+        ret->rest = ++s;
+        if (s < end && *s >= '0' && *s <= '9' && log_prefix(s, end, &text))
+                ret->secs_end = text == end && end[-1] != ' ' ? end : text - 1;
+}
+
+static bool feed_plain(struct buildkit *b, const struct bkline *bl, double now)
+{
+        const char *s = bl->rest, *end = bl->end, *text;
+        uint64_t n = bl->n;
         int64_t vi;
         struct vtx *v;
         bool header;
 
-        /* The index, inline: this runs for every line of a BuildKit log. At
-         * most 18 digits (no overflow); real indices are far smaller. */
-        n = 0;
-        for (int k = 0; s < end && *s >= '0' && *s <= '9'; s++, k++) {
-                if (k == 18)
-                        return false;
-                n = n * 10 + (uint64_t)(*s - '0');
-        }
-        if (s >= end || *s != ' ')
+        if (!bl->ok)
                 return false;
-        s++;
         b->seen = true;
         if (n == 0) {
                 description(b, s, end);
@@ -465,7 +484,8 @@ static bool feed_plain(struct buildkit *b, const char *line, const char *end, do
         touch(b, v, now);
         /* Most lines are "<secs> <log text>": one look at the first byte
          * instead of five keyword compares. */
-        if (!header && s < end && *s >= '0' && *s <= '9' && log_prefix(s, end, &text)) {
+        if (!header && bl->secs_end) {
+                text = bl->secs_end == end ? end : bl->secs_end + 1;
                 v->worked = true;
                 emit_log(b, (uint32_t)vi, text, (size_t)(end - text));
                 return true;
@@ -813,10 +833,17 @@ static bool feed_json(struct buildkit *b, const char *line, const char *end, dou
 
 bool buildkit_feed_line(struct buildkit *b, const char *line, size_t len, double now)
 {
-        const char *end = line + len;
+        struct bkline bl;
 
-        while (end > line && end[-1] == '\r')
-                end--;
+        bkline_parse(line, len, &bl);
+        return buildkit_feed_line_bk(b, line, len, now, &bl);
+}
+
+bool buildkit_feed_line_bk(struct buildkit *b, const char *line, size_t len, double now,
+                           const struct bkline *bl)
+{
+        const char *end = bl->end;
+
         b->last_json = false;
         if (b->json_active || (len && line[0] == '{')) {
                 if (feed_json(b, line, end, now)) {
@@ -828,8 +855,8 @@ bool buildkit_feed_line(struct buildkit *b, const char *line, size_t len, double
                 b->prev_blank = true;
                 return false;
         }
-        if (line[0] == '#' && len > 1 && line[1] >= '0' && line[1] <= '9')
-                return feed_plain(b, line, end, now);
+        if (bl->hash)
+                return feed_plain(b, bl, now);
         b->prev_blank = false;
         return false;
 }

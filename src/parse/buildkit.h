@@ -50,6 +50,25 @@ void buildkit_free(struct buildkit *b);
  * vertices are not tracked (and the model says so). */
 bool buildkit_feed_line(struct buildkit *b, const char *line, size_t len, double now);
 
+/* A plain line's "#N " and, after it, "<secs> " (a container's output), the
+ * prefix three parsers read (bkrun, buildkit, logctx): parsed once per line
+ * by bkline_parse and handed to each (the recorder's on_line). */
+struct bkline {
+        const char *end;        /* the line without its trailing '\r's */
+        bool hash;              /* "#" and a digit: the fields below are set */
+        const char *digits_end; /* after "#" and every digit after it */
+        bool ok;                /* 1 to 18 digits, then ' ' (buildkit's "#N ") */
+        uint64_t n;             /* N, when ok */
+        const char *rest;       /* after "#N ", when ok */
+        const char *secs_end;   /* rest is "<digits>.<1-3 digits>" and then ' ' or
+                                 * the end: after them; NULL otherwise */
+};
+void bkline_parse(const char *line, size_t len, struct bkline *ret);
+/* buildkit_feed_line with the line's prefix already parsed (bl from
+ * bkline_parse of the same line). */
+bool buildkit_feed_line_bk(struct buildkit *b, const char *line, size_t len, double now,
+                           const struct bkline *bl);
+
 /* Fill the model: the targets (multi-target from --targets or the stream;
  * a single-target build gets one target named after --targets or
  * "default"), their steps, cached steps, errors, times; the totals and

@@ -272,8 +272,17 @@ static void feed_text(struct buildmetrics *bm, int64_t vidx, const char *s, size
 
 bool buildmetrics_feed_line(struct buildmetrics *bm, const char *line, size_t len, double now)
 {
+        struct bkline bl;
+
+        bkline_parse(line, len, &bl);
+        return buildmetrics_feed_line_bk(bm, line, len, now, &bl);
+}
+
+bool buildmetrics_feed_line_bk(struct buildmetrics *bm, const char *line, size_t len, double now,
+                               const struct bkline *bl)
+{
         bm->now = now;
-        if (buildkit_feed_line(bm->bk, line, len, now))
+        if (buildkit_feed_line_bk(bm->bk, line, len, now, bl))
                 return false;
         /* JSON lines too: sccache --stats-format=json prints one. */
         feed_text(bm, -1, line, len);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "model/targets.h"
+#include "parse/buildkit.h"
 
 /* The build's own output turned into the targets model: BuildKit (plain
  * and rawjson), ninja/make progress, sccache/ccache stats, and at the end
@@ -48,6 +49,10 @@ void buildmetrics_free(struct buildmetrics *bm);
  * JSON object (rawjson: its context went to cfg.ctx_line): the line itself
  * names nothing a reader can use. */
 bool buildmetrics_feed_line(struct buildmetrics *bm, const char *line, size_t len, double now);
+/* The same with the line's BuildKit prefix already parsed (bkline_parse of
+ * the same line), as the recorder's on_line hands it to every parser. */
+bool buildmetrics_feed_line_bk(struct buildmetrics *bm, const char *line, size_t len, double now,
+                               const struct bkline *bl);
 
 /* The build is over: attribute the compiler-cache stats and complete the
  * model. Call once, before the end-of-run inputs below. */

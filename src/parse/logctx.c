@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "model/compilers.h"
+#include "parse/buildkit.h"
 #include "parse/linebuf.h"
 #include "parse/logctx.h"
 #include "util/macro.h"
@@ -538,9 +539,12 @@ static bool is_bookkeeping(const char *q, const char *end)
         return false;
 }
 
-static void classify_buildkit(const char *p, const char *end, struct logline *ret)
+/* bl: the prefix of the line at p, as bkline_parse found it (p is the line
+ * uncleaned, end at most its end), or NULL. */
+static void classify_buildkit(const char *p, const char *end, const struct bkline *bl,
+                              struct logline *ret)
 {
-        const char *q = skip_digits(p + 1, end), *d;
+        const char *q = bl ? bl->digits_end : skip_digits(p + 1, end), *d;
 
         if (q == p + 1 || q >= end || *q != ' ')
                 return; /* stays NOISE */
@@ -548,6 +552,15 @@ static void classify_buildkit(const char *p, const char *end, struct logline *re
         q++;
         if (q >= end)
                 return;
+        if (bl && bl->secs_end) { /* "<secs> text", as below */
+                q = bl->secs_end;
+                if (q >= end || *q != ' ')
+                        return;
+                while (q < end && *q == ' ')
+                        q++;
+                classify_work(q, end, ret);
+                return;
+        }
         if (is_bookkeeping(q, end)) {
                 ret->bookkeeping = true;
                 return;
@@ -706,7 +719,14 @@ static bool is_diag(const char *p, const char *end)
         return is_located_diag(p, end);
 }
 
+static void classify(const char *line, size_t len, const struct bkline *bl, struct logline *ret);
+
 void logline_classify(const char *line, size_t len, struct logline *ret)
+{
+        classify(line, len, NULL, ret);
+}
+
+static void classify(const char *line, size_t len, const struct bkline *bl, struct logline *ret)
 {
         const char *p = line, *end = line + len, *q;
 
@@ -727,7 +747,7 @@ void logline_classify(const char *line, size_t len, struct logline *ret)
                 if (p + 1 < end && p[1] == '#' && skip_lit(&q, end, "##[group]"))
                         classify_group(q, end, ret);
                 else
-                        classify_buildkit(p, end, ret);
+                        classify_buildkit(p, end, bl && bl->hash ? bl : NULL, ret);
                 if (ret->kind == LOGLINE_NOISE && is_progress(p, end, false))
                         ret->kind = LOGLINE_DIAG; /* "#########" */
                 return;
@@ -909,6 +929,12 @@ static bool needs_cleaning(struct logctx *c, const char *p, size_t n)
 
 void logctx_feed_line_at(struct logctx *c, const char *line, size_t len, double now_s)
 {
+        logctx_feed_line_bk(c, line, len, now_s, NULL);
+}
+
+void logctx_feed_line_bk(struct logctx *c, const char *line, size_t len, double now_s,
+                         const struct bkline *bl)
+{
         const char *p = line;
         size_t n = len, cut;
         struct logline l;
@@ -925,7 +951,8 @@ void logctx_feed_line_at(struct logctx *c, const char *line, size_t len, double 
                 n = clean_line(p, n, c->scratch, SCRATCH_MAX);
                 p = c->scratch;
         }
-        logline_classify(p, n, &l);
+        /* The prefix is the line's only while the line is where it was. */
+        classify(p, n, p == line ? bl : NULL, &l);
 
         /* The user's --stage-regex wins over what the line itself says. */
         if (c->has_re)

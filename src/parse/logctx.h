@@ -80,6 +80,11 @@ void logctx_feed_line_at(struct logctx *c, const char *line, size_t len, double 
  * looked at on its own as before; what a line yields is the same either
  * way. logctx_chunk(c, NULL, 0) when the chunk is gone. */
 void logctx_chunk(struct logctx *c, const char *buf, size_t len);
+/* logctx_feed_line_at with the line's BuildKit prefix already parsed
+ * (bkline_parse of the same line, parse/buildkit.h). */
+struct bkline;
+void logctx_feed_line_bk(struct logctx *c, const char *line, size_t len, double now_s,
+                         const struct bkline *bl);
 
 /* The context rule, in one place. A non-blank line becomes the context when
  * it names work (work), when no work line has been seen yet (!seen_work),

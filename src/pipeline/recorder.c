@@ -353,15 +353,18 @@ static void update_hunt(struct recorder *r, double now)
 static void on_line(void *userdata, const char *line, size_t len, bool truncated)
 {
         struct recorder *r = userdata;
+        struct bkline bl;
 
+        /* "#N 12.3 ": once for the three parsers that read it. */
+        bkline_parse(line, len, &bl);
         if (len > 2 && (line[0] == '#' || line[0] == '{')) {
-                (void)bkrun_feed_line(line, len, on_run_vertex, r);
+                (void)bkrun_feed_line_bk(&bl, line, len, on_run_vertex, r);
                 if (!r->driver[0])
                         (void)bkrun_driver(line, len, r->driver, sizeof(r->driver));
         }
         /* A rawjson line names nothing: its vertex events come to on_ctx_line. */
-        if (!buildmetrics_feed_line(r->metrics, line, len, r->line_now))
-                logctx_feed_line_at(r->logctx, line, len, r->line_now);
+        if (!buildmetrics_feed_line_bk(r->metrics, line, len, r->line_now, &bl))
+                logctx_feed_line_bk(r->logctx, line, len, r->line_now, &bl);
 }
 
 static void on_ctx_line(void *userdata, const char *line, size_t len)
