@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "parse/buildkit.h"
 #include "parse/linebuf.h"
 #include "parse/logctx.h"
 #include "util/macro.h"
@@ -632,12 +633,107 @@ static void test_caps(void **state)
         logctx_free(c);
 }
 
+/* ---- the BuildKit prefix, parsed once (bkline_parse, parse/buildkit.c) ---- */
+
+static const struct {
+        const char *name, *line;
+        bool hash, ok;
+        uint64_t n;
+        int digits_end, rest, secs_end; /* offsets; -1: NULL */
+        int end;                        /* offset of bl.end */
+} bk_cases[] = {
+    {"log line", "#10 0.547 [1/3] cc", true, true, 10, 3, 4, 9, 18},
+    {"secs at the end", "#10 0.547", true, true, 10, 3, 4, 9, 9},
+    {"secs and a space", "#10 0.547 ", true, true, 10, 3, 4, 9, 10},
+    {"secs before CR", "#7 1.2\r\r", true, true, 7, 2, 3, 6, 6},
+    {"four decimals", "#7 1.2345 x", true, true, 7, 2, 3, -1, 11},
+    {"no decimals", "#7 12 x", true, true, 7, 2, 3, -1, 7},
+    {"tab after secs", "#7 1.2\tx", true, true, 7, 2, 3, -1, 8},
+    {"header", "#5 [builder 2/4] RUN make", true, true, 5, 2, 3, -1, 25},
+    {"DONE", "#5 DONE 0.1s", true, true, 5, 2, 3, -1, 12},
+    {"18 digits", "#123456789012345678 x", true, true, 123456789012345678ull, 19, 20, -1, 21},
+    {"19 digits", "#1234567890123456789 1.0 x", true, false, 0, 20, -1, -1, 26},
+    {"no space", "#5x", true, false, 0, 2, -1, -1, 3},
+    {"only digits", "#5", true, false, 0, 2, -1, -1, 2},
+    {"group", "##[group]Build", false, false, 0, -1, -1, -1, 14},
+    {"hash only", "#", false, false, 0, -1, -1, -1, 1},
+    {"plain text", "[1/2] cc -c a.c", false, false, 0, -1, -1, -1, 15},
+};
+
+static void test_bkline(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(bk_cases); i++) {
+                const char *l = bk_cases[i].line;
+                struct bkline bl;
+
+                bkline_parse(l, strlen(l), &bl);
+                if (bl.hash != bk_cases[i].hash || bl.ok != bk_cases[i].ok ||
+                    (bl.ok && bl.n != bk_cases[i].n) || bl.end != l + bk_cases[i].end)
+                        fail_msg("%s: hash %d ok %d n %llu end %td", bk_cases[i].name, bl.hash,
+                                 bl.ok, (unsigned long long)bl.n, bl.end - l);
+                if (bl.hash && bl.digits_end != l + bk_cases[i].digits_end)
+                        fail_msg("%s: digits end at %td", bk_cases[i].name, bl.digits_end - l);
+                if (bl.ok && bl.rest != l + bk_cases[i].rest)
+                        fail_msg("%s: rest at %td", bk_cases[i].name, bl.rest - l);
+                if (bk_cases[i].secs_end < 0 ? bl.secs_end != NULL
+                                             : bl.secs_end != l + bk_cases[i].secs_end)
+                        fail_msg("%s: secs end at %td", bk_cases[i].name,
+                                 bl.secs_end ? bl.secs_end - l : -1);
+        }
+}
+
+/* What the recorder feeds (each line with its prefix parsed, the chunk
+ * known) says after every line what the plain lines say, here for the
+ * lines of bk_cases and a few that need cleaning, and below for whole logs. */
+static void test_bkline_same(void **state)
+{
+        static const char *const more[] = {
+            "#5 1.2 \x1b[1m[1/2] cc -c a.c\x1b[0m", "#5 1.2 [3/4] b\r[4/4] c", "#6 0.1   cc -c a.c -o a.o",
+            "#6 0.1 \t", "#6 0.1 note: x", "#6 0.1  ", "#8 0.2 CC foo.o", "#9 1.0 Compiling serde v1.0.2",
+        };
+        struct logctx *a = NULL, *b = NULL;
+        double now = 0;
+
+        (void)state;
+        assert_int_equal(logctx_new(&(struct logctx_config){.hold_s = 1.0}, &a), 0);
+        assert_int_equal(logctx_new(&(struct logctx_config){.hold_s = 1.0}, &b), 0);
+        for (size_t i = 0; i < ARRAY_SIZE(bk_cases) + ARRAY_SIZE(more); i++, now += 0.75) {
+                const char *l = i < ARRAY_SIZE(bk_cases) ? bk_cases[i].line
+                                                         : more[i - ARRAY_SIZE(bk_cases)];
+                struct bkline bl;
+
+                logctx_feed_line_at(a, l, strlen(l), now);
+                bkline_parse(l, strlen(l), &bl);
+                logctx_chunk(b, l, strlen(l));
+                logctx_feed_line_bk(b, l, strlen(l), now, &bl);
+                logctx_chunk(b, NULL, 0);
+                if (strcmp(logctx_context(a), logctx_context(b)) != 0 ||
+                    strcmp(logctx_stage(a), logctx_stage(b)) != 0)
+                        fail_msg("after '%s': context '%s' / '%s', stage '%s' / '%s'", l,
+                                 logctx_context(a), logctx_context(b), logctx_stage(a),
+                                 logctx_stage(b));
+        }
+        logctx_free(a);
+        logctx_free(b);
+}
+
 /* ---- whole logs, fed in chunks ---- */
 
 static void feed_cb(void *userdata, const char *line, size_t len, bool truncated)
 {
         (void)truncated;
         logctx_feed_line(userdata, line, len);
+}
+
+/* As the recorder's on_line: the prefix parsed once, the chunk known. */
+static void feed_cb_bk(void *userdata, const char *line, size_t len, bool truncated)
+{
+        struct bkline bl;
+
+        (void)truncated;
+        bkline_parse(line, len, &bl);
+        logctx_feed_line_bk(userdata, line, len, 0.0, &bl);
 }
 
 static const struct {
@@ -652,6 +748,21 @@ static const struct {
     {"buildkit-single-crlf.log", "", "#4 [3/3] COPY . ."},
     {"gha.log", "Build", "2025-07-03T08:13:06.0000000Z [2/2] Linking C executable t"},
 };
+
+/* way 0: plain lines; 1: as the recorder feeds them. */
+static void feed_log(struct linebuf *lb, struct logctx *c, const char *buf, size_t len,
+                     size_t step, int way)
+{
+        for (size_t off = 0; off < len; off += step) {
+                size_t n = MIN(step, len - off);
+
+                if (way)
+                        logctx_chunk(c, buf + off, n);
+                linebuf_feed(lb, buf + off, n, way ? feed_cb_bk : feed_cb, c);
+                logctx_chunk(c, NULL, 0);
+        }
+        linebuf_flush(lb, way ? feed_cb_bk : feed_cb, c);
+}
 
 static void test_logs(void **state)
 {
@@ -672,17 +783,18 @@ static void test_logs(void **state)
                         struct linebuf *lb = NULL;
                         struct logctx *c = NULL;
 
-                        assert_int_equal(linebuf_new(0, &lb), 0);
-                        assert_int_equal(logctx_new(NULL, &c), 0);
-                        for (size_t off = 0; off < len; off += step)
-                                linebuf_feed(lb, buf + off, MIN(step, len - off), feed_cb, c);
-                        linebuf_flush(lb, feed_cb, c);
-                        if (strcmp(logctx_stage(c), log_cases[i].stage) != 0 ||
-                            strcmp(logctx_context(c), log_cases[i].context) != 0)
-                                fail_msg("%s step %zu: stage '%s' context '%s'", log_cases[i].file,
-                                         steps[s], logctx_stage(c), logctx_context(c));
-                        logctx_free(c);
-                        linebuf_free(lb);
+                        for (int way = 0; way < 2; way++) {
+                                assert_int_equal(linebuf_new(0, &lb), 0);
+                                assert_int_equal(logctx_new(NULL, &c), 0);
+                                feed_log(lb, c, buf, len, step, way);
+                                if (strcmp(logctx_stage(c), log_cases[i].stage) != 0 ||
+                                    strcmp(logctx_context(c), log_cases[i].context) != 0)
+                                        fail_msg("%s step %zu way %d: stage '%s' context '%s'",
+                                                 log_cases[i].file, steps[s], way, logctx_stage(c),
+                                                 logctx_context(c));
+                                logctx_free(c);
+                                linebuf_free(lb);
+                        }
                 }
         }
 }
@@ -718,6 +830,7 @@ int main(void)
             cmocka_unit_test(test_bad_regex), cmocka_unit_test(test_caps),
             cmocka_unit_test(test_logs),      cmocka_unit_test(test_log_regex),
             cmocka_unit_test(test_rule),      cmocka_unit_test(test_timed),
+            cmocka_unit_test(test_bkline),    cmocka_unit_test(test_bkline_same),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
