@@ -114,7 +114,7 @@ static int replay(const char *buf, size_t len, const size_t *chunks, size_t nchu
         return 0;
 }
 
-static void check_invariants(const char *path, const struct logctx *c)
+static void check_invariants(const char *path, struct logctx *c)
 {
         const char *ctx = logctx_context(c), *st = logctx_stage(c);
 

@@ -33,6 +33,10 @@ struct logctx {
          * chunk at or after from[i] (the chunk's end: none). */
         const char *chunk, *chunk_end;
         const char *from[2], *next[2];
+        /* The context's line while it lies in the chunk: copied when the
+         * chunk goes or the context is read, not for every line that wins. */
+        const char *pend;
+        size_t pend_n;
 };
 
 static inline bool is_space(char c)
@@ -895,8 +899,27 @@ void logctx_feed_line(struct logctx *c, const char *line, size_t len)
         logctx_feed_line_at(c, line, len, 0.0);
 }
 
+static void put_context(struct logctx *c, const char *p, size_t n)
+{
+        size_t cut = utf8_cut(p, n, SAMPLE_CONTEXT_MAX);
+
+        while (cut > 0 && is_space(p[cut - 1]))
+                cut--;
+        memcpy(c->context, p, cut);
+        c->context[cut] = '\0';
+}
+
+static void flush_context(struct logctx *c)
+{
+        if (c->pend) {
+                put_context(c, c->pend, c->pend_n);
+                c->pend = NULL;
+        }
+}
+
 void logctx_chunk(struct logctx *c, const char *buf, size_t len)
 {
+        flush_context(c);
         c->chunk = buf;
         c->chunk_end = buf ? buf + len : NULL;
         for (int i = 0; i < 2; i++)
@@ -906,14 +929,20 @@ void logctx_chunk(struct logctx *c, const char *buf, size_t len)
 /* Whether [p, p+n) holds an escape or a '\r'. Within the chunk, each
  * byte's next place is found once and kept while the lines move forward:
  * linear in the chunk whatever the lines are. */
+static inline bool in_chunk(const struct logctx *c, const char *p, size_t n)
+{
+        uintptr_t a = (uintptr_t)p;
+
+        return c->chunk && a >= (uintptr_t)c->chunk && a <= (uintptr_t)c->chunk_end &&
+               n <= (size_t)((uintptr_t)c->chunk_end - a);
+}
+
 static bool needs_cleaning(struct logctx *c, const char *p, size_t n)
 {
         static const char ctl[2] = {ESC, '\r'};
-        uintptr_t a = (uintptr_t)p;
         bool any = false;
 
-        if (!c->chunk || a < (uintptr_t)c->chunk || a > (uintptr_t)c->chunk_end ||
-            n > (size_t)((uintptr_t)c->chunk_end - a))
+        if (!in_chunk(c, p, n))
                 return memchr(p, ESC, n) || memchr(p, '\r', n);
         for (int i = 0; i < 2; i++) {
                 if (p < c->from[i] || c->next[i] < p) {
@@ -936,7 +965,7 @@ void logctx_feed_line_bk(struct logctx *c, const char *line, size_t len, double 
                          const struct bkline *bl)
 {
         const char *p = line;
-        size_t n = len, cut;
+        size_t n = len;
         struct logline l;
         bool staged = false;
 
@@ -972,11 +1001,13 @@ void logctx_feed_line_bk(struct logctx *c, const char *line, size_t len, double 
                 c->seen_work = true;
                 c->last_work_s = now_s;
         }
-        cut = utf8_cut(p, n, SAMPLE_CONTEXT_MAX);
-        while (cut > 0 && is_space(p[cut - 1]))
-                cut--;
-        memcpy(c->context, p, cut);
-        c->context[cut] = '\0';
+        if (p != c->scratch && in_chunk(c, p, n)) {
+                c->pend = p;
+                c->pend_n = n;
+                return;
+        }
+        c->pend = NULL;
+        put_context(c, p, n);
 }
 
 const char *logctx_stage(const struct logctx *c)
@@ -986,7 +1017,9 @@ const char *logctx_stage(const struct logctx *c)
         return c->fixed_stage ? c->fixed_stage : "";
 }
 
-const char *logctx_context(const struct logctx *c)
+const char *logctx_context(struct logctx *c)
 {
+        /* A pending line is copied now: a read amid a chunk sees it too. */
+        flush_context(c);
         return c->context;
 }

@@ -78,7 +78,9 @@ void logctx_feed_line_at(struct logctx *c, const char *line, size_t len, double 
  * the escapes and '\r' that make a line need cleaning are then looked for
  * once per chunk, not twice per line. A line outside [buf, buf+len) is
  * looked at on its own as before; what a line yields is the same either
- * way. logctx_chunk(c, NULL, 0) when the chunk is gone. */
+ * way. logctx_chunk(c, NULL, 0) before the chunk is gone: the context's
+ * line is copied out of the chunk only when it is read or at the next
+ * logctx_chunk, not for every line that wins. */
 void logctx_chunk(struct logctx *c, const char *buf, size_t len);
 /* logctx_feed_line_at with the line's BuildKit prefix already parsed
  * (bkline_parse of the same line, parse/buildkit.h). */
@@ -96,4 +98,4 @@ bool logctx_line_wins(bool work, bool seen_work, double last_work_s, double now_
 
 /* Current values, NUL-terminated, "" when none; valid until the next feed. */
 const char *logctx_stage(const struct logctx *c);
-const char *logctx_context(const struct logctx *c);
+const char *logctx_context(struct logctx *c); /* not const: see logctx_chunk */
