@@ -689,8 +689,14 @@ static void test_bkline(void **state)
 static void test_bkline_same(void **state)
 {
         static const char *const more[] = {
-            "#5 1.2 \x1b[1m[1/2] cc -c a.c\x1b[0m", "#5 1.2 [3/4] b\r[4/4] c", "#6 0.1   cc -c a.c -o a.o",
-            "#6 0.1 \t", "#6 0.1 note: x", "#6 0.1  ", "#8 0.2 CC foo.o", "#9 1.0 Compiling serde v1.0.2",
+            "#5 1.2 \x1b[1m[1/2] cc -c a.c\x1b[0m",
+            "#5 1.2 [3/4] b\r[4/4] c",
+            "#6 0.1   cc -c a.c -o a.o",
+            "#6 0.1 \t",
+            "#6 0.1 note: x",
+            "#6 0.1  ",
+            "#8 0.2 CC foo.o",
+            "#9 1.0 Compiling serde v1.0.2",
         };
         struct logctx *a = NULL, *b = NULL;
         double now = 0;
@@ -699,8 +705,8 @@ static void test_bkline_same(void **state)
         assert_int_equal(logctx_new(&(struct logctx_config){.hold_s = 1.0}, &a), 0);
         assert_int_equal(logctx_new(&(struct logctx_config){.hold_s = 1.0}, &b), 0);
         for (size_t i = 0; i < ARRAY_SIZE(bk_cases) + ARRAY_SIZE(more); i++, now += 0.75) {
-                const char *l = i < ARRAY_SIZE(bk_cases) ? bk_cases[i].line
-                                                         : more[i - ARRAY_SIZE(bk_cases)];
+                const char *l =
+                    i < ARRAY_SIZE(bk_cases) ? bk_cases[i].line : more[i - ARRAY_SIZE(bk_cases)];
                 struct bkline bl;
 
                 logctx_feed_line_at(a, l, strlen(l), now);
@@ -750,8 +756,8 @@ static const struct {
 };
 
 /* way 0: plain lines; 1: as the recorder feeds them. */
-static void feed_log(struct linebuf *lb, struct logctx *c, const char *buf, size_t len,
-                     size_t step, int way)
+static void feed_log(struct linebuf *lb, struct logctx *c, const char *buf, size_t len, size_t step,
+                     int way)
 {
         for (size_t off = 0; off < len; off += step) {
                 size_t n = MIN(step, len - off);

@@ -12,11 +12,12 @@
 #define G TOOL_LOG
 #define X TOOL_LOG_CROSS
 
-/* The length of each name beside it (T()): a lookup compares one length and
+/* The length of each name beside it (T(name)): a lookup compares one length and
  * one first byte per entry, no strlen. */
-#define NAME_MAX_LEN 10 /* the longest name ("cc1objplus"): T() fails to compile past it */
-#define T(name, kinds)                                                                            \
-        {name, sizeof(name) - 1 + 0 * sizeof(char[sizeof(name) - 1 <= NAME_MAX_LEN ? 1 : -1]), kinds}
+#define NAME_MAX_LEN 10 /* the longest ("cc1objplus"); past it T() does not compile */
+#define NAME_LEN(name)                                                                             \
+        (sizeof(name) - 1 + 0 * sizeof(char[sizeof(name) - 1 <= NAME_MAX_LEN ? 1 : -1]))
+#define T(name) name, NAME_LEN(name)
 
 /* The sampler's defaults first, in the order `help run` lists them. */
 static const struct {
@@ -24,46 +25,46 @@ static const struct {
         unsigned char len;
         unsigned kinds;
 } tools[] = {
-    T("cc1plus", C | N | G),
-    T("cc1", C | N | G),
-    T("cc1obj", C | N),
-    T("clang", C | D | N | G | X),
-    T("clang++", C | D | N | G | X),
-    T("rustc", C | N | G),
-    T("lto1", C | N),
-    T("ld", L | N | G | X),
-    T("ld.gold", L | N | G),
-    T("ld.lld", L | N | G),
-    T("collect2", L | N),
-    T("nvcc", C | D | N | G),
-    T("cicc", C | N),
-    T("ptxas", C | N),
-    T("cc1objplus", C),
-    T("f951", C),
-    T("clang-cl", C),
-    T("gcc", C | D | G | X),
-    T("g++", C | D | G | X),
-    T("c++", C | D | G | X),
-    T("cc", C | D | G | X),
-    T("hipcc", C | D),
-    T("icx", C | D),
-    T("icpx", C | D),
-    T("cl.exe", C),
-    T("zig", C | D),
-    T("gfortran", C | D),
-    T("swiftc", C),
-    T("javac", C),
-    T("go", C),
-    T("compile", C),
-    T("tsc", C),
-    T("ghc", C),
-    T("as", C),
-    T("ld.bfd", L | G),
-    T("lld", L),
-    T("gold", L),
-    T("mold", L),
-    T("ld64.lld", L),
-    T("wasm-ld", L),
+    {T("cc1plus"), C | N | G},
+    {T("cc1"), C | N | G},
+    {T("cc1obj"), C | N},
+    {T("clang"), C | D | N | G | X},
+    {T("clang++"), C | D | N | G | X},
+    {T("rustc"), C | N | G},
+    {T("lto1"), C | N},
+    {T("ld"), L | N | G | X},
+    {T("ld.gold"), L | N | G},
+    {T("ld.lld"), L | N | G},
+    {T("collect2"), L | N},
+    {T("nvcc"), C | D | N | G},
+    {T("cicc"), C | N},
+    {T("ptxas"), C | N},
+    {T("cc1objplus"), C},
+    {T("f951"), C},
+    {T("clang-cl"), C},
+    {T("gcc"), C | D | G | X},
+    {T("g++"), C | D | G | X},
+    {T("c++"), C | D | G | X},
+    {T("cc"), C | D | G | X},
+    {T("hipcc"), C | D},
+    {T("icx"), C | D},
+    {T("icpx"), C | D},
+    {T("cl.exe"), C},
+    {T("zig"), C | D},
+    {T("gfortran"), C | D},
+    {T("swiftc"), C},
+    {T("javac"), C},
+    {T("go"), C},
+    {T("compile"), C},
+    {T("tsc"), C},
+    {T("ghc"), C},
+    {T("as"), C},
+    {T("ld.bfd"), L | G},
+    {T("lld"), L},
+    {T("gold"), L},
+    {T("mold"), L},
+    {T("ld64.lld"), L},
+    {T("wasm-ld"), L},
 };
 
 bool compilers_has(const char *s, size_t n, unsigned kinds)
