@@ -4,7 +4,9 @@
  * recorder's on_line runs (src/pipeline/recorder.c): the RUN-step scanner
  * (bkrun) on lines starting with '#' or '{', the build-metrics parsers
  * (BuildKit, ninja/make progress, compiler-cache stats), and the stage and
- * context (logctx) on every line they do not take. Prints
+ * context (logctx) on every line they do not take; the BuildKit prefix
+ * parsed once per line for the three (bkline_parse) and each chunk named to
+ * logctx (logctx_chunk), as the recorder does. Prints
  * the time, the throughput and the peak RSS (VmHWM).
  *   bench-parse FILE */
 #include <errno.h>
