@@ -915,6 +915,26 @@ static void build_before(struct recorder *r, struct sample *s)
         set_pids(r, pids, n);
 }
 
+/* What the units table is told of a scanned unit; s NULL for an ended one
+ * (no sample: elapsed and rss stay 0, units_ended_seen() reads neither). */
+static struct units_seen seen_of(const struct recorder *r, const struct procscan_unit *u,
+                                 const struct sample *s)
+{
+        return (struct units_seen){
+            .kind = u->u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
+            .tool = u->u.tool,
+            .name = u->u.name,
+            .std = u->u.std,
+            .dir = u->u.dir,
+            .src = u->u.src,
+            .cwd = u->u.cwd,
+            .key = u->u.key,
+            .elapsed_s = s ? s->elapsed_s : 0,
+            .rss_mb = s ? (double)u->rss_pages * r->page_bytes / SAMPLE_MIB : 0,
+            .cpu_s = u->cpu_s,
+        };
+}
+
 /* The units in flight: the running column, and the per-unit table. */
 static void scan_units(struct recorder *r, struct sample *s)
 {
@@ -924,14 +944,7 @@ static void scan_units(struct recorder *r, struct sample *s)
         procscan_end(r->scan, sampler_procfs(r->sampler));
         u = procscan_ended(r->scan, &n);
         for (size_t i = 0; i < n; i++) { /* before the live ones: see units_ended() */
-                struct units_seen ended = {
-                    .kind = u[i].u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
-                    .name = u[i].u.name,
-                    .src = u[i].u.src,
-                    .cwd = u[i].u.cwd,
-                    .key = u[i].u.key,
-                    .cpu_s = u[i].cpu_s,
-                };
+                struct units_seen ended = seen_of(r, &u[i], NULL);
 
                 (void)units_ended_seen(r->units, &ended);
         }
@@ -939,19 +952,7 @@ static void scan_units(struct recorder *r, struct sample *s)
         (void)procscan_running_text(u, n, r->running, sizeof(r->running));
         s->running = r->running;
         for (size_t i = 0; i < n; i++) {
-                struct units_seen seen = {
-                    .kind = u[i].u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
-                    .tool = u[i].u.tool,
-                    .name = u[i].u.name,
-                    .std = u[i].u.std,
-                    .dir = u[i].u.dir,
-                    .src = u[i].u.src,
-                    .cwd = u[i].u.cwd,
-                    .key = u[i].u.key,
-                    .elapsed_s = s->elapsed_s,
-                    .rss_mb = (double)u[i].rss_pages * r->page_bytes / SAMPLE_MIB,
-                    .cpu_s = u[i].cpu_s,
-                };
+                struct units_seen seen = seen_of(r, &u[i], s);
 
                 (void)units_see(r->units, &seen);
         }
