@@ -377,8 +377,12 @@ static void on_ctx_line(void *userdata, const char *line, size_t len)
 /* ---- the end-of-run inputs of the build-metrics parsers ---- */
 
 #define NINJA_CHUNK (1u << 20) /* the .ninja_log is read this much at a time */
-#define HISTORY_TIMEOUT_S 5.0
-#define HISTORY_BUDGET_S 15.0
+/* docker buildx history, after the build: a call may take this long, all
+ * of them this long together. A loaded 2-core runner can be slow to start
+ * the CLI, and a call that times out leaves a bake's targets to the live
+ * stream's figures; the build is over, and a hung docker costs 30 s once. */
+#define HISTORY_TIMEOUT_S 10.0
+#define HISTORY_BUDGET_S 30.0
 
 static void ninja_snapshot(struct recorder *r)
 {
