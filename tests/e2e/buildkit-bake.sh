@@ -52,6 +52,9 @@ bt() {
                 >"$T/$name.out" 2>"$T/$name.err")
         RC=$?
         echo "# $name: exit $RC, $(since "$s") s"
+        # buildtel's notes (a history that could not be had, ...), for a
+        # check that fails
+        grep -i 'history' "$T/$name.err" | sed "s/^/# $name: /"
         cp "$T/logs/resources-$name.targets.json" "$T/$name.json" 2>/dev/null
 }
 # steps NAME: "app a/b tools c/d", and app's sccache hits/misses
