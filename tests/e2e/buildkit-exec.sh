@@ -27,17 +27,21 @@ TOKEN="bx$$$RANDOM"
 # watch PATTERN OUT: until stopped, every 20 ms, the largest memory peak
 # (v1 memory.max_usage_in_bytes, v2 memory.peak) and OOM count of the exec
 # cgroup of any process whose cmdline has PATTERN, found from
-# /proc/PID/cgroup: an independent reader of the same kernel figures.
+# /proc/PID/cgroup: an independent reader of the same kernel figures. Only
+# an exec cgroup (.../buildkit/<id>) counts: a process caught before it
+# joined one reads its parent's, the root's 9.2 GB once here.
 watcher() {
         local pat=$1 out=$2 max=0 oom=0 p cg v o
         while :; do
                 for p in $(pgrep -f -- "$pat"); do
                         cg=$(sed -n 's/^[0-9]*:memory:\(.*\)/\1/p' "/proc/$p/cgroup" 2>/dev/null)
+                        case $cg in */buildkit/*) ;; *) cg= ;; esac
                         if [ -n "$cg" ] && [ -r "/sys/fs/cgroup/memory$cg/memory.max_usage_in_bytes" ]; then
                                 v=$(cat "/sys/fs/cgroup/memory$cg/memory.max_usage_in_bytes" 2>/dev/null)
                                 o=$(sed -n 's/^oom_kill //p' "/sys/fs/cgroup/memory$cg/memory.oom_control" 2>/dev/null)
                         else
                                 cg=$(sed -n 's/^0::\(.*\)/\1/p' "/proc/$p/cgroup" 2>/dev/null)
+                                case $cg in */buildkit/*) ;; *) continue ;; esac
                                 v=$(cat "/sys/fs/cgroup$cg/memory.peak" 2>/dev/null)
                                 o=$(sed -n 's/^oom_kill //p' "/sys/fs/cgroup$cg/memory.events" 2>/dev/null)
                         fi
