@@ -422,6 +422,26 @@ static int resolve_run(struct common_opts *o, const char *spec, char **ret_csv,
         return 1;
 }
 
+/* The sender, the empty recorded model, the history the baseline reads.
+ * 0, or 1 after saying why not. */
+static int exporter_start(struct exporter *x, const struct common_opts *o)
+{
+        int e;
+
+        x->sum_cfg = o->rec.summary;
+        x->db = o->rec.no_db ? NULL : o->rec.db_path;
+        x->no_db = o->rec.no_db;
+        e = recorded_init(&x->rc);
+        if (e >= 0)
+                e = otlp_sender_new(x->cfg, &x->s);
+        if (e < 0) {
+                fprintf(stderr, "buildtel export: %s\n",
+                        e == -ELIBACC ? libcurl_error() : "out of memory");
+                return 1;
+        }
+        return 0;
+}
+
 static void exporter_release(struct exporter *x)
 {
         recorder_free(x->rec);
@@ -487,17 +507,8 @@ resolve:
                 ret = !csv ? trace_write_db(&tj, st, id) : trace_write_files(&tj, csv);
                 goto out;
         }
-        x.sum_cfg = o.rec.summary;
-        e = otlp_sender_new(&cfg, &x.s);
-        if (e < 0) {
-                fprintf(stderr, "buildtel export: %s\n",
-                        e == -ELIBACC ? libcurl_error() : "out of memory");
+        if (exporter_start(&x, &o) > 0)
                 goto out;
-        }
-        if (recorded_init(&x.rc) < 0)
-                goto oom;
-        x.db = o.rec.no_db ? NULL : o.rec.db_path;
-        x.no_db = o.rec.no_db;
         e = !csv ? export_db(&x, st, id, db, o.incomplete, &ri)
                  : export_files(&x, csv, o.incomplete, &ri);
         if (e > 0)
@@ -516,8 +527,9 @@ resolve:
         otelenv_url_for_display(cfg.url, msg, sizeof(msg));
         printf("buildtel export: run %s%s: %llu samples%s%s sent to %s%s\n", ri.run_id,
                ri.finished ? "" : " (incomplete)", (unsigned long long)x.rows,
-               x.rc.facts->n ? " and the targets" : "", !csv ? " from the history" : " from its files",
-               msg, recorder_summary(x.rec)->skipped_rows ? " (junk rows skipped)" : "");
+               x.rc.facts->n ? " and the targets" : "",
+               !csv ? " from the history" : " from its files", msg,
+               recorder_summary(x.rec)->skipped_rows ? " (junk rows skipped)" : "");
         ret = 0;
         goto out;
 failed:

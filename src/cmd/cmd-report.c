@@ -42,7 +42,7 @@ struct loaded {
         char *default_out;  /* report-<id>.html beside the CSV, or in the cwd */
         bool markdown;
         struct dbuf out; /* the page, rendered at the replay's finish */
-        int error;            /* the first of the report sink */
+        int error;       /* the first of the report sink */
         uint64_t skipped_rows;
 };
 

@@ -166,6 +166,7 @@ out:
  * from the resources-<id>.run.json beside it. */
 static int summarize_csv(struct common_opts *o, const char *path)
 {
+        struct replay_from from = {.csv = path, .db = o->rec.db_path};
         struct source_csv *src = NULL;
         struct run_info ri = {0};
         void *map = NULL;
@@ -192,13 +193,11 @@ static int summarize_csv(struct common_opts *o, const char *path)
                 }
         }
         load_run_info(path, &ri);
+        /* its baseline: from the history it was recorded in, if any */
+        from.row = recorded_history_row(from.db, ri.run_id);
         e = source_csv_open(map ? map : "", map ? (size_t)st.st_size : 0, &src);
         if (e >= 0)
-                e = replay(o, &source_csv, src, &ri,
-                           &(struct replay_from){.csv = path,
-                                                 .db = o->rec.db_path,
-                                                 .row = recorded_history_row(o->rec.db_path,
-                                                                             ri.run_id)});
+                e = replay(o, &source_csv, src, &ri, &from);
         if (e < 0)
                 fprintf(stderr, "buildtel summarize: '%s' is not a buildtel CSV (%s)\n", path,
                         e == -EINVAL ? "no buildtel header" : strerror(-e));
