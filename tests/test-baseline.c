@@ -172,12 +172,14 @@ static void test_derive_cache_collapse(void **state)
         run_of(&cur, 842, 0.12);
         assert_int_equal(baseline_derive("ci/build", &cur, win, ARRAY_SIZE(win), &b), 0);
         assert_int_equal(b.runs, 12);
-        assert_int_equal(b.nhist, 13);
-        assert_near(b.hist[0][12], 842, 1e-9);
-        assert_near(b.hist[1][12], 421, 1e-9);
-        assert_near(b.hist[0][0], 560, 1e-9); /* win[11], the oldest */
         f = find(&b, "duration_s", "");
         assert_non_null(f);
+        /* the window oldest first, then this run's */
+        assert_int_equal(f->nhist, 13);
+        assert_near(f->hist[12], 842, 1e-9);
+        assert_near(f->hist[0], 560, 1e-9);  /* win[11], the oldest */
+        assert_near(f->hist[11], 550, 1e-9); /* win[0], the latest */
+        assert_near(find(&b, "cpu_s", "")->hist[12], 421, 1e-9);
         assert_int_equal(f->st.verdict, BASELINE_REGRESSION);
         assert_near(f->st.usual, 555, 1e-9);
         assert_non_null(strstr(f->cause, "layer cache of pytorch 12 %, usually 91 %"));
@@ -228,7 +230,18 @@ static void test_derive_causes(void **state)
         baseline_add_target(&cur, "docs", 12, 0);
         assert_int_equal(baseline_derive("j", &cur, win, ARRAY_SIZE(win), &b), 0);
         assert_string_equal(find(&b, "duration_s", "")->cause, "new target docs");
-        assert_int_equal(find(&b, "target_duration_s", "docs")->st.verdict, BASELINE_UNKNOWN);
+        f = find(&b, "target_duration_s", "docs");
+        assert_int_equal(f->st.verdict, BASELINE_UNKNOWN);
+        /* its series: no earlier run had it, then this run's */
+        assert_int_equal(f->nhist, ARRAY_SIZE(win) + 1);
+        for (size_t i = 0; i < ARRAY_SIZE(win); i++)
+                assert_true(isnan(f->hist[i]));
+        assert_near(f->hist[ARRAY_SIZE(win)], 12, 1e-9);
+        /* a target's series, the window oldest first */
+        f = find(&b, "target_duration_s", "pytorch");
+        assert_near(f->hist[0], 100 + 5 - 10, 1e-9);
+        assert_near(f->hist[5], 100 - 10, 1e-9);
+        assert_near(f->hist[6], 300 - 10, 1e-9);
         /* faster: an improvement, the right word */
         run_of(&cur, 40, 0.5);
         assert_int_equal(baseline_derive("j", &cur, win, ARRAY_SIZE(win), &b), 0);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/baseline.h"
 #include "model/summary.h"
 #include "model/targets.h"
 #include "render/report.h"
@@ -202,6 +203,92 @@ static void test_day_report(void **state)
         report_data_release(&d);
 }
 
+/* One run of a job for the baseline: two targets (one named to be
+ * escaped), a unit, BASELINE_STEPS_MAX steps. */
+static void job_run(struct baseline_run *r, double dur, double app_dur, double app_cache)
+{
+        char name[32];
+
+        baseline_run_init(r);
+        r->duration_s = dur;
+        r->cpu_s = dur / 2;
+        r->anon_mb = 800;
+        r->mem_mb = 1200;
+        r->oom_kills = 0;
+        baseline_add_target(r, "app", app_dur, app_cache);
+        baseline_add_target(r, "<evil>", 20, 0.5);
+        baseline_add_unit(r, "x.c", "cc1", 700);
+        for (int i = 0; i < BASELINE_STEPS_MAX; i++) {
+                assert_true(snprintf(name, sizeof(name), "step%d", i) < (int)sizeof(name));
+                baseline_add_step(r, name, 10 + i, NAN);
+        }
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+        size_t n = 0;
+
+        for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+                n++;
+        return n;
+}
+
+/* The report's small multiples: the run's four figures, then per target,
+ * unit and step (the flagged ones first, at most 12, names escaped, none
+ * for a target no earlier run had). */
+static void test_baseline_multiples(void **state)
+{
+        struct baseline_run win[6], cur;
+        static struct baseline b;
+        static struct summary s;
+        struct dbuf out = DBUF_INIT;
+        struct dwriter w = DWRITER_INIT(&out);
+        const char *named;
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(win); i++)
+                job_run(&win[i], 100 + (double)i, 50 + (double)i, 0.9);
+        job_run(&cur, 300, 250, 0.1);
+        baseline_add_target(&cur, "docs", 30, 1);
+        /* the last step slower: the 21st named finding, flagged */
+        assert_string_equal(cur.steps[BASELINE_STEPS_MAX - 1].name, "step15");
+        cur.steps[BASELINE_STEPS_MAX - 1].a = 1000;
+        assert_int_equal(baseline_derive("j", &cur, win, ARRAY_SIZE(win), &b), 0);
+        s.baseline = &b;
+        report_baseline_html(&w, &s);
+        assert_int_equal(w.err, 0);
+        named = strstr(out.p, "<div class=\"sm-named\">");
+        assert_non_null(named);
+        /* the run's own, before the named ones */
+        assert_true(strstr(out.p, "<figcaption>wall time</figcaption>") < named);
+        assert_non_null(strstr(out.p, "<figcaption>memory peak</figcaption>"));
+        assert_int_equal(count(out.p, "<figure"), 4 + 12);
+        assert_int_equal(count(named, "<figure"), 12);
+        /* flagged first: app's cache ratio and duration */
+        assert_true(strstr(named, "<figcaption>app layer cache</figcaption>") <
+                    strstr(named, "<figcaption>app time</figcaption>"));
+        assert_true(strstr(named, "<figcaption>app time</figcaption>") <
+                    strstr(named, "<figcaption>step step15 time</figcaption>"));
+        assert_true(strstr(named, "<figcaption>step step15 time</figcaption>") <
+                    strstr(named, "<figcaption>&lt;evil&gt; layer cache</figcaption>"));
+        assert_non_null(strstr(named, "<figcaption>x.c peak</figcaption>"));
+        assert_non_null(strstr(named, "<figcaption>step step0 time</figcaption>"));
+        assert_null(strstr(named, "<figcaption>step step14 time</figcaption>")); /* past 12 */
+        assert_null(strstr(out.p, "<evil>"));
+        assert_null(strstr(out.p, "docs time</figcaption>"));
+        /* this run's bar marked, 7 bars in each chart */
+        assert_int_equal(count(named, "fill=\"#c0392b\""), 12);
+        assert_int_equal(count(named, "<rect "), 12 * 7);
+        dbuf_release(&out);
+        /* a job's first run: no chart at all */
+        out = (struct dbuf)DBUF_INIT;
+        w = (struct dwriter)DWRITER_INIT(&out);
+        assert_int_equal(baseline_derive("j", &cur, win, 0, &b), 0);
+        report_baseline_html(&w, &s);
+        assert_null(strstr(out.p, "<figure"));
+        dbuf_release(&out);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -209,6 +296,7 @@ int main(void)
             cmocka_unit_test(test_downsample),
             cmocka_unit_test(test_downsample_nan),
             cmocka_unit_test(test_day_report),
+            cmocka_unit_test(test_baseline_multiples),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

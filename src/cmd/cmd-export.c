@@ -28,6 +28,7 @@
 
 #include "cmd/cmd-common.h"
 #include "cmd/cmd-history.h"
+#include "cmd/cmd-recorded.h"
 #include "cmd/cmd-trace.h"
 #include "cmd/cmd.h"
 #include "parse/runfiles.h"
@@ -69,7 +70,14 @@ struct exporter {
         struct otlp_metrics *m;
         struct otlp_sender *s;
         struct recorder *rec;
-        struct targets *steps; /* the stored run's BuildKit steps, for its spans; NULL none */
+        /* The run's recorded model, the recorder's at its finish (where its
+         * baseline is derived): from the history, its targets' facts, steps
+         * (its spans) and units; from its files, none (no targets). */
+        struct recorded rc;
+        const struct targets *steps; /* the stored run's BuildKit steps, for its spans; NULL none */
+        const char *db;              /* the history the baseline reads; row: the run's there */
+        int64_t row;
+        bool no_db; /* --no-db: a run from its files is in no history */
         struct summary_config sum_cfg;
         uint64_t rows;
         bool send_failed; /* the collector did not take a batch */
@@ -149,6 +157,9 @@ static int64_t replay(struct exporter *x, const struct source_ops *ops, void *st
             .replay = true,
             .sinks = sinks,
             .sink_userdata = x,
+            .recorded = &x->rc.m,
+            .db_path = x->db,
+            .replay_row = x->row,
         };
         int e = recorder_new(&cfg, ri, &x->rec);
 
@@ -187,6 +198,10 @@ static int export_files(struct exporter *x, const char *csv, bool incomplete, st
                         ri->run_id);
                 return 1;
         }
+        /* its baseline: against the runs recorded before it, when the
+         * history holds it (not a --no-db run) */
+        if (ri->finished && !x->no_db)
+                x->row = recorded_history_row(x->db, ri->run_id);
         e = common_otlp_run_span(x->cfg, ri->run_id);
         if (e >= 0)
                 e = otlp_metrics_new(x->cfg, ri, &x->m);
@@ -248,10 +263,10 @@ static int find_in_db(const struct common_opts *o, const char *spec, struct stor
 }
 
 /* The run from the database: facts, samples, targets. Same returns as
- * export_files. *ret_f is set (malloc'd) when the run's targets were read:
- * the figures its sinks stored. */
+ * export_files. A finished run's recorded model (x->rc) is read: the
+ * figures its sinks stored. */
 static int export_db(struct exporter *x, struct store *st, int64_t id, const char *db,
-                     bool incomplete, struct run_info *ri, struct run_facts **ret_f)
+                     bool incomplete, struct run_info *ri)
 {
         struct source_history *src = NULL;
         int64_t rows;
@@ -288,31 +303,9 @@ static int export_db(struct exporter *x, struct store *st, int64_t id, const cha
                         return 1;
                 }
         } else {
-                struct run_facts *f = calloc(1, sizeof(*f));
-
-                if (!f)
-                        return -ENOMEM;
-                e = store_targets_get(st, id, f);
-                if (e < 0) {
-                        free(f);
-                        store_run_release(&run);
-                        goto fail;
-                }
-                *ret_f = f;
-                /* its steps become spans (none from a file before version 6) */
-                x->steps = calloc(1, sizeof(*x->steps));
-                if (!x->steps) {
-                        store_run_release(&run);
-                        return -ENOMEM;
-                }
-                targets_init_zeroed(x->steps);
-                e = store_steps_get(st, id, x->steps);
-                if (e >= 0)
-                        e = store_edges_get(st, id, x->steps);
-                if (e < 0) {
-                        store_run_release(&run);
-                        goto fail;
-                }
+                /* its baseline: against the runs recorded before it */
+                x->db = db;
+                x->row = id;
                 /* the run's own thresholds, for its near-OOM count */
                 e = store_run_thresholds(&run, &x->sum_cfg);
                 store_run_release(&run);
@@ -334,6 +327,15 @@ static int export_db(struct exporter *x, struct store *st, int64_t id, const cha
                 e = (int)rows;
                 goto fail;
         }
+        if (ri->finished) {
+                /* its targets, steps (they become spans; none from a file
+                 * before version 6) and units, as the run stored them */
+                e = recorded_load_db(&x->rc, st, id, ri,
+                                     recorder_summary(x->rec)->build.mode[0] != '\0');
+                x->steps = x->rc.targets;
+                if (e < 0)
+                        goto fail;
+        }
         return 0;
 fail:
         if (e == -ENOMEM)
@@ -343,21 +345,16 @@ fail:
 }
 
 /* The last batch: the run's totals and its targets as the run stored
- * them (*facts from the database), or none (*facts NULL: its files; made
- * here). 0, -ENOMEM, or -EIO when sending failed. */
-static int send_final(struct exporter *x, const struct run_info *ri, struct run_facts **facts)
+ * them (from the database), or none (its files), after the recorder's
+ * finish (the run's baseline). 0, -ENOMEM, or -EIO when sending failed. */
+static int send_final(struct exporter *x, const struct run_info *ri)
 {
         struct run_model rm = {.run = ri, .summary = recorder_summary(x->rec)};
 
-        if (*facts) {
-                targets_facts_outcome(ri, *facts);
-        } else {
-                *facts = malloc(sizeof(**facts));
-                if (!*facts)
-                        return -ENOMEM;
-                targets_facts(NULL, ri, *facts);
-        }
-        rm.facts = *facts;
+        targets_facts_outcome(ri, x->rc.facts);
+        rm.facts = x->rc.facts;
+        if (recorder_finish(x->rec, NULL) == -ENOMEM)
+                return -ENOMEM;
         return send_batch(x, &rm) < 0 ? -EIO : 0;
 }
 
@@ -425,14 +422,32 @@ static int resolve_run(struct common_opts *o, const char *spec, char **ret_csv,
         return 1;
 }
 
+/* The sender, the empty recorded model, the history the baseline reads.
+ * 0, or 1 after saying why not. */
+static int exporter_start(struct exporter *x, const struct common_opts *o)
+{
+        int e;
+
+        x->sum_cfg = o->rec.summary;
+        x->db = o->rec.no_db ? NULL : o->rec.db_path;
+        x->no_db = o->rec.no_db;
+        e = recorded_init(&x->rc);
+        if (e >= 0)
+                e = otlp_sender_new(x->cfg, &x->s);
+        if (e < 0) {
+                fprintf(stderr, "buildtel export: %s\n",
+                        e == -ELIBACC ? libcurl_error() : "out of memory");
+                return 1;
+        }
+        return 0;
+}
+
 static void exporter_release(struct exporter *x)
 {
         recorder_free(x->rec);
         otlp_sender_free(x->s);
         otlp_metrics_free(x->m);
-        if (x->steps)
-                targets_release(x->steps);
-        free(x->steps);
+        recorded_release(&x->rc);
 }
 
 int cmd_export(int argc, char **argv)
@@ -441,7 +456,6 @@ int cmd_export(int argc, char **argv)
         struct otel_config cfg = {0};
         struct exporter x = {.cfg = &cfg};
         struct run_info ri = {0};
-        struct run_facts *facts = NULL;
         struct store *st = NULL;
         _cleanup_free_ char *csv = NULL, *db = NULL;
         const char *spec;
@@ -493,14 +507,9 @@ resolve:
                 ret = !csv ? trace_write_db(&tj, st, id) : trace_write_files(&tj, csv);
                 goto out;
         }
-        x.sum_cfg = o.rec.summary;
-        e = otlp_sender_new(&cfg, &x.s);
-        if (e < 0) {
-                fprintf(stderr, "buildtel export: %s\n",
-                        e == -ELIBACC ? libcurl_error() : "out of memory");
+        if (exporter_start(&x, &o) > 0)
                 goto out;
-        }
-        e = !csv ? export_db(&x, st, id, db, o.incomplete, &ri, &facts)
+        e = !csv ? export_db(&x, st, id, db, o.incomplete, &ri)
                  : export_files(&x, csv, o.incomplete, &ri);
         if (e > 0)
                 goto out;
@@ -510,7 +519,7 @@ resolve:
                 goto oom;
         if (!ri.finished)
                 otlp_metrics_set_resource(x.m, "build.run.state", "incomplete");
-        e = send_final(&x, &ri, &facts);
+        e = send_final(&x, &ri);
         if (e == -ENOMEM)
                 goto oom;
         if (e < 0)
@@ -518,8 +527,9 @@ resolve:
         otelenv_url_for_display(cfg.url, msg, sizeof(msg));
         printf("buildtel export: run %s%s: %llu samples%s%s sent to %s%s\n", ri.run_id,
                ri.finished ? "" : " (incomplete)", (unsigned long long)x.rows,
-               facts->n ? " and the targets" : "", !csv ? " from the history" : " from its files",
-               msg, recorder_summary(x.rec)->skipped_rows ? " (junk rows skipped)" : "");
+               x.rc.facts->n ? " and the targets" : "",
+               !csv ? " from the history" : " from its files", msg,
+               recorder_summary(x.rec)->skipped_rows ? " (junk rows skipped)" : "");
         ret = 0;
         goto out;
 failed:
@@ -531,7 +541,6 @@ oom:
         fprintf(stderr, "buildtel export: out of memory\n");
 out:
         exporter_release(&x);
-        free(facts);
         store_close(st);
         run_info_release(&ri);
         otel_config_release(&cfg);

@@ -52,6 +52,8 @@ static int render_facts(const struct store_run *run, struct dbuf *out)
         snprintf(buf, sizeof(buf), "%s (%s)", or_empty(ri->run_id), or_empty(ri->kind));
         if (r >= 0)
                 r = line(out, "run", buf);
+        if (r >= 0 && ri->job && *ri->job)
+                r = line(out, "job", ri->job);
         if (r >= 0)
                 r = line(out, "command", cmd.p ? cmd.p : "");
         dbuf_release(&cmd);

@@ -14,6 +14,7 @@
 
 #include "cmd/cmd-common.h"
 #include "cmd/cmd-history.h"
+#include "cmd/cmd-recorded.h"
 #include "cmd/cmd-runfiles.h"
 #include "cmd/cmd.h"
 #include "parse/runfiles.h"
@@ -37,14 +38,11 @@ struct loaded {
         struct run_info ri;
         struct summary_config thresholds;
         struct report_data d;
-        struct run_facts *facts;
-        struct targets *targets; /* steps, slowest ninja edges, cache blocks; NULL: none */
-        struct units *units;
-        char *default_out; /* report-<id>.html beside the CSV, or in the cwd */
+        struct recorded rc; /* the recorded model, loaded after the replay */
+        char *default_out;  /* report-<id>.html beside the CSV, or in the cwd */
         bool markdown;
-        struct run_model rec; /* the recorded model, filled after the replay */
-        struct dbuf out;      /* the page, rendered at the replay's finish */
-        int error;            /* the first of the report sink */
+        struct dbuf out; /* the page, rendered at the replay's finish */
+        int error;       /* the first of the report sink */
         uint64_t skipped_rows;
 };
 
@@ -83,15 +81,18 @@ static const struct sink_ops report_replay_sink = {
 };
 
 /* A replay recorder with the report sink, for l->ri (loaded later is
- * fine: it is read at finish). */
-static int replay_new(struct loaded *l, struct recorder **ret)
+ * fine: it is read at finish); db and row: the history its baseline reads
+ * (row 0: none). */
+static int replay_new(struct loaded *l, const char *db, int64_t row, struct recorder **ret)
 {
         static const struct sink_ops *const sinks[] = {&report_replay_sink, NULL};
         struct recorder_config cfg = {.replay = true,
                                       .sinks = sinks,
                                       .sink_userdata = l,
                                       .summary = l->thresholds,
-                                      .recorded = &l->rec};
+                                      .recorded = &l->rc.m,
+                                      .db_path = db,
+                                      .replay_row = row};
 
         return recorder_new(&cfg, &l->ri, ret);
 }
@@ -99,11 +100,10 @@ static int replay_new(struct loaded *l, struct recorder **ret)
 /* The recorded model loaded, the recorder's finish renders the page. */
 static int replay_finish(struct loaded *l, struct recorder *r)
 {
-        l->rec = (struct run_model){.targets = l->targets, .facts = l->facts, .units = l->units};
         return recorder_finish(r, NULL) < 0 ? -ENOMEM : 0;
 }
 
-static int load_csv(const char *path, struct loaded *l)
+static int load_csv(const char *path, const char *db, struct loaded *l)
 {
         _cleanup_free_ char *buf = NULL;
         _cleanup_free_ char *dir = NULL;
@@ -119,9 +119,10 @@ static int load_csv(const char *path, struct loaded *l)
                 fprintf(stderr, "buildtel report: cannot read '%s': %s\n", path, strerror(-e));
                 return 1;
         }
+        load_run_info(path, &l->ri);
         rows = source_csv_open(buf, len, &src);
         if (rows >= 0)
-                rows = replay_new(l, &r);
+                rows = replay_new(l, db, recorded_history_row(db, l->ri.run_id), &r);
         if (rows >= 0)
                 rows = loop_replay(&source_csv, src, r);
         source_csv.close(src);
@@ -133,10 +134,7 @@ static int load_csv(const char *path, struct loaded *l)
                         rows == -EINVAL ? "no buildtel header" : strerror((int)-rows));
                 return 1;
         }
-        load_run_info(path, &l->ri);
-        l->units = load_units_file(path);
-        targets_facts(NULL, &l->ri, l->facts);
-        load_targets_file(path, l->facts, &l->targets);
+        recorded_load_files(&l->rc, path, &l->ri);
         dir = runfiles_dir_of(path, &oom);
         if (oom)
                 return -ENOMEM;
@@ -145,24 +143,6 @@ static int load_csv(const char *path, struct loaded *l)
         e = l->default_out ? replay_finish(l, r) : -ENOMEM;
         recorder_free(r);
         return e;
-}
-
-/* What the report draws of the model from a stored run: the BuildKit
- * steps, the slowest ninja edges and the log's compiler-cache blocks. A
- * read that fails leaves that part out. */
-static void load_db_model(struct store *st, int64_t id, struct loaded *l)
-{
-        struct targets *ts = malloc(sizeof(*ts));
-
-        if (!ts)
-                return;
-        targets_init(ts);
-        for (size_t i = 0; i < l->facts->n; i++)
-                (void)targets_get(ts, l->facts->t[i].name, strlen(l->facts->t[i].name));
-        (void)store_steps_get(st, id, ts);
-        (void)store_edges_get(st, id, ts);
-        (void)store_cc_log_get(st, id, l->ri.start_epoch, ts);
-        l->targets = ts;
 }
 
 static int load_db(const struct common_opts *o, const char *spec, struct loaded *l)
@@ -200,7 +180,7 @@ static int load_db(const struct common_opts *o, const char *spec, struct loaded 
         if (e >= 0)
                 e = source_history_open(st, id, &src);
         if (e >= 0)
-                e = replay_new(l, &r);
+                e = replay_new(l, db, id, &r);
         rows = e >= 0 ? loop_replay(&source_history, src, r) : e;
         source_history.close(src);
         if (rows < 0) {
@@ -208,14 +188,7 @@ static int load_db(const struct common_opts *o, const char *spec, struct loaded 
                         rows == -ENOENT ? "no such run" : store_strerror((int)rows));
                 goto out;
         }
-        targets_facts(NULL, &l->ri, l->facts);
-        (void)store_targets_get(st, id, l->facts);
-        load_db_model(st, id, l);
-        if (recorder_summary(r)->build.mode[0] && units_new(&l->units) >= 0 &&
-            store_units_read(st, id, l->units) < 0) {
-                units_free(l->units);
-                l->units = NULL;
-        }
+        (void)recorded_load_db(&l->rc, st, id, &l->ri, recorder_summary(r)->build.mode[0] != '\0');
         l->default_out =
             runfiles_path(NULL, l->ri.run_id ? l->ri.run_id : "unknown", RUNFILE_REPORT);
         ret = l->default_out ? replay_finish(l, r) : -ENOMEM;
@@ -285,13 +258,12 @@ int cmd_report(int argc, char **argv)
         l.markdown = o.markdown;
         l.ri.end_epoch = l.ri.start_epoch = NAN;
         l.ri.exit_code = -1;
-        l.facts = calloc(1, sizeof(*l.facts));
-        if (!l.facts) {
+        if (recorded_init(&l.rc) < 0) {
                 ret = 1;
                 goto out;
         }
         if (spec && stat(spec, &sb) == 0)
-                ret = load_csv(spec, &l);
+                ret = load_csv(spec, o.rec.db_path, &l);
         else
                 ret = load_db(&o, spec, &l);
         if (ret < 0)
@@ -301,12 +273,8 @@ int cmd_report(int argc, char **argv)
         else
                 ret = 1;
 out:
-        free(l.facts);
-        if (l.targets)
-                targets_release(l.targets);
-        free(l.targets);
+        recorded_release(&l.rc);
         free(l.default_out);
-        units_free(l.units);
         report_data_release(&l.d);
         dbuf_release(&l.out);
         run_info_release(&l.ri);

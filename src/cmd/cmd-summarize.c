@@ -14,6 +14,7 @@
 
 #include "cmd/cmd-common.h"
 #include "cmd/cmd-history.h"
+#include "cmd/cmd-recorded.h"
 #include "cmd/cmd-runfiles.h"
 #include "cmd/cmd.h"
 #include "model/units.h"
@@ -23,45 +24,40 @@
 #include "store/store.h"
 #include "util/util.h"
 
-/* The run's compile units from the database, when it had process scans (a
- * cgroup mode in its rows); NULL otherwise. */
-static struct units *load_units_db(struct store *st, int64_t id, const struct summary *sum)
-{
-        struct units *u = NULL;
-
-        if (!sum->build.mode[0] || units_new(&u) < 0)
-                return NULL;
-        if (store_units_read(st, id, u) < 0) {
-                units_free(u);
-                return NULL;
-        }
-        return u;
-}
-
-/* Where a replay's compile units are: the units file beside csv, or the
- * run's rows in st. */
-struct units_from {
+/* Where a replay's model is: the run's files beside csv, or its rows in
+ * st; db and row: the history the baseline reads (row 0: none). */
+struct replay_from {
         const char *csv;
         struct store *st;
         int64_t id;
+        const char *db;
+        int64_t row;
 };
 
 /* The recording through the pipeline (a recorder with no sinks: nothing
- * is written), then its summary, with the run's units, to stdout. Returns
- * 0, -errno from the source (the caller says what it was), or 1 after
- * printing why. */
+ * is written), the run's recorded model (targets, units) loaded, the
+ * recorder finished (the baseline derived as the live run's), then its
+ * summary to stdout. Returns 0, -errno from the source (the caller says
+ * what it was), or 1 after printing why. */
 static int replay(const struct common_opts *o, const struct source_ops *ops, void *state,
-                  struct run_info *ri, const struct units_from *uf)
+                  struct run_info *ri, const struct replay_from *from)
 {
         struct recorder_config cfg = o->rec;
         struct recorder *r = NULL;
         struct dbuf out = DBUF_INIT;
-        struct summary *sum = NULL;
-        struct units *units = NULL;
+        const struct summary *sum;
+        struct recorded rc;
         int64_t rows;
 
+        if (recorded_init(&rc) < 0) {
+                fprintf(stderr, "buildtel summarize: out of memory\n");
+                return 1;
+        }
         cfg.replay = true;
         cfg.sinks = NULL;
+        cfg.recorded = &rc.m;
+        cfg.db_path = from->db;
+        cfg.replay_row = from->row;
         rows = recorder_new(&cfg, ri, &r);
         if (rows >= 0)
                 rows = loop_replay(ops, state, r);
@@ -70,15 +66,16 @@ static int replay(const struct common_opts *o, const struct source_ops *ops, voi
         if (rows < 0)
                 goto out;
         rows = 0;
-        sum = malloc(sizeof(*sum));
-        if (!sum)
-                goto oom;
-        *sum = *recorder_summary(r);
+        sum = recorder_summary(r);
         if (sum->skipped_rows)
                 fprintf(stderr, "buildtel summarize: note: %llu torn or junk rows skipped\n",
                         (unsigned long long)sum->skipped_rows);
-        units = uf->csv ? load_units_file(uf->csv) : load_units_db(uf->st, uf->id, sum);
-        sum->units = units;
+        if (from->csv)
+                recorded_load_files(&rc, from->csv, ri);
+        else
+                (void)recorded_load_db(&rc, from->st, from->id, ri, sum->build.mode[0] != '\0');
+        if (recorder_finish(r, NULL) == -ENOMEM)
+                goto oom;
         if (o->json ? summary_render_json(sum, ri, &out) < 0
                     : summary_render_text(sum, ri, &out) < 0)
                 goto oom;
@@ -91,10 +88,9 @@ oom:
         fprintf(stderr, "buildtel summarize: out of memory\n");
         rows = 1;
 out:
-        units_free(units);
-        free(sum);
         dbuf_release(&out);
         recorder_free(r);
+        recorded_release(&rc);
         return (int)rows;
 }
 
@@ -152,7 +148,8 @@ static int summarize_db(struct common_opts *o, const char *spec)
         if (e >= 0)
                 e = source_history_open(st, id, &src);
         if (e >= 0)
-                e = replay(o, &source_history, src, &ri, &(struct units_from){.st = st, .id = id});
+                e = replay(o, &source_history, src, &ri,
+                           &(struct replay_from){.st = st, .id = id, .db = db, .row = id});
         if (e < 0)
                 fprintf(stderr, "buildtel summarize: history database '%s': %s\n", db,
                         store_strerror(e));
@@ -169,6 +166,7 @@ out:
  * from the resources-<id>.run.json beside it. */
 static int summarize_csv(struct common_opts *o, const char *path)
 {
+        struct replay_from from = {.csv = path, .db = o->rec.db_path};
         struct source_csv *src = NULL;
         struct run_info ri = {0};
         void *map = NULL;
@@ -195,9 +193,11 @@ static int summarize_csv(struct common_opts *o, const char *path)
                 }
         }
         load_run_info(path, &ri);
+        /* its baseline: from the history it was recorded in, if any */
+        from.row = recorded_history_row(from.db, ri.run_id);
         e = source_csv_open(map ? map : "", map ? (size_t)st.st_size : 0, &src);
         if (e >= 0)
-                e = replay(o, &source_csv, src, &ri, &(struct units_from){.csv = path});
+                e = replay(o, &source_csv, src, &ri, &from);
         if (e < 0)
                 fprintf(stderr, "buildtel summarize: '%s' is not a buildtel CSV (%s)\n", path,
                         e == -EINVAL ? "no buildtel header" : strerror(-e));

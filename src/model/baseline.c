@@ -198,7 +198,6 @@ static void cause_fmt(char *buf, size_t cap, const char *fmt, ...)
                 buf[0] = '\0';
 }
 
-/* The first BASELINE_HIST are the report's small multiples. */
 enum fig { F_DUR, F_CPU, F_ANON, F_MEM, F_OOM, F_CC, F_TDUR, F_TCACHE, F_UNIT, F_SDUR, F_SMEM };
 
 static const struct {
@@ -265,6 +264,11 @@ static struct baseline_finding *add(struct deriv *d, enum fig fig, const char *t
         (void)copy_utf8_str(f->figure, sizeof(f->figure), figs[fig].name);
         (void)copy_utf8_str(f->target, sizeof(f->target), target ? target : "");
         f->value = value;
+        /* d->vals is most recent first */
+        for (size_t i = 0; i < d->nwin; i++)
+                f->hist[i] = d->vals[d->nwin - 1 - i];
+        f->hist[d->nwin] = value;
+        f->nhist = d->nwin + 1;
         b->n++;
         return f;
 }
@@ -458,13 +462,6 @@ int baseline_derive(const char *job, const struct baseline_run *cur, const struc
         d.b = ret;
         (void)copy_utf8_str(ret->job, sizeof(ret->job), job ? job : "");
         ret->runs = d.nwin;
-        for (size_t i = 0; i <= d.nwin; i++) {
-                const struct baseline_run *r = i < d.nwin ? &win[d.nwin - 1 - i] : cur;
-
-                for (enum fig g = F_DUR; g < F_DUR + BASELINE_HIST; g++)
-                        ret->hist[g - F_DUR][i] = run_fig(r, g);
-        }
-        ret->nhist = d.nwin + 1;
         context_causes(&d);
         appeared_causes(&d);
         run_figures(&d, &err);

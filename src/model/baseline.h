@@ -111,7 +111,6 @@ void baseline_run_of(const struct summary *s, const struct run_info *ri, const s
 long baseline_argv_jobs(char *const *argv);
 
 #define BASELINE_FINDINGS_MAX 64
-#define BASELINE_HIST 4
 #define BASELINE_FIGURE_MAX 23
 #define BASELINE_CAUSE_MAX 191
 struct baseline_finding {
@@ -120,6 +119,11 @@ struct baseline_finding {
         double value;
         struct baseline_stat st;
         char cause[BASELINE_CAUSE_MAX + 1]; /* "" none known */
+        /* the window's values of the figure, oldest first (NAN where a
+         * run lacks it: another target, unit or step), then value: the
+         * report's small multiples */
+        size_t nhist;
+        double hist[BASELINE_WINDOW + 1];
 };
 
 struct baseline {
@@ -127,11 +131,6 @@ struct baseline {
         size_t runs; /* earlier runs in the window */
         size_t n;
         struct baseline_finding f[BASELINE_FINDINGS_MAX];
-        /* the window's wall time, CPU time, anon and total memory peaks
-         * (the first BASELINE_HIST findings' figures), oldest first, then
-         * this run's: the report's small multiples */
-        size_t nhist;
-        double hist[BASELINE_HIST][BASELINE_WINDOW + 1];
 };
 
 /* The findings of cur against win[0..nwin) (most recent first): the run's

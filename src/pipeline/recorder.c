@@ -686,6 +686,9 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 r->db_path = cfg->db_path ? strdup(cfg->db_path) : store_default_path();
                 if (!r->db_path)
                         note(r, "no history database: neither XDG_STATE_HOME nor HOME is set");
+        } else if (cfg->replay && cfg->replay_row > 0) {
+                /* only its baseline reads it: a replay's sinks write none */
+                r->db_path = cfg->db_path ? strdup(cfg->db_path) : store_default_path();
         }
         if (cfg->replay) {
                 e = open_replay_sinks(r);
@@ -1189,16 +1192,19 @@ static void note_execs(struct recorder *r, const struct targets *ts)
 
 /* The run against its job's last finished runs on this host with the
  * same outcome, read before the sqlite sink finishes this run's row (a
- * running row is never in the window). A history that cannot be read
- * leaves the summary without a baseline: one note. */
+ * running row is never in the window). A replay reads the runs recorded
+ * before it (smaller row ids): the same window, so the same findings. A
+ * history that cannot be read leaves the summary without a baseline: one
+ * note. */
 static void derive_baseline(struct recorder *r, const struct run_model *m)
 {
         const struct run_info *ri = r->run;
         struct baseline_run cur, *win = NULL;
         struct store *st = NULL;
+        int64_t before = r->cfg.replay ? r->cfg.replay_row : 0;
         int n = 0, e;
 
-        if (r->cfg.replay || !r->db_path || !ri->job || !ri->job[0])
+        if ((r->cfg.replay && before <= 0) || !r->db_path || !ri->job || !ri->job[0])
                 return;
         r->baseline = malloc(sizeof(*r->baseline));
         win = calloc(BASELINE_WINDOW, sizeof(*win));
@@ -1207,8 +1213,8 @@ static void derive_baseline(struct recorder *r, const struct run_model *m)
                 e = store_open(r->db_path, false, 2000, &st);
                 if (e >= 0)
                         n = store_baseline_window(st, ri->job, ri->host,
-                                                  ri->exit_code == 0 && ri->term_signal == 0, 0,
-                                                  win, BASELINE_WINDOW);
+                                                  ri->exit_code == 0 && ri->term_signal == 0,
+                                                  before, win, BASELINE_WINDOW);
                 else if (e == -ENOENT)
                         e = 0; /* no history yet: no earlier runs */
                 store_close(st);

@@ -57,6 +57,12 @@ struct recorder_config {
          * to the sinks at finish in place of the empty one a replay
          * builds. NULL: the recorder's own. */
         const struct run_model *recorded;
+        /* A replay of a run of the history: its row id there (db_path
+         * names the database, NULL: the default one). Its baseline is
+         * derived as the live run's was, against the job's runs of smaller
+         * row id (never itself nor a later run). 0: the run is in no
+         * history (recorded with --no-db): no baseline, as it had none. */
+        int64_t replay_row;
         /* Each sample taken (not replayed), after the sinks: run --live's
          * status line. NULL: none. */
         void (*on_sample)(void *userdata, const struct sample *s);

@@ -271,7 +271,8 @@ static const struct target_line target_lines[] = {
 };
 
 #define MAX_POINT_ATTRS 6 /* line attribute, target, builder, tool, trace, span */
-#define RESOURCE_OURS 5
+/* service.name and .version, host.name, build.run.kind, .id and .state, buildtel.job */
+#define RESOURCE_OURS 7
 
 struct pending {
         double epoch;
@@ -354,6 +355,11 @@ int otlp_metrics_new(const struct otel_config *cfg, const struct run_info *run,
                 resource_set(m, "service.name", cfg->service_name);
         if (run->kind)
                 resource_set(m, "build.run.kind", run->kind);
+        /* the job (issue 23): not cicd.pipeline.name, which the run span
+         * gives the CI's workflow; a Prometheus translation of it is the
+         * textfile's own buildtel_job label */
+        if (run->job && *run->job)
+                resource_set(m, "buildtel.job", run->job);
         resource_set(m, "build.run.id", run->run_id ? run->run_id : "");
         /* the run span, which the caller's TRACEPARENT is the parent of */
         if (cfg->span_set) {

@@ -47,38 +47,72 @@ static void cells(struct dwriter *w, const struct baseline_finding *f, const cha
         dbuf_release(&v);
 }
 
-static const char *const hist_names[BASELINE_HIST] = {"wall time", "CPU time", "anon peak",
-                                                      "memory peak"};
-/* the figure of each small multiple, as baseline_derive() names it */
-static const char *const hist_figs[BASELINE_HIST] = {"duration_s", "cpu_s", "mem_anon_peak_mb",
-                                                     "mem_peak_mb"};
+/* The run's own small multiples, by the figure baseline_derive() names. */
+static const struct {
+        const char *fig, *caption;
+} run_charts[] = {
+    {"duration_s", "wall time"},
+    {"cpu_s", "CPU time"},
+    {"mem_anon_peak_mb", "anon peak"},
+    {"mem_peak_mb", "memory peak"},
+};
+/* Per target, unit and step: the caption around the name. */
+static const struct {
+        const char *fig, *pre, *post;
+} named_charts[] = {
+    {"target_duration_s", "", " time"},
+    {"target_cache_ratio", "", " layer cache"},
+    {"unit_peak_mb", "", " peak"},
+    {"step_duration_s", "step ", " time"},
+    {"step_mem_peak_mb", "step ", " memory"},
+};
+#define NAMED_CHARTS_MAX 12 /* the flagged ones first */
 
-static double usual_of(const struct baseline *b, size_t k)
+static const struct baseline_finding *run_finding(const struct baseline *b, const char *fig)
 {
         for (size_t i = 0; i < b->n; i++)
-                if (!b->f[i].target[0] && strcmp(b->f[i].figure, hist_figs[k]) == 0)
-                        return b->f[i].st.usual;
-        return NAN;
+                if (!b->f[i].target[0] && strcmp(b->f[i].figure, fig) == 0)
+                        return &b->f[i];
+        return NULL;
 }
 
-/* One small chart: a bar per run, oldest first, this run's last and
- * marked; the usual as a line. */
-static void small_multiple(struct dwriter *w, const struct baseline *b, size_t k, double usual)
+/* The caption of a named finding's chart: its index in named_charts, or
+ * -1. Only with this run's value and an earlier one to set it against. */
+static int named_chart(const struct baseline_finding *f)
+{
+        size_t earlier = 0;
+
+        if (!f->target[0] || f->nhist < 2 || !isfinite(f->hist[f->nhist - 1]))
+                return -1;
+        for (size_t i = 0; i + 1 < f->nhist; i++)
+                earlier += isfinite(f->hist[i]) != 0;
+        for (size_t k = 0; earlier && k < ARRAY_SIZE(named_charts); k++)
+                if (strcmp(f->figure, named_charts[k].fig) == 0)
+                        return (int)k;
+        return -1;
+}
+
+/* One small chart of f's series: a bar per run, oldest first, this run's
+ * last and marked; the usual as a line; pre, the escaped name and post
+ * below it. Nothing when every value is 0 or unknown. */
+static void small_multiple(struct dwriter *w, const struct baseline_finding *f, const char *pre,
+                           const char *name, const char *post)
 {
         const double W = 180, H = 48, gap = 2;
-        double max = 0, bw = (W - gap * (double)b->nhist) / (double)MAX(b->nhist, (size_t)1);
+        double max = 0, bw = (W - gap * (double)f->nhist) / (double)MAX(f->nhist, (size_t)1);
+        double usual = f->st.usual;
 
-        for (size_t i = 0; i < b->nhist; i++)
-                if (isfinite(b->hist[k][i]))
-                        max = MAX(max, b->hist[k][i]);
+        for (size_t i = 0; i < f->nhist; i++)
+                if (isfinite(f->hist[i]))
+                        max = MAX(max, f->hist[i]);
         if (!(max > 0))
                 return;
         dw_printf(w,
                   "<figure class=\"sm\" style=\"display:inline-block;margin:0 1em 0 0\"><svg "
                   "width=\"%.0f\" height=\"%.0f\" role=\"img\">",
                   W, H);
-        for (size_t i = 0; i < b->nhist; i++) {
-                double v = b->hist[k][i], h = isfinite(v) ? v / max * (H - 2) : 0;
+        for (size_t i = 0; i < f->nhist; i++) {
+                double v = f->hist[i], h = isfinite(v) ? v / max * (H - 2) : 0;
 
                 if (!isfinite(v))
                         continue;
@@ -86,14 +120,40 @@ static void small_multiple(struct dwriter *w, const struct baseline *b, size_t k
                           "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
                           "fill=\"%s\"><title>%.3g</title></rect>",
                           (double)i * (bw + gap), H - h, bw, h,
-                          i + 1 == b->nhist ? "#c0392b" : "#7f8c8d", v);
+                          i + 1 == f->nhist ? "#c0392b" : "#7f8c8d", v);
         }
         if (isfinite(usual) && usual > 0)
                 dw_printf(w,
                           "<line x1=\"0\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#2c3e50\" "
                           "stroke-dasharray=\"3 2\"/>",
                           W, H - usual / max * (H - 2), H - usual / max * (H - 2));
-        dw_printf(w, "</svg><figcaption>%s</figcaption></figure>", hist_names[k]);
+        dw_puts(w, "</svg><figcaption>");
+        dw_puts(w, pre);
+        report_html_escape(w, name, strlen(name));
+        dw_puts(w, post);
+        dw_puts(w, "</figcaption></figure>");
+}
+
+/* The targets', units' and steps' charts, the flagged first, at most
+ * NAMED_CHARTS_MAX. */
+static void named_multiples(struct dwriter *w, const struct baseline *b)
+{
+        size_t drawn = 0;
+
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t i = 0; i < b->n && drawn < NAMED_CHARTS_MAX; i++) {
+                        const struct baseline_finding *f = &b->f[i];
+                        int k = named_chart(f);
+
+                        if (k < 0 || flagged(f) != (pass == 0))
+                                continue;
+                        if (!drawn++)
+                                dw_puts(w, "<div class=\"sm-named\"><h3>Per target, unit and "
+                                           "step</h3>");
+                        small_multiple(w, f, named_charts[k].pre, f->target, named_charts[k].post);
+                }
+        if (drawn)
+                dw_puts(w, "</div>");
 }
 
 void report_baseline_html(struct dwriter *w, const struct summary *s)
@@ -109,8 +169,13 @@ void report_baseline_html(struct dwriter *w, const struct summary *s)
                   "</h2><p>%zu earlier runs (the last %d finished on this host with the same "
                   "outcome); a change counts beyond %.0f %% and %.0f times their spread.</p>",
                   b->runs, BASELINE_WINDOW, BASELINE_MIN_REL * 100, BASELINE_K);
-        for (size_t k = 0; k < BASELINE_HIST && b->nhist > 1; k++)
-                small_multiple(w, b, k, usual_of(b, k));
+        for (size_t k = 0; k < ARRAY_SIZE(run_charts) && b->runs > 0; k++) {
+                const struct baseline_finding *f = run_finding(b, run_charts[k].fig);
+
+                if (f)
+                        small_multiple(w, f, run_charts[k].caption, "", "");
+        }
+        named_multiples(w, b);
         for (size_t i = 0; i < b->n; i++)
                 nflag += flagged(&b->f[i]);
         if (b->runs < BASELINE_MIN_RUNS)

@@ -97,7 +97,9 @@ void report_answer(struct dwriter *w, const struct run_model *m);
 /* The HTML page. 0 or -ENOMEM. */
 /* The run against its job's usual (summary's baseline; nothing without
  * one): the HTML section (small multiples of the window's wall time, CPU
- * time and memory peaks, and the findings, flagged first), and the job
+ * time and memory peaks, then of the targets', units' and steps' figures
+ * an earlier run also had, flagged first, at most 12; and the findings,
+ * flagged first), and the job
  * summary's (the flagged findings; nothing for a job's first run). */
 struct summary;
 void report_baseline_html(struct dwriter *w, const struct summary *s);

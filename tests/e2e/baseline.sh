@@ -118,6 +118,21 @@ expect_eq "the collapsed layer cache: flagged with its target and where it broke
         "$(finding $n target_cache_ratio default)" \
         "regression|100|25|4|not cached from [app 2/4] RUN make deps on"
 check "and on stderr" grep -q '^buildtel: layer cache of default: 25 % against 100 % (-75 %, last 4 runs)' "$T/err-$n"
+check "the report: the target's small multiples, the flagged layer cache first" python3 - "$L/report-r$n.html" <<'PY'
+import re, sys
+h = open(sys.argv[1]).read()
+s = h[h.index('<section id="baseline">'):]
+s = s[:s.index("</section>")]
+named = s[s.index('<div class="sm-named"><h3>Per target, unit and step</h3>'):]
+caps = re.findall(r"<figcaption>([^<]*)</figcaption>", named)
+assert caps and caps[0] == "default layer cache", caps
+# the steps that ran (a cached one takes no time: no chart of zeros)
+assert "step [app 2/4] RUN make deps time" in caps, caps
+assert "step [app 1/4] FROM docker.io/library/busybox time" not in caps, caps
+# each: 4 earlier runs and this one, this one's bar marked
+fig = named[:named.index("</figure>")]
+assert fig.count("<rect ") == 5 and fig.count('fill="#c0392b"') == 1, fig
+PY
 # the history holds each run once: a run's own row is never in its window
 expect_eq "every run is in the history, finished" \
         "$(python3 -c "

@@ -4,10 +4,9 @@
   csvcheck.py strict FILE          RFC 4180: CRLF record ends, quoting, equal field counts,
                                    the seed's columns first and in order
   csvcheck.py stat FILE COL FN     FN in max,min,first,last,count,rise (max - first)
-  csvcheck.py json-equal A B       two JSON files parse and are byte-identical (up to
-                                   a summary's last member, "baseline": the run
-                                   against its job's usual at its end, which a
-                                   replay does not derive again)
+  csvcheck.py json-equal A B       two JSON files parse and are byte-identical (a
+                                   summary whole, its "baseline" included: a replay
+                                   derives it again from the runs before it)
   csvcheck.py json-get FILE PATH   print a value, PATH like memory.peak_used.value
 """
 import csv, io, json, sys
@@ -63,16 +62,14 @@ def stat(path, col, fn):
     else: sys.exit("unknown fn " + fn)
 
 
-def without_baseline(data):
-    i = data.rfind(b',\n  "baseline": ')
-    return data if i < 0 else data[:i]
-
-
 def json_equal(a, b):
     da, db = open(a, "rb").read(), open(b, "rb").read()
     json.loads(da); json.loads(db)
-    if without_baseline(da) != without_baseline(db):
-        sys.exit("JSON differs")
+    if da != db:
+        la, lb = da.decode(errors="replace").splitlines(), db.decode(errors="replace").splitlines()
+        i = next((i for i, (x, y) in enumerate(zip(la, lb)) if x != y), min(len(la), len(lb)))
+        sys.exit(f"JSON differs at line {i + 1}:\n  {la[i] if i < len(la) else '(end)'}\n"
+                 f"  {lb[i] if i < len(lb) else '(end)'}")
 
 
 def json_get(path, dotted):

@@ -43,6 +43,10 @@ expect_eq "history: a1's job" "$(job_of a1)" alpha
 expect_eq "history: b1's job" "$(job_of b1)" 'beta/x y'
 check "run.json has the job" grep -q '"job": "alpha"' "$L/resources-a1.run.json"
 expect_eq "schema version" "$(sqlite3 "$DB" 'PRAGMA user_version')" 10
+bt inspect --db "$DB" b1 >"$T/in.txt"
+expect_eq "inspect text: the job's line, below the run's" "$(sed -n 2p "$T/in.txt")" "job          beta/x y"
+bt inspect --db "$DB" --json b1 >"$T/in.json"
+expect_eq "inspect --json: the job" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["job"])' "$T/in.json")" "beta/x y"
 check "the index on (job, start_epoch)" sh -c "sqlite3 '$DB' \"SELECT sql FROM sqlite_master WHERE name = 'runs_job'\" | grep -q 'job, start_epoch'"
 
 # ---- the defaults: BUILDTEL_JOB, GitHub, GitLab, derived ----
@@ -92,4 +96,7 @@ expect_eq "status --json: each run's job" "$(python3 -c 'import json,sys; r={x["
 bt run --quiet --db "$DB" --log-dir "$L" --run-id bad --job '' -- true 2>"$T/empty.err"
 check "--job '' is refused" test $? -ne 0
 check "  saying so" grep -q -- '--job is empty' "$T/empty.err"
+sqlite3 "$DB" "UPDATE runs SET job = NULL WHERE run_id = 'd4'"
+bt inspect --db "$DB" d4 >"$T/in0.txt"
+check "inspect text: a run of no job (an older row) has no job line" sh -c "grep -q '^run ' '$T/in0.txt' && ! grep -q '^job ' '$T/in0.txt'"
 finish

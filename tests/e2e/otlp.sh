@@ -57,7 +57,7 @@ protobuf | json)
         fi
         # The generic endpoint gets /v1/metrics (one slash, whatever it ends in).
         OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT/" "$BUILDTEL" run --no-db --log-dir "$L" --run-id o1 \
-                --interval 0.1 --otlp-interval 0.4 --cgroup none -- sh -c '
+                --interval 0.1 --otlp-interval 0.4 --cgroup none --job "web image" -- sh -c '
                 echo "#1 [internal] load build definition from Dockerfile"
                 echo "#1 DONE 0.0s"
                 echo "#5 [web 1/2] FROM docker.io/library/alpine:3.19"
@@ -72,7 +72,8 @@ protobuf | json)
 {"content_type": "$ct", "encoding": "$enc",
  "headers": {"x-api-key": "s3cr3t-key 42", "authorization": "Bearer zz9plural"},
  "resource": {"service.name": "ci-builds", "service.version": "$("$BUILDTEL" --version | cut -d' ' -f2)",
-              "host.name": "$(hostname)", "deployment.environment": "ci one", "build.run.kind": "run"},
+              "host.name": "$(hostname)", "deployment.environment": "ci one", "build.run.kind": "run",
+              "buildtel.job": "web image"},
  "trace": {"trace_id": "$TP_TRACE", "span_id": "$TP_SPAN"},
  "gauges": [["build.host.memory.usage", "mem_used_mb", 1048576, "By"],
             ["build.host.memory.available", "mem_avail_mb", 1048576, "By"],
@@ -167,7 +168,8 @@ export)
         cat >"$T/expect.json" <<EOF
 {"content_type": "application/json", "encoding": "", "from_files": true,
  "headers": {"x-api-key": "s3cr3t-key 42"},
- "resource": {"service.name": "ci-builds", "host.name": "$(hostname)", "build.run.kind": "run"},
+ "resource": {"service.name": "ci-builds", "host.name": "$(hostname)", "build.run.kind": "run",
+              "buildtel.job": "$($CSVCHECK json-get "$L/resources-e.run.json" job)"},
  "trace": {"trace_id": "$TP_TRACE", "span_id": "$TP_SPAN"},
  "gauges": [["build.host.memory.usage", "mem_used_mb", 1048576, "By"],
             ["container.memory.usage", "cg_mem_mb", 1048576, "By"]],
@@ -220,7 +222,7 @@ export-db)
 
         # 2. recorded with no collector, exported later: exact known values
         rm -f "$REC"
-        "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id quiet-2 --interval 0.1 -- cat "$FIX" >/dev/null
+        "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id quiet-2 --interval 0.1 --job ci/bake -- cat "$FIX" >/dev/null
         expect_eq "run without a collector: status" "$?" 0
         expect_eq "the database holds the targets' builder and sccache counts (sqlite3)" \
                 "$(sqlite3 "$DB" "select t.name, t.builder, t.steps, t.cached, t.sccache_hits, t.sccache_misses, t.ccache_hits is null from targets t join runs r on r.id = t.run where r.run_id = 'quiet-2' order by t.rowid" | tr '\n' ' ')" \
@@ -233,7 +235,8 @@ export-db)
         cat >"$T/expect.json" <<EOF
 {"content_type": "application/json", "encoding": "",
  "headers": {"x-api-key": "s3cr3t-key 42"},
- "resource": {"service.name": "ci-builds", "host.name": "$(hostname)", "build.run.kind": "run"},
+ "resource": {"service.name": "ci-builds", "host.name": "$(hostname)", "build.run.kind": "run",
+              "buildtel.job": "ci/bake"},
  "trace": {"trace_id": "$TP_TRACE", "span_id": "$TP_SPAN"},
  "gauges": [["build.host.memory.usage", "mem_used_mb", 1048576, "By"],
             ["build.host.load.1m", "load1", 1, "1"]],

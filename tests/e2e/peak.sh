@@ -72,7 +72,7 @@ check_run() {
         check "$id: the text summary names the peak's running units" \
                 grep -q 'peak memory: .*running .*heavy.c' "$L/resources-$id.summary.txt"
         check "$id: the text summary lists the units" grep -q '^  .*heavy.c  +' "$L/resources-$id.summary.txt"
-        "$BUILDTEL" summarize --json "$csv" >"$T/$id.sum.json"
+        "$BUILDTEL" summarize --db "$DB" --json "$csv" >"$T/$id.sum.json"
         check "$id: summarize of the files gives the run's JSON, units and all" \
                 $CSVCHECK json-equal "$T/$id.sum.json" "$js"
         "$BUILDTEL" summarize --db "$DB" --json "$id" >"$T/$id.db.json"

@@ -3,7 +3,9 @@
 # from the history database (`summarize RUN`) goes through the same pipeline
 # as the live run (a replay source feeding the recorder) and gives the same
 # bytes as the summary the live run wrote: JSON and text, for a run in its
-# own cgroup that fails, one that forks and writes, and a `watch`.
+# own cgroup that fails, one that forks and writes, and a `watch`. The JSON
+# whole, its "baseline" included: the CSV replay reads it from the history
+# the run was recorded in (--db), as the live run did.
 . "$(dirname "$0")/lib.sh"
 : "${CGLOAD:?CGLOAD must name the cgload helper}"
 command -v python3 >/dev/null || { echo "needs python3"; exit 77; }
@@ -12,9 +14,8 @@ DB="$T/h.db"
 
 same() { # same ID: both replays, both forms, byte for byte
         local id=$1
-        "$BUILDTEL" summarize --json "$L/resources-$id.csv" >"$T/$id.csv.json"
+        "$BUILDTEL" summarize --db "$DB" --json "$L/resources-$id.csv" >"$T/$id.csv.json"
         expect_eq "$id: summarize FILE.csv --json status" "$?" 0
-        # byte for byte up to the live run's baseline (csvcheck.py json-equal)
         check "$id: summarize FILE.csv --json is the live summary.json, byte for byte" \
                 $CSVCHECK json-equal "$T/$id.csv.json" "$L/resources-$id.summary.json"
         "$BUILDTEL" summarize --db "$DB" --json "$id" >"$T/$id.db.json"
@@ -40,9 +41,9 @@ check "the live summary counted near-OOM samples ($n)" ge "$n" 1
 "$BUILDTEL" summarize --db "$DB" --json --near-oom-mb 1000000 --low-disk-gb 100000 fail >"$T/fail.th.json"
 check "fail: the same thresholds give the same bytes" $CSVCHECK json-equal "$T/fail.th.json" "$L/resources-fail.summary.json"
 "$BUILDTEL" summarize --db "$DB" --json fail >"$T/fail.def.json"
-"$BUILDTEL" summarize --json "$L/resources-fail.csv" >"$T/fail.defcsv.json"
+"$BUILDTEL" summarize --db "$DB" --json "$L/resources-fail.csv" >"$T/fail.defcsv.json"
 check "fail: default thresholds, CSV and history replays agree" cmp "$T/fail.def.json" "$T/fail.defcsv.json"
-"$BUILDTEL" summarize --json --near-oom-mb 1000000 --low-disk-gb 100000 "$L/resources-fail.csv" >"$T/fail.thcsv.json"
+"$BUILDTEL" summarize --db "$DB" --json --near-oom-mb 1000000 --low-disk-gb 100000 "$L/resources-fail.csv" >"$T/fail.thcsv.json"
 check "fail: the CSV replay with its thresholds gives the same bytes" $CSVCHECK json-equal "$T/fail.thcsv.json" "$L/resources-fail.summary.json"
 
 # A build that forks, burns CPU and writes.
