@@ -145,6 +145,12 @@ static void test_targets_roundtrip(void **state)
         copy_utf8(st.name, sizeof(st.name), "[app 1/2] RUN make", 18);
         assert_int_equal(targets_add_step(ts, &st), 0);
         targets_offer_edge(ts, 0, 2500, "obj/a.o", 7);
+        /* the run's edges with their times, and what places them */
+        targets_keep_edge(ts, 0, 2500, "obj/a.o", 7);
+        targets_keep_edge(ts, 100, 400, "obj/b.o", 7);
+        targets_keep_edge(ts, 2500, 3000, "app", 3);
+        ts->ninja_mtime = 1796140000.25;
+        ts->ninja_max_end_ms = 3100; /* an edge not kept ended later */
         assert_int_equal(targets_render_json(ts, f, &out), 0);
 
         assert_int_equal(runfiles_targets_parse(out.p, out.len, g, back), 2);
@@ -171,6 +177,15 @@ static void test_targets_roundtrip(void **state)
         assert_string_equal(back->slow[0].output, "obj/a.o");
         assert_int_equal(back->slow[0].end_ms, 2500);
         assert_true(back->ninja_log_set);
+        /* edgev read back is the same heap, in the same order */
+        assert_int_equal(back->nedgev, 3);
+        for (uint32_t i = 0; i < 3; i++) {
+                assert_string_equal(back->edgev[i].output, ts->edgev[i].output);
+                assert_true(back->edgev[i].start_ms == ts->edgev[i].start_ms &&
+                            back->edgev[i].end_ms == ts->edgev[i].end_ms);
+        }
+        assert_true(back->ninja_mtime == 1796140000.25);
+        assert_true(back->ninja_max_end_ms == 3100);
 
         dbuf_release(&out);
         targets_release(ts);
@@ -221,6 +236,43 @@ static void test_targets_ranges(void **state)
         }
 }
 
+/* A hostile "ninja_log": what is not [start, end, output] within RANGE_MS
+ * with end >= start is skipped; a bad mtime keeps none. */
+static void test_targets_ninja_log(void **state)
+{
+        static const struct {
+                const char *json;
+                uint32_t nedgev;
+                int64_t max_end_ms;
+        } cases[] = {
+            {"{\"ninja_log\":{\"mtime\":1e9,\"max_end_ms\":9,\"edges\":[[0,5,\"a\"],[1,2,\"b\"]]}}", 2, 9},
+            {"{\"ninja_log\":{\"mtime\":1e9,\"edges\":[[5,1,\"a\"],[-1,2,\"b\"],[0,1e20,\"c\"]]}}", 0, 0},
+            {"{\"ninja_log\":{\"mtime\":1e9,\"edges\":[[0,1],[0,1,2],[0,1,\"x\",4],{},\"e\",[0,3,\"ok\"]]}}", 1, 3},
+            {"{\"ninja_log\":{\"mtime\":1e9,\"max_end_ms\":-5,\"edges\":[[0,7,\"a\"]]}}", 1, 7},
+            {"{\"ninja_log\":{\"mtime\":-1,\"edges\":[[0,5,\"a\"]]}}", 0, 0},
+            {"{\"ninja_log\":{\"mtime\":1e300,\"edges\":[[0,5,\"a\"]]}}", 0, 0},
+            {"{\"ninja_log\":{\"edges\":[[0,5,\"a\"]]}}", 0, 0},
+            {"{\"ninja_log\":[[0,5,\"a\"]]}", 0, 0},
+            {"{\"ninja_log\":null}", 0, 0},
+        };
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                struct run_facts *f = calloc(1, sizeof(*f));
+                struct targets *ts = calloc(1, sizeof(*ts));
+
+                print_message("case %zu: %s\n", i, cases[i].json);
+                assert_non_null(f && ts);
+                targets_init(ts);
+                assert_int_equal(runfiles_targets_parse(cases[i].json, strlen(cases[i].json), f, ts), 0);
+                assert_int_equal(ts->nedgev, cases[i].nedgev);
+                assert_true(ts->ninja_max_end_ms == cases[i].max_end_ms);
+                assert_true(cases[i].nedgev ? ts->ninja_mtime == 1e9 : !(ts->ninja_mtime > 0));
+                targets_release(ts);
+                free(ts);
+                free(f);
+        }
+}
+
 /* Negative cache counts, edges out of range, and the target cap. */
 static void test_targets_caps(void **state)
 {
@@ -263,6 +315,7 @@ int main(void)
             cmocka_unit_test(test_path),           cmocka_unit_test(test_beside),
             cmocka_unit_test(test_dir_of),         cmocka_unit_test(test_targets_roundtrip),
             cmocka_unit_test(test_targets_ranges), cmocka_unit_test(test_targets_caps),
+            cmocka_unit_test(test_targets_ninja_log),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -315,6 +315,30 @@ static json_t *slow_json(const struct targets *ts)
         return a;
 }
 
+/* This run's edges of the .ninja_log as kept (edgev, in its order: read
+ * back in that order it is the same heap) with what places them on the
+ * run's clock: a replay from the files places the peaks' edges as the run
+ * did. null when none were kept. */
+static json_t *ninja_log_json(const struct targets *ts)
+{
+        json_t *a, *o;
+
+        if (!ts->nedgev || !(ts->ninja_mtime > 0))
+                return json_null();
+        a = json_array();
+        for (uint32_t i = 0; a && i < ts->nedgev; i++)
+                if (json_array_append_new(a, json_pack("[I,I,o]", (json_int_t)ts->edgev[i].start_ms,
+                                                       (json_int_t)ts->edgev[i].end_ms,
+                                                       run_json_string(ts->edgev[i].output))) != 0) {
+                        json_decref(a);
+                        a = NULL;
+                }
+        o = a ? json_pack("{s:f,s:I,s:o}", "mtime", ts->ninja_mtime, "max_end_ms",
+                          (json_int_t)ts->ninja_max_end_ms, "edges", a)
+              : NULL;
+        return o;
+}
+
 static json_t *steps_json(const struct targets *ts)
 {
         json_t *a = json_array();
@@ -364,11 +388,12 @@ int targets_render_json(const struct targets *ts, const struct run_facts *f, str
                 json_decref(arr);
                 return e;
         }
-        root = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I}", "targets", arr, "steps",
+        root = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:o}", "targets", arr, "steps",
                          count_or_null(f->steps_set, f->steps), "cached",
                          count_or_null(f->steps_set, f->cached), "run", run_json(f), "failed_steps",
                          failed_json(ts), "slowest_edges", slow_json(ts), "buildkit_steps",
-                         steps_json(ts), "buildkit_steps_dropped", (json_int_t)ts->steps_dropped);
+                         steps_json(ts), "buildkit_steps_dropped", (json_int_t)ts->steps_dropped,
+                         "ninja_log", ninja_log_json(ts));
         if (root)
                 s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         e = s ? dbuf_puts(out, s) : -ENOMEM;

@@ -3,6 +3,7 @@
 #include "parse/runfiles.h"
 
 #include "model/execs.h"
+#include "model/ranges.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -167,6 +168,40 @@ static void parse_slow_edges(json_t *arr, struct targets *ts)
         ts->ninja_edges = ts->nslow;
 }
 
+/* "ninja_log": the run's edges as kept (targets.c ninja_log_json()), back
+ * into edgev in their order, with the log's mtime and the run's latest end:
+ * what targets_ninja_offset() places them by. An edge out of range, or not
+ * [start, end, output], is skipped. */
+static void parse_ninja_log(json_t *o, struct targets *ts)
+{
+        json_t *arr = json_object_get(o, "edges"), *v;
+        double mtime = json_number_value(json_object_get(o, "mtime"));
+        json_t *max_end = json_object_get(o, "max_end_ms");
+        size_t i;
+
+        if (!json_is_object(o) || !range_ok(RANGE_EPOCH, mtime) || !(mtime > 0))
+                return;
+        json_array_foreach(arr, i, v)
+        {
+                json_t *s = json_array_get(v, 0), *e = json_array_get(v, 1), *out = json_array_get(v, 2);
+
+                if (i >= TARGETS_EDGES_MAX)
+                        break;
+                if (json_array_size(v) != 3 || !json_is_integer(s) || !json_is_integer(e) ||
+                    !json_is_string(out) || !range_ok_i64(RANGE_MS, json_integer_value(s)) ||
+                    !range_ok_i64(RANGE_MS, json_integer_value(e)) ||
+                    json_integer_value(e) < json_integer_value(s))
+                        continue;
+                targets_keep_edge(ts, json_integer_value(s), json_integer_value(e),
+                                  json_string_value(out), json_string_length(out));
+        }
+        if (!ts->nedgev)
+                return;
+        ts->ninja_mtime = mtime;
+        if (json_is_integer(max_end) && range_ok_i64(RANGE_MS, json_integer_value(max_end)))
+                ts->ninja_max_end_ms = MAX(ts->ninja_max_end_ms, json_integer_value(max_end));
+}
+
 /* "buildkit_steps": each step's target by name (added to ts when new);
  * malformed entries are skipped. 0 or -ENOMEM. */
 static int parse_steps(json_t *root, struct targets *ts)
@@ -219,6 +254,7 @@ int runfiles_targets_parse(const char *buf, size_t len, struct run_facts *f, str
                 }
         if (ts) {
                 parse_slow_edges(json_object_get(root, "slowest_edges"), ts);
+                parse_ninja_log(json_object_get(root, "ninja_log"), ts);
                 e = parse_steps(root, ts);
         }
         json_decref(root);

@@ -126,9 +126,10 @@ s = s[:s.index("</section>")]
 named = s[s.index('<div class="sm-named"><h3>Per target, unit and step</h3>'):]
 caps = re.findall(r"<figcaption>([^<]*)</figcaption>", named)
 assert caps and caps[0] == "default layer cache", caps
-# the steps that ran (a cached one takes no time: no chart of zeros)
+# the steps that ran (a cached step's time is the gap between its two
+# lines on buildtel's clock: near 0, yet not 0 on a loaded machine, so
+# whether it gets a chart is not checked)
 assert "step [app 2/4] RUN make deps time" in caps, caps
-assert "step [app 1/4] FROM docker.io/library/busybox time" not in caps, caps
 # each: 4 earlier runs and this one, this one's bar marked
 fig = named[:named.index("</figure>")]
 assert fig.count("<rect ") == 5 and fig.count('fill="#c0392b"') == 1, fig
