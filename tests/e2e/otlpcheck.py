@@ -125,9 +125,13 @@ def data(rec_path, csv_path, run_path, expect_path, min_requests=2):
         want = [(ms_ns(r["epoch"]), r[col]) for r in rows if r[col] != ""]
         got = [(dp["timeUnixNano"], as_csv(dp["asDouble"], scale, w))
                for dp, (t, w) in zip(pts, want)]
+        first = next((k for k, (g, w) in enumerate(zip(got, want)) if g != w), min(len(got), len(want)))
         ok(len(pts) == len(want) and got == want,
            f"{name}: {len(want)} points, times and values of the CSV's {col}" +
-           ("" if got == want else f"\n  got  {got[:4]}\n  want {want[:4]}"))
+           ("" if len(pts) == len(want) and got == want else
+            f"\n  {len(pts)} points sent, {len(want)} rows; from #{first}:"
+            f"\n  got  {[(dp['timeUnixNano'], dp['asDouble']) for dp in pts[first:first + 4]]}"
+            f"\n  want {want[first:first + 4]}"))
         if exp.get("from_files"):
             # sent again from the CSV: its values are all there is
             exact = [dp["asDouble"] for dp in pts] == [float(v) * scale for t, v in want]
