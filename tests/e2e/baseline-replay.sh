@@ -18,37 +18,13 @@ unset OTEL_SDK_DISABLED OTEL_EXPORTER_OTLP_METRICS_ENDPOINT OTEL_EXPORTER_OTLP_H
         OTEL_RESOURCE_ATTRIBUTES OTEL_SERVICE_NAME OTEL_EXPORTER_OTLP_ENDPOINT http_proxy HTTP_PROXY \
         https_proxy ALL_PROXY all_proxy
 export OTEL_EXPORTER_OTLP_PROTOCOL=http/json
-SINK_PID=
-stop_sink() { [ -n "$SINK_PID" ] && kill "$SINK_PID" 2>/dev/null && wait "$SINK_PID" 2>/dev/null; SINK_PID=; }
 trap 'stop_sink; cleanup' EXIT
-start_sink() { # start_sink DIR: records into DIR/rec.jsonl, sets PORT
-        mkdir -p "$1"
-        node "$SINKDIR/sink.js" --port-file "$1/port" --record "$1/rec.jsonl" --mode ok 2>"$1/err" &
-        SINK_PID=$!
-        for _ in $(seq 100); do [ -s "$1/port" ] && break; sleep 0.05; done
-        PORT=$(cat "$1/port" 2>/dev/null)
-        [ -n "$PORT" ] || { echo "FAIL the sink did not start: $(cat "$1/err")"; exit 1; }
-}
 DB="$T/h.db"
 L="$T/logs"
 OTLPCHECK="python3 $HERE/otlpcheck.py"
 
 # One target of 4 steps, the first C of them CACHED, then a pause of S s.
-cat >"$T/bk.sh" <<'SH'
-#!/bin/sh
-c=$1
-echo '#1 [internal] load build definition from Dockerfile'
-echo '#1 DONE 0.0s'
-i=2
-for st in "1/4] FROM docker.io/library/busybox" "2/4] RUN make deps" "3/4] RUN make" "4/4] COPY . ."; do
-        echo
-        echo "#$i [app $st"
-        if [ $((i - 1)) -le "$c" ]; then echo "#$i CACHED"; else echo "#$i 0.101 working"; echo "#$i DONE 0.1s"; fi
-        i=$((i + 1))
-done
-sleep "$2"
-SH
-chmod +x "$T/bk.sh"
+write_bk_log "$T/bk.sh"
 n=0
 run() { # run [OPTION...] -- CACHED PAUSE: one run of job img; its stderr in $T/err-$n
         local opts=()

@@ -96,20 +96,7 @@ assert b['findings'] and all(f['verdict'] == 'unknown' for f in b['findings']), 
 
 # -- a target whose layer cache collapses: a BuildKit plain log of one
 # target of 4 steps, CACHED ones first
-cat >"$T/bk.sh" <<'SH'
-#!/bin/sh
-c=$1
-echo '#1 [internal] load build definition from Dockerfile'
-echo '#1 DONE 0.0s'
-i=2
-for st in "1/4] FROM docker.io/library/busybox" "2/4] RUN make deps" "3/4] RUN make" "4/4] COPY . ."; do
-        echo
-        echo "#$i [app $st"
-        if [ $((i - 1)) -le "$c" ]; then echo "#$i CACHED"; else echo "#$i 0.101 working"; echo "#$i DONE 0.1s"; fi
-        i=$((i + 1))
-done
-SH
-chmod +x "$T/bk.sh"
+write_bk_log "$T/bk.sh"
 for i in 1 2 3 4; do run img "$T/bk.sh" 4; done
 expect_eq "a fully cached image is within noise" "$(finding $n target_cache_ratio default | cut -d'|' -f1-3)" \
         "within noise|100|100"

@@ -18,18 +18,8 @@ command -v node >/dev/null || { echo "SKIP: node is not installed (tools/test in
 unset OTEL_SDK_DISABLED OTEL_EXPORTER_OTLP_METRICS_ENDPOINT OTEL_EXPORTER_OTLP_HEADERS TRACEPARENT \
         OTEL_RESOURCE_ATTRIBUTES OTEL_SERVICE_NAME http_proxy HTTP_PROXY https_proxy ALL_PROXY all_proxy
 export OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf
-SINK_PID=
-stop_sink() { [ -n "$SINK_PID" ] && kill "$SINK_PID" 2>/dev/null && wait "$SINK_PID" 2>/dev/null; SINK_PID=; }
 trap 'stop_sink; cleanup' EXIT
 
-start_sink() { # start_sink DIR: records into DIR/rec.jsonl, sets PORT
-        mkdir -p "$1"
-        node "$SINKDIR/sink.js" --port-file "$1/port" --record "$1/rec.jsonl" --mode ok 2>"$1/err" &
-        SINK_PID=$!
-        for _ in $(seq 100); do [ -s "$1/port" ] && break; sleep 0.05; done
-        PORT=$(cat "$1/port" 2>/dev/null)
-        [ -n "$PORT" ] || { echo "FAIL the sink did not start: $(cat "$1/err")"; exit 1; }
-}
 
 # one NAME CMD...: run CMD under buildtel with every output on, compare
 # them; then export the stored run and compare that with what went live.

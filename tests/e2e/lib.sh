@@ -93,3 +93,36 @@ unisolate() {
                 find "$d/harden-$$" -depth -type d -exec rmdir {} + 2>/dev/null
         done
 }
+
+# The strict OTLP sink (tests/otlp-sink), for a script that set SINKDIR:
+# start_sink DIR records into DIR/rec.jsonl and sets PORT; stop_sink.
+SINK_PID=
+stop_sink() { [ -n "$SINK_PID" ] && kill "$SINK_PID" 2>/dev/null && wait "$SINK_PID" 2>/dev/null; SINK_PID=; }
+start_sink() { # start_sink DIR
+        mkdir -p "$1"
+        node "$SINKDIR/sink.js" --port-file "$1/port" --record "$1/rec.jsonl" --mode ok 2>"$1/err" &
+        SINK_PID=$!
+        for _ in $(seq 100); do [ -s "$1/port" ] && break; sleep 0.05; done
+        PORT=$(cat "$1/port" 2>/dev/null)
+        [ -n "$PORT" ] || { echo "FAIL the sink did not start: $(cat "$1/err")"; exit 1; }
+}
+
+# write_bk_log FILE: a script printing a BuildKit plain log of one target
+# of 4 steps, the first $1 of them CACHED, then a pause of ${2:-0} s.
+write_bk_log() {
+        cat >"$1" <<'SH'
+#!/bin/sh
+c=$1
+echo '#1 [internal] load build definition from Dockerfile'
+echo '#1 DONE 0.0s'
+i=2
+for st in "1/4] FROM docker.io/library/busybox" "2/4] RUN make deps" "3/4] RUN make" "4/4] COPY . ."; do
+        echo
+        echo "#$i [app $st"
+        if [ $((i - 1)) -le "$c" ]; then echo "#$i CACHED"; else echo "#$i 0.101 working"; echo "#$i DONE 0.1s"; fi
+        i=$((i + 1))
+done
+sleep "${2:-0}"
+SH
+        chmod +x "$1"
+}
