@@ -2,8 +2,10 @@
 /* Fuzzes the log classifier: logline_clean, logline_classify, and
  * linebuf + logctx with chunk sizes taken from the input, checking the
  * invariants the summary and CSV sinks rely on; and that a logctx fed as the
- * recorder feeds it (logctx_chunk, the BuildKit prefix parsed once) says
- * after every line what one fed the plain lines says. */
+ * recorder feeds it (logctx_chunk, the BuildKit prefix parsed once, the
+ * lines of a chunk batched) says after every line, or every chunk, what one
+ * fed the plain lines one at a time says, with the clock moving on by
+ * steps around the hold between chunks. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,9 @@ static void check_text(const char *s, size_t max)
 struct pair {
         struct logctx *c, *fast;
         bool per_line; /* else compared once per chunk: the context copied late */
+        double now;
+        bool per_line_clock; /* the clock also moves on between lines of a chunk */
+        unsigned nlines;
 };
 
 static void same(struct pair *pr)
@@ -44,6 +49,8 @@ static void feed_cb(void *userdata, const char *line, size_t len, bool truncated
         size_t n;
 
         (void)truncated;
+        if (pr->per_line_clock)
+                pr->now += (double)(pr->nlines++ % 3) * 0.5;
         n = logline_clean(line, len, out, sizeof(out));
         if (n != strlen(out) && !memchr(out, '\0', n))
                 abort();
@@ -51,18 +58,19 @@ static void feed_cb(void *userdata, const char *line, size_t len, bool truncated
         logline_classify(out, n, &l);
         if (l.stage && (l.stage < out || l.stage + l.stage_len > out + n))
                 abort();
-        logctx_feed_line(pr->c, line, len);
+        logctx_feed_line_at(pr->c, line, len, pr->now);
         check_text(logctx_context(pr->c), SAMPLE_CONTEXT_MAX);
         check_text(logctx_stage(pr->c), SAMPLE_STAGE_MAX);
         bkline_parse(line, len, &bl);
-        logctx_feed_line_bk(pr->fast, line, len, 0.0, &bl);
+        logctx_feed_line_bk(pr->fast, line, len, pr->now, &bl);
         if (pr->per_line)
                 same(pr);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-        struct logctx_config cfg = {.stage_regex = "^== ([a-z]+)", .fixed_stage = "fz"};
+        struct logctx_config cfg = {.stage_regex = "^== ([a-z]+)", .fixed_stage = "fz", .hold_s = 1.0};
+        struct logctx_config plain = {.hold_s = 1.0};
         struct linebuf *lb = NULL;
         struct pair pr = {.per_line = false};
         size_t off, cap;
@@ -73,13 +81,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         cap = data[0] & 0x80 ? (size_t)(data[0] & 0x7f) + 1 : 0;
         if (linebuf_new(cap, &lb) < 0)
                 return 0;
-        if (logctx_new(data[1] & 1 ? &cfg : NULL, &pr.c) < 0 ||
-            logctx_new(data[1] & 1 ? &cfg : NULL, &pr.fast) < 0) {
+        if (logctx_new(data[1] & 1 ? &cfg : data[1] & 4 ? &plain : NULL, &pr.c) < 0 ||
+            logctx_new(data[1] & 1 ? &cfg : data[1] & 4 ? &plain : NULL, &pr.fast) < 0) {
                 logctx_free(pr.c);
                 linebuf_free(lb);
                 return 0;
         }
         pr.per_line = data[1] & 2;
+        pr.per_line_clock = data[1] & 8;
         /* The second byte seeds the chunk sizes. */
         off = 2;
         for (unsigned seed = data[1]; off < size;) {
@@ -87,6 +96,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
                 seed = seed * 1103515245u + 12345u;
                 n = MIN((size_t)((seed >> 16) % 97) + 1, size - off);
+                pr.now += (double)((seed >> 8) % 4) * 0.5; /* 0 to 1.5 s: around the hold */
                 logctx_chunk(pr.fast, (const char *)data + off, n);
                 linebuf_feed(lb, (const char *)data + off, n, feed_cb, &pr);
                 logctx_chunk(pr.fast, NULL, 0);

@@ -828,6 +828,92 @@ static void test_log_regex(void **state)
         linebuf_free(lb);
 }
 
+/* ---- the lines of a chunk, looked at as a batch ---- */
+
+/* One chunk of lines at one instant, fed as the recorder feeds it; then
+ * the context and stage it must leave (NULL: what it was). */
+static const struct {
+        const char *name;
+        double now;
+        const char *chunk;
+        const char *context, *stage;
+} batch_cases[] = {
+    {"step, work, noise: the stage and the work", 0.0,
+     "#5 [app builder 2/4] RUN make\n#5 0.1 [1/3] cc -c a.c\n#5 0.2 noise after it\n",
+     "#5 0.1 [1/3] cc -c a.c", "app/builder"},
+    {"noise within the hold: nothing", 0.5, "#5 0.6 just noise\n#5 0.7 more noise\n",
+     "#5 0.1 [1/3] cc -c a.c", "app/builder"},
+    {"noise after the hold: its last line", 2.0,
+     "#5 2.1 noise one\n#5 2.2 noise two\na.c:1:2: warning: x\n\n", "#5 2.2 noise two",
+     NULL},
+    {"the last of two steps; a later all-platform step names nothing", 2.5,
+     "#6 [lib 1/2] FROM debian\n#7 [app runtime 3/4] COPY x y\n#8 [linux/amd64 1/2] FROM z\n",
+     "#8 [linux/amd64 1/2] FROM z", "app/runtime"},
+    {"bookkeeping never the context", 4.0, "#8 DONE 0.1s\n#9 CACHED\n",
+     "#8 [linux/amd64 1/2] FROM z", NULL},
+    {"a GitHub group after a step", 4.1,
+     "#9 [x 1/1] RUN y\n2025-07-03T08:13:03.5879809Z ##[group]Run tests\n  cc -c q.c -o q.o\n",
+     "cc -c q.c -o q.o", "Run tests"},
+};
+
+static void test_batch(void **state)
+{
+        struct logctx *c = NULL, *ref = NULL;
+        _cleanup_free_ char *big = NULL;
+        size_t off = 0, cap = 1500 * 32;
+
+        (void)state;
+        assert_int_equal(logctx_new(&(struct logctx_config){.hold_s = 1.0}, &c), 0);
+        assert_int_equal(logctx_new(&(struct logctx_config){.hold_s = 1.0}, &ref), 0);
+        for (size_t i = 0; i < ARRAY_SIZE(batch_cases); i++) {
+                const char *ch = batch_cases[i].chunk, *nl;
+                char prev_stage[SAMPLE_STAGE_MAX + 1];
+
+                snprintf(prev_stage, sizeof(prev_stage), "%s", logctx_stage(c));
+                logctx_chunk(c, ch, strlen(ch));
+                for (const char *l = ch; *l; l = nl + 1) {
+                        struct bkline bl;
+
+                        nl = strchr(l, '\n');
+                        bkline_parse(l, (size_t)(nl - l), &bl);
+                        logctx_feed_line_bk(c, l, (size_t)(nl - l), batch_cases[i].now, &bl);
+                        logctx_feed_line_at(ref, l, (size_t)(nl - l), batch_cases[i].now);
+                }
+                logctx_chunk(c, NULL, 0);
+                if (strcmp(logctx_context(c), batch_cases[i].context) != 0 ||
+                    strcmp(logctx_stage(c), batch_cases[i].stage ? batch_cases[i].stage : prev_stage))
+                        fail_msg("%s: context '%s' stage '%s'", batch_cases[i].name,
+                                 logctx_context(c), logctx_stage(c));
+                /* and what the lines fed one at a time say */
+                assert_string_equal(logctx_context(c), logctx_context(ref));
+                assert_string_equal(logctx_stage(c), logctx_stage(ref));
+        }
+
+        /* More lines in one chunk than a batch holds: the work line in the
+         * middle of 1,500 wins over the noise after it, at one instant. */
+        big = malloc(cap);
+        assert_non_null(big);
+        for (int i = 0; i < 1500; i++) {
+                int n = i == 1100 ? snprintf(big + off, cap - off, "#3 9.0 [7/9] cc -c m.c\n")
+                                  : snprintf(big + off, cap - off, "#3 9.0 noise %d\n", i);
+
+                assert_true(n > 0 && (size_t)n < cap - off);
+                off += (size_t)n;
+        }
+        logctx_chunk(c, big, off);
+        for (const char *l = big, *nl; l < big + off; l = nl + 1) {
+                struct bkline bl;
+
+                nl = memchr(l, '\n', (size_t)(big + off - l));
+                bkline_parse(l, (size_t)(nl - l), &bl);
+                logctx_feed_line_bk(c, l, (size_t)(nl - l), 9.0, &bl);
+        }
+        logctx_chunk(c, NULL, 0);
+        assert_string_equal(logctx_context(c), "#3 9.0 [7/9] cc -c m.c");
+        logctx_free(c);
+        logctx_free(ref);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -837,6 +923,7 @@ int main(void)
             cmocka_unit_test(test_logs),      cmocka_unit_test(test_log_regex),
             cmocka_unit_test(test_rule),      cmocka_unit_test(test_timed),
             cmocka_unit_test(test_bkline),    cmocka_unit_test(test_bkline_same),
+            cmocka_unit_test(test_batch),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -356,19 +356,16 @@ static void description(struct buildkit *b, const char *s, const char *end)
 /* "<secs> <text>": secs is digits '.' 1-3 digits. */
 static inline bool log_prefix(const char *s, const char *end, const char **ret_text)
 {
-        const char *p = s;
-        size_t frac = 0;
+        const char *p = s, *f;
 
-        while (p < end && *p >= '0' && *p <= '9')
+        while (p < end && (unsigned char)(*p - '0') < 10)
                 p++;
         if (p == s || p >= end || *p != '.')
                 return false;
-        p++;
-        while (p < end && *p >= '0' && *p <= '9' && frac < 4) {
+        f = ++p;
+        while (p < end && p - f < 4 && (unsigned char)(*p - '0') < 10)
                 p++;
-                frac++;
-        }
-        if (frac < 1 || frac > 3)
+        if (p == f || p - f > 3)
                 return false;
         if (p == end) {
                 *ret_text = p;
@@ -428,26 +425,24 @@ void bkline_parse(const char *line, size_t len, struct bkline *ret)
 {
         const char *end = line + len, *s = line + 1, *text;
         uint64_t n = 0;
-        int k = 0;
 
         while (end > line && end[-1] == '\r')
                 end--;
         *ret = (struct bkline){.end = end};
-        if (len < 2 || line[0] != '#' || line[1] < '0' || line[1] > '9')
+        if (len < 2 || line[0] != '#' || (unsigned char)(line[1] - '0') > 9)
                 return;
         ret->hash = true;
         /* At most 18 digits make an index (no overflow); real ones are far
          * smaller. bkrun and logctx look past any number of them. */
-        for (; s < end && *s >= '0' && *s <= '9'; s++, k++)
-                if (k < 18)
-                        n = n * 10 + (uint64_t)(*s - '0');
+        while (s < end && (unsigned char)(*s - '0') < 10)
+                n = n * 10 + (unsigned char)(*s++ - '0'); /* wraps past 19: not ok */
         ret->digits_end = s;
-        if (k > 18 || s >= end || *s != ' ')
+        if (s - (line + 1) > 18 || s >= end || *s != ' ')
                 return;
         ret->ok = true;
         ret->n = n;
         ret->rest = ++s;
-        if (s < end && *s >= '0' && *s <= '9' && log_prefix(s, end, &text))
+        if (s < end && (unsigned char)(*s - '0') < 10 && log_prefix(s, end, &text))
                 ret->secs_end = text == end && end[-1] != ' ' ? end : text - 1;
 }
 

@@ -154,11 +154,11 @@ const struct targets *buildmetrics_model(const struct buildmetrics *bm)
  * parse_u64's would. Inline, for the two figures of every progress line. */
 static inline bool progress_u64(const char **cur, const char *end, uint64_t *ret)
 {
-        const char *p = *cur, *lim = end - p > 20 ? p + 20 : end;
-        uint64_t v = 0;
+        const char *p = *cur;
+        uint64_t v = 0; /* wraps past 19 digits: then false */
 
-        while (p < lim && (unsigned)(*p - '0') < 10)
-                v = v * 10 + (unsigned)(*p++ - '0');
+        while (p < end && (unsigned char)(*p - '0') < 10)
+                v = v * 10 + (unsigned char)(*p++ - '0');
         if (p == *cur || p - *cur > 19)
                 return false;
         *cur = p;

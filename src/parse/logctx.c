@@ -33,15 +33,32 @@ struct logctx {
          * chunk at or after from[i] (the chunk's end: none). */
         const char *chunk, *chunk_end;
         const char *from[2], *next[2];
+        const char *clean_lo, *clean_hi; /* chunk_needs_cleaning() */
         /* The context's line while it lies in the chunk: copied when the
          * chunk goes or the context is read, not for every line that wins. */
         const char *pend;
         size_t pend_n;
+        /* Lines of the chunk not yet looked at (logctx_feed_line_bk): at
+         * most BATCH_MAX, all of one instant (batch_now), none needing
+         * cleaning, no --stage-regex. See flush_batch(). */
+        struct batched *batch;
+        size_t nbatch;
+        double batch_now;
 };
+
+/* A line of the chunk, as fed, kept until the batch is looked at, and
+ * whether it may set the stage (stage_candidate()). */
+struct batched {
+        const char *line;
+        size_t len;
+        bool stage_cand;
+};
+
+#define BATCH_MAX 1024
 
 static inline bool is_space(char c)
 {
-        return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\n';
+        return c == ' ' || (unsigned char)(c - '\t') <= '\f' - '\t'; /* \t \n \v \f */
 }
 
 static inline bool is_digit(char c)
@@ -792,7 +809,8 @@ int logctx_new(const struct logctx_config *cfg, struct logctx **ret)
         if (!c)
                 return -ENOMEM;
         c->scratch = malloc(SCRATCH_MAX + 1);
-        if (!c->scratch)
+        c->batch = malloc(BATCH_MAX * sizeof(*c->batch));
+        if (!c->scratch || !c->batch)
                 goto nomem;
         if (cfg && cfg->hold_s > 0 && cfg->hold_s < 1e9)
                 c->hold_s = cfg->hold_s;
@@ -828,6 +846,7 @@ void logctx_free(struct logctx *c)
                 regfree(&c->re);
         free(c->fixed_stage);
         free(c->scratch);
+        free(c->batch);
         free(c);
 }
 
@@ -909,6 +928,8 @@ static void put_context(struct logctx *c, const char *p, size_t n)
         c->context[cut] = '\0';
 }
 
+static void flush_batch(struct logctx *c);
+
 static void flush_context(struct logctx *c)
 {
         if (c->pend) {
@@ -919,11 +940,13 @@ static void flush_context(struct logctx *c)
 
 void logctx_chunk(struct logctx *c, const char *buf, size_t len)
 {
+        flush_batch(c);
         flush_context(c);
         c->chunk = buf;
         c->chunk_end = buf ? buf + len : NULL;
         for (int i = 0; i < 2; i++)
                 c->from[i] = c->next[i] = c->chunk_end;
+        c->clean_lo = c->clean_hi = c->chunk_end;
 }
 
 /* Whether [p, p+n) holds an escape or a '\r'. Within the chunk, each
@@ -937,13 +960,12 @@ static inline bool in_chunk(const struct logctx *c, const char *p, size_t n)
                n <= (size_t)((uintptr_t)c->chunk_end - a);
 }
 
-static bool needs_cleaning(struct logctx *c, const char *p, size_t n)
+/* The same for [p, p+n) in the chunk, from each byte's next place. */
+static bool chunk_needs_cleaning(struct logctx *c, const char *p, size_t n)
 {
         static const char ctl[2] = {ESC, '\r'};
         bool any = false;
 
-        if (!in_chunk(c, p, n))
-                return memchr(p, ESC, n) || memchr(p, '\r', n);
         for (int i = 0; i < 2; i++) {
                 if (p < c->from[i] || c->next[i] < p) {
                         const char *q = memchr(p, ctl[i], (size_t)(c->chunk_end - p));
@@ -953,7 +975,26 @@ static bool needs_cleaning(struct logctx *c, const char *p, size_t n)
                 }
                 any = any || c->next[i] < p + n;
         }
+        /* Until a line reaches past clean_hi, no line after clean_lo has
+         * either byte. */
+        c->clean_lo = MAX(c->from[0], c->from[1]);
+        c->clean_hi = MIN(c->next[0], c->next[1]);
         return any;
+}
+
+/* Whether [p, p+n), in the chunk, holds no escape and no '\r'. */
+static inline bool clean_in_chunk(struct logctx *c, const char *p, size_t n)
+{
+        if (p >= c->clean_lo && p + n <= c->clean_hi)
+                return true;
+        return !chunk_needs_cleaning(c, p, n);
+}
+
+static bool needs_cleaning(struct logctx *c, const char *p, size_t n)
+{
+        if (!in_chunk(c, p, n))
+                return memchr(p, ESC, n) || memchr(p, '\r', n);
+        return !clean_in_chunk(c, p, n);
 }
 
 void logctx_feed_line_at(struct logctx *c, const char *line, size_t len, double now_s)
@@ -961,43 +1002,29 @@ void logctx_feed_line_at(struct logctx *c, const char *line, size_t len, double 
         logctx_feed_line_bk(c, line, len, now_s, NULL);
 }
 
-void logctx_feed_line_bk(struct logctx *c, const char *line, size_t len, double now_s,
-                         const struct bkline *bl)
+/* What one classified line does: the stage it sets, and whether it becomes
+ * the context (the rule of logctx_line_wins). p is in the chunk, or the
+ * scratch buffer, or elsewhere (then copied now). */
+static void apply_line(struct logctx *c, const char *p, size_t n, const struct logline *l,
+                       double now_s)
 {
-        const char *p = line;
-        size_t n = len;
-        struct logline l;
         bool staged = false;
-
-        while (n > 0 && (is_space(p[n - 1]) || p[n - 1] == '\r'))
-                n--;
-        while (n > 0 && is_space(*p)) {
-                p++;
-                n--;
-        }
-        /* Most lines need no cleaning: classify them where they lie. */
-        if (n > 0 && needs_cleaning(c, p, n)) {
-                n = clean_line(p, n, c->scratch, SCRATCH_MAX);
-                p = c->scratch;
-        }
-        /* The prefix is the line's only while the line is where it was. */
-        classify(p, n, p == line ? bl : NULL, &l);
 
         /* The user's --stage-regex wins over what the line itself says. */
         if (c->has_re)
                 staged = apply_regex(c, p, n);
-        if (!staged && l.stage_len > 0) {
-                if (l.kind == LOGLINE_BUILDKIT_STEP)
-                        set_stage_buildkit(c, l.stage, l.stage_len);
-                else if (l.kind == LOGLINE_GHA_GROUP)
-                        set_stage(c, l.stage, l.stage_len);
+        if (!staged && l->stage_len > 0) {
+                if (l->kind == LOGLINE_BUILDKIT_STEP)
+                        set_stage_buildkit(c, l->stage, l->stage_len);
+                else if (l->kind == LOGLINE_GHA_GROUP)
+                        set_stage(c, l->stage, l->stage_len);
         }
 
-        if (l.kind == LOGLINE_BLANK || l.kind == LOGLINE_DIAG || l.bookkeeping)
+        if (l->kind == LOGLINE_BLANK || l->kind == LOGLINE_DIAG || l->bookkeeping)
                 return;
-        if (!logctx_line_wins(l.work, c->seen_work, c->last_work_s, now_s, c->hold_s))
+        if (!logctx_line_wins(l->work, c->seen_work, c->last_work_s, now_s, c->hold_s))
                 return;
-        if (l.work) {
+        if (l->work) {
                 c->seen_work = true;
                 c->last_work_s = now_s;
         }
@@ -1010,8 +1037,143 @@ void logctx_feed_line_bk(struct logctx *c, const char *line, size_t len, double 
         put_context(c, p, n);
 }
 
-const char *logctx_stage(const struct logctx *c)
+/* Whether a line that needs no cleaning (trimmed, p..end) can set the
+ * stage, by the bytes classify() decides it on: "##[group]", "::group::"
+ * and "#N [..." (a BuildKit step), also after a CI timestamp. A line that
+ * "#N 1.234 " starts is a step's output, never a step. */
+static bool stage_candidate(const char *p, const char *end)
 {
+        const char *q;
+
+        if (is_digit(*p)) {
+                p = skip_ci_timestamp(p, end);
+                if (p == end || is_digit(*p))
+                        return false;
+        }
+        if (*p == ':')
+                return true;
+        if (*p != '#' || p + 1 >= end)
+                return false;
+        if (p[1] == '#')
+                return true;
+        q = skip_digits(p + 1, end);
+        return q > p + 1 && q + 1 < end && *q == ' ' && q[1] == '[';
+}
+
+/* The line without the spaces around it (and the '\r's at its end). */
+static const char *trim(const char *p, size_t n, size_t *ret_n)
+{
+        while (n > 0 && (is_space(p[n - 1]) || p[n - 1] == '\r'))
+                n--;
+        while (n > 0 && is_space(*p)) {
+                p++;
+                n--;
+        }
+        *ret_n = n;
+        return p;
+}
+
+/* The lines batched, as if each had been fed on its own. They are of one
+ * instant, so once a work line wins no later line of the batch can (the
+ * hold is at least 0 s), and without one, whether a line wins is the same
+ * for all of them: the context is the batch's last work line, else its
+ * last eligible line if such a line wins now, else unchanged. The stage is
+ * the last that a stage line sets. Looked at from the end, most batches of
+ * a build's output end in work: a handful of lines are classified, not
+ * each of them. */
+static void flush_batch(struct logctx *c)
+{
+        const struct batched *win = NULL, *eligible = NULL;
+        bool stage_done = false;
+        size_t i = c->nbatch;
+
+        c->nbatch = 0;
+        while (i-- > 0 && !(win && stage_done)) {
+                const struct batched *b = &c->batch[i];
+                struct bkline bl;
+                struct logline l;
+                const char *p;
+                size_t n;
+
+                if (win && !b->stage_cand)
+                        continue;
+                p = trim(b->line, b->len, &n);
+                if (p == b->line)
+                        bkline_parse(b->line, b->len, &bl);
+                classify(p, n, p == b->line ? &bl : NULL, &l);
+                if (!stage_done && l.stage_len > 0) {
+                        if (l.kind == LOGLINE_BUILDKIT_STEP)
+                                stage_done = set_stage_buildkit(c, l.stage, l.stage_len);
+                        else if (l.kind == LOGLINE_GHA_GROUP) {
+                                set_stage(c, l.stage, l.stage_len);
+                                stage_done = true;
+                        }
+                }
+                if (win || l.kind == LOGLINE_BLANK || l.kind == LOGLINE_DIAG || l.bookkeeping)
+                        continue;
+                if (l.work)
+                        win = b;
+                else if (!eligible)
+                        eligible = b;
+        }
+        if (win) {
+                c->seen_work = true;
+                c->last_work_s = c->batch_now;
+                eligible = win;
+        } else if (eligible &&
+                   !logctx_line_wins(false, c->seen_work, c->last_work_s, c->batch_now, c->hold_s))
+                eligible = NULL;
+        if (eligible)
+                c->pend = trim(eligible->line, eligible->len, &c->pend_n);
+}
+
+/* Whether a raw line of the chunk may set the stage, with its BuildKit
+ * prefix when parsed: "#N 1.234 text" is a step's output, never a step. */
+static bool raw_stage_candidate(const char *line, size_t len, const struct bkline *bl)
+{
+        if (bl && bl->hash)
+                return !bl->secs_end && bl->digits_end + 1 < bl->end && bl->digits_end[0] == ' ' &&
+                       bl->digits_end[1] == '[';
+        if (len == 0)
+                return false;
+        if (is_space(*line))
+                return true; /* decided once trimmed */
+        return stage_candidate(line, line + len);
+}
+
+void logctx_feed_line_bk(struct logctx *c, const char *line, size_t len, double now_s,
+                         const struct bkline *bl)
+{
+        const char *p;
+        size_t n;
+        struct logline l;
+
+        /* Most lines lie in the chunk and need no cleaning: those are
+         * looked at not one at a time but as a batch. */
+        if (!c->has_re && in_chunk(c, line, len) && clean_in_chunk(c, line, len)) {
+                if (c->nbatch > 0 && (c->nbatch == BATCH_MAX || c->batch_now != now_s))
+                        flush_batch(c);
+                c->batch[c->nbatch++] = (struct batched){
+                    .line = line, .len = len, .stage_cand = raw_stage_candidate(line, len, bl)};
+                c->batch_now = now_s;
+                return;
+        }
+        flush_batch(c);
+        p = trim(line, len, &n);
+        if (n == 0)
+                return; /* blank: sets nothing, never the context */
+        if (needs_cleaning(c, p, n)) {
+                n = clean_line(p, n, c->scratch, SCRATCH_MAX);
+                p = c->scratch;
+        }
+        /* The prefix is the line's only while the line is where it was. */
+        classify(p, n, p == line ? bl : NULL, &l);
+        apply_line(c, p, n, &l, now_s);
+}
+
+const char *logctx_stage(struct logctx *c)
+{
+        flush_batch(c);
         if (c->stage_set)
                 return c->stage;
         return c->fixed_stage ? c->fixed_stage : "";
@@ -1020,6 +1182,7 @@ const char *logctx_stage(const struct logctx *c)
 const char *logctx_context(struct logctx *c)
 {
         /* A pending line is copied now: a read amid a chunk sees it too. */
+        flush_batch(c);
         flush_context(c);
         return c->context;
 }
