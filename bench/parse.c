@@ -6,7 +6,8 @@
  * (BuildKit, ninja/make progress, compiler-cache stats), and the stage and
  * context (logctx) on every line they do not take; the BuildKit prefix
  * parsed once per line for the three (bkline_parse) and each chunk named to
- * logctx (logctx_chunk), as the recorder does. Prints
+ * logctx and the build metrics (logctx_chunk, buildmetrics_chunk), as the
+ * recorder does. Prints
  * the time, the throughput and the peak RSS (VmHWM).
  *   bench-parse FILE */
 #include <errno.h>
@@ -111,7 +112,9 @@ int main(int argc, char **argv)
                 bytes += (unsigned long long)n;
                 c.now = now_monotonic(); /* per chunk, as the recorder does */
                 logctx_chunk(c.lc, chunk, (size_t)n); /* as the recorder's on_chunk */
+                buildmetrics_chunk(c.bm, chunk, (size_t)n);
                 linebuf_feed(lb, chunk, (size_t)n, on_line, &c);
+                buildmetrics_chunk(c.bm, NULL, 0);
                 logctx_chunk(c.lc, NULL, 0);
         }
         if (n < 0) {

@@ -1252,10 +1252,60 @@ static void test_prom_render(void **state)
         dbuf_release(&b);
 }
 
+/* ---- progress lines in a chunk, parsed as a batch ---- */
+
+static const struct {
+        const char *name;
+        const char *chunk;
+        uint64_t done, total;
+        int pct;
+} progress_cases[] = {
+    {"ninja, the last line wins", "[1/9] cc a\n[2/9] cc b\nnoise\n[3/9] cc c\n", 3, 9, -1},
+    {"a broken last line leaves the one before", "[4/9] cc d\n[9/2] bad\n[x/9] bad\n[5/\n", 4, 9, -1},
+    {"make and ninja each their last", "[ 10%] Building a\n[6/9] cc e\n[ 20%] Building b\n[7/9] x\n",
+     7, 9, 20},
+    {"a bad percent leaves make's figure", "[ 30%] ok\n[ 999%] bad\n[ 40%\n", 7, 9, 30},
+    {"inside BuildKit", "#5 [app 1/2] RUN make\n#5 0.1 [8/9] cc f\n#5 0.2 [ 50%] g\n#5 0.3 noise\n", 8, 9, 50},
+};
+
+static void test_progress_chunk(void **state)
+{
+        struct buildmetrics_config cfg = {.no_history = true};
+        struct buildmetrics *bm = NULL, *ref = NULL;
+
+        (void)state;
+        assert_int_equal(buildmetrics_new(&cfg, &bm), 0);
+        assert_int_equal(buildmetrics_new(&cfg, &ref), 0);
+        for (size_t i = 0; i < ARRAY_SIZE(progress_cases); i++) {
+                const char *ch = progress_cases[i].chunk, *nl;
+                const struct targets *ts, *rs;
+
+                buildmetrics_chunk(bm, ch, strlen(ch));
+                for (const char *l = ch; *l; l = nl + 1) {
+                        nl = strchr(l, '\n');
+                        buildmetrics_feed_line(bm, l, (size_t)(nl - l), 1.0);
+                        buildmetrics_feed_line(ref, l, (size_t)(nl - l), 1.0);
+                }
+                buildmetrics_chunk(bm, NULL, 0);
+                ts = buildmetrics_model(bm);
+                rs = buildmetrics_model(ref);
+                if (ts->ninja_done != progress_cases[i].done ||
+                    ts->ninja_total != progress_cases[i].total || ts->make_pct != progress_cases[i].pct)
+                        fail_msg("%s: %llu/%llu %d%%", progress_cases[i].name,
+                                 (unsigned long long)ts->ninja_done,
+                                 (unsigned long long)ts->ninja_total, ts->make_pct);
+                assert_true(rs->ninja_done == ts->ninja_done && rs->ninja_total == ts->ninja_total &&
+                            rs->make_pct == ts->make_pct);
+        }
+        buildmetrics_free(bm);
+        buildmetrics_free(ref);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_plain_multi),
+            cmocka_unit_test(test_progress_chunk),
             cmocka_unit_test(test_plain_targets_option),
             cmocka_unit_test(test_plain_compile),
             cmocka_unit_test(test_rawjson_ndjson),

@@ -34,6 +34,8 @@ struct last_block {
         int64_t vidx; /* -1: not from a BuildKit vertex */
 };
 
+#define PROGRESS_BATCH 64
+
 struct buildmetrics {
         struct buildmetrics_config cfg;
         char mtarget[BUILDKIT_MAX_MARKERS][TARGET_NAME_MAX + 1];
@@ -48,6 +50,14 @@ struct buildmetrics {
         struct last_block sc, cc;
         double now; /* of the line being fed */
         struct targets model;
+        /* buildmetrics_chunk: the progress lines of the chunk, not parsed
+         * yet; see flush_progress(). */
+        const char *chunk, *chunk_end;
+        struct pending_progress {
+                const char *s, *end;
+                bool make; /* "[ nn%": a make figure or none; else ninja's or none */
+        } prog[PROGRESS_BATCH];
+        size_t nprog, nmake;
 };
 
 static void add_marker(struct buildmetrics *bm, const char *spec, const char *path)
@@ -67,6 +77,7 @@ static void add_marker(struct buildmetrics *bm, const char *spec, const char *pa
 }
 
 static void feed_text(struct buildmetrics *bm, int64_t vidx, const char *s, size_t len);
+static void flush_progress(struct buildmetrics *bm);
 
 static void on_log(void *userdata, uint32_t vidx, int marker, const char *text, size_t len)
 {
@@ -144,8 +155,9 @@ void buildmetrics_free(struct buildmetrics *bm)
         free(bm);
 }
 
-const struct targets *buildmetrics_model(const struct buildmetrics *bm)
+const struct targets *buildmetrics_model(struct buildmetrics *bm)
 {
+        flush_progress(bm);
         return &bm->model;
 }
 
@@ -166,28 +178,95 @@ static inline bool progress_u64(const char **cur, const char *end, uint64_t *ret
         return true;
 }
 
-/* "[n/m...] " (ninja) or "[ nn%] " (make / CMake). */
-static void progress(struct buildmetrics *bm, const char *s, const char *end)
+enum progress_kind { PROGRESS_NONE, PROGRESS_MAKE, PROGRESS_NINJA };
+
+/* "[n/m...] " (ninja: *a of *b) or "[ nn%] " (make / CMake: *a). */
+static enum progress_kind progress_parse(const char *s, const char *end, uint64_t *a, uint64_t *b)
 {
         const char *c = s + 1;
-        uint64_t a, b;
 
-        if (c < end && (*c == ' ' || (*c >= '0' && *c <= '9'))) {
-                while (c < end && *c == ' ')
-                        c++;
-                if (!progress_u64(&c, end, &a) || c >= end)
-                        return;
-                if (*c == '%' && c + 1 < end && c[1] == ']' && range_ok_u64(RANGE_PERCENT, a)) {
-                        bm->model.make_pct = (int)a;
-                        return;
-                }
-                if (*c++ != '/' || !progress_u64(&c, end, &b) || a > b ||
-                    !range_ok_u64(RANGE_EVENTS, b) ||
-                    !(c < end && (*c == ']' || memchr(c, ']', (size_t)(end - c)))))
-                        return;
+        if (!(c < end && (*c == ' ' || (*c >= '0' && *c <= '9'))))
+                return PROGRESS_NONE;
+        while (c < end && *c == ' ')
+                c++;
+        if (!progress_u64(&c, end, a) || c >= end)
+                return PROGRESS_NONE;
+        if (*c == '%' && c + 1 < end && c[1] == ']' && range_ok_u64(RANGE_PERCENT, *a))
+                return PROGRESS_MAKE;
+        if (*c++ != '/' || !progress_u64(&c, end, b) || *a > *b || !range_ok_u64(RANGE_EVENTS, *b) ||
+            !(c < end && (*c == ']' || memchr(c, ']', (size_t)(end - c)))))
+                return PROGRESS_NONE;
+        return PROGRESS_NINJA;
+}
+
+/* The model's progress from one line; what it set. */
+static enum progress_kind progress(struct buildmetrics *bm, const char *s, const char *end)
+{
+        uint64_t a, b;
+        enum progress_kind k = progress_parse(s, end, &a, &b);
+
+        if (k == PROGRESS_MAKE)
+                bm->model.make_pct = (int)a;
+        else if (k == PROGRESS_NINJA) {
                 bm->model.ninja_done = a;
                 bm->model.ninja_total = b;
         }
+        return k;
+}
+
+/* The progress lines batched, as if each had been parsed in turn: the last
+ * that parses sets each of make's and ninja's figures, so they are tried
+ * from the end, and most are never parsed. */
+static void flush_progress(struct buildmetrics *bm)
+{
+        bool make = bm->nmake == 0, ninja = bm->nmake == bm->nprog;
+
+        for (size_t i = bm->nprog; i-- > 0 && !(make && ninja);) {
+                const struct pending_progress *p = &bm->prog[i];
+                uint64_t a, b;
+
+                if (p->make ? make : ninja)
+                        continue;
+                switch (progress_parse(p->s, p->end, &a, &b)) {
+                case PROGRESS_MAKE:
+                        bm->model.make_pct = (int)a;
+                        make = true;
+                        break;
+                case PROGRESS_NINJA:
+                        bm->model.ninja_done = a;
+                        bm->model.ninja_total = b;
+                        ninja = true;
+                        break;
+                case PROGRESS_NONE:
+                        break;
+                }
+        }
+        bm->nprog = bm->nmake = 0;
+}
+
+/* A line of the chunk that may be progress: kept with which figure it may
+ * set, by the byte after its first number (as progress_parse decides). */
+static void keep_progress(struct buildmetrics *bm, const char *s, const char *end)
+{
+        const char *c = s + 1;
+
+        while (c < end && *c == ' ')
+                c++;
+        while (c < end && (unsigned char)(*c - '0') < 10)
+                c++;
+        if (c >= end || (*c != '%' && *c != '/'))
+                return; /* progress_parse says none */
+        if (bm->nprog == PROGRESS_BATCH)
+                flush_progress(bm);
+        bm->prog[bm->nprog++] = (struct pending_progress){s, end, *c == '%'};
+        bm->nmake += *c == '%';
+}
+
+void buildmetrics_chunk(struct buildmetrics *bm, const char *buf, size_t len)
+{
+        flush_progress(bm);
+        bm->chunk = buf;
+        bm->chunk_end = buf ? buf + len : NULL;
 }
 
 static void block_seen(struct last_block *lb, const struct ccstats *st, int64_t vidx, bool is_new)
@@ -247,8 +326,21 @@ static struct ccstats block_counts(const struct last_block *lb)
 
 static void feed_text(struct buildmetrics *bm, int64_t vidx, const char *s, size_t len)
 {
-        if (len > 3 && s[0] == '[')
+        /* No stats line and no "Statistics zeroed" starts with '[': a
+         * progress line ends here. */
+        if (len > 0 && s[0] == '[') {
+                if (len <= 3)
+                        return;
+                /* one of the chunk's: parsed when the chunk goes or the
+                 * model is read, if it is the last */
+                if (bm->chunk && s >= bm->chunk && len <= (size_t)(bm->chunk_end - s)) {
+                        keep_progress(bm, s, s + len);
+                        return;
+                }
+                flush_progress(bm);
                 progress(bm, s, s + len);
+                return;
+        }
         int r = ccstats_feed_line(&bm->global, s, len);
 
         if (r > 0) {
@@ -560,6 +652,7 @@ int buildmetrics_history_logs(struct buildmetrics *bm, const char *ref, const ch
 
 void buildmetrics_finish(struct buildmetrics *bm)
 {
+        flush_progress(bm);
         buildkit_finish(bm->bk, &bm->model);
         attribute_stats(bm);
 }

@@ -54,6 +54,14 @@ bool buildmetrics_feed_line(struct buildmetrics *bm, const char *line, size_t le
 bool buildmetrics_feed_line_bk(struct buildmetrics *bm, const char *line, size_t len, double now,
                                const struct bkline *bl);
 
+/* The chunk the next lines come from, as linebuf hands them out in place
+ * (as logctx_chunk): of its ninja and make progress lines, only the last
+ * that parses sets the figures, so they are parsed when the chunk goes
+ * (buildmetrics_chunk(bm, NULL, 0), or the next chunk) or the model is
+ * read, from the end. A line outside the chunk is parsed at once. The
+ * figures are the same either way. */
+void buildmetrics_chunk(struct buildmetrics *bm, const char *buf, size_t len);
+
 /* The build is over: attribute the compiler-cache stats and complete the
  * model. Call once, before the end-of-run inputs below. */
 void buildmetrics_finish(struct buildmetrics *bm);
@@ -111,5 +119,6 @@ int buildmetrics_unseen_build(struct buildmetrics *bm);
  * shown for a build nothing was read of). */
 void buildmetrics_unseen_drop(struct buildmetrics *bm);
 
-/* The model (valid until free; complete after finish). */
-const struct targets *buildmetrics_model(const struct buildmetrics *bm);
+/* The model (valid until free; complete after finish). Not const: the
+ * progress lines of a chunk are parsed when it is read (buildmetrics_chunk). */
+const struct targets *buildmetrics_model(struct buildmetrics *bm);

@@ -750,7 +750,9 @@ static void on_chunk(void *userdata, int stream, const char *buf, size_t len, do
                 linebuf_flush(r->lines[stream == 2], on_line, r);
         else {
                 logctx_chunk(r->logctx, buf, len);
+                buildmetrics_chunk(r->metrics, buf, len);
                 linebuf_feed(r->lines[stream == 2], buf, len, on_line, r);
+                buildmetrics_chunk(r->metrics, NULL, 0);
                 logctx_chunk(r->logctx, NULL, 0);
         }
 }
