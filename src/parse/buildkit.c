@@ -442,6 +442,20 @@ void bkline_parse(const char *line, size_t len, struct bkline *ret)
         ret->ok = true;
         ret->n = n;
         ret->rest = ++s;
+        /* Most lines are "<secs> text", secs with three decimals: looked at
+         * without a loop, else as log_prefix says. */
+        if (end - s >= 6 && (unsigned char)(*s - '0') < 10) {
+                const char *d = s + 1;
+
+                while (d < end && (unsigned char)(*d - '0') < 10)
+                        d++;
+                if (end - d > 4 && d[0] == '.' && (unsigned char)(d[1] - '0') < 10 &&
+                    (unsigned char)(d[2] - '0') < 10 && (unsigned char)(d[3] - '0') < 10 &&
+                    d[4] == ' ') {
+                        ret->secs_end = d + 4;
+                        return;
+                }
+        }
         if (s < end && (unsigned char)(*s - '0') < 10 && log_prefix(s, end, &text))
                 ret->secs_end = text == end && end[-1] != ' ' ? end : text - 1;
 }

@@ -28,6 +28,7 @@ static const struct {
     [RUNFILE_REPORT] = {"report-", ".html"},
     [RUNFILE_TRACE] = {"trace-", ".json"},
     [RUNFILE_BUILD_LOG_GZ] = {"build-", ".log.gz"},
+    [RUNFILE_BUILD_LOG_GZ_TMP] = {"build-", ".log.gz.tmp"},
 };
 
 /* "<dir, dirlen bytes>/<prefix><id, idlen bytes><suffix>" (no dir and no

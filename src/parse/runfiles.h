@@ -22,6 +22,7 @@ enum runfile {
         RUNFILE_TRACE,        /* trace-<id>.json */
         RUNFILE_BUILD_LOG_GZ, /* build-<id>.log.gz: the build log once compressed (sinks/logfile.h)
                                */
+        RUNFILE_BUILD_LOG_GZ_TMP, /* build-<id>.log.gz.tmp: the .gz while it is written */
         RUNFILE_COUNT_
 };
 

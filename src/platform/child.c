@@ -68,9 +68,7 @@ static void child_fds_apply(const struct child_fds *fds)
                         (void)close(fd);
 }
 
-/* Every signal to its default and the mask empty: a helper must not
- * inherit what buildtel ignores (SIGPIPE) or blocks (its signalfd's). */
-static void reset_signals(void)
+void child_reset_signals(void)
 {
         struct sigaction sa = {.sa_handler = SIG_DFL};
         sigset_t none;
@@ -123,7 +121,7 @@ _Noreturn static void child_exec(const struct child_config *cfg, int out_w, int 
         /* buildtel ignores SIGPIPE and blocks signals for its signalfd; the
          * build gets what buildtel itself was started with. */
         if (cfg->clean) {
-                reset_signals();
+                child_reset_signals();
         } else {
                 sigaction(SIGPIPE, cfg->sigpipe ? cfg->sigpipe : &sa, NULL);
                 sigaction(SIGCHLD, cfg->sigchld ? cfg->sigchld : &sa, NULL);

@@ -58,6 +58,10 @@ struct child_config {
 /* Fork and execvp. When exec fails the error comes back here (via a
  * CLOEXEC pipe) as -ENOENT, -EACCES, ... and no child is left. */
 int child_spawn(const struct child_config *cfg, struct child **ret);
+/* Every signal to its default and the mask empty: a helper must not
+ * inherit what buildtel ignores (SIGPIPE) or blocks (its signalfd's).
+ * Async-signal-safe. */
+void child_reset_signals(void);
 /* Closes the pipes; does not kill or wait. NULL is a no-op. */
 void child_free(struct child *c);
 

@@ -2,11 +2,14 @@
 #include "platform/spawn.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "platform/child.h"
@@ -141,4 +144,38 @@ void spawn_result_release(struct spawn_result *r)
         free(r->err);
         r->out = r->err = NULL;
         r->out_len = r->err_len = 0;
+}
+
+int spawn_detached(int (*fn)(void *), void *arg)
+{
+        pid_t pid = fork();
+        int status;
+
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                /* the first child: a new session, the worker's parent for
+                 * as long as it takes to fork it */
+                pid_t g;
+                int nul;
+
+                if (setsid() < 0)
+                        _exit(1);
+                g = fork();
+                if (g != 0)
+                        _exit(g < 0 ? 1 : 0);
+                child_reset_signals();
+                nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+                if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
+                        _exit(1);
+                if (close_range(3, ~0U, 0) < 0)
+                        for (int fd = 3; fd < 65536; fd++)
+                                (void)close(fd);
+                (void)setpriority(PRIO_PROCESS, 0, 10);
+                _exit(fn(arg) < 0 ? 1 : 0);
+        }
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -ECHILD;
 }

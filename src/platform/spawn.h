@@ -37,5 +37,11 @@ struct spawn_result {
  * -ETIMEDOUT, -ENOMEM, another -errno; *ret is untouched on failure. */
 int spawn_capture(const struct spawn_config *cfg, struct spawn_result *ret);
 
+/* Work that outlives buildtel (the build log's compression): fn(arg) in a
+ * grandchild, in a session of its own, at nice 10, stdin, stdout and
+ * stderr on /dev/null and no other fd, every signal default; it is never
+ * waited for (init reaps it). Returns 0 once it started, or -errno. */
+int spawn_detached(int (*fn)(void *), void *arg);
+
 /* Frees out and err; the struct can be reused. */
 void spawn_result_release(struct spawn_result *r);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* build-<id>.log: both output streams, as they arrive, byte for byte;
- * at the end a log over LOGFILE_COMPRESS_MIN becomes build-<id>.log.gz. */
+ * at the end a log over LOGFILE_COMPRESS_MIN becomes build-<id>.log.gz
+ * (one over LOGFILE_COMPRESS_WAIT_MAX after buildtel exits). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -69,7 +70,12 @@ static int buildlog_finish(void *state, const struct run_model *m)
         if (size > LOGFILE_COMPRESS_MIN) {
                 closep(&st->fd);
                 st->fd = -1;
-                (void)logfile_compress(st->path);
+                /* a log of hundreds of MiB must not hold the wrapper for
+                 * seconds after the build: the build's status comes first */
+                if (size > LOGFILE_COMPRESS_WAIT_MAX)
+                        (void)logfile_compress_later(st->path);
+                else
+                        (void)logfile_compress(st->path);
         }
         return 0;
 }

@@ -106,7 +106,7 @@ out:
 /* sink-buildlog, before this sink, may have compressed the log. */
 static void rename_compressed_log(struct report_state *st)
 {
-        _cleanup_free_ char *cur = st->build_log ? logfile_current(st->build_log) : NULL;
+        _cleanup_free_ char *cur = st->build_log ? logfile_settled(st->build_log) : NULL;
         const char *base = cur ? strrchr(cur, '/') : NULL;
 
         if (!base || strcmp(cur, st->build_log) == 0)

@@ -374,7 +374,7 @@ static int store_log_facts(struct sqlite_state *s, const struct run_model *m)
         struct store_run_extra x = {0};
 
         /* sink-buildlog, before this one, may have compressed the log */
-        _cleanup_free_ char *log = s->build_log ? logfile_current(s->build_log) : NULL;
+        _cleanup_free_ char *log = s->build_log ? logfile_settled(s->build_log) : NULL;
 
         if (log && strcmp(log, s->build_log) != 0) {
                 x.build_log = log;

@@ -2,7 +2,8 @@
 # Retention (issue 26): `buildtel prune` removes the oldest finished runs'
 # files and history rows together, never a running run nor a file it did
 # not write; `run` applies its default limit at the end; a build log over
-# 1 MiB is gzip-compressed and still read by top's detail.
+# 1 MiB is gzip-compressed and still read by top's detail (one over 32 MiB
+# after buildtel exits, in the background; binary output not at all).
 . "$(dirname "$0")/lib.sh"
 command -v sqlite3 >/dev/null || { echo "sqlite3 (the CLI) is missing: tools/deps.sh"; exit 77; }
 DB="$T/h.db"
@@ -114,4 +115,40 @@ expect_eq "summarize RUN of the compressed run" "$?" 0
 check "a small log stays plain" test -f "$L/build-small.log"
 "$BUILDTEL" prune --db "$DB" --log-dir "$L" --keep 1 >/dev/null
 check "prune removes the .gz too" test ! -e "$L/build-big.log.gz"
+
+# A log over 32 MiB is compressed after buildtel exits, by a detached
+# buildtel-gzip that holds none of the caller's pipes: the pipeline below
+# ends while it works (64 MiB of text take it about a second).
+rm -rf "$L" "$DB"
+pkill -x buildtel-gzip 2>/dev/null
+python3 -c '
+import sys
+line = b"[%06d/999999] cc -O2 -c src/some/long/path/file.c -o build/file.o\n"
+sys.stdout.buffer.write(b"".join(line % i for i in range(1000000)))' >"$T/huge.txt"
+want=$(sha256sum <"$T/huge.txt" | cut -d' ' -f1)
+"$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id huge -- cat "$T/huge.txt" | cat >/dev/null
+expect_eq "a huge log: the build's status" "${PIPESTATUS[0]}" 0
+check "the compression outlives the run" pgrep -x buildtel-gzip
+check "the plain log is there while it works" test -f "$L/build-huge.log"
+expect_eq "the row names the .gz it becomes" "$(q "SELECT build_log FROM runs WHERE run_id = 'huge'")" \
+        "$L/build-huge.log.gz"
+for _ in $(seq 150); do pgrep -x buildtel-gzip >/dev/null || break; sleep 0.2; done
+check "buildtel-gzip ended" sh -c '! pgrep -x buildtel-gzip'
+check "then the .gz is there" test -f "$L/build-huge.log.gz"
+check "and no .gz.tmp" test ! -e "$L/build-huge.log.gz.tmp"
+check "and the plain log is gone" test ! -e "$L/build-huge.log"
+expect_eq "gunzip gives the log back" "$(gzip -dc "$L/build-huge.log.gz" | sha256sum | cut -d' ' -f1)" "$want"
+"$BUILDTEL" top --once --db "$DB" huge >"$T/top2.txt"
+check "top's detail reads the .gz" grep -q '999999/999999' "$T/top2.txt"
+rm -f "$T/huge.txt"
+
+# Output that does not compress: its first MiB says so, nothing starts.
+head -c $((40 << 20)) /dev/urandom >"$T/rand"
+"$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id rnd -- cat "$T/rand" >/dev/null
+check "random output: no buildtel-gzip" sh -c '! pgrep -x buildtel-gzip'
+check "random output stays plain" test -f "$L/build-rnd.log"
+check "random output: no .gz.tmp" test ! -e "$L/build-rnd.log.gz.tmp"
+expect_eq "random output: the row names the plain log" \
+        "$(q "SELECT build_log FROM runs WHERE run_id = 'rnd'")" "$L/build-rnd.log"
+rm -f "$T/rand"
 finish
