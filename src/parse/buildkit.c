@@ -460,6 +460,9 @@ void bkline_parse(const char *line, size_t len, struct bkline *ret)
                 ret->secs_end = text == end && end[-1] != ' ' ? end : text - 1;
 }
 
+_noinline_ static void feed_status(struct buildkit *b, struct vtx *v, int64_t vi, const char *s,
+                                   const char *end, bool header, double now);
+
 static bool feed_plain(struct buildkit *b, const struct bkline *bl, double now)
 {
         const char *s = bl->rest, *end = bl->end, *text;
@@ -499,33 +502,43 @@ static bool feed_plain(struct buildkit *b, const struct bkline *bl, double now)
                 emit_log(b, (uint32_t)vi, text, (size_t)(end - text));
                 return true;
         }
+        feed_status(b, v, vi, s, end, header, now);
+        return true;
+}
+
+/* "#N <rest>" that is no "<secs> text": a header, a state, a status. */
+_noinline_ static void feed_status(struct buildkit *b, struct vtx *v, int64_t vi, const char *s,
+                                   const char *end, bool header, double now)
+{
+        const char *text;
+
         if (eq(s, end, "..."))
-                return true;
+                return;
         if (skip_prefix(&s, end, "DONE")) {
                 if (s == end || *s == ' ') {
                         end_vertex(v, V_DONE, now);
                         v->bk_secs = done_secs(s, end);
                 }
-                return true;
+                return;
         }
         if (eq(s, end, "CACHED")) {
                 end_vertex(v, V_CACHED, now);
-                return true;
+                return;
         }
         if (eq(s, end, "CANCELED")) {
                 end_vertex(v, V_CANCELED, now);
-                return true;
+                return;
         }
         if (skip_prefix(&s, end, "ERROR: ")) {
                 end_vertex(v, V_ERROR, now);
-                return true;
+                return;
         }
         if (skip_prefix(&s, end, "WARN: "))
-                return true;
+                return;
         if (!header && log_prefix(s, end, &text)) {
                 v->worked = true;
                 emit_log(b, (uint32_t)vi, text, (size_t)(end - text));
-                return true;
+                return;
         }
         if (header) {
                 name_vertex(b, v, s, (size_t)(end - s));
@@ -535,7 +548,6 @@ static bool feed_plain(struct buildkit *b, const struct bkline *bl, double now)
         } else if (!is_legacy_digest(s, end)) {
                 v->worked = true; /* a status: "resolve ...", "sha256:... 1.2MB / 3MB" */
         }
-        return true;
 }
 
 /* ---- rawjson ---- */
@@ -777,7 +789,7 @@ static void json_reset(struct buildkit *b)
 }
 
 /* Assemble objects by brace depth; strings and escapes respected. */
-static bool feed_json(struct buildkit *b, const char *line, const char *end, double now)
+_noinline_ static bool feed_json(struct buildkit *b, const char *line, const char *end, double now)
 {
         size_t len = (size_t)(end - line);
 

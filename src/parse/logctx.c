@@ -928,7 +928,7 @@ static void put_context(struct logctx *c, const char *p, size_t n)
         c->context[cut] = '\0';
 }
 
-static void flush_batch(struct logctx *c);
+_noinline_ static void flush_batch(struct logctx *c);
 
 static void flush_context(struct logctx *c)
 {
@@ -961,7 +961,7 @@ static inline bool in_chunk(const struct logctx *c, const char *p, size_t n)
 }
 
 /* The same for [p, p+n) in the chunk, from each byte's next place. */
-static bool chunk_needs_cleaning(struct logctx *c, const char *p, size_t n)
+_noinline_ static bool chunk_needs_cleaning(struct logctx *c, const char *p, size_t n)
 {
         static const char ctl[2] = {ESC, '\r'};
         bool any = false;
@@ -1081,7 +1081,7 @@ static const char *trim(const char *p, size_t n, size_t *ret_n)
  * the last that a stage line sets. Looked at from the end, most batches of
  * a build's output end in work: a handful of lines are classified, not
  * each of them. */
-static void flush_batch(struct logctx *c)
+_noinline_ static void flush_batch(struct logctx *c)
 {
         const struct batched *win = NULL, *eligible = NULL;
         bool stage_done = false;
@@ -1141,23 +1141,14 @@ static bool raw_stage_candidate(const char *line, size_t len, const struct bklin
         return stage_candidate(line, line + len);
 }
 
-void logctx_feed_line_bk(struct logctx *c, const char *line, size_t len, double now_s,
-                         const struct bkline *bl)
+/* A line not batched: looked at now, the batch before it first. */
+_noinline_ static void feed_one(struct logctx *c, const char *line, size_t len, double now_s,
+                                const struct bkline *bl)
 {
         const char *p;
         size_t n;
         struct logline l;
 
-        /* Most lines lie in the chunk and need no cleaning: those are
-         * looked at not one at a time but as a batch. */
-        if (!c->has_re && in_chunk(c, line, len) && clean_in_chunk(c, line, len)) {
-                if (c->nbatch > 0 && (c->nbatch == BATCH_MAX || c->batch_now != now_s))
-                        flush_batch(c);
-                c->batch[c->nbatch++] = (struct batched){
-                    .line = line, .len = len, .stage_cand = raw_stage_candidate(line, len, bl)};
-                c->batch_now = now_s;
-                return;
-        }
         flush_batch(c);
         p = trim(line, len, &n);
         if (n == 0)
@@ -1169,6 +1160,22 @@ void logctx_feed_line_bk(struct logctx *c, const char *line, size_t len, double 
         /* The prefix is the line's only while the line is where it was. */
         classify(p, n, p == line ? bl : NULL, &l);
         apply_line(c, p, n, &l, now_s);
+}
+
+void logctx_feed_line_bk(struct logctx *c, const char *line, size_t len, double now_s,
+                         const struct bkline *bl)
+{
+        /* Most lines lie in the chunk and need no cleaning: those are
+         * looked at not one at a time but as a batch. */
+        if (!c->has_re && in_chunk(c, line, len) && clean_in_chunk(c, line, len)) {
+                if (c->nbatch > 0 && (c->nbatch == BATCH_MAX || c->batch_now != now_s))
+                        flush_batch(c);
+                c->batch[c->nbatch++] = (struct batched){
+                    .line = line, .len = len, .stage_cand = raw_stage_candidate(line, len, bl)};
+                c->batch_now = now_s;
+                return;
+        }
+        feed_one(c, line, len, now_s, bl);
 }
 
 const char *logctx_stage(struct logctx *c)

@@ -9,6 +9,9 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define _unused_ __attribute__((unused))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
+/* A per-line parser's rare path, out of line: the common one then saves
+ * no registers it does not use. */
+#define _noinline_ __attribute__((noinline))
 
 /* The one note callback of every layer: one line for the user (no
  * newline), printf-style; userdata is the caller's. Only cmd/ prints it. */
