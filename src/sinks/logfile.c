@@ -143,7 +143,10 @@ static int open_tmp(const char *tmp, int flags)
         return open(tmp, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | flags, 0600);
 }
 
-int logfile_compress(const char *path)
+/* The log at path open as *ret_in and its .gz.tmp made, open as the
+ * returned fd, when the log's first MiB compresses: else -EFBIG, or
+ * -errno (nothing is left open or made then). */
+static int begin(const char *path, char **ret_tmp, int *ret_in)
 {
         _cleanup_free_ char *tmp = gz_name(path, LOGFILE_TMP_SUFFIX);
         _cleanup_close_ int in = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
@@ -159,19 +162,29 @@ int logfile_compress(const char *path)
         out = open_tmp(tmp, O_CREAT);
         if (out < 0)
                 return -errno;
-        return compress_into(in, out, path, tmp);
+        *ret_tmp = TAKE_PTR(tmp);
+        *ret_in = TAKE_FD(in);
+        return out;
+}
+
+int logfile_compress(const char *path)
+{
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_close_ int in = -1;
+        int out = begin(path, &tmp, &in);
+
+        return out < 0 ? out : compress_into(in, out, path, tmp);
 }
 
 /* In the detached worker: the log and the .gz.tmp its parent made. */
 static int compress_job(void *arg)
 {
         const char *path = arg;
-
-        (void)prctl(PR_SET_NAME, "buildtel-gzip"); /* in ps, and for pgrep -x */
         _cleanup_free_ char *tmp = gz_name(path, LOGFILE_TMP_SUFFIX);
         _cleanup_close_ int in = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
         int out;
 
+        (void)prctl(PR_SET_NAME, "buildtel-gzip"); /* in ps, and for pgrep -x */
         if (!tmp || in < 0)
                 return -EIO;
         out = open_tmp(tmp, 0); /* gone: pruned meanwhile, nothing to do */
@@ -182,21 +195,13 @@ static int compress_job(void *arg)
 
 int logfile_compress_later(const char *path)
 {
-        _cleanup_free_ char *tmp = gz_name(path, LOGFILE_TMP_SUFFIX), *copy = NULL;
-        _cleanup_close_ int in = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-        int out, c, e;
+        _cleanup_free_ char *tmp = NULL, *copy = NULL;
+        _cleanup_close_ int in = -1;
+        int out = begin(path, &tmp, &in), e;
 
-        if (!tmp)
-                return -ENOMEM;
-        if (in < 0)
-                return -errno;
-        c = compresses(in);
-        if (c <= 0)
-                return c < 0 ? c : -EFBIG;
-        /* .gz.tmp says a .gz is on its way (logfile_settled) */
-        out = open_tmp(tmp, O_CREAT);
         if (out < 0)
-                return -errno;
+                return out;
+        /* the .gz.tmp says a .gz is on its way (logfile_settled) */
         close(out);
         copy = strdup(path);
         e = copy ? spawn_detached(compress_job, copy) : -ENOMEM;
