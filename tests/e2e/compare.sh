@@ -32,11 +32,20 @@ expect_eq "compare small big" "$?" 0
 cat "$T/c.txt"
 check "the header names A and B" sh -c "grep -q '^A: small ' '$T/c.txt' && grep -q '^B: big ' '$T/c.txt'"
 # the run section comes first (its +300 % beats every other change); the
-# build's memory peaks are among its first three rows (the hog's CPU time
-# grows with the pages it touches, about as much)
+# build's memory peaks lead it, after at most the CPU rows (the hog's CPU
+# time grows with the pages it touches, about as much: +200 % to +560 %
+# seen, as the machine's load has it)
+lead_ok() { # lead_ok FIGURE...: both peaks come first, only cpu_* before them
+        printf '%s\n' "$@" | awk '
+                /^build_(anon|mem)_peak_mb$/ { if (++peaks == 2) exit 0; next }
+                /^cpu_/ { next }
+                { exit 1 }
+                END { if (peaks < 2) exit 1 }'
+}
 check "the first section is the run's" sh -c "sed -n 4p '$T/c.txt' | grep -q '^run '"
-check "both memory peaks are in the top three rows" \
-        test "$(sed -n '5,7p' "$T/c.txt" | grep -Ec '^  build_(anon|mem)_peak_mb ')" -eq 2
+# shellcheck disable=SC2046
+check "both memory peaks lead the run section, after at most the CPU rows" \
+        lead_ok $(sed -n '5,8p' "$T/c.txt" | awk '{print $1}')
 row=$(grep '^  build_mem_peak_mb ' "$T/c.txt")
 check "build_mem_peak_mb: about +300 % ($row)" \
         sh -c "echo '$row' | awk '{p = \$NF; sub(/%/, \"\", p); p += 0; exit !(p > 200 && p < 400)}'"
@@ -61,8 +70,9 @@ sys.exit(1)' "$T/c.json" "$1" "$2"
 expect_eq "json: a is small" "$($J "$T/c.json" a.run_id)" small
 expect_eq "json: b is big" "$($J "$T/c.json" b.run_id)" big
 expect_eq "json: the first section is run" "$($J "$T/c.json" sections.0.section)" run
-check "json: the build's memory peaks are among the first three rows" \
-        test "$(for i in 0 1 2; do $J "$T/c.json" sections.0.rows.$i.figure; done | grep -Ec '^build_(anon|mem)_peak_mb$')" -eq 2
+# shellcheck disable=SC2046
+check "json: the build's memory peaks lead, after at most the CPU rows" \
+        lead_ok $(for i in 0 1 2 3; do $J "$T/c.json" sections.0.rows.$i.figure; done)
 for r in small:a big:b; do
         id=${r%:*} side=${r#*:}
         S="$L/resources-$id.summary.json"
