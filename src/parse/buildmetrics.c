@@ -199,19 +199,24 @@ static enum progress_kind progress_parse(const char *s, const char *end, uint64_
         return PROGRESS_NINJA;
 }
 
-/* The model's progress from one line; what it set. */
-static enum progress_kind progress(struct buildmetrics *bm, const char *s, const char *end)
+/* The model's figure of kind k from a progress line's a and b. */
+static void set_progress(struct buildmetrics *bm, enum progress_kind k, uint64_t a, uint64_t b)
 {
-        uint64_t a, b;
-        enum progress_kind k = progress_parse(s, end, &a, &b);
-
         if (k == PROGRESS_MAKE)
                 bm->model.make_pct = (int)a;
         else if (k == PROGRESS_NINJA) {
                 bm->model.ninja_done = a;
                 bm->model.ninja_total = b;
         }
-        return k;
+}
+
+/* The model's progress from one line. */
+static void progress(struct buildmetrics *bm, const char *s, const char *end)
+{
+        uint64_t a = 0, b = 0;
+        enum progress_kind k = progress_parse(s, end, &a, &b);
+
+        set_progress(bm, k, a, b);
 }
 
 /* The progress lines batched, as if each had been parsed in turn: the last
@@ -224,22 +229,14 @@ static void flush_progress(struct buildmetrics *bm)
         for (size_t i = bm->nprog; i-- > 0 && !(make && ninja);) {
                 const struct pending_progress *p = &bm->prog[i];
                 uint64_t a, b;
+                enum progress_kind k;
 
                 if (p->make ? make : ninja)
                         continue;
-                switch (progress_parse(p->s, p->end, &a, &b)) {
-                case PROGRESS_MAKE:
-                        bm->model.make_pct = (int)a;
-                        make = true;
-                        break;
-                case PROGRESS_NINJA:
-                        bm->model.ninja_done = a;
-                        bm->model.ninja_total = b;
-                        ninja = true;
-                        break;
-                case PROGRESS_NONE:
-                        break;
-                }
+                k = progress_parse(p->s, p->end, &a, &b);
+                set_progress(bm, k, a, b);
+                make = make || k == PROGRESS_MAKE;
+                ninja = ninja || k == PROGRESS_NINJA;
         }
         bm->nprog = bm->nmake = 0;
 }
