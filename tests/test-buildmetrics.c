@@ -959,6 +959,13 @@ static const struct {
     {"bake-changed.rawjson", NULL, {{"app", 5, 3, 0}, {"tools", 4, 4, 0}}},
     {"bake-changed-app.histlogs", "app", {{"app", 5, 3, 0}}},
     {"bake-changed-tools.histlogs", "tools", {{"tools", 4, 4, 0}}},
+    /* a hot bake's tools record (tools/buildkit, this repository's bake
+     * test): the shared FROM's header alone, after the export, never
+     * ended: it did nothing */
+    {"bake-hot-tools-late-from.histlogs", "tools", {{"tools", 4, 4, 0}}},
+    /* written for the rule's other side: a FROM that never ended in a
+     * build that failed is not taken as cached */
+    {"fail-from-noend.plain", NULL, {{"default", 2, 0, 1}}},
 };
 
 static void test_real_buildkit(void **state)

@@ -886,10 +886,31 @@ bool buildkit_feed_line_bk(struct buildkit *b, const char *line, size_t len, dou
  * own "[stage i/n] INSTR" vertices, internal ones left out, vertices of one
  * name one step; cached when BuildKit took every vertex of it from the
  * cache, or, for a FROM, when it did nothing (an image already there:
- * BuildKit prints CACHED on one build and a bare DONE on the next). */
-static bool vtx_cached(const struct vtx *v)
+ * BuildKit prints CACHED on one build and a bare DONE on the next, and in
+ * a bake whose targets share the stage, a target's record can end with
+ * the FROM's header alone, after its export: never ended, since the other
+ * target's job resolved it). ended_ok: the stream exported and nothing in
+ * it failed or was canceled (a FROM cut off by a failure did not end). */
+static bool vtx_cached(const struct vtx *v, bool ended_ok)
 {
-        return v->state == V_CACHED || (v->from && v->state == V_DONE && !v->worked);
+        if (v->state == V_CACHED)
+                return true;
+        if (!v->from || v->worked)
+                return false;
+        return v->state == V_DONE || (ended_ok && (v->state == V_NEW || v->state == V_RUNNING));
+}
+
+/* Exported, and no vertex failed or was canceled: see vtx_cached(). */
+static bool stream_ended_ok(const struct buildkit *b)
+{
+        bool exported = false;
+
+        for (uint32_t i = 0; i < b->nv; i++) {
+                if (b->v[i].state == V_ERROR || b->v[i].state == V_CANCELED)
+                        return false;
+                exported |= b->v[i].exporting && b->v[i].state == V_DONE;
+        }
+        return exported;
 }
 
 /* The step's name without the target's prefix token (multi-target: "[app
@@ -985,7 +1006,7 @@ static void count_step(struct stepset *ss, uint64_t key, int32_t owner, bool cac
  * ended it; when BuildKit gave its own time (rawjson's started/completed,
  * plain's "DONE 1.4s"), that long, ending at that line (a vertex's lines
  * can come in one burst when it ends), never before the run began. */
-static void add_step(struct targets *ts, const struct vtx *v)
+static void add_step(struct targets *ts, const struct vtx *v, bool ended_ok)
 {
         struct step_fact f = {.target = v->target, .start_s = v->first, .end_s = v->end};
         double bk = NAN;
@@ -998,7 +1019,7 @@ static void add_step(struct targets *ts, const struct vtx *v)
         if (!isnan(bk) && !isnan(f.end_s))
                 f.start_s = f.end_s - bk > 0 ? f.end_s - bk : 0;
         f.step = v->step;
-        f.cached = vtx_cached(v);
+        f.cached = vtx_cached(v, ended_ok);
         f.error = v->state == V_ERROR;
         f.canceled = v->state == V_CANCELED;
         (void)targets_add_step(ts, &f);
@@ -1036,10 +1057,10 @@ static void map_targets(struct buildkit *b, struct targets *ts, int *map)
 
 /* One named vertex into the run's and its targets' counts. */
 static void count_vertex(struct buildkit *b, struct targets *ts, struct stepset *ss, struct vtx *v,
-                         const int *map, int single, bool multi)
+                         const int *map, int single, bool multi, bool ended_ok)
 {
         uint64_t tm[CAND_WORDS] = {0}, key = v->step ? step_key(v, multi) : 0;
-        bool cached = vtx_cached(v);
+        bool cached = vtx_cached(v, ended_ok);
         int first_t;
 
         if (single >= 0)
@@ -1055,7 +1076,7 @@ static void count_vertex(struct buildkit *b, struct targets *ts, struct stepset 
         ts->errors += v->state == V_ERROR;
         ts->canceled += v->state == V_CANCELED;
         v->target = first_t >= 0 && bit_next(tm, first_t + 1) < 0 ? (int16_t)first_t : -1;
-        add_step(ts, v);
+        add_step(ts, v, ended_ok);
         if (v->state == V_ERROR && ts->nfailed < TARGETS_FAILED_MAX) {
                 struct failed_step *f = &ts->failed[ts->nfailed++];
                 copy_utf8(f->name, sizeof(f->name), v->name ? v->name : "",
@@ -1078,7 +1099,7 @@ static void count_vertex(struct buildkit *b, struct targets *ts, struct stepset 
 void buildkit_finish(struct buildkit *b, struct targets *ts)
 {
         int map[TARGETS_MAX];
-        bool multi = b->cfg.ntargets > 1 || b->multi_evidence;
+        bool multi = b->cfg.ntargets > 1 || b->multi_evidence, ended_ok;
         struct stepset ss = {0};
         int single = -1;
 
@@ -1101,9 +1122,10 @@ void buildkit_finish(struct buildkit *b, struct targets *ts)
                         targets_touch(ts, (size_t)single, b->last);
                 }
         }
+        ended_ok = stream_ended_ok(b);
         for (uint32_t i = 0; i < b->nv; i++)
                 if (b->v[i].named)
-                        count_vertex(b, ts, &ss, &b->v[i], map, single, multi);
+                        count_vertex(b, ts, &ss, &b->v[i], map, single, multi, ended_ok);
         free(ss.e);
         for (size_t i = 0; i < ts->n; i++)
                 if (!ts->t[i].builder[0] && b->builder[0])

@@ -65,6 +65,29 @@ t = {x["name"]: x for x in d["targets"]}
 sc = t.get("app", {}).get("sccache") or {}
 print(" ".join("%s %s/%s" % (n, t[n]["steps"], t[n]["cached"]) for n in sorted(t)), "sccache %s/%s" % (sc.get("hits"), sc.get("misses")))' "$T/$1.json"; }
 
+# records N: for a check that fails, the step vertices of the newest N
+# records (history logs: each one's name line and how it ended)
+records() {
+        local ref
+        for ref in $(docker buildx history ls --format json 2>/dev/null | head -n "$1" |
+                python3 -c 'import json, sys
+for l in sys.stdin:
+    print(json.loads(l)["ref"].split("/")[-1])'); do
+                docker buildx history logs "$ref" 2>&1 | awk -v r="$ref" '
+                        /^#[0-9]+ \[/ && !/\[internal\]/ { n[$1] = $0; next }
+                        $1 in n && ($2 == "CACHED" || $2 == "DONE" || $2 ~ /^ERROR/ || $2 == "CANCELED") { e[$1] = $2 }
+                        $1 in n && $2 != "CACHED" && $2 != "DONE" { o[$1] = o[$1] " | " substr($0, length($1) + 2) }
+                        END { for (k in n) printf "# record %s: %s: %s%s\n", r, n[k], (k in e ? e[k] : "(no end)"), o[k] }'
+        done
+}
+# fully NAME: the hot build's check, with its records when it fails
+fully() {
+        local got
+        got=$(steps "$1")
+        expect_eq "$2" "$got" "app 5/5 tools 4/4 sccache None/None"
+        [ "$got" = "app 5/5 tools 4/4 sccache None/None" ] || records 2
+}
+
 bt cold plain
 expect_eq "cold: exit 0" "$RC" 0
 check "cold: every step of the graph, per target" python3 - "$T/cold.json" <<'PY'
@@ -79,9 +102,9 @@ check "cold: no note about the history (it was there)${notes:+: $notes}" test -z
 # Hot: every source, every target fully cached.
 for mode in plain rawjson; do
         bt "hot-$mode" $mode
-        expect_eq "hot, $mode: fully cached" "$(steps "hot-$mode")" "app 5/5 tools 4/4 sccache None/None"
+        fully "hot-$mode" "hot, $mode: fully cached"
         bt "hotmeta-$mode" $mode --metadata-file "$T/meta-$mode.json"
-        expect_eq "hot, $mode, --metadata-file: fully cached" "$(steps "hotmeta-$mode")" "app 5/5 tools 4/4 sccache None/None"
+        fully "hotmeta-$mode" "hot, $mode, --metadata-file: fully cached"
 done
 # One file of app changed before each build: app's own two steps run, the
 # shared stage is cached; its marker step prints hits = the file's number.

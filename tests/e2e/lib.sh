@@ -12,7 +12,12 @@ CHECKS=0
 BUILDKIT_DIR=
 cleanup() {
         [ -n "$BUILDKIT_DIR" ] && "$HERE/../../tools/buildkit" stop "$BUILDKIT_DIR"
-        rm -rf "$T"
+        # BUILDTEL_E2E_KEEP=1: a failed test's files stay, for a look
+        if [ "${BUILDTEL_E2E_KEEP:-}" = 1 ] && [ "$FAILS" -gt 0 ]; then
+                echo "# kept: $T" >&2
+        else
+                rm -rf "$T"
+        fi
 }
 trap cleanup EXIT
 # Runs record into a history database: keep the tests' out of the user's.
