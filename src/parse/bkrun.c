@@ -272,10 +272,11 @@ size_t bkrun_feed_line(const char *line, size_t len, bkrun_fn cb, void *userdata
 size_t bkrun_feed_line_bk(const struct bkline *bl, const char *line, size_t len, bkrun_fn cb,
                           void *userdata)
 {
-        const char *p = bl->digits_end, *end = line + len;
+        const char *p, *end = line + len;
 
         /* "#N [": a header (the raw end: the name may end in '\r'). */
         if (bl->hash) {
+                p = bl->digits_end;
                 if (p < end && *p == ' ' && p + 1 < end && p[1] == '[')
                         return feed_header(p + 1, end, cb, userdata);
                 return 0;

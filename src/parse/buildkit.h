@@ -55,8 +55,8 @@ bool buildkit_feed_line(struct buildkit *b, const char *line, size_t len, double
  * by bkline_parse and handed to each (the recorder's on_line). */
 struct bkline {
         const char *end;        /* the line without its trailing '\r's */
-        bool hash;              /* "#" and a digit: the fields below are set */
-        const char *digits_end; /* after "#" and every digit after it */
+        bool hash;              /* "#" and a digit */
+        const char *digits_end; /* when hash: after "#" and every digit after it */
         bool ok;                /* 1 to 18 digits, then ' ' (buildkit's "#N ") */
         uint64_t n;             /* N, when ok */
         const char *rest;       /* after "#N ", when ok */
