@@ -2,7 +2,8 @@
 /* cgload: known loads for the cgroup tests. Real processes, not mocks.
  *   cgload alloc MIB          touch MIB MiB, then exit at once
  *   cgload burn SECS          burn SECS of CPU time, then exit
- *   cgload write MIB FILE     write MIB MiB to FILE with fsync, then exit
+ *   cgload write MIB FILE     write MIB MiB to FILE (O_DIRECT where it can)
+ *                             with fsync, then exit
  *   cgload grow MIB           grow by 16 MiB every 10 ms up to MIB, hold 1 s
  *   cgload dfork SECS MIB     a double-forked grandchild burns SECS and
  *                             touches MIB; we exit once it is gone
@@ -69,10 +70,17 @@ int main(int argc, char **argv)
         }
         if (argc == 4 && strcmp(argv[1], "write") == 0) {
                 size_t mib = strtoul(argv[2], NULL, 10);
-                char *buf = malloc(1 << 20);
-                int fd = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                void *buf = NULL;
+                /* O_DIRECT where the file system has it: the writes are then
+                 * this process's own I/O. Buffered, the kernel's flusher can
+                 * write the pages back first (other writers on the machine
+                 * past the dirty threshold), and cgroup v1's blkio counts
+                 * that I/O to the root cgroup, not to ours. */
+                int fd = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0644);
 
-                if (!buf || fd < 0)
+                if (fd < 0)
+                        fd = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                if (posix_memalign(&buf, 4096, 1 << 20) != 0 || fd < 0)
                         return 1;
                 memset(buf, 'x', 1 << 20);
                 for (size_t i = 0; i < mib; i++)
