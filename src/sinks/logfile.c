@@ -193,21 +193,54 @@ static int compress_job(void *arg)
         return compress_into(in, out, path, tmp);
 }
 
+/* The logs whose compression starts when this process exits. */
+static char *pending[LOGFILE_PENDING_MAX];
+static size_t npending;
+
+static int start_one(char *path)
+{
+        int e = spawn_detached(compress_job, path);
+
+        if (e < 0) {
+                _cleanup_free_ char *tmp = gz_name(path, LOGFILE_TMP_SUFFIX);
+                if (tmp)
+                        (void)unlink(tmp);
+        }
+        return e;
+}
+
+static void start_pending(void)
+{
+        for (size_t i = 0; i < npending; i++) {
+                (void)start_one(pending[i]);
+                free(pending[i]);
+        }
+        npending = 0;
+}
+
 int logfile_compress_later(const char *path)
 {
+        static bool registered;
         _cleanup_free_ char *tmp = NULL, *copy = NULL;
         _cleanup_close_ int in = -1;
-        int out = begin(path, &tmp, &in), e;
+        int out = begin(path, &tmp, &in);
 
         if (out < 0)
                 return out;
         /* the .gz.tmp says a .gz is on its way (logfile_settled) */
         close(out);
         copy = strdup(path);
-        e = copy ? spawn_detached(compress_job, copy) : -ENOMEM;
-        if (e < 0)
+        if (!copy) {
                 (void)unlink(tmp);
-        return e;
+                return -ENOMEM;
+        }
+        if (!registered && atexit(start_pending) == 0)
+                registered = true;
+        if (registered && npending < LOGFILE_PENDING_MAX) {
+                pending[npending++] = TAKE_PTR(copy);
+                return 0;
+        }
+        return start_one(copy); /* no room to wait: now */
 }
 
 char *logfile_settled(const char *path)

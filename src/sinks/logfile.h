@@ -26,10 +26,14 @@
  * MiB was compressed). Returns 0, or -errno. */
 int logfile_compress(const char *path);
 
-/* The same in a detached process at nice 10 (platform/spawn.h): returns
- * once path.gz.tmp exists, which says the .gz is on its way; the plain log
- * stays readable until the .gz is whole. -EFBIG (the first MiB does not
- * compress: nothing started), or -errno. */
+/* The same in a detached process at nice 10 (platform/spawn.h), started
+ * when this process exits (atexit: the wrapper's last exports and its exit
+ * status come first, not beside zlib); at most LOGFILE_PENDING_MAX wait,
+ * one more starts at once. Returns once path.gz.tmp exists, which says
+ * the .gz is on its way; the plain log stays readable until the .gz is
+ * whole. -EFBIG (the first MiB does not compress: nothing started), or
+ * -errno. */
+#define LOGFILE_PENDING_MAX 8
 int logfile_compress_later(const char *path);
 
 /* The name the log at path has once a compression under way has ended:
