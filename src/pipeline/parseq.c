@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/macro.h"
 
@@ -15,6 +16,8 @@ struct slot {
         double now;
         int stream;
         bool eof;
+        int fd; /* >= 0: the chunk is len bytes of fd at off, read here */
+        off_t off;
 };
 
 struct parseq {
@@ -29,7 +32,28 @@ struct parseq {
         bool stop;
         parseq_fn fn;
         void *userdata;
+        /* The worker's one buffer for chunks read back from a file: the
+         * same few cache lines each time, not a cold slot's. */
+        char *readbuf;
 };
+
+/* What of [off, off+len) of fd is there: all of it, unless the file was
+ * cut short under us (then what is left; the parse sees less, the build
+ * nothing). */
+static size_t read_at(int fd, char *buf, size_t len, off_t off)
+{
+        size_t got = 0;
+
+        while (got < len) {
+                ssize_t n = pread(fd, buf + got, len - got, off + (off_t)got);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                got += (size_t)n;
+        }
+        return got;
+}
 
 static void *worker(void *arg)
 {
@@ -38,6 +62,7 @@ static void *worker(void *arg)
         pthread_mutex_lock(&q->mu);
         for (;;) {
                 struct slot *s;
+                char *buf;
 
                 while (q->count == 0 && !q->stop) {
                         q->busy = false;
@@ -49,7 +74,13 @@ static void *worker(void *arg)
                 s = &q->slot[q->head];
                 q->busy = true;
                 pthread_mutex_unlock(&q->mu);
-                q->fn(q->userdata, s->stream, s->buf, s->len, s->now, s->eof);
+                buf = s->buf;
+                if (s->fd >= 0) {
+                        buf = q->readbuf;
+                        s->len = read_at(s->fd, buf, s->len, s->off);
+                }
+                if (s->len > 0 || s->eof)
+                        q->fn(q->userdata, s->stream, buf, s->len, s->now, s->eof);
                 pthread_mutex_lock(&q->mu);
                 q->head = (q->head + 1) % PARSEQ_SLOTS;
                 q->count--;
@@ -65,6 +96,7 @@ static void release(struct parseq *q)
 {
         for (size_t i = 0; i < PARSEQ_SLOTS; i++)
                 free(q->slot[i].buf);
+        free(q->readbuf);
         pthread_cond_destroy(&q->idle);
         pthread_cond_destroy(&q->space);
         pthread_cond_destroy(&q->work);
@@ -86,9 +118,10 @@ int parseq_new(parseq_fn fn, void *userdata, struct parseq **ret)
         pthread_cond_init(&q->idle, NULL);
         q->fn = fn;
         q->userdata = userdata;
+        q->readbuf = malloc(PARSEQ_READ);
         for (size_t i = 0; i < PARSEQ_SLOTS; i++) {
                 q->slot[i].buf = malloc(PARSEQ_CHUNK);
-                if (!q->slot[i].buf) {
+                if (!q->slot[i].buf || !q->readbuf) {
                         release(q);
                         return -ENOMEM;
                 }
@@ -146,9 +179,23 @@ void parseq_push(struct parseq *q, int stream, const char *buf, size_t len, doub
                 size_t n = MIN(len, (size_t)PARSEQ_CHUNK);
 
                 memcpy(s->buf, buf, n);
-                *s = (struct slot){.buf = s->buf, .len = n, .now = now, .stream = stream};
+                *s = (struct slot){.buf = s->buf, .len = n, .now = now, .stream = stream, .fd = -1};
                 commit(q);
                 buf += n;
+                len -= n;
+        }
+}
+
+void parseq_push_file(struct parseq *q, int stream, int fd, off_t off, size_t len, double now)
+{
+        while (len > 0) {
+                struct slot *s = reserve(q);
+                size_t n = MIN(len, (size_t)PARSEQ_READ);
+
+                *s = (struct slot){
+                    .buf = s->buf, .len = n, .now = now, .stream = stream, .fd = fd, .off = off};
+                commit(q);
+                off += (off_t)n;
                 len -= n;
         }
 }
@@ -157,7 +204,7 @@ void parseq_push_eof(struct parseq *q, int stream, double now)
 {
         struct slot *s = reserve(q);
 
-        *s = (struct slot){.buf = s->buf, .now = now, .stream = stream, .eof = true};
+        *s = (struct slot){.buf = s->buf, .now = now, .stream = stream, .eof = true, .fd = -1};
         commit(q);
 }
 

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* The build's output parsed beside its pass-through: a bounded queue of
  * chunks and one worker thread that hands them, in order, to fn.
@@ -23,6 +24,7 @@
 
 #define PARSEQ_SLOTS 16
 #define PARSEQ_CHUNK (128 * 1024)
+#define PARSEQ_READ (64 * 1024) /* a chunk read back from a file, at most */
 
 /* A chunk of stream (1 stdout, 2 stderr) that arrived at now; len 0 and
  * eof true: the stream ended. Runs on the worker thread. */
@@ -39,6 +41,10 @@ void parseq_free(struct parseq *q);
 
 /* Copies buf (split into chunks of PARSEQ_CHUNK) onto the queue. */
 void parseq_push(struct parseq *q, int stream, const char *buf, size_t len, double now);
+/* len bytes of stream that the kernel moved into the file fd at off
+ * (splice(2), the build log): queued without a copy, read back (pread)
+ * by the worker. fd must stay open until parseq_sync or parseq_free. */
+void parseq_push_file(struct parseq *q, int stream, int fd, off_t off, size_t len, double now);
 /* The end of stream, after its last chunk. */
 void parseq_push_eof(struct parseq *q, int stream, double now);
 /* Returns when the worker has handled every chunk pushed before the call. */

@@ -789,6 +789,45 @@ void recorder_output(struct recorder *r, int stream, const char *buf, size_t len
                 on_chunk(r, stream, buf, len, now, false);
 }
 
+/* The one sink of the raw output, when it can take it by splice(2): its
+ * index, else -1. */
+static int splice_sink(const struct recorder *r)
+{
+        int found = -1;
+
+        for (size_t i = 0; i < r->nsinks; i++)
+                if (r->ops[i]->output) {
+                        if (found >= 0 || !r->ops[i]->output_fd)
+                                return -1;
+                        found = (int)i;
+                }
+        return found;
+}
+
+int recorder_output_fd(struct recorder *r, off_t *ret_off)
+{
+        int i = splice_sink(r);
+
+        /* The parse reads the spliced bytes back on its own thread. */
+        if (i < 0 || r->no_parseq)
+                return -1;
+        if (!r->parseq && parseq_new(on_chunk, r, &r->parseq) < 0) {
+                r->no_parseq = true;
+                return -1;
+        }
+        return r->ops[i]->output_fd(r->state[i], ret_off);
+}
+
+void recorder_output_spliced(struct recorder *r, int stream, int fd, off_t off, size_t n)
+{
+        double now = now_monotonic() - r->start_mono;
+        int i = splice_sink(r);
+
+        if (i >= 0)
+                r->ops[i]->output_spliced(r->state[i], n);
+        parseq_push_file(r->parseq, stream, fd, off, n, now);
+}
+
 void recorder_output_eof(struct recorder *r, int stream)
 {
         double now = now_monotonic() - r->start_mono;

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "model/run.h"
 #include "model/summary.h"
@@ -91,6 +92,13 @@ double recorder_next_tick(const struct recorder *r);
 
 /* Build output: to the sinks, and line by line to the classifier. */
 void recorder_output(struct recorder *r, int stream, const char *buf, size_t len);
+/* The same output without passing through user space: the file it may be
+ * spliced into (the build log, when it is the output's only sink and the
+ * parse has its own thread), positioned at *ret_off; -1: none now, use
+ * recorder_output. After n bytes of stream went into fd at off:
+ * recorder_output_spliced (the parse reads them back from the file). */
+int recorder_output_fd(struct recorder *r, off_t *ret_off);
+void recorder_output_spliced(struct recorder *r, int stream, int fd, off_t off, size_t n);
 /* A line from elsewhere (watch --stage-log-dir): to the classifier and the
  * build-metrics parsers, as run's lines go; not to the sinks. */
 void recorder_log_line(struct recorder *r, const char *line, size_t len);

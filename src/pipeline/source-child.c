@@ -2,11 +2,14 @@
 /* The live child of `run`: its two output pipes passed through untouched,
  * its exit seen on the pidfd or SIGCHLD, signals forwarded to its group. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +19,14 @@
 #include "util/util.h"
 
 #define READ_CHUNK (128 * 1024)
+#define SPLICE_CHUNK (1024 * 1024) /* the child's pipe, full */
+
+/* Where our stdout or stderr goes, for the kernel's copy (pump_splice). */
+enum out_kind {
+        OUT_COPY, /* a terminal, a file, a socket: read and write */
+        OUT_PIPE, /* tee(2) to it */
+        OUT_NULL, /* /dev/null: nothing to write */
+};
 
 struct source_child {
         struct child *child;
@@ -28,6 +39,7 @@ struct source_child {
         int forwarded;                  /* last signal we passed on, for the exit path */
         bool subreaper;                 /* orphans of the build are ours to reap (--cgroup=none) */
         int idx[3];                     /* where pollfds put stdout, stderr, the pidfd; -1 none */
+        enum out_kind out[3];           /* of our fds 1 and 2 */
         const struct source_live *live; /* run --live's status line, borrowed; NULL: none */
 };
 
@@ -46,6 +58,22 @@ static void live_resume(const struct source_live *l, double now)
 {
         if (l)
                 l->resume(l->userdata, now);
+}
+
+/* The build's output bypasses user space (pump_splice) when it comes on
+ * a pipe and our own fd goes to a pipe or /dev/null; a terminal, a file
+ * or a socket gets it by write(2). */
+static enum out_kind out_kind(int fd, const struct child_config *cfg)
+{
+        struct stat st;
+
+        if (!cfg->pipes || cfg->pty || fstat(fd, &st) < 0)
+                return OUT_COPY;
+        if (S_ISFIFO(st.st_mode))
+                return OUT_PIPE;
+        if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3))
+                return OUT_NULL;
+        return OUT_COPY;
 }
 
 int source_child_open(const struct child_config *cfg, double grace, bool subreaper,
@@ -69,6 +97,8 @@ int source_child_open(const struct child_config *cfg, double grace, bool subreap
         }
         s->grace = grace;
         s->subreaper = subreaper;
+        s->out[1] = out_kind(1, cfg);
+        s->out[2] = out_kind(2, cfg);
         *ret = s;
         return 0;
 }
@@ -99,6 +129,101 @@ static void child_close(void *state)
         free(s);
 }
 
+static void pump_eof(struct source_child *s, int stream, struct recorder *r)
+{
+        if (r)
+                recorder_output_eof(r, stream);
+        child_close_fd(s->child, stream);
+}
+
+/* Waits until fd can take output: a non-blocking stdout fills as a
+ * blocking one would block. */
+static void wait_writable(int fd)
+{
+        struct pollfd p = {.fd = fd, .events = POLLOUT};
+
+        (void)poll(&p, 1, -1);
+}
+
+/* The chunk at the head of the child's pipe passed on by the kernel, with
+ * no copy through user space: duplicated onto our stdout or stderr with
+ * tee(2) when that is a pipe (nothing when /dev/null), then moved into the
+ * build log with splice(2); the parse reads it back from the log on its
+ * own thread. The same bytes in the same order as pump's read and write.
+ * Returns 1: passed on; 0: EOF or our end gone (closed); -1: take the
+ * read path for this chunk (what this call passed on is accounted). */
+static int pump_splice(struct source_child *s, int stream, int fd, struct recorder *r)
+{
+        size_t want = SPLICE_CHUNK, moved = 0;
+        bool teed = s->out[stream] == OUT_PIPE;
+        off_t off;
+        int lfd = recorder_output_fd(r, &off), err = 0;
+        ssize_t n = 0;
+
+        if (lfd < 0)
+                return -1;
+        if (teed) {
+                do {
+                        n = tee(fd, stream, want, 0);
+                        if (n < 0 && errno == EAGAIN)
+                                wait_writable(stream);
+                } while (n < 0 && (errno == EINTR || errno == EAGAIN));
+                if (n < 0 && errno == EPIPE) {
+                        /* as pump: the reader of our output is gone */
+                        child_close_fd(s->child, stream);
+                        return 0;
+                }
+                if (n < 0) {
+                        s->out[stream] = OUT_COPY; /* no tee here: write(2) */
+                        return -1;
+                }
+                if (n == 0) {
+                        pump_eof(s, stream, r);
+                        return 0;
+                }
+                want = (size_t)n;
+        }
+        /* Into the log: all that was teed, else what the pipe holds. */
+        while (moved < want) {
+                n = splice(fd, NULL, lfd, NULL, want - moved, 0);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        err = n < 0 ? errno : 0;
+                        break;
+                }
+                moved += (size_t)n;
+                if (!teed)
+                        break;
+        }
+        if (moved > 0)
+                recorder_output_spliced(r, stream, lfd, off, moved);
+        if (err == EINVAL)
+                s->out[1] = s->out[2] = OUT_COPY; /* the log's file system has no splice */
+        if (!teed) {
+                if (moved > 0)
+                        return 1;
+                if (!err) {
+                        pump_eof(s, stream, r);
+                        return 0;
+                }
+                return -1; /* a full disk, say: write(2) keeps the error */
+        }
+        /* Teed out but not all into the log: read past what our output
+         * already has, and give it to the log (which keeps the error) and
+         * the parse. */
+        while (moved < want) {
+                n = read(fd, s->buf, MIN(want - moved, (size_t)READ_CHUNK));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                recorder_output(r, stream, s->buf, (size_t)n);
+                moved += (size_t)n;
+        }
+        return 1;
+}
+
 /* One read from the child's stream, passed on whole before the next read.
  * Returns false at EOF (or when our own end of that stream is gone). */
 static bool pump(struct source_child *s, int stream, struct recorder *r)
@@ -107,15 +232,19 @@ static bool pump(struct source_child *s, int stream, struct recorder *r)
         ssize_t n;
         int e;
 
+        if (r && !s->live && s->out[stream] != OUT_COPY) {
+                int k = pump_splice(s, stream, fd, r);
+                if (k >= 0)
+                        return k > 0;
+        }
+
         do
                 n = read(fd, s->buf, READ_CHUNK);
         while (n < 0 && errno == EINTR);
         if (n < 0 && errno == EAGAIN)
                 return true;
         if (n <= 0) {
-                if (r)
-                        recorder_output_eof(r, stream);
-                child_close_fd(s->child, stream);
+                pump_eof(s, stream, r);
                 return false;
         }
         if (s->live)

@@ -16,6 +16,7 @@
 struct buildlog_state {
         int fd;
         int error;
+        off_t size; /* written so far: the fd's position */
         char *path;
 };
 
@@ -28,8 +29,9 @@ static int buildlog_open(const struct sink_ctx *ctx, void **ret_state)
 
         if (!path)
                 return -ENOMEM;
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW,
-                  0600);
+        /* Read back by the parse (output_fd), and no O_APPEND: splice(2)
+         * refuses a file in append mode; we are its only writer. */
+        fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return -errno;
         st = calloc(1, sizeof(*st));
@@ -52,8 +54,31 @@ static void buildlog_output(void *state, int stream, const char *buf, size_t len
         if (st->error)
                 return;
         r = write_all(st->fd, buf, len);
-        if (r < 0)
+        if (r < 0) {
+                /* what went in of it is unknown: the position says */
+                off_t at = lseek(st->fd, 0, SEEK_CUR);
                 st->error = r;
+                st->size = at >= 0 ? at : st->size;
+                return;
+        }
+        st->size += (off_t)len;
+}
+
+static int buildlog_output_fd(void *state, off_t *ret_off)
+{
+        struct buildlog_state *st = state;
+
+        if (st->error)
+                return -1;
+        *ret_off = st->size;
+        return st->fd;
+}
+
+static void buildlog_output_spliced(void *state, size_t n)
+{
+        struct buildlog_state *st = state;
+
+        st->size += (off_t)n;
 }
 
 static int buildlog_finish(void *state, const struct run_model *m)
@@ -95,6 +120,8 @@ const struct sink_ops sink_buildlog = {
     .name = "build log",
     .open = buildlog_open,
     .output = buildlog_output,
+    .output_fd = buildlog_output_fd,
+    .output_spliced = buildlog_output_spliced,
     .finish = buildlog_finish,
     .close = buildlog_close,
 };

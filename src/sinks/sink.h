@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "model/run.h"
 #include "model/sample.h"
@@ -45,6 +46,13 @@ struct sink_ops {
         int (*open)(const struct sink_ctx *ctx, void **ret_state);
         /* raw build output; stream 1 stdout, 2 stderr */
         void (*output)(void *state, int stream, const char *buf, size_t len);
+        /* The same output moved by the kernel (splice(2)) into the sink's
+         * file, not through user space: the file's fd, positioned at its
+         * end (no O_APPEND), and that offset in *ret_off; -1 when output
+         * cannot go so now (an error is kept). After n bytes were spliced
+         * in at that position: output_spliced(n). Both or neither. */
+        int (*output_fd)(void *state, off_t *ret_off);
+        void (*output_spliced)(void *state, size_t n);
         /* a sample as the platform layer read it (numbers in bytes, not
          * rounded; the CSV sink formats its row); m->summary includes it */
         void (*sample)(void *state, const struct sample *s, const struct run_model *m);
