@@ -844,8 +844,7 @@ static const struct {
     {"noise within the hold: nothing", 0.5, "#5 0.6 just noise\n#5 0.7 more noise\n",
      "#5 0.1 [1/3] cc -c a.c", "app/builder"},
     {"noise after the hold: its last line", 2.0,
-     "#5 2.1 noise one\n#5 2.2 noise two\na.c:1:2: warning: x\n\n", "#5 2.2 noise two",
-     NULL},
+     "#5 2.1 noise one\n#5 2.2 noise two\na.c:1:2: warning: x\n\n", "#5 2.2 noise two", NULL},
     {"the last of two steps; a later all-platform step names nothing", 2.5,
      "#6 [lib 1/2] FROM debian\n#7 [app runtime 3/4] COPY x y\n#8 [linux/amd64 1/2] FROM z\n",
      "#8 [linux/amd64 1/2] FROM z", "app/runtime"},
@@ -881,7 +880,8 @@ static void test_batch(void **state)
                 }
                 logctx_chunk(c, NULL, 0);
                 if (strcmp(logctx_context(c), batch_cases[i].context) != 0 ||
-                    strcmp(logctx_stage(c), batch_cases[i].stage ? batch_cases[i].stage : prev_stage))
+                    strcmp(logctx_stage(c),
+                           batch_cases[i].stage ? batch_cases[i].stage : prev_stage))
                         fail_msg("%s: context '%s' stage '%s'", batch_cases[i].name,
                                  logctx_context(c), logctx_stage(c));
                 /* and what the lines fed one at a time say */
@@ -914,6 +914,89 @@ static void test_batch(void **state)
         logctx_free(ref);
 }
 
+/* Chunks drawn from a pool of lines (clean and dirty; work, noise,
+ * diagnostics, stages, blanks) say after each chunk what the same lines fed
+ * one at a time say: the batch cleans its dirty lines when it looks at
+ * them, and skips those that can be neither work nor a stage. */
+static void test_batch_drawn(void **state)
+{
+        /* the first NOWORK are no work: half the rounds draw only those,
+         * so that no work line wins and the last eligible one is the
+         * context (a dirty one among them too) */
+        static const char *const pool[] = {
+            "PASS: test_a",
+            "\x1b[32mok\x1b[0m 3 - frob",
+            "progress 10%\r progress 20%\r",
+            "\r\r",
+            "\x1b[K",
+            "   ",
+            "",
+            "::group::Test",
+            "\x1b[1m::group::Colored",
+            "  In file included from a.h:1,",
+            "a.c:1:2: warning: x [-Wfoo]",
+            "#5 DONE 1.0s",
+            "make[1]: *** [x] Error 1",
+            "x \x1b[1m-c\x1b[0m y",
+            "downloading\r\x1b[Kdone -o",
+            "=========",
+            "\x1b[31merror\x1b[0m: ld returned 1",
+            "Zz \x1b[1mtop\x1b[0m",
+            /* work, stages */
+            "\x1b[1m[ 50%]\x1b[0m Building C object a.o",
+            "gcc -c a.c -o a.o",
+            "##[group]Build lib",
+            "#5 1.234 \x1b[0;32m   Compiling foo v0.1\x1b[0m",
+            "#5 [lib 2/3] RUN make",
+            "#5 \x1b[1m[app 1/3] RUN x",
+            "CC lib/x.o",
+            "2025-07-03T08:13:03.5879809Z ##[group]Run x",
+        };
+        const size_t NOWORK = 18;
+        struct logctx *c = NULL, *ref = NULL;
+        char chunk[4096];
+        unsigned seed = 12345;
+
+        (void)state;
+        assert_int_equal(logctx_new(&(struct logctx_config){.hold_s = 1.0}, &c), 0);
+        assert_int_equal(logctx_new(&(struct logctx_config){.hold_s = 1.0}, &ref), 0);
+        for (int round = 0; round < 4000; round++) {
+                double now = round / 3 * 0.7;
+                size_t npool = round % 2 ? NOWORK : ARRAY_SIZE(pool);
+                size_t len = 0, nlines;
+
+                seed = seed * 1103515245u + 12345u;
+                nlines = 1 + (seed >> 16) % 12;
+                for (size_t i = 0; i < nlines; i++) {
+                        const char *l;
+                        int n;
+
+                        seed = seed * 1103515245u + 12345u;
+                        l = pool[(seed >> 16) % npool];
+                        n = snprintf(chunk + len, sizeof(chunk) - len, "%s\n", l);
+                        assert_true(n > 0 && (size_t)n < sizeof(chunk) - len);
+                        len += (size_t)n;
+                }
+                logctx_chunk(c, chunk, len);
+                for (const char *l = chunk, *nl; l < chunk + len; l = nl + 1) {
+                        struct bkline bl;
+
+                        nl = memchr(l, '\n', (size_t)(chunk + len - l));
+                        bkline_parse(l, (size_t)(nl - l), &bl);
+                        logctx_feed_line_bk(c, l, (size_t)(nl - l), now, &bl);
+                        logctx_feed_line_at(ref, l, (size_t)(nl - l), now);
+                }
+                logctx_chunk(c, NULL, 0);
+                if (strcmp(logctx_context(c), logctx_context(ref)) != 0 ||
+                    strcmp(logctx_stage(c), logctx_stage(ref)) != 0)
+                        fail_msg("round %d: context '%s' / '%s', stage '%s' / '%s'", round,
+                                 logctx_context(c), logctx_context(ref), logctx_stage(c),
+                                 logctx_stage(ref));
+        }
+        logctx_free(c);
+        logctx_free(ref);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -923,7 +1006,7 @@ int main(void)
             cmocka_unit_test(test_logs),      cmocka_unit_test(test_log_regex),
             cmocka_unit_test(test_rule),      cmocka_unit_test(test_timed),
             cmocka_unit_test(test_bkline),    cmocka_unit_test(test_bkline_same),
-            cmocka_unit_test(test_batch),
+            cmocka_unit_test(test_batch),     cmocka_unit_test(test_batch_drawn),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

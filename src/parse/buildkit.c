@@ -420,46 +420,13 @@ static void end_vertex(struct vtx *v, enum vstate state, double now)
                 v->end = now;
 }
 
-/* "#N" (any digits), "#N " (1-18 digits) and "<secs> " after it. */
-void bkline_parse(const char *line, size_t len, struct bkline *ret)
+const char *bkline_secs_end(const char *s, const char *end)
 {
-        const char *end = line + len, *s = line + 1, *d, *text;
-        uint64_t n;
+        const char *text;
 
-        if (len && end[-1] == '\r')
-                while (end > line && end[-1] == '\r')
-                        end--;
-        ret->end = end;
-        ret->hash = ret->ok = false;
-        ret->secs_end = NULL;
-        if (len < 2 || line[0] != '#' || (unsigned char)(line[1] - '0') > 9)
-                return;
-        ret->hash = true;
-        /* At most 18 digits make an index (no overflow); real ones are far
-         * smaller. bkrun and logctx look past any number of them. */
-        n = (unsigned char)(*s++ - '0');
-        while (s < end && (unsigned char)(*s - '0') < 10)
-                n = n * 10 + (unsigned char)(*s++ - '0'); /* wraps past 19: not ok */
-        ret->digits_end = s;
-        if (s - (line + 1) > 18 || s >= end || *s != ' ')
-                return;
-        ret->ok = true;
-        ret->n = n;
-        ret->rest = ++s;
-        /* Most lines are "<secs> text", secs with three decimals: looked at
-         * without a loop, else as log_prefix says. */
-        if (s >= end || (unsigned char)(*s - '0') > 9)
-                return;
-        d = s + 1;
-        while (d < end && (unsigned char)(*d - '0') < 10)
-                d++;
-        if (end - d > 4 && d[0] == '.' && (unsigned char)(d[1] - '0') < 10 &&
-            (unsigned char)(d[2] - '0') < 10 && (unsigned char)(d[3] - '0') < 10 && d[4] == ' ') {
-                ret->secs_end = d + 4;
-                return;
-        }
         if (log_prefix(s, end, &text))
-                ret->secs_end = text == end && end[-1] != ' ' ? end : text - 1;
+                return text == end && end[-1] != ' ' ? end : text - 1;
+        return NULL;
 }
 
 _noinline_ static void feed_status(struct buildkit *b, struct vtx *v, int64_t vi, const char *s,

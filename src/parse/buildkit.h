@@ -63,7 +63,50 @@ struct bkline {
         const char *secs_end;   /* rest is "<digits>.<1-3 digits>" and then ' ' or
                                  * the end: after them; NULL otherwise */
 };
-void bkline_parse(const char *line, size_t len, struct bkline *ret);
+/* rest's "<secs>" in a shape other than "<digits>.<3 digits> ": the end
+ * of the secs as bkline.secs_end says, or NULL. */
+const char *bkline_secs_end(const char *s, const char *end);
+/* "#N" (any digits), "#N " (1-18 digits) and "<secs> " after it. Inline:
+ * it runs once for every line of the build's output. */
+static inline void bkline_parse(const char *line, size_t len, struct bkline *ret)
+{
+        const char *end = line + len, *s = line + 1, *d;
+        uint64_t n;
+
+        if (len && end[-1] == '\r')
+                while (end > line && end[-1] == '\r')
+                        end--;
+        ret->end = end;
+        ret->hash = ret->ok = false;
+        ret->secs_end = NULL;
+        if (len < 2 || line[0] != '#' || (unsigned char)(line[1] - '0') > 9)
+                return;
+        ret->hash = true;
+        /* At most 18 digits make an index (no overflow); real ones are far
+         * smaller. bkrun and logctx look past any number of them. */
+        n = (unsigned char)(*s++ - '0');
+        while (s < end && (unsigned char)(*s - '0') < 10)
+                n = n * 10 + (unsigned char)(*s++ - '0'); /* wraps past 19: not ok */
+        ret->digits_end = s;
+        if (s - (line + 1) > 18 || s >= end || *s != ' ')
+                return;
+        ret->ok = true;
+        ret->n = n;
+        ret->rest = ++s;
+        /* Most lines are "<secs> text", secs with three decimals: looked at
+         * without a loop, else as bkline_secs_end says. */
+        if (s >= end || (unsigned char)(*s - '0') > 9)
+                return;
+        d = s + 1;
+        while (d < end && (unsigned char)(*d - '0') < 10)
+                d++;
+        if (end - d > 4 && d[0] == '.' && (unsigned char)(d[1] - '0') < 10 &&
+            (unsigned char)(d[2] - '0') < 10 && (unsigned char)(d[3] - '0') < 10 && d[4] == ' ') {
+                ret->secs_end = d + 4;
+                return;
+        }
+        ret->secs_end = bkline_secs_end(s, end);
+}
 /* buildkit_feed_line with the line's prefix already parsed (bl from
  * bkline_parse of the same line). */
 bool buildkit_feed_line_bk(struct buildkit *b, const char *line, size_t len, double now,

@@ -29,6 +29,7 @@ struct logctx {
         double last_work_s; /* when the last work line came */
         double hold_s;      /* logctx_config.hold_s */
         char *scratch;      /* SCRATCH_MAX + 1 bytes */
+        char *winbuf;       /* the same: a cleaned line of a batch that wins */
         /* logctx_chunk: for each of ESC and '\r', its next place in the
          * chunk at or after from[i] (the chunk's end: none). */
         const char *chunk, *chunk_end;
@@ -39,19 +40,22 @@ struct logctx {
         const char *pend;
         size_t pend_n;
         /* Lines of the chunk not yet looked at (logctx_feed_line_bk): at
-         * most BATCH_MAX, all of one instant (batch_now), none needing
-         * cleaning, no --stage-regex. See flush_batch(). */
+         * most BATCH_MAX, all of one instant (batch_now), no --stage-regex;
+         * those needing cleaning are cleaned when looked at. See
+         * flush_batch(). */
         struct batched *batch;
         size_t nbatch;
         double batch_now;
 };
 
-/* A line of the chunk, as fed, kept until the batch is looked at, and
- * whether it may set the stage (stage_candidate()). */
+/* A line of the chunk, as fed, kept until the batch is looked at;
+ * whether it may set the stage (stage_candidate(); a dirty one is decided
+ * once cleaned) and whether it holds an escape or a '\r' (dirty). */
 struct batched {
         const char *line;
         size_t len;
         bool stage_cand;
+        bool dirty;
 };
 
 #define BATCH_MAX 1024
@@ -809,8 +813,9 @@ int logctx_new(const struct logctx_config *cfg, struct logctx **ret)
         if (!c)
                 return -ENOMEM;
         c->scratch = malloc(SCRATCH_MAX + 1);
+        c->winbuf = malloc(SCRATCH_MAX + 1);
         c->batch = malloc(BATCH_MAX * sizeof(*c->batch));
-        if (!c->scratch || !c->batch)
+        if (!c->scratch || !c->winbuf || !c->batch)
                 goto nomem;
         if (cfg && cfg->hold_s > 0 && cfg->hold_s < 1e9)
                 c->hold_s = cfg->hold_s;
@@ -846,6 +851,7 @@ void logctx_free(struct logctx *c)
                 regfree(&c->re);
         free(c->fixed_stage);
         free(c->scratch);
+        free(c->winbuf);
         free(c->batch);
         free(c);
 }
@@ -1073,6 +1079,23 @@ static const char *trim(const char *p, size_t n, size_t *ret_n)
         return p;
 }
 
+/* Whether a line (trimmed, clean) could be work or set the stage, by the
+ * bytes classify() decides those on: a bracket, a capital ("CC x.o",
+ * "Compiling"), '#' (BuildKit, "##[group]"), ':' ("::group::"), a digit
+ * (a CI timestamp first), or " -" (a compiler line's -c or -o). */
+static bool may_matter(const char *p, size_t n)
+{
+        const char *end = p + n, *q = p;
+        unsigned char f = (unsigned char)*p;
+
+        if (f == '[' || f == '#' || f == ':' || is_digit(*p) || (f >= 'A' && f <= 'Z'))
+                return true;
+        while ((q = memchr(q, ' ', (size_t)(end - q))) && q + 1 < end)
+                if (*++q == '-')
+                        return true;
+        return false;
+}
+
 /* The lines batched, as if each had been fed on its own. They are of one
  * instant, so once a work line wins no later line of the batch can (the
  * hold is at least 0 s), and without one, whether a line wins is the same
@@ -1080,10 +1103,15 @@ static const char *trim(const char *p, size_t n, size_t *ret_n)
  * last eligible line if such a line wins now, else unchanged. The stage is
  * the last that a stage line sets. Looked at from the end, most batches of
  * a build's output end in work: a handful of lines are classified, not
- * each of them. */
+ * each of them; and once the last eligible line is known, a line that can
+ * be neither work nor a stage (may_matter) is not classified at all. A
+ * line with escapes or '\r's is cleaned when it is looked at; the one that
+ * wins is kept in winbuf, since the scratch serves the next. */
 _noinline_ static void flush_batch(struct logctx *c)
 {
         const struct batched *win = NULL, *eligible = NULL;
+        const char *win_p = NULL, *el_p = NULL;
+        size_t win_n = 0, el_n = 0;
         bool stage_done = false;
         size_t i = c->nbatch;
 
@@ -1098,6 +1126,14 @@ _noinline_ static void flush_batch(struct logctx *c)
                 if (win && !b->stage_cand)
                         continue;
                 p = trim(b->line, b->len, &n);
+                if (b->dirty && n > 0) {
+                        n = clean_line(p, n, c->scratch, SCRATCH_MAX);
+                        p = c->scratch;
+                        if (win && (n == 0 || !stage_candidate(p, p + n)))
+                                continue;
+                }
+                if (eligible && n > 0 && !may_matter(p, n))
+                        continue;
                 if (p == b->line)
                         bkline_parse(b->line, b->len, &bl);
                 classify(p, n, p == b->line ? &bl : NULL, &l);
@@ -1111,20 +1147,37 @@ _noinline_ static void flush_batch(struct logctx *c)
                 }
                 if (win || l.kind == LOGLINE_BLANK || l.kind == LOGLINE_DIAG || l.bookkeeping)
                         continue;
-                if (l.work)
+                if (!l.work && eligible)
+                        continue;
+                if (p == c->scratch) {
+                        memcpy(c->winbuf, p, n);
+                        p = c->winbuf;
+                }
+                if (l.work) {
                         win = b;
-                else if (!eligible)
+                        win_p = p;
+                        win_n = n;
+                } else {
                         eligible = b;
+                        el_p = p;
+                        el_n = n;
+                }
         }
         if (win) {
                 c->seen_work = true;
                 c->last_work_s = c->batch_now;
-                eligible = win;
+                el_p = win_p;
+                el_n = win_n;
         } else if (eligible &&
                    !logctx_line_wins(false, c->seen_work, c->last_work_s, c->batch_now, c->hold_s))
-                eligible = NULL;
-        if (eligible)
-                c->pend = trim(eligible->line, eligible->len, &c->pend_n);
+                el_p = NULL;
+        if (el_p && el_p == c->winbuf) {
+                c->pend = NULL;
+                put_context(c, el_p, el_n);
+        } else if (el_p) {
+                c->pend = el_p;
+                c->pend_n = el_n;
+        }
 }
 
 /* Whether a raw line of the chunk may set the stage, with its BuildKit
@@ -1167,11 +1220,16 @@ void logctx_feed_line_bk(struct logctx *c, const char *line, size_t len, double 
 {
         /* Most lines lie in the chunk and need no cleaning: those are
          * looked at not one at a time but as a batch. */
-        if (!c->has_re && in_chunk(c, line, len) && clean_in_chunk(c, line, len)) {
+        if (!c->has_re && in_chunk(c, line, len)) {
+                bool dirty = !clean_in_chunk(c, line, len);
+
                 if (c->nbatch > 0 && (c->nbatch == BATCH_MAX || c->batch_now != now_s))
                         flush_batch(c);
-                c->batch[c->nbatch++] = (struct batched){
-                    .line = line, .len = len, .stage_cand = raw_stage_candidate(line, len, bl)};
+                c->batch[c->nbatch++] =
+                    (struct batched){.line = line,
+                                     .len = len,
+                                     .stage_cand = dirty || raw_stage_candidate(line, len, bl),
+                                     .dirty = dirty};
                 c->batch_now = now_s;
                 return;
         }
