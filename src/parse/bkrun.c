@@ -272,15 +272,12 @@ size_t bkrun_feed_line(const char *line, size_t len, bkrun_fn cb, void *userdata
 size_t bkrun_feed_line_bk(const struct bkline *bl, const char *line, size_t len, bkrun_fn cb,
                           void *userdata)
 {
-        const char *p, *end = line + len;
+        const char *end = line + len;
 
-        /* "#N [": a header (the raw end: the name may end in '\r'). */
-        if (bl->hash) {
-                p = bl->digits_end;
-                if (p < end && *p == ' ' && p + 1 < end && p[1] == '[')
-                        return feed_header(p + 1, end, cb, userdata);
+        if (!bkrun_wants(bl, line, len))
                 return 0;
-        }
+        if (bl->hash)
+                return feed_header(bl->digits_end + 1, end, cb, userdata);
         return feed_json(line, end, cb, userdata);
 }
 

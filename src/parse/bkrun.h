@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "parse/buildkit.h"
+
 /* The RUN steps of a BuildKit build, as its progress output names them,
  * and as the kernel shows the process BuildKit started for one: both turned
  * into the same normalized command text, so that the exec cgroups of this
@@ -37,9 +39,19 @@ typedef void (*bkrun_fn)(void *userdata, const char *cmd, size_t len);
 size_t bkrun_feed_line(const char *line, size_t len, bkrun_fn cb, void *userdata);
 /* The same with the line's BuildKit prefix already parsed (bkline_parse of
  * the same line, parse/buildkit.h). */
-struct bkline;
 size_t bkrun_feed_line_bk(const struct bkline *bl, const char *line, size_t len, bkrun_fn cb,
                           void *userdata);
+/* Whether a line can name a RUN step at all: a plain header ("#N [", the
+ * raw end: the name may end in '\r') or a rawjson object. Inline: it is
+ * asked of every line, and most are neither. */
+static inline bool bkrun_wants(const struct bkline *bl, const char *line, size_t len)
+{
+        const char *p = bl->digits_end;
+
+        if (bl->hash)
+                return p + 1 < line + len && p[0] == ' ' && p[1] == '[';
+        return len > 2 && line[0] == '{';
+}
 
 /* "#0 building with "NAME" instance using DRIVER driver": the driver
  * ("docker", "docker-container", "remote", ...) into out. Returns its

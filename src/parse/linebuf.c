@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "parse/linebuf.h"
 #include "util/macro.h"
@@ -67,32 +71,64 @@ static void accumulate(struct linebuf *lb, const char *p, size_t n)
         lb->len += n;
 }
 
+/* The line [p, p+n) that a '\n' ended: in place when whole in this chunk,
+ * else after the partial line carried over. */
+static inline void line_end(struct linebuf *lb, const char *p, size_t n, linebuf_cb cb,
+                            void *userdata)
+{
+        if (lb->len == 0 && !lb->truncated) {
+                if (n > lb->cap)
+                        emit(lb, cb, userdata, p, lb->cap, true);
+                else
+                        emit(lb, cb, userdata, p, n, false);
+                return;
+        }
+        accumulate(lb, p, n);
+        emit(lb, cb, userdata, lb->buf, lb->len, lb->truncated);
+        lb->len = 0;
+        lb->truncated = false;
+}
+
+#if defined(__SSE2__)
+/* The '\n's among the 64 bytes at p, one bit each: a chunk's lines are
+ * found 64 bytes at a time, not by a memchr per line (most lines are
+ * shorter than memchr's start-up pays for). */
+static inline uint64_t newlines64(const char *p)
+{
+        const __m128i nl = _mm_set1_epi8('\n');
+        uint64_t m = 0;
+
+        for (int i = 0; i < 4; i++) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
+                m |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl)) << (16 * i);
+        }
+        return m;
+}
+#endif
+
 void linebuf_feed(struct linebuf *lb, const char *buf, size_t len, linebuf_cb cb, void *userdata)
 {
-        while (len > 0) {
-                const char *nl = memchr(buf, '\n', len);
-                size_t n;
+        const char *p = buf, *end = buf + len, *start = buf; /* start: of the next line */
 
-                if (!nl) {
-                        accumulate(lb, buf, len);
-                        return;
+#if defined(__SSE2__)
+        for (; end - p >= 64; p += 64)
+                for (uint64_t m = newlines64(p); m; m &= m - 1) {
+                        const char *nl = p + __builtin_ctzll(m);
+
+                        line_end(lb, start, (size_t)(nl - start), cb, userdata);
+                        start = nl + 1;
                 }
-                n = (size_t)(nl - buf);
-                if (lb->len == 0 && !lb->truncated) {
-                        /* The whole line is in this chunk: hand it out in place. */
-                        if (n > lb->cap)
-                                emit(lb, cb, userdata, buf, lb->cap, true);
-                        else
-                                emit(lb, cb, userdata, buf, n, false);
-                } else {
-                        accumulate(lb, buf, n);
-                        emit(lb, cb, userdata, lb->buf, lb->len, lb->truncated);
-                        lb->len = 0;
-                        lb->truncated = false;
-                }
-                buf = nl + 1;
-                len -= n + 1;
+#endif
+        for (;;) {
+                const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+                if (!nl)
+                        break;
+                line_end(lb, start, (size_t)(nl - start), cb, userdata);
+                start = p = nl + 1;
         }
+        if (start < end)
+                accumulate(lb, start, (size_t)(end - start));
 }
 
 void linebuf_flush(struct linebuf *lb, linebuf_cb cb, void *userdata)

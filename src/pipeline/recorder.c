@@ -27,7 +27,7 @@
 #include "platform/cgroup-top.h"
 #include "platform/cgroup.h"
 #include "platform/procfs.h"
-#include "parse/linebuf.h"
+#include "parse/outparse.h"
 #include "parse/ninjalog.h"
 #include "pipeline/parseq.h"
 #include "platform/procfs.h"
@@ -41,8 +41,8 @@ struct recorder {
         char *db_path; /* NULL: no history database */
         struct sampler *sampler;
         struct logctx *logctx;
-        struct linebuf *lines[2]; /* stdout, stderr */
-        struct summary summary;   /* the model's, computed once; sinks read it */
+        struct outparse *op;    /* the output's lines into metrics and logctx */
+        struct summary summary; /* the model's, computed once; sinks read it */
         const struct sink_ops *ops[16];
         void *state[16];
         bool failed[16];              /* its finish failed */
@@ -55,7 +55,6 @@ struct recorder {
         struct run_facts facts; /* what every sink reports of them, made at finish */
         size_t nsinks;
         double start_mono, next_tick;
-        double line_now;    /* the time the lines being parsed arrived */
         struct proctop top; /* the build's largest processes this tick */
         double page_bytes;
         struct procscan *scan;     /* the compile units in flight */
@@ -75,8 +74,7 @@ struct recorder {
         pthread_mutex_t want_lock;
         struct bkwant *want;
         size_t nwant;
-        char driver[32]; /* the buildx driver the log named, "" none */
-        long *allpids;   /* the client's pids and the execs' */
+        long *allpids; /* the client's pids and the execs' */
         size_t capall;
         double bk_mem_peak, bk_pids_peak, next_poll;
 };
@@ -293,7 +291,7 @@ static void on_run_vertex(void *userdata, const char *cmd, size_t len)
                         goto out;
         if (r->nwant < RECORDER_WANT_MAX) {
                 memcpy(r->want[r->nwant].cmd, cmd, MIN(len, (size_t)BKRUN_CMD_MAX));
-                r->want[r->nwant].seen = r->line_now;
+                r->want[r->nwant].seen = outparse_now(r->op);
                 r->nwant++;
         }
 out:
@@ -350,28 +348,11 @@ static void update_hunt(struct recorder *r, double now)
         bkexec_hunt(r->bk, hunt);
 }
 
-static void on_line(void *userdata, const char *line, size_t len, bool truncated)
-{
-        struct recorder *r = userdata;
-        struct bkline bl;
-
-        /* "#N 12.3 ": once for the three parsers that read it. */
-        bkline_parse(line, len, &bl);
-        if (len > 2 && (line[0] == '#' || line[0] == '{')) {
-                (void)bkrun_feed_line_bk(&bl, line, len, on_run_vertex, r);
-                if (!r->driver[0])
-                        (void)bkrun_driver(line, len, r->driver, sizeof(r->driver));
-        }
-        /* A rawjson line names nothing: its vertex events come to on_ctx_line. */
-        if (!buildmetrics_feed_line_bk(r->metrics, line, len, r->line_now, &bl))
-                logctx_feed_line_bk(r->logctx, line, len, r->line_now, &bl);
-}
-
 static void on_ctx_line(void *userdata, const char *line, size_t len)
 {
         struct recorder *r = userdata;
 
-        logctx_feed_line_at(r->logctx, line, len, r->line_now);
+        logctx_feed_line_at(r->logctx, line, len, outparse_now(r->op));
 }
 
 /* ---- the end-of-run inputs of the build-metrics parsers ---- */
@@ -650,10 +631,6 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 lc.hold_s = cfg->interval; /* a work line pins the context one tick */
                 e = logctx_new(&lc, &r->logctx);
         }
-        if (e >= 0)
-                e = linebuf_new(0, &r->lines[0]);
-        if (e >= 0)
-                e = linebuf_new(0, &r->lines[1]);
         if (e >= 0 && !cfg->replay)
                 e = sampler_new(&scfg, &r->sampler);
         if (e >= 0) {
@@ -662,6 +639,13 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 mc.ctx_line = on_ctx_line;
                 mc.ctx_userdata = r;
                 e = buildmetrics_new(&mc, &r->metrics);
+        }
+        if (e >= 0) {
+                struct outparse_config oc = {.metrics = r->metrics,
+                                             .logctx = r->logctx,
+                                             .on_run = on_run_vertex,
+                                             .userdata = r};
+                e = outparse_new(&oc, &r->op);
         }
         if (e >= 0)
                 ninja_snapshot(r);
@@ -723,8 +707,7 @@ void recorder_free(struct recorder *r)
         pthread_mutex_destroy(&r->want_lock);
         free(r->allpids);
         logctx_free(r->logctx);
-        linebuf_free(r->lines[0]);
-        linebuf_free(r->lines[1]);
+        outparse_free(r->op);
         free(r->log_dir);
         free(r->db_path);
         free(r->baseline);
@@ -745,16 +728,10 @@ static void on_chunk(void *userdata, int stream, const char *buf, size_t len, do
 {
         struct recorder *r = userdata;
 
-        r->line_now = now;
         if (eof)
-                linebuf_flush(r->lines[stream == 2], on_line, r);
-        else {
-                logctx_chunk(r->logctx, buf, len);
-                buildmetrics_chunk(r->metrics, buf, len);
-                linebuf_feed(r->lines[stream == 2], buf, len, on_line, r);
-                buildmetrics_chunk(r->metrics, NULL, 0);
-                logctx_chunk(r->logctx, NULL, 0);
-        }
+                outparse_eof(r->op, stream, now);
+        else
+                outparse_chunk(r->op, stream, buf, len, now);
 }
 
 /* Every reader of the parsers' state first waits for the parse thread to
@@ -842,8 +819,7 @@ void recorder_log_line(struct recorder *r, const char *line, size_t len)
 {
         /* watch's lines (--stage-log-dir) reach the same parsers as run's. */
         parse_sync(r);
-        r->line_now = now_monotonic() - r->start_mono;
-        on_line(r, line, len, false);
+        outparse_line(r->op, line, len, now_monotonic() - r->start_mono);
 }
 
 static void on_build_proc(void *userdata, const struct pidstat *ps)
@@ -1212,12 +1188,13 @@ static void note_execs(struct recorder *r, const struct targets *ts)
                      "BuildKit ran the %u RUN step(s) in the daemon's cgroups, which only root "
                      "can read: the build's figures cover the docker client alone",
                      runs);
-        else if (measured == 0 && r->driver[0] && strcmp(r->driver, "docker") != 0)
+        else if (measured == 0 && outparse_driver(r->op)[0] &&
+                 strcmp(outparse_driver(r->op), "docker") != 0)
                 note(r,
                      "the %s driver runs BuildKit out of reach (a container or another host): "
                      "its %u RUN step(s) were not measured; the build's figures cover the "
                      "docker client alone",
-                     r->driver, runs);
+                     outparse_driver(r->op), runs);
         else if (measured == 0)
                 note(r,
                      "no exec cgroup of this build's %u RUN step(s) was found on this machine "
