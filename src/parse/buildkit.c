@@ -831,7 +831,31 @@ bool buildkit_feed_line(struct buildkit *b, const char *line, size_t len, double
         return buildkit_feed_line_bk(b, line, len, now, &bl);
 }
 
+_noinline_ static bool feed_line_slow(struct buildkit *b, const char *line, size_t len, double now,
+                                      const struct bkline *bl);
+
 bool buildkit_feed_line_bk(struct buildkit *b, const char *line, size_t len, double now,
+                           const struct bkline *bl)
+{
+        /* Most lines are "#N <secs> <log text>" of the vertex of the line
+         * before: what feed_plain does with them, with no call but the
+         * log's. */
+        if (!b->json_active && bl->ok && bl->secs_end && bl->n != 0 && !b->prev_blank &&
+            b->last_vi < b->nv && b->v[b->last_vi].key == bl->n + 1) {
+                struct vtx *v = &b->v[b->last_vi];
+                const char *text = bl->secs_end == bl->end ? bl->end : bl->secs_end + 1;
+
+                b->last_json = false;
+                b->seen = true;
+                touch(b, v, now);
+                v->worked = true;
+                emit_log(b, b->last_vi, text, (size_t)(bl->end - text));
+                return true;
+        }
+        return feed_line_slow(b, line, len, now, bl);
+}
+
+static bool feed_line_slow(struct buildkit *b, const char *line, size_t len, double now,
                            const struct bkline *bl)
 {
         const char *end = bl->end;

@@ -78,14 +78,28 @@ static void add_marker(struct buildmetrics *bm, const char *spec, const char *pa
 
 static void feed_text(struct buildmetrics *bm, int64_t vidx, const char *s, size_t len);
 static void flush_progress(struct buildmetrics *bm);
+static inline void keep_progress(struct buildmetrics *bm, const char *s, const char *end);
+
+_noinline_ static void log_slow(struct buildmetrics *bm, uint32_t vidx, int marker,
+                                const char *text, size_t len)
+{
+        if (marker >= 0)
+                (void)ccstats_feed_line(&bm->mparser[marker], text, len);
+        feed_text(bm, vidx, text, len);
+}
 
 static void on_log(void *userdata, uint32_t vidx, int marker, const char *text, size_t len)
 {
         struct buildmetrics *bm = userdata;
 
-        if (marker >= 0)
-                (void)ccstats_feed_line(&bm->mparser[marker], text, len);
-        feed_text(bm, vidx, text, len);
+        /* Most log lines of a compile are progress ("[12/300] ..."): kept
+         * as feed_text keeps them, with no call. */
+        if (marker < 0 && len > 3 && text[0] == '[' && bm->chunk && text >= bm->chunk &&
+            len <= (size_t)(bm->chunk_end - text)) {
+                keep_progress(bm, text, text + len);
+                return;
+        }
+        log_slow(bm, vidx, marker, text, len);
 }
 
 static void on_ctx(void *userdata, const char *line, size_t len)
@@ -193,7 +207,8 @@ static enum progress_kind progress_parse(const char *s, const char *end, uint64_
                 return PROGRESS_NONE;
         if (*c == '%' && c + 1 < end && c[1] == ']' && range_ok_u64(RANGE_PERCENT, *a))
                 return PROGRESS_MAKE;
-        if (*c++ != '/' || !progress_u64(&c, end, b) || *a > *b || !range_ok_u64(RANGE_EVENTS, *b) ||
+        if (*c++ != '/' || !progress_u64(&c, end, b) || *a > *b ||
+            !range_ok_u64(RANGE_EVENTS, *b) ||
             !(c < end && (*c == ']' || memchr(c, ']', (size_t)(end - c)))))
                 return PROGRESS_NONE;
         return PROGRESS_NINJA;
@@ -243,7 +258,7 @@ static void flush_progress(struct buildmetrics *bm)
 
 /* A line of the chunk that may be progress: kept with which figure it may
  * set, by the byte after its first number (as progress_parse decides). */
-static void keep_progress(struct buildmetrics *bm, const char *s, const char *end)
+static inline void keep_progress(struct buildmetrics *bm, const char *s, const char *end)
 {
         const char *c = s + 1;
 

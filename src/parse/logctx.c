@@ -1215,22 +1215,39 @@ _noinline_ static void feed_one(struct logctx *c, const char *line, size_t len, 
         apply_line(c, p, n, &l, now_s);
 }
 
+/* A line of the chunk into the batch, the batch first looked at when full
+ * or of another instant. */
+_noinline_ static void batch_slow(struct logctx *c, const char *line, size_t len, double now_s,
+                                  const struct bkline *bl)
+{
+        bool dirty = !clean_in_chunk(c, line, len);
+
+        if (c->nbatch > 0 && (c->nbatch == BATCH_MAX || c->batch_now != now_s))
+                flush_batch(c);
+        c->batch[c->nbatch++] =
+            (struct batched){.line = line,
+                             .len = len,
+                             .stage_cand = dirty || raw_stage_candidate(line, len, bl),
+                             .dirty = dirty};
+        c->batch_now = now_s;
+}
+
 void logctx_feed_line_bk(struct logctx *c, const char *line, size_t len, double now_s,
                          const struct bkline *bl)
 {
         /* Most lines lie in the chunk and need no cleaning: those are
-         * looked at not one at a time but as a batch. */
+         * looked at not one at a time but as a batch. The common case
+         * first, with no call: clean, the batch not full, of its instant. */
         if (!c->has_re && in_chunk(c, line, len)) {
-                bool dirty = !clean_in_chunk(c, line, len);
-
-                if (c->nbatch > 0 && (c->nbatch == BATCH_MAX || c->batch_now != now_s))
-                        flush_batch(c);
-                c->batch[c->nbatch++] =
-                    (struct batched){.line = line,
-                                     .len = len,
-                                     .stage_cand = dirty || raw_stage_candidate(line, len, bl),
-                                     .dirty = dirty};
-                c->batch_now = now_s;
+                if (line >= c->clean_lo && line + len <= c->clean_hi && c->nbatch > 0 &&
+                    c->nbatch < BATCH_MAX && c->batch_now == now_s) {
+                        c->batch[c->nbatch++] =
+                            (struct batched){.line = line,
+                                             .len = len,
+                                             .stage_cand = raw_stage_candidate(line, len, bl)};
+                        return;
+                }
+                batch_slow(c, line, len, now_s, bl);
                 return;
         }
         feed_one(c, line, len, now_s, bl);

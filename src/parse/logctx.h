@@ -97,5 +97,5 @@ void logctx_feed_line_bk(struct logctx *c, const char *line, size_t len, double 
 bool logctx_line_wins(bool work, bool seen_work, double last_work_s, double now_s, double hold_s);
 
 /* Current values, NUL-terminated, "" when none; valid until the next feed. */
-const char *logctx_stage(struct logctx *c);     /* not const: lines may be batched */
+const char *logctx_stage(struct logctx *c);   /* not const: lines may be batched */
 const char *logctx_context(struct logctx *c); /* not const: see logctx_chunk */

@@ -126,8 +126,13 @@ struct lines {
 static void lines_init(struct lines *l, uint64_t base, struct ninjalog_run *runs, size_t cap,
                        ninjalog_edge_fn fn, void *userdata)
 {
-        *l = (struct lines){.prev_end = INT64_MIN, .from = base, .runs = runs, .cap = cap,
-                            .cur = {base, 0, INT64_MIN, NAN}, .fn = fn, .userdata = userdata};
+        *l = (struct lines){.prev_end = INT64_MIN,
+                            .from = base,
+                            .runs = runs,
+                            .cap = cap,
+                            .cur = {base, 0, INT64_MIN, NAN},
+                            .fn = fn,
+                            .userdata = userdata};
 }
 
 static void step_edge(struct lines *l, const struct rec *r)

@@ -184,7 +184,8 @@ static void parse_ninja_log(json_t *o, struct targets *ts)
                 return;
         json_array_foreach(arr, i, v)
         {
-                json_t *s = json_array_get(v, 0), *e = json_array_get(v, 1), *out = json_array_get(v, 2);
+                json_t *s = json_array_get(v, 0), *e = json_array_get(v, 1),
+                       *out = json_array_get(v, 2);
 
                 if (i >= TARGETS_EDGES_MAX)
                         break;
