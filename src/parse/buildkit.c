@@ -432,9 +432,19 @@ const char *bkline_secs_end(const char *s, const char *end)
 _noinline_ static void feed_status(struct buildkit *b, struct vtx *v, int64_t vi, const char *s,
                                    const char *end, bool header, double now);
 
+/* "#N <secs> <log text>" of vertex vi: it worked, and its text goes to the
+ * log. */
+static inline void secs_line(struct buildkit *b, uint32_t vi, const struct bkline *bl)
+{
+        const char *text = bl->secs_end == bl->end ? bl->end : bl->secs_end + 1;
+
+        b->v[vi].worked = true;
+        emit_log(b, vi, text, (size_t)(bl->end - text));
+}
+
 static bool feed_plain(struct buildkit *b, const struct bkline *bl, double now)
 {
-        const char *s, *end = bl->end, *text;
+        const char *s, *end = bl->end;
         uint64_t n;
         int64_t vi;
         struct vtx *v;
@@ -468,9 +478,7 @@ static bool feed_plain(struct buildkit *b, const struct bkline *bl, double now)
         /* Most lines are "<secs> <log text>": one look at the first byte
          * instead of five keyword compares. */
         if (!header && bl->secs_end) {
-                text = bl->secs_end == end ? end : bl->secs_end + 1;
-                v->worked = true;
-                emit_log(b, (uint32_t)vi, text, (size_t)(end - text));
+                secs_line(b, (uint32_t)vi, bl);
                 return true;
         }
         feed_status(b, v, vi, s, end, header, now);
@@ -842,14 +850,10 @@ bool buildkit_feed_line_bk(struct buildkit *b, const char *line, size_t len, dou
          * log's. */
         if (!b->json_active && bl->ok && bl->secs_end && bl->n != 0 && !b->prev_blank &&
             b->last_vi < b->nv && b->v[b->last_vi].key == bl->n + 1) {
-                struct vtx *v = &b->v[b->last_vi];
-                const char *text = bl->secs_end == bl->end ? bl->end : bl->secs_end + 1;
-
                 b->last_json = false;
                 b->seen = true;
-                touch(b, v, now);
-                v->worked = true;
-                emit_log(b, b->last_vi, text, (size_t)(bl->end - text));
+                touch(b, &b->v[b->last_vi], now);
+                secs_line(b, b->last_vi, bl);
                 return true;
         }
         return feed_line_slow(b, line, len, now, bl);

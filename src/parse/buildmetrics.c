@@ -80,6 +80,12 @@ static void feed_text(struct buildmetrics *bm, int64_t vidx, const char *s, size
 static void flush_progress(struct buildmetrics *bm);
 static inline void keep_progress(struct buildmetrics *bm, const char *s, const char *end);
 
+/* Whether [s, s+len) lies in the chunk being fed (buildmetrics_chunk). */
+static inline bool in_chunk(const struct buildmetrics *bm, const char *s, size_t len)
+{
+        return bm->chunk && s >= bm->chunk && len <= (size_t)(bm->chunk_end - s);
+}
+
 _noinline_ static void log_slow(struct buildmetrics *bm, uint32_t vidx, int marker,
                                 const char *text, size_t len)
 {
@@ -94,8 +100,7 @@ static void on_log(void *userdata, uint32_t vidx, int marker, const char *text, 
 
         /* Most log lines of a compile are progress ("[12/300] ..."): kept
          * as feed_text keeps them, with no call. */
-        if (marker < 0 && len > 3 && text[0] == '[' && bm->chunk && text >= bm->chunk &&
-            len <= (size_t)(bm->chunk_end - text)) {
+        if (marker < 0 && len > 3 && text[0] == '[' && in_chunk(bm, text, len)) {
                 keep_progress(bm, text, text + len);
                 return;
         }
@@ -345,7 +350,7 @@ static void feed_text(struct buildmetrics *bm, int64_t vidx, const char *s, size
                         return;
                 /* one of the chunk's: parsed when the chunk goes or the
                  * model is read, if it is the last */
-                if (bm->chunk && s >= bm->chunk && len <= (size_t)(bm->chunk_end - s)) {
+                if (in_chunk(bm, s, len)) {
                         keep_progress(bm, s, s + len);
                         return;
                 }

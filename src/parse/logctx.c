@@ -1215,6 +1215,13 @@ _noinline_ static void feed_one(struct logctx *c, const char *line, size_t len, 
         apply_line(c, p, n, &l, now_s);
 }
 
+static inline void batch_push(struct logctx *c, const char *line, size_t len, bool stage_cand,
+                              bool dirty)
+{
+        c->batch[c->nbatch++] =
+            (struct batched){.line = line, .len = len, .stage_cand = stage_cand, .dirty = dirty};
+}
+
 /* A line of the chunk into the batch, the batch first looked at when full
  * or of another instant. */
 _noinline_ static void batch_slow(struct logctx *c, const char *line, size_t len, double now_s,
@@ -1224,11 +1231,7 @@ _noinline_ static void batch_slow(struct logctx *c, const char *line, size_t len
 
         if (c->nbatch > 0 && (c->nbatch == BATCH_MAX || c->batch_now != now_s))
                 flush_batch(c);
-        c->batch[c->nbatch++] =
-            (struct batched){.line = line,
-                             .len = len,
-                             .stage_cand = dirty || raw_stage_candidate(line, len, bl),
-                             .dirty = dirty};
+        batch_push(c, line, len, dirty || raw_stage_candidate(line, len, bl), dirty);
         c->batch_now = now_s;
 }
 
@@ -1241,10 +1244,7 @@ void logctx_feed_line_bk(struct logctx *c, const char *line, size_t len, double 
         if (!c->has_re && in_chunk(c, line, len)) {
                 if (line >= c->clean_lo && line + len <= c->clean_hi && c->nbatch > 0 &&
                     c->nbatch < BATCH_MAX && c->batch_now == now_s) {
-                        c->batch[c->nbatch++] =
-                            (struct batched){.line = line,
-                                             .len = len,
-                                             .stage_cand = raw_stage_candidate(line, len, bl)};
+                        batch_push(c, line, len, raw_stage_candidate(line, len, bl), false);
                         return;
                 }
                 batch_slow(c, line, len, now_s, bl);

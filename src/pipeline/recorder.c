@@ -54,6 +54,7 @@ struct recorder {
         ino_t ninja_ino;
         struct run_facts facts; /* what every sink reports of them, made at finish */
         size_t nsinks;
+        int splice; /* the one sink of the raw output that takes it by splice(2), or -1 */
         double start_mono, next_tick;
         struct proctop top; /* the build's largest processes this tick */
         double page_bytes;
@@ -160,6 +161,22 @@ static void close_sinks(struct recorder *r)
                 if (r->ops[i]->close)
                         r->ops[i]->close(r->state[i]);
         r->nsinks = 0;
+        r->splice = -1;
+}
+
+/* The one sink of the raw output, when it can take it by splice(2): its
+ * index, else -1. */
+static int splice_sink(const struct recorder *r)
+{
+        int found = -1;
+
+        for (size_t i = 0; i < r->nsinks; i++)
+                if (r->ops[i]->output) {
+                        if (found >= 0 || !r->ops[i]->output_fd)
+                                return -1;
+                        found = (int)i;
+                }
+        return found;
 }
 
 int recorder_self(struct store_recorder *ret)
@@ -212,6 +229,7 @@ static int open_list(struct recorder *r, const struct sink_ops *const *list, con
                 }
                 r->ops[r->nsinks++] = list[i];
         }
+        r->splice = splice_sink(r);
         return 0;
 }
 
@@ -624,6 +642,7 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
         pthread_mutex_init(&r->want_lock, NULL);
         r->cfg = *cfg;
         r->run = run;
+        r->splice = -1;
         summary_init(&r->summary, &cfg->summary);
         {
                 struct logctx_config lc = cfg->logctx;
@@ -766,24 +785,9 @@ void recorder_output(struct recorder *r, int stream, const char *buf, size_t len
                 on_chunk(r, stream, buf, len, now, false);
 }
 
-/* The one sink of the raw output, when it can take it by splice(2): its
- * index, else -1. */
-static int splice_sink(const struct recorder *r)
-{
-        int found = -1;
-
-        for (size_t i = 0; i < r->nsinks; i++)
-                if (r->ops[i]->output) {
-                        if (found >= 0 || !r->ops[i]->output_fd)
-                                return -1;
-                        found = (int)i;
-                }
-        return found;
-}
-
 int recorder_output_fd(struct recorder *r, off_t *ret_off)
 {
-        int i = splice_sink(r);
+        int i = r->splice;
 
         /* The parse reads the spliced bytes back on its own thread. */
         if (i < 0 || r->no_parseq)
@@ -798,10 +802,7 @@ int recorder_output_fd(struct recorder *r, off_t *ret_off)
 void recorder_output_spliced(struct recorder *r, int stream, int fd, off_t off, size_t n)
 {
         double now = now_monotonic() - r->start_mono;
-        int i = splice_sink(r);
-
-        if (i >= 0)
-                r->ops[i]->output_spliced(r->state[i], n);
+        r->ops[r->splice]->output_spliced(r->state[r->splice], n);
         parseq_push_file(r->parseq, stream, fd, off, n, now);
 }
 
