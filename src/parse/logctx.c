@@ -4,6 +4,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "model/compilers.h"
 #include "parse/buildkit.h"
@@ -30,11 +33,11 @@ struct logctx {
         double hold_s;      /* logctx_config.hold_s */
         char *scratch;      /* SCRATCH_MAX + 1 bytes */
         char *winbuf;       /* the same: a cleaned line of a batch that wins */
-        /* logctx_chunk: for each of ESC and '\r', its next place in the
-         * chunk at or after from[i] (the chunk's end: none). */
+        /* logctx_chunk: [clean_lo, clean_hi) of the chunk holds no ESC and
+         * no '\r', and clean_hi is the first of them at or after clean_lo
+         * (the chunk's end: none). chunk_needs_cleaning() moves it. */
         const char *chunk, *chunk_end;
-        const char *from[2], *next[2];
-        const char *clean_lo, *clean_hi; /* chunk_needs_cleaning() */
+        const char *clean_lo, *clean_hi;
         /* The context's line while it lies in the chunk: copied when the
          * chunk goes or the context is read, not for every line that wins. */
         const char *pend;
@@ -950,8 +953,6 @@ void logctx_chunk(struct logctx *c, const char *buf, size_t len)
         flush_context(c);
         c->chunk = buf;
         c->chunk_end = buf ? buf + len : NULL;
-        for (int i = 0; i < 2; i++)
-                c->from[i] = c->next[i] = c->chunk_end;
         c->clean_lo = c->clean_hi = c->chunk_end;
 }
 
@@ -966,26 +967,39 @@ static inline bool in_chunk(const struct logctx *c, const char *p, size_t n)
                n <= (size_t)((uintptr_t)c->chunk_end - a);
 }
 
-/* The same for [p, p+n) in the chunk, from each byte's next place. */
+/* The first ESC or '\r' in [p, end), or end: both looked for in one pass
+ * (output with escapes has them on most lines, and a memchr for each, per
+ * line, was most of what such a line cost). */
+static const char *next_control(const char *p, const char *end)
+{
+#if defined(__SSE2__)
+        const __m128i esc = _mm_set1_epi8(ESC), cr = _mm_set1_epi8('\r');
+
+        for (; end - p >= 16; p += 16) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+                unsigned m = (unsigned)_mm_movemask_epi8(
+                    _mm_or_si128(_mm_cmpeq_epi8(v, esc), _mm_cmpeq_epi8(v, cr)));
+
+                if (m)
+                        return p + __builtin_ctz(m);
+        }
+#endif
+        for (; p < end; p++)
+                if (*p == ESC || *p == '\r')
+                        return p;
+        return end;
+}
+
+/* The same for [p, p+n) in the chunk: the next ESC or '\r' at or after p
+ * is found once and kept while the lines move forward past none, so the
+ * chunk is scanned once whatever its lines are. */
 _noinline_ static bool chunk_needs_cleaning(struct logctx *c, const char *p, size_t n)
 {
-        static const char ctl[2] = {ESC, '\r'};
-        bool any = false;
-
-        for (int i = 0; i < 2; i++) {
-                if (p < c->from[i] || c->next[i] < p) {
-                        const char *q = memchr(p, ctl[i], (size_t)(c->chunk_end - p));
-
-                        c->from[i] = p;
-                        c->next[i] = q ? q : c->chunk_end;
-                }
-                any = any || c->next[i] < p + n;
+        if (p < c->clean_lo || c->clean_hi < p) {
+                c->clean_lo = p;
+                c->clean_hi = next_control(p, c->chunk_end);
         }
-        /* Until a line reaches past clean_hi, no line after clean_lo has
-         * either byte. */
-        c->clean_lo = MAX(c->from[0], c->from[1]);
-        c->clean_hi = MIN(c->next[0], c->next[1]);
-        return any;
+        return c->clean_hi < p + n;
 }
 
 /* Whether [p, p+n), in the chunk, holds no escape and no '\r'. */

@@ -76,10 +76,21 @@ static void *worker(void *arg)
                 pthread_mutex_unlock(&q->mu);
                 buf = s->buf;
                 if (s->fd >= 0) {
-                        buf = q->readbuf;
-                        s->len = read_at(s->fd, buf, s->len, s->off);
-                }
-                if (s->len > 0 || s->eof)
+                        /* A slot of the file: read back and parsed in
+                         * pieces of the one buffer. */
+                        for (size_t done = 0; done < s->len;) {
+                                size_t want = MIN(s->len - done, (size_t)PARSEQ_READ);
+                                size_t got = read_at(s->fd, q->readbuf, want,
+                                                     s->off + (off_t)done);
+
+                                if (got > 0)
+                                        q->fn(q->userdata, s->stream, q->readbuf, got, s->now,
+                                              false);
+                                if (got < want)
+                                        break;
+                                done += got;
+                        }
+                } else if (s->len > 0 || s->eof)
                         q->fn(q->userdata, s->stream, buf, s->len, s->now, s->eof);
                 pthread_mutex_lock(&q->mu);
                 q->head = (q->head + 1) % PARSEQ_SLOTS;
@@ -190,7 +201,7 @@ void parseq_push_file(struct parseq *q, int stream, int fd, off_t off, size_t le
 {
         while (len > 0) {
                 struct slot *s = reserve(q);
-                size_t n = MIN(len, (size_t)PARSEQ_READ);
+                size_t n = MIN(len, (size_t)PARSEQ_FILE_SLOT);
 
                 *s = (struct slot){
                     .buf = s->buf, .len = n, .now = now, .stream = stream, .fd = fd, .off = off};

@@ -19,12 +19,18 @@
  * are queued; parseq_sync() waits until it has taken every chunk pushed so
  * far, and until the next push the caller may read that state. Pushing
  * blocks while the queue is full (PARSEQ_SLOTS chunks of at most
- * PARSEQ_CHUNK bytes): memory stays bounded, the build waits on its pipe as
- * it would on a slow terminal. */
+ * PARSEQ_CHUNK bytes copied, or PARSEQ_FILE_SLOT bytes of a file named):
+ * memory stays bounded, the build waits on its pipe as it would on a slow
+ * terminal. */
 
 #define PARSEQ_SLOTS 16
 #define PARSEQ_CHUNK (128 * 1024)
 #define PARSEQ_READ (64 * 1024) /* a chunk read back from a file, at most */
+/* A slot of the file holds no bytes, only where they are: up to 1 MiB (a
+ * full pipe's splice) in one slot, read back in PARSEQ_READ pieces, so the
+ * pass-through runs up to 16 MiB ahead of the parse with one hand-over per
+ * splice, not one per 64 KiB. */
+#define PARSEQ_FILE_SLOT (1024 * 1024)
 
 /* A chunk of stream (1 stdout, 2 stderr) that arrived at now; len 0 and
  * eof true: the stream ended. Runs on the worker thread. */
