@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Interleaved pairs: run a peer command A and buildtel's command B one after
-the other, N times (A B A B ...), and report the median of the N ratios with
-their min and max. A sequential batch of A then B measures the machine's
+the other, N times (A B, B A, A B ...: the order alternates), and report the
+median of the N ratios with their min and max. A sequential batch of A then B measures the machine's
 drift as much as the programs; a pair shares the machine's state of the
 moment, and the median of the pairs' ratios discards the outliers.
 
@@ -75,9 +75,16 @@ def main():
             prep(); run_one(o.a, o.metric)
             prep(); run_one(o.b, o.metric)
         A, B, R = [], [], []
-        for _ in range(o.runs):
-            prep(); a = run_one(o.a, o.metric)
-            prep(); b = run_one(o.b, o.metric)
+        for i in range(o.runs):
+            # A B, then B A: what a pair's first run leaves behind (a cache
+            # warmed, pages freed that the host then takes back) falls on
+            # each side as often.
+            if i % 2 == 0:
+                prep(); a = run_one(o.a, o.metric)
+                prep(); b = run_one(o.b, o.metric)
+            else:
+                prep(); b = run_one(o.b, o.metric)
+                prep(); a = run_one(o.a, o.metric)
             A.append(a); B.append(b)
             R.append(a / b if o.ratio == 'a/b' else b / a)
     except RuntimeError as e:
