@@ -967,15 +967,20 @@ static inline bool in_chunk(const struct logctx *c, const char *p, size_t n)
                n <= (size_t)((uintptr_t)c->chunk_end - a);
 }
 
-/* The first ESC or '\r' in [p, end), or end: both looked for in one pass
- * (output with escapes has them on most lines, and a memchr for each, per
- * line, was most of what such a line cost). */
+/* The first ESC or '\r' in [p, end), or end. Output with escapes has them
+ * on most lines: the next one is looked for near p in one pass for both (a
+ * memchr for each, per line, was most of what such a line cost); past
+ * NEAR_CONTROL bytes without one, a clean stretch (most text: the rest of
+ * the chunk) is left to libc's memchr, the faster over a long way. */
+#define NEAR_CONTROL 256
 static const char *next_control(const char *p, const char *end)
 {
+        const char *stop = end - p > NEAR_CONTROL ? p + NEAR_CONTROL : end, *e, *r;
+
 #if defined(__SSE2__)
         const __m128i esc = _mm_set1_epi8(ESC), cr = _mm_set1_epi8('\r');
 
-        for (; end - p >= 16; p += 16) {
+        for (; stop - p >= 16; p += 16) {
                 __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
                 unsigned m = (unsigned)_mm_movemask_epi8(
                     _mm_or_si128(_mm_cmpeq_epi8(v, esc), _mm_cmpeq_epi8(v, cr)));
@@ -984,10 +989,14 @@ static const char *next_control(const char *p, const char *end)
                         return p + __builtin_ctz(m);
         }
 #endif
-        for (; p < end; p++)
+        for (; p < stop; p++)
                 if (*p == ESC || *p == '\r')
                         return p;
-        return end;
+        if (p == end)
+                return end;
+        e = memchr(p, ESC, (size_t)(end - p));
+        r = memchr(p, '\r', (size_t)((e ? e : end) - p));
+        return r ? r : e ? e : end;
 }
 
 /* The same for [p, p+n) in the chunk: the next ESC or '\r' at or after p

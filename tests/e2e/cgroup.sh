@@ -45,9 +45,13 @@ check "256 MiB written with fsync: $wr MiB counted (>= 95%)" ge "$wr" 243.2
 
 # Process tree: a double-forked grandchild is the build's too.
 run --run-id dfork --interval 5 -- "$CGLOAD" dfork 1 200
-cpu=$(j "$L/resources-dfork.summary.json" build.cpu_user_s)
+# cgload burns 1 s of the process's CPU time, user and system together
+# (CLOCK_PROCESS_CPUTIME_ID): under load the kernel's tick-based split put
+# 6 % of it in system time (user 0.941 s in a suite at 3 at once).
+cpu=$(awk -v u="$(j "$L/resources-dfork.summary.json" build.cpu_user_s)" \
+        -v s="$(j "$L/resources-dfork.summary.json" build.cpu_sys_s)" 'BEGIN { printf "%.3f", u + s }')
 peak=$(j "$L/resources-dfork.summary.json" build.mem_peak_mb.value)
-check "double-forked grandchild: its CPU counted ($cpu s)" ge "$cpu" 0.95
+check "double-forked grandchild: its CPU counted ($cpu s, user and system)" ge "$cpu" 0.95
 check "double-forked grandchild: its memory counted ($peak MiB)" ge "$peak" 200
 
 # summarize gives the run's own JSON, cgroup columns and all.
