@@ -71,7 +71,7 @@ HTML
                         --user-data-dir="$(mktemp -d "$T/c.XXXXXX")" --window-size=1280,2400 \
                         --dump-dom "file://$T/harness.html" 2>&1 >/dev/null |
                         grep -o 'BT_RENDER_MS [0-9.]* [0-9]*' | head -1
-        done | sort -n | awk '{ ms[NR] = $2; h = $3 } END {
+        done | sort -n -k2,2 | awk '{ ms[NR] = $2; h = $3 } END {
                 if (NR == 0) { print "chromium: no timing logged"; exit }
                 printf "chromium: the report loaded, styled and laid out (%d px tall) in %.0f ms, median of %d (min %.0f, max %.0f; target under 1 s)\n", h, ms[int((NR + 1) / 2)], NR, ms[1], ms[NR] }'
 else

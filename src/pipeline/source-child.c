@@ -60,6 +60,20 @@ static void live_resume(const struct source_live *l, double now)
                 l->resume(l->userdata, now);
 }
 
+/* Our output pipe made as large as the child's (SPLICE_CHUNK), never
+ * smaller than it is: with the 64 KiB a shell gives a pipe, every full
+ * pipe of the build's waits on the reader 16 times (the text to `| cat`
+ * took 0.272 s, with 1 MiB 0.214 s, median of 11 interleaved pairs). The
+ * bytes are the same; the kernel may refuse (a user over its pipe pages:
+ * then it stays as it was). */
+static void widen_pipe(int fd)
+{
+        int sz = fcntl(fd, F_GETPIPE_SZ);
+
+        if (sz >= 0 && sz < SPLICE_CHUNK)
+                (void)fcntl(fd, F_SETPIPE_SZ, SPLICE_CHUNK);
+}
+
 /* The build's output bypasses user space (pump_splice) when it comes on
  * a pipe and our own fd goes to a pipe or /dev/null; a terminal, a file
  * or a socket gets it by write(2). */
@@ -69,8 +83,10 @@ static enum out_kind out_kind(int fd, const struct child_config *cfg)
 
         if (!cfg->pipes || cfg->pty || fstat(fd, &st) < 0)
                 return OUT_COPY;
-        if (S_ISFIFO(st.st_mode))
+        if (S_ISFIFO(st.st_mode)) {
+                widen_pipe(fd);
                 return OUT_PIPE;
+        }
         if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3))
                 return OUT_NULL;
         return OUT_COPY;

@@ -22,6 +22,40 @@ expect_eq "stderr a pipe: the bytes arrive identical" "$got" "$want"
 expect_eq "stderr a pipe: the build log holds them" "$(log_of "$L/build-err.log" | sha)" "$want"
 rm -f "$L"/build-*
 
+# Our output pipe grown to the child's 1 MiB (fewer waits on the reader),
+# never shrunk: the reader asks its pipe's size once it has every byte.
+pipesz='import fcntl, sys
+n = sum(len(b) for b in iter(lambda: sys.stdin.buffer.read(1 << 16), b""))
+print(n, fcntl.fcntl(0, 1032))'  # F_GETPIPE_SZ
+got=$("$BUILDTEL" run --quiet --no-db --log-dir "$L" --run-id wide -- cat "$T/rand" | python3 -c "$pipesz")
+expect_eq "stdout a pipe: every byte, through a pipe grown to 1 MiB" "$got" "$((48 << 20)) 1048576"
+got=$("$BUILDTEL" run --quiet --no-db --log-dir "$L" --run-id wide2 -- sh -c 'echo hi >&2' 2>&1 >/dev/null |
+        python3 -c "$pipesz")
+expect_eq "stderr a pipe: grown to 1 MiB too" "$got" "3 1048576"
+got=$(python3 - "$BUILDTEL" "$L" "$T/fifo" <<'PY'
+import fcntl, os, subprocess, sys
+bt, logs, fifo = sys.argv[1:]
+os.mkfifo(fifo)
+r = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+try:  # F_SETPIPE_SZ: a pipe already larger than buildtel's 1 MiB
+    fcntl.fcntl(r, 1031, 4 << 20)
+except PermissionError:  # past fs.pipe-max-size: raised for this one call
+    mx = "/proc/sys/fs/pipe-max-size"
+    old = open(mx).read()
+    open(mx, "w").write(str(4 << 20))
+    try:
+        fcntl.fcntl(r, 1031, 4 << 20)
+    finally:
+        open(mx, "w").write(old)
+with open(fifo, "wb") as w:
+    subprocess.run([bt, "run", "--quiet", "--no-db", "--log-dir", logs, "--run-id", "big",
+                    "--", "echo", "hi"], stdout=w, check=True)
+print(os.read(r, 100).decode().strip(), fcntl.fcntl(r, 1032))  # F_GETPIPE_SZ
+PY
+)
+expect_eq "a pipe already larger (4 MiB) is left so" "$got" "hi $((4 << 20))"
+rm -f "$L"/build-* "$T/fifo"
+
 # Both streams into one pipe, interleaved: each line whole and in order.
 "$BUILDTEL" run --quiet --no-db --log-dir "$L" --run-id both -- \
         sh -c 'for i in $(seq 1 3000); do echo "o$i"; echo "e$i" >&2; done' 2>&1 | cat >"$T/both"
