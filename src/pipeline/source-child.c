@@ -19,7 +19,7 @@
 #include "util/util.h"
 
 #define READ_CHUNK (128 * 1024)
-#define SPLICE_CHUNK (1024 * 1024) /* the child's pipe, full */
+#define SPLICE_CHUNK CHILD_PIPE_SIZE /* the child's pipe, full */
 
 /* Where our stdout or stderr goes, for the kernel's copy (pump_splice). */
 enum out_kind {
@@ -83,10 +83,8 @@ static enum out_kind out_kind(int fd, const struct child_config *cfg)
 
         if (!cfg->pipes || cfg->pty || fstat(fd, &st) < 0)
                 return OUT_COPY;
-        if (S_ISFIFO(st.st_mode)) {
-                widen_pipe(fd);
+        if (S_ISFIFO(st.st_mode))
                 return OUT_PIPE;
-        }
         if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3))
                 return OUT_NULL;
         return OUT_COPY;
@@ -113,8 +111,9 @@ int source_child_open(const struct child_config *cfg, double grace, bool subreap
         }
         s->grace = grace;
         s->subreaper = subreaper;
-        s->out[1] = out_kind(1, cfg);
-        s->out[2] = out_kind(2, cfg);
+        for (int fd = 1; fd <= 2; fd++)
+                if ((s->out[fd] = out_kind(fd, cfg)) == OUT_PIPE)
+                        widen_pipe(fd);
         *ret = s;
         return 0;
 }

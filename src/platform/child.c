@@ -238,14 +238,14 @@ int child_spawn(const struct child_config *cfg, struct child **ret)
                 out_r = fds[0];
                 out_w = fds[1];
                 /* Fewer wake-ups for chatty builds; capped by pipe-max-size. */
-                (void)fcntl(out_w, F_SETPIPE_SZ, 1 << 20);
+                (void)fcntl(out_w, F_SETPIPE_SZ, CHILD_PIPE_SIZE);
         }
         if (cfg->pipes && !cfg->pty && !cfg->stderr_null) {
                 if (pipe2(fds, O_CLOEXEC) < 0)
                         return -errno;
                 err_r = fds[0];
                 err_w = fds[1];
-                (void)fcntl(err_w, F_SETPIPE_SZ, 1 << 20);
+                (void)fcntl(err_w, F_SETPIPE_SZ, CHILD_PIPE_SIZE);
         }
         if (pipe2(fds, O_CLOEXEC) < 0)
                 return -errno;

@@ -11,6 +11,10 @@
 
 struct child;
 
+/* The capacity asked for the child's output pipes (F_SETPIPE_SZ; the
+ * kernel may give less): what one splice of a full pipe moves. */
+#define CHILD_PIPE_SIZE (1024 * 1024)
+
 /* The descriptors buildtel was given, taken first thing: which of 0-2 were
  * closed (now /dev/null, so nothing of ours lands there), and the inherited
  * ones above 2 (not close-on-exec: a make jobserver's, say). */
