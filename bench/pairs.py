@@ -68,7 +68,8 @@ def main():
     ap.add_argument('--warmup', type=int, default=1)
     ap.add_argument('--prepare', default=None, help='run before every command, not timed')
     ap.add_argument('--touch', type=int, default=0, metavar='MIB',
-                    help='write a file of MIB and delete it before every command, not timed')
+                    help='write a file of MIB and delete it, then as much memory, '
+                         'before every command, not timed')
     ap.add_argument('--goal-min', type=float)
     ap.add_argument('--goal-max', type=float)
     ap.add_argument('--unit', default='s')
@@ -82,8 +83,16 @@ def main():
             subprocess.run(['/bin/sh', '-c', o.prepare], check=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if o.touch:
-            fd, path = tempfile.mkstemp(prefix='pairs-touch.')
-            try:
+            chunk = b'\1' * (1 << 20)
+            # deleted on close; a buffered file writes each MiB whole
+            with tempfile.NamedTemporaryFile(prefix='pairs-touch.') as f:
+                for _ in range(o.touch):
+                    f.write(chunk)
+                f.flush()
+            touched = b'\1' * (o.touch << 20)  # and as many anonymous pages
+            del touched
+
+    try:
                 chunk = b'\1' * (1 << 20)
                 for _ in range(o.touch):
                     os.write(fd, chunk)
