@@ -93,16 +93,6 @@ def main():
             del touched
 
     try:
-                chunk = b'\1' * (1 << 20)
-                for _ in range(o.touch):
-                    os.write(fd, chunk)
-            finally:
-                os.close(fd)
-                os.unlink(path)
-            touched = b'\1' * (o.touch << 20)  # and as many anonymous pages
-            del touched
-
-    try:
         for _ in range(o.warmup):
             prep(); run_one(o.a, o.metric)
             prep(); run_one(o.b, o.metric)
