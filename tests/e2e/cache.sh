@@ -10,7 +10,8 @@ done
 DB="$T/h.db"
 J="python3 $HERE/csvcheck.py json-get"
 export CCACHE_DIR="$T/ccache" SCCACHE_DIR="$T/sccache"
-export SCCACHE_SERVER_PORT=$((20000 + $$ % 20000)) SCCACHE_IDLE_TIMEOUT=120
+SCCACHE_SERVER_PORT=$(sccache_port)
+export SCCACHE_SERVER_PORT SCCACHE_IDLE_TIMEOUT=120
 stop_sccache() { sccache --stop-server >/dev/null 2>&1; rm -rf "$T"; }
 trap stop_sccache EXIT
 printf 'int f(void) { return 42; }\n' >"$T/a.c"
@@ -27,7 +28,7 @@ expect_eq "ccache: first snapshot has no delta" "$($J "$T/c0.json" 0.delta)" "No
 
 ccache gcc -c "$T/a.c" -o "$T/a.o"
 ccache gcc -c "$T/a.c" -o "$T/a.o"
-sccache --start-server >/dev/null 2>&1
+sccache_start "$T/sc-start.err" sccache --start-server || { echo "sccache --start-server failed: $(cat "$T/sc-start.err")"; exit 1; }
 sccache gcc -c "$T/b.c" -o "$T/b.o"
 sccache gcc -c "$T/b.c" -o "$T/b.o"
 "$BUILDTEL" cache --db "$DB" --json >"$T/c1.json"

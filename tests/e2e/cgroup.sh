@@ -200,15 +200,18 @@ fi
 # Daemons the build started that detached keep running (issue 20); with
 # --kill-leftovers they go.
 if command -v sccache >/dev/null; then
-        export SCCACHE_DIR="$T/sccache" SCCACHE_SERVER_PORT=$((20000 + $$ % 20000))
-        "$BUILDTEL" run --no-db --log-dir "$L" --run-id "${P}sc" -- sccache --start-server >/dev/null 2>"$T/sc.err"
+        export SCCACHE_DIR="$T/sccache"
+        sccache_start "$T/sc.err" "$BUILDTEL" run --no-db --log-dir "$L" --run-id "${P}sc" -- sccache --start-server
+        expect_eq "the server started (the build's status)" "$?" 0
         spid=$(grep -o "left running: sccache (pid [0-9]*)" "$T/sc.err" | grep -o "[0-9]*")
         check "the sccache server is named as left running" test -n "$spid"
+        [ -n "$spid" ] || sed 's/^/# /' "$T/sc.err"
         check "... and runs on" alive "${spid:-0}"
         check "... outside the build's cgroup" test -z "$(grep "run-${P}sc" "/proc/${spid:-0}/cgroup" 2>/dev/null)"
         expect_eq "... whose cgroup is gone" "$(cgdirs sc | wc -l)" 0
-        check "sccache --stop-server stops it" sccache --stop-server >/dev/null 2>&1
-        "$BUILDTEL" run --no-db --log-dir "$L" --run-id "${P}sck" --kill-leftovers -- sccache --start-server >/dev/null 2>"$T/sck.err"
+        check "sccache --stop-server stops it" sh -c 'sccache --stop-server >/dev/null 2>&1'
+        sccache_start "$T/sck.err" "$BUILDTEL" run --no-db --log-dir "$L" --run-id "${P}sck" --kill-leftovers -- sccache --start-server
+        expect_eq "--kill-leftovers: the server started (the build's status)" "$?" 0
         check "--kill-leftovers: no note" test -z "$(grep "left running" "$T/sck.err")"
         check "--kill-leftovers: the server is gone" sh -c '! sccache --stop-server >/dev/null 2>&1'
         unset SCCACHE_DIR SCCACHE_SERVER_PORT

@@ -105,9 +105,7 @@ expect_eq "ccache -z then -s: one miss (f4.c changed), four hits" "$b3" "4 1"
 unset SCCACHE_LOG SCCACHE_RECACHE SCCACHE_BUCKET SCCACHE_REDIS SCCACHE_GHA_ENABLED
 export SCCACHE_DIR="$T/sccache" SCCACHE_IDLE_TIMEOUT=0 SCCACHE_CONF="$T/sccache.conf"
 : >"$SCCACHE_CONF"
-SCCACHE_SERVER_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-export SCCACHE_SERVER_PORT
-sccache --start-server >/dev/null 2>&1 || { echo "sccache --start-server failed"; exit 1; }
+sccache_start "$T/sc-start.err" sccache --start-server || { echo "sccache --start-server failed: $(cat "$T/sc-start.err")"; exit 1; }
 SCCACHE_PID_PORT=$SCCACHE_SERVER_PORT
 cat >"$T/build-sccache.sh" <<EOF
 set -e

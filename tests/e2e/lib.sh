@@ -131,3 +131,43 @@ sleep "${2:-0}"
 SH
         chmod +x "$1"
 }
+# sccache_port: a free loopback port below the kernel's ephemeral range, so
+# that no outgoing connection (of this test or another running beside it)
+# takes it before the server binds it; bind(0) gives one from that range.
+sccache_port() {
+        python3 - <<'PY'
+import random, socket
+lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+for _ in range(200):
+    s = socket.socket()
+    port = random.randrange(20000, lo) if lo > 21000 else 0
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    print(s.getsockname()[1])
+    break
+PY
+}
+# sccache_start ERRFILE COMMAND...: run COMMAND, which starts an sccache
+# server (`sccache --start-server`, or buildtel running it), its stdout to
+# /dev/null and its stderr to ERRFILE, on a port of sccache_port (exported as SCCACHE_SERVER_PORT).
+# When sccache itself says its server did not start, again on another port,
+# three times at most: sccache 0.4's client binds the socket its server
+# reports to after it spawns that server, and a server that is quicker
+# under load finds no socket (ENOENT), exits, and leaves the client
+# waiting 10 s ("Timed out waiting for server startup"); seen here 1 start
+# in 60 with 3 at once on 2 CPUs. Returns COMMAND's status.
+sccache_start() {
+        local err=$1 try rc; shift
+        for try in 1 2 3; do
+                SCCACHE_SERVER_PORT=$(sccache_port)
+                export SCCACHE_SERVER_PORT
+                "$@" >/dev/null 2>"$err"
+                rc=$?
+                grep -q -E "sccache: error: (Timed out waiting for server startup|Server startup failed)" "$err" ||
+                        break
+                echo "# sccache's own start failed on port $SCCACHE_SERVER_PORT (try $try): $(grep -m1 "sccache: error" "$err")"
+        done
+        return $rc
+}
