@@ -24,7 +24,9 @@ trap cleanup EXIT
 export XDG_STATE_HOME="$T/state"
 
 ok() { CHECKS=$((CHECKS + 1)); printf 'ok   %s\n' "$*"; }
-bad() { CHECKS=$((CHECKS + 1)); FAILS=$((FAILS + 1)); printf 'FAIL %s\n' "$*"; }
+# bad, and so check and expect_eq, return 1: `check ... || show-why` runs
+# show-why on a failure only.
+bad() { CHECKS=$((CHECKS + 1)); FAILS=$((FAILS + 1)); printf 'FAIL %s\n' "$*"; return 1; }
 check() { # check DESCRIPTION COMMAND...
         local d=$1; shift
         if "$@"; then ok "$d"; else bad "$d"; fi
