@@ -794,6 +794,97 @@ static void test_place_edges(void **state)
         free(s);
 }
 
+/* The kernel's peak first shows in a row after its culprit ended: the
+ * units in flight are the previous row's and this one's (a -j2 build whose
+ * largest unit ended between two rows). */
+static void test_peak_running(void **state)
+{
+        static const struct {
+                const char *name;
+                struct {
+                        const char *top, *running;
+                        double top_mb, peak_mb;
+                } rows[3];
+                const char *want_proc, *want_running;
+        } cases[] = {
+            {"the culprit in the row itself: that row's units",
+             {{"cc1 a.c", "a.c", 50, 60},
+              {"cc1 heavy.c", "heavy.c s5.c", 250, 260},
+              {NULL, NULL, 0, 0}},
+             "cc1 heavy.c",
+             "heavy.c s5.c"},
+            {"the culprit ended before the row: both rows' units, the earlier first",
+             {{"cc1 heavy.c", "heavy.c s4.c", 250, 100},
+              {"cc1 s5.c", "s5.c s4.c", 40, 270},
+              {NULL, NULL, 0, 0}},
+             "cc1 heavy.c",
+             "heavy.c s4.c s5.c"},
+            {"a count stays with its unit",
+             {{"rustc big", "big x2 a.c", 300, 100},
+              {"cc1 b.c", "big b.c a.c x3", 20, 400},
+              {NULL, NULL, 0, 0}},
+             "rustc big",
+             "big x2 a.c b.c"},
+            {"the earlier row named nothing running",
+             {{"cc1 heavy.c", "", 250, 100}, {"ld", "prog", 20, 300}, {NULL, NULL, 0, 0}},
+             "cc1 heavy.c",
+             "prog"},
+            {"a later row without a new peak changes nothing",
+             {{"cc1 heavy.c", "heavy.c", 250, 100},
+              {"cc1 s5.c", "s5.c", 40, 270},
+              {"ld", "prog", 300, 270}},
+             "cc1 heavy.c",
+             "heavy.c s5.c"},
+        };
+        struct summary *s = malloc(sizeof(*s));
+        char long_a[SAMPLE_RUNNING_MAX + 1], long_b[64];
+
+        (void)state;
+        assert_non_null(s);
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                summary_init(s, NULL);
+                for (size_t k = 0; k < 3 && cases[i].rows[k].top; k++) {
+                        struct sample smp = mk(1000 + (double)k, 8000, 4000, 0, 50, 1, "", "");
+
+                        smp.cg_mode = "v2";
+                        smp.top_proc = cases[i].rows[k].top;
+                        smp.top_proc_bytes = cases[i].rows[k].top_mb * SAMPLE_MIB;
+                        smp.running = cases[i].rows[k].running;
+                        smp.cg_mem_peak_bytes = cases[i].rows[k].peak_mb * SAMPLE_MIB;
+                        summary_add(s, &smp);
+                }
+                print_message("%s\n", cases[i].name);
+                assert_string_equal(s->build.mem_peak_proc.label, cases[i].want_proc);
+                assert_string_equal(s->build.mem_peak.running, cases[i].want_running);
+        }
+
+        /* what does not fit whole is left out, within the column's size */
+        memset(long_a, 'a', sizeof(long_a) - 1);
+        long_a[SAMPLE_RUNNING_MAX - 10] = ' ';
+        long_a[SAMPLE_RUNNING_MAX - 5] = '\0';
+        snprintf(long_b, sizeof(long_b), "b.c %s c.c", "x.c");
+        summary_init(s, NULL);
+        {
+                struct sample a = mk(1000, 8000, 4000, 0, 50, 1, "", ""), b = a;
+
+                a.top_proc = "cc1 big";
+                a.top_proc_bytes = 300 * SAMPLE_MIB;
+                a.running = long_a;
+                a.cg_mem_peak_bytes = 100 * SAMPLE_MIB;
+                b.epoch = 1001;
+                b.top_proc = "cc1 b.c";
+                b.top_proc_bytes = 10 * SAMPLE_MIB;
+                b.running = long_b;
+                b.cg_mem_peak_bytes = 400 * SAMPLE_MIB;
+                summary_add(s, &a);
+                summary_add(s, &b);
+        }
+        assert_true(strlen(s->build.mem_peak.running) <= SAMPLE_RUNNING_MAX);
+        assert_true(strncmp(s->build.mem_peak.running, long_a, strlen(long_a)) == 0);
+        assert_string_equal(s->build.mem_peak.running + strlen(long_a), " b.c");
+        free(s);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -802,6 +893,7 @@ int main(void)
             cmocka_unit_test(test_golden),           cmocka_unit_test(test_readings),
             cmocka_unit_test(test_short_lines),      cmocka_unit_test(test_write_files),
             cmocka_unit_test(test_oom_victim),       cmocka_unit_test(test_place_edges),
+            cmocka_unit_test(test_peak_running),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -177,6 +177,73 @@ static void min_of(double *dst, double v)
                 *dst = v;
 }
 
+/* The next entry of a running column at *r: a unit and its " xN" when
+ * several run at once. Its length, 0 at the end; *r moves past it. */
+static size_t running_entry(const char **r, const char **ret_start)
+{
+        const char *p = *r, *e;
+
+        while (*p == ' ')
+                p++;
+        *ret_start = p;
+        e = p;
+        while (*e && *e != ' ')
+                e++;
+        if (e[0] == ' ' && e[1] == 'x' && e[2] >= '0' && e[2] <= '9') {
+                const char *m = e + 2;
+
+                while (*m >= '0' && *m <= '9')
+                        m++;
+                if (*m == ' ' || *m == '\0')
+                        e = m;
+        }
+        *r = e;
+        return (size_t)(e - p);
+}
+
+/* The unit of an entry: up to its " xN". */
+static size_t entry_unit_len(const char *entry, size_t n)
+{
+        const char *sp = memchr(entry, ' ', n);
+
+        return sp ? (size_t)(sp - entry) : n;
+}
+
+static bool running_has_unit(const char *r, const char *unit, size_t n)
+{
+        const char *start;
+        size_t k;
+
+        while ((k = running_entry(&r, &start)) > 0)
+                if (entry_unit_len(start, k) == n && memcmp(start, unit, n) == 0)
+                        return true;
+        return false;
+}
+
+/* dst = a's entries, then b's whose unit a does not name, as many as fit
+ * whole. */
+static void running_union(char *dst, size_t cap, const char *a, const char *b)
+{
+        char out[SAMPLE_RUNNING_MAX + 1];
+        const char *r, *start;
+        size_t len, k;
+
+        copy_utf8_str(out, sizeof(out), a);
+        len = strlen(out);
+        for (r = b ? b : ""; (k = running_entry(&r, &start)) > 0;) {
+                if (running_has_unit(out, start, entry_unit_len(start, k)))
+                        continue;
+                if (len + (len > 0) + k > SAMPLE_RUNNING_MAX)
+                        break;
+                if (len > 0)
+                        out[len++] = ' ';
+                memcpy(out + len, start, k);
+                len += k;
+                out[len] = '\0';
+        }
+        copy_utf8_str(dst, cap, out);
+}
+
 static void build_add(struct summary_build *b, const struct sample *smp)
 {
         struct summary_proc top[3];
@@ -204,13 +271,21 @@ static void build_add(struct summary_build *b, const struct sample *smp)
         /* The kernel's peak happened at or before the first row that shows
          * it. Its culprit is the largest process of that row or of the
          * previous one, whichever was larger: by the time of the row the
-         * culprit may have exited, or be dying with its memory freed. */
+         * culprit may have exited, or be dying with its memory freed. The
+         * culprit from the previous row: what ran then was still running at
+         * the peak or ended after it, so the units in flight are both
+         * rows' (a -j2 build whose largest unit ended between the rows
+         * named only the units after it). */
         if (!isnan(smp->cg_mem_peak_bytes) &&
             (!b->mem_peak.set || MB(smp->cg_mem_peak_bytes) > b->mem_peak.value)) {
                 point_set(&b->mem_peak, MB(smp->cg_mem_peak_bytes), NAN, smp);
                 b->mem_peak_proc = top[0];
-                if (b->prev_top[0].label[0] && (!top[0].label[0] || b->prev_top[0].mb > top[0].mb))
+                if (b->prev_top[0].label[0] &&
+                    (!top[0].label[0] || b->prev_top[0].mb > top[0].mb)) {
                         b->mem_peak_proc = b->prev_top[0];
+                        running_union(b->mem_peak.running, sizeof(b->mem_peak.running),
+                                      b->prev_running, smp->running);
+                }
         }
 
         if (!isnan(smp->cg_oom_kills)) {
@@ -236,6 +311,7 @@ static void build_add(struct summary_build *b, const struct sample *smp)
         if (top[0].label[0])
                 b->last_seen = top[0];
         memcpy(b->prev_top, top, sizeof(top));
+        copy_utf8_str(b->prev_running, sizeof(b->prev_running), smp->running);
 }
 
 void summary_init(struct summary *s, const struct summary_config *cfg)

@@ -89,6 +89,7 @@ struct summary_build {
         struct summary_oom oom[SUMMARY_OOM_MAX];
         uint64_t noom;                   /* rises seen (oom[] holds the first SUMMARY_OOM_MAX) */
         struct summary_proc prev_top[3]; /* the previous row's top processes */
+        char prev_running[SAMPLE_RUNNING_MAX + 1]; /* the previous row's running */
         double prev_oom_kills;
         int victim_pending;            /* rows left to find the last rise's victim */
         struct summary_proc last_seen; /* the largest process of the last row that had one */
