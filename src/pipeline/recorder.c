@@ -67,7 +67,11 @@ struct recorder {
          * is over). */
         struct parseq *parseq;
         bool no_parseq;
-        char oom_victim[65]; /* the kernel's OOM victim, for the sample */
+        /* The kernel's last OOM victim, for the sample: in the build's
+         * cgroup or in an exec of ours, whichever report is the newest (a
+         * report is new when its pid is not the one its source gave before) */
+        char oom_victim[65];
+        long oom_victim_pid, own_victim_pid, exec_victim_pid;
         /* BuildKit's RUN steps: the commands this build's log named (added
          * by the parse worker, read by the ticks and polls: want_lock),
          * the exec cgroups found for them, and the build's figures */
@@ -857,6 +861,20 @@ static void set_pids(struct recorder *r, const long *pids, size_t n)
         sampler_set_pids(r->sampler, r->allpids, n + en, on_build_proc, r);
 }
 
+static void set_victim(struct recorder *r, const char *comm, long pid)
+{
+        snprintf(r->oom_victim, sizeof(r->oom_victim), "%s", comm);
+        r->oom_victim_pid = pid;
+}
+
+static void victim_to_sample(struct recorder *r, struct sample *s)
+{
+        if (r->oom_victim_pid <= 0)
+                return;
+        s->oom_victim = r->oom_victim;
+        s->oom_victim_pid = (double)r->oom_victim_pid;
+}
+
 /* The build's figures are the client's cgroup and this invocation's
  * execs summed: counters over every exec (gone ones at their last read),
  * levels over those alive, and as the peak the largest of the client's
@@ -883,6 +901,11 @@ static void fold_execs(struct recorder *r, struct sample *s)
         s->cg_mem_peak_bytes = execs_max(s->cg_mem_peak_bytes, r->bk_mem_peak);
         r->bk_pids_peak = execs_max(r->bk_pids_peak, s->cg_pids);
         s->cg_pids_peak = execs_max(s->cg_pids_peak, r->bk_pids_peak);
+        if (t.oom_victim_pid > 0 && t.oom_victim_pid != r->exec_victim_pid) {
+                r->exec_victim_pid = t.oom_victim_pid;
+                set_victim(r, t.oom_victim, t.oom_victim_pid);
+        }
+        victim_to_sample(r, s);
         if (r->cfg.cgroup && cgroup_pressure_is_host(r->cfg.cgroup))
                 return; /* host-wide already: the execs are in it */
         s->cg_psi_cpu_some_s = execs_sum(s->cg_psi_cpu_some_s, t.psi_cpu_some_s);
@@ -921,11 +944,11 @@ static void build_before(struct recorder *r, struct sample *s)
         s->cg_pids_peak = cs.pids_peak;
         s->cg_mem_anon_bytes = cs.mem_anon_bytes;
         s->cg_mem_file_bytes = cs.mem_file_bytes;
-        if (cs.oom_victim_pid > 0) {
-                memcpy(r->oom_victim, cs.oom_victim_comm, sizeof(r->oom_victim));
-                s->oom_victim = r->oom_victim;
-                s->oom_victim_pid = (double)cs.oom_victim_pid;
+        if (cs.oom_victim_pid > 0 && cs.oom_victim_pid != r->own_victim_pid) {
+                r->own_victim_pid = cs.oom_victim_pid;
+                set_victim(r, cs.oom_victim_comm, cs.oom_victim_pid);
         }
+        victim_to_sample(r, s);
         proctop_reset(&r->top);
         procscan_begin(r->scan);
         if (r->bk) {

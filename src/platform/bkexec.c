@@ -23,6 +23,8 @@
 #define VICTIM_TRIES 20 /* polls to find which process an OOM kill took */
 #define KEPT_MAX 16     /* files of one exec kept open for pread */
 #define WALK_POLL_S 0.5 /* between walks from bkexec_poll while no directory is known */
+#define OOM_KEPT_MAX 8  /* the kernel's OOM records kept for an exec not decided yet */
+#define OOM_KEPT_S 60.0 /* ... and for how long */
 
 enum ex_state { EX_PENDING, EX_OURS, EX_OTHER };
 
@@ -74,6 +76,12 @@ struct bkexec {
         bool walked;
         int kmsg_fd;          /* the kernel's log, for OOM kills of execs already gone */
         uint32_t *kmsg_kills; /* per fact: kills the log named */
+        struct oom_kept {
+                struct bkexec_oom o;
+                double at;        /* when read */
+        } oom_kept[OOM_KEPT_MAX]; /* records of no exec of ours yet, oldest first */
+        size_t noom_kept;
+        struct bkexec_oom last_oom; /* the newest applied; pid 0: none */
         struct scanproc *scan;
         size_t nscan;
         char buf[65536];
@@ -744,39 +752,64 @@ static void read_ours(struct bkexec *b, double now)
         b->npids = n;
 }
 
+/* One OOM record of the kernel's, read at `at`, on the exec of ours it
+ * names. False when none (yet). */
+static bool oom_apply(struct bkexec *b, const struct bkexec_oom *o, double at)
+{
+        const char *leaf = strrchr(o->memcg, '/');
+
+        leaf = leaf ? leaf + 1 : o->memcg;
+        for (size_t k = 0; k < b->nfacts; k++) {
+                struct exec_fact *f = &b->facts[k];
+
+                if (strcmp(f->id, leaf) != 0)
+                        continue;
+                b->kmsg_kills[k]++;
+                f->u.oom_kills = execs_max(f->u.oom_kills, (double)b->kmsg_kills[k]);
+                if (isnan(f->u.oom_at_s) || at < f->u.oom_at_s)
+                        f->u.oom_at_s = at;
+                /* the kernel's own word on the victim wins */
+                snprintf(f->u.oom_victim, sizeof(f->u.oom_victim), "%s (pid %ld)", o->task, o->pid);
+                b->last_oom = *o;
+                return true;
+        }
+        return false;
+}
+
 /* The kernel's OOM records since the last read: a kill in an exec of
- * ours counts even when its cgroup went before its count was read. */
+ * ours counts even when its cgroup went before its count was read. A
+ * record of no exec of ours is kept a while: the kill may come while its
+ * exec is still undecided (its step's line not read yet), and that exec
+ * is ours a tick later. */
 static void read_kmsg(struct bkexec *b, double now)
 {
         char rec[2048];
+        size_t kept = 0;
 
+        for (size_t i = 0; i < b->noom_kept; i++) {
+                struct oom_kept *k = &b->oom_kept[i];
+
+                if (now - k->at > OOM_KEPT_S || oom_apply(b, &k->o, k->at))
+                        continue;
+                b->oom_kept[kept++] = *k;
+        }
+        b->noom_kept = kept;
         for (int i = 0; b->kmsg_fd >= 0 && i < 4096; i++) {
                 struct bkexec_oom o;
                 ssize_t n = read(b->kmsg_fd, rec, sizeof(rec) - 1);
-                const char *leaf;
 
                 if (n < 0 && errno == EPIPE)
                         continue; /* overwritten meanwhile: go on from the next */
                 if (n <= 0)
                         break;
-                if (bkexec_kmsg_oom_parse(rec, (size_t)n, &o) <= 0)
+                if (bkexec_kmsg_oom_parse(rec, (size_t)n, &o) <= 0 || oom_apply(b, &o, now))
                         continue;
-                leaf = strrchr(o.memcg, '/');
-                leaf = leaf ? leaf + 1 : o.memcg;
-                for (size_t k = 0; k < b->nfacts; k++) {
-                        struct exec_fact *f = &b->facts[k];
-
-                        if (strcmp(f->id, leaf) != 0)
-                                continue;
-                        b->kmsg_kills[k]++;
-                        f->u.oom_kills = execs_max(f->u.oom_kills, (double)b->kmsg_kills[k]);
-                        if (isnan(f->u.oom_at_s))
-                                f->u.oom_at_s = now;
-                        /* the kernel's own word on the victim wins */
-                        snprintf(f->u.oom_victim, sizeof(f->u.oom_victim), "%s (pid %ld)", o.task,
-                                 o.pid);
-                        break;
-                }
+                if (b->noom_kept == OOM_KEPT_MAX) /* the oldest goes */
+                        memmove(b->oom_kept, b->oom_kept + 1,
+                                (OOM_KEPT_MAX - 1) * sizeof(b->oom_kept[0]));
+                else
+                        b->noom_kept++;
+                b->oom_kept[b->noom_kept - 1] = (struct oom_kept){.o = o, .at = now};
         }
 }
 
@@ -937,6 +970,8 @@ void bkexec_totals(const struct bkexec *b, struct bkexec_totals *ret)
         t.mem_bytes = t.anon_bytes = t.file_bytes = t.pids = t.max_peak_bytes = NAN;
         t.psi_cpu_some_s = t.psi_cpu_full_s = t.psi_mem_some_s = t.psi_mem_full_s = NAN;
         t.psi_io_some_s = t.psi_io_full_s = NAN;
+        snprintf(t.oom_victim, sizeof(t.oom_victim), "%s", b->last_oom.task);
+        t.oom_victim_pid = b->last_oom.pid;
         for (size_t i = 0; i < b->nfacts; i++) {
                 const struct exec_fact *f = &b->facts[i];
 

@@ -48,6 +48,10 @@ struct bkexec_totals {
         double psi_cpu_some_s, psi_cpu_full_s, psi_mem_some_s, psi_mem_full_s;
         double psi_io_some_s, psi_io_full_s;
         double max_peak_bytes; /* the largest kernel peak of one exec */
+        /* the kernel's newest OOM report on an exec of ours: the victim's
+         * comm and pid (0: none) */
+        char oom_victim[64];
+        long oom_victim_pid;
 };
 
 struct bkexec;

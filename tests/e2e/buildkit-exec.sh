@@ -7,7 +7,8 @@
 #         cgroup, within 10 %; the step and the process named
 #   oom   the same step OOM-killed under a --cgroup-parent limited to 100 MiB
 #         (v1 memory.limit_in_bytes on a hybrid host, memory.max on v2):
-#         counted, victim and step named, though the step's cgroup is gone
+#         counted, victim and step named, though the step's cgroup is gone;
+#         and a kill in a step whose line buildtel reads 2 s late
 #   two   two builds at once on one daemon: each accounts for its own only
 #   gcc   a step compiling C in a Debian image: the compile unit and the
 #         compiler process from inside the container (skipped, saying so,
@@ -181,6 +182,46 @@ case_oom() {
         check "summary: the build's OOM count includes it" ge "$(jget "$L/resources-o1.summary.json" 'd["build"]["oom_kills"]' 2>/dev/null || echo 0)" 1
         P=$(ls "$T"/textfile/*.prom 2>/dev/null | head -1)
         check "Prometheus: the target's OOM kills" grep -qE 'target_oom_kills\{target="default".*\} [1-9]' "$P"
+
+        # A kill while its exec is still undecided: every line of the
+        # build's output reaches buildtel 2 s late, so the second step's
+        # exec is found (the first step's line started the search) and its
+        # tail killed before its line is read. Its step lives on, so the
+        # exec is ours a tick after the line; the kernel's record of the
+        # kill, read before that, is kept till then: count and victim from
+        # the kernel, for the step and for the build.
+        mkdir -p "$T/ctx2"
+        printf 'FROM local/busybox\nRUN echo %s-a >/dev/null; sleep 3\nRUN echo %s-b >/dev/null; head -c 300m /dev/zero | tail >/dev/null; sleep 5\n' \
+                "$TOKEN" "$TOKEN" >"$T/ctx2/Dockerfile"
+        cat >"$T/delay.py" <<'PY'
+import queue, sys, threading, time
+q = queue.Queue()
+def out():
+    while True:
+        t, line = q.get()
+        if line is None:
+            return
+        time.sleep(max(0.0, t + 2.0 - time.monotonic()))
+        sys.stdout.write(line)
+        sys.stdout.flush()
+th = threading.Thread(target=out)
+th.start()
+for line in sys.stdin:
+    q.put((time.monotonic(), line))
+q.put((0, None))
+th.join()
+PY
+        "$BUILDTEL" run --interval 0.5 --log-dir "$L" --run-id o2 -- sh -c \
+                "docker buildx build --no-cache --network=none --progress=plain --cgroup-parent=/$PARENT '$T/ctx2' 2>&1 | python3 -u '$T/delay.py'" \
+                >"$T/o2.out" 2>&1
+        expect_eq "late line: the build's status (its step lived on)" "$?" 0
+        J="$L/resources-o2.targets.json"
+        v=$(jget "$J" '[(s["exec"] or {}).get("oom_victim") or "" for s in d["buildkit_steps"] if "-b >" in s["name"]]')
+        k=$(jget "$J" 'sum((s["exec"] or {}).get("oom_kills") or 0 for s in d["buildkit_steps"] if "-b >" in s["name"])')
+        check "late line: the kill is counted in its step ($k)" ge "$k" 1 || grep -a "buildtel" "$T/o2.out"
+        check "late line: the step's victim is the kernel's ($v)" grep -qE "^\['tail \(pid [0-9]+\)'\]$" <<<"$v"
+        v=$(jget "$L/resources-o2.summary.json" '[(e["victim"]["label"], e["victim_source"]) for e in d["build"]["oom_events"]]')
+        expect_eq "late line: the build's victim is the kernel's" "$v" "[('tail', 'kernel')]" || grep -a "OOM" "$T/o2.out"
 }
 
 case_two() {
