@@ -39,6 +39,7 @@ struct probe {
         void *userdata;      /* sink_ctx.userdata */
         uint64_t seen[8];    /* m->summary->samples at each sample */
         double mem[8];       /* each sample's mem_used_bytes */
+        double epoch[8];     /* each sample's epoch */
         size_t nsamples;
         char out[256]; /* output, as given */
         size_t outlen;
@@ -82,6 +83,7 @@ static void probe_sample(void *state, const struct sample *s, const struct run_m
         if (p->nsamples < ARRAY_SIZE(p->seen)) {
                 p->seen[p->nsamples] = m->summary->samples;
                 p->mem[p->nsamples] = s->mem_used_bytes;
+                p->epoch[p->nsamples] = s->epoch;
         }
         p->nsamples++;
         assert_null(m->targets); /* made at finish */
@@ -329,6 +331,17 @@ static void live_run(const char *log_dir, const char *want_dir, struct notes *no
         dbuf_release(&hdr);
         free(buf);
         assert_int_equal(p.nsamples, (size_t)nticks);
+        /* A live sample's time is whole milliseconds, as the CSV writes it:
+         * every output rounds it to the same millisecond (OTLP's llround of
+         * ms against the CSV's "%.3f" once differed by 1 ms on a live
+         * epoch of x.1135). */
+        for (size_t i = 0; i < MIN(p.nsamples, ARRAY_SIZE(p.epoch)); i++) {
+                char txt[32];
+
+                snprintf(txt, sizeof(txt), "%.3f", p.epoch[i]);
+                assert_true(p.epoch[i] == round(p.epoch[i] * 1e3) / 1e3);
+                assert_true(strtod(txt, NULL) == p.epoch[i]);
+        }
         /* the facts, parsed back */
         buf = slurp(want_dir, RUNFILE_RUN, &len);
         assert_non_null(buf);

@@ -1115,7 +1115,10 @@ int recorder_tick(struct recorder *r)
         if (!r->sampler)
                 return -EINVAL; /* a replay: its samples come from the source */
         sample_clear(&s);
-        s.epoch = now_realtime();
+        /* Whole milliseconds, as the CSV keeps it: each output then rounds
+         * the same time the same way (printf's "%.3f" and llround(ms)
+         * differed on a raw epoch such as x.1135). */
+        s.epoch = round(now_realtime() * 1e3) / 1e3;
         s.elapsed_s = mono - r->start_mono;
         if (r->cfg.cgroup)
                 build_before(r, &s);
