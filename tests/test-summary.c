@@ -525,7 +525,9 @@ static void test_short_lines(void **state)
         summary_add(s, &b);
         dbuf_reset(&out);
         assert_int_equal(summary_render_short(s, &ri, &out), 0);
-        assert_non_null(strstr(out.p, "buildtel: build peak 682.0 MiB by +1.0s"));
+        /* 681.5 then 682.0: within a charge batch, the peak's moment is
+         * the first row's */
+        assert_non_null(strstr(out.p, "buildtel: build peak 682.0 MiB by +0.0s"));
         assert_non_null(strstr(out.p, "; anon peak 286.1 MiB at +0.0s; cpu "));
 
         /* Memory that adds up (issue 21): the demo's cc1 had 49.0 MiB RSS in
@@ -829,6 +831,10 @@ static void test_peak_running(void **state)
              {{"cc1 heavy.c", "", 250, 100}, {"ld", "prog", 20, 300}, {NULL, NULL, 0, 0}},
              "cc1 heavy.c",
              "prog"},
+            {"a rise within the kernel's charge batch: the value, not the moment",
+             {{"memhog", "", 300, 300}, {"ninja", "", 2, 300.5}, {NULL, NULL, 0, 0}},
+             "memhog",
+             ""},
             {"a later row without a new peak changes nothing",
              {{"cc1 heavy.c", "heavy.c", 250, 100},
               {"cc1 s5.c", "s5.c", 40, 270},
@@ -854,8 +860,27 @@ static void test_peak_running(void **state)
                         summary_add(s, &smp);
                 }
                 print_message("%s\n", cases[i].name);
+                assert_true(s->build.mem_peak.value ==
+                            MAX(cases[i].rows[0].peak_mb, cases[i].rows[1].peak_mb));
                 assert_string_equal(s->build.mem_peak_proc.label, cases[i].want_proc);
                 assert_string_equal(s->build.mem_peak.running, cases[i].want_running);
+        }
+
+        /* the batch case's moment is the first row's; a rise past the batch
+         * moves it */
+        for (int past = 0; past < 2; past++) {
+                struct sample a = mk(1000, 8000, 4000, 0, 50, 1, "", ""), b = a;
+
+                a.cg_mode = b.cg_mode = "v2";
+                a.cg_mem_peak_bytes = 300 * SAMPLE_MIB;
+                b.cg_mem_peak_bytes = (past ? 301.5 : 301.0) * SAMPLE_MIB;
+                b.epoch = 1001;
+                b.elapsed_s = 1;
+                summary_init(s, NULL);
+                summary_add(s, &a);
+                summary_add(s, &b);
+                assert_true(s->build.mem_peak.value == (past ? 301.5 : 301.0));
+                assert_true(s->build.mem_peak.elapsed_s == (past ? 1.0 : 0.0));
         }
 
         /* what does not fit whole is left out, within the column's size */

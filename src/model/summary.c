@@ -276,8 +276,17 @@ static void build_add(struct summary_build *b, const struct sample *smp)
          * the peak or ended after it, so the units in flight are both
          * rows' (a -j2 build whose largest unit ended between the rows
          * named only the units after it). */
-        if (!isnan(smp->cg_mem_peak_bytes) &&
-            (!b->mem_peak.set || MB(smp->cg_mem_peak_bytes) > b->mem_peak.value)) {
+        if (!isnan(smp->cg_mem_peak_bytes) && b->mem_peak.set &&
+            MB(smp->cg_mem_peak_bytes) > b->mem_peak.value &&
+            MB(smp->cg_mem_peak_bytes) - b->mem_peak.value <= SUMMARY_PEAK_BATCH_MB) {
+                /* The same peak: the kernel charges a cgroup's memory in
+                 * per-CPU batches (64 pages), so a page taken later on
+                 * another CPU (a process's last printf) can lift the
+                 * watermark by a batch after the peak's moment. The value
+                 * grows; its moment, culprit and units stay. */
+                b->mem_peak.value = MB(smp->cg_mem_peak_bytes);
+        } else if (!isnan(smp->cg_mem_peak_bytes) &&
+                   (!b->mem_peak.set || MB(smp->cg_mem_peak_bytes) > b->mem_peak.value)) {
                 point_set(&b->mem_peak, MB(smp->cg_mem_peak_bytes), NAN, smp);
                 b->mem_peak_proc = top[0];
                 if (b->prev_top[0].label[0] &&

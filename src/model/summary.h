@@ -27,6 +27,11 @@
 struct units;
 struct baseline;
 
+/* A rise of the kernel's memory peak this small is the same peak: the
+ * memory cgroup charges in per-CPU batches of 64 pages (256 KiB), and a
+ * few of them can land after the peak's moment. */
+#define SUMMARY_PEAK_BATCH_MB 1.0
+
 struct summary_config {
         double near_oom_mb; /* mem_avail_mb below this is near-OOM (4096) */
         double low_disk_gb; /* disk_avail_gb below this is low (20) */
@@ -74,8 +79,9 @@ struct summary_build {
         char mode[SAMPLE_MODE_MAX + 1]; /* the last row's cg_mode; "" when none was recorded */
         bool estimates; /* mode "none": the figures are estimates from the process tree */
         double cpu_user_s, cpu_sys_s; /* last values: counters */
-        struct summary_point
-            mem_peak; /* the kernel's peak (cg_mem_peak_mb); first row to show it */
+        /* The kernel's peak (cg_mem_peak_mb): its value, and the first row
+         * to show it, or to come within SUMMARY_PEAK_BATCH_MB of it. */
+        struct summary_point mem_peak;
         struct summary_proc mem_peak_proc; /* the largest process then: the culprit */
         struct summary_point mem_cur_peak; /* the largest sampled cg_mem_mb */
         /* The largest sampled cg_mem_anon_mb (aux: cg_mem_file_mb then):
