@@ -9,15 +9,17 @@ L="$T/logs"
 P="$T/proj"
 mkdir -p "$P"
 cd "$P" || exit 1
-# A "compiler" named cc1: the big source holds 2 GiB (memhog, its child)
-# for 3 s and finishes last (2 GiB so that the host's peak, which the
+# A "compiler" named cc1: the big source waits 1.5 s (the four small ones,
+# 0.3 s each on the other slot, are done by then: touching 2 GiB took
+# 0.2-0.8 s here, and a peak while s3.c still ran named it too), then holds
+# 2 GiB (memhog, its child) for 3 s and finishes last (2 GiB so that the host's peak, which the
 # headline is, is this build's whatever the tests beside it hold: the
 # suite's largest allocation elsewhere is 1 GiB); the small ones finish early, and ninja prints
 # each of their lines as it finishes.
 cat >cc1 <<SH
 #!/bin/sh
 case "\$1" in
-big.c) "$MEMHOG" 2048 3 ;;
+big.c) sleep 1.5; "$MEMHOG" 2048 3 ;;
 *) sleep 0.3 ;;
 esac
 touch "\$2"
