@@ -796,49 +796,67 @@ static void test_place_edges(void **state)
         free(s);
 }
 
-/* The kernel's peak first shows in a row after its culprit ended: the
- * units in flight are the previous row's and this one's (a -j2 build whose
- * largest unit ended between two rows). */
+/* The kernel's peak at a row's own sample names that row; between two
+ * rows (the row's sample below it), both rows' units, and the larger of
+ * their largest processes (a -j2 build whose largest unit ended between
+ * two rows). */
 static void test_peak_running(void **state)
 {
+        /* rows: top process and its MiB, running, the kernel's peak and the
+         * sampled memory (0: not read) */
         static const struct {
                 const char *name;
                 struct {
                         const char *top, *running;
-                        double top_mb, peak_mb;
+                        double top_mb, peak_mb, cur_mb;
                 } rows[3];
                 const char *want_proc, *want_running;
         } cases[] = {
-            {"the culprit in the row itself: that row's units",
-             {{"cc1 a.c", "a.c", 50, 60},
-              {"cc1 heavy.c", "heavy.c s5.c", 250, 260},
-              {NULL, NULL, 0, 0}},
+            {"the peak is the row's own sample: that row's culprit and units",
+             {{"cc1 a.c", "a.c", 50, 60, 60},
+              {"cc1 heavy.c", "heavy.c s5.c", 250, 260, 259.5},
+              {NULL, NULL, 0, 0, 0}},
              "cc1 heavy.c",
              "heavy.c s5.c"},
-            {"the culprit ended before the row: both rows' units, the earlier first",
-             {{"cc1 heavy.c", "heavy.c s4.c", 250, 100},
-              {"cc1 s5.c", "s5.c s4.c", 40, 270},
-              {NULL, NULL, 0, 0}},
+            {"between the rows, the culprit ended before the row: both rows' units, the "
+             "earlier first",
+             {{"cc1 heavy.c", "heavy.c s4.c", 250, 100, 100},
+              {"cc1 s5.c", "s5.c s4.c", 40, 270, 45},
+              {NULL, NULL, 0, 0, 0}},
              "cc1 heavy.c",
              "heavy.c s4.c s5.c"},
+            {"between the rows, the culprit still running (zstd at -j2): both rows' units",
+             {{"cc1 zstd_lazy.c", "zstd_lazy.c huf_decompress.c", 158.5, 222.9, 222.9},
+              {"cc1 zstd_lazy.c", "zstd_lazy.c zstd_ddict.c", 170.7, 249.8, 185.7},
+              {NULL, NULL, 0, 0, 0}},
+             "cc1 zstd_lazy.c",
+             "zstd_lazy.c huf_decompress.c zstd_ddict.c"},
+            {"the sample not read: between the rows",
+             {{"cc1 heavy.c", "heavy.c", 250, 100, 0},
+              {"cc1 s5.c", "s5.c", 40, 270, 0},
+              {NULL, NULL, 0, 0, 0}},
+             "cc1 heavy.c",
+             "heavy.c s5.c"},
             {"a count stays with its unit",
-             {{"rustc big", "big x2 a.c", 300, 100},
-              {"cc1 b.c", "big b.c a.c x3", 20, 400},
-              {NULL, NULL, 0, 0}},
+             {{"rustc big", "big x2 a.c", 300, 100, 100},
+              {"cc1 b.c", "big b.c a.c x3", 20, 400, 30},
+              {NULL, NULL, 0, 0, 0}},
              "rustc big",
              "big x2 a.c b.c"},
             {"the earlier row named nothing running",
-             {{"cc1 heavy.c", "", 250, 100}, {"ld", "prog", 20, 300}, {NULL, NULL, 0, 0}},
+             {{"cc1 heavy.c", "", 250, 100, 100},
+              {"ld", "prog", 20, 300, 25},
+              {NULL, NULL, 0, 0, 0}},
              "cc1 heavy.c",
              "prog"},
             {"a rise within the kernel's charge batch: the value, not the moment",
-             {{"memhog", "", 300, 300}, {"ninja", "", 2, 300.5}, {NULL, NULL, 0, 0}},
+             {{"memhog", "", 300, 300, 300}, {"ninja", "", 2, 300.5, 3}, {NULL, NULL, 0, 0, 0}},
              "memhog",
              ""},
             {"a later row without a new peak changes nothing",
-             {{"cc1 heavy.c", "heavy.c", 250, 100},
-              {"cc1 s5.c", "s5.c", 40, 270},
-              {"ld", "prog", 300, 270}},
+             {{"cc1 heavy.c", "heavy.c", 250, 100, 100},
+              {"cc1 s5.c", "s5.c", 40, 270, 45},
+              {"ld", "prog", 300, 270, 270}},
              "cc1 heavy.c",
              "heavy.c s5.c"},
         };
@@ -857,6 +875,9 @@ static void test_peak_running(void **state)
                         smp.top_proc_bytes = cases[i].rows[k].top_mb * SAMPLE_MIB;
                         smp.running = cases[i].rows[k].running;
                         smp.cg_mem_peak_bytes = cases[i].rows[k].peak_mb * SAMPLE_MIB;
+                        smp.cg_mem_bytes = cases[i].rows[k].cur_mb > 0
+                                               ? cases[i].rows[k].cur_mb * SAMPLE_MIB
+                                               : NAN;
                         summary_add(s, &smp);
                 }
                 print_message("%s\n", cases[i].name);

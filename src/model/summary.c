@@ -268,14 +268,14 @@ static void build_add(struct summary_build *b, const struct sample *smp)
         point_max(&b->mem_cur_peak, MB(smp->cg_mem_bytes), NAN, smp);
         point_max(&b->mem_anon_peak, MB(smp->cg_mem_anon_bytes), MB(smp->cg_mem_file_bytes), smp);
 
-        /* The kernel's peak happened at or before the first row that shows
-         * it. Its culprit is the largest process of that row or of the
-         * previous one, whichever was larger: by the time of the row the
-         * culprit may have exited, or be dying with its memory freed. The
-         * culprit from the previous row: what ran then was still running at
-         * the peak or ended after it, so the units in flight are both
-         * rows' (a -j2 build whose largest unit ended between the rows
-         * named only the units after it). */
+        /* The kernel's peak happened at the first row that shows it (the
+         * row's own sample is the peak, within a charge batch) or between
+         * that row and the previous one. Between: its culprit is the
+         * largest process of either row (by the row's time it may have
+         * exited, or be dying with its memory freed), and the units in
+         * flight are both rows' (what ran at the previous row was still
+         * running at the peak or ended after it; what runs now may have
+         * started before it). */
         if (!isnan(smp->cg_mem_peak_bytes) && b->mem_peak.set &&
             MB(smp->cg_mem_peak_bytes) > b->mem_peak.value &&
             MB(smp->cg_mem_peak_bytes) - b->mem_peak.value <= SUMMARY_PEAK_BATCH_MB) {
@@ -287,11 +287,16 @@ static void build_add(struct summary_build *b, const struct sample *smp)
                 b->mem_peak.value = MB(smp->cg_mem_peak_bytes);
         } else if (!isnan(smp->cg_mem_peak_bytes) &&
                    (!b->mem_peak.set || MB(smp->cg_mem_peak_bytes) > b->mem_peak.value)) {
+                bool at_row =
+                    !isnan(smp->cg_mem_bytes) && smp->cg_mem_peak_bytes - smp->cg_mem_bytes <=
+                                                     SUMMARY_PEAK_BATCH_MB * SAMPLE_MIB;
+
                 point_set(&b->mem_peak, MB(smp->cg_mem_peak_bytes), NAN, smp);
                 b->mem_peak_proc = top[0];
-                if (b->prev_top[0].label[0] &&
-                    (!top[0].label[0] || b->prev_top[0].mb > top[0].mb)) {
-                        b->mem_peak_proc = b->prev_top[0];
+                if (!at_row) {
+                        if (b->prev_top[0].label[0] &&
+                            (!top[0].label[0] || b->prev_top[0].mb > top[0].mb))
+                                b->mem_peak_proc = b->prev_top[0];
                         running_union(b->mem_peak.running, sizeof(b->mem_peak.running),
                                       b->prev_running, smp->running);
                 }
