@@ -37,6 +37,38 @@ static void check_str(const char *s, size_t max)
                 abort();
 }
 
+/* The steps' places as three owners' (a record, another, the live
+ * stream), completed for the first two: cached stays within steps, and no
+ * more is added than there are places. */
+static void complete(const struct buildkit *b, const struct targets *ts)
+{
+        static struct step_place pv[TARGETS_STEPS_MAX];
+        uint64_t bound = 0;
+        uint32_t steps, cached;
+        size_t n = 0;
+
+        for (uint32_t i = 0; i < ts->nstepv; i++)
+                if (ts->stepv[i].step &&
+                    buildkit_step_place(ts->stepv[i].name, buildkit_multi(b), &pv[n])) {
+                        if (pv[n].i == 0 || pv[n].n == 0)
+                                abort();
+                        pv[n].owner = (int32_t)(i % 3) - 1;
+                        pv[n].cached = ts->stepv[i].cached;
+                        n++;
+                }
+        buildkit_sort_places(pv, n);
+        for (size_t i = 1; i < n; i++)
+                if (pv[i - 1].stage > pv[i].stage)
+                        abort();
+        bound = n;
+        for (int32_t owner = 0; owner <= 1; owner++) {
+                steps = cached = 0;
+                buildkit_complete_steps(pv, n, owner, &steps, &cached);
+                if (cached > steps || steps > bound)
+                        abort();
+        }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         static const char *const targets[] = {"app", "tools"};
@@ -97,7 +129,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (st->target >= (int)ts.n || st->end_s < st->start_s)
                         abort();
         }
+        complete(b, &ts);
         targets_release(&ts);
         buildkit_free(b);
+        {
+                uint32_t steps = 0, cached = 0;
+
+                if (buildkit_count_log((const char *)data + 1, size - 1, &steps, &cached) == 0 &&
+                    cached > steps)
+                        abort();
+        }
         return 0;
 }

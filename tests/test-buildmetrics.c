@@ -1168,6 +1168,228 @@ static void test_history_replay(void **state)
         buildmetrics_free(bm);
 }
 
+/* A step's place in its stage, as names print it: with a target's prefix
+ * (a bake's live stream) or without (a record). */
+static void test_step_place(void **state)
+{
+        static const struct {
+                const char *name;
+                bool strip, ok;
+                uint32_t i, n;
+                const char *same_stage_as; /* a name (no prefix) of the same stage */
+        } cases[] = {
+            {"[common 2/3] RUN x", false, true, 2, 3, "[common 1/3] FROM y"},
+            {"[app common 2/3] RUN x", true, true, 2, 3, "[common 3/3] COPY a b"},
+            {"[app  common   2/3]", true, true, 2, 3, "[common 1/3]"},
+            {"[2/5] RUN x", false, true, 2, 5, "[1/5] FROM y"},
+            {"[app 2/5] RUN x", true, true, 2, 5, "[3/5] RUN z"},
+            {"[linux/amd64 builder 2/5] RUN x", false, true, 2, 5, "[linux/amd64 builder 1/5]"},
+            {"[app linux/arm64 builder 2/5] RUN x", true, true, 2, 5, "[linux/arm64 builder 4/5]"},
+            {"[x 3/2] RUN", false, true, 3, 2, "[x 1/2]"}, /* kept; completion skips i > n */
+            {"[internal] load build definition", false, false, 0, 0, NULL},
+            {"[app internal] load metadata", true, false, 0, 0, NULL},
+            {"exporting to image", false, false, 0, 0, NULL},
+            {"[common 0/3] RUN x", false, false, 0, 0, NULL},
+            {"[common 1/0] RUN x", false, false, 0, 0, NULL},
+            {"[common 1234567890/3]", false, false, 0, 0, NULL},
+            {"[common 2/3 RUN x", false, false, 0, 0, NULL},
+            {"[common /3] RUN", false, false, 0, 0, NULL},
+            {"", false, false, 0, 0, NULL},
+            {"[]", false, false, 0, 0, NULL},
+        };
+        struct step_place p, q;
+
+        (void)state;
+        for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+                print_message("%s\n", cases[c].name);
+                assert_int_equal(buildkit_step_place(cases[c].name, cases[c].strip, &p),
+                                 cases[c].ok);
+                if (!cases[c].ok)
+                        continue;
+                assert_int_equal(p.i, cases[c].i);
+                assert_int_equal(p.n, cases[c].n);
+                assert_true(buildkit_step_place(cases[c].same_stage_as, false, &q));
+                assert_true(p.stage == q.stage);
+        }
+        /* another stage, another platform, a prefix left on: not the same */
+        assert_true(buildkit_step_place("[common 2/3]", false, &p));
+        assert_true(buildkit_step_place("[tools 2/3]", false, &q));
+        assert_true(p.stage != q.stage);
+        assert_true(buildkit_step_place("[linux/amd64 b 1/2]", false, &p));
+        assert_true(buildkit_step_place("[linux/arm64 b 1/2]", false, &q));
+        assert_true(p.stage != q.stage);
+        assert_true(buildkit_step_place("[app common 2/3]", false, &p));
+        assert_true(buildkit_step_place("[common 2/3]", false, &q));
+        assert_true(p.stage != q.stage);
+}
+
+/* The steps a record lacks, from places: owner 0's record, 1 another
+ * target's, -1 the live stream. */
+static void test_complete_steps(void **state)
+{
+        struct pl {
+                const char *name;
+                int32_t owner;
+                bool cached;
+        };
+        static const struct {
+                const char *what;
+                struct pl p[8];
+                uint32_t steps, cached; /* added for owner 0 */
+        } cases[] = {
+            {"nothing missing", {{"[s 1/2]", 0, true}, {"[s 2/2]", 0, false}}, 0, 0},
+            {"missing, printed nowhere: a vertex merged into another, no step",
+             {{"[s 2/3]", 0, true}, {"[s 3/3]", 0, true}},
+             0,
+             0},
+            {"missing, ran in another record",
+             {{"[s 1/2]", 0, true}, {"[s 2/2]", 1, false}, {"[s 2/2]", -1, false}},
+             1,
+             0},
+            {"missing, cached in one place and ran in another",
+             {{"[s 1/2]", 0, true}, {"[s 2/2]", 1, true}, {"[s 2/2]", -1, false}},
+             1,
+             0},
+            {"missing, cached everywhere else",
+             {{"[s 1/2]", 0, false}, {"[s 2/2]", 1, true}, {"[s 2/2]", -1, true}},
+             1,
+             1},
+            {"missing, in the live stream only",
+             {{"[s 2/2]", 0, false}, {"[s 1/2]", -1, true}},
+             1,
+             1},
+            {"a stage not its own: not looked at",
+             {{"[s 1/1]", 0, true}, {"[t 1/3]", 1, true}, {"[t 2/3]", 1, true}},
+             0,
+             0},
+            {"the same stage name, another size: another stage",
+             {{"[s 1/2]", 0, true}, {"[s 2/3]", 1, true}},
+             0,
+             0},
+            {"two stages, a step missing from each, one found",
+             {{"[a 1/2]", 0, true},
+              {"[b 3/3]", 0, true},
+              {"[b 1/3]", -1, false},
+              {"[b 1/3]", 1, true}},
+             1,
+             0},
+            {"i past n elsewhere: not a step", {{"[s 1/2]", 0, true}, {"[s 5/2]", 1, true}}, 0, 0},
+            {"several places of one missing step: one step",
+             {{"[s 1/2]", 0, true},
+              {"[s 2/2]", 1, true},
+              {"[s 2/2]", 2, true},
+              {"[s 2/2]", -1, true}},
+             1,
+             1},
+            {"no places", {{NULL, 0, false}}, 0, 0},
+        };
+
+        (void)state;
+        for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+                struct step_place v[8];
+                uint32_t steps = 7, cached = 3;
+                size_t n = 0;
+
+                print_message("%s\n", cases[c].what);
+                for (; n < 8 && cases[c].p[n].name; n++) {
+                        assert_true(buildkit_step_place(cases[c].p[n].name, false, &v[n]));
+                        v[n].owner = cases[c].p[n].owner;
+                        v[n].cached = cases[c].p[n].cached;
+                }
+                buildkit_sort_places(v, n);
+                buildkit_complete_steps(v, n, 0, &steps, &cached);
+                assert_int_equal(steps, 7 + cases[c].steps);
+                assert_int_equal(cached, 3 + cases[c].cached);
+        }
+}
+
+/* A target's record that lacks a step of a stage it shares: seen in CI, a
+ * fully cached bake's tools record without the shared FROM at all (the
+ * check's own dump of the record; bake-hot-tools-no-from.histlogs is
+ * bake-hot-tools-late-from.histlogs without its last vertex). And a cold
+ * bake (tools/buildkit, 2026-12-03): both records as BuildKit wrote them,
+ * and app's without its shared "[common 3/3]" (written: the same loss on
+ * a step that ran), which comes back as run, not cached, from tools's
+ * record and the live stream. */
+static void test_history_complete(void **state)
+{
+        struct buildmetrics_config cfg = {0};
+        struct buildmetrics *bm = feed_fixture("../buildkit-real/bake-hot.plain", &cfg);
+        const struct targets *ts = buildmetrics_model(bm);
+        uint32_t amb = 0, steps = 0, cached = 0;
+        size_t len;
+        char *buf = slurp("../buildkit-real/history-ls.json", &len);
+        char ref_app[TARGET_FIELD_MAX + 1], ref_tools[TARGET_FIELD_MAX + 1];
+
+        (void)state;
+        assert_int_equal(buildmetrics_history_list(bm, buf, len, 1796117633.0, 1796117634.0, &amb),
+                         2);
+        free(buf);
+        buf = slurp("../buildkit-real/bake-hot-tools-no-from.histlogs", &len);
+        assert_int_equal(buildmetrics_history_logs(bm, get(ts, "tools")->ref, buf, len), 0);
+        assert_int_equal(get(ts, "tools")->history_steps, 3);
+        assert_int_equal(get(ts, "tools")->history_cached, 3);
+        buildmetrics_history_done(bm);
+        assert_int_equal(get(ts, "tools")->history_steps, 4);
+        assert_int_equal(get(ts, "tools")->history_cached, 4);
+        assert_false(get(ts, "app")->history_steps_set);
+        /* counted alone (import-buildx), nothing else says there was a FROM */
+        assert_int_equal(buildkit_count_log(buf, len, &steps, &cached), 0);
+        assert_int_equal(steps, 3);
+        assert_int_equal(cached, 3);
+        free(buf);
+        buildmetrics_free(bm);
+
+        bm = feed_fixture("../buildkit-real/bake-cold2.plain", &cfg);
+        ts = buildmetrics_model(bm);
+        buf = slurp("../buildkit-real/bake-cold2-history-ls.json", &len);
+        assert_int_equal(buildmetrics_history_list(bm, buf, len, 1796314684.0, 1796314686.0, &amb),
+                         2);
+        free(buf);
+        snprintf(ref_app, sizeof(ref_app), "%s", get(ts, "app")->ref);
+        snprintf(ref_tools, sizeof(ref_tools), "%s", get(ts, "tools")->ref);
+        /* the whole records: nothing to add */
+        buf = slurp("../buildkit-real/bake-cold2-app.histlogs", &len);
+        assert_int_equal(buildmetrics_history_logs(bm, ref_app, buf, len), 0);
+        free(buf);
+        buf = slurp("../buildkit-real/bake-cold2-tools.histlogs", &len);
+        assert_int_equal(buildmetrics_history_logs(bm, ref_tools, buf, len), 0);
+        free(buf);
+        buildmetrics_history_done(bm);
+        assert_int_equal(get(ts, "app")->history_steps, 5);
+        assert_int_equal(get(ts, "app")->history_cached, 2);
+        assert_int_equal(get(ts, "tools")->history_steps, 4);
+        assert_int_equal(get(ts, "tools")->history_cached, 2);
+        /* app's record without its shared step that ran */
+        buf = slurp("../buildkit-real/bake-cold2-app-no-shared.histlogs", &len);
+        assert_int_equal(buildmetrics_history_logs(bm, ref_app, buf, len), 0);
+        assert_int_equal(get(ts, "app")->history_steps, 4);
+        assert_int_equal(get(ts, "app")->history_cached, 2);
+        buildmetrics_history_done(bm);
+        assert_int_equal(get(ts, "app")->history_steps, 5);
+        assert_int_equal(get(ts, "app")->history_cached, 2);
+        assert_int_equal(get(ts, "tools")->history_steps, 4); /* not replayed again: as it was */
+        free(buf);
+        buildmetrics_free(bm);
+
+        /* a single build whose last stage's FROM is the first stage's
+         * (ms.Dockerfile): BuildKit merged them into one vertex, printed
+         * as [base 1/4] only; [stage-2 1/3], printed nowhere, is no step */
+        bm = feed_fixture("../buildkit-real/ms-hot.plain", &cfg);
+        ts = buildmetrics_model(bm);
+        buf = slurp("../buildkit-real/history-ls.json", &len);
+        assert_int_equal(buildmetrics_history_list(bm, buf, len, 1796117711.0, 1796117713.0, &amb),
+                         1);
+        free(buf);
+        buf = slurp("../buildkit-real/ms-hot.histlogs", &len);
+        assert_int_equal(buildmetrics_history_logs(bm, get(ts, "default")->ref, buf, len), 0);
+        free(buf);
+        buildmetrics_history_done(bm);
+        assert_int_equal(get(ts, "default")->history_steps, 9);
+        assert_int_equal(get(ts, "default")->history_cached, 9);
+        buildmetrics_free(bm);
+}
+
 static void test_prom_format(void **state)
 {
         struct dbuf b = DBUF_INIT;
@@ -1336,6 +1558,9 @@ int main(void)
             cmocka_unit_test(test_real_context),
             cmocka_unit_test(test_history_ls),
             cmocka_unit_test(test_history_replay),
+            cmocka_unit_test(test_step_place),
+            cmocka_unit_test(test_complete_steps),
+            cmocka_unit_test(test_history_complete),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1095,10 +1095,20 @@ static void count_vertex(struct buildkit *b, struct targets *ts, struct stepset 
         }
 }
 
+bool buildkit_multi(const struct buildkit *b)
+{
+        return b->cfg.ntargets > 1 || b->multi_evidence;
+}
+
+bool buildkit_ended_ok(const struct buildkit *b)
+{
+        return stream_ended_ok(b);
+}
+
 void buildkit_finish(struct buildkit *b, struct targets *ts)
 {
         int map[TARGETS_MAX];
-        bool multi = b->cfg.ntargets > 1 || b->multi_evidence, ended_ok;
+        bool multi = buildkit_multi(b), ended_ok;
         struct stepset ss = {0};
         int single = -1;
 
@@ -1129,6 +1139,121 @@ void buildkit_finish(struct buildkit *b, struct targets *ts)
         for (size_t i = 0; i < ts->n; i++)
                 if (!ts->t[i].builder[0] && b->builder[0])
                         memcpy(ts->t[i].builder, b->builder, sizeof(b->builder));
+}
+
+/* "i/n" (is_step_token's) as numbers; false past 9 digits or for 0. */
+static bool step_numbers(const char *s, size_t len, uint32_t *ret_i, uint32_t *ret_n)
+{
+        const char *slash = memchr(s, '/', len);
+        uint32_t v[2] = {0, 0};
+        size_t k = 0;
+
+        if (!slash || slash - s > 9 || (size_t)(s + len - slash - 1) > 9)
+                return false;
+        for (const char *p = s; p < s + len; p++)
+                if (p == slash)
+                        k = 1;
+                else
+                        v[k] = v[k] * 10 + (uint32_t)(*p - '0');
+        if (!v[0] || !v[1])
+                return false;
+        *ret_i = v[0];
+        *ret_n = v[1];
+        return true;
+}
+
+bool buildkit_step_place(const char *name, bool strip_target, struct step_place *ret)
+{
+        const char *close = name[0] == '[' ? strchr(name, ']') : NULL, *p, *tok, *last = NULL;
+        uint64_t h = 0xcbf29ce484222325ULL;
+        size_t last_len = 0;
+        bool first = true;
+
+        if (!close)
+                return false;
+        /* the last token, then every one before it into the stage's hash */
+        for (p = name + 1; p < close;) {
+                while (p < close && *p == ' ')
+                        p++;
+                tok = p;
+                while (p < close && *p != ' ')
+                        p++;
+                if (p > tok) {
+                        last = tok;
+                        last_len = (size_t)(p - tok);
+                }
+        }
+        if (!last || !is_step_token(last, last_len) ||
+            !step_numbers(last, last_len, &ret->i, &ret->n))
+                return false;
+        for (p = name + 1; p < last;) {
+                while (p < last && *p == ' ')
+                        p++;
+                tok = p;
+                while (p < last && *p != ' ')
+                        p++;
+                if (p == tok)
+                        continue;
+                if (first && strip_target) {
+                        first = false;
+                        continue;
+                }
+                first = false;
+                for (; tok < p; tok++) {
+                        h ^= (unsigned char)*tok;
+                        h *= 0x100000001b3ULL;
+                }
+                h ^= ' ';
+                h *= 0x100000001b3ULL;
+        }
+        ret->stage = h;
+        return true;
+}
+
+static int place_cmp(const void *a, const void *b)
+{
+        const struct step_place *x = a, *y = b;
+
+        if (x->stage != y->stage)
+                return x->stage < y->stage ? -1 : 1;
+        if (x->n != y->n)
+                return x->n < y->n ? -1 : 1;
+        if (x->i != y->i)
+                return x->i < y->i ? -1 : 1;
+        return (x->owner > y->owner) - (x->owner < y->owner);
+}
+
+void buildkit_sort_places(struct step_place *v, size_t n)
+{
+        if (n > 1)
+                qsort(v, n, sizeof(*v), place_cmp);
+}
+
+void buildkit_complete_steps(const struct step_place *v, size_t n, int32_t owner, uint32_t *steps,
+                             uint32_t *cached)
+{
+        for (size_t g = 0, ge; g < n; g = ge) {
+                bool mine = false;
+
+                for (ge = g; ge < n && v[ge].stage == v[g].stage && v[ge].n == v[g].n; ge++)
+                        mine |= v[ge].owner == owner;
+                if (!mine)
+                        continue;
+                /* each i of the stage, its places together (sorted) */
+                for (size_t k = g, ke; k < ge; k = ke) {
+                        bool own = false, others_cached = true;
+
+                        for (ke = k; ke < ge && v[ke].i == v[k].i; ke++) {
+                                own |= v[ke].owner == owner;
+                                if (v[ke].owner != owner)
+                                        others_cached &= v[ke].cached;
+                        }
+                        if (own || v[k].i > v[k].n)
+                                continue;
+                        ++*steps;
+                        *cached += others_cached;
+                }
+        }
 }
 
 int buildkit_vertex_target(const struct buildkit *b, uint32_t vidx)

@@ -118,6 +118,42 @@ bool buildkit_feed_line_bk(struct buildkit *b, const char *line, size_t len, dou
  * the builder. Call once, at the end. */
 void buildkit_finish(struct buildkit *b, struct targets *ts);
 
+/* Whether the stream's names carry a target's prefix ("[app common 2/3]"):
+ * several --targets, or the stream showed them. */
+bool buildkit_multi(const struct buildkit *b);
+/* Whether the stream exported and no vertex of it failed or was canceled. */
+bool buildkit_ended_ok(const struct buildkit *b);
+
+/* A step's place in its stage: "[stage i/n] ..." (the tokens before "i/n",
+ * a platform's included, hashed as the stage), and, for the completion
+ * below, whose record or stream it was seen in (owner: a target's index,
+ * or -1) and whether it came from the cache there. */
+struct step_place {
+        uint64_t stage;
+        uint32_t i, n;
+        int32_t owner;
+        bool cached;
+};
+
+/* name's place: true and *ret (stage, i, n) set for a step header; without
+ * its first token when strip_target (a multi-target stream's prefix). */
+bool buildkit_step_place(const char *name, bool strip_target, struct step_place *ret);
+/* Sort places for buildkit_complete_steps(). */
+void buildkit_sort_places(struct step_place *v, size_t n);
+/* The steps owner's record lacks that another place of the run holds: an
+ * "i/n" (i <= n) of a stage owner showed a step of, printed by another
+ * target's record or the live stream and not by owner's. BuildKit does not
+ * always write a vertex shared by several builds into each build's record
+ * (seen: a fully cached bake's tools record without the shared FROM at
+ * all). A place printed nowhere is not a step: BuildKit merges identical
+ * vertices of one build into one ("FROM x" of two stages prints under the
+ * first stage only), and a vertex is one step. Each step found is cached
+ * when every other place of it is. Call only for a record that ended ok
+ * (a failed build stops before its last steps). v sorted; adds to *steps
+ * and *cached. */
+void buildkit_complete_steps(const struct step_place *v, size_t n, int32_t owner, uint32_t *steps,
+                             uint32_t *cached);
+
 /* After buildkit_finish: the one target vertex vidx belongs to, or -1 when
  * none or several; whether it came from the layer cache. */
 int buildkit_vertex_target(const struct buildkit *b, uint32_t vidx);

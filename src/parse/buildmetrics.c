@@ -58,6 +58,11 @@ struct buildmetrics {
                 bool make; /* "[ nn%": a make figure or none; else ninja's or none */
         } prog[PROGRESS_BATCH];
         size_t nprog, nmake;
+        /* the steps' places of each replayed record that ended ok (owner:
+         * its target), for buildmetrics_history_done() */
+        struct step_place *places;
+        size_t nplaces, capplaces;
+        bool rec_ok[TARGETS_MAX];
 };
 
 static void add_marker(struct buildmetrics *bm, const char *spec, const char *path)
@@ -169,6 +174,7 @@ void buildmetrics_free(struct buildmetrics *bm)
         if (!bm)
                 return;
         buildkit_free(bm->bk);
+        free(bm->places);
         targets_release(&bm->model);
         free(bm->targets_buf);
         free(bm);
@@ -622,6 +628,35 @@ static void replay_sccache(struct buildmetrics *bm, struct buildkit *b, const st
         }
 }
 
+/* The places of ts's steps as owner's (strip: a multi-target stream's
+ * names). false, and none of them kept, out of memory. */
+static bool keep_places(struct buildmetrics *bm, const struct targets *ts, bool strip,
+                        int32_t owner)
+{
+        size_t n0 = bm->nplaces;
+
+        for (uint32_t i = 0; i < ts->nstepv; i++) {
+                struct step_place p;
+
+                if (!ts->stepv[i].step || !buildkit_step_place(ts->stepv[i].name, strip, &p))
+                        continue;
+                if (bm->nplaces == bm->capplaces) {
+                        size_t nc = bm->capplaces ? bm->capplaces * 2 : 64;
+                        struct step_place *nv = realloc(bm->places, nc * sizeof(*nv));
+                        if (!nv) {
+                                bm->nplaces = n0;
+                                return false;
+                        }
+                        bm->places = nv;
+                        bm->capplaces = nc;
+                }
+                p.owner = owner;
+                p.cached = ts->stepv[i].cached;
+                bm->places[bm->nplaces++] = p;
+        }
+        return true;
+}
+
 int buildmetrics_history_logs(struct buildmetrics *bm, const char *ref, const char *buf, size_t len)
 {
         _cleanup_free_ struct replay *rp = calloc(1, sizeof(*rp));
@@ -661,10 +696,36 @@ int buildmetrics_history_logs(struct buildmetrics *bm, const char *ref, const ch
                 t->history_steps = rt->t[0].steps;
                 t->history_cached = rt->t[0].cached;
                 replay_sccache(bm, b, rp, t);
+                int32_t ti = (int32_t)(t - bm->model.t);
+
+                if (buildkit_ended_ok(b))
+                        bm->rec_ok[ti] = keep_places(bm, rt, false, ti);
         }
         buildkit_free(b);
         targets_release(rt);
         return e;
+}
+
+void buildmetrics_history_done(struct buildmetrics *bm)
+{
+        bool any = false;
+
+        for (size_t i = 0; i < bm->model.n; i++)
+                any |= bm->rec_ok[i];
+        /* the live stream's places: where a step a record lacks may have
+         * been printed, under another target */
+        if (any && keep_places(bm, &bm->model, buildkit_multi(bm->bk), -1)) {
+                buildkit_sort_places(bm->places, bm->nplaces);
+                for (size_t i = 0; i < bm->model.n; i++)
+                        if (bm->rec_ok[i])
+                                buildkit_complete_steps(bm->places, bm->nplaces, (int32_t)i,
+                                                        &bm->model.t[i].history_steps,
+                                                        &bm->model.t[i].history_cached);
+        }
+        memset(bm->rec_ok, 0, sizeof(bm->rec_ok));
+        free(bm->places);
+        bm->places = NULL;
+        bm->nplaces = bm->capplaces = 0;
 }
 
 void buildmetrics_finish(struct buildmetrics *bm)

@@ -109,6 +109,11 @@ int buildmetrics_history_list(struct buildmetrics *bm, const char *buf, size_t l
  * (no target has that ref), -EINVAL (no BuildKit in it), -ENOMEM. */
 int buildmetrics_history_logs(struct buildmetrics *bm, const char *ref, const char *buf,
                               size_t len);
+/* After every target's buildmetrics_history_logs(): each record that
+ * ended ok gets the steps of its stages it lacks (buildkit_complete_steps:
+ * BuildKit writes a vertex shared by targets into one record only at
+ * times), cached as the other records and the live stream show them. */
+void buildmetrics_history_done(struct buildmetrics *bm);
 
 /* A `docker build` whose stream gave us nothing (its TTY progress UI is
  * cursor-addressed, never parsed): its one target, "default", so that its

@@ -600,6 +600,7 @@ static void import_history(struct recorder *r)
                 else
                         note(r, "docker buildx history logs %s: %s", m->t[i].ref, fetch_error(e));
         }
+        buildmetrics_history_done(r->metrics);
         if (m->n > 1 && replayed < m->n && (front_end(r->run->argv) || replayed))
                 note(r,
                      "buildx history: %zu of %zu targets replayed from their records%s: the "
