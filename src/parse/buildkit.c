@@ -228,6 +228,21 @@ static bool is_step_token(const char *s, size_t n)
         return true;
 }
 
+/* The next space-separated token of [*p, end): its length (0 at the end)
+ * and *ret_tok; *p past it. */
+static size_t next_token(const char **p, const char *end, const char **ret_tok)
+{
+        const char *s = *p;
+
+        while (s < end && *s == ' ')
+                s++;
+        *ret_tok = s;
+        while (s < end && *s != ' ')
+                s++;
+        *p = s;
+        return (size_t)(s - *ret_tok);
+}
+
 /* Shared steps are re-announced under another prefix: the latest name is
  * the one a failure is reported under. Out of memory only loses the name. */
 static void keep_name(struct vtx *v, const char *name, size_t len)
@@ -260,20 +275,15 @@ static void name_vertex(struct buildkit *b, struct vtx *v, const char *name, siz
                 return; /* a re-announcement (after "#N ...", or rawjson's every update) */
 
         if (len > 0 && name[0] == '[' && (close = memchr(name, ']', len))) {
-                for (const char *p = name + 1; p < close;) {
-                        const char *s;
-                        while (p < close && *p == ' ')
-                                p++;
-                        s = p;
-                        while (p < close && *p != ' ')
-                                p++;
-                        if (p > s) {
+                for (const char *p = name + 1, *s; p < close;) {
+                        size_t n = next_token(&p, close, &s);
+                        if (n) {
                                 if (ntok < 4) {
                                         tok[ntok] = s;
-                                        tlen[ntok++] = (size_t)(p - s);
+                                        tlen[ntok++] = n;
                                 }
                                 last = s;
-                                last_len = (size_t)(p - s);
+                                last_len = n;
                                 all++;
                         }
                 }
@@ -1173,26 +1183,17 @@ bool buildkit_step_place(const char *name, bool strip_target, struct step_place 
                 return false;
         /* the last token, then every one before it into the stage's hash */
         for (p = name + 1; p < close;) {
-                while (p < close && *p == ' ')
-                        p++;
-                tok = p;
-                while (p < close && *p != ' ')
-                        p++;
-                if (p > tok) {
+                size_t n = next_token(&p, close, &tok);
+                if (n) {
                         last = tok;
-                        last_len = (size_t)(p - tok);
+                        last_len = n;
                 }
         }
         if (!last || !is_step_token(last, last_len) ||
             !step_numbers(last, last_len, &ret->i, &ret->n))
                 return false;
         for (p = name + 1; p < last;) {
-                while (p < last && *p == ' ')
-                        p++;
-                tok = p;
-                while (p < last && *p != ' ')
-                        p++;
-                if (p == tok)
+                if (!next_token(&p, last, &tok))
                         continue;
                 if (first && strip_target) {
                         first = false;
