@@ -9,20 +9,11 @@
 #include <string.h>
 
 #include "util/dbuf.h"
+#include "util/util.h"
 
 #define PART_MAX 32      /* each name of a derived job */
 #define FILE_PART_MAX 64 /* the job's own part of a file name */
 
-static uint64_t fnv1a(uint64_t h, const char *s, size_t len)
-{
-        for (size_t i = 0; i < len; i++) {
-                h ^= (unsigned char)s[i];
-                h *= 0x100000001b3ULL;
-        }
-        return h;
-}
-
-#define FNV_OFFSET 0xcbf29ce484222325ULL
 
 static const char *value(jobname_lookup_fn lookup, void *userdata, const char *name)
 {
@@ -79,7 +70,7 @@ static int put_base(struct dbuf *b, const char *s)
 
 static int derive(char *const *argv, const char *cwd, struct dbuf *b)
 {
-        uint64_t h = fnv1a(FNV_OFFSET, cwd ? cwd : "", cwd ? strlen(cwd) + 1 : 1);
+        uint64_t h = fnv1a(FNV1A_OFFSET, cwd ? cwd : "", cwd ? strlen(cwd) + 1 : 1);
         char hex[16];
         int n, r;
 
@@ -160,7 +151,7 @@ int jobname_file_part(const char *job, char *buf, size_t size)
         if (!changed)
                 return (int)n;
         {
-                uint64_t h = fnv1a(FNV_OFFSET, job, strlen(job));
+                uint64_t h = fnv1a(FNV1A_OFFSET, job, strlen(job));
 
                 k = snprintf(buf + n, size - n, "-%08x", (unsigned)(h ^ (h >> 32)));
                 if (k < 0 || (size_t)k >= size - n)

@@ -543,13 +543,7 @@ _noinline_ static void feed_status(struct buildkit *b, struct vtx *v, int64_t vi
 
 static uint64_t digest_key(const char *s)
 {
-        uint64_t h = 0xcbf29ce484222325ULL;
-
-        for (; *s; s++) {
-                h ^= (unsigned char)*s;
-                h *= 0x100000001b3ULL;
-        }
-        return h | (1ULL << 63); /* never equal to a plain "#N" key */
+        return fnv1a(FNV1A_OFFSET, s, strlen(s)) | (1ULL << 63); /* never a plain "#N" key */
 }
 
 static int b64val(unsigned char c)
@@ -927,18 +921,13 @@ static bool stream_ended_ok(const struct buildkit *b)
 static uint64_t step_key(const struct vtx *v, bool multi)
 {
         const char *s = v->name ? v->name : "", *close = strchr(s, ']');
-        uint64_t h = 0xcbf29ce484222325ULL;
 
         if (multi && s[0] == '[' && close) {
                 const char *sp = memchr(s, ' ', (size_t)(close - s));
                 if (sp)
                         s = sp + 1;
         }
-        for (; *s; s++) {
-                h ^= (unsigned char)*s;
-                h *= 0x100000001b3ULL;
-        }
-        return h;
+        return fnv1a(FNV1A_OFFSET, s, strlen(s));
 }
 
 /* Steps seen, by (key, owner): open addressing, grown at half load. */
@@ -1175,7 +1164,7 @@ static bool step_numbers(const char *s, size_t len, uint32_t *ret_i, uint32_t *r
 bool buildkit_step_place(const char *name, bool strip_target, struct step_place *ret)
 {
         const char *close = name[0] == '[' ? strchr(name, ']') : NULL, *p, *tok, *last = NULL;
-        uint64_t h = 0xcbf29ce484222325ULL;
+        uint64_t h = FNV1A_OFFSET;
         size_t last_len = 0;
         bool first = true;
 
@@ -1200,12 +1189,7 @@ bool buildkit_step_place(const char *name, bool strip_target, struct step_place 
                         continue;
                 }
                 first = false;
-                for (; tok < p; tok++) {
-                        h ^= (unsigned char)*tok;
-                        h *= 0x100000001b3ULL;
-                }
-                h ^= ' ';
-                h *= 0x100000001b3ULL;
+                h = fnv1a(fnv1a(h, tok, (size_t)(p - tok)), " ", 1);
         }
         ret->stage = h;
         return true;

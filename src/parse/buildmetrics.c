@@ -692,12 +692,12 @@ int buildmetrics_history_logs(struct buildmetrics *bm, const char *ref, const ch
         buildkit_finish(b, rt);
         e = rt->buildkit_seen && rt->n >= 1 ? 0 : -EINVAL;
         if (e == 0) {
+                int32_t ti = (int32_t)(t - bm->model.t);
+
                 t->history_steps_set = true;
                 t->history_steps = rt->t[0].steps;
                 t->history_cached = rt->t[0].cached;
                 replay_sccache(bm, b, rp, t);
-                int32_t ti = (int32_t)(t - bm->model.t);
-
                 if (buildkit_ended_ok(b))
                         bm->rec_ok[ti] = keep_places(bm, rt, false, ti);
         }

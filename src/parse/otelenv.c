@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "util/macro.h"
+#include "util/util.h"
 
 void otel_pairs_release(struct otel_pairs *ps)
 {
@@ -634,7 +635,8 @@ void otelenv_set_run_span(struct otel_config *c, const uint8_t rnd[16], const ch
 {
         static const uint8_t zero[16];
         struct traceparent *s = &c->span;
-        uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a, then a 64-bit finalizer */
+        const char *rid = run_id ? run_id : "";
+        uint64_t h; /* FNV-1a, then a 64-bit finalizer */
 
         s->version = 0;
         if (c->has_trace) {
@@ -646,10 +648,7 @@ void otelenv_set_run_span(struct otel_config *c, const uint8_t rnd[16], const ch
         }
         if (memcmp(s->trace_id, zero, 16) == 0)
                 s->trace_id[15] = 1;
-        for (size_t i = 0; i < 16; i++)
-                h = (h ^ s->trace_id[i]) * 0x100000001b3ULL;
-        for (const char *p = run_id ? run_id : ""; *p; p++)
-                h = (h ^ (uint8_t)*p) * 0x100000001b3ULL;
+        h = fnv1a(fnv1a(FNV1A_OFFSET, s->trace_id, 16), rid, strlen(rid));
         h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdULL;
         h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ULL;
         h ^= h >> 33;

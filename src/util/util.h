@@ -10,6 +10,20 @@
 
 struct stat;
 
+/* FNV-1a over len bytes of s, from h (FNV1A_OFFSET to start): the one hash
+ * of names and keys (job ids, BuildKit vertices and stages, span ids). */
+#define FNV1A_OFFSET 0xcbf29ce484222325ULL
+static inline uint64_t fnv1a(uint64_t h, const void *s, size_t len)
+{
+        const unsigned char *p = s;
+
+        for (size_t i = 0; i < len; i++) {
+                h ^= p[i];
+                h *= 0x100000001b3ULL;
+        }
+        return h;
+}
+
 /* Cursor parsing over a buffer that is NOT NUL-terminated. Each function
  * advances *cur past what it consumed and returns 0, or returns -EINVAL /
  * -ERANGE and leaves *cur and *ret untouched. */
