@@ -508,9 +508,32 @@ static void test_state_path(void **state)
         }
 }
 
+/* closep() forgets the number it closed: a second closep() (or a close of
+ * the field at exit) must not close what took the number since (issue 33:
+ * the build's output pipe). */
+static void test_closep(void **state)
+{
+        int p[2], fd, again;
+
+        (void)state;
+        fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        closep(&fd);
+        assert_int_equal(fd, -1);
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        again = p[0];
+        closep(&fd); /* a no-op: the pipe stays open */
+        assert_true(fcntl(again, F_GETFD) >= 0);
+        closep(&p[0]);
+        closep(&p[1]);
+        assert_int_equal(p[0], -1);
+        assert_int_equal(p[1], -1);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_closep),
             cmocka_unit_test(test_parse_numbers),
             cmocka_unit_test(test_parse_size),
             cmocka_unit_test(test_iso8601),

@@ -155,7 +155,7 @@ json_t *history_json_str(const char *s)
 void history_run_result(const struct store_run *r, char *buf, size_t len)
 {
         if (r->state == STORE_RUN_RUNNING || r->state == STORE_RUN_INCOMPLETE ||
-            r->state == STORE_RUN_UNRECORDED)
+            r->state == STORE_RUN_UNRECORDED || r->state == STORE_RUN_DISK_FULL)
                 snprintf(buf, len, "%s", store_run_state_name(r->state));
         else if (r->info.term_signal > 0)
                 snprintf(buf, len, "signal %d", r->info.term_signal);

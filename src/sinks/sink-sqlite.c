@@ -23,6 +23,7 @@
 #include "sinks/logfile.h"
 #include "sinks/sink.h"
 #include "render/summary.h"
+#include "store/history.h"
 #include "store/store.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -52,6 +53,7 @@ enum phase {
 struct sqlite_state {
         enum phase phase;
         bool unmarked;              /* the database failed; its running row not yet marked so */
+        bool full;                  /* ...because its file system is full */
         int reserve_fd;             /* room held on the database's file system; -1: none */
         struct store_recorder self; /* who writes the running row (sink_ctx) */
         char *path;
@@ -84,20 +86,27 @@ static void drop_pending(struct sqlite_state *s)
 }
 
 /* Hold a little room on the database's file system, as an unlinked file
- * (O_TMPFILE: the kernel frees it whatever happens to us). When the disk
- * fills mid-run, freeing it lets the row be marked failed-to-record, so it
- * does not read as 'incomplete' (a killed buildtel). -1 when it cannot. */
+ * (O_TMPFILE: the kernel frees it whatever happens to us), before the run
+ * row goes in. When the disk fills mid-run, freeing it lets the row be
+ * marked 'disk-full', so it never reads as 'incomplete' (a killed
+ * buildtel). Returns the fd; -ENOSPC when the room is not there (then no
+ * row is written); another -errno when the file system cannot hold one
+ * (the row goes in without). */
 #define RESERVE_BYTES (128 << 10)
 static int reserve_open(const char *db_path)
 {
         const char *slash = strrchr(db_path, '/');
         size_t dlen = slash == db_path ? 1 : slash ? (size_t)(slash - db_path) : 0;
         _cleanup_free_ char *dir = slash ? strndup(db_path, dlen) : strdup(".");
-        int fd = dir ? open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) : -1;
+        _cleanup_close_ int fd = dir ? open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) : -1;
+        int e;
 
-        if (fd >= 0 && posix_fallocate(fd, 0, RESERVE_BYTES) != 0)
-                closep(&fd);
-        return fd;
+        if (fd < 0)
+                return dir ? -errno : -ENOMEM;
+        e = posix_fallocate(fd, 0, RESERVE_BYTES);
+        if (e == EDQUOT)
+                e = ENOSPC;
+        return e ? -e : TAKE_FD(fd);
 }
 
 static void give_up(struct sqlite_state *s, int e)
@@ -110,13 +119,16 @@ static void give_up(struct sqlite_state *s, int e)
                 store_rollback(s->st);
         /* The start row is in: make it say what happened (not 'incomplete') */
         closep(&s->reserve_fd); /* the room for the mark on a full disk */
-        s->unmarked =
-            s->st && s->phase == PHASE_RECORDING && store_run_mark_unrecorded(s->st, s->run_id) < 0;
-        snprintf(msg, sizeof(msg), "history database '%s': %s; this run is not in the history%s",
-                 s->path, store_strerror(e),
+        s->full = e == -ENOSPC;
+        s->unmarked = s->st && s->phase == PHASE_RECORDING &&
+                      store_run_mark_unrecorded(s->st, s->run_id, s->full) < 0;
+        snprintf(msg, sizeof(msg), "history database '%s': %s; this run is not in the history%s%s%s",
+                 s->path, store_strerror(e), s->phase != PHASE_RECORDING ? "" : " (its row reads as ",
                  s->phase != PHASE_RECORDING ? ""
-                 : s->unmarked               ? " (its row reads as incomplete)"
-                                             : " (its row reads as failed-to-record)");
+                 : s->unmarked               ? "incomplete until the end of the build"
+                                             : store_run_state_name(s->full ? STORE_RUN_DISK_FULL
+                                                                            : STORE_RUN_UNRECORDED),
+                 s->phase != PHASE_RECORDING ? "" : ")");
         if (s->warn)
                 s->warn(s->warn_userdata, "%s", msg);
         s->phase = PHASE_OFF;
@@ -151,6 +163,12 @@ static int advance(struct sqlite_state *s, int busy_ms)
         if (s->phase == PHASE_BEGIN) {
                 struct store_recorder rec = s->self;
 
+                if (s->reserve_fd < 0) {
+                        e = reserve_open(s->path);
+                        if (e == -ENOSPC)
+                                return e; /* no room to mark the row if it fills: no row */
+                        s->reserve_fd = e >= 0 ? e : -1;
+                }
                 targets_guess_builder(s->run, s->builder, sizeof(s->builder));
                 s->extra.builder = s->builder[0] ? s->builder : NULL;
                 s->extra.vcs_rev = s->run->vcs_rev;
@@ -159,7 +177,6 @@ static int advance(struct sqlite_state *s, int busy_ms)
                 if (e < 0)
                         return e;
                 s->phase = PHASE_RECORDING;
-                s->reserve_fd = reserve_open(s->path);
         }
         return 0;
 }
@@ -455,7 +472,7 @@ static int sqlite_finish(void *state, const struct run_model *m)
 
         /* a row left unmarked at the failure: once more, the build over */
         if (s->phase == PHASE_OFF && s->unmarked &&
-            store_run_mark_unrecorded(s->st, s->run_id) >= 0)
+            store_run_mark_unrecorded(s->st, s->run_id, s->full) >= 0)
                 s->unmarked = false;
         if (s->phase == PHASE_OFF)
                 return 0;

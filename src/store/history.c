@@ -127,6 +127,8 @@ const char *store_run_state_name(enum store_run_state s)
                 return "incomplete";
         case STORE_RUN_UNRECORDED:
                 return "failed-to-record";
+        case STORE_RUN_DISK_FULL:
+                return "not recorded: disk full";
         default:
                 return "unknown";
         }
@@ -250,6 +252,8 @@ static enum store_run_state state_of(sqlite3_stmt *s, const struct store_livenes
                 return STORE_RUN_FINISHED;
         if (strcmp(state, "failed-to-record") == 0)
                 return STORE_RUN_UNRECORDED;
+        if (strcmp(state, "disk-full") == 0)
+                return STORE_RUN_DISK_FULL;
         if (strcmp(state, "running") != 0)
                 return STORE_RUN_UNKNOWN;
         return recorder_alive(lv, store_col_text(s, RC_HOST), store_col_text(s, RC_BOOT_ID),

@@ -30,10 +30,12 @@ enum store_run_state {
         STORE_RUN_RUNNING,
         STORE_RUN_INCOMPLETE,
         STORE_RUN_UNKNOWN,    /* a state no buildtel writes */
-        STORE_RUN_UNRECORDED, /* the database failed mid-run (full): the row is all there is */
+        STORE_RUN_UNRECORDED, /* the database failed mid-run: the row is all there is */
+        STORE_RUN_DISK_FULL,  /* ...because its file system filled */
 };
 
-/* "finished", "running", "incomplete", "unknown", "failed-to-record". */
+/* "finished", "running", "incomplete", "unknown", "failed-to-record",
+ * "not recorded: disk full". */
 const char *store_run_state_name(enum store_run_state s);
 
 /* One run row. */

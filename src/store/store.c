@@ -1310,16 +1310,14 @@ int store_edges_get(struct store *st, int64_t run, struct targets *ts)
         return n < 0 ? (int)n : (int)ts->nedgev;
 }
 
-int store_run_mark_unrecorded(struct store *st, int64_t id)
+int store_run_mark_unrecorded(struct store *st, int64_t id, bool full)
 {
         sqlite3_stmt *s = NULL;
-        /* same length as 'running' would not matter: the page is rewritten */
-        int r = store_prepare(
-            st, "UPDATE runs SET state = 'failed-to-record' WHERE id = ? AND state = 'running'",
-            &s);
+        int r = store_prepare(st, "UPDATE runs SET state = ? WHERE id = ? AND state = 'running'", &s);
 
         if (r >= 0) {
-                sqlite3_bind_int64(s, 1, id);
+                sqlite3_bind_text(s, 1, full ? "disk-full" : "failed-to-record", -1, SQLITE_STATIC);
+                sqlite3_bind_int64(s, 2, id);
                 r = step_done(st, s);
         }
         sqlite3_finalize(s);

@@ -120,11 +120,12 @@ int store_run_set_extra(struct store *st, int64_t id, const struct store_run_ext
 int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
                      const struct summary *sum, const char *summary_json, uint64_t dropped);
 
-/* The database failed under a running row (SQLITE_FULL): mark it
- * 'failed-to-record', so that it never reads as 'incomplete' (buildtel
- * killed). One small update that needs no new page, outside any
- * transaction (the failed one is rolled back first). Returns 0 or -errno. */
-int store_run_mark_unrecorded(struct store *st, int64_t id);
+/* The database failed under a running row: mark it 'disk-full' (full:
+ * SQLITE_FULL, the file system's room) or 'failed-to-record', so that it
+ * never reads as 'incomplete' (buildtel killed). One small update outside
+ * any transaction (the failed one is rolled back first). Returns 0 or
+ * -errno. */
+int store_run_mark_unrecorded(struct store *st, int64_t id, bool full);
 
 /* Remove run row id and every row of it in the other tables (samples,
  * targets, units, steps, ninja edges, the cache snapshots its log printed;

@@ -21,12 +21,15 @@ static inline void freep(void *p)
 {
         free(*(void **)p);
 }
+/* Closes *fd and sets it to -1: a number kept after its close names
+ * whatever is opened next (the build's output pipe, once: issue 33). */
 static inline void closep(int *fd)
 {
         if (*fd >= 0) {
                 int saved = errno;
                 close(*fd);
                 errno = saved;
+                *fd = -1;
         }
 }
 static inline void fclosep(FILE **f)

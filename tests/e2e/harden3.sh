@@ -255,7 +255,7 @@ case_mdlinks() {
 }
 
 # L6: the database fills mid-run (SQLITE_FULL): the start row says so
-# (failed-to-record), not 'incomplete' (what a killed buildtel leaves).
+# (not recorded: disk full), not 'incomplete' (what a killed buildtel leaves).
 case_dbfull() {
         need_root "mount a tmpfs"
         local m="$T/full" st
@@ -269,10 +269,10 @@ case_dbfull() {
         rm -f "$m/fill"
         expect_eq "the build's status" "$st" 3
         check "the failure is said" grep -q "database or disk is full\|No space left" "$T/err"
-        check "and what the row reads as" grep -q "reads as failed-to-record" "$T/err"
-        expect_eq "the row's state" "$(sqlite3 "$m/h.db" "SELECT state FROM runs WHERE run_id = 'full'")" failed-to-record
+        check "and what the row reads as" grep -q "reads as not recorded: disk full" "$T/err"
+        expect_eq "the row's state" "$(sqlite3 "$m/h.db" "SELECT state FROM runs WHERE run_id = 'full'")" disk-full
         "$BUILDTEL" status --db "$m/h.db" >"$T/hist.txt" 2>&1
-        check "status shows failed-to-record" grep -q "failed-to-record" "$T/hist.txt"
+        check "status shows it" grep -q "not recorded: disk full" "$T/hist.txt"
         check "not incomplete" sh -c "! grep -q incomplete '$T/hist.txt'"
         umount "$m"
 }

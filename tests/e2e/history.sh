@@ -251,9 +251,9 @@ FILL
                 "$($J "$L/resources-fullmid.summary.json" run.exit_code)" 5
         rm -f "$T/full/fill"
         # (issue 20 L6: not 'incomplete', which says buildtel was killed)
-        expect_eq "mid-run full: the row written before the disk filled stays, as failed-to-record" \
+        expect_eq "mid-run full: the row written before the disk filled stays, as not recorded: disk full" \
                 "$("$BUILDTEL" status --db "$T/full/h.db" --json | python3 -c 'import json,sys; r = json.load(sys.stdin)[0]; print(r["id"], r["result"])')" \
-                "fullmid failed-to-record"
+                "fullmid not recorded: disk full"
         umount "$T/full"
 else
         echo "needs to mount a tmpfs (root)"; exit 77
