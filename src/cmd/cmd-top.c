@@ -336,8 +336,12 @@ static int detail_frame(struct top_state *s, size_t i, int cols, int lines, bool
                 if (k && strcmp(p->stage, t->tail[k - 1].stage) == 0 &&
                     strcmp(p->context, t->tail[k - 1].context) == 0)
                         continue;
-                snprintf(d->lines[d->nl], sizeof(d->lines[0]), "%7.1fs  %s  %s", p->elapsed_s,
-                         p->stage, p->context);
+                if (isnan(p->elapsed_s)) /* out of range in the row */
+                        snprintf(d->lines[d->nl], sizeof(d->lines[0]), "%8s  %s  %s", "-", p->stage,
+                                 p->context);
+                else
+                        snprintf(d->lines[d->nl], sizeof(d->lines[0]), "%7.1fs  %s  %s",
+                                 p->elapsed_s, p->stage, p->context);
                 d->lp[d->nl] = d->lines[d->nl];
                 d->nl++;
         }

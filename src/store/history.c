@@ -875,14 +875,15 @@ static int tail_row(void *ctx, sqlite3_stmt *s)
         if (w->n >= w->max)
                 return 0;
         p = &w->out[w->n++];
-        p->elapsed_s = store_col_real(s, 0);
-        p->cpu_pct = store_col_real(s, 1);
-        p->mem_used_mb = store_col_real(s, 2);
-        p->mem_avail_mb = store_col_real(s, 3);
+        /* the row may have been edited: each figure in its column's range */
+        p->elapsed_s = col_range(s, 0, RANGE_DURATION);
+        p->cpu_pct = col_range(s, 1, RANGE_PERCENT);
+        p->mem_used_mb = col_range(s, 2, RANGE_MIB);
+        p->mem_avail_mb = col_range(s, 3, RANGE_MIB);
         copy_utf8_str(p->stage, sizeof(p->stage), store_col_text(s, 4));
         copy_utf8_str(p->context, sizeof(p->context), store_col_text(s, 5));
-        p->cg_mem_mb = w->extended ? store_col_real(s, 6) : NAN;
-        p->cg_psi_mem_some_s = w->extended ? store_col_real(s, 7) : NAN;
+        p->cg_mem_mb = w->extended ? col_range(s, 6, RANGE_MIB) : NAN;
+        p->cg_psi_mem_some_s = w->extended ? col_range(s, 7, RANGE_CPU_SECONDS) : NAN;
         copy_utf8_str(p->running, sizeof(p->running), w->extended ? store_col_text(s, 8) : NULL);
         return 0;
 }

@@ -20,8 +20,9 @@ int top_sparkline(const double *v, size_t n, size_t width, bool utf8, struct dbu
         double lo = INFINITY, hi = -INFINITY;
         int r = 0;
 
+        /* an infinity would make the scale NAN, and a NAN level UB */
         for (size_t i = first; i < n; i++) {
-                if (isnan(v[i]))
+                if (!isfinite(v[i]))
                         continue;
                 lo = MIN(lo, v[i]);
                 hi = MAX(hi, v[i]);
@@ -29,7 +30,7 @@ int top_sparkline(const double *v, size_t n, size_t width, bool utf8, struct dbu
         for (size_t i = first; i < n && r >= 0; i++) {
                 int level = 0;
 
-                if (isnan(v[i])) {
+                if (!isfinite(v[i])) {
                         r = dbuf_puts(out, " ");
                         continue;
                 }
@@ -75,7 +76,7 @@ static int put_cell(struct dbuf *out, const char *s, size_t w)
 
 static void fmt_mib(double mb, char *buf, size_t len)
 {
-        if (isnan(mb) || mb < 0)
+        if (!isfinite(mb) || mb < 0)
                 snprintf(buf, len, "-");
         else if (mb >= 10240)
                 snprintf(buf, len, "%.0fG", mb / 1024);
@@ -83,6 +84,15 @@ static void fmt_mib(double mb, char *buf, size_t len)
                 snprintf(buf, len, "%.1fG", mb / 1024);
         else
                 snprintf(buf, len, "%.0fM", mb);
+}
+
+/* A share in its column's 4 cells: 0 to 999 %, "-" unknown. */
+static void fmt_pct(double v, char *buf, size_t len)
+{
+        if (isnan(v))
+                snprintf(buf, len, "-");
+        else
+                snprintf(buf, len, "%.0f%%", MAX(MIN(v, 999.0), 0.0));
 }
 
 /* Columns: the fixed ones, then the command and the stage/context share
@@ -139,14 +149,8 @@ static int row_line(struct dbuf *out, const struct top_row *row, bool sel, const
         (void)fmt_duration(row->elapsed_s, FMT_DURATION_COMPACT, el);
         fmt_mib(row->mem_avail_mb, av, sizeof(av));
         fmt_mib(row->build_mem_mb, us, sizeof(us));
-        if (isnan(row->psi_mem_pct))
-                snprintf(psi, sizeof(psi), "-");
-        else
-                snprintf(psi, sizeof(psi), "%.0f%%", MIN(row->psi_mem_pct, 999.0));
-        if (isnan(row->cpu_pct))
-                snprintf(cpu, sizeof(cpu), "-");
-        else
-                snprintf(cpu, sizeof(cpu), "%.0f%%", row->cpu_pct);
+        fmt_pct(row->psi_mem_pct, psi, sizeof(psi));
+        fmt_pct(row->cpu_pct, cpu, sizeof(cpu));
         snprintf(sc, sizeof(sc), "%s%s%s", row->stage ? row->stage : "",
                  row->stage && *row->stage && row->context && *row->context ? " / " : "",
                  row->context ? row->context : "");

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Hardening, round 4 (issue 33), the rest: what the other harden4 scripts'
+# areas leave. One case per run: harden4-misc.sh CASE.
+. "$(dirname "$0")/lib.sh"
+case=${1:?usage: harden4-misc.sh CASE}
+need_root() { [ "$(id -u)" = 0 ] || { echo "needs root: $1"; exit 77; }; }
+command -v sqlite3 >/dev/null || { echo "sqlite3 (the CLI) is not installed"; exit 77; }
+# nobytes FILE... -- ESCAPED: none of the files holds the bytes (printf form)
+nobytes() {
+        local b f
+        b=${*: -1}
+        for f in "${@:1:$#-2}"; do
+                LC_ALL=C grep -qF -- "$(printf "$b")" "$f" && return 1
+        done
+        return 0
+}
+record() { # record RUN-ID [SECONDS]: a run into $T/h.db, files in $T/l
+        "$BUILDTEL" run --db "$T/h.db" --log-dir "$T/l" --run-id "$1" --interval 0.05 -- \
+                sh -c "echo hello; sleep ${2:-0.4}" >/dev/null 2>"$T/rec.err" || { cat "$T/rec.err"; bad "record $1"; }
+}
+# no_sanitizer FILE: no ASan/UBSan report in it
+no_sanitizer() { ! grep -q -E 'runtime error|AddressSanitizer|UndefinedBehaviorSanitizer' "$1"; }
+
+# L: top reads each sample's figures in its column's range: ±1e308 and
+# the infinities (SQLite stores no NaN: a NaN reads back NULL) in a row
+# neither reach a NaN-to-int cast (UBSan) nor print 300 digits.
+case_topnum() {
+        local v q f
+        record r1
+        record r2
+        # r2 shows its stage changes (no log), r1 its log
+        sqlite3 "$T/h.db" "UPDATE runs SET build_log = NULL WHERE run_id = 'r2'"
+        for v in 1e308 -1e308 9e999 -9e999 -1.5e300; do
+                q="UPDATE samples SET elapsed_s = $v, cpu_pct = $v, mem_used_mb = $v, mem_avail_mb = $v,
+                   cg_mem_mb = $v, cg_psi_mem_some_s = $v WHERE run IN
+                   (SELECT id FROM runs WHERE run_id IN ('r1', 'r2')) AND seq IN"
+                sqlite3 "$T/h.db" "$q (SELECT max(seq) FROM samples s WHERE s.run = samples.run);" ||
+                        bad "update to $v"
+                "$BUILDTEL" top --once --db "$T/h.db" >"$T/list.txt" 2>"$T/list.err"
+                expect_eq "$v last: top --once exits 0" "$?" 0
+                "$BUILDTEL" top --once r1 --db "$T/h.db" >"$T/d1.txt" 2>"$T/d1.err"
+                expect_eq "$v last: top --once r1 exits 0" "$?" 0
+                "$BUILDTEL" top --once r2 --db "$T/h.db" >"$T/d2.txt" 2>"$T/d2.err"
+                expect_eq "$v last: top --once r2 exits 0" "$?" 0
+                # and in every other row, the sparkline's scale
+                sqlite3 "$T/h.db" "$q (SELECT seq FROM samples WHERE seq % 2 = 0);"
+                "$BUILDTEL" top --once --db "$T/h.db" >>"$T/list.txt" 2>>"$T/list.err"
+                expect_eq "$v in half the rows: top --once exits 0" "$?" 0
+                "$BUILDTEL" top --once r2 --db "$T/h.db" >>"$T/d2.txt" 2>>"$T/d2.err"
+                for f in list d1 d2; do
+                        check "$v: $f: no sanitizer report" no_sanitizer "$T/$f.err"
+                        check "$v: $f: no number of 13 digits or more" \
+                                sh -c "! grep -E '[0-9]{13}' '$T/$f.txt'"
+                        check "$v: $f: no inf or nan" sh -c "! grep -i -w -E 'inf|nan|infG|nanG' '$T/$f.txt'"
+                done
+                expect_eq "$v: both runs listed, twice" "$(grep -c '^  sh -c ech' "$T/list.txt")" 4
+                check "$v: r2's stage lines" grep -q '^RECENT' "$T/d2.txt"
+                check "$v: r1's log" grep -q 'hello' "$T/d1.txt"
+        done
+}
+
+"case_$case"
+finish
