@@ -200,7 +200,8 @@ int prune_apply(const char *db_path, const char *log_dir, const struct retention
 
         if (!(db_path = db_path ? db_path : def_db) || !l.log_dir)
                 return -ENOMEM;
-        r = store_open(db_path, false, 3000, &st);
+        /* with liveness: a run whose buildtel was killed reads as incomplete, not running */
+        r = history_store_open(db_path, false, 3000, &st);
         if (r >= 0)
                 r = store_runs_each(st, NAN, 0, add_run, &l);
         if (r >= 0 && !(go = calloc(l.n ? l.n : 1, sizeof(*go))))

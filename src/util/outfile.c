@@ -112,26 +112,54 @@ static int open_through(struct outfile *o)
         return 0;
 }
 
-static int open_temp(struct outfile *o, mode_t mode)
+/* Give the temp file a hidden name beside the path: made O_EXCL, or (an
+ * O_TMPFILE's, at the commit) linked there. -errno, and no name, on
+ * failure. */
+static int name_temp(struct outfile *o, mode_t mode)
 {
+        char proc[64];
         uint32_t rnd = 0;
+        int e = -EEXIST;
 
         if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
                 rnd ^= (uint32_t)getpid() * 2654435761u;
-        for (unsigned tries = 0; tries < 100; tries++) {
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", o->fd);
+        for (unsigned tries = 0; tries < 100 && e == -EEXIST; tries++) {
                 int n = snprintf(o->tmp, sizeof(o->tmp), ".%.64s.%08x.tmp", o->name,
                                  rnd + tries * 0x9e3779b9u);
 
-                if (n < 0 || (size_t)n >= sizeof(o->tmp))
-                        return -ENAMETOOLONG;
-                o->fd = openat(o->dirfd, o->tmp,
-                               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-                if (o->fd >= 0)
-                        return fchmod(o->fd, mode) < 0 ? -errno : 0;
-                if (errno != EEXIST)
-                        return -errno;
+                if (n < 0 || (size_t)n >= sizeof(o->tmp)) {
+                        e = -ENAMETOOLONG;
+                        break;
+                }
+                /* without /proc, AT_EMPTY_PATH (CAP_DAC_READ_SEARCH before Linux 6.10) */
+                if (o->anon) {
+                        if (linkat(AT_FDCWD, proc, o->dirfd, o->tmp, AT_SYMLINK_FOLLOW) == 0 ||
+                            (errno == ENOENT &&
+                             linkat(o->fd, "", o->dirfd, o->tmp, AT_EMPTY_PATH) == 0))
+                                return 0;
+                } else {
+                        o->fd = openat(o->dirfd, o->tmp,
+                                       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+                        if (o->fd >= 0)
+                                return fchmod(o->fd, mode) < 0 ? -errno : 0;
+                }
+                e = -errno;
         }
-        return -EEXIST;
+        o->tmp[0] = '\0'; /* the last name tried may be another's */
+        return e;
+}
+
+/* An unnamed O_TMPFILE where the file system has them: a buildtel killed
+ * before the commit (SIGKILL, a power cut) leaves nothing to clean up.
+ * Else the named hidden temp, which such a kill leaves behind. */
+static int open_temp(struct outfile *o, mode_t mode)
+{
+        o->fd = openat(o->dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+        o->anon = o->fd >= 0;
+        if (!o->anon)
+                return name_temp(o, mode);
+        return fchmod(o->fd, mode) < 0 ? -errno : 0;
 }
 
 int outfile_open(const char *path, mode_t mode, struct outfile *o)
@@ -168,7 +196,8 @@ int outfile_commit(struct outfile *o)
         int r = 0;
 
         if (!o->through && o->fd >= 0) {
-                if (fsync(o->fd) < 0 || renameat(o->dirfd, o->tmp, o->dirfd, o->name) < 0)
+                r = fsync(o->fd) < 0 ? -errno : o->anon ? name_temp(o, 0) : 0;
+                if (r == 0 && renameat(o->dirfd, o->tmp, o->dirfd, o->name) < 0)
                         r = -errno;
                 if (r == 0) {
                         o->tmp[0] = '\0';

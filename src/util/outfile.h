@@ -23,8 +23,9 @@ int outfile_write_at(int dirfd, const char *name, const void *buf, size_t len, m
  * "-" is stdout. */
 int outfile_write(const char *path, const void *buf, size_t len);
 
-/* The same rules for an output written as it is made (the trace): fd is a
- * hidden temp file beside path (O_EXCL, exactly mode), renamed over path
+/* The same rules for an output written as it is made (the trace): fd is an
+ * unnamed O_TMPFILE in path's directory (else, on a file system without
+ * them, a hidden temp file beside path, O_EXCL), exactly mode, renamed over path
  * by outfile_commit(); or, for a FIFO or a character device, path itself
  * opened for writing, never renamed. "-" is not handled here (the caller
  * has stdout). Returns 0 or -errno (as outfile_write); on success release
@@ -32,6 +33,7 @@ int outfile_write(const char *path, const void *buf, size_t len);
 struct outfile {
         int fd, dirfd;
         bool through; /* fd is the FIFO or the device itself */
+        bool anon;    /* fd is an O_TMPFILE, linked to tmp at the commit */
         char name[256], tmp[96];
 };
 int outfile_open(const char *path, mode_t mode, struct outfile *o);

@@ -59,5 +59,51 @@ case_topnum() {
         done
 }
 
+# L: prune removes a run whose buildtel was SIGKILLed (incomplete), as its
+# help says, and such a run's --trace-file leaves no hidden temp file.
+case_killed() {
+        local bt child i st
+        mkdir -p "$T/l"
+        # the killed run's cgroup stays until a later run: in cgroups of our
+        # own, other buildtels on the machine do not see it
+        trap 'unisolate; cleanup' EXIT
+        isolate || echo "# no private cgroups: the killed run's is beside the others'"
+        "$BUILDTEL" run --db "$T/h.db" --log-dir "$T/l" --run-id dead --interval 0.05 --trace-file -- \
+                sh -c 'echo $$ >"$1"; exec sleep 60' sh "$T/child.pid" >/dev/null 2>"$T/dead.err" &
+        bt=$!
+        for i in $(seq 200); do
+                [ -s "$T/child.pid" ] &&
+                        [ "$(sqlite3 "$T/h.db" "SELECT count(*) FROM samples" 2>/dev/null)" -gt 3 ] 2>/dev/null &&
+                        break
+                sleep 0.05
+        done
+        child=$(cat "$T/child.pid" 2>/dev/null)
+        check "the run is under way" test -n "$child"
+        kill -9 "$bt"
+        wait "$bt" 2>/dev/null
+        [ -n "$child" ] && kill -9 "$child" 2>/dev/null
+        ls -A "$T/l" >"$T/ls-killed.txt"
+        echo "# left by the killed run: $(tr '\n' ' ' <"$T/ls-killed.txt")"
+        "$BUILDTEL" status --db "$T/h.db" >"$T/status.txt" 2>&1
+        check "status: incomplete" grep -q incomplete "$T/status.txt"
+        record fin 0.1
+        "$BUILDTEL" run --db "$T/h.db" --log-dir "$T/l" --run-id traced --interval 0.05 --trace-file -- \
+                sh -c 'sleep 0.3' >/dev/null 2>"$T/traced.err"
+        expect_eq "a traced run: exit 0" "$?" 0
+        check "its trace parses" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$T/l/trace-traced.json"
+        expect_eq "its trace is 0600" "$(stat -c %a "$T/l/trace-traced.json")" 600
+        "$BUILDTEL" prune --db "$T/h.db" --log-dir "$T/l" --keep 2 >"$T/prune.txt" 2>&1
+        st=$?
+        cat "$T/prune.txt"
+        expect_eq "prune: exit 0" "$st" 0
+        check "prune says it removed the killed run" grep -q '^removed dead ' "$T/prune.txt"
+        expect_eq "its row is gone" "$(sqlite3 "$T/h.db" "SELECT count(*) FROM runs WHERE run_id = 'dead'")" 0
+        expect_eq "its samples are gone" "$(sqlite3 "$T/h.db" "SELECT count(*) FROM samples WHERE run NOT IN (SELECT id FROM runs)")" 0
+        check "its files are gone" test -z "$(ls -A "$T/l" | grep -e '-dead[._]')"
+        check "no hidden trace temp file is left" test -z "$(ls -A "$T/l" | grep '^\.trace-')"
+        check "the other runs stay" test -s "$T/l/trace-traced.json"
+        expect_eq "two rows stay" "$(sqlite3 "$T/h.db" "SELECT count(*) FROM runs")" 2
+}
+
 "case_$case"
 finish
