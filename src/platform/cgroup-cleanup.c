@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/* Giving the build's cgroup back: the cgroups of buildtels that are gone,
+ * the build's detached daemons moved out, the rest killed, the cgroups
+ * removed, our own v2 cgroup as it was. */
+#include "platform/cgroup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "platform/cgroup-int.h"
+#include "platform/procfs.h"
+#include "util/util.h"
+
+/* Is the run that made the cgroup `name` (run-ID-PID) still alive? Not by
+ * its comm (a copy or a wrapper is not named buildtel), but by pid and start
+ * time: the owner started before it made the cgroup, a reused pid after.
+ * When in doubt, alive: a leaked cgroup is better than a killed build. */
+static bool run_owner_alive(struct cgroup *cg, int parent_fd, const char *name, long pid)
+{
+        char path[64];
+        struct pidstat ps;
+        struct stat st;
+        struct timespec real, boot;
+        long hz = sysconf(_SC_CLK_TCK);
+        double start;
+        ssize_t n;
+
+        if (snprintf(path, sizeof(path), "proc/%ld/stat", pid) >= (int)sizeof(path))
+                return true;
+        n = read_at(cg, cg->root_fd, path);
+        if (n == -ENOENT || n == -ESRCH)
+                return false;
+        if (n < 0 || pidstat_parse(cg->buf, (size_t)n, &ps) < 0 || hz <= 0 ||
+            fstatat(parent_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            clock_gettime(CLOCK_REALTIME, &real) < 0 || clock_gettime(CLOCK_BOOTTIME, &boot) < 0)
+                return true;
+        if (ps.state == 'Z' || ps.state == 'X')
+                return false;
+        start = (double)(real.tv_sec - boot.tv_sec) + (double)(real.tv_nsec - boot.tv_nsec) / 1e9 +
+                (double)ps.starttime / (double)hz;
+        return start <= (double)st.st_mtim.tv_sec + 1.0;
+}
+
+#define TREE_DEPTH_MAX 16
+
+/* SIGKILL every process in dirfd's cgroup and the cgroups below it. Returns
+ * how many were found. */
+static size_t kill_tree(struct cgroup *cg, int dirfd, int depth)
+{
+        ssize_t n = read_at(cg, dirfd, "cgroup.procs");
+        size_t found = 0;
+        DIR *d;
+        struct dirent *de;
+
+        if (n >= 0 && pids_from_buf(cg, (size_t)n) >= 0)
+                for (size_t k = 0; k < cg->npids; k++)
+                        if (cg->pids[k] != getpid()) {
+                                (void)kill((pid_t)cg->pids[k], SIGKILL);
+                                found++;
+                        }
+        if (depth >= TREE_DEPTH_MAX || !(d = opendir_at(dirfd, ".")))
+                return found;
+        while ((de = readdir(d))) {
+                int sub;
+
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (sub < 0)
+                        continue;
+                found += kill_tree(cg, sub, depth + 1);
+                close(sub);
+        }
+        closedir(d);
+        return found;
+}
+
+/* Kill every process in dirfd's cgroup and below (SIGKILL) until none is
+ * left, for about 2 s at most. Returns 0 or -EBUSY. */
+static int empty_dir(struct cgroup *cg, int dirfd)
+{
+        struct timespec ts = {0, 10 * 1000 * 1000};
+
+        for (int i = 0; i < 200; i++) {
+                if (kill_tree(cg, dirfd, 0) == 0)
+                        return 0;
+                nanosleep(&ts, NULL);
+        }
+        return -EBUSY;
+}
+
+/* Remove the empty cgroups below dirfd, deepest first (a nested buildtel
+ * killed, a systemd-run --scope inside the build). Returns 0, or -EBUSY
+ * when some still hold processes. */
+static int prune_below(int dirfd, int depth)
+{
+        DIR *d;
+        struct dirent *de;
+        int ret = 0;
+
+        if (depth >= TREE_DEPTH_MAX)
+                return -EBUSY;
+        d = opendir_at(dirfd, ".");
+        if (!d)
+                return -errno;
+        while ((de = readdir(d))) {
+                int sub;
+
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (sub < 0)
+                        continue;
+                if (prune_below(sub, depth + 1) < 0)
+                        ret = -EBUSY;
+                close(sub);
+                if (unlinkat(dirfd, de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                        ret = -EBUSY;
+        }
+        closedir(d);
+        return ret;
+}
+
+/* The pid in a "run-ID-PID" or "self-PID" name, or 0. */
+static long stale_pid(const char *name)
+{
+        const char *dash = strrchr(name, '-');
+        uint64_t pid;
+
+        if ((strncmp(name, "run-", 4) != 0 && strncmp(name, "self-", 5) != 0) || !dash ||
+            parse_u64_str(dash + 1, &pid) < 0 || pid == 0 || pid > INT_MAX)
+                return 0;
+        return (long)pid;
+}
+
+/* Remove the cgroups of buildtels that are gone, and what is below them,
+ * when they are empty. One that still holds processes is an orphaned build
+ * running on (its buildtel was SIGKILLed): it is left alone, with a note. */
+void clean_stale(struct cgroup *cg, int parent_fd, bool say)
+{
+        DIR *d = opendir_at(parent_fd, ".");
+        struct dirent *de;
+
+        if (!d)
+                return;
+        while ((de = readdir(d))) {
+                long pid = de->d_type == DT_DIR ? stale_pid(de->d_name) : 0;
+                int sub;
+
+                if (pid == 0 || strcmp(de->d_name, cg->v2.leaf_name) == 0 ||
+                    (pid != (long)getpid() && run_owner_alive(cg, parent_fd, de->d_name, pid)))
+                        continue;
+                sub = openat(parent_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (sub >= 0) {
+                        (void)prune_below(sub, 0);
+                        close(sub);
+                }
+                if (unlinkat(parent_fd, de->d_name, AT_REMOVEDIR) < 0 && errno == EBUSY && say &&
+                    cg->note)
+                        cg->note(cg->userdata,
+                                 "the cgroup %s of a buildtel that is gone still holds processes "
+                                 "(its build runs on): left as it is",
+                                 de->d_name);
+        }
+        closedir(d);
+}
+
+/* Undo what v2_prepare and the parent's enabling did, after the run's own
+ * cgroup is gone: controllers off, back into our own cgroup, the leaf and
+ * buildtel/ removed. */
+static void v2_restore(struct cgroup *cg)
+{
+        struct v2_state *v = &cg->v2;
+        struct hier *hh = &cg->h[CG_H_V2];
+        _cleanup_close_ int lfd = -1;
+
+        if (v->own_fd < 0)
+                return;
+        if (hh->parent_fd >= 0 && v->parent_added && !v->leaf)
+                ; /* the root's buildtel/: shared with other runs, left on */
+        else if (hh->parent_fd >= 0)
+                disable_ctl(hh->parent_fd, v->parent_added);
+        if (v->leaf) {
+                ssize_t n;
+
+                disable_ctl(v->own_fd, v->own_added);
+                if (hh->parent_fd >= 0)
+                        lfd =
+                            openat(hh->parent_fd, v->leaf_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                /* Us and the daemons moved out of the build. */
+                n = lfd >= 0 ? read_at(cg, lfd, "cgroup.procs") : -EBADF;
+                if (n >= 0 && pids_from_buf(cg, (size_t)n) >= 0)
+                        for (size_t k = 0; k < cg->npids; k++)
+                                (void)write_pid(v->own_fd, cg->pids[k]);
+                (void)write_pid(v->own_fd, (long)getpid());
+                if (hh->parent_fd >= 0)
+                        (void)unlinkat(hh->parent_fd, v->leaf_name, AT_REMOVEDIR);
+                v->leaf = false;
+        }
+        v->own_added = v->parent_added = 0;
+        closep(&v->own_fd);
+        v->own_fd = -1;
+}
+
+void remove_dirs(struct cgroup *cg)
+{
+        for (int i = 0; i < _CG_H_MAX; i++) {
+                struct hier *hh = &cg->h[i];
+
+                if (hh->dir_fd < 0)
+                        continue;
+                (void)prune_below(hh->dir_fd, 0);
+                closep(&hh->dir_fd);
+                hh->dir_fd = -1;
+                (void)unlinkat(hh->parent_fd, hh->name, AT_REMOVEDIR);
+        }
+        v2_restore(cg);
+        for (int i = 0; i < _CG_H_MAX; i++) {
+                struct hier *hh = &cg->h[i];
+
+                if (hh->parent_fd < 0)
+                        continue;
+                closep(&hh->parent_fd);
+                hh->parent_fd = -1;
+                /* Busy while another buildtel runs: that one removes it. */
+                (void)unlinkat(cg->root_fd, hh->parent + 1, AT_REMOVEDIR);
+        }
+}
+
+int cgroup_kill_all(struct cgroup *cg)
+{
+        int ret = 0;
+
+        if (!cg || cg->mode == CGROUP_MODE_NONE)
+                return 0;
+        if (cg->h[CG_H_V2].used && cg->h[CG_H_V2].dir_fd >= 0)
+                (void)write_at(cg->h[CG_H_V2].dir_fd, "cgroup.kill", "1");
+        for (int i = 0; i < _CG_H_MAX; i++) {
+                int r;
+
+                if (!cg->h[i].used || cg->h[i].dir_fd < 0)
+                        continue;
+                r = empty_dir(cg, cg->h[i].dir_fd);
+                if (r < 0 && ret == 0)
+                        ret = r;
+        }
+        return ret;
+}
+
+/* Where a daemon moved out of the build goes in hierarchy i: our own
+ * cgroup, or in a v2 leaf set-up our leaf (v2_restore moves it on). */
+static int leftover_dest(struct cgroup *cg, int i)
+{
+        if (i == CG_H_V2 && cg->v2.leaf && cg->h[i].parent_fd >= 0)
+                return openat(cg->h[i].parent_fd, cg->v2.leaf_name,
+                              O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return openat(cg->root_fd, cg->h[i].own + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static void move_out(struct cgroup *cg, long pid)
+{
+        for (int i = 0; i < _CG_H_MAX; i++) {
+                int fd;
+
+                if (!cg->h[i].used || cg->h[i].dir_fd < 0)
+                        continue;
+                fd = leftover_dest(cg, i);
+                if (fd >= 0) {
+                        (void)write_pid(fd, pid);
+                        close(fd);
+                }
+        }
+}
+
+/* Processes of the build in a session of their own (a daemon that
+ * detached: an sccache server, a Gradle daemon) move out to our cgroup and
+ * keep running, with one note naming them. */
+static void keep_daemons(struct cgroup *cg)
+{
+        int lh = cg->h[CG_H_V2].used ? CG_H_V2 : CG_H_MEMORY;
+        long sid = (long)getsid(0), found[16];
+        char names[512];
+        size_t nfound = 0, more = 0, o = 0;
+        ssize_t n;
+
+        if (cg->kill_leftovers || cg->h[lh].dir_fd < 0)
+                return;
+        n = read_at(cg, cg->h[lh].dir_fd, "cgroup.procs");
+        if (n < 0 || pids_from_buf(cg, (size_t)n) < 0)
+                return;
+        for (size_t k = 0; k < cg->npids; k++) {
+                if (nfound < ARRAY_SIZE(found))
+                        found[nfound++] = cg->pids[k];
+        }
+        names[0] = '\0';
+        for (size_t k = 0; k < nfound; k++) {
+                struct pidstat ps;
+                int w;
+
+                if (read_pidstat(cg, found[k], &ps) < 0 || ps.session == sid || ps.state == 'Z' ||
+                    ps.pid == (long)getpid())
+                        continue;
+                move_out(cg, found[k]);
+                if (o >= sizeof(names) - 80) {
+                        more++;
+                        continue;
+                }
+                w = snprintf(names + o, sizeof(names) - o, "%s%s (pid %ld)", o ? ", " : "", ps.comm,
+                             ps.pid);
+                if (w > 0 && (size_t)w < sizeof(names) - o)
+                        o += (size_t)w;
+        }
+        if (o && cg->note)
+                cg->note(cg->userdata,
+                         "left running: %s%s (detached from the build; --kill-leftovers ends them)",
+                         names, more ? ", ..." : "");
+}
+
+void cgroup_free(struct cgroup *cg)
+{
+        if (!cg)
+                return;
+        if (cg->root_fd >= 0 && cg->buf) {
+                if (cg->setup_ok)
+                        keep_daemons(cg);
+                (void)cgroup_kill_all(cg);
+                remove_dirs(cg);
+        }
+        for (int i = 0; i < _CG_H_MAX; i++) {
+                closep(&cg->h[i].procs_w_fd);
+                closep(&cg->h[i].dir_fd);
+                closep(&cg->h[i].parent_fd);
+        }
+        for (int i = 0; i < _HOT_MAX; i++)
+                closep(&cg->hot[i]);
+        closep(&cg->v2.own_fd);
+        closep(&cg->kmsg_fd);
+        closep(&cg->root_fd);
+        procfs_free(cg->procfs);
+        free(cg->root_path);
+        free(cg->procs);
+        free(cg->pids);
+        free(cg->buf);
+        free(cg);
+}

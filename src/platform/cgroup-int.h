@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+/* Inside the cgroup module only (platform/cgroup-*.c): struct cgroup, the
+ * parsers' line cursors, and what one of its files calls in another. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "platform/cgroup.h"
+#include "platform/procfs.h"
+#include "util/util.h"
+
+static inline const char *line_end(const char *p, const char *end)
+{
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        return nl ? nl : end;
+}
+
+static inline const char *next_line(const char *eol, const char *end)
+{
+        return eol < end ? eol + 1 : end;
+}
+
+/* The next blank-separated word of [*p, end). */
+static inline bool next_word(const char **p, const char *end, const char **ret_w, size_t *ret_n)
+{
+        const char *w;
+
+        skip_spaces(p, end);
+        if (*p >= end)
+                return false;
+        w = *p;
+        while (*p < end && **p != ' ' && **p != '\t')
+                (*p)++;
+        *ret_w = w;
+        *ret_n = (size_t)(*p - w);
+        return true;
+}
+
+static inline bool word_is(const char *w, size_t n, const char *s)
+{
+        return n == strlen(s) && memcmp(w, s, n) == 0;
+}
+
+struct hier {
+        bool used;
+        char parent[2 * CG_PATH_MAX]; /* <root><mount><own>/buildtel */
+        char name[128];               /* run-<id>-<pid> */
+        int parent_fd, dir_fd;        /* -1 until made */
+        int procs_w_fd;               /* for the child */
+        char own[2 * CG_PATH_MAX];    /* <mount><own>: where leftovers go */
+        char want[2 * CG_PATH_MAX];   /* the build's path as /proc/PID/cgroup shows it */
+};
+
+/* What we did to our own v2 cgroup, to undo it. */
+struct v2_state {
+        int own_fd;            /* our own (the caller's) cgroup; -1: untouched */
+        unsigned own_added;    /* bits of v2_ctl we enabled in its subtree_control */
+        unsigned parent_added; /* ... in <own>/buildtel */
+        bool leaf;             /* we moved into <own>/buildtel/self-<pid> */
+        char leaf_name[64];
+};
+
+enum hot {
+        HOT_CPU,      /* v2 cpu.stat or v1 cpuacct.stat */
+        HOT_CPU_USER, /* v1 cpuacct.usage_user (ns) */
+        HOT_CPU_SYS,  /* v1 cpuacct.usage_sys */
+        HOT_MEM,      /* memory.current / memory.usage_in_bytes */
+        HOT_MEM_PEAK, /* memory.peak / memory.max_usage_in_bytes */
+        HOT_MEM_EV,   /* memory.events / memory.oom_control */
+        HOT_IO,       /* io.stat / blkio.throttle.io_service_bytes_recursive */
+        HOT_PSI_CPU,
+        HOT_PSI_MEM,
+        HOT_PSI_IO,
+        HOT_PIDS,
+        HOT_PIDS_PEAK,
+        HOT_PROCS,    /* cgroup.procs, read-only */
+        HOT_MEM_STAT, /* memory.stat: anon/file (v2), total_rss/total_cache (v1) */
+        _HOT_MAX,
+};
+
+struct tree_proc {
+        long pid, ppid;
+        uint64_t ticks; /* utime+stime+cutime+cstime */
+        uint64_t utime, stime;
+        uint64_t rss_pages;
+        bool in;
+};
+
+struct cgroup {
+        enum cgroup_mode mode;
+        int root_fd;
+        struct v2_state v2;
+        note_fn note;
+        void *userdata;
+        bool kill_leftovers;
+        int kmsg_fd; /* /dev/kmsg from our start (root), -1 */
+        long oom_pid;
+        char oom_comm[65];
+        bool setup_ok, test_unjoinable;
+        char *root_path;
+        struct hier h[_CG_H_MAX];
+        int hot[_HOT_MAX];
+        bool psi_host;
+        struct cgroup_pressure psi_base[3];
+        bool psi_base_ok[3];
+        char *buf;
+        size_t cap;
+        long *pids;
+        size_t npids, pids_cap;
+        double ticks_per_s, page_size;
+        /* none mode */
+        long tree_root;
+        struct procfs *procfs;
+        struct tree_proc *procs;
+        size_t nprocs, procs_cap;
+        struct rusage ru_base;
+        double mem_peak, pids_peak;
+};
+
+/* cgroup-read.c */
+ssize_t read_fd(struct cgroup *cg, int fd);
+void pids_reserve(struct cgroup *cg, size_t n);
+int pids_from_buf(struct cgroup *cg, size_t n);
+int read_pressure_at(struct cgroup *cg, int fd, struct cgroup_pressure *ret);
+/* cgroup-setup.c */
+ssize_t read_at(struct cgroup *cg, int dirfd, const char *name);
+int write_at(int dirfd, const char *name, const char *s);
+int write_pid(int dirfd, long pid);
+int read_pidstat(struct cgroup *cg, long pid, struct pidstat *ret);
+void disable_ctl(int dirfd, unsigned added);
+/* cgroup-cleanup.c */
+void clean_stale(struct cgroup *cg, int parent_fd, bool say);
+void remove_dirs(struct cgroup *cg);

@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: MIT */
+/* The parsers of cgroup files and of the kernel's OOM report: a buffer in,
+ * a value out, no I/O (fuzz/fuzz-cgroup.c, fuzz/fuzz-kmsg.c). */
+#include "platform/cgroup.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "platform/cgroup-int.h"
+#include "util/util.h"
+
+static bool at_field_end(const char *p, const char *end)
+{
+        return p >= end || *p == ' ' || *p == '\t' || *p == '\n';
+}
+
+static int hier_of_controller(const char *w, size_t n)
+{
+        if (word_is(w, n, "memory"))
+                return CG_H_MEMORY;
+        if (word_is(w, n, "cpuacct"))
+                return CG_H_CPUACCT;
+        if (word_is(w, n, "blkio"))
+                return CG_H_BLKIO;
+        if (word_is(w, n, "pids"))
+                return CG_H_PIDS;
+        return -1;
+}
+
+/* Copy a mountinfo path, undoing its \ooo escapes. */
+static int unescape_path(const char *w, size_t n, char out[static CG_PATH_MAX])
+{
+        size_t o = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                char c = w[i];
+
+                if (c == '\\' && n - i >= 4 && w[i + 1] >= '0' && w[i + 1] <= '3' &&
+                    w[i + 2] >= '0' && w[i + 2] <= '7' && w[i + 3] >= '0' && w[i + 3] <= '7') {
+                        c = (char)((w[i + 1] - '0') * 64 + (w[i + 2] - '0') * 8 + (w[i + 3] - '0'));
+                        i += 3;
+                }
+                if (c == '\0' || o + 1 >= CG_PATH_MAX)
+                        return -ENAMETOOLONG;
+                out[o++] = c;
+        }
+        out[o] = '\0';
+        return 0;
+}
+
+int cgroup_mounts_parse(const char *buf, size_t len, struct cgroup_mounts *ret)
+{
+        struct cgroup_mounts *m;
+        const char *p = buf, *end = buf + len;
+
+        if (!buf || !ret)
+                return -EINVAL;
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        while (p < end) {
+                const char *eol = line_end(p, end), *w, *root_w = NULL, *mnt_w = NULL, *type_w;
+                const char *opts_w;
+                size_t n, root_n = 0, mnt_n = 0, type_n, opts_n;
+                bool sep = false;
+                int field = 0;
+
+                /* id parent maj:min root mountpoint opts [optional...] - type source superopts */
+                while (next_word(&p, eol, &w, &n)) {
+                        field++;
+                        if (field == 4) {
+                                root_w = w;
+                                root_n = n;
+                        } else if (field == 5) {
+                                mnt_w = w;
+                                mnt_n = n;
+                        } else if (field > 6 && word_is(w, n, "-")) {
+                                sep = true;
+                                break;
+                        }
+                }
+                if (!sep || !next_word(&p, eol, &type_w, &type_n) || !next_word(&p, eol, &w, &n) ||
+                    !next_word(&p, eol, &opts_w, &opts_n)) {
+                        p = next_line(eol, end);
+                        continue;
+                }
+                if (word_is(type_w, type_n, "cgroup2")) {
+                        if (!m->mnt[CG_H_V2][0] &&
+                            unescape_path(mnt_w, mnt_n, m->mnt[CG_H_V2]) >= 0 &&
+                            unescape_path(root_w, root_n, m->root[CG_H_V2]) < 0)
+                                m->mnt[CG_H_V2][0] = '\0';
+                } else if (word_is(type_w, type_n, "cgroup")) {
+                        const char *o = opts_w, *oend = opts_w + opts_n;
+
+                        while (o < oend) {
+                                const char *comma = memchr(o, ',', (size_t)(oend - o));
+                                const char *ce = comma ? comma : oend;
+                                int h = hier_of_controller(o, (size_t)(ce - o));
+
+                                if (h >= 0 && !m->mnt[h][0] &&
+                                    unescape_path(mnt_w, mnt_n, m->mnt[h]) >= 0 &&
+                                    unescape_path(root_w, root_n, m->root[h]) < 0)
+                                        m->mnt[h][0] = '\0';
+                                o = comma ? comma + 1 : oend;
+                        }
+                }
+                p = next_line(eol, end);
+        }
+        *ret = *m;
+        free(m);
+        return 0;
+}
+
+int cgroup_self_parse(const char *buf, size_t len, struct cgroup_self *ret)
+{
+        struct cgroup_self *s;
+        const char *p = buf, *end = buf + len;
+        bool any = false;
+
+        if (!buf || !ret)
+                return -EINVAL;
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return -ENOMEM;
+        while (p < end) {
+                const char *eol = line_end(p, end);
+                const char *c1 = memchr(p, ':', (size_t)(eol - p)), *c2, *path;
+                size_t plen;
+
+                if (!c1 || !(c2 = memchr(c1 + 1, ':', (size_t)(eol - c1 - 1)))) {
+                        p = next_line(eol, end);
+                        continue;
+                }
+                path = c2 + 1;
+                plen = (size_t)(eol - path);
+                if (plen == 0 || path[0] != '/' || plen >= CG_PATH_MAX ||
+                    memchr(path, '\0', plen)) {
+                        p = next_line(eol, end);
+                        continue;
+                }
+                if (c2 == c1 + 1 && c1 - p == 1 && p[0] == '0') {
+                        if (!s->path[CG_H_V2][0]) {
+                                memcpy(s->path[CG_H_V2], path, plen);
+                                s->path[CG_H_V2][plen] = '\0';
+                                any = true;
+                        }
+                } else {
+                        const char *o = c1 + 1;
+
+                        while (o < c2) {
+                                const char *comma = memchr(o, ',', (size_t)(c2 - o));
+                                const char *ce = comma ? comma : c2;
+                                int h = hier_of_controller(o, (size_t)(ce - o));
+
+                                if (h >= 0 && !s->path[h][0]) {
+                                        memcpy(s->path[h], path, plen);
+                                        s->path[h][plen] = '\0';
+                                        any = true;
+                                }
+                                o = comma ? comma + 1 : c2;
+                        }
+                }
+                p = next_line(eol, end);
+        }
+        if (!any) {
+                free(s);
+                return -EINVAL;
+        }
+        *ret = *s;
+        free(s);
+        return 0;
+}
+
+int cgroup_u64_parse(const char *buf, size_t len, uint64_t *ret)
+{
+        const char *p = buf, *end = buf + len;
+        uint64_t v;
+        int r;
+
+        if (!buf)
+                return -EINVAL;
+        skip_spaces(&p, end);
+        if (skip_prefix(&p, end, "max")) {
+                v = UINT64_MAX;
+        } else {
+                r = parse_u64(&p, end, &v);
+                if (r < 0)
+                        return r;
+        }
+        skip_spaces(&p, end);
+        if (p < end && *p == '\n')
+                p++;
+        if (p != end)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int cgroup_keyed_parse(const char *buf, size_t len, const char *key, uint64_t *ret)
+{
+        const char *p = buf, *end = buf + len;
+
+        if (!buf || !key)
+                return -EINVAL;
+        while (p < end) {
+                const char *eol = line_end(p, end), *w;
+                size_t n;
+                uint64_t v;
+                int r;
+
+                if (next_word(&p, eol, &w, &n) && word_is(w, n, key)) {
+                        skip_spaces(&p, eol);
+                        r = parse_u64(&p, eol, &v);
+                        if (r < 0)
+                                return r;
+                        if (!at_field_end(p, eol))
+                                return -EINVAL;
+                        *ret = v;
+                        return 0;
+                }
+                p = next_line(eol, end);
+        }
+        return -ENOENT;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+int cgroup_iostat_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_t *ret_write)
+{
+        const char *p = buf, *end = buf + len;
+        uint64_t rd = 0, wr = 0;
+
+        if (!buf)
+                return -EINVAL;
+        /* "8:0 rbytes=1 wbytes=2 rios=3 wios=4 dbytes=0 dios=0" */
+        while (p < end) {
+                const char *eol = line_end(p, end), *w;
+                size_t n;
+                bool first = true;
+
+                while (next_word(&p, eol, &w, &n)) {
+                        const char *q = w, *wend = w + n;
+                        uint64_t v;
+                        bool is_r;
+
+                        if (first) {
+                                first = false;
+                                continue; /* MAJ:MIN */
+                        }
+                        is_r = skip_prefix(&q, wend, "rbytes=");
+                        if (!is_r && !skip_prefix(&q, wend, "wbytes="))
+                                continue;
+                        if (parse_u64(&q, wend, &v) < 0 || q != wend)
+                                return -EINVAL;
+                        if (is_r)
+                                rd = add_sat(rd, v);
+                        else
+                                wr = add_sat(wr, v);
+                }
+                p = next_line(eol, end);
+        }
+        *ret_read = rd;
+        *ret_write = wr;
+        return 0;
+}
+
+int cgroup_blkio_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_t *ret_write)
+{
+        const char *p = buf, *end = buf + len;
+        uint64_t rd = 0, wr = 0;
+
+        if (!buf)
+                return -EINVAL;
+        /* "254:0 Read 123" ... "254:0 Total 456", then "Total 456". */
+        while (p < end) {
+                const char *eol = line_end(p, end), *dev, *op;
+                size_t dn, on;
+                uint64_t v;
+                int r;
+
+                if (!next_word(&p, eol, &dev, &dn) || !memchr(dev, ':', dn) ||
+                    !next_word(&p, eol, &op, &on) ||
+                    (!word_is(op, on, "Read") && !word_is(op, on, "Write"))) {
+                        p = next_line(eol, end);
+                        continue;
+                }
+                skip_spaces(&p, eol);
+                r = parse_u64(&p, eol, &v);
+                if (r < 0)
+                        return r;
+                if (!at_field_end(p, eol))
+                        return -EINVAL;
+                if (op[0] == 'R')
+                        rd = add_sat(rd, v);
+                else
+                        wr = add_sat(wr, v);
+                p = next_line(eol, end);
+        }
+        *ret_read = rd;
+        *ret_write = wr;
+        return 0;
+}
+
+int cgroup_pressure_parse(const char *buf, size_t len, struct cgroup_pressure *ret)
+{
+        const char *p = buf, *end = buf + len;
+        uint64_t some = 0, full = UINT64_MAX;
+        bool have_some = false;
+
+        if (!buf)
+                return -EINVAL;
+        /* "some avg10=0.00 avg60=0.00 avg300=0.00 total=123" */
+        while (p < end) {
+                const char *eol = line_end(p, end), *w;
+                size_t n;
+                bool is_some;
+
+                if (!next_word(&p, eol, &w, &n) ||
+                    (!(is_some = word_is(w, n, "some")) && !word_is(w, n, "full"))) {
+                        p = next_line(eol, end);
+                        continue;
+                }
+                while (next_word(&p, eol, &w, &n)) {
+                        const char *q = w, *wend = w + n;
+                        uint64_t v;
+
+                        if (!skip_prefix(&q, wend, "total="))
+                                continue;
+                        if (parse_u64(&q, wend, &v) < 0 || q != wend)
+                                return -EINVAL;
+                        if (is_some) {
+                                some = v;
+                                have_some = true;
+                        } else {
+                                full = v;
+                        }
+                }
+                p = next_line(eol, end);
+        }
+        if (!have_some)
+                return -EINVAL;
+        *ret = (struct cgroup_pressure){.some_us = some, .full_us = full};
+        return 0;
+}
+
+int cgroup_procs_parse(const char *buf, size_t len, long *pids, size_t cap, size_t *ret_n)
+{
+        const char *p = buf, *end = buf + len;
+        size_t n = 0;
+
+        if (!buf || (!pids && cap > 0))
+                return -EINVAL;
+        while (p < end) {
+                const char *eol = line_end(p, end);
+                uint64_t v;
+                int r;
+
+                if (eol == p) {
+                        p = next_line(eol, end);
+                        continue;
+                }
+                r = parse_u64(&p, eol, &v);
+                if (r < 0)
+                        return r;
+                if (p != eol)
+                        return -EINVAL;
+                if (v == 0 || v > INT_MAX)
+                        return -ERANGE;
+                if (n < cap)
+                        pids[n] = (long)v;
+                n++;
+                p = next_line(eol, end);
+        }
+        *ret_n = n;
+        return 0;
+}
+
+int cgroup_mode_parse(const char *s, enum cgroup_mode *ret)
+{
+        static const char *const names[] = {"auto", "v2", "hybrid", "v1", "none"};
+
+        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+                if (strcmp(s, names[i]) == 0) {
+                        *ret = (enum cgroup_mode)i;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+const char *cgroup_mode_name(enum cgroup_mode m)
+{
+        switch (m) {
+        case CGROUP_MODE_AUTO:
+                return "auto";
+        case CGROUP_MODE_V2:
+                return "v2";
+        case CGROUP_MODE_HYBRID:
+                return "hybrid";
+        case CGROUP_MODE_V1:
+                return "v1";
+        case CGROUP_MODE_NONE:
+                return "none";
+        }
+        return "?";
+}
+
+void cgroup_stats_clear(struct cgroup_stats *s)
+{
+        *s = (struct cgroup_stats){
+            NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
+            NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, .oom_victim_pid = -1,
+        };
+}
+
+/* The last occurrence of needle (n bytes) in [p, end). */
+static const char *mem_last(const char *p, const char *end, const char *needle)
+{
+        size_t n = strlen(needle);
+        const char *found = NULL;
+
+        while (p && (size_t)(end - p) >= n) {
+                const char *q = memmem(p, (size_t)(end - p), needle, n);
+
+                if (!q)
+                        break;
+                found = q;
+                p = q + 1;
+        }
+        return found;
+}
+
+static bool take_pid(const char *p, const char *end, long *ret)
+{
+        uint64_t v;
+
+        if (parse_u64(&p, end, &v) < 0 || p != end || v == 0 || v > INT_MAX)
+                return false;
+        *ret = (long)v;
+        return true;
+}
+
+static void take_comm(const char *w, const char *we, char *comm, size_t cap)
+{
+        size_t n = (size_t)(we - w);
+
+        if (cap == 0)
+                return;
+        if (n >= cap)
+                n = cap - 1;
+        for (size_t i = 0; i < n; i++)
+                comm[i] = (unsigned char)w[i] < 0x20 || w[i] == 0x7f ? '?' : w[i];
+        comm[n] = '\0';
+}
+
+/* "oom-kill:...,task_memcg=PATH,task=COMM,pid=N,uid=U" */
+static bool oomkill_line(const char *p, const char *end, const char *memcg, long *pid, char *comm,
+                         size_t cap)
+{
+        const char *mc = memmem(p, (size_t)(end - p), "task_memcg=", 11);
+        const char *pidp = mem_last(p, end, ",pid="), *task;
+        const char *pe;
+
+        if (!mc || !pidp || pidp < mc)
+                return false;
+        task = mem_last(mc, pidp, ",task=");
+        if (!task)
+                return false;
+        mc += 11;
+        if (memcg) {
+                size_t n = strlen(memcg);
+
+                if ((size_t)(task - mc) < n || memcmp(mc, memcg, n) != 0 ||
+                    ((size_t)(task - mc) > n && mc[n] != '/'))
+                        return false;
+        }
+        pe = memchr(pidp + 5, ',', (size_t)(end - pidp - 5));
+        if (!take_pid(pidp + 5, pe ? pe : end, pid))
+                return false;
+        take_comm(task + 6, pidp, comm, cap);
+        return true;
+}
+
+/* "Killed process N (COMM) total-vm:..." */
+static bool killed_line(const char *p, const char *end, long *pid, char *comm, size_t cap)
+{
+        const char *k = memmem(p, (size_t)(end - p), "Killed process ", 15), *sp, *open, *close;
+
+        if (!k)
+                return false;
+        k += 15;
+        sp = memchr(k, ' ', (size_t)(end - k));
+        if (!sp || sp + 1 >= end || sp[1] != '(' || !take_pid(k, sp, pid))
+                return false;
+        open = sp + 2;
+        close = memmem(open, (size_t)(end - open), ") total-vm:", 11);
+        if (!close)
+                close = mem_last(open, end, ")");
+        if (!close)
+                return false;
+        take_comm(open, close, comm, cap);
+        return true;
+}
+
+int cgroup_kmsg_victim_parse(const char *buf, size_t len, const char *memcg, long *ret_pid,
+                             char *comm, size_t cap)
+{
+        const char *p = buf, *end;
+        long matched = -1; /* the pid of the last oom-kill line in memcg */
+        int found = 0;
+
+        if (!buf || !ret_pid || (!comm && cap))
+                return -EINVAL;
+        end = buf + len;
+        while (p < end) {
+                const char *eol = line_end(p, end), *msg = memchr(p, ';', (size_t)(eol - p));
+                char c[65];
+                long pid;
+
+                msg = msg ? msg + 1 : p;
+                if (oomkill_line(msg, eol, memcg, &pid, c, sizeof(c))) {
+                        matched = pid;
+                } else if (killed_line(msg, eol, &pid, c, sizeof(c))) {
+                        if (memcg && pid != matched) {
+                                p = next_line(eol, end);
+                                continue;
+                        }
+                } else {
+                        p = next_line(eol, end);
+                        continue;
+                }
+                *ret_pid = pid;
+                take_comm(c, c + strlen(c), comm, cap);
+                found = 1;
+                p = next_line(eol, end);
+        }
+        return found;
+}

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: MIT */
+/* The reads of each tick: the kept-open counter files (pread), or in none
+ * mode the process tree from /proc; the OOM victim from /dev/kmsg. */
+#include "platform/cgroup.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "model/ranges.h"
+#include "platform/cgroup-int.h"
+#include "platform/procfs.h"
+#include "util/util.h"
+
+#define BUF_MAX (16u * 1024 * 1024)
+/* pids we track in none mode and list from cgroup.procs; a build with more
+ * live processes than this is summed only as far as this. */
+#define PIDS_MAX 65536
+
+/* pread a whole kept-open file into cg->buf (grown as needed). */
+ssize_t read_fd(struct cgroup *cg, int fd)
+{
+        if (fd < 0)
+                return -EBADF;
+        return pread_whole(fd, &cg->buf, &cg->cap, BUF_MAX);
+}
+
+void pids_reserve(struct cgroup *cg, size_t n)
+{
+        long *np;
+
+        if (n <= cg->pids_cap || n > PIDS_MAX)
+                return;
+        np = realloc(cg->pids, n * sizeof(*np));
+        if (np) {
+                cg->pids = np;
+                cg->pids_cap = n;
+        }
+}
+
+/* Parse cg->buf (len n) as cgroup.procs into cg->pids. */
+int pids_from_buf(struct cgroup *cg, size_t n)
+{
+        size_t total;
+        int r = cgroup_procs_parse(cg->buf, n, cg->pids, cg->pids_cap, &total);
+
+        if (r < 0)
+                return r;
+        if (total > cg->pids_cap) {
+                pids_reserve(cg, MIN(MAX(total, 2 * cg->pids_cap), (size_t)PIDS_MAX));
+                r = cgroup_procs_parse(cg->buf, n, cg->pids, cg->pids_cap, &total);
+                if (r < 0)
+                        return r;
+        }
+        cg->npids = MIN(total, cg->pids_cap);
+        return 0;
+}
+
+/* Read the kernel log records that came since the last call (each read()
+ * is one record; EAGAIN: no more) and keep the last OOM victim in the
+ * build's memory cgroup. */
+static void read_kmsg(struct cgroup *cg)
+{
+        const char *memcg = cg->h[cg->h[CG_H_MEMORY].used ? CG_H_MEMORY : CG_H_V2].want;
+        char rec[8192];
+
+        if (cg->kmsg_fd < 0)
+                return;
+        for (int i = 0; i < 4096; i++) {
+                ssize_t n = read(cg->kmsg_fd, rec, sizeof(rec));
+                long pid;
+                char comm[65];
+
+                if (n < 0 && errno == EPIPE)
+                        continue; /* overwritten records: go on from the next */
+                if (n <= 0)
+                        break;
+                if (cgroup_kmsg_victim_parse(rec, (size_t)n, memcg, &pid, comm, sizeof(comm)) > 0) {
+                        cg->oom_pid = pid;
+                        memcpy(cg->oom_comm, comm, sizeof(comm));
+                }
+        }
+}
+
+int read_pressure_at(struct cgroup *cg, int fd, struct cgroup_pressure *ret)
+{
+        ssize_t n = read_fd(cg, fd);
+
+        return n < 0 ? (int)n : cgroup_pressure_parse(cg->buf, (size_t)n, ret);
+}
+
+/* A figure of a cgroup file checked against its range (model/ranges.h):
+ * out of range is absent. */
+static double in_range(enum range_kind k, double v)
+{
+        return range_ok(k, v) ? v : NAN;
+}
+
+/* Read one hot file and parse a single number. */
+static int hot_u64(struct cgroup *cg, enum hot which, uint64_t *ret)
+{
+        ssize_t n = read_fd(cg, cg->hot[which]);
+
+        return n < 0 ? (int)n : cgroup_u64_parse(cg->buf, (size_t)n, ret);
+}
+
+static int hot_keyed(struct cgroup *cg, enum hot which, const char *key, uint64_t *ret)
+{
+        ssize_t n = read_fd(cg, cg->hot[which]);
+
+        return n < 0 ? (int)n : cgroup_keyed_parse(cg->buf, (size_t)n, key, ret);
+}
+
+static void read_psi(struct cgroup *cg, struct cgroup_stats *st)
+{
+        double *out[3][2] = {
+            {&st->psi_cpu_some_s, &st->psi_cpu_full_s},
+            {&st->psi_mem_some_s, &st->psi_mem_full_s},
+            {&st->psi_io_some_s, &st->psi_io_full_s},
+        };
+
+        for (int i = 0; i < 3; i++) {
+                struct cgroup_pressure p;
+
+                if (read_pressure_at(cg, cg->hot[HOT_PSI_CPU + i], &p) < 0)
+                        continue;
+                if (cg->psi_host) {
+                        /* Host-wide totals count from boot: from our start. */
+                        if (!cg->psi_base_ok[i])
+                                continue;
+                        p.some_us = p.some_us >= cg->psi_base[i].some_us
+                                        ? p.some_us - cg->psi_base[i].some_us
+                                        : 0;
+                        if (p.full_us != UINT64_MAX && cg->psi_base[i].full_us != UINT64_MAX)
+                                p.full_us = p.full_us >= cg->psi_base[i].full_us
+                                                ? p.full_us - cg->psi_base[i].full_us
+                                                : 0;
+                        else
+                                p.full_us = UINT64_MAX;
+                }
+                *out[i][0] = in_range(RANGE_CPU_SECONDS, (double)p.some_us / 1e6);
+                if (p.full_us != UINT64_MAX)
+                        *out[i][1] = in_range(RANGE_CPU_SECONDS, (double)p.full_us / 1e6);
+        }
+}
+
+static int collect_proc(const struct pidstat *ps, void *userdata)
+{
+        struct cgroup *cg = userdata;
+        struct tree_proc *tp;
+
+        if (cg->nprocs == cg->procs_cap) {
+                size_t ncap = cg->procs_cap ? 2 * cg->procs_cap : 512;
+                struct tree_proc *np;
+
+                if (ncap > PIDS_MAX)
+                        return 0;
+                np = realloc(cg->procs, ncap * sizeof(*np));
+                if (!np)
+                        return 0;
+                cg->procs = np;
+                cg->procs_cap = ncap;
+        }
+        tp = &cg->procs[cg->nprocs++];
+        tp->pid = ps->pid;
+        tp->ppid = ps->ppid;
+        tp->utime = ps->utime + ps->cutime;
+        tp->stime = ps->stime + ps->cstime;
+        tp->rss_pages = ps->rss_pages;
+        tp->in = false;
+        return 0;
+}
+
+static double tv_s(const struct timeval *tv)
+{
+        return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
+}
+
+/* none mode: a process's RssAnon/RssFile (from statm); a process gone
+ * meanwhile adds nothing. */
+static bool tree_split(struct cgroup *cg, const struct tree_proc *tp, double *anon, double *file)
+{
+        struct pidmem pm;
+        int r = procfs_pidmem(cg->procfs, tp->pid, &pm);
+
+        if (r == -ENOENT || r == -ESRCH)
+                return true;
+        if (r < 0)
+                return false;
+        *anon += (double)pm.anon_pages * cg->page_size;
+        *file += (double)pm.file_pages * cg->page_size;
+        return true;
+}
+
+/* none mode: the live tree below tree_root from /proc, plus what its
+ * reaped processes left in our RUSAGE_CHILDREN. */
+static int read_tree(struct cgroup *cg, struct cgroup_stats *st)
+{
+        double utime = 0, stime = 0, rss = 0, rd = 0, wr = 0, anon = 0, file = 0;
+        bool split = true;
+        struct rusage ru;
+        bool changed = true;
+        size_t n = 0;
+        int r;
+
+        cg->nprocs = 0;
+        r = procfs_foreach_pid(cg->procfs, collect_proc, cg);
+        if (r < 0)
+                return r;
+        /* Mark descendants: a pass per level of the tree. */
+        for (int pass = 0; changed && pass < 1024; pass++) {
+                changed = false;
+                for (size_t i = 0; i < cg->nprocs; i++) {
+                        struct tree_proc *tp = &cg->procs[i];
+
+                        if (tp->in)
+                                continue;
+                        if (tp->ppid == cg->tree_root) {
+                                tp->in = changed = true;
+                                continue;
+                        }
+                        for (size_t j = 0; j < cg->nprocs; j++)
+                                if (cg->procs[j].in && cg->procs[j].pid == tp->ppid) {
+                                        tp->in = changed = true;
+                                        break;
+                                }
+                }
+        }
+        for (size_t i = 0; i < cg->nprocs; i++) {
+                struct tree_proc *tp = &cg->procs[i];
+                struct pidio io;
+
+                if (!tp->in)
+                        continue;
+                utime += (double)tp->utime / cg->ticks_per_s;
+                stime += (double)tp->stime / cg->ticks_per_s;
+                rss += (double)tp->rss_pages * cg->page_size;
+                if (procfs_pidio(cg->procfs, tp->pid, &io) >= 0) {
+                        rd += (double)io.read_bytes;
+                        wr += (double)io.write_bytes;
+                }
+                split = split && tree_split(cg, tp, &anon, &file);
+                if (n < cg->pids_cap)
+                        cg->pids[n++] = tp->pid;
+        }
+        cg->npids = n;
+        if (getrusage(RUSAGE_CHILDREN, &ru) >= 0) {
+                utime += tv_s(&ru.ru_utime) - tv_s(&cg->ru_base.ru_utime);
+                stime += tv_s(&ru.ru_stime) - tv_s(&cg->ru_base.ru_stime);
+                rd += (double)(ru.ru_inblock - cg->ru_base.ru_inblock) * 512.0;
+                wr += (double)(ru.ru_oublock - cg->ru_base.ru_oublock) * 512.0;
+        }
+        st->cpu_user_s = utime;
+        st->cpu_sys_s = stime;
+        st->mem_bytes = rss;
+        if (split) {
+                st->mem_anon_bytes = anon;
+                st->mem_file_bytes = file;
+        }
+        if (isnan(cg->mem_peak) || rss > cg->mem_peak)
+                cg->mem_peak = rss;
+        st->mem_peak_bytes = cg->mem_peak;
+        st->io_read_bytes = rd;
+        st->io_write_bytes = wr;
+        st->pids = (double)n;
+        if (isnan(cg->pids_peak) || (double)n > cg->pids_peak)
+                cg->pids_peak = (double)n;
+        st->pids_peak = cg->pids_peak;
+        return 0;
+}
+
+/* The anon/file split from memory.stat: one read, two keys. */
+static void read_memstat(struct cgroup *cg, struct cgroup_stats *st)
+{
+        bool v2 = cg->mode == CGROUP_MODE_V2;
+        ssize_t n = read_fd(cg, cg->hot[HOT_MEM_STAT]);
+        uint64_t a, f;
+
+        if (n < 0)
+                return;
+        if (cgroup_keyed_parse(cg->buf, (size_t)n, v2 ? "anon" : "total_rss", &a) >= 0)
+                st->mem_anon_bytes = in_range(RANGE_BYTES, (double)a);
+        if (cgroup_keyed_parse(cg->buf, (size_t)n, v2 ? "file" : "total_cache", &f) >= 0)
+                st->mem_file_bytes = in_range(RANGE_BYTES, (double)f);
+}
+
+int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret)
+{
+        struct cgroup_stats st;
+        uint64_t a, b;
+        int ok = 0, first = 0, r;
+
+        cgroup_stats_clear(&st);
+        if (cg->mode == CGROUP_MODE_NONE) {
+                r = read_tree(cg, &st);
+                read_psi(cg, &st);
+                *ret = st;
+                return r;
+        }
+#define TRY(expr) ((r = (expr)) >= 0 ? (ok++, true) : (first == 0 ? (first = r, false) : false))
+
+        if (cg->hot[HOT_CPU_USER] >= 0) {
+                if (TRY(hot_u64(cg, HOT_CPU_USER, &a)))
+                        st.cpu_user_s = in_range(RANGE_CPU_SECONDS, (double)a / 1e9);
+                if (TRY(hot_u64(cg, HOT_CPU_SYS, &a)))
+                        st.cpu_sys_s = in_range(RANGE_CPU_SECONDS, (double)a / 1e9);
+        } else if (cg->mode == CGROUP_MODE_V1) {
+                if (TRY(hot_keyed(cg, HOT_CPU, "user", &a)) &&
+                    TRY(hot_keyed(cg, HOT_CPU, "system", &b))) {
+                        st.cpu_user_s = in_range(RANGE_CPU_SECONDS, (double)a / cg->ticks_per_s);
+                        st.cpu_sys_s = in_range(RANGE_CPU_SECONDS, (double)b / cg->ticks_per_s);
+                }
+        } else if (TRY(hot_keyed(cg, HOT_CPU, "user_usec", &a)) &&
+                   TRY(hot_keyed(cg, HOT_CPU, "system_usec", &b))) {
+                st.cpu_user_s = in_range(RANGE_CPU_SECONDS, (double)a / 1e6);
+                st.cpu_sys_s = in_range(RANGE_CPU_SECONDS, (double)b / 1e6);
+        }
+        if (cg->hot[HOT_MEM] >= 0 && TRY(hot_u64(cg, HOT_MEM, &a)))
+                st.mem_bytes = in_range(RANGE_BYTES, (double)a);
+        if (cg->hot[HOT_MEM_PEAK] >= 0 && TRY(hot_u64(cg, HOT_MEM_PEAK, &a)))
+                st.mem_peak_bytes = in_range(RANGE_BYTES, (double)a);
+        if (cg->hot[HOT_MEM_EV] >= 0 && TRY(hot_keyed(cg, HOT_MEM_EV, "oom_kill", &a))) {
+                st.oom_kills = in_range(RANGE_EVENTS, (double)a);
+                if (a > 0)
+                        read_kmsg(cg);
+        }
+        st.oom_victim_pid = cg->oom_pid;
+        memcpy(st.oom_victim_comm, cg->oom_comm, sizeof(st.oom_victim_comm));
+        if (cg->hot[HOT_IO] >= 0) {
+                ssize_t n = read_fd(cg, cg->hot[HOT_IO]);
+
+                r = n < 0                        ? (int)n
+                    : cg->mode == CGROUP_MODE_V2 ? cgroup_iostat_parse(cg->buf, (size_t)n, &a, &b)
+                                                 : cgroup_blkio_parse(cg->buf, (size_t)n, &a, &b);
+                if (TRY(r)) {
+                        st.io_read_bytes = in_range(RANGE_BYTES, (double)a);
+                        st.io_write_bytes = in_range(RANGE_BYTES, (double)b);
+                }
+        }
+        if (cg->hot[HOT_PIDS] >= 0 && TRY(hot_u64(cg, HOT_PIDS, &a)))
+                st.pids = in_range(RANGE_TASKS, (double)a);
+        if (cg->hot[HOT_MEM_STAT] >= 0)
+                read_memstat(cg, &st);
+        if (cg->hot[HOT_PIDS_PEAK] >= 0 && TRY(hot_u64(cg, HOT_PIDS_PEAK, &a)))
+                st.pids_peak = in_range(RANGE_TASKS, (double)a);
+#undef TRY
+        read_psi(cg, &st);
+        *ret = st;
+        return ok > 0 ? 0 : first;
+}
+
+int cgroup_pids(struct cgroup *cg, const long **ret_pids, size_t *ret_n)
+{
+        if (cg->mode != CGROUP_MODE_NONE) {
+                ssize_t n = read_fd(cg, cg->hot[HOT_PROCS]);
+                int r;
+
+                if (n < 0)
+                        return (int)n;
+                r = pids_from_buf(cg, (size_t)n);
+                if (r < 0)
+                        return r;
+        }
+        *ret_pids = cg->pids;
+        *ret_n = cg->npids;
+        return 0;
+}
