@@ -219,6 +219,24 @@ static void test_bundle_args(void **state)
         assert_true(n > 0 && n <= 6);
 }
 
+static void test_status_uids(void **state)
+{
+        /* the kernel escapes a newline of a comm (\n): "Uid:" in a Name is not the line */
+        static const char st[] = "Name:\tdockerd\\nUid:\t0\t0\t0\t0\nUmask:\t0022\nState:\tS\n"
+                                 "PPid:\t1\nUid:\t65534\t0\t65534\t65534\nGid:\t0\t0\t0\t0\n";
+        static const char short_[] = "Name:\tx\nUid:\t0\t0\n", first[] = "Uid:\t0\t0\t0\t0\n";
+        uint64_t u[4] = {9, 9, 9, 9};
+
+        (void)state;
+        assert_int_equal(bkexec_status_uids_parse(st, sizeof(st) - 1, u), 0);
+        assert_int_equal(u[0], 65534);
+        assert_int_equal(u[1], 0);
+        assert_int_equal(u[3], 65534);
+        assert_int_equal(bkexec_status_uids_parse(short_, sizeof(short_) - 1, u), -EINVAL);
+        assert_int_equal(u[0], 65534); /* untouched */
+        assert_int_equal(bkexec_status_uids_parse(first, sizeof(first) - 1, u), -EINVAL);
+}
+
 static void test_kmsg(void **state)
 {
         static const char rec[] =
@@ -315,11 +333,11 @@ static void test_drives(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_vertex_cmd), cmocka_unit_test(test_argv_cmd),
-            cmocka_unit_test(test_feed_line),  cmocka_unit_test(test_driver),
-            cmocka_unit_test(test_netdev),     cmocka_unit_test(test_bundle_args),
-            cmocka_unit_test(test_kmsg),       cmocka_unit_test(test_step_sums),
-            cmocka_unit_test(test_drives),
+            cmocka_unit_test(test_vertex_cmd),  cmocka_unit_test(test_argv_cmd),
+            cmocka_unit_test(test_feed_line),   cmocka_unit_test(test_driver),
+            cmocka_unit_test(test_netdev),      cmocka_unit_test(test_bundle_args),
+            cmocka_unit_test(test_status_uids), cmocka_unit_test(test_kmsg),
+            cmocka_unit_test(test_step_sums),   cmocka_unit_test(test_drives),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "platform/cgroup-top.h"
@@ -69,6 +70,7 @@ struct bkexec {
         unsigned char owner[BKEXEC_ALIVE_MAX * 4];
         size_t npids;
         uint64_t self_start;
+        uid_t uid; /* geteuid(): its processes and files are trusted, as root's are */
         double page_bytes, hz;
         unsigned ticks_since_walk;
         double last_walk;
@@ -126,6 +128,7 @@ int bkexec_new(const struct bkexec_config *cfg, struct bkexec **ret)
                 (void)lseek(b->kmsg_fd, 0, SEEK_END);
         if (procfs_self_identity(b->root_fd, &id) >= 0)
                 b->self_start = id.starttime;
+        b->uid = geteuid();
         b->page_bytes = (double)sysconf(_SC_PAGESIZE);
         b->hz = (double)sysconf(_SC_CLK_TCK);
         *ret = b;
@@ -299,6 +302,106 @@ static bool is_daemon(const char *comm)
                strcmp(comm, "containerd") == 0;
 }
 
+/* Root's, or the user's buildtel runs as (a rootless daemon: that user can
+ * fool only their own buildtel). */
+static bool uid_trusted(const struct bkexec *b, uint64_t uid)
+{
+        return uid == 0 || uid == (uint64_t)b->uid;
+}
+
+/* A file of type of a trusted user's that no one else may write. */
+static bool stat_trusted(const struct bkexec *b, const struct stat *st, mode_t type)
+{
+        return (st->st_mode & S_IFMT) == type && uid_trusted(b, st->st_uid) &&
+               !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+static ssize_t read_at(int dfd, const char *name, char *buf, size_t cap)
+{
+        _cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+
+        return fd < 0 ? -errno : read_full(fd, buf, cap);
+}
+
+int bkexec_status_uids_parse(const char *buf, size_t len, uint64_t ret[4])
+{
+        const char *p = memmem(buf, len, "\nUid:", 5), *end = buf + len;
+        uint64_t u[4];
+
+        if (!p)
+                return -EINVAL;
+        p += 5;
+        for (int k = 0; k < 4; k++) {
+                skip_spaces(&p, end);
+                if (parse_u64(&p, end, &u[k]) < 0)
+                        return -EINVAL;
+        }
+        memcpy(ret, u, sizeof(u));
+        return 0;
+}
+
+/* pid is a process of kind (by its comm), all of whose uids are trusted,
+ * running a trusted executable: its comm alone proves nothing (prctl,
+ * argv[0]). Read through one proc/PID directory fd, so that a pid reused
+ * meanwhile reads as gone. Its parent into *ret_ppid. */
+static bool proc_trusted(struct bkexec *b, long pid, bool (*kind)(const char *), long *ret_ppid)
+{
+        char path[32], buf[1024];
+        _cleanup_close_ int dfd = -1;
+        struct pidstat ps;
+        struct stat st;
+        uint64_t uid[4];
+        ssize_t n;
+        int m = snprintf(path, sizeof(path), "proc/%ld", pid);
+
+        if (pid <= 0 || m < 0 || (size_t)m >= sizeof(path))
+                return false;
+        dfd = openat(b->root_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        n = dfd < 0 ? -1 : read_at(dfd, "stat", buf, sizeof(buf));
+        if (n <= 0 || pidstat_parse(buf, (size_t)n, &ps) < 0 || !kind(ps.comm))
+                return false;
+        n = read_at(dfd, "status", buf, sizeof(buf));
+        if (n <= 0 || bkexec_status_uids_parse(buf, (size_t)n, uid) < 0)
+                return false;
+        for (int k = 0; k < 4; k++)
+                if (!uid_trusted(b, uid[k]))
+                        return false;
+        /* only root sees a root process's exe: another user's buildtel has
+         * the uids alone */
+        if (fstatat(dfd, "exe", &st, 0) < 0 ? !(errno == EACCES && b->uid != 0)
+                                            : !stat_trusted(b, &st, S_IFREG))
+                return false;
+        *ret_ppid = ps.ppid;
+        return true;
+}
+
+/* A runtime started by the real daemon: trusted, and its parent a trusted
+ * daemon. Any user can run processes named dockerd and runc. */
+static bool runtime_trusted(struct bkexec *b, long pid)
+{
+        long ppid, gp;
+
+        return proc_trusted(b, pid, is_runtime, &ppid) && proc_trusted(b, ppid, is_daemon, &gp);
+}
+
+/* name under dfd, a trusted file of type (S_IFDIR, S_IFREG), opened so
+ * that a FIFO or a device never blocks and a symlink is not followed.
+ * The fd, or -errno (-EPERM: not trusted). */
+static int open_trusted(const struct bkexec *b, int dfd, const char *name, int flags, mode_t type)
+{
+        struct stat st;
+        int fd =
+            openat(dfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | flags);
+
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0 || !stat_trusted(b, &st, type)) {
+                close(fd);
+                return -EPERM;
+        }
+        return fd;
+}
+
 /* A directory holding exec cgroups, from an exec's own cgroup per
  * hierarchy: what is above its leaf. */
 static void add_parent(struct bkexec *b, const struct cgroup_self *cs)
@@ -348,7 +451,7 @@ static void walk(struct bkexec *b, struct procfs *p)
                 if (!par || !is_runtime(par->comm))
                         continue;
                 gp = scan_find(b, par->ppid);
-                if (!gp || !is_daemon(gp->comm))
+                if (!gp || !is_daemon(gp->comm) || !runtime_trusted(b, par->pid))
                         continue;
                 n = snprintf(path, sizeof(path), "proc/%ld/cgroup", b->scan[i].pid);
                 if (n < 0 || (size_t)n >= sizeof(path) ||
@@ -463,32 +566,35 @@ static int ex_procs(struct bkexec *b, struct ex *e, long *pids, size_t cap)
 
 /* The command runc was given for the exec: its bundle's config.json
  * ("runc run --bundle DIR"), which holds it whole even after a shell
- * exec'd its last command. Length of the NUL-separated argv, or -errno. */
+ * exec'd its last command. Only a runc of the real daemon's is asked, and
+ * only a directory and file of root's are read, at most sizeof(b->buf).
+ * Length of the NUL-separated argv, or -errno. */
 static int bundle_args(struct bkexec *b, struct procfs *p, long runc_pid, char *out, size_t cap)
 {
-        char rc[4096], full[4200];
-        _cleanup_free_ char *cfg = NULL;
-        ssize_t n = procfs_cmdline(p, runc_pid, rc, sizeof(rc) - 1);
-        size_t len;
-        int m;
+        char rc[4096];
+        ssize_t n;
 
+        if (!runtime_trusted(b, runc_pid))
+                return -EPERM;
+        n = procfs_cmdline(p, runc_pid, rc, sizeof(rc) - 1);
         if (n <= 0)
                 return -ENOENT;
         rc[n] = '\0';
         for (ssize_t i = 0; i < n;) {
                 const char *a = rc + i;
+                _cleanup_close_ int dfd = -1, fd = -1;
 
                 i += (ssize_t)strlen(a) + 1;
                 if (strcmp(a, "--bundle") != 0 && strcmp(a, "-b") != 0)
                         continue;
                 if (i >= n || rc[i] != '/')
                         return -EINVAL;
-                m = snprintf(full, sizeof(full), "%s/config.json", rc + i + 1);
-                if (m < 0 || (size_t)m >= sizeof(full))
-                        return -ENAMETOOLONG;
-                if (read_file_at(b->root_fd, full, 1 << 20, &cfg, &len) < 0)
+                dfd = open_trusted(b, b->root_fd, rc + i + 1, O_DIRECTORY, S_IFDIR);
+                fd = dfd < 0 ? dfd : open_trusted(b, dfd, "config.json", 0, S_IFREG);
+                n = fd < 0 ? fd : read_full(fd, b->buf, sizeof(b->buf) - 1);
+                if (n <= 0)
                         return -ENOENT;
-                return bkexec_bundle_args_parse(cfg, len, out, cap);
+                return bkexec_bundle_args_parse(b->buf, (size_t)n, out, cap);
         }
         return -ENOENT;
 }

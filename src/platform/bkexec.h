@@ -13,7 +13,12 @@
  *
  * Found from the processes, never from a fixed path: a process whose parent
  * is runc (or crun) started by dockerd, buildkitd or containerd is an exec's
- * first process; its /proc/PID/cgroup names the exec cgroup in each
+ * first process. Names prove nothing (any user can run a "dockerd" that
+ * starts a "runc --bundle DIR" of a FIFO): the runc and its daemon must
+ * run as root (all uids 0, or buildtel's own) an executable of root's that
+ * no one else can write, and a bundle file is read only when it is a
+ * regular file of root's, opened without blocking. The first process's
+ * /proc/PID/cgroup names the exec cgroup in each
  * hierarchy, and the directory above it (docker/buildkit, NAME/buildkit
  * with --cgroup-parent, whatever the cgroup driver made on a pure v2 host)
  * is then listed on every tick for new execs. Which execs are this
@@ -106,6 +111,10 @@ int bkexec_netdev_parse(const char *buf, size_t len, uint64_t *ret_rx, uint64_t 
  * out (cap bytes; an argument cut at cap keeps what fits). Returns the
  * length, -EINVAL when buf holds no such array or cap is 0. */
 int bkexec_bundle_args_parse(const char *buf, size_t len, char *out, size_t cap);
+
+/* /proc/PID/status: the real, effective, saved and filesystem uids of
+ * its Uid line into ret. 0, or -EINVAL when there is no such line. */
+int bkexec_status_uids_parse(const char *buf, size_t len, uint64_t ret[4]);
 
 /* The kernel's record of an OOM kill (/dev/kmsg: "6,974,...,-;oom-kill:
  * constraint=...,task_memcg=/x/buildkit/ID,task=tail,pid=24076,uid=0"). */
