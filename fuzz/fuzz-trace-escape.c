@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "render/trace.h"
+#include "render/jsonw.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_t *v;
         bool ascii = true;
 
-        if (trace_json_string(&b, (const char *)data, size) < 0)
+        if (jsonw_string(&b, (const char *)data, size) < 0)
                 return 0;
         for (size_t i = 0; i < b.len; i++)
                 if ((unsigned char)b.p[i] < 0x20)

@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "cmd/cmd-trace.h"
+#include "render/jsonw.h"
 #include "render/trace-lanes.h"
 #include "render/trace.h"
 #include "util/macro.h"
@@ -109,7 +110,7 @@ static void test_escape(void **state)
         for (size_t i = 0; i < ARRAY_SIZE(esc_cases); i++) {
                 struct dbuf b = DBUF_INIT;
 
-                assert_int_equal(trace_json_string(&b, esc_cases[i].in, esc_cases[i].len), 0);
+                assert_int_equal(jsonw_string(&b, esc_cases[i].in, esc_cases[i].len), 0);
                 if (strcmp(b.p, esc_cases[i].want) != 0)
                         fail_msg("case %zu: got %s want %s", i, b.p, esc_cases[i].want);
                 dbuf_release(&b);

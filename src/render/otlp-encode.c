@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "model/run.h"
+#include "render/jsonw.h"
 #include "util/macro.h"
 
 /* Both writers keep the first error and do nothing after it, so that the
@@ -318,32 +319,8 @@ int otlp_encode_trace_protobuf(const struct otlp_trace_request *rq, struct dbuf 
 
 static void js_string(struct enc *E, const char *s)
 {
-        static const char hex[] = "0123456789abcdef";
-        size_t n, run = 0;
-        const char *u = utf8(E, s, &n);
-
-        put(E, "\"", 1);
-        for (size_t i = 0; i < n; i++) {
-                unsigned char c = (unsigned char)u[i];
-                char esc[7];
-
-                if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
-                        continue;
-                put(E, u + run, i - run);
-                run = i + 1;
-                if (c == '"' || c == '\\') {
-                        esc[0] = '\\';
-                        esc[1] = (char)c;
-                        put(E, esc, 2);
-                } else {
-                        memcpy(esc, "\\u00", 4);
-                        esc[4] = hex[c >> 4];
-                        esc[5] = hex[c & 15];
-                        put(E, esc, 6);
-                }
-        }
-        put(E, u + run, n - run);
-        put(E, "\"", 1);
+        if (E->err >= 0)
+                E->err = jsonw_string(E->out, s, strlen(s));
 }
 
 /* proto3 JSON: 64-bit integers are strings. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model/figures.h"
+#include "render/jsonw.h"
 #include "render/trace-lanes.h"
 #include "util/macro.h"
 
@@ -94,70 +95,6 @@ struct trace {
         double track_last[TRACKS][TRACE_KV_MAX];
 };
 
-static bool plain_ascii(const char *s, size_t len)
-{
-        for (size_t i = 0; i < len; i++) {
-                unsigned char c = (unsigned char)s[i];
-                if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
-                        return false;
-        }
-        return true;
-}
-
-static int escape_valid_utf8(struct dbuf *out, const char *s, size_t len)
-{
-        size_t from = 0;
-        int e = 0;
-
-        for (size_t i = 0; i < len && e >= 0; i++) {
-                unsigned char c = (unsigned char)s[i];
-                char esc[8];
-
-                if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
-                        continue;
-                e = dbuf_append(out, s + from, i - from);
-                if (e < 0)
-                        break;
-                from = i + 1;
-                if (c == '"' || c == '\\') {
-                        esc[0] = '\\';
-                        esc[1] = (char)c;
-                        e = dbuf_append(out, esc, 2);
-                } else if (c == '\n') {
-                        e = dbuf_puts(out, "\\n");
-                } else if (c == '\t') {
-                        e = dbuf_puts(out, "\\t");
-                } else if (c == '\r') {
-                        e = dbuf_puts(out, "\\r");
-                } else {
-                        e = dbuf_printf(out, "\\u%04x", c);
-                }
-        }
-        if (e >= 0)
-                e = dbuf_append(out, s + from, len - from);
-        return e;
-}
-
-int trace_json_string(struct dbuf *out, const char *s, size_t len)
-{
-        struct dbuf clean = DBUF_INIT;
-        int e;
-
-        e = dbuf_puts(out, "\"");
-        if (e >= 0 && plain_ascii(s, len)) {
-                e = dbuf_append(out, s, len);
-        } else if (e >= 0) {
-                /* the one UTF-8 cleaner (model/run.c), then JSON's escapes */
-                e = run_append_utf8_lossy(&clean, s, len, false);
-                if (e >= 0)
-                        e = escape_valid_utf8(out, clean.len ? clean.p : "", clean.len);
-                dbuf_release(&clean);
-        }
-        if (e >= 0)
-                e = dbuf_puts(out, "\"");
-        return e;
-}
-
 static int64_t us(double s)
 {
         double v = s * 1e6;
@@ -177,7 +114,7 @@ static int ev_head(struct trace *t, const char *name, size_t nlen, char ph, int6
         e = dbuf_puts(b, t->any ? ",\n{\"name\":" : "\n{\"name\":");
         t->any = true;
         if (e >= 0)
-                e = trace_json_string(b, name, nlen);
+                e = jsonw_string(b, name, nlen);
         if (e >= 0)
                 e = dbuf_printf(b, ",\"ph\":\"%c\",\"ts\":%lld,\"pid\":%d", ph, (long long)ts, pid);
         /* a counter belongs to its process: no thread */
@@ -355,7 +292,7 @@ static int sample_instants(struct trace *t, const struct sample *s, int64_t ts)
             s->cg_oom_kills > (isfinite(t->prev_oom) ? t->prev_oom : 0)) {
                 e = dbuf_printf(&a, "\"kills\":%.10g,\"largest_process_before\":", s->cg_oom_kills);
                 if (e >= 0)
-                        e = trace_json_string(&a, t->prev_top, strlen(t->prev_top));
+                        e = jsonw_string(&a, t->prev_top, strlen(t->prev_top));
                 if (e >= 0)
                         e = instant(t, "OOM kill", ts, a.p);
         }
@@ -552,7 +489,7 @@ static int unit_args(struct dbuf *b, const struct slice *s)
         int e = dbuf_puts(b, "\"tool\":");
 
         if (e >= 0)
-                e = trace_json_string(b, s->tool, strlen(s->tool));
+                e = jsonw_string(b, s->tool, strlen(s->tool));
         if (e >= 0 && isfinite(s->peak_mb))
                 e = put_num(b, "peak_mb", s->peak_mb, true);
         if (e >= 0 && isfinite(s->cpu_s))
@@ -581,12 +518,12 @@ static int exec_args(struct dbuf *b, const struct step_exec *x)
         if (e >= 0 && x->peak_proc[0]) {
                 e = dbuf_puts(b, ",\"peak_proc\":");
                 if (e >= 0)
-                        e = trace_json_string(b, x->peak_proc, strlen(x->peak_proc));
+                        e = jsonw_string(b, x->peak_proc, strlen(x->peak_proc));
         }
         if (e >= 0 && x->oom_victim[0]) {
                 e = dbuf_puts(b, ",\"oom_victim\":");
                 if (e >= 0)
-                        e = trace_json_string(b, x->oom_victim, strlen(x->oom_victim));
+                        e = jsonw_string(b, x->oom_victim, strlen(x->oom_victim));
         }
         return e;
 }
@@ -598,7 +535,7 @@ static int step_args(struct dbuf *b, const struct slice *s)
         int e = dbuf_puts(b, "\"target\":");
 
         if (e >= 0)
-                e = s->tool[0] ? trace_json_string(b, s->tool, strlen(s->tool))
+                e = s->tool[0] ? jsonw_string(b, s->tool, strlen(s->tool))
                                : dbuf_puts(b, "null");
         if (e >= 0)
                 e = dbuf_printf(b, ",\"step\":%s,\"cached\":%s,\"error\":%s,\"canceled\":%s",
@@ -647,7 +584,7 @@ static int meta(struct trace *t, const char *what, int pid, int64_t tid, const c
         if (e >= 0 && name) {
                 e = dbuf_printf(&t->buf, ",\"args\":{\"%s\":", key);
                 if (e >= 0)
-                        e = trace_json_string(&t->buf, name, strlen(name));
+                        e = jsonw_string(&t->buf, name, strlen(name));
                 if (e >= 0)
                         e = dbuf_puts(&t->buf, "}}");
         } else if (e >= 0) {
@@ -734,7 +671,7 @@ static int run_event(struct trace *t)
                 e = dbuf_printf(&t->buf, ",\"dur\":%lld,\"cat\":\"run\",\"args\":{\"run_id\":",
                                 (long long)us(end));
         if (e >= 0)
-                e = trace_json_string(&t->buf, t->ri->run_id ? t->ri->run_id : "",
+                e = jsonw_string(&t->buf, t->ri->run_id ? t->ri->run_id : "",
                                       t->ri->run_id ? strlen(t->ri->run_id) : 0);
         if (e >= 0 && t->ri->exit_code >= 0)
                 e = dbuf_printf(&t->buf, ",\"exit_code\":%d", t->ri->exit_code);

@@ -64,8 +64,3 @@ void trace_set_end(struct trace *t, double end_s);
 /* Append the slices, their lanes and the metadata; close the JSON.
  * Returns 0 or -ENOMEM. */
 int trace_finish(struct trace *t);
-
-/* Append s[0..len) as a JSON string literal (quotes included): quotes,
- * backslashes and control characters escaped, bytes that are not
- * well-formed UTF-8 replaced by U+FFFD. 0 or -ENOMEM. */
-int trace_json_string(struct dbuf *out, const char *s, size_t len);

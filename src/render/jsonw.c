@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+#include "render/jsonw.h"
+
+#include <stdbool.h>
+
+#include "model/run.h"
+
+static bool plain_ascii(const char *s, size_t len)
+{
+        for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char)s[i];
+                if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
+                        return false;
+        }
+        return true;
+}
+
+static int escape_valid_utf8(struct dbuf *out, const char *s, size_t len)
+{
+        size_t from = 0;
+        int e = 0;
+
+        for (size_t i = 0; i < len && e >= 0; i++) {
+                unsigned char c = (unsigned char)s[i];
+                char esc[8];
+
+                if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
+                        continue;
+                e = dbuf_append(out, s + from, i - from);
+                if (e < 0)
+                        break;
+                from = i + 1;
+                if (c == '"' || c == '\\') {
+                        esc[0] = '\\';
+                        esc[1] = (char)c;
+                        e = dbuf_append(out, esc, 2);
+                } else if (c == '\n') {
+                        e = dbuf_puts(out, "\\n");
+                } else if (c == '\t') {
+                        e = dbuf_puts(out, "\\t");
+                } else if (c == '\r') {
+                        e = dbuf_puts(out, "\\r");
+                } else {
+                        e = dbuf_printf(out, "\\u%04x", c);
+                }
+        }
+        if (e >= 0)
+                e = dbuf_append(out, s + from, len - from);
+        return e;
+}
+
+int jsonw_string(struct dbuf *out, const char *s, size_t len)
+{
+        struct dbuf clean = DBUF_INIT;
+        int e;
+
+        e = dbuf_puts(out, "\"");
+        if (e >= 0 && plain_ascii(s, len)) {
+                e = dbuf_append(out, s, len);
+        } else if (e >= 0) {
+                /* the one UTF-8 cleaner (model/run.c), then JSON's escapes */
+                e = run_append_utf8_lossy(&clean, s, len, false);
+                if (e >= 0)
+                        e = escape_valid_utf8(out, clean.len ? clean.p : "", clean.len);
+                dbuf_release(&clean);
+        }
+        if (e >= 0)
+                e = dbuf_puts(out, "\"");
+        return e;
+}

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <stddef.h>
+
+#include "util/dbuf.h"
+
+/* The one JSON string writer of the hand-written encoders (the trace, OTLP
+ * JSON); jansson writes the rest. Appends s[0..len) as a JSON string
+ * literal (quotes included): quotes, backslashes and control characters
+ * escaped (\n \t \r, else \u00XX), bytes that are not well-formed UTF-8
+ * replaced by U+FFFD (model/run.c's cleaner). 0 or -ENOMEM. */
+int jsonw_string(struct dbuf *out, const char *s, size_t len);
