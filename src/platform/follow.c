@@ -19,6 +19,7 @@
 struct follow {
         int dirfd;
         int fd;
+        uid_t dir_uid;
         dev_t dev;
         ino_t ino;
         off_t pos;
@@ -28,6 +29,7 @@ struct follow {
 int follow_new(const char *dir, struct follow **ret)
 {
         struct follow *f;
+        struct stat st;
         int e;
 
         f = calloc(1, sizeof(*f));
@@ -35,11 +37,13 @@ int follow_new(const char *dir, struct follow **ret)
                 return -ENOMEM;
         f->fd = -1;
         f->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (f->dirfd < 0) {
+        if (f->dirfd < 0 || fstat(f->dirfd, &st) < 0) {
                 e = -errno;
+                closep(&f->dirfd);
                 free(f);
                 return e;
         }
+        f->dir_uid = st.st_uid;
         *ret = f;
         return 0;
 }
@@ -53,7 +57,18 @@ void follow_free(struct follow *f)
         free(f);
 }
 
-/* The newest regular, non-hidden file; 0 and its name, or -ENOENT. */
+/* A file that may be followed: a regular file (never through a symlink:
+ * its caller checks) of the directory's owner, or of ours when it has no
+ * other link. The build's logs are its user's; as root in another user's
+ * directory, a link that user made to a file only root reads must not
+ * bring that file into the run. */
+static bool followable(const struct follow *f, const struct stat *st)
+{
+        return S_ISREG(st->st_mode) &&
+               (st->st_uid == f->dir_uid || (st->st_uid == geteuid() && st->st_nlink == 1));
+}
+
+/* The newest followable, non-hidden file; 0 and its name, or -ENOENT. */
 static int newest(struct follow *f, char *name, size_t cap, struct stat *ret_st)
 {
         struct timespec best = {0, 0};
@@ -69,7 +84,8 @@ static int newest(struct follow *f, char *name, size_t cap, struct stat *ret_st)
 
                 if (de->d_name[0] == '.' || n >= cap)
                         continue;
-                if (fstatat(f->dirfd, de->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode))
+                if (fstatat(f->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !followable(f, &st))
                         continue;
                 if (!found || st.st_mtim.tv_sec > best.tv_sec ||
                     (st.st_mtim.tv_sec == best.tv_sec && st.st_mtim.tv_nsec > best.tv_nsec)) {
@@ -91,8 +107,14 @@ long follow_poll(struct follow *f, follow_fn cb, void *userdata)
 
         if (newest(f, name, sizeof(name), &st) == 0 &&
             (st.st_dev != f->dev || st.st_ino != f->ino)) {
-                int fd = openat(f->dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                /* O_NONBLOCK: a FIFO swapped in after the stat must not hang the loop */
+                int fd = openat(f->dirfd, name,
+                                O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+                struct stat now;
 
+                if (fd >= 0 && (fstat(fd, &now) < 0 || now.st_dev != st.st_dev ||
+                                now.st_ino != st.st_ino || !followable(f, &now)))
+                        closep(&fd);
                 if (fd >= 0) {
                         closep(&f->fd);
                         f->fd = fd;

@@ -105,5 +105,34 @@ case_killed() {
         expect_eq "two rows stay" "$(sqlite3 "$T/h.db" "SELECT count(*) FROM runs")" 2
 }
 
+# L: watch --stage-log-dir in a directory another user owns follows no
+# symlink, no hard link to our file, only that user's own files: the
+# root-only secret never reaches the run's files.
+case_stagelink() {
+        need_root "a directory and a symlink owned by nobody"
+        local d="$T/sl" wp
+        mkdir -p "$d" "$T/l"
+        printf '#5 [app SECRETSTAGE 2/4] RUN make\nSECRET-root-only\n' >"$T/secret"
+        chmod 600 "$T/secret"
+        # nobody's own log, older than the links
+        printf '#3 [app visible 1/4] RUN ok\n[1/9] Building C object visible.o\n' >"$d/a.log"
+        touch -d '-1 hour' "$d/a.log"
+        chown -R nobody "$d"
+        ln -s "$T/secret" "$d/b.log"
+        chown -h nobody "$d/b.log"
+        # what protected_hardlinks=0 would let nobody make
+        ln "$T/secret" "$d/c.log" 2>/dev/null
+        mkfifo "$d/d.log" && chown nobody "$d/d.log"
+        sleep 1.5 &
+        wp=$!
+        timeout -k 5 20 "$BUILDTEL" watch --pid $wp --db "$T/h.db" --log-dir "$T/l" --run-id sl --interval 0.1 \
+                --stage-log-dir "$d" >"$T/out.txt" 2>"$T/err.txt"
+        expect_eq "watch: exit 0" "$?" 0
+        check "the secret is in no file of the run" sh -c "! grep -r -l SECRET '$T/l' '$T/out.txt' '$T/err.txt'"
+        check "nor in the history" sh -c "! grep -a -l SECRET '$T'/h.db*"
+        check "nobody's own log is followed" grep -q 'app/visible' "$T/l/resources-sl.csv"
+        check "the secret stays root's, 0600" test "$(stat -c %U:%a "$T/secret")" = root:600
+}
+
 "case_$case"
 finish
