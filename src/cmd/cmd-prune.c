@@ -166,6 +166,7 @@ static int prune_one(struct store *st, const struct prune_list *l, size_t i, boo
                      struct prune_result *res)
 {
         const struct prune_run *p = &l->v[i];
+        _cleanup_dbuf_ struct dbuf dir = DBUF_INIT;
         char size[32];
         int r = dry ? 0 : remove_files(p);
 
@@ -181,9 +182,10 @@ static int prune_one(struct store *st, const struct prune_list *l, size_t i, boo
         res->files += p->files;
         res->bytes += l->r[i].bytes;
         history_fmt_bytes((double)l->r[i].bytes, size, sizeof(size));
-        if (verbose)
+        /* the directory is the row's: whoever edited it chose its bytes */
+        if (verbose && history_put_clean(&dir, p->dir, 4096) >= 0 && dir.p)
                 printf("%s %s (%llu files, %s in %s)\n", dry ? "would remove" : "removed",
-                       p->run_id, (unsigned long long)p->files, size, p->dir);
+                       p->run_id, (unsigned long long)p->files, size, dir.p);
         return 0;
 }
 

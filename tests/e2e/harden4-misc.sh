@@ -134,5 +134,28 @@ case_stagelink() {
         check "the secret stays root's, 0600" test "$(stat -c %U:%a "$T/secret")" = root:600
 }
 
+# L: prune prints the database's build_log directory clean: no ESC, BEL
+# or C1 byte reaches the terminal ('?' each).
+case_prunetext() {
+        local dir
+        record r1 0.1
+        record r2 0.1
+        dir=$(printf '%s/l/x\033]0;owned\007\033[2J\302\233y' "$T")
+        sqlite3 "$T/h.db" "UPDATE runs SET build_log = '$dir/build-r1.log' WHERE run_id = 'r1'"
+        "$BUILDTEL" prune --dry-run --db "$T/h.db" --log-dir "$T/l" --keep 1 >"$T/dry.txt" 2>&1
+        expect_eq "prune --dry-run: exit 0" "$?" 0
+        "$BUILDTEL" prune --db "$T/h.db" --log-dir "$T/l" --keep 1 >"$T/prune.txt" 2>&1
+        expect_eq "prune: exit 0" "$?" 0
+        check "dry run names r1" grep -q '^would remove r1 ' "$T/dry.txt"
+        check "prune names r1" grep -q '^removed r1 ' "$T/prune.txt"
+        check "the directory is shown cleaned" grep -qF "$T/l/x?]0;owned??[2J?y)" "$T/prune.txt"
+        local f
+        for f in "$T/dry.txt" "$T/prune.txt"; do
+                check "no ESC in ${f##*/}" nobytes "$f" -- '\033'
+                check "no BEL in ${f##*/}" nobytes "$f" -- '\007'
+                check "no C1 CSI in ${f##*/}" nobytes "$f" -- '\302\233'
+        done
+}
+
 "case_$case"
 finish
