@@ -9,6 +9,7 @@
 
 #include "parse/bkrun.h"
 #include "platform/bkexec.h"
+#include "platform/kmsg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -23,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         const char *s = (const char *)data;
         char out[BKRUN_CMD_MAX + 1], small[5], args[1024];
-        struct bkexec_oom o;
+        struct kmsg_oom o;
         uint64_t rx, tx;
         int n;
 
@@ -44,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         n = bkexec_bundle_args_parse(s, size, args, sizeof(args));
         if (n > (int)sizeof(args))
                 abort();
-        if (bkexec_kmsg_oom_parse(s, size, &o) == 1 &&
+        if (kmsg_oom_parse(s, size, &o) == 1 &&
             (strlen(o.memcg) >= sizeof(o.memcg) || strlen(o.task) >= sizeof(o.task)))
                 abort();
         return 0;

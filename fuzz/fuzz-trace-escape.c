@@ -3,6 +3,7 @@
  * result is one JSON string that jansson reads back, with no raw control
  * character and valid UTF-8; plain ASCII comes back unchanged. */
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -17,6 +17,7 @@
 #include "model/targets.h"
 #include "parse/bkrun.h"
 #include "platform/bkexec.h"
+#include "platform/kmsg.h"
 #include "util/macro.h"
 
 static void test_vertex_cmd(void **state)
@@ -243,20 +244,37 @@ static void test_kmsg(void **state)
             "6,974,1488248804,-;oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=6y5,"
             "mems_allowed=0,oom_memcg=/bxexectest,task_memcg=/bxexectest/buildkit/6y53e8,"
             "task=tail,pid=24076,uid=0\n";
-        struct bkexec_oom o;
+        struct kmsg_oom o;
 
         (void)state;
-        assert_int_equal(bkexec_kmsg_oom_parse(rec, sizeof(rec) - 1, &o), 1);
+        assert_int_equal(kmsg_oom_parse(rec, sizeof(rec) - 1, &o), 1);
         assert_string_equal(o.memcg, "/bxexectest/buildkit/6y53e8");
         assert_string_equal(o.task, "tail");
         assert_int_equal(o.pid, 24076);
         assert_int_equal(
-            bkexec_kmsg_oom_parse("3,975,1,-;Memory cgroup out of memory: Killed", 45, &o), 0);
-        assert_int_equal(bkexec_kmsg_oom_parse("6,1,1,-;oom-kill:constraint=X,task=a", 36, &o),
+            kmsg_oom_parse("3,975,1,-;Memory cgroup out of memory: Killed", 45, &o), 0);
+        assert_int_equal(kmsg_oom_parse("6,1,1,-;oom-kill:constraint=X,task=a", 36, &o),
                          -EINVAL);
-        assert_int_equal(bkexec_kmsg_oom_parse("no semicolon", 12, &o), 0);
+        assert_int_equal(kmsg_oom_parse("no semicolon", 12, &o), 0);
         assert_int_equal(
-            bkexec_kmsg_oom_parse("6,1,1,-;oom-kill:task_memcg=/a,task=b,pid=x1", 44, &o), -EINVAL);
+            kmsg_oom_parse("6,1,1,-;oom-kill:task_memcg=/a,task=b,pid=x1", 44, &o), -EINVAL);
+        /* a comm may hold ",pid=": the last one ends it */
+        static const char odd[] = "6,2,1,-;oom-kill:task_memcg=/a/b,task=x,pid=1,pid=7,uid=0";
+        assert_int_equal(kmsg_oom_parse(odd, sizeof(odd) - 1, &o), KMSG_OOM_KILL);
+        assert_string_equal(o.task, "x,pid=1");
+        assert_int_equal(o.pid, 7);
+        assert_true(kmsg_oom_within(&o, "/a"));
+        assert_true(kmsg_oom_within(&o, "/a/b"));
+        assert_false(kmsg_oom_within(&o, "/a/"));
+        assert_false(kmsg_oom_within(&o, "/a/bc"));
+        assert_false(kmsg_oom_within(&o, "/x"));
+        /* the older report: no cgroup; a record ends at its newline */
+        static const char k[] = "3,9,1,-;Killed process 812 (cc1\x1bplus) total-vm:1kB\nnext";
+        assert_int_equal(kmsg_oom_parse(k, sizeof(k) - 1, &o), KMSG_KILLED);
+        assert_int_equal(o.pid, 812);
+        assert_string_equal(o.task, "cc1?plus");
+        assert_string_equal(o.memcg, "");
+        assert_int_equal(kmsg_oom_parse("Killed process 0 (x) total-vm:1kB", 33, &o), KMSG_OTHER);
 }
 
 static void test_step_sums(void **state)

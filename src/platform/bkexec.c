@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "platform/cgroup-top.h"
+#include "platform/kmsg.h"
 #include "platform/cgroup.h"
 #include "platform/procfs.h"
 #include "util/macro.h"
@@ -79,11 +80,11 @@ struct bkexec {
         int kmsg_fd;          /* the kernel's log, for OOM kills of execs already gone */
         uint32_t *kmsg_kills; /* per fact: kills the log named */
         struct oom_kept {
-                struct bkexec_oom o;
+                struct kmsg_oom o;
                 double at;        /* when read */
         } oom_kept[OOM_KEPT_MAX]; /* records of no exec of ours yet, oldest first */
         size_t noom_kept;
-        struct bkexec_oom last_oom; /* the newest applied; pid 0: none */
+        struct kmsg_oom last_oom; /* the newest applied; pid 0: none */
         struct scanproc *scan;
         size_t nscan;
         char buf[65536];
@@ -860,7 +861,7 @@ static void read_ours(struct bkexec *b, double now)
 
 /* One OOM record of the kernel's, read at `at`, on the exec of ours it
  * names. False when none (yet). */
-static bool oom_apply(struct bkexec *b, const struct bkexec_oom *o, double at)
+static bool oom_apply(struct bkexec *b, const struct kmsg_oom *o, double at)
 {
         const char *leaf = strrchr(o->memcg, '/');
 
@@ -901,14 +902,14 @@ static void read_kmsg(struct bkexec *b, double now)
         }
         b->noom_kept = kept;
         for (int i = 0; b->kmsg_fd >= 0 && i < 4096; i++) {
-                struct bkexec_oom o;
+                struct kmsg_oom o;
                 ssize_t n = read(b->kmsg_fd, rec, sizeof(rec) - 1);
 
                 if (n < 0 && errno == EPIPE)
                         continue; /* overwritten meanwhile: go on from the next */
                 if (n <= 0)
                         break;
-                if (bkexec_kmsg_oom_parse(rec, (size_t)n, &o) <= 0 || oom_apply(b, &o, now))
+                if (kmsg_oom_parse(rec, (size_t)n, &o) != KMSG_OOM_KILL || oom_apply(b, &o, now))
                         continue;
                 if (b->noom_kept == OOM_KEPT_MAX) /* the oldest goes */
                         memmove(b->oom_kept, b->oom_kept + 1,
@@ -1264,56 +1265,4 @@ int bkexec_bundle_args_parse(const char *buf, size_t len, char *out, size_t cap)
                         return -EINVAL;
         }
         return n ? (int)n : -EINVAL;
-}
-
-/* "key=value" in a comma-separated record: value into out. */
-static bool kv(const char *s, const char *end, const char *key, char *out, size_t cap)
-{
-        size_t kl = strlen(key);
-
-        for (const char *p = s; p < end;) {
-                const char *c = memchr(p, ',', (size_t)(end - p)), *fe = c ? c : end;
-
-                if ((size_t)(fe - p) > kl && memcmp(p, key, kl) == 0 && p[kl] == '=') {
-                        size_t n = MIN((size_t)(fe - p) - kl - 1, cap - 1);
-                        memcpy(out, p + kl + 1, n);
-                        out[n] = '\0';
-                        return true;
-                }
-                p = fe + (c != NULL);
-        }
-        return false;
-}
-
-int bkexec_kmsg_oom_parse(const char *buf, size_t len, struct bkexec_oom *ret)
-{
-        static const char tag[] = "oom-kill:";
-        const char *semi = memchr(buf, ';', len), *p, *end;
-        struct bkexec_oom o;
-        char pid[24];
-        const char *cur;
-        uint64_t v;
-
-        if (!semi)
-                return 0;
-        p = semi + 1;
-        end = memchr(p, '\n', len - (size_t)(p - buf));
-        if (!end)
-                end = buf + len;
-        if ((size_t)(end - p) < sizeof(tag) - 1 || memcmp(p, tag, sizeof(tag) - 1) != 0)
-                return 0;
-        p += sizeof(tag) - 1;
-        memset(&o, 0, sizeof(o));
-        if (!kv(p, end, "task_memcg", o.memcg, sizeof(o.memcg)) ||
-            !kv(p, end, "task", o.task, sizeof(o.task)) || !kv(p, end, "pid", pid, sizeof(pid)))
-                return -EINVAL;
-        cur = pid;
-        if (parse_u64(&cur, pid + strlen(pid), &v) < 0 || *cur || v > LONG_MAX)
-                return -EINVAL;
-        o.pid = (long)v;
-        for (char *c = o.task; *c; c++)
-                if ((unsigned char)*c < 0x20 || *c == 0x7f)
-                        *c = '?';
-        *ret = o;
-        return 1;
 }

@@ -116,13 +116,3 @@ int bkexec_bundle_args_parse(const char *buf, size_t len, char *out, size_t cap)
  * its Uid line into ret. 0, or -EINVAL when there is no such line. */
 int bkexec_status_uids_parse(const char *buf, size_t len, uint64_t ret[4]);
 
-/* The kernel's record of an OOM kill (/dev/kmsg: "6,974,...,-;oom-kill:
- * constraint=...,task_memcg=/x/buildkit/ID,task=tail,pid=24076,uid=0"). */
-struct bkexec_oom {
-        char memcg[256]; /* the victim's cgroup (v1 memory or v2 path) */
-        char task[64];   /* its comm, control bytes as '?' */
-        long pid;
-};
-/* 1 and *ret for such a record, 0 for any other record, -EINVAL for an
- * oom-kill record without task_memcg, task and pid. */
-int bkexec_kmsg_oom_parse(const char *buf, size_t len, struct bkexec_oom *ret);

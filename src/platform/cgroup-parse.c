@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "platform/cgroup-int.h"
+#include "platform/kmsg.h"
 #include "util/util.h"
 
 static bool at_field_end(const char *p, const char *end)
@@ -418,126 +420,27 @@ void cgroup_stats_clear(struct cgroup_stats *s)
         };
 }
 
-/* The last occurrence of needle (n bytes) in [p, end). */
-static const char *mem_last(const char *p, const char *end, const char *needle)
-{
-        size_t n = strlen(needle);
-        const char *found = NULL;
-
-        while (p && (size_t)(end - p) >= n) {
-                const char *q = memmem(p, (size_t)(end - p), needle, n);
-
-                if (!q)
-                        break;
-                found = q;
-                p = q + 1;
-        }
-        return found;
-}
-
-static bool take_pid(const char *p, const char *end, long *ret)
-{
-        uint64_t v;
-
-        if (parse_u64(&p, end, &v) < 0 || p != end || v == 0 || v > INT_MAX)
-                return false;
-        *ret = (long)v;
-        return true;
-}
-
-static void take_comm(const char *w, const char *we, char *comm, size_t cap)
-{
-        size_t n = (size_t)(we - w);
-
-        if (cap == 0)
-                return;
-        if (n >= cap)
-                n = cap - 1;
-        for (size_t i = 0; i < n; i++)
-                comm[i] = (unsigned char)w[i] < 0x20 || w[i] == 0x7f ? '?' : w[i];
-        comm[n] = '\0';
-}
-
-/* "oom-kill:...,task_memcg=PATH,task=COMM,pid=N,uid=U" */
-static bool oomkill_line(const char *p, const char *end, const char *memcg, long *pid, char *comm,
-                         size_t cap)
-{
-        const char *mc = memmem(p, (size_t)(end - p), "task_memcg=", 11);
-        const char *pidp = mem_last(p, end, ",pid="), *task;
-        const char *pe;
-
-        if (!mc || !pidp || pidp < mc)
-                return false;
-        task = mem_last(mc, pidp, ",task=");
-        if (!task)
-                return false;
-        mc += 11;
-        if (memcg) {
-                size_t n = strlen(memcg);
-
-                if ((size_t)(task - mc) < n || memcmp(mc, memcg, n) != 0 ||
-                    ((size_t)(task - mc) > n && mc[n] != '/'))
-                        return false;
-        }
-        pe = memchr(pidp + 5, ',', (size_t)(end - pidp - 5));
-        if (!take_pid(pidp + 5, pe ? pe : end, pid))
-                return false;
-        take_comm(task + 6, pidp, comm, cap);
-        return true;
-}
-
-/* "Killed process N (COMM) total-vm:..." */
-static bool killed_line(const char *p, const char *end, long *pid, char *comm, size_t cap)
-{
-        const char *k = memmem(p, (size_t)(end - p), "Killed process ", 15), *sp, *open, *close;
-
-        if (!k)
-                return false;
-        k += 15;
-        sp = memchr(k, ' ', (size_t)(end - k));
-        if (!sp || sp + 1 >= end || sp[1] != '(' || !take_pid(k, sp, pid))
-                return false;
-        open = sp + 2;
-        close = memmem(open, (size_t)(end - open), ") total-vm:", 11);
-        if (!close)
-                close = mem_last(open, end, ")");
-        if (!close)
-                return false;
-        take_comm(open, close, comm, cap);
-        return true;
-}
-
 int cgroup_kmsg_victim_parse(const char *buf, size_t len, const char *memcg, long *ret_pid,
                              char *comm, size_t cap)
 {
         const char *p = buf, *end;
-        long matched = -1; /* the pid of the last oom-kill line in memcg */
+        long matched = -1; /* the pid of the last oom-kill record in memcg */
         int found = 0;
 
         if (!buf || !ret_pid || (!comm && cap))
                 return -EINVAL;
-        end = buf + len;
-        while (p < end) {
-                const char *eol = line_end(p, end), *msg = memchr(p, ';', (size_t)(eol - p));
-                char c[65];
-                long pid;
+        for (end = buf + len; p < end; p = next_line(line_end(p, end), end)) {
+                struct kmsg_oom o;
+                int k = kmsg_oom_parse(p, (size_t)(line_end(p, end) - p), &o);
 
-                msg = msg ? msg + 1 : p;
-                if (oomkill_line(msg, eol, memcg, &pid, c, sizeof(c))) {
-                        matched = pid;
-                } else if (killed_line(msg, eol, &pid, c, sizeof(c))) {
-                        if (memcg && pid != matched) {
-                                p = next_line(eol, end);
-                                continue;
-                        }
-                } else {
-                        p = next_line(eol, end);
+                if (k == KMSG_OOM_KILL && (!memcg || kmsg_oom_within(&o, memcg)))
+                        matched = o.pid;
+                else if (k != KMSG_KILLED || (memcg && o.pid != matched))
                         continue;
-                }
-                *ret_pid = pid;
-                take_comm(c, c + strlen(c), comm, cap);
+                *ret_pid = o.pid;
+                if (cap)
+                        snprintf(comm, cap, "%s", o.task);
                 found = 1;
-                p = next_line(eol, end);
         }
         return found;
 }
