@@ -26,21 +26,16 @@
  * When in doubt, alive: a leaked cgroup is better than a killed build. */
 static bool run_owner_alive(struct cgroup *cg, int parent_fd, const char *name, long pid)
 {
-        char path[64];
         struct pidstat ps;
         struct stat st;
         struct timespec real, boot;
         long hz = sysconf(_SC_CLK_TCK);
         double start;
-        ssize_t n;
+        int r = cg_read_pidstat(cg, pid, &ps);
 
-        if (snprintf(path, sizeof(path), "proc/%ld/stat", pid) >= (int)sizeof(path))
-                return true;
-        n = read_at(cg, cg->root_fd, path);
-        if (n == -ENOENT || n == -ESRCH)
+        if (r == -ENOENT || r == -ESRCH)
                 return false;
-        if (n < 0 || pidstat_parse(cg->buf, (size_t)n, &ps) < 0 || hz <= 0 ||
-            fstatat(parent_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+        if (r < 0 || hz <= 0 || fstatat(parent_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
             clock_gettime(CLOCK_REALTIME, &real) < 0 || clock_gettime(CLOCK_BOOTTIME, &boot) < 0)
                 return true;
         if (ps.state == 'Z' || ps.state == 'X')
@@ -56,12 +51,12 @@ static bool run_owner_alive(struct cgroup *cg, int parent_fd, const char *name, 
  * how many were found. */
 static size_t kill_tree(struct cgroup *cg, int dirfd, int depth)
 {
-        ssize_t n = read_at(cg, dirfd, "cgroup.procs");
+        ssize_t n = cg_read_at(cg, dirfd, "cgroup.procs");
         size_t found = 0;
         DIR *d;
         struct dirent *de;
 
-        if (n >= 0 && pids_from_buf(cg, (size_t)n) >= 0)
+        if (n >= 0 && cg_pids_from_buf(cg, (size_t)n) >= 0)
                 for (size_t k = 0; k < cg->npids; k++)
                         if (cg->pids[k] != getpid()) {
                                 (void)kill((pid_t)cg->pids[k], SIGKILL);
@@ -145,7 +140,7 @@ static long stale_pid(const char *name)
 /* Remove the cgroups of buildtels that are gone, and what is below them,
  * when they are empty. One that still holds processes is an orphaned build
  * running on (its buildtel was SIGKILLed): it is left alone, with a note. */
-void clean_stale(struct cgroup *cg, int parent_fd, bool say)
+void cg_clean_stale(struct cgroup *cg, int parent_fd, bool say)
 {
         DIR *d = opendir_at(parent_fd, ".");
         struct dirent *de;
@@ -188,20 +183,20 @@ static void v2_restore(struct cgroup *cg)
         if (hh->parent_fd >= 0 && v->parent_added && !v->leaf)
                 ; /* the root's buildtel/: shared with other runs, left on */
         else if (hh->parent_fd >= 0)
-                disable_ctl(hh->parent_fd, v->parent_added);
+                cg_disable_ctl(hh->parent_fd, v->parent_added);
         if (v->leaf) {
                 ssize_t n;
 
-                disable_ctl(v->own_fd, v->own_added);
+                cg_disable_ctl(v->own_fd, v->own_added);
                 if (hh->parent_fd >= 0)
                         lfd =
                             openat(hh->parent_fd, v->leaf_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 /* Us and the daemons moved out of the build. */
-                n = lfd >= 0 ? read_at(cg, lfd, "cgroup.procs") : -EBADF;
-                if (n >= 0 && pids_from_buf(cg, (size_t)n) >= 0)
+                n = lfd >= 0 ? cg_read_at(cg, lfd, "cgroup.procs") : -EBADF;
+                if (n >= 0 && cg_pids_from_buf(cg, (size_t)n) >= 0)
                         for (size_t k = 0; k < cg->npids; k++)
-                                (void)write_pid(v->own_fd, cg->pids[k]);
-                (void)write_pid(v->own_fd, (long)getpid());
+                                (void)cg_write_pid(v->own_fd, cg->pids[k]);
+                (void)cg_write_pid(v->own_fd, (long)getpid());
                 if (hh->parent_fd >= 0)
                         (void)unlinkat(hh->parent_fd, v->leaf_name, AT_REMOVEDIR);
                 v->leaf = false;
@@ -211,7 +206,7 @@ static void v2_restore(struct cgroup *cg)
         v->own_fd = -1;
 }
 
-void remove_dirs(struct cgroup *cg)
+void cg_remove_dirs(struct cgroup *cg)
 {
         for (int i = 0; i < _CG_H_MAX; i++) {
                 struct hier *hh = &cg->h[i];
@@ -243,7 +238,7 @@ int cgroup_kill_all(struct cgroup *cg)
         if (!cg || cg->mode == CGROUP_MODE_NONE)
                 return 0;
         if (cg->h[CG_H_V2].used && cg->h[CG_H_V2].dir_fd >= 0)
-                (void)write_at(cg->h[CG_H_V2].dir_fd, "cgroup.kill", "1");
+                (void)cg_write_at(cg->h[CG_H_V2].dir_fd, "cgroup.kill", "1");
         for (int i = 0; i < _CG_H_MAX; i++) {
                 int r;
 
@@ -275,7 +270,7 @@ static void move_out(struct cgroup *cg, long pid)
                         continue;
                 fd = leftover_dest(cg, i);
                 if (fd >= 0) {
-                        (void)write_pid(fd, pid);
+                        (void)cg_write_pid(fd, pid);
                         close(fd);
                 }
         }
@@ -294,8 +289,8 @@ static void keep_daemons(struct cgroup *cg)
 
         if (cg->kill_leftovers || cg->h[lh].dir_fd < 0)
                 return;
-        n = read_at(cg, cg->h[lh].dir_fd, "cgroup.procs");
-        if (n < 0 || pids_from_buf(cg, (size_t)n) < 0)
+        n = cg_read_at(cg, cg->h[lh].dir_fd, "cgroup.procs");
+        if (n < 0 || cg_pids_from_buf(cg, (size_t)n) < 0)
                 return;
         for (size_t k = 0; k < cg->npids; k++) {
                 if (nfound < ARRAY_SIZE(found))
@@ -306,8 +301,8 @@ static void keep_daemons(struct cgroup *cg)
                 struct pidstat ps;
                 int w;
 
-                if (read_pidstat(cg, found[k], &ps) < 0 || ps.session == sid || ps.state == 'Z' ||
-                    ps.pid == (long)getpid())
+                if (cg_read_pidstat(cg, found[k], &ps) < 0 || ps.session == sid ||
+                    ps.state == 'Z' || ps.pid == (long)getpid())
                         continue;
                 move_out(cg, found[k]);
                 if (o >= sizeof(names) - 80) {
@@ -333,7 +328,7 @@ void cgroup_free(struct cgroup *cg)
                 if (cg->setup_ok)
                         keep_daemons(cg);
                 (void)cgroup_kill_all(cg);
-                remove_dirs(cg);
+                cg_remove_dirs(cg);
         }
         for (int i = 0; i < _CG_H_MAX; i++) {
                 closep(&cg->h[i].procs_w_fd);

@@ -4,11 +4,8 @@
 /* Inside the cgroup module only (platform/cgroup-*.c): struct cgroup, the
  * parsers' line cursors, and what one of its files calls in another. */
 
-#include <stdbool.h>
-#include <stdint.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/types.h>
 
 #include "platform/cgroup.h"
 #include "platform/procfs.h"
@@ -122,17 +119,20 @@ struct cgroup {
         double mem_peak, pids_peak;
 };
 
-/* cgroup-read.c */
-ssize_t read_fd(struct cgroup *cg, int fd);
-void pids_reserve(struct cgroup *cg, size_t n);
-int pids_from_buf(struct cgroup *cg, size_t n);
-int read_pressure_at(struct cgroup *cg, int fd, struct cgroup_pressure *ret);
-/* cgroup-setup.c */
-ssize_t read_at(struct cgroup *cg, int dirfd, const char *name);
-int write_at(int dirfd, const char *name, const char *s);
-int write_pid(int dirfd, long pid);
-int read_pidstat(struct cgroup *cg, long pid, struct pidstat *ret);
-void disable_ctl(int dirfd, unsigned added);
-/* cgroup-cleanup.c */
-void clean_stale(struct cgroup *cg, int parent_fd, bool say);
-void remove_dirs(struct cgroup *cg);
+/* cgroup-read.c. cg_read_fd preads fd whole into cg->buf (owned by cg,
+ * grown as needed): the length or -errno. cg_pids_from_buf parses the first
+ * n bytes of cg->buf into cg->pids, cg->npids. The others: 0 or -errno. */
+ssize_t cg_read_fd(struct cgroup *cg, int fd);
+void cg_pids_reserve(struct cgroup *cg, size_t n); /* a failed realloc keeps the old */
+int cg_pids_from_buf(struct cgroup *cg, size_t n);
+int cg_read_pressure(struct cgroup *cg, int fd, struct cgroup_pressure *ret);
+/* cgroup-setup.c. cg_read_at reads dirfd's name as cg_read_fd does; the
+ * others return 0 or -errno. */
+ssize_t cg_read_at(struct cgroup *cg, int dirfd, const char *name);
+int cg_write_at(int dirfd, const char *name, const char *s);
+int cg_write_pid(int dirfd, long pid);
+int cg_read_pidstat(struct cgroup *cg, long pid, struct pidstat *ret);
+void cg_disable_ctl(int dirfd, unsigned added); /* added: bits of v2_ctl */
+/* cgroup-cleanup.c: best effort, errors ignored. */
+void cg_clean_stale(struct cgroup *cg, int parent_fd, bool say);
+void cg_remove_dirs(struct cgroup *cg);

@@ -21,14 +21,14 @@
 #define PIDS_MAX 65536
 
 /* pread a whole kept-open file into cg->buf (grown as needed). */
-ssize_t read_fd(struct cgroup *cg, int fd)
+ssize_t cg_read_fd(struct cgroup *cg, int fd)
 {
         if (fd < 0)
                 return -EBADF;
         return pread_whole(fd, &cg->buf, &cg->cap, BUF_MAX);
 }
 
-void pids_reserve(struct cgroup *cg, size_t n)
+void cg_pids_reserve(struct cgroup *cg, size_t n)
 {
         long *np;
 
@@ -42,7 +42,7 @@ void pids_reserve(struct cgroup *cg, size_t n)
 }
 
 /* Parse cg->buf (len n) as cgroup.procs into cg->pids. */
-int pids_from_buf(struct cgroup *cg, size_t n)
+int cg_pids_from_buf(struct cgroup *cg, size_t n)
 {
         size_t total;
         int r = cgroup_procs_parse(cg->buf, n, cg->pids, cg->pids_cap, &total);
@@ -50,7 +50,7 @@ int pids_from_buf(struct cgroup *cg, size_t n)
         if (r < 0)
                 return r;
         if (total > cg->pids_cap) {
-                pids_reserve(cg, MIN(MAX(total, 2 * cg->pids_cap), (size_t)PIDS_MAX));
+                cg_pids_reserve(cg, MIN(MAX(total, 2 * cg->pids_cap), (size_t)PIDS_MAX));
                 r = cgroup_procs_parse(cg->buf, n, cg->pids, cg->pids_cap, &total);
                 if (r < 0)
                         return r;
@@ -85,9 +85,9 @@ static void read_kmsg(struct cgroup *cg)
         }
 }
 
-int read_pressure_at(struct cgroup *cg, int fd, struct cgroup_pressure *ret)
+int cg_read_pressure(struct cgroup *cg, int fd, struct cgroup_pressure *ret)
 {
-        ssize_t n = read_fd(cg, fd);
+        ssize_t n = cg_read_fd(cg, fd);
 
         return n < 0 ? (int)n : cgroup_pressure_parse(cg->buf, (size_t)n, ret);
 }
@@ -102,14 +102,14 @@ static double in_range(enum range_kind k, double v)
 /* Read one hot file and parse a single number. */
 static int hot_u64(struct cgroup *cg, enum hot which, uint64_t *ret)
 {
-        ssize_t n = read_fd(cg, cg->hot[which]);
+        ssize_t n = cg_read_fd(cg, cg->hot[which]);
 
         return n < 0 ? (int)n : cgroup_u64_parse(cg->buf, (size_t)n, ret);
 }
 
 static int hot_keyed(struct cgroup *cg, enum hot which, const char *key, uint64_t *ret)
 {
-        ssize_t n = read_fd(cg, cg->hot[which]);
+        ssize_t n = cg_read_fd(cg, cg->hot[which]);
 
         return n < 0 ? (int)n : cgroup_keyed_parse(cg->buf, (size_t)n, key, ret);
 }
@@ -125,7 +125,7 @@ static void read_psi(struct cgroup *cg, struct cgroup_stats *st)
         for (int i = 0; i < 3; i++) {
                 struct cgroup_pressure p;
 
-                if (read_pressure_at(cg, cg->hot[HOT_PSI_CPU + i], &p) < 0)
+                if (cg_read_pressure(cg, cg->hot[HOT_PSI_CPU + i], &p) < 0)
                         continue;
                 if (cg->psi_host) {
                         /* Host-wide totals count from boot: from our start. */
@@ -276,7 +276,7 @@ static int read_tree(struct cgroup *cg, struct cgroup_stats *st)
 static void read_memstat(struct cgroup *cg, struct cgroup_stats *st)
 {
         bool v2 = cg->mode == CGROUP_MODE_V2;
-        ssize_t n = read_fd(cg, cg->hot[HOT_MEM_STAT]);
+        ssize_t n = cg_read_fd(cg, cg->hot[HOT_MEM_STAT]);
         uint64_t a, f;
 
         if (n < 0)
@@ -330,7 +330,7 @@ int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret)
         st.oom_victim_pid = cg->oom_pid;
         memcpy(st.oom_victim_comm, cg->oom_comm, sizeof(st.oom_victim_comm));
         if (cg->hot[HOT_IO] >= 0) {
-                ssize_t n = read_fd(cg, cg->hot[HOT_IO]);
+                ssize_t n = cg_read_fd(cg, cg->hot[HOT_IO]);
 
                 r = n < 0                        ? (int)n
                     : cg->mode == CGROUP_MODE_V2 ? cgroup_iostat_parse(cg->buf, (size_t)n, &a, &b)
@@ -355,12 +355,12 @@ int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret)
 int cgroup_pids(struct cgroup *cg, const long **ret_pids, size_t *ret_n)
 {
         if (cg->mode != CGROUP_MODE_NONE) {
-                ssize_t n = read_fd(cg, cg->hot[HOT_PROCS]);
+                ssize_t n = cg_read_fd(cg, cg->hot[HOT_PROCS]);
                 int r;
 
                 if (n < 0)
                         return (int)n;
-                r = pids_from_buf(cg, (size_t)n);
+                r = cg_pids_from_buf(cg, (size_t)n);
                 if (r < 0)
                         return r;
         }

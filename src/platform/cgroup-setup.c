@@ -50,16 +50,16 @@ static void note(const struct cgroup_config *cfg, const char *fmt, ...)
 }
 
 /* Read a small file relative to dirfd into cg->buf. */
-ssize_t read_at(struct cgroup *cg, int dirfd, const char *name)
+ssize_t cg_read_at(struct cgroup *cg, int dirfd, const char *name)
 {
         _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 
         if (fd < 0)
                 return -errno;
-        return read_fd(cg, fd);
+        return cg_read_fd(cg, fd);
 }
 
-int write_at(int dirfd, const char *name, const char *s)
+int cg_write_at(int dirfd, const char *name, const char *s)
 {
         _cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC);
 
@@ -87,14 +87,14 @@ static const char *rel_to_mount(const char *own, const char *mroot)
         return own; /* outside the mount's view: best effort */
 }
 
-int read_pidstat(struct cgroup *cg, long pid, struct pidstat *ret)
+int cg_read_pidstat(struct cgroup *cg, long pid, struct pidstat *ret)
 {
         char path[64];
         ssize_t n;
 
         if (snprintf(path, sizeof(path), "proc/%ld/stat", pid) >= (int)sizeof(path))
                 return -EINVAL;
-        n = read_at(cg, cg->root_fd, path);
+        n = cg_read_at(cg, cg->root_fd, path);
         return n < 0 ? (int)n : pidstat_parse(cg->buf, (size_t)n, ret);
 }
 
@@ -115,24 +115,28 @@ static int open_hot(struct cgroup *cg, enum hot which, enum cgroup_hier h, const
         return cg->hot[which] < 0 ? -errno : 0;
 }
 
-static bool controller_listed(struct cgroup *cg, int dirfd, const char *ctl)
+/* Bits of v2_ctl listed in dirfd's file (cgroup.controllers or
+ * cgroup.subtree_control). */
+static unsigned ctl_mask(struct cgroup *cg, int dirfd, const char *file)
 {
-        ssize_t n = read_at(cg, dirfd, "cgroup.controllers");
+        ssize_t n = cg_read_at(cg, dirfd, file);
         const char *p = cg->buf, *end, *w;
+        unsigned mask = 0;
         size_t wn;
 
         if (n < 0)
-                return false;
+                return 0;
         end = cg->buf + n;
         while (p < end) {
                 const char *eol = line_end(p, end);
 
                 while (next_word(&p, eol, &w, &wn))
-                        if (word_is(w, wn, ctl))
-                                return true;
+                        for (size_t k = 0; k < ARRAY_SIZE(v2_ctl); k++)
+                                if (word_is(w, wn, v2_ctl[k]))
+                                        mask |= 1u << k;
                 p = next_line(eol, end);
         }
-        return false;
+        return mask;
 }
 
 /* mkdir <base>/buildtel and the run's cgroup under it; the parent may be
@@ -155,8 +159,8 @@ static int make_dirs(struct cgroup *cg, struct hier *hh, const char *base)
                                 continue;
                         return -errno;
                 }
-                clean_stale(cg, hh->parent_fd,
-                            hh == &cg->h[cg->h[CG_H_V2].used ? CG_H_V2 : CG_H_MEMORY]);
+                cg_clean_stale(cg, hh->parent_fd,
+                               hh == &cg->h[cg->h[CG_H_V2].used ? CG_H_V2 : CG_H_MEMORY]);
                 if (mkdirat(hh->parent_fd, hh->name, 0755) < 0) {
                         if (errno == ENOENT)
                                 continue;
@@ -190,7 +194,7 @@ static void blkio_account_all(struct cgroup *cg, int cgfd)
 
                 if (de->d_name[0] == '.' || join(path, sizeof(path), de->d_name, "/dev", "") < 0)
                         continue;
-                n = read_at(cg, dirfd(d), path);
+                n = cg_read_at(cg, dirfd(d), path);
                 if (n <= 0 || n > 32)
                         continue;
                 for (k = 0; k < (size_t)n && cg->buf[k] != '\n'; k++)
@@ -198,8 +202,8 @@ static void blkio_account_all(struct cgroup *cg, int cgfd)
                 if (snprintf(rule, sizeof(rule), "%.*s %s", (int)k, cg->buf, BLKIO_UNLIMITED) >=
                     (int)sizeof(rule))
                         continue;
-                (void)write_at(cgfd, "blkio.throttle.read_bps_device", rule);
-                (void)write_at(cgfd, "blkio.throttle.write_bps_device", rule);
+                (void)cg_write_at(cgfd, "blkio.throttle.read_bps_device", rule);
+                (void)cg_write_at(cgfd, "blkio.throttle.write_bps_device", rule);
         }
         closedir(d);
 }
@@ -225,7 +229,7 @@ static void setup_host_psi(struct cgroup *cg)
                 closep(&cg->hot[HOT_PSI_CPU + i]);
                 cg->hot[HOT_PSI_CPU + i] = openat(cg->root_fd, names[i], O_RDONLY | O_CLOEXEC);
                 cg->psi_base_ok[i] =
-                    read_pressure_at(cg, cg->hot[HOT_PSI_CPU + i], &cg->psi_base[i]) >= 0;
+                    cg_read_pressure(cg, cg->hot[HOT_PSI_CPU + i], &cg->psi_base[i]) >= 0;
         }
 }
 
@@ -241,7 +245,7 @@ static enum cgroup_mode pick_mode(struct cgroup *cg, const struct cgroup_mounts 
                 _cleanup_close_ int fd =
                     openat(cg->root_fd, path + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-                if (fd >= 0 && controller_listed(cg, fd, "memory"))
+                if (fd >= 0 && (ctl_mask(cg, fd, "cgroup.controllers") & 1u)) /* memory */
                         return CGROUP_MODE_V2;
         }
         if (v2 && v1mem)
@@ -268,31 +272,7 @@ static void why(const struct cgroup_config *cfg, const char *fmt, ...)
                 cfg->why[0] = '\0';
 }
 
-/* Bits of v2_ctl listed in dirfd's file (cgroup.controllers or
- * cgroup.subtree_control). */
-static unsigned ctl_mask(struct cgroup *cg, int dirfd, const char *file)
-{
-        ssize_t n = read_at(cg, dirfd, file);
-        const char *p = cg->buf, *end, *w;
-        unsigned mask = 0;
-        size_t wn;
-
-        if (n < 0)
-                return 0;
-        end = cg->buf + n;
-        while (p < end) {
-                const char *eol = line_end(p, end);
-
-                while (next_word(&p, eol, &w, &wn))
-                        for (size_t k = 0; k < ARRAY_SIZE(v2_ctl); k++)
-                                if (word_is(w, wn, v2_ctl[k]))
-                                        mask |= 1u << k;
-                p = next_line(eol, end);
-        }
-        return mask;
-}
-
-void disable_ctl(int dirfd, unsigned added)
+void cg_disable_ctl(int dirfd, unsigned added)
 {
         for (size_t k = ARRAY_SIZE(v2_ctl); k-- > 0;) {
                 char w[16];
@@ -300,7 +280,7 @@ void disable_ctl(int dirfd, unsigned added)
                 if (!(added & (1u << k)) ||
                     snprintf(w, sizeof(w), "-%s", v2_ctl[k]) >= (int)sizeof(w))
                         continue;
-                (void)write_at(dirfd, "cgroup.subtree_control", w);
+                (void)cg_write_at(dirfd, "cgroup.subtree_control", w);
         }
 }
 
@@ -320,7 +300,7 @@ static int enable_ctl(struct cgroup *cg, int dirfd, unsigned *ret_added)
                 if ((have & (1u << k)) || !(offered & (1u << k)) ||
                     snprintf(w, sizeof(w), "+%s", v2_ctl[k]) >= (int)sizeof(w))
                         continue;
-                r = write_at(dirfd, "cgroup.subtree_control", w);
+                r = cg_write_at(dirfd, "cgroup.subtree_control", w);
                 if (r < 0 && k == 0)
                         return r;
                 if (r >= 0)
@@ -330,20 +310,20 @@ static int enable_ctl(struct cgroup *cg, int dirfd, unsigned *ret_added)
         return (have | added) & 1u ? 0 : -EOPNOTSUPP;
 }
 
-int write_pid(int dirfd, long pid)
+int cg_write_pid(int dirfd, long pid)
 {
         char b[24];
 
         if (snprintf(b, sizeof(b), "%ld", pid) >= (int)sizeof(b))
                 return -EINVAL;
-        return write_at(dirfd, "cgroup.procs", b);
+        return cg_write_at(dirfd, "cgroup.procs", b);
 }
 
 /* Are we in the v2 cgroup rel (as /proc/self/cgroup shows it)? */
 static bool self_in(struct cgroup *cg, const char *rel)
 {
         struct cgroup_self *self = calloc(1, sizeof(*self));
-        ssize_t n = read_at(cg, cg->root_fd, "proc/self/cgroup");
+        ssize_t n = cg_read_at(cg, cg->root_fd, "proc/self/cgroup");
         bool in = self && n >= 0 && cgroup_self_parse(cg->buf, (size_t)n, self) >= 0 &&
                   strcmp(self->path[CG_H_V2], rel) == 0;
 
@@ -374,7 +354,7 @@ static int move_to_leaf(struct cgroup *cg, const struct cgroup_config *cfg, int 
         if (mkdirat(pfd, v->leaf_name, 0755) < 0 && errno != EEXIST)
                 return -errno;
         lfd = openat(pfd, v->leaf_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        r = lfd < 0 ? -errno : write_pid(lfd, (long)getpid());
+        r = lfd < 0 ? -errno : cg_write_pid(lfd, (long)getpid());
         if (r >= 0 && !self_in(cg, leafrel))
                 r = -EXDEV;
         if (r >= 0) {
@@ -387,7 +367,7 @@ static int move_to_leaf(struct cgroup *cg, const struct cgroup_config *cfg, int 
         }
         if (r < 0) {
                 if (v->leaf)
-                        (void)write_pid(ofd, (long)getpid());
+                        (void)cg_write_pid(ofd, (long)getpid());
                 v->leaf = false;
                 (void)unlinkat(pfd, v->leaf_name, AT_REMOVEDIR);
                 (void)unlinkat(ofd, "buildtel", AT_REMOVEDIR);
@@ -405,12 +385,12 @@ struct v2_own {
 
 static void v2_look(struct cgroup *cg, int fd, struct v2_own *o)
 {
-        ssize_t n = read_at(cg, fd, "cgroup.procs");
+        ssize_t n = cg_read_at(cg, fd, "cgroup.procs");
 
         o->fd = fd;
         o->nprocs = 0;
         o->only_us = false;
-        if (n >= 0 && pids_from_buf(cg, (size_t)n) >= 0) {
+        if (n >= 0 && cg_pids_from_buf(cg, (size_t)n) >= 0) {
                 o->nprocs = cg->npids;
                 o->only_us = cg->npids == 1 && cg->pids[0] == (long)getpid();
         }
@@ -493,7 +473,7 @@ static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
                                 return -ENAMETOOLONG;
                         r = sdscope_start(geteuid() != 0, unit, getpid(), sdwhy, sizeof(sdwhy));
                         if (r >= 0) {
-                                ssize_t n = read_at(cg, cg->root_fd, "proc/self/cgroup");
+                                ssize_t n = cg_read_at(cg, cg->root_fd, "proc/self/cgroup");
 
                                 r = n < 0 ? (int)n : cgroup_self_parse(cg->buf, (size_t)n, self);
                         }
@@ -687,7 +667,7 @@ static int set_limits(struct cgroup *cg, const struct cgroup_config *cfg)
                 if (snprintf(lim, sizeof(lim), "%llu", (unsigned long long)val[k]) >=
                     (int)sizeof(lim))
                         return -EINVAL;
-                r = write_at(hh->dir_fd, file[k], lim);
+                r = cg_write_at(hh->dir_fd, file[k], lim);
                 if (r < 0) {
                         why(cfg, "writing %s in %s/%s: %s%s", file[k], hh->parent, hh->name,
                             strerror(-r),
@@ -715,7 +695,7 @@ static int check_limits(struct cgroup *cg, const struct cgroup_config *cfg)
 
         if (!cfg->memory_max)
                 return 0;
-        n = read_at(cg, dirfd, name);
+        n = cg_read_at(cg, dirfd, name);
         if (n < 0)
                 return n == -ENOENT ? -EOPNOTSUPP : (int)n;
         /* v1 rounds the limit down to whole pages. */
@@ -759,7 +739,7 @@ int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret)
         if (r >= 0 && !(cg->root_path = strdup(cfg->root ? cfg->root : "/")))
                 r = -ENOMEM;
         if (r >= 0) {
-                pids_reserve(cg, 256);
+                cg_pids_reserve(cg, 256);
                 if (!cg->pids)
                         r = -ENOMEM;
         }
@@ -804,7 +784,7 @@ static int in_build(struct cgroup *cg, pid_t pid)
 
         if (snprintf(path, sizeof(path), "proc/%ld/cgroup", (long)pid) >= (int)sizeof(path))
                 return -EINVAL;
-        n = read_at(cg, cg->root_fd, path);
+        n = cg_read_at(cg, cg->root_fd, path);
         if (n < 0)
                 return (int)n;
         s = calloc(1, sizeof(*s));
@@ -837,7 +817,7 @@ int cgroup_verify(struct cgroup *cg, pid_t pid, int join_error)
                         return 0;
                 if (r < 0)
                         return r;
-                k = read_pidstat(cg, (long)pid, &ps);
+                k = cg_read_pidstat(cg, (long)pid, &ps);
                 if (k == -ENOENT || k == -ESRCH || (k >= 0 && (ps.state == 'Z' || ps.state == 'X')))
                         return 0;
                 nanosleep(&ts, NULL);
@@ -853,7 +833,7 @@ int cgroup_fallback_none(struct cgroup *cg, long tree_root)
         if (cg->mode == CGROUP_MODE_NONE)
                 return 0;
         cg->setup_ok = false; /* undo what setup enabled */
-        remove_dirs(cg);
+        cg_remove_dirs(cg);
         for (int i = 0; i < _CG_H_MAX; i++) {
                 closep(&cg->h[i].procs_w_fd);
                 cg->h[i].procs_w_fd = -1;
