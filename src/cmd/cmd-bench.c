@@ -80,7 +80,7 @@ static void quiet_end(int saved[2])
 }
 
 /* One whole buildtel run of sh -c command. Its facts into *ret_f, its id
- * into ret_id; returns its exit status (or EXIT_BT_*). */
+ * into ret_id; returns its exit status (or EXIT_BT_*, EXIT_BT_SIGNAL). */
 static int one_run(struct bench *B, char *command, struct bench_facts *ret_f, char *ret_id)
 {
         struct common_opts o = *B->tmpl;
@@ -104,7 +104,7 @@ static int one_run(struct bench *B, char *command, struct bench_facts *ret_f, ch
         }
         if (!isfinite(B->facts.wall_s))
                 B->facts.wall_s = now_monotonic() - t0;
-        B->facts.exit_code = st;
+        B->facts.exit_code = exit_bt_status(st);
         *ret_f = B->facts;
         snprintf(ret_id, BENCH_RUN_ID_MAX, "%s", o.run_id);
         return st;
@@ -141,9 +141,10 @@ static int hook(const struct bench *B, const char *what, const char *cmd)
 
 static int failed(const struct common_opts *o, const char *cmd, int st, const char *run_id)
 {
-        /* Interrupted (run passed SIGINT or SIGTERM on to the build): the
-         * bench ends there, -i or not, as hyperfine on Ctrl-C. */
-        if (st == 128 + SIGINT || st == 128 + SIGTERM) {
+        /* Interrupted (the build died of SIGINT or SIGQUIT: we end by it,
+         * main; or run passed SIGINT or SIGTERM on to it): the bench ends
+         * there, -i or not, as hyperfine on Ctrl-C. */
+        if (st < 0 || st == 128 + SIGINT || st == 128 + SIGTERM) {
                 fprintf(stderr, "buildtel bench: interrupted (run %s)\n", run_id);
                 return st;
         }

@@ -43,7 +43,9 @@ static const struct {
      "gives its status, duration, steps and cached steps, shared steps included.\n"
      "\n"
      "SIGINT, SIGTERM, SIGHUP and SIGQUIT go to COMMAND's process group; buildtel then\n"
-     "waits for it and writes its files as on a normal exit.\n"
+     "waits for it and writes its files as on a normal exit. Killed by SIGINT or\n"
+     "SIGQUIT (Ctrl-C, Ctrl-\\), COMMAND takes buildtel with it, by the same signal,\n"
+     "so a shell stops the list or script that ran it.\n"
      "\n"
      "Exit status: COMMAND's own; 128+N when signal N killed it. buildtel's own:\n"
      "125 bad option or buildtel failed before COMMAND ran, 126 COMMAND not\n"
@@ -74,8 +76,9 @@ static const struct {
     {"watch",
      "OTLP export (--otlp-endpoint URL, --otlp-interval SECONDS): `buildtel help otlp`.\n"
      "\n"
-     "Exit status: 0 when PID exited; 128+N when signal N ended the watch; 1 when PID\n"
-     "does not exist; 2 bad usage.\n",
+     "Exit status: 0 when PID exited; 128+N when signal N ended the watch (SIGINT,\n"
+     "SIGQUIT: buildtel ends by it, its files written); 1 when PID does not exist;\n"
+     "2 bad usage.\n",
      0, 0},
     {"summarize",
      "usage: buildtel summarize [--json] [--near-oom-mb MB] [--low-disk-gb GB] [--db PATH]\n"

@@ -360,6 +360,10 @@ static int supervise(struct run *R)
                 prune_at_end(R);
         }
         dbuf_release(&short_sum);
+        /* Died of Ctrl-C or Ctrl-\: we end by it too (main), else a shell
+         * runs the next command of the list, the script's loop goes on. */
+        if (sig == SIGINT || sig == SIGQUIT)
+                return EXIT_BT_SIGNAL(sig, source_child_keyboard_signal(R->src));
         return status;
 }
 

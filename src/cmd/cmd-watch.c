@@ -16,13 +16,13 @@
 #include "util/util.h"
 
 /* Attached: from the recorder's start to the summary. Returns the exit
- * status. */
+ * status or EXIT_BT_SIGNAL. */
 static int watch(struct common_opts *o, struct source_pid *src, int sfd)
 {
         struct run_info ri = {0};
         struct recorder *rec = NULL;
         struct dbuf short_sum = DBUF_INIT;
-        int e, ret = 1;
+        int e, sig, ret = 1;
 
         if (common_run_info(o, "watch", &ri) < 0 || !(ri.argv = source_pid_argv(src)) ||
             common_run_job(o, &ri) < 0) {
@@ -42,7 +42,9 @@ static int watch(struct common_opts *o, struct source_pid *src, int sfd)
         ri.finished = true;
         (void)recorder_finish(rec, &short_sum);
         common_report(o, rec, &short_sum);
-        ret = source_pid_signal(src) ? 128 + source_pid_signal(src) : 0;
+        sig = source_pid_signal(src);
+        /* Ctrl-C or Ctrl-\: we end by it (main), so a shell stops its list. */
+        ret = sig == SIGINT || sig == SIGQUIT ? EXIT_BT_SIGNAL(sig, false) : sig ? 128 + sig : 0;
 out:
         recorder_free(rec);
         dbuf_release(&short_sum);

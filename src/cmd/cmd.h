@@ -12,6 +12,19 @@ enum {
         EXIT_BT_NOTFOUND = 127, /* COMMAND not found */
 };
 
+/* What a command returns to end buildtel by signal sig instead of an exit
+ * status, once its files are written (main: raised with its default
+ * action): the build died of SIGINT or SIGQUIT, and a shell goes on with a
+ * list or a script only when its child did not. group: to our whole
+ * process group, as the terminal would have sent it had the build not had
+ * the terminal to itself (a script running us then stops too). */
+#define EXIT_BT_SIGNAL(sig, group) (-((sig) | ((group) ? 0x100 : 0)))
+/* The exit status of a command's return: 128+sig for EXIT_BT_SIGNAL. */
+static inline int exit_bt_status(int ret)
+{
+        return ret < 0 ? 128 + (-ret & 0xff) : ret;
+}
+
 struct cmd {
         const char *name;
         int (*fn)(int argc, char **argv);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "cmd/cmd.h"
 
@@ -34,6 +36,31 @@ void main_print_help(FILE *f)
         fprintf(f, "\nSee 'buildtel help COMMAND' or man buildtel(1).\n");
 }
 
+/* End by the signal of an EXIT_BT_SIGNAL return, as the build did: its
+ * default action, unblocked. SIGQUIT's default dumps core: not ours
+ * (RLIMIT_CORE 0), buildtel did not fail; the build's core is its own.
+ * Started with the signal ignored, we are not to die of it: 128+sig. */
+static int die_by_signal(int ret)
+{
+        struct sigaction dfl = {.sa_handler = SIG_DFL}, old;
+        const struct rlimit no_core = {0, 0};
+        int sig = -ret & 0xff;
+        sigset_t set;
+
+        if (sigaction(sig, NULL, &old) < 0 || old.sa_handler == SIG_IGN)
+                return exit_bt_status(ret);
+        fflush(stdout);
+        fflush(stderr);
+        if (sig == SIGQUIT)
+                (void)setrlimit(RLIMIT_CORE, &no_core);
+        (void)sigaction(sig, &dfl, NULL);
+        sigemptyset(&set);
+        sigaddset(&set, sig);
+        (void)sigprocmask(SIG_UNBLOCK, &set, NULL);
+        (void)((-ret & 0x100) ? kill(0, sig) : raise(sig));
+        return exit_bt_status(ret);
+}
+
 int main(int argc, char **argv)
 {
         if (argc < 2) {
@@ -49,8 +76,11 @@ int main(int argc, char **argv)
                 return 0;
         }
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-                if (strcmp(argv[1], commands[i].name) == 0)
-                        return commands[i].fn(argc - 1, argv + 1);
+                if (strcmp(argv[1], commands[i].name) == 0) {
+                        int ret = commands[i].fn(argc - 1, argv + 1);
+
+                        return ret < 0 ? die_by_signal(ret) : ret;
+                }
         fprintf(stderr, "buildtel: '%s' is not a command; see 'buildtel --help'\n", argv[1]);
         return EXIT_BT_USAGE;
 }

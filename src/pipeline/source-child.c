@@ -442,8 +442,12 @@ static void child_before_tick(void *state, bool final, struct recorder *r)
 
         if (!final) {
                 /* The terminal tells only its foreground group of a new
-                 * size, and that is the build's: look each tick. */
+                 * size, and that is the build's: look each tick. Nor does
+                 * anything tell of `fg` on a job that runs (after `bg`):
+                 * look whether the terminal is ours to hand back. */
                 (void)child_pty_sync_size(s->child);
+                if (!s->exited)
+                        child_give_terminal(s->child);
                 return;
         }
         /* The final sample sees all the output the build wrote. */
@@ -485,6 +489,11 @@ int source_child_wait(struct source_child *s, int sfd, int *ret_signal)
         child_restore_terminal(s->child);
         *ret_signal = s->signal;
         return s->status;
+}
+
+bool source_child_keyboard_signal(const struct source_child *s)
+{
+        return s->signal && s->signal != s->forwarded && child_had_terminal(s->child);
 }
 
 const struct source_ops source_child = {

@@ -56,9 +56,11 @@ struct source_ops {
  * stdout and stderr byte for byte (an EPIPE there closes that pipe, so the
  * build sees a broken pipe too) and goes to the recorder; SIGCHLD reaps it
  * (and, as a subreaper, its orphans); every other signal goes to its
- * process group. Once it has exited, output still held by what it left
- * behind is passed on for grace seconds (0.5 at most when a signal was
- * forwarded). Returns 0 or -errno. */
+ * process group. The terminal it had goes back to it when it is ours again
+ * (`fg` after `bg`), at the next tick or when it stops on reading it. Once
+ * it has exited, output still held by what it left behind is passed on for
+ * grace seconds (0.5 at most when a signal was forwarded). Returns 0 or
+ * -errno. */
 struct source_child;
 struct child_config;
 extern const struct source_ops source_child;
@@ -88,6 +90,10 @@ void source_child_set_live(struct source_child *s, const struct source_live *l);
  * the terminal back. Returns its shell-style status (code, or 128+signal)
  * and *ret_signal. */
 int source_child_wait(struct source_child *s, int sfd, int *ret_signal);
+/* After source_child_wait: whether the signal that killed the build came
+ * to it alone, from the keyboard most likely: its group had the terminal
+ * when it ended, and the signal was not one we passed on. */
+bool source_child_keyboard_signal(const struct source_child *s);
 /* After source_child_wait: the build's own process's name as it ended
  * (after any exec), or "" when it could not be read. */
 const char *source_child_exit_comm(const struct source_child *s);

@@ -29,6 +29,7 @@ struct child {
         int out_fd, err_fd;
         int pidfd;
         bool foreground; /* we gave it the terminal */
+        bool had_tty;    /* its group was the terminal's when we last took it back */
         bool reaped;
         char exit_comm[16]; /* its comm when it ended (after any exec), or "" */
         bool pty;           /* out_fd is a pty's master */
@@ -439,40 +440,63 @@ int child_try_wait(struct child *c, int *ret_status, int *ret_signal)
                 return -errno;
         if (r == 0)
                 return 0;
-        if (WIFSTOPPED(st)) {
-                /* Ctrl-Z at the terminal stopped the build: stop ourselves
-                 * too so the shell sees the job stop, and carry on together
-                 * on `fg`. A build stopped by someone else stays stopped. */
-                if (c->foreground) {
-                        sigset_t ttou, old;
+        if (WIFSTOPPED(st) && c->foreground) {
+                /* Ctrl-Z at the terminal stopped the build (or, in the
+                 * background, its use of the terminal): stop ourselves
+                 * too so the shell sees the job stop, and carry on
+                 * together on `fg` or `bg`. Stopped on the terminal while
+                 * our job has it (`fg` after `bg`): it gets it, goes on.
+                 * A build stopped by someone else stays stopped. */
+                int sig = WSTOPSIG(st);
 
+                if ((sig != SIGTTIN && sig != SIGTTOU) || tcgetpgrp(STDIN_FILENO) != getpgrp()) {
                         child_restore_terminal(c);
                         (void)raise(SIGTSTP);
-                        sigemptyset(&ttou);
-                        sigaddset(&ttou, SIGTTOU);
-                        sigprocmask(SIG_BLOCK, &ttou, &old);
-                        (void)tcsetpgrp(STDIN_FILENO, c->pid);
-                        sigprocmask(SIG_SETMASK, &old, NULL);
-                        (void)kill(-c->pid, SIGCONT);
                 }
-                return 0;
+                child_give_terminal(c);
+                (void)kill(-c->pid, SIGCONT);
         }
+        if (WIFSTOPPED(st))
+                return 0;
         c->reaped = true;
         decode_status(st, ret_status, ret_signal);
         return 1;
 }
 
-void child_restore_terminal(struct child *c)
+/* tcsetpgrp from whichever group we are in: SIGTTOU blocked. */
+static void set_tty_group(pid_t pgrp)
 {
         sigset_t ttou, old;
 
-        if (!c || !c->foreground)
-                return;
         sigemptyset(&ttou);
         sigaddset(&ttou, SIGTTOU);
         sigprocmask(SIG_BLOCK, &ttou, &old);
-        (void)tcsetpgrp(STDIN_FILENO, getpgrp());
+        (void)tcsetpgrp(STDIN_FILENO, pgrp);
         sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+void child_restore_terminal(struct child *c)
+{
+        /* Only from the build: after `bg` the terminal is the shell's,
+         * and a shell whose terminal is taken reads EIO and exits. */
+        if (!c || !c->foreground)
+                return;
+        c->had_tty = tcgetpgrp(STDIN_FILENO) == c->pid;
+        if (c->had_tty)
+                set_tty_group(getpgrp());
+}
+
+void child_give_terminal(struct child *c)
+{
+        /* Ours to give only when our job is the terminal's (`fg`); after
+         * `bg` the shell keeps it and the build runs in the background. */
+        if (c->foreground && !c->reaped && tcgetpgrp(STDIN_FILENO) == getpgrp())
+                set_tty_group(c->pid);
+}
+
+bool child_had_terminal(const struct child *c)
+{
+        return c->had_tty;
 }
 
 int child_fds_take(struct child_fds *ret)

@@ -108,8 +108,16 @@ const char *child_exit_comm(const struct child *c);
  * only. 0 or -ENOMEM. */
 int child_env_with(char *const *set, size_t n, char ***ret);
 
-/* Give the terminal back to our process group if we handed it out. */
+/* Give the terminal back to our process group if we handed it out and
+ * the build's group still has it (not after `bg`). NULL is a no-op. */
 void child_restore_terminal(struct child *c);
+/* Hand the terminal to the build again when we handed it out before and
+ * our group has it now: after `fg`, not after `bg`. */
+void child_give_terminal(struct child *c);
+/* Whether the build's group had the terminal when child_restore_terminal
+ * last ran (after its exit: when it ended): Ctrl-C and Ctrl-\ then went to
+ * it alone, not to our process group. */
+bool child_had_terminal(const struct child *c);
 
 /* Take *ret (see struct child_fds) and fill closed 0-2 with /dev/null.
  * Returns 0 or -errno. */
