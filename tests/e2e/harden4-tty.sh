@@ -12,13 +12,17 @@ command -v tmux >/dev/null || { echo "SKIP: tmux is not installed"; exit 77; }
 SOCK="buildtel-h4tty-$$-$RANDOM"
 tm() { tmux -L "$SOCK" -f /dev/null "$@"; }
 # What runs in the pane ends on the SIGHUP of kill-server: let the
-# buildtels among it finish their files before $T goes.
+# buildtels among it finish their files before $T goes. On meson's timeout
+# (SIGTERM) too: bash runs no EXIT trap when a signal kills it.
 stop_tmux() {
         local i
         tmux -L "$SOCK" kill-server 2>/dev/null
+        rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$SOCK"
         for i in $(seq 50); do pgrep -f "$T" >/dev/null || break; sleep 0.1; done
 }
 trap 'stop_tmux; cleanup' EXIT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 L="$T/logs"
 BT="$BUILDTEL"
 
