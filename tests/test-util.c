@@ -296,6 +296,75 @@ static void test_atomic_write_failures(void **state)
         assert_content(s->dfd, "keep", "old");
 }
 
+/* A run file (issue 33): only nothing or our own regular file is made
+ * anew, in a directory others cannot write unless it is sticky; what is
+ * planted there stays as it was. */
+static void test_runfile(void **state)
+{
+        struct scratch *s = *state;
+        static const struct {
+                const char *name;
+                int check; /* runfile_check() */
+        } names[] = {
+            {"absent", 0},     {"ours", 1},      {"fifo", -EEXIST},
+            {"link", -EEXIST}, {"dir", -EEXIST}, {"theirs", -EEXIST},
+        };
+        static const struct {
+                mode_t mode;
+                int want; /* runfile_check() of "ours" */
+        } dirs[] = {{0700, 1}, {0755, 1}, {0777, -EPERM}, {0770, -EPERM}, {01777, 1}, {01770, 1}};
+        char path[256], from[256];
+        struct stat st;
+        int fd;
+
+        assert_int_equal(write_file_atomic_at(s->dfd, "ours", "old", 3, 0600), 0);
+        assert_int_equal(write_file_atomic_at(s->dfd, "theirs", "old", 3, 0644), 0);
+        assert_int_equal(mkfifoat(s->dfd, "fifo", 0666), 0);
+        assert_int_equal(symlinkat("ours", s->dfd, "link"), 0);
+        assert_int_equal(mkdirat(s->dfd, "dir", 0700), 0);
+        if (geteuid() != 0 || fchownat(s->dfd, "theirs", 65534, 65534, 0) < 0)
+                assert_int_equal(unlinkat(s->dfd, "theirs", 0), 0); /* cannot give it away */
+        for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
+                bool gone = strcmp(names[k].name, "theirs") == 0 &&
+                            fstatat(s->dfd, "theirs", &st, AT_SYMLINK_NOFOLLOW) < 0;
+
+                assert_int_equal(runfile_check(s->dfd, names[k].name), gone ? 0 : names[k].check);
+                if (names[k].check >= 0 || gone)
+                        continue;
+                /* neither opened (a FIFO would block) nor replaced */
+                snprintf(path, sizeof(path), "%s/%s", s->dir, names[k].name);
+                assert_int_equal(runfile_create(path, O_WRONLY), -EEXIST);
+                assert_int_equal(write_file_atomic(path, "new", 3), -EEXIST);
+                snprintf(from, sizeof(from), "%s/from", s->dir);
+                assert_int_equal(write_file_atomic(from, "x", 1), 0);
+                assert_int_equal(runfile_rename(from, path), -EEXIST);
+                assert_int_equal(unlinkat(s->dfd, "from", 0), 0);
+        }
+        assert_content(s->dfd, "ours", "old");
+        for (size_t k = 0; k < ARRAY_SIZE(dirs); k++) {
+                assert_int_equal(fchmod(s->dfd, dirs[k].mode), 0);
+                assert_int_equal(runfile_check(s->dfd, "ours"), dirs[k].want);
+        }
+        assert_int_equal(fchmod(s->dfd, 0700), 0);
+        /* our own file from an earlier run: a new one, empty, 0600 */
+        snprintf(path, sizeof(path), "%s/ours", s->dir);
+        fd = runfile_create(path, O_RDWR);
+        assert_true(fd >= 0);
+        assert_int_equal(fstat(fd, &st), 0);
+        assert_int_equal(st.st_size, 0);
+        assert_int_equal(st.st_mode & 07777, 0600);
+        close(fd);
+        assert_int_equal(write_file_atomic(path, "new", 3), 0);
+        assert_content(s->dfd, "ours", "new");
+        snprintf(from, sizeof(from), "%s/from", s->dir);
+        assert_int_equal(write_file_atomic(from, "moved", 5), 0);
+        assert_int_equal(runfile_rename(from, path), 0);
+        assert_content(s->dfd, "ours", "moved");
+        assert_string_equal(
+            runfile_strerror(-EEXIST),
+            "its name is held by a file not ours (another user's, a symlink, a FIFO)");
+}
+
 /* Run fn in a child (with the scratch dir) and return its exit code. */
 static int in_child(struct scratch *s, int (*fn)(struct scratch *))
 {
@@ -546,6 +615,7 @@ int main(void)
                                             scratch_teardown),
             cmocka_unit_test_setup_teardown(test_atomic_write_denied, scratch_setup,
                                             scratch_teardown),
+            cmocka_unit_test_setup_teardown(test_runfile, scratch_setup, scratch_teardown),
             cmocka_unit_test_setup_teardown(test_read_file_at, scratch_setup, scratch_teardown),
             cmocka_unit_test_setup_teardown(test_mkdir_p, scratch_setup, scratch_teardown),
         };

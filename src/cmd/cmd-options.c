@@ -427,8 +427,9 @@ static const struct cmd_option {
     {OPT_LOG_DIR, "log-dir", "out-dir", 0, "DIR", RWE | CMDS_PRUNE | B, OPTG_MAIN,
      "where the files go (export: where they are; alias\n"
      "--out-dir; default $XDG_STATE_HOME/buildtel/logs or\n"
-     "~/.local/state/buildtel/logs; an unwritable one falls back\n"
-     "to $TMPDIR/buildtel-UID/logs)",
+     "~/.local/state/buildtel/logs; an unwritable one, or one\n"
+     "others can write that is not sticky, falls back to\n"
+     "$TMPDIR/buildtel-UID/logs)",
      CALL(set_log_dir)},
     {OPT_JOB, "job", NULL, 0, "NAME", RW | CMDS_STATUS | CMDS_COMPARE | B, OPTG_MAIN,
      "what repeats, to compare a run with (default\n"

@@ -198,14 +198,16 @@ out:
         return ret;
 }
 
-static int write_out(const char *out, const struct dbuf *b)
+/* -o PATH as the user gave it (outfile.h: a FIFO or a device written
+ * through); the name chosen here (ours: report-<id>.html beside the CSV or
+ * in the current directory) a run file (util.h), made new. */
+static int write_out(const char *out, const struct dbuf *b, bool ours)
 {
-        int e;
+        int e = ours ? write_file_atomic(out, b->p, b->len) : outfile_write(out, b->p, b->len);
 
-        e = outfile_write(out, b->p, b->len);
         if (e < 0) {
                 fprintf(stderr, "buildtel report: cannot write '%s': %s\n", out,
-                        outfile_strerror(e));
+                        ours ? runfile_strerror(e) : outfile_strerror(e));
                 return 1;
         }
         if (strcmp(out, "-") != 0)
@@ -219,7 +221,9 @@ static int render(struct loaded *l, const char *out)
                 fprintf(stderr, "buildtel report: out of memory\n");
                 return 1;
         }
-        return write_out(out ? out : l->markdown ? "-" : l->default_out, &l->out);
+        if (out || l->markdown)
+                return write_out(out ? out : "-", &l->out, false);
+        return write_out(l->default_out, &l->out, true);
 }
 
 static int parse_args(int argc, char **argv, struct common_opts *o)

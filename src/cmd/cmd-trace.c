@@ -327,6 +327,7 @@ static int write_trace(const struct trace_job *j, struct run_info *ri,
                                    : runfiles_path(j->out_dir ? j->out_dir : ".", ri->run_id,
                                                    RUNFILE_TRACE);
         tj.path = path;
+        tj.path_ours = !j->out_path;
         e = tj.fd >= 0 || path ? 0 : -ENOMEM;
         if (e >= 0)
                 e = add_ninja(j, &x, ri, &from_log);
@@ -345,7 +346,7 @@ static int write_trace(const struct trace_job *j, struct run_info *ri,
         edges_release(&x);
         if (e < 0) {
                 fprintf(stderr, "buildtel %s: cannot write the trace '%s': %s\n", j->cmd,
-                        path ? path : "-", outfile_strerror(e));
+                        path ? path : "-", (tj.path_ours ? runfile_strerror : outfile_strerror)(e));
                 return 1;
         }
         if (path && !j->quiet)
@@ -511,7 +512,7 @@ int trace_run_report(const struct trace_run *tr, const struct recorder *r, const
                 return 0;
         if (tr->job.result < 0) {
                 fprintf(stderr, "buildtel run: cannot write the trace '%s': %s\n",
-                        path ? path : "-", outfile_strerror(tr->job.result));
+                        path ? path : "-", runfile_strerror(tr->job.result));
                 return 1;
         }
         if (path && !tr->quiet)

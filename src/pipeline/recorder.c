@@ -249,22 +249,47 @@ static int open_sinks(struct recorder *r, const char *dir)
         return e;
 }
 
-static bool run_exists(const char *dir, const char *run_id)
+/* Every name of the run in dir under runfile_check() (util.h) before one
+ * is made: a directory others may write, or a name another user holds
+ * (a FIFO, a symlink, a file), refuses the directory, which falls back as
+ * an unwritable one does. 1 when the run's CSV is there (a rerun of the
+ * id), 0, or -errno with why said. */
+static int check_dir(const char *dir, const char *run_id, char *why, size_t cap)
 {
-        _cleanup_free_ char *path = runfiles_path(dir, run_id, RUNFILE_CSV);
-        struct stat st;
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int e = dfd < 0 ? -errno : 0, rerun = 0;
 
-        return path && stat(path, &st) == 0;
+        for (int k = 0; k < RUNFILE_COUNT_ && e >= 0; k++) {
+                _cleanup_free_ char *name = runfiles_path(NULL, run_id, (enum runfile)k);
+
+                e = name ? runfile_check(dfd, name) : -ENOMEM;
+                if (e == -EEXIST)
+                        (void)snprintf(why, cap,
+                                       "log directory '%s' holds '%s', not a file of ours", dir,
+                                       name);
+                rerun |= k == RUNFILE_CSV && e == 1;
+        }
+        if (e == -EPERM)
+                (void)snprintf(why, cap, "log directory '%s' is writable by others and not sticky",
+                               dir);
+        return e < 0 ? e : rerun;
 }
 
 static int setup_sinks(struct recorder *r)
 {
         _cleanup_free_ char *want = NULL, *fb = NULL;
+        const char *shown;
+        char why[1024] = "";
         int e;
 
         want = r->cfg.log_dir ? strdup(r->cfg.log_dir) : recorder_default_log_dir();
-        if (want) {
-                bool existed = run_exists(want, r->run->run_id);
+        shown = want ? want : "$HOME/.local/state/buildtel/logs";
+        e = want ? mkdir_p(want, 0700) : -ENOENT;
+        if (e >= 0)
+                e = check_dir(want, r->run->run_id, why, sizeof(why));
+        if (e >= 0) {
+                bool existed = e == 1;
+
                 e = open_sinks(r, want);
                 if (e >= 0) {
                         if (existed)
@@ -273,22 +298,20 @@ static int setup_sinks(struct recorder *r)
                         r->log_dir = TAKE_PTR(want);
                         return 0;
                 }
-        } else {
-                e = -ENOENT;
         }
+        if (!why[0])
+                (void)snprintf(why, sizeof(why), "cannot write to '%s': %s", shown, strerror(-e));
         if (fallback_log_dir(&fb) < 0) {
                 if (fb)
                         note(r, "refusing '%s': not a directory of ours writable only by us", fb);
         } else if (!want || strcmp(fb, want) != 0) {
                 if (open_sinks(r, fb) >= 0) {
-                        note(r, "cannot write to '%s': %s; writing to '%s' instead",
-                             want ? want : "$HOME/.local/state/buildtel/logs", strerror(-e), fb);
+                        note(r, "%s; writing to '%s' instead", why, fb);
                         r->log_dir = TAKE_PTR(fb);
                         return 0;
                 }
         }
-        note(r, "cannot write to '%s': %s; the build runs but nothing is recorded",
-             want ? want : "$HOME/.local/state/buildtel/logs", strerror(-e));
+        note(r, "%s; the build runs but nothing is recorded", why);
         return 0;
 }
 
@@ -1328,7 +1351,10 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
                 e = r->ops[i]->finish(r->state[i], &m);
                 r->failed[i] = e < 0;
                 if (e < 0) {
-                        note(r, "%s: %s", r->ops[i]->name, strerror(-e));
+                        /* only -EEXIST is surely a run file's (an -EPERM may be the
+                         * textfile directory's) */
+                        note(r, "%s: %s", r->ops[i]->name,
+                             e == -EEXIST ? runfile_strerror(e) : strerror(-e));
                         if (ret == 0)
                                 ret = e;
                 }

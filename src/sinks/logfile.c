@@ -13,6 +13,7 @@
 
 #include "platform/spawn.h"
 #include "util/macro.h"
+#include "util/util.h"
 
 #define CHUNK (128 * 1024)
 #define LOGFILE_PROBE (1024 * 1024) /* bytes tried before a log is compressed */
@@ -129,18 +130,13 @@ static int compress_into(int in, int out, const char *path, const char *tmp)
          * stays as it was */
         if (r >= 0 && (fstat(in, &a) < 0 || stat(tmp, &b) < 0 || b.st_size > a.st_size / 10 * 9))
                 r = -EFBIG;
-        if (r >= 0 && rename(tmp, gz) < 0)
-                r = -errno;
+        if (r >= 0)
+                r = runfile_rename(tmp, gz);
         if (r < 0) {
                 (void)unlink(tmp);
                 return r;
         }
         return unlink(path) < 0 ? -errno : 0;
-}
-
-static int open_tmp(const char *tmp, int flags)
-{
-        return open(tmp, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | flags, 0600);
 }
 
 /* The log at path open as *ret_in and its .gz.tmp made, open as the
@@ -159,9 +155,9 @@ static int begin(const char *path, char **ret_tmp, int *ret_in)
         c = compresses(in);
         if (c <= 0)
                 return c < 0 ? c : -EFBIG;
-        out = open_tmp(tmp, O_CREAT);
+        out = runfile_create(tmp, O_WRONLY);
         if (out < 0)
-                return -errno;
+                return out;
         *ret_tmp = TAKE_PTR(tmp);
         *ret_in = TAKE_FD(in);
         return out;
@@ -182,14 +178,21 @@ static int compress_job(void *arg)
         const char *path = arg;
         _cleanup_free_ char *tmp = gz_name(path, LOGFILE_TMP_SUFFIX);
         _cleanup_close_ int in = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        struct stat st;
         int out;
 
         (void)prctl(PR_SET_NAME, "buildtel-gzip"); /* in ps, and for pgrep -x */
         if (!tmp || in < 0)
                 return -EIO;
-        out = open_tmp(tmp, 0); /* gone: pruned meanwhile, nothing to do */
+        /* gone: pruned meanwhile, nothing to do; the one its parent made,
+         * never another's (O_NONBLOCK: a FIFO does not wait) */
+        out = open(tmp, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
         if (out < 0)
                 return -errno;
+        if (fstat(out, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+                close(out);
+                return -EEXIST;
+        }
         return compress_into(in, out, path, tmp);
 }
 

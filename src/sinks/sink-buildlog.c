@@ -31,9 +31,9 @@ static int buildlog_open(const struct sink_ctx *ctx, void **ret_state)
                 return -ENOMEM;
         /* Read back by the parse (output_fd), and no O_APPEND: splice(2)
          * refuses a file in append mode; we are its only writer. */
-        fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0600);
+        fd = runfile_create(path, O_RDWR);
         if (fd < 0)
-                return -errno;
+                return fd;
         st = calloc(1, sizeof(*st));
         if (!st) {
                 close(fd);

@@ -27,9 +27,9 @@ static int csv_open(const struct sink_ctx *ctx, void **ret_state)
 
         if (!path)
                 return -ENOMEM;
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0600);
+        fd = runfile_create(path, O_WRONLY);
         if (fd < 0)
-                return -errno;
+                return fd;
         r = sample_csv_header(&hdr);
         if (r >= 0)
                 r = write_all(fd, hdr.p, hdr.len);

@@ -57,15 +57,18 @@ int prom_textfile_dir(const struct prom_config *cfg, const char *log_dir, char *
 
 /* Write dir/name atomically: a temp file in dir whose name does not end in
  * .prom, mode 0644, fsync, rename, fsync of the directory. A reader sees
- * the old file or the new one, never a part. 0 or -errno. */
-static int prom_write_file(const char *dir, const char *name, const char *buf, size_t len)
+ * the old file or the new one, never a part. In the log directory (no
+ * collector's) a run file (util.h), never a FIFO written through. 0 or
+ * -errno. */
+static int prom_write_file(const char *dir, const char *name, const char *buf, size_t len,
+                           bool in_log_dir)
 {
         _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
         if (dfd < 0)
                 return -errno;
         /* The temp file is hidden and not *.prom: the collector never reads a half-written file. */
-        return outfile_write_at(dfd, name, buf, len, 0644);
+        return (in_log_dir ? runfile_write_at : outfile_write_at)(dfd, name, buf, len, 0644);
 }
 
 /* ---- the sink ---- */
@@ -73,6 +76,7 @@ static int prom_write_file(const char *dir, const char *name, const char *buf, s
 struct prom_state {
         struct prom_config cfg;
         char *dir;
+        bool in_log_dir; /* dir is the log directory */
 };
 
 static int prom_open(const struct sink_ctx *ctx, void **ret_state)
@@ -107,6 +111,7 @@ static int prom_open(const struct sink_ctx *ctx, void **ret_state)
                          st->dir, st->cfg.prom_file);
                 ctx->warn(ctx->warn_userdata, "%s", msg);
         }
+        st->in_log_dir = e < 0 || fb;
         *ret_state = st;
         return 0;
 }
@@ -118,7 +123,8 @@ static int prom_finish(void *state, const struct run_model *m)
         int e = prom_render(m, st->cfg.metric_prefix, &out);
 
         if (e >= 0)
-                e = prom_write_file(st->dir, st->cfg.prom_file, out.p ? out.p : "", out.len);
+                e = prom_write_file(st->dir, st->cfg.prom_file, out.p ? out.p : "", out.len,
+                                    st->in_log_dir);
         dbuf_release(&out);
         return e;
 }

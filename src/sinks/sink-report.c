@@ -12,7 +12,6 @@
 #include "sinks/logfile.h"
 #include "sinks/sink.h"
 #include "util/macro.h"
-#include "util/outfile.h"
 #include "util/util.h"
 
 struct report_state {
@@ -131,7 +130,7 @@ static int report_finish(void *state, const struct run_model *m)
         if (st->html) {
                 r = report_render_html(&st->d, m, &html);
                 if (r >= 0)
-                        r = outfile_write(st->html, html.p, html.len);
+                        r = write_file_atomic(st->html, html.p, html.len);
                 dbuf_release(&html);
         }
         if (st->summary) {

@@ -55,9 +55,11 @@ static void trace_close(void *state)
         free(st);
 }
 
-static int open_tmp(struct trace_state *st, const char *path)
+/* A path the user gave (export -o) is written through a FIFO or a device;
+ * one named here (the log directory's, export's own) never: a run file. */
+static int open_tmp(struct trace_state *st, const char *path, bool runfile)
 {
-        int r = outfile_open(path, 0600, &st->out);
+        int r = outfile_open(path, 0600, runfile, &st->out);
 
         if (r < 0)
                 return r;
@@ -79,7 +81,7 @@ static int trace_open(const struct sink_ctx *ctx, void **ret_state)
         if (j->fd < 0) {
                 st->path = j->path ? strdup(j->path)
                                    : runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_TRACE);
-                e = st->path ? open_tmp(st, st->path) : -ENOMEM;
+                e = st->path ? open_tmp(st, st->path, !j->path || j->path_ours) : -ENOMEM;
                 /* a live run's files matter more than its trace */
                 if (e < 0 && e != -ENOMEM && j->own_errors) {
                         st->error = e;

@@ -92,7 +92,8 @@ struct trace_sink_job {
         /* written whole: a temp file renamed over it at finish; NULL:
          * trace-<run-id>.json in the log directory */
         const char *path;
-        int fd; /* >= 0: written here instead (stdout), path unused */
+        bool path_ours; /* path is export's trace-<id>.json, not the user's -o: a run file */
+        int fd;         /* >= 0: written here instead (stdout), path unused */
         struct trace_config cfg;
         const struct trace_edge *edges; /* ninja edges the command read; after the model's */
         size_t nedges;

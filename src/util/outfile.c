@@ -162,13 +162,13 @@ static int open_temp(struct outfile *o, mode_t mode)
         return fchmod(o->fd, mode) < 0 ? -errno : 0;
 }
 
-int outfile_open(const char *path, mode_t mode, struct outfile *o)
+int outfile_open(const char *path, mode_t mode, bool runfile, struct outfile *o)
 {
         const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
         char dir[4096];
         int n, k;
 
-        *o = (struct outfile){.fd = -1, .dirfd = -1};
+        *o = (struct outfile){.fd = -1, .dirfd = -1, .runfile = runfile};
         n = slash
                 ? snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path)
                 : snprintf(dir, sizeof(dir), ".");
@@ -176,15 +176,17 @@ int outfile_open(const char *path, mode_t mode, struct outfile *o)
                 return n < 0 || (size_t)n >= sizeof(dir) ? -ENAMETOOLONG : -EINVAL;
         memcpy(o->name, name, strlen(name) + 1);
         o->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        k = o->dirfd < 0 ? -errno : outfile_kind(o->dirfd, o->name);
-        if (k == 1) {
+        k = o->dirfd < 0 ? -errno
+            : runfile    ? runfile_check(o->dirfd, o->name) /* 1: ours, replaced */
+                         : outfile_kind(o->dirfd, o->name);
+        if (k == 1 && !runfile) {
                 k = open_through(o);
                 if (k == 1) { /* a regular file after all */
                         closep(&o->fd);
                         k = 0;
                 }
         }
-        if (k == 0 && !o->through)
+        if (k >= 0 && !o->through)
                 k = open_temp(o, mode);
         if (k < 0)
                 outfile_release(o);
@@ -197,7 +199,9 @@ int outfile_commit(struct outfile *o)
 
         if (!o->through && o->fd >= 0) {
                 r = fsync(o->fd) < 0 ? -errno : o->anon ? name_temp(o, 0) : 0;
-                if (r == 0 && renameat(o->dirfd, o->tmp, o->dirfd, o->name) < 0)
+                if (r == 0 && o->runfile)
+                        r = runfile_renameat(o->dirfd, o->tmp, o->dirfd, o->name);
+                else if (r == 0 && renameat(o->dirfd, o->tmp, o->dirfd, o->name) < 0)
                         r = -errno;
                 if (r == 0) {
                         o->tmp[0] = '\0';

@@ -28,15 +28,18 @@ int outfile_write(const char *path, const void *buf, size_t len);
  * them, a hidden temp file beside path, O_EXCL), exactly mode, renamed over path
  * by outfile_commit(); or, for a FIFO or a character device, path itself
  * opened for writing, never renamed. "-" is not handled here (the caller
- * has stdout). Returns 0 or -errno (as outfile_write); on success release
- * o with outfile_commit() or outfile_release(). */
+ * has stdout). runfile: path is a file buildtel names in a log directory
+ * (util.h: a run file), never written through, renamed only over nothing
+ * or our own file. Returns 0 or -errno (as outfile_write); on success
+ * release o with outfile_commit() or outfile_release(). */
 struct outfile {
         int fd, dirfd;
         bool through; /* fd is the FIFO or the device itself */
+        bool runfile; /* the rename under runfile_check() */
         bool anon;    /* fd is an O_TMPFILE, linked to tmp at the commit */
         char name[256], tmp[96];
 };
-int outfile_open(const char *path, mode_t mode, struct outfile *o);
+int outfile_open(const char *path, mode_t mode, bool runfile, struct outfile *o);
 /* Sync and rename the temp file over the path (fsync of the directory
  * too); close. Returns 0 or -errno; o is released either way. */
 int outfile_commit(struct outfile *o);

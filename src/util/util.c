@@ -380,13 +380,44 @@ static int fsync_dir(int dirfd)
         return fsync(dirfd) < 0 && errno != EINVAL ? -errno : 0;
 }
 
-static int atomic_open_at(int dirfd, const char *name, mode_t mode, struct atomic_file *ret)
+int runfile_check(int dirfd, const char *name)
+{
+        struct stat d, st;
+
+        if (fstatat(dirfd, ".", &d, 0) < 0)
+                return -errno;
+        if ((d.st_mode & (S_IWGRP | S_IWOTH)) && !(d.st_mode & S_ISVTX))
+                return -EPERM;
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        return S_ISREG(st.st_mode) && st.st_uid == geteuid() ? 1 : -EEXIST;
+}
+
+int runfile_renameat(int fromfd, const char *from, int dirfd, const char *to)
+{
+        int r = runfile_check(dirfd, to);
+
+        if (r < 0)
+                return r;
+        if (r == 0 && renameat2(fromfd, from, dirfd, to, RENAME_NOREPLACE) == 0)
+                return 0;
+        /* EINVAL: a file system without RENAME_NOREPLACE */
+        if (r == 0 && errno != EINVAL)
+                return -errno;
+        return renameat(fromfd, from, dirfd, to) < 0 ? -errno : 0;
+}
+
+static int atomic_open_at(int dirfd, const char *name, mode_t mode, bool runfile,
+                          struct atomic_file *ret)
 {
         int n;
 
-        *ret = (struct atomic_file){.dirfd = -1, .fd = -1};
+        *ret = (struct atomic_file){.dirfd = -1, .fd = -1, .runfile = runfile};
         if (!*name || strchr(name, '/'))
                 return -EINVAL;
+        n = runfile ? runfile_check(dirfd, name) : 0;
+        if (n < 0)
+                return n;
         n = snprintf(ret->name, sizeof(ret->name), "%s", name);
         if (n < 0 || (size_t)n >= sizeof(ret->name))
                 return -ENAMETOOLONG;
@@ -417,7 +448,9 @@ int atomic_commit(struct atomic_file *a)
         if (close(a->fd) < 0 && r >= 0)
                 r = -errno;
         a->fd = -1;
-        if (r >= 0 && renameat(a->dirfd, a->tmp, a->dirfd, a->name) < 0)
+        if (r >= 0 && a->runfile)
+                r = runfile_renameat(a->dirfd, a->tmp, a->dirfd, a->name);
+        else if (r >= 0 && renameat(a->dirfd, a->tmp, a->dirfd, a->name) < 0)
                 r = -errno;
         if (r < 0)
                 (void)unlinkat(a->dirfd, a->tmp, 0);
@@ -441,10 +474,11 @@ void atomic_abort(struct atomic_file *a)
         a->fd = a->dirfd = -1;
 }
 
-int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
+static int write_atomic(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
+                        bool runfile)
 {
         struct atomic_file a;
-        int r = atomic_open_at(dirfd, name, mode, &a);
+        int r = atomic_open_at(dirfd, name, mode, runfile, &a);
 
         if (r < 0)
                 return r;
@@ -461,6 +495,11 @@ int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t le
                 return r;
         }
         return atomic_commit(&a);
+}
+
+int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
+{
+        return write_atomic(dirfd, name, buf, len, mode, false);
 }
 
 /* The directory of path, opened, and its last component. */
@@ -493,7 +532,44 @@ int write_file_atomic(const char *path, const void *buf, size_t len)
         dfd = open_parent(path, &name);
         if (dfd < 0)
                 return dfd;
-        return write_file_atomic_at(dfd, name, buf, len, 0600);
+        return runfile_write_at(dfd, name, buf, len, 0600);
+}
+
+int runfile_write_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
+{
+        return write_atomic(dirfd, name, buf, len, mode, true);
+}
+
+int runfile_create(const char *path, int flags)
+{
+        const char *name = NULL;
+        _cleanup_close_ int dfd = open_parent(path, &name);
+        int r = dfd < 0 ? dfd : runfile_check(dfd, name);
+
+        /* ours, from an earlier run of the id: in a sticky directory no
+         * other user can swap it before the unlink */
+        if (r == 1 && unlinkat(dfd, name, 0) < 0 && errno != ENOENT)
+                r = -errno;
+        if (r < 0)
+                return r;
+        r = openat(dfd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+        return r < 0 ? -errno : r;
+}
+
+int runfile_rename(const char *from, const char *to)
+{
+        const char *name = NULL;
+        _cleanup_close_ int dfd = open_parent(to, &name);
+
+        return dfd < 0 ? dfd : runfile_renameat(AT_FDCWD, from, dfd, name);
+}
+
+const char *runfile_strerror(int e)
+{
+        return e == -EEXIST
+                   ? "its name is held by a file not ours (another user's, a symlink, a FIFO)"
+               : e == -EPERM ? "its directory is writable by others and not sticky"
+                             : strerror(-e);
 }
 
 int atomic_open(const char *path, mode_t mode, struct atomic_file *ret)
@@ -505,7 +581,7 @@ int atomic_open(const char *path, mode_t mode, struct atomic_file *ret)
                 *ret = (struct atomic_file){.dirfd = -1, .fd = -1};
                 return dfd;
         }
-        r = atomic_open_at(dfd, name, mode, ret);
+        r = atomic_open_at(dfd, name, mode, true, ret);
         if (r < 0)
                 close(dfd);
         return r;
