@@ -6,7 +6,8 @@
 #include <sys/types.h>
 
 /* Write buf as the whole content of a file the user named (-o FILE,
- * --prom-file, the run's trace and report). What is at the path decides:
+ * --prom-file in the collector's directory; a file buildtel names in a log
+ * directory is a run file, util.h). What is at the path decides:
  * - nothing, a regular file, or a symlink to one (or a dangling one):
  *   replaced atomically by write_file_atomic_at() with exactly mode (a
  *   symlink is replaced, not followed);
