@@ -112,18 +112,40 @@ static int open_through(struct outfile *o)
         return 0;
 }
 
+static int name_temp(struct outfile *o, mode_t mode);
+
+/* An O_TMPFILE is linked by AT_EMPTY_PATH, which wants CAP_DAC_READ_SEARCH
+ * before Linux 6.10 (else only through /proc, which platform/ alone reads):
+ * without it, its bytes go to a named temp. -errno on failure. */
+static int named_copy(struct outfile *o)
+{
+        int anon = o->fd, e;
+        struct stat st;
+
+        o->anon = false;
+        e = fstat(anon, &st) < 0 ? -errno : name_temp(o, st.st_mode & 07777);
+        for (loff_t in = 0; e >= 0 && in < st.st_size;) {
+                ssize_t n = copy_file_range(anon, &in, o->fd, NULL, (size_t)(st.st_size - in), 0);
+
+                if (n <= 0)
+                        e = n < 0 ? -errno : -EIO;
+        }
+        if (e >= 0 && fsync(o->fd) < 0)
+                e = -errno;
+        close(anon);
+        return e;
+}
+
 /* Give the temp file a hidden name beside the path: made O_EXCL, or (an
  * O_TMPFILE's, at the commit) linked there. -errno, and no name, on
  * failure. */
 static int name_temp(struct outfile *o, mode_t mode)
 {
-        char proc[64];
         uint32_t rnd = 0;
         int e = -EEXIST;
 
         if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
                 rnd ^= (uint32_t)getpid() * 2654435761u;
-        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", o->fd);
         for (unsigned tries = 0; tries < 100 && e == -EEXIST; tries++) {
                 int n = snprintf(o->tmp, sizeof(o->tmp), ".%.64s.%08x.tmp", o->name,
                                  rnd + tries * 0x9e3779b9u);
@@ -132,12 +154,11 @@ static int name_temp(struct outfile *o, mode_t mode)
                         e = -ENAMETOOLONG;
                         break;
                 }
-                /* without /proc, AT_EMPTY_PATH (CAP_DAC_READ_SEARCH before Linux 6.10) */
                 if (o->anon) {
-                        if (linkat(AT_FDCWD, proc, o->dirfd, o->tmp, AT_SYMLINK_FOLLOW) == 0 ||
-                            (errno == ENOENT &&
-                             linkat(o->fd, "", o->dirfd, o->tmp, AT_EMPTY_PATH) == 0))
+                        if (linkat(o->fd, "", o->dirfd, o->tmp, AT_EMPTY_PATH) == 0)
                                 return 0;
+                        if (errno == ENOENT || errno == EPERM)
+                                return named_copy(o);
                 } else {
                         o->fd = openat(o->dirfd, o->tmp,
                                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
@@ -155,7 +176,7 @@ static int name_temp(struct outfile *o, mode_t mode)
  * Else the named hidden temp, which such a kill leaves behind. */
 static int open_temp(struct outfile *o, mode_t mode)
 {
-        o->fd = openat(o->dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+        o->fd = openat(o->dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
         o->anon = o->fd >= 0;
         if (!o->anon)
                 return name_temp(o, mode);

@@ -299,11 +299,13 @@ static int read_fd_all(int fd, size_t max, char **ret, size_t *ret_len)
 
 int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
 {
-        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        struct stat st;
 
-        if (fd < 0)
+        if (fd < 0 || fstat(fd, &st) < 0)
                 return -errno;
-        return read_fd_all(fd, max, ret, ret_len);
+        /* a FIFO planted as a run's side file must not hang a replay */
+        return S_ISREG(st.st_mode) ? read_fd_all(fd, max, ret, ret_len) : -EINVAL;
 }
 
 DIR *opendir_at(int dirfd, const char *path)

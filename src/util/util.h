@@ -88,8 +88,9 @@ ssize_t read_full(int fd, void *buf, size_t len);
  * -errno. *buf and *cap stay valid on failure. */
 ssize_t pread_whole(int fd, char **buf, size_t *cap, size_t max);
 
-/* Read a whole small file relative to dirfd into a malloc'd, NUL-terminated
- * buffer (at most max bytes). Caller frees *ret. Returns 0 or -errno. */
+/* Read a whole small regular file relative to dirfd into a malloc'd,
+ * NUL-terminated buffer (at most max bytes; opened without blocking: a
+ * FIFO or a device is -EINVAL). Caller frees *ret. Returns 0 or -errno. */
 int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len);
 
 /* opendir() of path relative to dirfd ("." for dirfd itself), on a fresh

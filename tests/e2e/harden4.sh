@@ -59,5 +59,61 @@ case_diskfull() {
         echo "# complete rows: $out, filled mid-run: $sized, refused or cut: $full"
 }
 
+# The streamed trace is an unnamed O_TMPFILE, linked at the end by
+# AT_EMPTY_PATH. Where the kernel refuses that (no CAP_DAC_READ_SEARCH
+# before Linux 6.10; this host's may allow it), its bytes are copied to a
+# named temp instead: a shim makes linkat(AT_EMPTY_PATH) fail as such a
+# kernel does, and says so in a file when it did.
+case_tracecopy() {
+        command -v gcc >/dev/null || { echo "needs gcc for the shim"; exit 77; }
+        cat >"$T/shim.c" <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+int linkat(int ofd, const char *op, int nfd, const char *np, int flags)
+{
+        static int (*real)(int, const char *, int, const char *, int);
+        if (flags & AT_EMPTY_PATH) {
+                int fd = open(getenv("SHIM_MARK"), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+                if (fd >= 0) { (void)!write(fd, "x", 1); close(fd); }
+                errno = ENOENT;
+                return -1;
+        }
+        real = real ? real : (int (*)(int, const char *, int, const char *, int))dlsym(RTLD_NEXT, "linkat");
+        return real(ofd, op, nfd, np, flags);
+}
+C
+        gcc -shared -fPIC -o "$T/shim.so" "$T/shim.c" -ldl || { echo "cannot build the shim"; exit 77; }
+        SHIM_MARK="$T/mark" LD_PRELOAD="$T/shim.so" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+                "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id tc --trace-file --interval 0.05 -- \
+                sh -c 'echo hello; sleep 0.3' >/dev/null 2>"$T/err"
+        expect_eq "the build's status" "$?" 0 || cat "$T/err"
+        check "the kernel's refusal was met" test -s "$T/mark"
+        check "the trace is there, whole JSON" python3 -c "import json,sys; json.load(open(sys.argv[1]))['traceEvents']" "$T/l/trace-tc.json"
+        check "no temp file left" test -z "$(ls -A "$T/l" | grep '^\.')"
+        expect_eq "its mode is the run files'" "$(stat -c %a "$T/l/trace-tc.json")" "$(stat -c %a "$T/l/resources-tc.csv")"
+}
+
+# A replay reads the run's side files (run.json, targets, units) beside
+# its CSV: a FIFO planted as one of them is passed over, never waited on.
+case_sidefifo() {
+        "$BUILDTEL" run --no-db --log-dir "$T/l" --run-id sf --interval 0.05 -- sh -c 'sleep 0.3' \
+                >/dev/null 2>&1 || bad "record"
+        rm -f "$T/l/resources-sf.run.json" "$T/l/resources-sf.units.csv"
+        mkfifo "$T/l/resources-sf.run.json" "$T/l/resources-sf.units.csv"
+        timeout -k 2 20 "$BUILDTEL" report -o "$T/r.html" "$T/l/resources-sf.csv" >/dev/null 2>"$T/err"
+        expect_eq "report of the CSV ends" "$?" 0 || cat "$T/err"
+        timeout -k 2 20 "$BUILDTEL" summarize "$T/l/resources-sf.csv" >/dev/null 2>>"$T/err"
+        expect_eq "summarize of the CSV ends" "$?" 0 || cat "$T/err"
+        # the trace needs the run's record: it says so and ends
+        timeout -k 2 20 "$BUILDTEL" export --trace -o "$T/t.json" "$T/l/resources-sf.csv" >/dev/null 2>"$T/err"
+        expect_eq "export --trace of the CSV ends, refused" "$?" 1 || cat "$T/err"
+        check "saying why" grep -q "resources-sf.run.json' is missing or not a run record" "$T/err"
+        check "the FIFOs stay FIFOs" test -p "$T/l/resources-sf.run.json"
+}
+
 "case_$case" || true
 finish
