@@ -5,16 +5,6 @@
 . "$(dirname "$0")/lib.sh"
 case=${1:?usage: harden3.sh CASE}
 other_uid() { id -u nobody 2>/dev/null || echo 65534; }
-# nobytes FILE... -- ESCAPED: none of the files holds the bytes (printf form)
-nobytes() {
-        local b f
-        b=${*: -1}
-        for f in "${@:1:$#-2}"; do
-                LC_ALL=C grep -qF -- "$(printf "$b")" "$f" && return 1
-        done
-        return 0
-}
-need_root() { [ "$(id -u)" = 0 ] || { echo "needs root: $1"; exit 77; }; }
 
 # A recorded run r1 (files in $T/l, a row in $T/h.db).
 record() {

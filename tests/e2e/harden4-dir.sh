@@ -5,7 +5,6 @@
 # follows them. One case per run: harden4-dir.sh CASE.
 . "$(dirname "$0")/lib.sh"
 case=${1:?usage: harden4-dir.sh CASE}
-need_root() { [ "$(id -u)" = 0 ] || { echo "needs root: $1"; exit 77; }; }
 need_root "files planted by another user"
 OTHER=$(id -u nobody 2>/dev/null || echo 65534)
 command -v setpriv >/dev/null || { echo "needs setpriv (util-linux)"; exit 77; }

@@ -3,17 +3,7 @@
 # areas leave. One case per run: harden4-misc.sh CASE.
 . "$(dirname "$0")/lib.sh"
 case=${1:?usage: harden4-misc.sh CASE}
-need_root() { [ "$(id -u)" = 0 ] || { echo "needs root: $1"; exit 77; }; }
 command -v sqlite3 >/dev/null || { echo "sqlite3 (the CLI) is not installed"; exit 77; }
-# nobytes FILE... -- ESCAPED: none of the files holds the bytes (printf form)
-nobytes() {
-        local b f
-        b=${*: -1}
-        for f in "${@:1:$#-2}"; do
-                LC_ALL=C grep -qF -- "$(printf "$b")" "$f" && return 1
-        done
-        return 0
-}
 record() { # record RUN-ID [SECONDS]: a run into $T/h.db, files in $T/l
         "$BUILDTEL" run --db "$T/h.db" --log-dir "$T/l" --run-id "$1" --interval 0.05 -- \
                 sh -c "echo hello; sleep ${2:-0.4}" >/dev/null 2>"$T/rec.err" || { cat "$T/rec.err"; bad "record $1"; }

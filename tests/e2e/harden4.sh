@@ -4,7 +4,6 @@
 # harden4-tty.sh, harden4-dir.sh, harden4-runc.sh, harden4-misc.sh.)
 . "$(dirname "$0")/lib.sh"
 case=${1:?usage: harden4.sh CASE}
-need_root() { [ "$(id -u)" = 0 ] || { echo "needs root: $1"; exit 77; }; }
 
 # The build: 2 s of long lines (each sample's context is one), then exit 3.
 build() {

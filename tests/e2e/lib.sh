@@ -34,6 +34,16 @@ check() { # check DESCRIPTION COMMAND...
 expect_eq() { # expect_eq DESCRIPTION GOT WANT
         if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: got '$2', want '$3'"; fi
 }
+need_root() { [ "$(id -u)" = 0 ] || { echo "needs root: $1"; exit 77; }; }
+# nobytes FILE... -- ESCAPED: none of the files holds the bytes (printf form)
+nobytes() {
+        local b f
+        b=${*: -1}
+        for f in "${@:1:$#-2}"; do
+                LC_ALL=C grep -qF -- "$(printf "$b")" "$f" && return 1
+        done
+        return 0
+}
 finish() {
         printf '%d checks, %d failed\n' "$CHECKS" "$FAILS"
         [ "$FAILS" -eq 0 ]
