@@ -382,13 +382,21 @@ static int fsync_dir(int dirfd)
         return fsync(dirfd) < 0 && errno != EINVAL ? -errno : 0;
 }
 
+/* A group-writable directory of ours whose group is our user private
+ * group (gid = uid, the user's alone: what umask 002 makes on RHEL and
+ * Fedora) is not shared. */
+static bool upg(const struct stat *d)
+{
+        return d->st_uid == geteuid() && d->st_gid == getegid() && (uid_t)getegid() == geteuid();
+}
+
 int runfile_check(int dirfd, const char *name)
 {
         struct stat d, st;
 
         if (fstatat(dirfd, ".", &d, 0) < 0)
                 return -errno;
-        if ((d.st_mode & (S_IWGRP | S_IWOTH)) && !(d.st_mode & S_ISVTX))
+        if (!(d.st_mode & S_ISVTX) && ((d.st_mode & S_IWOTH) || ((d.st_mode & S_IWGRP) && !upg(&d))))
                 return -EPERM;
         if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? 0 : -errno;

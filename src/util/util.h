@@ -167,7 +167,8 @@ void atomic_abort(struct atomic_file *a);
 /* A run file is one buildtel names itself in a log directory, which
  * another user may share (/tmp): never written into once it exists, only
  * made new. runfile_check() is the rule: the directory must not be
- * writable by group or others unless sticky (-EPERM), and what is at name,
+ * writable by others, nor by a group other than our own user private group
+ * (gid = uid), unless sticky (-EPERM), and what is at name,
  * not followed, must be nothing (0) or a regular file of our euid (1: a
  * rerun of the run id, replaced); anything else, another user's file, a
  * symlink or a FIFO, is -EEXIST. Or another -errno. */

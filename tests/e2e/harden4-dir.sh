@@ -164,6 +164,7 @@ case_open() {
         for m in 0777 0770; do
                 d="$T/open$m"
                 shared "$d" "$m"
+                chgrp "$(id -gn nobody)" "$d" # a group not the user's own
                 run "$d" "o$m"
                 expect_eq "$m: the build's status" "$rc" 0
                 expect_eq "$m: one line says it" \
@@ -172,6 +173,22 @@ case_open() {
                 check "$m: the CSV is in the fallback" test -s "$FB/resources-o$m.csv"
                 said_report "$d"
         done
+}
+
+# A group-writable directory of ours whose group is our user private group
+# (gid = uid: umask 002 on RHEL and Fedora) is not shared: no fallback.
+case_upg() {
+        local d="$T/upg"
+        [ "$(id -u)" = "$(id -g)" ] || { echo "needs gid = uid (a user private group)"; exit 77; }
+        shared "$d" 0775
+        run "$d" u
+        expect_eq "the build's status" "$rc" 0
+        check "no fallback" sh -c "! grep -q 'writing to\|not sticky' '$T/err'"
+        check "the CSV is in it" test -s "$d/resources-u.csv"
+        # the same directory with another group is shared: refused
+        chgrp "$(id -gn nobody)" "$d"
+        run "$d" u2
+        check "another group's: refused" grep -q "is writable by others and not sticky" "$T/err"
 }
 
 # A sticky shared directory where every name is ours: as before, and a
