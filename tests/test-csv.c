@@ -1,15 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
-
 #include <errno.h>
 #include <string.h>
 
 #include "util/csv.h"
 #include "util/macro.h"
+
+#include "helpers/test.h"
 
 #define S(lit) lit, sizeof(lit) - 1
 
@@ -55,16 +51,15 @@ static const struct parse_case parse_cases[] = {
     {S("a\"b"), -EINVAL, 3, 0, {NULL}, {0}},
 };
 
-static void test_parse_table(void **state)
+TEST(parse_table)
 {
-        (void)state;
-        for (size_t i = 0; i < ARRAY_SIZE(parse_cases); i++) {
+        FOREACH_ROW(i, parse_cases) {
                 const struct parse_case *c = &parse_cases[i];
                 struct csv_record rec = CSV_RECORD_INIT;
                 size_t consumed = 12345;
                 int r;
 
-                print_message("case %zu\n", i);
+                test_row("%zu bytes: %.*s", c->len, (int)c->len, c->in);
                 r = csv_parse_record(c->in, c->len, &rec, &consumed);
                 assert_int_equal(r, c->ret);
                 assert_int_equal(consumed, c->consumed);
@@ -80,13 +75,12 @@ static void test_parse_table(void **state)
         }
 }
 
-static void test_field_cap(void **state)
+TEST(field_cap)
 {
         struct csv_record rec = CSV_RECORD_INIT;
         struct dbuf b = DBUF_INIT;
         size_t consumed;
 
-        (void)state;
         /* exactly CSV_MAX_FIELDS fields parse */
         for (size_t i = 0; i < CSV_MAX_FIELDS; i++)
                 assert_int_equal(dbuf_puts(&b, i ? ",x" : "x"), 0);
@@ -122,15 +116,15 @@ static const struct append_case append_cases[] = {
     {S("\xff\xfe"), "\xff\xfe"},
 };
 
-static void test_append_table(void **state)
+TEST(append_table)
 {
-        (void)state;
-        for (size_t i = 0; i < ARRAY_SIZE(append_cases); i++) {
+        FOREACH_ROW(i, append_cases) {
                 const struct append_case *c = &append_cases[i];
                 struct dbuf b = DBUF_INIT;
                 struct csv_record rec = CSV_RECORD_INIT;
                 size_t consumed;
 
+                test_row("%zu bytes: %.*s", c->len, (int)c->len, c->in);
                 assert_int_equal(csv_append_field(&b, c->in, c->len), 0);
                 assert_non_null(b.p);
                 assert_string_equal(b.p, c->out);
@@ -147,14 +141,13 @@ static void test_append_table(void **state)
 }
 
 /* Walk a whole buffer the way csvread does: every byte is accounted for. */
-static void test_walk(void **state)
+TEST(walk)
 {
         static const char in[] = "h1,h2\r\n1,2\n\"bad\"x\r\n3,\"4\r\n4\"\r\n5,6";
         struct csv_record rec = CSV_RECORD_INIT;
         size_t pos = 0, consumed;
         int got[8], n = 0;
 
-        (void)state;
         while (pos < sizeof(in) - 1 && n < 8) {
                 int r = csv_parse_record(in + pos, sizeof(in) - 1 - pos, &rec, &consumed);
                 got[n++] = r;
@@ -171,13 +164,4 @@ static void test_walk(void **state)
         csv_record_release(&rec);
 }
 
-int main(void)
-{
-        const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_parse_table),
-            cmocka_unit_test(test_field_cap),
-            cmocka_unit_test(test_append_table),
-            cmocka_unit_test(test_walk),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS()

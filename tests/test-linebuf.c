@@ -1,16 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
-
 #include <errno.h>
 #include <string.h>
 
 #include "parse/linebuf.h"
 #include "util/dbuf.h"
 #include "util/macro.h"
+
+#include "helpers/test.h"
 
 /* Lines as "text|T\n" or "text|-\n" (truncated or not), so a whole run
  * compares as one string. */
@@ -67,30 +63,28 @@ static const struct {
     {"cap 1", "ab\n\nc\n", 1, "a|T\n|-\nc|-\n"},
 };
 
-static void test_cases(void **state)
+/* Each case fed whole, and in chunks of 1, 2, 3, 5 and 64 bytes. */
+TEST(cases)
 {
         static const size_t steps[] = {0, 1, 2, 3, 5, 64};
 
-        (void)state;
-        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        FOREACH_ROW(i, cases) {
                 for (size_t s = 0; s < ARRAY_SIZE(steps); s++) {
                         struct collect c = {.out = DBUF_INIT};
 
+                        test_row("%s, step %zu", cases[i].name, steps[s]);
                         run(cases[i].in, strlen(cases[i].in), cases[i].cap, steps[s], &c);
-                        if (strcmp(c.out.p ? c.out.p : "", cases[i].want) != 0)
-                                fail_msg("%s, step %zu: got '%s'", cases[i].name, steps[s],
-                                         c.out.p ? c.out.p : "");
+                        assert_string_equal(c.out.p ? c.out.p : "", cases[i].want);
                         dbuf_release(&c.out);
                 }
         }
 }
 
-static void test_zero_copy(void **state)
+TEST(zero_copy)
 {
         const char *in = "one\ntwo\nthree\n";
         struct collect c = {.out = DBUF_INIT};
 
-        (void)state;
         run(in, strlen(in), 0, 0, &c);
         assert_string_equal(c.out.p, "one|-\ntwo|-\nthree|-\n");
         assert_int_equal(c.in_place, 3);
@@ -104,12 +98,11 @@ static void test_zero_copy(void **state)
         dbuf_release(&c.out);
 }
 
-static void test_flush_twice(void **state)
+TEST(flush_twice)
 {
         struct linebuf *lb = NULL;
         struct collect c = {.out = DBUF_INIT};
 
-        (void)state;
         assert_int_equal(linebuf_new(0, &lb), 0);
         linebuf_feed(lb, "abc", 3, collect_cb, &c);
         linebuf_flush(lb, collect_cb, &c);
@@ -121,13 +114,4 @@ static void test_flush_twice(void **state)
         dbuf_release(&c.out);
 }
 
-int main(void)
-{
-        const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_cases),
-            cmocka_unit_test(test_zero_copy),
-            cmocka_unit_test(test_flush_twice),
-        };
-
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS()

@@ -1,12 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The table of field ranges (model/ranges.h), the parsers that check
  * against it, and the formatting that refuses what it cannot show. */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
-
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -21,11 +15,12 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-static void test_table(void **state)
+#include "helpers/test.h"
+
+TEST(table)
 {
-        (void)state;
-        for (size_t k = 0; k < RANGE_KINDS; k++) {
-                print_message("range %zu\n", k);
+        FOREACH_ROW(k, ranges) {
+                test_row("%s", ranges[k].name ? ranges[k].name : "(no name)");
                 assert_non_null(ranges[k].name);
                 assert_true(ranges[k].min < ranges[k].max);
                 /* a double counts in ones up to 2^63 at least: int64 conversions are defined */
@@ -69,19 +64,22 @@ static const struct {
     {"", RANGE_ANY},
 };
 
-static void test_columns(void **state)
+TEST(columns)
 {
-        (void)state;
-        for (size_t i = 0; i < ARRAY_SIZE(column_cases); i++) {
-                print_message("column %s\n", column_cases[i].column);
+        FOREACH_ROW(i, column_cases) {
+                test_row("column '%s'", column_cases[i].column);
                 assert_int_equal(range_of_column(column_cases[i].column), column_cases[i].kind);
         }
-        /* every number column of the CSV has a range of its own */
-        for (size_t i = 0; i < sample_column_count(); i++) {
+}
+
+/* Every number column of the CSV has a range of its own. */
+TEST(csv_columns)
+{
+        FOREACH_ROW_N(i, sample_column_count()) {
                 enum sample_column_type t;
                 const char *name = sample_column_name(i, &t);
 
-                print_message("CSV column %s\n", name);
+                test_row("CSV column %s", name);
                 if (t == SAMPLE_COLUMN_NUMBER)
                         assert_int_not_equal(range_of_column(name), RANGE_ANY);
         }
@@ -108,14 +106,13 @@ static const struct {
     {-INFINITY, -ERANGE, ""},
 };
 
-static void test_format_iso8601(void **state)
+TEST(format_iso8601)
 {
-        (void)state;
-        for (size_t i = 0; i < ARRAY_SIZE(iso_cases); i++) {
+        FOREACH_ROW(i, iso_cases) {
                 char buf[64];
 
                 memcpy(buf, "junk", 5);
-                print_message("epoch %.17g\n", iso_cases[i].epoch);
+                test_row("epoch %.17g", iso_cases[i].epoch);
                 assert_int_equal(format_iso8601(iso_cases[i].epoch, buf), iso_cases[i].ret);
                 assert_string_equal(buf, iso_cases[i].want);
         }
@@ -143,21 +140,20 @@ static const struct {
     {"{\"pid\":4194304}", 0},
 };
 
-static void test_run_json(void **state)
+TEST(run_json)
 {
-        (void)state;
-        for (size_t i = 0; i < ARRAY_SIZE(run_json_cases); i++) {
+        FOREACH_ROW(i, run_json_cases) {
                 struct run_info ri;
                 const char *j = run_json_cases[i].json;
 
-                print_message("%s\n", j);
+                test_row("%s", j);
                 assert_int_equal(run_info_parse_json(j, strlen(j), &ri), run_json_cases[i].ret);
                 if (run_json_cases[i].ret == 0)
                         run_info_release(&ri);
         }
 }
 
-static void test_ninjalog(void **state)
+TEST(ninjalog)
 {
         /* the middle record's times are out of range: skipped, not an overflow of end - start */
         static const char log[] = "# ninja log v5\n"
@@ -167,7 +163,6 @@ static void test_ninjalog(void **state)
                                   "10\t30\t0\td.o\t0123abd0\n";
         struct targets *ts = malloc(sizeof(*ts));
 
-        (void)state;
         assert_non_null(ts);
         targets_init(ts);
         assert_int_equal(ninjalog_parse(log, sizeof(log) - 1, false, ts), 0);
@@ -195,13 +190,11 @@ static const struct {
      -1, 5},
 };
 
-static void test_ccstats(void **state)
+TEST(ccstats)
 {
-        (void)state;
-        for (size_t i = 0; i < ARRAY_SIZE(ccache_cases); i++) {
+        FOREACH_ROW(i, ccache_cases) {
                 struct ccstats st;
 
-                print_message("case %zu\n", i);
                 assert_int_equal(
                     ccstats_parse(ccache_cases[i].text, strlen(ccache_cases[i].text), &st), 0);
                 assert_int_equal(st.size_bytes, ccache_cases[i].size_bytes);
@@ -209,12 +202,4 @@ static void test_ccstats(void **state)
         }
 }
 
-int main(void)
-{
-        const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_table),          cmocka_unit_test(test_columns),
-            cmocka_unit_test(test_format_iso8601), cmocka_unit_test(test_run_json),
-            cmocka_unit_test(test_ninjalog),       cmocka_unit_test(test_ccstats),
-        };
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS()

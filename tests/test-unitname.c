@@ -2,12 +2,6 @@
 /* The units' names (issue 26): a compiler's source resolved against its
  * cwd, and the shortest unique name relative to the project
  * (model/unitname.c), through the units table (model/units.c). */
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <setjmp.h>
-#include <cmocka.h>
-
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +11,8 @@
 #include "model/units.h"
 #include "util/dbuf.h"
 #include "util/macro.h"
+
+#include "helpers/test.h"
 
 /* ---- lexical resolution ---- */
 
@@ -42,17 +38,15 @@ static const struct {
     {"/p", "", NULL, -EINVAL},
 };
 
-static void test_resolve(void **state)
+TEST(resolve)
 {
-        (void)state;
-        for (size_t i = 0; i < ARRAY_SIZE(resolve_cases); i++) {
+        FOREACH_ROW(i, resolve_cases) {
                 char out[UNITS_PATH_MAX + 1];
-                int r =
-                    unitname_resolve(resolve_cases[i].cwd, resolve_cases[i].src, out, sizeof(out));
+                int r;
 
-                print_message("%s + %s -> %d %s\n",
-                              resolve_cases[i].cwd ? resolve_cases[i].cwd : "(none)",
-                              resolve_cases[i].src, r, r >= 0 ? out : "");
+                test_row("%s + %s", resolve_cases[i].cwd ? resolve_cases[i].cwd : "(none)",
+                         resolve_cases[i].src);
+                r = unitname_resolve(resolve_cases[i].cwd, resolve_cases[i].src, out, sizeof(out));
                 if (!resolve_cases[i].want) {
                         assert_int_equal(r, resolve_cases[i].ret);
                         continue;
@@ -62,11 +56,10 @@ static void test_resolve(void **state)
         }
 }
 
-static void test_resolve_long(void **state)
+TEST(resolve_long)
 {
         char cwd[300], out[64];
 
-        (void)state;
         memset(cwd, 'd', sizeof(cwd) - 1);
         cwd[0] = '/';
         cwd[sizeof(cwd) - 1] = '\0';
@@ -107,21 +100,21 @@ static const struct {
     {"../src/y.c [obj/a]", "y.c [obj/a]"},
 };
 
-static void test_short_unresolved(void **state)
+TEST(short_unresolved)
 {
         struct unit rows[ARRAY_SIZE(names_tree)];
         struct unitnames un;
 
-        (void)state;
         memset(rows, 0, sizeof(rows));
         for (size_t i = 0; i < ARRAY_SIZE(names_tree); i++)
                 snprintf(rows[i].name, sizeof(rows[i].name), "%s", names_tree[i]);
         unitnames_init(&un, rows, ARRAY_SIZE(rows), "/work/checkout");
-        for (size_t i = 0; i < ARRAY_SIZE(short_cases); i++) {
+        FOREACH_ROW(i, short_cases) {
                 char buf[UNITNAME_SHORT_MAX + 1];
-                const char *got = unitnames_short(&un, &rows[i], buf, sizeof(buf));
+                const char *got;
 
-                print_message("%s -> %s\n", short_cases[i].name, got);
+                test_row("%s", short_cases[i].name);
+                got = unitnames_short(&un, &rows[i], buf, sizeof(buf));
                 assert_string_equal(rows[i].name, short_cases[i].name);
                 assert_string_equal(got, short_cases[i].want);
                 assert_null(strstr(got, "../"));
@@ -157,16 +150,15 @@ static const struct {
     {"/q/src/dup.c", NULL, "/q/src/dup.c", "/q/src/dup.c"},
 };
 
-static void test_short_seen(void **state)
+TEST(short_seen)
 {
         struct units *u;
         const struct unit *rows;
         struct unitnames un;
         size_t n;
 
-        (void)state;
         assert_int_equal(units_new(&u), 0);
-        for (size_t i = 0; i < ARRAY_SIZE(seen_cases); i++) {
+        FOREACH_ROW(i, seen_cases) {
                 struct units_seen s = {.kind = UNITS_COMPILE,
                                        .tool = "cc1",
                                        .name = seen_cases[i].name,
@@ -181,11 +173,13 @@ static void test_short_seen(void **state)
         rows = units_rows(u, &n);
         assert_int_equal(n, ARRAY_SIZE(seen_cases) - 1); /* src/a.c is ../src/a.c's unit */
         unitnames_init(&un, rows, n, "/p/");
-        for (size_t i = 0; i < ARRAY_SIZE(seen_cases); i++) {
+        FOREACH_ROW(i, seen_cases) {
                 char buf[UNITNAME_SHORT_MAX + 1];
                 const struct unit *row = &rows[i == 0 ? 0 : i - 1];
                 const char *got;
 
+                test_row("%s in %s", seen_cases[i].name,
+                         seen_cases[i].cwd ? seen_cases[i].cwd : "(unread)");
                 if (i == 1) {
                         row = &rows[0];
                         assert_string_equal(row->name, "../src/a.c"); /* as first given */
@@ -193,8 +187,6 @@ static void test_short_seen(void **state)
                         assert_string_equal(row->name, seen_cases[i].name);
                 }
                 got = unitnames_short(&un, row, buf, sizeof(buf));
-                print_message("%s in %s -> %s (%s)\n", seen_cases[i].name,
-                              seen_cases[i].cwd ? seen_cases[i].cwd : "(unread)", got, row->path);
                 assert_string_equal(row->path, seen_cases[i].path);
                 assert_string_equal(got, seen_cases[i].want);
         }
@@ -202,7 +194,7 @@ static void test_short_seen(void **state)
 }
 
 /* Processes of a unit that ended are found by their path too. */
-static void test_ended_by_path(void **state)
+TEST(ended_by_path)
 {
         struct units *u;
         const struct unit *rows;
@@ -215,7 +207,6 @@ static void test_ended_by_path(void **state)
                                .cpu_s = 1.0};
         struct units_seen b = a;
 
-        (void)state;
         b.cwd = "/p/b/build";
         b.cpu_s = 2.0;
         assert_int_equal(units_new(&u), 0);
@@ -232,7 +223,7 @@ static void test_ended_by_path(void **state)
 
 /* The CSV keeps the path, and a table read back names as the run did; one
  * written before the path column still reads. */
-static void test_csv_path(void **state)
+TEST(csv_path)
 {
         static const char old[] =
             "kind,tool,name,first_elapsed_s,last_elapsed_s,peak_mb,peak_elapsed_s,cpu_s\r\n"
@@ -250,7 +241,6 @@ static void test_csv_path(void **state)
                                .cpu_s = NAN};
         struct units_seen c = a;
 
-        (void)state;
         c.cwd = "/p/b/build";
         assert_int_equal(units_new(&u), 0);
         assert_int_equal(units_see(u, &a), 0);
@@ -274,13 +264,4 @@ static void test_csv_path(void **state)
         dbuf_release(&b);
 }
 
-int main(void)
-{
-        const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_resolve),          cmocka_unit_test(test_resolve_long),
-            cmocka_unit_test(test_short_unresolved), cmocka_unit_test(test_short_seen),
-            cmocka_unit_test(test_ended_by_path),    cmocka_unit_test(test_csv_path),
-        };
-
-        return cmocka_run_group_tests(tests, NULL, NULL);
-}
+RUN_TESTS()
