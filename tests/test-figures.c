@@ -89,6 +89,9 @@ static const struct {
     /* killed or running: to the last sample */
     {T0, NAN, T0 + 42.5, 42.5, true},
     {T0, INFINITY, T0 + 42.5, 42.5, true},
+    /* and no sample: nothing else is known */
+    {T0, NAN, NAN, NAN, false},
+    {T0, NAN, INFINITY, NAN, false},
     /* the start unknown */
     {NAN, T0 + 90.5, T0 + 88.0, NAN, false},
     {NAN, NAN, T0 + 88.0, NAN, false},

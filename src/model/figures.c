@@ -27,11 +27,10 @@ double figure_run_duration(double start_epoch, double end_epoch, double last_epo
 
         if (isfinite(start_epoch) && isfinite(end_epoch)) {
                 d = end_epoch - start_epoch;
-        } else if (isfinite(start_epoch)) {
+        } else if (isfinite(start_epoch) && isfinite(last_epoch)) {
                 /* killed or still running: as far as the samples go */
                 to_last = true;
-                if (isfinite(last_epoch))
-                        d = last_epoch - start_epoch;
+                d = last_epoch - start_epoch;
         }
         if (ret_to_last)
                 *ret_to_last = to_last;

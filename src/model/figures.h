@@ -19,9 +19,9 @@ double figure_hit_ratio(uint64_t hits, uint64_t misses);
 /* The run's duration in seconds: end minus start when both are known.
  * Otherwise (killed, or still running) as far as the samples go: the last
  * sample's time minus the start when last_epoch is finite, with
- * *ret_to_last set (it may be NULL); NAN when the start is unknown or
- * nothing else is. The history's SQL calls this very function (store.c
- * registers it as run_duration()). */
+ * *ret_to_last set (it may be NULL; false for every other answer); NAN
+ * when the start is unknown or nothing else is. The history's SQL calls
+ * this very function (store.c registers it as run_duration()). */
 double figure_run_duration(double start_epoch, double end_epoch, double last_epoch,
                            bool *ret_to_last);
 
