@@ -13,7 +13,7 @@ struct outparse {
         struct linebuf *lines[2]; /* stdout's, stderr's */
         double now;
         unsigned long long nlines;
-        char driver[64];
+        char driver[OUTPARSE_DRIVER_MAX + 1];
 };
 
 int outparse_new(const struct outparse_config *cfg, struct outparse **ret)

@@ -18,6 +18,8 @@
 struct buildmetrics;
 struct logctx;
 
+#define OUTPARSE_DRIVER_MAX 63 /* bytes kept of the driver's name (outparse_driver) */
+
 struct outparse_config {
         struct buildmetrics *metrics; /* borrowed */
         struct logctx *logctx;        /* borrowed */
@@ -40,8 +42,8 @@ void outparse_eof(struct outparse *op, int stream, double now);
 void outparse_line(struct outparse *op, const char *line, size_t len, double now);
 /* When the lines being parsed arrived (for the parsers' callbacks). */
 double outparse_now(const struct outparse *op);
-/* The BuildKit driver the output named ("#0 building with ... instance
- * using DRIVER driver"), or "". */
+/* The BuildKit driver the output named first ("#0 building with ...
+ * instance using DRIVER driver"), cut at OUTPARSE_DRIVER_MAX bytes, or "". */
 const char *outparse_driver(const struct outparse *op);
 /* How many lines were parsed. */
 unsigned long long outparse_lines(const struct outparse *op);
