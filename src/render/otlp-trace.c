@@ -6,10 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
 
-#include "model/figures.h"
 #include "model/run.h"
+#include "model/spans.h"
 #include "model/summary.h"
 #include "model/targets.h"
 #include "util/macro.h"
@@ -17,12 +16,11 @@
 #define RUN_ATTRS 10
 #define TARGET_ATTRS 5
 #define STEP_ATTRS 12 /* name, cached, and step_exec_attrs() */
-#define EDGE_ATTRS 1
 #define EVENT_ATTRS 3
 #define RUN_EVENTS (SUMMARY_OOM_MAX + 2)
 
 /* What one encode needs, allocated once. */
-struct spans {
+struct enc {
         const struct otlp_trace_input *in;
         struct otlp_span *sp;
         size_t n, cap;
@@ -31,7 +29,6 @@ struct spans {
         struct otlp_event ev[RUN_EVENTS];
         size_t nev;
         char (*names)[TARGET_NAME_MAX + TARGET_STEP_NAME_MAX + 32]; /* one per span */
-        ssize_t tspan[TARGETS_MAX]; /* the span of target i, or -1 */
         char error_type[16], status_msg[64];
 };
 
@@ -83,7 +80,7 @@ static void child_id(const uint8_t run_id[8], size_t i, uint8_t ret[8])
                 ret[k] = (uint8_t)(z >> (56 - 8 * k));
 }
 
-static struct otlp_attr *attr_s(struct spans *S, const char *k, const char *v)
+static struct otlp_attr *attr_s(struct enc *S, const char *k, const char *v)
 {
         struct otlp_attr *a = &S->attrs[S->nattrs++];
 
@@ -91,17 +88,17 @@ static struct otlp_attr *attr_s(struct spans *S, const char *k, const char *v)
         return a;
 }
 
-static void attr_i(struct spans *S, const char *k, int64_t v)
+static void attr_i(struct enc *S, const char *k, int64_t v)
 {
         S->attrs[S->nattrs++] = (struct otlp_attr){.key = k, .type = OTLP_INT, .i = v};
 }
 
-static void attr_b(struct spans *S, const char *k, bool v)
+static void attr_b(struct enc *S, const char *k, bool v)
 {
         S->attrs[S->nattrs++] = (struct otlp_attr){.key = k, .type = OTLP_BOOL, .b = v};
 }
 
-static void attr_d(struct spans *S, const char *k, double v)
+static void attr_d(struct enc *S, const char *k, double v)
 {
         S->attrs[S->nattrs++] = (struct otlp_attr){.key = k, .type = OTLP_DOUBLE, .d = v};
 }
@@ -114,7 +111,7 @@ static const char *base_name(const char *p)
 }
 
 /* An event at a summary point (epoch), with what it holds. */
-static struct otlp_event *event(struct spans *S, const char *name, double epoch)
+static struct otlp_event *event(struct enc *S, const char *name, double epoch)
 {
         struct otlp_event *ev = &S->ev[S->nev++];
 
@@ -123,7 +120,7 @@ static struct otlp_event *event(struct spans *S, const char *name, double epoch)
         return ev;
 }
 
-static void run_events(struct spans *S)
+static void run_events(struct enc *S)
 {
         const struct summary *sm = S->in->summary;
         struct otlp_event *ev;
@@ -158,7 +155,7 @@ static void run_events(struct spans *S)
         }
 }
 
-static void run_span(struct spans *S)
+static void run_span(struct enc *S)
 {
         const struct otel_config *c = S->in->cfg;
         const struct run_info *ri = S->in->run;
@@ -208,76 +205,9 @@ static void run_span(struct spans *S)
         sp->nevents = S->nev;
 }
 
-/* A child of the run span, [start_s, end_s] in run seconds. */
-static struct otlp_span *child(struct spans *S, double start_s, double end_s)
-{
-        double t0 = S->in->run->start_epoch;
-        struct otlp_span *sp = &S->sp[S->n];
-
-        *sp = (struct otlp_span){
-            .has_parent = true,
-            .name = S->names[S->n],
-            .kind = OTLP_SPAN_KIND_INTERNAL,
-            .start_ns = to_ns(t0 + start_s),
-            .end_ns = MAX(to_ns(t0 + end_s), to_ns(t0 + start_s)),
-            .attrs = S->attrs + S->nattrs,
-        };
-        child_id(S->sp[0].span_id, S->n, sp->span_id);
-        memcpy(sp->parent_id, S->sp[0].span_id, 8);
-        S->n++;
-        return sp;
-}
-
-static void target_spans(struct spans *S)
-{
-        const struct run_facts *f = S->in->facts;
-
-        for (size_t i = 0; i < TARGETS_MAX; i++)
-                S->tspan[i] = -1;
-        for (size_t i = 0; f && i < f->n && S->n < S->cap; i++) {
-                const struct target_fact *t = &f->t[i];
-                struct otlp_span *sp;
-
-                if (!isfinite(t->start_s) || !isfinite(t->end_s))
-                        continue;
-                S->tspan[i] = (ssize_t)S->n;
-                snprintf(S->names[S->n], sizeof(S->names[0]), "target %s", t->name);
-                sp = child(S, t->start_s, t->end_s);
-                attr_s(S, "build.target.name", t->name);
-                if (t->steps_set) {
-                        attr_i(S, "build.target.steps", t->steps);
-                        attr_i(S, "build.target.steps.cached", t->cached);
-                        attr_b(S, "build.target.cached", t->steps > 0 && t->cached == t->steps);
-                }
-                if (t->success == TARGET_FAILED) {
-                        sp->status = OTLP_STATUS_ERROR;
-                        sp->status_message = "target failed";
-                } else if (t->success == TARGET_BUILT) {
-                        sp->status = OTLP_STATUS_OK;
-                }
-                sp->nattrs = (size_t)(S->attrs + S->nattrs - sp->attrs);
-        }
-}
-
-/* The span of the model's target ti, by name: the facts (the history's,
- * on export) need not list the targets in the model's order. -1: none. */
-static ssize_t target_span(const struct spans *S, int ti)
-{
-        const struct run_facts *f = S->in->facts;
-        const char *name;
-
-        if (!f || ti < 0 || (size_t)ti >= S->in->targets->n)
-                return -1;
-        name = S->in->targets->t[ti].name;
-        for (size_t i = 0; i < f->n; i++)
-                if (strcmp(f->t[i].name, name) == 0)
-                        return S->tspan[i];
-        return -1;
-}
-
 /* What a RUN step used inside BuildKit, where measured (at most
  * STEP_EXEC_ATTRS). */
-static void step_exec_attrs(struct spans *S, const struct step_exec *x)
+static void step_exec_attrs(struct enc *S, const struct step_exec *x)
 {
         const struct {
                 const char *k;
@@ -304,112 +234,89 @@ static void step_exec_attrs(struct spans *S, const struct step_exec *x)
                 attr_s(S, "build.step.memory.peak_process", x->peak_proc);
 }
 
-/* BuildKit vertices that ended: under their target's span when they
- * belong to one target, else under the run span. */
-static void step_spans(struct spans *S)
+/* A span of the model (model/spans.h) under the run span, or under its
+ * parent's: element i of the array is span 1 + i. */
+static void child(struct enc *S, const struct span *m)
 {
-        const struct targets *ts = S->in->targets;
+        double t0 = S->in->run->start_epoch;
+        struct otlp_span *sp = &S->sp[S->n];
+        static const char *const prefix[SPAN_KINDS] = {
+            [SPAN_TARGET] = "target ", [SPAN_STEP] = "", [SPAN_EDGE] = "ninja "};
 
-        for (uint32_t i = 0; ts && i < ts->nstepv && S->n < S->cap; i++) {
-                const struct step_fact *st = &ts->stepv[i];
-                struct otlp_span *sp;
-                ssize_t k;
-
-                if (!isfinite(st->start_s) || !isfinite(st->end_s))
-                        continue;
-                snprintf(S->names[S->n], sizeof(S->names[0]), "%s", st->name);
-                sp = child(S, st->start_s, st->end_s);
-                k = target_span(S, st->target);
-                if (k >= 0)
-                        memcpy(sp->parent_id, S->sp[k].span_id, 8);
-                attr_s(S, "build.step.name", st->name);
-                attr_b(S, "build.step.cached", st->cached);
-                if (st->error || st->canceled) {
-                        sp->status = OTLP_STATUS_ERROR;
-                        sp->status_message = st->error ? "step failed" : "step canceled";
+        snprintf(S->names[S->n], sizeof(S->names[0]), "%s%.*s", prefix[m->kind], (int)m->len,
+                 m->name);
+        *sp = (struct otlp_span){
+            .has_parent = true,
+            .name = S->names[S->n],
+            .kind = OTLP_SPAN_KIND_INTERNAL,
+            .start_ns = to_ns(t0 + m->start_s),
+            .end_ns = MAX(to_ns(t0 + m->end_s), to_ns(t0 + m->start_s)),
+            .attrs = S->attrs + S->nattrs,
+        };
+        child_id(S->sp[0].span_id, S->n, sp->span_id);
+        memcpy(sp->parent_id, S->sp[m->parent >= 0 ? 1 + m->parent : 0].span_id, 8);
+        S->n++;
+        if (m->kind == SPAN_TARGET) {
+                attr_s(S, "build.target.name", m->name);
+                if (m->tf->steps_set) {
+                        attr_i(S, "build.target.steps", m->tf->steps);
+                        attr_i(S, "build.target.steps.cached", m->tf->cached);
+                        attr_b(S, "build.target.cached",
+                               m->tf->steps > 0 && m->tf->cached == m->tf->steps);
                 }
-                step_exec_attrs(S, &st->exec);
-                sp->nattrs = (size_t)(S->attrs + S->nattrs - sp->attrs);
+                if (m->tf->success == TARGET_FAILED) {
+                        sp->status = OTLP_STATUS_ERROR;
+                        sp->status_message = "target failed";
+                } else if (m->tf->success == TARGET_BUILT) {
+                        sp->status = OTLP_STATUS_OK;
+                }
+        } else if (m->kind == SPAN_STEP) {
+                attr_s(S, "build.step.name", m->name);
+                attr_b(S, "build.step.cached", m->sf->cached);
+                if (m->sf->error || m->sf->canceled) {
+                        sp->status = OTLP_STATUS_ERROR;
+                        sp->status_message = m->sf->error ? "step failed" : "step canceled";
+                }
+                step_exec_attrs(S, &m->sf->exec);
+        } else { /* an edge: spans_derive() adds no units */
+                attr_s(S, "build.ninja.output", m->name);
         }
-}
-
-static int slower_first(const void *x, const void *y)
-{
-        const struct ninja_edge *a = *(const struct ninja_edge *const *)x,
-                                *b = *(const struct ninja_edge *const *)y;
-        int64_t da = a->end_ms - a->start_ms, db = b->end_ms - b->start_ms;
-
-        return da > db   ? -1
-               : da < db ? 1
-                         : (a->start_ms > b->start_ms) - (a->start_ms < b->start_ms);
-}
-
-/* The model's ninja edges (the slowest of the .ninja_log), slowest first,
- * on the run's clock: ninja appends a line as each edge ends, so the log's
- * mtime is the end of its last edge and ninja started max_end before it.
- * A log written before the run or well after it is another build's. */
-static void edge_spans(struct spans *S)
-{
-        const struct targets *ts = S->in->targets;
-        const struct run_info *ri = S->in->run;
-        const struct ninja_edge **v;
-        double off;
-
-        if (!ts || !ts->nedgev || !(ts->ninja_mtime > 0) || S->n >= S->cap)
-                return;
-        if (figure_ninja_offset(ri, ts->ninja_mtime, ts->ninja_max_end_ms, &off, NULL) < 0)
-                return;
-        v = calloc(ts->nedgev, sizeof(*v));
-        if (!v)
-                return; /* the spans go without their edges */
-        for (uint32_t i = 0; i < ts->nedgev; i++)
-                v[i] = &ts->edgev[i];
-        qsort(v, ts->nedgev, sizeof(*v), slower_first);
-        for (uint32_t i = 0; i < ts->nedgev && S->n < S->cap; i++) {
-                struct otlp_span *sp;
-
-                snprintf(S->names[S->n], sizeof(S->names[0]), "ninja %s", v[i]->output);
-                sp = child(S, off + (double)v[i]->start_ms / 1000.0,
-                           off + (double)v[i]->end_ms / 1000.0);
-                attr_s(S, "build.ninja.output", v[i]->output);
-                sp->nattrs = 1;
-        }
-        free(v);
+        sp->nattrs = (size_t)(S->attrs + S->nattrs - sp->attrs);
 }
 
 int otlp_trace_encode(const struct otlp_trace_input *in, bool json, struct dbuf *out)
 {
-        size_t max = (size_t)in->cfg->max_spans;
-        size_t ntargets = in->facts ? in->facts->n : 0;
-        size_t nedges = in->targets ? in->targets->nedgev : 0;
-        size_t nsteps = in->targets ? in->targets->nstepv : 0;
-        struct spans S = {.in = in};
+        struct spans M = {.max = (size_t)in->cfg->max_spans};
+        struct enc S = {.in = in};
         struct otlp_trace_request rq = {
             .resource = in->resource,
             .nresource = in->nresource,
             .scope_name = "buildtel",
             .scope_version = BUILDTEL_VERSION,
         };
-        int e = -ENOMEM;
+        int e;
 
         if (!in->cfg->span_set)
                 return -EINVAL;
-        S.cap = 1 + MIN(max, ntargets + nsteps + nedges);
+        e = spans_derive(&M, in->run, in->facts, in->targets);
+        S.cap = 1 + M.n;
         S.sp = calloc(S.cap, sizeof(*S.sp));
         S.names = calloc(S.cap, sizeof(*S.names));
         S.attrs =
             calloc(RUN_ATTRS + RUN_EVENTS * EVENT_ATTRS + S.cap * MAX(TARGET_ATTRS, STEP_ATTRS),
                    sizeof(*S.attrs));
-        if (S.sp && S.names && S.attrs) {
+        if (e >= 0 && S.sp && S.names && S.attrs) {
                 memcpy(rq.trace_id, in->cfg->span.trace_id, 16);
                 run_span(&S);
-                target_spans(&S);
-                step_spans(&S);
-                edge_spans(&S);
+                for (size_t i = 0; i < M.n; i++)
+                        child(&S, &M.v[i]);
                 rq.spans = S.sp;
                 rq.nspans = S.n;
                 e = json ? otlp_encode_trace_json(&rq, out) : otlp_encode_trace_protobuf(&rq, out);
+        } else {
+                e = -ENOMEM;
         }
+        spans_release(&M);
         free(S.sp);
         free(S.names);
         free(S.attrs);

@@ -10,10 +10,9 @@
 
 /* The run as OTLP spans (OpenTelemetry CI/CD semantic conventions, 1.43):
  * one span for the run, named "buildtel run <argv0>", under the caller's
- * TRACEPARENT when there was one; a child span per target with times, a
- * span per BuildKit step that ended (under its target's), a child per
- * ninja edge the model kept (the slowest first); at most cfg->max_spans spans under the run span,
- * in that order of priority; span events for the OOM kills
+ * TRACEPARENT when there was one; under it the spans of model/spans.h
+ * (spans_derive(): targets, BuildKit steps under their target's, ninja
+ * edges slowest first; at most cfg->max_spans); span events for the OOM kills
  * and the first near-OOM and low-disk samples the summary found. Every
  * value is the model's; nothing is derived here but the span ids of the
  * children (from the run span's, so a re-export names them the same). */

@@ -11,6 +11,7 @@
 
 #include "model/figures.h"
 #include "model/jobs.h"
+#include "model/spans.h"
 #include "model/unitname.h"
 #include "model/units.h"
 #include "render/report.h"
@@ -532,26 +533,23 @@ static void target_bars(struct dwriter *w, const struct page *P)
 
 #define REPORT_STEP_BARS 400 /* BuildKit steps drawn (the longest); the rest are counted */
 
-struct step_ref {
-        const struct step_fact *f;
-        struct trace_span span;
-};
-
 static int cmp_step_len(const void *a, const void *b)
 {
-        const struct step_ref *x = a, *y = b;
-        int64_t dx = x->span.end - x->span.start, dy = y->span.end - y->span.start;
+        const struct span *x = *(const struct span *const *)a, *y = *(const struct span *const *)b;
+        int64_t dx = llround(x->end_s * 1e6) - llround(x->start_s * 1e6),
+                dy = llround(y->end_s * 1e6) - llround(y->start_s * 1e6);
 
         return dx != dy ? (dx > dy ? -1 : 1) : 0;
 }
 
 static int cmp_step_lane(const void *a, const void *b)
 {
-        const struct step_ref *x = a, *y = b;
+        const struct span *x = *(const struct span *const *)a, *y = *(const struct span *const *)b;
+        int64_t xs = llround(x->start_s * 1e6), ys = llround(y->start_s * 1e6);
 
-        if (x->f->target != y->f->target)
-                return x->f->target < y->f->target ? -1 : 1;
-        return x->span.start != y->span.start ? (x->span.start < y->span.start ? -1 : 1) : 0;
+        if (x->group != y->group)
+                return x->group < y->group ? -1 : 1;
+        return xs != ys ? (xs < ys ? -1 : 1) : 0;
 }
 
 /* What a RUN step used inside BuildKit, in its bar's title. */
@@ -586,8 +584,7 @@ static void step_exec_title(struct dwriter *w, const struct step_exec *x)
 
 /* One step's bar on row lane: cached ones striped, failed ones in the
  * warning colour; its name, target and duration in its title. */
-static void step_bar(struct dwriter *w, const struct targets *ts, const struct frame *fr,
-                     const struct step_fact *f, double y)
+static void step_bar(struct dwriter *w, const struct frame *fr, const struct span *f, double y)
 {
         double x0 = px(fr, f->start_s), x1 = MAX(px(fr, f->end_s), x0 + 1.5);
         char b[32];
@@ -595,72 +592,74 @@ static void step_bar(struct dwriter *w, const struct targets *ts, const struct f
         dw_printf(w,
                   "<rect class=\"f%d\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"12\" "
                   "opacity=\"0.8\"%s><title>",
-                  f->error || f->canceled ? 3
-                  : f->step               ? 0
-                                          : 2,
-                  x0, y, x1 - x0, f->cached ? " fill=\"url(#stepcached)\"" : "");
+                  f->sf->error || f->sf->canceled ? 3
+                  : f->sf->step                   ? 0
+                                                  : 2,
+                  x0, y, x1 - x0, f->sf->cached ? " fill=\"url(#stepcached)\"" : "");
         esc(w, f->name);
-        if (f->target >= 0 && (size_t)f->target < ts->n) {
+        if (f->target[0]) {
                 dw_puts(w, " (");
-                esc(w, ts->t[f->target].name);
+                esc(w, f->target);
                 dw_puts(w, ")");
         }
-        dw_printf(w, ": %s%s%s%s", fmt_duration(targets_step_duration(f), FMT_DURATION_EXACT, b),
-                  f->cached ? ", cached" : "", f->error ? ", failed" : "",
-                  f->canceled ? ", canceled" : "");
-        step_exec_title(w, &f->exec);
+        dw_printf(w, ": %s%s%s%s", fmt_duration(f->end_s - f->start_s, FMT_DURATION_EXACT, b),
+                  f->sf->cached ? ", cached" : "", f->sf->error ? ", failed" : "",
+                  f->sf->canceled ? ", canceled" : "");
+        step_exec_title(w, &f->sf->exec);
         dw_puts(w, "</title></rect>");
         /* the step's memory on its bar, where it fits */
-        if (f->exec.set && isfinite(f->exec.mem_peak_bytes) && x1 - x0 >= 48)
+        if (f->sf->exec.set && isfinite(f->sf->exec.mem_peak_bytes) && x1 - x0 >= 48)
                 dw_printf(w,
                           "<text x=\"%.1f\" y=\"%.0f\" font-size=\"9\" "
                           "pointer-events=\"none\">%.0f MiB%s</text>",
-                          x0 + 2, y + 9, f->exec.mem_peak_bytes / SAMPLE_MIB,
-                          f->exec.oom_kills > 0 ? " OOM" : "");
+                          x0 + 2, y + 9, f->sf->exec.mem_peak_bytes / SAMPLE_MIB,
+                          f->sf->exec.oom_kills > 0 ? " OOM" : "");
+}
+
+/* The spans of a kind (model/spans.h) in v, in the model's order.
+ * Returns how many. */
+static size_t spans_of(const struct spans *M, enum span_kind kind, const struct span **v)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < M->n; i++)
+                if (M->v[i].kind == kind)
+                        v[n++] = &M->v[i];
+        return n;
 }
 
 /* The BuildKit steps, start to end, on lanes per target (the longest
  * REPORT_STEP_BARS when there are more). */
-static void step_bars(struct dwriter *w, const struct targets *ts, double page_tmax)
+static void step_bars(struct dwriter *w, const struct spans *M, const struct targets *ts,
+                      double page_tmax)
 {
-        struct step_ref *r;
+        const struct span **r;
         uint32_t *lane;
-        size_t n = 0, rows = 0;
-        double tmax = 0;
-        struct frame fr = {.k = 1, .unit = "", .ymax = 1};
+        size_t n, all, rows = 0;
+        /* the page's axis ends after every step */
+        struct frame fr = {.k = 1, .unit = "", .ymax = 1, .tmax = page_tmax};
 
         if (!ts || !ts->nstepv)
                 return;
-        r = calloc(ts->nstepv, sizeof(*r));
-        lane = calloc(ts->nstepv, sizeof(*lane));
-        for (uint32_t i = 0; r && lane && i < ts->nstepv; i++) {
-                const struct step_fact *f = &ts->stepv[i];
-                if (!isfinite(f->start_s) || !isfinite(f->end_s) || f->end_s < f->start_s)
-                        continue;
-                r[n].f = f;
-                r[n].span = (struct trace_span){llround(f->start_s * 1e6), llround(f->end_s * 1e6)};
-                tmax = MAX(tmax, f->end_s);
-                n++;
-        }
-        if (!r || !lane || !n) {
+        r = calloc(M->n + 1, sizeof(*r));
+        lane = calloc(M->n + 1, sizeof(*lane));
+        n = all = r && lane ? spans_of(M, SPAN_STEP, r) : 0;
+        if (!n) {
                 dw_check(w, r && lane ? 0 : -ENOMEM);
-                free(r);
-                free(lane);
-                return;
+                goto out;
         }
-        size_t all = n;
         if (n > REPORT_STEP_BARS) {
                 qsort(r, n, sizeof(*r), cmp_step_len);
                 n = REPORT_STEP_BARS;
         }
         qsort(r, n, sizeof(*r), cmp_step_lane);
-        fr.tmax = MAX(tmax, page_tmax) > 0 ? MAX(tmax, page_tmax) : 1;
         /* lanes per target, numbered one after the other */
         for (size_t i = 0, j; i < n; i = j) {
                 struct trace_span sp[REPORT_STEP_BARS];
                 int64_t l;
-                for (j = i; j < n && r[j].f->target == r[i].f->target; j++)
-                        sp[j - i] = r[j].span;
+                for (j = i; j < n && r[j]->group == r[i]->group; j++)
+                        sp[j - i] = (struct trace_span){llround(r[j]->start_s * 1e6),
+                                                        llround(r[j]->end_s * 1e6)};
                 l = trace_lanes_assign(sp, j - i, lane + i);
                 for (size_t k = i; l >= 0 && k < j; k++)
                         lane[k] += (uint32_t)rows;
@@ -676,18 +675,16 @@ static void step_bars(struct dwriter *w, const struct targets *ts, double page_t
                   "<rect class=\"f1\" width=\"3\" height=\"6\"/></pattern></defs>",
                   n, all + ts->steps_dropped, W, 16.0 * (double)rows + 24);
         for (size_t i = 0; i < n; i++) {
-                step_bar(w, ts, &fr, r[i].f, 16.0 * lane[i] + 2);
-                if (i == 0 || r[i].f->target != r[i - 1].f->target) {
+                step_bar(w, &fr, r[i], 16.0 * lane[i] + 2);
+                if (i == 0 || r[i]->group != r[i - 1]->group) {
                         dw_printf(w, "<text x=\"2\" y=\"%.0f\">", 16.0 * lane[i] + 12);
-                        if (r[i].f->target >= 0 && (size_t)r[i].f->target < ts->n)
-                                esc(w, ts->t[r[i].f->target].name);
-                        else
-                                dw_puts(w, "(shared)");
+                        esc(w, r[i]->target[0] ? r[i]->target : "(shared)");
                         dw_puts(w, "</text>");
                 }
         }
         time_axis(w, &fr, 0, 16.0 * (double)rows + 4);
         dw_puts(w, "</svg>");
+out:
         free(r);
         free(lane);
 }
@@ -696,12 +693,11 @@ static void step_bars(struct dwriter *w, const struct targets *ts, double page_t
 
 static int cmp_edge_start(const void *a, const void *b)
 {
-        const struct ninja_edge *x = *(const struct ninja_edge *const *)a;
-        const struct ninja_edge *y = *(const struct ninja_edge *const *)b;
+        const struct span *x = *(const struct span *const *)a, *y = *(const struct span *const *)b;
 
-        if (x->start_ms != y->start_ms)
-                return x->start_ms < y->start_ms ? -1 : 1;
-        return x->end_ms < y->end_ms ? 1 : x->end_ms > y->end_ms ? -1 : 0;
+        if (x->start_s != y->start_s)
+                return x->start_s < y->start_s ? -1 : 1;
+        return x->end_s < y->end_s ? 1 : x->end_s > y->end_s ? -1 : 0;
 }
 
 /* Without start times (the run's files keep durations only): the slowest
@@ -724,34 +720,37 @@ static void ninja_durations(struct dwriter *w, const struct targets *ts)
         dw_puts(w, "</table>");
 }
 
-static void edge_bar(struct dwriter *w, const struct frame *fr, const struct ninja_edge *e,
-                     double off, size_t lane)
+static void edge_bar(struct dwriter *w, const struct frame *fr, const struct span *e,
+                     size_t lane)
 {
-        double x0 = px(fr, off + (double)e->start_ms / 1000);
-        double x1 = MAX(px(fr, off + (double)e->end_ms / 1000), x0 + 1);
-        const char *base = strrchr(e->output, '/');
+        double x0 = px(fr, e->start_s), x1 = MAX(px(fr, e->end_s), x0 + 1);
+        const char *base = strrchr(e->name, '/');
         char b[32];
 
         dw_printf(w,
                   "<rect class=\"f2\" opacity=\"0.7\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
                   "height=\"15\"><title>",
                   x0, 18.0 * (double)lane + 2, x1 - x0);
-        esc(w, e->output);
+        esc(w, e->name);
+        /* whole milliseconds, as the .ninja_log has them */
         dw_printf(w, ": %s</title></rect>",
-                  fmt_duration((double)(e->end_ms - e->start_ms) / 1000, FMT_DURATION_EXACT, b));
-        lane_label(w, base && base[1] ? base + 1 : e->output, x0 + 3, 18.0 * (double)lane + 13,
+                  fmt_duration((double)llround((e->end_s - e->start_s) * 1000) / 1000,
+                               FMT_DURATION_EXACT, b));
+        lane_label(w, base && base[1] ? base + 1 : e->name, x0 + 3, 18.0 * (double)lane + 13,
                    x1 - x0 - 6, "start");
 }
 
 /* The .ninja_log's edges on lanes on the page's axis (its clock placed by
  * the log's mtime): an edge takes the first lane free at its start. */
-static void ninja_lanes(struct dwriter *w, const struct page *P)
+static void ninja_lanes(struct dwriter *w, const struct page *P, const struct spans *M)
 {
         const struct targets *ts = P->m->targets;
         struct frame fr = {.ymax = 1, .k = 1, .unit = "", .tmax = P->tmax};
-        const struct ninja_edge **v;
-        int64_t lane_end[EDGE_LANES];
-        size_t nl = 0, drawn = 0;
+        const struct span **v;
+        struct trace_span *sp;
+        uint32_t *lane;
+        size_t n, drawn = 0;
+        int64_t nl;
         double h;
 
         if (!ts || (!ts->nedgev && !ts->nslow))
@@ -761,23 +760,23 @@ static void ninja_lanes(struct dwriter *w, const struct page *P)
                         ninja_durations(w, ts);
                 return;
         }
-        v = calloc(ts->nedgev, sizeof(*v));
-        if (!v) {
+        v = calloc(M->n + 1, sizeof(*v));
+        sp = calloc(M->n + 1, sizeof(*sp));
+        lane = calloc(M->n + 1, sizeof(*lane));
+        if (!v || !sp || !lane) {
                 dw_check(w, -ENOMEM);
-                return;
+                goto out;
         }
-        for (uint32_t i = 0; i < ts->nedgev; i++)
-                v[i] = &ts->edgev[i];
-        qsort(v, ts->nedgev, sizeof(*v), cmp_edge_start);
-        for (uint32_t i = 0; i < ts->nedgev; i++) {
-                size_t l = 0;
-
-                while (l < nl && lane_end[l] > v[i]->start_ms)
-                        l++;
-                if (l == EDGE_LANES)
-                        continue;
-                nl = MAX(nl, l + 1);
-                lane_end[l] = v[i]->end_ms;
+        n = spans_of(M, SPAN_EDGE, v);
+        qsort(v, n, sizeof(*v), cmp_edge_start);
+        for (size_t i = 0; i < n; i++)
+                sp[i] = (struct trace_span){llround(v[i]->start_s * 1e6),
+                                            llround(v[i]->end_s * 1e6)};
+        /* lanes past EDGE_LANES are not drawn; they take none of the first */
+        nl = MIN(trace_lanes_assign(sp, n, lane), EDGE_LANES);
+        if (nl < 0) {
+                dw_check(w, (int)nl);
+                goto out;
         }
         h = 18.0 * (double)nl + 22;
         dw_printf(w,
@@ -788,24 +787,19 @@ static void ninja_lanes(struct dwriter *w, const struct page *P)
                   (unsigned long long)ts->ninja_edges, W, h, ts->nedgev,
                   (unsigned long long)ts->ninja_edges);
         time_axis(w, &fr, 0, h - 22);
-        nl = 0;
-        for (uint32_t i = 0; i < ts->nedgev; i++) {
-                size_t l = 0;
-
-                while (l < nl && lane_end[l] > v[i]->start_ms)
-                        l++;
-                if (l == EDGE_LANES)
-                        continue;
-                nl = MAX(nl, l + 1);
-                lane_end[l] = v[i]->end_ms;
-                edge_bar(w, &fr, v[i], P->edge_off, l);
-                drawn++;
-        }
+        for (size_t i = 0; i < n; i++)
+                if (lane[i] < EDGE_LANES) {
+                        edge_bar(w, &fr, v[i], lane[i]);
+                        drawn++;
+                }
         dw_puts(w, "</svg>");
         if (drawn < ts->nedgev)
                 dw_printf(w, "<div class=\"lg\">%zu of the %u slowest edges drawn (%d lanes)</div>",
                           drawn, ts->nedgev, EDGE_LANES);
+out:
         free(v);
+        free(sp);
+        free(lane);
 }
 
 static void td_num(struct dwriter *w, bool set, double v, int prec, const char *suffix)
@@ -1009,9 +1003,11 @@ static void summary_folded(struct dwriter *w, const struct run_model *m)
 int report_render_html(const struct report_data *d, const struct run_model *m, struct dbuf *out)
 {
         struct dwriter w = DWRITER_INIT(out);
+        struct spans M = {.max = SIZE_MAX}; /* the steps and placed edges the lanes draw */
         struct page P;
 
         page_init(&P, d, m);
+        dw_check(&w, spans_derive(&M, m->run, NULL, m->targets));
         head(&w, m);
         report_answer(&w, m);
         report_baseline_html(&w, m->summary);
@@ -1019,8 +1015,8 @@ int report_render_html(const struct report_data *d, const struct run_model *m, s
         timeline(&w, &P);
         dw_puts(&w, "<div id=\"bars\">");
         target_bars(&w, &P);
-        step_bars(&w, m->targets, P.tmax);
-        ninja_lanes(&w, &P);
+        step_bars(&w, &M, m->targets, P.tmax);
+        ninja_lanes(&w, &P, &M);
         dw_puts(&w, "</div></section>\n<section id=\"tables\"><h2>Tables</h2>");
         targets_table(&w, m->facts);
         units_table(&w, m->units, m->run ? m->run->cwd : NULL);
@@ -1030,5 +1026,6 @@ int report_render_html(const struct report_data *d, const struct run_model *m, s
         summary_folded(&w, m);
         hover_script(&w);
         dw_puts(&w, "</body></html>\n");
+        spans_release(&M);
         return w.err;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model/figures.h"
+#include "model/spans.h"
 #include "render/jsonw.h"
 #include "render/trace-lanes.h"
 #include "util/macro.h"
@@ -16,6 +17,9 @@ enum { PID_BUILD = 1, PID_TARGETS = 2, PID_NINJA = 3, PID_UNITS = 4, PID_STEPS =
 /* The order the processes are shown in: the steps under their targets. */
 static const int pid_sort[PIDS] = {
     [PID_BUILD] = 1, [PID_TARGETS] = 2, [PID_STEPS] = 3, [PID_NINJA] = 4, [PID_UNITS] = 5};
+/* The process of each kind of span. */
+static const int kind_pid[SPAN_KINDS] = {[SPAN_TARGET] = PID_TARGETS, [SPAN_STEP] = PID_STEPS,
+                                         [SPAN_EDGE] = PID_NINJA, [SPAN_UNIT] = PID_UNITS};
 
 #define TRACE_NAME_MAX 512 /* bytes of a slice name kept */
 #define TRACE_MEMCOLS_MAX 8
@@ -54,19 +58,6 @@ static const char *const track_name[TRACKS] = {
     [TRACK_PSI_IO] = "PSI io some stall (%)",
 };
 
-struct slice {
-        struct trace_span span;
-        char *name;
-        int pid;
-        int64_t steps, cached; /* -1 unknown */
-        int success;           /* enum target_success; ninja edges: unknown */
-        char *tool;            /* a compile unit's; a step's target ("" none); else NULL */
-        int group;             /* lanes are assigned per group: a step's target + 1; else 0 */
-        bool step, step_cached, error, canceled; /* a BuildKit step's */
-        double peak_mb, cpu_s;                   /* a compile unit's; NAN unknown */
-        struct step_exec exec;                   /* a RUN step's use inside BuildKit */
-};
-
 struct kv {
         const char *key;
         double v;
@@ -76,10 +67,8 @@ struct trace {
         struct trace_config cfg;
         const struct run_info *ri;
         struct dbuf buf;
-        bool any; /* an event was written */
-        struct slice *sl;
-        size_t nsl, capsl;
-        uint64_t dropped;
+        bool any;        /* an event was written */
+        struct spans sp; /* the slices: the model's spans (model/spans.h) */
         uint32_t steps_dropped; /* BuildKit vertices past the model's cap */
         double end_s;           /* the run's end on its clock; NAN unknown */
         double last_elapsed;
@@ -227,8 +216,7 @@ int trace_new(const struct trace_config *cfg, const struct run_info *ri, struct 
         if (!t)
                 return -ENOMEM;
         t->cfg = *cfg;
-        if (t->cfg.max_slices == 0)
-                t->cfg.max_slices = TRACE_SLICES_MAX;
+        t->sp.max = cfg->max_slices ? cfg->max_slices : TRACE_SLICES_MAX;
         t->ri = ri;
         t->end_s = figure_run_duration(ri->start_epoch, ri->end_epoch, NAN, NULL);
         t->prev_elapsed = NAN;
@@ -252,11 +240,7 @@ void trace_free(struct trace *t)
 {
         if (!t)
                 return;
-        for (size_t i = 0; i < t->nsl; i++) {
-                free(t->sl[i].name);
-                free(t->sl[i].tool);
-        }
-        free(t->sl);
+        spans_release(&t->sp);
         dbuf_release(&t->buf);
         free(t);
 }
@@ -366,95 +350,24 @@ int trace_sample(struct trace *t, const struct sample *s)
         return 0;
 }
 
-static int add_slice(struct trace *t, int pid, double start_s, double end_s, const char *name,
-                     size_t len, struct slice **ret)
-{
-        struct slice *s;
-
-        if (!isfinite(start_s) || !isfinite(end_s) || end_s < start_s)
-                return 0;
-        if (t->nsl >= t->cfg.max_slices) {
-                t->dropped++;
-                return 0;
-        }
-        if (t->nsl == t->capsl) {
-                size_t cap = t->capsl ? t->capsl * 2 : 256;
-                struct slice *p = realloc(t->sl, cap * sizeof(*p));
-                if (!p)
-                        return -ENOMEM;
-                t->sl = p;
-                t->capsl = cap;
-        }
-        len = MIN(len, TRACE_NAME_MAX);
-        s = &t->sl[t->nsl];
-        *s = (struct slice){.span = {us(start_s), us(end_s)},
-                            .pid = pid,
-                            .steps = -1,
-                            .cached = -1,
-                            .success = TARGET_SUCCESS_UNKNOWN,
-                            .group = 0,
-                            .peak_mb = NAN,
-                            .cpu_s = NAN};
-        s->name = strndup(name, len);
-        if (!s->name)
-                return -ENOMEM;
-        t->nsl++;
-        *ret = s;
-        return 1;
-}
-
 int trace_add_target(struct trace *t, const struct target_fact *f)
 {
-        struct slice *s;
-        int e = add_slice(t, PID_TARGETS, f->start_s, f->end_s, f->name, strlen(f->name), &s);
-
-        if (e > 0) {
-                s->steps = f->steps_set ? (int64_t)f->steps : -1;
-                s->cached = f->steps_set ? (int64_t)f->cached : -1;
-                s->success = f->success;
-        }
-        return MIN(e, 0);
+        return spans_add_target(&t->sp, f);
 }
 
 int trace_add_step(struct trace *t, const struct step_fact *f, const char *target)
 {
-        struct slice *s;
-        int e = add_slice(t, PID_STEPS, f->start_s, f->end_s, f->name, strlen(f->name), &s);
-
-        if (e > 0) {
-                s->tool = strdup(target ? target : "");
-                if (!s->tool)
-                        return -ENOMEM;
-                s->group = f->target >= 0 ? f->target + 1 : 0;
-                s->step = f->step;
-                s->step_cached = f->cached;
-                s->error = f->error;
-                s->canceled = f->canceled;
-                s->exec = f->exec;
-        }
-        return MIN(e, 0);
+        return spans_add_step(&t->sp, f, target);
 }
 
 int trace_add_edge(struct trace *t, double start_s, double end_s, const char *out, size_t len)
 {
-        struct slice *s;
-
-        return MIN(add_slice(t, PID_NINJA, start_s, end_s, out, len, &s), 0);
+        return spans_add_edge(&t->sp, start_s, end_s, out, len);
 }
 
 int trace_add_unit(struct trace *t, const struct unit *u)
 {
-        struct slice *s;
-        int e = add_slice(t, PID_UNITS, u->first_s, u->last_s, u->name, strlen(u->name), &s);
-
-        if (e > 0) {
-                s->tool = strdup(u->tool);
-                if (!s->tool)
-                        return -ENOMEM;
-                s->peak_mb = u->peak_mb;
-                s->cpu_s = u->cpu_s;
-        }
-        return MIN(e, 0);
+        return spans_add_unit(&t->sp, u);
 }
 
 void trace_set_steps_dropped(struct trace *t, uint32_t n)
@@ -470,30 +383,32 @@ void trace_set_end(struct trace *t, double end_s)
 
 static int cmp_slice(const void *a, const void *b)
 {
-        const struct slice *x = a, *y = b;
+        const struct span *x = a, *y = b;
 
-        if (x->pid != y->pid)
-                return x->pid < y->pid ? -1 : 1;
+        int64_t xs = us(x->start_s), ys = us(y->start_s), xe = us(x->end_s), ye = us(y->end_s);
+
+        if (kind_pid[x->kind] != kind_pid[y->kind])
+                return kind_pid[x->kind] < kind_pid[y->kind] ? -1 : 1;
         if (x->group != y->group)
                 return x->group < y->group ? -1 : 1;
-        if (x->span.start != y->span.start)
-                return x->span.start < y->span.start ? -1 : 1;
-        if (x->span.end != y->span.end)
-                return x->span.end > y->span.end ? -1 : 1; /* the longer first */
+        if (xs != ys)
+                return xs < ys ? -1 : 1;
+        if (xe != ye)
+                return xe > ye ? -1 : 1; /* the longer first */
         return 0;
 }
 
 /* A compile unit's args: its tool, peak RSS and CPU where known. */
-static int unit_args(struct dbuf *b, const struct slice *s)
+static int unit_args(struct dbuf *b, const struct span *s)
 {
         int e = dbuf_puts(b, "\"tool\":");
 
         if (e >= 0)
-                e = jsonw_string(b, s->tool, strlen(s->tool));
-        if (e >= 0 && isfinite(s->peak_mb))
-                e = put_num(b, "peak_mb", s->peak_mb, true);
-        if (e >= 0 && isfinite(s->cpu_s))
-                e = put_num(b, "cpu_s", s->cpu_s, true);
+                e = jsonw_string(b, s->unit->tool, strlen(s->unit->tool));
+        if (e >= 0 && isfinite(s->unit->peak_mb))
+                e = put_num(b, "peak_mb", s->unit->peak_mb, true);
+        if (e >= 0 && isfinite(s->unit->cpu_s))
+                e = put_num(b, "cpu_s", s->unit->cpu_s, true);
         return e;
 }
 
@@ -528,48 +443,51 @@ static int exec_args(struct dbuf *b, const struct step_exec *x)
         return e;
 }
 
+#define TF(b) ((b) ? "true" : "false")
+
 /* A BuildKit step's args: its target, whether it is a [i/n] step, and how
  * it ended. */
-static int step_args(struct dbuf *b, const struct slice *s)
+static int step_args(struct dbuf *b, const struct span *s)
 {
         int e = dbuf_puts(b, "\"target\":");
 
         if (e >= 0)
-                e = s->tool[0] ? jsonw_string(b, s->tool, strlen(s->tool))
+                e = s->target[0] ? jsonw_string(b, s->target, strlen(s->target))
                                : dbuf_puts(b, "null");
         if (e >= 0)
                 e = dbuf_printf(b, ",\"step\":%s,\"cached\":%s,\"error\":%s,\"canceled\":%s",
-                                s->step ? "true" : "false", s->step_cached ? "true" : "false",
-                                s->error ? "true" : "false", s->canceled ? "true" : "false");
-        if (e >= 0 && s->exec.set)
-                e = exec_args(b, &s->exec);
+                                TF(s->sf->step), TF(s->sf->cached), TF(s->sf->error),
+                                TF(s->sf->canceled));
+        if (e >= 0 && s->sf->exec.set)
+                e = exec_args(b, &s->sf->exec);
         return e;
 }
 
-static int slice_event(struct trace *t, const struct slice *s, int64_t lane)
+static int slice_event(struct trace *t, const struct span *s, int64_t lane)
 {
         static const char *const cat[PIDS] = {[PID_TARGETS] = "target",
                                               [PID_STEPS] = "step",
                                               [PID_NINJA] = "ninja",
                                               [PID_UNITS] = "unit"};
         struct dbuf *b = &t->buf;
-        int e = ev_head(t, s->name, strlen(s->name), 'X', s->span.start, s->pid, lane);
+        int e = ev_head(t, s->name, MIN(strnlen(s->name, s->len), TRACE_NAME_MAX), 'X',
+                        us(s->start_s), kind_pid[s->kind], lane);
 
         if (e >= 0)
                 e = dbuf_printf(b, ",\"dur\":%lld,\"cat\":\"%s\",\"args\":{",
-                                (long long)(s->span.end - s->span.start), cat[s->pid]);
-        if (e >= 0 && s->pid == PID_UNITS)
+                                (long long)(us(s->end_s) - us(s->start_s)), cat[kind_pid[s->kind]]);
+        if (e >= 0 && s->kind == SPAN_UNIT)
                 e = unit_args(b, s);
-        if (e >= 0 && s->pid == PID_STEPS)
+        if (e >= 0 && s->kind == SPAN_STEP)
                 e = step_args(b, s);
-        if (e >= 0 && s->pid == PID_TARGETS) {
+        if (e >= 0 && s->kind == SPAN_TARGET) {
                 e = dbuf_printf(b, "\"success\":%s",
-                                s->success == TARGET_BUILT    ? "true"
-                                : s->success == TARGET_FAILED ? "false"
+                                s->tf->success == TARGET_BUILT    ? "true"
+                                : s->tf->success == TARGET_FAILED ? "false"
                                                               : "null");
-                if (e >= 0 && s->steps >= 0)
-                        e = dbuf_printf(b, ",\"steps\":%lld,\"cached\":%lld", (long long)s->steps,
-                                        (long long)s->cached);
+                if (e >= 0 && s->tf->steps_set)
+                        e = dbuf_printf(b, ",\"steps\":%u,\"cached\":%u", s->tf->steps,
+                                        s->tf->cached);
         }
         if (e >= 0)
                 e = dbuf_puts(b, "}}");
@@ -596,15 +514,15 @@ static int meta(struct trace *t, const char *what, int pid, int64_t tid, const c
 /* The slices of one group of a process (sl[0..n), sorted) on lanes of
  * their own, numbered from *tid; the lanes are named after the group (a
  * step's target) when it has a name. */
-static int write_group(struct trace *t, int pid, const struct slice *sl, size_t n,
+static int write_group(struct trace *t, int pid, const struct span *sl, size_t n,
                        struct trace_span *spans, uint32_t *lane, int64_t *tid)
 {
-        const char *gname = pid == PID_STEPS && sl[0].tool && sl[0].tool[0] ? sl[0].tool : NULL;
+        const char *gname = pid == PID_STEPS && sl[0].target[0] ? sl[0].target : NULL;
         int64_t lanes;
         int e = 0;
 
         for (size_t i = 0; i < n; i++)
-                spans[i] = sl[i].span;
+                spans[i] = (struct trace_span){us(sl[i].start_s), us(sl[i].end_s)};
         lanes = trace_lanes_assign(spans, n, lane);
         if (lanes < 0)
                 return (int)lanes;
@@ -629,7 +547,7 @@ static int write_group(struct trace *t, int pid, const struct slice *sl, size_t 
 /* The slices of one process (sl[0..n), sorted by group and start), on
  * their lanes: per group, so a target's steps share lanes only with each
  * other. */
-static int write_process(struct trace *t, int pid, const char *pname, const struct slice *sl,
+static int write_process(struct trace *t, int pid, const char *pname, const struct span *sl,
                          size_t n)
 {
         struct trace_span *spans = calloc(n + 1, sizeof(*spans));
@@ -707,7 +625,7 @@ static int cmp_point(const void *a, const void *b)
 /* Per target, a counter of its RUN steps' memory: the sum of the kernel
  * peaks of the steps running at each instant (a step holds its peak from
  * its start to its end), on the steps' process. sl is sorted by group. */
-static int target_memory(struct trace *t, const struct slice *sl, size_t n)
+static int target_memory(struct trace *t, const struct span *sl, size_t n)
 {
         struct mem_point *pt = calloc(2 * n + 1, sizeof(*pt));
         int e = pt ? 0 : -ENOMEM;
@@ -719,14 +637,14 @@ static int target_memory(struct trace *t, const struct slice *sl, size_t n)
                 int k;
 
                 for (; j < n && sl[j].group == sl[i].group; j++) {
-                        double mb = sl[j].exec.mem_peak_bytes / SAMPLE_MIB;
-                        if (!sl[j].exec.set || !isfinite(mb))
+                        double mb = sl[j].sf->exec.mem_peak_bytes / SAMPLE_MIB;
+                        if (!sl[j].sf->exec.set || !isfinite(mb))
                                 continue;
-                        pt[np++] = (struct mem_point){sl[j].span.start, mb};
-                        pt[np++] = (struct mem_point){sl[j].span.end, -mb};
+                        pt[np++] = (struct mem_point){us(sl[j].start_s), mb};
+                        pt[np++] = (struct mem_point){us(sl[j].end_s), -mb};
                 }
                 k = snprintf(name, sizeof(name), "memory %s (MiB)",
-                             sl[i].tool && sl[i].tool[0] ? sl[i].tool : "steps");
+                             sl[i].target[0] ? sl[i].target : "steps");
                 if (k < 0 || (size_t)k >= sizeof(name))
                         k = snprintf(name, sizeof(name), "memory (MiB)");
                 qsort(pt, np, sizeof(*pt), cmp_point);
@@ -756,21 +674,23 @@ int trace_finish(struct trace *t)
                                                 [PID_UNITS] = "compile units"};
         int e = run_event(t);
 
-        if (t->nsl)
-                qsort(t->sl, t->nsl, sizeof(*t->sl), cmp_slice);
-        for (size_t i = 0; i < t->nsl && e >= 0;) {
+        /* the Chrome trace's order: parents are not used past here */
+        if (t->sp.n)
+                qsort(t->sp.v, t->sp.n, sizeof(*t->sp.v), cmp_slice);
+        for (size_t i = 0; i < t->sp.n && e >= 0;) {
+                const struct span *v = t->sp.v;
                 size_t j = i;
-                while (j < t->nsl && t->sl[j].pid == t->sl[i].pid)
+                while (j < t->sp.n && kind_pid[v[j].kind] == kind_pid[v[i].kind])
                         j++;
-                e = write_process(t, t->sl[i].pid, pname[t->sl[i].pid], t->sl + i, j - i);
-                if (e >= 0 && t->sl[i].pid == PID_STEPS)
-                        e = target_memory(t, t->sl + i, j - i);
+                e = write_process(t, kind_pid[v[i].kind], pname[kind_pid[v[i].kind]], v + i, j - i);
+                if (e >= 0 && v[i].kind == SPAN_STEP)
+                        e = target_memory(t, v + i, j - i);
                 i = j;
         }
-        if (e >= 0 && t->dropped) {
+        if (e >= 0 && t->sp.dropped) {
                 char args[96];
-                snprintf(args, sizeof(args), "\"kept\":%zu,\"dropped\":%llu", t->nsl,
-                         (unsigned long long)t->dropped);
+                snprintf(args, sizeof(args), "\"kept\":%zu,\"dropped\":%llu", t->sp.n,
+                         (unsigned long long)t->sp.dropped);
                 e = instant(t, "slices cut: too many to show", 0, args);
         }
         if (e >= 0 && t->steps_dropped) {

@@ -16,8 +16,9 @@
  * chrome://tracing open. Formatted as it goes into trace_output(): the
  * counters (C) and instants (i) of each sample are appended when the
  * sample is given, and the caller writes them out and empties the buffer
- * (so a 24-hour run is never held in memory); the slices (X: the run, its targets, ninja edges)
- * are kept (capped) and written with their lanes and the metadata (M) at
+ * (so a 24-hour run is never held in memory); the slices (X: the run,
+ * and the spans of model/spans.h: targets, steps, edges, units) are kept
+ * (capped by its one rule) and written with their lanes and metadata (M) at
  * the end. Times are microseconds from the run's start.
  *
  * Processes: 1 "build" (the run slice and every counter track), 2
@@ -46,15 +47,12 @@ void trace_free(struct trace *t);
 
 /* One sample, in order: its counters and any instant it starts. */
 int trace_sample(struct trace *t, const struct sample *s);
-/* A target with a known start and end. */
+/* The slices: spans_add_*() of model/spans.h (its facts and strings
+ * borrowed until trace_finish()). A step's target is named target (NULL
+ * or "": none or several); its lanes are its target's own. */
 int trace_add_target(struct trace *t, const struct target_fact *f);
-/* A BuildKit step of the model (one that started and ended), its target
- * named target (NULL or "": none or several): an X slice with its target,
- * cached, error and canceled in args, on lanes of its target's own. */
 int trace_add_step(struct trace *t, const struct step_fact *f, const char *target);
-/* A ninja edge: start and end in seconds on the run's clock. */
 int trace_add_edge(struct trace *t, double start_s, double end_s, const char *out, size_t len);
-/* A compile unit of the process scans (model/units.h). */
 int trace_add_unit(struct trace *t, const struct unit *u);
 /* How many BuildKit steps the model left out past its cap (an instant
  * says so at the end when any). */
