@@ -976,10 +976,17 @@ static const struct proctop_entry *gone_top(const struct ex *e, struct procfs *p
         return NULL;
 }
 
-static void find_victim(struct ex *e, struct exec_fact *f, struct procfs *p)
+/* A guess at the victim, from the largest process gone since the count
+ * rose: only while the kernel's own record has not named it (that record
+ * may be read a tick before the count is: the guess then named the step's
+ * shell, gone with its step, over the kernel's tail). */
+static void find_victim(const struct bkexec *b, struct ex *e, struct exec_fact *f,
+                        struct procfs *p)
 {
         const struct proctop_entry *v;
 
+        if (b->kmsg_kills[e->fact] > 0)
+                e->victim_tries = 0;
         if (e->victim_tries <= 0)
                 return;
         e->victim_tries--;
@@ -1010,7 +1017,7 @@ void bkexec_end(struct bkexec *b, struct procfs *p)
                                          e->top.e[0].label);
                         }
                 }
-                find_victim(e, f, p);
+                find_victim(b, e, f, p);
         }
 }
 
@@ -1044,7 +1051,7 @@ int bkexec_poll(struct bkexec *b, struct procfs *p, double now)
                 f->last_s = now;
                 ex_read_mem(b, e, f);
                 kills += (int)(e->oom - before);
-                find_victim(e, f, p);
+                find_victim(b, e, f, p);
         }
         read_kmsg(b, now);
         return kills;
