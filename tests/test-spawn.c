@@ -258,12 +258,69 @@ static void test_stdio_closed(void **state)
         spawn_result_release(&r);
 }
 
+/* The detached worker: what it saw when it started, in the file at arg. */
+static int detached_job(void *arg)
+{
+        const char *path = arg;
+        char line[64];
+        int fd, n, open_fds = 0;
+
+        for (int i = 3; i < 64; i++)
+                open_fds += fcntl(i, F_GETFD) >= 0;
+        n = snprintf(line, sizeof(line), "%d fds\n", open_fds);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return -errno;
+        (void)!write(fd, line, (size_t)n);
+        close(fd);
+        return 0;
+}
+
+/* spawn_detached(): the work starts only once its caller has ended (the
+ * caller's way out, a sanitizer's leak check, never overlaps it), with no
+ * fd of the caller's open, and it outlives the caller. */
+static void test_detached_waits(void **state)
+{
+        char dir[] = "/tmp/test-spawn.XXXXXX", path[64], buf[64] = "";
+        int status, fd;
+        ssize_t n;
+        pid_t pid;
+
+        assert_non_null(mkdtemp(dir));
+        snprintf(path, sizeof(path), "%s/started", dir);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                /* the caller: a pipe of its own the worker must not hold */
+                int p[2];
+                if (pipe(p) < 0 || spawn_detached(detached_job, path) < 0)
+                        _exit(2);
+                usleep(300 * 1000); /* the worker waits through this */
+                _exit(access(path, F_OK) == 0 ? 3 : 0);
+        }
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0); /* 3: it ran while the caller lived */
+        for (int i = 0; i < 500 && access(path, F_OK) != 0; i++)
+                usleep(10 * 1000);
+        usleep(50 * 1000); /* written whole */
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0); /* it ran after the caller ended */
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        assert_true(n > 0);
+        assert_string_equal(buf, "0 fds\n"); /* none above 2 */
+        unlink(path);
+        rmdir(dir);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_cases),
             cmocka_unit_test(test_group_killed),
             cmocka_unit_test(test_stdio_closed),
+            cmocka_unit_test(test_detached_waits),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

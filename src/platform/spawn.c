@@ -148,16 +148,24 @@ void spawn_result_release(struct spawn_result *r)
 
 int spawn_detached(int (*fn)(void *), void *arg)
 {
-        pid_t pid = fork();
-        int status;
+        int gate[2], status;
+        pid_t pid;
 
-        if (pid < 0)
+        /* the caller's end closes when it ends, wherever it is then */
+        if (pipe2(gate, O_CLOEXEC) < 0)
                 return -errno;
+        pid = fork();
+        if (pid < 0) {
+                int e = -errno;
+                close(gate[0]);
+                close(gate[1]);
+                return e;
+        }
         if (pid == 0) {
                 /* the first child: a new session, the worker's parent for
                  * as long as it takes to fork it */
                 pid_t g;
-                int nul;
+                int keep, nul;
 
                 if (setsid() < 0)
                         _exit(1);
@@ -165,15 +173,29 @@ int spawn_detached(int (*fn)(void *), void *arg)
                 if (g != 0)
                         _exit(g < 0 ? 1 : 0);
                 child_reset_signals();
+                /* the gate's read end on 3 (above 0-2 first, whatever the
+                 * caller had there), every other fd closed: the caller's
+                 * write end and any earlier worker's gate too */
+                keep = fcntl(gate[0], F_DUPFD, 3);
                 nul = open("/dev/null", O_RDWR | O_CLOEXEC);
-                if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
+                if (keep < 0 || nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
                         _exit(1);
-                if (close_range(3, ~0U, 0) < 0)
-                        for (int fd = 3; fd < 65536; fd++)
+                if (keep != 3 && dup2(keep, 3) < 0)
+                        _exit(1);
+                if (close_range(4, ~0U, 0) < 0)
+                        for (int fd = 4; fd < 65536; fd++)
                                 (void)close(fd);
                 (void)setpriority(PRIO_PROCESS, 0, 10);
+                for (char c;;) {
+                        ssize_t n = read(3, &c, 1);
+                        if (n == 0 || (n < 0 && errno != EINTR))
+                                break;
+                }
+                close(3);
                 _exit(fn(arg) < 0 ? 1 : 0);
         }
+        close(gate[0]);
+        /* gate[1] stays open, close-on-exec, until this process ends */
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR)
                         return -errno;

@@ -40,7 +40,11 @@ int spawn_capture(const struct spawn_config *cfg, struct spawn_result *ret);
 /* Work that outlives buildtel (the build log's compression): fn(arg) in a
  * grandchild, in a session of its own, at nice 10, stdin, stdout and
  * stderr on /dev/null and no other fd, every signal default; it is never
- * waited for (init reaps it). Returns 0 once it started, or -errno. */
+ * waited for (init reaps it). fn starts once the calling process has
+ * ended (the worker waits for EOF on a pipe whose write end only the
+ * caller holds), so nothing the caller does on its way out (its exit
+ * handlers, a sanitizer's leak check) overlaps it. Returns 0 once the
+ * worker exists, or -errno. */
 int spawn_detached(int (*fn)(void *), void *arg);
 
 /* Frees out and err; the struct can be reused. */
