@@ -17,6 +17,7 @@
 #include "model/run.h"
 #include "model/sample.h"
 #include "util/dbuf.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 #define SAMPLES 86400

@@ -20,6 +20,7 @@
 #include "parse/ccstats.h"
 #include "platform/cachetool.h"
 #include "util/macro.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 #define ARGV(...) ((char *const *)(uintptr_t)(const char *const[]){__VA_ARGS__, NULL})

@@ -25,6 +25,7 @@
 #include "render/trace-lanes.h"
 #include "render/trace.h"
 #include "util/macro.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 #define FIX FIXTURES "/trace/"

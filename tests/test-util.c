@@ -1,27 +1,23 @@
 /* SPDX-License-Identifier: MIT */
-/* util/: the cursor parsers, whole-file reads, mkdir -p and the atomic
- * replacement of a file, on real files in a temp directory (its failure
- * paths too: a directory in the way, a directory we may not write, a write
- * that fails half-way). */
+/* util/: the cursor parsers, whole-file reads, mkdir -p and the run files'
+ * rules, on real files in a temp directory (the atomic replacement of a
+ * file is util/outfile's: tests/test-outfile.c). */
 #include <dirent.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <math.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "util/macro.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 static void test_parse_numbers(void **state)
@@ -140,31 +136,6 @@ static int scratch_teardown(void **state)
         return 0;
 }
 
-static int cmp_name(const void *a, const void *b)
-{
-        return strcmp(a, b);
-}
-
-/* The names in the directory, sorted, joined by ' '. */
-static void listing(int dfd, char *buf, size_t cap)
-{
-        DIR *d = opendir_at(dfd, ".");
-        struct dirent *de;
-        char names[16][256];
-        size_t n = 0, o = 0;
-
-        assert_non_null(d);
-        while ((de = readdir(d)) && n < 16) {
-                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-                        snprintf(names[n++], sizeof(names[0]), "%s", de->d_name);
-        }
-        closedir(d);
-        qsort(names, n, sizeof(names[0]), cmp_name);
-        buf[0] = '\0';
-        for (size_t i = 0; i < n; i++)
-                o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? " " : "", names[i]);
-}
-
 static void assert_content(int dfd, const char *name, const char *want)
 {
         char *buf = NULL;
@@ -174,126 +145,6 @@ static void assert_content(int dfd, const char *name, const char *want)
         assert_int_equal(len, strlen(want));
         assert_memory_equal(buf, want, len);
         free(buf);
-}
-
-static void test_atomic_write(void **state)
-{
-        struct scratch *s = *state;
-        static const struct {
-                const char *name;
-                const char *content;
-                mode_t mode;
-        } writes[] = {
-            {"a.prom", "first\n", 0644},
-            {"a.prom", "second, longer than the first\n", 0640}, /* replaces */
-            {"a.prom", "", 0600},                                /* empty is a file too */
-            {"b.json", "{}", 0644},
-            {"lnk", "replaces the link, not its target\n", 0644},
-        };
-        char list[512], path[256];
-        struct stat st;
-        int cwd;
-        mode_t old_umask = umask(077);
-
-        assert_int_equal(symlinkat("b.json", s->dfd, "lnk"), 0);
-        for (size_t k = 0; k < ARRAY_SIZE(writes); k++) {
-                size_t len = strlen(writes[k].content);
-
-                assert_int_equal(write_file_atomic_at(s->dfd, writes[k].name, writes[k].content,
-                                                      len, writes[k].mode),
-                                 0);
-                assert_content(s->dfd, writes[k].name, writes[k].content);
-                assert_int_equal(fstatat(s->dfd, writes[k].name, &st, AT_SYMLINK_NOFOLLOW), 0);
-                assert_true(S_ISREG(st.st_mode));
-                /* exactly the mode asked for, whatever the umask (077 here) */
-                assert_int_equal(st.st_mode & 07777, writes[k].mode);
-        }
-        assert_content(s->dfd, "b.json", "{}");
-        umask(old_umask);
-
-        /* the path form: mode 0600 (the run's files), relative to the
-         * path's directory */
-        snprintf(path, sizeof(path), "%s/c.txt", s->dir);
-        assert_int_equal(write_file_atomic(path, "c", 1), 0);
-        assert_content(s->dfd, "c.txt", "c");
-        assert_int_equal(fstatat(s->dfd, "c.txt", &st, 0), 0);
-        assert_int_equal(st.st_mode & 07777, 0600);
-
-        /* relative to the working directory */
-        cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        assert_true(cwd >= 0);
-        assert_int_equal(fchdir(s->dfd), 0);
-        assert_int_equal(write_file_atomic_at(AT_FDCWD, "d.txt", "d", 1, 0644), 0);
-        assert_int_equal(write_file_atomic("e.txt", "e", 1), 0);
-        assert_int_equal(fchdir(cwd), 0);
-        close(cwd);
-        assert_content(s->dfd, "d.txt", "d");
-        assert_content(s->dfd, "e.txt", "e");
-
-        /* no temp file left behind */
-        listing(s->dfd, list, sizeof(list));
-        assert_string_equal(list, "a.prom b.json c.txt d.txt e.txt lnk");
-}
-
-/* The streaming writer: nothing visible until commit, nothing left after
- * abort, the mode exactly as asked. */
-static void test_atomic_stream(void **state)
-{
-        struct scratch *s = *state;
-        static const struct {
-                bool commit;
-                const char *want_list;
-        } cases[] = {
-            {false, ""},
-            {true, "t.json"},
-        };
-
-        for (size_t k = 0; k < ARRAY_SIZE(cases); k++) {
-                struct atomic_file a;
-                char path[128], list[256];
-                struct stat st;
-
-                assert_true((size_t)snprintf(path, sizeof(path), "%s/t.json", s->dir) <
-                            sizeof(path));
-                (void)unlinkat(s->dfd, "t.json", 0);
-                assert_int_equal(atomic_open(path, 0644, &a), 0);
-                assert_int_equal(write_all(a.fd, "{\"a\":", 5), 0);
-                assert_int_equal(write_all(a.fd, "1}", 2), 0);
-                assert_int_equal(fstatat(s->dfd, "t.json", &st, 0), -1); /* not yet */
-                if (cases[k].commit) {
-                        assert_int_equal(atomic_commit(&a), 0);
-                        assert_content(s->dfd, "t.json", "{\"a\":1}");
-                        assert_int_equal(fstatat(s->dfd, "t.json", &st, 0), 0);
-                        assert_int_equal(st.st_mode & 07777, 0644);
-                } else {
-                        atomic_abort(&a);
-                }
-                atomic_abort(&a); /* a no-op once ended */
-                listing(s->dfd, list, sizeof(list));
-                assert_string_equal(list, cases[k].want_list);
-        }
-        assert_int_equal(atomic_open("/nonexistent-dir-buildtel/x", 0644, &(struct atomic_file){0}),
-                         -ENOENT);
-}
-
-static void test_atomic_write_failures(void **state)
-{
-        struct scratch *s = *state;
-        char list[512], path[256];
-
-        assert_int_equal(write_file_atomic_at(s->dfd, "keep", "old", 3, 0644), 0);
-        /* the target is a directory: nothing replaced, no temp left */
-        assert_int_equal(mkdirat(s->dfd, "adir", 0755), 0);
-        assert_int_equal(write_file_atomic_at(s->dfd, "adir", "x", 1, 0644), -EISDIR);
-        /* names that are not one component */
-        assert_int_equal(write_file_atomic_at(s->dfd, "", "x", 1, 0644), -EINVAL);
-        assert_int_equal(write_file_atomic_at(s->dfd, "adir/x", "x", 1, 0644), -EINVAL);
-        /* a directory that does not exist */
-        snprintf(path, sizeof(path), "%s/missing/x", s->dir);
-        assert_int_equal(write_file_atomic(path, "x", 1), -ENOENT);
-        listing(s->dfd, list, sizeof(list));
-        assert_string_equal(list, "adir keep");
-        assert_content(s->dfd, "keep", "old");
 }
 
 /* A run file (issue 33): only nothing or our own regular file is made
@@ -372,56 +223,6 @@ static void test_runfile(void **state)
         assert_string_equal(
             runfile_strerror(-EEXIST),
             "its name is held by a file not ours (another user's, a symlink, a FIFO)");
-}
-
-/* Run fn in a child (with the scratch dir) and return its exit code. */
-static int in_child(struct scratch *s, int (*fn)(struct scratch *))
-{
-        int st;
-        pid_t pid = fork();
-
-        assert_true(pid >= 0);
-        if (pid == 0)
-                _exit(fn(s));
-        assert_int_equal(waitpid(pid, &st, 0), pid);
-        assert_true(WIFEXITED(st));
-        return WEXITSTATUS(st);
-}
-
-/* A directory we may not write. Root may write anywhere, so as root the
- * child first becomes nobody. */
-static int write_unwritable(struct scratch *s)
-{
-        if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0))
-                return 100;
-        return -write_file_atomic_at(s->dfd, "keep", "new", 3, 0644);
-}
-
-/* A write that fails half-way: the file size limit (RLIMIT_FSIZE) makes the
- * write itself fail with EFBIG, as a full disk would with ENOSPC. */
-static int write_too_big(struct scratch *s)
-{
-        struct rlimit rl = {.rlim_cur = 4, .rlim_max = 4};
-
-        signal(SIGXFSZ, SIG_IGN);
-        if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
-                return 100;
-        return -write_file_atomic_at(s->dfd, "keep", "much more than four bytes", 25, 0644);
-}
-
-static void test_atomic_write_denied(void **state)
-{
-        struct scratch *s = *state;
-        char list[512];
-
-        assert_int_equal(write_file_atomic_at(s->dfd, "keep", "old", 3, 0644), 0);
-        assert_int_equal(fchmod(s->dfd, 0555), 0);
-        assert_int_equal(in_child(s, write_unwritable), EACCES);
-        assert_int_equal(fchmod(s->dfd, 0700), 0);
-        assert_int_equal(in_child(s, write_too_big), EFBIG);
-        listing(s->dfd, list, sizeof(list));
-        assert_string_equal(list, "keep");
-        assert_content(s->dfd, "keep", "old");
 }
 
 static void test_read_file_at(void **state)
@@ -618,12 +419,6 @@ int main(void)
             cmocka_unit_test(test_fmt_duration),
             cmocka_unit_test(test_state_path),
             cmocka_unit_test(test_copy_utf8),
-            cmocka_unit_test_setup_teardown(test_atomic_write, scratch_setup, scratch_teardown),
-            cmocka_unit_test_setup_teardown(test_atomic_stream, scratch_setup, scratch_teardown),
-            cmocka_unit_test_setup_teardown(test_atomic_write_failures, scratch_setup,
-                                            scratch_teardown),
-            cmocka_unit_test_setup_teardown(test_atomic_write_denied, scratch_setup,
-                                            scratch_teardown),
             cmocka_unit_test_setup_teardown(test_runfile, scratch_setup, scratch_teardown),
             cmocka_unit_test_setup_teardown(test_read_file_at, scratch_setup, scratch_teardown),
             cmocka_unit_test_setup_teardown(test_mkdir_p, scratch_setup, scratch_teardown),

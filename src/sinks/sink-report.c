@@ -12,6 +12,7 @@
 #include "sinks/logfile.h"
 #include "sinks/sink.h"
 #include "util/macro.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 struct report_state {

@@ -6,6 +6,7 @@
 
 #include "parse/runfiles.h"
 #include "sinks/sink.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 struct runinfo_state {

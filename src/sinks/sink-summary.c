@@ -7,6 +7,7 @@
 #include "sinks/sink.h"
 #include "render/steps.h"
 #include "render/summary.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 struct summary_state {

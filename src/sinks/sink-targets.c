@@ -8,6 +8,7 @@
 #include "parse/runfiles.h"
 #include "model/targets.h"
 #include "sinks/sink.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 static int targets_open(const struct sink_ctx *ctx, void **ret_state)

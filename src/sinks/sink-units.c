@@ -8,6 +8,7 @@
 #include "parse/runfiles.h"
 #include "model/units.h"
 #include "sinks/sink.h"
+#include "util/outfile.h"
 #include "util/util.h"
 
 struct units_state {

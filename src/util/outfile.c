@@ -1,4 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+/* The one writer of a file replaced whole: a temp file in the target's
+ * directory (an unnamed O_TMPFILE where the file system has them, else a
+ * hidden name made O_EXCL|O_NOFOLLOW), exactly the mode asked for, fsync,
+ * renamed over the target (under runfile_check() for a run file: only over
+ * nothing, with RENAME_NOREPLACE, or our own file), the directory fsync'd.
+ * Every whole-file write of buildtel comes through here. */
 #include "util/outfile.h"
 
 #include <errno.h>
@@ -13,70 +19,13 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-/* Write through to the FIFO or device at dirfd/name; 1 when it turned out
- * to be a regular file after all (the caller replaces it instead). */
-static int write_through(int dirfd, const char *name, const void *buf, size_t len)
-{
-        _cleanup_close_ int fd = -1;
-        struct stat st;
-        int fl;
-
-        fd = openat(dirfd, name, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (S_ISREG(st.st_mode))
-                return 1;
-        if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))
-                return S_ISDIR(st.st_mode) ? -EISDIR : -EEXIST;
-        /* O_NONBLOCK was for the open (a FIFO with no reader): block now */
-        fl = fcntl(fd, F_GETFL);
-        if (fl >= 0)
-                (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-        return write_all(fd, buf, len);
-}
-
-int outfile_write_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
-{
-        struct stat st;
-
-        if (!*name || strchr(name, '/'))
-                return -EINVAL;
-        /* followed: a symlink to /dev/null is /dev/null */
-        if (fstatat(dirfd, name, &st, 0) < 0) {
-                if (errno != ENOENT)
-                        return -errno;
-        } else if (S_ISDIR(st.st_mode)) {
-                return -EISDIR;
-        } else if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)) {
-                int r = write_through(dirfd, name, buf, len);
-
-                if (r <= 0)
-                        return r;
-        } else if (!S_ISREG(st.st_mode)) {
-                return -EEXIST;
-        }
-        return write_file_atomic_at(dirfd, name, buf, len, mode);
-}
-
-int outfile_write(const char *path, const void *buf, size_t len)
-{
-        _cleanup_free_ char *dir = NULL;
-        _cleanup_close_ int dfd = -1;
-        const char *slash = strrchr(path, '/');
-
-        if (strcmp(path, "-") == 0)
-                return write_all(STDOUT_FILENO, buf, len);
-        /* "/x" lives in "/"; "x/" names no file */
-        dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
-        if (!dir)
-                return -ENOMEM;
-        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
-                return -errno;
-        return outfile_write_at(dfd, slash ? slash + 1 : path, buf, len, 0600);
-}
+/* What the path may be: only replaced, written through when a FIFO or a
+ * character device, or a run file. */
+enum outfile_kind {
+        OUTFILE_REPLACE,
+        OUTFILE_THROUGH,
+        OUTFILE_RUNFILE,
+};
 
 /* What is at dirfd/name: 0 absent or regular (replace), 1 write through,
  * or -errno. */
@@ -84,6 +33,7 @@ static int outfile_kind(int dirfd, const char *name)
 {
         struct stat st;
 
+        /* followed: a symlink to /dev/null is /dev/null */
         if (fstatat(dirfd, name, &st, 0) < 0)
                 return errno == ENOENT ? 0 : -errno;
         if (S_ISDIR(st.st_mode))
@@ -93,6 +43,9 @@ static int outfile_kind(int dirfd, const char *name)
         return S_ISREG(st.st_mode) ? 0 : -EEXIST;
 }
 
+/* The FIFO or device itself, opened O_NONBLOCK (a FIFO with no reader:
+ * -ENXIO), then blocking; 1 when it turned out to be a regular file after
+ * all (the caller replaces it instead). */
 static int open_through(struct outfile *o)
 {
         struct stat st;
@@ -104,7 +57,7 @@ static int open_through(struct outfile *o)
         if (fstat(o->fd, &st) < 0)
                 return -errno;
         if (!S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode))
-                return S_ISREG(st.st_mode) ? 1 : -EEXIST;
+                return S_ISREG(st.st_mode) ? 1 : S_ISDIR(st.st_mode) ? -EISDIR : -EEXIST;
         fl = fcntl(o->fd, F_GETFL);
         if (fl >= 0)
                 (void)fcntl(o->fd, F_SETFL, fl & ~O_NONBLOCK);
@@ -136,8 +89,10 @@ static int named_copy(struct outfile *o)
         return e;
 }
 
-/* Give the temp file a hidden name beside the path: made O_EXCL, or (an
- * O_TMPFILE's, at the commit) linked there. -errno, and no name, on
+/* Give the temp file a hidden name beside the path, ending in neither the
+ * path's name nor its suffix (a textfile collector globbing *.prom never
+ * reads one): made O_EXCL (which also refuses a symlink planted there), or
+ * (an O_TMPFILE's, at the commit) linked there. -errno, and no name, on
  * failure. */
 static int name_temp(struct outfile *o, mode_t mode)
 {
@@ -145,7 +100,7 @@ static int name_temp(struct outfile *o, mode_t mode)
         int e = -EEXIST;
 
         if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
-                rnd ^= (uint32_t)getpid() * 2654435761u;
+                rnd ^= (uint32_t)getpid() * 2654435761u ^ (uint32_t)(now_monotonic() * 1e9);
         for (unsigned tries = 0; tries < 100 && e == -EEXIST; tries++) {
                 int n = snprintf(o->tmp, sizeof(o->tmp), ".%.64s.%08x.tmp", o->name,
                                  rnd + tries * 0x9e3779b9u);
@@ -173,7 +128,8 @@ static int name_temp(struct outfile *o, mode_t mode)
 
 /* An unnamed O_TMPFILE where the file system has them: a buildtel killed
  * before the commit (SIGKILL, a power cut) leaves nothing to clean up.
- * Else the named hidden temp, which such a kill leaves behind. */
+ * Else the named hidden temp, which such a kill leaves behind. The mode is
+ * the one asked for, whatever the umask: a collector reads these. */
 static int open_temp(struct outfile *o, mode_t mode)
 {
         o->fd = openat(o->dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
@@ -183,35 +139,73 @@ static int open_temp(struct outfile *o, mode_t mode)
         return fchmod(o->fd, mode) < 0 ? -errno : 0;
 }
 
-int outfile_open(const char *path, mode_t mode, bool runfile, struct outfile *o)
+/* o's writer for dirfd/name, dirfd taken (closed on failure too). */
+static int open_at(int dirfd, const char *name, mode_t mode, enum outfile_kind kind,
+                   struct outfile *o)
 {
-        const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
-        char dir[4096];
-        int n, k;
+        size_t n = strlen(name);
+        int k;
 
-        *o = (struct outfile){.fd = -1, .dirfd = -1, .runfile = runfile};
-        n = slash
-                ? snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path)
-                : snprintf(dir, sizeof(dir), ".");
-        if (n < 0 || (size_t)n >= sizeof(dir) || !*name || strlen(name) >= sizeof(o->name))
-                return n < 0 || (size_t)n >= sizeof(dir) ? -ENAMETOOLONG : -EINVAL;
-        memcpy(o->name, name, strlen(name) + 1);
-        o->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        k = o->dirfd < 0 ? -errno
-            : runfile    ? runfile_check(o->dirfd, o->name) /* 1: ours, replaced */
-                         : outfile_kind(o->dirfd, o->name);
-        if (k == 1 && !runfile) {
+        *o = (struct outfile){.fd = -1, .dirfd = dirfd < 0 ? -1 : dirfd, .runfile = kind == OUTFILE_RUNFILE};
+        if (dirfd < 0)
+                return dirfd;
+        k = n == 0 || strchr(name, '/') ? -EINVAL : n >= sizeof(o->name) ? -ENAMETOOLONG : 0;
+        if (k == 0) {
+                memcpy(o->name, name, n + 1);
+                k = kind == OUTFILE_RUNFILE   ? runfile_check(dirfd, name) /* 1: ours, replaced */
+                    : kind == OUTFILE_THROUGH ? outfile_kind(dirfd, name)
+                                              : 0;
+        }
+        if (k == 1 && kind == OUTFILE_THROUGH) {
                 k = open_through(o);
-                if (k == 1) { /* a regular file after all */
+                if (k == 1) /* a regular file after all */
                         closep(&o->fd);
-                        k = 0;
-                }
         }
         if (k >= 0 && !o->through)
                 k = open_temp(o, mode);
         if (k < 0)
                 outfile_release(o);
         return k < 0 ? k : 0;
+}
+
+/* dirfd as our own fd (AT_FDCWD: the working directory), for the
+ * directory's fsync. */
+static int dup_dir(int dirfd)
+{
+        int fd = dirfd == AT_FDCWD ? open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                                   : fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+
+        return fd < 0 ? -errno : fd;
+}
+
+int outfile_open(const char *path, mode_t mode, bool runfile, struct outfile *o)
+{
+        const char *name = NULL; /* set whenever open_parent succeeds */
+        int dfd = open_parent(path, &name);
+
+        return open_at(dfd, dfd < 0 ? "" : name, mode, runfile ? OUTFILE_RUNFILE : OUTFILE_THROUGH,
+                       o);
+}
+
+int outfile_adopt(const char *path, const char *tmp, int fd, struct outfile *o)
+{
+        const char *name = NULL; /* set whenever open_parent succeeds */
+        int dfd = open_parent(path, &name), n;
+
+        *o = (struct outfile){.fd = fd, .dirfd = dfd < 0 ? -1 : dfd, .runfile = true};
+        if (dfd < 0) {
+                outfile_release(o);
+                return dfd;
+        }
+        n = snprintf(o->tmp, sizeof(o->tmp), "%s", tmp);
+        if (n < 0 || (size_t)n >= sizeof(o->tmp) || strchr(tmp, '/') || !*name ||
+            strlen(name) >= sizeof(o->name)) {
+                o->tmp[0] = '\0'; /* not ours to remove */
+                outfile_release(o);
+                return -EINVAL;
+        }
+        memcpy(o->name, name, strlen(name) + 1);
+        return 0;
 }
 
 int outfile_commit(struct outfile *o)
@@ -226,7 +220,8 @@ int outfile_commit(struct outfile *o)
                         r = -errno;
                 if (r == 0) {
                         o->tmp[0] = '\0';
-                        /* EINVAL: a file system that cannot sync a directory */
+                        /* the rename is durable once the directory is; EINVAL:
+                         * a file system that cannot sync a directory */
                         if (fsync(o->dirfd) < 0 && errno != EINVAL)
                                 r = -errno;
                 }
@@ -249,6 +244,55 @@ void outfile_release(struct outfile *o)
         if (o->dirfd >= 0)
                 close(o->dirfd);
         o->dirfd = -1;
+}
+
+/* buf written whole through o's writer, committed, or nothing. */
+static int write_whole(int r, struct outfile *o, const void *buf, size_t len)
+{
+        if (r >= 0)
+                r = write_all(o->fd, buf, len);
+        if (r < 0) {
+                outfile_release(o);
+                return r;
+        }
+        return outfile_commit(o);
+}
+
+int outfile_write_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
+{
+        struct outfile o;
+
+        return write_whole(open_at(dup_dir(dirfd), name, mode, OUTFILE_THROUGH, &o), &o, buf, len);
+}
+
+int outfile_write(const char *path, const void *buf, size_t len)
+{
+        struct outfile o;
+
+        if (strcmp(path, "-") == 0)
+                return write_all(STDOUT_FILENO, buf, len);
+        return write_whole(outfile_open(path, 0600, false, &o), &o, buf, len);
+}
+
+int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
+{
+        struct outfile o;
+
+        return write_whole(open_at(dup_dir(dirfd), name, mode, OUTFILE_REPLACE, &o), &o, buf, len);
+}
+
+int runfile_write_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
+{
+        struct outfile o;
+
+        return write_whole(open_at(dup_dir(dirfd), name, mode, OUTFILE_RUNFILE, &o), &o, buf, len);
+}
+
+int write_file_atomic(const char *path, const void *buf, size_t len)
+{
+        struct outfile o;
+
+        return write_whole(outfile_open(path, 0600, true, &o), &o, buf, len);
 }
 
 const char *outfile_strerror(int e)

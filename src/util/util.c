@@ -347,41 +347,6 @@ int mkdir_p(const char *path, mode_t mode)
         return 0;
 }
 
-/* A fresh temp file beside the target: hidden, and ending in neither the
- * target's name nor its suffix (a textfile collector globbing *.prom
- * never reads one). O_EXCL also refuses a symlink planted there. */
-static int open_temp_at(int dirfd, const char *name, mode_t mode, char *tmp, size_t cap)
-{
-        uint32_t rnd;
-
-        if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
-                rnd = (uint32_t)getpid() * 2654435761u ^ (uint32_t)(now_monotonic() * 1e9);
-        for (unsigned tries = 0; tries < 100; tries++) {
-                int fd, n = snprintf(tmp, cap, ".%.64s.%08x.tmp", name, rnd + tries * 0x9e3779b9u);
-
-                if (n < 0 || (size_t)n >= cap)
-                        return -ENAMETOOLONG;
-                fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-                if (fd >= 0 || errno != EEXIST)
-                        return fd >= 0 ? fd : -errno;
-        }
-        return -EEXIST;
-}
-
-static int fsync_dir(int dirfd)
-{
-        _cleanup_close_ int cwd = -1;
-
-        if (dirfd == AT_FDCWD) {
-                cwd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (cwd < 0)
-                        return -errno;
-                dirfd = cwd;
-        }
-        /* EINVAL: a file system that cannot sync a directory */
-        return fsync(dirfd) < 0 && errno != EINVAL ? -errno : 0;
-}
-
 /* A group-writable directory of ours whose group is our user private
  * group (gid = uid, the user's alone: what umask 002 makes on RHEL and
  * Fedora) is not shared. */
@@ -417,103 +382,7 @@ int runfile_renameat(int fromfd, const char *from, int dirfd, const char *to)
         return renameat(fromfd, from, dirfd, to) < 0 ? -errno : 0;
 }
 
-static int atomic_open_at(int dirfd, const char *name, mode_t mode, bool runfile,
-                          struct atomic_file *ret)
-{
-        int n;
-
-        *ret = (struct atomic_file){.dirfd = -1, .fd = -1, .runfile = runfile};
-        if (!*name || strchr(name, '/'))
-                return -EINVAL;
-        n = runfile ? runfile_check(dirfd, name) : 0;
-        if (n < 0)
-                return n;
-        n = snprintf(ret->name, sizeof(ret->name), "%s", name);
-        if (n < 0 || (size_t)n >= sizeof(ret->name))
-                return -ENAMETOOLONG;
-        ret->fd = open_temp_at(dirfd, name, mode, ret->tmp, sizeof(ret->tmp));
-        if (ret->fd < 0)
-                return ret->fd;
-        /* The mode asked for, whatever the umask: a collector reads these. */
-        if (fchmod(ret->fd, mode) < 0) {
-                int e = -errno;
-
-                (void)unlinkat(dirfd, ret->tmp, 0);
-                close(ret->fd);
-                ret->fd = -1;
-                return e;
-        }
-        ret->dirfd = dirfd;
-        return 0;
-}
-
-int atomic_commit(struct atomic_file *a)
-{
-        int r = 0;
-
-        if (a->fd < 0)
-                return -EBADF;
-        if (fsync(a->fd) < 0)
-                r = -errno;
-        if (close(a->fd) < 0 && r >= 0)
-                r = -errno;
-        a->fd = -1;
-        if (r >= 0 && a->runfile)
-                r = runfile_renameat(a->dirfd, a->tmp, a->dirfd, a->name);
-        else if (r >= 0 && renameat(a->dirfd, a->tmp, a->dirfd, a->name) < 0)
-                r = -errno;
-        if (r < 0)
-                (void)unlinkat(a->dirfd, a->tmp, 0);
-        else
-                /* The rename itself is durable once the directory is. */
-                r = fsync_dir(a->dirfd);
-        if (a->dirfd >= 0 && a->dirfd != AT_FDCWD)
-                close(a->dirfd);
-        a->dirfd = -1;
-        return r;
-}
-
-void atomic_abort(struct atomic_file *a)
-{
-        if (a->fd >= 0) {
-                close(a->fd);
-                (void)unlinkat(a->dirfd, a->tmp, 0);
-        }
-        if (a->dirfd >= 0 && a->dirfd != AT_FDCWD)
-                close(a->dirfd);
-        a->fd = a->dirfd = -1;
-}
-
-static int write_atomic(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
-                        bool runfile)
-{
-        struct atomic_file a;
-        int r = atomic_open_at(dirfd, name, mode, runfile, &a);
-
-        if (r < 0)
-                return r;
-        a.dirfd = AT_FDCWD == dirfd ? AT_FDCWD : dup(dirfd);
-        if (a.dirfd < 0 && dirfd != AT_FDCWD) {
-                r = -errno;
-                close(a.fd);
-                (void)unlinkat(dirfd, a.tmp, 0);
-                return r;
-        }
-        r = write_all(a.fd, buf, len);
-        if (r < 0) {
-                atomic_abort(&a);
-                return r;
-        }
-        return atomic_commit(&a);
-}
-
-int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
-{
-        return write_atomic(dirfd, name, buf, len, mode, false);
-}
-
-/* The directory of path, opened, and its last component. */
-static int open_parent(const char *path, const char **ret_name)
+int open_parent(const char *path, const char **ret_name)
 {
         _cleanup_free_ char *dir = NULL;
         const char *slash = strrchr(path, '/');
@@ -532,22 +401,6 @@ static int open_parent(const char *path, const char **ret_name)
                 return -errno;
         *ret_name = slash ? slash + 1 : path;
         return dfd;
-}
-
-int write_file_atomic(const char *path, const void *buf, size_t len)
-{
-        _cleanup_close_ int dfd = -1;
-        const char *name = NULL; /* set whenever open_parent succeeds */
-
-        dfd = open_parent(path, &name);
-        if (dfd < 0)
-                return dfd;
-        return runfile_write_at(dfd, name, buf, len, 0600);
-}
-
-int runfile_write_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
-{
-        return write_atomic(dirfd, name, buf, len, mode, true);
 }
 
 int runfile_create(const char *path, int flags)
@@ -580,21 +433,6 @@ const char *runfile_strerror(int e)
                    ? "its name is held by a file not ours (another user's, a symlink, a FIFO)"
                : e == -EPERM ? "its directory is writable by others and not sticky"
                              : strerror(-e);
-}
-
-int atomic_open(const char *path, mode_t mode, struct atomic_file *ret)
-{
-        const char *name = NULL; /* set whenever open_parent succeeds (GCC -O3 cannot tell) */
-        int dfd = open_parent(path, &name), r;
-
-        if (dfd < 0) {
-                *ret = (struct atomic_file){.dirfd = -1, .fd = -1};
-                return dfd;
-        }
-        r = atomic_open_at(dfd, name, mode, true, ret);
-        if (r < 0)
-                close(dfd);
-        return r;
 }
 
 static double ts_to_double(const struct timespec *ts)

@@ -130,40 +130,6 @@ int pread_chunks(int fd, uint64_t from, uint64_t to, size_t chunk,
  * the user wants out, with the build's status. */
 bool stop_signal_pending(void);
 
-/* Replace the file dirfd/name as a whole, so a reader sees the old content
- * or the new, never a part: a hidden temp file in the same directory
- * (O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC, then exactly mode, umask or not),
- * every byte written, fsync, renamed over name (a symlink there is
- * replaced, not followed), then the directory fsync'd. On failure name is
- * untouched and no temp file is left. Returns 0, -EINVAL (name empty or
- * with a '/'), -EISDIR (name is a directory), or another -errno. */
-int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode);
-/* The same for a run file (below), mode 0600: the run's files in its log
- * directory (summaries, run facts, the report), and build output holds
- * secrets. runfile_check() comes first and again at the rename, which
- * never replaces what another user put there. The .prom file, read by
- * node_exporter, is written 0644 with the _at form. */
-int write_file_atomic(const char *path, const void *buf, size_t len);
-/* The same for dirfd/name with mode (the .prom file when it falls back to
- * the log directory). */
-int runfile_write_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode);
-
-/* The streaming form of the same writer, for output made piece by piece:
- * atomic_open() makes the hidden temp file beside path (mode exactly as
- * given), path a run file as for write_file_atomic(); write to ->fd (or a
- * FILE on a dup() of it); atomic_commit() fsyncs, renames it over path and
- * fsyncs the directory; atomic_abort() removes it. Either ends it (both
- * are no-ops on an ended one). Returns 0 or -errno; after a failed commit
- * nothing is left behind. */
-struct atomic_file {
-        int dirfd, fd;
-        bool runfile; /* the rename under runfile_check() */
-        char name[256], tmp[96];
-};
-int atomic_open(const char *path, mode_t mode, struct atomic_file *ret);
-int atomic_commit(struct atomic_file *a);
-void atomic_abort(struct atomic_file *a);
-
 /* A run file is one buildtel names itself in a log directory, which
  * another user may share (/tmp): never written into once it exists, only
  * made new. runfile_check() is the rule: the directory must not be
@@ -183,6 +149,10 @@ int runfile_create(const char *path, int flags);
  * Returns 0 or -errno. The _at form takes renameat()'s arguments. */
 int runfile_rename(const char *from, const char *to);
 int runfile_renameat(int fromfd, const char *from, int dirfd, const char *to);
+/* The directory of path opened (O_DIRECTORY; "x" lives in ".", "/x" in
+ * "/"), and in *ret_name the last component (a pointer into path, "" for
+ * "x/"). Returns the fd or -errno. */
+int open_parent(const char *path, const char **ret_name);
 /* Why a run file was not written, in words: runfile_check()'s -EEXIST and
  * -EPERM said, else strerror(-e). Static; never NULL. */
 const char *runfile_strerror(int e);
