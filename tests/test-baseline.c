@@ -138,11 +138,11 @@ static void test_argv_jobs(void **state)
 static void run_of(struct baseline_run *r, double dur, double cache)
 {
         baseline_run_init(r);
-        r->duration_s = dur;
-        r->cpu_s = dur / 2;
-        r->anon_mb = 800;
-        r->mem_mb = 1200;
-        r->oom_kills = 0;
+        r->fig.duration_s = dur;
+        r->fig.cpu_s = dur / 2;
+        r->fig.mem_anon_peak_mb = 800;
+        r->fig.mem_peak_mb = 1200;
+        r->fig.oom_kills = 0;
         r->ncpu = 8;
         r->mem_total_mb = 32768;
         r->jobs = 8;

@@ -26,7 +26,7 @@ static void test_classify(void **state)
         (void)state;
         static const struct {
                 const char *name;
-                struct bench_facts f;
+                struct run_figures f;
                 enum bench_class want;
         } cases[] = {
             {"nothing compiled, no layers (sleep)", {.exit_code = 0}, BENCH_HOT},
@@ -164,15 +164,15 @@ static void test_ratio(void **state)
 static void test_series_render(void **state)
 {
         (void)state;
-        static const struct bench_facts fa[] = {
-            {.wall_s = 30,
+        static const struct run_figures fa[] = {
+            {.duration_s = 30,
              .user_s = 50,
              .sys_s = 5,
              .mem_peak_mb = 900,
              .mem_anon_peak_mb = 700,
              .cc_misses = 100,
              .compile_units = 100},
-            {.wall_s = 10,
+            {.duration_s = 10,
              .user_s = 12,
              .sys_s = 2,
              .mem_peak_mb = 500,
@@ -180,7 +180,7 @@ static void test_series_render(void **state)
              .cc_hits = 95,
              .cc_misses = 5,
              .compile_units = 100},
-            {.wall_s = 12,
+            {.duration_s = 12,
              .user_s = 13,
              .sys_s = 2,
              .mem_peak_mb = 520,
@@ -188,27 +188,30 @@ static void test_series_render(void **state)
              .cc_hits = 100,
              .compile_units = 100},
         };
-        static const struct bench_facts fb[] = {
-            {.wall_s = 1.0,
+        static const struct run_figures fb[] = {
+            {.duration_s = 1.0,
              .user_s = NAN,
              .sys_s = NAN,
              .mem_peak_mb = NAN,
+             .mem_sampled_peak_mb = NAN,
              .mem_anon_peak_mb = NAN,
              .steps_set = true,
              .steps = 8,
              .cached = 8},
-            {.wall_s = 1.2,
+            {.duration_s = 1.2,
              .user_s = NAN,
              .sys_s = NAN,
              .mem_peak_mb = NAN,
+             .mem_sampled_peak_mb = NAN,
              .mem_anon_peak_mb = NAN,
              .steps_set = true,
              .steps = 8,
              .cached = 8},
-            {.wall_s = 1.1,
+            {.duration_s = 1.1,
              .user_s = NAN,
              .sys_s = NAN,
              .mem_peak_mb = NAN,
+             .mem_sampled_peak_mb = NAN,
              .mem_anon_peak_mb = NAN,
              .steps_set = true,
              .steps = 8,

@@ -72,6 +72,82 @@ TEST(hit_ratio)
         }
 }
 
+/* A compiler cache's counts over a run from its first and last blocks. */
+static const struct {
+        const char *what;
+        uint64_t fh, fm, lh, lm;
+        uint64_t want_h, want_m;
+        bool reset;
+} cc_delta_cases[] = {
+    {"counted up", 10, 5, 15, 6, 5, 1, false},
+    {"nothing new", 10, 5, 10, 5, 0, 0, false},
+    {"from zero", 0, 0, 7, 3, 7, 3, false},
+    {"hits reset (ccache -z), misses up: since the reset", 20, 9, 19, 9, 19, 9, true},
+    {"misses reset only", 20, 9, 25, 2, 25, 2, true},
+    {"both reset to zero", 20, 9, 0, 0, 0, 0, true},
+    {"a new sccache server, counted past the old", 100, 50, 3, 60, 3, 60, true},
+    {"the largest counters", 0, 0, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, false},
+    {"the largest, then reset", UINT64_MAX, UINT64_MAX, 1, 1, 1, 1, true},
+};
+
+TEST(cc_delta)
+{
+        FOREACH_ROW(i, cc_delta_cases) {
+                uint64_t h = 42, m = 42;
+
+                test_row("%s", cc_delta_cases[i].what);
+                assert_int_equal(figure_cc_delta(cc_delta_cases[i].fh, cc_delta_cases[i].fm,
+                                                 cc_delta_cases[i].lh, cc_delta_cases[i].lm, &h,
+                                                 &m),
+                                 cc_delta_cases[i].reset);
+                assert_true(h == cc_delta_cases[i].want_h);
+                assert_true(m == cc_delta_cases[i].want_m);
+        }
+}
+
+/* The run's compiler-cache figures over its targets, and its memory peak
+ * as shown. */
+static const struct {
+        const char *what;
+        int64_t hits[3], misses[3];
+        double want_ratio;
+} run_cc_cases[] = {
+    {"no target knew", {-1, -1, -1}, {-1, -1, -1}, NAN},
+    {"one target", {3, -1, -1}, {1, -1, -1}, 0.75},
+    {"summed, the unknown skipped", {3, 5, -1}, {1, -1, 0}, 0.75},
+    {"known, nothing compiled", {0, 0, -1}, {0, 0, -1}, NAN},
+    {"all misses", {0, 0, 0}, {2, 2, 4}, 0.0},
+};
+
+TEST(run_figures_cc)
+{
+        FOREACH_ROW(i, run_cc_cases) {
+                struct run_figures f;
+
+                test_row("%s", run_cc_cases[i].what);
+                run_figures_init(&f);
+                check_double(run_figures_cc_ratio(&f), NAN);
+                for (size_t k = 0; k < 3; k++)
+                        run_figures_cc_add(&f, run_cc_cases[i].hits[k], run_cc_cases[i].misses[k]);
+                check_double(run_figures_cc_ratio(&f), run_cc_cases[i].want_ratio);
+        }
+}
+
+TEST(run_figures_mem_peak)
+{
+        struct run_figures f;
+
+        run_figures_init(&f);
+        check_double(run_figures_mem_peak(&f), NAN);
+        f.mem_sampled_peak_mb = 700;
+        check_double(run_figures_mem_peak(&f), 700); /* no memory.peak: the sampled */
+        f.mem_peak_mb = 900;
+        check_double(run_figures_mem_peak(&f), 900); /* the kernel's counter wins */
+        check_double(f.cpu_s, NAN);
+        assert_int_equal(f.exit_code, -1);
+        assert_false(f.steps_set);
+}
+
 /* A run's start, in whole seconds: its differences with whole seconds and
  * halves are exact, and one ulp is 2^-22 s (T0 is in [2^30, 2^31)). */
 #define T0 1764430820.0

@@ -405,10 +405,10 @@ static void test_usual(void **state)
         targets_facts(NULL, &ri, &f);
         for (size_t i = 0; i < ARRAY_SIZE(win); i++) {
                 baseline_run_init(&win[i]);
-                win[i].duration_s = 10 + (double)i;
+                win[i].fig.duration_s = 10 + (double)i;
         }
         baseline_run_init(&cur);
-        cur.duration_s = f.duration_s;
+        cur.fig.duration_s = f.duration_s;
         for (size_t n = 1; n <= ARRAY_SIZE(win); n += ARRAY_SIZE(win) - 1) {
                 assert_int_equal(baseline_derive("j", &cur, win, n, &b), 0);
                 encode_baseline = &b;

@@ -210,11 +210,11 @@ static void job_run(struct baseline_run *r, double dur, double app_dur, double a
         char name[32];
 
         baseline_run_init(r);
-        r->duration_s = dur;
-        r->cpu_s = dur / 2;
-        r->anon_mb = 800;
-        r->mem_mb = 1200;
-        r->oom_kills = 0;
+        r->fig.duration_s = dur;
+        r->fig.cpu_s = dur / 2;
+        r->fig.mem_anon_peak_mb = 800;
+        r->fig.mem_peak_mb = 1200;
+        r->fig.oom_kills = 0;
         baseline_add_target(r, "app", app_dur, app_cache);
         baseline_add_target(r, "<evil>", 20, 0.5);
         baseline_add_unit(r, "x.c", "cc1", 700);

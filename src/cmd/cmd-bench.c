@@ -28,7 +28,7 @@
 #define BENCH_HOOK_TIMEOUT_S 86400.0
 
 struct bench_cmdrun {
-        struct bench_facts *f;
+        struct run_figures *f;
         char (*run_id)[BENCH_RUN_ID_MAX];
         size_t n;
 };
@@ -37,14 +37,14 @@ struct bench {
         const struct common_opts *tmpl; /* the parsed options: copied for each run */
         const struct child_fds *given;
         bool have_facts;
-        struct bench_facts facts; /* the last run's, from on_finish */
+        struct run_figures facts; /* the last run's, from on_finish */
 };
 
 static void take_facts(void *userdata, const struct run_model *m)
 {
         struct bench *B = userdata;
 
-        bench_facts_of(m, &B->facts);
+        run_figures_of(m, &B->facts);
         B->have_facts = true;
 }
 
@@ -81,7 +81,7 @@ static void quiet_end(int saved[2])
 
 /* One whole buildtel run of sh -c command. Its facts into *ret_f, its id
  * into ret_id; returns its exit status (or EXIT_BT_*, EXIT_BT_SIGNAL). */
-static int one_run(struct bench *B, char *command, struct bench_facts *ret_f, char *ret_id)
+static int one_run(struct bench *B, char *command, struct run_figures *ret_f, char *ret_id)
 {
         struct common_opts o = *B->tmpl;
         char sh[] = "sh", dash_c[] = "-c";
@@ -98,12 +98,11 @@ static int one_run(struct bench *B, char *command, struct bench_facts *ret_f, ch
         st = cmd_run_build(&o, argv, 3, B->given);
         quiet_end(saved);
         if (!B->have_facts) {
-                B->facts = (struct bench_facts){
-                    .user_s = NAN, .sys_s = NAN, .mem_peak_mb = NAN, .mem_anon_peak_mb = NAN};
-                B->facts.wall_s = now_monotonic() - t0;
+                run_figures_init(&B->facts);
+                B->facts.duration_s = now_monotonic() - t0;
         }
-        if (!isfinite(B->facts.wall_s))
-                B->facts.wall_s = now_monotonic() - t0;
+        if (!isfinite(B->facts.duration_s))
+                B->facts.duration_s = now_monotonic() - t0;
         B->facts.exit_code = exit_bt_status(st);
         *ret_f = B->facts;
         snprintf(ret_id, BENCH_RUN_ID_MAX, "%s", o.run_id);
@@ -165,7 +164,7 @@ static int failed(const struct common_opts *o, const char *cmd, int st, const ch
 static int series(struct bench *B, char *cmd, struct bench_cmdrun *c)
 {
         const struct common_opts *o = B->tmpl;
-        struct bench_facts f;
+        struct run_figures f;
         char id[BENCH_RUN_ID_MAX];
         int st;
 

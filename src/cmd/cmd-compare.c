@@ -14,6 +14,7 @@
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "model/compare.h"
+#include "model/figures.h"
 #include "model/targets.h"
 #include "model/units.h"
 #include "render/compare.h"
@@ -28,29 +29,6 @@
 static double count_of(int64_t v)
 {
         return v >= 0 ? (double)v : NAN;
-}
-
-static int add_run_figures(const struct store_run *run, struct compare_side *s)
-{
-        const struct {
-                const char *figure;
-                double v;
-        } f[] = {
-            {"duration_s", run->duration_s},
-            {"cpu_s", run->build_cpu_s},
-            {"build_mem_peak_mb", run->build_mem_peak_mb},
-            {"build_anon_peak_mb", run->build_anon_peak_mb},
-            {"host_mem_used_peak_mb", run->mem_used_peak_mb},
-            {"oom_kills", run->build_oom_kills},
-            {"cpu_avg_pct", run->cpu_pct_avg},
-            {"steps", count_of(run->steps)},
-            {"cached_steps", count_of(run->cached_steps)},
-        };
-        int r = 0;
-
-        for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(f); i++)
-                r = compare_side_add(s, COMPARE_RUN, "", f[i].figure, f[i].v);
-        return r;
 }
 
 static int add_facts(const struct store_run *run, struct compare_side *s)
@@ -198,17 +176,12 @@ static int add_caches(struct store *st, int64_t id, struct compare_side *s)
         for (size_t i = 0; r >= 0 && i < cs.n; i++) {
                 const struct cache_seen *t = &cs.t[i];
                 bool both = t->first && t->first_hits >= 0 && t->first_misses >= 0;
-                double h = count_of(t->hits), m = count_of(t->misses);
 
-                if (both && h >= t->first_hits && m >= t->first_misses) {
-                        h -= (double)t->first_hits;
-                        m -= (double)t->first_misses;
-                }
-                r = compare_side_add(s, COMPARE_CACHE, t->tool, "hits", h);
-                if (r >= 0)
-                        r = compare_side_add(s, COMPARE_CACHE, t->tool, "misses", m);
-                if (r >= 0 && h + m > 0)
-                        r = compare_side_add(s, COMPARE_CACHE, t->tool, "hit_ratio", h / (h + m));
+                if (t->hits < 0 || t->misses < 0)
+                        continue; /* no last block: unknown */
+                r = compare_side_add_cache(s, t->tool, both, (uint64_t)t->first_hits,
+                                           (uint64_t)t->first_misses, (uint64_t)t->hits,
+                                           (uint64_t)t->misses);
         }
         return r;
 }
@@ -216,7 +189,11 @@ static int add_caches(struct store *st, int64_t id, struct compare_side *s)
 /* Everything compare shows of run row run->id, into *s. 0 or -errno. */
 static int load_side(struct store *st, const struct store_run *run, struct compare_side *s)
 {
-        int r = add_run_figures(run, s);
+        struct run_figures f;
+        int r;
+
+        store_run_figures(run, &f);
+        r = compare_side_add_run(s, &f);
 
         if (r >= 0)
                 r = store_targets_each(st, run->id, add_target, s);

@@ -100,7 +100,7 @@ const char *baseline_verdict_name(int verdict)
 void baseline_run_init(struct baseline_run *r)
 {
         memset(r, 0, sizeof(*r));
-        r->duration_s = r->cpu_s = r->anon_mb = r->mem_mb = r->oom_kills = r->cc_ratio = NAN;
+        run_figures_init(&r->fig);
         r->mem_total_mb = NAN;
         r->ncpu = r->jobs = -1;
 }
@@ -283,17 +283,17 @@ static double run_fig(const struct baseline_run *r, enum fig fig)
 {
         switch (fig) {
         case F_DUR:
-                return r->duration_s;
+                return r->fig.duration_s;
         case F_CPU:
-                return r->cpu_s;
+                return r->fig.cpu_s;
         case F_ANON:
-                return r->anon_mb;
+                return r->fig.mem_anon_peak_mb;
         case F_MEM:
-                return r->mem_mb;
+                return r->fig.mem_peak_mb;
         case F_OOM:
-                return r->oom_kills;
+                return r->fig.oom_kills;
         default:
-                return r->cc_ratio;
+                return run_figures_cc_ratio(&r->fig);
         }
 }
 
@@ -642,22 +642,15 @@ static void first_miss(const struct targets *ts, const char *name, struct baseli
 void baseline_run_of(const struct summary *s, const struct run_info *ri, const struct run_facts *f,
                      const struct targets *ts, const struct units *u, struct baseline_run *ret)
 {
-        const struct summary_build *b = &s->build;
+        const struct run_model m = {.run = ri, .summary = s, .targets = ts, .units = u, .facts = f};
         struct unit top[BASELINE_UNITS_MAX];
         size_t n;
 
         baseline_run_init(ret);
-        ret->duration_s = f ? f->duration_s : NAN;
-        if (b->mode[0]) {
-                ret->cpu_s = b->cpu_user_s + b->cpu_sys_s;
-                ret->anon_mb = b->mem_anon_peak.set ? b->mem_anon_peak.value : NAN;
-                ret->mem_mb = b->mem_peak.set ? b->mem_peak.value : NAN;
-                ret->oom_kills = b->oom_kills;
-        }
+        run_figures_of(&m, &ret->fig);
         ret->ncpu = ri && ri->ncpu ? (long)ri->ncpu : -1;
         ret->mem_total_mb = s->mem_total_mb;
         ret->jobs = ri ? baseline_argv_jobs(ri->argv) : -1;
-        baseline_cc_begin(ret);
         for (size_t i = 0; f && i < f->n; i++) {
                 const struct target_fact *t = &f->t[i];
                 size_t before = ret->ntargets;
@@ -666,9 +659,6 @@ void baseline_run_of(const struct summary *s, const struct run_info *ri, const s
                                     t->steps_set ? figure_cached_ratio(t->steps, t->cached) : NAN);
                 if (ret->ntargets > before)
                         first_miss(ts, t->name, ret);
-                if (t->cc.set)
-                        baseline_cc_add(ret, (int64_t)MIN(t->cc.hits, (uint64_t)INT64_MAX),
-                                        (int64_t)MIN(t->cc.misses, (uint64_t)INT64_MAX));
         }
         n = u ? units_top(u, top, ARRAY_SIZE(top)) : 0;
         for (size_t i = 0; i < n; i++)
@@ -680,19 +670,4 @@ void baseline_run_of(const struct summary *s, const struct run_info *ri, const s
                         baseline_add_step(ret, sf->name, targets_step_duration(sf),
                                           sf->exec.set ? sf->exec.mem_peak_bytes / 1048576.0 : NAN);
         }
-}
-
-void baseline_cc_begin(struct baseline_run *r)
-{
-        r->cc_hits = r->cc_misses = 0;
-        r->cc_ratio = NAN;
-}
-
-void baseline_cc_add(struct baseline_run *r, int64_t hits, int64_t misses)
-{
-        if (hits < 0 || misses < 0)
-                return;
-        r->cc_hits += hits;
-        r->cc_misses += misses;
-        r->cc_ratio = figure_hit_ratio((uint64_t)r->cc_hits, (uint64_t)r->cc_misses);
 }

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/figures.h"
 #include "util/dbuf.h"
 
 /* The usual of a job, and the findings of a run against it (issue 23):
@@ -72,11 +73,12 @@ struct baseline_named {
                       * steps: duration_s, mem peak MiB */
 };
 struct baseline_run {
-        double duration_s, cpu_s, anon_mb, mem_mb, oom_kills, cc_ratio;
-        long ncpu;                  /* -1 unknown */
-        double mem_total_mb;        /* the host's */
-        long jobs;                  /* -j of the command line; -1 unknown */
-        int64_t cc_hits, cc_misses; /* summed over the targets that know them */
+        /* the run's own: duration, CPU, the build's memory peaks and OOM
+         * kills, the compiler cache over the targets (its hit ratio) */
+        struct run_figures fig;
+        long ncpu;           /* -1 unknown */
+        double mem_total_mb; /* the host's */
+        long jobs;           /* -j of the command line; -1 unknown */
         size_t ntargets, nunits, nsteps;
         struct baseline_named targets[BASELINE_TARGETS_MAX];
         struct baseline_named units[BASELINE_UNITS_MAX]; /* the top by peak */
@@ -90,18 +92,15 @@ void baseline_add_target(struct baseline_run *r, const char *name, double durati
                          double cache_ratio);
 void baseline_add_unit(struct baseline_run *r, const char *name, const char *tool, double peak_mb);
 void baseline_add_step(struct baseline_run *r, const char *name, double duration_s, double mem_mb);
-/* The compiler-cache ratio from the targets' counts (negative: unknown,
- * skipped): begin, then add each target's. */
-void baseline_cc_begin(struct baseline_run *r);
-void baseline_cc_add(struct baseline_run *r, int64_t hits, int64_t misses);
 
 struct summary;
 struct run_info;
 struct run_facts;
 struct targets;
 struct units;
-/* This run's figures, from the model at its end: the summary (build
- * cgroup figures, the host's memory), the run facts (duration, targets),
+/* This run's figures, from the model at its end: run_figures_of() (the
+ * build cgroup's figures, duration, compiler cache), the summary (the
+ * host's memory), the run facts (targets),
  * the BuildKit steps of ts and the top units of u (each may be NULL). */
 void baseline_run_of(const struct summary *s, const struct run_info *ri, const struct run_facts *f,
                      const struct targets *ts, const struct units *u, struct baseline_run *ret);

@@ -1,18 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #include "model/bench.h"
 
-#include "model/run.h"
-#include "model/summary.h"
-#include "model/targets.h"
-#include "model/units.h"
-
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum bench_class bench_classify(const struct bench_facts *f)
+enum bench_class bench_classify(const struct run_figures *f)
 {
         bool compiled = f->compile_units > 0 || f->cc_hits + f->cc_misses > 0;
         bool has_steps = f->steps_set && f->steps > 0;
@@ -24,48 +19,6 @@ enum bench_class bench_classify(const struct bench_facts *f)
         if (f->cc_hits > 0 || some_cached)
                 return BENCH_WARM;
         return BENCH_COLD;
-}
-
-void bench_facts_of(const struct run_model *m, struct bench_facts *ret)
-{
-        const struct summary *s = m->summary;
-        const struct run_facts *f = m->facts;
-
-        *ret = (struct bench_facts){.wall_s = NAN,
-                                    .user_s = NAN,
-                                    .sys_s = NAN,
-                                    .mem_peak_mb = NAN,
-                                    .mem_anon_peak_mb = NAN,
-                                    .exit_code = -1};
-        if (s) {
-                ret->user_s = s->build.cpu_user_s;
-                ret->sys_s = s->build.cpu_sys_s;
-                if (s->build.mem_peak.set)
-                        ret->mem_peak_mb = s->build.mem_peak.value;
-                else if (s->build.mem_cur_peak.set)
-                        ret->mem_peak_mb = s->build.mem_cur_peak.value;
-                if (s->build.mem_anon_peak.set)
-                        ret->mem_anon_peak_mb = s->build.mem_anon_peak.value;
-        }
-        if (f) {
-                ret->wall_s = f->duration_s;
-                ret->exit_code = f->exit_code;
-                ret->steps_set = f->steps_set;
-                ret->steps = f->steps;
-                ret->cached = f->cached;
-                for (size_t i = 0; i < f->n && i < TARGETS_MAX; i++)
-                        if (f->t[i].cc.set) {
-                                ret->cc_hits += f->t[i].cc.hits;
-                                ret->cc_misses += f->t[i].cc.misses;
-                        }
-        }
-        if (m->units) {
-                size_t n;
-                const struct unit *u = units_rows(m->units, &n);
-
-                for (size_t i = 0; i < n; i++)
-                        ret->compile_units += u[i].kind == UNITS_COMPILE;
-        }
 }
 
 const char *bench_class_name(enum bench_class c)
@@ -212,8 +165,31 @@ void bench_ratio_of(const struct bench_stats *a, const struct bench_stats *b,
                 ret->median = b->median / a->median;
 }
 
-/* The field of every run of s into a new array (NAN kept), or NULL. */
-static double *series_values(const struct bench_series *s, size_t off, size_t *ret_n)
+typedef double (*figure_get)(const struct run_figures *f);
+
+static double get_wall(const struct run_figures *f)
+{
+        return f->duration_s;
+}
+
+static double get_user(const struct run_figures *f)
+{
+        return f->user_s;
+}
+
+static double get_sys(const struct run_figures *f)
+{
+        return f->sys_s;
+}
+
+static double get_anon(const struct run_figures *f)
+{
+        return f->mem_anon_peak_mb;
+}
+
+/* One figure of every run of s into a new array (the unknown left out),
+ * or NULL. */
+static double *series_values(const struct bench_series *s, figure_get get, size_t *ret_n)
 {
         double *v = malloc((s->n ? s->n : 1) * sizeof(*v));
         size_t k = 0;
@@ -221,7 +197,7 @@ static double *series_values(const struct bench_series *s, size_t off, size_t *r
         if (!v)
                 return NULL;
         for (size_t i = 0; i < s->n; i++) {
-                double x = *(const double *)(const void *)((const char *)&s->f[i] + off);
+                double x = get(&s->f[i]);
 
                 if (isfinite(x))
                         v[k++] = x;
@@ -230,10 +206,10 @@ static double *series_values(const struct bench_series *s, size_t off, size_t *r
         return v;
 }
 
-static int stats_field(const struct bench_series *s, size_t off, struct bench_stats *ret)
+static int stats_field(const struct bench_series *s, figure_get get, struct bench_stats *ret)
 {
         size_t k;
-        double *v = series_values(s, off, &k);
+        double *v = series_values(s, get, &k);
 
         if (!v)
                 return -ENOMEM;
@@ -247,11 +223,10 @@ int bench_result_of(const struct bench_series *s, struct bench_result *ret)
         double *v;
 
         memset(ret, 0, sizeof(*ret));
-        if (stats_field(s, offsetof(struct bench_facts, wall_s), &ret->wall) < 0 ||
-            stats_field(s, offsetof(struct bench_facts, user_s), &ret->user) < 0 ||
-            stats_field(s, offsetof(struct bench_facts, sys_s), &ret->sys) < 0 ||
-            stats_field(s, offsetof(struct bench_facts, mem_peak_mb), &ret->mem_peak) < 0 ||
-            stats_field(s, offsetof(struct bench_facts, mem_anon_peak_mb), &ret->mem_anon) < 0)
+        if (stats_field(s, get_wall, &ret->wall) < 0 || stats_field(s, get_user, &ret->user) < 0 ||
+            stats_field(s, get_sys, &ret->sys) < 0 ||
+            stats_field(s, run_figures_mem_peak, &ret->mem_peak) < 0 ||
+            stats_field(s, get_anon, &ret->mem_anon) < 0)
                 return -ENOMEM;
         v = malloc((s->n ? s->n : 1) * sizeof(*v));
         if (!v)
@@ -260,8 +235,8 @@ int bench_result_of(const struct bench_series *s, struct bench_result *ret)
                 size_t k = 0;
 
                 for (size_t i = 0; i < s->n; i++)
-                        if ((int)bench_classify(&s->f[i]) == c && isfinite(s->f[i].wall_s))
-                                v[k++] = s->f[i].wall_s;
+                        if ((int)bench_classify(&s->f[i]) == c && isfinite(s->f[i].duration_s))
+                                v[k++] = s->f[i].duration_s;
                 bench_stats_of(v, k, &ret->by_class[c]);
         }
         free(v);
@@ -284,8 +259,8 @@ int bench_compare(const struct bench_series *s, const struct bench_result *r, si
                         continue;
                 cmp[k] = (struct bench_cmp){.ref = ref, .other = i};
                 bench_ratio_of(&r[ref].wall, &r[i].wall, &cmp[k].ratio);
-                a = series_values(&s[i], offsetof(struct bench_facts, wall_s), &na);
-                b = series_values(&s[ref], offsetof(struct bench_facts, wall_s), &nb);
+                a = series_values(&s[i], get_wall, &na);
+                b = series_values(&s[ref], get_wall, &nb);
                 if (!a || !b) {
                         free(a);
                         free(b);

@@ -5,8 +5,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* buildtel bench: the facts of one timed run, its class, and the
- * statistics over a series (one command's runs) and between two series. */
+#include "model/figures.h"
+
+/* buildtel bench: the class of one timed run (its figures are the run's
+ * struct run_figures, model/figures.h, as compare and the baseline take
+ * them), and the statistics over a series (one command's runs) and
+ * between two series. */
 
 enum bench_class {
         BENCH_COLD = 0, /* compiled from scratch (or nothing said otherwise) */
@@ -15,24 +19,11 @@ enum bench_class {
         _BENCH_CLASS_MAX
 };
 
-/* What one run's model said, taken at its finish (run_model). */
-struct bench_facts {
-        double wall_s;               /* NAN unknown */
-        double user_s, sys_s;        /* the build's CPU; NAN unknown */
-        double mem_peak_mb;          /* the build's memory peak (total); NAN unknown */
-        double mem_anon_peak_mb;     /* its anon peak; NAN unknown */
-        bool steps_set;              /* BuildKit layer steps known */
-        uint32_t steps, cached;      /* layer steps, and those from the cache */
-        uint64_t cc_hits, cc_misses; /* compiler cache, over every target */
-        size_t compile_units;        /* compile units seen in the process scans */
-        int exit_code;
-};
-
 /* The class of a run from its facts: the one rule.
  * hot: no compile units, no compiler-cache activity, and no layer steps or
  * every one cached; warm: compiler-cache hits, or some layers cached; cold:
  * otherwise. Never fails. */
-enum bench_class bench_classify(const struct bench_facts *f);
+enum bench_class bench_classify(const struct run_figures *f);
 /* "cold", "warm", "hot". */
 const char *bench_class_name(enum bench_class c);
 
@@ -68,18 +59,13 @@ struct bench_ratio {
 void bench_ratio_of(const struct bench_stats *a, const struct bench_stats *b,
                     struct bench_ratio *ret);
 
-/* The facts of a finished run from its model (summary, facts, units; any
- * may be NULL). Never fails. */
-struct run_model;
-void bench_facts_of(const struct run_model *m, struct bench_facts *ret);
-
 /* One command's timed runs, as bench recorded them (borrowed arrays of n). */
 #define BENCH_RUNS_MAX 10000
 #define BENCH_RUN_ID_MAX 80
 struct bench_series {
         const char *command;
         size_t n;
-        const struct bench_facts *f;
+        const struct run_figures *f;
         const char (*run_id)[BENCH_RUN_ID_MAX];
 };
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/figures.h"
 #include "util/macro.h"
 
 const char *compare_section_name(enum compare_section s)
@@ -75,6 +76,46 @@ int compare_side_add_text(struct compare_side *s, enum compare_section sec, cons
                           const char *figure, const char *text)
 {
         return text ? side_push(s, sec, subject, figure, NAN, text) : 0;
+}
+
+int compare_side_add_run(struct compare_side *s, const struct run_figures *f)
+{
+        const struct {
+                const char *figure;
+                double v;
+        } v[] = {
+            {"duration_s", f->duration_s},
+            {"cpu_s", f->cpu_s},
+            {"build_mem_peak_mb", f->mem_peak_mb},
+            {"build_anon_peak_mb", f->mem_anon_peak_mb},
+            {"host_mem_used_peak_mb", f->host_mem_used_peak_mb},
+            {"oom_kills", f->oom_kills},
+            {"cpu_avg_pct", f->cpu_avg_pct},
+            {"steps", f->steps_set ? (double)f->steps : NAN},
+            {"cached_steps", f->steps_set ? (double)f->cached : NAN},
+        };
+        int r = 0;
+
+        for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(v); i++)
+                r = compare_side_add(s, COMPARE_RUN, "", v[i].figure, v[i].v);
+        return r;
+}
+
+int compare_side_add_cache(struct compare_side *s, const char *tool, bool have_first,
+                           uint64_t first_hits, uint64_t first_misses, uint64_t last_hits,
+                           uint64_t last_misses)
+{
+        uint64_t h = last_hits, m = last_misses;
+        int r;
+
+        if (have_first)
+                (void)figure_cc_delta(first_hits, first_misses, last_hits, last_misses, &h, &m);
+        r = compare_side_add(s, COMPARE_CACHE, tool, "hits", (double)h);
+        if (r >= 0)
+                r = compare_side_add(s, COMPARE_CACHE, tool, "misses", (double)m);
+        if (r >= 0)
+                r = compare_side_add(s, COMPARE_CACHE, tool, "hit_ratio", figure_hit_ratio(h, m));
+        return r;
 }
 
 void compare_side_release(struct compare_side *s)

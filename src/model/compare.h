@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Two runs side by side (`buildtel compare A B`): each run is a list of
  * figures, (section, subject, figure) = a number or a text, that the caller
@@ -47,6 +49,20 @@ int compare_side_add(struct compare_side *s, enum compare_section sec, const cha
 int compare_side_add_text(struct compare_side *s, enum compare_section sec, const char *subject,
                           const char *figure, const char *text);
 void compare_side_release(struct compare_side *s); /* NULL is a no-op */
+
+/* The run's own rows from its figure vector (model/figures.h, as the
+ * baseline and bench take it): duration, CPU, the build's memory peaks,
+ * the host's memory peak, OOM kills, CPU average, steps and cached steps.
+ * Returns 0 or -ENOMEM. */
+struct run_figures;
+int compare_side_add_run(struct compare_side *s, const struct run_figures *f);
+/* A compiler cache's rows (hits, misses, hit ratio) from its counters at
+ * the log's first and last stats blocks (have_first false: the last
+ * alone), through figure_cc_delta() and figure_hit_ratio(). Returns 0 or
+ * -ENOMEM. */
+int compare_side_add_cache(struct compare_side *s, const char *tool, bool have_first,
+                           uint64_t first_hits, uint64_t first_misses, uint64_t last_hits,
+                           uint64_t last_misses);
 
 enum compare_status {
         COMPARE_SAME,

@@ -4,6 +4,10 @@
 #include <math.h>
 
 #include "model/run.h"
+#include "model/summary.h"
+#include "model/targets.h"
+#include "model/units.h"
+#include "util/macro.h"
 
 double figure_cached_ratio(int64_t steps, int64_t cached)
 {
@@ -51,4 +55,95 @@ int figure_ninja_offset(const struct run_info *ri, double mtime, int64_t max_end
         off = mtime - ri->start_epoch - (double)max_end_ms / 1000.0;
         *ret_off = isfinite(off) && off >= 0 ? off : 0;
         return 0;
+}
+
+bool figure_cc_delta(uint64_t first_hits, uint64_t first_misses, uint64_t last_hits,
+                     uint64_t last_misses, uint64_t *ret_hits, uint64_t *ret_misses)
+{
+        bool reset = last_hits < first_hits || last_misses < first_misses;
+
+        *ret_hits = reset ? last_hits : last_hits - first_hits;
+        *ret_misses = reset ? last_misses : last_misses - first_misses;
+        return reset;
+}
+
+void run_figures_init(struct run_figures *f)
+{
+        *f = (struct run_figures){
+            .duration_s = NAN,
+            .user_s = NAN,
+            .sys_s = NAN,
+            .cpu_s = NAN,
+            .mem_peak_mb = NAN,
+            .mem_sampled_peak_mb = NAN,
+            .mem_anon_peak_mb = NAN,
+            .oom_kills = NAN,
+            .host_mem_used_peak_mb = NAN,
+            .cpu_avg_pct = NAN,
+            .exit_code = -1,
+        };
+}
+
+static void build_figures(const struct summary *s, struct run_figures *ret)
+{
+        const struct summary_build *b = &s->build;
+
+        ret->host_mem_used_peak_mb = s->mem_used_peak.set ? s->mem_used_peak.value : NAN;
+        ret->cpu_avg_pct = s->cpu_pct_n ? s->cpu_pct_sum / (double)s->cpu_pct_n : NAN;
+        if (!b->mode[0])
+                return;
+        ret->user_s = b->cpu_user_s;
+        ret->sys_s = b->cpu_sys_s;
+        ret->cpu_s = b->cpu_user_s + b->cpu_sys_s;
+        ret->mem_peak_mb = b->mem_peak.set ? b->mem_peak.value : NAN;
+        ret->mem_sampled_peak_mb = b->mem_cur_peak.set ? b->mem_cur_peak.value : NAN;
+        ret->mem_anon_peak_mb = b->mem_anon_peak.set ? b->mem_anon_peak.value : NAN;
+        ret->oom_kills = b->oom_kills;
+}
+
+void run_figures_of(const struct run_model *m, struct run_figures *ret)
+{
+        const struct run_facts *f = m->facts;
+
+        run_figures_init(ret);
+        if (m->summary)
+                build_figures(m->summary, ret);
+        if (f) {
+                ret->duration_s = f->duration_s;
+                ret->exit_code = f->exit_code;
+                ret->steps_set = f->steps_set;
+                ret->steps = f->steps;
+                ret->cached = f->cached;
+                for (size_t i = 0; i < f->n && i < TARGETS_MAX; i++)
+                        if (f->t[i].cc.set)
+                                run_figures_cc_add(
+                                    ret, (int64_t)MIN(f->t[i].cc.hits, (uint64_t)INT64_MAX),
+                                    (int64_t)MIN(f->t[i].cc.misses, (uint64_t)INT64_MAX));
+        }
+        if (m->units) {
+                size_t n;
+                const struct unit *u = units_rows(m->units, &n);
+
+                for (size_t i = 0; i < n; i++)
+                        ret->compile_units += u[i].kind == UNITS_COMPILE;
+        }
+}
+
+void run_figures_cc_add(struct run_figures *f, int64_t hits, int64_t misses)
+{
+        if (hits < 0 || misses < 0)
+                return;
+        f->cc_set = true;
+        f->cc_hits += (uint64_t)hits;
+        f->cc_misses += (uint64_t)misses;
+}
+
+double run_figures_cc_ratio(const struct run_figures *f)
+{
+        return f->cc_set ? figure_hit_ratio(f->cc_hits, f->cc_misses) : NAN;
+}
+
+double run_figures_mem_peak(const struct run_figures *f)
+{
+        return isfinite(f->mem_peak_mb) ? f->mem_peak_mb : f->mem_sampled_peak_mb;
 }

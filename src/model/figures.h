@@ -4,6 +4,7 @@
  * divide or subtract by hand. */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct run_info;
@@ -39,3 +40,49 @@ double figure_run_duration(double start_epoch, double end_epoch, double last_epo
  * build's. *ret_before may be NULL. */
 int figure_ninja_offset(const struct run_info *ri, double mtime, int64_t max_end_ms,
                         double *ret_off, bool *ret_before);
+
+/* A compiler cache's hits and misses during a run, from its counters at
+ * the log's first and last stats blocks (cumulative: per cache directory,
+ * per sccache server). A counter that went down was reset in between
+ * (`ccache -z`, a new sccache server): the run's counts are then the last
+ * block's, those since the reset, a lower bound, never a negative or a
+ * wrapped difference. Returns true when a reset was seen. */
+bool figure_cc_delta(uint64_t first_hits, uint64_t first_misses, uint64_t last_hits,
+                     uint64_t last_misses, uint64_t *ret_hits, uint64_t *ret_misses);
+
+/* One run's figures as every comparison takes them: `compare` (the run's
+ * rows), the baseline (a run against its job's usual) and `bench` (a timed
+ * run). Filled from a finished run's model (run_figures_of()) or from the
+ * history (store_run_figures(), store/history.h), so both sides of a
+ * comparison are the same numbers. NAN (or _set false, -1) is unknown. */
+struct run_figures {
+        double duration_s;          /* the run's (bench: the wall time) */
+        double user_s, sys_s;       /* the build's CPU (the history keeps only their sum) */
+        double cpu_s;               /* user_s + sys_s */
+        double mem_peak_mb;         /* the build's memory peak counter */
+        double mem_sampled_peak_mb; /* the largest sampled build memory */
+        double mem_anon_peak_mb;    /* the build's anon peak */
+        double oom_kills;           /* the build's */
+        double host_mem_used_peak_mb, cpu_avg_pct; /* the host's */
+        bool steps_set;                            /* BuildKit layer steps known */
+        uint32_t steps, cached;                    /* layer steps, and those from the cache */
+        bool cc_set;                 /* a target knew its compiler-cache counts */
+        uint64_t cc_hits, cc_misses; /* over the targets that know them */
+        size_t compile_units;        /* compile units seen in the process scans */
+        int exit_code;               /* -1 unknown */
+};
+
+/* Every figure unknown. */
+void run_figures_init(struct run_figures *f);
+/* A finished run's figures from its model (summary, facts, units; any may
+ * be NULL): the build's figures only when its cgroup was known. */
+struct run_model;
+void run_figures_of(const struct run_model *m, struct run_figures *ret);
+/* Add a target's compiler-cache counts (a negative one: unknown, skipped). */
+void run_figures_cc_add(struct run_figures *f, int64_t hits, int64_t misses);
+/* The compiler-cache hit ratio over the targets (figure_hit_ratio); NAN
+ * when none knew. */
+double run_figures_cc_ratio(const struct run_figures *f);
+/* The build's memory peak as shown: the peak counter, else the largest
+ * sampled (a kernel without memory.peak). */
+double run_figures_mem_peak(const struct run_figures *f);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/figures.h"
 #include "model/ranges.h"
 #include "parse/bakemeta.h"
 #include "parse/buildkit.h"
@@ -335,15 +336,16 @@ static bool is_zeroed(const char *s, size_t len)
         return len == 17 && memcmp(s, "Statistics zeroed", 17) == 0;
 }
 
-/* What one tool's blocks say about this build. */
+/* What one tool's blocks say about this build: one block, its counts;
+ * more, the last less the first (figure_cc_delta(): after a reset, the
+ * counts since it). */
 static struct ccstats block_counts(const struct last_block *lb)
 {
         struct ccstats c = lb->st;
 
-        if (lb->nblk >= 2 && lb->st.hits >= lb->first.hits && lb->st.misses >= lb->first.misses) {
-                c.hits -= lb->first.hits;
-                c.misses -= lb->first.misses;
-        }
+        if (lb->nblk >= 2)
+                (void)figure_cc_delta(lb->first.hits, lb->first.misses, lb->st.hits, lb->st.misses,
+                                      &c.hits, &c.misses);
         return c;
 }
 

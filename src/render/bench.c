@@ -166,15 +166,15 @@ static int add_runs(json_t *o, const struct bench_series *s)
         int e = 0;
 
         for (size_t i = 0; i < s->n; i++) {
-                const struct bench_facts *f = &s->f[i];
+                const struct run_figures *f = &s->f[i];
 
-                e |= json_array_append_new(times, num(f->wall_s));
+                e |= json_array_append_new(times, num(f->duration_s));
                 e |= json_array_append_new(user, num(f->user_s));
                 e |= json_array_append_new(sys, num(f->sys_s));
                 e |= json_array_append_new(codes, json_integer(f->exit_code));
                 e |= json_array_append_new(ids, json_string(s->run_id[i]));
                 e |= json_array_append_new(cls, json_string(bench_class_name(bench_classify(f))));
-                e |= json_array_append_new(mem, num(f->mem_peak_mb));
+                e |= json_array_append_new(mem, num(run_figures_mem_peak(f)));
                 e |= json_array_append_new(anon, num(f->mem_anon_peak_mb));
                 e |= json_array_append_new(hits, json_integer((json_int_t)f->cc_hits));
                 e |= json_array_append_new(misses, json_integer((json_int_t)f->cc_misses));

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/figures.h"
 #include "model/jobs.h"
 #include "model/unitname.h"
 #include "model/units.h"
@@ -153,22 +154,25 @@ static void card_caches(struct dwriter *w, const struct run_model *m)
         if (f && f->steps_set && f->steps) {
                 card_open(w, "a-layers", "Layer cache", false);
                 dw_printf(w, "%.0f %%</div><div class=\"d\">%u of %u steps cached</div></div>",
-                          100.0 * f->cached / f->steps, f->cached, f->steps);
+                          100.0 * figure_cached_ratio(f->steps, f->cached), f->cached, f->steps);
         }
         for (int k = 0; m->targets && k < CC_TOOLS; k++) {
                 const struct cc_blocks *c = targets_cc_blocks(m->targets, (enum cc_tool)k);
+                uint64_t dh, dm;
 
-                if (!c || c->last.hits < c->first.hits || c->last.misses < c->first.misses)
+                if (!c)
                         continue;
-                hits += c->last.hits - c->first.hits;
-                misses += c->last.misses - c->first.misses;
+                (void)figure_cc_delta(c->first.hits, c->first.misses, c->last.hits, c->last.misses,
+                                      &dh, &dm);
+                hits += dh;
+                misses += dm;
                 cc = true;
         }
         if (!cc || hits + misses == 0)
                 return;
         card_open(w, "a-cc", "Compiler cache", false);
         dw_printf(w, "%.0f %%</div><div class=\"d\">%llu hits, %llu misses</div></div>",
-                  100.0 * (double)hits / (double)(hits + misses), (unsigned long long)hits,
+                  100.0 * figure_hit_ratio(hits, misses), (unsigned long long)hits,
                   (unsigned long long)misses);
 }
 

@@ -869,6 +869,7 @@ static void cache_table(struct dwriter *w, const struct targets *ts)
 
         for (int k = 0; ts && k < CC_TOOLS; k++) {
                 const struct cc_blocks *c = targets_cc_blocks(ts, (enum cc_tool)k);
+                uint64_t hits, misses;
 
                 if (!c)
                         continue;
@@ -879,10 +880,11 @@ static void cache_table(struct dwriter *w, const struct targets *ts)
                 head = true;
                 dw_printf(w, "<tr><td>%s</td><td class=\"n\">%u</td>", targets_cc_tool_name(k),
                           c->blocks);
-                td_num(w, c->last.hits >= c->first.hits, (double)(c->last.hits - c->first.hits), -1,
-                       "");
-                td_num(w, c->last.misses >= c->first.misses,
-                       (double)(c->last.misses - c->first.misses), -1, "");
+                /* a reset between the blocks: the counts since it */
+                (void)figure_cc_delta(c->first.hits, c->first.misses, c->last.hits, c->last.misses,
+                                      &hits, &misses);
+                td_num(w, true, (double)hits, -1, "");
+                td_num(w, true, (double)misses, -1, "");
                 dw_puts(w, "</tr>");
         }
         if (head)

@@ -26,27 +26,11 @@ static int on_run(void *userdata, const struct store_run *r)
                 return 0;
         b = &w->win[w->n];
         baseline_run_init(b);
-        b->duration_s = r->duration_s;
-        b->mem_mb = r->build_mem_peak_mb;
-        b->anon_mb = r->build_anon_peak_mb;
+        store_run_figures(r, &b->fig);
         b->ncpu = r->info.ncpu ? (long)r->info.ncpu : -1;
         b->mem_total_mb = r->mem_total_mb;
         b->jobs = baseline_argv_jobs(r->info.argv);
         w->id[w->n++] = r->id;
-        return 0;
-}
-
-#define JX(path)                                                                                   \
-        "CASE WHEN json_valid(summary_json) THEN json_extract(summary_json, '" path "') END"
-
-/* CPU time and OOM kills: in the stored summary only. */
-static int build_row(void *ctx, sqlite3_stmt *s)
-{
-        struct baseline_run *b = ctx;
-        double user = store_col_real(s, 0), sys = store_col_real(s, 1);
-
-        b->cpu_s = isfinite(user) && isfinite(sys) ? user + sys : NAN;
-        b->oom_kills = store_col_real(s, 2);
         return 0;
 }
 
@@ -55,7 +39,7 @@ static int on_target(void *userdata, const struct store_target *t)
         struct baseline_run *b = userdata;
 
         baseline_add_target(b, t->name, t->duration_s, store_target_cached_ratio(t));
-        baseline_cc_add(b, t->cc_hits, t->cc_misses);
+        run_figures_cc_add(&b->fig, t->cc_hits, t->cc_misses);
         return 0;
 }
 
@@ -93,16 +77,8 @@ static int query(struct store *st, const char *sql, int64_t id, int64_t max, sto
 
 static int read_one(struct store *st, int64_t id, struct baseline_run *b)
 {
-        int r;
+        int r = store_targets_each(st, id, on_target, b);
 
-        r = query(st,
-                  "SELECT " JX("$.build.cpu_user_s") ", " JX("$.build.cpu_sys_s") ", " JX(
-                      "$.build.oom_kills") " FROM runs WHERE id = ?1",
-                  id, 1, build_row, b);
-        if (r >= 0) {
-                baseline_cc_begin(b);
-                r = store_targets_each(st, id, on_target, b);
-        }
         if (r >= 0)
                 r = query(st,
                           "SELECT name, tool, peak_mb FROM units WHERE run = ?1"

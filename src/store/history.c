@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "model/figures.h"
 #include "model/ranges.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -397,6 +398,22 @@ int store_job_runs(struct store *st, const struct store_job_filter *f, int64_t l
         return (int)runs_walk(st, s, STORE_ROWS_MAX, &w);
 }
 
+void store_run_figures(const struct store_run *r, struct run_figures *ret)
+{
+        run_figures_init(ret);
+        ret->duration_s = r->duration_s;
+        ret->cpu_s = r->build_cpu_s;
+        ret->mem_peak_mb = r->build_mem_peak_mb;
+        ret->mem_anon_peak_mb = r->build_anon_peak_mb;
+        ret->oom_kills = r->build_oom_kills;
+        ret->host_mem_used_peak_mb = r->mem_used_peak_mb;
+        ret->cpu_avg_pct = r->cpu_pct_avg;
+        ret->steps_set = r->steps >= 0;
+        ret->steps = r->steps >= 0 ? (uint32_t)MIN(r->steps, (int64_t)UINT32_MAX) : 0;
+        ret->cached = r->cached_steps >= 0 ? (uint32_t)MIN(r->cached_steps, (int64_t)UINT32_MAX) : 0;
+        ret->exit_code = r->info.exit_code;
+}
+
 int store_run_get(struct store *st, int64_t id, struct store_run *ret)
 {
         struct store_run run;
@@ -693,10 +710,8 @@ int store_cache_runs_since(struct store *st, const char *tool, double since,
 
         r = store_prepare(st,
                           "SELECT count(*),"
-                          " sum(CASE WHEN l.hits >= f.hits AND l.misses >= f.misses"
-                          "     THEN l.hits - f.hits END),"
-                          " sum(CASE WHEN l.hits >= f.hits AND l.misses >= f.misses"
-                          "     THEN l.misses - f.misses END)"
+                          " sum(cc_delta(f.hits, f.misses, l.hits, l.misses, 0)),"
+                          " sum(cc_delta(f.hits, f.misses, l.hits, l.misses, 1))"
                           " FROM runs r JOIN cache_snapshots l ON l.run = r.id AND l.tool = ?1"
                           "  AND l.origin = 'log-last'"
                           " LEFT JOIN cache_snapshots f ON f.run = r.id AND f.tool = ?1"

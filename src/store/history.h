@@ -83,6 +83,12 @@ int store_run_find(struct store *st, const char *spec, int64_t *ret_id);
  * -ENOENT, or -errno; *ret is untouched on failure. */
 int store_run_get(struct store *st, int64_t id, struct store_run *ret);
 
+/* The run row's figures as compare and the baseline take them
+ * (model/figures.h: the same vector a live run's model gives): what the
+ * row holds; the compiler cache is its targets' (run_figures_cc_add()). */
+struct run_figures;
+void store_run_figures(const struct store_run *r, struct run_figures *ret);
+
 /* Recent runs, newest first: start at or after since (NAN: any), at most
  * limit (<= 0: no limit), each to fn (NULL: just count). Returns the
  * number of runs, or -errno, or what fn returned. */
@@ -142,9 +148,9 @@ int store_cache_previous(struct store *st, const char *tool, int64_t before_id,
                          struct store_cache_snapshot *ret);
 
 /* What the runs started at or after since (epoch seconds) saw of tool in
- * their logs: the runs whose log printed its stats, and the sum of last
- * minus first block over the runs that printed two or more with counters
- * that did not go down (-1 when none did). */
+ * their logs: the runs whose log printed its stats, and the sum of each
+ * run's counts from its first block to its last (figure_cc_delta(): a
+ * reset between them, the counts since it; -1 when no run has both). */
 struct store_cache_runs {
         int64_t runs, hits, misses;
 };

@@ -300,6 +300,27 @@ static void sql_run_duration(sqlite3_context *ctx, int argc, sqlite3_value **arg
                 sqlite3_result_null(ctx);
 }
 
+/* cc_delta(first_hits, first_misses, last_hits, last_misses, misses):
+ * figure_cc_delta() for the SQL (a reset between the blocks: the counts
+ * since it), its hits or (misses != 0) its misses. NULL in, NULL out. */
+static void sql_cc_delta(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+        sqlite3_int64 v[4];
+        uint64_t h, m;
+
+        for (int i = 0; i < 5 && i < argc; i++) {
+                if (sqlite3_value_type(argv[i]) == SQLITE_NULL) {
+                        sqlite3_result_null(ctx);
+                        return;
+                }
+                if (i < 4)
+                        v[i] = MAX(sqlite3_value_int64(argv[i]), 0);
+        }
+        (void)figure_cc_delta((uint64_t)v[0], (uint64_t)v[1], (uint64_t)v[2], (uint64_t)v[3], &h,
+                              &m);
+        sqlite3_result_int64(ctx, (sqlite3_int64)(sqlite3_value_int(argv[4]) ? m : h));
+}
+
 static int exec_sql(struct store *st, const char *sql)
 {
         return store_map_rc(st->db, sqlite3_exec(st->db, sql, NULL, NULL, NULL));
@@ -603,6 +624,10 @@ int store_open(const char *path, bool create, int busy_ms, struct store **ret)
         sqlite3_busy_timeout(st->db, busy_ms);
         rc = sqlite3_create_function(st->db, "run_duration", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
                                      NULL, sql_run_duration, NULL, NULL);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_create_function(st->db, "cc_delta", 5,
+                                             SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                             sql_cc_delta, NULL, NULL);
         if (rc != SQLITE_OK) {
                 r = store_map_rc(st->db, rc);
                 store_close(st);
