@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "parse/buildkit.h"
+#include "parse/buildkit-int.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -10,75 +11,6 @@
 #include "util/dbuf.h"
 #include "util/macro.h"
 #include "util/util.h"
-
-#define CARRY_MAX 65536
-
-/* Bit sets over TARGETS_MAX candidates or targets (more than 64: a plain
- * uint64_t shift would be undefined). */
-#define CAND_WORDS ((TARGETS_MAX + 63) / 64)
-static void bit_set(uint64_t *w, size_t i)
-{
-        w[i / 64] |= 1ULL << (i % 64);
-}
-/* The lowest set bit at or after `from`, or -1. */
-static int bit_next(const uint64_t *w, int from)
-{
-        for (int i = from < 0 ? 0 : from; i < CAND_WORDS * 64; i = (i / 64 + 1) * 64) {
-                uint64_t m = w[i / 64] & (~0ULL << (i % 64));
-                if (m)
-                        return (i / 64) * 64 + __builtin_ctzll(m);
-        }
-        return -1;
-}
-
-enum vstate { V_NEW, V_RUNNING, V_DONE, V_CACHED, V_ERROR, V_CANCELED };
-
-struct vtx {
-        uint64_t key;
-        char *name;                 /* the last header, cut to TARGET_STEP_NAME_MAX; NULL unnamed */
-        double first, last;         /* buildtel's clock: its first and last line */
-        double end;                 /* the line that ended it (DONE, CACHED, ...); NAN none */
-        double bk_started, bk_done; /* rawjson: BuildKit's timestamps, Unix seconds; NAN none */
-        double bk_secs;             /* plain: BuildKit's "DONE 1.4s"; NAN none */
-        uint64_t cands[CAND_WORDS]; /* bit i: announced under prefix cands[i] */
-        int16_t target;             /* after finish: the one target, or -1 */
-        int8_t marker;
-        uint8_t state;
-        bool named, step, exporting;
-        bool from;   /* a "FROM image" step: the stage's base image */
-        bool worked; /* a status or log line: it did something (pulled, ran) */
-};
-
-/* A first bracket token: a target, or (single-target builds) a stage. */
-struct cand {
-        char name[TARGET_NAME_MAX + 1];
-};
-
-struct buildkit {
-        struct buildkit_config cfg;
-        struct vtx *v;
-        uint32_t nv, capv;
-        uint32_t *slots;  /* open addressing: vidx + 1, 0 empty */
-        uint32_t last_vi; /* the vertex found last */
-        uint32_t nslots;
-        bool vertex_cap_hit;
-        struct cand cands[TARGETS_MAX];
-        size_t ncands;
-        bool multi_evidence, seen, prev_blank, last_json;
-        double first, last; /* any vertex line */
-        char builder[TARGET_FIELD_MAX + 1];
-        /* rawjson */
-        struct dbuf json;
-        int depth;
-        bool in_str, esc, json_active, json_skip;
-        bool json_compact; /* began "{\"": one object per line (rawjson) */
-        unsigned json_lines;
-        struct dbuf carry, data;
-        uint32_t carry_v;
-        bool carry_set;
-        uint32_t marker_v[BUILDKIT_MAX_MARKERS]; /* vidx + 1 */
-};
-
 int buildkit_new(const struct buildkit_config *cfg, struct buildkit **ret)
 {
         struct buildkit *b = calloc(1, sizeof(*b));
@@ -118,7 +50,7 @@ bool buildkit_seen(const struct buildkit *b)
         return b->seen;
 }
 
-static uint32_t slot_of(uint64_t key, uint32_t nslots)
+uint32_t bk_slot_of(uint64_t key, uint32_t nslots)
 {
         key ^= key >> 33;
         key *= 0xff51afd7ed558ccdULL;
@@ -134,7 +66,7 @@ static int grow_slots(struct buildkit *b)
         if (!s)
                 return -ENOMEM;
         for (uint32_t i = 0; i < b->nv; i++) {
-                uint32_t j = slot_of(b->v[i].key, n);
+                uint32_t j = bk_slot_of(b->v[i].key, n);
                 while (s[j])
                         j = (j + 1) & (n - 1);
                 s[j] = i + 1;
@@ -146,7 +78,7 @@ static int grow_slots(struct buildkit *b)
 }
 
 /* The vertex for key, added when new. -1 past the cap or out of memory. */
-static int64_t vertex(struct buildkit *b, uint64_t key, bool add)
+int64_t bk_vertex(struct buildkit *b, uint64_t key, bool add)
 {
         uint32_t j;
 
@@ -154,7 +86,7 @@ static int64_t vertex(struct buildkit *b, uint64_t key, bool add)
         if (b->last_vi < b->nv && b->v[b->last_vi].key == key)
                 return b->last_vi;
         if (b->nslots) {
-                for (j = slot_of(key, b->nslots); b->slots[j]; j = (j + 1) & (b->nslots - 1))
+                for (j = bk_slot_of(key, b->nslots); b->slots[j]; j = (j + 1) & (b->nslots - 1))
                         if (b->v[b->slots[j] - 1].key == key)
                                 return b->last_vi = b->slots[j] - 1;
         }
@@ -184,7 +116,7 @@ static int64_t vertex(struct buildkit *b, uint64_t key, bool add)
                                    .bk_started = NAN,
                                    .bk_done = NAN,
                                    .bk_secs = NAN};
-        for (j = slot_of(key, b->nslots); b->slots[j]; j = (j + 1) & (b->nslots - 1))
+        for (j = bk_slot_of(key, b->nslots); b->slots[j]; j = (j + 1) & (b->nslots - 1))
                 ;
         b->slots[j] = b->nv + 1;
         return b->nv++;
@@ -192,7 +124,7 @@ static int64_t vertex(struct buildkit *b, uint64_t key, bool add)
 
 /* Per line: the vertex's times only; the targets' come from their
  * vertices at the end. */
-static void touch(struct buildkit *b, struct vtx *v, double now)
+void bk_touch(struct buildkit *b, struct vtx *v, double now)
 {
         if (isnan(b->first))
                 b->first = now;
@@ -216,7 +148,7 @@ static int cand_index(struct buildkit *b, const char *name, size_t len)
         return (int)b->ncands++;
 }
 
-static bool is_step_token(const char *s, size_t n)
+bool bk_is_step_token(const char *s, size_t n)
 {
         const char *slash = memchr(s, '/', n);
 
@@ -230,7 +162,7 @@ static bool is_step_token(const char *s, size_t n)
 
 /* The next space-separated token of [*p, end): its length (0 at the end)
  * and *ret_tok; *p past it. */
-static size_t next_token(const char **p, const char *end, const char **ret_tok)
+size_t bk_next_token(const char **p, const char *end, const char **ret_tok)
 {
         const char *s = *p;
 
@@ -264,7 +196,7 @@ static bool same_name(const struct vtx *v, const char *name, size_t len)
 
 /* A vertex name: "[tok tok i/n] INSTR ..." or "[tok] exporting ..." or
  * "exporting to image" ... */
-static void name_vertex(struct buildkit *b, struct vtx *v, const char *name, size_t len)
+void bk_name_vertex(struct buildkit *b, struct vtx *v, const char *name, size_t len)
 {
         const char *close, *rest = name, *end = name + len;
         const char *tok[4], *last = NULL;
@@ -276,7 +208,7 @@ static void name_vertex(struct buildkit *b, struct vtx *v, const char *name, siz
 
         if (len > 0 && name[0] == '[' && (close = memchr(name, ']', len))) {
                 for (const char *p = name + 1, *s; p < close;) {
-                        size_t n = next_token(&p, close, &s);
+                        size_t n = bk_next_token(&p, close, &s);
                         if (n) {
                                 if (ntok < 4) {
                                         tok[ntok] = s;
@@ -290,7 +222,7 @@ static void name_vertex(struct buildkit *b, struct vtx *v, const char *name, siz
                 rest = close + 1;
                 while (rest < end && *rest == ' ')
                         rest++;
-                if (all >= 1 && is_step_token(last, last_len))
+                if (all >= 1 && bk_is_step_token(last, last_len))
                         v->step = true;
                 if (all >= 1 && !memchr(tok[0], '/', tlen[0])) {
                         bool internal1 =
@@ -327,7 +259,7 @@ static void name_vertex(struct buildkit *b, struct vtx *v, const char *name, siz
         v->named = true;
 }
 
-static void emit_log(struct buildkit *b, uint32_t vidx, const char *text, size_t len)
+void bk_emit_log(struct buildkit *b, uint32_t vidx, const char *text, size_t len)
 {
         if (b->cfg.log)
                 b->cfg.log(b->cfg.userdata, vidx, b->v[vidx].marker, text, len);
@@ -335,7 +267,7 @@ static void emit_log(struct buildkit *b, uint32_t vidx, const char *text, size_t
 
 /* rawjson: "#N <rest>" to the context callback (cut at 1 KiB: the context
  * keeps less). */
-static void emit_ctx(struct buildkit *b, uint32_t vidx, const char *pfx, const char *text,
+void bk_emit_ctx(struct buildkit *b, uint32_t vidx, const char *pfx, const char *text,
                      size_t len)
 {
         char line[1024];
@@ -423,7 +355,7 @@ static bool is_legacy_digest(const char *s, const char *end)
 }
 
 /* v ended in state at now (buildtel's clock): the first ending line wins. */
-static void end_vertex(struct vtx *v, enum vstate state, double now)
+void bk_end_vertex(struct vtx *v, enum vstate state, double now)
 {
         v->state = state;
         if (isnan(v->end))
@@ -449,7 +381,7 @@ static inline void secs_line(struct buildkit *b, uint32_t vi, const struct bklin
         const char *text = bl->secs_end == bl->end ? bl->end : bl->secs_end + 1;
 
         b->v[vi].worked = true;
-        emit_log(b, vi, text, (size_t)(bl->end - text));
+        bk_emit_log(b, vi, text, (size_t)(bl->end - text));
 }
 
 static bool feed_plain(struct buildkit *b, const struct bkline *bl, double now)
@@ -476,15 +408,15 @@ static bool feed_plain(struct buildkit *b, const struct bkline *bl, double now)
         if (b->last_vi < b->nv && b->v[b->last_vi].key == n + 1)
                 vi = b->last_vi;
         else
-                vi = vertex(b, n + 1, false);
+                vi = bk_vertex(b, n + 1, false);
         if (vi < 0) {
-                vi = vertex(b, n + 1, true);
+                vi = bk_vertex(b, n + 1, true);
                 header = true;
                 if (vi < 0)
                         return true;
         }
         v = &b->v[vi];
-        touch(b, v, now);
+        bk_touch(b, v, now);
         /* Most lines are "<secs> <log text>": one look at the first byte
          * instead of five keyword compares. */
         if (!header && bl->secs_end) {
@@ -505,334 +437,38 @@ _noinline_ static void feed_status(struct buildkit *b, struct vtx *v, int64_t vi
                 return;
         if (skip_prefix(&s, end, "DONE")) {
                 if (s == end || *s == ' ') {
-                        end_vertex(v, V_DONE, now);
+                        bk_end_vertex(v, V_DONE, now);
                         v->bk_secs = done_secs(s, end);
                 }
                 return;
         }
         if (eq(s, end, "CACHED")) {
-                end_vertex(v, V_CACHED, now);
+                bk_end_vertex(v, V_CACHED, now);
                 return;
         }
         if (eq(s, end, "CANCELED")) {
-                end_vertex(v, V_CANCELED, now);
+                bk_end_vertex(v, V_CANCELED, now);
                 return;
         }
         if (skip_prefix(&s, end, "ERROR: ")) {
-                end_vertex(v, V_ERROR, now);
+                bk_end_vertex(v, V_ERROR, now);
                 return;
         }
         if (skip_prefix(&s, end, "WARN: "))
                 return;
         if (!header && log_prefix(s, end, &text)) {
                 v->worked = true;
-                emit_log(b, (uint32_t)vi, text, (size_t)(end - text));
+                bk_emit_log(b, (uint32_t)vi, text, (size_t)(end - text));
                 return;
         }
         if (header) {
-                name_vertex(b, v, s, (size_t)(end - s));
-                touch(b, v, now);
+                bk_name_vertex(b, v, s, (size_t)(end - s));
+                bk_touch(b, v, now);
                 if (v->state == V_NEW)
                         v->state = V_RUNNING;
         } else if (!is_legacy_digest(s, end)) {
                 v->worked = true; /* a status: "resolve ...", "sha256:... 1.2MB / 3MB" */
         }
-}
-
-/* ---- rawjson ---- */
-
-static uint64_t digest_key(const char *s)
-{
-        return fnv1a(FNV1A_OFFSET, s, strlen(s)) | (1ULL << 63); /* never a plain "#N" key */
-}
-
-static int b64val(unsigned char c)
-{
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 26;
-        if (c >= '0' && c <= '9')
-                return c - '0' + 52;
-        if (c == '+' || c == '-')
-                return 62;
-        if (c == '/' || c == '_')
-                return 63;
-        return -1;
-}
-
-static int b64_decode(const char *s, size_t n, struct dbuf *out)
-{
-        uint32_t acc = 0;
-        int bits = 0;
-
-        dbuf_reset(out);
-        for (size_t i = 0; i < n; i++) {
-                int d = b64val((unsigned char)s[i]);
-                if (d < 0)
-                        continue; /* padding, newlines */
-                acc = (acc << 6) | (uint32_t)d;
-                bits += 6;
-                if (bits >= 8) {
-                        char c;
-                        bits -= 8;
-                        c = (char)((acc >> bits) & 0xff);
-                        if (dbuf_append(out, &c, 1) < 0)
-                                return -ENOMEM;
-                }
-        }
-        return 0;
-}
-
-static void flush_carry(struct buildkit *b)
-{
-        if (b->carry_set && b->carry.len)
-                emit_log(b, b->carry_v, b->carry.p, b->carry.len);
-        dbuf_reset(&b->carry);
-        b->carry_set = false;
-}
-
-static void json_logs(struct buildkit *b, uint32_t vidx, const char *data, size_t n)
-{
-        const char *p = data, *end = data + n;
-
-        if (b->carry_set && b->carry_v != vidx)
-                flush_carry(b);
-        while (p < end) {
-                const char *nl = memchr(p, '\n', (size_t)(end - p));
-                const char *le = nl ? nl : end;
-                size_t room = CARRY_MAX - b->carry.len;
-
-                if (!nl) {
-                        (void)dbuf_append(&b->carry, p, MIN(room, (size_t)(le - p)));
-                        b->carry_v = vidx;
-                        b->carry_set = true;
-                        break;
-                }
-                if (b->carry_set && b->carry.len) {
-                        (void)dbuf_append(&b->carry, p, MIN(room, (size_t)(le - p)));
-                        emit_log(b, vidx, b->carry.p, b->carry.len);
-                        emit_ctx(b, vidx, "0.000 ", b->carry.p, b->carry.len);
-                        dbuf_reset(&b->carry);
-                        b->carry_set = false;
-                } else {
-                        emit_log(b, vidx, p, (size_t)(le - p));
-                        emit_ctx(b, vidx, "0.000 ", p, (size_t)(le - p));
-                }
-                p = nl + 1;
-        }
-}
-
-/* n digits of s as a number; -1 when one is not a digit. */
-static int64_t digits(const char *s, size_t n)
-{
-        int64_t v = 0;
-
-        for (size_t i = 0; i < n; i++) {
-                if (s[i] < '0' || s[i] > '9')
-                        return -1;
-                v = v * 10 + (s[i] - '0');
-        }
-        return v;
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
- * days_from_civil). */
-static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
-{
-        int64_t era, yoe, doy, doe;
-
-        y -= m <= 2;
-        era = (y >= 0 ? y : y - 399) / 400;
-        yoe = y - era * 400;
-        doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-        doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        return era * 146097 + doe - 719468;
-}
-
-/* An RFC 3339 time as BuildKit writes it ("2024-05-01T10:00:02.123456789Z",
- * or with a +hh:mm offset) into Unix seconds; NAN when it is not one. */
-double buildkit_parse_time(const char *s, size_t n)
-{
-        int64_t y, mo, d, h, mi, sec, off = 0;
-        double frac = 0, scale = 0.1;
-        size_t i = 19;
-
-        if (n < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') ||
-            s[13] != ':' || s[16] != ':')
-                return NAN;
-        y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2);
-        h = digits(s + 11, 2), mi = digits(s + 14, 2), sec = digits(s + 17, 2);
-        if (y < 1970 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 ||
-            mi > 59 || sec < 0 || sec > 60)
-                return NAN;
-        if (s[i] == '.')
-                for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, scale /= 10)
-                        frac += (s[i] - '0') * scale;
-        if (i < n && (s[i] == '+' || s[i] == '-') && n - i == 6 && s[i + 3] == ':') {
-                int64_t oh = digits(s + i + 1, 2), om = digits(s + i + 4, 2);
-                if (oh < 0 || oh > 23 || om < 0 || om > 59)
-                        return NAN;
-                off = (s[i] == '-' ? -1 : 1) * (oh * 3600 + om * 60);
-        } else if (!(i + 1 == n && (s[i] == 'Z' || s[i] == 'z'))) {
-                return NAN;
-        }
-        return (double)(days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off) + frac;
-}
-
-/* rawjson's "started" and "completed" of a vertex update (the first seen). */
-static void json_times(struct vtx *v, json_t *it)
-{
-        json_t *st = json_object_get(it, "started"), *co = json_object_get(it, "completed");
-
-        if (isnan(v->bk_started) && json_is_string(st))
-                v->bk_started = buildkit_parse_time(json_string_value(st), json_string_length(st));
-        if (isnan(v->bk_done) && json_is_string(co))
-                v->bk_done = buildkit_parse_time(json_string_value(co), json_string_length(co));
-}
-
-static void json_status(struct buildkit *b, json_t *root, double now)
-{
-        json_t *arr, *it;
-        size_t i;
-
-        if (!json_is_object(root))
-                return;
-        arr = json_object_get(root, "vertexes");
-        json_array_foreach(arr, i, it)
-        {
-                const char *dg = json_string_value(json_object_get(it, "digest"));
-                const char *name = json_string_value(json_object_get(it, "name"));
-                const char *err = json_string_value(json_object_get(it, "error"));
-                int64_t vi;
-                struct vtx *v;
-
-                if (!dg)
-                        continue;
-                b->seen = true;
-                vi = vertex(b, digest_key(dg), true);
-                if (vi < 0)
-                        continue;
-                v = &b->v[vi];
-                if (name) {
-                        /* The same digest announced under another prefix adds it. */
-                        name_vertex(b, v, name, strlen(name));
-                }
-                touch(b, v, now);
-                if (v->name && json_object_get(it, "started") && isnan(v->bk_started))
-                        emit_ctx(b, (uint32_t)vi, "", v->name, strlen(v->name));
-                json_times(v, it);
-                if (json_object_get(it, "completed")) {
-                        if (err && *err)
-                                end_vertex(
-                                    v, strstr(err, "context canceled") ? V_CANCELED : V_ERROR, now);
-                        else if (json_is_true(json_object_get(it, "cached")))
-                                end_vertex(v, V_CACHED, now);
-                        else if (v->state != V_ERROR && v->state != V_CANCELED)
-                                end_vertex(v, V_DONE, now);
-                } else if (json_object_get(it, "started") && v->state == V_NEW) {
-                        v->state = V_RUNNING;
-                }
-        }
-        arr = json_object_get(root, "statuses");
-        json_array_foreach(arr, i, it)
-        {
-                const char *dg = json_string_value(json_object_get(it, "vertex"));
-                int64_t vi = dg ? vertex(b, digest_key(dg), false) : -1;
-
-                if (vi >= 0)
-                        b->v[vi].worked = true; /* transferring, resolve, a layer pulled */
-        }
-        arr = json_object_get(root, "logs");
-        json_array_foreach(arr, i, it)
-        {
-                const char *dg = json_string_value(json_object_get(it, "vertex"));
-                json_t *data = json_object_get(it, "data");
-                int64_t vi;
-
-                if (!dg || !json_is_string(data))
-                        continue;
-                vi = vertex(b, digest_key(dg), true);
-                if (vi < 0)
-                        continue;
-                touch(b, &b->v[vi], now);
-                b->v[vi].worked = true;
-                if (b64_decode(json_string_value(data), json_string_length(data), &b->data) < 0)
-                        continue;
-                json_logs(b, (uint32_t)vi, b->data.p ? b->data.p : "", b->data.len);
-        }
-}
-
-static void json_reset(struct buildkit *b)
-{
-        dbuf_reset(&b->json);
-        b->depth = 0;
-        b->in_str = b->esc = b->json_active = b->json_skip = b->json_compact = false;
-        b->json_lines = 0;
-}
-
-/* Assemble objects by brace depth; strings and escapes respected. */
-_noinline_ static bool feed_json(struct buildkit *b, const char *line, const char *end, double now)
-{
-        size_t len = (size_t)(end - line);
-
-        if (!b->json_active) {
-                if (!(len >= 2 && line[0] == '{' && line[1] == '"') &&
-                    !(len == 1 && line[0] == '{'))
-                        return false;
-                b->json_active = true;
-                b->json_compact = len >= 2;
-        } else if (b->json_lines == 1 && b->json.len == 2) {
-                /* After a lone "{": the indented form goes on with a key. */
-                const char *p = line;
-                while (p < end && *p == ' ')
-                        p++;
-                if (p == end || *p != '"') {
-                        json_reset(b);
-                        return false;
-                }
-        }
-        for (const char *p = line; p < end; p++) {
-                char c = *p;
-                if (b->in_str) {
-                        if (b->esc)
-                                b->esc = false;
-                        else if (c == '\\')
-                                b->esc = true;
-                        else if (c == '"')
-                                b->in_str = false;
-                } else if (c == '"') {
-                        b->in_str = true;
-                } else if (c == '{' || c == '[') {
-                        b->depth++;
-                } else if (c == '}' || c == ']') {
-                        b->depth--;
-                }
-        }
-        b->json_lines++;
-        /* No JSON string spans lines, and a rawjson object ends on its own
-         * line: anything else is a line cut at the cap (or junk). Drop the
-         * object, or the scanner stays inside it for the rest of the run. */
-        if (b->in_str || (b->json_compact && b->depth > 0)) {
-                json_reset(b);
-                return true;
-        }
-        if (!b->json_skip) {
-                if (b->json.len + len + 1 > BUILDKIT_MAX_JSON ||
-                    dbuf_append(&b->json, line, len) < 0 || dbuf_append(&b->json, "\n", 1) < 0) {
-                        b->json_skip = true;
-                        dbuf_release(&b->json);
-                }
-        }
-        if (b->depth <= 0) {
-                if (!b->json_skip && b->depth == 0) {
-                        json_t *root = json_loadb(b->json.p, b->json.len, 0, NULL);
-                        json_status(b, root, now);
-                        json_decref(root);
-                }
-                json_reset(b);
-        }
-        return true;
 }
 
 bool buildkit_feed_line(struct buildkit *b, const char *line, size_t len, double now)
@@ -856,7 +492,7 @@ bool buildkit_feed_line_bk(struct buildkit *b, const char *line, size_t len, dou
             b->last_vi < b->nv && b->v[b->last_vi].key == bl->n + 1) {
                 b->last_json = false;
                 b->seen = true;
-                touch(b, &b->v[b->last_vi], now);
+                bk_touch(b, &b->v[b->last_vi], now);
                 secs_line(b, b->last_vi, bl);
                 return true;
         }
@@ -870,7 +506,7 @@ static bool feed_line_slow(struct buildkit *b, const char *line, size_t len, dou
 
         b->last_json = false;
         if (b->json_active || (len && line[0] == '{')) {
-                if (feed_json(b, line, end, now)) {
+                if (bk_feed_json(b, line, end, now)) {
                         b->last_json = true;
                         return false;
                 }
@@ -894,396 +530,3 @@ static bool feed_line_slow(struct buildkit *b, const char *line, size_t len, dou
  * the FROM's header alone, after its export: never ended, since the other
  * target's job resolved it). ended_ok: the stream exported and nothing in
  * it failed or was canceled (a FROM cut off by a failure did not end). */
-static bool vtx_cached(const struct vtx *v, bool ended_ok)
-{
-        if (v->state == V_CACHED)
-                return true;
-        if (!v->from || v->worked)
-                return false;
-        return v->state == V_DONE || (ended_ok && (v->state == V_NEW || v->state == V_RUNNING));
-}
-
-/* Exported, and no vertex failed or was canceled: see vtx_cached(). */
-static bool stream_ended_ok(const struct buildkit *b)
-{
-        bool exported = false;
-
-        for (uint32_t i = 0; i < b->nv; i++) {
-                if (b->v[i].state == V_ERROR || b->v[i].state == V_CANCELED)
-                        return false;
-                exported |= b->v[i].exporting && b->v[i].state == V_DONE;
-        }
-        return exported;
-}
-
-/* The step's name without the target's prefix token (multi-target: "[app
- * common 2/3] RUN x" is step "common 2/3] RUN x" of app), hashed. */
-static uint64_t step_key(const struct vtx *v, bool multi)
-{
-        const char *s = v->name ? v->name : "", *close = strchr(s, ']');
-
-        if (multi && s[0] == '[' && close) {
-                const char *sp = memchr(s, ' ', (size_t)(close - s));
-                if (sp)
-                        s = sp + 1;
-        }
-        return fnv1a(FNV1A_OFFSET, s, strlen(s));
-}
-
-/* Steps seen, by (key, owner): open addressing, grown at half load. */
-struct stepset {
-        struct stepent {
-                uint64_t key;
-                int32_t owner; /* a target index, or -1: the whole run */
-                bool used, cached;
-        } * e;
-        size_t n, cap;
-};
-
-/* The entry of (key, owner), added (with *added) when new; NULL out of
- * memory. */
-static struct stepent *stepset_get(struct stepset *ss, uint64_t key, int32_t owner, bool *added)
-{
-        uint64_t h = key ^ ((uint64_t)(uint32_t)owner * 0x9e3779b97f4a7c15ULL);
-        size_t j;
-
-        if ((ss->n + 1) * 2 > ss->cap) {
-                size_t nc = ss->cap ? ss->cap * 2 : 256;
-                struct stepent *ne = calloc(nc, sizeof(*ne));
-                if (!ne)
-                        return NULL;
-                for (size_t i = 0; i < ss->cap; i++) {
-                        uint64_t hh;
-                        if (!ss->e[i].used)
-                                continue;
-                        hh = ss->e[i].key ^
-                             ((uint64_t)(uint32_t)ss->e[i].owner * 0x9e3779b97f4a7c15ULL);
-                        for (j = slot_of(hh, (uint32_t)nc); ne[j].used; j = (j + 1) & (nc - 1))
-                                ;
-                        ne[j] = ss->e[i];
-                }
-                free(ss->e);
-                ss->e = ne;
-                ss->cap = nc;
-        }
-        for (j = slot_of(h, (uint32_t)ss->cap); ss->e[j].used; j = (j + 1) & (ss->cap - 1))
-                if (ss->e[j].key == key && ss->e[j].owner == owner) {
-                        *added = false;
-                        return &ss->e[j];
-                }
-        ss->e[j] = (struct stepent){.key = key, .owner = owner, .used = true};
-        ss->n++;
-        *added = true;
-        return &ss->e[j];
-}
-
-/* Count v, a step of owner, into *steps and *cached: once per name, and
- * cached only while every vertex of the name is. */
-static void count_step(struct stepset *ss, uint64_t key, int32_t owner, bool cached,
-                       uint32_t *steps, uint32_t *cached_n)
-{
-        bool added = true;
-        struct stepent *e = ss ? stepset_get(ss, key, owner, &added) : NULL;
-
-        if (!e) { /* out of memory: every vertex counts */
-                ++*steps;
-                *cached_n += cached;
-                return;
-        }
-        if (added) {
-                ++*steps;
-                e->cached = cached;
-                *cached_n += cached;
-        } else if (e->cached && !cached) {
-                e->cached = false;
-                --*cached_n;
-        }
-}
-
-/* v as a step fact of the model: from its first line to the line that
- * ended it; when BuildKit gave its own time (rawjson's started/completed,
- * plain's "DONE 1.4s"), that long, ending at that line (a vertex's lines
- * can come in one burst when it ends), never before the run began. */
-static void add_step(struct targets *ts, const struct vtx *v, bool ended_ok)
-{
-        struct step_fact f = {.target = v->target, .start_s = v->first, .end_s = v->end};
-        double bk = NAN;
-
-        copy_utf8(f.name, sizeof(f.name), v->name ? v->name : "", v->name ? strlen(v->name) : 0);
-        if (!isnan(v->bk_started) && !isnan(v->bk_done) && v->bk_done >= v->bk_started)
-                bk = v->bk_done - v->bk_started;
-        else if (!isnan(v->bk_secs))
-                bk = v->bk_secs;
-        if (!isnan(bk) && !isnan(f.end_s))
-                f.start_s = f.end_s - bk > 0 ? f.end_s - bk : 0;
-        f.step = v->step;
-        f.cached = vtx_cached(v, ended_ok);
-        f.error = v->state == V_ERROR;
-        f.canceled = v->state == V_CANCELED;
-        (void)targets_add_step(ts, &f);
-}
-
-/* The targets of the stream, touched with their vertices' times; map[c]:
- * candidate c's target. */
-static void map_targets(struct buildkit *b, struct targets *ts, int *map)
-{
-        double first[TARGETS_MAX], last[TARGETS_MAX];
-
-        for (size_t i = 0; i < b->ncands; i++)
-                first[i] = last[i] = NAN;
-        for (uint32_t i = 0; i < b->nv; i++) {
-                const struct vtx *v = &b->v[i];
-
-                if (isnan(v->first))
-                        continue;
-                for (int c = bit_next(v->cands, 0); c >= 0; c = bit_next(v->cands, c + 1)) {
-                        if (isnan(first[c]) || v->first < first[c])
-                                first[c] = v->first;
-                        if (isnan(last[c]) || v->last > last[c])
-                                last[c] = v->last;
-                }
-        }
-        for (size_t i = 0; i < b->ncands; i++) {
-                size_t t = targets_get(ts, b->cands[i].name, strlen(b->cands[i].name));
-                map[i] = (int)t;
-                if (!isnan(first[i])) {
-                        targets_touch(ts, t, first[i]);
-                        targets_touch(ts, t, last[i]);
-                }
-        }
-}
-
-/* One named vertex into the run's and its targets' counts. */
-static void count_vertex(struct buildkit *b, struct targets *ts, struct stepset *ss, struct vtx *v,
-                         const int *map, int single, bool multi, bool ended_ok)
-{
-        uint64_t tm[CAND_WORDS] = {0}, key = v->step ? step_key(v, multi) : 0;
-        bool cached = vtx_cached(v, ended_ok);
-        int first_t;
-
-        if (single >= 0)
-                bit_set(tm, (size_t)single);
-        else
-                for (int c = bit_next(v->cands, 0); c >= 0; c = bit_next(v->cands, c + 1))
-                        bit_set(tm, (size_t)map[c]);
-        first_t = bit_next(tm, 0);
-        if (v->step)
-                count_step(ss, key, -1, cached, &ts->steps, &ts->cached);
-        else
-                ts->internal++;
-        ts->errors += v->state == V_ERROR;
-        ts->canceled += v->state == V_CANCELED;
-        v->target = first_t >= 0 && bit_next(tm, first_t + 1) < 0 ? (int16_t)first_t : -1;
-        add_step(ts, v, ended_ok);
-        if (v->state == V_ERROR && ts->nfailed < TARGETS_FAILED_MAX) {
-                struct failed_step *f = &ts->failed[ts->nfailed++];
-                copy_utf8(f->name, sizeof(f->name), v->name ? v->name : "",
-                          v->name ? strlen(v->name) : 0);
-                f->target = v->target;
-        }
-        for (int k = first_t; k >= 0; k = bit_next(tm, k + 1)) {
-                struct target *t = &ts->t[k];
-                if (v->step)
-                        count_step(ss, key, k, cached, &t->steps, &t->cached);
-                else
-                        t->internal++;
-                t->errors += v->state == V_ERROR;
-                t->canceled += v->state == V_CANCELED;
-                if (v->exporting && v->state == V_DONE)
-                        t->done = true;
-        }
-}
-
-bool buildkit_multi(const struct buildkit *b)
-{
-        return b->cfg.ntargets > 1 || b->multi_evidence;
-}
-
-bool buildkit_ended_ok(const struct buildkit *b)
-{
-        return stream_ended_ok(b);
-}
-
-void buildkit_finish(struct buildkit *b, struct targets *ts)
-{
-        int map[TARGETS_MAX];
-        bool multi = buildkit_multi(b), ended_ok;
-        struct stepset ss = {0};
-        int single = -1;
-
-        flush_carry(b);
-        ts->buildkit_seen = b->seen;
-        ts->vertex_cap_hit = b->vertex_cap_hit;
-        if (b->builder[0])
-                memcpy(ts->builder, b->builder, sizeof(ts->builder));
-        if (!b->seen && b->cfg.ntargets == 0)
-                return;
-        for (size_t i = 0; i < b->cfg.ntargets; i++)
-                (void)targets_get(ts, b->cfg.targets[i], strlen(b->cfg.targets[i]));
-        if (multi) {
-                map_targets(b, ts, map);
-        } else if (b->seen || b->cfg.ntargets) {
-                const char *nm = b->cfg.ntargets == 1 ? b->cfg.targets[0] : "default";
-                single = (int)targets_get(ts, nm, strlen(nm));
-                if (!isnan(b->first)) {
-                        targets_touch(ts, (size_t)single, b->first);
-                        targets_touch(ts, (size_t)single, b->last);
-                }
-        }
-        ended_ok = stream_ended_ok(b);
-        for (uint32_t i = 0; i < b->nv; i++)
-                if (b->v[i].named)
-                        count_vertex(b, ts, &ss, &b->v[i], map, single, multi, ended_ok);
-        free(ss.e);
-        for (size_t i = 0; i < ts->n; i++)
-                if (!ts->t[i].builder[0] && b->builder[0])
-                        memcpy(ts->t[i].builder, b->builder, sizeof(b->builder));
-}
-
-/* "i/n" (is_step_token's) as numbers; false past 9 digits or for 0. */
-static bool step_numbers(const char *s, size_t len, uint32_t *ret_i, uint32_t *ret_n)
-{
-        const char *slash = memchr(s, '/', len);
-        uint32_t v[2] = {0, 0};
-        size_t k = 0;
-
-        if (!slash || slash - s > 9 || (size_t)(s + len - slash - 1) > 9)
-                return false;
-        for (const char *p = s; p < s + len; p++)
-                if (p == slash)
-                        k = 1;
-                else
-                        v[k] = v[k] * 10 + (uint32_t)(*p - '0');
-        if (!v[0] || !v[1])
-                return false;
-        *ret_i = v[0];
-        *ret_n = v[1];
-        return true;
-}
-
-bool buildkit_step_place(const char *name, bool strip_target, struct step_place *ret)
-{
-        const char *close = name[0] == '[' ? strchr(name, ']') : NULL, *p, *tok, *last = NULL;
-        uint64_t h = FNV1A_OFFSET;
-        size_t last_len = 0;
-        bool first = true;
-
-        if (!close)
-                return false;
-        /* the last token, then every one before it into the stage's hash */
-        for (p = name + 1; p < close;) {
-                size_t n = next_token(&p, close, &tok);
-                if (n) {
-                        last = tok;
-                        last_len = n;
-                }
-        }
-        if (!last || !is_step_token(last, last_len) ||
-            !step_numbers(last, last_len, &ret->i, &ret->n))
-                return false;
-        for (p = name + 1; p < last;) {
-                if (!next_token(&p, last, &tok))
-                        continue;
-                if (first && strip_target) {
-                        first = false;
-                        continue;
-                }
-                first = false;
-                h = fnv1a(fnv1a(h, tok, (size_t)(p - tok)), " ", 1);
-        }
-        ret->stage = h;
-        return true;
-}
-
-static int place_cmp(const void *a, const void *b)
-{
-        const struct step_place *x = a, *y = b;
-
-        if (x->stage != y->stage)
-                return x->stage < y->stage ? -1 : 1;
-        if (x->n != y->n)
-                return x->n < y->n ? -1 : 1;
-        if (x->i != y->i)
-                return x->i < y->i ? -1 : 1;
-        return (x->owner > y->owner) - (x->owner < y->owner);
-}
-
-void buildkit_sort_places(struct step_place *v, size_t n)
-{
-        if (n > 1)
-                qsort(v, n, sizeof(*v), place_cmp);
-}
-
-void buildkit_complete_steps(const struct step_place *v, size_t n, int32_t owner, uint32_t *steps,
-                             uint32_t *cached)
-{
-        for (size_t g = 0, ge; g < n; g = ge) {
-                bool mine = false;
-
-                for (ge = g; ge < n && v[ge].stage == v[g].stage && v[ge].n == v[g].n; ge++)
-                        mine |= v[ge].owner == owner;
-                if (!mine)
-                        continue;
-                /* each i of the stage, its places together (sorted) */
-                for (size_t k = g, ke; k < ge; k = ke) {
-                        bool own = false, others_cached = true;
-
-                        for (ke = k; ke < ge && v[ke].i == v[k].i; ke++) {
-                                own |= v[ke].owner == owner;
-                                if (v[ke].owner != owner)
-                                        others_cached &= v[ke].cached;
-                        }
-                        if (own || v[k].i > v[k].n)
-                                continue;
-                        ++*steps;
-                        *cached += others_cached;
-                }
-        }
-}
-
-int buildkit_vertex_target(const struct buildkit *b, uint32_t vidx)
-{
-        return vidx < b->nv ? b->v[vidx].target : -1;
-}
-
-bool buildkit_vertex_cached(const struct buildkit *b, uint32_t vidx)
-{
-        return vidx < b->nv && b->v[vidx].state == V_CACHED;
-}
-
-int buildkit_marker_vertex(const struct buildkit *b, size_t marker, uint32_t *ret)
-{
-        if (marker >= BUILDKIT_MAX_MARKERS || !b->marker_v[marker])
-                return -ENOENT;
-        *ret = b->marker_v[marker] - 1;
-        return 0;
-}
-
-int buildkit_count_log(const char *buf, size_t len, uint32_t *ret_steps, uint32_t *ret_cached)
-{
-        struct buildkit_config bc = {0};
-        struct buildkit *b = NULL;
-        struct targets *ts = calloc(1, sizeof(*ts));
-        int e = ts ? buildkit_new(&bc, &b) : -ENOMEM;
-
-        if (e < 0) {
-                free(ts);
-                return e;
-        }
-        targets_init_zeroed(ts);
-        for (const char *p = buf, *end = buf + len; p < end;) {
-                const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
-                (void)buildkit_feed_line(b, p, (size_t)(le - p), 0);
-                p = le + (nl != NULL);
-        }
-        buildkit_finish(b, ts);
-        e = ts->buildkit_seen ? 0 : -EINVAL;
-        if (e == 0) {
-                *ret_steps = ts->steps;
-                *ret_cached = ts->cached;
-        }
-        buildkit_free(b);
-        targets_release(ts);
-        free(ts);
-        return e;
-}

@@ -346,12 +346,6 @@ int store_prepare(struct store *st, const char *sql, sqlite3_stmt **ret)
         return store_map_rc(st->db, sqlite3_prepare_v2(st->db, sql, -1, ret, NULL));
 }
 
-/* The writers' name for it. */
-static int prepare(struct store *st, const char *sql, sqlite3_stmt **ret)
-{
-        return store_prepare(st, sql, ret);
-}
-
 int store_step_end(struct store *st, int rc)
 {
         return rc == SQLITE_DONE ? 0 : store_map_rc(st->db, rc);
@@ -394,8 +388,28 @@ int64_t store_col_count(sqlite3_stmt *s, int i)
         return v < 0 ? -1 : v;
 }
 
-/* Run a statement to its end and reset it. */
-static int step_done(struct store *st, sqlite3_stmt *s)
+void store_bind_text(sqlite3_stmt *s, int i, const char *v)
+{
+        if (v)
+                sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
+        else
+                sqlite3_bind_null(s, i);
+}
+
+void store_bind_real(sqlite3_stmt *s, int i, double v)
+{
+        if (isfinite(v))
+                sqlite3_bind_double(s, i, v);
+        else
+                sqlite3_bind_null(s, i);
+}
+
+int64_t store_last_rowid(struct store *st)
+{
+        return sqlite3_last_insert_rowid(st->db);
+}
+
+int store_step_done(struct store *st, sqlite3_stmt *s)
 {
         int rc = sqlite3_step(s);
         int r = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : store_map_rc(st->db, rc);
@@ -414,7 +428,7 @@ static int read_version(struct store *st, int *ret)
 {
         sqlite3_stmt *s = NULL;
         int64_t n;
-        int r = prepare(st, "PRAGMA user_version", &s);
+        int r = store_prepare(st, "PRAGMA user_version", &s);
 
         if (r < 0)
                 return r;
@@ -450,7 +464,7 @@ int store_sample_columns(struct store *st, bool have[SAMPLE_COLUMNS_MAX])
 {
         sqlite3_stmt *s = NULL;
         int64_t n;
-        int r = prepare(st, "SELECT name FROM pragma_table_xinfo('samples')", &s);
+        int r = store_prepare(st, "SELECT name FROM pragma_table_xinfo('samples')", &s);
 
         memset(have, 0, SAMPLE_COLUMNS_MAX * sizeof(*have));
         if (r < 0)
@@ -576,7 +590,7 @@ static int prepare_sample_insert(struct store *st)
         if (r >= 0)
                 r = dbuf_puts(&sql, ")");
         if (r >= 0)
-                r = prepare(st, sql.p, &st->ins_sample);
+                r = store_prepare(st, sql.p, &st->ins_sample);
         st->nsample_cols = n;
         dbuf_release(&sql);
         return r;
@@ -663,208 +677,6 @@ void store_close(struct store *st)
         free(st);
 }
 
-static void bind_text_or_null(sqlite3_stmt *s, int i, const char *v)
-{
-        if (v)
-                sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
-        else
-                sqlite3_bind_null(s, i);
-}
-
-static void bind_double_or_null(sqlite3_stmt *s, int i, double v)
-{
-        if (isfinite(v))
-                sqlite3_bind_double(s, i, v);
-        else
-                sqlite3_bind_null(s, i);
-}
-
-static void bind_point(sqlite3_stmt *s, int i, const struct summary_point *p)
-{
-        if (p->set)
-                sqlite3_bind_double(s, i, p->value);
-        else
-                sqlite3_bind_null(s, i);
-}
-
-static char *argv_json(const struct run_info *ri)
-{
-        json_t *a = json_array();
-        char *out;
-
-        if (!a)
-                return NULL;
-        for (size_t i = 0; ri->argv && ri->argv[i]; i++)
-                json_array_append_new(a, run_json_string(ri->argv[i]));
-        out = json_dumps(a, JSON_COMPACT);
-        json_decref(a);
-        return out;
-}
-
-int store_run_begin(struct store *st, const struct run_info *ri, const struct store_run_extra *x,
-                    const struct store_recorder *rec, int64_t *ret_id)
-{
-        static const char sql[] =
-            "INSERT INTO runs (run_id, kind, argv, cwd, host, start_epoch, state, pid,"
-            " ncpu, interval, recorder_pid, recorder_start, boot_id, builder, cgroup_mode,"
-            " vcs_rev, vcs_ref, build_log, job)"
-            " VALUES (?,?,?,?,?,?,'running',?,?,?,?,?,?,?,?,?,?,?,?)";
-        _cleanup_free_ char *argv = argv_json(ri);
-        sqlite3_stmt *s = NULL, *del = NULL;
-        int r;
-
-        if (!argv)
-                return -ENOMEM;
-        r = store_begin(st);
-        if (r < 0)
-                return r;
-        r = prepare(st, "DELETE FROM runs WHERE run_id = ?", &del);
-        if (r >= 0) {
-                sqlite3_bind_text(del, 1, ri->run_id, -1, SQLITE_STATIC);
-                r = step_done(st, del);
-        }
-        if (r >= 0)
-                r = prepare(st, sql, &s);
-        if (r >= 0) {
-                bind_text_or_null(s, 1, ri->run_id);
-                bind_text_or_null(s, 2, ri->kind ? ri->kind : "run");
-                sqlite3_bind_text(s, 3, argv, -1, SQLITE_STATIC);
-                bind_text_or_null(s, 4, ri->cwd);
-                bind_text_or_null(s, 5, ri->host);
-                sqlite3_bind_double(s, 6, isfinite(ri->start_epoch) ? ri->start_epoch : 0);
-                sqlite3_bind_int64(s, 7, ri->pid);
-                sqlite3_bind_int64(s, 8, ri->ncpu);
-                bind_double_or_null(s, 9, ri->interval);
-                sqlite3_bind_int64(s, 10, rec ? rec->pid : 0);
-                sqlite3_bind_int64(s, 11, rec ? (sqlite3_int64)rec->starttime : 0);
-                bind_text_or_null(s, 12, rec ? rec->boot_id : NULL);
-                bind_text_or_null(s, 13, x ? x->builder : NULL);
-                bind_text_or_null(s, 14, x ? x->cgroup_mode : NULL);
-                bind_text_or_null(s, 15, x ? x->vcs_rev : NULL);
-                bind_text_or_null(s, 16, x && x->vcs_ref && x->vcs_ref[0] ? x->vcs_ref : NULL);
-                bind_text_or_null(s, 17, x ? x->build_log : NULL);
-                bind_text_or_null(s, 18, ri->job);
-                r = step_done(st, s);
-        }
-        if (r >= 0)
-                r = store_commit(st);
-        if (r >= 0)
-                *ret_id = sqlite3_last_insert_rowid(st->db);
-        else
-                store_rollback(st);
-        sqlite3_finalize(s);
-        sqlite3_finalize(del);
-        return r;
-}
-
-/* The summary figures, bound from parameter `first` on, in the order of
- * SUMMARY_SET. */
-#define SUMMARY_SET                                                                                \
-        "samples = ?, mem_total_mb = ?, mem_used_peak_mb = ?, mem_used_peak_elapsed_s = ?,"        \
-        " mem_used_peak_stage = ?, mem_used_peak_context = ?, mem_avail_min_mb = ?,"               \
-        " swap_used_peak_mb = ?, disk_avail_min_gb = ?, load1_peak = ?, cpu_pct_peak = ?,"         \
-        " cpu_pct_avg = ?, compilers_peak = ?, near_oom_samples = ?, low_disk_samples = ?,"        \
-        " samples_dropped = ?"
-#define SUMMARY_NPARAMS 16
-
-static void bind_summary(sqlite3_stmt *s, int first, const struct summary *sum, uint64_t dropped)
-{
-        int i = first;
-
-        sqlite3_bind_int64(s, i++, (sqlite3_int64)sum->samples);
-        bind_double_or_null(s, i++, sum->mem_total_mb);
-        bind_point(s, i++, &sum->mem_used_peak);
-        if (sum->mem_used_peak.set) {
-                sqlite3_bind_double(s, i++, sum->mem_used_peak.elapsed_s);
-                sqlite3_bind_text(s, i++, sum->mem_used_peak.stage, -1, SQLITE_TRANSIENT);
-                sqlite3_bind_text(s, i++, sum->mem_used_peak.context, -1, SQLITE_TRANSIENT);
-        } else {
-                sqlite3_bind_null(s, i++);
-                sqlite3_bind_null(s, i++);
-                sqlite3_bind_null(s, i++);
-        }
-        bind_point(s, i++, &sum->mem_avail_min);
-        bind_point(s, i++, &sum->swap_used_peak);
-        bind_point(s, i++, &sum->disk_avail_min);
-        bind_point(s, i++, &sum->load1_peak);
-        bind_point(s, i++, &sum->cpu_pct_peak);
-        bind_double_or_null(s, i++,
-                            sum->cpu_pct_n ? sum->cpu_pct_sum / (double)sum->cpu_pct_n : NAN);
-        bind_point(s, i++, &sum->compilers_peak);
-        sqlite3_bind_int64(s, i++, (sqlite3_int64)sum->near_oom_samples);
-        sqlite3_bind_int64(s, i++, (sqlite3_int64)sum->low_disk_samples);
-        sqlite3_bind_int64(s, i++, (sqlite3_int64)dropped);
-}
-
-int store_run_progress(struct store *st, int64_t id, const struct summary *sum, uint64_t dropped)
-{
-        sqlite3_stmt *s = NULL;
-        int r = prepare(st, "UPDATE runs SET " SUMMARY_SET " WHERE id = ?", &s);
-
-        if (r >= 0) {
-                bind_summary(s, 1, sum, dropped);
-                sqlite3_bind_int64(s, SUMMARY_NPARAMS + 1, id);
-                r = step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        return r;
-}
-
-int store_run_set_extra(struct store *st, int64_t id, const struct store_run_extra *x)
-{
-        sqlite3_stmt *s = NULL;
-        int r = prepare(st,
-                        "UPDATE runs SET builder = COALESCE(?, builder),"
-                        " cgroup_mode = COALESCE(?, cgroup_mode), vcs_rev = COALESCE(?, vcs_rev),"
-                        " vcs_ref = COALESCE(?, vcs_ref), build_log = COALESCE(?, build_log)"
-                        " WHERE id = ?",
-                        &s);
-
-        if (r >= 0) {
-                bind_text_or_null(s, 1, x->builder);
-                bind_text_or_null(s, 2, x->cgroup_mode);
-                bind_text_or_null(s, 3, x->vcs_rev);
-                bind_text_or_null(s, 4, x->vcs_ref && x->vcs_ref[0] ? x->vcs_ref : NULL);
-                bind_text_or_null(s, 5, x->build_log);
-                sqlite3_bind_int64(s, 6, id);
-                r = step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        return r;
-}
-
-int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
-                     const struct summary *sum, const char *summary_json, uint64_t dropped)
-{
-        sqlite3_stmt *s = NULL;
-        int r = store_prepare(
-            st,
-            "UPDATE runs SET " SUMMARY_SET ", end_epoch = ?, state = ?, exit_code = ?,"
-            " term_signal = ?, summary_json = ?, cgroup_mode = COALESCE(?, cgroup_mode),"
-            " pid = ? WHERE id = ?",
-            &s);
-
-        if (r >= 0) {
-                int i = SUMMARY_NPARAMS + 1;
-
-                bind_summary(s, 1, sum, dropped);
-                bind_double_or_null(s, i++, ri->end_epoch);
-                sqlite3_bind_text(s, i++, ri->finished ? "finished" : "running", -1, SQLITE_STATIC);
-                if (ri->exit_code >= 0)
-                        sqlite3_bind_int(s, i++, ri->exit_code);
-                else
-                        sqlite3_bind_null(s, i++);
-                sqlite3_bind_int(s, i++, ri->term_signal);
-                bind_text_or_null(s, i++, summary_json);
-                bind_text_or_null(s, i++, sum->build.mode[0] ? sum->build.mode : NULL);
-                sqlite3_bind_int64(s, i++, ri->pid);
-                sqlite3_bind_int64(s, i++, id);
-                r = step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        return r;
-}
-
 int store_sample_insert(struct store *st, int64_t run, uint64_t seq, const struct sample *smp)
 {
         sqlite3_stmt *s = st->ins_sample;
@@ -878,473 +690,12 @@ int store_sample_insert(struct store *st, int64_t run, uint64_t seq, const struc
 
                 (void)sample_column_name(i, &t);
                 if (t == SAMPLE_COLUMN_NUMBER) {
-                        bind_double_or_null(s, p, sample_column_number(smp, i));
+                        store_bind_real(s, p, sample_column_number(smp, i));
                 } else {
                         size_t len = 0;
                         const char *v = sample_column_text(smp, i, &len);
                         sqlite3_bind_text(s, p, v ? v : "", (int)len, SQLITE_STATIC);
                 }
         }
-        return step_done(st, s);
-}
-
-static void bind_i64_or_null(sqlite3_stmt *s, int i, int64_t v)
-{
-        if (v >= 0)
-                sqlite3_bind_int64(s, i, v);
-        else
-                sqlite3_bind_null(s, i);
-}
-
-int store_target_insert(struct store *st, int64_t run, const struct store_target *t)
-{
-        sqlite3_stmt *s = NULL;
-        int r = prepare(st,
-                        "INSERT OR REPLACE INTO targets (run, name, duration_s, steps, cached,"
-                        " success, cc_hits, cc_misses, node, ref, builder, sccache_hits,"
-                        " sccache_misses, ccache_hits, ccache_misses, start_s, end_s)"
-                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                        &s);
-
-        if (r >= 0) {
-                sqlite3_bind_int64(s, 1, run);
-                bind_text_or_null(s, 2, t->name ? t->name : "");
-                bind_double_or_null(s, 3, t->duration_s);
-                bind_i64_or_null(s, 4, t->steps);
-                bind_i64_or_null(s, 5, t->cached);
-                bind_i64_or_null(s, 6, t->success);
-                bind_i64_or_null(s, 7, t->cc_hits);
-                bind_i64_or_null(s, 8, t->cc_misses);
-                bind_text_or_null(s, 9, t->node);
-                bind_text_or_null(s, 10, t->ref);
-                bind_text_or_null(s, 11, t->builder);
-                bind_i64_or_null(s, 12, t->sccache_hits);
-                bind_i64_or_null(s, 13, t->sccache_misses);
-                bind_i64_or_null(s, 14, t->ccache_hits);
-                bind_i64_or_null(s, 15, t->ccache_misses);
-                bind_double_or_null(s, 16, t->start_s);
-                bind_double_or_null(s, 17, t->end_s);
-                r = step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        return r;
-}
-
-double store_target_cached_ratio(const struct store_target *t)
-{
-        return figure_cached_ratio(t->steps, t->cached);
-}
-
-int store_cache_snapshot_insert(struct store *st, const struct store_cache_snapshot *c,
-                                int64_t *ret_id)
-{
-        sqlite3_stmt *s = NULL;
-        int r = store_prepare(
-            st,
-            "INSERT INTO cache_snapshots (taken_epoch, tool, origin, run, hits, misses,"
-            " size_bytes, max_size_bytes, files, version, raw)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            &s);
-
-        if (r >= 0) {
-                sqlite3_bind_double(s, 1, c->taken_epoch);
-                bind_text_or_null(s, 2, c->tool);
-                bind_text_or_null(s, 3, c->origin);
-                if (c->run > 0)
-                        sqlite3_bind_int64(s, 4, c->run);
-                else
-                        sqlite3_bind_null(s, 4);
-                bind_i64_or_null(s, 5, c->hits);
-                bind_i64_or_null(s, 6, c->misses);
-                bind_i64_or_null(s, 7, c->size_bytes);
-                bind_i64_or_null(s, 8, c->max_size_bytes);
-                bind_i64_or_null(s, 9, c->files);
-                bind_text_or_null(s, 10, c->version);
-                bind_text_or_null(s, 11, c->raw);
-                r = step_done(st, s);
-        }
-        if (r >= 0 && ret_id)
-                *ret_id = sqlite3_last_insert_rowid(st->db);
-        sqlite3_finalize(s);
-        return r;
-}
-
-int store_run_set_steps(struct store *st, int64_t id, int64_t steps, int64_t cached)
-{
-        sqlite3_stmt *s = NULL;
-        int r = prepare(st, "UPDATE runs SET steps = ?, cached_steps = ? WHERE id = ?", &s);
-
-        if (r >= 0) {
-                bind_i64_or_null(s, 1, steps);
-                bind_i64_or_null(s, 2, cached);
-                sqlite3_bind_int64(s, 3, id);
-                r = step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        return r;
-}
-
-int store_units_insert(struct store *st, int64_t run, const struct unit *rows, size_t n)
-{
-        sqlite3_stmt *s = NULL;
-        int r = prepare(st,
-                        "INSERT OR REPLACE INTO units (run, kind, name, tool, first_elapsed_s,"
-                        " last_elapsed_s, peak_mb, peak_elapsed_s, cpu_s, path)"
-                        " VALUES (?,?,?,?,?,?,?,?,?,?)",
-                        &s);
-
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                const struct unit *u = &rows[i];
-
-                sqlite3_reset(s);
-                sqlite3_bind_int64(s, 1, run);
-                bind_text_or_null(s, 2, u->kind == UNITS_LINK ? "link" : "compile");
-                bind_text_or_null(s, 3, u->name);
-                bind_text_or_null(s, 4, u->tool);
-                bind_double_or_null(s, 5, u->first_s);
-                bind_double_or_null(s, 6, u->last_s);
-                bind_double_or_null(s, 7, u->peak_mb);
-                bind_double_or_null(s, 8, u->peak_s);
-                bind_double_or_null(s, 9, u->cpu_s);
-                sqlite3_bind_text(s, 10, u->path, -1, SQLITE_STATIC);
-                r = step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        return r;
-}
-
-static void column_copy(sqlite3_stmt *s, int col, char *dst, size_t size)
-{
-        (void)copy_utf8_str(dst, size, (const char *)sqlite3_column_text(s, col));
-}
-
-struct units_walk {
-        struct units *u;
-        int n;
-};
-
-static int unit_row(void *ctx, sqlite3_stmt *s)
-{
-        struct units_walk *w = ctx;
-        const char *kind = store_col_text(s, 0);
-        struct unit row = {
-            .kind = kind && strcmp(kind, "link") == 0 ? UNITS_LINK : UNITS_COMPILE,
-            .first_s = store_col_real(s, 3),
-            .last_s = store_col_real(s, 4),
-            .peak_mb = store_col_real(s, 5),
-            .peak_s = store_col_real(s, 6),
-            .cpu_s = store_col_real(s, 7),
-        };
-
-        column_copy(s, 1, row.tool, sizeof(row.tool));
-        column_copy(s, 2, row.name, sizeof(row.name));
-        column_copy(s, 8, row.path, sizeof(row.path));
-        if (row.path[0] != '/')
-                row.path[0] = '\0';
-        if (units_put(w->u, &row) >= 0)
-                w->n++;
-        return 0;
-}
-
-int store_units_read(struct store *st, int64_t run, struct units *u)
-{
-        struct units_walk w = {.u = u};
-        sqlite3_stmt *s = NULL;
-        int64_t n;
-        int r = prepare(st,
-                        "SELECT kind, tool, name, first_elapsed_s, last_elapsed_s, peak_mb,"
-                        " peak_elapsed_s, cpu_s, path FROM units WHERE run = ? ORDER BY rowid",
-                        &s);
-
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, run);
-        n = store_rows(st, s, UNITS_MAX, unit_row, &w);
-        return n < 0 ? (int)n : w.n;
-}
-
-/* ---- BuildKit steps and ninja edges (version 6) ---- */
-
-/* A count column of the run row (col: a name of ours, never the build's). */
-static int set_run_count(struct store *st, int64_t run, const char *col, uint64_t v)
-{
-        char sql[96];
-        sqlite3_stmt *s = NULL;
-        int r;
-
-        snprintf(sql, sizeof(sql), "UPDATE runs SET %s = ? WHERE id = ?", col);
-        r = prepare(st, sql, &s);
-        if (r >= 0) {
-                sqlite3_bind_int64(s, 1, (int64_t)MIN(v, (uint64_t)INT64_MAX));
-                sqlite3_bind_int64(s, 2, run);
-                r = step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        return r;
-}
-
-/* The same read back: -1 when NULL (unknown, or an older file's run). */
-static int64_t get_run_count(struct store *st, int64_t run, const char *col)
-{
-        char sql[96];
-        sqlite3_stmt *s = NULL;
-        int64_t v = -1;
-        int r;
-
-        snprintf(sql, sizeof(sql), "SELECT %s FROM runs WHERE id = ?", col);
-        r = prepare(st, sql, &s);
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, run);
-        if (sqlite3_step(s) == SQLITE_ROW)
-                v = store_col_count(s, 0);
-        sqlite3_finalize(s);
-        return v;
-}
-
-/* The 13 exec columns of a step from column i on: NULL when not measured. */
-static void bind_step_exec(sqlite3_stmt *s, int i, const struct step_exec *e)
-{
-        const double v[] = {e->cpu_s,         e->mem_peak_bytes, e->anon_peak_bytes,
-                            e->io_read_bytes, e->io_write_bytes, e->net_rx_bytes,
-                            e->net_tx_bytes,  e->oom_kills,      e->oom_at_s};
-
-        for (int k = 0; k < 13; k++)
-                sqlite3_bind_null(s, i + k);
-        if (!e->set)
-                return;
-        sqlite3_bind_int64(s, i, e->execs);
-        for (int k = 0; k < (int)ARRAY_SIZE(v); k++)
-                bind_double_or_null(s, i + 1 + k, v[k]);
-        bind_text_or_null(s, i + 10, e->oom_victim[0] ? e->oom_victim : NULL);
-        bind_text_or_null(s, i + 11, e->peak_proc[0] ? e->peak_proc : NULL);
-        bind_double_or_null(s, i + 12, e->peak_proc_bytes);
-}
-
-static void copy_text(char *dst, size_t cap, const char *src)
-{
-        size_t n = src ? strlen(src) : 0;
-
-        copy_utf8(dst, cap, src ? src : "", n);
-}
-
-/* The exec columns read back (column i on). */
-static void step_exec_row(sqlite3_stmt *s, int i, struct step_exec *e)
-{
-        double *v[] = {&e->cpu_s,         &e->mem_peak_bytes, &e->anon_peak_bytes,
-                       &e->io_read_bytes, &e->io_write_bytes, &e->net_rx_bytes,
-                       &e->net_tx_bytes,  &e->oom_kills,      &e->oom_at_s};
-        int64_t n = store_col_count(s, i);
-
-        step_exec_clear(e);
-        if (n < 0)
-                return;
-        e->set = true;
-        e->execs = (uint32_t)MIN(n, (int64_t)UINT32_MAX);
-        for (int k = 0; k < (int)ARRAY_SIZE(v); k++)
-                *v[k] = store_col_real(s, i + 1 + k);
-        copy_text(e->oom_victim, sizeof(e->oom_victim), store_col_text(s, i + 10));
-        copy_text(e->peak_proc, sizeof(e->peak_proc), store_col_text(s, i + 11));
-        e->peak_proc_bytes = store_col_real(s, i + 12);
-}
-
-int store_steps_insert(struct store *st, int64_t run, const struct targets *ts)
-{
-        sqlite3_stmt *s = NULL;
-        int r = prepare(st,
-                        "INSERT OR REPLACE INTO steps (run, seq, name, target, start_s, end_s,"
-                        " step, cached, error, canceled, exec_n, cpu_s, mem_peak_bytes,"
-                        " anon_peak_bytes, io_read_bytes, io_write_bytes, net_rx_bytes,"
-                        " net_tx_bytes, oom_kills, oom_at_s, oom_victim, peak_proc,"
-                        " peak_proc_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                        &s);
-
-        for (uint32_t i = 0; r >= 0 && i < ts->nstepv && i < TARGETS_STEPS_MAX; i++) {
-                const struct step_fact *f = &ts->stepv[i];
-
-                sqlite3_reset(s);
-                sqlite3_bind_int64(s, 1, run);
-                sqlite3_bind_int64(s, 2, i);
-                bind_text_or_null(s, 3, f->name);
-                bind_text_or_null(
-                    s, 4,
-                    f->target >= 0 && (size_t)f->target < ts->n ? ts->t[f->target].name : NULL);
-                bind_double_or_null(s, 5, f->start_s);
-                bind_double_or_null(s, 6, f->end_s);
-                sqlite3_bind_int(s, 7, f->step);
-                sqlite3_bind_int(s, 8, f->cached);
-                sqlite3_bind_int(s, 9, f->error);
-                sqlite3_bind_int(s, 10, f->canceled);
-                bind_step_exec(s, 11, &f->exec);
-                r = step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        if (r >= 0 && ts->steps_dropped)
-                r = set_run_count(st, run, "steps_dropped", ts->steps_dropped);
-        return r;
-}
-
-static int step_row(void *ctx, sqlite3_stmt *s)
-{
-        struct targets *ts = ctx;
-        const char *name = store_col_text(s, 0), *target = store_col_text(s, 1);
-        struct step_fact f = {
-            .target = -1,
-            .start_s = store_col_real(s, 2),
-            .end_s = store_col_real(s, 3),
-            .step = store_col_count(s, 4) > 0,
-            .cached = store_col_count(s, 5) > 0,
-            .error = store_col_count(s, 6) > 0,
-            .canceled = store_col_count(s, 7) > 0,
-        };
-
-        copy_utf8(f.name, sizeof(f.name), name ? name : "", name ? strlen(name) : 0);
-        step_exec_row(s, 8, &f.exec);
-        if (target)
-                f.target = (int)targets_get(ts, target, strlen(target));
-        return targets_add_step(ts, &f);
-}
-
-int store_steps_get(struct store *st, int64_t run, struct targets *ts)
-{
-        sqlite3_stmt *s = NULL;
-        int64_t n;
-        int r = prepare(st,
-                        "SELECT name, target, start_s, end_s, step, cached, error, canceled,"
-                        " exec_n, cpu_s, mem_peak_bytes, anon_peak_bytes, io_read_bytes,"
-                        " io_write_bytes, net_rx_bytes, net_tx_bytes, oom_kills, oom_at_s,"
-                        " oom_victim, peak_proc, peak_proc_bytes"
-                        " FROM steps WHERE run = ? ORDER BY seq",
-                        &s);
-
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, run);
-        n = store_rows(st, s, TARGETS_STEPS_MAX, step_row, ts);
-        if (n < 0)
-                return (int)n;
-        if (get_run_count(st, run, "steps_dropped") > 0)
-                ts->steps_dropped =
-                    (uint32_t)MIN(get_run_count(st, run, "steps_dropped"), (int64_t)UINT32_MAX);
-        return (int)n;
-}
-
-/* ---- ninja edges (version 6) ---- */
-
-/* Rows of one list: the slowest-edges table (slow = 1, seq its rank) or
- * edgev (slow = 0). */
-static int insert_edges(struct store *st, int64_t run, int slow, const struct ninja_edge *e,
-                        size_t n)
-{
-        sqlite3_stmt *s = NULL;
-        int r = prepare(st,
-                        "INSERT OR REPLACE INTO ninja_edges (run, slow, seq, start_ms, end_ms,"
-                        " output) VALUES (?,?,?,?,?,?)",
-                        &s);
-
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                sqlite3_reset(s);
-                sqlite3_bind_int64(s, 1, run);
-                sqlite3_bind_int(s, 2, slow);
-                sqlite3_bind_int64(s, 3, (int64_t)i);
-                sqlite3_bind_int64(s, 4, e[i].start_ms);
-                sqlite3_bind_int64(s, 5, e[i].end_ms);
-                bind_text_or_null(s, 6, e[i].output);
-                r = step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        return r;
-}
-
-int store_edges_insert(struct store *st, int64_t run, const struct targets *ts)
-{
-        sqlite3_stmt *s = NULL;
-        int r;
-
-        if (!ts->ninja_log_set)
-                return 0;
-        r = insert_edges(st, run, 1, ts->slow, MIN(ts->nslow, (size_t)TARGETS_SLOW_EDGES));
-        if (r >= 0 && ts->edgev)
-                r = insert_edges(st, run, 0, ts->edgev, MIN(ts->nedgev, TARGETS_EDGES_MAX));
-        if (r >= 0)
-                r = set_run_count(st, run, "ninja_edges", ts->ninja_edges);
-        if (r >= 0)
-                r = set_run_count(st, run, "ninja_max_end_ms",
-                                  (uint64_t)MAX(ts->ninja_max_end_ms, 0));
-        if (r >= 0 && ts->ninja_mtime > 0)
-                r = prepare(st, "UPDATE runs SET ninja_mtime = ? WHERE id = ?", &s);
-        if (r >= 0 && s) {
-                sqlite3_bind_double(s, 1, ts->ninja_mtime);
-                sqlite3_bind_int64(s, 2, run);
-                r = step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        return r;
-}
-
-static int edge_row(void *ctx, sqlite3_stmt *s)
-{
-        struct targets *ts = ctx;
-        const char *out = store_col_text(s, 3);
-        struct ninja_edge e = {.start_ms = store_col_count(s, 1), .end_ms = store_col_count(s, 2)};
-        struct ninja_edge *d = NULL;
-
-        if (e.start_ms < 0 || e.end_ms < e.start_ms)
-                return 0;
-        if (store_col_count(s, 0) > 0 && ts->nslow < TARGETS_SLOW_EDGES)
-                d = &ts->slow[ts->nslow++];
-        else if (store_col_count(s, 0) == 0 && ts->edgev && ts->nedgev < TARGETS_EDGES_MAX)
-                d = &ts->edgev[ts->nedgev++];
-        if (d) {
-                *d = e;
-                copy_utf8(d->output, sizeof(d->output), out ? out : "", out ? strlen(out) : 0);
-        }
-        return 0;
-}
-
-int store_edges_get(struct store *st, int64_t run, struct targets *ts)
-{
-        sqlite3_stmt *s = NULL;
-        int64_t n = get_run_count(st, run, "ninja_edges");
-        int r;
-
-        if (n >= 0) {
-                ts->ninja_log_set = true;
-                ts->ninja_edges = (uint64_t)n;
-                ts->ninja_max_end_ms = MAX(get_run_count(st, run, "ninja_max_end_ms"), 0);
-        }
-        r = prepare(st, "SELECT ninja_mtime FROM runs WHERE id = ?", &s);
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, run);
-        if (sqlite3_step(s) == SQLITE_ROW && isfinite(store_col_real(s, 0)))
-                ts->ninja_mtime = store_col_real(s, 0);
-        sqlite3_finalize(s);
-        free(ts->edgev);
-        ts->edgev = malloc(TARGETS_EDGES_MAX * sizeof(*ts->edgev));
-        ts->nedgev = 0;
-        ts->nslow = 0;
-        r = prepare(st,
-                    "SELECT slow, start_ms, end_ms, output FROM ninja_edges WHERE run = ?"
-                    " ORDER BY slow, seq",
-                    &s);
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, run);
-        n = store_rows(st, s, TARGETS_SLOW_EDGES + TARGETS_EDGES_MAX, edge_row, ts);
-        return n < 0 ? (int)n : (int)ts->nedgev;
-}
-
-int store_run_mark_unrecorded(struct store *st, int64_t id, bool full)
-{
-        sqlite3_stmt *s = NULL;
-        int r = store_prepare(st, "UPDATE runs SET state = ? WHERE id = ? AND state = 'running'", &s);
-
-        if (r >= 0) {
-                sqlite3_bind_text(s, 1, full ? "disk-full" : "failed-to-record", -1, SQLITE_STATIC);
-                sqlite3_bind_int64(s, 2, id);
-                r = step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        return r;
+        return store_step_done(st, s);
 }

@@ -1,0 +1,572 @@
+/* SPDX-License-Identifier: MIT */
+/* Finding BuildKit's exec cgroups: the processes walked (a child of runc
+ * under dockerd, buildkitd or containerd, both root's processes of root's
+ * executables), the directories above their cgroups listed, each exec's
+ * first process and its bundle's args; and the parsers of what it reads. */
+#include "platform/bkexec.h"
+#include "platform/bkexec-int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "platform/cgroup-top.h"
+#include "platform/kmsg.h"
+#include "platform/cgroup.h"
+#include "platform/procfs.h"
+#include "util/macro.h"
+#include "util/util.h"
+static int hier_path(const struct bkexec *b, int h, const char *path, char *out, size_t cap)
+{
+        const char *mnt = b->mounts.mnt[h], *root = b->mounts.root[h];
+        size_t rl = strlen(root);
+        int n;
+
+        if (!mnt[0] || !path[0])
+                return -ENOENT;
+        if (rl > 1 && strncmp(path, root, rl) == 0 && (path[rl] == '/' || !path[rl]))
+                path += rl;
+        else if (rl > 1)
+                return -ENOENT; /* outside what this mount shows */
+        n = snprintf(out, cap, "%s%s", mnt[0] == '/' ? mnt + 1 : mnt, path);
+        return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+int bkexec_read_mounts(struct bkexec *b)
+{
+        _cleanup_free_ char *mi = NULL;
+        size_t len;
+        int r;
+
+        if (b->mounts_read)
+                return 0;
+        r = read_file_at(b->root_fd, "proc/self/mountinfo", 1 << 20, &mi, &len);
+        if (r >= 0)
+                r = cgroup_mounts_parse(mi, len, &b->mounts);
+        if (r >= 0)
+                b->mounts_read = true;
+        return r;
+}
+
+/* The hierarchy whose directory is listed: v1 memory when mounted, else v2. */
+static int primary(const struct bkexec *b, size_t parent)
+{
+        return b->parents[parent][CG_H_MEMORY][0] ? CG_H_MEMORY : CG_H_V2;
+}
+
+static int walk_cb(const struct pidstat *ps, void *userdata)
+{
+        struct bkexec *b = userdata;
+        struct scanproc *s;
+
+        if (b->nscan >= SCAN_MAX)
+                return 0;
+        s = &b->scan[b->nscan++];
+        s->pid = ps->pid;
+        s->ppid = ps->ppid;
+        memcpy(s->comm, ps->comm, sizeof(s->comm) - 1);
+        s->comm[sizeof(s->comm) - 1] = '\0';
+        return 0;
+}
+
+static int cmp_scan(const void *a, const void *b)
+{
+        const struct scanproc *x = a, *y = b;
+
+        return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static const struct scanproc *scan_find(const struct bkexec *b, long pid)
+{
+        struct scanproc key = {.pid = pid};
+
+        return bsearch(&key, b->scan, b->nscan, sizeof(*b->scan), cmp_scan);
+}
+
+static bool is_runtime(const char *comm)
+{
+        return strcmp(comm, "runc") == 0 || strcmp(comm, "crun") == 0 ||
+               strcmp(comm, "buildkit-runc") == 0;
+}
+
+static bool is_daemon(const char *comm)
+{
+        return strcmp(comm, "dockerd") == 0 || strcmp(comm, "buildkitd") == 0 ||
+               strcmp(comm, "containerd") == 0;
+}
+
+/* Root's, or the user's buildtel runs as (a rootless daemon: that user can
+ * fool only their own buildtel). */
+static bool uid_trusted(const struct bkexec *b, uint64_t uid)
+{
+        return uid == 0 || uid == (uint64_t)b->uid;
+}
+
+/* A file of type of a trusted user's that no one else may write. */
+static bool stat_trusted(const struct bkexec *b, const struct stat *st, mode_t type)
+{
+        return (st->st_mode & S_IFMT) == type && uid_trusted(b, st->st_uid) &&
+               !(st->st_mode & (S_IWGRP | S_IWOTH));
+}
+
+static ssize_t read_at(int dfd, const char *name, char *buf, size_t cap)
+{
+        _cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+
+        return fd < 0 ? -errno : read_full(fd, buf, cap);
+}
+
+int bkexec_status_uids_parse(const char *buf, size_t len, uint64_t ret[4])
+{
+        const char *p = memmem(buf, len, "\nUid:", 5), *end = buf + len;
+        uint64_t u[4];
+
+        if (!p)
+                return -EINVAL;
+        p += 5;
+        for (int k = 0; k < 4; k++) {
+                skip_spaces(&p, end);
+                if (parse_u64(&p, end, &u[k]) < 0)
+                        return -EINVAL;
+        }
+        memcpy(ret, u, sizeof(u));
+        return 0;
+}
+
+/* pid is a process of kind (by its comm), all of whose uids are trusted,
+ * running a trusted executable: its comm alone proves nothing (prctl,
+ * argv[0]). Read through one proc/PID directory fd, so that a pid reused
+ * meanwhile reads as gone. Its parent into *ret_ppid. */
+static bool proc_trusted(struct bkexec *b, long pid, bool (*kind)(const char *), long *ret_ppid)
+{
+        char path[32], buf[1024];
+        _cleanup_close_ int dfd = -1;
+        struct pidstat ps;
+        struct stat st;
+        uint64_t uid[4];
+        ssize_t n;
+        int m = snprintf(path, sizeof(path), "proc/%ld", pid);
+
+        if (pid <= 0 || m < 0 || (size_t)m >= sizeof(path))
+                return false;
+        dfd = openat(b->root_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        n = dfd < 0 ? -1 : read_at(dfd, "stat", buf, sizeof(buf));
+        if (n <= 0 || pidstat_parse(buf, (size_t)n, &ps) < 0 || !kind(ps.comm))
+                return false;
+        n = read_at(dfd, "status", buf, sizeof(buf));
+        if (n <= 0 || bkexec_status_uids_parse(buf, (size_t)n, uid) < 0)
+                return false;
+        for (int k = 0; k < 4; k++)
+                if (!uid_trusted(b, uid[k]))
+                        return false;
+        /* only root sees a root process's exe: another user's buildtel has
+         * the uids alone */
+        if (fstatat(dfd, "exe", &st, 0) < 0 ? !(errno == EACCES && b->uid != 0)
+                                            : !stat_trusted(b, &st, S_IFREG))
+                return false;
+        *ret_ppid = ps.ppid;
+        return true;
+}
+
+/* A runtime started by the real daemon: trusted, and its parent a trusted
+ * daemon. Any user can run processes named dockerd and runc. */
+static bool runtime_trusted(struct bkexec *b, long pid)
+{
+        long ppid, gp;
+
+        return proc_trusted(b, pid, is_runtime, &ppid) && proc_trusted(b, ppid, is_daemon, &gp);
+}
+
+/* name under dfd, a trusted file of type (S_IFDIR, S_IFREG), opened so
+ * that a FIFO or a device never blocks and a symlink is not followed.
+ * The fd, or -errno (-EPERM: not trusted). */
+static int open_trusted(const struct bkexec *b, int dfd, const char *name, int flags, mode_t type)
+{
+        struct stat st;
+        int fd =
+            openat(dfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | flags);
+
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0 || !stat_trusted(b, &st, type)) {
+                close(fd);
+                return -EPERM;
+        }
+        return fd;
+}
+
+/* A directory holding exec cgroups, from an exec's own cgroup per
+ * hierarchy: what is above its leaf. */
+static void add_parent(struct bkexec *b, const struct cgroup_self *cs)
+{
+        char par[_CG_H_MAX][CG_PATH_MAX];
+
+        memset(par, 0, sizeof(par));
+        for (int h = 0; h < _CG_H_MAX; h++) {
+                const char *slash = strrchr(cs->path[h], '/');
+                size_t l = slash ? (size_t)(slash - cs->path[h]) : 0;
+
+                if (!slash || l == 0 || hier_path(b, h, cs->path[h], par[h], sizeof(par[h])) < 0) {
+                        par[h][0] = '\0';
+                        continue;
+                }
+                *strrchr(par[h], '/') = '\0';
+        }
+        if (!par[CG_H_MEMORY][0] && !par[CG_H_V2][0])
+                return;
+        /* one per listed directory: a process caught while runc moves it
+         * shows other paths in the other hierarchies */
+        {
+                int h = par[CG_H_MEMORY][0] ? CG_H_MEMORY : CG_H_V2;
+                for (size_t i = 0; i < b->nparents; i++)
+                        if (strcmp(b->parents[i][h], par[h]) == 0)
+                                return;
+        }
+        if (b->nparents < BKEXEC_PARENTS_MAX)
+                memcpy(b->parents[b->nparents++], par, sizeof(par));
+}
+
+/* Walk every process for the first processes of execs. */
+void bkexec_walk(struct bkexec *b, struct procfs *p)
+{
+        b->nscan = 0;
+        if (procfs_foreach_pid(p, walk_cb, b) < 0)
+                return;
+        qsort(b->scan, b->nscan, sizeof(*b->scan), cmp_scan);
+        for (size_t i = 0; i < b->nscan; i++) {
+                const struct scanproc *par = scan_find(b, b->scan[i].ppid), *gp;
+                char path[64];
+                _cleanup_free_ char *buf = NULL;
+                struct cgroup_self cs;
+                size_t len;
+                int n;
+
+                if (!par || !is_runtime(par->comm))
+                        continue;
+                gp = scan_find(b, par->ppid);
+                if (!gp || !is_daemon(gp->comm) || !runtime_trusted(b, par->pid))
+                        continue;
+                n = snprintf(path, sizeof(path), "proc/%ld/cgroup", b->scan[i].pid);
+                if (n < 0 || (size_t)n >= sizeof(path) ||
+                    read_file_at(b->root_fd, path, 1 << 16, &buf, &len) < 0 ||
+                    cgroup_self_parse(buf, len, &cs) < 0)
+                        continue;
+                add_parent(b, &cs);
+        }
+}
+
+static struct ex *ex_find(struct bkexec *b, size_t parent, const char *name)
+{
+        (void)parent; /* BuildKit's exec ids are unique: one exec under two listings is one */
+        for (size_t i = 0; i < b->nex; i++)
+                if (strcmp(b->ex[i].id, name) == 0)
+                        return &b->ex[i];
+        return NULL;
+}
+
+/* A new exec cgroup parent/name: its directory in each hierarchy. */
+static struct ex *ex_add(struct bkexec *b, size_t parent, const char *name)
+{
+        struct ex *e;
+
+        if (b->nex >= BKEXEC_ALIVE_MAX || strlen(name) > EXEC_ID_MAX)
+                return NULL;
+        e = &b->ex[b->nex];
+        memset(e, 0, sizeof(*e));
+        for (int h = 0; h < _CG_H_MAX; h++) {
+                char path[CG_PATH_MAX + 80];
+                int n;
+
+                e->dfd[h] = -1;
+                if (!b->parents[parent][h][0])
+                        continue;
+                n = snprintf(path, sizeof(path), "%s/%s", b->parents[parent][h], name);
+                if (n > 0 && (size_t)n < sizeof(path))
+                        e->dfd[h] = openat(b->root_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        }
+        if (e->dfd[primary(b, parent)] < 0) {
+                bkexec_ex_close(e);
+                return NULL;
+        }
+        e->parent = (int)parent;
+        memcpy(e->id, name, strlen(name) + 1);
+        e->alive = true;
+        b->nex++;
+        return e;
+}
+
+/* List every known directory: new execs are added, those whose cgroup is
+ * gone are marked (ours keep their figures, others are dropped). */
+void bkexec_list_parents(struct bkexec *b)
+{
+        for (size_t i = 0; i < b->nex; i++)
+                b->ex[i].seen_now = false;
+        for (size_t pi = 0; pi < b->nparents; pi++) {
+                int h = primary(b, pi), fd;
+                DIR *d;
+                struct dirent *de;
+
+                fd = openat(b->root_fd, b->parents[pi][h], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd < 0)
+                        continue;
+                d = fdopendir(fd);
+                if (!d) {
+                        close(fd);
+                        continue;
+                }
+                while ((de = readdir(d))) {
+                        struct ex *e;
+
+                        if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                                continue;
+                        e = ex_find(b, pi, de->d_name);
+                        if (!e)
+                                e = ex_add(b, pi, de->d_name);
+                        if (e)
+                                e->seen_now = true;
+                }
+                closedir(d);
+        }
+}
+
+/* Pids of e's cgroup.procs into pids (at most cap). Count, or -errno. */
+int bkexec_ex_procs(struct bkexec *b, struct ex *e, long *pids, size_t cap)
+{
+        size_t np = 0;
+        ssize_t n;
+
+        if (e->dfd[CG_H_V2] >= 0) {
+                n = bkexec_kread(b, e, CG_H_V2, "cgroup.procs");
+        } else {
+                /* v1's list is cached per open file while it is read at
+                 * least once a second: a kept fd would never see a new
+                 * process, so open it each time */
+                int fd = e->dfd[CG_H_MEMORY] >= 0
+                             ? openat(e->dfd[CG_H_MEMORY], "cgroup.procs", O_RDONLY | O_CLOEXEC)
+                             : -1;
+                n = fd >= 0 ? read(fd, b->buf, sizeof(b->buf) - 1) : -ENOENT;
+                if (fd >= 0 && n < 0)
+                        n = -errno;
+                if (fd >= 0)
+                        close(fd);
+        }
+        if (n < 0)
+                return (int)n;
+        if (cgroup_procs_parse(b->buf, (size_t)n, pids, cap, &np) < 0)
+                return -EINVAL;
+        return (int)MIN(np, cap);
+}
+
+/* The command runc was given for the exec: its bundle's config.json
+ * ("runc run --bundle DIR"), which holds it whole even after a shell
+ * exec'd its last command. Only a runc of the real daemon's is asked, and
+ * only a directory and file of root's are read, at most sizeof(b->buf).
+ * Length of the NUL-separated argv, or -errno. */
+static int bundle_args(struct bkexec *b, struct procfs *p, long runc_pid, char *out, size_t cap)
+{
+        char rc[4096];
+        ssize_t n;
+
+        if (!runtime_trusted(b, runc_pid))
+                return -EPERM;
+        n = procfs_cmdline(p, runc_pid, rc, sizeof(rc) - 1);
+        if (n <= 0)
+                return -ENOENT;
+        rc[n] = '\0';
+        for (ssize_t i = 0; i < n;) {
+                const char *a = rc + i;
+                _cleanup_close_ int dfd = -1, fd = -1;
+
+                i += (ssize_t)strlen(a) + 1;
+                if (strcmp(a, "--bundle") != 0 && strcmp(a, "-b") != 0)
+                        continue;
+                if (i >= n || rc[i] != '/')
+                        return -EINVAL;
+                dfd = open_trusted(b, b->root_fd, rc + i + 1, O_DIRECTORY, S_IFDIR);
+                fd = dfd < 0 ? dfd : open_trusted(b, dfd, "config.json", 0, S_IFREG);
+                n = fd < 0 ? fd : read_full(fd, b->buf, sizeof(b->buf) - 1);
+                if (n <= 0)
+                        return -ENOENT;
+                return bkexec_bundle_args_parse(b->buf, (size_t)n, out, cap);
+        }
+        return -ENOENT;
+}
+
+/* The first process of an undecided exec: its start and raw cmdline. */
+void bkexec_ex_identify(struct bkexec *b, struct ex *e, struct procfs *p)
+{
+        long pids[16];
+        int n = bkexec_ex_procs(b, e, pids, ARRAY_SIZE(pids));
+        struct pidstat ps[16];
+        bool ok[16] = {false};
+
+        for (int i = 0; i < n; i++)
+                ok[i] = procfs_pidstat(p, pids[i], &ps[i]) >= 0;
+        for (int i = 0; i < n; i++) {
+                bool child = false;
+                ssize_t l;
+
+                for (int k = 0; k < n && ok[i]; k++)
+                        child |= ok[k] && ps[i].ppid == ps[k].pid;
+                if (!ok[i] || child)
+                        continue;
+                l = bundle_args(b, p, ps[i].ppid, e->raw, sizeof(e->raw));
+                if (l <= 0)
+                        l = procfs_cmdline(p, pids[i], e->raw, sizeof(e->raw));
+                if (l <= 0)
+                        continue;
+                e->rawlen = (size_t)l;
+                e->first_pid = pids[i];
+                e->start_ticks = ps[i].starttime;
+                return;
+        }
+}
+
+int bkexec_netdev_parse(const char *buf, size_t len, uint64_t *ret_rx, uint64_t *ret_tx)
+{
+        const char *p = buf, *end = buf + len;
+        uint64_t rx = 0, tx = 0;
+        int lines = 0;
+
+        while (p < end) {
+                const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+                const char *colon = memchr(p, ':', (size_t)(le - p)), *name = p;
+                uint64_t v[9];
+
+                if (colon) {
+                        const char *c = colon + 1;
+                        int k;
+
+                        while (name < colon && *name == ' ')
+                                name++;
+                        for (k = 0; k < 9; k++) {
+                                skip_spaces(&c, le);
+                                if (parse_u64(&c, le, &v[k]) < 0)
+                                        break;
+                        }
+                        if (k < 9)
+                                return -EINVAL;
+                        lines++;
+                        if (!((size_t)(colon - name) == 2 && memcmp(name, "lo", 2) == 0)) {
+                                rx += v[0];
+                                tx += v[8];
+                        }
+                }
+                p = le + (nl != NULL);
+        }
+        if (!lines && len > 0 && !memmem(buf, len, "Inter-", 6))
+                return -EINVAL;
+        *ret_rx = rx;
+        *ret_tx = tx;
+        return 0;
+}
+
+static int hexval(char h)
+{
+        return h >= '0' && h <= '9'   ? h - '0'
+               : h >= 'a' && h <= 'f' ? h - 'a' + 10
+               : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                      : -1;
+}
+
+static void put(char *out, size_t cap, size_t *n, char c)
+{
+        if (*n + 1 < cap)
+                out[(*n)++] = c;
+}
+
+/* \uXXXX at s (after the u) as UTF-8 (Go escapes <, >, & so); surrogate
+ * halves become '?'. Returns the bytes of s used, or -1. */
+static int json_u(const char *s, const char *end, char *out, size_t cap, size_t *n)
+{
+        unsigned v = 0;
+
+        if (end - s < 4)
+                return -1;
+        for (int k = 0; k < 4; k++) {
+                int d = hexval(s[k]);
+                if (d < 0)
+                        return -1;
+                v = v * 16 + (unsigned)d;
+        }
+        if (v < 0x80) {
+                put(out, cap, n, (char)v);
+        } else if (v < 0x800) {
+                put(out, cap, n, (char)(0xc0 | (v >> 6)));
+                put(out, cap, n, (char)(0x80 | (v & 0x3f)));
+        } else if (v >= 0xd800 && v <= 0xdfff) {
+                put(out, cap, n, '?');
+        } else {
+                put(out, cap, n, (char)(0xe0 | (v >> 12)));
+                put(out, cap, n, (char)(0x80 | ((v >> 6) & 0x3f)));
+                put(out, cap, n, (char)(0x80 | (v & 0x3f)));
+        }
+        return 4;
+}
+
+/* A JSON string at s (after its quote) appended to out as one argument. */
+static const char *json_arg(const char *s, const char *end, char *out, size_t cap, size_t *n)
+{
+        for (; s < end && *s != '"'; s++) {
+                char c = *s;
+
+                if (c == '\\') {
+                        if (++s >= end)
+                                return NULL;
+                        if (*s == 'u') {
+                                int k = json_u(s + 1, end, out, cap, n);
+                                if (k < 0)
+                                        return NULL;
+                                s += k;
+                                continue;
+                        }
+                        c = *s == 'n' ? '\n' : *s == 't' ? '\t' : *s == 'r' ? '\r' : *s;
+                }
+                put(out, cap, n, c);
+        }
+        if (s >= end)
+                return NULL;
+        if (*n < cap)
+                out[(*n)++] = '\0';
+        return s + 1;
+}
+
+int bkexec_bundle_args_parse(const char *buf, size_t len, char *out, size_t cap)
+{
+        const char *end = buf + len, *p, *q;
+        size_t n = 0;
+
+        if (cap == 0)
+                return -EINVAL;
+        p = memmem(buf, len, "\"process\"", 9);
+        if (!p)
+                return -EINVAL;
+        q = memmem(p, (size_t)(end - p), "\"args\"", 6);
+        if (!q)
+                return -EINVAL;
+        p = q + 6;
+        while (p < end && (*p == ' ' || *p == ':' || *p == '\n' || *p == '\t'))
+                p++;
+        if (p >= end || *p != '[')
+                return -EINVAL;
+        for (p++;;) {
+                while (p < end &&
+                       (*p == ' ' || *p == ',' || *p == '\n' || *p == '\t' || *p == '\r'))
+                        p++;
+                if (p < end && *p == ']')
+                        break;
+                if (p >= end || *p != '"')
+                        return -EINVAL;
+                p = json_arg(p + 1, end, out, cap, &n);
+                if (!p)
+                        return -EINVAL;
+        }
+        return n ? (int)n : -EINVAL;
+}

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/* A run's BuildKit steps and slowest ninja edges (schema version 6): the
+ * model's step facts and edges written and read back. */
+#include "store/store.h"
+#include "store/store-sql.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/figures.h"
+#include "model/targets.h"
+#include "model/units.h"
+#include "util/dbuf.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+
+/* A count column of the run row (col: a name of ours, never the build's). */
+static int set_run_count(struct store *st, int64_t run, const char *col, uint64_t v)
+{
+        char sql[96];
+        sqlite3_stmt *s = NULL;
+        int r;
+
+        snprintf(sql, sizeof(sql), "UPDATE runs SET %s = ? WHERE id = ?", col);
+        r = store_prepare(st, sql, &s);
+        if (r >= 0) {
+                sqlite3_bind_int64(s, 1, (int64_t)MIN(v, (uint64_t)INT64_MAX));
+                sqlite3_bind_int64(s, 2, run);
+                r = store_step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
+
+/* The same read back: -1 when NULL (unknown, or an older file's run). */
+static int64_t get_run_count(struct store *st, int64_t run, const char *col)
+{
+        char sql[96];
+        sqlite3_stmt *s = NULL;
+        int64_t v = -1;
+        int r;
+
+        snprintf(sql, sizeof(sql), "SELECT %s FROM runs WHERE id = ?", col);
+        r = store_prepare(st, sql, &s);
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, run);
+        if (sqlite3_step(s) == SQLITE_ROW)
+                v = store_col_count(s, 0);
+        sqlite3_finalize(s);
+        return v;
+}
+
+/* The 13 exec columns of a step from column i on: NULL when not measured. */
+static void bind_step_exec(sqlite3_stmt *s, int i, const struct step_exec *e)
+{
+        const double v[] = {e->cpu_s,         e->mem_peak_bytes, e->anon_peak_bytes,
+                            e->io_read_bytes, e->io_write_bytes, e->net_rx_bytes,
+                            e->net_tx_bytes,  e->oom_kills,      e->oom_at_s};
+
+        for (int k = 0; k < 13; k++)
+                sqlite3_bind_null(s, i + k);
+        if (!e->set)
+                return;
+        sqlite3_bind_int64(s, i, e->execs);
+        for (int k = 0; k < (int)ARRAY_SIZE(v); k++)
+                store_bind_real(s, i + 1 + k, v[k]);
+        store_bind_text(s, i + 10, e->oom_victim[0] ? e->oom_victim : NULL);
+        store_bind_text(s, i + 11, e->peak_proc[0] ? e->peak_proc : NULL);
+        store_bind_real(s, i + 12, e->peak_proc_bytes);
+}
+
+static void copy_text(char *dst, size_t cap, const char *src)
+{
+        size_t n = src ? strlen(src) : 0;
+
+        copy_utf8(dst, cap, src ? src : "", n);
+}
+
+/* The exec columns read back (column i on). */
+static void step_exec_row(sqlite3_stmt *s, int i, struct step_exec *e)
+{
+        double *v[] = {&e->cpu_s,         &e->mem_peak_bytes, &e->anon_peak_bytes,
+                       &e->io_read_bytes, &e->io_write_bytes, &e->net_rx_bytes,
+                       &e->net_tx_bytes,  &e->oom_kills,      &e->oom_at_s};
+        int64_t n = store_col_count(s, i);
+
+        step_exec_clear(e);
+        if (n < 0)
+                return;
+        e->set = true;
+        e->execs = (uint32_t)MIN(n, (int64_t)UINT32_MAX);
+        for (int k = 0; k < (int)ARRAY_SIZE(v); k++)
+                *v[k] = store_col_real(s, i + 1 + k);
+        copy_text(e->oom_victim, sizeof(e->oom_victim), store_col_text(s, i + 10));
+        copy_text(e->peak_proc, sizeof(e->peak_proc), store_col_text(s, i + 11));
+        e->peak_proc_bytes = store_col_real(s, i + 12);
+}
+
+int store_steps_insert(struct store *st, int64_t run, const struct targets *ts)
+{
+        sqlite3_stmt *s = NULL;
+        int r = store_prepare(st,
+                        "INSERT OR REPLACE INTO steps (run, seq, name, target, start_s, end_s,"
+                        " step, cached, error, canceled, exec_n, cpu_s, mem_peak_bytes,"
+                        " anon_peak_bytes, io_read_bytes, io_write_bytes, net_rx_bytes,"
+                        " net_tx_bytes, oom_kills, oom_at_s, oom_victim, peak_proc,"
+                        " peak_proc_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        &s);
+
+        for (uint32_t i = 0; r >= 0 && i < ts->nstepv && i < TARGETS_STEPS_MAX; i++) {
+                const struct step_fact *f = &ts->stepv[i];
+
+                sqlite3_reset(s);
+                sqlite3_bind_int64(s, 1, run);
+                sqlite3_bind_int64(s, 2, i);
+                store_bind_text(s, 3, f->name);
+                store_bind_text(
+                    s, 4,
+                    f->target >= 0 && (size_t)f->target < ts->n ? ts->t[f->target].name : NULL);
+                store_bind_real(s, 5, f->start_s);
+                store_bind_real(s, 6, f->end_s);
+                sqlite3_bind_int(s, 7, f->step);
+                sqlite3_bind_int(s, 8, f->cached);
+                sqlite3_bind_int(s, 9, f->error);
+                sqlite3_bind_int(s, 10, f->canceled);
+                bind_step_exec(s, 11, &f->exec);
+                r = store_step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        if (r >= 0 && ts->steps_dropped)
+                r = set_run_count(st, run, "steps_dropped", ts->steps_dropped);
+        return r;
+}
+
+static int step_row(void *ctx, sqlite3_stmt *s)
+{
+        struct targets *ts = ctx;
+        const char *name = store_col_text(s, 0), *target = store_col_text(s, 1);
+        struct step_fact f = {
+            .target = -1,
+            .start_s = store_col_real(s, 2),
+            .end_s = store_col_real(s, 3),
+            .step = store_col_count(s, 4) > 0,
+            .cached = store_col_count(s, 5) > 0,
+            .error = store_col_count(s, 6) > 0,
+            .canceled = store_col_count(s, 7) > 0,
+        };
+
+        copy_utf8(f.name, sizeof(f.name), name ? name : "", name ? strlen(name) : 0);
+        step_exec_row(s, 8, &f.exec);
+        if (target)
+                f.target = (int)targets_get(ts, target, strlen(target));
+        return targets_add_step(ts, &f);
+}
+
+int store_steps_get(struct store *st, int64_t run, struct targets *ts)
+{
+        sqlite3_stmt *s = NULL;
+        int64_t n;
+        int r = store_prepare(st,
+                        "SELECT name, target, start_s, end_s, step, cached, error, canceled,"
+                        " exec_n, cpu_s, mem_peak_bytes, anon_peak_bytes, io_read_bytes,"
+                        " io_write_bytes, net_rx_bytes, net_tx_bytes, oom_kills, oom_at_s,"
+                        " oom_victim, peak_proc, peak_proc_bytes"
+                        " FROM steps WHERE run = ? ORDER BY seq",
+                        &s);
+
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, run);
+        n = store_rows(st, s, TARGETS_STEPS_MAX, step_row, ts);
+        if (n < 0)
+                return (int)n;
+        if (get_run_count(st, run, "steps_dropped") > 0)
+                ts->steps_dropped =
+                    (uint32_t)MIN(get_run_count(st, run, "steps_dropped"), (int64_t)UINT32_MAX);
+        return (int)n;
+}
+
+/* ---- ninja edges (version 6) ---- */
+
+/* Rows of one list: the slowest-edges table (slow = 1, seq its rank) or
+ * edgev (slow = 0). */
+static int insert_edges(struct store *st, int64_t run, int slow, const struct ninja_edge *e,
+                        size_t n)
+{
+        sqlite3_stmt *s = NULL;
+        int r = store_prepare(st,
+                        "INSERT OR REPLACE INTO ninja_edges (run, slow, seq, start_ms, end_ms,"
+                        " output) VALUES (?,?,?,?,?,?)",
+                        &s);
+
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                sqlite3_reset(s);
+                sqlite3_bind_int64(s, 1, run);
+                sqlite3_bind_int(s, 2, slow);
+                sqlite3_bind_int64(s, 3, (int64_t)i);
+                sqlite3_bind_int64(s, 4, e[i].start_ms);
+                sqlite3_bind_int64(s, 5, e[i].end_ms);
+                store_bind_text(s, 6, e[i].output);
+                r = store_step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
+
+int store_edges_insert(struct store *st, int64_t run, const struct targets *ts)
+{
+        sqlite3_stmt *s = NULL;
+        int r;
+
+        if (!ts->ninja_log_set)
+                return 0;
+        r = insert_edges(st, run, 1, ts->slow, MIN(ts->nslow, (size_t)TARGETS_SLOW_EDGES));
+        if (r >= 0 && ts->edgev)
+                r = insert_edges(st, run, 0, ts->edgev, MIN(ts->nedgev, TARGETS_EDGES_MAX));
+        if (r >= 0)
+                r = set_run_count(st, run, "ninja_edges", ts->ninja_edges);
+        if (r >= 0)
+                r = set_run_count(st, run, "ninja_max_end_ms",
+                                  (uint64_t)MAX(ts->ninja_max_end_ms, 0));
+        if (r >= 0 && ts->ninja_mtime > 0)
+                r = store_prepare(st, "UPDATE runs SET ninja_mtime = ? WHERE id = ?", &s);
+        if (r >= 0 && s) {
+                sqlite3_bind_double(s, 1, ts->ninja_mtime);
+                sqlite3_bind_int64(s, 2, run);
+                r = store_step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
+
+static int edge_row(void *ctx, sqlite3_stmt *s)
+{
+        struct targets *ts = ctx;
+        const char *out = store_col_text(s, 3);
+        struct ninja_edge e = {.start_ms = store_col_count(s, 1), .end_ms = store_col_count(s, 2)};
+        struct ninja_edge *d = NULL;
+
+        if (e.start_ms < 0 || e.end_ms < e.start_ms)
+                return 0;
+        if (store_col_count(s, 0) > 0 && ts->nslow < TARGETS_SLOW_EDGES)
+                d = &ts->slow[ts->nslow++];
+        else if (store_col_count(s, 0) == 0 && ts->edgev && ts->nedgev < TARGETS_EDGES_MAX)
+                d = &ts->edgev[ts->nedgev++];
+        if (d) {
+                *d = e;
+                copy_utf8(d->output, sizeof(d->output), out ? out : "", out ? strlen(out) : 0);
+        }
+        return 0;
+}
+
+int store_edges_get(struct store *st, int64_t run, struct targets *ts)
+{
+        sqlite3_stmt *s = NULL;
+        int64_t n = get_run_count(st, run, "ninja_edges");
+        int r;
+
+        if (n >= 0) {
+                ts->ninja_log_set = true;
+                ts->ninja_edges = (uint64_t)n;
+                ts->ninja_max_end_ms = MAX(get_run_count(st, run, "ninja_max_end_ms"), 0);
+        }
+        r = store_prepare(st, "SELECT ninja_mtime FROM runs WHERE id = ?", &s);
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, run);
+        if (sqlite3_step(s) == SQLITE_ROW && isfinite(store_col_real(s, 0)))
+                ts->ninja_mtime = store_col_real(s, 0);
+        sqlite3_finalize(s);
+        free(ts->edgev);
+        ts->edgev = malloc(TARGETS_EDGES_MAX * sizeof(*ts->edgev));
+        ts->nedgev = 0;
+        ts->nslow = 0;
+        r = store_prepare(st,
+                    "SELECT slow, start_ms, end_ms, output FROM ninja_edges WHERE run = ?"
+                    " ORDER BY slow, seq",
+                    &s);
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, run);
+        n = store_rows(st, s, TARGETS_SLOW_EDGES + TARGETS_EDGES_MAX, edge_row, ts);
+        return n < 0 ? (int)n : (int)ts->nedgev;
+}
+

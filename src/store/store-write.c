@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: MIT */
+/* The history's writes of a run: its row (begun, its progress, its extra
+ * facts, finished, marked unrecorded), its targets, compiler-cache
+ * snapshots and compile units (and their read back). */
+#include "store/store.h"
+#include "store/store-sql.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/figures.h"
+#include "model/targets.h"
+#include "model/units.h"
+#include "util/dbuf.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+static void bind_point(sqlite3_stmt *s, int i, const struct summary_point *p)
+{
+        if (p->set)
+                sqlite3_bind_double(s, i, p->value);
+        else
+                sqlite3_bind_null(s, i);
+}
+
+static char *argv_json(const struct run_info *ri)
+{
+        json_t *a = json_array();
+        char *out;
+
+        if (!a)
+                return NULL;
+        for (size_t i = 0; ri->argv && ri->argv[i]; i++)
+                json_array_append_new(a, run_json_string(ri->argv[i]));
+        out = json_dumps(a, JSON_COMPACT);
+        json_decref(a);
+        return out;
+}
+
+int store_run_begin(struct store *st, const struct run_info *ri, const struct store_run_extra *x,
+                    const struct store_recorder *rec, int64_t *ret_id)
+{
+        static const char sql[] =
+            "INSERT INTO runs (run_id, kind, argv, cwd, host, start_epoch, state, pid,"
+            " ncpu, interval, recorder_pid, recorder_start, boot_id, builder, cgroup_mode,"
+            " vcs_rev, vcs_ref, build_log, job)"
+            " VALUES (?,?,?,?,?,?,'running',?,?,?,?,?,?,?,?,?,?,?,?)";
+        _cleanup_free_ char *argv = argv_json(ri);
+        sqlite3_stmt *s = NULL, *del = NULL;
+        int r;
+
+        if (!argv)
+                return -ENOMEM;
+        r = store_begin(st);
+        if (r < 0)
+                return r;
+        r = store_prepare(st, "DELETE FROM runs WHERE run_id = ?", &del);
+        if (r >= 0) {
+                sqlite3_bind_text(del, 1, ri->run_id, -1, SQLITE_STATIC);
+                r = store_step_done(st, del);
+        }
+        if (r >= 0)
+                r = store_prepare(st, sql, &s);
+        if (r >= 0) {
+                store_bind_text(s, 1, ri->run_id);
+                store_bind_text(s, 2, ri->kind ? ri->kind : "run");
+                sqlite3_bind_text(s, 3, argv, -1, SQLITE_STATIC);
+                store_bind_text(s, 4, ri->cwd);
+                store_bind_text(s, 5, ri->host);
+                sqlite3_bind_double(s, 6, isfinite(ri->start_epoch) ? ri->start_epoch : 0);
+                sqlite3_bind_int64(s, 7, ri->pid);
+                sqlite3_bind_int64(s, 8, ri->ncpu);
+                store_bind_real(s, 9, ri->interval);
+                sqlite3_bind_int64(s, 10, rec ? rec->pid : 0);
+                sqlite3_bind_int64(s, 11, rec ? (sqlite3_int64)rec->starttime : 0);
+                store_bind_text(s, 12, rec ? rec->boot_id : NULL);
+                store_bind_text(s, 13, x ? x->builder : NULL);
+                store_bind_text(s, 14, x ? x->cgroup_mode : NULL);
+                store_bind_text(s, 15, x ? x->vcs_rev : NULL);
+                store_bind_text(s, 16, x && x->vcs_ref && x->vcs_ref[0] ? x->vcs_ref : NULL);
+                store_bind_text(s, 17, x ? x->build_log : NULL);
+                store_bind_text(s, 18, ri->job);
+                r = store_step_done(st, s);
+        }
+        if (r >= 0)
+                r = store_commit(st);
+        if (r >= 0)
+                *ret_id = store_last_rowid(st);
+        else
+                store_rollback(st);
+        sqlite3_finalize(s);
+        sqlite3_finalize(del);
+        return r;
+}
+
+/* The summary figures, bound from parameter `first` on, in the order of
+ * SUMMARY_SET. */
+#define SUMMARY_SET                                                                                \
+        "samples = ?, mem_total_mb = ?, mem_used_peak_mb = ?, mem_used_peak_elapsed_s = ?,"        \
+        " mem_used_peak_stage = ?, mem_used_peak_context = ?, mem_avail_min_mb = ?,"               \
+        " swap_used_peak_mb = ?, disk_avail_min_gb = ?, load1_peak = ?, cpu_pct_peak = ?,"         \
+        " cpu_pct_avg = ?, compilers_peak = ?, near_oom_samples = ?, low_disk_samples = ?,"        \
+        " samples_dropped = ?"
+#define SUMMARY_NPARAMS 16
+
+static void bind_summary(sqlite3_stmt *s, int first, const struct summary *sum, uint64_t dropped)
+{
+        int i = first;
+
+        sqlite3_bind_int64(s, i++, (sqlite3_int64)sum->samples);
+        store_bind_real(s, i++, sum->mem_total_mb);
+        bind_point(s, i++, &sum->mem_used_peak);
+        if (sum->mem_used_peak.set) {
+                sqlite3_bind_double(s, i++, sum->mem_used_peak.elapsed_s);
+                sqlite3_bind_text(s, i++, sum->mem_used_peak.stage, -1, SQLITE_TRANSIENT);
+                sqlite3_bind_text(s, i++, sum->mem_used_peak.context, -1, SQLITE_TRANSIENT);
+        } else {
+                sqlite3_bind_null(s, i++);
+                sqlite3_bind_null(s, i++);
+                sqlite3_bind_null(s, i++);
+        }
+        bind_point(s, i++, &sum->mem_avail_min);
+        bind_point(s, i++, &sum->swap_used_peak);
+        bind_point(s, i++, &sum->disk_avail_min);
+        bind_point(s, i++, &sum->load1_peak);
+        bind_point(s, i++, &sum->cpu_pct_peak);
+        store_bind_real(s, i++,
+                            sum->cpu_pct_n ? sum->cpu_pct_sum / (double)sum->cpu_pct_n : NAN);
+        bind_point(s, i++, &sum->compilers_peak);
+        sqlite3_bind_int64(s, i++, (sqlite3_int64)sum->near_oom_samples);
+        sqlite3_bind_int64(s, i++, (sqlite3_int64)sum->low_disk_samples);
+        sqlite3_bind_int64(s, i++, (sqlite3_int64)dropped);
+}
+
+int store_run_progress(struct store *st, int64_t id, const struct summary *sum, uint64_t dropped)
+{
+        sqlite3_stmt *s = NULL;
+        int r = store_prepare(st, "UPDATE runs SET " SUMMARY_SET " WHERE id = ?", &s);
+
+        if (r >= 0) {
+                bind_summary(s, 1, sum, dropped);
+                sqlite3_bind_int64(s, SUMMARY_NPARAMS + 1, id);
+                r = store_step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
+
+int store_run_set_extra(struct store *st, int64_t id, const struct store_run_extra *x)
+{
+        sqlite3_stmt *s = NULL;
+        int r = store_prepare(st,
+                        "UPDATE runs SET builder = COALESCE(?, builder),"
+                        " cgroup_mode = COALESCE(?, cgroup_mode), vcs_rev = COALESCE(?, vcs_rev),"
+                        " vcs_ref = COALESCE(?, vcs_ref), build_log = COALESCE(?, build_log)"
+                        " WHERE id = ?",
+                        &s);
+
+        if (r >= 0) {
+                store_bind_text(s, 1, x->builder);
+                store_bind_text(s, 2, x->cgroup_mode);
+                store_bind_text(s, 3, x->vcs_rev);
+                store_bind_text(s, 4, x->vcs_ref && x->vcs_ref[0] ? x->vcs_ref : NULL);
+                store_bind_text(s, 5, x->build_log);
+                sqlite3_bind_int64(s, 6, id);
+                r = store_step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
+
+int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
+                     const struct summary *sum, const char *summary_json, uint64_t dropped)
+{
+        sqlite3_stmt *s = NULL;
+        int r = store_prepare(
+            st,
+            "UPDATE runs SET " SUMMARY_SET ", end_epoch = ?, state = ?, exit_code = ?,"
+            " term_signal = ?, summary_json = ?, cgroup_mode = COALESCE(?, cgroup_mode),"
+            " pid = ? WHERE id = ?",
+            &s);
+
+        if (r >= 0) {
+                int i = SUMMARY_NPARAMS + 1;
+
+                bind_summary(s, 1, sum, dropped);
+                store_bind_real(s, i++, ri->end_epoch);
+                sqlite3_bind_text(s, i++, ri->finished ? "finished" : "running", -1, SQLITE_STATIC);
+                if (ri->exit_code >= 0)
+                        sqlite3_bind_int(s, i++, ri->exit_code);
+                else
+                        sqlite3_bind_null(s, i++);
+                sqlite3_bind_int(s, i++, ri->term_signal);
+                store_bind_text(s, i++, summary_json);
+                store_bind_text(s, i++, sum->build.mode[0] ? sum->build.mode : NULL);
+                sqlite3_bind_int64(s, i++, ri->pid);
+                sqlite3_bind_int64(s, i++, id);
+                r = store_step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
+
+static void bind_i64_or_null(sqlite3_stmt *s, int i, int64_t v)
+{
+        if (v >= 0)
+                sqlite3_bind_int64(s, i, v);
+        else
+                sqlite3_bind_null(s, i);
+}
+
+int store_target_insert(struct store *st, int64_t run, const struct store_target *t)
+{
+        sqlite3_stmt *s = NULL;
+        int r = store_prepare(st,
+                        "INSERT OR REPLACE INTO targets (run, name, duration_s, steps, cached,"
+                        " success, cc_hits, cc_misses, node, ref, builder, sccache_hits,"
+                        " sccache_misses, ccache_hits, ccache_misses, start_s, end_s)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        &s);
+
+        if (r >= 0) {
+                sqlite3_bind_int64(s, 1, run);
+                store_bind_text(s, 2, t->name ? t->name : "");
+                store_bind_real(s, 3, t->duration_s);
+                bind_i64_or_null(s, 4, t->steps);
+                bind_i64_or_null(s, 5, t->cached);
+                bind_i64_or_null(s, 6, t->success);
+                bind_i64_or_null(s, 7, t->cc_hits);
+                bind_i64_or_null(s, 8, t->cc_misses);
+                store_bind_text(s, 9, t->node);
+                store_bind_text(s, 10, t->ref);
+                store_bind_text(s, 11, t->builder);
+                bind_i64_or_null(s, 12, t->sccache_hits);
+                bind_i64_or_null(s, 13, t->sccache_misses);
+                bind_i64_or_null(s, 14, t->ccache_hits);
+                bind_i64_or_null(s, 15, t->ccache_misses);
+                store_bind_real(s, 16, t->start_s);
+                store_bind_real(s, 17, t->end_s);
+                r = store_step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
+
+double store_target_cached_ratio(const struct store_target *t)
+{
+        return figure_cached_ratio(t->steps, t->cached);
+}
+
+int store_cache_snapshot_insert(struct store *st, const struct store_cache_snapshot *c,
+                                int64_t *ret_id)
+{
+        sqlite3_stmt *s = NULL;
+        int r = store_prepare(
+            st,
+            "INSERT INTO cache_snapshots (taken_epoch, tool, origin, run, hits, misses,"
+            " size_bytes, max_size_bytes, files, version, raw)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            &s);
+
+        if (r >= 0) {
+                sqlite3_bind_double(s, 1, c->taken_epoch);
+                store_bind_text(s, 2, c->tool);
+                store_bind_text(s, 3, c->origin);
+                if (c->run > 0)
+                        sqlite3_bind_int64(s, 4, c->run);
+                else
+                        sqlite3_bind_null(s, 4);
+                bind_i64_or_null(s, 5, c->hits);
+                bind_i64_or_null(s, 6, c->misses);
+                bind_i64_or_null(s, 7, c->size_bytes);
+                bind_i64_or_null(s, 8, c->max_size_bytes);
+                bind_i64_or_null(s, 9, c->files);
+                store_bind_text(s, 10, c->version);
+                store_bind_text(s, 11, c->raw);
+                r = store_step_done(st, s);
+        }
+        if (r >= 0 && ret_id)
+                *ret_id = store_last_rowid(st);
+        sqlite3_finalize(s);
+        return r;
+}
+
+int store_run_set_steps(struct store *st, int64_t id, int64_t steps, int64_t cached)
+{
+        sqlite3_stmt *s = NULL;
+        int r = store_prepare(st, "UPDATE runs SET steps = ?, cached_steps = ? WHERE id = ?", &s);
+
+        if (r >= 0) {
+                bind_i64_or_null(s, 1, steps);
+                bind_i64_or_null(s, 2, cached);
+                sqlite3_bind_int64(s, 3, id);
+                r = store_step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
+
+int store_units_insert(struct store *st, int64_t run, const struct unit *rows, size_t n)
+{
+        sqlite3_stmt *s = NULL;
+        int r = store_prepare(st,
+                        "INSERT OR REPLACE INTO units (run, kind, name, tool, first_elapsed_s,"
+                        " last_elapsed_s, peak_mb, peak_elapsed_s, cpu_s, path)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                        &s);
+
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                const struct unit *u = &rows[i];
+
+                sqlite3_reset(s);
+                sqlite3_bind_int64(s, 1, run);
+                store_bind_text(s, 2, u->kind == UNITS_LINK ? "link" : "compile");
+                store_bind_text(s, 3, u->name);
+                store_bind_text(s, 4, u->tool);
+                store_bind_real(s, 5, u->first_s);
+                store_bind_real(s, 6, u->last_s);
+                store_bind_real(s, 7, u->peak_mb);
+                store_bind_real(s, 8, u->peak_s);
+                store_bind_real(s, 9, u->cpu_s);
+                sqlite3_bind_text(s, 10, u->path, -1, SQLITE_STATIC);
+                r = store_step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
+
+static void column_copy(sqlite3_stmt *s, int col, char *dst, size_t size)
+{
+        (void)copy_utf8_str(dst, size, (const char *)sqlite3_column_text(s, col));
+}
+
+struct units_walk {
+        struct units *u;
+        int n;
+};
+
+static int unit_row(void *ctx, sqlite3_stmt *s)
+{
+        struct units_walk *w = ctx;
+        const char *kind = store_col_text(s, 0);
+        struct unit row = {
+            .kind = kind && strcmp(kind, "link") == 0 ? UNITS_LINK : UNITS_COMPILE,
+            .first_s = store_col_real(s, 3),
+            .last_s = store_col_real(s, 4),
+            .peak_mb = store_col_real(s, 5),
+            .peak_s = store_col_real(s, 6),
+            .cpu_s = store_col_real(s, 7),
+        };
+
+        column_copy(s, 1, row.tool, sizeof(row.tool));
+        column_copy(s, 2, row.name, sizeof(row.name));
+        column_copy(s, 8, row.path, sizeof(row.path));
+        if (row.path[0] != '/')
+                row.path[0] = '\0';
+        if (units_put(w->u, &row) >= 0)
+                w->n++;
+        return 0;
+}
+
+int store_units_read(struct store *st, int64_t run, struct units *u)
+{
+        struct units_walk w = {.u = u};
+        sqlite3_stmt *s = NULL;
+        int64_t n;
+        int r = store_prepare(st,
+                        "SELECT kind, tool, name, first_elapsed_s, last_elapsed_s, peak_mb,"
+                        " peak_elapsed_s, cpu_s, path FROM units WHERE run = ? ORDER BY rowid",
+                        &s);
+
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, run);
+        n = store_rows(st, s, UNITS_MAX, unit_row, &w);
+        return n < 0 ? (int)n : w.n;
+}
+
+int store_run_mark_unrecorded(struct store *st, int64_t id, bool full)
+{
+        sqlite3_stmt *s = NULL;
+        int r = store_prepare(st, "UPDATE runs SET state = ? WHERE id = ? AND state = 'running'", &s);
+
+        if (r >= 0) {
+                sqlite3_bind_text(s, 1, full ? "disk-full" : "failed-to-record", -1, SQLITE_STATIC);
+                sqlite3_bind_int64(s, 2, id);
+                r = store_step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
