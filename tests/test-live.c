@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sinks/live.h"
+#include "view/live.h"
 #include "util/macro.h"
 
 #define FULL                                                                                       \

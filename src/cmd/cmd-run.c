@@ -18,7 +18,7 @@
 #include "cmd/cmd-trace.h"
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
-#include "sinks/live.h"
+#include "view/live.h"
 #include "pipeline/loop.h"
 #include "platform/cgroup.h"
 #include "platform/child.h"

@@ -70,7 +70,7 @@ long source_child_pid(const struct source_child *s);
 /* 0, or why the build could not join its cgroup (-errno). */
 int source_child_join_error(const struct source_child *s);
 /* run --live: a status line beside the output, seen only through these
- * (the command puts sinks/live.h behind them; now is monotonic seconds):
+ * (the command puts view/live.h behind them; now is monotonic seconds):
  * it sees the output before it passes through, is redrawn from the loop
  * (update, by deadline), resized on SIGWINCH (add it to the signalfd:
  * loop_signalfd_add) and steps aside while the build is stopped. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* run --live: the status line on the bottom row, in a scroll region. */
-#include "sinks/live.h"
+#include "view/live.h"
 
 #include <errno.h>
 #include <math.h>
