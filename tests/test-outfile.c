@@ -128,11 +128,9 @@ static const struct {
         const char *content;
         mode_t mode;
 } writes[] = {
-    {"a.prom", "first\n", 0644},
-    {"a.prom", "second, longer than the first\n", 0640}, /* replaces */
-    {"a.prom", "", 0600},                                /* empty is a file too */
-    {"b.json", "{}", 0644},
-    {"lnk", "replaces the link, not its target\n", 0644},
+    {"a.prom", "first\n", 0644}, {"a.prom", "second, longer than the first\n", 0640}, /* replaces */
+    {"a.prom", "", 0600}, /* empty is a file too */
+    {"b.json", "{}", 0644},      {"lnk", "replaces the link, not its target\n", 0644},
 };
 
 TEST(write_file_atomic)
@@ -226,8 +224,8 @@ TEST(outfile_stream)
                 assert_int_equal(st.st_mode & 07777, cases[k].commit ? 0644 : 0600);
                 assert_listing(s.dfd, "t.json");
         }
-        assert_int_equal(outfile_open("/nonexistent-dir-buildtel/x", 0644, true, &(struct outfile){0}),
-                         -ENOENT);
+        assert_int_equal(
+            outfile_open("/nonexistent-dir-buildtel/x", 0644, true, &(struct outfile){0}), -ENOENT);
         scratch_free(&s);
 }
 

@@ -66,10 +66,10 @@ struct run_figures {
         double host_mem_used_peak_mb, cpu_avg_pct; /* the host's */
         bool steps_set;                            /* BuildKit layer steps known */
         uint32_t steps, cached;                    /* layer steps, and those from the cache */
-        bool cc_set;                 /* a target knew its compiler-cache counts */
-        uint64_t cc_hits, cc_misses; /* over the targets that know them */
-        size_t compile_units;        /* compile units seen in the process scans */
-        int exit_code;               /* -1 unknown */
+        bool cc_set;                               /* a target knew its compiler-cache counts */
+        uint64_t cc_hits, cc_misses;               /* over the targets that know them */
+        size_t compile_units;                      /* compile units seen in the process scans */
+        int exit_code;                             /* -1 unknown */
 };
 
 /* Every figure unknown. */

@@ -79,8 +79,7 @@ struct buildkit {
 };
 
 /* The vertex of key (its index), added when add and absent; -1 none. */
-void bk_emit_ctx(struct buildkit *b, uint32_t vidx, const char *pfx, const char *text,
-                 size_t len);
+void bk_emit_ctx(struct buildkit *b, uint32_t vidx, const char *pfx, const char *text, size_t len);
 void bk_emit_log(struct buildkit *b, uint32_t vidx, const char *text, size_t len);
 void bk_end_vertex(struct vtx *v, enum vstate state, double now);
 void bk_name_vertex(struct buildkit *b, struct vtx *v, const char *name, size_t len);

@@ -7,12 +7,12 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "util/dbuf.h"
 #include "util/macro.h"
 #include "util/util.h"
+
 /* ---- rawjson ---- */
 
 static uint64_t digest_key(const char *s)

@@ -6,14 +6,12 @@
 #include "parse/buildkit-int.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/dbuf.h"
-#include "util/macro.h"
 #include "util/util.h"
+
 static bool vtx_cached(const struct vtx *v, bool ended_ok)
 {
         if (v->state == V_CACHED)

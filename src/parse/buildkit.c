@@ -11,6 +11,7 @@
 #include "util/dbuf.h"
 #include "util/macro.h"
 #include "util/util.h"
+
 int buildkit_new(const struct buildkit_config *cfg, struct buildkit **ret)
 {
         struct buildkit *b = calloc(1, sizeof(*b));
@@ -267,8 +268,7 @@ void bk_emit_log(struct buildkit *b, uint32_t vidx, const char *text, size_t len
 
 /* rawjson: "#N <rest>" to the context callback (cut at 1 KiB: the context
  * keeps less). */
-void bk_emit_ctx(struct buildkit *b, uint32_t vidx, const char *pfx, const char *text,
-                     size_t len)
+void bk_emit_ctx(struct buildkit *b, uint32_t vidx, const char *pfx, const char *text, size_t len)
 {
         char line[1024];
         int n;

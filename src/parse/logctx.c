@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <regex.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
-#include "model/compilers.h"
 #include "parse/buildkit.h"
 #include "parse/linebuf.h"
 #include "parse/logctx.h"

@@ -3,9 +3,6 @@
  * visible of it (escapes and '\r' overwrites gone, logline_clean()) and
  * what kind of line it is (logline_classify(): work, a step, a stage, a
  * diagnostic, noise). The context across lines is logctx.c's. */
-#include <errno.h>
-#include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "model/compilers.h"
@@ -496,8 +493,8 @@ static bool is_bookkeeping(const char *q, const char *end)
                 return true;
         if (n > 5 && !memcmp(q, "DONE ", 5)) {
                 const char *d = logline_skip_digits(q + 5, end);
-                return d > q + 5 && d < end && *d == '.' && logline_skip_digits(d + 1, end) + 1 == end &&
-                       end[-1] == 's';
+                return d > q + 5 && d < end && *d == '.' &&
+                       logline_skip_digits(d + 1, end) + 1 == end && end[-1] == 's';
         }
         if (n == 71 && !memcmp(q, "sha256:", 7)) {
                 for (const char *p = q + 7; p < end; p++)

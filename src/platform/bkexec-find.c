@@ -10,19 +10,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "platform/cgroup-top.h"
-#include "platform/kmsg.h"
-#include "platform/cgroup.h"
-#include "platform/procfs.h"
 #include "util/macro.h"
 #include "util/util.h"
+
 static int hier_path(const struct bkexec *b, int h, const char *path, char *out, size_t cap)
 {
         const char *mnt = b->mounts.mnt[h], *root = b->mounts.root[h];

@@ -13,12 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "platform/cgroup-top.h"
-#include "platform/kmsg.h"
-#include "platform/cgroup.h"
-#include "platform/procfs.h"
 #include "util/macro.h"
-#include "util/util.h"
+
 void bkexec_ex_close(struct ex *e)
 {
         for (size_t i = 0; i < e->nkept; i++)

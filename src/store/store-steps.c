@@ -4,21 +4,15 @@
 #include "store/store.h"
 #include "store/store-sql.h"
 
-#include <errno.h>
-#include <jansson.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/figures.h"
 #include "model/targets.h"
-#include "model/units.h"
-#include "util/dbuf.h"
 #include "util/macro.h"
 #include "util/util.h"
-
 
 /* A count column of the run row (col: a name of ours, never the build's). */
 static int set_run_count(struct store *st, int64_t run, const char *col, uint64_t v)
@@ -106,13 +100,14 @@ static void step_exec_row(sqlite3_stmt *s, int i, struct step_exec *e)
 int store_steps_insert(struct store *st, int64_t run, const struct targets *ts)
 {
         sqlite3_stmt *s = NULL;
-        int r = store_prepare(st,
-                        "INSERT OR REPLACE INTO steps (run, seq, name, target, start_s, end_s,"
-                        " step, cached, error, canceled, exec_n, cpu_s, mem_peak_bytes,"
-                        " anon_peak_bytes, io_read_bytes, io_write_bytes, net_rx_bytes,"
-                        " net_tx_bytes, oom_kills, oom_at_s, oom_victim, peak_proc,"
-                        " peak_proc_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                        &s);
+        int r = store_prepare(
+            st,
+            "INSERT OR REPLACE INTO steps (run, seq, name, target, start_s, end_s,"
+            " step, cached, error, canceled, exec_n, cpu_s, mem_peak_bytes,"
+            " anon_peak_bytes, io_read_bytes, io_write_bytes, net_rx_bytes,"
+            " net_tx_bytes, oom_kills, oom_at_s, oom_victim, peak_proc,"
+            " peak_proc_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            &s);
 
         for (uint32_t i = 0; r >= 0 && i < ts->nstepv && i < TARGETS_STEPS_MAX; i++) {
                 const struct step_fact *f = &ts->stepv[i];
@@ -121,9 +116,9 @@ int store_steps_insert(struct store *st, int64_t run, const struct targets *ts)
                 sqlite3_bind_int64(s, 1, run);
                 sqlite3_bind_int64(s, 2, i);
                 store_bind_text(s, 3, f->name);
-                store_bind_text(
-                    s, 4,
-                    f->target >= 0 && (size_t)f->target < ts->n ? ts->t[f->target].name : NULL);
+                store_bind_text(s, 4,
+                                f->target >= 0 && (size_t)f->target < ts->n ? ts->t[f->target].name
+                                                                            : NULL);
                 store_bind_real(s, 5, f->start_s);
                 store_bind_real(s, 6, f->end_s);
                 sqlite3_bind_int(s, 7, f->step);
@@ -165,12 +160,12 @@ int store_steps_get(struct store *st, int64_t run, struct targets *ts)
         sqlite3_stmt *s = NULL;
         int64_t n;
         int r = store_prepare(st,
-                        "SELECT name, target, start_s, end_s, step, cached, error, canceled,"
-                        " exec_n, cpu_s, mem_peak_bytes, anon_peak_bytes, io_read_bytes,"
-                        " io_write_bytes, net_rx_bytes, net_tx_bytes, oom_kills, oom_at_s,"
-                        " oom_victim, peak_proc, peak_proc_bytes"
-                        " FROM steps WHERE run = ? ORDER BY seq",
-                        &s);
+                              "SELECT name, target, start_s, end_s, step, cached, error, canceled,"
+                              " exec_n, cpu_s, mem_peak_bytes, anon_peak_bytes, io_read_bytes,"
+                              " io_write_bytes, net_rx_bytes, net_tx_bytes, oom_kills, oom_at_s,"
+                              " oom_victim, peak_proc, peak_proc_bytes"
+                              " FROM steps WHERE run = ? ORDER BY seq",
+                              &s);
 
         if (r < 0)
                 return r;
@@ -192,10 +187,11 @@ static int insert_edges(struct store *st, int64_t run, int slow, const struct ni
                         size_t n)
 {
         sqlite3_stmt *s = NULL;
-        int r = store_prepare(st,
-                        "INSERT OR REPLACE INTO ninja_edges (run, slow, seq, start_ms, end_ms,"
-                        " output) VALUES (?,?,?,?,?,?)",
-                        &s);
+        int r =
+            store_prepare(st,
+                          "INSERT OR REPLACE INTO ninja_edges (run, slow, seq, start_ms, end_ms,"
+                          " output) VALUES (?,?,?,?,?,?)",
+                          &s);
 
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 sqlite3_reset(s);
@@ -280,13 +276,12 @@ int store_edges_get(struct store *st, int64_t run, struct targets *ts)
         ts->nedgev = 0;
         ts->nslow = 0;
         r = store_prepare(st,
-                    "SELECT slow, start_ms, end_ms, output FROM ninja_edges WHERE run = ?"
-                    " ORDER BY slow, seq",
-                    &s);
+                          "SELECT slow, start_ms, end_ms, output FROM ninja_edges WHERE run = ?"
+                          " ORDER BY slow, seq",
+                          &s);
         if (r < 0)
                 return r;
         sqlite3_bind_int64(s, 1, run);
         n = store_rows(st, s, TARGETS_SLOW_EDGES + TARGETS_EDGES_MAX, edge_row, ts);
         return n < 0 ? (int)n : (int)ts->nedgev;
 }
-

@@ -9,8 +9,6 @@
 #include <jansson.h>
 #include <math.h>
 #include <sqlite3.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "model/figures.h"
@@ -129,8 +127,7 @@ static void bind_summary(sqlite3_stmt *s, int first, const struct summary *sum, 
         bind_point(s, i++, &sum->disk_avail_min);
         bind_point(s, i++, &sum->load1_peak);
         bind_point(s, i++, &sum->cpu_pct_peak);
-        store_bind_real(s, i++,
-                            sum->cpu_pct_n ? sum->cpu_pct_sum / (double)sum->cpu_pct_n : NAN);
+        store_bind_real(s, i++, sum->cpu_pct_n ? sum->cpu_pct_sum / (double)sum->cpu_pct_n : NAN);
         bind_point(s, i++, &sum->compilers_peak);
         sqlite3_bind_int64(s, i++, (sqlite3_int64)sum->near_oom_samples);
         sqlite3_bind_int64(s, i++, (sqlite3_int64)sum->low_disk_samples);
@@ -154,12 +151,13 @@ int store_run_progress(struct store *st, int64_t id, const struct summary *sum, 
 int store_run_set_extra(struct store *st, int64_t id, const struct store_run_extra *x)
 {
         sqlite3_stmt *s = NULL;
-        int r = store_prepare(st,
-                        "UPDATE runs SET builder = COALESCE(?, builder),"
-                        " cgroup_mode = COALESCE(?, cgroup_mode), vcs_rev = COALESCE(?, vcs_rev),"
-                        " vcs_ref = COALESCE(?, vcs_ref), build_log = COALESCE(?, build_log)"
-                        " WHERE id = ?",
-                        &s);
+        int r =
+            store_prepare(st,
+                          "UPDATE runs SET builder = COALESCE(?, builder),"
+                          " cgroup_mode = COALESCE(?, cgroup_mode), vcs_rev = COALESCE(?, vcs_rev),"
+                          " vcs_ref = COALESCE(?, vcs_ref), build_log = COALESCE(?, build_log)"
+                          " WHERE id = ?",
+                          &s);
 
         if (r >= 0) {
                 store_bind_text(s, 1, x->builder);
@@ -217,12 +215,13 @@ static void bind_i64_or_null(sqlite3_stmt *s, int i, int64_t v)
 int store_target_insert(struct store *st, int64_t run, const struct store_target *t)
 {
         sqlite3_stmt *s = NULL;
-        int r = store_prepare(st,
-                        "INSERT OR REPLACE INTO targets (run, name, duration_s, steps, cached,"
-                        " success, cc_hits, cc_misses, node, ref, builder, sccache_hits,"
-                        " sccache_misses, ccache_hits, ccache_misses, start_s, end_s)"
-                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                        &s);
+        int r =
+            store_prepare(st,
+                          "INSERT OR REPLACE INTO targets (run, name, duration_s, steps, cached,"
+                          " success, cc_hits, cc_misses, node, ref, builder, sccache_hits,"
+                          " sccache_misses, ccache_hits, ccache_misses, start_s, end_s)"
+                          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                          &s);
 
         if (r >= 0) {
                 sqlite3_bind_int64(s, 1, run);
@@ -305,11 +304,12 @@ int store_run_set_steps(struct store *st, int64_t id, int64_t steps, int64_t cac
 int store_units_insert(struct store *st, int64_t run, const struct unit *rows, size_t n)
 {
         sqlite3_stmt *s = NULL;
-        int r = store_prepare(st,
-                        "INSERT OR REPLACE INTO units (run, kind, name, tool, first_elapsed_s,"
-                        " last_elapsed_s, peak_mb, peak_elapsed_s, cpu_s, path)"
-                        " VALUES (?,?,?,?,?,?,?,?,?,?)",
-                        &s);
+        int r =
+            store_prepare(st,
+                          "INSERT OR REPLACE INTO units (run, kind, name, tool, first_elapsed_s,"
+                          " last_elapsed_s, peak_mb, peak_elapsed_s, cpu_s, path)"
+                          " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                          &s);
 
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 const struct unit *u = &rows[i];
@@ -369,10 +369,11 @@ int store_units_read(struct store *st, int64_t run, struct units *u)
         struct units_walk w = {.u = u};
         sqlite3_stmt *s = NULL;
         int64_t n;
-        int r = store_prepare(st,
-                        "SELECT kind, tool, name, first_elapsed_s, last_elapsed_s, peak_mb,"
-                        " peak_elapsed_s, cpu_s, path FROM units WHERE run = ? ORDER BY rowid",
-                        &s);
+        int r =
+            store_prepare(st,
+                          "SELECT kind, tool, name, first_elapsed_s, last_elapsed_s, peak_mb,"
+                          " peak_elapsed_s, cpu_s, path FROM units WHERE run = ? ORDER BY rowid",
+                          &s);
 
         if (r < 0)
                 return r;
@@ -384,7 +385,8 @@ int store_units_read(struct store *st, int64_t run, struct units *u)
 int store_run_mark_unrecorded(struct store *st, int64_t id, bool full)
 {
         sqlite3_stmt *s = NULL;
-        int r = store_prepare(st, "UPDATE runs SET state = ? WHERE id = ? AND state = 'running'", &s);
+        int r =
+            store_prepare(st, "UPDATE runs SET state = ? WHERE id = ? AND state = 'running'", &s);
 
         if (r >= 0) {
                 sqlite3_bind_text(s, 1, full ? "disk-full" : "failed-to-record", -1, SQLITE_STATIC);

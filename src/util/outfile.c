@@ -146,7 +146,8 @@ static int open_at(int dirfd, const char *name, mode_t mode, enum outfile_kind k
         size_t n = strlen(name);
         int k;
 
-        *o = (struct outfile){.fd = -1, .dirfd = dirfd < 0 ? -1 : dirfd, .runfile = kind == OUTFILE_RUNFILE};
+        *o = (struct outfile){
+            .fd = -1, .dirfd = dirfd < 0 ? -1 : dirfd, .runfile = kind == OUTFILE_RUNFILE};
         if (dirfd < 0)
                 return dirfd;
         k = n == 0 || strchr(name, '/') ? -EINVAL : n >= sizeof(o->name) ? -ENAMETOOLONG : 0;
