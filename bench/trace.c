@@ -166,6 +166,7 @@ int main(int argc, char **argv)
         struct replay_ref ref = {.run = csv,
                                  .no_db = true,
                                  .need_record = true,
+                                 .own_thresholds = true,
                                  .thresholds = {.near_oom_mb = 4096, .low_disk_gb = 20}};
         struct replay *rp = NULL;
         char why[256];

@@ -54,7 +54,8 @@ static void test_golden(void **state)
         struct trace_job j = {.cmd = "test"};
         struct replay_ref ref = {.thresholds = {.near_oom_mb = 4096, .low_disk_gb = 20},
                                  .no_db = true,
-                                 .need_record = true};
+                                 .need_record = true,
+                                 .own_thresholds = true};
         struct replay *rp = NULL;
         char why[256];
         json_t *root;

@@ -234,12 +234,13 @@ void common_warn(void *userdata, const char *fmt, ...) _printf_(2, 3);
 
 /* The run spec names, for a replay (pipeline/replay.h) with o's database,
  * log directory and thresholds (need_record: refuse a CSV without its
- * run record); notes "buildtel CMD: note: ...". 0, or 1 after printing
+ * run record; own_thresholds: a history run's own replace o's); notes
+ * "buildtel CMD: note: ...". 0, or 1 after printing
  * "buildtel CMD: why". */
 struct replay;
 struct sink_ops;
 int common_replay_open(const struct common_opts *o, const char *cmd, const char *spec,
-                       bool need_record, struct replay **ret);
+                       bool need_record, bool own_thresholds, struct replay **ret);
 /* replay_through() into sinks, with the same words, and a note of the
  * rows skipped. The number of samples, or -1 after printing why. */
 int64_t common_replay_through(const char *cmd, struct replay *rp,

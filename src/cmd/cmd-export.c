@@ -139,7 +139,7 @@ int cmd_export(int argc, char **argv)
                 /* RUN defaults to the latest run in the history */
                 spec = k < argc ? argv[k] : "";
                 ret = 1;
-                if (common_replay_open(&o, "export", spec, true, &rp) == 0) {
+                if (common_replay_open(&o, "export", spec, true, true, &rp) == 0) {
                         const struct trace_job tj = {.out_path = o.output,
                                                      .ninja_log = o.rec.metrics.ninja_log,
                                                      .cmd = "export"};
@@ -165,7 +165,7 @@ int cmd_export(int argc, char **argv)
                                 "--otlp-endpoint\n");
                 goto out;
         }
-        if (common_replay_open(&o, "export", spec, true, &rp) == 0)
+        if (common_replay_open(&o, "export", spec, true, true, &rp) == 0)
                 ret = export_otlp(&cfg, rp, o.incomplete);
 out:
         replay_free(rp);

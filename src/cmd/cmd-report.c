@@ -59,7 +59,7 @@ static int report(const struct common_opts *o, const char *spec)
         const struct run_model *m;
         int ret = 1;
 
-        if (common_replay_open(o, "report", spec, false, &rp) > 0 ||
+        if (common_replay_open(o, "report", spec, false, true, &rp) > 0 ||
             common_replay_through("report", rp, sinks, &job, &m) < 0)
                 goto out;
         if (!o->output && !o->markdown && !(def = default_out(replay_run(rp))))

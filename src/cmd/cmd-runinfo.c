@@ -151,7 +151,7 @@ static void cmd_note(void *userdata, const char *fmt, ...)
 }
 
 int common_replay_open(const struct common_opts *o, const char *cmd, const char *spec,
-                       bool need_record, struct replay **ret)
+                       bool need_record, bool own_thresholds, struct replay **ret)
 {
         const struct replay_ref ref = {.run = spec,
                                        .db_path = o->rec.db_path,
@@ -159,6 +159,7 @@ int common_replay_open(const struct common_opts *o, const char *cmd, const char 
                                        .no_db = o->rec.no_db,
                                        .need_record = need_record,
                                        .thresholds = o->rec.summary,
+                                       .own_thresholds = own_thresholds,
                                        .note = cmd_note,
                                        .userdata = (void *)(uintptr_t)cmd};
         char why[1024];

@@ -21,7 +21,7 @@ static int summarize(const struct common_opts *o, const char *spec)
         struct dbuf out = DBUF_INIT;
         int ret = 1;
 
-        if (common_replay_open(o, "summarize", spec, false, &rp) > 0 ||
+        if (common_replay_open(o, "summarize", spec, false, false, &rp) > 0 ||
             common_replay_through("summarize", rp, NULL, NULL, &m) < 0)
                 goto out;
         if (o->json ? summary_render_json(m->summary, m->run, &out) < 0

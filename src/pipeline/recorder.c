@@ -366,7 +366,11 @@ int recorder_open_live(struct recorder *r)
         if (!r->cfg.no_db && !r->db_path)
                 note(r, "no history database: neither XDG_STATE_HOME nor HOME is set");
         (void)recorder_self(&r->self); /* zeros when /proc cannot tell */
-        return setup_sinks(r);
+        (void)setup_sinks(r);
+        /* the clock starts once the sinks are open: the run's time is the build's */
+        r->start_mono = now_monotonic();
+        r->next_tick = r->start_mono; /* a first sample at once: the baseline */
+        return 0;
 }
 
 int recorder_open_sinks(struct recorder *r)

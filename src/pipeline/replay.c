@@ -211,7 +211,8 @@ static int open_db(struct replay *rp, const char *spec, char *why, size_t cap)
         rp->run.vcs_rev = TAKE_PTR(run.vcs_rev);
         rp->run.state = run.state;
         rp->run.row = rp->id;
-        (void)store_run_thresholds(&run, &rp->run.thresholds);
+        if (rp->ref.own_thresholds)
+                (void)store_run_thresholds(&run, &rp->run.thresholds);
         store_run_release(&run);
         return 0;
 }

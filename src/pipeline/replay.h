@@ -33,7 +33,11 @@ struct replay_ref {
          * with need_record, a CSV without one is refused; else its facts
          * are then unknown. */
         bool need_record;
-        struct summary_config thresholds; /* a run of the history: its own replace them */
+        struct summary_config thresholds;
+        /* A run of the history counts near-OOM and low-disk samples as it
+         * did: its own thresholds replace those above (report, export);
+         * else these count (summarize, which recomputes with the user's). */
+        bool own_thresholds;
         note_fn note; /* one line each: what of the run's files was left out */
         void *userdata;
 };
