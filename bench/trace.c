@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "cmd/cmd-trace.h"
+#include "pipeline/replay.h"
 #include "model/run.h"
 #include "model/sample.h"
 #include "util/dbuf.h"
@@ -162,13 +163,23 @@ int main(int argc, char **argv)
         snprintf(nlog, sizeof(nlog), "%s/ninja_log", argv[1]);
         mt[0] = mt[1] = (struct timespec){(time_t)START + SAMPLES, 0};
         utimensat(AT_FDCWD, nlog, mt, 0);
-        struct trace_job j = {.out_path = out,
-                              .ninja_log = nlog,
-                              .thresholds = {.near_oom_mb = 4096, .low_disk_gb = 20},
-                              .cmd = "bench"};
+        struct trace_job j = {.out_path = out, .ninja_log = nlog, .cmd = "bench"};
+        struct replay_ref ref = {.run = csv,
+                                 .no_db = true,
+                                 .need_record = true,
+                                 .own_thresholds = true,
+                                 .thresholds = {.near_oom_mb = 4096, .low_disk_gb = 20}};
+        struct replay *rp = NULL;
+        char why[256];
+        int e;
+
         c0 = cpu_now();
         clock_gettime(CLOCK_MONOTONIC, &a);
-        if (trace_write_files(&j, csv) != 0)
+        if (replay_open(&ref, &rp, why, sizeof(why)) < 0)
+                return 1;
+        e = trace_write(&j, rp);
+        replay_free(rp);
+        if (e != 0)
                 return 1;
         clock_gettime(CLOCK_MONOTONIC, &z);
         if (stat(out, &st) < 0)

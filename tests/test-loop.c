@@ -178,8 +178,7 @@ static void test_replay_csv(void **state)
         (void)state;
         for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
                 struct recorder_config cfg = {.interval = 1,
-                                              .summary = {.near_oom_mb = 3000, .low_disk_gb = 18},
-                                              .replay = true};
+                                              .summary = {.near_oom_mb = 3000, .low_disk_gb = 18}};
                 struct run_info ri = {.exit_code = -1};
                 struct summary *want = malloc(sizeof(*want));
                 struct dbuf a = DBUF_INIT, b = DBUF_INIT;

@@ -22,6 +22,7 @@
 #include "model/targets.h"
 #include "parse/runfiles.h"
 #include "pipeline/recorder.h"
+#include "render/short.h"
 #include "sinks/sink.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -176,12 +177,11 @@ static void test_replay(void **state)
                 struct recorder_config cfg = {.interval = 1,
                                               .quiet = true,
                                               .no_db = true,
-                                              .replay = true,
                                               .sinks = list,
                                               .sink_userdata = &p,
                                               .note = on_note,
-                                              .userdata = &notes,
-                                              .recorded = cases[c].recorded ? &rec : NULL};
+                                              .userdata = &notes};
+                const struct run_model none = {0};
                 struct recorder *r = NULL;
                 struct dbuf sh = DBUF_INIT;
 
@@ -189,6 +189,7 @@ static void test_replay(void **state)
                 targets_init(ts);
                 targets_facts(ts, &ri, &facts);
                 assert_int_equal(recorder_new(&cfg, &ri, &r), 0);
+                assert_int_equal(recorder_open_sinks(r), 0);
                 assert_int_equal(p.opened, 1);
                 assert_null(p.log_dir); /* a replay writes no files */
                 assert_ptr_equal(p.userdata, &p);
@@ -207,7 +208,10 @@ static void test_replay(void **state)
                 for (size_t i = 0; i < cases[c].nskipped; i++)
                         recorder_sample_skipped(r);
                 assert_int_equal(recorder_summary(r)->samples, cases[c].nsamples);
-                assert_int_equal(recorder_finish(r, &sh), cases[c].finish_result);
+                assert_int_equal(
+                    recorder_finish_recorded(r, cases[c].recorded ? &rec : &none, 0),
+                    cases[c].finish_result);
+                assert_int_equal(short_render(recorder_model(r), &sh), 0);
                 assert_int_equal(p.nsamples, cases[c].nsamples);
                 for (size_t i = 0; i < cases[c].nsamples; i++) {
                         assert_int_equal(p.seen[i], i + 1); /* this sample included */
@@ -294,6 +298,7 @@ static void live_run(const char *log_dir, const char *want_dir, struct notes *no
         snprintf(prom, sizeof(prom), "%s/textfile", want_dir);
         cfg.prom.textfile_dir = prom;
         assert_int_equal(recorder_new(&cfg, &ri, &r), 0);
+        assert_int_equal(recorder_open_live(r), 0);
         assert_non_null(recorder_log_dir(r));
         assert_string_equal(recorder_log_dir(r), want_dir);
         assert_string_equal(p.log_dir, want_dir); /* cfg.sinks open after the run's own */
@@ -305,7 +310,7 @@ static void live_run(const char *log_dir, const char *want_dir, struct notes *no
         for (int i = 0; i < nticks; i++)
                 assert_int_equal(recorder_tick(r), 0);
         assert_true(recorder_next_tick(r) > 0);
-        e = recorder_finish(r, NULL);
+        e = recorder_finish(r);
         if (e < 0)
                 print_error("finish: %s (%s)\n", strerror(-e), notes->last);
         assert_int_equal(e, 0);

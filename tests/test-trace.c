@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "cmd/cmd-trace.h"
+#include "pipeline/replay.h"
 #include "render/jsonw.h"
 #include "render/trace-lanes.h"
 #include "render/trace.h"
@@ -51,8 +52,13 @@ static void test_golden(void **state)
         size_t glen, wlen;
         /* ninja's last edge ended 5 s into the run: its clock starts at 2 s */
         struct timespec ts[2] = {{1700000005, 0}, {1700000005, 0}};
-        struct trace_job j = {.thresholds = {.near_oom_mb = 4096, .low_disk_gb = 20},
-                              .cmd = "test"};
+        struct trace_job j = {.cmd = "test"};
+        struct replay_ref ref = {.thresholds = {.near_oom_mb = 4096, .low_disk_gb = 20},
+                                 .no_db = true,
+                                 .need_record = true,
+                                 .own_thresholds = true};
+        struct replay *rp = NULL;
+        char why[256];
         json_t *root;
 
         assert_non_null(mkdtemp(dir));
@@ -67,7 +73,10 @@ static void test_golden(void **state)
         assert_int_equal(utimensat(AT_FDCWD, nlog, ts, 0), 0);
         j.out_path = out;
         j.ninja_log = nlog;
-        assert_int_equal(trace_write_files(&j, csv), 0);
+        ref.run = csv;
+        assert_int_equal(replay_open(&ref, &rp, why, sizeof(why)), 0);
+        assert_int_equal(trace_write(&j, rp), 0);
+        replay_free(rp);
         assert_int_equal(read_file_at(AT_FDCWD, out, 1 << 20, &got, &glen), 0);
         root = json_loadb(got, glen, 0, NULL);
         assert_non_null(root); /* strict JSON */

@@ -232,5 +232,20 @@ void common_note(void *userdata, const char *fmt, ...) _printf_(2, 3);
 /* Print a warning on stderr: "buildtel: warning: ...". */
 void common_warn(void *userdata, const char *fmt, ...) _printf_(2, 3);
 
+/* The run spec names, for a replay (pipeline/replay.h) with o's database,
+ * log directory and thresholds (need_record: refuse a CSV without its
+ * run record; own_thresholds: a history run's own replace o's); notes
+ * "buildtel CMD: note: ...". 0, or 1 after printing
+ * "buildtel CMD: why". */
+struct replay;
+struct sink_ops;
+int common_replay_open(const struct common_opts *o, const char *cmd, const char *spec,
+                       bool need_record, bool own_thresholds, struct replay **ret);
+/* replay_through() into sinks, with the same words, and a note of the
+ * rows skipped. The number of samples, or -1 after printing why. */
+int64_t common_replay_through(const char *cmd, struct replay *rp,
+                              const struct sink_ops *const *sinks, void *userdata,
+                              const struct run_model **ret_model);
+
 /* Print the end-of-run lines (short summary, where the files are). */
-void common_report(const struct common_opts *o, struct recorder *r, struct dbuf *short_sum);
+void common_report(const struct common_opts *o, struct recorder *r);

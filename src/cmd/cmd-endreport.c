@@ -9,6 +9,7 @@
 
 #include "parse/runfiles.h"
 #include "render/report.h"
+#include "render/short.h"
 #include "util/macro.h"
 #include "util/dbuf.h"
 
@@ -32,8 +33,9 @@ static void common_say_file(const char *what, const char *dir, const char *run_i
                 fprintf(stderr, "buildtel: %s: %s%s\n", what, p, tail);
 }
 
-void common_report(const struct common_opts *o, struct recorder *r, struct dbuf *short_sum)
+void common_report(const struct common_opts *o, struct recorder *r)
 {
+        struct dbuf short_sum = DBUF_INIT;
         const char *dir = recorder_log_dir(r);
         const char *gha = getenv("GITHUB_ACTIONS");
 
@@ -41,8 +43,9 @@ void common_report(const struct common_opts *o, struct recorder *r, struct dbuf 
                 common_gh_warnings(r);
         if (o->rec.quiet)
                 return;
-        if (short_sum->len)
-                fputs(short_sum->p, stderr);
+        if (short_render(recorder_model(r), &short_sum) >= 0 && short_sum.len)
+                fputs(short_sum.p, stderr);
+        dbuf_release(&short_sum);
         /* Only the files that were written (a full disk was said above). */
         if (dir && !recorder_sink_failed(r, "csv"))
                 common_say_file("csv", dir, o->run_id, RUNFILE_CSV, "");

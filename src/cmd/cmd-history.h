@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include "pipeline/history-open.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -32,10 +34,6 @@ struct history_opts {
 int history_opts_parse(const char *cmd, int argc, char **argv, struct history_opts *o,
                        int *ret_optind);
 
-/* store_open(), with what a reader needs to tell a running run from an
- * incomplete one (store_set_liveness: this host, this boot, /proc). Every
- * command that reads run rows opens the database through it. */
-int history_store_open(const char *path, bool create, int busy_ms, struct store **ret);
 
 /* Open the database for cmd; on failure print "buildtel CMD: history
  * database 'PATH': reason" and return 1 (0 on success). create: make the

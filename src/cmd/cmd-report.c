@@ -4,198 +4,31 @@
  * sinks get: the samples replayed through the summary code (as
  * `summarize` does), the targets' facts and the compile units. */
 #include <errno.h>
-#include <fcntl.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cmd/cmd-common.h"
-#include "cmd/cmd-history.h"
-#include "cmd/cmd-recorded.h"
-#include "cmd/cmd-runfiles.h"
 #include "cmd/cmd.h"
 #include "parse/runfiles.h"
-#include "render/report.h"
+#include "pipeline/replay.h"
 #include "sinks/sink.h"
-#include "pipeline/loop.h"
-#include "pipeline/recorder.h"
-#include "pipeline/source.h"
 #include "util/outfile.h"
-#include "store/history-run.h"
-#include "store/history.h"
-#include "store/store.h"
 #include "util/util.h"
 
 static const char usage[] = "usage: buildtel report [-o FILE|-] [--format html|markdown] "
                             "[--near-oom-mb N] [--low-disk-gb N] [--db PATH] [RUN|FILE.csv]\n";
 
-#define REPORT_MAX_CSV (4ULL << 30)
-
-struct loaded {
-        struct run_info ri;
-        struct summary_config thresholds;
-        struct report_data d;
-        struct recorded rc; /* the recorded model, loaded after the replay */
-        char *default_out;  /* report-<id>.html beside the CSV, or in the cwd */
-        bool markdown;
-        struct dbuf out; /* the page, rendered at the replay's finish */
-        int error;       /* the first of the report sink */
-        uint64_t skipped_rows;
-};
-
-/* The report as a sink of the replay: each sample into the charts' data,
- * then the page from the recorder's model at finish. */
-static int rsink_open(const struct sink_ctx *ctx, void **ret_state)
+/* report-<id>.html beside the CSV, or in the current directory; NULL:
+ * out of memory. */
+static char *default_out(const struct replay_run *run)
 {
-        *ret_state = ctx->userdata;
-        return 0;
-}
+        bool oom = false;
+        _cleanup_free_ char *dir = run->csv ? runfiles_dir_of(run->csv, &oom) : NULL;
 
-static void rsink_sample(void *state, const struct sample *s, const struct run_model *m)
-{
-        struct loaded *l = state;
-
-        if (l->error >= 0)
-                l->error = report_data_add(&l->d, s);
-}
-
-static int rsink_finish(void *state, const struct run_model *m)
-{
-        struct loaded *l = state;
-
-        l->skipped_rows = m->summary->skipped_rows;
-        if (l->error >= 0)
-                l->error = l->markdown ? report_render_markdown(m, NULL, &l->out)
-                                       : report_render_html(&l->d, m, &l->out);
-        return l->error;
-}
-
-static const struct sink_ops report_replay_sink = {
-    .name = "report",
-    .open = rsink_open,
-    .sample = rsink_sample,
-    .finish = rsink_finish,
-};
-
-/* A replay recorder with the report sink, for l->ri (loaded later is
- * fine: it is read at finish); db and row: the history its baseline reads
- * (row 0: none). */
-static int replay_new(struct loaded *l, const char *db, int64_t row, struct recorder **ret)
-{
-        static const struct sink_ops *const sinks[] = {&report_replay_sink, NULL};
-        struct recorder_config cfg = {.replay = true,
-                                      .sinks = sinks,
-                                      .sink_userdata = l,
-                                      .summary = l->thresholds,
-                                      .recorded = &l->rc.m,
-                                      .db_path = db,
-                                      .replay_row = row};
-
-        return recorder_new(&cfg, &l->ri, ret);
-}
-
-/* The recorded model loaded, the recorder's finish renders the page. */
-static int replay_finish(struct loaded *l, struct recorder *r)
-{
-        return recorder_finish(r, NULL) < 0 ? -ENOMEM : 0;
-}
-
-static int load_csv(const char *path, const char *db, struct loaded *l)
-{
-        _cleanup_free_ char *buf = NULL;
-        _cleanup_free_ char *dir = NULL;
-        struct source_csv *src = NULL;
-        struct recorder *r = NULL;
-        bool oom;
-        size_t len;
-        int64_t rows;
-        int e;
-
-        e = read_file_at(AT_FDCWD, path, REPORT_MAX_CSV, &buf, &len);
-        if (e < 0) {
-                fprintf(stderr, "buildtel report: cannot read '%s': %s\n", path, strerror(-e));
-                return 1;
-        }
-        load_run_info(path, &l->ri);
-        rows = source_csv_open(buf, len, &src);
-        if (rows >= 0)
-                rows = replay_new(l, db, recorded_history_row(db, l->ri.run_id), &r);
-        if (rows >= 0)
-                rows = loop_replay(&source_csv, src, r);
-        source_csv.close(src);
-        if (rows < 0) {
-                recorder_free(r);
-                if (rows == -ENOMEM)
-                        return -ENOMEM;
-                fprintf(stderr, "buildtel report: '%s' is not a buildtel CSV (%s)\n", path,
-                        rows == -EINVAL ? "no buildtel header" : strerror((int)-rows));
-                return 1;
-        }
-        recorded_load_files(&l->rc, path, &l->ri);
-        dir = runfiles_dir_of(path, &oom);
-        if (oom)
-                return -ENOMEM;
-        l->default_out =
-            runfiles_path(dir, l->ri.run_id ? l->ri.run_id : "unknown", RUNFILE_REPORT);
-        e = l->default_out ? replay_finish(l, r) : -ENOMEM;
-        recorder_free(r);
-        return e;
-}
-
-static int load_db(const struct common_opts *o, const char *spec, struct loaded *l)
-{
-        _cleanup_free_ char *def = NULL;
-        const char *db = o->rec.db_path;
-        struct store *st = NULL;
-        struct source_history *src = NULL;
-        struct recorder *r = NULL;
-        int64_t id, rows;
-        int e, ret = 1;
-
-        if (!db)
-                db = def = store_default_path();
-        e = db ? history_store_open(db, false, 2000, &st) : -ENOENT;
-        if (e < 0) {
-                fprintf(stderr,
-                        "buildtel report: '%s' is neither a file nor a run (history "
-                        "database '%s': %s)\n",
-                        spec ? spec : "latest", db ? db : "none", store_strerror(e));
-                return 1;
-        }
-        e = store_run_find(st, spec ? spec : "", &id);
-        if (e >= 0) {
-                struct store_run run;
-
-                e = store_run_get(st, id, &run);
-                if (e >= 0) {
-                        l->ri = run.info;
-                        run.info = (struct run_info){0};
-                        (void)store_run_thresholds(&run, &l->thresholds);
-                        store_run_release(&run);
-                }
-        }
-        if (e >= 0)
-                e = source_history_open(st, id, &src);
-        if (e >= 0)
-                e = replay_new(l, db, id, &r);
-        rows = e >= 0 ? loop_replay(&source_history, src, r) : e;
-        source_history.close(src);
-        if (rows < 0) {
-                fprintf(stderr, "buildtel report: '%s' in '%s': %s\n", spec ? spec : "latest", db,
-                        rows == -ENOENT ? "no such run" : store_strerror((int)rows));
-                goto out;
-        }
-        (void)recorded_load_db(&l->rc, st, id, &l->ri, recorder_summary(r)->build.mode[0] != '\0');
-        l->default_out =
-            runfiles_path(NULL, l->ri.run_id ? l->ri.run_id : "unknown", RUNFILE_REPORT);
-        ret = l->default_out ? replay_finish(l, r) : -ENOMEM;
-out:
-        recorder_free(r);
-        store_close(st);
-        return ret;
+        return oom ? NULL
+                   : runfiles_path(dir, run->ri.run_id ? run->ri.run_id : "unknown",
+                                   RUNFILE_REPORT);
 }
 
 /* -o PATH as the user gave it (outfile.h: a FIFO or a device written
@@ -215,15 +48,32 @@ static int write_out(const char *out, const struct dbuf *b, bool ours)
         return 0;
 }
 
-static int render(struct loaded *l, const char *out)
+/* The page of the run spec names, through the replay into the report
+ * sink, written to out (NULL: report-<id>.html; Markdown: stdout). */
+static int report(const struct common_opts *o, const char *spec)
 {
-        if (l->error < 0) {
+        static const struct sink_ops *const sinks[] = {&sink_report_page, NULL};
+        struct report_page_job job = {.markdown = o->markdown, .out = DBUF_INIT};
+        _cleanup_free_ char *def = NULL;
+        struct replay *rp = NULL;
+        const struct run_model *m;
+        int ret = 1;
+
+        if (common_replay_open(o, "report", spec, false, true, &rp) > 0 ||
+            common_replay_through("report", rp, sinks, &job, &m) < 0)
+                goto out;
+        if (!o->output && !o->markdown && !(def = default_out(replay_run(rp))))
+                job.result = -ENOMEM;
+        if (job.result < 0)
                 fprintf(stderr, "buildtel report: out of memory\n");
-                return 1;
-        }
-        if (out || l->markdown)
-                return write_out(out ? out : "-", &l->out, false);
-        return write_out(l->default_out, &l->out, true);
+        else if (def)
+                ret = write_out(def, &job.out, true);
+        else
+                ret = write_out(o->output ? o->output : "-", &job.out, false);
+out:
+        replay_free(rp);
+        dbuf_release(&job.out);
+        return ret;
 }
 
 static int parse_args(int argc, char **argv, struct common_opts *o)
@@ -242,46 +92,15 @@ static int parse_args(int argc, char **argv, struct common_opts *o)
 int cmd_report(int argc, char **argv)
 {
         struct common_opts o;
-        struct loaded l = {.ri = {0}};
-        const char *spec;
-        struct stat sb;
         int k, ret = EXIT_BT_USAGE;
 
         common_opts_init(&o);
-        report_data_init(&l.d);
         k = parse_args(argc, argv, &o);
-        if (k < 0)
-                goto out;
-        if (o.help) {
+        if (k >= 0 && o.help) {
                 cmd_print_usage("report");
                 ret = 0;
-                goto out;
-        }
-        spec = k < argc ? argv[k] : NULL;
-        l.thresholds = o.rec.summary;
-        l.markdown = o.markdown;
-        l.ri.end_epoch = l.ri.start_epoch = NAN;
-        l.ri.exit_code = -1;
-        if (recorded_init(&l.rc) < 0) {
-                ret = 1;
-                goto out;
-        }
-        if (spec && stat(spec, &sb) == 0)
-                ret = load_csv(spec, o.rec.db_path, &l);
-        else
-                ret = load_db(&o, spec, &l);
-        if (ret < 0)
-                fprintf(stderr, "buildtel report: out of memory\n");
-        if (ret == 0)
-                ret = render(&l, o.output);
-        else
-                ret = 1;
-out:
-        recorded_release(&l.rc);
-        free(l.default_out);
-        report_data_release(&l.d);
-        dbuf_release(&l.out);
-        run_info_release(&l.ri);
+        } else if (k >= 0)
+                ret = report(&o, k < argc ? argv[k] : NULL);
         common_opts_release(&o);
         return ret;
 }

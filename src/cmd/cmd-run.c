@@ -274,7 +274,7 @@ static int spawn(struct run *R, char **argv, bool subreaper)
         if (R->rec && R->o->trace_file)
                 trace_run_edges(&R->trace, &R->ri, true);
         if (R->rec)
-                (void)recorder_finish(R->rec, NULL);
+                (void)recorder_finish(R->rec);
         return ret;
 }
 
@@ -310,7 +310,6 @@ static void prune_at_end(struct run *R)
 /* From the spawned build to its exit status, the files written. */
 static int supervise(struct run *R)
 {
-        struct dbuf short_sum = DBUF_INIT;
         struct source_live lv = {.userdata = R->live,
                                  .output = lv_output,
                                  .update = lv_update,
@@ -353,13 +352,12 @@ static int supervise(struct run *R)
         if (R->rec) {
                 if (R->o->trace_file)
                         trace_run_edges(&R->trace, &R->ri, false);
-                (void)recorder_finish(R->rec, &short_sum);
+                (void)recorder_finish(R->rec);
                 if (R->o->trace_file)
                         (void)trace_run_report(&R->trace, R->rec, R->ri.run_id);
-                common_report(R->o, R->rec, &short_sum);
+                common_report(R->o, R->rec);
                 prune_at_end(R);
         }
-        dbuf_release(&short_sum);
         /* Died of Ctrl-C or Ctrl-\: we end by it too (main), else a shell
          * runs the next command of the list, the script's loop goes on. */
         if (sig == SIGINT || sig == SIGQUIT)
@@ -409,7 +407,10 @@ int cmd_run_build(struct common_opts *o, char **argv, size_t argc, const struct 
         if (o->trace_file)
                 trace_run_init(&R.trace, &o->rec);
         e = recorder_new(&o->rec, &R.ri, &R.rec);
+        if (e >= 0)
+                e = recorder_open_live(R.rec);
         if (e < 0) {
+                recorder_free(R.rec);
                 fprintf(stderr, "buildtel: warning: not recording: %s\n", strerror(-e));
                 R.rec = NULL;
         } else {

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "model/jobname.h"
+#include "pipeline/replay.h"
 #include "platform/vcs.h"
 #include "render/prom.h"
 #include "util/util.h"
@@ -132,4 +134,54 @@ void common_warn(void *userdata, const char *fmt, ...)
         va_start(ap, fmt);
         common_vprint("buildtel: warning", fmt, ap);
         va_end(ap);
+}
+
+/* "buildtel CMD: note: ...", CMD in userdata (a string, as uintptr_t). */
+static void cmd_note(void *userdata, const char *fmt, ...) _printf_(2, 3);
+static void cmd_note(void *userdata, const char *fmt, ...)
+{
+        const char *cmd = (const char *)(uintptr_t)userdata;
+        char what[64];
+        va_list ap;
+
+        (void)snprintf(what, sizeof(what), "buildtel %s: note", cmd);
+        va_start(ap, fmt);
+        common_vprint(what, fmt, ap);
+        va_end(ap);
+}
+
+int common_replay_open(const struct common_opts *o, const char *cmd, const char *spec,
+                       bool need_record, bool own_thresholds, struct replay **ret)
+{
+        const struct replay_ref ref = {.run = spec,
+                                       .db_path = o->rec.db_path,
+                                       .log_dir = o->rec.log_dir,
+                                       .no_db = o->rec.no_db,
+                                       .need_record = need_record,
+                                       .thresholds = o->rec.summary,
+                                       .own_thresholds = own_thresholds,
+                                       .note = cmd_note,
+                                       .userdata = (void *)(uintptr_t)cmd};
+        char why[1024];
+        int e = replay_open(&ref, ret, why, sizeof(why));
+
+        if (e < 0)
+                fprintf(stderr, "buildtel %s: %s\n", cmd, e == -ENOMEM ? "out of memory" : why);
+        return e < 0 ? 1 : 0;
+}
+
+int64_t common_replay_through(const char *cmd, struct replay *rp,
+                              const struct sink_ops *const *sinks, void *userdata,
+                              const struct run_model **ret_model)
+{
+        char why[1024];
+        int64_t n = replay_through(rp, sinks, userdata, ret_model, why, sizeof(why));
+
+        if (n < 0)
+                fprintf(stderr, "buildtel %s: %s\n", cmd,
+                        n == -ENOMEM || !why[0] ? "out of memory" : why);
+        if (n >= 0 && (*ret_model)->summary->skipped_rows)
+                fprintf(stderr, "buildtel %s: note: %llu torn or junk rows skipped\n", cmd,
+                        (unsigned long long)(*ret_model)->summary->skipped_rows);
+        return n < 0 ? -1 : n;
 }

@@ -14,12 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cmd/cmd-runfiles.h"
+#include "cmd/cmd-common.h"
 #include "parse/runfiles.h"
 #include "model/figures.h"
 #include "render/trace.h"
 #include "parse/ninjalog.h"
-#include "pipeline/loop.h"
+#include "pipeline/replay.h"
 #include "pipeline/recorder.h"
 #include "pipeline/source.h"
 #include "sinks/sink.h"
@@ -29,7 +29,6 @@
 #include "util/outfile.h"
 #include "util/util.h"
 
-#define TRACE_MAX_CSV (1ull << 31)
 #define NINJA_CHUNK (1u << 20) /* the --ninja-log is read this much at a time */
 #define NAMES_BLOCK (64u << 10)
 
@@ -278,44 +277,21 @@ static int add_ninja(const struct trace_job *j, struct trace_edges *x, const str
         return 0;
 }
 
-/* The edges the history kept (the slowest TARGETS_EDGES_MAX of the run's
- * .ninja_log): when --ninja-log gave none of the run's, they win. */
-static int add_stored_edges(const struct trace_job *j, struct trace_edges *x,
-                            const struct run_info *ri, const struct targets *ts)
+/* The trace of a replay: the ninja edges of --ninja-log read (or,
+ * without any of the run's, the history's: the sink's stored_edges), the
+ * samples through the pipeline into sink_trace with the recorded model.
+ * Returns 0 or 1 after printing. */
+int trace_write(const struct trace_job *j, struct replay *rp)
 {
-        double off;
-        int e = 0;
-
-        if (!ts || !ts->nedgev || !(ts->ninja_mtime > 0))
-                return 0;
-        off = ninja_offset(j, "the run's .ninja_log", ts->ninja_mtime, ts->ninja_max_end_ms, ri);
-        if (!isnan(off) && j->ninja_log)
-                fprintf(stderr, "buildtel %s: note: the run's %u edges from the history instead\n",
-                        j->cmd, ts->nedgev);
-        for (uint32_t i = 0; !isnan(off) && e >= 0 && i < ts->nedgev; i++)
-                e = edges_push(x, off + (double)ts->edgev[i].start_ms / 1000.0,
-                               off + (double)ts->edgev[i].end_ms / 1000.0, ts->edgev[i].output,
-                               strlen(ts->edgev[i].output));
-        return e;
-}
-
-/* The trace of one run, whatever its source: the samples replayed through
- * the pipeline into sink_trace, with the recorded model (targets, steps,
- * units) and the ninja edges at the end. Returns 0 or 1 after printing. */
-static int write_trace(const struct trace_job *j, struct run_info *ri,
-                       const struct summary_config *thresholds, const struct run_model *recorded,
-                       const struct source_ops *ops, void *src)
-{
-        _cleanup_free_ char *path = NULL;
-        struct trace_sink_job tj = {.fd = -1, .cfg = {.thresholds = *thresholds}};
         const struct sink_ops *const sinks[] = {&sink_trace, NULL};
-        struct recorder_config cfg = {.replay = true,
-                                      .sinks = sinks,
-                                      .sink_userdata = &tj,
-                                      .recorded = recorded,
-                                      .summary = *thresholds};
+        const struct run_info *ri = &replay_run(rp)->ri;
+        struct trace_sink_job tj = {.fd = -1,
+                                    .cfg = {.thresholds = replay_run(rp)->thresholds},
+                                    .stored_edges = true,
+                                    .own_errors = true};
+        _cleanup_free_ char *path = NULL;
         struct trace_edges x = {0};
-        struct recorder *r = NULL;
+        const struct run_model *m;
         bool from_log = false;
         int64_t n = 0;
         int e;
@@ -331,150 +307,32 @@ static int write_trace(const struct trace_job *j, struct run_info *ri,
         e = tj.fd >= 0 || path ? 0 : -ENOMEM;
         if (e >= 0)
                 e = add_ninja(j, &x, ri, &from_log);
-        if (e >= 0 && !from_log)
-                e = add_stored_edges(j, &x, ri, recorded->targets);
         tj.edges = x.v;
         tj.nedges = x.n;
-        if (e >= 0)
-                e = recorder_new(&cfg, ri, &r);
-        if (e >= 0)
-                n = loop_replay(ops, src, r);
-        e = n < 0 ? (int)n : e;
-        if (e >= 0)
-                e = recorder_finish(r, NULL);
-        recorder_free(r);
+        if (e < 0) {
+                fprintf(stderr, "buildtel %s: out of memory\n", j->cmd);
+                edges_release(&x);
+                return 1;
+        }
+        n = common_replay_through(j->cmd, rp, sinks, &tj, &m);
         edges_release(&x);
-        if (e < 0) {
+        if (n < 0)
+                return 1;
+        if (tj.result < 0) {
                 fprintf(stderr, "buildtel %s: cannot write the trace '%s': %s\n", j->cmd,
-                        path ? path : "-", (tj.path_ours ? runfile_strerror : outfile_strerror)(e));
+                        path ? path : "-",
+                        (tj.path_ours ? runfile_strerror : outfile_strerror)(tj.result));
                 return 1;
         }
-        if (path && !j->quiet)
-                fprintf(stderr, "buildtel %s: trace of run %s (%lld samples) in %s\n", j->cmd,
-                        ri->run_id, (long long)n, path);
-        return 0;
-}
-
-/* ---- files ---- */
-
-int trace_write_files(const struct trace_job *j, const char *csv)
-{
-        _cleanup_free_ char *buf = NULL, *json = NULL, *runjson = NULL, *upath = NULL, *uc = NULL;
-        struct units *u = NULL;
-        _cleanup_free_ struct run_facts *f = calloc(1, sizeof(*f));
-        _cleanup_free_ struct targets *steps = NULL;
-        struct source_csv *src = NULL;
-        struct run_info ri = {0};
-        size_t len, jlen, tlen;
-        int e;
-
-        if (!f || !(runjson = runfiles_beside(csv, RUNFILE_RUN)) ||
-            !(upath = runfiles_beside(csv, RUNFILE_UNITS)) || units_new(&u) < 0) {
-                fprintf(stderr, "buildtel %s: out of memory\n", j->cmd);
-                return 1;
-        }
-        e = read_file_at(AT_FDCWD, csv, TRACE_MAX_CSV, &buf, &len);
-        if (e < 0) {
-                fprintf(stderr, "buildtel %s: cannot read '%s': %s\n", j->cmd, csv, strerror(-e));
-                units_free(u);
-                return 1;
-        }
-        if (read_file_at(AT_FDCWD, runjson, 1 << 20, &json, &jlen) < 0 ||
-            run_info_parse_json(json, jlen, &ri) < 0 || !ri.run_id) {
-                fprintf(stderr, "buildtel %s: '%s' is missing or not a run record\n", j->cmd,
-                        runjson);
-                run_info_release(&ri);
-                units_free(u);
-                return 1;
-        }
-        load_targets_file(csv, f, &steps);
-        if (!steps && (steps = malloc(sizeof(*steps))))
-                targets_init(steps);
-        if (!steps) {
-                fprintf(stderr, "buildtel %s: out of memory\n", j->cmd);
-                run_info_release(&ri);
-                units_free(u);
-                return 1;
-        }
-        /* the compile units: absent (an older run) or unreadable is none */
-        if (read_file_at(AT_FDCWD, upath, 64 << 20, &uc, &tlen) >= 0)
-                (void)units_csv_parse(uc, tlen, u, NULL);
-        e = source_csv_open(buf, len, &src);
-        if (e < 0) {
-                fprintf(stderr, "buildtel %s: cannot write the trace: %s\n", j->cmd, strerror(-e));
-                e = 1;
-        } else {
-                const struct run_model m = {.targets = steps, .facts = f, .units = u};
-
-                e = write_trace(j, &ri, &j->thresholds, &m, &source_csv, src);
-        }
-        source_csv.close(src);
-        targets_release(steps);
-        run_info_release(&ri);
-        units_free(u);
-        return e;
-}
-
-/* ---- the history database ---- */
-
-int trace_write_db(const struct trace_job *j, struct store *st, int64_t id)
-{
-        _cleanup_free_ struct run_facts *f = calloc(1, sizeof(*f));
-        _cleanup_free_ struct targets *steps = calloc(1, sizeof(*steps));
-        struct summary_config thresholds = j->thresholds;
-        struct source_history *src = NULL;
-        struct run_info ri = {0};
-        struct units *u = NULL;
-        int e;
-
-        if (!f || !steps || units_new(&u) < 0) {
-                units_free(u);
-                fprintf(stderr, "buildtel %s: out of memory\n", j->cmd);
-                return 1;
-        }
-        struct store_run run;
-
-        e = store_run_get(st, id, &run);
-        if (e >= 0) {
-                ri = run.info;
-                run.info = (struct run_info){0};
-                e = store_run_thresholds(&run, &thresholds);
-                store_run_release(&run);
-        }
-        if (e >= 0)
-                e = store_targets_get(st, id, f);
-        if (e >= 0)
-                e = store_units_read(st, id, u);
-        if (e >= 0)
-                e = store_steps_get(st, id, steps);
-        if (e >= 0)
-                e = store_edges_get(st, id, steps);
-        if (e < 0) {
-                fprintf(stderr, "buildtel %s: history database: %s\n", j->cmd, store_strerror(e));
-                targets_release(steps);
-                run_info_release(&ri);
-                units_free(u);
-                return 1;
-        }
-        if (f->n > 0 && !isfinite(f->t[0].start_s))
+        if (!replay_run(rp)->csv && m->facts->n > 0 && !isfinite(m->facts->t[0].start_s))
                 fprintf(stderr,
                         "buildtel %s: note: the run was stored by an older buildtel, which kept "
                         "no times of targets: the trace has none; its files have them\n",
                         j->cmd);
-        e = source_history_open(st, id, &src);
-        if (e < 0) {
-                fprintf(stderr, "buildtel %s: history database: %s\n", j->cmd, store_strerror(e));
-                e = 1;
-        } else {
-                const struct run_model m = {.targets = steps, .facts = f, .units = u};
-
-                e = write_trace(j, &ri, &thresholds, &m, &source_history, src);
-        }
-        source_history.close(src);
-        targets_release(steps);
-        run_info_release(&ri);
-        units_free(u);
-        return e;
+        if (path && !j->quiet)
+                fprintf(stderr, "buildtel %s: trace of run %s (%lld samples) in %s\n", j->cmd,
+                        ri->run_id, (long long)n, path);
+        return 0;
 }
 
 void trace_run_init(struct trace_run *tr, struct recorder_config *cfg)

@@ -14,17 +14,14 @@ struct trace_job {
         const char *out_path;             /* "-": stdout; NULL: out_dir/trace-<run-id>.json */
         const char *out_dir;              /* NULL: the current directory */
         const char *ninja_log;            /* the run's --ninja-log; NULL: no ninja edges */
-        struct summary_config thresholds; /* a stored run's own replace these */
         const char *cmd;                  /* "export", "run": for messages */
         bool quiet;                       /* no line saying where it went */
 };
 
-/* From a run's files: csv is resources-<id>.csv; .run.json and
- * .targets.json (optional) beside it. Returns 0, or 1 after printing why. */
-int trace_write_files(const struct trace_job *j, const char *csv);
-
-/* From the history database: run row id. Same returns. */
-int trace_write_db(const struct trace_job *j, struct store *st, int64_t id);
+/* The trace of the run rp replays (pipeline/replay.h; replay_through()
+ * is called here). Returns 0, or 1 after printing why. */
+struct replay;
+int trace_write(const struct trace_job *j, struct replay *rp);
 
 struct recorder;
 struct recorder_config;

@@ -21,7 +21,6 @@ static int watch(struct common_opts *o, struct source_pid *src, int sfd)
 {
         struct run_info ri = {0};
         struct recorder *rec = NULL;
-        struct dbuf short_sum = DBUF_INIT;
         int e, sig, ret = 1;
 
         if (common_run_info(o, "watch", &ri) < 0 || !(ri.argv = source_pid_argv(src)) ||
@@ -31,6 +30,8 @@ static int watch(struct common_opts *o, struct source_pid *src, int sfd)
         }
         ri.pid = (long)o->pid;
         e = recorder_new(&o->rec, &ri, &rec);
+        if (e >= 0)
+                e = recorder_open_live(rec);
         if (e < 0) {
                 fprintf(stderr, "buildtel watch: %s\n", strerror(-e));
                 goto out;
@@ -40,14 +41,13 @@ static int watch(struct common_opts *o, struct source_pid *src, int sfd)
                 fprintf(stderr, "buildtel watch: warning: %s\n", strerror(-e));
         ri.end_epoch = now_realtime();
         ri.finished = true;
-        (void)recorder_finish(rec, &short_sum);
-        common_report(o, rec, &short_sum);
+        (void)recorder_finish(rec);
+        common_report(o, rec);
         sig = source_pid_signal(src);
         /* Ctrl-C or Ctrl-\: we end by it (main), so a shell stops its list. */
         ret = sig == SIGINT || sig == SIGQUIT ? EXIT_BT_SIGNAL(sig, false) : sig ? 128 + sig : 0;
 out:
         recorder_free(rec);
-        dbuf_release(&short_sum);
         run_info_release(&ri);
         return ret;
 }

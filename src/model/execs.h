@@ -55,6 +55,16 @@ void step_exec_add(struct step_exec *to, const struct step_exec *e);
 double execs_sum(double a, double b);
 double execs_max(double a, double b);
 
+/* How far the RUN steps of a build were followed into BuildKit: the
+ * facts of the one note said when some were not. */
+struct exec_cover {
+        uint32_t runs;     /* RUN steps not cached; 0: nothing to say */
+        uint32_t measured; /* of them, those with a measured exec */
+        bool root;         /* buildtel could read the daemon's cgroups */
+        char driver[64];   /* the buildx driver the log named, "" unknown */
+        double poll_s;     /* the shortest exec seen between two reads */
+};
+
 /* What the RUN steps of one target used: its largest step memory peak,
  * its OOM kills, CPU, and how many of its steps were measured. */
 struct target_exec {

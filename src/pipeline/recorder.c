@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,26 +11,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "parse/bakemeta.h"
-#include "parse/runfiles.h"
-#include "platform/buildx.h"
-#include "sinks/sink.h"
-#include "render/steps.h"
-#include "render/summary.h"
-#include "store/history.h"
-#include "store/store.h"
 #include "model/baseline.h"
 #include "model/units.h"
 #include "parse/bkrun.h"
-#include "platform/bkexec.h"
+#include "parse/outparse.h"
+#include "parse/runfiles.h"
+#include "pipeline/endinputs.h"
+#include "pipeline/execmatch.h"
+#include "pipeline/parseq.h"
 #include "platform/cgroup-top.h"
 #include "platform/cgroup.h"
 #include "platform/procfs.h"
-#include "parse/outparse.h"
-#include "parse/ninjalog.h"
-#include "pipeline/parseq.h"
-#include "platform/procfs.h"
 #include "platform/sampler.h"
+#include "render/short.h"
+#include "sinks/sink.h"
+#include "store/history.h"
+#include "store/store.h"
 #include "util/util.h"
 
 struct recorder {
@@ -48,10 +43,7 @@ struct recorder {
         bool failed[16];              /* its finish failed */
         struct store_recorder self;   /* this process, for the history's running row */
         struct buildmetrics *metrics; /* targets from the build's own output */
-        /* --ninja-log when the run started: only this run's records are read */
-        bool ninja_existed;
-        off_t ninja_size;
-        ino_t ninja_ino;
+        struct ninja_snapshot ninja; /* --ninja-log when the run started */
         struct run_facts facts; /* what every sink reports of them, made at finish */
         size_t nsinks;
         int splice; /* the one sink of the raw output that takes it by splice(2), or -1 */
@@ -67,32 +59,11 @@ struct recorder {
          * is over). */
         struct parseq *parseq;
         bool no_parseq;
-        /* The kernel's last OOM victim, for the sample: in the build's
-         * cgroup or in an exec of ours, whichever report is the newest (a
-         * report is new when its pid is not the one its source gave before) */
-        char oom_victim[65];
-        long oom_victim_pid, own_victim_pid, exec_victim_pid;
-        /* BuildKit's RUN steps: the commands this build's log named (added
-         * by the parse worker, read by the ticks and polls: want_lock),
-         * the exec cgroups found for them, and the build's figures */
-        struct bkexec *bk;
-        pthread_mutex_t want_lock;
-        struct bkwant *want;
-        size_t nwant;
-        long *allpids; /* the client's pids and the execs' */
-        size_t capall;
-        double bk_mem_peak, bk_pids_peak, next_poll;
+        struct victim victim; /* the kernel's last OOM victim, for the sample */
+        struct execmatch *em; /* BuildKit's RUN steps followed; NULL: not */
+        double next_poll;     /* of the execs, between ticks */
+        struct run_model model; /* complete after recorder_finish */
 };
-
-/* A RUN command the build's log printed, and when it first did. */
-#define RECORDER_WANT_MAX 1024
-#define RECORDER_EXEC_POLL_S 0.1 /* an exec's OOM count and peak, between ticks */
-struct bkwant {
-        char cmd[BKRUN_CMD_MAX + 1];
-        double seen;
-        bool matched; /* an exec of it was found */
-};
-#define RECORDER_HUNT_S 20.0 /* a RUN step printed this recently and not found: look harder */
 
 static void note(struct recorder *r, const char *fmt, ...) _printf_(2, 3);
 static void note(struct recorder *r, const char *fmt, ...)
@@ -315,82 +286,12 @@ static int setup_sinks(struct recorder *r)
         return 0;
 }
 
-/* A replay writes no files: only the sinks the command asked for. */
-static int open_replay_sinks(struct recorder *r)
-{
-        static const struct sink_ops *const none[] = {NULL};
-
-        return open_list(r, r->cfg.sinks ? r->cfg.sinks : none, NULL);
-}
-
 /* On the parse worker (parseq.h): a RUN step the log printed. */
 static void on_run_vertex(void *userdata, const char *cmd, size_t len)
 {
         struct recorder *r = userdata;
 
-        if (!r->want)
-                return; /* not following execs */
-        pthread_mutex_lock(&r->want_lock);
-        for (size_t i = 0; i < r->nwant; i++)
-                if (strcmp(r->want[i].cmd, cmd) == 0)
-                        goto out;
-        if (r->nwant < RECORDER_WANT_MAX) {
-                memcpy(r->want[r->nwant].cmd, cmd, MIN(len, (size_t)BKRUN_CMD_MAX));
-                r->want[r->nwant].seen = outparse_now(r->op);
-                r->nwant++;
-        }
-out:
-        pthread_mutex_unlock(&r->want_lock);
-}
-
-/* How many RUN steps the log printed so far (any thread). */
-static size_t nwant(struct recorder *r)
-{
-        size_t n;
-
-        if (!r->want)
-                return 0;
-        pthread_mutex_lock(&r->want_lock);
-        n = r->nwant;
-        pthread_mutex_unlock(&r->want_lock);
-        return n;
-}
-
-/* An exec cgroup is this build's when its command is one of the RUN
- * steps this build's log printed (platform/bkexec.h). */
-static bool match_exec(void *userdata, const char *raw, size_t len, double first_s, char *ret_cmd,
-                       size_t cap)
-{
-        struct recorder *r = userdata;
-        char cmd[BKRUN_CMD_MAX + 1];
-        bool ours = false;
-
-        if (bkrun_argv_cmd(raw, len, cmd, sizeof(cmd)) <= 0)
-                return false;
-        pthread_mutex_lock(&r->want_lock);
-        for (size_t i = 0; i < r->nwant && !ours; i++)
-                if (strcmp(r->want[i].cmd, cmd) == 0) {
-                        snprintf(ret_cmd, cap, "%s", cmd);
-                        r->want[i].matched = ours = true;
-                }
-        pthread_mutex_unlock(&r->want_lock);
-        return ours;
-}
-
-/* Is a RUN step printed lately still without its exec? (A cached one
- * never gets one: the hunt ends RECORDER_HUNT_S after it was printed.) */
-static void update_hunt(struct recorder *r, double now)
-{
-        bool hunt = false;
-
-        pthread_mutex_lock(&r->want_lock);
-        for (size_t i = r->nwant; i-- > 0 && !hunt;) {
-                if (now - r->want[i].seen > RECORDER_HUNT_S)
-                        break;
-                hunt = !r->want[i].matched;
-        }
-        pthread_mutex_unlock(&r->want_lock);
-        bkexec_hunt(r->bk, hunt);
+        execmatch_want(r->em, cmd, len, outparse_now(r->op));
 }
 
 static void on_ctx_line(void *userdata, const char *line, size_t len)
@@ -400,343 +301,83 @@ static void on_ctx_line(void *userdata, const char *line, size_t len)
         logctx_feed_line_at(r->logctx, line, len, outparse_now(r->op));
 }
 
-/* ---- the end-of-run inputs of the build-metrics parsers ---- */
-
-#define NINJA_CHUNK (1u << 20) /* the .ninja_log is read this much at a time */
-/* docker buildx history, after the build: a call may take this long, all
- * of them this long together. A loaded 2-core runner can be slow to start
- * the CLI, and a call that times out leaves a bake's targets to the live
- * stream's figures; the build is over, and a hung docker costs 30 s once. */
-#define HISTORY_TIMEOUT_S 10.0
-#define HISTORY_BUDGET_S 30.0
-
-static void ninja_snapshot(struct recorder *r)
-{
-        struct stat st;
-
-        if (r->cfg.metrics.ninja_log && stat(r->cfg.metrics.ninja_log, &st) == 0) {
-                r->ninja_existed = true;
-                r->ninja_size = st.st_size;
-                r->ninja_ino = st.st_ino;
-        }
-}
-
-static int ninja_feed(void *userdata, const char *buf, size_t len)
-{
-        return ninjalog_stream_feed(userdata, buf, len);
-}
-
-/* [from, to) of the .ninja_log at fd through a stream (edges to bm, or
- * none): NINJA_CHUNK at a time, memory flat however much ninja appended.
- * Returns its edges, *ret_last where its last run starts; or -EINVAL (not
- * a .ninja_log), -errno. */
-static int ninja_pass(int fd, uint64_t from, uint64_t to, struct buildmetrics *bm,
-                      uint64_t *ret_last)
-{
-        struct ninjalog_stream *s =
-            ninjalog_stream_new(from, NULL, 0, bm ? buildmetrics_ninja_edge : NULL, bm);
-        int e;
-
-        if (!s)
-                return -ENOMEM;
-        e = pread_chunks(fd, from, to, NINJA_CHUNK, ninja_feed, s);
-        if (e >= 0)
-                e = ninjalog_stream_finish(s);
-        *ret_last = ninjalog_stream_last_start(s);
-        ninjalog_stream_free(s);
-        return e;
-}
-
-/* This run's records of the .ninja_log at fd (from start on; with last,
- * its last run only), in two passes as buildmetrics_ninja_log(): whether
- * it is a .ninja_log and where its last run starts, then its edges. */
-static int ninja_read(struct recorder *r, int fd, uint64_t start, const struct stat *st, bool last)
-{
-        uint64_t from, unused;
-        int e = ninja_pass(fd, start, (uint64_t)st->st_size, NULL, &from);
-
-        if (e < 0)
-                return e;
-        e = ninja_pass(fd, last ? from : start, (uint64_t)st->st_size, r->metrics, &unused);
-        if (e == -EINVAL)
-                e = 0; /* a last header with no record after it: no edge */
-        if (e < 0)
-                return e;
-        buildmetrics_ninja_done(r->metrics, (uint64_t)e,
-                                (double)st->st_mtim.tv_sec + (double)st->st_mtim.tv_nsec / 1e9);
-        return 0;
-}
-
-/* This run's records of --ninja-log: the tail appended since the start,
- * or the last run of a log rewritten (recompacted, a new build dir). */
-static void import_ninja_log(struct recorder *r)
-{
-        const char *path = r->cfg.metrics.ninja_log;
-        _cleanup_close_ int fd = -1;
-        struct stat st;
-        bool whole;
-        int e;
-
-        if (!path)
-                return;
-        if (stat(path, &st) < 0) {
-                /* one found from the command may never have been written */
-                if (!r->cfg.metrics.ninja_log_found)
-                        note(r, "--ninja-log '%s': %s", path, strerror(errno));
-                return;
-        }
-        whole = !r->ninja_existed || st.st_ino != r->ninja_ino || st.st_size < r->ninja_size;
-        if (!whole && st.st_size == r->ninja_size) {
-                buildmetrics_ninja_unchanged(r->metrics);
-                return;
-        }
-        fd = open_regular_file(path, &st);
-        e = fd < 0 ? fd
-                   : ninja_read(r, fd, whole ? 0 : (uint64_t)r->ninja_size, &st,
-                                whole && r->ninja_existed);
-        if (e == -EINVAL)
-                note(r, "--ninja-log '%s': not a .ninja_log of version 5 to 7", path);
-        else if (e < 0)
-                note(r, "--ninja-log '%s': %s", path,
-                     e == -ESPIPE ? "not a regular file" : strerror(-e));
-}
-
-/* Whether argv runs a container front end (docker, podman, nerdctl): a
- * build whose history is worth a note when it cannot be had (a log
- * replayed with cat is none). */
-static bool front_end(char *const *argv)
-{
-        static const char *const fe[] = {"docker", "podman", "nerdctl", "docker-buildx"};
-        const char *p, *slash;
-
-        if (!argv || !argv[0])
-                return false;
-        slash = strrchr(argv[0], '/');
-        p = slash ? slash + 1 : argv[0];
-        for (size_t i = 0; i < ARRAY_SIZE(fe); i++)
-                if (strcmp(p, fe[i]) == 0)
-                        return true;
-        return false;
-}
-
-/* Whether argv is one image build of a front end ("docker build",
- * "docker buildx build", "docker-buildx build"): not bake or compose,
- * whose targets only their stream or metadata file name. */
-static bool single_build(char *const *argv)
-{
-        bool build = false;
-
-        if (!front_end(argv))
-                return false;
-        for (size_t i = 1; argv[i]; i++) {
-                if (strcmp(argv[i], "bake") == 0 || strcmp(argv[i], "compose") == 0)
-                        return false;
-                build = build || strcmp(argv[i], "build") == 0;
-        }
-        return build;
-}
-
-static const char *fetch_error(int e)
-{
-        return e == -EINVAL ? "not the expected output" : e == -EIO ? "failed" : strerror(-e);
-}
-
-/* The refs of targets the --metadata-file did not name: this run's records
- * in `docker buildx history ls`. */
-static int find_records(struct recorder *r, double left)
-{
-        const struct targets *m = buildmetrics_model(r->metrics);
-        _cleanup_free_ char *out = NULL;
-        uint32_t amb = 0;
-        size_t len = 0;
-        int e;
-
-        for (size_t i = 0; i < m->n; i++)
-                if (!m->t[i].ref[0])
-                        goto lookup;
-        return 0;
-lookup:
-        e = buildx_history_list(MIN(left, HISTORY_TIMEOUT_S), &out, &len);
-        if (e >= 0)
-                e = buildmetrics_history_list(r->metrics, out, len, r->run->start_epoch,
-                                              now_realtime() + 1.0, &amb);
-        if (amb)
-                note(r,
-                     "buildx history: %u target(s) of this run could be several records "
-                     "(builds at once): their steps are the live stream's",
-                     amb);
-        return e;
-}
-
-/* docker buildx history for each target's ref (the --metadata-file's, or
- * this run's records from history ls), within one budget: status,
- * duration, revision (inspect), steps and cached (the record's log
- * replayed: history logs). */
-static void import_history(struct recorder *r)
-{
-        const struct targets *m = buildmetrics_model(r->metrics);
-        double budget_end = now_monotonic() + HISTORY_BUDGET_S;
-        size_t replayed = 0;
-        int ls = 0;
-
-        if (r->cfg.metrics.no_history)
-                return;
-        /* --progress=tty (a build in a terminal of its own): nothing of
-         * its stream is ours; its record in the history says it all */
-        if (!m->n && !r->cfg.replay && single_build(r->run->argv) &&
-            buildmetrics_unseen_build(r->metrics) == 0) {
-                ls = find_records(r, HISTORY_BUDGET_S);
-                if (!m->t[0].ref[0]) {
-                        buildmetrics_unseen_drop(r->metrics);
-                        return;
-                }
-        } else if (!m->n)
-                return;
-        else if (m->buildkit_seen)
-                ls = find_records(r, HISTORY_BUDGET_S);
-        for (size_t i = 0; i < m->n && ls != -ENOENT; i++) {
-                _cleanup_free_ char *out = NULL;
-                double left = budget_end - now_monotonic();
-                size_t len = 0;
-                int e;
-
-                if (!m->t[i].ref[0] || left <= 0)
-                        continue;
-                e = buildx_history_fetch(m->t[i].ref, MIN(left, HISTORY_TIMEOUT_S), &out, &len);
-                if (e == -ENOENT)
-                        return; /* no docker here */
-                if (e >= 0)
-                        e = buildmetrics_history(r->metrics, out, len);
-                if (e < 0)
-                        note(r, "docker buildx history inspect %s: %s", m->t[i].ref,
-                             e == -EINVAL ? "not the expected JSON" : strerror(-e));
-                free(out);
-                out = NULL;
-                left = budget_end - now_monotonic();
-                e = left > 0
-                        ? buildx_history_logs(m->t[i].ref, MIN(left, HISTORY_TIMEOUT_S), &out, &len)
-                        : -ETIMEDOUT;
-                if (e >= 0)
-                        e = buildmetrics_history_logs(r->metrics, m->t[i].ref, out, len);
-                if (e >= 0)
-                        replayed++;
-                else
-                        note(r, "docker buildx history logs %s: %s", m->t[i].ref, fetch_error(e));
-        }
-        buildmetrics_history_done(r->metrics);
-        if (m->n > 1 && replayed < m->n && (front_end(r->run->argv) || replayed))
-                note(r,
-                     "buildx history: %zu of %zu targets replayed from their records%s: the "
-                     "others' steps are the live stream's, which prints a step shared by "
-                     "targets under one of them",
-                     replayed, m->n, ls < 0 ? " (docker buildx history ls failed)" : "");
-}
-
-/* The build's --metadata-file: builder, node and ref per target. */
-static void import_metadata(struct recorder *r)
-{
-        const char *f = buildmetrics_metadata_file(r->run->argv);
-        _cleanup_free_ char *buf = NULL;
-        size_t len = 0;
-        int e;
-
-        if (!f)
-                return;
-        e = read_regular_file(f, 0, BAKEMETA_MAX_FILE, &buf, &len);
-        if (e >= 0)
-                e = buildmetrics_metadata(r->metrics, buf, len);
-        if (e < 0) {
-                note(r, "--metadata-file '%s': %s", f,
-                     e == -EINVAL   ? "not a JSON object"
-                     : e == -ESPIPE ? "not a regular file"
-                                    : strerror(-e));
-                return;
-        }
-}
-
 int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct recorder **ret)
 {
-        struct sampler_config scfg = {
-            .root = "/",
-            .disk_path = cfg->disk_path ? cfg->disk_path : ".",
-            .compilers = cfg->compilers,
-        };
+        struct logctx_config lc = cfg->logctx;
+        struct buildmetrics_config mc = cfg->metrics;
         struct recorder *r;
         int e;
 
         r = calloc(1, sizeof(*r));
         if (!r)
                 return -ENOMEM;
-        pthread_mutex_init(&r->want_lock, NULL);
         r->cfg = *cfg;
         r->run = run;
         r->splice = -1;
         summary_init(&r->summary, &cfg->summary);
-        {
-                struct logctx_config lc = cfg->logctx;
-
-                lc.hold_s = cfg->interval; /* a work line pins the context one tick */
-                e = logctx_new(&lc, &r->logctx);
-        }
-        if (e >= 0 && !cfg->replay)
-                e = sampler_new(&scfg, &r->sampler);
-        if (e >= 0) {
-                struct buildmetrics_config mc = cfg->metrics;
-
-                mc.ctx_line = on_ctx_line;
-                mc.ctx_userdata = r;
-                e = buildmetrics_new(&mc, &r->metrics);
-        }
-        if (e >= 0) {
-                struct outparse_config oc = {.metrics = r->metrics,
-                                             .logctx = r->logctx,
-                                             .on_run = on_run_vertex,
-                                             .userdata = r};
-                e = outparse_new(&oc, &r->op);
-        }
+        lc.hold_s = cfg->interval; /* a work line pins the context one tick */
+        e = logctx_new(&lc, &r->logctx);
+        mc.ctx_line = on_ctx_line;
+        mc.ctx_userdata = r;
         if (e >= 0)
-                ninja_snapshot(r);
+                e = buildmetrics_new(&mc, &r->metrics);
+        if (e >= 0)
+                e = outparse_new(&(struct outparse_config){.metrics = r->metrics,
+                                                           .logctx = r->logctx,
+                                                           .on_run = on_run_vertex,
+                                                           .userdata = r},
+                                 &r->op);
         if (e >= 0)
                 e = procscan_new(&r->scan);
         if (e >= 0)
                 e = units_new(&r->units);
-        /* run: only a command that drives BuildKit has execs to follow;
-         * watch: when its lines name RUN steps */
-        if (e >= 0 && !cfg->replay && (!cfg->cgroup || bkrun_argv_drives(run->argv))) {
-                struct bkexec_config bc = {.root = "/", .match = match_exec, .userdata = r};
-                e = bkexec_new(&bc, &r->bk);
-                r->want = e >= 0 ? calloc(RECORDER_WANT_MAX, sizeof(*r->want)) : NULL;
-                if (e >= 0 && !r->want)
+        if (e >= 0 && !cfg->no_db) {
+                r->db_path = cfg->db_path ? strdup(cfg->db_path) : store_default_path();
+                        if (cfg->db_path && !r->db_path)
                         e = -ENOMEM;
         }
         if (e < 0) {
                 recorder_free(r);
                 return e;
         }
-        if (!cfg->no_db && !cfg->replay) {
-                r->db_path = cfg->db_path ? strdup(cfg->db_path) : store_default_path();
-                if (!r->db_path)
-                        note(r, "no history database: neither XDG_STATE_HOME nor HOME is set");
-        } else if (cfg->replay && cfg->replay_row > 0) {
-                /* only its baseline reads it: a replay's sinks write none */
-                r->db_path = cfg->db_path ? strdup(cfg->db_path) : store_default_path();
-        }
-        if (cfg->replay) {
-                e = open_replay_sinks(r);
-                if (e < 0) {
-                        recorder_free(r);
-                        return e;
-                }
-        } else {
-                (void)recorder_self(&r->self); /* zeros when /proc cannot tell */
-                (void)setup_sinks(r);
-        }
         r->page_bytes = (double)sysconf(_SC_PAGESIZE);
-        r->bk_mem_peak = r->bk_pids_peak = NAN;
         r->start_mono = now_monotonic();
         r->next_tick = r->start_mono; /* a first sample at once: the baseline */
         *ret = r;
         return 0;
+}
+
+int recorder_open_live(struct recorder *r)
+{
+        struct sampler_config scfg = {
+            .root = "/",
+            .disk_path = r->cfg.disk_path ? r->cfg.disk_path : ".",
+            .compilers = r->cfg.compilers,
+        };
+        int e = sampler_new(&scfg, &r->sampler);
+
+        /* run: only a command that drives BuildKit has execs to follow;
+         * watch: when its lines name RUN steps */
+        if (e >= 0 && (!r->cfg.cgroup || bkrun_argv_drives(r->run->argv)))
+                e = execmatch_new("/", &r->em);
+        if (e < 0)
+                return e;
+        endinputs_snapshot(r->cfg.metrics.ninja_log, &r->ninja);
+        if (!r->cfg.no_db && !r->db_path)
+                note(r, "no history database: neither XDG_STATE_HOME nor HOME is set");
+        (void)recorder_self(&r->self); /* zeros when /proc cannot tell */
+        (void)setup_sinks(r);
+        /* the clock starts once the sinks are open: the run's time is the build's */
+        r->start_mono = now_monotonic();
+        r->next_tick = r->start_mono; /* a first sample at once: the baseline */
+        return 0;
+}
+
+int recorder_open_sinks(struct recorder *r)
+{
+        static const struct sink_ops *const none[] = {NULL};
+
+        return open_list(r, r->cfg.sinks ? r->cfg.sinks : none, NULL);
 }
 
 void recorder_free(struct recorder *r)
@@ -749,10 +390,7 @@ void recorder_free(struct recorder *r)
         buildmetrics_free(r->metrics);
         procscan_free(r->scan);
         units_free(r->units);
-        bkexec_free(r->bk);
-        free(r->want);
-        pthread_mutex_destroy(&r->want_lock);
-        free(r->allpids);
+        execmatch_free(r->em);
         logctx_free(r->logctx);
         outparse_free(r->op);
         free(r->log_dir);
@@ -857,87 +495,8 @@ static void on_build_proc(void *userdata, const struct pidstat *ps)
 
         proctop_consider(&r->top, ps);
         procscan_consider(r->scan, ps);
-        if (r->bk)
-                bkexec_consider(r->bk, ps);
-}
-
-/* The client's pids and those of this build's execs, for the walk. */
-static void set_pids(struct recorder *r, const long *pids, size_t n)
-{
-        const long *ep;
-        size_t en = 0;
-
-        if (r->bk)
-                bkexec_pids(r->bk, &ep, &en);
-        if (en && n + en > r->capall) {
-                long *nv = realloc(r->allpids, (n + en) * sizeof(*nv));
-                if (nv) {
-                        r->allpids = nv;
-                        r->capall = n + en;
-                }
-        }
-        if (!en || n + en > r->capall) {
-                sampler_set_pids(r->sampler, pids, n, on_build_proc, r);
-                return;
-        }
-        memcpy(r->allpids, pids, n * sizeof(*pids));
-        memcpy(r->allpids + n, ep, en * sizeof(*ep));
-        sampler_set_pids(r->sampler, r->allpids, n + en, on_build_proc, r);
-}
-
-static void set_victim(struct recorder *r, const char *comm, long pid)
-{
-        snprintf(r->oom_victim, sizeof(r->oom_victim), "%s", comm);
-        r->oom_victim_pid = pid;
-}
-
-static void victim_to_sample(struct recorder *r, struct sample *s)
-{
-        if (r->oom_victim_pid <= 0)
-                return;
-        s->oom_victim = r->oom_victim;
-        s->oom_victim_pid = (double)r->oom_victim_pid;
-}
-
-/* The build's figures are the client's cgroup and this invocation's
- * execs summed: counters over every exec (gone ones at their last read),
- * levels over those alive, and as the peak the largest of the client's
- * own kernel peak, one exec's kernel peak, and the sampled sum. */
-static void fold_execs(struct recorder *r, struct sample *s)
-{
-        struct bkexec_totals t;
-
-        if (!r->bk)
-                return;
-        bkexec_totals(r->bk, &t);
-        if (!t.ours)
-                return;
-        s->cg_cpu_user_s = execs_sum(s->cg_cpu_user_s, t.cpu_user_s);
-        s->cg_cpu_sys_s = execs_sum(s->cg_cpu_sys_s, t.cpu_sys_s);
-        s->cg_io_read_bytes = execs_sum(s->cg_io_read_bytes, t.io_read_bytes);
-        s->cg_io_write_bytes = execs_sum(s->cg_io_write_bytes, t.io_write_bytes);
-        s->cg_oom_kills = execs_sum(s->cg_oom_kills, t.oom_kills);
-        s->cg_mem_bytes = execs_sum(s->cg_mem_bytes, t.mem_bytes);
-        s->cg_mem_anon_bytes = execs_sum(s->cg_mem_anon_bytes, t.anon_bytes);
-        s->cg_mem_file_bytes = execs_sum(s->cg_mem_file_bytes, t.file_bytes);
-        s->cg_pids = execs_sum(s->cg_pids, t.pids);
-        r->bk_mem_peak = execs_max(r->bk_mem_peak, execs_max(s->cg_mem_bytes, t.max_peak_bytes));
-        s->cg_mem_peak_bytes = execs_max(s->cg_mem_peak_bytes, r->bk_mem_peak);
-        r->bk_pids_peak = execs_max(r->bk_pids_peak, s->cg_pids);
-        s->cg_pids_peak = execs_max(s->cg_pids_peak, r->bk_pids_peak);
-        if (t.oom_victim_pid > 0 && t.oom_victim_pid != r->exec_victim_pid) {
-                r->exec_victim_pid = t.oom_victim_pid;
-                set_victim(r, t.oom_victim, t.oom_victim_pid);
-        }
-        victim_to_sample(r, s);
-        if (r->cfg.cgroup && cgroup_pressure_is_host(r->cfg.cgroup))
-                return; /* host-wide already: the execs are in it */
-        s->cg_psi_cpu_some_s = execs_sum(s->cg_psi_cpu_some_s, t.psi_cpu_some_s);
-        s->cg_psi_cpu_full_s = execs_sum(s->cg_psi_cpu_full_s, t.psi_cpu_full_s);
-        s->cg_psi_mem_some_s = execs_sum(s->cg_psi_mem_some_s, t.psi_mem_some_s);
-        s->cg_psi_mem_full_s = execs_sum(s->cg_psi_mem_full_s, t.psi_mem_full_s);
-        s->cg_psi_io_some_s = execs_sum(s->cg_psi_io_some_s, t.psi_io_some_s);
-        s->cg_psi_io_full_s = execs_sum(s->cg_psi_io_full_s, t.psi_io_full_s);
+        if (r->em)
+                execmatch_consider(r->em, ps);
 }
 
 /* Before the host sample: the build's counters, and its pids for the
@@ -968,23 +527,21 @@ static void build_before(struct recorder *r, struct sample *s)
         s->cg_pids_peak = cs.pids_peak;
         s->cg_mem_anon_bytes = cs.mem_anon_bytes;
         s->cg_mem_file_bytes = cs.mem_file_bytes;
-        if (cs.oom_victim_pid > 0 && cs.oom_victim_pid != r->own_victim_pid) {
-                r->own_victim_pid = cs.oom_victim_pid;
-                set_victim(r, cs.oom_victim_comm, cs.oom_victim_pid);
-        }
-        victim_to_sample(r, s);
+        victim_report(&r->victim, VICTIM_OWN, cs.oom_victim_comm, cs.oom_victim_pid);
+        victim_to_sample(&r->victim, s);
         proctop_reset(&r->top);
         procscan_begin(r->scan);
-        if (r->bk) {
-                update_hunt(r, s->elapsed_s);
-                (void)bkexec_tick(r->bk, sampler_procfs(r->sampler), s->elapsed_s, nwant(r) > 0);
-        }
+        if (r->em)
+                execmatch_tick(r->em, sampler_procfs(r->sampler), s->elapsed_s,
+                               execmatch_nwant(r->em) > 0);
         /* Never the whole host: without the list, no process at all. */
         if (cgroup_pids(r->cfg.cgroup, &pids, &n) < 0) {
                 pids = no_pids;
                 n = 0;
         }
-        set_pids(r, pids, n);
+        if (r->em)
+                pids = execmatch_pids(r->em, pids, n, &n);
+        sampler_set_pids(r->sampler, pids, n, on_build_proc, r);
 }
 
 /* What the units table is told of a scanned unit; s NULL for an ended one
@@ -1042,9 +599,9 @@ static void build_after(struct recorder *r, struct sample *s)
         /* The largest one's own anon: one statm read a scan. */
         if (r->top.n > 0 && procfs_pidmem(sampler_procfs(r->sampler), r->top.e[0].pid, &pm) >= 0)
                 s->top_proc_anon_bytes = (double)pm.anon_pages * r->page_bytes;
-        if (r->bk)
-                bkexec_end(r->bk, sampler_procfs(r->sampler));
-        fold_execs(r, s);
+        if (r->em)
+                execmatch_end(r->em, sampler_procfs(r->sampler));
+        execmatch_fold(r->em, s, &r->victim, cgroup_pressure_is_host(r->cfg.cgroup));
         for (size_t i = 0; i < r->top.n; i++) {
                 *label[i] = r->top.e[i].label;
                 *bytes[i] = (double)r->top.e[i].rss_pages * r->page_bytes;
@@ -1053,69 +610,42 @@ static void build_after(struct recorder *r, struct sample *s)
         scan_units(r, s);
 }
 
-static const char *victim_words(const struct summary_oom *e)
-{
-        return strcmp(e->victim_source, "kernel") == 0 ? "victim (the kernel's report)"
-               : strcmp(e->victim_source, "the build") == 0
-                   ? "victim (the build's own process, killed by SIGKILL)"
-                   : "likely victim (last seen)";
-}
-
 static void on_watch_proc(void *userdata, const struct pidstat *ps)
 {
         struct recorder *r = userdata;
 
-        bkexec_consider(r->bk, ps);
+        execmatch_consider(r->em, ps);
 }
 
 /* watch has no cgroup of the build: when its lines (--stage-log-dir) name
  * RUN steps, the build's figures are those of their execs alone. */
 static void watch_before(struct recorder *r, struct sample *s)
 {
-        (void)s;
-        if (!nwant(r))
+        if (!execmatch_nwant(r->em))
                 return;
-        update_hunt(r, s->elapsed_s);
-        (void)bkexec_tick(r->bk, sampler_procfs(r->sampler), s->elapsed_s, true);
+        execmatch_tick(r->em, sampler_procfs(r->sampler), s->elapsed_s, true);
         /* the whole /proc stays walked for the compilers count */
         sampler_set_pids(r->sampler, NULL, 0, on_watch_proc, r);
 }
 
 static void watch_after(struct recorder *r, struct sample *s)
 {
-        if (!nwant(r))
+        if (!execmatch_nwant(r->em))
                 return;
-        bkexec_end(r->bk, sampler_procfs(r->sampler));
-        fold_execs(r, s);
+        execmatch_end(r->em, sampler_procfs(r->sampler));
+        execmatch_fold(r->em, s, &r->victim, false);
 }
 
 /* Say at once when the build lost a process to the OOM killer. */
 static void warn_oom(struct recorder *r, uint64_t before)
 {
-        const struct summary_build *b = &r->summary.build;
-        const struct summary_oom *e;
+        struct dbuf msg = DBUF_INIT;
 
-        if (b->noom == before || !r->cfg.warn)
+        if (r->summary.build.noom == before || !r->cfg.warn)
                 return;
-        if (b->noom > SUMMARY_OOM_MAX) {
-                r->cfg.warn(r->cfg.userdata, "OOM kill in the build's cgroup (%.0f so far)",
-                            b->oom_kills);
-                return;
-        }
-        e = &b->oom[b->noom - 1];
-        if (e->victim.label[0] && isfinite(e->victim.mb))
-                r->cfg.warn(r->cfg.userdata,
-                            "OOM kill in the build's cgroup (%.0f so far); %s: %s "
-                            "(pid %.0f, %.1f MiB)",
-                            e->kills, victim_words(e), e->victim.label, e->victim.pid,
-                            e->victim.mb);
-        else if (e->victim.label[0])
-                r->cfg.warn(r->cfg.userdata,
-                            "OOM kill in the build's cgroup (%.0f so far); %s: %s (pid %.0f)",
-                            e->kills, victim_words(e), e->victim.label, e->victim.pid);
-        else
-                r->cfg.warn(r->cfg.userdata, "OOM kill in the build's cgroup (%.0f so far)",
-                            e->kills);
+        if (short_render_oom(&r->summary.build, &msg) >= 0)
+                r->cfg.warn(r->cfg.userdata, "%s", msg.p);
+        dbuf_release(&msg);
 }
 
 /* One sample, taken or replayed, to the model and the sinks. */
@@ -1146,12 +676,12 @@ int recorder_tick(struct recorder *r)
         s.elapsed_s = mono - r->start_mono;
         if (r->cfg.cgroup)
                 build_before(r, &s);
-        else if (r->bk)
+        else if (r->em)
                 watch_before(r, &s);
         (void)sampler_take(r->sampler, &s);
         if (r->cfg.cgroup)
                 build_after(r, &s);
-        else if (r->bk)
+        else if (r->em)
                 watch_after(r, &s);
         parse_sync(r);
         s.stage = logctx_stage(r->logctx);
@@ -1169,111 +699,20 @@ int recorder_tick(struct recorder *r)
         return 0;
 }
 
-/* Each exec of this build to the RUN step it ran: the step with its
- * command whose time it fell in (ties: the nearest start, a step not yet
- * given one first). */
-static void attach_execs(struct recorder *r, const struct targets *ts)
-{
-        const struct exec_fact *f;
-        _cleanup_free_ char(*cmd)[BKRUN_CMD_MAX + 1] = NULL;
-        _cleanup_free_ bool *taken = NULL;
-        size_t n;
-
-        f = r->bk && ts ? bkexec_facts(r->bk, &n) : NULL;
-        if (!f || !n || !ts->nstepv)
-                return;
-        cmd = calloc(ts->nstepv, sizeof(*cmd));
-        taken = calloc(ts->nstepv, sizeof(*taken));
-        if (!cmd || !taken)
-                return;
-        for (uint32_t j = 0; j < ts->nstepv; j++)
-                (void)bkrun_vertex_cmd(ts->stepv[j].name, strlen(ts->stepv[j].name), cmd[j],
-                                       sizeof(cmd[j]));
-        for (size_t i = 0; i < n; i++) {
-                double best_d = INFINITY, slack = 2 * r->cfg.interval + 1;
-                int best = -1;
-
-                for (uint32_t j = 0; j < ts->nstepv; j++) {
-                        const struct step_fact *st = &ts->stepv[j];
-                        double lo = isnan(st->start_s) ? -INFINITY : st->start_s - slack;
-                        double hi = isnan(st->end_s) ? INFINITY : st->end_s + slack, d;
-
-                        if (!cmd[j][0] || strcmp(cmd[j], f[i].cmd) != 0)
-                                continue;
-                        d = isnan(st->start_s) ? 0 : fabs(f[i].first_s - st->start_s);
-                        if (f[i].first_s < lo || f[i].first_s > hi)
-                                d += 1e6;
-                        if (taken[j])
-                                d += 1e9;
-                        if (d < best_d) {
-                                best_d = d;
-                                best = (int)j;
-                        }
-                }
-                if (best < 0)
-                        continue;
-                step_exec_add(&ts->stepv[best].exec, &f[i].u);
-                taken[best] = true;
-        }
-}
-
-/* One note when the RUN steps could not be followed into BuildKit: what
- * the build's figures then cover. */
-static void note_execs(struct recorder *r, const struct targets *ts)
-{
-        uint32_t runs = 0, measured = 0;
-        char c[BKRUN_CMD_MAX + 1];
-
-        for (uint32_t j = 0; ts && j < ts->nstepv; j++) {
-                const struct step_fact *st = &ts->stepv[j];
-
-                if (st->cached || bkrun_vertex_cmd(st->name, strlen(st->name), c, sizeof(c)) <= 0)
-                        continue;
-                runs++;
-                measured += st->exec.set;
-        }
-        if (!runs || !r->bk)
-                return;
-        if (measured == 0 && geteuid() != 0)
-                note(r,
-                     "BuildKit ran the %u RUN step(s) in the daemon's cgroups, which only root "
-                     "can read: the build's figures cover the docker client alone",
-                     runs);
-        else if (measured == 0 && outparse_driver(r->op)[0] &&
-                 strcmp(outparse_driver(r->op), "docker") != 0)
-                note(r,
-                     "the %s driver runs BuildKit out of reach (a container or another host): "
-                     "its %u RUN step(s) were not measured; the build's figures cover the "
-                     "docker client alone",
-                     outparse_driver(r->op), runs);
-        else if (measured == 0)
-                note(r,
-                     "no exec cgroup of this build's %u RUN step(s) was found on this machine "
-                     "(a remote daemon, one in a VM, or steps shorter than %.1f s): the "
-                     "build's figures cover the docker client alone",
-                     runs, RECORDER_EXEC_POLL_S);
-        else if (measured < runs)
-                note(r,
-                     "%u of %u RUN steps were measured inside BuildKit (the others ended "
-                     "between two reads); the build's figures include those %u",
-                     measured, runs, measured);
-}
-
 /* The run against its job's last finished runs on this host with the
  * same outcome, read before the sqlite sink finishes this run's row (a
- * running row is never in the window). A replay reads the runs recorded
- * before it (smaller row ids): the same window, so the same findings. A
+ * running row is never in the window); before > 0: those recorded before
+ * that row (a replay: the same window, so the same findings); < 0: none. A
  * history that cannot be read leaves the summary without a baseline: one
  * note. */
-static void derive_baseline(struct recorder *r, const struct run_model *m)
+static void derive_baseline(struct recorder *r, const struct run_model *m, int64_t before)
 {
         const struct run_info *ri = r->run;
         struct baseline_run cur, *win = NULL;
         struct store *st = NULL;
-        int64_t before = r->cfg.replay ? r->cfg.replay_row : 0;
         int n = 0, e;
 
-        if ((r->cfg.replay && before <= 0) || !r->db_path || !ri->job || !ri->job[0])
+        if (before < 0 || !r->db_path || !ri->job || !ri->job[0])
                 return;
         r->baseline = malloc(sizeof(*r->baseline));
         win = calloc(BASELINE_WINDOW, sizeof(*win));
@@ -1302,53 +741,24 @@ static void derive_baseline(struct recorder *r, const struct run_model *m)
         r->summary.baseline = r->baseline;
 }
 
-int recorder_finish(struct recorder *r, struct dbuf *short_out)
+/* The model complete (r->model): its ninja edges placed, its baseline
+ * derived, every sink finished. */
+static int finish_model(struct recorder *r, int64_t before)
 {
-        /* units only from a run's process scans (watch has none) */
-        const struct units *units = r->cfg.cgroup ? r->units : NULL;
-        struct run_model m = {.run = r->run, .summary = &r->summary, .units = units};
+        struct run_model *m = &r->model;
+        double off;
         int ret = 0;
 
-        parse_stop(r); /* every line parsed; the end-of-run fetches fork */
-        summary_end_run(&r->summary, r->run);
-        /* A replay's command line ran long ago: its --metadata-file and
-         * buildx history are not read again. */
-        if (!r->cfg.replay) {
-                buildmetrics_finish(r->metrics);
-                import_ninja_log(r);
-                import_metadata(r);
-                import_history(r);
-        }
-        r->summary.units = units;
-        m.targets = buildmetrics_model(r->metrics);
-        if (!r->cfg.replay) {
-                if (r->bk)
-                        bkexec_finish(r->bk, now_monotonic() - r->start_mono);
-                attach_execs(r, m.targets);
-                note_execs(r, m.targets);
-        }
-        targets_facts(m.targets, r->run, &r->facts);
-        m.facts = &r->facts;
-        if (r->cfg.replay && r->cfg.recorded) {
-                m.targets = r->cfg.recorded->targets;
-                m.facts = r->cfg.recorded->facts;
-                m.units = r->cfg.recorded->units;
-                r->summary.units = m.units;
-        }
-        {
-                double off;
-
-                if (m.targets && targets_ninja_offset(m.targets, r->run, &off) == 0)
-                        summary_place_edges(&r->summary, m.targets->edgev, m.targets->nedgev, off);
-        }
-
-        derive_baseline(r, &m);
+        r->summary.units = m->units;
+        if (m->targets && targets_ninja_offset(m->targets, r->run, &off) == 0)
+                summary_place_edges(&r->summary, m->targets->edgev, m->targets->nedgev, off);
+        derive_baseline(r, m, before);
         for (size_t i = 0; i < r->nsinks; i++) {
                 int e;
 
                 if (!r->ops[i]->finish)
                         continue;
-                e = r->ops[i]->finish(r->state[i], &m);
+                e = r->ops[i]->finish(r->state[i], m);
                 r->failed[i] = e < 0;
                 if (e < 0) {
                         /* only -EEXIST is surely a run file's (an -EPERM may be the
@@ -1359,17 +769,53 @@ int recorder_finish(struct recorder *r, struct dbuf *short_out)
                                 ret = e;
                 }
         }
-        if (short_out)
-                (void)summary_render_short(&r->summary, r->run, short_out);
-        if (short_out)
-                (void)targets_render_text(m.targets, m.facts, short_out);
-        if (short_out)
-                (void)steps_render_short(m.targets, short_out);
-        if (short_out && r->baseline)
-                (void)baseline_render_short(r->baseline, short_out);
         if (r->cfg.on_finish)
-                r->cfg.on_finish(r->cfg.on_finish_userdata, &m);
+                r->cfg.on_finish(r->cfg.on_finish_userdata, m);
         return ret;
+}
+
+int recorder_finish(struct recorder *r)
+{
+        struct exec_cover cover;
+        struct dbuf msg = DBUF_INIT;
+
+        parse_stop(r); /* every line parsed; the end-of-run fetches fork */
+        summary_end_run(&r->summary, r->run);
+        endinputs_read(r->metrics, &r->cfg.metrics, r->run, &r->ninja, r->cfg.note,
+                       r->cfg.userdata);
+        /* units only from a run's process scans (watch has none) */
+        r->model = (struct run_model){.run = r->run,
+                                      .summary = &r->summary,
+                                      .targets = buildmetrics_model(r->metrics),
+                                      .units = r->cfg.cgroup ? r->units : NULL};
+        execmatch_finish(r->em, now_monotonic() - r->start_mono, r->model.targets,
+                         2 * r->cfg.interval + 1, &cover);
+        (void)snprintf(cover.driver, sizeof(cover.driver), "%s", outparse_driver(r->op));
+        if (short_render_execs(&cover, &msg) >= 0 && msg.len)
+                note(r, "%s", msg.p);
+        dbuf_release(&msg);
+        targets_facts(r->model.targets, r->run, &r->facts);
+        r->model.facts = &r->facts;
+        return finish_model(r, 0);
+}
+
+int recorder_finish_recorded(struct recorder *r, const struct run_model *recorded, int64_t row)
+{
+        parse_stop(r);
+        summary_end_run(&r->summary, r->run);
+        r->model = *recorded;
+        r->model.run = r->run;
+        r->model.summary = &r->summary;
+        if (!r->model.facts) {
+                targets_facts(r->model.targets, r->run, &r->facts);
+                r->model.facts = &r->facts;
+        }
+        return finish_model(r, row > 0 ? row : -1);
+}
+
+const struct run_model *recorder_model(const struct recorder *r)
+{
+        return &r->model;
 }
 
 size_t recorder_pollfds(struct recorder *r, struct pollfd *p, size_t cap, double *deadline)
@@ -1380,7 +826,7 @@ size_t recorder_pollfds(struct recorder *r, struct pollfd *p, size_t cap, double
                 if (r->ops[i]->pollfds)
                         n += r->ops[i]->pollfds(r->state[i], p + n, cap - n, deadline);
         /* this build's execs between ticks: their OOM count before they go */
-        if (r->bk && r->sampler && r->next_poll < *deadline && nwant(r))
+        if (r->em && r->next_poll < *deadline && execmatch_nwant(r->em))
                 *deadline = r->next_poll;
         return n;
 }
@@ -1392,10 +838,9 @@ void recorder_poll(struct recorder *r, const struct pollfd *p, size_t n)
         for (size_t i = 0; i < r->nsinks; i++)
                 if (r->ops[i]->poll)
                         r->ops[i]->poll(r->state[i], p, n, now);
-        if (r->bk && r->sampler && now >= r->next_poll && nwant(r)) {
-                update_hunt(r, now - r->start_mono);
-                (void)bkexec_poll(r->bk, sampler_procfs(r->sampler), now - r->start_mono);
-                r->next_poll = now + MIN(RECORDER_EXEC_POLL_S, r->cfg.interval);
+        if (r->em && now >= r->next_poll && execmatch_nwant(r->em)) {
+                execmatch_poll(r->em, sampler_procfs(r->sampler), now - r->start_mono);
+                r->next_poll = now + MIN(EXECMATCH_POLL_S, r->cfg.interval);
         }
 }
 

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "model/run.h"
@@ -45,25 +46,11 @@ struct recorder_config {
         struct buildmetrics_config metrics; /* targets, markers, --ninja-log */
         struct prom_config prom;            /* textfile and Pushgateway */
         const struct otel_config *otlp;     /* OTLP export, borrowed; NULL: off */
-        /* A replay (summarize, export): the samples come from a recording
-         * through recorder_sample(), nothing is sampled, no file is
-         * written, and only the sinks in this NULL-terminated list (NULL:
-         * none) are open. A live run opens them after its own, in its log
-         * directory (run --trace-file's trace sink). */
-        bool replay;
+        /* The caller's sinks (NULL-terminated; NULL: none): a live run
+         * opens them after its own, in its log directory (run
+         * --trace-file's trace sink); a replay opens only these. */
         const struct sink_ops *const *sinks;
         void *sink_userdata; /* handed to those sinks' open (sink_ctx) */
-        /* A replay's recorded model (its targets, their facts and its
-         * compile units, as its files or rows hold them), borrowed: handed
-         * to the sinks at finish in place of the empty one a replay
-         * builds. NULL: the recorder's own. */
-        const struct run_model *recorded;
-        /* A replay of a run of the history: its row id there (db_path
-         * names the database, NULL: the default one). Its baseline is
-         * derived as the live run's was, against the job's runs of smaller
-         * row id (never itself nor a later run). 0: the run is in no
-         * history (recorded with --no-db): no baseline, as it had none. */
-        int64_t replay_row;
         /* Each sample taken (not replayed), after the sinks: run --live's
          * status line. NULL: none. */
         void (*on_sample)(void *userdata, const struct sample *s);
@@ -78,12 +65,19 @@ struct recorder;
 struct cgroup;
 struct otel_config;
 
-/* run must outlive the recorder; its facts are written at start and finish.
- * Never fails for an unwritable directory (falls back, then records
- * nothing, and says so through note). Returns 0 or -errno (-ENOMEM, a bad
- * --stage-regex as -EINVAL, or for a replay what a sink's open returned). */
+/* The model and the output's parsers, no sink open yet. run must outlive
+ * the recorder; its facts are written at start and finish. Returns 0 or
+ * -errno (-ENOMEM, a bad --stage-regex as -EINVAL). */
 int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct recorder **ret);
 void recorder_free(struct recorder *r);
+/* A live run (run, watch): the sampler, BuildKit's execs followed, and the
+ * run's files and exports (sinks_all, then cfg->sinks) in its log
+ * directory. Never fails for an unwritable directory (falls back, then
+ * records nothing, and says so through note). 0 or -errno (the sampler). */
+int recorder_open_live(struct recorder *r);
+/* A replay: only cfg->sinks, writing no file of the run's. 0 or what a
+ * sink's open returned. */
+int recorder_open_sinks(struct recorder *r);
 
 /* Where the files go, or NULL when nothing is written. */
 const char *recorder_log_dir(const struct recorder *r);
@@ -106,7 +100,7 @@ void recorder_log_line(struct recorder *r, const char *line, size_t len);
 void recorder_output_eof(struct recorder *r, int stream);
 
 /* Take a sample now and schedule the next one. Returns 0 or -errno
- * (-EINVAL for a replay, which samples nothing). */
+ * (-EINVAL without recorder_open_live: nothing to sample with). */
 int recorder_tick(struct recorder *r);
 
 /* A recorded sample (a replay) to the model and the sinks, as recorder_tick
@@ -117,10 +111,21 @@ void recorder_sample_skipped(struct recorder *r);
 /* The summary so far (complete after the last sample); borrowed. */
 const struct summary *recorder_summary(const struct recorder *r);
 
-/* The run is over (facts in run final): finish every sink. Writes the
- * short summary for the terminal into short_out, and a line per sink
- * failure through note. Returns 0 or the first sink error. */
-int recorder_finish(struct recorder *r, struct dbuf *short_out);
+/* The run is over (facts in run final): the model made from the parsers
+ * (and the end-of-run inputs, pipeline/endinputs.h; the execs,
+ * pipeline/execmatch.h), the run against its job's usual, every sink
+ * finished; a line per sink failure through note. Returns 0 or the first
+ * sink error. */
+int recorder_finish(struct recorder *r);
+/* The same for a replay, whose model is recorded (its targets, their facts
+ * and units, as its files or rows hold them; borrowed until the recorder
+ * is freed) in place of the parsers'; row: its row in the history (the
+ * baseline is then derived against the job's runs of smaller row id), 0:
+ * in none (no baseline, as it had none). */
+int recorder_finish_recorded(struct recorder *r, const struct run_model *recorded, int64_t row);
+/* After a finish: the run's model (render/short.h makes the terminal's
+ * text of it); owned by r. */
+const struct run_model *recorder_model(const struct recorder *r);
 /* After recorder_finish: did sink `name` ("csv", "summary") fail, or was it
  * never open? Its path is then not worth printing. */
 bool recorder_sink_failed(const struct recorder *r, const char *name);
@@ -133,8 +138,6 @@ bool recorder_sink_failed(const struct recorder *r, const char *name);
 size_t recorder_pollfds(struct recorder *r, struct pollfd *p, size_t cap, double *deadline);
 void recorder_poll(struct recorder *r, const struct pollfd *p, size_t n);
 
-/* The summary so far (complete after recorder_finish), owned by r. */
-const struct summary *recorder_summary(const struct recorder *r);
 
 /* This process as the history sees a recorder (store.h: pid, start time,
  * boot id, from /proc), for the sqlite sink's running row. 0 or -errno,

@@ -150,3 +150,58 @@ const struct sink_ops sink_report = {
     .finish = report_finish,
     .close = report_close,
 };
+
+struct page_state {
+        struct report_page_job *job;
+        struct report_data d;
+};
+
+static int page_open(const struct sink_ctx *ctx, void **ret_state)
+{
+        struct page_state *st = calloc(1, sizeof(*st));
+
+        if (!st)
+                return -ENOMEM;
+        st->job = ctx->userdata;
+        report_data_init(&st->d);
+        *ret_state = st;
+        return 0;
+}
+
+static void page_sample(void *state, const struct sample *s, const struct run_model *m)
+{
+        struct page_state *st = state;
+
+        (void)m;
+        if (st->job->result >= 0)
+                st->job->result = report_data_add(&st->d, s);
+}
+
+static int page_finish(void *state, const struct run_model *m)
+{
+        struct page_state *st = state;
+        struct report_page_job *j = st->job;
+
+        if (j->result >= 0)
+                j->result = j->markdown ? report_render_markdown(m, NULL, &j->out)
+                                        : report_render_html(&st->d, m, &j->out);
+        return 0;
+}
+
+static void page_close(void *state)
+{
+        struct page_state *st = state;
+
+        if (!st)
+                return;
+        report_data_release(&st->d);
+        free(st);
+}
+
+const struct sink_ops sink_report_page = {
+    .name = "report",
+    .open = page_open,
+    .sample = page_sample,
+    .finish = page_finish,
+    .close = page_close,
+};

@@ -125,6 +125,7 @@ static int add_model(struct trace_state *st, const struct run_model *m)
 {
         const struct targets *ts = m->targets;
         size_t nu = 0;
+        double off;
         const struct unit *units = m->units ? units_rows(m->units, &nu) : NULL;
         int e = 0;
 
@@ -146,6 +147,13 @@ static int add_model(struct trace_state *st, const struct run_model *m)
 
                 e = trace_add_edge(st->t, x->start_s, x->end_s, x->out, x->len);
         }
+        if (st->job->nedges || !st->job->stored_edges || !ts ||
+            targets_ninja_offset(ts, m->run, &off) < 0)
+                return e;
+        for (uint32_t i = 0; e >= 0 && i < ts->nedgev; i++)
+                e = trace_add_edge(st->t, off + (double)ts->edgev[i].start_ms / 1000.0,
+                                   off + (double)ts->edgev[i].end_ms / 1000.0,
+                                   ts->edgev[i].output, strlen(ts->edgev[i].output));
         return e;
 }
 

@@ -97,6 +97,9 @@ struct trace_sink_job {
         struct trace_config cfg;
         const struct trace_edge *edges; /* ninja edges the command read; after the model's */
         size_t nedges;
+        /* no edges above: the model's (the slowest the history kept), placed
+         * by targets_ninja_offset() */
+        bool stored_edges;
         bool round;  /* live samples: as their CSV rows hold them (sample_round) */
         bool cancel; /* set before finish: nothing is written */
         /* finish returns 0 and leaves the error here for the command to
@@ -106,6 +109,29 @@ struct trace_sink_job {
         int64_t samples; /* out: the samples given */
 };
 extern const struct sink_ops sink_trace;
+
+/* sink_report_page, not in sinks_all: `buildtel report`'s page of a
+ * replay, rendered at finish into out (the Markdown job summary with
+ * markdown, else the HTML report), with this as sink_ctx.userdata. */
+struct report_page_job {
+        bool markdown;
+        struct dbuf out; /* the caller's to release */
+        int result;      /* out: 0 or -ENOMEM (finish returns 0) */
+};
+extern const struct sink_ops sink_report_page;
+
+/* sink_otlp_batch (sink-otlp-batch.c), not in sinks_all: `export --otlp`
+ * of a replay, with this as sink_ctx.userdata. */
+struct otlp_metrics;
+struct otlp_sender;
+struct otlp_batch_job {
+        const struct otel_config *cfg;
+        struct otlp_metrics *m; /* made for the run, borrowed */
+        struct otlp_sender *s;  /* borrowed */
+        uint64_t rows;          /* out: the samples taken */
+        int result;             /* out: 0, -ENOMEM, or -EIO: the collector did not take one */
+};
+extern const struct sink_ops sink_otlp_batch;
 
 /* The sinks of a run, in order. NULL-terminated. */
 extern const struct sink_ops *const sinks_all[];

@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* The history database as the commands open it: with what tells a running
- * run from an incomplete one (this host, this boot, /proc). Its own file
- * so that a test links it without the rest of cmd/. */
+/* The history database as its readers open it (history-open.h). */
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <unistd.h>
 
-#include "cmd/cmd-history.h"
+#include "pipeline/history-open.h"
 #include "platform/procfs.h"
 #include "store/store.h"
 #include "util/util.h"

@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: MIT */
+/* The end-of-run inputs of the build-metrics parsers (endinputs.h). */
+#include "pipeline/endinputs.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "parse/bakemeta.h"
+#include "parse/ninjalog.h"
+#include "platform/buildx.h"
+#include "util/util.h"
+
+struct endinputs {
+        struct buildmetrics *metrics;
+        const struct buildmetrics_config *cfg;
+        const struct run_info *run;
+        const struct ninja_snapshot *snap;
+        note_fn note;
+        void *userdata;
+};
+
+static void note(const struct endinputs *in, const char *fmt, ...) _printf_(2, 3);
+static void note(const struct endinputs *in, const char *fmt, ...)
+{
+        char buf[1024];
+        va_list ap;
+
+        if (!in->note)
+                return;
+        va_start(ap, fmt);
+        (void)vsnprintf(buf, sizeof(buf), fmt, ap); /* a cut note is still a note */
+        va_end(ap);
+        in->note(in->userdata, "%s", buf);
+}
+
+#define NINJA_CHUNK (1u << 20) /* the .ninja_log is read this much at a time */
+/* docker buildx history, after the build: a call may take this long, all
+ * of them this long together. A loaded 2-core runner can be slow to start
+ * the CLI, and a call that times out leaves a bake's targets to the live
+ * stream's figures; the build is over, and a hung docker costs 30 s once. */
+#define HISTORY_TIMEOUT_S 10.0
+#define HISTORY_BUDGET_S 30.0
+
+void endinputs_snapshot(const char *ninja_log, struct ninja_snapshot *ret)
+{
+        struct stat st;
+
+        *ret = (struct ninja_snapshot){0};
+        if (ninja_log && stat(ninja_log, &st) == 0) {
+                ret->existed = true;
+                ret->size = st.st_size;
+                ret->ino = st.st_ino;
+        }
+}
+
+static int ninja_feed(void *userdata, const char *buf, size_t len)
+{
+        return ninjalog_stream_feed(userdata, buf, len);
+}
+
+/* [from, to) of the .ninja_log at fd through a stream (edges to bm, or
+ * none): NINJA_CHUNK at a time, memory flat however much ninja appended.
+ * Returns its edges, *ret_last where its last run starts; or -EINVAL (not
+ * a .ninja_log), -errno. */
+static int ninja_pass(int fd, uint64_t from, uint64_t to, struct buildmetrics *bm,
+                      uint64_t *ret_last)
+{
+        struct ninjalog_stream *s =
+            ninjalog_stream_new(from, NULL, 0, bm ? buildmetrics_ninja_edge : NULL, bm);
+        int e;
+
+        if (!s)
+                return -ENOMEM;
+        e = pread_chunks(fd, from, to, NINJA_CHUNK, ninja_feed, s);
+        if (e >= 0)
+                e = ninjalog_stream_finish(s);
+        *ret_last = ninjalog_stream_last_start(s);
+        ninjalog_stream_free(s);
+        return e;
+}
+
+/* This run's records of the .ninja_log at fd (from start on; with last,
+ * its last run only), in two passes as buildmetrics_ninja_log(): whether
+ * it is a .ninja_log and where its last run starts, then its edges. */
+static int ninja_read(const struct endinputs *in, int fd, uint64_t start, const struct stat *st, bool last)
+{
+        uint64_t from, unused;
+        int e = ninja_pass(fd, start, (uint64_t)st->st_size, NULL, &from);
+
+        if (e < 0)
+                return e;
+        e = ninja_pass(fd, last ? from : start, (uint64_t)st->st_size, in->metrics, &unused);
+        if (e == -EINVAL)
+                e = 0; /* a last header with no record after it: no edge */
+        if (e < 0)
+                return e;
+        buildmetrics_ninja_done(in->metrics, (uint64_t)e,
+                                (double)st->st_mtim.tv_sec + (double)st->st_mtim.tv_nsec / 1e9);
+        return 0;
+}
+
+/* This run's records of --ninja-log: the tail appended since the start,
+ * or the last run of a log rewritten (recompacted, a new build dir). */
+static void import_ninja_log(const struct endinputs *in)
+{
+        const char *path = in->cfg->ninja_log;
+        const struct ninja_snapshot *snap = in->snap;
+        _cleanup_close_ int fd = -1;
+        struct stat st;
+        bool whole;
+        int e;
+
+        if (!path)
+                return;
+        if (stat(path, &st) < 0) {
+                /* one found from the command may never have been written */
+                if (!in->cfg->ninja_log_found)
+                        note(in, "--ninja-log '%s': %s", path, strerror(errno));
+                return;
+        }
+        whole = !snap->existed || st.st_ino != snap->ino || st.st_size < snap->size;
+        if (!whole && st.st_size == snap->size) {
+                buildmetrics_ninja_unchanged(in->metrics);
+                return;
+        }
+        fd = open_regular_file(path, &st);
+        e = fd < 0 ? fd
+                   : ninja_read(in, fd, whole ? 0 : (uint64_t)snap->size, &st,
+                                whole && snap->existed);
+        if (e == -EINVAL)
+                note(in, "--ninja-log '%s': not a .ninja_log of version 5 to 7", path);
+        else if (e < 0)
+                note(in, "--ninja-log '%s': %s", path,
+                     e == -ESPIPE ? "not a regular file" : strerror(-e));
+}
+
+/* Whether argv runs a container front end (docker, podman, nerdctl): a
+ * build whose history is worth a note when it cannot be had (a log
+ * replayed with cat is none). */
+static bool front_end(char *const *argv)
+{
+        static const char *const fe[] = {"docker", "podman", "nerdctl", "docker-buildx"};
+        const char *p, *slash;
+
+        if (!argv || !argv[0])
+                return false;
+        slash = strrchr(argv[0], '/');
+        p = slash ? slash + 1 : argv[0];
+        for (size_t i = 0; i < ARRAY_SIZE(fe); i++)
+                if (strcmp(p, fe[i]) == 0)
+                        return true;
+        return false;
+}
+
+/* Whether argv is one image build of a front end ("docker build",
+ * "docker buildx build", "docker-buildx build"): not bake or compose,
+ * whose targets only their stream or metadata file name. */
+static bool single_build(char *const *argv)
+{
+        bool build = false;
+
+        if (!front_end(argv))
+                return false;
+        for (size_t i = 1; argv[i]; i++) {
+                if (strcmp(argv[i], "bake") == 0 || strcmp(argv[i], "compose") == 0)
+                        return false;
+                build = build || strcmp(argv[i], "build") == 0;
+        }
+        return build;
+}
+
+static const char *fetch_error(int e)
+{
+        return e == -EINVAL ? "not the expected output" : e == -EIO ? "failed" : strerror(-e);
+}
+
+/* The refs of targets the --metadata-file did not name: this run's records
+ * in `docker buildx history ls`. */
+static int find_records(const struct endinputs *in, double left)
+{
+        const struct targets *m = buildmetrics_model(in->metrics);
+        _cleanup_free_ char *out = NULL;
+        uint32_t amb = 0;
+        size_t len = 0;
+        int e;
+
+        for (size_t i = 0; i < m->n; i++)
+                if (!m->t[i].ref[0])
+                        goto lookup;
+        return 0;
+lookup:
+        e = buildx_history_list(MIN(left, HISTORY_TIMEOUT_S), &out, &len);
+        if (e >= 0)
+                e = buildmetrics_history_list(in->metrics, out, len, in->run->start_epoch,
+                                              now_realtime() + 1.0, &amb);
+        if (amb)
+                note(in,
+                     "buildx history: %u target(s) of this run could be several records "
+                     "(builds at once): their steps are the live stream's",
+                     amb);
+        return e;
+}
+
+/* docker buildx history for each target's ref (the --metadata-file's, or
+ * this run's records from history ls), within one budget: status,
+ * duration, revision (inspect), steps and cached (the record's log
+ * replayed: history logs). */
+static void import_history(const struct endinputs *in)
+{
+        const struct targets *m = buildmetrics_model(in->metrics);
+        double budget_end = now_monotonic() + HISTORY_BUDGET_S;
+        size_t replayed = 0;
+        int ls = 0;
+
+        if (in->cfg->no_history)
+                return;
+        /* --progress=tty (a build in a terminal of its own): nothing of
+         * its stream is ours; its record in the history says it all */
+        if (!m->n && single_build(in->run->argv) && buildmetrics_unseen_build(in->metrics) == 0) {
+                ls = find_records(in, HISTORY_BUDGET_S);
+                if (!m->t[0].ref[0]) {
+                        buildmetrics_unseen_drop(in->metrics);
+                        return;
+                }
+        } else if (!m->n)
+                return;
+        else if (m->buildkit_seen)
+                ls = find_records(in, HISTORY_BUDGET_S);
+        for (size_t i = 0; i < m->n && ls != -ENOENT; i++) {
+                _cleanup_free_ char *out = NULL;
+                double left = budget_end - now_monotonic();
+                size_t len = 0;
+                int e;
+
+                if (!m->t[i].ref[0] || left <= 0)
+                        continue;
+                e = buildx_history_fetch(m->t[i].ref, MIN(left, HISTORY_TIMEOUT_S), &out, &len);
+                if (e == -ENOENT)
+                        return; /* no docker here */
+                if (e >= 0)
+                        e = buildmetrics_history(in->metrics, out, len);
+                if (e < 0)
+                        note(in, "docker buildx history inspect %s: %s", m->t[i].ref,
+                             e == -EINVAL ? "not the expected JSON" : strerror(-e));
+                free(out);
+                out = NULL;
+                left = budget_end - now_monotonic();
+                e = left > 0
+                        ? buildx_history_logs(m->t[i].ref, MIN(left, HISTORY_TIMEOUT_S), &out, &len)
+                        : -ETIMEDOUT;
+                if (e >= 0)
+                        e = buildmetrics_history_logs(in->metrics, m->t[i].ref, out, len);
+                if (e >= 0)
+                        replayed++;
+                else
+                        note(in, "docker buildx history logs %s: %s", m->t[i].ref, fetch_error(e));
+        }
+        buildmetrics_history_done(in->metrics);
+        if (m->n > 1 && replayed < m->n && (front_end(in->run->argv) || replayed))
+                note(in,
+                     "buildx history: %zu of %zu targets replayed from their records%s: the "
+                     "others' steps are the live stream's, which prints a step shared by "
+                     "targets under one of them",
+                     replayed, m->n, ls < 0 ? " (docker buildx history ls failed)" : "");
+}
+
+/* The build's --metadata-file: builder, node and ref per target. */
+static void import_metadata(const struct endinputs *in)
+{
+        const char *f = buildmetrics_metadata_file(in->run->argv);
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+        int e;
+
+        if (!f)
+                return;
+        e = read_regular_file(f, 0, BAKEMETA_MAX_FILE, &buf, &len);
+        if (e >= 0)
+                e = buildmetrics_metadata(in->metrics, buf, len);
+        if (e < 0) {
+                note(in, "--metadata-file '%s': %s", f,
+                     e == -EINVAL   ? "not a JSON object"
+                     : e == -ESPIPE ? "not a regular file"
+                                    : strerror(-e));
+                return;
+        }
+}
+
+void endinputs_read(struct buildmetrics *bm, const struct buildmetrics_config *cfg,
+                    const struct run_info *run, const struct ninja_snapshot *snap, note_fn fn,
+                    void *userdata)
+{
+        const struct endinputs in = {bm, cfg, run, snap, fn, userdata};
+
+        buildmetrics_finish(bm);
+        import_ninja_log(&in);
+        import_metadata(&in);
+        import_history(&in);
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include "model/execs.h"
+#include "model/run.h"
+#include "model/summary.h"
+#include "util/dbuf.h"
+
+/* The short text a run says on the terminal, from its model: each function
+ * appends to out and returns 0 or -ENOMEM. */
+
+/* At the end of a run: the summary's short lines, the targets', the RUN
+ * steps' peak and OOM lines, the run against its job's usual. */
+int short_render(const struct run_model *m, struct dbuf *out);
+/* The newest OOM kill of b (b->noom > 0), said at once. */
+int short_render_oom(const struct summary_build *b, struct dbuf *out);
+/* What the build's figures cover when its RUN steps could not all be
+ * followed into BuildKit; nothing when they were (or there were none). */
+int short_render_execs(const struct exec_cover *c, struct dbuf *out);
