@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A run's files (parse/runfiles.h): the names, and targets.json read back
- * as targets_render_json() writes it, with its figures range checked. */
+/* A run's files (runfiles/names.h): the names, and targets.json read back
+ * as targetsjson_format() writes it, with its figures range checked. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,10 +13,11 @@
 #include <string.h>
 
 #include "model/targets.h"
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "util/dbuf.h"
 #include "util/macro.h"
 #include "util/util.h"
+#include "runfiles/targetsjson.h"
 
 static void test_path(void **state)
 {
@@ -151,9 +152,9 @@ static void test_targets_roundtrip(void **state)
         targets_keep_edge(ts, 2500, 3000, "app", 3);
         ts->ninja_mtime = 1796140000.25;
         ts->ninja_max_end_ms = 3100; /* an edge not kept ended later */
-        assert_int_equal(targets_render_json(ts, f, &out), 0);
+        assert_int_equal(targetsjson_format(ts, f, &out), 0);
 
-        assert_int_equal(runfiles_targets_parse(out.p, out.len, g, back), 2);
+        assert_int_equal(targetsjson_parse(out.p, out.len, g, back), 2);
         assert_int_equal(g->n, 2);
         assert_string_equal(g->t[0].name, "app");
         assert_true(g->t[0].start_s == 1 && g->t[0].end_s == 9 && g->t[0].duration_s == 8);
@@ -225,7 +226,7 @@ static void test_targets_ranges(void **state)
                 print_message("case %zu: %s\n", i, cases[i].json);
                 assert_non_null(f);
                 assert_int_equal(
-                    runfiles_targets_parse(cases[i].json, strlen(cases[i].json), f, NULL),
+                    targetsjson_parse(cases[i].json, strlen(cases[i].json), f, NULL),
                     cases[i].ret);
                 if (cases[i].ret > 0) {
                         assert_int_equal(f->t[0].steps_set, cases[i].steps_set);
@@ -263,7 +264,7 @@ static void test_targets_ninja_log(void **state)
                 print_message("case %zu: %s\n", i, cases[i].json);
                 assert_non_null(f && ts);
                 targets_init(ts);
-                assert_int_equal(runfiles_targets_parse(cases[i].json, strlen(cases[i].json), f, ts), 0);
+                assert_int_equal(targetsjson_parse(cases[i].json, strlen(cases[i].json), f, ts), 0);
                 assert_int_equal(ts->nedgev, cases[i].nedgev);
                 assert_true(ts->ninja_max_end_ms == cases[i].max_end_ms);
                 assert_true(cases[i].nedgev ? ts->ninja_mtime == 1e9 : !(ts->ninja_mtime > 0));
@@ -288,7 +289,7 @@ static void test_targets_caps(void **state)
         (void)state;
         assert_non_null(f && ts);
         targets_init(ts);
-        assert_int_equal(runfiles_targets_parse(cc, strlen(cc), f, ts), 1);
+        assert_int_equal(targetsjson_parse(cc, strlen(cc), f, ts), 1);
         assert_false(f->t[0].ccache.set);
         assert_true(f->t[0].sccache.set);
         assert_int_equal(ts->nslow, 1);
@@ -302,7 +303,7 @@ static void test_targets_caps(void **state)
                 assert_int_equal(dbuf_printf(&b, "%s{\"name\":\"t%d\"}", i ? "," : "", i), 0);
         assert_int_equal(dbuf_puts(&b, "]}"), 0);
         f->n = 0;
-        assert_int_equal(runfiles_targets_parse(b.p, b.len, f, NULL), TARGETS_MAX);
+        assert_int_equal(targetsjson_parse(b.p, b.len, f, NULL), TARGETS_MAX);
         assert_int_equal(f->n, TARGETS_MAX);
         dbuf_release(&b);
         free(ts);

@@ -31,7 +31,8 @@
 #include "cmd/cmd-recorded.h"
 #include "cmd/cmd-trace.h"
 #include "cmd/cmd.h"
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
+#include "runfiles/runjson.h"
 #include "render/otlp-metrics.h"
 #include "sinks/otlp-send.h"
 #include "render/otlp-trace.h"
@@ -187,7 +188,7 @@ static int export_files(struct exporter *x, const char *csv, bool incomplete, st
         if (!runjson)
                 return -ENOMEM;
         if (read_file_at(AT_FDCWD, runjson, 1 << 20, &json, &jlen) < 0 ||
-            run_info_parse_json(json, jlen, ri) < 0 || !ri->run_id) {
+            runjson_parse(json, jlen, ri) < 0 || !ri->run_id) {
                 fprintf(stderr, "buildtel export: '%s' is missing or not a run record\n", runjson);
                 return 1;
         }

@@ -17,7 +17,7 @@
 #include "cmd/cmd-recorded.h"
 #include "cmd/cmd-runfiles.h"
 #include "cmd/cmd.h"
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "render/report.h"
 #include "sinks/sink.h"
 #include "pipeline/loop.h"

@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
+#include "runfiles/runjson.h"
+#include "runfiles/targetsjson.h"
+#include "runfiles/unitscsv.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -23,7 +26,7 @@ struct units *load_units_file(const char *csv)
 
         if (!path || read_file_at(AT_FDCWD, path, 64 << 20, &buf, &len) < 0 || units_new(&u) < 0)
                 return NULL;
-        if (units_csv_parse(buf, len, u, &skipped) < 0) {
+        if (unitscsv_parse(buf, len, u, &skipped) < 0) {
                 fprintf(stderr,
                         "buildtel summarize: note: '%s' is not a units file; units left out\n",
                         path);
@@ -46,7 +49,7 @@ void load_run_info(const char *csv, struct run_info *ri)
         ri->exit_code = -1;
         if (!path || read_file_at(AT_FDCWD, path, 1 << 20, &buf, &len) < 0)
                 return;
-        if (run_info_parse_json(buf, len, ri) < 0) {
+        if (runjson_parse(buf, len, ri) < 0) {
                 run_info_release(ri);
                 ri->end_epoch = ri->start_epoch = NAN;
                 ri->exit_code = -1;
@@ -70,7 +73,7 @@ void load_targets_file(const char *csv, struct run_facts *f, struct targets **re
         if (!ts)
                 return;
         targets_init(ts);
-        if (runfiles_targets_parse(buf, len, f, ts) == -EINVAL) {
+        if (targetsjson_parse(buf, len, f, ts) == -EINVAL) {
                 targets_release(ts);
                 free(ts);
                 return;

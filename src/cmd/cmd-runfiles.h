@@ -6,7 +6,7 @@
 #include "model/units.h"
 
 /* The run's files beside its CSV, read as `summarize`, `report` and
- * `export --trace` read them (names and parsers: parse/runfiles.h). */
+ * `export --trace` read them (names and parsers: runfiles/names.h). */
 
 /* The units of resources-<id>.units.csv beside csv; NULL when none. */
 struct units *load_units_file(const char *csv);

@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include "cmd/cmd-runfiles.h"
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
+#include "runfiles/runjson.h"
+#include "runfiles/unitscsv.h"
 #include "model/figures.h"
 #include "render/trace.h"
 #include "parse/ninjalog.h"
@@ -380,7 +382,7 @@ int trace_write_files(const struct trace_job *j, const char *csv)
                 return 1;
         }
         if (read_file_at(AT_FDCWD, runjson, 1 << 20, &json, &jlen) < 0 ||
-            run_info_parse_json(json, jlen, &ri) < 0 || !ri.run_id) {
+            runjson_parse(json, jlen, &ri) < 0 || !ri.run_id) {
                 fprintf(stderr, "buildtel %s: '%s' is missing or not a run record\n", j->cmd,
                         runjson);
                 run_info_release(&ri);
@@ -398,7 +400,7 @@ int trace_write_files(const struct trace_job *j, const char *csv)
         }
         /* the compile units: absent (an older run) or unreadable is none */
         if (read_file_at(AT_FDCWD, upath, 64 << 20, &uc, &tlen) >= 0)
-                (void)units_csv_parse(uc, tlen, u, NULL);
+                (void)unitscsv_parse(uc, tlen, u, NULL);
         e = source_csv_open(buf, len, &src);
         if (e < 0) {
                 fprintf(stderr, "buildtel %s: cannot write the trace: %s\n", j->cmd, strerror(-e));

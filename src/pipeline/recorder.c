@@ -13,10 +13,11 @@
 #include <unistd.h>
 
 #include "parse/bakemeta.h"
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "platform/buildx.h"
 #include "sinks/sink.h"
 #include "render/steps.h"
+#include "render/targets.h"
 #include "render/summary.h"
 #include "store/history.h"
 #include "store/store.h"

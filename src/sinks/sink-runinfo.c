@@ -4,9 +4,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "sinks/sink.h"
 #include "util/util.h"
+#include "runfiles/runjson.h"
 
 struct runinfo_state {
         char *path;
@@ -15,7 +16,7 @@ struct runinfo_state {
 static int runinfo_write(const char *path, const struct run_info *run)
 {
         struct dbuf b = DBUF_INIT;
-        int r = run_info_to_json(run, &b);
+        int r = runjson_format(run, &b);
 
         if (r >= 0)
                 r = write_file_atomic(path, b.p, b.len);

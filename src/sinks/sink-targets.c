@@ -5,10 +5,11 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "model/targets.h"
 #include "sinks/sink.h"
 #include "util/util.h"
+#include "runfiles/targetsjson.h"
 
 static int targets_open(const struct sink_ctx *ctx, void **ret_state)
 {
@@ -27,7 +28,7 @@ static int targets_finish(void *state, const struct run_model *m)
 
         if (!m->targets || !targets_any(m->targets))
                 return 0;
-        e = targets_render_json(m->targets, m->facts, &out);
+        e = targetsjson_format(m->targets, m->facts, &out);
         if (e >= 0)
                 e = write_file_atomic(state, out.p, out.len);
         dbuf_release(&out);

@@ -5,10 +5,11 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "model/units.h"
 #include "sinks/sink.h"
 #include "util/util.h"
+#include "runfiles/unitscsv.h"
 
 struct units_state {
         char *path;
@@ -37,7 +38,7 @@ static int units_finish(void *state, const struct run_model *m)
 
         if (!m->units)
                 return 0; /* no process scans: no file */
-        r = units_csv_format(m->units, &b);
+        r = unitscsv_format(m->units, &b);
         if (r >= 0)
                 r = write_file_atomic(st->path, b.p, b.len);
         dbuf_release(&b);

@@ -5,6 +5,7 @@
 #include "model/figures.h"
 #include "model/targets.h"
 #include "model/units.h"
+#include "render/jsonw.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -670,7 +671,7 @@ static char *argv_json(const struct run_info *ri)
         if (!a)
                 return NULL;
         for (size_t i = 0; ri->argv && ri->argv[i]; i++)
-                json_array_append_new(a, run_json_string(ri->argv[i]));
+                json_array_append_new(a, jsonw_str(ri->argv[i]));
         out = json_dumps(a, JSON_COMPACT);
         json_decref(a);
         return out;
