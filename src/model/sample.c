@@ -10,15 +10,13 @@
 
 #include "util/macro.h"
 
-enum column_kind {
-        COL_NUM, /* double in struct sample, fixed decimals */
-        COL_ISO, /* derived from epoch when writing, ignored when reading */
-        COL_STR, /* const char * in struct sample */
-};
+#define COL_NUM SAMPLE_COLUMN_NUMBER /* double in struct sample, fixed decimals */
+#define COL_ISO SAMPLE_COLUMN_ISO    /* derived from epoch when writing, ignored when reading */
+#define COL_STR SAMPLE_COLUMN_TEXT   /* const char * in struct sample */
 
 struct column {
         const char *name;
-        enum column_kind kind;
+        enum sample_column_type kind;
         int precision; /* decimals, COL_NUM only */
         size_t offset; /* in struct sample; unused for COL_ISO */
         size_t max;    /* COL_STR: bytes written at most */
@@ -210,20 +208,8 @@ const char *sample_column_name(size_t i, enum sample_column_type *ret_type)
 {
         if (i >= ARRAY_SIZE(columns))
                 return NULL;
-        /* a switch without default: a new kind is a -Wswitch warning here */
-        if (ret_type) {
-                switch (columns[i].kind) {
-                case COL_NUM:
-                        *ret_type = SAMPLE_COLUMN_NUMBER;
-                        break;
-                case COL_STR:
-                        *ret_type = SAMPLE_COLUMN_TEXT;
-                        break;
-                case COL_ISO:
-                        *ret_type = SAMPLE_COLUMN_ISO;
-                        break;
-                }
-        }
+        if (ret_type)
+                *ret_type = columns[i].kind;
         return columns[i].name;
 }
 

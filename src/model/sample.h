@@ -4,7 +4,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-
 /* One row of the time series: what the machine (and later the build's
  * cgroup) looked like at one instant, plus what the build was doing.
  *

@@ -4,7 +4,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-
 /* The build's compile units (a compiler and its source, a linker or LTO and
  * its output), as the process scans saw them over the run: when each was
  * first and last seen, its peak RSS (its processes summed at one scan) and
@@ -17,8 +16,8 @@
 #define UNITS_NAME_MAX 96
 #define UNITS_TAG_MAX 32
 #define UNITS_PATH_MAX 255 /* a resolved source path */
-#define UNITS_TOP 20      /* listed in the summary */
-#define UNITS_JOBS_MIN 20 /* units needed before the -j reading is said */
+#define UNITS_TOP 20       /* listed in the summary */
+#define UNITS_JOBS_MIN 20  /* units needed before the -j reading is said */
 
 enum units_kind {
         UNITS_COMPILE = 1,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* resources-<id>.run.json: the run's facts, written and read back. */
+/* resources-<id>.run.json: the run's facts, written and read back by one
+ * table of its members. */
 #include "runfiles/runjson.h"
 
 #include <errno.h>
@@ -10,67 +11,105 @@
 
 #include "model/ranges.h"
 #include "render/jsonw.h"
+#include "util/macro.h"
 
 /* A run.json is ours, but it sits on disk: cap what we accept. */
 #define RUN_ARGV_MAX 65536
 
-/* json_object_set_new() steals v even on failure; a NULL v is taken as
- * "out of memory" by the callers, who pass null explicitly. */
-static int set(json_t *o, const char *key, json_t *v)
+enum member_kind {
+        M_STR,  /* char *, null when NULL */
+        M_OPT,  /* char *, absent when NULL */
+        M_LAX,  /* the same, and one that does not read reads as none */
+        M_ARGV, /* char **, NULL-terminated */
+        M_REAL, /* double, null when not finite */
+        M_BOOL,
+        M_INT, /* int, unsigned, long */
+        M_UINT,
+        M_LONG,
+};
+
+/* In the order they are written; range: a number's, read back. */
+static const struct member {
+        const char *key;
+        enum member_kind kind;
+        enum range_kind range;
+        size_t off;
+} members[] = {
+    {"run_id", M_STR, RANGE_ANY, offsetof(struct run_info, run_id)},
+    {"kind", M_STR, RANGE_ANY, offsetof(struct run_info, kind)},
+    {"argv", M_ARGV, RANGE_ANY, offsetof(struct run_info, argv)},
+    {"cwd", M_STR, RANGE_ANY, offsetof(struct run_info, cwd)},
+    {"host", M_STR, RANGE_ANY, offsetof(struct run_info, host)},
+    {"start_epoch", M_REAL, RANGE_EPOCH, offsetof(struct run_info, start_epoch)},
+    {"end_epoch", M_REAL, RANGE_EPOCH, offsetof(struct run_info, end_epoch)},
+    {"finished", M_BOOL, RANGE_ANY, offsetof(struct run_info, finished)},
+    {"exit_code", M_INT, RANGE_EXIT_CODE, offsetof(struct run_info, exit_code)},
+    {"term_signal", M_INT, RANGE_SIGNAL, offsetof(struct run_info, term_signal)},
+    {"ncpu", M_UINT, RANGE_NCPU, offsetof(struct run_info, ncpu)},
+    {"interval", M_REAL, RANGE_INTERVAL, offsetof(struct run_info, interval)},
+    {"pid", M_LONG, RANGE_PID, offsetof(struct run_info, pid)},
+    {"exit_comm", M_OPT, RANGE_ANY, offsetof(struct run_info, exit_comm)},
+    {"job", M_LAX, RANGE_ANY, offsetof(struct run_info, job)},
+};
+
+static json_t *argv_json(char *const *argv)
 {
-        if (!v)
-                return -ENOMEM;
-        return json_object_set_new(o, key, v) < 0 ? -ENOMEM : 0;
+        json_t *a = argv ? json_array() : json_null();
+
+        for (; argv && a && *argv; argv++)
+                if (json_array_append_new(a, jsonw_str(*argv)) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        return a;
 }
 
-static json_t *str_or_null(const char *s)
+/* A new value (NULL: out of memory). */
+static json_t *member_json(const struct run_info *ri, const struct member *m)
 {
-        return s ? jsonw_str(s) : json_null();
-}
+        const void *p = (const char *)ri + m->off;
+        const char *s = *(const char *const *)p;
+        double d;
 
-static json_t *real_or_null(double v)
-{
-        return isfinite(v) ? json_real(v) : json_null();
+        switch (m->kind) {
+        case M_STR:
+        case M_OPT:
+        case M_LAX:
+                return s ? jsonw_str(s) : json_null();
+        case M_ARGV:
+                return argv_json(*(char *const *const *)p);
+        case M_REAL:
+                d = *(const double *)p;
+                return isfinite(d) ? json_real(d) : json_null();
+        case M_BOOL:
+                return json_boolean(*(const bool *)p);
+        default:
+                break;
+        }
+        return json_integer(m->kind == M_INT    ? *(const int *)p
+                            : m->kind == M_UINT ? (json_int_t) * (const unsigned *)p
+                                                : *(const long *)p);
 }
 
 int runjson_format(const struct run_info *ri, struct dbuf *out)
 {
-        json_t *o = json_object(), *argv = NULL;
+        json_t *o = json_object();
         char *text = NULL;
         int r = -ENOMEM;
 
-        if (!o)
-                return -ENOMEM;
-        /* members go in in the order they print */
-        if (set(o, "run_id", str_or_null(ri->run_id)) < 0 ||
-            set(o, "kind", str_or_null(ri->kind)) < 0)
-                goto out;
-        if (ri->argv) {
-                argv = json_array();
-                if (!argv)
+        for (size_t i = 0; o && i < ARRAY_SIZE(members); i++) {
+                const struct member *m = &members[i];
+
+                if ((m->kind == M_OPT || m->kind == M_LAX) &&
+                    !*(char *const *)(const void *)((const char *)ri + m->off))
+                        continue;
+                /* it steals the value even on failure; NULL fails */
+                if (json_object_set_new(o, m->key, member_json(ri, m)) < 0)
                         goto out;
-                for (char **a = ri->argv; *a; a++)
-                        if (json_array_append_new(argv, jsonw_str(*a)) < 0) {
-                                json_decref(argv);
-                                goto out;
-                        }
-        } else {
-                argv = json_null();
         }
-        if (set(o, "argv", argv) < 0 || set(o, "cwd", str_or_null(ri->cwd)) < 0 ||
-            set(o, "host", str_or_null(ri->host)) < 0 ||
-            set(o, "start_epoch", real_or_null(ri->start_epoch)) < 0 ||
-            set(o, "end_epoch", real_or_null(ri->end_epoch)) < 0 ||
-            set(o, "finished", json_boolean(ri->finished)) < 0 ||
-            set(o, "exit_code", json_integer(ri->exit_code)) < 0 ||
-            set(o, "term_signal", json_integer(ri->term_signal)) < 0 ||
-            set(o, "ncpu", json_integer(ri->ncpu)) < 0 ||
-            set(o, "interval", real_or_null(ri->interval)) < 0 ||
-            set(o, "pid", json_integer(ri->pid)) < 0 ||
-            (ri->exit_comm && set(o, "exit_comm", jsonw_str(ri->exit_comm)) < 0) ||
-            (ri->job && set(o, "job", jsonw_str(ri->job)) < 0))
-                goto out;
-        text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+        if (o)
+                text =
+                    json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
         if (!text)
                 goto out;
         r = dbuf_puts(out, text);
@@ -82,55 +121,20 @@ out:
         return r;
 }
 
-/* A member that is absent or null keeps *ret as it is. */
-static int get_str(json_t *o, const char *key, char **ret)
+/* A string without a NUL inside, copied. */
+static int get_str(json_t *v, char **ret)
 {
-        json_t *v = json_object_get(o, key);
-        char *s;
-
-        if (!v || json_is_null(v))
-                return 0;
         if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
                 return -EINVAL;
-        s = strdup(json_string_value(v));
-        if (!s)
-                return -ENOMEM;
-        *ret = s;
-        return 0;
+        *ret = strdup(json_string_value(v));
+        return *ret ? 0 : -ENOMEM;
 }
 
-static int get_real(json_t *o, const char *key, enum range_kind range, double *ret)
+static int get_argv(json_t *v, char ***ret)
 {
-        json_t *v = json_object_get(o, key);
-
-        if (!v || json_is_null(v))
-                return 0;
-        if (!json_is_number(v) || !range_ok(range, json_number_value(v)))
-                return -EINVAL;
-        *ret = json_number_value(v);
-        return 0;
-}
-
-static int get_int(json_t *o, const char *key, enum range_kind range, long long *ret)
-{
-        json_t *v = json_object_get(o, key);
-
-        if (!v || json_is_null(v))
-                return 0;
-        if (!json_is_integer(v) || !range_ok_i64(range, json_integer_value(v)))
-                return -EINVAL;
-        *ret = json_integer_value(v);
-        return 0;
-}
-
-static int get_argv(json_t *o, char ***ret)
-{
-        json_t *v = json_object_get(o, "argv");
         char **argv;
         size_t n;
 
-        if (!v || json_is_null(v))
-                return 0;
         if (!json_is_array(v) || json_array_size(v) > RUN_ARGV_MAX)
                 return -EINVAL;
         n = json_array_size(v);
@@ -138,14 +142,10 @@ static int get_argv(json_t *o, char ***ret)
         if (!argv)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                json_t *a = json_array_get(v, i);
-                int r = -EINVAL;
+                int r = get_str(json_array_get(v, i), &argv[i]);
 
-                if (json_is_string(a) && strlen(json_string_value(a)) == json_string_length(a)) {
-                        argv[i] = strdup(json_string_value(a));
-                        r = argv[i] ? 0 : -ENOMEM;
-                }
                 if (r < 0) {
+                        argv[i] = NULL;
                         for (size_t k = 0; k < i; k++)
                                 free(argv[k]);
                         free(argv);
@@ -153,6 +153,47 @@ static int get_argv(json_t *o, char ***ret)
                 }
         }
         *ret = argv;
+        return 0;
+}
+
+/* A member that is absent or null keeps its unknown value. */
+static int member_parse(json_t *o, const struct member *m, struct run_info *ri)
+{
+        json_t *v = json_object_get(o, m->key);
+        void *p = (char *)ri + m->off;
+        json_int_t i;
+
+        if (!v || json_is_null(v))
+                return 0;
+        switch (m->kind) {
+        case M_STR:
+        case M_OPT:
+        case M_LAX:
+                return get_str(v, p);
+        case M_ARGV:
+                return get_argv(v, p);
+        case M_REAL:
+                if (!json_is_number(v) || !range_ok(m->range, json_number_value(v)))
+                        return -EINVAL;
+                *(double *)p = json_number_value(v);
+                return 0;
+        case M_BOOL:
+                if (!json_is_boolean(v))
+                        return -EINVAL;
+                *(bool *)p = json_is_true(v);
+                return 0;
+        default:
+                break;
+        }
+        if (!json_is_integer(v) || !range_ok_i64(m->range, json_integer_value(v)))
+                return -EINVAL;
+        i = json_integer_value(v);
+        if (m->kind == M_INT)
+                *(int *)p = (int)i;
+        if (m->kind == M_UINT)
+                *(unsigned *)p = (unsigned)i;
+        if (m->kind == M_LONG)
+                *(long *)p = (long)i;
         return 0;
 }
 
@@ -164,64 +205,21 @@ int runjson_parse(const char *buf, size_t len, struct run_info *ret)
             .exit_code = -1,
             .interval = NAN,
         };
-        long long exit_code = -1, sig = 0, ncpu = 0, pid = 0;
-        json_t *v, *o;
-        int r;
+        json_t *o = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
+        int r = json_is_object(o) ? 0 : -EINVAL;
 
-        o = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
-        if (!o)
-                return -EINVAL;
-        if (!json_is_object(o)) {
-                json_decref(o);
-                return -EINVAL;
-        }
-        r = get_str(o, "run_id", &ri.run_id);
-        if (r >= 0)
-                r = get_str(o, "kind", &ri.kind);
-        if (r >= 0)
-                r = get_argv(o, &ri.argv);
-        if (r >= 0)
-                r = get_str(o, "cwd", &ri.cwd);
-        if (r >= 0)
-                r = get_str(o, "host", &ri.host);
-        if (r >= 0)
-                r = get_real(o, "start_epoch", RANGE_EPOCH, &ri.start_epoch);
-        if (r >= 0)
-                r = get_real(o, "end_epoch", RANGE_EPOCH, &ri.end_epoch);
-        if (r >= 0)
-                r = get_real(o, "interval", RANGE_INTERVAL, &ri.interval);
-        if (r >= 0)
-                r = get_int(o, "exit_code", RANGE_EXIT_CODE, &exit_code);
-        if (r >= 0)
-                r = get_int(o, "term_signal", RANGE_SIGNAL, &sig);
-        if (r >= 0)
-                r = get_int(o, "ncpu", RANGE_NCPU, &ncpu);
-        if (r >= 0)
-                r = get_int(o, "pid", RANGE_PID, &pid);
-        if (r >= 0)
-                r = get_str(o, "exit_comm", &ri.exit_comm);
-        if (r >= 0 && get_str(o, "job", &ri.job) == -ENOMEM) /* tolerant: a bad job is none */
-                r = -ENOMEM;
-        if (r >= 0) {
-                v = json_object_get(o, "finished");
-                if (json_is_boolean(v))
-                        ri.finished = json_is_true(v);
-                else if (v && !json_is_null(v))
-                        r = -EINVAL;
+        for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(members); i++) {
+                r = member_parse(o, &members[i], &ri);
+                if (r == -EINVAL && members[i].kind == M_LAX)
+                        r = 0; /* tolerant: a bad job is none */
         }
         json_decref(o);
+        if (r >= 0)
+                r = run_id_sanitize(&ri.run_id) < 0 ? -ENOMEM : 0;
         if (r < 0) {
                 run_info_release(&ri);
                 return r;
         }
-        if (run_id_sanitize(&ri.run_id) < 0) {
-                run_info_release(&ri);
-                return -ENOMEM;
-        }
-        ri.exit_code = (int)exit_code;
-        ri.term_signal = (int)sig;
-        ri.ncpu = (unsigned)ncpu;
-        ri.pid = (long)pid;
         *ret = ri;
         return 0;
 }

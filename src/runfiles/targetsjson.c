@@ -118,14 +118,13 @@ static json_t *success_json(int success)
 static json_t *target_json(const struct target_fact *f)
 {
         return json_pack(
-            "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:b,s:o}", "name",
-            jsonw_str(f->name), "builder", jsonw_str(f->builder), "node",
-            jsonw_str(f->node), "ref", jsonw_str(f->ref), "first_seen_s",
-            num_or_null(f->start_s), "last_seen_s", num_or_null(f->end_s), "duration_s",
-            num_or_null(f->duration_s), "steps", count_or_null(f->steps_set, f->steps), "cached",
-            count_or_null(f->steps_set, f->cached), "success", success_json(f->success), "failed",
-            (json_int_t)f->failed, "sccache", cc_json(&f->sccache), "sccache_guess",
-            f->sccache_guess, "ccache", cc_json(&f->ccache));
+            "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:b,s:o}", "name", jsonw_str(f->name),
+            "builder", jsonw_str(f->builder), "node", jsonw_str(f->node), "ref", jsonw_str(f->ref),
+            "first_seen_s", num_or_null(f->start_s), "last_seen_s", num_or_null(f->end_s),
+            "duration_s", num_or_null(f->duration_s), "steps",
+            count_or_null(f->steps_set, f->steps), "cached", count_or_null(f->steps_set, f->cached),
+            "success", success_json(f->success), "failed", (json_int_t)f->failed, "sccache",
+            cc_json(&f->sccache), "sccache_guess", f->sccache_guess, "ccache", cc_json(&f->ccache));
 }
 
 static json_t *failed_json(const struct targets *ts)
@@ -152,10 +151,10 @@ static json_t *slow_json(const struct targets *ts)
 
         for (size_t i = 0; a && i < ts->nslow; i++)
                 if (json_array_append_new(
-                        a, json_pack("{s:o,s:f}", "output", jsonw_str(ts->slow[i].output),
-                                     "seconds",
-                                     (double)(ts->slow[i].end_ms - ts->slow[i].start_ms) /
-                                         1000.0)) != 0) {
+                        a,
+                        json_pack("{s:o,s:f}", "output", jsonw_str(ts->slow[i].output), "seconds",
+                                  (double)(ts->slow[i].end_ms - ts->slow[i].start_ms) / 1000.0)) !=
+                    0) {
                         json_decref(a);
                         return NULL;
                 }
@@ -195,13 +194,13 @@ static json_t *steps_json(const struct targets *ts)
                 bool tgt = st->target >= 0 && (size_t)st->target < ts->n;
 
                 if (json_array_append_new(
-                        a, json_pack("{s:o,s:o,s:o,s:o,s:b,s:b,s:b,s:b,s:o}", "name",
-                                     jsonw_str(st->name), "target",
-                                     tgt ? jsonw_str(ts->t[st->target].name) : json_null(),
-                                     "start_s", num_or_null(st->start_s), "end_s",
-                                     num_or_null(st->end_s), "step", st->step, "cached", st->cached,
-                                     "error", st->error, "canceled", st->canceled, "exec",
-                                     targetsjson_exec(&st->exec))) != 0) {
+                        a,
+                        json_pack("{s:o,s:o,s:o,s:o,s:b,s:b,s:b,s:b,s:o}", "name",
+                                  jsonw_str(st->name), "target",
+                                  tgt ? jsonw_str(ts->t[st->target].name) : json_null(), "start_s",
+                                  num_or_null(st->start_s), "end_s", num_or_null(st->end_s), "step",
+                                  st->step, "cached", st->cached, "error", st->error, "canceled",
+                                  st->canceled, "exec", targetsjson_exec(&st->exec))) != 0) {
                         json_decref(a);
                         return NULL;
                 }

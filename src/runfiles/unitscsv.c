@@ -45,7 +45,7 @@ int unitscsv_format(const struct units *u, struct dbuf *out)
                         r = csv_append_field(out, row->name, strlen(row->name));
                 for (size_t k = 0; r >= 0 && k < ARRAY_SIZE(num_fields); k++)
                         r = put_field_num(out, *(const double *)(const void *)((const char *)row +
-                                                                                num_fields[k]));
+                                                                               num_fields[k]));
                 if (r >= 0)
                         r = dbuf_puts(out, ",");
                 if (r >= 0)
@@ -79,9 +79,9 @@ static int parse_row(const struct csv_record *rec, struct unit *row)
             rec->len[2] > UNITS_NAME_MAX || memchr(csv_field(rec, 1), '\0', rec->len[1]) ||
             memchr(csv_field(rec, 2), '\0', rec->len[2]))
                 return -EINVAL;
-        if (rec->nfields == 9 && (rec->len[8] > UNITS_PATH_MAX ||
-                                  memchr(csv_field(rec, 8), '\0', rec->len[8]) ||
-                                  (rec->len[8] && csv_field(rec, 8)[0] != '/')))
+        if (rec->nfields == 9 &&
+            (rec->len[8] > UNITS_PATH_MAX || memchr(csv_field(rec, 8), '\0', rec->len[8]) ||
+             (rec->len[8] && csv_field(rec, 8)[0] != '/')))
                 return -EINVAL;
         memset(row, 0, sizeof(*row));
         row->kind = strcmp(kind, "link") == 0      ? UNITS_LINK

@@ -6,10 +6,9 @@
 #include <stdlib.h>
 
 #include "runfiles/names.h"
-#include "model/targets.h"
+#include "runfiles/targetsjson.h"
 #include "sinks/sink.h"
 #include "util/util.h"
-#include "runfiles/targetsjson.h"
 
 static int targets_open(const struct sink_ctx *ctx, void **ret_state)
 {
@@ -23,16 +22,13 @@ static int targets_open(const struct sink_ctx *ctx, void **ret_state)
 
 static int targets_finish(void *state, const struct run_model *m)
 {
-        struct dbuf out = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf out = DBUF_INIT;
         int e;
 
         if (!m->targets || !targets_any(m->targets))
                 return 0;
         e = targetsjson_format(m->targets, m->facts, &out);
-        if (e >= 0)
-                e = write_file_atomic(state, out.p, out.len);
-        dbuf_release(&out);
-        return e;
+        return e < 0 ? e : write_file_atomic(state, out.p, out.len);
 }
 
 static void targets_close(void *state)
