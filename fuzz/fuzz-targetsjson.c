@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* A targets.json as `report` and `export --trace` read it from beside a
- * CSV (runfiles/names.h): any bytes. What parses is within its ranges,
+ * CSV (runfiles/targetsjson.h): any bytes. What parses is within its ranges,
  * and written back (targetsjson_format) reads back to the same figures. */
 #include <math.h>
 #include <stdint.h>

@@ -68,14 +68,13 @@ static json_t *argv_json(char *const *argv)
 static json_t *member_json(const struct run_info *ri, const struct member *m)
 {
         const void *p = (const char *)ri + m->off;
-        const char *s = *(const char *const *)p;
         double d;
 
         switch (m->kind) {
         case M_STR:
         case M_OPT:
         case M_LAX:
-                return s ? jsonw_str(s) : json_null();
+                return *(const char *const *)p ? jsonw_str(*(const char *const *)p) : json_null();
         case M_ARGV:
                 return argv_json(*(char *const *const *)p);
         case M_REAL:
