@@ -24,6 +24,7 @@
 #include "platform/cgroup.h"
 #include "platform/sampler.h"
 #include "util/util.h"
+#include "runfiles/samplecsv.h"
 
 static double cpu_seconds(void)
 {
@@ -145,7 +146,7 @@ static void full_tick(struct full *f, double t)
         s.context = logctx_context(f->logctx);
         summary_add(&f->sum, &s);
         dbuf_reset(&f->row);
-        sample_csv_format(&s, &f->row);
+        samplecsv_format(&s, &f->row);
         (void)!write(f->out, f->row.p, f->row.len);
 }
 

@@ -20,6 +20,8 @@
 #include "util/dbuf.h"
 #include "util/outfile.h"
 #include "util/util.h"
+#include "runfiles/samplecsv.h"
+#include "runfiles/runjson.h"
 
 #define SAMPLES 86400
 #define START 1700000000.0
@@ -45,7 +47,7 @@ static int make_csv(const char *dir)
 {
         struct dbuf b = DBUF_INIT;
         struct sample s;
-        int e = sample_csv_header(&b);
+        int e = samplecsv_header(&b);
 
         for (int i = 0; i < SAMPLES && e >= 0; i++) {
                 sample_clear(&s);
@@ -79,7 +81,7 @@ static int make_csv(const char *dir)
                 s.top_proc_bytes = 900 * SAMPLE_MIB;
                 s.running = "big.cc s5.c ld:app";
                 s.top_pid = 4242;
-                e = sample_csv_format(&s, &b);
+                e = samplecsv_format(&s, &b);
         }
         if (e >= 0)
                 e = put(dir, "resources-b24.csv", &b);
@@ -104,7 +106,7 @@ static int make_runinfo(const char *dir)
                               .ncpu = 8,
                               .interval = 1};
         struct dbuf b = DBUF_INIT;
-        int e = run_info_to_json(&ri, &b);
+        int e = runjson_format(&ri, &b);
 
         if (e >= 0)
                 e = put(dir, "resources-b24.run.json", &b);

@@ -13,6 +13,8 @@
 #include "model/targets.h"
 #include "parse/buildmetrics.h"
 #include "util/dbuf.h"
+#include "runfiles/targetsjson.h"
+#include "render/targets.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -38,7 +40,7 @@ static void render(struct buildmetrics *bm, int exit_code, struct dbuf *out)
                 if (ts->t[i].sccache_guess && !ts->t[i].sccache.set)
                         abort();
         targets_facts(ts, &run, &facts);
-        if (targets_render_text(ts, &facts, out) < 0 || targets_render_json(ts, &facts, out) < 0)
+        if (targets_render_text(ts, &facts, out) < 0 || targetsjson_format(ts, &facts, out) < 0)
                 abort();
 }
 

@@ -12,8 +12,9 @@
 #include "model/run.h"
 #include "model/summary.h"
 #include "render/summary.h"
-#include "parse/csvread.h"
+#include "runfiles/samplecsv.h"
 #include "util/csv.h"
+#include "runfiles/runjson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,18 +47,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         csv_record_release(&rec);
 
         summary_init(&s, NULL);
-        if (csvread_summary(buf, size, &s) >= 0) {
+        if (samplecsv_summary(buf, size, &s) >= 0) {
                 (void)summary_render_json(&s, NULL, &out);
                 (void)summary_render_text(&s, NULL, &out);
                 (void)summary_render_short(&s, NULL, &out);
         }
 
-        if (run_info_parse_json(buf, size, &ri) == 0) {
+        if (runjson_parse(buf, size, &ri) == 0) {
                 dbuf_reset(&out);
                 (void)summary_render_json(&s, &ri, &out);
                 (void)summary_render_text(&s, &ri, &out);
                 dbuf_reset(&out);
-                if (run_info_to_json(&ri, &out) < 0)
+                if (runjson_format(&ri, &out) < 0)
                         abort();
                 run_info_release(&ri);
         }

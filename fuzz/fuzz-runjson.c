@@ -11,6 +11,7 @@
 #include "model/summary.h"
 #include "render/summary.h"
 #include "util/dbuf.h"
+#include "runfiles/runjson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -25,13 +26,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         static struct dbuf out = DBUF_INIT;
         struct run_info ri, back;
 
-        if (run_info_parse_json((const char *)data, size, &ri) != 0)
+        if (runjson_parse((const char *)data, size, &ri) != 0)
                 return 0;
         dbuf_reset(&out);
-        if (run_info_to_json(&ri, &out) < 0)
+        if (runjson_format(&ri, &out) < 0)
                 abort();
         /* what was written reads back: the same times, codes and counts */
-        if (run_info_parse_json(out.p, out.len, &back) != 0)
+        if (runjson_parse(out.p, out.len, &back) != 0)
                 abort();
         if (!same_double(ri.start_epoch, back.start_epoch) ||
             !same_double(ri.end_epoch, back.end_epoch) ||

@@ -11,7 +11,7 @@
 #include "model/sample.h"
 #include "model/summary.h"
 #include "render/summary.h"
-#include "parse/csvread.h"
+#include "runfiles/samplecsv.h"
 #include "util/dbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -29,14 +29,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (size < 1)
                 return 0;
         dbuf_reset(&csv);
-        if ((data[0] & 1 ? dbuf_puts(&csv, seed_header) : sample_csv_header(&csv)) < 0 ||
+        if ((data[0] & 1 ? dbuf_puts(&csv, seed_header) : samplecsv_header(&csv)) < 0 ||
             dbuf_append(&csv, data + 1, size - 1) < 0)
                 abort();
         /* the thresholds too come from the command line of summarize */
         if (data[0] & 2)
                 cfg = (struct summary_config){.near_oom_mb = 1e9, .low_disk_gb = 0};
         summary_init(&s, &cfg);
-        if (csvread_summary(csv.p, csv.len, &s) < 0)
+        if (samplecsv_summary(csv.p, csv.len, &s) < 0)
                 abort(); /* the header is good: only memory could fail */
         dbuf_reset(&out);
         if (summary_render_json(&s, NULL, &out) < 0 || summary_render_text(&s, NULL, &out) < 0 ||

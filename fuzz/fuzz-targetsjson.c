@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* A targets.json as `report` and `export --trace` read it from beside a
- * CSV (parse/runfiles.h): any bytes. What parses is within its ranges,
- * and written back (targets_render_json) reads back to the same figures. */
+ * CSV (runfiles/targetsjson.h): any bytes. What parses is within its ranges,
+ * and written back (targetsjson_format) reads back to the same figures. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/targets.h"
-#include "parse/runfiles.h"
 #include "util/dbuf.h"
+#include "runfiles/targetsjson.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -24,16 +24,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memset(&g, 0, sizeof(g));
         targets_init(&ts);
         targets_init(&back);
-        n = runfiles_targets_parse((const char *)data, size, &f, &ts);
+        n = targetsjson_parse((const char *)data, size, &f, &ts);
         if (n < 0 || (size_t)n != f.n || f.n > TARGETS_MAX)
                 goto out;
         for (size_t i = 0; i < f.n; i++)
                 if (f.t[i].cached > f.t[i].steps ||
                     memchr(f.t[i].name, 0, sizeof(f.t[i].name)) == NULL)
                         abort();
-        if (targets_render_json(&ts, &f, &out) < 0)
+        if (targetsjson_format(&ts, &f, &out) < 0)
                 abort();
-        if (runfiles_targets_parse(out.p, out.len, &g, &back) != n)
+        if (targetsjson_parse(out.p, out.len, &g, &back) != n)
                 abort();
         for (size_t i = 0; i < f.n; i++)
                 if (strcmp(f.t[i].name, g.t[i].name) != 0 || f.t[i].steps_set != g.t[i].steps_set ||

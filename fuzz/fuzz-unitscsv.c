@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* A units.csv as `summarize`, `report` and `export --trace` read it from
- * beside a CSV (units_csv_parse, named by parse/runfiles.h): any bytes.
+ * beside a CSV (unitscsv_parse, named by runfiles/names.h): any bytes.
  * the rows read and skipped are no more than its lines, and what it holds
- * written back (units_csv_format) reads back whole. */
+ * written back (unitscsv_format) reads back whole. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/units.h"
 #include "util/dbuf.h"
+#include "runfiles/unitscsv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -21,15 +22,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         if (units_new(&u) < 0 || units_new(&back) < 0)
                 abort();
-        r = units_csv_parse((const char *)data, size, u, &skipped);
+        r = unitscsv_parse((const char *)data, size, u, &skipped);
         for (size_t i = 0; i < size; i++)
                 lines += data[i] == '\n';
         (void)units_rows(u, &n);
         if (r >= 0 && (n > (size_t)r || (size_t)r + skipped > lines))
                 abort();
-        if (r >= 0 && units_csv_format(u, &out) >= 0) {
+        if (r >= 0 && unitscsv_format(u, &out) >= 0) {
                 skipped = 0;
-                if (units_csv_parse(out.p, out.len, back, &skipped) < 0 || skipped)
+                if (unitscsv_parse(out.p, out.len, back, &skipped) < 0 || skipped)
                         abort();
                 (void)units_rows(back, &m);
                 if (m != n)

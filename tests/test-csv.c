@@ -140,7 +140,7 @@ TEST(append_table)
         }
 }
 
-/* Walk a whole buffer the way csvread does: every byte is accounted for. */
+/* Walk a whole buffer the way runfiles/samplecsv reads one: every byte is accounted for. */
 TEST(walk)
 {
         static const char in[] = "h1,h2\r\n1,2\n\"bad\"x\r\n3,\"4\r\n4\"\r\n5,6";

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "render/summary.h"
-#include "parse/csvread.h"
+#include "runfiles/samplecsv.h"
 #include "pipeline/loop.h"
 #include "util/util.h"
 
@@ -191,7 +191,7 @@ static void test_replay_csv(void **state)
                 print_message("case: %s\n", cases[i].file);
                 assert_non_null(want);
                 summary_init(want, &cfg.summary);
-                want_rows = csvread_summary(buf, len, want);
+                want_rows = samplecsv_summary(buf, len, want);
                 if (cases[i].rows != -1)
                         assert_int_equal(want_rows, cases[i].rows);
                 assert_int_equal(recorder_new(&cfg, &ri, &r), 0);

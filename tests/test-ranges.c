@@ -16,6 +16,7 @@
 #include "util/util.h"
 
 #include "helpers/test.h"
+#include "runfiles/runjson.h"
 
 TEST(table)
 {
@@ -147,7 +148,7 @@ TEST(run_json)
                 const char *j = run_json_cases[i].json;
 
                 test_row("%s", j);
-                assert_int_equal(run_info_parse_json(j, strlen(j), &ri), run_json_cases[i].ret);
+                assert_int_equal(runjson_parse(j, strlen(j), &ri), run_json_cases[i].ret);
                 if (run_json_cases[i].ret == 0)
                         run_info_release(&ri);
         }

@@ -20,12 +20,14 @@
 #include <cmocka.h>
 
 #include "model/targets.h"
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "pipeline/recorder.h"
 #include "render/short.h"
 #include "sinks/sink.h"
 #include "util/macro.h"
 #include "util/util.h"
+#include "runfiles/samplecsv.h"
+#include "runfiles/runjson.h"
 
 static char *M(const char *s)
 {
@@ -330,7 +332,7 @@ static void live_run(const char *log_dir, const char *want_dir, struct notes *no
         buf = slurp(want_dir, RUNFILE_CSV, &len);
         assert_non_null(buf);
         assert_int_equal(count_lines(buf, len), (size_t)nticks + 1);
-        assert_int_equal(sample_csv_header(&hdr), 0);
+        assert_int_equal(samplecsv_header(&hdr), 0);
         assert_true(len > hdr.len);
         assert_memory_equal(buf, hdr.p, hdr.len);
         dbuf_release(&hdr);
@@ -350,7 +352,7 @@ static void live_run(const char *log_dir, const char *want_dir, struct notes *no
         /* the facts, parsed back */
         buf = slurp(want_dir, RUNFILE_RUN, &len);
         assert_non_null(buf);
-        assert_int_equal(run_info_parse_json(buf, len, &back), 0);
+        assert_int_equal(runjson_parse(buf, len, &back), 0);
         assert_string_equal(back.run_id, "rec");
         assert_string_equal(back.argv[2], "true");
         run_info_release(&back);

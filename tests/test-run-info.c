@@ -11,6 +11,7 @@
 
 #include "model/run.h"
 #include "util/macro.h"
+#include "runfiles/runjson.h"
 
 /* run_info holds char *; -Wwrite-strings makes literals const */
 static char *M(const char *s)
@@ -42,8 +43,8 @@ static void test_round_trip(void **state)
         struct dbuf b = DBUF_INIT, b2 = DBUF_INIT;
 
         (void)state;
-        assert_int_equal(run_info_to_json(&ri, &b), 0);
-        assert_int_equal(run_info_parse_json(b.p, b.len, &back), 0);
+        assert_int_equal(runjson_format(&ri, &b), 0);
+        assert_int_equal(runjson_parse(b.p, b.len, &back), 0);
         assert_string_equal(back.run_id, ri.run_id);
         assert_string_equal(back.kind, "run");
         assert_string_equal(back.argv[0], "make");
@@ -64,7 +65,7 @@ static void test_round_trip(void **state)
         assert_string_equal(back.exit_comm, "cc1plus");
         assert_string_equal(back.job, "CI build/linux");
         /* and writing it again gives the same bytes */
-        assert_int_equal(run_info_to_json(&back, &b2), 0);
+        assert_int_equal(runjson_format(&back, &b2), 0);
         assert_string_equal(b.p, b2.p);
         run_info_release(&back);
         assert_null(back.run_id);
@@ -86,13 +87,13 @@ static void test_unknowns(void **state)
         struct dbuf b = DBUF_INIT;
 
         (void)state;
-        assert_int_equal(run_info_to_json(&ri, &b), 0);
+        assert_int_equal(runjson_format(&ri, &b), 0);
         assert_non_null(strstr(b.p, "\"end_epoch\": null"));
         assert_non_null(strstr(b.p, "\"run_id\": null"));
         assert_non_null(strstr(b.p, "\"argv\": null"));
         assert_non_null(strstr(b.p, "\"finished\": false"));
         assert_int_equal(b.p[b.len - 1], '\n');
-        assert_int_equal(run_info_parse_json(b.p, b.len, &back), 0);
+        assert_int_equal(runjson_parse(b.p, b.len, &back), 0);
         assert_null(back.run_id);
         assert_null(back.argv);
         assert_null(back.job);
@@ -108,13 +109,13 @@ static void test_unknowns(void **state)
         {
                 static const char bad[] = "{\"job\": 42, \"exit_code\": 3}";
 
-                assert_int_equal(run_info_parse_json(bad, sizeof(bad) - 1, &back), 0);
+                assert_int_equal(runjson_parse(bad, sizeof(bad) - 1, &back), 0);
                 assert_null(back.job);
                 assert_int_equal(back.exit_code, 3);
                 run_info_release(&back);
         }
         /* absent members keep their "unknown" values */
-        assert_int_equal(run_info_parse_json("{}", 2, &back), 0);
+        assert_int_equal(runjson_parse("{}", 2, &back), 0);
         assert_true(isnan(back.start_epoch) && isnan(back.end_epoch));
         assert_int_equal(back.exit_code, -1);
         run_info_release(&back);
@@ -130,8 +131,8 @@ static void test_invalid_utf8(void **state)
         struct dbuf b = DBUF_INIT;
 
         (void)state;
-        assert_int_equal(run_info_to_json(&ri, &b), 0);
-        assert_int_equal(run_info_parse_json(b.p, b.len, &back), 0);
+        assert_int_equal(runjson_format(&ri, &b), 0);
+        assert_int_equal(runjson_parse(b.p, b.len, &back), 0);
         assert_string_equal(back.argv[1], "caf\xc3\xa9");
         assert_string_equal(back.argv[2], "bad\xef\xbf\xbd\xef\xbf\xbd");
         assert_string_equal(back.argv[3], "\xef\xbf\xbd\xef\xbf\xbd");
@@ -239,7 +240,7 @@ static void test_run_id(void **state)
                                  ? "a\\u001b]0;t\\u0007"
                                  : cases[i].in);
                 assert_true(n > 0 && (size_t)n < sizeof(json));
-                assert_int_equal(run_info_parse_json(json, (size_t)n, &ri), 0);
+                assert_int_equal(runjson_parse(json, (size_t)n, &ri), 0);
                 assert_string_equal(ri.run_id, cases[i].out);
                 run_info_release(&ri);
         }
@@ -280,7 +281,7 @@ static void test_bad_json(void **state)
                 struct run_info ri = {.run_id = (char *)(uintptr_t)1};
 
                 print_message("case %zu\n", i);
-                assert_int_equal(run_info_parse_json(bad_json[i], strlen(bad_json[i]), &ri),
+                assert_int_equal(runjson_parse(bad_json[i], strlen(bad_json[i]), &ri),
                                  -EINVAL);
                 /* untouched on failure */
                 assert_true(ri.run_id == (char *)(uintptr_t)1);

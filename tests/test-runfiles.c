@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* A run's files (parse/runfiles.h): the names, and targets.json read back
- * as targets_render_json() writes it, with its figures range checked. */
+/* A run's files (runfiles/names.h): the names, and targets.json read back
+ * as targetsjson_format() writes it, with its figures range checked. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,8 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "model/targets.h"
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
+#include "runfiles/targetsjson.h"
 #include "util/dbuf.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -151,9 +154,9 @@ static void test_targets_roundtrip(void **state)
         targets_keep_edge(ts, 2500, 3000, "app", 3);
         ts->ninja_mtime = 1796140000.25;
         ts->ninja_max_end_ms = 3100; /* an edge not kept ended later */
-        assert_int_equal(targets_render_json(ts, f, &out), 0);
+        assert_int_equal(targetsjson_format(ts, f, &out), 0);
 
-        assert_int_equal(runfiles_targets_parse(out.p, out.len, g, back), 2);
+        assert_int_equal(targetsjson_parse(out.p, out.len, g, back), 2);
         assert_int_equal(g->n, 2);
         assert_string_equal(g->t[0].name, "app");
         assert_true(g->t[0].start_s == 1 && g->t[0].end_s == 9 && g->t[0].duration_s == 8);
@@ -224,9 +227,8 @@ static void test_targets_ranges(void **state)
 
                 print_message("case %zu: %s\n", i, cases[i].json);
                 assert_non_null(f);
-                assert_int_equal(
-                    runfiles_targets_parse(cases[i].json, strlen(cases[i].json), f, NULL),
-                    cases[i].ret);
+                assert_int_equal(targetsjson_parse(cases[i].json, strlen(cases[i].json), f, NULL),
+                                 cases[i].ret);
                 if (cases[i].ret > 0) {
                         assert_int_equal(f->t[0].steps_set, cases[i].steps_set);
                         assert_int_equal(f->t[0].steps, cases[i].steps);
@@ -245,9 +247,13 @@ static void test_targets_ninja_log(void **state)
                 uint32_t nedgev;
                 int64_t max_end_ms;
         } cases[] = {
-            {"{\"ninja_log\":{\"mtime\":1e9,\"max_end_ms\":9,\"edges\":[[0,5,\"a\"],[1,2,\"b\"]]}}", 2, 9},
-            {"{\"ninja_log\":{\"mtime\":1e9,\"edges\":[[5,1,\"a\"],[-1,2,\"b\"],[0,1e20,\"c\"]]}}", 0, 0},
-            {"{\"ninja_log\":{\"mtime\":1e9,\"edges\":[[0,1],[0,1,2],[0,1,\"x\",4],{},\"e\",[0,3,\"ok\"]]}}", 1, 3},
+            {"{\"ninja_log\":{\"mtime\":1e9,\"max_end_ms\":9,\"edges\":[[0,5,\"a\"],[1,2,\"b\"]]}}",
+             2, 9},
+            {"{\"ninja_log\":{\"mtime\":1e9,\"edges\":[[5,1,\"a\"],[-1,2,\"b\"],[0,1e20,\"c\"]]}}",
+             0, 0},
+            {"{\"ninja_log\":{\"mtime\":1e9,\"edges\":[[0,1],[0,1,2],[0,1,\"x\",4],{},\"e\",[0,3,"
+             "\"ok\"]]}}",
+             1, 3},
             {"{\"ninja_log\":{\"mtime\":1e9,\"max_end_ms\":-5,\"edges\":[[0,7,\"a\"]]}}", 1, 7},
             {"{\"ninja_log\":{\"mtime\":-1,\"edges\":[[0,5,\"a\"]]}}", 0, 0},
             {"{\"ninja_log\":{\"mtime\":1e300,\"edges\":[[0,5,\"a\"]]}}", 0, 0},
@@ -263,7 +269,7 @@ static void test_targets_ninja_log(void **state)
                 print_message("case %zu: %s\n", i, cases[i].json);
                 assert_non_null(f && ts);
                 targets_init(ts);
-                assert_int_equal(runfiles_targets_parse(cases[i].json, strlen(cases[i].json), f, ts), 0);
+                assert_int_equal(targetsjson_parse(cases[i].json, strlen(cases[i].json), f, ts), 0);
                 assert_int_equal(ts->nedgev, cases[i].nedgev);
                 assert_true(ts->ninja_max_end_ms == cases[i].max_end_ms);
                 assert_true(cases[i].nedgev ? ts->ninja_mtime == 1e9 : !(ts->ninja_mtime > 0));
@@ -288,7 +294,7 @@ static void test_targets_caps(void **state)
         (void)state;
         assert_non_null(f && ts);
         targets_init(ts);
-        assert_int_equal(runfiles_targets_parse(cc, strlen(cc), f, ts), 1);
+        assert_int_equal(targetsjson_parse(cc, strlen(cc), f, ts), 1);
         assert_false(f->t[0].ccache.set);
         assert_true(f->t[0].sccache.set);
         assert_int_equal(ts->nslow, 1);
@@ -302,20 +308,96 @@ static void test_targets_caps(void **state)
                 assert_int_equal(dbuf_printf(&b, "%s{\"name\":\"t%d\"}", i ? "," : "", i), 0);
         assert_int_equal(dbuf_puts(&b, "]}"), 0);
         f->n = 0;
-        assert_int_equal(runfiles_targets_parse(b.p, b.len, f, NULL), TARGETS_MAX);
+        assert_int_equal(targetsjson_parse(b.p, b.len, f, NULL), TARGETS_MAX);
         assert_int_equal(f->n, TARGETS_MAX);
         dbuf_release(&b);
         free(ts);
         free(f);
 }
 
+/* A step's exec, its one table both ways: the members in their order, an
+ * unknown figure null, an empty label null; read back the same; a step not
+ * measured is null and reads back not measured. */
+static void test_targets_exec(void **state)
+{
+        static const char want[] =
+            "{\"execs\":2,\"cpu_s\":1.5,\"mem_peak_bytes\":1048576.0,\"anon_peak_bytes\":null,"
+            "\"io_read_bytes\":4096.0,\"io_write_bytes\":0.0,\"net_rx_bytes\":10.0,"
+            "\"net_tx_bytes\":20.0,\"oom_kills\":1.0,\"oom_at_s\":3.25,\"oom_victim\":\"cc1 a.c\","
+            "\"peak_proc\":null,\"peak_proc_bytes\":null}";
+        struct targets *ts = calloc(1, sizeof(*ts)), *back = calloc(1, sizeof(*back));
+        struct run_facts *f = calloc(1, sizeof(*f));
+        struct step_fact st = {.target = -1, .start_s = 1, .end_s = 2, .step = true};
+        struct dbuf out = DBUF_INIT;
+        json_t *j;
+        char *s;
+
+        (void)state;
+        assert_non_null(ts && back && f);
+        targets_init(ts);
+        targets_init(back);
+        step_exec_clear(&st.exec);
+        st.exec.set = true;
+        st.exec.execs = 2;
+        st.exec.cpu_s = 1.5;
+        st.exec.mem_peak_bytes = 1048576;
+        st.exec.io_read_bytes = 4096;
+        st.exec.io_write_bytes = 0;
+        st.exec.net_rx_bytes = 10;
+        st.exec.net_tx_bytes = 20;
+        st.exec.oom_kills = 1;
+        st.exec.oom_at_s = 3.25;
+        copy_utf8_str(st.exec.oom_victim, sizeof(st.exec.oom_victim), "cc1 a.c");
+        j = targetsjson_exec(&st.exec);
+        s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        assert_string_equal(s, want);
+        free(s);
+        json_decref(j);
+
+        copy_utf8_str(st.name, sizeof(st.name), "[2/3] RUN make");
+        assert_int_equal(targets_add_step(ts, &st), 0);
+        step_exec_clear(&st.exec); /* the second step was not measured */
+        assert_int_equal(targets_add_step(ts, &st), 0);
+        assert_int_equal(targetsjson_format(ts, f, &out), 0);
+        assert_int_equal(targetsjson_parse(out.p, out.len, f, back), 0);
+        assert_int_equal(back->nstepv, 2);
+        for (int i = 0; i < 2; i++) {
+                const struct step_exec *a = &ts->stepv[i].exec, *b = &back->stepv[i].exec;
+                const double *x[] = {&a->cpu_s,          &a->mem_peak_bytes, &a->anon_peak_bytes,
+                                     &a->io_read_bytes,  &a->io_write_bytes, &a->net_rx_bytes,
+                                     &a->net_tx_bytes,   &a->oom_kills,      &a->oom_at_s,
+                                     &a->peak_proc_bytes};
+                const double *y[] = {&b->cpu_s,          &b->mem_peak_bytes, &b->anon_peak_bytes,
+                                     &b->io_read_bytes,  &b->io_write_bytes, &b->net_rx_bytes,
+                                     &b->net_tx_bytes,   &b->oom_kills,      &b->oom_at_s,
+                                     &b->peak_proc_bytes};
+
+                assert_int_equal(a->set, b->set);
+                assert_int_equal(a->execs, b->execs);
+                for (size_t k = 0; k < ARRAY_SIZE(x); k++)
+                        assert_true(*x[k] == *y[k] || (isnan(*x[k]) && isnan(*y[k])));
+                assert_string_equal(a->oom_victim, b->oom_victim);
+                assert_string_equal(a->peak_proc, b->peak_proc);
+        }
+        dbuf_release(&out);
+        targets_release(ts);
+        targets_release(back);
+        free(ts);
+        free(back);
+        free(f);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_path),           cmocka_unit_test(test_beside),
-            cmocka_unit_test(test_dir_of),         cmocka_unit_test(test_targets_roundtrip),
-            cmocka_unit_test(test_targets_ranges), cmocka_unit_test(test_targets_caps),
+            cmocka_unit_test(test_path),
+            cmocka_unit_test(test_beside),
+            cmocka_unit_test(test_dir_of),
+            cmocka_unit_test(test_targets_roundtrip),
+            cmocka_unit_test(test_targets_ranges),
+            cmocka_unit_test(test_targets_caps),
             cmocka_unit_test(test_targets_ninja_log),
+            cmocka_unit_test(test_targets_exec),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

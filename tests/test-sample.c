@@ -16,6 +16,7 @@
 #include "model/sample.h"
 #include "util/csv.h"
 #include "util/macro.h"
+#include "runfiles/samplecsv.h"
 
 #define HEADER                                                                                     \
         "epoch,iso,elapsed_s,load1,cpu_pct,mem_used_mb,mem_avail_mb,mem_pct,swap_used_mb,"         \
@@ -145,14 +146,14 @@ static void test_round_is_row(void **state)
 {
         struct csv_record rec = CSV_RECORD_INIT;
         struct dbuf b = DBUF_INIT;
-        struct sample_colmap m;
+        struct samplecsv_colmap m;
         uint64_t seed = 42;
         size_t used;
 
         (void)state;
-        assert_int_equal(sample_csv_header(&b), 0);
+        assert_int_equal(samplecsv_header(&b), 0);
         parse_one(b.p, &rec);
-        assert_int_equal(sample_colmap_init(&m, &rec), 0);
+        assert_int_equal(samplecsv_colmap_init(&m, &rec), 0);
         for (int i = 0; i < 20000; i++) {
                 struct sample s, r, back;
 
@@ -170,9 +171,9 @@ static void test_round_is_row(void **state)
                 s.mem_used_bytes = (double)(rng_next(&seed) >> 30) * 1024;   /* kB from meminfo */
                 s.disk_avail_bytes = (double)(rng_next(&seed) >> 20) * 4096; /* blocks */
                 dbuf_reset(&b);
-                assert_int_equal(sample_csv_format(&s, &b), 0);
+                assert_int_equal(samplecsv_format(&s, &b), 0);
                 assert_true(csv_parse_record(b.p, b.len, &rec, &used) > 0);
-                assert_int_equal(sample_from_record(&m, &rec, &back), 0);
+                assert_int_equal(samplecsv_from_record(&m, &rec, &back), 0);
                 sample_round(&s, &r);
                 for (size_t c = 0; c < sample_column_count(); c++) {
                         enum sample_column_type t;
@@ -220,7 +221,7 @@ static void test_format_is_printf(void **state)
                 s.cpu_pct = x;
                 s.mem_used_bytes = x * SAMPLE_MIB;
                 dbuf_reset(&b);
-                assert_int_equal(sample_csv_format(&s, &b), 0);
+                assert_int_equal(samplecsv_format(&s, &b), 0);
                 assert_true(csv_parse_record(b.p, b.len, &rec, &used) > 0);
                 for (int k = 0; k < 4; k++) {
                         char want[64];
@@ -247,7 +248,7 @@ static void test_header(void **state)
         struct dbuf b = DBUF_INIT;
 
         (void)state;
-        assert_int_equal(sample_csv_header(&b), 0);
+        assert_int_equal(samplecsv_header(&b), 0);
         assert_string_equal(b.p, HEADER "\r\n");
         dbuf_release(&b);
 }
@@ -279,7 +280,7 @@ static void test_format(void **state)
         struct dbuf b = DBUF_INIT;
 
         (void)state;
-        assert_int_equal(sample_csv_format(&s, &b), 0);
+        assert_int_equal(samplecsv_format(&s, &b), 0);
         assert_string_equal(
             b.p, "1764430820.123,2025-11-29T15:40:20.123Z,12.346,3.14,87.2,12346,"
                  "4000,75.5,0,123.46,45.0,7,cmake --build,\"CXX a,\"\"b\"\".o\"" CG_EMPTY "\r\n");
@@ -298,7 +299,7 @@ static void test_format_unknown(void **state)
         s.cpu_pct = INFINITY;
         s.load1 = -0.001;                      /* rounds to zero: no "-0.00" */
         s.mem_used_bytes = 1e300 * SAMPLE_MIB; /* would not read back as a plain decimal */
-        assert_int_equal(sample_csv_format(&s, &b), 0);
+        assert_int_equal(samplecsv_format(&s, &b), 0);
         assert_string_equal(b.p, ",,,0.00,,,,,,,,,," CG_EMPTY "\r\n");
         dbuf_release(&b);
 }
@@ -308,18 +309,18 @@ static void test_round_trip(void **state)
         struct sample s = example(), t;
         struct dbuf b = DBUF_INIT;
         struct csv_record hdr = CSV_RECORD_INIT, rec = CSV_RECORD_INIT;
-        struct sample_colmap m;
+        struct samplecsv_colmap m;
 
         (void)state;
-        assert_int_equal(sample_csv_header(&b), 0);
+        assert_int_equal(samplecsv_header(&b), 0);
         parse_one(b.p, &hdr);
-        assert_int_equal(sample_colmap_init(&m, &hdr), 0);
+        assert_int_equal(samplecsv_colmap_init(&m, &hdr), 0);
         assert_int_equal(m.nfields, 45);
         dbuf_reset(&b);
         s.context = "line1\r\nline2 \xff\xfe";
-        assert_int_equal(sample_csv_format(&s, &b), 0);
+        assert_int_equal(samplecsv_format(&s, &b), 0);
         parse_one(b.p, &rec);
-        assert_int_equal(sample_from_record(&m, &rec, &t), 0);
+        assert_int_equal(samplecsv_from_record(&m, &rec, &t), 0);
         assert_true(t.epoch == 1764430820.123);
         assert_true(t.elapsed_s == 12.346);
         assert_true(t.load1 == 3.14);
@@ -352,7 +353,7 @@ static void test_strings_capped(void **state)
         sample_clear(&s);
         s.stage = big;
         s.context = big;
-        assert_int_equal(sample_csv_format(&s, &b), 0);
+        assert_int_equal(samplecsv_format(&s, &b), 0);
         parse_one(b.p, &rec);
         assert_int_equal(rec.len[12], SAMPLE_STAGE_MAX);
         assert_int_equal(rec.len[13], SAMPLE_CONTEXT_MAX);
@@ -398,18 +399,18 @@ static const struct junk_case junk_cases[] = {
 static void test_junk_rows(void **state)
 {
         struct csv_record hdr = CSV_RECORD_INIT, rec = CSV_RECORD_INIT;
-        struct sample_colmap m;
+        struct samplecsv_colmap m;
 
         (void)state;
         /* A CSV of an older buildtel: the seed's columns only. */
         parse_one(SEED_HEADER "\r\n", &hdr);
-        assert_int_equal(sample_colmap_init(&m, &hdr), 0);
+        assert_int_equal(samplecsv_colmap_init(&m, &hdr), 0);
         for (size_t i = 0; i < ARRAY_SIZE(junk_cases); i++) {
                 struct sample s = {.epoch = 42.0, .stage = "untouched"};
 
                 print_message("row %zu\n", i);
                 parse_one(junk_cases[i].row, &rec);
-                assert_int_equal(sample_from_record(&m, &rec, &s), junk_cases[i].ret);
+                assert_int_equal(samplecsv_from_record(&m, &rec, &s), junk_cases[i].ret);
                 if (junk_cases[i].ret < 0) {
                         assert_true(s.epoch == 42.0);
                         assert_string_equal(s.stage, "untouched");
@@ -419,7 +420,7 @@ static void test_junk_rows(void **state)
         parse_one("1.5,not a time,,,,,,,,,,,,\r\n", &rec);
         {
                 struct sample s;
-                assert_int_equal(sample_from_record(&m, &rec, &s), 0);
+                assert_int_equal(samplecsv_from_record(&m, &rec, &s), 0);
                 assert_true(s.epoch == 1.5);
                 assert_true(isnan(s.elapsed_s) && isnan(s.cpu_pct) && isnan(s.compilers));
                 assert_string_equal(s.context, "");
@@ -447,21 +448,21 @@ static const struct header_case header_cases[] = {
 static void test_headers(void **state)
 {
         struct csv_record rec = CSV_RECORD_INIT;
-        struct sample_colmap m;
+        struct samplecsv_colmap m;
 
         (void)state;
         for (size_t i = 0; i < ARRAY_SIZE(header_cases); i++) {
                 parse_one(header_cases[i].hdr, &rec);
-                assert_int_equal(sample_colmap_init(&m, &rec), header_cases[i].ret);
+                assert_int_equal(samplecsv_colmap_init(&m, &rec), header_cases[i].ret);
         }
 
         /* a reversed layout reads each value from its own column */
         parse_one(header_cases[2].hdr, &rec);
-        assert_int_equal(sample_colmap_init(&m, &rec), 0);
+        assert_int_equal(samplecsv_colmap_init(&m, &rec), 0);
         parse_one("ctx,stg,3,,,,,,,,,2.5,,100.25\r\n", &rec);
         {
                 struct sample s;
-                assert_int_equal(sample_from_record(&m, &rec, &s), 0);
+                assert_int_equal(samplecsv_from_record(&m, &rec, &s), 0);
                 assert_true(s.epoch == 100.25);
                 assert_true(s.elapsed_s == 2.5);
                 assert_true(s.compilers == 3);
@@ -477,7 +478,7 @@ static void test_cg_columns(void **state)
         struct sample s = example(), t;
         struct dbuf b = DBUF_INIT;
         struct csv_record hdr = CSV_RECORD_INIT, rec = CSV_RECORD_INIT;
-        struct sample_colmap m;
+        struct samplecsv_colmap m;
 
         (void)state;
         s.cg_mode = "hybrid";
@@ -487,14 +488,14 @@ static void test_cg_columns(void **state)
         s.top_proc = "cc1plus a/b \"c\".cpp";
         s.top_proc_bytes = 100.25 * SAMPLE_MIB;
         s.top_pid = 4242;
-        assert_int_equal(sample_csv_header(&b), 0);
+        assert_int_equal(samplecsv_header(&b), 0);
         parse_one(b.p, &hdr);
-        assert_int_equal(sample_colmap_init(&m, &hdr), 0);
+        assert_int_equal(samplecsv_colmap_init(&m, &hdr), 0);
         dbuf_reset(&b);
-        assert_int_equal(sample_csv_format(&s, &b), 0);
+        assert_int_equal(samplecsv_format(&s, &b), 0);
         assert_non_null(strstr(b.p, ",hybrid,1.235,,,512.0,1,"));
         parse_one(b.p, &rec);
-        assert_int_equal(sample_from_record(&m, &rec, &t), 0);
+        assert_int_equal(samplecsv_from_record(&m, &rec, &t), 0);
         assert_string_equal(t.cg_mode, "hybrid");
         assert_true(t.cg_cpu_user_s == 1.235);
         assert_true(isnan(t.cg_cpu_sys_s));
@@ -508,14 +509,14 @@ static void test_cg_columns(void **state)
 
         /* the seed's header alone: the build's columns are unknown */
         parse_one(SEED_HEADER "\r\n", &hdr);
-        assert_int_equal(sample_colmap_init(&m, &hdr), 0);
+        assert_int_equal(samplecsv_colmap_init(&m, &hdr), 0);
         parse_one("1.5,x,2,0.5,10,100,200,30,0,50,40,1,s,c\r\n", &rec);
-        assert_int_equal(sample_from_record(&m, &rec, &t), 0);
+        assert_int_equal(samplecsv_from_record(&m, &rec, &t), 0);
         assert_string_equal(t.cg_mode, "");
         assert_true(isnan((t.cg_mem_peak_bytes / SAMPLE_MIB)) && isnan(t.top_pid));
         /* but a seed column missing is still not a buildtel CSV */
         parse_one("epoch,iso,elapsed_s\r\n", &hdr);
-        assert_int_equal(sample_colmap_init(&m, &hdr), -EINVAL);
+        assert_int_equal(samplecsv_colmap_init(&m, &hdr), -EINVAL);
 
         dbuf_release(&b);
         csv_record_release(&hdr);

@@ -29,7 +29,7 @@
 #include "model/targets.h"
 #include "model/units.h"
 #include "parse/otelenv.h"
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "render/prom.h"
 #include "render/report.h"
 #include "render/summary.h"
@@ -39,6 +39,10 @@
 #include "store/store.h"
 #include "util/macro.h"
 #include "util/util.h"
+#include "runfiles/samplecsv.h"
+#include "runfiles/runjson.h"
+#include "runfiles/targetsjson.h"
+#include "runfiles/unitscsv.h"
 
 #define NSAMPLES 3
 
@@ -262,15 +266,15 @@ static void assert_bytes(const struct dbuf *got, const struct dbuf *want)
 
 static void want_runinfo(struct fx *x, struct dbuf *w)
 {
-        assert_int_equal(run_info_to_json(&x->ri, w), 0);
+        assert_int_equal(runjson_format(&x->ri, w), 0);
 }
 
 static void want_csv(struct fx *x, struct dbuf *w)
 {
-        assert_int_equal(sample_csv_header(w), 0);
+        assert_int_equal(samplecsv_header(w), 0);
         for (size_t i = 0; i < NSAMPLES; i++)
                 assert_int_equal(
-                    (x->ctx.csv_safe ? sample_csv_format_safe : sample_csv_format)(&x->s[i], w), 0);
+                    (x->ctx.csv_safe ? samplecsv_format_safe : samplecsv_format)(&x->s[i], w), 0);
 }
 
 static void want_buildlog(struct fx *x, struct dbuf *w)
@@ -290,12 +294,12 @@ static void want_summary_json(struct fx *x, struct dbuf *w)
 
 static void want_targets(struct fx *x, struct dbuf *w)
 {
-        assert_int_equal(targets_render_json(x->ts, &x->facts, w), 0);
+        assert_int_equal(targetsjson_format(x->ts, &x->facts, w), 0);
 }
 
 static void want_units(struct fx *x, struct dbuf *w)
 {
-        assert_int_equal(units_csv_format(x->units, w), 0);
+        assert_int_equal(unitscsv_format(x->units, w), 0);
 }
 
 static void want_report(struct fx *x, struct dbuf *w)

@@ -18,10 +18,11 @@
 #include "model/targets.h"
 #include "render/summary.h"
 #include "sinks/sink.h"
-#include "parse/csvread.h"
+#include "runfiles/samplecsv.h"
 #include "util/csv.h"
 #include "util/macro.h"
 #include "util/util.h"
+#include "runfiles/runjson.h"
 
 /* run_info holds char *; -Wwrite-strings makes literals const */
 static char *M(const char *s)
@@ -163,7 +164,7 @@ static void test_live_equals_file(void **state)
         struct dbuf csv = DBUF_INIT, row = DBUF_INIT, rj = DBUF_INIT;
         struct dbuf out_live = DBUF_INIT, out_file = DBUF_INIT;
         struct csv_record rec = CSV_RECORD_INIT;
-        struct sample_colmap m;
+        struct samplecsv_colmap m;
         size_t consumed;
         const int n = 200;
 
@@ -172,9 +173,9 @@ static void test_live_equals_file(void **state)
         assert_non_null(file);
         summary_init(live, NULL);
         summary_init(file, NULL);
-        assert_int_equal(sample_csv_header(&csv), 0);
+        assert_int_equal(samplecsv_header(&csv), 0);
         assert_true(csv_parse_record(csv.p, csv.len, &rec, &consumed) > 0);
-        assert_int_equal(sample_colmap_init(&m, &rec), 0);
+        assert_int_equal(samplecsv_colmap_init(&m, &rec), 0);
 
         for (int i = 0; i < n; i++) {
                 struct sample s, back;
@@ -208,20 +209,20 @@ static void test_live_equals_file(void **state)
                 s.top_pid = (i % 3) ? 1000 + i / 10 : NAN;
 
                 dbuf_reset(&row);
-                assert_int_equal(sample_csv_format(&s, &row), 0);
+                assert_int_equal(samplecsv_format(&s, &row), 0);
                 assert_int_equal(dbuf_append(&csv, row.p, row.len), 0);
                 assert_true(csv_parse_record(row.p, row.len, &rec, &consumed) > 0);
                 assert_int_equal(consumed, row.len);
-                assert_int_equal(sample_from_record(&m, &rec, &back), 0);
+                assert_int_equal(samplecsv_from_record(&m, &rec, &back), 0);
                 /* the live path: the sample as read, no text read back */
                 summary_add(live, &s);
         }
-        assert_int_equal(csvread_summary(csv.p, csv.len, file), n);
+        assert_int_equal(samplecsv_summary(csv.p, csv.len, file), n);
         assert_int_equal(file->skipped_rows, 0);
 
         /* the file path also reads its run facts back from run.json */
-        assert_int_equal(run_info_to_json(&ri, &rj), 0);
-        assert_int_equal(run_info_parse_json(rj.p, rj.len, &ri_file), 0);
+        assert_int_equal(runjson_format(&ri, &rj), 0);
+        assert_int_equal(runjson_parse(rj.p, rj.len, &ri_file), 0);
 
         assert_int_equal(summary_render_json(live, &ri, &out_live), 0);
         assert_int_equal(summary_render_json(file, &ri_file, &out_file), 0);
@@ -276,7 +277,7 @@ static void test_skipped_rows(void **state)
         buf = load("torn-junk.csv", &len);
         /* good: 100, 104 (quoted newline), 105; skipped: wrong count, "ten",
          * stray quote, empty line, torn last row */
-        assert_int_equal(csvread_summary(buf, len, s), 3);
+        assert_int_equal(samplecsv_summary(buf, len, s), 3);
         assert_int_equal(s->skipped_rows, 5);
         assert_int_equal(s->samples, 3);
         assert_true(s->first_epoch == 100 && s->last_epoch == 105);
@@ -290,19 +291,19 @@ static void test_skipped_rows(void **state)
         assert_true(s->compilers_peak.value == 4);
         /* row 104's context spans two lines */
         summary_init(s, &(struct summary_config){.near_oom_mb = 2950, .low_disk_gb = 20});
-        assert_int_equal(csvread_summary(buf, len, s), 3);
+        assert_int_equal(samplecsv_summary(buf, len, s), 3);
         assert_string_equal(s->near_oom_first.context, "multi\nline, context");
         free(buf);
 
         summary_init(s, NULL);
         buf = load("not-buildtel.csv", &len);
-        assert_int_equal(csvread_summary(buf, len, s), -EINVAL);
+        assert_int_equal(samplecsv_summary(buf, len, s), -EINVAL);
         free(buf);
-        assert_int_equal(csvread_summary("", 0, s), -EINVAL);
-        assert_int_equal(csvread_summary("epoch,iso", 9, s), -EINVAL);
+        assert_int_equal(samplecsv_summary("", 0, s), -EINVAL);
+        assert_int_equal(samplecsv_summary("epoch,iso", 9, s), -EINVAL);
 
         buf = load("header-only.csv", &len);
-        assert_int_equal(csvread_summary(buf, len, s), 0);
+        assert_int_equal(samplecsv_summary(buf, len, s), 0);
         assert_int_equal(s->skipped_rows, 0);
         free(buf);
         free(s);
@@ -336,7 +337,7 @@ static void test_golden(void **state)
         assert_non_null(s);
         summary_init(s, NULL);
         buf = load("small.csv", &len);
-        assert_int_equal(csvread_summary(buf, len, s), 4);
+        assert_int_equal(samplecsv_summary(buf, len, s), 4);
         assert_int_equal(summary_render_json(s, &ri, &out), 0);
         want = load("small.summary.json", &wlen);
         assert_string_equal(out.p, want);

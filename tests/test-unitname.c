@@ -13,6 +13,7 @@
 #include "util/macro.h"
 
 #include "helpers/test.h"
+#include "runfiles/unitscsv.h"
 
 /* ---- lexical resolution ---- */
 
@@ -245,18 +246,18 @@ TEST(csv_path)
         assert_int_equal(units_new(&u), 0);
         assert_int_equal(units_see(u, &a), 0);
         assert_int_equal(units_see(u, &c), 0);
-        assert_int_equal(units_csv_format(u, &b), 0);
+        assert_int_equal(unitscsv_format(u, &b), 0);
         print_message("%s", b.p);
         assert_non_null(strstr(b.p, ",/p/a/x.c\r\n"));
         assert_int_equal(units_new(&back), 0);
-        assert_int_equal(units_csv_parse(b.p, b.len, back, &skipped), 2);
+        assert_int_equal(unitscsv_parse(b.p, b.len, back, &skipped), 2);
         assert_int_equal(skipped, 0);
         rows = units_rows(back, &n);
         assert_int_equal(n, 2); /* one name, two files: both kept */
         assert_string_equal(rows[1].path, "/p/b/x.c");
         units_free(back);
         assert_int_equal(units_new(&back), 0);
-        assert_int_equal(units_csv_parse(old, sizeof(old) - 1, back, &skipped), 1);
+        assert_int_equal(unitscsv_parse(old, sizeof(old) - 1, back, &skipped), 1);
         rows = units_rows(back, &n);
         assert_string_equal(rows[0].path, "");
         units_free(back);

@@ -13,6 +13,7 @@
 
 #include "model/units.h"
 #include "util/macro.h"
+#include "runfiles/unitscsv.h"
 
 /* ---- observations ---- */
 
@@ -272,9 +273,9 @@ static void test_csv_round_trip(void **state)
                                                seen[i].t + 1.0 / 3.0, seen[i].mb / 7.0,
                                                seen[i].cpu),
                                  0);
-        assert_int_equal(units_csv_format(u, &out), 0);
+        assert_int_equal(unitscsv_format(u, &out), 0);
         assert_int_equal(units_new(&v), 0);
-        assert_int_equal(units_csv_parse(out.p, out.len, v, &skipped), 4);
+        assert_int_equal(unitscsv_parse(out.p, out.len, v, &skipped), 4);
         assert_int_equal(skipped, 0);
         na = units_top(u, a, ARRAY_SIZE(a));
         nb = units_top(v, b, ARRAY_SIZE(b));
@@ -290,7 +291,7 @@ static void test_csv_round_trip(void **state)
         units_free(v);
 
         assert_int_equal(units_new(&v), 0);
-        assert_int_equal(units_csv_parse(junk, strlen(junk), v, &skipped), 2);
+        assert_int_equal(unitscsv_parse(junk, strlen(junk), v, &skipped), 2);
         assert_int_equal(skipped, 4);
         nb = units_top(v, b, ARRAY_SIZE(b));
         assert_int_equal(nb, 2);
@@ -298,7 +299,7 @@ static void test_csv_round_trip(void **state)
         assert_string_equal(b[1].tool, "ld, gold");
         assert_string_equal(b[1].name, "a \"b\".so");
         assert_true(isnan(b[1].peak_mb));
-        assert_int_equal(units_csv_parse("name,x\r\n", 8, v, NULL), -EINVAL);
+        assert_int_equal(unitscsv_parse("name,x\r\n", 8, v, NULL), -EINVAL);
         units_free(v);
         units_free(u);
         dbuf_release(&out);

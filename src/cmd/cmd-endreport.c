@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "render/report.h"
 #include "render/short.h"
 #include "util/macro.h"

@@ -14,6 +14,7 @@
 #include "model/ranges.h"
 #include "store/history.h"
 #include "util/util.h"
+#include "render/jsonw.h"
 
 int history_opts_parse(const char *cmd, int argc, char **argv, struct history_opts *o,
                        int *ret_optind)
@@ -149,7 +150,7 @@ json_t *history_json_count(int64_t v)
 
 json_t *history_json_str(const char *s)
 {
-        return s ? run_json_string(s) : json_null();
+        return s ? jsonw_str(s) : json_null();
 }
 
 void history_run_result(const struct store_run *r, char *buf, size_t len)
@@ -172,7 +173,7 @@ static json_t *argv_json(char *const *argv)
         json_t *a = json_array();
 
         for (size_t i = 0; a && argv && argv[i]; i++)
-                if (json_array_append_new(a, run_json_string(argv[i])) < 0) {
+                if (json_array_append_new(a, jsonw_str(argv[i])) < 0) {
                         json_decref(a);
                         return NULL;
                 }

@@ -17,14 +17,14 @@
 #include "cmd/cmd-common.h"
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "pipeline/recorder.h"
 #include "store/history.h"
 #include "store/store.h"
 #include "util/macro.h"
 #include "util/util.h"
 
-/* The files a run writes are every kind of parse/runfiles.h, by name, in
+/* The files a run writes are every kind of runfiles/names.h, by name, in
  * its log directory: nothing else is ever removed. The name of kind k for
  * run_id into buf; false when it does not fit. */
 static bool run_file_name(const char *run_id, int k, char *buf, size_t len)

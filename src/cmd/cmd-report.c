@@ -10,7 +10,7 @@
 
 #include "cmd/cmd-common.h"
 #include "cmd/cmd.h"
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "pipeline/replay.h"
 #include "sinks/sink.h"
 #include "util/outfile.h"

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd-common.h"
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "model/figures.h"
 #include "render/trace.h"
 #include "parse/ninjalog.h"

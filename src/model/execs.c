@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "model/execs.h"
 
-#include <jansson.h>
 #include <math.h>
 #include <string.h>
 
-#include "model/run.h"
 #include "model/targets.h"
 
 double execs_sum(double a, double b)
@@ -75,69 +73,4 @@ void execs_target(const struct step_fact *v, uint32_t n, int target, struct targ
                 t.cpu_s = execs_sum(t.cpu_s, e->cpu_s);
         }
         *ret = t;
-}
-
-static json_t *num(double d)
-{
-        return isfinite(d) ? json_real(d) : json_null();
-}
-
-static json_t *text_or_null(const char *s)
-{
-        return s[0] ? run_json_string(s) : json_null();
-}
-
-json_t *execs_step_json(const struct step_exec *e)
-{
-        if (!e->set)
-                return json_null();
-        return json_pack(
-            "{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "execs", (json_int_t)e->execs,
-            "cpu_s", num(e->cpu_s), "mem_peak_bytes", num(e->mem_peak_bytes), "anon_peak_bytes",
-            num(e->anon_peak_bytes), "io_read_bytes", num(e->io_read_bytes), "io_write_bytes",
-            num(e->io_write_bytes), "net_rx_bytes", num(e->net_rx_bytes), "net_tx_bytes",
-            num(e->net_tx_bytes), "oom_kills", num(e->oom_kills), "oom_at_s", num(e->oom_at_s),
-            "oom_victim", text_or_null(e->oom_victim), "peak_proc", text_or_null(e->peak_proc),
-            "peak_proc_bytes", num(e->peak_proc_bytes));
-}
-
-static double jnum(json_t *o, const char *key)
-{
-        json_t *v = json_object_get(o, key);
-
-        return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static void jtext(json_t *o, const char *key, char *dst, size_t cap)
-{
-        const char *s = json_string_value(json_object_get(o, key));
-        size_t n = s ? strlen(s) : 0;
-
-        n = n < cap ? n : cap - 1;
-        memcpy(dst, s ? s : "", n);
-        dst[n] = '\0';
-}
-
-void execs_step_from_json(json_t *o, struct step_exec *e)
-{
-        json_t *n = json_object_get(o, "execs");
-
-        step_exec_clear(e);
-        if (!json_is_object(o) || !json_is_integer(n) || json_integer_value(n) < 0)
-                return;
-        e->set = true;
-        e->execs =
-            (uint32_t)(json_integer_value(n) > UINT32_MAX ? UINT32_MAX : json_integer_value(n));
-        e->cpu_s = jnum(o, "cpu_s");
-        e->mem_peak_bytes = jnum(o, "mem_peak_bytes");
-        e->anon_peak_bytes = jnum(o, "anon_peak_bytes");
-        e->io_read_bytes = jnum(o, "io_read_bytes");
-        e->io_write_bytes = jnum(o, "io_write_bytes");
-        e->net_rx_bytes = jnum(o, "net_rx_bytes");
-        e->net_tx_bytes = jnum(o, "net_tx_bytes");
-        e->oom_kills = jnum(o, "oom_kills");
-        e->oom_at_s = jnum(o, "oom_at_s");
-        e->peak_proc_bytes = jnum(o, "peak_proc_bytes");
-        jtext(o, "oom_victim", e->oom_victim, sizeof(e->oom_victim));
-        jtext(o, "peak_proc", e->peak_proc, sizeof(e->peak_proc));
 }

@@ -77,10 +77,3 @@ struct step_fact;
 /* Over the steps v[0..n) of target (an index in the targets model; -1 the
  * whole build). */
 void execs_target(const struct step_fact *v, uint32_t n, int target, struct target_exec *ret);
-
-/* A step's figures as a JSON object (a json_t *, new reference), JSON null
- * when not measured (targets.json, the summary JSON); and read back
- * (anything but such an object reads as not measured). */
-struct json_t;
-struct json_t *execs_step_json(const struct step_exec *e);
-void execs_step_from_json(struct json_t *o, struct step_exec *e);

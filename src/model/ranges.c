@@ -9,7 +9,7 @@
  * every later conversion (to time_t, to int64, to a 4-digit year, to a
  * double that still counts in ones) is defined and exact. */
 const struct range ranges[RANGE_KINDS] = {
-    /* What sample_csv_format() writes at all: larger reads back as junk. */
+    /* What the CSV writer writes at all: larger reads back as junk. */
     [RANGE_ANY] = {"any", -1e15, 1e15},
     /* 1970-01-01 to 9999-12-31T23:59:59Z: ISO 8601 with a 4-digit year. */
     [RANGE_EPOCH] = {"epoch", 0.0, 253402300799.0},

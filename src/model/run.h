@@ -40,19 +40,6 @@ struct run_info {
 /* Free every owned member and zero the struct; NULL is a no-op. */
 void run_info_release(struct run_info *ri);
 
-/* Serialize as a JSON object (2-space indent, fixed key order, trailing
- * newline) appended to out. NULL strings and NAN times are null; doubles
- * are written with 17 significant digits so they parse back bit for bit.
- * Strings that are not valid UTF-8 (argv and cwd may hold any bytes) get
- * each offending byte replaced by U+FFFD: JSON cannot carry raw bytes, and
- * the summary only shows them. Returns 0 or -ENOMEM. */
-int run_info_to_json(const struct run_info *ri, struct dbuf *out);
-
-/* Parse what run_info_to_json() wrote. On success *ret owns copies of every
- * string. Returns 0, or -EINVAL for anything else (missing members keep
- * their "unknown" values: NAN times, exit_code -1). */
-int run_info_parse_json(const char *buf, size_t len, struct run_info *ret);
-
 /* The rule of --run-id: 1 to 64 of [A-Za-z0-9._-], not starting with '.'
  * or '-'. A run id names files (resources-<id>.csv, report-<id>.html). */
 bool run_id_is_valid(const char *s);
@@ -71,11 +58,6 @@ int run_id_sanitize(char **id);
  * C0 or C1 control, DEL, and bidi or other invisible format character
  * (U+200E/F, U+202A-E, U+2066-9, U+061C, ...). Returns 0 or -ENOMEM. */
 int run_append_utf8_lossy(struct dbuf *out, const char *s, size_t len, bool no_controls);
-
-/* A new jansson string (a json_t *) holding s as run_append_utf8_lossy()
- * cleans it, or NULL when s is NULL or memory ran out. */
-struct json_t;
-struct json_t *run_json_string(const char *s);
 
 struct summary;
 struct targets;

@@ -4,24 +4,19 @@
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/ranges.h"
 #include "util/macro.h"
-#include "util/util.h"
 
-enum column_kind {
-        COL_NUM, /* double in struct sample, fixed decimals */
-        COL_ISO, /* derived from epoch when writing, ignored when reading */
-        COL_STR, /* const char * in struct sample */
-};
+#define COL_NUM SAMPLE_COLUMN_NUMBER /* double in struct sample, fixed decimals */
+#define COL_ISO SAMPLE_COLUMN_ISO    /* derived from epoch when writing, ignored when reading */
+#define COL_STR SAMPLE_COLUMN_TEXT   /* const char * in struct sample */
 
 struct column {
         const char *name;
-        enum column_kind kind;
+        enum sample_column_type kind;
         int precision; /* decimals, COL_NUM only */
         size_t offset; /* in struct sample; unused for COL_ISO */
         size_t max;    /* COL_STR: bytes written at most */
@@ -85,10 +80,6 @@ static const struct column columns[] = {
     {"oom_victim_pid", COL_NUM, 0, offsetof(struct sample, oom_victim_pid), 0, 1},
 };
 
-/* The seed's columns, which every buildtel CSV has; the rest may be missing
- * in a file written before they were added. */
-#define SEED_COLUMNS 14
-
 static_assert(ARRAY_SIZE(columns) <= SAMPLE_COLUMNS_MAX, "grow SAMPLE_COLUMNS_MAX");
 
 static double *num_at(struct sample *s, const struct column *c)
@@ -138,27 +129,6 @@ void sample_clear(struct sample *s)
         }
 }
 
-int sample_csv_header(struct dbuf *b)
-{
-        size_t old = b->len;
-        int r = 0;
-
-        for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(columns); i++) {
-                if (i > 0)
-                        r = dbuf_append(b, ",", 1);
-                if (r >= 0)
-                        r = dbuf_puts(b, columns[i].name);
-        }
-        if (r >= 0)
-                r = dbuf_append(b, "\r\n", 2);
-        if (r < 0) {
-                b->len = old;
-                if (b->p)
-                        b->p[old] = '\0';
-        }
-        return r;
-}
-
 static const double powers_of_ten[] = {1, 10, 100, 1000, 10000, 100000, 1000000};
 
 /* The slow exact path of sample_round_decimals(): what the CSV does. */
@@ -174,12 +144,7 @@ static double round_by_text(double x, int prec)
         return v == 0 ? 0.0 : v;
 }
 
-/* x * 10^prec rounded to a whole number as printf rounds (the exact binary
- * value of x, ties to even), as a magnitude *ret_q and a sign. Returns
- * false where this exact fast path does not apply (the caller writes the
- * text instead): not finite, 1e15 or more, too many decimals, or past the
- * integers a double holds exactly. */
-static bool round_scaled(double x, int prec, double *ret_q, bool *ret_neg)
+bool sample_round_scaled(double x, int prec, double *ret_q, bool *ret_neg)
 {
         double y, err, a, f, d;
 
@@ -207,44 +172,6 @@ static bool round_scaled(double x, int prec, double *ret_q, bool *ret_neg)
         return true;
 }
 
-/* Fixed decimals; empty for what would not read back as a plain decimal.
- * A value that rounds to zero is written without its minus sign so that
- * "-0.0" never appears. */
-static int format_num(struct dbuf *b, double v, int precision)
-{
-        char tmp[64];
-        const char *p = tmp;
-        double q;
-        bool neg;
-        int n;
-
-        if (!isfinite(v) || fabs(v) >= 1e15)
-                return 0;
-        if (round_scaled(v, precision, &q, &neg)) {
-                /* The digits of q with the point put back: what printf
-                 * writes, at a fraction of its cost (once per column per
-                 * tick). */
-                uint64_t u = (uint64_t)q;
-                char *e = tmp + sizeof(tmp), *c = e;
-
-                for (int k = 0; k <= precision || u > 0; k++) {
-                        if (k == precision && precision > 0)
-                                *--c = '.';
-                        *--c = (char)('0' + u % 10);
-                        u /= 10;
-                }
-                if (neg && q != 0)
-                        *--c = '-';
-                return dbuf_append(b, c, (size_t)(e - c));
-        }
-        n = snprintf(tmp, sizeof(tmp), "%.*f", precision, v);
-        if (n < 0 || (size_t)n >= sizeof(tmp))
-                return 0;
-        if (tmp[0] == '-' && strspn(tmp + 1, "0.") == (size_t)(n - 1))
-                p++;
-        return dbuf_puts(b, p);
-}
-
 double sample_round_decimals(double x, int prec)
 {
         double q;
@@ -252,7 +179,7 @@ double sample_round_decimals(double x, int prec)
 
         if (!isfinite(x) || fabs(x) >= 1e15)
                 return NAN; /* written as an empty field */
-        if (!round_scaled(x, prec, &q, &neg))
+        if (!sample_round_scaled(x, prec, &q, &neg))
                 return round_by_text(x, prec);
         if (q == 0)
                 return 0.0; /* "-0.0" is written without its sign */
@@ -272,121 +199,6 @@ void sample_round(const struct sample *s, struct sample *ret)
         }
 }
 
-static int csv_format(const struct sample *s, bool formula_safe, struct dbuf *b)
-{
-        size_t old = b->len;
-        char iso[64];
-        int r = 0;
-
-        for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(columns); i++) {
-                const struct column *c = &columns[i];
-                const char *str;
-
-                if (i > 0)
-                        r = dbuf_append(b, ",", 1);
-                if (r < 0)
-                        break;
-                switch (c->kind) {
-                case COL_NUM:
-                        r = format_num(b, col_get(s, c), c->precision);
-                        break;
-                case COL_ISO:
-                        if (format_iso8601(s->epoch, iso) >= 0)
-                                r = dbuf_puts(b, iso);
-                        break;
-                case COL_STR:
-                        str = str_get(s, c);
-                        if (str)
-                                r = (formula_safe ? csv_append_field_safe
-                                                  : csv_append_field)(b, str, strnlen(str, c->max));
-                        break;
-                }
-        }
-        if (r >= 0)
-                r = dbuf_append(b, "\r\n", 2);
-        if (r < 0) {
-                b->len = old;
-                if (b->p)
-                        b->p[old] = '\0';
-        }
-        return r;
-}
-
-int sample_csv_format(const struct sample *s, struct dbuf *b)
-{
-        return csv_format(s, false, b);
-}
-
-int sample_csv_format_safe(const struct sample *s, struct dbuf *b)
-{
-        return csv_format(s, true, b);
-}
-
-int sample_colmap_init(struct sample_colmap *m, const struct csv_record *rec)
-{
-        struct sample_colmap t;
-
-        for (size_t i = 0; i < ARRAY_SIZE(t.idx); i++)
-                t.idx[i] = -1;
-        for (size_t i = 0; i < ARRAY_SIZE(columns); i++)
-                t.range[i] = (unsigned char)range_of_column(columns[i].name);
-        t.nfields = rec->nfields;
-        for (size_t f = 0; f < rec->nfields; f++) {
-                for (size_t i = 0; i < ARRAY_SIZE(columns); i++) {
-                        if (rec->len[f] != strlen(columns[i].name) ||
-                            memcmp(csv_field(rec, f), columns[i].name, rec->len[f]) != 0)
-                                continue;
-                        if (t.idx[i] >= 0)
-                                return -EINVAL; /* twice: which one is meant? */
-                        t.idx[i] = (int)f;
-                }
-        }
-        for (size_t i = 0; i < SEED_COLUMNS; i++)
-                if (t.idx[i] < 0)
-                        return -EINVAL;
-        *m = t;
-        return 0;
-}
-
-int sample_from_record(const struct sample_colmap *m, const struct csv_record *rec,
-                       struct sample *s)
-{
-        struct sample t;
-
-        if (rec->nfields != m->nfields)
-                return -EINVAL;
-        sample_clear(&t);
-        for (size_t i = 0; i < ARRAY_SIZE(columns); i++) {
-                const struct column *c = &columns[i];
-                int f = m->idx[i];
-                const char *p, *end;
-
-                if (f < 0 || (size_t)f >= rec->nfields)
-                        continue;
-                p = csv_field(rec, (size_t)f);
-                end = p + rec->len[f];
-                switch (c->kind) {
-                case COL_NUM: {
-                        double v;
-
-                        if (p == end)
-                                break; /* unknown: stays NAN */
-                        if (parse_double(&p, end, &v) < 0 || p != end || !range_ok(m->range[i], v))
-                                return -EINVAL;
-                        col_set(&t, c, v);
-                        break;
-                }
-                case COL_ISO:
-                        break; /* epoch is the truth */
-                case COL_STR:
-                        *str_at(&t, c) = p;
-                        break;
-                }
-        }
-        *s = t;
-        return 0;
-}
-
 size_t sample_column_count(void)
 {
         return ARRAY_SIZE(columns);
@@ -396,20 +208,8 @@ const char *sample_column_name(size_t i, enum sample_column_type *ret_type)
 {
         if (i >= ARRAY_SIZE(columns))
                 return NULL;
-        /* a switch without default: a new kind is a -Wswitch warning here */
-        if (ret_type) {
-                switch (columns[i].kind) {
-                case COL_NUM:
-                        *ret_type = SAMPLE_COLUMN_NUMBER;
-                        break;
-                case COL_STR:
-                        *ret_type = SAMPLE_COLUMN_TEXT;
-                        break;
-                case COL_ISO:
-                        *ret_type = SAMPLE_COLUMN_ISO;
-                        break;
-                }
-        }
+        if (ret_type)
+                *ret_type = columns[i].kind;
         return columns[i].name;
 }
 
@@ -431,6 +231,11 @@ const char *sample_column_text(const struct sample *s, size_t i, size_t *ret_len
                 str = "";
         *ret_len = strnlen(str, columns[i].max);
         return str;
+}
+
+int sample_column_precision(size_t i)
+{
+        return i < ARRAY_SIZE(columns) && columns[i].kind == COL_NUM ? columns[i].precision : -1;
 }
 
 int sample_column_set_number(struct sample *s, size_t i, double v)

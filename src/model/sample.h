@@ -4,16 +4,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "util/csv.h"
-#include "util/dbuf.h"
-
 /* One row of the time series: what the machine (and later the build's
  * cgroup) looked like at one instant, plus what the build was doing.
  *
  * The numbers are the ones the platform layer read, in their own units:
  * sizes in bytes (whole numbers, exact in a double up to 2^53 = 8 PiB),
  * not the MiB and GiB of the CSV columns, and never rounded. The CSV row
- * (sample_csv_format) writes each in its column's unit at its column's
+ * (samplecsv_format) writes each in its column's unit at its column's
  * precision; sample_round() gives the values that row reads back as.
  * Numbers that are unknown are NAN and written as empty CSV fields. */
 
@@ -79,22 +76,8 @@ struct sample {
 /* Set every number to NAN and the strings to "". */
 void sample_clear(struct sample *s);
 
-/* Append the header record (column names, CRLF) to b. */
-int sample_csv_header(struct dbuf *b);
-
-/* Append s as one CSV record (CRLF-terminated) to b. iso is derived from
- * epoch. Numbers are written in their column's unit (MiB, GiB) with fixed
- * precision per column; NAN, infinities and magnitudes >= 1e15 (which
- * would not read back as plain decimals) are written as empty fields.
- * stage and context are cut at SAMPLE_STAGE_MAX / SAMPLE_CONTEXT_MAX bytes.
- * Returns 0, or -ENOMEM with b's length as it was. */
-int sample_csv_format(const struct sample *s, struct dbuf *b);
-/* The same with --csv-safe: text a spreadsheet would take for a formula
- * (stage, context from the build) gets a leading '. */
-int sample_csv_format_safe(const struct sample *s, struct dbuf *b);
-
 /* The sample as its CSV row holds it: every number is what
- * sample_from_record() would give for the row sample_csv_format() writes,
+ * samplecsv_from_record() would give for the row samplecsv_format() writes,
  * bit for bit, computed without writing or parsing text (the proof is
  * tests/test-sample.c). Strings are the same pointers, not cut (whoever
  * copies one cuts it at its column's maximum, as the row does). *ret may
@@ -103,31 +86,16 @@ void sample_round(const struct sample *s, struct sample *ret);
 /* x rounded to prec decimals as "%.*f" writes it and strtod() reads it
  * back: NAN when the CSV writes an empty field, +0 for a negative zero. */
 double sample_round_decimals(double x, int prec);
+/* x * 10^prec rounded to a whole number as printf rounds (the exact binary
+ * value of x, ties to even), as a magnitude *ret_q and a sign: the CSV
+ * writer's digits without printf. Returns false where this exact fast path
+ * does not apply (the caller writes the text instead): not finite, 1e15 or
+ * more, too many decimals, or past the integers a double holds exactly. */
+bool sample_round_scaled(double x, int prec, double *ret_q, bool *ret_neg);
 
 /* Upper bound on the known columns (the table in sample.c); a static
  * assertion there keeps the two in step. */
 #define SAMPLE_COLUMNS_MAX 64
-
-/* Column positions found in a header record. Columns may appear in any
- * order and unknown ones are ignored; the seed's columns must be there,
- * the ones added later may be missing (a CSV of an older buildtel): they
- * read as NAN and "". */
-struct sample_colmap {
-        int idx[SAMPLE_COLUMNS_MAX];             /* per known column: field index or -1 */
-        size_t nfields;                          /* fields in the header */
-        unsigned char range[SAMPLE_COLUMNS_MAX]; /* per known column: enum range_kind */
-};
-
-/* Returns 0, or -EINVAL when rec is not a buildtel header. */
-int sample_colmap_init(struct sample_colmap *m, const struct csv_record *rec);
-
-/* Fill s from a data record (numbers in the model's units: a *_mb field
- * becomes bytes). Strings point into rec. Returns 0, or
- * -EINVAL when the record has the wrong field count or a number does not
- * parse or is out of its column's range (model/ranges.h): a junk row; s is
- * untouched then. */
-int sample_from_record(const struct sample_colmap *m, const struct csv_record *rec,
-                       struct sample *s);
 
 /* The column table, for sinks that store every column without naming them
  * (the history database): a column appended to the table reaches them
@@ -148,6 +116,9 @@ double sample_column_number(const struct sample *s, size_t i);
 /* The value of a TEXT column, borrowed from s and cut at the column's
  * maximum; *ret_len is its length. NULL for any other column. */
 const char *sample_column_text(const struct sample *s, size_t i, size_t *ret_len);
+/* The decimals of NUMBER column i (its CSV field's, what sample_round()
+ * keeps); -1 for any other column. */
+int sample_column_precision(size_t i);
 /* Set a NUMBER column (v in the column's unit) / a TEXT column (text is
  * borrowed, NUL-terminated).
  * Returns 0, or -EINVAL when column i is not of that type. */

@@ -294,14 +294,6 @@ void targets_release(struct targets *ts);
 /* A step's duration in seconds, NAN when its start or end is unknown. */
 double targets_step_duration(const struct step_fact *s);
 
-/* Human-readable lines about the targets (for the terminal and the
- * summary text): the figures of f, the rest of ts; appended to out.
- * Returns 0 or -ENOMEM. Nothing is appended when nothing was seen. */
-int targets_render_text(const struct targets *ts, const struct run_facts *f, struct dbuf *out);
-/* targets.json: the figures of f (unknown ones null; success true, false
- * or null), the run's totals, the failing steps and slowest edges of ts
- * (2-space indent, trailing newline). 0 or -ENOMEM. */
-int targets_render_json(const struct targets *ts, const struct run_facts *f, struct dbuf *out);
 /* Anything worth reporting at all. */
 bool targets_any(const struct targets *ts);
 

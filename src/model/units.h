@@ -4,8 +4,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/dbuf.h"
-
 /* The build's compile units (a compiler and its source, a linker or LTO and
  * its output), as the process scans saw them over the run: when each was
  * first and last seen, its peak RSS (its processes summed at one scan) and
@@ -18,8 +16,8 @@
 #define UNITS_NAME_MAX 96
 #define UNITS_TAG_MAX 32
 #define UNITS_PATH_MAX 255 /* a resolved source path */
-#define UNITS_TOP 20      /* listed in the summary */
-#define UNITS_JOBS_MIN 20 /* units needed before the -j reading is said */
+#define UNITS_TOP 20       /* listed in the summary */
+#define UNITS_JOBS_MIN 20  /* units needed before the -j reading is said */
 
 enum units_kind {
         UNITS_COMPILE = 1,
@@ -107,16 +105,5 @@ uint64_t units_dropped(const struct units *u);
 /* The k largest by peak RSS (ties: first seen first), into out (cap
  * entries); returns how many. */
 size_t units_top(const struct units *u, struct unit *out, size_t cap);
-
-/* The table as CSV (header "kind,tool,name,first_elapsed_s,last_elapsed_s,
- * peak_mb,peak_elapsed_s,cpu_s,path", then one record per unit in order of
- * first sight, figures at full precision), so a summary recomputed from
- * the files says what the run's said. Returns 0 or -ENOMEM. */
-int units_csv_format(const struct units *u, struct dbuf *out);
-/* Read such a CSV into u (empty or not); one without the path column
- * (before issue 26) reads with paths unknown. Records that do not parse
- * are skipped and counted in *ret_skipped (may be NULL). Returns the units
- * read, or -EINVAL when the header is not ours. */
-int units_csv_parse(const char *buf, size_t len, struct units *u, size_t *ret_skipped);
 
 /* The -j reading over the units is in model/jobs.h. */

@@ -15,7 +15,7 @@
 #include "model/units.h"
 #include "parse/bkrun.h"
 #include "parse/outparse.h"
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "pipeline/endinputs.h"
 #include "pipeline/execmatch.h"
 #include "pipeline/parseq.h"

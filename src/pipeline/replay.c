@@ -14,7 +14,7 @@
 
 #include "model/targets.h"
 #include "model/units.h"
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "pipeline/history-open.h"
 #include "pipeline/loop.h"
 #include "pipeline/recorder.h"
@@ -80,7 +80,7 @@ static void load_run_info(struct replay *rp)
         ri->exit_code = -1;
         if (!path || read_file_at(AT_FDCWD, path, 1 << 20, &buf, &len) < 0)
                 return;
-        if (run_info_parse_json(buf, len, ri) < 0) {
+        if (runjson_parse(buf, len, ri) < 0) {
                 run_info_release(ri);
                 ri->end_epoch = ri->start_epoch = NAN;
                 ri->exit_code = -1;
@@ -97,7 +97,7 @@ static void load_units_file(struct replay *rp)
         if (!path || read_file_at(AT_FDCWD, path, 64 << 20, &buf, &len) < 0 ||
             units_new(&rp->units) < 0)
                 return;
-        if (units_csv_parse(buf, len, rp->units, &skipped) < 0) {
+        if (unitscsv_parse(buf, len, rp->units, &skipped) < 0) {
                 note(rp, "'%s' is not a units file; units left out", path);
                 units_free(rp->units);
                 rp->units = NULL;
@@ -113,7 +113,7 @@ static void load_targets_file(struct replay *rp)
 
         if (!path || read_file_at(AT_FDCWD, path, 16 << 20, &buf, &len) < 0)
                 return;
-        if (runfiles_targets_parse(buf, len, rp->facts, rp->targets) == -EINVAL) {
+        if (targetsjson_parse(buf, len, rp->facts, rp->targets) == -EINVAL) {
                 targets_release(rp->targets);
                 targets_init(rp->targets);
                 return;

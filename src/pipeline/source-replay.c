@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The replays: a recorded CSV (parse/csvread.c) and a run of the history
+/* The replays: a recorded CSV (runfiles/samplecsv.c) and a run of the history
  * database (store/), each handing its samples to the recorder. */
 #include <errno.h>
 #include <stdlib.h>
 
-#include "parse/csvread.h"
+#include "runfiles/samplecsv.h"
 #include "pipeline/recorder.h"
 #include "pipeline/source.h"
 #include "store/history-run.h"
@@ -40,7 +40,7 @@ static int64_t csv_replay(void *state, struct recorder *r)
 {
         struct source_csv *s = state;
 
-        return csvread_samples(s->buf, s->len, csv_row, r);
+        return samplecsv_read(s->buf, s->len, csv_row, r);
 }
 
 const struct source_ops source_csv = {

@@ -116,7 +116,7 @@ char **source_pid_argv(struct source_pid *s);
 int source_pid_signal(const struct source_pid *s);
 
 /* A recorded CSV (resources-<id>.csv) in buf, borrowed until close:
- * parse/csvread.c reads it. Returns 0 or -ENOMEM. */
+ * runfiles/samplecsv.c reads it. Returns 0 or -ENOMEM. */
 struct source_csv;
 extern const struct source_ops source_csv;
 int source_csv_open(const char *buf, size_t len, struct source_csv **ret);

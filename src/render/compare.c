@@ -13,6 +13,7 @@
 #include "util/json-cleanup.h"
 #include "util/macro.h"
 #include "util/util.h"
+#include "render/jsonw.h"
 
 #define LABEL_W 44
 #define VALUE_W 12
@@ -218,7 +219,7 @@ static json_t *num(double v)
 
 static json_t *text(const char *s)
 {
-        return s ? run_json_string(s) : json_null();
+        return s ? jsonw_str(s) : json_null();
 }
 
 static json_t *row_json(const struct compare_row *r)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "render/jsonw.h"
 
+#include <jansson.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "model/run.h"
 
@@ -67,4 +69,20 @@ int jsonw_string(struct dbuf *out, const char *s, size_t len)
         if (e >= 0)
                 e = dbuf_puts(out, "\"");
         return e;
+}
+
+json_t *jsonw_str(const char *s)
+{
+        struct dbuf b = DBUF_INIT;
+        json_t *j;
+
+        if (!s)
+                return NULL;
+        if (run_append_utf8_lossy(&b, s, strlen(s), false) < 0) {
+                dbuf_release(&b);
+                return NULL;
+        }
+        j = json_stringn(b.p, b.len);
+        dbuf_release(&b);
+        return j;
 }

@@ -10,6 +10,8 @@
 #include "model/execs.h"
 #include "model/run.h"
 #include "model/sample.h"
+#include "runfiles/targetsjson.h"
+#include "render/jsonw.h"
 
 static const char *target_of(const struct targets *ts, const struct step_fact *f)
 {
@@ -145,7 +147,7 @@ static json_t *num(double d)
 
 static json_t *text_or_null(const char *s)
 {
-        return s[0] ? run_json_string(s) : json_null();
+        return s[0] ? jsonw_str(s) : json_null();
 }
 
 static json_t *execs_json(const struct targets *ts)
@@ -160,8 +162,8 @@ static json_t *execs_json(const struct targets *ts)
 
                 if (!f->exec.set)
                         continue;
-                o = json_pack("{s:o,s:o,s:o}", "name", run_json_string(f->name), "target",
-                              text_or_null(tg), "exec", execs_step_json(&f->exec));
+                o = json_pack("{s:o,s:o,s:o}", "name", jsonw_str(f->name), "target",
+                              text_or_null(tg), "exec", targetsjson_exec(&f->exec));
                 if (!o || json_array_append_new(steps, o) != 0) {
                         json_decref(steps);
                         return NULL;
@@ -169,7 +171,7 @@ static json_t *execs_json(const struct targets *ts)
         }
         return json_pack(
             "{s:I,s:o,s:o,s:o,s:o}", "measured_steps", (json_int_t)te.measured, "peak_step",
-            te.peak_step >= 0 ? run_json_string(ts->stepv[te.peak_step].name) : json_null(),
+            te.peak_step >= 0 ? jsonw_str(ts->stepv[te.peak_step].name) : json_null(),
             "mem_peak_bytes", num(te.mem_peak_bytes), "oom_kills", num(te.oom_kills), "steps",
             steps);
 }

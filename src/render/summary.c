@@ -17,6 +17,7 @@
 
 #include "util/macro.h"
 #include "util/util.h"
+#include "render/jsonw.h"
 
 #define READINGS_MAX 5
 
@@ -305,7 +306,7 @@ static json_t *jtime(double epoch)
 
 static json_t *jstr(const char *s)
 {
-        return s ? run_json_string(s) : json_null();
+        return s ? jsonw_str(s) : json_null();
 }
 
 /* Steals v; NULL means an allocation failed somewhere below. */
@@ -369,7 +370,7 @@ static json_t *jrun(const struct summary *s, const struct run_info *ri)
         cmd = ri->argv ? json_array() : json_null();
         if (ri->argv && cmd)
                 for (char **a = ri->argv; *a; a++)
-                        if (json_array_append_new(cmd, run_json_string(*a)) < 0) {
+                        if (json_array_append_new(cmd, jsonw_str(*a)) < 0) {
                                 json_decref(cmd);
                                 cmd = NULL;
                                 break;
@@ -523,7 +524,7 @@ static json_t *jreadings(const struct reading *rd, size_t nrd)
 
         for (size_t i = 0; a && i < nrd; i++)
                 if (json_array_append_new(a, json_pack("{s:s, s:o}", "id", rd[i].id, "text",
-                                                       run_json_string(rd[i].text.p))) < 0) {
+                                                       jsonw_str(rd[i].text.p))) < 0) {
                         json_decref(a);
                         return NULL;
                 }
@@ -544,18 +545,18 @@ static json_t *jbaseline(const struct summary *s)
                 const struct baseline_finding *f = &b->f[i];
                 json_t *e =
                     json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:o}", "figure", f->figure,
-                              "target", f->target[0] ? run_json_string(f->target) : json_null(),
+                              "target", f->target[0] ? jsonw_str(f->target) : json_null(),
                               "value", jnum(f->value, 4), "usual", jnum(f->st.usual, 4), "spread",
                               jnum(f->st.spread, 4), "change", jnum(f->st.change, 4), "verdict",
                               baseline_verdict_name(f->st.verdict), "cause",
-                              f->cause[0] ? run_json_string(f->cause) : json_null());
+                              f->cause[0] ? jsonw_str(f->cause) : json_null());
 
                 if (json_array_append_new(a, e) < 0) {
                         json_decref(a);
                         return NULL;
                 }
         }
-        return json_pack("{s:o, s:I, s:o}", "job", run_json_string(b->job), "runs",
+        return json_pack("{s:o, s:I, s:o}", "job", jsonw_str(b->job), "runs",
                          (json_int_t)b->runs, "findings", a);
 }
 

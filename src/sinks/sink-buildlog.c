@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "sinks/logfile.h"
 #include "sinks/sink.h"
 #include "util/macro.h"

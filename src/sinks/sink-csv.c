@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "sinks/sink.h"
 #include "util/util.h"
+#include "runfiles/samplecsv.h"
 
 struct csv_state {
         int fd;
@@ -30,7 +31,7 @@ static int csv_open(const struct sink_ctx *ctx, void **ret_state)
         fd = runfile_create(path, O_WRONLY);
         if (fd < 0)
                 return fd;
-        r = sample_csv_header(&hdr);
+        r = samplecsv_header(&hdr);
         if (r >= 0)
                 r = write_all(fd, hdr.p, hdr.len);
         dbuf_release(&hdr);
@@ -57,7 +58,7 @@ static void csv_sample(void *state, const struct sample *s, const struct run_mod
         if (st->error)
                 return;
         dbuf_reset(&st->row);
-        r = (st->formula_safe ? sample_csv_format_safe : sample_csv_format)(s, &st->row);
+        r = (st->formula_safe ? samplecsv_format_safe : samplecsv_format)(s, &st->row);
         if (r >= 0)
                 r = write_all(st->fd, st->row.p, st->row.len);
         if (r < 0)

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "render/report.h"
 #include "sinks/logfile.h"
 #include "sinks/sink.h"

@@ -4,29 +4,23 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
+#include "runfiles/runjson.h"
 #include "sinks/sink.h"
 #include "util/outfile.h"
 #include "util/util.h"
 
-struct runinfo_state {
-        char *path;
-};
-
 static int runinfo_write(const char *path, const struct run_info *run)
 {
-        struct dbuf b = DBUF_INIT;
-        int r = run_info_to_json(run, &b);
+        _cleanup_dbuf_ struct dbuf b = DBUF_INIT;
+        int r = runjson_format(run, &b);
 
-        if (r >= 0)
-                r = write_file_atomic(path, b.p, b.len);
-        dbuf_release(&b);
-        return r;
+        return r < 0 ? r : write_file_atomic(path, b.p, b.len);
 }
 
+/* The state is the file's path. */
 static int runinfo_open(const struct sink_ctx *ctx, void **ret_state)
 {
-        struct runinfo_state *st;
         char *path = runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_RUN);
         int r;
 
@@ -37,31 +31,18 @@ static int runinfo_open(const struct sink_ctx *ctx, void **ret_state)
                 free(path);
                 return r;
         }
-        st = calloc(1, sizeof(*st));
-        if (!st) {
-                free(path);
-                return -ENOMEM;
-        }
-        st->path = path;
-        *ret_state = st;
+        *ret_state = path;
         return 0;
 }
 
 static int runinfo_finish(void *state, const struct run_model *m)
 {
-        struct runinfo_state *st = state;
-
-        return runinfo_write(st->path, m->run);
+        return runinfo_write(state, m->run);
 }
 
 static void runinfo_close(void *state)
 {
-        struct runinfo_state *st = state;
-
-        if (!st)
-                return;
-        free(st->path);
-        free(st);
+        free(state);
 }
 
 const struct sink_ops sink_runinfo = {

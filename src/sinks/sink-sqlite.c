@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "model/targets.h"
 #include "model/units.h"
 #include "sinks/logfile.h"

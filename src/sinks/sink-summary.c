@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "sinks/sink.h"
 #include "render/steps.h"
 #include "render/summary.h"

@@ -5,8 +5,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "parse/runfiles.h"
-#include "model/targets.h"
+#include "runfiles/names.h"
+#include "runfiles/targetsjson.h"
 #include "sinks/sink.h"
 #include "util/outfile.h"
 #include "util/util.h"
@@ -23,16 +23,13 @@ static int targets_open(const struct sink_ctx *ctx, void **ret_state)
 
 static int targets_finish(void *state, const struct run_model *m)
 {
-        struct dbuf out = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf out = DBUF_INIT;
         int e;
 
         if (!m->targets || !targets_any(m->targets))
                 return 0;
-        e = targets_render_json(m->targets, m->facts, &out);
-        if (e >= 0)
-                e = write_file_atomic(state, out.p, out.len);
-        dbuf_release(&out);
-        return e;
+        e = targetsjson_format(m->targets, m->facts, &out);
+        return e < 0 ? e : write_file_atomic(state, out.p, out.len);
 }
 
 static void targets_close(void *state)

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "model/figures.h"
-#include "parse/runfiles.h"
+#include "runfiles/names.h"
 #include "render/trace.h"
 #include "sinks/sink.h"
 #include "util/macro.h"

@@ -5,54 +5,36 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "parse/runfiles.h"
-#include "model/units.h"
+#include "runfiles/names.h"
+#include "runfiles/unitscsv.h"
 #include "sinks/sink.h"
 #include "util/outfile.h"
 #include "util/util.h"
 
-struct units_state {
-        char *path;
-};
-
 static int units_open(const struct sink_ctx *ctx, void **ret_state)
 {
-        struct units_state *st = calloc(1, sizeof(*st));
+        char *path = runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_UNITS);
 
-        if (!st)
+        if (!path)
                 return -ENOMEM;
-        st->path = runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_UNITS);
-        if (!st->path) {
-                free(st);
-                return -ENOMEM;
-        }
-        *ret_state = st;
+        *ret_state = path;
         return 0;
 }
 
 static int units_finish(void *state, const struct run_model *m)
 {
-        struct units_state *st = state;
-        struct dbuf b = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf b = DBUF_INIT;
         int r;
 
         if (!m->units)
                 return 0; /* no process scans: no file */
-        r = units_csv_format(m->units, &b);
-        if (r >= 0)
-                r = write_file_atomic(st->path, b.p, b.len);
-        dbuf_release(&b);
-        return r;
+        r = unitscsv_format(m->units, &b);
+        return r < 0 ? r : write_file_atomic(state, b.p, b.len);
 }
 
 static void units_close(void *state)
 {
-        struct units_state *st = state;
-
-        if (!st)
-                return;
-        free(st->path);
-        free(st);
+        free(state);
 }
 
 const struct sink_ops sink_units = {

@@ -34,7 +34,7 @@ static char *argv_json(const struct run_info *ri)
         if (!a)
                 return NULL;
         for (size_t i = 0; ri->argv && ri->argv[i]; i++)
-                json_array_append_new(a, run_json_string(ri->argv[i]));
+                json_array_append_new(a, jsonw_str(ri->argv[i]));
         out = json_dumps(a, JSON_COMPACT);
         json_decref(a);
         return out;

@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
-#include "model/targets.h"
-
-/* A run's files: the one place their names are spelled, and the parser of
- * resources-<id>.targets.json. The other files' parsers live beside their
- * writers: run.json is run_info_parse_json() (model/run.h), units.csv is
- * units_csv_parse() (model/units.h), the CSV is parse/csvread.h. */
+/* A run's files: the one place their names are spelled. Each file's writer
+ * and reader are a module of this folder (samplecsv, runjson, targetsjson,
+ * unitscsv). */
 
 enum runfile {
         RUNFILE_CSV,          /* resources-<id>.csv */
@@ -42,12 +40,3 @@ char *runfiles_beside(const char *csv, enum runfile kind);
  * runfiles_path() takes it; malloc'd. NULL when path has no '/' (the
  * current directory: a bare name) or on ENOMEM (*ret_oom set). */
 char *runfiles_dir_of(const char *path, bool *ret_oom);
-
-/* resources-<id>.targets.json (targets_render_json()) read back from buf:
- * its targets appended to f (up to TARGETS_MAX; each one's figures range
- * checked: counts >= 0, cached clamped to steps, ratios derived), and,
- * when ts is not NULL, its slowest ninja edges (durations, each from 0)
- * and BuildKit steps into ts (an initialized struct targets). Returns the
- * number of targets appended, -EINVAL when buf is not a JSON object, or
- * -ENOMEM. */
-int runfiles_targets_parse(const char *buf, size_t len, struct run_facts *f, struct targets *ts);

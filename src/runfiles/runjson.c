@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/* resources-<id>.run.json: the run's facts, written and read back by one
+ * table of its members. */
+#include "runfiles/runjson.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/ranges.h"
+#include "render/jsonw.h"
+#include "util/macro.h"
+
+/* A run.json is ours, but it sits on disk: cap what we accept. */
+#define RUN_ARGV_MAX 65536
+
+enum member_kind {
+        M_STR,  /* char *, null when NULL */
+        M_OPT,  /* char *, absent when NULL */
+        M_LAX,  /* the same, and one that does not read reads as none */
+        M_ARGV, /* char **, NULL-terminated */
+        M_REAL, /* double, null when not finite */
+        M_BOOL,
+        M_INT, /* int, unsigned, long */
+        M_UINT,
+        M_LONG,
+};
+
+/* In the order they are written; range: a number's, read back. */
+static const struct member {
+        const char *key;
+        enum member_kind kind;
+        enum range_kind range;
+        size_t off;
+} members[] = {
+    {"run_id", M_STR, RANGE_ANY, offsetof(struct run_info, run_id)},
+    {"kind", M_STR, RANGE_ANY, offsetof(struct run_info, kind)},
+    {"argv", M_ARGV, RANGE_ANY, offsetof(struct run_info, argv)},
+    {"cwd", M_STR, RANGE_ANY, offsetof(struct run_info, cwd)},
+    {"host", M_STR, RANGE_ANY, offsetof(struct run_info, host)},
+    {"start_epoch", M_REAL, RANGE_EPOCH, offsetof(struct run_info, start_epoch)},
+    {"end_epoch", M_REAL, RANGE_EPOCH, offsetof(struct run_info, end_epoch)},
+    {"finished", M_BOOL, RANGE_ANY, offsetof(struct run_info, finished)},
+    {"exit_code", M_INT, RANGE_EXIT_CODE, offsetof(struct run_info, exit_code)},
+    {"term_signal", M_INT, RANGE_SIGNAL, offsetof(struct run_info, term_signal)},
+    {"ncpu", M_UINT, RANGE_NCPU, offsetof(struct run_info, ncpu)},
+    {"interval", M_REAL, RANGE_INTERVAL, offsetof(struct run_info, interval)},
+    {"pid", M_LONG, RANGE_PID, offsetof(struct run_info, pid)},
+    {"exit_comm", M_OPT, RANGE_ANY, offsetof(struct run_info, exit_comm)},
+    {"job", M_LAX, RANGE_ANY, offsetof(struct run_info, job)},
+};
+
+static json_t *argv_json(char *const *argv)
+{
+        json_t *a = argv ? json_array() : json_null();
+
+        for (; argv && a && *argv; argv++)
+                if (json_array_append_new(a, jsonw_str(*argv)) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        return a;
+}
+
+/* A new value (NULL: out of memory). */
+static json_t *member_json(const struct run_info *ri, const struct member *m)
+{
+        const void *p = (const char *)ri + m->off;
+        double d;
+
+        switch (m->kind) {
+        case M_STR:
+        case M_OPT:
+        case M_LAX:
+                return *(const char *const *)p ? jsonw_str(*(const char *const *)p) : json_null();
+        case M_ARGV:
+                return argv_json(*(char *const *const *)p);
+        case M_REAL:
+                d = *(const double *)p;
+                return isfinite(d) ? json_real(d) : json_null();
+        case M_BOOL:
+                return json_boolean(*(const bool *)p);
+        default:
+                break;
+        }
+        return json_integer(m->kind == M_INT    ? *(const int *)p
+                            : m->kind == M_UINT ? (json_int_t) * (const unsigned *)p
+                                                : *(const long *)p);
+}
+
+int runjson_format(const struct run_info *ri, struct dbuf *out)
+{
+        json_t *o = json_object();
+        char *text = NULL;
+        int r = -ENOMEM;
+
+        for (size_t i = 0; o && i < ARRAY_SIZE(members); i++) {
+                const struct member *m = &members[i];
+
+                if ((m->kind == M_OPT || m->kind == M_LAX) &&
+                    !*(char *const *)(const void *)((const char *)ri + m->off))
+                        continue;
+                /* it steals the value even on failure; NULL fails */
+                if (json_object_set_new(o, m->key, member_json(ri, m)) < 0)
+                        goto out;
+        }
+        if (o)
+                text =
+                    json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+        if (!text)
+                goto out;
+        r = dbuf_puts(out, text);
+        if (r >= 0)
+                r = dbuf_append(out, "\n", 1);
+out:
+        free(text);
+        json_decref(o);
+        return r;
+}
+
+/* A string without a NUL inside, copied. */
+static int get_str(json_t *v, char **ret)
+{
+        if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
+                return -EINVAL;
+        *ret = strdup(json_string_value(v));
+        return *ret ? 0 : -ENOMEM;
+}
+
+static int get_argv(json_t *v, char ***ret)
+{
+        char **argv;
+        size_t n;
+
+        if (!json_is_array(v) || json_array_size(v) > RUN_ARGV_MAX)
+                return -EINVAL;
+        n = json_array_size(v);
+        argv = calloc(n + 1, sizeof(*argv));
+        if (!argv)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                int r = get_str(json_array_get(v, i), &argv[i]);
+
+                if (r < 0) {
+                        argv[i] = NULL;
+                        for (size_t k = 0; k < i; k++)
+                                free(argv[k]);
+                        free(argv);
+                        return r;
+                }
+        }
+        *ret = argv;
+        return 0;
+}
+
+/* A member that is absent or null keeps its unknown value. */
+static int member_parse(json_t *o, const struct member *m, struct run_info *ri)
+{
+        json_t *v = json_object_get(o, m->key);
+        void *p = (char *)ri + m->off;
+        json_int_t i;
+
+        if (!v || json_is_null(v))
+                return 0;
+        switch (m->kind) {
+        case M_STR:
+        case M_OPT:
+        case M_LAX:
+                return get_str(v, p);
+        case M_ARGV:
+                return get_argv(v, p);
+        case M_REAL:
+                if (!json_is_number(v) || !range_ok(m->range, json_number_value(v)))
+                        return -EINVAL;
+                *(double *)p = json_number_value(v);
+                return 0;
+        case M_BOOL:
+                if (!json_is_boolean(v))
+                        return -EINVAL;
+                *(bool *)p = json_is_true(v);
+                return 0;
+        default:
+                break;
+        }
+        if (!json_is_integer(v) || !range_ok_i64(m->range, json_integer_value(v)))
+                return -EINVAL;
+        i = json_integer_value(v);
+        if (m->kind == M_INT)
+                *(int *)p = (int)i;
+        if (m->kind == M_UINT)
+                *(unsigned *)p = (unsigned)i;
+        if (m->kind == M_LONG)
+                *(long *)p = (long)i;
+        return 0;
+}
+
+int runjson_parse(const char *buf, size_t len, struct run_info *ret)
+{
+        struct run_info ri = {
+            .start_epoch = NAN,
+            .end_epoch = NAN,
+            .exit_code = -1,
+            .interval = NAN,
+        };
+        json_t *o = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
+        int r = json_is_object(o) ? 0 : -EINVAL;
+
+        for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(members); i++) {
+                r = member_parse(o, &members[i], &ri);
+                if (r == -EINVAL && members[i].kind == M_LAX)
+                        r = 0; /* tolerant: a bad job is none */
+        }
+        json_decref(o);
+        if (r >= 0)
+                r = run_id_sanitize(&ri.run_id) < 0 ? -ENOMEM : 0;
+        if (r < 0) {
+                run_info_release(&ri);
+                return r;
+        }
+        *ret = ri;
+        return 0;
+}
