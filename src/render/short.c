@@ -8,6 +8,7 @@
 #include "model/baseline.h"
 #include "model/targets.h"
 #include "render/steps.h"
+#include "render/targets.h"
 #include "render/summary.h"
 
 int short_render(const struct run_model *m, struct dbuf *out)

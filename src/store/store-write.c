@@ -14,6 +14,7 @@
 #include "model/figures.h"
 #include "model/targets.h"
 #include "model/units.h"
+#include "render/jsonw.h"
 #include "util/dbuf.h"
 #include "util/macro.h"
 #include "util/util.h"
