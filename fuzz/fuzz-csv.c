@@ -48,15 +48,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         summary_init(&s, NULL);
         if (samplecsv_summary(buf, size, &s) >= 0) {
-                (void)summary_render_json(&s, NULL, &out);
-                (void)summary_render_text(&s, NULL, &out);
-                (void)summary_render_short(&s, NULL, &out);
+                (void)render_summary_json(&s, NULL, &out);
+                (void)render_summary_text(&s, NULL, &out);
+                (void)render_summary_short(&s, NULL, &out);
         }
 
         if (runjson_parse(buf, size, &ri) == 0) {
                 dbuf_reset(&out);
-                (void)summary_render_json(&s, &ri, &out);
-                (void)summary_render_text(&s, &ri, &out);
+                (void)render_summary_json(&s, &ri, &out);
+                (void)render_summary_text(&s, &ri, &out);
                 dbuf_reset(&out);
                 if (runjson_format(&ri, &out) < 0)
                         abort();

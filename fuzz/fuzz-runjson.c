@@ -44,8 +44,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         summary_init(&s, NULL);
         dbuf_reset(&out);
-        if (summary_render_json(&s, &ri, &out) < 0 || summary_render_text(&s, &ri, &out) < 0 ||
-            summary_render_short(&s, &ri, &out) < 0)
+        if (render_summary_json(&s, &ri, &out) < 0 || render_summary_text(&s, &ri, &out) < 0 ||
+            render_summary_short(&s, &ri, &out) < 0)
                 abort();
         run_info_release(&ri);
         return 0;

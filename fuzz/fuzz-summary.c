@@ -39,8 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (samplecsv_summary(csv.p, csv.len, &s) < 0)
                 abort(); /* the header is good: only memory could fail */
         dbuf_reset(&out);
-        if (summary_render_json(&s, NULL, &out) < 0 || summary_render_text(&s, NULL, &out) < 0 ||
-            summary_render_short(&s, NULL, &out) < 0)
+        if (render_summary_json(&s, NULL, &out) < 0 || render_summary_text(&s, NULL, &out) < 0 ||
+            render_summary_short(&s, NULL, &out) < 0)
                 abort();
         return 0;
 }

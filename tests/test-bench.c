@@ -244,7 +244,7 @@ static void test_series_render(void **state)
         assert_float_equal(cmp[0].mwu.u, 9, 0); /* every make run slower */
         assert_float_equal(cmp[0].mwu.p, 0.1, 1e-12);
 
-        assert_int_equal(bench_render_json(&v, &b), 0);
+        assert_int_equal(render_bench_json(&v, &b), 0);
         j = json_loadb(b.p, b.len, 0, &err);
         assert_non_null(j);
         res = json_object_get(j, "results");
@@ -263,7 +263,7 @@ static void test_series_render(void **state)
         json_decref(j);
 
         dbuf_reset(&b);
-        assert_int_equal(bench_render_markdown(&v, &b), 0);
+        assert_int_equal(render_bench_markdown(&v, &b), 0);
         assert_int_equal(dbuf_puts(&b, ""), 0);
         assert_non_null(strstr(b.p, "| Command | Mean [s] | Min [s] | Max [s] | Relative |"));
         assert_non_null(
@@ -272,8 +272,8 @@ static void test_series_render(void **state)
         assert_non_null(strstr(b.p, "| 1 cold, 2 warm |"));
 
         dbuf_reset(&b);
-        assert_int_equal(bench_render_series(&v, 0, &b), 0);
-        assert_int_equal(bench_render_summary(&v, &b), 0);
+        assert_int_equal(render_bench_series(&v, 0, &b), 0);
+        assert_int_equal(render_bench_summary(&v, &b), 0);
         assert_int_equal(dbuf_puts(&b, ""), 0);
         assert_non_null(strstr(b.p, "Benchmark 1: make -j8 | tee log\n"));
         assert_non_null(strstr(b.p, "Range (min … max):"));

@@ -179,7 +179,7 @@ static void test_empty_and_same(void **state)
         assert_int_equal(compare_runs(&a, &b, &r), 0);
         assert_int_equal(r.n, 2);
         assert_true(r.score[COMPARE_RUN] == 0);
-        assert_int_equal(compare_render_text(&r, &l, 0, &out), 0);
+        assert_int_equal(render_compare_text(&r, &l, 0, &out), 0);
         assert_non_null(strstr(out.p, "no differences"));
         dbuf_release(&out);
         compare_result_release(&r);
@@ -199,7 +199,7 @@ static void test_render(void **state)
 
         (void)state;
         compared(&a, &b, &r);
-        assert_int_equal(compare_render_text(&r, &l, 1, &out), 0);
+        assert_int_equal(render_compare_text(&r, &l, 1, &out), 0);
         assert_null(strchr(out.p, '\x1b')); /* cleaned for a terminal */
         mem = strstr(out.p, "build_mem_peak_mb");
         dur = strstr(out.p, "duration_s");
@@ -211,7 +211,7 @@ static void test_render(void **state)
         assert_non_null(host);
         assert_non_null(strstr(out.p, "A  vm"));
         dbuf_release(&out);
-        assert_int_equal(compare_render_json(&r, &l, &out), 0);
+        assert_int_equal(render_compare_json(&r, &l, &out), 0);
         j = json_loadb(out.p, out.len, 0, &err);
         assert_non_null(j);
         assert_string_equal(json_string_value(json_object_get(json_object_get(j, "a"), "run_id")),

@@ -198,7 +198,7 @@ static void test_exact_bytes_reach_exporters(void **state)
                 assert_true(sum.mem_used_peak.value == round(MEM_USED / SAMPLE_MIB));
                 assert_true(sum.build.io_read_mb == round(IO_READ / SAMPLE_MIB * 10) / 10);
                 assert_true(fabs(sum.disk_avail_min.value - disk / SAMPLE_GIB) <= 0.005);
-                assert_int_equal(summary_render_json(&sum, &ri, &js), 0);
+                assert_int_equal(render_summary_json(&sum, &ri, &js), 0);
                 assert_non_null(strstr(js.p, "\"value\": 6276"));
 
                 json_decref(body);

@@ -202,8 +202,8 @@ static void test_replay_csv(void **state)
                 assert_int_equal(rows, want_rows);
                 if (rows >= 0) {
                         assert_int_equal(recorder_summary(r)->skipped_rows, want->skipped_rows);
-                        assert_int_equal(summary_render_json(want, &ri, &a), 0);
-                        assert_int_equal(summary_render_json(recorder_summary(r), &ri, &b), 0);
+                        assert_int_equal(render_summary_json(want, &ri, &a), 0);
+                        assert_int_equal(render_summary_json(recorder_summary(r), &ri, &b), 0);
                         assert_string_equal(a.p, b.p);
                 }
                 source_csv.close(src);

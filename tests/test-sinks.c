@@ -284,12 +284,12 @@ static void want_buildlog(struct fx *x, struct dbuf *w)
 
 static void want_summary_txt(struct fx *x, struct dbuf *w)
 {
-        assert_int_equal(summary_render_text(&x->sum, &x->ri, w), 0);
+        assert_int_equal(render_summary_text(&x->sum, &x->ri, w), 0);
 }
 
 static void want_summary_json(struct fx *x, struct dbuf *w)
 {
-        assert_int_equal(summary_render_json(&x->sum, &x->ri, w), 0);
+        assert_int_equal(render_summary_json(&x->sum, &x->ri, w), 0);
 }
 
 static void want_targets(struct fx *x, struct dbuf *w)

@@ -224,8 +224,8 @@ static void test_live_equals_file(void **state)
         assert_int_equal(runjson_format(&ri, &rj), 0);
         assert_int_equal(runjson_parse(rj.p, rj.len, &ri_file), 0);
 
-        assert_int_equal(summary_render_json(live, &ri, &out_live), 0);
-        assert_int_equal(summary_render_json(file, &ri_file, &out_file), 0);
+        assert_int_equal(render_summary_json(live, &ri, &out_live), 0);
+        assert_int_equal(render_summary_json(file, &ri_file, &out_file), 0);
         assert_int_equal(out_live.len, out_file.len);
         assert_memory_equal(out_live.p, out_file.p, out_live.len);
         /* the figures are there, rounded as recorded, and readings fired */
@@ -246,12 +246,12 @@ static void test_live_equals_file(void **state)
 
         dbuf_reset(&out_live);
         dbuf_reset(&out_file);
-        assert_int_equal(summary_render_text(live, &ri, &out_live), 0);
-        assert_int_equal(summary_render_text(file, &ri_file, &out_file), 0);
+        assert_int_equal(render_summary_text(live, &ri, &out_live), 0);
+        assert_int_equal(render_summary_text(file, &ri_file, &out_file), 0);
         assert_string_equal(out_live.p, out_file.p);
         /* and a second rendering is the same again */
         dbuf_reset(&out_file);
-        assert_int_equal(summary_render_text(live, &ri, &out_file), 0);
+        assert_int_equal(render_summary_text(live, &ri, &out_file), 0);
         assert_string_equal(out_live.p, out_file.p);
 
         run_info_release(&ri_file);
@@ -338,19 +338,19 @@ static void test_golden(void **state)
         summary_init(s, NULL);
         buf = load("small.csv", &len);
         assert_int_equal(samplecsv_summary(buf, len, s), 4);
-        assert_int_equal(summary_render_json(s, &ri, &out), 0);
+        assert_int_equal(render_summary_json(s, &ri, &out), 0);
         want = load("small.summary.json", &wlen);
         assert_string_equal(out.p, want);
         free(want);
 
         dbuf_reset(&out);
-        assert_int_equal(summary_render_text(s, &ri, &out), 0);
+        assert_int_equal(render_summary_text(s, &ri, &out), 0);
         want = load("small.summary.txt", &wlen);
         assert_string_equal(out.p, want);
         free(want);
 
         dbuf_reset(&out);
-        assert_int_equal(summary_render_short(s, &ri, &out), 0);
+        assert_int_equal(render_summary_short(s, &ri, &out), 0);
         want = load("small.short.txt", &wlen);
         assert_string_equal(out.p, want);
         free(want);
@@ -434,12 +434,12 @@ static void test_readings(void **state)
                                                c->compilers, "st", "ctx");
                         summary_add(s, &smp);
                 }
-                assert_int_equal(summary_render_json(s, &ri, &out), 0);
+                assert_int_equal(render_summary_json(s, &ri, &out), 0);
                 assert_int_equal(strstr(out.p, "\"id\": \"oom_edge\"") != NULL, c->oom_edge);
                 assert_int_equal(strstr(out.p, "\"id\": \"disk_falling\"") != NULL,
                                  c->disk_falling);
                 assert_int_equal(strstr(out.p, "\"id\": \"ram_bound\"") != NULL, c->ram_bound);
-                assert_int_equal(summary_render_text(s, &ri, &txt), 0);
+                assert_int_equal(render_summary_text(s, &ri, &txt), 0);
                 assert_int_equal(strstr(txt.p, "OOM edge: ") != NULL, c->oom_edge);
                 assert_int_equal(strstr(txt.p, "disk falling toward the threshold") != NULL,
                                  c->disk_falling);
@@ -480,7 +480,7 @@ static void test_short_lines(void **state)
         assert_non_null(s);
         /* no samples at all: still three lines */
         summary_init(s, NULL);
-        assert_int_equal(summary_render_short(s, &ri, &out), 0);
+        assert_int_equal(render_summary_short(s, &ri, &out), 0);
         assert_int_equal(count_lines(out.p), 3);
         assert_string_equal(out.p, "buildtel: 1h02m03s, exit 2\n"
                                    "buildtel: peak memory unknown\n"
@@ -492,7 +492,7 @@ static void test_short_lines(void **state)
         ri.term_signal = 9;
         ri.finished = false;
         dbuf_reset(&out);
-        assert_int_equal(summary_render_short(s, &ri, &out), 0);
+        assert_int_equal(render_summary_short(s, &ri, &out), 0);
         assert_int_equal(count_lines(out.p), 6);
         assert_null(strchr(out.p, '\x1b'));
         assert_null(strchr(out.p, '\x07'));
@@ -510,7 +510,7 @@ static void test_short_lines(void **state)
         summary_init(s, NULL);
         summary_add(s, &a);
         dbuf_reset(&out);
-        assert_int_equal(summary_render_short(s, &ri, &out), 0);
+        assert_int_equal(render_summary_short(s, &ri, &out), 0);
         print_message("%s", out.p);
         assert_non_null(strstr(out.p, "at +0.0s, stage st, running heavy.c s5.c (last printed: "
                                       "[105/168] Linking CXX executable done-long-ago)"));
@@ -525,7 +525,7 @@ static void test_short_lines(void **state)
         summary_add(s, &a);
         summary_add(s, &b);
         dbuf_reset(&out);
-        assert_int_equal(summary_render_short(s, &ri, &out), 0);
+        assert_int_equal(render_summary_short(s, &ri, &out), 0);
         /* 681.5 then 682.0: within a charge batch, the peak's moment is
          * the first row's */
         assert_non_null(strstr(out.p, "buildtel: build peak 682.0 MiB by +0.0s"));
@@ -543,7 +543,7 @@ static void test_short_lines(void **state)
         summary_init(s, NULL);
         summary_add(s, &a);
         dbuf_reset(&out);
-        assert_int_equal(summary_render_short(s, &ri, &out), 0);
+        assert_int_equal(render_summary_short(s, &ri, &out), 0);
         print_message("%s", out.p);
         assert_non_null(strstr(out.p, ", cc1 demo.c 49.0 MiB (anon 38.5 MiB, pid 9) (its RSS is "
                                       "above the build's anon peak: RSS counts the file pages "
@@ -553,7 +553,7 @@ static void test_short_lines(void **state)
         summary_init(s, NULL);
         summary_add(s, &a);
         dbuf_reset(&out);
-        assert_int_equal(summary_render_short(s, &ri, &out), 0);
+        assert_int_equal(render_summary_short(s, &ri, &out), 0);
         assert_non_null(strstr(out.p, ", cc1 demo.c 30.0 MiB (anon 38.5 MiB, pid 9)"));
         assert_null(strstr(out.p, "above the build's anon peak"));
         dbuf_release(&out);
@@ -587,7 +587,7 @@ static void test_write_files(void **state)
         assert_int_equal(sink_summary.finish(st, &m), 0);
         sink_summary.close(st);
         assert_int_equal(read_file_at(AT_FDCWD, json, 1 << 20, &got, &len), 0);
-        assert_int_equal(summary_render_json(s, &ri, &want), 0);
+        assert_int_equal(render_summary_json(s, &ri, &want), 0);
         assert_string_equal(got, want.p);
         free(got);
         assert_int_equal(read_file_at(AT_FDCWD, txt, 1 << 20, &got, &len), 0);

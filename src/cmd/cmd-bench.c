@@ -205,9 +205,9 @@ static int report(const struct common_opts *o, const struct bench_view *v)
         int e = 0;
 
         for (size_t i = 0; i < v->n && e >= 0; i++)
-                e = bench_render_series(v, i, &b);
+                e = render_bench_series(v, i, &b);
         if (e >= 0)
-                e = bench_render_summary(v, &b);
+                e = render_bench_summary(v, &b);
         if (e < 0) {
                 fprintf(stderr, "buildtel bench: out of memory\n");
                 return -1;
@@ -216,13 +216,13 @@ static int report(const struct common_opts *o, const struct bench_view *v)
         fflush(stdout);
         if (o->export_json) {
                 dbuf_reset(&b);
-                if (bench_render_json(v, &b) < 0 ||
+                if (render_bench_json(v, &b) < 0 ||
                     export_file("--export-json", o->export_json, &b) < 0)
                         return -1;
         }
         if (o->export_markdown) {
                 dbuf_reset(&b);
-                if (bench_render_markdown(v, &b) < 0 ||
+                if (render_bench_markdown(v, &b) < 0 ||
                     export_file("--export-markdown", o->export_markdown, &b) < 0)
                         return -1;
         }

@@ -294,8 +294,8 @@ static int compare(struct store *st, const int64_t ids[2], bool json, struct dbu
                                             .b_id = run[1].info.run_id,
                                             .a_start = run[0].info.start_epoch,
                                             .b_start = run[1].info.start_epoch};
-                r = json ? compare_render_json(&res, &l, out)
-                         : compare_render_text(&res, &l, TEXT_ROWS, out);
+                r = json ? render_compare_json(&res, &l, out)
+                         : render_compare_text(&res, &l, TEXT_ROWS, out);
         }
         compare_result_release(&res);
         for (int i = 0; i < 2; i++) {

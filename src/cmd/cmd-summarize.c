@@ -24,8 +24,8 @@ static int summarize(const struct common_opts *o, const char *spec)
         if (common_replay_open(o, "summarize", spec, false, false, &rp) > 0 ||
             common_replay_through("summarize", rp, NULL, NULL, &m) < 0)
                 goto out;
-        if (o->json ? summary_render_json(m->summary, m->run, &out) < 0
-                    : summary_render_text(m->summary, m->run, &out) < 0)
+        if (o->json ? render_summary_json(m->summary, m->run, &out) < 0
+                    : render_summary_text(m->summary, m->run, &out) < 0)
                 fprintf(stderr, "buildtel summarize: out of memory\n");
         else if (write_all(STDOUT_FILENO, out.p, out.len) < 0)
                 fprintf(stderr, "buildtel summarize: cannot write: %s\n", strerror(errno));

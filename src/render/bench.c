@@ -60,7 +60,7 @@ static void mb(struct dwriter *w, double v)
                 dw_puts(w, "unknown");
 }
 
-int bench_render_series(const struct bench_view *v, size_t i, struct dbuf *out)
+int render_bench_series(const struct bench_view *v, size_t i, struct dbuf *out)
 {
         struct dwriter w = DWRITER_INIT(out);
         const struct bench_series *s = &v->s[i];
@@ -107,7 +107,7 @@ int bench_render_series(const struct bench_view *v, size_t i, struct dbuf *out)
         return w.err;
 }
 
-int bench_render_summary(const struct bench_view *v, struct dbuf *out)
+int render_bench_summary(const struct bench_view *v, struct dbuf *out)
 {
         struct dwriter w = DWRITER_INIT(out);
 
@@ -255,7 +255,7 @@ static json_t *cmp_json(const struct bench_view *v, const struct bench_cmp *c)
         return o;
 }
 
-int bench_render_json(const struct bench_view *v, struct dbuf *out)
+int render_bench_json(const struct bench_view *v, struct dbuf *out)
 {
         _cleanup_json_ json_t *root = json_object();
         json_t *results = json_array(), *cmps = json_array();
@@ -306,7 +306,7 @@ static void md_command(struct dwriter *w, const char *c)
         dw_puts(w, "`");
 }
 
-int bench_render_markdown(const struct bench_view *v, struct dbuf *out)
+int render_bench_markdown(const struct bench_view *v, struct dbuf *out)
 {
         struct dwriter w = DWRITER_INIT(out);
         struct tunit u = unit_for(v->n ? v->r[v->ref].wall.mean : 0);

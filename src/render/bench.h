@@ -20,12 +20,12 @@ struct bench_view {
 /* One command's block as hyperfine prints it, i its 0-based index:
  * "Benchmark 1: CMD", "Time (mean ± σ)", "Range (min … max)", then the
  * classes, memory peaks, caches and run ids. */
-int bench_render_series(const struct bench_view *v, size_t i, struct dbuf *out);
+int render_bench_series(const struct bench_view *v, size_t i, struct dbuf *out);
 /* "Summary": each other command against the reference, with the ratio of
  * means (± its error), of medians and the Mann-Whitney U test. */
-int bench_render_summary(const struct bench_view *v, struct dbuf *out);
+int render_bench_summary(const struct bench_view *v, struct dbuf *out);
 /* hyperfine's --export-json: {"results": [...]} with its field names, and
  * buildtel's (run_ids, classes, mem_peak_mb ...); and "comparison". */
-int bench_render_json(const struct bench_view *v, struct dbuf *out);
+int render_bench_json(const struct bench_view *v, struct dbuf *out);
 /* hyperfine's --export-markdown table, with a column of classes. */
-int bench_render_markdown(const struct bench_view *v, struct dbuf *out);
+int render_bench_markdown(const struct bench_view *v, struct dbuf *out);

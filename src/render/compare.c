@@ -174,7 +174,7 @@ static int put_section(struct dbuf *out, int s, const struct compare_row *rows, 
         return e;
 }
 
-int compare_render_text(const struct compare_result *res, const struct compare_labels *l,
+int render_compare_text(const struct compare_result *res, const struct compare_labels *l,
                         size_t max_rows, struct dbuf *out)
 {
         size_t at = 0;
@@ -267,7 +267,7 @@ static json_t *sections_json(const struct compare_result *res)
         return a;
 }
 
-int compare_render_json(const struct compare_result *res, const struct compare_labels *l,
+int render_compare_json(const struct compare_result *res, const struct compare_labels *l,
                         struct dbuf *out)
 {
         _cleanup_json_ json_t *o =

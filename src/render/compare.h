@@ -21,7 +21,7 @@ struct compare_labels {
  * many more; texts (command, revision, host) as an A line and a B line.
  * "no differences" when nothing changed. Texts the build controls are
  * cleaned for a terminal. Appends to out; 0 or -ENOMEM. */
-int compare_render_text(const struct compare_result *res, const struct compare_labels *l,
+int render_compare_text(const struct compare_result *res, const struct compare_labels *l,
                         size_t max_rows, struct dbuf *out);
 
 /* JSON (2-space indent, a trailing newline): {"a": {"run_id",
@@ -29,5 +29,5 @@ int compare_render_text(const struct compare_result *res, const struct compare_l
  * [{"subject", "figure", "a", "b", "change", "change_pct", "status"}]}]},
  * every row, sections and rows in the result's order; unknown numbers are
  * null, a text figure has texts in a and b. 0 or -ENOMEM. */
-int compare_render_json(const struct compare_result *res, const struct compare_labels *l,
+int render_compare_json(const struct compare_result *res, const struct compare_labels *l,
                         struct dbuf *out);

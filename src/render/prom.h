@@ -12,7 +12,7 @@
 struct prom_config {
         const char *textfile_dir;  /* --textfile-dir (NULL: $BUILDTEL_TEXTFILE_DIR, ...) */
         const char *prom_file;     /* --prom-file NAME.prom (NULL: buildtel.prom; run and
-                                      watch default to buildtel-JOB.prom, cmd-runinfo.c) */
+                                      watch default to buildtel-JOB.prom, cmd/cmd-common.c) */
         const char *metric_prefix; /* --metric-prefix P (NULL: none) */
         const char *pushgateway;   /* --pushgateway URL (NULL: no push) */
         const char *push_job;      /* --push-job NAME (NULL: buildtel) */

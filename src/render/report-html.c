@@ -994,7 +994,7 @@ static void summary_folded(struct dwriter *w, const struct run_model *m)
 {
         struct dbuf txt = DBUF_INIT;
 
-        dw_check(w, summary_render_text(m->summary, m->run, &txt));
+        dw_check(w, render_summary_text(m->summary, m->run, &txt));
         dw_puts(w, "<section id=\"summary\"><details><summary>The summary (facts and readings, "
                    "as summary.txt)</summary><pre>");
         report_html_escape(w, txt.p ? txt.p : "", txt.len);

@@ -391,7 +391,7 @@ static void md_summary_text(struct dwriter *w, const struct run_model *m)
         struct dbuf txt = DBUF_INIT, clean = DBUF_INIT;
         size_t run = 0, longest = 0;
 
-        if (summary_render_text(m->summary, m->run, &txt) < 0 ||
+        if (render_summary_text(m->summary, m->run, &txt) < 0 ||
             report_clean_text(&clean, txt.p ? txt.p : "", txt.len) < 0) {
                 dw_check(w, -ENOMEM);
                 goto out;

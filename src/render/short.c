@@ -13,7 +13,7 @@
 
 int short_render(const struct run_model *m, struct dbuf *out)
 {
-        int e = summary_render_short(m->summary, m->run, out);
+        int e = render_summary_short(m->summary, m->run, out);
 
         if (e >= 0)
                 e = targets_render_text(m->targets, m->facts, out);

@@ -593,7 +593,7 @@ static json_t *jsummary(const struct summary *s, const struct run_info *ri,
                          jbaseline(s));
 }
 
-int summary_render_json(const struct summary *s, const struct run_info *ri, struct dbuf *out)
+int render_summary_json(const struct summary *s, const struct run_info *ri, struct dbuf *out)
 {
         struct reading rd[READINGS_MAX];
         size_t nrd;
@@ -1013,7 +1013,7 @@ static int render_with(render_fn fn, const struct summary *s, const struct run_i
         return r;
 }
 
-int summary_render_text(const struct summary *s, const struct run_info *ri, struct dbuf *out)
+int render_summary_text(const struct summary *s, const struct run_info *ri, struct dbuf *out)
 {
         return render_with(render_text, s, ri, out);
 }
@@ -1118,7 +1118,7 @@ static void render_short(const struct summary *s, const struct run_info *ri,
         }
 }
 
-int summary_render_short(const struct summary *s, const struct run_info *ri, struct dbuf *out)
+int render_summary_short(const struct summary *s, const struct run_info *ri, struct dbuf *out)
 {
         return render_with(render_short, s, ri, out);
 }

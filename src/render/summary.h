@@ -8,8 +8,8 @@
 /* Rendering of a summary. The text and JSON forms carry the same numbers. */
 
 /* Pretty JSON (2-space indent, stable key order, trailing newline). */
-int summary_render_json(const struct summary *s, const struct run_info *ri, struct dbuf *out);
+int render_summary_json(const struct summary *s, const struct run_info *ri, struct dbuf *out);
 /* The full text form (summary.txt). */
-int summary_render_text(const struct summary *s, const struct run_info *ri, struct dbuf *out);
+int render_summary_text(const struct summary *s, const struct run_info *ri, struct dbuf *out);
 /* A few lines for stderr at exit. */
-int summary_render_short(const struct summary *s, const struct run_info *ri, struct dbuf *out);
+int render_summary_short(const struct summary *s, const struct run_info *ri, struct dbuf *out);

@@ -479,7 +479,7 @@ static int sqlite_finish(void *state, const struct run_model *m)
         s->sum = m->summary;
         e = flush(s, STORE_BUSY_FINISH_MS);
         if (e >= 0)
-                e = summary_render_json(m->summary, m->run, &json);
+                e = render_summary_json(m->summary, m->run, &json);
         if (e >= 0)
                 e = store_begin(s->st);
         if (e >= 0) {

@@ -40,13 +40,13 @@ static int summary_finish(void *state, const struct run_model *m)
         int r, r2;
 
         /* the summary, and what the RUN steps used inside BuildKit */
-        r = summary_render_text(m->summary, m->run, &txt);
+        r = render_summary_text(m->summary, m->run, &txt);
         if (r >= 0 && m->targets)
                 r = steps_render_text(m->targets, &txt);
         if (r >= 0)
                 r = write_file_atomic(st->txt, txt.p, txt.len);
         /* one file failing is no reason to lose the other */
-        r2 = summary_render_json(m->summary, m->run, &json);
+        r2 = render_summary_json(m->summary, m->run, &json);
         if (r2 >= 0 && m->targets)
                 r2 = steps_merge_json(m->targets, &json);
         if (r2 >= 0)

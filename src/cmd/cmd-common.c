@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The run id and the run's facts (run_info) of run and watch, and the note
- * and warning callbacks they hand the recorder. */
+/* What the commands share: run, watch and bench set up a run the same way,
+ * and every replay opens and runs the same way. */
 #include "cmd/cmd-common.h"
 
 #include <errno.h>
@@ -16,9 +16,18 @@
 
 #include "model/jobname.h"
 #include "pipeline/replay.h"
+#include "platform/child.h"
 #include "platform/vcs.h"
 #include "render/prom.h"
+#include "render/report.h"
+#include "render/short.h"
+#include "runfiles/names.h"
+#include "util/dbuf.h"
+#include "util/macro.h"
 #include "util/util.h"
+
+/* ---- the run id, the run's facts (run_info) of run and watch, the note
+ * and warning callbacks, the replays' opening and running ---- */
 
 void common_make_run_id(char *buf, size_t len)
 {
@@ -184,4 +193,130 @@ int64_t common_replay_through(const char *cmd, struct replay *rp,
                 fprintf(stderr, "buildtel %s: note: %llu torn or junk rows skipped\n", cmd,
                         (unsigned long long)(*ret_model)->summary->skipped_rows);
         return n < 0 ? -1 : n;
+}
+
+/* ---- the OTLP environment of run and watch: the configuration from
+ * options and OTEL_* variables, the run span, the child's TRACEPARENT ---- */
+
+int common_otlp_run_span(struct otel_config *c, const char *run_id)
+{
+        uint8_t rnd[16];
+
+        if (!c->enabled)
+                return 0;
+        if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+                /* cannot happen on Linux >= 3.17 once booted; still unique */
+                uint64_t x =
+                    (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(now_realtime() * 1e9);
+                for (size_t i = 0; i < sizeof(rnd); i++)
+                        rnd[i] = (uint8_t)(x >> (8 * (i % 8))) ^ (uint8_t)(i * 37);
+        }
+        otelenv_set_run_span(c, rnd, run_id);
+        return 0;
+}
+
+int common_otlp_load(struct common_opts *o, const char *cmd)
+{
+        int e;
+
+        otel_config_release(&o->otlp);
+        e = otelenv_load(env_lookup, NULL, &o->otlp_opt, common_note, NULL, &o->otlp);
+        if (e == -EINVAL) {
+                /* never echo the value: a URL may carry user:password */
+                fprintf(
+                    stderr,
+                    "buildtel %s: --otlp-endpoint takes an http:// or https:// URL with a host\n",
+                    cmd);
+                return -1;
+        }
+        if (e < 0) {
+                fprintf(stderr, "buildtel %s: out of memory\n", cmd);
+                return -1;
+        }
+        o->rec.otlp = &o->otlp;
+        /* the run id now: the run span's id derives from it */
+        if (!o->run_id[0])
+                common_make_run_id(o->run_id, sizeof(o->run_id));
+        if (common_otlp_run_span(&o->otlp, o->run_id) < 0) {
+                fprintf(stderr, "buildtel %s: out of memory\n", cmd);
+                return -1;
+        }
+        return 0;
+}
+
+int common_otlp_child_env(const struct common_opts *o, struct otlp_child_env *ret)
+{
+        static char no_state[] = "TRACESTATE"; /* removes it */
+        char *set[2];
+        size_t n = 0;
+
+        *ret = (struct otlp_child_env){0};
+        if (!o->otlp.enabled || !o->otlp.traces_url || !o->otlp.span_set)
+                return 0;
+        memcpy(ret->traceparent, "TRACEPARENT=", 12);
+        (void)otelenv_format_traceparent(&o->otlp.span, ret->traceparent + 12,
+                                         sizeof(ret->traceparent) - 12);
+        set[n++] = ret->traceparent;
+        if (o->otlp.has_trace && o->otlp.tracestate) {
+                if (asprintf(&ret->tracestate, "TRACESTATE=%s", o->otlp.tracestate) < 0) {
+                        ret->tracestate = NULL;
+                        return -ENOMEM;
+                }
+                set[n++] = ret->tracestate;
+        } else {
+                set[n++] = no_state; /* a new trace: no one else's state */
+        }
+        return child_env_with(set, n, &ret->envp);
+}
+
+void common_otlp_child_env_release(struct otlp_child_env *ce)
+{
+        free(ce->envp);
+        free(ce->tracestate);
+        *ce = (struct otlp_child_env){0};
+}
+
+/* ---- the end of a run on stderr: GitHub annotations, the short summary,
+ * the files written ---- */
+
+/* GitHub Actions annotations, after the build's output. */
+static void common_gh_warnings(struct recorder *r)
+{
+        struct dbuf w = DBUF_INIT;
+
+        if (report_gh_warnings(recorder_summary(r), &w) >= 0 && w.len)
+                fputs(w.p, stderr);
+        dbuf_release(&w);
+}
+
+/* "buildtel: what: <dir>/<file><tail>" */
+static void common_say_file(const char *what, const char *dir, const char *run_id,
+                            enum runfile kind, const char *tail)
+{
+        _cleanup_free_ char *p = runfiles_path(dir, run_id, kind);
+
+        if (p)
+                fprintf(stderr, "buildtel: %s: %s%s\n", what, p, tail);
+}
+
+void common_report(const struct common_opts *o, struct recorder *r)
+{
+        struct dbuf short_sum = DBUF_INIT;
+        const char *dir = recorder_log_dir(r);
+        const char *gha = getenv("GITHUB_ACTIONS");
+
+        if (gha && strcmp(gha, "true") == 0)
+                common_gh_warnings(r);
+        if (o->rec.quiet)
+                return;
+        if (short_render(recorder_model(r), &short_sum) >= 0 && short_sum.len)
+                fputs(short_sum.p, stderr);
+        dbuf_release(&short_sum);
+        /* Only the files that were written (a full disk was said above). */
+        if (dir && !recorder_sink_failed(r, "csv"))
+                common_say_file("csv", dir, o->run_id, RUNFILE_CSV, "");
+        if (dir && !recorder_sink_failed(r, "summary"))
+                common_say_file("summary", dir, o->run_id, RUNFILE_SUMMARY_TXT, " (.json)");
+        if (dir && !o->rec.no_report && !recorder_sink_failed(r, "report"))
+                common_say_file("report", dir, o->run_id, RUNFILE_REPORT, "");
 }
