@@ -32,7 +32,7 @@ struct run_info {
          * (its format is fixed): a replay has none. */
         char *vcs_rev, *vcs_ref;
         /* What repeats (issue 23): --job, BUILDTEL_JOB, the CI's variables,
-         * else derived from the command and cwd (model/job.h). NULL:
+         * else derived from the command and cwd (model/jobname.h). NULL:
          * unknown (an older run.json, a replay). run.json key "job". */
         char *job;
 };

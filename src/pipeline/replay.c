@@ -70,7 +70,7 @@ static int say(char *why, size_t cap, int e, const char *fmt, ...)
         return e;
 }
 
-/* ---- the run's files beside its CSV (names and parsers: parse/runfiles.h) ---- */
+/* ---- the run's files beside its CSV (names and parsers: runfiles/) ---- */
 
 static void load_run_info(struct replay *rp)
 {
