@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model/baseline.h"
+#include "render/short.h"
 #include "util/dbuf.h"
 #include "util/macro.h"
 
@@ -190,7 +191,7 @@ static void test_derive_cache_collapse(void **state)
         assert_non_null(f);
         assert_int_equal(f->st.verdict, BASELINE_NOISE);
         assert_string_equal(f->cause, "");
-        assert_int_equal(baseline_render_short(&b, &out), 0);
+        assert_int_equal(render_baseline_short(&b, &out), 0);
         print_message("%s", out.p);
         assert_non_null(strstr(out.p, "buildtel: slower than usual: 14m02s against 9m15s (+52 %, "
                                       "last 12 runs)"));
@@ -262,7 +263,7 @@ static void test_derive_few(void **state)
         assert_int_equal(baseline_flagged(&b), 0);
         for (size_t i = 0; i < b.n; i++)
                 assert_int_equal(b.f[i].st.verdict, BASELINE_UNKNOWN);
-        assert_int_equal(baseline_render_short(&b, &out), 0);
+        assert_int_equal(render_baseline_short(&b, &out), 0);
         assert_string_equal(out.p, "buildtel: no usual yet for job few (1 earlier runs)\n");
         dbuf_release(&out);
         /* within noise: nothing said */
@@ -275,7 +276,7 @@ static void test_derive_few(void **state)
                 assert_int_equal(baseline_derive("few", &cur, w6, 6, &b), 0);
                 assert_int_equal(baseline_flagged(&b), 0);
                 out.len = 0;
-                assert_int_equal(baseline_render_short(&b, &out), 0);
+                assert_int_equal(render_baseline_short(&b, &out), 0);
                 assert_int_equal(out.len, 0);
                 dbuf_release(&out);
         }

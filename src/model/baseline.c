@@ -229,7 +229,7 @@ struct deriv {
         struct baseline *b;
 };
 
-static bool is_flag(int verdict)
+bool baseline_is_flag(int verdict)
 {
         return verdict == BASELINE_REGRESSION || verdict == BASELINE_IMPROVEMENT;
 }
@@ -275,7 +275,7 @@ static struct baseline_finding *add(struct deriv *d, enum fig fig, const char *t
 
 static void set_cause(struct baseline_finding *f, const char *c)
 {
-        if (f && is_flag(f->st.verdict) && !f->cause[0] && c && c[0])
+        if (f && baseline_is_flag(f->st.verdict) && !f->cause[0] && c && c[0])
                 (void)copy_utf8_str(f->cause, sizeof(f->cause), c);
 }
 
@@ -485,141 +485,8 @@ size_t baseline_flagged(const struct baseline *b)
         size_t n = 0;
 
         for (size_t i = 0; i < b->n; i++)
-                n += is_flag(b->f[i].st.verdict);
+                n += baseline_is_flag(b->f[i].st.verdict);
         return n;
-}
-
-static bool is_ratio(const struct baseline_finding *f)
-{
-        size_t n = strlen(f->figure);
-
-        return n > 6 && strcmp(f->figure + n - 6, "_ratio") == 0;
-}
-
-static bool is_seconds(const struct baseline_finding *f)
-{
-        size_t n = strlen(f->figure);
-
-        return n > 2 && strcmp(f->figure + n - 2, "_s") == 0;
-}
-
-int baseline_render_value(const struct baseline_finding *f, double v, struct dbuf *out)
-{
-        char buf[FMT_DURATION_LEN];
-
-        if (!isfinite(v))
-                return dbuf_puts(out, "?");
-        if (is_ratio(f))
-                return dbuf_printf(out, "%.0f %%", v * 100);
-        if (is_seconds(f))
-                return dbuf_puts(out, fmt_duration(v, FMT_DURATION_EXACT, buf));
-        if (strcmp(f->figure, "oom_kills") == 0)
-                return dbuf_printf(out, "%.0f", v);
-        if (v >= 1024)
-                return dbuf_printf(out, "%.1f GiB", v / 1024);
-        return dbuf_printf(out, "%.0f MiB", v);
-}
-
-/* "slower than usual", "layer cache of X", "unit X bigger"... */
-static int put_what(const struct baseline_finding *f, struct dbuf *out)
-{
-        bool worse = f->st.verdict == BASELINE_REGRESSION;
-        static const struct {
-                const char *fig, *pre, *worse, *better;
-        } words[] = {
-            {"duration_s", "", "slower than usual", "faster than usual"},
-            {"cpu_s", "", "more CPU time than usual", "less CPU time than usual"},
-            {"mem_anon_peak_mb", "", "more anon memory than usual", "less anon memory than usual"},
-            {"mem_peak_mb", "", "more memory than usual", "less memory than usual"},
-            {"oom_kills", "", "OOM kills", "fewer OOM kills"},
-            {"cc_hit_ratio", "", "compiler-cache hits", "compiler-cache hits"},
-            {"target_duration_s", "target ", " slower", " faster"},
-            {"target_cache_ratio", "layer cache of ", "", ""},
-            {"unit_peak_mb", "unit ", " bigger", " smaller"},
-            {"step_duration_s", "step ", " slower", " faster"},
-            {"step_mem_peak_mb", "step ", " bigger", " smaller"},
-        };
-
-        for (size_t i = 0; i < ARRAY_SIZE(words); i++)
-                if (strcmp(words[i].fig, f->figure) == 0)
-                        return dbuf_printf(out, "%s%s%s", words[i].pre, f->target,
-                                           worse ? words[i].worse : words[i].better);
-        return dbuf_puts(out, f->figure);
-}
-
-static int put_finding(const struct baseline *b, const struct baseline_finding *f, bool first,
-                       bool cause, struct dbuf *out)
-{
-        int r = dbuf_puts(out, first ? "" : "; ");
-
-        if (r >= 0)
-                r = put_what(f, out);
-        if (r >= 0)
-                r = dbuf_puts(out, ": ");
-        if (r >= 0)
-                r = baseline_render_value(f, f->value, out);
-        if (r >= 0)
-                r = dbuf_puts(out, " against ");
-        if (r >= 0)
-                r = baseline_render_value(f, f->st.usual, out);
-        if (r >= 0 && isfinite(f->st.change) && first)
-                r = dbuf_printf(out, " (%+.0f %%, last %zu runs)", f->st.change * 100, b->runs);
-        else if (r >= 0 && isfinite(f->st.change))
-                r = dbuf_printf(out, " (%+.0f %%)", f->st.change * 100);
-        if (r >= 0 && cause && f->cause[0])
-                r = dbuf_printf(out, "; %s", f->cause);
-        return r;
-}
-
-/* The second finding of the short line: a flagged cache ratio when there
- * is one (the usual cause), else the next flagged finding. */
-static const struct baseline_finding *second_of(const struct baseline *b,
-                                                const struct baseline_finding *first)
-{
-        const struct baseline_finding *next = NULL;
-
-        for (size_t i = 0; i < b->n; i++) {
-                const struct baseline_finding *f = &b->f[i];
-
-                if (f == first || !is_flag(f->st.verdict))
-                        continue;
-                if (is_ratio(f))
-                        return f;
-                if (!next)
-                        next = f;
-        }
-        return next;
-}
-
-int baseline_render_short(const struct baseline *b, struct dbuf *out)
-{
-        const struct baseline_finding *first = NULL, *second;
-        size_t flagged = baseline_flagged(b);
-        int r;
-
-        /* a job's first run: nothing to say (every new job has one) */
-        if (b->runs == 0)
-                return 0;
-        if (b->runs < BASELINE_MIN_RUNS)
-                return dbuf_printf(out, "buildtel: no usual yet for job %s (%zu earlier runs)\n",
-                                   b->job, b->runs);
-        for (size_t i = 0; i < b->n && !first; i++)
-                if (is_flag(b->f[i].st.verdict))
-                        first = &b->f[i];
-        if (!first)
-                return 0;
-        second = second_of(b, first);
-        /* a cache ratio shown second is the first's cause: not twice */
-        r = dbuf_puts(out, "buildtel: ");
-        if (r >= 0)
-                r = put_finding(b, first, true, !(second && is_ratio(second)), out);
-        if (r >= 0 && second)
-                r = put_finding(b, second, false, true, out);
-        if (r >= 0 && flagged > 1 + (second != NULL))
-                r = dbuf_printf(out, "; %zu more in the summary", flagged - 1 - (second != NULL));
-        if (r >= 0)
-                r = dbuf_puts(out, "\n");
-        return r;
 }
 
 /* The first step of target name that was not from the layer cache, into

@@ -141,10 +141,5 @@ int baseline_derive(const char *job, const struct baseline_run *cur, const struc
 /* How many findings are regressions or improvements. */
 size_t baseline_flagged(const struct baseline *b);
 
-/* The stderr lines: "buildtel: slower than usual: 14m02s against 9m10s
- * (+53 %, last 12 runs); layer cache of pytorch 12 % against 91 %\n", or
- * one "no usual yet (N earlier runs)" line (1 or 2 earlier runs), or
- * nothing when every figure is within noise or the job has no earlier run. Returns 0 or -ENOMEM. */
-int baseline_render_short(const struct baseline *b, struct dbuf *out);
-/* A finding's value or usual in its unit ("14m02s", "91 %", "1.2 GiB"). */
-int baseline_render_value(const struct baseline_finding *f, double v, struct dbuf *out);
+/* Whether a verdict is flagged: a regression or an improvement. */
+bool baseline_is_flag(int verdict);

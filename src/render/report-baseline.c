@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "model/baseline.h"
+#include "render/short.h"
 #include "model/summary.h"
 #include "render/report.h"
 #include "util/macro.h"
@@ -29,7 +30,7 @@ static void cells(struct dwriter *w, const struct baseline_finding *f, const cha
         }
         for (int i = 0; i < 2; i++) {
                 v.len = 0;
-                dw_check(w, baseline_render_value(f, i ? f->st.usual : f->value, &v));
+                dw_check(w, render_baseline_value(f, i ? f->st.usual : f->value, &v));
                 dw_puts(w, open);
                 escape(w, v.p ? v.p : "", v.len);
                 dw_puts(w, close);

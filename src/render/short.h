@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include "model/baseline.h"
 #include "model/execs.h"
 #include "model/run.h"
 #include "model/summary.h"
@@ -17,3 +18,10 @@ int short_render_oom(const struct summary_build *b, struct dbuf *out);
 /* What the build's figures cover when its RUN steps could not all be
  * followed into BuildKit; nothing when they were (or there were none). */
 int short_render_execs(const struct exec_cover *c, struct dbuf *out);
+/* The stderr lines: "buildtel: slower than usual: 14m02s against 9m10s
+ * (+53 %, last 12 runs); layer cache of pytorch 12 % against 91 %\n", or
+ * one "no usual yet (N earlier runs)" line (1 or 2 earlier runs), or
+ * nothing when every figure is within noise or the job has no earlier run. Returns 0 or -ENOMEM. */
+int render_baseline_short(const struct baseline *b, struct dbuf *out);
+/* A finding's value or usual in its unit ("14m02s", "91 %", "1.2 GiB"). */
+int render_baseline_value(const struct baseline_finding *f, double v, struct dbuf *out);
