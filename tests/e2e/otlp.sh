@@ -263,13 +263,25 @@ for r in map(json.loads, open('$REC')):
             for dp in m['gauge']['dataPoints']:
                 if any(a['key'] == 'target' and a['value']['stringValue'] == 'cli' for a in dp['attributes']):
                     sys.exit(1)"
-        # the same run from its files (a CSV path) still works, without targets
+        # the same run from its files (a CSV path) still works, its targets
+        # from its .targets.json as the history's from its rows
         rm -f "$REC"
         start_sink ok
         OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$PORT" "$BUILDTEL" export --otlp --db "$DB" "$L/resources-quiet-2.csv" >"$T/out" 2>"$T/err"
         expect_eq "export of a CSV path: status" "$?" 0
         stop_sink
-        check "it says it read the files" grep -q "^buildtel export: run quiet-2: [0-9]* samples from its files sent to" "$T/out"
+        check "it says it read the files, targets too" grep -q "^buildtel export: run quiet-2: [0-9]* samples and the targets from its files sent to" "$T/out"
+        check "the targets from its files: lib's and cli's steps" python3 -c "
+import json, sys
+seen = set()
+for r in map(json.loads, open('$REC')):
+    for rm in r['request'].get('resourceMetrics', []):
+        for sm in rm['scopeMetrics']:
+            for m in sm['metrics']:
+                if m['name'] == 'build.target.steps':
+                    for dp in m['gauge']['dataPoints']:
+                        seen |= {a['value']['stringValue'] for a in dp['attributes'] if a['key'] == 'target'}
+sys.exit(seen != {'lib', 'cli'})"
         check "no header value anywhere" no_secrets "$L" "$T/out" "$T/err" "$DB"
         ;;
 export-states)
