@@ -166,7 +166,7 @@ TEST(ninjalog)
 
         assert_non_null(ts);
         targets_init(ts);
-        assert_int_equal(ninjalog_parse(log, sizeof(log) - 1, false, ts), 0);
+        assert_int_equal(ninjalog_parse(log, sizeof(log) - 1, ts), 0);
         assert_int_equal(ts->ninja_edges, 2);
         assert_int_equal(ts->nslow, 2);
         assert_string_equal(ts->slow[0].output, "d.o");

@@ -272,7 +272,7 @@ static int spawn(struct run *R, char **argv, bool subreaper)
         R->ri.finished = true;
         R->ri.exit_code = ret;
         if (R->rec && R->o->trace_file)
-                trace_run_edges(&R->trace, &R->ri, true);
+                trace_run_edges(&R->trace, R->rec, &R->ri, true);
         if (R->rec)
                 (void)recorder_finish(R->rec);
         return ret;
@@ -351,7 +351,7 @@ static int supervise(struct run *R)
         }
         if (R->rec) {
                 if (R->o->trace_file)
-                        trace_run_edges(&R->trace, &R->ri, false);
+                        trace_run_edges(&R->trace, R->rec, &R->ri, false);
                 (void)recorder_finish(R->rec);
                 if (R->o->trace_file)
                         (void)trace_run_report(&R->trace, R->rec, R->ri.run_id);

@@ -16,7 +16,6 @@
 
 #include "cmd/cmd-common.h"
 #include "runfiles/names.h"
-#include "model/figures.h"
 #include "render/trace.h"
 #include "parse/ninjalog.h"
 #include "pipeline/replay.h"
@@ -29,7 +28,6 @@
 #include "util/outfile.h"
 #include "util/util.h"
 
-#define NINJA_CHUNK (1u << 20) /* the --ninja-log is read this much at a time */
 #define NAMES_BLOCK (64u << 10)
 
 /* The edges' output names, copied out of the log as it is read (the
@@ -86,193 +84,95 @@ static int edges_push(struct trace_edges *x, double start_s, double end_s, const
         return 0;
 }
 
-struct edge_acc {
+/* The edges of one ninja run, placed at offset_s on the run's clock; those
+ * ending after until_s are another build's. */
+struct edge_win {
         struct trace_edges *x;
-        int64_t max_end_ms;
-        double offset_s;
+        double offset_s, until_s;
+        uint32_t outside;
         int e;
 };
 
 static void edge_add(void *ud, int64_t start_ms, int64_t end_ms, const char *out, size_t len)
 {
-        struct edge_acc *a = ud;
+        struct edge_win *w = ud;
         const char *name;
 
-        if (a->e < 0)
+        if (w->e < 0 || w->offset_s + (double)end_ms / 1000.0 > w->until_s) {
+                w->outside += w->e >= 0;
                 return;
-        name = names_add(a->x, out, len);
-        a->e = name ? edges_push(a->x, a->offset_s + (double)start_ms / 1000.0,
-                                 a->offset_s + (double)end_ms / 1000.0, name, len)
+        }
+        name = names_add(w->x, out, len);
+        w->e = name ? edges_push(w->x, w->offset_s + (double)start_ms / 1000.0,
+                                 w->offset_s + (double)end_ms / 1000.0, name, len)
                     : -ENOMEM;
 }
 
-/* Where ninja started on the run's clock (figure_ninja_offset()); NAN,
- * with a note, when the log is another build's. */
-static double ninja_offset(const struct trace_job *j, const char *what, double mtime,
-                           int64_t max_end_ms, const struct run_info *ri)
+/* A note for a log none of whose records are the run's (ninjalog_window()). */
+static void note_none(const struct trace_job *j, enum ninjalog_why why)
 {
-        double off;
-        bool before = false;
-
-        if (figure_ninja_offset(ri, mtime, max_end_ms, &off, &before) < 0) {
-                fprintf(stderr,
-                        "buildtel %s: note: %s was last written %s the run: its edges are "
-                        "another build's, left out\n",
-                        j->cmd, what, before ? "before" : "after");
-                return NAN;
-        }
-        return off;
-}
-
-/* The edges of one ninja run, placed at offset_s on the run's clock; those
- * ending after until_s (the run's end, with slack) are another build's. */
-struct edge_win {
-        struct edge_acc a;
-        double until_s;
-        uint32_t outside;
-};
-
-static void edge_add_in(void *ud, int64_t start_ms, int64_t end_ms, const char *out, size_t len)
-{
-        struct edge_win *w = ud;
-
-        if (w->a.offset_s + (double)end_ms / 1000.0 > w->until_s) {
-                w->outside++;
-                return;
-        }
-        edge_add(&w->a, start_ms, end_ms, out, len);
-}
-
-#define NINJA_RUNS_MAX 64
-
-/* The ninja run of the log whose start (from its records' mtimes) is inside
- * the run's time window, newest first; -1 when none is, or when no record
- * says (*ret_dated false). */
-static int ninja_run_in(const struct ninjalog_run *runs, int n, const struct run_info *ri,
-                        bool *ret_dated)
-{
-        /* A ninja run that started after the run ended is another build's,
-         * however soon after (a later build within FIGURE_NINJA_SLACK_S of
-         * the end was taken for ours); 1 s for mtimes in whole seconds. */
-        double until = isfinite(ri->end_epoch) ? ri->end_epoch + 1.0 : INFINITY;
-
-        *ret_dated = false;
-        for (int i = n - 1; i >= 0; i--) {
-                if (!isfinite(runs[i].start_epoch))
-                        continue;
-                *ret_dated = true;
-                /* an mtime in whole seconds reads up to 1 s early */
-                if (runs[i].start_epoch >= ri->start_epoch - 2 && runs[i].start_epoch <= until)
-                        return i;
-        }
-        return -1;
-}
-
-/* Where the chosen ninja run starts on the run's clock: the file's mtime
- * rule for the last run of a log last written during the run (as the
- * history places its edges), else its records' mtimes. NAN (with a note)
- * when no run of the log is the run's. */
-static double ninja_run_offset(const struct trace_job *j, const char *what, double mtime,
-                               const struct ninjalog_run *runs, int n, const struct run_info *ri,
-                               int *ret_at)
-{
-        bool dated;
-        int at = ninja_run_in(runs, n, ri, &dated);
-
-        *ret_at = at;
-        if (at == n - 1 && mtime >= ri->start_epoch - 1 &&
-            (!isfinite(ri->end_epoch) || mtime <= ri->end_epoch + FIGURE_NINJA_SLACK_S))
-                return ninja_offset(j, what, mtime, runs[at].max_end_ms, ri);
-        if (at >= 0)
-                return MAX(runs[at].start_epoch - ri->start_epoch, 0.0);
-        if (!dated) {
-                *ret_at = n - 1;
-                return ninja_offset(j, what, mtime, runs[n - 1].max_end_ms, ri);
-        }
+        if (why == NINJALOG_UNCHANGED)
+                return; /* nothing ran */
         fprintf(stderr,
-                "buildtel %s: note: %s: no ninja run of it started during the run: its edges "
-                "are another build's, left out\n",
-                j->cmd, what);
-        return NAN;
+                "buildtel %s: note: --ninja-log '%s'%s: its edges are another build's, left out\n",
+                j->cmd, j->ninja_log,
+                why == NINJALOG_BEFORE  ? " was last written before the run"
+                : why == NINJALOG_AFTER ? " was last written after the run"
+                                        : ": no ninja run of it started during the run");
 }
 
-static int ninja_feed(void *userdata, const char *buf, size_t len)
+/* The edges of the log --ninja-log names that are the run's
+ * (ninjalog_window(), snap NULL for a recorded run), each ninja run placed
+ * on the run's clock by ninjalog_run_offset(). Read twice in chunks (its
+ * runs, then the chosen ones' edges), never whole. *ret_added: whether
+ * edges were taken. */
+static int add_ninja(const struct trace_job *j, const struct ninjalog_file *snap,
+                     struct trace_edges *x, const struct run_info *ri, bool *ret_added)
 {
-        return ninjalog_stream_feed(userdata, buf, len);
-}
-
-/* [from, to) of the log at fd through a stream (runs into runs, or edges
- * to fn), NINJA_CHUNK at a time: memory flat however big the log. Returns
- * the stream's finish (the edges given to fn, or the runs), or -errno. */
-static int ninja_pass(int fd, uint64_t from, uint64_t to, struct ninjalog_run *runs,
-                      ninjalog_edge_fn fn, void *userdata)
-{
-        struct ninjalog_stream *s =
-            ninjalog_stream_new(from, runs, runs ? NINJA_RUNS_MAX : 0, fn, userdata);
-        int e;
-
-        if (!s)
-                return -ENOMEM;
-        e = pread_chunks(fd, from, to, NINJA_CHUNK, ninja_feed, s);
-        if (e >= 0)
-                e = ninjalog_stream_finish(s);
-        if (e >= 0 && runs)
-                e = (int)ninjalog_stream_nruns(s);
-        ninjalog_stream_free(s);
-        return e;
-}
-
-/* The log --ninja-log names: the ninja run inside the run's time window,
- * only its edges that end inside it (a log appended or rewritten by a later
- * build holds that build's too). Without dated records, its last run
- * placed by the file's mtime. Read twice in chunks (its runs, then the
- * chosen one's edges), never whole. *ret_added: whether edges were taken. */
-static int add_ninja(const struct trace_job *j, struct trace_edges *x, const struct run_info *ri,
-                     bool *ret_added)
-{
-        _cleanup_free_ char *what = NULL;
-        _cleanup_free_ struct ninjalog_run *runs = NULL;
+        struct ninjalog_run runs[NINJALOG_RUNS_MAX];
         _cleanup_close_ int fd = -1;
-        struct edge_win w = {.a = {.x = x}};
+        struct edge_win w = {.x = x};
+        struct ninjalog_file now;
+        struct ninjalog_pick p;
         struct stat st;
-        int n, at;
+        int n, e;
 
         *ret_added = false;
         if (!j->ninja_log)
                 return 0;
         fd = open_regular_file(j->ninja_log, &st);
-        if (fd < 0) {
+        if (fd >= 0)
+                ninjalog_file_of(&st, &now);
+        n = fd < 0 ? fd
+                   : ninjalog_window_read(fd, snap, &now, ri->start_epoch, ri->end_epoch, runs, &p);
+        if (n < 0 && n != -ENOMEM) {
                 fprintf(stderr, "buildtel %s: note: --ninja-log '%s': %s\n", j->cmd, j->ninja_log,
-                        fd == -ESPIPE ? "not a regular file" : strerror(-fd));
+                        n == -EINVAL   ? "not a .ninja_log of version 5 to 7"
+                        : n == -ESPIPE ? "not a regular file"
+                                       : strerror(-n));
                 return 0;
         }
-        runs = calloc(NINJA_RUNS_MAX, sizeof(*runs));
-        if (!runs || asprintf(&what, "--ninja-log '%s'", j->ninja_log) < 0)
-                return -ENOMEM;
-        n = ninja_pass(fd, 0, (uint64_t)st.st_size, runs, NULL, NULL);
-        if (n == -ENOMEM)
-                return n;
-        if (n <= 0) {
-                if (n == -EINVAL || n == 0)
-                        fprintf(stderr, "buildtel %s: note: %s: not a .ninja_log of version 5 to 7\n",
-                                j->cmd, what);
-                else
-                        fprintf(stderr, "buildtel %s: note: %s: %s\n", j->cmd, what, strerror(-n));
+        if (n < 0)
+                return n; /* -ENOMEM */
+        if (p.why >= NINJALOG_UNCHANGED) {
+                note_none(j, p.why);
                 return 0;
         }
-        w.a.offset_s =
-            ninja_run_offset(j, what, (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9,
-                             runs, n, ri, &at);
-        if (isnan(w.a.offset_s))
-                return 0;
-        w.until_s = isfinite(ri->end_epoch) ? ri->end_epoch - ri->start_epoch + FIGURE_NINJA_SLACK_S
-                                            : INFINITY;
-        n = ninja_pass(fd, runs[at].begin, runs[at].end, NULL, edge_add_in, &w);
-        if (n == -ENOMEM || w.a.e < 0)
-                return -ENOMEM;
+        w.until_s = p.until_s;
+        for (size_t i = p.first; i < p.first + p.n; i++) {
+                w.offset_s = ninjalog_run_offset(runs, (size_t)n, i, now.mtime, ri->start_epoch,
+                                                 ri->end_epoch);
+                e = isnan(w.offset_s) ? 0 /* undated, not the last: no place */
+                                      : ninjalog_read_range(fd, runs[i].begin, runs[i].end, NULL, 0,
+                                                            edge_add, &w);
+                if (e == -ENOMEM || w.e < 0)
+                        return -ENOMEM;
+        }
         if (w.outside && !j->quiet)
-                fprintf(stderr, "buildtel %s: note: %s: %u edges ending after the run left out\n",
-                        j->cmd, what, w.outside);
+                fprintf(
+                    stderr,
+                    "buildtel %s: note: --ninja-log '%s': %u edges ending after the run left out\n",
+                    j->cmd, j->ninja_log, w.outside);
         *ret_added = x->n > 0;
         return 0;
 }
@@ -306,7 +206,7 @@ int trace_write(const struct trace_job *j, struct replay *rp)
         tj.path_ours = !j->out_path;
         e = tj.fd >= 0 || path ? 0 : -ENOMEM;
         if (e >= 0)
-                e = add_ninja(j, &x, ri, &from_log);
+                e = add_ninja(j, NULL, &x, ri, &from_log);
         tj.edges = x.v;
         tj.nedges = x.n;
         if (e < 0) {
@@ -349,13 +249,14 @@ void trace_run_init(struct trace_run *tr, struct recorder_config *cfg)
         cfg->sink_userdata = &tr->job;
 }
 
-void trace_run_edges(struct trace_run *tr, const struct run_info *ri, bool cancel)
+void trace_run_edges(struct trace_run *tr, const struct recorder *r, const struct run_info *ri,
+                     bool cancel)
 {
         const struct trace_job j = {.ninja_log = tr->ninja_log, .cmd = "run"};
         bool from_log;
 
         tr->job.cancel = cancel;
-        if (!cancel && add_ninja(&j, &tr->edges, ri, &from_log) < 0)
+        if (!cancel && add_ninja(&j, recorder_ninja_snapshot(r), &tr->edges, ri, &from_log) < 0)
                 tr->edges.n = 0; /* out of memory: the trace without its edges */
         tr->job.edges = tr->edges.v;
         tr->job.nedges = tr->edges.n;

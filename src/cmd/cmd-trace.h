@@ -46,8 +46,10 @@ struct trace_run {
  * sink_userdata then point into tr, which must outlive the recorder). */
 void trace_run_init(struct trace_run *tr, struct recorder_config *cfg);
 /* After the build, before recorder_finish: the ninja edges of its
- * --ninja-log (notes printed), or cancel: no trace (the build never ran). */
-void trace_run_edges(struct trace_run *tr, const struct run_info *ri, bool cancel);
+ * --ninja-log (those r's end counts: notes printed), or cancel: no trace
+ * (the build never ran). */
+void trace_run_edges(struct trace_run *tr, const struct recorder *r, const struct run_info *ri,
+                     bool cancel);
 /* After recorder_finish: where it went, or why not. Returns 0, or 1 after
  * printing why. */
 int trace_run_report(const struct trace_run *tr, const struct recorder *r, const char *run_id);

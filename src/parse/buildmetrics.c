@@ -477,30 +477,12 @@ static void attribute_stats(struct buildmetrics *bm)
         }
 }
 
-static void keep_edge(void *userdata, int64_t start_ms, int64_t end_ms, const char *out, size_t len)
-{
-        targets_keep_edge(userdata, start_ms, end_ms, out, len);
-}
-
-int buildmetrics_ninja_log(struct buildmetrics *bm, const char *buf, size_t len, bool last,
-                           double mtime)
-{
-        int e = ninjalog_parse(buf, len, last, &bm->model);
-
-        if (e < 0)
-                return -EINVAL;
-        /* the edges for lanes (the trace and the history) */
-        (void)ninjalog_each(buf, len, last, keep_edge, &bm->model);
-        bm->model.ninja_mtime = mtime;
-        return 0;
-}
-
 void buildmetrics_ninja_edge(void *userdata, int64_t start_ms, int64_t end_ms, const char *out,
                              size_t out_len)
 {
         struct buildmetrics *bm = userdata;
 
-        /* counted (the slowest) and kept (the lanes), as buildmetrics_ninja_log() */
+        /* counted (the slowest) and kept (the lanes: the trace, the history) */
         targets_offer_edge(&bm->model, start_ms, end_ms, out, out_len);
         targets_keep_edge(&bm->model, start_ms, end_ms, out, out_len);
 }
@@ -510,11 +492,6 @@ void buildmetrics_ninja_done(struct buildmetrics *bm, uint64_t edges, double mti
         bm->model.ninja_log_set = true;
         bm->model.ninja_edges = edges;
         bm->model.ninja_mtime = mtime;
-}
-
-void buildmetrics_ninja_unchanged(struct buildmetrics *bm)
-{
-        bm->model.ninja_log_set = true; /* nothing ran */
 }
 
 const char *buildmetrics_metadata_file(char *const *argv)

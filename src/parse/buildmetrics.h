@@ -69,21 +69,14 @@ void buildmetrics_finish(struct buildmetrics *bm);
 /* The end-of-run inputs, as buffers (the pipeline reads the files and runs
  * the tools: pipeline/recorder.c). */
 
-/* This run's part of the .ninja_log (the tail appended since the start; or
- * the whole log with last set: only its last ninja run counts), mtime its
- * modification time (epoch seconds). 0, or -EINVAL: not a .ninja_log of
- * version 5 to 7. */
-int buildmetrics_ninja_log(struct buildmetrics *bm, const char *buf, size_t len, bool last,
-                           double mtime);
-/* The same for a log read in chunks (parse/ninjalog.h's stream, by the
- * caller): buildmetrics_ninja_edge is the edge function (userdata bm) of
- * the walk over this run's part, buildmetrics_ninja_done() completes with
- * its edge count and the log's mtime. */
+/* This run's records of the .ninja_log (parse/ninjalog.h's
+ * ninjalog_window(), read by the caller): buildmetrics_ninja_edge is the
+ * edge function (userdata bm) of their walk, buildmetrics_ninja_done()
+ * completes with their edge count and the log's mtime (0 edges, mtime 0:
+ * not written during the run, nothing ran). */
 void buildmetrics_ninja_edge(void *bm, int64_t start_ms, int64_t end_ms, const char *out,
                              size_t out_len);
 void buildmetrics_ninja_done(struct buildmetrics *bm, uint64_t edges, double mtime);
-/* The .ninja_log was not written during the run: nothing ran. */
-void buildmetrics_ninja_unchanged(struct buildmetrics *bm);
 /* The `--metadata-file F` (or `=F`) of the build's argv, borrowed; NULL:
  * none. */
 const char *buildmetrics_metadata_file(char *const *argv);

@@ -6,8 +6,11 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "model/figures.h"
 #include "model/ranges.h"
+#include "model/run.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -104,9 +107,8 @@ static void run_close(struct ninjalog_run *runs, size_t cap, size_t *n, struct n
 /* The state of one walk over a log's lines, whole or streamed: every line
  * goes through lines_step(), so the two agree by construction. */
 struct lines {
-        /* where the last run starts, and whether the log is one */
-        int64_t prev_end;
-        uint64_t from, records;
+        /* whether the log is one */
+        uint64_t records;
         bool bad_version;
         /* with runs: the runs */
         struct ninjalog_run *runs, cur;
@@ -126,9 +128,7 @@ struct lines {
 static void lines_init(struct lines *l, uint64_t base, struct ninjalog_run *runs, size_t cap,
                        ninjalog_edge_fn fn, void *userdata)
 {
-        *l = (struct lines){.prev_end = INT64_MIN,
-                            .from = base,
-                            .runs = runs,
+        *l = (struct lines){.runs = runs,
                             .cap = cap,
                             .cur = {base, 0, INT64_MIN, NAN},
                             .fn = fn,
@@ -190,14 +190,7 @@ static void lines_step(struct lines *l, const char *s, const char *le, uint64_t 
                 l->bad_version = true;
                 return;
         }
-        if (k == 0 || (k == 1 && r.end < l->prev_end)) {
-                l->from = at;
-                l->prev_end = INT64_MIN;
-        }
-        if (k == 1) {
-                l->prev_end = r.end;
-                l->records++;
-        }
+        l->records += k == 1;
         if (l->runs)
                 step_run(l, k, &r, at);
         if (l->fn && k == 1)
@@ -233,23 +226,20 @@ static void lines_whole(struct lines *l, const char *buf, size_t len)
         }
 }
 
-int ninjalog_each(const char *buf, size_t len, bool last_run_only, ninjalog_edge_fn fn,
-                  void *userdata)
+int ninjalog_each(const char *buf, size_t len, ninjalog_edge_fn fn, void *userdata)
 {
         struct lines l;
-        uint64_t from;
         int e;
 
-        /* pass 1: where the last run starts */
+        /* pass 1: whether it is a .ninja_log, before any edge is given */
         lines_init(&l, 0, NULL, 0, NULL, NULL);
         lines_whole(&l, buf, len);
         e = lines_finish(&l, len);
         if (e < 0)
                 return e;
-        from = last_run_only ? l.from : 0;
         lines_init(&l, 0, NULL, 0, fn, userdata);
-        lines_whole(&l, buf + from, len - from);
-        e = l.err < 0 ? l.err : l.edges > INT32_MAX ? INT32_MAX : (int)l.edges;
+        lines_whole(&l, buf, len);
+        e = lines_finish(&l, len);
         lines_release(&l);
         return e;
 }
@@ -358,11 +348,6 @@ int ninjalog_stream_finish(struct ninjalog_stream *s)
         return lines_finish(&s->l, s->next);
 }
 
-uint64_t ninjalog_stream_last_start(const struct ninjalog_stream *s)
-{
-        return s->l.from;
-}
-
 size_t ninjalog_stream_nruns(const struct ninjalog_stream *s)
 {
         return s->l.n;
@@ -383,13 +368,145 @@ static void offer_edge(void *userdata, int64_t start_ms, int64_t end_ms, const c
         targets_offer_edge(userdata, start_ms, end_ms, out, out_len);
 }
 
-int ninjalog_parse(const char *buf, size_t len, bool last_run_only, struct targets *ts)
+int ninjalog_parse(const char *buf, size_t len, struct targets *ts)
 {
-        int e = ninjalog_each(buf, len, last_run_only, offer_edge, ts);
+        int e = ninjalog_each(buf, len, offer_edge, ts);
 
         if (e < 0)
                 return e;
         ts->ninja_log_set = true;
         ts->ninja_edges = (uint64_t)e;
         return 0;
+}
+
+#define NINJALOG_CHUNK (1u << 20) /* a .ninja_log is read this much at a time */
+
+static int stream_feed(void *userdata, const char *buf, size_t len)
+{
+        return ninjalog_stream_feed(userdata, buf, len);
+}
+
+int ninjalog_read_range(int fd, uint64_t from, uint64_t to, struct ninjalog_run *runs, size_t cap,
+                        ninjalog_edge_fn fn, void *userdata)
+{
+        struct ninjalog_stream *s = ninjalog_stream_new(from, runs, runs ? cap : 0, fn, userdata);
+        int e;
+
+        if (!s)
+                return -ENOMEM;
+        e = pread_chunks(fd, from, to, NINJALOG_CHUNK, stream_feed, s);
+        if (e >= 0)
+                e = ninjalog_stream_finish(s);
+        if (e >= 0 && runs)
+                e = (int)s->l.n;
+        ninjalog_stream_free(s);
+        return e;
+}
+
+void ninjalog_file_of(const struct stat *st, struct ninjalog_file *ret)
+{
+        *ret =
+            (struct ninjalog_file){true, (uint64_t)st->st_size, (uint64_t)st->st_ino,
+                                   (double)st->st_mtim.tv_sec + (double)st->st_mtim.tv_nsec / 1e9};
+}
+
+/* The same file as snap, grown or not. */
+static bool appended(const struct ninjalog_file *snap, const struct ninjalog_file *now)
+{
+        return snap && snap->exists && now->ino == snap->ino && now->size >= snap->size;
+}
+
+uint64_t ninjalog_window_scan(const struct ninjalog_file *snap, const struct ninjalog_file *now)
+{
+        return appended(snap, now) ? snap->size : 0;
+}
+
+/* figure_ninja_offset() of a run from start to end. */
+static int placed(double mtime, int64_t max_end_ms, double start, double end, double *ret_off,
+                  bool *ret_before)
+{
+        const struct run_info ri = {.start_epoch = start, .end_epoch = end};
+
+        return figure_ninja_offset(&ri, mtime, max_end_ms, ret_off, ret_before);
+}
+
+/* The newest run started in [start - 2, end + 1], or -1; *ret_dated:
+ * whether any run says when it started. */
+static long started_in(const struct ninjalog_run *runs, size_t n, double start, double end,
+                       bool *ret_dated)
+{
+        double until = isfinite(end) ? end + 1.0 : INFINITY;
+
+        *ret_dated = false;
+        for (size_t i = n; i-- > 0;) {
+                if (!isfinite(runs[i].start_epoch))
+                        continue;
+                *ret_dated = true;
+                if (runs[i].start_epoch >= start - 2 && runs[i].start_epoch <= until)
+                        return (long)i;
+        }
+        return -1;
+}
+
+void ninjalog_window(const struct ninjalog_file *snap, const struct ninjalog_file *now,
+                     const struct ninjalog_run *runs, size_t n, double start, double end,
+                     struct ninjalog_pick *ret)
+{
+        bool dated, before = false;
+        double off;
+        long at;
+
+        *ret = (struct ninjalog_pick){NINJALOG_UNCHANGED, now->size, now->size, 0, 0, INFINITY};
+        if (n == 0 || (appended(snap, now) && now->size == snap->size))
+                return;
+        if (snap) {
+                ret->why = appended(snap, now) ? NINJALOG_TAIL
+                           : snap->exists      ? NINJALOG_REPLACED
+                                               : NINJALOG_NEW;
+                ret->first = ret->why == NINJALOG_REPLACED ? n - 1 : 0;
+                ret->n = n - ret->first;
+                ret->from = ret->why == NINJALOG_REPLACED ? runs[n - 1].begin
+                                                          : ninjalog_window_scan(snap, now);
+                ret->to = ret->why == NINJALOG_REPLACED ? runs[n - 1].end : now->size;
+                return;
+        }
+        at = started_in(runs, n, start, end, &dated);
+        ret->why = at >= 0 ? NINJALOG_WINDOW : dated ? NINJALOG_NOT_IN : NINJALOG_UNDATED;
+        if (!dated && placed(now->mtime, runs[n - 1].max_end_ms, start, end, &off, &before) < 0)
+                ret->why = before ? NINJALOG_BEFORE : NINJALOG_AFTER;
+        if (ret->why != NINJALOG_WINDOW && ret->why != NINJALOG_UNDATED)
+                return;
+        at = at >= 0 ? at : (long)n - 1;
+        *ret =
+            (struct ninjalog_pick){ret->why,
+                                   runs[at].begin,
+                                   runs[at].end,
+                                   (size_t)at,
+                                   1,
+                                   isfinite(end) ? end - start + FIGURE_NINJA_SLACK_S : INFINITY};
+}
+
+double ninjalog_run_offset(const struct ninjalog_run *runs, size_t n, size_t i, double mtime,
+                           double start, double end)
+{
+        double off;
+
+        if (i + 1 == n && placed(mtime, runs[i].max_end_ms, start, end, &off, NULL) == 0)
+                return off;
+        return isfinite(runs[i].start_epoch) ? MAX(runs[i].start_epoch - start, 0.0) : NAN;
+}
+
+int ninjalog_window_read(int fd, const struct ninjalog_file *snap, const struct ninjalog_file *now,
+                         double start, double end, struct ninjalog_run *runs,
+                         struct ninjalog_pick *ret)
+{
+        uint64_t from = ninjalog_window_scan(snap, now);
+        int n = 0;
+
+        if (!appended(snap, now) || now->size > snap->size)
+                n = ninjalog_read_range(fd, from, now->size, runs, NINJALOG_RUNS_MAX, NULL, NULL);
+        if (n < 0)
+                return n;
+        ninjalog_window(snap, now, runs, (size_t)n, start, end, ret);
+        return n;
 }

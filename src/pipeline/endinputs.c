@@ -18,7 +18,7 @@ struct endinputs {
         struct buildmetrics *metrics;
         const struct buildmetrics_config *cfg;
         const struct run_info *run;
-        const struct ninja_snapshot *snap;
+        const struct ninjalog_file *snap;
         note_fn note;
         void *userdata;
 };
@@ -37,7 +37,6 @@ static void note(const struct endinputs *in, const char *fmt, ...)
         in->note(in->userdata, "%s", buf);
 }
 
-#define NINJA_CHUNK (1u << 20) /* the .ninja_log is read this much at a time */
 /* docker buildx history, after the build: a call may take this long, all
  * of them this long together. A loaded 2-core runner can be slow to start
  * the CLI, and a call that times out leaves a bake's targets to the live
@@ -45,92 +44,42 @@ static void note(const struct endinputs *in, const char *fmt, ...)
 #define HISTORY_TIMEOUT_S 10.0
 #define HISTORY_BUDGET_S 30.0
 
-void endinputs_snapshot(const char *ninja_log, struct ninja_snapshot *ret)
+void endinputs_snapshot(const char *ninja_log, struct ninjalog_file *ret)
 {
         struct stat st;
 
-        *ret = (struct ninja_snapshot){0};
-        if (ninja_log && stat(ninja_log, &st) == 0) {
-                ret->existed = true;
-                ret->size = st.st_size;
-                ret->ino = st.st_ino;
-        }
+        *ret = (struct ninjalog_file){0};
+        if (ninja_log && stat(ninja_log, &st) == 0)
+                ninjalog_file_of(&st, ret);
 }
 
-static int ninja_feed(void *userdata, const char *buf, size_t len)
-{
-        return ninjalog_stream_feed(userdata, buf, len);
-}
-
-/* [from, to) of the .ninja_log at fd through a stream (edges to bm, or
- * none): NINJA_CHUNK at a time, memory flat however much ninja appended.
- * Returns its edges, *ret_last where its last run starts; or -EINVAL (not
- * a .ninja_log), -errno. */
-static int ninja_pass(int fd, uint64_t from, uint64_t to, struct buildmetrics *bm,
-                      uint64_t *ret_last)
-{
-        struct ninjalog_stream *s =
-            ninjalog_stream_new(from, NULL, 0, bm ? buildmetrics_ninja_edge : NULL, bm);
-        int e;
-
-        if (!s)
-                return -ENOMEM;
-        e = pread_chunks(fd, from, to, NINJA_CHUNK, ninja_feed, s);
-        if (e >= 0)
-                e = ninjalog_stream_finish(s);
-        *ret_last = ninjalog_stream_last_start(s);
-        ninjalog_stream_free(s);
-        return e;
-}
-
-/* This run's records of the .ninja_log at fd (from start on; with last,
- * its last run only), in two passes as buildmetrics_ninja_log(): whether
- * it is a .ninja_log and where its last run starts, then its edges. */
-static int ninja_read(const struct endinputs *in, int fd, uint64_t start, const struct stat *st, bool last)
-{
-        uint64_t from, unused;
-        int e = ninja_pass(fd, start, (uint64_t)st->st_size, NULL, &from);
-
-        if (e < 0)
-                return e;
-        e = ninja_pass(fd, last ? from : start, (uint64_t)st->st_size, in->metrics, &unused);
-        if (e == -EINVAL)
-                e = 0; /* a last header with no record after it: no edge */
-        if (e < 0)
-                return e;
-        buildmetrics_ninja_done(in->metrics, (uint64_t)e,
-                                (double)st->st_mtim.tv_sec + (double)st->st_mtim.tv_nsec / 1e9);
-        return 0;
-}
-
-/* This run's records of --ninja-log: the tail appended since the start,
- * or the last run of a log rewritten (recompacted, a new build dir). */
+/* This run's records of --ninja-log, by ninjalog_window()'s rule. */
 static void import_ninja_log(const struct endinputs *in)
 {
         const char *path = in->cfg->ninja_log;
-        const struct ninja_snapshot *snap = in->snap;
+        struct ninjalog_run runs[NINJALOG_RUNS_MAX];
         _cleanup_close_ int fd = -1;
+        struct ninjalog_file now;
+        struct ninjalog_pick p;
         struct stat st;
-        bool whole;
         int e;
 
         if (!path)
                 return;
-        if (stat(path, &st) < 0) {
-                /* one found from the command may never have been written */
-                if (!in->cfg->ninja_log_found)
-                        note(in, "--ninja-log '%s': %s", path, strerror(errno));
-                return;
-        }
-        whole = !snap->existed || st.st_ino != snap->ino || st.st_size < snap->size;
-        if (!whole && st.st_size == snap->size) {
-                buildmetrics_ninja_unchanged(in->metrics);
-                return;
-        }
         fd = open_regular_file(path, &st);
+        /* one found from the command may never have been written */
+        if (fd == -ENOENT && in->cfg->ninja_log_found)
+                return;
+        if (fd >= 0)
+                ninjalog_file_of(&st, &now);
         e = fd < 0 ? fd
-                   : ninja_read(in, fd, whole ? 0 : (uint64_t)snap->size, &st,
-                                whole && snap->existed);
+                   : ninjalog_window_read(fd, in->snap, &now, in->run->start_epoch,
+                                          in->run->end_epoch, runs, &p);
+        if (e >= 0 && p.from < p.to)
+                e = ninjalog_read_range(fd, p.from, p.to, NULL, 0, buildmetrics_ninja_edge,
+                                        in->metrics);
+        if (e >= 0) /* unchanged: nothing ran */
+                buildmetrics_ninja_done(in->metrics, (uint64_t)e, p.from < p.to ? now.mtime : 0);
         if (e == -EINVAL)
                 note(in, "--ninja-log '%s': not a .ninja_log of version 5 to 7", path);
         else if (e < 0)
@@ -291,7 +240,7 @@ static void import_metadata(const struct endinputs *in)
 }
 
 void endinputs_read(struct buildmetrics *bm, const struct buildmetrics_config *cfg,
-                    const struct run_info *run, const struct ninja_snapshot *snap, note_fn fn,
+                    const struct run_info *run, const struct ninjalog_file *snap, note_fn fn,
                     void *userdata)
 {
         const struct endinputs in = {bm, cfg, run, snap, fn, userdata};

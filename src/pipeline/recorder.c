@@ -43,7 +43,7 @@ struct recorder {
         bool failed[16];              /* its finish failed */
         struct store_recorder self;   /* this process, for the history's running row */
         struct buildmetrics *metrics; /* targets from the build's own output */
-        struct ninja_snapshot ninja; /* --ninja-log when the run started */
+        struct ninjalog_file ninja; /* --ninja-log when the run started */
         struct run_facts facts; /* what every sink reports of them, made at finish */
         size_t nsinks;
         int splice; /* the one sink of the raw output that takes it by splice(2), or -1 */
@@ -402,6 +402,10 @@ void recorder_free(struct recorder *r)
 const char *recorder_log_dir(const struct recorder *r)
 {
         return r->log_dir;
+}
+const struct ninjalog_file *recorder_ninja_snapshot(const struct recorder *r)
+{
+        return &r->ninja;
 }
 double recorder_next_tick(const struct recorder *r)
 {

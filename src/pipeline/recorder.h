@@ -81,6 +81,9 @@ int recorder_open_sinks(struct recorder *r);
 
 /* Where the files go, or NULL when nothing is written. */
 const char *recorder_log_dir(const struct recorder *r);
+/* The --ninja-log as the run started (ninjalog_window()'s snap). */
+struct ninjalog_file;
+const struct ninjalog_file *recorder_ninja_snapshot(const struct recorder *r);
 /* The monotonic time of the next tick. */
 double recorder_next_tick(const struct recorder *r);
 
