@@ -144,6 +144,7 @@ enum kind {
         TEXT_CUT, /* the same, its last line without a newline */
         RANDOM,   /* does not compress at all */
         MIXED,    /* its first MiB text, the rest random */
+        RAND_1ST, /* its first MiB random (201 byte values), the rest text */
 };
 
 /* len bytes of kind, the same for the same arguments (malloc'd, len + 1). */
@@ -154,6 +155,12 @@ static char *content(enum kind kind, size_t len)
         size_t i = 0, n = 0;
 
         assert_non_null(p);
+        for (; kind == RAND_1ST && i < MIN(len, (size_t)MIB); i++) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                p[i] = (char)((x >> 32) % 201); /* shrinks, by about 4 %: not by a tenth */
+        }
         while (i < len && kind != RANDOM && !(kind == MIXED && i >= MIB)) {
                 char line[128];
                 int k = snprintf(line, sizeof(line),
@@ -251,6 +258,8 @@ static const struct {
     {"2 MiB of random bytes", 2 * MIB, RANDOM, false, -EFBIG},
     {"random after a first MiB of text: the whole does not shrink", 11 * MIB, MIXED, false, -EFBIG},
     {"an empty log", 0, TEXT, false, -EFBIG},
+    /* the whole would shrink: the first MiB decides, alone */
+    {"text after a first MiB of random bytes", 5 * MIB, RAND_1ST, false, -EFBIG},
 };
 
 TEST(compress)
