@@ -495,4 +495,47 @@ TEST(tail_errors)
         dir_remove();
 }
 
+/* A damaged .gz (cut short, or its CRC wrong) is an error, never bytes
+ * handed back as the log's tail that are not. FAILS at 5a8ac24: tail_gz()
+ * keeps whatever was decompressed before zlib's error (n < 0 with len > 0
+ * is taken as the end) and ignores gzclose()'s Z_BUF_ERROR of a cut
+ * stream; gzread() even drops the last call's bytes, so the "tail" is an
+ * older window of the log, with *ret_cut true and a success return. */
+TEST(tail_damaged_gz)
+{
+        static const struct {
+                const char *what;
+                int how; /* 0: cut at half, 1: a CRC byte flipped */
+        } cases[] = {{"cut at half", 0}, {"its CRC wrong", 1}};
+
+        FOREACH_ROW(i, cases) {
+                const size_t size = 3 * MIB, cap = 4096;
+                _cleanup_free_ char *want = content(RANDOM, size);
+                _cleanup_free_ char *gz = NULL;
+                char buf[4096];
+                bool cut = false;
+                size_t len;
+                ssize_t got;
+
+                test_row("%s", cases[i].what);
+                dir_make();
+                put_gz(at(0, "build-d.log.gz"), want, size);
+                gz = get_file(at(0, "build-d.log.gz"), &len);
+                assert_non_null(gz);
+                if (cases[i].how == 0)
+                        len /= 2;
+                else
+                        gz[len - 6] ^= 1; /* the trailer: CRC32, then ISIZE */
+                put_file(at(0, "build-d.log.gz"), gz, len);
+                got = logfile_tail(at(0, "build-d.log.gz"), buf, cap, &cut);
+                if (got >= 0)
+                        fail_msg("%zd bytes handed back as the tail (%s the log's last %zu)", got,
+                                 got == (ssize_t)cap && memcmp(buf, want + size - cap, cap) == 0
+                                     ? "they are"
+                                     : "NOT",
+                                 cap);
+                dir_remove();
+        }
+}
+
 RUN_TESTS()

@@ -489,4 +489,31 @@ TEST(ambiguous)
         (void)nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* A sink that cannot open: its -errno, with why said (replay.h: "-errno
+ * with why in why"). FAILS at 5a8ac24: replay_through() returns the
+ * recorder's open error with why "", which common_replay_through() words
+ * as "out of memory" (no command's sink fails its open today: latent). */
+TEST(sink_open_fails)
+{
+        char why[400];
+        struct replay *rp = NULL;
+        const struct run_model *m = NULL;
+        struct probe p = {.open_result = -EACCES};
+        struct replay_ref ref = {.no_db = true};
+        int64_t n;
+
+        snprintf(dir, sizeof(dir), "/tmp/buildtel-test-replay.XXXXXX");
+        assert_non_null(mkdtemp(dir));
+        write_csv("w1", true);
+        ref.run = at(1, "resources-w1.csv");
+        assert_int_equal(replay_open(&ref, &rp, why, sizeof(why)), 0);
+        n = replay_through(rp, probe_list, &p, &m, why, sizeof(why));
+        assert_int_equal(n, -EACCES);
+        assert_null(m);
+        if (!why[0])
+                fail_msg("replay_through: %lld with no words in why", (long long)n);
+        replay_free(rp);
+        (void)nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 RUN_TESTS()

@@ -284,4 +284,30 @@ TEST(execs_nothing_empty)
         dbuf_release(&out);
 }
 
+/* A victim whose pid is unknown (summary_proc: NAN; summary_end_run's
+ * "the build" when the run has no pid, a row's top process without
+ * top_pid): its name and size, never "pid nan". FAILS at 5a8ac24:
+ * short_render_oom() prints the pid with %.0f unchecked, where
+ * render/summary.c's put_proc() leaves an unknown one out. */
+TEST(oom_pid_unknown)
+{
+        static struct summary_build b;
+        struct dbuf out = DBUF_INIT;
+
+        memset(&b, 0, sizeof(b));
+        b.noom = 1;
+        b.oom_kills = 1;
+        b.oom[0].kills = 1;
+        b.oom[0].victim.pid = NAN;
+        b.oom[0].victim.mb = 512.3;
+        snprintf(b.oom[0].victim.label, sizeof(b.oom[0].victim.label), "cc1plus");
+        snprintf(b.oom[0].victim_source, sizeof(b.oom[0].victim_source), "the build");
+        assert_int_equal(short_render_oom(&b, &out), 0);
+        assert_non_null(strstr(out.p, "cc1plus"));
+        assert_non_null(strstr(out.p, "512.3 MiB"));
+        if (strstr(out.p, "nan"))
+                fail_msg("%s", out.p);
+        dbuf_release(&out);
+}
+
 RUN_TESTS()

@@ -351,8 +351,11 @@ int64_t replay_through(struct replay *rp, const struct sink_ops *const *sinks, v
 
         why[0] = '\0';
         e = recorder_new(&cfg, &rp->run.ri, &rp->rec);
-        if (e >= 0)
+        if (e >= 0) {
                 e = recorder_open_sinks(rp->rec);
+                if (e < 0 && e != -ENOMEM)
+                        return say(why, cap, e, "its outputs could not be opened: %s", strerror(-e));
+        }
         n = e < 0 ? e : samples(rp, why, cap);
         if (n < 0)
                 return n;

@@ -42,16 +42,20 @@ int short_render_oom(const struct summary_build *b, struct dbuf *out)
                 return dbuf_printf(out, "OOM kill in the build's cgroup (%.0f so far)",
                                    b->oom_kills);
         e = &b->oom[b->noom - 1];
-        if (e->victim.label[0] && isfinite(e->victim.mb))
-                return dbuf_printf(out,
-                                   "OOM kill in the build's cgroup (%.0f so far); %s: %s "
-                                   "(pid %.0f, %.1f MiB)",
-                                   e->kills, victim_words(e), e->victim.label, e->victim.pid,
-                                   e->victim.mb);
-        if (e->victim.label[0])
-                return dbuf_printf(out,
-                                   "OOM kill in the build's cgroup (%.0f so far); %s: %s (pid %.0f)",
-                                   e->kills, victim_words(e), e->victim.label, e->victim.pid);
+        if (e->victim.label[0]) {
+                /* what is known of the victim: its pid, its size */
+                bool pid = isfinite(e->victim.pid), mb = isfinite(e->victim.mb);
+                int r = dbuf_printf(out, "OOM kill in the build's cgroup (%.0f so far); %s: %s",
+                                    e->kills, victim_words(e), e->victim.label);
+
+                if (r >= 0 && pid && mb)
+                        r = dbuf_printf(out, " (pid %.0f, %.1f MiB)", e->victim.pid, e->victim.mb);
+                else if (r >= 0 && pid)
+                        r = dbuf_printf(out, " (pid %.0f)", e->victim.pid);
+                else if (r >= 0 && mb)
+                        r = dbuf_printf(out, " (%.1f MiB)", e->victim.mb);
+                return r;
+        }
         return dbuf_printf(out, "OOM kill in the build's cgroup (%.0f so far)", e->kills);
 }
 

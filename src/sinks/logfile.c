@@ -323,8 +323,9 @@ static ssize_t tail_gz(int fd, char *buf, size_t cap, bool *ret_cut)
                         cut = true;
                 }
         }
-        (void)gzclose(g);
-        if (n < 0 && len == 0)
+        /* a damaged or cut .gz: no tail at all, never bytes that are not
+         * its end (a stream cut short is said only by gzclose) */
+        if (gzclose(g) != Z_OK || n < 0)
                 return -EIO;
         memcpy(buf, win, len);
         *ret_cut = cut;
