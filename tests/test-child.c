@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -238,12 +239,78 @@ static void test_cgroup_join(void **state)
         cgroup_free(cg);
 }
 
+/* child_exec_check() against execvp's own answer, on real files: for each
+ * case the check's verdict, and a real fork + execvp with the same PATH
+ * must agree (0: it ran; else its errno). Runs in a tmp dir with an
+ * executable, a plain file, a directory and a PATH of them. */
+static void test_exec_check(void **state)
+{
+        char dir[] = "/tmp/test-child-exec.XXXXXX", old[4096];
+        static const struct {
+                const char *argv0, *path;
+                int want;
+        } cases[] = {
+            {"sh", "/usr/bin:/bin", 0},
+            {"sh", NULL, 0},                 /* glibc's default PATH */
+            {"no-such-cmd-x", "/usr/bin:/bin", -ENOENT},
+            {"", "/usr/bin", -ENOENT},
+            {"./run", NULL, 0},              /* a '/': as it is */
+            {"./plain", NULL, -EACCES},      /* not executable */
+            {"./sub", NULL, -EACCES},        /* a directory */
+            {"./none", NULL, -ENOENT},
+            {"run", "", 0},                  /* an empty entry: the cwd */
+            {"run", "/nonexistent:", 0},
+            {"plain", ".", -EACCES},
+            {"plain", ".:/nonexistent", -EACCES}, /* EACCES wins over ENOENT */
+            {"sub", "/usr/bin:.", -EACCES},
+            {"run", "/nonexistent", -ENOENT},
+        };
+        int fd;
+
+        assert_non_null(getcwd(old, sizeof(old)));
+        assert_non_null(mkdtemp(dir));
+        assert_int_equal(chdir(dir), 0);
+        fd = open("run", O_WRONLY | O_CREAT | O_EXCL, 0755);
+        assert_true(fd >= 0 && write(fd, "#!/bin/sh\nexit 0\n", 17) == 17);
+        close(fd);
+        fd = open("plain", O_WRONLY | O_CREAT | O_EXCL, 0644);
+        assert_true(fd >= 0 && write(fd, "exit 0\n", 7) == 7);
+        close(fd);
+        assert_int_equal(mkdir("sub", 0755), 0);
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                int got = child_exec_check(cases[i].argv0, cases[i].path), status, real;
+                pid_t pid = fork();
+
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        char *const argv[] = {(char *)(uintptr_t)cases[i].argv0, NULL};
+                        if (cases[i].path)
+                                setenv("PATH", cases[i].path, 1);
+                        else
+                                unsetenv("PATH");
+                        execvp(argv[0], argv);
+                        _exit(errno == ENOENT ? 127 : errno == EACCES ? 126 : 125);
+                }
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                real = WEXITSTATUS(status) == 127 ? -ENOENT : WEXITSTATUS(status) == 126 ? -EACCES : 0;
+                if (got != cases[i].want || real != cases[i].want)
+                        fail_msg("case %zu: '%s' in PATH '%s': check %d, execvp %d, want %d", i,
+                                 cases[i].argv0, cases[i].path ? cases[i].path : "(unset)", got,
+                                 real, cases[i].want);
+        }
+        (void)unlink("run");
+        (void)unlink("plain");
+        (void)rmdir("sub");
+        assert_int_equal(chdir(old), 0);
+        (void)rmdir(dir);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_exit_status),  cmocka_unit_test(test_pipes_and_group),
             cmocka_unit_test(test_signal_group), cmocka_unit_test(test_sigmask),
-            cmocka_unit_test(test_cgroup_join),
+            cmocka_unit_test(test_cgroup_join),  cmocka_unit_test(test_exec_check),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

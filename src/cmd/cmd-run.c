@@ -389,6 +389,14 @@ int cmd_run_build(struct common_opts *o, char **argv, size_t argc, const struct 
                 fprintf(stderr, "buildtel: out of memory\n");
                 goto out;
         }
+        /* A command that cannot start is not a run: one line, the status
+         * a shell gives, and nothing made (no cgroup, row or file). */
+        e = child_exec_check(argv[0], getenv("PATH"));
+        if (e < 0) {
+                fprintf(stderr, "buildtel: cannot run '%s': %s\n", argv[0], strerror(-e));
+                ret = e == -ENOENT ? EXIT_BT_NOTFOUND : EXIT_BT_NOEXEC;
+                goto out;
+        }
         if (make_cgroup(o, &R.ri, &R.cg) < 0)
                 goto out;
         if (cgroup_mode(R.cg) == CGROUP_MODE_NONE) {

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -212,6 +213,50 @@ int child_pty_sync_size(struct child *c)
         if (!c->reaped)
                 (void)kill(-c->pid, SIGWINCH);
         return 1;
+}
+
+/* 0: an executable regular file; -EACCES: there, but not one; -ENOENT. */
+static int exec_candidate(const char *file)
+{
+        struct stat st;
+
+        if (stat(file, &st) < 0)
+                return errno == EACCES ? -EACCES : -ENOENT;
+        if (!S_ISREG(st.st_mode) || access(file, X_OK) < 0)
+                return -EACCES;
+        return 0;
+}
+
+int child_exec_check(const char *argv0, const char *path)
+{
+        size_t n = strlen(argv0);
+        int best = -ENOENT;
+
+        if (n == 0)
+                return -ENOENT;
+        if (strchr(argv0, '/'))
+                return exec_candidate(argv0);
+        if (!path)
+                path = "/bin:/usr/bin";
+        for (const char *p = path;; p++) {
+                const char *end = strchrnul(p, ':');
+                size_t d = (size_t)(end - p);
+                char file[PATH_MAX];
+                int e;
+
+                if (d + 1 + n < sizeof(file)) {
+                        /* an empty entry is the current directory */
+                        snprintf(file, sizeof(file), "%.*s%s%s", (int)d, p, d ? "/" : "", argv0);
+                        e = exec_candidate(file);
+                        if (e == 0)
+                                return 0;
+                        if (e == -EACCES)
+                                best = -EACCES;
+                }
+                if (!*end)
+                        return best;
+                p = end;
+        }
 }
 
 int child_spawn(const struct child_config *cfg, struct child **ret)

@@ -59,6 +59,14 @@ struct child_config {
         char *const *envp;
 };
 
+/* Whether execvp(argv0) could start, looked up as execvp does (a name with
+ * a '/' as it is, else each directory of path, "" the current one; NULL
+ * path: glibc's default "/bin:/usr/bin"): 0, -ENOENT (nowhere), -EACCES
+ * (found, but a directory or not executable). Before anything of a run
+ * is made: a command that cannot start is not a run. exec can still fail
+ * later (a bad interpreter, a race); child_spawn() says so then. */
+int child_exec_check(const char *argv0, const char *path);
+
 /* Fork and execvp. When exec fails the error comes back here (via a
  * CLOEXEC pipe) as -ENOENT, -EACCES, ... and no child is left. */
 int child_spawn(const struct child_config *cfg, struct child **ret);
