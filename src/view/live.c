@@ -496,7 +496,13 @@ void live_resize(struct live *l, double now)
                         l->shown = false;
                         return;
                 }
-                put(l, "\0337\033[1;%dr\0338", l->rows - 1);
+                /* The terminal took the region down with the resize (tmux
+                 * and xterm do), so the build's lines may have reached the
+                 * bottom row since: set it up again as on entry, which
+                 * lifts a cursor found there back into the region. */
+                put(l, "\0337\033[r\0338");
+                l->shown = false;
+                enter(l);
                 draw(l, now);
         }
 }
