@@ -193,6 +193,41 @@ TEST(run_duration)
         }
 }
 
+/* One word per outcome, for every surface (issue 35): a signal by its
+ * name (never "signal 1" for SIGPIPE), OOM-killed when the build failed
+ * after an OOM kill, whatever status followed. */
+static const struct {
+        int exit_code, term_signal;
+        double oom_kills;
+        const char *want;
+} outcome_cases[] = {
+    {0, 0, 0, "ok"},
+    {0, 0, NAN, "ok"},
+    {0, 0, 1, "ok"}, /* a victim, and the build went on to succeed */
+    {2, 0, 0, "exit 2"},
+    {127, 0, NAN, "exit 127"},
+    {-1, 13, 0, "SIGPIPE"},
+    {-1, 9, 0, "SIGKILL"},
+    {-1, 9, 1, "OOM-killed"},
+    {2, 0, 3, "OOM-killed"}, /* make's exit after its compiler's kill */
+    {-1, 0, 0, "unknown"},
+    {-1, 0, 2, "unknown"},
+};
+
+TEST(outcome)
+{
+        FOREACH_ROW(i, outcome_cases) {
+                char buf[FIGURE_OUTCOME_LEN];
+
+                test_row("exit %d, signal %d, oom %g", outcome_cases[i].exit_code,
+                         outcome_cases[i].term_signal, outcome_cases[i].oom_kills);
+                assert_string_equal(figure_outcome(outcome_cases[i].exit_code,
+                                                   outcome_cases[i].term_signal,
+                                                   outcome_cases[i].oom_kills, buf),
+                                    outcome_cases[i].want);
+        }
+}
+
 #define T_END (T0 + 100.0)
 
 static const struct {

@@ -97,7 +97,7 @@ static void test_frames(void **state)
         } cases[] = {
             {80, 24, true, 3, {"2 running, 1 recent", "!!", "-- recent --", "1h02m"}},
             {80, 24, false, 3, {"STAGE", "make -j8", "12%", "ok"}},
-            {132, 50, true, 3, {"TREND", "compile / [12/40] cc foo.c", "87%", "1.5G"}},
+            {132, 50, true, 3, {"TREND", "compile / [12/40] cc foo.c", "87%", "1.50 GiB"}},
             {40, 24, false, 3, {"COMMAND", "running", NULL}},
             {80, 6, false, 3, {"running", NULL}},
             {80, 24, true, 0, {"no runs recorded", "0 running, 0 recent", NULL}},

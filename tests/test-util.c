@@ -322,6 +322,47 @@ static void test_fmt_duration(void **state)
         }
 }
 
+/* One spelling of a size (issue 35): binary units, three significant
+ * digits, never four digits in one unit. */
+static void test_fmt_size(void **state)
+{
+        static const struct {
+                double mib;
+                const char *want;
+        } cases[] = {
+            {0, "0 B"},
+            {512.0 / 1048576, "512 B"},
+            {1.5 / 1024, "1.50 KiB"},
+            {0.5, "512 KiB"},
+            {1.0, "1.00 MiB"},
+            {9.996, "10.0 MiB"},
+            {23.1, "23.1 MiB"},
+            {99.96, "100 MiB"},
+            {488.2, "488 MiB"},
+            {999.4, "999 MiB"},
+            {999.5, "0.98 GiB"},
+            {1023.9, "1.00 GiB"},
+            {1024, "1.00 GiB"},
+            {1352.6, "1.32 GiB"},
+            {23618, "23.1 GiB"},
+            {2.0 * 1024 * 1024, "2.00 TiB"},
+            {-1, "-"},
+            {NAN, "-"},
+            {INFINITY, "-"},
+        };
+        char buf[16];
+
+        (void)state;
+        for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+                fmt_size_mib(cases[k].mib, buf, sizeof(buf));
+                assert_string_equal(buf, cases[k].want);
+        }
+        fmt_size(1023, buf, sizeof(buf));
+        assert_string_equal(buf, "1023 B");
+        fmt_size(1e20, buf, sizeof(buf)); /* the last unit */
+        assert_string_equal(buf, "86.7 EiB");
+}
+
 /* One truncation rule: cut to cap - 1, then back to a character start. */
 static void test_copy_utf8(void **state)
 {
@@ -417,6 +458,7 @@ int main(void)
             cmocka_unit_test(test_parse_size),
             cmocka_unit_test(test_iso8601),
             cmocka_unit_test(test_fmt_duration),
+            cmocka_unit_test(test_fmt_size),
             cmocka_unit_test(test_state_path),
             cmocka_unit_test(test_copy_utf8),
             cmocka_unit_test_setup_teardown(test_runfile, scratch_setup, scratch_teardown),

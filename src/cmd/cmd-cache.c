@@ -177,9 +177,9 @@ static int report_text(const struct report *rep, struct dbuf *out)
                         sizeof(misses));
         fmt_count_delta(c->files, delta(rep->has_prev, p->files, c->files), files, sizeof(files));
         snprintf(rate, sizeof(rate), isfinite(hr) ? "%.1f%%" : "-", hr * 100);
-        history_fmt_bytes((double)c->size_bytes, size, sizeof(size));
+        fmt_size((double)c->size_bytes, size, sizeof(size));
         if (dsz != DELTA_UNKNOWN) {
-                history_fmt_bytes(fabs((double)dsz), ds, sizeof(ds));
+                fmt_size(fabs((double)dsz), ds, sizeof(ds));
                 snprintf(size + strlen(size), sizeof(size) - strlen(size), " (%s%s)",
                          dsz < 0 ? "-" : "+", ds);
         }

@@ -11,6 +11,7 @@
 
 #include "cmd/cmd-common.h"
 #include "cmd/cmd.h"
+#include "model/figures.h"
 #include "model/ranges.h"
 #include "store/history.h"
 #include "util/util.h"
@@ -96,32 +97,6 @@ void history_fmt_time(double epoch, bool with_seconds, char *buf, size_t len)
                 snprintf(buf, len, "-");
 }
 
-void history_fmt_mib(double mib, char *buf, size_t len)
-{
-        if (!isfinite(mib))
-                snprintf(buf, len, "-");
-        else if (mib >= 1024)
-                snprintf(buf, len, "%.1f GiB", mib / 1024);
-        else
-                snprintf(buf, len, "%.0f MiB", mib);
-}
-
-void history_fmt_bytes(double b, char *buf, size_t len)
-{
-        static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-        size_t u = 0;
-
-        if (!isfinite(b) || b < 0) {
-                snprintf(buf, len, "-");
-                return;
-        }
-        while (b >= 1024 && u + 1 < ARRAY_SIZE(units)) {
-                b /= 1024;
-                u++;
-        }
-        snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", b, units[u]);
-}
-
 void history_fmt_count(int64_t v, char *buf, size_t len)
 {
         if (v >= 0)
@@ -158,14 +133,13 @@ void history_run_result(const struct store_run *r, char *buf, size_t len)
         if (r->state == STORE_RUN_RUNNING || r->state == STORE_RUN_INCOMPLETE ||
             r->state == STORE_RUN_UNRECORDED || r->state == STORE_RUN_DISK_FULL)
                 snprintf(buf, len, "%s", store_run_state_name(r->state));
-        else if (r->info.term_signal > 0)
-                snprintf(buf, len, "signal %d", r->info.term_signal);
-        else if (r->info.exit_code == 0)
-                snprintf(buf, len, "ok");
-        else if (r->info.exit_code > 0)
-                snprintf(buf, len, "exit %d", r->info.exit_code);
-        else
-                snprintf(buf, len, "unknown");
+        else {
+                char o[FIGURE_OUTCOME_LEN];
+
+                snprintf(buf, len, "%s",
+                         figure_outcome(r->info.exit_code, r->info.term_signal,
+                                        r->build_oom_kills, o));
+        }
 }
 
 static json_t *argv_json(char *const *argv)

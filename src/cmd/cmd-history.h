@@ -57,10 +57,6 @@ int history_print_json(const struct json_t *v);
 
 /* Local time "2026-11-29 15:40:20" (seconds with with_seconds). */
 void history_fmt_time(double epoch, bool with_seconds, char *buf, size_t len);
-/* MiB as "18.2 GiB" / "512 MiB"; "-" for NAN. */
-void history_fmt_mib(double mib, char *buf, size_t len);
-/* Bytes as "1.5 GiB"; "-" for negative. */
-void history_fmt_bytes(double b, char *buf, size_t len);
 /* A count as "12"; "-" for a negative (unknown) one. */
 void history_fmt_count(int64_t v, char *buf, size_t len);
 /* A ratio as "42%"; "-" for NAN. */

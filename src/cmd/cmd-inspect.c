@@ -100,7 +100,7 @@ static int render_peak_memory(const struct store_run *run, struct dbuf *out)
         char t1[64], t2[64];
         int r;
 
-        history_fmt_mib(run->mem_used_peak_mb, t1, sizeof(t1));
+        fmt_size_mib(run->mem_used_peak_mb, t1, sizeof(t1));
         (void)fmt_duration(run->mem_used_peak_elapsed_s, FMT_DURATION_COMPACT, t2);
         r = dbuf_printf(out, "  %-24s %s at +%s", "host memory used", t1, t2);
         if (r >= 0 && run->mem_used_peak_stage && *run->mem_used_peak_stage) {
@@ -126,7 +126,7 @@ static int render_build_peaks(const struct store_run *run, struct dbuf *out)
         if (r >= 0)
                 r = peak(out, "build anon memory", run->build_anon_peak_mb, 0, " MiB");
         if (r >= 0 && run->unit_peak_name && isfinite(run->unit_peak_mb)) {
-                history_fmt_mib(run->unit_peak_mb, mib, sizeof(mib));
+                fmt_size_mib(run->unit_peak_mb, mib, sizeof(mib));
                 r = dbuf_printf(out, "  %-24s %s, ", "largest unit", mib);
                 if (r >= 0 && run->unit_peak_tool)
                         r = dbuf_printf(out, "%s ", run->unit_peak_tool);
@@ -250,7 +250,7 @@ static int add_cache(void *userdata, const struct store_cache_snapshot *c)
         if (rows->n++ == 0)
                 r = dbuf_printf(rows->out, "compiler cache:\n  %-8s %-10s %10s %10s %12s\n", "TOOL",
                                 "WHEN", "HITS", "MISSES", "SIZE");
-        history_fmt_bytes((double)c->size_bytes, size, sizeof(size));
+        fmt_size((double)c->size_bytes, size, sizeof(size));
         history_fmt_count(c->hits, hits, sizeof(hits));
         history_fmt_count(c->misses, misses, sizeof(misses));
         if (r >= 0)

@@ -181,7 +181,7 @@ static int prune_one(struct store *st, const struct prune_list *l, size_t i, boo
         res->runs++;
         res->files += p->files;
         res->bytes += l->r[i].bytes;
-        history_fmt_bytes((double)l->r[i].bytes, size, sizeof(size));
+        fmt_size((double)l->r[i].bytes, size, sizeof(size));
         /* the directory is the row's: whoever edited it chose its bytes */
         if (verbose && history_put_clean(&dir, p->dir, 4096) >= 0 && dir.p)
                 printf("%s %s (%llu files, %s in %s)\n", dry ? "would remove" : "removed",
@@ -290,8 +290,8 @@ int cmd_prune(int argc, char **argv)
                 ret = 1;
                 goto out;
         }
-        history_fmt_bytes((double)res.bytes, freed, sizeof(freed));
-        history_fmt_bytes((double)res.kept_bytes, left, sizeof(left));
+        fmt_size((double)res.bytes, freed, sizeof(freed));
+        fmt_size((double)res.kept_bytes, left, sizeof(left));
         printf("%s %llu runs (%llu files, %s); %llu runs kept (%s)\n",
                o.dry_run ? "would remove" : "removed", (unsigned long long)res.runs,
                (unsigned long long)res.files, freed, (unsigned long long)res.kept_runs, left);

@@ -294,10 +294,10 @@ static void prune_at_end(struct run *R)
                         &res) < 0 ||
             res.runs == 0 || o->rec.quiet)
                 return;
-        history_fmt_bytes((double)res.bytes, freed, sizeof(freed));
-        history_fmt_bytes((double)res.kept_bytes, kept, sizeof(kept));
+        fmt_size((double)res.bytes, freed, sizeof(freed));
+        fmt_size((double)res.kept_bytes, kept, sizeof(kept));
         if (p.max_bytes)
-                history_fmt_bytes((double)p.max_bytes, limit, sizeof(limit));
+                fmt_size((double)p.max_bytes, limit, sizeof(limit));
         else
                 snprintf(limit, sizeof(limit), "no size limit");
         fprintf(stderr,

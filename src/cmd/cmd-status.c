@@ -36,9 +36,9 @@ static int row_text(struct dbuf *out, const struct store_run *run)
                            isfinite(run->duration_s) && run->duration_s >= 0 ? FMT_DURATION_EXACT
                                                                              : FMT_DURATION_COMPACT,
                            dur);
-        history_fmt_mib(run->mem_used_peak_mb, mem, sizeof(mem));
-        history_fmt_mib(run->build_mem_peak_mb, bmem, sizeof(bmem));
-        history_fmt_mib(run->build_anon_peak_mb, banon, sizeof(banon));
+        fmt_size_mib(run->mem_used_peak_mb, mem, sizeof(mem));
+        fmt_size_mib(run->build_mem_peak_mb, bmem, sizeof(bmem));
+        fmt_size_mib(run->build_anon_peak_mb, banon, sizeof(banon));
         if (run->near_oom_samples >= 0)
                 snprintf(oom, sizeof(oom), "%lld", (long long)run->near_oom_samples);
         else
@@ -65,7 +65,7 @@ static int latest_text(struct dbuf *out, const struct store_run *run)
         int r = 0;
 
         if (run->unit_peak_name && isfinite(run->unit_peak_mb)) {
-                history_fmt_mib(run->unit_peak_mb, mib, sizeof(mib));
+                fmt_size_mib(run->unit_peak_mb, mib, sizeof(mib));
                 r = dbuf_printf(
                     out, "\n%s: largest unit %s%s", run->info.run_id ? run->info.run_id : "",
                     run->unit_peak_tool ? run->unit_peak_tool : "", run->unit_peak_tool ? " " : "");

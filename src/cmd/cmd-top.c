@@ -81,10 +81,10 @@ static void peak_of(const struct store_run *r, char *buf, size_t len)
         buf[0] = '\0';
         if (!isfinite(r->build_mem_peak_mb) && !isfinite(r->mem_used_peak_mb))
                 return;
-        history_fmt_mib(r->build_mem_peak_mb, b, sizeof(b));
-        history_fmt_mib(r->build_anon_peak_mb, a, sizeof(a));
-        history_fmt_mib(r->mem_used_peak_mb, h, sizeof(h));
-        history_fmt_mib(r->unit_peak_mb, u, sizeof(u));
+        fmt_size_mib(r->build_mem_peak_mb, b, sizeof(b));
+        fmt_size_mib(r->build_anon_peak_mb, a, sizeof(a));
+        fmt_size_mib(r->mem_used_peak_mb, h, sizeof(h));
+        fmt_size_mib(r->unit_peak_mb, u, sizeof(u));
         if (r->unit_peak_name && isfinite(r->unit_peak_mb))
                 snprintf(buf, len, "build %s (anon %s), host %s; largest unit %s%s%s %s", b, a, h,
                          r->unit_peak_tool ? r->unit_peak_tool : "", r->unit_peak_tool ? " " : "",
@@ -121,6 +121,9 @@ static void fill_row(struct top_state *s, size_t i, const struct store_run *r)
                                 .context = t->context,
                                 .mem_avail_mb = NAN,
                                 .mem_used_mb = NAN,
+                                /* a finished run's: its peak, as `status` says it */
+                                .build_mem_mb = r->build_mem_peak_mb,
+                                .oom_kills = r->build_oom_kills,
                                 .cpu_pct = NAN};
         if (row->running && !isnan(r->info.start_epoch))
                 row->elapsed_s = (double)time(NULL) - r->info.start_epoch;
@@ -135,7 +138,8 @@ static void fill_row(struct top_state *s, size_t i, const struct store_run *r)
                 row->mem_avail_mb = p->mem_avail_mb;
                 row->mem_used_mb = p->mem_used_mb;
                 row->cpu_pct = p->cpu_pct;
-                row->build_mem_mb = p->cg_mem_mb;
+                if (row->running)
+                        row->build_mem_mb = p->cg_mem_mb;
                 memcpy(t->units, p->running, sizeof(t->units));
                 if (t->ntail > 1 && p->elapsed_s > p[-1].elapsed_s)
                         row->psi_mem_pct = (p->cg_psi_mem_some_s - p[-1].cg_psi_mem_some_s) /

@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "model/run.h"
 #include "model/summary.h"
@@ -21,6 +23,26 @@ double figure_hit_ratio(uint64_t hits, uint64_t misses)
         double tot = (double)hits + (double)misses;
 
         return tot > 0 ? (double)hits / tot : NAN;
+}
+
+const char *figure_outcome(int exit_code, int term_signal, double oom_kills,
+                           char buf[static FIGURE_OUTCOME_LEN])
+{
+        const char *abbr = term_signal > 0 ? sigabbrev_np(term_signal) : NULL;
+
+        if ((term_signal > 0 || exit_code > 0) && oom_kills > 0)
+                snprintf(buf, FIGURE_OUTCOME_LEN, "OOM-killed");
+        else if (abbr)
+                snprintf(buf, FIGURE_OUTCOME_LEN, "SIG%s", abbr);
+        else if (term_signal > 0)
+                snprintf(buf, FIGURE_OUTCOME_LEN, "signal %d", term_signal);
+        else if (exit_code > 0)
+                snprintf(buf, FIGURE_OUTCOME_LEN, "exit %d", exit_code);
+        else if (exit_code == 0)
+                snprintf(buf, FIGURE_OUTCOME_LEN, "ok");
+        else
+                snprintf(buf, FIGURE_OUTCOME_LEN, "unknown");
+        return buf;
 }
 
 double figure_run_duration(double start_epoch, double end_epoch, double last_epoch,

@@ -17,6 +17,15 @@ double figure_cached_ratio(int64_t steps, int64_t cached);
 /* Compiler-cache hits over hits plus misses: NAN when there were none. */
 double figure_hit_ratio(uint64_t hits, uint64_t misses);
 
+/* The run's outcome in a word, as every surface names it: "ok", "exit 2",
+ * "SIGPIPE" (the build killed by a signal, by its name), "OOM-killed" (the
+ * build failed after the kernel's OOM killer killed in its cgroup: the
+ * failure's cause, whichever status followed), "unknown" (exit_code < 0).
+ * oom_kills NAN: unknown, taken as none. Returns buf. */
+#define FIGURE_OUTCOME_LEN 24
+const char *figure_outcome(int exit_code, int term_signal, double oom_kills,
+                           char buf[static FIGURE_OUTCOME_LEN]);
+
 /* The run's duration in seconds: end minus start when both are known.
  * Otherwise (killed, or still running) as far as the samples go: the last
  * sample's time minus the start when last_epoch is finite, with

@@ -475,6 +475,34 @@ char *state_path(const char *name)
         return strdup(buf);
 }
 
+void fmt_size(double bytes, char *buf, size_t len)
+{
+        static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+        size_t u = 0;
+        double v = bytes;
+
+        if (!isfinite(v) || v < 0) {
+                snprintf(buf, len, "-");
+                return;
+        }
+        /* 999.5 and up would print four digits: the next unit's 0.98 */
+        while (v >= (u ? 999.5 : 1023.5) && u + 1 < ARRAY_SIZE(units)) {
+                v /= 1024;
+                u++;
+        }
+        if (u == 0 || v >= 99.95)
+                snprintf(buf, len, "%.0f %s", v, units[u]);
+        else if (v >= 9.995)
+                snprintf(buf, len, "%.1f %s", v, units[u]);
+        else
+                snprintf(buf, len, "%.2f %s", v, units[u]);
+}
+
+void fmt_size_mib(double mib, char *buf, size_t len)
+{
+        fmt_size(mib * 1048576.0, buf, len);
+}
+
 const char *fmt_duration(double s, enum fmt_duration_style style, char buf[static FMT_DURATION_LEN])
 {
         unsigned long long x;

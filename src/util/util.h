@@ -182,6 +182,13 @@ int format_iso8601(double epoch, char buf[static 64]);
  *   truncated like a clock (never shows more time than passed), seconds
  *   left out from an hour on: "12.3s", "4m05s", "1h02m"; "-" when unknown.
  * Unknown: NAN, negative, infinite, or 1e12 s and more. */
+/* A size in binary units to three significant digits, the one spelling
+ * of every text surface (issue 35): "512 B", "1.50 KiB", "488 MiB",
+ * "1.32 GiB", "23.1 GiB"; "-" when unknown (NAN, negative, infinite).
+ * JSON, CSV and metrics keep exact values instead. fmt_size_mib takes MiB. */
+void fmt_size(double bytes, char *buf, size_t len);
+void fmt_size_mib(double mib, char *buf, size_t len);
+
 enum fmt_duration_style { FMT_DURATION_EXACT, FMT_DURATION_COMPACT };
 #define FMT_DURATION_LEN 32
 const char *fmt_duration(double s, enum fmt_duration_style style,

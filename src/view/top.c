@@ -74,18 +74,6 @@ static int put_cell(struct dbuf *out, const char *s, size_t w)
         return r;
 }
 
-static void fmt_mib(double mb, char *buf, size_t len)
-{
-        if (!isfinite(mb) || mb < 0)
-                snprintf(buf, len, "-");
-        else if (mb >= 10240)
-                snprintf(buf, len, "%.0fG", mb / 1024);
-        else if (mb >= 1024)
-                snprintf(buf, len, "%.1fG", mb / 1024);
-        else
-                snprintf(buf, len, "%.0fM", mb);
-}
-
 /* A share in its column's 4 cells: 0 to 999 %, "-" unknown. */
 static void fmt_pct(double v, char *buf, size_t len)
 {
@@ -107,10 +95,10 @@ static void layout_of(int cols, struct layout *l)
         size_t fixed;
 
         *l = (struct layout){
-            .state = 8, .elapsed = 7, .avail = 6, .used = 6, .cpu = 4, .psi = 4, .oom = 3};
+            .state = 10, .elapsed = 7, .avail = 8, .used = 8, .cpu = 4, .psi = 4, .oom = 3};
         fixed = 2 + l->state + 1 + l->elapsed + 1 + l->avail + 1 + l->used + 1 + l->cpu + 1 +
                 l->psi + 1 + l->oom + 1;
-        l->spark = w >= fixed + 28 ? MIN((size_t)20, w - fixed - 24) : 0;
+        l->spark = w >= fixed + 28 ? MIN((size_t)14, w - fixed - 24) : 0;
         fixed += l->spark ? l->spark + 1 : 0;
         if (w <= fixed + 10) {
                 l->cmd = MAX((size_t)12, w > fixed ? w - fixed : 0);
@@ -143,12 +131,18 @@ static int header(struct dbuf *out, const struct layout *l)
 static int row_line(struct dbuf *out, const struct top_row *row, bool sel, const struct layout *l,
                     bool utf8)
 {
-        char el[32], av[32], us[32], cpu[32], psi[32], sc[256];
+        char el[32], av[32], us[32], cpu[32], psi[32], sc[256], oom[16] = "";
         int r;
 
+        /* a finished run's OOM kills; a running one's near-OOM */
+        if (!row->running && row->oom_kills > 0)
+                snprintf(oom, sizeof(oom), "%.0f", MIN(row->oom_kills, 999.0));
+        else if (row->running && row->near_oom)
+                snprintf(oom, sizeof(oom), "!!");
+
         (void)fmt_duration(row->elapsed_s, FMT_DURATION_COMPACT, el);
-        fmt_mib(row->mem_avail_mb, av, sizeof(av));
-        fmt_mib(row->build_mem_mb, us, sizeof(us));
+        fmt_size_mib(row->mem_avail_mb, av, sizeof(av));
+        fmt_size_mib(row->build_mem_mb, us, sizeof(us));
         fmt_pct(row->psi_mem_pct, psi, sizeof(psi));
         fmt_pct(row->cpu_pct, cpu, sizeof(cpu));
         snprintf(sc, sizeof(sc), "%s%s%s", row->stage ? row->stage : "",
@@ -164,7 +158,7 @@ static int row_line(struct dbuf *out, const struct top_row *row, bool sel, const
                 r = r >= 0 ? dbuf_puts(out, " ") : r;
         }
         r = r >= 0 ? dbuf_printf(out, "%-*s %-*s %-*s %-*s", (int)l->used, us, (int)l->cpu, cpu,
-                                 (int)l->psi, psi, (int)l->oom, row->near_oom ? "!!" : "")
+                                 (int)l->psi, psi, (int)l->oom, oom)
                    : r;
         if (r >= 0 && l->stage)
                 r = dbuf_puts(out, " ") >= 0 ? put_cell(out, sc, l->stage) : -ENOMEM;

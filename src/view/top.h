@@ -22,7 +22,9 @@ struct top_row {
         double mem_avail_mb;         /* latest; NAN unknown */
         double mem_used_mb;          /* host memory used, latest */
         double cpu_pct;              /* latest host CPU busy % */
-        double build_mem_mb;         /* the build's own memory (its cgroup); NAN unknown */
+        double build_mem_mb;         /* the build's own memory (its cgroup): a running
+                                        run's latest, a finished run's peak; NAN unknown */
+        double oom_kills;            /* a finished run's OOM kills; NAN unknown */
         double psi_mem_pct;          /* its memory pressure (some), % of the last interval */
         const char *units;           /* its running units, "" none */
         bool near_oom;               /* latest available under the run's threshold */

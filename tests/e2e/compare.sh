@@ -233,7 +233,7 @@ if [ "$(id -u)" = 0 ] && grep -q cgroup2 /proc/self/mountinfo; then
         expect_eq "oom_kills: the summaries' (0, then 1)" "$(row run '' oom_kills a) $(row run '' oom_kills b)" \
                 "$($J "$L/resources-fits.summary.json" build.oom_kills) $($J "$L/resources-killed.summary.json" build.oom_kills)"
         expect_eq "oom_kills: 0 then 1" "$(row run '' oom_kills a) $(row run '' oom_kills b)" "0 1"
-        expect_eq "the result: ok, then signal 9" "$(row facts '' result a), $(row facts '' result b)" "ok, signal 9"
+        expect_eq "the result: ok, then OOM-killed (issue 35)" "$(row facts '' result a), $(row facts '' result b)" "ok, OOM-killed"
         "$BUILDTEL" compare --db "$D4" fits killed >"$T/oom.txt"
         check "text: oom_kills 0 -> 1" grep -Eq '^  oom_kills +0 +1 +\+1 ' "$T/oom.txt"
 else
