@@ -42,15 +42,18 @@ static void card_result(struct dwriter *w, const struct run_model *m)
         const struct run_facts *f = m->facts;
         int o = f ? f->outcome : RUN_OUTCOME_UNKNOWN;
         static const char *const names[] = {"unknown", "succeeded", "failed", "cancelled"};
-        char d[32];
+        char d[32], word[FIGURE_OUTCOME_LEN];
+        bool oom = f && strcmp(figure_outcome(f->exit_code, f->term_signal,
+                                              m->summary->build.oom_kills, word),
+                               "OOM-killed") == 0;
 
         card_open(w, "a-result", "Result", o == RUN_OUTCOME_FAILURE || o == RUN_OUTCOME_CANCELLED);
-        dw_puts(w, o >= 0 && o < (int)ARRAY_SIZE(names) ? names[o] : "unknown");
+        dw_puts(w, oom ? word : o >= 0 && o < (int)ARRAY_SIZE(names) ? names[o] : "unknown");
         dw_printf(w, "</div><div class=\"d\">in %s", fmt_duration(f ? f->duration_s : NAN, FMT_DURATION_EXACT, d));
         if (f && f->exit_code >= 0)
                 dw_printf(w, ", exit %d", f->exit_code);
         if (f && f->term_signal)
-                dw_printf(w, ", signal %d", f->term_signal);
+                dw_printf(w, ", %s", figure_outcome(-1, f->term_signal, 0, word));
         dw_puts(w, "</div></div>");
 }
 

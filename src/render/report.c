@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/figures.h"
 #include "model/run.h"
 #include "model/units.h"
 #include "render/summary.h"
@@ -249,7 +250,7 @@ static void md_facts(struct dwriter *w, const struct run_model *m)
         const struct run_info *ri = m->run;
         const struct run_facts *f = m->facts;
         const char *o = f ? targets_outcome_name(f->outcome) : NULL;
-        char d[32];
+        char d[32], word[FIGURE_OUTCOME_LEN];
 
         dw_puts(w, "## buildtel report: run ");
         report_md_escape(w, ri->run_id ? ri->run_id : "?", ri->run_id ? strlen(ri->run_id) : 1);
@@ -267,11 +268,15 @@ static void md_facts(struct dwriter *w, const struct run_model *m)
         }
         dw_puts(w, "| host |");
         md_cell_str(w, ri->host);
+        if (f && strcmp(figure_outcome(f->exit_code, f->term_signal, m->summary->build.oom_kills,
+                                       word),
+                        "OOM-killed") == 0)
+                o = word;
         dw_printf(w, "\n| outcome | %s", o ? o : "unknown");
         if (f && f->exit_code >= 0)
                 dw_printf(w, " (exit %d)", f->exit_code);
         if (f && f->term_signal)
-                dw_printf(w, " (signal %d)", f->term_signal);
+                dw_printf(w, " (%s)", figure_outcome(-1, f->term_signal, 0, word));
         dw_printf(w, " |\n| duration | %s |\n| samples | %llu |\n\n",
                   fmt_duration(f ? f->duration_s : NAN, FMT_DURATION_EXACT, d),
                   (unsigned long long)m->summary->samples);

@@ -121,11 +121,18 @@ static double duration_of(const struct summary *s, const struct run_info *ri, bo
         return figure_run_duration(ri->start_epoch, ri->end_epoch, s->last_epoch, ret_to_last);
 }
 
-/* "exit 0", "exit 2", "killed by SIGKILL", "exit status unknown". */
-static void put_exit(struct dwriter *w, const struct run_info *ri)
+/* "exit 0", "exit 2", "killed by SIGKILL", "exit status unknown"; after
+ * an OOM kill that failed the build, "OOM-killed (exit 2)" (the outcome
+ * word of figure_outcome, the status that followed). */
+static void put_exit(struct dwriter *w, const struct summary *s, const struct run_info *ri)
 {
         const char *abbr = ri && ri->term_signal > 0 ? sigabbrev_np(ri->term_signal) : NULL;
+        char o[FIGURE_OUTCOME_LEN];
+        bool oom = ri && strcmp(figure_outcome(ri->exit_code, ri->term_signal,
+                                               s->build.oom_kills, o), "OOM-killed") == 0;
 
+        if (oom)
+                dw_puts(w, "OOM-killed (");
         if (ri && ri->term_signal > 0 && abbr)
                 dw_printf(w, "killed by SIG%s", abbr);
         else if (ri && ri->term_signal > 0)
@@ -134,6 +141,8 @@ static void put_exit(struct dwriter *w, const struct run_info *ri)
                 dw_printf(w, "exit %d", ri->exit_code);
         else
                 dw_puts(w, "exit status unknown");
+        if (oom)
+                dw_puts(w, ")");
 }
 
 /* The build's side of the OOM edge: its anonymous memory, which the OOM
@@ -363,6 +372,7 @@ static json_t *jrun(const struct summary *s, const struct run_info *ri)
         bool to_last;
         double dur;
         const char *abbr;
+        char word[FIGURE_OUTCOME_LEN];
 
         if (!ri)
                 return json_null();
@@ -390,6 +400,8 @@ static json_t *jrun(const struct summary *s, const struct run_info *ri)
                  ri->term_signal <= 0 ? json_null()
                  : abbr               ? json_sprintf("SIG%s", abbr)
                                       : json_sprintf("signal %d", ri->term_signal)) < 0 ||
+            jset(o, "outcome", json_string(figure_outcome(ri->exit_code, ri->term_signal,
+                                                          s->build.oom_kills, word))) < 0 ||
             jset(o, "finished", json_boolean(ri->finished)) < 0 ||
             jset(o, "ncpu", ri->ncpu > 0 ? json_integer(ri->ncpu) : json_null()) < 0 ||
             jset(o, "interval_s", jnum(ri->interval, 3)) < 0) {
@@ -923,7 +935,7 @@ static void render_run_text(const struct summary *s, const struct run_info *ri, 
                 dw_puts(w, to_last ? " s, to the last sample)" : " s)");
         }
         dw_puts(w, "\nexit:      ");
-        put_exit(w, ri);
+        put_exit(w, s, ri);
         dw_puts(w, ri->finished ? "\nstatus:    finished\n" : "\nstatus:    incomplete\n");
 }
 
@@ -1084,7 +1096,7 @@ static void render_short(const struct summary *s, const struct run_info *ri,
         dw_puts(w, "buildtel: ");
         put_duration(w, duration_of(s, ri, &to_last));
         dw_puts(w, ", ");
-        put_exit(w, ri);
+        put_exit(w, s, ri);
         if (ri && !ri->finished)
                 dw_puts(w, ", incomplete");
         dw_puts(w, "\nbuildtel: peak memory ");

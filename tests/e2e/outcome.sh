@@ -22,11 +22,17 @@ check "top: SIGPIPE whole in its row" grep -qw 'SIGPIPE' "$T/top.txt"
 check "top: no 'signal' cut" sh -c "! grep -q 'signal' '$T/top.txt'"
 "$BUILDTEL" inspect --db "$DB" piped >"$T/in.txt"
 check "inspect: result SIGPIPE" grep -Eq '^result +SIGPIPE$' "$T/in.txt"
+expect_eq "summary.json: run.outcome SIGPIPE" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run"]["outcome"])' "$T/l/resources-piped.summary.json")" SIGPIPE
 
 if [ "$(id -u)" = 0 ] && grep -q cgroup2 /proc/self/mountinfo; then
-        "$BUILDTEL" run --quiet --db "$DB" --log-dir "$T/l" --run-id oom --interval 0.05 \
-                --memory-max 96M -- sh -c "'$MEMHOG' 400 0.5; exit 2" >/dev/null 2>&1
+        GITHUB_STEP_SUMMARY="$T/step.md" "$BUILDTEL" run --db "$DB" --log-dir "$T/l" --run-id oom \
+                --interval 0.05 --memory-max 96M -- sh -c "'$MEMHOG' 400 0.5; exit 2" >/dev/null 2>"$T/err.txt"
         expect_eq "OOM: the build's own exit 2" "$?" 2
+        check "stderr: OOM-killed, then the build's status" grep -q '^buildtel: .*, OOM-killed (exit 2)$' "$T/err.txt"
+        check "summary.txt: OOM-killed" grep -Eq '^exit: +OOM-killed \(exit 2\)$' "$T/l/resources-oom.summary.txt"
+        expect_eq "summary.json: run.outcome" "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["run"]["outcome"])' "$T/l/resources-oom.summary.json")" OOM-killed
+        check "report: the Result card says OOM-killed" grep -q 'id="a-result"><div class="k">Result</div><div class="v bad">OOM-killed<' "$T/l/report-oom.html"
+        check "job summary: outcome OOM-killed" grep -q '^| outcome | OOM-killed (exit 2) |$' "$T/step.md"
         "$BUILDTEL" status --db "$DB" --json >"$T/st.json"
         expect_eq "status --json: OOM-killed" "$(J oom result <"$T/st.json")" OOM-killed
         "$BUILDTEL" status --db "$DB" >"$T/st.txt"
