@@ -15,6 +15,7 @@
 
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
+#include "pipeline/history-open.h"
 #include "sinks/logfile.h"
 #include "view/top-curses.h"
 #include "view/top.h"
@@ -50,7 +51,9 @@ struct log_cache {
 };
 
 struct top_state {
-        struct store *st;
+        struct store *st; /* NULL: no history yet (waiting for db) */
+        char *db;         /* its path */
+        char empty[600];  /* what an empty list says */
         uid_t db_owner; /* the logs read are this uid's */
         bool db_owner_known;
         struct log_cache logc;
@@ -170,6 +173,9 @@ static int load(struct top_state *s)
         int r;
 
         s->n = s->nrecent = 0;
+        /* No history yet: the first run creates it; open it then. */
+        if (!s->st && history_store_open(s->db, false, 2000, &s->st) < 0)
+                return 0;
         r = store_runs_each(s->st, NAN, 200, add_run, s);
         if (r < 0)
                 return r;
@@ -381,6 +387,7 @@ static int once(struct top_state *s, bool utf8)
         struct dbuf out = DBUF_INIT;
         struct top_view v = {.rows = s->rows,
                              .nrows = s->n,
+                             .empty = s->st ? NULL : s->empty,
                              .selected = SIZE_MAX,
                              .cols = 80,
                              .lines = 24,
@@ -443,7 +450,11 @@ static int live(struct top_state *s, bool utf8)
                 return 1;
         }
         for (;;) {
-                struct top_view v = {.rows = s->rows, .nrows = s->n, .utf8 = utf8};
+                struct top_view v = {.rows = s->rows,
+                                     .nrows = s->n,
+                                     .utf8 = utf8,
+                                     .empty = s->st ? NULL : s->empty,
+                                     .keys = true};
                 enum top_key k;
 
                 top_curses_size(&v.cols, &v.lines);
@@ -513,7 +524,16 @@ int cmd_top(int argc, char **argv)
         s = calloc(1, sizeof(*s));
         if (!s)
                 return 1;
-        if (history_open("top", &o, false, &s->st)) {
+        s->db = o.db ? strdup(o.db) : store_default_path();
+        /* Opens empty and waits when no run was recorded yet (a RUN named
+         * needs the history: history_open says why it is missing). */
+        if (s->db && oi == argc && access(s->db, F_OK) < 0 && errno == ENOENT) {
+                snprintf(s->empty, sizeof(s->empty),
+                         o.once ? "no run recorded yet (no history at %s)"
+                                : "no run recorded yet: waiting for the first (%s)",
+                         s->db);
+        } else if (history_open("top", &o, false, &s->st)) {
+                free(s->db);
                 free(s);
                 return 1;
         }
@@ -526,6 +546,7 @@ int cmd_top(int argc, char **argv)
                       : o.once  ? once(s, utf8)
                                 : live(s, utf8);
         store_close(s->st);
+        free(s->db);
         free(s);
         return ret < 0 ? 1 : ret;
 }

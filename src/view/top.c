@@ -193,7 +193,7 @@ static int frame_text(const struct top_view *v, struct dbuf *out)
 {
         struct layout l;
         size_t nrun = 0;
-        int left = v->lines > 4 ? v->lines - 4 : 1, r;
+        int left = v->lines > 4 + v->keys ? v->lines - 4 - v->keys : 1, r;
 
         layout_of(v->cols, &l);
         for (size_t i = 0; i < v->nrows; i++)
@@ -202,13 +202,17 @@ static int frame_text(const struct top_view *v, struct dbuf *out)
         r = r >= 0 ? header(out, &l) : r;
         r = r >= 0 ? end_line(out) : r;
         if (r >= 0 && v->nrows == 0)
-                return dbuf_puts(out, "no runs recorded\n");
+                r = dbuf_printf(out, "%s\n", v->empty ? v->empty : "no runs recorded");
         r = r >= 0 ? section(out, v, true, &l, &left) : r;
         if (r >= 0 && left > 0 && nrun < v->nrows) {
                 r = dbuf_puts(out, "-- recent --\n");
                 left--;
         }
-        return r >= 0 ? section(out, v, false, &l, &left) : r;
+        r = r >= 0 ? section(out, v, false, &l, &left) : r;
+        if (r >= 0 && v->keys)
+                r = dbuf_puts(out, v->nrows ? "keys: up/down select, Enter details, Esc back, q quit\n"
+                                            : "keys: q quit\n");
+        return r;
 }
 
 static int detail_targets(const struct top_detail *d, size_t w, int *left, struct dbuf *out)

@@ -38,6 +38,8 @@ struct top_view {
         size_t selected; /* highlighted row (curses); the text frame marks it '>' */
         int cols, lines; /* the screen; the frame fits inside */
         bool utf8;       /* Unicode block sparkline, else ASCII */
+        const char *empty; /* said when there are no rows; NULL: "no runs recorded" */
+        bool keys;         /* the keys' help line at the bottom (the live view) */
 };
 
 /* The sparkline of v[0..n) in width cells (the last width values), into

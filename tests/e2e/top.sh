@@ -63,6 +63,31 @@ done
 "$BUILDTEL" top --once --db "$DB" >"$T/once2.txt"
 check "the finished run is in the recent list" grep -q -- '-- recent --' "$T/once2.txt"
 check "its result is ok" grep -q ' ok ' "$T/once2.txt"
-NO_COLOR=1 "$BUILDTEL" top --once --db "$T/none.db" >/dev/null 2>&1
-expect_eq "a missing database is an error" "$?" 1
+check "the list has the keys' help line" grep -q '^keys: up/down select, Enter details, Esc back, q quit' "$T/pane3.txt"
+check "--once has no keys line" sh -c "! grep -q '^keys:' '$T/once2.txt'"
+
+# No history yet (issue 35): top opens empty and waits; the first run
+# recorded appears without a restart. --once says so and exits 0; a RUN
+# named still needs the history.
+NO_COLOR=1 "$BUILDTEL" top --once --db "$T/none.db" >"$T/none.txt" 2>&1
+expect_eq "--once, no history yet: exit 0" "$?" 0
+check "--once, no history yet: says so" grep -q "^no run recorded yet (no history at $T/none.db)" "$T/none.txt"
+NO_COLOR=1 "$BUILDTEL" top --once --db "$T/none.db" somerun >/dev/null 2>&1
+expect_eq "--once RUN, no history: an error" "$?" 1
+check "--once created no database" test ! -e "$T/none.db"
+tm respawn-pane -k -t top.1 "$BUILDTEL top --db '$T/new.db'; echo TOP-EXIT=\$?; sleep 60"
+sleep 1.5
+tm capture-pane -p -t top.1 >"$T/wait1.txt"
+check "no history yet: top waits" grep -q "^no run recorded yet: waiting for the first ($T/new.db)" "$T/wait1.txt"
+check "no history yet: the keys line says q" grep -q '^keys: q quit' "$T/wait1.txt"
+"$BUILDTEL" run --quiet --db "$T/new.db" --log-dir "$T/logs" --run-id first -- true
+for _ in $(seq 1 20); do
+        tm capture-pane -p -t top.1 | grep -q '0 running, 1 recent' && break
+        sleep 0.5
+done
+tm capture-pane -p -t top.1 >"$T/wait2.txt"
+check "the first run appears without a restart" grep -q '0 running, 1 recent' "$T/wait2.txt"
+tm send-keys -t top.1 q
+sleep 1
+check "q quits the waiting top with 0" sh -c "tmux -L $SOCK capture-pane -p -t top.1 | grep -q 'TOP-EXIT=0'"
 finish
