@@ -129,17 +129,21 @@ static const struct {
      CMDS_STATUS, OPTG_MAIN},
     {"status",
      "\n"
-     "Exit status: 0, 1 when the database is missing or unreadable, 2 bad usage.\n",
+     "Exit status: 0 (also when no run was recorded yet), 1 when the database is\n"
+     "unreadable or RUN is missing, 2 bad usage.\n",
      0, 0},
     {"top",
      "usage: buildtel top [--once [RUN]] [--db PATH]\n"
      "\n"
      "A live full-screen view of the builds running on this machine and the recent\n"
-     "finished ones, from the history database: command, state, elapsed, memory\n"
-     "available (with a sparkline of the last minutes), memory used, CPU, near-OOM\n"
-     "flag, stage and context. Refreshes on the runs' own sampling interval (at\n"
-     "least 0.5 s). Keys: arrows or j/k move, Enter opens a run (its targets and\n"
-     "recent stages), Esc or Backspace goes back, q quits. NO_COLOR is honoured.\n"
+     "finished ones, from the history database: command, state (ok, exit 2,\n"
+     "SIGPIPE, OOM-killed), elapsed, memory available (with a sparkline of the last\n"
+     "minutes), the build's memory (a finished run's peak, as status says it), CPU,\n"
+     "OOM kills (a running build: a near-OOM flag), stage and context. Refreshes on\n"
+     "the runs' own sampling interval (at least 0.5 s). Keys: arrows or j/k move,\n"
+     "Enter opens a run (its targets and recent stages), Esc or Backspace goes back,\n"
+     "q quits. With no run recorded yet it opens empty and waits for the first.\n"
+     "NO_COLOR is honoured.\n"
      "\n",
      CMDS_TOP, OPTG_MAIN},
     {"top",
