@@ -267,6 +267,36 @@ static struct ex *ex_find(struct bkexec *b, size_t parent, const char *name)
         return NULL;
 }
 
+/* The exec's directory in each hierarchy not open yet. runc makes them
+ * one hierarchy after another, so one may be missing when the exec is
+ * first listed (CI saw a step whose v1 memory directory came a moment
+ * after its unified one: its memory read as nothing for its whole life).
+ * A directory found now drops the reads that found no file before, so
+ * they are opened anew. */
+static void ex_open_dirs(struct bkexec *b, struct ex *e, size_t parent, const char *name)
+{
+        bool opened = false;
+        size_t k = 0;
+
+        for (int h = 0; h < _CG_H_MAX; h++) {
+                char path[CG_PATH_MAX + 80];
+                int n;
+
+                if (e->dfd[h] >= 0 || !b->parents[parent][h][0])
+                        continue;
+                n = snprintf(path, sizeof(path), "%s/%s", b->parents[parent][h], name);
+                if (n > 0 && (size_t)n < sizeof(path))
+                        e->dfd[h] = openat(b->root_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                opened |= e->dfd[h] >= 0;
+        }
+        if (!opened)
+                return;
+        for (size_t i = 0; i < e->nkept; i++)
+                if (e->kept[i].fd >= 0 || e->kept[i].h < 0)
+                        e->kept[k++] = e->kept[i];
+        e->nkept = k;
+}
+
 /* A new exec cgroup parent/name: its directory in each hierarchy. */
 static struct ex *ex_add(struct bkexec *b, size_t parent, const char *name)
 {
@@ -276,17 +306,9 @@ static struct ex *ex_add(struct bkexec *b, size_t parent, const char *name)
                 return NULL;
         e = &b->ex[b->nex];
         memset(e, 0, sizeof(*e));
-        for (int h = 0; h < _CG_H_MAX; h++) {
-                char path[CG_PATH_MAX + 80];
-                int n;
-
+        for (int h = 0; h < _CG_H_MAX; h++)
                 e->dfd[h] = -1;
-                if (!b->parents[parent][h][0])
-                        continue;
-                n = snprintf(path, sizeof(path), "%s/%s", b->parents[parent][h], name);
-                if (n > 0 && (size_t)n < sizeof(path))
-                        e->dfd[h] = openat(b->root_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        }
+        ex_open_dirs(b, e, parent, name);
         if (e->dfd[primary(b, parent)] < 0) {
                 bkexec_ex_close(e);
                 return NULL;
@@ -323,6 +345,8 @@ void bkexec_list_parents(struct bkexec *b)
                         if (de->d_type != DT_DIR || de->d_name[0] == '.')
                                 continue;
                         e = ex_find(b, pi, de->d_name);
+                        if (e && e->alive)
+                                ex_open_dirs(b, e, (size_t)e->parent, e->id);
                         if (!e)
                                 e = ex_add(b, pi, de->d_name);
                         if (e)
