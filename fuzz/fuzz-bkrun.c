@@ -10,6 +10,7 @@
 #include "parse/bkrun.h"
 #include "platform/bkexec.h"
 #include "platform/kmsg.h"
+#include "../tests/helpers/parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -42,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (n < 0 || n > 4)
                 abort();
         (void)bkexec_netdev_parse(s, size, &rx, &tx);
-        n = bkexec_bundle_args_parse(s, size, args, sizeof(args));
+        n = bkexec_bundle_args_parse(s, size, size & 1, args, sizeof(args));
         if (n > (int)sizeof(args))
                 abort();
         if (kmsg_oom_parse(s, size, &o) == 1 &&

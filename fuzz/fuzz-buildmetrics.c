@@ -15,6 +15,7 @@
 #include "util/dbuf.h"
 #include "runfiles/targetsjson.h"
 #include "render/targets.h"
+#include "../tests/helpers/parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

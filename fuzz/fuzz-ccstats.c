@@ -14,12 +14,26 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* ccache's stats log (CCACHE_STATSLOG) is fuzzed on the same inputs. */
+static void on_call(void *userdata, const char *input, char cache)
+{
+        size_t *calls = userdata;
+
+        if (strnlen(input, 4096) >= 4096 || (cache != 'h' && cache != 'm' && cache != 'u'))
+                abort();
+        ++*calls;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         const char *c = (const char *)data, *end = c + size;
         struct ccstats st = {.kind = CCSTATS_NONE};
         struct ccstats_parser p;
         int r = ccstats_parse((const char *)data, size, &st);
+        size_t calls = 0;
+
+        if (ccstatslog_parse((const char *)data, size, on_call, &calls) != calls)
+                abort();
 
         if (r != 0 && (r != -ENOENT || st.kind != CCSTATS_NONE))
                 abort();

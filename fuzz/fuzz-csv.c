@@ -15,6 +15,7 @@
 #include "runfiles/samplecsv.h"
 #include "util/csv.h"
 #include "runfiles/runjson.h"
+#include "../tests/helpers/parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

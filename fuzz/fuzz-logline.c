@@ -14,6 +14,7 @@
 #include "parse/linebuf.h"
 #include "parse/logctx.h"
 #include "util/macro.h"
+#include "../tests/helpers/parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,6 +11,7 @@
 
 #include "model/targets.h"
 #include "parse/ninjalog.h"
+#include "../tests/helpers/parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -13,6 +13,7 @@
 #include "render/summary.h"
 #include "runfiles/samplecsv.h"
 #include "util/dbuf.h"
+#include "../tests/helpers/parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,6 +9,8 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,7 @@
 #include "platform/bkexec.h"
 #include "platform/kmsg.h"
 #include "util/macro.h"
+#include "helpers/parse.h"
 
 static void test_vertex_cmd(void **state)
 {
@@ -206,18 +209,59 @@ static void test_bundle_args(void **state)
         int n;
 
         (void)state;
-        n = bkexec_bundle_args_parse(cfg, sizeof(cfg) - 1, out, sizeof(out));
+        n = bkexec_bundle_args_parse(cfg, sizeof(cfg) - 1, false, out, sizeof(out));
         assert_int_equal(n, (int)sizeof(want));
         assert_memory_equal(out, want, sizeof(want));
-        assert_int_equal(bkexec_bundle_args_parse("{\"args\":[\"x\"]}", 14, out, sizeof(out)),
+        assert_int_equal(bkexec_bundle_args_parse("{\"args\":[\"x\"]}", 14, false, out, sizeof(out)),
                          -EINVAL);
         assert_int_equal(
-            bkexec_bundle_args_parse("{\"process\":{\"args\":[\"x", 22, out, sizeof(out)), -EINVAL);
+            bkexec_bundle_args_parse("{\"process\":{\"args\":[\"x", 22, false, out, sizeof(out)), -EINVAL);
         assert_int_equal(
-            bkexec_bundle_args_parse("{\"process\":{\"args\":[]}}", 23, out, sizeof(out)), -EINVAL);
+            bkexec_bundle_args_parse("{\"process\":{\"args\":[]}}", 23, false, out, sizeof(out)), -EINVAL);
         /* a small buffer keeps what fits */
-        n = bkexec_bundle_args_parse(cfg, sizeof(cfg) - 1, out, 6);
+        n = bkexec_bundle_args_parse(cfg, sizeof(cfg) - 1, false, out, 6);
         assert_true(n > 0 && n <= 6);
+}
+
+/* A RUN step's build arguments replaced from the bundle's env, as the
+ * build's log prints the step: $X and ${X}, an unset one by nothing, not
+ * inside single quotes nor after a backslash. */
+static void test_bundle_args_expand(void **state)
+{
+        static const struct {
+                const char *arg, *want;
+        } cases[] = {
+            {"make -j${JOBS}", "make -j2"},
+            {"make -j$JOBS all", "make -j2 all"},
+            {"cc $CFLAGS_X-$J_2 x.c", "cc -O2 -g-7 x.c"},
+            {"echo '$JOBS' \"$JOBS\" \\$JOBS", "echo '$JOBS' \"2\" \\$JOBS"},
+            {"echo \"it's $JOBS\"", "echo \"it's 2\""},
+            {"echo ${UNSET}x $UNSET", "echo x "},
+            {"echo $ ${ ${JOBS $1 $$", "echo $ ${ ${JOBS $1 $$"},
+            {"JOBSX=$JOBSX", "JOBSX="},
+        };
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                char cfg[512], out[256], raw[256];
+                json_t *o = json_pack("{s:{s:[s,s,s],s:[s,s,s,s]}}", "process", "args", "/bin/sh",
+                                      "-c", cases[i].arg, "env", "PATH=/bin", "JOBS=2",
+                                      "CFLAGS_X=-O2 -g", "J_2=7");
+                char *text = json_dumps(o, 0);
+                int n;
+
+                print_message("case %zu: %s\n", i, cases[i].arg);
+                assert_non_null(text);
+                snprintf(cfg, sizeof(cfg), "%s", text);
+                free(text);
+                json_decref(o);
+                n = bkexec_bundle_args_parse(cfg, strlen(cfg), true, out, sizeof(out));
+                assert_true(n > 0);
+                assert_string_equal(out + strlen("/bin/sh") + 4, cases[i].want);
+                /* without expand: the text as it is */
+                n = bkexec_bundle_args_parse(cfg, strlen(cfg), false, raw, sizeof(raw));
+                assert_true(n > 0);
+                assert_string_equal(raw + strlen("/bin/sh") + 4, cases[i].arg);
+        }
 }
 
 static void test_status_uids(void **state)
@@ -354,6 +398,7 @@ int main(void)
             cmocka_unit_test(test_vertex_cmd),  cmocka_unit_test(test_argv_cmd),
             cmocka_unit_test(test_feed_line),   cmocka_unit_test(test_driver),
             cmocka_unit_test(test_netdev),      cmocka_unit_test(test_bundle_args),
+            cmocka_unit_test(test_bundle_args_expand),
             cmocka_unit_test(test_status_uids), cmocka_unit_test(test_kmsg),
             cmocka_unit_test(test_step_sums),   cmocka_unit_test(test_drives),
         };

@@ -16,6 +16,7 @@
 #include "parse/ninjalog.h"
 #include "util/macro.h"
 #include "util/util.h"
+#include "helpers/parse.h"
 
 #ifndef SHARED_FIXTURES
 #error "SHARED_FIXTURES must be defined by the build"

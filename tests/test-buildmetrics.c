@@ -31,6 +31,7 @@
 #include "util/dbuf.h"
 #include "util/macro.h"
 #include "util/util.h"
+#include "helpers/parse.h"
 
 static char *slurp(const char *name, size_t *len)
 {
@@ -1119,7 +1120,25 @@ static void test_history_ls(void **state)
         assert_string_equal(got[0].name, "fail");
         assert_float_equal(got[0].created_s, 1796117714.595777289, 1e-5);
         assert_string_equal(got[2].name, "bake (app)");
+        /* status as inspect spells it, and completed - created */
+        assert_string_equal(got[0].status, "failed");
+        assert_float_equal(got[0].duration_s, 0.352973389, 1e-5);
+        assert_string_equal(got[1].status, "completed");
+        assert_float_equal(got[1].duration_s, 2.009765558, 1e-5);
         free(buf);
+        {
+                static const char odd[] =
+                    "{\"ref\":\"a\",\"status\":\"Running\",\"created_at\":\"2026-12-01T09:35:14Z\"}\n"
+                    "{\"ref\":\"b\",\"status\":\"Completed\",\"created_at\":\"2026-12-01T09:35:14Z\","
+                    "\"completed_at\":\"2026-12-01T09:35:10Z\"}\n";
+
+                memset(got, 0, sizeof(got));
+                assert_int_equal(buildx_history_ls_parse(odd, sizeof(odd) - 1, on_rec, got), 2);
+                assert_string_equal(got[0].status, ""); /* still running: no status */
+                assert_true(isnan(got[0].duration_s));
+                assert_string_equal(got[1].status, "completed");
+                assert_true(isnan(got[1].duration_s)); /* completed before created */
+        }
         assert_int_equal(buildx_history_ls_parse("not json\n[]\n", 12, on_rec, got), -EINVAL);
         assert_true(buildx_record_target("bake (app)", tn));
         assert_string_equal(tn, "app");
@@ -1129,8 +1148,8 @@ static void test_history_ls(void **state)
         assert_string_equal(tn, "");
         assert_false(buildx_record_target("(x)", tn));
         assert_false(buildx_record_target("a ()", tn));
-        assert_string_equal(buildx_bare_ref("default/default/abc"), "abc");
-        assert_string_equal(buildx_bare_ref("abc"), "abc");
+        assert_string_equal(buildx_bare_id("default/default/abc"), "abc");
+        assert_string_equal(buildx_bare_id("abc"), "abc");
 }
 
 /* The recorder's end-of-run buffers: history ls gives the targets their
@@ -1150,6 +1169,10 @@ static void test_history_replay(void **state)
                          2);
         assert_int_equal(amb, 0);
         assert_string_equal(get(ts, "app")->ref, "lx8tye9aqphwtghuezm2sgcpz");
+        /* the record's status and time, as inspect would give them */
+        assert_true(get(ts, "app")->history_set);
+        assert_string_equal(get(ts, "app")->history_status, "completed");
+        assert_float_equal(get(ts, "app")->history_duration_s, 0.038199968, 1e-5);
         free(buf);
         buf = slurp("../buildkit-real/bake-changed-app.histlogs", &len);
         assert_int_equal(buildmetrics_history_logs(bm, "nope", buf, len), -ENOENT);

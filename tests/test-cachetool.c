@@ -121,12 +121,75 @@ static void test_real_ccache(void **state)
         free(out);
 }
 
+struct calls {
+        char input[4][64];
+        char cache[4];
+        size_t n;
+};
+
+static void on_call(void *userdata, const char *input, char cache)
+{
+        struct calls *c = userdata;
+
+        if (c->n < 4) {
+                snprintf(c->input[c->n], sizeof(c->input[0]), "%s", input);
+                c->cache[c->n] = cache;
+        }
+        c->n++;
+}
+
+/* The real ccache's stats log (CCACHE_STATSLOG): a miss, a hit, a call
+ * that only preprocesses; and the grammar's edges on text made here. */
+static void test_statslog(void **state)
+{
+        static const char made[] = "# a.c\ncache_miss\n# \nno_input_file\n# dir/b.c\r\n"
+                                   "local_storage_hit\npreprocessed_cache_hit\ncache_miss\n"
+                                   "stray_line_before_any\n# c.c";
+        char dir[] = "/tmp/buildtel-test-statslog.XXXXXX", cmd[512];
+        struct calls c = {0};
+        char *out = NULL;
+        size_t len = 0;
+
+        (void)state;
+        assert_int_equal(ccstatslog_parse(made, sizeof(made) - 1, on_call, &c), 4);
+        assert_string_equal(c.input[0], "a.c");
+        assert_int_equal(c.cache[0], 'm');
+        assert_string_equal(c.input[1], "");
+        assert_int_equal(c.cache[1], 'u');
+        assert_string_equal(c.input[2], "dir/b.c\r"); /* as given, but for the newline */
+        assert_int_equal(c.cache[2], 'h');             /* a hit stays one */
+        assert_int_equal(c.cache[3], 'u');             /* cut short: no verdict */
+        if (!cachetool_on_path("ccache") || !cachetool_on_path("gcc")) {
+                print_message("real ccache not tested: ccache or gcc is not installed\n");
+                skip();
+        }
+        assert_non_null(mkdtemp(dir));
+        snprintf(cmd, sizeof(cmd),
+                 "cd %s && echo 'int f(void) { return 1; }' >x.c && export CCACHE_DIR=%s/c "
+                 "CCACHE_STATSLOG=%s/log && ccache gcc -c x.c && ccache gcc -c x.c && "
+                 "ccache gcc -E x.c >/dev/null",
+                 dir, dir, dir);
+        assert_int_equal(cachetool_run(ARGV("sh", "-c", cmd), 1 << 16, 60, &out, &len), 0);
+        free(out);
+        assert_int_equal(read_regular_file(strcat(strcpy(cmd, dir), "/log"), 0, 1 << 20, &out,
+                                           &len),
+                         0);
+        memset(&c, 0, sizeof(c));
+        assert_int_equal(ccstatslog_parse(out, len, on_call, &c), 3);
+        assert_string_equal(c.input[0], "x.c");
+        assert_true(c.cache[0] == 'm' && c.cache[1] == 'h' && c.cache[2] == 'u');
+        free(out);
+        assert_int_equal(cachetool_run(ARGV("rm", "-rf", dir), 100, 10, &out, &len), 0);
+        free(out);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_run),
             cmocka_unit_test(test_on_path),
             cmocka_unit_test(test_real_ccache),
+            cmocka_unit_test(test_statslog),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

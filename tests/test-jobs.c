@@ -35,19 +35,19 @@ static const struct {
     {"no memory figure", 40, 100, 100, 2, NAN, 4, -ENODATA, 0, 0, NULL},
     /* the case: small units, a big machine's memory, 2 cores */
     {"many small units on 2 CPUs", 400, 50, 0.01, 0.5, 24064, 2, 0, 2, 1,
-     "the 2 CPUs are the limit: -j 2; memory (23.5 GiB) would allow -j 445 (the "
-     "95th-percentile unit needs 54 MiB; at the busiest, 3 units held 162 MiB together); "
+     "the 2 CPUs are the limit: -j 2 (the "
+     "95th-percentile unit needs 53.8 MiB; at the busiest, 3 units held 162 MiB together); "
      "this run peaked at 3 in flight"},
     {"memory-bound", 20, 100, 100, 2, 24576, 64, 0, 12, 0,
      "memory is the limit: 24.0 GiB allows -j 12 of the 64 CPUs (the 95th-percentile unit "
-     "needs 1900 MiB; at the busiest, 1 unit held 2000 MiB together); this run peaked at 3 "
+     "needs 1.86 GiB; at the busiest, 1 unit held 1.95 GiB together); this run peaked at 3 "
      "in flight"},
     {"the CPU count unknown", 20, 100, 100, 2, 24576, 0, 0, 12, 0,
      "memory allows -j 12 in 24.0 GiB, the CPU count unknown (the 95th-percentile unit needs "
-     "1900 MiB; at the busiest, 1 unit held 2000 MiB together); this run peaked at 3 in flight"},
+     "1.86 GiB; at the busiest, 1 unit held 1.95 GiB together); this run peaked at 3 in flight"},
     {"equal units, five at once", 40, 1000, 0, 0.25, 8192, 64, 0, 8, 0,
-     "memory is the limit: 8.0 GiB allows -j 8 of the 64 CPUs (the 95th-percentile unit needs "
-     "1000 MiB; at the busiest, 5 units held 5000 MiB together); this run peaked at 3 in "
+     "memory is the limit: 8.00 GiB allows -j 8 of the 64 CPUs (the 95th-percentile unit needs "
+     "0.98 GiB; at the busiest, 5 units held 4.88 GiB together); this run peaked at 3 in "
      "flight"},
     {"memory smaller than one unit: still -j 1", 100, 9000, 10, 2, 8192, 8, 0, 1, 0, NULL},
 };
@@ -66,11 +66,17 @@ static void test_jobs(void **state)
                 for (size_t k = 0; k < jobs_cases[i].units; k++) {
                         double t = (double)k * jobs_cases[i].gap;
                         double mb = jobs_cases[i].mb0 + jobs_cases[i].step * (double)k;
+                        struct units_seen s = {.kind = UNITS_COMPILE,
+                                               .tool = "cc1",
+                                               .name = name,
+                                               .elapsed_s = t,
+                                               .rss_mb = mb,
+                                               .cpu_s = 1};
 
                         snprintf(name, sizeof(name), "u%zu.c", k);
-                        assert_int_equal(units_observe(u, UNITS_COMPILE, "cc1", name, t, mb, 1), 0);
-                        assert_int_equal(units_observe(u, UNITS_COMPILE, "cc1", name, t + 1, mb, 1),
-                                         0);
+                        assert_int_equal(units_see(u, &s), 0);
+                        s.elapsed_s = t + 1;
+                        assert_int_equal(units_see(u, &s), 0);
                 }
                 assert_int_equal(jobs_read(u, jobs_cases[i].total_mb, jobs_cases[i].ncpu, 3, &j),
                                  jobs_cases[i].ret);

@@ -15,6 +15,7 @@
 #include "parse/logctx.h"
 #include "util/macro.h"
 #include "util/util.h"
+#include "helpers/parse.h"
 
 /* ---- logline_clean ---- */
 

@@ -4,7 +4,7 @@
  * and gzip read back byte for byte, no .gz.tmp left, the plain log gone;
  * output that does not shrink left as it was), the names logfile_current()
  * and logfile_settled() give while a .gz.tmp exists and after, and
- * logfile_tail() of a plain and of a gzip log, equal, and its errors. */
+ * logfile_tail_fd() of a plain and of a gzip log, equal, and its errors. */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -390,7 +390,22 @@ TEST(names)
         dir_remove();
 }
 
-/* ---- logfile_tail() of either form ---- */
+/* ---- logfile_tail_fd() of either form ---- */
+
+/* The tail of the log at path by its name, as top reads it: the form
+ * that exists (logfile_current()), opened. */
+static ssize_t tail_path(const char *path, char *buf, size_t cap, bool *ret_cut)
+{
+        _cleanup_free_ char *cur = logfile_current(path);
+        _cleanup_close_ int fd = cur ? open(cur, O_RDONLY | O_CLOEXEC) : -1;
+        size_t n = cur ? strlen(cur) : 0;
+
+        if (!cur)
+                return -ENOENT;
+        if (fd < 0)
+                return -errno;
+        return logfile_tail_fd(fd, n > 3 && strcmp(cur + n - 3, ".gz") == 0, buf, cap, ret_cut);
+}
 
 static const struct {
         const char *what;
@@ -440,10 +455,10 @@ TEST(tail)
                 /* plain: by its name, by the .gz name, and from an fd */
                 put_file(plain, want, size);
                 cut = !(size > cap);
-                got = logfile_tail(plain, buf, cap, &cut);
+                got = tail_path(plain, buf, cap, &cut);
                 check_tail(got, buf, cut, want, size, cap);
                 cut = !(size > cap);
-                got = logfile_tail(gz, buf, cap, &cut); /* the other form */
+                got = tail_path(gz, buf, cap, &cut); /* the other form */
                 check_tail(got, buf, cut, want, size, cap);
                 fd = open(plain, O_RDONLY | O_CLOEXEC);
                 assert_true(fd >= 0);
@@ -455,10 +470,10 @@ TEST(tail)
                 put_gz(gz, want, size);
                 assert_int_equal(unlink(plain), 0);
                 cut = !(size > cap);
-                got = logfile_tail(gz, buf, cap, &cut);
+                got = tail_path(gz, buf, cap, &cut);
                 check_tail(got, buf, cut, want, size, cap);
                 cut = !(size > cap);
-                got = logfile_tail(plain, buf, cap, &cut); /* the other form */
+                got = tail_path(plain, buf, cap, &cut); /* the other form */
                 check_tail(got, buf, cut, want, size, cap);
                 fd = open(gz, O_RDONLY | O_CLOEXEC);
                 assert_true(fd >= 0);
@@ -484,12 +499,12 @@ TEST(tail_errors)
 
         dir_make();
         put_file(at(0, "build-bad.log.gz"), (const char *)bad_deflate, sizeof(bad_deflate));
-        assert_true(logfile_tail(at(0, "build-bad.log.gz"), buf, sizeof(buf), &cut) < 0);
-        assert_true(logfile_tail(at(1, "build-bad.log"), buf, sizeof(buf), &cut) < 0);
-        assert_int_equal(logfile_tail(at(0, "build-none.log"), buf, sizeof(buf), &cut), -ENOENT);
-        assert_int_equal(logfile_tail(at(0, "build-none.log.gz"), buf, sizeof(buf), &cut), -ENOENT);
+        assert_true(tail_path(at(0, "build-bad.log.gz"), buf, sizeof(buf), &cut) < 0);
+        assert_true(tail_path(at(1, "build-bad.log"), buf, sizeof(buf), &cut) < 0);
+        assert_int_equal(tail_path(at(0, "build-none.log"), buf, sizeof(buf), &cut), -ENOENT);
+        assert_int_equal(tail_path(at(0, "build-none.log.gz"), buf, sizeof(buf), &cut), -ENOENT);
         put_file(at(2, "build-ok.log"), "ok\n", 3);
-        assert_int_equal(logfile_tail(at(2, "build-ok.log"), buf, 0, &cut), -EINVAL);
+        assert_int_equal(tail_path(at(2, "build-ok.log"), buf, 0, &cut), -EINVAL);
         assert_int_equal(logfile_tail_fd(0, false, buf, 0, &cut), -EINVAL);
         assert_true(cut);
         dir_remove();
@@ -527,7 +542,7 @@ TEST(tail_damaged_gz)
                 else
                         gz[len - 6] ^= 1; /* the trailer: CRC32, then ISIZE */
                 put_file(at(0, "build-d.log.gz"), gz, len);
-                got = logfile_tail(at(0, "build-d.log.gz"), buf, cap, &cut);
+                got = tail_path(at(0, "build-d.log.gz"), buf, cap, &cut);
                 if (got >= 0)
                         fail_msg("%zd bytes handed back as the tail (%s the log's last %zu)", got,
                                  got == (ssize_t)cap && memcmp(buf, want + size - cap, cap) == 0

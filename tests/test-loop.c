@@ -19,6 +19,7 @@
 #include "runfiles/samplecsv.h"
 #include "pipeline/loop.h"
 #include "util/util.h"
+#include "helpers/parse.h"
 
 /* A live source on the read end of a pipe: ended at EOF or on a signal;
  * once ended, drained only drain_s seconds later. */

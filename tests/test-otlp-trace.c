@@ -331,9 +331,9 @@ struct run_case {
 
 static const struct run_case run_cases[] = {
     {"success", 0, 0, true, "success", NULL, "", 0},
-    {"exit 2", 2, 0, true, "failure", "2", "exited with 2", 2},
-    {"killed", 137, 9, true, "cancellation", "SIGKILL", "killed by SIGKILL", 2},
-    {"buildtel killed", -1, 0, false, "error", "_OTHER", "error", 2},
+    {"exit 2", 2, 0, true, "failure", "2", "exit 2", 2},
+    {"killed", 137, 9, true, "cancellation", "SIGKILL", "SIGKILL", 2},
+    {"buildtel killed", -1, 0, false, "error", "_OTHER", "unknown", 2},
 };
 
 static void test_run_span(void **state)

@@ -17,6 +17,7 @@
 
 #include "helpers/test.h"
 #include "runfiles/runjson.h"
+#include "helpers/parse.h"
 
 TEST(table)
 {

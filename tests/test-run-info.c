@@ -38,6 +38,11 @@ static void test_round_trip(void **state)
             .pid = 4242,
             .exit_comm = M("cc1plus"),
             .job = M("CI build/linux"),
+            .memory_max_mb = 1536,
+            .procs = {.ended = 1204, .cpu_s = 61.25, .delayacct = true, .delay_cpu_s = 3.5,
+                      .delay_io_s = 0.125, .delay_mem_s = 0,
+                      .top = {{"cc1plus", 568, 55.5, 1201.25}, {"sh", 600, 0.75, 2.5}},
+                      .ntop = 2, .unread = 3, .lost = 1},
         };
         struct run_info back;
         struct dbuf b = DBUF_INIT, b2 = DBUF_INIT;
@@ -64,6 +69,14 @@ static void test_round_trip(void **state)
         assert_int_equal(back.pid, 4242);
         assert_string_equal(back.exit_comm, "cc1plus");
         assert_string_equal(back.job, "CI build/linux");
+        assert_true(back.memory_max_mb == 1536);
+        assert_int_equal(back.procs.ended, 1204);
+        assert_true(back.procs.cpu_s == 61.25 && back.procs.delayacct && back.procs.delay_cpu_s == 3.5);
+        assert_int_equal(back.procs.ntop, 2);
+        assert_true(back.procs.unread == 3 && back.procs.lost == 1);
+        assert_string_equal(back.procs.top[0].comm, "cc1plus");
+        assert_int_equal(back.procs.top[0].count, 568);
+        assert_true(back.procs.top[0].peak_mb == 1201.25);
         /* and writing it again gives the same bytes */
         assert_int_equal(runjson_format(&back, &b2), 0);
         assert_string_equal(b.p, b2.p);
@@ -72,6 +85,33 @@ static void test_round_trip(void **state)
         run_info_release(NULL);
         dbuf_release(&b);
         dbuf_release(&b2);
+}
+
+/* A processes object that is not one we wrote: the file does not read. */
+static void test_bad_procs(void **state)
+{
+        static const char *const bad[] = {
+            "{\"processes\": {\"ended\": 0, \"cpu_s\": 1, \"delayacct\": false, \"delay_cpu_s\": 0,"
+            " \"delay_io_s\": 0, \"delay_mem_s\": 0, \"by_name\": []}}",
+            "{\"processes\": {\"ended\": 3, \"cpu_s\": -1, \"delayacct\": false, \"delay_cpu_s\": 0,"
+            " \"delay_io_s\": 0, \"delay_mem_s\": 0, \"by_name\": []}}",
+            "{\"processes\": {\"ended\": 3, \"cpu_s\": 1, \"delayacct\": false, \"delay_cpu_s\": 0,"
+            " \"delay_io_s\": 0, \"delay_mem_s\": 0, \"by_name\": [{\"comm\": "
+            "\"a-name-longer-than-thirty-two-bytes-x\", \"count\": 1, \"cpu_s\": 0, \"peak_mb\": 1}]}}",
+            "{\"processes\": {\"ended\": 3, \"cpu_s\": 1, \"delayacct\": false, \"delay_cpu_s\": 0,"
+            " \"delay_io_s\": 0, \"delay_mem_s\": 0, \"by_name\": [{\"comm\": \"a\\u0000b\", "
+            "\"count\": 1, \"cpu_s\": 0, \"peak_mb\": 1}]}}",
+            "{\"processes\": [1]}",
+        };
+        struct run_info ri;
+
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+                assert_int_equal(runjson_parse(bad[i], strlen(bad[i]), &ri), -EINVAL);
+        /* none at all, or null: none accounted */
+        assert_int_equal(runjson_parse("{\"processes\": null}", 19, &ri), 0);
+        assert_int_equal(ri.procs.ended, 0);
+        run_info_release(&ri);
 }
 
 static void test_unknowns(void **state)
@@ -98,6 +138,9 @@ static void test_unknowns(void **state)
         assert_null(back.argv);
         assert_null(back.job);
         assert_null(strstr(b.p, "\"job\"")); /* optional: absent when unknown */
+        /* no cap: absent, and read back as none */
+        assert_null(strstr(b.p, "\"memory_max_mb\""));
+        assert_true(back.memory_max_mb == 0);
         assert_true(isnan(back.end_epoch));
         assert_true(isnan(back.interval));
         assert_true(back.start_epoch == 100.5);
@@ -266,6 +309,9 @@ static const char *const bad_json[] = {
     "{\"argv\": [\"a\\u0000b\"]}",
     "{\"start_epoch\": \"now\"}",
     "{\"exit_code\": 256}",
+    "{\"memory_max_mb\": -5}",
+    "{\"memory_max_mb\": \"1G\"}",
+    "{\"memory_max_mb\": 1e300}",
     "{\"exit_code\": -2}",
     "{\"exit_code\": 1.5}",
     "{\"ncpu\": -1}",
@@ -292,6 +338,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_unknowns),
+            cmocka_unit_test(test_bad_procs),
             cmocka_unit_test(test_invalid_utf8), cmocka_unit_test(test_lossy_controls),
             cmocka_unit_test(test_bad_json),     cmocka_unit_test(test_lossy_terminal),
             cmocka_unit_test(test_run_id),

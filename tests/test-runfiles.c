@@ -154,6 +154,11 @@ static void test_targets_roundtrip(void **state)
         targets_keep_edge(ts, 2500, 3000, "app", 3);
         ts->ninja_mtime = 1796140000.25;
         ts->ninja_max_end_ms = 3100; /* an edge not kept ended later */
+        /* the counts of all edges (the slowest and the kept are a few) */
+        ts->ninja_log_set = true;
+        ts->ninja_edges = 568;
+        ts->ninja_done = 570;
+        ts->ninja_total = 600;
         assert_int_equal(targetsjson_format(ts, f, &out), 0);
 
         assert_int_equal(targetsjson_parse(out.p, out.len, g, back), 2);
@@ -189,6 +194,8 @@ static void test_targets_roundtrip(void **state)
         }
         assert_true(back->ninja_mtime == 1796140000.25);
         assert_true(back->ninja_max_end_ms == 3100);
+        assert_true(back->ninja_edges == 568 && back->ninja_done == 570 && back->ninja_total == 600);
+        assert_true(targets_commands_ran(back) == 570);
 
         dbuf_release(&out);
         targets_release(ts);
@@ -273,6 +280,39 @@ static void test_targets_ninja_log(void **state)
                 assert_int_equal(ts->nedgev, cases[i].nedgev);
                 assert_true(ts->ninja_max_end_ms == cases[i].max_end_ms);
                 assert_true(cases[i].nedgev ? ts->ninja_mtime == 1e9 : !(ts->ninja_mtime > 0));
+                targets_release(ts);
+                free(ts);
+                free(f);
+        }
+}
+
+/* The counts of all edges read back: what is not a count is left out. */
+static void test_targets_ninja_counts(void **state)
+{
+        static const struct {
+                const char *json;
+                uint64_t edges, done, total, ran;
+        } cases[] = {
+            {"{\"ninja_log_edges\":568,\"ninja_progress\":[570,600]}", 568, 570, 600, 570},
+            {"{\"ninja_log_edges\":7}", 7, 0, 0, 7},
+            {"{\"ninja_progress\":[3,3]}", 0, 3, 3, 3},
+            {"{\"ninja_log_edges\":-1,\"ninja_progress\":[5,3]}", 0, 0, 0, 0},
+            {"{\"ninja_log_edges\":1.5,\"ninja_progress\":[-1,3]}", 0, 0, 0, 0},
+            {"{\"ninja_log_edges\":\"9\",\"ninja_progress\":{\"done\":1}}", 0, 0, 0, 0},
+            {"{\"ninja_log_edges\":null,\"ninja_progress\":null}", 0, 0, 0, 0},
+        };
+        (void)state;
+        for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+                struct run_facts *f = calloc(1, sizeof(*f));
+                struct targets *ts = calloc(1, sizeof(*ts));
+
+                print_message("case %zu: %s\n", i, cases[i].json);
+                assert_non_null(f && ts);
+                targets_init(ts);
+                assert_int_equal(targetsjson_parse(cases[i].json, strlen(cases[i].json), f, ts), 0);
+                assert_true(ts->ninja_edges == cases[i].edges);
+                assert_true(ts->ninja_done == cases[i].done && ts->ninja_total == cases[i].total);
+                assert_true(targets_commands_ran(ts) == cases[i].ran);
                 targets_release(ts);
                 free(ts);
                 free(f);
@@ -397,6 +437,7 @@ int main(void)
             cmocka_unit_test(test_targets_ranges),
             cmocka_unit_test(test_targets_caps),
             cmocka_unit_test(test_targets_ninja_log),
+            cmocka_unit_test(test_targets_ninja_counts),
             cmocka_unit_test(test_targets_exec),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

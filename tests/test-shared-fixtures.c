@@ -10,10 +10,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "parse/failure.h"
 #include "parse/linebuf.h"
 #include "parse/logctx.h"
 #include "util/macro.h"
 #include "util/util.h"
+#include "helpers/parse.h"
 
 #ifndef SHARED_FIXTURES
 #error "SHARED_FIXTURES must be defined by the build"
@@ -124,6 +126,43 @@ static void check_invariants(const char *path, struct logctx *c)
         check(!strchr(st, '\x1b') && !strchr(st, '\r'), path, "stage holds ESC or CR");
 }
 
+/* What failed (parse/failure.h) in the two failing builds among them, as
+ * read in the logs (each a prefix of the find); every file: finds bounded. */
+static const struct {
+        const char *path, *target, *tool, *first;
+} failures[] = {
+    {"generated/ninja-1.11.1_failure_piped.txt", "CMakeFiles/lib2.dir/src/f6.c.o", "ninja",
+     "/tmp/research_fmt/generated/proj/src/f6.c:1:26: error: \u2018undefined_symbol\u2019 "
+     "undeclared (first use in this function)"},
+    {"realworld/buildkit-plain/06_containerforge_bake_error_carriage-returns.log",
+     "[buildstage 3/3] RUN echo \"**** fetch source code ****\"", "buildkit",
+     "ERROR: process \"/bin/bash -o pipefail -c echo \\\"**** fetch source code"},
+};
+
+static void check_failure(const char *rel, const char *buf, size_t len)
+{
+        struct failure f;
+
+        failure_init(&f);
+        for (const char *p = buf, *end = buf + len, *nl; p < end; p = nl + 1) {
+                nl = memchr(p, '\n', (size_t)(end - p));
+                nl = nl ? nl : end;
+                failure_line(&f, p, (size_t)(nl - p));
+        }
+        check(strlen(f.r.target) <= FAILURE_TEXT_MAX && strlen(f.r.first) <= FAILURE_TEXT_MAX &&
+                  strlen(f.r.last) <= FAILURE_TEXT_MAX,
+              rel, "failure finds bounded");
+        for (size_t i = 0; i < ARRAY_SIZE(failures); i++) {
+                if (strcmp(failures[i].path, rel) != 0)
+                        continue;
+                printf("  failed: '%s' (%s)\n  first error: '%s'\n", f.r.target, f.r.tool, f.r.first);
+                check(strncmp(f.r.target, failures[i].target, strlen(failures[i].target)) == 0 &&
+                          strcmp(f.r.tool, failures[i].tool) == 0 &&
+                          strncmp(f.r.first, failures[i].first, strlen(failures[i].first)) == 0,
+                      rel, "what failed");
+        }
+}
+
 static int visit(const char *fpath, const struct stat *sb, int type, struct FTW *ftw)
 {
         static const size_t whole[] = {SIZE_MAX}, bytewise[] = {1},
@@ -159,6 +198,7 @@ static int visit(const char *fpath, const struct stat *sb, int type, struct FTW 
                   strcmp(logctx_context(a), logctx_context(d)) == 0,
               rel, "context depends on chunking");
         printf("%s\n  stage:   '%s'\n  context: '%s'\n", rel, logctx_stage(a), logctx_context(a));
+        check_failure(rel, buf, len);
         for (size_t i = 0; i < ARRAY_SIZE(expects); i++) {
                 if (strcmp(expects[i].path, rel) != 0)
                         continue;

@@ -67,9 +67,9 @@ static const struct {
      "buildtel: minimum disk unknown\n"},
     {"samples: the peak, the minimum disk, the near-OOM count", SAMPLES, 0, true,
      "buildtel: 12.5s, exit 0\n"
-     "buildtel: peak memory 2000 MiB used (3000 MiB available) at +2.0s; 3 near-OOM samples "
-     "(available < 4096 MiB)\n"
-     "buildtel: minimum disk 50.00 GiB available at +0.0s\n"},
+     "buildtel: peak memory 1.95 GiB used (2.93 GiB available) at +2.0s; 3 near-OOM samples "
+     "(available < 4.00 GiB)\n"
+     "buildtel: minimum disk 50.0 GiB available at +0.0s\n"},
     {"a target", TARGET, 0, true,
      "buildtel: 12.5s, exit 0\n"
      "buildtel: peak memory unknown\n"
@@ -77,16 +77,15 @@ static const struct {
      "buildtel: target app: 8.0s\n"},
     {"samples, a target, one earlier run of the job", SAMPLES | TARGET, 1, false,
      "buildtel: 12.5s, exit 0\n"
-     "buildtel: peak memory 2000 MiB used (3000 MiB available) at +2.0s; 3 near-OOM samples "
-     "(available < 4096 MiB)\n"
-     "buildtel: minimum disk 50.00 GiB available at +0.0s\n"
-     "buildtel: target app: 8.0s\n"
-     "buildtel: no usual yet for job ci/build (1 earlier runs)\n"},
+     "buildtel: peak memory 1.95 GiB used (2.93 GiB available) at +2.0s; 3 near-OOM samples "
+     "(available < 4.00 GiB)\n"
+     "buildtel: minimum disk 50.0 GiB available at +0.0s\n"
+     "buildtel: target app: 8.0s\n"},
     {"an incomplete run: to its last sample, its status unknown", SAMPLES | INCOMPLETE, 0, true,
      "buildtel: 2.0s, exit status unknown, incomplete\n"
-     "buildtel: peak memory 2000 MiB used (3000 MiB available) at +2.0s; 3 near-OOM samples "
-     "(available < 4096 MiB)\n"
-     "buildtel: minimum disk 50.00 GiB available at +0.0s\n"},
+     "buildtel: peak memory 1.95 GiB used (2.93 GiB available) at +2.0s; 3 near-OOM samples "
+     "(available < 4.00 GiB)\n"
+     "buildtel: minimum disk 50.0 GiB available at +0.0s\n"},
 };
 
 static struct summary sum;
@@ -162,21 +161,21 @@ static const struct {
 } oom_cases[] = {
     {"the kernel's report", 1, 1, "cc1plus", "kernel", 4242, 512.3,
      "OOM kill in the build's cgroup (1 so far); victim (the kernel's report): cc1plus "
-     "(pid 4242, 512.3 MiB)"},
+     "(pid 4242, 512 MiB)"},
     {"the build's own process", 1, 1, "make", "the build", 77, 20.0,
      "OOM kill in the build's cgroup (1 so far); victim (the build's own process, killed by "
      "SIGKILL): make (pid 77, 20.0 MiB)"},
     {"the largest process that vanished", 1, 2, "ld", "last seen", 9, 1536.06,
-     "OOM kill in the build's cgroup (2 so far); likely victim (last seen): ld (pid 9, 1536.1 "
-     "MiB)"},
+     "OOM kill in the build's cgroup (2 so far); likely victim (last seen): ld (pid 9, 1.50 "
+     "GiB)"},
     {"a victim whose size is unknown", 1, 1, "cc1", "kernel", 31, NAN,
      "OOM kill in the build's cgroup (1 so far); victim (the kernel's report): cc1 (pid 31)"},
     {"no victim known", 1, 1, "", "", NAN, NAN, "OOM kill in the build's cgroup (1 so far)"},
     {"the newest of three: the third", 3, 5, "rustc", "kernel", 300, 900.0,
      "OOM kill in the build's cgroup (5 so far); victim (the kernel's report): rustc (pid 300, "
-     "900.0 MiB)"},
+     "900 MiB)"},
     {"the last one kept", SUMMARY_OOM_MAX, 8, "java", "last seen", 8, 100.0,
-     "OOM kill in the build's cgroup (8 so far); likely victim (last seen): java (pid 8, 100.0 "
+     "OOM kill in the build's cgroup (8 so far); likely victim (last seen): java (pid 8, 100 "
      "MiB)"},
     {"past the kept ones: the build's count", SUMMARY_OOM_MAX + 1, 12, "", "", NAN, NAN,
      "OOM kill in the build's cgroup (12 so far)"},
@@ -304,7 +303,7 @@ TEST(oom_pid_unknown)
         snprintf(b.oom[0].victim_source, sizeof(b.oom[0].victim_source), "the build");
         assert_int_equal(short_render_oom(&b, &out), 0);
         assert_non_null(strstr(out.p, "cc1plus"));
-        assert_non_null(strstr(out.p, "512.3 MiB"));
+        assert_non_null(strstr(out.p, "512 MiB"));
         if (strstr(out.p, "nan"))
                 fail_msg("%s", out.p);
         dbuf_release(&out);

@@ -1437,6 +1437,8 @@ static void test_upgrade_v8(void **state)
         job_run(st, "old", NULL, "h1", 1000, 0);
         store_close(st);
         exec_sql_on(db, "DROP INDEX runs_job; ALTER TABLE runs DROP COLUMN job;"
+                        " ALTER TABLE runs DROP COLUMN ninja_done;"
+                        " ALTER TABLE runs DROP COLUMN ninja_total;"
                         " PRAGMA user_version = 8;");
         assert_int_equal(file_version(db), 8);
         assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
@@ -1528,6 +1530,8 @@ static void test_units_path(void **state)
                         "  SELECT id, 'compile', 'old.c', 'cc1', 5 FROM runs;"
                         " INSERT INTO units (run, kind, name, tool, peak_mb)"
                         "  SELECT id, 'link', 'app', 'ld', 7 FROM runs;"
+                        " ALTER TABLE runs DROP COLUMN ninja_done;"
+                        " ALTER TABLE runs DROP COLUMN ninja_total;"
                         " PRAGMA user_version = 9;");
         assert_int_equal(store_open(db, false, 1000, &st), 0);
         assert_int_equal(store_opened_version(st), 9);

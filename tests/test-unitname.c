@@ -149,6 +149,9 @@ static const struct {
      * same text: then whole */
     {"src/dup.c", "/p", "/p/src/dup.c", "/p/src/dup.c"},
     {"/q/src/dup.c", NULL, "/q/src/dup.c", "/q/src/dup.c"},
+    /* one name the tail of another's: each its path below the project */
+    {"top.c", "/p", "/p/top.c", "top.c"},
+    {"sub/top.c", "/p", "/p/sub/top.c", "sub/top.c"},
 };
 
 TEST(short_seen)
@@ -243,18 +246,29 @@ TEST(csv_path)
         struct units_seen c = a;
 
         c.cwd = "/p/b/build";
+        c.exact = true; /* the kernel's figures: its source says so, and reads back */
         assert_int_equal(units_new(&u), 0);
         assert_int_equal(units_see(u, &a), 0);
-        assert_int_equal(units_see(u, &c), 0);
+        assert_int_equal(units_done(u, &c, 0.5), 0);
+        /* ccache's word: the input as given, against each unit's path */
+        assert_int_equal(units_mark_cache(u, "y.c", UNITS_CACHE_HIT), -ENOENT);
+        assert_int_equal(units_mark_cache(u, "b/x.c", UNITS_CACHE_HIT), 0);
+        assert_int_equal(units_mark_cache(u, "b/x.c", UNITS_CACHE_HIT), -ENOENT); /* marked once */
         assert_int_equal(unitscsv_format(u, &b), 0);
         print_message("%s", b.p);
-        assert_non_null(strstr(b.p, ",/p/a/x.c\r\n"));
+        assert_non_null(strstr(b.p, ",/p/a/x.c,sampled,\r\n"));
+        assert_non_null(strstr(b.p, ",/p/b/x.c,taskstats,hit\r\n"));
         assert_int_equal(units_new(&back), 0);
         assert_int_equal(unitscsv_parse(b.p, b.len, back, &skipped), 2);
         assert_int_equal(skipped, 0);
         rows = units_rows(back, &n);
         assert_int_equal(n, 2); /* one name, two files: both kept */
         assert_string_equal(rows[1].path, "/p/b/x.c");
+        assert_false(rows[0].exact);
+        assert_true(rows[1].exact);
+        assert_int_equal(rows[0].cache, UNITS_CACHE_UNKNOWN);
+        assert_int_equal(rows[1].cache, UNITS_CACHE_HIT);
+        assert_true(rows[1].first_s == 0.5);
         units_free(back);
         assert_int_equal(units_new(&back), 0);
         assert_int_equal(unitscsv_parse(old, sizeof(old) - 1, back, &skipped), 1);

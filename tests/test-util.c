@@ -194,7 +194,7 @@ static void test_runfile(void **state)
                 assert_int_equal(write_file_atomic(path, "new", 3), -EEXIST);
                 snprintf(from, sizeof(from), "%s/from", s->dir);
                 assert_int_equal(write_file_atomic(from, "x", 1), 0);
-                assert_int_equal(runfile_rename(from, path), -EEXIST);
+                assert_int_equal(runfile_renameat(s->dfd, "from", s->dfd, names[k].name), -EEXIST);
                 assert_int_equal(unlinkat(s->dfd, "from", 0), 0);
         }
         assert_content(s->dfd, "ours", "old");
@@ -218,7 +218,7 @@ static void test_runfile(void **state)
         assert_content(s->dfd, "ours", "new");
         snprintf(from, sizeof(from), "%s/from", s->dir);
         assert_int_equal(write_file_atomic(from, "moved", 5), 0);
-        assert_int_equal(runfile_rename(from, path), 0);
+        assert_int_equal(runfile_renameat(s->dfd, "from", s->dfd, "ours"), 0);
         assert_content(s->dfd, "ours", "moved");
         assert_string_equal(
             runfile_strerror(-EEXIST),

@@ -16,6 +16,7 @@
 #include "model/figures.h"
 #include "platform/cachetool.h"
 #include "parse/ccstats.h"
+#include "render/jsonw.h"
 #include "store/history.h"
 #include "util/json-cleanup.h"
 #include "util/util.h"
@@ -122,9 +123,8 @@ static json_t *report_delta_json(const struct report *rep)
 
         if (!rep->has_prev)
                 return json_null();
-        d = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "since_epoch",
-                      history_json_real(p->taken_epoch), "seconds",
-                      history_json_real(rep->now - p->taken_epoch), "hits",
+        d = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "since_epoch", jsonw_real(p->taken_epoch),
+                      "seconds", jsonw_real(rep->now - p->taken_epoch), "hits",
                       delta_json(delta(true, p->hits, c->hits)), "misses",
                       delta_json(delta(true, p->misses, c->misses)), "size_bytes",
                       delta_json(delta(true, p->size_bytes, c->size_bytes)), "files",
@@ -142,13 +142,13 @@ static json_t *report_json(const struct report *rep)
 {
         const struct store_cache_snapshot *c = &rep->c;
 
-        return json_pack(
-            "{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "tool", rep->tool, "taken_epoch",
-            history_json_real(rep->now), "version", history_json_str(c->version), "hits",
-            history_json_count(c->hits), "misses", history_json_count(c->misses), "hit_rate",
-            history_json_real(hit_rate(c)), "size_bytes", history_json_count(c->size_bytes),
-            "max_size_bytes", history_json_count(c->max_size_bytes), "files",
-            history_json_count(c->files), "delta", report_delta_json(rep));
+        return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "tool", rep->tool,
+                         "taken_epoch", jsonw_real(rep->now), "version", jsonw_text(c->version),
+                         "hits", history_json_count(c->hits), "misses",
+                         history_json_count(c->misses), "hit_rate", jsonw_real(hit_rate(c)),
+                         "size_bytes", history_json_count(c->size_bytes), "max_size_bytes",
+                         history_json_count(c->max_size_bytes), "files",
+                         history_json_count(c->files), "delta", report_delta_json(rep));
 }
 
 /* A count and its change: "12 (+3)", "12", "-". */

@@ -29,7 +29,8 @@
 /* ---- the run id, the run's facts (run_info) of run and watch, the note
  * and warning callbacks, the replays' opening and running ---- */
 
-void common_make_run_id(char *buf, size_t len)
+/* A fresh run id, "20261129T154020Z-a1b2c3", into buf. */
+static void common_make_run_id(char *buf, size_t len)
 {
         uint8_t rnd[3] = {0};
         time_t t = time(NULL);
@@ -89,7 +90,7 @@ int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri
         return common_run_vcs(o, ri);
 }
 
-static const char *env_lookup(void *userdata, const char *name)
+const char *common_getenv(void *userdata, const char *name)
 {
         (void)userdata;
         return getenv(name);
@@ -98,7 +99,7 @@ static const char *env_lookup(void *userdata, const char *name)
 int common_run_job(struct common_opts *o, struct run_info *ri)
 {
         char part[JOBNAME_FILE_SIZE];
-        int n, r = jobname_get(o->job, ri->argv, ri->cwd, env_lookup, NULL, &ri->job);
+        int n, r = jobname_get(o->job, ri->argv, ri->cwd, common_getenv, NULL, &ri->job);
 
         if (r < 0)
                 return r;
@@ -145,9 +146,7 @@ void common_warn(void *userdata, const char *fmt, ...)
         va_end(ap);
 }
 
-/* "buildtel CMD: note: ...", CMD in userdata (a string, as uintptr_t). */
-static void cmd_note(void *userdata, const char *fmt, ...) _printf_(2, 3);
-static void cmd_note(void *userdata, const char *fmt, ...)
+void common_cmd_note(void *userdata, const char *fmt, ...)
 {
         const char *cmd = (const char *)(uintptr_t)userdata;
         char what[64];
@@ -169,7 +168,7 @@ int common_replay_open(const struct common_opts *o, const char *cmd, const char 
                                        .need_record = need_record,
                                        .thresholds = o->rec.summary,
                                        .own_thresholds = own_thresholds,
-                                       .note = cmd_note,
+                                       .note = common_cmd_note,
                                        .userdata = (void *)(uintptr_t)cmd};
         char why[1024];
         int e = replay_open(&ref, ret, why, sizeof(why));
@@ -220,7 +219,7 @@ int common_otlp_load(struct common_opts *o, const char *cmd)
         int e;
 
         otel_config_release(&o->otlp);
-        e = otelenv_load(env_lookup, NULL, &o->otlp_opt, common_note, NULL, &o->otlp);
+        e = otelenv_load(common_getenv, NULL, &o->otlp_opt, common_note, NULL, &o->otlp);
         if (e == -EINVAL) {
                 /* never echo the value: a URL may carry user:password */
                 fprintf(

@@ -73,6 +73,7 @@ enum {
         OPT_DRY_RUN,
         OPT_JOB,
         OPT_LAST,
+        OPT_ALL,
         OPT_RUNS,
         OPT_WARMUP,
         OPT_PREPARE,
@@ -146,6 +147,7 @@ struct common_opts {
         double since;  /* --since as epoch; NAN: none */
         bool once;     /* top --once */
         bool last;     /* compare --last */
+        bool all;      /* compare --all */
         /* import-buildx */
         const char *json_file;
         /* prune: its limits (any given: prune_given), --dry-run */
@@ -160,10 +162,6 @@ struct common_opts {
 
 void common_opts_init(struct common_opts *o);
 void common_opts_release(struct common_opts *o);
-
-/* Handle one getopt result of a table row's id. Returns 1 when handled, 0
- * when not one of ours, -1 after printing an error for a bad value. */
-int common_opts_parse(struct common_opts *o, int opt, const char *arg, const char *cmd);
 
 /* Parse argv of cmd (CMDS_*, named name) with the table's options for it.
  * Options may come before and after operands (as git and systemctl take
@@ -201,9 +199,6 @@ int common_run_job(struct common_opts *o, struct run_info *ri);
  * and warning callbacks of the commands. */
 void common_vprint(const char *what, const char *fmt, va_list ap) _printf_(2, 0);
 
-/* A fresh run id, "20261129T154020Z-a1b2c3", into buf. */
-void common_make_run_id(char *buf, size_t len);
-
 /* Load the OTLP export settings from the OTEL_* environment and the
  * options into o->otlp and point the recorder at them. Returns 0, or -1
  * after printing an error for a bad --otlp-endpoint. */
@@ -231,6 +226,11 @@ void common_otlp_child_env_release(struct otlp_child_env *ce);
 void common_note(void *userdata, const char *fmt, ...) _printf_(2, 3);
 /* Print a warning on stderr: "buildtel: warning: ...". */
 void common_warn(void *userdata, const char *fmt, ...) _printf_(2, 3);
+/* Print "buildtel CMD: note: ...", CMD in userdata (a string, as
+ * uintptr_t). */
+void common_cmd_note(void *userdata, const char *fmt, ...) _printf_(2, 3);
+/* getenv(name): the environment lookup of jobname and otelenv. */
+const char *common_getenv(void *userdata, const char *name);
 
 /* The run spec names, for a replay (pipeline/replay.h) with o's database,
  * log directory and thresholds (need_record: refuse a CSV without its

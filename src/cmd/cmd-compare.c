@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* buildtel compare A B | --last: two runs of the history side by side,
- * what changed most first. The runs are read through the store (the rows
+ * what matters first. The runs are read through the store (the rows
  * inspect, summarize RUN and report read), turned into the model's figure
  * lists here, compared by model/compare.c and formatted by
  * render/compare.c. */
@@ -16,6 +16,7 @@
 #include "model/compare.h"
 #include "model/figures.h"
 #include "model/targets.h"
+#include "model/unitname.h"
 #include "model/units.h"
 #include "render/compare.h"
 #include "store/history-run.h"
@@ -34,7 +35,6 @@ static double count_of(int64_t v)
 static int add_facts(const struct store_run *run, struct compare_side *s)
 {
         struct dbuf cmd = DBUF_INIT, rev = DBUF_INIT;
-        char result[64];
         int r = 0;
 
         for (size_t i = 0; r >= 0 && run->info.argv && run->info.argv[i]; i++)
@@ -42,21 +42,15 @@ static int add_facts(const struct store_run *run, struct compare_side *s)
         if (r >= 0 && run->vcs_rev && *run->vcs_rev)
                 r = dbuf_printf(&rev, "%s (%s)", run->vcs_rev,
                                 run->vcs_ref && *run->vcs_ref ? run->vcs_ref : "detached");
-        history_run_result(run, result, sizeof(result));
-        if (r >= 0)
-                r = compare_side_add_text(s, COMPARE_FACTS, "", "command", cmd.p ? cmd.p : "");
-        if (r >= 0)
-                r = compare_side_add_text(s, COMPARE_FACTS, "", "revision", rev.p ? rev.p : "-");
-        if (r >= 0)
-                r = compare_side_add_text(s, COMPARE_FACTS, "", "host", run->info.host);
-        if (r >= 0)
-                r = compare_side_add_text(s, COMPARE_FACTS, "", "job", run->info.job);
-        if (r >= 0)
-                r = compare_side_add_text(s, COMPARE_FACTS, "", "cwd", run->info.cwd);
-        if (r >= 0)
-                r = compare_side_add_text(s, COMPARE_FACTS, "", "builder", run->builder);
-        if (r >= 0)
-                r = compare_side_add_text(s, COMPARE_FACTS, "", "result", result);
+        {
+                const char *const v[][2] = {
+                    {"command", cmd.p ? cmd.p : ""}, {"revision", rev.p ? rev.p : "-"},
+                    {"host", run->info.host},        {"job", run->info.job},
+                    {"cwd", run->info.cwd},          {"builder", run->builder}};
+
+                for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(v); i++)
+                        r = compare_side_add_text(s, COMPARE_FACTS, "", v[i][0], v[i][1]);
+        }
         dbuf_release(&cmd);
         dbuf_release(&rev);
         return r;
@@ -108,20 +102,26 @@ static int add_steps(struct store *st, int64_t id, struct compare_side *s)
         return r;
 }
 
-static int add_units(struct store *st, int64_t id, struct compare_side *s)
+/* The compile units by the name the summary shows (model/unitname.h):
+ * the same file of two checkouts is one unit. */
+static int add_units(struct store *st, const struct store_run *run, struct compare_side *s)
 {
         struct units *u = NULL;
         const struct unit *rows;
+        struct unitnames un;
+        char name[UNITNAME_SHORT_MAX + 1];
         size_t n = 0;
         int r = units_new(&u);
 
         if (r >= 0)
-                r = store_units_read(st, id, u);
+                r = store_units_read(st, run->id, u);
         rows = r >= 0 ? units_rows(u, &n) : NULL;
+        unitnames_init(&un, rows, n, run->info.cwd);
         for (size_t i = 0; r >= 0 && i < n; i++) {
-                r = compare_side_add(s, COMPARE_UNIT, rows[i].name, "peak_mb", rows[i].peak_mb);
+                unitnames_short(&un, &rows[i], name, sizeof(name));
+                r = compare_side_add(s, COMPARE_UNIT, name, "peak_mb", rows[i].peak_mb);
                 if (r >= 0)
-                        r = compare_side_add(s, COMPARE_UNIT, rows[i].name, "duration_s",
+                        r = compare_side_add(s, COMPARE_UNIT, name, "duration_s",
                                              rows[i].last_s - rows[i].first_s);
         }
         units_free(u);
@@ -186,21 +186,24 @@ static int add_caches(struct store *st, int64_t id, struct compare_side *s)
         return r;
 }
 
-/* Everything compare shows of run row run->id, into *s. 0 or -errno. */
-static int load_side(struct store *st, const struct store_run *run, struct compare_side *s)
+/* Everything compare shows of run row run->id, its outcome first, into
+ * *s. 0 or -errno. */
+static int load_side(struct store *st, const struct store_run *run, const char *outcome,
+                     struct compare_side *s)
 {
         struct run_figures f;
-        int r;
+        int r = compare_side_add_text(s, COMPARE_RUN, "", "outcome", outcome);
 
         store_run_figures(run, &f);
-        r = compare_side_add_run(s, &f);
+        if (r >= 0)
+                r = compare_side_add_run(s, &f);
 
         if (r >= 0)
                 r = store_targets_each(st, run->id, add_target, s);
         if (r >= 0)
                 r = add_steps(st, run->id, s);
         if (r >= 0)
-                r = add_units(st, run->id, s);
+                r = add_units(st, run, s);
         if (r >= 0)
                 r = add_caches(st, run->id, s);
         if (r >= 0)
@@ -274,28 +277,36 @@ static int pick_runs(struct store *st, const struct history_opts *o, char **ops,
         return 0;
 }
 
-/* Read both runs, compare, format into out. 0 or -errno. */
-static int compare(struct store *st, const int64_t ids[2], bool json, struct dbuf *out)
+/* Read both runs, compare (the sampling quantum: the larger interval),
+ * format into out. 0 or -errno. */
+static int compare(struct store *st, const int64_t ids[2], const struct history_opts *o,
+                   struct dbuf *out)
 {
         struct store_run run[2] = {0};
         struct compare_side side[2] = {0};
         struct compare_result res = {0};
         struct compare_labels l;
+        char outcome[2][64];
         int r = store_run_get(st, ids[0], &run[0]);
 
         if (r >= 0)
                 r = store_run_get(st, ids[1], &run[1]);
-        for (int i = 0; r >= 0 && i < 2; i++)
-                r = load_side(st, &run[i], &side[i]);
+        for (int i = 0; r >= 0 && i < 2; i++) {
+                history_run_result(&run[i], outcome[i], sizeof(outcome[i]));
+                r = load_side(st, &run[i], outcome[i], &side[i]);
+        }
         if (r >= 0)
-                r = compare_runs(&side[0], &side[1], &res);
+                r = compare_runs(&side[0], &side[1],
+                                 fmax(run[0].info.interval, run[1].info.interval), &res);
         if (r >= 0) {
                 l = (struct compare_labels){.a_id = run[0].info.run_id,
                                             .b_id = run[1].info.run_id,
                                             .a_start = run[0].info.start_epoch,
-                                            .b_start = run[1].info.start_epoch};
-                r = json ? render_compare_json(&res, &l, out)
-                         : render_compare_text(&res, &l, TEXT_ROWS, out);
+                                            .b_start = run[1].info.start_epoch,
+                                            .a_outcome = outcome[0],
+                                            .b_outcome = outcome[1]};
+                r = o->json ? render_compare_json(&res, &l, out)
+                            : render_compare_text(&res, &l, o->all ? 0 : TEXT_ROWS, out);
         }
         compare_result_release(&res);
         for (int i = 0; i < 2; i++) {
@@ -335,7 +346,7 @@ int cmd_compare(int argc, char **argv)
         ret = 1;
         if (pick_runs(st, &o, argv + oi, ids) < 0)
                 goto out;
-        e = compare(st, ids, o.json, &out);
+        e = compare(st, ids, &o, &out);
         if (e < 0) {
                 fprintf(stderr, "buildtel compare: cannot read the history: %s\n",
                         store_strerror(e));

@@ -32,21 +32,6 @@
 #include "util/libcurl.h"
 #include "util/util.h"
 
-static const char *env_lookup(void *userdata, const char *name)
-{
-        return getenv(name);
-}
-
-static void export_note(void *userdata, const char *fmt, ...) _printf_(2, 3);
-static void export_note(void *userdata, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        common_vprint("buildtel export: note", fmt, ap);
-        va_end(ap);
-}
-
 /* A run that has not finished is refused (a running one always); 0 or 1
  * after saying so. */
 static int check_state(const struct replay_run *run, bool incomplete)
@@ -153,7 +138,8 @@ int cmd_export(int argc, char **argv)
                 goto out;
         }
         spec = argv[k];
-        e = otelenv_load(env_lookup, NULL, &o.otlp_opt, export_note, NULL, &cfg);
+        e = otelenv_load(common_getenv, NULL, &o.otlp_opt, common_cmd_note,
+                         (void *)(uintptr_t) "export", &cfg);
         if (e == -EINVAL) {
                 fprintf(stderr, "buildtel export: --otlp-endpoint takes an http:// or https:// URL "
                                 "with a host\n");

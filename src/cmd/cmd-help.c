@@ -121,8 +121,8 @@ static const struct {
      "id, start, duration (rounded as the summary), result (ok, exit N, signal N,\n"
      "running, incomplete), builder, host (or the nodes its targets ran on), the\n"
      "build's own peak memory (its cgroup's, page cache in) and anon peak, the\n"
-     "host's peak memory used, near-OOM samples; under the table the newest\n"
-     "finished run's largest unit and its -j reading. A run whose buildtel was\n"
+     "host's peak memory used, near-OOM samples; under the table what the newest\n"
+     "finished run's failure named, its largest unit and -j reading. A run whose buildtel was\n"
      "killed (its row was never completed and its process is gone, or the machine\n"
      "rebooted) is `incomplete`.\n"
      "\n",
@@ -174,7 +174,7 @@ static const struct {
      "\n"
      "One run from the history database (RUN: a run id or a unique prefix; the latest\n"
      "by default): command, cwd, host, builder, git revision, start, duration, result,\n"
-     "steps and cached steps, resource peaks with the stage and log line active then,\n"
+     "what a failed build named (target, first and last error), steps and cached steps, resource peaks with the stage and log line active then,\n"
      "a per-target table (duration, steps, cached, ratio, node, compiler-cache hits and\n"
      "misses), and the compiler-cache stats its log printed (the first and the last\n"
      "block of each tool).\n"
@@ -185,21 +185,21 @@ static const struct {
      "Exit status: 0, 1 when RUN is not there or the database is unreadable, 2 bad usage.\n",
      0, 0},
     {"compare",
-     "usage: buildtel compare [--json] [--db PATH] A B\n"
-     "       buildtel compare --last [--job NAME] [--json] [--db PATH]\n"
+     "usage: buildtel compare [--all] [--json] [--db PATH] A B\n"
+     "       buildtel compare --last [--job NAME] [--all] [--json] [--db PATH]\n"
      "\n"
      "Two runs from the history database side by side (A and B: run ids or unique\n"
      "prefixes; --last: the last two finished runs, the older as A; with --job NAME,\n"
-     "the last two of that job), what changed most first: the run (duration, CPU\n"
-     "seconds, the build's memory peaks, total and anon, the host's, OOM kills,\n"
-     "steps), per target (duration, steps, cached), per BuildKit step (duration,\n"
-     "memory peak, CPU), per compile unit (appeared, gone, peak memory, duration),\n"
-     "the compiler-cache figures its log printed, and the facts (command, revision,\n"
-     "host, job, cwd, builder, result). Each row shows A, B,\n"
-     "the change and its %; rows sort by the size of the relative change within a\n"
-     "section (a figure from 0, that appeared or is gone counts as 100 %), sections\n"
-     "by their largest change. The text shows what changed, 12 rows a section at\n"
-     "most; --json every row (keys in the man page).\n"
+     "the last two of that job), each one's outcome, then what matters first: the\n"
+     "run (wall time, CPU time, the build's memory peaks, the host's, OOM kills), the\n"
+     "compiler caches, per target, per BuildKit step, per compile unit (by the name\n"
+     "the summary shows; only in A, only in B), the facts (command, revision, host).\n"
+     "Each row shows A, B, the change and its %; in a section, the largest relative\n"
+     "change first, 12 at most. Noise, what the sampling cannot tell apart, is\n"
+     "folded into one line a section: a unit's time within 2.5 sample intervals (or\n"
+     "a unit seen for less in one run only), another time within 5 s, a memory\n"
+     "figure within 32 MiB (the baseline's floors). --all lists every change, noise\n"
+     "marked; --json every row (keys in the man page).\n"
      "\n",
      CMDS_COMPARE, OPTG_MAIN},
     {"compare",

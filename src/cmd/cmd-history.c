@@ -34,6 +34,7 @@ int history_opts_parse(const char *cmd, int argc, char **argv, struct history_op
                                    .since = co.since,
                                    .once = co.once,
                                    .last = co.last,
+                                   .all = co.all,
                                    .help = co.help,
                                    .job = co.job};
         *ret_optind = k;
@@ -74,16 +75,11 @@ int history_open(const char *cmd, const struct history_opts *o, bool create, str
 
 int history_print_json(const json_t *v)
 {
-        char *s = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
-        int r;
+        _cleanup_dbuf_ struct dbuf b = DBUF_INIT;
 
-        if (!s)
+        if (jsonw_dump(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17), &b) < 0)
                 return 1;
-        r = write_all(STDOUT_FILENO, s, strlen(s));
-        if (r >= 0)
-                r = write_all(STDOUT_FILENO, "\n", 1);
-        free(s);
-        return r < 0 ? 1 : 0;
+        return write_all(STDOUT_FILENO, b.p, b.len) < 0 ? 1 : 0;
 }
 
 void history_fmt_time(double epoch, bool with_seconds, char *buf, size_t len)
@@ -113,19 +109,9 @@ void history_fmt_ratio(double v, char *buf, size_t len)
                 snprintf(buf, len, "-");
 }
 
-json_t *history_json_real(double v)
-{
-        return isfinite(v) ? json_real(v) : json_null();
-}
-
 json_t *history_json_count(int64_t v)
 {
         return v >= 0 ? json_integer(v) : json_null();
-}
-
-json_t *history_json_str(const char *s)
-{
-        return s ? jsonw_str(s) : json_null();
 }
 
 void history_run_result(const struct store_run *r, char *buf, size_t len)
@@ -140,18 +126,6 @@ void history_run_result(const struct store_run *r, char *buf, size_t len)
                          figure_outcome(r->info.exit_code, r->info.term_signal,
                                         r->build_oom_kills, o));
         }
-}
-
-static json_t *argv_json(char *const *argv)
-{
-        json_t *a = json_array();
-
-        for (size_t i = 0; a && argv && argv[i]; i++)
-                if (json_array_append_new(a, jsonw_str(argv[i])) < 0) {
-                        json_decref(a);
-                        return NULL;
-                }
-        return a;
 }
 
 /* Set key to v in o; a NULL v (no memory) makes o NULL. */
@@ -170,26 +144,26 @@ static void put_figures(json_t **o, const struct store_run *r)
 {
         put(o, "samples", history_json_count(r->samples));
         put(o, "samples_dropped", history_json_count(r->samples_dropped));
-        put(o, "mem_total_mb", history_json_real(r->mem_total_mb));
-        put(o, "mem_used_peak_mb", history_json_real(r->mem_used_peak_mb));
-        put(o, "mem_used_peak_elapsed_s", history_json_real(r->mem_used_peak_elapsed_s));
-        put(o, "mem_used_peak_stage", history_json_str(r->mem_used_peak_stage));
-        put(o, "mem_used_peak_context", history_json_str(r->mem_used_peak_context));
-        put(o, "mem_avail_min_mb", history_json_real(r->mem_avail_min_mb));
-        put(o, "swap_used_peak_mb", history_json_real(r->swap_used_peak_mb));
-        put(o, "disk_avail_min_gb", history_json_real(r->disk_avail_min_gb));
-        put(o, "load1_peak", history_json_real(r->load1_peak));
-        put(o, "cpu_pct_peak", history_json_real(r->cpu_pct_peak));
-        put(o, "cpu_pct_avg", history_json_real(r->cpu_pct_avg));
-        put(o, "compilers_peak", history_json_real(r->compilers_peak));
+        put(o, "mem_total_mb", jsonw_real(r->mem_total_mb));
+        put(o, "mem_used_peak_mb", jsonw_real(r->mem_used_peak_mb));
+        put(o, "mem_used_peak_elapsed_s", jsonw_real(r->mem_used_peak_elapsed_s));
+        put(o, "mem_used_peak_stage", jsonw_text(r->mem_used_peak_stage));
+        put(o, "mem_used_peak_context", jsonw_text(r->mem_used_peak_context));
+        put(o, "mem_avail_min_mb", jsonw_real(r->mem_avail_min_mb));
+        put(o, "swap_used_peak_mb", jsonw_real(r->swap_used_peak_mb));
+        put(o, "disk_avail_min_gb", jsonw_real(r->disk_avail_min_gb));
+        put(o, "load1_peak", jsonw_real(r->load1_peak));
+        put(o, "cpu_pct_peak", jsonw_real(r->cpu_pct_peak));
+        put(o, "cpu_pct_avg", jsonw_real(r->cpu_pct_avg));
+        put(o, "compilers_peak", jsonw_real(r->compilers_peak));
         put(o, "near_oom_samples", history_json_count(r->near_oom_samples));
         put(o, "low_disk_samples", history_json_count(r->low_disk_samples));
-        put(o, "build_mem_peak_mb", history_json_real(r->build_mem_peak_mb));
-        put(o, "build_anon_peak_mb", history_json_real(r->build_anon_peak_mb));
-        put(o, "unit_peak_name", history_json_str(r->unit_peak_name));
-        put(o, "unit_peak_tool", history_json_str(r->unit_peak_tool));
-        put(o, "unit_peak_mb", history_json_real(r->unit_peak_mb));
-        put(o, "jobs_reading", history_json_str(r->jobs_reading));
+        put(o, "build_mem_peak_mb", jsonw_real(r->build_mem_peak_mb));
+        put(o, "build_anon_peak_mb", jsonw_real(r->build_anon_peak_mb));
+        put(o, "unit_peak_name", jsonw_text(r->unit_peak_name));
+        put(o, "unit_peak_tool", jsonw_text(r->unit_peak_tool));
+        put(o, "unit_peak_mb", jsonw_real(r->unit_peak_mb));
+        put(o, "jobs_reading", jsonw_text(r->jobs_reading));
 }
 
 json_t *history_run_json(const struct store_run *r)
@@ -200,34 +174,59 @@ json_t *history_run_json(const struct store_run *r)
 
         history_run_result(r, result, sizeof(result));
         put(&o, "db_id", json_integer(r->id));
-        put(&o, "id", history_json_str(ri->run_id));
-        put(&o, "kind", history_json_str(ri->kind));
-        put(&o, "argv", argv_json(ri->argv));
-        put(&o, "cwd", history_json_str(ri->cwd));
-        put(&o, "host", history_json_str(ri->host));
-        put(&o, "builder", history_json_str(r->builder));
-        put(&o, "start_epoch", history_json_real(ri->start_epoch));
-        put(&o, "end_epoch", history_json_real(ri->end_epoch));
-        put(&o, "duration_s", history_json_real(r->duration_s));
+        put(&o, "id", jsonw_text(ri->run_id));
+        put(&o, "kind", jsonw_text(ri->kind));
+        put(&o, "argv", ri->argv ? jsonw_argv(ri->argv) : json_array());
+        put(&o, "cwd", jsonw_text(ri->cwd));
+        put(&o, "host", jsonw_text(ri->host));
+        put(&o, "builder", jsonw_text(r->builder));
+        put(&o, "start_epoch", jsonw_real(ri->start_epoch));
+        put(&o, "end_epoch", jsonw_real(ri->end_epoch));
+        put(&o, "duration_s", jsonw_real(r->duration_s));
         put(&o, "state", json_string(store_run_state_name(r->state)));
         put(&o, "exit_code", history_json_count(ri->exit_code));
         /* the signal is written when the run finishes */
         put(&o, "term_signal", ri->finished ? json_integer(ri->term_signal) : json_null());
         put(&o, "pid", json_integer(ri->pid));
         put(&o, "ncpu", json_integer(ri->ncpu));
-        put(&o, "interval", history_json_real(ri->interval));
-        put(&o, "cgroup_mode", history_json_str(r->cgroup_mode));
+        put(&o, "interval", jsonw_real(ri->interval));
+        put(&o, "cgroup_mode", jsonw_text(r->cgroup_mode));
         /* mode none: the build's figures are estimates */
         put(&o, "estimates",
             r->cgroup_mode ? json_boolean(strcmp(r->cgroup_mode, "none") == 0) : json_null());
-        put(&o, "vcs_rev", history_json_str(r->vcs_rev));
-        put(&o, "vcs_ref", history_json_str(r->vcs_ref));
+        put(&o, "vcs_rev", jsonw_text(r->vcs_rev));
+        put(&o, "vcs_ref", jsonw_text(r->vcs_ref));
         put_figures(&o, r);
-        put(&o, "nodes", history_json_str(r->nodes));
+        put(&o, "nodes", jsonw_text(r->nodes));
         put(&o, "result", json_string(result));
         /* issue 23's job: appended, as the keys' order is an interface */
-        put(&o, "job", history_json_str(ri->job));
+        put(&o, "job", jsonw_text(ri->job));
+        put(&o, "failure",
+            r->fail_target || r->fail_first
+                ? json_pack("{s:o, s:o, s:o, s:o}", "target", jsonw_text(r->fail_target), "tool",
+                            jsonw_text(r->fail_tool), "first_error", jsonw_text(r->fail_first),
+                            "last_error", jsonw_text(r->fail_last))
+                : json_null());
         return o;
+}
+
+int history_put_failure(struct dbuf *out, const struct store_run *r, const char *lead)
+{
+        bool last = r->fail_last && (!r->fail_first || strcmp(r->fail_last, r->fail_first) != 0);
+        const char *part[] = {r->fail_target, r->fail_first, last ? r->fail_last : NULL};
+        const char *sep[] = {"", r->fail_target ? ": " : "", " ... "};
+        int e;
+
+        if (!r->fail_target && !r->fail_first)
+                return 0;
+        e = dbuf_puts(out, lead);
+        for (size_t i = 0; e >= 0 && i < 3; i++) {
+                if (part[i] && (e = dbuf_puts(out, sep[i])) >= 0)
+                        e = history_put_clean(out, part[i], 240);
+                if (i == 0 && e >= 0 && r->fail_target && r->fail_tool)
+                        e = dbuf_printf(out, " (%s)", r->fail_tool); /* "foo.o (make)" */
+        }
+        return e < 0 || dbuf_puts(out, "\n") < 0 ? -ENOMEM : 1;
 }
 
 int history_put_clean(struct dbuf *out, const char *s, size_t max)

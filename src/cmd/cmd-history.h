@@ -24,6 +24,7 @@ struct history_opts {
         double since;  /* --since as epoch; NAN: none */
         bool once;     /* --once (top) */
         bool last;     /* --last (compare) */
+        bool all;      /* --all (compare) */
         bool help;
         const char *job; /* --job (status; compare --last): that job's runs; NULL all */
 };
@@ -62,12 +63,9 @@ void history_fmt_count(int64_t v, char *buf, size_t len);
 /* A ratio as "42%"; "-" for NAN. */
 void history_fmt_ratio(double v, char *buf, size_t len);
 
-/* JSON values of the store's plain values: a real (null for NAN), a count
- * (null for -1 or any negative), a string (null for NULL; made valid
- * UTF-8). NULL only when memory ran out. */
-struct json_t *history_json_real(double v);
+/* A count as JSON (null for -1 or any negative; render/jsonw.h has the
+ * reals and strings). NULL only when memory ran out. */
 struct json_t *history_json_count(int64_t v);
-struct json_t *history_json_str(const char *s);
 
 /* What became of run r: "ok", "exit 2", "signal 9", "running",
  * "incomplete" or "unknown". */
@@ -80,3 +78,6 @@ struct json_t *history_run_json(const struct store_run *r);
 /* Append s to out with C0 controls and bad UTF-8 replaced (for text meant
  * for a terminal), cut to max bytes with "..." when longer. */
 int history_put_clean(struct dbuf *out, const char *s, size_t max);
+/* "<lead>foo.o (make): <first error> ... <last error>\n" when the run
+ * named a failure: 1; 0 when not; -ENOMEM. */
+int history_put_failure(struct dbuf *out, const struct store_run *r, const char *lead);

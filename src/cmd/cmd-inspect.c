@@ -11,6 +11,7 @@
 
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
+#include "render/jsonw.h"
 #include "store/history.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -29,6 +30,17 @@ static int peak(struct dbuf *out, const char *label, double v, int decimals, con
         if (!isfinite(v))
                 return 0;
         return dbuf_printf(out, "  %-24s %.*f%s\n", label, decimals, v, unit);
+}
+
+/* A size in MiB, as every text surface spells it (fmt_size_mib) */
+static int peak_size(struct dbuf *out, const char *label, double mib)
+{
+        char sz[32];
+
+        if (!isfinite(mib))
+                return 0;
+        fmt_size_mib(mib, sz, sizeof(sz));
+        return dbuf_printf(out, "  %-24s %s\n", label, sz);
 }
 
 static const char *or_empty(const char *s)
@@ -80,6 +92,8 @@ static int render_facts(const struct store_run *run, struct dbuf *out)
         history_run_result(run, buf, sizeof(buf));
         if (r >= 0)
                 r = line(out, "result", buf);
+        if (r >= 0)
+                r = history_put_failure(out, run, "failed       ");
         if (r >= 0 && run->steps >= 0) {
                 snprintf(buf, sizeof(buf), "%lld (%lld cached)", (long long)run->steps,
                          (long long)MAX(run->cached_steps, 0));
@@ -121,10 +135,10 @@ static int render_peak_memory(const struct store_run *run, struct dbuf *out)
 static int render_build_peaks(const struct store_run *run, struct dbuf *out)
 {
         char mib[32];
-        int r = peak(out, "build memory (kernel)", run->build_mem_peak_mb, 0, " MiB");
+        int r = peak_size(out, "build memory (kernel)", run->build_mem_peak_mb);
 
         if (r >= 0)
-                r = peak(out, "build anon memory", run->build_anon_peak_mb, 0, " MiB");
+                r = peak_size(out, "build anon memory", run->build_anon_peak_mb);
         if (r >= 0 && run->unit_peak_name && isfinite(run->unit_peak_mb)) {
                 fmt_size_mib(run->unit_peak_mb, mib, sizeof(mib));
                 r = dbuf_printf(out, "  %-24s %s, ", "largest unit", mib);
@@ -156,11 +170,11 @@ static int render_peaks(const struct store_run *run, struct dbuf *out)
         if (r >= 0 && isfinite(run->mem_used_peak_mb))
                 r = render_peak_memory(run, out);
         if (r >= 0)
-                r = peak(out, "memory available (min)", run->mem_avail_min_mb, 0, " MiB");
+                r = peak_size(out, "memory available (min)", run->mem_avail_min_mb);
         if (r >= 0)
-                r = peak(out, "swap used", run->swap_used_peak_mb, 0, " MiB");
+                r = peak_size(out, "swap used", run->swap_used_peak_mb);
         if (r >= 0)
-                r = peak(out, "disk available (min)", run->disk_avail_min_gb, 2, " GiB");
+                r = peak_size(out, "disk available (min)", run->disk_avail_min_gb * 1024);
         if (r >= 0)
                 r = peak(out, "load1", run->load1_peak, 2, "");
         if (r >= 0)
@@ -182,13 +196,12 @@ struct rows {
 static json_t *target_json(const struct store_target *t)
 {
         return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "name",
-                         history_json_str(t->name), "duration_s", history_json_real(t->duration_s),
-                         "steps", history_json_count(t->steps), "cached",
-                         history_json_count(t->cached), "cached_ratio",
-                         history_json_real(store_target_cached_ratio(t)), "success",
+                         jsonw_text(t->name), "duration_s", jsonw_real(t->duration_s), "steps",
+                         history_json_count(t->steps), "cached", history_json_count(t->cached),
+                         "cached_ratio", jsonw_real(store_target_cached_ratio(t)), "success",
                          history_json_count(t->success), "cc_hits", history_json_count(t->cc_hits),
-                         "cc_misses", history_json_count(t->cc_misses), "node",
-                         history_json_str(t->node), "ref", history_json_str(t->ref));
+                         "cc_misses", history_json_count(t->cc_misses), "node", jsonw_text(t->node),
+                         "ref", jsonw_text(t->ref));
 }
 
 static int target_text(struct dbuf *out, const struct store_target *t)
@@ -231,12 +244,12 @@ static int add_target(void *userdata, const struct store_target *t)
 static json_t *cache_json(const struct store_cache_snapshot *c)
 {
         return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "tool",
-                         history_json_str(c->tool), "origin", history_json_str(c->origin),
-                         "taken_epoch", history_json_real(c->taken_epoch), "hits",
-                         history_json_count(c->hits), "misses", history_json_count(c->misses),
-                         "size_bytes", history_json_count(c->size_bytes), "max_size_bytes",
+                         jsonw_text(c->tool), "origin", jsonw_text(c->origin), "taken_epoch",
+                         jsonw_real(c->taken_epoch), "hits", history_json_count(c->hits), "misses",
+                         history_json_count(c->misses), "size_bytes",
+                         history_json_count(c->size_bytes), "max_size_bytes",
                          history_json_count(c->max_size_bytes), "files",
-                         history_json_count(c->files), "version", history_json_str(c->version));
+                         history_json_count(c->files), "version", jsonw_text(c->version));
 }
 
 static int add_cache(void *userdata, const struct store_cache_snapshot *c)

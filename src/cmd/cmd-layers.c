@@ -10,6 +10,7 @@
 
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
+#include "render/jsonw.h"
 #include "store/history.h"
 #include "util/util.h"
 
@@ -25,15 +26,14 @@ static json_t *layer_json(const struct store_layer *l)
 {
         const struct store_target *t = &l->target;
 
-        return json_pack(
-            "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o}", "target",
-            history_json_str(t->name), "run", history_json_str(l->run), "start_epoch",
-            history_json_real(l->start_epoch), "steps", history_json_count(t->steps), "cached",
-            history_json_count(t->cached), "ratio", history_json_real(store_target_cached_ratio(t)),
-            "node", history_json_str(t->node), "previous_node", history_json_str(l->previous_node),
-            "previous_run", history_json_str(l->previous_run), "node_changed", l->node_changed,
-            "duration_s", history_json_real(t->duration_s), "success",
-            history_json_count(t->success));
+        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o}", "target",
+                         jsonw_text(t->name), "run", jsonw_text(l->run), "start_epoch",
+                         jsonw_real(l->start_epoch), "steps", history_json_count(t->steps),
+                         "cached", history_json_count(t->cached), "ratio",
+                         jsonw_real(store_target_cached_ratio(t)), "node", jsonw_text(t->node),
+                         "previous_node", jsonw_text(l->previous_node), "previous_run",
+                         jsonw_text(l->previous_run), "node_changed", l->node_changed, "duration_s",
+                         jsonw_real(t->duration_s), "success", history_json_count(t->success));
 }
 
 static int layer_text(struct dbuf *out, const struct store_layer *l)

@@ -85,20 +85,6 @@ static int nonempty(const char *cmd, const char *opt, const char *arg)
         return -1;
 }
 
-static int set_interval(struct common_opts *o, const char *cmd, const char *arg)
-{
-        if (parse_double_str(arg, &o->rec.interval) < 0 || o->rec.interval < 0.05 ||
-            o->rec.interval > 86400)
-                return bad(cmd, "--interval", "seconds from 0.05 to 86400", arg);
-        return 0;
-}
-
-static int set_log_dir(struct common_opts *o, const char *cmd, const char *arg)
-{
-        o->rec.log_dir = arg;
-        return nonempty(cmd, "--log-dir", arg);
-}
-
 static int set_run_id(struct common_opts *o, const char *cmd, const char *arg)
 {
         if (!run_id_is_valid(arg)) {
@@ -128,24 +114,6 @@ static int set_stage_regex(struct common_opts *o, const char *cmd, const char *a
         return 0;
 }
 
-static int set_near_oom(struct common_opts *o, const char *cmd, const char *arg)
-{
-        double *d = &o->rec.summary.near_oom_mb;
-
-        return parse_double_str(arg, d) < 0 || *d < 0
-                   ? bad(cmd, "--near-oom-mb", "a number >= 0", arg)
-                   : 0;
-}
-
-static int set_low_disk(struct common_opts *o, const char *cmd, const char *arg)
-{
-        double *d = &o->rec.summary.low_disk_gb;
-
-        return parse_double_str(arg, d) < 0 || *d < 0
-                   ? bad(cmd, "--low-disk-gb", "a number >= 0", arg)
-                   : 0;
-}
-
 static int set_compilers(struct common_opts *o, const char *cmd, const char *arg)
 {
         if (parse_compilers(o, arg) < 0) {
@@ -173,46 +141,30 @@ static int set_sccache_marker(struct common_opts *o, const char *cmd, const char
         return 0;
 }
 
-static int set_metric_prefix(struct common_opts *o, const char *cmd, const char *arg)
+/* The checks of OPTK_CHECKED rows. */
+static bool prefix_ok(const char *arg)
 {
-        if (*arg && !prom_prefix_valid(arg))
-                return bad(cmd, "--metric-prefix", "[a-zA-Z_][a-zA-Z0-9_]*", arg);
-        o->rec.prom.metric_prefix = arg;
-        return 0;
+        return !*arg || prom_prefix_valid(arg);
 }
 
-static int set_textfile_dir(struct common_opts *o, const char *cmd, const char *arg)
+static bool http_url(const char *arg)
 {
-        o->rec.prom.textfile_dir = arg;
-        return nonempty(cmd, "--textfile-dir", arg);
+        return strncmp(arg, "http://", 7) == 0 || strncmp(arg, "https://", 8) == 0;
 }
 
-static int set_prom_file(struct common_opts *o, const char *cmd, const char *arg)
+/* --keep-runs, --keep-size: checked now, applied at the end (cmd-prune). */
+static bool count_ok(const char *arg)
 {
-        if (!prom_file_valid(arg))
-                return bad(cmd, "--prom-file", "a file name ending in .prom", arg);
-        o->rec.prom.prom_file = arg;
-        return 0;
+        uint64_t n;
+
+        return parse_u64_str(arg, &n) >= 0;
 }
 
-static int set_job(struct common_opts *o, const char *cmd, const char *arg)
+static bool size_or_0(const char *arg)
 {
-        o->job = arg;
-        return nonempty(cmd, "--job", arg);
-}
+        uint64_t n;
 
-static int set_pushgateway(struct common_opts *o, const char *cmd, const char *arg)
-{
-        if (strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0)
-                return bad(cmd, "--pushgateway", "an http:// or https:// URL", arg);
-        o->rec.prom.pushgateway = arg;
-        return 0;
-}
-
-static int set_push_job(struct common_opts *o, const char *cmd, const char *arg)
-{
-        o->rec.prom.push_job = arg;
-        return nonempty(cmd, "--push-job", arg);
+        return strcmp(arg, "0") == 0 || parse_size_str(arg, &n) >= 0;
 }
 
 static int set_db(struct common_opts *o, const char *cmd, const char *arg)
@@ -229,27 +181,6 @@ static int set_otlp_interval(struct common_opts *o, const char *cmd, const char 
         if (parse_double_str(arg, &d) < 0 || d < 0.1 || d > 86400)
                 return bad(cmd, "--otlp-interval", "seconds from 0.1 to 86400", arg);
         o->otlp_opt.interval_ms = (uint64_t)llround(d * 1000);
-        return 0;
-}
-
-static int set_trace_max_spans(struct common_opts *o, const char *cmd, const char *arg)
-{
-        uint64_t n;
-
-        if (parse_u64_str(arg, &n) < 0 || n > 1000000)
-                return bad(cmd, "--trace-max-spans", "a count from 0 to 1000000", arg);
-        o->otlp_opt.max_spans = n;
-        o->otlp_opt.max_spans_set = true;
-        return 0;
-}
-
-static int set_limit(struct common_opts *o, const char *cmd, const char *arg)
-{
-        uint64_t n;
-
-        if (parse_u64_str(arg, &n) < 0 || n == 0 || n > 1000000)
-                return bad(cmd, "--limit", "a number from 1 to 1000000", arg);
-        o->limit = (int64_t)n;
         return 0;
 }
 
@@ -271,13 +202,6 @@ static int set_format(struct common_opts *o, const char *cmd, const char *arg)
         return 0;
 }
 
-static int set_grace(struct common_opts *o, const char *cmd, const char *arg)
-{
-        if (parse_double_str(arg, &o->grace) < 0 || o->grace < 0 || o->grace > 3600)
-                return bad(cmd, "--grace", "seconds from 0 to 3600", arg);
-        return 0;
-}
-
 static int set_cgroup(struct common_opts *o, const char *cmd, const char *arg)
 {
         if (cgroup_mode_parse(arg, &o->cgroup_mode) < 0)
@@ -285,60 +209,7 @@ static int set_cgroup(struct common_opts *o, const char *cmd, const char *arg)
         return 0;
 }
 
-static int set_memory(const char *cmd, const char *opt, const char *arg, uint64_t *ret)
-{
-        if (parse_size_str(arg, ret) < 0 || *ret < 4096)
-                return bad(cmd, opt, "a size of at least 4K (512M, 4G, ...)", arg);
-        return 0;
-}
-
-static int set_memory_max(struct common_opts *o, const char *cmd, const char *arg)
-{
-        return set_memory(cmd, "--memory-max", arg, &o->memory_max);
-}
-
-static int set_memory_high(struct common_opts *o, const char *cmd, const char *arg)
-{
-        return set_memory(cmd, "--memory-high", arg, &o->memory_high);
-}
-
-static int set_pid(struct common_opts *o, const char *cmd, const char *arg)
-{
-        if (parse_u64_str(arg, &o->pid) < 0 || o->pid == 0 || o->pid > 4194304)
-                return bad(cmd, "--pid", "a process id", arg);
-        return 0;
-}
-
-/* --keep-runs, --keep-size: checked now, applied at the end (cmd-prune). */
-static int set_keep_runs(struct common_opts *o, const char *cmd, const char *arg)
-{
-        uint64_t n;
-
-        if (parse_u64_str(arg, &n) < 0)
-                return bad(cmd, "--keep-runs", "a count (0: keep all)", arg);
-        o->keep_runs = arg;
-        return 0;
-}
-
-static int set_keep_size(struct common_opts *o, const char *cmd, const char *arg)
-{
-        uint64_t n;
-
-        if (strcmp(arg, "0") != 0 && parse_size_str(arg, &n) < 0)
-                return bad(cmd, "--keep-size", "a size (500M, 2G; 0: no limit)", arg);
-        o->keep_size = arg;
-        return 0;
-}
-
-/* prune's limits */
-static int set_keep(struct common_opts *o, const char *cmd, const char *arg)
-{
-        if (parse_u64_str(arg, &o->prune.keep) < 0)
-                return bad(cmd, "--keep", "a count", arg);
-        o->prune_given = true;
-        return 0;
-}
-
+/* prune's limits (--keep and --max-size: the table) */
 static int set_older_than(struct common_opts *o, const char *cmd, const char *arg)
 {
         double now = now_realtime(), t;
@@ -352,56 +223,25 @@ static int set_older_than(struct common_opts *o, const char *cmd, const char *ar
         return 0;
 }
 
-static int set_max_size(struct common_opts *o, const char *cmd, const char *arg)
-{
-        if (parse_size_str(arg, &o->prune.max_bytes) < 0)
-                return bad(cmd, "--max-size", "a size (500M, 2G)", arg);
-        o->prune_given = true;
-        return 0;
-}
-
-static int set_runs(struct common_opts *o, const char *cmd, const char *arg)
-{
-        if (parse_u64_str(arg, &o->bench_runs) < 0 || o->bench_runs == 0 ||
-            o->bench_runs > BENCH_RUNS_MAX)
-                return bad(cmd, "--runs", "a count from 1 to " STR(BENCH_RUNS_MAX), arg);
-        return 0;
-}
-
-static int set_warmup(struct common_opts *o, const char *cmd, const char *arg)
-{
-        if (parse_u64_str(arg, &o->bench_warmup) < 0 || o->bench_warmup > BENCH_RUNS_MAX)
-                return bad(cmd, "--warmup", "a count from 0 to " STR(BENCH_RUNS_MAX), arg);
-        return 0;
-}
-
-static int set_prepare(struct common_opts *o, const char *cmd, const char *arg)
-{
-        o->prepare = arg;
-        return nonempty(cmd, "--prepare", arg);
-}
-
-static int set_cleanup(struct common_opts *o, const char *cmd, const char *arg)
-{
-        o->cleanup = arg;
-        return nonempty(cmd, "--cleanup", arg);
-}
-
-static int set_export_json(struct common_opts *o, const char *cmd, const char *arg)
-{
-        o->export_json = arg;
-        return nonempty(cmd, "--export-json", arg);
-}
-
-static int set_export_markdown(struct common_opts *o, const char *cmd, const char *arg)
-{
-        o->export_markdown = arg;
-        return nonempty(cmd, "--export-markdown", arg);
-}
+/* How a row without a setter takes its argument into the member at off. */
+enum opt_kind {
+        OPTK_AT,       /* the argument itself (or true without one) */
+        OPTK_NONEMPTY, /* the argument, which must not be empty */
+        OPTK_CHECKED,  /* the argument, which ok() accepts */
+        OPTK_DOUBLE,   /* a double from lo to hi */
+        OPTK_U64,      /* a uint64_t (or int64_t) count from lo to hi */
+        OPTK_SIZE,     /* a uint64_t size (512M, 4G) from lo to hi */
+};
 
 /* What a row does with its argument: a setter, or a member it sets. */
-#define CALL(fn) fn, 0
-#define AT(member) NULL, offsetof(struct common_opts, member)
+#define CALL(fn) .set = fn
+#define AT(member) .off = offsetof(struct common_opts, member)
+#define NONEMPTY(member) AT(member), .kind = OPTK_NONEMPTY
+#define CHECKED(member, fn, msg) AT(member), .kind = OPTK_CHECKED, .ok = fn, .what = msg
+#define NUM(member, k, min, max, msg) AT(member), .kind = k, .lo = min, .hi = max, .what = msg
+/* A bool member set too when the value is good. */
+#define GIVEN(member) .given = offsetof(struct common_opts, member) + 1
+#define MEMORY_SIZE "a size of at least 4K (512M, 4G, ...)"
 #define RW (CMDS_RUN | CMDS_WATCH)
 #define B CMDS_BENCH
 #define RWS (CMDS_RUN | CMDS_WATCH | CMDS_SUMMARIZE)
@@ -419,25 +259,31 @@ static const struct cmd_option {
         unsigned cmds;
         int group;
         const char *help; /* NULL: not listed (--help) */
-        opt_set_fn set;   /* NULL: arg (or true without one) goes to the member at off */
+        opt_set_fn set;   /* NULL: kind says what goes to the member at off */
         size_t off;
+        enum opt_kind kind;
+        double lo, hi;    /* OPTK_DOUBLE, _U64, _SIZE: the range */
+        const char *what; /* ... and what bad() says it takes */
+        size_t given;     /* 0, or 1 + the offset of a bool set after a good value */
+        bool (*ok)(const char *arg); /* OPTK_CHECKED */
 } options[] = {
     {OPT_INTERVAL, "interval", NULL, 0, "SECONDS", RW | B, OPTG_MAIN,
-     "seconds between samples (default 2, at least 0.05)", CALL(set_interval)},
+     "seconds between samples (default 2, at least 0.05)",
+     NUM(rec.interval, OPTK_DOUBLE, 0.05, 86400, "seconds from 0.05 to 86400")},
     {OPT_LOG_DIR, "log-dir", "out-dir", 0, "DIR", RWE | CMDS_PRUNE | B, OPTG_MAIN,
      "where the files go (export: where they are; alias\n"
      "--out-dir; default $XDG_STATE_HOME/buildtel/logs or\n"
      "~/.local/state/buildtel/logs; an unwritable one, or one\n"
      "others can write that is not sticky, falls back to\n"
      "$TMPDIR/buildtel-UID/logs)",
-     CALL(set_log_dir)},
+     NONEMPTY(rec.log_dir)},
     {OPT_JOB, "job", NULL, 0, "NAME", RW | CMDS_STATUS | CMDS_COMPARE | B, OPTG_MAIN,
      "what repeats, to compare a run with (default\n"
      "$BUILDTEL_JOB, else GitHub's $GITHUB_WORKFLOW/$GITHUB_JOB,\n"
      "GitLab's $CI_PROJECT_PATH/$CI_JOB_NAME, else from the cwd\n"
      "and the command); status: only that job's runs;\n"
      "compare --last: that job's last two",
-     CALL(set_job)},
+     NONEMPTY(job)},
     {OPT_RUN_ID, "run-id", NULL, 0, "ID", RW, OPTG_MAIN,
      "name of the run (default: UTC time and a random suffix);\n"
      "an existing run id is rewritten, with a note",
@@ -455,14 +301,14 @@ static const struct cmd_option {
      CALL(set_compilers)},
     {OPT_NEAR_OOM_MB, "near-oom-mb", NULL, 0, "MB", RWS | CMDS_REPORT, OPTG_MAIN,
      "available memory below this is near-OOM (default " STR(SUMMARY_NEAR_OOM_MB_DEFAULT) ")",
-     CALL(set_near_oom)},
+     NUM(rec.summary.near_oom_mb, OPTK_DOUBLE, 0, HUGE_VAL, "a number >= 0")},
     {OPT_LOW_DISK_GB, "low-disk-gb", NULL, 0, "GB", RWS | CMDS_REPORT, OPTG_MAIN,
      "available disk below this is low (default " STR(SUMMARY_LOW_DISK_GB_DEFAULT) ")",
-     CALL(set_low_disk)},
+     NUM(rec.summary.low_disk_gb, OPTK_DOUBLE, 0, HUGE_VAL, "a number >= 0")},
     {OPT_GRACE, "grace", NULL, 0, "SECONDS", CMDS_RUN, OPTG_MAIN,
      "after COMMAND exits, how long to drain output still held\n"
      "by processes it left behind (default 2)",
-     CALL(set_grace)},
+     NUM(grace, OPTK_DOUBLE, 0, 3600, "seconds from 0 to 3600")},
     {OPT_QUIET, "quiet", NULL, 0, NULL, RW, OPTG_MAIN, "no summary on stderr", AT(rec.quiet)},
     {OPT_CSV_SAFE, "csv-safe", NULL, 0, NULL, RW, OPTG_MAIN,
      "a ' before CSV text starting with = + - @ (a spreadsheet formula)", AT(rec.csv_safe)},
@@ -480,11 +326,11 @@ static const struct cmd_option {
     {OPT_KEEP_RUNS, "keep-runs", NULL, 0, "N", CMDS_RUN, OPTG_MAIN,
      "at the end, remove the oldest finished runs past the\n"
      "newest N (default 200, $BUILDTEL_KEEP_RUNS; 0: keep all)",
-     CALL(set_keep_runs)},
+     CHECKED(keep_runs, count_ok, "a count (0: keep all)")},
     {OPT_KEEP_SIZE, "keep-size", NULL, 0, "SIZE", CMDS_RUN, OPTG_MAIN,
      "and the oldest past SIZE of run files in all (default\n"
      "2G, $BUILDTEL_KEEP_SIZE; 0: no limit); `help prune`",
-     CALL(set_keep_size)},
+     CHECKED(keep_size, size_or_0, "a size (500M, 2G; 0: no limit)")},
     {OPT_NO_REPORT, "no-report", NULL, 0, NULL, RW | B, OPTG_MAIN,
      "no HTML report (report-<run-id>.html) at the end", AT(rec.no_report)},
     {OPT_TRACE_FILE, "trace-file", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
@@ -494,25 +340,26 @@ static const struct cmd_option {
      "v1, or none (its process tree from /proc: estimates)",
      CALL(set_cgroup)},
     {OPT_MEMORY_MAX, "memory-max", NULL, 0, "SIZE", CMDS_RUN, OPTG_MAIN,
-     "cap the build in its cgroup (512M, 4G): OOM-killed there", CALL(set_memory_max)},
+     "cap the build in its cgroup (512M, 4G): OOM-killed there",
+     NUM(memory_max, OPTK_SIZE, 4096, HUGE_VAL, MEMORY_SIZE)},
     {OPT_MEMORY_HIGH, "memory-high", NULL, 0, "SIZE", CMDS_RUN, OPTG_MAIN,
-     "throttle the build above SIZE (v1: a soft limit)", CALL(set_memory_high)},
+     "throttle the build above SIZE (v1: a soft limit)",
+     NUM(memory_high, OPTK_SIZE, 4096, HUGE_VAL, MEMORY_SIZE)},
     {OPT_KILL_LEFTOVERS, "kill-leftovers", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
      "at the end kill the daemons the build started too\n"
      "(by default those in a session of their own keep running)",
      AT(kill_leftovers)},
     {OPT_PID, "pid", "watch-pid", 'p', "PID", CMDS_WATCH, OPTG_MAIN,
-     "the process to watch (alias --watch-pid)", CALL(set_pid)},
+     "the process to watch (alias --watch-pid)", NUM(pid, OPTK_U64, 1, 4194304, "a process id")},
     {OPT_STAGE_LOG_DIR, "stage-log-dir", NULL, 0, "DIR", CMDS_WATCH, OPTG_MAIN,
      "take stage and context from the newest file in DIR,\n"
      "following it, and switching when a newer one appears",
      AT(stage_log_dir)},
     {OPT_JSON, "json", NULL, 0, NULL,
      CMDS_SUMMARIZE | CMDS_STATUS | CMDS_INSPECT | CMDS_LAYERS | CMDS_CACHE | CMDS_COMPARE,
-     OPTG_MAIN,
-     "print the JSON form", AT(json)},
+     OPTG_MAIN, "print the JSON form", AT(json)},
     {OPT_LIMIT, "limit", NULL, 0, "N", LISTS, OPTG_MAIN, "at most N rows (status: 20 by default)",
-     CALL(set_limit)},
+     NUM(limit, OPTK_U64, 1, 1000000, "a number from 1 to 1000000")},
     {OPT_SINCE, "since", NULL, 0, "WHEN", LISTS, OPTG_MAIN,
      "runs that started at or after WHEN: 2026-11-29,\n"
      "2026-11-29T15:40[:20] (local time; UTC with a final Z),\n"
@@ -524,8 +371,10 @@ static const struct cmd_option {
      AT(once)},
     {OPT_LAST, "last", NULL, 0, NULL, CMDS_COMPARE, OPTG_MAIN,
      "compare the last two finished runs (the older is A)", AT(last)},
+    {OPT_ALL, "all", NULL, 0, NULL, CMDS_COMPARE, OPTG_MAIN,
+     "list every change, those within noise too", AT(all)},
     {OPT_KEEP, "keep", NULL, 0, "N", CMDS_PRUNE, OPTG_MAIN, "keep the newest N runs",
-     CALL(set_keep)},
+     NUM(prune.keep, OPTK_U64, 0, HUGE_VAL, "a count"), GIVEN(prune_given)},
     {OPT_OLDER_THAN, "older-than", NULL, 0, "SPAN", CMDS_PRUNE, OPTG_MAIN,
      "remove runs that ended more than SPAN ago: 90s, 30m, 2h,\n"
      "3d, 1w",
@@ -533,23 +382,23 @@ static const struct cmd_option {
     {OPT_MAX_SIZE, "max-size", NULL, 0, "SIZE", CMDS_PRUNE, OPTG_MAIN,
      "keep the newest runs whose files fit in SIZE (500M, 2G):\n"
      "the oldest go first",
-     CALL(set_max_size)},
+     NUM(prune.max_bytes, OPTK_SIZE, 0, HUGE_VAL, "a size (500M, 2G)"), GIVEN(prune_given)},
     {OPT_DRY_RUN, "dry-run", NULL, 0, NULL, CMDS_PRUNE, OPTG_MAIN,
      "say what would be removed, remove nothing", AT(dry_run)},
     {OPT_RUNS, "runs", NULL, 'r', "N", B, OPTG_MAIN, "timed runs of each command (default 10)",
-     CALL(set_runs)},
+     NUM(bench_runs, OPTK_U64, 1, BENCH_RUNS_MAX, "a count from 1 to " STR(BENCH_RUNS_MAX))},
     {OPT_WARMUP, "warmup", NULL, 'w', "N", B, OPTG_MAIN,
      "untimed runs of each command first (default 0); recorded\n"
      "as runs too",
-     CALL(set_warmup)},
+     NUM(bench_warmup, OPTK_U64, 0, BENCH_RUNS_MAX, "a count from 0 to " STR(BENCH_RUNS_MAX))},
     {OPT_PREPARE, "prepare", NULL, 'p', "CMD", B, OPTG_MAIN,
-     "run CMD (sh -c) before each run, warmup ones too", CALL(set_prepare)},
+     "run CMD (sh -c) before each run, warmup ones too", NONEMPTY(prepare)},
     {OPT_CLEANUP, "cleanup", NULL, 'c', "CMD", B, OPTG_MAIN,
-     "run CMD (sh -c) after each command's series", CALL(set_cleanup)},
+     "run CMD (sh -c) after each command's series", NONEMPTY(cleanup)},
     {OPT_EXPORT_JSON, "export-json", NULL, 0, "FILE", B, OPTG_MAIN,
-     "the results as hyperfine's JSON, and buildtel's figures", CALL(set_export_json)},
+     "the results as hyperfine's JSON, and buildtel's figures", NONEMPTY(export_json)},
     {OPT_EXPORT_MARKDOWN, "export-markdown", NULL, 0, "FILE", B, OPTG_MAIN,
-     "the results as a Markdown table", CALL(set_export_markdown)},
+     "the results as a Markdown table", NONEMPTY(export_markdown)},
     {OPT_SHOW_OUTPUT, "show-output", NULL, 0, NULL, B, OPTG_MAIN,
      "pass the builds' output through (default: discarded;\n"
      "their build logs are written either way)",
@@ -584,24 +433,25 @@ static const struct cmd_option {
      "found for ninja -C DIR, cmake --build DIR, meson compile)",
      AT(rec.metrics.ninja_log)},
     {OPT_METRIC_PREFIX, "metric-prefix", NULL, 0, "P", RW, OPTG_METRICS,
-     "metric names P_build_... (default build_...)", CALL(set_metric_prefix)},
+     "metric names P_build_... (default build_...)",
+     CHECKED(rec.prom.metric_prefix, prefix_ok, "[a-zA-Z_][a-zA-Z0-9_]*")},
     {OPT_TEXTFILE_DIR, "textfile-dir", NULL, 0, "DIR", RW, OPTG_METRICS,
      "node_exporter textfile directory (default\n"
      "$BUILDTEL_TEXTFILE_DIR, else the first writable of\n"
      "/var/lib/node_exporter/textfile_collector and\n"
      "/var/lib/prometheus/node-exporter, else the log dir)",
-     CALL(set_textfile_dir)},
+     NONEMPTY(rec.prom.textfile_dir)},
     {OPT_PROM_FILE, "prom-file", NULL, 0, "NAME.prom", RW, OPTG_METRICS,
      "the textfile's name (default buildtel-JOB.prom, JOB\n"
      "made safe for a file name: two jobs on one node do not\n"
      "overwrite each other)",
-     CALL(set_prom_file)},
+     CHECKED(rec.prom.prom_file, prom_file_valid, "a file name ending in .prom")},
     {OPT_PUSHGATEWAY, "pushgateway", NULL, 0, "URL", RW, OPTG_METRICS,
      "also PUT the metrics to URL/metrics/job/JOB/instance/HOST\n"
      "(5 s at most; a failure is one warning)",
-     CALL(set_pushgateway)},
+     CHECKED(rec.prom.pushgateway, http_url, "an http:// or https:// URL")},
     {OPT_PUSH_JOB, "push-job", NULL, 0, "NAME", RW, OPTG_METRICS,
-     "the Pushgateway job (default buildtel)", CALL(set_push_job)},
+     "the Pushgateway job (default buildtel)", NONEMPTY(rec.prom.push_job)},
     {OPT_OTLP_ENDPOINT, "otlp-endpoint", NULL, 0, "URL", RWE, OPTG_OTLP,
      "export to URL, used as is (else\n"
      "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT as is, or\n"
@@ -614,9 +464,10 @@ static const struct cmd_option {
     {OPT_TRACE_MAX_SPANS, "trace-max-spans", NULL, 0, "N", RWE, OPTG_OTLP,
      "OTLP spans under the run span at most: targets, then\n"
      "BuildKit steps (default 2000)",
-     CALL(set_trace_max_spans)},
+     NUM(otlp_opt.max_spans, OPTK_U64, 0, 1000000, "a count from 0 to 1000000"),
+     GIVEN(otlp_opt.max_spans_set)},
     {OPT_OTLP, "otlp", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
-     "export to an OTLP collector (the only export, required)", AT(export_otlp)},
+     "send the run to an OTLP collector (this or --trace)", AT(export_otlp)},
     {OPT_INCOMPLETE, "incomplete", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
      "send what an incomplete run has (marked so)", AT(incomplete)},
     {OPT_TRACE, "trace", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
@@ -630,16 +481,49 @@ static const struct cmd_option {
 
 static int set(const struct cmd_option *t, struct common_opts *o, const char *cmd, const char *arg)
 {
+        void *p = (char *)o + t->off;
+        char opt[32];
+        double d = 0;
+        int r = 0;
+
         if (t->set)
                 return t->set(o, cmd, arg) < 0 ? -1 : 1;
-        if (t->arg)
-                *(const char **)(void *)((char *)o + t->off) = arg;
-        else
-                *(bool *)(void *)((char *)o + t->off) = true;
+        snprintf(opt, sizeof(opt), "--%s", t->name);
+        switch (t->kind) {
+        case OPTK_AT:
+                if (t->arg)
+                        *(const char **)p = arg;
+                else
+                        *(bool *)p = true;
+                return 1;
+        case OPTK_NONEMPTY:
+                *(const char **)p = arg;
+                return nonempty(cmd, opt, arg) < 0 ? -1 : 1;
+        case OPTK_CHECKED:
+                if (!t->ok(arg))
+                        return bad(cmd, opt, t->what, arg);
+                *(const char **)p = arg;
+                return 1;
+        case OPTK_DOUBLE:
+                r = parse_double_str(arg, p);
+                d = *(double *)p;
+                break;
+        case OPTK_U64:
+        case OPTK_SIZE:
+                r = t->kind == OPTK_U64 ? parse_u64_str(arg, p) : parse_size_str(arg, p);
+                d = (double)*(uint64_t *)p;
+                break;
+        }
+        if (r < 0 || d < t->lo || d > t->hi)
+                return bad(cmd, opt, t->what, arg);
+        if (t->given)
+                *(bool *)((char *)o + t->given - 1) = true;
         return 1;
 }
 
-int common_opts_parse(struct common_opts *o, int opt, const char *arg, const char *cmd)
+/* Handle one getopt result of a table row's id. Returns 1 when handled, 0
+ * when not one of ours, -1 after printing an error for a bad value. */
+static int common_opts_parse(struct common_opts *o, int opt, const char *arg, const char *cmd)
 {
         if (opt == 'h')
                 opt = OPT_HELP;

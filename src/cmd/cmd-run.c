@@ -405,6 +405,8 @@ int cmd_run_build(struct common_opts *o, char **argv, size_t argc, const struct 
                 subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
         }
         o->rec.cgroup = R.cg;
+        o->rec.summary.mem_cap_mb = (double)o->memory_max / (1 << 20); /* 0: none */
+        R.ri.memory_max_mb = o->rec.summary.mem_cap_mb;
         if (!o->rec.metrics.ninja_log && (ninja_log = ninja_log_of(argv))) {
                 o->rec.metrics.ninja_log = ninja_log;
                 o->rec.metrics.ninja_log_found = true;
@@ -414,6 +416,7 @@ int cmd_run_build(struct common_opts *o, char **argv, size_t argc, const struct 
          * before the build exists: nothing it does can precede them. */
         if (o->trace_file)
                 trace_run_init(&R.trace, &o->rec);
+        o->rec.ccache_statslog = getenv("CCACHE_STATSLOG");
         e = recorder_new(&o->rec, &R.ri, &R.rec);
         if (e >= 0)
                 e = recorder_open_live(R.rec);
@@ -423,6 +426,9 @@ int cmd_run_build(struct common_opts *o, char **argv, size_t argc, const struct 
                 R.rec = NULL;
         } else {
                 (void)recorder_tick(R.rec);
+                /* ccache says of each compile whether it hit: into the run's files */
+                if (!o->rec.ccache_statslog && recorder_statslog(R.rec))
+                        (void)setenv("CCACHE_STATSLOG", recorder_statslog(R.rec), 1);
         }
         ret = spawn(&R, argv, subreaper);
         if (ret == 0)

@@ -61,13 +61,17 @@ static int row_text(struct dbuf *out, const struct store_run *run)
 /* Under the table: the newest run's largest unit and -j reading. */
 static int latest_text(struct dbuf *out, const struct store_run *run)
 {
-        char mib[32];
-        int r = 0;
+        char mib[32], lead[96];
+        int r;
 
-        if (run->unit_peak_name && isfinite(run->unit_peak_mb)) {
+        snprintf(lead, sizeof(lead), "\n%.64s: failed ", run->info.run_id ? run->info.run_id : "");
+        r = history_put_failure(out, run, lead);
+
+        if (r >= 0 && run->unit_peak_name && isfinite(run->unit_peak_mb)) {
                 fmt_size_mib(run->unit_peak_mb, mib, sizeof(mib));
                 r = dbuf_printf(
-                    out, "\n%s: largest unit %s%s", run->info.run_id ? run->info.run_id : "",
+                    out, "%s%s: largest unit %s%s", r > 0 ? "" : "\n",
+                    run->info.run_id ? run->info.run_id : "",
                     run->unit_peak_tool ? run->unit_peak_tool : "", run->unit_peak_tool ? " " : "");
                 if (r >= 0)
                         r = history_put_clean(
@@ -77,7 +81,7 @@ static int latest_text(struct dbuf *out, const struct store_run *run)
                         r = dbuf_printf(out, ", %s peak RSS\n", mib);
         }
         if (r >= 0 && run->jobs_reading && *run->jobs_reading) {
-                r = dbuf_puts(out, run->unit_peak_name ? "" : "\n");
+                r = dbuf_puts(out, run->unit_peak_name || run->fail_target || run->fail_first ? "" : "\n");
                 if (r >= 0)
                         r = dbuf_puts(out, "  ");
                 if (r >= 0)

@@ -106,6 +106,10 @@ static void fill_row(struct top_state *s, size_t i, const struct store_run *r)
         t->id = r->id;
         command_of(r, t->command, sizeof(t->command));
         history_run_result(r, t->result, sizeof(t->result));
+        /* STATE is 10 cells: a state is never cut into another word */
+        if (r->state == STORE_RUN_UNRECORDED || r->state == STORE_RUN_DISK_FULL)
+                snprintf(t->result, sizeof(t->result), "%s",
+                         r->state == STORE_RUN_DISK_FULL ? "disk full" : "unrecorded");
         t->near_oom_mb = isnan(r->near_oom_mb) ? 4096 : r->near_oom_mb;
         t->interval = r->info.interval;
         if (r->build_log)

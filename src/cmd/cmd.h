@@ -50,7 +50,5 @@ int cmd_bench(int argc, char **argv);
 /* Print the usage of one command to stdout; -ENOENT if unknown. */
 int cmd_print_usage(const char *name);
 
-extern const char *program_version;
-
 /* The top-level help (main.c). */
 void main_print_help(FILE *f);

@@ -5,8 +5,7 @@
 #include <sys/resource.h>
 
 #include "cmd/cmd.h"
-
-const char *program_version = BUILDTEL_VERSION;
+#include "version.h" /* vcs_tag(): BUILDTEL_VERSION_GIT */
 
 static const struct cmd commands[] = {
     {"run", cmd_run, "run a build and record what it and the machine did"},
@@ -72,7 +71,7 @@ int main(int argc, char **argv)
                 return 0;
         }
         if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
-                printf("buildtel %s\n", program_version);
+                printf("buildtel %s\n", BUILDTEL_VERSION_GIT);
                 return 0;
         }
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)

@@ -17,13 +17,6 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-
-        return (x > y) - (x < y);
-}
-
 static double median_sorted(const double *v, size_t n)
 {
         return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -85,16 +78,9 @@ int baseline_judge(double value, const double *window, size_t n, const struct ba
 
 const char *baseline_verdict_name(int verdict)
 {
-        switch (verdict) {
-        case BASELINE_NOISE:
-                return "within noise";
-        case BASELINE_REGRESSION:
-                return "regression";
-        case BASELINE_IMPROVEMENT:
-                return "improvement";
-        default:
-                return "unknown";
-        }
+        static const char *const names[] = {"unknown", "within noise", "regression", "improvement"};
+
+        return (unsigned)verdict < ARRAY_SIZE(names) ? names[verdict] : "unknown";
 }
 
 void baseline_run_init(struct baseline_run *r)
@@ -204,17 +190,17 @@ static const struct {
         const char *name;
         struct baseline_rule rule;
 } figs[] = {
-    [F_DUR] = {"duration_s", {false, BASELINE_MIN_REL, 5.0, 0.5}},
-    [F_CPU] = {"cpu_s", {false, BASELINE_MIN_REL, 5.0, 0.5}},
-    [F_ANON] = {"mem_anon_peak_mb", {false, BASELINE_MIN_REL, 32.0, 4.0}},
-    [F_MEM] = {"mem_peak_mb", {false, BASELINE_MIN_REL, 32.0, 4.0}},
+    [F_DUR] = {"duration_s", {false, BASELINE_MIN_REL, BASELINE_FLOOR_S, 0.5}},
+    [F_CPU] = {"cpu_s", {false, BASELINE_MIN_REL, BASELINE_FLOOR_S, 0.5}},
+    [F_ANON] = {"mem_anon_peak_mb", {false, BASELINE_MIN_REL, BASELINE_FLOOR_MB, 4.0}},
+    [F_MEM] = {"mem_peak_mb", {false, BASELINE_MIN_REL, BASELINE_FLOOR_MB, 4.0}},
     [F_OOM] = {"oom_kills", {false, BASELINE_MIN_REL, 1.0, 0.3}},
     [F_CC] = {"cc_hit_ratio", {true, BASELINE_MIN_REL, 0.05, 0.01}},
-    [F_TDUR] = {"target_duration_s", {false, BASELINE_MIN_REL, 5.0, 0.5}},
+    [F_TDUR] = {"target_duration_s", {false, BASELINE_MIN_REL, BASELINE_FLOOR_S, 0.5}},
     [F_TCACHE] = {"target_cache_ratio", {true, BASELINE_MIN_REL, 0.05, 0.01}},
-    [F_UNIT] = {"unit_peak_mb", {false, BASELINE_MIN_REL, 32.0, 4.0}},
-    [F_SDUR] = {"step_duration_s", {false, BASELINE_MIN_REL, 5.0, 0.5}},
-    [F_SMEM] = {"step_mem_peak_mb", {false, BASELINE_MIN_REL, 32.0, 4.0}},
+    [F_UNIT] = {"unit_peak_mb", {false, BASELINE_MIN_REL, BASELINE_FLOOR_MB, 4.0}},
+    [F_SDUR] = {"step_duration_s", {false, BASELINE_MIN_REL, BASELINE_FLOOR_S, 0.5}},
+    [F_SMEM] = {"step_mem_peak_mb", {false, BASELINE_MIN_REL, BASELINE_FLOOR_MB, 4.0}},
 };
 
 /* The derivation's state: the window's values of one figure, and the
@@ -333,9 +319,13 @@ static void context_causes(struct deriv *d)
                 cause_fmt(d->host, sizeof(d->host), "%ld CPUs, usually %.0f", c->ncpu, u);
         u = usual_of(d, get_memtotal);
         if (!d->host[0] && isfinite(c->mem_total_mb) && isfinite(u) &&
-            fabs(c->mem_total_mb - u) > 0.1 * u)
-                cause_fmt(d->host, sizeof(d->host), "host memory %.1f GiB, usually %.1f GiB",
-                          c->mem_total_mb / 1024, u / 1024);
+            fabs(c->mem_total_mb - u) > 0.1 * u) {
+                char now[32], usual[32];
+
+                fmt_size_mib(c->mem_total_mb, now, sizeof(now));
+                fmt_size_mib(u, usual, sizeof(usual));
+                cause_fmt(d->host, sizeof(d->host), "host memory %s, usually %s", now, usual);
+        }
         u = usual_of(d, get_jobs);
         if (c->jobs > 0 && isfinite(u) && fabs((double)c->jobs - u) >= 1)
                 cause_fmt(d->jobs, sizeof(d->jobs), "-j %ld, usually -j %.0f", c->jobs, u);

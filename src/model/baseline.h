@@ -19,6 +19,9 @@
 #define BASELINE_K 3.0       /* times the scaled MAD */
 #define BASELINE_MIN_REL 0.1 /* and at least 10 % */
 #define BASELINE_MAD_SCALE 1.4826
+/* the least change of a time and of a memory figure that counts (compare's noise too) */
+#define BASELINE_FLOOR_S 5.0
+#define BASELINE_FLOOR_MB 32.0
 
 enum baseline_verdict {
         BASELINE_UNKNOWN,

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/util.h"
+
 enum bench_class bench_classify(const struct run_figures *f)
 {
         bool compiled = f->compile_units > 0 || f->cc_hits + f->cc_misses > 0;
@@ -26,13 +28,6 @@ const char *bench_class_name(enum bench_class c)
         static const char *const names[] = {"cold", "warm", "hot"};
 
         return (unsigned)c < _BENCH_CLASS_MAX ? names[c] : "cold";
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-
-        return (x > y) - (x < y);
 }
 
 void bench_stats_of(const double *x, size_t n, struct bench_stats *ret)

@@ -7,30 +7,57 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/baseline.h"
 #include "model/figures.h"
 #include "util/macro.h"
 
 const char *compare_section_name(enum compare_section s)
 {
-        static const char *const names[COMPARE_SECTIONS] = {"run",  "target", "step",
-                                                            "unit", "cache",  "facts"};
+        static const char *const names[COMPARE_SECTIONS] = {"run",  "cache", "target",
+                                                            "step", "unit",  "facts"};
 
         return (unsigned)s < COMPARE_SECTIONS ? names[s] : "unknown";
 }
 
+enum compare_in compare_figure_in(const char *figure)
+{
+        static const char *const suffix[] = {"", "_s", "_mb", "_pct", "_ratio"};
+        const char *u = strrchr(figure, '_');
+
+        for (size_t i = 1; u && i < ARRAY_SIZE(suffix); i++)
+                if (strcmp(u, suffix[i]) == 0)
+                        return (enum compare_in)i;
+        return COMPARE_IN_COUNT;
+}
+
+const char *compare_figure_label(const char *figure)
+{
+        static const char *const labels[][2] = {{"duration_s", "wall time"},
+                                                {"cpu_s", "CPU time"},
+                                                {"build_mem_peak_mb", "memory peak"},
+                                                {"build_anon_peak_mb", "anon memory peak"},
+                                                {"host_mem_used_peak_mb", "host memory used, peak"},
+                                                {"oom_kills", "OOM kills"},
+                                                {"cpu_avg_pct", "host CPU, average"},
+                                                {"cached_steps", "cached steps"},
+                                                {"cached", "cached steps"},
+                                                {"cached_ratio", "cached share"},
+                                                {"peak_mb", "memory peak"},
+                                                {"mem_peak_mb", "memory peak"},
+                                                {"hit_ratio", "hit ratio"},
+                                                {"cwd", "directory"}};
+
+        for (size_t i = 0; i < ARRAY_SIZE(labels); i++)
+                if (strcmp(figure, labels[i][0]) == 0)
+                        return labels[i][1];
+        return figure;
+}
+
 const char *compare_status_name(enum compare_status s)
 {
-        switch (s) {
-        case COMPARE_SAME:
-                return "same";
-        case COMPARE_CHANGED:
-                return "changed";
-        case COMPARE_APPEARED:
-                return "appeared";
-        case COMPARE_GONE:
-                return "gone";
-        }
-        return "unknown";
+        static const char *const names[] = {"same", "changed", "appeared", "gone"};
+
+        return (unsigned)s < ARRAY_SIZE(names) ? names[s] : "unknown";
 }
 
 static int side_push(struct compare_side *s, enum compare_section sec, const char *subject,
@@ -173,17 +200,6 @@ static int sorted(const struct compare_side *s, const struct compare_fig ***ret)
         return 0;
 }
 
-static void fill_numbers(struct compare_row *r)
-{
-        r->change = r->b - r->a;
-        if (r->a != 0) {
-                r->change_pct = 100 * r->change / fabs(r->a);
-                r->rank = fabs(r->change_pct) / 100;
-        } else
-                r->rank = r->b != 0 ? 1 : 0;
-        r->status = r->change != 0 ? COMPARE_CHANGED : COMPARE_SAME;
-}
-
 /* The row of x (A's, may be NULL) and y (B's, may be NULL). */
 static struct compare_row make_row(const struct compare_fig *x, const struct compare_fig *y)
 {
@@ -196,7 +212,8 @@ static struct compare_row make_row(const struct compare_fig *x, const struct com
                                 .ta = x ? x->text : NULL,
                                 .tb = y ? y->text : NULL,
                                 .change = NAN,
-                                .change_pct = NAN};
+                                .change_pct = NAN,
+                                .seq = x && y ? MAX(x->seq, y->seq) : k->seq};
 
         if (!x || !y) {
                 r.status = x ? COMPARE_GONE : COMPARE_APPEARED;
@@ -206,8 +223,12 @@ static struct compare_row make_row(const struct compare_fig *x, const struct com
 
                 r.status = same ? COMPARE_SAME : COMPARE_CHANGED;
                 r.rank = same ? 0 : 1;
-        } else
-                fill_numbers(&r);
+        } else {
+                r.change = r.b - r.a;
+                r.change_pct = r.a != 0 ? 100 * r.change / fabs(r.a) : NAN;
+                r.rank = r.a != 0 ? fabs(r.change_pct) / 100 : r.b != 0;
+                r.status = r.change != 0 ? COMPARE_CHANGED : COMPARE_SAME;
+        }
         return r;
 }
 
@@ -216,10 +237,15 @@ static int row_cmp(const void *p, const void *q)
         const struct compare_row *x = p, *y = q;
         double cx = isfinite(x->change) ? fabs(x->change) : 0;
         double cy = isfinite(y->change) ? fabs(y->change) : 0;
+        bool fixed = x->section == COMPARE_RUN || x->section == COMPARE_FACTS;
         int c;
 
         if (x->section != y->section)
                 return x->section - y->section;
+        if (fixed && x->seq != y->seq)
+                return x->seq < y->seq ? -1 : 1;
+        if (x->noise != y->noise)
+                return x->noise - y->noise;
         if (x->rank != y->rank)
                 return x->rank < y->rank ? 1 : -1;
         if (cx != cy)
@@ -228,7 +254,7 @@ static int row_cmp(const void *p, const void *q)
         return c ? c : strcmp(x->figure, y->figure);
 }
 
-/* Merge the two sorted lists into rows (room for na + nb). */
+/* Merge the two sorted lists into rows (room for na + nb), in key order. */
 static size_t merge(const struct compare_fig **pa, size_t na, const struct compare_fig **pb,
                     size_t nb, struct compare_row *rows)
 {
@@ -247,45 +273,39 @@ static size_t merge(const struct compare_fig **pa, size_t na, const struct compa
         return n;
 }
 
-/* Sections by score, largest first, ties in enum order; rows regrouped. */
-static int order_sections(struct compare_result *res)
+/* Mark the noise (see compare_runs) among rows[0..n), in key order: a
+ * subject's rows are together. */
+static void mark_noise(struct compare_row *rows, size_t n, double q)
 {
-        struct compare_row *out = malloc(MAX(res->n, (size_t)1) * sizeof(*out));
-        size_t k = 0;
+        for (size_t i = 0, j; i < n; i = j) {
+                double t = NAN; /* the time of a subject known in one run only */
 
-        if (!out)
-                return -ENOMEM;
-        for (int s = 0; s < COMPARE_SECTIONS; s++)
-                res->order[s] = s;
-        for (size_t i = 0; i < res->n; i++) {
-                int s = res->rows[i].section;
+                for (j = i; j < n && rows[j].section == rows[i].section &&
+                            strcmp(rows[j].subject, rows[i].subject) == 0;
+                     j++) {
+                        struct compare_row *r = &rows[j];
+                        double d = fabs(r->change);
+                        enum compare_in in = compare_figure_in(r->figure);
 
-                res->count[s]++;
-                res->score[s] = MAX(res->score[s], res->rows[i].rank);
-        }
-        /* insertion sort: stable, six elements */
-        for (int i = 1; i < COMPARE_SECTIONS; i++)
-                for (int j = i; j > 0 && res->score[res->order[j]] > res->score[res->order[j - 1]];
-                     j--) {
-                        int t = res->order[j];
-
-                        res->order[j] = res->order[j - 1];
-                        res->order[j - 1] = t;
+                        if (r->status == COMPARE_CHANGED && isfinite(d))
+                                r->noise = (in == COMPARE_IN_MB && d < BASELINE_FLOOR_MB) ||
+                                           (in == COMPARE_IN_S && d < COMPARE_QUANTA * q) ||
+                                           (in == COMPARE_IN_S && d < BASELINE_FLOOR_S &&
+                                            r->section != COMPARE_UNIT);
+                        if (r->section == COMPARE_UNIT && r->status >= COMPARE_APPEARED &&
+                            strcmp(r->figure, "duration_s") == 0)
+                                t = isfinite(r->a) ? r->a : r->b;
                 }
-        for (int s = 0; s < COMPARE_SECTIONS; s++)
-                for (size_t i = 0; i < res->n; i++)
-                        if (res->rows[i].section == res->order[s])
-                                out[k++] = res->rows[i];
-        free(res->rows);
-        res->rows = out;
-        return 0;
+                for (size_t k = i; t < COMPARE_QUANTA * q && k < j; k++)
+                        rows[k].noise |= rows[k].status >= COMPARE_APPEARED;
+        }
 }
 
-int compare_runs(const struct compare_side *a, const struct compare_side *b,
+int compare_runs(const struct compare_side *a, const struct compare_side *b, double quantum_s,
                  struct compare_result *ret)
 {
         const struct compare_fig **pa = NULL, **pb = NULL;
-        struct compare_result res = {0};
+        struct compare_result res = {.quantum_s = quantum_s > 0 ? quantum_s : 0};
         int r = sorted(a, &pa);
 
         if (r >= 0)
@@ -296,13 +316,20 @@ int compare_runs(const struct compare_side *a, const struct compare_side *b,
         }
         if (r >= 0) {
                 res.n = merge(pa, a->n, pb, b->n, res.rows);
+                mark_noise(res.rows, res.n, res.quantum_s);
                 qsort(res.rows, res.n, sizeof(*res.rows), row_cmp);
-                r = order_sections(&res);
+        }
+        for (size_t i = 0; r >= 0 && i < res.n; i++) {
+                const struct compare_row *x = &res.rows[i];
+
+                res.count[x->section]++;
+                if (!x->noise)
+                        res.score[x->section] = MAX(res.score[x->section], x->rank);
         }
         free(pa);
         free(pb);
         if (r < 0) {
-                compare_result_release(&res);
+                free(res.rows);
                 return r;
         }
         *ret = res;

@@ -35,7 +35,7 @@ static const struct {
     {T("ld"), L | N | G | X},
     {T("ld.gold"), L | N | G},
     {T("ld.lld"), L | N | G},
-    {T("collect2"), L | N},
+    {T("collect2"), L}, /* waits on its ld: counted, one link would be two */
     {T("nvcc"), C | D | N | G},
     {T("cicc"), C | N},
     {T("ptxas"), C | N},
@@ -65,6 +65,11 @@ static const struct {
     {T("mold"), L},
     {T("ld64.lld"), L},
     {T("wasm-ld"), L},
+    /* compiler caches in front of a compiler: a compile whose driver they
+     * are (a hit runs no compiler; a miss runs it, and the preprocessor,
+     * under them: one unit) */
+    {T("ccache"), D},
+    {T("sccache"), D},
 };
 
 bool compilers_has(const char *s, size_t n, unsigned kinds)

@@ -11,13 +11,6 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-
-        return (x > y) - (x < y);
-}
-
 struct ev {
         double t, mb;
         int d; /* +1 start, -1 end */
@@ -33,8 +26,10 @@ static int cmp_ev(const void *a, const void *b)
 }
 
 /* The most units alive at once (first to last scan) and their peaks
- * summed then: what the machine held at the busiest moment. */
-static int concurrent(const struct unit *rows, size_t n, size_t *ret_units, double *ret_mb)
+ * summed then: what the machine held at the busiest moment (ccache hits
+ * left out unless hits). */
+static int concurrent(const struct unit *rows, size_t n, bool hits, size_t *ret_units,
+                      double *ret_mb)
 {
         _cleanup_free_ struct ev *e = malloc(MAX(2 * n, (size_t)1) * sizeof(*e));
         size_t k = 0, alive = 0, best = 0;
@@ -44,7 +39,8 @@ static int concurrent(const struct unit *rows, size_t n, size_t *ret_units, doub
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 if (!isfinite(rows[i].peak_mb) || rows[i].peak_mb <= 0 ||
-                    !isfinite(rows[i].first_s) || !isfinite(rows[i].last_s))
+                    !isfinite(rows[i].first_s) || !isfinite(rows[i].last_s) ||
+                    (!hits && rows[i].cache == UNITS_CACHE_HIT))
                         continue;
                 e[k++] = (struct ev){rows[i].first_s, rows[i].peak_mb, 1};
                 e[k++] = (struct ev){rows[i].last_s, rows[i].peak_mb, -1};
@@ -63,6 +59,16 @@ static int concurrent(const struct unit *rows, size_t n, size_t *ret_units, doub
         return 0;
 }
 
+size_t jobs_in_flight(const struct units *u)
+{
+        const struct unit *rows;
+        size_t n, most = 0;
+        double mb;
+
+        rows = units_rows(u, &n);
+        return concurrent(rows, n, true, &most, &mb) < 0 ? 0 : most;
+}
+
 static int p95_of(const struct unit *rows, size_t n, size_t *ret_n, double *ret_mb)
 {
         _cleanup_free_ double *v = malloc(MAX(n, (size_t)1) * sizeof(*v));
@@ -71,7 +77,8 @@ static int p95_of(const struct unit *rows, size_t n, size_t *ret_n, double *ret_
         if (!v)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
-                if (isfinite(rows[i].peak_mb) && rows[i].peak_mb > 0)
+                if (isfinite(rows[i].peak_mb) && rows[i].peak_mb > 0 &&
+                    rows[i].cache != UNITS_CACHE_HIT) /* a hit compiled nothing */
                         v[k++] = rows[i].peak_mb;
         if (k < UNITS_JOBS_MIN)
                 return -ENODATA;
@@ -104,10 +111,10 @@ int jobs_read(const struct units *u, double mem_total_mb, unsigned ncpu, size_t 
         r = p95_of(rows, n, &j.units, &j.p95_mb);
         if (r < 0)
                 return r;
-        r = concurrent(rows, n, &j.conc_units, &j.conc_mb);
+        r = concurrent(rows, n, false, &j.conc_units, &j.conc_mb); /* hits compiled nothing */
         if (r < 0)
                 return r;
-        j.mem_jobs = j.mem_jobs_p95 = fit(mem_total_mb, j.p95_mb);
+        j.mem_jobs = fit(mem_total_mb, j.p95_mb);
         if (j.conc_units > 0 && j.conc_mb > 0) {
                 j.mem_jobs_conc = fit(mem_total_mb, j.conc_mb / (double)j.conc_units);
                 j.mem_jobs = MIN(j.mem_jobs, j.mem_jobs_conc);
@@ -126,20 +133,23 @@ int jobs_render(const struct jobs_reading *j, struct dbuf *out)
 {
         struct dwriter w = DWRITER_INIT(out);
 
+        char mem[32];
+
+        fmt_size_mib(j->mem_total_mb, mem, sizeof(mem));
+        /* how much more memory would allow changes nothing: not said */
         if (j->cpu_limit)
-                dw_printf(&w,
-                          "the %u CPUs are the limit: -j %ld; memory (%.1f GiB) would allow -j %ld",
-                          j->ncpu, j->jobs, j->mem_total_mb / 1024.0, j->mem_jobs);
+                dw_printf(&w, "the %u CPUs are the limit: -j %ld", j->ncpu, j->jobs);
         else if (j->ncpu)
-                dw_printf(&w, "memory is the limit: %.1f GiB allows -j %ld of the %u CPUs",
-                          j->mem_total_mb / 1024.0, j->jobs, j->ncpu);
+                dw_printf(&w, "memory is the limit: %s allows -j %ld of the %u CPUs", mem, j->jobs,
+                          j->ncpu);
         else
-                dw_printf(&w, "memory allows -j %ld in %.1f GiB, the CPU count unknown", j->jobs,
-                          j->mem_total_mb / 1024.0);
-        dw_printf(&w, " (the 95th-percentile unit needs %.0f MiB", j->p95_mb);
+                dw_printf(&w, "memory allows -j %ld in %s, the CPU count unknown", j->jobs, mem);
+        fmt_size_mib(j->p95_mb, mem, sizeof(mem));
+        dw_printf(&w, " (the 95th-percentile unit needs %s", mem);
+        fmt_size_mib(j->conc_mb, mem, sizeof(mem));
         if (j->conc_units > 0)
-                dw_printf(&w, "; at the busiest, %zu unit%s held %.0f MiB together", j->conc_units,
-                          j->conc_units == 1 ? "" : "s", j->conc_mb);
+                dw_printf(&w, "; at the busiest, %zu unit%s held %s together", j->conc_units,
+                          j->conc_units == 1 ? "" : "s", mem);
         dw_printf(&w, "); this run peaked at %zu in flight", j->peak_in_flight);
         return w.err;
 }
@@ -151,7 +161,6 @@ int par_read(const struct summary *s, unsigned ncpu, struct par_reading *ret)
 
         if (!p->seen || ncpu < 2)
                 return -ENODATA;
-        r.idle_s = p->by_jobs_s[0];
         for (size_t k = 1; k <= SUMMARY_PAR_JOBS; k++) {
                 r.busy_s += p->by_jobs_s[k];
                 if (k < ncpu)

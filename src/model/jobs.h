@@ -21,11 +21,10 @@ struct jobs_reading {
         size_t units;          /* how many units the percentile is over */
         double p95_mb;         /* the 95th-percentile unit's peak */
         double mem_total_mb;   /* the host's memory */
-        long mem_jobs_p95;     /* floor(mem_total_mb / p95_mb) */
         size_t conc_units;     /* most units whose lifetimes overlap */
         double conc_mb;        /* their peaks summed */
         long mem_jobs_conc;    /* jobs of that mix the memory holds */
-        long mem_jobs;         /* the smaller of the two */
+        long mem_jobs;         /* floor(mem_total_mb / p95_mb), or mem_jobs_conc if smaller */
         unsigned ncpu;         /* 0 unknown */
         long jobs;             /* what to use: the smaller of mem_jobs and ncpu */
         bool cpu_limit;        /* the CPUs are the limit (not the memory) */
@@ -36,6 +35,9 @@ struct jobs_reading {
  * mem_total_mb is unknown, or -ENOMEM. */
 int jobs_read(const struct units *u, double mem_total_mb, unsigned ncpu, size_t peak_in_flight,
               struct jobs_reading *ret);
+/* The most units whose lifetimes overlap (0 on ENOMEM): the peak in
+ * flight of units the kernel accounted, each seen whole. */
+size_t jobs_in_flight(const struct units *u);
 /* "2 CPUs are the limit: -j 2 (memory, 23.5 GiB, allows -j 461 of the
  * 95th-percentile unit, 52 MiB, ...); this run peaked at 2 in flight"
  * (no newline). Returns 0 or -ENOMEM. */
@@ -52,7 +54,6 @@ struct par_reading {
         double busy_s;  /* seconds with at least one job */
         double under_s; /* of those, with fewer jobs than CPUs */
         double alone_s; /* with exactly one */
-        double idle_s;  /* with no job at all (after the first) */
         struct {
                 const char *name; /* borrowed from the summary */
                 double s, first_s;

@@ -3,8 +3,31 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "util/dbuf.h"
+
+/* Every process of the build, as the kernel accounted it (pipeline/acct,
+ * as root): how many ended, their CPU, what the build waited for (delay
+ * accounting), and what ran most (by name: the most CPU, the largest). */
+#define RUN_PROCS_TOP 8
+#define RUN_PROCS_COMM_MAX 32
+struct run_proc_kind {
+        char comm[RUN_PROCS_COMM_MAX + 1];
+        uint64_t count;
+        double cpu_s, peak_mb;
+};
+struct run_procs {
+        uint64_t ended; /* 0: not accounted */
+        double cpu_s;
+        bool delayacct; /* kernel.task_delayacct was 1: the delays below are measured */
+        double delay_cpu_s, delay_io_s, delay_mem_s;
+        struct run_proc_kind top[RUN_PROCS_TOP];
+        size_t ntop;
+        /* what it may miss: compilers gone before their command line could
+         * be read (no unit), records the kernel dropped (a full buffer) */
+        uint64_t unread, lost;
+};
 
 /* The facts of one run (or watch) that are not in the time series. They are
  * written next to the CSV as resources-<run-id>.run.json at start and again
@@ -35,6 +58,12 @@ struct run_info {
          * else derived from the command and cwd (model/jobname.h). NULL:
          * unknown (an older run.json, a replay). run.json key "job". */
         char *job;
+        /* The build's memory cap (--memory-max), MiB; 0: none. run.json
+         * key "memory_max_mb", absent when none: near-OOM is measured
+         * against it, in the run and in a replay of its files. */
+        double memory_max_mb;
+        /* run.json key "processes" (runfiles/runjson.h), absent when none. */
+        struct run_procs procs;
 };
 
 /* Free every owned member and zero the struct; NULL is a no-op. */

@@ -291,7 +291,8 @@ static void build_add(struct summary_build *b, const struct sample *smp)
                     !isnan(smp->cg_mem_bytes) && smp->cg_mem_peak_bytes - smp->cg_mem_bytes <=
                                                      SUMMARY_PEAK_BATCH_MB * SAMPLE_MIB;
 
-                point_set(&b->mem_peak, MB(smp->cg_mem_peak_bytes), NAN, smp);
+                /* aux: the page cache then (the kernel's peak counts it) */
+                point_set(&b->mem_peak, MB(smp->cg_mem_peak_bytes), MB(smp->cg_mem_file_bytes), smp);
                 b->mem_peak_proc = top[0];
                 if (!at_row) {
                         if (b->prev_top[0].label[0] &&
@@ -326,6 +327,11 @@ static void build_add(struct summary_build *b, const struct sample *smp)
                 b->last_seen = top[0];
         memcpy(b->prev_top, top, sizeof(top));
         copy_utf8_str(b->prev_running, sizeof(b->prev_running), smp->running);
+}
+
+double summary_cap_near_mb(const struct summary_config *c)
+{
+        return c->mem_cap_mb > 0 ? MIN(c->mem_cap_mb / 10, c->near_oom_mb) : 0;
 }
 
 void summary_init(struct summary *s, const struct summary_config *cfg)
@@ -402,14 +408,13 @@ static void par_add(struct summary_par *p, const struct sample *smp, uint64_t ru
                 if (strcmp(p->alone[i].name, smp->running) == 0)
                         break;
         if (i == p->nalone && p->nalone == SUMMARY_ALONE_MAX) {
-                /* full: the shortest gives its place (its time counted as
-                 * other), so a long unit alone late in the build still gets in */
+                /* full: the shortest gives its place, so a long unit alone
+                 * late in the build still gets in */
                 size_t m = 0;
 
                 for (size_t q = 1; q < p->nalone; q++)
                         if (p->alone[q].s < p->alone[m].s)
                                 m = q;
-                p->alone_other_s += p->alone[m].s;
                 p->alone[m] = p->alone[--p->nalone];
                 i = p->nalone;
         }
@@ -462,10 +467,17 @@ static void recorded_add(struct summary *s, const struct sample *smp)
         }
         point_max(&s->compilers_peak, smp->compilers, NAN, smp);
 
-        if (!isnan(avail) && avail < s->cfg.near_oom_mb) {
+        /* the headroom: the host's, or the cap's when that is less */
+        double build = MB(isnan(smp->cg_mem_anon_bytes) ? smp->cg_mem_bytes : smp->cg_mem_anon_bytes);
+        double head = s->cfg.mem_cap_mb > 0 && !isnan(build) ? s->cfg.mem_cap_mb - build : NAN;
+        bool kill = smp->cg_oom_kills > s->build.prev_oom_kills; /* false with a NAN */
+
+        if ((!isnan(avail) && avail < s->cfg.near_oom_mb) ||
+            (!isnan(head) && head < summary_cap_near_mb(&s->cfg)) || kill) {
                 s->near_oom_samples++;
                 if (!s->near_oom_first.set)
-                        point_set(&s->near_oom_first, avail, smp->compilers, smp);
+                        point_set(&s->near_oom_first, isnan(head) || avail < head ? avail : MAX(head, 0),
+                                  smp->compilers, smp);
                 if (!isnan(smp->compilers)) {
                         s->near_oom_compilers_sum += smp->compilers;
                         s->near_oom_compilers_n++;
@@ -516,7 +528,16 @@ void summary_readings(const struct summary *s, unsigned ncpu, struct summary_rea
                             isfinite(s->disk_avail_last) &&
                             s->disk_avail_last < s->disk_avail_first &&
                             s->disk_avail_min.value < DISK_FALLING_FACTOR * s->cfg.low_disk_gb;
-        if (s->near_oom_samples > 0 && s->near_oom_compilers_n > 0 && ncpu > 0) {
+        ret->cpu_wait = (strcmp(s->build.mode, "v2") == 0 || strcmp(s->build.mode, "hybrid") == 0) &&
+                                s->last_elapsed_s > 0
+                            ? s->build.psi_cpu_some_s / s->last_elapsed_s
+                            : NAN;
+        ret->cap_limit = s->cfg.mem_cap_mb > 0 &&
+                         ((isfinite(s->build.oom_kills) && s->build.oom_kills > 0) ||
+                          (s->build.mem_anon_peak.set &&
+                           s->build.mem_anon_peak.value >=
+                               s->cfg.mem_cap_mb - summary_cap_near_mb(&s->cfg)));
+        if (!ret->cap_limit && s->near_oom_samples > 0 && s->near_oom_compilers_n > 0 && ncpu > 0) {
                 ret->ram_bound_compilers =
                     s->near_oom_compilers_sum / (double)s->near_oom_compilers_n;
                 ret->ram_bound = ret->ram_bound_compilers < ncpu / 2.0;

@@ -26,6 +26,7 @@
 
 struct units;
 struct baseline;
+struct run_failure;
 
 /* A rise of the kernel's memory peak this small is the same peak: the
  * memory cgroup charges in per-CPU batches of 64 pages (256 KiB), and a
@@ -35,7 +36,15 @@ struct baseline;
 struct summary_config {
         double near_oom_mb; /* mem_avail_mb below this is near-OOM (4096) */
         double low_disk_gb; /* disk_avail_gb below this is low (20) */
+        double mem_cap_mb;  /* the build's memory.max (--memory-max), MiB; 0: none */
 };
+
+/* Near-OOM, one rule: the host's available memory under near_oom_mb, the
+ * build's anon (page cache left out: the kernel reclaims it before it
+ * kills) within summary_cap_near_mb() of the cap, or an OOM kill since the
+ * sample before (never "0 near-OOM" beside a kill). That headroom: a tenth
+ * of the cap, at most near_oom_mb; 0 without a cap. */
+double summary_cap_near_mb(const struct summary_config *c);
 
 /* A value and where it happened. */
 struct summary_point {
@@ -80,7 +89,8 @@ struct summary_build {
         bool estimates; /* mode "none": the figures are estimates from the process tree */
         double cpu_user_s, cpu_sys_s; /* last values: counters */
         /* The kernel's peak (cg_mem_peak_mb): its value, and the first row
-         * to show it, or to come within SUMMARY_PEAK_BATCH_MB of it. */
+         * to show it, or to come within SUMMARY_PEAK_BATCH_MB of it (aux:
+         * cg_mem_file_mb in that row, its page cache). */
         struct summary_point mem_peak;
         struct summary_proc mem_peak_proc; /* the largest process then: the culprit */
         struct summary_point mem_cur_peak; /* the largest sampled cg_mem_mb */
@@ -129,7 +139,6 @@ struct summary_par {
         bool seen;                              /* a sample had a jobs figure */
         struct summary_alone alone[SUMMARY_ALONE_MAX];
         size_t nalone;
-        double alone_other_s; /* alone time of the units that gave way */
 };
 
 struct summary {
@@ -171,6 +180,13 @@ struct summary {
         /* The run against its job's usual (model/baseline.h; the
          * recorder's, borrowed; NULL: none, as without a history or a job). */
         const struct baseline *baseline;
+        /* What failed (the run facts', borrowed; NULL or empty: nothing
+         * named, or the build did not fail). */
+        const struct run_failure *failure;
+        /* The commands the build ran, where its log tells
+         * (targets_commands_ran()): the units seen are set against it. 0:
+         * unknown */
+        uint64_t ran;
 };
 
 #define SUMMARY_NEAR_OOM_MB_DEFAULT 4096 /* also the text of `help`: an integer */
@@ -215,6 +231,13 @@ struct summary_readings {
          * core count (on average under half of it). */
         bool ram_bound;
         double ram_bound_compilers; /* their average over those samples */
+        /* The cap (--memory-max) was the limit: an OOM kill under it, or
+         * the build's anonymous memory within summary_cap_near_mb() of it.
+         * Then the RAM-bound reading (the host's memory) is not made. */
+        bool cap_limit;
+        /* The build waited for CPU (its cgroup's CPU pressure, some) this
+         * share of its wall time; NAN unknown (host-wide pressure). */
+        double cpu_wait;
 };
 
 /* Decide the readings of s for a machine of ncpu cores (0: unknown, no

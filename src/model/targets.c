@@ -169,19 +169,20 @@ bool targets_any(const struct targets *ts)
         return ts->n > 0 || ts->ninja_total > 0 || ts->make_pct >= 0 || ts->ninja_log_set;
 }
 
+uint64_t targets_commands_ran(const struct targets *ts)
+{
+        if (!ts)
+                return 0;
+        return MAX(ts->ninja_log_set ? ts->ninja_edges : 0, ts->ninja_done);
+}
+
 /* ---- the effective facts (targets.h states the rule) ---- */
 
 const char *targets_outcome_name(int outcome)
 {
-        switch (outcome) {
-        case RUN_OUTCOME_SUCCESS:
-                return "success";
-        case RUN_OUTCOME_FAILURE:
-                return "failure";
-        case RUN_OUTCOME_CANCELLED:
-                return "cancellation";
-        }
-        return NULL;
+        static const char *const names[] = {NULL, "success", "failure", "cancellation"};
+
+        return (unsigned)outcome < ARRAY_SIZE(names) ? names[outcome] : NULL;
 }
 
 void targets_facts_outcome(const struct run_info *run, struct run_facts *f)
@@ -307,6 +308,16 @@ bool targets_guess_builder(const struct run_info *ri, char *buf, size_t len)
         return true;
 }
 
+void run_failure_set(struct run_failure *f, const char *target, const char *tool,
+                     const char *first, const char *last)
+{
+        snprintf(f->target, sizeof(f->target), "%s", target ? target : "");
+        snprintf(f->tool, sizeof(f->tool), "%s", tool ? tool : "");
+        snprintf(f->first, sizeof(f->first), "%s", first ? first : "");
+        snprintf(f->last, sizeof(f->last), "%s", last ? last : f->first);
+        f->errors = !f->first[0] ? 0 : strcmp(f->first, f->last) != 0 ? 2 : 1;
+}
+
 void targets_facts(const struct targets *ts, const struct run_info *run, struct run_facts *ret)
 {
         char fe[TARGET_FIELD_MAX + 1];
@@ -315,9 +326,12 @@ void targets_facts(const struct targets *ts, const struct run_info *run, struct 
         ret->steps_set = false;
         ret->steps = ret->cached = 0;
         ret->builder[0] = '\0';
+        memset(&ret->failure, 0, sizeof(ret->failure));
         targets_facts_outcome(run, ret);
         if (!ts)
                 return;
+        if (ret->outcome == RUN_OUTCOME_FAILURE)
+                ret->failure = ts->failure;
         if (ts->buildkit_seen) {
                 ret->steps_set = true;
                 ret->steps = ts->steps;

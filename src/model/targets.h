@@ -106,8 +106,26 @@ struct step_fact {
         struct step_exec exec; /* what its RUN exec used (model/execs.h); set false: not measured */
 };
 
+/* What failed, from the build's output (parse/failure.h): the target,
+ * edge or step, and the first and last error line, cleaned and cut. */
+#define FAILURE_TEXT_MAX 240
+struct run_failure {
+        char target[FAILURE_TEXT_MAX + 1]; /* "" none seen */
+        char tool[12];                     /* who named it: "make", "ninja", "buildkit"; "" */
+        char first[FAILURE_TEXT_MAX + 1];  /* the first error line; "" none */
+        char last[FAILURE_TEXT_MAX + 1];   /* the last error line; "" none */
+        uint64_t errors;                   /* error lines seen */
+};
+
+/* Set *f from texts read back (a file's, a history row's; NULL: none),
+ * each cut at FAILURE_TEXT_MAX bytes; errors: 1, or 2 for a last that
+ * differs from the first. */
+void run_failure_set(struct run_failure *f, const char *target, const char *tool,
+                     const char *first, const char *last);
+
 struct targets {
         size_t n;
+        struct run_failure failure; /* the output's, failed or not */
         struct target t[TARGETS_MAX];
         bool multi;                         /* several targets (prefixes, or --targets a,b) */
         char builder[TARGET_FIELD_MAX + 1]; /* #0 building with "X" instance */
@@ -219,6 +237,7 @@ struct run_facts {
         uint32_t steps, cached;
         char builder[TARGET_FIELD_MAX + 1]; /* the log's, else the first target's, else a
                                              * container front end (targets_guess_builder) */
+        struct run_failure failure; /* a failed build's (the output's); else empty */
         size_t n;
         struct target_fact t[TARGETS_MAX];
 };
@@ -296,6 +315,9 @@ double targets_step_duration(const struct step_fact *s);
 
 /* Anything worth reporting at all. */
 bool targets_any(const struct targets *ts);
+/* The commands the build ran, where its log tells: the .ninja_log's edges
+ * of this run, or ninja's last [n/m]. 0: unknown (make, BuildKit, none). */
+uint64_t targets_commands_ran(const struct targets *ts);
 
 /* Where the .ninja_log's clock sits on the run's (issue 26): ninja appends
  * a line as each edge ends, so the log's mtime is the end of its last edge

@@ -175,24 +175,25 @@ static bool same_file(const struct unit *a, const struct unit *b)
         return strcmp(a->name, b->name) == 0;
 }
 
-/* Whether other is shown by a path that is tail or ends with "/" tail,
- * with the tag tag. */
+/* Whether other is shown by a path that is tail or (unless whole) ends
+ * with "/" tail, with the tag tag. */
 static bool same_tail(const struct unitnames *un, const struct unit *other, const char *tail,
-                      size_t lt, const char *tag)
+                      size_t lt, const char *tag, bool whole)
 {
         const char *end, *p = rel_of(un, other, &end);
         size_t lo = (size_t)(end - p);
 
         if (strcmp(tag_of(other->name), tag) != 0 || lo < lt || memcmp(p + lo - lt, tail, lt) != 0)
                 return false;
-        return lo == lt || p[lo - lt - 1] == '/';
+        return lo == lt || (!whole && p[lo - lt - 1] == '/');
 }
 
 static bool unique(const struct unitnames *un, const struct unit *row, const char *tail, size_t lt,
-                   const char *tag)
+                   const char *tag, bool whole)
 {
         for (size_t i = 0; i < un->n; i++)
-                if (!same_file(&un->rows[i], row) && same_tail(un, &un->rows[i], tail, lt, tag))
+                if (!same_file(&un->rows[i], row) &&
+                    same_tail(un, &un->rows[i], tail, lt, tag, whole))
                         return false;
         return true;
 }
@@ -208,12 +209,13 @@ const char *unitnames_short(const struct unitnames *un, const struct unit *row, 
                 while (p > full && p[-1] != '/')
                         p--;
                 tail = p;
-                if (*p != '/' && unique(un, row, tail, (size_t)(end - tail), tag))
+                if (*p != '/' && unique(un, row, tail, (size_t)(end - tail), tag, false))
                         break;
         }
         /* Still shared when whole (src/a.c below the project and src/a.c
-         * below the common directory outside it): then the whole path. */
-        if (tail == full && !unique(un, row, tail, (size_t)(end - tail), tag)) {
+         * below the common directory outside it; not a.c and src/a.c, where
+         * a.c is the project's own): then the whole path. */
+        if (tail == full && !unique(un, row, tail, (size_t)(end - tail), tag, true)) {
                 full = tail = row->path[0] == '/' ? row->path : row->name;
                 end = row->path[0] == '/' ? tail + strlen(tail) : tag_of(tail);
         }

@@ -23,7 +23,6 @@ struct units {
         uint32_t *gnext;   /* per row: the next row of its base, + 1; 0 none */
         size_t n, cap;
         uint32_t *slot, *gslot; /* row index + 1; 0 empty */
-        uint64_t dropped;
 };
 
 int units_new(struct units **ret)
@@ -223,10 +222,8 @@ static struct unit *new_row(struct units *u, int kind, const char *ident, const 
         struct unit *r;
         uint32_t *gs;
 
-        if (u->n >= UNITS_MAX || !(r = add_row(u, slot))) {
-                u->dropped++;
+        if (u->n >= UNITS_MAX || !(r = add_row(u, slot)))
                 return NULL;
-        }
         memset(r, 0, sizeof(*r));
         r->kind = kind;
         r->key = key;
@@ -285,6 +282,7 @@ int units_see(struct units *u, const struct units_seen *s)
                 copy_utf8_str(r->tool, sizeof(r->tool), s->tool ? s->tool : "");
                 copy_utf8_str(r->std, sizeof(r->std), s->std ? s->std : "");
                 copy_utf8_str(r->dir, sizeof(r->dir), s->dir ? s->dir : "");
+                r->exact = s->exact;
                 retag(u, *group_slot(u, s->kind, id.ident));
         }
         r->last_s = s->elapsed_s;
@@ -302,19 +300,6 @@ int units_see(struct units *u, const struct units_seen *s)
                         r->cpu_s = cpu_s;
         }
         return 0;
-}
-
-int units_observe(struct units *u, int kind, const char *tool, const char *name, double elapsed_s,
-                  double rss_mb, double cpu_s)
-{
-        struct units_seen s = {.kind = kind,
-                               .tool = tool,
-                               .name = name,
-                               .elapsed_s = elapsed_s,
-                               .rss_mb = rss_mb,
-                               .cpu_s = cpu_s};
-
-        return units_see(u, &s);
 }
 
 int units_ended_seen(struct units *u, const struct units_seen *s)
@@ -336,24 +321,26 @@ int units_ended_seen(struct units *u, const struct units_seen *s)
         return 0;
 }
 
-int units_ended_key(struct units *u, int kind, const char *name, uint64_t key, double cpu_s)
+int units_done(struct units *u, const struct units_seen *s, double start_s)
 {
-        struct units_seen s = {.kind = kind, .name = name, .key = key, .cpu_s = cpu_s};
+        struct units_seen at = *s;
+        int e;
 
-        if (name && name[0] && isfinite(cpu_s) && cpu_s >= 0 && kind != UNITS_COMPILE &&
-            kind != UNITS_LINK)
-                return -ENOENT; /* no unit is of that kind */
-        return units_ended_seen(u, &s);
-}
-
-int units_ended(struct units *u, int kind, const char *name, double cpu_s)
-{
-        return units_ended_key(u, kind, name, 0, cpu_s);
+        at.elapsed_s = start_s;
+        at.rss_mb = at.cpu_s = NAN;
+        e = units_see(u, &at);
+        if (e >= 0 && isfinite(s->cpu_s))
+                e = units_ended_seen(u, s);
+        at = *s;
+        at.cpu_s = NAN;
+        return e < 0 ? e : units_see(u, &at);
 }
 
 int units_put(struct units *u, const struct unit *row)
 {
-        const char *ident;
+        const char *ident = row->path[0] ? row->path : row->name;
+        /* one path built two ways is two rows ("x.cpp [c++20]", "x.cpp [gnu++17]") */
+        uint64_t key = row->path[0] ? hash(row->kind, row->name, 0) | 1 : 0;
         struct unit *r;
         uint32_t slot = 0;
 
@@ -362,12 +349,11 @@ int units_put(struct units *u, const struct unit *row)
             memchr(row->path, '\0', sizeof(row->path)) == NULL ||
             (row->kind != UNITS_COMPILE && row->kind != UNITS_LINK))
                 return -EINVAL;
-        ident = row->path[0] ? row->path : row->name;
-        r = lookup(u, row->kind, ident, 0, &slot);
-        if (!r && !(r = new_row(u, row->kind, ident, row->name, 0, slot)))
+        r = lookup(u, row->kind, ident, key, &slot);
+        if (!r && !(r = new_row(u, row->kind, ident, row->name, key, slot)))
                 return -ENOSPC;
         *r = *row;
-        r->key = 0;
+        r->key = key;
         memcpy(r->base, row->name, sizeof(r->base));
         copy_utf8_str(r->ident, sizeof(r->ident), ident);
         r->std[0] = r->dir[0] = '\0';
@@ -386,9 +372,55 @@ const struct unit *units_rows(const struct units *u, size_t *ret_n)
         return u->rows;
 }
 
-uint64_t units_dropped(const struct units *u)
+bool units_exact(const struct units *u)
 {
-        return u->dropped;
+        for (size_t i = 0; u && i < u->n; i++)
+                if (!u->rows[i].exact)
+                        return false;
+        return u && u->n > 0;
+}
+
+/* input is the source of r: its path ends with input after a '/', or r
+ * has no path and input's base name is r's base. */
+static bool is_source(const struct unit *r, const char *input)
+{
+        size_t pl = strlen(r->path), il = strlen(input);
+        const char *base = strrchr(input, '/');
+
+        if (r->kind != UNITS_COMPILE || !il)
+                return false;
+        if (pl)
+                return pl >= il && strcmp(r->path + pl - il, input) == 0 &&
+                       (pl == il || input[0] == '/' || r->path[pl - il - 1] == '/');
+        return strcmp(r->base, base ? base + 1 : input) == 0;
+}
+
+int units_mark_cache(struct units *u, const char *input, char cache)
+{
+        for (size_t i = 0; i < u->n; i++)
+                if (!u->rows[i].cache && is_source(&u->rows[i], input)) {
+                        u->rows[i].cache = cache;
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+const char *units_cache_name(char cache)
+{
+        return cache == UNITS_CACHE_HIT    ? "hit"
+               : cache == UNITS_CACHE_MISS ? "miss"
+               : cache == UNITS_CACHE_NONE ? "uncacheable"
+                                           : "";
+}
+
+char units_cache_of(const char *name)
+{
+        static const char all[] = {UNITS_CACHE_HIT, UNITS_CACHE_MISS, UNITS_CACHE_NONE};
+
+        for (size_t i = 0; name && name[0] && i < sizeof(all); i++)
+                if (strcmp(name, units_cache_name(all[i])) == 0)
+                        return all[i];
+        return UNITS_CACHE_UNKNOWN;
 }
 
 static double peak_of(const struct unit *r)

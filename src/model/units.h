@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,6 +25,13 @@ enum units_kind {
         UNITS_LINK = 2,
 };
 
+enum units_cache {
+        UNITS_CACHE_UNKNOWN = 0,
+        UNITS_CACHE_HIT = 'h',  /* served from the cache: its figures measure no compile */
+        UNITS_CACHE_MISS = 'm',
+        UNITS_CACHE_NONE = 'u', /* not cacheable (a link, preprocessing, ...) */
+};
+
 struct unit {
         int kind; /* enum units_kind */
         char tool[UNITS_TOOL_MAX + 1];
@@ -33,6 +41,8 @@ struct unit {
         double peak_s;          /* when */
         double cpu_s;           /* user + system of its processes: the ended ones as last seen, plus
                                  * the live ones; NAN unknown */
+        bool exact; /* its figures are the kernel's accounting (units_done), not a scan's */
+        char cache; /* what ccache's stats log said of it: enum units_cache */
         /* The source resolved against the compiler's cwd, absolute and
          * normalised (model/unitname.h); "" when unknown (a link, a crate,
          * a cwd that could not be read, a path over UNITS_PATH_MAX). */
@@ -41,7 +51,7 @@ struct unit {
          * given, its identity (path, or base when path is unknown) and its
          * key (units_see); name is base, or "base [tag]" when several
          * units share ident. A row put back has base = name, ident = path
-         * or name, and key 0. */
+         * or name, and a key of its name (0 without a path). */
         uint64_t key;
         char base[UNITS_NAME_MAX + 1];
         char ident[UNITS_PATH_MAX + 1];
@@ -56,7 +66,7 @@ int units_new(struct units **ret);
 void units_free(struct units *u); /* NULL is a no-op */
 
 /* Put back a whole row (a stored table read again): a unit of the same
- * kind and name is replaced. Returns 0, -ENOSPC when full, -EINVAL. */
+ * kind, name and path is replaced. Returns 0, -ENOSPC when full, -EINVAL. */
 int units_put(struct units *u, const struct unit *row);
 
 /* One unit seen at a scan: a compile or link process (with the compilers it
@@ -66,7 +76,9 @@ int units_put(struct units *u, const struct unit *row);
  * that tells them apart, else the part of the output's directory (dir)
  * that differs ("test-conversions_cpp17" from ".../test-conversions_cpp17.dir/src"),
  * else "#N" in order of first sight. Strings are cut to their maximum;
- * std and dir may be NULL. Returns as units_observe(). */
+ * std and dir may be NULL. The tool kept is the one seen at the unit's
+ * peak. Returns 0, -ENOSPC when the table is full, or -EINVAL for an empty
+ * name or a bad kind. */
 struct units_seen {
         int kind;
         const char *tool, *name, *std, *dir;
@@ -76,31 +88,40 @@ struct units_seen {
         const char *src, *cwd;
         uint64_t key;
         double elapsed_s, rss_mb, cpu_s;
+        bool exact; /* a new row is marked exact */
 };
 int units_see(struct units *u, const struct units_seen *s);
 
-/* units_see() with key 0 and no std or dir. One unit seen at a scan at elapsed_s. tool and name are
- * cut to their maximum. The tool kept is the one seen at the unit's peak. Returns 0, -ENOSPC when
- * the table is full (the unit is counted as dropped), or -EINVAL for an empty name or a bad kind.
- */
-int units_observe(struct units *u, int kind, const char *tool, const char *name, double elapsed_s,
-                  double rss_mb, double cpu_s);
+/* A unit's processes all ended, accounted whole (pipeline/acct): seen from
+ * start_s to s->elapsed_s, its peak s->rss_mb, s->cpu_s added to its CPU
+ * (a source compiled twice of one key is one row, as scans see it).
+ * Returns as units_see. */
+int units_done(struct units *u, const struct units_seen *s, double start_s);
 
-/* Processes of a unit seen at an earlier scan have ended, with cpu_s
- * seconds between them as last seen: from now on the unit's CPU is that
- * plus its live processes'. Call it before the scan's units_observe().
- * Returns 0, -ENOENT when no such unit was observed, -EINVAL. */
-int units_ended(struct units *u, int kind, const char *name, double cpu_s);
-/* The same for the unit of name and key (units_see). */
-int units_ended_key(struct units *u, int kind, const char *name, uint64_t key, double cpu_s);
-/* The same for the unit s names (its kind, name, src, cwd and key), with
- * s->cpu_s the ended processes' CPU. */
+/* Processes of the unit s names (its kind, name, src, cwd and key), seen
+ * at an earlier scan, have ended, with s->cpu_s seconds between them as
+ * last seen: from now on the unit's CPU is that plus its live processes'.
+ * Call it before the scan's units_see(). Returns 0, -ENOENT when no such
+ * unit was seen, -EINVAL. */
 int units_ended_seen(struct units *u, const struct units_seen *s);
 
 size_t units_count(const struct units *u);
 /* Every unit, in order of first sight; owned by u. */
 const struct unit *units_rows(const struct units *u, size_t *ret_n);
-uint64_t units_dropped(const struct units *u);
+
+/* True when there are units and every one is exact (units_done). */
+bool units_exact(const struct units *u);
+
+/* ccache's word on a compile of input (its stats log, parse/ccstats.h):
+ * the first unit in order of first sight not yet marked whose source it
+ * is (its path ends with input, or its name is input's base name) gets
+ * cache. Returns 0, or -ENOENT when no unit is. */
+int units_mark_cache(struct units *u, const char *input, char cache);
+
+/* "hit", "miss", "uncacheable", "" unknown; and back (anything else is
+ * unknown). */
+const char *units_cache_name(char cache);
+char units_cache_of(const char *name);
 
 /* The k largest by peak RSS (ties: first seen first), into out (cap
  * entries); returns how many. */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,6 +118,25 @@ int buildx_history_apply(const struct buildx_history *h, struct targets *ts)
         return i;
 }
 
+/* A finished record's status, as inspect spells it, and its duration. */
+static void ls_status(json_t *o, struct buildx_record *r)
+{
+        static const char *const names[][2] = {
+            {"Completed", "completed"}, {"Error", "failed"}, {"Canceled", "canceled"}};
+        const char *st = json_string_value(json_object_get(o, "status"));
+        json_t *c = json_object_get(o, "completed_at");
+
+        r->duration_s = NAN;
+        for (size_t i = 0; st && i < ARRAY_SIZE(names); i++)
+                if (strcmp(st, names[i][0]) == 0)
+                        snprintf(r->status, sizeof(r->status), "%s", names[i][1]);
+        if (r->status[0] && json_is_string(c))
+                r->duration_s =
+                    buildkit_parse_time(json_string_value(c), json_string_length(c)) - r->created_s;
+        if (!(r->duration_s >= 0 && r->duration_s < 1e9))
+                r->duration_s = NAN;
+}
+
 int buildx_history_ls_parse(const char *buf, size_t len, buildx_record_fn fn, void *userdata)
 {
         const char *p = buf, *end = buf + len;
@@ -139,6 +159,7 @@ int buildx_history_ls_parse(const char *buf, size_t len, buildx_record_fn fn, vo
                         if (json_is_string(c))
                                 r.created_s = buildkit_parse_time(json_string_value(c),
                                                                   json_string_length(c));
+                        ls_status(o, &r);
                         if (r.ref[0]) {
                                 fn(userdata, &r);
                                 n++;

@@ -47,6 +47,8 @@ struct buildx_record {
         char name[TARGET_NAME_MAX + 1]; /* "ctx" (build), "ctx (app)" (bake) */
         char ref[TARGET_FIELD_MAX + 1]; /* the bare id (ls prints <builder>/<node>/<id>) */
         double created_s;               /* Unix seconds; NAN unknown */
+        double duration_s;              /* completed_at - created_at; NAN unknown */
+        char status[16]; /* as inspect spells it: "completed", "failed", "canceled"; "" other */
 };
 typedef void (*buildx_record_fn)(void *userdata, const struct buildx_record *r);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "parse/buildkit.h"
+#include "util/util.h"
 
 static bool is_ws(char c)
 {
@@ -193,15 +194,10 @@ static int json_string(const char *s, const char *end, char *buf, size_t cap, co
                         case 'u': {
                                 unsigned v = 0;
                                 for (int k = 1; k <= 4; k++) {
-                                        char h = p + k < end ? p[k] : 'x';
-                                        unsigned d =
-                                            h >= '0' && h <= '9'   ? (unsigned)(h - '0')
-                                            : h >= 'a' && h <= 'f' ? (unsigned)(h - 'a' + 10)
-                                            : h >= 'A' && h <= 'F' ? (unsigned)(h - 'A' + 10)
-                                                                   : 99;
-                                        if (d > 15)
+                                        int d = p + k < end ? hex_value(p[k]) : -1;
+                                        if (d < 0)
                                                 return -1;
-                                        v = v * 16 + d;
+                                        v = v * 16 + (unsigned)d;
                                 }
                                 p += 4;
                                 c = v < 0x80 && v >= 0x20 ? (char)v : '?';
@@ -259,14 +255,6 @@ static __attribute__((noinline)) size_t feed_json(const char *line, const char *
                 p = after;
         }
         return found;
-}
-
-size_t bkrun_feed_line(const char *line, size_t len, bkrun_fn cb, void *userdata)
-{
-        struct bkline bl;
-
-        bkline_parse(line, len, &bl);
-        return bkrun_feed_line_bk(&bl, line, len, cb, userdata);
 }
 
 size_t bkrun_feed_line_bk(const struct bkline *bl, const char *line, size_t len, bkrun_fn cb,

@@ -33,12 +33,11 @@ int bkrun_vertex_cmd(const char *name, size_t len, char *out, size_t cap);
 int bkrun_argv_cmd(const char *argv, size_t len, char *out, size_t cap);
 
 /* One line of BuildKit progress output (plain: "#6 [app 2/3] RUN ...";
- * rawjson: each "name":"[2/3] RUN ..." of its vertexes): cb is called with
- * the normalized command of every RUN vertex it names. Returns how many. */
+ * rawjson: each "name":"[2/3] RUN ..." of its vertexes), its prefix already
+ * parsed (bkline_parse of the same line, parse/buildkit.h): cb is called
+ * with the normalized command of every RUN vertex it names. Returns how
+ * many. */
 typedef void (*bkrun_fn)(void *userdata, const char *cmd, size_t len);
-size_t bkrun_feed_line(const char *line, size_t len, bkrun_fn cb, void *userdata);
-/* The same with the line's BuildKit prefix already parsed (bkline_parse of
- * the same line, parse/buildkit.h). */
 size_t bkrun_feed_line_bk(const struct bkline *bl, const char *line, size_t len, bkrun_fn cb,
                           void *userdata);
 /* Whether a line can name a RUN step at all: a plain header ("#N [", the

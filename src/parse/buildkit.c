@@ -46,11 +46,6 @@ bool buildkit_last_was_json(const struct buildkit *b)
         return b->last_json;
 }
 
-bool buildkit_seen(const struct buildkit *b)
-{
-        return b->seen;
-}
-
 uint32_t bk_slot_of(uint64_t key, uint32_t nslots)
 {
         key ^= key >> 33;

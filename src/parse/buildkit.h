@@ -163,8 +163,6 @@ int buildkit_marker_vertex(const struct buildkit *b, size_t marker, uint32_t *re
 /* Whether the last line fed was part of a rawjson object (its context
  * went to cfg.ctx). */
 bool buildkit_last_was_json(const struct buildkit *b);
-/* Whether any BuildKit line was seen. */
-bool buildkit_seen(const struct buildkit *b);
 /* An RFC 3339 time as BuildKit's rawjson writes it ("2024-05-01T10:00:02.5Z",
  * or with a +hh:mm offset) in Unix seconds; NAN when s[0..n) is not one. */
 double buildkit_parse_time(const char *s, size_t n);

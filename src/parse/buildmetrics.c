@@ -11,17 +11,18 @@
 #include "parse/bakemeta.h"
 #include "parse/buildkit.h"
 #include "parse/ccstats.h"
+#include "parse/failure.h"
 #include "parse/ninjalog.h"
 #include "util/macro.h"
 #include "util/util.h"
 
-const struct sccache_marker buildmetrics_default_markers[] = {
+/* The seed's default marker table. */
+static const struct sccache_marker default_markers[] = {
     {"pytorch", "/opt/pytorch/sccache-stats.txt"},
     {"triton-wheel", "/wheels-triton-sccache-stats.txt"},
     {"aiter-wheel", "/wheels-aiter-sccache-stats.txt"},
     {"torchvision-wheel", "/wheels-torchvision-sccache-stats.txt"},
 };
-const size_t buildmetrics_default_nmarkers = ARRAY_SIZE(buildmetrics_default_markers);
 
 /* The stats blocks of one tool printed by one source (a BuildKit vertex,
  * or the plain stream): the first and the last, or a zeroing. Counters are
@@ -50,6 +51,7 @@ struct buildmetrics {
         struct ccstats_parser global;
         struct last_block sc, cc;
         double now; /* of the line being fed */
+        struct failure fail;
         struct targets model;
         /* buildmetrics_chunk: the progress lines of the chunk, not parsed
          * yet; see flush_progress(). */
@@ -131,9 +133,8 @@ int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics 
         bm->cfg = *cfg;
         targets_init_zeroed(&bm->model); /* bm is calloc'd */
         ccstats_parser_init(&bm->global);
-        for (size_t i = 0; i < buildmetrics_default_nmarkers; i++)
-                add_marker(bm, buildmetrics_default_markers[i].target,
-                           buildmetrics_default_markers[i].path);
+        for (size_t i = 0; i < ARRAY_SIZE(default_markers); i++)
+                add_marker(bm, default_markers[i].target, default_markers[i].path);
         for (size_t i = 0; i < cfg->nmarkers && i < BUILDMETRICS_MAX_MARKERS; i++)
                 add_marker(bm, cfg->markers[i].target, cfg->markers[i].path);
         for (size_t i = 0; i < bm->nm; i++)
@@ -387,18 +388,11 @@ static void feed_text(struct buildmetrics *bm, int64_t vidx, const char *s, size
         }
 }
 
-bool buildmetrics_feed_line(struct buildmetrics *bm, const char *line, size_t len, double now)
-{
-        struct bkline bl;
-
-        bkline_parse(line, len, &bl);
-        return buildmetrics_feed_line_bk(bm, line, len, now, &bl);
-}
-
 bool buildmetrics_feed_line_bk(struct buildmetrics *bm, const char *line, size_t len, double now,
                                const struct bkline *bl)
 {
         bm->now = now;
+        failure_line(&bm->fail, line, len);
         if (buildkit_feed_line_bk(bm->bk, line, len, now, bl))
                 return false;
         /* JSON lines too: sccache --stats-format=json prints one. */
@@ -526,7 +520,7 @@ struct ls_match {
         struct buildmetrics *bm;
         double from, to;
         uint32_t hits[TARGETS_MAX];
-        char ref[TARGETS_MAX][TARGET_FIELD_MAX + 1];
+        struct buildx_record rec[TARGETS_MAX];
 };
 
 static void on_record(void *userdata, const struct buildx_record *r)
@@ -544,7 +538,7 @@ static void on_record(void *userdata, const struct buildx_record *r)
         if (t < 0 || m->bm->model.t[t].ref[0])
                 return;
         m->hits[t]++;
-        memcpy(m->ref[t], r->ref, sizeof(m->ref[t]));
+        m->rec[t] = *r;
 }
 
 int buildmetrics_history_list(struct buildmetrics *bm, const char *buf, size_t len, double from_s,
@@ -562,11 +556,21 @@ int buildmetrics_history_list(struct buildmetrics *bm, const char *buf, size_t l
         if (buildx_history_ls_parse(buf, len, on_record, m) < 0 && len > 1)
                 return -EINVAL;
         for (size_t i = 0; i < bm->model.n && i < TARGETS_MAX; i++) {
-                if (m->hits[i] == 1) {
-                        memcpy(bm->model.t[i].ref, m->ref[i], sizeof(bm->model.t[i].ref));
-                        n++;
-                }
+                struct target *t = &bm->model.t[i];
+                const struct buildx_record *r = &m->rec[i];
+
                 amb += m->hits[i] > 1;
+                if (m->hits[i] != 1)
+                        continue;
+                memcpy(t->ref, r->ref, sizeof(t->ref));
+                n++;
+                /* a finished record's status and time: inspect's, but for
+                 * the context's revision */
+                if (r->status[0]) {
+                        t->history_set = true;
+                        t->history_duration_s = r->duration_s;
+                        memcpy(t->history_status, r->status, sizeof(t->history_status));
+                }
         }
         *ret_ambiguous = amb;
         return n;
@@ -712,4 +716,5 @@ void buildmetrics_finish(struct buildmetrics *bm)
         flush_progress(bm);
         buildkit_finish(bm->bk, &bm->model);
         attribute_stats(bm);
+        bm->model.failure = bm->fail.r;
 }

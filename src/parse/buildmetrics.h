@@ -33,10 +33,6 @@ struct buildmetrics_config {
         void *ctx_userdata;
 };
 
-/* The seed's default marker table. */
-extern const struct sccache_marker buildmetrics_default_markers[];
-extern const size_t buildmetrics_default_nmarkers;
-
 struct buildmetrics;
 
 /* The config's strings must outlive the object.
@@ -44,13 +40,12 @@ struct buildmetrics;
 int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics **ret);
 void buildmetrics_free(struct buildmetrics *bm);
 
-/* One line of the build's output (no '\n'); now = seconds since the run
- * started, by buildtel's clock. Returns true when the line was part of a
- * JSON object (rawjson: its context went to cfg.ctx_line): the line itself
- * names nothing a reader can use. */
-bool buildmetrics_feed_line(struct buildmetrics *bm, const char *line, size_t len, double now);
-/* The same with the line's BuildKit prefix already parsed (bkline_parse of
- * the same line), as the recorder's on_line hands it to every parser. */
+/* One line of the build's output (no '\n'), its BuildKit prefix already
+ * parsed (bkline_parse of the same line, as the recorder's on_line hands it
+ * to every parser); now = seconds since the run started, by buildtel's
+ * clock. Returns true when the line was part of a JSON object (rawjson: its
+ * context went to cfg.ctx_line): the line itself names nothing a reader
+ * can use. */
 bool buildmetrics_feed_line_bk(struct buildmetrics *bm, const char *line, size_t len, double now,
                                const struct bkline *bl);
 

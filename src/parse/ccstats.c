@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "parse/ccstats.h"
 
+#include "model/units.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <string.h>
@@ -109,11 +111,6 @@ static int put_extra(struct ccstats_parser *p, enum ccstats_kind kind, enum extr
         return 2;
 }
 
-static bool is_space(char c)
-{
-        return c == ' ' || c == '\t';
-}
-
 /* "LABEL<spaces>N[ rest]" at the start of [cur,end): the number, when the
  * label is followed by at least one blank and then digits. */
 static bool label_num(const char *cur, const char *end, const char *label, uint64_t *ret)
@@ -122,9 +119,9 @@ static bool label_num(const char *cur, const char *end, const char *label, uint6
 
         if (!skip_prefix(&c, end, label))
                 return false;
-        if (c >= end || !is_space(*c))
+        if (c >= end || !is_blank(*c))
                 return false;
-        while (c < end && is_space(*c))
+        while (c < end && is_blank(*c))
                 c++;
         if (parse_u64(&c, end, ret) < 0 || !range_ok_u64(RANGE_EVENTS, *ret))
                 return false;
@@ -182,13 +179,13 @@ static bool label_size(const char *cur, const char *end, const char *label, int6
         const char *c = cur;
         double v, m;
 
-        if (!skip_prefix(&c, end, label) || c >= end || !is_space(*c))
+        if (!skip_prefix(&c, end, label) || c >= end || !is_blank(*c))
                 return false;
-        while (c < end && is_space(*c))
+        while (c < end && is_blank(*c))
                 c++;
         if (!decimal(&c, end, &v))
                 return false;
-        while (c < end && is_space(*c))
+        while (c < end && is_blank(*c))
                 c++;
         m = unit_mult(c, end);
         if (m == 0)
@@ -214,16 +211,16 @@ static int cache_size_line(struct ccstats_parser *p, const char *c, const char *
         c = close + 1;
         if (!skip_prefix(&c, end, ":"))
                 return 0;
-        while (c < end && is_space(*c))
+        while (c < end && is_blank(*c))
                 c++;
         if (!decimal(&c, end, &v))
                 return 0;
         r = put_extra(p, CCSTATS_CCACHE, X_SIZE, to_bytes(v, m));
-        while (c < end && is_space(*c))
+        while (c < end && is_blank(*c))
                 c++;
         if (!skip_prefix(&c, end, "/"))
                 return r;
-        while (c < end && is_space(*c))
+        while (c < end && is_blank(*c))
                 c++;
         if (decimal(&c, end, &v))
                 r = put_extra(p, CCSTATS_CCACHE, X_MAX, to_bytes(v, m));
@@ -303,7 +300,7 @@ static int feed_print_stats(struct ccstats_parser *p, const char *c, const char 
                         return 0;
                 if (!quoted && (q >= end || *q != '\t'))
                         return 0;
-                while (q < end && is_space(*q))
+                while (q < end && is_blank(*q))
                         q++;
                 if (parse_u64(&q, end, &v) < 0 || !range_ok_u64(RANGE_EVENTS, v))
                         return 0;
@@ -389,7 +386,7 @@ int ccstats_feed_line(struct ccstats_parser *p, const char *line, size_t len)
                 return put_extra(p, CCSTATS_CCACHE, X_FILES, (int64_t)MIN(v, (uint64_t)INT64_MAX));
 
         /* ccache 4.4+: headings at column 0, rows indented */
-        if (len >= 1 && !is_space(*c)) {
+        if (len >= 1 && !is_blank(*c)) {
                 if (skip_prefix(&c, end, "Summary:") || skip_prefix(&c, end, "Cacheable calls:")) {
                         new_block(p);
                         p->heading = HEAD_SUMMARY;
@@ -407,7 +404,7 @@ int ccstats_feed_line(struct ccstats_parser *p, const char *line, size_t len)
                 }
                 return feed_print_stats(p, c, end);
         }
-        while (c < end && is_space(*c))
+        while (c < end && is_blank(*c))
                 c++;
         if (*c == '"')
                 return feed_print_stats(p, c, end);
@@ -443,4 +440,47 @@ int ccstats_parse(const char *buf, size_t len, struct ccstats *ret)
                 return -ENOENT;
         *ret = p.last;
         return 0;
+}
+
+/* One call's input and verdict, handed on at its end. */
+struct statslog_call {
+        char input[4096];
+        char cache;
+        bool open;
+};
+
+static size_t call_end(struct statslog_call *c, ccstatslog_fn fn, void *userdata)
+{
+        if (!c->open)
+                return 0;
+        fn(userdata, c->input, c->cache ? c->cache : UNITS_CACHE_NONE);
+        c->open = false;
+        return 1;
+}
+
+size_t ccstatslog_parse(const char *buf, size_t len, ccstatslog_fn fn, void *userdata)
+{
+        struct statslog_call c = {.open = false};
+        const char *p = buf, *end = buf + len;
+        size_t calls = 0;
+
+        while (p < end) {
+                const char *eol = line_end(p, end);
+                size_t n = (size_t)(eol - p);
+
+                if (n >= 2 && p[0] == '#' && p[1] == ' ') {
+                        calls += call_end(&c, fn, userdata);
+                        copy_utf8(c.input, sizeof(c.input), p + 2, n - 2);
+                        c.cache = 0;
+                        c.open = true;
+                } else if (c.open && ((n == 16 && memcmp(p, "direct_cache_hit", 16) == 0) ||
+                                      (n == 22 && memcmp(p, "preprocessed_cache_hit", 22) == 0))) {
+                        c.cache = UNITS_CACHE_HIT;
+                } else if (c.open && n == 10 && memcmp(p, "cache_miss", 10) == 0 &&
+                           c.cache != UNITS_CACHE_HIT) {
+                        c.cache = UNITS_CACHE_MISS;
+                }
+                p = next_line(eol, end);
+        }
+        return calls + call_end(&c, fn, userdata);
 }

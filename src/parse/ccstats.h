@@ -55,3 +55,11 @@ int ccstats_feed_line(struct ccstats_parser *p, const char *line, size_t len);
 /* The last complete block of buf. Returns 0, or -ENOENT when buf holds
  * none (*ret untouched). */
 int ccstats_parse(const char *buf, size_t len, struct ccstats *ret);
+
+/* ccache's stats log (CCACHE_STATSLOG, ccache 4): a "# INPUT" line per
+ * call, then the counters it bumped, one a line. Each call goes to fn with
+ * its input (NUL-terminated, cut at 4095 bytes) and what it was: a hit
+ * (direct_cache_hit, preprocessed_cache_hit), a miss (cache_miss), or
+ * neither (enum units_cache). Returns how many calls. */
+typedef void (*ccstatslog_fn)(void *userdata, const char *input, char cache);
+size_t ccstatslog_parse(const char *buf, size_t len, ccstatslog_fn fn, void *userdata);

@@ -173,11 +173,6 @@ bool logctx_line_wins(bool work, bool seen_work, double last_work_s, double now_
         return work || !seen_work || now_s - last_work_s > hold_s;
 }
 
-void logctx_feed_line(struct logctx *c, const char *line, size_t len)
-{
-        logctx_feed_line_at(c, line, len, 0.0);
-}
-
 static void put_context(struct logctx *c, const char *p, size_t n)
 {
         size_t cut = logline_utf8_cut(p, n, SAMPLE_CONTEXT_MAX);

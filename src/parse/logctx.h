@@ -27,7 +27,7 @@ enum logline_kind {
 };
 
 /* Classification of one cleaned line. stage points into the line given to
- * logline_classify() (or is NULL with stage_len 0 when the line sets none).
+ * logline_classify_bk() (or is NULL with stage_len 0 when the line sets none).
  * For LOGLINE_BUILDKIT_STEP it spans the bracket tokens before `i/n` with
  * leading and trailing platform tokens left out, still space-separated
  * ("pytorch builder"); logctx_stage() reports it as "pytorch/builder" and
@@ -45,17 +45,6 @@ struct logline {
                            * sha256:<digest>": never the context */
 };
 
-/* Strip ANSI escape sequences (CSI, OSC incl. OSC-8 links), drop '\r' (keep
- * the text after the last '\r' that is followed by text, as a terminal
- * shows it), trim spaces, and cap at SAMPLE_CONTEXT_MAX bytes without
- * cutting a UTF-8 sequence. Writes at most cap-1 bytes plus NUL into out;
- * returns the length. */
-size_t logline_clean(const char *in, size_t len, char *out, size_t cap);
-
-/* Classify a cleaned line (leading spaces trimmed, as logctx does). Never
- * fails. */
-void logline_classify(const char *line, size_t len, struct logline *ret);
-
 struct logctx_config {
         const char *stage_regex; /* POSIX ERE; first capture = stage; NULL none */
         const char *fixed_stage; /* --stage NAME: used while nothing else applies */
@@ -69,10 +58,8 @@ struct logctx;
 int logctx_new(const struct logctx_config *cfg, struct logctx **ret);
 void logctx_free(struct logctx *c);
 
-/* Feed one raw line (no '\n'), as linebuf delivers it. */
-void logctx_feed_line(struct logctx *c, const char *line, size_t len);
-/* The same, with the time the line arrived (seconds, any monotonic origin):
- * logctx_feed_line() is this at time 0, as if every line came at once. */
+/* Feed one raw line (no '\n'), as linebuf delivers it, with the time it
+ * arrived (seconds, any monotonic origin). */
 void logctx_feed_line_at(struct logctx *c, const char *line, size_t len, double now_s);
 /* The chunk the next lines come from, as linebuf hands them out in place:
  * the escapes and '\r' that make a line need cleaning are then looked for

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "parse/logctx.h"
+#include "util/util.h"
 
 #define ESC '\x1b'
 #define BEL '\x07'
@@ -15,11 +16,6 @@ struct bkline;
 static inline bool is_space(char c)
 {
         return c == ' ' || (unsigned char)(c - '\t') <= '\f' - '\t'; /* \t \n \v \f */
-}
-
-static inline bool is_digit(char c)
-{
-        return c >= '0' && c <= '9';
 }
 
 /* Longest prefix of s[0..len) of at most max bytes that does not split a
@@ -34,7 +30,7 @@ const char *logline_skip_ci_timestamp(const char *p, const char *end);
 const char *logline_skip_digits(const char *p, const char *end);
 /* A "linux/amd64"-like token (a step's platform in brackets). */
 bool logline_is_platform_token(const char *s, size_t n);
-/* logline_classify() with the line's BuildKit prefix parsed once (bl;
- * NULL: parse it here). */
+/* Classify a cleaned line (leading spaces trimmed, as logctx does), its
+ * BuildKit prefix parsed once (bl; NULL: parse it here). Never fails. */
 void logline_classify_bk(const char *line, size_t len, const struct bkline *bl,
                          struct logline *ret);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* One line of the build's output on its own: what a terminal leaves
- * visible of it (escapes and '\r' overwrites gone, logline_clean()) and
- * what kind of line it is (logline_classify(): work, a step, a stage, a
+ * visible of it (escapes and '\r' overwrites gone, logline_visible()) and
+ * what kind of line it is (logline_classify_bk(): work, a step, a stage, a
  * diagnostic, noise). The context across lines is logctx.c's. */
 #include <string.h>
 
@@ -129,24 +129,6 @@ size_t logline_visible(const char *in, size_t len, char *out, size_t cap)
         }
 }
 
-size_t logline_clean(const char *in, size_t len, char *out, size_t cap)
-{
-        /* A few bytes past the cap so utf8_cut can see the sequence it cuts. */
-        char tmp[SAMPLE_CONTEXT_MAX + 4];
-        size_t lim, m;
-
-        if (cap == 0)
-                return 0;
-        lim = MIN(cap - 1, (size_t)SAMPLE_CONTEXT_MAX);
-        m = logline_visible(in, len, tmp, sizeof(tmp));
-        m = logline_utf8_cut(tmp, m, lim);
-        while (m > 0 && is_space(tmp[m - 1]))
-                m--;
-        memcpy(out, tmp, m);
-        out[m] = '\0';
-        return m;
-}
-
 /* "2025-07-03T08:13:03.5879809Z " as GitHub's raw logs put before each line;
  * returns p unchanged when absent. */
 const char *logline_skip_ci_timestamp(const char *p, const char *end)
@@ -173,8 +155,6 @@ const char *logline_skip_ci_timestamp(const char *p, const char *end)
                 q++;
         return q;
 }
-
-static bool skip_lit(const char **cur, const char *end, const char *lit);
 
 const char *logline_skip_digits(const char *p, const char *end)
 {
@@ -330,7 +310,7 @@ static bool is_bazel_progress(const char *p, const char *end)
 {
         const char *q = skip_grouped(p + 1, end), *d;
 
-        if (q == p + 1 || !skip_lit(&q, end, " / "))
+        if (q == p + 1 || !skip_prefix(&q, end, " / "))
                 return false;
         d = q;
         q = skip_grouped(q, end);
@@ -364,7 +344,7 @@ static bool is_quiet_line(const char *p, const char *end)
                 return false;
         while (q < end && *q == ' ')
                 q++;
-        if (skip_lit(&q, end, "[M]"))
+        if (skip_prefix(&q, end, "[M]"))
                 while (q < end && *q == ' ')
                         q++;
         return q < end && *q != '[' && !memchr(q, ' ', (size_t)(end - q));
@@ -549,16 +529,6 @@ static void classify_buildkit(const char *p, const char *end, const struct bklin
         classify_work(q, end, ret);
 }
 
-static bool skip_lit(const char **cur, const char *end, const char *lit)
-{
-        size_t l = strlen(lit);
-
-        if ((size_t)(end - *cur) < l || memcmp(*cur, lit, l) != 0)
-                return false;
-        *cur += l;
-        return true;
-}
-
 static void classify_group(const char *q, const char *end, struct logline *ret)
 {
         ret->kind = LOGLINE_GHA_GROUP;
@@ -646,13 +616,13 @@ static bool is_diag(const char *p, const char *end)
         case '|':
                 return true;
         case 'I':
-                return skip_lit(&q, end, "In file included from") ||
-                       skip_lit(&q, end, "In function") ||
-                       skip_lit(&q, end, "In member function") ||
-                       skip_lit(&q, end, "In instantiation of") || is_located_diag(p, end);
+                return skip_prefix(&q, end, "In file included from") ||
+                       skip_prefix(&q, end, "In function") ||
+                       skip_prefix(&q, end, "In member function") ||
+                       skip_prefix(&q, end, "In instantiation of") || is_located_diag(p, end);
         case 'f':
                 /* the rest of an include chain: "from a/b.h:12," */
-                if (skip_lit(&q, end, "from ") && (q = memchr(q, ':', (size_t)(end - q))) &&
+                if (skip_prefix(&q, end, "from ") && (q = memchr(q, ':', (size_t)(end - q))) &&
                     q + 1 < end && is_digit(q[1]))
                         return true;
                 break;
@@ -679,15 +649,10 @@ static bool is_diag(const char *p, const char *end)
                 /* clang's tally: "4 warnings generated.", "1 warning and 2
                  * errors generated." */
                 if ((size_t)(end - p) > 10 && memcmp(end - 10, "generated.", 10) == 0 &&
-                    (skip_lit(&q, end, "warning") || skip_lit(&q, end, "error")))
+                    (skip_prefix(&q, end, "warning") || skip_prefix(&q, end, "error")))
                         return true;
         }
         return is_located_diag(p, end);
-}
-
-void logline_classify(const char *line, size_t len, struct logline *ret)
-{
-        logline_classify_bk(line, len, NULL, ret);
 }
 
 void logline_classify_bk(const char *line, size_t len, const struct bkline *bl, struct logline *ret)
@@ -708,7 +673,7 @@ void logline_classify_bk(const char *line, size_t len, const struct bkline *bl, 
         case '#':
                 q = p;
                 /* "##[group]" is how GitHub's runner echoes ::group:: */
-                if (p + 1 < end && p[1] == '#' && skip_lit(&q, end, "##[group]"))
+                if (p + 1 < end && p[1] == '#' && skip_prefix(&q, end, "##[group]"))
                         classify_group(q, end, ret);
                 else
                         classify_buildkit(p, end, bl && bl->hash ? bl : NULL, ret);
@@ -717,22 +682,22 @@ void logline_classify_bk(const char *line, size_t len, const struct bkline *bl, 
                 return;
         case ':':
                 q = p;
-                if (skip_lit(&q, end, "::group::"))
+                if (skip_prefix(&q, end, "::group::"))
                         classify_group(q, end, ret);
                 return;
         case 'm':
                 /* "make[2]: *** ..." / "make: *** ...": a failure, not work */
                 q = p;
-                if (!skip_lit(&q, end, "make"))
+                if (!skip_prefix(&q, end, "make"))
                         break;
                 if (q < end && *q == '[') {
                         const char *d = ++q;
 
                         q = logline_skip_digits(q, end);
-                        if (q == d || !skip_lit(&q, end, "]"))
+                        if (q == d || !skip_prefix(&q, end, "]"))
                                 break;
                 }
-                if (skip_lit(&q, end, ": ***")) {
+                if (skip_prefix(&q, end, ": ***")) {
                         ret->kind = LOGLINE_MAKE;
                         return;
                 }

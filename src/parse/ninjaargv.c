@@ -72,22 +72,12 @@ static int cmake_dir(char *const *argv, const char **ret)
         return 0;
 }
 
+/* meson compile: its -C read as ninja's (the last one wins). */
 static int meson_dir(char *const *argv, const char **ret)
 {
-        const char *dir = ".";
-
         if (!argv[1] || strcmp(argv[1], "compile") != 0)
                 return 0;
-        for (size_t i = 2; argv[i]; i++) {
-                const char *v = opt_value(argv, &i, "-C");
-
-                if (v && !*v)
-                        return 0;
-                if (v)
-                        dir = v;
-        }
-        *ret = dir;
-        return 1;
+        return ninja_dir(argv + 1, ret);
 }
 
 int ninjaargv_dir(char *const *argv, const char **ret_dir, enum ninjaargv_need *ret_need)

@@ -56,7 +56,7 @@ static int parse_line(const char *s, const char *end, struct rec *r)
         mt = field(&c, end, &n);
         if (n == 0 || c >= end)
                 return -1;
-        r->mtime = mt; /* its unit differs by platform and version: see ninjalog_runs() */
+        r->mtime = mt; /* its unit differs by platform and version: see struct ninjalog_run */
         r->mtime_len = n;
         r->out = field(&c, end, &r->out_len);
         if (r->out_len == 0 || c >= end)
@@ -104,8 +104,8 @@ static void run_close(struct ninjalog_run *runs, size_t cap, size_t *n, struct n
         runs[(*n)++] = *cur;
 }
 
-/* The state of one walk over a log's lines, whole or streamed: every line
- * goes through lines_step(), so the two agree by construction. */
+/* The state of one walk over a log's lines: every line goes through
+ * lines_step(), whether it was whole in a feed or joined across two. */
 struct lines {
         /* whether the log is one */
         uint64_t records;
@@ -214,49 +214,6 @@ static void lines_release(struct lines *l)
         free(l->prev_hash);
 }
 
-static void lines_whole(struct lines *l, const char *buf, size_t len)
-{
-        const char *c = buf, *end = buf + len;
-
-        while (c < end) {
-                const char *nl = memchr(c, '\n', (size_t)(end - c));
-
-                lines_step(l, c, nl ? nl : end, (uint64_t)(c - buf));
-                c = nl ? nl + 1 : end;
-        }
-}
-
-int ninjalog_each(const char *buf, size_t len, ninjalog_edge_fn fn, void *userdata)
-{
-        struct lines l;
-        int e;
-
-        /* pass 1: whether it is a .ninja_log, before any edge is given */
-        lines_init(&l, 0, NULL, 0, NULL, NULL);
-        lines_whole(&l, buf, len);
-        e = lines_finish(&l, len);
-        if (e < 0)
-                return e;
-        lines_init(&l, 0, NULL, 0, fn, userdata);
-        lines_whole(&l, buf, len);
-        e = lines_finish(&l, len);
-        lines_release(&l);
-        return e;
-}
-
-int ninjalog_runs(const char *buf, size_t len, struct ninjalog_run *runs, size_t cap)
-{
-        struct lines l;
-        int e;
-
-        if (cap == 0)
-                return -EINVAL;
-        lines_init(&l, 0, runs, cap, NULL, NULL);
-        lines_whole(&l, buf, len);
-        e = lines_finish(&l, len);
-        return e < 0 ? e : (int)l.n;
-}
-
 struct ninjalog_stream {
         struct lines l;
         uint64_t at;   /* file offset of the line being joined */
@@ -362,23 +319,6 @@ void ninjalog_stream_free(struct ninjalog_stream *s)
         free(s);
 }
 
-static void offer_edge(void *userdata, int64_t start_ms, int64_t end_ms, const char *out,
-                       size_t out_len)
-{
-        targets_offer_edge(userdata, start_ms, end_ms, out, out_len);
-}
-
-int ninjalog_parse(const char *buf, size_t len, struct targets *ts)
-{
-        int e = ninjalog_each(buf, len, offer_edge, ts);
-
-        if (e < 0)
-                return e;
-        ts->ninja_log_set = true;
-        ts->ninja_edges = (uint64_t)e;
-        return 0;
-}
-
 #define NINJALOG_CHUNK (1u << 20) /* a .ninja_log is read this much at a time */
 
 static int stream_feed(void *userdata, const char *buf, size_t len)
@@ -398,7 +338,7 @@ int ninjalog_read_range(int fd, uint64_t from, uint64_t to, struct ninjalog_run 
         if (e >= 0)
                 e = ninjalog_stream_finish(s);
         if (e >= 0 && runs)
-                e = (int)s->l.n;
+                e = (int)ninjalog_stream_nruns(s);
         ninjalog_stream_free(s);
         return e;
 }

@@ -6,29 +6,17 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "model/targets.h"
-
 /* .ninja_log v5, v6 and v7: "# ninja log vN" headers and records
  * "start_ms<TAB>end_ms<TAB>mtime<TAB>output<TAB>hash". A line longer than
  * NINJALOG_LINE_MAX (without its newline) is junk, whole or streamed. */
 
 #define NINJALOG_LINE_MAX (64u << 10)
 
-/* Account the records of buf, a run's (ninjalog_window()), into ts: the
- * number of edges (the lines of a multi-output edge count once) and the
- * slowest edges. Malformed lines are skipped. Returns 0, or -EINVAL when
- * buf holds a header of an unknown version or not a single record. */
-int ninjalog_parse(const char *buf, size_t len, struct targets *ts);
-
 /* One distinct edge of a .ninja_log (the lines of a multi-output edge give
- * one call, with the first output): times in ms from ninja's start. */
+ * one call, with the first output; malformed lines are skipped): times in
+ * ms from ninja's start. */
 typedef void (*ninjalog_edge_fn)(void *userdata, int64_t start_ms, int64_t end_ms, const char *out,
                                  size_t out_len);
-
-/* Walk the edges of buf as ninjalog_parse() counts them, calling fn with
- * each. Returns the number of edges (capped at INT32_MAX), or -EINVAL as
- * ninjalog_parse() (fn then not called). */
-int ninjalog_each(const char *buf, size_t len, ninjalog_edge_fn fn, void *userdata);
 
 /* One ninja run of a .ninja_log (one starts at a header or where the end
  * times drop: ninja appends a line per finished edge, so the end times of
@@ -44,25 +32,20 @@ struct ninjalog_run {
         double start_epoch;
 };
 
-/* The runs of buf, oldest first, the last cap of them into runs. Returns
- * how many were written, or -EINVAL as ninjalog_parse(). */
-int ninjalog_runs(const char *buf, size_t len, struct ninjalog_run *runs, size_t cap);
-
-/* The same in successive buffers cut anywhere, for a log too big to hold
- * (a line across two feeds is joined, in a buffer of at most
- * NINJALOG_LINE_MAX). base: the file offset of the first byte fed (the
- * offsets of runs are the file's). With runs (cap of them),
- * ninjalog_runs(); with fn, ninjalog_each()
- * (walk [from, to) of a file: feed it only those bytes). NULL when out of
- * memory. */
+/* A .ninja_log read in successive buffers cut anywhere (a line across two
+ * feeds is joined, in a buffer of at most NINJALOG_LINE_MAX), so a log of
+ * any size. base: the file offset of the first byte fed (the offsets of
+ * runs are the file's). With runs (cap of them): its runs, oldest first,
+ * the last cap of them; with fn: its edges, as they are read (walk [from,
+ * to) of a file: feed it only those bytes). NULL when out of memory. */
 struct ninjalog_stream;
 struct ninjalog_stream *ninjalog_stream_new(uint64_t base, struct ninjalog_run *runs, size_t cap,
                                             ninjalog_edge_fn fn, void *userdata);
 /* 0, or -ENOMEM (sticky: finish says it too). */
 int ninjalog_stream_feed(struct ninjalog_stream *s, const char *buf, size_t len);
 /* After the last feed: the number of edges given to fn (capped at
- * INT32_MAX), or -EINVAL as ninjalog_parse() (a bad header anywhere, not a
- * single record), or -ENOMEM. */
+ * INT32_MAX), or -EINVAL (a header of an unknown version anywhere, or not
+ * a single record), or -ENOMEM. */
 int ninjalog_stream_finish(struct ninjalog_stream *s);
 /* After finish: how many runs were written into runs. */
 size_t ninjalog_stream_nruns(const struct ninjalog_stream *s);

@@ -20,17 +20,6 @@ void otel_pairs_release(struct otel_pairs *ps)
         ps->n = 0;
 }
 
-static int hexval(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 int otelenv_percent_decode(const char *s, size_t len, char **ret)
 {
         char *out = malloc(len + 1);
@@ -46,8 +35,8 @@ int otelenv_percent_decode(const char *s, size_t len, char **ret)
 
                         if (len - i < 3)
                                 goto bad;
-                        hi = hexval(s[i + 1]);
-                        lo = hexval(s[i + 2]);
+                        hi = hex_value(s[i + 1]);
+                        lo = hex_value(s[i + 2]);
                         if (hi < 0 || lo < 0)
                                 goto bad;
                         c = (char)(hi << 4 | lo);
@@ -65,16 +54,11 @@ bad:
         return -EINVAL;
 }
 
-static bool is_space(char c)
-{
-        return c == ' ' || c == '\t';
-}
-
 static void trim(const char **b, const char **e)
 {
-        while (*b < *e && is_space(**b))
+        while (*b < *e && is_blank(**b))
                 (*b)++;
-        while (*e > *b && is_space((*e)[-1]))
+        while (*e > *b && is_blank((*e)[-1]))
                 (*e)--;
 }
 
@@ -167,7 +151,7 @@ int otelenv_parse_pairs(const char *s, size_t len, bool http_header, struct otel
 static int parse_hex(const char *s, size_t n, uint8_t *out)
 {
         for (size_t i = 0; i < n; i += 2) {
-                int hi = hexval(s[i]), lo = hexval(s[i + 1]);
+                int hi = hex_value(s[i]), lo = hex_value(s[i + 1]);
 
                 /* W3C trace context: lowercase only */
                 if (hi < 0 || lo < 0 || (s[i] >= 'A' && s[i] <= 'F') ||
@@ -661,27 +645,15 @@ void otelenv_set_run_span(struct otel_config *c, const uint8_t rnd[16], const ch
 
 int otelenv_format_traceparent(const struct traceparent *tp, char *buf, size_t cap)
 {
-        static const char hex[] = "0123456789abcdef";
-        size_t o = 0;
-
         if (cap < 56)
                 return -EINVAL;
-        buf[o++] = '0';
-        buf[o++] = '0';
-        buf[o++] = '-';
-        for (size_t i = 0; i < 16; i++) {
-                buf[o++] = hex[tp->trace_id[i] >> 4];
-                buf[o++] = hex[tp->trace_id[i] & 15];
-        }
-        buf[o++] = '-';
-        for (size_t i = 0; i < 8; i++) {
-                buf[o++] = hex[tp->span_id[i] >> 4];
-                buf[o++] = hex[tp->span_id[i] & 15];
-        }
-        buf[o++] = '-';
-        buf[o++] = hex[tp->flags >> 4];
-        buf[o++] = hex[tp->flags & 15];
-        buf[o] = '\0';
+        /* 00-<32 hex>-<16 hex>-<2 hex> */
+        memcpy(buf, "00-", 3);
+        hex_encode(buf + 3, tp->trace_id, 16);
+        buf[35] = '-';
+        hex_encode(buf + 36, tp->span_id, 8);
+        buf[52] = '-';
+        hex_encode(buf + 53, &tp->flags, 1);
         return 0;
 }
 

@@ -154,10 +154,23 @@ lookup:
         return e;
 }
 
+/* The one target's live stream was whole (its steps counted and every
+ * one ended, exported or failed): its record's log would replay the same
+ * steps, so that call (about 0.3 s) is not made. A bake's targets are
+ * replayed: their streams print a shared step under one of them. */
+static bool stream_whole(const struct targets *m)
+{
+        const struct target *t = &m->t[0];
+
+        return m->n == 1 && m->buildkit_seen && t->steps > 0 && (t->done || t->errors);
+}
+
 /* docker buildx history for each target's ref (the --metadata-file's, or
  * this run's records from history ls), within one budget: status,
- * duration, revision (inspect), steps and cached (the record's log
- * replayed: history logs). */
+ * duration, revision (inspect; history ls says the first two), steps and
+ * cached (the record's log replayed: history logs). After a whole stream
+ * (stream_whole()) history ls is the one call when the run knows its
+ * revision. */
 static void import_history(const struct endinputs *in)
 {
         const struct targets *m = buildmetrics_model(in->metrics);
@@ -187,6 +200,11 @@ static void import_history(const struct endinputs *in)
 
                 if (!m->t[i].ref[0] || left <= 0)
                         continue;
+                /* history ls said its status and time, the stream its
+                 * steps; inspect would add the context's revision, which
+                 * the run has of its own */
+                if (stream_whole(m) && m->t[i].history_set && in->run->vcs_rev)
+                        continue;
                 e = buildx_history_fetch(m->t[i].ref, MIN(left, HISTORY_TIMEOUT_S), &out, &len);
                 if (e == -ENOENT)
                         return; /* no docker here */
@@ -197,6 +215,8 @@ static void import_history(const struct endinputs *in)
                              e == -EINVAL ? "not the expected JSON" : strerror(-e));
                 free(out);
                 out = NULL;
+                if (stream_whole(m))
+                        continue;
                 left = budget_end - now_monotonic();
                 e = left > 0
                         ? buildx_history_logs(m->t[i].ref, MIN(left, HISTORY_TIMEOUT_S), &out, &len)

@@ -12,8 +12,11 @@
 #include <unistd.h>
 
 #include "model/baseline.h"
+#include "model/jobs.h"
 #include "model/units.h"
+#include "pipeline/acct.h"
 #include "parse/bkrun.h"
+#include "parse/ccstats.h"
 #include "parse/outparse.h"
 #include "runfiles/names.h"
 #include "pipeline/endinputs.h"
@@ -52,6 +55,12 @@ struct recorder {
         double page_bytes;
         struct procscan *scan;     /* the compile units in flight */
         struct units *units;       /* and over the run */
+        /* The kernel's accounting of every process (root): the units
+         * exact, in their own table; NULL: not ours to read. */
+        struct acct *acct;
+        struct units *xunits;
+        char *statslog;      /* ccache's stats log of the build; NULL none */
+        uint64_t statslog_off; /* its size when the build started */
         struct baseline *baseline; /* the run against its job's usual, made at finish */
         char running[SAMPLE_RUNNING_MAX + 1];
         /* The output's parsers on their own thread (parseq.h); NULL: none
@@ -347,6 +356,41 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
         return 0;
 }
 
+/* ccache's stats log: the caller's, else one in the log directory; what
+ * it holds already is not this build's. */
+static void open_statslog(struct recorder *r)
+{
+        struct stat st;
+
+        if (r->cfg.ccache_statslog && r->cfg.ccache_statslog[0])
+                r->statslog = strdup(r->cfg.ccache_statslog);
+        else if (r->log_dir)
+                r->statslog = runfiles_path(r->log_dir, r->run->run_id, RUNFILE_CCACHE_LOG);
+        if (r->statslog && stat(r->statslog, &st) == 0 && S_ISREG(st.st_mode))
+                r->statslog_off = (uint64_t)st.st_size;
+}
+
+const char *recorder_statslog(const struct recorder *r)
+{
+        return r->statslog;
+}
+
+static void mark_cache(void *userdata, const char *input, char cache)
+{
+        (void)units_mark_cache(userdata, input, cache);
+}
+
+/* What ccache said of each compile, on the units of the model. */
+static void read_statslog(struct recorder *r, struct units *u)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+
+        if (r->statslog && u &&
+            read_regular_file(r->statslog, r->statslog_off, 64 << 20, &buf, &len) >= 0)
+                (void)ccstatslog_parse(buf, len, mark_cache, u);
+}
+
 int recorder_open_live(struct recorder *r)
 {
         struct sampler_config scfg = {
@@ -362,11 +406,20 @@ int recorder_open_live(struct recorder *r)
                 e = execmatch_new("/", &r->em);
         if (e < 0)
                 return e;
+        /* run's build, as root: every process accounted (opened before the
+         * build starts, so its first fork is heard) */
+        if (r->cfg.cgroup && units_new(&r->xunits) >= 0 &&
+            acct_open(sampler_procfs(r->sampler), r->xunits, &r->acct) < 0) {
+                units_free(r->xunits);
+                r->xunits = NULL;
+        }
         endinputs_snapshot(r->cfg.metrics.ninja_log, &r->ninja);
         if (!r->cfg.no_db && !r->db_path)
                 note(r, "no history database: neither XDG_STATE_HOME nor HOME is set");
         (void)recorder_self(&r->self); /* zeros when /proc cannot tell */
         (void)setup_sinks(r);
+        if (r->cfg.cgroup)
+                open_statslog(r); /* in the log directory setup_sinks chose */
         /* the clock starts once the sinks are open: the run's time is the build's */
         r->start_mono = now_monotonic();
         r->next_tick = r->start_mono; /* a first sample at once: the baseline */
@@ -390,10 +443,13 @@ void recorder_free(struct recorder *r)
         buildmetrics_free(r->metrics);
         procscan_free(r->scan);
         units_free(r->units);
+        acct_free(r->acct);
+        units_free(r->xunits);
         execmatch_free(r->em);
         logctx_free(r->logctx);
         outparse_free(r->op);
         free(r->log_dir);
+        free(r->statslog);
         free(r->db_path);
         free(r->baseline);
         free(r);
@@ -543,6 +599,8 @@ static void build_before(struct recorder *r, struct sample *s)
                 pids = no_pids;
                 n = 0;
         }
+        for (size_t i = 0; r->acct && i < n; i++)
+                acct_member(r->acct, pids[i]);
         if (r->em)
                 pids = execmatch_pids(r->em, pids, n, &n);
         sampler_set_pids(r->sampler, pids, n, on_build_proc, r);
@@ -576,7 +634,7 @@ static void scan_units(struct recorder *r, struct sample *s)
 
         procscan_end(r->scan, sampler_procfs(r->sampler));
         u = procscan_ended(r->scan, &n);
-        for (size_t i = 0; i < n; i++) { /* before the live ones: see units_ended() */
+        for (size_t i = 0; i < n; i++) { /* before the live ones: see units_ended_seen() */
                 struct units_seen ended = seen_of(r, &u[i], NULL);
 
                 (void)units_ended_seen(r->units, &ended);
@@ -665,6 +723,33 @@ static void record(struct recorder *r, const struct sample *s)
                         r->ops[i]->sample(r->state[i], s, &m);
 }
 
+/* The kernel's records so far (the build's root first made a member: its
+ * exec is among them). */
+static void drain_acct(struct recorder *r)
+{
+        if (!r->acct)
+                return;
+        acct_member(r->acct, r->run->pid);
+        acct_poll(r->acct, NULL, 0, r->start_mono);
+}
+
+/* The units of the model: the kernel's when it accounted the build's
+ * compiles (a build whose compiles ran elsewhere, BuildKit's execs, has
+ * only the scans'), else the scans'; watch has none. */
+static const struct units *model_units(struct recorder *r)
+{
+        struct units *u = r->units;
+
+        if (!r->cfg.cgroup)
+                return NULL;
+        acct_flush(r->acct, r->start_mono);
+        acct_procs(r->acct, &r->run->procs);
+        if (r->acct && (units_count(r->xunits) > 0 || units_count(r->units) == 0))
+                u = r->xunits;
+        read_statslog(r, u);
+        return u;
+}
+
 int recorder_tick(struct recorder *r)
 {
         double mono = now_monotonic();
@@ -678,6 +763,7 @@ int recorder_tick(struct recorder *r)
          * differed on a raw epoch such as x.1135). */
         s.epoch = round(now_realtime() * 1e3) / 1e3;
         s.elapsed_s = mono - r->start_mono;
+        drain_acct(r);
         if (r->cfg.cgroup)
                 build_before(r, &s);
         else if (r->em)
@@ -754,6 +840,10 @@ static int finish_model(struct recorder *r, int64_t before)
         int ret = 0;
 
         r->summary.units = m->units;
+        if (units_exact(m->units)) /* every unit seen: the overlap of theirs, not the scans' */
+                r->summary.running_peak = jobs_in_flight(m->units);
+        r->summary.failure = &m->facts->failure;
+        r->summary.ran = targets_commands_ran(m->targets);
         if (m->targets && targets_ninja_offset(m->targets, r->run, &off) == 0)
                 summary_place_edges(&r->summary, m->targets->edgev, m->targets->nedgev, off);
         derive_baseline(r, m, before);
@@ -787,11 +877,10 @@ int recorder_finish(struct recorder *r)
         summary_end_run(&r->summary, r->run);
         endinputs_read(r->metrics, &r->cfg.metrics, r->run, &r->ninja, r->cfg.note,
                        r->cfg.userdata);
-        /* units only from a run's process scans (watch has none) */
         r->model = (struct run_model){.run = r->run,
                                       .summary = &r->summary,
                                       .targets = buildmetrics_model(r->metrics),
-                                      .units = r->cfg.cgroup ? r->units : NULL};
+                                      .units = model_units(r)};
         execmatch_finish(r->em, now_monotonic() - r->start_mono, r->model.targets,
                          2 * r->cfg.interval + 1, &cover);
         (void)snprintf(cover.driver, sizeof(cover.driver), "%s", outparse_driver(r->op));
@@ -829,6 +918,7 @@ size_t recorder_pollfds(struct recorder *r, struct pollfd *p, size_t cap, double
         for (size_t i = 0; i < r->nsinks; i++)
                 if (r->ops[i]->pollfds)
                         n += r->ops[i]->pollfds(r->state[i], p + n, cap - n, deadline);
+        n += acct_pollfds(r->acct, p + n, cap - n);
         /* this build's execs between ticks: their OOM count before they go */
         if (r->em && r->next_poll < *deadline && execmatch_nwant(r->em))
                 *deadline = r->next_poll;
@@ -842,6 +932,10 @@ void recorder_poll(struct recorder *r, const struct pollfd *p, size_t n)
         for (size_t i = 0; i < r->nsinks; i++)
                 if (r->ops[i]->poll)
                         r->ops[i]->poll(r->state[i], p, n, now);
+        if (r->acct) {
+                acct_member(r->acct, r->run->pid);
+                acct_poll(r->acct, p, n, r->start_mono);
+        }
         if (r->em && now >= r->next_poll && execmatch_nwant(r->em)) {
                 execmatch_poll(r->em, sampler_procfs(r->sampler), now - r->start_mono);
                 r->next_poll = now + MIN(EXECMATCH_POLL_S, r->cfg.interval);

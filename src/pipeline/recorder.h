@@ -32,6 +32,11 @@ struct recorder_config {
         struct summary_config summary;
         bool quiet;
         bool csv_safe;       /* --csv-safe: no spreadsheet formulas in the CSV */
+        /* The caller's CCACHE_STATSLOG (NULL: none; then recorder_statslog
+         * names the run's own, for the build's environment): read at the
+         * end from where it stood at the start, each unit marked hit,
+         * miss or not cacheable. */
+        const char *ccache_statslog;
         note_fn note;        /* one-line notes for the user (fallbacks) */
         note_fn warn;        /* one-line warnings (history database); NULL: note */
         const char *db_path; /* history database; NULL: store_default_path() */
@@ -78,6 +83,10 @@ int recorder_open_live(struct recorder *r);
 /* A replay: only cfg->sinks, writing no file of the run's. 0 or what a
  * sink's open returned. */
 int recorder_open_sinks(struct recorder *r);
+
+/* The stats log ccache is to write for this build (ours in the log
+ * directory, or the caller's), or NULL: none. */
+const char *recorder_statslog(const struct recorder *r);
 
 /* Where the files go, or NULL when nothing is written. */
 const char *recorder_log_dir(const struct recorder *r);

@@ -130,7 +130,13 @@ static void load_targets_file(struct replay *rp)
  * compiler-cache blocks, and its units when it had process scans. */
 static int load_db(struct replay *rp, bool with_units)
 {
+        struct store_run run = {0};
         int e = store_targets_get(rp->st, rp->id, rp->facts);
+
+        if (e >= 0 && store_run_get(rp->st, rp->id, &run) >= 0)
+                run_failure_set(&rp->facts->failure, run.fail_target, run.fail_tool, run.fail_first,
+                                run.fail_last);
+        store_run_release(&run);
 
         for (size_t i = 0; e >= 0 && i < rp->facts->n; i++)
                 (void)targets_get(rp->targets, rp->facts->t[i].name, strlen(rp->facts->t[i].name));
@@ -184,6 +190,8 @@ static int open_csv(struct replay *rp, char *why, size_t cap)
                            path ? path : rp->csv);
         }
         rp->run.csv = rp->csv;
+        /* the cap is the run's fact, not a threshold to choose again */
+        rp->run.thresholds.mem_cap_mb = rp->run.ri.memory_max_mb;
         rp->run.state = rp->run.ri.finished ? STORE_RUN_FINISHED : STORE_RUN_INCOMPLETE;
         rp->run.row = history_row(rp->db, rp->run.ri.run_id);
         return 0;
@@ -211,11 +219,19 @@ static int open_db(struct replay *rp, const char *spec, char *why, size_t cap)
                 return say(why, cap, e, "history database '%s': %s", rp->db, store_strerror(e));
         rp->run.ri = run.info;
         run.info = (struct run_info){0};
+        if (run.procs_json) {
+                json_t *v = json_loads(run.procs_json, 0, NULL);
+
+                (void)runjson_procs_parse(v, &rp->run.ri.procs); /* a bad one is none */
+                json_decref(v);
+        }
         rp->run.vcs_rev = TAKE_PTR(run.vcs_rev);
         rp->run.state = run.state;
         rp->run.row = rp->id;
         if (rp->ref.own_thresholds)
                 (void)store_run_thresholds(&run, &rp->run.thresholds);
+        /* the cap is the run's fact, not a threshold to choose again */
+        rp->run.thresholds.mem_cap_mb = isfinite(run.mem_cap_mb) ? run.mem_cap_mb : 0;
         store_run_release(&run);
         return 0;
 }

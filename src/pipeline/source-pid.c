@@ -5,12 +5,12 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "pipeline/recorder.h"
 #include "pipeline/source.h"
 #include "parse/linebuf.h"
+#include "platform/child.h"
 #include "platform/follow.h"
 #include "platform/procfs.h"
 #include "util/util.h"
@@ -25,16 +25,6 @@ struct source_pid {
         bool gone;
         int got_signal;
 };
-
-static int pidfd_open_compat(long pid)
-{
-#ifdef SYS_pidfd_open
-        return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-#else
-        errno = ENOSYS;
-        return -1;
-#endif
-}
 
 static void pid_close(void *state)
 {
@@ -65,7 +55,7 @@ int source_pid_open(long pid, struct source_pid **ret)
         }
         /* Open the pidfd first, then read the start time: if the pid was
          * reused in between, the start time no longer matches later. */
-        s->pidfd = pidfd_open_compat(pid);
+        s->pidfd = child_pidfd_open((pid_t)pid);
         e = procfs_pidstat(s->pfs, pid, &ps);
         if (e < 0 || ps.state == 'Z') {
                 pid_close(s);

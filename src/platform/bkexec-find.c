@@ -6,7 +6,9 @@
 #include "platform/bkexec.h"
 #include "platform/bkexec-int.h"
 
+#include <ctype.h>
 #include <dirent.h>
+#include <jansson.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -229,32 +231,57 @@ static void add_parent(struct bkexec *b, const struct cgroup_self *cs)
                 memcpy(b->parents[b->nparents++], par, sizeof(par));
 }
 
-/* Walk every process for the first processes of execs. */
+static int read_self(const struct bkexec *b, long pid, struct cgroup_self *ret)
+{
+        char path[64];
+        _cleanup_free_ char *buf = NULL;
+        size_t len;
+        int n = snprintf(path, sizeof(path), "proc/%ld/cgroup", pid);
+
+        if (n < 0 || (size_t)n >= sizeof(path) ||
+            read_file_at(b->root_fd, path, 1 << 16, &buf, &len) < 0)
+                return -ENOENT;
+        return cgroup_self_parse(buf, len, ret);
+}
+
+/* Still in its runtime's cgroup in a hierarchy whose directories are
+ * listed (v1 memory, v2): runc has not moved it into its exec cgroup
+ * there yet, and what is above is no directory of execs (the daemon's
+ * slice). The other v1 hierarchies are runc's to leave. */
+static bool half_moved(const struct cgroup_self *cs, const struct cgroup_self *runtime)
+{
+        static const int listed[] = {CG_H_MEMORY, CG_H_V2};
+
+        for (size_t i = 0; i < ARRAY_SIZE(listed); i++)
+                if (cs->path[listed[i]][0] && strcmp(cs->path[listed[i]], runtime->path[listed[i]]) == 0)
+                        return true;
+        return false;
+}
+
+/* Walk every process for the first processes of execs. One caught while
+ * runc moves it is left for the next tick's walk. */
 void bkexec_walk(struct bkexec *b, struct procfs *p)
 {
         b->nscan = 0;
+        b->walk_soon = false;
         if (procfs_foreach_pid(p, walk_cb, b) < 0)
                 return;
         qsort(b->scan, b->nscan, sizeof(*b->scan), cmp_scan);
         for (size_t i = 0; i < b->nscan; i++) {
                 const struct scanproc *par = scan_find(b, b->scan[i].ppid), *gp;
-                char path[64];
-                _cleanup_free_ char *buf = NULL;
-                struct cgroup_self cs;
-                size_t len;
-                int n;
+                struct cgroup_self cs, rt;
 
                 if (!par || !is_runtime(par->comm))
                         continue;
                 gp = scan_find(b, par->ppid);
                 if (!gp || !is_daemon(gp->comm) || !runtime_trusted(b, par->pid))
                         continue;
-                n = snprintf(path, sizeof(path), "proc/%ld/cgroup", b->scan[i].pid);
-                if (n < 0 || (size_t)n >= sizeof(path) ||
-                    read_file_at(b->root_fd, path, 1 << 16, &buf, &len) < 0 ||
-                    cgroup_self_parse(buf, len, &cs) < 0)
+                if (read_self(b, b->scan[i].pid, &cs) < 0 || read_self(b, par->pid, &rt) < 0)
                         continue;
-                add_parent(b, &cs);
+                if (half_moved(&cs, &rt))
+                        b->walk_soon = true;
+                else
+                        add_parent(b, &cs);
         }
 }
 
@@ -388,8 +415,9 @@ int bkexec_ex_procs(struct bkexec *b, struct ex *e, long *pids, size_t cap)
  * ("runc run --bundle DIR"), which holds it whole even after a shell
  * exec'd its last command. Only a runc of the real daemon's is asked, and
  * only a directory and file of root's are read, at most sizeof(b->buf).
- * Length of the NUL-separated argv, or -errno. */
-static int bundle_args(struct bkexec *b, struct procfs *p, long runc_pid, char *out, size_t cap)
+ * Length of the NUL-separated argv, or -errno; e->xraw the same with its
+ * variables replaced from the bundle's env (bkexec_bundle_args_parse). */
+static int bundle_args(struct bkexec *b, struct procfs *p, long runc_pid, struct ex *e)
 {
         char rc[4096];
         ssize_t n;
@@ -414,7 +442,9 @@ static int bundle_args(struct bkexec *b, struct procfs *p, long runc_pid, char *
                 n = fd < 0 ? fd : read_full(fd, b->buf, sizeof(b->buf) - 1);
                 if (n <= 0)
                         return -ENOENT;
-                return bkexec_bundle_args_parse(b->buf, (size_t)n, out, cap);
+                e->xrawlen = (size_t)MAX(
+                    bkexec_bundle_args_parse(b->buf, (size_t)n, true, e->xraw, sizeof(e->xraw)), 0);
+                return bkexec_bundle_args_parse(b->buf, (size_t)n, false, e->raw, sizeof(e->raw));
         }
         return -ENOENT;
 }
@@ -437,7 +467,8 @@ void bkexec_ex_identify(struct bkexec *b, struct ex *e, struct procfs *p)
                         child |= ok[k] && ps[i].ppid == ps[k].pid;
                 if (!ok[i] || child)
                         continue;
-                l = bundle_args(b, p, ps[i].ppid, e->raw, sizeof(e->raw));
+                e->xrawlen = 0;
+                l = bundle_args(b, p, ps[i].ppid, e);
                 if (l <= 0)
                         l = procfs_cmdline(p, pids[i], e->raw, sizeof(e->raw));
                 if (l <= 0)
@@ -488,105 +519,81 @@ int bkexec_netdev_parse(const char *buf, size_t len, uint64_t *ret_rx, uint64_t 
         return 0;
 }
 
-static int hexval(char h)
-{
-        return h >= '0' && h <= '9'   ? h - '0'
-               : h >= 'a' && h <= 'f' ? h - 'a' + 10
-               : h >= 'A' && h <= 'F' ? h - 'A' + 10
-                                      : -1;
-}
-
 static void put(char *out, size_t cap, size_t *n, char c)
 {
         if (*n + 1 < cap)
                 out[(*n)++] = c;
 }
 
-/* \uXXXX at s (after the u) as UTF-8 (Go escapes <, >, & so); surrogate
- * halves become '?'. Returns the bytes of s used, or -1. */
-static int json_u(const char *s, const char *end, char *out, size_t cap, size_t *n)
+/* The value of NAME (len bytes) in an OCI env array ("NAME=value"), or
+ * NULL. */
+static const char *env_value(json_t *env, const char *name, size_t len)
 {
-        unsigned v = 0;
+        size_t i;
+        json_t *v;
 
-        if (end - s < 4)
-                return -1;
-        for (int k = 0; k < 4; k++) {
-                int d = hexval(s[k]);
-                if (d < 0)
-                        return -1;
-                v = v * 16 + (unsigned)d;
+        json_array_foreach(env, i, v)
+        {
+                const char *kv = json_string_value(v);
+
+                if (kv && strncmp(kv, name, len) == 0 && kv[len] == '=')
+                        return kv + len + 1;
         }
-        if (v < 0x80) {
-                put(out, cap, n, (char)v);
-        } else if (v < 0x800) {
-                put(out, cap, n, (char)(0xc0 | (v >> 6)));
-                put(out, cap, n, (char)(0x80 | (v & 0x3f)));
-        } else if (v >= 0xd800 && v <= 0xdfff) {
-                put(out, cap, n, '?');
-        } else {
-                put(out, cap, n, (char)(0xe0 | (v >> 12)));
-                put(out, cap, n, (char)(0x80 | ((v >> 6) & 0x3f)));
-                put(out, cap, n, (char)(0x80 | (v & 0x3f)));
-        }
-        return 4;
+        return NULL;
 }
 
-/* A JSON string at s (after its quote) appended to out as one argument. */
-static const char *json_arg(const char *s, const char *end, char *out, size_t cap, size_t *n)
+/* One argument appended to out, its $NAME and ${NAME} replaced from env
+ * as the step's shell replaces them (an unset one by nothing), but not
+ * inside single quotes nor after a backslash; env NULL: as it is. The
+ * build's log prints a RUN step with its build arguments so replaced. */
+static void put_arg(const char *s, json_t *env, char *out, size_t cap, size_t *n)
 {
-        for (; s < end && *s != '"'; s++) {
-                char c = *s;
+        bool quoted = false, dquoted = false;
 
-                if (c == '\\') {
-                        if (++s >= end)
-                                return NULL;
-                        if (*s == 'u') {
-                                int k = json_u(s + 1, end, out, cap, n);
-                                if (k < 0)
-                                        return NULL;
-                                s += k;
+        for (; *s; s++) {
+                bool brace = s[1] == '{';
+                const char *name = s + 1 + brace, *v;
+                size_t len = 0;
+
+                if (env && *s == '\\' && s[1]) {
+                        put(out, cap, n, *s++);
+                } else if (env && *s == '"' && !quoted) {
+                        dquoted = !dquoted;
+                } else if (env && *s == '\'' && !dquoted) {
+                        quoted = !quoted;
+                } else if (env && !quoted && *s == '$') {
+                        while (name[len] == '_' || isalpha((unsigned char)name[len]) ||
+                               (len && isdigit((unsigned char)name[len])))
+                                len++;
+                        if (len && (!brace || name[len] == '}')) {
+                                for (v = env_value(env, name, len); v && *v; v++)
+                                        put(out, cap, n, *v);
+                                s = name + len - 1 + brace;
                                 continue;
                         }
-                        c = *s == 'n' ? '\n' : *s == 't' ? '\t' : *s == 'r' ? '\r' : *s;
                 }
-                put(out, cap, n, c);
+                put(out, cap, n, *s);
         }
-        if (s >= end)
-                return NULL;
         if (*n < cap)
                 out[(*n)++] = '\0';
-        return s + 1;
 }
 
-int bkexec_bundle_args_parse(const char *buf, size_t len, char *out, size_t cap)
+int bkexec_bundle_args_parse(const char *buf, size_t len, bool expand, char *out, size_t cap)
 {
-        const char *end = buf + len, *p, *q;
-        size_t n = 0;
+        json_t *root = json_loadb(buf, len, 0, NULL), *proc = json_object_get(root, "process");
+        json_t *args = json_object_get(proc, "args"), *env = json_object_get(proc, "env"), *a;
+        size_t n = 0, i;
+        bool whole;
 
-        if (cap == 0)
-                return -EINVAL;
-        p = memmem(buf, len, "\"process\"", 9);
-        if (!p)
-                return -EINVAL;
-        q = memmem(p, (size_t)(end - p), "\"args\"", 6);
-        if (!q)
-                return -EINVAL;
-        p = q + 6;
-        while (p < end && (*p == ' ' || *p == ':' || *p == '\n' || *p == '\t'))
-                p++;
-        if (p >= end || *p != '[')
-                return -EINVAL;
-        for (p++;;) {
-                while (p < end &&
-                       (*p == ' ' || *p == ',' || *p == '\n' || *p == '\t' || *p == '\r'))
-                        p++;
-                if (p < end && *p == ']')
+        json_array_foreach(args, i, a)
+        {
+                if (!json_is_string(a) || cap == 0)
                         break;
-                if (p >= end || *p != '"')
-                        return -EINVAL;
-                p = json_arg(p + 1, end, out, cap, &n);
-                if (!p)
-                        return -EINVAL;
+                /* a NUL inside would end the argument: cut there */
+                put_arg(json_string_value(a), expand && json_is_array(env) ? env : NULL, out, cap,
+                        &n);
         }
-        return n ? (int)n : -EINVAL;
+        whole = i == json_array_size(args);
+        json_decref(root);
+        return n && whole ? (int)n : -EINVAL;
 }

@@ -21,6 +21,7 @@
 #define VICTIM_TRIES 20 /* polls to find which process an OOM kill took */
 #define KEPT_MAX 16     /* files of one exec kept open for pread */
 #define WALK_POLL_S 0.5 /* between walks from bkexec_poll while no directory is known */
+#define WALK_SOON_S 0.05 /* ... and after a walk that caught an exec half moved */
 #define OOM_KEPT_MAX 8  /* the kernel's OOM records kept for an exec not decided yet */
 #define OOM_KEPT_S 60.0 /* ... and for how long */
 
@@ -41,6 +42,8 @@ struct ex {
         long first_pid;
         char raw[RAW_MAX];
         size_t rawlen;
+        char xraw[RAW_MAX]; /* raw with the step's variables replaced; xrawlen 0: none */
+        size_t xrawlen;
         struct proctop top, last_top;
         uint64_t oom; /* the kernel's count as last read */
         int victim_tries;
@@ -62,7 +65,7 @@ struct bkexec {
         struct ex ex[BKEXEC_ALIVE_MAX];
         size_t nex;
         struct exec_fact *facts;
-        size_t nfacts, others, dropped;
+        size_t nfacts;
         long pids[BKEXEC_ALIVE_MAX * 4];
         unsigned char owner[BKEXEC_ALIVE_MAX * 4];
         size_t npids;
@@ -71,8 +74,8 @@ struct bkexec {
         double page_bytes, hz;
         unsigned ticks_since_walk;
         double last_walk;
-        bool hunt; /* bkexec_hunt() */
-        bool walked;
+        bool hunt;      /* bkexec_hunt() */
+        bool walk_soon; /* the last walk caught an exec half moved: walk on the next tick */
         int kmsg_fd;          /* the kernel's log, for OOM kills of execs already gone */
         uint32_t *kmsg_kills; /* per fact: kills the log named */
         struct oom_kept {

@@ -161,7 +161,6 @@ static void ex_fact_new(struct bkexec *b, struct ex *e, double now, const char *
                         return;
                 }
         if (b->nfacts >= BKEXEC_OURS_MAX) {
-                b->dropped++;
                 e->state = EX_OTHER;
                 return;
         }
@@ -194,11 +193,12 @@ static void ex_decide(struct bkexec *b, struct ex *e, struct procfs *p, double n
                 return;
         if (b->self_start && e->start_ticks && e->start_ticks < b->self_start) {
                 e->state = EX_OTHER;
-                b->others++;
                 return;
         }
         cmd[0] = '\0';
-        if (b->cfg.match && b->cfg.match(b->cfg.userdata, e->raw, e->rawlen, now, cmd, sizeof(cmd)))
+        if (b->cfg.match &&
+            (b->cfg.match(b->cfg.userdata, e->raw, e->rawlen, now, cmd, sizeof(cmd)) ||
+             (e->xrawlen && b->cfg.match(b->cfg.userdata, e->xraw, e->xrawlen, now, cmd, sizeof(cmd)))))
                 ex_fact_new(b, e, now, cmd);
         else if (e->rawlen >= 5 && memcmp(e->raw, "runc", 4) == 0)
                 e->rawlen = 0; /* "runc init", before it became the step: read again */
@@ -335,8 +335,6 @@ static void ex_prune(struct bkexec *b)
                 }
                 if (e->state == EX_OURS)
                         b->facts[e->fact].alive = false;
-                else if (e->state == EX_PENDING && e->rawlen)
-                        b->others++;
                 bkexec_ex_close(e);
         }
         b->nex = k;
@@ -445,8 +443,9 @@ int bkexec_tick(struct bkexec *b, struct procfs *p, double now, bool discover)
 
         b->npids = 0;
         if (discover && bkexec_read_mounts(b) >= 0 &&
-            ((b->nparents == 0 || b->hunt) ? now - b->last_walk >= WALK_POLL_S
-                                           : ++b->ticks_since_walk >= SCAN_EVERY)) {
+            (b->walk_soon ||
+             ((b->nparents == 0 || b->hunt) ? now - b->last_walk >= WALK_POLL_S
+                                            : ++b->ticks_since_walk >= SCAN_EVERY))) {
                 b->ticks_since_walk = 0;
                 b->last_walk = now;
                 bkexec_walk(b, p);
@@ -544,8 +543,9 @@ int bkexec_poll(struct bkexec *b, struct procfs *p, double now)
 {
         int kills = 0;
 
-        if ((b->nparents == 0 || b->hunt) && bkexec_read_mounts(b) >= 0 &&
-            now - b->last_walk >= WALK_POLL_S) {
+        if (bkexec_read_mounts(b) >= 0 &&
+            (((b->nparents == 0 || b->hunt) && now - b->last_walk >= WALK_POLL_S) ||
+             (b->walk_soon && now - b->last_walk >= WALK_SOON_S))) {
                 b->last_walk = now; /* a RUN step without its exec yet: look for its directory */
                 bkexec_walk(b, p);
         }
@@ -584,14 +584,6 @@ void bkexec_finish(struct bkexec *b, double now)
 void bkexec_hunt(struct bkexec *b, bool on)
 {
         b->hunt = on;
-}
-
-bool bkexec_busy(const struct bkexec *b)
-{
-        for (size_t i = 0; i < b->nex; i++)
-                if (b->ex[i].state == EX_OURS)
-                        return true;
-        return false;
 }
 
 void bkexec_totals(const struct bkexec *b, struct bkexec_totals *ret)
@@ -636,17 +628,4 @@ const struct exec_fact *bkexec_facts(const struct bkexec *b, size_t *ret_n)
 {
         *ret_n = b->nfacts;
         return b->facts;
-}
-
-size_t bkexec_others(const struct bkexec *b)
-{
-        return b->others;
-}
-size_t bkexec_dropped(const struct bkexec *b)
-{
-        return b->dropped;
-}
-size_t bkexec_nparents(const struct bkexec *b)
-{
-        return b->nparents;
 }

@@ -28,7 +28,7 @@
  * bkexec_poll() so that the count is had before the cgroup goes. */
 
 #define BKEXEC_ALIVE_MAX 64  /* exec cgroups tracked at once, ours or not */
-#define BKEXEC_OURS_MAX 1024 /* ours kept over the run; more are counted in dropped */
+#define BKEXEC_OURS_MAX 1024 /* ours kept over the run; more are left out */
 #define BKEXEC_PARENTS_MAX 8 /* directories that hold exec cgroups */
 #define BKEXEC_PROCS_MAX 256 /* processes read per exec per tick */
 
@@ -91,26 +91,21 @@ void bkexec_hunt(struct bkexec *b, bool on);
 /* The run is over: the kernel's last OOM records (a kill logged after
  * the last poll). */
 void bkexec_finish(struct bkexec *b, double now);
-/* True when some of ours are alive (bkexec_poll has work). */
-bool bkexec_busy(const struct bkexec *b);
 
 void bkexec_totals(const struct bkexec *b, struct bkexec_totals *ret);
 /* Every exec of ours so far, in the order found; owned by b. */
 const struct exec_fact *bkexec_facts(const struct bkexec *b, size_t *ret_n);
-/* Execs seen that were not ours (another build on the daemon), and ours
- * past BKEXEC_OURS_MAX. */
-size_t bkexec_others(const struct bkexec *b);
-size_t bkexec_dropped(const struct bkexec *b);
-/* Exec directories known (0: no BuildKit exec was ever seen here). */
-size_t bkexec_nparents(const struct bkexec *b);
 
 /* /proc/PID/net/dev: received and sent bytes summed over the interfaces,
  * lo left out. 0, or -EINVAL when buf is not that file. */
 int bkexec_netdev_parse(const char *buf, size_t len, uint64_t *ret_rx, uint64_t *ret_tx);
 /* An OCI bundle's config.json: process.args as a NUL-separated argv into
- * out (cap bytes; an argument cut at cap keeps what fits). Returns the
+ * out (cap bytes; an argument cut at cap keeps what fits); with expand,
+ * each argument's $NAME and ${NAME} replaced from process.env as the
+ * step's shell would (not inside single quotes or after a backslash): a
+ * RUN step's build arguments, as the build's log prints them. Returns the
  * length, -EINVAL when buf holds no such array or cap is 0. */
-int bkexec_bundle_args_parse(const char *buf, size_t len, char *out, size_t cap);
+int bkexec_bundle_args_parse(const char *buf, size_t len, bool expand, char *out, size_t cap);
 
 /* /proc/PID/status: the real, effective, saved and filesystem uids of
  * its Uid line into ret. 0, or -EINVAL when there is no such line. */

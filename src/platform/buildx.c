@@ -8,13 +8,6 @@
 #include "platform/spawn.h"
 #include "util/macro.h"
 
-const char *buildx_bare_ref(const char *ref)
-{
-        const char *s = strrchr(ref, '/');
-
-        return s ? s + 1 : ref;
-}
-
 /* docker buildx history VERB [--format json] [ID]: its stdout (logs: its
  * stderr, where buildx prints the replay). */
 static int history_run(const char *verb, bool json, const char *ref, double timeout_s, char **ret,
@@ -29,7 +22,11 @@ static int history_run(const char *verb, bool json, const char *ref, double time
         int st;
 
         if (ref) {
-                ref = buildx_bare_ref(ref); /* inspect and logs take the bare id */
+                /* inspect and logs take the bare id: "<builder>/<node>/<id>" or "<id>"
+                 * (parse/bakemeta.h's buildx_bare_id(), out of this layer's reach) */
+                const char *slash = strrchr(ref, '/');
+
+                ref = slash ? slash + 1 : ref;
                 if (!ref[0] || ref[0] == '-')
                         return -EINVAL; /* never an option to docker */
                 id = strdup(ref);

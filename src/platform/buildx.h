@@ -9,11 +9,6 @@
 
 #define BUILDX_FETCH_MAX (4u << 20)
 
-/* The bare id of a ref in any form buildx prints: "<builder>/<node>/<id>"
- * (history ls, --metadata-file) or "<id>" (history inspect). Points into
- * ref. */
-const char *buildx_bare_ref(const char *ref);
-
 /* Run `docker buildx history inspect --format json ID` (ID: the bare id of
  * REF, the only form inspect takes) through
  * spawn_capture() (a fixed argv, never a shell; its own process group, so

@@ -231,7 +231,10 @@ void cg_remove_dirs(struct cgroup *cg)
         }
 }
 
-int cgroup_kill_all(struct cgroup *cg)
+/* Kill every process in the cgroup and wait (at most about 2 s) until it
+ * is empty; also called by cgroup_free. Returns 0, -EBUSY when some
+ * process would not go, -errno. No-op in none mode. */
+static int cgroup_kill_all(struct cgroup *cg)
 {
         int ret = 0;
 

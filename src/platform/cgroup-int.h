@@ -11,17 +11,6 @@
 #include "platform/procfs.h"
 #include "util/util.h"
 
-static inline const char *line_end(const char *p, const char *end)
-{
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        return nl ? nl : end;
-}
-
-static inline const char *next_line(const char *eol, const char *end)
-{
-        return eol < end ? eol + 1 : end;
-}
-
 /* The next blank-separated word of [*p, end). */
 static inline bool next_word(const char **p, const char *end, const char **ret_w, size_t *ret_n)
 {
@@ -82,7 +71,6 @@ enum hot {
 
 struct tree_proc {
         long pid, ppid;
-        uint64_t ticks; /* utime+stime+cutime+cstime */
         uint64_t utime, stime;
         uint64_t rss_pages;
         bool in;

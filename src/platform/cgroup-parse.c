@@ -14,11 +14,6 @@
 #include "platform/kmsg.h"
 #include "util/util.h"
 
-static bool at_field_end(const char *p, const char *end)
-{
-        return p >= end || *p == ' ' || *p == '\t' || *p == '\n';
-}
-
 static int hier_of_controller(const char *w, size_t n)
 {
         if (word_is(w, n, "memory"))
@@ -228,11 +223,6 @@ int cgroup_keyed_parse(const char *buf, size_t len, const char *key, uint64_t *r
         return -ENOENT;
 }
 
-static uint64_t add_sat(uint64_t a, uint64_t b)
-{
-        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 int cgroup_iostat_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_t *ret_write)
 {
         const char *p = buf, *end = buf + len;
@@ -383,12 +373,13 @@ int cgroup_procs_parse(const char *buf, size_t len, long *pids, size_t cap, size
         return 0;
 }
 
+/* By enum cgroup_mode. */
+static const char *const mode_names[] = {"auto", "v2", "hybrid", "v1", "none"};
+
 int cgroup_mode_parse(const char *s, enum cgroup_mode *ret)
 {
-        static const char *const names[] = {"auto", "v2", "hybrid", "v1", "none"};
-
-        for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-                if (strcmp(s, names[i]) == 0) {
+        for (size_t i = 0; i < ARRAY_SIZE(mode_names); i++)
+                if (strcmp(s, mode_names[i]) == 0) {
                         *ret = (enum cgroup_mode)i;
                         return 0;
                 }
@@ -397,19 +388,7 @@ int cgroup_mode_parse(const char *s, enum cgroup_mode *ret)
 
 const char *cgroup_mode_name(enum cgroup_mode m)
 {
-        switch (m) {
-        case CGROUP_MODE_AUTO:
-                return "auto";
-        case CGROUP_MODE_V2:
-                return "v2";
-        case CGROUP_MODE_HYBRID:
-                return "hybrid";
-        case CGROUP_MODE_V1:
-                return "v1";
-        case CGROUP_MODE_NONE:
-                return "none";
-        }
-        return "?";
+        return (unsigned)m < ARRAY_SIZE(mode_names) ? mode_names[m] : "?";
 }
 
 void cgroup_stats_clear(struct cgroup_stats *s)

@@ -128,7 +128,9 @@ static bool is_lto(const char *comm)
         return strncmp(comm, "lto1", 4) == 0;
 }
 
-bool procunit_maybe(const char *comm)
+/* True when a process of this comm may be a unit: the cmdline is worth
+ * reading. */
+static bool procunit_maybe(const char *comm)
 {
         size_t n = strnlen(comm, 64);
 

@@ -88,10 +88,6 @@ struct procunit {
  * Control bytes become '?'. Never fails. */
 void procunit_classify(const char *comm, const char *cmdline, size_t len, struct procunit *ret);
 
-/* True when a process of this comm may be a unit: the cmdline is worth
- * reading. */
-bool procunit_maybe(const char *comm);
-
 /* One unit in flight at a scan (kind, name and key): its processes summed. */
 struct procscan_unit {
         struct procunit u;

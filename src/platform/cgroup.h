@@ -198,8 +198,3 @@ int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret);
 /* The build's pids as of the last cgroup_read (none mode) or read now from
  * cgroup.procs. Owned by cg until the next call. Returns 0 or -errno. */
 int cgroup_pids(struct cgroup *cg, const long **ret_pids, size_t *ret_n);
-
-/* Kill every process in the cgroup and wait (at most about 2 s) until it
- * is empty; also called by cgroup_free. Returns 0, -EBUSY when some
- * process would not go, -errno. No-op in none mode. */
-int cgroup_kill_all(struct cgroup *cg);

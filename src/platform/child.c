@@ -37,7 +37,7 @@ struct child {
         struct winsize ws;  /* the size last given to it */
 };
 
-static int pidfd_open_compat(pid_t pid)
+int child_pidfd_open(pid_t pid)
 {
 #ifdef SYS_pidfd_open
         int fd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -344,7 +344,7 @@ int child_spawn(const struct child_config *cfg, struct child **ret)
         c->pid = pid;
         c->out_fd = TAKE_FD(out_r);
         c->err_fd = TAKE_FD(err_r);
-        c->pidfd = pidfd_open_compat(pid);
+        c->pidfd = child_pidfd_open(pid);
         c->foreground = cfg->foreground;
         c->pty = cfg->pipes && cfg->pty;
         c->ws = ws;

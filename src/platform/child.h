@@ -83,6 +83,9 @@ int child_join_error(const struct child *c);
 int child_stdout_fd(const struct child *c); /* -1 once closed */
 int child_stderr_fd(const struct child *c);
 int child_pidfd(const struct child *c);           /* -1 when the kernel lacks pidfd */
+/* A pidfd of any pid (close-on-exec), or -1 when the kernel lacks pidfd
+ * or the pid is gone; the caller closes it. */
+int child_pidfd_open(pid_t pid);
 void child_close_fd(struct child *c, int stream); /* 1 or 2 */
 
 /* Send sig to the child's process group. */

@@ -34,24 +34,6 @@ struct procfs {
 
 /* ---- parsers ---- */
 
-static bool is_digit(char c)
-{
-        return c >= '0' && c <= '9';
-}
-
-static const char *line_end(const char *p, const char *end)
-{
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        return nl ? nl : end;
-}
-
-/* A number must end at a blank, a newline or the end of the buffer:
- * "12x" is junk, not 12. */
-static bool at_field_end(const char *p, const char *end)
-{
-        return p >= end || *p == ' ' || *p == '\t' || *p == '\n';
-}
-
 int cpustat_parse(const char *buf, size_t len, struct cpustat *ret)
 {
         const char *p = buf, *end = buf + len;
@@ -65,7 +47,7 @@ int cpustat_parse(const char *buf, size_t len, struct cpustat *ret)
 
                 /* The aggregate line is "cpu" then blanks; "cpu0" is not it. */
                 if (eol - p < 4 || memcmp(p, "cpu", 3) != 0 || (p[3] != ' ' && p[3] != '\t')) {
-                        p = eol < end ? eol + 1 : end;
+                        p = next_line(eol, end);
                         continue;
                 }
                 p += 3;
@@ -104,13 +86,6 @@ int cpustat_parse(const char *buf, size_t len, struct cpustat *ret)
                 return 0;
         }
         return -EINVAL;
-}
-
-/* Saturating: these are counters that only a corrupt file would overflow,
- * and a wrong sum is worse than a pinned one. */
-static uint64_t add_sat(uint64_t a, uint64_t b)
-{
-        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
 uint64_t cpustat_total(const struct cpustat *c)
@@ -186,7 +161,7 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
                         break;
                 }
                 /* Lines we do not know (and their units) are ignored. */
-                p = eol < end ? eol + 1 : end;
+                p = next_line(eol, end);
         }
         if (!seen[MI_TOTAL] || !seen[MI_FREE] || !seen[MI_SWAP_TOTAL] || !seen[MI_SWAP_FREE])
                 return -EINVAL;
@@ -306,30 +281,27 @@ int loadavg_parse(const char *buf, size_t len, struct loadavg *ret)
         return 0;
 }
 
+/* The next field of a stat line: past its blanks, at least one. */
+static bool field_start(const char **p, const char *end)
+{
+        if (*p >= end || (**p != ' ' && **p != '\t'))
+                return false;
+        skip_spaces(p, end);
+        return true;
+}
+
 static int next_i64(const char **p, const char *end, int64_t *ret)
 {
-        int r;
+        int r = field_start(p, end) ? parse_i64(p, end, ret) : -EINVAL;
 
-        if (*p >= end || (**p != ' ' && **p != '\t'))
-                return -EINVAL;
-        skip_spaces(p, end);
-        r = parse_i64(p, end, ret);
-        if (r < 0)
-                return r;
-        return at_field_end(*p, end) ? 0 : -EINVAL;
+        return r < 0 ? r : at_field_end(*p, end) ? 0 : -EINVAL;
 }
 
 static int next_u64(const char **p, const char *end, uint64_t *ret)
 {
-        int r;
+        int r = field_start(p, end) ? parse_u64(p, end, ret) : -EINVAL;
 
-        if (*p >= end || (**p != ' ' && **p != '\t'))
-                return -EINVAL;
-        skip_spaces(p, end);
-        r = parse_u64(p, end, ret);
-        if (r < 0)
-                return r;
-        return at_field_end(*p, end) ? 0 : -EINVAL;
+        return r < 0 ? r : at_field_end(*p, end) ? 0 : -EINVAL;
 }
 
 int pidstat_parse(const char *buf, size_t len, struct pidstat *ret)
@@ -457,7 +429,7 @@ int pidio_parse(const char *buf, size_t len, struct pidio *ret)
                         if (!at_field_end(p, eol))
                                 return -EINVAL;
                 }
-                p = eol < end ? eol + 1 : end;
+                p = next_line(eol, end);
         }
         if (!have_r || !have_w)
                 return -EINVAL;
@@ -521,11 +493,6 @@ void procfs_free(struct procfs *p)
         close(p->root_fd);
         free(p->buf);
         free(p);
-}
-
-int procfs_root_fd(const struct procfs *p)
-{
-        return p->root_fd;
 }
 
 /* pread the whole of a kept-open file into p->buf. A read that fills the
@@ -609,31 +576,29 @@ static ssize_t read_pid_file(struct procfs *p, long pid, const char *name, char 
         return read_full(fd, buf, cap);
 }
 
+/* The same where an empty file is a process that died between open and
+ * read: -ESRCH. */
+static ssize_t read_pid_live(struct procfs *p, long pid, const char *name, char *buf, size_t cap)
+{
+        ssize_t n = read_pid_file(p, pid, name, buf, cap);
+
+        return n == 0 ? -ESRCH : n;
+}
+
 int procfs_pidstat(struct procfs *p, long pid, struct pidstat *ret)
 {
         char buf[PIDSTAT_BUF];
-        ssize_t n;
+        ssize_t n = read_pid_live(p, pid, "stat", buf, sizeof(buf));
 
-        n = read_pid_file(p, pid, "stat", buf, sizeof(buf));
-        if (n < 0)
-                return (int)n;
-        /* The process died between open and read. */
-        if (n == 0)
-                return -ESRCH;
-        return pidstat_parse(buf, (size_t)n, ret);
+        return n < 0 ? (int)n : pidstat_parse(buf, (size_t)n, ret);
 }
 
 int procfs_pidio(struct procfs *p, long pid, struct pidio *ret)
 {
         char buf[512];
-        ssize_t n;
+        ssize_t n = read_pid_live(p, pid, "io", buf, sizeof(buf));
 
-        n = read_pid_file(p, pid, "io", buf, sizeof(buf));
-        if (n < 0)
-                return (int)n;
-        if (n == 0)
-                return -ESRCH;
-        return pidio_parse(buf, (size_t)n, ret);
+        return n < 0 ? (int)n : pidio_parse(buf, (size_t)n, ret);
 }
 
 static bool is_pid_name(const char *s, long *ret)
@@ -747,14 +712,24 @@ int pidmem_parse(const char *buf, size_t len, struct pidmem *ret)
 int procfs_pidmem(struct procfs *p, long pid, struct pidmem *ret)
 {
         char buf[256];
-        ssize_t n;
+        ssize_t n = read_pid_live(p, pid, "statm", buf, sizeof(buf));
 
-        n = read_pid_file(p, pid, "statm", buf, sizeof(buf));
-        if (n < 0)
-                return (int)n;
-        if (n == 0)
-                return -ESRCH;
-        return pidmem_parse(buf, (size_t)n, ret);
+        return n < 0 ? (int)n : pidmem_parse(buf, (size_t)n, ret);
+}
+
+long procfs_pid_max(void)
+{
+        long max = 4194304; /* PID_MAX_LIMIT on 64-bit */
+        char *buf = NULL;
+        size_t len = 0;
+        const char *p;
+        uint64_t v;
+
+        if (read_regular_file("/proc/sys/kernel/pid_max", 0, 32, &buf, &len) >= 0 &&
+            (p = buf, parse_u64(&p, buf + len, &v)) >= 0 && v > 0 && v <= (uint64_t)max)
+                max = (long)v;
+        free(buf);
+        return max + 1;
 }
 
 int procfs_set_self_oom_score_adj(int adj)

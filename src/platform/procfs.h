@@ -83,9 +83,6 @@ struct procfs;
 int procfs_new(const char *root, struct procfs **ret);
 void procfs_free(struct procfs *p); /* NULL is a no-op */
 
-/* The root directory fd, owned by p (for other readers of the same tree). */
-int procfs_root_fd(const struct procfs *p);
-
 /* Read and parse one hot file into a buffer owned by p (no allocation once
  * it has grown to fit). Returns 0 or -errno; *ret untouched on failure. */
 int procfs_cpustat(struct procfs *p, struct cpustat *ret);
@@ -129,6 +126,10 @@ struct pidmem {
 int pidmem_parse(const char *buf, size_t len, struct pidmem *ret);
 /* -ENOENT/-ESRCH when the process is gone. */
 int procfs_pidmem(struct procfs *p, long pid, struct pidmem *ret);
+
+/* The kernel's largest pid + 1 (/proc/sys/kernel/pid_max), or the 64-bit
+ * limit when it cannot be read. */
+long procfs_pid_max(void);
 
 /* Set this process's /proc/self/oom_score_adj (-1000..1000; lowering it
  * needs CAP_SYS_RESOURCE). Returns 0, -ERANGE, or -errno (-EACCES

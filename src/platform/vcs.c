@@ -16,18 +16,13 @@
 #define VCS_SYMREF_DEPTH 5        /* git's own limit is 5 too */
 #define VCS_PATH_MAX 4096
 
-static bool is_hex(char c)
-{
-        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
 /* An object name of 40 or 64 hex digits at [p, end), then only line end
  * or spaces. Lower-cased into ret. */
 static int parse_hex(const char *p, const char *end, char *ret)
 {
         size_t n = 0;
 
-        while (p + n < end && is_hex(p[n]))
+        while (p + n < end && hex_value(p[n]) >= 0)
                 n++;
         if (n != 40 && n != 64)
                 return -EINVAL;

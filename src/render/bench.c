@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render/jsonw.h"
 #include "util/json-cleanup.h"
+#include "util/util.h"
 
 /* hyperfine's unit: milliseconds below a second (of the mean), else s. */
 struct tunit {
@@ -54,10 +56,10 @@ static void caches_line(struct dwriter *w, const struct bench_series *s)
 
 static void mb(struct dwriter *w, double v)
 {
-        if (isfinite(v))
-                dw_printf(w, "%.1f MiB", v);
-        else
-                dw_puts(w, "unknown");
+        char sz[32];
+
+        fmt_size_mib(v, sz, sizeof(sz));
+        dw_puts(w, isfinite(v) ? sz : "unknown");
 }
 
 int render_bench_series(const struct bench_view *v, size_t i, struct dbuf *out)
@@ -138,20 +140,15 @@ int render_bench_summary(const struct bench_view *v, struct dbuf *out)
 }
 
 /* A number, or null when unknown. */
-static json_t *num(double x)
-{
-        return isfinite(x) ? json_real(x) : json_null();
-}
-
 static int add_stats(json_t *o, const struct bench_stats *b)
 {
         int e = 0;
 
-        e |= json_object_set_new(o, "mean", num(b->mean));
-        e |= json_object_set_new(o, "stddev", num(b->stddev));
-        e |= json_object_set_new(o, "median", num(b->median));
-        e |= json_object_set_new(o, "min", num(b->min));
-        e |= json_object_set_new(o, "max", num(b->max));
+        e |= json_object_set_new(o, "mean", jsonw_real(b->mean));
+        e |= json_object_set_new(o, "stddev", jsonw_real(b->stddev));
+        e |= json_object_set_new(o, "median", jsonw_real(b->median));
+        e |= json_object_set_new(o, "min", jsonw_real(b->min));
+        e |= json_object_set_new(o, "max", jsonw_real(b->max));
         return e ? -ENOMEM : 0;
 }
 
@@ -159,42 +156,45 @@ static int add_stats(json_t *o, const struct bench_stats *b)
  * memory peaks and caches. */
 static int add_runs(json_t *o, const struct bench_series *s)
 {
-        json_t *times = json_array(), *user = json_array(), *sys = json_array();
-        json_t *codes = json_array(), *ids = json_array(), *cls = json_array();
-        json_t *mem = json_array(), *anon = json_array(), *hits = json_array();
-        json_t *misses = json_array(), *steps = json_array(), *cached = json_array();
+        static const char *const names[] = {"times",
+                                            "user_times",
+                                            "system_times",
+                                            "exit_codes",
+                                            "run_ids",
+                                            "classes",
+                                            "mem_peak_mb",
+                                            "mem_anon_peak_mb",
+                                            "compiler_cache_hits",
+                                            "compiler_cache_misses",
+                                            "layer_steps",
+                                            "layer_cached"};
+        json_t *a[ARRAY_SIZE(names)];
         int e = 0;
 
+        for (size_t k = 0; k < ARRAY_SIZE(names); k++)
+                a[k] = json_array();
         for (size_t i = 0; i < s->n; i++) {
                 const struct run_figures *f = &s->f[i];
+                json_t *v[ARRAY_SIZE(names)] = {
+                    jsonw_real(f->duration_s),
+                    jsonw_real(f->user_s),
+                    jsonw_real(f->sys_s),
+                    json_integer(f->exit_code),
+                    json_string(s->run_id[i]),
+                    json_string(bench_class_name(bench_classify(f))),
+                    jsonw_real(run_figures_mem_peak(f)),
+                    jsonw_real(f->mem_anon_peak_mb),
+                    json_integer((json_int_t)f->cc_hits),
+                    json_integer((json_int_t)f->cc_misses),
+                    f->steps_set ? json_integer(f->steps) : json_null(),
+                    f->steps_set ? json_integer(f->cached) : json_null(),
+                };
 
-                e |= json_array_append_new(times, num(f->duration_s));
-                e |= json_array_append_new(user, num(f->user_s));
-                e |= json_array_append_new(sys, num(f->sys_s));
-                e |= json_array_append_new(codes, json_integer(f->exit_code));
-                e |= json_array_append_new(ids, json_string(s->run_id[i]));
-                e |= json_array_append_new(cls, json_string(bench_class_name(bench_classify(f))));
-                e |= json_array_append_new(mem, num(run_figures_mem_peak(f)));
-                e |= json_array_append_new(anon, num(f->mem_anon_peak_mb));
-                e |= json_array_append_new(hits, json_integer((json_int_t)f->cc_hits));
-                e |= json_array_append_new(misses, json_integer((json_int_t)f->cc_misses));
-                e |= json_array_append_new(steps,
-                                           f->steps_set ? json_integer(f->steps) : json_null());
-                e |= json_array_append_new(cached,
-                                           f->steps_set ? json_integer(f->cached) : json_null());
+                for (size_t k = 0; k < ARRAY_SIZE(names); k++)
+                        e |= json_array_append_new(a[k], v[k]);
         }
-        e |= json_object_set_new(o, "times", times);
-        e |= json_object_set_new(o, "user_times", user);
-        e |= json_object_set_new(o, "system_times", sys);
-        e |= json_object_set_new(o, "exit_codes", codes);
-        e |= json_object_set_new(o, "run_ids", ids);
-        e |= json_object_set_new(o, "classes", cls);
-        e |= json_object_set_new(o, "mem_peak_mb", mem);
-        e |= json_object_set_new(o, "mem_anon_peak_mb", anon);
-        e |= json_object_set_new(o, "compiler_cache_hits", hits);
-        e |= json_object_set_new(o, "compiler_cache_misses", misses);
-        e |= json_object_set_new(o, "layer_steps", steps);
-        e |= json_object_set_new(o, "layer_cached", cached);
+        for (size_t k = 0; k < ARRAY_SIZE(names); k++)
+                e |= json_object_set_new(o, names[k], a[k]);
         return e ? -ENOMEM : 0;
 }
 
@@ -210,8 +210,8 @@ static json_t *result_json(const struct bench_series *s, const struct bench_resu
         }
         e |= json_object_set_new(o, "command", json_string(s->command));
         e |= add_stats(o, &r->wall);
-        e |= json_object_set_new(o, "user", num(r->user.mean));
-        e |= json_object_set_new(o, "system", num(r->sys.mean));
+        e |= json_object_set_new(o, "user", jsonw_real(r->user.mean));
+        e |= json_object_set_new(o, "system", jsonw_real(r->sys.mean));
         e |= add_runs(o, s);
         for (int c = 0; c < _BENCH_CLASS_MAX; c++) {
                 json_t *k = json_object();
@@ -235,31 +235,18 @@ static json_t *result_json(const struct bench_series *s, const struct bench_resu
 
 static json_t *cmp_json(const struct bench_view *v, const struct bench_cmp *c)
 {
-        json_t *o = json_object();
-        int e = 0;
-
-        if (!o)
-                return NULL;
-        e |= json_object_set_new(o, "command", json_string(v->s[c->other].command));
-        e |= json_object_set_new(o, "reference", json_string(v->s[c->ref].command));
-        e |= json_object_set_new(o, "ratio", num(c->ratio.mean));
-        e |= json_object_set_new(o, "ratio_stddev", num(c->ratio.mean_err));
-        e |= json_object_set_new(o, "median_ratio", num(c->ratio.median));
-        e |= json_object_set_new(o, "mann_whitney_u", c->mwu_ok ? num(c->mwu.u) : json_null());
-        e |= json_object_set_new(o, "p_value", c->mwu_ok ? num(c->mwu.p) : json_null());
-        e |= json_object_set_new(o, "exact", json_boolean(c->mwu_ok && c->mwu.exact));
-        if (e) {
-                json_decref(o);
-                return NULL;
-        }
-        return o;
+        return json_pack(
+            "{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:b}", "command", v->s[c->other].command,
+            "reference", v->s[c->ref].command, "ratio", jsonw_real(c->ratio.mean), "ratio_stddev",
+            jsonw_real(c->ratio.mean_err), "median_ratio", jsonw_real(c->ratio.median),
+            "mann_whitney_u", c->mwu_ok ? jsonw_real(c->mwu.u) : json_null(), "p_value",
+            c->mwu_ok ? jsonw_real(c->mwu.p) : json_null(), "exact", c->mwu_ok && c->mwu.exact);
 }
 
 int render_bench_json(const struct bench_view *v, struct dbuf *out)
 {
         _cleanup_json_ json_t *root = json_object();
         json_t *results = json_array(), *cmps = json_array();
-        char *text;
         int e = 0;
 
         if (!root || !results || !cmps) {
@@ -281,14 +268,8 @@ int render_bench_json(const struct bench_view *v, struct dbuf *out)
         }
         if (e)
                 return -ENOMEM;
-        text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-        if (!text)
-                return -ENOMEM;
-        e = dbuf_puts(out, text);
-        if (e >= 0)
-                e = dbuf_puts(out, "\n");
-        free(text);
-        return e < 0 ? e : 0;
+        return jsonw_dump(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15),
+                          out);
 }
 
 /* A command in a Markdown cell: `...`, its pipes escaped, newlines as spaces. */

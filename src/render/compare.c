@@ -18,49 +18,40 @@
 #define LABEL_W 44
 #define VALUE_W 12
 
-static bool ends_with(const char *s, const char *suffix)
-{
-        size_t n = strlen(s), m = strlen(suffix);
-
-        return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 /* A figure's value as text, by the unit its name ends in; signed for a
  * change. */
 static void fmt_value(const char *figure, double v, bool sign, char *buf, size_t len)
 {
-        const char *plus = sign && v > 0 ? "+" : "";
+        enum compare_in in = compare_figure_in(figure);
+        const char *s = v < 0 ? "-" : sign && v > 0 ? "+" : "";
         char d[FMT_DURATION_LEN];
         int n;
 
+        if ((in == COMPARE_IN_S || in == COMPARE_IN_PCT) && fabs(v) < 0.05)
+                s = ""; /* shown as 0.0s, 0.0 pt */
+        if (in == COMPARE_IN_MB)
+                fmt_size_mib(fabs(v), d, sizeof(d));
         if (!isfinite(v))
                 n = snprintf(buf, len, "-");
-        else if (ends_with(figure, "_s") && fabs(v) >= 60) {
-                (void)fmt_duration(fabs(v), FMT_DURATION_EXACT, d);
-                n = snprintf(buf, len, "%s%s", v < 0 ? "-" : plus, d);
-        } else if (ends_with(figure, "_s"))
-                n = snprintf(buf, len, "%s%.2fs", plus, v);
-        else if (ends_with(figure, "_mb") && fabs(v) >= 1024)
-                n = snprintf(buf, len, "%s%.2f GiB", plus, v / 1024);
-        else if (ends_with(figure, "_mb"))
-                n = snprintf(buf, len, "%s%.1f MiB", plus, v);
-        else if (ends_with(figure, "_pct"))
-                n = snprintf(buf, len, "%s%.1f%s", plus, v, sign ? " pt" : "%");
-        else if (ends_with(figure, "_ratio"))
-                n = snprintf(buf, len, "%s%.0f%s", plus, 100 * v, sign ? " pt" : "%");
-        else if (v == floor(v) && fabs(v) < 1e15)
-                n = snprintf(buf, len, "%s%.0f", plus, v);
+        else if (in == COMPARE_IN_S)
+                n = snprintf(buf, len, "%s%s", s, fmt_duration(fabs(v), FMT_DURATION_EXACT, d));
+        else if (in == COMPARE_IN_MB)
+                n = snprintf(buf, len, "%s%s", s, d);
+        else if (in == COMPARE_IN_PCT || in == COMPARE_IN_RATIO)
+                n = snprintf(buf, len, "%s%.*f%s", s, in == COMPARE_IN_PCT,
+                             fabs(v) * (in == COMPARE_IN_PCT ? 1 : 100), sign ? " pt" : "%");
         else
-                n = snprintf(buf, len, "%s%.2f", plus, v);
+                n = snprintf(buf, len, "%s%.*f", s, v == floor(v) ? 0 : 2, fabs(v));
         if (n < 0 || (size_t)n >= len)
                 snprintf(buf, len, "?");
 }
 
-/* A row's label: its subject (cleaned, cut) then its figure. */
+/* A row's label: its subject (cleaned, cut) then its figure's label. */
 static int put_label(struct dbuf *out, const struct compare_row *r)
 {
         struct dbuf l = DBUF_INIT;
-        size_t sl = strlen(r->subject), room = LABEL_W - 1 - strlen(r->figure);
+        const char *label = compare_figure_label(r->figure);
+        size_t sl = strlen(r->subject), room = LABEL_W - 1 - strlen(label);
         int e = 0;
 
         if (sl) {
@@ -85,7 +76,7 @@ static int put_label(struct dbuf *out, const struct compare_row *r)
                         e = dbuf_puts(&l, " ");
         }
         if (e >= 0)
-                e = dbuf_puts(&l, r->figure);
+                e = dbuf_puts(&l, label);
         if (e >= 0)
                 e = dbuf_printf(out, "  %-*s", LABEL_W, l.p ? l.p : "");
         dbuf_release(&l);
@@ -108,11 +99,14 @@ static int put_text_side(struct dbuf *out, const char *side, const char *t)
 
 static int put_row(struct dbuf *out, const struct compare_row *r)
 {
-        char a[48], b[48], c[48], p[24];
+        char a[48], b[48], c[48] = "", p[24] = "";
+        bool text = r->ta || r->tb;
         int e;
 
-        if (r->ta || r->tb) {
-                e = dbuf_printf(out, "  %s\n", r->figure);
+        /* the facts' texts come from the build: on lines of their own,
+         * cleaned; the run's (its outcome) are buildtel's words */
+        if (text && r->section != COMPARE_RUN) {
+                e = dbuf_printf(out, "  %s\n", compare_figure_label(r->figure));
                 if (e >= 0)
                         e = put_text_side(out, "A", r->ta);
                 return e < 0 ? e : put_text_side(out, "B", r->tb);
@@ -122,55 +116,59 @@ static int put_row(struct dbuf *out, const struct compare_row *r)
                 return e;
         fmt_value(r->figure, r->a, false, a, sizeof(a));
         fmt_value(r->figure, r->b, false, b, sizeof(b));
-        fmt_value(r->figure, r->change, true, c, sizeof(c));
+        if (r->status != COMPARE_SAME && !text)
+                fmt_value(r->figure, r->change, true, c, sizeof(c));
         if (r->status == COMPARE_APPEARED || r->status == COMPARE_GONE)
-                snprintf(p, sizeof(p), "%s", compare_status_name(r->status));
-        else if (isfinite(r->change_pct))
+                snprintf(p, sizeof(p), "only in %s", r->status == COMPARE_GONE ? "A" : "B");
+        if (r->noise)
+                snprintf(p, sizeof(p), "noise");
+        else if (r->status == COMPARE_CHANGED && isfinite(r->change_pct))
                 snprintf(p, sizeof(p), "%+.1f%%", r->change_pct);
-        else
-                snprintf(p, sizeof(p), "new");
-        return dbuf_printf(out, " %*s %*s %*s %9s\n", VALUE_W, a, VALUE_W, b, VALUE_W, c, p);
+        return dbuf_printf(out, " %*s %*s %*s %9s\n", VALUE_W, text ? (r->ta ? r->ta : "-") : a,
+                           VALUE_W, text ? (r->tb ? r->tb : "-") : b, VALUE_W, c, p);
 }
 
-static int put_header(struct dbuf *out, const struct compare_labels *l)
+static int put_side(struct dbuf *out, const char *name, const char *id, double start,
+                    const char *outcome)
 {
-        char sa[64] = "", sb[64] = "";
-        int e;
+        char t[64] = "";
+        int e = dbuf_printf(out, "%s: ", name);
 
-        (void)format_iso8601(l->a_start, sa);
-        (void)format_iso8601(l->b_start, sb);
-        e = dbuf_puts(out, "A: ");
+        (void)format_iso8601(start, t);
         if (e >= 0)
-                e = run_append_utf8_lossy(out, l->a_id, strlen(l->a_id), true);
-        if (e >= 0)
-                e = dbuf_printf(out, "  %s\nB: ", sa);
-        if (e >= 0)
-                e = run_append_utf8_lossy(out, l->b_id, strlen(l->b_id), true);
-        if (e >= 0)
-                e = dbuf_printf(out, "  %s\n", sb);
-        return e;
+                e = run_append_utf8_lossy(out, id, strlen(id), true);
+        return e < 0 ? e : dbuf_printf(out, "  %s  %s\n", t, outcome ? outcome : "unknown");
 }
 
-/* The rows of section s, from rows[0..n), changed ones only. */
+/* The rows of section s, from rows[0..n): the run's all, the other
+ * sections' changed ones, noise folded and at most max_rows (0: every
+ * row, noise too). */
 static int put_section(struct dbuf *out, int s, const struct compare_row *rows, size_t n,
                        size_t max_rows)
 {
-        size_t shown = 0, more = 0;
-        int e = dbuf_printf(out, "\n%-*s %*s %*s %*s %9s\n", LABEL_W + 2, compare_section_name(s),
-                            VALUE_W, "A", VALUE_W, "B", VALUE_W, "CHANGE", "%");
+        size_t shown = 0, more = 0, noise = 0;
+        int e = s == COMPARE_FACTS ? dbuf_puts(out, "\nfacts\n")
+                                   : dbuf_printf(out, "\n%-*s %*s %*s %*s %9s\n", LABEL_W + 2,
+                                                 compare_section_name(s), VALUE_W, "A", VALUE_W,
+                                                 "B", VALUE_W, "CHANGE", "%");
 
         for (size_t i = 0; e >= 0 && i < n; i++) {
-                if (rows[i].status == COMPARE_SAME)
+                if (s != COMPARE_RUN && rows[i].status == COMPARE_SAME)
                         continue;
-                if (max_rows && shown == max_rows) {
+                if (s != COMPARE_RUN && max_rows && rows[i].noise)
+                        noise++;
+                else if (s != COMPARE_RUN && max_rows && shown == max_rows)
                         more++;
-                        continue;
+                else {
+                        shown++;
+                        e = put_row(out, &rows[i]);
                 }
-                shown++;
-                e = put_row(out, &rows[i]);
         }
         if (e >= 0 && more)
-                e = dbuf_printf(out, "  (%zu more; --json lists all)\n", more);
+                e = dbuf_printf(out, "  (%zu more; --all lists them)\n", more);
+        if (e >= 0 && noise)
+                e = dbuf_printf(out, "  %zu change%s within noise (--all lists them)\n", noise,
+                                noise == 1 ? "" : "s");
         return e;
 }
 
@@ -178,36 +176,32 @@ int render_compare_text(const struct compare_result *res, const struct compare_l
                         size_t max_rows, struct dbuf *out)
 {
         size_t at = 0;
-        bool any = false;
-        int e = put_header(out, l);
+        bool real = false;
+        int e = put_side(out, "A", l->a_id, l->a_start, l->a_outcome);
 
-        for (int k = 0; e >= 0 && k < COMPARE_SECTIONS; k++) {
-                int s = res->order[k];
+        if (e >= 0)
+                e = put_side(out, "B", l->b_id, l->b_start, l->b_outcome);
+        for (int s = 0; e >= 0 && s < COMPARE_SECTIONS; s++) {
                 bool changed = false;
 
-                for (size_t i = at; i < at + res->count[s]; i++)
+                for (size_t i = at; i < at + res->count[s]; i++) {
                         changed = changed || res->rows[i].status != COMPARE_SAME;
-                if (changed) {
-                        any = true;
-                        e = put_section(out, s, res->rows + at, res->count[s], max_rows);
+                        real = real || (res->rows[i].status != COMPARE_SAME && !res->rows[i].noise);
                 }
+                if (changed || (s == COMPARE_RUN && res->count[s]))
+                        e = put_section(out, s, res->rows + at, res->count[s], max_rows);
                 at += res->count[s];
         }
-        if (e >= 0 && !any)
-                e = dbuf_puts(out, "\nno differences\n");
+        if (e >= 0 && !real)
+                e = dbuf_puts(out, "\nno differences beyond noise\n");
         return e;
 }
 
 /* A count (a figure with no unit suffix) as a JSON integer when whole. */
-static bool is_count(const char *figure)
-{
-        return !ends_with(figure, "_s") && !ends_with(figure, "_mb") &&
-               !ends_with(figure, "_pct") && !ends_with(figure, "_ratio");
-}
-
 static json_t *fig_num(const char *figure, double v)
 {
-        if (isfinite(v) && is_count(figure) && v == floor(v) && fabs(v) < 9e15)
+        if (isfinite(v) && compare_figure_in(figure) == COMPARE_IN_COUNT && v == floor(v) &&
+            fabs(v) < 9e15)
                 return json_integer((json_int_t)v);
         return isfinite(v) ? json_real(v) : json_null();
 }
@@ -217,26 +211,23 @@ static json_t *num(double v)
         return fig_num("_s", v);
 }
 
-static json_t *text(const char *s)
-{
-        return s ? jsonw_str(s) : json_null();
-}
-
 static json_t *row_json(const struct compare_row *r)
 {
         bool t = r->ta || r->tb;
 
-        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:s}", "subject",
-                         *r->subject ? text(r->subject) : json_null(), "figure", text(r->figure),
-                         "a", t ? text(r->ta) : fig_num(r->figure, r->a), "b",
-                         t ? text(r->tb) : fig_num(r->figure, r->b), "change",
+        return json_pack("{s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:s, s:b}", "subject",
+                         *r->subject ? jsonw_text(r->subject) : json_null(), "figure",
+                         jsonw_text(r->figure), "label", compare_figure_label(r->figure), "a",
+                         t ? jsonw_text(r->ta) : fig_num(r->figure, r->a), "b",
+                         t ? jsonw_text(r->tb) : fig_num(r->figure, r->b), "change",
                          fig_num(r->figure, r->change), "change_pct", num(r->change_pct), "status",
-                         compare_status_name(r->status));
+                         compare_status_name(r->status), "noise", r->noise);
 }
 
-static json_t *side_json(const char *id, double start)
+static json_t *side_json(const char *id, double start, const char *outcome)
 {
-        return json_pack("{s:o, s:o}", "run_id", text(id), "start_epoch", num(start));
+        return json_pack("{s:o, s:o, s:o}", "run_id", jsonw_text(id), "start_epoch", num(start),
+                         "outcome", jsonw_text(outcome));
 }
 
 static json_t *sections_json(const struct compare_result *res)
@@ -244,8 +235,7 @@ static json_t *sections_json(const struct compare_result *res)
         json_t *a = json_array();
         size_t at = 0;
 
-        for (int k = 0; a && k < COMPARE_SECTIONS; k++) {
-                int s = res->order[k];
+        for (int s = 0; a && s < COMPARE_SECTIONS; s++) {
                 json_t *rows = json_array();
 
                 for (size_t i = at; rows && i < at + res->count[s]; i++)
@@ -271,17 +261,9 @@ int render_compare_json(const struct compare_result *res, const struct compare_l
                         struct dbuf *out)
 {
         _cleanup_json_ json_t *o =
-            json_pack("{s:o, s:o, s:o}", "a", side_json(l->a_id, l->a_start), "b",
-                      side_json(l->b_id, l->b_start), "sections", sections_json(res));
-        char *s;
-        int e;
+            json_pack("{s:o, s:o, s:o, s:o}", "a", side_json(l->a_id, l->a_start, l->a_outcome),
+                      "b", side_json(l->b_id, l->b_start, l->b_outcome), "quantum_s",
+                      num(res->quantum_s), "sections", sections_json(res));
 
-        if (!o)
-                return -ENOMEM;
-        s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
-        if (!s)
-                return -ENOMEM;
-        e = dbuf_puts(out, s);
-        free(s);
-        return e < 0 ? e : dbuf_puts(out, "\n");
+        return jsonw_dump(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17), out);
 }

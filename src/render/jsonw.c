@@ -2,7 +2,10 @@
 #include "render/jsonw.h"
 
 #include <jansson.h>
+#include <errno.h>
+#include <math.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/run.h"
@@ -85,4 +88,37 @@ json_t *jsonw_str(const char *s)
         j = json_stringn(b.p, b.len);
         dbuf_release(&b);
         return j;
+}
+
+json_t *jsonw_text(const char *s)
+{
+        return s ? jsonw_str(s) : json_null();
+}
+
+json_t *jsonw_real(double v)
+{
+        return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *jsonw_argv(char *const *argv)
+{
+        json_t *a = argv ? json_array() : json_null();
+
+        for (; argv && a && *argv; argv++)
+                if (json_array_append_new(a, jsonw_str(*argv)) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        return a;
+}
+
+int jsonw_dump(const json_t *v, size_t flags, struct dbuf *out)
+{
+        char *s = v ? json_dumps(v, flags) : NULL;
+        int e = s ? dbuf_puts(out, s) : -ENOMEM;
+
+        if (e >= 0)
+                e = dbuf_puts(out, "\n");
+        free(s);
+        return e < 0 ? -ENOMEM : 0;
 }

@@ -12,6 +12,7 @@
 #include "model/run.h"
 #include "render/jsonw.h"
 #include "util/macro.h"
+#include "util/util.h"
 
 /* Both writers keep the first error and do nothing after it, so that the
  * message trees below read as the .proto files do. */
@@ -30,6 +31,20 @@ static void put(struct enc *E, const void *p, size_t n)
 static void puts_(struct enc *E, const char *s)
 {
         put(E, s, strlen(s));
+}
+
+/* The encoding's end: its scratch released; on failure out gets its old
+ * length back. Returns 0 or the first error. */
+static int enc_end(struct enc *E, size_t old)
+{
+        dbuf_release(&E->tmp);
+        if (E->err < 0) {
+                E->out->len = old;
+                if (E->out->p)
+                        E->out->p[old] = '\0';
+                return E->err;
+        }
+        return 0;
 }
 
 /* Strings from the environment and the build may hold any bytes; both
@@ -225,12 +240,7 @@ int otlp_encode_protobuf(const struct otlp_request *rq, struct dbuf *out)
                 pb_metric(&E, rq, &rq->metrics[i]);
         pb_end(&E, sm);
         pb_end(&E, rm);
-        dbuf_release(&E.tmp);
-        if (E.err < 0) {
-                out->len = old;
-                return E.err;
-        }
-        return 0;
+        return enc_end(&E, old);
 }
 
 /* Span (trace.proto): ascending field numbers. */
@@ -307,12 +317,7 @@ int otlp_encode_trace_protobuf(const struct otlp_trace_request *rq, struct dbuf 
                 pb_span(&E, rq, &rq->spans[i]);
         pb_end(&E, ss);
         pb_end(&E, rs);
-        dbuf_release(&E.tmp);
-        if (E.err < 0) {
-                out->len = old;
-                return E.err;
-        }
-        return 0;
+        return enc_end(&E, old);
 }
 
 /* --- JSON ------------------------------------------------------------- */
@@ -371,13 +376,11 @@ static void js_double(struct enc *E, double d)
 
 static void js_hex(struct enc *E, const uint8_t *p, size_t n)
 {
-        static const char hex[] = "0123456789abcdef";
-        char b[2];
+        char b[3];
 
         put(E, "\"", 1);
         for (size_t i = 0; i < n; i++) {
-                b[0] = hex[p[i] >> 4];
-                b[1] = hex[p[i] & 15];
+                hex_encode(b, &p[i], 1);
                 put(E, b, 2);
         }
         put(E, "\"", 1);
@@ -483,18 +486,11 @@ static void js_metric(struct enc *E, const struct otlp_request *rq, const struct
         puts_(E, "}}");
 }
 
-/* Close the request; on failure out gets its old length back. */
+/* Close the request. */
 static int js_end(struct enc *E, size_t old)
 {
         puts_(E, "]}]}]}");
-        dbuf_release(&E->tmp);
-        if (E->err < 0) {
-                E->out->len = old;
-                if (E->out->p)
-                        E->out->p[old] = '\0';
-                return E->err;
-        }
-        return 0;
+        return enc_end(E, old);
 }
 
 int otlp_encode_json(const struct otlp_request *rq, struct dbuf *out)

@@ -10,6 +10,7 @@
 #include "model/summary.h"
 #include "render/otlp-encode.h"
 #include "util/macro.h"
+#include "util/util.h"
 
 #define MiB 1048576.0
 #define GiB 1073741824.0
@@ -304,17 +305,6 @@ static int column_index(const char *name)
         return -1;
 }
 
-static void hex(char *out, const uint8_t *p, size_t n)
-{
-        static const char h[] = "0123456789abcdef";
-
-        for (size_t i = 0; i < n; i++) {
-                out[2 * i] = h[p[i] >> 4];
-                out[2 * i + 1] = h[p[i] & 15];
-        }
-        out[2 * n] = '\0';
-}
-
 static void resource_set(struct otlp_metrics *m, const char *key, const char *val)
 {
         for (size_t i = 0; i < m->nresource; i++)
@@ -363,8 +353,8 @@ int otlp_metrics_new(const struct otel_config *cfg, const struct run_info *run,
         resource_set(m, "build.run.id", run->run_id ? run->run_id : "");
         /* the run span, which the caller's TRACEPARENT is the parent of */
         if (cfg->span_set) {
-                hex(m->trace_hex, cfg->span.trace_id, 16);
-                hex(m->span_hex, cfg->span.span_id, 8);
+                hex_encode(m->trace_hex, cfg->span.trace_id, 16);
+                hex_encode(m->span_hex, cfg->span.span_id, 8);
         }
         *ret = m;
         return 0;

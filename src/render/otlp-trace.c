@@ -7,13 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/figures.h"
 #include "model/run.h"
 #include "model/spans.h"
 #include "model/summary.h"
 #include "model/targets.h"
 #include "util/macro.h"
 
-#define RUN_ATTRS 10
+#define RUN_ATTRS 12
 #define TARGET_ATTRS 5
 #define STEP_ATTRS 12 /* name, cached, and step_exec_attrs() */
 #define EVENT_ATTRS 3
@@ -29,27 +30,27 @@ struct enc {
         struct otlp_event ev[RUN_EVENTS];
         size_t nev;
         char (*names)[TARGET_NAME_MAX + TARGET_STEP_NAME_MAX + 32]; /* one per span */
-        char error_type[16], status_msg[64];
+        char error_type[FIGURE_OUTCOME_LEN], outcome[FIGURE_OUTCOME_LEN];
+        char status_msg[2 * FAILURE_TEXT_MAX + FIGURE_OUTCOME_LEN + 16];
 };
 
-const char *otlp_trace_error_type(const struct run_info *run, char *buf, size_t cap)
+/* The run span's error.type for a run: the signal's name ("SIGKILL") or
+ * the exit code ("1"); NULL on success or unknown. */
+static const char *otlp_trace_error_type(const struct run_info *run,
+                                         char buf[static FIGURE_OUTCOME_LEN])
 {
-        if (run->term_signal > 0) {
-                const char *abbrev = sigabbrev_np(run->term_signal);
-                if (abbrev)
-                        snprintf(buf, cap, "SIG%s", abbrev);
-                else
-                        snprintf(buf, cap, "signal %d", run->term_signal);
-                return buf;
-        }
+        if (run->term_signal > 0)
+                return figure_outcome(-1, run->term_signal, 0, buf);
         if (run->exit_code > 0) {
-                snprintf(buf, cap, "%d", run->exit_code);
+                snprintf(buf, FIGURE_OUTCOME_LEN, "%d", run->exit_code);
                 return buf;
         }
         return NULL;
 }
 
-const char *otlp_trace_result(int outcome)
+/* The run span's cicd.pipeline.task.run.result: success, failure,
+ * cancellation, or error (the outcome is unknown: buildtel was killed). */
+static const char *otlp_trace_result(int outcome)
 {
         const char *s = targets_outcome_name(outcome);
 
@@ -183,13 +184,23 @@ static void run_span(struct enc *S)
         attr_s(S, "cicd.pipeline.task.run.id", ri->run_id ? ri->run_id : "");
         attr_s(S, "cicd.pipeline.task.run.result", otlp_trace_result(outcome));
         if (outcome != RUN_OUTCOME_SUCCESS) {
-                et = otlp_trace_error_type(ri, S->error_type, sizeof(S->error_type));
+                const struct run_failure *fl = S->in->facts ? &S->in->facts->failure : NULL;
+                const char *o = figure_outcome(ri->exit_code, ri->term_signal,
+                                               S->in->summary ? S->in->summary->build.oom_kills : 0,
+                                               S->outcome);
+
+                et = otlp_trace_error_type(ri, S->error_type);
                 attr_s(S, "error.type", et ? et : "_OTHER");
-                snprintf(S->status_msg, sizeof(S->status_msg), "%s%s",
-                         ri->term_signal > 0 ? "killed by "
-                         : et                ? "exited with "
-                                             : "",
-                         et ? et : otlp_trace_result(outcome));
+                attr_s(S, "build.outcome", o);
+                /* "OOM-killed", "exit 2: foo.o (make): foo.c:3:1: error: ..." */
+                snprintf(S->status_msg, sizeof(S->status_msg), "%s%s%s%s%s%s", o,
+                         fl && fl->target[0] ? ": " : "", fl ? fl->target : "",
+                         fl && fl->target[0] ? " failed" : "",
+                         fl && fl->first[0] ? ": " : "", fl ? fl->first : "");
+                if (fl && fl->target[0])
+                        attr_s(S, "build.failed.target", fl->target);
+                if (fl && fl->first[0])
+                        attr_s(S, "build.error.first", fl->first);
                 sp->status = OTLP_STATUS_ERROR;
                 sp->status_message = S->status_msg;
         }

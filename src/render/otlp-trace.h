@@ -32,14 +32,6 @@ struct otlp_trace_input {
         size_t nresource;
 };
 
-/* The run span's error.type for a run: the signal's name ("SIGKILL") or
- * the exit code ("1"); NULL on success or unknown. buf holds 16 bytes. */
-const char *otlp_trace_error_type(const struct run_info *run, char *buf, size_t cap);
-
-/* The run span's cicd.pipeline.task.run.result: success, failure,
- * cancellation, or error (the outcome is unknown: buildtel was killed). */
-const char *otlp_trace_result(int outcome);
-
 /* Append an ExportTraceServiceRequest to out (JSON with json). 0, -EINVAL
  * (the run span's ids are not set) or -ENOMEM. */
 int otlp_trace_encode(const struct otlp_trace_input *in, bool json, struct dbuf *out);

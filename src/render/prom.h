@@ -45,13 +45,6 @@ bool prom_prefix_valid(const char *s);
 /* Whether s is a valid file name for the collector: no '/', ends in .prom. */
 bool prom_file_valid(const char *s);
 
-/* Where the textfile goes: --textfile-dir, else $BUILDTEL_TEXTFILE_DIR
- * (both created when missing), else the first writable of
- * PROM_SEED_DIR and PROM_DEBIAN_DIR, else log_dir (*ret_fallback = true).
- * *ret is malloc'd. 0 or -errno. */
-int prom_textfile_dir(const struct prom_config *cfg, const char *log_dir, char **ret,
-                      bool *ret_fallback);
-
 /* The Pushgateway URL for a push: base + /metrics/job/JOB/instance/HOST,
  * then /buildtel_job/BUILD_JOB when buildtel_job (the run's job, the label of
  * every series: two jobs of one host are two groups, not one the other

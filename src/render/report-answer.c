@@ -14,6 +14,7 @@
 #include "model/unitname.h"
 #include "model/units.h"
 #include "render/report.h"
+#include "render/summary.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -31,10 +32,10 @@ static void card_open(struct dwriter *w, const char *id, const char *key, bool b
 /* "1.92 GiB" or "812 MiB". */
 static void put_mib(struct dwriter *w, double mb)
 {
-        if (mb >= 1024)
-                dw_printf(w, "%.2f GiB", mb / 1024);
-        else
-                dw_printf(w, "%.0f MiB", mb);
+        char b[32];
+
+        fmt_size_mib(mb, b, sizeof(b));
+        dw_puts(w, b);
 }
 
 static void card_result(struct dwriter *w, const struct run_model *m)
@@ -54,6 +55,20 @@ static void card_result(struct dwriter *w, const struct run_model *m)
                 dw_printf(w, ", exit %d", f->exit_code);
         if (f && f->term_signal)
                 dw_printf(w, ", %s", figure_outcome(-1, f->term_signal, 0, word));
+        if (f && f->failure.target[0]) {
+                dw_puts(w, "</div><div class=\"d\">failed: ");
+                report_html_escape(w, f->failure.target, strlen(f->failure.target));
+                dw_printf(w, " (%s)", f->failure.tool);
+        }
+        for (int i = 0; f && i < 2; i++) {
+                const char *e = i ? f->failure.last : f->failure.first;
+
+                if (!e[0] || (i && f->failure.errors < 2))
+                        continue;
+                dw_puts(w, "</div><div class=\"d\"><code>");
+                report_html_escape(w, e, strlen(e));
+                dw_puts(w, "</code>");
+        }
         dw_puts(w, "</div></div>");
 }
 
@@ -66,13 +81,16 @@ static void put_first_word(struct dwriter *w, const char *s)
         report_html_escape(w, s, sp ? (size_t)(sp - s) : strlen(s));
 }
 
+/* The working memory (anon) first, what the OOM killer weighs and a
+ * runner is sized by; then the kernel's peak with its page cache. */
 static void card_peak(struct dwriter *w, const struct summary *s)
 {
         const struct summary_build *b = &s->build;
-        const struct summary_point *p = b->mem_peak.set ? &b->mem_peak : &b->mem_cur_peak;
+        const struct summary_point *k = b->mem_peak.set ? &b->mem_peak : &b->mem_cur_peak;
+        const struct summary_point *p = b->mem_anon_peak.value > 0 ? &b->mem_anon_peak : k;
         char d[32];
 
-        card_open(w, "a-peak", "Build memory, peak", false);
+        card_open(w, "a-peak", p == k ? "Build memory, peak" : "Working memory, peak", false);
         if (!p->set) {
                 dw_puts(w, "unknown</div><div class=\"d\">");
                 if (s->mem_used_peak.set) {
@@ -95,13 +113,18 @@ static void card_peak(struct dwriter *w, const struct summary *s)
         if (p->running[0]) {
                 dw_puts(w, ", unit ");
                 put_first_word(w, p->running);
-        } else if (b->mem_peak_proc.label[0]) {
+        } else if (p == k && b->mem_peak_proc.label[0]) {
                 dw_puts(w, ", largest process ");
                 esc(w, b->mem_peak_proc.label);
         }
-        if (b->mem_anon_peak.set) {
-                dw_puts(w, "; anonymous ");
-                put_mib(w, b->mem_anon_peak.value);
+        if (p != k && k->set) {
+                dw_puts(w, "; the kernel's peak ");
+                put_mib(w, k->value);
+                if (isfinite(k->aux) && k->aux >= 0.05 * k->value) {
+                        dw_puts(w, ", ");
+                        put_mib(w, k->aux);
+                        dw_puts(w, " of it page cache");
+                }
         }
         dw_puts(w, "</div></div>");
 }
@@ -110,8 +133,9 @@ static void card_oom(struct dwriter *w, const struct run_model *m)
 {
         const struct summary *s = m->summary;
         double kills = s->build.oom_kills, iv = m->run->interval;
-        char d[32];
+        char d[32], rule[160];
 
+        summary_near_oom_rule(s, rule, sizeof(rule));
         card_open(w, "a-oom", "OOM kills", kills > 0 || s->near_oom_samples);
         if (isfinite(kills))
                 dw_printf(w, "%.0f", kills);
@@ -119,11 +143,13 @@ static void card_oom(struct dwriter *w, const struct run_model *m)
                 dw_puts(w, "–");
         dw_puts(w, "</div><div class=\"d\">");
         if (s->near_oom_samples)
-                dw_printf(w, "near-OOM for about %s (%llu samples with available &lt; %.0f MiB)",
+                dw_printf(w, "near-OOM for about %s (%llu samples with ",
                           fmt_duration((double)s->near_oom_samples * (iv > 0 ? iv : 1), FMT_DURATION_EXACT, d),
-                          (unsigned long long)s->near_oom_samples, s->cfg.near_oom_mb);
+                          (unsigned long long)s->near_oom_samples);
         else
-                dw_printf(w, "never near OOM (available &lt; %.0f MiB)", s->cfg.near_oom_mb);
+                dw_puts(w, "never near OOM (");
+        report_html_escape(w, rule, strlen(rule));
+        dw_puts(w, ")");
         if (s->mem_avail_min.set) {
                 dw_puts(w, "; least available ");
                 put_mib(w, s->mem_avail_min.value);
@@ -134,12 +160,13 @@ static void card_oom(struct dwriter *w, const struct run_model *m)
 static void card_disk(struct dwriter *w, const struct summary *s)
 {
         const struct summary_point *p = &s->disk_avail_min;
-        char d[32];
+        char d[32], sz[32];
 
         if (!p->set)
                 return;
         card_open(w, "a-disk", "Disk, least available", s->low_disk_samples > 0);
-        dw_printf(w, "%.1f GiB</div><div class=\"d\">at +%s", p->value,
+        fmt_size_mib(p->value * 1024, sz, sizeof(sz));
+        dw_printf(w, "%s</div><div class=\"d\">at +%s", sz,
                   fmt_duration(p->elapsed_s, FMT_DURATION_EXACT, d));
         if (p->stage[0]) {
                 dw_puts(w, ", stage ");

@@ -335,15 +335,21 @@ static void chart_peaks(struct dwriter *w, const struct chart_def *c, const stru
 
 /* The largest value of the chart's series; false when every value is
  * unknown or zero (no chart of a series that is zero throughout). */
-static bool chart_max(const struct report_data *d, const struct chart_def *c, double *ret)
+/* The largest value of the chart's series; *ret_flat: every value within
+ * 3 % of it (a chart that carries no information, folded). */
+static bool chart_max(const struct report_data *d, const struct chart_def *c, double *ret,
+                      bool *ret_flat)
 {
-        double m = 0;
+        double m = 0, lo = INFINITY;
 
         for (size_t k = 0; k < ARRAY_SIZE(c->series) && c->names[k]; k++)
                 for (size_t i = 0; i < d->n; i++)
-                        if (!isnan(d->v[c->series[k]][i]))
+                        if (!isnan(d->v[c->series[k]][i])) {
                                 m = MAX(m, d->v[c->series[k]][i]);
+                                lo = MIN(lo, d->v[c->series[k]][i]);
+                        }
         *ret = m;
+        *ret_flat = d->n > 2 && lo >= 0.97 * m;
         return m > 0;
 }
 
@@ -367,9 +373,13 @@ static void chart(struct dwriter *w, const struct page *P, const struct chart_de
         const struct report_data *d = P->d;
         struct frame f = {.tmax = P->tmax, .ymax = 0, .k = 1, .unit = c->unit};
         double th, ystep;
+        bool flat;
 
-        if (!chart_max(d, c, &f.ymax))
+        if (!chart_max(d, c, &f.ymax, &flat))
                 return;
+        if (flat)
+                dw_printf(w, "<details class=\"flat\"><summary>%s: flat over the run</summary>",
+                          c->title);
         /* a threshold far above the data would flatten it: said, not drawn */
         th = !isnan(c->threshold) && (c->integer || c->threshold <= f.ymax * 2) ? c->threshold
                                                                                  : NAN;
@@ -399,6 +409,8 @@ static void chart(struct dwriter *w, const struct page *P, const struct chart_de
                 series_line(w, d, &f, c->series[k], (int)k, c->names[k], pts);
         chart_peaks(w, c, &f, false);
         chart_legend(w, c, th, &f);
+        if (flat)
+                dw_puts(w, "</details>");
 }
 
 static void timeline(struct dwriter *w, const struct page *P)
@@ -406,11 +418,12 @@ static void timeline(struct dwriter *w, const struct page *P)
         const struct summary *s = P->m->summary;
         const double g = 1.0 / 1024; /* MiB -> GiB */
         unsigned ncpu = P->m->run->ncpu;
-        char th1[80], th2[80], th3[80];
+        char th1[80], th2[80], th3[80], th4[80];
         const struct chart_def defs[] = {
             {"Build memory", " GiB",
              {REPORT_CG_MEM, REPORT_CG_PEAK, REPORT_CG_ANON, REPORT_CG_FILE},
-             {"total", "kernel peak", "anonymous", "file"}, NAN, NULL,
+             {"total", "kernel peak", "anonymous", "file"},
+             s->cfg.mem_cap_mb > 0 ? s->cfg.mem_cap_mb / 1024 : NAN, th4,
              {&s->build.mem_peak, &s->build.mem_anon_peak}, {"peak", "peak anonymous"}, g,
              false, NAN},
             {"Host memory", " GiB", {REPORT_MEM_USED, REPORT_MEM_AVAIL}, {"used", "available"},
@@ -434,6 +447,7 @@ static void timeline(struct dwriter *w, const struct page *P)
         snprintf(th1, sizeof(th1), "--near-oom-mb %.0f", s->cfg.near_oom_mb);
         snprintf(th2, sizeof(th2), "--low-disk-gb %.4g", s->cfg.low_disk_gb);
         snprintf(th3, sizeof(th3), "%u CPUs: the gap under it is idle cores", ncpu);
+        snprintf(th4, sizeof(th4), "--memory-max %.4g MiB, the cap", s->cfg.mem_cap_mb);
         if (!P->d->n)
                 dw_puts(w, "<p>No samples.</p>");
         for (size_t i = 0; i < ARRAY_SIZE(defs); i++)
@@ -555,23 +569,32 @@ static int cmp_step_lane(const void *a, const void *b)
 /* What a RUN step used inside BuildKit, in its bar's title. */
 static void step_exec_title(struct dwriter *w, const struct step_exec *x)
 {
+        char a[32], b[32];
+
         if (!x->set)
                 return;
+        fmt_size(x->mem_peak_bytes, a, sizeof(a));
+        fmt_size(x->anon_peak_bytes, b, sizeof(b));
         if (isfinite(x->mem_peak_bytes))
-                dw_printf(w, ", memory peak %.1f MiB", x->mem_peak_bytes / SAMPLE_MIB);
+                dw_printf(w, ", memory peak %s", a);
         if (isfinite(x->anon_peak_bytes))
-                dw_printf(w, " (anon %.1f MiB)", x->anon_peak_bytes / SAMPLE_MIB);
+                dw_printf(w, " (anon %s)", b);
         if (x->peak_proc[0]) {
                 dw_puts(w, ", largest process ");
                 esc(w, x->peak_proc);
         }
         if (isfinite(x->cpu_s))
                 dw_printf(w, ", CPU %.2f s", x->cpu_s);
-        if (isfinite(x->io_read_bytes) && isfinite(x->io_write_bytes))
-                dw_printf(w, ", IO %.1f/%.1f MiB", x->io_read_bytes / SAMPLE_MIB,
-                          x->io_write_bytes / SAMPLE_MIB);
-        if (isfinite(x->net_rx_bytes) && isfinite(x->net_tx_bytes))
-                dw_printf(w, ", net %.0f/%.0f B", x->net_rx_bytes, x->net_tx_bytes);
+        if (isfinite(x->io_read_bytes) && isfinite(x->io_write_bytes)) {
+                fmt_size(x->io_read_bytes, a, sizeof(a));
+                fmt_size(x->io_write_bytes, b, sizeof(b));
+                dw_printf(w, ", IO %s read, %s written", a, b);
+        }
+        if (isfinite(x->net_rx_bytes) && isfinite(x->net_tx_bytes)) {
+                fmt_size(x->net_rx_bytes, a, sizeof(a));
+                fmt_size(x->net_tx_bytes, b, sizeof(b));
+                dw_printf(w, ", net %s in, %s out", a, b);
+        }
         if (x->oom_kills > 0) {
                 dw_printf(w, ", OOM kills %.0f", x->oom_kills);
                 if (x->oom_victim[0]) {
@@ -813,25 +836,18 @@ static void td_num(struct dwriter *w, bool set, double v, int prec, const char *
         dw_puts(w, "</td>");
 }
 
-static void targets_table(struct dwriter *w, const struct run_facts *f)
-{
-        static const struct report_table_fmt html = {
-            .row_open = "<tr>",
-            .text_open = "<td>",
-            .num_open = "<td class=\"n\">",
-            .cell_close = "</td>",
-            .row_close = "</tr>",
-            .escape = report_html_escape,
-        };
-
-        if (!f || !f->n)
-                return;
-        dw_puts(w, "<h3>Targets</h3><table><tr><th>target</th><th>result</th><th>duration</th>"
-                   "<th>steps</th><th>cached</th><th>ratio</th><th>cache hits</th>"
-                   "<th>cache misses</th></tr>");
-        report_target_rows(w, f, &html);
-        dw_puts(w, "</table>");
-}
+static const struct report_table_fmt targets_table = {
+    .head = "<h3>Targets</h3><table><tr><th>target</th><th>result</th><th>duration</th>"
+            "<th>steps</th><th>cached</th><th>ratio</th><th>cache hits</th><th>cache misses</th>"
+            "</tr>",
+    .row_open = "<tr>",
+    .text_open = "<td>",
+    .num_open = "<td class=\"n\">",
+    .cell_close = "</td>",
+    .row_close = "</tr>",
+    .tail = "</table>",
+    .escape = report_html_escape,
+};
 
 static void units_table(struct dwriter *w, const struct units *u, const char *root)
 {
@@ -1020,7 +1036,7 @@ int report_render_html(const struct report_data *d, const struct run_model *m, s
         step_bars(&w, &M, m->targets, P.tmax);
         ninja_lanes(&w, &P, &M);
         dw_puts(&w, "</div></section>\n<section id=\"tables\"><h2>Tables</h2>");
-        targets_table(&w, m->facts);
+        report_targets_table(&w, m->facts, &targets_table);
         units_table(&w, m->units, m->run ? m->run->cwd : NULL);
         cache_table(&w, m->targets);
         totals_table(&w, m->summary);

@@ -277,6 +277,20 @@ static void md_facts(struct dwriter *w, const struct run_model *m)
                 dw_printf(w, " (exit %d)", f->exit_code);
         if (f && f->term_signal)
                 dw_printf(w, " (%s)", figure_outcome(-1, f->term_signal, 0, word));
+        if (f && (f->failure.target[0] || f->failure.first[0])) {
+                dw_puts(w, " |\n| failed | ");
+                report_md_escape(w, f->failure.target, strlen(f->failure.target));
+                if (f->failure.target[0])
+                        dw_printf(w, " (%s)", f->failure.tool);
+                for (int i = 0; i < 2; i++) {
+                        const char *e = i ? f->failure.last : f->failure.first;
+
+                        if (!e[0] || (i && f->failure.errors < 2))
+                                continue;
+                        dw_puts(w, "<br>");
+                        report_md_escape(w, e, strlen(e));
+                }
+        }
         dw_printf(w, " |\n| duration | %s |\n| samples | %llu |\n\n",
                   fmt_duration(f ? f->duration_s : NAN, FMT_DURATION_EXACT, d),
                   (unsigned long long)m->summary->samples);
@@ -285,22 +299,23 @@ static void md_facts(struct dwriter *w, const struct run_model *m)
 struct peak_row {
         const char *what;
         const struct summary_point *p;
-        int prec;
+        int prec;   /* a plain number's decimals */
+        double mib; /* a size: MiB per unit of the value (fmt_size_mib); 0: a number */
 };
 
 /* The peaks of the summary that were seen, for both renderings. */
 static size_t peak_rows(const struct summary *s, struct peak_row rows[static 9])
 {
         const struct peak_row all[] = {
-            {"host memory used (MiB)", &s->mem_used_peak, 0},
-            {"host memory available, least (MiB)", &s->mem_avail_min, 0},
-            {"build memory, kernel peak (MiB)", &s->build.mem_peak, 0},
-            {"build anonymous memory (MiB)", &s->build.mem_anon_peak, 0},
-            {"swap used (MiB)", &s->swap_used_peak, 0},
-            {"disk available, least (GiB)", &s->disk_avail_min, 2},
-            {"CPU busy (%)", &s->cpu_pct_peak, 1},
-            {"load (1 min)", &s->load1_peak, 2},
-            {"compilers in flight", &s->compilers_peak, 0},
+            {"host memory used", &s->mem_used_peak, 0, 1},
+            {"host memory available, least", &s->mem_avail_min, 0, 1},
+            {"build memory, kernel peak", &s->build.mem_peak, 0, 1},
+            {"build anonymous memory", &s->build.mem_anon_peak, 0, 1},
+            {"swap used", &s->swap_used_peak, 0, 1},
+            {"disk available, least", &s->disk_avail_min, 0, 1024},
+            {"CPU busy (%)", &s->cpu_pct_peak, 1, 0},
+            {"load (1 min)", &s->load1_peak, 2, 0},
+            {"compilers in flight", &s->compilers_peak, 0, 0},
         };
         size_t n = 0;
 
@@ -322,7 +337,13 @@ static void md_peaks(struct dwriter *w, const struct summary *s)
                    "| --- | ---: | ---: | --- | --- | --- |\n");
         for (size_t i = 0; i < n; i++) {
                 dw_printf(w, "| %s |", rows[i].what);
-                md_cell_num(w, true, rows[i].p->value, rows[i].prec, "");
+                if (rows[i].mib > 0) {
+                        char sz[32];
+
+                        fmt_size_mib(rows[i].p->value * rows[i].mib, sz, sizeof(sz));
+                        dw_printf(w, " %s |", sz);
+                } else
+                        md_cell_num(w, true, rows[i].p->value, rows[i].prec, "");
                 dw_printf(w, " %s |", fmt_duration(rows[i].p->elapsed_s, FMT_DURATION_EXACT, d));
                 md_cell_str(w, rows[i].p->stage);
                 md_cell_str(w, rows[i].p->context);
@@ -343,12 +364,15 @@ static void cell_num(struct dwriter *w, const struct report_table_fmt *fmt, bool
         dw_puts(w, fmt->cell_close);
 }
 
-void report_target_rows(struct dwriter *w, const struct run_facts *f,
-                        const struct report_table_fmt *fmt)
+void report_targets_table(struct dwriter *w, const struct run_facts *f,
+                          const struct report_table_fmt *fmt)
 {
         char d[32];
 
-        for (size_t i = 0; f && i < f->n; i++) {
+        if (!f || !f->n)
+                return;
+        dw_puts(w, fmt->head);
+        for (size_t i = 0; i < f->n; i++) {
                 const struct target_fact *t = &f->t[i];
 
                 dw_puts(w, fmt->row_open);
@@ -368,27 +392,20 @@ void report_target_rows(struct dwriter *w, const struct run_facts *f,
                 cell_num(w, fmt, t->cc.set, (double)t->cc.misses, 0, "");
                 dw_puts(w, fmt->row_close);
         }
+        dw_puts(w, fmt->tail);
 }
 
-static void md_targets(struct dwriter *w, const struct run_facts *f)
-{
-        static const struct report_table_fmt md = {
-            .row_open = "|",
-            .text_open = " ",
-            .num_open = " ",
-            .cell_close = " |",
-            .row_close = "\n",
-            .escape = report_md_escape,
-        };
-
-        if (!f || !f->n)
-                return;
-        dw_puts(w, "### Targets\n\n| target | result | duration | steps | cached | ratio | "
-                   "cache hits | cache misses |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | "
-                   "---: |\n");
-        report_target_rows(w, f, &md);
-        dw_puts(w, "\n");
-}
+static const struct report_table_fmt md_targets = {
+    .head = "### Targets\n\n| target | result | duration | steps | cached | ratio | cache hits | "
+            "cache misses |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    .row_open = "|",
+    .text_open = " ",
+    .num_open = " ",
+    .cell_close = " |",
+    .row_close = "\n",
+    .tail = "\n",
+    .escape = report_md_escape,
+};
 
 /* The summary text in a fence longer than any backtick run in it. */
 static void md_summary_text(struct dwriter *w, const struct run_model *m)
@@ -426,7 +443,7 @@ int report_render_markdown(const struct run_model *m, const char *const *files, 
         md_facts(&w, m);
         report_baseline_md(&w, m->summary);
         md_summary_text(&w, m);
-        md_targets(&w, m->facts);
+        report_targets_table(&w, m->facts, &md_targets);
         md_peaks(&w, m->summary);
         if (files && files[0]) {
                 dw_puts(&w, "### Artifacts\n\n");
@@ -445,19 +462,25 @@ int report_gh_warnings(const struct summary *s, struct dbuf *out)
         struct dwriter w = DWRITER_INIT(out);
         char d[32];
 
+        char rule[160];
+
+        summary_near_oom_rule(s, rule, sizeof(rule));
         if (s->near_oom_samples)
                 dw_printf(&w,
-                          "::warning title=buildtel near-OOM::host memory available fell below "
-                          "%.0f MiB in %llu samples (least %.0f MiB at %s)\n",
-                          s->cfg.near_oom_mb, (unsigned long long)s->near_oom_samples,
-                          s->mem_avail_min.value,
-                          fmt_duration(s->mem_avail_min.elapsed_s, FMT_DURATION_EXACT, d));
-        if (s->low_disk_samples)
+                          "::warning title=buildtel near-OOM::near-OOM (%s) in %llu samples, first "
+                          "at %s\n",
+                          rule, (unsigned long long)s->near_oom_samples,
+                          fmt_duration(s->near_oom_first.elapsed_s, FMT_DURATION_EXACT, d));
+        if (s->low_disk_samples) {
+                char lim[32], least[32];
+
+                fmt_size_mib(s->cfg.low_disk_gb * 1024, lim, sizeof(lim));
+                fmt_size_mib(s->disk_avail_min.value * 1024, least, sizeof(least));
                 dw_printf(&w,
-                          "::warning title=buildtel low disk::disk available fell below %.1f GiB "
-                          "(least %.2f GiB at %s)\n",
-                          s->cfg.low_disk_gb, s->disk_avail_min.value,
-                          fmt_duration(s->disk_avail_min.elapsed_s, FMT_DURATION_EXACT, d));
+                          "::warning title=buildtel low disk::disk available fell below %s "
+                          "(least %s at %s)\n",
+                          lim, least, fmt_duration(s->disk_avail_min.elapsed_s, FMT_DURATION_EXACT, d));
+        }
         for (size_t i = 0; i < MIN(s->build.noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
                 const struct summary_oom *o = &s->build.oom[i];
                 struct dbuf lab = DBUF_INIT;

@@ -78,15 +78,17 @@ void report_md_escape(struct dwriter *w, const char *s, size_t len);
  * characters but newline and tab as '?'. 0 or -ENOMEM. */
 int report_clean_text(struct dbuf *out, const char *s, size_t len);
 
-/* How a table's rows are written (HTML or Markdown). */
+/* How a table is written (HTML or Markdown): its heading and head row,
+ * its cells, its end. */
 struct report_table_fmt {
-        const char *row_open, *text_open, *num_open, *cell_close, *row_close;
+        const char *head, *row_open, *text_open, *num_open, *cell_close, *row_close, *tail;
         void (*escape)(struct dwriter *w, const char *s, size_t len);
 };
-/* One row per target of f: name, result, duration, steps, cached, ratio,
- * compiler-cache hits and misses ("–" when unknown). */
-void report_target_rows(struct dwriter *w, const struct run_facts *f,
-                        const struct report_table_fmt *fmt);
+/* The targets table: one row per target of f (name, result, duration,
+ * steps, cached, ratio, compiler-cache hits and misses, "–" when
+ * unknown); nothing when f has none. */
+void report_targets_table(struct dwriter *w, const struct run_facts *f,
+                          const struct report_table_fmt *fmt);
 
 /* The page's first screen (report-answer.c): the result and duration, the
  * build's own peak memory and where it was, OOM kills and near-OOM time,

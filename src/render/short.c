@@ -45,15 +45,17 @@ int short_render_oom(const struct summary_build *b, struct dbuf *out)
         if (e->victim.label[0]) {
                 /* what is known of the victim: its pid, its size */
                 bool pid = isfinite(e->victim.pid), mb = isfinite(e->victim.mb);
+                char sz[32];
                 int r = dbuf_printf(out, "OOM kill in the build's cgroup (%.0f so far); %s: %s",
                                     e->kills, victim_words(e), e->victim.label);
 
+                fmt_size_mib(e->victim.mb, sz, sizeof(sz));
                 if (r >= 0 && pid && mb)
-                        r = dbuf_printf(out, " (pid %.0f, %.1f MiB)", e->victim.pid, e->victim.mb);
+                        r = dbuf_printf(out, " (pid %.0f, %s)", e->victim.pid, sz);
                 else if (r >= 0 && pid)
                         r = dbuf_printf(out, " (pid %.0f)", e->victim.pid);
                 else if (r >= 0 && mb)
-                        r = dbuf_printf(out, " (%.1f MiB)", e->victim.mb);
+                        r = dbuf_printf(out, " (%s)", sz);
                 return r;
         }
         return dbuf_printf(out, "OOM kill in the build's cgroup (%.0f so far)", e->kills);
@@ -116,9 +118,8 @@ int render_baseline_value(const struct baseline_finding *f, double v, struct dbu
                 return dbuf_puts(out, fmt_duration(v, FMT_DURATION_EXACT, buf));
         if (strcmp(f->figure, "oom_kills") == 0)
                 return dbuf_printf(out, "%.0f", v);
-        if (v >= 1024)
-                return dbuf_printf(out, "%.1f GiB", v / 1024);
-        return dbuf_printf(out, "%.0f MiB", v);
+        fmt_size_mib(v, buf, sizeof(buf));
+        return dbuf_puts(out, buf);
 }
 
 /* "slower than usual", "layer cache of X", "unit X bigger"... */
@@ -198,12 +199,10 @@ int render_baseline_short(const struct baseline *b, struct dbuf *out)
         size_t flagged = baseline_flagged(b);
         int r;
 
-        /* a job's first run: nothing to say (every new job has one) */
-        if (b->runs == 0)
-                return 0;
+        /* too few earlier runs for a usual: nothing that changes a
+         * decision (summary.json and the report say how many there were) */
         if (b->runs < BASELINE_MIN_RUNS)
-                return dbuf_printf(out, "buildtel: no usual yet for job %s (%zu earlier runs)\n",
-                                   b->job, b->runs);
+                return 0;
         for (size_t i = 0; i < b->n && !first; i++)
                 if (baseline_is_flag(b->f[i].st.verdict))
                         first = &b->f[i];

@@ -20,8 +20,8 @@ int short_render_oom(const struct summary_build *b, struct dbuf *out);
 int short_render_execs(const struct exec_cover *c, struct dbuf *out);
 /* The stderr lines: "buildtel: slower than usual: 14m02s against 9m10s
  * (+53 %, last 12 runs); layer cache of pytorch 12 % against 91 %\n", or
- * one "no usual yet (N earlier runs)" line (1 or 2 earlier runs), or
- * nothing when every figure is within noise or the job has no earlier run. Returns 0 or -ENOMEM. */
+ * nothing when every figure is within noise or the job has fewer than
+ * BASELINE_MIN_RUNS earlier runs. Returns 0 or -ENOMEM. */
 int render_baseline_short(const struct baseline *b, struct dbuf *out);
 /* A finding's value or usual in its unit ("14m02s", "91 %", "1.2 GiB"). */
 int render_baseline_value(const struct baseline_finding *f, double v, struct dbuf *out);

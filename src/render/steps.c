@@ -9,18 +9,13 @@
 
 #include "model/execs.h"
 #include "model/run.h"
-#include "model/sample.h"
 #include "runfiles/targetsjson.h"
 #include "render/jsonw.h"
+#include "util/util.h"
 
 static const char *target_of(const struct targets *ts, const struct step_fact *f)
 {
         return f->target >= 0 && (size_t)f->target < ts->n ? ts->t[f->target].name : "";
-}
-
-static double mib(double b)
-{
-        return b / SAMPLE_MIB;
 }
 
 /* name, cleaned for a terminal */
@@ -37,6 +32,7 @@ static int peak_line(const struct targets *ts, struct dbuf *tmp, struct dbuf *ou
         struct target_exec te;
         const struct step_fact *f;
         const char *tg;
+        char sz[32];
         int e;
 
         execs_target(ts->stepv, ts->nstepv, -1, &te);
@@ -44,11 +40,12 @@ static int peak_line(const struct targets *ts, struct dbuf *tmp, struct dbuf *ou
                 return 0;
         f = &ts->stepv[te.peak_step];
         tg = target_of(ts, f);
-        e = dbuf_printf(out, "buildtel: step peak %.1f MiB in %s%s%s", mib(f->exec.mem_peak_bytes),
-                        clean(tmp, f->name), tg[0] ? ", target " : "", tg);
+        fmt_size(f->exec.mem_peak_bytes, sz, sizeof(sz));
+        e = dbuf_printf(out, "buildtel: step peak %s in %s%s%s", sz, clean(tmp, f->name),
+                        tg[0] ? ", target " : "", tg);
+        fmt_size(f->exec.peak_proc_bytes, sz, sizeof(sz));
         if (e >= 0 && f->exec.peak_proc[0])
-                e = dbuf_printf(out, "; largest process %s %.1f MiB", clean(tmp, f->exec.peak_proc),
-                                mib(f->exec.peak_proc_bytes));
+                e = dbuf_printf(out, "; largest process %s %s", clean(tmp, f->exec.peak_proc), sz);
         return e >= 0 ? dbuf_puts(out, "\n") : e;
 }
 
@@ -94,15 +91,6 @@ int steps_render_short(const struct targets *ts, struct dbuf *out)
         return e < 0 ? -ENOMEM : 0;
 }
 
-/* x in MiB, or "-" when not measured */
-static void fmt_mib(char *buf, size_t cap, double b)
-{
-        int n = isnan(b) ? snprintf(buf, cap, "-") : snprintf(buf, cap, "%.1f", mib(b));
-
-        if (n < 0 || (size_t)n >= cap)
-                buf[0] = '\0';
-}
-
 int steps_render_text(const struct targets *ts, struct dbuf *out)
 {
         struct dbuf tmp = DBUF_INIT;
@@ -117,32 +105,27 @@ int steps_render_text(const struct targets *ts, struct dbuf *out)
         if (e >= 0)
                 e = oom_lines(ts, &tmp, out);
         if (e >= 0)
-                e = dbuf_puts(out, "  cpu_s   peak_mb  anon_mb  read_mb  write_mb  rx_bytes  "
-                                   "tx_bytes  oom  step\n");
+                e = dbuf_puts(out, "       cpu       peak       anon       read    written   "
+                                   "     rx         tx  oom  step\n");
         for (uint32_t i = 0; e >= 0 && i < ts->nstepv; i++) {
                 const struct step_exec *x = &ts->stepv[i].exec;
-                char pk[32], an[32], rd[32], wr[32];
+                char cpu[FMT_DURATION_LEN], pk[32], an[32], rd[32], wr[32], rx[32], tx[32];
 
                 if (!x->set)
                         continue;
-                fmt_mib(pk, sizeof(pk), x->mem_peak_bytes);
-                fmt_mib(an, sizeof(an), x->anon_peak_bytes);
-                fmt_mib(rd, sizeof(rd), x->io_read_bytes);
-                fmt_mib(wr, sizeof(wr), x->io_write_bytes);
-                e = dbuf_printf(out, "  %6.2f  %7s  %7s  %7s  %8s  %8.0f  %8.0f  %3.0f  %s\n",
-                                isnan(x->cpu_s) ? 0.0 : x->cpu_s, pk, an, rd, wr,
-                                isnan(x->net_rx_bytes) ? 0.0 : x->net_rx_bytes,
-                                isnan(x->net_tx_bytes) ? 0.0 : x->net_tx_bytes,
-                                isnan(x->oom_kills) ? 0.0 : x->oom_kills,
+                fmt_size(x->mem_peak_bytes, pk, sizeof(pk));
+                fmt_size(x->anon_peak_bytes, an, sizeof(an));
+                fmt_size(x->io_read_bytes, rd, sizeof(rd));
+                fmt_size(x->io_write_bytes, wr, sizeof(wr));
+                fmt_size(x->net_rx_bytes, rx, sizeof(rx));
+                fmt_size(x->net_tx_bytes, tx, sizeof(tx));
+                e = dbuf_printf(out, "  %8s  %9s  %9s  %9s  %9s  %9s  %9s  %3.0f  %s\n",
+                                fmt_duration(x->cpu_s, FMT_DURATION_EXACT, cpu), pk, an, rd, wr,
+                                rx, tx, isnan(x->oom_kills) ? 0.0 : x->oom_kills,
                                 clean(&tmp, ts->stepv[i].name));
         }
         dbuf_release(&tmp);
         return e < 0 ? -ENOMEM : 0;
-}
-
-static json_t *num(double d)
-{
-        return isfinite(d) ? json_real(d) : json_null();
 }
 
 static json_t *text_or_null(const char *s)
@@ -169,17 +152,16 @@ static json_t *execs_json(const struct targets *ts)
                         return NULL;
                 }
         }
-        return json_pack(
-            "{s:I,s:o,s:o,s:o,s:o}", "measured_steps", (json_int_t)te.measured, "peak_step",
-            te.peak_step >= 0 ? jsonw_str(ts->stepv[te.peak_step].name) : json_null(),
-            "mem_peak_bytes", num(te.mem_peak_bytes), "oom_kills", num(te.oom_kills), "steps",
-            steps);
+        return json_pack("{s:I,s:o,s:o,s:o,s:o}", "measured_steps", (json_int_t)te.measured,
+                         "peak_step",
+                         te.peak_step >= 0 ? jsonw_str(ts->stepv[te.peak_step].name) : json_null(),
+                         "mem_peak_bytes", jsonw_real(te.mem_peak_bytes), "oom_kills",
+                         jsonw_real(te.oom_kills), "steps", steps);
 }
 
 int steps_merge_json(const struct targets *ts, struct dbuf *js)
 {
         json_t *root, *x;
-        char *s;
         int e;
 
         if (!measured(ts) || !js->p)
@@ -190,14 +172,9 @@ int steps_merge_json(const struct targets *ts, struct dbuf *js)
                 json_decref(root);
                 return -ENOMEM;
         }
-        s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        json_decref(root);
-        if (!s)
-                return -ENOMEM;
+        /* root is a copy: js can take its text */
         dbuf_reset(js);
-        e = dbuf_puts(js, s);
-        if (e >= 0)
-                e = dbuf_puts(js, "\n");
-        free(s);
-        return e < 0 ? -ENOMEM : 0;
+        e = jsonw_dump(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER, js);
+        json_decref(root);
+        return e;
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 #include "render/summary.h"
+#include "render/summary-int.h"
 
 #include "model/baseline.h"
 
 #include "model/figures.h"
 #include "model/jobs.h"
+#include "model/targets.h"
 #include "model/unitname.h"
 #include "model/units.h"
 
@@ -18,8 +20,9 @@
 #include "util/macro.h"
 #include "util/util.h"
 #include "render/jsonw.h"
+#include "runfiles/runjson.h"
 
-#define READINGS_MAX 5
+#define READINGS_MAX 7
 
 /* The text renderings write through a sticky-error writer (util/dbuf.h):
  * every put_* below appends or, after a failure, does nothing; the caller
@@ -37,7 +40,7 @@ static void readings_release(struct reading *rd, size_t n)
 }
 
 /* "%.*f", or "?" for an unknown figure. */
-static void put_num(struct dwriter *w, double v, int decimals)
+void summary_put_num(struct dwriter *w, double v, int decimals)
 {
         if (!isfinite(v)) {
                 dw_puts(w, "?");
@@ -61,7 +64,7 @@ static void put_iso(struct dwriter *w, double epoch)
 }
 
 /* 3723.4 -> "1h02m03s", 245 -> "4m05s", 12.34 -> "12.3s". */
-static void put_duration(struct dwriter *w, double secs)
+void summary_put_duration(struct dwriter *w, double secs)
 {
         char b[FMT_DURATION_LEN];
 
@@ -69,10 +72,20 @@ static void put_duration(struct dwriter *w, double secs)
 }
 
 /* The build's bytes for a terminal: valid UTF-8, no control characters. */
-static void put_text(struct dwriter *w, const char *s)
+void summary_put_text(struct dwriter *w, const char *s)
 {
         if (dw_ok(w))
                 dw_check(w, run_append_utf8_lossy(w->b, s, strlen(s), true));
+}
+
+/* MiB in three significant digits, as every text says a size: "512 MiB",
+ * "18.2 GiB" (util's fmt_size_mib). */
+void summary_put_size(struct dwriter *w, double mb)
+{
+        char b[32];
+
+        fmt_size_mib(mb, b, sizeof(b));
+        dw_puts(w, b);
 }
 
 /* ", running heavy.c ld:app.so": the compile units in flight then. */
@@ -81,7 +94,7 @@ static void put_running(struct dwriter *w, const struct summary_point *p)
         if (!p->running[0])
                 return;
         dw_puts(w, ", running ");
-        put_text(w, p->running);
+        summary_put_text(w, p->running);
 }
 
 /* ", stage S, running U (last printed: C)" for the parts that are known:
@@ -93,18 +106,18 @@ static void put_where(struct dwriter *w, const struct summary_point *p)
 {
         if (p->stage[0]) {
                 dw_puts(w, ", stage ");
-                put_text(w, p->stage);
+                summary_put_text(w, p->stage);
         }
         if (p->running[0]) {
                 put_running(w, p);
                 if (p->context[0]) {
                         dw_puts(w, " (last printed: ");
-                        put_text(w, p->context);
+                        summary_put_text(w, p->context);
                         dw_puts(w, ")");
                 }
         } else if (p->context[0]) {
                 dw_puts(w, ", while ");
-                put_text(w, p->context);
+                summary_put_text(w, p->context);
         }
 }
 
@@ -145,19 +158,44 @@ static void put_exit(struct dwriter *w, const struct summary *s, const struct ru
                 dw_puts(w, ")");
 }
 
+/* What failed: "foo.o (make)", then its first and last error lines, each
+ * after lead (the last only when there were several). */
+static void put_failure(struct dwriter *w, const struct run_failure *f, const char *lead)
+{
+        if (!f)
+                return;
+        if (f->target[0]) {
+                dw_printf(w, "%sfailed: ", lead);
+                summary_put_text(w, f->target);
+                dw_printf(w, " (%s)", f->tool);
+        }
+        if (f->first[0]) {
+                dw_printf(w, "%s%serror: ", lead, f->errors > 1 ? "first " : "");
+                summary_put_text(w, f->first);
+        }
+        if (f->errors > 1) {
+                dw_printf(w, "%slast error: ", lead);
+                summary_put_text(w, f->last);
+        }
+}
+
 /* The build's side of the OOM edge: its anonymous memory, which the OOM
  * killer weighs (the kernel's peak counts page cache too). */
+/* "88.9 MiB at +0.6s, running a.c b.c" */
+static void put_size_at(struct dwriter *w, const struct summary_point *p)
+{
+        summary_put_size(w, p->value);
+        dw_puts(w, " at +");
+        summary_put_duration(w, p->elapsed_s);
+        put_running(w, p);
+}
+
 static void put_oom_anon(const struct summary *s, struct dwriter *w)
 {
-        const struct summary_point *a = &s->build.mem_anon_peak;
-
-        if (!a->set)
+        if (!s->build.mem_anon_peak.set)
                 return;
-        dw_puts(w, "; the build's anonymous memory peaked at ");
-        put_num(w, a->value, 1);
-        dw_puts(w, " MiB at +");
-        put_duration(w, a->elapsed_s);
-        put_running(w, a);
+        dw_puts(w, "; the build's working memory (anon) peaked at ");
+        put_size_at(w, &s->build.mem_anon_peak);
 }
 
 /* Each reading (decided by summary_readings()) writes its text and returns
@@ -173,19 +211,19 @@ static bool reading_oom_edge(const struct summary *s, const struct summary_readi
         dw_puts(w, "OOM edge: ");
         if (zero) {
                 dw_puts(w, "available memory down to ");
-                put_num(w, s->mem_avail_min.value, 0);
-                dw_puts(w, swap ? " MiB and " : " MiB");
+                summary_put_size(w, s->mem_avail_min.value);
+                dw_puts(w, swap ? " and " : "");
         }
         if (swap) {
                 dw_puts(w, "swap in use (peak ");
-                put_num(w, s->swap_used_peak.value, 0);
-                dw_puts(w, " MiB)");
+                summary_put_size(w, s->swap_used_peak.value);
+                dw_puts(w, ")");
         }
         dw_puts(w, " at ");
         put_iso(w, p->epoch);
         if (p->running[0]) {
                 dw_puts(w, ", while running ");
-                put_text(w, p->running);
+                summary_put_text(w, p->running);
         } else if (what_of(p)[0]) {
                 dw_puts(w, ", while ");
                 dw_puts(w, what_of(p));
@@ -200,15 +238,48 @@ static bool reading_disk_falling(const struct summary *s, const struct summary_r
         if (!rd->disk_falling)
                 return false;
         dw_puts(w, "disk falling toward the threshold (");
-        put_num(w, s->disk_avail_first, 2);
+        summary_put_num(w, s->disk_avail_first, 2);
         dw_puts(w, " -> ");
-        put_num(w, s->disk_avail_last, 2);
+        summary_put_num(w, s->disk_avail_last, 2);
         dw_puts(w, " GiB available, minimum ");
-        put_num(w, s->disk_avail_min.value, 2);
+        summary_put_num(w, s->disk_avail_min.value, 2);
         dw_puts(w, " GiB, threshold ");
-        put_num(w, s->cfg.low_disk_gb, 2);
+        summary_put_num(w, s->cfg.low_disk_gb, 2);
         dw_puts(w, " GiB): prune build caches (docker builder prune, "
                    "ccache -C / sccache --zero-stats ...)");
+        return true;
+}
+
+/* "the 96.0 MiB cap (--memory-max) was the limit: OOM kills 1; the
+ * build's working memory (anon) peaked at 87.1 MiB at +0.3s, running a.c
+ * b.c: raise the cap, or run fewer of these at once" */
+static bool reading_cap(const struct summary *s, const struct summary_readings *rd,
+                        struct dwriter *w)
+{
+        char cap[32];
+
+        if (!rd->cap_limit)
+                return false;
+        fmt_size_mib(s->cfg.mem_cap_mb, cap, sizeof(cap));
+        dw_printf(w, "the %s cap (--memory-max) was the limit", cap);
+        if (isfinite(s->build.oom_kills) && s->build.oom_kills > 0)
+                dw_printf(w, ": OOM kills %.0f", s->build.oom_kills);
+        put_oom_anon(s, w);
+        dw_puts(w, ": raise the cap, or run fewer of these at once");
+        return true;
+}
+
+/* The CPUs were the limit: the build waited for them a fifth of its time. */
+static bool reading_cpu_wait(const struct summary *s, const struct summary_readings *rd,
+                             struct dwriter *w)
+{
+        if (!(rd->cpu_wait >= 0.2))
+                return false;
+        dw_printf(w, "the build waited for CPU %.0f %% of its wall time (its CPU pressure; the "
+                     "host's CPU %.0f %% busy on average): the CPUs were the limit, more cores or "
+                     "a quieter host would shorten it",
+                  100 * MIN(rd->cpu_wait, 1.0),
+                  s->cpu_pct_n ? s->cpu_pct_sum / (double)s->cpu_pct_n : NAN);
         return true;
 }
 
@@ -218,7 +289,7 @@ static bool reading_ram_bound(const struct summary *s, const struct run_info *ri
         if (!rd->ram_bound)
                 return false;
         dw_puts(w, "compilers well below the core count while memory was low (");
-        put_num(w, rd->ram_bound_compilers, 1);
+        summary_put_num(w, rd->ram_bound_compilers, 1);
         dw_printf(w,
                   " on average over %llu near-OOM samples, %u cores): the stage is "
                   "RAM-bound; the lever is more RAM, not more -j",
@@ -232,8 +303,11 @@ static bool reading_jobs(const struct summary *s, const struct run_info *ri, str
 {
         struct jobs_reading j;
 
-        if (jobs_read(s->units, s->mem_total_mb, ri ? ri->ncpu : 0, (size_t)s->running_peak, &j) <
-            0)
+        double mem = s->cfg.mem_cap_mb > 0 && !(s->mem_total_mb < s->cfg.mem_cap_mb)
+                         ? s->cfg.mem_cap_mb
+                         : s->mem_total_mb;
+
+        if (jobs_read(s->units, mem, ri ? ri->ncpu : 0, (size_t)s->running_peak, &j) < 0)
                 return false;
         if (dw_ok(w))
                 dw_check(w, jobs_render(&j, w->b));
@@ -269,11 +343,13 @@ static int readings_compute(const struct summary *s, const struct run_info *ri,
         for (int k = 0; k < READINGS_MAX; k++) {
                 struct dwriter w = DWRITER_INIT(&rd[n].text);
                 static const char *const ids[READINGS_MAX] = {
-                    "oom_edge", "disk_falling", "ram_bound", "jobs", "parallelism"};
-                bool got = k == 0   ? reading_oom_edge(s, &sr, &w)
-                           : k == 1 ? reading_disk_falling(s, &sr, &w)
-                           : k == 2 ? reading_ram_bound(s, ri, &sr, &w)
-                           : k == 3 ? reading_jobs(s, ri, &w)
+                    "cap", "oom_edge", "disk_falling", "ram_bound", "cpu_wait", "jobs", "parallelism"};
+                bool got = k == 0   ? reading_cap(s, &sr, &w)
+                           : k == 1 ? reading_oom_edge(s, &sr, &w)
+                           : k == 2 ? reading_disk_falling(s, &sr, &w)
+                           : k == 3 ? reading_ram_bound(s, ri, &sr, &w)
+                           : k == 4 ? reading_cpu_wait(s, &sr, &w)
+                           : k == 5 ? reading_jobs(s, ri, &w)
                                     : reading_parallelism(s, ri, &w);
 
                 if (w.err < 0)
@@ -288,7 +364,7 @@ static int readings_compute(const struct summary *s, const struct run_info *ri,
 
 /* Figures print as they were recorded: rounded to their column's decimals,
  * whole numbers as integers, unknown as null. */
-static json_t *jnum(double v, int decimals)
+json_t *summary_jnum(double v, int decimals)
 {
         double m;
 
@@ -313,7 +389,7 @@ static json_t *jtime(double epoch)
         return json_string(iso);
 }
 
-static json_t *jstr(const char *s)
+json_t *summary_jstr(const char *s)
 {
         return s ? jsonw_str(s) : json_null();
 }
@@ -337,12 +413,12 @@ static json_t *jpoint(const struct summary_point *p, int decimals, const char *a
         if (!p->set)
                 return json_null();
         o = json_object();
-        if (jset(o, "value", jnum(p->value, decimals)) < 0 ||
-            (aux_key && jset(o, aux_key, jnum(p->aux, aux_decimals)) < 0) ||
+        if (jset(o, "value", summary_jnum(p->value, decimals)) < 0 ||
+            (aux_key && jset(o, aux_key, summary_jnum(p->aux, aux_decimals)) < 0) ||
             jset(o, "time", jtime(p->epoch)) < 0 ||
-            jset(o, "elapsed_s", jnum(p->elapsed_s, 3)) < 0 ||
-            jset(o, "stage", jstr(p->stage)) < 0 || jset(o, "context", jstr(p->context)) < 0 ||
-            jset(o, "running", jstr(p->running)) < 0) {
+            jset(o, "elapsed_s", summary_jnum(p->elapsed_s, 3)) < 0 ||
+            jset(o, "stage", summary_jstr(p->stage)) < 0 || jset(o, "context", summary_jstr(p->context)) < 0 ||
+            jset(o, "running", summary_jstr(p->running)) < 0) {
                 json_decref(o);
                 return NULL;
         }
@@ -355,15 +431,26 @@ static json_t *jwarning(uint64_t count, const struct summary_point *first, doubl
         json_t *o = json_object();
 
         if (jset(o, "count", json_integer((json_int_t)MIN(count, (uint64_t)INT64_MAX))) < 0 ||
-            jset(o, threshold_key, jnum(threshold, decimals)) < 0 ||
+            jset(o, threshold_key, summary_jnum(threshold, decimals)) < 0 ||
             jset(o, "first_time", first->set ? jtime(first->epoch) : json_null()) < 0 ||
-            jset(o, "first_elapsed_s", first->set ? jnum(first->elapsed_s, 3) : json_null()) < 0 ||
-            jset(o, "stage", first->set ? jstr(first->stage) : json_null()) < 0 ||
-            jset(o, "context", first->set ? jstr(first->context) : json_null()) < 0) {
+            jset(o, "first_elapsed_s", first->set ? summary_jnum(first->elapsed_s, 3) : json_null()) < 0 ||
+            jset(o, "stage", first->set ? summary_jstr(first->stage) : json_null()) < 0 ||
+            jset(o, "context", first->set ? summary_jstr(first->context) : json_null()) < 0) {
                 json_decref(o);
                 return NULL;
         }
         return o;
+}
+
+/* {"target", "tool", "first_error", "last_error", "errors"}; null: nothing named. */
+static json_t *failure_json(const struct run_failure *f)
+{
+        if (!f || (!f->target[0] && !f->errors))
+                return json_null();
+        return json_pack("{s:o, s:o, s:o, s:o, s:I}", "target", summary_jstr(f->target[0] ? f->target : NULL),
+                         "tool", summary_jstr(f->tool[0] ? f->tool : NULL), "first_error",
+                         summary_jstr(f->first[0] ? f->first : NULL), "last_error",
+                         summary_jstr(f->last[0] ? f->last : NULL), "errors", (json_int_t)f->errors);
 }
 
 static json_t *jrun(const struct summary *s, const struct run_info *ri)
@@ -377,22 +464,15 @@ static json_t *jrun(const struct summary *s, const struct run_info *ri)
         if (!ri)
                 return json_null();
         o = json_object();
-        cmd = ri->argv ? json_array() : json_null();
-        if (ri->argv && cmd)
-                for (char **a = ri->argv; *a; a++)
-                        if (json_array_append_new(cmd, jsonw_str(*a)) < 0) {
-                                json_decref(cmd);
-                                cmd = NULL;
-                                break;
-                        }
+        cmd = jsonw_argv(ri->argv);
         dur = duration_of(s, ri, &to_last);
         abbr = ri->term_signal > 0 ? sigabbrev_np(ri->term_signal) : NULL;
-        if (jset(o, "command", cmd) < 0 || jset(o, "run_id", jstr(ri->run_id)) < 0 ||
-            jset(o, "kind", jstr(ri->kind)) < 0 || jset(o, "cwd", jstr(ri->cwd)) < 0 ||
-            jset(o, "host", jstr(ri->host)) < 0 ||
+        if (jset(o, "command", cmd) < 0 || jset(o, "run_id", summary_jstr(ri->run_id)) < 0 ||
+            jset(o, "kind", summary_jstr(ri->kind)) < 0 || jset(o, "cwd", summary_jstr(ri->cwd)) < 0 ||
+            jset(o, "host", summary_jstr(ri->host)) < 0 ||
             jset(o, "pid", ri->pid > 0 ? json_integer(ri->pid) : json_null()) < 0 ||
             jset(o, "start", jtime(ri->start_epoch)) < 0 ||
-            jset(o, "end", jtime(ri->end_epoch)) < 0 || jset(o, "duration_s", jnum(dur, 3)) < 0 ||
+            jset(o, "end", jtime(ri->end_epoch)) < 0 || jset(o, "duration_s", summary_jnum(dur, 3)) < 0 ||
             jset(o, "duration_to_last_sample", json_boolean(to_last)) < 0 ||
             jset(o, "exit_code", ri->exit_code >= 0 ? json_integer(ri->exit_code) : json_null()) <
                 0 ||
@@ -402,9 +482,10 @@ static json_t *jrun(const struct summary *s, const struct run_info *ri)
                                       : json_sprintf("signal %d", ri->term_signal)) < 0 ||
             jset(o, "outcome", json_string(figure_outcome(ri->exit_code, ri->term_signal,
                                                           s->build.oom_kills, word))) < 0 ||
+            jset(o, "failure", failure_json(s->failure)) < 0 ||
             jset(o, "finished", json_boolean(ri->finished)) < 0 ||
             jset(o, "ncpu", ri->ncpu > 0 ? json_integer(ri->ncpu) : json_null()) < 0 ||
-            jset(o, "interval_s", jnum(ri->interval, 3)) < 0) {
+            jset(o, "interval_s", summary_jnum(ri->interval, 3)) < 0) {
                 json_decref(o);
                 return NULL;
         }
@@ -430,8 +511,8 @@ static json_t *jproc(const struct summary_proc *p)
         if (!p->label[0])
                 return json_null();
         o = json_object();
-        if (jset(o, "label", jstr(p->label)) < 0 || jset(o, "mb", jnum(p->mb, 1)) < 0 ||
-            jset(o, "anon_mb", jnum(p->anon_mb, 1)) < 0 || jset(o, "pid", jnum(p->pid, 0)) < 0) {
+        if (jset(o, "label", summary_jstr(p->label)) < 0 || jset(o, "mb", summary_jnum(p->mb, 1)) < 0 ||
+            jset(o, "anon_mb", summary_jnum(p->anon_mb, 1)) < 0 || jset(o, "pid", summary_jnum(p->pid, 0)) < 0) {
                 json_decref(o);
                 return NULL;
         }
@@ -452,9 +533,9 @@ static json_t *joom_events(const struct summary_build *b)
         for (size_t i = 0; ooms && i < MIN(b->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
                 const struct summary_oom *e = &b->oom[i];
                 json_t *j = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "time", jtime(e->epoch),
-                                      "elapsed_s", jnum(e->elapsed_s, 3), "kills",
-                                      jnum(e->kills, 0), "stage", jstr(e->stage), "victim",
-                                      jproc(&e->victim), "victim_source", jstr(e->victim_source));
+                                      "elapsed_s", summary_jnum(e->elapsed_s, 3), "kills",
+                                      summary_jnum(e->kills, 0), "stage", summary_jstr(e->stage), "victim",
+                                      jproc(&e->victim), "victim_source", summary_jstr(e->victim_source));
 
                 if (!j || json_array_append_new(ooms, j) < 0)
                         break; /* as many as memory allowed */
@@ -471,63 +552,26 @@ static json_t *jbuild(const struct summary *s)
 
         if (!b->mode[0])
                 return json_null();
-        peak = jpoint(&b->mem_peak, 1, NULL, 0);
+        peak = jpoint(&b->mem_peak, 1, "file_mb", 1);
         if (peak && b->mem_peak.set && jset(peak, "process", jproc(&b->mem_peak_proc)) < 0) {
                 json_decref(peak);
                 peak = NULL;
         }
         return json_pack(
             "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "mode",
-            jstr(b->mode), "estimates", jestimates(b), "cpu_user_s", jnum(b->cpu_user_s, 3),
-            "cpu_sys_s", jnum(b->cpu_sys_s, 3), "mem_peak_mb", peak, "mem_max_sampled_mb",
+            summary_jstr(b->mode), "estimates", jestimates(b), "cpu_user_s", summary_jnum(b->cpu_user_s, 3),
+            "cpu_sys_s", summary_jnum(b->cpu_sys_s, 3), "mem_peak_mb", peak, "mem_max_sampled_mb",
             jpoint(&b->mem_cur_peak, 1, NULL, 0), "mem_anon_peak_mb",
-            jpoint(&b->mem_anon_peak, 1, "file_mb", 1), "oom_kills", jnum(b->oom_kills, 0),
-            "oom_events", joom_events(b), "io_read_mb", jnum(b->io_read_mb, 1), "io_write_mb",
-            jnum(b->io_write_mb, 1), "pressure",
+            jpoint(&b->mem_anon_peak, 1, "file_mb", 1), "oom_kills", summary_jnum(b->oom_kills, 0),
+            "oom_events", joom_events(b), "io_read_mb", summary_jnum(b->io_read_mb, 1), "io_write_mb",
+            summary_jnum(b->io_write_mb, 1), "pressure",
             json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "source",
                       build_psi_is_host(b) ? "host" : "cgroup", "cpu_some_s",
-                      jnum(b->psi_cpu_some_s, 3), "cpu_full_s", jnum(b->psi_cpu_full_s, 3),
-                      "mem_some_s", jnum(b->psi_mem_some_s, 3), "mem_full_s",
-                      jnum(b->psi_mem_full_s, 3), "io_some_s", jnum(b->psi_io_some_s, 3),
-                      "io_full_s", jnum(b->psi_io_full_s, 3)),
-            "pids_peak", jnum(b->pids_peak, 0));
-}
-
-/* The top units by peak RSS: [{"tool", "name" (as given), "path" (resolved,
- * null unknown), "shown" (as the text shows it), "kind", "peak_mb",
- * "peak_elapsed_s", "first_elapsed_s", "last_elapsed_s", "cpu_s"}], or null
- * when the run had no process scans. */
-static json_t *junits(const struct summary *s, const char *root)
-{
-        struct unit top[UNITS_TOP];
-        const struct unit *all;
-        struct unitnames un;
-        size_t n, nall;
-        json_t *a;
-
-        if (!s->units)
-                return json_null();
-        a = json_array();
-        n = units_top(s->units, top, ARRAY_SIZE(top));
-        all = units_rows(s->units, &nall);
-        unitnames_init(&un, all, nall, root);
-        for (size_t i = 0; a && i < n; i++) {
-                char shown[UNITNAME_SHORT_MAX + 1];
-                json_t *e = json_pack(
-                    "{s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o}", "tool", jstr(top[i].tool),
-                    "name", jstr(top[i].name), "path",
-                    top[i].path[0] ? jstr(top[i].path) : json_null(), "shown",
-                    jstr(unitnames_short(&un, &top[i], shown, sizeof(shown))), "kind", top[i].kind == UNITS_LINK ? "link" : "compile",
-                    "peak_mb", jnum(top[i].peak_mb, 1), "peak_elapsed_s", jnum(top[i].peak_s, 3),
-                    "first_elapsed_s", jnum(top[i].first_s, 3), "last_elapsed_s",
-                    jnum(top[i].last_s, 3), "cpu_s", jnum(top[i].cpu_s, 2));
-
-                if (json_array_append_new(a, e) < 0) {
-                        json_decref(a);
-                        return NULL;
-                }
-        }
-        return a;
+                      summary_jnum(b->psi_cpu_some_s, 3), "cpu_full_s", summary_jnum(b->psi_cpu_full_s, 3),
+                      "mem_some_s", summary_jnum(b->psi_mem_some_s, 3), "mem_full_s",
+                      summary_jnum(b->psi_mem_full_s, 3), "io_some_s", summary_jnum(b->psi_io_some_s, 3),
+                      "io_full_s", summary_jnum(b->psi_io_full_s, 3)),
+            "pids_peak", summary_jnum(b->pids_peak, 0));
 }
 
 static json_t *jreadings(const struct reading *rd, size_t nrd)
@@ -558,8 +602,8 @@ static json_t *jbaseline(const struct summary *s)
                 json_t *e =
                     json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:o}", "figure", f->figure,
                               "target", f->target[0] ? jsonw_str(f->target) : json_null(),
-                              "value", jnum(f->value, 4), "usual", jnum(f->st.usual, 4), "spread",
-                              jnum(f->st.spread, 4), "change", jnum(f->st.change, 4), "verdict",
+                              "value", summary_jnum(f->value, 4), "usual", summary_jnum(f->st.usual, 4), "spread",
+                              summary_jnum(f->st.spread, 4), "change", summary_jnum(f->st.change, 4), "verdict",
                               baseline_verdict_name(f->st.verdict), "cause",
                               f->cause[0] ? jsonw_str(f->cause) : json_null());
 
@@ -578,15 +622,15 @@ static json_t *jsummary(const struct summary *s, const struct run_info *ri,
         double avg = s->cpu_pct_n ? s->cpu_pct_sum / (double)s->cpu_pct_n : NAN;
         json_t *mem, *disk, *cpu, *warn, *thr;
 
-        mem = json_pack("{s:o, s:o, s:o, s:o}", "total_mb", jnum(s->mem_total_mb, 0),
+        mem = json_pack("{s:o, s:o, s:o, s:o}", "total_mb", summary_jnum(s->mem_total_mb, 0),
                         "peak_used_mb", jpoint(&s->mem_used_peak, 0, "avail_mb", 0), "min_avail_mb",
                         jpoint(&s->mem_avail_min, 0, "used_mb", 0), "max_swap_used_mb",
                         jpoint(&s->swap_used_peak, 0, NULL, 0));
         disk = json_pack("{s:o, s:o, s:o}", "min_avail_gb", jpoint(&s->disk_avail_min, 2, "pct", 1),
-                         "first_avail_gb", jnum(s->disk_avail_first, 2), "last_avail_gb",
-                         jnum(s->disk_avail_last, 2));
+                         "first_avail_gb", summary_jnum(s->disk_avail_first, 2), "last_avail_gb",
+                         summary_jnum(s->disk_avail_last, 2));
         cpu = json_pack("{s:o, s:o, s:o, s:o}", "peak_load1", jpoint(&s->load1_peak, 2, NULL, 0),
-                        "avg_cpu_pct", jnum(avg, 1), "peak_cpu_pct",
+                        "avg_cpu_pct", summary_jnum(avg, 1), "peak_cpu_pct",
                         jpoint(&s->cpu_pct_peak, 1, NULL, 0), "peak_compilers",
                         jpoint(&s->compilers_peak, 0, NULL, 0));
         warn = json_pack(
@@ -594,11 +638,15 @@ static json_t *jsummary(const struct summary *s, const struct run_info *ri,
             jwarning(s->near_oom_samples, &s->near_oom_first, s->cfg.near_oom_mb, "below_mb", 0),
             "low_disk",
             jwarning(s->low_disk_samples, &s->low_disk_first, s->cfg.low_disk_gb, "below_gb", 2));
-        thr = json_pack("{s:o, s:o}", "near_oom_mb", jnum(s->cfg.near_oom_mb, 0), "low_disk_gb",
-                        jnum(s->cfg.low_disk_gb, 2));
-        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o}", "run",
+        thr = json_pack("{s:o, s:o, s:o}", "near_oom_mb", summary_jnum(s->cfg.near_oom_mb, 0), "low_disk_gb",
+                        summary_jnum(s->cfg.low_disk_gb, 2), "memory_max_mb",
+                        s->cfg.mem_cap_mb > 0 ? summary_jnum(s->cfg.mem_cap_mb, 1) : json_null());
+        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o}", "run",
                          jrun(s, ri), "memory", mem, "disk", disk, "cpu", cpu, "build", jbuild(s),
-                         "units", junits(s, ri ? ri->cwd : NULL), "warnings", warn, "readings", jreadings(rd, nrd),
+                         "units", summary_junits(s, ri ? ri->cwd : NULL), "processes",
+                         ri ? runjson_procs(&ri->procs) : json_null(), "commands_ran",
+                         s->ran ? json_integer((json_int_t)MIN(s->ran, (uint64_t)INT64_MAX)) : json_null(),
+                         "warnings", warn, "readings", jreadings(rd, nrd),
                          "thresholds", thr, "samples",
                          (json_int_t)MIN(s->samples, (uint64_t)INT64_MAX), "skipped_rows",
                          (json_int_t)MIN(s->skipped_rows, (uint64_t)INT64_MAX), "baseline",
@@ -610,20 +658,14 @@ int render_summary_json(const struct summary *s, const struct run_info *ri, stru
         struct reading rd[READINGS_MAX];
         size_t nrd;
         json_t *o = NULL;
-        char *text = NULL;
         int r;
 
         r = readings_compute(s, ri, rd, &nrd);
         if (r >= 0) {
                 o = jsummary(s, ri, rd, (size_t)r);
-                if (o)
-                        text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
-                                                 JSON_REAL_PRECISION(15));
-                r = text ? dbuf_puts(out, text) : -ENOMEM;
-                if (r >= 0)
-                        r = dbuf_append(out, "\n", 1);
+                r = jsonw_dump(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15),
+                               out);
         }
-        free(text);
         json_decref(o);
         readings_release(rd, nrd);
         return r;
@@ -678,12 +720,27 @@ static void put_when(struct dwriter *w, const struct summary_point *p)
 {
         put_iso(w, p->epoch);
         dw_puts(w, " (+");
-        put_duration(w, p->elapsed_s);
+        summary_put_duration(w, p->elapsed_s);
         dw_puts(w, ")");
         put_where(w, p);
 }
 
 /* "<value><unit>[ (<aux_label> <aux> <aux_unit>)] at <when>" or "no data". */
+/* A figure and its unit: a size (" MiB ...", " GiB ...") as every text
+ * says one (put_size), else the number with its decimals. */
+static void put_value(struct dwriter *w, double v, int decimals, const char *unit)
+{
+        bool mib = strncmp(unit, " MiB", 4) == 0, gib = strncmp(unit, " GiB", 4) == 0;
+
+        if (mib || gib) {
+                summary_put_size(w, gib ? v * 1024 : v);
+                dw_puts(w, unit + 4);
+                return;
+        }
+        summary_put_num(w, v, decimals);
+        dw_puts(w, unit);
+}
+
 static void put_point_aux(struct dwriter *w, const struct summary_point *p, int decimals,
                           const char *unit, const char *aux_label, const char *aux_unit)
 {
@@ -691,12 +748,11 @@ static void put_point_aux(struct dwriter *w, const struct summary_point *p, int 
                 dw_puts(w, "no data");
                 return;
         }
-        put_num(w, p->value, decimals);
-        dw_puts(w, unit);
+        put_value(w, p->value, decimals, unit);
         if (aux_label) {
                 dw_printf(w, " (%s ", aux_label);
-                put_num(w, p->aux, 0);
-                dw_printf(w, "%s)", aux_unit);
+                put_value(w, p->aux, 0, aux_unit);
+                dw_puts(w, ")");
         }
         dw_puts(w, " at ");
         put_when(w, p);
@@ -708,41 +764,55 @@ static void put_point(struct dwriter *w, const struct summary_point *p, int deci
         put_point_aux(w, p, decimals, unit, NULL, NULL);
 }
 
-/* "  <label> (available < <threshold> <unit>): N samples[, first at <when>]" */
-static void put_warning(struct dwriter *w, const char *label, double threshold, int decimals,
-                        const char *unit, uint64_t count, const struct summary_point *first)
+void summary_near_oom_rule(const struct summary *s, char *buf, size_t len)
 {
-        dw_printf(w, "  %s (available < ", label);
-        put_num(w, threshold, decimals);
-        dw_printf(w, " %s): %llu samples", unit, (unsigned long long)count);
+        char th[32], near[32], cap[32];
+        bool kill = isfinite(s->build.oom_kills) && s->build.oom_kills > 0;
+
+        fmt_size_mib(s->cfg.near_oom_mb, th, sizeof(th));
+        fmt_size_mib(summary_cap_near_mb(&s->cfg), near, sizeof(near));
+        fmt_size_mib(s->cfg.mem_cap_mb, cap, sizeof(cap));
+        if (s->cfg.mem_cap_mb > 0)
+                snprintf(buf, len, "available < %s, or within %s of the %s cap%s", th, near, cap,
+                         kill ? ", or an OOM kill" : "");
+        else
+                snprintf(buf, len, "available < %s%s", th, kill ? ", or an OOM kill" : "");
+}
+
+/* "  <label> (<rule>): N samples[, first at <when>]"; the rule of the low
+ * disk: available < <threshold> GiB */
+static void put_warning(struct dwriter *w, const char *label, const char *rule, uint64_t count,
+                        const struct summary_point *first)
+{
+        dw_printf(w, "  %s (%s): %llu samples", label, rule, (unsigned long long)count);
         if (first->set) {
                 dw_puts(w, ", first at ");
                 put_when(w, first);
         }
         dw_append(w, "\n", 1);
 }
-
-/* MiB as "512.3 MiB" or, from 1 GiB, "18.2 GiB". */
-static void put_size(struct dwriter *w, double mb)
+/* The rules of the two warnings, in words. */
+static void warning_rules(const struct summary *s, char oom[static 160], char disk[static 48])
 {
-        bool gib = isfinite(mb) && mb >= 1024.0;
+        char th[32];
 
-        put_num(w, gib ? mb / 1024.0 : mb, 1);
-        dw_puts(w, gib ? " GiB" : " MiB");
+        summary_near_oom_rule(s, oom, 160);
+        fmt_size_mib(s->cfg.low_disk_gb * 1024, th, sizeof(th));
+        snprintf(disk, 48, "available < %s", th);
 }
 
 /* "cc1plus foo.cpp 6.1 GiB (pid 123)" */
 /* "cc1 x.c 49.0 MiB (anon 40.1 MiB, pid 9)": RSS, then its own anon. */
 static void put_proc(struct dwriter *w, const struct summary_proc *p)
 {
-        put_text(w, p->label);
+        summary_put_text(w, p->label);
         if (isfinite(p->mb)) {
                 dw_puts(w, " ");
-                put_size(w, p->mb);
+                summary_put_size(w, p->mb);
         }
         if (isfinite(p->anon_mb)) {
                 dw_puts(w, " (anon ");
-                put_size(w, p->anon_mb);
+                summary_put_size(w, p->anon_mb);
                 if (isfinite(p->pid))
                         dw_printf(w, ", pid %.0f", p->pid);
                 dw_puts(w, ")");
@@ -758,7 +828,7 @@ static void put_proc_excess(struct dwriter *w, const struct summary_build *bd)
         const struct summary_proc *p = &bd->mem_peak_proc;
 
         if (!p->label[0] || !isfinite(p->mb) || !bd->mem_anon_peak.set ||
-            p->mb <= bd->mem_anon_peak.value)
+            p->mb <= 1.1 * bd->mem_anon_peak.value)
                 return;
         dw_puts(w, " (its RSS is above the build's anon peak: RSS counts the file pages it "
                    "maps, the compiler and its libraries, shared)");
@@ -772,8 +842,22 @@ static void put_mode(struct dwriter *w, const struct summary_build *bd)
                 dw_printf(w, "cgroup %s", bd->mode);
 }
 
-/* ", victim (the kernel's report): cc1plus (pid 12)", or the one last seen. */
-static void put_victim(struct dwriter *w, const struct summary_oom *e)
+/* ", victim (the kernel's report): cc1plus foo.cpp [gnu++17] 1.2 GiB (pid
+ * 12)", by its unit's name when it was one; or the one last seen. */
+/* A process by its unit's name when it was one (unit_of) */
+static void put_unit_proc(struct dwriter *w, const struct summary *s, const char *root,
+                          const struct summary_proc *p, double at_s, bool ended)
+{
+        struct summary_proc v = *p;
+        char name[sizeof(v.label) + UNITNAME_SHORT_MAX];
+
+        if (summary_unit_of(s, root, v.label, at_s, ended, name, sizeof(name)))
+                snprintf(v.label, sizeof(v.label), "%.*s", (int)sizeof(v.label) - 1, name);
+        put_proc(w, &v);
+}
+
+static void put_victim(struct dwriter *w, const struct summary *s, const char *root,
+                       const struct summary_oom *e)
 {
         if (!e->victim.label[0]) {
                 dw_puts(w, ", likely victim: unknown (the kernel's report unread, never sampled)");
@@ -783,88 +867,56 @@ static void put_victim(struct dwriter *w, const struct summary_oom *e)
                    : strcmp(e->victim_source, "the build") == 0 ? ", victim (the build's own "
                                                                   "process, killed by SIGKILL): "
                                                                 : ", likely victim (last seen): ");
-        put_proc(w, &e->victim);
+        put_unit_proc(w, s, root, &e->victim, e->elapsed_s, true);
 }
 
 /* "1 OOM kill(s), victim ..." for the first rise. */
-static void put_oom(struct dwriter *w, const struct summary_build *bd)
+static void put_oom(struct dwriter *w, const struct summary *s, const char *root)
 {
+        const struct summary_build *bd = &s->build;
         const struct summary_oom *e = &bd->oom[0];
 
         dw_puts(w, "OOM kills ");
-        put_num(w, bd->oom_kills, 0);
+        summary_put_num(w, bd->oom_kills, 0);
         if (bd->noom == 0)
                 return;
         dw_puts(w, ", first by +");
-        put_duration(w, e->elapsed_s);
+        summary_put_duration(w, e->elapsed_s);
         if (e->stage[0]) {
                 dw_puts(w, " in stage ");
-                put_text(w, e->stage);
+                summary_put_text(w, e->stage);
         }
-        put_victim(w, e);
+        put_victim(w, s, root, e);
 }
 
 /* "<a>/<b>" of two stall figures. */
 static void put_pair(struct dwriter *w, const char *label, double some, double full)
 {
         dw_puts(w, label);
-        put_num(w, some, 3);
+        summary_put_num(w, some, 3);
         dw_puts(w, "/");
-        put_num(w, full, 3);
-}
-
-/* "units (top 20 of N by peak RSS)" then one line each. */
-static void render_units_text(const struct summary *s, const char *root, struct dwriter *w)
-{
-        struct unit top[UNITS_TOP];
-        const struct unit *all;
-        struct unitnames un;
-        size_t n, nall;
-        char shown[UNITNAME_SHORT_MAX + 1];
-
-        if (!s->units)
-                return;
-        n = units_top(s->units, top, ARRAY_SIZE(top));
-        all = units_rows(s->units, &nall);
-        unitnames_init(&un, all, nall, root);
-        dw_printf(w, "\n\nunits (top %zu of %zu by peak RSS", n, units_count(s->units));
-        dw_printf(w, "; peak %llu in flight)", (unsigned long long)s->running_peak);
-        if (n == 0)
-                dw_puts(w, "\n  none seen");
-        for (size_t i = 0; i < n; i++) {
-                dw_puts(w, "\n  ");
-                put_size(w, top[i].peak_mb);
-                dw_puts(w, "  ");
-                put_text(w, top[i].tool);
-                dw_puts(w, " ");
-                put_text(w, unitnames_short(&un, &top[i], shown, sizeof(shown)));
-                dw_puts(w, "  +");
-                put_duration(w, top[i].first_s);
-                dw_puts(w, " .. +");
-                put_duration(w, top[i].last_s);
-                if (isfinite(top[i].cpu_s)) {
-                        dw_puts(w, ", cpu ");
-                        put_num(w, top[i].cpu_s, 1);
-                        dw_puts(w, " s");
-                }
-        }
+        summary_put_num(w, full, 3);
 }
 
 /* The two memory figures side by side, and which one the OOM edge is about. */
+/* The working memory first: what the OOM killer weighs and a runner is
+ * sized by (sampled); the peak after it holds page cache too. */
 static void put_anon_peak(struct dwriter *w, const struct summary_build *bd)
 {
         if (!bd->mem_anon_peak.set)
                 return;
-        dw_puts(w, "\n  anon peak:      ");
-        put_point_aux(w, &bd->mem_anon_peak, 1, " MiB", "file", " MiB");
+        dw_puts(w, " system\n  working memory: ");
+        put_point_aux(w, &bd->mem_anon_peak, 1, " MiB anon", "file", " MiB");
         dw_puts(w, build_is_estimate(bd)
-                       ? "\n                  (peak memory is the tree's RSS, file "
+                       ? "\n                  (the peak below is the tree's RSS, file "
                          "pages included; the OOM edge is about anon, sampled)"
-                       : "\n                  (peak memory is the kernel's, page "
+                       : "\n                  (the peak below is the kernel's, page "
                          "cache included; the OOM edge is about anon, sampled)");
+        dw_puts(w, "\n  peak memory:    ");
 }
 
-static void render_build_text(const struct summary *s, const char *root, struct dwriter *w)
+static void render_build_text(const struct summary *s, const struct run_info *ri,
+                              const char *root, struct dwriter *w)
 {
         const struct summary_build *bd = &s->build;
 
@@ -873,41 +925,45 @@ static void render_build_text(const struct summary *s, const char *root, struct 
         dw_puts(w, "\n\nbuild (");
         put_mode(w, bd);
         dw_puts(w, ")\n  cpu:            ");
-        put_num(w, bd->cpu_user_s, 3);
-        dw_puts(w, " s user, ");
-        put_num(w, bd->cpu_sys_s, 3);
-        dw_puts(w, " s system\n  peak memory:    ");
-        put_point(w, &bd->mem_peak, 1, " MiB");
+        summary_put_duration(w, bd->cpu_user_s);
+        dw_puts(w, " user, ");
+        summary_put_duration(w, bd->cpu_sys_s);
+        if (bd->mem_anon_peak.set)
+                put_anon_peak(w, bd);
+        else
+                dw_puts(w, " system\n  peak memory:    ");
+        put_point_aux(w, &bd->mem_peak, 1, " MiB", bd->mem_anon_peak.set ? "page cache" : NULL, " MiB");
         if (bd->mem_peak.set && bd->mem_peak_proc.label[0]) {
                 dw_puts(w, "; largest process ");
-                put_proc(w, &bd->mem_peak_proc);
+                put_unit_proc(w, s, root, &bd->mem_peak_proc, bd->mem_peak.elapsed_s, false);
                 put_proc_excess(w, bd);
         }
         dw_puts(w, "\n  max sampled:    ");
         put_point(w, &bd->mem_cur_peak, 1, " MiB");
-        put_anon_peak(w, bd);
         dw_puts(w, "\n  ");
-        put_oom(w, bd);
+        put_oom(w, s, root);
         for (size_t i = 1; i < MIN(bd->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
                 dw_puts(w, "\n    then by +");
-                put_duration(w, bd->oom[i].elapsed_s);
-                put_victim(w, &bd->oom[i]);
+                summary_put_duration(w, bd->oom[i].elapsed_s);
+                put_victim(w, s, root, &bd->oom[i]);
         }
         dw_puts(w, "\n  io:             ");
-        put_num(w, bd->io_read_mb, 1);
-        dw_puts(w, " MiB read, ");
-        put_num(w, bd->io_write_mb, 1);
-        dw_printf(w, " MiB written\n  pressure (%s, stall s some/full): ",
+        summary_put_size(w, bd->io_read_mb);
+        dw_puts(w, " read, ");
+        summary_put_size(w, bd->io_write_mb);
+        dw_printf(w, " written\n  pressure (%s, stall s some/full): ",
                   build_psi_is_host(bd) ? "host-wide" : "the build's");
         put_pair(w, "cpu ", bd->psi_cpu_some_s, bd->psi_cpu_full_s);
         put_pair(w, ", memory ", bd->psi_mem_some_s, bd->psi_mem_full_s);
         put_pair(w, ", io ", bd->psi_io_some_s, bd->psi_io_full_s);
         dw_puts(w, "\n  processes:      peak ");
-        put_num(w, bd->pids_peak, 0);
+        summary_put_num(w, bd->pids_peak, 0);
+        if (ri)
+                summary_procs_text(&ri->procs, w);
         if (build_is_estimate(bd))
                 dw_puts(w, "\n  (estimates: cpu adds reaped children's rusage; memory sums "
                            "RSS at each sample; io from /proc/PID/io)");
-        render_units_text(s, root, w);
+        summary_units_text(s, root, w);
 }
 
 /* command, run id, start, end, duration, exit, status */
@@ -919,7 +975,7 @@ static void render_run_text(const struct summary *s, const struct run_info *ri, 
         dw_puts(w, "command:   ");
         put_command(w, ri->argv);
         dw_puts(w, "\nrun id:    ");
-        put_text(w, ri->run_id ? ri->run_id : "?");
+        summary_put_text(w, ri->run_id ? ri->run_id : "?");
         dw_puts(w, "\nstart:     ");
         put_iso(w, ri->start_epoch);
         dw_puts(w, "\nend:       ");
@@ -928,14 +984,15 @@ static void render_run_text(const struct summary *s, const struct run_info *ri, 
         else
                 dw_puts(w, "unknown");
         dw_puts(w, "\nduration:  ");
-        put_duration(w, dur);
+        summary_put_duration(w, dur);
         if (isfinite(dur)) {
                 dw_puts(w, " (");
-                put_num(w, dur, 3);
+                summary_put_num(w, dur, 3);
                 dw_puts(w, to_last ? " s, to the last sample)" : " s)");
         }
         dw_puts(w, "\nexit:      ");
         put_exit(w, s, ri);
+        put_failure(w, s->failure, "\n  ");
         dw_puts(w, ri->finished ? "\nstatus:    finished\n" : "\nstatus:    incomplete\n");
 }
 
@@ -951,17 +1008,17 @@ static void render_host_text(const struct summary *s, struct dwriter *w)
         dw_puts(w, "\n  max swap used:  ");
         put_point(w, &s->swap_used_peak, 0, " MiB");
         dw_puts(w, "\n  total:          ");
-        put_num(w, s->mem_total_mb, 0);
-        dw_puts(w, " MiB\n\ndisk\n  min available:  ");
+        summary_put_size(w, s->mem_total_mb);
+        dw_puts(w, "\n\ndisk\n  min available:  ");
         put_point(w, &s->disk_avail_min, 2, " GiB");
         dw_puts(w, "\n  first -> last:  ");
-        put_num(w, s->disk_avail_first, 2);
+        summary_put_size(w, s->disk_avail_first * 1024);
         dw_puts(w, " -> ");
-        put_num(w, s->disk_avail_last, 2);
-        dw_puts(w, " GiB\n\ncpu and load\n  peak load1:     ");
+        summary_put_size(w, s->disk_avail_last * 1024);
+        dw_puts(w, "\n\ncpu and load\n  peak load1:     ");
         put_point(w, &s->load1_peak, 2, "");
         dw_puts(w, "\n  average cpu:    ");
-        put_num(w, avg, 1);
+        summary_put_num(w, avg, 1);
         dw_puts(w, " %\n  peak cpu:       ");
         put_point(w, &s->cpu_pct_peak, 1, " %");
         dw_puts(w, "\n  peak compilers: ");
@@ -971,31 +1028,32 @@ static void render_host_text(const struct summary *s, struct dwriter *w)
 static void render_text(const struct summary *s, const struct run_info *ri,
                         const struct reading *rd, size_t nrd, struct dwriter *w)
 {
+        char oom[160], disk[48];
+
         dw_puts(w, "buildtel summary\n");
         if (ri)
                 render_run_text(s, ri, w);
         render_host_text(s, w);
-        render_build_text(s, ri ? ri->cwd : NULL, w);
+        render_build_text(s, ri, ri ? ri->cwd : NULL, w);
 
         dw_puts(w, "\n\nwarnings\n");
-        put_warning(w, "near-OOM", s->cfg.near_oom_mb, 0, "MiB", s->near_oom_samples,
-                    &s->near_oom_first);
-        put_warning(w, "low disk", s->cfg.low_disk_gb, 2, "GiB", s->low_disk_samples,
-                    &s->low_disk_first);
+        warning_rules(s, oom, disk);
+        put_warning(w, "near-OOM", oom, s->near_oom_samples, &s->near_oom_first);
+        put_warning(w, "low disk", disk, s->low_disk_samples, &s->low_disk_first);
 
         dw_puts(w, "\nreadings\n");
         if (nrd == 0)
                 dw_puts(w, "  none\n");
         for (size_t i = 0; i < nrd; i++) {
                 dw_puts(w, "  - ");
-                put_text(w, rd[i].text.p);
+                summary_put_text(w, rd[i].text.p);
                 dw_append(w, "\n", 1);
         }
 
         dw_puts(w, "\nthresholds: near_oom_mb=");
-        put_num(w, s->cfg.near_oom_mb, 0);
+        summary_put_num(w, s->cfg.near_oom_mb, 0);
         dw_puts(w, " low_disk_gb=");
-        put_num(w, s->cfg.low_disk_gb, 2);
+        summary_put_num(w, s->cfg.low_disk_gb, 2);
         dw_printf(w, "\nsamples: %llu (skipped rows: %llu)\n", (unsigned long long)s->samples,
                   (unsigned long long)s->skipped_rows);
 }
@@ -1033,56 +1091,59 @@ int render_summary_text(const struct summary *s, const struct run_info *ri, stru
 /* "buildtel: build peak 18.2 GiB at +2h14m07s, stage S, cc1plus Foo.cpp
  * 6.1 GiB (pid 9); anon peak 15.9 GiB at +2h14m06s; cpu 812.3 s (cgroup
  * hybrid)" and a line on OOM kills. */
-static void render_build_short(const struct summary_build *bd, struct dwriter *w)
+static void render_build_short(const struct summary *s, const char *root, struct dwriter *w)
 {
-        const struct summary_point *p = &bd->mem_peak;
+        const struct summary_build *bd = &s->build;
+        static const struct summary_point unsampled; /* an anon peak of 0: never seen */
+        const struct summary_point *p = &bd->mem_peak,
+                                   *a = bd->mem_anon_peak.value > 0 ? &bd->mem_anon_peak : &unsampled;
 
-        dw_puts(w, "buildtel: build peak ");
+        dw_puts(w, "buildtel: "); /* the working memory first, the kernel's (page cache in) after */
+        if (a->set) {
+                dw_puts(w, "working memory (anon) peak ");
+                put_size_at(w, a);
+        }
+        dw_puts(w, a->set ? "; the kernel's peak " : "build peak ");
         if (!p->set) {
                 dw_puts(w, "memory unknown");
         } else {
-                put_size(w, p->value);
+                summary_put_size(w, p->value);
+                if (a->set && isfinite(p->aux) && p->aux >= 0.05 * p->value) {
+                        dw_puts(w, ", ");
+                        summary_put_size(w, p->aux);
+                        dw_puts(w, " of it page cache,");
+                }
                 dw_puts(w, " by +");
-                put_duration(w, p->elapsed_s);
+                summary_put_duration(w, p->elapsed_s);
                 if (p->stage[0]) {
                         dw_puts(w, ", stage ");
-                        put_text(w, p->stage);
+                        summary_put_text(w, p->stage);
                 }
                 if (bd->mem_peak_proc.label[0]) {
-                        dw_puts(w, ", ");
-                        put_proc(w, &bd->mem_peak_proc);
+                        dw_puts(w, a->set ? ", largest process " : ", ");
+                        put_unit_proc(w, s, root, &bd->mem_peak_proc, bd->mem_peak.elapsed_s, false);
                         put_proc_excess(w, bd);
                 }
-                put_running(w, p);
-        }
-        /* The kernel's peak holds page cache: the OOM edge is about anon. */
-        if (bd->mem_anon_peak.set) {
-                dw_puts(w, "; anon peak ");
-                put_size(w, bd->mem_anon_peak.value);
-                dw_puts(w, " at +");
-                put_duration(w, bd->mem_anon_peak.elapsed_s);
+                if (!a->set)
+                        put_running(w, p);
         }
         dw_puts(w, "; cpu ");
-        put_num(w, bd->cpu_user_s + bd->cpu_sys_s, 1);
+        summary_put_num(w, bd->cpu_user_s + bd->cpu_sys_s, 1);
         dw_puts(w, " s (");
         put_mode(w, bd);
         dw_puts(w, ")\n");
         if (isfinite(bd->oom_kills) && bd->oom_kills > 0) {
                 dw_puts(w, "buildtel: ");
-                put_oom(w, bd);
+                put_oom(w, s, root);
                 dw_puts(w, "\n");
         }
 }
 
-/* "; N <what> samples (available < <threshold> <unit>)" when there were any. */
-static void put_short_warning(struct dwriter *w, uint64_t count, const char *what, double threshold,
-                              int decimals, const char *unit)
+/* "; N <what> samples (<rule>)" when there were any. */
+static void put_short_warning(struct dwriter *w, uint64_t count, const char *what, const char *rule)
 {
-        if (count == 0)
-                return;
-        dw_printf(w, "; %llu %s samples (available < ", (unsigned long long)count, what);
-        put_num(w, threshold, decimals);
-        dw_printf(w, " %s)", unit);
+        if (count)
+                dw_printf(w, "; %llu %s samples (%s)", (unsigned long long)count, what, rule);
 }
 
 /* Three to six lines: status, memory, disk (each with its warning), then
@@ -1091,41 +1152,44 @@ static void render_short(const struct summary *s, const struct run_info *ri,
                          const struct reading *rd, size_t nrd, struct dwriter *w)
 {
         const struct summary_point *m = &s->mem_used_peak, *d = &s->disk_avail_min;
+        char oom[160], disk[48];
         bool to_last;
 
         dw_puts(w, "buildtel: ");
-        put_duration(w, duration_of(s, ri, &to_last));
+        summary_put_duration(w, duration_of(s, ri, &to_last));
         dw_puts(w, ", ");
         put_exit(w, s, ri);
         if (ri && !ri->finished)
                 dw_puts(w, ", incomplete");
+        put_failure(w, s->failure, "\nbuildtel:   ");
         dw_puts(w, "\nbuildtel: peak memory ");
         if (!m->set) {
                 dw_puts(w, "unknown");
         } else {
-                put_num(w, m->value, 0);
-                dw_puts(w, " MiB used (");
-                put_num(w, m->aux, 0);
-                dw_puts(w, " MiB available) at +");
-                put_duration(w, m->elapsed_s);
+                summary_put_size(w, m->value);
+                dw_puts(w, " used (");
+                summary_put_size(w, m->aux);
+                dw_puts(w, " available) at +");
+                summary_put_duration(w, m->elapsed_s);
                 put_where(w, m);
         }
-        put_short_warning(w, s->near_oom_samples, "near-OOM", s->cfg.near_oom_mb, 0, "MiB");
+        warning_rules(s, oom, disk);
+        put_short_warning(w, s->near_oom_samples, "near-OOM", oom);
         dw_puts(w, "\nbuildtel: minimum disk ");
         if (!d->set) {
                 dw_puts(w, "unknown");
         } else {
-                put_num(w, d->value, 2);
-                dw_puts(w, " GiB available at +");
-                put_duration(w, d->elapsed_s);
+                summary_put_size(w, d->value * 1024);
+                dw_puts(w, " available at +");
+                summary_put_duration(w, d->elapsed_s);
         }
-        put_short_warning(w, s->low_disk_samples, "low-disk", s->cfg.low_disk_gb, 2, "GiB");
+        put_short_warning(w, s->low_disk_samples, "low-disk", disk);
         dw_append(w, "\n", 1);
         if (s->build.mode[0])
-                render_build_short(&s->build, w);
+                render_build_short(s, ri ? ri->cwd : NULL, w);
         for (size_t i = 0; i < nrd; i++) {
                 dw_puts(w, "buildtel: ");
-                put_text(w, rd[i].text.p);
+                summary_put_text(w, rd[i].text.p);
                 dw_append(w, "\n", 1);
         }
 }

@@ -11,5 +11,9 @@
 int render_summary_json(const struct summary *s, const struct run_info *ri, struct dbuf *out);
 /* The full text form (summary.txt). */
 int render_summary_text(const struct summary *s, const struct run_info *ri, struct dbuf *out);
+/* What near-OOM meant for the run (model/summary.h's rule), in words:
+ * "available < 4096 MiB", with a cap ", or within 9.60 MiB of the 96.0
+ * MiB cap", after an OOM kill ", or an OOM kill". */
+void summary_near_oom_rule(const struct summary *s, char *buf, size_t len);
 /* A few lines for stderr at exit. */
 int render_summary_short(const struct summary *s, const struct run_info *ri, struct dbuf *out);

@@ -21,6 +21,7 @@ static const struct {
     [RUNFILE_TRACE] = {"trace-", ".json"},
     [RUNFILE_BUILD_LOG_GZ] = {"build-", ".log.gz"},
     [RUNFILE_BUILD_LOG_GZ_TMP] = {"build-", ".log.gz.tmp"},
+    [RUNFILE_CCACHE_LOG] = {"resources-", ".ccache.log"},
 };
 
 /* "<dir, dirlen bytes>/<prefix><id, idlen bytes><suffix>" (no dir and no

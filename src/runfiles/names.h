@@ -21,6 +21,7 @@ enum runfile {
         RUNFILE_BUILD_LOG_GZ, /* build-<id>.log.gz: the build log once compressed (sinks/logfile.h)
                                */
         RUNFILE_BUILD_LOG_GZ_TMP, /* build-<id>.log.gz.tmp: the .gz while it is written */
+        RUNFILE_CCACHE_LOG,       /* resources-<id>.ccache.log: ccache's stats log of the build */
         RUNFILE_COUNT_
 };
 

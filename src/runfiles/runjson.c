@@ -11,6 +11,7 @@
 
 #include "model/ranges.h"
 #include "render/jsonw.h"
+#include "util/json-cleanup.h"
 #include "util/macro.h"
 
 /* A run.json is ours, but it sits on disk: cap what we accept. */
@@ -22,6 +23,7 @@ enum member_kind {
         M_LAX,  /* the same, and one that does not read reads as none */
         M_ARGV, /* char **, NULL-terminated */
         M_REAL, /* double, null when not finite */
+        M_SIZE, /* double, absent when not above 0 */
         M_BOOL,
         M_INT, /* int, unsigned, long */
         M_UINT,
@@ -50,19 +52,8 @@ static const struct member {
     {"pid", M_LONG, RANGE_PID, offsetof(struct run_info, pid)},
     {"exit_comm", M_OPT, RANGE_ANY, offsetof(struct run_info, exit_comm)},
     {"job", M_LAX, RANGE_ANY, offsetof(struct run_info, job)},
+    {"memory_max_mb", M_SIZE, RANGE_MIB, offsetof(struct run_info, memory_max_mb)},
 };
-
-static json_t *argv_json(char *const *argv)
-{
-        json_t *a = argv ? json_array() : json_null();
-
-        for (; argv && a && *argv; argv++)
-                if (json_array_append_new(a, jsonw_str(*argv)) < 0) {
-                        json_decref(a);
-                        return NULL;
-                }
-        return a;
-}
 
 /* A new value (NULL: out of memory). */
 static json_t *member_json(const struct run_info *ri, const struct member *m)
@@ -76,10 +67,11 @@ static json_t *member_json(const struct run_info *ri, const struct member *m)
         case M_LAX:
                 return *(const char *const *)p ? jsonw_str(*(const char *const *)p) : json_null();
         case M_ARGV:
-                return argv_json(*(char *const *const *)p);
+                return jsonw_argv(*(char *const *const *)p);
         case M_REAL:
+        case M_SIZE:
                 d = *(const double *)p;
-                return isfinite(d) ? json_real(d) : json_null();
+                return jsonw_real(d);
         case M_BOOL:
                 return json_boolean(*(const bool *)p);
         default:
@@ -92,9 +84,7 @@ static json_t *member_json(const struct run_info *ri, const struct member *m)
 
 int runjson_format(const struct run_info *ri, struct dbuf *out)
 {
-        json_t *o = json_object();
-        char *text = NULL;
-        int r = -ENOMEM;
+        _cleanup_json_ json_t *o = json_object();
 
         for (size_t i = 0; o && i < ARRAY_SIZE(members); i++) {
                 const struct member *m = &members[i];
@@ -102,22 +92,88 @@ int runjson_format(const struct run_info *ri, struct dbuf *out)
                 if ((m->kind == M_OPT || m->kind == M_LAX) &&
                     !*(char *const *)(const void *)((const char *)ri + m->off))
                         continue;
+                if (m->kind == M_SIZE &&
+                    !(*(const double *)(const void *)((const char *)ri + m->off) > 0))
+                        continue;
                 /* it steals the value even on failure; NULL fails */
                 if (json_object_set_new(o, m->key, member_json(ri, m)) < 0)
-                        goto out;
+                        return -ENOMEM;
         }
-        if (o)
-                text =
-                    json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
-        if (!text)
-                goto out;
-        r = dbuf_puts(out, text);
-        if (r >= 0)
-                r = dbuf_append(out, "\n", 1);
-out:
-        free(text);
-        json_decref(o);
-        return r;
+        if (ri->procs.ended && json_object_set_new(o, "processes", runjson_procs(&ri->procs)) < 0)
+                return -ENOMEM;
+        return jsonw_dump(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17), out);
+}
+
+json_t *runjson_procs(const struct run_procs *p)
+{
+        json_t *by;
+
+        if (!p->ended)
+                return json_null();
+        by = json_array();
+        for (size_t i = 0; by && i < p->ntop; i++) {
+                const struct run_proc_kind *k = &p->top[i];
+
+                if (json_array_append_new(by, json_pack("{s:o, s:I, s:f, s:f}", "comm",
+                                                        jsonw_str(k->comm), "count",
+                                                        (json_int_t)k->count, "cpu_s", k->cpu_s,
+                                                        "peak_mb", k->peak_mb)) < 0) {
+                        json_decref(by);
+                        return NULL;
+                }
+        }
+        return json_pack("{s:I, s:f, s:b, s:f, s:f, s:f, s:o, s:I, s:I}", "ended",
+                         (json_int_t)p->ended, "cpu_s", p->cpu_s, "delayacct", p->delayacct,
+                         "delay_cpu_s", p->delay_cpu_s, "delay_io_s", p->delay_io_s, "delay_mem_s",
+                         p->delay_mem_s, "by_name", by, "unread", (json_int_t)p->unread, "lost",
+                         (json_int_t)p->lost);
+}
+
+static bool seconds_ok(double v)
+{
+        return isfinite(v) && v >= 0 && v < 1e12;
+}
+
+int runjson_procs_parse(json_t *v, struct run_procs *ret)
+{
+        struct run_procs p = {0};
+        json_int_t ended, unread = 0, lost = 0;
+        int on;
+        json_t *by, *e;
+        size_t i;
+
+        if (!v || json_is_null(v)) {
+                *ret = p;
+                return 0;
+        }
+        if (json_unpack(v, "{s:I, s:F, s:b, s:F, s:F, s:F, s:o, s?I, s?I}", "ended", &ended,
+                        "cpu_s", &p.cpu_s, "delayacct", &on, "delay_cpu_s", &p.delay_cpu_s,
+                        "delay_io_s", &p.delay_io_s, "delay_mem_s", &p.delay_mem_s, "by_name", &by,
+                        "unread", &unread, "lost", &lost) < 0 ||
+            ended < 1 || unread < 0 || lost < 0 || !seconds_ok(p.cpu_s) || !seconds_ok(p.delay_cpu_s) ||
+            !seconds_ok(p.delay_io_s) || !seconds_ok(p.delay_mem_s) || !json_is_array(by) ||
+            json_array_size(by) > RUN_PROCS_TOP)
+                return -EINVAL;
+        p.ended = (uint64_t)ended;
+        p.unread = (uint64_t)unread;
+        p.lost = (uint64_t)lost;
+        p.delayacct = on;
+        json_array_foreach(by, i, e) {
+                struct run_proc_kind *k = &p.top[p.ntop++];
+                const char *comm;
+                size_t n;
+                json_int_t count;
+
+                if (json_unpack(e, "{s:s%, s:I, s:F, s:F}", "comm", &comm, &n, "count", &count,
+                                "cpu_s", &k->cpu_s, "peak_mb", &k->peak_mb) < 0 ||
+                    n > RUN_PROCS_COMM_MAX || strlen(comm) != n || count < 0 ||
+                    !seconds_ok(k->cpu_s) || !range_ok(RANGE_MIB, k->peak_mb))
+                        return -EINVAL;
+                memcpy(k->comm, comm, n + 1);
+                k->count = (uint64_t)count;
+        }
+        *ret = p;
+        return 0;
 }
 
 /* A string without a NUL inside, copied. */
@@ -172,6 +228,7 @@ static int member_parse(json_t *o, const struct member *m, struct run_info *ri)
         case M_ARGV:
                 return get_argv(v, p);
         case M_REAL:
+        case M_SIZE:
                 if (!json_is_number(v) || !range_ok(m->range, json_number_value(v)))
                         return -EINVAL;
                 *(double *)p = json_number_value(v);
@@ -212,6 +269,8 @@ int runjson_parse(const char *buf, size_t len, struct run_info *ret)
                 if (r == -EINVAL && members[i].kind == M_LAX)
                         r = 0; /* tolerant: a bad job is none */
         }
+        if (r >= 0)
+                r = runjson_procs_parse(json_object_get(o, "processes"), &ri.procs);
         json_decref(o);
         if (r >= 0)
                 r = run_id_sanitize(&ri.run_id) < 0 ? -ENOMEM : 0;

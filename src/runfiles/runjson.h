@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "model/run.h"
@@ -21,3 +22,10 @@ int runjson_format(const struct run_info *ri, struct dbuf *out);
  * string. Returns 0, or -EINVAL for anything else (missing members keep
  * their "unknown" values: NAN times, exit_code -1). */
 int runjson_parse(const char *buf, size_t len, struct run_info *ret);
+
+/* Its "processes" object (the kernel's account of the build's processes),
+ * also summary.json's and the history's: a new object, json null when
+ * none were accounted (NULL: out of memory); and read back from such a
+ * value (null: none): 0, or -EINVAL. */
+json_t *runjson_procs(const struct run_procs *p);
+int runjson_procs_parse(json_t *v, struct run_procs *ret);

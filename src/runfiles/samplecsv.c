@@ -221,18 +221,3 @@ out:
         csv_record_release(&rec);
         return r < 0 ? r : good;
 }
-
-static void to_summary(void *userdata, const struct sample *smp)
-{
-        struct summary *s = userdata;
-
-        if (smp)
-                summary_add(s, smp);
-        else
-                s->skipped_rows++;
-}
-
-int64_t samplecsv_summary(const char *buf, size_t len, struct summary *s)
-{
-        return samplecsv_read(buf, len, to_summary, s);
-}

@@ -5,7 +5,6 @@
 #include <stdint.h>
 
 #include "model/sample.h"
-#include "model/summary.h"
 #include "util/csv.h"
 #include "util/dbuf.h"
 
@@ -55,7 +54,3 @@ typedef void (*samplecsv_fn)(void *userdata, const struct sample *s);
  * rows, or -EINVAL when buf does not start with a buildtel header, or
  * -ENOMEM. */
 int64_t samplecsv_read(const char *buf, size_t len, samplecsv_fn fn, void *userdata);
-
-/* The same into summary_add(); torn or junk rows are counted in
- * s->skipped_rows. */
-int64_t samplecsv_summary(const char *buf, size_t len, struct summary *s);

@@ -11,14 +11,9 @@
 
 #include "model/ranges.h"
 #include "render/jsonw.h"
+#include "util/json-cleanup.h"
 #include "util/macro.h"
 #include "util/util.h"
-
-/* json_real() takes no NAN or inf */
-static json_t *num_or_null(double d)
-{
-        return isfinite(d) ? json_real(d) : json_null();
-}
 
 static double num_or_nan(json_t *o, const char *key)
 {
@@ -57,7 +52,7 @@ json_t *targetsjson_exec(const struct step_exec *e)
         o = json_pack("{s:I}", "execs", (json_int_t)e->execs);
         for (size_t i = 0; o && i < ARRAY_SIZE(exec_fields); i++) {
                 const char *p = (const char *)e + exec_fields[i].off;
-                json_t *v = !exec_fields[i].text ? num_or_null(*(const double *)(const void *)p)
+                json_t *v = !exec_fields[i].text ? jsonw_real(*(const double *)(const void *)p)
                             : p[0]               ? jsonw_str(p)
                                                  : json_null();
 
@@ -120,11 +115,11 @@ static json_t *target_json(const struct target_fact *f)
         return json_pack(
             "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:b,s:o}", "name", jsonw_str(f->name),
             "builder", jsonw_str(f->builder), "node", jsonw_str(f->node), "ref", jsonw_str(f->ref),
-            "first_seen_s", num_or_null(f->start_s), "last_seen_s", num_or_null(f->end_s),
-            "duration_s", num_or_null(f->duration_s), "steps",
-            count_or_null(f->steps_set, f->steps), "cached", count_or_null(f->steps_set, f->cached),
-            "success", success_json(f->success), "failed", (json_int_t)f->failed, "sccache",
-            cc_json(&f->sccache), "sccache_guess", f->sccache_guess, "ccache", cc_json(&f->ccache));
+            "first_seen_s", jsonw_real(f->start_s), "last_seen_s", jsonw_real(f->end_s),
+            "duration_s", jsonw_real(f->duration_s), "steps", count_or_null(f->steps_set, f->steps),
+            "cached", count_or_null(f->steps_set, f->cached), "success", success_json(f->success),
+            "failed", (json_int_t)f->failed, "sccache", cc_json(&f->sccache), "sccache_guess",
+            f->sccache_guess, "ccache", cc_json(&f->ccache));
 }
 
 static json_t *failed_json(const struct targets *ts)
@@ -198,7 +193,7 @@ static json_t *steps_json(const struct targets *ts)
                         json_pack("{s:o,s:o,s:o,s:o,s:b,s:b,s:b,s:b,s:o}", "name",
                                   jsonw_str(st->name), "target",
                                   tgt ? jsonw_str(ts->t[st->target].name) : json_null(), "start_s",
-                                  num_or_null(st->start_s), "end_s", num_or_null(st->end_s), "step",
+                                  jsonw_real(st->start_s), "end_s", jsonw_real(st->end_s), "step",
                                   st->step, "cached", st->cached, "error", st->error, "canceled",
                                   st->canceled, "exec", targetsjson_exec(&st->exec))) != 0) {
                         json_decref(a);
@@ -212,17 +207,24 @@ static json_t *run_json(const struct run_facts *f)
 {
         const char *o = targets_outcome_name(f->outcome);
 
-        return json_pack("{s:o,s:o,s:o,s:o}", "outcome", o ? json_string(o) : json_null(),
+        const struct run_failure *fl = &f->failure;
+
+        return json_pack("{s:o,s:o,s:o,s:o,s:o}", "outcome", o ? json_string(o) : json_null(),
                          "exit_code", f->exit_code >= 0 ? json_integer(f->exit_code) : json_null(),
                          "signal", f->term_signal ? json_integer(f->term_signal) : json_null(),
-                         "duration_s", num_or_null(f->duration_s));
+                         "duration_s", jsonw_real(f->duration_s), "failure",
+                         fl->target[0] || fl->first[0]
+                             ? json_pack("{s:o,s:o,s:o,s:o}", "target", jsonw_str(fl->target),
+                                         "tool", jsonw_str(fl->tool), "first_error",
+                                         jsonw_str(fl->first), "last_error", jsonw_str(fl->last))
+                             : json_null());
 }
 
 int targetsjson_format(const struct targets *ts, const struct run_facts *f, struct dbuf *out)
 {
         static const struct targets none = {.make_pct = -1};
-        json_t *arr = json_array(), *root;
-        char *s = NULL;
+        json_t *arr = json_array();
+        _cleanup_json_ json_t *root = NULL;
         int e = arr ? 0 : -ENOMEM;
 
         if (!ts)
@@ -234,20 +236,19 @@ int targetsjson_format(const struct targets *ts, const struct run_facts *f, stru
                 json_decref(arr);
                 return e;
         }
-        root = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:o}", "targets", arr, "steps",
+        root = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:o,s:o}", "targets", arr, "steps",
                          count_or_null(f->steps_set, f->steps), "cached",
                          count_or_null(f->steps_set, f->cached), "run", run_json(f), "failed_steps",
                          failed_json(ts), "slowest_edges", slow_json(ts), "buildkit_steps",
                          steps_json(ts), "buildkit_steps_dropped", (json_int_t)ts->steps_dropped,
-                         "ninja_log", ninja_log_json(ts));
-        if (root)
-                s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        e = s ? dbuf_puts(out, s) : -ENOMEM;
-        if (e >= 0)
-                e = dbuf_puts(out, "\n");
-        free(s);
-        json_decref(root);
-        return e < 0 ? -ENOMEM : 0;
+                         "ninja_log", ninja_log_json(ts), "ninja_log_edges",
+                         ts->ninja_log_set ? json_integer((json_int_t)MIN(ts->ninja_edges, (uint64_t)INT64_MAX))
+                                           : json_null(),
+                         "ninja_progress",
+                         ts->ninja_total ? json_pack("[I,I]", (json_int_t)MIN(ts->ninja_done, (uint64_t)INT64_MAX),
+                                                     (json_int_t)MIN(ts->ninja_total, (uint64_t)INT64_MAX))
+                                         : json_null());
+        return jsonw_dump(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER, out);
 }
 
 /* ---- the file, read back ---- */
@@ -346,6 +347,25 @@ static void parse_ninja_log(json_t *o, struct targets *ts)
                 ts->ninja_max_end_ms = MAX(ts->ninja_max_end_ms, json_integer_value(max_end));
 }
 
+/* The counts of all the edges (the slowest and ninja_log keep a few):
+ * "ninja_log_edges" and "ninja_progress" [done, total]. */
+static void parse_ninja_counts(json_t *root, struct targets *ts)
+{
+        json_t *n = json_object_get(root, "ninja_log_edges");
+        json_t *p = json_object_get(root, "ninja_progress");
+        json_t *done = json_array_get(p, 0), *total = json_array_get(p, 1);
+
+        if (json_is_integer(n) && json_integer_value(n) >= 0) {
+                ts->ninja_log_set = true;
+                ts->ninja_edges = MAX(ts->ninja_edges, (uint64_t)json_integer_value(n));
+        }
+        if (json_is_integer(done) && json_is_integer(total) && json_integer_value(done) >= 0 &&
+            json_integer_value(total) >= json_integer_value(done)) {
+                ts->ninja_done = (uint64_t)json_integer_value(done);
+                ts->ninja_total = (uint64_t)json_integer_value(total);
+        }
+}
+
 /* "buildkit_steps": each step's target by name (added to ts when new);
  * malformed entries are skipped. 0 or -ENOMEM. */
 static int parse_steps(json_t *root, struct targets *ts)
@@ -396,9 +416,16 @@ int targetsjson_parse(const char *buf, size_t len, struct run_facts *f, struct t
                         parse_fact(json_array_get(arr, i), &f->t[f->n++]);
                         n++;
                 }
+        arr = json_object_get(json_object_get(root, "run"), "failure");
+        if (json_is_object(arr))
+                run_failure_set(&f->failure, json_string_value(json_object_get(arr, "target")),
+                                json_string_value(json_object_get(arr, "tool")),
+                                json_string_value(json_object_get(arr, "first_error")),
+                                json_string_value(json_object_get(arr, "last_error")));
         if (ts) {
                 parse_slow_edges(json_object_get(root, "slowest_edges"), ts);
                 parse_ninja_log(json_object_get(root, "ninja_log"), ts);
+                parse_ninja_counts(root, ts);
                 e = parse_steps(root, ts);
         }
         json_decref(root);

@@ -11,8 +11,8 @@
 #include "util/macro.h"
 
 static const char csv_header[] =
-    "kind,tool,name,first_elapsed_s,last_elapsed_s,peak_mb,peak_elapsed_s,cpu_s,path\r\n";
-#define CSV_HEADER_OLD_LEN (sizeof(csv_header) - 1 - strlen(",path\r\n"))
+    "kind,tool,name,first_elapsed_s,last_elapsed_s,peak_mb,peak_elapsed_s,cpu_s,path,source,cache\r\n";
+#define CSV_HEADER_OLD_LEN (sizeof(csv_header) - 1 - strlen(",path,source,cache\r\n"))
 
 /* The figures between name and path, in the order of the header. */
 static const size_t num_fields[] = {
@@ -51,7 +51,8 @@ int unitscsv_format(const struct units *u, struct dbuf *out)
                 if (r >= 0)
                         r = csv_append_field(out, row->path, strlen(row->path));
                 if (r >= 0)
-                        r = dbuf_puts(out, "\r\n");
+                        r = dbuf_printf(out, ",%s,%s\r\n", row->exact ? "taskstats" : "sampled",
+                                        units_cache_name(row->cache));
         }
         return r;
 }
@@ -75,11 +76,11 @@ static int parse_row(const struct csv_record *rec, struct unit *row)
 {
         const char *kind = csv_field(rec, 0);
 
-        if ((rec->nfields != 8 && rec->nfields != 9) || rec->len[1] > UNITS_TOOL_MAX ||
+        if (rec->nfields < 8 || rec->nfields > 11 || rec->len[1] > UNITS_TOOL_MAX ||
             rec->len[2] > UNITS_NAME_MAX || memchr(csv_field(rec, 1), '\0', rec->len[1]) ||
             memchr(csv_field(rec, 2), '\0', rec->len[2]))
                 return -EINVAL;
-        if (rec->nfields == 9 &&
+        if (rec->nfields >= 9 &&
             (rec->len[8] > UNITS_PATH_MAX || memchr(csv_field(rec, 8), '\0', rec->len[8]) ||
              (rec->len[8] && csv_field(rec, 8)[0] != '/')))
                 return -EINVAL;
@@ -89,8 +90,11 @@ static int parse_row(const struct csv_record *rec, struct unit *row)
                                                    : 0;
         memcpy(row->tool, csv_field(rec, 1), rec->len[1]);
         memcpy(row->name, csv_field(rec, 2), rec->len[2]);
-        if (rec->nfields == 9)
+        if (rec->nfields >= 9)
                 memcpy(row->path, csv_field(rec, 8), rec->len[8]);
+        /* "taskstats": the kernel's figures; anything else (older: none) sampled */
+        row->exact = rec->nfields >= 10 && rec->len[9] == 9 && memcmp(csv_field(rec, 9), "taskstats", 9) == 0;
+        row->cache = rec->nfields == 11 ? units_cache_of(csv_field(rec, 10)) : 0;
         for (size_t i = 0; i < ARRAY_SIZE(num_fields); i++)
                 if (!field_num(rec, 3 + i, (double *)(void *)((char *)row + num_fields[i])))
                         return -EINVAL;

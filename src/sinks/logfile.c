@@ -348,23 +348,3 @@ ssize_t logfile_tail_fd(int fd, bool gz, char *buf, size_t cap, bool *ret_cut)
         }
         return tail_gz(d, buf, cap, ret_cut); /* closes d */
 }
-
-ssize_t logfile_tail(const char *path, char *buf, size_t cap, bool *ret_cut)
-{
-        _cleanup_free_ char *cur = logfile_current(path);
-        int fd;
-        ssize_t r;
-
-        if (!cur)
-                return errno == ENOMEM ? -ENOMEM : -ENOENT;
-        if (cap == 0 || cap > SSIZE_MAX / 2)
-                return -EINVAL;
-        fd = open(cur, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return -errno;
-        if (is_gz(cur))
-                return tail_gz(fd, buf, cap, ret_cut); /* closes fd */
-        r = tail_plain(fd, buf, cap, ret_cut);
-        close(fd);
-        return r;
-}

@@ -46,10 +46,8 @@ char *logfile_settled(const char *path);
  * exists or on ENOMEM (errno says which). */
 char *logfile_current(const char *path);
 
-/* The last at most cap bytes of the log at path (plain or gzip, by its
- * name; the other form when that one is gone) into buf; *ret_cut: the
- * log was longer. A gzip log is decompressed in chunks to its end.
- * Returns the number of bytes, or -errno (-EIO: a damaged or cut .gz). */
-ssize_t logfile_tail(const char *path, char *buf, size_t cap, bool *ret_cut);
-/* The same from an open fd (the caller's, left open), gzip when gz. */
+/* The last at most cap bytes of the log open at fd (the caller's, left
+ * open; gzip when gz) into buf; *ret_cut: the log was longer. A gzip log
+ * is decompressed in chunks to its end. Returns the number of bytes, or
+ * -errno (-EIO: a damaged or cut .gz). */
 ssize_t logfile_tail_fd(int fd, bool gz, char *buf, size_t cap, bool *ret_cut);

@@ -262,7 +262,8 @@ int otlp_sender_submit(struct otlp_sender *s, struct dbuf *body, double now)
         return submit(s, body, now, false);
 }
 
-int otlp_sender_submit_traces(struct otlp_sender *s, struct dbuf *body, double now)
+/* The same for spans: to cfg->traces_url, as cfg->traces_protocol. */
+static int otlp_sender_submit_traces(struct otlp_sender *s, struct dbuf *body, double now)
 {
         if (!s->cfg->traces_url) {
                 dbuf_release(body);

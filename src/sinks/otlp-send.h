@@ -31,8 +31,6 @@ void otlp_sender_free(struct otlp_sender *s); /* aborts what is in flight */
 /* Queue a body (protobuf or JSON as configured; compressed here when
  * configured). body is taken (left empty). 0 or -ENOMEM. */
 int otlp_sender_submit(struct otlp_sender *s, struct dbuf *body, double now);
-/* The same for spans: to cfg->traces_url, as cfg->traces_protocol. */
-int otlp_sender_submit_traces(struct otlp_sender *s, struct dbuf *body, double now);
 
 /* The sockets to poll (at most cap) and, lowered in *deadline, when to
  * call otlp_sender_run() even without events (monotonic seconds). */

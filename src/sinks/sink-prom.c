@@ -26,8 +26,12 @@ static bool dir_writable(const char *d)
         return stat(d, &st) == 0 && S_ISDIR(st.st_mode) && access(d, W_OK | X_OK) == 0;
 }
 
-int prom_textfile_dir(const struct prom_config *cfg, const char *log_dir, char **ret,
-                      bool *ret_fallback)
+/* Where the textfile goes: --textfile-dir, else $BUILDTEL_TEXTFILE_DIR
+ * (both created when missing), else the first writable of
+ * PROM_SEED_DIR and PROM_DEBIAN_DIR, else log_dir (*ret_fallback = true).
+ * *ret is malloc'd. 0 or -errno. */
+static int prom_textfile_dir(const struct prom_config *cfg, const char *log_dir, char **ret,
+                             bool *ret_fallback)
 {
         const char *d = cfg->textfile_dir, *env = getenv("BUILDTEL_TEXTFILE_DIR");
         bool fb = false;

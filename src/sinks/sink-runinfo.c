@@ -40,14 +40,9 @@ static int runinfo_finish(void *state, const struct run_model *m)
         return runinfo_write(state, m->run);
 }
 
-static void runinfo_close(void *state)
-{
-        free(state);
-}
-
 const struct sink_ops sink_runinfo = {
     .name = "run facts",
     .open = runinfo_open,
     .finish = runinfo_finish,
-    .close = runinfo_close,
+    .close = free, /* the state is its file's name */
 };

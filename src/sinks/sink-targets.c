@@ -32,14 +32,9 @@ static int targets_finish(void *state, const struct run_model *m)
         return e < 0 ? e : write_file_atomic(state, out.p, out.len);
 }
 
-static void targets_close(void *state)
-{
-        free(state);
-}
-
 const struct sink_ops sink_targets = {
     .name = "targets",
     .open = targets_open,
     .finish = targets_finish,
-    .close = targets_close,
+    .close = free, /* the state is its file's name */
 };

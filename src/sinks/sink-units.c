@@ -32,14 +32,9 @@ static int units_finish(void *state, const struct run_model *m)
         return r < 0 ? r : write_file_atomic(state, b.p, b.len);
 }
 
-static void units_close(void *state)
-{
-        free(state);
-}
-
 const struct sink_ops sink_units = {
     .name = "units",
     .open = units_open,
     .finish = units_finish,
-    .close = units_close,
+    .close = free, /* the state is its file's name */
 };

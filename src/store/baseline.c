@@ -64,14 +64,8 @@ static int step_row(void *ctx, sqlite3_stmt *s)
 static int query(struct store *st, const char *sql, int64_t id, int64_t max, store_row_fn fn,
                  struct baseline_run *b)
 {
-        sqlite3_stmt *s = NULL;
-        int r = store_prepare(st, sql, &s);
-        int64_t n;
+        int64_t n = store_query(st, sql, max, fn, b, "i", id);
 
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, id);
-        n = store_rows(st, s, max, fn, b);
         return n < 0 ? (int)n : 0;
 }
 

@@ -85,6 +85,7 @@
                        " json_extract(r.summary_json, '$.thresholds.near_oom_mb') END")            \
         X(LOW_DISK_GB, "CASE WHEN json_valid(r.summary_json) THEN"                                 \
                        " json_extract(r.summary_json, '$.thresholds.low_disk_gb') END")            \
+        X(MEM_CAP_MB, SUMMARY_AT("$.thresholds.memory_max_mb"))                                    \
         X(BUILD_PEAK, SUMMARY_AT("$.build.mem_peak_mb.value"))                                     \
         X(BUILD_ANON_PEAK, SUMMARY_AT("$.build.mem_anon_peak_mb.value"))                           \
         X(BUILD_CPU, SUMMARY_AT("$.build.cpu_user_s") " + " SUMMARY_AT("$.build.cpu_sys_s"))      \
@@ -92,6 +93,11 @@
         X(UNIT_NAME, SUMMARY_AT("$.units[0].name"))                                                \
         X(UNIT_SHOWN, SUMMARY_AT("$.units[0].shown"))                                              \
         X(UNIT_TOOL, SUMMARY_AT("$.units[0].tool"))                                                \
+        X(FAIL_TARGET, SUMMARY_AT("$.run.failure.target"))                                         \
+        X(FAIL_TOOL, SUMMARY_AT("$.run.failure.tool"))                                             \
+        X(FAIL_FIRST, SUMMARY_AT("$.run.failure.first_error"))                                     \
+        X(FAIL_LAST, SUMMARY_AT("$.run.failure.last_error"))                                       \
+        X(PROCS, SUMMARY_AT("$.processes"))                                                        \
         X(UNIT_PEAK, SUMMARY_AT("$.units[0].peak_mb"))                                             \
         X(JOBS,                                                                                    \
           "CASE WHEN json_valid(r.summary_json) THEN (SELECT json_extract(j.value, '$.text')"      \
@@ -119,20 +125,15 @@ static bool recorder_alive(const struct store_liveness *lv, const char *host, co
 
 const char *store_run_state_name(enum store_run_state s)
 {
-        switch (s) {
-        case STORE_RUN_FINISHED:
-                return "finished";
-        case STORE_RUN_RUNNING:
-                return "running";
-        case STORE_RUN_INCOMPLETE:
-                return "incomplete";
-        case STORE_RUN_UNRECORDED:
-                return "failed-to-record";
-        case STORE_RUN_DISK_FULL:
-                return "not recorded: disk full";
-        default:
-                return "unknown";
-        }
+        static const char *const names[] = {
+            [STORE_RUN_FINISHED] = "finished",
+            [STORE_RUN_RUNNING] = "running",
+            [STORE_RUN_INCOMPLETE] = "incomplete",
+            [STORE_RUN_UNRECORDED] = "failed-to-record",
+            [STORE_RUN_DISK_FULL] = "not recorded: disk full",
+        };
+
+        return (unsigned)s < ARRAY_SIZE(names) && names[s] ? names[s] : "unknown";
 }
 
 void store_run_release(struct store_run *r)
@@ -148,6 +149,11 @@ void store_run_release(struct store_run *r)
         free(r->unit_peak_name);
         free(r->unit_peak_shown);
         free(r->unit_peak_tool);
+        free(r->fail_target);
+        free(r->fail_tool);
+        free(r->fail_first);
+        free(r->fail_last);
+        free(r->procs_json);
         free(r->jobs_reading);
         free(r->nodes);
         free(r->mem_used_peak_stage);
@@ -299,6 +305,7 @@ static int read_run(sqlite3_stmt *s, const struct store_liveness *lv, struct sto
         r.cached_steps = r.steps >= 0 ? store_col_count(s, RC_CACHED) : -1;
         r.near_oom_mb = threshold_of(s, RC_NEAR_OOM_MB);
         r.low_disk_gb = threshold_of(s, RC_LOW_DISK_GB);
+        r.mem_cap_mb = threshold_of(s, RC_MEM_CAP_MB);
         r.build_mem_peak_mb = threshold_of(s, RC_BUILD_PEAK);
         r.build_anon_peak_mb = threshold_of(s, RC_BUILD_ANON_PEAK);
         r.unit_peak_mb = threshold_of(s, RC_UNIT_PEAK);
@@ -307,6 +314,11 @@ static int read_run(sqlite3_stmt *s, const struct store_liveness *lv, struct sto
         r.unit_peak_name = col_dup(s, RC_UNIT_NAME, &oom);
         r.unit_peak_shown = col_dup(s, RC_UNIT_SHOWN, &oom);
         r.unit_peak_tool = col_dup(s, RC_UNIT_TOOL, &oom);
+        r.fail_target = col_dup(s, RC_FAIL_TARGET, &oom);
+        r.fail_tool = col_dup(s, RC_FAIL_TOOL, &oom);
+        r.fail_first = col_dup(s, RC_FAIL_FIRST, &oom);
+        r.fail_last = col_dup(s, RC_FAIL_LAST, &oom);
+        r.procs_json = col_dup(s, RC_PROCS, &oom);
         r.jobs_reading = col_dup(s, RC_JOBS, &oom);
         if (oom) {
                 store_run_release(&r);
@@ -341,61 +353,37 @@ static int run_row(void *ctx, sqlite3_stmt *s)
         return r;
 }
 
-/* store_rows() over run rows. */
-static int64_t runs_walk(struct store *st, sqlite3_stmt *s, int64_t max, struct run_walk *w)
-{
-        w->lv = store_liveness(st);
-        return store_rows(st, s, max, run_row, w);
-}
-
 int store_runs_each(struct store *st, double since, int64_t limit, store_run_fn fn, void *userdata)
 {
-        struct run_walk w = {.fn = fn, .userdata = userdata};
-        sqlite3_stmt *s = NULL;
-        int64_t n;
-        int r = store_prepare(
+        struct run_walk w = {.lv = store_liveness(st), .fn = fn, .userdata = userdata};
+
+        return (int)store_query(
             st,
             RUN_SELECT " WHERE r.start_epoch >= ? ORDER BY r.start_epoch DESC, r.id DESC LIMIT ?",
-            &s);
-
-        if (r < 0)
-                return r;
-        sqlite3_bind_double(s, 1, isnan(since) ? -1e18 : since);
-        sqlite3_bind_int64(s, 2, limit > 0 ? MIN(limit, STORE_ROWS_MAX) : STORE_ROWS_MAX);
-        n = runs_walk(st, s, STORE_ROWS_MAX, &w);
-        return (int)n;
+            STORE_ROWS_MAX, run_row, &w, "di", isnan(since) ? -1e18 : since,
+            (int64_t)(limit > 0 ? MIN(limit, STORE_ROWS_MAX) : STORE_ROWS_MAX));
 }
 
 int store_job_runs(struct store *st, const struct store_job_filter *f, int64_t limit,
                    store_run_fn fn, void *userdata)
 {
-        struct run_walk w = {.fn = fn, .userdata = userdata};
-        sqlite3_stmt *s = NULL;
-        int r;
+        struct run_walk w = {.lv = store_liveness(st), .fn = fn, .userdata = userdata};
 
         if (!f || !f->job)
                 return -EINVAL;
-        r = store_prepare(st,
-                          RUN_SELECT " WHERE r.job = ?1 AND (?2 IS NULL OR r.host = ?2)"
-                                     " AND (?3 = 0 OR r.state = 'finished')"
-                                     " AND (?4 < 0 OR (?4 = 1) = (r.state = 'finished' AND"
-                                     "  r.exit_code = 0 AND COALESCE(r.term_signal, 0) = 0))"
-                                     " AND (?5 = 0 OR r.id < ?5) AND r.start_epoch >= ?6"
-                                     " ORDER BY r.start_epoch DESC, r.id DESC LIMIT ?7",
-                          &s);
-        if (r < 0)
-                return r;
-        sqlite3_bind_text(s, 1, f->job, -1, SQLITE_STATIC);
-        if (f->host)
-                sqlite3_bind_text(s, 2, f->host, -1, SQLITE_STATIC);
-        else
-                sqlite3_bind_null(s, 2);
-        sqlite3_bind_int(s, 3, f->finished_only);
-        sqlite3_bind_int(s, 4, f->success < 0 ? -1 : f->success > 0);
-        sqlite3_bind_int64(s, 5, f->before_id > 0 ? f->before_id : 0);
-        sqlite3_bind_double(s, 6, isnan(f->since) || f->since == 0 ? -1e18 : f->since);
-        sqlite3_bind_int64(s, 7, limit > 0 ? MIN(limit, STORE_ROWS_MAX) : STORE_ROWS_MAX);
-        return (int)runs_walk(st, s, STORE_ROWS_MAX, &w);
+        return (int)store_query(st,
+                                RUN_SELECT " WHERE r.job = ?1 AND (?2 IS NULL OR r.host = ?2)"
+                                           " AND (?3 = 0 OR r.state = 'finished')"
+                                           " AND (?4 < 0 OR (?4 = 1) = (r.state = 'finished' AND"
+                                           "  r.exit_code = 0 AND COALESCE(r.term_signal, 0) = 0))"
+                                           " AND (?5 = 0 OR r.id < ?5) AND r.start_epoch >= ?6"
+                                           " ORDER BY r.start_epoch DESC, r.id DESC LIMIT ?7",
+                                STORE_ROWS_MAX, run_row, &w, "ttiiidi", f->job, f->host,
+                                (int64_t)f->finished_only,
+                                (int64_t)(f->success < 0 ? -1 : f->success > 0),
+                                (int64_t)(f->before_id > 0 ? f->before_id : 0),
+                                isnan(f->since) || f->since == 0 ? -1e18 : f->since,
+                                (int64_t)(limit > 0 ? MIN(limit, STORE_ROWS_MAX) : STORE_ROWS_MAX));
 }
 
 void store_run_figures(const struct store_run *r, struct run_figures *ret)
@@ -417,15 +405,9 @@ void store_run_figures(const struct store_run *r, struct run_figures *ret)
 int store_run_get(struct store *st, int64_t id, struct store_run *ret)
 {
         struct store_run run;
-        struct run_walk w = {.one = &run};
-        sqlite3_stmt *s = NULL;
-        int64_t n;
-        int r = store_prepare(st, RUN_SELECT " WHERE r.id = ?", &s);
+        struct run_walk w = {.lv = store_liveness(st), .one = &run};
+        int64_t n = store_query(st, RUN_SELECT " WHERE r.id = ?", 1, run_row, &w, "i", id);
 
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, id);
-        n = runs_walk(st, s, 1, &w);
         if (n < 0)
                 return (int)n;
         if (n == 0)
@@ -455,25 +437,19 @@ static int find_row(void *ctx, sqlite3_stmt *s)
 int store_run_find(struct store *st, const char *spec, int64_t *ret_id)
 {
         struct find f = {.spec = spec && *spec};
-        sqlite3_stmt *s = NULL;
         int64_t n;
-        int r;
 
         if (!f.spec)
-                r = store_prepare(
-                    st, "SELECT id FROM runs ORDER BY start_epoch DESC, id DESC LIMIT 1", &s);
+                n = store_query(st,
+                                "SELECT id FROM runs ORDER BY start_epoch DESC, id DESC LIMIT 1", 2,
+                                find_row, &f, "");
         else
                 /* exact first, then prefixes; substr() avoids LIKE wildcards */
-                r = store_prepare(st,
-                                  "SELECT id, run_id = ?1 FROM runs WHERE"
-                                  " substr(run_id, 1, length(?1)) = ?1"
-                                  " ORDER BY run_id = ?1 DESC LIMIT 2",
-                                  &s);
-        if (r < 0)
-                return r;
-        if (f.spec)
-                sqlite3_bind_text(s, 1, spec, -1, SQLITE_STATIC);
-        n = store_rows(st, s, 2, find_row, &f);
+                n = store_query(st,
+                                "SELECT id, run_id = ?1 FROM runs WHERE"
+                                " substr(run_id, 1, length(?1)) = ?1"
+                                " ORDER BY run_id = ?1 DESC LIMIT 2",
+                                2, find_row, &f, "t", spec);
         if (n < 0)
                 return (int)n;
         if (n == 0)
@@ -495,14 +471,10 @@ static int steps_row(void *ctx, sqlite3_stmt *s)
 
 int store_run_steps(struct store *st, int64_t id, int64_t *ret_steps, int64_t *ret_cached)
 {
-        int64_t v[2] = {-1, -1}, n;
-        sqlite3_stmt *s = NULL;
-        int r = store_prepare(st, "SELECT steps, cached_steps FROM runs WHERE id = ?", &s);
+        int64_t v[2] = {-1, -1};
+        int64_t n = store_query(st, "SELECT steps, cached_steps FROM runs WHERE id = ?", 1,
+                                steps_row, v, "i", id);
 
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, id);
-        n = store_rows(st, s, 1, steps_row, v);
         if (n < 0)
                 return (int)n;
         *ret_steps = v[0];
@@ -583,19 +555,13 @@ int store_targets_walk(struct store *st, int64_t id, bool insertion_order, int64
                        store_target_fn fn, void *userdata)
 {
         struct target_walk w = {.fn = fn, .userdata = userdata};
-        sqlite3_stmt *s = NULL;
-        int r;
 
         /* rowid: the order the run inserted them, which is the model's */
-        r = store_prepare(st,
-                          insertion_order ? TARGET_SELECT " WHERE run = ? ORDER BY rowid LIMIT ?"
-                                          : TARGET_SELECT " WHERE run = ? ORDER BY name LIMIT ?",
-                          &s);
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, id);
-        sqlite3_bind_int64(s, 2, MIN(limit, STORE_ROWS_MAX));
-        return (int)store_rows(st, s, STORE_ROWS_MAX, target_row, &w);
+        return (int)store_query(
+            st,
+            insertion_order ? TARGET_SELECT " WHERE run = ? ORDER BY rowid LIMIT ?"
+                            : TARGET_SELECT " WHERE run = ? ORDER BY name LIMIT ?",
+            STORE_ROWS_MAX, target_row, &w, "ii", id, (int64_t)MIN(limit, STORE_ROWS_MAX));
 }
 
 int store_targets_each(struct store *st, int64_t id, store_target_fn fn, void *userdata)
@@ -641,19 +607,12 @@ static int cache_row(void *ctx, sqlite3_stmt *s)
 int store_cache_snapshots_each(struct store *st, int64_t id, store_cache_fn fn, void *userdata)
 {
         struct cache_walk w = {.run = id, .fn = fn, .userdata = userdata};
-        sqlite3_stmt *s = NULL;
-        int r;
 
-        r = store_prepare(st,
-                          "SELECT tool, origin, taken_epoch, hits, misses, size_bytes,"
-                          " max_size_bytes, files, version FROM cache_snapshots WHERE run = ?"
-                          " ORDER BY taken_epoch, id LIMIT ?",
-                          &s);
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, id);
-        sqlite3_bind_int64(s, 2, STORE_ROWS_MAX);
-        return (int)store_rows(st, s, STORE_ROWS_MAX, cache_row, &w);
+        return (int)store_query(st,
+                                "SELECT tool, origin, taken_epoch, hits, misses, size_bytes,"
+                                " max_size_bytes, files, version FROM cache_snapshots WHERE run = ?"
+                                " ORDER BY taken_epoch, id LIMIT ?",
+                                STORE_ROWS_MAX, cache_row, &w, "ii", id, (int64_t)STORE_ROWS_MAX);
 }
 
 static int previous_row(void *ctx, sqlite3_stmt *s)
@@ -670,21 +629,13 @@ int store_cache_previous(struct store *st, const char *tool, int64_t before_id,
                          struct store_cache_snapshot *ret)
 {
         struct store_cache_snapshot c = {.tool = tool, .origin = "cache"};
-        sqlite3_stmt *s = NULL;
-        int64_t n;
-        int r;
+        int64_t n = store_query(st,
+                                "SELECT taken_epoch, hits, misses, size_bytes, max_size_bytes,"
+                                " files, run FROM cache_snapshots"
+                                " WHERE tool = ? AND origin = 'cache' AND (?2 = 0 OR id < ?2)"
+                                " ORDER BY id DESC LIMIT 1",
+                                1, previous_row, &c, "ti", tool, before_id);
 
-        r = store_prepare(st,
-                          "SELECT taken_epoch, hits, misses, size_bytes, max_size_bytes, files,"
-                          " run FROM cache_snapshots"
-                          " WHERE tool = ? AND origin = 'cache' AND (?2 = 0 OR id < ?2)"
-                          " ORDER BY id DESC LIMIT 1",
-                          &s);
-        if (r < 0)
-                return r;
-        sqlite3_bind_text(s, 1, tool, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s, 2, before_id);
-        n = store_rows(st, s, 1, previous_row, &c);
         if (n == 1)
                 *ret = c;
         return (int)n;
@@ -704,25 +655,18 @@ int store_cache_runs_since(struct store *st, const char *tool, double since,
                            struct store_cache_runs *ret)
 {
         struct store_cache_runs c;
-        sqlite3_stmt *s = NULL;
-        int64_t n;
-        int r;
+        int64_t n =
+            store_query(st,
+                        "SELECT count(*),"
+                        " sum(cc_delta(f.hits, f.misses, l.hits, l.misses, 0)),"
+                        " sum(cc_delta(f.hits, f.misses, l.hits, l.misses, 1))"
+                        " FROM runs r JOIN cache_snapshots l ON l.run = r.id AND l.tool = ?1"
+                        "  AND l.origin = 'log-last'"
+                        " LEFT JOIN cache_snapshots f ON f.run = r.id AND f.tool = ?1"
+                        "  AND f.origin = 'log-first'"
+                        " WHERE r.start_epoch >= ?2",
+                        1, runs_since_row, &c, "td", tool, since);
 
-        r = store_prepare(st,
-                          "SELECT count(*),"
-                          " sum(cc_delta(f.hits, f.misses, l.hits, l.misses, 0)),"
-                          " sum(cc_delta(f.hits, f.misses, l.hits, l.misses, 1))"
-                          " FROM runs r JOIN cache_snapshots l ON l.run = r.id AND l.tool = ?1"
-                          "  AND l.origin = 'log-last'"
-                          " LEFT JOIN cache_snapshots f ON f.run = r.id AND f.tool = ?1"
-                          "  AND f.origin = 'log-first'"
-                          " WHERE r.start_epoch >= ?2",
-                          &s);
-        if (r < 0)
-                return r;
-        sqlite3_bind_text(s, 1, tool, -1, SQLITE_STATIC);
-        sqlite3_bind_double(s, 2, since);
-        n = store_rows(st, s, 1, runs_since_row, &c);
         if (n < 0)
                 return (int)n;
         if (n == 0)
@@ -782,14 +726,10 @@ int store_layers_each(struct store *st, double since, int64_t limit, store_layer
             " WHERE cur.k = 1 AND cur.start_epoch >= ? ORDER BY cur.start_epoch DESC,"
             " cur.name LIMIT ?";
         struct layer_walk w = {.fn = fn, .userdata = userdata};
-        sqlite3_stmt *s = NULL;
-        int r = store_prepare(st, sql, &s);
 
-        if (r < 0)
-                return r;
-        sqlite3_bind_double(s, 1, isnan(since) ? -1e18 : since);
-        sqlite3_bind_int64(s, 2, limit > 0 ? MIN(limit, STORE_ROWS_MAX) : STORE_ROWS_MAX);
-        return (int)store_rows(st, s, STORE_ROWS_MAX, layer_row, &w);
+        return (int)store_query(st, sql, STORE_ROWS_MAX, layer_row, &w, "di",
+                                isnan(since) ? -1e18 : since,
+                                (int64_t)(limit > 0 ? MIN(limit, STORE_ROWS_MAX) : STORE_ROWS_MAX));
 }
 
 /* ---- --since ------------------------------------------------------------- */

@@ -59,7 +59,7 @@ struct store_run {
         /* steps and cached steps summed over its targets that know them */
         int64_t steps, cached_steps;
         /* the thresholds its stored summary was made with */
-        double near_oom_mb, low_disk_gb;
+        double near_oom_mb, low_disk_gb, mem_cap_mb; /* mem_cap_mb: --memory-max, NAN none */
         /* the build's own, from its stored summary (NAN/NULL while running
          * or unknown): the kernel's peak of its cgroup (page cache in), the
          * largest anon sample, the unit with the largest peak RSS (its name
@@ -70,6 +70,11 @@ struct store_run {
          * the stored summary (NAN unknown) */
         double build_cpu_s, build_oom_kills;
         char *unit_peak_name, *unit_peak_shown, *unit_peak_tool, *jobs_reading;
+        /* what failed (summary.json's run.failure): NULL none named */
+        char *fail_target, *fail_tool, *fail_first, *fail_last;
+        /* the kernel's account of its processes, summary.json's "processes"
+         * object as JSON text (runfiles/runjson.h reads it); NULL none */
+        char *procs_json;
 };
 
 /* Free the strings of r and zero it; NULL is a no-op. */

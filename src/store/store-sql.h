@@ -14,11 +14,6 @@
  * src/store/ includes this one: callers see structs, never a handle or a
  * row keyed by column names. */
 
-/* An SQLite result code as 0 or -errno (-STORE_ENOTDB for a file that is
- * not a database, or corrupt); db, when given, supplies the OS error
- * behind an IO failure. */
-int store_map_rc(sqlite3 *db, int rc);
-
 /* sqlite3_prepare_v2() with the error mapped. Returns 0 or -errno. */
 int store_prepare(struct store *st, const char *sql, sqlite3_stmt **ret);
 
@@ -42,6 +37,15 @@ const struct store_liveness *store_liveness(const struct store *st);
  * returned (a negative return stops). */
 typedef int (*store_row_fn)(void *ctx, sqlite3_stmt *s);
 int64_t store_rows(struct store *st, sqlite3_stmt *s, int64_t max, store_row_fn row, void *ctx);
+
+/* store_prepare() sql, bind the arguments after binds to ?1, ?2...: one
+ * letter each, 'i' an int64_t, 'n' an int64_t (negative: NULL), 'd' a
+ * double, 'r' a double (not finite: NULL), 't' a string (NULL: NULL);
+ * then store_rows(). Returns what store_rows() does, or -errno. */
+int64_t store_query(struct store *st, const char *sql, int64_t max, store_row_fn row, void *ctx,
+                    const char *binds, ...);
+/* The same for a statement without rows, run once: 0 or -errno. */
+int store_exec(struct store *st, const char *sql, const char *binds, ...);
 
 /* Which columns of the sample column table (sample.h) the samples table
  * has, by name: an older file lacks the newer ones. */

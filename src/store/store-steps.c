@@ -18,18 +18,9 @@
 static int set_run_count(struct store *st, int64_t run, const char *col, uint64_t v)
 {
         char sql[96];
-        sqlite3_stmt *s = NULL;
-        int r;
 
         snprintf(sql, sizeof(sql), "UPDATE runs SET %s = ? WHERE id = ?", col);
-        r = store_prepare(st, sql, &s);
-        if (r >= 0) {
-                sqlite3_bind_int64(s, 1, (int64_t)MIN(v, (uint64_t)INT64_MAX));
-                sqlite3_bind_int64(s, 2, run);
-                r = store_step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        return r;
+        return store_exec(st, sql, "ii", (int64_t)MIN(v, (uint64_t)INT64_MAX), run);
 }
 
 /* The same read back: -1 when NULL (unknown, or an older file's run). */
@@ -157,20 +148,15 @@ static int step_row(void *ctx, sqlite3_stmt *s)
 
 int store_steps_get(struct store *st, int64_t run, struct targets *ts)
 {
-        sqlite3_stmt *s = NULL;
-        int64_t n;
-        int r = store_prepare(st,
-                              "SELECT name, target, start_s, end_s, step, cached, error, canceled,"
-                              " exec_n, cpu_s, mem_peak_bytes, anon_peak_bytes, io_read_bytes,"
-                              " io_write_bytes, net_rx_bytes, net_tx_bytes, oom_kills, oom_at_s,"
-                              " oom_victim, peak_proc, peak_proc_bytes"
-                              " FROM steps WHERE run = ? ORDER BY seq",
-                              &s);
+        int64_t n =
+            store_query(st,
+                        "SELECT name, target, start_s, end_s, step, cached, error, canceled,"
+                        " exec_n, cpu_s, mem_peak_bytes, anon_peak_bytes, io_read_bytes,"
+                        " io_write_bytes, net_rx_bytes, net_tx_bytes, oom_kills, oom_at_s,"
+                        " oom_victim, peak_proc, peak_proc_bytes"
+                        " FROM steps WHERE run = ? ORDER BY seq",
+                        TARGETS_STEPS_MAX, step_row, ts, "i", run);
 
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, run);
-        n = store_rows(st, s, TARGETS_STEPS_MAX, step_row, ts);
         if (n < 0)
                 return (int)n;
         if (get_run_count(st, run, "steps_dropped") > 0)
@@ -209,11 +195,14 @@ static int insert_edges(struct store *st, int64_t run, int slow, const struct ni
 
 int store_edges_insert(struct store *st, int64_t run, const struct targets *ts)
 {
-        sqlite3_stmt *s = NULL;
-        int r;
+        int r = 0;
 
-        if (!ts->ninja_log_set)
-                return 0;
+        if (ts->ninja_total)
+                r = set_run_count(st, run, "ninja_done", ts->ninja_done);
+        if (r >= 0 && ts->ninja_total)
+                r = set_run_count(st, run, "ninja_total", ts->ninja_total);
+        if (r < 0 || !ts->ninja_log_set)
+                return r;
         r = insert_edges(st, run, 1, ts->slow, MIN(ts->nslow, (size_t)TARGETS_SLOW_EDGES));
         if (r >= 0 && ts->edgev)
                 r = insert_edges(st, run, 0, ts->edgev, MIN(ts->nedgev, TARGETS_EDGES_MAX));
@@ -223,13 +212,8 @@ int store_edges_insert(struct store *st, int64_t run, const struct targets *ts)
                 r = set_run_count(st, run, "ninja_max_end_ms",
                                   (uint64_t)MAX(ts->ninja_max_end_ms, 0));
         if (r >= 0 && ts->ninja_mtime > 0)
-                r = store_prepare(st, "UPDATE runs SET ninja_mtime = ? WHERE id = ?", &s);
-        if (r >= 0 && s) {
-                sqlite3_bind_double(s, 1, ts->ninja_mtime);
-                sqlite3_bind_int64(s, 2, run);
-                r = store_step_done(st, s);
-        }
-        sqlite3_finalize(s);
+                r = store_exec(st, "UPDATE runs SET ninja_mtime = ? WHERE id = ?", "di",
+                               ts->ninja_mtime, run);
         return r;
 }
 
@@ -257,8 +241,14 @@ int store_edges_get(struct store *st, int64_t run, struct targets *ts)
 {
         sqlite3_stmt *s = NULL;
         int64_t n = get_run_count(st, run, "ninja_edges");
+        int64_t done = get_run_count(st, run, "ninja_done");
+        int64_t total = get_run_count(st, run, "ninja_total");
         int r;
 
+        if (done >= 0 && total >= done) {
+                ts->ninja_done = (uint64_t)done;
+                ts->ninja_total = (uint64_t)total;
+        }
         if (n >= 0) {
                 ts->ninja_log_set = true;
                 ts->ninja_edges = (uint64_t)n;
@@ -275,13 +265,9 @@ int store_edges_get(struct store *st, int64_t run, struct targets *ts)
         ts->edgev = malloc(TARGETS_EDGES_MAX * sizeof(*ts->edgev));
         ts->nedgev = 0;
         ts->nslow = 0;
-        r = store_prepare(st,
-                          "SELECT slow, start_ms, end_ms, output FROM ninja_edges WHERE run = ?"
-                          " ORDER BY slow, seq",
-                          &s);
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, run);
-        n = store_rows(st, s, TARGETS_SLOW_EDGES + TARGETS_EDGES_MAX, edge_row, ts);
+        n = store_query(st,
+                        "SELECT slow, start_ms, end_ms, output FROM ninja_edges WHERE run = ?"
+                        " ORDER BY slow, seq",
+                        TARGETS_SLOW_EDGES + TARGETS_EDGES_MAX, edge_row, ts, "i", run);
         return n < 0 ? (int)n : (int)ts->nedgev;
 }

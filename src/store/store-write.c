@@ -16,6 +16,7 @@
 #include "model/units.h"
 #include "render/jsonw.h"
 #include "util/dbuf.h"
+#include "util/json-cleanup.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -27,18 +28,13 @@ static void bind_point(sqlite3_stmt *s, int i, const struct summary_point *p)
                 sqlite3_bind_null(s, i);
 }
 
+/* The run's argv as a compact JSON array ([] for none); NULL when memory
+ * ran out. */
 static char *argv_json(const struct run_info *ri)
 {
-        json_t *a = json_array();
-        char *out;
+        _cleanup_json_ json_t *a = ri->argv ? jsonw_argv(ri->argv) : json_array();
 
-        if (!a)
-                return NULL;
-        for (size_t i = 0; ri->argv && ri->argv[i]; i++)
-                json_array_append_new(a, jsonw_str(ri->argv[i]));
-        out = json_dumps(a, JSON_COMPACT);
-        json_decref(a);
-        return out;
+        return a ? json_dumps(a, JSON_COMPACT) : NULL;
 }
 
 int store_run_begin(struct store *st, const struct run_info *ri, const struct store_run_extra *x,
@@ -151,26 +147,13 @@ int store_run_progress(struct store *st, int64_t id, const struct summary *sum, 
 
 int store_run_set_extra(struct store *st, int64_t id, const struct store_run_extra *x)
 {
-        sqlite3_stmt *s = NULL;
-        int r =
-            store_prepare(st,
+        return store_exec(st,
                           "UPDATE runs SET builder = COALESCE(?, builder),"
                           " cgroup_mode = COALESCE(?, cgroup_mode), vcs_rev = COALESCE(?, vcs_rev),"
                           " vcs_ref = COALESCE(?, vcs_ref), build_log = COALESCE(?, build_log)"
                           " WHERE id = ?",
-                          &s);
-
-        if (r >= 0) {
-                store_bind_text(s, 1, x->builder);
-                store_bind_text(s, 2, x->cgroup_mode);
-                store_bind_text(s, 3, x->vcs_rev);
-                store_bind_text(s, 4, x->vcs_ref && x->vcs_ref[0] ? x->vcs_ref : NULL);
-                store_bind_text(s, 5, x->build_log);
-                sqlite3_bind_int64(s, 6, id);
-                r = store_step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        return r;
+                          "ttttti", x->builder, x->cgroup_mode, x->vcs_rev,
+                          x->vcs_ref && x->vcs_ref[0] ? x->vcs_ref : NULL, x->build_log, id);
 }
 
 int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
@@ -205,47 +188,17 @@ int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
         return r;
 }
 
-static void bind_i64_or_null(sqlite3_stmt *s, int i, int64_t v)
-{
-        if (v >= 0)
-                sqlite3_bind_int64(s, i, v);
-        else
-                sqlite3_bind_null(s, i);
-}
-
 int store_target_insert(struct store *st, int64_t run, const struct store_target *t)
 {
-        sqlite3_stmt *s = NULL;
-        int r =
-            store_prepare(st,
+        return store_exec(st,
                           "INSERT OR REPLACE INTO targets (run, name, duration_s, steps, cached,"
                           " success, cc_hits, cc_misses, node, ref, builder, sccache_hits,"
                           " sccache_misses, ccache_hits, ccache_misses, start_s, end_s)"
                           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                          &s);
-
-        if (r >= 0) {
-                sqlite3_bind_int64(s, 1, run);
-                store_bind_text(s, 2, t->name ? t->name : "");
-                store_bind_real(s, 3, t->duration_s);
-                bind_i64_or_null(s, 4, t->steps);
-                bind_i64_or_null(s, 5, t->cached);
-                bind_i64_or_null(s, 6, t->success);
-                bind_i64_or_null(s, 7, t->cc_hits);
-                bind_i64_or_null(s, 8, t->cc_misses);
-                store_bind_text(s, 9, t->node);
-                store_bind_text(s, 10, t->ref);
-                store_bind_text(s, 11, t->builder);
-                bind_i64_or_null(s, 12, t->sccache_hits);
-                bind_i64_or_null(s, 13, t->sccache_misses);
-                bind_i64_or_null(s, 14, t->ccache_hits);
-                bind_i64_or_null(s, 15, t->ccache_misses);
-                store_bind_real(s, 16, t->start_s);
-                store_bind_real(s, 17, t->end_s);
-                r = store_step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        return r;
+                          "itrnnnnntttnnnnrr", run, t->name ? t->name : "", t->duration_s, t->steps,
+                          t->cached, (int64_t)t->success, t->cc_hits, t->cc_misses, t->node, t->ref,
+                          t->builder, t->sccache_hits, t->sccache_misses, t->ccache_hits,
+                          t->ccache_misses, t->start_s, t->end_s);
 }
 
 double store_target_cached_ratio(const struct store_target *t)
@@ -256,50 +209,23 @@ double store_target_cached_ratio(const struct store_target *t)
 int store_cache_snapshot_insert(struct store *st, const struct store_cache_snapshot *c,
                                 int64_t *ret_id)
 {
-        sqlite3_stmt *s = NULL;
-        int r = store_prepare(
-            st,
-            "INSERT INTO cache_snapshots (taken_epoch, tool, origin, run, hits, misses,"
-            " size_bytes, max_size_bytes, files, version, raw)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            &s);
+        int r = store_exec(st,
+                           "INSERT INTO cache_snapshots (taken_epoch, tool, origin, run, hits,"
+                           " misses, size_bytes, max_size_bytes, files, version, raw)"
+                           " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                           "dttnnnnnntt", c->taken_epoch, c->tool, c->origin,
+                           c->run > 0 ? c->run : (int64_t)-1, c->hits, c->misses, c->size_bytes,
+                           c->max_size_bytes, c->files, c->version, c->raw);
 
-        if (r >= 0) {
-                sqlite3_bind_double(s, 1, c->taken_epoch);
-                store_bind_text(s, 2, c->tool);
-                store_bind_text(s, 3, c->origin);
-                if (c->run > 0)
-                        sqlite3_bind_int64(s, 4, c->run);
-                else
-                        sqlite3_bind_null(s, 4);
-                bind_i64_or_null(s, 5, c->hits);
-                bind_i64_or_null(s, 6, c->misses);
-                bind_i64_or_null(s, 7, c->size_bytes);
-                bind_i64_or_null(s, 8, c->max_size_bytes);
-                bind_i64_or_null(s, 9, c->files);
-                store_bind_text(s, 10, c->version);
-                store_bind_text(s, 11, c->raw);
-                r = store_step_done(st, s);
-        }
         if (r >= 0 && ret_id)
                 *ret_id = store_last_rowid(st);
-        sqlite3_finalize(s);
         return r;
 }
 
 int store_run_set_steps(struct store *st, int64_t id, int64_t steps, int64_t cached)
 {
-        sqlite3_stmt *s = NULL;
-        int r = store_prepare(st, "UPDATE runs SET steps = ?, cached_steps = ? WHERE id = ?", &s);
-
-        if (r >= 0) {
-                bind_i64_or_null(s, 1, steps);
-                bind_i64_or_null(s, 2, cached);
-                sqlite3_bind_int64(s, 3, id);
-                r = store_step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        return r;
+        return store_exec(st, "UPDATE runs SET steps = ?, cached_steps = ? WHERE id = ?", "nni",
+                          steps, cached, id);
 }
 
 int store_units_insert(struct store *st, int64_t run, const struct unit *rows, size_t n)
@@ -308,8 +234,8 @@ int store_units_insert(struct store *st, int64_t run, const struct unit *rows, s
         int r =
             store_prepare(st,
                           "INSERT OR REPLACE INTO units (run, kind, name, tool, first_elapsed_s,"
-                          " last_elapsed_s, peak_mb, peak_elapsed_s, cpu_s, path)"
-                          " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                          " last_elapsed_s, peak_mb, peak_elapsed_s, cpu_s, path, source, cache)"
+                          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                           &s);
 
         for (size_t i = 0; r >= 0 && i < n; i++) {
@@ -326,6 +252,8 @@ int store_units_insert(struct store *st, int64_t run, const struct unit *rows, s
                 store_bind_real(s, 8, u->peak_s);
                 store_bind_real(s, 9, u->cpu_s);
                 sqlite3_bind_text(s, 10, u->path, -1, SQLITE_STATIC);
+                store_bind_text(s, 11, u->exact ? "taskstats" : "sampled");
+                store_bind_text(s, 12, u->cache ? units_cache_name(u->cache) : NULL);
                 r = store_step_done(st, s);
         }
         sqlite3_finalize(s);
@@ -353,6 +281,8 @@ static int unit_row(void *ctx, sqlite3_stmt *s)
             .peak_mb = store_col_real(s, 5),
             .peak_s = store_col_real(s, 6),
             .cpu_s = store_col_real(s, 7),
+            .exact = store_col_text(s, 9) && strcmp(store_col_text(s, 9), "taskstats") == 0,
+            .cache = units_cache_of(store_col_text(s, 10)),
         };
 
         column_copy(s, 1, row.tool, sizeof(row.tool));
@@ -368,32 +298,18 @@ static int unit_row(void *ctx, sqlite3_stmt *s)
 int store_units_read(struct store *st, int64_t run, struct units *u)
 {
         struct units_walk w = {.u = u};
-        sqlite3_stmt *s = NULL;
-        int64_t n;
-        int r =
-            store_prepare(st,
-                          "SELECT kind, tool, name, first_elapsed_s, last_elapsed_s, peak_mb,"
-                          " peak_elapsed_s, cpu_s, path FROM units WHERE run = ? ORDER BY rowid",
-                          &s);
+        int64_t n =
+            store_query(st,
+                        "SELECT kind, tool, name, first_elapsed_s, last_elapsed_s, peak_mb,"
+                        " peak_elapsed_s, cpu_s, path, source, cache FROM units WHERE run = ?"
+                        " ORDER BY rowid",
+                        UNITS_MAX, unit_row, &w, "i", run);
 
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, run);
-        n = store_rows(st, s, UNITS_MAX, unit_row, &w);
         return n < 0 ? (int)n : w.n;
 }
 
 int store_run_mark_unrecorded(struct store *st, int64_t id, bool full)
 {
-        sqlite3_stmt *s = NULL;
-        int r =
-            store_prepare(st, "UPDATE runs SET state = ? WHERE id = ? AND state = 'running'", &s);
-
-        if (r >= 0) {
-                sqlite3_bind_text(s, 1, full ? "disk-full" : "failed-to-record", -1, SQLITE_STATIC);
-                sqlite3_bind_int64(s, 2, id);
-                r = store_step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        return r;
+        return store_exec(st, "UPDATE runs SET state = ? WHERE id = ? AND state = 'running'", "ti",
+                          full ? "disk-full" : "failed-to-record", id);
 }

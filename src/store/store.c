@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,10 +176,23 @@ static const char schema_v10[] =
     "ALTER TABLE units_v10 RENAME TO units;"
     "CREATE INDEX units_name ON units(name);";
 
+/* Version 11: ninja's last [n/m] (issue 35): with the .ninja_log's
+ * edges, how many commands the build ran, which the units seen are set
+ * against. */
+static const char schema_v11[] = "ALTER TABLE runs ADD COLUMN ninja_done INTEGER;"
+                                 "ALTER TABLE runs ADD COLUMN ninja_total INTEGER;";
+
+/* Version 12: where a unit's figures came from (issue 36): 'taskstats'
+ * (the kernel's accounting, exact) or 'sampled' (process scans); NULL,
+ * older runs, were sampled. And what ccache said of it: 'hit', 'miss',
+ * 'uncacheable'; NULL unknown. */
+static const char schema_v12[] = "ALTER TABLE units ADD COLUMN source TEXT;"
+                                 "ALTER TABLE units ADD COLUMN cache TEXT;";
+
 /* migrations[v] takes a file from version v to v + 1. */
 static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4,
                                          schema_v5, schema_v6, schema_v7, schema_v8,
-                                         schema_v9, schema_v10};
+                                         schema_v9, schema_v10, schema_v11, schema_v12};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
 
 struct store {
@@ -218,7 +232,10 @@ const struct store_liveness *store_liveness(const struct store *st)
         return st->has_lv ? &st->lv : NULL;
 }
 
-int store_map_rc(sqlite3 *db, int rc)
+/* An SQLite result code as 0 or -errno (-STORE_ENOTDB for a file that is
+ * not a database, or corrupt); db, when given, supplies the OS error
+ * behind an IO failure. */
+static int store_map_rc(sqlite3 *db, int rc)
 {
         switch (rc & 0xff) {
         case SQLITE_OK:
@@ -367,6 +384,67 @@ int64_t store_rows(struct store *st, sqlite3_stmt *s, int64_t max, store_row_fn 
         return r < 0 ? r : n;
 }
 
+/* Bind the arguments ap holds to ?1, ?2...: one letter of binds each. */
+static void bind_args(sqlite3_stmt *s, const char *binds, va_list ap)
+{
+        for (int i = 1; binds[i - 1]; i++) {
+                int64_t v;
+
+                switch (binds[i - 1]) {
+                case 'i':
+                        sqlite3_bind_int64(s, i, va_arg(ap, int64_t));
+                        break;
+                case 'n':
+                        v = va_arg(ap, int64_t);
+                        if (v >= 0)
+                                sqlite3_bind_int64(s, i, v);
+                        else
+                                sqlite3_bind_null(s, i);
+                        break;
+                case 'd':
+                        sqlite3_bind_double(s, i, va_arg(ap, double));
+                        break;
+                case 'r':
+                        store_bind_real(s, i, va_arg(ap, double));
+                        break;
+                default: /* 't' */
+                        store_bind_text(s, i, va_arg(ap, const char *));
+                        break;
+                }
+        }
+}
+
+int64_t store_query(struct store *st, const char *sql, int64_t max, store_row_fn row, void *ctx,
+                    const char *binds, ...)
+{
+        sqlite3_stmt *s = NULL;
+        int r = store_prepare(st, sql, &s);
+        va_list ap;
+
+        if (r < 0)
+                return r;
+        va_start(ap, binds);
+        bind_args(s, binds, ap);
+        va_end(ap);
+        return store_rows(st, s, max, row, ctx);
+}
+
+int store_exec(struct store *st, const char *sql, const char *binds, ...)
+{
+        sqlite3_stmt *s = NULL;
+        int r = store_prepare(st, sql, &s);
+        va_list ap;
+
+        if (r >= 0) {
+                va_start(ap, binds);
+                bind_args(s, binds, ap);
+                va_end(ap);
+                r = store_step_done(st, s);
+        }
+        sqlite3_finalize(s);
+        return r;
+}
+
 const char *store_col_text(sqlite3_stmt *s, int i)
 {
         return (const char *)sqlite3_column_text(s, i);
@@ -425,13 +503,8 @@ static int version_row(void *ctx, sqlite3_stmt *s)
 
 static int read_version(struct store *st, int *ret)
 {
-        sqlite3_stmt *s = NULL;
-        int64_t n;
-        int r = store_prepare(st, "PRAGMA user_version", &s);
+        int64_t n = store_query(st, "PRAGMA user_version", 1, version_row, ret, "");
 
-        if (r < 0)
-                return r;
-        n = store_rows(st, s, 1, version_row, ret);
         return n < 0 ? (int)n : n == 1 ? 0 : -EIO;
 }
 
@@ -461,14 +534,11 @@ static int column_row(void *ctx, sqlite3_stmt *s)
 
 int store_sample_columns(struct store *st, bool have[SAMPLE_COLUMNS_MAX])
 {
-        sqlite3_stmt *s = NULL;
         int64_t n;
-        int r = store_prepare(st, "SELECT name FROM pragma_table_xinfo('samples')", &s);
 
         memset(have, 0, SAMPLE_COLUMNS_MAX * sizeof(*have));
-        if (r < 0)
-                return r;
-        n = store_rows(st, s, STORE_COLUMNS_MAX, column_row, have);
+        n = store_query(st, "SELECT name FROM pragma_table_xinfo('samples')", STORE_COLUMNS_MAX,
+                        column_row, have, "");
         return n < 0 ? (int)n : 0;
 }
 

@@ -32,16 +32,10 @@ static inline void closep(int *fd)
                 *fd = -1;
         }
 }
-static inline void fclosep(FILE **f)
-{
-        if (*f)
-                fclose(*f);
-}
 
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define _cleanup_free_ _cleanup_(freep)
 #define _cleanup_close_ _cleanup_(closep)
-#define _cleanup_fclose_ _cleanup_(fclosep)
 
 /* Hand ownership out of a _cleanup_ variable. */
 #define TAKE_PTR(p)                                                                                \

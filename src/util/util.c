@@ -18,11 +18,6 @@
 
 #include "util/macro.h"
 
-static bool is_digit(char c)
-{
-        return c >= '0' && c <= '9';
-}
-
 int parse_i64(const char **cur, const char *end, int64_t *ret)
 {
         const char *p = *cur;
@@ -81,7 +76,7 @@ int parse_double(const char **cur, const char *end, double *ret)
 
 void skip_spaces(const char **cur, const char *end)
 {
-        while (*cur < end && (**cur == ' ' || **cur == '\t'))
+        while (*cur < end && is_blank(**cur))
                 (*cur)++;
 }
 
@@ -208,6 +203,28 @@ size_t copy_utf8(char *dst, size_t cap, const char *src, size_t len)
 size_t copy_utf8_str(char *dst, size_t cap, const char *src)
 {
         return copy_utf8(dst, cap, src, src ? strnlen(src, cap) : 0);
+}
+
+int hex_value(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
+void hex_encode(char *out, const uint8_t *p, size_t n)
+{
+        static const char h[] = "0123456789abcdef";
+
+        for (size_t i = 0; i < n; i++) {
+                out[2 * i] = h[p[i] >> 4];
+                out[2 * i + 1] = h[p[i] & 15];
+        }
+        out[2 * n] = '\0';
 }
 
 ssize_t read_full(int fd, void *buf, size_t len)
@@ -417,14 +434,6 @@ int runfile_create(const char *path, int flags)
                 return r;
         r = openat(dfd, name, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
         return r < 0 ? -errno : r;
-}
-
-int runfile_rename(const char *from, const char *to)
-{
-        const char *name = NULL;
-        _cleanup_close_ int dfd = open_parent(to, &name);
-
-        return dfd < 0 ? dfd : runfile_renameat(AT_FDCWD, from, dfd, name);
 }
 
 const char *runfile_strerror(int e)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 struct stat;
@@ -52,6 +53,42 @@ static inline int parse_u64(const char **cur, const char *end, uint64_t *ret)
         return 0;
 }
 
+static inline bool is_blank(char c)
+{
+        return c == ' ' || c == '\t';
+}
+
+static inline bool is_digit(char c)
+{
+        return c >= '0' && c <= '9';
+}
+
+/* The end of the line p is in: its '\n', or end. */
+static inline const char *line_end(const char *p, const char *end)
+{
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        return nl ? nl : end;
+}
+
+static inline const char *next_line(const char *eol, const char *end)
+{
+        return eol < end ? eol + 1 : end;
+}
+
+/* A number must end at a blank, a newline or the end of the buffer:
+ * "12x" is junk, not 12. */
+static inline bool at_field_end(const char *p, const char *end)
+{
+        return p >= end || *p == ' ' || *p == '\t' || *p == '\n';
+}
+
+/* Saturating: these are counters that only a corrupt file would overflow,
+ * and a wrong sum is worse than a pinned one. */
+static inline uint64_t add_sat(uint64_t a, uint64_t b)
+{
+        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 int parse_i64(const char **cur, const char *end, int64_t *ret);
 /* A plain decimal number: [-]digits[.digits]; no exponent, no inf/nan. */
 int parse_double(const char **cur, const char *end, double *ret);
@@ -65,6 +102,14 @@ int parse_u64_str(const char *s, uint64_t *ret);
 /* "4G", "512M", "1.5GiB", "1000000" -> bytes. */
 int parse_size_str(const char *s, uint64_t *ret);
 
+/* qsort() order of doubles, ascending. */
+static inline int cmp_double(const void *a, const void *b)
+{
+        double x = *(const double *)a, y = *(const double *)b;
+
+        return (x > y) - (x < y);
+}
+
 /* write() all of buf, retrying on EINTR and short writes; waits with poll()
  * on EAGAIN. Returns 0 or -errno. */
 int write_all(int fd, const void *buf, size_t len);
@@ -76,6 +121,10 @@ int write_all(int fd, const void *buf, size_t len);
 size_t copy_utf8(char *dst, size_t cap, const char *src, size_t len);
 /* The same for a NUL-terminated src (NULL: ""). */
 size_t copy_utf8_str(char *dst, size_t cap, const char *src);
+/* The n bytes at p as 2n lowercase hex digits and a NUL into out. */
+void hex_encode(char *out, const uint8_t *p, size_t n);
+/* The value of the hex digit c (either case), or -1. */
+int hex_value(char c);
 
 /* read() into buf until len bytes or end of file, retrying EINTR. Returns
  * the bytes read (< len only at end of file) or -errno. */
@@ -144,10 +193,9 @@ int runfile_check(int dirfd, const char *name);
  * O_NOFOLLOW (which never opens, so never waits on, what is there), mode
  * 0600, flags O_WRONLY or O_RDWR. Returns the fd or -errno. */
 int runfile_create(const char *path, int flags);
-/* Rename the file from over the run file to under runfile_check(); when
- * to is absent, with RENAME_NOREPLACE (a name planted meanwhile: -EEXIST).
- * Returns 0 or -errno. The _at form takes renameat()'s arguments. */
-int runfile_rename(const char *from, const char *to);
+/* Rename the file from over the run file to under runfile_check() (the
+ * arguments are renameat()'s); when to is absent, with RENAME_NOREPLACE (a
+ * name planted meanwhile: -EEXIST). Returns 0 or -errno. */
 int runfile_renameat(int fromfd, const char *from, int dirfd, const char *to);
 /* The directory of path opened (O_DIRECTORY; "x" lives in ".", "/x" in
  * "/"), and in *ret_name the last component (a pointer into path, "" for

@@ -127,6 +127,19 @@ PY
         P=$(ls "$T"/textfile/*.prom 2>/dev/null | head -1)
         check "Prometheus: the target's memory peak" grep -q 'target_memory_peak_bytes{target="default"' "$P"
         check "Prometheus: the target's OOM kills (0)" grep -qE 'target_oom_kills\{target="default".*\} 0$' "$P"
+        # A step that uses a build argument: the log prints it replaced
+        # (head -c 120m), the step's shell runs head -c ${HOLD} (issue 40)
+        mkdir -p "$T/ctxa"
+        printf 'FROM local/busybox\nARG HOLD=1m\nRUN echo %sa >/dev/null; head -c ${HOLD} /dev/zero | tail >/dev/null; sleep 1\n' \
+                "$TOKEN" >"$T/ctxa/Dockerfile"
+        build m2 "$T/ctxa" --build-arg HOLD=120m
+        expect_eq "the build with a build argument exits 0" "$?" "0"
+        grep -F "RUN echo ${TOKEN}a" "$T/m2.out" | head -2
+        J="$L/resources-m2.targets.json"
+        expect_eq "the step with a build argument is measured" \
+                "$(jget "$J" 'sum(1 for s in d["buildkit_steps"] if s.get("exec"))')" "1"
+        speak=$(jget "$J" '([s["exec"]["mem_peak_bytes"] for s in d["buildkit_steps"] if s.get("exec")] or [0])[0]')
+        check "its peak is the 120 MiB it held, within 10 % ($speak)" within "$speak" 125829120 10
 }
 
 oom_parent() { # a memory-limited cgroup parent; prints its name

@@ -31,6 +31,11 @@ RUN wc -c /app.out
 EOF
 echo lib >"$P/lib.txt"
 echo app0 >"$P/app.txt"
+# Every docker command buildtel runs, logged by a wrapper ahead in PATH
+mkdir -p "$T/wrap"
+printf '#!/bin/sh\necho "$*" >>"%s"\nexec "%s" "$@"\n' "$T/docker-calls" "$(command -v docker)" >"$T/wrap/docker"
+chmod +x "$T/wrap/docker"
+export PATH="$T/wrap:$PATH"
 # bt NAME PROGRESS: one build under buildtel, its targets.json in $T/NAME.json
 bt() {
         local name=$1 progress=$2 s
@@ -57,8 +62,12 @@ replayed() {
         "$BUILDTEL" import-buildx "$ref" | sed -n 's/.*completed, \([0-9]*\) steps (\([0-9]*\) cached.*/\1\/\2/p'
 }
 
+rm -f "$T/docker-calls"
 bt cold plain
 expect_eq "cold: 9 steps, the FROM of a local image cached" "$(steps cold)" "9/1"
+# the live stream was whole: its record's log is not replayed (issue 40:
+# each history call costs about 0.3 s at the end of every build)
+check "cold: no 'history logs' call after a whole live stream" sh -c "grep -q '^buildx history inspect' '$T/docker-calls' && ! grep -q '^buildx history logs' '$T/docker-calls'"
 expect_eq "cold: its history record replayed says the same" "$(replayed)" "9/1"
 bt hot plain
 expect_eq "hot: fully cached (the FROM prints a bare DONE)" "$(steps hot)" "9/9"
@@ -86,7 +95,9 @@ tty_bt() {
 }
 if command -v script >/dev/null; then
         echo app-tty >"$P/app.txt"
+        rm -f "$T/docker-calls"
         tty_bt changedtty
+        check "tty: the stream is not read, the record's log is replayed" grep -q '^buildx history logs' "$T/docker-calls"
         expect_eq "one file changed, tty: exit 0" "$RC" 0 || tail -n 5 "$T/changedtty.out"
         check "tty: the TTY UI was drawn" grep -q "FINISHED" "$T/changedtty.out"
         expect_eq "one file changed, tty: the same steps" "$(steps changedtty)" "9/4"
@@ -155,6 +166,13 @@ assert [f["name"] for f in d["failed_steps"]] == ["[3/4] RUN echo oops >&2 && ex
 t = d["targets"][0]
 assert (t["steps"], t["cached"], t["success"], t["failed"]) == (3, 1, False, 1), t
 PY
+check "failing step: the summary names it and its error (issue 35)" python3 - "$T/logs/resources-fail.summary.json" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))["run"]["failure"]
+print(f)
+assert (f["target"], f["tool"]) == ("[3/4] RUN echo oops >&2 && exit 3", "buildkit"), f
+assert "exit code: 3" in f["first_error"] and f["last_error"].startswith("ERROR: failed to") and "exit code: 3" in f["last_error"], f
+PY
 
 # import-buildx: the ref as history ls prints it and the bare id.
 ref=$(docker buildx history ls --format json | python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["ref"])')
@@ -187,4 +205,22 @@ PY
 else
         echo "# /usr/bin/docker (Debian's 20.10 client) is not here: its builder label is not checked"
 fi
+
+# From a git checkout (the run knows its revision): after a whole stream
+# history ls is the one call; its record's status and time are the target's
+git -C "$P" init -q && git -C "$P" add -A &&
+        git -C "$P" -c user.email=t@example.com -c user.name=t commit -qm x ||
+        { echo "FAIL a git checkout: git is needed (tools/deps.sh installs it)"; exit 1; }
+echo app-git >"$P/app.txt"
+rm -f "$T/docker-calls"
+bt gitrun plain
+expect_eq "git checkout: exit 0" "$RC" 0
+expect_eq "git checkout: the steps" "$(steps gitrun)" "9/4"
+expect_eq "git checkout: one history call, ls" "$(grep -c '^buildx history' "$T/docker-calls")" 1 ||
+        sed 's/^/# call: /' "$T/docker-calls"
+check "git checkout: that call is history ls" grep -q '^buildx history ls' "$T/docker-calls"
+check "git checkout: the target built, its duration BuildKit's record's (> 1 s: the sleep step)" python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["targets"][0]
+sys.exit(not (t["success"] is True and t["ref"] and t["duration_s"] and 1.0 < t["duration_s"] < 30))' "$T/gitrun.json"
 finish

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # buildtel compare: two real runs in a real history (a memory hog of 50 MiB
 # for 0.5 s, then 200 MiB for 1.5 s), compared by id and with --last; the
-# grown memory peak leads the text; the JSON's figures are each run's
-# summary.json's; --job NAME --last (runs of two jobs made with run --job);
-# an unknown run, too few runs, a garbage database and bad
-# usage each say one line with their exit status.
+# run's own rows lead the text (outcome, wall time, CPU time, the memory
+# peaks, in that order), with people's labels; the JSON's figures are each
+# run's summary.json's; two like builds (make -j2 of the same C files, run
+# twice): the run's rows first, no unit row before them, no raw key in the
+# text, the units by the names the summary shows, the sampling noise
+# folded into one line; --job NAME --last (runs of two jobs made with run
+# --job); an unknown run, too few runs, a garbage database and bad usage
+# each say one line with their exit status.
 . "$(dirname "$0")/lib.sh"
 for tool in python3 sqlite3; do
         command -v $tool >/dev/null || { echo "needs $tool"; exit 77; }
@@ -30,26 +34,23 @@ expect_eq "run big" "$?" 0
 "$BUILDTEL" compare --db "$DB" small big >"$T/c.txt" 2>"$T/e"
 expect_eq "compare small big" "$?" 0
 cat "$T/c.txt"
-check "the header names A and B" sh -c "grep -q '^A: small ' '$T/c.txt' && grep -q '^B: big ' '$T/c.txt'"
-# the run section comes first (its +300 % beats every other change); the
-# build's memory peaks lead it, after at most the CPU rows (the hog's CPU
-# time grows with the pages it touches, about as much: +200 % to +560 %
-# seen, as the machine's load has it)
-lead_ok() { # lead_ok FIGURE...: both peaks come first, only cpu_* before them
-        printf '%s\n' "$@" | awk '
-                /^build_(anon|mem)_peak_mb$/ { if (++peaks == 2) exit 0; next }
-                /^cpu_/ { next }
-                { exit 1 }
-                END { if (peaks < 2) exit 1 }'
+check "the header names A and B and their outcomes" \
+        sh -c "grep -Eq '^A: small .*  ok\$' '$T/c.txt' && grep -Eq '^B: big .*  ok\$' '$T/c.txt'"
+# run_lead FILE: the first section is the run's, and its rows are the run's
+# own in the order of what matters
+run_lead() {
+        sed -n 4p "$1" | grep -q '^run ' &&
+                test "$(sed -n '5,9p' "$1" | cut -c1-20 | sed 's/  *$//')" = "$(printf '%s\n' \
+                        '  outcome' '  wall time' '  CPU time' '  memory peak' '  anon memory peak')"
 }
-check "the first section is the run's" sh -c "sed -n 4p '$T/c.txt' | grep -q '^run '"
-# shellcheck disable=SC2046
-check "both memory peaks lead the run section, after at most the CPU rows" \
-        lead_ok $(sed -n '5,8p' "$T/c.txt" | awk '{print $1}')
-row=$(grep '^  build_mem_peak_mb ' "$T/c.txt")
-check "build_mem_peak_mb: about +300 % ($row)" \
+check "the run's rows lead: outcome, wall time, CPU time, the memory peaks" run_lead "$T/c.txt"
+row=$(grep '^  memory peak ' "$T/c.txt")
+check "memory peak: about +300 % ($row)" \
         sh -c "echo '$row' | awk '{p = \$NF; sub(/%/, \"\", p); p += 0; exit !(p > 200 && p < 400)}'"
-check "duration is among the changes" grep -q '^  duration_s ' "$T/c.txt"
+check "memory peak: in MiB, as fmt_size writes it ($row)" \
+        sh -c "echo '$row' | grep -Eq ' [0-9.]+ MiB +[0-9.]+ MiB +\+[0-9.]+ MiB '"
+check "the wall time is there, 1.5 s longer within the 5 s floor: noise" \
+        grep -Eq '^  wall time .* noise$' "$T/c.txt"
 check "the commands differ, both shown" \
         sh -c "grep -q '^    A  .*memhog 50 0.5' '$T/c.txt' && grep -q '^    B  .*memhog 200 1.5' '$T/c.txt'"
 check "the same host is not listed" sh -c "! grep -q '^  host\$' '$T/c.txt'"
@@ -70,9 +71,14 @@ sys.exit(1)' "$T/c.json" "$1" "$2"
 expect_eq "json: a is small" "$($J "$T/c.json" a.run_id)" small
 expect_eq "json: b is big" "$($J "$T/c.json" b.run_id)" big
 expect_eq "json: the first section is run" "$($J "$T/c.json" sections.0.section)" run
-# shellcheck disable=SC2046
-check "json: the build's memory peaks lead, after at most the CPU rows" \
-        lead_ok $(for i in 0 1 2 3; do $J "$T/c.json" sections.0.rows.$i.figure; done)
+expect_eq "json: the run's rows in order, by their stable keys" \
+        "$(for i in 0 1 2 3 4; do $J "$T/c.json" sections.0.rows.$i.figure; done | tr '\n' ' ')" \
+        "outcome duration_s cpu_s build_mem_peak_mb build_anon_peak_mb "
+expect_eq "json: a row's label" "$($J "$T/c.json" sections.0.rows.1.label)" "wall time"
+expect_eq "json: a row's noise" "$($J "$T/c.json" sections.0.rows.1.noise)" True
+expect_eq "json: the peak is no noise" "$($J "$T/c.json" sections.0.rows.3.noise)" False
+expect_eq "json: the quantum, the runs' interval" "$($J "$T/c.json" quantum_s)" 0.1
+expect_eq "json: A's outcome" "$($J "$T/c.json" a.outcome)" ok
 for r in small:a big:b; do
         id=${r%:*} side=${r#*:}
         S="$L/resources-$id.summary.json"
@@ -99,6 +105,69 @@ expect_eq "--last: A is the older" "$($J "$T/l.json" a.run_id)" small
 expect_eq "--last: B is the newer" "$($J "$T/l.json" b.run_id)" big
 "$BUILDTEL" compare --db "$DB" --last >"$T/l.txt"
 check "--last text = compare small big" cmp -s "$T/l.txt" "$T/c.txt"
+
+# two like builds: make -j2 of the same C files twice (each about a second
+# of gcc -O2, seen by several samples), the sources given by their absolute
+# paths (the units table shows them relative to the project; f1.c and
+# sub/f1.c are two files)
+if command -v gcc >/dev/null && command -v make >/dev/null; then
+        M="$T/like" D5="$T/h5.db"
+        mkdir -p "$M/sub"
+        for f in f1 f2 f3 f4 f5 f6 sub/f1; do
+                for k in $(seq 150); do
+                        printf 'int h%d(int x) { int s = 0; for (int i = 0; i < x; i++) s += i * %d ^ (s >> 3); return s; }\n' "$k" "$k"
+                done >"$M/$f.c"
+        done
+        printf 'SRC = $(wildcard $(CURDIR)/*.c) $(CURDIR)/sub/f1.c\nall: $(SRC:.c=.o)\n%%.o: %%.c\n\tgcc -O2 -c -o $@ $<\nclean:\n\trm -f *.o sub/*.o\n' >"$M/Makefile"
+        for r in like1 like2; do
+                make -C "$M" clean >/dev/null
+                (cd "$M" && "$BUILDTEL" run --quiet --db "$D5" --log-dir "$L" --run-id $r --interval 0.2 -- make -j2 >/dev/null)
+                expect_eq "like build $r" "$?" 0
+        done
+        "$BUILDTEL" compare --db "$D5" --last >"$T/like.txt"
+        expect_eq "compare --last, like builds" "$?" 0
+        cat "$T/like.txt"
+        check "like builds: the header's outcomes" \
+                sh -c "grep -Eq '^A: like1 .*  ok\$' '$T/like.txt' && grep -Eq '^B: like2 .*  ok\$' '$T/like.txt'"
+        check "like builds: the run's rows first, in order" run_lead "$T/like.txt"
+        check "like builds: no unit row before the run's" \
+                sh -c "sed -n '1,/^  anon memory peak /p' '$T/like.txt' | grep -Eq '\\.c ' && exit 1 || exit 0"
+        # the rows above the facts (the facts are the command's own texts)
+        sed '/^facts$/,$d' "$T/like.txt" >"$T/like-rows.txt"
+        check "like builds: no raw key in the text" \
+                sh -c "! grep -Eq '_s |_mb |_pct |_ratio |oom_kills|appeared|gone' '$T/like-rows.txt'"
+        "$BUILDTEL" compare --db "$D5" --last --json >"$T/like.json"
+        expect_eq "compare --last --json, like builds" "$?" 0
+        check "like builds: the units by the names the summary shows (none absolute, f1.c and sub/f1.c)" \
+                python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+units = {r["subject"] for s in d["sections"] if s["section"] == "unit" for r in s["rows"]}
+shown = {u["shown"] for u in json.load(open(sys.argv[2]))["units"] if u["kind"] == "compile"}
+print(sorted(units), sorted(shown))
+sys.exit(not (units and shown <= units and not any(u.startswith("/") for u in units)
+              and {"f1.c", "sub/f1.c"} <= units))' "$T/like.json" "$L/resources-like2.summary.json"
+        # the noise the text folds is the JSON's, one line a section
+        check "like builds: each section's noise folded into its count" \
+                python3 -c '
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+for s in d["sections"]:
+    if s["section"] in ("run", "facts"):
+        continue
+    n = sum(1 for r in s["rows"] if r["noise"])
+    body = re.search(r"^%s .*?(?=^\S|\Z)" % s["section"], text, re.S | re.M)
+    got = re.search(r"^  (\d+) changes? within noise \(--all lists them\)$", body.group(0), re.M) if body else None
+    if (int(got.group(1)) if got else 0) != n:
+        sys.exit("%s: %d noise rows, text says %s" % (s["section"], n, got and got.group(0)))' "$T/like.json" "$T/like.txt"
+        "$BUILDTEL" compare --db "$D5" --last --all >"$T/like-all.txt"
+        expect_eq "compare --last --all" "$?" 0
+        check "--all: the noise listed, not folded" \
+                sh -c "! grep -q 'within noise' '$T/like-all.txt' && test \$(grep -c ' noise\$' '$T/like-all.txt') -ge \$(grep -c ' noise\$' '$T/like.txt')"
+else
+        echo "no gcc or make: the like builds are left out"
+fi
 
 # --job NAME --last: the last two of that job, not the later run of another
 "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id j1a --job j1 --interval 0.1 -- "$MEMHOG" 20 0.3 >/dev/null
@@ -192,9 +261,11 @@ da=$(row unit a.c duration_s a) db=$(row unit a.c duration_s b)
 check "unit a.c took longer: $da s then $db s" sh -c "awk -v a='$da' -v b='$db' 'BEGIN{exit !(a >= 0.3 && b >= a + 0.7)}'"
 expect_eq "unit a.c: changed" "$(row unit a.c duration_s status)" changed
 "$BUILDTEL" compare --db "$D2" u1 u2 >"$T/u.txt"
+cat "$T/u.txt"
 check "text: a unit section with a.c, b.c, c.c" \
-        sh -c "grep -q '^unit ' '$T/u.txt' && grep -q '^  a.c duration_s ' '$T/u.txt' && grep -Eq '^  b.c .* gone\$' '$T/u.txt' && grep -Eq '^  c.c .* appeared\$' '$T/u.txt'"
-check "text: a target and a step section" sh -c "grep -q '^target ' '$T/u.txt' && grep -q '^step ' '$T/u.txt'"
+        sh -c "grep -q '^unit ' '$T/u.txt' && grep -q '^  a.c wall time ' '$T/u.txt' && grep -Eq '^  b.c .* only in A\$' '$T/u.txt' && grep -Eq '^  c.c .* only in B\$' '$T/u.txt'"
+check "text: sections in order: run, target, step, unit, facts" \
+        sh -c "test \"\$(grep -E '^[a-z]+( |\$)' '$T/u.txt' | cut -d' ' -f1 | tr '\n' ' ')\" = 'run target step unit facts '"
 # compiler cache: a real ccache (its own directory in $T), cold then warm,
 # each run's log printing its stats first and last
 if command -v ccache >/dev/null && command -v gcc >/dev/null && command -v make >/dev/null; then
@@ -233,9 +304,11 @@ if [ "$(id -u)" = 0 ] && grep -q cgroup2 /proc/self/mountinfo; then
         expect_eq "oom_kills: the summaries' (0, then 1)" "$(row run '' oom_kills a) $(row run '' oom_kills b)" \
                 "$($J "$L/resources-fits.summary.json" build.oom_kills) $($J "$L/resources-killed.summary.json" build.oom_kills)"
         expect_eq "oom_kills: 0 then 1" "$(row run '' oom_kills a) $(row run '' oom_kills b)" "0 1"
-        expect_eq "the result: ok, then OOM-killed (issue 35)" "$(row facts '' result a), $(row facts '' result b)" "ok, OOM-killed"
+        expect_eq "the outcome: ok, then OOM-killed (issue 35)" "$(row run '' outcome a), $(row run '' outcome b)" "ok, OOM-killed"
         "$BUILDTEL" compare --db "$D4" fits killed >"$T/oom.txt"
-        check "text: oom_kills 0 -> 1" grep -Eq '^  oom_kills +0 +1 +\+1 ' "$T/oom.txt"
+        check "text: the header's outcomes side by side" \
+                sh -c "grep -Eq '^A: fits .*  ok\$' '$T/oom.txt' && grep -Eq '^B: killed .*  OOM-killed\$' '$T/oom.txt'"
+        check "text: OOM kills 0 -> 1" grep -Eq '^  OOM kills +0 +1 +\+1 ' "$T/oom.txt"
 else
         echo "not root or no cgroup v2: the OOM part is left out"
 fi

@@ -21,7 +21,7 @@ expect_eq "run with --db keeps the build's status" "$?" 3
 "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id b --interval 0.1 -- sh -c 'echo "[1/2] Building C object x.c.o"; sleep 0.3' >/dev/null
 expect_eq "run a: finished, exit 3 (sqlite3)" "$(q "select state, exit_code from runs where run_id = 'a'")" "finished|3"
 expect_eq "WAL mode (sqlite3)" "$(q 'pragma journal_mode')" "wal"
-expect_eq "schema version (sqlite3)" "$(q 'pragma user_version')" "10"
+expect_eq "schema version (sqlite3)" "$(q 'pragma user_version')" "12"
 rows=$($CSVCHECK stat "$L/resources-a.csv" epoch count)
 expect_eq "run a: every CSV row is a sample row (sqlite3)" \
         "$(q "select count(*) from samples s join runs r on r.id = s.run where r.run_id = 'a'")" "$rows"
@@ -104,7 +104,7 @@ expect_eq "inspect: steps summed over targets" "$($J "$T/ib.json" steps)" 14
 expect_eq "inspect: cached steps" "$($J "$T/ib.json" cached_steps)" 6
 # the shape of the --json outputs: keys and their order are an interface
 keys() { python3 -c 'import json,sys; v = json.load(open(sys.argv[1])); [v := v[int(k)] if isinstance(v, list) else v[k] for k in sys.argv[2:]]; print(",".join(v))' "$@"; }
-run_keys="db_id,id,kind,argv,cwd,host,builder,start_epoch,end_epoch,duration_s,state,exit_code,term_signal,pid,ncpu,interval,cgroup_mode,estimates,vcs_rev,vcs_ref,samples,samples_dropped,mem_total_mb,mem_used_peak_mb,mem_used_peak_elapsed_s,mem_used_peak_stage,mem_used_peak_context,mem_avail_min_mb,swap_used_peak_mb,disk_avail_min_gb,load1_peak,cpu_pct_peak,cpu_pct_avg,compilers_peak,near_oom_samples,low_disk_samples,build_mem_peak_mb,build_anon_peak_mb,unit_peak_name,unit_peak_tool,unit_peak_mb,jobs_reading,nodes,result,job"
+run_keys="db_id,id,kind,argv,cwd,host,builder,start_epoch,end_epoch,duration_s,state,exit_code,term_signal,pid,ncpu,interval,cgroup_mode,estimates,vcs_rev,vcs_ref,samples,samples_dropped,mem_total_mb,mem_used_peak_mb,mem_used_peak_elapsed_s,mem_used_peak_stage,mem_used_peak_context,mem_avail_min_mb,swap_used_peak_mb,disk_avail_min_gb,load1_peak,cpu_pct_peak,cpu_pct_avg,compilers_peak,near_oom_samples,low_disk_samples,build_mem_peak_mb,build_anon_peak_mb,unit_peak_name,unit_peak_tool,unit_peak_mb,jobs_reading,nodes,result,job,failure"
 expect_eq "status --json: the keys of a run" "$(keys "$T/st.json" 0)" "$run_keys"
 expect_eq "inspect --json: the keys of a run" "$(keys "$T/ib.json")" "$run_keys,steps,cached_steps,targets,compiler_cache"
 expect_eq "inspect --json: the keys of a target" "$(keys "$T/ib.json" targets 0)" \

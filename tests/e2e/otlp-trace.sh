@@ -23,7 +23,7 @@ start_sink() {
         PORT=$(cat "$T/sink/port" 2>/dev/null)
         [ -n "$PORT" ] || { echo "FAIL the sink did not start: $(cat "$T/sink/err")"; exit 1; }
 }
-unset OTEL_SDK_DISABLED OTEL_EXPORTER_OTLP_METRICS_ENDPOINT OTEL_EXPORTER_OTLP_TRACES_ENDPOINT \
+unset CCACHE_STATSLOG OTEL_SDK_DISABLED OTEL_EXPORTER_OTLP_METRICS_ENDPOINT OTEL_EXPORTER_OTLP_TRACES_ENDPOINT \
         OTEL_EXPORTER_OTLP_PROTOCOL OTEL_EXPORTER_OTLP_TRACES_PROTOCOL TRACEPARENT TRACESTATE \
         GITHUB_WORKFLOW GITHUB_RUN_ID CI_PIPELINE_NAME CI_PIPELINE_ID http_proxy HTTP_PROXY ALL_PROXY all_proxy
 FIX=$HERE/../fixtures/buildmetrics/bake-compile.log
@@ -33,6 +33,7 @@ BUILD='echo "BUILD_TP=${TRACEPARENT-}"; echo "BUILD_TS=${TRACESTATE-}"; cat "$0"
 # A work tree of its own: vcs.ref.head.revision is its HEAD.
 git -C "$T/w" init -q && git -C "$T/w" -c user.name=t -c user.email=t@t commit -q --allow-empty -m x
 REV=$(git -C "$T/w" rev-parse HEAD)
+[ -n "$REV" ] || { echo "FAIL the work tree's revision: git is needed (tools/deps.sh installs it)"; exit 1; }
 
 run_case() { # run_case NAME VAR=VALUE...: the build with export on; the record in rec-NAME
         local name=$1; shift
@@ -193,6 +194,10 @@ expect_eq "export off: the caller's TRACESTATE, untouched" "$(grep '^BUILD_TS=' 
 check "export off, no TRACEPARENT: the build has none" sh -c "! grep -q '^TRACE' '$T/env-off'"
 env | grep -v '^_=\|^PWD=\|^OLDPWD=\|^SHLVL=' | sort >"$T/env-ours"
 (cd "$T/w" && "$BUILDTEL" run --quiet --no-db --log-dir "$L" --cgroup none -- env >"$T/env-build" 2>/dev/null)
+# ... but for the one buildtel adds, ccache's stats log of the build (the
+# caller had none: their own would be kept)
 check "export off: the build's environment is ours, variable for variable" \
-        sh -c "grep -v '^_=' '$T/env-build' | grep -v '^PWD=\|^OLDPWD=\|^SHLVL=' | sort | diff - '$T/env-ours'"
+        sh -c "grep -v '^_=' '$T/env-build' | grep -v '^PWD=\|^OLDPWD=\|^SHLVL=\|^CCACHE_STATSLOG=' | sort | diff - '$T/env-ours'"
+check "export off: and CCACHE_STATSLOG, the run's own file" \
+        grep -Eqx "CCACHE_STATSLOG=$L/resources-[^/]+\.ccache\.log" "$T/env-build"
 finish

@@ -162,7 +162,7 @@ total=$(jget "$L/resources-mk-j2.summary.json" 'd["memory"]["total_mb"]')
 # alive at once at the busiest (the last two: 2400 + 2500 MiB)
 jobs=$(python3 -c "import sys; t = float(sys.argv[1]); print(max(1, int(min(t // 2400, t // 2450))))" "$total")
 "$BUILDTEL" summarize "$T/jx.csv" >"$T/jx.txt"
-check "the -j reading with 25 units (no run.json: the CPU count unknown)" grep -q "memory allows -j $jobs in .* GiB, the CPU count unknown (the 95th-percentile unit needs 2400 MiB; at the busiest, 2 units held 4900 MiB together); this run peaked at [0-9]* in flight" "$T/jx.txt"
+check "the -j reading with 25 units (no run.json: the CPU count unknown)" grep -q "memory allows -j $jobs in .* GiB, the CPU count unknown (the 95th-percentile unit needs 2.34 GiB; at the busiest, 2 units held 4.79 GiB together); this run peaked at [0-9]* in flight" "$T/jx.txt"
 check "no -j reading with 7 units" sh -c "! grep -q '95th-percentile' '$L/resources-mk-j2.summary.txt'"
 
 # ---- a real gcc -flto link: every label stays under 100 bytes ----

@@ -44,7 +44,7 @@ check "warnings after the build's output" awk '/^::warning/ { w = 1 } w && /^#[0
 check "summary appended, not overwritten" grep -q '^kept$' "$SUM"
 check "summary names the run" grep -q '^## buildtel report: run rep$' "$SUM"
 check "summary has a targets table" grep -q '^| app | built |' "$SUM"
-check "summary has the peaks" grep -q '^| host memory used (MiB) |' "$SUM"
+check "summary has the peaks" grep -q '^| host memory used | [0-9.]* [KMG]iB |' "$SUM"
 check "summary lists the artifacts" grep -q '^- report-rep.html$' "$SUM"
 check "Markdown tables well formed (one column count, a separator row)" python3 -c '
 import re, sys

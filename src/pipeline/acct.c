@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: MIT */
+/* The build's processes from taskstats and the process connector, into the
+ * units table. */
+#include "pipeline/acct.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/compilers.h"
+#include "model/run.h"
+#include "model/units.h"
+#include "platform/cgroup-top.h"
+#include "platform/procfs.h"
+#include "platform/taskstats.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+#define CMDLINE_MAX 8192
+#define ACCT_KINDS 128
+
+/* A unit in flight: its top process (the one whose exec made it) and what
+ * its processes used so far. */
+struct xunit {
+        struct procunit u;
+        long top;
+        double start_s;   /* its top's exec */
+        double end_s;     /* its top's exit (the connector's word); NAN not yet */
+        double wall_s;    /* its top's life, from its record; NAN no record yet */
+        unsigned waited;  /* drains since its record, its end unheard */
+        double cpu_s;
+        uint64_t peak_kb;
+        char tool[TASKEV_COMM_MAX + 1]; /* the process at the peak */
+};
+
+/* A process of a unit in flight. */
+struct xproc {
+        long pid;
+        size_t unit;
+};
+
+struct acct {
+        struct tstats *ts;
+        struct procfs *proc;
+        struct units *units;
+        uint64_t *member; /* a bit per pid: the build's processes */
+        long pid_max;
+        struct xunit *xu;
+        size_t nxu, capxu;
+        struct xproc *xp;
+        size_t nxp, capxp;
+        double mono0; /* the run's clock's start, CLOCK_MONOTONIC */
+        uint64_t unread; /* compilers gone before their command line was read */
+        struct run_procs procs;
+        struct run_proc_kind kinds[ACCT_KINDS]; /* by name; past the cap, uncounted by name */
+        size_t nkinds;
+        char cmdline[CMDLINE_MAX];
+};
+
+static bool is_member(const struct acct *a, long pid)
+{
+        return pid > 0 && pid < a->pid_max && (a->member[pid / 64] >> (pid % 64)) & 1;
+}
+
+static void set_member(struct acct *a, long pid, bool on)
+{
+        if (pid <= 0 || pid >= a->pid_max)
+                return;
+        if (on)
+                a->member[pid / 64] |= UINT64_C(1) << (pid % 64);
+        else
+                a->member[pid / 64] &= ~(UINT64_C(1) << (pid % 64));
+}
+
+int acct_open(struct procfs *p, struct units *units, struct acct **ret)
+{
+        struct acct *a = calloc(1, sizeof(*a));
+        int e;
+
+        if (!a)
+                return -ENOMEM;
+        a->proc = p;
+        a->units = units;
+        a->pid_max = procfs_pid_max();
+        a->member = calloc((size_t)a->pid_max / 64 + 1, sizeof(*a->member));
+        e = a->member ? taskstats_open(&a->ts) : -ENOMEM;
+        if (e < 0) {
+                acct_free(a);
+                return e;
+        }
+        *ret = a;
+        return 0;
+}
+
+void acct_free(struct acct *a)
+{
+        if (!a)
+                return;
+        taskstats_free(a->ts);
+        free(a->member);
+        free(a->xu);
+        free(a->xp);
+        free(a);
+}
+
+void acct_member(struct acct *a, long pid)
+{
+        if (a)
+                set_member(a, pid, true);
+}
+
+static struct xproc *find_proc(struct acct *a, long pid)
+{
+        for (size_t i = 0; i < a->nxp; i++)
+                if (a->xp[i].pid == pid)
+                        return &a->xp[i];
+        return NULL;
+}
+
+static int add_proc(struct acct *a, long pid, size_t unit)
+{
+        if (a->nxp == a->capxp) {
+                size_t cap = a->capxp ? 2 * a->capxp : 64;
+                struct xproc *v = reallocarray(a->xp, cap, sizeof(*v));
+
+                if (!v)
+                        return -ENOMEM;
+                a->xp = v;
+                a->capxp = cap;
+        }
+        a->xp[a->nxp++] = (struct xproc){.pid = pid, .unit = unit};
+        return 0;
+}
+
+/* A unit's slot: a free one (top 0) or a new one. */
+static struct xunit *new_unit(struct acct *a, size_t *ret_i)
+{
+        for (size_t i = 0; i < a->nxu; i++)
+                if (a->xu[i].top == 0)
+                        return memset(&a->xu[*ret_i = i], 0, sizeof(*a->xu));
+        if (a->nxu == a->capxu) {
+                size_t cap = a->capxu ? 2 * a->capxu : 32;
+                struct xunit *v = reallocarray(a->xu, cap, sizeof(*v));
+
+                if (!v)
+                        return NULL;
+                a->xu = v;
+                a->capxu = cap;
+        }
+        *ret_i = a->nxu;
+        return memset(&a->xu[a->nxu++], 0, sizeof(*a->xu));
+}
+
+/* A process of the build exec'd: a compile or link not already inside one
+ * becomes a unit. Its command line is read now, while it lives. */
+static void on_exec(struct acct *a, long pid, double at_s)
+{
+        struct pidstat ps;
+        struct xunit *x;
+        ssize_t n;
+        size_t i;
+
+        if (find_proc(a, pid) || procfs_pidstat(a->proc, pid, &ps) < 0)
+                return;
+        n = procfs_cmdline(a->proc, pid, a->cmdline, sizeof(a->cmdline));
+        if (n <= 0) {
+                if (compilers_has(ps.comm, strlen(ps.comm), TOOL_COMPILER | TOOL_DRIVER | TOOL_LINKER))
+                        a->unread++;
+                return;
+        }
+        if (!(x = new_unit(a, &i)))
+                return;
+        procunit_classify(ps.comm, a->cmdline, (size_t)n, &x->u);
+        if (x->u.kind == PROCUNIT_NONE || add_proc(a, pid, i) < 0)
+                return; /* the slot stays free (top 0) */
+        if (x->u.kind == PROCUNIT_COMPILE && x->u.src[0] && x->u.src[0] != '/' &&
+            procfs_cwd(a->proc, pid, x->u.cwd, sizeof(x->u.cwd)) < 0)
+                x->u.cwd[0] = '\0';
+        x->top = pid;
+        x->start_s = at_s - a->mono0;
+        x->end_s = x->wall_s = NAN;
+}
+
+/* The unit's top process ended, its record read: to the units table,
+ * exact. Its end is the connector's, else (that word lost) its record's. */
+static void unit_done(struct acct *a, size_t i)
+{
+        struct xunit *x = &a->xu[i];
+        struct units_seen s = {
+            .kind = x->u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
+            .tool = x->tool[0] ? x->tool : x->u.tool,
+            .name = x->u.name,
+            .std = x->u.std,
+            .dir = x->u.dir,
+            .src = x->u.src,
+            .cwd = x->u.cwd,
+            .key = x->u.key,
+            .elapsed_s = isnan(x->end_s) ? x->start_s + x->wall_s : x->end_s,
+            .rss_mb = (double)x->peak_kb / 1024.0,
+            .cpu_s = x->cpu_s,
+            .exact = true,
+        };
+
+        (void)units_done(a->units, &s, MAX(0.0, x->start_s));
+        x->top = 0;
+        for (size_t k = 0; k < a->nxp;) /* its processes left behind leave it */
+                if (a->xp[k].unit == i)
+                        a->xp[k] = a->xp[--a->nxp];
+                else
+                        k++;
+}
+
+/* The build's totals and its processes by name. */
+static void count(struct acct *a, const struct taskev *ev)
+{
+        struct run_proc_kind *k = NULL;
+
+        a->procs.ended += ev->last;
+        a->procs.cpu_s += ev->cpu_s;
+        a->procs.delay_cpu_s += ev->delay_cpu_s;
+        a->procs.delay_io_s += ev->delay_io_s;
+        a->procs.delay_mem_s += ev->delay_mem_s;
+        for (size_t i = 0; i < a->nkinds && !k; i++)
+                if (strcmp(a->kinds[i].comm, ev->comm) == 0)
+                        k = &a->kinds[i];
+        if (!k && a->nkinds < ACCT_KINDS) {
+                k = &a->kinds[a->nkinds++];
+                memcpy(k->comm, ev->comm, sizeof(ev->comm));
+        }
+        if (!k)
+                return;
+        k->count += ev->last;
+        k->cpu_s += ev->cpu_s;
+        k->peak_mb = MAX(k->peak_mb, (double)ev->rss_peak_kb / 1024.0);
+}
+
+static void on_exit_task(struct acct *a, const struct taskev *ev)
+{
+        struct xproc *p;
+        struct xunit *x;
+        size_t unit;
+
+        if (!is_member(a, ev->tgid))
+                return;
+        count(a, ev);
+        if (ev->last)
+                set_member(a, ev->tgid, false);
+        if (!(p = find_proc(a, ev->tgid)))
+                return;
+        unit = p->unit;
+        x = &a->xu[unit];
+        x->cpu_s += ev->cpu_s;
+        if (ev->rss_peak_kb > x->peak_kb) {
+                x->peak_kb = ev->rss_peak_kb;
+                memcpy(x->tool, ev->comm, sizeof(x->tool));
+        }
+        if (!ev->last)
+                return;
+        if (x->top != ev->tgid) {
+                *p = a->xp[--a->nxp]; /* one of its processes, not its top */
+                return;
+        }
+        x->wall_s = ev->wall_s;
+        if (!isnan(x->end_s))
+                unit_done(a, unit);
+}
+
+/* The connector's word that a unit's top exited: its exact end. */
+static void on_end(struct acct *a, const struct taskev *ev)
+{
+        struct xproc *p = ev->pid == ev->tgid ? find_proc(a, ev->tgid) : NULL;
+
+        if (!p || a->xu[p->unit].top != ev->tgid)
+                return;
+        a->xu[p->unit].end_s = ev->at_s - a->mono0;
+        if (!isnan(a->xu[p->unit].wall_s))
+                unit_done(a, p->unit);
+}
+
+static void on_event(void *userdata, const struct taskev *ev)
+{
+        struct acct *a = userdata;
+        struct xproc *p;
+
+        switch (ev->type) {
+        case TASKEV_FORK:
+                if (ev->pid != ev->tgid || !is_member(a, ev->ppid))
+                        return;
+                set_member(a, ev->pid, true);
+                if ((p = find_proc(a, ev->ppid)))
+                        (void)add_proc(a, ev->pid, p->unit);
+                return;
+        case TASKEV_EXEC:
+                if (is_member(a, ev->tgid))
+                        on_exec(a, ev->tgid, ev->at_s);
+                return;
+        case TASKEV_EXIT:
+                on_exit_task(a, ev);
+                return;
+        case TASKEV_END:
+                on_end(a, ev);
+                return;
+        }
+}
+
+size_t acct_pollfds(const struct acct *a, struct pollfd *p, size_t cap)
+{
+        int fds[2];
+
+        if (!a || cap < 2)
+                return 0;
+        taskstats_fds(a->ts, fds);
+        p[0] = (struct pollfd){.fd = fds[0], .events = POLLIN};
+        p[1] = (struct pollfd){.fd = fds[1], .events = POLLIN};
+        return 2;
+}
+
+/* Units whose record came but whose end was never heard (a connector
+ * read dropped) end by their record after a drain more, or now (all). */
+static void end_waiting(struct acct *a, bool all)
+{
+        for (size_t i = 0; i < a->nxu; i++)
+                if (a->xu[i].top && !isnan(a->xu[i].wall_s) && (all || a->xu[i].waited++ > 0))
+                        unit_done(a, i);
+}
+
+void acct_poll(struct acct *a, const struct pollfd *p, size_t n, double mono0)
+{
+        int fds[2];
+        bool ready = n == 0;
+
+        if (!a)
+                return;
+        taskstats_fds(a->ts, fds);
+        for (size_t i = 0; i < n; i++)
+                ready = ready || ((p[i].fd == fds[0] || p[i].fd == fds[1]) && p[i].revents);
+        if (!ready)
+                return;
+        a->mono0 = mono0;
+        taskstats_drain(a->ts, on_event, a);
+        end_waiting(a, false);
+}
+
+void acct_flush(struct acct *a, double mono0)
+{
+        if (!a)
+                return;
+        acct_poll(a, NULL, 0, mono0);
+        end_waiting(a, true);
+}
+
+static int cmp_cpu(const void *x, const void *y)
+{
+        const struct run_proc_kind *a = x, *b = y;
+
+        return (a->cpu_s < b->cpu_s) - (a->cpu_s > b->cpu_s);
+}
+
+static int cmp_peak(const void *x, const void *y)
+{
+        const struct run_proc_kind *a = x, *b = y;
+
+        return (a->peak_mb < b->peak_mb) - (a->peak_mb > b->peak_mb);
+}
+
+void acct_procs(struct acct *a, struct run_procs *ret)
+{
+        size_t half = RUN_PROCS_TOP / 2;
+
+        *ret = a ? a->procs : (struct run_procs){0};
+        if (!a)
+                return;
+        ret->delayacct = taskstats_delayacct();
+        ret->unread = a->unread;
+        ret->lost = taskstats_lost(a->ts);
+        /* the largest by peak, then the most CPU of the rest: by CPU */
+        qsort(a->kinds, a->nkinds, sizeof(*a->kinds), cmp_peak);
+        ret->ntop = MIN(half, a->nkinds);
+        memcpy(ret->top, a->kinds, ret->ntop * sizeof(*a->kinds));
+        qsort(a->kinds + ret->ntop, a->nkinds - ret->ntop, sizeof(*a->kinds), cmp_cpu);
+        for (size_t i = ret->ntop; i < a->nkinds && ret->ntop < RUN_PROCS_TOP; i++)
+                ret->top[ret->ntop++] = a->kinds[i];
+        qsort(ret->top, ret->ntop, sizeof(*ret->top), cmp_cpu);
+}
+

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Every process of the build, from the kernel's own accounting
+ * (platform/taskstats): the build's processes are its root and what they
+ * fork; a compile or link (platform/cgroup-top's procunit_classify, read at
+ * its exec) is a unit with what it runs (a driver's cc1 and as), and when
+ * it ends it goes to the units table with its exact peak RSS (the largest
+ * hiwater of its processes), CPU (theirs summed) and wall time. */
+
+struct acct;
+struct procfs;
+struct units;
+
+struct run_procs;
+
+/* Returns 0, or -errno when the kernel's accounting is not ours to read
+ * (not root: -EPERM; no taskstats: -ENOENT). p and units are borrowed. */
+int acct_open(struct procfs *p, struct units *units, struct acct **ret);
+void acct_free(struct acct *a); /* NULL is a no-op */
+/* pid is one of the build's processes (its root; one a scan found). */
+void acct_member(struct acct *a, long pid);
+/* The fds to poll (at most cap), and what came on them read; mono0 is
+ * the run's clock's start (CLOCK_MONOTONIC seconds). acct_poll with n 0
+ * reads whatever waits; acct_flush also ends every unit whose record came. */
+size_t acct_pollfds(const struct acct *a, struct pollfd *p, size_t cap);
+void acct_poll(struct acct *a, const struct pollfd *p, size_t n, double mono0);
+void acct_flush(struct acct *a, double mono0);
+/* The build's processes so far: how many ended, their CPU and delays, by
+ * name the largest and the most CPU, and what was missed. */
+void acct_procs(struct acct *a, struct run_procs *ret);

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+/* Shared by the summary's two files: summary.c (the text and JSON as a
+ * whole) and summary-units.c (the units and the processes, their section
+ * of both). Not for other modules: render/summary.h is the interface. */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model/run.h"
+#include "model/summary.h"
+#include "util/dbuf.h"
+
+/* The text's spellings: "%.*f" or "?"; "1h02m03s"; the build's bytes made
+ * safe for a terminal; a size in MiB as every text says one. */
+void summary_put_num(struct dwriter *w, double v, int decimals);
+void summary_put_duration(struct dwriter *w, double secs);
+void summary_put_text(struct dwriter *w, const char *s);
+void summary_put_size(struct dwriter *w, double mb);
+/* The JSON's: a figure rounded to decimals (null unknown); a string or null. */
+json_t *summary_jnum(double v, int decimals);
+json_t *summary_jstr(const char *s);
+
+/* The units, the 20 largest, as the JSON's "units" (null: none). */
+json_t *summary_junits(const struct summary *s, const char *root);
+/* The unit a process label is, as the units table shows it (summary-units.c). */
+bool summary_unit_of(const struct summary *s, const char *root, const char *label, double at_s,
+                     bool ended, char *buf, size_t cap);
+/* The text's units section, and the processes line's tail. */
+void summary_units_text(const struct summary *s, const char *root, struct dwriter *w);
+void summary_procs_text(const struct run_procs *p, struct dwriter *w);
