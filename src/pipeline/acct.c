@@ -45,6 +45,7 @@ struct acct {
         struct procfs *proc;
         struct units *units;
         uint64_t *member; /* a bit per pid: the build's processes */
+        uint64_t *gone;   /* a bit per pid: exec'd, its command line unread */
         long pid_max;
         struct xunit *xu;
         size_t nxu, capxu;
@@ -58,19 +59,29 @@ struct acct {
         char cmdline[CMDLINE_MAX];
 };
 
-static bool is_member(const struct acct *a, long pid)
+static bool bit(const struct acct *a, const uint64_t *set, long pid)
 {
-        return pid > 0 && pid < a->pid_max && (a->member[pid / 64] >> (pid % 64)) & 1;
+        return pid > 0 && pid < a->pid_max && (set[pid / 64] >> (pid % 64)) & 1;
 }
 
-static void set_member(struct acct *a, long pid, bool on)
+static void set_bit(struct acct *a, uint64_t *set, long pid, bool on)
 {
         if (pid <= 0 || pid >= a->pid_max)
                 return;
         if (on)
-                a->member[pid / 64] |= UINT64_C(1) << (pid % 64);
+                set[pid / 64] |= UINT64_C(1) << (pid % 64);
         else
-                a->member[pid / 64] &= ~(UINT64_C(1) << (pid % 64));
+                set[pid / 64] &= ~(UINT64_C(1) << (pid % 64));
+}
+
+static bool is_member(const struct acct *a, long pid)
+{
+        return bit(a, a->member, pid);
+}
+
+static void set_member(struct acct *a, long pid, bool on)
+{
+        set_bit(a, a->member, pid, on);
 }
 
 int acct_open(struct procfs *p, struct units *units, struct acct **ret)
@@ -84,7 +95,8 @@ int acct_open(struct procfs *p, struct units *units, struct acct **ret)
         a->units = units;
         a->pid_max = procfs_pid_max();
         a->member = calloc((size_t)a->pid_max / 64 + 1, sizeof(*a->member));
-        e = a->member ? taskstats_open(&a->ts) : -ENOMEM;
+        a->gone = calloc((size_t)a->pid_max / 64 + 1, sizeof(*a->gone));
+        e = a->member && a->gone ? taskstats_open(&a->ts) : -ENOMEM;
         if (e < 0) {
                 acct_free(a);
                 return e;
@@ -99,6 +111,7 @@ void acct_free(struct acct *a)
                 return;
         taskstats_free(a->ts);
         free(a->member);
+        free(a->gone);
         free(a->xu);
         free(a->xp);
         free(a);
@@ -153,7 +166,9 @@ static struct xunit *new_unit(struct acct *a, size_t *ret_i)
 }
 
 /* A process of the build exec'd: a compile or link not already inside one
- * becomes a unit. Its command line is read now, while it lives. */
+ * becomes a unit. Its command line is read now, while it lives; one gone
+ * first (a cache hit lives a few ms) is told by its record's name, at its
+ * exit. */
 static void on_exec(struct acct *a, long pid, double at_s)
 {
         struct pidstat ps;
@@ -161,12 +176,12 @@ static void on_exec(struct acct *a, long pid, double at_s)
         ssize_t n;
         size_t i;
 
-        if (find_proc(a, pid) || procfs_pidstat(a->proc, pid, &ps) < 0)
+        if (find_proc(a, pid))
                 return;
+        set_bit(a, a->gone, pid, false);
         n = procfs_cmdline(a->proc, pid, a->cmdline, sizeof(a->cmdline));
-        if (n <= 0) {
-                if (compilers_has(ps.comm, strlen(ps.comm), TOOL_COMPILER | TOOL_DRIVER | TOOL_LINKER))
-                        a->unread++;
+        if (n <= 0 || procfs_pidstat(a->proc, pid, &ps) < 0) {
+                set_bit(a, a->gone, pid, true);
                 return;
         }
         if (!(x = new_unit(a, &i)))
@@ -244,6 +259,11 @@ static void on_exit_task(struct acct *a, const struct taskev *ev)
         if (!is_member(a, ev->tgid))
                 return;
         count(a, ev);
+        if (ev->last && bit(a, a->gone, ev->tgid)) {
+                set_bit(a, a->gone, ev->tgid, false);
+                a->unread += compilers_has(ev->comm, strnlen(ev->comm, sizeof(ev->comm)),
+                                           TOOL_COMPILER | TOOL_DRIVER | TOOL_LINKER);
+        }
         if (ev->last)
                 set_member(a, ev->tgid, false);
         if (!(p = find_proc(a, ev->tgid)))
