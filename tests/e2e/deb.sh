@@ -45,4 +45,18 @@ expect_eq "the installed buildtel --version" "$("$bt" --version)" "buildtel ${ve
 "$bt" run --quiet --no-db --no-report --log-dir "$T/logs" --run-id d -- true
 expect_eq "the installed buildtel runs a build" "$?" 0
 check "and writes its summary" test -s "$T/logs/resources-d.summary.txt"
+
+# The GitHub Action's install of a release's .deb (action/install.sh), for
+# real with apt-get, then removed; only where no buildtel package is
+# installed already (never replace the machine's own).
+if [ "$(id -u)" = 0 ] && ! dpkg-query -W -f='${Status}' buildtel 2>/dev/null | grep -q "install ok"; then
+        mkdir -p "$T/gh"
+        touch "$T/gh/path"
+        GITHUB_ACTION_PATH=$SRC RUNNER_TEMP=$T/gh GITHUB_PATH=$T/gh/path INPUT_INSTALL=$deb \
+                bash "$SRC/action/install.sh" >"$T/action.log" 2>&1
+        expect_eq "the action installs the .deb with apt-get" "$?" 0 || cat "$T/action.log"
+        expect_eq "and /usr/bin/buildtel is the package's" "$(/usr/bin/buildtel --version)" "buildtel ${version%-*}"
+        dpkg -r buildtel >"$T/remove.log" 2>&1
+        expect_eq "dpkg -r buildtel" "$?" 0 || cat "$T/remove.log"
+fi
 finish
