@@ -47,7 +47,8 @@ expect_eq "the installed buildtel runs a build" "$?" 0
 check "and writes its summary" test -s "$T/logs/resources-d.summary.txt"
 
 # The GitHub Action's install of a release's .deb (action/install.sh), for
-# real with apt-get, then removed; only where no buildtel package is
+# real with apt-get, a build run with it, then removed (tools/fresh-check
+# runs this on the bare Debian 12 root); only where no buildtel package is
 # installed already (never replace the machine's own).
 if [ "$(id -u)" = 0 ] && ! dpkg-query -W -f='${Status}' buildtel 2>/dev/null | grep -q "install ok"; then
         mkdir -p "$T/gh"
@@ -56,6 +57,11 @@ if [ "$(id -u)" = 0 ] && ! dpkg-query -W -f='${Status}' buildtel 2>/dev/null | g
                 bash "$SRC/action/install.sh" >"$T/action.log" 2>&1
         expect_eq "the action installs the .deb with apt-get" "$?" 0 || cat "$T/action.log"
         expect_eq "and /usr/bin/buildtel is the package's" "$(/usr/bin/buildtel --version)" "buildtel ${version%-*}"
+        /usr/bin/buildtel run --quiet --no-db --no-report --log-dir "$T/logs-inst" --run-id inst -- \
+                sh -c 'echo built >"$1"' sh "$T/inst.out"
+        expect_eq "the installed package runs a build" "$?:$(cat "$T/inst.out" 2>/dev/null)" "0:built"
+        check "and records it" test -s "$T/logs-inst/resources-inst.csv"
+        check "its man page is where man looks" test -s /usr/share/man/man1/buildtel.1.gz
         dpkg -r buildtel >"$T/remove.log" 2>&1
         expect_eq "dpkg -r buildtel" "$?" 0 || cat "$T/remove.log"
 fi
