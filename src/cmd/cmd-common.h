@@ -47,6 +47,7 @@ enum {
         OPT_CGROUP,
         OPT_MEMORY_MAX,
         OPT_MEMORY_HIGH,
+        OPT_MEMORY_GUARD,
         OPT_KILL_LEFTOVERS,
         OPT_PID,
         OPT_STAGE_LOG_DIR,
@@ -130,6 +131,8 @@ struct common_opts {
         const char *keep_runs, *keep_size; /* run --keep-runs, --keep-size */
         enum cgroup_mode cgroup_mode;
         uint64_t memory_max, memory_high;
+        bool memory_guard;       /* run --memory-guard[=HEADROOM] */
+        double guard_headroom_mb; /* NAN: the default */
         /* watch */
         uint64_t pid;
         const char *stage_log_dir;

@@ -209,6 +209,21 @@ static int set_cgroup(struct common_opts *o, const char *cmd, const char *arg)
         return 0;
 }
 
+/* --memory-guard[=HEADROOM]: the headroom a size, 0 allowed */
+static int set_memory_guard(struct common_opts *o, const char *cmd, const char *arg)
+{
+        uint64_t v;
+
+        o->memory_guard = true;
+        o->guard_headroom_mb = NAN;
+        if (!arg)
+                return 0;
+        if (parse_size_str(arg, &v) < 0)
+                return bad(cmd, "--memory-guard", "a headroom size (256M, 1G; 0)", arg);
+        o->guard_headroom_mb = (double)v / 1048576.0;
+        return 0;
+}
+
 /* prune's limits (--keep and --max-size: the table) */
 static int set_older_than(struct common_opts *o, const char *cmd, const char *arg)
 {
@@ -345,6 +360,11 @@ static const struct cmd_option {
     {OPT_MEMORY_HIGH, "memory-high", NULL, 0, "SIZE", CMDS_RUN, OPTG_MAIN,
      "throttle the build above SIZE (v1: a soft limit)",
      NUM(memory_high, OPTK_SIZE, 4096, HUGE_VAL, MEMORY_SIZE)},
+    {OPT_MEMORY_GUARD, "memory-guard", NULL, 0, "[=HEADROOM]", CMDS_RUN, OPTG_MAIN,
+     "hold back (SIGSTOP) a compile that would not fit in the\n"
+     "memory left less HEADROOM (default: a 16th of the cap,\n"
+     "else 256M), until it fits; needs root (`help run`)",
+     CALL(set_memory_guard)},
     {OPT_KILL_LEFTOVERS, "kill-leftovers", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
      "at the end kill the daemons the build started too\n"
      "(by default those in a session of their own keep running)",
@@ -604,7 +624,8 @@ int cmd_parse_table(unsigned cmd, const char *name, int argc, char **argv, struc
         memset(longopts, 0, sizeof(longopts));
         for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
                 const struct cmd_option *t = &options[i];
-                int has = t->arg ? required_argument : no_argument;
+                /* "[=X]": an optional argument, given with = */
+                int has = !t->arg ? no_argument : t->arg[0] == '[' ? optional_argument : required_argument;
 
                 if (!(t->cmds & cmd))
                         continue;
@@ -646,7 +667,8 @@ void cmd_print_options(FILE *f, unsigned cmd, int group)
 
                 if (!(t->cmds & cmd) || t->group != group || !t->help)
                         continue;
-                n = fprintf(f, "  --%s%s%s", t->name, t->arg ? " " : "", t->arg ? t->arg : "");
+                n = fprintf(f, "  --%s%s%s", t->name, t->arg && t->arg[0] != '[' ? " " : "",
+                            t->arg ? t->arg : "");
                 if (n > 23)
                         fprintf(f, "\n%25s", "");
                 else

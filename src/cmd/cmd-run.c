@@ -3,6 +3,7 @@
  * sampled on a monotonic grid, one final sample after it exits. The event
  * loop is the pipeline's (pipeline/loop.c), fed by the child source. */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "cmd/cmd-common.h"
 #include "cmd/cmd-prune.h"
 #include "cmd/cmd-run.h"
+#include "util/macro.h"
 #include "cmd/cmd-trace.h"
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
@@ -407,6 +409,10 @@ int cmd_run_build(struct common_opts *o, char **argv, size_t argc, const struct 
         o->rec.cgroup = R.cg;
         o->rec.summary.mem_cap_mb = (double)o->memory_max / (1 << 20); /* 0: none */
         R.ri.memory_max_mb = o->rec.summary.mem_cap_mb;
+        o->rec.memory_guard = o->memory_guard;
+        o->rec.guard_headroom_mb = !isnan(o->guard_headroom_mb) ? o->guard_headroom_mb
+                                   : o->memory_max ? MAX(64.0, R.ri.memory_max_mb / 16)
+                                                   : 256.0;
         if (!o->rec.metrics.ninja_log && (ninja_log = ninja_log_of(argv))) {
                 o->rec.metrics.ninja_log = ninja_log;
                 o->rec.metrics.ninja_log_found = true;

@@ -29,6 +29,18 @@ struct run_procs {
         uint64_t unread, lost;
 };
 
+/* What run --memory-guard did (pipeline/guard.h); on false: not asked. */
+#define RUN_GUARD_NAME_MAX 96
+struct run_guard {
+        bool on;
+        double headroom_mb, limit_mb; /* limit 0: the host's available memory */
+        uint64_t units;               /* compiles and links seen to start */
+        uint64_t from_ledger;         /* of them, with a usual peak in the job's ledger */
+        uint64_t held;                /* held back */
+        double held_s, longest_s;     /* held in all; the longest hold */
+        char longest[RUN_GUARD_NAME_MAX + 1]; /* its unit */
+};
+
 /* The facts of one run (or watch) that are not in the time series. They are
  * written next to the CSV as resources-<run-id>.run.json at start and again
  * at the end, so that `summarize` rebuilds the same summary from files. */
@@ -64,6 +76,8 @@ struct run_info {
         double memory_max_mb;
         /* run.json key "processes" (runfiles/runjson.h), absent when none. */
         struct run_procs procs;
+        /* run.json key "memory_guard", absent when off. */
+        struct run_guard guard;
 };
 
 /* Free every owned member and zero the struct; NULL is a no-op. */

@@ -9,10 +9,12 @@
 #include <string.h>
 
 #include "model/compilers.h"
+#include "model/unitname.h"
 #include "model/run.h"
 #include "model/units.h"
 #include "platform/cgroup-top.h"
 #include "platform/procfs.h"
+#include "pipeline/guard.h"
 #include "platform/taskstats.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -44,6 +46,7 @@ struct acct {
         struct tstats *ts;
         struct procfs *proc;
         struct units *units;
+        struct guard *guard; /* NULL: none */
         uint64_t *member; /* a bit per pid: the build's processes */
         uint64_t *gone;   /* a bit per pid: exec'd, its command line unread */
         long pid_max;
@@ -115,6 +118,12 @@ void acct_free(struct acct *a)
         free(a->xu);
         free(a->xp);
         free(a);
+}
+
+void acct_set_guard(struct acct *a, struct guard *g)
+{
+        if (a)
+                a->guard = g;
 }
 
 void acct_member(struct acct *a, long pid)
@@ -195,6 +204,14 @@ static void on_exec(struct acct *a, long pid, double at_s)
         x->top = pid;
         x->start_s = at_s - a->mono0;
         x->end_s = x->wall_s = NAN;
+        if (a->guard) {
+                char path[UNITS_PATH_MAX + 1];
+
+                if (unitname_resolve(x->u.cwd, x->u.src, path, sizeof(path)) < 0)
+                        path[0] = '\0';
+                guard_start(a->guard, pid, x->u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
+                            x->u.name, path, at_s);
+        }
 }
 
 /* The unit's top process ended, its record read: to the units table,
@@ -259,6 +276,12 @@ static void on_exit_task(struct acct *a, const struct taskev *ev)
         if (!is_member(a, ev->tgid))
                 return;
         count(a, ev);
+        if (a->guard && ev->last) {
+                p = find_proc(a, ev->tgid);
+                guard_exit(a->guard, ev->tgid,
+                           p ? (double)MAX(a->xu[p->unit].peak_kb, ev->rss_peak_kb) / 1024.0 : 0,
+                           now_monotonic());
+        }
         if (ev->last && bit(a, a->gone, ev->tgid)) {
                 set_bit(a, a->gone, ev->tgid, false);
                 a->unread += compilers_has(ev->comm, strnlen(ev->comm, sizeof(ev->comm)),
@@ -310,6 +333,8 @@ static void on_event(void *userdata, const struct taskev *ev)
                 set_member(a, ev->pid, true);
                 if ((p = find_proc(a, ev->ppid)))
                         (void)add_proc(a, ev->pid, p->unit);
+                if (a->guard)
+                        guard_fork(a->guard, ev->ppid, ev->pid);
                 return;
         case TASKEV_EXEC:
                 if (is_member(a, ev->tgid))

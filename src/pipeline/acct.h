@@ -13,6 +13,7 @@
  * hiwater of its processes), CPU (theirs summed) and wall time. */
 
 struct acct;
+struct guard;
 struct procfs;
 struct units;
 
@@ -30,6 +31,9 @@ void acct_member(struct acct *a, long pid);
 size_t acct_pollfds(const struct acct *a, struct pollfd *p, size_t cap);
 void acct_poll(struct acct *a, const struct pollfd *p, size_t n, double mono0);
 void acct_flush(struct acct *a, double mono0);
+/* Tell g (borrowed; NULL none) of each unit as it starts, of the
+ * build's forks and of its processes' ends: run --memory-guard. */
+void acct_set_guard(struct acct *a, struct guard *g);
 /* The build's processes so far: how many ended, their CPU and delays, by
  * name the largest and the most CPU, and what was missed. */
 void acct_procs(struct acct *a, struct run_procs *ret);

@@ -13,6 +13,7 @@
 
 #include "model/baseline.h"
 #include "model/jobs.h"
+#include "model/ledger.h"
 #include "model/units.h"
 #include "pipeline/acct.h"
 #include "parse/bkrun.h"
@@ -21,6 +22,7 @@
 #include "runfiles/names.h"
 #include "pipeline/endinputs.h"
 #include "pipeline/execmatch.h"
+#include "pipeline/guard.h"
 #include "pipeline/parseq.h"
 #include "platform/cgroup-top.h"
 #include "platform/cgroup.h"
@@ -59,6 +61,8 @@ struct recorder {
          * exact, in their own table; NULL: not ours to read. */
         struct acct *acct;
         struct units *xunits;
+        struct guard *guard;   /* --memory-guard; NULL: off */
+        struct ledger *ledger; /* the job's usual units, for the guard */
         char *statslog;      /* ccache's stats log of the build; NULL none */
         uint64_t statslog_off; /* its size when the build started */
         struct baseline *baseline; /* the run against its job's usual, made at finish */
@@ -391,6 +395,34 @@ static void read_statslog(struct recorder *r, struct units *u)
                 (void)ccstatslog_parse(buf, len, mark_cache, u);
 }
 
+/* --memory-guard: the job's ledger from the history, and the guard told
+ * of every unit by the kernel's accounting (without it: said, none). */
+static void open_guard(struct recorder *r)
+{
+        struct guard_config gc = {
+            .headroom_mb = r->cfg.guard_headroom_mb,
+            .limit_mb = r->run->memory_max_mb > 0 ? r->run->memory_max_mb : 0,
+            .cg = r->cfg.cgroup,
+            .proc = sampler_procfs(r->sampler),
+        };
+        struct store *st;
+
+        if (!r->acct) {
+                note(r, "--memory-guard: needs the kernel's accounting of every process (root, "
+                        "taskstats): the build runs unguarded");
+                return;
+        }
+        if (ledger_new(&r->ledger) < 0)
+                return;
+        if (r->db_path && r->run->job && store_open(r->db_path, false, 2000, &st) >= 0) {
+                (void)store_job_ledger(st, r->run->job, r->run->host, r->ledger);
+                store_close(st);
+        }
+        gc.ledger = r->ledger;
+        if (guard_new(&gc, &r->guard) >= 0)
+                acct_set_guard(r->acct, r->guard);
+}
+
 int recorder_open_live(struct recorder *r)
 {
         struct sampler_config scfg = {
@@ -413,6 +445,8 @@ int recorder_open_live(struct recorder *r)
                 units_free(r->xunits);
                 r->xunits = NULL;
         }
+        if (r->cfg.cgroup && r->cfg.memory_guard)
+                open_guard(r);
         endinputs_snapshot(r->cfg.metrics.ninja_log, &r->ninja);
         if (!r->cfg.no_db && !r->db_path)
                 note(r, "no history database: neither XDG_STATE_HOME nor HOME is set");
@@ -444,6 +478,8 @@ void recorder_free(struct recorder *r)
         procscan_free(r->scan);
         units_free(r->units);
         acct_free(r->acct);
+        guard_free(r->guard);
+        ledger_free(r->ledger);
         units_free(r->xunits);
         execmatch_free(r->em);
         logctx_free(r->logctx);
@@ -744,6 +780,12 @@ static const struct units *model_units(struct recorder *r)
                 return NULL;
         acct_flush(r->acct, r->start_mono);
         acct_procs(r->acct, &r->run->procs);
+        if (r->guard) { /* the build is over: nothing is held from here on */
+                acct_set_guard(r->acct, NULL);
+                guard_account(r->guard, &r->run->guard);
+                guard_free(r->guard);
+                r->guard = NULL;
+        }
         if (r->acct && (units_count(r->xunits) > 0 || units_count(r->units) == 0))
                 u = r->xunits;
         read_statslog(r, u);
@@ -919,6 +961,8 @@ size_t recorder_pollfds(struct recorder *r, struct pollfd *p, size_t cap, double
                 if (r->ops[i]->pollfds)
                         n += r->ops[i]->pollfds(r->state[i], p + n, cap - n, deadline);
         n += acct_pollfds(r->acct, p + n, cap - n);
+        if (r->guard)
+                guard_check(r->guard, now_monotonic(), deadline);
         /* this build's execs between ticks: their OOM count before they go */
         if (r->em && r->next_poll < *deadline && execmatch_nwant(r->em))
                 *deadline = r->next_poll;

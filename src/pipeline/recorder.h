@@ -42,6 +42,10 @@ struct recorder_config {
         const char *db_path; /* history database; NULL: store_default_path() */
         bool no_db;          /* --no-db */
         bool no_report;      /* --no-report */
+        /* --memory-guard[=HEADROOM] (pipeline/guard.h): compiles that would
+         * not fit held back; needs the kernel's accounting (acct). */
+        bool memory_guard;
+        double guard_headroom_mb;
         void *userdata;
         /* The build's own accounting, borrowed (NULL for watch): read every
          * tick into the cg_* and top_* columns; it also limits the

@@ -225,6 +225,12 @@ static int open_db(struct replay *rp, const char *spec, char *why, size_t cap)
                 (void)runjson_procs_parse(v, &rp->run.ri.procs); /* a bad one is none */
                 json_decref(v);
         }
+        if (run.guard_json) {
+                json_t *v = json_loads(run.guard_json, 0, NULL);
+
+                (void)runjson_guard_parse(v, &rp->run.ri.guard);
+                json_decref(v);
+        }
         rp->run.vcs_rev = TAKE_PTR(run.vcs_rev);
         rp->run.state = run.state;
         rp->run.row = rp->id;

@@ -287,6 +287,23 @@ static void read_memstat(struct cgroup *cg, struct cgroup_stats *st)
                 st->mem_file_bytes = in_range(RANGE_BYTES, (double)f);
 }
 
+int cgroup_mem_used(struct cgroup *cg, double *ret_bytes)
+{
+        struct cgroup_stats st;
+        uint64_t a;
+        int r;
+
+        if (!cg || cg->mode == CGROUP_MODE_NONE || cg->hot[HOT_MEM] < 0 ||
+            cg->hot[HOT_MEM_STAT] < 0)
+                return -ENODATA;
+        if ((r = hot_u64(cg, HOT_MEM, &a)) < 0)
+                return r;
+        cgroup_stats_clear(&st);
+        read_memstat(cg, &st);
+        *ret_bytes = (double)a - (isnan(st.mem_file_bytes) ? 0 : st.mem_file_bytes);
+        return 0;
+}
+
 int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret)
 {
         struct cgroup_stats st;

@@ -195,6 +195,11 @@ size_t cgroup_procs_fds(const struct cgroup *cg, int *fds, size_t cap);
  * have grown). In none mode, walks /proc for the tree. Returns 0, or -errno
  * when nothing could be read; *ret is filled either way. */
 int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret);
+/* The build's memory in use that reclaim cannot free: its usage less its
+ * page cache (memory.current and memory.stat's file; v1 likewise), in
+ * bytes, for the memory guard. -ENODATA without the memory controller
+ * (none mode too). */
+int cgroup_mem_used(struct cgroup *cg, double *ret_bytes);
 /* The build's pids as of the last cgroup_read (none mode) or read now from
  * cgroup.procs. Owned by cg until the next call. Returns 0 or -errno. */
 int cgroup_pids(struct cgroup *cg, const long **ret_pids, size_t *ret_n);

@@ -30,3 +30,4 @@ bool summary_unit_of(const struct summary *s, const char *root, const char *labe
 /* The text's units section, and the processes line's tail. */
 void summary_units_text(const struct summary *s, const char *root, struct dwriter *w);
 void summary_procs_text(const struct run_procs *p, struct dwriter *w);
+void summary_guard_text(const struct run_guard *g, struct dwriter *w);

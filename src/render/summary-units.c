@@ -186,3 +186,32 @@ void summary_procs_text(const struct run_procs *p, struct dwriter *w)
         summary_put_num(w, p->delay_mem_s, 1);
         dw_puts(w, " s (its processes summed; delay accounting)");
 }
+
+/* "  memory guard:   held 7 of 41 compiles and links back, 41.2 s in all,
+ * the longest 12.0 s (heavy.cpp); ..." (run --memory-guard). */
+void summary_guard_text(const struct run_guard *g, struct dwriter *w)
+{
+        if (!g->on)
+                return;
+        dw_printf(w, "\n  memory guard:   held %llu of %llu compiles and links back",
+                  (unsigned long long)g->held, (unsigned long long)g->units);
+        if (g->held) {
+                dw_puts(w, ", ");
+                summary_put_num(w, g->held_s, 1);
+                dw_puts(w, " s in all, the longest ");
+                summary_put_num(w, g->longest_s, 1);
+                dw_puts(w, " s (");
+                summary_put_text(w, g->longest);
+                dw_puts(w, ")");
+        }
+        dw_puts(w, "; headroom ");
+        summary_put_size(w, g->headroom_mb);
+        if (g->limit_mb > 0) {
+                dw_puts(w, " under the cap of ");
+                summary_put_size(w, g->limit_mb);
+        } else {
+                dw_puts(w, " of the host's available memory");
+        }
+        dw_printf(w, "; %llu with a usual peak from the job's history",
+                  (unsigned long long)g->from_ledger);
+}

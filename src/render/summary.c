@@ -641,10 +641,11 @@ static json_t *jsummary(const struct summary *s, const struct run_info *ri,
         thr = json_pack("{s:o, s:o, s:o}", "near_oom_mb", summary_jnum(s->cfg.near_oom_mb, 0), "low_disk_gb",
                         summary_jnum(s->cfg.low_disk_gb, 2), "memory_max_mb",
                         s->cfg.mem_cap_mb > 0 ? summary_jnum(s->cfg.mem_cap_mb, 1) : json_null());
-        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o}", "run",
+        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o}", "run",
                          jrun(s, ri), "memory", mem, "disk", disk, "cpu", cpu, "build", jbuild(s),
                          "units", summary_junits(s, ri ? ri->cwd : NULL), "processes",
-                         ri ? runjson_procs(&ri->procs) : json_null(), "commands_ran",
+                         ri ? runjson_procs(&ri->procs) : json_null(), "memory_guard",
+                         ri ? runjson_guard(&ri->guard) : json_null(), "commands_ran",
                          s->ran ? json_integer((json_int_t)MIN(s->ran, (uint64_t)INT64_MAX)) : json_null(),
                          "warnings", warn, "readings", jreadings(rd, nrd),
                          "thresholds", thr, "samples",
@@ -958,8 +959,10 @@ static void render_build_text(const struct summary *s, const struct run_info *ri
         put_pair(w, ", io ", bd->psi_io_some_s, bd->psi_io_full_s);
         dw_puts(w, "\n  processes:      peak ");
         summary_put_num(w, bd->pids_peak, 0);
-        if (ri)
+        if (ri) {
                 summary_procs_text(&ri->procs, w);
+                summary_guard_text(&ri->guard, w);
+        }
         if (build_is_estimate(bd))
                 dw_puts(w, "\n  (estimates: cpu adds reaped children's rusage; memory sums "
                            "RSS at each sample; io from /proc/PID/io)");

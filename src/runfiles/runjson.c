@@ -101,6 +101,8 @@ int runjson_format(const struct run_info *ri, struct dbuf *out)
         }
         if (ri->procs.ended && json_object_set_new(o, "processes", runjson_procs(&ri->procs)) < 0)
                 return -ENOMEM;
+        if (ri->guard.on && json_object_set_new(o, "memory_guard", runjson_guard(&ri->guard)) < 0)
+                return -ENOMEM;
         return jsonw_dump(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17), out);
 }
 
@@ -132,6 +134,44 @@ json_t *runjson_procs(const struct run_procs *p)
 static bool seconds_ok(double v)
 {
         return isfinite(v) && v >= 0 && v < 1e12;
+}
+
+json_t *runjson_guard(const struct run_guard *g)
+{
+        if (!g->on)
+                return json_null();
+        return json_pack("{s:f, s:f, s:I, s:I, s:I, s:f, s:f, s:o}", "headroom_mb", g->headroom_mb,
+                         "limit_mb", g->limit_mb, "units", (json_int_t)g->units, "from_ledger",
+                         (json_int_t)g->from_ledger, "held", (json_int_t)g->held, "held_s",
+                         g->held_s, "longest_s", g->longest_s, "longest", jsonw_str(g->longest));
+}
+
+int runjson_guard_parse(json_t *v, struct run_guard *ret)
+{
+        struct run_guard g = {.on = true};
+        json_int_t units, ledger, held;
+        const char *longest;
+        size_t n;
+
+        if (!v || json_is_null(v)) {
+                *ret = (struct run_guard){0};
+                return 0;
+        }
+        if (json_unpack(v, "{s:F, s:F, s:I, s:I, s:I, s:F, s:F, s:s%}", "headroom_mb",
+                        &g.headroom_mb, "limit_mb", &g.limit_mb, "units", &units, "from_ledger",
+                        &ledger, "held", &held, "held_s", &g.held_s, "longest_s", &g.longest_s,
+                        "longest", &longest, &n) < 0 ||
+            units < 0 || ledger < 0 || ledger > units || held < 0 || held > units ||
+            !range_ok(RANGE_MIB, g.headroom_mb) || !range_ok(RANGE_MIB, g.limit_mb) ||
+            !seconds_ok(g.held_s) || !seconds_ok(g.longest_s) || n > RUN_GUARD_NAME_MAX ||
+            strlen(longest) != n)
+                return -EINVAL;
+        g.units = (uint64_t)units;
+        g.from_ledger = (uint64_t)ledger;
+        g.held = (uint64_t)held;
+        memcpy(g.longest, longest, n + 1);
+        *ret = g;
+        return 0;
 }
 
 int runjson_procs_parse(json_t *v, struct run_procs *ret)
@@ -271,6 +311,8 @@ int runjson_parse(const char *buf, size_t len, struct run_info *ret)
         }
         if (r >= 0)
                 r = runjson_procs_parse(json_object_get(o, "processes"), &ri.procs);
+        if (r >= 0)
+                r = runjson_guard_parse(json_object_get(o, "memory_guard"), &ri.guard);
         json_decref(o);
         if (r >= 0)
                 r = run_id_sanitize(&ri.run_id) < 0 ? -ENOMEM : 0;

@@ -29,3 +29,8 @@ int runjson_parse(const char *buf, size_t len, struct run_info *ret);
  * value (null: none): 0, or -EINVAL. */
 json_t *runjson_procs(const struct run_procs *p);
 int runjson_procs_parse(json_t *v, struct run_procs *ret);
+/* run --memory-guard's account (run_info.guard), the run.json and
+ * summary.json key "memory_guard"; null when off. Parse: null or absent
+ * is off; -EINVAL for a bad one. */
+json_t *runjson_guard(const struct run_guard *g);
+int runjson_guard_parse(json_t *v, struct run_guard *ret);

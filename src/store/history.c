@@ -98,6 +98,7 @@
         X(FAIL_FIRST, SUMMARY_AT("$.run.failure.first_error"))                                     \
         X(FAIL_LAST, SUMMARY_AT("$.run.failure.last_error"))                                       \
         X(PROCS, SUMMARY_AT("$.processes"))                                                        \
+        X(GUARD, SUMMARY_AT("$.memory_guard"))                                                     \
         X(UNIT_PEAK, SUMMARY_AT("$.units[0].peak_mb"))                                             \
         X(JOBS,                                                                                    \
           "CASE WHEN json_valid(r.summary_json) THEN (SELECT json_extract(j.value, '$.text')"      \
@@ -154,6 +155,7 @@ void store_run_release(struct store_run *r)
         free(r->fail_first);
         free(r->fail_last);
         free(r->procs_json);
+        free(r->guard_json);
         free(r->jobs_reading);
         free(r->nodes);
         free(r->mem_used_peak_stage);
@@ -319,6 +321,7 @@ static int read_run(sqlite3_stmt *s, const struct store_liveness *lv, struct sto
         r.fail_first = col_dup(s, RC_FAIL_FIRST, &oom);
         r.fail_last = col_dup(s, RC_FAIL_LAST, &oom);
         r.procs_json = col_dup(s, RC_PROCS, &oom);
+        r.guard_json = col_dup(s, RC_GUARD, &oom);
         r.jobs_reading = col_dup(s, RC_JOBS, &oom);
         if (oom) {
                 store_run_release(&r);

@@ -75,6 +75,7 @@ struct store_run {
         /* the kernel's account of its processes, summary.json's "processes"
          * object as JSON text (runfiles/runjson.h reads it); NULL none */
         char *procs_json;
+        char *guard_json; /* likewise its "memory_guard"; NULL: off */
 };
 
 /* Free the strings of r and zero it; NULL is a no-op. */
@@ -121,6 +122,13 @@ struct store_job_filter {
 };
 int store_job_runs(struct store *st, const struct store_job_filter *f, int64_t limit,
                    store_run_fn fn, void *userdata);
+
+/* The job's unit ledger (issue 37): the units of job's last LEDGER_RUNS
+ * finished runs on host (NULL: any), whatever their outcome (an OOM-killed
+ * run measured its units too), added to l newest first. Returns the runs
+ * read, or -errno. */
+struct ledger;
+int store_job_ledger(struct store *st, const char *job, const char *host, struct ledger *l);
 
 /* The baseline's window (issue 23): job's last finished runs on host
  * (NULL: any) with the same success, row ids under before_id (0: any),
