@@ -43,6 +43,9 @@ static void test_round_trip(void **state)
                       .delay_io_s = 0.125, .delay_mem_s = 0,
                       .top = {{"cc1plus", 568, 55.5, 1201.25}, {"sh", 600, 0.75, 2.5}},
                       .ntop = 2, .unread = 3, .lost = 1},
+            .guard = {.on = true, .headroom_mb = 64, .limit_mb = 1536, .units = 41,
+                      .from_ledger = 38, .held = 7, .held_s = 41.25, .longest_s = 12.5,
+                      .longest = "heavy.cpp"},
         };
         struct run_info back;
         struct dbuf b = DBUF_INIT, b2 = DBUF_INIT;
@@ -77,6 +80,10 @@ static void test_round_trip(void **state)
         assert_string_equal(back.procs.top[0].comm, "cc1plus");
         assert_int_equal(back.procs.top[0].count, 568);
         assert_true(back.procs.top[0].peak_mb == 1201.25);
+        assert_true(back.guard.on && back.guard.headroom_mb == 64 && back.guard.limit_mb == 1536);
+        assert_true(back.guard.units == 41 && back.guard.from_ledger == 38 && back.guard.held == 7);
+        assert_true(back.guard.held_s == 41.25 && back.guard.longest_s == 12.5);
+        assert_string_equal(back.guard.longest, "heavy.cpp");
         /* and writing it again gives the same bytes */
         assert_int_equal(runjson_format(&back, &b2), 0);
         assert_string_equal(b.p, b2.p);
@@ -102,6 +109,12 @@ static void test_bad_procs(void **state)
             " \"delay_io_s\": 0, \"delay_mem_s\": 0, \"by_name\": [{\"comm\": \"a\\u0000b\", "
             "\"count\": 1, \"cpu_s\": 0, \"peak_mb\": 1}]}}",
             "{\"processes\": [1]}",
+            /* a memory guard that held more than it saw, or a bad time */
+            "{\"memory_guard\": {\"headroom_mb\": 64, \"limit_mb\": 0, \"units\": 2, "
+            "\"from_ledger\": 0, \"held\": 3, \"held_s\": 1, \"longest_s\": 1, \"longest\": \"a\"}}",
+            "{\"memory_guard\": {\"headroom_mb\": 64, \"limit_mb\": 0, \"units\": 2, "
+            "\"from_ledger\": 0, \"held\": 1, \"held_s\": -1, \"longest_s\": 1, \"longest\": \"a\"}}",
+            "{\"memory_guard\": true}",
         };
         struct run_info ri;
 
@@ -111,6 +124,9 @@ static void test_bad_procs(void **state)
         /* none at all, or null: none accounted */
         assert_int_equal(runjson_parse("{\"processes\": null}", 19, &ri), 0);
         assert_int_equal(ri.procs.ended, 0);
+        run_info_release(&ri);
+        assert_int_equal(runjson_parse("{\"memory_guard\": null}", 22, &ri), 0);
+        assert_false(ri.guard.on);
         run_info_release(&ri);
 }
 
