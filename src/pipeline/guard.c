@@ -195,6 +195,22 @@ void guard_check(struct guard *g, double now, double *deadline)
 {
         bool held = false;
 
+        for (size_t i = 0; i < g->n && !held; i++)
+                held = g->u[i].held;
+        if (!held)
+                return;
+        held = false;
+        /* a unit whose end the kernel's reads lost: gone all the same (held
+         * ones must never wait on it) */
+        for (size_t i = 0; i < g->n;)
+                if (kill((pid_t)g->u[i].pid[0], 0) < 0 && errno == ESRCH) {
+                        if (g->u[i].held)
+                                release(g, &g->u[i], now);
+                        g->u[i] = g->u[--g->n];
+                } else {
+                        i++;
+                }
+
         /* the longest held first: the order they came in */
         for (;;) {
                 struct gunit *first = NULL;
