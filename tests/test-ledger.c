@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* The job's unit ledger (issue 37): model/ledger.c. */
+/* The job's unit ledger and the plan from it (issue 37): model/ledger.c,
+ * model/plan.c. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "model/ledger.h"
+#include "model/plan.h"
 #include "model/units.h"
 
 static struct unit row(int kind, const char *name, const char *path, double peak, double cpu,
@@ -132,11 +136,97 @@ static void test_even_and_cap(void **state)
         ledger_free(NULL);
 }
 
+/* Two heavy units beside four light ones, one after the other in a run. */
+static struct ledger *mixed(void)
+{
+        struct ledger *l;
+        struct unit r[6];
+
+        for (int i = 0; i < 6; i++) {
+                char name[16];
+
+                snprintf(name, sizeof(name), "u%d.cpp", i);
+                r[i] = row(UNITS_COMPILE, name, "", i < 2 ? 60 : 25, 1, i, i + 1, 0);
+        }
+        assert_int_equal(ledger_new(&l), 0);
+        assert_int_equal(ledger_add_run(l, r, 6), 0);
+        return l;
+}
+
+static void test_plan(void **state)
+{
+        struct ledger *l = mixed();
+        struct plan p;
+
+        (void)state;
+        assert_float_equal(plan_headroom_mb(512), 64, 1e-9);
+        assert_float_equal(plan_headroom_mb(16384), 1024, 1e-9);
+        /* 140 MiB free of 4 CPUs: 60+60 fits, 60+60+25 does not; each heavy above
+         * its share (35); a pool of one keeps 60 + 3 * 25 = 135 */
+        assert_int_equal(plan_make(l, 150, 4, 10, &p), 0);
+        assert_int_equal(p.units, 6);
+        assert_int_equal(p.j_fit, 2);
+        assert_int_equal(p.nsteps, 4);
+        assert_float_equal(p.steps[3].worst_mb, 170, 1e-9);
+        assert_false(p.steps[2].fits);
+        assert_int_equal(p.nheavy, 2);
+        assert_float_equal(p.light_mb, 25, 1e-9);
+        assert_int_equal(p.pool_depth, 1);
+        assert_int_equal(p.j_pooled, 4);
+        /* one at a time, in their usual order: 6 s, never two at once */
+        assert_float_equal(p.steps[0].wall_s, 6, 1e-9);
+        assert_float_equal(p.steps[0].sched_mb, 60, 1e-9);
+        /* two slots: the two heavy first, together */
+        assert_float_equal(p.steps[1].sched_mb, 120, 1e-9);
+        assert_float_equal(p.steps[1].wall_s, 3, 1e-9);
+        /* room for all: no heavy unit, no pool */
+        assert_int_equal(plan_make(l, 4096, 4, 256, &p), 0);
+        assert_int_equal(p.j_fit, 4);
+        assert_int_equal(p.nheavy, 0);
+        assert_int_equal(p.pool_depth, 0);
+        /* not one fits */
+        assert_int_equal(plan_make(l, 50, 2, 0, &p), 0);
+        assert_int_equal(p.j_fit, 0);
+        ledger_free(l);
+        /* an empty ledger has no plan */
+        assert_int_equal(ledger_new(&l), 0);
+        assert_int_equal(plan_make(l, 1024, 2, 64, &p), -ENODATA);
+        ledger_free(l);
+}
+
+static void test_cmake_target(void **state)
+{
+        static const struct {
+                const char *dir, *want;
+        } cases[] = {
+            {"CMakeFiles/heavylib.dir", "heavylib"},
+            {"CMakeFiles/app.dir/src/sub", "app"},
+            {"build/CMakeFiles/x_y-z.dir/a", "x_y-z"},
+            {"CMakeFiles/.dir", NULL},
+            {"NotCMakeFiles/a.dir", NULL},
+            {"CMakeFiles/plain", NULL},
+            {"", NULL},
+        };
+        char buf[64];
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                bool ok = plan_cmake_target(cases[i].dir, buf, sizeof(buf));
+
+                assert_int_equal(ok, cases[i].want != NULL);
+                if (ok)
+                        assert_string_equal(buf, cases[i].want);
+        }
+        assert_false(plan_cmake_target("CMakeFiles/longname.dir", buf, 4));
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_medians),
             cmocka_unit_test(test_even_and_cap),
+            cmocka_unit_test(test_plan),
+            cmocka_unit_test(test_cmake_target),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

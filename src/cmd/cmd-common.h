@@ -48,6 +48,9 @@ enum {
         OPT_MEMORY_MAX,
         OPT_MEMORY_HIGH,
         OPT_MEMORY_GUARD,
+        OPT_PLAN_MEMORY,
+        OPT_CPUS,
+        OPT_HEADROOM,
         OPT_KILL_LEFTOVERS,
         OPT_PID,
         OPT_STAGE_LOG_DIR,
@@ -102,6 +105,7 @@ enum {
         CMDS_PRUNE = 1 << 11,
         CMDS_COMPARE = 1 << 12,
         CMDS_BENCH = 1 << 13,
+        CMDS_PLAN = 1 << 14,
 };
 
 /* The mask of the command called name, or 0. */
@@ -132,6 +136,7 @@ struct common_opts {
         enum cgroup_mode cgroup_mode;
         uint64_t memory_max, memory_high;
         bool memory_guard;       /* run --memory-guard[=HEADROOM] */
+        uint64_t plan_memory, plan_cpus; /* plan --memory, --cpus; 0: this host's */
         double guard_headroom_mb; /* NAN: the default */
         /* watch */
         uint64_t pid;

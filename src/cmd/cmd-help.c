@@ -207,6 +207,30 @@ static const struct {
      "Exit status: 0, 1 when a run is not there, there are fewer than two finished\n"
      "runs (--last) or the database is missing or unreadable, 2 bad usage.\n",
      0, 0},
+    {"plan",
+     "usage: buildtel plan [--job NAME] [--memory SIZE] [--cpus N] [--headroom SIZE]\n"
+     "                     [--json] [--db PATH]\n"
+     "\n"
+     "From the job's unit ledger (each compile and link unit's median peak, CPU and\n"
+     "wall over its last 10 recorded runs; a unit a compiler cache served measures\n"
+     "nothing) a plan for a machine, this one unless --memory and --cpus: the -j\n"
+     "whose worst case fits (its heaviest units at once, with the headroom kept\n"
+     "free); per -j the worst case, the most at once as the units would run in their\n"
+     "usual order, and the wall time (the units alone: dependencies are not known);\n"
+     "the heavy units (each above its share of the memory) and the depth of a pool\n"
+     "that lets the rest run at every CPU, as snippets to paste: a ninja pool, CMake's\n"
+     "JOB_POOLS (per source from CMake 4.2, per target before), and for make the\n"
+     "-j that fits. The job is --job, $BUILDTEL_JOB or the CI's, else the newest\n"
+     "run's. run --memory-guard holds compiles back while a build runs.\n"
+     "\n"
+     "  buildtel plan --memory 16G --cpus 8\n"
+     "\n",
+     CMDS_PLAN, OPTG_MAIN},
+    {"plan",
+     "\n"
+     "Exit status: 0, 1 when the job has no measured unit or the database is missing\n"
+     "or unreadable, 2 bad usage.\n",
+     0, 0},
     {"layers",
      "usage: buildtel layers [--json] [--limit N] [--since WHEN] [--db PATH]\n"
      "\n"

@@ -224,6 +224,17 @@ static int set_memory_guard(struct common_opts *o, const char *cmd, const char *
         return 0;
 }
 
+/* plan --headroom SIZE */
+static int set_headroom(struct common_opts *o, const char *cmd, const char *arg)
+{
+        uint64_t v;
+
+        if (parse_size_str(arg, &v) < 0)
+                return bad(cmd, "--headroom", "a size (256M, 1G)", arg);
+        o->guard_headroom_mb = (double)v / 1048576.0;
+        return 0;
+}
+
 /* prune's limits (--keep and --max-size: the table) */
 static int set_older_than(struct common_opts *o, const char *cmd, const char *arg)
 {
@@ -261,7 +272,8 @@ enum opt_kind {
 #define B CMDS_BENCH
 #define RWS (CMDS_RUN | CMDS_WATCH | CMDS_SUMMARIZE)
 #define RWE (CMDS_RUN | CMDS_WATCH | CMDS_EXPORT)
-#define HIST (CMDS_STATUS | CMDS_TOP | CMDS_INSPECT | CMDS_LAYERS | CMDS_CACHE | CMDS_COMPARE)
+#define HIST \
+        (CMDS_STATUS | CMDS_TOP | CMDS_INSPECT | CMDS_LAYERS | CMDS_CACHE | CMDS_COMPARE | CMDS_PLAN)
 #define LISTS (CMDS_STATUS | CMDS_LAYERS)
 #define ALL_CMDS (B | RWS | CMDS_EXPORT | CMDS_REPORT | HIST | CMDS_IMPORT_BUILDX | CMDS_PRUNE)
 /* Every option of the commands above, in the order `help CMD` lists them. */
@@ -292,7 +304,7 @@ static const struct cmd_option {
      "others can write that is not sticky, falls back to\n"
      "$TMPDIR/buildtel-UID/logs)",
      NONEMPTY(rec.log_dir)},
-    {OPT_JOB, "job", NULL, 0, "NAME", RW | CMDS_STATUS | CMDS_COMPARE | B, OPTG_MAIN,
+    {OPT_JOB, "job", NULL, 0, "NAME", RW | CMDS_STATUS | CMDS_COMPARE | B | CMDS_PLAN, OPTG_MAIN,
      "what repeats, to compare a run with (default\n"
      "$BUILDTEL_JOB, else GitHub's $GITHUB_WORKFLOW/$GITHUB_JOB,\n"
      "GitLab's $CI_PROJECT_PATH/$CI_JOB_NAME, else from the cwd\n"
@@ -376,8 +388,16 @@ static const struct cmd_option {
      "following it, and switching when a newer one appears",
      AT(stage_log_dir)},
     {OPT_JSON, "json", NULL, 0, NULL,
-     CMDS_SUMMARIZE | CMDS_STATUS | CMDS_INSPECT | CMDS_LAYERS | CMDS_CACHE | CMDS_COMPARE,
+     CMDS_SUMMARIZE | CMDS_STATUS | CMDS_INSPECT | CMDS_LAYERS | CMDS_CACHE | CMDS_COMPARE |
+         CMDS_PLAN,
      OPTG_MAIN, "print the JSON form", AT(json)},
+    {OPT_PLAN_MEMORY, "memory", NULL, 0, "SIZE", CMDS_PLAN, OPTG_MAIN,
+     "the memory to plan for (default: this host's)",
+     NUM(plan_memory, OPTK_SIZE, 1 << 20, HUGE_VAL, "a size of at least 1M (512M, 16G, ...)")},
+    {OPT_CPUS, "cpus", NULL, 0, "N", CMDS_PLAN, OPTG_MAIN,
+     "the CPUs to plan for (default: this host's)", NUM(plan_cpus, OPTK_U64, 1, 64, "1 to 64")},
+    {OPT_HEADROOM, "headroom", NULL, 0, "SIZE", CMDS_PLAN, OPTG_MAIN,
+     "keep SIZE free (default: a 16th of the memory, at least 64M)", CALL(set_headroom)},
     {OPT_LIMIT, "limit", NULL, 0, "N", LISTS, OPTG_MAIN, "at most N rows (status: 20 by default)",
      NUM(limit, OPTK_U64, 1, 1000000, "a number from 1 to 1000000")},
     {OPT_SINCE, "since", NULL, 0, "WHEN", LISTS, OPTG_MAIN,
@@ -595,6 +615,7 @@ static const struct {
     {CMDS_EXPORT, "export"},
     {CMDS_REPORT, "report"},
     {CMDS_STATUS, "status"},
+    {CMDS_PLAN, "plan"},
     {CMDS_TOP, "top"},
     {CMDS_INSPECT, "inspect"},
     {CMDS_LAYERS, "layers"},

@@ -39,6 +39,7 @@ int cmd_status(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_layers(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_export(int argc, char **argv);

@@ -18,6 +18,7 @@ static const struct cmd commands[] = {
     {"prune", cmd_prune, "remove the oldest finished runs' files and history rows"},
     {"inspect", cmd_inspect, "one run in detail (the latest by default)"},
     {"compare", cmd_compare, "two runs side by side, what changed most first"},
+    {"plan", cmd_plan, "the -j that fits a machine, and the pool for the heavy units"},
     {"layers", cmd_layers, "layer-cache reuse per target, from the latest builds"},
     {"cache", cmd_cache, "compiler-cache figures now, and the change since last time"},
     {"import-buildx", cmd_import_buildx, "a build's figures from docker buildx history"},

@@ -12,7 +12,7 @@
 /* A unit and its figures, one a run that measured it. */
 struct entry {
         struct ledger_unit u;
-        float peak[LEDGER_RUNS], cpu[LEDGER_RUNS], wall[LEDGER_RUNS];
+        float peak[LEDGER_RUNS], cpu[LEDGER_RUNS], wall[LEDGER_RUNS], start[LEDGER_RUNS];
         unsigned last; /* the run that measured it last, from 1 */
 };
 
@@ -119,6 +119,7 @@ int ledger_add_run(struct ledger *l, const struct unit *rows, size_t n)
                         }
                         e = memset(&l->v[l->n++], 0, sizeof(*e));
                         e->u = key;
+                        copy_utf8_str(e->u.dir, sizeof(e->u.dir), r->dir);
                 }
                 if (e->last == l->runs + 1)
                         continue; /* twice in one run: the first row */
@@ -126,10 +127,12 @@ int ledger_add_run(struct ledger *l, const struct unit *rows, size_t n)
                 e->peak[e->u.runs] = (float)r->peak_mb;
                 e->cpu[e->u.runs] = (float)r->cpu_s;
                 e->wall[e->u.runs] = (float)(r->last_s - r->first_s);
+                e->start[e->u.runs] = (float)r->first_s;
                 e->u.runs++;
                 e->u.peak_mb = median(e->peak, e->u.runs);
                 e->u.cpu_s = median(e->cpu, e->u.runs);
                 e->u.wall_s = median(e->wall, e->u.runs);
+                e->u.start_s = median(e->start, e->u.runs);
         }
         l->runs++;
         return 0;

@@ -16,7 +16,9 @@ struct ledger_unit {
         int kind; /* enum units_kind */
         char name[UNITS_NAME_MAX + 1];
         char path[UNITS_PATH_MAX + 1]; /* "" unknown */
+        char dir[UNITS_NAME_MAX + 1];  /* its output's directory (its first run's); "" */
         double peak_mb, cpu_s, wall_s; /* the medians of its runs */
+        double start_s;                /* and of when it started in them */
         unsigned runs;                 /* how many measured it */
 };
 

@@ -356,7 +356,7 @@ int units_put(struct units *u, const struct unit *row)
         r->key = key;
         memcpy(r->base, row->name, sizeof(r->base));
         copy_utf8_str(r->ident, sizeof(r->ident), ident);
-        r->std[0] = r->dir[0] = '\0';
+        r->std[0] = '\0'; /* dir kept: the history has it (the plan's CMake targets) */
         u->ended_cpu[r - u->rows] = 0.0;
         return 0;
 }

@@ -234,8 +234,8 @@ int store_units_insert(struct store *st, int64_t run, const struct unit *rows, s
         int r =
             store_prepare(st,
                           "INSERT OR REPLACE INTO units (run, kind, name, tool, first_elapsed_s,"
-                          " last_elapsed_s, peak_mb, peak_elapsed_s, cpu_s, path, source, cache)"
-                          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                          " last_elapsed_s, peak_mb, peak_elapsed_s, cpu_s, path, source, cache, dir)"
+                          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                           &s);
 
         for (size_t i = 0; r >= 0 && i < n; i++) {
@@ -254,6 +254,7 @@ int store_units_insert(struct store *st, int64_t run, const struct unit *rows, s
                 sqlite3_bind_text(s, 10, u->path, -1, SQLITE_STATIC);
                 store_bind_text(s, 11, u->exact ? "taskstats" : "sampled");
                 store_bind_text(s, 12, u->cache ? units_cache_name(u->cache) : NULL);
+                store_bind_text(s, 13, u->dir[0] ? u->dir : NULL);
                 r = store_step_done(st, s);
         }
         sqlite3_finalize(s);
@@ -288,6 +289,7 @@ static int unit_row(void *ctx, sqlite3_stmt *s)
         column_copy(s, 1, row.tool, sizeof(row.tool));
         column_copy(s, 2, row.name, sizeof(row.name));
         column_copy(s, 8, row.path, sizeof(row.path));
+        column_copy(s, 11, row.dir, sizeof(row.dir));
         if (row.path[0] != '/')
                 row.path[0] = '\0';
         if (units_put(w->u, &row) >= 0)
@@ -301,7 +303,7 @@ int store_units_read(struct store *st, int64_t run, struct units *u)
         int64_t n =
             store_query(st,
                         "SELECT kind, tool, name, first_elapsed_s, last_elapsed_s, peak_mb,"
-                        " peak_elapsed_s, cpu_s, path, source, cache FROM units WHERE run = ?"
+                        " peak_elapsed_s, cpu_s, path, source, cache, dir FROM units WHERE run = ?"
                         " ORDER BY rowid",
                         UNITS_MAX, unit_row, &w, "i", run);
 

@@ -189,10 +189,15 @@ static const char schema_v11[] = "ALTER TABLE runs ADD COLUMN ninja_done INTEGER
 static const char schema_v12[] = "ALTER TABLE units ADD COLUMN source TEXT;"
                                  "ALTER TABLE units ADD COLUMN cache TEXT;";
 
+/* Version 13: a unit's output directory (its tail, as the units table
+ * has it): the plan names the CMake target of a heavy unit from it. */
+static const char schema_v13[] = "ALTER TABLE units ADD COLUMN dir TEXT;";
+
 /* migrations[v] takes a file from version v to v + 1. */
 static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4,
                                          schema_v5, schema_v6, schema_v7, schema_v8,
-                                         schema_v9, schema_v10, schema_v11, schema_v12};
+                                         schema_v9, schema_v10, schema_v11, schema_v12,
+                                         schema_v13};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
 
 struct store {

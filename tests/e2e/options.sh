@@ -24,7 +24,8 @@ def man_arg(a):
 for cmd, name, arg, alias in rows:
     for n in [name] + ([alias] if alias else []):
         names.add(n)
-        want = '*' + n + '*' + (' ' + man_arg(arg) if arg else '')
+        # an optional argument "[=X]" is written on: *--name*[=_X_]
+        want = '*' + n + '*' + ((man_arg(arg) if arg.startswith('[') else ' ' + man_arg(arg)) if arg else '')
         if not any(want in d and (arg or (want + ' _') not in d) for d in defs):
             print(f'{cmd} {n}: no man page line with "{want}"')
             bad += 1

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+#include "render/plan.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <string.h>
+
+#include "model/ledger.h"
+#include "model/run.h"
+#include "model/units.h"
+#include "render/jsonw.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+static void put_text(struct dwriter *w, const char *s)
+{
+        if (dw_ok(w))
+                dw_check(w, run_append_utf8_lossy(w->b, s, strlen(s), true));
+}
+
+static void put_size(struct dwriter *w, double mb)
+{
+        char b[32];
+
+        fmt_size_mib(mb, b, sizeof(b));
+        dw_puts(w, b);
+}
+
+/* A CMake quoted argument: \, " and $ escaped. */
+static void put_cmake_arg(struct dwriter *w, const char *s)
+{
+        dw_puts(w, " \"");
+        for (const char *c = s; *c; c++) {
+                if (strchr("\\\"$", *c))
+                        dw_puts(w, "\\");
+                if ((unsigned char)*c >= 0x20)
+                        dw_append(w, c, 1);
+        }
+        dw_puts(w, "\"");
+}
+
+static size_t listed(const struct plan *p)
+{
+        return MIN(p->nheavy, (size_t)PLAN_HEAVY_MAX);
+}
+
+/* The snippets: a ninja pool, CMake's JOB_POOLS, make's advice. */
+static void snippets(struct ledger *l, const struct plan *p, struct dwriter *ninja,
+                     struct dwriter *cmake, struct dwriter *make)
+{
+        char t[UNITS_NAME_MAX + 1], seen[PLAN_HEAVY_MAX][UNITS_NAME_MAX + 1];
+        size_t nseen = 0;
+        bool any_src = false;
+
+        dw_printf(ninja,
+                  "pool heavy\n  depth = %u\n# and in each edge that builds one of these:\n#   "
+                  "pool = heavy\n",
+                  p->pool_depth);
+        for (size_t i = 0; i < listed(p); i++) {
+                dw_puts(ninja, "#   ");
+                put_text(ninja,
+                         ledger_at(l, i)->path[0] ? ledger_at(l, i)->path : ledger_at(l, i)->name);
+                dw_puts(ninja, "\n");
+        }
+        dw_printf(cmake, "set_property(GLOBAL APPEND PROPERTY JOB_POOLS heavy=%u)\n",
+                  p->pool_depth);
+        for (size_t i = 0; i < listed(p); i++) {
+                const struct ledger_unit *u = ledger_at(l, i);
+
+                if (u->kind != UNITS_COMPILE || !u->path[0])
+                        continue;
+                dw_puts(cmake,
+                        any_src ? "" : "# CMake 4.2 and later: these sources\nset_property(SOURCE");
+                put_cmake_arg(cmake, u->path);
+                any_src = true;
+        }
+        dw_puts(cmake, any_src ? " PROPERTY JOB_POOL_COMPILE heavy)\n" : "");
+        /* before 4.2 a pool is a target's: every compile of those targets */
+        for (size_t i = 0; i < listed(p); i++) {
+                const struct ledger_unit *u = ledger_at(l, i);
+                bool link = u->kind == UNITS_LINK, dup = false;
+
+                if (link) {
+                        const char *b = strrchr(u->name, '/');
+
+                        copy_utf8_str(t, sizeof(t), b ? b + 1 : u->name);
+                } else if (!plan_cmake_target(u->dir, t, sizeof(t))) {
+                        continue;
+                }
+                for (size_t k = 0; k < nseen && !dup; k++)
+                        dup = strcmp(seen[k], t) == 0;
+                if (dup)
+                        continue;
+                memcpy(seen[nseen++], t, sizeof(t));
+                dw_puts(cmake, nseen == 1 ? "# CMake before 4.2: their targets\n" : "");
+                dw_puts(cmake, "set_property(TARGET");
+                put_cmake_arg(cmake, t);
+                dw_printf(cmake, " PROPERTY JOB_POOL_%s heavy)\n", link ? "LINK" : "COMPILE");
+        }
+        dw_printf(make,
+                  "make has no pools: make -j%u fits; or build the heavy ones first at -j%u, then "
+                  "the rest at -j%u",
+                  MAX(p->j_fit, 1u), MAX(p->pool_depth, 1u), p->cpus);
+}
+
+int render_plan_text(const char *job, unsigned runs, struct ledger *l, const struct plan *p,
+                     struct dbuf *out)
+{
+        struct dwriter w = DWRITER_INIT(out);
+        struct dbuf nb = DBUF_INIT, cb = DBUF_INIT, mb = DBUF_INIT;
+        struct dwriter nw = DWRITER_INIT(&nb), cw = DWRITER_INIT(&cb), mw = DWRITER_INIT(&mb);
+        char d[FMT_DURATION_LEN];
+
+        dw_puts(&w, "plan for job ");
+        put_text(&w, job);
+        dw_printf(&w, ": %zu units from its last %u runs; for ", p->units, runs);
+        put_size(&w, p->memory_mb);
+        dw_printf(&w, " and %u CPUs, keeping ", p->cpus);
+        put_size(&w, p->headroom_mb);
+        dw_puts(&w, " free\n");
+        if (p->j_fit == 0) {
+                dw_puts(&w, "  -j that fits: none: the heaviest unit alone needs ");
+                put_size(&w, p->steps[0].worst_mb);
+                dw_puts(&w, "\n");
+        } else {
+                if (p->j_fit == 1)
+                        dw_puts(&w, "  -j that fits: 1 (the heaviest unit needs ");
+                else
+                        dw_printf(&w, "  -j that fits: %u (the %u heaviest units at once need ",
+                                  p->j_fit, p->j_fit);
+                put_size(&w, p->steps[p->j_fit - 1].worst_mb);
+                dw_puts(&w, ")\n");
+        }
+        dw_puts(
+            &w,
+            "\n    -j  worst case  as scheduled  wall (the units alone, in their usual order)\n");
+        for (size_t i = 0; i < p->nsteps; i++) {
+                const struct plan_step *s = &p->steps[i];
+                char a[32], b[32];
+
+                fmt_size_mib(s->worst_mb, a, sizeof(a));
+                fmt_size_mib(s->sched_mb, b, sizeof(b));
+                dw_printf(&w, "  %4u  %10s  %12s  %s%s\n", s->j, a, b,
+                          fmt_duration(s->wall_s, FMT_DURATION_EXACT, d),
+                          s->fits ? "" : "  (too much)");
+        }
+        if (p->nheavy == 0 || p->pool_depth == 0) {
+                dw_puts(&w, p->nheavy == 0 ? "\nno unit needs more than its share: no pool needed\n"
+                            : p->nheavy == p->units
+                                ? "\nevery unit is heavy: a pool would hold them all; "
+                                  "the -j that fits is the plan\n"
+                                : "\nno pool lets more run: keep the -j that fits\n");
+                return dw_ok(&w) ? 0 : w.err;
+        }
+        dw_printf(&w, "\nheavy units (each above its share, ");
+        put_size(&w, (p->memory_mb - p->headroom_mb) / p->cpus);
+        dw_printf(&w, "): %zu; a pool of depth %u lets the rest run at -j%u\n", p->nheavy,
+                  p->pool_depth, p->j_pooled);
+        for (size_t i = 0; i < listed(p); i++) {
+                const struct ledger_unit *u = ledger_at(l, i);
+
+                dw_puts(&w, "  ");
+                put_size(&w, u->peak_mb);
+                dw_puts(&w, "  ");
+                put_text(&w, u->path[0] ? u->path : u->name);
+                dw_printf(&w, "  (%u run%s)\n", u->runs, u->runs == 1 ? "" : "s");
+        }
+        if (p->nheavy > listed(p))
+                dw_printf(&w, "  and %zu more\n", p->nheavy - listed(p));
+        snippets(l, p, &nw, &cw, &mw);
+        dw_check(&w, nw.err < 0 ? nw.err : cw.err < 0 ? cw.err : mw.err);
+        dw_puts(&w, "\nninja (build.ninja):\n");
+        dw_puts(&w, nb.p ? nb.p : "");
+        dw_puts(&w, "\nCMake (CMakeLists.txt, the Ninja generator):\n");
+        dw_puts(&w, cb.p ? cb.p : "");
+        dw_puts(&w, "\nmake:\n");
+        dw_puts(&w, mb.p ? mb.p : "");
+        dw_puts(&w, "\n");
+        dbuf_release(&nb);
+        dbuf_release(&cb);
+        dbuf_release(&mb);
+        return dw_ok(&w) ? 0 : w.err;
+}
+
+int render_plan_json(const char *job, unsigned runs, struct ledger *l, const struct plan *p,
+                     struct dbuf *out)
+{
+        struct dbuf nb = DBUF_INIT, cb = DBUF_INIT, mb = DBUF_INIT;
+        struct dwriter nw = DWRITER_INIT(&nb), cw = DWRITER_INIT(&cb), mw = DWRITER_INIT(&mb);
+        json_t *steps = json_array(), *heavy = json_array(), *o;
+        int r;
+
+        for (size_t i = 0; steps && i < p->nsteps; i++) {
+                const struct plan_step *s = &p->steps[i];
+
+                json_array_append_new(steps,
+                                      json_pack("{s:I, s:f, s:f, s:f, s:b}", "j", (json_int_t)s->j,
+                                                "worst_mb", s->worst_mb, "scheduled_mb",
+                                                s->sched_mb, "wall_s", s->wall_s, "fits", s->fits));
+        }
+        for (size_t i = 0; heavy && i < listed(p); i++) {
+                const struct ledger_unit *u = ledger_at(l, i);
+
+                json_array_append_new(
+                    heavy, json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:I}", "kind",
+                                     u->kind == UNITS_LINK ? "link" : "compile", "name",
+                                     jsonw_str(u->name), "path", jsonw_text(u->path), "peak_mb",
+                                     jsonw_real(u->peak_mb), "cpu_s", jsonw_real(u->cpu_s),
+                                     "wall_s", jsonw_real(u->wall_s), "runs", (json_int_t)u->runs));
+        }
+        if (p->pool_depth)
+                snippets(l, p, &nw, &cw, &mw);
+        o = json_pack("{s:o, s:I, s:I, s:f, s:I, s:f, s:I, s:o, s:I, s:o, s:I, s:I, s:o}", "job",
+                      jsonw_str(job), "runs", (json_int_t)runs, "units", (json_int_t)p->units,
+                      "memory_mb", p->memory_mb, "cpus", (json_int_t)p->cpus, "headroom_mb",
+                      p->headroom_mb, "j_fit", (json_int_t)p->j_fit, "steps", steps, "heavy_count",
+                      (json_int_t)p->nheavy, "heavy", heavy, "pool_depth",
+                      (json_int_t)p->pool_depth, "j_with_pool", (json_int_t)p->j_pooled, "snippets",
+                      p->pool_depth ? json_pack("{s:o, s:o, s:o}", "ninja", jsonw_text(nb.p),
+                                                "cmake", jsonw_text(cb.p), "make", jsonw_text(mb.p))
+                                    : json_null());
+        r = o && nw.err >= 0 && cw.err >= 0 && mw.err >= 0
+                ? jsonw_dump(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER, out)
+                : -ENOMEM;
+        json_decref(o);
+        dbuf_release(&nb);
+        dbuf_release(&cb);
+        dbuf_release(&mb);
+        return r;
+}
