@@ -154,6 +154,14 @@ static void card_oom(struct dwriter *w, const struct run_model *m)
                 dw_puts(w, "; least available ");
                 put_mib(w, s->mem_avail_min.value);
         }
+        if (m->run->guard.on) {
+                const struct run_guard *g = &m->run->guard;
+
+                dw_printf(w, "; the memory guard held %llu of %llu compiles back",
+                          (unsigned long long)g->held, (unsigned long long)g->units);
+                if (g->held)
+                        dw_printf(w, ", %s in all", fmt_duration(g->held_s, FMT_DURATION_EXACT, d));
+        }
         dw_puts(w, "</div></div>");
 }
 

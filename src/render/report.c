@@ -291,6 +291,10 @@ static void md_facts(struct dwriter *w, const struct run_model *m)
                         report_md_escape(w, e, strlen(e));
                 }
         }
+        if (ri->guard.on)
+                dw_printf(w, " |\n| memory guard | held %llu of %llu compiles back, %s in all",
+                          (unsigned long long)ri->guard.held, (unsigned long long)ri->guard.units,
+                          fmt_duration(ri->guard.held_s, FMT_DURATION_EXACT, d));
         dw_printf(w, " |\n| duration | %s |\n| samples | %llu |\n\n",
                   fmt_duration(f ? f->duration_s : NAN, FMT_DURATION_EXACT, d),
                   (unsigned long long)m->summary->samples);

@@ -67,6 +67,9 @@ check "guarded: summary.txt's line" grep -Eq \
 line=$(grep '^  memory guard:' "$L/resources-guarded.summary.txt")
 check "summarize of the files says the same" grep -qxF "$line" "$T/s-files.txt"
 check "summarize of the history says the same" grep -qxF "$line" "$T/s-db.txt"
+check "the report says it" grep -q "the memory guard held [1-5] of 6 compiles back" "$L/report-guarded.html"
+"$BUILDTEL" report --db "$T/h.db" --format markdown guarded >"$T/g.md" 2>&1
+check "the job summary says it" grep -Eq '^\| memory guard \| held [1-5] of 6 compiles back, [0-9.]+s in all \|$' "$T/g.md"
 check "no compile of ours is left stopped" sh -c \
         "! ps -eo stat,comm | awk '\$1 ~ /^T/ && (\$2 == \"cc1plus\" || \$2 == \"memhog\")' | grep -q ."
 
