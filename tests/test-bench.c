@@ -218,8 +218,8 @@ static void test_series_render(void **state)
              .cached = 8},
         };
         static const char ids[3][BENCH_RUN_ID_MAX] = {"r1", "r2", "r3"};
-        struct bench_series s[2] = {{"make -j8 | tee log", 3, fa, ids},
-                                    {"docker build .", 3, fb, ids}};
+        struct bench_series s[2] = {{"make -j8 | tee log", 3, fa, ids, NULL, NULL},
+                                    {"docker build .", 3, fb, ids, NULL, NULL}};
         struct bench_result r[2];
         struct bench_cmp cmp[1];
         struct bench_view v = {.s = s, .r = r, .n = 2, .cmp = cmp};

@@ -26,15 +26,27 @@
 #include "util/util.h"
 
 #define BENCH_HOOK_TIMEOUT_S 86400.0
+#define BENCH_PARAM_VALUES 100
+
+/* hyperfine's --parameter-scan NAME MIN MAX [-D STEP] and --parameter-list
+ * NAME V1,V2,...: each BUILD run once per value, {NAME} replaced. */
+struct scan {
+        const char *name;
+        char *values[BENCH_PARAM_VALUES];
+        size_t n;
+        char *list; /* --parameter-list's, split in place */
+};
 
 struct bench_cmdrun {
         struct run_figures *f;
         char (*run_id)[BENCH_RUN_ID_MAX];
         size_t n;
+        const char *param, *value; /* of a parameter scan; NULL none */
 };
 
 struct bench {
         const struct common_opts *tmpl; /* the parsed options: copied for each run */
+        const struct scan *scan;        /* NULL: none */
         const struct child_fds *given;
         bool have_facts;
         struct run_figures facts; /* the last run's, from on_finish */
@@ -178,7 +190,12 @@ static int series(struct bench *B, char *cmd, struct bench_cmdrun *c)
         for (uint64_t i = 0; i < o->bench_runs; i++) {
                 if (o->prepare && hook(B, "prepare", o->prepare) < 0)
                         return 1;
+                if (isatty(STDERR_FILENO)) /* hyperfine's progress, on a terminal */
+                        fprintf(stderr, "\r\033[Kbuildtel bench: %s: run %llu of %llu", cmd,
+                                (unsigned long long)i + 1, (unsigned long long)o->bench_runs);
                 st = one_run(B, cmd, &c->f[c->n], c->run_id[c->n]);
+                if (isatty(STDERR_FILENO))
+                        fputs("\r\033[K", stderr);
                 c->n++;
                 if ((st = failed(o, cmd, st, c->run_id[c->n - 1])))
                         return st;
@@ -245,7 +262,9 @@ static int conclude(const struct common_opts *o, char **cmds, struct bench_cmdru
                     (struct bench_series){.command = cmds[i],
                                           .n = c[i].n,
                                           .f = c[i].f,
-                                          .run_id = (const char(*)[BENCH_RUN_ID_MAX])c[i].run_id};
+                                          .run_id = (const char(*)[BENCH_RUN_ID_MAX])c[i].run_id,
+                                          .param = c[i].param,
+                                          .value = c[i].value};
                 if (bench_result_of(&s[i], &r[i]) < 0)
                         goto out;
         }
@@ -265,6 +284,7 @@ out:
 static int bench_all(struct bench *B, char **cmds, size_t n)
 {
         struct bench_cmdrun *c = calloc(n, sizeof(*c));
+        size_t per = B->scan ? B->scan->n : 0;
         int st = 0;
 
         if (!c) {
@@ -272,6 +292,10 @@ static int bench_all(struct bench *B, char **cmds, size_t n)
                 return EXIT_BT_INTERNAL;
         }
         for (size_t i = 0; i < n && st == 0; i++) {
+                if (per) {
+                        c[i].param = B->scan->name;
+                        c[i].value = B->scan->values[i % per];
+                }
                 c[i].f = calloc(B->tmpl->bench_runs, sizeof(*c[i].f));
                 c[i].run_id = calloc(B->tmpl->bench_runs, sizeof(*c[i].run_id));
                 if (!c[i].f || !c[i].run_id) {
@@ -291,16 +315,125 @@ static int bench_all(struct bench *B, char **cmds, size_t n)
         return st;
 }
 
+static int bad_scan(const char *what)
+{
+        fprintf(stderr, "buildtel bench: %s\n", what);
+        cmd_print_short_usage("bench");
+        return -1;
+}
+
+/* Take the parameter options out of argv (getopt gives an option one
+ * argument; these take two or three), up to "--". Returns the new argc,
+ * or -1 after saying what is wrong. */
+static int take_scan(int argc, char **argv, struct scan *sc)
+{
+        const char *min = NULL, *max = NULL, *step = NULL;
+        double lo, hi, d = 1;
+        int n = 1;
+
+        for (int i = 1; i < argc; i++) {
+                const char *a = argv[i];
+                bool scan = !strcmp(a, "--parameter-scan") || !strcmp(a, "-P");
+                bool list = !strcmp(a, "--parameter-list") || !strcmp(a, "-L");
+
+                if (!strcmp(a, "--")) {
+                        while (i < argc)
+                                argv[n++] = argv[i++];
+                        break;
+                }
+                if ((scan || list) && sc->name)
+                        return bad_scan("one parameter at most");
+                if (scan && i + 3 < argc) {
+                        sc->name = argv[++i];
+                        min = argv[++i];
+                        max = argv[++i];
+                } else if (list && i + 2 < argc) {
+                        sc->name = argv[++i];
+                        if (!(sc->list = strdup(argv[++i])))
+                                return bad_scan("out of memory");
+                } else if ((!strcmp(a, "--parameter-step-size") || !strcmp(a, "-D")) && i + 1 < argc) {
+                        step = argv[++i];
+                } else if (scan || list) {
+                        return bad_scan("--parameter-scan takes NAME MIN MAX, --parameter-list NAME V1,V2");
+                } else {
+                        argv[n++] = argv[i];
+                }
+        }
+        if (!sc->name)
+                return step ? bad_scan("-D/--parameter-step-size goes with --parameter-scan") : n;
+        if (!sc->name[0] || strpbrk(sc->name, "{}"))
+                return bad_scan("a parameter's name: not empty, no braces");
+        if (sc->list) {
+                char *save = NULL;
+
+                for (char *v = strtok_r(sc->list, ",", &save); v; v = strtok_r(NULL, ",", &save))
+                        if (sc->n < BENCH_PARAM_VALUES)
+                                sc->values[sc->n++] = strdup(v);
+                return sc->n ? n : bad_scan("--parameter-list: no value");
+        }
+        if (parse_double_str(min, &lo) < 0 || parse_double_str(max, &hi) < 0 ||
+            (step && (parse_double_str(step, &d) < 0 || !(d > 0))) || !(lo <= hi) ||
+            (!step && (lo != floor(lo) || hi != floor(hi))))
+                return bad_scan("--parameter-scan: MIN <= MAX, whole numbers (or -D STEP > 0)");
+        for (double v = lo; v <= hi + d * 1e-9 && sc->n < BENCH_PARAM_VALUES; v = lo + d * (double)sc->n) {
+                char buf[32];
+
+                snprintf(buf, sizeof(buf), "%.10g", v);
+                sc->values[sc->n++] = strdup(buf);
+        }
+        return n;
+}
+
+/* Each BUILD once per value, {NAME} replaced; NULL after saying why. */
+static char **expand(const struct scan *sc, char **builds, size_t nb)
+{
+        char **out = calloc(nb * sc->n + 1, sizeof(*out));
+        _cleanup_free_ char *pat = NULL;
+
+        if (!out || asprintf(&pat, "{%s}", sc->name) < 0) {
+                free(out);
+                return NULL;
+        }
+        for (size_t b = 0; b < nb; b++) {
+                if (!strstr(builds[b], pat)) {
+                        fprintf(stderr, "buildtel bench: '%s' does not hold %s\n", builds[b], pat);
+                        goto fail;
+                }
+                for (size_t v = 0; v < sc->n; v++) {
+                        struct dbuf d = DBUF_INIT;
+                        const char *p = builds[b], *q;
+
+                        for (; (q = strstr(p, pat)); p = q + strlen(pat)) {
+                                dbuf_append(&d, p, (size_t)(q - p));
+                                dbuf_puts(&d, sc->values[v] ? sc->values[v] : "");
+                        }
+                        if (dbuf_puts(&d, p) < 0 || !sc->values[v])
+                                goto fail;
+                        out[b * sc->n + v] = d.p;
+                }
+        }
+        return out;
+fail:
+        for (size_t i = 0; i < nb * sc->n; i++)
+                free(out[i]);
+        free(out);
+        return NULL;
+}
+
 int cmd_bench(int argc, char **argv)
 {
         struct common_opts o;
         struct child_fds given;
+        struct scan sc = {.name = NULL};
         struct bench B = {.tmpl = &o, .given = &given};
+        char **cmds = NULL;
         int k, ret = EXIT_BT_USAGE;
 
         if (child_fds_take(&given) < 0)
                 given.overflow = true;
         common_opts_init(&o);
+        if ((argc = take_scan(argc, argv, &sc)) < 0)
+                goto out;
         k = cmd_parse_options(CMDS_BENCH, "bench", argc, argv, &o);
         if (k <= 0) {
                 ret = k == 0 ? 0 : ret;
@@ -316,8 +449,23 @@ int cmd_bench(int argc, char **argv)
                         fprintf(stderr, "buildtel bench: an empty command\n");
                         goto out;
                 }
-        ret = bench_all(&B, argv + k, (size_t)(argc - k));
+        if (sc.name) {
+                if (!(cmds = expand(&sc, argv + k, (size_t)(argc - k)))) {
+                        ret = EXIT_BT_USAGE;
+                        goto out;
+                }
+                B.scan = &sc;
+                ret = bench_all(&B, cmds, (size_t)(argc - k) * sc.n);
+        } else {
+                ret = bench_all(&B, argv + k, (size_t)(argc - k));
+        }
 out:
+        for (size_t i = 0; cmds && cmds[i]; i++)
+                free(cmds[i]);
+        free(cmds);
+        for (size_t i = 0; i < sc.n; i++)
+                free(sc.values[i]);
+        free(sc.list);
         common_opts_release(&o);
         return ret;
 }

@@ -61,7 +61,15 @@ static const struct {
      "warm (compiler-cache hits, some layers cached) or cold, with its memory\n"
      "peaks and cache figures; two or more BUILDs: each against the fastest, the\n"
      "ratio and a Mann-Whitney U test. A failing BUILD stops the bench (-i: go on).\n"
-     "\n",
+     "On a terminal a progress line says which run is going.\n"
+     "\n"
+     "  -P, --parameter-scan NAME MIN MAX [-D STEP]\n"
+     "  -L, --parameter-list NAME V1,V2,...\n"
+     "                         as hyperfine: each BUILD once per value, {NAME}\n"
+     "                         replaced (whole numbers MIN to MAX, or by STEP); a\n"
+     "                         table of wall, CPU and memory peaks per value, and\n"
+     "                         --export-json's \"parameters\"; e.g.\n"
+     "                         bench -P j 1 8 -- 'ninja -j {j}'\n",
      CMDS_BENCH, OPTG_MAIN},
     {"watch",
      "usage: buildtel watch --pid PID [OPTIONS]\n"

@@ -67,6 +67,9 @@ struct bench_series {
         size_t n;
         const struct run_figures *f;
         const char (*run_id)[BENCH_RUN_ID_MAX];
+        /* --parameter-scan/--parameter-list: the parameter and its value
+         * in this command; NULL: none */
+        const char *param, *value;
 };
 
 /* Every figure of a series, derived once: overall and per class. */

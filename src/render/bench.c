@@ -109,9 +109,29 @@ int render_bench_series(const struct bench_view *v, size_t i, struct dbuf *out)
         return w.err;
 }
 
+/* A parameter scan: one row per value, wall, CPU and memory peaks. */
+static void scan_table(struct dwriter *w, const struct bench_view *v)
+{
+        dw_printf(w, "Parameter %s\n  %-10s %10s %10s %12s %12s\n", v->s[0].param, v->s[0].param,
+                  "wall", "cpu", "build peak", "anon peak");
+        for (size_t i = 0; i < v->n; i++) {
+                const struct bench_result *r = &v->r[i];
+                char a[32], b[32];
+
+                fmt_size_mib(r->mem_peak.max, a, sizeof(a));
+                fmt_size_mib(r->mem_anon.max, b, sizeof(b));
+                dw_printf(w, "  %-10s %9.3fs %9.3fs %12s %12s\n", v->s[i].value, r->wall.mean,
+                          r->user.mean + r->sys.mean, a, b);
+        }
+        dw_puts(w, "\n");
+}
+
 int render_bench_summary(const struct bench_view *v, struct dbuf *out)
 {
         struct dwriter w = DWRITER_INIT(out);
+
+        if (v->n && v->s[0].param)
+                scan_table(&w, v);
 
         if (v->nc == 0)
                 return 0;
@@ -209,6 +229,8 @@ static json_t *result_json(const struct bench_series *s, const struct bench_resu
                 return NULL;
         }
         e |= json_object_set_new(o, "command", json_string(s->command));
+        if (s->param)
+                e |= json_object_set_new(o, "parameters", json_pack("{s:s}", s->param, s->value));
         e |= add_stats(o, &r->wall);
         e |= json_object_set_new(o, "user", jsonw_real(r->user.mean));
         e |= json_object_set_new(o, "system", jsonw_real(r->sys.mean));

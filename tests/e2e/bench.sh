@@ -71,6 +71,28 @@ check "p is small (< 0.05; exact 0.0079 for 5 against 5)" awk -v p="$p" 'BEGIN{e
 check "the markdown table has hyperfine's header" grep -q '^| Command | Mean \[ms\] | Min \[ms\] | Max \[ms\] | Relative |' "$T/two.md"
 check "and a row per command" sh -c "grep -q '^| \`sleep 0.1\` |.*| 1.00 |' '$T/two.md' && grep -q '^| \`sleep 0.4\` |' '$T/two.md'"
 
+# --parameter-scan over -j (issue 37): two 60 MiB jobs, one then both at once
+: "${MEMHOG:?MEMHOG must name the memhog helper}"
+mkdir -p "$T/scan"
+printf 'all: a b\na b:\n\t@"%s" 60 1 >/dev/null\n' "$MEMHOG" >"$T/scan/Makefile"
+(cd "$T/scan" && "$BUILDTEL" bench --runs 1 --interval 0.2 --db "$DB" --log-dir "$L" --no-report --parameter-scan j 1 2 \
+        --export-json "$T/scan.json" -- 'make -j{j}' >"$T/scan.out" 2>"$T/scan.err")
+expect_eq "--parameter-scan j 1 2: exit 0" "$?" 0 || cat "$T/scan.err"
+check "a row per -j with wall, cpu and peaks" sh -c "grep -A3 '^Parameter j' '$T/scan.out' | grep -Eq '^  2 +[0-9.]+s +[0-9.]+s +[0-9.]+ MiB'"
+check "the JSON: each command with its parameter; both at once hold more" /usr/bin/python3 - "$T/scan.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+print("#", [(x["command"], x["parameters"], x["mem_peak_mb"]) for x in r])
+sys.exit(not (len(r) == 2 and r[0]["command"] == "make -j1" and r[0]["parameters"] == {"j": "1"} and
+              r[1]["parameters"] == {"j": "2"} and
+              r[1]["mem_peak_mb"][0] > r[0]["mem_peak_mb"][0] + 30))
+PY
+"$BUILDTEL" bench --runs 1 --db "$DB" --log-dir "$L" --parameter-list j 1,3 -- 'make -j4' 2>"$T/nopat.err"
+expect_eq "a command without {j}: usage status" "$?" 2
+check "and says so" grep -q "does not hold {j}" "$T/nopat.err"
+"$BUILDTEL" bench --runs 1 --db "$DB" --log-dir "$L" --parameter-scan j 3 1 -- 'make -j{j}' 2>"$T/badscan.err"
+expect_eq "MIN > MAX: usage status" "$?" 2
+
 # Bad input: one clear line, a nonzero status.
 "$BUILDTEL" bench --db "$DB" --log-dir "$L" 2>"$T/none.err"
 expect_eq "no command: usage status" "$?" 2
