@@ -205,14 +205,12 @@ int trace_write(const struct trace_job *j, struct replay *rp)
                 e = add_ninja(j, NULL, &x, ri);
         tj.edges = x.v;
         tj.nedges = x.n;
-        if (e < 0) {
+        if (e < 0)
                 fprintf(stderr, "buildtel %s: out of memory\n", j->cmd);
-                edges_release(&x);
-                return 1;
-        }
-        n = common_replay_through(j->cmd, rp, sinks, &tj, &m);
+        else
+                n = common_replay_through(j->cmd, rp, sinks, &tj, &m);
         edges_release(&x);
-        if (n < 0)
+        if (e < 0 || n < 0)
                 return 1;
         if (tj.result < 0) {
                 fprintf(stderr, "buildtel %s: cannot write the trace '%s': %s\n", j->cmd,
