@@ -122,9 +122,9 @@ void history_run_result(const struct store_run *r, char *buf, size_t len)
         else {
                 char o[FIGURE_OUTCOME_LEN];
 
-                snprintf(buf, len, "%s",
-                         figure_outcome(r->info.exit_code, r->info.term_signal,
-                                        r->build_oom_kills, o));
+                snprintf(
+                    buf, len, "%s",
+                    figure_outcome(r->info.exit_code, r->info.term_signal, r->build_oom_kills, o));
         }
 }
 
@@ -241,6 +241,14 @@ int history_put_clean(struct dbuf *out, const char *s, size_t max)
                 max--;
         r = run_append_utf8_lossy(out, s, max - 3, true);
         return r < 0 ? r : dbuf_puts(out, "...");
+}
+
+void history_dw_clean(struct dwriter *w, const char *lead, const char *s, size_t max)
+{
+        if (lead)
+                dw_puts(w, lead);
+        if (dw_ok(w))
+                dw_check(w, history_put_clean(w->b, s, max));
 }
 
 int history_list_begin(const char *cmd, int argc, char **argv, struct history_opts *o,

@@ -35,7 +35,6 @@ struct history_opts {
 int history_opts_parse(const char *cmd, int argc, char **argv, struct history_opts *o,
                        int *ret_optind);
 
-
 /* Open the database for cmd; on failure print "buildtel CMD: history
  * database 'PATH': reason" and return 1 (0 on success). create: make the
  * file when missing (cache); without it a missing file is an error. */
@@ -78,6 +77,9 @@ struct json_t *history_run_json(const struct store_run *r);
 /* Append s to out with C0 controls and bad UTF-8 replaced (for text meant
  * for a terminal), cut to max bytes with "..." when longer. */
 int history_put_clean(struct dbuf *out, const char *s, size_t max);
+/* history_put_clean() into w after lead (NULL: none); nothing once w has
+ * failed. */
+void history_dw_clean(struct dwriter *w, const char *lead, const char *s, size_t max);
 /* "<lead>foo.o (make): <first error> ... <last error>\n" when the run
  * named a failure: 1; 0 when not; -ENOMEM. */
 int history_put_failure(struct dbuf *out, const struct store_run *r, const char *lead);
