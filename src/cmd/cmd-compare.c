@@ -227,29 +227,14 @@ static int take_finished(void *userdata, const struct store_run *r)
         return l->n == 2 ? -ECANCELED : 0;
 }
 
-/* Resolve spec (a run id or unique prefix) to a row id; says why not. */
-static int find_run(struct store *st, const char *spec, int64_t *ret)
-{
-        int e = store_run_find(st, spec, ret);
-
-        if (e == -ENOENT)
-                fprintf(stderr, "buildtel compare: no run '%s' in the history\n", spec);
-        else if (e == -EEXIST)
-                fprintf(stderr, "buildtel compare: '%s' names several runs; give more of the id\n",
-                        spec);
-        else if (e < 0)
-                fprintf(stderr, "buildtel compare: cannot read the history: %s\n",
-                        store_strerror(e));
-        return e;
-}
-
 static int pick_runs(struct store *st, const struct history_opts *o, char **ops, int64_t ids[2])
 {
         struct last_two l = {0};
         int64_t e;
 
         if (!o->last) {
-                if (find_run(st, ops[0], &ids[0]) < 0 || find_run(st, ops[1], &ids[1]) < 0)
+                if (history_find_run("compare", st, ops[0], &ids[0]) < 0 ||
+                    history_find_run("compare", st, ops[1], &ids[1]) < 0)
                         return -1;
                 return 0;
         }
@@ -325,12 +310,8 @@ int cmd_compare(int argc, char **argv)
         int oi, ret, e;
 
         ret = history_opts_parse("compare", argc, argv, &o, &oi);
-        if (ret)
+        if (ret >= 0)
                 return ret;
-        if (o.help) {
-                cmd_print_usage("compare");
-                return 0;
-        }
         if (o.job && !o.last) {
                 fprintf(stderr, "buildtel compare: --job goes with --last; see 'buildtel help "
                                 "compare'\n");

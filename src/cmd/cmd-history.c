@@ -28,6 +28,8 @@ int history_opts_parse(const char *cmd, int argc, char **argv, struct history_op
         common_opts_release(&co);
         if (k < 0)
                 return EXIT_BT_USAGE;
+        if (co.help)
+                return cmd_print_usage(cmd) < 0;
         *o = (struct history_opts){.db = co.rec.db_path,
                                    .json = co.json,
                                    .limit = co.limit,
@@ -35,10 +37,9 @@ int history_opts_parse(const char *cmd, int argc, char **argv, struct history_op
                                    .once = co.once,
                                    .last = co.last,
                                    .all = co.all,
-                                   .help = co.help,
                                    .job = co.job};
         *ret_optind = k;
-        return 0;
+        return -1;
 }
 
 int history_open(const char *cmd, const struct history_opts *o, bool create, struct store **ret)
@@ -251,23 +252,36 @@ void history_dw_clean(struct dwriter *w, const char *lead, const char *s, size_t
                 dw_check(w, history_put_clean(w->b, s, max));
 }
 
-int history_list_begin(const char *cmd, int argc, char **argv, struct history_opts *o,
+int history_list_begin(const char *cmd, int argc, char **argv, struct history_opts *o, bool create,
                        struct store **ret_st)
 {
         int oi, ret = history_opts_parse(cmd, argc, argv, o, &oi);
 
-        if (ret)
+        if (ret >= 0)
                 return ret;
-        if (o->help) {
-                cmd_print_usage(cmd);
-                return 0;
-        }
         if (oi != argc) {
                 fprintf(stderr, "buildtel %s: no operands expected; see 'buildtel help %s'\n", cmd,
                         cmd);
                 return EXIT_BT_USAGE;
         }
-        return history_open(cmd, o, false, ret_st) ? 1 : -1;
+        return history_open(cmd, o, create, ret_st) ? 1 : -1;
+}
+
+int history_find_run(const char *cmd, struct store *st, const char *spec, int64_t *ret)
+{
+        int e = store_run_find(st, spec, ret);
+
+        if (e == -ENOENT && !spec)
+                fprintf(stderr, "buildtel %s: no run recorded yet\n", cmd);
+        else if (e == -ENOENT)
+                fprintf(stderr, "buildtel %s: no run '%s' in the history\n", cmd, spec);
+        else if (e == -EEXIST)
+                fprintf(stderr, "buildtel %s: '%s' names several runs; give more of the id\n", cmd,
+                        spec);
+        else if (e < 0)
+                fprintf(stderr, "buildtel %s: cannot read the history: %s\n", cmd,
+                        store_strerror(e));
+        return e;
 }
 
 int history_list_end(const char *cmd, int n, struct json_t *json, struct dbuf *out,

@@ -282,12 +282,8 @@ int cmd_inspect(int argc, char **argv)
         int oi, ret, e;
 
         ret = history_opts_parse("inspect", argc, argv, &o, &oi);
-        if (ret)
+        if (ret >= 0)
                 return ret;
-        if (o.help) {
-                cmd_print_usage("inspect");
-                return 0;
-        }
         if (argc - oi > 1) {
                 fprintf(stderr, "buildtel inspect: one RUN at most; see 'buildtel help inspect'\n");
                 return EXIT_BT_USAGE;
@@ -297,21 +293,9 @@ int cmd_inspect(int argc, char **argv)
         if (history_open("inspect", &o, false, &st))
                 return 1;
         ret = 1;
-        e = store_run_find(st, spec, &id);
-        if (e == -ENOENT) {
-                if (spec)
-                        fprintf(stderr, "buildtel inspect: no run '%s' in the history\n", spec);
-                else
-                        fprintf(stderr, "buildtel inspect: no run recorded yet\n");
+        if (history_find_run("inspect", st, spec, &id) < 0)
                 goto out;
-        }
-        if (e == -EEXIST) {
-                fprintf(stderr, "buildtel inspect: '%s' names several runs; give more of the id\n",
-                        spec);
-                goto out;
-        }
-        if (e >= 0)
-                e = store_run_get(st, id, &run);
+        e = store_run_get(st, id, &run);
         if (e >= 0)
                 e = o.json ? run_json(st, &run, &json) : run_text(st, &run, &out);
         if (e < 0) {

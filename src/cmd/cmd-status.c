@@ -69,10 +69,10 @@ static int latest_text(struct dbuf *out, const struct store_run *run)
 
         if (r >= 0 && run->unit_peak_name && isfinite(run->unit_peak_mb)) {
                 fmt_size_mib(run->unit_peak_mb, mib, sizeof(mib));
-                r = dbuf_printf(
-                    out, "%s%s: largest unit %s%s", r > 0 ? "" : "\n",
-                    run->info.run_id ? run->info.run_id : "",
-                    run->unit_peak_tool ? run->unit_peak_tool : "", run->unit_peak_tool ? " " : "");
+                r = dbuf_printf(out, "%s%s: largest unit %s%s", r > 0 ? "" : "\n",
+                                run->info.run_id ? run->info.run_id : "",
+                                run->unit_peak_tool ? run->unit_peak_tool : "",
+                                run->unit_peak_tool ? " " : "");
                 if (r >= 0)
                         r = history_put_clean(
                             out, run->unit_peak_shown ? run->unit_peak_shown : run->unit_peak_name,
@@ -81,7 +81,8 @@ static int latest_text(struct dbuf *out, const struct store_run *run)
                         r = dbuf_printf(out, ", %s peak RSS\n", mib);
         }
         if (r >= 0 && run->jobs_reading && *run->jobs_reading) {
-                r = dbuf_puts(out, run->unit_peak_name || run->fail_target || run->fail_first ? "" : "\n");
+                r = dbuf_puts(
+                    out, run->unit_peak_name || run->fail_target || run->fail_first ? "" : "\n");
                 if (r >= 0)
                         r = dbuf_puts(out, "  ");
                 if (r >= 0)
@@ -115,7 +116,7 @@ int cmd_status(int argc, char **argv)
         struct listing l = {.out = &out, .latest = DBUF_INIT};
         int ret, n;
 
-        ret = history_list_begin("status", argc, argv, &o, &st);
+        ret = history_list_begin("status", argc, argv, &o, false, &st);
         if (ret >= 0)
                 return ret;
         ret = 1;

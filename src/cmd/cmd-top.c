@@ -54,7 +54,7 @@ struct top_state {
         struct store *st; /* NULL: no history yet (waiting for db) */
         char *db;         /* its path */
         char empty[600];  /* what an empty list says */
-        uid_t db_owner; /* the logs read are this uid's */
+        uid_t db_owner;   /* the logs read are this uid's */
         bool db_owner_known;
         struct log_cache logc;
         struct top_run runs[TOP_ROWS_MAX];
@@ -514,10 +514,8 @@ int cmd_top(int argc, char **argv)
         bool utf8;
 
         ret = history_opts_parse("top", argc, argv, &o, &oi);
-        if (ret)
+        if (ret >= 0)
                 return ret;
-        if (o.help)
-                return cmd_print_usage("top") < 0;
         if (oi != argc && !(o.once && oi == argc - 1)) {
                 fprintf(stderr, "buildtel top: one operand (RUN) with --once only; see 'buildtel "
                                 "help top'\n");
