@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
@@ -324,19 +323,10 @@ int cmd_compare(int argc, char **argv)
         }
         if (history_open("compare", &o, false, &st))
                 return 1;
-        ret = 1;
-        if (pick_runs(st, &o, argv + oi, ids) < 0)
-                goto out;
-        e = compare(st, ids, &o, &out);
-        if (e < 0) {
-                fprintf(stderr, "buildtel compare: cannot read the history: %s\n",
-                        store_strerror(e));
-                goto out;
+        if (pick_runs(st, &o, argv + oi, ids) < 0) {
+                store_close(st);
+                return 1;
         }
-        if (write_all(STDOUT_FILENO, out.p, out.len) >= 0)
-                ret = 0;
-out:
-        dbuf_release(&out);
-        store_close(st);
-        return ret;
+        e = compare(st, ids, &o, &out);
+        return history_list_end("compare", e, NULL, &out, NULL, st);
 }

@@ -294,7 +294,7 @@ int history_list_end(const char *cmd, int n, struct json_t *json, struct dbuf *o
                         store_strerror(n));
         else if (json)
                 ret = history_print_json(json);
-        else if (n == 0) {
+        else if (n == 0 && empty) {
                 printf("%s\n", empty);
                 ret = 0;
         } else if (out->p && write_all(STDOUT_FILENO, out->p, out->len) >= 0)

@@ -50,10 +50,10 @@ int history_list_begin(const char *cmd, int argc, char **argv, struct history_op
  * row id. 0, or -errno after printing "buildtel CMD: why". */
 int history_find_run(const char *cmd, struct store *st, const char *spec, int64_t *ret);
 
-/* The end of a listing command (status, layers), from n, what its walk
- * returned: an error (said; exit 1), or the JSON array json (--json), or
- * the rows in out, or the line empty when there were none. Frees json and
- * out, closes st. Returns the exit status. */
+/* The end of a history command (status, layers, inspect, compare), from
+ * n, what its walk returned: an error (said; exit 1), or the JSON json
+ * (--json), or the rows in out, or the line empty (NULL: none) when there
+ * were none. Frees json and out, closes st. Returns the exit status. */
 int history_list_end(const char *cmd, int n, struct json_t *json, struct dbuf *out,
                      const char *empty, struct store *st);
 

@@ -6,8 +6,6 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
@@ -292,25 +290,13 @@ int cmd_inspect(int argc, char **argv)
                 spec = argv[oi];
         if (history_open("inspect", &o, false, &st))
                 return 1;
-        ret = 1;
-        if (history_find_run("inspect", st, spec, &id) < 0)
-                goto out;
+        if (history_find_run("inspect", st, spec, &id) < 0) {
+                store_close(st);
+                return 1;
+        }
         e = store_run_get(st, id, &run);
         if (e >= 0)
                 e = o.json ? run_json(st, &run, &json) : run_text(st, &run, &out);
-        if (e < 0) {
-                fprintf(stderr, "buildtel inspect: cannot read the history: %s\n",
-                        store_strerror(e));
-                goto out;
-        }
-        if (o.json)
-                ret = history_print_json(json);
-        else if (write_all(STDOUT_FILENO, out.p, out.len) >= 0)
-                ret = 0;
-out:
-        json_decref(json);
         store_run_release(&run);
-        dbuf_release(&out);
-        store_close(st);
-        return ret;
+        return history_list_end("inspect", e, json, &out, NULL, st);
 }

@@ -4,8 +4,6 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
