@@ -300,7 +300,6 @@ int cmd_bench(int argc, char **argv)
 
         if (child_fds_take(&given) < 0)
                 given.overflow = true;
-        common_opts_init(&o);
         k = cmd_parse_options(CMDS_BENCH, "bench", argc, argv, &o);
         if (k <= 0) {
                 ret = k == 0 ? 0 : ret;

@@ -23,7 +23,6 @@ int history_opts_parse(const char *cmd, int argc, char **argv, struct history_op
         struct common_opts co;
         int k;
 
-        common_opts_init(&co);
         k = cmd_parse_table(cmd_mask(cmd), cmd, argc, argv, &co);
         common_opts_release(&co);
         if (k < 0)

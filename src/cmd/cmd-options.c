@@ -18,7 +18,7 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-void common_opts_init(struct common_opts *o)
+static void common_opts_init(struct common_opts *o)
 {
         memset(o, 0, sizeof(*o));
         o->rec.interval = 2.0;
@@ -262,9 +262,9 @@ static const struct cmd_option {
         opt_set_fn set;   /* NULL: kind says what goes to the member at off */
         size_t off;
         enum opt_kind kind;
-        double lo, hi;    /* OPTK_DOUBLE, _U64, _SIZE: the range */
-        const char *what; /* ... and what bad() says it takes */
-        size_t given;     /* 0, or 1 + the offset of a bool set after a good value */
+        double lo, hi;               /* OPTK_DOUBLE, _U64, _SIZE: the range */
+        const char *what;            /* ... and what bad() says it takes */
+        size_t given;                /* 0, or 1 + the offset of a bool set after a good value */
         bool (*ok)(const char *arg); /* OPTK_CHECKED */
 } options[] = {
     {OPT_INTERVAL, "interval", NULL, 0, "SECONDS", RW | B, OPTG_MAIN,
@@ -601,6 +601,7 @@ int cmd_parse_table(unsigned cmd, const char *name, int argc, char **argv, struc
         size_t nl = 0, ns = cmd == CMDS_RUN ? 1 : 0;
         int c;
 
+        common_opts_init(o);
         memset(longopts, 0, sizeof(longopts));
         for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
                 const struct cmd_option *t = &options[i];

@@ -256,7 +256,6 @@ int cmd_prune(int argc, char **argv)
         char freed[32], left[32];
         int k, r, ret = EXIT_BT_USAGE;
 
-        common_opts_init(&o);
         k = cmd_parse_table(CMDS_PRUNE, "prune", argc, argv, &o);
         if (k < 0 || (k > 0 && k != argc)) {
                 if (k > 0)

@@ -462,7 +462,6 @@ int cmd_run(int argc, char **argv)
 
         if (child_fds_take(&given) < 0)
                 given.overflow = true;
-        common_opts_init(&o);
         k = cmd_parse_options(CMDS_RUN, "run", argc, argv, &o);
         if (k <= 0) {
                 ret = k == 0 ? 0 : ret;
