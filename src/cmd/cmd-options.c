@@ -521,18 +521,6 @@ static int set(const struct cmd_option *t, struct common_opts *o, const char *cm
         return 1;
 }
 
-/* Handle one getopt result of a table row's id. Returns 1 when handled, 0
- * when not one of ours, -1 after printing an error for a bad value. */
-static int common_opts_parse(struct common_opts *o, int opt, const char *arg, const char *cmd)
-{
-        if (opt == 'h')
-                opt = OPT_HELP;
-        for (size_t i = 0; i < ARRAY_SIZE(options); i++)
-                if (options[i].id == opt)
-                        return set(&options[i], o, cmd, arg);
-        return 0;
-}
-
 /* What a bad command line prints, after getopt's own complaint. */
 void cmd_print_short_usage(const char *name)
 {
@@ -622,14 +610,14 @@ int cmd_parse_table(unsigned cmd, const char *name, int argc, char **argv, struc
         /* optind 0 reinitializes getopt: the permutation is redone */
         optind = 0;
         while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-                for (size_t i = 0; c > 0 && c < 0x100 && i < ARRAY_SIZE(options); i++)
-                        if (options[i].short_name == c && (options[i].cmds & cmd))
-                                c = options[i].id;
-                int h = common_opts_parse(o, c, optarg, name);
+                int h = 0; /* 1: set; -1: the setter has said what is wrong */
 
+                for (size_t i = 0; !h && i < ARRAY_SIZE(options); i++)
+                        if ((options[i].cmds & cmd) &&
+                            (options[i].id == c || options[i].short_name == c))
+                                h = set(&options[i], o, name, optarg);
                 if (h > 0)
                         continue;
-                /* h < 0: the setter has said what is wrong */
                 if (h == 0 && c != '?' && c != ':')
                         fprintf(stderr, "buildtel %s: option not handled\n", name);
                 cmd_print_short_usage(name);
