@@ -422,7 +422,7 @@ fail:
 
 int cmd_bench(int argc, char **argv)
 {
-        struct common_opts o;
+        struct common_opts o = {.help = false}; /* cmd_parse_options sets it up */
         struct child_fds given;
         struct scan sc = {.name = NULL};
         struct bench B = {.tmpl = &o, .given = &given};
@@ -431,7 +431,6 @@ int cmd_bench(int argc, char **argv)
 
         if (child_fds_take(&given) < 0)
                 given.overflow = true;
-        common_opts_init(&o);
         if ((argc = take_scan(argc, argv, &sc)) < 0)
                 goto out;
         k = cmd_parse_options(CMDS_BENCH, "bench", argc, argv, &o);

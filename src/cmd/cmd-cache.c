@@ -201,22 +201,11 @@ int cmd_cache(int argc, char **argv)
         double now = now_realtime();
         bool any_tool = false;
         size_t n = 0;
-        int oi, ret, r;
+        int ret, r;
 
-        ret = history_opts_parse("cache", argc, argv, &o, &oi);
-        if (ret)
+        ret = history_list_begin("cache", argc, argv, &o, true, &st);
+        if (ret >= 0)
                 return ret;
-        if (o.help) {
-                cmd_print_usage("cache");
-                return 0;
-        }
-        if (oi != argc) {
-                fprintf(stderr,
-                        "buildtel cache: no operands expected; see 'buildtel help cache'\n");
-                return EXIT_BT_USAGE;
-        }
-        if (history_open("cache", &o, true, &st))
-                return 1;
         ret = 1;
         if (o.json)
                 r = (arr = json_array()) ? 0 : -ENOMEM;

@@ -228,19 +228,16 @@ int common_otlp_load(struct common_opts *o, const char *cmd)
                     cmd);
                 return -1;
         }
-        if (e < 0) {
-                fprintf(stderr, "buildtel %s: out of memory\n", cmd);
-                return -1;
+        if (e >= 0) {
+                o->rec.otlp = &o->otlp;
+                /* the run id now: the run span's id derives from it */
+                if (!o->run_id[0])
+                        common_make_run_id(o->run_id, sizeof(o->run_id));
+                e = common_otlp_run_span(&o->otlp, o->run_id);
         }
-        o->rec.otlp = &o->otlp;
-        /* the run id now: the run span's id derives from it */
-        if (!o->run_id[0])
-                common_make_run_id(o->run_id, sizeof(o->run_id));
-        if (common_otlp_run_span(&o->otlp, o->run_id) < 0) {
+        if (e < 0)
                 fprintf(stderr, "buildtel %s: out of memory\n", cmd);
-                return -1;
-        }
-        return 0;
+        return e < 0 ? -1 : 0;
 }
 
 int common_otlp_child_env(const struct common_opts *o, struct otlp_child_env *ret)
@@ -278,16 +275,6 @@ void common_otlp_child_env_release(struct otlp_child_env *ce)
 /* ---- the end of a run on stderr: GitHub annotations, the short summary,
  * the files written ---- */
 
-/* GitHub Actions annotations, after the build's output. */
-static void common_gh_warnings(struct recorder *r)
-{
-        struct dbuf w = DBUF_INIT;
-
-        if (report_gh_warnings(recorder_summary(r), &w) >= 0 && w.len)
-                fputs(w.p, stderr);
-        dbuf_release(&w);
-}
-
 /* "buildtel: what: <dir>/<file><tail>" */
 static void common_say_file(const char *what, const char *dir, const char *run_id,
                             enum runfile kind, const char *tail)
@@ -300,17 +287,19 @@ static void common_say_file(const char *what, const char *dir, const char *run_i
 
 void common_report(const struct common_opts *o, struct recorder *r)
 {
-        struct dbuf short_sum = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf b = DBUF_INIT;
         const char *dir = recorder_log_dir(r);
         const char *gha = getenv("GITHUB_ACTIONS");
 
-        if (gha && strcmp(gha, "true") == 0)
-                common_gh_warnings(r);
+        /* GitHub Actions annotations, after the build's output */
+        if (gha && strcmp(gha, "true") == 0 && report_gh_warnings(recorder_summary(r), &b) >= 0 &&
+            b.len)
+                fputs(b.p, stderr);
         if (o->rec.quiet)
                 return;
-        if (short_render(recorder_model(r), &short_sum) >= 0 && short_sum.len)
-                fputs(short_sum.p, stderr);
-        dbuf_release(&short_sum);
+        dbuf_reset(&b);
+        if (short_render(recorder_model(r), &b) >= 0 && b.len)
+                fputs(b.p, stderr);
         /* Only the files that were written (a full disk was said above). */
         if (dir && !recorder_sink_failed(r, "csv"))
                 common_say_file("csv", dir, o->run_id, RUNFILE_CSV, "");

@@ -168,17 +168,16 @@ struct common_opts {
         bool show_output, ignore_failure;
 };
 
-void common_opts_init(struct common_opts *o);
 void common_opts_release(struct common_opts *o);
 
-/* Parse argv of cmd (CMDS_*, named name) with the table's options for it.
- * Options may come before and after operands (as git and systemctl take
- * them; "--" ends the options), except for run, whose first operand is the
- * COMMAND: its options stop there. Operands are moved to the end of argv,
- * in order. Returns the index of the first operand; 0 after printing the
- * help for --help (the command exits 0); or -1 after printing why on
- * stderr (a bad value, or an unknown option and the command's usage
- * line). */
+/* Parse argv of cmd (CMDS_*, named name) with the table's options for it
+ * into o, set to the defaults first (release it either way). Options may
+ * come before and after operands (as git and systemctl take them; "--"
+ * ends the options), except for run, whose first operand is the COMMAND:
+ * its options stop there. Operands are moved to the end of argv, in order.
+ * Returns the index of the first operand; 0 after printing the help for
+ * --help (the command exits 0); or -1 after printing why on stderr (a bad
+ * value, or an unknown option and the command's usage line). */
 int cmd_parse_options(unsigned cmd, const char *name, int argc, char **argv, struct common_opts *o);
 
 /* cmd_parse_options() without printing the help: --help only sets

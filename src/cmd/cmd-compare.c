@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
@@ -227,29 +226,14 @@ static int take_finished(void *userdata, const struct store_run *r)
         return l->n == 2 ? -ECANCELED : 0;
 }
 
-/* Resolve spec (a run id or unique prefix) to a row id; says why not. */
-static int find_run(struct store *st, const char *spec, int64_t *ret)
-{
-        int e = store_run_find(st, spec, ret);
-
-        if (e == -ENOENT)
-                fprintf(stderr, "buildtel compare: no run '%s' in the history\n", spec);
-        else if (e == -EEXIST)
-                fprintf(stderr, "buildtel compare: '%s' names several runs; give more of the id\n",
-                        spec);
-        else if (e < 0)
-                fprintf(stderr, "buildtel compare: cannot read the history: %s\n",
-                        store_strerror(e));
-        return e;
-}
-
 static int pick_runs(struct store *st, const struct history_opts *o, char **ops, int64_t ids[2])
 {
         struct last_two l = {0};
         int64_t e;
 
         if (!o->last) {
-                if (find_run(st, ops[0], &ids[0]) < 0 || find_run(st, ops[1], &ids[1]) < 0)
+                if (history_find_run("compare", st, ops[0], &ids[0]) < 0 ||
+                    history_find_run("compare", st, ops[1], &ids[1]) < 0)
                         return -1;
                 return 0;
         }
@@ -325,12 +309,8 @@ int cmd_compare(int argc, char **argv)
         int oi, ret, e;
 
         ret = history_opts_parse("compare", argc, argv, &o, &oi);
-        if (ret)
+        if (ret >= 0)
                 return ret;
-        if (o.help) {
-                cmd_print_usage("compare");
-                return 0;
-        }
         if (o.job && !o.last) {
                 fprintf(stderr, "buildtel compare: --job goes with --last; see 'buildtel help "
                                 "compare'\n");
@@ -343,19 +323,10 @@ int cmd_compare(int argc, char **argv)
         }
         if (history_open("compare", &o, false, &st))
                 return 1;
-        ret = 1;
-        if (pick_runs(st, &o, argv + oi, ids) < 0)
-                goto out;
-        e = compare(st, ids, &o, &out);
-        if (e < 0) {
-                fprintf(stderr, "buildtel compare: cannot read the history: %s\n",
-                        store_strerror(e));
-                goto out;
+        if (pick_runs(st, &o, argv + oi, ids) < 0) {
+                store_close(st);
+                return 1;
         }
-        if (write_all(STDOUT_FILENO, out.p, out.len) >= 0)
-                ret = 0;
-out:
-        dbuf_release(&out);
-        store_close(st);
-        return ret;
+        e = compare(st, ids, &o, &out);
+        return history_list_end("compare", e, NULL, &out, NULL, st);
 }

@@ -94,9 +94,9 @@ static int export_otlp(struct otel_config *cfg, struct replay *rp, bool incomple
                 fprintf(stderr, "buildtel export: %s\n", msg);
         } else {
                 otelenv_url_for_display(cfg->url, msg, sizeof(msg));
-                printf("buildtel export: run %s%s: %llu samples%s%s sent to %s%s\n",
-                       run->ri.run_id, run->ri.finished ? "" : " (incomplete)",
-                       (unsigned long long)j.rows, m->facts->n ? " and the targets" : "",
+                printf("buildtel export: run %s%s: %llu samples%s%s sent to %s%s\n", run->ri.run_id,
+                       run->ri.finished ? "" : " (incomplete)", (unsigned long long)j.rows,
+                       m->facts->n ? " and the targets" : "",
                        !run->csv ? " from the history" : " from its files", msg,
                        m->summary->skipped_rows ? " (junk rows skipped)" : "");
         }
@@ -114,7 +114,6 @@ int cmd_export(int argc, char **argv)
         const char *spec;
         int k, e, ret = EXIT_BT_USAGE;
 
-        common_opts_init(&o);
         k = cmd_parse_options(CMDS_EXPORT, "export", argc, argv, &o);
         if (k <= 0) {
                 ret = k == 0 ? 0 : ret;

@@ -23,11 +23,12 @@ int history_opts_parse(const char *cmd, int argc, char **argv, struct history_op
         struct common_opts co;
         int k;
 
-        common_opts_init(&co);
         k = cmd_parse_table(cmd_mask(cmd), cmd, argc, argv, &co);
         common_opts_release(&co);
         if (k < 0)
                 return EXIT_BT_USAGE;
+        if (co.help)
+                return cmd_print_usage(cmd) < 0;
         *o = (struct history_opts){.db = co.rec.db_path,
                                    .json = co.json,
                                    .limit = co.limit,
@@ -35,10 +36,9 @@ int history_opts_parse(const char *cmd, int argc, char **argv, struct history_op
                                    .once = co.once,
                                    .last = co.last,
                                    .all = co.all,
-                                   .help = co.help,
                                    .job = co.job};
         *ret_optind = k;
-        return 0;
+        return -1;
 }
 
 int history_open(const char *cmd, const struct history_opts *o, bool create, struct store **ret)
@@ -122,9 +122,9 @@ void history_run_result(const struct store_run *r, char *buf, size_t len)
         else {
                 char o[FIGURE_OUTCOME_LEN];
 
-                snprintf(buf, len, "%s",
-                         figure_outcome(r->info.exit_code, r->info.term_signal,
-                                        r->build_oom_kills, o));
+                snprintf(
+                    buf, len, "%s",
+                    figure_outcome(r->info.exit_code, r->info.term_signal, r->build_oom_kills, o));
         }
 }
 
@@ -243,23 +243,44 @@ int history_put_clean(struct dbuf *out, const char *s, size_t max)
         return r < 0 ? r : dbuf_puts(out, "...");
 }
 
-int history_list_begin(const char *cmd, int argc, char **argv, struct history_opts *o,
+void history_dw_clean(struct dwriter *w, const char *lead, const char *s, size_t max)
+{
+        if (lead)
+                dw_puts(w, lead);
+        if (dw_ok(w))
+                dw_check(w, history_put_clean(w->b, s, max));
+}
+
+int history_list_begin(const char *cmd, int argc, char **argv, struct history_opts *o, bool create,
                        struct store **ret_st)
 {
         int oi, ret = history_opts_parse(cmd, argc, argv, o, &oi);
 
-        if (ret)
+        if (ret >= 0)
                 return ret;
-        if (o->help) {
-                cmd_print_usage(cmd);
-                return 0;
-        }
         if (oi != argc) {
                 fprintf(stderr, "buildtel %s: no operands expected; see 'buildtel help %s'\n", cmd,
                         cmd);
                 return EXIT_BT_USAGE;
         }
-        return history_open(cmd, o, false, ret_st) ? 1 : -1;
+        return history_open(cmd, o, create, ret_st) ? 1 : -1;
+}
+
+int history_find_run(const char *cmd, struct store *st, const char *spec, int64_t *ret)
+{
+        int e = store_run_find(st, spec, ret);
+
+        if (e == -ENOENT && !spec)
+                fprintf(stderr, "buildtel %s: no run recorded yet\n", cmd);
+        else if (e == -ENOENT)
+                fprintf(stderr, "buildtel %s: no run '%s' in the history\n", cmd, spec);
+        else if (e == -EEXIST)
+                fprintf(stderr, "buildtel %s: '%s' names several runs; give more of the id\n", cmd,
+                        spec);
+        else if (e < 0)
+                fprintf(stderr, "buildtel %s: cannot read the history: %s\n", cmd,
+                        store_strerror(e));
+        return e;
 }
 
 int history_list_end(const char *cmd, int n, struct json_t *json, struct dbuf *out,
@@ -272,7 +293,7 @@ int history_list_end(const char *cmd, int n, struct json_t *json, struct dbuf *o
                         store_strerror(n));
         else if (json)
                 ret = history_print_json(json);
-        else if (n == 0) {
+        else if (n == 0 && empty) {
                 printf("%s\n", empty);
                 ret = 0;
         } else if (out->p && write_all(STDOUT_FILENO, out->p, out->len) >= 0)

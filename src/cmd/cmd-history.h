@@ -20,36 +20,40 @@ struct json_t;
 struct history_opts {
         const char *db; /* --db; NULL: store_default_path() */
         bool json;
-        int64_t limit; /* --limit; 0: none */
-        double since;  /* --since as epoch; NAN: none */
-        bool once;     /* --once (top) */
-        bool last;     /* --last (compare) */
-        bool all;      /* --all (compare) */
-        bool help;
+        int64_t limit;   /* --limit; 0: none */
+        double since;    /* --since as epoch; NAN: none */
+        bool once;       /* --once (top) */
+        bool last;       /* --last (compare) */
+        bool all;        /* --all (compare) */
         const char *job; /* --job (status; compare --last): that job's runs; NULL all */
 };
 
 /* Parse the options of cmd with the one option table (cmd-common.c): the
  * rows for cmd, before or after the operands. Sets *ret_optind to the
- * first operand. Returns 0, or EXIT_BT_USAGE after printing the error. */
+ * first operand. Returns -1 when the command goes on, else its exit
+ * status: 0 after printing the help for --help, EXIT_BT_USAGE after
+ * printing the error. */
 int history_opts_parse(const char *cmd, int argc, char **argv, struct history_opts *o,
                        int *ret_optind);
-
 
 /* Open the database for cmd; on failure print "buildtel CMD: history
  * database 'PATH': reason" and return 1 (0 on success). create: make the
  * file when missing (cache); without it a missing file is an error. */
 int history_open(const char *cmd, const struct history_opts *o, bool create, struct store **ret);
-/* The start of a listing command (status, layers): its options, --help,
- * no operands, the database opened. Returns -1 when *ret_st is open and the
- * command goes on, else the exit status (after printing why). */
-int history_list_begin(const char *cmd, int argc, char **argv, struct history_opts *o,
+/* The start of a command without operands (status, layers, cache): its
+ * options, --help, the database opened (create: as history_open()).
+ * Returns -1 when *ret_st is open and the command goes on, else the exit
+ * status (after printing why). */
+int history_list_begin(const char *cmd, int argc, char **argv, struct history_opts *o, bool create,
                        struct store **ret_st);
+/* Resolve spec (a run id or unique prefix; NULL: the latest run) to a
+ * row id. 0, or -errno after printing "buildtel CMD: why". */
+int history_find_run(const char *cmd, struct store *st, const char *spec, int64_t *ret);
 
-/* The end of a listing command (status, layers), from n, what its walk
- * returned: an error (said; exit 1), or the JSON array json (--json), or
- * the rows in out, or the line empty when there were none. Frees json and
- * out, closes st. Returns the exit status. */
+/* The end of a history command (status, layers, inspect, compare), from
+ * n, what its walk returned: an error (said; exit 1), or the JSON json
+ * (--json), or the rows in out, or the line empty (NULL: none) when there
+ * were none. Frees json and out, closes st. Returns the exit status. */
 int history_list_end(const char *cmd, int n, struct json_t *json, struct dbuf *out,
                      const char *empty, struct store *st);
 
@@ -78,6 +82,9 @@ struct json_t *history_run_json(const struct store_run *r);
 /* Append s to out with C0 controls and bad UTF-8 replaced (for text meant
  * for a terminal), cut to max bytes with "..." when longer. */
 int history_put_clean(struct dbuf *out, const char *s, size_t max);
+/* history_put_clean() into w after lead (NULL: none); nothing once w has
+ * failed. */
+void history_dw_clean(struct dwriter *w, const char *lead, const char *s, size_t max);
 /* "<lead>foo.o (make): <first error> ... <last error>\n" when the run
  * named a failure: 1; 0 when not; -ENOMEM. */
 int history_put_failure(struct dbuf *out, const struct store_run *r, const char *lead);

@@ -88,7 +88,6 @@ int cmd_import_buildx(int argc, char **argv)
         const char *file;
         int k, ret = 0;
 
-        common_opts_init(&o);
         k = cmd_parse_options(CMDS_IMPORT_BUILDX, "import-buildx", argc, argv, &o);
         file = o.json_file;
         common_opts_release(&o);

@@ -6,8 +6,6 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
@@ -16,31 +14,28 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-static int line(struct dbuf *out, const char *label, const char *value)
+static void line(struct dwriter *w, const char *label, const char *value)
 {
-        int r = dbuf_printf(out, "%-12s ", label);
-
-        if (r >= 0)
-                r = history_put_clean(out, value, 400);
-        return r < 0 ? r : dbuf_puts(out, "\n");
+        dw_printf(w, "%-12s ", label);
+        history_dw_clean(w, NULL, value, 400);
+        dw_puts(w, "\n");
 }
 
-static int peak(struct dbuf *out, const char *label, double v, int decimals, const char *unit)
+static void peak(struct dwriter *w, const char *label, double v, int decimals, const char *unit)
 {
-        if (!isfinite(v))
-                return 0;
-        return dbuf_printf(out, "  %-24s %.*f%s\n", label, decimals, v, unit);
+        if (isfinite(v))
+                dw_printf(w, "  %-24s %.*f%s\n", label, decimals, v, unit);
 }
 
 /* A size in MiB, as every text surface spells it (fmt_size_mib) */
-static int peak_size(struct dbuf *out, const char *label, double mib)
+static void peak_size(struct dwriter *w, const char *label, double mib)
 {
         char sz[32];
 
         if (!isfinite(mib))
-                return 0;
+                return;
         fmt_size_mib(mib, sz, sizeof(sz));
-        return dbuf_printf(out, "  %-24s %s\n", label, sz);
+        dw_printf(w, "  %-24s %s\n", label, sz);
 }
 
 static const char *or_empty(const char *s)
@@ -48,142 +43,100 @@ static const char *or_empty(const char *s)
         return s ? s : "";
 }
 
-static int render_facts(const struct store_run *run, struct dbuf *out)
+static void render_facts(const struct store_run *run, struct dwriter *w)
 {
         const struct run_info *ri = &run->info;
+        _cleanup_dbuf_ struct dbuf cmd = DBUF_INIT;
         char buf[512], t[64];
-        struct dbuf cmd = DBUF_INIT;
-        int r = 0;
+        int n;
 
-        for (size_t i = 0; r >= 0 && ri->argv && ri->argv[i]; i++) {
-                if (i)
-                        r = dbuf_puts(&cmd, " ");
-                if (r >= 0)
-                        r = dbuf_puts(&cmd, ri->argv[i]);
-        }
+        for (size_t i = 0; ri->argv && ri->argv[i]; i++)
+                dw_check(w, dbuf_printf(&cmd, "%s%s", i ? " " : "", ri->argv[i]));
         snprintf(buf, sizeof(buf), "%s (%s)", or_empty(ri->run_id), or_empty(ri->kind));
-        if (r >= 0)
-                r = line(out, "run", buf);
-        if (r >= 0 && ri->job && *ri->job)
-                r = line(out, "job", ri->job);
-        if (r >= 0)
-                r = line(out, "command", cmd.p ? cmd.p : "");
-        dbuf_release(&cmd);
-        if (r >= 0)
-                r = line(out, "cwd", or_empty(ri->cwd));
-        if (r >= 0)
-                r = line(out, "host", or_empty(ri->host));
-        if (r >= 0 && run->builder && *run->builder)
-                r = line(out, "builder", run->builder);
-        if (r >= 0 && run->cgroup_mode && *run->cgroup_mode)
-                r = line(out, "cgroup", run->cgroup_mode);
-        if (r >= 0 && run->vcs_rev && *run->vcs_rev) {
+        line(w, "run", buf);
+        if (ri->job && *ri->job)
+                line(w, "job", ri->job);
+        line(w, "command", cmd.p ? cmd.p : "");
+        line(w, "cwd", or_empty(ri->cwd));
+        line(w, "host", or_empty(ri->host));
+        if (run->builder && *run->builder)
+                line(w, "builder", run->builder);
+        if (run->cgroup_mode && *run->cgroup_mode)
+                line(w, "cgroup", run->cgroup_mode);
+        if (run->vcs_rev && *run->vcs_rev) {
                 snprintf(buf, sizeof(buf), "%s%s%s)", run->vcs_rev,
                          run->vcs_ref && *run->vcs_ref ? " (" : " (detached",
                          or_empty(run->vcs_ref));
-                r = line(out, "revision", buf);
+                line(w, "revision", buf);
         }
         history_fmt_time(ri->start_epoch, true, t, sizeof(t));
-        if (r >= 0)
-                r = line(out, "start", t);
+        line(w, "start", t);
         (void)fmt_duration(run->duration_s, FMT_DURATION_COMPACT, t);
-        if (r >= 0)
-                r = line(out, "duration", t);
+        line(w, "duration", t);
         history_run_result(run, buf, sizeof(buf));
-        if (r >= 0)
-                r = line(out, "result", buf);
-        if (r >= 0)
-                r = history_put_failure(out, run, "failed       ");
-        if (r >= 0 && run->steps >= 0) {
+        line(w, "result", buf);
+        if (dw_ok(w))
+                dw_check(w, history_put_failure(w->b, run, "failed       "));
+        if (run->steps >= 0) {
                 snprintf(buf, sizeof(buf), "%lld (%lld cached)", (long long)run->steps,
                          (long long)MAX(run->cached_steps, 0));
-                r = line(out, "steps", buf);
+                line(w, "steps", buf);
         }
-        if (r >= 0) {
-                int n = snprintf(buf, sizeof(buf), "%lld", (long long)MAX(run->samples, 0));
-                if (run->samples_dropped > 0 && n > 0 && (size_t)n < sizeof(buf))
-                        snprintf(buf + n, sizeof(buf) - (size_t)n, " (%lld dropped)",
-                                 (long long)run->samples_dropped);
-                r = line(out, "samples", buf);
-        }
-        return r;
+        n = snprintf(buf, sizeof(buf), "%lld", (long long)MAX(run->samples, 0));
+        if (run->samples_dropped > 0 && n > 0 && (size_t)n < sizeof(buf))
+                snprintf(buf + n, sizeof(buf) - (size_t)n, " (%lld dropped)",
+                         (long long)run->samples_dropped);
+        line(w, "samples", buf);
 }
 
-static int render_peak_memory(const struct store_run *run, struct dbuf *out)
+static void render_peak_memory(const struct store_run *run, struct dwriter *w)
 {
         char t1[64], t2[64];
-        int r;
 
         fmt_size_mib(run->mem_used_peak_mb, t1, sizeof(t1));
         (void)fmt_duration(run->mem_used_peak_elapsed_s, FMT_DURATION_COMPACT, t2);
-        r = dbuf_printf(out, "  %-24s %s at +%s", "host memory used", t1, t2);
-        if (r >= 0 && run->mem_used_peak_stage && *run->mem_used_peak_stage) {
-                r = dbuf_puts(out, ", in ");
-                if (r >= 0)
-                        r = history_put_clean(out, run->mem_used_peak_stage, 256);
-        }
-        if (r >= 0 && run->mem_used_peak_context && *run->mem_used_peak_context) {
-                r = dbuf_puts(out, ", while ");
-                if (r >= 0)
-                        r = history_put_clean(out, run->mem_used_peak_context, 512);
-        }
-        return r < 0 ? r : dbuf_puts(out, "\n");
+        dw_printf(w, "  %-24s %s at +%s", "host memory used", t1, t2);
+        if (run->mem_used_peak_stage && *run->mem_used_peak_stage)
+                history_dw_clean(w, ", in ", run->mem_used_peak_stage, 256);
+        if (run->mem_used_peak_context && *run->mem_used_peak_context)
+                history_dw_clean(w, ", while ", run->mem_used_peak_context, 512);
+        dw_puts(w, "\n");
 }
 
-/* The build's own: its cgroup's peak, anon, the largest unit, the -j
- * reading (from the stored summary). */
-static int render_build_peaks(const struct store_run *run, struct dbuf *out)
+static void render_peaks(const struct store_run *run, struct dwriter *w)
 {
         char mib[32];
-        int r = peak_size(out, "build memory (kernel)", run->build_mem_peak_mb);
 
-        if (r >= 0)
-                r = peak_size(out, "build anon memory", run->build_anon_peak_mb);
-        if (r >= 0 && run->unit_peak_name && isfinite(run->unit_peak_mb)) {
+        /* the build's own first: its cgroup's peak, anon, the largest unit,
+         * the -j reading (from the stored summary) */
+        dw_puts(w, "peaks:\n");
+        peak_size(w, "build memory (kernel)", run->build_mem_peak_mb);
+        peak_size(w, "build anon memory", run->build_anon_peak_mb);
+        if (run->unit_peak_name && isfinite(run->unit_peak_mb)) {
                 fmt_size_mib(run->unit_peak_mb, mib, sizeof(mib));
-                r = dbuf_printf(out, "  %-24s %s, ", "largest unit", mib);
-                if (r >= 0 && run->unit_peak_tool)
-                        r = dbuf_printf(out, "%s ", run->unit_peak_tool);
-                if (r >= 0)
-                        r = history_put_clean(
-                            out, run->unit_peak_shown ? run->unit_peak_shown : run->unit_peak_name,
-                            200);
-                if (r >= 0)
-                        r = dbuf_puts(out, "\n");
+                dw_printf(w, "  %-24s %s, ", "largest unit", mib);
+                if (run->unit_peak_tool)
+                        dw_printf(w, "%s ", run->unit_peak_tool);
+                history_dw_clean(w, NULL,
+                                 run->unit_peak_shown ? run->unit_peak_shown : run->unit_peak_name,
+                                 200);
+                dw_puts(w, "\n");
         }
-        if (r >= 0 && run->jobs_reading && *run->jobs_reading) {
-                r = dbuf_printf(out, "  %-24s ", "-j");
-                if (r >= 0)
-                        r = history_put_clean(out, run->jobs_reading, 400);
-                if (r >= 0)
-                        r = dbuf_puts(out, "\n");
+        if (run->jobs_reading && *run->jobs_reading) {
+                dw_printf(w, "  %-24s ", "-j");
+                history_dw_clean(w, NULL, run->jobs_reading, 400);
+                dw_puts(w, "\n");
         }
-        return r;
-}
-
-static int render_peaks(const struct store_run *run, struct dbuf *out)
-{
-        int r = dbuf_puts(out, "peaks:\n");
-
-        if (r >= 0)
-                r = render_build_peaks(run, out);
-        if (r >= 0 && isfinite(run->mem_used_peak_mb))
-                r = render_peak_memory(run, out);
-        if (r >= 0)
-                r = peak_size(out, "memory available (min)", run->mem_avail_min_mb);
-        if (r >= 0)
-                r = peak_size(out, "swap used", run->swap_used_peak_mb);
-        if (r >= 0)
-                r = peak_size(out, "disk available (min)", run->disk_avail_min_gb * 1024);
-        if (r >= 0)
-                r = peak(out, "load1", run->load1_peak, 2, "");
-        if (r >= 0)
-                r = peak(out, "cpu", run->cpu_pct_peak, 1, " %");
-        if (r >= 0)
-                r = peak(out, "compilers", run->compilers_peak, 0, "");
-        if (r >= 0 && run->near_oom_samples >= 0)
-                r = peak(out, "near-OOM samples", (double)run->near_oom_samples, 0, "");
-        return r;
+        if (isfinite(run->mem_used_peak_mb))
+                render_peak_memory(run, w);
+        peak_size(w, "memory available (min)", run->mem_avail_min_mb);
+        peak_size(w, "swap used", run->swap_used_peak_mb);
+        peak_size(w, "disk available (min)", run->disk_avail_min_gb * 1024);
+        peak(w, "load1", run->load1_peak, 2, "");
+        peak(w, "cpu", run->cpu_pct_peak, 1, " %");
+        peak(w, "compilers", run->compilers_peak, 0, "");
+        if (run->near_oom_samples >= 0)
+                peak(w, "near-OOM samples", (double)run->near_oom_samples, 0, "");
 }
 
 /* What the rows of one run go to: the JSON array, or the text. */
@@ -304,15 +257,15 @@ static int run_json(struct store *st, const struct store_run *run, json_t **ret)
 static int run_text(struct store *st, const struct store_run *run, struct dbuf *out)
 {
         struct rows targets = {.out = out}, cache = {.out = out};
-        int r = render_facts(run, out);
+        struct dwriter w = DWRITER_INIT(out);
 
-        if (r >= 0)
-                r = render_peaks(run, out);
-        if (r >= 0)
-                r = store_targets_each(st, run->id, add_target, &targets);
-        if (r >= 0)
-                r = store_cache_snapshots_each(st, run->id, add_cache, &cache);
-        return r;
+        render_facts(run, &w);
+        render_peaks(run, &w);
+        if (dw_ok(&w))
+                dw_check(&w, store_targets_each(st, run->id, add_target, &targets));
+        if (dw_ok(&w))
+                dw_check(&w, store_cache_snapshots_each(st, run->id, add_cache, &cache));
+        return w.err;
 }
 
 int cmd_inspect(int argc, char **argv)
@@ -327,12 +280,8 @@ int cmd_inspect(int argc, char **argv)
         int oi, ret, e;
 
         ret = history_opts_parse("inspect", argc, argv, &o, &oi);
-        if (ret)
+        if (ret >= 0)
                 return ret;
-        if (o.help) {
-                cmd_print_usage("inspect");
-                return 0;
-        }
         if (argc - oi > 1) {
                 fprintf(stderr, "buildtel inspect: one RUN at most; see 'buildtel help inspect'\n");
                 return EXIT_BT_USAGE;
@@ -341,37 +290,13 @@ int cmd_inspect(int argc, char **argv)
                 spec = argv[oi];
         if (history_open("inspect", &o, false, &st))
                 return 1;
-        ret = 1;
-        e = store_run_find(st, spec, &id);
-        if (e == -ENOENT) {
-                if (spec)
-                        fprintf(stderr, "buildtel inspect: no run '%s' in the history\n", spec);
-                else
-                        fprintf(stderr, "buildtel inspect: no run recorded yet\n");
-                goto out;
+        if (history_find_run("inspect", st, spec, &id) < 0) {
+                store_close(st);
+                return 1;
         }
-        if (e == -EEXIST) {
-                fprintf(stderr, "buildtel inspect: '%s' names several runs; give more of the id\n",
-                        spec);
-                goto out;
-        }
-        if (e >= 0)
-                e = store_run_get(st, id, &run);
+        e = store_run_get(st, id, &run);
         if (e >= 0)
                 e = o.json ? run_json(st, &run, &json) : run_text(st, &run, &out);
-        if (e < 0) {
-                fprintf(stderr, "buildtel inspect: cannot read the history: %s\n",
-                        store_strerror(e));
-                goto out;
-        }
-        if (o.json)
-                ret = history_print_json(json);
-        else if (write_all(STDOUT_FILENO, out.p, out.len) >= 0)
-                ret = 0;
-out:
-        json_decref(json);
         store_run_release(&run);
-        dbuf_release(&out);
-        store_close(st);
-        return ret;
+        return history_list_end("inspect", e, json, &out, NULL, st);
 }

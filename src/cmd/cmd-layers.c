@@ -85,7 +85,7 @@ int cmd_layers(int argc, char **argv)
         struct listing l = {.out = &out};
         int ret, n;
 
-        ret = history_list_begin("layers", argc, argv, &o, &st);
+        ret = history_list_begin("layers", argc, argv, &o, false, &st);
         if (ret >= 0)
                 return ret;
         if (o.json)

@@ -18,7 +18,7 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-void common_opts_init(struct common_opts *o)
+static void common_opts_init(struct common_opts *o)
 {
         memset(o, 0, sizeof(*o));
         o->rec.interval = 2.0;
@@ -289,9 +289,9 @@ static const struct cmd_option {
         opt_set_fn set;   /* NULL: kind says what goes to the member at off */
         size_t off;
         enum opt_kind kind;
-        double lo, hi;    /* OPTK_DOUBLE, _U64, _SIZE: the range */
-        const char *what; /* ... and what bad() says it takes */
-        size_t given;     /* 0, or 1 + the offset of a bool set after a good value */
+        double lo, hi;               /* OPTK_DOUBLE, _U64, _SIZE: the range */
+        const char *what;            /* ... and what bad() says it takes */
+        size_t given;                /* 0, or 1 + the offset of a bool set after a good value */
         bool (*ok)(const char *arg); /* OPTK_CHECKED */
 } options[] = {
     {OPT_INTERVAL, "interval", NULL, 0, "SECONDS", RW | B, OPTG_MAIN,
@@ -561,18 +561,6 @@ static int set(const struct cmd_option *t, struct common_opts *o, const char *cm
         return 1;
 }
 
-/* Handle one getopt result of a table row's id. Returns 1 when handled, 0
- * when not one of ours, -1 after printing an error for a bad value. */
-static int common_opts_parse(struct common_opts *o, int opt, const char *arg, const char *cmd)
-{
-        if (opt == 'h')
-                opt = OPT_HELP;
-        for (size_t i = 0; i < ARRAY_SIZE(options); i++)
-                if (options[i].id == opt)
-                        return set(&options[i], o, cmd, arg);
-        return 0;
-}
-
 /* What a bad command line prints, after getopt's own complaint. */
 void cmd_print_short_usage(const char *name)
 {
@@ -642,6 +630,7 @@ int cmd_parse_table(unsigned cmd, const char *name, int argc, char **argv, struc
         size_t nl = 0, ns = cmd == CMDS_RUN ? 1 : 0;
         int c;
 
+        common_opts_init(o);
         memset(longopts, 0, sizeof(longopts));
         for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
                 const struct cmd_option *t = &options[i];
@@ -663,14 +652,14 @@ int cmd_parse_table(unsigned cmd, const char *name, int argc, char **argv, struc
         /* optind 0 reinitializes getopt: the permutation is redone */
         optind = 0;
         while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-                for (size_t i = 0; c > 0 && c < 0x100 && i < ARRAY_SIZE(options); i++)
-                        if (options[i].short_name == c && (options[i].cmds & cmd))
-                                c = options[i].id;
-                int h = common_opts_parse(o, c, optarg, name);
+                int h = 0; /* 1: set; -1: the setter has said what is wrong */
 
+                for (size_t i = 0; !h && i < ARRAY_SIZE(options); i++)
+                        if ((options[i].cmds & cmd) &&
+                            (options[i].id == c || options[i].short_name == c))
+                                h = set(&options[i], o, name, optarg);
                 if (h > 0)
                         continue;
-                /* h < 0: the setter has said what is wrong */
                 if (h == 0 && c != '?' && c != ':')
                         fprintf(stderr, "buildtel %s: option not handled\n", name);
                 cmd_print_short_usage(name);

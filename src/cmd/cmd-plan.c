@@ -56,7 +56,6 @@ int cmd_plan(int argc, char **argv)
         unsigned cpus;
         int k, n, ret = 1;
 
-        common_opts_init(&co);
         k = cmd_parse_table(cmd_mask("plan"), "plan", argc, argv, &co);
         if (k < 0 || k < argc) {
                 if (k >= 0)

@@ -81,12 +81,14 @@ static char *dir_of(const struct store_run *r, const char *log_dir)
         return strdup(log_dir);
 }
 
-/* The run's files in dir that exist as regular files: count and bytes. */
-static void measure(const char *dir, const char *run_id, uint64_t *ret_files, uint64_t *ret_bytes)
+/* The run's files in dir that exist as regular files: counted into
+ * *files and *bytes, or with rm unlinked. 0 or the first -errno of rm (the
+ * others still go). */
+static int run_files(const char *dir, const char *run_id, bool rm, uint64_t *files, uint64_t *bytes)
 {
         _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int r = dfd < 0 && errno != ENOENT ? -errno : 0;
 
-        *ret_files = *ret_bytes = 0;
         for (int k = 0; dfd >= 0 && k < RUNFILE_COUNT_; k++) {
                 char name[256];
                 struct stat sb;
@@ -94,9 +96,14 @@ static void measure(const char *dir, const char *run_id, uint64_t *ret_files, ui
                 if (!run_file_name(run_id, k, name, sizeof(name)) ||
                     fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
                         continue;
-                (*ret_files)++;
-                *ret_bytes += (uint64_t)sb.st_size;
+                if (!rm) {
+                        (*files)++;
+                        *bytes += (uint64_t)sb.st_size;
+                } else if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT && r == 0) {
+                        r = -errno;
+                }
         }
+        return r;
 }
 
 static int add_run(void *userdata, const struct store_run *r)
@@ -134,30 +141,9 @@ static int add_run(void *userdata, const struct store_run *r)
                 return -ENOMEM;
         }
         if (run_id_safe(p->run_id))
-                measure(p->dir, p->run_id, &p->files, &q->bytes);
+                (void)run_files(p->dir, p->run_id, false, &p->files, &q->bytes);
         l->n++;
         return 0;
-}
-
-/* Unlink the run's files; 0 or the first -errno (the others still go). */
-static int remove_files(const struct prune_run *p)
-{
-        _cleanup_close_ int dfd = open(p->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        int r = 0;
-
-        if (dfd < 0)
-                return errno == ENOENT ? 0 : -errno;
-        for (int k = 0; k < RUNFILE_COUNT_; k++) {
-                char name[256];
-                struct stat sb;
-
-                if (!run_file_name(p->run_id, k, name, sizeof(name)) ||
-                    fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
-                        continue;
-                if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT && r == 0)
-                        r = -errno;
-        }
-        return r;
 }
 
 /* Remove run i (files first: a row without files is found again by the
@@ -168,7 +154,7 @@ static int prune_one(struct store *st, const struct prune_list *l, size_t i, boo
         const struct prune_run *p = &l->v[i];
         _cleanup_dbuf_ struct dbuf dir = DBUF_INIT;
         char size[32];
-        int r = dry ? 0 : remove_files(p);
+        int r = dry ? 0 : run_files(p->dir, p->run_id, true, NULL, NULL);
 
         if (r >= 0 && !dry)
                 r = store_run_delete(st, p->id);
@@ -270,7 +256,6 @@ int cmd_prune(int argc, char **argv)
         char freed[32], left[32];
         int k, r, ret = EXIT_BT_USAGE;
 
-        common_opts_init(&o);
         k = cmd_parse_table(CMDS_PRUNE, "prune", argc, argv, &o);
         if (k < 0 || (k > 0 && k != argc)) {
                 if (k > 0)

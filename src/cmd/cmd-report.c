@@ -94,7 +94,6 @@ int cmd_report(int argc, char **argv)
         struct common_opts o;
         int k, ret = EXIT_BT_USAGE;
 
-        common_opts_init(&o);
         k = parse_args(argc, argv, &o);
         if (k >= 0 && o.help) {
                 cmd_print_usage("report");

@@ -39,12 +39,10 @@ static bool same_terminal(int a, int b)
                sa.st_rdev == sb.st_rdev;
 }
 
-static int exec_bare(char **argv)
+/* Why cmd cannot run (errno e); the status a shell gives. */
+static int cannot_run(const char *cmd, int e)
 {
-        execvp(argv[0], argv);
-        int e = errno;
-
-        fprintf(stderr, "buildtel: cannot run '%s': %s\n", argv[0], strerror(e));
+        fprintf(stderr, "buildtel: cannot run '%s': %s\n", cmd, strerror(e));
         return e == ENOENT ? EXIT_BT_NOTFOUND : EXIT_BT_NOEXEC;
 }
 
@@ -267,8 +265,7 @@ static int spawn(struct run *R, char **argv, bool subreaper)
         }
         if (e >= 0)
                 return 0;
-        fprintf(stderr, "buildtel: cannot run '%s': %s\n", argv[0], strerror(-e));
-        ret = e == -ENOENT ? EXIT_BT_NOTFOUND : EXIT_BT_NOEXEC;
+        ret = cannot_run(argv[0], -e);
         /* The attempt is on record, with the status a shell gives. */
         R->ri.end_epoch = now_realtime();
         R->ri.finished = true;
@@ -395,8 +392,7 @@ int cmd_run_build(struct common_opts *o, char **argv, size_t argc, const struct 
          * a shell gives, and nothing made (no cgroup, row or file). */
         e = child_exec_check(argv[0], getenv("PATH"));
         if (e < 0) {
-                fprintf(stderr, "buildtel: cannot run '%s': %s\n", argv[0], strerror(-e));
-                ret = e == -ENOENT ? EXIT_BT_NOTFOUND : EXIT_BT_NOEXEC;
+                ret = cannot_run(argv[0], -e);
                 goto out;
         }
         if (make_cgroup(o, &R.ri, &R.cg) < 0)
@@ -468,7 +464,6 @@ int cmd_run(int argc, char **argv)
 
         if (child_fds_take(&given) < 0)
                 given.overflow = true;
-        common_opts_init(&o);
         k = cmd_parse_options(CMDS_RUN, "run", argc, argv, &o);
         if (k <= 0) {
                 ret = k == 0 ? 0 : ret;
@@ -483,7 +478,8 @@ int cmd_run(int argc, char **argv)
         }
         if (o.off || (env && strcmp(env, "0") == 0)) {
                 child_fds_unreserve(&given);
-                ret = exec_bare(argv + k);
+                execvp(argv[k], argv + k);
+                ret = cannot_run(argv[k], errno);
                 goto out;
         }
         if (common_otlp_load(&o, "run") < 0)

@@ -4,8 +4,6 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
@@ -61,35 +59,30 @@ static int row_text(struct dbuf *out, const struct store_run *run)
 /* Under the table: the newest run's largest unit and -j reading. */
 static int latest_text(struct dbuf *out, const struct store_run *run)
 {
+        struct dwriter w = DWRITER_INIT(out);
+        const char *id = run->info.run_id ? run->info.run_id : "";
         char mib[32], lead[96];
-        int r;
+        int failed;
 
-        snprintf(lead, sizeof(lead), "\n%.64s: failed ", run->info.run_id ? run->info.run_id : "");
-        r = history_put_failure(out, run, lead);
-
-        if (r >= 0 && run->unit_peak_name && isfinite(run->unit_peak_mb)) {
+        snprintf(lead, sizeof(lead), "\n%.64s: failed ", id);
+        failed = history_put_failure(out, run, lead);
+        dw_check(&w, failed);
+        if (run->unit_peak_name && isfinite(run->unit_peak_mb)) {
                 fmt_size_mib(run->unit_peak_mb, mib, sizeof(mib));
-                r = dbuf_printf(
-                    out, "%s%s: largest unit %s%s", r > 0 ? "" : "\n",
-                    run->info.run_id ? run->info.run_id : "",
-                    run->unit_peak_tool ? run->unit_peak_tool : "", run->unit_peak_tool ? " " : "");
-                if (r >= 0)
-                        r = history_put_clean(
-                            out, run->unit_peak_shown ? run->unit_peak_shown : run->unit_peak_name,
-                            120);
-                if (r >= 0)
-                        r = dbuf_printf(out, ", %s peak RSS\n", mib);
+                dw_printf(&w, "%s%s: largest unit %s%s", failed > 0 ? "" : "\n", id,
+                          run->unit_peak_tool ? run->unit_peak_tool : "",
+                          run->unit_peak_tool ? " " : "");
+                history_dw_clean(&w, NULL,
+                                 run->unit_peak_shown ? run->unit_peak_shown : run->unit_peak_name,
+                                 120);
+                dw_printf(&w, ", %s peak RSS\n", mib);
         }
-        if (r >= 0 && run->jobs_reading && *run->jobs_reading) {
-                r = dbuf_puts(out, run->unit_peak_name || run->fail_target || run->fail_first ? "" : "\n");
-                if (r >= 0)
-                        r = dbuf_puts(out, "  ");
-                if (r >= 0)
-                        r = history_put_clean(out, run->jobs_reading, 400);
-                if (r >= 0)
-                        r = dbuf_puts(out, "\n");
+        if (run->jobs_reading && *run->jobs_reading) {
+                dw_puts(&w, run->unit_peak_name || run->fail_target || run->fail_first ? "" : "\n");
+                history_dw_clean(&w, "  ", run->jobs_reading, 400);
+                dw_puts(&w, "\n");
         }
-        return r;
+        return w.err;
 }
 
 static int add_run(void *userdata, const struct store_run *run)
@@ -112,26 +105,24 @@ int cmd_status(int argc, char **argv)
         struct history_opts o;
         struct store *st = NULL;
         struct dbuf out = DBUF_INIT;
+        struct dwriter w = DWRITER_INIT(&out);
         struct listing l = {.out = &out, .latest = DBUF_INIT};
+        char empty[64];
         int ret, n;
 
-        ret = history_list_begin("status", argc, argv, &o, &st);
+        ret = history_list_begin("status", argc, argv, &o, false, &st);
         if (ret >= 0)
                 return ret;
-        ret = 1;
-        n = 0;
+        if (o.json && !(l.json = json_array()))
+                dw_check(&w, -ENOMEM);
         if (!o.json && o.job) { /* the job said once, above the table */
-                n = dbuf_puts(&out, "job: ");
-                if (n >= 0)
-                        n = history_put_clean(&out, o.job, 200);
-                if (n >= 0)
-                        n = dbuf_puts(&out, "\n");
+                history_dw_clean(&w, "job: ", o.job, 200);
+                dw_puts(&w, "\n");
         }
-        if (n >= 0 && o.json)
-                n = (l.json = json_array()) ? 0 : -ENOMEM;
-        else if (n >= 0)
-                n = dbuf_printf(&out, ROW_FORMAT, "ID", "START", "DURATION", "RESULT", "BUILDER",
-                                "HOST/NODE", "BUILD PEAK", "ANON PEAK", "HOST PEAK", "NEAR-OOM");
+        if (!o.json)
+                dw_printf(&w, ROW_FORMAT, "ID", "START", "DURATION", "RESULT", "BUILDER",
+                          "HOST/NODE", "BUILD PEAK", "ANON PEAK", "HOST PEAK", "NEAR-OOM");
+        n = w.err;
         if (n >= 0 && o.job)
                 n = store_job_runs(
                     st, &(struct store_job_filter){.job = o.job, .success = -1, .since = o.since},
@@ -139,25 +130,10 @@ int cmd_status(int argc, char **argv)
         else if (n >= 0)
                 n = store_runs_each(st, o.since, o.limit ? o.limit : STATUS_LIMIT_DEFAULT, add_run,
                                     &l);
-        if (n < 0) {
-                fprintf(stderr, "buildtel status: cannot read the history: %s\n",
-                        store_strerror(n));
-                goto out;
-        }
-        if (o.json) {
-                ret = history_print_json(l.json);
-        } else if (n == 0) {
-                printf("no runs recorded%s%s\n", o.job ? " for that job" : "",
-                       isnan(o.since) ? "" : " in that time");
-                ret = 0;
-        } else if (out.p && write_all(STDOUT_FILENO, out.p, out.len) >= 0 &&
-                   (!l.latest.len || write_all(STDOUT_FILENO, l.latest.p, l.latest.len) >= 0)) {
-                ret = 0;
-        }
-out:
-        json_decref(l.json);
+        if (n > 0 && l.latest.len && dbuf_append(&out, l.latest.p, l.latest.len) < 0)
+                n = -ENOMEM;
         dbuf_release(&l.latest);
-        dbuf_release(&out);
-        store_close(st);
-        return ret;
+        snprintf(empty, sizeof(empty), "no runs recorded%s%s", o.job ? " for that job" : "",
+                 isnan(o.since) ? "" : " in that time");
+        return history_list_end("status", n, l.json, &out, empty, st);
 }

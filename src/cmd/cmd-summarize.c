@@ -42,7 +42,6 @@ int cmd_summarize(int argc, char **argv)
         struct common_opts o;
         int k, ret = EXIT_BT_USAGE;
 
-        common_opts_init(&o);
         k = cmd_parse_options(CMDS_SUMMARIZE, "summarize", argc, argv, &o);
         if (k <= 0) {
                 ret = k == 0 ? 0 : ret;

@@ -54,7 +54,7 @@ struct top_state {
         struct store *st; /* NULL: no history yet (waiting for db) */
         char *db;         /* its path */
         char empty[600];  /* what an empty list says */
-        uid_t db_owner; /* the logs read are this uid's */
+        uid_t db_owner;   /* the logs read are this uid's */
         bool db_owner_known;
         struct log_cache logc;
         struct top_run runs[TOP_ROWS_MAX];
@@ -126,6 +126,7 @@ static void fill_row(struct top_state *s, size_t i, const struct store_run *r)
                                 .elapsed_s = r->duration_s,
                                 .stage = t->stage,
                                 .context = t->context,
+                                .units = t->units,
                                 .mem_avail_mb = NAN,
                                 .mem_used_mb = NAN,
                                 /* a finished run's: its peak, as `status` says it */
@@ -394,7 +395,7 @@ static int once(struct top_state *s, bool utf8)
                              .empty = s->st ? NULL : s->empty,
                              .selected = SIZE_MAX,
                              .cols = 80,
-                             .lines = 24,
+                             .lines = 1000,
                              .utf8 = utf8};
         const char *c = getenv("COLUMNS");
         uint64_t n;
@@ -402,7 +403,6 @@ static int once(struct top_state *s, bool utf8)
 
         if (c && parse_u64_str(c, &n) >= 0 && n >= 40 && n <= 1000)
                 v.cols = (int)n;
-        v.lines = 1000;
         r = top_frame_text(&v, &out);
         if (r >= 0 && out.p)
                 r = write_all(STDOUT_FILENO, out.p, out.len);
@@ -429,11 +429,6 @@ static int once_detail(struct top_state *s, const char *spec, bool utf8)
         }
         fill_row(s, 0, &run);
         s->n = 1;
-        s->rows[0].command = s->runs[0].command;
-        s->rows[0].result = s->runs[0].result;
-        s->rows[0].stage = s->runs[0].stage;
-        s->rows[0].context = s->runs[0].context;
-        s->rows[0].units = s->runs[0].units;
         store_run_release(&run);
         r = detail_frame(s, 0, 100, 1000, utf8, &out);
         if (r >= 0 && out.p)
@@ -493,31 +488,17 @@ static int live(struct top_state *s, bool utf8)
         return r < 0 ? 1 : 0;
 }
 
-/* Who owns the database (its logs are that user's). */
-static void top_db_owner(const struct history_opts *o, struct top_state *s)
-{
-        _cleanup_free_ char *def = o->db ? NULL : store_default_path();
-        const char *path = o->db ? o->db : def;
-        struct stat st;
-
-        if (path && stat(path, &st) == 0) {
-                s->db_owner = st.st_uid;
-                s->db_owner_known = true;
-        }
-}
-
 int cmd_top(int argc, char **argv)
 {
         struct history_opts o;
         struct top_state *s;
+        struct stat sb;
         int oi, ret;
         bool utf8;
 
         ret = history_opts_parse("top", argc, argv, &o, &oi);
-        if (ret)
+        if (ret >= 0)
                 return ret;
-        if (o.help)
-                return cmd_print_usage("top") < 0;
         if (oi != argc && !(o.once && oi == argc - 1)) {
                 fprintf(stderr, "buildtel top: one operand (RUN) with --once only; see 'buildtel "
                                 "help top'\n");
@@ -541,7 +522,10 @@ int cmd_top(int argc, char **argv)
                 free(s);
                 return 1;
         }
-        top_db_owner(&o, s);
+        if (s->db && stat(s->db, &sb) == 0) { /* its logs are that user's */
+                s->db_owner = sb.st_uid;
+                s->db_owner_known = true;
+        }
         ret = oi < argc ? 0 : load(s);
         if (ret < 0)
                 fprintf(stderr, "buildtel top: cannot read the history: %s\n", store_strerror(ret));

@@ -124,10 +124,9 @@ static void note_none(const struct trace_job *j, enum ninjalog_why why)
 /* The edges of the log --ninja-log names that are the run's
  * (ninjalog_window(), snap NULL for a recorded run), each ninja run placed
  * on the run's clock by ninjalog_run_offset(). Read twice in chunks (its
- * runs, then the chosen ones' edges), never whole. *ret_added: whether
- * edges were taken. */
+ * runs, then the chosen ones' edges), never whole. */
 static int add_ninja(const struct trace_job *j, const struct ninjalog_file *snap,
-                     struct trace_edges *x, const struct run_info *ri, bool *ret_added)
+                     struct trace_edges *x, const struct run_info *ri)
 {
         struct ninjalog_run runs[NINJALOG_RUNS_MAX];
         _cleanup_close_ int fd = -1;
@@ -137,7 +136,6 @@ static int add_ninja(const struct trace_job *j, const struct ninjalog_file *snap
         struct stat st;
         int n, e;
 
-        *ret_added = false;
         if (!j->ninja_log)
                 return 0;
         fd = open_regular_file(j->ninja_log, &st);
@@ -173,7 +171,6 @@ static int add_ninja(const struct trace_job *j, const struct ninjalog_file *snap
                     stderr,
                     "buildtel %s: note: --ninja-log '%s': %u edges ending after the run left out\n",
                     j->cmd, j->ninja_log, w.outside);
-        *ret_added = x->n > 0;
         return 0;
 }
 
@@ -192,7 +189,6 @@ int trace_write(const struct trace_job *j, struct replay *rp)
         _cleanup_free_ char *path = NULL;
         struct trace_edges x = {0};
         const struct run_model *m;
-        bool from_log = false;
         int64_t n = 0;
         int e;
 
@@ -206,17 +202,15 @@ int trace_write(const struct trace_job *j, struct replay *rp)
         tj.path_ours = !j->out_path;
         e = tj.fd >= 0 || path ? 0 : -ENOMEM;
         if (e >= 0)
-                e = add_ninja(j, NULL, &x, ri, &from_log);
+                e = add_ninja(j, NULL, &x, ri);
         tj.edges = x.v;
         tj.nedges = x.n;
-        if (e < 0) {
+        if (e < 0)
                 fprintf(stderr, "buildtel %s: out of memory\n", j->cmd);
-                edges_release(&x);
-                return 1;
-        }
-        n = common_replay_through(j->cmd, rp, sinks, &tj, &m);
+        else
+                n = common_replay_through(j->cmd, rp, sinks, &tj, &m);
         edges_release(&x);
-        if (n < 0)
+        if (e < 0 || n < 0)
                 return 1;
         if (tj.result < 0) {
                 fprintf(stderr, "buildtel %s: cannot write the trace '%s': %s\n", j->cmd,
@@ -253,10 +247,9 @@ void trace_run_edges(struct trace_run *tr, const struct recorder *r, const struc
                      bool cancel)
 {
         const struct trace_job j = {.ninja_log = tr->ninja_log, .cmd = "run"};
-        bool from_log;
 
         tr->job.cancel = cancel;
-        if (!cancel && add_ninja(&j, recorder_ninja_snapshot(r), &tr->edges, ri, &from_log) < 0)
+        if (!cancel && add_ninja(&j, recorder_ninja_snapshot(r), &tr->edges, ri) < 0)
                 tr->edges.n = 0; /* out of memory: the trace without its edges */
         tr->job.edges = tr->edges.v;
         tr->job.nedges = tr->edges.n;

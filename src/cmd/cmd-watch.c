@@ -60,7 +60,6 @@ int cmd_watch(int argc, char **argv)
         sigset_t old_mask;
         int k, e, sfd = -1, ret = EXIT_BT_USAGE;
 
-        common_opts_init(&o);
         k = cmd_parse_options(CMDS_WATCH, "watch", argc, argv, &o);
         if (k <= 0) {
                 ret = k == 0 ? 0 : ret;
