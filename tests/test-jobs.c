@@ -41,14 +41,15 @@ static const struct {
     {"memory-bound", 20, 100, 100, 2, 24576, 64, 0, 12, 0,
      "memory is the limit: 24.0 GiB allows -j 12 of the 64 CPUs (the 95th-percentile unit "
      "needs 1.86 GiB; at the busiest, 1 unit held 1.95 GiB together); this run peaked at 3 "
-     "in flight"},
+     "in flight; `buildtel plan` pools the heavy units so more run"},
     {"the CPU count unknown", 20, 100, 100, 2, 24576, 0, 0, 12, 0,
      "memory allows -j 12 in 24.0 GiB, the CPU count unknown (the 95th-percentile unit needs "
-     "1.86 GiB; at the busiest, 1 unit held 1.95 GiB together); this run peaked at 3 in flight"},
+     "1.86 GiB; at the busiest, 1 unit held 1.95 GiB together); this run peaked at 3 in flight"
+     "; `buildtel plan` pools the heavy units so more run"},
     {"equal units, five at once", 40, 1000, 0, 0.25, 8192, 64, 0, 8, 0,
      "memory is the limit: 8.00 GiB allows -j 8 of the 64 CPUs (the 95th-percentile unit needs "
      "0.98 GiB; at the busiest, 5 units held 4.88 GiB together); this run peaked at 3 in "
-     "flight"},
+     "flight; `buildtel plan` pools the heavy units so more run"},
     {"memory smaller than one unit: still -j 1", 100, 9000, 10, 2, 8192, 8, 0, 1, 0, NULL},
 };
 

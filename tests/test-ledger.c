@@ -184,6 +184,12 @@ static void test_plan(void **state)
         assert_int_equal(p.j_fit, 4);
         assert_int_equal(p.nheavy, 0);
         assert_int_equal(p.pool_depth, 0);
+        /* every unit heavy (above 96 / 4): the pool is the -j that fits */
+        assert_int_equal(plan_make(l, 106, 4, 10, &p), 0);
+        assert_int_equal(p.nheavy, 6);
+        assert_int_equal(p.j_fit, 1);
+        assert_int_equal(p.pool_depth, 1);
+        assert_int_equal(p.j_pooled, 1);
         /* not one fits */
         assert_int_equal(plan_make(l, 50, 2, 0, &p), 0);
         assert_int_equal(p.j_fit, 0);

@@ -151,6 +151,8 @@ int jobs_render(const struct jobs_reading *j, struct dbuf *out)
                 dw_printf(&w, "; at the busiest, %zu unit%s held %s together", j->conc_units,
                           j->conc_units == 1 ? "" : "s", mem);
         dw_printf(&w, "); this run peaked at %zu in flight", j->peak_in_flight);
+        if (!j->cpu_limit) /* the next step: the plan (issue 37) */
+                dw_puts(&w, "; `buildtel plan` pools the heavy units so more run");
         return w.err;
 }
 

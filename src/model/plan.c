@@ -90,6 +90,8 @@ int plan_make(struct ledger *l, double memory_mb, unsigned cpus, double headroom
                 p.nheavy++;
         p.light_mb = p.nheavy < n ? finite_or(ledger_at(l, p.nheavy)->peak_mb, 0) : 0;
         p.j_pooled = p.j_fit;
+        if (p.nheavy == n && p.j_fit < cpus) /* all heavy: the pool is the -j that fits */
+                p.pool_depth = p.j_fit;
         if (p.j_fit < cpus && p.nheavy > 0 && p.nheavy < n) { /* a pool needs units outside it */
                 /* the deepest pool whose heavy units beside light ones fit at j */
                 for (unsigned j = cpus; j > p.j_fit && !p.pool_depth; j--) {

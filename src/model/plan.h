@@ -35,7 +35,7 @@ struct plan {
         /* the heavy units: the ledger's first nheavy (ledger_at order) */
         size_t nheavy;
         double light_mb;     /* the heaviest of the rest; 0 none */
-        unsigned pool_depth; /* 0: no pool needed (j_fit is the CPUs) */
+        unsigned pool_depth; /* 0: none needed, or none helps; every unit heavy: j_fit */
         unsigned j_pooled;   /* the -j that fits with the pool */
 };
 

@@ -73,6 +73,16 @@ check "the job summary says it" grep -Eq '^\| memory guard \| held [1-5] of 6 co
 check "no compile of ours is left stopped" sh -c \
         "! ps -eo stat,comm | awk '\$1 ~ /^T/ && (\$2 == \"cc1plus\" || \$2 == \"memhog\")' | grep -q ."
 
+# the plan for that cap: the -j that fits, every unit heavy, pooled at it
+"$BUILDTEL" plan --db "$T/h.db" --job guard --memory 640M --cpus 6 --headroom 40M --json >"$T/plan.json"
+check "plan --memory 640M: -j 2 fits (2 x 200 MiB), all six heavy, a pool of 2" /usr/bin/python3 - "$T/plan.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+print("#", p["j_fit"], p["pool_depth"], p["heavy_count"], [h["name"] for h in p["heavy"]])
+sys.exit(not (p["j_fit"] in (2, 3) and p["heavy_count"] == 6 and len(p["heavy"]) == 6 and
+              p["pool_depth"] == p["j_fit"] and "depth = %d" % p["j_fit"] in p["snippets"]["ninja"]))
+PY
+
 # a bad headroom: a one-line error, exit 125 (run's own, never a build's status)
 "$BUILDTEL" run --no-db --memory-guard=lots -- true >"$T/bad.out" 2>&1
 expect_eq "--memory-guard=lots: exit 125" "$?" 125
