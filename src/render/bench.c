@@ -309,6 +309,30 @@ static void md_command(struct dwriter *w, const char *c)
         dw_puts(w, "`");
 }
 
+/* A parameter scan's time and peak memory against the parameter, as two
+ * Mermaid charts (GitHub renders them in a job summary or a comment). */
+static void scan_charts(struct dwriter *w, const struct bench_view *v)
+{
+        for (int c = 0; c < 2; c++) {
+                dw_printf(w, "\n```mermaid\nxychart-beta\n    title \"%s against %s\"\n    x-axis [",
+                          c ? "the build's memory peak (MiB)" : "wall time (s)", v->s[0].param);
+                for (size_t i = 0; i < v->n; i++) {
+                        dw_puts(w, i ? ", \"" : "\"");
+                        for (const char *q = v->s[i].value; *q; q++)
+                                if (*q != '"' && *q != '\\' && (unsigned char)*q >= 0x20)
+                                        dw_append(w, q, 1);
+                        dw_puts(w, "\"");
+                }
+                dw_printf(w, "]\n    y-axis \"%s\"\n    %s [", c ? "MiB" : "s", c ? "bar" : "line");
+                for (size_t i = 0; i < v->n; i++) {
+                        double y = c ? v->r[i].mem_peak.max : v->r[i].wall.mean;
+
+                        dw_printf(w, "%s%.3f", i ? ", " : "", isfinite(y) ? y : 0);
+                }
+                dw_puts(w, "]\n```\n");
+        }
+}
+
 int render_bench_markdown(const struct bench_view *v, struct dbuf *out)
 {
         struct dwriter w = DWRITER_INIT(out);
@@ -346,5 +370,7 @@ int render_bench_markdown(const struct bench_view *v, struct dbuf *out)
                         }
                 dw_puts(&w, " |\n");
         }
+        if (v->n && v->s[0].param)
+                scan_charts(&w, v);
         return w.err;
 }

@@ -76,8 +76,10 @@ check "and a row per command" sh -c "grep -q '^| \`sleep 0.1\` |.*| 1.00 |' '$T/
 mkdir -p "$T/scan"
 printf 'all: a b\na b:\n\t@"%s" 60 1 >/dev/null\n' "$MEMHOG" >"$T/scan/Makefile"
 (cd "$T/scan" && "$BUILDTEL" bench --runs 1 --interval 0.2 --db "$DB" --log-dir "$L" --no-report --parameter-scan j 1 2 \
-        --export-json "$T/scan.json" -- 'make -j{j}' >"$T/scan.out" 2>"$T/scan.err")
+        --export-json "$T/scan.json" --export-markdown "$T/scan.md" -- 'make -j{j}' >"$T/scan.out" 2>"$T/scan.err")
 expect_eq "--parameter-scan j 1 2: exit 0" "$?" 0 || cat "$T/scan.err"
+check "the markdown: two Mermaid charts against j" sh -c "[ \$(grep -c '^xychart-beta' '$T/scan.md') = 2 ] &&
+        grep -q 'x-axis \\[\"1\", \"2\"\\]' '$T/scan.md' && grep -q 'title \"wall time (s) against j\"' '$T/scan.md'"
 check "a row per -j with wall, cpu and peaks" sh -c "grep -A3 '^Parameter j' '$T/scan.out' | grep -Eq '^  2 +[0-9.]+s +[0-9.]+s +[0-9.]+ MiB'"
 check "the JSON: each command with its parameter; both at once hold more" /usr/bin/python3 - "$T/scan.json" <<'PY'
 import json, sys
