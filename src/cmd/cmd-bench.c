@@ -168,19 +168,14 @@ static int series(struct bench *B, char *cmd, struct bench_cmdrun *c)
         char id[BENCH_RUN_ID_MAX];
         int st;
 
-        for (uint64_t w = 0; w < o->bench_warmup; w++) {
+        for (uint64_t i = 0; i < o->bench_warmup + o->bench_runs; i++) {
+                bool timed = i >= o->bench_warmup; /* a warmup run's figures are dropped */
+                char *rid = timed ? c->run_id[c->n] : id;
+
                 if (o->prepare && hook(B, "prepare", o->prepare) < 0)
                         return 1;
-                st = one_run(B, cmd, &f, id);
-                if ((st = failed(o, cmd, st, id)))
-                        return st;
-        }
-        for (uint64_t i = 0; i < o->bench_runs; i++) {
-                if (o->prepare && hook(B, "prepare", o->prepare) < 0)
-                        return 1;
-                st = one_run(B, cmd, &c->f[c->n], c->run_id[c->n]);
-                c->n++;
-                if ((st = failed(o, cmd, st, c->run_id[c->n - 1])))
+                st = one_run(B, cmd, timed ? &c->f[c->n++] : &f, rid);
+                if ((st = failed(o, cmd, st, rid)))
                         return st;
         }
         if (o->cleanup && hook(B, "cleanup", o->cleanup) < 0)
