@@ -511,7 +511,6 @@ static int set(const struct cmd_option *t, struct common_opts *o, const char *cm
         return 1;
 }
 
-/* What a bad command line prints, after getopt's own complaint. */
 void cmd_print_short_usage(const char *name)
 {
         static const struct {
