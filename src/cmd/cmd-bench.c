@@ -97,10 +97,8 @@ static int one_run(struct bench *B, char *command, struct run_figures *ret_f, ch
         quiet_begin(B, saved);
         st = cmd_run_build(&o, argv, 3, B->given);
         quiet_end(saved);
-        if (!B->have_facts) {
-                run_figures_init(&B->facts);
-                B->facts.duration_s = now_monotonic() - t0;
-        }
+        if (!B->have_facts)
+                run_figures_init(&B->facts); /* its duration NAN: ours below */
         if (!isfinite(B->facts.duration_s))
                 B->facts.duration_s = now_monotonic() - t0;
         B->facts.exit_code = exit_bt_status(st);
