@@ -109,10 +109,8 @@ static int one_run(struct bench *B, char *command, struct run_figures *ret_f, ch
         quiet_begin(B, saved);
         st = cmd_run_build(&o, argv, 3, B->given);
         quiet_end(saved);
-        if (!B->have_facts) {
-                run_figures_init(&B->facts);
-                B->facts.duration_s = now_monotonic() - t0;
-        }
+        if (!B->have_facts)
+                run_figures_init(&B->facts); /* its duration NAN: ours below */
         if (!isfinite(B->facts.duration_s))
                 B->facts.duration_s = now_monotonic() - t0;
         B->facts.exit_code = exit_bt_status(st);
@@ -180,24 +178,21 @@ static int series(struct bench *B, char *cmd, struct bench_cmdrun *c)
         char id[BENCH_RUN_ID_MAX];
         int st;
 
-        for (uint64_t w = 0; w < o->bench_warmup; w++) {
-                if (o->prepare && hook(B, "prepare", o->prepare) < 0)
-                        return 1;
-                st = one_run(B, cmd, &f, id);
-                if ((st = failed(o, cmd, st, id)))
-                        return st;
-        }
-        for (uint64_t i = 0; i < o->bench_runs; i++) {
+        for (uint64_t i = 0; i < o->bench_warmup + o->bench_runs; i++) {
+                bool timed = i >= o->bench_warmup; /* a warmup run's figures are dropped */
+                char *rid = timed ? c->run_id[c->n] : id;
+
                 if (o->prepare && hook(B, "prepare", o->prepare) < 0)
                         return 1;
                 if (isatty(STDERR_FILENO)) /* hyperfine's progress, on a terminal */
-                        fprintf(stderr, "\r\033[Kbuildtel bench: %s: run %llu of %llu", cmd,
-                                (unsigned long long)i + 1, (unsigned long long)o->bench_runs);
-                st = one_run(B, cmd, &c->f[c->n], c->run_id[c->n]);
+                        fprintf(stderr, "\r\033[Kbuildtel bench: %s: %s %llu of %llu", cmd,
+                                timed ? "run" : "warmup",
+                                (unsigned long long)(timed ? i - o->bench_warmup + 1 : i + 1),
+                                (unsigned long long)(timed ? o->bench_runs : o->bench_warmup));
+                st = one_run(B, cmd, timed ? &c->f[c->n++] : &f, rid);
                 if (isatty(STDERR_FILENO))
                         fputs("\r\033[K", stderr);
-                c->n++;
-                if ((st = failed(o, cmd, st, c->run_id[c->n - 1])))
+                if ((st = failed(o, cmd, st, rid)))
                         return st;
         }
         if (o->cleanup && hook(B, "cleanup", o->cleanup) < 0)

@@ -75,13 +75,13 @@ static int add_target(void *userdata, const struct store_target *t)
  * used where measured. */
 static int add_steps(struct store *st, int64_t id, struct compare_side *s)
 {
-        struct targets *ts = malloc(sizeof(*ts));
-        int r = ts ? 0 : -ENOMEM;
+        _cleanup_free_ struct targets *ts = malloc(sizeof(*ts));
+        int r;
 
-        if (ts) {
-                targets_init(ts);
-                r = store_steps_get(st, id, ts);
-        }
+        if (!ts)
+                return -ENOMEM;
+        targets_init(ts);
+        r = store_steps_get(st, id, ts);
         for (uint32_t i = 0; r >= 0 && i < ts->nstepv; i++) {
                 const struct step_fact *f = &ts->stepv[i];
 
@@ -95,9 +95,7 @@ static int add_steps(struct store *st, int64_t id, struct compare_side *s)
                 if (r >= 0 && f->exec.set)
                         r = compare_side_add(s, COMPARE_STEP, f->name, "cpu_s", f->exec.cpu_s);
         }
-        if (ts)
-                targets_release(ts);
-        free(ts);
+        targets_release(ts);
         return r;
 }
 

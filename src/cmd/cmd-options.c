@@ -2,7 +2,6 @@
 /* The one option table of every command, and what parses through it. */
 #include "cmd/cmd-common.h"
 
-#include <errno.h>
 #include <stddef.h>
 #include <math.h>
 #include <regex.h>
@@ -40,32 +39,6 @@ void common_opts_release(struct common_opts *o)
         free(o->compilers);
         o->compilers_buf = NULL;
         o->compilers = NULL;
-}
-
-static int parse_compilers(struct common_opts *o, const char *arg)
-{
-        size_t n = 1;
-        char *p;
-
-        common_opts_release(o);
-        o->compilers_buf = strdup(arg);
-        if (!o->compilers_buf)
-                return -ENOMEM;
-        for (const char *c = arg; *c; c++)
-                n += *c == ',';
-        o->compilers = calloc(n + 1, sizeof(*o->compilers));
-        if (!o->compilers)
-                return -ENOMEM;
-        n = 0;
-        for (char *tok = o->compilers_buf; tok; tok = p) {
-                p = strchr(tok, ',');
-                if (p)
-                        *p++ = '\0';
-                if (*tok)
-                        o->compilers[n++] = tok;
-        }
-        o->rec.compilers = o->compilers;
-        return 0;
 }
 
 /* A row's setter: 0, or -1 after printing why arg is bad. */
@@ -116,10 +89,27 @@ static int set_stage_regex(struct common_opts *o, const char *cmd, const char *a
 
 static int set_compilers(struct common_opts *o, const char *cmd, const char *arg)
 {
-        if (parse_compilers(o, arg) < 0) {
+        size_t n = 1;
+        char *p;
+
+        common_opts_release(o); /* a second --compilers replaces the first */
+        o->compilers_buf = strdup(arg);
+        for (const char *c = arg; *c; c++)
+                n += *c == ',';
+        o->compilers = o->compilers_buf ? calloc(n + 1, sizeof(*o->compilers)) : NULL;
+        if (!o->compilers) {
                 fprintf(stderr, "buildtel %s: out of memory\n", cmd);
                 return -1;
         }
+        n = 0;
+        for (char *tok = o->compilers_buf; tok; tok = p) {
+                p = strchr(tok, ',');
+                if (p)
+                        *p++ = '\0';
+                if (*tok)
+                        o->compilers[n++] = tok;
+        }
+        o->rec.compilers = o->compilers;
         return 0;
 }
 
@@ -561,7 +551,6 @@ static int set(const struct cmd_option *t, struct common_opts *o, const char *cm
         return 1;
 }
 
-/* What a bad command line prints, after getopt's own complaint. */
 void cmd_print_short_usage(const char *name)
 {
         static const struct {
@@ -694,15 +683,13 @@ void cmd_print_options(FILE *f, unsigned cmd, int group)
 
 void cmd_dump_options(FILE *f)
 {
-        const __typeof__(cmd_names[0]) *cmds = cmd_names;
-
         for (size_t c = 0; c < ARRAY_SIZE(cmd_names); c++)
                 for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
                         const struct cmd_option *t = &options[i];
 
-                        if (!(t->cmds & cmds[c].mask) || !t->help)
+                        if (!(t->cmds & cmd_names[c].mask) || !t->help)
                                 continue;
-                        fprintf(f, "%s\t--%s\t%s\t%s%s\n", cmds[c].name, t->name,
+                        fprintf(f, "%s\t--%s\t%s\t%s%s\n", cmd_names[c].name, t->name,
                                 t->arg ? t->arg : "", t->alias ? "--" : "",
                                 t->alias ? t->alias : "");
                 }

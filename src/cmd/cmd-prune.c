@@ -237,13 +237,10 @@ int prune_limit_of(const char *cmd, const char *keep_runs, const char *keep_size
         struct retention_policy p = {.keep = PRUNE_KEEP_RUNS, .max_bytes = PRUNE_KEEP_BYTES};
         const char *er = getenv("BUILDTEL_KEEP_RUNS"), *es = getenv("BUILDTEL_KEEP_SIZE");
 
-        if (er && *er && parse_keep(cmd, "BUILDTEL_KEEP_RUNS", er, &p.keep) < 0)
-                return -1;
-        if (es && *es && parse_max_size(cmd, "BUILDTEL_KEEP_SIZE", es, &p.max_bytes) < 0)
-                return -1;
-        if (keep_runs && parse_keep(cmd, "--keep-runs", keep_runs, &p.keep) < 0)
-                return -1;
-        if (keep_size && parse_max_size(cmd, "--keep-size", keep_size, &p.max_bytes) < 0)
+        if ((er && *er && parse_keep(cmd, "BUILDTEL_KEEP_RUNS", er, &p.keep) < 0) ||
+            (es && *es && parse_max_size(cmd, "BUILDTEL_KEEP_SIZE", es, &p.max_bytes) < 0) ||
+            (keep_runs && parse_keep(cmd, "--keep-runs", keep_runs, &p.keep) < 0) ||
+            (keep_size && parse_max_size(cmd, "--keep-size", keep_size, &p.max_bytes) < 0))
                 return -1;
         *ret = p;
         return 0;

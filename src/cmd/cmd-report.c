@@ -76,29 +76,17 @@ out:
         return ret;
 }
 
-static int parse_args(int argc, char **argv, struct common_opts *o)
-{
-        int k = cmd_parse_table(CMDS_REPORT, "report", argc, argv, o);
-
-        if (k < 0)
-                return -1;
-        if (!o->help && k < argc - 1) {
-                fputs(usage, stderr);
-                return -1;
-        }
-        return k;
-}
-
 int cmd_report(int argc, char **argv)
 {
         struct common_opts o;
         int k, ret = EXIT_BT_USAGE;
 
-        k = parse_args(argc, argv, &o);
-        if (k >= 0 && o.help) {
-                cmd_print_usage("report");
-                ret = 0;
-        } else if (k >= 0)
+        k = cmd_parse_options(CMDS_REPORT, "report", argc, argv, &o);
+        if (k == 0)
+                ret = 0; /* --help */
+        else if (k > 0 && k < argc - 1)
+                fputs(usage, stderr);
+        else if (k > 0)
                 ret = report(&o, k < argc ? argv[k] : NULL);
         common_opts_release(&o);
         return ret;

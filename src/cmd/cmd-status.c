@@ -88,16 +88,13 @@ static int latest_text(struct dbuf *out, const struct store_run *run)
 static int add_run(void *userdata, const struct store_run *run)
 {
         struct listing *l = userdata;
+        int r = 0;
 
-        if (!l->json && !l->latest.len && run->state == STORE_RUN_FINISHED) {
-                int r = latest_text(&l->latest, run);
-
-                if (r < 0)
-                        return r;
-        }
         if (l->json)
                 return json_array_append_new(l->json, history_run_json(run)) < 0 ? -ENOMEM : 0;
-        return row_text(l->out, run);
+        if (!l->latest.len && run->state == STORE_RUN_FINISHED)
+                r = latest_text(&l->latest, run);
+        return r < 0 ? r : row_text(l->out, run);
 }
 
 int cmd_status(int argc, char **argv)

@@ -334,11 +334,10 @@ static size_t log_tail(struct top_state *s, const struct top_run *t, struct deta
 static int detail_frame(struct top_state *s, size_t i, int cols, int lines, bool utf8,
                         struct dbuf *out)
 {
-        struct detail_buf *d = calloc(1, sizeof(*d));
+        _cleanup_free_ struct detail_buf *d = calloc(1, sizeof(*d));
         const struct top_run *t = &s->runs[i];
         struct top_detail det;
         const char *title = NULL;
-        int r;
 
         if (!d)
                 return -ENOMEM;
@@ -368,9 +367,7 @@ static int detail_frame(struct top_state *s, size_t i, int cols, int lines, bool
                                   .nlines = d->nl,
                                   .peak = t->peak,
                                   .jobs = t->jobs};
-        r = top_detail_text(&det, cols, lines, utf8, out);
-        free(d);
-        return r;
+        return top_detail_text(&det, cols, lines, utf8, out);
 }
 
 /* The refresh interval: the shortest of the running runs', at least 0.5 s. */
@@ -389,7 +386,7 @@ static int interval_ms(const struct top_state *s)
 
 static int once(struct top_state *s, bool utf8)
 {
-        struct dbuf out = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf out = DBUF_INIT;
         struct top_view v = {.rows = s->rows,
                              .nrows = s->n,
                              .empty = s->st ? NULL : s->empty,
@@ -406,14 +403,13 @@ static int once(struct top_state *s, bool utf8)
         r = top_frame_text(&v, &out);
         if (r >= 0 && out.p)
                 r = write_all(STDOUT_FILENO, out.p, out.len);
-        dbuf_release(&out);
         return r < 0 ? 1 : 0;
 }
 
 /* --once RUN: that run's detail screen, as Enter shows it. */
 static int once_detail(struct top_state *s, const char *spec, bool utf8)
 {
-        struct dbuf out = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf out = DBUF_INIT;
         struct store_run run;
         int64_t id;
         int r = store_run_find(s->st, spec, &id);
@@ -433,7 +429,6 @@ static int once_detail(struct top_state *s, const char *spec, bool utf8)
         r = detail_frame(s, 0, 100, 1000, utf8, &out);
         if (r >= 0 && out.p)
                 r = write_all(STDOUT_FILENO, out.p, out.len);
-        dbuf_release(&out);
         return r < 0 ? 1 : 0;
 }
 

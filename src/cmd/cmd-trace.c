@@ -174,10 +174,9 @@ static int add_ninja(const struct trace_job *j, const struct ninjalog_file *snap
         return 0;
 }
 
-/* The trace of a replay: the ninja edges of --ninja-log read (or,
- * without any of the run's, the history's: the sink's stored_edges), the
- * samples through the pipeline into sink_trace with the recorded model.
- * Returns 0 or 1 after printing. */
+/* The ninja edges of --ninja-log read (or, without any of the run's, the
+ * history's: the sink's stored_edges), the samples through the pipeline
+ * into sink_trace with the recorded model. */
 int trace_write(const struct trace_job *j, struct replay *rp)
 {
         const struct sink_ops *const sinks[] = {&sink_trace, NULL};
