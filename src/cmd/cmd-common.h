@@ -192,6 +192,9 @@ void cmd_print_options(FILE *f, unsigned cmd, int group);
 /* One line per option and command: "CMD\t--name\tARG\t--alias" (ARG and
  * alias "" when none), for the man page check. */
 void cmd_dump_options(FILE *f);
+/* The completion script of shell ("bash", "zsh", "fish") from the command
+ * and option tables. Returns 0, or -EINVAL for another shell. */
+int cmd_print_completion(FILE *f, const char *shell);
 
 /* Fill the shared run facts: a fresh run id unless one was given, kind,
  * cwd, host, start time, CPUs, interval. Returns 0 or -ENOMEM. */

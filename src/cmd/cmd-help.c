@@ -368,6 +368,14 @@ int cmd_help(int argc, char **argv)
                 main_print_help(stdout);
                 return 0;
         }
+        if (strcmp(argv[1], "--completion") == 0) {
+                /* the shell completions meson installs, from the option table */
+                if (argc != 3 || cmd_print_completion(stdout, argv[2]) < 0) {
+                        fprintf(stderr, "buildtel help --completion: bash, zsh or fish\n");
+                        return EXIT_BT_USAGE;
+                }
+                return 0;
+        }
         if (strcmp(argv[1], "--dump-options") == 0) {
                 /* hidden: the option table, for the man page check */
                 cmd_dump_options(stdout);

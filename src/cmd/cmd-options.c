@@ -694,3 +694,128 @@ void cmd_dump_options(FILE *f)
                                 t->alias ? t->alias : "");
                 }
 }
+
+/* ---- shell completions, from the tables above (issue 39) ---- */
+
+/* An option's argument is a path: complete files there. */
+static bool arg_is_path(const char *arg)
+{
+        return arg && (strstr(arg, "FILE") || strstr(arg, "DIR") || strstr(arg, "PATH"));
+}
+
+/* The first line of a help text, for zsh and fish: no quote, no bracket. */
+static void put_help_line(FILE *f, const char *h)
+{
+        for (; h && *h && *h != '\n'; h++)
+                fputc(strchr("'[]:\\`$\"", *h) ? ' ' : *h, f);
+}
+
+static void bash_completion(FILE *f)
+{
+        fputs("# bash completion for buildtel (buildtel help --completion bash)\n"
+              "_buildtel() {\n"
+              "        local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}\n"
+              "        local cmd=${COMP_WORDS[1]} opts= w\n"
+              "        local cmds='help",
+              f);
+        for (size_t c = 0; c < ARRAY_SIZE(cmd_names); c++)
+                fprintf(f, " %s", cmd_names[c].name);
+        fputs("'\n        if [ \"$COMP_CWORD\" -eq 1 ]; then\n"
+              "                COMPREPLY=($(compgen -W \"$cmds --help --version\" -- \"$cur\"))\n"
+              "                return\n        fi\n"
+              "        # after run's or bench's --, the build's own words\n"
+              "        for w in \"${COMP_WORDS[@]:2:COMP_CWORD-2}\"; do\n"
+              "                [ \"$w\" = -- ] && { COMPREPLY=($(compgen -c -- \"$cur\")); return; }\n"
+              "        done\n        case $prev in\n",
+              f);
+        for (size_t i = 0, n = 0; i < ARRAY_SIZE(options); i++)
+                if (arg_is_path(options[i].arg))
+                        fprintf(f, "%s--%s", n++ ? "|" : "        ", options[i].name);
+        fputs(")\n                COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
+              "        esac\n        case $cmd in\n",
+              f);
+        for (size_t c = 0; c < ARRAY_SIZE(cmd_names); c++) {
+                fprintf(f, "        %s) opts='--help", cmd_names[c].name);
+                for (size_t i = 0; i < ARRAY_SIZE(options); i++)
+                        if ((options[i].cmds & cmd_names[c].mask) && options[i].help)
+                                fprintf(f, " --%s", options[i].name);
+                fputs("' ;;\n", f);
+        }
+        fputs("        help) COMPREPLY=($(compgen -W \"$cmds\" -- \"$cur\")); return ;;\n"
+              "        esac\n"
+              "        if [[ $cur == -* ]]; then\n"
+              "                COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n"
+              "        elif [[ $cmd == @(inspect|compare|report|summarize|export) ]]; then\n"
+              "                # the recent runs' ids, from the history\n"
+              "                COMPREPLY=($(compgen -W \"$(buildtel status --limit 50 2>/dev/null |"
+              " awk 'NR > 1 {print $1}')\" -- \"$cur\"))\n"
+              "        fi\n}\ncomplete -F _buildtel buildtel\n",
+              f);
+}
+
+static void fish_completion(FILE *f)
+{
+        fputs("# fish completion for buildtel (buildtel help --completion fish)\n"
+              "complete -c buildtel -f\n",
+              f);
+        for (size_t c = 0; c < ARRAY_SIZE(cmd_names); c++)
+                fprintf(f, "complete -c buildtel -n __fish_use_subcommand -a %s\n", cmd_names[c].name);
+        for (size_t c = 0; c < ARRAY_SIZE(cmd_names); c++)
+                for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
+                        const struct cmd_option *t = &options[i];
+
+                        if (!(t->cmds & cmd_names[c].mask) || !t->help)
+                                continue;
+                        fprintf(f, "complete -c buildtel -n '__fish_seen_subcommand_from %s' -l %s%s -d '",
+                                cmd_names[c].name, t->name,
+                                !t->arg ? "" : arg_is_path(t->arg) ? " -r -F" : " -r");
+                        put_help_line(f, t->help);
+                        fputs("'\n", f);
+                }
+        fputs("complete -c buildtel -n '__fish_seen_subcommand_from inspect compare report summarize "
+              "export' -a '(buildtel status --limit 50 2>/dev/null | awk \"NR > 1 {print \\$1}\")'\n",
+              f);
+}
+
+static void zsh_completion(FILE *f)
+{
+        fputs("#compdef buildtel\n# zsh completion for buildtel (buildtel help --completion zsh)\n"
+              "_buildtel() {\n        local -a cmds\n        cmds=(help",
+              f);
+        for (size_t c = 0; c < ARRAY_SIZE(cmd_names); c++)
+                fprintf(f, " %s", cmd_names[c].name);
+        fputs(")\n        if (( CURRENT == 2 )); then\n"
+              "                _describe command cmds\n                return\n        fi\n"
+              "        case $words[2] in\n",
+              f);
+        for (size_t c = 0; c < ARRAY_SIZE(cmd_names); c++) {
+                fprintf(f, "        %s) _arguments", cmd_names[c].name);
+                for (size_t i = 0; i < ARRAY_SIZE(options); i++) {
+                        const struct cmd_option *t = &options[i];
+
+                        if (!(t->cmds & cmd_names[c].mask) || !t->help)
+                                continue;
+                        fprintf(f, " \\\n                '--%s%s[", t->name,
+                                t->arg && t->arg[0] != '[' ? "=" : "");
+                        put_help_line(f, t->help);
+                        fprintf(f, "]%s'", !t->arg || t->arg[0] == '[' ? ""
+                                                : arg_is_path(t->arg) ? ":path:_files"
+                                                                      : ":value:");
+                }
+                fputs(" \\\n                '*:argument:_default' ;;\n", f);
+        }
+        fputs("        esac\n}\n_buildtel \"$@\"\n", f);
+}
+
+int cmd_print_completion(FILE *f, const char *shell)
+{
+        if (strcmp(shell, "bash") == 0)
+                bash_completion(f);
+        else if (strcmp(shell, "zsh") == 0)
+                zsh_completion(f);
+        else if (strcmp(shell, "fish") == 0)
+                fish_completion(f);
+        else
+                return -EINVAL;
+        return 0;
+}

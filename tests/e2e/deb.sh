@@ -39,6 +39,9 @@ check "dpkg -x unpacks it" dpkg -x "$deb" "$T/root"
 bt=$T/root/usr/bin/buildtel
 check "it installs /usr/bin/buildtel" test -x "$bt"
 check "it installs the man page" test -s "$T/root/usr/share/man/man1/buildtel.1.gz"
+check "it installs the bash, zsh and fish completions" sh -c "test -s '$T/root/usr/share/bash-completion/completions/buildtel' &&
+        test -s '$T/root/usr/share/zsh/vendor-completions/_buildtel' &&
+        test -s '$T/root/usr/share/fish/vendor_completions.d/buildtel.fish'"
 check "it installs the copyright file" test -s "$T/root/usr/share/doc/buildtel/copyright"
 # Built outside a checkout: the version alone, debian/changelog's upstream part.
 expect_eq "the installed buildtel --version" "$("$bt" --version)" "buildtel ${version%-*}"
