@@ -27,6 +27,8 @@ static const struct {
      "<log-dir>/build-<run-id>.log. Resources are sampled every --interval seconds\n"
      "and once more right after COMMAND exits, into <log-dir>/resources-<run-id>.csv;\n"
      "a summary goes to resources-<run-id>.summary.{txt,json} and, short, to stderr.\n"
+     "\n"
+     "Example: buildtel run --memory-max 6G -- ninja -C build\n"
      "\n",
      CMDS_RUN, OPTG_MAIN},
     {"run",
@@ -69,7 +71,9 @@ static const struct {
      "                         replaced (whole numbers MIN to MAX, or by STEP); a\n"
      "                         table of wall, CPU and memory peaks per value, and\n"
      "                         --export-json's \"parameters\"; e.g.\n"
-     "                         bench -P j 1 8 -- 'ninja -j {j}'\n",
+     "                         bench -P j 1 8 -- 'ninja -j {j}'\n"
+     "Example: buildtel bench -P j 1 8 -- 'ninja -j {j}'\n"
+     "\n",
      CMDS_BENCH, OPTG_MAIN},
     {"watch",
      "usage: buildtel watch --pid PID [OPTIONS]\n"
@@ -77,6 +81,8 @@ static const struct {
      "Attach to a build that is already running, sample the same columns as `run`,\n"
      "and end when PID exits, with a final sample and the summary (also on SIGINT,\n"
      "SIGTERM, SIGHUP or SIGQUIT).\n"
+     "\n"
+     "Example: buildtel watch --pid $(pgrep -o ninja)\n"
      "\n",
      CMDS_WATCH, OPTG_MAIN},
     {"watch", "\nBuild metrics, from the lines of --stage-log-dir, as for `run`:\n", CMDS_WATCH,
@@ -98,6 +104,8 @@ static const struct {
      "rows are skipped and counted. When the argument is not an existing file, it is a\n"
      "run id (or a unique prefix of one) in the history database, whose samples give\n"
      "the same summary.\n"
+     "\n"
+     "Example: buildtel summarize --json resources-20261205T101500Z-1234.csv\n"
      "\n",
      CMDS_SUMMARIZE, OPTG_MAIN},
     {"summarize",
@@ -116,6 +124,8 @@ static const struct {
      "CSV with its resources-<id>.run.json, .targets.json and .units.csv beside it.\n"
      "The page goes to report-<id>.html beside the CSV (the current directory for a\n"
      "RUN) unless -o; -o - and markdown write stdout.\n"
+     "\n"
+     "Example: buildtel report --format markdown >> $GITHUB_STEP_SUMMARY\n"
      "\n",
      CMDS_REPORT, OPTG_MAIN},
     {"report",
@@ -133,6 +143,8 @@ static const struct {
      "finished run's failure named, its largest unit and -j reading. A run whose buildtel was\n"
      "killed (its row was never completed and its process is gone, or the machine\n"
      "rebooted) is `incomplete`.\n"
+     "\n"
+     "Example: buildtel status --since 1d --job ci/build\n"
      "\n",
      CMDS_STATUS, OPTG_MAIN},
     {"status",
@@ -152,6 +164,8 @@ static const struct {
      "Enter opens a run (its targets and recent stages), Esc or Backspace goes back,\n"
      "q quits. With no run recorded yet it opens empty and waits for the first.\n"
      "NO_COLOR is honoured.\n"
+     "\n"
+     "Example: buildtel top\n"
      "\n",
      CMDS_TOP, OPTG_MAIN},
     {"top",
@@ -170,6 +184,8 @@ static const struct {
      "killed) are removed like finished ones. Without a limit, the one `run`\n"
      "applies at its end: --keep 200 --max-size 2G ($BUILDTEL_KEEP_RUNS,\n"
      "$BUILDTEL_KEEP_SIZE; `run --keep-runs N --keep-size SIZE`; 0 keeps all).\n"
+     "\n"
+     "Example: buildtel prune --keep 50 --dry-run\n"
      "\n",
      CMDS_PRUNE, OPTG_MAIN},
     {"prune",
@@ -186,6 +202,8 @@ static const struct {
      "a per-target table (duration, steps, cached, ratio, node, compiler-cache hits and\n"
      "misses), and the compiler-cache stats its log printed (the first and the last\n"
      "block of each tool).\n"
+     "\n"
+     "Example: buildtel inspect --json\n"
      "\n",
      CMDS_INSPECT, OPTG_MAIN},
     {"inspect",
@@ -208,6 +226,8 @@ static const struct {
      "a unit seen for less in one run only), another time within 5 s, a memory\n"
      "figure within 32 MiB (the baseline's floors). --all lists every change, noise\n"
      "marked; --json every row (keys in the man page).\n"
+     "\n"
+     "Example: buildtel compare --last --job ci/build\n"
      "\n",
      CMDS_COMPARE, OPTG_MAIN},
     {"compare",
@@ -246,6 +266,8 @@ static const struct {
      "cached steps, ratio, and the node it ran on. A target whose node changed since\n"
      "its previous build is flagged: a new node cannot use the old node's local cache,\n"
      "which explains a low ratio.\n"
+     "\n"
+     "Example: buildtel layers --since 1w\n"
      "\n",
      CMDS_LAYERS, OPTG_MAIN},
     {"layers",
@@ -260,6 +282,8 @@ static const struct {
      "each snapshot in the history database, and shows hits, misses, hit rate, size\n"
      "and files, with the change since the previous `buildtel cache` (in --json also\n"
      "how much of it the stats printed in the logs of runs recorded since account for).\n"
+     "\n"
+     "Example: buildtel cache\n"
      "\n",
      CMDS_CACHE, OPTG_MAIN},
     {"cache",
@@ -274,6 +298,8 @@ static const struct {
      "fixed argv, never a shell; or from FILE, a saved copy of that output. REF: any\n"
      "form buildx prints (BUILDER/NODE/ID or ID). Steps come from the replayed record\n"
      "(`docker buildx history logs ID`), internal vertices left out.\n"
+     "\n"
+     "Example: buildtel import-buildx my-image-build\n"
      "\n",
      CMDS_IMPORT_BUILDX, OPTG_MAIN},
     {"import-buildx",
@@ -311,6 +337,8 @@ static const struct {
      "killed) is refused too, unless --incomplete: then its samples and the totals\n"
      "they give are sent, without duration or targets, with the resource attribute\n"
      "build.run.state=incomplete.\n"
+     "\n"
+     "Example: buildtel export --trace -o build.trace.json\n"
      "\n",
      CMDS_EXPORT, OPTG_MAIN},
     {"export", "", CMDS_EXPORT, OPTG_OTLP},

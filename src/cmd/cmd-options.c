@@ -287,19 +287,28 @@ static const struct cmd_option {
     {OPT_INTERVAL, "interval", NULL, 0, "SECONDS", RW | B, OPTG_MAIN,
      "seconds between samples (default 2, at least 0.05)",
      NUM(rec.interval, OPTK_DOUBLE, 0.05, 86400, "seconds from 0.05 to 86400")},
-    {OPT_LOG_DIR, "log-dir", "out-dir", 0, "DIR", RWE | CMDS_PRUNE | B, OPTG_MAIN,
-     "where the files go (export: where they are; alias\n"
-     "--out-dir; default $XDG_STATE_HOME/buildtel/logs or\n"
+    /* One option, a row per wording: `help CMD` says only CMD's. */
+    {OPT_LOG_DIR, "log-dir", "out-dir", 0, "DIR", RW | CMDS_PRUNE | B, OPTG_MAIN,
+     "where the files go (alias --out-dir; default\n"
+     "$XDG_STATE_HOME/buildtel/logs or\n"
      "~/.local/state/buildtel/logs; an unwritable one, or one\n"
      "others can write that is not sticky, falls back to\n"
      "$TMPDIR/buildtel-UID/logs)",
      NONEMPTY(rec.log_dir)},
-    {OPT_JOB, "job", NULL, 0, "NAME", RW | CMDS_STATUS | CMDS_COMPARE | B | CMDS_PLAN, OPTG_MAIN,
+    {OPT_LOG_DIR, "log-dir", "out-dir", 0, "DIR", CMDS_EXPORT, OPTG_MAIN,
+     "where the run's files are (alias --out-dir)", NONEMPTY(rec.log_dir)},
+    {OPT_JOB, "job", NULL, 0, "NAME", RW | B, OPTG_MAIN,
      "what repeats, to compare a run with (default\n"
      "$BUILDTEL_JOB, else GitHub's $GITHUB_WORKFLOW/$GITHUB_JOB,\n"
      "GitLab's $CI_PROJECT_PATH/$CI_JOB_NAME, else from the cwd\n"
-     "and the command); status: only that job's runs;\n"
-     "compare --last: that job's last two",
+     "and the command)",
+     NONEMPTY(job)},
+    {OPT_JOB, "job", NULL, 0, "NAME", CMDS_STATUS, OPTG_MAIN, "only that job's runs", NONEMPTY(job)},
+    {OPT_JOB, "job", NULL, 0, "NAME", CMDS_COMPARE, OPTG_MAIN, "--last: that job's last two",
+     NONEMPTY(job)},
+    {OPT_JOB, "job", NULL, 0, "NAME", CMDS_PLAN, OPTG_MAIN,
+     "the job to plan for (default $BUILDTEL_JOB or the CI's,\n"
+     "else the newest run's)",
      NONEMPTY(job)},
     {OPT_RUN_ID, "run-id", NULL, 0, "ID", RW, OPTG_MAIN,
      "name of the run (default: UTC time and a random suffix);\n"
@@ -388,7 +397,9 @@ static const struct cmd_option {
      "the CPUs to plan for (default: this host's)", NUM(plan_cpus, OPTK_U64, 1, 64, "1 to 64")},
     {OPT_HEADROOM, "headroom", NULL, 0, "SIZE", CMDS_PLAN, OPTG_MAIN,
      "keep SIZE free (default: a 16th of the memory, at least 64M)", CALL(set_headroom)},
-    {OPT_LIMIT, "limit", NULL, 0, "N", LISTS, OPTG_MAIN, "at most N rows (status: 20 by default)",
+    {OPT_LIMIT, "limit", NULL, 0, "N", CMDS_STATUS, OPTG_MAIN, "at most N rows (default 20)",
+     NUM(limit, OPTK_U64, 1, 1000000, "a number from 1 to 1000000")},
+    {OPT_LIMIT, "limit", NULL, 0, "N", CMDS_LAYERS, OPTG_MAIN, "at most N rows",
      NUM(limit, OPTK_U64, 1, 1000000, "a number from 1 to 1000000")},
     {OPT_SINCE, "since", NULL, 0, "WHEN", LISTS, OPTG_MAIN,
      "runs that started at or after WHEN: 2026-11-29,\n"
@@ -445,10 +456,10 @@ static const struct cmd_option {
      "$XDG_STATE_HOME/buildtel/history.db or\n"
      "~/.local/state/buildtel/history.db); see `buildtel status`",
      CALL(set_db)},
-    {OPT_NO_DB, "no-db", NULL, 0, NULL, RWE | B, OPTG_MAIN,
-     "do not record the run in the history database (export:\n"
-     "do not look for it there)",
-     AT(rec.no_db)},
+    {OPT_NO_DB, "no-db", NULL, 0, NULL, RW | B, OPTG_MAIN,
+     "do not record the run in the history database", AT(rec.no_db)},
+    {OPT_NO_DB, "no-db", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
+     "do not look for the run in the history database", AT(rec.no_db)},
     {OPT_TARGETS, "targets", NULL, 0, "A,B...", RW, OPTG_METRICS,
      "the invocation's targets (default: from the BuildKit\n"
      "stream; a single-target build is one target, 'default')",
@@ -502,9 +513,11 @@ static const struct cmd_option {
      "send what an incomplete run has (marked so)", AT(incomplete)},
     {OPT_TRACE, "trace", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
      "write a Chrome trace (Perfetto) of the run instead", AT(export_trace)},
-    {OPT_OUTPUT, "output", NULL, 'o', "FILE", CMDS_EXPORT | CMDS_REPORT, OPTG_MAIN,
-     "the file to write, - for stdout (report: default\n"
-     "report-RUN.html; export: with --trace, trace-RUN.json)",
+    {OPT_OUTPUT, "output", NULL, 'o', "FILE", CMDS_REPORT, OPTG_MAIN,
+     "the file to write, - for stdout (default report-RUN.html)", AT(output)},
+    {OPT_OUTPUT, "output", NULL, 'o', "FILE", CMDS_EXPORT, OPTG_MAIN,
+     "with --trace: the file to write, - for stdout (default\n"
+     "trace-RUN.json)",
      AT(output)},
     {OPT_HELP, "help", NULL, 'h', NULL, ALL_CMDS, OPTG_MAIN, NULL, AT(help)},
 };
