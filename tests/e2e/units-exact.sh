@@ -134,35 +134,45 @@ if command -v ccache >/dev/null; then
         printf 'all: u1.o u2.o u3.o\n%%.o: %%.c\n\t$(CC) -O2 -c $< -o $@\n' >"$C/Makefile"
         # the user's own stats log, with a call of before: only this build's is read
         printf '# u1.c\ncache_miss\n' >"$C/user.log"
-        for r in cold warm user; do
-                rm -f "$C"/*.o
-                if [ $r = user ]; then sl="$C/user.log"; else sl=; fi
-                (cd "$C" && env CCACHE_DIR="$C/cache" ${sl:+CCACHE_STATSLOG=$sl} "$BUILDTEL" run --quiet \
-                        --db "$T/h.db" --log-dir "$T/l" --run-id "cc-$r" -- make -j2 CC="ccache gcc" >/dev/null)
-                grep -E '^  [0-9.]+ [KMG]iB  ' "$T/l/resources-cc-$r.summary.txt" | sed "s/^/# $r: /"
-        done
         # each compile a unit of that verdict; a hit lives a few ms: one whose
-        # command line was gone before it could be read is said, not a unit
-        cache_is() { # cache_is RUN VERDICT
-                python3 - "$T/l/resources-cc-$1.units.csv" "$T/l/resources-cc-$1.run.json" "$2" <<'PY'
+        # command line was gone before it could be read is said (unread), not
+        # a unit; a loaded machine can miss all three, so a hit case runs
+        # again (at most three times) until one is read
+        cache_is() { # cache_is RUN VERDICT [quiet]
+                python3 - "$T/l/resources-$1.units.csv" "$T/l/resources-$1.run.json" "$2" "${3:-}" <<'PY'
 import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1], newline="")))
 unread = json.load(open(sys.argv[2]))["processes"].get("unread", 0)
-print("# units:", [(r["name"], r["cache"]) for r in rows], "unread:", unread)
+if not sys.argv[4]:
+    print("# units:", [(r["name"], r["cache"]) for r in rows], "unread:", unread)
 sys.exit(not (rows and all(r["cache"] == sys.argv[3] for r in rows) and len(rows) + unread == 3))
 PY
         }
-        check "ccache cold: three units, each a miss" cache_is cold miss
-        check "ccache warm: three units, each a hit" cache_is warm hit
-        check "ccache, the user's stats log: only this build's calls (hits)" cache_is user hit
+        user_runs=0
+        for r in cold warm user; do
+                for a in 1 2 3; do
+                        id=cc-$r
+                        [ $a -gt 1 ] && id=cc-$r-$a
+                        rm -f "$C"/*.o
+                        if [ $r = user ]; then sl="$C/user.log"; user_runs=$((user_runs + 1)); else sl=; fi
+                        (cd "$C" && env CCACHE_DIR="$C/cache" ${sl:+CCACHE_STATSLOG=$sl} "$BUILDTEL" run --quiet \
+                                --db "$T/h.db" --log-dir "$T/l" --run-id "$id" -- make -j2 CC="ccache gcc" >/dev/null)
+                        [ $r = cold ] || cache_is "$id" hit quiet && break
+                done
+                eval "id_$r=$id"
+                grep -E '^  [0-9.]+ [KMG]iB  ' "$T/l/resources-$id.summary.txt" | sed "s/^/# $r: /"
+        done
+        check "ccache cold: three units, each a miss" cache_is cc-cold miss
+        check "ccache warm: three units, each a hit" cache_is "$id_warm" hit
+        check "ccache, the user's stats log: only this build's calls (hits)" cache_is "$id_user" hit
         check "ccache: the stats log is the run's own file" test -s "$T/l/resources-cc-cold.ccache.log"
-        check "ccache: the user's stats log grew, and no file of ours was made" sh -c "[ \$(grep -c '^# ' '$C/user.log') = 4 ] && [ ! -e '$T/l/resources-cc-user.ccache.log' ]"
-        check "ccache: the summary says which hit" grep -Eq '^  [0-9.]+ [KMG]iB  ccache u[123].c  .*, ccache hit$' "$T/l/resources-cc-warm.summary.txt"
+        check "ccache: the user's stats log grew, and no file of ours was made" sh -c "[ \$(grep -c '^# ' '$C/user.log') = $((1 + 3 * user_runs)) ] && [ ! -e '$T/l/resources-$id_user.ccache.log' ]"
+        check "ccache: the summary says which hit" grep -Eq '^  [0-9.]+ [KMG]iB  ccache u[123].c  .*, ccache hit$' "$T/l/resources-$id_warm.summary.txt"
         check "ccache: a miss is the compile's, one unit with its preprocessor (cc1 at its peak)" grep -Eq '^  [0-9.]+ MiB  cc1 u[123].c  .*, ccache miss$' "$T/l/resources-cc-cold.summary.txt"
         expect_eq "ccache: the history keeps it" \
-                "$(sqlite3 "$T/h.db" "SELECT group_concat(DISTINCT u.cache) FROM units u JOIN runs r ON r.id = u.run WHERE r.run_id = 'cc-warm'")" hit
-        "$BUILDTEL" summarize --json "$T/l/resources-cc-warm.csv" >"$T/ccw.json"
-        check "ccache: summarize of the files says the same" python3 - "$T/ccw.json" "$T/l/resources-cc-warm.summary.json" <<'PY'
+                "$(sqlite3 "$T/h.db" "SELECT group_concat(DISTINCT u.cache) FROM units u JOIN runs r ON r.id = u.run WHERE r.run_id = '$id_warm'")" hit
+        "$BUILDTEL" summarize --json "$T/l/resources-$id_warm.csv" >"$T/ccw.json"
+        check "ccache: summarize of the files says the same" python3 - "$T/ccw.json" "$T/l/resources-$id_warm.summary.json" <<'PY'
 import json, sys
 a, b = (json.load(open(f)) for f in sys.argv[1:])
 a.pop("baseline"); b.pop("baseline")
