@@ -90,8 +90,9 @@ static double left_mb(struct guard *g)
         return procfs_meminfo(g->cfg.proc, &mi) < 0 ? NAN : (double)mi.available_kb / 1024.0;
 }
 
-/* What the unheld compiles will still grow by: their need less their RSS. */
-static double growth_mb(struct guard *g)
+/* What the other unheld compiles will still grow by: their need less
+ * their RSS. */
+static double growth_mb(struct guard *g, const struct gunit *except)
 {
         double sum = 0;
 
@@ -100,7 +101,7 @@ static double growth_mb(struct guard *g)
                 double rss = 0;
                 struct pidmem pm;
 
-                if (u->held || !(u->need_mb > 0))
+                if (u == except || u->held || !(u->need_mb > 0))
                         continue;
                 for (unsigned k = 0; k < u->npid; k++)
                         if (procfs_pidmem(g->cfg.proc, u->pid[k], &pm) >= 0)
@@ -110,12 +111,13 @@ static double growth_mb(struct guard *g)
         return sum;
 }
 
-static bool fits(struct guard *g, double need_mb)
+/* Whether u's need fits beside the others' growth to come. */
+static bool fits(struct guard *g, const struct gunit *u)
 {
         double left = left_mb(g);
 
         /* unread: never hold on a guess */
-        return isnan(left) || need_mb + growth_mb(g) + g->cfg.headroom_mb <= left;
+        return isnan(left) || u->need_mb + growth_mb(g, u) + g->cfg.headroom_mb <= left;
 }
 
 static size_t running(const struct guard *g, const struct gunit *except)
@@ -142,7 +144,7 @@ void guard_start(struct guard *g, long pid, int kind, const char *name, const ch
         u->need_mb = l ? l->peak_mb : g->largest_mb;
         g->acct.from_ledger += l != NULL;
         copy_utf8_str(u->name, sizeof(u->name), name);
-        if (u->need_mb > 0 && running(g, u) > 0 && !fits(g, u->need_mb)) {
+        if (u->need_mb > 0 && running(g, u) > 0 && !fits(g, u)) {
                 signal_unit(u, SIGSTOP);
                 u->held = true;
                 u->held_since = now;
@@ -220,7 +222,7 @@ void guard_check(struct guard *g, double now, double *deadline)
                                 first = &g->u[i];
                 if (!first)
                         break;
-                if (running(g, NULL) > 0 && !fits(g, first->need_mb)) {
+                if (running(g, NULL) > 0 && !fits(g, first)) {
                         held = true;
                         break;
                 }
