@@ -85,7 +85,8 @@ static void by_key(struct ledger *l)
 
 static struct entry *find(struct ledger *l, const struct ledger_unit *key)
 {
-        struct entry *e = bsearch(key, l->v, l->nsorted, sizeof(*l->v), cmp_key);
+        /* none yet: no bsearch of a NULL array (undefined, even of 0) */
+        struct entry *e = l->nsorted ? bsearch(key, l->v, l->nsorted, sizeof(*l->v), cmp_key) : NULL;
 
         for (size_t i = l->nsorted; !e && i < l->n; i++) /* this run's new ones */
                 if (cmp_key(key, &l->v[i].u) == 0)
