@@ -14,12 +14,15 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "model/execs.h"
 #include "model/targets.h"
 #include "parse/bkrun.h"
 #include "platform/bkexec.h"
 #include "platform/kmsg.h"
+#include "platform/procfs.h"
 #include "util/macro.h"
 #include "helpers/parse.h"
 
@@ -392,6 +395,134 @@ static void test_drives(void **state)
         assert_false(bkrun_argv_drives(NULL));
 }
 
+/* A fake root for bkexec's walk: proc/ of a daemon (100), its runc (200)
+ * and a step (300), the cgroup mounts, and the exec's directories. */
+static void put_file(const char *root, const char *rel, const char *text)
+{
+        char path[512];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        for (char *s = strchr(path + strlen(root) + 1, '/'); s; s = strchr(s + 1, '/')) {
+                *s = '\0';
+                (void)mkdir(path, 0755);
+                *s = '/';
+        }
+        f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(text, f);
+        assert_int_equal(fclose(f), 0);
+}
+
+static void put_proc(const char *root, long pid, const char *comm, long ppid, const char *cgroup,
+                     const char *cmdline, size_t cmdlen)
+{
+        char rel[64], text[512];
+        unsigned uid = (unsigned)geteuid();
+        FILE *f;
+
+        snprintf(rel, sizeof(rel), "proc/%ld/stat", pid);
+        snprintf(text, sizeof(text),
+                 "%ld (%s) S %ld 1 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 %ld 1000 10 0\n", pid, comm,
+                 ppid, 1000 + pid);
+        put_file(root, rel, text);
+        snprintf(rel, sizeof(rel), "proc/%ld/status", pid);
+        snprintf(text, sizeof(text), "Name:\t%s\nUid:\t%u\t%u\t%u\t%u\n", comm, uid, uid, uid, uid);
+        put_file(root, rel, text);
+        snprintf(rel, sizeof(rel), "proc/%ld/exe", pid);
+        put_file(root, rel, "");
+        snprintf(rel, sizeof(rel), "proc/%ld/cgroup", pid);
+        put_file(root, rel, cgroup);
+        snprintf(rel, sizeof(rel), "%s/proc/%ld/cmdline", root, pid);
+        f = fopen(rel, "w");
+        assert_non_null(f);
+        fwrite(cmdline, 1, cmdlen, f);
+        fclose(f);
+}
+
+static bool match_token(void *userdata, const char *cmdline, size_t len, double first_s,
+                        char *ret_cmd, size_t cap)
+{
+        (void)first_s;
+        if (!memmem(cmdline, len, userdata, strlen(userdata)))
+                return false;
+        snprintf(ret_cmd, cap, "%s", (const char *)userdata);
+        return true;
+}
+
+static void put_memdir(const char *root, const char *dir, const char *peak)
+{
+        char rel[256];
+
+        snprintf(rel, sizeof(rel), "%s/memory.usage_in_bytes", dir);
+        put_file(root, rel, "1000\n");
+        snprintf(rel, sizeof(rel), "%s/memory.max_usage_in_bytes", dir);
+        put_file(root, rel, peak);
+        snprintf(rel, sizeof(rel), "%s/memory.oom_control", dir);
+        put_file(root, rel, "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n");
+}
+
+/* A step caught mid-move registered its parent from the unified
+ * hierarchy alone (its v1 memory path the root's): the exec's memory is
+ * still read from its v1 directory, found by its unified path, and a
+ * directory that comes later is found on a later walk (issue 40: a race
+ * lost every memory figure of a build). */
+static void test_walk_half_parent(void **state)
+{
+        char root[] = "/tmp/test-bkexec.XXXXXX";
+        const char ID[] = "pzcq8vbaalndqxskmadxh8er7";
+        char cmd[] = "/bin/sh\0-c\0echo tok42; sleep 1", tok[] = "tok42";
+        struct bkexec_config cfg = {.root = root, .match = match_token, .userdata = tok};
+        struct bkexec *b = NULL;
+        struct procfs *p = NULL;
+        const struct exec_fact *f;
+        size_t nf;
+        char rm[300];
+
+        (void)state;
+        assert_non_null(mkdtemp(root));
+        put_file(root, "proc/self/mountinfo",
+                 "30 20 0:26 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n"
+                 "34 20 0:30 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n");
+        put_proc(root, 100, "dockerd", 1, "4:memory:/\n0::/\n", "dockerd", 8);
+        put_proc(root, 200, "runc", 100, "4:memory:/process_api/x\n0::/\n", "runc", 5);
+        put_proc(root, 300, "sh", 200,
+                 "4:memory:/\n0::/docker/buildkit/pzcq8vbaalndqxskmadxh8er7\n", cmd, sizeof(cmd));
+        put_file(root, "sys/fs/cgroup/unified/docker/buildkit/pzcq8vbaalndqxskmadxh8er7/cgroup.procs",
+                 "300\n");
+        assert_int_equal(procfs_new(root, &p), 0);
+        assert_int_equal(bkexec_new(&cfg, &b), 0);
+
+        /* 1: the v1 directory not made yet: the step's memory is unknown */
+        assert_int_equal(bkexec_tick(b, p, 1.0, true), 1);
+        f = bkexec_facts(b, &nf);
+        assert_int_equal(nf, 1);
+        assert_string_equal(f[0].id, ID);
+        assert_true(isnan(f[0].u.mem_peak_bytes));
+        /* 2: runc made it and moved the step: a later walk finds it */
+        put_memdir(root, "sys/fs/cgroup/memory/docker/buildkit/pzcq8vbaalndqxskmadxh8er7",
+                   "314572800\n");
+        bkexec_hunt(b, true);
+        assert_int_equal(bkexec_tick(b, p, 2.0, true), 1);
+        f = bkexec_facts(b, &nf);
+        assert_int_equal(nf, 1);
+        assert_true(f[0].u.mem_peak_bytes == 314572800.0);
+        bkexec_free(b);
+        procfs_free(p);
+
+        /* a fresh walk of the same half-moved step: its memory read at once */
+        assert_int_equal(procfs_new(root, &p), 0);
+        assert_int_equal(bkexec_new(&cfg, &b), 0);
+        assert_int_equal(bkexec_tick(b, p, 1.0, true), 1);
+        f = bkexec_facts(b, &nf);
+        assert_int_equal(nf, 1);
+        assert_true(f[0].u.mem_peak_bytes == 314572800.0);
+        bkexec_free(b);
+        procfs_free(p);
+        snprintf(rm, sizeof(rm), "rm -rf '%s'", root);
+        assert_int_equal(system(rm), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -401,6 +532,7 @@ int main(void)
             cmocka_unit_test(test_bundle_args_expand),
             cmocka_unit_test(test_status_uids), cmocka_unit_test(test_kmsg),
             cmocka_unit_test(test_step_sums),   cmocka_unit_test(test_drives),
+            cmocka_unit_test(test_walk_half_parent),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -201,10 +201,16 @@ static int open_trusted(const struct bkexec *b, int dfd, const char *name, int f
 }
 
 /* A directory holding exec cgroups, from an exec's own cgroup per
- * hierarchy: what is above its leaf. */
+ * hierarchy: what is above its leaf. A hierarchy the process did not
+ * name usably (caught mid-move, CI saw a parent of the unified hierarchy
+ * alone: every step's memory read nothing) is looked up by its other
+ * path, which runc makes the same in each; a parent known already gets
+ * what it lacked. */
 static void add_parent(struct bkexec *b, const struct cgroup_self *cs)
 {
-        char par[_CG_H_MAX][CG_PATH_MAX];
+        char par[_CG_H_MAX][CG_PATH_MAX], leaf[CG_PATH_MAX];
+        const char *ref = NULL;
+        size_t i;
 
         memset(par, 0, sizeof(par));
         for (int h = 0; h < _CG_H_MAX; h++) {
@@ -216,19 +222,29 @@ static void add_parent(struct bkexec *b, const struct cgroup_self *cs)
                         continue;
                 }
                 *strrchr(par[h], '/') = '\0';
+                if (!ref && (h == CG_H_MEMORY || h == CG_H_V2))
+                        ref = cs->path[h];
         }
-        if (!par[CG_H_MEMORY][0] && !par[CG_H_V2][0])
+        if (!ref)
                 return;
-        /* one per listed directory: a process caught while runc moves it
-         * shows other paths in the other hierarchies */
-        {
-                int h = par[CG_H_MEMORY][0] ? CG_H_MEMORY : CG_H_V2;
-                for (size_t i = 0; i < b->nparents; i++)
-                        if (strcmp(b->parents[i][h], par[h]) == 0)
-                                return;
+        for (int h = 0; h < _CG_H_MAX; h++)
+                if (!par[h][0] && hier_path(b, h, ref, leaf, sizeof(leaf)) >= 0 &&
+                    faccessat(b->root_fd, leaf, F_OK, 0) >= 0) {
+                        memcpy(par[h], leaf, sizeof(leaf));
+                        *strrchr(par[h], '/') = '\0';
+                }
+        for (i = 0; i < b->nparents; i++)
+                if ((par[CG_H_MEMORY][0] && strcmp(b->parents[i][CG_H_MEMORY], par[CG_H_MEMORY]) == 0) ||
+                    (par[CG_H_V2][0] && strcmp(b->parents[i][CG_H_V2], par[CG_H_V2]) == 0))
+                        break;
+        if (i == b->nparents) {
+                if (b->nparents == BKEXEC_PARENTS_MAX)
+                        return;
+                memset(b->parents[b->nparents++], 0, sizeof(par));
         }
-        if (b->nparents < BKEXEC_PARENTS_MAX)
-                memcpy(b->parents[b->nparents++], par, sizeof(par));
+        for (int h = 0; h < _CG_H_MAX; h++)
+                if (!b->parents[i][h][0])
+                        memcpy(b->parents[i][h], par[h], sizeof(par[h]));
 }
 
 static int read_self(const struct bkexec *b, long pid, struct cgroup_self *ret)
@@ -309,11 +325,17 @@ static void ex_open_dirs(struct bkexec *b, struct ex *e, size_t parent, const ch
                 char path[CG_PATH_MAX + 80];
                 int n;
 
-                if (e->dfd[h] >= 0 || !b->parents[parent][h][0])
-                        continue;
-                n = snprintf(path, sizeof(path), "%s/%s", b->parents[parent][h], name);
-                if (n > 0 && (size_t)n < sizeof(path))
-                        e->dfd[h] = openat(b->root_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                /* its own parent first, then any other: exec ids are unique */
+                for (size_t j = 0; j <= b->nparents && e->dfd[h] < 0; j++) {
+                        size_t pi = j == 0 ? parent : j - 1;
+
+                        if ((j > 0 && pi == parent) || !b->parents[pi][h][0])
+                                continue;
+                        n = snprintf(path, sizeof(path), "%s/%s", b->parents[pi][h], name);
+                        if (n > 0 && (size_t)n < sizeof(path))
+                                e->dfd[h] = openat(b->root_fd, path,
+                                                   O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                }
                 opened |= e->dfd[h] >= 0;
         }
         if (!opened)
