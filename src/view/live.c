@@ -13,6 +13,7 @@
 #include "model/run.h"
 #include "platform/tty.h"
 #include "util/macro.h"
+#include "util/util.h"
 
 #define LIVE_MIN_GAP 0.25 /* at most 4 draws a second */
 #define LIVE_IDLE 1.0     /* the clock moves: once a second anyway */
@@ -155,20 +156,12 @@ int live_scan_feed(struct live_scan *sc, const char *buf, size_t len)
  * the terminal the one way (model/run.h), cut between characters. */
 static void copy_clean(char *dst, size_t cap, const char *src)
 {
-        struct dbuf b = DBUF_INIT;
-        size_t n = 0;
+        _cleanup_dbuf_ struct dbuf b = DBUF_INIT;
 
-        dst[0] = '\0';
-        if (!src || run_append_utf8_lossy(&b, src, strlen(src), true) < 0) {
-                dbuf_release(&b);
-                return;
-        }
-        n = MIN(b.len, cap - 1);
-        while (n > 0 && n < b.len && ((unsigned char)b.p[n] & 0xc0) == 0x80)
-                n--;
-        memcpy(dst, b.p, n);
-        dst[n] = '\0';
-        dbuf_release(&b);
+        if (src && run_append_utf8_lossy(&b, src, strlen(src), true) >= 0)
+                copy_utf8(dst, cap, b.p, b.len);
+        else
+                dst[0] = '\0';
 }
 
 void live_view_from_sample(struct live_view *v, const struct sample *s)
@@ -202,10 +195,7 @@ static void fmt_bytes(char *out, size_t cap, double b)
                 b /= 1024;
                 u++;
         }
-        if (u >= 3 && b < 100)
-                snprintf(out, cap, "%.1f%c", b, units[u]);
-        else
-                snprintf(out, cap, "%.0f%c", b, units[u]);
+        snprintf(out, cap, "%.*f%c", u >= 3 && b < 100 ? 1 : 0, b, units[u]);
 }
 
 /* The display width of code point cp: 0 combining, 2 wide, else 1. */
@@ -491,19 +481,16 @@ void live_resize(struct live *l, double now)
                 /* The old line, if it is still on screen, goes. */
                 if (old <= l->rows)
                         put(l, "\0337\033[%d;1H\033[2K\0338", old);
-                if (l->rows < 3 || l->cols < 10) {
-                        put(l, "\0337\033[r\0338");
-                        l->shown = false;
-                        return;
-                }
                 /* The terminal took the region down with the resize (tmux
                  * and xterm do), so the build's lines may have reached the
                  * bottom row since: set it up again as on entry, which
-                 * lifts a cursor found there back into the region. */
+                 * lifts a cursor found there back into the region (unless
+                 * the screen is now too small for it). */
                 put(l, "\0337\033[r\0338");
                 l->shown = false;
                 enter(l);
-                draw(l, now);
+                if (l->shown)
+                        draw(l, now);
         }
 }
 
