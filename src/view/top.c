@@ -49,14 +49,11 @@ int top_sparkline(const double *v, size_t n, size_t width, bool utf8, struct dbu
         return r;
 }
 
-/* Append s with controls replaced, cut or padded to exactly w columns
- * (bytes >= 0x80 counted as one column each: cut, never split in the
- * middle of a UTF-8 sequence). */
 /* s (the build's: a command line, a stage) in w columns, cleaned for the
- * terminal the one way (model/run.h), cut between characters. */
+ * terminal the one way (model/run.h), cut between characters or padded. */
 static int put_cell(struct dbuf *out, const char *s, size_t w)
 {
-        struct dbuf clean = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf clean = DBUF_INIT;
         size_t col = 0;
         int r = run_append_utf8_lossy(&clean, s ? s : "", s ? strlen(s) : 0, true);
 
@@ -70,7 +67,6 @@ static int put_cell(struct dbuf *out, const char *s, size_t w)
         }
         for (; col < w && r >= 0; col++)
                 r = dbuf_puts(out, " ");
-        dbuf_release(&clean);
         return r;
 }
 
@@ -210,8 +206,9 @@ static int frame_text(const struct top_view *v, struct dbuf *out)
         }
         r = r >= 0 ? section(out, v, false, &l, &left) : r;
         if (r >= 0 && v->keys)
-                r = dbuf_puts(out, v->nrows ? "keys: up/down select, Enter details, Esc back, q quit\n"
-                                            : "keys: q quit\n");
+                r = dbuf_puts(out, v->nrows
+                                       ? "keys: up/down select, Enter details, Esc back, q quit\n"
+                                       : "keys: q quit\n");
         return r;
 }
 
@@ -323,20 +320,16 @@ static int cut_lines(const struct dbuf *src, int cols, struct dbuf *out)
 
 int top_frame_text(const struct top_view *v, struct dbuf *out)
 {
-        struct dbuf tmp = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf tmp = DBUF_INIT;
         int r = frame_text(v, &tmp);
 
-        r = r >= 0 ? cut_lines(&tmp, v->cols, out) : r;
-        dbuf_release(&tmp);
-        return r;
+        return r >= 0 ? cut_lines(&tmp, v->cols, out) : r;
 }
 
 int top_detail_text(const struct top_detail *d, int cols, int lines, bool utf8, struct dbuf *out)
 {
-        struct dbuf tmp = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf tmp = DBUF_INIT;
         int r = detail_text(d, cols, lines, utf8, &tmp);
 
-        r = r >= 0 ? cut_lines(&tmp, cols, out) : r;
-        dbuf_release(&tmp);
-        return r;
+        return r >= 0 ? cut_lines(&tmp, cols, out) : r;
 }
