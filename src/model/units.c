@@ -34,9 +34,7 @@ int units_new(struct units **ret)
         u->slot = calloc(SLOTS, sizeof(*u->slot));
         u->gslot = calloc(SLOTS, sizeof(*u->gslot));
         if (!u->slot || !u->gslot) {
-                free(u->slot);
-                free(u->gslot);
-                free(u);
+                units_free(u);
                 return -ENOMEM;
         }
         *ret = u;
@@ -98,27 +96,26 @@ static uint32_t *group_slot(struct units *u, int kind, const char *ident)
         return &u->gslot[i];
 }
 
+/* *p reallocated to n items of size; kept as it was on failure. */
+static int grow(void **p, size_t n, size_t size)
+{
+        void *np = realloc(*p, n * size);
+
+        if (!np)
+                return -ENOMEM;
+        *p = np;
+        return 0;
+}
+
 static struct unit *add_row(struct units *u, uint32_t slot)
 {
         if (u->n == u->cap) {
-                size_t ncap = u->cap ? 2 * u->cap : 64;
-                struct unit *nr;
-                double *ne;
-                uint32_t *ng;
+                size_t ncap = MIN(u->cap ? 2 * u->cap : 64, (size_t)UNITS_MAX);
 
-                ncap = MIN(ncap, (size_t)UNITS_MAX);
-                nr = realloc(u->rows, ncap * sizeof(*nr));
-                if (!nr)
+                if (grow((void **)&u->rows, ncap, sizeof(*u->rows)) < 0 ||
+                    grow((void **)&u->ended_cpu, ncap, sizeof(*u->ended_cpu)) < 0 ||
+                    grow((void **)&u->gnext, ncap, sizeof(*u->gnext)) < 0)
                         return NULL;
-                u->rows = nr;
-                ne = realloc(u->ended_cpu, ncap * sizeof(*ne));
-                if (!ne)
-                        return NULL;
-                u->ended_cpu = ne;
-                ng = realloc(u->gnext, ncap * sizeof(*ng));
-                if (!ng)
-                        return NULL;
-                u->gnext = ng;
                 u->cap = ncap;
         }
         u->ended_cpu[u->n] = 0.0;
@@ -220,7 +217,7 @@ static struct unit *new_row(struct units *u, int kind, const char *ident, const 
                             uint64_t key, uint32_t slot)
 {
         struct unit *r;
-        uint32_t *gs;
+        uint32_t *gs, i;
 
         if (u->n >= UNITS_MAX || !(r = add_row(u, slot)))
                 return NULL;
@@ -235,13 +232,9 @@ static struct unit *new_row(struct units *u, int kind, const char *ident, const 
                 *gs = (uint32_t)u->n;
                 return r;
         }
-        {
-                uint32_t i = *gs;
-
-                while (u->gnext[i - 1])
-                        i = u->gnext[i - 1];
-                u->gnext[i - 1] = (uint32_t)u->n;
-        }
+        for (i = *gs; u->gnext[i - 1]; i = u->gnext[i - 1])
+                ;
+        u->gnext[i - 1] = (uint32_t)u->n;
         return r;
 }
 
