@@ -21,18 +21,17 @@ size_t targets_get(struct targets *ts, const char *name, size_t len)
 {
         char key[TARGET_NAME_MAX + 1];
         struct target *t;
+        int i;
 
         copy_utf8(key, sizeof(key), name, len);
-        for (size_t i = 0; i < ts->n; i++)
-                if (strcmp(ts->t[i].name, key) == 0)
-                        return i;
+        if ((i = targets_find(ts, key)) >= 0)
+                return (size_t)i;
         if (ts->n == TARGETS_MAX)
                 return TARGETS_MAX - 1;
         t = &ts->t[ts->n];
         memset(t, 0, sizeof(*t));
         memcpy(t->name, key, sizeof(key));
-        t->first_seen = NAN;
-        t->last_seen = NAN;
+        t->first_seen = t->last_seen = NAN;
         return ts->n++;
 }
 
@@ -308,8 +307,8 @@ bool targets_guess_builder(const struct run_info *ri, char *buf, size_t len)
         return true;
 }
 
-void run_failure_set(struct run_failure *f, const char *target, const char *tool,
-                     const char *first, const char *last)
+void run_failure_set(struct run_failure *f, const char *target, const char *tool, const char *first,
+                     const char *last)
 {
         snprintf(f->target, sizeof(f->target), "%s", target ? target : "");
         snprintf(f->tool, sizeof(f->tool), "%s", tool ? tool : "");
