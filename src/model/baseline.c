@@ -50,8 +50,7 @@ int baseline_judge(double value, const double *window, size_t n, const struct ba
 {
         struct baseline_stat st = {.usual = NAN, .spread = NAN, .change = NAN};
         double *scratch = malloc(MAX(n, (size_t)1) * sizeof(*scratch));
-        double d, noise;
-        bool worse;
+        double d;
 
         if (!scratch)
                 return -ENOMEM;
@@ -59,19 +58,14 @@ int baseline_judge(double value, const double *window, size_t n, const struct ba
         free(scratch);
         if (st.n && isfinite(value) && st.usual != 0)
                 st.change = (value - st.usual) / fabs(st.usual);
-        if (!isfinite(value) || st.n < BASELINE_MIN_RUNS) {
-                st.verdict = BASELINE_UNKNOWN;
-                *ret = st;
-                return 0;
-        }
         d = value - st.usual;
-        noise = BASELINE_K * MAX(st.spread, rule->spread_floor);
-        st.verdict = BASELINE_NOISE;
-        if (fabs(d) >= rule->floor_abs && fabs(d) > noise &&
-            (st.usual == 0 || fabs(d) >= rule->min_rel * fabs(st.usual))) {
-                worse = rule->lower_worse ? d < 0 : d > 0;
-                st.verdict = worse ? BASELINE_REGRESSION : BASELINE_IMPROVEMENT;
-        }
+        if (isfinite(value) && st.n >= BASELINE_MIN_RUNS)
+                st.verdict = BASELINE_NOISE;
+        if (st.verdict == BASELINE_NOISE && fabs(d) >= rule->floor_abs &&
+            fabs(d) > BASELINE_K * MAX(st.spread, rule->spread_floor) &&
+            (st.usual == 0 || fabs(d) >= rule->min_rel * fabs(st.usual)))
+                st.verdict = (rule->lower_worse ? d < 0 : d > 0) ? BASELINE_REGRESSION
+                                                                 : BASELINE_IMPROVEMENT;
         *ret = st;
         return 0;
 }
@@ -426,19 +420,14 @@ static void unit_step_figures(struct deriv *d, int *err)
 {
         const struct baseline_run *c = d->cur;
 
-        for (size_t u = 0; u < c->nunits; u++) {
-                struct baseline_finding *f =
-                    named_figure(d, 1, c->units[u].name, false, F_UNIT, c->units[u].a, err);
-
-                set_cause(f, d->compiler);
-        }
+        for (size_t u = 0; u < c->nunits; u++)
+                set_cause(named_figure(d, 1, c->units[u].name, false, F_UNIT, c->units[u].a, err),
+                          d->compiler);
         for (size_t s = 0; s < c->nsteps; s++) {
-                struct baseline_finding *f =
-                    named_figure(d, 2, c->steps[s].name, false, F_SDUR, c->steps[s].a, err);
-
-                set_cause(f, d->host);
-                f = named_figure(d, 2, c->steps[s].name, true, F_SMEM, c->steps[s].b, err);
-                set_cause(f, d->host);
+                set_cause(named_figure(d, 2, c->steps[s].name, false, F_SDUR, c->steps[s].a, err),
+                          d->host);
+                set_cause(named_figure(d, 2, c->steps[s].name, true, F_SMEM, c->steps[s].b, err),
+                          d->host);
         }
 }
 
