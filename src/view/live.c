@@ -212,32 +212,6 @@ static int cp_width(uint32_t cp)
         return 1;
 }
 
-/* The length of the UTF-8 sequence at p (at most n bytes) and its code
- * point; 0 when it is not a valid one. */
-static size_t utf8_dec(const unsigned char *p, size_t n, uint32_t *cp)
-{
-        size_t k = p[0] < 0x80                   ? 1
-                   : p[0] >= 0xc2 && p[0] < 0xe0 ? 2
-                   : p[0] >= 0xe0 && p[0] < 0xf0 ? 3
-                   : p[0] >= 0xf0 && p[0] < 0xf5 ? 4
-                                                 : 0;
-        uint32_t v;
-
-        if (k == 0 || k > n)
-                return 0;
-        v = k == 1 ? p[0] : (uint32_t)(p[0] & (0x7f >> k));
-        for (size_t i = 1; i < k; i++) {
-                if ((p[i] & 0xc0) != 0x80)
-                        return 0;
-                v = (v << 6) | (p[i] & 0x3f);
-        }
-        if ((k == 3 && (v < 0x800 || (v >= 0xd800 && v <= 0xdfff))) ||
-            (k == 4 && (v < 0x10000 || v > 0x10ffff)))
-                return 0;
-        *cp = v;
-        return k;
-}
-
 /* src cut to cols display columns into out (cap bytes); invalid UTF-8 as
  * '?'. Returns the bytes written. */
 static size_t cut_cols(const char *src, size_t len, int cols, char *out, size_t cap)
@@ -248,7 +222,7 @@ static size_t cut_cols(const char *src, size_t len, int cols, char *out, size_t 
 
         while (i < len) {
                 uint32_t cp = '?';
-                size_t k = utf8_dec(p + i, len - i, &cp);
+                size_t k = run_utf8_decode(p + i, len - i, &cp);
                 int w;
 
                 if (k == 0) {
