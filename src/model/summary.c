@@ -32,17 +32,13 @@ static void point_set(struct summary_point *p, double value, double aux, const s
 /* Strict comparisons: on ties the first occurrence stays. */
 static void point_max(struct summary_point *p, double value, double aux, const struct sample *smp)
 {
-        if (isnan(value))
-                return;
-        if (!p->set || value > p->value)
+        if (!isnan(value) && (!p->set || value > p->value))
                 point_set(p, value, aux, smp);
 }
 
 static void point_min(struct summary_point *p, double value, double aux, const struct sample *smp)
 {
-        if (isnan(value))
-                return;
-        if (!p->set || value < p->value)
+        if (!isnan(value) && (!p->set || value < p->value))
                 point_set(p, value, aux, smp);
 }
 
@@ -292,7 +288,8 @@ static void build_add(struct summary_build *b, const struct sample *smp)
                                                      SUMMARY_PEAK_BATCH_MB * SAMPLE_MIB;
 
                 /* aux: the page cache then (the kernel's peak counts it) */
-                point_set(&b->mem_peak, MB(smp->cg_mem_peak_bytes), MB(smp->cg_mem_file_bytes), smp);
+                point_set(&b->mem_peak, MB(smp->cg_mem_peak_bytes), MB(smp->cg_mem_file_bytes),
+                          smp);
                 b->mem_peak_proc = top[0];
                 if (!at_row) {
                         if (b->prev_top[0].label[0] &&
@@ -468,7 +465,8 @@ static void recorded_add(struct summary *s, const struct sample *smp)
         point_max(&s->compilers_peak, smp->compilers, NAN, smp);
 
         /* the headroom: the host's, or the cap's when that is less */
-        double build = MB(isnan(smp->cg_mem_anon_bytes) ? smp->cg_mem_bytes : smp->cg_mem_anon_bytes);
+        double build =
+            MB(isnan(smp->cg_mem_anon_bytes) ? smp->cg_mem_bytes : smp->cg_mem_anon_bytes);
         double head = s->cfg.mem_cap_mb > 0 && !isnan(build) ? s->cfg.mem_cap_mb - build : NAN;
         bool kill = smp->cg_oom_kills > s->build.prev_oom_kills; /* false with a NAN */
 
@@ -476,7 +474,8 @@ static void recorded_add(struct summary *s, const struct sample *smp)
             (!isnan(head) && head < summary_cap_near_mb(&s->cfg)) || kill) {
                 s->near_oom_samples++;
                 if (!s->near_oom_first.set)
-                        point_set(&s->near_oom_first, isnan(head) || avail < head ? avail : MAX(head, 0),
+                        point_set(&s->near_oom_first,
+                                  isnan(head) || avail < head ? avail : MAX(head, 0),
                                   smp->compilers, smp);
                 if (!isnan(smp->compilers)) {
                         s->near_oom_compilers_sum += smp->compilers;
@@ -528,15 +527,16 @@ void summary_readings(const struct summary *s, unsigned ncpu, struct summary_rea
                             isfinite(s->disk_avail_last) &&
                             s->disk_avail_last < s->disk_avail_first &&
                             s->disk_avail_min.value < DISK_FALLING_FACTOR * s->cfg.low_disk_gb;
-        ret->cpu_wait = (strcmp(s->build.mode, "v2") == 0 || strcmp(s->build.mode, "hybrid") == 0) &&
-                                s->last_elapsed_s > 0
-                            ? s->build.psi_cpu_some_s / s->last_elapsed_s
-                            : NAN;
-        ret->cap_limit = s->cfg.mem_cap_mb > 0 &&
-                         ((isfinite(s->build.oom_kills) && s->build.oom_kills > 0) ||
-                          (s->build.mem_anon_peak.set &&
-                           s->build.mem_anon_peak.value >=
-                               s->cfg.mem_cap_mb - summary_cap_near_mb(&s->cfg)));
+        ret->cpu_wait =
+            (strcmp(s->build.mode, "v2") == 0 || strcmp(s->build.mode, "hybrid") == 0) &&
+                    s->last_elapsed_s > 0
+                ? s->build.psi_cpu_some_s / s->last_elapsed_s
+                : NAN;
+        ret->cap_limit =
+            s->cfg.mem_cap_mb > 0 &&
+            ((isfinite(s->build.oom_kills) && s->build.oom_kills > 0) ||
+             (s->build.mem_anon_peak.set &&
+              s->build.mem_anon_peak.value >= s->cfg.mem_cap_mb - summary_cap_near_mb(&s->cfg)));
         if (!ret->cap_limit && s->near_oom_samples > 0 && s->near_oom_compilers_n > 0 && ncpu > 0) {
                 ret->ram_bound_compilers =
                     s->near_oom_compilers_sum / (double)s->near_oom_compilers_n;
@@ -560,8 +560,7 @@ static void edge_name(const char *output, char *buf, size_t cap)
         buf[n] = '\0';
 }
 
-static void place_point(struct summary_point *p, const struct ninja_edge *ev, size_t n,
-                        double off)
+static void place_point(struct summary_point *p, const struct ninja_edge *ev, size_t n, double off)
 {
         char out[SAMPLE_RUNNING_MAX + 1] = "", name[SAMPLE_RUNNING_MAX + 1], more[32];
         size_t len = 0, left = 0;
@@ -598,10 +597,9 @@ static void place_point(struct summary_point *p, const struct ninja_edge *ev, si
 void summary_place_edges(struct summary *s, const struct ninja_edge *ev, size_t n, double off)
 {
         struct summary_point *pts[] = {
-            &s->mem_used_peak,      &s->mem_avail_min,       &s->swap_used_peak,
-            &s->disk_avail_min,     &s->load1_peak,          &s->cpu_pct_peak,
-            &s->compilers_peak,     &s->near_oom_first,      &s->low_disk_first,
-            &s->build.mem_peak,     &s->build.mem_cur_peak,  &s->build.mem_anon_peak,
+            &s->mem_used_peak,  &s->mem_avail_min,  &s->swap_used_peak,     &s->disk_avail_min,
+            &s->load1_peak,     &s->cpu_pct_peak,   &s->compilers_peak,     &s->near_oom_first,
+            &s->low_disk_first, &s->build.mem_peak, &s->build.mem_cur_peak, &s->build.mem_anon_peak,
         };
 
         if (!ev || !n || !isfinite(off))
