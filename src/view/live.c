@@ -308,21 +308,19 @@ struct live {
 
 int live_new(int fd, const struct live_limits *lim, bool color, struct live **ret)
 {
-        struct live *l = calloc(1, sizeof(*l));
+        _cleanup_free_ struct live *l = calloc(1, sizeof(*l));
         int e;
 
         if (!l)
                 return -ENOMEM;
         e = tty_size(fd, &l->rows, &l->cols);
-        if (e < 0) {
-                free(l);
+        if (e < 0)
                 return e;
-        }
         l->fd = fd;
         l->lim = *lim;
         l->color = color;
         l->last_draw = -INFINITY;
-        *ret = l;
+        *ret = TAKE_PTR(l);
         return 0;
 }
 
