@@ -304,7 +304,7 @@ static void mark_noise(struct compare_row *rows, size_t n, double q)
 int compare_runs(const struct compare_side *a, const struct compare_side *b, double quantum_s,
                  struct compare_result *ret)
 {
-        const struct compare_fig **pa = NULL, **pb = NULL;
+        _cleanup_free_ const struct compare_fig **pa = NULL, **pb = NULL;
         struct compare_result res = {.quantum_s = quantum_s > 0 ? quantum_s : 0};
         int r = sorted(a, &pa);
 
@@ -326,8 +326,6 @@ int compare_runs(const struct compare_side *a, const struct compare_side *b, dou
                 if (!x->noise)
                         res.score[x->section] = MAX(res.score[x->section], x->rank);
         }
-        free(pa);
-        free(pb);
         if (r < 0) {
                 free(res.rows);
                 return r;
