@@ -275,11 +275,8 @@ static void build_add(struct summary_build *b, const struct sample *smp)
         if (!isnan(smp->cg_mem_peak_bytes) && b->mem_peak.set &&
             MB(smp->cg_mem_peak_bytes) > b->mem_peak.value &&
             MB(smp->cg_mem_peak_bytes) - b->mem_peak.value <= SUMMARY_PEAK_BATCH_MB) {
-                /* The same peak: the kernel charges a cgroup's memory in
-                 * per-CPU batches (64 pages), so a page taken later on
-                 * another CPU (a process's last printf) can lift the
-                 * watermark by a batch after the peak's moment. The value
-                 * grows; its moment, culprit and units stay. */
+                /* The same peak, lifted by a late charge batch
+                 * (SUMMARY_PEAK_BATCH_MB): its moment, culprit and units stay. */
                 b->mem_peak.value = MB(smp->cg_mem_peak_bytes);
         } else if (!isnan(smp->cg_mem_peak_bytes) &&
                    (!b->mem_peak.set || MB(smp->cg_mem_peak_bytes) > b->mem_peak.value)) {
