@@ -127,6 +127,7 @@ void targets_note_cc_block(struct targets *ts, enum cc_tool tool, const struct c
                            bool is_new)
 {
         struct cc_blocks *c;
+        double seen;
 
         if ((unsigned)tool >= CC_TOOLS)
                 return;
@@ -142,13 +143,9 @@ void targets_note_cc_block(struct targets *ts, enum cc_tool tool, const struct c
         if (!c->blocks)
                 return;
         /* Keep the time the block was completed. */
-        c->last = (struct cc_block){.seen = c->last.seen,
-                                    .hits = b->hits,
-                                    .misses = b->misses,
-                                    .size_bytes = b->size_bytes,
-                                    .max_size_bytes = b->max_size_bytes,
-                                    .files = b->files};
-        memcpy(c->last.version, b->version, sizeof(c->last.version));
+        seen = c->last.seen;
+        c->last = *b;
+        c->last.seen = seen;
         if (c->blocks == 1)
                 c->first = c->last;
 }
