@@ -61,11 +61,10 @@ static int concurrent(const struct unit *rows, size_t n, bool hits, size_t *ret_
 
 size_t jobs_in_flight(const struct units *u)
 {
-        const struct unit *rows;
         size_t n, most = 0;
+        const struct unit *rows = units_rows(u, &n);
         double mb;
 
-        rows = units_rows(u, &n);
         return concurrent(rows, n, true, &most, &mb) < 0 ? 0 : most;
 }
 
@@ -98,9 +97,8 @@ static long fit(double mem_mb, double per_mb)
 int jobs_read(const struct units *u, double mem_total_mb, unsigned ncpu, size_t peak_in_flight,
               struct jobs_reading *ret)
 {
-        struct jobs_reading j = {.mem_total_mb = mem_total_mb,
-                                 .ncpu = ncpu,
-                                 .peak_in_flight = peak_in_flight};
+        struct jobs_reading j = {
+            .mem_total_mb = mem_total_mb, .ncpu = ncpu, .peak_in_flight = peak_in_flight};
         const struct unit *rows;
         size_t n;
         int r;
