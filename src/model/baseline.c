@@ -259,22 +259,16 @@ static void set_cause(struct baseline_finding *f, const char *c)
                 (void)copy_utf8_str(f->cause, sizeof(f->cause), c);
 }
 
+/* A run's own figure, fig F_DUR to F_CC. */
 static double run_fig(const struct baseline_run *r, enum fig fig)
 {
-        switch (fig) {
-        case F_DUR:
-                return r->fig.duration_s;
-        case F_CPU:
-                return r->fig.cpu_s;
-        case F_ANON:
-                return r->fig.mem_anon_peak_mb;
-        case F_MEM:
-                return r->fig.mem_peak_mb;
-        case F_OOM:
-                return r->fig.oom_kills;
-        default:
-                return run_figures_cc_ratio(&r->fig);
-        }
+        const double v[] = {
+            [F_DUR] = r->fig.duration_s,        [F_CPU] = r->fig.cpu_s,
+            [F_ANON] = r->fig.mem_anon_peak_mb, [F_MEM] = r->fig.mem_peak_mb,
+            [F_OOM] = r->fig.oom_kills,         [F_CC] = run_figures_cc_ratio(&r->fig),
+        };
+
+        return v[fig];
 }
 
 static double usual_of(struct deriv *d, double (*get)(const struct baseline_run *))
