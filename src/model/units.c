@@ -64,36 +64,31 @@ static uint32_t hash(int kind, const char *name, uint64_t key)
         return h;
 }
 
-/* The row of kind + ident + key, or where a new one goes (*ret_slot). */
+/* The entry of tab for kind + ident + *key (slot), or kind + ident with
+ * key NULL (gslot: the first row of that ident); else the empty one where
+ * it goes. */
+static uint32_t *probe(struct units *u, uint32_t *tab, int kind, const char *ident,
+                       const uint64_t *key)
+{
+        uint32_t i = hash(kind, ident, key ? *key : 0) & (SLOTS - 1);
+
+        for (; tab[i]; i = (i + 1) & (SLOTS - 1)) {
+                const struct unit *r = &u->rows[tab[i] - 1];
+
+                if (r->kind == kind && (!key || r->key == *key) && strcmp(r->ident, ident) == 0)
+                        break;
+        }
+        return &tab[i];
+}
+
+/* The row of kind + ident + key, or NULL and where a new one goes (*ret_slot). */
 static struct unit *lookup(struct units *u, int kind, const char *ident, uint64_t key,
                            uint32_t *ret_slot)
 {
-        uint32_t i = hash(kind, ident, key) & (SLOTS - 1);
+        uint32_t *s = probe(u, u->slot, kind, ident, &key);
 
-        while (u->slot[i]) {
-                struct unit *r = &u->rows[u->slot[i] - 1];
-
-                if (r->kind == kind && r->key == key && strcmp(r->ident, ident) == 0)
-                        return r;
-                i = (i + 1) & (SLOTS - 1);
-        }
-        *ret_slot = i;
-        return NULL;
-}
-
-/* The gslot of kind + ident: its first row, or the empty slot for one. */
-static uint32_t *group_slot(struct units *u, int kind, const char *ident)
-{
-        uint32_t i = hash(kind, ident, 0) & (SLOTS - 1);
-
-        while (u->gslot[i]) {
-                const struct unit *r = &u->rows[u->gslot[i] - 1];
-
-                if (r->kind == kind && strcmp(r->ident, ident) == 0)
-                        break;
-                i = (i + 1) & (SLOTS - 1);
-        }
-        return &u->gslot[i];
+        *ret_slot = (uint32_t)(s - u->slot);
+        return *s ? &u->rows[*s - 1] : NULL;
 }
 
 /* *p reallocated to n items of size; kept as it was on failure. */
@@ -227,7 +222,7 @@ static struct unit *new_row(struct units *u, int kind, const char *ident, const 
         copy_utf8_str(r->ident, sizeof(r->ident), ident); /* fits: a path or a base */
         memcpy(r->base, base, sizeof(r->base));
         memcpy(r->name, base, sizeof(r->name));
-        gs = group_slot(u, kind, ident);
+        gs = probe(u, u->gslot, kind, ident, NULL);
         if (*gs == 0) {
                 *gs = (uint32_t)u->n;
                 return r;
@@ -276,7 +271,7 @@ int units_see(struct units *u, const struct units_seen *s)
                 copy_utf8_str(r->std, sizeof(r->std), s->std ? s->std : "");
                 copy_utf8_str(r->dir, sizeof(r->dir), s->dir ? s->dir : "");
                 r->exact = s->exact;
-                retag(u, *group_slot(u, s->kind, id.ident));
+                retag(u, *probe(u, u->gslot, s->kind, id.ident, NULL));
         }
         r->last_s = s->elapsed_s;
         if (isfinite(s->rss_mb) && (isnan(r->peak_mb) || s->rss_mb > r->peak_mb)) {
