@@ -87,16 +87,11 @@ static double *num_at(struct sample *s, const struct column *c)
         return (double *)(void *)((char *)s + c->offset);
 }
 
-static double num_get(const struct sample *s, const struct column *c)
-{
-        return *(const double *)(const void *)((const char *)s + c->offset);
-}
-
 /* The value in the column's unit. The scales are powers of two, so the
  * division and the multiplication back are exact. */
 static double col_get(const struct sample *s, const struct column *c)
 {
-        return num_get(s, c) / c->scale;
+        return *(const double *)(const void *)((const char *)s + c->offset) / c->scale;
 }
 
 static void col_set(struct sample *s, const struct column *c, double v)
@@ -107,11 +102,6 @@ static void col_set(struct sample *s, const struct column *c, double v)
 static const char **str_at(struct sample *s, const struct column *c)
 {
         return (const char **)(void *)((char *)s + c->offset);
-}
-
-static const char *str_get(const struct sample *s, const struct column *c)
-{
-        return *(const char *const *)(const void *)((const char *)s + c->offset);
 }
 
 void sample_clear(struct sample *s)
@@ -221,7 +211,7 @@ const char *sample_column_text(const struct sample *s, size_t i, size_t *ret_len
 
         if (i >= ARRAY_SIZE(columns) || columns[i].kind != COL_STR)
                 return NULL;
-        str = str_get(s, &columns[i]);
+        str = *(const char *const *)(const void *)((const char *)s + columns[i].offset);
         if (!str)
                 str = "";
         *ret_len = strnlen(str, columns[i].max);
