@@ -318,11 +318,7 @@ void targets_facts(const struct targets *ts, const struct run_info *run, struct 
 {
         char fe[TARGET_FIELD_MAX + 1];
 
-        ret->n = 0;
-        ret->steps_set = false;
-        ret->steps = ret->cached = 0;
-        ret->builder[0] = '\0';
-        memset(&ret->failure, 0, sizeof(ret->failure));
+        memset(ret, 0, offsetof(struct run_facts, t)); /* t[] is filled up to n */
         targets_facts_outcome(run, ret);
         if (!ts)
                 return;
