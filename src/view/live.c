@@ -410,9 +410,7 @@ double live_deadline(const struct live *l)
 {
         if (!l)
                 return INFINITY;
-        if (l->scan.alt)
-                return l->last_draw + LIVE_IDLE;
-        return l->last_draw + (l->dirty ? LIVE_MIN_GAP : LIVE_IDLE);
+        return l->last_draw + (l->dirty && !l->scan.alt ? LIVE_MIN_GAP : LIVE_IDLE);
 }
 
 void live_sample(struct live *l, const struct sample *s, double now)
