@@ -169,6 +169,15 @@ static int end_line(struct dbuf *out)
         return dbuf_puts(out, "\n");
 }
 
+/* A line of prefix and s in w columns. */
+static int put_line(struct dbuf *out, const char *prefix, const char *s, size_t w)
+{
+        int r = dbuf_puts(out, prefix);
+
+        r = r >= 0 ? put_cell(out, s, w) : r;
+        return r >= 0 ? end_line(out) : r;
+}
+
 /* The rows of one section ("running" or recent) while lines last. */
 static int section(struct dbuf *out, const struct top_view *v, bool running, const struct layout *l,
                    int *left)
@@ -246,9 +255,7 @@ static int detail_text(const struct top_detail *d, int cols, int lines, bool utf
         int left = lines > 2 ? lines - 1 : 1, r;
         size_t first;
 
-        r = dbuf_puts(out, "run: ");
-        r = r >= 0 ? put_cell(out, d->row->command, w - 5) : r;
-        r = r >= 0 ? end_line(out) : r;
+        r = put_line(out, "run: ", d->row->command, w - 5);
         left--;
         if (r >= 0 && left > 0) {
                 struct layout l;
@@ -259,11 +266,8 @@ static int detail_text(const struct top_detail *d, int cols, int lines, bool utf
                 left--;
         }
         if (r >= 0 && left > 0) {
-                r = dbuf_puts(out, "UNITS running: ");
-                r = r >= 0 ? put_cell(out, d->row->units && *d->row->units ? d->row->units : "-",
-                                      w - 15)
-                           : r;
-                r = r >= 0 ? end_line(out) : r;
+                r = put_line(out, "UNITS running: ",
+                             d->row->units && *d->row->units ? d->row->units : "-", w - 15);
                 left--;
         }
         for (int k = 0; k < 2 && r >= 0 && left > 1; k++) {
@@ -271,9 +275,7 @@ static int detail_text(const struct top_detail *d, int cols, int lines, bool utf
 
                 if (!v || !*v)
                         continue;
-                r = dbuf_puts(out, k == 0 ? "PEAK " : "JOBS ");
-                r = r >= 0 ? put_cell(out, v, w - 5) : r;
-                r = r >= 0 ? end_line(out) : r;
+                r = put_line(out, k == 0 ? "PEAK " : "JOBS ", v, w - 5);
                 left--;
         }
         if (r >= 0 && left > 1)
@@ -284,11 +286,8 @@ static int detail_text(const struct top_detail *d, int cols, int lines, bool utf
                 left--;
         }
         first = d->nlines > (size_t)MAX(left, 0) ? d->nlines - (size_t)MAX(left, 0) : 0;
-        for (size_t i = first; i < d->nlines && r >= 0 && left > 0; i++, left--) {
-                r = dbuf_puts(out, "  ");
-                r = r >= 0 ? put_cell(out, d->lines[i], w - 2) : r;
-                r = r >= 0 ? end_line(out) : r;
-        }
+        for (size_t i = first; i < d->nlines && r >= 0 && left > 0; i++, left--)
+                r = put_line(out, "  ", d->lines[i], w - 2);
         return r;
 }
 
