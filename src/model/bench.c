@@ -143,9 +143,7 @@ int bench_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
 void bench_ratio_of(const struct bench_stats *a, const struct bench_stats *b,
                     struct bench_ratio *ret)
 {
-        ret->mean = NAN;
-        ret->mean_err = NAN;
-        ret->median = NAN;
+        *ret = (struct bench_ratio){.mean = NAN, .mean_err = NAN, .median = NAN};
         if (a->mean > 0 && isfinite(b->mean)) {
                 double ra = isfinite(a->stddev) ? a->stddev / a->mean : 0;
                 double rb = isfinite(b->stddev) && b->mean != 0 ? b->stddev / b->mean : 0;
