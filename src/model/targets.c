@@ -223,13 +223,10 @@ static int success_of(const struct target *t, int outcome)
                 return TARGET_FAILED;
         if (t->done)
                 return TARGET_BUILT;
-        switch (outcome) {
-        case RUN_OUTCOME_SUCCESS:
+        if (outcome == RUN_OUTCOME_SUCCESS)
                 return TARGET_BUILT;
-        case RUN_OUTCOME_FAILURE:
-        case RUN_OUTCOME_CANCELLED:
+        if (outcome == RUN_OUTCOME_FAILURE || outcome == RUN_OUTCOME_CANCELLED)
                 return TARGET_FAILED;
-        }
         return TARGET_SUCCESS_UNKNOWN;
 }
 
