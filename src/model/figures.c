@@ -38,10 +38,8 @@ const char *figure_outcome(int exit_code, int term_signal, double oom_kills,
                 snprintf(buf, FIGURE_OUTCOME_LEN, "signal %d", term_signal);
         else if (exit_code > 0)
                 snprintf(buf, FIGURE_OUTCOME_LEN, "exit %d", exit_code);
-        else if (exit_code == 0)
-                snprintf(buf, FIGURE_OUTCOME_LEN, "ok");
         else
-                snprintf(buf, FIGURE_OUTCOME_LEN, "unknown");
+                snprintf(buf, FIGURE_OUTCOME_LEN, "%s", exit_code == 0 ? "ok" : "unknown");
         return buf;
 }
 
