@@ -70,13 +70,11 @@ static void mwu_counts(size_t m, size_t n, double *out)
         memset(c, 0, sizeof(c));
         for (size_t i = 0; i <= m; i++)
                 for (size_t j = 0; j <= n; j++)
-                        for (size_t k = 0; k < K; k++) {
-                                if (i == 0 || j == 0) {
-                                        c[i][j][k] = k == 0;
-                                        continue;
-                                }
-                                c[i][j][k] = c[i][j - 1][k] + (k >= j ? c[i - 1][j][k - j] : 0);
-                        }
+                        for (size_t k = 0; k < K; k++)
+                                c[i][j][k] =
+                                    i == 0 || j == 0
+                                        ? k == 0
+                                        : c[i][j - 1][k] + (k >= j ? c[i - 1][j][k - j] : 0);
         for (size_t k = 0; k <= m * n; k++)
                 out[k] = c[m][n][k];
 }
