@@ -76,10 +76,9 @@ static void heap_edge(struct targets *ts, const struct ninja_edge *e)
         }
         if (edge_len(e) <= edge_len(&h[0]))
                 return;
-        for (i = 0;;) {
+        for (i = 0; 2 * i + 1 < ts->nedgev;) {
                 size_t c = 2 * i + 1;
-                if (c >= ts->nedgev)
-                        break;
+
                 if (c + 1 < ts->nedgev && edge_len(&h[c + 1]) < edge_len(&h[c]))
                         c++;
                 if (edge_len(&h[c]) >= edge_len(e))
