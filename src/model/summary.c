@@ -428,8 +428,7 @@ static void recorded_add(struct summary *s, const struct sample *smp)
         double disk = GB(smp->disk_avail_bytes);
         uint64_t running = running_count(smp->running);
 
-        if (running > s->running_peak)
-                s->running_peak = running;
+        s->running_peak = MAX(s->running_peak, running);
         par_add(&s->par, smp, running);
         s->samples++;
         if (!isnan(smp->epoch)) {
