@@ -83,10 +83,9 @@ static bool term_unsafe(uint32_t cp)
 int run_append_utf8_lossy(struct dbuf *out, const char *s, size_t len, bool no_controls)
 {
         const unsigned char *p = (const unsigned char *)s, *end = p + len;
-        int r = 0;
-
         /* a NULL buffer would make dbuf's p NULL; an empty string is meant */
-        r = dbuf_append(out, "", 0);
+        int r = dbuf_append(out, "", 0);
+
         while (r >= 0 && p < end) {
                 const unsigned char *run = p;
                 uint32_t cp;
