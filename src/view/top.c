@@ -28,21 +28,16 @@ int top_sparkline(const double *v, size_t n, size_t width, bool utf8, struct dbu
                 hi = MAX(hi, v[i]);
         }
         for (size_t i = first; i < n && r >= 0; i++) {
-                int level = 0;
+                int level;
 
                 if (!isfinite(v[i])) {
                         r = dbuf_puts(out, " ");
                         continue;
                 }
-                if (hi > lo)
-                        level = (int)((v[i] - lo) / (hi - lo) * 7.0 + 0.5);
-                else
-                        level = 3;
+                level = hi > lo ? (int)((v[i] - lo) / (hi - lo) * 7.0 + 0.5) : 3;
                 level = level < 0 ? 0 : level > 7 ? 7 : level;
-                if (utf8)
-                        r = dbuf_puts(out, spark_utf8[level]);
-                else
-                        r = dbuf_append(out, &spark_ascii[level], 1);
+                r = utf8 ? dbuf_puts(out, spark_utf8[level])
+                         : dbuf_append(out, &spark_ascii[level], 1);
         }
         for (size_t i = n - first; i < width && r >= 0; i++)
                 r = dbuf_puts(out, " ");
