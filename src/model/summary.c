@@ -331,12 +331,9 @@ double summary_cap_near_mb(const struct summary_config *c)
 void summary_init(struct summary *s, const struct summary_config *cfg)
 {
         memset(s, 0, sizeof(*s));
-        if (cfg) {
-                s->cfg = *cfg;
-        } else {
-                s->cfg.near_oom_mb = SUMMARY_NEAR_OOM_MB_DEFAULT;
-                s->cfg.low_disk_gb = SUMMARY_LOW_DISK_GB_DEFAULT;
-        }
+        s->cfg = cfg ? *cfg
+                     : (struct summary_config){.near_oom_mb = SUMMARY_NEAR_OOM_MB_DEFAULT,
+                                               .low_disk_gb = SUMMARY_LOW_DISK_GB_DEFAULT};
         s->first_epoch = s->last_epoch = s->last_elapsed_s = NAN;
         s->disk_avail_first = s->disk_avail_last = NAN;
         s->mem_total_mb = NAN;
