@@ -300,9 +300,8 @@ static double get_jobs(const struct baseline_run *r)
 static void context_causes(struct deriv *d)
 {
         const struct baseline_run *c = d->cur;
-        double u;
+        double u = usual_of(d, get_ncpu);
 
-        u = usual_of(d, get_ncpu);
         if (c->ncpu > 0 && isfinite(u) && fabs((double)c->ncpu - u) >= 1)
                 cause_fmt(d->host, sizeof(d->host), "%ld CPUs, usually %.0f", c->ncpu, u);
         u = usual_of(d, get_memtotal);
