@@ -555,7 +555,7 @@ static void edge_name(const char *output, char *buf, size_t cap)
 
 static void place_point(struct summary_point *p, const struct ninja_edge *ev, size_t n, double off)
 {
-        char out[SAMPLE_RUNNING_MAX + 1] = "", name[SAMPLE_RUNNING_MAX + 1], more[32];
+        char out[SAMPLE_RUNNING_MAX + 1] = "", name[SAMPLE_RUNNING_MAX + 1];
         size_t len = 0, left = 0;
 
         if (!p->set || p->running[0] || !isfinite(p->elapsed_s))
@@ -579,10 +579,8 @@ static void place_point(struct summary_point *p, const struct ninja_edge *ev, si
                 memcpy(out + len, name, k + 1);
                 len += k;
         }
-        if (left && len) {
-                snprintf(more, sizeof(more), " +%zu", left);
-                memcpy(out + len, more, strlen(more) + 1);
-        }
+        if (left && len) /* fits: room was kept */
+                snprintf(out + len, sizeof(out) - len, " +%zu", left);
         if (len)
                 copy_utf8_str(p->running, sizeof(p->running), out);
 }
