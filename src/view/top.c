@@ -93,8 +93,7 @@ static void layout_of(int cols, struct layout *l)
         fixed += l->spark ? l->spark + 1 : 0;
         if (w <= fixed + 10) {
                 l->cmd = MAX((size_t)12, w > fixed ? w - fixed : 0);
-                l->stage = 0;
-                return;
+                return; /* no stage column */
         }
         l->cmd = (w - fixed) * 2 / 5;
         l->stage = w - fixed - l->cmd - 1;
