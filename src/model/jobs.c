@@ -117,12 +117,8 @@ int jobs_read(const struct units *u, double mem_total_mb, unsigned ncpu, size_t 
                 j.mem_jobs_conc = fit(mem_total_mb, j.conc_mb / (double)j.conc_units);
                 j.mem_jobs = MIN(j.mem_jobs, j.mem_jobs_conc);
         }
-        j.jobs = j.mem_jobs;
-        if (ncpu > 0 && (long)ncpu <= j.mem_jobs) {
-                j.jobs = ncpu;
-                j.cpu_limit = true;
-        }
-        j.jobs = MAX(j.jobs, 1L);
+        j.cpu_limit = ncpu > 0 && (long)ncpu <= j.mem_jobs;
+        j.jobs = MAX(j.cpu_limit ? (long)ncpu : j.mem_jobs, 1L);
         *ret = j;
         return 0;
 }
