@@ -166,9 +166,7 @@ bool targets_any(const struct targets *ts)
 
 uint64_t targets_commands_ran(const struct targets *ts)
 {
-        if (!ts)
-                return 0;
-        return MAX(ts->ninja_log_set ? ts->ninja_edges : 0, ts->ninja_done);
+        return ts ? MAX(ts->ninja_log_set ? ts->ninja_edges : 0, ts->ninja_done) : 0;
 }
 
 /* ---- the effective facts (targets.h states the rule) ---- */
