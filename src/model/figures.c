@@ -13,9 +13,7 @@
 
 double figure_cached_ratio(int64_t steps, int64_t cached)
 {
-        if (steps <= 0 || cached < 0)
-                return NAN;
-        return (double)cached / (double)steps;
+        return steps <= 0 || cached < 0 ? NAN : (double)cached / (double)steps;
 }
 
 double figure_hit_ratio(uint64_t hits, uint64_t misses)
