@@ -385,9 +385,7 @@ void targets_release(struct targets *ts)
 
 double targets_step_duration(const struct step_fact *s)
 {
-        if (isnan(s->start_s) || isnan(s->end_s))
-                return NAN;
-        return s->end_s >= s->start_s ? s->end_s - s->start_s : 0;
+        return isnan(s->start_s) || isnan(s->end_s) ? NAN : MAX(s->end_s - s->start_s, 0.0);
 }
 
 int targets_ninja_offset(const struct targets *ts, const struct run_info *ri, double *ret_off)
