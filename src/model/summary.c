@@ -502,11 +502,9 @@ static bool oom_edge_near_zero(const struct summary *s)
 {
         const struct summary_point *p = &s->mem_avail_min;
 
-        if (!p->set)
-                return false;
-        if (p->value < OOM_EDGE_AVAIL_MB)
-                return true;
-        return isfinite(s->mem_total_mb) && p->value < OOM_EDGE_AVAIL_FRACTION * s->mem_total_mb;
+        return p->set && (p->value < OOM_EDGE_AVAIL_MB ||
+                          (isfinite(s->mem_total_mb) &&
+                           p->value < OOM_EDGE_AVAIL_FRACTION * s->mem_total_mb));
 }
 
 void summary_readings(const struct summary *s, unsigned ncpu, struct summary_readings *ret)
