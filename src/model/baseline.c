@@ -50,8 +50,7 @@ int baseline_judge(double value, const double *window, size_t n, const struct ba
 {
         struct baseline_stat st = {.usual = NAN, .spread = NAN, .change = NAN};
         double *scratch = malloc(MAX(n, (size_t)1) * sizeof(*scratch));
-        double d, noise;
-        bool worse;
+        double d;
 
         if (!scratch)
                 return -ENOMEM;
@@ -59,19 +58,14 @@ int baseline_judge(double value, const double *window, size_t n, const struct ba
         free(scratch);
         if (st.n && isfinite(value) && st.usual != 0)
                 st.change = (value - st.usual) / fabs(st.usual);
-        if (!isfinite(value) || st.n < BASELINE_MIN_RUNS) {
-                st.verdict = BASELINE_UNKNOWN;
-                *ret = st;
-                return 0;
-        }
         d = value - st.usual;
-        noise = BASELINE_K * MAX(st.spread, rule->spread_floor);
-        st.verdict = BASELINE_NOISE;
-        if (fabs(d) >= rule->floor_abs && fabs(d) > noise &&
-            (st.usual == 0 || fabs(d) >= rule->min_rel * fabs(st.usual))) {
-                worse = rule->lower_worse ? d < 0 : d > 0;
-                st.verdict = worse ? BASELINE_REGRESSION : BASELINE_IMPROVEMENT;
-        }
+        if (isfinite(value) && st.n >= BASELINE_MIN_RUNS)
+                st.verdict = BASELINE_NOISE;
+        if (st.verdict == BASELINE_NOISE && fabs(d) >= rule->floor_abs &&
+            fabs(d) > BASELINE_K * MAX(st.spread, rule->spread_floor) &&
+            (st.usual == 0 || fabs(d) >= rule->min_rel * fabs(st.usual)))
+                st.verdict = (rule->lower_worse ? d < 0 : d > 0) ? BASELINE_REGRESSION
+                                                                 : BASELINE_IMPROVEMENT;
         *ret = st;
         return 0;
 }
@@ -265,22 +259,16 @@ static void set_cause(struct baseline_finding *f, const char *c)
                 (void)copy_utf8_str(f->cause, sizeof(f->cause), c);
 }
 
+/* A run's own figure, fig F_DUR to F_CC. */
 static double run_fig(const struct baseline_run *r, enum fig fig)
 {
-        switch (fig) {
-        case F_DUR:
-                return r->fig.duration_s;
-        case F_CPU:
-                return r->fig.cpu_s;
-        case F_ANON:
-                return r->fig.mem_anon_peak_mb;
-        case F_MEM:
-                return r->fig.mem_peak_mb;
-        case F_OOM:
-                return r->fig.oom_kills;
-        default:
-                return run_figures_cc_ratio(&r->fig);
-        }
+        const double v[] = {
+            [F_DUR] = r->fig.duration_s,        [F_CPU] = r->fig.cpu_s,
+            [F_ANON] = r->fig.mem_anon_peak_mb, [F_MEM] = r->fig.mem_peak_mb,
+            [F_OOM] = r->fig.oom_kills,         [F_CC] = run_figures_cc_ratio(&r->fig),
+        };
+
+        return v[fig];
 }
 
 static double usual_of(struct deriv *d, double (*get)(const struct baseline_run *))
@@ -312,9 +300,8 @@ static double get_jobs(const struct baseline_run *r)
 static void context_causes(struct deriv *d)
 {
         const struct baseline_run *c = d->cur;
-        double u;
+        double u = usual_of(d, get_ncpu);
 
-        u = usual_of(d, get_ncpu);
         if (c->ncpu > 0 && isfinite(u) && fabs((double)c->ncpu - u) >= 1)
                 cause_fmt(d->host, sizeof(d->host), "%ld CPUs, usually %.0f", c->ncpu, u);
         u = usual_of(d, get_memtotal);
@@ -426,19 +413,14 @@ static void unit_step_figures(struct deriv *d, int *err)
 {
         const struct baseline_run *c = d->cur;
 
-        for (size_t u = 0; u < c->nunits; u++) {
-                struct baseline_finding *f =
-                    named_figure(d, 1, c->units[u].name, false, F_UNIT, c->units[u].a, err);
-
-                set_cause(f, d->compiler);
-        }
+        for (size_t u = 0; u < c->nunits; u++)
+                set_cause(named_figure(d, 1, c->units[u].name, false, F_UNIT, c->units[u].a, err),
+                          d->compiler);
         for (size_t s = 0; s < c->nsteps; s++) {
-                struct baseline_finding *f =
-                    named_figure(d, 2, c->steps[s].name, false, F_SDUR, c->steps[s].a, err);
-
-                set_cause(f, d->host);
-                f = named_figure(d, 2, c->steps[s].name, true, F_SMEM, c->steps[s].b, err);
-                set_cause(f, d->host);
+                set_cause(named_figure(d, 2, c->steps[s].name, false, F_SDUR, c->steps[s].a, err),
+                          d->host);
+                set_cause(named_figure(d, 2, c->steps[s].name, true, F_SMEM, c->steps[s].b, err),
+                          d->host);
         }
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/macro.h"
 #include "util/util.h"
 
 enum bench_class bench_classify(const struct run_figures *f)
@@ -69,13 +70,11 @@ static void mwu_counts(size_t m, size_t n, double *out)
         memset(c, 0, sizeof(c));
         for (size_t i = 0; i <= m; i++)
                 for (size_t j = 0; j <= n; j++)
-                        for (size_t k = 0; k < K; k++) {
-                                if (i == 0 || j == 0) {
-                                        c[i][j][k] = k == 0;
-                                        continue;
-                                }
-                                c[i][j][k] = c[i][j - 1][k] + (k >= j ? c[i - 1][j][k - j] : 0);
-                        }
+                        for (size_t k = 0; k < K; k++)
+                                c[i][j][k] =
+                                    i == 0 || j == 0
+                                        ? k == 0
+                                        : c[i][j - 1][k] + (k >= j ? c[i - 1][j][k - j] : 0);
         for (size_t k = 0; k <= m * n; k++)
                 out[k] = c[m][n][k];
 }
@@ -97,7 +96,9 @@ static double mwu_exact_p(double u, size_t m, size_t n)
 int bench_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
                        struct bench_mwu *ret)
 {
-        double u = 0, nn = (double)(na + nb), tie_sum = 0, *all;
+        double u = 0, nn = (double)(na + nb), tie_sum = 0, z;
+        double mu = (double)na * (double)nb / 2, var;
+        _cleanup_free_ double *all = NULL;
         size_t n = na + nb, t;
         bool ties = false;
 
@@ -118,37 +119,29 @@ int bench_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
                 ties |= t > 1;
                 tie_sum += (double)t * (double)t * (double)t - (double)t;
         }
-        free(all);
         ret->u = u;
         ret->exact = !ties && na <= BENCH_MWU_EXACT_MAX && nb <= BENCH_MWU_EXACT_MAX;
         if (ret->exact) {
                 ret->p = mwu_exact_p(u, na, nb);
                 return 0;
         }
-        {
-                double mu = (double)na * (double)nb / 2;
-                double var = (double)na * (double)nb / 12 * ((nn + 1) - tie_sum / (nn * (nn - 1)));
-                double z;
-
-                if (!(var > 0)) {
-                        ret->p = 1;
-                        return 0;
-                }
-                /* continuity correction toward the mean */
-                z = (fabs(u - mu) - 0.5) / sqrt(var);
-                if (z < 0)
-                        z = 0;
-                ret->p = fmin(1.0, erfc(z / sqrt(2.0)));
+        var = (double)na * (double)nb / 12 * ((nn + 1) - tie_sum / (nn * (nn - 1)));
+        if (!(var > 0)) {
+                ret->p = 1;
+                return 0;
         }
+        /* continuity correction toward the mean */
+        z = (fabs(u - mu) - 0.5) / sqrt(var);
+        if (z < 0)
+                z = 0;
+        ret->p = fmin(1.0, erfc(z / sqrt(2.0)));
         return 0;
 }
 
 void bench_ratio_of(const struct bench_stats *a, const struct bench_stats *b,
                     struct bench_ratio *ret)
 {
-        ret->mean = NAN;
-        ret->mean_err = NAN;
-        ret->median = NAN;
+        *ret = (struct bench_ratio){.mean = NAN, .mean_err = NAN, .median = NAN};
         if (a->mean > 0 && isfinite(b->mean)) {
                 double ra = isfinite(a->stddev) ? a->stddev / a->mean : 0;
                 double rb = isfinite(b->stddev) && b->mean != 0 ? b->stddev / b->mean : 0;
@@ -204,18 +197,17 @@ static double *series_values(const struct bench_series *s, figure_get get, size_
 static int stats_field(const struct bench_series *s, figure_get get, struct bench_stats *ret)
 {
         size_t k;
-        double *v = series_values(s, get, &k);
+        _cleanup_free_ double *v = series_values(s, get, &k);
 
         if (!v)
                 return -ENOMEM;
         bench_stats_of(v, k, ret);
-        free(v);
         return 0;
 }
 
 int bench_result_of(const struct bench_series *s, struct bench_result *ret)
 {
-        double *v;
+        _cleanup_free_ double *v = NULL;
 
         memset(ret, 0, sizeof(*ret));
         if (stats_field(s, get_wall, &ret->wall) < 0 || stats_field(s, get_user, &ret->user) < 0 ||
@@ -234,7 +226,6 @@ int bench_result_of(const struct bench_series *s, struct bench_result *ret)
                                 v[k++] = s->f[i].duration_s;
                 bench_stats_of(v, k, &ret->by_class[c]);
         }
-        free(v);
         return 0;
 }
 
@@ -248,7 +239,7 @@ int bench_compare(const struct bench_series *s, const struct bench_result *r, si
                         ref = i;
         *ret_ref = ref;
         for (size_t i = 0; i < n; i++) {
-                double *a, *b;
+                _cleanup_free_ double *a = NULL, *b = NULL;
 
                 if (i == ref)
                         continue;
@@ -256,14 +247,9 @@ int bench_compare(const struct bench_series *s, const struct bench_result *r, si
                 bench_ratio_of(&r[ref].wall, &r[i].wall, &cmp[k].ratio);
                 a = series_values(&s[i], get_wall, &na);
                 b = series_values(&s[ref], get_wall, &nb);
-                if (!a || !b) {
-                        free(a);
-                        free(b);
+                if (!a || !b)
                         return -ENOMEM;
-                }
                 cmp[k].mwu_ok = bench_mann_whitney(a, na, b, nb, &cmp[k].mwu) == 0;
-                free(a);
-                free(b);
                 k++;
         }
         return (int)k;

@@ -304,33 +304,23 @@ static void mark_noise(struct compare_row *rows, size_t n, double q)
 int compare_runs(const struct compare_side *a, const struct compare_side *b, double quantum_s,
                  struct compare_result *ret)
 {
-        const struct compare_fig **pa = NULL, **pb = NULL;
+        _cleanup_free_ const struct compare_fig **pa = NULL, **pb = NULL;
         struct compare_result res = {.quantum_s = quantum_s > 0 ? quantum_s : 0};
-        int r = sorted(a, &pa);
 
-        if (r >= 0)
-                r = sorted(b, &pb);
-        if (r >= 0) {
-                res.rows = malloc(MAX(a->n + b->n, (size_t)1) * sizeof(*res.rows));
-                r = res.rows ? 0 : -ENOMEM;
-        }
-        if (r >= 0) {
-                res.n = merge(pa, a->n, pb, b->n, res.rows);
-                mark_noise(res.rows, res.n, res.quantum_s);
-                qsort(res.rows, res.n, sizeof(*res.rows), row_cmp);
-        }
-        for (size_t i = 0; r >= 0 && i < res.n; i++) {
+        if (sorted(a, &pa) < 0 || sorted(b, &pb) < 0)
+                return -ENOMEM;
+        res.rows = malloc(MAX(a->n + b->n, (size_t)1) * sizeof(*res.rows));
+        if (!res.rows)
+                return -ENOMEM;
+        res.n = merge(pa, a->n, pb, b->n, res.rows);
+        mark_noise(res.rows, res.n, res.quantum_s);
+        qsort(res.rows, res.n, sizeof(*res.rows), row_cmp);
+        for (size_t i = 0; i < res.n; i++) {
                 const struct compare_row *x = &res.rows[i];
 
                 res.count[x->section]++;
                 if (!x->noise)
                         res.score[x->section] = MAX(res.score[x->section], x->rank);
-        }
-        free(pa);
-        free(pb);
-        if (r < 0) {
-                free(res.rows);
-                return r;
         }
         *ret = res;
         return 0;

@@ -8,16 +8,12 @@
 
 double execs_sum(double a, double b)
 {
-        if (isnan(a))
-                return b;
-        return isnan(b) ? a : a + b;
+        return isnan(a) ? b : isnan(b) ? a : a + b;
 }
 
 double execs_max(double a, double b)
 {
-        if (isnan(a))
-                return b;
-        return isnan(b) || a >= b ? a : b;
+        return isnan(a) ? b : isnan(b) || a >= b ? a : b;
 }
 
 void step_exec_clear(struct step_exec *e)

@@ -13,9 +13,7 @@
 
 double figure_cached_ratio(int64_t steps, int64_t cached)
 {
-        if (steps <= 0 || cached < 0)
-                return NAN;
-        return (double)cached / (double)steps;
+        return steps <= 0 || cached < 0 ? NAN : (double)cached / (double)steps;
 }
 
 double figure_hit_ratio(uint64_t hits, uint64_t misses)
@@ -38,10 +36,8 @@ const char *figure_outcome(int exit_code, int term_signal, double oom_kills,
                 snprintf(buf, FIGURE_OUTCOME_LEN, "signal %d", term_signal);
         else if (exit_code > 0)
                 snprintf(buf, FIGURE_OUTCOME_LEN, "exit %d", exit_code);
-        else if (exit_code == 0)
-                snprintf(buf, FIGURE_OUTCOME_LEN, "ok");
         else
-                snprintf(buf, FIGURE_OUTCOME_LEN, "unknown");
+                snprintf(buf, FIGURE_OUTCOME_LEN, "%s", exit_code == 0 ? "ok" : "unknown");
         return buf;
 }
 
@@ -106,30 +102,26 @@ void run_figures_init(struct run_figures *f)
         };
 }
 
-static void build_figures(const struct summary *s, struct run_figures *ret)
-{
-        const struct summary_build *b = &s->build;
-
-        ret->host_mem_used_peak_mb = s->mem_used_peak.set ? s->mem_used_peak.value : NAN;
-        ret->cpu_avg_pct = s->cpu_pct_n ? s->cpu_pct_sum / (double)s->cpu_pct_n : NAN;
-        if (!b->mode[0])
-                return;
-        ret->user_s = b->cpu_user_s;
-        ret->sys_s = b->cpu_sys_s;
-        ret->cpu_s = b->cpu_user_s + b->cpu_sys_s;
-        ret->mem_peak_mb = b->mem_peak.set ? b->mem_peak.value : NAN;
-        ret->mem_sampled_peak_mb = b->mem_cur_peak.set ? b->mem_cur_peak.value : NAN;
-        ret->mem_anon_peak_mb = b->mem_anon_peak.set ? b->mem_anon_peak.value : NAN;
-        ret->oom_kills = b->oom_kills;
-}
-
 void run_figures_of(const struct run_model *m, struct run_figures *ret)
 {
+        const struct summary *s = m->summary;
+        const struct summary_build *b = s ? &s->build : NULL;
         const struct run_facts *f = m->facts;
 
         run_figures_init(ret);
-        if (m->summary)
-                build_figures(m->summary, ret);
+        if (s) {
+                ret->host_mem_used_peak_mb = s->mem_used_peak.set ? s->mem_used_peak.value : NAN;
+                ret->cpu_avg_pct = s->cpu_pct_n ? s->cpu_pct_sum / (double)s->cpu_pct_n : NAN;
+        }
+        if (b && b->mode[0]) {
+                ret->user_s = b->cpu_user_s;
+                ret->sys_s = b->cpu_sys_s;
+                ret->cpu_s = b->cpu_user_s + b->cpu_sys_s;
+                ret->mem_peak_mb = b->mem_peak.set ? b->mem_peak.value : NAN;
+                ret->mem_sampled_peak_mb = b->mem_cur_peak.set ? b->mem_cur_peak.value : NAN;
+                ret->mem_anon_peak_mb = b->mem_anon_peak.set ? b->mem_anon_peak.value : NAN;
+                ret->oom_kills = b->oom_kills;
+        }
         if (f) {
                 ret->duration_s = f->duration_s;
                 ret->exit_code = f->exit_code;

@@ -14,7 +14,6 @@
 #define PART_MAX 32      /* each name of a derived job */
 #define FILE_PART_MAX 64 /* the job's own part of a file name */
 
-
 static const char *value(jobname_lookup_fn lookup, void *userdata, const char *name)
 {
         const char *v = lookup ? lookup(userdata, name) : NULL;
@@ -92,20 +91,18 @@ static int derive(char *const *argv, const char *cwd, struct dbuf *b)
 int jobname_get(const char *option, char *const *argv, const char *cwd, jobname_lookup_fn lookup,
                 void *userdata, char **ret)
 {
-        struct dbuf b = DBUF_INIT;
+        static const char *const ci[][2] = {{"GITHUB_WORKFLOW", "GITHUB_JOB"},
+                                            {"CI_PROJECT_PATH", "CI_JOB_NAME"}};
+        _cleanup_dbuf_ struct dbuf b = DBUF_INIT;
         const char *a = option && *option ? option : value(lookup, userdata, "BUILDTEL_JOB");
         const char *c = NULL;
         int r;
 
-        if (!a && value(lookup, userdata, "GITHUB_WORKFLOW") &&
-            value(lookup, userdata, "GITHUB_JOB")) {
-                a = value(lookup, userdata, "GITHUB_WORKFLOW");
-                c = value(lookup, userdata, "GITHUB_JOB");
-        }
-        if (!a && value(lookup, userdata, "CI_PROJECT_PATH") &&
-            value(lookup, userdata, "CI_JOB_NAME")) {
-                a = value(lookup, userdata, "CI_PROJECT_PATH");
-                c = value(lookup, userdata, "CI_JOB_NAME");
+        for (size_t i = 0; !a && i < ARRAY_SIZE(ci); i++) {
+                a = value(lookup, userdata, ci[i][0]);
+                c = value(lookup, userdata, ci[i][1]);
+                if (!a || !c)
+                        a = c = NULL;
         }
         if (a) {
                 r = put_given(&b, a);
@@ -118,11 +115,9 @@ int jobname_get(const char *option, char *const *argv, const char *cwd, jobname_
         }
         if (r >= 0 && !b.p)
                 r = dbuf_append(&b, "", 0); /* NUL-terminated even when empty */
-        if (r < 0) {
-                dbuf_release(&b);
+        if (r < 0)
                 return r;
-        }
-        *ret = b.p;
+        *ret = TAKE_PTR(b.p);
         return 0;
 }
 
@@ -130,6 +125,7 @@ int jobname_file_part(const char *job, char *buf, size_t size)
 {
         size_t n = 0;
         bool changed = false;
+        uint64_t h;
         int k;
 
         if (!job || !*job)
@@ -150,12 +146,9 @@ int jobname_file_part(const char *job, char *buf, size_t size)
         buf[n] = '\0';
         if (!changed)
                 return (int)n;
-        {
-                uint64_t h = fnv1a(FNV1A_OFFSET, job, strlen(job));
-
-                k = snprintf(buf + n, size - n, "-%08x", (unsigned)(h ^ (h >> 32)));
-                if (k < 0 || (size_t)k >= size - n)
-                        return -ENOBUFS;
-        }
+        h = fnv1a(FNV1A_OFFSET, job, strlen(job));
+        k = snprintf(buf + n, size - n, "-%08x", (unsigned)(h ^ (h >> 32)));
+        if (k < 0 || (size_t)k >= size - n)
+                return -ENOBUFS;
         return (int)n + k;
 }

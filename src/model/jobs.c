@@ -61,11 +61,10 @@ static int concurrent(const struct unit *rows, size_t n, bool hits, size_t *ret_
 
 size_t jobs_in_flight(const struct units *u)
 {
-        const struct unit *rows;
         size_t n, most = 0;
+        const struct unit *rows = units_rows(u, &n);
         double mb;
 
-        rows = units_rows(u, &n);
         return concurrent(rows, n, true, &most, &mb) < 0 ? 0 : most;
 }
 
@@ -98,9 +97,8 @@ static long fit(double mem_mb, double per_mb)
 int jobs_read(const struct units *u, double mem_total_mb, unsigned ncpu, size_t peak_in_flight,
               struct jobs_reading *ret)
 {
-        struct jobs_reading j = {.mem_total_mb = mem_total_mb,
-                                 .ncpu = ncpu,
-                                 .peak_in_flight = peak_in_flight};
+        struct jobs_reading j = {
+            .mem_total_mb = mem_total_mb, .ncpu = ncpu, .peak_in_flight = peak_in_flight};
         const struct unit *rows;
         size_t n;
         int r;
@@ -119,12 +117,8 @@ int jobs_read(const struct units *u, double mem_total_mb, unsigned ncpu, size_t 
                 j.mem_jobs_conc = fit(mem_total_mb, j.conc_mb / (double)j.conc_units);
                 j.mem_jobs = MIN(j.mem_jobs, j.mem_jobs_conc);
         }
-        j.jobs = j.mem_jobs;
-        if (ncpu > 0 && (long)ncpu <= j.mem_jobs) {
-                j.jobs = ncpu;
-                j.cpu_limit = true;
-        }
-        j.jobs = MAX(j.jobs, 1L);
+        j.cpu_limit = ncpu > 0 && (long)ncpu <= j.mem_jobs;
+        j.jobs = MAX(j.cpu_limit ? (long)ncpu : j.mem_jobs, 1L);
         *ret = j;
         return 0;
 }

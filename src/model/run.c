@@ -30,15 +30,15 @@ void run_info_release(struct run_info *ri)
         memset(ri, 0, sizeof(*ri));
 }
 
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlongs,
- * no surrogates, nothing above U+10FFFF), or 0. */
-static size_t utf8_seq_len(const unsigned char *s, size_t len)
+size_t run_utf8_decode(const unsigned char *s, size_t len, uint32_t *ret_cp)
 {
         unsigned char c = s[0], lo = 0x80, hi = 0xBF;
         size_t n;
 
-        if (c < 0x80)
+        if (c < 0x80) {
+                *ret_cp = c;
                 return 1;
+        }
         if (c >= 0xC2 && c <= 0xDF)
                 n = 2;
         else if (c >= 0xE0 && c <= 0xEF)
@@ -57,9 +57,12 @@ static size_t utf8_seq_len(const unsigned char *s, size_t len)
                 hi = 0x8F;
         if (len < n || s[1] < lo || s[1] > hi)
                 return 0;
-        for (size_t i = 2; i < n; i++)
+        *ret_cp = c & (0x7F >> n);
+        for (size_t i = 1; i < n; i++) {
                 if (s[i] < 0x80 || s[i] > 0xBF)
                         return 0;
+                *ret_cp = *ret_cp << 6 | (s[i] & 0x3F);
+        }
         return n;
 }
 
@@ -77,36 +80,26 @@ static bool term_unsafe(uint32_t cp)
                (cp >= 0xE0000 && cp <= 0xE007F);
 }
 
-/* The code point of the well-formed sequence of n bytes at p. */
-static uint32_t utf8_cp(const unsigned char *p, size_t n)
-{
-        uint32_t cp = n == 1 ? p[0] : p[0] & (0x7F >> n);
-
-        for (size_t i = 1; i < n; i++)
-                cp = cp << 6 | (p[i] & 0x3F);
-        return cp;
-}
-
 int run_append_utf8_lossy(struct dbuf *out, const char *s, size_t len, bool no_controls)
 {
         const unsigned char *p = (const unsigned char *)s, *end = p + len;
-        int r = 0;
-
         /* a NULL buffer would make dbuf's p NULL; an empty string is meant */
-        r = dbuf_append(out, "", 0);
+        int r = dbuf_append(out, "", 0);
+
         while (r >= 0 && p < end) {
                 const unsigned char *run = p;
+                uint32_t cp;
                 size_t n;
 
                 /* copy the longest clean stretch in one go */
-                while (p < end && (n = utf8_seq_len(p, (size_t)(end - p))) > 0 &&
-                       !(no_controls && term_unsafe(utf8_cp(p, n))))
+                while (p < end && (n = run_utf8_decode(p, (size_t)(end - p), &cp)) > 0 &&
+                       !(no_controls && term_unsafe(cp)))
                         p += n;
                 if (p > run)
                         r = dbuf_append(out, run, (size_t)(p - run));
                 if (r < 0 || p >= end)
                         break;
-                n = utf8_seq_len(p, (size_t)(end - p));
+                n = run_utf8_decode(p, (size_t)(end - p), &cp);
                 if (n == 0 && !no_controls)
                         r = dbuf_append(out, "\xEF\xBF\xBD", 3);
                 else

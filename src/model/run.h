@@ -94,6 +94,11 @@ bool run_id_is_valid(const char *s);
  * "unknown". Returns 1 when it changed, 0, or -ENOMEM. */
 int run_id_sanitize(char **id);
 
+/* The well-formed UTF-8 sequence at s[0..len) (RFC 3629: no overlongs, no
+ * surrogates, nothing above U+10FFFF; len >= 1): its length, its code point
+ * in *ret_cp. 0 when there is none (*ret_cp then undefined). */
+size_t run_utf8_decode(const unsigned char *s, size_t len, uint32_t *ret_cp);
+
 /* Append s[0..len) to out as valid UTF-8: every byte that does not belong
  * to a well-formed sequence becomes U+FFFD. With no_controls (for text
  * meant for a terminal: every place that prints what the build controls

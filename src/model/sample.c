@@ -20,7 +20,7 @@ struct column {
         int precision; /* decimals, COL_NUM only */
         size_t offset; /* in struct sample; unused for COL_ISO */
         size_t max;    /* COL_STR: bytes written at most */
-        double scale;  /* COL_NUM: struct units per column unit (bytes per MiB); 0 is 1 */
+        double scale;  /* COL_NUM: struct units per column unit (bytes per MiB) */
 };
 
 #define MiB SAMPLE_MIB
@@ -87,36 +87,21 @@ static double *num_at(struct sample *s, const struct column *c)
         return (double *)(void *)((char *)s + c->offset);
 }
 
-static double num_get(const struct sample *s, const struct column *c)
-{
-        return *(const double *)(const void *)((const char *)s + c->offset);
-}
-
-static double scale_of(const struct column *c)
-{
-        return c->scale != 0 ? c->scale : 1.0;
-}
-
 /* The value in the column's unit. The scales are powers of two, so the
  * division and the multiplication back are exact. */
 static double col_get(const struct sample *s, const struct column *c)
 {
-        return num_get(s, c) / scale_of(c);
+        return *(const double *)(const void *)((const char *)s + c->offset) / c->scale;
 }
 
 static void col_set(struct sample *s, const struct column *c, double v)
 {
-        *num_at(s, c) = v * scale_of(c);
+        *num_at(s, c) = v * c->scale;
 }
 
 static const char **str_at(struct sample *s, const struct column *c)
 {
         return (const char **)(void *)((char *)s + c->offset);
-}
-
-static const char *str_get(const struct sample *s, const struct column *c)
-{
-        return *(const char *const *)(const void *)((const char *)s + c->offset);
 }
 
 void sample_clear(struct sample *s)
@@ -226,7 +211,7 @@ const char *sample_column_text(const struct sample *s, size_t i, size_t *ret_len
 
         if (i >= ARRAY_SIZE(columns) || columns[i].kind != COL_STR)
                 return NULL;
-        str = str_get(s, &columns[i]);
+        str = *(const char *const *)(const void *)((const char *)s + columns[i].offset);
         if (!str)
                 str = "";
         *ret_len = strnlen(str, columns[i].max);

@@ -32,17 +32,13 @@ static void point_set(struct summary_point *p, double value, double aux, const s
 /* Strict comparisons: on ties the first occurrence stays. */
 static void point_max(struct summary_point *p, double value, double aux, const struct sample *smp)
 {
-        if (isnan(value))
-                return;
-        if (!p->set || value > p->value)
+        if (!isnan(value) && (!p->set || value > p->value))
                 point_set(p, value, aux, smp);
 }
 
 static void point_min(struct summary_point *p, double value, double aux, const struct sample *smp)
 {
-        if (isnan(value))
-                return;
-        if (!p->set || value < p->value)
+        if (!isnan(value) && (!p->set || value < p->value))
                 point_set(p, value, aux, smp);
 }
 
@@ -279,11 +275,8 @@ static void build_add(struct summary_build *b, const struct sample *smp)
         if (!isnan(smp->cg_mem_peak_bytes) && b->mem_peak.set &&
             MB(smp->cg_mem_peak_bytes) > b->mem_peak.value &&
             MB(smp->cg_mem_peak_bytes) - b->mem_peak.value <= SUMMARY_PEAK_BATCH_MB) {
-                /* The same peak: the kernel charges a cgroup's memory in
-                 * per-CPU batches (64 pages), so a page taken later on
-                 * another CPU (a process's last printf) can lift the
-                 * watermark by a batch after the peak's moment. The value
-                 * grows; its moment, culprit and units stay. */
+                /* The same peak, lifted by a late charge batch
+                 * (SUMMARY_PEAK_BATCH_MB): its moment, culprit and units stay. */
                 b->mem_peak.value = MB(smp->cg_mem_peak_bytes);
         } else if (!isnan(smp->cg_mem_peak_bytes) &&
                    (!b->mem_peak.set || MB(smp->cg_mem_peak_bytes) > b->mem_peak.value)) {
@@ -292,7 +285,8 @@ static void build_add(struct summary_build *b, const struct sample *smp)
                                                      SUMMARY_PEAK_BATCH_MB * SAMPLE_MIB;
 
                 /* aux: the page cache then (the kernel's peak counts it) */
-                point_set(&b->mem_peak, MB(smp->cg_mem_peak_bytes), MB(smp->cg_mem_file_bytes), smp);
+                point_set(&b->mem_peak, MB(smp->cg_mem_peak_bytes), MB(smp->cg_mem_file_bytes),
+                          smp);
                 b->mem_peak_proc = top[0];
                 if (!at_row) {
                         if (b->prev_top[0].label[0] &&
@@ -337,12 +331,9 @@ double summary_cap_near_mb(const struct summary_config *c)
 void summary_init(struct summary *s, const struct summary_config *cfg)
 {
         memset(s, 0, sizeof(*s));
-        if (cfg) {
-                s->cfg = *cfg;
-        } else {
-                s->cfg.near_oom_mb = SUMMARY_NEAR_OOM_MB_DEFAULT;
-                s->cfg.low_disk_gb = SUMMARY_LOW_DISK_GB_DEFAULT;
-        }
+        s->cfg = cfg ? *cfg
+                     : (struct summary_config){.near_oom_mb = SUMMARY_NEAR_OOM_MB_DEFAULT,
+                                               .low_disk_gb = SUMMARY_LOW_DISK_GB_DEFAULT};
         s->first_epoch = s->last_epoch = s->last_elapsed_s = NAN;
         s->disk_avail_first = s->disk_avail_last = NAN;
         s->mem_total_mb = NAN;
@@ -434,8 +425,7 @@ static void recorded_add(struct summary *s, const struct sample *smp)
         double disk = GB(smp->disk_avail_bytes);
         uint64_t running = running_count(smp->running);
 
-        if (running > s->running_peak)
-                s->running_peak = running;
+        s->running_peak = MAX(s->running_peak, running);
         par_add(&s->par, smp, running);
         s->samples++;
         if (!isnan(smp->epoch)) {
@@ -468,7 +458,8 @@ static void recorded_add(struct summary *s, const struct sample *smp)
         point_max(&s->compilers_peak, smp->compilers, NAN, smp);
 
         /* the headroom: the host's, or the cap's when that is less */
-        double build = MB(isnan(smp->cg_mem_anon_bytes) ? smp->cg_mem_bytes : smp->cg_mem_anon_bytes);
+        double build =
+            MB(isnan(smp->cg_mem_anon_bytes) ? smp->cg_mem_bytes : smp->cg_mem_anon_bytes);
         double head = s->cfg.mem_cap_mb > 0 && !isnan(build) ? s->cfg.mem_cap_mb - build : NAN;
         bool kill = smp->cg_oom_kills > s->build.prev_oom_kills; /* false with a NAN */
 
@@ -476,7 +467,8 @@ static void recorded_add(struct summary *s, const struct sample *smp)
             (!isnan(head) && head < summary_cap_near_mb(&s->cfg)) || kill) {
                 s->near_oom_samples++;
                 if (!s->near_oom_first.set)
-                        point_set(&s->near_oom_first, isnan(head) || avail < head ? avail : MAX(head, 0),
+                        point_set(&s->near_oom_first,
+                                  isnan(head) || avail < head ? avail : MAX(head, 0),
                                   smp->compilers, smp);
                 if (!isnan(smp->compilers)) {
                         s->near_oom_compilers_sum += smp->compilers;
@@ -510,11 +502,9 @@ static bool oom_edge_near_zero(const struct summary *s)
 {
         const struct summary_point *p = &s->mem_avail_min;
 
-        if (!p->set)
-                return false;
-        if (p->value < OOM_EDGE_AVAIL_MB)
-                return true;
-        return isfinite(s->mem_total_mb) && p->value < OOM_EDGE_AVAIL_FRACTION * s->mem_total_mb;
+        return p->set && (p->value < OOM_EDGE_AVAIL_MB ||
+                          (isfinite(s->mem_total_mb) &&
+                           p->value < OOM_EDGE_AVAIL_FRACTION * s->mem_total_mb));
 }
 
 void summary_readings(const struct summary *s, unsigned ncpu, struct summary_readings *ret)
@@ -528,15 +518,16 @@ void summary_readings(const struct summary *s, unsigned ncpu, struct summary_rea
                             isfinite(s->disk_avail_last) &&
                             s->disk_avail_last < s->disk_avail_first &&
                             s->disk_avail_min.value < DISK_FALLING_FACTOR * s->cfg.low_disk_gb;
-        ret->cpu_wait = (strcmp(s->build.mode, "v2") == 0 || strcmp(s->build.mode, "hybrid") == 0) &&
-                                s->last_elapsed_s > 0
-                            ? s->build.psi_cpu_some_s / s->last_elapsed_s
-                            : NAN;
-        ret->cap_limit = s->cfg.mem_cap_mb > 0 &&
-                         ((isfinite(s->build.oom_kills) && s->build.oom_kills > 0) ||
-                          (s->build.mem_anon_peak.set &&
-                           s->build.mem_anon_peak.value >=
-                               s->cfg.mem_cap_mb - summary_cap_near_mb(&s->cfg)));
+        ret->cpu_wait =
+            (strcmp(s->build.mode, "v2") == 0 || strcmp(s->build.mode, "hybrid") == 0) &&
+                    s->last_elapsed_s > 0
+                ? s->build.psi_cpu_some_s / s->last_elapsed_s
+                : NAN;
+        ret->cap_limit =
+            s->cfg.mem_cap_mb > 0 &&
+            ((isfinite(s->build.oom_kills) && s->build.oom_kills > 0) ||
+             (s->build.mem_anon_peak.set &&
+              s->build.mem_anon_peak.value >= s->cfg.mem_cap_mb - summary_cap_near_mb(&s->cfg)));
         if (!ret->cap_limit && s->near_oom_samples > 0 && s->near_oom_compilers_n > 0 && ncpu > 0) {
                 ret->ram_bound_compilers =
                     s->near_oom_compilers_sum / (double)s->near_oom_compilers_n;
@@ -560,10 +551,9 @@ static void edge_name(const char *output, char *buf, size_t cap)
         buf[n] = '\0';
 }
 
-static void place_point(struct summary_point *p, const struct ninja_edge *ev, size_t n,
-                        double off)
+static void place_point(struct summary_point *p, const struct ninja_edge *ev, size_t n, double off)
 {
-        char out[SAMPLE_RUNNING_MAX + 1] = "", name[SAMPLE_RUNNING_MAX + 1], more[32];
+        char out[SAMPLE_RUNNING_MAX + 1] = "", name[SAMPLE_RUNNING_MAX + 1];
         size_t len = 0, left = 0;
 
         if (!p->set || p->running[0] || !isfinite(p->elapsed_s))
@@ -587,10 +577,8 @@ static void place_point(struct summary_point *p, const struct ninja_edge *ev, si
                 memcpy(out + len, name, k + 1);
                 len += k;
         }
-        if (left && len) {
-                snprintf(more, sizeof(more), " +%zu", left);
-                memcpy(out + len, more, strlen(more) + 1);
-        }
+        if (left && len) /* fits: room was kept */
+                snprintf(out + len, sizeof(out) - len, " +%zu", left);
         if (len)
                 copy_utf8_str(p->running, sizeof(p->running), out);
 }
@@ -598,10 +586,9 @@ static void place_point(struct summary_point *p, const struct ninja_edge *ev, si
 void summary_place_edges(struct summary *s, const struct ninja_edge *ev, size_t n, double off)
 {
         struct summary_point *pts[] = {
-            &s->mem_used_peak,      &s->mem_avail_min,       &s->swap_used_peak,
-            &s->disk_avail_min,     &s->load1_peak,          &s->cpu_pct_peak,
-            &s->compilers_peak,     &s->near_oom_first,      &s->low_disk_first,
-            &s->build.mem_peak,     &s->build.mem_cur_peak,  &s->build.mem_anon_peak,
+            &s->mem_used_peak,  &s->mem_avail_min,  &s->swap_used_peak,     &s->disk_avail_min,
+            &s->load1_peak,     &s->cpu_pct_peak,   &s->compilers_peak,     &s->near_oom_first,
+            &s->low_disk_first, &s->build.mem_peak, &s->build.mem_cur_peak, &s->build.mem_anon_peak,
         };
 
         if (!ev || !n || !isfinite(off))

@@ -21,18 +21,17 @@ size_t targets_get(struct targets *ts, const char *name, size_t len)
 {
         char key[TARGET_NAME_MAX + 1];
         struct target *t;
+        int i;
 
         copy_utf8(key, sizeof(key), name, len);
-        for (size_t i = 0; i < ts->n; i++)
-                if (strcmp(ts->t[i].name, key) == 0)
-                        return i;
+        if ((i = targets_find(ts, key)) >= 0)
+                return (size_t)i;
         if (ts->n == TARGETS_MAX)
                 return TARGETS_MAX - 1;
         t = &ts->t[ts->n];
         memset(t, 0, sizeof(*t));
         memcpy(t->name, key, sizeof(key));
-        t->first_seen = NAN;
-        t->last_seen = NAN;
+        t->first_seen = t->last_seen = NAN;
         return ts->n++;
 }
 
@@ -77,10 +76,9 @@ static void heap_edge(struct targets *ts, const struct ninja_edge *e)
         }
         if (edge_len(e) <= edge_len(&h[0]))
                 return;
-        for (i = 0;;) {
+        for (i = 0; 2 * i + 1 < ts->nedgev;) {
                 size_t c = 2 * i + 1;
-                if (c >= ts->nedgev)
-                        break;
+
                 if (c + 1 < ts->nedgev && edge_len(&h[c + 1]) < edge_len(&h[c]))
                         c++;
                 if (edge_len(&h[c]) >= edge_len(e))
@@ -128,6 +126,7 @@ void targets_note_cc_block(struct targets *ts, enum cc_tool tool, const struct c
                            bool is_new)
 {
         struct cc_blocks *c;
+        double seen;
 
         if ((unsigned)tool >= CC_TOOLS)
                 return;
@@ -143,13 +142,9 @@ void targets_note_cc_block(struct targets *ts, enum cc_tool tool, const struct c
         if (!c->blocks)
                 return;
         /* Keep the time the block was completed. */
-        c->last = (struct cc_block){.seen = c->last.seen,
-                                    .hits = b->hits,
-                                    .misses = b->misses,
-                                    .size_bytes = b->size_bytes,
-                                    .max_size_bytes = b->max_size_bytes,
-                                    .files = b->files};
-        memcpy(c->last.version, b->version, sizeof(c->last.version));
+        seen = c->last.seen;
+        c->last = *b;
+        c->last.seen = seen;
         if (c->blocks == 1)
                 c->first = c->last;
 }
@@ -171,9 +166,7 @@ bool targets_any(const struct targets *ts)
 
 uint64_t targets_commands_ran(const struct targets *ts)
 {
-        if (!ts)
-                return 0;
-        return MAX(ts->ninja_log_set ? ts->ninja_edges : 0, ts->ninja_done);
+        return ts ? MAX(ts->ninja_log_set ? ts->ninja_edges : 0, ts->ninja_done) : 0;
 }
 
 /* ---- the effective facts (targets.h states the rule) ---- */
@@ -227,13 +220,10 @@ static int success_of(const struct target *t, int outcome)
                 return TARGET_FAILED;
         if (t->done)
                 return TARGET_BUILT;
-        switch (outcome) {
-        case RUN_OUTCOME_SUCCESS:
+        if (outcome == RUN_OUTCOME_SUCCESS)
                 return TARGET_BUILT;
-        case RUN_OUTCOME_FAILURE:
-        case RUN_OUTCOME_CANCELLED:
+        if (outcome == RUN_OUTCOME_FAILURE || outcome == RUN_OUTCOME_CANCELLED)
                 return TARGET_FAILED;
-        }
         return TARGET_SUCCESS_UNKNOWN;
 }
 
@@ -308,8 +298,8 @@ bool targets_guess_builder(const struct run_info *ri, char *buf, size_t len)
         return true;
 }
 
-void run_failure_set(struct run_failure *f, const char *target, const char *tool,
-                     const char *first, const char *last)
+void run_failure_set(struct run_failure *f, const char *target, const char *tool, const char *first,
+                     const char *last)
 {
         snprintf(f->target, sizeof(f->target), "%s", target ? target : "");
         snprintf(f->tool, sizeof(f->tool), "%s", tool ? tool : "");
@@ -322,11 +312,7 @@ void targets_facts(const struct targets *ts, const struct run_info *run, struct 
 {
         char fe[TARGET_FIELD_MAX + 1];
 
-        ret->n = 0;
-        ret->steps_set = false;
-        ret->steps = ret->cached = 0;
-        ret->builder[0] = '\0';
-        memset(&ret->failure, 0, sizeof(ret->failure));
+        memset(ret, 0, offsetof(struct run_facts, t)); /* t[] is filled up to n */
         targets_facts_outcome(run, ret);
         if (!ts)
                 return;
@@ -399,9 +385,7 @@ void targets_release(struct targets *ts)
 
 double targets_step_duration(const struct step_fact *s)
 {
-        if (isnan(s->start_s) || isnan(s->end_s))
-                return NAN;
-        return s->end_s >= s->start_s ? s->end_s - s->start_s : 0;
+        return isnan(s->start_s) || isnan(s->end_s) ? NAN : MAX(s->end_s - s->start_s, 0.0);
 }
 
 int targets_ninja_offset(const struct targets *ts, const struct run_info *ri, double *ret_off)

@@ -78,18 +78,11 @@ static const char *strip_up(const char *name)
 static const char *tag_of(const char *name)
 {
         size_t n = strlen(name);
-        const char *t;
 
-        if (n < 4 || name[n - 1] != ']')
-                return name + n;
-        t = strstr(name, " [");
-        while (t) {
-                const char *next = strstr(t + 1, " [");
-
-                if (!next)
-                        return t;
-                t = next;
-        }
+        if (n >= 4 && name[n - 1] == ']')
+                for (size_t i = n - 1; i-- > 0;)
+                        if (name[i] == ' ' && name[i + 1] == '[')
+                                return name + i;
         return name + n;
 }
 

@@ -34,9 +34,7 @@ int units_new(struct units **ret)
         u->slot = calloc(SLOTS, sizeof(*u->slot));
         u->gslot = calloc(SLOTS, sizeof(*u->gslot));
         if (!u->slot || !u->gslot) {
-                free(u->slot);
-                free(u->gslot);
-                free(u);
+                units_free(u);
                 return -ENOMEM;
         }
         *ret = u;
@@ -66,59 +64,53 @@ static uint32_t hash(int kind, const char *name, uint64_t key)
         return h;
 }
 
-/* The row of kind + ident + key, or where a new one goes (*ret_slot). */
+/* The entry of tab for kind + ident + *key (slot), or kind + ident with
+ * key NULL (gslot: the first row of that ident); else the empty one where
+ * it goes. */
+static uint32_t *probe(struct units *u, uint32_t *tab, int kind, const char *ident,
+                       const uint64_t *key)
+{
+        uint32_t i = hash(kind, ident, key ? *key : 0) & (SLOTS - 1);
+
+        for (; tab[i]; i = (i + 1) & (SLOTS - 1)) {
+                const struct unit *r = &u->rows[tab[i] - 1];
+
+                if (r->kind == kind && (!key || r->key == *key) && strcmp(r->ident, ident) == 0)
+                        break;
+        }
+        return &tab[i];
+}
+
+/* The row of kind + ident + key, or NULL and where a new one goes (*ret_slot). */
 static struct unit *lookup(struct units *u, int kind, const char *ident, uint64_t key,
                            uint32_t *ret_slot)
 {
-        uint32_t i = hash(kind, ident, key) & (SLOTS - 1);
+        uint32_t *s = probe(u, u->slot, kind, ident, &key);
 
-        while (u->slot[i]) {
-                struct unit *r = &u->rows[u->slot[i] - 1];
-
-                if (r->kind == kind && r->key == key && strcmp(r->ident, ident) == 0)
-                        return r;
-                i = (i + 1) & (SLOTS - 1);
-        }
-        *ret_slot = i;
-        return NULL;
+        *ret_slot = (uint32_t)(s - u->slot);
+        return *s ? &u->rows[*s - 1] : NULL;
 }
 
-/* The gslot of kind + ident: its first row, or the empty slot for one. */
-static uint32_t *group_slot(struct units *u, int kind, const char *ident)
+/* *p reallocated to n items of size; kept as it was on failure. */
+static int grow(void **p, size_t n, size_t size)
 {
-        uint32_t i = hash(kind, ident, 0) & (SLOTS - 1);
+        void *np = realloc(*p, n * size);
 
-        while (u->gslot[i]) {
-                const struct unit *r = &u->rows[u->gslot[i] - 1];
-
-                if (r->kind == kind && strcmp(r->ident, ident) == 0)
-                        break;
-                i = (i + 1) & (SLOTS - 1);
-        }
-        return &u->gslot[i];
+        if (!np)
+                return -ENOMEM;
+        *p = np;
+        return 0;
 }
 
 static struct unit *add_row(struct units *u, uint32_t slot)
 {
         if (u->n == u->cap) {
-                size_t ncap = u->cap ? 2 * u->cap : 64;
-                struct unit *nr;
-                double *ne;
-                uint32_t *ng;
+                size_t ncap = MIN(u->cap ? 2 * u->cap : 64, (size_t)UNITS_MAX);
 
-                ncap = MIN(ncap, (size_t)UNITS_MAX);
-                nr = realloc(u->rows, ncap * sizeof(*nr));
-                if (!nr)
+                if (grow((void **)&u->rows, ncap, sizeof(*u->rows)) < 0 ||
+                    grow((void **)&u->ended_cpu, ncap, sizeof(*u->ended_cpu)) < 0 ||
+                    grow((void **)&u->gnext, ncap, sizeof(*u->gnext)) < 0)
                         return NULL;
-                u->rows = nr;
-                ne = realloc(u->ended_cpu, ncap * sizeof(*ne));
-                if (!ne)
-                        return NULL;
-                u->ended_cpu = ne;
-                ng = realloc(u->gnext, ncap * sizeof(*ng));
-                if (!ng)
-                        return NULL;
-                u->gnext = ng;
                 u->cap = ncap;
         }
         u->ended_cpu[u->n] = 0.0;
@@ -220,7 +212,7 @@ static struct unit *new_row(struct units *u, int kind, const char *ident, const 
                             uint64_t key, uint32_t slot)
 {
         struct unit *r;
-        uint32_t *gs;
+        uint32_t *gs, i;
 
         if (u->n >= UNITS_MAX || !(r = add_row(u, slot)))
                 return NULL;
@@ -230,18 +222,14 @@ static struct unit *new_row(struct units *u, int kind, const char *ident, const 
         copy_utf8_str(r->ident, sizeof(r->ident), ident); /* fits: a path or a base */
         memcpy(r->base, base, sizeof(r->base));
         memcpy(r->name, base, sizeof(r->name));
-        gs = group_slot(u, kind, ident);
+        gs = probe(u, u->gslot, kind, ident, NULL);
         if (*gs == 0) {
                 *gs = (uint32_t)u->n;
                 return r;
         }
-        {
-                uint32_t i = *gs;
-
-                while (u->gnext[i - 1])
-                        i = u->gnext[i - 1];
-                u->gnext[i - 1] = (uint32_t)u->n;
-        }
+        for (i = *gs; u->gnext[i - 1]; i = u->gnext[i - 1])
+                ;
+        u->gnext[i - 1] = (uint32_t)u->n;
         return r;
 }
 
@@ -283,7 +271,7 @@ int units_see(struct units *u, const struct units_seen *s)
                 copy_utf8_str(r->std, sizeof(r->std), s->std ? s->std : "");
                 copy_utf8_str(r->dir, sizeof(r->dir), s->dir ? s->dir : "");
                 r->exact = s->exact;
-                retag(u, *group_slot(u, s->kind, id.ident));
+                retag(u, *probe(u, u->gslot, s->kind, id.ident, NULL));
         }
         r->last_s = s->elapsed_s;
         if (isfinite(s->rss_mb) && (isnan(r->peak_mb) || s->rss_mb > r->peak_mb)) {

@@ -13,6 +13,7 @@
 #include "model/run.h"
 #include "platform/tty.h"
 #include "util/macro.h"
+#include "util/util.h"
 
 #define LIVE_MIN_GAP 0.25 /* at most 4 draws a second */
 #define LIVE_IDLE 1.0     /* the clock moves: once a second anyway */
@@ -155,20 +156,12 @@ int live_scan_feed(struct live_scan *sc, const char *buf, size_t len)
  * the terminal the one way (model/run.h), cut between characters. */
 static void copy_clean(char *dst, size_t cap, const char *src)
 {
-        struct dbuf b = DBUF_INIT;
-        size_t n = 0;
+        _cleanup_dbuf_ struct dbuf b = DBUF_INIT;
 
-        dst[0] = '\0';
-        if (!src || run_append_utf8_lossy(&b, src, strlen(src), true) < 0) {
-                dbuf_release(&b);
-                return;
-        }
-        n = MIN(b.len, cap - 1);
-        while (n > 0 && n < b.len && ((unsigned char)b.p[n] & 0xc0) == 0x80)
-                n--;
-        memcpy(dst, b.p, n);
-        dst[n] = '\0';
-        dbuf_release(&b);
+        if (src && run_append_utf8_lossy(&b, src, strlen(src), true) >= 0)
+                copy_utf8(dst, cap, b.p, b.len);
+        else
+                dst[0] = '\0';
 }
 
 void live_view_from_sample(struct live_view *v, const struct sample *s)
@@ -202,10 +195,7 @@ static void fmt_bytes(char *out, size_t cap, double b)
                 b /= 1024;
                 u++;
         }
-        if (u >= 3 && b < 100)
-                snprintf(out, cap, "%.1f%c", b, units[u]);
-        else
-                snprintf(out, cap, "%.0f%c", b, units[u]);
+        snprintf(out, cap, "%.*f%c", u >= 3 && b < 100 ? 1 : 0, b, units[u]);
 }
 
 /* The display width of code point cp: 0 combining, 2 wide, else 1. */
@@ -222,32 +212,6 @@ static int cp_width(uint32_t cp)
         return 1;
 }
 
-/* The length of the UTF-8 sequence at p (at most n bytes) and its code
- * point; 0 when it is not a valid one. */
-static size_t utf8_dec(const unsigned char *p, size_t n, uint32_t *cp)
-{
-        size_t k = p[0] < 0x80                   ? 1
-                   : p[0] >= 0xc2 && p[0] < 0xe0 ? 2
-                   : p[0] >= 0xe0 && p[0] < 0xf0 ? 3
-                   : p[0] >= 0xf0 && p[0] < 0xf5 ? 4
-                                                 : 0;
-        uint32_t v;
-
-        if (k == 0 || k > n)
-                return 0;
-        v = k == 1 ? p[0] : (uint32_t)(p[0] & (0x7f >> k));
-        for (size_t i = 1; i < k; i++) {
-                if ((p[i] & 0xc0) != 0x80)
-                        return 0;
-                v = (v << 6) | (p[i] & 0x3f);
-        }
-        if ((k == 3 && (v < 0x800 || (v >= 0xd800 && v <= 0xdfff))) ||
-            (k == 4 && (v < 0x10000 || v > 0x10ffff)))
-                return 0;
-        *cp = v;
-        return k;
-}
-
 /* src cut to cols display columns into out (cap bytes); invalid UTF-8 as
  * '?'. Returns the bytes written. */
 static size_t cut_cols(const char *src, size_t len, int cols, char *out, size_t cap)
@@ -258,7 +222,7 @@ static size_t cut_cols(const char *src, size_t len, int cols, char *out, size_t 
 
         while (i < len) {
                 uint32_t cp = '?';
-                size_t k = utf8_dec(p + i, len - i, &cp);
+                size_t k = run_utf8_decode(p + i, len - i, &cp);
                 int w;
 
                 if (k == 0) {
@@ -344,21 +308,19 @@ struct live {
 
 int live_new(int fd, const struct live_limits *lim, bool color, struct live **ret)
 {
-        struct live *l = calloc(1, sizeof(*l));
+        _cleanup_free_ struct live *l = calloc(1, sizeof(*l));
         int e;
 
         if (!l)
                 return -ENOMEM;
         e = tty_size(fd, &l->rows, &l->cols);
-        if (e < 0) {
-                free(l);
+        if (e < 0)
                 return e;
-        }
         l->fd = fd;
         l->lim = *lim;
         l->color = color;
         l->last_draw = -INFINITY;
-        *ret = l;
+        *ret = TAKE_PTR(l);
         return 0;
 }
 
@@ -448,9 +410,7 @@ double live_deadline(const struct live *l)
 {
         if (!l)
                 return INFINITY;
-        if (l->scan.alt)
-                return l->last_draw + LIVE_IDLE;
-        return l->last_draw + (l->dirty ? LIVE_MIN_GAP : LIVE_IDLE);
+        return l->last_draw + (l->dirty && !l->scan.alt ? LIVE_MIN_GAP : LIVE_IDLE);
 }
 
 void live_sample(struct live *l, const struct sample *s, double now)
@@ -491,19 +451,16 @@ void live_resize(struct live *l, double now)
                 /* The old line, if it is still on screen, goes. */
                 if (old <= l->rows)
                         put(l, "\0337\033[%d;1H\033[2K\0338", old);
-                if (l->rows < 3 || l->cols < 10) {
-                        put(l, "\0337\033[r\0338");
-                        l->shown = false;
-                        return;
-                }
                 /* The terminal took the region down with the resize (tmux
                  * and xterm do), so the build's lines may have reached the
                  * bottom row since: set it up again as on entry, which
-                 * lifts a cursor found there back into the region. */
+                 * lifts a cursor found there back into the region (unless
+                 * the screen is now too small for it). */
                 put(l, "\0337\033[r\0338");
                 l->shown = false;
                 enter(l);
-                draw(l, now);
+                if (l->shown)
+                        draw(l, now);
         }
 }
 

@@ -60,33 +60,22 @@ void top_curses_draw(const char *frame, int hl)
 
 enum top_key top_curses_key(int timeout_ms)
 {
+        static const struct {
+                int c;
+                enum top_key key;
+        } keys[] = {
+            {KEY_UP, TOP_KEY_UP},  {'k', TOP_KEY_UP},          {KEY_DOWN, TOP_KEY_DOWN},
+            {'j', TOP_KEY_DOWN},   {KEY_ENTER, TOP_KEY_ENTER}, {'\n', TOP_KEY_ENTER},
+            {'\r', TOP_KEY_ENTER}, {27, TOP_KEY_BACK},         {KEY_BACKSPACE, TOP_KEY_BACK},
+            {127, TOP_KEY_BACK},   {8, TOP_KEY_BACK},          {KEY_LEFT, TOP_KEY_BACK},
+            {'q', TOP_KEY_QUIT},   {'Q', TOP_KEY_QUIT},        {KEY_RESIZE, TOP_KEY_RESIZE},
+        };
         int c;
 
         timeout(timeout_ms);
         c = getch();
-        switch (c) {
-        case KEY_UP:
-        case 'k':
-                return TOP_KEY_UP;
-        case KEY_DOWN:
-        case 'j':
-                return TOP_KEY_DOWN;
-        case KEY_ENTER:
-        case '\n':
-        case '\r':
-                return TOP_KEY_ENTER;
-        case 27:
-        case KEY_BACKSPACE:
-        case 127:
-        case 8:
-        case KEY_LEFT:
-                return TOP_KEY_BACK;
-        case 'q':
-        case 'Q':
-                return TOP_KEY_QUIT;
-        case KEY_RESIZE:
-                return TOP_KEY_RESIZE;
-        default:
-                return TOP_KEY_NONE;
-        }
+        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+                if (keys[i].c == c)
+                        return keys[i].key;
+        return TOP_KEY_NONE;
 }

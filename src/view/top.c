@@ -28,35 +28,27 @@ int top_sparkline(const double *v, size_t n, size_t width, bool utf8, struct dbu
                 hi = MAX(hi, v[i]);
         }
         for (size_t i = first; i < n && r >= 0; i++) {
-                int level = 0;
+                int level;
 
                 if (!isfinite(v[i])) {
                         r = dbuf_puts(out, " ");
                         continue;
                 }
-                if (hi > lo)
-                        level = (int)((v[i] - lo) / (hi - lo) * 7.0 + 0.5);
-                else
-                        level = 3;
+                level = hi > lo ? (int)((v[i] - lo) / (hi - lo) * 7.0 + 0.5) : 3;
                 level = level < 0 ? 0 : level > 7 ? 7 : level;
-                if (utf8)
-                        r = dbuf_puts(out, spark_utf8[level]);
-                else
-                        r = dbuf_append(out, &spark_ascii[level], 1);
+                r = utf8 ? dbuf_puts(out, spark_utf8[level])
+                         : dbuf_append(out, &spark_ascii[level], 1);
         }
         for (size_t i = n - first; i < width && r >= 0; i++)
                 r = dbuf_puts(out, " ");
         return r;
 }
 
-/* Append s with controls replaced, cut or padded to exactly w columns
- * (bytes >= 0x80 counted as one column each: cut, never split in the
- * middle of a UTF-8 sequence). */
 /* s (the build's: a command line, a stage) in w columns, cleaned for the
- * terminal the one way (model/run.h), cut between characters. */
+ * terminal the one way (model/run.h), cut between characters or padded. */
 static int put_cell(struct dbuf *out, const char *s, size_t w)
 {
-        struct dbuf clean = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf clean = DBUF_INIT;
         size_t col = 0;
         int r = run_append_utf8_lossy(&clean, s ? s : "", s ? strlen(s) : 0, true);
 
@@ -70,7 +62,6 @@ static int put_cell(struct dbuf *out, const char *s, size_t w)
         }
         for (; col < w && r >= 0; col++)
                 r = dbuf_puts(out, " ");
-        dbuf_release(&clean);
         return r;
 }
 
@@ -102,8 +93,7 @@ static void layout_of(int cols, struct layout *l)
         fixed += l->spark ? l->spark + 1 : 0;
         if (w <= fixed + 10) {
                 l->cmd = MAX((size_t)12, w > fixed ? w - fixed : 0);
-                l->stage = 0;
-                return;
+                return; /* no stage column */
         }
         l->cmd = (w - fixed) * 2 / 5;
         l->stage = w - fixed - l->cmd - 1;
@@ -173,6 +163,15 @@ static int end_line(struct dbuf *out)
         return dbuf_puts(out, "\n");
 }
 
+/* A line of prefix and s in w columns. */
+static int put_line(struct dbuf *out, const char *prefix, const char *s, size_t w)
+{
+        int r = dbuf_puts(out, prefix);
+
+        r = r >= 0 ? put_cell(out, s, w) : r;
+        return r >= 0 ? end_line(out) : r;
+}
+
 /* The rows of one section ("running" or recent) while lines last. */
 static int section(struct dbuf *out, const struct top_view *v, bool running, const struct layout *l,
                    int *left)
@@ -210,8 +209,9 @@ static int frame_text(const struct top_view *v, struct dbuf *out)
         }
         r = r >= 0 ? section(out, v, false, &l, &left) : r;
         if (r >= 0 && v->keys)
-                r = dbuf_puts(out, v->nrows ? "keys: up/down select, Enter details, Esc back, q quit\n"
-                                            : "keys: q quit\n");
+                r = dbuf_puts(out, v->nrows
+                                       ? "keys: up/down select, Enter details, Esc back, q quit\n"
+                                       : "keys: q quit\n");
         return r;
 }
 
@@ -249,9 +249,7 @@ static int detail_text(const struct top_detail *d, int cols, int lines, bool utf
         int left = lines > 2 ? lines - 1 : 1, r;
         size_t first;
 
-        r = dbuf_puts(out, "run: ");
-        r = r >= 0 ? put_cell(out, d->row->command, w - 5) : r;
-        r = r >= 0 ? end_line(out) : r;
+        r = put_line(out, "run: ", d->row->command, w - 5);
         left--;
         if (r >= 0 && left > 0) {
                 struct layout l;
@@ -262,11 +260,8 @@ static int detail_text(const struct top_detail *d, int cols, int lines, bool utf
                 left--;
         }
         if (r >= 0 && left > 0) {
-                r = dbuf_puts(out, "UNITS running: ");
-                r = r >= 0 ? put_cell(out, d->row->units && *d->row->units ? d->row->units : "-",
-                                      w - 15)
-                           : r;
-                r = r >= 0 ? end_line(out) : r;
+                r = put_line(out, "UNITS running: ",
+                             d->row->units && *d->row->units ? d->row->units : "-", w - 15);
                 left--;
         }
         for (int k = 0; k < 2 && r >= 0 && left > 1; k++) {
@@ -274,9 +269,7 @@ static int detail_text(const struct top_detail *d, int cols, int lines, bool utf
 
                 if (!v || !*v)
                         continue;
-                r = dbuf_puts(out, k == 0 ? "PEAK " : "JOBS ");
-                r = r >= 0 ? put_cell(out, v, w - 5) : r;
-                r = r >= 0 ? end_line(out) : r;
+                r = put_line(out, k == 0 ? "PEAK " : "JOBS ", v, w - 5);
                 left--;
         }
         if (r >= 0 && left > 1)
@@ -287,11 +280,8 @@ static int detail_text(const struct top_detail *d, int cols, int lines, bool utf
                 left--;
         }
         first = d->nlines > (size_t)MAX(left, 0) ? d->nlines - (size_t)MAX(left, 0) : 0;
-        for (size_t i = first; i < d->nlines && r >= 0 && left > 0; i++, left--) {
-                r = dbuf_puts(out, "  ");
-                r = r >= 0 ? put_cell(out, d->lines[i], w - 2) : r;
-                r = r >= 0 ? end_line(out) : r;
-        }
+        for (size_t i = first; i < d->nlines && r >= 0 && left > 0; i++, left--)
+                r = put_line(out, "  ", d->lines[i], w - 2);
         return r;
 }
 
@@ -323,20 +313,16 @@ static int cut_lines(const struct dbuf *src, int cols, struct dbuf *out)
 
 int top_frame_text(const struct top_view *v, struct dbuf *out)
 {
-        struct dbuf tmp = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf tmp = DBUF_INIT;
         int r = frame_text(v, &tmp);
 
-        r = r >= 0 ? cut_lines(&tmp, v->cols, out) : r;
-        dbuf_release(&tmp);
-        return r;
+        return r >= 0 ? cut_lines(&tmp, v->cols, out) : r;
 }
 
 int top_detail_text(const struct top_detail *d, int cols, int lines, bool utf8, struct dbuf *out)
 {
-        struct dbuf tmp = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf tmp = DBUF_INIT;
         int r = detail_text(d, cols, lines, utf8, &tmp);
 
-        r = r >= 0 ? cut_lines(&tmp, cols, out) : r;
-        dbuf_release(&tmp);
-        return r;
+        return r >= 0 ? cut_lines(&tmp, cols, out) : r;
 }
