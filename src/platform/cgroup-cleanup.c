@@ -203,7 +203,6 @@ static void v2_restore(struct cgroup *cg)
         }
         v->own_added = v->parent_added = 0;
         closep(&v->own_fd);
-        v->own_fd = -1;
 }
 
 void cg_remove_dirs(struct cgroup *cg)
@@ -215,7 +214,6 @@ void cg_remove_dirs(struct cgroup *cg)
                         continue;
                 (void)prune_below(hh->dir_fd, 0);
                 closep(&hh->dir_fd);
-                hh->dir_fd = -1;
                 (void)unlinkat(hh->parent_fd, hh->name, AT_REMOVEDIR);
         }
         v2_restore(cg);
@@ -225,7 +223,6 @@ void cg_remove_dirs(struct cgroup *cg)
                 if (hh->parent_fd < 0)
                         continue;
                 closep(&hh->parent_fd);
-                hh->parent_fd = -1;
                 /* Busy while another buildtel runs: that one removes it. */
                 (void)unlinkat(cg->root_fd, hh->parent + 1, AT_REMOVEDIR);
         }

@@ -149,7 +149,6 @@ static int make_dirs(struct cgroup *cg, struct hier *hh, const char *base)
                 return r;
         for (int attempt = 0; attempt < 3; attempt++) {
                 closep(&hh->parent_fd);
-                hh->parent_fd = -1;
                 if (mkdirat(cg->root_fd, hh->parent + 1, 0755) < 0 && errno != EEXIST)
                         return -errno;
                 hh->parent_fd =
@@ -623,7 +622,6 @@ static void open_counters(struct cgroup *cg, const struct cgroup_config *cfg)
                 } else if (open_hot(cg, HOT_CPU_USER, CG_H_CPUACCT, "cpuacct.usage_user") < 0 ||
                            open_hot(cg, HOT_CPU_SYS, CG_H_CPUACCT, "cpuacct.usage_sys") < 0) {
                         closep(&cg->hot[HOT_CPU_USER]);
-                        cg->hot[HOT_CPU_USER] = -1;
                         (void)open_hot(cg, HOT_CPU, CG_H_CPUACCT, "cpuacct.stat");
                 }
                 (void)open_hot(cg, HOT_MEM, CG_H_MEMORY, "memory.usage_in_bytes");
@@ -836,13 +834,10 @@ int cgroup_fallback_none(struct cgroup *cg, long tree_root)
         cg_remove_dirs(cg);
         for (int i = 0; i < _CG_H_MAX; i++) {
                 closep(&cg->h[i].procs_w_fd);
-                cg->h[i].procs_w_fd = -1;
                 cg->h[i].used = false;
         }
-        for (int i = 0; i < _HOT_MAX; i++) {
+        for (int i = 0; i < _HOT_MAX; i++)
                 closep(&cg->hot[i]);
-                cg->hot[i] = -1;
-        }
         cg->mode = CGROUP_MODE_NONE;
         cg->mem_peak = cg->pids_peak = NAN;
         cfg.root = cg->root_path;

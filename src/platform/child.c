@@ -132,8 +132,10 @@ _Noreturn static void child_exec(const struct child_config *cfg, int out_w, int 
         if (cfg->stdin_null && dup2(null_fd, STDIN_FILENO) < 0)
                 goto fail;
         if (cfg->pipes) {
-                if (dup2(out_w, STDOUT_FILENO) < 0 ||
-                    dup2(cfg->stderr_null ? null_fd : err_w >= 0 ? err_w : out_w, STDERR_FILENO) < 0)
+                if (dup2(out_w, STDOUT_FILENO) < 0 || dup2(cfg->stderr_null ? null_fd
+                                                           : err_w >= 0     ? err_w
+                                                                            : out_w,
+                                                           STDERR_FILENO) < 0)
                         goto fail;
         }
         if (cfg->clean)
@@ -319,7 +321,6 @@ int child_spawn(const struct child_config *cfg, struct child **ret)
         /* Both sides set the group, so whoever runs first wins the race. */
         (void)setpgid(pid, pid);
         closep(&ep_w);
-        ep_w = -1;
         for (;;) {
                 do
                         n = read(ep_r, &e, sizeof(e));
