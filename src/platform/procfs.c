@@ -23,12 +23,16 @@
  * the first 24 fields, so a cut-off tail does no harm. */
 #define PIDSTAT_BUF 1024
 
+/* The files read every tick, kept open for pread(). */
+enum { HOT_STAT, HOT_MEMINFO, HOT_LOADAVG, HOT_ZONEINFO, _HOT_MAX };
+static const char *const hot_names[_HOT_MAX] = {"stat", "meminfo", "loadavg", "zoneinfo"};
+
 struct procfs {
         int root_fd;
         int proc_fd;
-        int stat_fd, meminfo_fd, loadavg_fd, zoneinfo_fd; /* -1 until opened */
-        DIR *dir;                                         /* proc/, rewound for every walk */
-        char *buf; /* for the hot files; grows, never shrinks */
+        int hot[_HOT_MAX]; /* -1 until opened */
+        DIR *dir;          /* proc/, rewound for every walk */
+        char *buf;         /* for the hot files; grows, never shrinks */
         size_t cap;
 };
 
@@ -456,7 +460,6 @@ int procfs_new(const char *root, struct procfs **ret)
         p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
-        p->stat_fd = p->meminfo_fd = p->loadavg_fd = p->zoneinfo_fd = -1;
         p->cap = HOT_BUF_INITIAL;
         p->buf = malloc(p->cap);
         if (!p->buf) {
@@ -467,10 +470,8 @@ int procfs_new(const char *root, struct procfs **ret)
         p->proc_fd = TAKE_FD(proc_fd);
         /* A hot file that is missing now (a partial fixture, a locked-down
          * container) is retried on each read and reported there. */
-        p->stat_fd = openat(p->proc_fd, "stat", O_RDONLY | O_CLOEXEC);
-        p->meminfo_fd = openat(p->proc_fd, "meminfo", O_RDONLY | O_CLOEXEC);
-        p->loadavg_fd = openat(p->proc_fd, "loadavg", O_RDONLY | O_CLOEXEC);
-        p->zoneinfo_fd = openat(p->proc_fd, "zoneinfo", O_RDONLY | O_CLOEXEC);
+        for (int i = 0; i < _HOT_MAX; i++)
+                p->hot[i] = openat(p->proc_fd, hot_names[i], O_RDONLY | O_CLOEXEC);
         *ret = p;
         return 0;
 }
@@ -481,14 +482,8 @@ void procfs_free(struct procfs *p)
                 return;
         if (p->dir)
                 closedir(p->dir);
-        if (p->stat_fd >= 0)
-                close(p->stat_fd);
-        if (p->meminfo_fd >= 0)
-                close(p->meminfo_fd);
-        if (p->loadavg_fd >= 0)
-                close(p->loadavg_fd);
-        if (p->zoneinfo_fd >= 0)
-                close(p->zoneinfo_fd);
+        for (int i = 0; i < _HOT_MAX; i++)
+                closep(&p->hot[i]);
         close(p->proc_fd);
         close(p->root_fd);
         free(p->buf);
@@ -498,10 +493,12 @@ void procfs_free(struct procfs *p)
 /* pread the whole of a kept-open file into p->buf. A read that fills the
  * buffer may have been cut: grow and read again from offset 0. The file is
  * re-read, not reopened, so a fixture must be rewritten in place. */
-static ssize_t read_hot(struct procfs *p, int *fd, const char *name)
+static ssize_t read_hot(struct procfs *p, int which)
 {
+        int *fd = &p->hot[which];
+
         if (*fd < 0) {
-                *fd = openat(p->proc_fd, name, O_RDONLY | O_CLOEXEC);
+                *fd = openat(p->proc_fd, hot_names[which], O_RDONLY | O_CLOEXEC);
                 if (*fd < 0)
                         return -errno;
         }
@@ -510,28 +507,28 @@ static ssize_t read_hot(struct procfs *p, int *fd, const char *name)
 
 int procfs_cpustat(struct procfs *p, struct cpustat *ret)
 {
-        ssize_t n = read_hot(p, &p->stat_fd, "stat");
+        ssize_t n = read_hot(p, HOT_STAT);
 
         return n < 0 ? (int)n : cpustat_parse(p->buf, (size_t)n, ret);
 }
 
 int procfs_meminfo(struct procfs *p, struct meminfo *ret)
 {
-        ssize_t n = read_hot(p, &p->meminfo_fd, "meminfo");
+        ssize_t n = read_hot(p, HOT_MEMINFO);
 
         return n < 0 ? (int)n : meminfo_parse(p->buf, (size_t)n, ret);
 }
 
 int procfs_loadavg(struct procfs *p, struct loadavg *ret)
 {
-        ssize_t n = read_hot(p, &p->loadavg_fd, "loadavg");
+        ssize_t n = read_hot(p, HOT_LOADAVG);
 
         return n < 0 ? (int)n : loadavg_parse(p->buf, (size_t)n, ret);
 }
 
 int procfs_pcp_free_kb(struct procfs *p, uint64_t *ret_kb)
 {
-        ssize_t n = read_hot(p, &p->zoneinfo_fd, "zoneinfo");
+        ssize_t n = read_hot(p, HOT_ZONEINFO);
         long page = sysconf(_SC_PAGESIZE);
         uint64_t pages;
         int r;
