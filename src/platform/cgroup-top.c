@@ -342,14 +342,6 @@ static enum procunit_kind classify_args(const char *comm, const char *cmdline, s
         return PROCUNIT_NONE;
 }
 
-static enum procunit_kind classify_raw(const char *comm, const char *cmdline, size_t len,
-                                       const char **ret_a, size_t *ret_n)
-{
-        struct argscan as;
-
-        return classify_args(comm, cmdline, len, ret_a, ret_n, &as);
-}
-
 static uint64_t hash64(const char *s, size_t n)
 {
         uint64_t h = 14695981039346656037ull;
@@ -410,6 +402,7 @@ void procunit_classify(const char *comm, const char *cmdline, size_t len, struct
 int proctop_label(const char *comm, const char *cmdline, size_t len, char *out, size_t cap)
 {
         const char *cur = cmdline, *end = cmdline + (cmdline ? len : 0), *a;
+        struct argscan as;
         struct out o;
         size_t n, args_end;
 
@@ -421,7 +414,7 @@ int proctop_label(const char *comm, const char *cmdline, size_t len, char *out, 
         if (!cmdline || len == 0)
                 return (int)o.len;
         if (comm && procunit_maybe(comm) &&
-            classify_raw(comm, cmdline, len, &a, &n) != PROCUNIT_NONE) {
+            classify_args(comm, cmdline, len, &a, &n, &as) != PROCUNIT_NONE) {
                 put(&o, " ", 1);
                 if (!o.full && o.len + 1 < o.cap)
                         put_tail(&o, a, n, o.cap - 1 - o.len);
