@@ -253,7 +253,8 @@ static bool half_moved(const struct cgroup_self *cs, const struct cgroup_self *r
         static const int listed[] = {CG_H_MEMORY, CG_H_V2};
 
         for (size_t i = 0; i < ARRAY_SIZE(listed); i++)
-                if (cs->path[listed[i]][0] && strcmp(cs->path[listed[i]], runtime->path[listed[i]]) == 0)
+                if (cs->path[listed[i]][0] &&
+                    strcmp(cs->path[listed[i]], runtime->path[listed[i]]) == 0)
                         return true;
         return false;
 }
@@ -395,14 +396,13 @@ int bkexec_ex_procs(struct bkexec *b, struct ex *e, long *pids, size_t cap)
                 /* v1's list is cached per open file while it is read at
                  * least once a second: a kept fd would never see a new
                  * process, so open it each time */
-                int fd = e->dfd[CG_H_MEMORY] >= 0
-                             ? openat(e->dfd[CG_H_MEMORY], "cgroup.procs", O_RDONLY | O_CLOEXEC)
-                             : -1;
+                _cleanup_close_ int fd =
+                    e->dfd[CG_H_MEMORY] >= 0
+                        ? openat(e->dfd[CG_H_MEMORY], "cgroup.procs", O_RDONLY | O_CLOEXEC)
+                        : -1;
                 n = fd >= 0 ? read(fd, b->buf, sizeof(b->buf) - 1) : -ENOENT;
                 if (fd >= 0 && n < 0)
                         n = -errno;
-                if (fd >= 0)
-                        close(fd);
         }
         if (n < 0)
                 return (int)n;

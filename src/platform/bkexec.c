@@ -18,14 +18,10 @@
 void bkexec_ex_close(struct ex *e)
 {
         for (size_t i = 0; i < e->nkept; i++)
-                if (e->kept[i].fd >= 0)
-                        close(e->kept[i].fd);
+                closep(&e->kept[i].fd);
         e->nkept = 0;
         for (int h = 0; h < _CG_H_MAX; h++)
-                if (e->dfd[h] >= 0) {
-                        close(e->dfd[h]);
-                        e->dfd[h] = -1;
-                }
+                closep(&e->dfd[h]);
 }
 
 int bkexec_new(const struct bkexec_config *cfg, struct bkexec **ret)
@@ -67,10 +63,8 @@ void bkexec_free(struct bkexec *b)
                 return;
         for (size_t i = 0; i < b->nex; i++)
                 bkexec_ex_close(&b->ex[i]);
-        if (b->root_fd >= 0)
-                close(b->root_fd);
-        if (b->kmsg_fd >= 0)
-                close(b->kmsg_fd);
+        closep(&b->root_fd);
+        closep(&b->kmsg_fd);
         free(b->kmsg_kills);
         free(b->parents);
         free(b->facts);
@@ -198,7 +192,8 @@ static void ex_decide(struct bkexec *b, struct ex *e, struct procfs *p, double n
         cmd[0] = '\0';
         if (b->cfg.match &&
             (b->cfg.match(b->cfg.userdata, e->raw, e->rawlen, now, cmd, sizeof(cmd)) ||
-             (e->xrawlen && b->cfg.match(b->cfg.userdata, e->xraw, e->xrawlen, now, cmd, sizeof(cmd)))))
+             (e->xrawlen &&
+              b->cfg.match(b->cfg.userdata, e->xraw, e->xrawlen, now, cmd, sizeof(cmd)))))
                 ex_fact_new(b, e, now, cmd);
         else if (e->rawlen >= 5 && memcmp(e->raw, "runc", 4) == 0)
                 e->rawlen = 0; /* "runc init", before it became the step: read again */
@@ -498,8 +493,7 @@ static const struct proctop_entry *gone_top(const struct ex *e, struct procfs *p
  * rose: only while the kernel's own record has not named it (that record
  * may be read a tick before the count is: the guess then named the step's
  * shell, gone with its step, over the kernel's tail). */
-static void find_victim(const struct bkexec *b, struct ex *e, struct exec_fact *f,
-                        struct procfs *p)
+static void find_victim(const struct bkexec *b, struct ex *e, struct exec_fact *f, struct procfs *p)
 {
         const struct proctop_entry *v;
 
