@@ -65,9 +65,7 @@ static void child_fds_apply(const struct child_fds *fds)
                 for (size_t i = 0; i < fds->nkeep; i++)
                         (void)fcntl(fds->keep[i], F_SETFD, 0);
         }
-        for (int fd = 0; fd < 3; fd++)
-                if (fds->closed[fd])
-                        (void)close(fd);
+        child_fds_unreserve(fds);
 }
 
 void child_reset_signals(void)
@@ -386,10 +384,7 @@ int child_pidfd(const struct child *c)
 
 void child_close_fd(struct child *c, int stream)
 {
-        int *fd = stream == 1 ? &c->out_fd : &c->err_fd;
-
-        closep(fd);
-        *fd = -1;
+        closep(stream == 1 ? &c->out_fd : &c->err_fd);
 }
 
 int child_signal(struct child *c, int sig)
@@ -421,8 +416,8 @@ static void note_exit_comm(struct child *c)
 {
         char path[64], buf[32];
         siginfo_t si = {0};
+        _cleanup_close_ int fd = -1;
         ssize_t n;
-        int fd;
 
         if (c->exit_comm[0] || waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
             si.si_pid != c->pid)
@@ -432,7 +427,6 @@ static void note_exit_comm(struct child *c)
         if (fd < 0)
                 return;
         n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
         if (n <= 0)
                 return;
         buf[n] = '\0';
