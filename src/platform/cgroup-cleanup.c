@@ -251,28 +251,23 @@ static int cgroup_kill_all(struct cgroup *cg)
         return ret;
 }
 
-/* Where a daemon moved out of the build goes in hierarchy i: our own
- * cgroup, or in a v2 leaf set-up our leaf (v2_restore moves it on). */
-static int leftover_dest(struct cgroup *cg, int i)
-{
-        if (i == CG_H_V2 && cg->v2.leaf && cg->h[i].parent_fd >= 0)
-                return openat(cg->h[i].parent_fd, cg->v2.leaf_name,
-                              O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        return openat(cg->root_fd, cg->h[i].own + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-}
-
+/* A daemon moved out of the build goes to our own cgroup, or in a v2 leaf
+ * set-up to our leaf (v2_restore moves it on). */
 static void move_out(struct cgroup *cg, long pid)
 {
         for (int i = 0; i < _CG_H_MAX; i++) {
-                int fd;
+                _cleanup_close_ int fd = -1;
 
                 if (!cg->h[i].used || cg->h[i].dir_fd < 0)
                         continue;
-                fd = leftover_dest(cg, i);
-                if (fd >= 0) {
+                if (i == CG_H_V2 && cg->v2.leaf && cg->h[i].parent_fd >= 0)
+                        fd = openat(cg->h[i].parent_fd, cg->v2.leaf_name,
+                                    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                else
+                        fd = openat(cg->root_fd, cg->h[i].own + 1,
+                                    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd >= 0)
                         (void)cg_write_pid(fd, pid);
-                        close(fd);
-                }
         }
 }
 
@@ -282,9 +277,9 @@ static void move_out(struct cgroup *cg, long pid)
 static void keep_daemons(struct cgroup *cg)
 {
         int lh = cg->h[CG_H_V2].used ? CG_H_V2 : CG_H_MEMORY;
-        long sid = (long)getsid(0), found[16];
+        long sid = (long)getsid(0);
         char names[512];
-        size_t nfound = 0, more = 0, o = 0;
+        size_t more = 0, o = 0;
         ssize_t n;
 
         if (cg->kill_leftovers || cg->h[lh].dir_fd < 0)
@@ -292,19 +287,16 @@ static void keep_daemons(struct cgroup *cg)
         n = cg_read_at(cg, cg->h[lh].dir_fd, "cgroup.procs");
         if (n < 0 || cg_pids_from_buf(cg, (size_t)n) < 0)
                 return;
-        for (size_t k = 0; k < cg->npids; k++) {
-                if (nfound < ARRAY_SIZE(found))
-                        found[nfound++] = cg->pids[k];
-        }
         names[0] = '\0';
-        for (size_t k = 0; k < nfound; k++) {
+        /* cg->pids stays as read: the reads below use cg->buf only */
+        for (size_t k = 0; k < MIN(cg->npids, 16); k++) {
                 struct pidstat ps;
                 int w;
 
-                if (cg_read_pidstat(cg, found[k], &ps) < 0 || ps.session == sid ||
+                if (cg_read_pidstat(cg, cg->pids[k], &ps) < 0 || ps.session == sid ||
                     ps.state == 'Z' || ps.pid == (long)getpid())
                         continue;
-                move_out(cg, found[k]);
+                move_out(cg, cg->pids[k]);
                 if (o >= sizeof(names) - 80) {
                         more++;
                         continue;
