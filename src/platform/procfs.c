@@ -312,8 +312,13 @@ int pidstat_parse(const char *buf, size_t len, struct pidstat *ret)
 {
         const char *p = buf, *end = buf + len, *open, *close;
         struct pidstat ps = {0};
+        /* Fields 4..24 we keep, by number. */
+        uint64_t *const u64_field[25] = {
+            [14] = &ps.utime,     [15] = &ps.stime, [20] = &ps.num_threads,
+            [22] = &ps.starttime, [23] = &ps.vsize, [24] = &ps.rss_pages};
+        long *const id_field[7] = {[4] = &ps.ppid, [5] = &ps.pgrp, [6] = &ps.session};
         uint64_t u, pid;
-        int64_t v;
+        int64_t v = 0;
         size_t clen;
         int r;
 
@@ -349,57 +354,23 @@ int pidstat_parse(const char *buf, size_t len, struct pidstat *ret)
         if (!at_field_end(p, end))
                 return -EINVAL;
 
-        /* Fields 4..24; the ones we keep are named, the rest only checked. */
         for (int field = 4; field <= 24; field++) {
-                switch (field) {
-                case 14:
-                        r = next_u64(&p, end, &ps.utime);
-                        break;
-                case 15:
-                        r = next_u64(&p, end, &ps.stime);
-                        break;
-                case 16:
-                case 17:
+                /* The ones we keep are named; flags and fault counts (9-13)
+                 * may not be negative, tty_nr, tpgid, priority, nice... may. */
+                if (u64_field[field])
+                        r = next_u64(&p, end, u64_field[field]);
+                else if (field >= 9 && field <= 13)
+                        r = next_u64(&p, end, &u);
+                else
                         r = next_i64(&p, end, &v);
-                        if (r >= 0)
-                                *(field == 16 ? &ps.cutime : &ps.cstime) = v > 0 ? (uint64_t)v : 0;
-                        break;
-                case 20:
-                        r = next_u64(&p, end, &ps.num_threads);
-                        break;
-                case 22:
-                        r = next_u64(&p, end, &ps.starttime);
-                        break;
-                case 23:
-                        r = next_u64(&p, end, &ps.vsize);
-                        break;
-                case 24:
-                        r = next_u64(&p, end, &ps.rss_pages);
-                        break;
-                case 4:
-                case 5:
-                case 6:
-                        r = next_i64(&p, end, &v);
-                        if (r >= 0 && (v < 0 || v > INT_MAX))
-                                r = -ERANGE;
-                        if (r >= 0 && field == 4)
-                                ps.ppid = (long)v;
-                        else if (r >= 0 && field == 5)
-                                ps.pgrp = (long)v;
-                        else if (r >= 0)
-                                ps.session = (long)v;
-                        break;
-                default:
-                        /* tty_nr, tpgid, cutime, priority, nice... may be
-                         * negative; flags and fault counts may not. */
-                        if (field == 9 || (field >= 10 && field <= 13))
-                                r = next_u64(&p, end, &u);
-                        else
-                                r = next_i64(&p, end, &v);
-                        break;
-                }
                 if (r < 0)
                         return r;
+                if (field <= 6 && (v < 0 || v > INT_MAX))
+                        return -ERANGE;
+                if (field <= 6)
+                        *id_field[field] = (long)v;
+                else if (field == 16 || field == 17)
+                        *(field == 16 ? &ps.cutime : &ps.cstime) = v > 0 ? (uint64_t)v : 0;
         }
         *ret = ps;
         return 0;
