@@ -27,6 +27,23 @@ static int hier_of_controller(const char *w, size_t n)
         return -1;
 }
 
+/* Bits (1u << enum cgroup_hier) of the v1 controllers in the comma-separated
+ * list [o, end). */
+static unsigned hiers_of(const char *o, const char *end)
+{
+        unsigned mask = 0;
+
+        while (o < end) {
+                const char *comma = memchr(o, ',', (size_t)(end - o)), *ce = comma ? comma : end;
+                int h = hier_of_controller(o, (size_t)(ce - o));
+
+                if (h >= 0)
+                        mask |= 1u << h;
+                o = comma ? comma + 1 : end;
+        }
+        return mask;
+}
+
 /* Copy a mountinfo path, undoing its \ooo escapes. */
 static int unescape_path(const char *w, size_t n, char out[static CG_PATH_MAX])
 {
@@ -63,6 +80,7 @@ int cgroup_mounts_parse(const char *buf, size_t len, struct cgroup_mounts *ret)
                 const char *opts_w;
                 size_t n, root_n = 0, mnt_n = 0, type_n, opts_n;
                 bool sep = false;
+                unsigned hs;
                 int field = 0;
 
                 /* id parent maj:min root mountpoint opts [optional...] - type source superopts */
@@ -84,26 +102,15 @@ int cgroup_mounts_parse(const char *buf, size_t len, struct cgroup_mounts *ret)
                         p = next_line(eol, end);
                         continue;
                 }
-                if (word_is(type_w, type_n, "cgroup2")) {
-                        if (!m->mnt[CG_H_V2][0] &&
-                            unescape_path(mnt_w, mnt_n, m->mnt[CG_H_V2]) >= 0 &&
-                            unescape_path(root_w, root_n, m->root[CG_H_V2]) < 0)
-                                m->mnt[CG_H_V2][0] = '\0';
-                } else if (word_is(type_w, type_n, "cgroup")) {
-                        const char *o = opts_w, *oend = opts_w + opts_n;
-
-                        while (o < oend) {
-                                const char *comma = memchr(o, ',', (size_t)(oend - o));
-                                const char *ce = comma ? comma : oend;
-                                int h = hier_of_controller(o, (size_t)(ce - o));
-
-                                if (h >= 0 && !m->mnt[h][0] &&
-                                    unescape_path(mnt_w, mnt_n, m->mnt[h]) >= 0 &&
-                                    unescape_path(root_w, root_n, m->root[h]) < 0)
-                                        m->mnt[h][0] = '\0';
-                                o = comma ? comma + 1 : oend;
-                        }
-                }
+                hs = word_is(type_w, type_n, "cgroup2")  ? 1u << CG_H_V2
+                     : word_is(type_w, type_n, "cgroup") ? hiers_of(opts_w, opts_w + opts_n)
+                                                         : 0;
+                /* The first mount of a hierarchy is the one used. */
+                for (int h = 0; h < _CG_H_MAX; h++)
+                        if ((hs & (1u << h)) && !m->mnt[h][0] &&
+                            unescape_path(mnt_w, mnt_n, m->mnt[h]) >= 0 &&
+                            unescape_path(root_w, root_n, m->root[h]) < 0)
+                                m->mnt[h][0] = '\0';
                 p = next_line(eol, end);
         }
         *ret = *m;
@@ -124,42 +131,28 @@ int cgroup_self_parse(const char *buf, size_t len, struct cgroup_self *ret)
                 return -ENOMEM;
         while (p < end) {
                 const char *eol = line_end(p, end);
-                const char *c1 = memchr(p, ':', (size_t)(eol - p)), *c2, *path;
+                const char *c1 = memchr(p, ':', (size_t)(eol - p)), *c2 = NULL, *path;
                 size_t plen;
+                unsigned hs;
 
-                if (!c1 || !(c2 = memchr(c1 + 1, ':', (size_t)(eol - c1 - 1)))) {
-                        p = next_line(eol, end);
-                        continue;
-                }
-                path = c2 + 1;
+                if (c1)
+                        c2 = memchr(c1 + 1, ':', (size_t)(eol - c1 - 1));
+                path = c2 ? c2 + 1 : eol;
                 plen = (size_t)(eol - path);
                 if (plen == 0 || path[0] != '/' || plen >= CG_PATH_MAX ||
                     memchr(path, '\0', plen)) {
                         p = next_line(eol, end);
                         continue;
                 }
-                if (c2 == c1 + 1 && c1 - p == 1 && p[0] == '0') {
-                        if (!s->path[CG_H_V2][0]) {
-                                memcpy(s->path[CG_H_V2], path, plen);
-                                s->path[CG_H_V2][plen] = '\0';
+                /* "0::/path" is v2's; "N:ctl,ctl:/path" a v1 hierarchy's */
+                hs = c2 == c1 + 1 && c1 - p == 1 && p[0] == '0' ? 1u << CG_H_V2
+                                                                : hiers_of(c1 + 1, c2);
+                for (int h = 0; h < _CG_H_MAX; h++)
+                        if ((hs & (1u << h)) && !s->path[h][0]) {
+                                memcpy(s->path[h], path, plen);
+                                s->path[h][plen] = '\0';
                                 any = true;
                         }
-                } else {
-                        const char *o = c1 + 1;
-
-                        while (o < c2) {
-                                const char *comma = memchr(o, ',', (size_t)(c2 - o));
-                                const char *ce = comma ? comma : c2;
-                                int h = hier_of_controller(o, (size_t)(ce - o));
-
-                                if (h >= 0 && !s->path[h][0]) {
-                                        memcpy(s->path[h], path, plen);
-                                        s->path[h][plen] = '\0';
-                                        any = true;
-                                }
-                                o = comma ? comma + 1 : c2;
-                        }
-                }
                 p = next_line(eol, end);
         }
         if (!any) {
