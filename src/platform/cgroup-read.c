@@ -20,7 +20,6 @@
  * live processes than this is summed only as far as this. */
 #define PIDS_MAX 65536
 
-/* pread a whole kept-open file into cg->buf (grown as needed). */
 ssize_t cg_read_fd(struct cgroup *cg, int fd)
 {
         if (fd < 0)
@@ -41,7 +40,6 @@ void cg_pids_reserve(struct cgroup *cg, size_t n)
         }
 }
 
-/* Parse cg->buf (len n) as cgroup.procs into cg->pids. */
 int cg_pids_from_buf(struct cgroup *cg, size_t n)
 {
         size_t total;

@@ -49,7 +49,6 @@ static void note(const struct cgroup_config *cfg, const char *fmt, ...)
         cfg->note(cfg->userdata, "%s", buf);
 }
 
-/* Read a small file relative to dirfd into cg->buf. */
 ssize_t cg_read_at(struct cgroup *cg, int dirfd, const char *name)
 {
         _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
