@@ -51,12 +51,11 @@ static bool run_owner_alive(struct cgroup *cg, int parent_fd, const char *name, 
  * how many were found. */
 static size_t kill_tree(struct cgroup *cg, int dirfd, int depth)
 {
-        ssize_t n = cg_read_at(cg, dirfd, "cgroup.procs");
         size_t found = 0;
         DIR *d;
         struct dirent *de;
 
-        if (n >= 0 && cg_pids_from_buf(cg, (size_t)n) >= 0)
+        if (cg_pids_from_buf(cg, cg_read_at(cg, dirfd, "cgroup.procs")) >= 0)
                 for (size_t k = 0; k < cg->npids; k++)
                         if (cg->pids[k] != getpid()) {
                                 (void)kill((pid_t)cg->pids[k], SIGKILL);
@@ -185,15 +184,12 @@ static void v2_restore(struct cgroup *cg)
         else if (hh->parent_fd >= 0)
                 cg_disable_ctl(hh->parent_fd, v->parent_added);
         if (v->leaf) {
-                ssize_t n;
-
                 cg_disable_ctl(v->own_fd, v->own_added);
                 if (hh->parent_fd >= 0)
                         lfd =
                             openat(hh->parent_fd, v->leaf_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 /* Us and the daemons moved out of the build. */
-                n = lfd >= 0 ? cg_read_at(cg, lfd, "cgroup.procs") : -EBADF;
-                if (n >= 0 && cg_pids_from_buf(cg, (size_t)n) >= 0)
+                if (lfd >= 0 && cg_pids_from_buf(cg, cg_read_at(cg, lfd, "cgroup.procs")) >= 0)
                         for (size_t k = 0; k < cg->npids; k++)
                                 (void)cg_write_pid(v->own_fd, cg->pids[k]);
                 (void)cg_write_pid(v->own_fd, (long)getpid());
@@ -280,12 +276,10 @@ static void keep_daemons(struct cgroup *cg)
         long sid = (long)getsid(0);
         char names[512];
         size_t more = 0, o = 0;
-        ssize_t n;
 
         if (cg->kill_leftovers || cg->h[lh].dir_fd < 0)
                 return;
-        n = cg_read_at(cg, cg->h[lh].dir_fd, "cgroup.procs");
-        if (n < 0 || cg_pids_from_buf(cg, (size_t)n) < 0)
+        if (cg_pids_from_buf(cg, cg_read_at(cg, cg->h[lh].dir_fd, "cgroup.procs")) < 0)
                 return;
         names[0] = '\0';
         /* cg->pids stays as read: the reads below use cg->buf only */

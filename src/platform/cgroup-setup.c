@@ -383,12 +383,10 @@ struct v2_own {
 
 static void v2_look(struct cgroup *cg, int fd, struct v2_own *o)
 {
-        ssize_t n = cg_read_at(cg, fd, "cgroup.procs");
-
         o->fd = fd;
         o->nprocs = 0;
         o->only_us = false;
-        if (n >= 0 && cg_pids_from_buf(cg, (size_t)n) >= 0) {
+        if (cg_pids_from_buf(cg, cg_read_at(cg, fd, "cgroup.procs")) >= 0) {
                 o->nprocs = cg->npids;
                 o->only_us = cg->npids == 1 && cg->pids[0] == (long)getpid();
         }
