@@ -112,19 +112,16 @@ static int genl_answer(int fd, uint16_t *ret_family)
 static int nl_socket(int type, int proto, unsigned groups)
 {
         struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = groups};
-        int fd = socket(AF_NETLINK, type | SOCK_CLOEXEC, proto), sz = RCVBUF_BYTES;
+        _cleanup_close_ int fd = socket(AF_NETLINK, type | SOCK_CLOEXEC, proto);
+        int sz = RCVBUF_BYTES;
 
         if (fd < 0)
                 return -errno;
         if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
                 (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-        if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-                int e = -errno;
-
-                close(fd);
-                return e;
-        }
-        return fd;
+        if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+                return -errno;
+        return TAKE_FD(fd);
 }
 
 /* The process connector: listen to every process's fork, exec and exit. */
@@ -206,15 +203,10 @@ void taskstats_fds(const struct tstats *t, int fds[2])
 
 bool taskstats_delayacct(void)
 {
-        char c = '0';
-        int fd = open("/proc/sys/kernel/task_delayacct", O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = open("/proc/sys/kernel/task_delayacct", O_RDONLY | O_CLOEXEC);
+        char c;
 
-        if (fd >= 0) {
-                if (read(fd, &c, 1) != 1)
-                        c = '0';
-                close(fd);
-        }
-        return c == '1';
+        return fd >= 0 && read(fd, &c, 1) == 1 && c == '1';
 }
 
 uint64_t taskstats_lost(const struct tstats *t)
