@@ -198,8 +198,6 @@ static int resolve_ref(int gitfd, int commonfd, const char *ref, char *ret_rev)
                         int r =
                             read_regular_at(commonfd, "packed-refs", VCS_PACKED_MAX, &buf, &len);
 
-                        if (r == -ENOENT)
-                                return -ENOENT;
                         if (r < 0)
                                 return r;
                         return vcs_packed_refs_find(buf, len, name, ret_rev);
