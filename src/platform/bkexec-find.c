@@ -286,9 +286,9 @@ void bkexec_walk(struct bkexec *b, struct procfs *p)
         }
 }
 
-static struct ex *ex_find(struct bkexec *b, size_t parent, const char *name)
+/* By name alone: BuildKit's exec ids are unique, one exec under two listings is one. */
+static struct ex *ex_find(struct bkexec *b, const char *name)
 {
-        (void)parent; /* BuildKit's exec ids are unique: one exec under two listings is one */
         for (size_t i = 0; i < b->nex; i++)
                 if (strcmp(b->ex[i].id, name) == 0)
                         return &b->ex[i];
@@ -372,7 +372,7 @@ void bkexec_list_parents(struct bkexec *b)
 
                         if (de->d_type != DT_DIR || de->d_name[0] == '.')
                                 continue;
-                        e = ex_find(b, pi, de->d_name);
+                        e = ex_find(b, de->d_name);
                         if (e && e->alive)
                                 ex_open_dirs(b, e, (size_t)e->parent, e->id);
                         if (!e)
