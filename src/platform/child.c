@@ -171,10 +171,9 @@ static int above_stdio(int *fd)
  * Not the build's controlling terminal: it keeps ours (O_NOCTTY). */
 static int open_pty(int *ret_master, int *ret_slave, struct winsize *ret_ws)
 {
-        _cleanup_close_ int m = -1;
+        _cleanup_close_ int m = -1, sl = -1;
         struct termios t;
         char name[128];
-        int sl;
 
         m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
         if (m < 0)
@@ -186,17 +185,15 @@ static int open_pty(int *ret_master, int *ret_slave, struct winsize *ret_ws)
         sl = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
         if (sl < 0)
                 return -errno;
-        if (tcgetattr(STDOUT_FILENO, &t) < 0 && tcgetattr(sl, &t) < 0) {
-                close(sl);
+        if (tcgetattr(STDOUT_FILENO, &t) < 0 && tcgetattr(sl, &t) < 0)
                 return -errno;
-        }
         t.c_oflag &= ~(tcflag_t)OPOST;
         (void)tcsetattr(sl, TCSANOW, &t);
         memset(ret_ws, 0, sizeof(*ret_ws));
         if (ioctl(STDOUT_FILENO, TIOCGWINSZ, ret_ws) == 0)
                 (void)ioctl(sl, TIOCSWINSZ, ret_ws);
         *ret_master = TAKE_FD(m);
-        *ret_slave = sl;
+        *ret_slave = TAKE_FD(sl);
         return 0;
 }
 
@@ -528,8 +525,6 @@ void child_restore_terminal(struct child *c)
 
 void child_give_terminal(struct child *c)
 {
-        /* Ours to give only when our job is the terminal's (`fg`); after
-         * `bg` the shell keeps it and the build runs in the background. */
         if (c->foreground && !c->reaped && tcgetpgrp(STDIN_FILENO) == getpgrp())
                 set_tty_group(c->pid);
 }
