@@ -206,17 +206,6 @@ static void blkio_account_all(struct cgroup *cg, int cgfd)
         closedir(d);
 }
 
-static int setup_none(struct cgroup *cg, const struct cgroup_config *cfg)
-{
-        int r = procfs_new(cfg->root ? cfg->root : "/", &cg->procfs);
-
-        if (r < 0)
-                return r;
-        cg->tree_root = cfg->tree_root > 0 ? cfg->tree_root : (long)getpid();
-        (void)getrusage(RUSAGE_CHILDREN, &cg->ru_base);
-        return 0;
-}
-
 static void setup_host_psi(struct cgroup *cg)
 {
         static const char *const names[3] = {"proc/pressure/cpu", "proc/pressure/memory",
@@ -229,6 +218,18 @@ static void setup_host_psi(struct cgroup *cg)
                 cg->psi_base_ok[i] =
                     cg_read_pressure(cg, cg->hot[HOT_PSI_CPU + i], &cg->psi_base[i]) >= 0;
         }
+}
+
+static int setup_none(struct cgroup *cg, const struct cgroup_config *cfg)
+{
+        int r = procfs_new(cfg->root ? cfg->root : "/", &cg->procfs);
+
+        if (r < 0)
+                return r;
+        cg->tree_root = cfg->tree_root > 0 ? cfg->tree_root : (long)getpid();
+        (void)getrusage(RUSAGE_CHILDREN, &cg->ru_base);
+        setup_host_psi(cg);
+        return 0;
 }
 
 static enum cgroup_mode pick_mode(struct cgroup *cg, const struct cgroup_mounts *m,
@@ -740,8 +741,6 @@ int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret)
         }
         if (r >= 0 && cfg->mode == CGROUP_MODE_NONE) {
                 r = setup_none(cg, cfg);
-                if (r >= 0)
-                        setup_host_psi(cg);
         } else if (r >= 0) {
                 r = setup_dirs(cg, cfg);
                 if (r >= 0) {
@@ -823,7 +822,6 @@ int cgroup_verify(struct cgroup *cg, pid_t pid, int join_error)
 int cgroup_fallback_none(struct cgroup *cg, long tree_root)
 {
         struct cgroup_config cfg = {.tree_root = tree_root};
-        int r;
 
         if (cg->mode == CGROUP_MODE_NONE)
                 return 0;
@@ -838,11 +836,7 @@ int cgroup_fallback_none(struct cgroup *cg, long tree_root)
         cg->mode = CGROUP_MODE_NONE;
         cg->mem_peak = cg->pids_peak = NAN;
         cfg.root = cg->root_path;
-        r = setup_none(cg, &cfg);
-        if (r < 0)
-                return r;
-        setup_host_psi(cg);
-        return 0;
+        return setup_none(cg, &cfg);
 }
 
 bool cgroup_pressure_is_host(const struct cgroup *cg)
