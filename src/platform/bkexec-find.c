@@ -355,18 +355,11 @@ void bkexec_list_parents(struct bkexec *b)
         for (size_t i = 0; i < b->nex; i++)
                 b->ex[i].seen_now = false;
         for (size_t pi = 0; pi < b->nparents; pi++) {
-                int h = primary(b, pi), fd;
-                DIR *d;
+                DIR *d = opendir_at(b->root_fd, b->parents[pi][primary(b, pi)]);
                 struct dirent *de;
 
-                fd = openat(b->root_fd, b->parents[pi][h], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (fd < 0)
+                if (!d)
                         continue;
-                d = fdopendir(fd);
-                if (!d) {
-                        close(fd);
-                        continue;
-                }
                 while ((de = readdir(d))) {
                         struct ex *e;
 
