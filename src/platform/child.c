@@ -411,22 +411,18 @@ int child_exited(struct child *c)
  * (argv[0] may be a script that exec'd the real work). */
 static void note_exit_comm(struct child *c)
 {
-        char path[64], buf[32];
+        _cleanup_free_ char *buf = NULL;
         siginfo_t si = {0};
-        _cleanup_close_ int fd = -1;
-        ssize_t n;
+        char path[64];
+        size_t n;
 
         if (c->exit_comm[0] || waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
             si.si_pid != c->pid)
                 return;
         snprintf(path, sizeof(path), "/proc/%ld/comm", (long)c->pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        /* comm is at most 16 bytes and a newline */
+        if (read_file_at(AT_FDCWD, path, 64, &buf, &n) < 0 || n == 0)
                 return;
-        n = read(fd, buf, sizeof(buf) - 1);
-        if (n <= 0)
-                return;
-        buf[n] = '\0';
         buf[strcspn(buf, "\n")] = '\0';
         copy_utf8_str(c->exit_comm, sizeof(c->exit_comm), buf);
 }
