@@ -343,7 +343,6 @@ static struct ex *ex_add(struct bkexec *b, size_t parent, const char *name)
         }
         e->parent = (int)parent;
         memcpy(e->id, name, strlen(name) + 1);
-        e->alive = true;
         b->nex++;
         return e;
 }
@@ -366,7 +365,7 @@ void bkexec_list_parents(struct bkexec *b)
                         if (de->d_type != DT_DIR || de->d_name[0] == '.')
                                 continue;
                         e = ex_find(b, de->d_name);
-                        if (e && e->alive)
+                        if (e)
                                 ex_open_dirs(b, e, (size_t)e->parent, e->id);
                         if (!e)
                                 e = ex_add(b, pi, de->d_name);

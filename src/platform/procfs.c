@@ -28,7 +28,6 @@ enum { HOT_STAT, HOT_MEMINFO, HOT_LOADAVG, HOT_ZONEINFO, _HOT_MAX };
 static const char *const hot_names[_HOT_MAX] = {"stat", "meminfo", "loadavg", "zoneinfo"};
 
 struct procfs {
-        int root_fd;
         int proc_fd;
         int hot[_HOT_MAX]; /* -1 until opened */
         DIR *dir;          /* proc/, rewound for every walk */
@@ -437,7 +436,6 @@ int procfs_new(const char *root, struct procfs **ret)
                 free(p);
                 return -ENOMEM;
         }
-        p->root_fd = TAKE_FD(root_fd);
         p->proc_fd = TAKE_FD(proc_fd);
         /* A hot file that is missing now (a partial fixture, a locked-down
          * container) is retried on each read and reported there. */
@@ -456,7 +454,6 @@ void procfs_free(struct procfs *p)
         for (int i = 0; i < _HOT_MAX; i++)
                 closep(&p->hot[i]);
         close(p->proc_fd);
-        close(p->root_fd);
         free(p->buf);
         free(p);
 }
