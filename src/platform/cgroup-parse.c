@@ -227,17 +227,13 @@ int cgroup_iostat_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_
         while (p < end) {
                 const char *eol = line_end(p, end), *w;
                 size_t n;
-                bool first = true;
 
+                (void)next_word(&p, eol, &w, &n); /* MAJ:MIN */
                 while (next_word(&p, eol, &w, &n)) {
                         const char *q = w, *wend = w + n;
                         uint64_t v;
                         bool is_r;
 
-                        if (first) {
-                                first = false;
-                                continue; /* MAJ:MIN */
-                        }
                         is_r = skip_prefix(&q, wend, "rbytes=");
                         if (!is_r && !skip_prefix(&q, wend, "wbytes="))
                                 continue;
