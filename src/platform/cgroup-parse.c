@@ -75,14 +75,15 @@ int cgroup_mounts_parse(const char *buf, size_t len, struct cgroup_mounts *ret)
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
-        while (p < end) {
-                const char *eol = line_end(p, end), *w, *root_w = NULL, *mnt_w = NULL, *type_w;
+        for (const char *eol; p < end; p = next_line(eol, end)) {
+                const char *w, *root_w = NULL, *mnt_w = NULL, *type_w;
                 const char *opts_w;
                 size_t n, root_n = 0, mnt_n = 0, type_n, opts_n;
                 bool sep = false;
                 unsigned hs;
                 int field = 0;
 
+                eol = line_end(p, end);
                 /* id parent maj:min root mountpoint opts [optional...] - type source superopts */
                 while (next_word(&p, eol, &w, &n)) {
                         field++;
@@ -98,10 +99,8 @@ int cgroup_mounts_parse(const char *buf, size_t len, struct cgroup_mounts *ret)
                         }
                 }
                 if (!sep || !next_word(&p, eol, &type_w, &type_n) || !next_word(&p, eol, &w, &n) ||
-                    !next_word(&p, eol, &opts_w, &opts_n)) {
-                        p = next_line(eol, end);
+                    !next_word(&p, eol, &opts_w, &opts_n))
                         continue;
-                }
                 hs = word_is(type_w, type_n, "cgroup2")  ? 1u << CG_H_V2
                      : word_is(type_w, type_n, "cgroup") ? hiers_of(opts_w, opts_w + opts_n)
                                                          : 0;
@@ -111,7 +110,6 @@ int cgroup_mounts_parse(const char *buf, size_t len, struct cgroup_mounts *ret)
                             unescape_path(mnt_w, mnt_n, m->mnt[h]) >= 0 &&
                             unescape_path(root_w, root_n, m->root[h]) < 0)
                                 m->mnt[h][0] = '\0';
-                p = next_line(eol, end);
         }
         *ret = *m;
         free(m);
@@ -195,12 +193,13 @@ int cgroup_keyed_parse(const char *buf, size_t len, const char *key, uint64_t *r
 
         if (!buf || !key)
                 return -EINVAL;
-        while (p < end) {
-                const char *eol = line_end(p, end), *w;
+        for (const char *eol; p < end; p = next_line(eol, end)) {
+                const char *w;
                 size_t n;
                 uint64_t v;
                 int r;
 
+                eol = line_end(p, end);
                 if (next_word(&p, eol, &w, &n) && word_is(w, n, key)) {
                         skip_spaces(&p, eol);
                         r = parse_u64(&p, eol, &v);
@@ -211,7 +210,6 @@ int cgroup_keyed_parse(const char *buf, size_t len, const char *key, uint64_t *r
                         *ret = v;
                         return 0;
                 }
-                p = next_line(eol, end);
         }
         return -ENOENT;
 }
@@ -224,10 +222,11 @@ int cgroup_iostat_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_
         if (!buf)
                 return -EINVAL;
         /* "8:0 rbytes=1 wbytes=2 rios=3 wios=4 dbytes=0 dios=0" */
-        while (p < end) {
-                const char *eol = line_end(p, end), *w;
+        for (const char *eol; p < end; p = next_line(eol, end)) {
+                const char *w;
                 size_t n;
 
+                eol = line_end(p, end);
                 (void)next_word(&p, eol, &w, &n); /* MAJ:MIN */
                 while (next_word(&p, eol, &w, &n)) {
                         const char *q = w, *wend = w + n;
@@ -244,7 +243,6 @@ int cgroup_iostat_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_
                         else
                                 wr = add_sat(wr, v);
                 }
-                p = next_line(eol, end);
         }
         *ret_read = rd;
         *ret_write = wr;
@@ -259,18 +257,17 @@ int cgroup_blkio_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_t
         if (!buf)
                 return -EINVAL;
         /* "254:0 Read 123" ... "254:0 Total 456", then "Total 456". */
-        while (p < end) {
-                const char *eol = line_end(p, end), *dev, *op;
+        for (const char *eol; p < end; p = next_line(eol, end)) {
+                const char *dev, *op;
                 size_t dn, on;
                 uint64_t v;
                 int r;
 
+                eol = line_end(p, end);
                 if (!next_word(&p, eol, &dev, &dn) || !memchr(dev, ':', dn) ||
                     !next_word(&p, eol, &op, &on) ||
-                    (!word_is(op, on, "Read") && !word_is(op, on, "Write"))) {
-                        p = next_line(eol, end);
+                    (!word_is(op, on, "Read") && !word_is(op, on, "Write")))
                         continue;
-                }
                 skip_spaces(&p, eol);
                 r = parse_u64(&p, eol, &v);
                 if (r < 0)
@@ -281,7 +278,6 @@ int cgroup_blkio_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_t
                         rd = add_sat(rd, v);
                 else
                         wr = add_sat(wr, v);
-                p = next_line(eol, end);
         }
         *ret_read = rd;
         *ret_write = wr;
@@ -297,16 +293,15 @@ int cgroup_pressure_parse(const char *buf, size_t len, struct cgroup_pressure *r
         if (!buf)
                 return -EINVAL;
         /* "some avg10=0.00 avg60=0.00 avg300=0.00 total=123" */
-        while (p < end) {
-                const char *eol = line_end(p, end), *w;
+        for (const char *eol; p < end; p = next_line(eol, end)) {
+                const char *w;
                 size_t n;
                 bool is_some;
 
+                eol = line_end(p, end);
                 if (!next_word(&p, eol, &w, &n) ||
-                    (!(is_some = word_is(w, n, "some")) && !word_is(w, n, "full"))) {
-                        p = next_line(eol, end);
+                    (!(is_some = word_is(w, n, "some")) && !word_is(w, n, "full")))
                         continue;
-                }
                 while (next_word(&p, eol, &w, &n)) {
                         const char *q = w, *wend = w + n;
                         uint64_t v;
@@ -322,7 +317,6 @@ int cgroup_pressure_parse(const char *buf, size_t len, struct cgroup_pressure *r
                                 full = v;
                         }
                 }
-                p = next_line(eol, end);
         }
         if (!have_some)
                 return -EINVAL;
@@ -337,15 +331,13 @@ int cgroup_procs_parse(const char *buf, size_t len, long *pids, size_t cap, size
 
         if (!buf || (!pids && cap > 0))
                 return -EINVAL;
-        while (p < end) {
-                const char *eol = line_end(p, end);
+        for (const char *eol; p < end; p = next_line(eol, end)) {
                 uint64_t v;
                 int r;
 
-                if (eol == p) {
-                        p = next_line(eol, end);
+                eol = line_end(p, end);
+                if (eol == p)
                         continue;
-                }
                 r = parse_u64(&p, eol, &v);
                 if (r < 0)
                         return r;
@@ -356,7 +348,6 @@ int cgroup_procs_parse(const char *buf, size_t len, long *pids, size_t cap, size
                 if (n < cap)
                         pids[n] = (long)v;
                 n++;
-                p = next_line(eol, end);
         }
         *ret_n = n;
         return 0;
