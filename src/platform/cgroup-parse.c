@@ -127,21 +127,19 @@ int cgroup_self_parse(const char *buf, size_t len, struct cgroup_self *ret)
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        while (p < end) {
-                const char *eol = line_end(p, end);
-                const char *c1 = memchr(p, ':', (size_t)(eol - p)), *c2 = NULL, *path;
+        for (const char *eol; p < end; p = next_line(eol, end)) {
+                const char *c1, *c2 = NULL, *path;
                 size_t plen;
                 unsigned hs;
 
+                eol = line_end(p, end);
+                c1 = memchr(p, ':', (size_t)(eol - p));
                 if (c1)
                         c2 = memchr(c1 + 1, ':', (size_t)(eol - c1 - 1));
                 path = c2 ? c2 + 1 : eol;
                 plen = (size_t)(eol - path);
-                if (plen == 0 || path[0] != '/' || plen >= CG_PATH_MAX ||
-                    memchr(path, '\0', plen)) {
-                        p = next_line(eol, end);
+                if (plen == 0 || path[0] != '/' || plen >= CG_PATH_MAX || memchr(path, '\0', plen))
                         continue;
-                }
                 /* "0::/path" is v2's; "N:ctl,ctl:/path" a v1 hierarchy's */
                 hs = c2 == c1 + 1 && c1 - p == 1 && p[0] == '0' ? 1u << CG_H_V2
                                                                 : hiers_of(c1 + 1, c2);
@@ -151,7 +149,6 @@ int cgroup_self_parse(const char *buf, size_t len, struct cgroup_self *ret)
                                 s->path[h][plen] = '\0';
                                 any = true;
                         }
-                p = next_line(eol, end);
         }
         if (!any) {
                 free(s);

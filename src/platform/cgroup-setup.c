@@ -126,14 +126,12 @@ static unsigned ctl_mask(struct cgroup *cg, int dirfd, const char *file)
         if (n < 0)
                 return 0;
         end = cg->buf + n;
-        while (p < end) {
-                const char *eol = line_end(p, end);
-
+        for (const char *eol; p < end; p = next_line(eol, end)) {
+                eol = line_end(p, end);
                 while (next_word(&p, eol, &w, &wn))
                         for (size_t k = 0; k < ARRAY_SIZE(v2_ctl); k++)
                                 if (word_is(w, wn, v2_ctl[k]))
                                         mask |= 1u << k;
-                p = next_line(eol, end);
         }
         return mask;
 }

@@ -43,16 +43,14 @@ int cpustat_parse(const char *buf, size_t len, struct cpustat *ret)
 
         if (!buf)
                 return -EINVAL;
-        while (p < end) {
-                const char *eol = line_end(p, end);
+        for (const char *eol; p < end; p = next_line(eol, end)) {
                 uint64_t v[10] = {0};
                 size_t n = 0;
 
+                eol = line_end(p, end);
                 /* The aggregate line is "cpu" then blanks; "cpu0" is not it. */
-                if (eol - p < 4 || memcmp(p, "cpu", 3) != 0 || (p[3] != ' ' && p[3] != '\t')) {
-                        p = next_line(eol, end);
+                if (eol - p < 4 || memcmp(p, "cpu", 3) != 0 || (p[3] != ' ' && p[3] != '\t'))
                         continue;
-                }
                 p += 3;
                 for (;;) {
                         uint64_t x;
@@ -383,11 +381,11 @@ int pidio_parse(const char *buf, size_t len, struct pidio *ret)
 
         if (!buf)
                 return -EINVAL;
-        while (p < end) {
-                const char *eol = line_end(p, end);
+        for (const char *eol; p < end; p = next_line(eol, end)) {
                 uint64_t *dst = NULL;
                 int r;
 
+                eol = line_end(p, end);
                 if (skip_prefix(&p, eol, "read_bytes:")) {
                         dst = &io.read_bytes;
                         have_r = true;
@@ -403,7 +401,6 @@ int pidio_parse(const char *buf, size_t len, struct pidio *ret)
                         if (!at_field_end(p, eol))
                                 return -EINVAL;
                 }
-                p = next_line(eol, end);
         }
         if (!have_r || !have_w)
                 return -EINVAL;
