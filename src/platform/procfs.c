@@ -138,10 +138,10 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
         if (!buf)
                 return -EINVAL;
         /* Read every tick: stop at the last key we need (SwapFree comes a
-         * third of the way down) rather than trying every key on all of it. */
-        while (p < end && nseen < _MI_MAX) {
-                const char *eol = line_end(p, end);
-
+         * third of the way down) rather than trying every key on all of it.
+         * Lines we do not know (and their units) are ignored. */
+        for (const char *eol; p < end && nseen < _MI_MAX; p = next_line(eol, end)) {
+                eol = line_end(p, end);
                 for (size_t k = 0; k < _MI_MAX; k++) {
                         uint64_t x;
                         int r;
@@ -161,8 +161,6 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
                         seen[k] = true;
                         break;
                 }
-                /* Lines we do not know (and their units) are ignored. */
-                p = next_line(eol, end);
         }
         if (!seen[MI_TOTAL] || !seen[MI_FREE] || !seen[MI_SWAP_TOTAL] || !seen[MI_SWAP_FREE])
                 return -EINVAL;
