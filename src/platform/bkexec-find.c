@@ -269,7 +269,8 @@ static bool half_moved(const struct cgroup_self *cs, const struct cgroup_self *r
         static const int listed[] = {CG_H_MEMORY, CG_H_V2};
 
         for (size_t i = 0; i < ARRAY_SIZE(listed); i++)
-                if (cs->path[listed[i]][0] && strcmp(cs->path[listed[i]], runtime->path[listed[i]]) == 0)
+                if (cs->path[listed[i]][0] &&
+                    strcmp(cs->path[listed[i]], runtime->path[listed[i]]) == 0)
                         return true;
         return false;
 }
@@ -301,9 +302,9 @@ void bkexec_walk(struct bkexec *b, struct procfs *p)
         }
 }
 
-static struct ex *ex_find(struct bkexec *b, size_t parent, const char *name)
+/* By name alone: BuildKit's exec ids are unique, one exec under two listings is one. */
+static struct ex *ex_find(struct bkexec *b, const char *name)
 {
-        (void)parent; /* BuildKit's exec ids are unique: one exec under two listings is one */
         for (size_t i = 0; i < b->nex; i++)
                 if (strcmp(b->ex[i].id, name) == 0)
                         return &b->ex[i];
@@ -364,7 +365,6 @@ static struct ex *ex_add(struct bkexec *b, size_t parent, const char *name)
         }
         e->parent = (int)parent;
         memcpy(e->id, name, strlen(name) + 1);
-        e->alive = true;
         b->nex++;
         return e;
 }
@@ -376,25 +376,18 @@ void bkexec_list_parents(struct bkexec *b)
         for (size_t i = 0; i < b->nex; i++)
                 b->ex[i].seen_now = false;
         for (size_t pi = 0; pi < b->nparents; pi++) {
-                int h = primary(b, pi), fd;
-                DIR *d;
+                DIR *d = opendir_at(b->root_fd, b->parents[pi][primary(b, pi)]);
                 struct dirent *de;
 
-                fd = openat(b->root_fd, b->parents[pi][h], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (fd < 0)
+                if (!d)
                         continue;
-                d = fdopendir(fd);
-                if (!d) {
-                        close(fd);
-                        continue;
-                }
                 while ((de = readdir(d))) {
                         struct ex *e;
 
                         if (de->d_type != DT_DIR || de->d_name[0] == '.')
                                 continue;
-                        e = ex_find(b, pi, de->d_name);
-                        if (e && e->alive)
+                        e = ex_find(b, de->d_name);
+                        if (e)
                                 ex_open_dirs(b, e, (size_t)e->parent, e->id);
                         if (!e)
                                 e = ex_add(b, pi, de->d_name);
@@ -417,14 +410,13 @@ int bkexec_ex_procs(struct bkexec *b, struct ex *e, long *pids, size_t cap)
                 /* v1's list is cached per open file while it is read at
                  * least once a second: a kept fd would never see a new
                  * process, so open it each time */
-                int fd = e->dfd[CG_H_MEMORY] >= 0
-                             ? openat(e->dfd[CG_H_MEMORY], "cgroup.procs", O_RDONLY | O_CLOEXEC)
-                             : -1;
+                _cleanup_close_ int fd =
+                    e->dfd[CG_H_MEMORY] >= 0
+                        ? openat(e->dfd[CG_H_MEMORY], "cgroup.procs", O_RDONLY | O_CLOEXEC)
+                        : -1;
                 n = fd >= 0 ? read(fd, b->buf, sizeof(b->buf) - 1) : -ENOENT;
                 if (fd >= 0 && n < 0)
                         n = -errno;
-                if (fd >= 0)
-                        close(fd);
         }
         if (n < 0)
                 return (int)n;

@@ -15,15 +15,15 @@
 #include "platform/kmsg.h"
 #include "platform/procfs.h"
 
-#define RAW_MAX 1024    /* bytes of a first process's cmdline kept to match */
-#define SCAN_MAX 32768  /* processes of one walk */
-#define SCAN_EVERY 10   /* discovering ticks between walks once a directory is known */
-#define VICTIM_TRIES 20 /* polls to find which process an OOM kill took */
-#define KEPT_MAX 16     /* files of one exec kept open for pread */
-#define WALK_POLL_S 0.5 /* between walks from bkexec_poll while no directory is known */
+#define RAW_MAX 1024     /* bytes of a first process's cmdline kept to match */
+#define SCAN_MAX 32768   /* processes of one walk */
+#define SCAN_EVERY 10    /* discovering ticks between walks once a directory is known */
+#define VICTIM_TRIES 20  /* polls to find which process an OOM kill took */
+#define KEPT_MAX 16      /* files of one exec kept open for pread */
+#define WALK_POLL_S 0.5  /* between walks from bkexec_poll while no directory is known */
 #define WALK_SOON_S 0.05 /* ... and after a walk that caught an exec half moved */
-#define OOM_KEPT_MAX 8  /* the kernel's OOM records kept for an exec not decided yet */
-#define OOM_KEPT_S 60.0 /* ... and for how long */
+#define OOM_KEPT_MAX 8   /* the kernel's OOM records kept for an exec not decided yet */
+#define OOM_KEPT_S 60.0  /* ... and for how long */
 
 enum ex_state { EX_PENDING, EX_OURS, EX_OTHER };
 
@@ -37,7 +37,7 @@ struct ex {
         int parent; /* index in parents[] */
         char id[EXEC_ID_MAX + 1];
         enum ex_state state;
-        bool alive, seen_now;
+        bool seen_now;
         uint64_t start_ticks; /* its first process's start, ticks after boot; 0 unknown */
         long first_pid;
         char raw[RAW_MAX];
@@ -74,8 +74,8 @@ struct bkexec {
         double page_bytes, hz;
         unsigned ticks_since_walk;
         double last_walk;
-        bool hunt;      /* bkexec_hunt() */
-        bool walk_soon; /* the last walk caught an exec half moved: walk on the next tick */
+        bool hunt;            /* bkexec_hunt() */
+        bool walk_soon;       /* the last walk caught an exec half moved: walk on the next tick */
         int kmsg_fd;          /* the kernel's log, for OOM kills of execs already gone */
         uint32_t *kmsg_kills; /* per fact: kills the log named */
         struct oom_kept {

@@ -18,14 +18,10 @@
 void bkexec_ex_close(struct ex *e)
 {
         for (size_t i = 0; i < e->nkept; i++)
-                if (e->kept[i].fd >= 0)
-                        close(e->kept[i].fd);
+                closep(&e->kept[i].fd);
         e->nkept = 0;
         for (int h = 0; h < _CG_H_MAX; h++)
-                if (e->dfd[h] >= 0) {
-                        close(e->dfd[h]);
-                        e->dfd[h] = -1;
-                }
+                closep(&e->dfd[h]);
 }
 
 int bkexec_new(const struct bkexec_config *cfg, struct bkexec **ret)
@@ -67,10 +63,8 @@ void bkexec_free(struct bkexec *b)
                 return;
         for (size_t i = 0; i < b->nex; i++)
                 bkexec_ex_close(&b->ex[i]);
-        if (b->root_fd >= 0)
-                close(b->root_fd);
-        if (b->kmsg_fd >= 0)
-                close(b->kmsg_fd);
+        closep(&b->root_fd);
+        closep(&b->kmsg_fd);
         free(b->kmsg_kills);
         free(b->parents);
         free(b->facts);
@@ -198,7 +192,8 @@ static void ex_decide(struct bkexec *b, struct ex *e, struct procfs *p, double n
         cmd[0] = '\0';
         if (b->cfg.match &&
             (b->cfg.match(b->cfg.userdata, e->raw, e->rawlen, now, cmd, sizeof(cmd)) ||
-             (e->xrawlen && b->cfg.match(b->cfg.userdata, e->xraw, e->xrawlen, now, cmd, sizeof(cmd)))))
+             (e->xrawlen &&
+              b->cfg.match(b->cfg.userdata, e->xraw, e->xrawlen, now, cmd, sizeof(cmd)))))
                 ex_fact_new(b, e, now, cmd);
         else if (e->rawlen >= 5 && memcmp(e->raw, "runc", 4) == 0)
                 e->rawlen = 0; /* "runc init", before it became the step: read again */
@@ -207,17 +202,13 @@ static void ex_decide(struct bkexec *b, struct ex *e, struct procfs *p, double n
 /* Memory, OOM count: the part bkexec_poll reads too. */
 static void ex_read_mem(struct bkexec *b, struct ex *e, struct exec_fact *f)
 {
+        bool v1 = e->dfd[CG_H_MEMORY] >= 0;
+        int h = v1 ? CG_H_MEMORY : CG_H_V2;
         double oom, peak;
 
-        if (e->dfd[CG_H_MEMORY] >= 0) {
-                f->mem_bytes = kread_u64(b, e, CG_H_MEMORY, "memory.usage_in_bytes");
-                peak = kread_u64(b, e, CG_H_MEMORY, "memory.max_usage_in_bytes");
-                oom = kread_key(b, e, CG_H_MEMORY, "memory.oom_control", "oom_kill");
-        } else {
-                f->mem_bytes = kread_u64(b, e, CG_H_V2, "memory.current");
-                peak = kread_u64(b, e, CG_H_V2, "memory.peak");
-                oom = kread_key(b, e, CG_H_V2, "memory.events", "oom_kill");
-        }
+        f->mem_bytes = kread_u64(b, e, h, v1 ? "memory.usage_in_bytes" : "memory.current");
+        peak = kread_u64(b, e, h, v1 ? "memory.max_usage_in_bytes" : "memory.peak");
+        oom = kread_key(b, e, h, v1 ? "memory.oom_control" : "memory.events", "oom_kill");
         /* a cgroup removed under an open fd reads as nothing: keep the last */
         if (isnan(peak))
                 peak = f->mem_bytes; /* no kernel peak (v2 before 5.19): sampled */
@@ -263,26 +254,17 @@ static void ex_read_net(struct bkexec *b, struct ex *e, struct exec_fact *f)
 /* Every counter of one exec of ours. */
 static void ex_read(struct bkexec *b, struct ex *e, struct exec_fact *f)
 {
-        double anon, file, u, s;
+        bool v1 = e->dfd[CG_H_MEMORY] >= 0, blk = e->dfd[CG_H_BLKIO] >= 0;
+        double anon = NAN, file = NAN, u, s;
         uint64_t r, w;
         ssize_t n;
 
         ex_read_mem(b, e, f);
-        if (e->dfd[CG_H_MEMORY] >= 0) {
-                n = bkexec_kread(b, e, CG_H_MEMORY, "memory.stat");
-                anon = file = NAN;
-                if (n > 0 && cgroup_keyed_parse(b->buf, (size_t)n, "total_rss", &r) >= 0)
-                        anon = (double)r;
-                if (n > 0 && cgroup_keyed_parse(b->buf, (size_t)n, "total_cache", &w) >= 0)
-                        file = (double)w;
-        } else {
-                n = bkexec_kread(b, e, CG_H_V2, "memory.stat");
-                anon = file = NAN;
-                if (n > 0 && cgroup_keyed_parse(b->buf, (size_t)n, "anon", &r) >= 0)
-                        anon = (double)r;
-                if (n > 0 && cgroup_keyed_parse(b->buf, (size_t)n, "file", &w) >= 0)
-                        file = (double)w;
-        }
+        n = bkexec_kread(b, e, v1 ? CG_H_MEMORY : CG_H_V2, "memory.stat");
+        if (n > 0 && cgroup_keyed_parse(b->buf, (size_t)n, v1 ? "total_rss" : "anon", &r) >= 0)
+                anon = (double)r;
+        if (n > 0 && cgroup_keyed_parse(b->buf, (size_t)n, v1 ? "total_cache" : "file", &w) >= 0)
+                file = (double)w;
         f->anon_bytes = anon;
         f->file_bytes = file;
         f->u.anon_peak_bytes = execs_max(f->u.anon_peak_bytes, anon);
@@ -296,18 +278,13 @@ static void ex_read(struct bkexec *b, struct ex *e, struct exec_fact *f)
                 f->cpu_sys_s = s / b->hz;
         }
         f->u.cpu_s = execs_sum(f->cpu_user_s, f->cpu_sys_s);
-        if (e->dfd[CG_H_BLKIO] >= 0) {
-                n = bkexec_kread(b, e, CG_H_BLKIO, "blkio.throttle.io_service_bytes_recursive");
-                if (n > 0 && cgroup_blkio_parse(b->buf, (size_t)n, &r, &w) >= 0) {
-                        f->u.io_read_bytes = (double)r;
-                        f->u.io_write_bytes = (double)w;
-                }
-        } else {
-                n = bkexec_kread(b, e, CG_H_V2, "io.stat");
-                if (n >= 0 && cgroup_iostat_parse(b->buf, (size_t)n, &r, &w) >= 0) {
-                        f->u.io_read_bytes = (double)r;
-                        f->u.io_write_bytes = (double)w;
-                }
+        n = blk ? bkexec_kread(b, e, CG_H_BLKIO, "blkio.throttle.io_service_bytes_recursive")
+                : bkexec_kread(b, e, CG_H_V2, "io.stat");
+        /* an empty io.stat is a cgroup that did no IO */
+        if ((n > 0 || (n == 0 && !blk)) &&
+            (blk ? cgroup_blkio_parse : cgroup_iostat_parse)(b->buf, (size_t)n, &r, &w) >= 0) {
+                f->u.io_read_bytes = (double)r;
+                f->u.io_write_bytes = (double)w;
         }
         f->pids = kread_u64(b, e, e->dfd[CG_H_PIDS] >= 0 ? CG_H_PIDS : CG_H_V2, "pids.current");
         ex_read_pressure(b, e, f);
@@ -498,8 +475,7 @@ static const struct proctop_entry *gone_top(const struct ex *e, struct procfs *p
  * rose: only while the kernel's own record has not named it (that record
  * may be read a tick before the count is: the guess then named the step's
  * shell, gone with its step, over the kernel's tail). */
-static void find_victim(const struct bkexec *b, struct ex *e, struct exec_fact *f,
-                        struct procfs *p)
+static void find_victim(const struct bkexec *b, struct ex *e, struct exec_fact *f, struct procfs *p)
 {
         const struct proctop_entry *v;
 

@@ -51,12 +51,11 @@ static bool run_owner_alive(struct cgroup *cg, int parent_fd, const char *name, 
  * how many were found. */
 static size_t kill_tree(struct cgroup *cg, int dirfd, int depth)
 {
-        ssize_t n = cg_read_at(cg, dirfd, "cgroup.procs");
         size_t found = 0;
         DIR *d;
         struct dirent *de;
 
-        if (n >= 0 && cg_pids_from_buf(cg, (size_t)n) >= 0)
+        if (cg_pids_from_buf(cg, cg_read_at(cg, dirfd, "cgroup.procs")) >= 0)
                 for (size_t k = 0; k < cg->npids; k++)
                         if (cg->pids[k] != getpid()) {
                                 (void)kill((pid_t)cg->pids[k], SIGKILL);
@@ -185,15 +184,12 @@ static void v2_restore(struct cgroup *cg)
         else if (hh->parent_fd >= 0)
                 cg_disable_ctl(hh->parent_fd, v->parent_added);
         if (v->leaf) {
-                ssize_t n;
-
                 cg_disable_ctl(v->own_fd, v->own_added);
                 if (hh->parent_fd >= 0)
                         lfd =
                             openat(hh->parent_fd, v->leaf_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 /* Us and the daemons moved out of the build. */
-                n = lfd >= 0 ? cg_read_at(cg, lfd, "cgroup.procs") : -EBADF;
-                if (n >= 0 && cg_pids_from_buf(cg, (size_t)n) >= 0)
+                if (lfd >= 0 && cg_pids_from_buf(cg, cg_read_at(cg, lfd, "cgroup.procs")) >= 0)
                         for (size_t k = 0; k < cg->npids; k++)
                                 (void)cg_write_pid(v->own_fd, cg->pids[k]);
                 (void)cg_write_pid(v->own_fd, (long)getpid());
@@ -203,7 +199,6 @@ static void v2_restore(struct cgroup *cg)
         }
         v->own_added = v->parent_added = 0;
         closep(&v->own_fd);
-        v->own_fd = -1;
 }
 
 void cg_remove_dirs(struct cgroup *cg)
@@ -215,7 +210,6 @@ void cg_remove_dirs(struct cgroup *cg)
                         continue;
                 (void)prune_below(hh->dir_fd, 0);
                 closep(&hh->dir_fd);
-                hh->dir_fd = -1;
                 (void)unlinkat(hh->parent_fd, hh->name, AT_REMOVEDIR);
         }
         v2_restore(cg);
@@ -225,7 +219,6 @@ void cg_remove_dirs(struct cgroup *cg)
                 if (hh->parent_fd < 0)
                         continue;
                 closep(&hh->parent_fd);
-                hh->parent_fd = -1;
                 /* Busy while another buildtel runs: that one removes it. */
                 (void)unlinkat(cg->root_fd, hh->parent + 1, AT_REMOVEDIR);
         }
@@ -254,28 +247,23 @@ static int cgroup_kill_all(struct cgroup *cg)
         return ret;
 }
 
-/* Where a daemon moved out of the build goes in hierarchy i: our own
- * cgroup, or in a v2 leaf set-up our leaf (v2_restore moves it on). */
-static int leftover_dest(struct cgroup *cg, int i)
-{
-        if (i == CG_H_V2 && cg->v2.leaf && cg->h[i].parent_fd >= 0)
-                return openat(cg->h[i].parent_fd, cg->v2.leaf_name,
-                              O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        return openat(cg->root_fd, cg->h[i].own + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-}
-
+/* A daemon moved out of the build goes to our own cgroup, or in a v2 leaf
+ * set-up to our leaf (v2_restore moves it on). */
 static void move_out(struct cgroup *cg, long pid)
 {
         for (int i = 0; i < _CG_H_MAX; i++) {
-                int fd;
+                _cleanup_close_ int fd = -1;
 
                 if (!cg->h[i].used || cg->h[i].dir_fd < 0)
                         continue;
-                fd = leftover_dest(cg, i);
-                if (fd >= 0) {
+                if (i == CG_H_V2 && cg->v2.leaf && cg->h[i].parent_fd >= 0)
+                        fd = openat(cg->h[i].parent_fd, cg->v2.leaf_name,
+                                    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                else
+                        fd = openat(cg->root_fd, cg->h[i].own + 1,
+                                    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd >= 0)
                         (void)cg_write_pid(fd, pid);
-                        close(fd);
-                }
         }
 }
 
@@ -285,29 +273,24 @@ static void move_out(struct cgroup *cg, long pid)
 static void keep_daemons(struct cgroup *cg)
 {
         int lh = cg->h[CG_H_V2].used ? CG_H_V2 : CG_H_MEMORY;
-        long sid = (long)getsid(0), found[16];
+        long sid = (long)getsid(0);
         char names[512];
-        size_t nfound = 0, more = 0, o = 0;
-        ssize_t n;
+        size_t more = 0, o = 0;
 
         if (cg->kill_leftovers || cg->h[lh].dir_fd < 0)
                 return;
-        n = cg_read_at(cg, cg->h[lh].dir_fd, "cgroup.procs");
-        if (n < 0 || cg_pids_from_buf(cg, (size_t)n) < 0)
+        if (cg_pids_from_buf(cg, cg_read_at(cg, cg->h[lh].dir_fd, "cgroup.procs")) < 0)
                 return;
-        for (size_t k = 0; k < cg->npids; k++) {
-                if (nfound < ARRAY_SIZE(found))
-                        found[nfound++] = cg->pids[k];
-        }
         names[0] = '\0';
-        for (size_t k = 0; k < nfound; k++) {
+        /* cg->pids stays as read: the reads below use cg->buf only */
+        for (size_t k = 0; k < MIN(cg->npids, 16); k++) {
                 struct pidstat ps;
                 int w;
 
-                if (cg_read_pidstat(cg, found[k], &ps) < 0 || ps.session == sid ||
+                if (cg_read_pidstat(cg, cg->pids[k], &ps) < 0 || ps.session == sid ||
                     ps.state == 'Z' || ps.pid == (long)getpid())
                         continue;
-                move_out(cg, found[k]);
+                move_out(cg, cg->pids[k]);
                 if (o >= sizeof(names) - 80) {
                         more++;
                         continue;

@@ -109,10 +109,11 @@ struct cgroup {
 
 /* cgroup-read.c. cg_read_fd preads fd whole into cg->buf (owned by cg,
  * grown as needed): the length or -errno. cg_pids_from_buf parses the first
- * n bytes of cg->buf into cg->pids, cg->npids. The others: 0 or -errno. */
+ * n bytes of cg->buf into cg->pids, cg->npids; n is a read's result, so a
+ * negative n is returned as it is. The others: 0 or -errno. */
 ssize_t cg_read_fd(struct cgroup *cg, int fd);
 void cg_pids_reserve(struct cgroup *cg, size_t n); /* a failed realloc keeps the old */
-int cg_pids_from_buf(struct cgroup *cg, size_t n);
+int cg_pids_from_buf(struct cgroup *cg, ssize_t n);
 int cg_read_pressure(struct cgroup *cg, int fd, struct cgroup_pressure *ret);
 /* cgroup-setup.c. cg_read_at reads dirfd's name as cg_read_fd does; the
  * others return 0 or -errno. */

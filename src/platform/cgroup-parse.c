@@ -27,6 +27,23 @@ static int hier_of_controller(const char *w, size_t n)
         return -1;
 }
 
+/* Bits (1u << enum cgroup_hier) of the v1 controllers in the comma-separated
+ * list [o, end). */
+static unsigned hiers_of(const char *o, const char *end)
+{
+        unsigned mask = 0;
+
+        while (o < end) {
+                const char *comma = memchr(o, ',', (size_t)(end - o)), *ce = comma ? comma : end;
+                int h = hier_of_controller(o, (size_t)(ce - o));
+
+                if (h >= 0)
+                        mask |= 1u << h;
+                o = comma ? comma + 1 : end;
+        }
+        return mask;
+}
+
 /* Copy a mountinfo path, undoing its \ooo escapes. */
 static int unescape_path(const char *w, size_t n, char out[static CG_PATH_MAX])
 {
@@ -58,13 +75,15 @@ int cgroup_mounts_parse(const char *buf, size_t len, struct cgroup_mounts *ret)
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
-        while (p < end) {
-                const char *eol = line_end(p, end), *w, *root_w = NULL, *mnt_w = NULL, *type_w;
+        for (const char *eol; p < end; p = next_line(eol, end)) {
+                const char *w, *root_w = NULL, *mnt_w = NULL, *type_w;
                 const char *opts_w;
                 size_t n, root_n = 0, mnt_n = 0, type_n, opts_n;
                 bool sep = false;
+                unsigned hs;
                 int field = 0;
 
+                eol = line_end(p, end);
                 /* id parent maj:min root mountpoint opts [optional...] - type source superopts */
                 while (next_word(&p, eol, &w, &n)) {
                         field++;
@@ -80,31 +99,17 @@ int cgroup_mounts_parse(const char *buf, size_t len, struct cgroup_mounts *ret)
                         }
                 }
                 if (!sep || !next_word(&p, eol, &type_w, &type_n) || !next_word(&p, eol, &w, &n) ||
-                    !next_word(&p, eol, &opts_w, &opts_n)) {
-                        p = next_line(eol, end);
+                    !next_word(&p, eol, &opts_w, &opts_n))
                         continue;
-                }
-                if (word_is(type_w, type_n, "cgroup2")) {
-                        if (!m->mnt[CG_H_V2][0] &&
-                            unescape_path(mnt_w, mnt_n, m->mnt[CG_H_V2]) >= 0 &&
-                            unescape_path(root_w, root_n, m->root[CG_H_V2]) < 0)
-                                m->mnt[CG_H_V2][0] = '\0';
-                } else if (word_is(type_w, type_n, "cgroup")) {
-                        const char *o = opts_w, *oend = opts_w + opts_n;
-
-                        while (o < oend) {
-                                const char *comma = memchr(o, ',', (size_t)(oend - o));
-                                const char *ce = comma ? comma : oend;
-                                int h = hier_of_controller(o, (size_t)(ce - o));
-
-                                if (h >= 0 && !m->mnt[h][0] &&
-                                    unescape_path(mnt_w, mnt_n, m->mnt[h]) >= 0 &&
-                                    unescape_path(root_w, root_n, m->root[h]) < 0)
-                                        m->mnt[h][0] = '\0';
-                                o = comma ? comma + 1 : oend;
-                        }
-                }
-                p = next_line(eol, end);
+                hs = word_is(type_w, type_n, "cgroup2")  ? 1u << CG_H_V2
+                     : word_is(type_w, type_n, "cgroup") ? hiers_of(opts_w, opts_w + opts_n)
+                                                         : 0;
+                /* The first mount of a hierarchy is the one used. */
+                for (int h = 0; h < _CG_H_MAX; h++)
+                        if ((hs & (1u << h)) && !m->mnt[h][0] &&
+                            unescape_path(mnt_w, mnt_n, m->mnt[h]) >= 0 &&
+                            unescape_path(root_w, root_n, m->root[h]) < 0)
+                                m->mnt[h][0] = '\0';
         }
         *ret = *m;
         free(m);
@@ -122,45 +127,28 @@ int cgroup_self_parse(const char *buf, size_t len, struct cgroup_self *ret)
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        while (p < end) {
-                const char *eol = line_end(p, end);
-                const char *c1 = memchr(p, ':', (size_t)(eol - p)), *c2, *path;
+        for (const char *eol; p < end; p = next_line(eol, end)) {
+                const char *c1, *c2 = NULL, *path;
                 size_t plen;
+                unsigned hs;
 
-                if (!c1 || !(c2 = memchr(c1 + 1, ':', (size_t)(eol - c1 - 1)))) {
-                        p = next_line(eol, end);
-                        continue;
-                }
-                path = c2 + 1;
+                eol = line_end(p, end);
+                c1 = memchr(p, ':', (size_t)(eol - p));
+                if (c1)
+                        c2 = memchr(c1 + 1, ':', (size_t)(eol - c1 - 1));
+                path = c2 ? c2 + 1 : eol;
                 plen = (size_t)(eol - path);
-                if (plen == 0 || path[0] != '/' || plen >= CG_PATH_MAX ||
-                    memchr(path, '\0', plen)) {
-                        p = next_line(eol, end);
+                if (plen == 0 || path[0] != '/' || plen >= CG_PATH_MAX || memchr(path, '\0', plen))
                         continue;
-                }
-                if (c2 == c1 + 1 && c1 - p == 1 && p[0] == '0') {
-                        if (!s->path[CG_H_V2][0]) {
-                                memcpy(s->path[CG_H_V2], path, plen);
-                                s->path[CG_H_V2][plen] = '\0';
+                /* "0::/path" is v2's; "N:ctl,ctl:/path" a v1 hierarchy's */
+                hs = c2 == c1 + 1 && c1 - p == 1 && p[0] == '0' ? 1u << CG_H_V2
+                                                                : hiers_of(c1 + 1, c2);
+                for (int h = 0; h < _CG_H_MAX; h++)
+                        if ((hs & (1u << h)) && !s->path[h][0]) {
+                                memcpy(s->path[h], path, plen);
+                                s->path[h][plen] = '\0';
                                 any = true;
                         }
-                } else {
-                        const char *o = c1 + 1;
-
-                        while (o < c2) {
-                                const char *comma = memchr(o, ',', (size_t)(c2 - o));
-                                const char *ce = comma ? comma : c2;
-                                int h = hier_of_controller(o, (size_t)(ce - o));
-
-                                if (h >= 0 && !s->path[h][0]) {
-                                        memcpy(s->path[h], path, plen);
-                                        s->path[h][plen] = '\0';
-                                        any = true;
-                                }
-                                o = comma ? comma + 1 : c2;
-                        }
-                }
-                p = next_line(eol, end);
         }
         if (!any) {
                 free(s);
@@ -202,12 +190,13 @@ int cgroup_keyed_parse(const char *buf, size_t len, const char *key, uint64_t *r
 
         if (!buf || !key)
                 return -EINVAL;
-        while (p < end) {
-                const char *eol = line_end(p, end), *w;
+        for (const char *eol; p < end; p = next_line(eol, end)) {
+                const char *w;
                 size_t n;
                 uint64_t v;
                 int r;
 
+                eol = line_end(p, end);
                 if (next_word(&p, eol, &w, &n) && word_is(w, n, key)) {
                         skip_spaces(&p, eol);
                         r = parse_u64(&p, eol, &v);
@@ -218,7 +207,6 @@ int cgroup_keyed_parse(const char *buf, size_t len, const char *key, uint64_t *r
                         *ret = v;
                         return 0;
                 }
-                p = next_line(eol, end);
         }
         return -ENOENT;
 }
@@ -231,20 +219,17 @@ int cgroup_iostat_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_
         if (!buf)
                 return -EINVAL;
         /* "8:0 rbytes=1 wbytes=2 rios=3 wios=4 dbytes=0 dios=0" */
-        while (p < end) {
-                const char *eol = line_end(p, end), *w;
+        for (const char *eol; p < end; p = next_line(eol, end)) {
+                const char *w;
                 size_t n;
-                bool first = true;
 
+                eol = line_end(p, end);
+                (void)next_word(&p, eol, &w, &n); /* MAJ:MIN */
                 while (next_word(&p, eol, &w, &n)) {
                         const char *q = w, *wend = w + n;
                         uint64_t v;
                         bool is_r;
 
-                        if (first) {
-                                first = false;
-                                continue; /* MAJ:MIN */
-                        }
                         is_r = skip_prefix(&q, wend, "rbytes=");
                         if (!is_r && !skip_prefix(&q, wend, "wbytes="))
                                 continue;
@@ -255,7 +240,6 @@ int cgroup_iostat_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_
                         else
                                 wr = add_sat(wr, v);
                 }
-                p = next_line(eol, end);
         }
         *ret_read = rd;
         *ret_write = wr;
@@ -270,18 +254,17 @@ int cgroup_blkio_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_t
         if (!buf)
                 return -EINVAL;
         /* "254:0 Read 123" ... "254:0 Total 456", then "Total 456". */
-        while (p < end) {
-                const char *eol = line_end(p, end), *dev, *op;
+        for (const char *eol; p < end; p = next_line(eol, end)) {
+                const char *dev, *op;
                 size_t dn, on;
                 uint64_t v;
                 int r;
 
+                eol = line_end(p, end);
                 if (!next_word(&p, eol, &dev, &dn) || !memchr(dev, ':', dn) ||
                     !next_word(&p, eol, &op, &on) ||
-                    (!word_is(op, on, "Read") && !word_is(op, on, "Write"))) {
-                        p = next_line(eol, end);
+                    (!word_is(op, on, "Read") && !word_is(op, on, "Write")))
                         continue;
-                }
                 skip_spaces(&p, eol);
                 r = parse_u64(&p, eol, &v);
                 if (r < 0)
@@ -292,7 +275,6 @@ int cgroup_blkio_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_t
                         rd = add_sat(rd, v);
                 else
                         wr = add_sat(wr, v);
-                p = next_line(eol, end);
         }
         *ret_read = rd;
         *ret_write = wr;
@@ -308,16 +290,15 @@ int cgroup_pressure_parse(const char *buf, size_t len, struct cgroup_pressure *r
         if (!buf)
                 return -EINVAL;
         /* "some avg10=0.00 avg60=0.00 avg300=0.00 total=123" */
-        while (p < end) {
-                const char *eol = line_end(p, end), *w;
+        for (const char *eol; p < end; p = next_line(eol, end)) {
+                const char *w;
                 size_t n;
                 bool is_some;
 
+                eol = line_end(p, end);
                 if (!next_word(&p, eol, &w, &n) ||
-                    (!(is_some = word_is(w, n, "some")) && !word_is(w, n, "full"))) {
-                        p = next_line(eol, end);
+                    (!(is_some = word_is(w, n, "some")) && !word_is(w, n, "full")))
                         continue;
-                }
                 while (next_word(&p, eol, &w, &n)) {
                         const char *q = w, *wend = w + n;
                         uint64_t v;
@@ -333,7 +314,6 @@ int cgroup_pressure_parse(const char *buf, size_t len, struct cgroup_pressure *r
                                 full = v;
                         }
                 }
-                p = next_line(eol, end);
         }
         if (!have_some)
                 return -EINVAL;
@@ -348,15 +328,13 @@ int cgroup_procs_parse(const char *buf, size_t len, long *pids, size_t cap, size
 
         if (!buf || (!pids && cap > 0))
                 return -EINVAL;
-        while (p < end) {
-                const char *eol = line_end(p, end);
+        for (const char *eol; p < end; p = next_line(eol, end)) {
                 uint64_t v;
                 int r;
 
-                if (eol == p) {
-                        p = next_line(eol, end);
+                eol = line_end(p, end);
+                if (eol == p)
                         continue;
-                }
                 r = parse_u64(&p, eol, &v);
                 if (r < 0)
                         return r;
@@ -367,7 +345,6 @@ int cgroup_procs_parse(const char *buf, size_t len, long *pids, size_t cap, size
                 if (n < cap)
                         pids[n] = (long)v;
                 n++;
-                p = next_line(eol, end);
         }
         *ret_n = n;
         return 0;

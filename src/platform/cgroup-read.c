@@ -20,7 +20,6 @@
  * live processes than this is summed only as far as this. */
 #define PIDS_MAX 65536
 
-/* pread a whole kept-open file into cg->buf (grown as needed). */
 ssize_t cg_read_fd(struct cgroup *cg, int fd)
 {
         if (fd < 0)
@@ -41,17 +40,17 @@ void cg_pids_reserve(struct cgroup *cg, size_t n)
         }
 }
 
-/* Parse cg->buf (len n) as cgroup.procs into cg->pids. */
-int cg_pids_from_buf(struct cgroup *cg, size_t n)
+int cg_pids_from_buf(struct cgroup *cg, ssize_t n)
 {
         size_t total;
-        int r = cgroup_procs_parse(cg->buf, n, cg->pids, cg->pids_cap, &total);
+        int r =
+            n < 0 ? (int)n : cgroup_procs_parse(cg->buf, (size_t)n, cg->pids, cg->pids_cap, &total);
 
         if (r < 0)
                 return r;
         if (total > cg->pids_cap) {
                 cg_pids_reserve(cg, MIN(MAX(total, 2 * cg->pids_cap), (size_t)PIDS_MAX));
-                r = cgroup_procs_parse(cg->buf, n, cg->pids, cg->pids_cap, &total);
+                r = cgroup_procs_parse(cg->buf, (size_t)n, cg->pids, cg->pids_cap, &total);
                 if (r < 0)
                         return r;
         }
@@ -372,12 +371,8 @@ int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret)
 int cgroup_pids(struct cgroup *cg, const long **ret_pids, size_t *ret_n)
 {
         if (cg->mode != CGROUP_MODE_NONE) {
-                ssize_t n = cg_read_fd(cg, cg->hot[HOT_PROCS]);
-                int r;
+                int r = cg_pids_from_buf(cg, cg_read_fd(cg, cg->hot[HOT_PROCS]));
 
-                if (n < 0)
-                        return (int)n;
-                r = cg_pids_from_buf(cg, (size_t)n);
                 if (r < 0)
                         return r;
         }

@@ -49,7 +49,6 @@ static void note(const struct cgroup_config *cfg, const char *fmt, ...)
         cfg->note(cfg->userdata, "%s", buf);
 }
 
-/* Read a small file relative to dirfd into cg->buf. */
 ssize_t cg_read_at(struct cgroup *cg, int dirfd, const char *name)
 {
         _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
@@ -127,14 +126,12 @@ static unsigned ctl_mask(struct cgroup *cg, int dirfd, const char *file)
         if (n < 0)
                 return 0;
         end = cg->buf + n;
-        while (p < end) {
-                const char *eol = line_end(p, end);
-
+        for (const char *eol; p < end; p = next_line(eol, end)) {
+                eol = line_end(p, end);
                 while (next_word(&p, eol, &w, &wn))
                         for (size_t k = 0; k < ARRAY_SIZE(v2_ctl); k++)
                                 if (word_is(w, wn, v2_ctl[k]))
                                         mask |= 1u << k;
-                p = next_line(eol, end);
         }
         return mask;
 }
@@ -149,7 +146,6 @@ static int make_dirs(struct cgroup *cg, struct hier *hh, const char *base)
                 return r;
         for (int attempt = 0; attempt < 3; attempt++) {
                 closep(&hh->parent_fd);
-                hh->parent_fd = -1;
                 if (mkdirat(cg->root_fd, hh->parent + 1, 0755) < 0 && errno != EEXIST)
                         return -errno;
                 hh->parent_fd =
@@ -208,17 +204,6 @@ static void blkio_account_all(struct cgroup *cg, int cgfd)
         closedir(d);
 }
 
-static int setup_none(struct cgroup *cg, const struct cgroup_config *cfg)
-{
-        int r = procfs_new(cfg->root ? cfg->root : "/", &cg->procfs);
-
-        if (r < 0)
-                return r;
-        cg->tree_root = cfg->tree_root > 0 ? cfg->tree_root : (long)getpid();
-        (void)getrusage(RUSAGE_CHILDREN, &cg->ru_base);
-        return 0;
-}
-
 static void setup_host_psi(struct cgroup *cg)
 {
         static const char *const names[3] = {"proc/pressure/cpu", "proc/pressure/memory",
@@ -231,6 +216,18 @@ static void setup_host_psi(struct cgroup *cg)
                 cg->psi_base_ok[i] =
                     cg_read_pressure(cg, cg->hot[HOT_PSI_CPU + i], &cg->psi_base[i]) >= 0;
         }
+}
+
+static int setup_none(struct cgroup *cg, const struct cgroup_config *cfg)
+{
+        int r = procfs_new(cfg->root ? cfg->root : "/", &cg->procfs);
+
+        if (r < 0)
+                return r;
+        cg->tree_root = cfg->tree_root > 0 ? cfg->tree_root : (long)getpid();
+        (void)getrusage(RUSAGE_CHILDREN, &cg->ru_base);
+        setup_host_psi(cg);
+        return 0;
 }
 
 static enum cgroup_mode pick_mode(struct cgroup *cg, const struct cgroup_mounts *m,
@@ -385,12 +382,10 @@ struct v2_own {
 
 static void v2_look(struct cgroup *cg, int fd, struct v2_own *o)
 {
-        ssize_t n = cg_read_at(cg, fd, "cgroup.procs");
-
         o->fd = fd;
         o->nprocs = 0;
         o->only_us = false;
-        if (n >= 0 && cg_pids_from_buf(cg, (size_t)n) >= 0) {
+        if (cg_pids_from_buf(cg, cg_read_at(cg, fd, "cgroup.procs")) >= 0) {
                 o->nprocs = cg->npids;
                 o->only_us = cg->npids == 1 && cg->pids[0] == (long)getpid();
         }
@@ -623,7 +618,6 @@ static void open_counters(struct cgroup *cg, const struct cgroup_config *cfg)
                 } else if (open_hot(cg, HOT_CPU_USER, CG_H_CPUACCT, "cpuacct.usage_user") < 0 ||
                            open_hot(cg, HOT_CPU_SYS, CG_H_CPUACCT, "cpuacct.usage_sys") < 0) {
                         closep(&cg->hot[HOT_CPU_USER]);
-                        cg->hot[HOT_CPU_USER] = -1;
                         (void)open_hot(cg, HOT_CPU, CG_H_CPUACCT, "cpuacct.stat");
                 }
                 (void)open_hot(cg, HOT_MEM, CG_H_MEMORY, "memory.usage_in_bytes");
@@ -745,8 +739,6 @@ int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret)
         }
         if (r >= 0 && cfg->mode == CGROUP_MODE_NONE) {
                 r = setup_none(cg, cfg);
-                if (r >= 0)
-                        setup_host_psi(cg);
         } else if (r >= 0) {
                 r = setup_dirs(cg, cfg);
                 if (r >= 0) {
@@ -828,7 +820,6 @@ int cgroup_verify(struct cgroup *cg, pid_t pid, int join_error)
 int cgroup_fallback_none(struct cgroup *cg, long tree_root)
 {
         struct cgroup_config cfg = {.tree_root = tree_root};
-        int r;
 
         if (cg->mode == CGROUP_MODE_NONE)
                 return 0;
@@ -836,21 +827,14 @@ int cgroup_fallback_none(struct cgroup *cg, long tree_root)
         cg_remove_dirs(cg);
         for (int i = 0; i < _CG_H_MAX; i++) {
                 closep(&cg->h[i].procs_w_fd);
-                cg->h[i].procs_w_fd = -1;
                 cg->h[i].used = false;
         }
-        for (int i = 0; i < _HOT_MAX; i++) {
+        for (int i = 0; i < _HOT_MAX; i++)
                 closep(&cg->hot[i]);
-                cg->hot[i] = -1;
-        }
         cg->mode = CGROUP_MODE_NONE;
         cg->mem_peak = cg->pids_peak = NAN;
         cfg.root = cg->root_path;
-        r = setup_none(cg, &cfg);
-        if (r < 0)
-                return r;
-        setup_host_psi(cg);
-        return 0;
+        return setup_none(cg, &cfg);
 }
 
 bool cgroup_pressure_is_host(const struct cgroup *cg)

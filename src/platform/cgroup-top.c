@@ -10,6 +10,7 @@
 
 #include "model/compilers.h"
 #include "util/macro.h"
+#include "util/util.h"
 
 #define PROCSCAN_CMDLINE_MAX 32768 /* compile lines run to kilobytes */
 
@@ -342,23 +343,6 @@ static enum procunit_kind classify_args(const char *comm, const char *cmdline, s
         return PROCUNIT_NONE;
 }
 
-static enum procunit_kind classify_raw(const char *comm, const char *cmdline, size_t len,
-                                       const char **ret_a, size_t *ret_n)
-{
-        struct argscan as;
-
-        return classify_args(comm, cmdline, len, ret_a, ret_n, &as);
-}
-
-static uint64_t hash64(const char *s, size_t n)
-{
-        uint64_t h = 14695981039346656037ull;
-
-        for (size_t i = 0; i < n; i++)
-                h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-        return h ? h : 1; /* 0 is "no output" */
-}
-
 /* A compile's key, -std= and output directory. */
 static void compile_identity(const struct argscan *as, struct procunit *ret)
 {
@@ -369,7 +353,8 @@ static void compile_identity(const struct argscan *as, struct procunit *ret)
                 put(&o, as->std, as->std_n);
         if (!as->output || as->output_n == 0)
                 return;
-        ret->key = hash64(as->output, as->output_n);
+        ret->key = fnv1a(FNV1A_OFFSET, as->output, as->output_n);
+        ret->key += !ret->key; /* 0 is "no output" */
         slash = memrchr(as->output, '/', as->output_n);
         if (slash && slash > as->output) {
                 o = (struct out){ret->dir, sizeof(ret->dir), 0, false};
@@ -410,6 +395,7 @@ void procunit_classify(const char *comm, const char *cmdline, size_t len, struct
 int proctop_label(const char *comm, const char *cmdline, size_t len, char *out, size_t cap)
 {
         const char *cur = cmdline, *end = cmdline + (cmdline ? len : 0), *a;
+        struct argscan as;
         struct out o;
         size_t n, args_end;
 
@@ -421,7 +407,7 @@ int proctop_label(const char *comm, const char *cmdline, size_t len, char *out, 
         if (!cmdline || len == 0)
                 return (int)o.len;
         if (comm && procunit_maybe(comm) &&
-            classify_raw(comm, cmdline, len, &a, &n) != PROCUNIT_NONE) {
+            classify_args(comm, cmdline, len, &a, &n, &as) != PROCUNIT_NONE) {
                 put(&o, " ", 1);
                 if (!o.full && o.len + 1 < o.cap)
                         put_tail(&o, a, n, o.cap - 1 - o.len);

@@ -65,9 +65,7 @@ static void child_fds_apply(const struct child_fds *fds)
                 for (size_t i = 0; i < fds->nkeep; i++)
                         (void)fcntl(fds->keep[i], F_SETFD, 0);
         }
-        for (int fd = 0; fd < 3; fd++)
-                if (fds->closed[fd])
-                        (void)close(fd);
+        child_fds_unreserve(fds);
 }
 
 void child_reset_signals(void)
@@ -132,8 +130,10 @@ _Noreturn static void child_exec(const struct child_config *cfg, int out_w, int 
         if (cfg->stdin_null && dup2(null_fd, STDIN_FILENO) < 0)
                 goto fail;
         if (cfg->pipes) {
-                if (dup2(out_w, STDOUT_FILENO) < 0 ||
-                    dup2(cfg->stderr_null ? null_fd : err_w >= 0 ? err_w : out_w, STDERR_FILENO) < 0)
+                if (dup2(out_w, STDOUT_FILENO) < 0 || dup2(cfg->stderr_null ? null_fd
+                                                           : err_w >= 0     ? err_w
+                                                                            : out_w,
+                                                           STDERR_FILENO) < 0)
                         goto fail;
         }
         if (cfg->clean)
@@ -171,10 +171,9 @@ static int above_stdio(int *fd)
  * Not the build's controlling terminal: it keeps ours (O_NOCTTY). */
 static int open_pty(int *ret_master, int *ret_slave, struct winsize *ret_ws)
 {
-        _cleanup_close_ int m = -1;
+        _cleanup_close_ int m = -1, sl = -1;
         struct termios t;
         char name[128];
-        int sl;
 
         m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
         if (m < 0)
@@ -186,17 +185,15 @@ static int open_pty(int *ret_master, int *ret_slave, struct winsize *ret_ws)
         sl = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
         if (sl < 0)
                 return -errno;
-        if (tcgetattr(STDOUT_FILENO, &t) < 0 && tcgetattr(sl, &t) < 0) {
-                close(sl);
+        if (tcgetattr(STDOUT_FILENO, &t) < 0 && tcgetattr(sl, &t) < 0)
                 return -errno;
-        }
         t.c_oflag &= ~(tcflag_t)OPOST;
         (void)tcsetattr(sl, TCSANOW, &t);
         memset(ret_ws, 0, sizeof(*ret_ws));
         if (ioctl(STDOUT_FILENO, TIOCGWINSZ, ret_ws) == 0)
                 (void)ioctl(sl, TIOCSWINSZ, ret_ws);
         *ret_master = TAKE_FD(m);
-        *ret_slave = sl;
+        *ret_slave = TAKE_FD(sl);
         return 0;
 }
 
@@ -319,7 +316,6 @@ int child_spawn(const struct child_config *cfg, struct child **ret)
         /* Both sides set the group, so whoever runs first wins the race. */
         (void)setpgid(pid, pid);
         closep(&ep_w);
-        ep_w = -1;
         for (;;) {
                 do
                         n = read(ep_r, &e, sizeof(e));
@@ -385,10 +381,7 @@ int child_pidfd(const struct child *c)
 
 void child_close_fd(struct child *c, int stream)
 {
-        int *fd = stream == 1 ? &c->out_fd : &c->err_fd;
-
-        closep(fd);
-        *fd = -1;
+        closep(stream == 1 ? &c->out_fd : &c->err_fd);
 }
 
 int child_signal(struct child *c, int sig)
@@ -418,23 +411,18 @@ int child_exited(struct child *c)
  * (argv[0] may be a script that exec'd the real work). */
 static void note_exit_comm(struct child *c)
 {
-        char path[64], buf[32];
+        _cleanup_free_ char *buf = NULL;
         siginfo_t si = {0};
-        ssize_t n;
-        int fd;
+        char path[64];
+        size_t n;
 
         if (c->exit_comm[0] || waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
             si.si_pid != c->pid)
                 return;
         snprintf(path, sizeof(path), "/proc/%ld/comm", (long)c->pid);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
+        /* comm is at most 16 bytes and a newline */
+        if (read_file_at(AT_FDCWD, path, 64, &buf, &n) < 0 || n == 0)
                 return;
-        n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-                return;
-        buf[n] = '\0';
         buf[strcspn(buf, "\n")] = '\0';
         copy_utf8_str(c->exit_comm, sizeof(c->exit_comm), buf);
 }
@@ -533,8 +521,6 @@ void child_restore_terminal(struct child *c)
 
 void child_give_terminal(struct child *c)
 {
-        /* Ours to give only when our job is the terminal's (`fg`); after
-         * `bg` the shell keeps it and the build runs in the background. */
         if (c->foreground && !c->reaped && tcgetpgrp(STDIN_FILENO) == getpgrp())
                 set_tty_group(c->pid);
 }

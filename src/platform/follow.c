@@ -39,8 +39,7 @@ int follow_new(const char *dir, struct follow **ret)
         f->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (f->dirfd < 0 || fstat(f->dirfd, &st) < 0) {
                 e = -errno;
-                closep(&f->dirfd);
-                free(f);
+                follow_free(f);
                 return e;
         }
         f->dir_uid = st.st_uid;

@@ -23,12 +23,15 @@
  * the first 24 fields, so a cut-off tail does no harm. */
 #define PIDSTAT_BUF 1024
 
+/* The files read every tick, kept open for pread(). */
+enum { HOT_STAT, HOT_MEMINFO, HOT_LOADAVG, HOT_ZONEINFO, _HOT_MAX };
+static const char *const hot_names[_HOT_MAX] = {"stat", "meminfo", "loadavg", "zoneinfo"};
+
 struct procfs {
-        int root_fd;
         int proc_fd;
-        int stat_fd, meminfo_fd, loadavg_fd, zoneinfo_fd; /* -1 until opened */
-        DIR *dir;                                         /* proc/, rewound for every walk */
-        char *buf; /* for the hot files; grows, never shrinks */
+        int hot[_HOT_MAX]; /* -1 until opened */
+        DIR *dir;          /* proc/, rewound for every walk */
+        char *buf;         /* for the hot files; grows, never shrinks */
         size_t cap;
 };
 
@@ -40,16 +43,14 @@ int cpustat_parse(const char *buf, size_t len, struct cpustat *ret)
 
         if (!buf)
                 return -EINVAL;
-        while (p < end) {
-                const char *eol = line_end(p, end);
+        for (const char *eol; p < end; p = next_line(eol, end)) {
                 uint64_t v[10] = {0};
                 size_t n = 0;
 
+                eol = line_end(p, end);
                 /* The aggregate line is "cpu" then blanks; "cpu0" is not it. */
-                if (eol - p < 4 || memcmp(p, "cpu", 3) != 0 || (p[3] != ' ' && p[3] != '\t')) {
-                        p = next_line(eol, end);
+                if (eol - p < 4 || memcmp(p, "cpu", 3) != 0 || (p[3] != ' ' && p[3] != '\t'))
                         continue;
-                }
                 p += 3;
                 for (;;) {
                         uint64_t x;
@@ -137,10 +138,10 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
         if (!buf)
                 return -EINVAL;
         /* Read every tick: stop at the last key we need (SwapFree comes a
-         * third of the way down) rather than trying every key on all of it. */
-        while (p < end && nseen < _MI_MAX) {
-                const char *eol = line_end(p, end);
-
+         * third of the way down) rather than trying every key on all of it.
+         * Lines we do not know (and their units) are ignored. */
+        for (const char *eol; p < end && nseen < _MI_MAX; p = next_line(eol, end)) {
+                eol = line_end(p, end);
                 for (size_t k = 0; k < _MI_MAX; k++) {
                         uint64_t x;
                         int r;
@@ -160,8 +161,6 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
                         seen[k] = true;
                         break;
                 }
-                /* Lines we do not know (and their units) are ignored. */
-                p = next_line(eol, end);
         }
         if (!seen[MI_TOTAL] || !seen[MI_FREE] || !seen[MI_SWAP_TOTAL] || !seen[MI_SWAP_FREE])
                 return -EINVAL;
@@ -308,8 +307,13 @@ int pidstat_parse(const char *buf, size_t len, struct pidstat *ret)
 {
         const char *p = buf, *end = buf + len, *open, *close;
         struct pidstat ps = {0};
+        /* Fields 4..24 we keep, by number. */
+        uint64_t *const u64_field[25] = {
+            [14] = &ps.utime,     [15] = &ps.stime, [20] = &ps.num_threads,
+            [22] = &ps.starttime, [23] = &ps.vsize, [24] = &ps.rss_pages};
+        long *const id_field[7] = {[4] = &ps.ppid, [5] = &ps.pgrp, [6] = &ps.session};
         uint64_t u, pid;
-        int64_t v;
+        int64_t v = 0;
         size_t clen;
         int r;
 
@@ -345,57 +349,23 @@ int pidstat_parse(const char *buf, size_t len, struct pidstat *ret)
         if (!at_field_end(p, end))
                 return -EINVAL;
 
-        /* Fields 4..24; the ones we keep are named, the rest only checked. */
         for (int field = 4; field <= 24; field++) {
-                switch (field) {
-                case 14:
-                        r = next_u64(&p, end, &ps.utime);
-                        break;
-                case 15:
-                        r = next_u64(&p, end, &ps.stime);
-                        break;
-                case 16:
-                case 17:
+                /* The ones we keep are named; flags and fault counts (9-13)
+                 * may not be negative, tty_nr, tpgid, priority, nice... may. */
+                if (u64_field[field])
+                        r = next_u64(&p, end, u64_field[field]);
+                else if (field >= 9 && field <= 13)
+                        r = next_u64(&p, end, &u);
+                else
                         r = next_i64(&p, end, &v);
-                        if (r >= 0)
-                                *(field == 16 ? &ps.cutime : &ps.cstime) = v > 0 ? (uint64_t)v : 0;
-                        break;
-                case 20:
-                        r = next_u64(&p, end, &ps.num_threads);
-                        break;
-                case 22:
-                        r = next_u64(&p, end, &ps.starttime);
-                        break;
-                case 23:
-                        r = next_u64(&p, end, &ps.vsize);
-                        break;
-                case 24:
-                        r = next_u64(&p, end, &ps.rss_pages);
-                        break;
-                case 4:
-                case 5:
-                case 6:
-                        r = next_i64(&p, end, &v);
-                        if (r >= 0 && (v < 0 || v > INT_MAX))
-                                r = -ERANGE;
-                        if (r >= 0 && field == 4)
-                                ps.ppid = (long)v;
-                        else if (r >= 0 && field == 5)
-                                ps.pgrp = (long)v;
-                        else if (r >= 0)
-                                ps.session = (long)v;
-                        break;
-                default:
-                        /* tty_nr, tpgid, cutime, priority, nice... may be
-                         * negative; flags and fault counts may not. */
-                        if (field == 9 || (field >= 10 && field <= 13))
-                                r = next_u64(&p, end, &u);
-                        else
-                                r = next_i64(&p, end, &v);
-                        break;
-                }
                 if (r < 0)
                         return r;
+                if (field <= 6 && (v < 0 || v > INT_MAX))
+                        return -ERANGE;
+                if (field <= 6)
+                        *id_field[field] = (long)v;
+                else if (field == 16 || field == 17)
+                        *(field == 16 ? &ps.cutime : &ps.cstime) = v > 0 ? (uint64_t)v : 0;
         }
         *ret = ps;
         return 0;
@@ -409,11 +379,11 @@ int pidio_parse(const char *buf, size_t len, struct pidio *ret)
 
         if (!buf)
                 return -EINVAL;
-        while (p < end) {
-                const char *eol = line_end(p, end);
+        for (const char *eol; p < end; p = next_line(eol, end)) {
                 uint64_t *dst = NULL;
                 int r;
 
+                eol = line_end(p, end);
                 if (skip_prefix(&p, eol, "read_bytes:")) {
                         dst = &io.read_bytes;
                         have_r = true;
@@ -429,7 +399,6 @@ int pidio_parse(const char *buf, size_t len, struct pidio *ret)
                         if (!at_field_end(p, eol))
                                 return -EINVAL;
                 }
-                p = next_line(eol, end);
         }
         if (!have_r || !have_w)
                 return -EINVAL;
@@ -456,21 +425,17 @@ int procfs_new(const char *root, struct procfs **ret)
         p = calloc(1, sizeof(*p));
         if (!p)
                 return -ENOMEM;
-        p->stat_fd = p->meminfo_fd = p->loadavg_fd = p->zoneinfo_fd = -1;
         p->cap = HOT_BUF_INITIAL;
         p->buf = malloc(p->cap);
         if (!p->buf) {
                 free(p);
                 return -ENOMEM;
         }
-        p->root_fd = TAKE_FD(root_fd);
         p->proc_fd = TAKE_FD(proc_fd);
         /* A hot file that is missing now (a partial fixture, a locked-down
          * container) is retried on each read and reported there. */
-        p->stat_fd = openat(p->proc_fd, "stat", O_RDONLY | O_CLOEXEC);
-        p->meminfo_fd = openat(p->proc_fd, "meminfo", O_RDONLY | O_CLOEXEC);
-        p->loadavg_fd = openat(p->proc_fd, "loadavg", O_RDONLY | O_CLOEXEC);
-        p->zoneinfo_fd = openat(p->proc_fd, "zoneinfo", O_RDONLY | O_CLOEXEC);
+        for (int i = 0; i < _HOT_MAX; i++)
+                p->hot[i] = openat(p->proc_fd, hot_names[i], O_RDONLY | O_CLOEXEC);
         *ret = p;
         return 0;
 }
@@ -481,16 +446,9 @@ void procfs_free(struct procfs *p)
                 return;
         if (p->dir)
                 closedir(p->dir);
-        if (p->stat_fd >= 0)
-                close(p->stat_fd);
-        if (p->meminfo_fd >= 0)
-                close(p->meminfo_fd);
-        if (p->loadavg_fd >= 0)
-                close(p->loadavg_fd);
-        if (p->zoneinfo_fd >= 0)
-                close(p->zoneinfo_fd);
+        for (int i = 0; i < _HOT_MAX; i++)
+                closep(&p->hot[i]);
         close(p->proc_fd);
-        close(p->root_fd);
         free(p->buf);
         free(p);
 }
@@ -498,10 +456,12 @@ void procfs_free(struct procfs *p)
 /* pread the whole of a kept-open file into p->buf. A read that fills the
  * buffer may have been cut: grow and read again from offset 0. The file is
  * re-read, not reopened, so a fixture must be rewritten in place. */
-static ssize_t read_hot(struct procfs *p, int *fd, const char *name)
+static ssize_t read_hot(struct procfs *p, int which)
 {
+        int *fd = &p->hot[which];
+
         if (*fd < 0) {
-                *fd = openat(p->proc_fd, name, O_RDONLY | O_CLOEXEC);
+                *fd = openat(p->proc_fd, hot_names[which], O_RDONLY | O_CLOEXEC);
                 if (*fd < 0)
                         return -errno;
         }
@@ -510,28 +470,28 @@ static ssize_t read_hot(struct procfs *p, int *fd, const char *name)
 
 int procfs_cpustat(struct procfs *p, struct cpustat *ret)
 {
-        ssize_t n = read_hot(p, &p->stat_fd, "stat");
+        ssize_t n = read_hot(p, HOT_STAT);
 
         return n < 0 ? (int)n : cpustat_parse(p->buf, (size_t)n, ret);
 }
 
 int procfs_meminfo(struct procfs *p, struct meminfo *ret)
 {
-        ssize_t n = read_hot(p, &p->meminfo_fd, "meminfo");
+        ssize_t n = read_hot(p, HOT_MEMINFO);
 
         return n < 0 ? (int)n : meminfo_parse(p->buf, (size_t)n, ret);
 }
 
 int procfs_loadavg(struct procfs *p, struct loadavg *ret)
 {
-        ssize_t n = read_hot(p, &p->loadavg_fd, "loadavg");
+        ssize_t n = read_hot(p, HOT_LOADAVG);
 
         return n < 0 ? (int)n : loadavg_parse(p->buf, (size_t)n, ret);
 }
 
 int procfs_pcp_free_kb(struct procfs *p, uint64_t *ret_kb)
 {
-        ssize_t n = read_hot(p, &p->zoneinfo_fd, "zoneinfo");
+        ssize_t n = read_hot(p, HOT_ZONEINFO);
         long page = sysconf(_SC_PAGESIZE);
         uint64_t pages;
         int r;

@@ -34,9 +34,8 @@ void sampler_free(struct sampler *s)
                 return;
         procfs_free(s->procfs);
         free(s->disk_path);
-        if (s->names)
-                for (size_t i = 0; i < s->n_names; i++)
-                        free(s->names[i]);
+        for (size_t i = 0; i < s->n_names; i++)
+                free(s->names[i]);
         free(s->names);
         free(s);
 }

@@ -7,8 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "util/util.h"
 
 #if __has_include(<systemd/sd-bus.h>)
 #include <systemd/sd-bus.h>
@@ -142,17 +143,9 @@ static int start_call(sd_bus *b, const char *unit, pid_t pid, sd_bus_message **r
         return r;
 }
 
-static double mono_s(void)
-{
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int wait_job(sd_bus *b, struct job_wait *w)
 {
-        double deadline = mono_s() + 20.0; /* systemd under load, or a slow guest */
+        double deadline = now_monotonic() + 20.0; /* systemd under load, or a slow guest */
 
         while (!w->done) {
                 int r = sym_sd_bus_process(b, NULL);
@@ -161,7 +154,7 @@ static int wait_job(sd_bus *b, struct job_wait *w)
                         return r;
                 if (r > 0)
                         continue;
-                if (mono_s() > deadline)
+                if (now_monotonic() > deadline)
                         return -ETIMEDOUT;
                 r = sym_sd_bus_wait(b, 200 * 1000);
                 if (r < 0 && r != -EINTR)

@@ -156,10 +156,9 @@ int spawn_detached(int (*fn)(void *), void *arg)
                 return -errno;
         pid = fork();
         if (pid < 0) {
-                int e = -errno;
-                close(gate[0]);
-                close(gate[1]);
-                return e;
+                closep(&gate[0]);
+                closep(&gate[1]);
+                return -errno;
         }
         if (pid == 0) {
                 /* the first child: a new session, the worker's parent for

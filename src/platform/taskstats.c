@@ -59,7 +59,8 @@ static int genl_send(int fd, uint16_t type, uint8_t cmd, uint16_t attr, const ch
 #define NLA_EACH(a, p, len)                                                                        \
         for (const struct nlattr *a = (const void *)(p);                                           \
              (len) >= (int)NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= (len);          \
-             (len) -= NLA_ALIGN(a->nla_len), a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len)))
+             (len) -= NLA_ALIGN(a->nla_len),                                                       \
+                                 a = (const void *)((const char *)a + NLA_ALIGN(a->nla_len)))
 
 /* The answer to a request: the family id (CTRL_CMD_GETFAMILY) or the ack's
  * error. Waits at most a second. */
@@ -111,19 +112,16 @@ static int genl_answer(int fd, uint16_t *ret_family)
 static int nl_socket(int type, int proto, unsigned groups)
 {
         struct sockaddr_nl sa = {.nl_family = AF_NETLINK, .nl_groups = groups};
-        int fd = socket(AF_NETLINK, type | SOCK_CLOEXEC, proto), sz = RCVBUF_BYTES;
+        _cleanup_close_ int fd = socket(AF_NETLINK, type | SOCK_CLOEXEC, proto);
+        int sz = RCVBUF_BYTES;
 
         if (fd < 0)
                 return -errno;
         if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) < 0)
                 (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-        if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-                int e = -errno;
-
-                close(fd);
-                return e;
-        }
-        return fd;
+        if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+                return -errno;
+        return TAKE_FD(fd);
 }
 
 /* The process connector: listen to every process's fork, exec and exit. */
@@ -156,8 +154,9 @@ int taskstats_open(struct tstats **ret)
                 return -ENOMEM;
         t->cfd = -1;
         t->gfd = nl_socket(SOCK_RAW, NETLINK_GENERIC, 0);
-        e = t->gfd < 0 ? t->gfd : genl_send(t->gfd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY,
-                                              CTRL_ATTR_FAMILY_NAME, TASKSTATS_GENL_NAME);
+        e = t->gfd < 0 ? t->gfd
+                       : genl_send(t->gfd, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, CTRL_ATTR_FAMILY_NAME,
+                                   TASKSTATS_GENL_NAME);
         if (e >= 0)
                 e = genl_answer(t->gfd, &t->family);
         if (e >= 0) {
@@ -172,8 +171,8 @@ int taskstats_open(struct tstats **ret)
                 e = t->cfd = nl_socket(SOCK_DGRAM, NETLINK_CONNECTOR, CN_IDX_PROC);
         if (e >= 0)
                 e = cn_listen(t->cfd);
-        if (e >= 0 && (fcntl(t->gfd, F_SETFL, O_NONBLOCK) < 0 ||
-                       fcntl(t->cfd, F_SETFL, O_NONBLOCK) < 0))
+        if (e >= 0 &&
+            (fcntl(t->gfd, F_SETFL, O_NONBLOCK) < 0 || fcntl(t->cfd, F_SETFL, O_NONBLOCK) < 0))
                 e = -errno;
         if (e < 0) {
                 taskstats_free(t);
@@ -190,10 +189,8 @@ void taskstats_free(struct tstats *t)
         if (t->gfd >= 0 && t->family)
                 (void)genl_send(t->gfd, t->family, TASKSTATS_CMD_GET,
                                 TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK, t->cpumask);
-        if (t->gfd >= 0)
-                close(t->gfd);
-        if (t->cfd >= 0)
-                close(t->cfd);
+        closep(&t->gfd);
+        closep(&t->cfd);
         free(t->exits);
         free(t);
 }
@@ -206,15 +203,10 @@ void taskstats_fds(const struct tstats *t, int fds[2])
 
 bool taskstats_delayacct(void)
 {
-        char c = '0';
-        int fd = open("/proc/sys/kernel/task_delayacct", O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int fd = open("/proc/sys/kernel/task_delayacct", O_RDONLY | O_CLOEXEC);
+        char c;
 
-        if (fd >= 0) {
-                if (read(fd, &c, 1) != 1)
-                        c = '0';
-                close(fd);
-        }
-        return c == '1';
+        return fd >= 0 && read(fd, &c, 1) == 1 && c == '1';
 }
 
 uint64_t taskstats_lost(const struct tstats *t)
@@ -250,8 +242,8 @@ static void exit_event(const void *p, size_t len, taskev_fn fn, void *userdata)
         ev.write_bytes = ts.write_bytes;
         ev.delay_cpu_s = ns_s(ts.cpu_delay_total);
         ev.delay_io_s = ns_s(ts.blkio_delay_total);
-        ev.delay_mem_s = ns_s(ts.swapin_delay_total + ts.freepages_delay_total +
-                              ts.thrashing_delay_total);
+        ev.delay_mem_s =
+            ns_s(ts.swapin_delay_total + ts.freepages_delay_total + ts.thrashing_delay_total);
         /* A wait longer than the task's life is none it had (seen here: a
          * block IO delay of the uptime, twice, after the sysctl was set) */
         ev.delay_cpu_s = ev.delay_cpu_s <= ev.wall_s ? ev.delay_cpu_s : 0;

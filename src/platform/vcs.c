@@ -144,17 +144,15 @@ int vcs_packed_refs_find(const char *buf, size_t len, const char *ref, char *ret
         return -ENOENT;
 }
 
-/* Only regular files: a FIFO planted as .git/HEAD must not block us. */
+/* read_file_at() (a FIFO planted as .git/HEAD is -EINVAL, it does not
+ * block us), but a directory is -EISDIR: a ref that is a directory of
+ * refs is looked for further. */
 static int read_regular_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len)
 {
         struct stat st;
 
-        if (fstatat(dirfd, path, &st, 0) < 0)
-                return -errno;
-        if (S_ISDIR(st.st_mode))
+        if (fstatat(dirfd, path, &st, 0) == 0 && S_ISDIR(st.st_mode))
                 return -EISDIR;
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
         return read_file_at(dirfd, path, max, ret, ret_len);
 }
 
@@ -198,8 +196,6 @@ static int resolve_ref(int gitfd, int commonfd, const char *ref, char *ret_rev)
                         int r =
                             read_regular_at(commonfd, "packed-refs", VCS_PACKED_MAX, &buf, &len);
 
-                        if (r == -ENOENT)
-                                return -ENOENT;
                         if (r < 0)
                                 return r;
                         return vcs_packed_refs_find(buf, len, name, ret_rev);
