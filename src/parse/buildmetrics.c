@@ -325,9 +325,9 @@ static bool is_zeroed(const char *s, size_t len)
 /* What one tool's blocks say about this build: one block, its counts;
  * more, the last less the first (figure_cc_delta(): after a reset, the
  * counts since it). */
-static struct ccstats block_counts(const struct last_block *lb)
+static struct cc_counts block_counts(const struct last_block *lb)
 {
-        struct ccstats c = lb->st;
+        struct cc_counts c = {.set = true, .hits = lb->st.hits, .misses = lb->st.misses};
 
         if (lb->nblk >= 2)
                 (void)figure_cc_delta(lb->first.hits, lb->first.misses, lb->st.hits, lb->st.misses,
@@ -414,10 +414,10 @@ void buildmetrics_unseen_drop(struct buildmetrics *bm)
 static void attribute_stats(struct buildmetrics *bm)
 {
         bool any_marker = false;
+        int t;
 
         for (size_t i = 0; i < bm->nm; i++) {
                 uint32_t v;
-                int t;
 
                 if (buildkit_marker_vertex(bm->bk, i, &v) < 0)
                         continue;
@@ -431,26 +431,17 @@ static void attribute_stats(struct buildmetrics *bm)
                 if (buildkit_vertex_cached(bm->bk, v) || !bm->mparser[i].complete ||
                     bm->mparser[i].last.kind != CCSTATS_SCCACHE)
                         continue;
-                bm->model.t[t].sccache.set = true;
-                bm->model.t[t].sccache.hits = bm->mparser[i].last.hits;
-                bm->model.t[t].sccache.misses = bm->mparser[i].last.misses;
+                bm->model.t[t].sccache = (struct cc_counts){.set = true,
+                                                            .hits = bm->mparser[i].last.hits,
+                                                            .misses = bm->mparser[i].last.misses};
                 bm->model.t[t].sccache_guess = false;
         }
-        if (!any_marker && bm->sc.real && block_target(bm, bm->sc.vidx) >= 0) {
-                struct target *t = &bm->model.t[block_target(bm, bm->sc.vidx)];
-                struct ccstats c = block_counts(&bm->sc);
-                t->sccache.set = true;
-                t->sccache.hits = c.hits;
-                t->sccache.misses = c.misses;
-                t->sccache_guess = true;
+        if (!any_marker && bm->sc.real && (t = block_target(bm, bm->sc.vidx)) >= 0) {
+                bm->model.t[t].sccache = block_counts(&bm->sc);
+                bm->model.t[t].sccache_guess = true;
         }
-        if (bm->cc.real && block_target(bm, bm->cc.vidx) >= 0) {
-                struct target *t = &bm->model.t[block_target(bm, bm->cc.vidx)];
-                struct ccstats c = block_counts(&bm->cc);
-                t->ccache.set = true;
-                t->ccache.hits = c.hits;
-                t->ccache.misses = c.misses;
-        }
+        if (bm->cc.real && (t = block_target(bm, bm->cc.vidx)) >= 0)
+                bm->model.t[t].ccache = block_counts(&bm->cc);
 }
 
 void buildmetrics_ninja_edge(void *userdata, int64_t start_ms, int64_t end_ms, const char *out,
