@@ -224,17 +224,13 @@ void bk_name_vertex(struct buildkit *b, struct vtx *v, const char *name, size_t 
                         bool internal1 =
                             all == 1 && ((tlen[0] == 8 && !memcmp(tok[0], "internal", 8)) ||
                                          (tlen[0] == 4 && !memcmp(tok[0], "auth", 4)));
-                        if (all == 1 && !v->step && !internal1) {
-                                cand = cand_index(b, tok[0], tlen[0]); /* [t] exporting ... */
-                                b->multi_evidence = true;
-                        } else if (all == 2 && !v->step) {
-                                cand = cand_index(b, tok[0], tlen[0]); /* [t internal] */
-                                b->multi_evidence = true;
-                        } else if (all >= 3 && v->step) {
-                                cand = cand_index(b, tok[0], tlen[0]); /* [t stage i/n] */
-                                b->multi_evidence = true;
-                        } else if (all == 2 && v->step) {
-                                cand = cand_index(b, tok[0], tlen[0]); /* [t i/n] or [stage i/n] */
+                        /* [t] exporting ..., [t internal], [t stage i/n]; [t i/n] (or
+                         * [stage i/n]) names a candidate but is no evidence */
+                        bool multi = v->step ? all >= 3 : (all == 1 && !internal1) || all == 2;
+
+                        if (multi || (all == 2 && v->step)) {
+                                cand = cand_index(b, tok[0], tlen[0]);
+                                b->multi_evidence |= multi;
                         }
                 }
         }
