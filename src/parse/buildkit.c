@@ -333,9 +333,7 @@ static double done_secs(const char *s, const char *end)
         return (double)whole + (double)frac / (double)scale;
 }
 
-/* "sha256:<64 hex>" alone: BuildKit 0.8 naming a vertex's digest while it
- * resolves, no work of the vertex. */
-static bool is_legacy_digest(const char *s, const char *end)
+bool bkline_is_digest(const char *s, const char *end)
 {
         if ((size_t)(end - s) != 71 || memcmp(s, "sha256:", 7) != 0)
                 return false;
@@ -457,7 +455,7 @@ _noinline_ static void feed_status(struct buildkit *b, struct vtx *v, int64_t vi
                 bk_touch(b, v, now);
                 if (v->state == V_NEW)
                         v->state = V_RUNNING;
-        } else if (!is_legacy_digest(s, end)) {
+        } else if (!bkline_is_digest(s, end)) {
                 v->worked = true; /* a status: "resolve ...", "sha256:... 1.2MB / 3MB" */
         }
 }

@@ -476,13 +476,7 @@ static bool is_bookkeeping(const char *q, const char *end)
                 return d > q + 5 && d < end && *d == '.' &&
                        logline_skip_digits(d + 1, end) + 1 == end && end[-1] == 's';
         }
-        if (n == 71 && !memcmp(q, "sha256:", 7)) {
-                for (const char *p = q + 7; p < end; p++)
-                        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-                                return false;
-                return true;
-        }
-        return false;
+        return bkline_is_digest(q, end);
 }
 
 /* bl: the prefix of the line at p, as bkline_parse found it (p is the line
