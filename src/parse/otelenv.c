@@ -193,32 +193,20 @@ int otelenv_parse_traceparent(const char *s, size_t len, struct traceparent *ret
         return 0;
 }
 
+/* Whether [b, e), blanks around it aside, is lit (lower case) in any case. */
 static bool eq_nocase(const char *b, const char *e, const char *lit)
 {
-        size_t n = strlen(lit);
-
-        if ((size_t)(e - b) != n)
-                return false;
-        for (size_t i = 0; i < n; i++) {
-                char c = b[i];
-                if (c >= 'A' && c <= 'Z')
-                        c = (char)(c - 'A' + 'a');
-                if (c != lit[i])
-                        return false;
-        }
-        return true;
+        trim(&b, &e);
+        return (size_t)(e - b) == strlen(lit) && strncasecmp(b, lit, (size_t)(e - b)) == 0;
 }
 
 int otelenv_parse_bool(const char *s, size_t len, bool *ret)
 {
-        const char *b = s, *e = s + len;
-
-        trim(&b, &e);
-        if (eq_nocase(b, e, "true")) {
+        if (eq_nocase(s, s + len, "true")) {
                 *ret = true;
                 return 0;
         }
-        if (eq_nocase(b, e, "false")) {
+        if (eq_nocase(s, s + len, "false")) {
                 *ret = false;
                 return 0;
         }
@@ -434,12 +422,11 @@ static int load_traces_endpoint(struct loader *L, struct otel_config *c)
 static int load_protocol(struct loader *L, const char *v, const char *name,
                          const struct otel_config *c, enum otel_protocol *ret)
 {
-        const char *pb = v, *pe = v + strlen(v);
+        const char *ve = v + strlen(v);
 
-        trim(&pb, &pe);
-        if (eq_nocase(pb, pe, "http/protobuf")) {
+        if (eq_nocase(v, ve, "http/protobuf")) {
                 *ret = OTEL_PROTOCOL_PROTOBUF;
-        } else if (eq_nocase(pb, pe, "http/json")) {
+        } else if (eq_nocase(v, ve, "http/json")) {
                 *ret = OTEL_PROTOCOL_JSON;
         } else {
                 if (c->enabled)
@@ -466,14 +453,10 @@ static void load_transport(struct loader *L, struct otel_config *c)
                 c->enabled = false;
         v = get2(L, "OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION",
                  &name);
-        if (v) {
-                const char *pb = v, *pe = v + strlen(v);
-                trim(&pb, &pe);
-                if (eq_nocase(pb, pe, "gzip"))
-                        c->gzip = true;
-                else if (!eq_nocase(pb, pe, "none") && c->enabled)
-                        NOTE(L, "%s: only gzip and none are supported; sending uncompressed", name);
-        }
+        if (v && eq_nocase(v, v + strlen(v), "gzip"))
+                c->gzip = true;
+        else if (v && !eq_nocase(v, v + strlen(v), "none") && c->enabled)
+                NOTE(L, "%s: only gzip and none are supported; sending uncompressed", name);
         v = get2(L, "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT", &name);
         if (v) {
                 uint64_t ms;
