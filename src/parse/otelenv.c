@@ -2,6 +2,7 @@
 #include "parse/otelenv.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -439,6 +440,20 @@ static int load_protocol(struct loader *L, const char *v, const char *name,
         return 0;
 }
 
+/* v, variable name's, as milliseconds from min to max into *ret (which
+ * holds the default); else noted. */
+static void load_ms(struct loader *L, const struct otel_config *c, const char *v, const char *name,
+                    uint64_t min, uint64_t max, uint64_t *ret)
+{
+        uint64_t ms;
+
+        if (otelenv_parse_ms(v, strlen(v), max, &ms) >= 0 && ms >= min)
+                *ret = ms;
+        else if (c->enabled)
+                NOTE(L, "%s takes milliseconds from %" PRIu64 " to %" PRIu64 "; using %" PRIu64,
+                     name, min, max, *ret);
+}
+
 /* Protocol, compression and timeout. */
 static void load_transport(struct loader *L, struct otel_config *c)
 {
@@ -458,40 +473,19 @@ static void load_transport(struct loader *L, struct otel_config *c)
         else if (v && !eq_nocase(v, v + strlen(v), "none") && c->enabled)
                 NOTE(L, "%s: only gzip and none are supported; sending uncompressed", name);
         v = get2(L, "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT", &name);
-        if (v) {
-                uint64_t ms;
-                if (otelenv_parse_ms(v, strlen(v), 3600000, &ms) < 0 || ms == 0) {
-                        if (c->enabled)
-                                NOTE(L, "%s takes milliseconds from 1 to 3600000; using %d", name,
-                                     OTEL_TIMEOUT_MS_DEFAULT);
-                } else {
-                        c->timeout_ms = ms;
-                }
-        }
+        if (v)
+                load_ms(L, c, v, name, 1, 3600000, &c->timeout_ms);
 }
 
 /* --otlp-interval, else OTEL_METRIC_EXPORT_INTERVAL. */
 static void load_interval(struct loader *L, const struct otel_options *opt, struct otel_config *c)
 {
         const char *v;
-        uint64_t ms;
 
-        if (opt && opt->interval_ms) {
+        if (opt && opt->interval_ms)
                 c->interval_ms = opt->interval_ms;
-                return;
-        }
-        v = L->lookup(L->lookup_data, "OTEL_METRIC_EXPORT_INTERVAL");
-        if (!v || !*v)
-                return;
-        if (otelenv_parse_ms(v, strlen(v), 86400000, &ms) < 0 || ms < 100) {
-                if (c->enabled)
-                        NOTE(L,
-                             "OTEL_METRIC_EXPORT_INTERVAL takes milliseconds from 100 to "
-                             "86400000; using %d",
-                             OTEL_INTERVAL_MS_DEFAULT);
-        } else {
-                c->interval_ms = ms;
-        }
+        else if ((v = L->lookup(L->lookup_data, "OTEL_METRIC_EXPORT_INTERVAL")) && *v)
+                load_ms(L, c, v, "OTEL_METRIC_EXPORT_INTERVAL", 100, 86400000, &c->interval_ms);
 }
 
 /* The first of two variables that is set and short, copied into *ret.
