@@ -492,11 +492,9 @@ static void load_interval(struct loader *L, const struct otel_options *opt, stru
  * 0 or -ENOMEM. */
 static int dup_var(struct loader *L, const char *a, const char *b, char **ret)
 {
-        const char *v = L->lookup(L->lookup_data, a);
+        const char *name, *v = get2(L, a, b, &name);
 
-        if (!v || !*v)
-                v = L->lookup(L->lookup_data, b);
-        if (!v || !*v || strlen(v) > 1024)
+        if (!v || strlen(v) > 1024)
                 return 0;
         *ret = strdup(v);
         return *ret ? 0 : -ENOMEM;
@@ -512,31 +510,32 @@ static int load_ci(struct loader *L, struct otel_config *c)
         return e;
 }
 
+/* Variable name's pairs (v; NULL: none) into *ret; malformed, noted by the
+ * entry's number only (the text may be a credential), then. 0 or -ENOMEM. */
+static int load_pairs(struct loader *L, const struct otel_config *c, const char *v,
+                      const char *name, bool http_header, const char *then, struct otel_pairs *ret)
+{
+        size_t bad;
+        int e = v ? otelenv_parse_pairs(v, strlen(v), http_header, ret, &bad) : 0;
+
+        if (e < 0 && e != -ENOMEM && c->enabled)
+                NOTE(L, "%s is malformed (entry %zu); %s", name, bad, then);
+        return e == -ENOMEM ? e : 0;
+}
+
 /* Headers, resource attributes, service name, TRACEPARENT. Returns 0 or
  * -ENOMEM. */
 static int load_labels(struct loader *L, struct otel_config *c)
 {
         const char *v, *name;
-        size_t bad;
         int e;
 
         v = get2(L, "OTEL_EXPORTER_OTLP_METRICS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS", &name);
-        if (v) {
-                e = otelenv_parse_pairs(v, strlen(v), true, &c->headers, &bad);
-                if (e == -ENOMEM)
-                        return e;
-                /* the entry number only: the text may be a credential */
-                if (e < 0 && c->enabled)
-                        NOTE(L, "%s is malformed (entry %zu); no headers are sent", name, bad);
-        }
+        if (load_pairs(L, c, v, name, true, "no headers are sent", &c->headers) < 0)
+                return -ENOMEM;
         v = L->lookup(L->lookup_data, "OTEL_RESOURCE_ATTRIBUTES");
-        if (v) {
-                e = otelenv_parse_pairs(v, strlen(v), false, &c->resource, &bad);
-                if (e == -ENOMEM)
-                        return e;
-                if (e < 0 && c->enabled)
-                        NOTE(L, "OTEL_RESOURCE_ATTRIBUTES is malformed (entry %zu); ignored", bad);
-        }
+        if (load_pairs(L, c, v, "OTEL_RESOURCE_ATTRIBUTES", false, "ignored", &c->resource) < 0)
+                return -ENOMEM;
         v = L->lookup(L->lookup_data, "OTEL_SERVICE_NAME");
         if (v && *v && !(c->service_name = strdup(v)))
                 return -ENOMEM;
