@@ -73,7 +73,6 @@ static int grow_slots(struct buildkit *b)
         return 0;
 }
 
-/* The vertex for key, added when new. -1 past the cap or out of memory. */
 int64_t bk_vertex(struct buildkit *b, uint64_t key, bool add)
 {
         uint32_t j;

@@ -19,7 +19,7 @@ static inline bool is_space(char c)
 }
 
 /* Longest prefix of s[0..len) of at most max bytes that does not split a
- * well-formed UTF-8 sequence. */
+ * well-formed UTF-8 sequence (malformed bytes are plain bytes). */
 size_t logline_utf8_cut(const char *s, size_t len, size_t max);
 /* What a terminal leaves visible of in[0..len) into out (at most cap
  * bytes, not NUL-terminated): the last '\r' segment with text, cleaned. */

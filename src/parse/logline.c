@@ -11,8 +11,6 @@
 #include "parse/logline-int.h"
 #include "util/macro.h"
 
-/* Longest prefix of s[0..len) of at most max bytes that does not split a
- * well-formed UTF-8 sequence. Malformed bytes are plain bytes here. */
 size_t logline_utf8_cut(const char *s, size_t len, size_t max)
 {
         size_t i = max, k = 0, need;
@@ -113,8 +111,6 @@ static size_t clean_segment(const char *p, const char *end, char *out, size_t ca
         return o;
 }
 
-/* What a terminal leaves visible: the last '\r'-separated segment that still
- * has text once cleaned. */
 size_t logline_visible(const char *in, size_t len, char *out, size_t cap)
 {
         const char *end = in + len;
@@ -129,8 +125,6 @@ size_t logline_visible(const char *in, size_t len, char *out, size_t cap)
         }
 }
 
-/* "2025-07-03T08:13:03.5879809Z " as GitHub's raw logs put before each line;
- * returns p unchanged when absent. */
 const char *logline_skip_ci_timestamp(const char *p, const char *end)
 {
         static const char shape[] = "dddd-dd-ddTdd:dd:dd";
