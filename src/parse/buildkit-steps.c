@@ -103,19 +103,17 @@ static void count_step(struct stepset *ss, uint64_t key, int32_t owner, bool cac
         bool added = true;
         struct stepent *e = ss ? stepset_get(ss, key, owner, &added) : NULL;
 
-        if (!e) { /* out of memory: every vertex counts */
-                ++*steps;
-                *cached_n += cached;
+        if (e && !added) {
+                if (e->cached && !cached) {
+                        e->cached = false;
+                        --*cached_n;
+                }
                 return;
         }
-        if (added) {
-                ++*steps;
+        ++*steps; /* a new name, or out of memory: every vertex counts */
+        *cached_n += cached;
+        if (e)
                 e->cached = cached;
-                *cached_n += cached;
-        } else if (e->cached && !cached) {
-                e->cached = false;
-                --*cached_n;
-        }
 }
 
 /* v as a step fact of the model: from its first line to the line that
