@@ -121,8 +121,7 @@ static bool label_num(const char *cur, const char *end, const char *label, uint6
                 return false;
         if (c >= end || !is_blank(*c))
                 return false;
-        while (c < end && is_blank(*c))
-                c++;
+        skip_spaces(&c, end);
         if (parse_u64(&c, end, ret) < 0 || !range_ok_u64(RANGE_EVENTS, *ret))
                 return false;
         return c == end || *c == ' ';
@@ -181,12 +180,10 @@ static bool label_size(const char *cur, const char *end, const char *label, int6
 
         if (!skip_prefix(&c, end, label) || c >= end || !is_blank(*c))
                 return false;
-        while (c < end && is_blank(*c))
-                c++;
+        skip_spaces(&c, end);
         if (!decimal(&c, end, &v))
                 return false;
-        while (c < end && is_blank(*c))
-                c++;
+        skip_spaces(&c, end);
         m = unit_mult(c, end);
         if (m == 0)
                 return false;
@@ -211,17 +208,14 @@ static int cache_size_line(struct ccstats_parser *p, const char *c, const char *
         c = close + 1;
         if (!skip_prefix(&c, end, ":"))
                 return 0;
-        while (c < end && is_blank(*c))
-                c++;
+        skip_spaces(&c, end);
         if (!decimal(&c, end, &v))
                 return 0;
         r = put_extra(p, CCSTATS_CCACHE, X_SIZE, to_bytes(v, m));
-        while (c < end && is_blank(*c))
-                c++;
+        skip_spaces(&c, end);
         if (!skip_prefix(&c, end, "/"))
                 return r;
-        while (c < end && is_blank(*c))
-                c++;
+        skip_spaces(&c, end);
         if (decimal(&c, end, &v))
                 r = put_extra(p, CCSTATS_CCACHE, X_MAX, to_bytes(v, m));
         return r;
@@ -300,8 +294,7 @@ static int feed_print_stats(struct ccstats_parser *p, const char *c, const char 
                         return 0;
                 if (!quoted && (q >= end || *q != '\t'))
                         return 0;
-                while (q < end && is_blank(*q))
-                        q++;
+                skip_spaces(&q, end);
                 if (parse_u64(&q, end, &v) < 0 || !range_ok_u64(RANGE_EVENTS, v))
                         return 0;
                 if (quoted && q < end && *q == ',')
@@ -404,8 +397,7 @@ int ccstats_feed_line(struct ccstats_parser *p, const char *line, size_t len)
                 }
                 return feed_print_stats(p, c, end);
         }
-        while (c < end && is_blank(*c))
-                c++;
+        skip_spaces(&c, end);
         if (*c == '"')
                 return feed_print_stats(p, c, end);
         if (p->heading == HEAD_LOCAL) {
