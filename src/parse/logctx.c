@@ -130,8 +130,7 @@ static bool set_stage_buildkit(struct logctx *c, const char *s, size_t n)
                 const char *t;
                 size_t l;
 
-                while (q < end && *q == ' ')
-                        q++;
+                q = skip_sp(q, end);
                 t = q;
                 while (q < end && *q != ' ')
                         q++;

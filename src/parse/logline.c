@@ -145,8 +145,7 @@ const char *logline_skip_ci_timestamp(const char *p, const char *end)
                 q++;
         if (q >= end || *q != ' ')
                 return p;
-        while (q < end && *q == ' ')
-                q++;
+        q = skip_sp(q, end);
         return q;
 }
 
@@ -208,8 +207,7 @@ static bool next_token_base(const char **cur, const char *end, const char **ret,
 {
         const char *p = *cur, *sp, *slash;
 
-        while (p < end && *p == ' ')
-                p++;
+        p = skip_sp(p, end);
         if (p == end)
                 return false;
         sp = memchr(p, ' ', (size_t)(end - p));
@@ -260,8 +258,7 @@ static enum logline_kind classify_bracket(const char *p, const char *end)
 {
         const char *q = p + 1, *d, *close;
 
-        while (q < end && *q == ' ')
-                q++;
+        q = skip_sp(q, end);
         d = q;
         q = logline_skip_digits(q, end);
         if (q == d || q >= end)
@@ -336,11 +333,9 @@ static bool is_quiet_line(const char *p, const char *end)
                 q++;
         if (q == end || *q != ' ' || !is_quiet_tag(p, (size_t)(q - p)))
                 return false;
-        while (q < end && *q == ' ')
-                q++;
+        q = skip_sp(q, end);
         if (skip_prefix(&q, end, "[M]"))
-                while (q < end && *q == ' ')
-                        q++;
+                q = skip_sp(q, end);
         return q < end && *q != '[' && !memchr(q, ' ', (size_t)(end - q));
 }
 
@@ -418,8 +413,7 @@ static bool classify_step(const char *p, const char *end, struct logline *ret)
         for (q = p; q < close;) {
                 const char *t;
 
-                while (q < close && *q == ' ')
-                        q++;
+                q = skip_sp(q, close);
                 if (q == close)
                         break;
                 t = q;
@@ -490,8 +484,7 @@ static void classify_buildkit(const char *p, const char *end, const struct bklin
                 q = bl->secs_end;
                 if (q >= end || *q != ' ')
                         return;
-                while (q < end && *q == ' ')
-                        q++;
+                q = skip_sp(q, end);
                 classify_work(q, end, ret);
                 return;
         }
@@ -512,8 +505,7 @@ static void classify_buildkit(const char *p, const char *end, const struct bklin
         q = logline_skip_digits(q, end);
         if (q == d || q - d > 3 || q >= end || *q != ' ')
                 return;
-        while (q < end && *q == ' ')
-                q++;
+        q = skip_sp(q, end);
         classify_work(q, end, ret);
 }
 
@@ -550,8 +542,7 @@ static bool is_located_diag(const char *p, const char *end)
         d = logline_skip_digits(d + 1, end); /* the column, when there is one */
         if (d < end && *d == ':')
                 d++;
-        while (d < end && *d == ' ')
-                d++;
+        d = skip_sp(d, end);
         for (size_t i = 0; diag_words[i]; i++) {
                 size_t n = strlen(diag_words[i]);
 
@@ -630,8 +621,7 @@ static bool is_diag(const char *p, const char *end)
                 q = logline_skip_digits(p, end);
                 if (q < end && *q == '%' && ++q < end && *q == ' ')
                         return is_progress(q + 1, end, true);
-                while (q < end && *q == ' ')
-                        q++;
+                q = skip_sp(q, end);
                 if (q < end && *q == '|')
                         return true;
                 /* clang's tally: "4 warnings generated.", "1 warning and 2
