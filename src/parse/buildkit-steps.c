@@ -21,8 +21,7 @@ static bool vtx_cached(const struct vtx *v, bool ended_ok)
         return v->state == V_DONE || (ended_ok && (v->state == V_NEW || v->state == V_RUNNING));
 }
 
-/* Exported, and no vertex failed or was canceled: see vtx_cached(). */
-static bool stream_ended_ok(const struct buildkit *b)
+bool buildkit_ended_ok(const struct buildkit *b)
 {
         bool exported = false;
 
@@ -215,11 +214,6 @@ bool buildkit_multi(const struct buildkit *b)
         return b->cfg.ntargets > 1 || b->multi_evidence;
 }
 
-bool buildkit_ended_ok(const struct buildkit *b)
-{
-        return stream_ended_ok(b);
-}
-
 void buildkit_finish(struct buildkit *b, struct targets *ts)
 {
         int map[TARGETS_MAX];
@@ -246,7 +240,7 @@ void buildkit_finish(struct buildkit *b, struct targets *ts)
                         targets_touch(ts, (size_t)single, b->last);
                 }
         }
-        ended_ok = stream_ended_ok(b);
+        ended_ok = buildkit_ended_ok(b);
         for (uint32_t i = 0; i < b->nv; i++)
                 if (b->v[i].named)
                         count_vertex(b, ts, &ss, &b->v[i], map, single, multi, ended_ok);

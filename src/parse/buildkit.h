@@ -124,7 +124,8 @@ void buildkit_finish(struct buildkit *b, struct targets *ts);
 /* Whether the stream's names carry a target's prefix ("[app common 2/3]"):
  * several --targets, or the stream showed them. */
 bool buildkit_multi(const struct buildkit *b);
-/* Whether the stream exported and no vertex of it failed or was canceled. */
+/* Whether the stream exported and no vertex of it failed or was canceled
+ * (then a FROM that never ended counts as cached). */
 bool buildkit_ended_ok(const struct buildkit *b);
 
 /* A step's place in its stage: "[stage i/n] ..." (the tokens before "i/n",
