@@ -500,16 +500,6 @@ static int dup_var(struct loader *L, const char *a, const char *b, char **ret)
         return *ret ? 0 : -ENOMEM;
 }
 
-/* The CI pipeline's name and run id. 0 or -ENOMEM. */
-static int load_ci(struct loader *L, struct otel_config *c)
-{
-        int e = dup_var(L, "GITHUB_WORKFLOW", "CI_PIPELINE_NAME", &c->ci_pipeline_name);
-
-        if (e >= 0)
-                e = dup_var(L, "GITHUB_RUN_ID", "CI_PIPELINE_ID", &c->ci_pipeline_run_id);
-        return e;
-}
-
 /* Variable name's pairs (v; NULL: none) into *ret; malformed, noted by the
  * entry's number only (the text may be a credential), then. 0 or -ENOMEM. */
 static int load_pairs(struct loader *L, const struct otel_config *c, const char *v,
@@ -523,12 +513,11 @@ static int load_pairs(struct loader *L, const struct otel_config *c, const char 
         return e == -ENOMEM ? e : 0;
 }
 
-/* Headers, resource attributes, service name, TRACEPARENT. Returns 0 or
- * -ENOMEM. */
+/* Headers, resource attributes, service name, TRACEPARENT, the CI's
+ * pipeline. Returns 0 or -ENOMEM. */
 static int load_labels(struct loader *L, struct otel_config *c)
 {
         const char *v, *name;
-        int e;
 
         v = get2(L, "OTEL_EXPORTER_OTLP_METRICS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS", &name);
         if (load_pairs(L, c, v, name, true, "no headers are sent", &c->headers) < 0)
@@ -548,9 +537,10 @@ static int load_labels(struct loader *L, struct otel_config *c)
                         c->has_trace = true;
                 }
         }
-        e = load_ci(L, c);
-        if (e < 0)
-                return e;
+        /* the CI pipeline's name and run id */
+        if (dup_var(L, "GITHUB_WORKFLOW", "CI_PIPELINE_NAME", &c->ci_pipeline_name) < 0 ||
+            dup_var(L, "GITHUB_RUN_ID", "CI_PIPELINE_ID", &c->ci_pipeline_run_id) < 0)
+                return -ENOMEM;
         v = L->lookup(L->lookup_data, "TRACESTATE");
         /* passed on when well-formed (W3C: else dropped whole) */
         if (c->has_trace && v && *v && strlen(v) <= 8192 &&
