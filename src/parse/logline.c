@@ -472,7 +472,7 @@ static bool is_bookkeeping(const char *q, const char *end)
 static void classify_buildkit(const char *p, const char *end, const struct bkline *bl,
                               struct logline *ret)
 {
-        const char *q = bl ? bl->digits_end : logline_skip_digits(p + 1, end), *d;
+        const char *q = bl ? bl->digits_end : logline_skip_digits(p + 1, end), *secs;
 
         if (q == p + 1 || q >= end || *q != ' ')
                 return; /* stays NOISE */
@@ -480,33 +480,16 @@ static void classify_buildkit(const char *p, const char *end, const struct bklin
         q++;
         if (q >= end)
                 return;
-        if (bl && bl->secs_end) { /* "<secs> text", as below */
-                q = bl->secs_end;
-                if (q >= end || *q != ' ')
-                        return;
-                q = skip_sp(q, end);
-                classify_work(q, end, ret);
-                return;
-        }
-        if (is_bookkeeping(q, end)) {
-                ret->bookkeeping = true;
-                return;
-        }
-        if (*q == '[') {
-                classify_step(q + 1, end, ret);
-                return;
-        }
         /* "#N 1.234 text": a container's output inside a step */
-        d = q;
-        q = logline_skip_digits(q, end);
-        if (q == d || q >= end || *q != '.')
-                return;
-        d = ++q;
-        q = logline_skip_digits(q, end);
-        if (q == d || q - d > 3 || q >= end || *q != ' ')
-                return;
-        q = skip_sp(q, end);
-        classify_work(q, end, ret);
+        secs = bl && bl->secs_end ? bl->secs_end : bkline_secs_end(q, end);
+        if (secs) {
+                if (secs < end && *secs == ' ')
+                        classify_work(skip_sp(secs, end), end, ret);
+        } else if (is_bookkeeping(q, end)) {
+                ret->bookkeeping = true;
+        } else if (*q == '[') {
+                classify_step(q + 1, end, ret);
+        }
 }
 
 static void classify_group(const char *q, const char *end, struct logline *ret)
