@@ -101,12 +101,9 @@ int otelenv_parse_pairs(const char *s, size_t len, bool http_header, struct otel
 
                 entry++;
                 p = comma ? comma + 1 : end;
-                {
-                        const char *b = kb, *x = ie;
-                        trim(&b, &x);
-                        if (b == x)
-                                continue; /* an empty entry ("a=1,,b=2", a trailing comma) */
-                }
+                trim(&kb, &ie);
+                if (kb == ie)
+                        continue; /* an empty entry ("a=1,,b=2", a trailing comma) */
                 eq = memchr(kb, '=', (size_t)(ie - kb));
                 if (!eq) {
                         e = -EINVAL;
