@@ -540,13 +540,12 @@ static int load_labels(struct loader *L, struct otel_config *c)
                 return -ENOMEM;
         v = L->lookup(L->lookup_data, "TRACESTATE");
         /* passed on when well-formed (W3C: else dropped whole) */
-        if (c->has_trace && v && *v && strlen(v) <= 8192 &&
-            otelenv_check_tracestate(v, strlen(v)) < 0) {
-                if (c->enabled)
-                        NOTE(L, "TRACESTATE is not a W3C tracestate; not passed on");
-        } else if (c->has_trace && v && *v && strlen(v) <= 8192 && !(c->tracestate = strdup(v))) {
-                return -ENOMEM;
-        }
+        if (!c->has_trace || !v || !*v || strlen(v) > 8192)
+                return 0;
+        if (otelenv_check_tracestate(v, strlen(v)) >= 0)
+                return (c->tracestate = strdup(v)) ? 0 : -ENOMEM;
+        if (c->enabled)
+                NOTE(L, "TRACESTATE is not a W3C tracestate; not passed on");
         return 0;
 }
 
