@@ -392,11 +392,7 @@ static bool feed_plain(struct buildkit *b, const struct bkline *bl, double now)
         }
         header = b->prev_blank;
         b->prev_blank = false;
-        /* Consecutive lines mostly belong to one vertex: that look inline. */
-        if (b->last_vi < b->nv && b->v[b->last_vi].key == n + 1)
-                vi = b->last_vi;
-        else
-                vi = bk_vertex(b, n + 1, false);
+        vi = bk_vertex(b, n + 1, false);
         if (vi < 0) {
                 vi = bk_vertex(b, n + 1, true);
                 header = true;
