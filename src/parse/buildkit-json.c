@@ -186,10 +186,8 @@ static void json_status(struct buildkit *b, json_t *root, double now)
                 if (vi < 0)
                         continue;
                 v = &b->v[vi];
-                if (name) {
-                        /* The same digest announced under another prefix adds it. */
+                if (name) /* the same digest under another prefix adds it */
                         bk_name_vertex(b, v, name, strlen(name));
-                }
                 bk_touch(b, v, now);
                 if (v->name && json_object_get(it, "started") && isnan(v->bk_started))
                         bk_emit_ctx(b, (uint32_t)vi, "", v->name, strlen(v->name));
