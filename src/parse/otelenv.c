@@ -637,16 +637,9 @@ static bool ts_key_ok(const char *k, const char *end)
         const char *at = memchr(k, '@', (size_t)(end - k));
         size_t n = (size_t)(end - k);
 
-        if (!at) {
-                if (n < 1 || n > 256 || !ts_lc(k[0]))
-                        return false;
-                for (const char *p = k; p < end; p++)
-                        if (!ts_keychar(*p))
-                                return false;
-                return true;
-        }
-        if (at - k < 1 || at - k > 241 || !(ts_lc(k[0]) || (k[0] >= '0' && k[0] <= '9')) ||
-            end - at - 1 < 1 || end - at - 1 > 14 || !ts_lc(at[1]))
+        if (!at ? n < 1 || n > 256 || !ts_lc(k[0])
+                : at - k < 1 || at - k > 241 || !(ts_lc(k[0]) || (k[0] >= '0' && k[0] <= '9')) ||
+                      end - at - 1 < 1 || end - at - 1 > 14 || !ts_lc(at[1]))
                 return false;
         for (const char *p = k; p < end; p++)
                 if (p != at && !ts_keychar(*p))
