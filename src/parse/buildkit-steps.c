@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/macro.h"
 #include "util/util.h"
 
 static bool vtx_cached(const struct vtx *v, bool ended_ok)
@@ -373,13 +374,11 @@ int buildkit_count_log(const char *buf, size_t len, uint32_t *ret_steps, uint32_
 {
         struct buildkit_config bc = {0};
         struct buildkit *b = NULL;
-        struct targets *ts = calloc(1, sizeof(*ts));
+        _cleanup_free_ struct targets *ts = calloc(1, sizeof(*ts));
         int e = ts ? buildkit_new(&bc, &b) : -ENOMEM;
 
-        if (e < 0) {
-                free(ts);
+        if (e < 0)
                 return e;
-        }
         targets_init_zeroed(ts);
         for (const char *p = buf, *end = buf + len; p < end;) {
                 const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
@@ -394,6 +393,5 @@ int buildkit_count_log(const char *buf, size_t len, uint32_t *ret_steps, uint32_
         }
         buildkit_free(b);
         targets_release(ts);
-        free(ts);
         return e;
 }
