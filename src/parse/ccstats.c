@@ -422,11 +422,10 @@ int ccstats_parse(const char *buf, size_t len, struct ccstats *ret)
 
         ccstats_parser_init(&p);
         while (c < end) {
-                const char *nl = memchr(c, '\n', (size_t)(end - c));
-                const char *le = nl ? nl : end;
+                const char *le = line_end(c, end);
 
                 (void)ccstats_feed_line(&p, c, (size_t)(le - c));
-                c = nl ? nl + 1 : end;
+                c = next_line(le, end);
         }
         if (!p.complete)
                 return -ENOENT;

@@ -61,9 +61,8 @@ struct batched {
 
 int logctx_new(const struct logctx_config *cfg, struct logctx **ret)
 {
-        struct logctx *c;
+        struct logctx *c = calloc(1, sizeof(*c));
 
-        c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
         c->scratch = malloc(SCRATCH_MAX + 1);
