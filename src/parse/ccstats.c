@@ -347,7 +347,8 @@ int ccstats_feed_line(struct ccstats_parser *p, const char *line, size_t len)
                 return skip_prefix(&c, end, "{\"stats\":")
                            ? feed_sccache_json(p, line, (size_t)(end - line))
                            : 0;
-        if (label_num(c, end, "Compile requests", &v)) {
+        /* sccache's first line, ccache 3.x's (column 0, lower case) */
+        if (label_num(c, end, "Compile requests", &v) || skip_prefix(&c, end, "cache directory")) {
                 new_block(p);
                 return 0;
         }
@@ -361,10 +362,6 @@ int ccstats_feed_line(struct ccstats_parser *p, const char *line, size_t len)
                 return put_extra(p, CCSTATS_SCCACHE, X_MAX, x);
 
         /* ccache 3.x (and 4.0-4.3), column 0, lower case */
-        if (skip_prefix(&c, end, "cache directory")) {
-                new_block(p);
-                return 0;
-        }
         if (label_num(c, end, "cache hit (direct)", &v))
                 return put(p, CCSTATS_CCACHE, K_C3_DIRECT, v);
         if (label_num(c, end, "cache hit (preprocessed)", &v))
@@ -383,19 +380,16 @@ int ccstats_feed_line(struct ccstats_parser *p, const char *line, size_t len)
                 if (skip_prefix(&c, end, "Summary:") || skip_prefix(&c, end, "Cacheable calls:")) {
                         new_block(p);
                         p->heading = HEAD_SUMMARY;
-                        return 0;
-                }
-                if (skip_prefix(&c, end, "Primary storage:") ||
-                    skip_prefix(&c, end, "Local storage:")) {
+                } else if (skip_prefix(&c, end, "Primary storage:") ||
+                           skip_prefix(&c, end, "Local storage:")) {
                         p->heading = HEAD_LOCAL;
-                        return 0;
-                }
-                if (skip_prefix(&c, end, "Secondary storage:") ||
-                    skip_prefix(&c, end, "Remote storage:")) {
+                } else if (skip_prefix(&c, end, "Secondary storage:") ||
+                           skip_prefix(&c, end, "Remote storage:")) {
                         p->heading = HEAD_REMOTE;
-                        return 0;
+                } else {
+                        return feed_print_stats(p, c, end);
                 }
-                return feed_print_stats(p, c, end);
+                return 0;
         }
         skip_spaces(&c, end);
         if (*c == '"')
