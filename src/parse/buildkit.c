@@ -417,35 +417,23 @@ _noinline_ static void feed_status(struct buildkit *b, struct vtx *v, int64_t vi
 {
         const char *text;
 
-        if (eq(s, end, "..."))
+        if (eq(s, end, "...") || skip_prefix(&s, end, "WARN: "))
                 return;
         if (skip_prefix(&s, end, "DONE")) {
                 if (s == end || *s == ' ') {
                         bk_end_vertex(v, V_DONE, now);
                         v->bk_secs = done_secs(s, end);
                 }
-                return;
-        }
-        if (eq(s, end, "CACHED")) {
+        } else if (eq(s, end, "CACHED")) {
                 bk_end_vertex(v, V_CACHED, now);
-                return;
-        }
-        if (eq(s, end, "CANCELED")) {
+        } else if (eq(s, end, "CANCELED")) {
                 bk_end_vertex(v, V_CANCELED, now);
-                return;
-        }
-        if (skip_prefix(&s, end, "ERROR: ")) {
+        } else if (skip_prefix(&s, end, "ERROR: ")) {
                 bk_end_vertex(v, V_ERROR, now);
-                return;
-        }
-        if (skip_prefix(&s, end, "WARN: "))
-                return;
-        if (!header && log_prefix(s, end, &text)) {
+        } else if (!header && log_prefix(s, end, &text)) {
                 v->worked = true;
                 bk_emit_log(b, (uint32_t)vi, text, (size_t)(end - text));
-                return;
-        }
-        if (header) {
+        } else if (header) {
                 bk_name_vertex(b, v, s, (size_t)(end - s));
                 bk_touch(b, v, now);
                 if (v->state == V_NEW)
