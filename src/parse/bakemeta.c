@@ -56,42 +56,41 @@ int bakemeta_parse(const char *buf, size_t len, struct targets *ts)
         return n;
 }
 
+/* o's key, a 32-bit count, into *ret; whether it was one. */
+static bool get_u32(json_t *o, const char *key, uint32_t *ret)
+{
+        json_t *x = json_object_get(o, key);
+
+        if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > UINT32_MAX)
+                return false;
+        *ret = (uint32_t)json_integer_value(x);
+        return true;
+}
+
+/* o's key, a string, into buf ("" when it is none). */
+#define GET_STR(o, key, buf)                                                                       \
+        copy_utf8_str(buf, sizeof(buf), json_string_value(json_object_get(o, key)))
+
 int buildx_history_parse(const char *buf, size_t len, struct buildx_history *ret)
 {
         json_t *root = json_loadb(buf, len, 0, NULL), *d;
         struct buildx_history h = {0};
-        const char *s;
 
-        s = json_string_value(json_object_get(root, "Ref"));
-        if (!json_is_object(root) || !s) {
+        if (!json_is_object(root) || !json_is_string(json_object_get(root, "Ref"))) {
                 json_decref(root);
                 return -EINVAL;
         }
-        copy_utf8_str(h.ref, sizeof(h.ref), s);
-        if ((s = json_string_value(json_object_get(root, "Name"))))
-                copy_utf8_str(h.name, sizeof(h.name), s);
-        if ((s = json_string_value(json_object_get(root, "Status"))))
-                copy_utf8_str(h.status, sizeof(h.status), s);
-        if ((s = json_string_value(json_object_get(root, "VCSRevision"))))
-                copy_utf8_str(h.vcs_revision, sizeof(h.vcs_revision), s);
+        GET_STR(root, "Ref", h.ref);
+        GET_STR(root, "Name", h.name);
+        GET_STR(root, "Status", h.status);
+        GET_STR(root, "VCSRevision", h.vcs_revision);
         d = json_object_get(root, "Duration");
         h.duration_s = json_is_integer(d) && json_integer_value(d) >= 0
                            ? (double)json_integer_value(d) / 1e9
                            : NAN;
-#define U32(key, field)                                                                            \
-        do {                                                                                       \
-                json_t *x = json_object_get(root, key);                                            \
-                if (json_is_integer(x) && json_integer_value(x) >= 0 &&                            \
-                    json_integer_value(x) <= UINT32_MAX)                                           \
-                        h.field = (uint32_t)json_integer_value(x);                                 \
-        } while (0)
-        U32("NumTotalSteps", total_steps);
-        d = json_object_get(root, "NumTotalSteps");
-        h.steps_set =
-            json_is_integer(d) && json_integer_value(d) >= 0 && json_integer_value(d) <= UINT32_MAX;
-        U32("NumCachedSteps", cached_steps);
-        U32("NumCompletedSteps", completed_steps);
-#undef U32
+        h.steps_set = get_u32(root, "NumTotalSteps", &h.total_steps);
+        (void)get_u32(root, "NumCachedSteps", &h.cached_steps);
+        (void)get_u32(root, "NumCompletedSteps", &h.completed_steps);
         json_decref(root);
         *ret = h;
         return 0;
@@ -154,8 +153,7 @@ int buildx_history_ls_parse(const char *buf, size_t len, buildx_record_fn fn, vo
                         const char *id = strrchr(ref, '/');
 
                         copy_utf8_str(r.ref, sizeof(r.ref), id ? id + 1 : ref);
-                        if (nm)
-                                copy_utf8_str(r.name, sizeof(r.name), nm);
+                        copy_utf8_str(r.name, sizeof(r.name), nm);
                         if (json_is_string(c))
                                 r.created_s = buildkit_parse_time(json_string_value(c),
                                                                   json_string_length(c));

@@ -114,11 +114,8 @@ int bkrun_vertex_cmd(const char *name, size_t len, char *out, size_t cap)
 
 static bool shell_name(const char *a, size_t len)
 {
-        const char *base = a;
+        const char *slash = memrchr(a, '/', len), *base = slash ? slash + 1 : a;
 
-        for (size_t i = 0; i < len; i++)
-                if (a[i] == '/')
-                        base = a + i + 1;
         len -= (size_t)(base - a);
         return len >= 2 && base[len - 2] == 's' && base[len - 1] == 'h';
 }
@@ -301,11 +298,8 @@ static bool driver_word(const char *w, size_t n)
 {
         static const char *const names[] = {"docker",  "docker-buildx", "buildx",        "buildctl",
                                             "nerdctl", "podman",        "docker-compose"};
-        const char *base = w;
+        const char *slash = memrchr(w, '/', n), *base = slash ? slash + 1 : w;
 
-        for (size_t i = 0; i < n; i++)
-                if (w[i] == '/')
-                        base = w + i + 1;
         n -= (size_t)(base - w);
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
                 if (strlen(names[i]) == n && memcmp(base, names[i], n) == 0)

@@ -78,12 +78,13 @@ struct buildkit {
         uint32_t marker_v[BUILDKIT_MAX_MARKERS]; /* vidx + 1 */
 };
 
-/* The vertex of key (its index), added when add and absent; -1 none. */
 void bk_emit_ctx(struct buildkit *b, uint32_t vidx, const char *pfx, const char *text, size_t len);
 void bk_emit_log(struct buildkit *b, uint32_t vidx, const char *text, size_t len);
 void bk_end_vertex(struct vtx *v, enum vstate state, double now);
 void bk_name_vertex(struct buildkit *b, struct vtx *v, const char *name, size_t len);
 void bk_touch(struct buildkit *b, struct vtx *v, double now);
+/* The vertex of key (its index), added when add and absent; -1 past the
+ * cap or out of memory. */
 int64_t bk_vertex(struct buildkit *b, uint64_t key, bool add);
 bool bk_is_step_token(const char *s, size_t n);
 size_t bk_next_token(const char **p, const char *end, const char **ret_tok);

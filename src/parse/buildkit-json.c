@@ -124,8 +124,6 @@ static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
         return era * 146097 + doe - 719468;
 }
 
-/* An RFC 3339 time as BuildKit writes it ("2024-05-01T10:00:02.123456789Z",
- * or with a +hh:mm offset) into Unix seconds; NAN when it is not one. */
 double buildkit_parse_time(const char *s, size_t n)
 {
         int64_t y, mo, d, h, mi, sec, off = 0;
@@ -188,10 +186,8 @@ static void json_status(struct buildkit *b, json_t *root, double now)
                 if (vi < 0)
                         continue;
                 v = &b->v[vi];
-                if (name) {
-                        /* The same digest announced under another prefix adds it. */
+                if (name) /* the same digest under another prefix adds it */
                         bk_name_vertex(b, v, name, strlen(name));
-                }
                 bk_touch(b, v, now);
                 if (v->name && json_object_get(it, "started") && isnan(v->bk_started))
                         bk_emit_ctx(b, (uint32_t)vi, "", v->name, strlen(v->name));

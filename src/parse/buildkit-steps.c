@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/macro.h"
 #include "util/util.h"
 
 static bool vtx_cached(const struct vtx *v, bool ended_ok)
@@ -21,8 +22,7 @@ static bool vtx_cached(const struct vtx *v, bool ended_ok)
         return v->state == V_DONE || (ended_ok && (v->state == V_NEW || v->state == V_RUNNING));
 }
 
-/* Exported, and no vertex failed or was canceled: see vtx_cached(). */
-static bool stream_ended_ok(const struct buildkit *b)
+bool buildkit_ended_ok(const struct buildkit *b)
 {
         bool exported = false;
 
@@ -103,19 +103,17 @@ static void count_step(struct stepset *ss, uint64_t key, int32_t owner, bool cac
         bool added = true;
         struct stepent *e = ss ? stepset_get(ss, key, owner, &added) : NULL;
 
-        if (!e) { /* out of memory: every vertex counts */
-                ++*steps;
-                *cached_n += cached;
+        if (e && !added) {
+                if (e->cached && !cached) {
+                        e->cached = false;
+                        --*cached_n;
+                }
                 return;
         }
-        if (added) {
-                ++*steps;
+        ++*steps; /* a new name, or out of memory: every vertex counts */
+        *cached_n += cached;
+        if (e)
                 e->cached = cached;
-                *cached_n += cached;
-        } else if (e->cached && !cached) {
-                e->cached = false;
-                --*cached_n;
-        }
 }
 
 /* v as a step fact of the model: from its first line to the line that
@@ -217,11 +215,6 @@ bool buildkit_multi(const struct buildkit *b)
         return b->cfg.ntargets > 1 || b->multi_evidence;
 }
 
-bool buildkit_ended_ok(const struct buildkit *b)
-{
-        return stream_ended_ok(b);
-}
-
 void buildkit_finish(struct buildkit *b, struct targets *ts)
 {
         int map[TARGETS_MAX];
@@ -248,7 +241,7 @@ void buildkit_finish(struct buildkit *b, struct targets *ts)
                         targets_touch(ts, (size_t)single, b->last);
                 }
         }
-        ended_ok = stream_ended_ok(b);
+        ended_ok = buildkit_ended_ok(b);
         for (uint32_t i = 0; i < b->nv; i++)
                 if (b->v[i].named)
                         count_vertex(b, ts, &ss, &b->v[i], map, single, multi, ended_ok);
@@ -381,13 +374,11 @@ int buildkit_count_log(const char *buf, size_t len, uint32_t *ret_steps, uint32_
 {
         struct buildkit_config bc = {0};
         struct buildkit *b = NULL;
-        struct targets *ts = calloc(1, sizeof(*ts));
+        _cleanup_free_ struct targets *ts = calloc(1, sizeof(*ts));
         int e = ts ? buildkit_new(&bc, &b) : -ENOMEM;
 
-        if (e < 0) {
-                free(ts);
+        if (e < 0)
                 return e;
-        }
         targets_init_zeroed(ts);
         for (const char *p = buf, *end = buf + len; p < end;) {
                 const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
@@ -402,6 +393,5 @@ int buildkit_count_log(const char *buf, size_t len, uint32_t *ret_steps, uint32_
         }
         buildkit_free(b);
         targets_release(ts);
-        free(ts);
         return e;
 }

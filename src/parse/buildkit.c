@@ -73,7 +73,6 @@ static int grow_slots(struct buildkit *b)
         return 0;
 }
 
-/* The vertex for key, added when new. -1 past the cap or out of memory. */
 int64_t bk_vertex(struct buildkit *b, uint64_t key, bool add)
 {
         uint32_t j;
@@ -224,17 +223,13 @@ void bk_name_vertex(struct buildkit *b, struct vtx *v, const char *name, size_t 
                         bool internal1 =
                             all == 1 && ((tlen[0] == 8 && !memcmp(tok[0], "internal", 8)) ||
                                          (tlen[0] == 4 && !memcmp(tok[0], "auth", 4)));
-                        if (all == 1 && !v->step && !internal1) {
-                                cand = cand_index(b, tok[0], tlen[0]); /* [t] exporting ... */
-                                b->multi_evidence = true;
-                        } else if (all == 2 && !v->step) {
-                                cand = cand_index(b, tok[0], tlen[0]); /* [t internal] */
-                                b->multi_evidence = true;
-                        } else if (all >= 3 && v->step) {
-                                cand = cand_index(b, tok[0], tlen[0]); /* [t stage i/n] */
-                                b->multi_evidence = true;
-                        } else if (all == 2 && v->step) {
-                                cand = cand_index(b, tok[0], tlen[0]); /* [t i/n] or [stage i/n] */
+                        /* [t] exporting ..., [t internal], [t stage i/n]; [t i/n] (or
+                         * [stage i/n]) names a candidate but is no evidence */
+                        bool multi = v->step ? all >= 3 : (all == 1 && !internal1) || all == 2;
+
+                        if (multi || (all == 2 && v->step)) {
+                                cand = cand_index(b, tok[0], tlen[0]);
+                                b->multi_evidence |= multi;
                         }
                 }
         }
@@ -337,9 +332,7 @@ static double done_secs(const char *s, const char *end)
         return (double)whole + (double)frac / (double)scale;
 }
 
-/* "sha256:<64 hex>" alone: BuildKit 0.8 naming a vertex's digest while it
- * resolves, no work of the vertex. */
-static bool is_legacy_digest(const char *s, const char *end)
+bool bkline_is_digest(const char *s, const char *end)
 {
         if ((size_t)(end - s) != 71 || memcmp(s, "sha256:", 7) != 0)
                 return false;
@@ -399,11 +392,7 @@ static bool feed_plain(struct buildkit *b, const struct bkline *bl, double now)
         }
         header = b->prev_blank;
         b->prev_blank = false;
-        /* Consecutive lines mostly belong to one vertex: that look inline. */
-        if (b->last_vi < b->nv && b->v[b->last_vi].key == n + 1)
-                vi = b->last_vi;
-        else
-                vi = bk_vertex(b, n + 1, false);
+        vi = bk_vertex(b, n + 1, false);
         if (vi < 0) {
                 vi = bk_vertex(b, n + 1, true);
                 header = true;
@@ -428,40 +417,28 @@ _noinline_ static void feed_status(struct buildkit *b, struct vtx *v, int64_t vi
 {
         const char *text;
 
-        if (eq(s, end, "..."))
+        if (eq(s, end, "...") || skip_prefix(&s, end, "WARN: "))
                 return;
         if (skip_prefix(&s, end, "DONE")) {
                 if (s == end || *s == ' ') {
                         bk_end_vertex(v, V_DONE, now);
                         v->bk_secs = done_secs(s, end);
                 }
-                return;
-        }
-        if (eq(s, end, "CACHED")) {
+        } else if (eq(s, end, "CACHED")) {
                 bk_end_vertex(v, V_CACHED, now);
-                return;
-        }
-        if (eq(s, end, "CANCELED")) {
+        } else if (eq(s, end, "CANCELED")) {
                 bk_end_vertex(v, V_CANCELED, now);
-                return;
-        }
-        if (skip_prefix(&s, end, "ERROR: ")) {
+        } else if (skip_prefix(&s, end, "ERROR: ")) {
                 bk_end_vertex(v, V_ERROR, now);
-                return;
-        }
-        if (skip_prefix(&s, end, "WARN: "))
-                return;
-        if (!header && log_prefix(s, end, &text)) {
+        } else if (!header && log_prefix(s, end, &text)) {
                 v->worked = true;
                 bk_emit_log(b, (uint32_t)vi, text, (size_t)(end - text));
-                return;
-        }
-        if (header) {
+        } else if (header) {
                 bk_name_vertex(b, v, s, (size_t)(end - s));
                 bk_touch(b, v, now);
                 if (v->state == V_NEW)
                         v->state = V_RUNNING;
-        } else if (!is_legacy_digest(s, end)) {
+        } else if (!bkline_is_digest(s, end)) {
                 v->worked = true; /* a status: "resolve ...", "sha256:... 1.2MB / 3MB" */
         }
 }

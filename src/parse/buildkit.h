@@ -66,6 +66,9 @@ struct bkline {
 /* rest's "<secs>" in a shape other than "<digits>.<3 digits> ": the end
  * of the secs as bkline.secs_end says, or NULL. */
 const char *bkline_secs_end(const char *s, const char *end);
+/* "sha256:<64 hex>" alone: BuildKit 0.8 naming a vertex's digest while it
+ * resolves, no work of the vertex. */
+bool bkline_is_digest(const char *s, const char *end);
 /* "#N" (any digits), "#N " (1-18 digits) and "<secs> " after it. Inline:
  * it runs once for every line of the build's output. */
 static inline void bkline_parse(const char *line, size_t len, struct bkline *ret)
@@ -121,7 +124,8 @@ void buildkit_finish(struct buildkit *b, struct targets *ts);
 /* Whether the stream's names carry a target's prefix ("[app common 2/3]"):
  * several --targets, or the stream showed them. */
 bool buildkit_multi(const struct buildkit *b);
-/* Whether the stream exported and no vertex of it failed or was canceled. */
+/* Whether the stream exported and no vertex of it failed or was canceled
+ * (then a FROM that never ended counts as cached). */
 bool buildkit_ended_ok(const struct buildkit *b);
 
 /* A step's place in its stage: "[stage i/n] ..." (the tokens before "i/n",

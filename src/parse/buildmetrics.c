@@ -189,7 +189,7 @@ const struct targets *buildmetrics_model(struct buildmetrics *bm)
 }
 
 /* The 1 to 19 digits at *cur (no overflow) into *ret; false when there are
- * none or more: a longer figure fails every range progress() accepts, as
+ * none or more: a longer figure fails every range progress_parse() accepts, as
  * parse_u64's would. Inline, for the two figures of every progress line. */
 static inline bool progress_u64(const char **cur, const char *end, uint64_t *ret)
 {
@@ -227,26 +227,6 @@ static enum progress_kind progress_parse(const char *s, const char *end, uint64_
         return PROGRESS_NINJA;
 }
 
-/* The model's figure of kind k from a progress line's a and b. */
-static void set_progress(struct buildmetrics *bm, enum progress_kind k, uint64_t a, uint64_t b)
-{
-        if (k == PROGRESS_MAKE)
-                bm->model.make_pct = (int)a;
-        else if (k == PROGRESS_NINJA) {
-                bm->model.ninja_done = a;
-                bm->model.ninja_total = b;
-        }
-}
-
-/* The model's progress from one line. */
-static void progress(struct buildmetrics *bm, const char *s, const char *end)
-{
-        uint64_t a = 0, b = 0;
-        enum progress_kind k = progress_parse(s, end, &a, &b);
-
-        set_progress(bm, k, a, b);
-}
-
 /* The progress lines batched, as if each had been parsed in turn: the last
  * that parses sets each of make's and ninja's figures, so they are tried
  * from the end, and most are never parsed. */
@@ -262,7 +242,12 @@ static void flush_progress(struct buildmetrics *bm)
                 if (p->make ? make : ninja)
                         continue;
                 k = progress_parse(p->s, p->end, &a, &b);
-                set_progress(bm, k, a, b);
+                if (k == PROGRESS_MAKE) {
+                        bm->model.make_pct = (int)a;
+                } else if (k == PROGRESS_NINJA) {
+                        bm->model.ninja_done = a;
+                        bm->model.ninja_total = b;
+                }
                 make = make || k == PROGRESS_MAKE;
                 ninja = ninja || k == PROGRESS_NINJA;
         }
@@ -340,9 +325,9 @@ static bool is_zeroed(const char *s, size_t len)
 /* What one tool's blocks say about this build: one block, its counts;
  * more, the last less the first (figure_cc_delta(): after a reset, the
  * counts since it). */
-static struct ccstats block_counts(const struct last_block *lb)
+static struct cc_counts block_counts(const struct last_block *lb)
 {
-        struct ccstats c = lb->st;
+        struct cc_counts c = {.set = true, .hits = lb->st.hits, .misses = lb->st.misses};
 
         if (lb->nblk >= 2)
                 (void)figure_cc_delta(lb->first.hits, lb->first.misses, lb->st.hits, lb->st.misses,
@@ -358,13 +343,10 @@ static void feed_text(struct buildmetrics *bm, int64_t vidx, const char *s, size
                 if (len <= 3)
                         return;
                 /* one of the chunk's: parsed when the chunk goes or the
-                 * model is read, if it is the last */
-                if (in_chunk(bm, s, len)) {
-                        keep_progress(bm, s, s + len);
-                        return;
-                }
-                flush_progress(bm);
-                progress(bm, s, s + len);
+                 * model is read, if it is the last; else now */
+                keep_progress(bm, s, s + len);
+                if (!in_chunk(bm, s, len))
+                        flush_progress(bm);
                 return;
         }
         int r = ccstats_feed_line(&bm->global, s, len);
@@ -432,10 +414,10 @@ void buildmetrics_unseen_drop(struct buildmetrics *bm)
 static void attribute_stats(struct buildmetrics *bm)
 {
         bool any_marker = false;
+        int t;
 
         for (size_t i = 0; i < bm->nm; i++) {
                 uint32_t v;
-                int t;
 
                 if (buildkit_marker_vertex(bm->bk, i, &v) < 0)
                         continue;
@@ -449,26 +431,17 @@ static void attribute_stats(struct buildmetrics *bm)
                 if (buildkit_vertex_cached(bm->bk, v) || !bm->mparser[i].complete ||
                     bm->mparser[i].last.kind != CCSTATS_SCCACHE)
                         continue;
-                bm->model.t[t].sccache.set = true;
-                bm->model.t[t].sccache.hits = bm->mparser[i].last.hits;
-                bm->model.t[t].sccache.misses = bm->mparser[i].last.misses;
+                bm->model.t[t].sccache = (struct cc_counts){.set = true,
+                                                            .hits = bm->mparser[i].last.hits,
+                                                            .misses = bm->mparser[i].last.misses};
                 bm->model.t[t].sccache_guess = false;
         }
-        if (!any_marker && bm->sc.real && block_target(bm, bm->sc.vidx) >= 0) {
-                struct target *t = &bm->model.t[block_target(bm, bm->sc.vidx)];
-                struct ccstats c = block_counts(&bm->sc);
-                t->sccache.set = true;
-                t->sccache.hits = c.hits;
-                t->sccache.misses = c.misses;
-                t->sccache_guess = true;
+        if (!any_marker && bm->sc.real && (t = block_target(bm, bm->sc.vidx)) >= 0) {
+                bm->model.t[t].sccache = block_counts(&bm->sc);
+                bm->model.t[t].sccache_guess = true;
         }
-        if (bm->cc.real && block_target(bm, bm->cc.vidx) >= 0) {
-                struct target *t = &bm->model.t[block_target(bm, bm->cc.vidx)];
-                struct ccstats c = block_counts(&bm->cc);
-                t->ccache.set = true;
-                t->ccache.hits = c.hits;
-                t->ccache.misses = c.misses;
-        }
+        if (bm->cc.real && (t = block_target(bm, bm->cc.vidx)) >= 0)
+                bm->model.t[t].ccache = block_counts(&bm->cc);
 }
 
 void buildmetrics_ninja_edge(void *userdata, int64_t start_ms, int64_t end_ms, const char *out,

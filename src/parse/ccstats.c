@@ -121,8 +121,7 @@ static bool label_num(const char *cur, const char *end, const char *label, uint6
                 return false;
         if (c >= end || !is_blank(*c))
                 return false;
-        while (c < end && is_blank(*c))
-                c++;
+        skip_spaces(&c, end);
         if (parse_u64(&c, end, ret) < 0 || !range_ok_u64(RANGE_EVENTS, *ret))
                 return false;
         return c == end || *c == ' ';
@@ -181,12 +180,10 @@ static bool label_size(const char *cur, const char *end, const char *label, int6
 
         if (!skip_prefix(&c, end, label) || c >= end || !is_blank(*c))
                 return false;
-        while (c < end && is_blank(*c))
-                c++;
+        skip_spaces(&c, end);
         if (!decimal(&c, end, &v))
                 return false;
-        while (c < end && is_blank(*c))
-                c++;
+        skip_spaces(&c, end);
         m = unit_mult(c, end);
         if (m == 0)
                 return false;
@@ -211,17 +208,14 @@ static int cache_size_line(struct ccstats_parser *p, const char *c, const char *
         c = close + 1;
         if (!skip_prefix(&c, end, ":"))
                 return 0;
-        while (c < end && is_blank(*c))
-                c++;
+        skip_spaces(&c, end);
         if (!decimal(&c, end, &v))
                 return 0;
         r = put_extra(p, CCSTATS_CCACHE, X_SIZE, to_bytes(v, m));
-        while (c < end && is_blank(*c))
-                c++;
+        skip_spaces(&c, end);
         if (!skip_prefix(&c, end, "/"))
                 return r;
-        while (c < end && is_blank(*c))
-                c++;
+        skip_spaces(&c, end);
         if (decimal(&c, end, &v))
                 r = put_extra(p, CCSTATS_CCACHE, X_MAX, to_bytes(v, m));
         return r;
@@ -300,8 +294,7 @@ static int feed_print_stats(struct ccstats_parser *p, const char *c, const char 
                         return 0;
                 if (!quoted && (q >= end || *q != '\t'))
                         return 0;
-                while (q < end && is_blank(*q))
-                        q++;
+                skip_spaces(&q, end);
                 if (parse_u64(&q, end, &v) < 0 || !range_ok_u64(RANGE_EVENTS, v))
                         return 0;
                 if (quoted && q < end && *q == ',')
@@ -354,7 +347,8 @@ int ccstats_feed_line(struct ccstats_parser *p, const char *line, size_t len)
                 return skip_prefix(&c, end, "{\"stats\":")
                            ? feed_sccache_json(p, line, (size_t)(end - line))
                            : 0;
-        if (label_num(c, end, "Compile requests", &v)) {
+        /* sccache's first line, ccache 3.x's (column 0, lower case) */
+        if (label_num(c, end, "Compile requests", &v) || skip_prefix(&c, end, "cache directory")) {
                 new_block(p);
                 return 0;
         }
@@ -368,10 +362,6 @@ int ccstats_feed_line(struct ccstats_parser *p, const char *line, size_t len)
                 return put_extra(p, CCSTATS_SCCACHE, X_MAX, x);
 
         /* ccache 3.x (and 4.0-4.3), column 0, lower case */
-        if (skip_prefix(&c, end, "cache directory")) {
-                new_block(p);
-                return 0;
-        }
         if (label_num(c, end, "cache hit (direct)", &v))
                 return put(p, CCSTATS_CCACHE, K_C3_DIRECT, v);
         if (label_num(c, end, "cache hit (preprocessed)", &v))
@@ -390,22 +380,18 @@ int ccstats_feed_line(struct ccstats_parser *p, const char *line, size_t len)
                 if (skip_prefix(&c, end, "Summary:") || skip_prefix(&c, end, "Cacheable calls:")) {
                         new_block(p);
                         p->heading = HEAD_SUMMARY;
-                        return 0;
-                }
-                if (skip_prefix(&c, end, "Primary storage:") ||
-                    skip_prefix(&c, end, "Local storage:")) {
+                } else if (skip_prefix(&c, end, "Primary storage:") ||
+                           skip_prefix(&c, end, "Local storage:")) {
                         p->heading = HEAD_LOCAL;
-                        return 0;
-                }
-                if (skip_prefix(&c, end, "Secondary storage:") ||
-                    skip_prefix(&c, end, "Remote storage:")) {
+                } else if (skip_prefix(&c, end, "Secondary storage:") ||
+                           skip_prefix(&c, end, "Remote storage:")) {
                         p->heading = HEAD_REMOTE;
-                        return 0;
+                } else {
+                        return feed_print_stats(p, c, end);
                 }
-                return feed_print_stats(p, c, end);
+                return 0;
         }
-        while (c < end && is_blank(*c))
-                c++;
+        skip_spaces(&c, end);
         if (*c == '"')
                 return feed_print_stats(p, c, end);
         if (p->heading == HEAD_LOCAL) {
@@ -430,11 +416,10 @@ int ccstats_parse(const char *buf, size_t len, struct ccstats *ret)
 
         ccstats_parser_init(&p);
         while (c < end) {
-                const char *nl = memchr(c, '\n', (size_t)(end - c));
-                const char *le = nl ? nl : end;
+                const char *le = line_end(c, end);
 
                 (void)ccstats_feed_line(&p, c, (size_t)(le - c));
-                c = nl ? nl + 1 : end;
+                c = next_line(le, end);
         }
         if (!p.complete)
                 return -ENOENT;

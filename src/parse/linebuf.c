@@ -133,9 +133,6 @@ void linebuf_feed(struct linebuf *lb, const char *buf, size_t len, linebuf_cb cb
 
 void linebuf_flush(struct linebuf *lb, linebuf_cb cb, void *userdata)
 {
-        if (lb->len == 0 && !lb->truncated)
-                return;
-        emit(lb, cb, userdata, lb->buf, lb->len, lb->truncated);
-        lb->len = 0;
-        lb->truncated = false;
+        if (lb->len > 0 || lb->truncated) /* as if a '\n' came */
+                line_end(lb, lb->buf + lb->len, 0, cb, userdata);
 }

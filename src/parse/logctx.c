@@ -61,9 +61,8 @@ struct batched {
 
 int logctx_new(const struct logctx_config *cfg, struct logctx **ret)
 {
-        struct logctx *c;
+        struct logctx *c = calloc(1, sizeof(*c));
 
-        c = calloc(1, sizeof(*c));
         if (!c)
                 return -ENOMEM;
         c->scratch = malloc(SCRATCH_MAX + 1);
@@ -110,12 +109,13 @@ void logctx_free(struct logctx *c)
         free(c);
 }
 
-static void set_stage(struct logctx *c, const char *s, size_t n)
+static bool set_stage(struct logctx *c, const char *s, size_t n)
 {
         n = logline_utf8_cut(s, n, SAMPLE_STAGE_MAX);
         memcpy(c->stage, s, n);
         c->stage[n] = '\0';
         c->stage_set = true;
+        return true;
 }
 
 /* "pytorch linux/arm64 builder" -> "pytorch/builder" */
@@ -129,8 +129,7 @@ static bool set_stage_buildkit(struct logctx *c, const char *s, size_t n)
                 const char *t;
                 size_t l;
 
-                while (q < end && *q == ' ')
-                        q++;
+                q = skip_sp(q, end);
                 t = q;
                 while (q < end && *q != ' ')
                         q++;
@@ -143,10 +142,16 @@ static bool set_stage_buildkit(struct logctx *c, const char *s, size_t n)
                 memcpy(tmp + o, t, l);
                 o += l;
         }
-        if (o == 0)
-                return false;
-        set_stage(c, tmp, o);
-        return true;
+        return o > 0 && set_stage(c, tmp, o);
+}
+
+/* The stage a step or group line names; whether it set one. */
+static bool line_stage(struct logctx *c, const struct logline *l)
+{
+        if (l->stage_len > 0 && l->kind == LOGLINE_BUILDKIT_STEP)
+                return set_stage_buildkit(c, l->stage, l->stage_len);
+        return l->stage_len > 0 && l->kind == LOGLINE_GHA_GROUP &&
+               set_stage(c, l->stage, l->stage_len);
 }
 
 static bool apply_regex(struct logctx *c, const char *p, size_t n)
@@ -283,21 +288,11 @@ void logctx_feed_line_at(struct logctx *c, const char *line, size_t len, double 
 static void apply_line(struct logctx *c, const char *p, size_t n, const struct logline *l,
                        double now_s)
 {
-        bool staged = false;
-
         /* The user's --stage-regex wins over what the line itself says. */
-        if (c->has_re)
-                staged = apply_regex(c, p, n);
-        if (!staged && l->stage_len > 0) {
-                if (l->kind == LOGLINE_BUILDKIT_STEP)
-                        set_stage_buildkit(c, l->stage, l->stage_len);
-                else if (l->kind == LOGLINE_GHA_GROUP)
-                        set_stage(c, l->stage, l->stage_len);
-        }
-
-        if (l->kind == LOGLINE_BLANK || l->kind == LOGLINE_DIAG || l->bookkeeping)
-                return;
-        if (!logctx_line_wins(l->work, c->seen_work, c->last_work_s, now_s, c->hold_s))
+        if (!(c->has_re && apply_regex(c, p, n)))
+                (void)line_stage(c, l);
+        if (l->kind == LOGLINE_BLANK || l->kind == LOGLINE_DIAG || l->bookkeeping ||
+            !logctx_line_wins(l->work, c->seen_work, c->last_work_s, now_s, c->hold_s))
                 return;
         if (l->work) {
                 c->seen_work = true;
@@ -406,14 +401,8 @@ _noinline_ static void flush_batch(struct logctx *c)
                 if (p == b->line)
                         bkline_parse(b->line, b->len, &bl);
                 logline_classify_bk(p, n, p == b->line ? &bl : NULL, &l);
-                if (!stage_done && l.stage_len > 0) {
-                        if (l.kind == LOGLINE_BUILDKIT_STEP)
-                                stage_done = set_stage_buildkit(c, l.stage, l.stage_len);
-                        else if (l.kind == LOGLINE_GHA_GROUP) {
-                                set_stage(c, l.stage, l.stage_len);
-                                stage_done = true;
-                        }
-                }
+                if (!stage_done)
+                        stage_done = line_stage(c, &l);
                 if (win || l.kind == LOGLINE_BLANK || l.kind == LOGLINE_DIAG || l.bookkeeping)
                         continue;
                 if (!l.work && eligible)

@@ -11,8 +11,6 @@
 #include "parse/logline-int.h"
 #include "util/macro.h"
 
-/* Longest prefix of s[0..len) of at most max bytes that does not split a
- * well-formed UTF-8 sequence. Malformed bytes are plain bytes here. */
 size_t logline_utf8_cut(const char *s, size_t len, size_t max)
 {
         size_t i = max, k = 0, need;
@@ -113,8 +111,6 @@ static size_t clean_segment(const char *p, const char *end, char *out, size_t ca
         return o;
 }
 
-/* What a terminal leaves visible: the last '\r'-separated segment that still
- * has text once cleaned. */
 size_t logline_visible(const char *in, size_t len, char *out, size_t cap)
 {
         const char *end = in + len;
@@ -129,8 +125,6 @@ size_t logline_visible(const char *in, size_t len, char *out, size_t cap)
         }
 }
 
-/* "2025-07-03T08:13:03.5879809Z " as GitHub's raw logs put before each line;
- * returns p unchanged when absent. */
 const char *logline_skip_ci_timestamp(const char *p, const char *end)
 {
         static const char shape[] = "dddd-dd-ddTdd:dd:dd";
@@ -151,8 +145,7 @@ const char *logline_skip_ci_timestamp(const char *p, const char *end)
                 q++;
         if (q >= end || *q != ' ')
                 return p;
-        while (q < end && *q == ' ')
-                q++;
+        q = skip_sp(q, end);
         return q;
 }
 
@@ -214,8 +207,7 @@ static bool next_token_base(const char **cur, const char *end, const char **ret,
 {
         const char *p = *cur, *sp, *slash;
 
-        while (p < end && *p == ' ')
-                p++;
+        p = skip_sp(p, end);
         if (p == end)
                 return false;
         sp = memchr(p, ' ', (size_t)(end - p));
@@ -266,8 +258,7 @@ static enum logline_kind classify_bracket(const char *p, const char *end)
 {
         const char *q = p + 1, *d, *close;
 
-        while (q < end && *q == ' ')
-                q++;
+        q = skip_sp(q, end);
         d = q;
         q = logline_skip_digits(q, end);
         if (q == d || q >= end)
@@ -342,11 +333,9 @@ static bool is_quiet_line(const char *p, const char *end)
                 q++;
         if (q == end || *q != ' ' || !is_quiet_tag(p, (size_t)(q - p)))
                 return false;
-        while (q < end && *q == ' ')
-                q++;
+        q = skip_sp(q, end);
         if (skip_prefix(&q, end, "[M]"))
-                while (q < end && *q == ' ')
-                        q++;
+                q = skip_sp(q, end);
         return q < end && *q != '[' && !memchr(q, ' ', (size_t)(end - q));
 }
 
@@ -424,8 +413,7 @@ static bool classify_step(const char *p, const char *end, struct logline *ret)
         for (q = p; q < close;) {
                 const char *t;
 
-                while (q < close && *q == ' ')
-                        q++;
+                q = skip_sp(q, close);
                 if (q == close)
                         break;
                 t = q;
@@ -476,13 +464,7 @@ static bool is_bookkeeping(const char *q, const char *end)
                 return d > q + 5 && d < end && *d == '.' &&
                        logline_skip_digits(d + 1, end) + 1 == end && end[-1] == 's';
         }
-        if (n == 71 && !memcmp(q, "sha256:", 7)) {
-                for (const char *p = q + 7; p < end; p++)
-                        if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-                                return false;
-                return true;
-        }
-        return false;
+        return bkline_is_digest(q, end);
 }
 
 /* bl: the prefix of the line at p, as bkline_parse found it (p is the line
@@ -490,7 +472,7 @@ static bool is_bookkeeping(const char *q, const char *end)
 static void classify_buildkit(const char *p, const char *end, const struct bkline *bl,
                               struct logline *ret)
 {
-        const char *q = bl ? bl->digits_end : logline_skip_digits(p + 1, end), *d;
+        const char *q = bl ? bl->digits_end : logline_skip_digits(p + 1, end), *secs;
 
         if (q == p + 1 || q >= end || *q != ' ')
                 return; /* stays NOISE */
@@ -498,35 +480,16 @@ static void classify_buildkit(const char *p, const char *end, const struct bklin
         q++;
         if (q >= end)
                 return;
-        if (bl && bl->secs_end) { /* "<secs> text", as below */
-                q = bl->secs_end;
-                if (q >= end || *q != ' ')
-                        return;
-                while (q < end && *q == ' ')
-                        q++;
-                classify_work(q, end, ret);
-                return;
-        }
-        if (is_bookkeeping(q, end)) {
-                ret->bookkeeping = true;
-                return;
-        }
-        if (*q == '[') {
-                classify_step(q + 1, end, ret);
-                return;
-        }
         /* "#N 1.234 text": a container's output inside a step */
-        d = q;
-        q = logline_skip_digits(q, end);
-        if (q == d || q >= end || *q != '.')
-                return;
-        d = ++q;
-        q = logline_skip_digits(q, end);
-        if (q == d || q - d > 3 || q >= end || *q != ' ')
-                return;
-        while (q < end && *q == ' ')
-                q++;
-        classify_work(q, end, ret);
+        secs = bl && bl->secs_end ? bl->secs_end : bkline_secs_end(q, end);
+        if (secs) {
+                if (secs < end && *secs == ' ')
+                        classify_work(skip_sp(secs, end), end, ret);
+        } else if (is_bookkeeping(q, end)) {
+                ret->bookkeeping = true;
+        } else if (*q == '[') {
+                classify_step(q + 1, end, ret);
+        }
 }
 
 static void classify_group(const char *q, const char *end, struct logline *ret)
@@ -562,8 +525,7 @@ static bool is_located_diag(const char *p, const char *end)
         d = logline_skip_digits(d + 1, end); /* the column, when there is one */
         if (d < end && *d == ':')
                 d++;
-        while (d < end && *d == ' ')
-                d++;
+        d = skip_sp(d, end);
         for (size_t i = 0; diag_words[i]; i++) {
                 size_t n = strlen(diag_words[i]);
 
@@ -642,8 +604,7 @@ static bool is_diag(const char *p, const char *end)
                 q = logline_skip_digits(p, end);
                 if (q < end && *q == '%' && ++q < end && *q == ' ')
                         return is_progress(q + 1, end, true);
-                while (q < end && *q == ' ')
-                        q++;
+                q = skip_sp(q, end);
                 if (q < end && *q == '|')
                         return true;
                 /* clang's tally: "4 warnings generated.", "1 warning and 2

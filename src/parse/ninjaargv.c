@@ -3,16 +3,12 @@
 
 #include <string.h>
 
-static const char *base(const char *p)
-{
-        const char *s = strrchr(p, '/');
-
-        return s ? s + 1 : p;
-}
-
+/* Whether arg's base name is name. */
 static bool is(const char *arg, const char *name)
 {
-        return strcmp(base(arg), name) == 0;
+        const char *s = strrchr(arg, '/');
+
+        return strcmp(s ? s + 1 : arg, name) == 0;
 }
 
 /* The value of option opt ("-C") at argv[*i]: "-C DIR" or "-CDIR"; with
@@ -72,16 +68,9 @@ static int cmake_dir(char *const *argv, const char **ret)
         return 0;
 }
 
-/* meson compile: its -C read as ninja's (the last one wins). */
-static int meson_dir(char *const *argv, const char **ret)
-{
-        if (!argv[1] || strcmp(argv[1], "compile") != 0)
-                return 0;
-        return ninja_dir(argv + 1, ret);
-}
-
 int ninjaargv_dir(char *const *argv, const char **ret_dir, enum ninjaargv_need *ret_need)
 {
+        enum ninjaargv_need need = NINJAARGV_BUILD_NINJA;
         const char *dir = NULL;
         size_t k = 0;
         int r = 0;
@@ -95,18 +84,15 @@ int ninjaargv_dir(char *const *argv, const char **ret_dir, enum ninjaargv_need *
                 return 0;
         if (is(argv[k], "ninja") || is(argv[k], "ninja-build") || is(argv[k], "samu")) {
                 r = ninja_dir(argv + k, &dir);
-                if (r > 0)
-                        *ret_need = NINJAARGV_NONE;
+                need = NINJAARGV_NONE;
         } else if (is(argv[k], "cmake")) {
                 r = cmake_dir(argv + k, &dir);
-                if (r > 0)
-                        *ret_need = NINJAARGV_BUILD_NINJA;
-        } else if (is(argv[k], "meson")) {
-                r = meson_dir(argv + k, &dir);
-                if (r > 0)
-                        *ret_need = NINJAARGV_BUILD_NINJA;
+        } else if (is(argv[k], "meson") && argv[k + 1] && strcmp(argv[k + 1], "compile") == 0) {
+                r = ninja_dir(argv + k + 1, &dir); /* its -C read as ninja's */
         }
-        if (r > 0)
+        if (r > 0) {
                 *ret_dir = dir;
+                *ret_need = need;
+        }
         return r;
 }

@@ -125,16 +125,6 @@ struct lines {
         int err;
 };
 
-static void lines_init(struct lines *l, uint64_t base, struct ninjalog_run *runs, size_t cap,
-                       ninjalog_edge_fn fn, void *userdata)
-{
-        *l = (struct lines){.runs = runs,
-                            .cap = cap,
-                            .cur = {base, 0, INT64_MIN, NAN},
-                            .fn = fn,
-                            .userdata = userdata};
-}
-
 static void step_edge(struct lines *l, const struct rec *r)
 {
         bool same = l->have_prev && r->start == l->prev_start && r->end == l->prev_rend &&
@@ -209,11 +199,6 @@ static int lines_finish(struct lines *l, uint64_t at)
         return l->edges > INT32_MAX ? INT32_MAX : (int)l->edges;
 }
 
-static void lines_release(struct lines *l)
-{
-        free(l->prev_hash);
-}
-
 struct ninjalog_stream {
         struct lines l;
         uint64_t at;   /* file offset of the line being joined */
@@ -232,7 +217,11 @@ struct ninjalog_stream *ninjalog_stream_new(uint64_t base, struct ninjalog_run *
                 free(s);
                 return NULL;
         }
-        lines_init(&s->l, base, runs, cap, fn, userdata);
+        s->l = (struct lines){.runs = runs,
+                              .cap = cap,
+                              .cur = {base, 0, INT64_MIN, NAN},
+                              .fn = fn,
+                              .userdata = userdata};
         s->at = s->next = base;
         return s;
 }
@@ -314,7 +303,7 @@ void ninjalog_stream_free(struct ninjalog_stream *s)
 {
         if (!s)
                 return;
-        lines_release(&s->l);
+        free(s->l.prev_hash);
         free(s->line);
         free(s);
 }

@@ -2,6 +2,7 @@
 #include "parse/otelenv.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,12 +101,9 @@ int otelenv_parse_pairs(const char *s, size_t len, bool http_header, struct otel
 
                 entry++;
                 p = comma ? comma + 1 : end;
-                {
-                        const char *b = kb, *x = ie;
-                        trim(&b, &x);
-                        if (b == x)
-                                continue; /* an empty entry ("a=1,,b=2", a trailing comma) */
-                }
+                trim(&kb, &ie);
+                if (kb == ie)
+                        continue; /* an empty entry ("a=1,,b=2", a trailing comma) */
                 eq = memchr(kb, '=', (size_t)(ie - kb));
                 if (!eq) {
                         e = -EINVAL;
@@ -193,32 +191,20 @@ int otelenv_parse_traceparent(const char *s, size_t len, struct traceparent *ret
         return 0;
 }
 
+/* Whether [b, e), blanks around it aside, is lit (lower case) in any case. */
 static bool eq_nocase(const char *b, const char *e, const char *lit)
 {
-        size_t n = strlen(lit);
-
-        if ((size_t)(e - b) != n)
-                return false;
-        for (size_t i = 0; i < n; i++) {
-                char c = b[i];
-                if (c >= 'A' && c <= 'Z')
-                        c = (char)(c - 'A' + 'a');
-                if (c != lit[i])
-                        return false;
-        }
-        return true;
+        trim(&b, &e);
+        return (size_t)(e - b) == strlen(lit) && strncasecmp(b, lit, (size_t)(e - b)) == 0;
 }
 
 int otelenv_parse_bool(const char *s, size_t len, bool *ret)
 {
-        const char *b = s, *e = s + len;
-
-        trim(&b, &e);
-        if (eq_nocase(b, e, "true")) {
+        if (eq_nocase(s, s + len, "true")) {
                 *ret = true;
                 return 0;
         }
-        if (eq_nocase(b, e, "false")) {
+        if (eq_nocase(s, s + len, "false")) {
                 *ret = false;
                 return 0;
         }
@@ -434,12 +420,11 @@ static int load_traces_endpoint(struct loader *L, struct otel_config *c)
 static int load_protocol(struct loader *L, const char *v, const char *name,
                          const struct otel_config *c, enum otel_protocol *ret)
 {
-        const char *pb = v, *pe = v + strlen(v);
+        const char *ve = v + strlen(v);
 
-        trim(&pb, &pe);
-        if (eq_nocase(pb, pe, "http/protobuf")) {
+        if (eq_nocase(v, ve, "http/protobuf")) {
                 *ret = OTEL_PROTOCOL_PROTOBUF;
-        } else if (eq_nocase(pb, pe, "http/json")) {
+        } else if (eq_nocase(v, ve, "http/json")) {
                 *ret = OTEL_PROTOCOL_JSON;
         } else {
                 if (c->enabled)
@@ -450,6 +435,20 @@ static int load_protocol(struct loader *L, const char *v, const char *name,
                 return -EINVAL;
         }
         return 0;
+}
+
+/* v, variable name's, as milliseconds from min to max into *ret (which
+ * holds the default); else noted. */
+static void load_ms(struct loader *L, const struct otel_config *c, const char *v, const char *name,
+                    uint64_t min, uint64_t max, uint64_t *ret)
+{
+        uint64_t ms;
+
+        if (otelenv_parse_ms(v, strlen(v), max, &ms) >= 0 && ms >= min)
+                *ret = ms;
+        else if (c->enabled)
+                NOTE(L, "%s takes milliseconds from %" PRIu64 " to %" PRIu64 "; using %" PRIu64,
+                     name, min, max, *ret);
 }
 
 /* Protocol, compression and timeout. */
@@ -466,100 +465,63 @@ static void load_transport(struct loader *L, struct otel_config *c)
                 c->enabled = false;
         v = get2(L, "OTEL_EXPORTER_OTLP_METRICS_COMPRESSION", "OTEL_EXPORTER_OTLP_COMPRESSION",
                  &name);
-        if (v) {
-                const char *pb = v, *pe = v + strlen(v);
-                trim(&pb, &pe);
-                if (eq_nocase(pb, pe, "gzip"))
-                        c->gzip = true;
-                else if (!eq_nocase(pb, pe, "none") && c->enabled)
-                        NOTE(L, "%s: only gzip and none are supported; sending uncompressed", name);
-        }
+        if (v && eq_nocase(v, v + strlen(v), "gzip"))
+                c->gzip = true;
+        else if (v && !eq_nocase(v, v + strlen(v), "none") && c->enabled)
+                NOTE(L, "%s: only gzip and none are supported; sending uncompressed", name);
         v = get2(L, "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "OTEL_EXPORTER_OTLP_TIMEOUT", &name);
-        if (v) {
-                uint64_t ms;
-                if (otelenv_parse_ms(v, strlen(v), 3600000, &ms) < 0 || ms == 0) {
-                        if (c->enabled)
-                                NOTE(L, "%s takes milliseconds from 1 to 3600000; using %d", name,
-                                     OTEL_TIMEOUT_MS_DEFAULT);
-                } else {
-                        c->timeout_ms = ms;
-                }
-        }
+        if (v)
+                load_ms(L, c, v, name, 1, 3600000, &c->timeout_ms);
 }
 
 /* --otlp-interval, else OTEL_METRIC_EXPORT_INTERVAL. */
 static void load_interval(struct loader *L, const struct otel_options *opt, struct otel_config *c)
 {
         const char *v;
-        uint64_t ms;
 
-        if (opt && opt->interval_ms) {
+        if (opt && opt->interval_ms)
                 c->interval_ms = opt->interval_ms;
-                return;
-        }
-        v = L->lookup(L->lookup_data, "OTEL_METRIC_EXPORT_INTERVAL");
-        if (!v || !*v)
-                return;
-        if (otelenv_parse_ms(v, strlen(v), 86400000, &ms) < 0 || ms < 100) {
-                if (c->enabled)
-                        NOTE(L,
-                             "OTEL_METRIC_EXPORT_INTERVAL takes milliseconds from 100 to "
-                             "86400000; using %d",
-                             OTEL_INTERVAL_MS_DEFAULT);
-        } else {
-                c->interval_ms = ms;
-        }
+        else if ((v = L->lookup(L->lookup_data, "OTEL_METRIC_EXPORT_INTERVAL")) && *v)
+                load_ms(L, c, v, "OTEL_METRIC_EXPORT_INTERVAL", 100, 86400000, &c->interval_ms);
 }
 
 /* The first of two variables that is set and short, copied into *ret.
  * 0 or -ENOMEM. */
 static int dup_var(struct loader *L, const char *a, const char *b, char **ret)
 {
-        const char *v = L->lookup(L->lookup_data, a);
+        const char *name, *v = get2(L, a, b, &name);
 
-        if (!v || !*v)
-                v = L->lookup(L->lookup_data, b);
-        if (!v || !*v || strlen(v) > 1024)
+        if (!v || strlen(v) > 1024)
                 return 0;
         *ret = strdup(v);
         return *ret ? 0 : -ENOMEM;
 }
 
-/* The CI pipeline's name and run id. 0 or -ENOMEM. */
-static int load_ci(struct loader *L, struct otel_config *c)
+/* Variable name's pairs (v; NULL: none) into *ret; malformed, noted by the
+ * entry's number only (the text may be a credential), then. 0 or -ENOMEM. */
+static int load_pairs(struct loader *L, const struct otel_config *c, const char *v,
+                      const char *name, bool http_header, const char *then, struct otel_pairs *ret)
 {
-        int e = dup_var(L, "GITHUB_WORKFLOW", "CI_PIPELINE_NAME", &c->ci_pipeline_name);
+        size_t bad;
+        int e = v ? otelenv_parse_pairs(v, strlen(v), http_header, ret, &bad) : 0;
 
-        if (e >= 0)
-                e = dup_var(L, "GITHUB_RUN_ID", "CI_PIPELINE_ID", &c->ci_pipeline_run_id);
-        return e;
+        if (e < 0 && e != -ENOMEM && c->enabled)
+                NOTE(L, "%s is malformed (entry %zu); %s", name, bad, then);
+        return e == -ENOMEM ? e : 0;
 }
 
-/* Headers, resource attributes, service name, TRACEPARENT. Returns 0 or
- * -ENOMEM. */
+/* Headers, resource attributes, service name, TRACEPARENT, the CI's
+ * pipeline. Returns 0 or -ENOMEM. */
 static int load_labels(struct loader *L, struct otel_config *c)
 {
         const char *v, *name;
-        size_t bad;
-        int e;
 
         v = get2(L, "OTEL_EXPORTER_OTLP_METRICS_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS", &name);
-        if (v) {
-                e = otelenv_parse_pairs(v, strlen(v), true, &c->headers, &bad);
-                if (e == -ENOMEM)
-                        return e;
-                /* the entry number only: the text may be a credential */
-                if (e < 0 && c->enabled)
-                        NOTE(L, "%s is malformed (entry %zu); no headers are sent", name, bad);
-        }
+        if (load_pairs(L, c, v, name, true, "no headers are sent", &c->headers) < 0)
+                return -ENOMEM;
         v = L->lookup(L->lookup_data, "OTEL_RESOURCE_ATTRIBUTES");
-        if (v) {
-                e = otelenv_parse_pairs(v, strlen(v), false, &c->resource, &bad);
-                if (e == -ENOMEM)
-                        return e;
-                if (e < 0 && c->enabled)
-                        NOTE(L, "OTEL_RESOURCE_ATTRIBUTES is malformed (entry %zu); ignored", bad);
-        }
+        if (load_pairs(L, c, v, "OTEL_RESOURCE_ATTRIBUTES", false, "ignored", &c->resource) < 0)
+                return -ENOMEM;
         v = L->lookup(L->lookup_data, "OTEL_SERVICE_NAME");
         if (v && *v && !(c->service_name = strdup(v)))
                 return -ENOMEM;
@@ -572,18 +534,18 @@ static int load_labels(struct loader *L, struct otel_config *c)
                         c->has_trace = true;
                 }
         }
-        e = load_ci(L, c);
-        if (e < 0)
-                return e;
+        /* the CI pipeline's name and run id */
+        if (dup_var(L, "GITHUB_WORKFLOW", "CI_PIPELINE_NAME", &c->ci_pipeline_name) < 0 ||
+            dup_var(L, "GITHUB_RUN_ID", "CI_PIPELINE_ID", &c->ci_pipeline_run_id) < 0)
+                return -ENOMEM;
         v = L->lookup(L->lookup_data, "TRACESTATE");
         /* passed on when well-formed (W3C: else dropped whole) */
-        if (c->has_trace && v && *v && strlen(v) <= 8192 &&
-            otelenv_check_tracestate(v, strlen(v)) < 0) {
-                if (c->enabled)
-                        NOTE(L, "TRACESTATE is not a W3C tracestate; not passed on");
-        } else if (c->has_trace && v && *v && strlen(v) <= 8192 && !(c->tracestate = strdup(v))) {
-                return -ENOMEM;
-        }
+        if (!c->has_trace || !v || !*v || strlen(v) > 8192)
+                return 0;
+        if (otelenv_check_tracestate(v, strlen(v)) >= 0)
+                return (c->tracestate = strdup(v)) ? 0 : -ENOMEM;
+        if (c->enabled)
+                NOTE(L, "TRACESTATE is not a W3C tracestate; not passed on");
         return 0;
 }
 
@@ -675,16 +637,9 @@ static bool ts_key_ok(const char *k, const char *end)
         const char *at = memchr(k, '@', (size_t)(end - k));
         size_t n = (size_t)(end - k);
 
-        if (!at) {
-                if (n < 1 || n > 256 || !ts_lc(k[0]))
-                        return false;
-                for (const char *p = k; p < end; p++)
-                        if (!ts_keychar(*p))
-                                return false;
-                return true;
-        }
-        if (at - k < 1 || at - k > 241 || !(ts_lc(k[0]) || (k[0] >= '0' && k[0] <= '9')) ||
-            end - at - 1 < 1 || end - at - 1 > 14 || !ts_lc(at[1]))
+        if (!at ? n < 1 || n > 256 || !ts_lc(k[0])
+                : at - k < 1 || at - k > 241 || !(ts_lc(k[0]) || (k[0] >= '0' && k[0] <= '9')) ||
+                      end - at - 1 < 1 || end - at - 1 > 14 || !ts_lc(at[1]))
                 return false;
         for (const char *p = k; p < end; p++)
                 if (p != at && !ts_keychar(*p))

@@ -118,7 +118,6 @@ struct otel_config {
 #define OTEL_MAX_SPANS_DEFAULT 2000
 
 typedef const char *(*otelenv_lookup_fn)(void *userdata, const char *name);
-/* A note for the user about one variable; never holds a header value. */
 
 /* Options that override the environment (NULL / 0: not given). */
 struct otel_options {
