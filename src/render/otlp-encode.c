@@ -83,6 +83,12 @@ static void pb_tag(struct enc *E, unsigned field, unsigned wt)
         pb_varint(E, field << 3 | wt);
 }
 
+static void pb_uint(struct enc *E, unsigned field, uint64_t v)
+{
+        pb_tag(E, field, WT_VARINT);
+        pb_varint(E, v);
+}
+
 static void pb_fixed64(struct enc *E, unsigned field, uint64_t v)
 {
         uint8_t b[8];
@@ -159,12 +165,10 @@ static void pb_keyvalue(struct enc *E, unsigned field, const struct otlp_attr *a
                 pb_string(E, 1, a->s ? a->s : "");
                 break;
         case OTLP_BOOL:
-                pb_tag(E, 2, WT_VARINT);
-                pb_varint(E, a->b);
+                pb_uint(E, 2, a->b);
                 break;
         case OTLP_INT:
-                pb_tag(E, 3, WT_VARINT);
-                pb_varint(E, (uint64_t)a->i);
+                pb_uint(E, 3, (uint64_t)a->i);
                 break;
         case OTLP_DOUBLE:
                 pb_double(E, 4, a->d);
@@ -218,12 +222,9 @@ static void pb_metric(struct enc *E, const struct otlp_request *rq, const struct
         for (size_t i = 0; i < m->npoints; i++)
                 pb_point(E, rq, &m->points[i]);
         if (m->kind == OTLP_SUM) {
-                pb_tag(E, 2, WT_VARINT);
-                pb_varint(E, OTLP_TEMPORALITY_CUMULATIVE);
-                if (m->monotonic) {
-                        pb_tag(E, 3, WT_VARINT);
-                        pb_varint(E, 1);
-                }
+                pb_uint(E, 2, OTLP_TEMPORALITY_CUMULATIVE);
+                if (m->monotonic)
+                        pb_uint(E, 3, 1);
         }
         pb_end(E, body);
         pb_end(E, mm);
@@ -255,10 +256,8 @@ static void pb_span(struct enc *E, const struct otlp_trace_request *rq, const st
         if (sp->has_parent)
                 pb_bytes(E, 4, sp->parent_id, sizeof(sp->parent_id));
         pb_string(E, 5, sp->name);
-        if (sp->kind) {
-                pb_tag(E, 6, WT_VARINT);
-                pb_varint(E, (uint64_t)sp->kind);
-        }
+        if (sp->kind)
+                pb_uint(E, 6, (uint64_t)sp->kind);
         pb_fixed64(E, 7, sp->start_ns);
         pb_fixed64(E, 8, sp->end_ns);
         for (size_t i = 0; i < sp->nattrs; i++)
@@ -276,10 +275,8 @@ static void pb_span(struct enc *E, const struct otlp_trace_request *rq, const st
                 size_t st = pb_begin(E, 15);
                 if (sp->status_message && *sp->status_message)
                         pb_string(E, 2, sp->status_message);
-                if (sp->status) {
-                        pb_tag(E, 3, WT_VARINT);
-                        pb_varint(E, (uint64_t)sp->status);
-                }
+                if (sp->status)
+                        pb_uint(E, 3, (uint64_t)sp->status);
                 pb_end(E, st);
         }
         pb_end(E, m);
