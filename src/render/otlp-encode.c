@@ -83,6 +83,12 @@ static void pb_tag(struct enc *E, unsigned field, unsigned wt)
         pb_varint(E, field << 3 | wt);
 }
 
+static void pb_uint(struct enc *E, unsigned field, uint64_t v)
+{
+        pb_tag(E, field, WT_VARINT);
+        pb_varint(E, v);
+}
+
 static void pb_fixed64(struct enc *E, unsigned field, uint64_t v)
 {
         uint8_t b[8];
@@ -159,12 +165,10 @@ static void pb_keyvalue(struct enc *E, unsigned field, const struct otlp_attr *a
                 pb_string(E, 1, a->s ? a->s : "");
                 break;
         case OTLP_BOOL:
-                pb_tag(E, 2, WT_VARINT);
-                pb_varint(E, a->b);
+                pb_uint(E, 2, a->b);
                 break;
         case OTLP_INT:
-                pb_tag(E, 3, WT_VARINT);
-                pb_varint(E, (uint64_t)a->i);
+                pb_uint(E, 3, (uint64_t)a->i);
                 break;
         case OTLP_DOUBLE:
                 pb_double(E, 4, a->d);
@@ -218,12 +222,9 @@ static void pb_metric(struct enc *E, const struct otlp_request *rq, const struct
         for (size_t i = 0; i < m->npoints; i++)
                 pb_point(E, rq, &m->points[i]);
         if (m->kind == OTLP_SUM) {
-                pb_tag(E, 2, WT_VARINT);
-                pb_varint(E, OTLP_TEMPORALITY_CUMULATIVE);
-                if (m->monotonic) {
-                        pb_tag(E, 3, WT_VARINT);
-                        pb_varint(E, 1);
-                }
+                pb_uint(E, 2, OTLP_TEMPORALITY_CUMULATIVE);
+                if (m->monotonic)
+                        pb_uint(E, 3, 1);
         }
         pb_end(E, body);
         pb_end(E, mm);
@@ -255,10 +256,8 @@ static void pb_span(struct enc *E, const struct otlp_trace_request *rq, const st
         if (sp->has_parent)
                 pb_bytes(E, 4, sp->parent_id, sizeof(sp->parent_id));
         pb_string(E, 5, sp->name);
-        if (sp->kind) {
-                pb_tag(E, 6, WT_VARINT);
-                pb_varint(E, (uint64_t)sp->kind);
-        }
+        if (sp->kind)
+                pb_uint(E, 6, (uint64_t)sp->kind);
         pb_fixed64(E, 7, sp->start_ns);
         pb_fixed64(E, 8, sp->end_ns);
         for (size_t i = 0; i < sp->nattrs; i++)
@@ -276,10 +275,8 @@ static void pb_span(struct enc *E, const struct otlp_trace_request *rq, const st
                 size_t st = pb_begin(E, 15);
                 if (sp->status_message && *sp->status_message)
                         pb_string(E, 2, sp->status_message);
-                if (sp->status) {
-                        pb_tag(E, 3, WT_VARINT);
-                        pb_varint(E, (uint64_t)sp->status);
-                }
+                if (sp->status)
+                        pb_uint(E, 3, (uint64_t)sp->status);
                 pb_end(E, st);
         }
         pb_end(E, m);
@@ -322,36 +319,41 @@ int otlp_encode_trace_protobuf(const struct otlp_trace_request *rq, struct dbuf 
 
 /* --- JSON ------------------------------------------------------------- */
 
-static void js_string(struct enc *E, const char *s)
+/* Each js_ value writer puts its key (the '"name":' text before it) first. */
+static void js_string(struct enc *E, const char *key, const char *s)
 {
+        puts_(E, key);
         if (E->err >= 0)
                 E->err = jsonw_string(E->out, s, strlen(s));
 }
 
 /* proto3 JSON: 64-bit integers are strings. */
-static void js_u64(struct enc *E, uint64_t v)
+static void js_u64(struct enc *E, const char *key, uint64_t v)
 {
         char b[32];
         int n = snprintf(b, sizeof(b), "\"%llu\"", (unsigned long long)v);
 
+        puts_(E, key);
         put(E, b, (size_t)n);
 }
 
-static void js_i64(struct enc *E, int64_t v)
+static void js_i64(struct enc *E, const char *key, int64_t v)
 {
         char b[32];
         int n = snprintf(b, sizeof(b), "\"%lld\"", (long long)v);
 
+        puts_(E, key);
         put(E, b, (size_t)n);
 }
 
 /* Shortest text that reads back to the same double; proto3 JSON spells
  * the non-finite ones as strings. */
-static void js_double(struct enc *E, double d)
+static void js_double(struct enc *E, const char *key, double d)
 {
         char b[40];
         int n;
 
+        puts_(E, key);
         if (isnan(d)) {
                 puts_(E, "\"NaN\"");
                 return;
@@ -374,10 +376,11 @@ static void js_double(struct enc *E, double d)
         put(E, b, (size_t)n);
 }
 
-static void js_hex(struct enc *E, const uint8_t *p, size_t n)
+static void js_hex(struct enc *E, const char *key, const uint8_t *p, size_t n)
 {
         char b[3];
 
+        puts_(E, key);
         put(E, "\"", 1);
         for (size_t i = 0; i < n; i++) {
                 hex_encode(b, &p[i], 1);
@@ -393,24 +396,20 @@ static void js_attrs(struct enc *E, const char *key, const struct otlp_attr *a, 
         for (size_t i = 0; i < n; i++) {
                 if (i)
                         put(E, ",", 1);
-                puts_(E, "{\"key\":");
-                js_string(E, a[i].key);
+                js_string(E, "{\"key\":", a[i].key);
                 puts_(E, ",\"value\":{");
                 switch (a[i].type) {
                 case OTLP_STRING:
-                        puts_(E, "\"stringValue\":");
-                        js_string(E, a[i].s ? a[i].s : "");
+                        js_string(E, "\"stringValue\":", a[i].s ? a[i].s : "");
                         break;
                 case OTLP_BOOL:
                         puts_(E, a[i].b ? "\"boolValue\":true" : "\"boolValue\":false");
                         break;
                 case OTLP_INT:
-                        puts_(E, "\"intValue\":");
-                        js_i64(E, a[i].i);
+                        js_i64(E, "\"intValue\":", a[i].i);
                         break;
                 case OTLP_DOUBLE:
-                        puts_(E, "\"doubleValue\":");
-                        js_double(E, a[i].d);
+                        js_double(E, "\"doubleValue\":", a[i].d);
                         break;
                 }
                 puts_(E, "}}");
@@ -420,36 +419,27 @@ static void js_attrs(struct enc *E, const char *key, const struct otlp_attr *a, 
 
 static void js_value(struct enc *E, const struct otlp_point *p)
 {
-        if (p->is_int) {
-                puts_(E, "\"asInt\":");
-                js_i64(E, p->i);
-        } else {
-                puts_(E, "\"asDouble\":");
-                js_double(E, p->d);
-        }
+        if (p->is_int)
+                js_i64(E, "\"asInt\":", p->i);
+        else
+                js_double(E, "\"asDouble\":", p->d);
 }
 
 static void js_point(struct enc *E, const struct otlp_request *rq, const struct otlp_point *p)
 {
         put(E, "{", 1);
         js_attrs(E, "\"attributes\":", p->attrs, p->nattrs);
-        if (p->start_ns) {
-                puts_(E, ",\"startTimeUnixNano\":");
-                js_u64(E, p->start_ns);
-        }
-        puts_(E, ",\"timeUnixNano\":");
-        js_u64(E, p->time_ns);
+        if (p->start_ns)
+                js_u64(E, ",\"startTimeUnixNano\":", p->start_ns);
+        js_u64(E, ",\"timeUnixNano\":", p->time_ns);
         put(E, ",", 1);
         js_value(E, p);
         if (rq->has_trace) {
-                puts_(E, ",\"exemplars\":[{\"timeUnixNano\":");
-                js_u64(E, p->time_ns);
+                js_u64(E, ",\"exemplars\":[{\"timeUnixNano\":", p->time_ns);
                 put(E, ",", 1);
                 js_value(E, p);
-                puts_(E, ",\"spanId\":");
-                js_hex(E, rq->span_id, sizeof(rq->span_id));
-                puts_(E, ",\"traceId\":");
-                js_hex(E, rq->trace_id, sizeof(rq->trace_id));
+                js_hex(E, ",\"spanId\":", rq->span_id, sizeof(rq->span_id));
+                js_hex(E, ",\"traceId\":", rq->trace_id, sizeof(rq->trace_id));
                 puts_(E, "}]");
         }
         put(E, "}", 1);
@@ -460,16 +450,11 @@ static void js_head(struct enc *E, bool spans, const struct otlp_attr *resource,
 
 static void js_metric(struct enc *E, const struct otlp_request *rq, const struct otlp_metric *m)
 {
-        puts_(E, "{\"name\":");
-        js_string(E, m->name);
-        if (m->description && *m->description) {
-                puts_(E, ",\"description\":");
-                js_string(E, m->description);
-        }
-        if (m->unit && *m->unit) {
-                puts_(E, ",\"unit\":");
-                js_string(E, m->unit);
-        }
+        js_string(E, "{\"name\":", m->name);
+        if (m->description && *m->description)
+                js_string(E, ",\"description\":", m->description);
+        if (m->unit && *m->unit)
+                js_string(E, ",\"unit\":", m->unit);
         puts_(E,
               m->kind == OTLP_SUM ? ",\"sum\":{\"dataPoints\":[" : ",\"gauge\":{\"dataPoints\":[");
         for (size_t i = 0; i < m->npoints; i++) {
@@ -510,43 +495,31 @@ int otlp_encode_json(const struct otlp_request *rq, struct dbuf *out)
 
 static void js_span(struct enc *E, const struct otlp_trace_request *rq, const struct otlp_span *sp)
 {
-        puts_(E, "{\"traceId\":");
-        js_hex(E, rq->trace_id, sizeof(rq->trace_id));
-        puts_(E, ",\"spanId\":");
-        js_hex(E, sp->span_id, sizeof(sp->span_id));
-        if (sp->trace_state && *sp->trace_state) {
-                puts_(E, ",\"traceState\":");
-                js_string(E, sp->trace_state);
-        }
-        if (sp->has_parent) {
-                puts_(E, ",\"parentSpanId\":");
-                js_hex(E, sp->parent_id, sizeof(sp->parent_id));
-        }
-        puts_(E, ",\"name\":");
-        js_string(E, sp->name);
+        js_hex(E, "{\"traceId\":", rq->trace_id, sizeof(rq->trace_id));
+        js_hex(E, ",\"spanId\":", sp->span_id, sizeof(sp->span_id));
+        if (sp->trace_state && *sp->trace_state)
+                js_string(E, ",\"traceState\":", sp->trace_state);
+        if (sp->has_parent)
+                js_hex(E, ",\"parentSpanId\":", sp->parent_id, sizeof(sp->parent_id));
+        js_string(E, ",\"name\":", sp->name);
         if (sp->kind) {
                 char b[32];
                 int n = snprintf(b, sizeof(b), ",\"kind\":%d", sp->kind);
                 put(E, b, (size_t)n);
         }
-        puts_(E, ",\"startTimeUnixNano\":");
-        js_u64(E, sp->start_ns);
-        puts_(E, ",\"endTimeUnixNano\":");
-        js_u64(E, sp->end_ns);
+        js_u64(E, ",\"startTimeUnixNano\":", sp->start_ns);
+        js_u64(E, ",\"endTimeUnixNano\":", sp->end_ns);
         js_attrs(E, ",\"attributes\":", sp->attrs, sp->nattrs);
         puts_(E, ",\"events\":[");
         for (size_t i = 0; i < sp->nevents; i++) {
-                puts_(E, i ? ",{\"timeUnixNano\":" : "{\"timeUnixNano\":");
-                js_u64(E, sp->events[i].time_ns);
-                puts_(E, ",\"name\":");
-                js_string(E, sp->events[i].name);
+                js_u64(E, i ? ",{\"timeUnixNano\":" : "{\"timeUnixNano\":", sp->events[i].time_ns);
+                js_string(E, ",\"name\":", sp->events[i].name);
                 js_attrs(E, ",\"attributes\":", sp->events[i].attrs, sp->events[i].nattrs);
                 put(E, "}", 1);
         }
         puts_(E, "],\"status\":{");
         if (sp->status_message && *sp->status_message) {
-                puts_(E, "\"message\":");
-                js_string(E, sp->status_message);
+                js_string(E, "\"message\":", sp->status_message);
                 put(E, ",", 1);
         }
         {
@@ -564,14 +537,10 @@ static void js_head(struct enc *E, bool spans, const struct otlp_attr *resource,
                        : "{\"resourceMetrics\":[{\"resource\":{");
         js_attrs(E, "\"attributes\":", resource, nresource);
         puts_(E, spans ? "},\"scopeSpans\":[{\"scope\":{" : "},\"scopeMetrics\":[{\"scope\":{");
-        if (scope_name) {
-                puts_(E, "\"name\":");
-                js_string(E, scope_name);
-        }
-        if (scope_version) {
-                puts_(E, scope_name ? ",\"version\":" : "\"version\":");
-                js_string(E, scope_version);
-        }
+        if (scope_name)
+                js_string(E, "\"name\":", scope_name);
+        if (scope_version)
+                js_string(E, scope_name ? ",\"version\":" : "\"version\":", scope_version);
         puts_(E, "},");
 }
 

@@ -81,12 +81,9 @@ static void child_id(const uint8_t run_id[8], size_t i, uint8_t ret[8])
                 ret[k] = (uint8_t)(z >> (56 - 8 * k));
 }
 
-static struct otlp_attr *attr_s(struct enc *S, const char *k, const char *v)
+static void attr_s(struct enc *S, const char *k, const char *v)
 {
-        struct otlp_attr *a = &S->attrs[S->nattrs++];
-
-        *a = (struct otlp_attr){.key = k, .type = OTLP_STRING, .s = v};
-        return a;
+        S->attrs[S->nattrs++] = (struct otlp_attr){.key = k, .type = OTLP_STRING, .s = v};
 }
 
 static void attr_i(struct enc *S, const char *k, int64_t v)
@@ -132,15 +129,11 @@ static void run_events(struct enc *S)
                 const struct summary_oom *o = &sm->build.oom[i];
                 ev = event(S, "oom_kill", o->epoch);
                 attr_d(S, "build.oom.kills", o->kills);
-                ev->nattrs = 1;
-                if (o->victim.label[0]) {
+                if (o->victim.label[0])
                         attr_s(S, "build.oom.victim", o->victim.label);
-                        ev->nattrs++;
-                }
-                if (isfinite(o->victim.pid)) {
+                if (isfinite(o->victim.pid))
                         attr_i(S, "process.pid", (int64_t)o->victim.pid);
-                        ev->nattrs++;
-                }
+                ev->nattrs = (size_t)(S->attrs + S->nattrs - ev->attrs);
         }
         if (sm->near_oom_first.set) {
                 ev = event(S, "near_oom", sm->near_oom_first.epoch);
@@ -195,8 +188,8 @@ static void run_span(struct enc *S)
                 /* "OOM-killed", "exit 2: foo.o (make): foo.c:3:1: error: ..." */
                 snprintf(S->status_msg, sizeof(S->status_msg), "%s%s%s%s%s%s", o,
                          fl && fl->target[0] ? ": " : "", fl ? fl->target : "",
-                         fl && fl->target[0] ? " failed" : "",
-                         fl && fl->first[0] ? ": " : "", fl ? fl->first : "");
+                         fl && fl->target[0] ? " failed" : "", fl && fl->first[0] ? ": " : "",
+                         fl ? fl->first : "");
                 if (fl && fl->target[0])
                         attr_s(S, "build.failed.target", fl->target);
                 if (fl && fl->first[0])

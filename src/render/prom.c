@@ -168,6 +168,15 @@ static void fam_sample(struct family *f, double v, const char *const *labels)
         f->e = e;
 }
 
+/* A family of at most one sample, written when have. */
+static void fam_one(struct family *f, const char *name, const char *help, bool have, double v,
+                    const char *const *labels)
+{
+        fam_begin(f, name, help);
+        if (have)
+                fam_sample(f, v, labels);
+}
+
 /* The run's job (model/jobname.h) as the last label of every series,
  * buildtel_job="...", so that two jobs' textfiles on one node are two sets of
  * series (node_exporter refuses the same series from two files), and a
@@ -246,54 +255,52 @@ static double target_value(const struct target_fact *t, enum tval v)
         return NAN;
 }
 
-/* Resource gauges from the summary, one table line each. POINT is a
- * struct summary_point (written when set), U64 a count, DOUBLE a figure
- * that is NAN when unknown (the build's cgroup totals: absent, not zero).
- * Bytes come from the summary's exact figures (as read, not the CSV's
- * rounded MiB/GiB). */
-enum rkind { R_POINT, R_U64, R_DOUBLE };
+/* Resource gauges from the summary, one table line each. U64 is a count,
+ * DOUBLE a figure that is NAN when unknown (the build's cgroup totals:
+ * absent, not zero). Bytes come from the summary's exact figures (as read,
+ * not the CSV's rounded MiB/GiB). */
+enum rkind { R_U64, R_DOUBLE };
 static const struct {
         const char *name, *help;
         enum rkind kind;
         size_t off;
-        double scale;
 } resources[] = {
     {"memory_peak_used_bytes", "Peak memory used (MemTotal - MemAvailable) during the run.",
-     R_DOUBLE, offsetof(struct summary, exact.mem_used_peak_bytes), 1.0},
+     R_DOUBLE, offsetof(struct summary, exact.mem_used_peak_bytes)},
     {"memory_min_available_bytes", "Minimum MemAvailable during the run.", R_DOUBLE,
-     offsetof(struct summary, exact.mem_avail_min_bytes), 1.0},
+     offsetof(struct summary, exact.mem_avail_min_bytes)},
     {"swap_max_used_bytes", "Maximum swap used during the run.", R_DOUBLE,
-     offsetof(struct summary, exact.swap_used_peak_bytes), 1.0},
+     offsetof(struct summary, exact.swap_used_peak_bytes)},
     {"disk_min_available_bytes", "Minimum disk space available on --disk-path during the run.",
-     R_DOUBLE, offsetof(struct summary, exact.disk_avail_min_bytes), 1.0},
+     R_DOUBLE, offsetof(struct summary, exact.disk_avail_min_bytes)},
     {"near_oom_samples", "Samples with MemAvailable under --near-oom-mb.", R_U64,
-     offsetof(struct summary, near_oom_samples), 1.0},
+     offsetof(struct summary, near_oom_samples)},
     {"low_disk_samples", "Samples with disk available under --low-disk-gb.", R_U64,
-     offsetof(struct summary, low_disk_samples), 1.0},
+     offsetof(struct summary, low_disk_samples)},
     {"cpu_user_seconds", "CPU time of the build in user mode (its cgroup, else its process tree).",
-     R_DOUBLE, offsetof(struct summary, build.cpu_user_s), 1.0},
+     R_DOUBLE, offsetof(struct summary, build.cpu_user_s)},
     {"cpu_system_seconds",
      "CPU time of the build in kernel mode (its cgroup, else its process tree).", R_DOUBLE,
-     offsetof(struct summary, build.cpu_sys_s), 1.0},
+     offsetof(struct summary, build.cpu_sys_s)},
     {"oom_kills", "Processes of the build's cgroup killed by the OOM killer.", R_DOUBLE,
-     offsetof(struct summary, build.oom_kills), 1.0},
+     offsetof(struct summary, build.oom_kills)},
     {"io_read_bytes", "Bytes the build read from block devices.", R_DOUBLE,
-     offsetof(struct summary, exact.cg_io_read_bytes), 1.0},
+     offsetof(struct summary, exact.cg_io_read_bytes)},
     {"io_write_bytes", "Bytes the build wrote to block devices.", R_DOUBLE,
-     offsetof(struct summary, exact.cg_io_write_bytes), 1.0},
+     offsetof(struct summary, exact.cg_io_write_bytes)},
     {"pressure_cpu_some_seconds", "Time some task of the build stalled waiting for CPU (PSI some).",
-     R_DOUBLE, offsetof(struct summary, build.psi_cpu_some_s), 1.0},
+     R_DOUBLE, offsetof(struct summary, build.psi_cpu_some_s)},
     {"pressure_cpu_full_seconds", "Time all non-idle tasks of the build stalled on CPU (PSI full).",
-     R_DOUBLE, offsetof(struct summary, build.psi_cpu_full_s), 1.0},
+     R_DOUBLE, offsetof(struct summary, build.psi_cpu_full_s)},
     {"pressure_memory_some_seconds", "Time some task of the build stalled on memory (PSI some).",
-     R_DOUBLE, offsetof(struct summary, build.psi_mem_some_s), 1.0},
+     R_DOUBLE, offsetof(struct summary, build.psi_mem_some_s)},
     {"pressure_memory_full_seconds",
      "Time all non-idle tasks of the build stalled on memory (PSI full).", R_DOUBLE,
-     offsetof(struct summary, build.psi_mem_full_s), 1.0},
+     offsetof(struct summary, build.psi_mem_full_s)},
     {"pressure_io_some_seconds", "Time some task of the build stalled on IO (PSI some).", R_DOUBLE,
-     offsetof(struct summary, build.psi_io_some_s), 1.0},
+     offsetof(struct summary, build.psi_io_some_s)},
     {"pressure_io_full_seconds", "Time all non-idle tasks of the build stalled on IO (PSI full).",
-     R_DOUBLE, offsetof(struct summary, build.psi_io_full_s), 1.0},
+     R_DOUBLE, offsetof(struct summary, build.psi_io_full_s)},
 };
 
 /* What the target's RUN steps used inside BuildKit (model/execs.h), for
@@ -349,19 +356,18 @@ static void prom_baseline(struct family *f, const struct run_model *m, const cha
                         dur = &b->f[i];
                 regressions += b->f[i].st.verdict == BASELINE_REGRESSION;
         }
-        fam_begin(f, "baseline_runs", "Earlier runs of the job the run was compared with.");
-        fam_sample(f, (double)b->runs, labels);
-        fam_begin(f, "baseline_regressions",
-                  "Figures of the run beyond its job's usual and its noise, the worse way.");
-        fam_sample(f, regressions, labels);
+        fam_one(f, "baseline_runs", "Earlier runs of the job the run was compared with.", true,
+                (double)b->runs, labels);
+        fam_one(f, "baseline_regressions",
+                "Figures of the run beyond its job's usual and its noise, the worse way.", true,
+                regressions, labels);
         if (!dur || dur->st.verdict == BASELINE_UNKNOWN)
                 return;
-        fam_begin(f, "usual_duration_seconds",
-                  "Median wall time of the job's recent finished runs on this host.");
-        fam_sample(f, dur->st.usual, labels);
-        fam_begin(f, "duration_ratio_to_usual", "Wall time of the run over its job's usual.");
-        if (dur->st.usual > 0)
-                fam_sample(f, dur->value / dur->st.usual, labels);
+        fam_one(f, "usual_duration_seconds",
+                "Median wall time of the job's recent finished runs on this host.", true,
+                dur->st.usual, labels);
+        fam_one(f, "duration_ratio_to_usual", "Wall time of the run over its job's usual.",
+                dur->st.usual > 0, dur->value / dur->st.usual, labels);
 }
 
 int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
@@ -388,37 +394,27 @@ int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
 
         prom_target_execs(&f, m, ts, rf);
 
-        fam_begin(&f, "invocation_duration_seconds", "Wall time of the whole invocation.");
-        if (!isnan(rf->duration_s))
-                fam_sample(&f, rf->duration_s, inv_labels);
-        fam_begin(&f, "invocation_success", "1 if the invocation exited 0.");
-        if (rf->outcome != RUN_OUTCOME_UNKNOWN)
-                fam_sample(&f, rf->outcome == RUN_OUTCOME_SUCCESS, inv_labels);
-        fam_begin(&f, "last_run_timestamp_seconds", "When the invocation ended (Unix time).");
+        fam_one(&f, "invocation_duration_seconds", "Wall time of the whole invocation.",
+                !isnan(rf->duration_s), rf->duration_s, inv_labels);
+        fam_one(&f, "invocation_success", "1 if the invocation exited 0.",
+                rf->outcome != RUN_OUTCOME_UNKNOWN, rf->outcome == RUN_OUTCOME_SUCCESS, inv_labels);
         v = !isnan(m->run->end_epoch) ? m->run->end_epoch : m->run->start_epoch;
-        if (!isnan(v))
-                fam_sample(&f, v, inv_labels);
-        fam_begin(
-            &f, "invocation_steps",
-            "Distinct BuildKit steps of the invocation (a step shared by targets counts once).");
-        if (rf->steps_set)
-                fam_sample(&f, rf->steps, inv_labels);
-        fam_begin(&f, "invocation_steps_cached",
-                  "Distinct BuildKit steps that came from the layer cache.");
-        if (rf->steps_set)
-                fam_sample(&f, rf->cached, inv_labels);
-        fam_begin(&f, "ninja_edges_done", "Last ninja [n/m] progress: edges finished.");
-        if (ts->ninja_total)
-                fam_sample(&f, (double)ts->ninja_done, inv_labels);
-        fam_begin(&f, "ninja_edges", "Last ninja [n/m] progress: edges in the build.");
-        if (ts->ninja_total)
-                fam_sample(&f, (double)ts->ninja_total, inv_labels);
-        fam_begin(&f, "make_progress_ratio", "Last make/CMake [ nn%] progress, as a ratio.");
-        if (ts->make_pct >= 0)
-                fam_sample(&f, ts->make_pct / 100.0, inv_labels);
-        fam_begin(&f, "ninja_log_edges", "Edges this run recorded in .ninja_log.");
-        if (ts->ninja_log_set)
-                fam_sample(&f, (double)ts->ninja_edges, inv_labels);
+        fam_one(&f, "last_run_timestamp_seconds", "When the invocation ended (Unix time).",
+                !isnan(v), v, inv_labels);
+        fam_one(&f, "invocation_steps",
+                "Distinct BuildKit steps of the invocation (a step shared by targets counts once).",
+                rf->steps_set, rf->steps, inv_labels);
+        fam_one(&f, "invocation_steps_cached",
+                "Distinct BuildKit steps that came from the layer cache.", rf->steps_set,
+                rf->cached, inv_labels);
+        fam_one(&f, "ninja_edges_done", "Last ninja [n/m] progress: edges finished.",
+                ts->ninja_total, (double)ts->ninja_done, inv_labels);
+        fam_one(&f, "ninja_edges", "Last ninja [n/m] progress: edges in the build.",
+                ts->ninja_total, (double)ts->ninja_total, inv_labels);
+        fam_one(&f, "make_progress_ratio", "Last make/CMake [ nn%] progress, as a ratio.",
+                ts->make_pct >= 0, ts->make_pct / 100.0, inv_labels);
+        fam_one(&f, "ninja_log_edges", "Edges this run recorded in .ninja_log.", ts->ninja_log_set,
+                (double)ts->ninja_edges, inv_labels);
 
         fam_begin(&f, "build_figures_estimated",
                   "1 when the build's figures (cpu, memory, io, pids) are estimates from its "
@@ -429,20 +425,15 @@ int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
                 const char *base = (const char *)m->summary + resources[k].off;
 
                 fam_begin(&f, resources[k].name, resources[k].help);
-                if (resources[k].kind == R_POINT) {
-                        const struct summary_point *p =
-                            (const struct summary_point *)(const void *)base;
-                        if (p->set && !isnan(p->value))
-                                fam_sample(&f, p->value * resources[k].scale, inv_labels);
-                } else if (resources[k].kind == R_DOUBLE) {
+                if (resources[k].kind == R_DOUBLE) {
                         double d;
                         memcpy(&d, base, sizeof(d));
                         if (!isnan(d))
-                                fam_sample(&f, d * resources[k].scale, inv_labels);
+                                fam_sample(&f, d, inv_labels);
                 } else {
                         uint64_t u;
                         memcpy(&u, base, sizeof(u));
-                        fam_sample(&f, (double)u * resources[k].scale, inv_labels);
+                        fam_sample(&f, (double)u, inv_labels);
                 }
         }
         prom_baseline(&f, m, inv_labels);

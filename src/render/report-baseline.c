@@ -3,6 +3,7 @@
  * and the Markdown job summary: the findings as the model derived them;
  * here they are only formatted. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "model/baseline.h"
@@ -16,36 +17,33 @@ static bool flagged(const struct baseline_finding *f)
         return f->st.verdict == BASELINE_REGRESSION || f->st.verdict == BASELINE_IMPROVEMENT;
 }
 
-/* value, usual, change and cause of f as cells, between open and close */
+/* figure, subject, value, usual, change, verdict and cause of f as cells,
+ * between open and close (the change and verdict are ASCII: escaping
+ * leaves them as they are) */
 static void cells(struct dwriter *w, const struct baseline_finding *f, const char *open,
                   const char *close, void (*escape)(struct dwriter *, const char *, size_t))
 {
-        struct dbuf v = DBUF_INIT;
-        const char *what[] = {f->figure, f->target[0] ? f->target : "–"};
+        struct dbuf v[2] = {DBUF_INIT, DBUF_INIT};
+        char change[32] = "";
 
-        for (size_t i = 0; i < ARRAY_SIZE(what); i++) {
-                dw_puts(w, open);
-                escape(w, what[i], strlen(what[i]));
-                dw_puts(w, close);
-        }
-        for (int i = 0; i < 2; i++) {
-                v.len = 0;
-                dw_check(w, render_baseline_value(f, i ? f->st.usual : f->value, &v));
-                dw_puts(w, open);
-                escape(w, v.p ? v.p : "", v.len);
-                dw_puts(w, close);
-        }
-        dw_puts(w, open);
+        for (int i = 0; i < 2; i++)
+                dw_check(w, render_baseline_value(f, i ? f->st.usual : f->value, &v[i]));
         if (isfinite(f->st.change))
-                dw_printf(w, "%+.0f %%", f->st.change * 100);
-        dw_puts(w, close);
-        dw_puts(w, open);
-        dw_puts(w, baseline_verdict_name(f->st.verdict));
-        dw_puts(w, close);
-        dw_puts(w, open);
-        escape(w, f->cause, strlen(f->cause));
-        dw_puts(w, close);
-        dbuf_release(&v);
+                snprintf(change, sizeof(change), "%+.0f %%", f->st.change * 100);
+        const char *cell[] = {f->figure,
+                              f->target[0] ? f->target : "–",
+                              v[0].p ? v[0].p : "",
+                              v[1].p ? v[1].p : "",
+                              change,
+                              baseline_verdict_name(f->st.verdict),
+                              f->cause};
+        for (size_t i = 0; i < ARRAY_SIZE(cell); i++) {
+                dw_puts(w, open);
+                escape(w, cell[i], strlen(cell[i]));
+                dw_puts(w, close);
+        }
+        dbuf_release(&v[0]);
+        dbuf_release(&v[1]);
 }
 
 /* The run's own small multiples, by the figure baseline_derive() names. */

@@ -167,53 +167,30 @@ static void escape_with(struct dwriter *w, const char *s, size_t len,
         dbuf_release(&clean);
 }
 
+static const char *const html_esc[256] = {
+    ['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;", ['\''] = "&#39;"};
+/* Markdown's own, before HTML's. A log line must not become a link or an
+ * image: [x](u), ![x](u). */
+static const char *const md_esc[256] = {
+    ['|'] = "\\|", ['`'] = "\\`",   ['['] = "\\[", [']'] = "\\]", ['('] = "\\(", [')'] = "\\)",
+    ['!'] = "\\!", ['\\'] = "\\\\", ['\n'] = " ",  ['\r'] = " ",  ['\t'] = " "};
+
 static const char *html_char(char c, char one[2])
 {
-        switch (c) {
-        case '&':
-                return "&amp;";
-        case '<':
-                return "&lt;";
-        case '>':
-                return "&gt;";
-        case '"':
-                return "&quot;";
-        case '\'':
-                return "&#39;";
-        default:
-                one[0] = c;
-                one[1] = 0;
-                return one;
-        }
+        const char *e = html_esc[(unsigned char)c];
+
+        if (e)
+                return e;
+        one[0] = c;
+        one[1] = 0;
+        return one;
 }
 
 static const char *md_char(char c, char one[2])
 {
-        switch (c) {
-        case '|':
-                return "\\|";
-        case '`':
-                return "\\`";
-        /* a log line must not become a link or an image: [x](u), ![x](u) */
-        case '[':
-                return "\\[";
-        case ']':
-                return "\\]";
-        case '(':
-                return "\\(";
-        case ')':
-                return "\\)";
-        case '!':
-                return "\\!";
-        case '\\':
-                return "\\\\";
-        case '\n':
-        case '\r':
-        case '\t':
-                return " ";
-        default:
-                return html_char(c, one);
-        }
+        const char *e = md_esc[(unsigned char)c];
+
+        return e ? e : html_char(c, one);
 }
 
 void report_html_escape(struct dwriter *w, const char *s, size_t len)
@@ -268,9 +245,9 @@ static void md_facts(struct dwriter *w, const struct run_model *m)
         }
         dw_puts(w, "| host |");
         md_cell_str(w, ri->host);
-        if (f && strcmp(figure_outcome(f->exit_code, f->term_signal, m->summary->build.oom_kills,
-                                       word),
-                        "OOM-killed") == 0)
+        if (f &&
+            strcmp(figure_outcome(f->exit_code, f->term_signal, m->summary->build.oom_kills, word),
+                   "OOM-killed") == 0)
                 o = word;
         dw_printf(w, "\n| outcome | %s", o ? o : "unknown");
         if (f && f->exit_code >= 0)
@@ -483,7 +460,8 @@ int report_gh_warnings(const struct summary *s, struct dbuf *out)
                 dw_printf(&w,
                           "::warning title=buildtel low disk::disk available fell below %s "
                           "(least %s at %s)\n",
-                          lim, least, fmt_duration(s->disk_avail_min.elapsed_s, FMT_DURATION_EXACT, d));
+                          lim, least,
+                          fmt_duration(s->disk_avail_min.elapsed_s, FMT_DURATION_EXACT, d));
         }
         for (size_t i = 0; i < MIN(s->build.noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
                 const struct summary_oom *o = &s->build.oom[i];

@@ -18,8 +18,10 @@ enum { PID_BUILD = 1, PID_TARGETS = 2, PID_NINJA = 3, PID_UNITS = 4, PID_STEPS =
 static const int pid_sort[PIDS] = {
     [PID_BUILD] = 1, [PID_TARGETS] = 2, [PID_STEPS] = 3, [PID_NINJA] = 4, [PID_UNITS] = 5};
 /* The process of each kind of span. */
-static const int kind_pid[SPAN_KINDS] = {[SPAN_TARGET] = PID_TARGETS, [SPAN_STEP] = PID_STEPS,
-                                         [SPAN_EDGE] = PID_NINJA, [SPAN_UNIT] = PID_UNITS};
+static const int kind_pid[SPAN_KINDS] = {[SPAN_TARGET] = PID_TARGETS,
+                                         [SPAN_STEP] = PID_STEPS,
+                                         [SPAN_EDGE] = PID_NINJA,
+                                         [SPAN_UNIT] = PID_UNITS};
 
 #define TRACE_NAME_MAX 512 /* bytes of a slice name kept */
 #define TRACE_MEMCOLS_MAX 8
@@ -67,8 +69,8 @@ struct trace {
         struct trace_config cfg;
         const struct run_info *ri;
         struct dbuf buf;
-        bool any;        /* an event was written */
-        struct spans sp; /* the slices: the model's spans (model/spans.h) */
+        bool any;               /* an event was written */
+        struct spans sp;        /* the slices: the model's spans (model/spans.h) */
         uint32_t steps_dropped; /* BuildKit vertices past the model's cap */
         double end_s;           /* the run's end on its clock; NAN unknown */
         double last_elapsed;
@@ -251,7 +253,7 @@ static int psi_rates(struct trace *t, const struct sample *s, int64_t ts)
         const double cur[3] = {s->cg_psi_cpu_some_s, s->cg_psi_mem_some_s, s->cg_psi_io_some_s};
         double dt = s->elapsed_s - t->prev_elapsed;
         struct kv kv[3] = {{"cpu", NAN}, {"memory", NAN}, {"io", NAN}};
-        int e;
+        int e = 0;
 
         for (size_t i = 0; i < 3; i++) {
                 double d = cur[i] - t->prev_psi[i];
@@ -259,11 +261,8 @@ static int psi_rates(struct trace *t, const struct sample *s, int64_t ts)
                         kv[i].v = d / dt * 100.0;
                 t->prev_psi[i] = cur[i];
         }
-        e = counter(t, TRACK_PSI_CPU, ts, &kv[0], 1);
-        if (e >= 0)
-                e = counter(t, TRACK_PSI_MEM, ts, &kv[1], 1);
-        if (e >= 0)
-                e = counter(t, TRACK_PSI_IO, ts, &kv[2], 1);
+        for (size_t i = 0; e >= 0 && i < 3; i++)
+                e = counter(t, TRACK_PSI_CPU + i, ts, &kv[i], 1);
         return e;
 }
 
@@ -309,35 +308,34 @@ static int sample_instants(struct trace *t, const struct sample *s, int64_t ts)
 
 int trace_sample(struct trace *t, const struct sample *s)
 {
-        struct kv mem[] = {{"used", s->mem_used_bytes / SAMPLE_MIB},
-                           {"available", s->mem_avail_bytes / SAMPLE_MIB}};
-        struct kv build[] = {{"cgroup", s->cg_mem_bytes / SAMPLE_MIB}};
         struct kv split[TRACE_MEMCOLS_MAX];
-        struct kv cpu[] = {{"host", s->cpu_pct}};
-        struct kv load[] = {{"load1", s->load1}};
-        struct kv disk[] = {{"available", s->disk_avail_bytes / SAMPLE_GIB}};
-        struct kv comp[] = {{"in flight", s->compilers}};
+        const struct {
+                enum track tr;
+                struct kv *kv;
+                size_t n;
+        } c[] = {
+            {TRACK_HOST_MEM,
+             (struct kv[]){{"used", s->mem_used_bytes / SAMPLE_MIB},
+                           {"available", s->mem_avail_bytes / SAMPLE_MIB}},
+             2},
+            {TRACK_BUILD_MEM, (struct kv[]){{"cgroup", s->cg_mem_bytes / SAMPLE_MIB}}, 1},
+            {TRACK_BUILD_SPLIT, split, t->nmemcols},
+            {TRACK_CPU, (struct kv[]){{"host", s->cpu_pct}}, 1},
+            {TRACK_LOAD, (struct kv[]){{"load1", s->load1}}, 1},
+            {TRACK_DISK, (struct kv[]){{"available", s->disk_avail_bytes / SAMPLE_GIB}}, 1},
+            {TRACK_COMPILERS, (struct kv[]){{"in flight", s->compilers}}, 1},
+        };
         int64_t ts;
-        int e;
+        int e = 0;
 
         if (!isfinite(s->elapsed_s))
                 return 0;
         ts = us(s->elapsed_s);
         for (size_t i = 0; i < t->nmemcols; i++)
                 split[i] = (struct kv){t->memkey[i], sample_column_number(s, t->memcol[i])};
-        e = counter(t, TRACK_HOST_MEM, ts, mem, ARRAY_SIZE(mem));
-        if (e >= 0)
-                e = counter(t, TRACK_BUILD_MEM, ts, build, 1);
-        if (e >= 0 && t->nmemcols > 0)
-                e = counter(t, TRACK_BUILD_SPLIT, ts, split, t->nmemcols);
-        if (e >= 0)
-                e = counter(t, TRACK_CPU, ts, cpu, 1);
-        if (e >= 0)
-                e = counter(t, TRACK_LOAD, ts, load, 1);
-        if (e >= 0)
-                e = counter(t, TRACK_DISK, ts, disk, 1);
-        if (e >= 0)
-                e = counter(t, TRACK_COMPILERS, ts, comp, 1);
+        /* counter() writes nothing for no values (no memory columns) */
+        for (size_t i = 0; e >= 0 && i < ARRAY_SIZE(c); i++)
+                e = counter(t, c[i].tr, ts, c[i].kv, c[i].n);
         if (e >= 0)
                 e = psi_rates(t, s, ts);
         if (e >= 0)
@@ -453,7 +451,7 @@ static int step_args(struct dbuf *b, const struct span *s)
 
         if (e >= 0)
                 e = s->target[0] ? jsonw_string(b, s->target, strlen(s->target))
-                               : dbuf_puts(b, "null");
+                                 : dbuf_puts(b, "null");
         if (e >= 0)
                 e = dbuf_printf(b, ",\"step\":%s,\"cached\":%s,\"error\":%s,\"canceled\":%s",
                                 TF(s->sf->step), TF(s->sf->cached), TF(s->sf->error),
@@ -484,7 +482,7 @@ static int slice_event(struct trace *t, const struct span *s, int64_t lane)
                 e = dbuf_printf(b, "\"success\":%s",
                                 s->tf->success == TARGET_BUILT    ? "true"
                                 : s->tf->success == TARGET_FAILED ? "false"
-                                                              : "null");
+                                                                  : "null");
                 if (e >= 0 && s->tf->steps_set)
                         e = dbuf_printf(b, ",\"steps\":%u,\"cached\":%u", s->tf->steps,
                                         s->tf->cached);
@@ -590,7 +588,7 @@ static int run_event(struct trace *t)
                                 (long long)us(end));
         if (e >= 0)
                 e = jsonw_string(&t->buf, t->ri->run_id ? t->ri->run_id : "",
-                                      t->ri->run_id ? strlen(t->ri->run_id) : 0);
+                                 t->ri->run_id ? strlen(t->ri->run_id) : 0);
         if (e >= 0 && t->ri->exit_code >= 0)
                 e = dbuf_printf(&t->buf, ",\"exit_code\":%d", t->ri->exit_code);
         if (e >= 0 && t->ri->term_signal > 0)
