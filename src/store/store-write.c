@@ -260,11 +260,6 @@ int store_units_insert(struct store *st, int64_t run, const struct unit *rows, s
         return r;
 }
 
-static void column_copy(sqlite3_stmt *s, int col, char *dst, size_t size)
-{
-        (void)copy_utf8_str(dst, size, (const char *)sqlite3_column_text(s, col));
-}
-
 struct units_walk {
         struct units *u;
         int n;
@@ -285,9 +280,9 @@ static int unit_row(void *ctx, sqlite3_stmt *s)
             .cache = units_cache_of(store_col_text(s, 10)),
         };
 
-        column_copy(s, 1, row.tool, sizeof(row.tool));
-        column_copy(s, 2, row.name, sizeof(row.name));
-        column_copy(s, 8, row.path, sizeof(row.path));
+        copy_utf8_str(row.tool, sizeof(row.tool), store_col_text(s, 1));
+        copy_utf8_str(row.name, sizeof(row.name), store_col_text(s, 2));
+        copy_utf8_str(row.path, sizeof(row.path), store_col_text(s, 8));
         if (row.path[0] != '/')
                 row.path[0] = '\0';
         if (units_put(w->u, &row) >= 0)
