@@ -77,15 +77,11 @@ struct recorder {
 static void note(struct recorder *r, const char *fmt, ...) _printf_(2, 3);
 static void note(struct recorder *r, const char *fmt, ...)
 {
-        char buf[1024];
         va_list ap;
 
-        if (!r->cfg.note)
-                return;
         va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
+        note_v(r->cfg.note, r->cfg.userdata, fmt, ap);
         va_end(ap);
-        r->cfg.note(r->cfg.userdata, "%s", buf);
 }
 
 char *recorder_default_log_dir(void)
