@@ -26,15 +26,11 @@ struct endinputs {
 static void note(const struct endinputs *in, const char *fmt, ...) _printf_(2, 3);
 static void note(const struct endinputs *in, const char *fmt, ...)
 {
-        char buf[1024];
         va_list ap;
 
-        if (!in->note)
-                return;
         va_start(ap, fmt);
-        (void)vsnprintf(buf, sizeof(buf), fmt, ap); /* a cut note is still a note */
+        note_v(in->note, in->userdata, fmt, ap);
         va_end(ap);
-        in->note(in->userdata, "%s", buf);
 }
 
 /* docker buildx history, after the build: a call may take this long, all

@@ -48,23 +48,23 @@ struct recorder {
         bool failed[16];              /* its finish failed */
         struct store_recorder self;   /* this process, for the history's running row */
         struct buildmetrics *metrics; /* targets from the build's own output */
-        struct ninjalog_file ninja; /* --ninja-log when the run started */
-        struct run_facts facts; /* what every sink reports of them, made at finish */
+        struct ninjalog_file ninja;   /* --ninja-log when the run started */
+        struct run_facts facts;       /* what every sink reports of them, made at finish */
         size_t nsinks;
         int splice; /* the one sink of the raw output that takes it by splice(2), or -1 */
         double start_mono, next_tick;
         struct proctop top; /* the build's largest processes this tick */
         double page_bytes;
-        struct procscan *scan;     /* the compile units in flight */
-        struct units *units;       /* and over the run */
+        struct procscan *scan; /* the compile units in flight */
+        struct units *units;   /* and over the run */
         /* The kernel's accounting of every process (root): the units
          * exact, in their own table; NULL: not ours to read. */
         struct acct *acct;
         struct units *xunits;
-        struct guard *guard;   /* --memory-guard; NULL: off */
-        struct ledger *ledger; /* the job's usual units, for the guard */
-        char *statslog;      /* ccache's stats log of the build; NULL none */
-        uint64_t statslog_off; /* its size when the build started */
+        struct guard *guard;       /* --memory-guard; NULL: off */
+        struct ledger *ledger;     /* the job's usual units, for the guard */
+        char *statslog;            /* ccache's stats log of the build; NULL none */
+        uint64_t statslog_off;     /* its size when the build started */
         struct baseline *baseline; /* the run against its job's usual, made at finish */
         char running[SAMPLE_RUNNING_MAX + 1];
         /* The output's parsers on their own thread (parseq.h); NULL: none
@@ -72,24 +72,20 @@ struct recorder {
          * is over). */
         struct parseq *parseq;
         bool no_parseq;
-        struct victim victim; /* the kernel's last OOM victim, for the sample */
-        struct execmatch *em; /* BuildKit's RUN steps followed; NULL: not */
-        double next_poll;     /* of the execs, between ticks */
+        struct victim victim;   /* the kernel's last OOM victim, for the sample */
+        struct execmatch *em;   /* BuildKit's RUN steps followed; NULL: not */
+        double next_poll;       /* of the execs, between ticks */
         struct run_model model; /* complete after recorder_finish */
 };
 
 static void note(struct recorder *r, const char *fmt, ...) _printf_(2, 3);
 static void note(struct recorder *r, const char *fmt, ...)
 {
-        char buf[1024];
         va_list ap;
 
-        if (!r->cfg.note)
-                return;
         va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
+        note_v(r->cfg.note, r->cfg.userdata, fmt, ap);
         va_end(ap);
-        r->cfg.note(r->cfg.userdata, "%s", buf);
 }
 
 char *recorder_default_log_dir(void)
@@ -224,10 +220,8 @@ static int open_list(struct recorder *r, const struct sink_ops *const *list, con
 /* Open every sink in dir; all or nothing. */
 static int open_sinks(struct recorder *r, const char *dir)
 {
-        int e = mkdir_p(dir, 0700);
+        int e = open_list(r, sinks_all, dir);
 
-        if (e >= 0)
-                e = open_list(r, sinks_all, dir);
         if (e >= 0 && r->cfg.sinks)
                 e = open_list(r, r->cfg.sinks, dir);
         return e;
@@ -346,7 +340,7 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 e = units_new(&r->units);
         if (e >= 0 && !cfg->no_db) {
                 r->db_path = cfg->db_path ? strdup(cfg->db_path) : store_default_path();
-                        if (cfg->db_path && !r->db_path)
+                if (cfg->db_path && !r->db_path)
                         e = -ENOMEM;
         }
         if (e < 0) {
@@ -530,6 +524,14 @@ static void parse_stop(struct recorder *r)
         r->no_parseq = true;
 }
 
+/* Whether the output goes to the parse thread, started on first use. */
+static bool parse_start(struct recorder *r)
+{
+        if (!r->parseq && !r->no_parseq && parseq_new(on_chunk, r, &r->parseq) < 0)
+                r->no_parseq = true; /* no thread to be had: parse inline */
+        return r->parseq;
+}
+
 void recorder_output(struct recorder *r, int stream, const char *buf, size_t len)
 {
         /* One clock read per chunk: its lines arrived together, and a read
@@ -539,9 +541,7 @@ void recorder_output(struct recorder *r, int stream, const char *buf, size_t len
         for (size_t i = 0; i < r->nsinks; i++)
                 if (r->ops[i]->output)
                         r->ops[i]->output(r->state[i], stream, buf, len);
-        if (!r->parseq && !r->no_parseq && parseq_new(on_chunk, r, &r->parseq) < 0)
-                r->no_parseq = true; /* no thread to be had: parse inline */
-        if (r->parseq)
+        if (parse_start(r))
                 parseq_push(r->parseq, stream, buf, len, now);
         else
                 on_chunk(r, stream, buf, len, now, false);
@@ -552,12 +552,8 @@ int recorder_output_fd(struct recorder *r, off_t *ret_off)
         int i = r->splice;
 
         /* The parse reads the spliced bytes back on its own thread. */
-        if (i < 0 || r->no_parseq)
+        if (i < 0 || !parse_start(r))
                 return -1;
-        if (!r->parseq && parseq_new(on_chunk, r, &r->parseq) < 0) {
-                r->no_parseq = true;
-                return -1;
-        }
         return r->ops[i]->output_fd(r->state[i], ret_off);
 }
 
@@ -760,13 +756,13 @@ static void record(struct recorder *r, const struct sample *s)
 }
 
 /* The kernel's records so far (the build's root first made a member: its
- * exec is among them). */
-static void drain_acct(struct recorder *r)
+ * exec is among them); p: what ppoll returned, or NULL. */
+static void drain_acct(struct recorder *r, const struct pollfd *p, size_t n)
 {
         if (!r->acct)
                 return;
         acct_member(r->acct, r->run->pid);
-        acct_poll(r->acct, NULL, 0, r->start_mono);
+        acct_poll(r->acct, p, n, r->start_mono);
 }
 
 /* The units of the model: the kernel's when it accounted the build's
@@ -805,7 +801,7 @@ int recorder_tick(struct recorder *r)
          * differed on a raw epoch such as x.1135). */
         s.epoch = round(now_realtime() * 1e3) / 1e3;
         s.elapsed_s = mono - r->start_mono;
-        drain_acct(r);
+        drain_acct(r, NULL, 0);
         if (r->cfg.cgroup)
                 build_before(r, &s);
         else if (r->em)
@@ -976,10 +972,7 @@ void recorder_poll(struct recorder *r, const struct pollfd *p, size_t n)
         for (size_t i = 0; i < r->nsinks; i++)
                 if (r->ops[i]->poll)
                         r->ops[i]->poll(r->state[i], p, n, now);
-        if (r->acct) {
-                acct_member(r->acct, r->run->pid);
-                acct_poll(r->acct, p, n, r->start_mono);
-        }
+        drain_acct(r, p, n);
         if (r->em && now >= r->next_poll && execmatch_nwant(r->em)) {
                 execmatch_poll(r->em, sampler_procfs(r->sampler), now - r->start_mono);
                 r->next_poll = now + MIN(EXECMATCH_POLL_S, r->cfg.interval);

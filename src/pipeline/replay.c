@@ -48,15 +48,11 @@ struct replay {
 static void note(const struct replay *rp, const char *fmt, ...) _printf_(2, 3);
 static void note(const struct replay *rp, const char *fmt, ...)
 {
-        char buf[1024];
         va_list ap;
 
-        if (!rp->ref.note)
-                return;
         va_start(ap, fmt);
-        (void)vsnprintf(buf, sizeof(buf), fmt, ap); /* a cut note is still a note */
+        note_v(rp->ref.note, rp->ref.userdata, fmt, ap);
         va_end(ap);
-        rp->ref.note(rp->ref.userdata, "%s", buf);
 }
 
 static int say(char *why, size_t cap, int e, const char *fmt, ...) _printf_(4, 5);
@@ -273,8 +269,9 @@ static int resolve(struct replay *rp, const char *spec, char *why, size_t cap)
         if (rp->csv && access(rp->csv, F_OK) == 0)
                 return open_csv(rp, why, cap);
         if (rp->db && !rp->ref.no_db)
-                return say(why, cap, e, "no run '%s' in the history database '%s', nor its file '%s'",
-                           spec, rp->db, rp->csv ? rp->csv : "resources-RUN.csv");
+                return say(why, cap, e,
+                           "no run '%s' in the history database '%s', nor its file '%s'", spec,
+                           rp->db, rp->csv ? rp->csv : "resources-RUN.csv");
         return say(why, cap, e, "no run '%s': no file '%s'%s", spec,
                    rp->csv ? rp->csv : "resources-RUN.csv",
                    rp->ref.no_db ? " (--no-db)" : ", and no history database");
@@ -376,7 +373,8 @@ int64_t replay_through(struct replay *rp, const struct sink_ops *const *sinks, v
         if (e >= 0) {
                 e = recorder_open_sinks(rp->rec);
                 if (e < 0 && e != -ENOMEM)
-                        return say(why, cap, e, "its outputs could not be opened: %s", strerror(-e));
+                        return say(why, cap, e, "its outputs could not be opened: %s",
+                                   strerror(-e));
         }
         n = e < 0 ? e : samples(rp, why, cap);
         if (n < 0)

@@ -116,13 +116,9 @@ json_t *runjson_procs(const struct run_procs *p)
         for (size_t i = 0; by && i < p->ntop; i++) {
                 const struct run_proc_kind *k = &p->top[i];
 
-                if (json_array_append_new(by, json_pack("{s:o, s:I, s:f, s:f}", "comm",
-                                                        jsonw_str(k->comm), "count",
-                                                        (json_int_t)k->count, "cpu_s", k->cpu_s,
-                                                        "peak_mb", k->peak_mb)) < 0) {
-                        json_decref(by);
-                        return NULL;
-                }
+                by = json_push(by, json_pack("{s:o, s:I, s:f, s:f}", "comm", jsonw_str(k->comm),
+                                             "count", (json_int_t)k->count, "cpu_s", k->cpu_s,
+                                             "peak_mb", k->peak_mb));
         }
         return json_pack("{s:I, s:f, s:b, s:f, s:f, s:f, s:o, s:I, s:I}", "ended",
                          (json_int_t)p->ended, "cpu_s", p->cpu_s, "delayacct", p->delayacct,
@@ -190,15 +186,16 @@ int runjson_procs_parse(json_t *v, struct run_procs *ret)
                         "cpu_s", &p.cpu_s, "delayacct", &on, "delay_cpu_s", &p.delay_cpu_s,
                         "delay_io_s", &p.delay_io_s, "delay_mem_s", &p.delay_mem_s, "by_name", &by,
                         "unread", &unread, "lost", &lost) < 0 ||
-            ended < 1 || unread < 0 || lost < 0 || !seconds_ok(p.cpu_s) || !seconds_ok(p.delay_cpu_s) ||
-            !seconds_ok(p.delay_io_s) || !seconds_ok(p.delay_mem_s) || !json_is_array(by) ||
-            json_array_size(by) > RUN_PROCS_TOP)
+            ended < 1 || unread < 0 || lost < 0 || !seconds_ok(p.cpu_s) ||
+            !seconds_ok(p.delay_cpu_s) || !seconds_ok(p.delay_io_s) || !seconds_ok(p.delay_mem_s) ||
+            !json_is_array(by) || json_array_size(by) > RUN_PROCS_TOP)
                 return -EINVAL;
         p.ended = (uint64_t)ended;
         p.unread = (uint64_t)unread;
         p.lost = (uint64_t)lost;
         p.delayacct = on;
-        json_array_foreach(by, i, e) {
+        json_array_foreach(by, i, e)
+        {
                 struct run_proc_kind *k = &p.top[p.ntop++];
                 const char *comm;
                 size_t n;

@@ -129,13 +129,9 @@ static json_t *failed_json(const struct targets *ts)
         for (size_t i = 0; a && i < ts->nfailed; i++) {
                 const struct failed_step *f = &ts->failed[i];
 
-                if (json_array_append_new(
-                        a, json_pack("{s:o,s:o}", "name", jsonw_str(f->name), "target",
-                                     f->target >= 0 ? jsonw_str(ts->t[f->target].name)
-                                                    : json_null())) != 0) {
-                        json_decref(a);
-                        return NULL;
-                }
+                a = json_push(
+                    a, json_pack("{s:o,s:o}", "name", jsonw_str(f->name), "target",
+                                 f->target >= 0 ? jsonw_str(ts->t[f->target].name) : json_null()));
         }
         return a;
 }
@@ -145,14 +141,9 @@ static json_t *slow_json(const struct targets *ts)
         json_t *a = json_array();
 
         for (size_t i = 0; a && i < ts->nslow; i++)
-                if (json_array_append_new(
-                        a,
-                        json_pack("{s:o,s:f}", "output", jsonw_str(ts->slow[i].output), "seconds",
-                                  (double)(ts->slow[i].end_ms - ts->slow[i].start_ms) / 1000.0)) !=
-                    0) {
-                        json_decref(a);
-                        return NULL;
-                }
+                a = json_push(
+                    a, json_pack("{s:o,s:f}", "output", jsonw_str(ts->slow[i].output), "seconds",
+                                 (double)(ts->slow[i].end_ms - ts->slow[i].start_ms) / 1000.0));
         return a;
 }
 
@@ -162,22 +153,18 @@ static json_t *slow_json(const struct targets *ts)
  * did. null when none were kept. */
 static json_t *ninja_log_json(const struct targets *ts)
 {
-        json_t *a, *o;
+        json_t *a;
 
         if (!ts->nedgev || !(ts->ninja_mtime > 0))
                 return json_null();
         a = json_array();
         for (uint32_t i = 0; a && i < ts->nedgev; i++)
-                if (json_array_append_new(a, json_pack("[I,I,o]", (json_int_t)ts->edgev[i].start_ms,
-                                                       (json_int_t)ts->edgev[i].end_ms,
-                                                       jsonw_str(ts->edgev[i].output))) != 0) {
-                        json_decref(a);
-                        a = NULL;
-                }
-        o = a ? json_pack("{s:f,s:I,s:o}", "mtime", ts->ninja_mtime, "max_end_ms",
-                          (json_int_t)ts->ninja_max_end_ms, "edges", a)
-              : NULL;
-        return o;
+                a = json_push(a, json_pack("[I,I,o]", (json_int_t)ts->edgev[i].start_ms,
+                                           (json_int_t)ts->edgev[i].end_ms,
+                                           jsonw_str(ts->edgev[i].output)));
+        return a ? json_pack("{s:f,s:I,s:o}", "mtime", ts->ninja_mtime, "max_end_ms",
+                             (json_int_t)ts->ninja_max_end_ms, "edges", a)
+                 : NULL;
 }
 
 static json_t *steps_json(const struct targets *ts)
@@ -188,17 +175,13 @@ static json_t *steps_json(const struct targets *ts)
                 const struct step_fact *st = &ts->stepv[i];
                 bool tgt = st->target >= 0 && (size_t)st->target < ts->n;
 
-                if (json_array_append_new(
-                        a,
-                        json_pack("{s:o,s:o,s:o,s:o,s:b,s:b,s:b,s:b,s:o}", "name",
-                                  jsonw_str(st->name), "target",
-                                  tgt ? jsonw_str(ts->t[st->target].name) : json_null(), "start_s",
-                                  jsonw_real(st->start_s), "end_s", jsonw_real(st->end_s), "step",
-                                  st->step, "cached", st->cached, "error", st->error, "canceled",
-                                  st->canceled, "exec", targetsjson_exec(&st->exec))) != 0) {
-                        json_decref(a);
-                        return NULL;
-                }
+                a = json_push(a, json_pack("{s:o,s:o,s:o,s:o,s:b,s:b,s:b,s:b,s:o}", "name",
+                                           jsonw_str(st->name), "target",
+                                           tgt ? jsonw_str(ts->t[st->target].name) : json_null(),
+                                           "start_s", jsonw_real(st->start_s), "end_s",
+                                           jsonw_real(st->end_s), "step", st->step, "cached",
+                                           st->cached, "error", st->error, "canceled", st->canceled,
+                                           "exec", targetsjson_exec(&st->exec)));
         }
         return a;
 }
@@ -225,29 +208,26 @@ int targetsjson_format(const struct targets *ts, const struct run_facts *f, stru
         static const struct targets none = {.make_pct = -1};
         json_t *arr = json_array();
         _cleanup_json_ json_t *root = NULL;
-        int e = arr ? 0 : -ENOMEM;
 
         if (!ts)
                 ts = &none;
-        for (size_t i = 0; e >= 0 && i < f->n; i++)
-                if (json_array_append_new(arr, target_json(&f->t[i])) != 0)
-                        e = -ENOMEM;
-        if (e < 0) {
-                json_decref(arr);
-                return e;
-        }
-        root = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:o,s:o}", "targets", arr, "steps",
-                         count_or_null(f->steps_set, f->steps), "cached",
-                         count_or_null(f->steps_set, f->cached), "run", run_json(f), "failed_steps",
-                         failed_json(ts), "slowest_edges", slow_json(ts), "buildkit_steps",
-                         steps_json(ts), "buildkit_steps_dropped", (json_int_t)ts->steps_dropped,
-                         "ninja_log", ninja_log_json(ts), "ninja_log_edges",
-                         ts->ninja_log_set ? json_integer((json_int_t)MIN(ts->ninja_edges, (uint64_t)INT64_MAX))
-                                           : json_null(),
-                         "ninja_progress",
-                         ts->ninja_total ? json_pack("[I,I]", (json_int_t)MIN(ts->ninja_done, (uint64_t)INT64_MAX),
-                                                     (json_int_t)MIN(ts->ninja_total, (uint64_t)INT64_MAX))
-                                         : json_null());
+        for (size_t i = 0; arr && i < f->n; i++)
+                arr = json_push(arr, target_json(&f->t[i]));
+        if (!arr)
+                return -ENOMEM;
+        root = json_pack(
+            "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:o,s:o}", "targets", arr, "steps",
+            count_or_null(f->steps_set, f->steps), "cached", count_or_null(f->steps_set, f->cached),
+            "run", run_json(f), "failed_steps", failed_json(ts), "slowest_edges", slow_json(ts),
+            "buildkit_steps", steps_json(ts), "buildkit_steps_dropped",
+            (json_int_t)ts->steps_dropped, "ninja_log", ninja_log_json(ts), "ninja_log_edges",
+            ts->ninja_log_set ? json_integer((json_int_t)MIN(ts->ninja_edges, (uint64_t)INT64_MAX))
+                              : json_null(),
+            "ninja_progress",
+            ts->ninja_total
+                ? json_pack("[I,I]", (json_int_t)MIN(ts->ninja_done, (uint64_t)INT64_MAX),
+                            (json_int_t)MIN(ts->ninja_total, (uint64_t)INT64_MAX))
+                : json_null());
         return jsonw_dump(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER, out);
 }
 

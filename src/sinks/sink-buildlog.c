@@ -24,8 +24,8 @@ static int buildlog_open(const struct sink_ctx *ctx, void **ret_state)
 {
         _cleanup_free_ char *path =
             runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_BUILD_LOG);
+        _cleanup_close_ int fd = -1;
         struct buildlog_state *st;
-        int fd;
 
         if (!path)
                 return -ENOMEM;
@@ -35,11 +35,9 @@ static int buildlog_open(const struct sink_ctx *ctx, void **ret_state)
         if (fd < 0)
                 return fd;
         st = calloc(1, sizeof(*st));
-        if (!st) {
-                close(fd);
+        if (!st)
                 return -ENOMEM;
-        }
-        st->fd = fd;
+        st->fd = TAKE_FD(fd);
         st->path = TAKE_PTR(path);
         *ret_state = st;
         return 0;

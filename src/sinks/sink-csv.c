@@ -22,9 +22,10 @@ struct csv_state {
 static int csv_open(const struct sink_ctx *ctx, void **ret_state)
 {
         _cleanup_free_ char *path = runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_CSV);
-        struct dbuf hdr = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf hdr = DBUF_INIT;
+        _cleanup_close_ int fd = -1;
         struct csv_state *st;
-        int fd, r;
+        int r;
 
         if (!path)
                 return -ENOMEM;
@@ -34,17 +35,12 @@ static int csv_open(const struct sink_ctx *ctx, void **ret_state)
         r = samplecsv_header(&hdr);
         if (r >= 0)
                 r = write_all(fd, hdr.p, hdr.len);
-        dbuf_release(&hdr);
-        if (r < 0) {
-                close(fd);
+        if (r < 0)
                 return r;
-        }
         st = calloc(1, sizeof(*st));
-        if (!st) {
-                close(fd);
+        if (!st)
                 return -ENOMEM;
-        }
-        st->fd = fd;
+        st->fd = TAKE_FD(fd);
         st->formula_safe = ctx->csv_safe;
         *ret_state = st;
         return 0;

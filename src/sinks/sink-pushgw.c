@@ -127,15 +127,11 @@ static size_t discard(char *p, size_t size, size_t n, void *ud)
 static void warn(struct pushgw_state *st, const char *fmt, ...) _printf_(2, 3);
 static void warn(struct pushgw_state *st, const char *fmt, ...)
 {
-        char msg[1024];
         va_list ap;
 
-        if (!st->warn)
-                return;
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
+        note_v(st->warn, st->warn_userdata, fmt, ap);
         va_end(ap);
-        st->warn(st->warn_userdata, "%s", msg);
 }
 
 static int pushgw_finish(void *state, const struct run_model *m)

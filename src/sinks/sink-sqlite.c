@@ -122,12 +122,13 @@ static void give_up(struct sqlite_state *s, int e)
         s->full = e == -ENOSPC;
         s->unmarked = s->st && s->phase == PHASE_RECORDING &&
                       store_run_mark_unrecorded(s->st, s->run_id, s->full) < 0;
-        snprintf(msg, sizeof(msg), "history database '%s': %s; this run is not in the history%s%s%s",
-                 s->path, store_strerror(e), s->phase != PHASE_RECORDING ? "" : " (its row reads as ",
+        snprintf(msg, sizeof(msg),
+                 "history database '%s': %s; this run is not in the history%s%s%s", s->path,
+                 store_strerror(e), s->phase != PHASE_RECORDING ? "" : " (its row reads as ",
                  s->phase != PHASE_RECORDING ? ""
-                 : s->unmarked               ? "incomplete until the end of the build"
-                                             : store_run_state_name(s->full ? STORE_RUN_DISK_FULL
-                                                                            : STORE_RUN_UNRECORDED),
+                 : s->unmarked
+                     ? "incomplete until the end of the build"
+                     : store_run_state_name(s->full ? STORE_RUN_DISK_FULL : STORE_RUN_UNRECORDED),
                  s->phase != PHASE_RECORDING ? "" : ")");
         if (s->warn)
                 s->warn(s->warn_userdata, "%s", msg);
@@ -193,7 +194,7 @@ static int flush(struct sqlite_state *s, int busy_ms)
         e = store_begin(s->st);
         if (e < 0)
                 return e;
-        for (size_t k = 0; k < s->npending; k++) {
+        for (size_t k = 0; e >= 0 && k < s->npending; k++) {
                 struct sample smp = s->pending[k].s;
                 size_t pos = s->pending[k].text_off;
 
@@ -207,22 +208,19 @@ static int flush(struct sqlite_state *s, int busy_ms)
                         pos += strlen(s->text.p + pos) + 1;
                 }
                 e = store_sample_insert(s->st, s->run_id, seq++, &smp);
-                if (e < 0)
-                        goto fail;
         }
-        e = s->sum ? store_run_progress(s->st, s->run_id, s->sum, s->dropped) : 0;
-        if (e < 0)
-                goto fail;
-        e = store_commit(s->st);
-        if (e < 0)
-                goto fail;
+        if (e >= 0 && s->sum)
+                e = store_run_progress(s->st, s->run_id, s->sum, s->dropped);
+        if (e >= 0)
+                e = store_commit(s->st);
+        if (e < 0) {
+                store_rollback(s->st);
+                return e;
+        }
         s->seq = seq;
         dbuf_reset(&s->text);
         s->npending = 0;
         return 0;
-fail:
-        store_rollback(s->st);
-        return e;
 }
 
 /* The build log's path as `top` in any directory can open it: a relative
@@ -426,9 +424,8 @@ static int store_cc_block(struct sqlite_state *s, enum cc_tool tool, const struc
             .files = b->files,
             .version = b->version[0] ? b->version : NULL,
         };
-        int64_t id;
 
-        return store_cache_snapshot_insert(s->st, &c, &id);
+        return store_cache_snapshot_insert(s->st, &c, NULL);
 }
 
 /* The compiler-cache stats blocks the log printed: the first and the last
@@ -467,7 +464,7 @@ static int store_units(struct sqlite_state *s, const struct units *u)
 static int sqlite_finish(void *state, const struct run_model *m)
 {
         struct sqlite_state *s = state;
-        struct dbuf json = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf json = DBUF_INIT;
         int e;
 
         /* a row left unmarked at the failure: once more, the build over */
@@ -501,7 +498,6 @@ static int sqlite_finish(void *state, const struct run_model *m)
                 if (e < 0)
                         store_rollback(s->st);
         }
-        dbuf_release(&json);
         (void)handle(s, e, true);
         return 0;
 }

@@ -142,11 +142,6 @@ static void cc_of(int64_t hits, int64_t misses, struct cc_counts *ret)
                     .set = true, .hits = (uint64_t)hits, .misses = (uint64_t)misses};
 }
 
-static void field_of(char *dst, size_t cap, const char *v)
-{
-        copy_utf8(dst, cap, v ? v : "", v ? strlen(v) : 0);
-}
-
 /* One stored row as the fact it was written from (sink-sqlite.c). */
 static int add_fact(void *userdata, const struct store_target *row)
 {
@@ -158,7 +153,7 @@ static int add_fact(void *userdata, const struct store_target *row)
                 return 0;
         t = &f->t[f->n++];
         memset(t, 0, sizeof(*t));
-        field_of(t->name, sizeof(t->name), row->name);
+        copy_utf8_str(t->name, sizeof(t->name), row->name);
         t->start_s = range_ok(RANGE_DURATION, row->start_s) ? row->start_s : NAN;
         t->end_s =
             range_ok(RANGE_DURATION, row->end_s) && row->end_s >= t->start_s ? row->end_s : NAN;
@@ -170,9 +165,9 @@ static int add_fact(void *userdata, const struct store_target *row)
         t->success = row->success == 1   ? TARGET_BUILT
                      : row->success == 0 ? TARGET_FAILED
                                          : TARGET_SUCCESS_UNKNOWN;
-        field_of(t->node, sizeof(t->node), row->node);
-        field_of(t->ref, sizeof(t->ref), row->ref);
-        field_of(t->builder, sizeof(t->builder), row->builder);
+        copy_utf8_str(t->node, sizeof(t->node), row->node);
+        copy_utf8_str(t->ref, sizeof(t->ref), row->ref);
+        copy_utf8_str(t->builder, sizeof(t->builder), row->builder);
         cc_of(row->sccache_hits, row->sccache_misses, &t->sccache);
         cc_of(row->ccache_hits, row->ccache_misses, &t->ccache);
         targets_fact_ratios(t);
@@ -245,7 +240,7 @@ static int cc_log_snapshot(void *userdata, const struct store_cache_snapshot *c)
                 return 0;
         b.hits = (uint64_t)c->hits;
         b.misses = (uint64_t)c->misses;
-        field_of(b.version, sizeof(b.version), c->version);
+        copy_utf8_str(b.version, sizeof(b.version), c->version);
         cb = &w->ts->cc_log[k];
         if (strcmp(c->origin, "log-first") == 0) {
                 cb->first = b;

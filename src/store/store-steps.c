@@ -61,13 +61,6 @@ static void bind_step_exec(sqlite3_stmt *s, int i, const struct step_exec *e)
         store_bind_real(s, i + 12, e->peak_proc_bytes);
 }
 
-static void copy_text(char *dst, size_t cap, const char *src)
-{
-        size_t n = src ? strlen(src) : 0;
-
-        copy_utf8(dst, cap, src ? src : "", n);
-}
-
 /* The exec columns read back (column i on). */
 static void step_exec_row(sqlite3_stmt *s, int i, struct step_exec *e)
 {
@@ -83,8 +76,8 @@ static void step_exec_row(sqlite3_stmt *s, int i, struct step_exec *e)
         e->execs = (uint32_t)MIN(n, (int64_t)UINT32_MAX);
         for (int k = 0; k < (int)ARRAY_SIZE(v); k++)
                 *v[k] = store_col_real(s, i + 1 + k);
-        copy_text(e->oom_victim, sizeof(e->oom_victim), store_col_text(s, i + 10));
-        copy_text(e->peak_proc, sizeof(e->peak_proc), store_col_text(s, i + 11));
+        copy_utf8_str(e->oom_victim, sizeof(e->oom_victim), store_col_text(s, i + 10));
+        copy_utf8_str(e->peak_proc, sizeof(e->peak_proc), store_col_text(s, i + 11));
         e->peak_proc_bytes = store_col_real(s, i + 12);
 }
 
@@ -128,7 +121,7 @@ int store_steps_insert(struct store *st, int64_t run, const struct targets *ts)
 static int step_row(void *ctx, sqlite3_stmt *s)
 {
         struct targets *ts = ctx;
-        const char *name = store_col_text(s, 0), *target = store_col_text(s, 1);
+        const char *target = store_col_text(s, 1);
         struct step_fact f = {
             .target = -1,
             .start_s = store_col_real(s, 2),
@@ -139,7 +132,7 @@ static int step_row(void *ctx, sqlite3_stmt *s)
             .canceled = store_col_count(s, 7) > 0,
         };
 
-        copy_utf8(f.name, sizeof(f.name), name ? name : "", name ? strlen(name) : 0);
+        copy_utf8_str(f.name, sizeof(f.name), store_col_text(s, 0));
         step_exec_row(s, 8, &f.exec);
         if (target)
                 f.target = (int)targets_get(ts, target, strlen(target));
@@ -220,7 +213,6 @@ int store_edges_insert(struct store *st, int64_t run, const struct targets *ts)
 static int edge_row(void *ctx, sqlite3_stmt *s)
 {
         struct targets *ts = ctx;
-        const char *out = store_col_text(s, 3);
         struct ninja_edge e = {.start_ms = store_col_count(s, 1), .end_ms = store_col_count(s, 2)};
         struct ninja_edge *d = NULL;
 
@@ -232,7 +224,7 @@ static int edge_row(void *ctx, sqlite3_stmt *s)
                 d = &ts->edgev[ts->nedgev++];
         if (d) {
                 *d = e;
-                copy_utf8(d->output, sizeof(d->output), out ? out : "", out ? strlen(out) : 0);
+                copy_utf8_str(d->output, sizeof(d->output), store_col_text(s, 3));
         }
         return 0;
 }

@@ -46,7 +46,6 @@ int store_run_begin(struct store *st, const struct run_info *ri, const struct st
             " vcs_rev, vcs_ref, build_log, job)"
             " VALUES (?,?,?,?,?,?,'running',?,?,?,?,?,?,?,?,?,?,?,?)";
         _cleanup_free_ char *argv = argv_json(ri);
-        sqlite3_stmt *s = NULL, *del = NULL;
         int r;
 
         if (!argv)
@@ -54,42 +53,22 @@ int store_run_begin(struct store *st, const struct run_info *ri, const struct st
         r = store_begin(st);
         if (r < 0)
                 return r;
-        r = store_prepare(st, "DELETE FROM runs WHERE run_id = ?", &del);
-        if (r >= 0) {
-                sqlite3_bind_text(del, 1, ri->run_id, -1, SQLITE_STATIC);
-                r = store_step_done(st, del);
-        }
+        r = store_exec(st, "DELETE FROM runs WHERE run_id = ?", "t", ri->run_id);
         if (r >= 0)
-                r = store_prepare(st, sql, &s);
-        if (r >= 0) {
-                store_bind_text(s, 1, ri->run_id);
-                store_bind_text(s, 2, ri->kind ? ri->kind : "run");
-                sqlite3_bind_text(s, 3, argv, -1, SQLITE_STATIC);
-                store_bind_text(s, 4, ri->cwd);
-                store_bind_text(s, 5, ri->host);
-                sqlite3_bind_double(s, 6, isfinite(ri->start_epoch) ? ri->start_epoch : 0);
-                sqlite3_bind_int64(s, 7, ri->pid);
-                sqlite3_bind_int64(s, 8, ri->ncpu);
-                store_bind_real(s, 9, ri->interval);
-                sqlite3_bind_int64(s, 10, rec ? rec->pid : 0);
-                sqlite3_bind_int64(s, 11, rec ? (sqlite3_int64)rec->starttime : 0);
-                store_bind_text(s, 12, rec ? rec->boot_id : NULL);
-                store_bind_text(s, 13, x ? x->builder : NULL);
-                store_bind_text(s, 14, x ? x->cgroup_mode : NULL);
-                store_bind_text(s, 15, x ? x->vcs_rev : NULL);
-                store_bind_text(s, 16, x && x->vcs_ref && x->vcs_ref[0] ? x->vcs_ref : NULL);
-                store_bind_text(s, 17, x ? x->build_log : NULL);
-                store_bind_text(s, 18, ri->job);
-                r = store_step_done(st, s);
-        }
+                r = store_exec(
+                    st, sql, "tttttdiiriittttttt", ri->run_id, ri->kind ? ri->kind : "run", argv,
+                    ri->cwd, ri->host, isfinite(ri->start_epoch) ? ri->start_epoch : 0.0,
+                    (int64_t)ri->pid, (int64_t)ri->ncpu, ri->interval,
+                    (int64_t)(rec ? rec->pid : 0), (int64_t)(rec ? rec->starttime : 0),
+                    rec ? rec->boot_id : NULL, x ? x->builder : NULL, x ? x->cgroup_mode : NULL,
+                    x ? x->vcs_rev : NULL, x && x->vcs_ref && x->vcs_ref[0] ? x->vcs_ref : NULL,
+                    x ? x->build_log : NULL, ri->job);
         if (r >= 0)
                 r = store_commit(st);
         if (r >= 0)
                 *ret_id = store_last_rowid(st);
         else
                 store_rollback(st);
-        sqlite3_finalize(s);
-        sqlite3_finalize(del);
         return r;
 }
 
@@ -261,11 +240,6 @@ int store_units_insert(struct store *st, int64_t run, const struct unit *rows, s
         return r;
 }
 
-static void column_copy(sqlite3_stmt *s, int col, char *dst, size_t size)
-{
-        (void)copy_utf8_str(dst, size, (const char *)sqlite3_column_text(s, col));
-}
-
 struct units_walk {
         struct units *u;
         int n;
@@ -286,10 +260,10 @@ static int unit_row(void *ctx, sqlite3_stmt *s)
             .cache = units_cache_of(store_col_text(s, 10)),
         };
 
-        column_copy(s, 1, row.tool, sizeof(row.tool));
-        column_copy(s, 2, row.name, sizeof(row.name));
-        column_copy(s, 8, row.path, sizeof(row.path));
-        column_copy(s, 11, row.dir, sizeof(row.dir));
+        copy_utf8_str(row.tool, sizeof(row.tool), store_col_text(s, 1));
+        copy_utf8_str(row.name, sizeof(row.name), store_col_text(s, 2));
+        copy_utf8_str(row.path, sizeof(row.path), store_col_text(s, 8));
+        copy_utf8_str(row.dir, sizeof(row.dir), store_col_text(s, 11));
         if (row.path[0] != '/')
                 row.path[0] = '\0';
         if (units_put(w->u, &row) >= 0)

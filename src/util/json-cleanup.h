@@ -17,3 +17,13 @@ static inline void json_decrefp(json_t **j)
 #endif
 
 #define _cleanup_json_ _cleanup_(json_decrefp)
+
+/* v appended to array a, both stolen: a, or NULL (a released) when it
+ * could not be (a or v NULL, or no memory). */
+static inline json_t *json_push(json_t *a, json_t *v)
+{
+        if (json_array_append_new(a, v) == 0)
+                return a;
+        json_decref(a);
+        return NULL;
+}

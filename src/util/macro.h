@@ -2,6 +2,7 @@
 #pragma once
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -16,6 +17,18 @@
 /* The one note callback of every layer: one line for the user (no
  * newline), printf-style; userdata is the caller's. Only cmd/ prints it. */
 typedef void (*note_fn)(void *userdata, const char *fmt, ...) _printf_(2, 3);
+
+/* A layer's own note(...) passed on to fn (NULL: none), cut at 1 KiB. */
+static inline void note_v(note_fn fn, void *userdata, const char *fmt, va_list ap) _printf_(3, 0);
+static inline void note_v(note_fn fn, void *userdata, const char *fmt, va_list ap)
+{
+        char buf[1024];
+
+        if (!fn)
+                return;
+        (void)vsnprintf(buf, sizeof(buf), fmt, ap); /* a cut note is still a note */
+        fn(userdata, "%s", buf);
+}
 
 static inline void freep(void *p)
 {

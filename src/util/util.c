@@ -378,7 +378,8 @@ int runfile_check(int dirfd, const char *name)
 
         if (fstatat(dirfd, ".", &d, 0) < 0)
                 return -errno;
-        if (!(d.st_mode & S_ISVTX) && ((d.st_mode & S_IWOTH) || ((d.st_mode & S_IWGRP) && !upg(&d))))
+        if (!(d.st_mode & S_ISVTX) &&
+            ((d.st_mode & S_IWOTH) || ((d.st_mode & S_IWGRP) && !upg(&d))))
                 return -EPERM;
         if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? 0 : -errno;
@@ -444,23 +445,22 @@ const char *runfile_strerror(int e)
                              : strerror(-e);
 }
 
-static double ts_to_double(const struct timespec *ts)
+static double now_of(clockid_t clock)
 {
-        return (double)ts->tv_sec + (double)ts->tv_nsec / 1e9;
+        struct timespec ts;
+
+        clock_gettime(clock, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 double now_realtime(void)
 {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return ts_to_double(&ts);
+        return now_of(CLOCK_REALTIME);
 }
 
 double now_monotonic(void)
 {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return ts_to_double(&ts);
+        return now_of(CLOCK_MONOTONIC);
 }
 
 /* 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z: a 4-digit year. */
@@ -579,19 +579,11 @@ int mkdir_private(const char *path)
 
 int read_regular_file(const char *path, uint64_t offset, size_t max, char **ret, size_t *ret_len)
 {
-        _cleanup_close_ int fd = -1;
         struct stat st;
+        _cleanup_close_ int fd = open_regular_file(path, &st);
 
-        /* O_NONBLOCK: opening a FIFO with no writer must not wait. */
-        fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
-                return -errno;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (S_ISDIR(st.st_mode))
-                return -EISDIR;
-        if (!S_ISREG(st.st_mode))
-                return -ESPIPE;
+                return fd;
         if (offset > (uint64_t)st.st_size)
                 offset = (uint64_t)st.st_size;
         if ((uint64_t)st.st_size - offset > max)
