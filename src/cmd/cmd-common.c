@@ -98,20 +98,25 @@ const char *common_getenv(void *userdata, const char *name)
 
 int common_run_job(struct common_opts *o, struct run_info *ri)
 {
-        char part[JOBNAME_FILE_SIZE];
-        int n, r = jobname_get(o->job, ri->argv, ri->cwd, common_getenv, NULL, &ri->job);
+        int r = jobname_get(o->job, ri->argv, ri->cwd, common_getenv, NULL, &ri->job);
 
         if (r < 0)
                 return r;
         if (o->rec.prom.prom_file)
                 return 0; /* --prom-file wins */
-        n = jobname_file_part(ri->job, part, sizeof(part));
-        if (n < 0)
-                return 0; /* cannot be: the rule never gives an empty job */
-        n = snprintf(o->prom_file_buf, sizeof(o->prom_file_buf), "buildtel-%s.prom", part);
-        if (n > 0 && (size_t)n < sizeof(o->prom_file_buf) && prom_file_valid(o->prom_file_buf))
+        if (common_prom_file(ri->job, o->prom_file_buf, sizeof(o->prom_file_buf)) >= 0)
                 o->rec.prom.prom_file = o->prom_file_buf;
         return 0;
+}
+
+int common_prom_file(const char *job, char *buf, size_t cap)
+{
+        char part[JOBNAME_FILE_SIZE];
+        int n = job ? jobname_file_part(job, part, sizeof(part)) : -EINVAL;
+
+        if (n >= 0)
+                n = snprintf(buf, cap, "buildtel-%s.prom", part);
+        return n > 0 && (size_t)n < cap && prom_file_valid(buf) ? 0 : -EINVAL;
 }
 
 void common_vprint(const char *what, const char *fmt, va_list ap)

@@ -204,6 +204,9 @@ int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri
  * one, the textfile's name from it: buildtel-<job for a file>.prom.
  * Returns 0 or -ENOMEM. */
 int common_run_job(struct common_opts *o, struct run_info *ri);
+/* The default textfile name of job ("buildtel-<job made safe>.prom") into
+ * buf. 0, or -EINVAL (no job, or it does not fit). */
+int common_prom_file(const char *job, char *buf, size_t cap);
 
 /* "WHAT: message" and a newline on stderr: the one printer of the note
  * and warning callbacks of the commands. */

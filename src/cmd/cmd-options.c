@@ -476,11 +476,11 @@ static const struct cmd_option {
     {OPT_METRIC_PREFIX, "metric-prefix", NULL, 0, "P", RW, OPTG_METRICS,
      "metric names P_build_... (default build_...)",
      CHECKED(rec.prom.metric_prefix, prefix_ok, "[a-zA-Z_][a-zA-Z0-9_]*")},
-    {OPT_TEXTFILE_DIR, "textfile-dir", NULL, 0, "DIR", RW, OPTG_METRICS,
+    {OPT_TEXTFILE_DIR, "textfile-dir", NULL, 0, "DIR", RW | CMDS_PRUNE, OPTG_METRICS,
      "node_exporter textfile directory (default\n"
      "$BUILDTEL_TEXTFILE_DIR, else the first writable of\n"
      "/var/lib/node_exporter/textfile_collector and\n"
-     "/var/lib/prometheus/node-exporter, else the log dir)",
+     "/var/lib/prometheus/node-exporter, else none: no file)",
      NONEMPTY(rec.prom.textfile_dir)},
     {OPT_PROM_FILE, "prom-file", NULL, 0, "NAME.prom", RW, OPTG_METRICS,
      "the textfile's name (default buildtel-JOB.prom, JOB\n"

@@ -19,6 +19,7 @@
 #include "cmd/cmd.h"
 #include "runfiles/names.h"
 #include "pipeline/recorder.h"
+#include "sinks/sink.h"
 #include "store/history.h"
 #include "store/store.h"
 #include "util/macro.h"
@@ -38,7 +39,7 @@ static bool run_file_name(const char *run_id, int k, char *buf, size_t len)
 /* One run of the history as prune sees it. */
 struct prune_run {
         int64_t id;
-        char *run_id, *dir;
+        char *run_id, *dir, *job; /* job: NULL when none */
         uint64_t files;
 };
 
@@ -55,6 +56,7 @@ static void list_release(struct prune_list *l)
         for (size_t i = 0; i < l->n; i++) {
                 free(l->v[i].run_id);
                 free(l->v[i].dir);
+                free(l->v[i].job);
         }
         free(l->v);
         free(l->r);
@@ -136,8 +138,10 @@ static int add_run(void *userdata, const struct store_run *r)
                     !run_id_safe(r->info.run_id) ||
                     (l->self && r->info.run_id && strcmp(l->self, r->info.run_id) == 0);
         if (!(p->run_id = strdup(r->info.run_id ? r->info.run_id : "")) ||
-            !(p->dir = dir_of(r, l->log_dir))) {
+            !(p->dir = dir_of(r, l->log_dir)) ||
+            (r->info.job && !(p->job = strdup(r->info.job)))) {
                 free(p->run_id);
+                free(p->dir);
                 return -ENOMEM;
         }
         if (run_id_safe(p->run_id))
@@ -175,8 +179,40 @@ static int prune_one(struct store *st, const struct prune_list *l, size_t i, boo
         return 0;
 }
 
-int prune_apply(const char *db_path, const char *log_dir, const struct retention_policy *p,
-                const char *self, bool dry, bool verbose, struct prune_result *ret)
+/* A job none of whose runs is left has no textfile either: its default
+ * one (buildtel-JOB.prom) goes from the textfile directory, where node_exporter
+ * would serve its last figures for ever (a --prom-file name is the user's). */
+static void prune_textfiles(const struct prune_list *l, const bool *gone, const char *textfile_dir,
+                            bool dry, bool verbose)
+{
+        const char *dir = prom_textfile_where(textfile_dir);
+        _cleanup_close_ int dfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+
+        for (size_t i = 0; dfd >= 0 && i < l->n; i++) {
+                const char *job = l->v[i].job;
+                char name[128];
+                struct stat sb;
+                size_t k;
+
+                if (!gone[i] || !job || common_prom_file(job, name, sizeof(name)) < 0)
+                        continue;
+                /* a run of the job kept, or one gone before i (said already) */
+                for (k = 0; k < l->n; k++)
+                        if (k != i && l->v[k].job && strcmp(l->v[k].job, job) == 0 &&
+                            (!gone[k] || k < i))
+                                break;
+                if (k < l->n || fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !S_ISREG(sb.st_mode) || (!dry && unlinkat(dfd, name, 0) < 0))
+                        continue;
+                if (verbose)
+                        printf("%s %s/%s (job %s has no run left)\n",
+                               dry ? "would remove" : "removed", dir, name, job);
+        }
+}
+
+int prune_apply(const char *db_path, const char *log_dir, const char *textfile_dir,
+                const struct retention_policy *p, const char *self, bool dry, bool verbose,
+                struct prune_result *ret)
 {
         _cleanup_free_ char *def_db = db_path ? NULL : store_default_path();
         _cleanup_free_ char *def_log = log_dir ? NULL : recorder_default_log_dir();
@@ -200,8 +236,10 @@ int prune_apply(const char *db_path, const char *log_dir, const struct retention
                         if (!go[i] || prune_one(st, &l, i, dry, verbose, &res) < 0) {
                                 res.kept_runs++;
                                 res.kept_bytes += l.r[i].bytes;
+                                go[i] = false;
                         }
                 }
+                prune_textfiles(&l, go, textfile_dir, dry, verbose);
                 *ret = res;
         }
         store_close(st);
@@ -266,7 +304,8 @@ int cmd_prune(int argc, char **argv)
         /* no limit given: the one `run` applies at its end */
         if (!o.prune_given && prune_limit_of("prune", NULL, NULL, &o.prune) < 0)
                 goto out;
-        r = prune_apply(o.rec.db_path, o.rec.log_dir, &o.prune, NULL, o.dry_run, true, &res);
+        r = prune_apply(o.rec.db_path, o.rec.log_dir, o.rec.prom.textfile_dir, &o.prune, NULL,
+                        o.dry_run, true, &res);
         if (r < 0) {
                 fprintf(stderr, "buildtel prune: cannot read the history: %s\n", store_strerror(r));
                 ret = 1;

@@ -30,9 +30,11 @@ struct prune_result {
  * do not name their build log wrote their files; NULL the default):
  * remove the runs it selects, their files (only the names buildtel gives
  * a run's files, in its log directory, regular files only) and then their
- * rows. Never a running run, nor the run with run id self (NULL: none).
+ * rows; a job left with no run loses its default textfile in textfile_dir
+ * (NULL: where the sink would write it). Never a running run, nor the run with run id self (NULL: none).
  * verbose: one line per run on stdout ("would remove" when dry). Returns
  * 0 or -errno (the history could not be read); per-run failures are
  * counted in ret->failed and said on stderr. */
-int prune_apply(const char *db_path, const char *log_dir, const struct retention_policy *p,
-                const char *self, bool dry, bool verbose, struct prune_result *ret);
+int prune_apply(const char *db_path, const char *log_dir, const char *textfile_dir,
+                const struct retention_policy *p, const char *self, bool dry, bool verbose,
+                struct prune_result *ret);

@@ -289,8 +289,8 @@ static void prune_at_end(struct run *R)
         if (o->rec.no_db || !R->rec || prune_limit_of("run", o->keep_runs, o->keep_size, &p) < 0 ||
             !retention_policy_any(&p))
                 return;
-        if (prune_apply(o->rec.db_path, recorder_log_dir(R->rec), &p, R->ri.run_id, false, false,
-                        &res) < 0 ||
+        if (prune_apply(o->rec.db_path, recorder_log_dir(R->rec), o->rec.prom.textfile_dir, &p,
+                        R->ri.run_id, false, false, &res) < 0 ||
             res.runs == 0 || o->rec.quiet)
                 return;
         fmt_size((double)res.bytes, freed, sizeof(freed));

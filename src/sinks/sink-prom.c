@@ -26,37 +26,37 @@ static bool dir_writable(const char *d)
         return stat(d, &st) == 0 && S_ISDIR(st.st_mode) && access(d, W_OK | X_OK) == 0;
 }
 
-/* Where the textfile goes: --textfile-dir, else $BUILDTEL_TEXTFILE_DIR
- * (both created when missing), else the first writable of
- * PROM_SEED_DIR and PROM_DEBIAN_DIR, else log_dir (*ret_fallback = true).
- * *ret is malloc'd. 0 or -errno. */
-static int prom_textfile_dir(const struct prom_config *cfg, const char *log_dir, char **ret,
-                             bool *ret_fallback)
+const char *prom_textfile_where(const char *given)
 {
-        const char *d = cfg->textfile_dir, *env = getenv("BUILDTEL_TEXTFILE_DIR");
-        bool fb = false;
-        char *s;
+        const char *env = getenv("BUILDTEL_TEXTFILE_DIR");
 
-        if (!d && env && *env)
-                d = env;
-        if (d) {
+        if (given)
+                return given;
+        if (env && *env)
+                return env;
+        if (dir_writable(PROM_SEED_DIR))
+                return PROM_SEED_DIR;
+        if (dir_writable(PROM_DEBIAN_DIR))
+                return PROM_DEBIAN_DIR;
+        return NULL;
+}
+
+/* prom_textfile_where(), made when given (option or environment): *ret
+ * malloc'd, NULL for none. 0 or -errno. */
+static int prom_textfile_dir(const struct prom_config *cfg, char **ret)
+{
+        const char *d = prom_textfile_where(cfg->textfile_dir);
+
+        *ret = NULL;
+        if (!d)
+                return 0;
+        if (strcmp(d, PROM_SEED_DIR) != 0 && strcmp(d, PROM_DEBIAN_DIR) != 0) {
                 int e = mkdir_p(d, 0755);
                 if (e < 0)
                         return e;
-        } else if (dir_writable(PROM_SEED_DIR)) {
-                d = PROM_SEED_DIR;
-        } else if (dir_writable(PROM_DEBIAN_DIR)) {
-                d = PROM_DEBIAN_DIR;
-        } else {
-                d = log_dir;
-                fb = true;
         }
-        s = strdup(d);
-        if (!s)
-                return -ENOMEM;
-        *ret = s;
-        *ret_fallback = fb;
-        return 0;
+        *ret = strdup(d);
+        return *ret ? 0 : -ENOMEM;
 }
 
 /* Write dir/name atomically: a temp file in dir whose name does not end in
@@ -79,7 +79,7 @@ static int prom_write_file(const char *dir, const char *name, const char *buf, s
 
 struct prom_state {
         struct prom_config cfg;
-        char *dir;
+        char *dir;       /* NULL: no textfile */
         bool in_log_dir; /* dir is the log directory */
 };
 
@@ -87,7 +87,6 @@ static int prom_open(const struct sink_ctx *ctx, void **ret_state)
 {
         static const struct prom_config none = {0};
         struct prom_state *st = calloc(1, sizeof(*st));
-        bool fb = false;
         int e;
 
         if (!st)
@@ -95,7 +94,7 @@ static int prom_open(const struct sink_ctx *ctx, void **ret_state)
         st->cfg = ctx->prom ? *ctx->prom : none;
         if (!st->cfg.prom_file)
                 st->cfg.prom_file = PROM_DEFAULT_FILE;
-        e = prom_textfile_dir(&st->cfg, ctx->log_dir, &st->dir, &fb);
+        e = prom_textfile_dir(&st->cfg, &st->dir);
         if (e < 0) {
                 /* The collector's directory is not the run's business: say so, go on. */
                 char msg[512];
@@ -108,14 +107,8 @@ static int prom_open(const struct sink_ctx *ctx, void **ret_state)
                         free(st);
                         return -ENOMEM;
                 }
-        } else if (fb && !ctx->quiet && ctx->warn) {
-                char msg[512];
-                snprintf(msg, sizeof(msg),
-                         "no node_exporter textfile directory (--textfile-dir); metrics in '%s/%s'",
-                         st->dir, st->cfg.prom_file);
-                ctx->warn(ctx->warn_userdata, "%s", msg);
         }
-        st->in_log_dir = e < 0 || fb;
+        st->in_log_dir = e < 0;
         *ret_state = st;
         return 0;
 }
@@ -124,7 +117,11 @@ static int prom_finish(void *state, const struct run_model *m)
 {
         struct prom_state *st = state;
         struct dbuf out = DBUF_INIT;
-        int e = prom_render(m, st->cfg.metric_prefix, &out);
+        int e;
+
+        if (!st->dir)
+                return 0;
+        e = prom_render(m, st->cfg.metric_prefix, &out);
 
         if (e >= 0)
                 e = prom_write_file(st->dir, st->cfg.prom_file, out.p ? out.p : "", out.len,

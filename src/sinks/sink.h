@@ -74,6 +74,10 @@ extern const struct sink_ops sink_summary;  /* resources-<id>.summary.{txt,json}
 extern const struct sink_ops sink_sqlite;   /* the run history database (store.h) */
 
 extern const struct sink_ops sink_prom;    /* <textfile dir>/buildtel.prom */
+/* The textfile's directory: given (--textfile-dir), else
+ * $BUILDTEL_TEXTFILE_DIR, else the first writable of PROM_SEED_DIR and
+ * PROM_DEBIAN_DIR, else NULL: none (no collector would read it). */
+const char *prom_textfile_where(const char *given);
 extern const struct sink_ops sink_pushgw;  /* PUT to --pushgateway */
 extern const struct sink_ops sink_targets; /* resources-<id>.targets.json */
 extern const struct sink_ops sink_otlp;    /* OTLP/HTTP metrics to a collector */

@@ -72,7 +72,7 @@ files() { # files RUN-ID WHAT: its CSV and summary were written
 
 # An interactive bash in a pane of its own, in $T, ready for input.
 tm new-session -d -s h4 -x 150 -y 50 \
-        "env -i PATH=$PATH HOME=$T TERM=screen XDG_STATE_HOME=$T/state LANG=C.UTF-8 HISTFILE= bash --norc --noprofile -i"
+        "env -i PATH=$PATH HOME=$T BUILDTEL_TEXTFILE_DIR=$T/textfile TERM=screen XDG_STATE_HOME=$T/state LANG=C.UTF-8 HISTFILE= bash --norc --noprofile -i"
 tm set-option -g status off
 tm set-window-option -t h4 remain-on-exit on
 # set -b: a job's stop is told at once, not at the next prompt

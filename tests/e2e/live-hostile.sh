@@ -12,7 +12,7 @@ trap 'tmux -L "$SOCK" kill-server 2>/dev/null; cleanup' EXIT
 L="$T/logs"
 STATUS='avail (build'
 
-tm new-session -d -s lh -x 100 -y 24 "env -i PATH=$PATH HOME=$T TERM=screen XDG_STATE_HOME=$T/state LANG=C.UTF-8 bash --norc --noprofile"
+tm new-session -d -s lh -x 100 -y 24 "env -i PATH=$PATH HOME=$T BUILDTEL_TEXTFILE_DIR=$T/textfile TERM=screen XDG_STATE_HOME=$T/state LANG=C.UTF-8 bash --norc --noprofile"
 tm set-option -g status off
 sleep 0.3
 tm send-keys -t lh "PS1='$ '; cd $T" Enter

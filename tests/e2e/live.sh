@@ -26,7 +26,7 @@ SH
 chmod +x "$T/build.sh"
 "$T/build.sh" 0 0 >"$T/ref.out"
 
-tm new-session -d -s live -x 100 -y 24 "env -i PATH=$PATH HOME=$T TERM=screen XDG_STATE_HOME=$T/state bash --norc --noprofile"
+tm new-session -d -s live -x 100 -y 24 "env -i PATH=$PATH HOME=$T BUILDTEL_TEXTFILE_DIR=$T/textfile TERM=screen XDG_STATE_HOME=$T/state bash --norc --noprofile"
 tm set-option -g status off
 sleep 0.3
 tm send-keys -t live "PS1='$ '; cd $T" Enter

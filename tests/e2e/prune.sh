@@ -160,4 +160,45 @@ check "random output: no .gz.tmp" test ! -e "$L/build-rnd.log.gz.tmp"
 expect_eq "random output: the row names the plain log" \
         "$(q "SELECT build_log FROM runs WHERE run_id = 'rnd'")" "$L/build-rnd.log"
 rm -f "$T/rand"
+# A job with no run left loses its textfile (issue 39, item 7): node_exporter
+# would serve its last figures for ever. Another job's stays, and a job's
+# file while a run of it is kept.
+TF="$T/tf"
+for j in gone:1 gone:2 stays:1; do
+        "$BUILDTEL" run --quiet --db "$T/tf.db" --log-dir "$L" --textfile-dir "$TF" --job "${j%%:*}" \
+                --run-id "tf-${j/:/-}" --keep-runs 0 --keep-size 0 -- true
+        sleep 1.1 # start times a second apart: the oldest go first
+done
+GF=$(ls "$TF" | grep '^buildtel-gone')
+SF=$(ls "$TF" | grep '^buildtel-stays')
+check "each job has its textfile ($GF, $SF)" test -n "$GF" -a -n "$SF"
+"$BUILDTEL" prune --db "$T/tf.db" --log-dir "$L" --textfile-dir "$TF" --keep 2 >"$T/tf1.out"
+check "one run of job gone left: its textfile stays" test -f "$TF/$GF"
+"$BUILDTEL" prune --db "$T/tf.db" --log-dir "$L" --textfile-dir "$TF" --keep 1 --dry-run >"$T/tf2.out"
+check "--dry-run names the textfile" grep -q "would remove $TF/$GF (job gone has no run left)" "$T/tf2.out"
+check "--dry-run leaves it" test -f "$TF/$GF"
+"$BUILDTEL" prune --db "$T/tf.db" --log-dir "$L" --textfile-dir "$TF" --keep 1 >"$T/tf3.out"
+cat "$T/tf3.out"
+check "the job's last run pruned: its textfile is gone" test ! -e "$TF/$GF"
+check "prune says so" grep -q "removed $TF/$GF (job gone has no run left)" "$T/tf3.out"
+check "the other job's textfile stays" test -f "$TF/$SF"
+# With no collector's directory and none given, no textfile at all, and not
+# a word. This machine's collector directories (node_exporter is a test
+# package) are hidden under empty tmpfs mounts in a mount namespace of its own.
+mkdir "$T/nt"
+hide=
+for d in /var/lib/node_exporter /var/lib/prometheus; do
+        [ -d "$d" ] && hide="$hide mount -t tmpfs none $d &&"
+done
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+        (cd "$T/nt" && env -u BUILDTEL_TEXTFILE_DIR unshare -m --propagation private sh -c \
+                "$hide \"\$0\" run --db '$T/nt.db' --log-dir '$T/nt/l' --run-id nt -- true" "$BUILDTEL") 2>"$T/nt.err"
+        expect_eq "no textfile directory: the run's status" "$?" 0
+        expect_eq "no textfile directory: nothing said" "$(grep -c textfile "$T/nt.err")" 0
+        check "no textfile directory: the run is recorded" test -s "$T/nt/l/resources-nt.csv"
+        expect_eq "no textfile directory: no .prom anywhere under the run" "$(find "$T/nt" -name '*.prom' | wc -l)" 0
+else
+        echo "# not root: the collector's directories cannot be hidden; the no-directory case is not checked"
+fi
+
 finish
