@@ -291,9 +291,10 @@ static const struct cmd_option {
     {OPT_LOG_DIR, "log-dir", "out-dir", 0, "DIR", RW | CMDS_PRUNE | B, OPTG_MAIN,
      "where the files go (alias --out-dir; default\n"
      "$XDG_STATE_HOME/buildtel/logs or\n"
-     "~/.local/state/buildtel/logs; an unwritable one, or one\n"
-     "others can write that is not sticky, falls back to\n"
-     "$TMPDIR/buildtel-UID/logs)",
+     "~/.local/state/buildtel/logs, which falls back to\n"
+     "$TMPDIR/buildtel-UID/logs when unwritable, as any one\n"
+     "others can write that is not sticky; a DIR given that\n"
+     "cannot be written: exit status 125)",
      NONEMPTY(rec.log_dir)},
     {OPT_LOG_DIR, "log-dir", "out-dir", 0, "DIR", CMDS_EXPORT, OPTG_MAIN,
      "where the run's files are (alias --out-dir)", NONEMPTY(rec.log_dir)},

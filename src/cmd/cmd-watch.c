@@ -71,6 +71,11 @@ int cmd_watch(int argc, char **argv)
         }
 
         ret = 1;
+        if (o.rec.log_dir && (e = recorder_log_dir_usable(o.rec.log_dir)) < 0) {
+                fprintf(stderr, "buildtel watch: --log-dir '%s': %s\n", o.rec.log_dir,
+                        strerror(-e));
+                goto out;
+        }
         e = source_pid_open((long)o.pid, &src);
         if (e == -ESRCH) {
                 fprintf(stderr, "buildtel watch: no process %llu\n", (unsigned long long)o.pid);

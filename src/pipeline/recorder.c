@@ -93,35 +93,57 @@ char *recorder_default_log_dir(void)
         return state_path("logs");
 }
 
-/* $TMPDIR/buildtel-UID/logs, in a shared directory: both levels must be ours
- * and writable only by us, or another user could plant the files we write.
+int recorder_log_dir_usable(const char *dir)
+{
+        int e = mkdir_p(dir, 0700);
+
+        return e < 0 ? e : access(dir, W_OK | X_OK) < 0 ? -errno : 0;
+}
+
+/* $TMPDIR/buildtel-UID/leaf, in a shared directory: buildtel-UID must be
+ * ours and writable only by us, or another user could plant the files we
+ * write; leaf "logs" is made the same way, another (a file) is only named.
  * On failure *ret_path names the directory refused (or NULL). */
-static int fallback_log_dir(char **ret_path)
+static int fallback_path(const char *leaf, char **ret_path)
 {
         const char *tmp = getenv("TMPDIR");
-        char buf[4096];
-        size_t top;
-        int n, e;
+        char *p = tmp_state_path(leaf), *slash = p ? strrchr(p, '/') : NULL;
+        int e;
 
         *ret_path = NULL;
-        if (!tmp || tmp[0] != '/')
-                tmp = "/tmp";
-        n = snprintf(buf, sizeof(buf), "%s/buildtel-%u/logs", tmp, (unsigned)getuid());
-        if (n < 0 || (size_t)n >= sizeof(buf))
-                return -ENAMETOOLONG;
-        top = (size_t)n - strlen("/logs");
-        (void)mkdir_p(tmp, 0700); /* a $TMPDIR that does not exist yet */
-        buf[top] = '\0';
-        e = mkdir_private(buf);
-        buf[top] = '/';
-        if (e >= 0)
-                e = mkdir_private(buf);
-        else
-                buf[top] = '\0';
-        *ret_path = strdup(buf);
-        if (!*ret_path)
+        if (!slash) {
+                free(p);
                 return -ENOMEM;
+        }
+        (void)mkdir_p(tmp && tmp[0] == '/' ? tmp : "/tmp", 0700); /* a $TMPDIR not made yet */
+        *slash = '\0';
+        e = mkdir_private(p);
+        if (e >= 0) {
+                *slash = '/';
+                if (strcmp(leaf, "logs") == 0)
+                        e = mkdir_private(p);
+        }
+        *ret_path = p; /* on failure, the directory refused */
         return e;
+}
+
+/* The default history's directory cannot be written: the history goes
+ * where the logs fall back to, said once (an explicit --db is the user's
+ * to fix: its warning comes when it is opened). */
+static void db_fallback(struct recorder *r)
+{
+        const char *slash = strrchr(r->db_path, '/');
+        _cleanup_free_ char *dir = slash ? strndup(r->db_path, (size_t)(slash - r->db_path)) : NULL;
+        _cleanup_free_ char *fb = NULL;
+        int e = dir ? mkdir_p(dir, 0700) : -ENOMEM;
+
+        if (e >= 0 && access(dir, W_OK | X_OK) < 0)
+                e = -errno;
+        if (e >= 0 || !dir || fallback_path("history.db", &fb) < 0)
+                return;
+        note(r, "cannot write to '%s': %s; the history in '%s' instead", dir, strerror(-e), fb);
+        free(r->db_path);
+        r->db_path = TAKE_PTR(fb);
 }
 
 static void sink_warn(void *userdata, const char *fmt, ...)
@@ -279,7 +301,7 @@ static int setup_sinks(struct recorder *r)
         }
         if (!why[0])
                 (void)snprintf(why, sizeof(why), "cannot write to '%s': %s", shown, strerror(-e));
-        if (fallback_log_dir(&fb) < 0) {
+        if (fallback_path("logs", &fb) < 0) {
                 if (fb)
                         note(r, "refusing '%s': not a directory of ours writable only by us", fb);
         } else if (!want || strcmp(fb, want) != 0) {
@@ -339,9 +361,11 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
         if (e >= 0)
                 e = units_new(&r->units);
         if (e >= 0 && !cfg->no_db) {
-                r->db_path = cfg->db_path ? strdup(cfg->db_path) : store_default_path();
+                r->db_path = cfg->db_path ? strdup(cfg->db_path) : state_path("history.db");
                 if (cfg->db_path && !r->db_path)
                         e = -ENOMEM;
+                else if (!cfg->db_path && r->db_path)
+                        db_fallback(r);
         }
         if (e < 0) {
                 recorder_free(r);

@@ -163,3 +163,6 @@ int recorder_self(struct store_recorder *ret);
 
 /* The default log directory (malloc'd), from XDG_STATE_HOME or HOME. */
 char *recorder_default_log_dir(void);
+/* A log directory the user named: made when missing, and writable. 0 or
+ * -errno (the run then refuses to start: only the default falls back). */
+int recorder_log_dir_usable(const char *dir);

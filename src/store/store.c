@@ -301,7 +301,7 @@ void store_set_busy_timeout(struct store *st, int ms)
 
 char *store_default_path(void)
 {
-        return state_path("history.db");
+        return state_read_path("history.db");
 }
 
 /* run_duration(start, end, last): figure_run_duration() for the SQL, so

@@ -484,6 +484,38 @@ char *state_path(const char *name)
         return strdup(buf);
 }
 
+char *tmp_state_path(const char *name)
+{
+        const char *tmp = getenv("TMPDIR");
+        char *p;
+
+        if (!tmp || tmp[0] != '/')
+                tmp = "/tmp";
+        return asprintf(&p, "%s/buildtel-%u/%s", tmp, (unsigned)getuid(), name) < 0 ? NULL : p;
+}
+
+char *state_read_path(const char *name)
+{
+        _cleanup_free_ char *fb = NULL;
+        char *p = state_path(name);
+        struct stat st;
+        char *slash;
+
+        if (p && access(p, F_OK) == 0)
+                return p;
+        fb = tmp_state_path(name);
+        slash = fb ? strrchr(fb, '/') : NULL;
+        if (!slash || access(fb, F_OK) < 0)
+                return p;
+        /* only from a directory of ours no one else may write (fallback_path) */
+        *slash = '\0';
+        if (stat(fb, &st) < 0 || st.st_uid != getuid() || (st.st_mode & 077))
+                return p;
+        *slash = '/';
+        free(p);
+        return TAKE_PTR(fb);
+}
+
 void fmt_size(double bytes, char *buf, size_t len)
 {
         static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

@@ -210,6 +210,13 @@ const char *runfile_strerror(int e);
  * $HOME/.local/state/buildtel/NAME when HOME is; NULL when neither is, when
  * the path would not fit PATH_MAX, or on ENOMEM. */
 char *state_path(const char *name);
+/* $TMPDIR/buildtel-UID/name: where a run's files and history go when
+ * state_path()'s cannot be written (malloc'd; NULL on ENOMEM). */
+char *tmp_state_path(const char *name);
+/* For reading: state_path(name), or when it does not exist the
+ * tmp_state_path() one that does, in a directory of ours only we may
+ * write. malloc'd; NULL as state_path(). */
+char *state_read_path(const char *name);
 
 /* CLOCK_REALTIME / CLOCK_MONOTONIC as seconds. */
 double now_realtime(void);

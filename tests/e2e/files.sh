@@ -54,7 +54,9 @@ expect_eq "not a buildtel CSV: status 1" "$?" 1
 "$BUILDTEL" run --log-dir "$L" --run-id a -- true 2>"$T/err"
 check "rewriting a run id says so" grep -q "note: run id 'a' exists" "$T/err"
 
-# An unwritable log directory falls back, says so, and loses nothing.
+# A log directory named that cannot be written is a bad option (125, one
+# line, the build not run: its files would be elsewhere than asked); the
+# default one falls back, says so, and loses nothing (issue 39, item 7).
 mkdir -p "$T/ro"; chmod 555 "$T/ro"
 if [ "$(id -u)" = 0 ]; then
         # root ignores permission bits: use a path under a file instead.
@@ -63,10 +65,23 @@ else
         ro="$T/ro/logs"
 fi
 TMPDIR="$T/tmp" "$BUILDTEL" run --log-dir "$ro" --run-id fb -- sh -c 'echo out' >"$T/o" 2>"$T/err"
-expect_eq "unwritable dir: the build still runs" "$?" 0
-expect_eq "unwritable dir: output intact" "$(cat "$T/o")" "out"
-check "unwritable dir: the fallback is named" grep -q "writing to '$T/tmp/buildtel-$(id -u)/logs' instead" "$T/err"
-check "unwritable dir: files in the fallback" test -s "$T/tmp/buildtel-$(id -u)/logs/resources-fb.csv"
+expect_eq "unwritable --log-dir: status 125" "$?" 125
+expect_eq "unwritable --log-dir: one line" "$(cat "$T/err")" "buildtel: --log-dir '$ro': $( [ "$(id -u)" = 0 ] && echo 'Not a directory' || echo 'Permission denied')"
+expect_eq "unwritable --log-dir: the build did not run" "$(cat "$T/o")" ""
+check "unwritable --log-dir: no fallback made" test ! -e "$T/tmp/buildtel-$(id -u)/logs/resources-fb.csv"
+"$BUILDTEL" watch --log-dir "$ro" --pid $$ >/dev/null 2>"$T/err"
+expect_eq "watch, unwritable --log-dir: status 1, one line" "$? $(wc -l <"$T/err")" "1 1"
+rs="$ro/state"
+TMPDIR="$T/tmp" XDG_STATE_HOME="$rs" "$BUILDTEL" run --run-id fb -- sh -c 'echo out' >"$T/o" 2>"$T/err"
+expect_eq "unwritable default: the build still runs" "$?" 0
+expect_eq "unwritable default: output intact" "$(cat "$T/o")" "out"
+check "unwritable default: the fallback is named" grep -q "writing to '$T/tmp/buildtel-$(id -u)/logs' instead" "$T/err"
+check "unwritable default: files in the fallback" test -s "$T/tmp/buildtel-$(id -u)/logs/resources-fb.csv"
+check "unwritable default: the history's fallback is named" \
+        grep -q "the history in '$T/tmp/buildtel-$(id -u)/history.db' instead" "$T/err"
+check "unwritable default: the run is in that history" \
+        sh -c "TMPDIR='$T/tmp' XDG_STATE_HOME='$rs' '$BUILDTEL' inspect fb | grep -q '^run  *fb '"
+expect_eq "unwritable default: no warning of a history lost" "$(grep -c 'not in the history' "$T/err")" 0
 
 # Default directory from XDG_STATE_HOME.
 XDG_STATE_HOME="$T/state" "$BUILDTEL" run --quiet --run-id x -- true
