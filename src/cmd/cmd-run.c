@@ -388,17 +388,17 @@ int cmd_run_build(struct common_opts *o, char **argv, size_t argc, const struct 
                 fprintf(stderr, "buildtel: out of memory\n");
                 goto out;
         }
-        /* A log directory named that cannot be written is a bad option:
-         * the files would be elsewhere than asked (only the default falls back). */
-        if (o->rec.log_dir && (e = recorder_log_dir_usable(o->rec.log_dir)) < 0) {
-                fprintf(stderr, "buildtel: --log-dir '%s': %s\n", o->rec.log_dir, strerror(-e));
-                goto out;
-        }
         /* A command that cannot start is not a run: one line, the status
          * a shell gives, and nothing made (no cgroup, row or file). */
         e = child_exec_check(argv[0], getenv("PATH"));
         if (e < 0) {
                 ret = cannot_run(argv[0], -e);
+                goto out;
+        }
+        /* A log directory named that cannot be written is a bad option:
+         * the files would be elsewhere than asked (only the default falls back). */
+        if (o->rec.log_dir && (e = recorder_log_dir_usable(o->rec.log_dir)) < 0) {
+                fprintf(stderr, "buildtel: --log-dir '%s': %s\n", o->rec.log_dir, strerror(-e));
                 goto out;
         }
         if (make_cgroup(o, &R.ri, &R.cg) < 0)

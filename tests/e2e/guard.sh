@@ -90,6 +90,7 @@ check "with a clear error" grep -q "^buildtel run: --memory-guard" "$T/bad.out"
 # not root: said, and the build runs unguarded
 if id nobody >/dev/null 2>&1; then
         chmod 755 "$T"
+        mkdir -p "$T/n" && chown nobody "$T/n" # a --log-dir given must be writable (125)
         runuser -u nobody -- env XDG_STATE_HOME="$T/n" "$BUILDTEL" run --no-db --no-report \
                 --log-dir "$T/n" --memory-guard -- true >"$T/nobody.out" 2>&1
         expect_eq "as nobody: the build runs" "$?" 0
