@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "helpers/float.h"
 
 #include <errno.h>
 #include <math.h>

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "helpers/float.h"
 
 #include <fcntl.h>
 #include <math.h>

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include "helpers/float.h"
 
 #include <errno.h>
 #include <fcntl.h>
