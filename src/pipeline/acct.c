@@ -188,8 +188,16 @@ static void on_exec(struct acct *a, long pid, double at_s)
         if (find_proc(a, pid))
                 return;
         set_bit(a, a->gone, pid, false);
+        if (procfs_pidstat(a->proc, pid, &ps) < 0) {
+                set_bit(a, a->gone, pid, true);
+                return;
+        }
+        /* most of a build's processes are no unit by their name alone
+         * (sh, make, sleep): their command lines are not read */
+        if (!procunit_maybe(ps.comm))
+                return;
         n = procfs_cmdline(a->proc, pid, a->cmdline, sizeof(a->cmdline));
-        if (n <= 0 || procfs_pidstat(a->proc, pid, &ps) < 0) {
+        if (n <= 0) {
                 set_bit(a, a->gone, pid, true);
                 return;
         }

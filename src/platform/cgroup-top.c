@@ -131,7 +131,7 @@ static bool is_lto(const char *comm)
 
 /* True when a process of this comm may be a unit: the cmdline is worth
  * reading. */
-static bool procunit_maybe(const char *comm)
+bool procunit_maybe(const char *comm)
 {
         size_t n = strnlen(comm, 64);
 

@@ -78,6 +78,9 @@ struct procunit {
         char cwd[PROCUNIT_PATH_MAX + 1];
 };
 
+/* comm may be a unit (a compiler, driver, linker or LTO process): the
+ * command line is worth reading. */
+bool procunit_maybe(const char *comm);
 /* What one process compiles or links, from its comm and raw cmdline
  * (NUL-separated, need not end in NUL): compilers (cc1, cc1plus, clang,
  * rustc as its --crate-name, nvcc, ...) and compiler drivers with a source

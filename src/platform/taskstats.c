@@ -334,28 +334,41 @@ static void hold_exit(void *userdata, const struct taskev *ev)
         t->exits[t->nexits++] = *ev;
 }
 
-/* Every datagram waiting on fd, parsed, to fn. */
+/* Every datagram waiting on fd, parsed, to fn: DRAIN_BATCH a call
+ * (recvmmsg; a build of 20,000 processes made 9 recv calls a process, on
+ * a VM where each costs about 7 us). A datagram cut short is lost. */
+#define DRAIN_BATCH 32
 static void drain_fd(struct tstats *t, int fd, taskev_fn fn, void *userdata)
 {
-        union {
-                char b[16384];
+        static union {
+                char b[4096];
                 struct nlmsghdr align;
-        } u;
+        } buf[DRAIN_BATCH];
+        struct iovec iov[DRAIN_BATCH];
+        struct mmsghdr mm[DRAIN_BATCH];
+        int k;
 
-        for (;;) {
-                ssize_t n = recv(fd, u.b, sizeof(u.b), 0);
-
-                if (n < 0 && errno == ENOBUFS) {
+        for (int i = 0; i < DRAIN_BATCH; i++) {
+                iov[i] = (struct iovec){.iov_base = buf[i].b, .iov_len = sizeof(buf[i].b)};
+                mm[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
+        }
+        do {
+                k = recvmmsg(fd, mm, DRAIN_BATCH, MSG_DONTWAIT, NULL);
+                if (k < 0 && errno == ENOBUFS) {
                         t->lost++;
                         continue;
                 }
-                if (n <= 0)
-                        return;
-                if (fd == t->cfd)
-                        taskstats_parse_cn(u.b, (size_t)n, fn, userdata);
-                else
-                        taskstats_parse(u.b, (size_t)n, t->family, fn, userdata);
-        }
+                for (int i = 0; i < k; i++) {
+                        size_t n = mm[i].msg_len;
+
+                        if (mm[i].msg_hdr.msg_flags & MSG_TRUNC)
+                                t->lost++;
+                        else if (fd == t->cfd)
+                                taskstats_parse_cn(buf[i].b, n, fn, userdata);
+                        else
+                                taskstats_parse(buf[i].b, n, t->family, fn, userdata);
+                }
+        } while (k == DRAIN_BATCH || (k < 0 && errno == ENOBUFS));
 }
 
 /* The records first, held; then the connector's events, which include the

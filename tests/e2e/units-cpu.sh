@@ -56,11 +56,13 @@ check "y.c's CPU is its two processes' (>= $low)" \
         ge "$got_y" "$(awk -v u="$used_y" -v l=$low 'BEGIN{print l * u}')"
 # times(2) counts whole clock ticks (10 ms) of user and of system time,
 # cut: up to 0.02 s a process below the kernel's exact figure, and the
-# process's exec of the script is before its shell starts counting.
+# process's exec of the script is before its shell starts counting (on a
+# machine at a load of 12, 55 ms a process: 1.18 s against 1.01 s for
+# three). A process counted twice would add a whole second.
 check "x.c's CPU is no more than its processes used" \
-        ge "$(awk -v u="$used_x" 'BEGIN{print u + 3 * 0.04}')" "$got_x"
+        ge "$(awk -v u="$used_x" 'BEGIN{print u + 3 * 0.1}')" "$got_x"
 check "y.c's CPU is no more than its processes used" \
-        ge "$(awk -v u="$used_y" 'BEGIN{print u + 2 * 0.08}')" "$got_y"
+        ge "$(awk -v u="$used_y" 'BEGIN{print u + 2 * 0.1}')" "$got_y"
 check "the summary's JSON says the same" python3 - "$L/resources-u1.summary.json" "$got_x" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
