@@ -60,9 +60,8 @@ double execs_max(double a, double b);
 struct exec_cover {
         uint32_t runs;     /* RUN steps not cached; 0: nothing to say */
         uint32_t measured; /* of them, those with a measured exec */
-        bool root;         /* buildtel could read the daemon's cgroups */
         char driver[64];   /* the buildx driver the log named, "" unknown */
-        double poll_s;     /* the shortest exec seen between two reads */
+        double poll_s;     /* a first exec shorter than this can go unseen (the walk) */
 };
 
 /* What the RUN steps of one target used: its largest step memory peak,

@@ -297,7 +297,7 @@ void execmatch_finish(struct execmatch *em, double now, const struct targets *ts
 {
         char c[BKRUN_CMD_MAX + 1];
 
-        *ret = (struct exec_cover){.root = geteuid() == 0, .poll_s = EXECMATCH_POLL_S};
+        *ret = (struct exec_cover){.poll_s = BKEXEC_WALK_S};
         if (!em)
                 return; /* not following execs: nothing to say of them */
         bkexec_finish(em->bk, now);

@@ -27,6 +27,7 @@
  * ours. Ours are read on every tick, and their OOM count and peak on every
  * bkexec_poll() so that the count is had before the cgroup goes. */
 
+#define BKEXEC_WALK_S 0.5    /* between walks for a first exec, while none is known */
 #define BKEXEC_ALIVE_MAX 64  /* exec cgroups tracked at once, ours or not */
 #define BKEXEC_OURS_MAX 1024 /* ours kept over the run; more are left out */
 #define BKEXEC_PARENTS_MAX 8 /* directories that hold exec cgroups */
