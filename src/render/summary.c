@@ -179,8 +179,6 @@ static void put_failure(struct dwriter *w, const struct run_failure *f, const ch
         }
 }
 
-/* The build's side of the OOM edge: its anonymous memory, which the OOM
- * killer weighs (the kernel's peak counts page cache too). */
 /* "88.9 MiB at +0.6s, running a.c b.c" */
 static void put_size_at(struct dwriter *w, const struct summary_point *p)
 {
@@ -190,6 +188,8 @@ static void put_size_at(struct dwriter *w, const struct summary_point *p)
         put_running(w, p);
 }
 
+/* The build's side of the OOM edge: its anonymous memory, which the OOM
+ * killer weighs (the kernel's peak counts page cache too). */
 static void put_oom_anon(const struct summary *s, struct dwriter *w)
 {
         if (!s->build.mem_anon_peak.set)
@@ -428,18 +428,15 @@ static json_t *jpoint(const struct summary_point *p, int decimals, const char *a
 static json_t *jwarning(uint64_t count, const struct summary_point *first, double threshold,
                         const char *threshold_key, int decimals)
 {
-        json_t *o = json_object();
+        bool f = first->set;
 
-        if (jset(o, "count", json_integer((json_int_t)MIN(count, (uint64_t)INT64_MAX))) < 0 ||
-            jset(o, threshold_key, summary_jnum(threshold, decimals)) < 0 ||
-            jset(o, "first_time", first->set ? jtime(first->epoch) : json_null()) < 0 ||
-            jset(o, "first_elapsed_s", first->set ? summary_jnum(first->elapsed_s, 3) : json_null()) < 0 ||
-            jset(o, "stage", first->set ? summary_jstr(first->stage) : json_null()) < 0 ||
-            jset(o, "context", first->set ? summary_jstr(first->context) : json_null()) < 0) {
-                json_decref(o);
-                return NULL;
-        }
-        return o;
+        return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "count",
+                         (json_int_t)MIN(count, (uint64_t)INT64_MAX), threshold_key,
+                         summary_jnum(threshold, decimals), "first_time",
+                         f ? jtime(first->epoch) : json_null(), "first_elapsed_s",
+                         f ? summary_jnum(first->elapsed_s, 3) : json_null(), "stage",
+                         f ? summary_jstr(first->stage) : json_null(), "context",
+                         f ? summary_jstr(first->context) : json_null());
 }
 
 /* {"target", "tool", "first_error", "last_error", "errors"}; null: nothing named. */
@@ -494,11 +491,6 @@ static json_t *jrun(const struct summary *s, const struct run_info *ri)
 
 /* ---- the build's own accounting ---- */
 
-static bool build_is_estimate(const struct summary_build *b)
-{
-        return b->estimates;
-}
-
 static bool build_psi_is_host(const struct summary_build *b)
 {
         return strcmp(b->mode, "none") == 0 || strcmp(b->mode, "v1") == 0;
@@ -506,22 +498,16 @@ static bool build_psi_is_host(const struct summary_build *b)
 
 static json_t *jproc(const struct summary_proc *p)
 {
-        json_t *o;
-
         if (!p->label[0])
                 return json_null();
-        o = json_object();
-        if (jset(o, "label", summary_jstr(p->label)) < 0 || jset(o, "mb", summary_jnum(p->mb, 1)) < 0 ||
-            jset(o, "anon_mb", summary_jnum(p->anon_mb, 1)) < 0 || jset(o, "pid", summary_jnum(p->pid, 0)) < 0) {
-                json_decref(o);
-                return NULL;
-        }
-        return o;
+        return json_pack("{s:o, s:o, s:o, s:o}", "label", summary_jstr(p->label), "mb",
+                         summary_jnum(p->mb, 1), "anon_mb", summary_jnum(p->anon_mb, 1), "pid",
+                         summary_jnum(p->pid, 0));
 }
 
 static json_t *jestimates(const struct summary_build *b)
 {
-        if (build_is_estimate(b))
+        if (b->estimates)
                 return json_pack("[s,s,s,s]", "cpu", "memory", "io", "pids");
         return json_array();
 }
@@ -726,7 +712,6 @@ static void put_when(struct dwriter *w, const struct summary_point *p)
         put_where(w, p);
 }
 
-/* "<value><unit>[ (<aux_label> <aux> <aux_unit>)] at <when>" or "no data". */
 /* A figure and its unit: a size (" MiB ...", " GiB ...") as every text
  * says one (put_size), else the number with its decimals. */
 static void put_value(struct dwriter *w, double v, int decimals, const char *unit)
@@ -742,6 +727,7 @@ static void put_value(struct dwriter *w, double v, int decimals, const char *uni
         dw_puts(w, unit);
 }
 
+/* "<value><unit>[ (<aux_label> <aux> <aux_unit>)] at <when>" or "no data". */
 static void put_point_aux(struct dwriter *w, const struct summary_point *p, int decimals,
                           const char *unit, const char *aux_label, const char *aux_unit)
 {
@@ -792,6 +778,7 @@ static void put_warning(struct dwriter *w, const char *label, const char *rule, 
         }
         dw_append(w, "\n", 1);
 }
+
 /* The rules of the two warnings, in words. */
 static void warning_rules(const struct summary *s, char oom[static 160], char disk[static 48])
 {
@@ -802,7 +789,6 @@ static void warning_rules(const struct summary *s, char oom[static 160], char di
         snprintf(disk, 48, "available < %s", th);
 }
 
-/* "cc1plus foo.cpp 6.1 GiB (pid 123)" */
 /* "cc1 x.c 49.0 MiB (anon 40.1 MiB, pid 9)": RSS, then its own anon. */
 static void put_proc(struct dwriter *w, const struct summary_proc *p)
 {
@@ -837,14 +823,12 @@ static void put_proc_excess(struct dwriter *w, const struct summary_build *bd)
 
 static void put_mode(struct dwriter *w, const struct summary_build *bd)
 {
-        if (build_is_estimate(bd))
+        if (bd->estimates)
                 dw_puts(w, "no cgroup: estimates from the process tree in /proc");
         else
                 dw_printf(w, "cgroup %s", bd->mode);
 }
 
-/* ", victim (the kernel's report): cc1plus foo.cpp [gnu++17] 1.2 GiB (pid
- * 12)", by its unit's name when it was one; or the one last seen. */
 /* A process by its unit's name when it was one (unit_of) */
 static void put_unit_proc(struct dwriter *w, const struct summary *s, const char *root,
                           const struct summary_proc *p, double at_s, bool ended)
@@ -857,6 +841,8 @@ static void put_unit_proc(struct dwriter *w, const struct summary *s, const char
         put_proc(w, &v);
 }
 
+/* ", victim (the kernel's report): cc1plus foo.cpp [gnu++17] 1.2 GiB (pid
+ * 12)"; or the one last seen. */
 static void put_victim(struct dwriter *w, const struct summary *s, const char *root,
                        const struct summary_oom *e)
 {
@@ -899,7 +885,6 @@ static void put_pair(struct dwriter *w, const char *label, double some, double f
         summary_put_num(w, full, 3);
 }
 
-/* The two memory figures side by side, and which one the OOM edge is about. */
 /* The working memory first: what the OOM killer weighs and a runner is
  * sized by (sampled); the peak after it holds page cache too. */
 static void put_anon_peak(struct dwriter *w, const struct summary_build *bd)
@@ -908,7 +893,7 @@ static void put_anon_peak(struct dwriter *w, const struct summary_build *bd)
                 return;
         dw_puts(w, " system\n  working memory: ");
         put_point_aux(w, &bd->mem_anon_peak, 1, " MiB anon", "file", " MiB");
-        dw_puts(w, build_is_estimate(bd)
+        dw_puts(w, bd->estimates
                        ? "\n                  (the peak below is the tree's RSS, file "
                          "pages included; the OOM edge is about anon, sampled)"
                        : "\n                  (the peak below is the kernel's, page "
@@ -963,7 +948,7 @@ static void render_build_text(const struct summary *s, const struct run_info *ri
                 summary_procs_text(&ri->procs, w);
                 summary_guard_text(&ri->guard, w);
         }
-        if (build_is_estimate(bd))
+        if (bd->estimates)
                 dw_puts(w, "\n  (estimates: cpu adds reaped children's rusage; memory sums "
                            "RSS at each sample; io from /proc/PID/io)");
         summary_units_text(s, root, w);
