@@ -389,11 +389,6 @@ static json_t *jtime(double epoch)
         return json_string(iso);
 }
 
-json_t *summary_jstr(const char *s)
-{
-        return s ? jsonw_str(s) : json_null();
-}
-
 /* Steals v; NULL means an allocation failed somewhere below. */
 static int jset(json_t *o, const char *key, json_t *v)
 {
@@ -417,8 +412,8 @@ static json_t *jpoint(const struct summary_point *p, int decimals, const char *a
             (aux_key && jset(o, aux_key, summary_jnum(p->aux, aux_decimals)) < 0) ||
             jset(o, "time", jtime(p->epoch)) < 0 ||
             jset(o, "elapsed_s", summary_jnum(p->elapsed_s, 3)) < 0 ||
-            jset(o, "stage", summary_jstr(p->stage)) < 0 || jset(o, "context", summary_jstr(p->context)) < 0 ||
-            jset(o, "running", summary_jstr(p->running)) < 0) {
+            jset(o, "stage", jsonw_text(p->stage)) < 0 || jset(o, "context", jsonw_text(p->context)) < 0 ||
+            jset(o, "running", jsonw_text(p->running)) < 0) {
                 json_decref(o);
                 return NULL;
         }
@@ -435,8 +430,8 @@ static json_t *jwarning(uint64_t count, const struct summary_point *first, doubl
                          summary_jnum(threshold, decimals), "first_time",
                          f ? jtime(first->epoch) : json_null(), "first_elapsed_s",
                          f ? summary_jnum(first->elapsed_s, 3) : json_null(), "stage",
-                         f ? summary_jstr(first->stage) : json_null(), "context",
-                         f ? summary_jstr(first->context) : json_null());
+                         f ? jsonw_text(first->stage) : json_null(), "context",
+                         f ? jsonw_text(first->context) : json_null());
 }
 
 /* {"target", "tool", "first_error", "last_error", "errors"}; null: nothing named. */
@@ -444,10 +439,10 @@ static json_t *failure_json(const struct run_failure *f)
 {
         if (!f || (!f->target[0] && !f->errors))
                 return json_null();
-        return json_pack("{s:o, s:o, s:o, s:o, s:I}", "target", summary_jstr(f->target[0] ? f->target : NULL),
-                         "tool", summary_jstr(f->tool[0] ? f->tool : NULL), "first_error",
-                         summary_jstr(f->first[0] ? f->first : NULL), "last_error",
-                         summary_jstr(f->last[0] ? f->last : NULL), "errors", (json_int_t)f->errors);
+        return json_pack("{s:o, s:o, s:o, s:o, s:I}", "target", jsonw_text(f->target[0] ? f->target : NULL),
+                         "tool", jsonw_text(f->tool[0] ? f->tool : NULL), "first_error",
+                         jsonw_text(f->first[0] ? f->first : NULL), "last_error",
+                         jsonw_text(f->last[0] ? f->last : NULL), "errors", (json_int_t)f->errors);
 }
 
 static json_t *jrun(const struct summary *s, const struct run_info *ri)
@@ -464,9 +459,9 @@ static json_t *jrun(const struct summary *s, const struct run_info *ri)
         cmd = jsonw_argv(ri->argv);
         dur = duration_of(s, ri, &to_last);
         abbr = ri->term_signal > 0 ? sigabbrev_np(ri->term_signal) : NULL;
-        if (jset(o, "command", cmd) < 0 || jset(o, "run_id", summary_jstr(ri->run_id)) < 0 ||
-            jset(o, "kind", summary_jstr(ri->kind)) < 0 || jset(o, "cwd", summary_jstr(ri->cwd)) < 0 ||
-            jset(o, "host", summary_jstr(ri->host)) < 0 ||
+        if (jset(o, "command", cmd) < 0 || jset(o, "run_id", jsonw_text(ri->run_id)) < 0 ||
+            jset(o, "kind", jsonw_text(ri->kind)) < 0 || jset(o, "cwd", jsonw_text(ri->cwd)) < 0 ||
+            jset(o, "host", jsonw_text(ri->host)) < 0 ||
             jset(o, "pid", ri->pid > 0 ? json_integer(ri->pid) : json_null()) < 0 ||
             jset(o, "start", jtime(ri->start_epoch)) < 0 ||
             jset(o, "end", jtime(ri->end_epoch)) < 0 || jset(o, "duration_s", summary_jnum(dur, 3)) < 0 ||
@@ -500,7 +495,7 @@ static json_t *jproc(const struct summary_proc *p)
 {
         if (!p->label[0])
                 return json_null();
-        return json_pack("{s:o, s:o, s:o, s:o}", "label", summary_jstr(p->label), "mb",
+        return json_pack("{s:o, s:o, s:o, s:o}", "label", jsonw_text(p->label), "mb",
                          summary_jnum(p->mb, 1), "anon_mb", summary_jnum(p->anon_mb, 1), "pid",
                          summary_jnum(p->pid, 0));
 }
@@ -520,8 +515,8 @@ static json_t *joom_events(const struct summary_build *b)
                 const struct summary_oom *e = &b->oom[i];
                 json_t *j = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "time", jtime(e->epoch),
                                       "elapsed_s", summary_jnum(e->elapsed_s, 3), "kills",
-                                      summary_jnum(e->kills, 0), "stage", summary_jstr(e->stage), "victim",
-                                      jproc(&e->victim), "victim_source", summary_jstr(e->victim_source));
+                                      summary_jnum(e->kills, 0), "stage", jsonw_text(e->stage), "victim",
+                                      jproc(&e->victim), "victim_source", jsonw_text(e->victim_source));
 
                 if (!j || json_array_append_new(ooms, j) < 0)
                         break; /* as many as memory allowed */
@@ -545,7 +540,7 @@ static json_t *jbuild(const struct summary *s)
         }
         return json_pack(
             "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "mode",
-            summary_jstr(b->mode), "estimates", jestimates(b), "cpu_user_s", summary_jnum(b->cpu_user_s, 3),
+            jsonw_text(b->mode), "estimates", jestimates(b), "cpu_user_s", summary_jnum(b->cpu_user_s, 3),
             "cpu_sys_s", summary_jnum(b->cpu_sys_s, 3), "mem_peak_mb", peak, "mem_max_sampled_mb",
             jpoint(&b->mem_cur_peak, 1, NULL, 0), "mem_anon_peak_mb",
             jpoint(&b->mem_anon_peak, 1, "file_mb", 1), "oom_kills", summary_jnum(b->oom_kills, 0),
