@@ -74,10 +74,6 @@ void report_html_escape(struct dwriter *w, const char *s, size_t len);
  * become spaces. */
 void report_md_escape(struct dwriter *w, const char *s, size_t len);
 
-/* Append s[0..len) to out as valid UTF-8 (U+FFFD for bad bytes), control
- * characters but newline and tab as '?'. 0 or -ENOMEM. */
-int report_clean_text(struct dbuf *out, const char *s, size_t len);
-
 /* How a table is written (HTML or Markdown): its heading and head row,
  * its cells, its end. */
 struct report_table_fmt {
