@@ -447,41 +447,28 @@ static json_t *failure_json(const struct run_failure *f)
 
 static json_t *jrun(const struct summary *s, const struct run_info *ri)
 {
-        json_t *o, *cmd;
         bool to_last;
-        double dur;
-        const char *abbr;
+        double dur = duration_of(s, ri, &to_last);
+        const char *abbr = ri && ri->term_signal > 0 ? sigabbrev_np(ri->term_signal) : NULL;
         char word[FIGURE_OUTCOME_LEN];
 
         if (!ri)
                 return json_null();
-        o = json_object();
-        cmd = jsonw_argv(ri->argv);
-        dur = duration_of(s, ri, &to_last);
-        abbr = ri->term_signal > 0 ? sigabbrev_np(ri->term_signal) : NULL;
-        if (jset(o, "command", cmd) < 0 || jset(o, "run_id", jsonw_text(ri->run_id)) < 0 ||
-            jset(o, "kind", jsonw_text(ri->kind)) < 0 || jset(o, "cwd", jsonw_text(ri->cwd)) < 0 ||
-            jset(o, "host", jsonw_text(ri->host)) < 0 ||
-            jset(o, "pid", ri->pid > 0 ? json_integer(ri->pid) : json_null()) < 0 ||
-            jset(o, "start", jtime(ri->start_epoch)) < 0 ||
-            jset(o, "end", jtime(ri->end_epoch)) < 0 || jset(o, "duration_s", summary_jnum(dur, 3)) < 0 ||
-            jset(o, "duration_to_last_sample", json_boolean(to_last)) < 0 ||
-            jset(o, "exit_code", ri->exit_code >= 0 ? json_integer(ri->exit_code) : json_null()) <
-                0 ||
-            jset(o, "signal",
-                 ri->term_signal <= 0 ? json_null()
-                 : abbr               ? json_sprintf("SIG%s", abbr)
-                                      : json_sprintf("signal %d", ri->term_signal)) < 0 ||
-            jset(o, "outcome", json_string(figure_outcome(ri->exit_code, ri->term_signal,
-                                                          s->build.oom_kills, word))) < 0 ||
-            jset(o, "failure", failure_json(s->failure)) < 0 ||
-            jset(o, "finished", json_boolean(ri->finished)) < 0 ||
-            jset(o, "ncpu", ri->ncpu > 0 ? json_integer(ri->ncpu) : json_null()) < 0 ||
-            jset(o, "interval_s", summary_jnum(ri->interval, 3)) < 0) {
-                json_decref(o);
-                return NULL;
-        }
-        return o;
+        return json_pack(
+            "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o, s:s, s:o, s:b, s:o, s:o}",
+            "command", jsonw_argv(ri->argv), "run_id", jsonw_text(ri->run_id), "kind",
+            jsonw_text(ri->kind), "cwd", jsonw_text(ri->cwd), "host", jsonw_text(ri->host), "pid",
+            ri->pid > 0 ? json_integer(ri->pid) : json_null(), "start", jtime(ri->start_epoch),
+            "end", jtime(ri->end_epoch), "duration_s", summary_jnum(dur, 3),
+            "duration_to_last_sample", to_last, "exit_code",
+            ri->exit_code >= 0 ? json_integer(ri->exit_code) : json_null(), "signal",
+            ri->term_signal <= 0 ? json_null()
+            : abbr               ? json_sprintf("SIG%s", abbr)
+                                 : json_sprintf("signal %d", ri->term_signal),
+            "outcome", figure_outcome(ri->exit_code, ri->term_signal, s->build.oom_kills, word),
+            "failure", failure_json(s->failure), "finished", ri->finished, "ncpu",
+            ri->ncpu > 0 ? json_integer(ri->ncpu) : json_null(), "interval_s",
+            summary_jnum(ri->interval, 3));
 }
 
 /* ---- the build's own accounting ---- */
