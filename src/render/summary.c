@@ -487,13 +487,6 @@ static json_t *jproc(const struct summary_proc *p)
                          summary_jnum(p->pid, 0));
 }
 
-static json_t *jestimates(const struct summary_build *b)
-{
-        if (b->estimates)
-                return json_pack("[s,s,s,s]", "cpu", "memory", "io", "pids");
-        return json_array();
-}
-
 static json_t *joom_events(const struct summary_build *b)
 {
         json_t *ooms = json_array();
@@ -527,7 +520,9 @@ static json_t *jbuild(const struct summary *s)
         }
         return json_pack(
             "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "mode",
-            jsonw_text(b->mode), "estimates", jestimates(b), "cpu_user_s", summary_jnum(b->cpu_user_s, 3),
+            jsonw_text(b->mode), "estimates",
+            b->estimates ? json_pack("[s,s,s,s]", "cpu", "memory", "io", "pids") : json_array(),
+            "cpu_user_s", summary_jnum(b->cpu_user_s, 3),
             "cpu_sys_s", summary_jnum(b->cpu_sys_s, 3), "mem_peak_mb", peak, "mem_max_sampled_mb",
             jpoint(&b->mem_cur_peak, 1, NULL, 0), "mem_anon_peak_mb",
             jpoint(&b->mem_anon_peak, 1, "file_mb", 1), "oom_kills", summary_jnum(b->oom_kills, 0),
