@@ -4,7 +4,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "model/sample.h"
 #include "model/run.h"
 #include "model/sample.h"
 #include "model/summary.h"
@@ -92,17 +91,16 @@ void report_targets_table(struct dwriter *w, const struct run_facts *f,
  * targets, edges or units, the -j and parallelism readings. */
 void report_answer(struct dwriter *w, const struct run_model *m);
 
-/* The HTML page. 0 or -ENOMEM. */
 /* The run against its job's usual (summary's baseline; nothing without
  * one): the HTML section (small multiples of the window's wall time, CPU
  * time and memory peaks, then of the targets', units' and steps' figures
  * an earlier run also had, flagged first, at most 12; and the findings,
- * flagged first), and the job
- * summary's (the flagged findings; nothing for a job's first run). */
-struct summary;
+ * flagged first), and the job summary's (the flagged findings; nothing
+ * for a job's first run). */
 void report_baseline_html(struct dwriter *w, const struct summary *s);
 void report_baseline_md(struct dwriter *w, const struct summary *s);
 
+/* The HTML page. 0 or -ENOMEM. */
 int report_render_html(const struct report_data *d, const struct run_model *m, struct dbuf *out);
 /* The Markdown summary; files: the artifacts' file names (NULL-terminated
  * list, may be NULL). 0 or -ENOMEM. */
