@@ -178,8 +178,26 @@ static void pb_keyvalue(struct enc *E, unsigned field, const struct otlp_attr *a
         pb_end(E, kv);
 }
 
+/* The resource and scope: what both signals open with. Returns the
+ * offset of the scope's message, to end after its records. */
 static size_t pb_head(struct enc *E, const struct otlp_attr *resource, size_t nresource,
-                      const char *scope_name, const char *scope_version);
+                      const char *scope_name, const char *scope_version)
+{
+        size_t res, sm, sc;
+
+        res = pb_begin(E, 1);
+        for (size_t i = 0; i < nresource; i++)
+                pb_keyvalue(E, 1, &resource[i]);
+        pb_end(E, res);
+        sm = pb_begin(E, 2);
+        sc = pb_begin(E, 1);
+        if (scope_name)
+                pb_string(E, 1, scope_name);
+        if (scope_version)
+                pb_string(E, 2, scope_version);
+        pb_end(E, sc);
+        return sm;
+}
 
 static void pb_point(struct enc *E, const struct otlp_request *rq, const struct otlp_point *p)
 {
@@ -282,27 +300,6 @@ static void pb_span(struct enc *E, const struct otlp_trace_request *rq, const st
         pb_end(E, m);
 }
 
-/* The resource and scope: what both signals open with. Returns the
- * offset of the scope's message, to end after its records. */
-static size_t pb_head(struct enc *E, const struct otlp_attr *resource, size_t nresource,
-                      const char *scope_name, const char *scope_version)
-{
-        size_t res, sm, sc;
-
-        res = pb_begin(E, 1);
-        for (size_t i = 0; i < nresource; i++)
-                pb_keyvalue(E, 1, &resource[i]);
-        pb_end(E, res);
-        sm = pb_begin(E, 2);
-        sc = pb_begin(E, 1);
-        if (scope_name)
-                pb_string(E, 1, scope_name);
-        if (scope_version)
-                pb_string(E, 2, scope_version);
-        pb_end(E, sc);
-        return sm;
-}
-
 int otlp_encode_trace_protobuf(const struct otlp_trace_request *rq, struct dbuf *out)
 {
         struct enc E = {.out = out};
@@ -330,20 +327,14 @@ static void js_string(struct enc *E, const char *key, const char *s)
 /* proto3 JSON: 64-bit integers are strings. */
 static void js_u64(struct enc *E, const char *key, uint64_t v)
 {
-        char b[32];
-        int n = snprintf(b, sizeof(b), "\"%llu\"", (unsigned long long)v);
-
-        puts_(E, key);
-        put(E, b, (size_t)n);
+        if (E->err >= 0)
+                E->err = dbuf_printf(E->out, "%s\"%llu\"", key, (unsigned long long)v);
 }
 
 static void js_i64(struct enc *E, const char *key, int64_t v)
 {
-        char b[32];
-        int n = snprintf(b, sizeof(b), "\"%lld\"", (long long)v);
-
-        puts_(E, key);
-        put(E, b, (size_t)n);
+        if (E->err >= 0)
+                E->err = dbuf_printf(E->out, "%s\"%lld\"", key, (long long)v);
 }
 
 /* Shortest text that reads back to the same double; proto3 JSON spells
@@ -445,8 +436,20 @@ static void js_point(struct enc *E, const struct otlp_request *rq, const struct 
         put(E, "}", 1);
 }
 
+/* The request up to the scope's records: what both signals open with. */
 static void js_head(struct enc *E, bool spans, const struct otlp_attr *resource, size_t nresource,
-                    const char *scope_name, const char *scope_version);
+                    const char *scope_name, const char *scope_version)
+{
+        puts_(E, spans ? "{\"resourceSpans\":[{\"resource\":{"
+                       : "{\"resourceMetrics\":[{\"resource\":{");
+        js_attrs(E, "\"attributes\":", resource, nresource);
+        puts_(E, spans ? "},\"scopeSpans\":[{\"scope\":{" : "},\"scopeMetrics\":[{\"scope\":{");
+        if (scope_name)
+                js_string(E, "\"name\":", scope_name);
+        if (scope_version)
+                js_string(E, scope_name ? ",\"version\":" : "\"version\":", scope_version);
+        puts_(E, "},");
+}
 
 static void js_metric(struct enc *E, const struct otlp_request *rq, const struct otlp_metric *m)
 {
@@ -502,11 +505,8 @@ static void js_span(struct enc *E, const struct otlp_trace_request *rq, const st
         if (sp->has_parent)
                 js_hex(E, ",\"parentSpanId\":", sp->parent_id, sizeof(sp->parent_id));
         js_string(E, ",\"name\":", sp->name);
-        if (sp->kind) {
-                char b[32];
-                int n = snprintf(b, sizeof(b), ",\"kind\":%d", sp->kind);
-                put(E, b, (size_t)n);
-        }
+        if (sp->kind && E->err >= 0)
+                E->err = dbuf_printf(E->out, ",\"kind\":%d", sp->kind);
         js_u64(E, ",\"startTimeUnixNano\":", sp->start_ns);
         js_u64(E, ",\"endTimeUnixNano\":", sp->end_ns);
         js_attrs(E, ",\"attributes\":", sp->attrs, sp->nattrs);
@@ -522,26 +522,8 @@ static void js_span(struct enc *E, const struct otlp_trace_request *rq, const st
                 js_string(E, "\"message\":", sp->status_message);
                 put(E, ",", 1);
         }
-        {
-                char b[32];
-                int n = snprintf(b, sizeof(b), "\"code\":%d}}", sp->status);
-                put(E, b, (size_t)n);
-        }
-}
-
-/* The request up to the scope's records: what both signals open with. */
-static void js_head(struct enc *E, bool spans, const struct otlp_attr *resource, size_t nresource,
-                    const char *scope_name, const char *scope_version)
-{
-        puts_(E, spans ? "{\"resourceSpans\":[{\"resource\":{"
-                       : "{\"resourceMetrics\":[{\"resource\":{");
-        js_attrs(E, "\"attributes\":", resource, nresource);
-        puts_(E, spans ? "},\"scopeSpans\":[{\"scope\":{" : "},\"scopeMetrics\":[{\"scope\":{");
-        if (scope_name)
-                js_string(E, "\"name\":", scope_name);
-        if (scope_version)
-                js_string(E, scope_name ? ",\"version\":" : "\"version\":", scope_version);
-        puts_(E, "},");
+        if (E->err >= 0)
+                E->err = dbuf_printf(E->out, "\"code\":%d}}", sp->status);
 }
 
 int otlp_encode_trace_json(const struct otlp_trace_request *rq, struct dbuf *out)

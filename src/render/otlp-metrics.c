@@ -62,18 +62,16 @@ static const struct sample_line sample_lines[] = {
      "disk.io.direction", "read"},
     {"container.disk.io", "By", "Disk bytes of the build's cgroup", OTLP_SUM, "cg_io_write_mb", MiB,
      "disk.io.direction", "write"},
-    {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM,
-     "cg_psi_cpu_some_s", 1, "build.pressure", "cpu.some"},
-    {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM,
-     "cg_psi_cpu_full_s", 1, "build.pressure", "cpu.full"},
-    {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM,
-     "cg_psi_mem_some_s", 1, "build.pressure", "memory.some"},
-    {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM,
-     "cg_psi_mem_full_s", 1, "build.pressure", "memory.full"},
-    {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM,
-     "cg_psi_io_some_s", 1, "build.pressure", "io.some"},
-    {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM,
-     "cg_psi_io_full_s", 1, "build.pressure", "io.full"},
+#define PSI(column, which)                                                                   \
+        {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM, \
+         column, 1, "build.pressure", which}
+    PSI("cg_psi_cpu_some_s", "cpu.some"),
+    PSI("cg_psi_cpu_full_s", "cpu.full"),
+    PSI("cg_psi_mem_some_s", "memory.some"),
+    PSI("cg_psi_mem_full_s", "memory.full"),
+    PSI("cg_psi_io_some_s", "io.some"),
+    PSI("cg_psi_io_full_s", "io.full"),
+#undef PSI
     {"build.oom_kills", "{kill}", "OOM kills in the build's cgroup", OTLP_SUM, "cg_oom_kills", 1,
      NULL, NULL},
 };
@@ -114,10 +112,6 @@ static struct val get_duration(const struct run_model *m)
 {
         return dbl(m->facts->duration_s);
 }
-static struct val point_value(const struct summary_point *p, double scale)
-{
-        return p->set ? dbl(p->value * scale) : (struct val){0};
-}
 /* Bytes as the platform layer read them (summary.h: exact), not the
  * summary's MiB and GiB rounded as the CSV holds them. */
 static struct val get_mem_peak(const struct run_model *m)
@@ -138,7 +132,7 @@ static struct val get_disk_min(const struct run_model *m)
 }
 static struct val get_load_peak(const struct run_model *m)
 {
-        return point_value(&m->summary->load1_peak, 1);
+        return m->summary->load1_peak.set ? dbl(m->summary->load1_peak.value) : (struct val){0};
 }
 static struct val get_cpu_avg(const struct run_model *m)
 {

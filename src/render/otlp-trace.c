@@ -48,15 +48,6 @@ static const char *otlp_trace_error_type(const struct run_info *run,
         return NULL;
 }
 
-/* The run span's cicd.pipeline.task.run.result: success, failure,
- * cancellation, or error (the outcome is unknown: buildtel was killed). */
-static const char *otlp_trace_result(int outcome)
-{
-        const char *s = targets_outcome_name(outcome);
-
-        return s ? s : "error";
-}
-
 static uint64_t to_ns(double epoch)
 {
         if (!isfinite(epoch) || epoch <= 0)
@@ -155,7 +146,7 @@ static void run_span(struct enc *S)
         const struct run_info *ri = S->in->run;
         int outcome = S->in->facts ? S->in->facts->outcome : RUN_OUTCOME_UNKNOWN;
         struct otlp_span *sp = &S->sp[S->n++];
-        const char *et = NULL;
+        const char *et = NULL, *result = targets_outcome_name(outcome);
         double end = ri->end_epoch;
 
         if (!isfinite(end) && S->in->facts && isfinite(S->in->facts->duration_s))
@@ -175,7 +166,9 @@ static void run_span(struct enc *S)
         memcpy(sp->parent_id, c->trace.span_id, 8);
         attr_s(S, "cicd.pipeline.task.name", base_name(ri->argv ? ri->argv[0] : NULL));
         attr_s(S, "cicd.pipeline.task.run.id", ri->run_id ? ri->run_id : "");
-        attr_s(S, "cicd.pipeline.task.run.result", otlp_trace_result(outcome));
+        /* success, failure, cancellation, or error (the outcome is unknown:
+         * buildtel was killed) */
+        attr_s(S, "cicd.pipeline.task.run.result", result ? result : "error");
         if (outcome != RUN_OUTCOME_SUCCESS) {
                 const struct run_failure *fl = S->in->facts ? &S->in->facts->failure : NULL;
                 const char *o = figure_outcome(ri->exit_code, ri->term_signal,

@@ -9,22 +9,9 @@
 #include "model/run.h"
 #include "model/units.h"
 #include "render/jsonw.h"
+#include "render/summary.h"
 #include "util/macro.h"
 #include "util/util.h"
-
-static void put_text(struct dwriter *w, const char *s)
-{
-        if (dw_ok(w))
-                dw_check(w, run_append_utf8_lossy(w->b, s, strlen(s), true));
-}
-
-static void put_size(struct dwriter *w, double mb)
-{
-        char b[32];
-
-        fmt_size_mib(mb, b, sizeof(b));
-        dw_puts(w, b);
-}
 
 /* A CMake quoted argument: \, " and $ escaped. */
 static void put_cmake_arg(struct dwriter *w, const char *s)
@@ -58,7 +45,7 @@ static void snippets(struct ledger *l, const struct plan *p, struct dwriter *nin
                   p->pool_depth);
         for (size_t i = 0; i < listed(p); i++) {
                 dw_puts(ninja, "#   ");
-                put_text(ninja,
+                summary_put_text(ninja,
                          ledger_at(l, i)->path[0] ? ledger_at(l, i)->path : ledger_at(l, i)->name);
                 dw_puts(ninja, "\n");
         }
@@ -112,15 +99,15 @@ int render_plan_text(const char *job, unsigned runs, struct ledger *l, const str
         char d[FMT_DURATION_LEN];
 
         dw_puts(&w, "plan for job ");
-        put_text(&w, job);
+        summary_put_text(&w, job);
         dw_printf(&w, ": %zu units from its last %u runs; for ", p->units, runs);
-        put_size(&w, p->memory_mb);
+        summary_put_size(&w, p->memory_mb);
         dw_printf(&w, " and %u CPUs, keeping ", p->cpus);
-        put_size(&w, p->headroom_mb);
+        summary_put_size(&w, p->headroom_mb);
         dw_puts(&w, " free\n");
         if (p->j_fit == 0) {
                 dw_puts(&w, "  -j that fits: none: the heaviest unit alone needs ");
-                put_size(&w, p->steps[0].worst_mb);
+                summary_put_size(&w, p->steps[0].worst_mb);
                 dw_puts(&w, "\n");
         } else {
                 if (p->j_fit == 1)
@@ -128,7 +115,7 @@ int render_plan_text(const char *job, unsigned runs, struct ledger *l, const str
                 else
                         dw_printf(&w, "  -j that fits: %u (the %u heaviest units at once need ",
                                   p->j_fit, p->j_fit);
-                put_size(&w, p->steps[p->j_fit - 1].worst_mb);
+                summary_put_size(&w, p->steps[p->j_fit - 1].worst_mb);
                 dw_puts(&w, ")\n");
         }
         dw_puts(
@@ -153,16 +140,16 @@ int render_plan_text(const char *job, unsigned runs, struct ledger *l, const str
                 return dw_ok(&w) ? 0 : w.err;
         }
         dw_printf(&w, "\nheavy units (each above its share, ");
-        put_size(&w, (p->memory_mb - p->headroom_mb) / p->cpus);
+        summary_put_size(&w, (p->memory_mb - p->headroom_mb) / p->cpus);
         dw_printf(&w, "): %zu; a pool of depth %u lets the rest run at -j%u\n", p->nheavy,
                   p->pool_depth, p->j_pooled);
         for (size_t i = 0; i < listed(p); i++) {
                 const struct ledger_unit *u = ledger_at(l, i);
 
                 dw_puts(&w, "  ");
-                put_size(&w, u->peak_mb);
+                summary_put_size(&w, u->peak_mb);
                 dw_puts(&w, "  ");
-                put_text(&w, u->path[0] ? u->path : u->name);
+                summary_put_text(&w, u->path[0] ? u->path : u->name);
                 dw_printf(&w, "  (%u run%s)\n", u->runs, u->runs == 1 ? "" : "s");
         }
         if (p->nheavy > listed(p))

@@ -114,16 +114,13 @@ static void fam_begin(struct family *f, const char *name, const char *help)
         f->started = false;
 }
 
-static int put_name(struct family *f)
+/* The family's name, "[prefix_]build_<name>", between before and after. */
+static int put_name(struct family *f, const char *before, const char *after)
 {
-        if (f->prefix && *f->prefix) {
-                int e = dbuf_puts(f->out, f->prefix);
-                if (e >= 0)
-                        e = dbuf_puts(f->out, "_");
-                if (e < 0)
-                        return e;
-        }
-        return dbuf_printf(f->out, "build_%s", f->name);
+        bool p = f->prefix && *f->prefix;
+
+        return dbuf_printf(f->out, "%s%s%sbuild_%s%s", before, p ? f->prefix : "", p ? "_" : "",
+                           f->name, after);
 }
 
 /* labels: NULL-terminated name/value pairs. NAN values are written as NaN
@@ -136,23 +133,15 @@ static void fam_sample(struct family *f, double v, const char *const *labels)
         if (e < 0)
                 return;
         if (!f->started) {
-                e = dbuf_puts(f->out, "# HELP ");
-                if (e >= 0)
-                        e = put_name(f);
-                if (e >= 0)
-                        e = dbuf_puts(f->out, " ");
+                e = put_name(f, "# HELP ", " ");
                 if (e >= 0)
                         e = prom_escape_help(f->out, f->help);
                 if (e >= 0)
-                        e = dbuf_puts(f->out, "\n# TYPE ");
-                if (e >= 0)
-                        e = put_name(f);
-                if (e >= 0)
-                        e = dbuf_puts(f->out, " gauge\n");
+                        e = put_name(f, "\n# TYPE ", " gauge\n");
                 f->started = true;
         }
         if (e >= 0)
-                e = put_name(f);
+                e = put_name(f, "", "");
         for (size_t i = 0; e >= 0 && labels && labels[i]; i += 2) {
                 e = dbuf_printf(f->out, "%s%s=\"", i ? "," : "{", labels[i]);
                 if (e >= 0)

@@ -29,15 +29,6 @@ static void card_open(struct dwriter *w, const char *id, const char *key, bool b
                   id, key, bad ? " bad" : "");
 }
 
-/* "1.92 GiB" or "812 MiB". */
-static void put_mib(struct dwriter *w, double mb)
-{
-        char b[32];
-
-        fmt_size_mib(mb, b, sizeof(b));
-        dw_puts(w, b);
-}
-
 static void card_result(struct dwriter *w, const struct run_model *m)
 {
         const struct run_facts *f = m->facts;
@@ -95,12 +86,12 @@ static void card_peak(struct dwriter *w, const struct summary *s)
                 dw_puts(w, "unknown</div><div class=\"d\">");
                 if (s->mem_used_peak.set) {
                         dw_puts(w, "the host's peak used: ");
-                        put_mib(w, s->mem_used_peak.value);
+                        summary_put_size(w, s->mem_used_peak.value);
                 }
                 dw_puts(w, "</div></div>");
                 return;
         }
-        put_mib(w, p->value);
+        summary_put_size(w, p->value);
         dw_printf(w, "</div><div class=\"d\">at +%s", fmt_duration(p->elapsed_s, FMT_DURATION_EXACT, d));
         if (p->stage[0]) {
                 dw_puts(w, ", stage ");
@@ -119,10 +110,10 @@ static void card_peak(struct dwriter *w, const struct summary *s)
         }
         if (p != k && k->set) {
                 dw_puts(w, "; the kernel's peak ");
-                put_mib(w, k->value);
+                summary_put_size(w, k->value);
                 if (isfinite(k->aux) && k->aux >= 0.05 * k->value) {
                         dw_puts(w, ", ");
-                        put_mib(w, k->aux);
+                        summary_put_size(w, k->aux);
                         dw_puts(w, " of it page cache");
                 }
         }
@@ -152,7 +143,7 @@ static void card_oom(struct dwriter *w, const struct run_model *m)
         dw_puts(w, ")");
         if (s->mem_avail_min.set) {
                 dw_puts(w, "; least available ");
-                put_mib(w, s->mem_avail_min.value);
+                summary_put_size(w, s->mem_avail_min.value);
         }
         if (m->run->guard.on) {
                 const struct run_guard *g = &m->run->guard;

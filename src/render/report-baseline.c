@@ -12,11 +12,6 @@
 #include "render/report.h"
 #include "util/macro.h"
 
-static bool flagged(const struct baseline_finding *f)
-{
-        return f->st.verdict == BASELINE_REGRESSION || f->st.verdict == BASELINE_IMPROVEMENT;
-}
-
 /* figure, subject, value, usual, change, verdict and cause of f as cells,
  * between open and close (the change and verdict are ASCII: escaping
  * leaves them as they are) */
@@ -144,7 +139,7 @@ static void named_multiples(struct dwriter *w, const struct baseline *b)
                         const struct baseline_finding *f = &b->f[i];
                         int k = named_chart(f);
 
-                        if (k < 0 || flagged(f) != (pass == 0))
+                        if (k < 0 || baseline_is_flag(f->st.verdict) != (pass == 0))
                                 continue;
                         if (!drawn++)
                                 dw_puts(w, "<div class=\"sm-named\"><h3>Per target, unit and "
@@ -158,7 +153,6 @@ static void named_multiples(struct dwriter *w, const struct baseline *b)
 void report_baseline_html(struct dwriter *w, const struct summary *s)
 {
         const struct baseline *b = s ? s->baseline : NULL;
-        size_t nflag = 0;
 
         if (!b)
                 return;
@@ -175,11 +169,9 @@ void report_baseline_html(struct dwriter *w, const struct summary *s)
                         small_multiple(w, f, run_charts[k].caption, "", "");
         }
         named_multiples(w, b);
-        for (size_t i = 0; i < b->n; i++)
-                nflag += flagged(&b->f[i]);
         if (b->runs < BASELINE_MIN_RUNS)
                 dw_puts(w, "<p>No usual yet: too few earlier runs.</p>");
-        else if (!nflag)
+        else if (!baseline_flagged(b))
                 dw_puts(w, "<p>Every figure is within the noise of its usual.</p>");
         dw_puts(w, "<details><summary>Findings</summary><table><tr><th>figure</th><th>of</th>"
                    "<th>value</th><th>usual</th><th>change</th><th>verdict</th><th>cause</th>"
@@ -187,7 +179,7 @@ void report_baseline_html(struct dwriter *w, const struct summary *s)
         /* the flagged ones first */
         for (int pass = 0; pass < 2; pass++)
                 for (size_t i = 0; i < b->n; i++) {
-                        if (flagged(&b->f[i]) != (pass == 0))
+                        if (baseline_is_flag(b->f[i].st.verdict) != (pass == 0))
                                 continue;
                         dw_puts(w, "<tr>");
                         cells(w, &b->f[i], "<td>", "</td>", report_html_escape);
@@ -199,26 +191,24 @@ void report_baseline_html(struct dwriter *w, const struct summary *s)
 void report_baseline_md(struct dwriter *w, const struct summary *s)
 {
         const struct baseline *b = s ? s->baseline : NULL;
-        size_t nflag;
 
         if (!b || b->runs == 0)
                 return;
         dw_puts(w, "### Against the usual of job ");
         report_md_escape(w, b->job, strlen(b->job));
         dw_printf(w, "\n\n%zu earlier runs. ", b->runs);
-        nflag = baseline_flagged(b);
         if (b->runs < BASELINE_MIN_RUNS) {
                 dw_puts(w, "No usual yet: too few earlier runs.\n\n");
                 return;
         }
-        if (!nflag) {
+        if (!baseline_flagged(b)) {
                 dw_puts(w, "Every figure is within the noise of its usual.\n\n");
                 return;
         }
         dw_puts(w, "\n\n| figure | of | value | usual | change | verdict | cause |\n"
                    "| --- | --- | ---: | ---: | ---: | --- | --- |\n");
         for (size_t i = 0; i < b->n; i++) {
-                if (!flagged(&b->f[i]))
+                if (!baseline_is_flag(b->f[i].st.verdict))
                         continue;
                 dw_puts(w, "|");
                 cells(w, &b->f[i], " ", " |", report_md_escape);

@@ -334,9 +334,9 @@ static void chart_peaks(struct dwriter *w, const struct chart_def *c, const stru
 }
 
 /* The largest value of the chart's series; false when every value is
- * unknown or zero (no chart of a series that is zero throughout). */
-/* The largest value of the chart's series; *ret_flat: every value within
- * 3 % of it (a chart that carries no information, folded). */
+ * unknown or zero (no chart of a series that is zero throughout).
+ * *ret_flat: every value within 3 % of it (a chart that carries no
+ * information, folded). */
 static bool chart_max(const struct report_data *d, const struct chart_def *c, double *ret,
                       bool *ret_flat)
 {
@@ -825,12 +825,12 @@ out:
         free(lane);
 }
 
-static void td_num(struct dwriter *w, bool set, double v, int prec, const char *suffix)
+/* A number cell, "–" when unknown; prec < 0: a signed whole number. */
+static void td_num(struct dwriter *w, double v, int prec)
 {
         dw_puts(w, "<td class=\"n\">");
-        if (set && !isnan(v))
-                dw_printf(w, "%s%.*f%s", prec < 0 && v >= 0 ? "+" : "", prec < 0 ? 0 : prec, v,
-                          suffix);
+        if (!isnan(v))
+                dw_printf(w, "%s%.*f", prec < 0 && v >= 0 ? "+" : "", prec < 0 ? 0 : prec, v);
         else
                 dw_puts(w, "–");
         dw_puts(w, "</td>");
@@ -870,10 +870,10 @@ static void units_table(struct dwriter *w, const struct units *u, const char *ro
                 dw_puts(w, "</td><td>");
                 esc(w, top[i].tool);
                 dw_puts(w, "</td>");
-                td_num(w, true, top[i].peak_mb, 0, "");
+                td_num(w, top[i].peak_mb, 0);
                 dw_printf(w, "<td class=\"n\">%s</td>",
                           fmt_duration(top[i].peak_s, FMT_DURATION_EXACT, b));
-                td_num(w, true, top[i].cpu_s, 1, "");
+                td_num(w, top[i].cpu_s, 1);
                 dw_puts(w, "</tr>");
         }
         dw_puts(w, "</table>");
@@ -899,8 +899,8 @@ static void cache_table(struct dwriter *w, const struct targets *ts)
                 /* a reset between the blocks: the counts since it */
                 (void)figure_cc_delta(c->first.hits, c->first.misses, c->last.hits, c->last.misses,
                                       &hits, &misses);
-                td_num(w, true, (double)hits, -1, "");
-                td_num(w, true, (double)misses, -1, "");
+                td_num(w, (double)hits, -1);
+                td_num(w, (double)misses, -1);
                 dw_puts(w, "</tr>");
         }
         if (head)
@@ -910,6 +910,22 @@ static void cache_table(struct dwriter *w, const struct targets *ts)
 static void totals_table(struct dwriter *w, const struct summary *s)
 {
         const struct summary_build *b = &s->build;
+        const struct {
+                const char *th;
+                double v[2];
+                int prec;
+                bool two;
+        } rows[] = {
+            {"CPU user s", {b->cpu_user_s}, 1, false},
+            {"CPU system s", {b->cpu_sys_s}, 1, false},
+            {"IO read MiB", {b->io_read_mb}, 1, false},
+            {"IO written MiB", {b->io_write_mb}, 1, false},
+            {"pressure: memory some / full s", {b->psi_mem_some_s, b->psi_mem_full_s}, 2, true},
+            {"pressure: CPU some / full s", {b->psi_cpu_some_s, b->psi_cpu_full_s}, 2, true},
+            {"pressure: IO some / full s", {b->psi_io_some_s, b->psi_io_full_s}, 2, true},
+            {"processes, most", {b->pids_peak}, 0, false},
+            {"OOM kills", {b->oom_kills}, 0, false},
+        };
         char d[32];
 
         if (!b->mode[0])
@@ -920,28 +936,14 @@ static void totals_table(struct dwriter *w, const struct summary *s)
         if (b->estimates)
                 dw_puts(w, " (no cgroup: the figures below are estimates from the process tree "
                            "in /proc)");
-        dw_puts(w, "</td></tr><tr><th>CPU user s</th>");
-        td_num(w, true, b->cpu_user_s, 1, "");
-        dw_puts(w, "</tr><tr><th>CPU system s</th>");
-        td_num(w, true, b->cpu_sys_s, 1, "");
-        dw_puts(w, "</tr><tr><th>IO read MiB</th>");
-        td_num(w, true, b->io_read_mb, 1, "");
-        dw_puts(w, "</tr><tr><th>IO written MiB</th>");
-        td_num(w, true, b->io_write_mb, 1, "");
-        dw_puts(w, "</tr><tr><th>pressure: memory some / full s</th>");
-        td_num(w, true, b->psi_mem_some_s, 2, "");
-        td_num(w, true, b->psi_mem_full_s, 2, "");
-        dw_puts(w, "</tr><tr><th>pressure: CPU some / full s</th>");
-        td_num(w, true, b->psi_cpu_some_s, 2, "");
-        td_num(w, true, b->psi_cpu_full_s, 2, "");
-        dw_puts(w, "</tr><tr><th>pressure: IO some / full s</th>");
-        td_num(w, true, b->psi_io_some_s, 2, "");
-        td_num(w, true, b->psi_io_full_s, 2, "");
-        dw_puts(w, "</tr><tr><th>processes, most</th>");
-        td_num(w, true, b->pids_peak, 0, "");
-        dw_puts(w, "</tr><tr><th>OOM kills</th>");
-        td_num(w, true, b->oom_kills, 0, "");
-        dw_puts(w, "</tr>");
+        dw_puts(w, "</td></tr>");
+        for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+                dw_printf(w, "<tr><th>%s</th>", rows[i].th);
+                td_num(w, rows[i].v[0], rows[i].prec);
+                if (rows[i].two)
+                        td_num(w, rows[i].v[1], rows[i].prec);
+                dw_puts(w, "</tr>");
+        }
         for (size_t i = 0; i < MIN(b->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
                 dw_printf(w, "<tr><th>OOM kill at %s</th><td>",
                           fmt_duration(b->oom[i].elapsed_s, FMT_DURATION_EXACT, d));

@@ -70,7 +70,7 @@ static void note_stage(struct report_data *d, double t, const char *stage)
 
 int report_data_add(struct report_data *d, const struct sample *s)
 {
-        const double mib = SAMPLE_MIB, gib = SAMPLE_GIB;
+        const double gib = SAMPLE_GIB;
         size_t i;
 
         if (d->n >= REPORT_ROWS_MAX) {
@@ -92,7 +92,6 @@ int report_data_add(struct report_data *d, const struct sample *s)
         d->v[REPORT_COMPILERS][i] = s->compilers;
         d->v[REPORT_CG_MEM][i] = s->cg_mem_bytes / gib;
         d->v[REPORT_CG_PEAK][i] = s->cg_mem_peak_bytes / gib;
-        (void)mib;
         note_stage(d, s->elapsed_s, s->stage);
         return 0;
 }
@@ -139,7 +138,9 @@ size_t report_downsample(const double *t, const double *v, size_t n, size_t buck
         return k;
 }
 
-int report_clean_text(struct dbuf *out, const char *s, size_t len)
+/* s[0..len) as valid UTF-8 (U+FFFD for bad bytes), control characters
+ * but newline and tab as '?'. 0 or -ENOMEM. */
+static int report_clean_text(struct dbuf *out, const char *s, size_t len)
 {
         size_t from = out->len;
         int r = run_append_utf8_lossy(out, s, len, false);
@@ -211,15 +212,6 @@ static void md_cell_str(struct dwriter *w, const char *s)
         else
                 dw_puts(w, "–");
         dw_puts(w, " |");
-}
-
-static void md_cell_num(struct dwriter *w, bool set, double v, int prec, const char *suffix)
-{
-        if (!set || isnan(v)) {
-                dw_puts(w, " – |");
-                return;
-        }
-        dw_printf(w, " %.*f%s |", prec, v, suffix);
 }
 
 static void md_facts(struct dwriter *w, const struct run_model *m)
@@ -323,8 +315,9 @@ static void md_peaks(struct dwriter *w, const struct summary *s)
 
                         fmt_size_mib(rows[i].p->value * rows[i].mib, sz, sizeof(sz));
                         dw_printf(w, " %s |", sz);
-                } else
-                        md_cell_num(w, true, rows[i].p->value, rows[i].prec, "");
+                } else {
+                        dw_printf(w, " %.*f |", rows[i].prec, rows[i].p->value);
+                }
                 dw_printf(w, " %s |", fmt_duration(rows[i].p->elapsed_s, FMT_DURATION_EXACT, d));
                 md_cell_str(w, rows[i].p->stage);
                 md_cell_str(w, rows[i].p->context);
@@ -334,12 +327,13 @@ static void md_peaks(struct dwriter *w, const struct summary *s)
         dw_puts(w, "\n");
 }
 
+/* A whole number cell, "–" when unknown. */
 static void cell_num(struct dwriter *w, const struct report_table_fmt *fmt, bool set, double v,
-                     int prec, const char *suffix)
+                     const char *suffix)
 {
         dw_puts(w, fmt->num_open);
         if (set && !isnan(v))
-                dw_printf(w, "%.*f%s", prec, v, suffix);
+                dw_printf(w, "%.0f%s", v, suffix);
         else
                 dw_puts(w, "–");
         dw_puts(w, fmt->cell_close);
@@ -366,11 +360,11 @@ void report_targets_table(struct dwriter *w, const struct run_facts *f,
                           fmt->cell_close, fmt->num_open,
                           fmt_duration(t->duration_s, FMT_DURATION_EXACT, d));
                 dw_puts(w, fmt->cell_close);
-                cell_num(w, fmt, t->steps_set, t->steps, 0, "");
-                cell_num(w, fmt, t->steps_set, t->cached, 0, "");
-                cell_num(w, fmt, t->steps_set, t->cache_ratio * 100, 0, "%");
-                cell_num(w, fmt, t->cc.set, (double)t->cc.hits, 0, "");
-                cell_num(w, fmt, t->cc.set, (double)t->cc.misses, 0, "");
+                cell_num(w, fmt, t->steps_set, t->steps, "");
+                cell_num(w, fmt, t->steps_set, t->cached, "");
+                cell_num(w, fmt, t->steps_set, t->cache_ratio * 100, "%");
+                cell_num(w, fmt, t->cc.set, (double)t->cc.hits, "");
+                cell_num(w, fmt, t->cc.set, (double)t->cc.misses, "");
                 dw_puts(w, fmt->row_close);
         }
         dw_puts(w, fmt->tail);
@@ -441,9 +435,7 @@ int report_render_markdown(const struct run_model *m, const char *const *files, 
 int report_gh_warnings(const struct summary *s, struct dbuf *out)
 {
         struct dwriter w = DWRITER_INIT(out);
-        char d[32];
-
-        char rule[160];
+        char d[32], rule[160];
 
         summary_near_oom_rule(s, rule, sizeof(rule));
         if (s->near_oom_samples)

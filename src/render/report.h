@@ -4,7 +4,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "model/sample.h"
 #include "model/run.h"
 #include "model/sample.h"
 #include "model/summary.h"
@@ -74,10 +73,6 @@ void report_html_escape(struct dwriter *w, const char *s, size_t len);
  * become spaces. */
 void report_md_escape(struct dwriter *w, const char *s, size_t len);
 
-/* Append s[0..len) to out as valid UTF-8 (U+FFFD for bad bytes), control
- * characters but newline and tab as '?'. 0 or -ENOMEM. */
-int report_clean_text(struct dbuf *out, const char *s, size_t len);
-
 /* How a table is written (HTML or Markdown): its heading and head row,
  * its cells, its end. */
 struct report_table_fmt {
@@ -96,17 +91,16 @@ void report_targets_table(struct dwriter *w, const struct run_facts *f,
  * targets, edges or units, the -j and parallelism readings. */
 void report_answer(struct dwriter *w, const struct run_model *m);
 
-/* The HTML page. 0 or -ENOMEM. */
 /* The run against its job's usual (summary's baseline; nothing without
  * one): the HTML section (small multiples of the window's wall time, CPU
  * time and memory peaks, then of the targets', units' and steps' figures
  * an earlier run also had, flagged first, at most 12; and the findings,
- * flagged first), and the job
- * summary's (the flagged findings; nothing for a job's first run). */
-struct summary;
+ * flagged first), and the job summary's (the flagged findings; nothing
+ * for a job's first run). */
 void report_baseline_html(struct dwriter *w, const struct summary *s);
 void report_baseline_md(struct dwriter *w, const struct summary *s);
 
+/* The HTML page. 0 or -ENOMEM. */
 int report_render_html(const struct report_data *d, const struct run_model *m, struct dbuf *out);
 /* The Markdown summary; files: the artifacts' file names (NULL-terminated
  * list, may be NULL). 0 or -ENOMEM. */

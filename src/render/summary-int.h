@@ -10,17 +10,14 @@
 
 #include "model/run.h"
 #include "model/summary.h"
+#include "render/summary.h"
 #include "util/dbuf.h"
 
-/* The text's spellings: "%.*f" or "?"; "1h02m03s"; the build's bytes made
- * safe for a terminal; a size in MiB as every text says one. */
+/* The text's spellings: "%.*f" or "?"; "1h02m03s" (and summary.h's). */
 void summary_put_num(struct dwriter *w, double v, int decimals);
 void summary_put_duration(struct dwriter *w, double secs);
-void summary_put_text(struct dwriter *w, const char *s);
-void summary_put_size(struct dwriter *w, double mb);
-/* The JSON's: a figure rounded to decimals (null unknown); a string or null. */
+/* The JSON's figure: rounded to decimals (null unknown). */
 json_t *summary_jnum(double v, int decimals);
-json_t *summary_jstr(const char *s);
 
 /* The units, the 20 largest, as the JSON's "units" (null: none). */
 json_t *summary_junits(const struct summary *s, const char *root);

@@ -36,9 +36,9 @@ json_t *summary_junits(const struct summary *s, const char *root)
                 char shown[UNITNAME_SHORT_MAX + 1];
                 json_t *e = json_pack(
                     "{s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:o}", "tool",
-                    summary_jstr(top[i].tool), "name", summary_jstr(top[i].name), "path",
-                    top[i].path[0] ? summary_jstr(top[i].path) : json_null(), "shown",
-                    summary_jstr(unitnames_short(&un, &top[i], shown, sizeof(shown))), "kind",
+                    jsonw_text(top[i].tool), "name", jsonw_text(top[i].name), "path",
+                    top[i].path[0] ? jsonw_text(top[i].path) : json_null(), "shown",
+                    jsonw_text(unitnames_short(&un, &top[i], shown, sizeof(shown))), "kind",
                     top[i].kind == UNITS_LINK ? "link" : "compile", "peak_mb",
                     summary_jnum(top[i].peak_mb, 1), "peak_elapsed_s",
                     summary_jnum(top[i].peak_s, 3), "first_elapsed_s",

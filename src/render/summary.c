@@ -179,8 +179,6 @@ static void put_failure(struct dwriter *w, const struct run_failure *f, const ch
         }
 }
 
-/* The build's side of the OOM edge: its anonymous memory, which the OOM
- * killer weighs (the kernel's peak counts page cache too). */
 /* "88.9 MiB at +0.6s, running a.c b.c" */
 static void put_size_at(struct dwriter *w, const struct summary_point *p)
 {
@@ -190,6 +188,8 @@ static void put_size_at(struct dwriter *w, const struct summary_point *p)
         put_running(w, p);
 }
 
+/* The build's side of the OOM edge: its anonymous memory, which the OOM
+ * killer weighs (the kernel's peak counts page cache too). */
 static void put_oom_anon(const struct summary *s, struct dwriter *w)
 {
         if (!s->build.mem_anon_peak.set)
@@ -389,11 +389,6 @@ static json_t *jtime(double epoch)
         return json_string(iso);
 }
 
-json_t *summary_jstr(const char *s)
-{
-        return s ? jsonw_str(s) : json_null();
-}
-
 /* Steals v; NULL means an allocation failed somewhere below. */
 static int jset(json_t *o, const char *key, json_t *v)
 {
@@ -417,8 +412,8 @@ static json_t *jpoint(const struct summary_point *p, int decimals, const char *a
             (aux_key && jset(o, aux_key, summary_jnum(p->aux, aux_decimals)) < 0) ||
             jset(o, "time", jtime(p->epoch)) < 0 ||
             jset(o, "elapsed_s", summary_jnum(p->elapsed_s, 3)) < 0 ||
-            jset(o, "stage", summary_jstr(p->stage)) < 0 || jset(o, "context", summary_jstr(p->context)) < 0 ||
-            jset(o, "running", summary_jstr(p->running)) < 0) {
+            jset(o, "stage", jsonw_text(p->stage)) < 0 || jset(o, "context", jsonw_text(p->context)) < 0 ||
+            jset(o, "running", jsonw_text(p->running)) < 0) {
                 json_decref(o);
                 return NULL;
         }
@@ -428,18 +423,15 @@ static json_t *jpoint(const struct summary_point *p, int decimals, const char *a
 static json_t *jwarning(uint64_t count, const struct summary_point *first, double threshold,
                         const char *threshold_key, int decimals)
 {
-        json_t *o = json_object();
+        bool f = first->set;
 
-        if (jset(o, "count", json_integer((json_int_t)MIN(count, (uint64_t)INT64_MAX))) < 0 ||
-            jset(o, threshold_key, summary_jnum(threshold, decimals)) < 0 ||
-            jset(o, "first_time", first->set ? jtime(first->epoch) : json_null()) < 0 ||
-            jset(o, "first_elapsed_s", first->set ? summary_jnum(first->elapsed_s, 3) : json_null()) < 0 ||
-            jset(o, "stage", first->set ? summary_jstr(first->stage) : json_null()) < 0 ||
-            jset(o, "context", first->set ? summary_jstr(first->context) : json_null()) < 0) {
-                json_decref(o);
-                return NULL;
-        }
-        return o;
+        return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o}", "count",
+                         (json_int_t)MIN(count, (uint64_t)INT64_MAX), threshold_key,
+                         summary_jnum(threshold, decimals), "first_time",
+                         f ? jtime(first->epoch) : json_null(), "first_elapsed_s",
+                         f ? summary_jnum(first->elapsed_s, 3) : json_null(), "stage",
+                         f ? jsonw_text(first->stage) : json_null(), "context",
+                         f ? jsonw_text(first->context) : json_null());
 }
 
 /* {"target", "tool", "first_error", "last_error", "errors"}; null: nothing named. */
@@ -447,57 +439,39 @@ static json_t *failure_json(const struct run_failure *f)
 {
         if (!f || (!f->target[0] && !f->errors))
                 return json_null();
-        return json_pack("{s:o, s:o, s:o, s:o, s:I}", "target", summary_jstr(f->target[0] ? f->target : NULL),
-                         "tool", summary_jstr(f->tool[0] ? f->tool : NULL), "first_error",
-                         summary_jstr(f->first[0] ? f->first : NULL), "last_error",
-                         summary_jstr(f->last[0] ? f->last : NULL), "errors", (json_int_t)f->errors);
+        return json_pack("{s:o, s:o, s:o, s:o, s:I}", "target", jsonw_text(f->target[0] ? f->target : NULL),
+                         "tool", jsonw_text(f->tool[0] ? f->tool : NULL), "first_error",
+                         jsonw_text(f->first[0] ? f->first : NULL), "last_error",
+                         jsonw_text(f->last[0] ? f->last : NULL), "errors", (json_int_t)f->errors);
 }
 
 static json_t *jrun(const struct summary *s, const struct run_info *ri)
 {
-        json_t *o, *cmd;
         bool to_last;
-        double dur;
-        const char *abbr;
+        double dur = duration_of(s, ri, &to_last);
+        const char *abbr = ri && ri->term_signal > 0 ? sigabbrev_np(ri->term_signal) : NULL;
         char word[FIGURE_OUTCOME_LEN];
 
         if (!ri)
                 return json_null();
-        o = json_object();
-        cmd = jsonw_argv(ri->argv);
-        dur = duration_of(s, ri, &to_last);
-        abbr = ri->term_signal > 0 ? sigabbrev_np(ri->term_signal) : NULL;
-        if (jset(o, "command", cmd) < 0 || jset(o, "run_id", summary_jstr(ri->run_id)) < 0 ||
-            jset(o, "kind", summary_jstr(ri->kind)) < 0 || jset(o, "cwd", summary_jstr(ri->cwd)) < 0 ||
-            jset(o, "host", summary_jstr(ri->host)) < 0 ||
-            jset(o, "pid", ri->pid > 0 ? json_integer(ri->pid) : json_null()) < 0 ||
-            jset(o, "start", jtime(ri->start_epoch)) < 0 ||
-            jset(o, "end", jtime(ri->end_epoch)) < 0 || jset(o, "duration_s", summary_jnum(dur, 3)) < 0 ||
-            jset(o, "duration_to_last_sample", json_boolean(to_last)) < 0 ||
-            jset(o, "exit_code", ri->exit_code >= 0 ? json_integer(ri->exit_code) : json_null()) <
-                0 ||
-            jset(o, "signal",
-                 ri->term_signal <= 0 ? json_null()
-                 : abbr               ? json_sprintf("SIG%s", abbr)
-                                      : json_sprintf("signal %d", ri->term_signal)) < 0 ||
-            jset(o, "outcome", json_string(figure_outcome(ri->exit_code, ri->term_signal,
-                                                          s->build.oom_kills, word))) < 0 ||
-            jset(o, "failure", failure_json(s->failure)) < 0 ||
-            jset(o, "finished", json_boolean(ri->finished)) < 0 ||
-            jset(o, "ncpu", ri->ncpu > 0 ? json_integer(ri->ncpu) : json_null()) < 0 ||
-            jset(o, "interval_s", summary_jnum(ri->interval, 3)) < 0) {
-                json_decref(o);
-                return NULL;
-        }
-        return o;
+        return json_pack(
+            "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o, s:s, s:o, s:b, s:o, s:o}",
+            "command", jsonw_argv(ri->argv), "run_id", jsonw_text(ri->run_id), "kind",
+            jsonw_text(ri->kind), "cwd", jsonw_text(ri->cwd), "host", jsonw_text(ri->host), "pid",
+            ri->pid > 0 ? json_integer(ri->pid) : json_null(), "start", jtime(ri->start_epoch),
+            "end", jtime(ri->end_epoch), "duration_s", summary_jnum(dur, 3),
+            "duration_to_last_sample", to_last, "exit_code",
+            ri->exit_code >= 0 ? json_integer(ri->exit_code) : json_null(), "signal",
+            ri->term_signal <= 0 ? json_null()
+            : abbr               ? json_sprintf("SIG%s", abbr)
+                                 : json_sprintf("signal %d", ri->term_signal),
+            "outcome", figure_outcome(ri->exit_code, ri->term_signal, s->build.oom_kills, word),
+            "failure", failure_json(s->failure), "finished", ri->finished, "ncpu",
+            ri->ncpu > 0 ? json_integer(ri->ncpu) : json_null(), "interval_s",
+            summary_jnum(ri->interval, 3));
 }
 
 /* ---- the build's own accounting ---- */
-
-static bool build_is_estimate(const struct summary_build *b)
-{
-        return b->estimates;
-}
 
 static bool build_psi_is_host(const struct summary_build *b)
 {
@@ -506,24 +480,11 @@ static bool build_psi_is_host(const struct summary_build *b)
 
 static json_t *jproc(const struct summary_proc *p)
 {
-        json_t *o;
-
         if (!p->label[0])
                 return json_null();
-        o = json_object();
-        if (jset(o, "label", summary_jstr(p->label)) < 0 || jset(o, "mb", summary_jnum(p->mb, 1)) < 0 ||
-            jset(o, "anon_mb", summary_jnum(p->anon_mb, 1)) < 0 || jset(o, "pid", summary_jnum(p->pid, 0)) < 0) {
-                json_decref(o);
-                return NULL;
-        }
-        return o;
-}
-
-static json_t *jestimates(const struct summary_build *b)
-{
-        if (build_is_estimate(b))
-                return json_pack("[s,s,s,s]", "cpu", "memory", "io", "pids");
-        return json_array();
+        return json_pack("{s:o, s:o, s:o, s:o}", "label", jsonw_text(p->label), "mb",
+                         summary_jnum(p->mb, 1), "anon_mb", summary_jnum(p->anon_mb, 1), "pid",
+                         summary_jnum(p->pid, 0));
 }
 
 static json_t *joom_events(const struct summary_build *b)
@@ -534,8 +495,8 @@ static json_t *joom_events(const struct summary_build *b)
                 const struct summary_oom *e = &b->oom[i];
                 json_t *j = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "time", jtime(e->epoch),
                                       "elapsed_s", summary_jnum(e->elapsed_s, 3), "kills",
-                                      summary_jnum(e->kills, 0), "stage", summary_jstr(e->stage), "victim",
-                                      jproc(&e->victim), "victim_source", summary_jstr(e->victim_source));
+                                      summary_jnum(e->kills, 0), "stage", jsonw_text(e->stage), "victim",
+                                      jproc(&e->victim), "victim_source", jsonw_text(e->victim_source));
 
                 if (!j || json_array_append_new(ooms, j) < 0)
                         break; /* as many as memory allowed */
@@ -559,7 +520,9 @@ static json_t *jbuild(const struct summary *s)
         }
         return json_pack(
             "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "mode",
-            summary_jstr(b->mode), "estimates", jestimates(b), "cpu_user_s", summary_jnum(b->cpu_user_s, 3),
+            jsonw_text(b->mode), "estimates",
+            b->estimates ? json_pack("[s,s,s,s]", "cpu", "memory", "io", "pids") : json_array(),
+            "cpu_user_s", summary_jnum(b->cpu_user_s, 3),
             "cpu_sys_s", summary_jnum(b->cpu_sys_s, 3), "mem_peak_mb", peak, "mem_max_sampled_mb",
             jpoint(&b->mem_cur_peak, 1, NULL, 0), "mem_anon_peak_mb",
             jpoint(&b->mem_anon_peak, 1, "file_mb", 1), "oom_kills", summary_jnum(b->oom_kills, 0),
@@ -726,7 +689,6 @@ static void put_when(struct dwriter *w, const struct summary_point *p)
         put_where(w, p);
 }
 
-/* "<value><unit>[ (<aux_label> <aux> <aux_unit>)] at <when>" or "no data". */
 /* A figure and its unit: a size (" MiB ...", " GiB ...") as every text
  * says one (put_size), else the number with its decimals. */
 static void put_value(struct dwriter *w, double v, int decimals, const char *unit)
@@ -742,6 +704,7 @@ static void put_value(struct dwriter *w, double v, int decimals, const char *uni
         dw_puts(w, unit);
 }
 
+/* "<value><unit>[ (<aux_label> <aux> <aux_unit>)] at <when>" or "no data". */
 static void put_point_aux(struct dwriter *w, const struct summary_point *p, int decimals,
                           const char *unit, const char *aux_label, const char *aux_unit)
 {
@@ -792,6 +755,7 @@ static void put_warning(struct dwriter *w, const char *label, const char *rule, 
         }
         dw_append(w, "\n", 1);
 }
+
 /* The rules of the two warnings, in words. */
 static void warning_rules(const struct summary *s, char oom[static 160], char disk[static 48])
 {
@@ -802,7 +766,6 @@ static void warning_rules(const struct summary *s, char oom[static 160], char di
         snprintf(disk, 48, "available < %s", th);
 }
 
-/* "cc1plus foo.cpp 6.1 GiB (pid 123)" */
 /* "cc1 x.c 49.0 MiB (anon 40.1 MiB, pid 9)": RSS, then its own anon. */
 static void put_proc(struct dwriter *w, const struct summary_proc *p)
 {
@@ -837,14 +800,12 @@ static void put_proc_excess(struct dwriter *w, const struct summary_build *bd)
 
 static void put_mode(struct dwriter *w, const struct summary_build *bd)
 {
-        if (build_is_estimate(bd))
+        if (bd->estimates)
                 dw_puts(w, "no cgroup: estimates from the process tree in /proc");
         else
                 dw_printf(w, "cgroup %s", bd->mode);
 }
 
-/* ", victim (the kernel's report): cc1plus foo.cpp [gnu++17] 1.2 GiB (pid
- * 12)", by its unit's name when it was one; or the one last seen. */
 /* A process by its unit's name when it was one (unit_of) */
 static void put_unit_proc(struct dwriter *w, const struct summary *s, const char *root,
                           const struct summary_proc *p, double at_s, bool ended)
@@ -857,6 +818,8 @@ static void put_unit_proc(struct dwriter *w, const struct summary *s, const char
         put_proc(w, &v);
 }
 
+/* ", victim (the kernel's report): cc1plus foo.cpp [gnu++17] 1.2 GiB (pid
+ * 12)"; or the one last seen. */
 static void put_victim(struct dwriter *w, const struct summary *s, const char *root,
                        const struct summary_oom *e)
 {
@@ -899,7 +862,6 @@ static void put_pair(struct dwriter *w, const char *label, double some, double f
         summary_put_num(w, full, 3);
 }
 
-/* The two memory figures side by side, and which one the OOM edge is about. */
 /* The working memory first: what the OOM killer weighs and a runner is
  * sized by (sampled); the peak after it holds page cache too. */
 static void put_anon_peak(struct dwriter *w, const struct summary_build *bd)
@@ -908,7 +870,7 @@ static void put_anon_peak(struct dwriter *w, const struct summary_build *bd)
                 return;
         dw_puts(w, " system\n  working memory: ");
         put_point_aux(w, &bd->mem_anon_peak, 1, " MiB anon", "file", " MiB");
-        dw_puts(w, build_is_estimate(bd)
+        dw_puts(w, bd->estimates
                        ? "\n                  (the peak below is the tree's RSS, file "
                          "pages included; the OOM edge is about anon, sampled)"
                        : "\n                  (the peak below is the kernel's, page "
@@ -963,7 +925,7 @@ static void render_build_text(const struct summary *s, const struct run_info *ri
                 summary_procs_text(&ri->procs, w);
                 summary_guard_text(&ri->guard, w);
         }
-        if (build_is_estimate(bd))
+        if (bd->estimates)
                 dw_puts(w, "\n  (estimates: cpu adds reaped children's rusage; memory sums "
                            "RSS at each sample; io from /proc/PID/io)");
         summary_units_text(s, root, w);

@@ -17,3 +17,7 @@ int render_summary_text(const struct summary *s, const struct run_info *ri, stru
 void summary_near_oom_rule(const struct summary *s, char *buf, size_t len);
 /* A few lines for stderr at exit. */
 int render_summary_short(const struct summary *s, const struct run_info *ri, struct dbuf *out);
+/* The build's bytes made safe for a terminal (valid UTF-8, no controls);
+ * a size in MiB as every text says one ("512 MiB", "18.2 GiB"). */
+void summary_put_text(struct dwriter *w, const char *s);
+void summary_put_size(struct dwriter *w, double mb);

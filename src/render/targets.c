@@ -21,16 +21,23 @@ static int render_cc(struct dbuf *out, const char *what, const struct cc_counts 
                            guess ? " (a guess: no marker step found)" : "");
 }
 
-static int render_target_text(const struct target *t, const struct target_fact *f,
-                              struct dbuf *name, struct dbuf *out)
+/* The build's text s made safe for a terminal, between before and after. */
+static int put_clean(struct dbuf *out, const char *before, const char *s, const char *after)
 {
-        int e;
+        int e = dbuf_puts(out, before);
 
-        dbuf_reset(name);
-        e = run_append_utf8_lossy(name, f->name, strlen(f->name), true);
         if (e >= 0)
-                e = dbuf_printf(out, "buildtel: target %s: %.1fs", name->p ? name->p : "",
-                                isnan(f->duration_s) ? 0.0 : f->duration_s);
+                e = run_append_utf8_lossy(out, s, strlen(s), true);
+        return e >= 0 ? dbuf_puts(out, after) : e;
+}
+
+static int render_target_text(const struct target *t, const struct target_fact *f,
+                              struct dbuf *out)
+{
+        int e = put_clean(out, "buildtel: target ", f->name, "");
+
+        if (e >= 0)
+                e = dbuf_printf(out, ": %.1fs", isnan(f->duration_s) ? 0.0 : f->duration_s);
         if (e >= 0 && f->steps_set)
                 e = dbuf_printf(out, ", %" PRIu32 " steps, %" PRIu32 " cached", f->steps,
                                 f->cached);
@@ -47,19 +54,12 @@ static int render_target_text(const struct target *t, const struct target_fact *
 
 int targets_render_text(const struct targets *ts, const struct run_facts *f, struct dbuf *out)
 {
-        struct dbuf name = DBUF_INIT;
         int e = 0;
 
         for (size_t i = 0; e >= 0 && i < f->n; i++)
-                e = render_target_text(ts && i < ts->n ? &ts->t[i] : NULL, &f->t[i], &name, out);
-        for (size_t i = 0; ts && e >= 0 && i < ts->nfailed; i++) {
-                const struct failed_step *fs = &ts->failed[i];
-
-                dbuf_reset(&name);
-                e = run_append_utf8_lossy(&name, fs->name, strlen(fs->name), true);
-                if (e >= 0)
-                        e = dbuf_printf(out, "buildtel: failed step: %s\n", name.p ? name.p : "");
-        }
+                e = render_target_text(ts && i < ts->n ? &ts->t[i] : NULL, &f->t[i], out);
+        for (size_t i = 0; ts && e >= 0 && i < ts->nfailed; i++)
+                e = put_clean(out, "buildtel: failed step: ", ts->failed[i].name, "\n");
         if (ts && e >= 0 && ts->ninja_total)
                 e = dbuf_printf(out, "buildtel: ninja progress %" PRIu64 "/%" PRIu64 "\n",
                                 ts->ninja_done, ts->ninja_total);
@@ -69,15 +69,10 @@ int targets_render_text(const struct targets *ts, const struct run_facts *f, str
                 e = dbuf_printf(out, "buildtel: .ninja_log: %" PRIu64 " edges this run%s\n",
                                 ts->ninja_edges, ts->nslow ? ", slowest:" : "");
         for (size_t i = 0; ts && e >= 0 && i < ts->nslow; i++) {
-                dbuf_reset(&name);
-                e = run_append_utf8_lossy(&name, ts->slow[i].output, strlen(ts->slow[i].output),
-                                          true);
+                e = dbuf_printf(out, "buildtel:   %8.3fs  ",
+                                (double)(ts->slow[i].end_ms - ts->slow[i].start_ms) / 1000.0);
                 if (e >= 0)
-                        e = dbuf_printf(out, "buildtel:   %8.3fs  %s\n",
-                                        (double)(ts->slow[i].end_ms - ts->slow[i].start_ms) /
-                                            1000.0,
-                                        name.p ? name.p : "");
+                        e = put_clean(out, "", ts->slow[i].output, "\n");
         }
-        dbuf_release(&name);
         return e < 0 ? -ENOMEM : 0;
 }

@@ -396,13 +396,19 @@ static int cmp_slice(const void *a, const void *b)
         return 0;
 }
 
+/* A key (its '"name":' text) and a JSON string. */
+static int put_str(struct dbuf *b, const char *key, const char *s)
+{
+        int e = dbuf_puts(b, key);
+
+        return e < 0 ? e : jsonw_string(b, s, strlen(s));
+}
+
 /* A compile unit's args: its tool, peak RSS and CPU where known. */
 static int unit_args(struct dbuf *b, const struct span *s)
 {
-        int e = dbuf_puts(b, "\"tool\":");
+        int e = put_str(b, "\"tool\":", s->unit->tool);
 
-        if (e >= 0)
-                e = jsonw_string(b, s->unit->tool, strlen(s->unit->tool));
         if (e >= 0 && isfinite(s->unit->peak_mb))
                 e = put_num(b, "peak_mb", s->unit->peak_mb, true);
         if (e >= 0 && isfinite(s->unit->cpu_s))
@@ -428,16 +434,10 @@ static int exec_args(struct dbuf *b, const struct step_exec *x)
         for (size_t i = 0; i < ARRAY_SIZE(kv) && e >= 0; i++)
                 if (isfinite(kv[i].v))
                         e = put_num(b, kv[i].key, kv[i].v, true);
-        if (e >= 0 && x->peak_proc[0]) {
-                e = dbuf_puts(b, ",\"peak_proc\":");
-                if (e >= 0)
-                        e = jsonw_string(b, x->peak_proc, strlen(x->peak_proc));
-        }
-        if (e >= 0 && x->oom_victim[0]) {
-                e = dbuf_puts(b, ",\"oom_victim\":");
-                if (e >= 0)
-                        e = jsonw_string(b, x->oom_victim, strlen(x->oom_victim));
-        }
+        if (e >= 0 && x->peak_proc[0])
+                e = put_str(b, ",\"peak_proc\":", x->peak_proc);
+        if (e >= 0 && x->oom_victim[0])
+                e = put_str(b, ",\"oom_victim\":", x->oom_victim);
         return e;
 }
 
@@ -447,11 +447,8 @@ static int exec_args(struct dbuf *b, const struct step_exec *x)
  * it ended. */
 static int step_args(struct dbuf *b, const struct span *s)
 {
-        int e = dbuf_puts(b, "\"target\":");
-
-        if (e >= 0)
-                e = s->target[0] ? jsonw_string(b, s->target, strlen(s->target))
-                                 : dbuf_puts(b, "null");
+        int e = s->target[0] ? put_str(b, "\"target\":", s->target)
+                             : dbuf_puts(b, "\"target\":null");
         if (e >= 0)
                 e = dbuf_printf(b, ",\"step\":%s,\"cached\":%s,\"error\":%s,\"canceled\":%s",
                                 TF(s->sf->step), TF(s->sf->cached), TF(s->sf->error),
