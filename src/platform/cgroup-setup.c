@@ -643,7 +643,7 @@ static void open_counters(struct cgroup *cg, const struct cgroup_config *cfg)
         }
 }
 
-/* --memory-max, --memory-high: every write checked. */
+/* --memory-max, --memory-high: every write checked, the max read back. */
 static int set_limits(struct cgroup *cg, const struct cgroup_config *cfg)
 {
         bool v2 = cg->mode == CGROUP_MODE_V2;
@@ -676,26 +676,18 @@ static int set_limits(struct cgroup *cg, const struct cgroup_config *cfg)
                 note(cfg, "cgroup v1 has no memory.high: --memory-high is set as "
                           "memory.soft_limit_in_bytes (reclaim under pressure, no "
                           "throttling)");
-        return 0;
-}
+        /* The limit must hold, or the user would think the build is capped;
+         * v1 rounds it down to whole pages. */
+        if (cfg->memory_max) {
+                ssize_t n = cg_read_at(cg, hh->dir_fd, file[0]);
+                uint64_t v;
 
-/* The limits must hold, or the user would think the build is capped. */
-static int check_limits(struct cgroup *cg, const struct cgroup_config *cfg)
-{
-        int dirfd = cg->mode == CGROUP_MODE_V2 ? cg->h[CG_H_V2].dir_fd : cg->h[CG_H_MEMORY].dir_fd;
-        const char *name = cg->mode == CGROUP_MODE_V2 ? "memory.max" : "memory.limit_in_bytes";
-        uint64_t v;
-        ssize_t n;
-
-        if (!cfg->memory_max)
-                return 0;
-        n = cg_read_at(cg, dirfd, name);
-        if (n < 0)
-                return n == -ENOENT ? -EOPNOTSUPP : (int)n;
-        /* v1 rounds the limit down to whole pages. */
-        if (cgroup_u64_parse(cg->buf, (size_t)n, &v) < 0 || v > cfg->memory_max ||
-            v + (uint64_t)cg->page_size < cfg->memory_max)
-                return -EOPNOTSUPP;
+                if (n < 0)
+                        return n == -ENOENT ? -EOPNOTSUPP : (int)n;
+                if (cgroup_u64_parse(cg->buf, (size_t)n, &v) < 0 || v > cfg->memory_max ||
+                    v + (uint64_t)cg->page_size < cfg->memory_max)
+                        return -EOPNOTSUPP;
+        }
         return 0;
 }
 
@@ -745,8 +737,6 @@ int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret)
                         open_counters(cg, cfg);
                         r = set_limits(cg, cfg);
                 }
-                if (r >= 0)
-                        r = check_limits(cg, cfg);
                 if (r >= 0)
                         open_kmsg(cg);
                 cg->setup_ok = r >= 0;
