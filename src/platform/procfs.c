@@ -280,26 +280,16 @@ int loadavg_parse(const char *buf, size_t len, struct loadavg *ret)
         return 0;
 }
 
-/* The next field of a stat line: past its blanks, at least one. */
-static bool field_start(const char **p, const char *end)
+/* The next field of a stat line, past its blanks (at least one): into *u
+ * when u is given, else signed into *i. */
+static int next_num(const char **p, const char *end, uint64_t *u, int64_t *i)
 {
+        int r;
+
         if (*p >= end || (**p != ' ' && **p != '\t'))
-                return false;
+                return -EINVAL;
         skip_spaces(p, end);
-        return true;
-}
-
-static int next_i64(const char **p, const char *end, int64_t *ret)
-{
-        int r = field_start(p, end) ? parse_i64(p, end, ret) : -EINVAL;
-
-        return r < 0 ? r : at_field_end(*p, end) ? 0 : -EINVAL;
-}
-
-static int next_u64(const char **p, const char *end, uint64_t *ret)
-{
-        int r = field_start(p, end) ? parse_u64(p, end, ret) : -EINVAL;
-
+        r = u ? parse_u64(p, end, u) : parse_i64(p, end, i);
         return r < 0 ? r : at_field_end(*p, end) ? 0 : -EINVAL;
 }
 
@@ -352,12 +342,7 @@ int pidstat_parse(const char *buf, size_t len, struct pidstat *ret)
         for (int field = 4; field <= 24; field++) {
                 /* The ones we keep are named; flags and fault counts (9-13)
                  * may not be negative, tty_nr, tpgid, priority, nice... may. */
-                if (u64_field[field])
-                        r = next_u64(&p, end, u64_field[field]);
-                else if (field >= 9 && field <= 13)
-                        r = next_u64(&p, end, &u);
-                else
-                        r = next_i64(&p, end, &v);
+                r = next_num(&p, end, field >= 9 && field <= 13 ? &u : u64_field[field], &v);
                 if (r < 0)
                         return r;
                 if (field <= 6 && (v < 0 || v > INT_MAX))
