@@ -125,13 +125,9 @@ static void read_psi(struct cgroup *cg, struct cgroup_stats *st)
                         /* Host-wide totals count from boot: from our start. */
                         if (!cg->psi_base_ok[i])
                                 continue;
-                        p.some_us = p.some_us >= cg->psi_base[i].some_us
-                                        ? p.some_us - cg->psi_base[i].some_us
-                                        : 0;
+                        p.some_us -= MIN(p.some_us, cg->psi_base[i].some_us);
                         if (p.full_us != UINT64_MAX && cg->psi_base[i].full_us != UINT64_MAX)
-                                p.full_us = p.full_us >= cg->psi_base[i].full_us
-                                                ? p.full_us - cg->psi_base[i].full_us
-                                                : 0;
+                                p.full_us -= MIN(p.full_us, cg->psi_base[i].full_us);
                         else
                                 p.full_us = UINT64_MAX;
                 }
