@@ -137,7 +137,7 @@ static bool kread_2keys(struct bkexec *b, struct ex *e, int h, const char *name,
         return true;
 }
 
-/* "/sys/fs/cgroup/memory" + path inside the hierarchy, relative to root_fd. */
+/* e's fact: the one its id had before, else a new one (no room: EX_OTHER). */
 static void ex_fact_new(struct bkexec *b, struct ex *e, double now, const char *cmd)
 {
         struct exec_fact *f;
