@@ -240,22 +240,18 @@ int zoneinfo_pcp_parse(const char *buf, size_t len, uint64_t *ret_pages)
 int loadavg_parse(const char *buf, size_t len, struct loadavg *ret)
 {
         const char *p = buf, *end;
-        double l1, l5, l15;
+        double l[3];
         uint64_t running, total;
         int r;
 
         if (!buf)
                 return -EINVAL;
         end = line_end(buf, buf + len);
-        r = parse_load(&p, end, &l1);
-        if (r < 0)
-                return r;
-        r = parse_load(&p, end, &l5);
-        if (r < 0)
-                return r;
-        r = parse_load(&p, end, &l15);
-        if (r < 0)
-                return r;
+        for (int k = 0; k < 3; k++) {
+                r = parse_load(&p, end, &l[k]);
+                if (r < 0)
+                        return r;
+        }
         skip_spaces(&p, end);
         r = parse_u64(&p, end, &running);
         if (r < 0)
@@ -271,9 +267,9 @@ int loadavg_parse(const char *buf, size_t len, struct loadavg *ret)
         if (!range_ok_u64(RANGE_TASKS, running) || !range_ok_u64(RANGE_TASKS, total))
                 return -ERANGE;
         *ret = (struct loadavg){
-            .load1 = l1,
-            .load5 = l5,
-            .load15 = l15,
+            .load1 = l[0],
+            .load5 = l[1],
+            .load15 = l[2],
             .running = running,
             .total = total,
         };
@@ -505,35 +501,28 @@ static int pid_path(char buf[static 64], long pid, const char *name)
         return 0;
 }
 
-/* Open and read proc/PID/name once into buf. */
-static ssize_t read_pid_file(struct procfs *p, long pid, const char *name, char *buf, size_t cap)
+/* Open and read proc/PID/name once into buf. live: an empty file is a
+ * process that died between open and read, -ESRCH. */
+static ssize_t read_pid_file(struct procfs *p, long pid, const char *name, char *buf, size_t cap,
+                             bool live)
 {
         _cleanup_close_ int fd = -1;
         char path[64];
-        int r;
+        ssize_t n = pid_path(path, pid, name);
 
-        r = pid_path(path, pid, name);
-        if (r < 0)
-                return r;
+        if (n < 0)
+                return n;
         fd = openat(p->proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
-        return read_full(fd, buf, cap);
-}
-
-/* The same where an empty file is a process that died between open and
- * read: -ESRCH. */
-static ssize_t read_pid_live(struct procfs *p, long pid, const char *name, char *buf, size_t cap)
-{
-        ssize_t n = read_pid_file(p, pid, name, buf, cap);
-
-        return n == 0 ? -ESRCH : n;
+        n = read_full(fd, buf, cap);
+        return live && n == 0 ? -ESRCH : n;
 }
 
 int procfs_pidstat(struct procfs *p, long pid, struct pidstat *ret)
 {
         char buf[PIDSTAT_BUF];
-        ssize_t n = read_pid_live(p, pid, "stat", buf, sizeof(buf));
+        ssize_t n = read_pid_file(p, pid, "stat", buf, sizeof(buf), true);
 
         return n < 0 ? (int)n : pidstat_parse(buf, (size_t)n, ret);
 }
@@ -541,7 +530,7 @@ int procfs_pidstat(struct procfs *p, long pid, struct pidstat *ret)
 int procfs_pidio(struct procfs *p, long pid, struct pidio *ret)
 {
         char buf[512];
-        ssize_t n = read_pid_live(p, pid, "io", buf, sizeof(buf));
+        ssize_t n = read_pid_file(p, pid, "io", buf, sizeof(buf), true);
 
         return n < 0 ? (int)n : pidio_parse(buf, (size_t)n, ret);
 }
@@ -607,7 +596,7 @@ ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap)
 {
         if (!buf && cap > 0)
                 return -EINVAL;
-        return read_pid_file(p, pid, "cmdline", buf, cap);
+        return read_pid_file(p, pid, "cmdline", buf, cap, false);
 }
 
 ssize_t procfs_cwd(struct procfs *p, long pid, char *buf, size_t cap)
@@ -657,7 +646,7 @@ int pidmem_parse(const char *buf, size_t len, struct pidmem *ret)
 int procfs_pidmem(struct procfs *p, long pid, struct pidmem *ret)
 {
         char buf[256];
-        ssize_t n = read_pid_live(p, pid, "statm", buf, sizeof(buf));
+        ssize_t n = read_pid_file(p, pid, "statm", buf, sizeof(buf), true);
 
         return n < 0 ? (int)n : pidmem_parse(buf, (size_t)n, ret);
 }
