@@ -165,15 +165,14 @@ static void v2_restore(struct cgroup *cg)
 
         if (v->own_fd < 0)
                 return;
-        if (hh->parent_fd >= 0 && v->parent_added && !v->leaf)
-                ; /* the root's buildtel/: shared with other runs, left on */
-        else if (hh->parent_fd >= 0)
-                cg_disable_ctl(hh->parent_fd, v->parent_added);
+        /* No leaf: buildtel/ is the root's, shared with other runs: left on. */
         if (v->leaf) {
-                cg_disable_ctl(v->own_fd, v->own_added);
-                if (hh->parent_fd >= 0)
+                if (hh->parent_fd >= 0) {
+                        cg_disable_ctl(hh->parent_fd, v->parent_added);
                         lfd =
                             openat(hh->parent_fd, v->leaf_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                }
+                cg_disable_ctl(v->own_fd, v->own_added);
                 /* Us and the daemons moved out of the build. */
                 if (lfd >= 0 && cg_pids_from_buf(cg, cg_read_at(cg, lfd, "cgroup.procs")) >= 0)
                         for (size_t k = 0; k < cg->npids; k++)
