@@ -372,29 +372,6 @@ static int move_to_leaf(struct cgroup *cg, const struct cgroup_config *cfg, int 
         return r;
 }
 
-/* Our own cgroup as it is now: its fd, the processes in it, whether only
- * we are and we may write it. */
-struct v2_own {
-        int fd;
-        size_t nprocs;
-        bool only_us, writable, offered;
-};
-
-static void v2_look(struct cgroup *cg, int fd, struct v2_own *o)
-{
-        o->fd = fd;
-        o->nprocs = 0;
-        o->only_us = false;
-        if (cg_pids_from_buf(cg, cg_read_at(cg, fd, "cgroup.procs")) >= 0) {
-                o->nprocs = cg->npids;
-                o->only_us = cg->npids == 1 && cg->pids[0] == (long)getpid();
-        }
-        o->writable = faccessat(fd, "cgroup.procs", W_OK, AT_EACCESS) == 0 &&
-                      faccessat(fd, "cgroup.subtree_control", W_OK, AT_EACCESS) == 0 &&
-                      faccessat(fd, ".", W_OK, AT_EACCESS) == 0;
-        o->offered = ctl_mask(cg, fd, "cgroup.controllers") & 1u;
-}
-
 /* The remedy for a user or root, after a failed scope. */
 static void why_scope(const struct cgroup_config *cfg, const char *rel, size_t nprocs, int r,
                       const char *sdwhy)
@@ -432,7 +409,8 @@ static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
         for (int attempt = 0; attempt < 2; attempt++) {
                 const char *rel = rel_to_mount(self->path[CG_H_V2], m->root[CG_H_V2]);
                 char own[2 * CG_PATH_MAX], unit[160], sdwhy[256];
-                struct v2_own o;
+                size_t nprocs = 0;
+                bool only_us = false, writable;
                 int fd, r;
 
                 if (join(own, sizeof(own), m->mnt[CG_H_V2], strcmp(rel, "/") == 0 ? "" : rel, "") <
@@ -441,9 +419,18 @@ static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
                 fd = openat(cg->root_fd, own + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (fd < 0)
                         return -errno;
-                v2_look(cg, fd, &o);
-                switch (cgroup_v2_plan(strcmp(rel, "/") == 0, o.offered, o.nprocs, o.only_us,
-                                       o.writable, cfg->use_systemd && attempt == 0)) {
+                /* Our own cgroup as it is now: the processes in it, whether
+                 * only we are and we may write it. */
+                if (cg_pids_from_buf(cg, cg_read_at(cg, fd, "cgroup.procs")) >= 0) {
+                        nprocs = cg->npids;
+                        only_us = cg->npids == 1 && cg->pids[0] == (long)getpid();
+                }
+                writable = faccessat(fd, "cgroup.procs", W_OK, AT_EACCESS) == 0 &&
+                           faccessat(fd, "cgroup.subtree_control", W_OK, AT_EACCESS) == 0 &&
+                           faccessat(fd, ".", W_OK, AT_EACCESS) == 0;
+                switch (cgroup_v2_plan(strcmp(rel, "/") == 0,
+                                       ctl_mask(cg, fd, "cgroup.controllers") & 1u, nprocs, only_us,
+                                       writable, cfg->use_systemd && attempt == 0)) {
                 case CG_PLAN_PLAIN:
                         close(fd);
                         note(cfg,
@@ -473,7 +460,7 @@ static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
                                 r = n < 0 ? (int)n : cgroup_self_parse(cg->buf, (size_t)n, self);
                         }
                         if (r < 0) {
-                                why_scope(cfg, rel, o.nprocs, r, sdwhy);
+                                why_scope(cfg, rel, nprocs, r, sdwhy);
                                 return -EBUSY;
                         }
                         continue;
@@ -483,8 +470,8 @@ static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
                             "%s holds %zu other process(es)%s; run buildtel alone in a "
                             "delegated cgroup: systemd-run --scope -p Delegate=yes buildtel "
                             "run ...",
-                            rel, o.nprocs > 0 ? o.nprocs - 1 : 0,
-                            o.writable ? "" : " and is not ours to write");
+                            rel, nprocs > 0 ? nprocs - 1 : 0,
+                            writable ? "" : " and is not ours to write");
                         return -EBUSY;
                 }
         }
