@@ -434,8 +434,9 @@ const char *child_exit_comm(const struct child *c)
         return c->exit_comm;
 }
 
-static void decode_status(int st, int *ret_status, int *ret_signal)
+static void reaped(struct child *c, int st, int *ret_status, int *ret_signal)
 {
+        c->reaped = true;
         if (WIFSIGNALED(st)) {
                 *ret_status = 128 + WTERMSIG(st);
                 *ret_signal = WTERMSIG(st);
@@ -455,8 +456,7 @@ int child_wait(struct child *c, int *ret_status, int *ret_signal)
         while (waitpid(c->pid, &st, 0) < 0)
                 if (errno != EINTR)
                         return -errno;
-        c->reaped = true;
-        decode_status(st, ret_status, ret_signal);
+        reaped(c, st, ret_status, ret_signal);
         return 0;
 }
 
@@ -493,8 +493,7 @@ int child_try_wait(struct child *c, int *ret_status, int *ret_signal)
         }
         if (WIFSTOPPED(st))
                 return 0;
-        c->reaped = true;
-        decode_status(st, ret_status, ret_signal);
+        reaped(c, st, ret_status, ret_signal);
         return 1;
 }
 

@@ -132,7 +132,6 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
         uint64_t v[_MI_MAX] = {0};
         bool seen[_MI_MAX] = {false};
         uint64_t avail;
-
         size_t nseen = 0;
 
         if (!buf)
