@@ -110,21 +110,16 @@ ssize_t bkexec_kread(struct bkexec *b, struct ex *e, int h, const char *name)
         return n;
 }
 
-static double kread_u64(struct bkexec *b, struct ex *e, int h, const char *name)
+/* name's single number ("max": NAN), or key's in it. */
+static double kread_u64(struct bkexec *b, struct ex *e, int h, const char *name, const char *key)
 {
         ssize_t n = bkexec_kread(b, e, h, name);
         uint64_t v;
 
-        return n > 0 && cgroup_u64_parse(b->buf, (size_t)n, &v) >= 0 && v != UINT64_MAX ? (double)v
-                                                                                        : NAN;
-}
-
-static double kread_key(struct bkexec *b, struct ex *e, int h, const char *name, const char *key)
-{
-        ssize_t n = bkexec_kread(b, e, h, name);
-        uint64_t v;
-
-        return n > 0 && cgroup_keyed_parse(b->buf, (size_t)n, key, &v) >= 0 ? (double)v : NAN;
+        if (n <= 0 || (key ? cgroup_keyed_parse(b->buf, (size_t)n, key, &v)
+                           : cgroup_u64_parse(b->buf, (size_t)n, &v)) < 0)
+                return NAN;
+        return key || v != UINT64_MAX ? (double)v : NAN;
 }
 
 /* Two keys of one file read once; false when either is missing. */
@@ -142,7 +137,7 @@ static bool kread_2keys(struct bkexec *b, struct ex *e, int h, const char *name,
         return true;
 }
 
-/* "/sys/fs/cgroup/memory" + path inside the hierarchy, relative to root_fd. */
+/* e's fact: the one its id had before, else a new one (no room: EX_OTHER). */
 static void ex_fact_new(struct bkexec *b, struct ex *e, double now, const char *cmd)
 {
         struct exec_fact *f;
@@ -206,9 +201,9 @@ static void ex_read_mem(struct bkexec *b, struct ex *e, struct exec_fact *f)
         int h = v1 ? CG_H_MEMORY : CG_H_V2;
         double oom, peak;
 
-        f->mem_bytes = kread_u64(b, e, h, v1 ? "memory.usage_in_bytes" : "memory.current");
-        peak = kread_u64(b, e, h, v1 ? "memory.max_usage_in_bytes" : "memory.peak");
-        oom = kread_key(b, e, h, v1 ? "memory.oom_control" : "memory.events", "oom_kill");
+        f->mem_bytes = kread_u64(b, e, h, v1 ? "memory.usage_in_bytes" : "memory.current", NULL);
+        peak = kread_u64(b, e, h, v1 ? "memory.max_usage_in_bytes" : "memory.peak", NULL);
+        oom = kread_u64(b, e, h, v1 ? "memory.oom_control" : "memory.events", "oom_kill");
         /* a cgroup removed under an open fd reads as nothing: keep the last */
         if (isnan(peak))
                 peak = f->mem_bytes; /* no kernel peak (v2 before 5.19): sampled */
@@ -295,7 +290,8 @@ static void ex_read(struct bkexec *b, struct ex *e, struct exec_fact *f)
                 f->u.io_read_bytes = (double)r;
                 f->u.io_write_bytes = (double)w;
         }
-        f->pids = kread_u64(b, e, e->dfd[CG_H_PIDS] >= 0 ? CG_H_PIDS : CG_H_V2, "pids.current");
+        f->pids =
+            kread_u64(b, e, e->dfd[CG_H_PIDS] >= 0 ? CG_H_PIDS : CG_H_V2, "pids.current", NULL);
         ex_read_pressure(b, e, f);
         ex_read_net(b, e, f);
 }

@@ -78,20 +78,6 @@ static size_t kill_tree(struct cgroup *cg, int dirfd, int depth)
         return found;
 }
 
-/* Kill every process in dirfd's cgroup and below (SIGKILL) until none is
- * left, for about 2 s at most. Returns 0 or -EBUSY. */
-static int empty_dir(struct cgroup *cg, int dirfd)
-{
-        struct timespec ts = {0, 10 * 1000 * 1000};
-
-        for (int i = 0; i < 200; i++) {
-                if (kill_tree(cg, dirfd, 0) == 0)
-                        return 0;
-                nanosleep(&ts, NULL);
-        }
-        return -EBUSY;
-}
-
 /* Remove the empty cgroups below dirfd, deepest first (a nested buildtel
  * killed, a systemd-run --scope inside the build). Returns 0, or -EBUSY
  * when some still hold processes. */
@@ -179,15 +165,14 @@ static void v2_restore(struct cgroup *cg)
 
         if (v->own_fd < 0)
                 return;
-        if (hh->parent_fd >= 0 && v->parent_added && !v->leaf)
-                ; /* the root's buildtel/: shared with other runs, left on */
-        else if (hh->parent_fd >= 0)
-                cg_disable_ctl(hh->parent_fd, v->parent_added);
+        /* No leaf: buildtel/ is the root's, shared with other runs: left on. */
         if (v->leaf) {
-                cg_disable_ctl(v->own_fd, v->own_added);
-                if (hh->parent_fd >= 0)
+                if (hh->parent_fd >= 0) {
+                        cg_disable_ctl(hh->parent_fd, v->parent_added);
                         lfd =
                             openat(hh->parent_fd, v->leaf_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                }
+                cg_disable_ctl(v->own_fd, v->own_added);
                 /* Us and the daemons moved out of the build. */
                 if (lfd >= 0 && cg_pids_from_buf(cg, cg_read_at(cg, lfd, "cgroup.procs")) >= 0)
                         for (size_t k = 0; k < cg->npids; k++)
@@ -224,27 +209,21 @@ void cg_remove_dirs(struct cgroup *cg)
         }
 }
 
-/* Kill every process in the cgroup and wait (at most about 2 s) until it
- * is empty; also called by cgroup_free. Returns 0, -EBUSY when some
- * process would not go, -errno. No-op in none mode. */
-static int cgroup_kill_all(struct cgroup *cg)
+/* Kill every process in the cgroup and below (SIGKILL) until none is left,
+ * for about 2 s at most in each hierarchy; a process that would not go is
+ * left (the removal of its cgroup then fails). */
+static void kill_all(struct cgroup *cg)
 {
-        int ret = 0;
+        struct timespec ts = {0, 10 * 1000 * 1000};
 
-        if (!cg || cg->mode == CGROUP_MODE_NONE)
-                return 0;
         if (cg->h[CG_H_V2].used && cg->h[CG_H_V2].dir_fd >= 0)
                 (void)cg_write_at(cg->h[CG_H_V2].dir_fd, "cgroup.kill", "1");
         for (int i = 0; i < _CG_H_MAX; i++) {
-                int r;
-
                 if (!cg->h[i].used || cg->h[i].dir_fd < 0)
                         continue;
-                r = empty_dir(cg, cg->h[i].dir_fd);
-                if (r < 0 && ret == 0)
-                        ret = r;
+                for (int k = 0; k < 200 && kill_tree(cg, cg->h[i].dir_fd, 0) > 0; k++)
+                        nanosleep(&ts, NULL);
         }
-        return ret;
 }
 
 /* A daemon moved out of the build goes to our own cgroup, or in a v2 leaf
@@ -313,7 +292,7 @@ void cgroup_free(struct cgroup *cg)
         if (cg->root_fd >= 0 && cg->buf) {
                 if (cg->setup_ok)
                         keep_daemons(cg);
-                (void)cgroup_kill_all(cg);
+                kill_all(cg);
                 cg_remove_dirs(cg);
         }
         for (int i = 0; i < _CG_H_MAX; i++) {

@@ -14,18 +14,11 @@
 #include "platform/kmsg.h"
 #include "util/util.h"
 
-static int hier_of_controller(const char *w, size_t n)
-{
-        if (word_is(w, n, "memory"))
-                return CG_H_MEMORY;
-        if (word_is(w, n, "cpuacct"))
-                return CG_H_CPUACCT;
-        if (word_is(w, n, "blkio"))
-                return CG_H_BLKIO;
-        if (word_is(w, n, "pids"))
-                return CG_H_PIDS;
-        return -1;
-}
+/* The v1 controllers, by enum cgroup_hier. */
+static const char *const v1_ctl[_CG_H_MAX] = {[CG_H_MEMORY] = "memory",
+                                              [CG_H_CPUACCT] = "cpuacct",
+                                              [CG_H_BLKIO] = "blkio",
+                                              [CG_H_PIDS] = "pids"};
 
 /* Bits (1u << enum cgroup_hier) of the v1 controllers in the comma-separated
  * list [o, end). */
@@ -35,10 +28,10 @@ static unsigned hiers_of(const char *o, const char *end)
 
         while (o < end) {
                 const char *comma = memchr(o, ',', (size_t)(end - o)), *ce = comma ? comma : end;
-                int h = hier_of_controller(o, (size_t)(ce - o));
 
-                if (h >= 0)
-                        mask |= 1u << h;
+                for (int h = CG_H_MEMORY; h < _CG_H_MAX; h++)
+                        if (word_is(o, (size_t)(ce - o), v1_ctl[h]))
+                                mask |= 1u << h;
                 o = comma ? comma + 1 : end;
         }
         return mask;
@@ -67,14 +60,12 @@ static int unescape_path(const char *w, size_t n, char out[static CG_PATH_MAX])
 
 int cgroup_mounts_parse(const char *buf, size_t len, struct cgroup_mounts *ret)
 {
-        struct cgroup_mounts *m;
+        struct cgroup_mounts *m = ret;
         const char *p = buf, *end = buf + len;
 
         if (!buf || !ret)
                 return -EINVAL;
-        m = calloc(1, sizeof(*m));
-        if (!m)
-                return -ENOMEM;
+        memset(m, 0, sizeof(*m));
         for (const char *eol; p < end; p = next_line(eol, end)) {
                 const char *w, *root_w = NULL, *mnt_w = NULL, *type_w;
                 const char *opts_w;
@@ -111,8 +102,6 @@ int cgroup_mounts_parse(const char *buf, size_t len, struct cgroup_mounts *ret)
                             unescape_path(root_w, root_n, m->root[h]) < 0)
                                 m->mnt[h][0] = '\0';
         }
-        *ret = *m;
-        free(m);
         return 0;
 }
 

@@ -98,19 +98,14 @@ static double in_range(enum range_kind k, double v)
         return range_ok(k, v) ? v : NAN;
 }
 
-/* Read one hot file and parse a single number. */
-static int hot_u64(struct cgroup *cg, enum hot which, uint64_t *ret)
+/* Read one hot file: its single number, or key's. */
+static int hot_u64(struct cgroup *cg, enum hot which, const char *key, uint64_t *ret)
 {
         ssize_t n = cg_read_fd(cg, cg->hot[which]);
 
-        return n < 0 ? (int)n : cgroup_u64_parse(cg->buf, (size_t)n, ret);
-}
-
-static int hot_keyed(struct cgroup *cg, enum hot which, const char *key, uint64_t *ret)
-{
-        ssize_t n = cg_read_fd(cg, cg->hot[which]);
-
-        return n < 0 ? (int)n : cgroup_keyed_parse(cg->buf, (size_t)n, key, ret);
+        return n < 0 ? (int)n
+               : key ? cgroup_keyed_parse(cg->buf, (size_t)n, key, ret)
+                     : cgroup_u64_parse(cg->buf, (size_t)n, ret);
 }
 
 static void read_psi(struct cgroup *cg, struct cgroup_stats *st)
@@ -130,13 +125,9 @@ static void read_psi(struct cgroup *cg, struct cgroup_stats *st)
                         /* Host-wide totals count from boot: from our start. */
                         if (!cg->psi_base_ok[i])
                                 continue;
-                        p.some_us = p.some_us >= cg->psi_base[i].some_us
-                                        ? p.some_us - cg->psi_base[i].some_us
-                                        : 0;
+                        p.some_us -= MIN(p.some_us, cg->psi_base[i].some_us);
                         if (p.full_us != UINT64_MAX && cg->psi_base[i].full_us != UINT64_MAX)
-                                p.full_us = p.full_us >= cg->psi_base[i].full_us
-                                                ? p.full_us - cg->psi_base[i].full_us
-                                                : 0;
+                                p.full_us -= MIN(p.full_us, cg->psi_base[i].full_us);
                         else
                                 p.full_us = UINT64_MAX;
                 }
@@ -259,14 +250,12 @@ static int read_tree(struct cgroup *cg, struct cgroup_stats *st)
                 st->mem_anon_bytes = anon;
                 st->mem_file_bytes = file;
         }
-        if (isnan(cg->mem_peak) || rss > cg->mem_peak)
-                cg->mem_peak = rss;
+        cg->mem_peak = fmax(cg->mem_peak, rss); /* fmax(NAN, x) is x */
         st->mem_peak_bytes = cg->mem_peak;
         st->io_read_bytes = rd;
         st->io_write_bytes = wr;
         st->pids = (double)n;
-        if (isnan(cg->pids_peak) || (double)n > cg->pids_peak)
-                cg->pids_peak = (double)n;
+        cg->pids_peak = fmax(cg->pids_peak, (double)n);
         st->pids_peak = cg->pids_peak;
         return 0;
 }
@@ -295,7 +284,7 @@ int cgroup_mem_used(struct cgroup *cg, double *ret_bytes)
         if (!cg || cg->mode == CGROUP_MODE_NONE || cg->hot[HOT_MEM] < 0 ||
             cg->hot[HOT_MEM_STAT] < 0)
                 return -ENODATA;
-        if ((r = hot_u64(cg, HOT_MEM, &a)) < 0)
+        if ((r = hot_u64(cg, HOT_MEM, NULL, &a)) < 0)
                 return r;
         cgroup_stats_clear(&st);
         read_memstat(cg, &st);
@@ -319,26 +308,26 @@ int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret)
 #define TRY(expr) ((r = (expr)) >= 0 ? (ok++, true) : (first == 0 ? (first = r, false) : false))
 
         if (cg->hot[HOT_CPU_USER] >= 0) {
-                if (TRY(hot_u64(cg, HOT_CPU_USER, &a)))
+                if (TRY(hot_u64(cg, HOT_CPU_USER, NULL, &a)))
                         st.cpu_user_s = in_range(RANGE_CPU_SECONDS, (double)a / 1e9);
-                if (TRY(hot_u64(cg, HOT_CPU_SYS, &a)))
+                if (TRY(hot_u64(cg, HOT_CPU_SYS, NULL, &a)))
                         st.cpu_sys_s = in_range(RANGE_CPU_SECONDS, (double)a / 1e9);
         } else if (cg->mode == CGROUP_MODE_V1) {
-                if (TRY(hot_keyed(cg, HOT_CPU, "user", &a)) &&
-                    TRY(hot_keyed(cg, HOT_CPU, "system", &b))) {
+                if (TRY(hot_u64(cg, HOT_CPU, "user", &a)) &&
+                    TRY(hot_u64(cg, HOT_CPU, "system", &b))) {
                         st.cpu_user_s = in_range(RANGE_CPU_SECONDS, (double)a / cg->ticks_per_s);
                         st.cpu_sys_s = in_range(RANGE_CPU_SECONDS, (double)b / cg->ticks_per_s);
                 }
-        } else if (TRY(hot_keyed(cg, HOT_CPU, "user_usec", &a)) &&
-                   TRY(hot_keyed(cg, HOT_CPU, "system_usec", &b))) {
+        } else if (TRY(hot_u64(cg, HOT_CPU, "user_usec", &a)) &&
+                   TRY(hot_u64(cg, HOT_CPU, "system_usec", &b))) {
                 st.cpu_user_s = in_range(RANGE_CPU_SECONDS, (double)a / 1e6);
                 st.cpu_sys_s = in_range(RANGE_CPU_SECONDS, (double)b / 1e6);
         }
-        if (cg->hot[HOT_MEM] >= 0 && TRY(hot_u64(cg, HOT_MEM, &a)))
+        if (cg->hot[HOT_MEM] >= 0 && TRY(hot_u64(cg, HOT_MEM, NULL, &a)))
                 st.mem_bytes = in_range(RANGE_BYTES, (double)a);
-        if (cg->hot[HOT_MEM_PEAK] >= 0 && TRY(hot_u64(cg, HOT_MEM_PEAK, &a)))
+        if (cg->hot[HOT_MEM_PEAK] >= 0 && TRY(hot_u64(cg, HOT_MEM_PEAK, NULL, &a)))
                 st.mem_peak_bytes = in_range(RANGE_BYTES, (double)a);
-        if (cg->hot[HOT_MEM_EV] >= 0 && TRY(hot_keyed(cg, HOT_MEM_EV, "oom_kill", &a))) {
+        if (cg->hot[HOT_MEM_EV] >= 0 && TRY(hot_u64(cg, HOT_MEM_EV, "oom_kill", &a))) {
                 st.oom_kills = in_range(RANGE_EVENTS, (double)a);
                 if (a > 0)
                         read_kmsg(cg);
@@ -356,11 +345,11 @@ int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret)
                         st.io_write_bytes = in_range(RANGE_BYTES, (double)b);
                 }
         }
-        if (cg->hot[HOT_PIDS] >= 0 && TRY(hot_u64(cg, HOT_PIDS, &a)))
+        if (cg->hot[HOT_PIDS] >= 0 && TRY(hot_u64(cg, HOT_PIDS, NULL, &a)))
                 st.pids = in_range(RANGE_TASKS, (double)a);
         if (cg->hot[HOT_MEM_STAT] >= 0)
                 read_memstat(cg, &st);
-        if (cg->hot[HOT_PIDS_PEAK] >= 0 && TRY(hot_u64(cg, HOT_PIDS_PEAK, &a)))
+        if (cg->hot[HOT_PIDS_PEAK] >= 0 && TRY(hot_u64(cg, HOT_PIDS_PEAK, NULL, &a)))
                 st.pids_peak = in_range(RANGE_TASKS, (double)a);
 #undef TRY
         read_psi(cg, &st);

@@ -372,29 +372,6 @@ static int move_to_leaf(struct cgroup *cg, const struct cgroup_config *cfg, int 
         return r;
 }
 
-/* Our own cgroup as it is now: its fd, the processes in it, whether only
- * we are and we may write it. */
-struct v2_own {
-        int fd;
-        size_t nprocs;
-        bool only_us, writable, offered;
-};
-
-static void v2_look(struct cgroup *cg, int fd, struct v2_own *o)
-{
-        o->fd = fd;
-        o->nprocs = 0;
-        o->only_us = false;
-        if (cg_pids_from_buf(cg, cg_read_at(cg, fd, "cgroup.procs")) >= 0) {
-                o->nprocs = cg->npids;
-                o->only_us = cg->npids == 1 && cg->pids[0] == (long)getpid();
-        }
-        o->writable = faccessat(fd, "cgroup.procs", W_OK, AT_EACCESS) == 0 &&
-                      faccessat(fd, "cgroup.subtree_control", W_OK, AT_EACCESS) == 0 &&
-                      faccessat(fd, ".", W_OK, AT_EACCESS) == 0;
-        o->offered = ctl_mask(cg, fd, "cgroup.controllers") & 1u;
-}
-
 /* The remedy for a user or root, after a failed scope. */
 static void why_scope(const struct cgroup_config *cfg, const char *rel, size_t nprocs, int r,
                       const char *sdwhy)
@@ -432,7 +409,8 @@ static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
         for (int attempt = 0; attempt < 2; attempt++) {
                 const char *rel = rel_to_mount(self->path[CG_H_V2], m->root[CG_H_V2]);
                 char own[2 * CG_PATH_MAX], unit[160], sdwhy[256];
-                struct v2_own o;
+                size_t nprocs = 0;
+                bool only_us = false, writable;
                 int fd, r;
 
                 if (join(own, sizeof(own), m->mnt[CG_H_V2], strcmp(rel, "/") == 0 ? "" : rel, "") <
@@ -441,9 +419,18 @@ static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
                 fd = openat(cg->root_fd, own + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (fd < 0)
                         return -errno;
-                v2_look(cg, fd, &o);
-                switch (cgroup_v2_plan(strcmp(rel, "/") == 0, o.offered, o.nprocs, o.only_us,
-                                       o.writable, cfg->use_systemd && attempt == 0)) {
+                /* Our own cgroup as it is now: the processes in it, whether
+                 * only we are and we may write it. */
+                if (cg_pids_from_buf(cg, cg_read_at(cg, fd, "cgroup.procs")) >= 0) {
+                        nprocs = cg->npids;
+                        only_us = cg->npids == 1 && cg->pids[0] == (long)getpid();
+                }
+                writable = faccessat(fd, "cgroup.procs", W_OK, AT_EACCESS) == 0 &&
+                           faccessat(fd, "cgroup.subtree_control", W_OK, AT_EACCESS) == 0 &&
+                           faccessat(fd, ".", W_OK, AT_EACCESS) == 0;
+                switch (cgroup_v2_plan(strcmp(rel, "/") == 0,
+                                       ctl_mask(cg, fd, "cgroup.controllers") & 1u, nprocs, only_us,
+                                       writable, cfg->use_systemd && attempt == 0)) {
                 case CG_PLAN_PLAIN:
                         close(fd);
                         note(cfg,
@@ -473,7 +460,7 @@ static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
                                 r = n < 0 ? (int)n : cgroup_self_parse(cg->buf, (size_t)n, self);
                         }
                         if (r < 0) {
-                                why_scope(cfg, rel, o.nprocs, r, sdwhy);
+                                why_scope(cfg, rel, nprocs, r, sdwhy);
                                 return -EBUSY;
                         }
                         continue;
@@ -483,8 +470,8 @@ static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
                             "%s holds %zu other process(es)%s; run buildtel alone in a "
                             "delegated cgroup: systemd-run --scope -p Delegate=yes buildtel "
                             "run ...",
-                            rel, o.nprocs > 0 ? o.nprocs - 1 : 0,
-                            o.writable ? "" : " and is not ours to write");
+                            rel, nprocs > 0 ? nprocs - 1 : 0,
+                            writable ? "" : " and is not ours to write");
                         return -EBUSY;
                 }
         }
@@ -643,7 +630,7 @@ static void open_counters(struct cgroup *cg, const struct cgroup_config *cfg)
         }
 }
 
-/* --memory-max, --memory-high: every write checked. */
+/* --memory-max, --memory-high: every write checked, the max read back. */
 static int set_limits(struct cgroup *cg, const struct cgroup_config *cfg)
 {
         bool v2 = cg->mode == CGROUP_MODE_V2;
@@ -676,26 +663,18 @@ static int set_limits(struct cgroup *cg, const struct cgroup_config *cfg)
                 note(cfg, "cgroup v1 has no memory.high: --memory-high is set as "
                           "memory.soft_limit_in_bytes (reclaim under pressure, no "
                           "throttling)");
-        return 0;
-}
+        /* The limit must hold, or the user would think the build is capped;
+         * v1 rounds it down to whole pages. */
+        if (cfg->memory_max) {
+                ssize_t n = cg_read_at(cg, hh->dir_fd, file[0]);
+                uint64_t v;
 
-/* The limits must hold, or the user would think the build is capped. */
-static int check_limits(struct cgroup *cg, const struct cgroup_config *cfg)
-{
-        int dirfd = cg->mode == CGROUP_MODE_V2 ? cg->h[CG_H_V2].dir_fd : cg->h[CG_H_MEMORY].dir_fd;
-        const char *name = cg->mode == CGROUP_MODE_V2 ? "memory.max" : "memory.limit_in_bytes";
-        uint64_t v;
-        ssize_t n;
-
-        if (!cfg->memory_max)
-                return 0;
-        n = cg_read_at(cg, dirfd, name);
-        if (n < 0)
-                return n == -ENOENT ? -EOPNOTSUPP : (int)n;
-        /* v1 rounds the limit down to whole pages. */
-        if (cgroup_u64_parse(cg->buf, (size_t)n, &v) < 0 || v > cfg->memory_max ||
-            v + (uint64_t)cg->page_size < cfg->memory_max)
-                return -EOPNOTSUPP;
+                if (n < 0)
+                        return n == -ENOENT ? -EOPNOTSUPP : (int)n;
+                if (cgroup_u64_parse(cg->buf, (size_t)n, &v) < 0 || v > cfg->memory_max ||
+                    v + (uint64_t)cg->page_size < cfg->memory_max)
+                        return -EOPNOTSUPP;
+        }
         return 0;
 }
 
@@ -745,8 +724,6 @@ int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret)
                         open_counters(cg, cfg);
                         r = set_limits(cg, cfg);
                 }
-                if (r >= 0)
-                        r = check_limits(cg, cfg);
                 if (r >= 0)
                         open_kmsg(cg);
                 cg->setup_ok = r >= 0;

@@ -94,6 +94,18 @@ static void close_other_fds(int keep)
                         (void)close(fd);
 }
 
+/* tcsetpgrp from whichever group we are in: SIGTTOU blocked. */
+static void set_tty_group(pid_t pgrp)
+{
+        sigset_t ttou, old;
+
+        sigemptyset(&ttou);
+        sigaddset(&ttou, SIGTTOU);
+        sigprocmask(SIG_BLOCK, &ttou, &old);
+        (void)tcsetpgrp(STDIN_FILENO, pgrp);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
 /* Only async-signal-safe calls between fork and exec. */
 _Noreturn static void child_exec(const struct child_config *cfg, int out_w, int err_w, int null_fd,
                                  int errpipe)
@@ -111,13 +123,8 @@ _Noreturn static void child_exec(const struct child_config *cfg, int out_w, int 
 
                         (void)!write(errpipe, &je, sizeof(je));
                 }
-        if (cfg->foreground) {
-                sigset_t ttou;
-                sigemptyset(&ttou);
-                sigaddset(&ttou, SIGTTOU);
-                sigprocmask(SIG_BLOCK, &ttou, NULL);
-                (void)tcsetpgrp(STDIN_FILENO, getpid());
-        }
+        if (cfg->foreground)
+                set_tty_group(getpid());
         /* buildtel ignores SIGPIPE and blocks signals for its signalfd; the
          * build gets what buildtel itself was started with. */
         if (cfg->clean) {
@@ -275,20 +282,15 @@ int child_spawn(const struct child_config *cfg, struct child **ret)
                 e = open_pty(&out_r, &out_w, &ws);
                 if (e < 0)
                         return e;
-        } else if (cfg->pipes) {
-                if (pipe2(fds, O_CLOEXEC) < 0)
-                        return -errno;
-                out_r = fds[0];
-                out_w = fds[1];
-                /* Fewer wake-ups for chatty builds; capped by pipe-max-size. */
-                (void)fcntl(out_w, F_SETPIPE_SZ, CHILD_PIPE_SIZE);
         }
-        if (cfg->pipes && !cfg->pty && !cfg->stderr_null) {
+        /* stdout's pipe, then stderr's; fewer wake-ups for chatty builds
+         * (capped by pipe-max-size) */
+        for (int k = 0; k < 2 && cfg->pipes && !cfg->pty && (k == 0 || !cfg->stderr_null); k++) {
                 if (pipe2(fds, O_CLOEXEC) < 0)
                         return -errno;
-                err_r = fds[0];
-                err_w = fds[1];
-                (void)fcntl(err_w, F_SETPIPE_SZ, CHILD_PIPE_SIZE);
+                *(k ? &err_r : &out_r) = fds[0];
+                *(k ? &err_w : &out_w) = fds[1];
+                (void)fcntl(fds[1], F_SETPIPE_SZ, CHILD_PIPE_SIZE);
         }
         if (pipe2(fds, O_CLOEXEC) < 0)
                 return -errno;
@@ -432,8 +434,9 @@ const char *child_exit_comm(const struct child *c)
         return c->exit_comm;
 }
 
-static void decode_status(int st, int *ret_status, int *ret_signal)
+static void reaped(struct child *c, int st, int *ret_status, int *ret_signal)
 {
+        c->reaped = true;
         if (WIFSIGNALED(st)) {
                 *ret_status = 128 + WTERMSIG(st);
                 *ret_signal = WTERMSIG(st);
@@ -453,8 +456,7 @@ int child_wait(struct child *c, int *ret_status, int *ret_signal)
         while (waitpid(c->pid, &st, 0) < 0)
                 if (errno != EINTR)
                         return -errno;
-        c->reaped = true;
-        decode_status(st, ret_status, ret_signal);
+        reaped(c, st, ret_status, ret_signal);
         return 0;
 }
 
@@ -491,21 +493,8 @@ int child_try_wait(struct child *c, int *ret_status, int *ret_signal)
         }
         if (WIFSTOPPED(st))
                 return 0;
-        c->reaped = true;
-        decode_status(st, ret_status, ret_signal);
+        reaped(c, st, ret_status, ret_signal);
         return 1;
-}
-
-/* tcsetpgrp from whichever group we are in: SIGTTOU blocked. */
-static void set_tty_group(pid_t pgrp)
-{
-        sigset_t ttou, old;
-
-        sigemptyset(&ttou);
-        sigaddset(&ttou, SIGTTOU);
-        sigprocmask(SIG_BLOCK, &ttou, &old);
-        (void)tcsetpgrp(STDIN_FILENO, pgrp);
-        sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 void child_restore_terminal(struct child *c)

@@ -132,7 +132,6 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
         uint64_t v[_MI_MAX] = {0};
         bool seen[_MI_MAX] = {false};
         uint64_t avail;
-
         size_t nseen = 0;
 
         if (!buf)
@@ -240,22 +239,18 @@ int zoneinfo_pcp_parse(const char *buf, size_t len, uint64_t *ret_pages)
 int loadavg_parse(const char *buf, size_t len, struct loadavg *ret)
 {
         const char *p = buf, *end;
-        double l1, l5, l15;
+        double l[3];
         uint64_t running, total;
         int r;
 
         if (!buf)
                 return -EINVAL;
         end = line_end(buf, buf + len);
-        r = parse_load(&p, end, &l1);
-        if (r < 0)
-                return r;
-        r = parse_load(&p, end, &l5);
-        if (r < 0)
-                return r;
-        r = parse_load(&p, end, &l15);
-        if (r < 0)
-                return r;
+        for (int k = 0; k < 3; k++) {
+                r = parse_load(&p, end, &l[k]);
+                if (r < 0)
+                        return r;
+        }
         skip_spaces(&p, end);
         r = parse_u64(&p, end, &running);
         if (r < 0)
@@ -271,35 +266,25 @@ int loadavg_parse(const char *buf, size_t len, struct loadavg *ret)
         if (!range_ok_u64(RANGE_TASKS, running) || !range_ok_u64(RANGE_TASKS, total))
                 return -ERANGE;
         *ret = (struct loadavg){
-            .load1 = l1,
-            .load5 = l5,
-            .load15 = l15,
+            .load1 = l[0],
+            .load5 = l[1],
+            .load15 = l[2],
             .running = running,
             .total = total,
         };
         return 0;
 }
 
-/* The next field of a stat line: past its blanks, at least one. */
-static bool field_start(const char **p, const char *end)
+/* The next field of a stat line, past its blanks (at least one): into *u
+ * when u is given, else signed into *i. */
+static int next_num(const char **p, const char *end, uint64_t *u, int64_t *i)
 {
+        int r;
+
         if (*p >= end || (**p != ' ' && **p != '\t'))
-                return false;
+                return -EINVAL;
         skip_spaces(p, end);
-        return true;
-}
-
-static int next_i64(const char **p, const char *end, int64_t *ret)
-{
-        int r = field_start(p, end) ? parse_i64(p, end, ret) : -EINVAL;
-
-        return r < 0 ? r : at_field_end(*p, end) ? 0 : -EINVAL;
-}
-
-static int next_u64(const char **p, const char *end, uint64_t *ret)
-{
-        int r = field_start(p, end) ? parse_u64(p, end, ret) : -EINVAL;
-
+        r = u ? parse_u64(p, end, u) : parse_i64(p, end, i);
         return r < 0 ? r : at_field_end(*p, end) ? 0 : -EINVAL;
 }
 
@@ -352,12 +337,7 @@ int pidstat_parse(const char *buf, size_t len, struct pidstat *ret)
         for (int field = 4; field <= 24; field++) {
                 /* The ones we keep are named; flags and fault counts (9-13)
                  * may not be negative, tty_nr, tpgid, priority, nice... may. */
-                if (u64_field[field])
-                        r = next_u64(&p, end, u64_field[field]);
-                else if (field >= 9 && field <= 13)
-                        r = next_u64(&p, end, &u);
-                else
-                        r = next_i64(&p, end, &v);
+                r = next_num(&p, end, field >= 9 && field <= 13 ? &u : u64_field[field], &v);
                 if (r < 0)
                         return r;
                 if (field <= 6 && (v < 0 || v > INT_MAX))
@@ -520,35 +500,28 @@ static int pid_path(char buf[static 64], long pid, const char *name)
         return 0;
 }
 
-/* Open and read proc/PID/name once into buf. */
-static ssize_t read_pid_file(struct procfs *p, long pid, const char *name, char *buf, size_t cap)
+/* Open and read proc/PID/name once into buf. live: an empty file is a
+ * process that died between open and read, -ESRCH. */
+static ssize_t read_pid_file(struct procfs *p, long pid, const char *name, char *buf, size_t cap,
+                             bool live)
 {
         _cleanup_close_ int fd = -1;
         char path[64];
-        int r;
+        ssize_t n = pid_path(path, pid, name);
 
-        r = pid_path(path, pid, name);
-        if (r < 0)
-                return r;
+        if (n < 0)
+                return n;
         fd = openat(p->proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
-        return read_full(fd, buf, cap);
-}
-
-/* The same where an empty file is a process that died between open and
- * read: -ESRCH. */
-static ssize_t read_pid_live(struct procfs *p, long pid, const char *name, char *buf, size_t cap)
-{
-        ssize_t n = read_pid_file(p, pid, name, buf, cap);
-
-        return n == 0 ? -ESRCH : n;
+        n = read_full(fd, buf, cap);
+        return live && n == 0 ? -ESRCH : n;
 }
 
 int procfs_pidstat(struct procfs *p, long pid, struct pidstat *ret)
 {
         char buf[PIDSTAT_BUF];
-        ssize_t n = read_pid_live(p, pid, "stat", buf, sizeof(buf));
+        ssize_t n = read_pid_file(p, pid, "stat", buf, sizeof(buf), true);
 
         return n < 0 ? (int)n : pidstat_parse(buf, (size_t)n, ret);
 }
@@ -556,7 +529,7 @@ int procfs_pidstat(struct procfs *p, long pid, struct pidstat *ret)
 int procfs_pidio(struct procfs *p, long pid, struct pidio *ret)
 {
         char buf[512];
-        ssize_t n = read_pid_live(p, pid, "io", buf, sizeof(buf));
+        ssize_t n = read_pid_file(p, pid, "io", buf, sizeof(buf), true);
 
         return n < 0 ? (int)n : pidio_parse(buf, (size_t)n, ret);
 }
@@ -622,7 +595,7 @@ ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap)
 {
         if (!buf && cap > 0)
                 return -EINVAL;
-        return read_pid_file(p, pid, "cmdline", buf, cap);
+        return read_pid_file(p, pid, "cmdline", buf, cap, false);
 }
 
 ssize_t procfs_cwd(struct procfs *p, long pid, char *buf, size_t cap)
@@ -672,7 +645,7 @@ int pidmem_parse(const char *buf, size_t len, struct pidmem *ret)
 int procfs_pidmem(struct procfs *p, long pid, struct pidmem *ret)
 {
         char buf[256];
-        ssize_t n = read_pid_live(p, pid, "statm", buf, sizeof(buf));
+        ssize_t n = read_pid_file(p, pid, "statm", buf, sizeof(buf), true);
 
         return n < 0 ? (int)n : pidmem_parse(buf, (size_t)n, ret);
 }

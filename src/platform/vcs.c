@@ -51,12 +51,9 @@ bool vcs_ref_name_ok(const char *name, size_t len)
                 if (c < 0x20 || c == 0x7f || c == '\\' || c == ':' || c == '?' || c == '*' ||
                     c == '[' || c == ' ' || c == '~' || c == '^')
                         return false;
-                if (c == '/' && i + 1 < len && name[i + 1] == '/')
-                        return false;
-                if (c == '.' && i + 1 < len && name[i + 1] == '.')
-                        return false;
-                /* a component starting with '.' (".", "..", ".hidden") */
-                if (c == '/' && i + 1 < len && name[i + 1] == '.')
+                /* "//", "..", a component starting with '.' (".", ".hidden") */
+                if (i + 1 < len && (c == '/' || c == '.') &&
+                    (name[i + 1] == '.' || (c == '/' && name[i + 1] == '/')))
                         return false;
         }
         return true;
