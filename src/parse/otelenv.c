@@ -105,21 +105,13 @@ int otelenv_parse_pairs(const char *s, size_t len, bool http_header, struct otel
                 if (kb == ie)
                         continue; /* an empty entry ("a=1,,b=2", a trailing comma) */
                 eq = memchr(kb, '=', (size_t)(ie - kb));
-                if (!eq) {
-                        e = -EINVAL;
-                        break;
-                }
-                ke = eq;
-                vb = eq + 1;
+                ke = eq ? eq : kb; /* no '=': an empty key */
+                vb = eq ? eq + 1 : ie;
                 ve = ie;
                 trim(&kb, &ke);
                 trim(&vb, &ve);
-                if (kb == ke) {
-                        e = -EINVAL;
-                        break;
-                }
-                if (t.n >= OTELENV_MAX_PAIRS) {
-                        e = -E2BIG;
+                if (kb == ke || t.n >= OTELENV_MAX_PAIRS) {
+                        e = kb == ke ? -EINVAL : -E2BIG;
                         break;
                 }
                 e = otelenv_percent_decode(kb, (size_t)(ke - kb), &k);
@@ -200,15 +192,12 @@ static bool eq_nocase(const char *b, const char *e, const char *lit)
 
 int otelenv_parse_bool(const char *s, size_t len, bool *ret)
 {
-        if (eq_nocase(s, s + len, "true")) {
-                *ret = true;
-                return 0;
-        }
-        if (eq_nocase(s, s + len, "false")) {
-                *ret = false;
-                return 0;
-        }
-        return -EINVAL;
+        bool t = eq_nocase(s, s + len, "true");
+
+        if (!t && !eq_nocase(s, s + len, "false"))
+                return -EINVAL;
+        *ret = t;
+        return 0;
 }
 
 int otelenv_parse_ms(const char *s, size_t len, uint64_t max_ms, uint64_t *ret)
@@ -667,10 +656,7 @@ int otelenv_check_tracestate(const char *s, size_t len)
         while (p <= end) {
                 const char *m = memchr(p, ',', (size_t)(end - p)), *me = m ? m : end, *eq;
 
-                while (p < me && (*p == ' ' || *p == '\t'))
-                        p++;
-                while (me > p && (me[-1] == ' ' || me[-1] == '\t'))
-                        me--;
+                trim(&p, &me);
                 if (p < me) {
                         eq = memchr(p, '=', (size_t)(me - p));
                         if (n == 32 || !eq || !ts_key_ok(p, eq) || !ts_value_ok(eq + 1, me))
