@@ -640,10 +640,9 @@ int buildmetrics_history_logs(struct buildmetrics *bm, const char *ref, const ch
         if (e < 0)
                 return e;
         targets_init_zeroed(rt);
-        for (const char *p = buf, *end = buf + len; p < end;) {
-                const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+        for (const char *p = buf, *end = buf + len, *le; p < end; p = next_line(le, end)) {
+                le = line_end(p, end);
                 (void)buildkit_feed_line(b, p, (size_t)(le - p), 0);
-                p = le + (nl != NULL);
         }
         buildkit_finish(b, rt);
         e = rt->buildkit_seen && rt->n >= 1 ? 0 : -EINVAL;
