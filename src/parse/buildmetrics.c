@@ -139,20 +139,16 @@ int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics 
                 add_marker(bm, cfg->markers[i].target, cfg->markers[i].path);
         for (size_t i = 0; i < bm->nm; i++)
                 ccstats_parser_init(&bm->mparser[i]);
-        if (cfg->targets) {
-                char *p;
-                bm->targets_buf = strdup(cfg->targets);
-                if (!bm->targets_buf) {
-                        free(bm);
-                        return -ENOMEM;
-                }
-                for (char *tok = bm->targets_buf; tok && bm->ntargets < TARGETS_MAX; tok = p) {
-                        p = strchr(tok, ',');
-                        if (p)
-                                *p++ = '\0';
-                        if (*tok)
-                                bm->targets_list[bm->ntargets++] = tok;
-                }
+        if (cfg->targets && !(bm->targets_buf = strdup(cfg->targets))) {
+                buildmetrics_free(bm);
+                return -ENOMEM;
+        }
+        for (char *tok = bm->targets_buf, *p; tok && bm->ntargets < TARGETS_MAX; tok = p) {
+                p = strchr(tok, ',');
+                if (p)
+                        *p++ = '\0';
+                if (*tok)
+                        bm->targets_list[bm->ntargets++] = tok;
         }
         bc.targets = bm->targets_list;
         bc.ntargets = bm->ntargets;
@@ -163,8 +159,7 @@ int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics 
         bc.userdata = bm;
         e = buildkit_new(&bc, &bm->bk);
         if (e < 0) {
-                free(bm->targets_buf);
-                free(bm);
+                buildmetrics_free(bm);
                 return e;
         }
         *ret = bm;
