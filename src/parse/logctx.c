@@ -373,60 +373,57 @@ static bool may_matter(const char *p, size_t n)
  * wins is kept in winbuf, since the scratch serves the next. */
 _noinline_ static void flush_batch(struct logctx *c)
 {
-        const struct batched *win = NULL, *eligible = NULL;
         const char *win_p = NULL, *el_p = NULL;
         size_t win_n = 0, el_n = 0;
         bool stage_done = false;
         size_t i = c->nbatch;
 
         c->nbatch = 0;
-        while (i-- > 0 && !(win && stage_done)) {
+        while (i-- > 0 && !(win_p && stage_done)) {
                 const struct batched *b = &c->batch[i];
                 struct bkline bl;
                 struct logline l;
                 const char *p;
                 size_t n;
 
-                if (win && !b->stage_cand)
+                if (win_p && !b->stage_cand)
                         continue;
                 p = trim(b->line, b->len, &n);
                 if (b->dirty && n > 0) {
                         n = logline_visible(p, n, c->scratch, SCRATCH_MAX);
                         p = c->scratch;
-                        if (win && (n == 0 || !stage_candidate(p, p + n)))
+                        if (win_p && (n == 0 || !stage_candidate(p, p + n)))
                                 continue;
                 }
-                if (eligible && n > 0 && !may_matter(p, n))
+                if (el_p && n > 0 && !may_matter(p, n))
                         continue;
                 if (p == b->line)
                         bkline_parse(b->line, b->len, &bl);
                 logline_classify_bk(p, n, p == b->line ? &bl : NULL, &l);
                 if (!stage_done)
                         stage_done = line_stage(c, &l);
-                if (win || l.kind == LOGLINE_BLANK || l.kind == LOGLINE_DIAG || l.bookkeeping)
+                if (win_p || l.kind == LOGLINE_BLANK || l.kind == LOGLINE_DIAG || l.bookkeeping)
                         continue;
-                if (!l.work && eligible)
+                if (!l.work && el_p)
                         continue;
                 if (p == c->scratch) {
                         memcpy(c->winbuf, p, n);
                         p = c->winbuf;
                 }
                 if (l.work) {
-                        win = b;
                         win_p = p;
                         win_n = n;
                 } else {
-                        eligible = b;
                         el_p = p;
                         el_n = n;
                 }
         }
-        if (win) {
+        if (win_p) {
                 c->seen_work = true;
                 c->last_work_s = c->batch_now;
                 el_p = win_p;
                 el_n = win_n;
-        } else if (eligible &&
+        } else if (el_p &&
                    !logctx_line_wins(false, c->seen_work, c->last_work_s, c->batch_now, c->hold_s))
                 el_p = NULL;
         if (el_p && el_p == c->winbuf) {

@@ -145,8 +145,7 @@ const char *logline_skip_ci_timestamp(const char *p, const char *end)
                 q++;
         if (q >= end || *q != ' ')
                 return p;
-        q = skip_sp(q, end);
-        return q;
+        return skip_sp(q, end);
 }
 
 const char *logline_skip_digits(const char *p, const char *end)
@@ -310,18 +309,13 @@ static bool is_bazel_progress(const char *p, const char *end)
 
 /* Tags of quiet rules: kbuild (Linux, redis, git), automake silent rules,
  * libtool. */
-static bool is_quiet_tag(const char *s, size_t n)
-{
-        static const char *const tags[] = {
-            "CC",      "CXX",     "CPP",    "CCLD",    "CXXLD",   "OBJCLD", "FCLD",    "LD",
-            "AR",      "AS",      "CCAS",   "CPPAS",   "GEN",     "HOSTCC", "HOSTCXX", "HOSTLD",
-            "LINK",    "INSTALL", "RANLIB", "STRIP",   "OBJCOPY", "CHK",    "UPD",     "DTC",
-            "FC",      "F77",     "NVCC",   "MOC",     "UIC",     "RCC",    "LEX",     "YACC",
-            "MODPOST", "LDS",     "SIGN",   "WINDRES", "OBJC",    "OBJCXX", NULL,
-        };
-
-        return name_in(s, n, tags);
-}
+static const char *const quiet_tags[] = {
+    "CC",      "CXX",     "CPP",    "CCLD",    "CXXLD",   "OBJCLD", "FCLD",    "LD",
+    "AR",      "AS",      "CCAS",   "CPPAS",   "GEN",     "HOSTCC", "HOSTCXX", "HOSTLD",
+    "LINK",    "INSTALL", "RANLIB", "STRIP",   "OBJCOPY", "CHK",    "UPD",     "DTC",
+    "FC",      "F77",     "NVCC",   "MOC",     "UIC",     "RCC",    "LEX",     "YACC",
+    "MODPOST", "LDS",     "SIGN",   "WINDRES", "OBJC",    "OBJCXX", NULL,
+};
 
 /* "CC      foo.o", "CC [M]  drivers/x.o", "CCLD     prog": a tag, spaces,
  * one target (the line is trimmed already). */
@@ -331,7 +325,7 @@ static bool is_quiet_line(const char *p, const char *end)
 
         while (q < end && ((*q >= 'A' && *q <= 'Z') || is_digit(*q)))
                 q++;
-        if (q == end || *q != ' ' || !is_quiet_tag(p, (size_t)(q - p)))
+        if (q == end || *q != ' ' || !name_in(p, (size_t)(q - p), quiet_tags))
                 return false;
         q = skip_sp(q, end);
         if (skip_prefix(&q, end, "[M]"))
@@ -450,14 +444,14 @@ static bool classify_step(const char *p, const char *end, struct logline *ret)
  * "sha256:<64 hex>" while it resolves a digest. */
 static bool is_bookkeeping(const char *q, const char *end)
 {
+        static const char *const states[] = {"CACHED", "CANCELED", "...", "DONE", NULL};
         size_t n = (size_t)(end - q);
 
         /* Most BuildKit lines are a container's output ("1.234 text"): the
          * first byte rules every word out. */
         if (*q != 'C' && *q != 'D' && *q != '.' && *q != 's')
                 return false;
-        if ((n == 6 && !memcmp(q, "CACHED", 6)) || (n == 8 && !memcmp(q, "CANCELED", 8)) ||
-            (n == 3 && !memcmp(q, "...", 3)) || (n == 4 && !memcmp(q, "DONE", 4)))
+        if (name_in(q, n, states))
                 return true;
         if (n > 5 && !memcmp(q, "DONE ", 5)) {
                 const char *d = logline_skip_digits(q + 5, end);
