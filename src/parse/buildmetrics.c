@@ -406,6 +406,21 @@ void buildmetrics_unseen_drop(struct buildmetrics *bm)
                 bm->model.n = 0;
 }
 
+/* The sccache stats p read of marker i's step (of b) into t, if the step
+ * ran: a layer-cached step ran nothing, absent, not zero. */
+static void marker_stats(struct buildkit *b, size_t i, const struct ccstats_parser *p,
+                         struct target *t)
+{
+        uint32_t v;
+
+        if (buildkit_marker_vertex(b, i, &v) < 0 || buildkit_vertex_cached(b, v) || !p->complete ||
+            p->last.kind != CCSTATS_SCCACHE)
+                return;
+        t->sccache =
+            (struct cc_counts){.set = true, .hits = p->last.hits, .misses = p->last.misses};
+        t->sccache_guess = false;
+}
+
 static void attribute_stats(struct buildmetrics *bm)
 {
         bool any_marker = false;
@@ -420,16 +435,8 @@ static void attribute_stats(struct buildmetrics *bm)
                 t = targets_find(&bm->model, bm->mtarget[i]);
                 if (t < 0)
                         t = buildkit_vertex_target(bm->bk, v);
-                if (t < 0)
-                        continue;
-                /* A layer-cached step ran nothing: absent, not zero. */
-                if (buildkit_vertex_cached(bm->bk, v) || !bm->mparser[i].complete ||
-                    bm->mparser[i].last.kind != CCSTATS_SCCACHE)
-                        continue;
-                bm->model.t[t].sccache = (struct cc_counts){.set = true,
-                                                            .hits = bm->mparser[i].last.hits,
-                                                            .misses = bm->mparser[i].last.misses};
-                bm->model.t[t].sccache_guess = false;
+                if (t >= 0)
+                        marker_stats(bm->bk, i, &bm->mparser[i], &bm->model.t[t]);
         }
         if (!any_marker && bm->sc.real && (t = block_target(bm, bm->sc.vidx)) >= 0) {
                 bm->model.t[t].sccache = block_counts(&bm->sc);
@@ -563,19 +570,11 @@ static void replay_sccache(struct buildmetrics *bm, struct buildkit *b, const st
                            struct target *t)
 {
         for (size_t i = 0; i < bm->nm; i++) {
-                uint32_t v;
-
-                if (buildkit_marker_vertex(b, i, &v) < 0 || buildkit_vertex_cached(b, v) ||
-                    !rp->mp[i].complete || rp->mp[i].last.kind != CCSTATS_SCCACHE)
-                        continue;
                 if (strcmp(bm->mtarget[i], t->name) != 0 &&
                     targets_find(&bm->model, bm->mtarget[i]) >= 0)
                         continue; /* another target's marker */
-                if (t->sccache.set && !t->sccache_guess)
-                        continue;
-                t->sccache = (struct cc_counts){
-                    .set = true, .hits = rp->mp[i].last.hits, .misses = rp->mp[i].last.misses};
-                t->sccache_guess = false;
+                if (!t->sccache.set || t->sccache_guess)
+                        marker_stats(b, i, &rp->mp[i], t);
         }
 }
 
