@@ -35,8 +35,7 @@ static const char *field(const char **cur, const char *end, size_t *ret_len)
 /* 1 record, 0 header, -1 other. A bad version header is -2. */
 static int parse_line(const char *s, const char *end, struct rec *r)
 {
-        const char *c = s, *mt;
-        size_t n;
+        const char *c = s;
         uint64_t ver;
 
         if (end > s && end[-1] == '\r')
@@ -46,23 +45,21 @@ static int parse_line(const char *s, const char *end, struct rec *r)
                         return -1;
                 return ver >= 5 && ver <= 7 ? 0 : -2;
         }
-        if (parse_i64(&c, end, &r->start) < 0 || c >= end || *c++ != '\t')
-                return -1;
-        if (parse_i64(&c, end, &r->end) < 0 || c >= end || *c++ != '\t')
+        if (parse_i64(&c, end, &r->start) < 0 || c >= end || *c++ != '\t' ||
+            parse_i64(&c, end, &r->end) < 0 || c >= end || *c++ != '\t')
                 return -1;
         /* out of range is junk: end - start must not overflow */
         if (!range_ok_i64(RANGE_MS, r->start) || !range_ok_i64(RANGE_MS, r->end))
                 return -1;
-        mt = field(&c, end, &n);
-        if (n == 0 || c >= end)
+        /* its unit differs by platform and version: see struct ninjalog_run */
+        r->mtime = field(&c, end, &r->mtime_len);
+        if (r->mtime_len == 0 || c >= end)
                 return -1;
-        r->mtime = mt; /* its unit differs by platform and version: see struct ninjalog_run */
-        r->mtime_len = n;
         r->out = field(&c, end, &r->out_len);
         if (r->out_len == 0 || c >= end)
                 return -1;
         r->hash = field(&c, end, &r->hash_len);
-        if (r->hash_len == 0 || c != end || memchr(r->hash, '\t', r->hash_len))
+        if (r->hash_len == 0 || c != end) /* a tab in it fails the hex below */
                 return -1;
         for (size_t i = 0; i < r->hash_len; i++)
                 if (!((r->hash[i] >= '0' && r->hash[i] <= '9') ||
