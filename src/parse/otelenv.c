@@ -410,20 +410,16 @@ static int load_protocol(struct loader *L, const char *v, const char *name,
                          const struct otel_config *c, enum otel_protocol *ret)
 {
         const char *ve = v + strlen(v);
+        bool json = eq_nocase(v, ve, "http/json");
 
-        if (eq_nocase(v, ve, "http/protobuf")) {
-                *ret = OTEL_PROTOCOL_PROTOBUF;
-        } else if (eq_nocase(v, ve, "http/json")) {
-                *ret = OTEL_PROTOCOL_JSON;
-        } else {
-                if (c->enabled)
-                        NOTE(L,
-                             "%s: only http/protobuf and http/json are supported; OTLP export is "
-                             "off",
-                             name);
-                return -EINVAL;
+        if (json || eq_nocase(v, ve, "http/protobuf")) {
+                *ret = json ? OTEL_PROTOCOL_JSON : OTEL_PROTOCOL_PROTOBUF;
+                return 0;
         }
-        return 0;
+        if (c->enabled)
+                NOTE(L, "%s: only http/protobuf and http/json are supported; OTLP export is off",
+                     name);
+        return -EINVAL;
 }
 
 /* v, variable name's, as milliseconds from min to max into *ret (which
