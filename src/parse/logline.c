@@ -237,19 +237,14 @@ static bool has_compile_flag(const char *p, const char *end)
 
 static bool is_compiler_line(const char *p, const char *end)
 {
+        static const char *const wrappers[] = {"ccache", "sccache", "distcc", NULL};
         const char *cur = p, *name;
         size_t n;
 
-        if (!next_token_base(&cur, end, &name, &n))
+        if (!next_token_base(&cur, end, &name, &n) ||
+            (name_in(name, n, wrappers) && !next_token_base(&cur, end, &name, &n)))
                 return false;
-        if (name_is(name, n, "ccache") || name_is(name, n, "sccache") ||
-            name_is(name, n, "distcc")) {
-                if (!next_token_base(&cur, end, &name, &n))
-                        return false;
-        }
-        if (!is_compiler_name(name, n))
-                return false;
-        return has_compile_flag(cur, end);
+        return is_compiler_name(name, n) && has_compile_flag(cur, end);
 }
 
 /* "[12/345] ..." (with NINJA_STATUS extras before ']') or "[ 42%] ...". */
@@ -430,8 +425,7 @@ static bool classify_step(const char *p, const char *end, struct logline *ret)
                         first_name = tok[i];
                 last_name_end = tok[i] + toklen[i];
         }
-        ret->kind = LOGLINE_BUILDKIT_STEP;
-        ret->work = true;
+        set_work(ret, LOGLINE_BUILDKIT_STEP);
         if (first_name) {
                 ret->stage = first_name;
                 ret->stage_len = (size_t)(last_name_end - first_name);

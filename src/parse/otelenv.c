@@ -511,14 +511,9 @@ static int load_labels(struct loader *L, struct otel_config *c)
         if (v && *v && !(c->service_name = strdup(v)))
                 return -ENOMEM;
         v = L->lookup(L->lookup_data, "TRACEPARENT");
-        if (v && *v) {
-                if (otelenv_parse_traceparent(v, strlen(v), &c->trace) < 0) {
-                        if (c->enabled)
-                                NOTE(L, "TRACEPARENT is not a W3C traceparent; not correlated");
-                } else {
-                        c->has_trace = true;
-                }
-        }
+        c->has_trace = v && *v && otelenv_parse_traceparent(v, strlen(v), &c->trace) >= 0;
+        if (v && *v && !c->has_trace && c->enabled)
+                NOTE(L, "TRACEPARENT is not a W3C traceparent; not correlated");
         /* the CI pipeline's name and run id */
         if (dup_var(L, "GITHUB_WORKFLOW", "CI_PIPELINE_NAME", &c->ci_pipeline_name) < 0 ||
             dup_var(L, "GITHUB_RUN_ID", "CI_PIPELINE_ID", &c->ci_pipeline_run_id) < 0)
