@@ -196,7 +196,6 @@ void bk_name_vertex(struct buildkit *b, struct vtx *v, const char *name, size_t 
         const char *close, *rest = name, *end = name + len;
         const char *tok[4], *last = NULL;
         size_t tlen[4], ntok = 0, all = 0, last_len = 0;
-        int cand = -1;
 
         if (same_name(v, name, len))
                 return; /* a re-announcement (after "#N ...", or rawjson's every update) */
@@ -228,13 +227,11 @@ void bk_name_vertex(struct buildkit *b, struct vtx *v, const char *name, size_t 
                         bool multi = v->step ? all >= 3 : (all == 1 && !internal1) || all == 2;
 
                         if (multi || (all == 2 && v->step)) {
-                                cand = cand_index(b, tok[0], tlen[0]);
+                                bit_set(v->cands, (size_t)cand_index(b, tok[0], tlen[0]));
                                 b->multi_evidence |= multi;
                         }
                 }
         }
-        if (cand >= 0)
-                bit_set(v->cands, (size_t)cand);
         keep_name(v, name, len);
         if ((size_t)(end - rest) >= 12 && !memcmp(rest, "exporting to", 12))
                 v->exporting = true;
@@ -477,11 +474,9 @@ static bool feed_line_slow(struct buildkit *b, const char *line, size_t len, dou
         const char *end = bl->end;
 
         b->last_json = false;
-        if (b->json_active || (len && line[0] == '{')) {
-                if (bk_feed_json(b, line, end, now)) {
-                        b->last_json = true;
-                        return false;
-                }
+        if ((b->json_active || (len && line[0] == '{')) && bk_feed_json(b, line, end, now)) {
+                b->last_json = true;
+                return false;
         }
         if (end == line) {
                 b->prev_blank = true;
