@@ -73,11 +73,10 @@ int logctx_new(const struct logctx_config *cfg, struct logctx **ret)
         if (cfg && cfg->hold_s > 0 && cfg->hold_s < 1e9)
                 c->hold_s = cfg->hold_s;
         if (cfg && cfg->fixed_stage) {
-                size_t n = strlen(cfg->fixed_stage);
+                size_t n =
+                    logline_utf8_cut(cfg->fixed_stage, strlen(cfg->fixed_stage), SAMPLE_STAGE_MAX);
 
-                n = logline_utf8_cut(cfg->fixed_stage, n, SAMPLE_STAGE_MAX);
-                c->fixed_stage = strndup(cfg->fixed_stage, n);
-                if (!c->fixed_stage)
+                if (!(c->fixed_stage = strndup(cfg->fixed_stage, n)))
                         goto nomem;
         }
         if (cfg && cfg->stage_regex) {
@@ -494,18 +493,15 @@ void logctx_feed_line_bk(struct logctx *c, const char *line, size_t len, double 
                          const struct bkline *bl)
 {
         /* Most lines lie in the chunk and need no cleaning: those are
-         * looked at not one at a time but as a batch. The common case
-         * first, with no call: clean, the batch not full, of its instant. */
-        if (!c->has_re && in_chunk(c, line, len)) {
-                if (line >= c->clean_lo && line + len <= c->clean_hi && c->nbatch > 0 &&
-                    c->nbatch < BATCH_MAX && c->batch_now == now_s) {
-                        batch_push(c, line, len, raw_stage_candidate(line, len, bl), false);
-                        return;
-                }
+         * looked at not one at a time but as a batch. The common case,
+         * with no call: clean, the batch not full, of its instant. */
+        if (c->has_re || !in_chunk(c, line, len))
+                feed_one(c, line, len, now_s, bl);
+        else if (line >= c->clean_lo && line + len <= c->clean_hi && c->nbatch > 0 &&
+                 c->nbatch < BATCH_MAX && c->batch_now == now_s)
+                batch_push(c, line, len, raw_stage_candidate(line, len, bl), false);
+        else
                 batch_slow(c, line, len, now_s, bl);
-                return;
-        }
-        feed_one(c, line, len, now_s, bl);
 }
 
 const char *logctx_stage(struct logctx *c)
