@@ -203,8 +203,7 @@ static int json_string(const char *s, const char *end, char *buf, size_t cap, co
 /* A plain "#N [...] RUN ..." header; its own function so the per-line
  * path carries no command buffer (and no stack guard) on the many lines
  * that are not one. */
-static __attribute__((noinline)) size_t feed_header(const char *p, const char *end, bkrun_fn cb,
-                                                    void *userdata)
+_noinline_ static size_t feed_header(const char *p, const char *end, bkrun_fn cb, void *userdata)
 {
         char cmd[BKRUN_CMD_MAX + 1];
         int k = bkrun_vertex_cmd(p, (size_t)(end - p), cmd, sizeof(cmd));
@@ -215,8 +214,7 @@ static __attribute__((noinline)) size_t feed_header(const char *p, const char *e
 }
 
 /* rawjson: every "name":"..." of the line. */
-static __attribute__((noinline)) size_t feed_json(const char *line, const char *end, bkrun_fn cb,
-                                                  void *userdata)
+_noinline_ static size_t feed_json(const char *line, const char *end, bkrun_fn cb, void *userdata)
 {
         static const char key[] = "\"name\":\"";
         const char *p = line;

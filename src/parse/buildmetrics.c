@@ -299,10 +299,8 @@ static void zeroed(struct last_block *lb, int64_t vidx)
 {
         struct ccstats zero = {.kind = CCSTATS_CCACHE};
 
-        if (!lb->set || lb->vidx != vidx) {
+        if (!lb->set || lb->vidx != vidx) /* not real: a zeroing only */
                 *lb = (struct last_block){.set = true, .vidx = vidx, .st = zero};
-                lb->real = false;
-        }
         lb->first = zero;
         lb->nblk = 1;
 }
