@@ -152,13 +152,8 @@ static int parse_hex(const char *s, size_t n, uint8_t *out)
         return 0;
 }
 
-static bool all_zero(const uint8_t *p, size_t n)
-{
-        for (size_t i = 0; i < n; i++)
-                if (p[i])
-                        return false;
-        return true;
-}
+/* All-zero ids are invalid (W3C). */
+static const uint8_t zero[16];
 
 int otelenv_parse_traceparent(const char *s, size_t len, struct traceparent *ret)
 {
@@ -177,7 +172,7 @@ int otelenv_parse_traceparent(const char *s, size_t len, struct traceparent *ret
         if (parse_hex(b + 3, 32, t.trace_id) < 0 || parse_hex(b + 36, 16, t.span_id) < 0 ||
             parse_hex(b + 53, 2, &t.flags) < 0)
                 return -EINVAL;
-        if (all_zero(t.trace_id, 16) || all_zero(t.span_id, 8))
+        if (!memcmp(t.trace_id, zero, 16) || !memcmp(t.span_id, zero, 8))
                 return -EINVAL;
         *ret = t;
         return 0;
@@ -559,7 +554,6 @@ int otelenv_load(otelenv_lookup_fn lookup, void *lookup_data, const struct otel_
 
 void otelenv_set_run_span(struct otel_config *c, const uint8_t rnd[16], const char *run_id)
 {
-        static const uint8_t zero[16];
         struct traceparent *s = &c->span;
         const char *rid = run_id ? run_id : "";
         uint64_t h; /* FNV-1a, then a 64-bit finalizer */
