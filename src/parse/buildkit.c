@@ -75,6 +75,7 @@ static int grow_slots(struct buildkit *b)
 
 int64_t bk_vertex(struct buildkit *b, uint64_t key, bool add)
 {
+        struct vtx *v;
         uint32_t j;
 
         /* Consecutive lines mostly belong to one vertex. */
@@ -102,15 +103,9 @@ int64_t bk_vertex(struct buildkit *b, uint64_t key, bool add)
         /* Keep the load under a half. */
         if ((b->nv + 1) * 2 > b->nslots && grow_slots(b) < 0)
                 return -1;
-        b->v[b->nv] = (struct vtx){.key = key,
-                                   .target = -1,
-                                   .marker = -1,
-                                   .first = NAN,
-                                   .last = NAN,
-                                   .end = NAN,
-                                   .bk_started = NAN,
-                                   .bk_done = NAN,
-                                   .bk_secs = NAN};
+        v = &b->v[b->nv];
+        *v = (struct vtx){.key = key, .target = -1, .marker = -1};
+        v->first = v->last = v->end = v->bk_started = v->bk_done = v->bk_secs = NAN;
         for (j = bk_slot_of(key, b->nslots); b->slots[j]; j = (j + 1) & (b->nslots - 1))
                 ;
         b->slots[j] = b->nv + 1;
