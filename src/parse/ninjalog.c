@@ -214,11 +214,8 @@ struct ninjalog_stream *ninjalog_stream_new(uint64_t base, struct ninjalog_run *
                 free(s);
                 return NULL;
         }
-        s->l = (struct lines){.runs = runs,
-                              .cap = cap,
-                              .cur = {base, 0, INT64_MIN, NAN},
-                              .fn = fn,
-                              .userdata = userdata};
+        s->l = (struct lines){.runs = runs, .cap = cap, .fn = fn, .userdata = userdata};
+        s->l.cur = (struct ninjalog_run){base, 0, INT64_MIN, NAN};
         s->at = s->next = base;
         return s;
 }
@@ -403,13 +400,11 @@ void ninjalog_window(const struct ninjalog_file *snap, const struct ninjalog_fil
         if (ret->why != NINJALOG_WINDOW && ret->why != NINJALOG_UNDATED)
                 return;
         at = at >= 0 ? at : (long)n - 1;
-        *ret =
-            (struct ninjalog_pick){ret->why,
-                                   runs[at].begin,
-                                   runs[at].end,
-                                   (size_t)at,
-                                   1,
-                                   isfinite(end) ? end - start + FIGURE_NINJA_SLACK_S : INFINITY};
+        ret->from = runs[at].begin;
+        ret->to = runs[at].end;
+        ret->first = (size_t)at;
+        ret->n = 1;
+        ret->until_s = isfinite(end) ? end - start + FIGURE_NINJA_SLACK_S : INFINITY;
 }
 
 double ninjalog_run_offset(const struct ninjalog_run *runs, size_t n, size_t i, double mtime,
