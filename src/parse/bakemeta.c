@@ -141,18 +141,16 @@ int buildx_history_ls_parse(const char *buf, size_t len, buildx_record_fn fn, vo
         const char *p = buf, *end = buf + len;
         int n = 0;
 
-        while (p < end) {
-                const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
-                json_t *o = json_loadb(p, (size_t)(le - p), 0, NULL);
+        for (const char *le; p < end; p = next_line(le, end)) {
+                json_t *o = json_loadb(p, (size_t)((le = line_end(p, end)) - p), 0, NULL);
                 const char *ref = json_string_value(json_object_get(o, "ref"));
                 json_t *c = json_object_get(o, "created_at");
 
                 if (json_is_object(o) && ref && ref[0]) {
                         struct buildx_record r = {.created_s = NAN};
                         const char *nm = json_string_value(json_object_get(o, "name"));
-                        const char *id = strrchr(ref, '/');
 
-                        copy_utf8_str(r.ref, sizeof(r.ref), id ? id + 1 : ref);
+                        copy_utf8_str(r.ref, sizeof(r.ref), buildx_bare_id(ref));
                         copy_utf8_str(r.name, sizeof(r.name), nm);
                         if (json_is_string(c))
                                 r.created_s = buildkit_parse_time(json_string_value(c),
@@ -164,7 +162,6 @@ int buildx_history_ls_parse(const char *buf, size_t len, buildx_record_fn fn, vo
                         }
                 }
                 json_decref(o);
-                p = le + (nl != NULL);
         }
         return n > 0 ? n : -EINVAL;
 }

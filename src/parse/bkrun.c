@@ -6,11 +6,20 @@
 #include <string.h>
 
 #include "parse/buildkit.h"
+#include "util/macro.h"
 #include "util/util.h"
 
 static bool is_ws(char c)
 {
         return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Past the run of blanks (ws) or of other bytes (!ws) at p. */
+static const char *skip_ws(const char *p, const char *end, bool ws)
+{
+        while (p < end && is_ws(*p) == ws)
+                p++;
+        return p;
 }
 
 /* Appending normalized text: one space between words, none at the ends. */
@@ -75,33 +84,20 @@ int bkrun_vertex_cmd(const char *name, size_t len, char *out, size_t cap)
         if (cap == 0)
                 return -EINVAL;
         out[0] = '\0';
-        while (p < end && is_ws(*p))
-                p++;
-        if (p < end && *p == '#') { /* "#6 [stage 2/3] " */
-                while (p < end && !is_ws(*p))
-                        p++;
-                while (p < end && is_ws(*p))
-                        p++;
-        }
+        p = skip_ws(p, end, true);
+        if (p < end && *p == '#') /* "#6 [stage 2/3] " */
+                p = skip_ws(skip_ws(p, end, false), end, true);
         if (p < end && *p == '[') { /* "[stage 2/3] " */
                 const char *q = memchr(p, ']', (size_t)(end - p));
                 if (!q)
                         return 0;
-                p = q + 1;
-                while (p < end && is_ws(*p))
-                        p++;
+                p = skip_ws(q + 1, end, true);
         }
         if (end - p < 4 || memcmp(p, "RUN", 3) != 0 || !is_ws(p[3]))
                 return 0;
-        p += 4;
-        for (;;) { /* RUN --mount=... --network=none cmd */
-                while (p < end && is_ws(*p))
-                        p++;
-                if (end - p < 2 || p[0] != '-' || p[1] != '-')
-                        break;
-                while (p < end && !is_ws(*p))
-                        p++;
-        }
+        /* RUN --mount=... --network=none cmd */
+        for (p = skip_ws(p + 4, end, true); end - p >= 2 && p[0] == '-' && p[1] == '-';)
+                p = skip_ws(skip_ws(p, end, false), end, true);
         if (p < end && *p == '[') {
                 if (exec_form(p, end, &w))
                         return (int)w.n;
@@ -142,12 +138,9 @@ int bkrun_argv_cmd(const char *argv, size_t len, char *out, size_t cap)
         out[0] = '\0';
         while (len > 0 && argv[len - 1] == '\0')
                 len--;
-        while (i < len && n < 8) { /* the first arguments, to find -c */
-                const char *z = memchr(argv + i, '\0', len - i);
-                size_t l = z ? (size_t)(z - (argv + i)) : len - i;
+        for (; i < len && n < 8; i += alen[n++] + 1) { /* the first arguments, to find -c */
                 arg[n] = argv + i;
-                alen[n++] = l;
-                i += l + 1;
+                alen[n] = strnlen(argv + i, len - i);
         }
         if (n >= 3 && shell_name(arg[0], alen[0]))
                 for (size_t k = 1; k + 1 < n; k++)
@@ -156,12 +149,9 @@ int bkrun_argv_cmd(const char *argv, size_t len, char *out, size_t cap)
                                 norm_put(&w, arg[k + 1], alen[k + 1]);
                                 return (int)w.n;
                         }
-        for (i = 0; i < len;) {
-                const char *z = memchr(argv + i, '\0', len - i);
-                size_t l = z ? (size_t)(z - (argv + i)) : len - i;
+        for (i = 0; i < len; i += strnlen(argv + i, len - i) + 1) {
                 norm_sep(&w);
-                norm_put(&w, argv + i, l);
-                i += l + 1;
+                norm_put(&w, argv + i, strnlen(argv + i, len - i));
         }
         return (int)w.n;
 }
@@ -213,8 +203,7 @@ static int json_string(const char *s, const char *end, char *buf, size_t cap, co
 /* A plain "#N [...] RUN ..." header; its own function so the per-line
  * path carries no command buffer (and no stack guard) on the many lines
  * that are not one. */
-static __attribute__((noinline)) size_t feed_header(const char *p, const char *end, bkrun_fn cb,
-                                                    void *userdata)
+_noinline_ static size_t feed_header(const char *p, const char *end, bkrun_fn cb, void *userdata)
 {
         char cmd[BKRUN_CMD_MAX + 1];
         int k = bkrun_vertex_cmd(p, (size_t)(end - p), cmd, sizeof(cmd));
@@ -225,8 +214,7 @@ static __attribute__((noinline)) size_t feed_header(const char *p, const char *e
 }
 
 /* rawjson: every "name":"..." of the line. */
-static __attribute__((noinline)) size_t feed_json(const char *line, const char *end, bkrun_fn cb,
-                                                  void *userdata)
+_noinline_ static size_t feed_json(const char *line, const char *end, bkrun_fn cb, void *userdata)
 {
         static const char key[] = "\"name\":\"";
         const char *p = line;
@@ -281,14 +269,11 @@ int bkrun_driver(const char *line, size_t len, char *out, size_t cap)
         if (!p)
                 return 0;
         p += sizeof(mid) - 1;
-        q = p;
-        while (q < end && *q != ' ')
-                q++;
+        q = memchr(p, ' ', (size_t)(end - p));
+        q = q ? q : end;
         if (q == p || end - q < 7 || memcmp(q, " driver", 7) != 0)
                 return 0;
-        n = (size_t)(q - p);
-        if (n >= cap)
-                n = cap - 1;
+        n = MIN((size_t)(q - p), cap - 1);
         memcpy(out, p, n);
         out[n] = '\0';
         return (int)n;

@@ -125,7 +125,7 @@ static void add_step(struct targets *ts, const struct vtx *v, bool ended_ok)
         struct step_fact f = {.target = v->target, .start_s = v->first, .end_s = v->end};
         double bk = NAN;
 
-        copy_utf8(f.name, sizeof(f.name), v->name ? v->name : "", v->name ? strlen(v->name) : 0);
+        copy_utf8_str(f.name, sizeof(f.name), v->name);
         if (!isnan(v->bk_started) && !isnan(v->bk_done) && v->bk_done >= v->bk_started)
                 bk = v->bk_done - v->bk_started;
         else if (!isnan(v->bk_secs))
@@ -193,8 +193,7 @@ static void count_vertex(struct buildkit *b, struct targets *ts, struct stepset 
         add_step(ts, v, ended_ok);
         if (v->state == V_ERROR && ts->nfailed < TARGETS_FAILED_MAX) {
                 struct failed_step *f = &ts->failed[ts->nfailed++];
-                copy_utf8(f->name, sizeof(f->name), v->name ? v->name : "",
-                          v->name ? strlen(v->name) : 0);
+                copy_utf8_str(f->name, sizeof(f->name), v->name);
                 f->target = v->target;
         }
         for (int k = first_t; k >= 0; k = bit_next(tm, k + 1)) {
@@ -295,12 +294,9 @@ bool buildkit_step_place(const char *name, bool strip_target, struct step_place 
         for (p = name + 1; p < last;) {
                 if (!bk_next_token(&p, last, &tok))
                         continue;
-                if (first && strip_target) {
-                        first = false;
-                        continue;
-                }
+                if (!first || !strip_target)
+                        h = fnv1a(fnv1a(h, tok, (size_t)(p - tok)), " ", 1);
                 first = false;
-                h = fnv1a(fnv1a(h, tok, (size_t)(p - tok)), " ", 1);
         }
         ret->stage = h;
         return true;
@@ -309,14 +305,11 @@ bool buildkit_step_place(const char *name, bool strip_target, struct step_place 
 static int place_cmp(const void *a, const void *b)
 {
         const struct step_place *x = a, *y = b;
+        int c = (x->stage > y->stage) - (x->stage < y->stage);
 
-        if (x->stage != y->stage)
-                return x->stage < y->stage ? -1 : 1;
-        if (x->n != y->n)
-                return x->n < y->n ? -1 : 1;
-        if (x->i != y->i)
-                return x->i < y->i ? -1 : 1;
-        return (x->owner > y->owner) - (x->owner < y->owner);
+        c = c ? c : (x->n > y->n) - (x->n < y->n);
+        c = c ? c : (x->i > y->i) - (x->i < y->i);
+        return c ? c : (x->owner > y->owner) - (x->owner < y->owner);
 }
 
 void buildkit_sort_places(struct step_place *v, size_t n)
@@ -380,10 +373,9 @@ int buildkit_count_log(const char *buf, size_t len, uint32_t *ret_steps, uint32_
         if (e < 0)
                 return e;
         targets_init_zeroed(ts);
-        for (const char *p = buf, *end = buf + len; p < end;) {
-                const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+        for (const char *p = buf, *end = buf + len, *le; p < end; p = next_line(le, end)) {
+                le = line_end(p, end);
                 (void)buildkit_feed_line(b, p, (size_t)(le - p), 0);
-                p = le + (nl != NULL);
         }
         buildkit_finish(b, ts);
         e = ts->buildkit_seen ? 0 : -EINVAL;

@@ -75,6 +75,7 @@ static int grow_slots(struct buildkit *b)
 
 int64_t bk_vertex(struct buildkit *b, uint64_t key, bool add)
 {
+        struct vtx *v;
         uint32_t j;
 
         /* Consecutive lines mostly belong to one vertex. */
@@ -102,15 +103,9 @@ int64_t bk_vertex(struct buildkit *b, uint64_t key, bool add)
         /* Keep the load under a half. */
         if ((b->nv + 1) * 2 > b->nslots && grow_slots(b) < 0)
                 return -1;
-        b->v[b->nv] = (struct vtx){.key = key,
-                                   .target = -1,
-                                   .marker = -1,
-                                   .first = NAN,
-                                   .last = NAN,
-                                   .end = NAN,
-                                   .bk_started = NAN,
-                                   .bk_done = NAN,
-                                   .bk_secs = NAN};
+        v = &b->v[b->nv];
+        *v = (struct vtx){.key = key, .target = -1, .marker = -1};
+        v->first = v->last = v->end = v->bk_started = v->bk_done = v->bk_secs = NAN;
         for (j = bk_slot_of(key, b->nslots); b->slots[j]; j = (j + 1) & (b->nslots - 1))
                 ;
         b->slots[j] = b->nv + 1;
@@ -196,7 +191,6 @@ void bk_name_vertex(struct buildkit *b, struct vtx *v, const char *name, size_t 
         const char *close, *rest = name, *end = name + len;
         const char *tok[4], *last = NULL;
         size_t tlen[4], ntok = 0, all = 0, last_len = 0;
-        int cand = -1;
 
         if (same_name(v, name, len))
                 return; /* a re-announcement (after "#N ...", or rawjson's every update) */
@@ -228,13 +222,11 @@ void bk_name_vertex(struct buildkit *b, struct vtx *v, const char *name, size_t 
                         bool multi = v->step ? all >= 3 : (all == 1 && !internal1) || all == 2;
 
                         if (multi || (all == 2 && v->step)) {
-                                cand = cand_index(b, tok[0], tlen[0]);
+                                bit_set(v->cands, (size_t)cand_index(b, tok[0], tlen[0]));
                                 b->multi_evidence |= multi;
                         }
                 }
         }
-        if (cand >= 0)
-                bit_set(v->cands, (size_t)cand);
         keep_name(v, name, len);
         if ((size_t)(end - rest) >= 12 && !memcmp(rest, "exporting to", 12))
                 v->exporting = true;
@@ -477,11 +469,9 @@ static bool feed_line_slow(struct buildkit *b, const char *line, size_t len, dou
         const char *end = bl->end;
 
         b->last_json = false;
-        if (b->json_active || (len && line[0] == '{')) {
-                if (bk_feed_json(b, line, end, now)) {
-                        b->last_json = true;
-                        return false;
-                }
+        if ((b->json_active || (len && line[0] == '{')) && bk_feed_json(b, line, end, now)) {
+                b->last_json = true;
+                return false;
         }
         if (end == line) {
                 b->prev_blank = true;

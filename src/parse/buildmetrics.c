@@ -139,20 +139,16 @@ int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics 
                 add_marker(bm, cfg->markers[i].target, cfg->markers[i].path);
         for (size_t i = 0; i < bm->nm; i++)
                 ccstats_parser_init(&bm->mparser[i]);
-        if (cfg->targets) {
-                char *p;
-                bm->targets_buf = strdup(cfg->targets);
-                if (!bm->targets_buf) {
-                        free(bm);
-                        return -ENOMEM;
-                }
-                for (char *tok = bm->targets_buf; tok && bm->ntargets < TARGETS_MAX; tok = p) {
-                        p = strchr(tok, ',');
-                        if (p)
-                                *p++ = '\0';
-                        if (*tok)
-                                bm->targets_list[bm->ntargets++] = tok;
-                }
+        if (cfg->targets && !(bm->targets_buf = strdup(cfg->targets))) {
+                buildmetrics_free(bm);
+                return -ENOMEM;
+        }
+        for (char *tok = bm->targets_buf, *p; tok && bm->ntargets < TARGETS_MAX; tok = p) {
+                p = strchr(tok, ',');
+                if (p)
+                        *p++ = '\0';
+                if (*tok)
+                        bm->targets_list[bm->ntargets++] = tok;
         }
         bc.targets = bm->targets_list;
         bc.ntargets = bm->ntargets;
@@ -163,8 +159,7 @@ int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics 
         bc.userdata = bm;
         e = buildkit_new(&bc, &bm->bk);
         if (e < 0) {
-                free(bm->targets_buf);
-                free(bm);
+                buildmetrics_free(bm);
                 return e;
         }
         *ret = bm;
@@ -304,10 +299,8 @@ static void zeroed(struct last_block *lb, int64_t vidx)
 {
         struct ccstats zero = {.kind = CCSTATS_CCACHE};
 
-        if (!lb->set || lb->vidx != vidx) {
+        if (!lb->set || lb->vidx != vidx) /* not real: a zeroing only */
                 *lb = (struct last_block){.set = true, .vidx = vidx, .st = zero};
-                lb->real = false;
-        }
         lb->first = zero;
         lb->nblk = 1;
 }
@@ -411,6 +404,21 @@ void buildmetrics_unseen_drop(struct buildmetrics *bm)
                 bm->model.n = 0;
 }
 
+/* The sccache stats p read of marker i's step (of b) into t, if the step
+ * ran: a layer-cached step ran nothing, absent, not zero. */
+static void marker_stats(struct buildkit *b, size_t i, const struct ccstats_parser *p,
+                         struct target *t)
+{
+        uint32_t v;
+
+        if (buildkit_marker_vertex(b, i, &v) < 0 || buildkit_vertex_cached(b, v) || !p->complete ||
+            p->last.kind != CCSTATS_SCCACHE)
+                return;
+        t->sccache =
+            (struct cc_counts){.set = true, .hits = p->last.hits, .misses = p->last.misses};
+        t->sccache_guess = false;
+}
+
 static void attribute_stats(struct buildmetrics *bm)
 {
         bool any_marker = false;
@@ -425,16 +433,8 @@ static void attribute_stats(struct buildmetrics *bm)
                 t = targets_find(&bm->model, bm->mtarget[i]);
                 if (t < 0)
                         t = buildkit_vertex_target(bm->bk, v);
-                if (t < 0)
-                        continue;
-                /* A layer-cached step ran nothing: absent, not zero. */
-                if (buildkit_vertex_cached(bm->bk, v) || !bm->mparser[i].complete ||
-                    bm->mparser[i].last.kind != CCSTATS_SCCACHE)
-                        continue;
-                bm->model.t[t].sccache = (struct cc_counts){.set = true,
-                                                            .hits = bm->mparser[i].last.hits,
-                                                            .misses = bm->mparser[i].last.misses};
-                bm->model.t[t].sccache_guess = false;
+                if (t >= 0)
+                        marker_stats(bm->bk, i, &bm->mparser[i], &bm->model.t[t]);
         }
         if (!any_marker && bm->sc.real && (t = block_target(bm, bm->sc.vidx)) >= 0) {
                 bm->model.t[t].sccache = block_counts(&bm->sc);
@@ -568,19 +568,11 @@ static void replay_sccache(struct buildmetrics *bm, struct buildkit *b, const st
                            struct target *t)
 {
         for (size_t i = 0; i < bm->nm; i++) {
-                uint32_t v;
-
-                if (buildkit_marker_vertex(b, i, &v) < 0 || buildkit_vertex_cached(b, v) ||
-                    !rp->mp[i].complete || rp->mp[i].last.kind != CCSTATS_SCCACHE)
-                        continue;
                 if (strcmp(bm->mtarget[i], t->name) != 0 &&
                     targets_find(&bm->model, bm->mtarget[i]) >= 0)
                         continue; /* another target's marker */
-                if (t->sccache.set && !t->sccache_guess)
-                        continue;
-                t->sccache = (struct cc_counts){
-                    .set = true, .hits = rp->mp[i].last.hits, .misses = rp->mp[i].last.misses};
-                t->sccache_guess = false;
+                if (!t->sccache.set || t->sccache_guess)
+                        marker_stats(b, i, &rp->mp[i], t);
         }
 }
 
@@ -640,10 +632,9 @@ int buildmetrics_history_logs(struct buildmetrics *bm, const char *ref, const ch
         if (e < 0)
                 return e;
         targets_init_zeroed(rt);
-        for (const char *p = buf, *end = buf + len; p < end;) {
-                const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
+        for (const char *p = buf, *end = buf + len, *le; p < end; p = next_line(le, end)) {
+                le = line_end(p, end);
                 (void)buildkit_feed_line(b, p, (size_t)(le - p), 0);
-                p = le + (nl != NULL);
         }
         buildkit_finish(b, rt);
         e = rt->buildkit_seen && rt->n >= 1 ? 0 : -EINVAL;

@@ -285,14 +285,12 @@ static int feed_print_stats(struct ccstats_parser *p, const char *c, const char 
 
         if (quoted)
                 c++;
-        for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
                 const char *q = c;
 
                 if (!skip_prefix(&q, end, ids[i].id))
                         continue;
-                if (quoted && !skip_prefix(&q, end, "\":"))
-                        return 0;
-                if (!quoted && (q >= end || *q != '\t'))
+                if (quoted ? !skip_prefix(&q, end, "\":") : q >= end || *q != '\t')
                         return 0;
                 skip_spaces(&q, end);
                 if (parse_u64(&q, end, &v) < 0 || !range_ok_u64(RANGE_EVENTS, v))

@@ -77,10 +77,7 @@ static inline void line_end(struct linebuf *lb, const char *p, size_t n, linebuf
                             void *userdata)
 {
         if (lb->len == 0 && !lb->truncated) {
-                if (n > lb->cap)
-                        emit(lb, cb, userdata, p, lb->cap, true);
-                else
-                        emit(lb, cb, userdata, p, n, false);
+                emit(lb, cb, userdata, p, MIN(n, lb->cap), n > lb->cap);
                 return;
         }
         accumulate(lb, p, n);

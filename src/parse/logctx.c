@@ -73,11 +73,10 @@ int logctx_new(const struct logctx_config *cfg, struct logctx **ret)
         if (cfg && cfg->hold_s > 0 && cfg->hold_s < 1e9)
                 c->hold_s = cfg->hold_s;
         if (cfg && cfg->fixed_stage) {
-                size_t n = strlen(cfg->fixed_stage);
+                size_t n =
+                    logline_utf8_cut(cfg->fixed_stage, strlen(cfg->fixed_stage), SAMPLE_STAGE_MAX);
 
-                n = logline_utf8_cut(cfg->fixed_stage, n, SAMPLE_STAGE_MAX);
-                c->fixed_stage = strndup(cfg->fixed_stage, n);
-                if (!c->fixed_stage)
+                if (!(c->fixed_stage = strndup(cfg->fixed_stage, n)))
                         goto nomem;
         }
         if (cfg && cfg->stage_regex) {
@@ -373,60 +372,57 @@ static bool may_matter(const char *p, size_t n)
  * wins is kept in winbuf, since the scratch serves the next. */
 _noinline_ static void flush_batch(struct logctx *c)
 {
-        const struct batched *win = NULL, *eligible = NULL;
         const char *win_p = NULL, *el_p = NULL;
         size_t win_n = 0, el_n = 0;
         bool stage_done = false;
         size_t i = c->nbatch;
 
         c->nbatch = 0;
-        while (i-- > 0 && !(win && stage_done)) {
+        while (i-- > 0 && !(win_p && stage_done)) {
                 const struct batched *b = &c->batch[i];
                 struct bkline bl;
                 struct logline l;
                 const char *p;
                 size_t n;
 
-                if (win && !b->stage_cand)
+                if (win_p && !b->stage_cand)
                         continue;
                 p = trim(b->line, b->len, &n);
                 if (b->dirty && n > 0) {
                         n = logline_visible(p, n, c->scratch, SCRATCH_MAX);
                         p = c->scratch;
-                        if (win && (n == 0 || !stage_candidate(p, p + n)))
+                        if (win_p && (n == 0 || !stage_candidate(p, p + n)))
                                 continue;
                 }
-                if (eligible && n > 0 && !may_matter(p, n))
+                if (el_p && n > 0 && !may_matter(p, n))
                         continue;
                 if (p == b->line)
                         bkline_parse(b->line, b->len, &bl);
                 logline_classify_bk(p, n, p == b->line ? &bl : NULL, &l);
                 if (!stage_done)
                         stage_done = line_stage(c, &l);
-                if (win || l.kind == LOGLINE_BLANK || l.kind == LOGLINE_DIAG || l.bookkeeping)
+                if (win_p || l.kind == LOGLINE_BLANK || l.kind == LOGLINE_DIAG || l.bookkeeping)
                         continue;
-                if (!l.work && eligible)
+                if (!l.work && el_p)
                         continue;
                 if (p == c->scratch) {
                         memcpy(c->winbuf, p, n);
                         p = c->winbuf;
                 }
                 if (l.work) {
-                        win = b;
                         win_p = p;
                         win_n = n;
                 } else {
-                        eligible = b;
                         el_p = p;
                         el_n = n;
                 }
         }
-        if (win) {
+        if (win_p) {
                 c->seen_work = true;
                 c->last_work_s = c->batch_now;
                 el_p = win_p;
                 el_n = win_n;
-        } else if (eligible &&
+        } else if (el_p &&
                    !logctx_line_wins(false, c->seen_work, c->last_work_s, c->batch_now, c->hold_s))
                 el_p = NULL;
         if (el_p && el_p == c->winbuf) {
@@ -497,18 +493,15 @@ void logctx_feed_line_bk(struct logctx *c, const char *line, size_t len, double 
                          const struct bkline *bl)
 {
         /* Most lines lie in the chunk and need no cleaning: those are
-         * looked at not one at a time but as a batch. The common case
-         * first, with no call: clean, the batch not full, of its instant. */
-        if (!c->has_re && in_chunk(c, line, len)) {
-                if (line >= c->clean_lo && line + len <= c->clean_hi && c->nbatch > 0 &&
-                    c->nbatch < BATCH_MAX && c->batch_now == now_s) {
-                        batch_push(c, line, len, raw_stage_candidate(line, len, bl), false);
-                        return;
-                }
+         * looked at not one at a time but as a batch. The common case,
+         * with no call: clean, the batch not full, of its instant. */
+        if (c->has_re || !in_chunk(c, line, len))
+                feed_one(c, line, len, now_s, bl);
+        else if (line >= c->clean_lo && line + len <= c->clean_hi && c->nbatch > 0 &&
+                 c->nbatch < BATCH_MAX && c->batch_now == now_s)
+                batch_push(c, line, len, raw_stage_candidate(line, len, bl), false);
+        else
                 batch_slow(c, line, len, now_s, bl);
-                return;
-        }
-        feed_one(c, line, len, now_s, bl);
 }
 
 const char *logctx_stage(struct logctx *c)

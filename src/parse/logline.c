@@ -145,8 +145,7 @@ const char *logline_skip_ci_timestamp(const char *p, const char *end)
                 q++;
         if (q >= end || *q != ' ')
                 return p;
-        q = skip_sp(q, end);
-        return q;
+        return skip_sp(q, end);
 }
 
 const char *logline_skip_digits(const char *p, const char *end)
@@ -238,19 +237,14 @@ static bool has_compile_flag(const char *p, const char *end)
 
 static bool is_compiler_line(const char *p, const char *end)
 {
+        static const char *const wrappers[] = {"ccache", "sccache", "distcc", NULL};
         const char *cur = p, *name;
         size_t n;
 
-        if (!next_token_base(&cur, end, &name, &n))
+        if (!next_token_base(&cur, end, &name, &n) ||
+            (name_in(name, n, wrappers) && !next_token_base(&cur, end, &name, &n)))
                 return false;
-        if (name_is(name, n, "ccache") || name_is(name, n, "sccache") ||
-            name_is(name, n, "distcc")) {
-                if (!next_token_base(&cur, end, &name, &n))
-                        return false;
-        }
-        if (!is_compiler_name(name, n))
-                return false;
-        return has_compile_flag(cur, end);
+        return is_compiler_name(name, n) && has_compile_flag(cur, end);
 }
 
 /* "[12/345] ..." (with NINJA_STATUS extras before ']') or "[ 42%] ...". */
@@ -310,18 +304,13 @@ static bool is_bazel_progress(const char *p, const char *end)
 
 /* Tags of quiet rules: kbuild (Linux, redis, git), automake silent rules,
  * libtool. */
-static bool is_quiet_tag(const char *s, size_t n)
-{
-        static const char *const tags[] = {
-            "CC",      "CXX",     "CPP",    "CCLD",    "CXXLD",   "OBJCLD", "FCLD",    "LD",
-            "AR",      "AS",      "CCAS",   "CPPAS",   "GEN",     "HOSTCC", "HOSTCXX", "HOSTLD",
-            "LINK",    "INSTALL", "RANLIB", "STRIP",   "OBJCOPY", "CHK",    "UPD",     "DTC",
-            "FC",      "F77",     "NVCC",   "MOC",     "UIC",     "RCC",    "LEX",     "YACC",
-            "MODPOST", "LDS",     "SIGN",   "WINDRES", "OBJC",    "OBJCXX", NULL,
-        };
-
-        return name_in(s, n, tags);
-}
+static const char *const quiet_tags[] = {
+    "CC",      "CXX",     "CPP",    "CCLD",    "CXXLD",   "OBJCLD", "FCLD",    "LD",
+    "AR",      "AS",      "CCAS",   "CPPAS",   "GEN",     "HOSTCC", "HOSTCXX", "HOSTLD",
+    "LINK",    "INSTALL", "RANLIB", "STRIP",   "OBJCOPY", "CHK",    "UPD",     "DTC",
+    "FC",      "F77",     "NVCC",   "MOC",     "UIC",     "RCC",    "LEX",     "YACC",
+    "MODPOST", "LDS",     "SIGN",   "WINDRES", "OBJC",    "OBJCXX", NULL,
+};
 
 /* "CC      foo.o", "CC [M]  drivers/x.o", "CCLD     prog": a tag, spaces,
  * one target (the line is trimmed already). */
@@ -331,7 +320,7 @@ static bool is_quiet_line(const char *p, const char *end)
 
         while (q < end && ((*q >= 'A' && *q <= 'Z') || is_digit(*q)))
                 q++;
-        if (q == end || *q != ' ' || !is_quiet_tag(p, (size_t)(q - p)))
+        if (q == end || *q != ' ' || !name_in(p, (size_t)(q - p), quiet_tags))
                 return false;
         q = skip_sp(q, end);
         if (skip_prefix(&q, end, "[M]"))
@@ -436,8 +425,7 @@ static bool classify_step(const char *p, const char *end, struct logline *ret)
                         first_name = tok[i];
                 last_name_end = tok[i] + toklen[i];
         }
-        ret->kind = LOGLINE_BUILDKIT_STEP;
-        ret->work = true;
+        set_work(ret, LOGLINE_BUILDKIT_STEP);
         if (first_name) {
                 ret->stage = first_name;
                 ret->stage_len = (size_t)(last_name_end - first_name);
@@ -450,14 +438,14 @@ static bool classify_step(const char *p, const char *end, struct logline *ret)
  * "sha256:<64 hex>" while it resolves a digest. */
 static bool is_bookkeeping(const char *q, const char *end)
 {
+        static const char *const states[] = {"CACHED", "CANCELED", "...", "DONE", NULL};
         size_t n = (size_t)(end - q);
 
         /* Most BuildKit lines are a container's output ("1.234 text"): the
          * first byte rules every word out. */
         if (*q != 'C' && *q != 'D' && *q != '.' && *q != 's')
                 return false;
-        if ((n == 6 && !memcmp(q, "CACHED", 6)) || (n == 8 && !memcmp(q, "CANCELED", 8)) ||
-            (n == 3 && !memcmp(q, "...", 3)) || (n == 4 && !memcmp(q, "DONE", 4)))
+        if (name_in(q, n, states))
                 return true;
         if (n > 5 && !memcmp(q, "DONE ", 5)) {
                 const char *d = logline_skip_digits(q + 5, end);

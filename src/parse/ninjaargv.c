@@ -51,17 +51,14 @@ static int ninja_dir(char *const *argv, const char **ret)
 static int cmake_dir(char *const *argv, const char **ret)
 {
         for (size_t i = 1; argv[i]; i++) {
-                const char *v;
-
                 if (strcmp(argv[i], "--build") == 0) {
                         if (!argv[i + 1] || argv[i + 1][0] == '-')
                                 return 0; /* --build --preset P: the preset knows */
                         *ret = argv[i + 1];
                         return 1;
                 }
-                v = strncmp(argv[i], "--build=", 8) == 0 ? argv[i] + 8 : NULL;
-                if (v && *v) {
-                        *ret = v;
+                if (strncmp(argv[i], "--build=", 8) == 0 && argv[i][8]) {
+                        *ret = argv[i] + 8;
                         return 1;
                 }
         }

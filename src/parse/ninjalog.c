@@ -35,8 +35,7 @@ static const char *field(const char **cur, const char *end, size_t *ret_len)
 /* 1 record, 0 header, -1 other. A bad version header is -2. */
 static int parse_line(const char *s, const char *end, struct rec *r)
 {
-        const char *c = s, *mt;
-        size_t n;
+        const char *c = s;
         uint64_t ver;
 
         if (end > s && end[-1] == '\r')
@@ -46,23 +45,21 @@ static int parse_line(const char *s, const char *end, struct rec *r)
                         return -1;
                 return ver >= 5 && ver <= 7 ? 0 : -2;
         }
-        if (parse_i64(&c, end, &r->start) < 0 || c >= end || *c++ != '\t')
-                return -1;
-        if (parse_i64(&c, end, &r->end) < 0 || c >= end || *c++ != '\t')
+        if (parse_i64(&c, end, &r->start) < 0 || c >= end || *c++ != '\t' ||
+            parse_i64(&c, end, &r->end) < 0 || c >= end || *c++ != '\t')
                 return -1;
         /* out of range is junk: end - start must not overflow */
         if (!range_ok_i64(RANGE_MS, r->start) || !range_ok_i64(RANGE_MS, r->end))
                 return -1;
-        mt = field(&c, end, &n);
-        if (n == 0 || c >= end)
+        /* its unit differs by platform and version: see struct ninjalog_run */
+        r->mtime = field(&c, end, &r->mtime_len);
+        if (r->mtime_len == 0 || c >= end)
                 return -1;
-        r->mtime = mt; /* its unit differs by platform and version: see struct ninjalog_run */
-        r->mtime_len = n;
         r->out = field(&c, end, &r->out_len);
         if (r->out_len == 0 || c >= end)
                 return -1;
         r->hash = field(&c, end, &r->hash_len);
-        if (r->hash_len == 0 || c != end || memchr(r->hash, '\t', r->hash_len))
+        if (r->hash_len == 0 || c != end) /* a tab in it fails the hex below */
                 return -1;
         for (size_t i = 0; i < r->hash_len; i++)
                 if (!((r->hash[i] >= '0' && r->hash[i] <= '9') ||
@@ -217,11 +214,8 @@ struct ninjalog_stream *ninjalog_stream_new(uint64_t base, struct ninjalog_run *
                 free(s);
                 return NULL;
         }
-        s->l = (struct lines){.runs = runs,
-                              .cap = cap,
-                              .cur = {base, 0, INT64_MIN, NAN},
-                              .fn = fn,
-                              .userdata = userdata};
+        s->l = (struct lines){.runs = runs, .cap = cap, .fn = fn, .userdata = userdata};
+        s->l.cur = (struct ninjalog_run){base, 0, INT64_MIN, NAN};
         s->at = s->next = base;
         return s;
 }
@@ -406,13 +400,11 @@ void ninjalog_window(const struct ninjalog_file *snap, const struct ninjalog_fil
         if (ret->why != NINJALOG_WINDOW && ret->why != NINJALOG_UNDATED)
                 return;
         at = at >= 0 ? at : (long)n - 1;
-        *ret =
-            (struct ninjalog_pick){ret->why,
-                                   runs[at].begin,
-                                   runs[at].end,
-                                   (size_t)at,
-                                   1,
-                                   isfinite(end) ? end - start + FIGURE_NINJA_SLACK_S : INFINITY};
+        ret->from = runs[at].begin;
+        ret->to = runs[at].end;
+        ret->first = (size_t)at;
+        ret->n = 1;
+        ret->until_s = isfinite(end) ? end - start + FIGURE_NINJA_SLACK_S : INFINITY;
 }
 
 double ninjalog_run_offset(const struct ninjalog_run *runs, size_t n, size_t i, double mtime,

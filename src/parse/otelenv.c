@@ -105,21 +105,13 @@ int otelenv_parse_pairs(const char *s, size_t len, bool http_header, struct otel
                 if (kb == ie)
                         continue; /* an empty entry ("a=1,,b=2", a trailing comma) */
                 eq = memchr(kb, '=', (size_t)(ie - kb));
-                if (!eq) {
-                        e = -EINVAL;
-                        break;
-                }
-                ke = eq;
-                vb = eq + 1;
+                ke = eq ? eq : kb; /* no '=': an empty key */
+                vb = eq ? eq + 1 : ie;
                 ve = ie;
                 trim(&kb, &ke);
                 trim(&vb, &ve);
-                if (kb == ke) {
-                        e = -EINVAL;
-                        break;
-                }
-                if (t.n >= OTELENV_MAX_PAIRS) {
-                        e = -E2BIG;
+                if (kb == ke || t.n >= OTELENV_MAX_PAIRS) {
+                        e = kb == ke ? -EINVAL : -E2BIG;
                         break;
                 }
                 e = otelenv_percent_decode(kb, (size_t)(ke - kb), &k);
@@ -160,13 +152,8 @@ static int parse_hex(const char *s, size_t n, uint8_t *out)
         return 0;
 }
 
-static bool all_zero(const uint8_t *p, size_t n)
-{
-        for (size_t i = 0; i < n; i++)
-                if (p[i])
-                        return false;
-        return true;
-}
+/* All-zero ids are invalid (W3C). */
+static const uint8_t zero[16];
 
 int otelenv_parse_traceparent(const char *s, size_t len, struct traceparent *ret)
 {
@@ -185,7 +172,7 @@ int otelenv_parse_traceparent(const char *s, size_t len, struct traceparent *ret
         if (parse_hex(b + 3, 32, t.trace_id) < 0 || parse_hex(b + 36, 16, t.span_id) < 0 ||
             parse_hex(b + 53, 2, &t.flags) < 0)
                 return -EINVAL;
-        if (all_zero(t.trace_id, 16) || all_zero(t.span_id, 8))
+        if (!memcmp(t.trace_id, zero, 16) || !memcmp(t.span_id, zero, 8))
                 return -EINVAL;
         *ret = t;
         return 0;
@@ -200,15 +187,12 @@ static bool eq_nocase(const char *b, const char *e, const char *lit)
 
 int otelenv_parse_bool(const char *s, size_t len, bool *ret)
 {
-        if (eq_nocase(s, s + len, "true")) {
-                *ret = true;
-                return 0;
-        }
-        if (eq_nocase(s, s + len, "false")) {
-                *ret = false;
-                return 0;
-        }
-        return -EINVAL;
+        bool t = eq_nocase(s, s + len, "true");
+
+        if (!t && !eq_nocase(s, s + len, "false"))
+                return -EINVAL;
+        *ret = t;
+        return 0;
 }
 
 int otelenv_parse_ms(const char *s, size_t len, uint64_t max_ms, uint64_t *ret)
@@ -421,20 +405,16 @@ static int load_protocol(struct loader *L, const char *v, const char *name,
                          const struct otel_config *c, enum otel_protocol *ret)
 {
         const char *ve = v + strlen(v);
+        bool json = eq_nocase(v, ve, "http/json");
 
-        if (eq_nocase(v, ve, "http/protobuf")) {
-                *ret = OTEL_PROTOCOL_PROTOBUF;
-        } else if (eq_nocase(v, ve, "http/json")) {
-                *ret = OTEL_PROTOCOL_JSON;
-        } else {
-                if (c->enabled)
-                        NOTE(L,
-                             "%s: only http/protobuf and http/json are supported; OTLP export is "
-                             "off",
-                             name);
-                return -EINVAL;
+        if (json || eq_nocase(v, ve, "http/protobuf")) {
+                *ret = json ? OTEL_PROTOCOL_JSON : OTEL_PROTOCOL_PROTOBUF;
+                return 0;
         }
-        return 0;
+        if (c->enabled)
+                NOTE(L, "%s: only http/protobuf and http/json are supported; OTLP export is off",
+                     name);
+        return -EINVAL;
 }
 
 /* v, variable name's, as milliseconds from min to max into *ret (which
@@ -526,14 +506,9 @@ static int load_labels(struct loader *L, struct otel_config *c)
         if (v && *v && !(c->service_name = strdup(v)))
                 return -ENOMEM;
         v = L->lookup(L->lookup_data, "TRACEPARENT");
-        if (v && *v) {
-                if (otelenv_parse_traceparent(v, strlen(v), &c->trace) < 0) {
-                        if (c->enabled)
-                                NOTE(L, "TRACEPARENT is not a W3C traceparent; not correlated");
-                } else {
-                        c->has_trace = true;
-                }
-        }
+        c->has_trace = v && *v && otelenv_parse_traceparent(v, strlen(v), &c->trace) >= 0;
+        if (v && *v && !c->has_trace && c->enabled)
+                NOTE(L, "TRACEPARENT is not a W3C traceparent; not correlated");
         /* the CI pipeline's name and run id */
         if (dup_var(L, "GITHUB_WORKFLOW", "CI_PIPELINE_NAME", &c->ci_pipeline_name) < 0 ||
             dup_var(L, "GITHUB_RUN_ID", "CI_PIPELINE_ID", &c->ci_pipeline_run_id) < 0)
@@ -579,7 +554,6 @@ int otelenv_load(otelenv_lookup_fn lookup, void *lookup_data, const struct otel_
 
 void otelenv_set_run_span(struct otel_config *c, const uint8_t rnd[16], const char *run_id)
 {
-        static const uint8_t zero[16];
         struct traceparent *s = &c->span;
         const char *rid = run_id ? run_id : "";
         uint64_t h; /* FNV-1a, then a 64-bit finalizer */
@@ -667,10 +641,7 @@ int otelenv_check_tracestate(const char *s, size_t len)
         while (p <= end) {
                 const char *m = memchr(p, ',', (size_t)(end - p)), *me = m ? m : end, *eq;
 
-                while (p < me && (*p == ' ' || *p == '\t'))
-                        p++;
-                while (me > p && (me[-1] == ' ' || me[-1] == '\t'))
-                        me--;
+                trim(&p, &me);
                 if (p < me) {
                         eq = memchr(p, '=', (size_t)(me - p));
                         if (n == 32 || !eq || !ts_key_ok(p, eq) || !ts_value_ok(eq + 1, me))
