@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "model/summary.h"
+#include "model/execs.h"
 #include "model/run.h"
 #include "model/targets.h"
 
@@ -30,15 +31,10 @@ static void point_set(struct summary_point *p, double value, double aux, const s
 }
 
 /* Strict comparisons: on ties the first occurrence stays. */
-static void point_max(struct summary_point *p, double value, double aux, const struct sample *smp)
+static void point_best(struct summary_point *p, bool max, double value, double aux,
+                       const struct sample *smp)
 {
-        if (!isnan(value) && (!p->set || value > p->value))
-                point_set(p, value, aux, smp);
-}
-
-static void point_min(struct summary_point *p, double value, double aux, const struct sample *smp)
-{
-        if (!isnan(value) && (!p->set || value < p->value))
+        if (!isnan(value) && (!p->set || (max ? value > p->value : value < p->value)))
                 point_set(p, value, aux, smp);
 }
 
@@ -161,18 +157,6 @@ static void last(double *dst, double v)
                 *dst = v;
 }
 
-static void max_of(double *dst, double v)
-{
-        if (!isnan(v) && (isnan(*dst) || v > *dst))
-                *dst = v;
-}
-
-static void min_of(double *dst, double v)
-{
-        if (!isnan(v) && (isnan(*dst) || v < *dst))
-                *dst = v;
-}
-
 /* The next entry of a running column at *r: a unit and its " xN" when
  * several run at once. Its length, 0 at the end; *r moves past it. */
 static size_t running_entry(const char **r, const char **ret_start)
@@ -259,10 +243,10 @@ static void build_add(struct summary_build *b, const struct sample *smp)
         last(&b->psi_mem_full_s, smp->cg_psi_mem_full_s);
         last(&b->psi_io_some_s, smp->cg_psi_io_some_s);
         last(&b->psi_io_full_s, smp->cg_psi_io_full_s);
-        max_of(&b->pids_peak, smp->cg_pids_peak);
-        max_of(&b->pids_peak, smp->cg_pids);
-        point_max(&b->mem_cur_peak, MB(smp->cg_mem_bytes), NAN, smp);
-        point_max(&b->mem_anon_peak, MB(smp->cg_mem_anon_bytes), MB(smp->cg_mem_file_bytes), smp);
+        b->pids_peak = execs_max(execs_max(b->pids_peak, smp->cg_pids_peak), smp->cg_pids);
+        point_best(&b->mem_cur_peak, true, MB(smp->cg_mem_bytes), NAN, smp);
+        point_best(&b->mem_anon_peak, true, MB(smp->cg_mem_anon_bytes), MB(smp->cg_mem_file_bytes),
+                   smp);
 
         /* The kernel's peak happened at the first row that shows it (the
          * row's own sample is the peak, within a charge batch) or between
@@ -364,12 +348,12 @@ static uint64_t running_count(const char *r)
 
 static void exact_add(struct summary_exact *x, const struct sample *smp)
 {
-        max_of(&x->mem_used_peak_bytes, smp->mem_used_bytes);
-        min_of(&x->mem_avail_min_bytes, smp->mem_avail_bytes);
-        max_of(&x->swap_used_peak_bytes, smp->swap_used_bytes);
-        min_of(&x->disk_avail_min_bytes, smp->disk_avail_bytes);
-        max_of(&x->cg_mem_peak_bytes, smp->cg_mem_peak_bytes);
-        max_of(&x->cg_mem_cur_peak_bytes, smp->cg_mem_bytes);
+        x->mem_used_peak_bytes = execs_max(x->mem_used_peak_bytes, smp->mem_used_bytes);
+        x->mem_avail_min_bytes = execs_min(x->mem_avail_min_bytes, smp->mem_avail_bytes);
+        x->swap_used_peak_bytes = execs_max(x->swap_used_peak_bytes, smp->swap_used_bytes);
+        x->disk_avail_min_bytes = execs_min(x->disk_avail_min_bytes, smp->disk_avail_bytes);
+        x->cg_mem_peak_bytes = execs_max(x->cg_mem_peak_bytes, smp->cg_mem_peak_bytes);
+        x->cg_mem_cur_peak_bytes = execs_max(x->cg_mem_cur_peak_bytes, smp->cg_mem_bytes);
         last(&x->cg_io_read_bytes, smp->cg_io_read_bytes);
         last(&x->cg_io_write_bytes, smp->cg_io_write_bytes);
 }
@@ -436,26 +420,26 @@ static void recorded_add(struct summary *s, const struct sample *smp)
         if (!isnan(smp->elapsed_s))
                 s->last_elapsed_s = smp->elapsed_s;
 
-        point_max(&s->mem_used_peak, used, avail, smp);
-        point_min(&s->mem_avail_min, avail, used, smp);
-        point_max(&s->swap_used_peak, MB(smp->swap_used_bytes), NAN, smp);
+        point_best(&s->mem_used_peak, true, used, avail, smp);
+        point_best(&s->mem_avail_min, false, avail, used, smp);
+        point_best(&s->swap_used_peak, true, MB(smp->swap_used_bytes), NAN, smp);
         if (isnan(s->mem_total_mb) && !isnan(used) && !isnan(avail))
                 s->mem_total_mb = used + avail;
 
-        point_min(&s->disk_avail_min, disk, smp->disk_pct, smp);
+        point_best(&s->disk_avail_min, false, disk, smp->disk_pct, smp);
         if (!isnan(disk)) {
                 if (isnan(s->disk_avail_first))
                         s->disk_avail_first = disk;
                 s->disk_avail_last = disk;
         }
 
-        point_max(&s->load1_peak, smp->load1, NAN, smp);
-        point_max(&s->cpu_pct_peak, smp->cpu_pct, NAN, smp);
+        point_best(&s->load1_peak, true, smp->load1, NAN, smp);
+        point_best(&s->cpu_pct_peak, true, smp->cpu_pct, NAN, smp);
         if (!isnan(smp->cpu_pct)) {
                 s->cpu_pct_sum += smp->cpu_pct;
                 s->cpu_pct_n++;
         }
-        point_max(&s->compilers_peak, smp->compilers, NAN, smp);
+        point_best(&s->compilers_peak, true, smp->compilers, NAN, smp);
 
         /* the headroom: the host's, or the cap's when that is less */
         double build =

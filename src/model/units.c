@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/execs.h"
 #include "model/unitname.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -281,12 +282,8 @@ int units_see(struct units *u, const struct units_seen *s)
         }
         /* What ended before counts too: a unit's processes come and go (a
          * source compiled twice, an LTO link's ltrans partitions). */
-        if (isfinite(s->cpu_s)) {
-                double cpu_s = s->cpu_s + u->ended_cpu[r - u->rows];
-
-                if (isnan(r->cpu_s) || cpu_s > r->cpu_s)
-                        r->cpu_s = cpu_s;
-        }
+        if (isfinite(s->cpu_s))
+                r->cpu_s = execs_max(r->cpu_s, s->cpu_s + u->ended_cpu[r - u->rows]);
         return 0;
 }
 
@@ -294,7 +291,6 @@ int units_ended_seen(struct units *u, const struct units_seen *s)
 {
         struct seen_id id;
         struct unit *r;
-        double *ended;
         uint32_t slot = 0;
 
         if (seen_id(s, &id) < 0 || !isfinite(s->cpu_s) || s->cpu_s < 0)
@@ -302,10 +298,8 @@ int units_ended_seen(struct units *u, const struct units_seen *s)
         r = lookup(u, s->kind, id.ident, s->key, &slot);
         if (!r)
                 return -ENOENT;
-        ended = &u->ended_cpu[r - u->rows];
-        *ended += s->cpu_s;
-        if (isnan(r->cpu_s) || *ended > r->cpu_s)
-                r->cpu_s = *ended;
+        u->ended_cpu[r - u->rows] += s->cpu_s;
+        r->cpu_s = execs_max(r->cpu_s, u->ended_cpu[r - u->rows]);
         return 0;
 }
 
