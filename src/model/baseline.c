@@ -17,11 +17,6 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-static double median_sorted(const double *v, size_t n)
-{
-        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 size_t baseline_median_mad(const double *v, size_t n, double *scratch, double *ret_median,
                            double *ret_spread)
 {
@@ -31,17 +26,11 @@ size_t baseline_median_mad(const double *v, size_t n, double *scratch, double *r
         for (size_t i = 0; i < n; i++)
                 if (isfinite(v[i]))
                         scratch[m++] = v[i];
-        if (m == 0) {
-                *ret_median = *ret_spread = NAN;
-                return 0;
-        }
-        qsort(scratch, m, sizeof(*scratch), cmp_double);
-        med = median_sorted(scratch, m);
+        med = figure_median(scratch, m);
         for (size_t i = 0; i < m; i++)
                 scratch[i] = fabs(scratch[i] - med);
-        qsort(scratch, m, sizeof(*scratch), cmp_double);
         *ret_median = med;
-        *ret_spread = BASELINE_MAD_SCALE * median_sorted(scratch, m);
+        *ret_spread = BASELINE_MAD_SCALE * figure_median(scratch, m);
         return m;
 }
 

@@ -50,10 +50,9 @@ void bench_stats_of(const double *x, size_t n, struct bench_stats *ret)
         if (!s)
                 return; /* the median unknown, rather than wrong */
         memcpy(s, x, n * sizeof(*s));
-        qsort(s, n, sizeof(*s), cmp_double);
+        ret->median = figure_median(s, n); /* s sorted */
         ret->min = s[0];
         ret->max = s[n - 1];
-        ret->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
         free(s);
 }
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/run.h"
@@ -10,10 +11,19 @@
 #include "model/targets.h"
 #include "model/units.h"
 #include "util/macro.h"
+#include "util/util.h"
 
 double figure_cached_ratio(int64_t steps, int64_t cached)
 {
         return steps <= 0 || cached < 0 ? NAN : (double)cached / (double)steps;
+}
+
+double figure_median(double *v, size_t n)
+{
+        if (n == 0)
+                return NAN;
+        qsort(v, n, sizeof(*v), cmp_double);
+        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 double figure_hit_ratio(uint64_t hits, uint64_t misses)
