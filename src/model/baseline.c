@@ -260,40 +260,29 @@ static double run_fig(const struct baseline_run *r, enum fig fig)
         return v[fig];
 }
 
-static double usual_of(struct deriv *d, double (*get)(const struct baseline_run *))
+/* The window's usual host CPUs (0), host memory (1) or -j (2). */
+static double usual_of(struct deriv *d, int which)
 {
         double scratch[BASELINE_WINDOW], med, spread;
 
-        for (size_t i = 0; i < d->nwin; i++)
-                d->vals[i] = get(&d->win[i]);
+        for (size_t i = 0; i < d->nwin; i++) {
+                long k = which == 0 ? d->win[i].ncpu : d->win[i].jobs;
+
+                d->vals[i] = which == 1 ? d->win[i].mem_total_mb : k > 0 ? (double)k : NAN;
+        }
         (void)baseline_median_mad(d->vals, d->nwin, scratch, &med, &spread);
         return med;
-}
-
-static double get_ncpu(const struct baseline_run *r)
-{
-        return r->ncpu > 0 ? (double)r->ncpu : NAN;
-}
-
-static double get_memtotal(const struct baseline_run *r)
-{
-        return r->mem_total_mb;
-}
-
-static double get_jobs(const struct baseline_run *r)
-{
-        return r->jobs > 0 ? (double)r->jobs : NAN;
 }
 
 /* Host, memory and -j against the window's usual ones. */
 static void context_causes(struct deriv *d)
 {
         const struct baseline_run *c = d->cur;
-        double u = usual_of(d, get_ncpu);
+        double u = usual_of(d, 0);
 
         if (c->ncpu > 0 && isfinite(u) && fabs((double)c->ncpu - u) >= 1)
                 cause_fmt(d->host, sizeof(d->host), "%ld CPUs, usually %.0f", c->ncpu, u);
-        u = usual_of(d, get_memtotal);
+        u = usual_of(d, 1);
         if (!d->host[0] && isfinite(c->mem_total_mb) && isfinite(u) &&
             fabs(c->mem_total_mb - u) > 0.1 * u) {
                 char now[32], usual[32];
@@ -302,7 +291,7 @@ static void context_causes(struct deriv *d)
                 fmt_size_mib(u, usual, sizeof(usual));
                 cause_fmt(d->host, sizeof(d->host), "host memory %s, usually %s", now, usual);
         }
-        u = usual_of(d, get_jobs);
+        u = usual_of(d, 2);
         if (c->jobs > 0 && isfinite(u) && fabs((double)c->jobs - u) >= 1)
                 cause_fmt(d->jobs, sizeof(d->jobs), "-j %ld, usually -j %.0f", c->jobs, u);
 }
@@ -417,6 +406,7 @@ int baseline_derive(const char *job, const struct baseline_run *cur, const struc
                     size_t nwin, struct baseline *ret)
 {
         struct deriv d = {.cur = cur, .win = win, .nwin = MIN(nwin, (size_t)BASELINE_WINDOW)};
+        const char *causes[] = {d.cache, d.compiler, d.jobs, d.host, d.appeared};
         int err = 0;
 
         memset(ret, 0, sizeof(*ret));
@@ -429,15 +419,9 @@ int baseline_derive(const char *job, const struct baseline_run *cur, const struc
         target_figures(&d, &err);
         unit_step_figures(&d, &err);
         /* the run's own figures: the first cause the data names */
-        for (size_t i = 0; i < ret->n; i++) {
-                if (ret->f[i].target[0])
-                        continue;
-                set_cause(&ret->f[i], d.cache);
-                set_cause(&ret->f[i], d.compiler);
-                set_cause(&ret->f[i], d.jobs);
-                set_cause(&ret->f[i], d.host);
-                set_cause(&ret->f[i], d.appeared);
-        }
+        for (size_t i = 0; i < ret->n; i++)
+                for (size_t k = 0; k < ARRAY_SIZE(causes) && !ret->f[i].target[0]; k++)
+                        set_cause(&ret->f[i], causes[k]);
         return err;
 }
 
