@@ -97,19 +97,10 @@ bool figure_cc_delta(uint64_t first_hits, uint64_t first_misses, uint64_t last_h
 
 void run_figures_init(struct run_figures *f)
 {
-        *f = (struct run_figures){
-            .duration_s = NAN,
-            .user_s = NAN,
-            .sys_s = NAN,
-            .cpu_s = NAN,
-            .mem_peak_mb = NAN,
-            .mem_sampled_peak_mb = NAN,
-            .mem_anon_peak_mb = NAN,
-            .oom_kills = NAN,
-            .host_mem_used_peak_mb = NAN,
-            .cpu_avg_pct = NAN,
-            .exit_code = -1,
-        };
+        *f = (struct run_figures){.exit_code = -1};
+        f->duration_s = f->user_s = f->sys_s = f->cpu_s = NAN;
+        f->mem_peak_mb = f->mem_sampled_peak_mb = f->mem_anon_peak_mb = f->oom_kills = NAN;
+        f->host_mem_used_peak_mb = f->cpu_avg_pct = NAN;
 }
 
 void run_figures_of(const struct run_model *m, struct run_figures *ret)

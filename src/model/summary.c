@@ -323,16 +323,10 @@ void summary_init(struct summary *s, const struct summary_config *cfg)
         s->mem_total_mb = NAN;
         s->par.prev_elapsed_s = NAN;
         build_init(&s->build);
-        s->exact = (struct summary_exact){
-            .mem_used_peak_bytes = NAN,
-            .mem_avail_min_bytes = NAN,
-            .swap_used_peak_bytes = NAN,
-            .disk_avail_min_bytes = NAN,
-            .cg_mem_peak_bytes = NAN,
-            .cg_mem_cur_peak_bytes = NAN,
-            .cg_io_read_bytes = NAN,
-            .cg_io_write_bytes = NAN,
-        };
+        s->exact.mem_used_peak_bytes = s->exact.mem_avail_min_bytes = NAN;
+        s->exact.swap_used_peak_bytes = s->exact.disk_avail_min_bytes = NAN;
+        s->exact.cg_mem_peak_bytes = s->exact.cg_mem_cur_peak_bytes = NAN;
+        s->exact.cg_io_read_bytes = s->exact.cg_io_write_bytes = NAN;
 }
 
 /* Units in flight as the running column names them, space-separated. */
@@ -412,13 +406,10 @@ static void recorded_add(struct summary *s, const struct sample *smp)
         s->running_peak = MAX(s->running_peak, running);
         par_add(&s->par, smp, running);
         s->samples++;
-        if (!isnan(smp->epoch)) {
-                if (isnan(s->first_epoch))
-                        s->first_epoch = smp->epoch;
-                s->last_epoch = smp->epoch;
-        }
-        if (!isnan(smp->elapsed_s))
-                s->last_elapsed_s = smp->elapsed_s;
+        if (isnan(s->first_epoch))
+                s->first_epoch = smp->epoch;
+        last(&s->last_epoch, smp->epoch);
+        last(&s->last_elapsed_s, smp->elapsed_s);
 
         point_best(&s->mem_used_peak, true, used, avail, smp);
         point_best(&s->mem_avail_min, false, avail, used, smp);
@@ -427,11 +418,9 @@ static void recorded_add(struct summary *s, const struct sample *smp)
                 s->mem_total_mb = used + avail;
 
         point_best(&s->disk_avail_min, false, disk, smp->disk_pct, smp);
-        if (!isnan(disk)) {
-                if (isnan(s->disk_avail_first))
-                        s->disk_avail_first = disk;
-                s->disk_avail_last = disk;
-        }
+        if (isnan(s->disk_avail_first))
+                s->disk_avail_first = disk;
+        last(&s->disk_avail_last, disk);
 
         point_best(&s->load1_peak, true, smp->load1, NAN, smp);
         point_best(&s->cpu_pct_peak, true, smp->cpu_pct, NAN, smp);
