@@ -230,6 +230,8 @@ static int success_of(const struct target *t, int outcome)
 static void fact_of(const struct targets *ts, const struct target *t, int outcome,
                     struct target_fact *f)
 {
+        bool hist = t->history_set && t->history_steps_set; /* history's counts win */
+
         memset(f, 0, sizeof(*f));
         memcpy(f->name, t->name, sizeof(f->name));
         memcpy(f->builder, t->builder[0] ? t->builder : ts->builder, sizeof(f->builder));
@@ -241,14 +243,10 @@ static void fact_of(const struct targets *ts, const struct target *t, int outcom
                 f->duration_s = t->history_duration_s;
         else
                 f->duration_s = isnan(t->first_seen) ? NAN : t->last_seen - t->first_seen;
-        if (t->history_set && t->history_steps_set) {
-                f->steps_set = true;
-                f->steps = t->history_steps;
-                f->cached = t->history_cached;
-        } else if (ts->buildkit_seen) {
-                f->steps_set = true;
-                f->steps = t->steps;
-                f->cached = t->cached;
+        f->steps_set = hist || ts->buildkit_seen;
+        if (f->steps_set) {
+                f->steps = hist ? t->history_steps : t->steps;
+                f->cached = hist ? t->history_cached : t->cached;
         }
         f->success = success_of(t, outcome);
         f->failed = t->errors;
