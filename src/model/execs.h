@@ -2,7 +2,6 @@
 #pragma once
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 /* What the RUN steps of a BuildKit build used inside the daemon: each exec
