@@ -182,16 +182,11 @@ void targets_facts_outcome(const struct run_info *run, struct run_facts *f)
 {
         f->exit_code = run->exit_code;
         f->term_signal = run->term_signal;
-        if (!run->finished)
-                f->outcome = RUN_OUTCOME_UNKNOWN;
-        else if (run->term_signal)
-                f->outcome = RUN_OUTCOME_CANCELLED;
-        else if (run->exit_code == 0)
-                f->outcome = RUN_OUTCOME_SUCCESS;
-        else if (run->exit_code > 0)
-                f->outcome = RUN_OUTCOME_FAILURE;
-        else
-                f->outcome = RUN_OUTCOME_UNKNOWN;
+        f->outcome = !run->finished        ? RUN_OUTCOME_UNKNOWN
+                     : run->term_signal    ? RUN_OUTCOME_CANCELLED
+                     : run->exit_code == 0 ? RUN_OUTCOME_SUCCESS
+                     : run->exit_code > 0  ? RUN_OUTCOME_FAILURE
+                                           : RUN_OUTCOME_UNKNOWN;
         /* NAN when either end is unknown: no samples here */
         f->duration_s = figure_run_duration(run->start_epoch, run->end_epoch, NAN, NULL);
 }
@@ -213,14 +208,11 @@ static int success_of(const struct target *t, int outcome)
 {
         if (t->history_set && strcmp(t->history_status, "completed") == 0)
                 return TARGET_BUILT;
-        if (t->history_set && (strcmp(t->history_status, "failed") == 0 ||
-                               strcmp(t->history_status, "canceled") == 0))
+        if ((t->history_set && (strcmp(t->history_status, "failed") == 0 ||
+                                strcmp(t->history_status, "canceled") == 0)) ||
+            t->errors || t->canceled)
                 return TARGET_FAILED;
-        if (t->errors || t->canceled)
-                return TARGET_FAILED;
-        if (t->done)
-                return TARGET_BUILT;
-        if (outcome == RUN_OUTCOME_SUCCESS)
+        if (t->done || outcome == RUN_OUTCOME_SUCCESS)
                 return TARGET_BUILT;
         if (outcome == RUN_OUTCOME_FAILURE || outcome == RUN_OUTCOME_CANCELLED)
                 return TARGET_FAILED;
@@ -265,10 +257,8 @@ bool targets_guess_builder(const struct run_info *ri, char *buf, size_t len)
         buf[0] = '\0';
         if (!ri->argv || !ri->argv[0])
                 return false;
-        prog = ri->argv[0];
-        slash = strrchr(prog, '/');
-        if (slash)
-                prog = slash + 1;
+        slash = strrchr(ri->argv[0], '/');
+        prog = slash ? slash + 1 : ri->argv[0];
         n = snprintf(buf, len, "%s", prog);
         if (n < 0 || (size_t)n >= len) {
                 buf[0] = '\0';
