@@ -54,19 +54,13 @@ const char *figure_outcome(int exit_code, int term_signal, double oom_kills,
 double figure_run_duration(double start_epoch, double end_epoch, double last_epoch,
                            bool *ret_to_last)
 {
-        bool to_last = false;
-        double d = NAN;
+        bool known = isfinite(start_epoch) && isfinite(end_epoch);
+        /* killed or still running: as far as the samples go */
+        bool to_last = !known && isfinite(start_epoch) && isfinite(last_epoch);
 
-        if (isfinite(start_epoch) && isfinite(end_epoch)) {
-                d = end_epoch - start_epoch;
-        } else if (isfinite(start_epoch) && isfinite(last_epoch)) {
-                /* killed or still running: as far as the samples go */
-                to_last = true;
-                d = last_epoch - start_epoch;
-        }
         if (ret_to_last)
                 *ret_to_last = to_last;
-        return d;
+        return known ? end_epoch - start_epoch : to_last ? last_epoch - start_epoch : NAN;
 }
 
 int figure_ninja_offset(const struct run_info *ri, double mtime, int64_t max_end_ms,
