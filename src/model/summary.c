@@ -46,16 +46,12 @@ static void proc_clear(struct summary_proc *p)
 
 static void build_init(struct summary_build *b)
 {
-        b->cpu_user_s = b->cpu_sys_s = NAN;
-        b->oom_kills = NAN;
-        b->io_read_mb = b->io_write_mb = NAN;
+        b->cpu_user_s = b->cpu_sys_s = b->oom_kills = b->io_read_mb = b->io_write_mb = NAN;
         b->psi_cpu_some_s = b->psi_cpu_full_s = b->psi_mem_some_s = b->psi_mem_full_s = NAN;
-        b->psi_io_some_s = b->psi_io_full_s = NAN;
-        b->pids_peak = NAN;
-        b->prev_oom_kills = NAN;
+        b->psi_io_some_s = b->psi_io_full_s = b->pids_peak = b->prev_oom_kills = NAN;
+        b->kernel_victim_pid = NAN;
         proc_clear(&b->mem_peak_proc);
         proc_clear(&b->last_seen);
-        b->kernel_victim_pid = NAN;
         for (size_t i = 0; i < 3; i++)
                 proc_clear(&b->prev_top[i]);
 }
@@ -318,10 +314,8 @@ void summary_init(struct summary *s, const struct summary_config *cfg)
         s->cfg = cfg ? *cfg
                      : (struct summary_config){.near_oom_mb = SUMMARY_NEAR_OOM_MB_DEFAULT,
                                                .low_disk_gb = SUMMARY_LOW_DISK_GB_DEFAULT};
-        s->first_epoch = s->last_epoch = s->last_elapsed_s = NAN;
-        s->disk_avail_first = s->disk_avail_last = NAN;
-        s->mem_total_mb = NAN;
-        s->par.prev_elapsed_s = NAN;
+        s->first_epoch = s->last_epoch = s->last_elapsed_s = s->mem_total_mb = NAN;
+        s->disk_avail_first = s->disk_avail_last = s->par.prev_elapsed_s = NAN;
         build_init(&s->build);
         s->exact.mem_used_peak_bytes = s->exact.mem_avail_min_bytes = NAN;
         s->exact.swap_used_peak_bytes = s->exact.disk_avail_min_bytes = NAN;
