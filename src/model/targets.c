@@ -378,7 +378,6 @@ double targets_step_duration(const struct step_fact *s)
 
 int targets_ninja_offset(const struct targets *ts, const struct run_info *ri, double *ret_off)
 {
-        /* The one rule of where ninja's clock starts: figure_ninja_offset(). */
         if (!ts || !ri || !ts->nedgev || !(ts->ninja_mtime > 0) || !isfinite(ri->start_epoch))
                 return -ENODATA;
         return figure_ninja_offset(ri, ts->ninja_mtime, ts->ninja_max_end_ms, ret_off, NULL) < 0
