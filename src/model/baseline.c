@@ -116,38 +116,25 @@ void baseline_add_step(struct baseline_run *r, const char *name, double duration
         named_set(&r->steps[at], name, NULL, duration_s, mem_mb);
 }
 
-static long jobs_word(const char *w, const char *next, bool *ret_used_next)
-{
-        const char *v = NULL;
-        uint64_t n;
-
-        *ret_used_next = false;
-        if (strncmp(w, "--jobs=", 7) == 0)
-                v = w + 7;
-        else if (strcmp(w, "--jobs") == 0 || strcmp(w, "-j") == 0) {
-                v = next;
-                *ret_used_next = next != NULL;
-        } else if (strncmp(w, "-j", 2) == 0)
-                v = w + 2;
-        if (!v || parse_u64_str(v, &n) < 0 || n == 0 || n > 1000000) {
-                *ret_used_next = false;
-                return -1;
-        }
-        return (long)n;
-}
-
 long baseline_argv_jobs(char *const *argv)
 {
         long jobs = -1;
 
         for (size_t i = 0; argv && argv[i]; i++) {
-                bool used;
-                long j = jobs_word(argv[i], argv[i + 1], &used);
+                const char *w = argv[i], *v = NULL;
+                bool sep = strcmp(w, "--jobs") == 0 || strcmp(w, "-j") == 0; /* "-j 8" */
+                uint64_t n;
 
-                if (j > 0)
-                        jobs = j;
-                if (used)
-                        i++;
+                if (strncmp(w, "--jobs=", 7) == 0)
+                        v = w + 7;
+                else if (sep)
+                        v = argv[i + 1];
+                else if (strncmp(w, "-j", 2) == 0)
+                        v = w + 2;
+                if (!v || parse_u64_str(v, &n) < 0 || n == 0 || n > 1000000)
+                        continue;
+                jobs = (long)n;
+                i += sep; /* its value taken */
         }
         return jobs;
 }
