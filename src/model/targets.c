@@ -268,7 +268,7 @@ bool targets_guess_builder(const struct run_info *ri, char *buf, size_t len)
         if (strcmp(prog, "docker") != 0 && strcmp(prog, "podman") != 0 &&
             strcmp(prog, "nerdctl") != 0)
                 return false;
-        for (size_t i = 1, words = 0; ri->argv[i] && words < 2; i++) {
+        for (size_t i = 1; i <= 2 && ri->argv[i]; i++) { /* "buildx bake", "compose build" */
                 const char *w = ri->argv[i];
 
                 if (w[0] == '-')
@@ -279,7 +279,6 @@ bool targets_guess_builder(const struct run_info *ri, char *buf, size_t len)
                         return true;
                 }
                 used += (size_t)n;
-                words++;
                 if (strcmp(w, "buildx") != 0 && strcmp(w, "compose") != 0)
                         break;
         }
