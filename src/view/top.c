@@ -261,8 +261,7 @@ static int detail_text(const struct top_detail *d, int cols, int lines, bool utf
         if (r >= 0 && left > 1)
                 r = detail_targets(d, w, &left, out);
         if (r >= 0 && left > 1) {
-                r = dbuf_puts(out, d->lines_title ? d->lines_title : "RECENT");
-                r = r >= 0 ? dbuf_puts(out, "\n") : r;
+                r = dbuf_printf(out, "%s\n", d->lines_title ? d->lines_title : "RECENT");
                 left--;
         }
         first = d->nlines > (size_t)MAX(left, 0) ? d->nlines - (size_t)MAX(left, 0) : 0;
