@@ -80,10 +80,8 @@ static void find_victim(struct summary_build *b, const struct sample *smp,
                 return;
         }
         for (size_t i = 0; i < 3; i++) {
-                bool still = false;
+                bool still = !b->prev_top[i].label[0]; /* no process: none gone */
 
-                if (!b->prev_top[i].label[0])
-                        continue;
                 for (size_t k = 0; k < 3; k++)
                         if (top[k].label[0] && top[k].pid == b->prev_top[i].pid &&
                             !(top[k].mb < 0.5 * b->prev_top[i].mb))
