@@ -78,8 +78,8 @@ static void named_set(struct baseline_named *e, const char *name, const char *to
                       double b)
 {
         memset(e, 0, sizeof(*e));
-        (void)copy_utf8_str(e->name, sizeof(e->name), name ? name : "");
-        (void)copy_utf8_str(e->tool, sizeof(e->tool), tool ? tool : "");
+        (void)copy_utf8_str(e->name, sizeof(e->name), name);
+        (void)copy_utf8_str(e->tool, sizeof(e->tool), tool);
         e->a = a;
         e->b = b;
 }
@@ -218,7 +218,7 @@ static struct baseline_finding *add(struct deriv *d, enum fig fig, const char *t
                 return NULL;
         }
         (void)copy_utf8_str(f->figure, sizeof(f->figure), figs[fig].name);
-        (void)copy_utf8_str(f->target, sizeof(f->target), target ? target : "");
+        (void)copy_utf8_str(f->target, sizeof(f->target), target);
         f->value = value;
         /* d->vals is most recent first */
         for (size_t i = 0; i < d->nwin; i++)
@@ -398,7 +398,7 @@ int baseline_derive(const char *job, const struct baseline_run *cur, const struc
 
         memset(ret, 0, sizeof(*ret));
         d.b = ret;
-        (void)copy_utf8_str(ret->job, sizeof(ret->job), job ? job : "");
+        (void)copy_utf8_str(ret->job, sizeof(ret->job), job);
         ret->runs = d.nwin;
         context_causes(&d);
         appeared_causes(&d);
