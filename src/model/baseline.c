@@ -17,11 +17,6 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-static double median_sorted(const double *v, size_t n)
-{
-        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 size_t baseline_median_mad(const double *v, size_t n, double *scratch, double *ret_median,
                            double *ret_spread)
 {
@@ -31,17 +26,11 @@ size_t baseline_median_mad(const double *v, size_t n, double *scratch, double *r
         for (size_t i = 0; i < n; i++)
                 if (isfinite(v[i]))
                         scratch[m++] = v[i];
-        if (m == 0) {
-                *ret_median = *ret_spread = NAN;
-                return 0;
-        }
-        qsort(scratch, m, sizeof(*scratch), cmp_double);
-        med = median_sorted(scratch, m);
+        med = figure_median(scratch, m);
         for (size_t i = 0; i < m; i++)
                 scratch[i] = fabs(scratch[i] - med);
-        qsort(scratch, m, sizeof(*scratch), cmp_double);
         *ret_median = med;
-        *ret_spread = BASELINE_MAD_SCALE * median_sorted(scratch, m);
+        *ret_spread = BASELINE_MAD_SCALE * figure_median(scratch, m);
         return m;
 }
 
@@ -89,8 +78,8 @@ static void named_set(struct baseline_named *e, const char *name, const char *to
                       double b)
 {
         memset(e, 0, sizeof(*e));
-        (void)copy_utf8_str(e->name, sizeof(e->name), name ? name : "");
-        (void)copy_utf8_str(e->tool, sizeof(e->tool), tool ? tool : "");
+        (void)copy_utf8_str(e->name, sizeof(e->name), name);
+        (void)copy_utf8_str(e->tool, sizeof(e->tool), tool);
         e->a = a;
         e->b = b;
 }
@@ -127,38 +116,25 @@ void baseline_add_step(struct baseline_run *r, const char *name, double duration
         named_set(&r->steps[at], name, NULL, duration_s, mem_mb);
 }
 
-static long jobs_word(const char *w, const char *next, bool *ret_used_next)
-{
-        const char *v = NULL;
-        uint64_t n;
-
-        *ret_used_next = false;
-        if (strncmp(w, "--jobs=", 7) == 0)
-                v = w + 7;
-        else if (strcmp(w, "--jobs") == 0 || strcmp(w, "-j") == 0) {
-                v = next;
-                *ret_used_next = next != NULL;
-        } else if (strncmp(w, "-j", 2) == 0)
-                v = w + 2;
-        if (!v || parse_u64_str(v, &n) < 0 || n == 0 || n > 1000000) {
-                *ret_used_next = false;
-                return -1;
-        }
-        return (long)n;
-}
-
 long baseline_argv_jobs(char *const *argv)
 {
         long jobs = -1;
 
         for (size_t i = 0; argv && argv[i]; i++) {
-                bool used;
-                long j = jobs_word(argv[i], argv[i + 1], &used);
+                const char *w = argv[i], *v = NULL;
+                bool sep = strcmp(w, "--jobs") == 0 || strcmp(w, "-j") == 0; /* "-j 8" */
+                uint64_t n;
 
-                if (j > 0)
-                        jobs = j;
-                if (used)
-                        i++;
+                if (strncmp(w, "--jobs=", 7) == 0)
+                        v = w + 7;
+                else if (sep)
+                        v = argv[i + 1];
+                else if (strncmp(w, "-j", 2) == 0)
+                        v = w + 2;
+                if (!v || parse_u64_str(v, &n) < 0 || n == 0 || n > 1000000)
+                        continue;
+                jobs = (long)n;
+                i += sep; /* its value taken */
         }
         return jobs;
 }
@@ -242,7 +218,7 @@ static struct baseline_finding *add(struct deriv *d, enum fig fig, const char *t
                 return NULL;
         }
         (void)copy_utf8_str(f->figure, sizeof(f->figure), figs[fig].name);
-        (void)copy_utf8_str(f->target, sizeof(f->target), target ? target : "");
+        (void)copy_utf8_str(f->target, sizeof(f->target), target);
         f->value = value;
         /* d->vals is most recent first */
         for (size_t i = 0; i < d->nwin; i++)
@@ -271,40 +247,29 @@ static double run_fig(const struct baseline_run *r, enum fig fig)
         return v[fig];
 }
 
-static double usual_of(struct deriv *d, double (*get)(const struct baseline_run *))
+/* The window's usual host CPUs (0), host memory (1) or -j (2). */
+static double usual_of(struct deriv *d, int which)
 {
         double scratch[BASELINE_WINDOW], med, spread;
 
-        for (size_t i = 0; i < d->nwin; i++)
-                d->vals[i] = get(&d->win[i]);
+        for (size_t i = 0; i < d->nwin; i++) {
+                long k = which == 0 ? d->win[i].ncpu : d->win[i].jobs;
+
+                d->vals[i] = which == 1 ? d->win[i].mem_total_mb : k > 0 ? (double)k : NAN;
+        }
         (void)baseline_median_mad(d->vals, d->nwin, scratch, &med, &spread);
         return med;
-}
-
-static double get_ncpu(const struct baseline_run *r)
-{
-        return r->ncpu > 0 ? (double)r->ncpu : NAN;
-}
-
-static double get_memtotal(const struct baseline_run *r)
-{
-        return r->mem_total_mb;
-}
-
-static double get_jobs(const struct baseline_run *r)
-{
-        return r->jobs > 0 ? (double)r->jobs : NAN;
 }
 
 /* Host, memory and -j against the window's usual ones. */
 static void context_causes(struct deriv *d)
 {
         const struct baseline_run *c = d->cur;
-        double u = usual_of(d, get_ncpu);
+        double u = usual_of(d, 0);
 
         if (c->ncpu > 0 && isfinite(u) && fabs((double)c->ncpu - u) >= 1)
                 cause_fmt(d->host, sizeof(d->host), "%ld CPUs, usually %.0f", c->ncpu, u);
-        u = usual_of(d, get_memtotal);
+        u = usual_of(d, 1);
         if (!d->host[0] && isfinite(c->mem_total_mb) && isfinite(u) &&
             fabs(c->mem_total_mb - u) > 0.1 * u) {
                 char now[32], usual[32];
@@ -313,7 +278,7 @@ static void context_causes(struct deriv *d)
                 fmt_size_mib(u, usual, sizeof(usual));
                 cause_fmt(d->host, sizeof(d->host), "host memory %s, usually %s", now, usual);
         }
-        u = usual_of(d, get_jobs);
+        u = usual_of(d, 2);
         if (c->jobs > 0 && isfinite(u) && fabs((double)c->jobs - u) >= 1)
                 cause_fmt(d->jobs, sizeof(d->jobs), "-j %ld, usually -j %.0f", c->jobs, u);
 }
@@ -428,11 +393,12 @@ int baseline_derive(const char *job, const struct baseline_run *cur, const struc
                     size_t nwin, struct baseline *ret)
 {
         struct deriv d = {.cur = cur, .win = win, .nwin = MIN(nwin, (size_t)BASELINE_WINDOW)};
+        const char *causes[] = {d.cache, d.compiler, d.jobs, d.host, d.appeared};
         int err = 0;
 
         memset(ret, 0, sizeof(*ret));
         d.b = ret;
-        (void)copy_utf8_str(ret->job, sizeof(ret->job), job ? job : "");
+        (void)copy_utf8_str(ret->job, sizeof(ret->job), job);
         ret->runs = d.nwin;
         context_causes(&d);
         appeared_causes(&d);
@@ -440,15 +406,9 @@ int baseline_derive(const char *job, const struct baseline_run *cur, const struc
         target_figures(&d, &err);
         unit_step_figures(&d, &err);
         /* the run's own figures: the first cause the data names */
-        for (size_t i = 0; i < ret->n; i++) {
-                if (ret->f[i].target[0])
-                        continue;
-                set_cause(&ret->f[i], d.cache);
-                set_cause(&ret->f[i], d.compiler);
-                set_cause(&ret->f[i], d.jobs);
-                set_cause(&ret->f[i], d.host);
-                set_cause(&ret->f[i], d.appeared);
-        }
+        for (size_t i = 0; i < ret->n; i++)
+                for (size_t k = 0; k < ARRAY_SIZE(causes) && !ret->f[i].target[0]; k++)
+                        set_cause(&ret->f[i], causes[k]);
         return err;
 }
 

@@ -3,10 +3,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 
 #include "model/figures.h"
-#include "util/dbuf.h"
 
 /* The usual of a job, and the findings of a run against it (issue 23):
  * each figure of the run against the same figure of the job's recent

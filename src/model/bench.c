@@ -50,10 +50,9 @@ void bench_stats_of(const double *x, size_t n, struct bench_stats *ret)
         if (!s)
                 return; /* the median unknown, rather than wrong */
         memcpy(s, x, n * sizeof(*s));
-        qsort(s, n, sizeof(*s), cmp_double);
+        ret->median = figure_median(s, n); /* s sorted */
         ret->min = s[0];
         ret->max = s[n - 1];
-        ret->median = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
         free(s);
 }
 
@@ -153,79 +152,55 @@ void bench_ratio_of(const struct bench_stats *a, const struct bench_stats *b,
                 ret->median = b->median / a->median;
 }
 
-typedef double (*figure_get)(const struct run_figures *f);
-
-static double get_wall(const struct run_figures *f)
+/* Figure k of a run, in struct bench_result's order: wall, user, sys,
+ * memory peak, anon peak. */
+static double fig(const struct run_figures *f, int k)
 {
-        return f->duration_s;
+        const double v[] = {f->duration_s, f->user_s, f->sys_s, run_figures_mem_peak(f),
+                            f->mem_anon_peak_mb};
+
+        return v[k];
 }
 
-static double get_user(const struct run_figures *f)
-{
-        return f->user_s;
-}
-
-static double get_sys(const struct run_figures *f)
-{
-        return f->sys_s;
-}
-
-static double get_anon(const struct run_figures *f)
-{
-        return f->mem_anon_peak_mb;
-}
-
-/* One figure of every run of s into a new array (the unknown left out),
- * or NULL. */
-static double *series_values(const struct bench_series *s, figure_get get, size_t *ret_n)
+/* Figure k of every run of s of class cls (-1 any) into a new array (the
+ * unknown left out), or NULL. */
+static double *series_values(const struct bench_series *s, int k, int cls, size_t *ret_n)
 {
         double *v = malloc((s->n ? s->n : 1) * sizeof(*v));
-        size_t k = 0;
+        size_t m = 0;
 
         if (!v)
                 return NULL;
-        for (size_t i = 0; i < s->n; i++) {
-                double x = get(&s->f[i]);
-
-                if (isfinite(x))
-                        v[k++] = x;
-        }
-        *ret_n = k;
+        for (size_t i = 0; i < s->n; i++)
+                if ((cls < 0 || (int)bench_classify(&s->f[i]) == cls) && isfinite(fig(&s->f[i], k)))
+                        v[m++] = fig(&s->f[i], k);
+        *ret_n = m;
         return v;
 }
 
-static int stats_field(const struct bench_series *s, figure_get get, struct bench_stats *ret)
+static int stats_of(const struct bench_series *s, int k, int cls, struct bench_stats *ret)
 {
-        size_t k;
-        _cleanup_free_ double *v = series_values(s, get, &k);
+        size_t n;
+        _cleanup_free_ double *v = series_values(s, k, cls, &n);
 
         if (!v)
                 return -ENOMEM;
-        bench_stats_of(v, k, ret);
+        bench_stats_of(v, n, ret);
         return 0;
 }
 
 int bench_result_of(const struct bench_series *s, struct bench_result *ret)
 {
-        _cleanup_free_ double *v = NULL;
+        struct bench_stats *out[] = {&ret->wall, &ret->user, &ret->sys, &ret->mem_peak,
+                                     &ret->mem_anon};
 
         memset(ret, 0, sizeof(*ret));
-        if (stats_field(s, get_wall, &ret->wall) < 0 || stats_field(s, get_user, &ret->user) < 0 ||
-            stats_field(s, get_sys, &ret->sys) < 0 ||
-            stats_field(s, run_figures_mem_peak, &ret->mem_peak) < 0 ||
-            stats_field(s, get_anon, &ret->mem_anon) < 0)
-                return -ENOMEM;
-        v = malloc((s->n ? s->n : 1) * sizeof(*v));
-        if (!v)
-                return -ENOMEM;
-        for (int c = 0; c < _BENCH_CLASS_MAX; c++) {
-                size_t k = 0;
-
-                for (size_t i = 0; i < s->n; i++)
-                        if ((int)bench_classify(&s->f[i]) == c && isfinite(s->f[i].duration_s))
-                                v[k++] = s->f[i].duration_s;
-                bench_stats_of(v, k, &ret->by_class[c]);
-        }
+        for (int k = 0; k < (int)ARRAY_SIZE(out); k++)
+                if (stats_of(s, k, -1, out[k]) < 0)
+                        return -ENOMEM;
+        for (int c = 0; c < _BENCH_CLASS_MAX; c++)
+                if (stats_of(s, 0, c, &ret->by_class[c]) < 0)
+                        return -ENOMEM;
         return 0;
 }
 
@@ -245,8 +220,8 @@ int bench_compare(const struct bench_series *s, const struct bench_result *r, si
                         continue;
                 cmp[k] = (struct bench_cmp){.ref = ref, .other = i};
                 bench_ratio_of(&r[ref].wall, &r[i].wall, &cmp[k].ratio);
-                a = series_values(&s[i], get_wall, &na);
-                b = series_values(&s[ref], get_wall, &nb);
+                a = series_values(&s[i], 0, -1, &na);
+                b = series_values(&s[ref], 0, -1, &nb);
                 if (!a || !b)
                         return -ENOMEM;
                 cmp[k].mwu_ok = bench_mann_whitney(a, na, b, nb, &cmp[k].mwu) == 0;

@@ -133,16 +133,13 @@ int compare_side_add_cache(struct compare_side *s, const char *tool, bool have_f
                            uint64_t last_misses)
 {
         uint64_t h = last_hits, m = last_misses;
-        int r;
 
         if (have_first)
                 (void)figure_cc_delta(first_hits, first_misses, last_hits, last_misses, &h, &m);
-        r = compare_side_add(s, COMPARE_CACHE, tool, "hits", (double)h);
-        if (r >= 0)
-                r = compare_side_add(s, COMPARE_CACHE, tool, "misses", (double)m);
-        if (r >= 0)
-                r = compare_side_add(s, COMPARE_CACHE, tool, "hit_ratio", figure_hit_ratio(h, m));
-        return r;
+        if (compare_side_add(s, COMPARE_CACHE, tool, "hits", (double)h) < 0 ||
+            compare_side_add(s, COMPARE_CACHE, tool, "misses", (double)m) < 0)
+                return -ENOMEM;
+        return compare_side_add(s, COMPARE_CACHE, tool, "hit_ratio", figure_hit_ratio(h, m));
 }
 
 void compare_side_release(struct compare_side *s)

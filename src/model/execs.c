@@ -16,6 +16,11 @@ double execs_max(double a, double b)
         return isnan(a) ? b : isnan(b) || a >= b ? a : b;
 }
 
+double execs_min(double a, double b)
+{
+        return isnan(a) ? b : isnan(b) || a <= b ? a : b;
+}
+
 void step_exec_clear(struct step_exec *e)
 {
         memset(e, 0, sizeof(*e));

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 /* What the RUN steps of a BuildKit build used inside the daemon: each exec
@@ -51,9 +50,11 @@ void step_exec_clear(struct step_exec *e);
 /* Add e into to (counters summed, peaks the larger, the first OOM time
  * kept); to becomes set. */
 void step_exec_add(struct step_exec *to, const struct step_exec *e);
-/* Bytes or counts: NAN + x is x (a figure known for one part). */
+/* Bytes or counts: NAN + x is x (a figure known for one part); on a tie
+ * max and min keep a. */
 double execs_sum(double a, double b);
 double execs_max(double a, double b);
+double execs_min(double a, double b);
 
 /* How far the RUN steps of a build were followed into BuildKit: the
  * facts of the one note said when some were not. */

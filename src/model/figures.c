@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/run.h"
@@ -10,10 +11,19 @@
 #include "model/targets.h"
 #include "model/units.h"
 #include "util/macro.h"
+#include "util/util.h"
 
 double figure_cached_ratio(int64_t steps, int64_t cached)
 {
         return steps <= 0 || cached < 0 ? NAN : (double)cached / (double)steps;
+}
+
+double figure_median(double *v, size_t n)
+{
+        if (n == 0)
+                return NAN;
+        qsort(v, n, sizeof(*v), cmp_double);
+        return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 double figure_hit_ratio(uint64_t hits, uint64_t misses)
@@ -44,19 +54,13 @@ const char *figure_outcome(int exit_code, int term_signal, double oom_kills,
 double figure_run_duration(double start_epoch, double end_epoch, double last_epoch,
                            bool *ret_to_last)
 {
-        bool to_last = false;
-        double d = NAN;
+        bool known = isfinite(start_epoch) && isfinite(end_epoch);
+        /* killed or still running: as far as the samples go */
+        bool to_last = !known && isfinite(start_epoch) && isfinite(last_epoch);
 
-        if (isfinite(start_epoch) && isfinite(end_epoch)) {
-                d = end_epoch - start_epoch;
-        } else if (isfinite(start_epoch) && isfinite(last_epoch)) {
-                /* killed or still running: as far as the samples go */
-                to_last = true;
-                d = last_epoch - start_epoch;
-        }
         if (ret_to_last)
                 *ret_to_last = to_last;
-        return d;
+        return known ? end_epoch - start_epoch : to_last ? last_epoch - start_epoch : NAN;
 }
 
 int figure_ninja_offset(const struct run_info *ri, double mtime, int64_t max_end_ms,
@@ -87,19 +91,10 @@ bool figure_cc_delta(uint64_t first_hits, uint64_t first_misses, uint64_t last_h
 
 void run_figures_init(struct run_figures *f)
 {
-        *f = (struct run_figures){
-            .duration_s = NAN,
-            .user_s = NAN,
-            .sys_s = NAN,
-            .cpu_s = NAN,
-            .mem_peak_mb = NAN,
-            .mem_sampled_peak_mb = NAN,
-            .mem_anon_peak_mb = NAN,
-            .oom_kills = NAN,
-            .host_mem_used_peak_mb = NAN,
-            .cpu_avg_pct = NAN,
-            .exit_code = -1,
-        };
+        *f = (struct run_figures){.exit_code = -1};
+        f->duration_s = f->user_s = f->sys_s = f->cpu_s = NAN;
+        f->mem_peak_mb = f->mem_sampled_peak_mb = f->mem_anon_peak_mb = f->oom_kills = NAN;
+        f->host_mem_used_peak_mb = f->cpu_avg_pct = NAN;
 }
 
 void run_figures_of(const struct run_model *m, struct run_figures *ret)

@@ -14,6 +14,9 @@ struct run_info;
  * unknown ratio (a bar width) chooses it itself. */
 double figure_cached_ratio(int64_t steps, int64_t cached);
 
+/* The median of v[0..n) (sorted in place; no NAN among them), NAN when n is 0. */
+double figure_median(double *v, size_t n);
+
 /* Compiler-cache hits over hits plus misses: NAN when there were none. */
 double figure_hit_ratio(uint64_t hits, uint64_t misses);
 

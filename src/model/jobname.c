@@ -5,7 +5,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "util/dbuf.h"
@@ -70,22 +69,13 @@ static int put_base(struct dbuf *b, const char *s)
 static int derive(char *const *argv, const char *cwd, struct dbuf *b)
 {
         uint64_t h = fnv1a(FNV1A_OFFSET, cwd ? cwd : "", cwd ? strlen(cwd) + 1 : 1);
-        char hex[16];
-        int n, r;
 
         for (size_t i = 0; argv && argv[i]; i++)
                 h = fnv1a(h, argv[i], strlen(argv[i]) + 1);
-        r = put_base(b, cwd);
-        if (r >= 0)
-                r = dbuf_append(b, ":", 1);
-        if (r >= 0)
-                r = put_base(b, argv ? argv[0] : NULL);
-        n = snprintf(hex, sizeof(hex), "-%08x", (unsigned)(h ^ (h >> 32)));
-        if (r >= 0 && (n < 0 || (size_t)n >= sizeof(hex)))
-                r = -EIO;
-        if (r >= 0)
-                r = dbuf_append(b, hex, (size_t)n);
-        return r;
+        if (put_base(b, cwd) < 0 || dbuf_append(b, ":", 1) < 0 ||
+            put_base(b, argv ? argv[0] : NULL) < 0)
+                return -ENOMEM;
+        return dbuf_printf(b, "-%08x", (unsigned)(h ^ (h >> 32)));
 }
 
 int jobname_get(const char *option, char *const *argv, const char *cwd, jobname_lookup_fn lookup,
@@ -107,9 +97,7 @@ int jobname_get(const char *option, char *const *argv, const char *cwd, jobname_
         if (a) {
                 r = put_given(&b, a);
                 if (r >= 0 && c)
-                        r = put_given(&b, "/");
-                if (r >= 0 && c)
-                        r = put_given(&b, c);
+                        r = put_given(&b, "/") < 0 ? -ENOMEM : put_given(&b, c);
         } else {
                 r = derive(argv, cwd, &b);
         }

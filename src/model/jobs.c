@@ -126,7 +126,6 @@ int jobs_read(const struct units *u, double mem_total_mb, unsigned ncpu, size_t 
 int jobs_render(const struct jobs_reading *j, struct dbuf *out)
 {
         struct dwriter w = DWRITER_INIT(out);
-
         char mem[32];
 
         fmt_size_mib(j->mem_total_mb, mem, sizeof(mem));

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/figures.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -55,22 +56,13 @@ static int cmp_key(const void *a, const void *b)
 
 static double median(const float *v, unsigned n)
 {
-        float s[LEDGER_RUNS];
-        unsigned k = 0;
+        double s[LEDGER_RUNS];
+        size_t k = 0;
 
         for (unsigned i = 0; i < n; i++)
                 if (isfinite(v[i]))
                         s[k++] = v[i];
-        if (k == 0)
-                return NAN;
-        for (unsigned i = 1; i < k; i++) /* insertion: at most LEDGER_RUNS */
-                for (unsigned j = i; j > 0 && s[j - 1] > s[j]; j--) {
-                        float t = s[j - 1];
-
-                        s[j - 1] = s[j];
-                        s[j] = t;
-                }
-        return k % 2 ? s[k / 2] : ((double)s[k / 2 - 1] + s[k / 2]) / 2.0;
+        return figure_median(s, k);
 }
 
 static void by_key(struct ledger *l)

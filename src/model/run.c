@@ -2,14 +2,9 @@
 #include "model/run.h"
 
 #include <errno.h>
-#include <limits.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "model/ranges.h"
-#include "util/macro.h"
 
 void run_info_release(struct run_info *ri)
 {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "model/summary.h"
+#include "model/execs.h"
 #include "model/run.h"
 #include "model/targets.h"
 
@@ -30,15 +31,10 @@ static void point_set(struct summary_point *p, double value, double aux, const s
 }
 
 /* Strict comparisons: on ties the first occurrence stays. */
-static void point_max(struct summary_point *p, double value, double aux, const struct sample *smp)
+static void point_best(struct summary_point *p, bool max, double value, double aux,
+                       const struct sample *smp)
 {
-        if (!isnan(value) && (!p->set || value > p->value))
-                point_set(p, value, aux, smp);
-}
-
-static void point_min(struct summary_point *p, double value, double aux, const struct sample *smp)
-{
-        if (!isnan(value) && (!p->set || value < p->value))
+        if (!isnan(value) && (!p->set || (max ? value > p->value : value < p->value)))
                 point_set(p, value, aux, smp);
 }
 
@@ -50,16 +46,12 @@ static void proc_clear(struct summary_proc *p)
 
 static void build_init(struct summary_build *b)
 {
-        b->cpu_user_s = b->cpu_sys_s = NAN;
-        b->oom_kills = NAN;
-        b->io_read_mb = b->io_write_mb = NAN;
+        b->cpu_user_s = b->cpu_sys_s = b->oom_kills = b->io_read_mb = b->io_write_mb = NAN;
         b->psi_cpu_some_s = b->psi_cpu_full_s = b->psi_mem_some_s = b->psi_mem_full_s = NAN;
-        b->psi_io_some_s = b->psi_io_full_s = NAN;
-        b->pids_peak = NAN;
-        b->prev_oom_kills = NAN;
+        b->psi_io_some_s = b->psi_io_full_s = b->pids_peak = b->prev_oom_kills = NAN;
+        b->kernel_victim_pid = NAN;
         proc_clear(&b->mem_peak_proc);
         proc_clear(&b->last_seen);
-        b->kernel_victim_pid = NAN;
         for (size_t i = 0; i < 3; i++)
                 proc_clear(&b->prev_top[i]);
 }
@@ -88,10 +80,8 @@ static void find_victim(struct summary_build *b, const struct sample *smp,
                 return;
         }
         for (size_t i = 0; i < 3; i++) {
-                bool still = false;
+                bool still = !b->prev_top[i].label[0]; /* no process: none gone */
 
-                if (!b->prev_top[i].label[0])
-                        continue;
                 for (size_t k = 0; k < 3; k++)
                         if (top[k].label[0] && top[k].pid == b->prev_top[i].pid &&
                             !(top[k].mb < 0.5 * b->prev_top[i].mb))
@@ -158,18 +148,6 @@ static void row_top(const struct sample *smp, struct summary_proc top[static 3])
 static void last(double *dst, double v)
 {
         if (!isnan(v))
-                *dst = v;
-}
-
-static void max_of(double *dst, double v)
-{
-        if (!isnan(v) && (isnan(*dst) || v > *dst))
-                *dst = v;
-}
-
-static void min_of(double *dst, double v)
-{
-        if (!isnan(v) && (isnan(*dst) || v < *dst))
                 *dst = v;
 }
 
@@ -259,10 +237,10 @@ static void build_add(struct summary_build *b, const struct sample *smp)
         last(&b->psi_mem_full_s, smp->cg_psi_mem_full_s);
         last(&b->psi_io_some_s, smp->cg_psi_io_some_s);
         last(&b->psi_io_full_s, smp->cg_psi_io_full_s);
-        max_of(&b->pids_peak, smp->cg_pids_peak);
-        max_of(&b->pids_peak, smp->cg_pids);
-        point_max(&b->mem_cur_peak, MB(smp->cg_mem_bytes), NAN, smp);
-        point_max(&b->mem_anon_peak, MB(smp->cg_mem_anon_bytes), MB(smp->cg_mem_file_bytes), smp);
+        b->pids_peak = execs_max(execs_max(b->pids_peak, smp->cg_pids_peak), smp->cg_pids);
+        point_best(&b->mem_cur_peak, true, MB(smp->cg_mem_bytes), NAN, smp);
+        point_best(&b->mem_anon_peak, true, MB(smp->cg_mem_anon_bytes), MB(smp->cg_mem_file_bytes),
+                   smp);
 
         /* The kernel's peak happened at the first row that shows it (the
          * row's own sample is the peak, within a charge batch) or between
@@ -334,21 +312,13 @@ void summary_init(struct summary *s, const struct summary_config *cfg)
         s->cfg = cfg ? *cfg
                      : (struct summary_config){.near_oom_mb = SUMMARY_NEAR_OOM_MB_DEFAULT,
                                                .low_disk_gb = SUMMARY_LOW_DISK_GB_DEFAULT};
-        s->first_epoch = s->last_epoch = s->last_elapsed_s = NAN;
-        s->disk_avail_first = s->disk_avail_last = NAN;
-        s->mem_total_mb = NAN;
-        s->par.prev_elapsed_s = NAN;
+        s->first_epoch = s->last_epoch = s->last_elapsed_s = s->mem_total_mb = NAN;
+        s->disk_avail_first = s->disk_avail_last = s->par.prev_elapsed_s = NAN;
         build_init(&s->build);
-        s->exact = (struct summary_exact){
-            .mem_used_peak_bytes = NAN,
-            .mem_avail_min_bytes = NAN,
-            .swap_used_peak_bytes = NAN,
-            .disk_avail_min_bytes = NAN,
-            .cg_mem_peak_bytes = NAN,
-            .cg_mem_cur_peak_bytes = NAN,
-            .cg_io_read_bytes = NAN,
-            .cg_io_write_bytes = NAN,
-        };
+        s->exact.mem_used_peak_bytes = s->exact.mem_avail_min_bytes = NAN;
+        s->exact.swap_used_peak_bytes = s->exact.disk_avail_min_bytes = NAN;
+        s->exact.cg_mem_peak_bytes = s->exact.cg_mem_cur_peak_bytes = NAN;
+        s->exact.cg_io_read_bytes = s->exact.cg_io_write_bytes = NAN;
 }
 
 /* Units in flight as the running column names them, space-separated. */
@@ -364,12 +334,12 @@ static uint64_t running_count(const char *r)
 
 static void exact_add(struct summary_exact *x, const struct sample *smp)
 {
-        max_of(&x->mem_used_peak_bytes, smp->mem_used_bytes);
-        min_of(&x->mem_avail_min_bytes, smp->mem_avail_bytes);
-        max_of(&x->swap_used_peak_bytes, smp->swap_used_bytes);
-        min_of(&x->disk_avail_min_bytes, smp->disk_avail_bytes);
-        max_of(&x->cg_mem_peak_bytes, smp->cg_mem_peak_bytes);
-        max_of(&x->cg_mem_cur_peak_bytes, smp->cg_mem_bytes);
+        x->mem_used_peak_bytes = execs_max(x->mem_used_peak_bytes, smp->mem_used_bytes);
+        x->mem_avail_min_bytes = execs_min(x->mem_avail_min_bytes, smp->mem_avail_bytes);
+        x->swap_used_peak_bytes = execs_max(x->swap_used_peak_bytes, smp->swap_used_bytes);
+        x->disk_avail_min_bytes = execs_min(x->disk_avail_min_bytes, smp->disk_avail_bytes);
+        x->cg_mem_peak_bytes = execs_max(x->cg_mem_peak_bytes, smp->cg_mem_peak_bytes);
+        x->cg_mem_cur_peak_bytes = execs_max(x->cg_mem_cur_peak_bytes, smp->cg_mem_bytes);
         last(&x->cg_io_read_bytes, smp->cg_io_read_bytes);
         last(&x->cg_io_write_bytes, smp->cg_io_write_bytes);
 }
@@ -428,34 +398,29 @@ static void recorded_add(struct summary *s, const struct sample *smp)
         s->running_peak = MAX(s->running_peak, running);
         par_add(&s->par, smp, running);
         s->samples++;
-        if (!isnan(smp->epoch)) {
-                if (isnan(s->first_epoch))
-                        s->first_epoch = smp->epoch;
-                s->last_epoch = smp->epoch;
-        }
-        if (!isnan(smp->elapsed_s))
-                s->last_elapsed_s = smp->elapsed_s;
+        if (isnan(s->first_epoch))
+                s->first_epoch = smp->epoch;
+        last(&s->last_epoch, smp->epoch);
+        last(&s->last_elapsed_s, smp->elapsed_s);
 
-        point_max(&s->mem_used_peak, used, avail, smp);
-        point_min(&s->mem_avail_min, avail, used, smp);
-        point_max(&s->swap_used_peak, MB(smp->swap_used_bytes), NAN, smp);
+        point_best(&s->mem_used_peak, true, used, avail, smp);
+        point_best(&s->mem_avail_min, false, avail, used, smp);
+        point_best(&s->swap_used_peak, true, MB(smp->swap_used_bytes), NAN, smp);
         if (isnan(s->mem_total_mb) && !isnan(used) && !isnan(avail))
                 s->mem_total_mb = used + avail;
 
-        point_min(&s->disk_avail_min, disk, smp->disk_pct, smp);
-        if (!isnan(disk)) {
-                if (isnan(s->disk_avail_first))
-                        s->disk_avail_first = disk;
-                s->disk_avail_last = disk;
-        }
+        point_best(&s->disk_avail_min, false, disk, smp->disk_pct, smp);
+        if (isnan(s->disk_avail_first))
+                s->disk_avail_first = disk;
+        last(&s->disk_avail_last, disk);
 
-        point_max(&s->load1_peak, smp->load1, NAN, smp);
-        point_max(&s->cpu_pct_peak, smp->cpu_pct, NAN, smp);
+        point_best(&s->load1_peak, true, smp->load1, NAN, smp);
+        point_best(&s->cpu_pct_peak, true, smp->cpu_pct, NAN, smp);
         if (!isnan(smp->cpu_pct)) {
                 s->cpu_pct_sum += smp->cpu_pct;
                 s->cpu_pct_n++;
         }
-        point_max(&s->compilers_peak, smp->compilers, NAN, smp);
+        point_best(&s->compilers_peak, true, smp->compilers, NAN, smp);
 
         /* the headroom: the host's, or the cap's when that is less */
         double build =

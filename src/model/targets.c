@@ -182,16 +182,11 @@ void targets_facts_outcome(const struct run_info *run, struct run_facts *f)
 {
         f->exit_code = run->exit_code;
         f->term_signal = run->term_signal;
-        if (!run->finished)
-                f->outcome = RUN_OUTCOME_UNKNOWN;
-        else if (run->term_signal)
-                f->outcome = RUN_OUTCOME_CANCELLED;
-        else if (run->exit_code == 0)
-                f->outcome = RUN_OUTCOME_SUCCESS;
-        else if (run->exit_code > 0)
-                f->outcome = RUN_OUTCOME_FAILURE;
-        else
-                f->outcome = RUN_OUTCOME_UNKNOWN;
+        f->outcome = !run->finished        ? RUN_OUTCOME_UNKNOWN
+                     : run->term_signal    ? RUN_OUTCOME_CANCELLED
+                     : run->exit_code == 0 ? RUN_OUTCOME_SUCCESS
+                     : run->exit_code > 0  ? RUN_OUTCOME_FAILURE
+                                           : RUN_OUTCOME_UNKNOWN;
         /* NAN when either end is unknown: no samples here */
         f->duration_s = figure_run_duration(run->start_epoch, run->end_epoch, NAN, NULL);
 }
@@ -213,14 +208,11 @@ static int success_of(const struct target *t, int outcome)
 {
         if (t->history_set && strcmp(t->history_status, "completed") == 0)
                 return TARGET_BUILT;
-        if (t->history_set && (strcmp(t->history_status, "failed") == 0 ||
-                               strcmp(t->history_status, "canceled") == 0))
+        if ((t->history_set && (strcmp(t->history_status, "failed") == 0 ||
+                                strcmp(t->history_status, "canceled") == 0)) ||
+            t->errors || t->canceled)
                 return TARGET_FAILED;
-        if (t->errors || t->canceled)
-                return TARGET_FAILED;
-        if (t->done)
-                return TARGET_BUILT;
-        if (outcome == RUN_OUTCOME_SUCCESS)
+        if (t->done || outcome == RUN_OUTCOME_SUCCESS)
                 return TARGET_BUILT;
         if (outcome == RUN_OUTCOME_FAILURE || outcome == RUN_OUTCOME_CANCELLED)
                 return TARGET_FAILED;
@@ -230,6 +222,8 @@ static int success_of(const struct target *t, int outcome)
 static void fact_of(const struct targets *ts, const struct target *t, int outcome,
                     struct target_fact *f)
 {
+        bool hist = t->history_set && t->history_steps_set; /* history's counts win */
+
         memset(f, 0, sizeof(*f));
         memcpy(f->name, t->name, sizeof(f->name));
         memcpy(f->builder, t->builder[0] ? t->builder : ts->builder, sizeof(f->builder));
@@ -241,14 +235,10 @@ static void fact_of(const struct targets *ts, const struct target *t, int outcom
                 f->duration_s = t->history_duration_s;
         else
                 f->duration_s = isnan(t->first_seen) ? NAN : t->last_seen - t->first_seen;
-        if (t->history_set && t->history_steps_set) {
-                f->steps_set = true;
-                f->steps = t->history_steps;
-                f->cached = t->history_cached;
-        } else if (ts->buildkit_seen) {
-                f->steps_set = true;
-                f->steps = t->steps;
-                f->cached = t->cached;
+        f->steps_set = hist || ts->buildkit_seen;
+        if (f->steps_set) {
+                f->steps = hist ? t->history_steps : t->steps;
+                f->cached = hist ? t->history_cached : t->cached;
         }
         f->success = success_of(t, outcome);
         f->failed = t->errors;
@@ -267,10 +257,8 @@ bool targets_guess_builder(const struct run_info *ri, char *buf, size_t len)
         buf[0] = '\0';
         if (!ri->argv || !ri->argv[0])
                 return false;
-        prog = ri->argv[0];
-        slash = strrchr(prog, '/');
-        if (slash)
-                prog = slash + 1;
+        slash = strrchr(ri->argv[0], '/');
+        prog = slash ? slash + 1 : ri->argv[0];
         n = snprintf(buf, len, "%s", prog);
         if (n < 0 || (size_t)n >= len) {
                 buf[0] = '\0';
@@ -280,7 +268,7 @@ bool targets_guess_builder(const struct run_info *ri, char *buf, size_t len)
         if (strcmp(prog, "docker") != 0 && strcmp(prog, "podman") != 0 &&
             strcmp(prog, "nerdctl") != 0)
                 return false;
-        for (size_t i = 1, words = 0; ri->argv[i] && words < 2; i++) {
+        for (size_t i = 1; i <= 2 && ri->argv[i]; i++) { /* "buildx bake", "compose build" */
                 const char *w = ri->argv[i];
 
                 if (w[0] == '-')
@@ -291,7 +279,6 @@ bool targets_guess_builder(const struct run_info *ri, char *buf, size_t len)
                         return true;
                 }
                 used += (size_t)n;
-                words++;
                 if (strcmp(w, "buildx") != 0 && strcmp(w, "compose") != 0)
                         break;
         }
@@ -390,7 +377,6 @@ double targets_step_duration(const struct step_fact *s)
 
 int targets_ninja_offset(const struct targets *ts, const struct run_info *ri, double *ret_off)
 {
-        /* The one rule of where ninja's clock starts: figure_ninja_offset(). */
         if (!ts || !ri || !ts->nedgev || !(ts->ninja_mtime > 0) || !isfinite(ri->start_epoch))
                 return -ENODATA;
         return figure_ninja_offset(ri, ts->ninja_mtime, ts->ninja_max_end_ms, ret_off, NULL) < 0

@@ -319,11 +319,8 @@ bool targets_any(const struct targets *ts);
  * of this run, or ninja's last [n/m]. 0: unknown (make, BuildKit, none). */
 uint64_t targets_commands_ran(const struct targets *ts);
 
-/* Where the .ninja_log's clock sits on the run's (issue 26): ninja appends
- * a line as each edge ends, so the log's mtime is the end of its last edge
- * and ninja started ninja_max_end_ms before it. *ret_off: seconds from the
- * run's start to ninja's 0. Returns 0, or -ENODATA when the edges have no
- * start times, the log has no mtime, or it was written before the run or
- * well after it (another build's): figure_ninja_offset()'s rule, for the
- * edges the model holds. */
+/* Where the .ninja_log's clock sits on the run's (issue 26), by
+ * figure_ninja_offset()'s rule for the edges the model holds: *ret_off.
+ * Returns 0, or -ENODATA without edges, a log mtime or the run's start, or
+ * when that rule takes the log for another build's. */
 int targets_ninja_offset(const struct targets *ts, const struct run_info *ri, double *ret_off);

@@ -38,20 +38,14 @@ static int put_parts(const char *p, size_t n, char *out, size_t cap, size_t *len
 int unitname_resolve(const char *cwd, const char *src, char *out, size_t cap)
 {
         size_t len = 0;
-        int r;
 
         if (!src || !src[0] || cap < 2)
                 return -EINVAL;
-        if (src[0] != '/') {
-                if (!cwd || cwd[0] != '/')
-                        return -ENOENT;
-                r = put_parts(cwd, strlen(cwd), out, cap, &len);
-                if (r < 0)
-                        return r;
-        }
-        r = put_parts(src, strlen(src), out, cap, &len);
-        if (r < 0)
-                return r;
+        if (src[0] != '/' && (!cwd || cwd[0] != '/'))
+                return -ENOENT;
+        if ((src[0] != '/' && put_parts(cwd, strlen(cwd), out, cap, &len) < 0) ||
+            put_parts(src, strlen(src), out, cap, &len) < 0)
+                return -ENAMETOOLONG; /* put_parts' one failure */
         if (len == 0)
                 out[len++] = '/';
         out[len] = '\0';

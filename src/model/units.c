@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/execs.h"
 #include "model/unitname.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -233,15 +234,17 @@ static struct unit *new_row(struct units *u, int kind, const char *ident, const 
         return r;
 }
 
-/* The unit s names: its name cut (base), its resolved path ("" unknown)
- * and its identity, the path or else base. */
+/* The unit s names: its name cut (base), its resolved path ("" unknown),
+ * its identity (the path or else base) and its row (NULL: new, at slot). */
 struct seen_id {
         char base[UNITS_NAME_MAX + 1];
         char path[UNITS_PATH_MAX + 1];
         const char *ident;
+        struct unit *row;
+        uint32_t slot;
 };
 
-static int seen_id(const struct units_seen *s, struct seen_id *id)
+static int seen_id(struct units *u, const struct units_seen *s, struct seen_id *id)
 {
         if (!s->name || !s->name[0] || (s->kind != UNITS_COMPILE && s->kind != UNITS_LINK))
                 return -EINVAL;
@@ -249,6 +252,7 @@ static int seen_id(const struct units_seen *s, struct seen_id *id)
         if (!s->src || unitname_resolve(s->cwd, s->src, id->path, sizeof(id->path)) < 0)
                 id->path[0] = '\0';
         id->ident = id->path[0] ? id->path : id->base;
+        id->row = lookup(u, s->kind, id->ident, s->key, &id->slot);
         return 0;
 }
 
@@ -256,20 +260,18 @@ int units_see(struct units *u, const struct units_seen *s)
 {
         struct seen_id id;
         struct unit *r;
-        uint32_t slot = 0;
 
-        if (seen_id(s, &id) < 0)
+        if (seen_id(u, s, &id) < 0)
                 return -EINVAL;
-        r = lookup(u, s->kind, id.ident, s->key, &slot);
-        if (!r) {
-                if (!(r = new_row(u, s->kind, id.ident, id.base, s->key, slot)))
+        if (!(r = id.row)) {
+                if (!(r = new_row(u, s->kind, id.ident, id.base, s->key, id.slot)))
                         return -ENOSPC;
                 memcpy(r->path, id.path, sizeof(r->path));
                 r->first_s = s->elapsed_s;
                 r->peak_mb = r->peak_s = r->cpu_s = NAN;
-                copy_utf8_str(r->tool, sizeof(r->tool), s->tool ? s->tool : "");
-                copy_utf8_str(r->std, sizeof(r->std), s->std ? s->std : "");
-                copy_utf8_str(r->dir, sizeof(r->dir), s->dir ? s->dir : "");
+                copy_utf8_str(r->tool, sizeof(r->tool), s->tool);
+                copy_utf8_str(r->std, sizeof(r->std), s->std);
+                copy_utf8_str(r->dir, sizeof(r->dir), s->dir);
                 r->exact = s->exact;
                 retag(u, *probe(u, u->gslot, s->kind, id.ident, NULL));
         }
@@ -277,35 +279,25 @@ int units_see(struct units *u, const struct units_seen *s)
         if (isfinite(s->rss_mb) && (isnan(r->peak_mb) || s->rss_mb > r->peak_mb)) {
                 r->peak_mb = s->rss_mb;
                 r->peak_s = s->elapsed_s;
-                copy_utf8_str(r->tool, sizeof(r->tool), s->tool ? s->tool : "");
+                copy_utf8_str(r->tool, sizeof(r->tool), s->tool);
         }
         /* What ended before counts too: a unit's processes come and go (a
          * source compiled twice, an LTO link's ltrans partitions). */
-        if (isfinite(s->cpu_s)) {
-                double cpu_s = s->cpu_s + u->ended_cpu[r - u->rows];
-
-                if (isnan(r->cpu_s) || cpu_s > r->cpu_s)
-                        r->cpu_s = cpu_s;
-        }
+        if (isfinite(s->cpu_s))
+                r->cpu_s = execs_max(r->cpu_s, s->cpu_s + u->ended_cpu[r - u->rows]);
         return 0;
 }
 
 int units_ended_seen(struct units *u, const struct units_seen *s)
 {
         struct seen_id id;
-        struct unit *r;
-        double *ended;
-        uint32_t slot = 0;
 
-        if (seen_id(s, &id) < 0 || !isfinite(s->cpu_s) || s->cpu_s < 0)
+        if (seen_id(u, s, &id) < 0 || !isfinite(s->cpu_s) || s->cpu_s < 0)
                 return -EINVAL;
-        r = lookup(u, s->kind, id.ident, s->key, &slot);
-        if (!r)
+        if (!id.row)
                 return -ENOENT;
-        ended = &u->ended_cpu[r - u->rows];
-        *ended += s->cpu_s;
-        if (isnan(r->cpu_s) || *ended > r->cpu_s)
-                r->cpu_s = *ended;
+        u->ended_cpu[id.row - u->rows] += s->cpu_s;
+        id.row->cpu_s = execs_max(id.row->cpu_s, u->ended_cpu[id.row - u->rows]);
         return 0;
 }
 

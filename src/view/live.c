@@ -282,9 +282,7 @@ size_t live_format(const struct live_view *v, const struct live_limits *lim, int
                                                     : "",
                      v->context, v->unit[0] ? " | unit " : "", v->unit, v->top[0] ? " | top " : "",
                      v->top, v->top[0] ? " " : "", v->top[0] ? top : "");
-        if (k < 0)
-                k = 0;
-        n = MIN((size_t)k, sizeof(text) - 1);
+        n = k < 0 ? 0 : MIN((size_t)k, sizeof(text) - 1);
         memcpy(out, on, lo);
         n = lo + cut_cols(text, n, cols, out + lo, cap - lo - lf);
         memcpy(out + n, off, lf + 1);

@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-#include <stdbool.h>
-
 /* The ncurses side of `buildtel top`: draw a text frame (out/top.h) on the
  * screen and read one key. Nothing here knows what a run is. */
 

@@ -99,52 +99,49 @@ static void layout_of(int cols, struct layout *l)
         l->stage = w - fixed - l->cmd - 1;
 }
 
-static int header(struct dbuf *out, const struct layout *l)
+/* Trailing blanks off the line just written, then a newline. */
+static int end_line(struct dbuf *out)
 {
-        int r = put_cell(out, "  COMMAND", l->cmd + 2);
-
-        r = r >= 0 ? dbuf_puts(out, " ") : r;
-        r = r >= 0 ? put_cell(out, "STATE", l->state) : r;
-        r = r >= 0 ? dbuf_printf(out, " %-*s %-*s ", (int)l->elapsed, "ELAPSED", (int)l->avail,
-                                 "AVAIL")
-                   : r;
-        if (r >= 0 && l->spark)
-                r = put_cell(out, "TREND", l->spark) >= 0 ? dbuf_puts(out, " ") : -ENOMEM;
-        r = r >= 0 ? dbuf_printf(out, "%-*s %-*s %-*s %-*s", (int)l->used, "BUILD", (int)l->cpu,
-                                 "CPU", (int)l->psi, "PSI", (int)l->oom, "OOM")
-                   : r;
-        if (r >= 0 && l->stage)
-                r = dbuf_puts(out, " ") >= 0 ? put_cell(out, "STAGE / CONTEXT", l->stage) : -ENOMEM;
-        return r;
+        while (out->len > 0 && out->p[out->len - 1] == ' ')
+                out->len--;
+        return dbuf_puts(out, "\n");
 }
 
+/* A line of the table, ended: the header (row NULL) or a row. */
 static int row_line(struct dbuf *out, const struct top_row *row, bool sel, const struct layout *l,
                     bool utf8)
 {
-        char el[32], av[32], us[32], cpu[32], psi[32], sc[256], oom[16] = "";
+        char el[32] = "ELAPSED", av[32] = "AVAIL", us[32] = "BUILD", cpu[32] = "CPU",
+             psi[32] = "PSI", sc[256] = "STAGE / CONTEXT", oom[16] = "OOM";
+        const char *cmd = "COMMAND", *state = "STATE";
         int r;
 
-        /* a finished run's OOM kills; a running one's near-OOM */
-        if (!row->running && row->oom_kills > 0)
-                snprintf(oom, sizeof(oom), "%.0f", MIN(row->oom_kills, 999.0));
-        else if (row->running && row->near_oom)
-                snprintf(oom, sizeof(oom), "!!");
-
-        (void)fmt_duration(row->elapsed_s, FMT_DURATION_COMPACT, el);
-        fmt_size_mib(row->mem_avail_mb, av, sizeof(av));
-        fmt_size_mib(row->build_mem_mb, us, sizeof(us));
-        fmt_pct(row->psi_mem_pct, psi, sizeof(psi));
-        fmt_pct(row->cpu_pct, cpu, sizeof(cpu));
-        snprintf(sc, sizeof(sc), "%s%s%s", row->stage ? row->stage : "",
-                 row->stage && *row->stage && row->context && *row->context ? " / " : "",
-                 row->context ? row->context : "");
+        if (row) {
+                /* a finished run's OOM kills; a running one's near-OOM */
+                oom[0] = '\0';
+                if (!row->running && row->oom_kills > 0)
+                        snprintf(oom, sizeof(oom), "%.0f", MIN(row->oom_kills, 999.0));
+                else if (row->running && row->near_oom)
+                        snprintf(oom, sizeof(oom), "!!");
+                (void)fmt_duration(row->elapsed_s, FMT_DURATION_COMPACT, el);
+                fmt_size_mib(row->mem_avail_mb, av, sizeof(av));
+                fmt_size_mib(row->build_mem_mb, us, sizeof(us));
+                fmt_pct(row->psi_mem_pct, psi, sizeof(psi));
+                fmt_pct(row->cpu_pct, cpu, sizeof(cpu));
+                snprintf(sc, sizeof(sc), "%s%s%s", row->stage ? row->stage : "",
+                         row->stage && *row->stage && row->context && *row->context ? " / " : "",
+                         row->context ? row->context : "");
+                cmd = row->command;
+                state = row->running ? "running" : row->result;
+        }
         r = dbuf_puts(out, sel ? "> " : "  ");
-        r = r >= 0 ? put_cell(out, row->command, l->cmd) : r;
+        r = r >= 0 ? put_cell(out, cmd, l->cmd) : r;
         r = r >= 0 ? dbuf_puts(out, " ") : r;
-        r = r >= 0 ? put_cell(out, row->running ? "running" : row->result, l->state) : r;
+        r = r >= 0 ? put_cell(out, state, l->state) : r;
         r = r >= 0 ? dbuf_printf(out, " %-*s %-*s ", (int)l->elapsed, el, (int)l->avail, av) : r;
         if (r >= 0 && l->spark) {
-                r = top_sparkline(row->spark, row->nspark, l->spark, utf8, out);
+                r = row ? top_sparkline(row->spark, row->nspark, l->spark, utf8, out)
+                        : put_cell(out, "TREND", l->spark);
                 r = r >= 0 ? dbuf_puts(out, " ") : r;
         }
         r = r >= 0 ? dbuf_printf(out, "%-*s %-*s %-*s %-*s", (int)l->used, us, (int)l->cpu, cpu,
@@ -152,15 +149,7 @@ static int row_line(struct dbuf *out, const struct top_row *row, bool sel, const
                    : r;
         if (r >= 0 && l->stage)
                 r = dbuf_puts(out, " ") >= 0 ? put_cell(out, sc, l->stage) : -ENOMEM;
-        return r;
-}
-
-/* Trailing blanks off the line just written, then a newline. */
-static int end_line(struct dbuf *out)
-{
-        while (out->len > 0 && out->p[out->len - 1] == ' ')
-                out->len--;
-        return dbuf_puts(out, "\n");
+        return r >= 0 ? end_line(out) : r;
 }
 
 /* A line of prefix and s in w columns. */
@@ -182,7 +171,6 @@ static int section(struct dbuf *out, const struct top_view *v, bool running, con
                 if (v->rows[i].running != running)
                         continue;
                 r = row_line(out, &v->rows[i], i == v->selected, l, v->utf8);
-                r = r >= 0 ? end_line(out) : r;
                 (*left)--;
         }
         return r;
@@ -198,8 +186,7 @@ static int frame_text(const struct top_view *v, struct dbuf *out)
         for (size_t i = 0; i < v->nrows; i++)
                 nrun += v->rows[i].running;
         r = dbuf_printf(out, "buildtel top: %zu running, %zu recent\n", nrun, v->nrows - nrun);
-        r = r >= 0 ? header(out, &l) : r;
-        r = r >= 0 ? end_line(out) : r;
+        r = r >= 0 ? row_line(out, NULL, false, &l, v->utf8) : r;
         if (r >= 0 && v->nrows == 0)
                 r = dbuf_printf(out, "%s\n", v->empty ? v->empty : "no runs recorded");
         r = r >= 0 ? section(out, v, true, &l, &left) : r;
@@ -256,7 +243,6 @@ static int detail_text(const struct top_detail *d, int cols, int lines, bool utf
 
                 layout_of(cols, &l);
                 r = row_line(out, d->row, false, &l, utf8);
-                r = r >= 0 ? end_line(out) : r;
                 left--;
         }
         if (r >= 0 && left > 0) {
@@ -275,8 +261,7 @@ static int detail_text(const struct top_detail *d, int cols, int lines, bool utf
         if (r >= 0 && left > 1)
                 r = detail_targets(d, w, &left, out);
         if (r >= 0 && left > 1) {
-                r = dbuf_puts(out, d->lines_title ? d->lines_title : "RECENT");
-                r = r >= 0 ? dbuf_puts(out, "\n") : r;
+                r = dbuf_printf(out, "%s\n", d->lines_title ? d->lines_title : "RECENT");
                 left--;
         }
         first = d->nlines > (size_t)MAX(left, 0) ? d->nlines - (size_t)MAX(left, 0) : 0;
