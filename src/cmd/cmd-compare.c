@@ -33,7 +33,7 @@ static double count_of(int64_t v)
 
 static int add_facts(const struct store_run *run, struct compare_side *s)
 {
-        struct dbuf cmd = DBUF_INIT, rev = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf cmd = DBUF_INIT, rev = DBUF_INIT;
         int r = 0;
 
         for (size_t i = 0; r >= 0 && run->info.argv && run->info.argv[i]; i++)
@@ -50,8 +50,6 @@ static int add_facts(const struct store_run *run, struct compare_side *s)
                 for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(v); i++)
                         r = compare_side_add_text(s, COMPARE_FACTS, "", v[i][0], v[i][1]);
         }
-        dbuf_release(&cmd);
-        dbuf_release(&rev);
         return r;
 }
 

@@ -159,7 +159,7 @@ static json_t *target_json(const struct store_target *t)
 
 static int target_text(struct dbuf *out, const struct store_target *t)
 {
-        struct dbuf n = DBUF_INIT, nd = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf n = DBUF_INIT, nd = DBUF_INIT;
         char dur[32], ratio[16], hits[24], miss[24], steps[24], cached[24];
         int r;
 
@@ -175,8 +175,6 @@ static int target_text(struct dbuf *out, const struct store_target *t)
         if (r >= 0)
                 r = dbuf_printf(out, "  %-24s %9s %6s %6s %6s %-16s %8s %8s\n", n.p ? n.p : "", dur,
                                 steps, cached, ratio, nd.p ? nd.p : "", hits, miss);
-        dbuf_release(&n);
-        dbuf_release(&nd);
         return r;
 }
 

@@ -39,7 +39,7 @@ static json_t *layer_json(const struct store_layer *l)
 static int layer_text(struct dbuf *out, const struct store_layer *l)
 {
         const struct store_target *t = &l->target;
-        struct dbuf n = DBUF_INIT, nd = DBUF_INIT, run = DBUF_INIT, note = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf n = DBUF_INIT, nd = DBUF_INIT, run = DBUF_INIT, note = DBUF_INIT;
         char steps[24], cached[24], ratio[16];
         int r;
 
@@ -61,10 +61,6 @@ static int layer_text(struct dbuf *out, const struct store_layer *l)
         if (r >= 0)
                 r = dbuf_printf(out, ROW_FORMAT, n.p ? n.p : "", run.p ? run.p : "", steps, cached,
                                 ratio, nd.p ? nd.p : "", note.p ? note.p : "");
-        dbuf_release(&n);
-        dbuf_release(&nd);
-        dbuf_release(&run);
-        dbuf_release(&note);
         return r;
 }
 
