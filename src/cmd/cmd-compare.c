@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cmd-common.h"
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "model/compare.h"
@@ -222,7 +223,7 @@ static int take_finished(void *userdata, const struct store_run *r)
         return l->n == 2 ? -ECANCELED : 0;
 }
 
-static int pick_runs(struct store *st, const struct history_opts *o, char **ops, int64_t ids[2])
+static int pick_runs(struct store *st, const struct common_opts *o, char **ops, int64_t ids[2])
 {
         struct last_two l = {0};
         int64_t e;
@@ -259,7 +260,7 @@ static int pick_runs(struct store *st, const struct history_opts *o, char **ops,
 
 /* Read both runs, compare (the sampling quantum: the larger interval),
  * format into out. 0 or -errno. */
-static int compare(struct store *st, const int64_t ids[2], const struct history_opts *o,
+static int compare(struct store *st, const int64_t ids[2], const struct common_opts *o,
                    struct dbuf *out)
 {
         struct store_run run[2] = {0};
@@ -298,7 +299,7 @@ static int compare(struct store *st, const int64_t ids[2], const struct history_
 
 int cmd_compare(int argc, char **argv)
 {
-        struct history_opts o;
+        struct common_opts o;
         struct store *st = NULL;
         struct dbuf out = DBUF_INIT;
         int64_t ids[2];
@@ -317,7 +318,7 @@ int cmd_compare(int argc, char **argv)
                         o.last ? "--last takes no RUN" : "two runs, A and B, or --last");
                 return EXIT_BT_USAGE;
         }
-        if (history_open("compare", &o, false, &st))
+        if (history_open("compare", o.rec.db_path, false, &st))
                 return 1;
         if (pick_runs(st, &o, argv + oi, ids) < 0) {
                 store_close(st);

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "cmd/cmd-common.h"
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "render/jsonw.h"
@@ -268,7 +269,7 @@ static int run_text(struct store *st, const struct store_run *run, struct dbuf *
 
 int cmd_inspect(int argc, char **argv)
 {
-        struct history_opts o;
+        struct common_opts o;
         struct store *st = NULL;
         struct dbuf out = DBUF_INIT;
         struct store_run run = {0};
@@ -286,7 +287,7 @@ int cmd_inspect(int argc, char **argv)
         }
         if (oi < argc)
                 spec = argv[oi];
-        if (history_open("inspect", &o, false, &st))
+        if (history_open("inspect", o.rec.db_path, false, &st))
                 return 1;
         if (history_find_run("inspect", st, spec, &id) < 0) {
                 store_close(st);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "cmd/cmd-common.h"
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "render/jsonw.h"
@@ -75,7 +76,7 @@ static int add_layer(void *userdata, const struct store_layer *l)
 
 int cmd_layers(int argc, char **argv)
 {
-        struct history_opts o;
+        struct common_opts o;
         struct store *st = NULL;
         struct dbuf out = DBUF_INIT;
         struct listing l = {.out = &out};

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "cmd/cmd-common.h"
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "store/history.h"
@@ -93,7 +94,7 @@ static int add_run(void *userdata, const struct store_run *run)
 
 int cmd_status(int argc, char **argv)
 {
-        struct history_opts o;
+        struct common_opts o;
         struct store *st = NULL;
         struct dbuf out = DBUF_INIT;
         struct dwriter w = DWRITER_INIT(&out);
