@@ -114,7 +114,9 @@ int common_run_job(struct common_opts *o, struct run_info *ri)
         return 0;
 }
 
-void common_vprint(const char *what, const char *fmt, va_list ap)
+/* "WHAT: message" and a newline on stderr: the one printer of the note
+ * and warning callbacks. */
+static _printf_(2, 0) void common_vprint(const char *what, const char *fmt, va_list ap)
 {
         char buf[2048];
 

@@ -133,10 +133,6 @@ int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri
  * Returns 0 or -ENOMEM. */
 int common_run_job(struct common_opts *o, struct run_info *ri);
 
-/* "WHAT: message" and a newline on stderr: the one printer of the note
- * and warning callbacks of the commands. */
-void common_vprint(const char *what, const char *fmt, va_list ap) _printf_(2, 0);
-
 /* Load the OTLP export settings from the OTEL_* environment and the
  * options into o->otlp and point the recorder at them. Returns 0, or -1
  * after printing an error for a bad --otlp-endpoint. */
