@@ -200,19 +200,14 @@ static int series(struct bench *B, char *cmd, struct bench_cmdrun *c)
         return 0;
 }
 
-static int export_file(const char *opt, const char *path, const struct dbuf *b)
-{
-        int e = outfile_write(path, b->p, b->len);
-
-        if (e < 0)
-                fprintf(stderr, "buildtel bench: %s: cannot write '%s': %s\n", opt, path,
-                        outfile_strerror(e));
-        return e < 0 ? -1 : 0;
-}
-
 /* The text on stdout and the exports. 0, or -1 after saying why. */
 static int report(const struct common_opts *o, const struct bench_view *v)
 {
+        const struct {
+                const char *opt, *path;
+                int (*render)(const struct bench_view *v, struct dbuf *out);
+        } exports[] = {{"--export-json", o->export_json, render_bench_json},
+                       {"--export-markdown", o->export_markdown, render_bench_markdown}};
         _cleanup_dbuf_ struct dbuf b = DBUF_INIT;
         int e = 0;
 
@@ -226,17 +221,18 @@ static int report(const struct common_opts *o, const struct bench_view *v)
         }
         fwrite(b.p, 1, b.len, stdout);
         fflush(stdout);
-        if (o->export_json) {
+        for (size_t i = 0; i < ARRAY_SIZE(exports); i++) {
+                if (!exports[i].path)
+                        continue;
                 dbuf_reset(&b);
-                if (render_bench_json(v, &b) < 0 ||
-                    export_file("--export-json", o->export_json, &b) < 0)
+                if (exports[i].render(v, &b) < 0)
                         return -1;
-        }
-        if (o->export_markdown) {
-                dbuf_reset(&b);
-                if (render_bench_markdown(v, &b) < 0 ||
-                    export_file("--export-markdown", o->export_markdown, &b) < 0)
+                e = outfile_write(exports[i].path, b.p, b.len);
+                if (e < 0) {
+                        fprintf(stderr, "buildtel bench: %s: cannot write '%s': %s\n",
+                                exports[i].opt, exports[i].path, outfile_strerror(e));
                         return -1;
+                }
         }
         return 0;
 }

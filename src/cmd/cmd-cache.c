@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd/cmd-common.h"
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "model/figures.h"
@@ -194,7 +195,7 @@ static int report_text(const struct report *rep, struct dbuf *out)
 int cmd_cache(int argc, char **argv)
 {
         static const char *const tools[] = {"ccache", "sccache"};
-        struct history_opts o;
+        struct common_opts o;
         struct store *st = NULL;
         struct dbuf out = DBUF_INIT;
         json_t *arr = NULL;

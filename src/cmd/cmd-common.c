@@ -119,7 +119,9 @@ int common_prom_file(const char *job, char *buf, size_t cap)
         return n > 0 && (size_t)n < cap && prom_file_valid(buf) ? 0 : -EINVAL;
 }
 
-void common_vprint(const char *what, const char *fmt, va_list ap)
+/* "WHAT: message" and a newline on stderr: the one printer of the note
+ * and warning callbacks. */
+static _printf_(2, 0) void common_vprint(const char *what, const char *fmt, va_list ap)
 {
         char buf[2048];
 

@@ -15,79 +15,7 @@
  * argument, the commands that take it, its --help text and what it sets.
  * The table drives getopt_long (cmd_parse_options), the option lists of
  * `buildtel help CMD`, and `buildtel help --dump-options`, which the
- * e2e-options test holds the man page to. The ids below only key the
- * rows. */
-enum {
-        OPT_INTERVAL = 0x100,
-        OPT_LOG_DIR,
-        OPT_RUN_ID,
-        OPT_DISK_PATH,
-        OPT_STAGE,
-        OPT_STAGE_REGEX,
-        OPT_NEAR_OOM_MB,
-        OPT_LOW_DISK_GB,
-        OPT_COMPILERS,
-        OPT_QUIET,
-        OPT_HELP,
-        OPT_TARGETS,
-        OPT_SCCACHE_MARKER,
-        OPT_NINJA_LOG,
-        OPT_METRIC_PREFIX,
-        OPT_TEXTFILE_DIR,
-        OPT_PROM_FILE,
-        OPT_PUSHGATEWAY,
-        OPT_PUSH_JOB,
-        OPT_DB,
-        OPT_NO_DB,
-        OPT_OTLP_ENDPOINT,
-        OPT_OTLP_INTERVAL,
-        OPT_TRACE_MAX_SPANS,
-        OPT_GRACE,
-        OPT_OFF,
-        OPT_CGROUP,
-        OPT_MEMORY_MAX,
-        OPT_MEMORY_HIGH,
-        OPT_MEMORY_GUARD,
-        OPT_PLAN_MEMORY,
-        OPT_CPUS,
-        OPT_HEADROOM,
-        OPT_KILL_LEFTOVERS,
-        OPT_PID,
-        OPT_STAGE_LOG_DIR,
-        OPT_JSON,
-        OPT_OTLP,
-        OPT_INCOMPLETE,
-        OPT_CSV_SAFE,
-        OPT_TRACE_FILE,
-        OPT_TRACE,
-        OPT_OUTPUT,
-        OPT_NO_REPORT,
-        OPT_LIVE,
-        OPT_NO_PTY,
-        OPT_LIMIT,
-        OPT_SINCE,
-        OPT_ONCE,
-        OPT_FORMAT,
-        OPT_JSON_FILE,
-        OPT_KEEP_RUNS,
-        OPT_KEEP_SIZE,
-        OPT_KEEP,
-        OPT_OLDER_THAN,
-        OPT_MAX_SIZE,
-        OPT_DRY_RUN,
-        OPT_JOB,
-        OPT_LAST,
-        OPT_ALL,
-        OPT_RUNS,
-        OPT_WARMUP,
-        OPT_PREPARE,
-        OPT_CLEANUP,
-        OPT_EXPORT_JSON,
-        OPT_EXPORT_MARKDOWN,
-        OPT_SHOW_OUTPUT,
-        OPT_IGNORE_FAILURE,
-        OPT_COMMON_END,
-};
+ * e2e-options test holds the man page to. */
 
 /* Every command but help, as a mask: each parses through the table. */
 enum {
@@ -207,10 +135,6 @@ int common_run_job(struct common_opts *o, struct run_info *ri);
 /* The default textfile name of job ("buildtel-<job made safe>.prom") into
  * buf. 0, or -EINVAL (no job, or it does not fit). */
 int common_prom_file(const char *job, char *buf, size_t cap);
-
-/* "WHAT: message" and a newline on stderr: the one printer of the note
- * and warning callbacks of the commands. */
-void common_vprint(const char *what, const char *fmt, va_list ap) _printf_(2, 0);
 
 /* Load the OTLP export settings from the OTEL_* environment and the
  * options into o->otlp and point the recorder at them. Returns 0, or -1

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cmd-common.h"
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "model/compare.h"
@@ -33,7 +34,7 @@ static double count_of(int64_t v)
 
 static int add_facts(const struct store_run *run, struct compare_side *s)
 {
-        struct dbuf cmd = DBUF_INIT, rev = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf cmd = DBUF_INIT, rev = DBUF_INIT;
         int r = 0;
 
         for (size_t i = 0; r >= 0 && run->info.argv && run->info.argv[i]; i++)
@@ -50,8 +51,6 @@ static int add_facts(const struct store_run *run, struct compare_side *s)
                 for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(v); i++)
                         r = compare_side_add_text(s, COMPARE_FACTS, "", v[i][0], v[i][1]);
         }
-        dbuf_release(&cmd);
-        dbuf_release(&rev);
         return r;
 }
 
@@ -224,7 +223,7 @@ static int take_finished(void *userdata, const struct store_run *r)
         return l->n == 2 ? -ECANCELED : 0;
 }
 
-static int pick_runs(struct store *st, const struct history_opts *o, char **ops, int64_t ids[2])
+static int pick_runs(struct store *st, const struct common_opts *o, char **ops, int64_t ids[2])
 {
         struct last_two l = {0};
         int64_t e;
@@ -261,7 +260,7 @@ static int pick_runs(struct store *st, const struct history_opts *o, char **ops,
 
 /* Read both runs, compare (the sampling quantum: the larger interval),
  * format into out. 0 or -errno. */
-static int compare(struct store *st, const int64_t ids[2], const struct history_opts *o,
+static int compare(struct store *st, const int64_t ids[2], const struct common_opts *o,
                    struct dbuf *out)
 {
         struct store_run run[2] = {0};
@@ -300,7 +299,7 @@ static int compare(struct store *st, const int64_t ids[2], const struct history_
 
 int cmd_compare(int argc, char **argv)
 {
-        struct history_opts o;
+        struct common_opts o;
         struct store *st = NULL;
         struct dbuf out = DBUF_INIT;
         int64_t ids[2];
@@ -319,7 +318,7 @@ int cmd_compare(int argc, char **argv)
                         o.last ? "--last takes no RUN" : "two runs, A and B, or --last");
                 return EXIT_BT_USAGE;
         }
-        if (history_open("compare", &o, false, &st))
+        if (history_open("compare", o.rec.db_path, false, &st))
                 return 1;
         if (pick_runs(st, &o, argv + oi, ids) < 0) {
                 store_close(st);

@@ -1,21 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* buildtel export --otlp RUN: send a recorded run to an OTLP collector
- * again, later (the collector was down, or a new one wants the history),
- * as the run's own final export would have: every sample, the totals and
- * the per-target metrics.
- *
- * The run comes from the history database (store.h): its facts, every
- * sample row and its targets. Without a database, or for a run that is
- * not in it (--no-db at the time), or given a CSV path, it comes from its
- * files in the log directory: resources-<id>.csv, .run.json and
- * .targets.json. Either way it is replayed as summarize replays it
- * (pipeline/replay.h), into sinks/sink-otlp-batch.c: samples in batches,
- * each waited for, the totals with the last one.
- *
- * A run that has not finished is refused: a running one would be sent
- * without its end, and exported twice once it ends. --incomplete sends
- * what a run whose buildtel was killed left (samples and the totals they
- * give, no duration, no targets), marked build.run.state=incomplete. */
+ * again (the collector was down, or a new one wants the history), as its
+ * own final export would have. The run, from the history or its files, is
+ * replayed as summarize replays it (pipeline/replay.h) into
+ * sinks/sink-otlp-batch.c. A running run is refused: it would be sent
+ * without its end, and twice once it ends. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>

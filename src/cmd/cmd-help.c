@@ -129,9 +129,7 @@ static const struct {
      "\n",
      CMDS_REPORT, OPTG_MAIN},
     {"report",
-     "\n"
-     "Exit status: 0, 1 when the run cannot be read or the report written, 2 bad usage.\n",
-     0, 0},
+     "\nExit status: 0, 1 when the run cannot be read or the report written, 2 bad usage.\n", 0, 0},
     {"status",
      "usage: buildtel status [--json] [--limit N] [--since WHEN] [--db PATH]\n"
      "\n"
@@ -148,8 +146,7 @@ static const struct {
      "\n",
      CMDS_STATUS, OPTG_MAIN},
     {"status",
-     "\n"
-     "Exit status: 0 (also when no run was recorded yet), 1 when the database is\n"
+     "\nExit status: 0 (also when no run was recorded yet), 1 when the database is\n"
      "unreadable or RUN is missing, 2 bad usage.\n",
      0, 0},
     {"top",
@@ -168,10 +165,7 @@ static const struct {
      "Example: buildtel top\n"
      "\n",
      CMDS_TOP, OPTG_MAIN},
-    {"top",
-     "\n"
-     "Exit status: 0, 1 when the database is missing or unreadable, 2 bad usage.\n",
-     0, 0},
+    {"top", "\nExit status: 0, 1 when the database is missing or unreadable, 2 bad usage.\n", 0, 0},
     {"prune",
      "usage: buildtel prune [--keep N] [--older-than SPAN] [--max-size SIZE] [--dry-run]\n"
      "                      [--db PATH] [--log-dir DIR]\n"
@@ -189,8 +183,7 @@ static const struct {
      "\n",
      CMDS_PRUNE, OPTG_MAIN},
     {"prune",
-     "\n"
-     "Exit status: 0, 1 when the history cannot be read or a run not removed, 2 bad\n"
+     "\nExit status: 0, 1 when the history cannot be read or a run not removed, 2 bad\n"
      "usage.\n",
      0, 0},
     {"inspect",
@@ -198,7 +191,8 @@ static const struct {
      "\n"
      "One run from the history database (RUN: a run id or a unique prefix; the latest\n"
      "by default): command, cwd, host, builder, git revision, start, duration, result,\n"
-     "what a failed build named (target, first and last error), steps and cached steps, resource peaks with the stage and log line active then,\n"
+     "what a failed build named (target, first and last error), steps and cached steps, resource "
+     "peaks with the stage and log line active then,\n"
      "a per-target table (duration, steps, cached, ratio, node, compiler-cache hits and\n"
      "misses), and the compiler-cache stats its log printed (the first and the last\n"
      "block of each tool).\n"
@@ -207,9 +201,8 @@ static const struct {
      "\n",
      CMDS_INSPECT, OPTG_MAIN},
     {"inspect",
-     "\n"
-     "Exit status: 0, 1 when RUN is not there or the database is unreadable, 2 bad usage.\n",
-     0, 0},
+     "\nExit status: 0, 1 when RUN is not there or the database is unreadable, 2 bad usage.\n", 0,
+     0},
     {"compare",
      "usage: buildtel compare [--all] [--json] [--db PATH] A B\n"
      "       buildtel compare --last [--job NAME] [--all] [--json] [--db PATH]\n"
@@ -231,8 +224,7 @@ static const struct {
      "\n",
      CMDS_COMPARE, OPTG_MAIN},
     {"compare",
-     "\n"
-     "Exit status: 0, 1 when a run is not there, there are fewer than two finished\n"
+     "\nExit status: 0, 1 when a run is not there, there are fewer than two finished\n"
      "runs (--last) or the database is missing or unreadable, 2 bad usage.\n",
      0, 0},
     {"plan",
@@ -255,8 +247,7 @@ static const struct {
      "\n",
      CMDS_PLAN, OPTG_MAIN},
     {"plan",
-     "\n"
-     "Exit status: 0, 1 when the job has no measured unit or the database is missing\n"
+     "\nExit status: 0, 1 when the job has no measured unit or the database is missing\n"
      "or unreadable, 2 bad usage.\n",
      0, 0},
     {"layers",
@@ -270,10 +261,8 @@ static const struct {
      "Example: buildtel layers --since 1w\n"
      "\n",
      CMDS_LAYERS, OPTG_MAIN},
-    {"layers",
-     "\n"
-     "Exit status: 0, 1 when the database is missing or unreadable, 2 bad usage.\n",
-     0, 0},
+    {"layers", "\nExit status: 0, 1 when the database is missing or unreadable, 2 bad usage.\n", 0,
+     0},
     {"cache",
      "usage: buildtel cache [--json] [--db PATH]\n"
      "\n"
@@ -286,9 +275,7 @@ static const struct {
      "Example: buildtel cache\n"
      "\n",
      CMDS_CACHE, OPTG_MAIN},
-    {"cache",
-     "\n"
-     "Exit status: 0, 1 when no tool is on PATH or none gave statistics, 2 bad usage.\n",
+    {"cache", "\nExit status: 0, 1 when no tool is on PATH or none gave statistics, 2 bad usage.\n",
      0, 0},
     {"import-buildx",
      "usage: buildtel import-buildx REF...\n"
@@ -302,10 +289,7 @@ static const struct {
      "Example: buildtel import-buildx my-image-build\n"
      "\n",
      CMDS_IMPORT_BUILDX, OPTG_MAIN},
-    {"import-buildx",
-     "\n"
-     "Exit status: 0, 1 when a REF could not be read, 2 bad usage.\n",
-     0, 0},
+    {"import-buildx", "\nExit status: 0, 1 when a REF could not be read, 2 bad usage.\n", 0, 0},
     {"otlp",
      "OTLP/HTTP metrics export of `run` and `watch`\n"
      "\n",
@@ -343,8 +327,7 @@ static const struct {
      CMDS_EXPORT, OPTG_MAIN},
     {"export", "", CMDS_EXPORT, OPTG_OTLP},
     {"export",
-     "\n"
-     "Exit status: 0 when the collector took everything; 1 when it did not, the run\n"
+     "\nExit status: 0 when the collector took everything; 1 when it did not, the run\n"
      "is unknown, running or incomplete, or its record is unreadable; 2 bad usage.\n",
      0, 0},
     {"export",

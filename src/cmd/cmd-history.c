@@ -17,34 +17,23 @@
 #include "util/util.h"
 #include "render/jsonw.h"
 
-int history_opts_parse(const char *cmd, int argc, char **argv, struct history_opts *o,
+int history_opts_parse(const char *cmd, int argc, char **argv, struct common_opts *o,
                        int *ret_optind)
 {
-        struct common_opts co;
-        int k;
+        int k = cmd_parse_table(cmd_mask(cmd), cmd, argc, argv, o);
 
-        k = cmd_parse_table(cmd_mask(cmd), cmd, argc, argv, &co);
-        common_opts_release(&co);
+        common_opts_release(o);
         if (k < 0)
                 return EXIT_BT_USAGE;
-        if (co.help)
+        if (o->help)
                 return cmd_print_usage(cmd) < 0;
-        *o = (struct history_opts){.db = co.rec.db_path,
-                                   .json = co.json,
-                                   .limit = co.limit,
-                                   .since = co.since,
-                                   .once = co.once,
-                                   .last = co.last,
-                                   .all = co.all,
-                                   .job = co.job};
         *ret_optind = k;
         return -1;
 }
 
-int history_open(const char *cmd, const struct history_opts *o, bool create, struct store **ret)
+int history_open(const char *cmd, const char *path, bool create, struct store **ret)
 {
         _cleanup_free_ char *def = NULL;
-        const char *path = o->db;
         int e;
 
         if (!path) {
@@ -251,7 +240,7 @@ void history_dw_clean(struct dwriter *w, const char *lead, const char *s, size_t
                 dw_check(w, history_put_clean(w->b, s, max));
 }
 
-int history_list_begin(const char *cmd, int argc, char **argv, struct history_opts *o, bool create,
+int history_list_begin(const char *cmd, int argc, char **argv, struct common_opts *o, bool create,
                        struct store **ret_st)
 {
         int oi, ret = history_opts_parse(cmd, argc, argv, o, &oi);
@@ -263,7 +252,7 @@ int history_list_begin(const char *cmd, int argc, char **argv, struct history_op
                         cmd);
                 return EXIT_BT_USAGE;
         }
-        return history_open(cmd, o, create, ret_st) ? 1 : -1;
+        return history_open(cmd, o->rec.db_path, create, ret_st) ? 1 : -1;
 }
 
 int history_find_run(const char *cmd, struct store *st, const char *spec, int64_t *ret)

@@ -16,35 +16,26 @@
  * line, and the text formats of their tables. */
 
 struct json_t;
+struct common_opts;
 
-struct history_opts {
-        const char *db; /* --db; NULL: store_default_path() */
-        bool json;
-        int64_t limit;   /* --limit; 0: none */
-        double since;    /* --since as epoch; NAN: none */
-        bool once;       /* --once (top) */
-        bool last;       /* --last (compare) */
-        bool all;        /* --all (compare) */
-        const char *job; /* --job (status; compare --last): that job's runs; NULL all */
-};
-
-/* Parse the options of cmd with the one option table (cmd-common.c): the
- * rows for cmd, before or after the operands. Sets *ret_optind to the
+/* Parse the options of cmd with the one option table (cmd-options.c):
+ * the rows for cmd, before or after the operands. Sets *ret_optind to the
  * first operand. Returns -1 when the command goes on, else its exit
  * status: 0 after printing the help for --help, EXIT_BT_USAGE after
- * printing the error. */
-int history_opts_parse(const char *cmd, int argc, char **argv, struct history_opts *o,
+ * printing the error. o holds nothing to release. */
+int history_opts_parse(const char *cmd, int argc, char **argv, struct common_opts *o,
                        int *ret_optind);
 
-/* Open the database for cmd; on failure print "buildtel CMD: history
- * database 'PATH': reason" and return 1 (0 on success). create: make the
- * file when missing (cache); without it a missing file is an error. */
-int history_open(const char *cmd, const struct history_opts *o, bool create, struct store **ret);
+/* Open the database at db (--db; NULL: store_default_path()) for cmd; on
+ * failure print "buildtel CMD: history database 'PATH': reason" and
+ * return 1 (0 on success). create: make the file when missing (cache);
+ * without it a missing file is an error. */
+int history_open(const char *cmd, const char *db, bool create, struct store **ret);
 /* The start of a command without operands (status, layers, cache): its
  * options, --help, the database opened (create: as history_open()).
  * Returns -1 when *ret_st is open and the command goes on, else the exit
  * status (after printing why). */
-int history_list_begin(const char *cmd, int argc, char **argv, struct history_opts *o, bool create,
+int history_list_begin(const char *cmd, int argc, char **argv, struct common_opts *o, bool create,
                        struct store **ret_st);
 /* Resolve spec (a run id or unique prefix; NULL: the latest run) to a
  * row id. 0, or -errno after printing "buildtel CMD: why". */

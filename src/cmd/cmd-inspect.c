@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "cmd/cmd-common.h"
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "render/jsonw.h"
@@ -159,7 +160,7 @@ static json_t *target_json(const struct store_target *t)
 
 static int target_text(struct dbuf *out, const struct store_target *t)
 {
-        struct dbuf n = DBUF_INIT, nd = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf n = DBUF_INIT, nd = DBUF_INIT;
         char dur[32], ratio[16], hits[24], miss[24], steps[24], cached[24];
         int r;
 
@@ -175,8 +176,6 @@ static int target_text(struct dbuf *out, const struct store_target *t)
         if (r >= 0)
                 r = dbuf_printf(out, "  %-24s %9s %6s %6s %6s %-16s %8s %8s\n", n.p ? n.p : "", dur,
                                 steps, cached, ratio, nd.p ? nd.p : "", hits, miss);
-        dbuf_release(&n);
-        dbuf_release(&nd);
         return r;
 }
 
@@ -270,7 +269,7 @@ static int run_text(struct store *st, const struct store_run *run, struct dbuf *
 
 int cmd_inspect(int argc, char **argv)
 {
-        struct history_opts o;
+        struct common_opts o;
         struct store *st = NULL;
         struct dbuf out = DBUF_INIT;
         struct store_run run = {0};
@@ -288,7 +287,7 @@ int cmd_inspect(int argc, char **argv)
         }
         if (oi < argc)
                 spec = argv[oi];
-        if (history_open("inspect", &o, false, &st))
+        if (history_open("inspect", o.rec.db_path, false, &st))
                 return 1;
         if (history_find_run("inspect", st, spec, &id) < 0) {
                 store_close(st);

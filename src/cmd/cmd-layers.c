@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "cmd/cmd-common.h"
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "render/jsonw.h"
@@ -39,7 +40,7 @@ static json_t *layer_json(const struct store_layer *l)
 static int layer_text(struct dbuf *out, const struct store_layer *l)
 {
         const struct store_target *t = &l->target;
-        struct dbuf n = DBUF_INIT, nd = DBUF_INIT, run = DBUF_INIT, note = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf n = DBUF_INIT, nd = DBUF_INIT, run = DBUF_INIT, note = DBUF_INIT;
         char steps[24], cached[24], ratio[16];
         int r;
 
@@ -61,10 +62,6 @@ static int layer_text(struct dbuf *out, const struct store_layer *l)
         if (r >= 0)
                 r = dbuf_printf(out, ROW_FORMAT, n.p ? n.p : "", run.p ? run.p : "", steps, cached,
                                 ratio, nd.p ? nd.p : "", note.p ? note.p : "");
-        dbuf_release(&n);
-        dbuf_release(&nd);
-        dbuf_release(&run);
-        dbuf_release(&note);
         return r;
 }
 
@@ -79,7 +76,7 @@ static int add_layer(void *userdata, const struct store_layer *l)
 
 int cmd_layers(int argc, char **argv)
 {
-        struct history_opts o;
+        struct common_opts o;
         struct store *st = NULL;
         struct dbuf out = DBUF_INIT;
         struct listing l = {.out = &out};

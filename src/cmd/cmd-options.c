@@ -268,7 +268,6 @@ enum opt_kind {
 #define ALL_CMDS (B | RWS | CMDS_EXPORT | CMDS_REPORT | HIST | CMDS_IMPORT_BUILDX | CMDS_PRUNE)
 /* Every option of the commands above, in the order `help CMD` lists them. */
 static const struct cmd_option {
-        int id;
         const char *name;
         const char *alias; /* another long name; NULL: none */
         char short_name;   /* 0: none */
@@ -284,11 +283,11 @@ static const struct cmd_option {
         size_t given;                /* 0, or 1 + the offset of a bool set after a good value */
         bool (*ok)(const char *arg); /* OPTK_CHECKED */
 } options[] = {
-    {OPT_INTERVAL, "interval", NULL, 0, "SECONDS", RW | B, OPTG_MAIN,
+    {"interval", NULL, 0, "SECONDS", RW | B, OPTG_MAIN,
      "seconds between samples (default 2, at least 0.05)",
      NUM(rec.interval, OPTK_DOUBLE, 0.05, 86400, "seconds from 0.05 to 86400")},
     /* One option, a row per wording: `help CMD` says only CMD's. */
-    {OPT_LOG_DIR, "log-dir", "out-dir", 0, "DIR", RW | CMDS_PRUNE | B, OPTG_MAIN,
+    {"log-dir", "out-dir", 0, "DIR", RW | CMDS_PRUNE | B, OPTG_MAIN,
      "where the files go (alias --out-dir; default\n"
      "$XDG_STATE_HOME/buildtel/logs or\n"
      "~/.local/state/buildtel/logs, which falls back to\n"
@@ -296,231 +295,229 @@ static const struct cmd_option {
      "others can write that is not sticky; a DIR given that\n"
      "cannot be written: exit status 125)",
      NONEMPTY(rec.log_dir)},
-    {OPT_LOG_DIR, "log-dir", "out-dir", 0, "DIR", CMDS_EXPORT, OPTG_MAIN,
+    {"log-dir", "out-dir", 0, "DIR", CMDS_EXPORT, OPTG_MAIN,
      "where the run's files are (alias --out-dir)", NONEMPTY(rec.log_dir)},
-    {OPT_JOB, "job", NULL, 0, "NAME", RW | B, OPTG_MAIN,
+    {"job", NULL, 0, "NAME", RW | B, OPTG_MAIN,
      "what repeats, to compare a run with (default\n"
      "$BUILDTEL_JOB, else GitHub's $GITHUB_WORKFLOW/$GITHUB_JOB,\n"
      "GitLab's $CI_PROJECT_PATH/$CI_JOB_NAME, else from the cwd\n"
      "and the command)",
      NONEMPTY(job)},
-    {OPT_JOB, "job", NULL, 0, "NAME", CMDS_STATUS, OPTG_MAIN, "only that job's runs", NONEMPTY(job)},
-    {OPT_JOB, "job", NULL, 0, "NAME", CMDS_COMPARE, OPTG_MAIN, "--last: that job's last two",
-     NONEMPTY(job)},
-    {OPT_JOB, "job", NULL, 0, "NAME", CMDS_PLAN, OPTG_MAIN,
+    {"job", NULL, 0, "NAME", CMDS_STATUS, OPTG_MAIN, "only that job's runs", NONEMPTY(job)},
+    {"job", NULL, 0, "NAME", CMDS_COMPARE, OPTG_MAIN, "--last: that job's last two", NONEMPTY(job)},
+    {"job", NULL, 0, "NAME", CMDS_PLAN, OPTG_MAIN,
      "the job to plan for (default $BUILDTEL_JOB or the CI's,\n"
      "else the newest run's)",
      NONEMPTY(job)},
-    {OPT_RUN_ID, "run-id", NULL, 0, "ID", RW, OPTG_MAIN,
+    {"run-id", NULL, 0, "ID", RW, OPTG_MAIN,
      "name of the run (default: UTC time and a random suffix);\n"
      "an existing run id is rewritten, with a note",
      CALL(set_run_id)},
-    {OPT_DISK_PATH, "disk-path", NULL, 0, "PATH", RW, OPTG_MAIN,
+    {"disk-path", NULL, 0, "PATH", RW, OPTG_MAIN,
      "filesystem for the disk columns (default: the cwd)", AT(rec.disk_path)},
-    {OPT_STAGE, "stage", NULL, 0, "NAME", RW, OPTG_MAIN, "stage while the log names none",
+    {"stage", NULL, 0, "NAME", RW, OPTG_MAIN, "stage while the log names none",
      AT(rec.logctx.fixed_stage)},
-    {OPT_STAGE_REGEX, "stage-regex", NULL, 0, "ERE", RW, OPTG_MAIN,
+    {"stage-regex", NULL, 0, "ERE", RW, OPTG_MAIN,
      "a line matching ERE sets the stage to its first capture", CALL(set_stage_regex)},
-    {OPT_COMPILERS, "compilers", NULL, 0, "NAME,NAME...", RW | B, OPTG_MAIN,
+    {"compilers", NULL, 0, "NAME,NAME...", RW | B, OPTG_MAIN,
      "process names counted as compilers\n"
      "(default cc1plus,cc1,cc1obj,clang,clang++,rustc,lto1,ld,\n"
      "ld.gold,ld.lld,collect2,nvcc,cicc,ptxas)",
      CALL(set_compilers)},
-    {OPT_NEAR_OOM_MB, "near-oom-mb", NULL, 0, "MB", RWS | CMDS_REPORT, OPTG_MAIN,
+    {"near-oom-mb", NULL, 0, "MB", RWS | CMDS_REPORT, OPTG_MAIN,
      "available memory below this is near-OOM (default " STR(SUMMARY_NEAR_OOM_MB_DEFAULT) ")",
      NUM(rec.summary.near_oom_mb, OPTK_DOUBLE, 0, HUGE_VAL, "a number >= 0")},
-    {OPT_LOW_DISK_GB, "low-disk-gb", NULL, 0, "GB", RWS | CMDS_REPORT, OPTG_MAIN,
+    {"low-disk-gb", NULL, 0, "GB", RWS | CMDS_REPORT, OPTG_MAIN,
      "available disk below this is low (default " STR(SUMMARY_LOW_DISK_GB_DEFAULT) ")",
      NUM(rec.summary.low_disk_gb, OPTK_DOUBLE, 0, HUGE_VAL, "a number >= 0")},
-    {OPT_GRACE, "grace", NULL, 0, "SECONDS", CMDS_RUN, OPTG_MAIN,
+    {"grace", NULL, 0, "SECONDS", CMDS_RUN, OPTG_MAIN,
      "after COMMAND exits, how long to drain output still held\n"
      "by processes it left behind (default 2)",
      NUM(grace, OPTK_DOUBLE, 0, 3600, "seconds from 0 to 3600")},
-    {OPT_QUIET, "quiet", NULL, 0, NULL, RW, OPTG_MAIN, "no summary on stderr", AT(rec.quiet)},
-    {OPT_CSV_SAFE, "csv-safe", NULL, 0, NULL, RW, OPTG_MAIN,
+    {"quiet", NULL, 0, NULL, RW, OPTG_MAIN, "no summary on stderr", AT(rec.quiet)},
+    {"csv-safe", NULL, 0, NULL, RW, OPTG_MAIN,
      "a ' before CSV text starting with = + - @ (a spreadsheet formula)", AT(rec.csv_safe)},
-    {OPT_LIVE, "live", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
+    {"live", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
      "a status line pinned at the bottom of the terminal\n"
      "(only when stderr is one; also: BUILDTEL_LIVE=1)",
      AT(live)},
-    {OPT_NO_PTY, "no-pty", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
+    {"no-pty", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
      "the build's output on pipes even when stdout and stderr\n"
      "are one terminal (by default it gets a terminal of its\n"
      "own then, as without buildtel: a TTY progress UI, colours)",
      AT(no_pty)},
-    {OPT_OFF, "off", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
-     "exec COMMAND and nothing else (also: BUILDTEL=0)", AT(off)},
-    {OPT_KEEP_RUNS, "keep-runs", NULL, 0, "N", CMDS_RUN, OPTG_MAIN,
+    {"off", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN, "exec COMMAND and nothing else (also: BUILDTEL=0)",
+     AT(off)},
+    {"keep-runs", NULL, 0, "N", CMDS_RUN, OPTG_MAIN,
      "at the end, remove the oldest finished runs past the\n"
      "newest N (default 200, $BUILDTEL_KEEP_RUNS; 0: keep all)",
      CHECKED(keep_runs, count_ok, "a count (0: keep all)")},
-    {OPT_KEEP_SIZE, "keep-size", NULL, 0, "SIZE", CMDS_RUN, OPTG_MAIN,
+    {"keep-size", NULL, 0, "SIZE", CMDS_RUN, OPTG_MAIN,
      "and the oldest past SIZE of run files in all (default\n"
      "2G, $BUILDTEL_KEEP_SIZE; 0: no limit); `help prune`",
      CHECKED(keep_size, size_or_0, "a size (500M, 2G; 0: no limit)")},
-    {OPT_NO_REPORT, "no-report", NULL, 0, NULL, RW | B, OPTG_MAIN,
+    {"no-report", NULL, 0, NULL, RW | B, OPTG_MAIN,
      "no HTML report (report-<run-id>.html) at the end", AT(rec.no_report)},
-    {OPT_TRACE_FILE, "trace-file", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
+    {"trace-file", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
      "a Chrome trace beside the CSV, trace-<run-id>.json (`help export`)", AT(trace_file)},
-    {OPT_CGROUP, "cgroup", NULL, 0, "MODE", CMDS_RUN | B, OPTG_MAIN,
+    {"cgroup", NULL, 0, "MODE", CMDS_RUN | B, OPTG_MAIN,
      "the build's own accounting: auto (default), v2, hybrid,\n"
      "v1, or none (its process tree from /proc: estimates)",
      CALL(set_cgroup)},
-    {OPT_MEMORY_MAX, "memory-max", NULL, 0, "SIZE", CMDS_RUN, OPTG_MAIN,
+    {"memory-max", NULL, 0, "SIZE", CMDS_RUN, OPTG_MAIN,
      "cap the build in its cgroup (512M, 4G): OOM-killed there",
      NUM(memory_max, OPTK_SIZE, 4096, HUGE_VAL, MEMORY_SIZE)},
-    {OPT_MEMORY_HIGH, "memory-high", NULL, 0, "SIZE", CMDS_RUN, OPTG_MAIN,
+    {"memory-high", NULL, 0, "SIZE", CMDS_RUN, OPTG_MAIN,
      "throttle the build above SIZE (v1: a soft limit)",
      NUM(memory_high, OPTK_SIZE, 4096, HUGE_VAL, MEMORY_SIZE)},
-    {OPT_MEMORY_GUARD, "memory-guard", NULL, 0, "[=HEADROOM]", CMDS_RUN, OPTG_MAIN,
+    {"memory-guard", NULL, 0, "[=HEADROOM]", CMDS_RUN, OPTG_MAIN,
      "hold back (SIGSTOP) a compile that would not fit in the\n"
      "memory left less HEADROOM (default: a 16th of the cap,\n"
      "else 256M), until it fits; needs root (`help run`)",
      CALL(set_memory_guard)},
-    {OPT_KILL_LEFTOVERS, "kill-leftovers", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
+    {"kill-leftovers", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,
      "at the end kill the daemons the build started too\n"
      "(by default those in a session of their own keep running)",
      AT(kill_leftovers)},
-    {OPT_PID, "pid", "watch-pid", 'p', "PID", CMDS_WATCH, OPTG_MAIN,
+    {"pid", "watch-pid", 'p', "PID", CMDS_WATCH, OPTG_MAIN,
      "the process to watch (alias --watch-pid)", NUM(pid, OPTK_U64, 1, 4194304, "a process id")},
-    {OPT_STAGE_LOG_DIR, "stage-log-dir", NULL, 0, "DIR", CMDS_WATCH, OPTG_MAIN,
+    {"stage-log-dir", NULL, 0, "DIR", CMDS_WATCH, OPTG_MAIN,
      "take stage and context from the newest file in DIR,\n"
      "following it, and switching when a newer one appears",
      AT(stage_log_dir)},
-    {OPT_JSON, "json", NULL, 0, NULL,
+    {"json", NULL, 0, NULL,
      CMDS_SUMMARIZE | CMDS_STATUS | CMDS_INSPECT | CMDS_LAYERS | CMDS_CACHE | CMDS_COMPARE |
          CMDS_PLAN,
      OPTG_MAIN, "print the JSON form", AT(json)},
-    {OPT_PLAN_MEMORY, "memory", NULL, 0, "SIZE", CMDS_PLAN, OPTG_MAIN,
+    {"memory", NULL, 0, "SIZE", CMDS_PLAN, OPTG_MAIN,
      "the memory to plan for (default: this host's)",
      NUM(plan_memory, OPTK_SIZE, 1 << 20, HUGE_VAL, "a size of at least 1M (512M, 16G, ...)")},
-    {OPT_CPUS, "cpus", NULL, 0, "N", CMDS_PLAN, OPTG_MAIN,
-     "the CPUs to plan for (default: this host's)", NUM(plan_cpus, OPTK_U64, 1, 64, "1 to 64")},
-    {OPT_HEADROOM, "headroom", NULL, 0, "SIZE", CMDS_PLAN, OPTG_MAIN,
+    {"cpus", NULL, 0, "N", CMDS_PLAN, OPTG_MAIN, "the CPUs to plan for (default: this host's)",
+     NUM(plan_cpus, OPTK_U64, 1, 64, "1 to 64")},
+    {"headroom", NULL, 0, "SIZE", CMDS_PLAN, OPTG_MAIN,
      "keep SIZE free (default: a 16th of the memory, at least 64M)", CALL(set_headroom)},
-    {OPT_LIMIT, "limit", NULL, 0, "N", CMDS_STATUS, OPTG_MAIN, "at most N rows (default 20)",
+    {"limit", NULL, 0, "N", CMDS_STATUS, OPTG_MAIN, "at most N rows (default 20)",
      NUM(limit, OPTK_U64, 1, 1000000, "a number from 1 to 1000000")},
-    {OPT_LIMIT, "limit", NULL, 0, "N", CMDS_LAYERS, OPTG_MAIN, "at most N rows",
+    {"limit", NULL, 0, "N", CMDS_LAYERS, OPTG_MAIN, "at most N rows",
      NUM(limit, OPTK_U64, 1, 1000000, "a number from 1 to 1000000")},
-    {OPT_SINCE, "since", NULL, 0, "WHEN", LISTS, OPTG_MAIN,
+    {"since", NULL, 0, "WHEN", LISTS, OPTG_MAIN,
      "runs that started at or after WHEN: 2026-11-29,\n"
      "2026-11-29T15:40[:20] (local time; UTC with a final Z),\n"
      "or a span back from now: 90s, 30m, 2h, 3d, 1w",
      CALL(set_since)},
-    {OPT_ONCE, "once", NULL, 0, NULL, CMDS_TOP, OPTG_MAIN,
+    {"once", NULL, 0, NULL, CMDS_TOP, OPTG_MAIN,
      "print one frame as plain text and exit; with RUN (a run\n"
      "id or a unique prefix), that run's detail",
      AT(once)},
-    {OPT_LAST, "last", NULL, 0, NULL, CMDS_COMPARE, OPTG_MAIN,
+    {"last", NULL, 0, NULL, CMDS_COMPARE, OPTG_MAIN,
      "compare the last two finished runs (the older is A)", AT(last)},
-    {OPT_ALL, "all", NULL, 0, NULL, CMDS_COMPARE, OPTG_MAIN,
-     "list every change, those within noise too", AT(all)},
-    {OPT_KEEP, "keep", NULL, 0, "N", CMDS_PRUNE, OPTG_MAIN, "keep the newest N runs",
+    {"all", NULL, 0, NULL, CMDS_COMPARE, OPTG_MAIN, "list every change, those within noise too",
+     AT(all)},
+    {"keep", NULL, 0, "N", CMDS_PRUNE, OPTG_MAIN, "keep the newest N runs",
      NUM(prune.keep, OPTK_U64, 0, HUGE_VAL, "a count"), GIVEN(prune_given)},
-    {OPT_OLDER_THAN, "older-than", NULL, 0, "SPAN", CMDS_PRUNE, OPTG_MAIN,
+    {"older-than", NULL, 0, "SPAN", CMDS_PRUNE, OPTG_MAIN,
      "remove runs that ended more than SPAN ago: 90s, 30m, 2h,\n"
      "3d, 1w",
      CALL(set_older_than)},
-    {OPT_MAX_SIZE, "max-size", NULL, 0, "SIZE", CMDS_PRUNE, OPTG_MAIN,
+    {"max-size", NULL, 0, "SIZE", CMDS_PRUNE, OPTG_MAIN,
      "keep the newest runs whose files fit in SIZE (500M, 2G):\n"
      "the oldest go first",
      NUM(prune.max_bytes, OPTK_SIZE, 0, HUGE_VAL, "a size (500M, 2G)"), GIVEN(prune_given)},
-    {OPT_DRY_RUN, "dry-run", NULL, 0, NULL, CMDS_PRUNE, OPTG_MAIN,
-     "say what would be removed, remove nothing", AT(dry_run)},
-    {OPT_RUNS, "runs", NULL, 'r', "N", B, OPTG_MAIN, "timed runs of each command (default 10)",
+    {"dry-run", NULL, 0, NULL, CMDS_PRUNE, OPTG_MAIN, "say what would be removed, remove nothing",
+     AT(dry_run)},
+    {"runs", NULL, 'r', "N", B, OPTG_MAIN, "timed runs of each command (default 10)",
      NUM(bench_runs, OPTK_U64, 1, BENCH_RUNS_MAX, "a count from 1 to " STR(BENCH_RUNS_MAX))},
-    {OPT_WARMUP, "warmup", NULL, 'w', "N", B, OPTG_MAIN,
+    {"warmup", NULL, 'w', "N", B, OPTG_MAIN,
      "untimed runs of each command first (default 0); recorded\n"
      "as runs too",
      NUM(bench_warmup, OPTK_U64, 0, BENCH_RUNS_MAX, "a count from 0 to " STR(BENCH_RUNS_MAX))},
-    {OPT_PREPARE, "prepare", NULL, 'p', "CMD", B, OPTG_MAIN,
-     "run CMD (sh -c) before each run, warmup ones too", NONEMPTY(prepare)},
-    {OPT_CLEANUP, "cleanup", NULL, 'c', "CMD", B, OPTG_MAIN,
-     "run CMD (sh -c) after each command's series", NONEMPTY(cleanup)},
-    {OPT_EXPORT_JSON, "export-json", NULL, 0, "FILE", B, OPTG_MAIN,
+    {"prepare", NULL, 'p', "CMD", B, OPTG_MAIN, "run CMD (sh -c) before each run, warmup ones too",
+     NONEMPTY(prepare)},
+    {"cleanup", NULL, 'c', "CMD", B, OPTG_MAIN, "run CMD (sh -c) after each command's series",
+     NONEMPTY(cleanup)},
+    {"export-json", NULL, 0, "FILE", B, OPTG_MAIN,
      "the results as hyperfine's JSON, and buildtel's figures", NONEMPTY(export_json)},
-    {OPT_EXPORT_MARKDOWN, "export-markdown", NULL, 0, "FILE", B, OPTG_MAIN,
-     "the results as a Markdown table", NONEMPTY(export_markdown)},
-    {OPT_SHOW_OUTPUT, "show-output", NULL, 0, NULL, B, OPTG_MAIN,
+    {"export-markdown", NULL, 0, "FILE", B, OPTG_MAIN, "the results as a Markdown table",
+     NONEMPTY(export_markdown)},
+    {"show-output", NULL, 0, NULL, B, OPTG_MAIN,
      "pass the builds' output through (default: discarded;\n"
      "their build logs are written either way)",
      AT(show_output)},
-    {OPT_IGNORE_FAILURE, "ignore-failure", NULL, 'i', NULL, B, OPTG_MAIN,
+    {"ignore-failure", NULL, 'i', NULL, B, OPTG_MAIN,
      "go on when a command exits non-zero (default: stop)", AT(ignore_failure)},
-    {OPT_FORMAT, "format", NULL, 0, "FORMAT", CMDS_REPORT, OPTG_MAIN,
+    {"format", NULL, 0, "FORMAT", CMDS_REPORT, OPTG_MAIN,
      "html (default) or markdown (the GitHub job summary)", CALL(set_format)},
-    {OPT_JSON_FILE, "json-file", NULL, 0, "FILE", CMDS_IMPORT_BUILDX, OPTG_MAIN,
+    {"json-file", NULL, 0, "FILE", CMDS_IMPORT_BUILDX, OPTG_MAIN,
      "read a saved `docker buildx history inspect --format json`", AT(json_file)},
-    {OPT_DB, "db", NULL, 0, "PATH", RWS | CMDS_EXPORT | CMDS_REPORT | HIST | CMDS_PRUNE | B,
-     OPTG_MAIN,
+    {"db", NULL, 0, "PATH", RWS | CMDS_EXPORT | CMDS_REPORT | HIST | CMDS_PRUNE | B, OPTG_MAIN,
      "the run history database (default\n"
      "$XDG_STATE_HOME/buildtel/history.db or\n"
      "~/.local/state/buildtel/history.db); see `buildtel status`",
      CALL(set_db)},
-    {OPT_NO_DB, "no-db", NULL, 0, NULL, RW | B, OPTG_MAIN,
-     "do not record the run in the history database", AT(rec.no_db)},
-    {OPT_NO_DB, "no-db", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
+    {"no-db", NULL, 0, NULL, RW | B, OPTG_MAIN, "do not record the run in the history database",
+     AT(rec.no_db)},
+    {"no-db", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
      "do not look for the run in the history database", AT(rec.no_db)},
-    {OPT_TARGETS, "targets", NULL, 0, "A,B...", RW, OPTG_METRICS,
+    {"targets", NULL, 0, "A,B...", RW, OPTG_METRICS,
      "the invocation's targets (default: from the BuildKit\n"
      "stream; a single-target build is one target, 'default')",
      AT(rec.metrics.targets)},
-    {OPT_SCCACHE_MARKER, "sccache-marker", NULL, 0, "TARGET=PATH", RW, OPTG_METRICS,
+    {"sccache-marker", NULL, 0, "TARGET=PATH", RW, OPTG_METRICS,
      "the step whose command holds PATH logs target TARGET's\n"
      "sccache stats (adds to or overrides the built-in table)",
      CALL(set_sccache_marker)},
-    {OPT_NINJA_LOG, "ninja-log", NULL, 0, "PATH", RWE, OPTG_METRICS,
+    {"ninja-log", NULL, 0, "PATH", RWE, OPTG_METRICS,
      "read this run's records of PATH (.ninja_log v5-v7) at\n"
      "the end: edge count and the 10 slowest edges (run:\n"
      "found for ninja -C DIR, cmake --build DIR, meson compile)",
      AT(rec.metrics.ninja_log)},
-    {OPT_METRIC_PREFIX, "metric-prefix", NULL, 0, "P", RW, OPTG_METRICS,
+    {"metric-prefix", NULL, 0, "P", RW, OPTG_METRICS,
      "metric names P_build_... (default build_...)",
      CHECKED(rec.prom.metric_prefix, prefix_ok, "[a-zA-Z_][a-zA-Z0-9_]*")},
-    {OPT_TEXTFILE_DIR, "textfile-dir", NULL, 0, "DIR", RW | CMDS_PRUNE, OPTG_METRICS,
+    {"textfile-dir", NULL, 0, "DIR", RW | CMDS_PRUNE, OPTG_METRICS,
      "node_exporter textfile directory (default\n"
      "$BUILDTEL_TEXTFILE_DIR, else the first writable of\n"
      "/var/lib/node_exporter/textfile_collector and\n"
      "/var/lib/prometheus/node-exporter, else none: no file)",
      NONEMPTY(rec.prom.textfile_dir)},
-    {OPT_PROM_FILE, "prom-file", NULL, 0, "NAME.prom", RW, OPTG_METRICS,
+    {"prom-file", NULL, 0, "NAME.prom", RW, OPTG_METRICS,
      "the textfile's name (default buildtel-JOB.prom, JOB\n"
      "made safe for a file name: two jobs on one node do not\n"
      "overwrite each other)",
      CHECKED(rec.prom.prom_file, prom_file_valid, "a file name ending in .prom")},
-    {OPT_PUSHGATEWAY, "pushgateway", NULL, 0, "URL", RW, OPTG_METRICS,
+    {"pushgateway", NULL, 0, "URL", RW, OPTG_METRICS,
      "also PUT the metrics to URL/metrics/job/JOB/instance/HOST\n"
      "(5 s at most; a failure is one warning)",
      CHECKED(rec.prom.pushgateway, http_url, "an http:// or https:// URL")},
-    {OPT_PUSH_JOB, "push-job", NULL, 0, "NAME", RW, OPTG_METRICS,
-     "the Pushgateway job (default buildtel)", NONEMPTY(rec.prom.push_job)},
-    {OPT_OTLP_ENDPOINT, "otlp-endpoint", NULL, 0, "URL", RWE, OPTG_OTLP,
+    {"push-job", NULL, 0, "NAME", RW, OPTG_METRICS, "the Pushgateway job (default buildtel)",
+     NONEMPTY(rec.prom.push_job)},
+    {"otlp-endpoint", NULL, 0, "URL", RWE, OPTG_OTLP,
      "export to URL, used as is (else\n"
      "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT as is, or\n"
      "OTEL_EXPORTER_OTLP_ENDPOINT + /v1/metrics)",
      AT(otlp_opt.endpoint)},
-    {OPT_OTLP_INTERVAL, "otlp-interval", NULL, 0, "SECONDS", RW, OPTG_OTLP,
+    {"otlp-interval", NULL, 0, "SECONDS", RW, OPTG_OTLP,
      "seconds between exports (default\n"
      "OTEL_METRIC_EXPORT_INTERVAL ms, else 60)",
      CALL(set_otlp_interval)},
-    {OPT_TRACE_MAX_SPANS, "trace-max-spans", NULL, 0, "N", RWE, OPTG_OTLP,
+    {"trace-max-spans", NULL, 0, "N", RWE, OPTG_OTLP,
      "OTLP spans under the run span at most: targets, then\n"
      "BuildKit steps (default 2000)",
      NUM(otlp_opt.max_spans, OPTK_U64, 0, 1000000, "a count from 0 to 1000000"),
      GIVEN(otlp_opt.max_spans_set)},
-    {OPT_OTLP, "otlp", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
+    {"otlp", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
      "send the run to an OTLP collector (this or --trace)", AT(export_otlp)},
-    {OPT_INCOMPLETE, "incomplete", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
+    {"incomplete", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
      "send what an incomplete run has (marked so)", AT(incomplete)},
-    {OPT_TRACE, "trace", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
+    {"trace", NULL, 0, NULL, CMDS_EXPORT, OPTG_MAIN,
      "write a Chrome trace (Perfetto) of the run instead", AT(export_trace)},
-    {OPT_OUTPUT, "output", NULL, 'o', "FILE", CMDS_REPORT, OPTG_MAIN,
+    {"output", NULL, 'o', "FILE", CMDS_REPORT, OPTG_MAIN,
      "the file to write, - for stdout (default report-RUN.html)", AT(output)},
-    {OPT_OUTPUT, "output", NULL, 'o', "FILE", CMDS_EXPORT, OPTG_MAIN,
+    {"output", NULL, 'o', "FILE", CMDS_EXPORT, OPTG_MAIN,
      "with --trace: the file to write, - for stdout (default\n"
      "trace-RUN.json)",
      AT(output)},
-    {OPT_HELP, "help", NULL, 'h', NULL, ALL_CMDS, OPTG_MAIN, NULL, AT(help)},
+    {"help", NULL, 'h', NULL, ALL_CMDS, OPTG_MAIN, NULL, AT(help)},
 };
 
 static int set(const struct cmd_option *t, struct common_opts *o, const char *cmd, const char *arg)
@@ -625,6 +622,9 @@ unsigned cmd_mask(const char *name)
         return 0;
 }
 
+/* getopt_long's value for row i: above every short option. */
+#define OPT_ROW(i) (0x100 + (int)(i))
+
 int cmd_parse_table(unsigned cmd, const char *name, int argc, char **argv, struct common_opts *o)
 {
         struct option longopts[2 * ARRAY_SIZE(options) + 1];
@@ -642,9 +642,9 @@ int cmd_parse_table(unsigned cmd, const char *name, int argc, char **argv, struc
 
                 if (!(t->cmds & cmd))
                         continue;
-                longopts[nl++] = (struct option){t->name, has, NULL, t->id};
+                longopts[nl++] = (struct option){t->name, has, NULL, OPT_ROW(i)};
                 if (t->alias)
-                        longopts[nl++] = (struct option){t->alias, has, NULL, t->id};
+                        longopts[nl++] = (struct option){t->alias, has, NULL, OPT_ROW(i)};
                 if (t->short_name) {
                         shortopts[ns++] = t->short_name;
                         if (t->arg)
@@ -659,7 +659,7 @@ int cmd_parse_table(unsigned cmd, const char *name, int argc, char **argv, struc
 
                 for (size_t i = 0; !h && i < ARRAY_SIZE(options); i++)
                         if ((options[i].cmds & cmd) &&
-                            (options[i].id == c || options[i].short_name == c))
+                            (c == OPT_ROW(i) || options[i].short_name == c))
                                 h = set(&options[i], o, name, optarg);
                 if (h > 0)
                         continue;

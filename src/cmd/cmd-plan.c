@@ -46,7 +46,6 @@ static void host_size(double *mb, unsigned *cpus)
 int cmd_plan(int argc, char **argv)
 {
         struct common_opts co;
-        struct history_opts ho = {.since = NAN};
         struct store *st = NULL;
         struct ledger *l = NULL;
         _cleanup_free_ char *job = NULL;
@@ -67,11 +66,10 @@ int cmd_plan(int argc, char **argv)
                 common_opts_release(&co);
                 return cmd_print_usage("plan") < 0 ? 1 : 0;
         }
-        ho.db = co.rec.db_path;
         mb = (double)co.plan_memory / 1048576.0;
         cpus = (unsigned)co.plan_cpus;
         host_size(&mb, &cpus);
-        if (history_open("plan", &ho, false, &st) != 0)
+        if (history_open("plan", co.rec.db_path, false, &st) != 0)
                 goto out;
         /* given, or the CI's; else the newest run's (a name from the cwd
          * would be run's with no command: no job of the history) */

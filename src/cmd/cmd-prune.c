@@ -247,25 +247,16 @@ int prune_apply(const char *db_path, const char *log_dir, const char *textfile_d
         return r < 0 ? r : 0;
 }
 
-static int parse_keep(const char *cmd, const char *what, const char *arg, uint64_t *ret)
+/* A count (size: a size, or "0") into *ret; -1 after saying why not. */
+static int parse_limit(const char *cmd, const char *what, const char *arg, bool size, uint64_t *ret)
 {
-        if (parse_u64_str(arg, ret) < 0) {
-                fprintf(stderr, "buildtel %s: %s takes a count (0: keep all), not '%s'\n", cmd,
-                        what, arg);
-                return -1;
-        }
-        return 0;
-}
-
-static int parse_max_size(const char *cmd, const char *what, const char *arg, uint64_t *ret)
-{
-        if (strcmp(arg, "0") != 0 && parse_size_str(arg, ret) < 0) {
-                fprintf(stderr, "buildtel %s: %s takes a size (500M, 2G; 0: no limit), not '%s'\n",
-                        cmd, what, arg);
-                return -1;
-        }
-        if (strcmp(arg, "0") == 0)
+        if (size && strcmp(arg, "0") == 0)
                 *ret = 0;
+        else if ((size ? parse_size_str(arg, ret) : parse_u64_str(arg, ret)) < 0) {
+                fprintf(stderr, "buildtel %s: %s takes %s, not '%s'\n", cmd, what,
+                        size ? "a size (500M, 2G; 0: no limit)" : "a count (0: keep all)", arg);
+                return -1;
+        }
         return 0;
 }
 
@@ -275,10 +266,10 @@ int prune_limit_of(const char *cmd, const char *keep_runs, const char *keep_size
         struct retention_policy p = {.keep = PRUNE_KEEP_RUNS, .max_bytes = PRUNE_KEEP_BYTES};
         const char *er = getenv("BUILDTEL_KEEP_RUNS"), *es = getenv("BUILDTEL_KEEP_SIZE");
 
-        if ((er && *er && parse_keep(cmd, "BUILDTEL_KEEP_RUNS", er, &p.keep) < 0) ||
-            (es && *es && parse_max_size(cmd, "BUILDTEL_KEEP_SIZE", es, &p.max_bytes) < 0) ||
-            (keep_runs && parse_keep(cmd, "--keep-runs", keep_runs, &p.keep) < 0) ||
-            (keep_size && parse_max_size(cmd, "--keep-size", keep_size, &p.max_bytes) < 0))
+        if ((er && *er && parse_limit(cmd, "BUILDTEL_KEEP_RUNS", er, false, &p.keep) < 0) ||
+            (es && *es && parse_limit(cmd, "BUILDTEL_KEEP_SIZE", es, true, &p.max_bytes) < 0) ||
+            (keep_runs && parse_limit(cmd, "--keep-runs", keep_runs, false, &p.keep) < 0) ||
+            (keep_size && parse_limit(cmd, "--keep-size", keep_size, true, &p.max_bytes) < 0))
                 return -1;
         *ret = p;
         return 0;

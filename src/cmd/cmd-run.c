@@ -130,7 +130,6 @@ static char *ninja_log_of(char **argv)
         return log;
 }
 
-/* The state of one run, for the steps below. */
 struct run {
         struct common_opts *o;
         struct run_info ri;
@@ -325,11 +324,8 @@ static int supervise(struct run *R)
         (void)procfs_set_self_oom_score_adj(-500);
         source_child_set_live(R->src, R->live ? &lv : NULL);
         e = loop_run(&source_child, R->src, R->rec, R->sfd);
-        if (e < 0) {
-                /* The loop only fails if ppoll itself does; keep the build's
-                 * status anyway. */
+        if (e < 0) /* only ppoll fails it: the build's status still stands */
                 fprintf(stderr, "buildtel: warning: %s\n", strerror(-e));
-        }
         status = source_child_wait(R->src, R->sfd, &sig);
         /* The terminal clean before the summary is printed. */
         source_child_set_live(R->src, NULL);
@@ -403,11 +399,9 @@ int cmd_run_build(struct common_opts *o, char **argv, size_t argc, const struct 
         }
         if (make_cgroup(o, &R.ri, &R.cg) < 0)
                 goto out;
-        if (cgroup_mode(R.cg) == CGROUP_MODE_NONE) {
-                /* Orphans of the build come to us, so the tree stays whole
-                 * and their CPU is counted when we reap them. */
+        /* no cgroup: the build's orphans come to us, their CPU counted */
+        if (cgroup_mode(R.cg) == CGROUP_MODE_NONE)
                 subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0;
-        }
         o->rec.cgroup = R.cg;
         o->rec.summary.mem_cap_mb = (double)o->memory_max / (1 << 20); /* 0: none */
         R.ri.memory_max_mb = o->rec.summary.mem_cap_mb;

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "cmd/cmd-common.h"
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "store/history.h"
@@ -24,7 +25,7 @@ struct listing {
 static int row_text(struct dbuf *out, const struct store_run *run)
 {
         char start[32], dur[32], mem[32], bmem[32], banon[32], oom[32], result[32];
-        struct dbuf id = DBUF_INIT, b = DBUF_INIT, h = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf id = DBUF_INIT, b = DBUF_INIT, h = DBUF_INIT;
         const char *nodes = run->nodes && *run->nodes ? run->nodes : run->info.host;
         int r;
 
@@ -37,10 +38,7 @@ static int row_text(struct dbuf *out, const struct store_run *run)
         fmt_size_mib(run->mem_used_peak_mb, mem, sizeof(mem));
         fmt_size_mib(run->build_mem_peak_mb, bmem, sizeof(bmem));
         fmt_size_mib(run->build_anon_peak_mb, banon, sizeof(banon));
-        if (run->near_oom_samples >= 0)
-                snprintf(oom, sizeof(oom), "%lld", (long long)run->near_oom_samples);
-        else
-                snprintf(oom, sizeof(oom), "-");
+        history_fmt_count(run->near_oom_samples, oom, sizeof(oom));
         history_run_result(run, result, sizeof(result));
         r = history_put_clean(&id, run->info.run_id, 26);
         if (r >= 0)
@@ -50,9 +48,6 @@ static int row_text(struct dbuf *out, const struct store_run *run)
         if (r >= 0)
                 r = dbuf_printf(out, ROW_FORMAT, id.p ? id.p : "", start, dur, result,
                                 b.p ? b.p : "", h.p ? h.p : "", bmem, banon, mem, oom);
-        dbuf_release(&id);
-        dbuf_release(&b);
-        dbuf_release(&h);
         return r;
 }
 
@@ -99,7 +94,7 @@ static int add_run(void *userdata, const struct store_run *run)
 
 int cmd_status(int argc, char **argv)
 {
-        struct history_opts o;
+        struct common_opts o;
         struct store *st = NULL;
         struct dbuf out = DBUF_INIT;
         struct dwriter w = DWRITER_INIT(&out);

@@ -43,16 +43,12 @@ int cmd_summarize(int argc, char **argv)
         int k, ret = EXIT_BT_USAGE;
 
         k = cmd_parse_options(CMDS_SUMMARIZE, "summarize", argc, argv, &o);
-        if (k <= 0) {
-                ret = k == 0 ? 0 : ret;
-                goto out;
-        }
-        if (k != argc - 1) {
+        if (k == 0)
+                ret = 0; /* --help */
+        else if (k > 0 && k != argc - 1)
                 cmd_print_short_usage("summarize");
-                goto out;
-        }
-        ret = summarize(&o, argv[k]);
-out:
+        else if (k > 0)
+                ret = summarize(&o, argv[k]);
         common_opts_release(&o);
         return ret;
 }

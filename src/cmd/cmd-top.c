@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/cmd-common.h"
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "pipeline/history-open.h"
@@ -485,7 +486,7 @@ static int live(struct top_state *s, bool utf8)
 
 int cmd_top(int argc, char **argv)
 {
-        struct history_opts o;
+        struct common_opts o;
         struct top_state *s;
         struct stat sb;
         int oi, ret;
@@ -504,7 +505,7 @@ int cmd_top(int argc, char **argv)
         s = calloc(1, sizeof(*s));
         if (!s)
                 return 1;
-        s->db = o.db ? strdup(o.db) : store_default_path();
+        s->db = o.rec.db_path ? strdup(o.rec.db_path) : store_default_path();
         /* Opens empty and waits when no run was recorded yet (a RUN named
          * needs the history: history_open says why it is missing). */
         if (s->db && oi == argc && access(s->db, F_OK) < 0 && errno == ENOENT) {
@@ -512,7 +513,7 @@ int cmd_top(int argc, char **argv)
                          o.once ? "no run recorded yet (no history at %s)"
                                 : "no run recorded yet: waiting for the first (%s)",
                          s->db);
-        } else if (history_open("top", &o, false, &s->st)) {
+        } else if (history_open("top", o.rec.db_path, false, &s->st)) {
                 free(s->db);
                 free(s);
                 return 1;
