@@ -49,17 +49,15 @@ int source_pid_open(long pid, struct source_pid **ret)
         s->pid = pid;
         s->pidfd = -1;
         e = procfs_new("/", &s->pfs);
+        if (e >= 0) {
+                /* Open the pidfd first, then read the start time: if the pid
+                 * was reused in between, the start time no longer matches later. */
+                s->pidfd = child_pidfd_open((pid_t)pid);
+                e = procfs_pidstat(s->pfs, pid, &ps) < 0 || ps.state == 'Z' ? -ESRCH : 0;
+        }
         if (e < 0) {
                 pid_close(s);
                 return e;
-        }
-        /* Open the pidfd first, then read the start time: if the pid was
-         * reused in between, the start time no longer matches later. */
-        s->pidfd = child_pidfd_open((pid_t)pid);
-        e = procfs_pidstat(s->pfs, pid, &ps);
-        if (e < 0 || ps.state == 'Z') {
-                pid_close(s);
-                return -ESRCH;
         }
         s->starttime = ps.starttime;
         *ret = s;

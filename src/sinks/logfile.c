@@ -306,11 +306,7 @@ static ssize_t tail_gz(int fd, char *buf, size_t cap, bool *ret_cut)
         bool cut = false;
         int n = 0;
 
-        if (!win) {
-                close(fd);
-                return -ENOMEM;
-        }
-        g = gzdopen(fd, "rb");
+        g = win ? gzdopen(fd, "rb") : NULL;
         if (!g) {
                 close(fd);
                 return -ENOMEM;

@@ -11,7 +11,9 @@
 #include <strings.h>
 #include <time.h>
 
+#include "model/run.h"
 #include "render/otlp-encode.h"
+#include "render/otlp-metrics.h"
 #include "util/macro.h"
 #include "util/util.h"
 #include "util/libcurl.h"
@@ -493,14 +495,23 @@ int otlp_parse_retry_after(const char *s, size_t len, double now_epoch, double *
         return 0;
 }
 
-int otlp_trace_submit(struct otlp_sender *s, const struct otlp_trace_input *in, double now)
+int otlp_trace_submit(struct otlp_sender *s, const struct otel_config *cfg,
+                      const struct otlp_metrics *metrics, const struct run_model *m, double now)
 {
+        struct otlp_trace_input in = {
+            .cfg = cfg,
+            .run = m->run,
+            .facts = m->facts,
+            .summary = m->summary,
+            .targets = m->targets,
+        };
         struct dbuf body = DBUF_INIT;
         int e;
 
-        if (!in->cfg->traces_url)
+        if (!cfg->traces_url)
                 return 0;
-        e = otlp_trace_encode(in, in->cfg->traces_protocol == OTEL_PROTOCOL_JSON, &body);
+        in.resource = otlp_metrics_resource(metrics, &in.nresource);
+        e = otlp_trace_encode(&in, cfg->traces_protocol == OTEL_PROTOCOL_JSON, &body);
         if (e >= 0)
                 e = otlp_sender_submit_traces(s, &body, now);
         dbuf_release(&body);

@@ -60,7 +60,10 @@ bool otlp_sender_take_error(struct otlp_sender *s, char *buf, size_t cap);
  * (epoch seconds). Returns 0 with the delay in seconds (>= 0), or -EINVAL. */
 int otlp_parse_retry_after(const char *s, size_t len, double now_epoch, double *ret);
 
-struct otlp_trace_input;
-/* Encode the spans as cfg says (traces_protocol) and queue them on s; 0
- * without a traces URL. 0, -EINVAL or -ENOMEM. */
-int otlp_trace_submit(struct otlp_sender *s, const struct otlp_trace_input *in, double now);
+struct otlp_metrics;
+struct run_model;
+/* Encode the spans of m (with the resource of metrics) as cfg says
+ * (traces_protocol) and queue them on s; 0 without a traces URL. 0, -EINVAL
+ * or -ENOMEM. */
+int otlp_trace_submit(struct otlp_sender *s, const struct otel_config *cfg,
+                      const struct otlp_metrics *metrics, const struct run_model *m, double now);

@@ -92,7 +92,6 @@ static int buildlog_finish(void *state, const struct run_model *m)
         size = lseek(st->fd, 0, SEEK_END);
         if (size > LOGFILE_COMPRESS_MIN) {
                 closep(&st->fd);
-                st->fd = -1;
                 /* a log of hundreds of MiB must not hold the wrapper for
                  * seconds after the build: the build's status comes first */
                 if (size > LOGFILE_COMPRESS_WAIT_MAX)

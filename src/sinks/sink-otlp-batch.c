@@ -5,7 +5,6 @@
 #include <errno.h>
 
 #include "render/otlp-metrics.h"
-#include "render/otlp-trace.h"
 #include "sinks/otlp-send.h"
 #include "sinks/sink.h"
 #include "util/util.h"
@@ -18,24 +17,9 @@ static int batch_open(const struct sink_ctx *ctx, void **ret_state)
         return 0;
 }
 
-/* The run's spans, as the live run sends them (new span ids: the history
- * does not keep the live ones). 0 or -ENOMEM. */
-static int send_trace(struct otlp_batch_job *j, const struct run_model *final)
-{
-        struct otlp_trace_input in = {
-            .cfg = j->cfg,
-            .run = final->run,
-            .facts = final->facts,
-            .summary = final->summary,
-            .targets = final->targets,
-        };
-
-        in.resource = otlp_metrics_resource(j->m, &in.nresource);
-        return otlp_trace_submit(j->s, &in, now_monotonic());
-}
-
-/* Send what is pending (and with final, the totals and the spans); wait
- * for it. 0, -ENOMEM or -EIO. */
+/* Send what is pending (and with final, the totals and the spans, these
+ * with new span ids: the history does not keep the live ones); wait for
+ * it. 0, -ENOMEM or -EIO. */
 static int send_batch(struct otlp_batch_job *j, const struct run_model *final)
 {
         struct dbuf body = DBUF_INIT;
@@ -47,7 +31,7 @@ static int send_batch(struct otlp_batch_job *j, const struct run_model *final)
                 e = otlp_sender_submit(j->s, &body, now_monotonic());
         dbuf_release(&body);
         if (e >= 0 && final)
-                e = send_trace(j, final);
+                e = otlp_trace_submit(j->s, j->cfg, j->m, final, now_monotonic());
         if (e < 0)
                 return e;
         (void)otlp_sender_flush(j->s, now_monotonic() + (double)j->cfg->timeout_ms / 1000.0 +

@@ -9,7 +9,6 @@
 
 #include "render/otlp-metrics.h"
 #include "sinks/otlp-send.h"
-#include "render/otlp-trace.h"
 #include "sinks/sink.h"
 #include "util/util.h"
 
@@ -105,23 +104,6 @@ static void otlp_poll(void *state, const struct pollfd *p, size_t n, double now)
         tell(st);
 }
 
-/* The run's spans, once, at the end. */
-static void export_trace(struct otlp_state *st, const struct run_model *m, double now)
-{
-        struct otlp_trace_input in = {
-            .cfg = st->cfg,
-            .run = m->run,
-            .facts = m->facts,
-            .summary = m->summary,
-            .targets = m->targets,
-        };
-
-        if (!st->cfg->span_set)
-                return;
-        in.resource = otlp_metrics_resource(st->metrics, &in.nresource);
-        (void)otlp_trace_submit(st->sender, &in, now);
-}
-
 static int otlp_finish(void *state, const struct run_model *m)
 {
         struct otlp_state *st = state;
@@ -130,7 +112,8 @@ static int otlp_finish(void *state, const struct run_model *m)
         if (!st)
                 return 0;
         export(st, m, now);
-        export_trace(st, m, now);
+        if (st->cfg->span_set) /* the run's spans, once, at the end */
+                (void)otlp_trace_submit(st->sender, st->cfg, st->metrics, m, now);
         (void)otlp_sender_flush(st->sender, now + (double)st->cfg->timeout_ms / 1000.0);
         tell(st);
         return 0;

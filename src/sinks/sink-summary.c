@@ -14,6 +14,17 @@ struct summary_state {
         char *txt, *json;
 };
 
+static void summary_close(void *state)
+{
+        struct summary_state *st = state;
+
+        if (!st)
+                return;
+        free(st->txt);
+        free(st->json);
+        free(st);
+}
+
 static int summary_open(const struct sink_ctx *ctx, void **ret_state)
 {
         struct summary_state *st = calloc(1, sizeof(*st));
@@ -23,9 +34,7 @@ static int summary_open(const struct sink_ctx *ctx, void **ret_state)
         st->txt = runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_SUMMARY_TXT);
         st->json = runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_SUMMARY_JSON);
         if (!st->txt || !st->json) {
-                free(st->txt);
-                free(st->json);
-                free(st);
+                summary_close(st);
                 return -ENOMEM;
         }
         *ret_state = st;
@@ -36,7 +45,8 @@ static int summary_open(const struct sink_ctx *ctx, void **ret_state)
 static int summary_finish(void *state, const struct run_model *m)
 {
         struct summary_state *st = state;
-        struct dbuf txt = DBUF_INIT, json = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf txt = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf json = DBUF_INIT;
         int r, r2;
 
         /* the summary, and what the RUN steps used inside BuildKit */
@@ -51,20 +61,7 @@ static int summary_finish(void *state, const struct run_model *m)
                 r2 = steps_merge_json(m->targets, &json);
         if (r2 >= 0)
                 r2 = write_file_atomic(st->json, json.p, json.len);
-        dbuf_release(&txt);
-        dbuf_release(&json);
         return r < 0 ? r : r2;
-}
-
-static void summary_close(void *state)
-{
-        struct summary_state *st = state;
-
-        if (!st)
-                return;
-        free(st->txt);
-        free(st->json);
-        free(st);
 }
 
 const struct sink_ops sink_summary = {

@@ -55,23 +55,11 @@ static void trace_close(void *state)
         free(st);
 }
 
-/* A path the user gave (export -o) is written through a FIFO or a device;
- * one named here (the log directory's, export's own) never: a run file. */
-static int open_tmp(struct trace_state *st, const char *path, bool runfile)
-{
-        int r = outfile_open(path, 0600, runfile, &st->out);
-
-        if (r < 0)
-                return r;
-        st->fd = st->out.fd;
-        return 0;
-}
-
 static int trace_open(const struct sink_ctx *ctx, void **ret_state)
 {
         struct trace_sink_job *j = ctx->userdata;
         struct trace_state *st = calloc(1, sizeof(*st));
-        int e;
+        int e = 0;
 
         if (!st)
                 return -ENOMEM;
@@ -81,14 +69,18 @@ static int trace_open(const struct sink_ctx *ctx, void **ret_state)
         if (j->fd < 0) {
                 st->path = j->path ? strdup(j->path)
                                    : runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_TRACE);
-                e = st->path ? open_tmp(st, st->path, !j->path || j->path_ours) : -ENOMEM;
+                /* A path the user gave (export -o) is written through a FIFO
+                 * or a device; one named here (the log directory's, export's
+                 * own) never: a run file. */
+                e = st->path ? outfile_open(st->path, 0600, !j->path || j->path_ours, &st->out)
+                             : -ENOMEM;
+                if (e >= 0)
+                        st->fd = st->out.fd;
                 /* a live run's files matter more than its trace */
                 if (e < 0 && e != -ENOMEM && j->own_errors) {
                         st->error = e;
                         e = 0;
                 }
-        } else {
-                e = 0;
         }
         if (e >= 0)
                 e = trace_new(&j->cfg, ctx->run, &st->t);

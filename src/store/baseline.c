@@ -61,30 +61,22 @@ static int step_row(void *ctx, sqlite3_stmt *s)
         return 0;
 }
 
-static int query(struct store *st, const char *sql, int64_t id, int64_t max, store_row_fn fn,
-                 struct baseline_run *b)
-{
-        int64_t n = store_query(st, sql, max, fn, b, "i", id);
-
-        return n < 0 ? (int)n : 0;
-}
-
 static int read_one(struct store *st, int64_t id, struct baseline_run *b)
 {
         int r = store_targets_each(st, id, on_target, b);
 
         if (r >= 0)
-                r = query(st,
-                          "SELECT name, tool, peak_mb FROM units WHERE run = ?1"
-                          " AND peak_mb IS NOT NULL ORDER BY peak_mb DESC, name LIMIT 8",
-                          id, BASELINE_UNITS_MAX, unit_row, b);
+                r = (int)store_query(st,
+                                     "SELECT name, tool, peak_mb FROM units WHERE run = ?1"
+                                     " AND peak_mb IS NOT NULL ORDER BY peak_mb DESC, name LIMIT 8",
+                                     BASELINE_UNITS_MAX, unit_row, b, "i", id);
         if (r >= 0)
-                r = query(st,
-                          "SELECT name, end_s - start_s, mem_peak_bytes FROM steps"
-                          " WHERE run = ?1 AND step = 1 AND end_s IS NOT NULL"
-                          " ORDER BY end_s - start_s DESC, seq LIMIT 16",
-                          id, BASELINE_STEPS_MAX, step_row, b);
-        return r;
+                r = (int)store_query(st,
+                                     "SELECT name, end_s - start_s, mem_peak_bytes FROM steps"
+                                     " WHERE run = ?1 AND step = 1 AND end_s IS NOT NULL"
+                                     " ORDER BY end_s - start_s DESC, seq LIMIT 16",
+                                     BASELINE_STEPS_MAX, step_row, b, "i", id);
+        return r; /* < 0, or a count: only its sign is read */
 }
 _Static_assert(BASELINE_UNITS_MAX == 8 && BASELINE_STEPS_MAX == 16, "the LIMITs above");
 

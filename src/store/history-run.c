@@ -147,7 +147,6 @@ static int add_fact(void *userdata, const struct store_target *row)
 {
         struct run_facts *f = userdata;
         struct target_fact *t;
-        struct cc_counts cc = {0};
 
         if (f->n >= TARGETS_MAX)
                 return 0;
@@ -172,9 +171,7 @@ static int add_fact(void *userdata, const struct store_target *row)
         cc_of(row->ccache_hits, row->ccache_misses, &t->ccache);
         targets_fact_ratios(t);
         /* a version-2 row has only the combined counts */
-        cc_of(row->cc_hits, row->cc_misses, &cc);
-        if (cc.set)
-                t->cc = cc;
+        cc_of(row->cc_hits, row->cc_misses, &t->cc);
         return 0;
 }
 

@@ -81,10 +81,8 @@
         X(CACHED, "CASE WHEN r.steps IS NOT NULL THEN COALESCE(r.cached_steps, 0) ELSE"            \
                   " (SELECT sum(min(COALESCE(cached, 0), " STEPS_CAP ")) FROM targets t"           \
                   " WHERE t.run = r.id AND steps IS NOT NULL) END")                                \
-        X(NEAR_OOM_MB, "CASE WHEN json_valid(r.summary_json) THEN"                                 \
-                       " json_extract(r.summary_json, '$.thresholds.near_oom_mb') END")            \
-        X(LOW_DISK_GB, "CASE WHEN json_valid(r.summary_json) THEN"                                 \
-                       " json_extract(r.summary_json, '$.thresholds.low_disk_gb') END")            \
+        X(NEAR_OOM_MB, SUMMARY_AT("$.thresholds.near_oom_mb"))                                     \
+        X(LOW_DISK_GB, SUMMARY_AT("$.thresholds.low_disk_gb"))                                     \
         X(MEM_CAP_MB, SUMMARY_AT("$.thresholds.memory_max_mb"))                                    \
         X(BUILD_PEAK, SUMMARY_AT("$.build.mem_peak_mb.value"))                                     \
         X(BUILD_ANON_PEAK, SUMMARY_AT("$.build.mem_anon_peak_mb.value"))                           \

@@ -14,16 +14,14 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-/* A count column of the run row (col: a name of ours, never the build's). */
-static int set_run_count(struct store *st, int64_t run, const char *col, uint64_t v)
+/* A count as a column holds it. */
+static int64_t count_of(uint64_t v)
 {
-        char sql[96];
-
-        snprintf(sql, sizeof(sql), "UPDATE runs SET %s = ? WHERE id = ?", col);
-        return store_exec(st, sql, "ii", (int64_t)MIN(v, (uint64_t)INT64_MAX), run);
+        return (int64_t)MIN(v, (uint64_t)INT64_MAX);
 }
 
-/* The same read back: -1 when NULL (unknown, or an older file's run). */
+/* A count column of the run row (col: a name of ours, never the build's):
+ * -1 when NULL (unknown, or an older file's run). */
 static int64_t get_run_count(struct store *st, int64_t run, const char *col)
 {
         char sql[96];
@@ -114,7 +112,8 @@ int store_steps_insert(struct store *st, int64_t run, const struct targets *ts)
         }
         sqlite3_finalize(s);
         if (r >= 0 && ts->steps_dropped)
-                r = set_run_count(st, run, "steps_dropped", ts->steps_dropped);
+                r = store_exec(st, "UPDATE runs SET steps_dropped = ? WHERE id = ?", "ii",
+                               count_of(ts->steps_dropped), run);
         return r;
 }
 
@@ -191,19 +190,18 @@ int store_edges_insert(struct store *st, int64_t run, const struct targets *ts)
         int r = 0;
 
         if (ts->ninja_total)
-                r = set_run_count(st, run, "ninja_done", ts->ninja_done);
-        if (r >= 0 && ts->ninja_total)
-                r = set_run_count(st, run, "ninja_total", ts->ninja_total);
+                r = store_exec(st, "UPDATE runs SET ninja_done = ?, ninja_total = ? WHERE id = ?",
+                               "iii", count_of(ts->ninja_done), count_of(ts->ninja_total), run);
         if (r < 0 || !ts->ninja_log_set)
                 return r;
         r = insert_edges(st, run, 1, ts->slow, MIN(ts->nslow, (size_t)TARGETS_SLOW_EDGES));
         if (r >= 0 && ts->edgev)
                 r = insert_edges(st, run, 0, ts->edgev, MIN(ts->nedgev, TARGETS_EDGES_MAX));
         if (r >= 0)
-                r = set_run_count(st, run, "ninja_edges", ts->ninja_edges);
-        if (r >= 0)
-                r = set_run_count(st, run, "ninja_max_end_ms",
-                                  (uint64_t)MAX(ts->ninja_max_end_ms, 0));
+                r = store_exec(st,
+                               "UPDATE runs SET ninja_edges = ?, ninja_max_end_ms = ? WHERE id = ?",
+                               "iii", count_of(ts->ninja_edges),
+                               count_of((uint64_t)MAX(ts->ninja_max_end_ms, 0)), run);
         if (r >= 0 && ts->ninja_mtime > 0)
                 r = store_exec(st, "UPDATE runs SET ninja_mtime = ? WHERE id = ?", "di",
                                ts->ninja_mtime, run);

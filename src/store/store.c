@@ -566,6 +566,10 @@ static bool sample_columns_complete(struct store *st)
  * Called inside the upgrade transaction. */
 static int sync_sample_columns(struct store *st)
 {
+        /* derived from epoch: computed when read, never stored */
+        static const char iso_column[] =
+            "TEXT GENERATED ALWAYS AS "
+            "(strftime('%Y-%m-%dT%H:%M:%fZ', epoch, 'unixepoch')) VIRTUAL";
         bool have[SAMPLE_COLUMNS_MAX];
         int r = store_sample_columns(st, have);
 
@@ -577,18 +581,10 @@ static int sync_sample_columns(struct store *st)
 
                 if (have[i] || !column_name_ok(name))
                         continue;
-                if (t == SAMPLE_COLUMN_NUMBER)
-                        n = snprintf(sql, sizeof(sql), "ALTER TABLE samples ADD COLUMN \"%s\" REAL",
-                                     name);
-                else if (t == SAMPLE_COLUMN_TEXT)
-                        n = snprintf(sql, sizeof(sql), "ALTER TABLE samples ADD COLUMN \"%s\" TEXT",
-                                     name);
-                else /* derived from epoch: computed when read, never stored */
-                        n = snprintf(
-                            sql, sizeof(sql),
-                            "ALTER TABLE samples ADD COLUMN \"%s\" TEXT GENERATED ALWAYS AS "
-                            "(strftime('%%Y-%%m-%%dT%%H:%%M:%%fZ', epoch, 'unixepoch')) VIRTUAL",
-                            name);
+                n = snprintf(sql, sizeof(sql), "ALTER TABLE samples ADD COLUMN \"%s\" %s", name,
+                             t == SAMPLE_COLUMN_NUMBER ? "REAL"
+                             : t == SAMPLE_COLUMN_TEXT ? "TEXT"
+                                                       : iso_column);
                 if (n < 0 || (size_t)n >= sizeof(sql))
                         return -ENAMETOOLONG;
                 r = exec_sql(st, sql);
@@ -703,15 +699,13 @@ int store_open(const char *path, bool create, int busy_ms, struct store **ret)
         if (!st)
                 return -ENOMEM;
         rc = sqlite3_open_v2(path, &st->db, flags, NULL);
-        if (rc != SQLITE_OK) {
-                r = store_map_rc(st->db, rc);
-                store_close(st);
-                return r < 0 ? r : -EIO;
+        if (rc == SQLITE_OK) {
+                sqlite3_extended_result_codes(st->db, 1);
+                sqlite3_busy_timeout(st->db, busy_ms);
+                rc = sqlite3_create_function(st->db, "run_duration", 3,
+                                             SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                             sql_run_duration, NULL, NULL);
         }
-        sqlite3_extended_result_codes(st->db, 1);
-        sqlite3_busy_timeout(st->db, busy_ms);
-        rc = sqlite3_create_function(st->db, "run_duration", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
-                                     NULL, sql_run_duration, NULL, NULL);
         if (rc == SQLITE_OK)
                 rc = sqlite3_create_function(st->db, "cc_delta", 5,
                                              SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
