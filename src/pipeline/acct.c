@@ -21,16 +21,17 @@
 
 #define CMDLINE_MAX 8192
 #define ACCT_KINDS 128
+#define ACCT_ENDED 16 /* units' processes ended lately, by pid: an OOM victim's name */
 
 /* A unit in flight: its top process (the one whose exec made it) and what
  * its processes used so far. */
 struct xunit {
         struct procunit u;
         long top;
-        double start_s;   /* its top's exec */
-        double end_s;     /* its top's exit (the connector's word); NAN not yet */
-        double wall_s;    /* its top's life, from its record; NAN no record yet */
-        unsigned waited;  /* drains since its record, its end unheard */
+        double start_s;  /* its top's exec */
+        double end_s;    /* its top's exit (the connector's word); NAN not yet */
+        double wall_s;   /* its top's life, from its record; NAN no record yet */
+        unsigned waited; /* drains since its record, its end unheard */
         double cpu_s;
         uint64_t peak_kb;
         char tool[TASKEV_COMM_MAX + 1]; /* the process at the peak */
@@ -47,18 +48,23 @@ struct acct {
         struct procfs *proc;
         struct units *units;
         struct guard *guard; /* NULL: none */
-        uint64_t *member; /* a bit per pid: the build's processes */
-        uint64_t *gone;   /* a bit per pid: exec'd, its command line unread */
+        uint64_t *member;    /* a bit per pid: the build's processes */
+        uint64_t *gone;      /* a bit per pid: exec'd, its command line unread */
         long pid_max;
         struct xunit *xu;
         size_t nxu, capxu;
         struct xproc *xp;
         size_t nxp, capxp;
-        double mono0; /* the run's clock's start, CLOCK_MONOTONIC */
+        double mono0;    /* the run's clock's start, CLOCK_MONOTONIC */
         uint64_t unread; /* compilers gone before their command line was read */
         struct run_procs procs;
         struct run_proc_kind kinds[ACCT_KINDS]; /* by name; past the cap, uncounted by name */
         size_t nkinds;
+        struct {
+                long pid;
+                char label[PROCTOP_LABEL_MAX + 1];
+        } ended[ACCT_ENDED]; /* a ring */
+        size_t nended;
         char cmdline[CMDLINE_MAX];
 };
 
@@ -279,7 +285,7 @@ static void on_exit_task(struct acct *a, const struct taskev *ev)
 {
         struct xproc *p;
         struct xunit *x;
-        size_t unit;
+        size_t unit, i;
 
         if (!is_member(a, ev->tgid))
                 return;
@@ -308,6 +314,9 @@ static void on_exit_task(struct acct *a, const struct taskev *ev)
         }
         if (!ev->last)
                 return;
+        i = a->nended++ % ACCT_ENDED;
+        a->ended[i].pid = ev->tgid;
+        snprintf(a->ended[i].label, sizeof(a->ended[i].label), "%s %s", ev->comm, x->u.name);
         if (x->top != ev->tgid) {
                 *p = a->xp[--a->nxp]; /* one of its processes, not its top */
                 return;
@@ -403,6 +412,19 @@ void acct_flush(struct acct *a, double mono0)
         end_waiting(a, true);
 }
 
+const char *acct_label(const struct acct *a, long pid, const char *comm, char *buf, size_t cap)
+{
+        for (size_t i = 0; a && pid > 0 && i < a->nxp; i++)
+                if (a->xp[i].pid == pid) {
+                        snprintf(buf, cap, "%s %s", comm, a->xu[a->xp[i].unit].u.name);
+                        return buf;
+                }
+        for (size_t i = 0; a && pid > 0 && i < MIN(a->nended, (size_t)ACCT_ENDED); i++)
+                if (a->ended[i].pid == pid)
+                        return a->ended[i].label;
+        return comm;
+}
+
 static int cmp_cpu(const void *x, const void *y)
 {
         const struct run_proc_kind *a = x, *b = y;
@@ -436,4 +458,3 @@ void acct_procs(struct acct *a, struct run_procs *ret)
                 ret->top[ret->ntop++] = a->kinds[i];
         qsort(ret->top, ret->ntop, sizeof(*ret->top), cmp_cpu);
 }
-

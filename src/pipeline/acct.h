@@ -34,6 +34,10 @@ void acct_flush(struct acct *a, double mono0);
 /* Tell g (borrowed; NULL none) of each unit as it starts, of the
  * build's forks and of its processes' ends: run --memory-guard. */
 void acct_set_guard(struct acct *a, struct guard *g);
+/* The label of pid, a process of a unit alive or ended lately, as the
+ * scans label it ("cc1plus ../x.cpp"), in buf (or the ring's); else comm.
+ * a may be NULL. */
+const char *acct_label(const struct acct *a, long pid, const char *comm, char *buf, size_t cap);
 /* The build's processes so far: how many ended, their CPU and delays, by
  * name the largest and the most CPU, and what was missed. */
 void acct_procs(struct acct *a, struct run_procs *ret);

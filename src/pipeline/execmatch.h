@@ -6,6 +6,7 @@
 
 #include "model/execs.h"
 #include "model/sample.h"
+#include "platform/cgroup-top.h"
 
 /* BuildKit's RUN steps followed into the daemon: the commands this
  * build's log printed (added by the parse worker, read by the ticks and
@@ -20,7 +21,7 @@
  * its pid is not the one its source gave before). */
 enum victim_from { VICTIM_OWN, VICTIM_EXEC, VICTIM_FROM_ };
 struct victim {
-        char comm[65];
+        char comm[PROCTOP_LABEL_MAX + 1]; /* its comm, or its label (pipeline/acct.h) */
         long pid;
         long last[VICTIM_FROM_];
 };

@@ -621,6 +621,7 @@ static void build_before(struct recorder *r, struct sample *s)
 {
         static const long no_pids[1];
         struct cgroup_stats cs;
+        char label[PROCTOP_LABEL_MAX + 1];
         const long *pids;
         size_t n;
 
@@ -643,7 +644,10 @@ static void build_before(struct recorder *r, struct sample *s)
         s->cg_pids_peak = cs.pids_peak;
         s->cg_mem_anon_bytes = cs.mem_anon_bytes;
         s->cg_mem_file_bytes = cs.mem_file_bytes;
-        victim_report(&r->victim, VICTIM_OWN, cs.oom_victim_comm, cs.oom_victim_pid);
+        victim_report(
+            &r->victim, VICTIM_OWN,
+            acct_label(r->acct, cs.oom_victim_pid, cs.oom_victim_comm, label, sizeof(label)),
+            cs.oom_victim_pid);
         victim_to_sample(&r->victim, s);
         proctop_reset(&r->top);
         procscan_begin(r->scan);

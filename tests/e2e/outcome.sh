@@ -133,6 +133,17 @@ print(r["build_mem_peak_mb"])' "$T/st.json")
                         echo "the compilers were not both seen and killed under 16 MiB here: the victim-name part is left out"
                 fi
         fi
+        # The kernel's victim by its unit's name from the exact accounting,
+        # not the samples: a "compiler" OOM-killed between two samples of a
+        # 10 s interval (acct needs root: taskstats).
+        if [ "$(id -u)" = 0 ]; then
+                cp "$MEMHOG" "$T/cc1plus"
+                (cd "$T" && "$BUILDTEL" run --db "$DB" --log-dir "$T/l" --run-id acv --interval 10 --memory-max 32M \
+                        -- sh -c "sleep 0.5; ./cc1plus 100 1 -c dd.cpp -o dd.o; exit 0" >/dev/null 2>"$T/acv.err")
+                check "a victim no sample saw goes by its unit's name (taskstats)" grep -Eq '^  OOM kills 1, first by .*victim \(the kernel.s report\): cc1plus dd.cpp \(pid [0-9]+\)' "$T/l/resources-acv.summary.txt"
+                "$BUILDTEL" summarize --db "$DB" acv >"$T/acv-re.txt"
+                check "and so in the history's replay" grep -q 'victim (the kernel.s report): cc1plus dd.cpp (pid' "$T/acv-re.txt"
+        fi
 else
         echo "not root or no cgroup v2: the OOM part is left out"
 fi
