@@ -24,7 +24,7 @@ static void check(void *userdata, const char *cmd, size_t len)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         const char *s = (const char *)data;
-        char out[BKRUN_CMD_MAX + 1], small[5], args[1024];
+        char out[BKRUN_CMD_MAX + 1], small[5], small2[5], args[1024];
         struct kmsg_oom o;
         uint64_t rx, tx;
         int n;
@@ -39,8 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         n = bkrun_argv_cmd(s, size, out, sizeof(out));
         if (n < 0 || (size_t)n != strlen(out))
                 abort();
-        n = bkrun_driver(s, size, small, sizeof(small));
-        if (n < 0 || n > 4)
+        n = bkrun_driver(s, size, small, sizeof(small), small2, sizeof(small2));
+        if (n < 0 || n > 4 || strlen(small2) > 4)
                 abort();
         (void)bkexec_netdev_parse(s, size, &rx, &tx);
         n = bkexec_bundle_args_parse(s, size, size & 1, args, sizeof(args));

@@ -185,6 +185,9 @@ TEST(cases)
                         feed(&r, cases[i].in, step, stream);
                         assert_string_equal(runs_of(&r), cases[i].runs);
                         assert_string_equal(outparse_driver(r.op), cases[i].driver);
+                        /* the builder with the first driver only */
+                        if (strcmp(cases[i].name, "the first driver only") == 0)
+                                assert_string_equal(outparse_builder(r.op), "a");
                         assert_int_equal(outparse_lines(r.op), cases[i].lines);
                         if (cases[i].stage)
                                 assert_string_equal(logctx_stage(r.lc), cases[i].stage);

@@ -236,9 +236,10 @@ static const struct {
      "one in a VM, or steps shorter than 0.5 s): the build's figures cover the docker client "
      "alone"},
     {"none measured, another driver",
-     {.runs = 2, .measured = 0, .driver = "docker-container", .poll_s = 0.5},
-     "the docker-container driver runs BuildKit out of reach (a container or another host): its "
-     "2 RUN step(s) were not measured; the build's figures cover the docker client alone"},
+     {.runs = 2, .measured = 0, .driver = "docker-container", .builder = "ci", .poll_s = 0.5},
+     "the builder \"ci\" (docker-container driver) runs BuildKit out of reach (a container or "
+     "another host): its 2 RUN step(s) were not measured; the build's figures cover the docker "
+     "client alone"},
     {"none measured, the docker driver",
      {.runs = 1, .measured = 0, .driver = "docker", .poll_s = 0.3},
      "no exec cgroup of this build's 1 RUN step(s) was found on this machine (a remote daemon, "

@@ -62,6 +62,7 @@ struct exec_cover {
         uint32_t runs;     /* RUN steps not cached; 0: nothing to say */
         uint32_t measured; /* of them, those with a measured exec */
         char driver[64];   /* the buildx driver the log named, "" unknown */
+        char builder[64];  /* and its builder's name */
         double poll_s;     /* a first exec shorter than this can go unseen (the walk) */
 };
 

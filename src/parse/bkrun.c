@@ -254,15 +254,17 @@ size_t bkrun_feed_line_bk(const struct bkline *bl, const char *line, size_t len,
         return feed_json(line, end, cb, userdata);
 }
 
-int bkrun_driver(const char *line, size_t len, char *out, size_t cap)
+int bkrun_driver(const char *line, size_t len, char *out, size_t cap, char *builder, size_t bcap)
 {
         static const char head[] = "#0 building with \"", mid[] = "\" instance using ";
         const char *end = line + len, *p, *q;
         size_t n;
 
-        if (cap == 0)
+        if (cap == 0 || (builder && bcap == 0))
                 return -EINVAL;
         out[0] = '\0';
+        if (builder)
+                builder[0] = '\0';
         if (len < sizeof(head) - 1 || memcmp(line, head, sizeof(head) - 1) != 0)
                 return 0;
         p = memmem(line, len, mid, sizeof(mid) - 1);
@@ -276,6 +278,13 @@ int bkrun_driver(const char *line, size_t len, char *out, size_t cap)
         n = MIN((size_t)(q - p), cap - 1);
         memcpy(out, p, n);
         out[n] = '\0';
+        if (builder) {
+                size_t b =
+                    MIN((size_t)(p - (sizeof(mid) - 1) - line) - (sizeof(head) - 1), bcap - 1);
+
+                memcpy(builder, line + sizeof(head) - 1, b);
+                builder[b] = '\0';
+        }
         return (int)n;
 }
 

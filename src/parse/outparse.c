@@ -14,6 +14,7 @@ struct outparse {
         double now;
         unsigned long long nlines;
         char driver[OUTPARSE_DRIVER_MAX + 1];
+        char builder[OUTPARSE_DRIVER_MAX + 1];
 };
 
 int outparse_new(const struct outparse_config *cfg, struct outparse **ret)
@@ -53,7 +54,8 @@ static void on_line(void *userdata, const char *line, size_t len, bool truncated
                 if (op->cfg.on_run)
                         (void)bkrun_feed_line_bk(&bl, line, len, op->cfg.on_run, op->cfg.userdata);
         } else if (bl.ok && bl.n == 0 && !op->driver[0])
-                (void)bkrun_driver(line, len, op->driver, sizeof(op->driver));
+                (void)bkrun_driver(line, len, op->driver, sizeof(op->driver), op->builder,
+                                   sizeof(op->builder));
         /* A rawjson line names nothing: its vertex events come to logctx
          * through the build metrics' ctx_line. */
         if (!buildmetrics_feed_line_bk(op->cfg.metrics, line, len, op->now, &bl))
@@ -90,6 +92,11 @@ double outparse_now(const struct outparse *op)
 const char *outparse_driver(const struct outparse *op)
 {
         return op->driver;
+}
+
+const char *outparse_builder(const struct outparse *op)
+{
+        return op->builder;
 }
 
 unsigned long long outparse_lines(const struct outparse *op)

@@ -45,5 +45,6 @@ double outparse_now(const struct outparse *op);
 /* The BuildKit driver the output named first ("#0 building with ...
  * instance using DRIVER driver"), cut at OUTPARSE_DRIVER_MAX bytes, or "". */
 const char *outparse_driver(const struct outparse *op);
+const char *outparse_builder(const struct outparse *op); /* its name, "" unknown */
 /* How many lines were parsed. */
 unsigned long long outparse_lines(const struct outparse *op);

@@ -950,6 +950,7 @@ int recorder_finish(struct recorder *r)
         execmatch_finish(r->em, now_monotonic() - r->start_mono, r->model.targets,
                          2 * r->cfg.interval + 1, &cover);
         (void)snprintf(cover.driver, sizeof(cover.driver), "%s", outparse_driver(r->op));
+        (void)snprintf(cover.builder, sizeof(cover.builder), "%s", outparse_builder(r->op));
         if (short_render_execs(&cover, &msg) >= 0 && msg.len)
                 note(r, "%s", msg.p);
         dbuf_release(&msg);

@@ -67,10 +67,10 @@ int short_render_execs(const struct exec_cover *c, struct dbuf *out)
                 return 0;
         if (c->measured == 0 && c->driver[0] && strcmp(c->driver, "docker") != 0)
                 return dbuf_printf(out,
-                                   "the %s driver runs BuildKit out of reach (a container or "
-                                   "another host): its %u RUN step(s) were not measured; the "
-                                   "build's figures cover the docker client alone",
-                                   c->driver, c->runs);
+                                   "the builder \"%s\" (%s driver) runs BuildKit out of reach (a "
+                                   "container or another host): its %u RUN step(s) were not "
+                                   "measured; the build's figures cover the docker client alone",
+                                   c->builder[0] ? c->builder : "?", c->driver, c->runs);
         if (c->measured == 0)
                 return dbuf_printf(out,
                                    "no exec cgroup of this build's %u RUN step(s) was found on "
