@@ -192,10 +192,19 @@ static void put_size_at(struct dwriter *w, const struct summary_point *p)
  * killer weighs (the kernel's peak counts page cache too). */
 static void put_oom_anon(const struct summary *s, struct dwriter *w)
 {
+        struct unit u;
+
         if (!s->build.mem_anon_peak.set)
                 return;
         dw_puts(w, "; the build's working memory (anon) peaked at ");
         put_size_at(w, &s->build.mem_anon_peak);
+        /* a unit killed between two samples: its exact peak says more */
+        if (s->units && units_top(s->units, &u, 1) && u.exact &&
+            u.peak_mb > 1.1 * s->build.mem_anon_peak.value) {
+                dw_printf(w, " as sampled; its largest unit, %s %s, held ", u.tool, u.name);
+                summary_put_size(w, u.peak_mb);
+                dw_puts(w, " at its peak (the kernel's figure)");
+        }
 }
 
 /* Each reading (decided by summary_readings()) writes its text and returns

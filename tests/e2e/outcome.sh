@@ -141,6 +141,7 @@ print(r["build_mem_peak_mb"])' "$T/st.json")
                 (cd "$T" && "$BUILDTEL" run --db "$DB" --log-dir "$T/l" --run-id acv --interval 10 --memory-max 32M \
                         -- sh -c "sleep 0.5; ./cc1plus 100 1 -c dd.cpp -o dd.o; exit 0" >/dev/null 2>"$T/acv.err")
                 check "a victim no sample saw goes by its unit's name (taskstats)" grep -Eq '^  OOM kills 1, first by .*victim \(the kernel.s report\): cc1plus dd.cpp \(pid [0-9]+\)' "$T/l/resources-acv.summary.txt"
+                check "the cap's reading gives the unit's exact peak beside the sampled anon" grep -Eq "the build's working memory \(anon\) peaked at .* as sampled; its largest unit, cc1plus dd.cpp, held [0-9.]+ MiB at its peak \(the kernel's figure\)" "$T/l/resources-acv.summary.txt"
                 "$BUILDTEL" summarize --db "$DB" acv >"$T/acv-re.txt"
                 check "and so in the history's replay" grep -q 'victim (the kernel.s report): cc1plus dd.cpp (pid' "$T/acv-re.txt"
         fi
