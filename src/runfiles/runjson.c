@@ -59,7 +59,6 @@ static const struct member {
 static json_t *member_json(const struct run_info *ri, const struct member *m)
 {
         const void *p = (const char *)ri + m->off;
-        double d;
 
         switch (m->kind) {
         case M_STR:
@@ -70,8 +69,7 @@ static json_t *member_json(const struct run_info *ri, const struct member *m)
                 return jsonw_argv(*(char *const *const *)p);
         case M_REAL:
         case M_SIZE:
-                d = *(const double *)p;
-                return jsonw_real(d);
+                return jsonw_real(*(const double *)p);
         case M_BOOL:
                 return json_boolean(*(const bool *)p);
         default:
