@@ -289,15 +289,9 @@ static inline bool log_prefix(const char *s, const char *end, const char **ret_t
         f = ++p;
         while (p < end && p - f < 4 && (unsigned char)(*p - '0') < 10)
                 p++;
-        if (p == f || p - f > 3)
+        if (p == f || p - f > 3 || (p < end && *p != ' '))
                 return false;
-        if (p == end) {
-                *ret_text = p;
-                return true;
-        }
-        if (*p != ' ')
-                return false;
-        *ret_text = p + 1;
+        *ret_text = p == end ? p : p + 1;
         return true;
 }
 
