@@ -65,24 +65,17 @@ static struct stepent *stepset_get(struct stepset *ss, uint64_t key, int32_t own
         uint64_t h = key ^ ((uint64_t)(uint32_t)owner * 0x9e3779b97f4a7c15ULL);
         size_t j;
 
-        if ((ss->n + 1) * 2 > ss->cap) {
-                size_t nc = ss->cap ? ss->cap * 2 : 256;
-                struct stepent *ne = calloc(nc, sizeof(*ne));
-                if (!ne)
+        if ((ss->n + 1) * 2 > ss->cap) { /* rehashed into one twice the size */
+                struct stepset ns = {.cap = ss->cap ? ss->cap * 2 : 256};
+                bool a;
+
+                if (!(ns.e = calloc(ns.cap, sizeof(*ns.e))))
                         return NULL;
-                for (size_t i = 0; i < ss->cap; i++) {
-                        uint64_t hh;
-                        if (!ss->e[i].used)
-                                continue;
-                        hh = ss->e[i].key ^
-                             ((uint64_t)(uint32_t)ss->e[i].owner * 0x9e3779b97f4a7c15ULL);
-                        for (j = bk_slot_of(hh, (uint32_t)nc); ne[j].used; j = (j + 1) & (nc - 1))
-                                ;
-                        ne[j] = ss->e[i];
-                }
+                for (size_t i = 0; i < ss->cap; i++)
+                        if (ss->e[i].used)
+                                *stepset_get(&ns, ss->e[i].key, ss->e[i].owner, &a) = ss->e[i];
                 free(ss->e);
-                ss->e = ne;
-                ss->cap = nc;
+                *ss = ns;
         }
         for (j = bk_slot_of(h, (uint32_t)ss->cap); ss->e[j].used; j = (j + 1) & (ss->cap - 1))
                 if (ss->e[j].key == key && ss->e[j].owner == owner) {
