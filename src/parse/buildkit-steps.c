@@ -216,7 +216,6 @@ void buildkit_finish(struct buildkit *b, struct targets *ts)
 
         bk_flush_carry(b);
         ts->buildkit_seen = b->seen;
-        ts->vertex_cap_hit = b->vertex_cap_hit;
         if (b->builder[0])
                 memcpy(ts->builder, b->builder, sizeof(ts->builder));
         if (!b->seen && b->cfg.ntargets == 0)

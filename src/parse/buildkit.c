@@ -88,10 +88,8 @@ int64_t bk_vertex(struct buildkit *b, uint64_t key, bool add)
         }
         if (!add)
                 return -1;
-        if (b->nv >= BUILDKIT_MAX_VERTICES) {
-                b->vertex_cap_hit = true;
+        if (b->nv >= BUILDKIT_MAX_VERTICES)
                 return -1;
-        }
         if (b->nv == b->capv) {
                 uint32_t n = b->capv ? b->capv * 2 : 64;
                 struct vtx *nv = realloc(b->v, n * sizeof(*nv));
