@@ -163,8 +163,8 @@ static void map_targets(struct buildkit *b, struct targets *ts, int *map)
 }
 
 /* One named vertex into the run's and its targets' counts. */
-static void count_vertex(struct buildkit *b, struct targets *ts, struct stepset *ss, struct vtx *v,
-                         const int *map, int single, bool multi, bool ended_ok)
+static void count_vertex(struct targets *ts, struct stepset *ss, struct vtx *v, const int *map,
+                         int single, bool multi, bool ended_ok)
 {
         uint64_t tm[CAND_WORDS] = {0}, key = v->step ? step_key(v, multi) : 0;
         bool cached = vtx_cached(v, ended_ok);
@@ -235,7 +235,7 @@ void buildkit_finish(struct buildkit *b, struct targets *ts)
         ended_ok = buildkit_ended_ok(b);
         for (uint32_t i = 0; i < b->nv; i++)
                 if (b->v[i].named)
-                        count_vertex(b, ts, &ss, &b->v[i], map, single, multi, ended_ok);
+                        count_vertex(ts, &ss, &b->v[i], map, single, multi, ended_ok);
         free(ss.e);
         for (size_t i = 0; i < ts->n; i++)
                 if (!ts->t[i].builder[0] && b->builder[0])
