@@ -235,7 +235,6 @@ static int get_argv(json_t *v, char ***ret)
                 int r = get_str(json_array_get(v, i), &argv[i]);
 
                 if (r < 0) {
-                        argv[i] = NULL;
                         for (size_t k = 0; k < i; k++)
                                 free(argv[k]);
                         free(argv);
