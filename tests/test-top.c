@@ -75,7 +75,6 @@ static struct top_row row_of(const char *cmd, bool running, const char *stage, d
                             .stage = stage,
                             .context = "[12/40] cc foo.c",
                             .mem_avail_mb = avail,
-                            .mem_used_mb = 2048,
                             .cpu_pct = 87,
                             .build_mem_mb = 1536,
                             .psi_mem_pct = 12,

@@ -129,7 +129,6 @@ static void fill_row(struct top_state *s, size_t i, const struct store_run *r)
                                 .context = t->context,
                                 .units = t->units,
                                 .mem_avail_mb = NAN,
-                                .mem_used_mb = NAN,
                                 /* a finished run's: its peak, as `status` says it */
                                 .build_mem_mb = r->build_mem_peak_mb,
                                 .oom_kills = r->build_oom_kills,
@@ -145,7 +144,6 @@ static void fill_row(struct top_state *s, size_t i, const struct store_run *r)
                 memcpy(t->stage, p->stage, sizeof(t->stage));
                 memcpy(t->context, p->context, sizeof(t->context));
                 row->mem_avail_mb = p->mem_avail_mb;
-                row->mem_used_mb = p->mem_used_mb;
                 row->cpu_pct = p->cpu_pct;
                 if (row->running)
                         row->build_mem_mb = p->cg_mem_mb;

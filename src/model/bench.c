@@ -56,17 +56,16 @@ void bench_stats_of(const double *x, size_t n, struct bench_stats *ret)
         free(s);
 }
 
-/* The number of arrangements of m and n values whose U is k, for every
- * k: the recurrence c(m, n, k) = c(m - 1, n, k - n) + c(m, n - 1, k),
- * one row of n at a time. out holds m * n + 1 counts. */
-static void mwu_counts(size_t m, size_t n, double *out)
+/* c[i][j][k]: the arrangements of i and j values whose U is k, by the
+ * recurrence c(i, j, k) = c(i - 1, j, k - j) + c(i, j - 1, k); small
+ * (8 x 8 x 65). */
+static double mwu_exact_p(double u, size_t m, size_t n)
 {
-        /* c[i][j][k] for i <= m, j <= n, k <= i*j: small (8 x 8 x 65) */
         static const size_t K = BENCH_MWU_EXACT_MAX * BENCH_MWU_EXACT_MAX + 1;
         double c[BENCH_MWU_EXACT_MAX + 1][BENCH_MWU_EXACT_MAX + 1]
                 [BENCH_MWU_EXACT_MAX * BENCH_MWU_EXACT_MAX + 1];
+        double big = fmax(u, (double)(m * n) - u), total = 0, tail = 0;
 
-        memset(c, 0, sizeof(c));
         for (size_t i = 0; i <= m; i++)
                 for (size_t j = 0; j <= n; j++)
                         for (size_t k = 0; k < K; k++)
@@ -74,20 +73,10 @@ static void mwu_counts(size_t m, size_t n, double *out)
                                     i == 0 || j == 0
                                         ? k == 0
                                         : c[i][j - 1][k] + (k >= j ? c[i - 1][j][k - j] : 0);
-        for (size_t k = 0; k <= m * n; k++)
-                out[k] = c[m][n][k];
-}
-
-static double mwu_exact_p(double u, size_t m, size_t n)
-{
-        double counts[BENCH_MWU_EXACT_MAX * BENCH_MWU_EXACT_MAX + 1], total = 0, tail = 0;
-        double big = fmax(u, (double)(m * n) - u);
-
-        mwu_counts(m, n, counts);
         for (size_t k = 0; k <= m * n; k++) {
-                total += counts[k];
+                total += c[m][n][k];
                 if ((double)k >= big)
-                        tail += counts[k];
+                        tail += c[m][n][k];
         }
         return fmin(1.0, 2 * tail / total);
 }

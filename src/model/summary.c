@@ -317,8 +317,7 @@ void summary_init(struct summary *s, const struct summary_config *cfg)
         build_init(&s->build);
         s->exact.mem_used_peak_bytes = s->exact.mem_avail_min_bytes = NAN;
         s->exact.swap_used_peak_bytes = s->exact.disk_avail_min_bytes = NAN;
-        s->exact.cg_mem_peak_bytes = s->exact.cg_mem_cur_peak_bytes = NAN;
-        s->exact.cg_io_read_bytes = s->exact.cg_io_write_bytes = NAN;
+        s->exact.cg_mem_peak_bytes = s->exact.cg_io_read_bytes = s->exact.cg_io_write_bytes = NAN;
 }
 
 /* Units in flight as the running column names them, space-separated. */
@@ -339,7 +338,6 @@ static void exact_add(struct summary_exact *x, const struct sample *smp)
         x->swap_used_peak_bytes = execs_max(x->swap_used_peak_bytes, smp->swap_used_bytes);
         x->disk_avail_min_bytes = execs_min(x->disk_avail_min_bytes, smp->disk_avail_bytes);
         x->cg_mem_peak_bytes = execs_max(x->cg_mem_peak_bytes, smp->cg_mem_peak_bytes);
-        x->cg_mem_cur_peak_bytes = execs_max(x->cg_mem_cur_peak_bytes, smp->cg_mem_bytes);
         last(&x->cg_io_read_bytes, smp->cg_io_read_bytes);
         last(&x->cg_io_write_bytes, smp->cg_io_write_bytes);
 }

@@ -119,7 +119,6 @@ struct summary_exact {
         double swap_used_peak_bytes;                /* max of swap_used */
         double disk_avail_min_bytes;                /* min of disk_avail */
         double cg_mem_peak_bytes;                   /* max of the kernel's peak (cg_mem_peak) */
-        double cg_mem_cur_peak_bytes;               /* max of the sampled cg_mem */
         double cg_io_read_bytes, cg_io_write_bytes; /* last known: counters */
 };
 

@@ -120,8 +120,8 @@ struct run_failure {
 /* Set *f from texts read back (a file's, a history row's; NULL: none),
  * each cut at FAILURE_TEXT_MAX bytes; errors: 1, or 2 for a last that
  * differs from the first. */
-void run_failure_set(struct run_failure *f, const char *target, const char *tool,
-                     const char *first, const char *last);
+void run_failure_set(struct run_failure *f, const char *target, const char *tool, const char *first,
+                     const char *last);
 
 struct targets {
         size_t n;
@@ -130,7 +130,6 @@ struct targets {
         bool multi;                         /* several targets (prefixes, or --targets a,b) */
         char builder[TARGET_FIELD_MAX + 1]; /* #0 building with "X" instance */
         uint32_t steps, cached, internal, errors, canceled; /* distinct vertices */
-        bool vertex_cap_hit;                                /* more vertices than tracked */
         bool buildkit_seen;
         size_t nfailed;
         struct failed_step failed[TARGETS_FAILED_MAX];
@@ -237,7 +236,7 @@ struct run_facts {
         uint32_t steps, cached;
         char builder[TARGET_FIELD_MAX + 1]; /* the log's, else the first target's, else a
                                              * container front end (targets_guess_builder) */
-        struct run_failure failure; /* a failed build's (the output's); else empty */
+        struct run_failure failure;         /* a failed build's (the output's); else empty */
         size_t n;
         struct target_fact t[TARGETS_MAX];
 };

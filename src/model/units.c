@@ -56,13 +56,9 @@ void units_free(struct units *u)
 
 static uint32_t hash(int kind, const char *name, uint64_t key)
 {
-        uint32_t h = 2166136261u ^ (uint32_t)kind;
+        uint64_t h = fnv1a(fnv1a(FNV1A_OFFSET ^ (uint64_t)kind, name, strlen(name)), &key, 8);
 
-        for (; *name; name++)
-                h = (h ^ (unsigned char)*name) * 16777619u;
-        for (int i = 0; i < 8; i++)
-                h = (h ^ (uint32_t)((key >> (8 * i)) & 0xff)) * 16777619u;
-        return h;
+        return (uint32_t)(h ^ (h >> 32));
 }
 
 /* The entry of tab for kind + ident + *key (slot), or kind + ident with

@@ -5,7 +5,6 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "parse/buildkit.h"

@@ -60,7 +60,6 @@ struct buildkit {
         uint32_t *slots;  /* open addressing: vidx + 1, 0 empty */
         uint32_t last_vi; /* the vertex found last */
         uint32_t nslots;
-        bool vertex_cap_hit;
         struct cand cands[TARGETS_MAX];
         size_t ncands;
         bool multi_evidence, seen, prev_blank, last_json;

@@ -65,24 +65,17 @@ static struct stepent *stepset_get(struct stepset *ss, uint64_t key, int32_t own
         uint64_t h = key ^ ((uint64_t)(uint32_t)owner * 0x9e3779b97f4a7c15ULL);
         size_t j;
 
-        if ((ss->n + 1) * 2 > ss->cap) {
-                size_t nc = ss->cap ? ss->cap * 2 : 256;
-                struct stepent *ne = calloc(nc, sizeof(*ne));
-                if (!ne)
+        if ((ss->n + 1) * 2 > ss->cap) { /* rehashed into one twice the size */
+                struct stepset ns = {.cap = ss->cap ? ss->cap * 2 : 256};
+                bool a;
+
+                if (!(ns.e = calloc(ns.cap, sizeof(*ns.e))))
                         return NULL;
-                for (size_t i = 0; i < ss->cap; i++) {
-                        uint64_t hh;
-                        if (!ss->e[i].used)
-                                continue;
-                        hh = ss->e[i].key ^
-                             ((uint64_t)(uint32_t)ss->e[i].owner * 0x9e3779b97f4a7c15ULL);
-                        for (j = bk_slot_of(hh, (uint32_t)nc); ne[j].used; j = (j + 1) & (nc - 1))
-                                ;
-                        ne[j] = ss->e[i];
-                }
+                for (size_t i = 0; i < ss->cap; i++)
+                        if (ss->e[i].used)
+                                *stepset_get(&ns, ss->e[i].key, ss->e[i].owner, &a) = ss->e[i];
                 free(ss->e);
-                ss->e = ne;
-                ss->cap = nc;
+                *ss = ns;
         }
         for (j = bk_slot_of(h, (uint32_t)ss->cap); ss->e[j].used; j = (j + 1) & (ss->cap - 1))
                 if (ss->e[j].key == key && ss->e[j].owner == owner) {
@@ -170,8 +163,8 @@ static void map_targets(struct buildkit *b, struct targets *ts, int *map)
 }
 
 /* One named vertex into the run's and its targets' counts. */
-static void count_vertex(struct buildkit *b, struct targets *ts, struct stepset *ss, struct vtx *v,
-                         const int *map, int single, bool multi, bool ended_ok)
+static void count_vertex(struct targets *ts, struct stepset *ss, struct vtx *v, const int *map,
+                         int single, bool multi, bool ended_ok)
 {
         uint64_t tm[CAND_WORDS] = {0}, key = v->step ? step_key(v, multi) : 0;
         bool cached = vtx_cached(v, ended_ok);
@@ -223,7 +216,6 @@ void buildkit_finish(struct buildkit *b, struct targets *ts)
 
         bk_flush_carry(b);
         ts->buildkit_seen = b->seen;
-        ts->vertex_cap_hit = b->vertex_cap_hit;
         if (b->builder[0])
                 memcpy(ts->builder, b->builder, sizeof(ts->builder));
         if (!b->seen && b->cfg.ntargets == 0)
@@ -243,7 +235,7 @@ void buildkit_finish(struct buildkit *b, struct targets *ts)
         ended_ok = buildkit_ended_ok(b);
         for (uint32_t i = 0; i < b->nv; i++)
                 if (b->v[i].named)
-                        count_vertex(b, ts, &ss, &b->v[i], map, single, multi, ended_ok);
+                        count_vertex(ts, &ss, &b->v[i], map, single, multi, ended_ok);
         free(ss.e);
         for (size_t i = 0; i < ts->n; i++)
                 if (!ts->t[i].builder[0] && b->builder[0])

@@ -88,10 +88,8 @@ int64_t bk_vertex(struct buildkit *b, uint64_t key, bool add)
         }
         if (!add)
                 return -1;
-        if (b->nv >= BUILDKIT_MAX_VERTICES) {
-                b->vertex_cap_hit = true;
+        if (b->nv >= BUILDKIT_MAX_VERTICES)
                 return -1;
-        }
         if (b->nv == b->capv) {
                 uint32_t n = b->capv ? b->capv * 2 : 64;
                 struct vtx *nv = realloc(b->v, n * sizeof(*nv));
@@ -289,15 +287,9 @@ static inline bool log_prefix(const char *s, const char *end, const char **ret_t
         f = ++p;
         while (p < end && p - f < 4 && (unsigned char)(*p - '0') < 10)
                 p++;
-        if (p == f || p - f > 3)
+        if (p == f || p - f > 3 || (p < end && *p != ' '))
                 return false;
-        if (p == end) {
-                *ret_text = p;
-                return true;
-        }
-        if (*p != ' ')
-                return false;
-        *ret_text = p + 1;
+        *ret_text = p == end ? p : p + 1;
         return true;
 }
 

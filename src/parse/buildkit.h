@@ -47,7 +47,7 @@ void buildkit_free(struct buildkit *b);
 /* Feed one line (no '\n'). now is buildtel's clock in seconds. Returns
  * true when the line was BuildKit's (a "#N" line, or part of a rawjson
  * object), false for any other line. Never fails: past the caps, new
- * vertices are not tracked (and the model says so). */
+ * vertices are not tracked. */
 bool buildkit_feed_line(struct buildkit *b, const char *line, size_t len, double now);
 
 /* A plain line's "#N " and, after it, "<secs> " (a container's output), the

@@ -206,9 +206,7 @@ void logctx_chunk(struct logctx *c, const char *buf, size_t len)
         c->clean_lo = c->clean_hi = c->chunk_end;
 }
 
-/* Whether [p, p+n) holds an escape or a '\r'. Within the chunk, each
- * byte's next place is found once and kept while the lines move forward:
- * linear in the chunk whatever the lines are. */
+/* Whether [p, p+n) lies in the chunk being fed (logctx_chunk). */
 static inline bool in_chunk(const struct logctx *c, const char *p, size_t n)
 {
         uintptr_t a = (uintptr_t)p;

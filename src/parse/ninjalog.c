@@ -72,15 +72,11 @@ static int parse_line(const char *s, const char *end, struct rec *r)
  * seconds; NAN when it is neither (0 for a missing output, junk). */
 static double mtime_epoch(const char *s, size_t n)
 {
-        uint64_t v = 0;
+        const char *p = s;
+        uint64_t v;
 
-        if (n == 0 || n > 20)
+        if (n > 20 || parse_u64(&p, s + n, &v) < 0 || p != s + n)
                 return NAN;
-        for (size_t i = 0; i < n; i++) {
-                if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - 9) / 10)
-                        return NAN;
-                v = v * 10 + (uint64_t)(s[i] - '0');
-        }
         if (v >= 1000000000ull * 100000000ull && v < 1000000000ull * 10000000000ull)
                 return (double)v / 1e9; /* ns: 1973 .. 2286 */
         if (v >= 100000000ull && v < 10000000000ull)

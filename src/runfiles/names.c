@@ -28,23 +28,13 @@ static const struct {
  * '/' when dir is NULL), malloc'd. */
 static char *join(const char *dir, size_t dirlen, const char *id, size_t idlen, enum runfile kind)
 {
-        const char *sep = dir ? "/" : "";
-        size_t n;
         char *p;
-        int r;
 
         if ((unsigned)kind >= RUNFILE_COUNT_)
                 return NULL;
-        n = dirlen + 1 + strlen(names[kind].prefix) + idlen + strlen(names[kind].suffix) + 1;
-        p = malloc(n);
-        if (!p)
+        if (asprintf(&p, "%.*s%s%s%.*s%s", (int)dirlen, dir ? dir : "", dir ? "/" : "",
+                     names[kind].prefix, (int)idlen, id, names[kind].suffix) < 0)
                 return NULL;
-        r = snprintf(p, n, "%.*s%s%s%.*s%s", (int)dirlen, dir ? dir : "", sep, names[kind].prefix,
-                     (int)idlen, id, names[kind].suffix);
-        if (r < 0 || (size_t)r >= n) {
-                free(p);
-                return NULL;
-        }
         return p;
 }
 

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <stdbool.h>
-#include <stddef.h>
 
 /* A run's files: the one place their names are spelled. Each file's writer
  * and reader are a module of this folder (samplecsv, runjson, targetsjson,

@@ -59,7 +59,6 @@ static const struct member {
 static json_t *member_json(const struct run_info *ri, const struct member *m)
 {
         const void *p = (const char *)ri + m->off;
-        double d;
 
         switch (m->kind) {
         case M_STR:
@@ -70,8 +69,7 @@ static json_t *member_json(const struct run_info *ri, const struct member *m)
                 return jsonw_argv(*(char *const *const *)p);
         case M_REAL:
         case M_SIZE:
-                d = *(const double *)p;
-                return jsonw_real(d);
+                return jsonw_real(*(const double *)p);
         case M_BOOL:
                 return json_boolean(*(const bool *)p);
         default:
@@ -237,7 +235,6 @@ static int get_argv(json_t *v, char ***ret)
                 int r = get_str(json_array_get(v, i), &argv[i]);
 
                 if (r < 0) {
-                        argv[i] = NULL;
                         for (size_t k = 0; k < i; k++)
                                 free(argv[k]);
                         free(argv);

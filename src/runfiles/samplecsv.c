@@ -27,18 +27,16 @@ static int cut_back(struct dbuf *b, size_t old, int r)
 
 int samplecsv_header(struct dbuf *b)
 {
+        struct dwriter w = DWRITER_INIT(b);
         size_t old = b->len;
-        int r = 0;
 
-        for (size_t i = 0; r >= 0 && i < sample_column_count(); i++) {
+        for (size_t i = 0; i < sample_column_count(); i++) {
                 if (i > 0)
-                        r = dbuf_append(b, ",", 1);
-                if (r >= 0)
-                        r = dbuf_puts(b, sample_column_name(i, NULL));
+                        dw_append(&w, ",", 1);
+                dw_puts(&w, sample_column_name(i, NULL));
         }
-        if (r >= 0)
-                r = dbuf_append(b, "\r\n", 2);
-        return cut_back(b, old, r);
+        dw_append(&w, "\r\n", 2);
+        return cut_back(b, old, w.err);
 }
 
 /* Fixed decimals; empty for what would not read back as a plain decimal.

@@ -6,7 +6,6 @@
 #include <jansson.h>
 #include <math.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "model/ranges.h"

@@ -20,41 +20,35 @@ static const size_t num_fields[] = {
     offsetof(struct unit, peak_s),  offsetof(struct unit, cpu_s),
 };
 
-static int put_field_num(struct dbuf *b, double v)
-{
-        if (!isfinite(v))
-                return dbuf_puts(b, ",");
-        return dbuf_printf(b, ",%.17g", v);
-}
-
 int unitscsv_format(const struct units *u, struct dbuf *out)
 {
+        struct dwriter w = DWRITER_INIT(out);
         size_t n;
         const struct unit *rows = units_rows(u, &n);
-        int r = dbuf_puts(out, csv_header);
 
-        for (size_t i = 0; r >= 0 && i < n; i++) {
+        dw_puts(&w, csv_header);
+        for (size_t i = 0; dw_ok(&w) && i < n; i++) {
                 const struct unit *row = &rows[i];
 
-                r = dbuf_puts(out, row->kind == UNITS_LINK ? "link," : "compile,");
-                if (r >= 0)
-                        r = csv_append_field(out, row->tool, strlen(row->tool));
-                if (r >= 0)
-                        r = dbuf_puts(out, ",");
-                if (r >= 0)
-                        r = csv_append_field(out, row->name, strlen(row->name));
-                for (size_t k = 0; r >= 0 && k < ARRAY_SIZE(num_fields); k++)
-                        r = put_field_num(out, *(const double *)(const void *)((const char *)row +
-                                                                               num_fields[k]));
-                if (r >= 0)
-                        r = dbuf_puts(out, ",");
-                if (r >= 0)
-                        r = csv_append_field(out, row->path, strlen(row->path));
-                if (r >= 0)
-                        r = dbuf_printf(out, ",%s,%s\r\n", row->exact ? "taskstats" : "sampled",
-                                        units_cache_name(row->cache));
+                dw_puts(&w, row->kind == UNITS_LINK ? "link," : "compile,");
+                dw_check(&w, csv_append_field(out, row->tool, strlen(row->tool)));
+                dw_puts(&w, ",");
+                dw_check(&w, csv_append_field(out, row->name, strlen(row->name)));
+                for (size_t k = 0; k < ARRAY_SIZE(num_fields); k++) {
+                        double v =
+                            *(const double *)(const void *)((const char *)row + num_fields[k]);
+
+                        if (isfinite(v))
+                                dw_printf(&w, ",%.17g", v);
+                        else
+                                dw_puts(&w, ",");
+                }
+                dw_puts(&w, ",");
+                dw_check(&w, csv_append_field(out, row->path, strlen(row->path)));
+                dw_printf(&w, ",%s,%s\r\n", row->exact ? "taskstats" : "sampled",
+                          units_cache_name(row->cache));
         }
-        return r;
+        return w.err;
 }
 
 /* "" reads as NAN; anything else must be a whole finite number. */

@@ -44,25 +44,24 @@ int top_sparkline(const double *v, size_t n, size_t width, bool utf8, struct dbu
         return r;
 }
 
-/* s (the build's: a command line, a stage) in w columns, cleaned for the
- * terminal the one way (model/run.h), cut between characters or padded. */
-static int put_cell(struct dbuf *out, const char *s, size_t w)
+/* s (the build's: a command line, a stage) in width columns, cleaned for
+ * the terminal the one way (model/run.h), cut between characters or padded. */
+static void put_cell(struct dwriter *w, const char *s, size_t width)
 {
         _cleanup_dbuf_ struct dbuf clean = DBUF_INIT;
         size_t col = 0;
-        int r = run_append_utf8_lossy(&clean, s ? s : "", s ? strlen(s) : 0, true);
 
-        for (const unsigned char *p = (const unsigned char *)clean.p; r >= 0 && p && *p; p++) {
+        dw_check(w, run_append_utf8_lossy(&clean, s ? s : "", s ? strlen(s) : 0, true));
+        for (const unsigned char *p = (const unsigned char *)clean.p; dw_ok(w) && p && *p; p++) {
                 bool cont = (*p & 0xc0) == 0x80;
 
-                if (!cont && col == w)
+                if (!cont && col == width)
                         break;
-                r = dbuf_append(out, p, 1);
+                dw_append(w, p, 1);
                 col += !cont;
         }
-        for (; col < w && r >= 0; col++)
-                r = dbuf_puts(out, " ");
-        return r;
+        for (; col < width && dw_ok(w); col++)
+                dw_puts(w, " ");
 }
 
 /* A share in its column's 4 cells: 0 to 999 %, "-" unknown. */
@@ -100,21 +99,20 @@ static void layout_of(int cols, struct layout *l)
 }
 
 /* Trailing blanks off the line just written, then a newline. */
-static int end_line(struct dbuf *out)
+static void end_line(struct dwriter *w)
 {
-        while (out->len > 0 && out->p[out->len - 1] == ' ')
-                out->len--;
-        return dbuf_puts(out, "\n");
+        while (w->b->len > 0 && w->b->p[w->b->len - 1] == ' ')
+                w->b->len--;
+        dw_puts(w, "\n");
 }
 
 /* A line of the table, ended: the header (row NULL) or a row. */
-static int row_line(struct dbuf *out, const struct top_row *row, bool sel, const struct layout *l,
-                    bool utf8)
+static void row_line(struct dwriter *w, const struct top_row *row, bool sel, const struct layout *l,
+                     bool utf8)
 {
         char el[32] = "ELAPSED", av[32] = "AVAIL", us[32] = "BUILD", cpu[32] = "CPU",
              psi[32] = "PSI", sc[256] = "STAGE / CONTEXT", oom[16] = "OOM";
         const char *cmd = "COMMAND", *state = "STATE";
-        int r;
 
         if (row) {
                 /* a finished run's OOM kills; a running one's near-OOM */
@@ -134,84 +132,80 @@ static int row_line(struct dbuf *out, const struct top_row *row, bool sel, const
                 cmd = row->command;
                 state = row->running ? "running" : row->result;
         }
-        r = dbuf_puts(out, sel ? "> " : "  ");
-        r = r >= 0 ? put_cell(out, cmd, l->cmd) : r;
-        r = r >= 0 ? dbuf_puts(out, " ") : r;
-        r = r >= 0 ? put_cell(out, state, l->state) : r;
-        r = r >= 0 ? dbuf_printf(out, " %-*s %-*s ", (int)l->elapsed, el, (int)l->avail, av) : r;
-        if (r >= 0 && l->spark) {
-                r = row ? top_sparkline(row->spark, row->nspark, l->spark, utf8, out)
-                        : put_cell(out, "TREND", l->spark);
-                r = r >= 0 ? dbuf_puts(out, " ") : r;
+        dw_puts(w, sel ? "> " : "  ");
+        put_cell(w, cmd, l->cmd);
+        dw_puts(w, " ");
+        put_cell(w, state, l->state);
+        dw_printf(w, " %-*s %-*s ", (int)l->elapsed, el, (int)l->avail, av);
+        if (l->spark && dw_ok(w)) {
+                if (row)
+                        dw_check(w, top_sparkline(row->spark, row->nspark, l->spark, utf8, w->b));
+                else
+                        put_cell(w, "TREND", l->spark);
+                dw_puts(w, " ");
         }
-        r = r >= 0 ? dbuf_printf(out, "%-*s %-*s %-*s %-*s", (int)l->used, us, (int)l->cpu, cpu,
-                                 (int)l->psi, psi, (int)l->oom, oom)
-                   : r;
-        if (r >= 0 && l->stage)
-                r = dbuf_puts(out, " ") >= 0 ? put_cell(out, sc, l->stage) : -ENOMEM;
-        return r >= 0 ? end_line(out) : r;
+        dw_printf(w, "%-*s %-*s %-*s %-*s", (int)l->used, us, (int)l->cpu, cpu, (int)l->psi, psi,
+                  (int)l->oom, oom);
+        if (l->stage) {
+                dw_puts(w, " ");
+                put_cell(w, sc, l->stage);
+        }
+        end_line(w);
 }
 
-/* A line of prefix and s in w columns. */
-static int put_line(struct dbuf *out, const char *prefix, const char *s, size_t w)
+/* A line of prefix and s in width columns. */
+static void put_line(struct dwriter *w, const char *prefix, const char *s, size_t width)
 {
-        int r = dbuf_puts(out, prefix);
-
-        r = r >= 0 ? put_cell(out, s, w) : r;
-        return r >= 0 ? end_line(out) : r;
+        dw_puts(w, prefix);
+        put_cell(w, s, width);
+        end_line(w);
 }
 
 /* The rows of one section ("running" or recent) while lines last. */
-static int section(struct dbuf *out, const struct top_view *v, bool running, const struct layout *l,
-                   int *left)
+static void section(struct dwriter *w, const struct top_view *v, bool running,
+                    const struct layout *l, int *left)
 {
-        int r = 0;
-
-        for (size_t i = 0; i < v->nrows && r >= 0 && *left > 0; i++) {
+        for (size_t i = 0; i < v->nrows && dw_ok(w) && *left > 0; i++) {
                 if (v->rows[i].running != running)
                         continue;
-                r = row_line(out, &v->rows[i], i == v->selected, l, v->utf8);
+                row_line(w, &v->rows[i], i == v->selected, l, v->utf8);
                 (*left)--;
         }
-        return r;
 }
 
-static int frame_text(const struct top_view *v, struct dbuf *out)
+static void frame_text(const struct top_view *v, struct dwriter *w)
 {
         struct layout l;
         size_t nrun = 0;
-        int left = v->lines > 4 + v->keys ? v->lines - 4 - v->keys : 1, r;
+        int left = v->lines > 4 + v->keys ? v->lines - 4 - v->keys : 1;
 
         layout_of(v->cols, &l);
         for (size_t i = 0; i < v->nrows; i++)
                 nrun += v->rows[i].running;
-        r = dbuf_printf(out, "buildtel top: %zu running, %zu recent\n", nrun, v->nrows - nrun);
-        r = r >= 0 ? row_line(out, NULL, false, &l, v->utf8) : r;
-        if (r >= 0 && v->nrows == 0)
-                r = dbuf_printf(out, "%s\n", v->empty ? v->empty : "no runs recorded");
-        r = r >= 0 ? section(out, v, true, &l, &left) : r;
-        if (r >= 0 && left > 0 && nrun < v->nrows) {
-                r = dbuf_puts(out, "-- recent --\n");
+        dw_printf(w, "buildtel top: %zu running, %zu recent\n", nrun, v->nrows - nrun);
+        row_line(w, NULL, false, &l, v->utf8);
+        if (v->nrows == 0)
+                dw_printf(w, "%s\n", v->empty ? v->empty : "no runs recorded");
+        section(w, v, true, &l, &left);
+        if (left > 0 && nrun < v->nrows) {
+                dw_puts(w, "-- recent --\n");
                 left--;
         }
-        r = r >= 0 ? section(out, v, false, &l, &left) : r;
-        if (r >= 0 && v->keys)
-                r = dbuf_puts(out, v->nrows
-                                       ? "keys: up/down select, Enter details, Esc back, q quit\n"
-                                       : "keys: q quit\n");
-        return r;
+        section(w, v, false, &l, &left);
+        if (v->keys)
+                dw_puts(w, v->nrows ? "keys: up/down select, Enter details, Esc back, q quit\n"
+                                    : "keys: q quit\n");
 }
 
-static int detail_targets(const struct top_detail *d, size_t w, int *left, struct dbuf *out)
+static void detail_targets(const struct top_detail *d, size_t width, int *left, struct dwriter *w)
 {
-        int r = dbuf_puts(out, "TARGETS (steps done / cached)\n");
-
+        dw_puts(w, "TARGETS (steps done / cached)\n");
         (*left)--;
-        if (r >= 0 && d->ntargets == 0 && *left > 0) {
-                r = dbuf_puts(out, "  none reported yet\n");
+        if (d->ntargets == 0 && *left > 0) {
+                dw_puts(w, "  none reported yet\n");
                 (*left)--;
         }
-        for (size_t i = 0; i < d->ntargets && r >= 0 && *left > 0; i++) {
+        for (size_t i = 0; i < d->ntargets && dw_ok(w) && *left > 0; i++) {
                 const struct top_target *t = &d->targets[i];
                 char fig[128], dur[32];
 
@@ -221,93 +215,95 @@ static int detail_targets(const struct top_detail *d, size_t w, int *left, struc
                                  (long long)(t->cached >= 0 ? t->cached : 0), dur);
                 else
                         snprintf(fig, sizeof(fig), "-  %s", dur);
-                r = dbuf_puts(out, "  ");
-                r = r >= 0 ? put_cell(out, t->name, w > 30 ? w - 30 : w / 2) : r;
-                r = r >= 0 ? dbuf_printf(out, " %s", fig) : r;
-                r = r >= 0 ? end_line(out) : r;
+                dw_puts(w, "  ");
+                put_cell(w, t->name, width > 30 ? width - 30 : width / 2);
+                dw_printf(w, " %s", fig);
+                end_line(w);
                 (*left)--;
         }
-        return r;
 }
 
-static int detail_text(const struct top_detail *d, int cols, int lines, bool utf8, struct dbuf *out)
+static void detail_text(const struct top_detail *d, int cols, int lines, bool utf8,
+                        struct dwriter *w)
 {
-        size_t w = cols > 20 ? (size_t)cols : 20;
-        int left = lines > 2 ? lines - 1 : 1, r;
+        size_t width = cols > 20 ? (size_t)cols : 20;
+        int left = lines > 2 ? lines - 1 : 1;
         size_t first;
 
-        r = put_line(out, "run: ", d->row->command, w - 5);
+        put_line(w, "run: ", d->row->command, width - 5);
         left--;
-        if (r >= 0 && left > 0) {
+        if (left > 0) {
                 struct layout l;
 
                 layout_of(cols, &l);
-                r = row_line(out, d->row, false, &l, utf8);
+                row_line(w, d->row, false, &l, utf8);
                 left--;
         }
-        if (r >= 0 && left > 0) {
-                r = put_line(out, "UNITS running: ",
-                             d->row->units && *d->row->units ? d->row->units : "-", w - 15);
+        if (left > 0) {
+                put_line(w,
+                         "UNITS running: ", d->row->units && *d->row->units ? d->row->units : "-",
+                         width - 15);
                 left--;
         }
-        for (int k = 0; k < 2 && r >= 0 && left > 1; k++) {
+        for (int k = 0; k < 2 && left > 1; k++) {
                 const char *v = k == 0 ? d->peak : d->jobs;
 
                 if (!v || !*v)
                         continue;
-                r = put_line(out, k == 0 ? "PEAK " : "JOBS ", v, w - 5);
+                put_line(w, k == 0 ? "PEAK " : "JOBS ", v, width - 5);
                 left--;
         }
-        if (r >= 0 && left > 1)
-                r = detail_targets(d, w, &left, out);
-        if (r >= 0 && left > 1) {
-                r = dbuf_printf(out, "%s\n", d->lines_title ? d->lines_title : "RECENT");
+        if (left > 1)
+                detail_targets(d, width, &left, w);
+        if (left > 1) {
+                dw_printf(w, "%s\n", d->lines_title ? d->lines_title : "RECENT");
                 left--;
         }
         first = d->nlines > (size_t)MAX(left, 0) ? d->nlines - (size_t)MAX(left, 0) : 0;
-        for (size_t i = first; i < d->nlines && r >= 0 && left > 0; i++, left--)
-                r = put_line(out, "  ", d->lines[i], w - 2);
-        return r;
+        for (size_t i = first; i < d->nlines && dw_ok(w) && left > 0; i++, left--)
+                put_line(w, "  ", d->lines[i], width - 2);
 }
 
 /* Each line of src cut to cols columns (never inside a UTF-8 sequence). */
 static int cut_lines(const struct dbuf *src, int cols, struct dbuf *out)
 {
-        size_t w = cols > 1 ? (size_t)cols : 1;
-        int r = 0;
+        struct dwriter w = DWRITER_INIT(out);
+        size_t width = cols > 1 ? (size_t)cols : 1;
 
-        for (size_t i = 0; i < src->len && r >= 0;) {
+        for (size_t i = 0; i < src->len && dw_ok(&w);) {
                 size_t col = 0, start = i;
 
                 while (i < src->len && src->p[i] != '\n') {
                         bool lead = ((unsigned char)src->p[i] & 0xc0) != 0x80;
 
-                        if (lead && col == w)
+                        if (lead && col == width)
                                 break;
                         col += lead;
                         i++;
                 }
-                r = dbuf_append(out, src->p + start, i - start);
-                r = r >= 0 ? end_line(out) : r;
+                dw_append(&w, src->p + start, i - start);
+                end_line(&w);
                 while (i < src->len && src->p[i] != '\n')
                         i++;
                 i++;
         }
-        return r;
+        return w.err;
 }
 
 int top_frame_text(const struct top_view *v, struct dbuf *out)
 {
         _cleanup_dbuf_ struct dbuf tmp = DBUF_INIT;
-        int r = frame_text(v, &tmp);
+        struct dwriter w = DWRITER_INIT(&tmp);
 
-        return r >= 0 ? cut_lines(&tmp, v->cols, out) : r;
+        frame_text(v, &w);
+        return w.err < 0 ? w.err : cut_lines(&tmp, v->cols, out);
 }
 
 int top_detail_text(const struct top_detail *d, int cols, int lines, bool utf8, struct dbuf *out)
 {
         _cleanup_dbuf_ struct dbuf tmp = DBUF_INIT;
-        int r = detail_text(d, cols, lines, utf8, &tmp);
+        struct dwriter w = DWRITER_INIT(&tmp);
 
-        return r >= 0 ? cut_lines(&tmp, cols, out) : r;
+        detail_text(d, cols, lines, utf8, &w);
+        return w.err < 0 ? w.err : cut_lines(&tmp, cols, out);
 }

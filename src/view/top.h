@@ -20,7 +20,6 @@ struct top_row {
         double elapsed_s;
         const char *stage, *context; /* the latest sample's; "" none */
         double mem_avail_mb;         /* latest; NAN unknown */
-        double mem_used_mb;          /* host memory used, latest */
         double cpu_pct;              /* latest host CPU busy % */
         double build_mem_mb;         /* the build's own memory (its cgroup): a running
                                         run's latest, a finished run's peak; NAN unknown */
@@ -35,9 +34,9 @@ struct top_row {
 struct top_view {
         const struct top_row *rows;
         size_t nrows;
-        size_t selected; /* highlighted row (curses); the text frame marks it '>' */
-        int cols, lines; /* the screen; the frame fits inside */
-        bool utf8;       /* Unicode block sparkline, else ASCII */
+        size_t selected;   /* highlighted row (curses); the text frame marks it '>' */
+        int cols, lines;   /* the screen; the frame fits inside */
+        bool utf8;         /* Unicode block sparkline, else ASCII */
         const char *empty; /* said when there are no rows; NULL: "no runs recorded" */
         bool keys;         /* the keys' help line at the bottom (the live view) */
 };
