@@ -407,8 +407,8 @@ int cmd_run_build(struct common_opts *o, char **argv, size_t argc, const struct 
         R.ri.memory_max_mb = o->rec.summary.mem_cap_mb;
         o->rec.memory_guard = o->memory_guard;
         o->rec.guard_headroom_mb = !isnan(o->guard_headroom_mb) ? o->guard_headroom_mb
-                                   : o->memory_max ? MAX(64.0, R.ri.memory_max_mb / 16)
-                                                   : 256.0;
+                                   : o->memory_max              ? MAX(64.0, R.ri.memory_max_mb / 16)
+                                                                : 256.0;
         if (!o->rec.metrics.ninja_log && (ninja_log = ninja_log_of(argv))) {
                 o->rec.metrics.ninja_log = ninja_log;
                 o->rec.metrics.ninja_log_found = true;
@@ -431,6 +431,13 @@ int cmd_run_build(struct common_opts *o, char **argv, size_t argc, const struct 
                 /* ccache says of each compile whether it hit: into the run's files */
                 if (!o->rec.ccache_statslog && recorder_statslog(R.rec))
                         (void)setenv("CCACHE_STATSLOG", recorder_statslog(R.rec), 1);
+                /* sccache's server says of each compile in its log, if the
+                 * build starts it; clients log nothing of these modules */
+                if (!getenv("SCCACHE_LOG") && !getenv("SCCACHE_ERROR_LOG") &&
+                    recorder_scclog(R.rec) &&
+                    setenv("SCCACHE_ERROR_LOG", recorder_scclog(R.rec), 1) == 0)
+                        (void)setenv("SCCACHE_LOG",
+                                     "sccache::compiler::compiler=debug,sccache::server=debug", 1);
         }
         ret = spawn(&R, argv, subreaper);
         if (ret == 0)

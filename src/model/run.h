@@ -27,17 +27,20 @@ struct run_procs {
         /* what it may miss: compilers gone before their command line could
          * be read (no unit), records the kernel dropped (a full buffer) */
         uint64_t unread, lost;
+        /* sccache ran; its server was not the build's (it ran before, or
+         * logged elsewhere): which of its compiles hit is unknown */
+        bool sccache_ran, sccache_unknown;
 };
 
 /* What run --memory-guard did (pipeline/guard.h); on false: not asked. */
 #define RUN_GUARD_NAME_MAX 96
 struct run_guard {
         bool on;
-        double headroom_mb, limit_mb; /* limit 0: the host's available memory */
-        uint64_t units;               /* compiles and links seen to start */
-        uint64_t from_ledger;         /* of them, with a usual peak in the job's ledger */
-        uint64_t held;                /* held back */
-        double held_s, longest_s;     /* held in all; the longest hold */
+        double headroom_mb, limit_mb;         /* limit 0: the host's available memory */
+        uint64_t units;                       /* compiles and links seen to start */
+        uint64_t from_ledger;                 /* of them, with a usual peak in the job's ledger */
+        uint64_t held;                        /* held back */
+        double held_s, longest_s;             /* held in all; the longest hold */
         char longest[RUN_GUARD_NAME_MAX + 1]; /* its unit */
 };
 

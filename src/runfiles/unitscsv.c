@@ -11,8 +11,10 @@
 #include "util/macro.h"
 
 static const char csv_header[] =
-    "kind,tool,name,first_elapsed_s,last_elapsed_s,peak_mb,peak_elapsed_s,cpu_s,path,source,cache\r\n";
-#define CSV_HEADER_OLD_LEN (sizeof(csv_header) - 1 - strlen(",path,source,cache\r\n"))
+    "kind,tool,name,first_elapsed_s,last_elapsed_s,peak_mb,peak_elapsed_s,cpu_s,path,source,cache,"
+    "wait_cpu_s,wait_io_s,wait_mem_s\r\n";
+#define CSV_HEADER_OLD_LEN                                                                         \
+        (sizeof(csv_header) - 1 - strlen(",path,source,cache,wait_cpu_s,wait_io_s,wait_mem_s\r\n"))
 
 /* The figures between name and path, in the order of the header. */
 static const size_t num_fields[] = {
@@ -51,8 +53,12 @@ int unitscsv_format(const struct units *u, struct dbuf *out)
                 if (r >= 0)
                         r = csv_append_field(out, row->path, strlen(row->path));
                 if (r >= 0)
-                        r = dbuf_printf(out, ",%s,%s\r\n", row->exact ? "taskstats" : "sampled",
+                        r = dbuf_printf(out, ",%s,%s", row->exact ? "taskstats" : "sampled",
                                         units_cache_name(row->cache));
+                for (size_t k = 0; r >= 0 && k < 3; k++)
+                        r = put_field_num(out, row->wait_s[k]);
+                if (r >= 0)
+                        r = dbuf_puts(out, "\r\n");
         }
         return r;
 }
@@ -76,7 +82,7 @@ static int parse_row(const struct csv_record *rec, struct unit *row)
 {
         const char *kind = csv_field(rec, 0);
 
-        if (rec->nfields < 8 || rec->nfields > 11 || rec->len[1] > UNITS_TOOL_MAX ||
+        if (rec->nfields < 8 || rec->nfields > 14 || rec->len[1] > UNITS_TOOL_MAX ||
             rec->len[2] > UNITS_NAME_MAX || memchr(csv_field(rec, 1), '\0', rec->len[1]) ||
             memchr(csv_field(rec, 2), '\0', rec->len[2]))
                 return -EINVAL;
@@ -93,8 +99,14 @@ static int parse_row(const struct csv_record *rec, struct unit *row)
         if (rec->nfields >= 9)
                 memcpy(row->path, csv_field(rec, 8), rec->len[8]);
         /* "taskstats": the kernel's figures; anything else (older: none) sampled */
-        row->exact = rec->nfields >= 10 && rec->len[9] == 9 && memcmp(csv_field(rec, 9), "taskstats", 9) == 0;
-        row->cache = rec->nfields == 11 ? units_cache_of(csv_field(rec, 10)) : 0;
+        row->exact = rec->nfields >= 10 && rec->len[9] == 9 &&
+                     memcmp(csv_field(rec, 9), "taskstats", 9) == 0;
+        row->cache = rec->nfields >= 11 ? units_cache_of(csv_field(rec, 10)) : 0;
+        for (size_t i = 0; i < 3; i++) {
+                row->wait_s[i] = NAN;
+                if (rec->nfields == 14 && !field_num(rec, 11 + i, &row->wait_s[i]))
+                        return -EINVAL;
+        }
         for (size_t i = 0; i < ARRAY_SIZE(num_fields); i++)
                 if (!field_num(rec, 3 + i, (double *)(void *)((char *)row + num_fields[i])))
                         return -EINVAL;

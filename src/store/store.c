@@ -193,11 +193,16 @@ static const char schema_v12[] = "ALTER TABLE units ADD COLUMN source TEXT;"
  * has it): the plan names the CMake target of a heavy unit from it. */
 static const char schema_v13[] = "ALTER TABLE units ADD COLUMN dir TEXT;";
 
+/* Version 14: each unit's waits for a CPU, for IO and for memory (the
+ * kernel's delay accounting); NULL unknown. */
+static const char schema_v14[] = "ALTER TABLE units ADD COLUMN wait_cpu_s REAL;"
+                                 "ALTER TABLE units ADD COLUMN wait_io_s REAL;"
+                                 "ALTER TABLE units ADD COLUMN wait_mem_s REAL;";
+
 /* migrations[v] takes a file from version v to v + 1. */
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4,
-                                         schema_v5, schema_v6, schema_v7, schema_v8,
-                                         schema_v9, schema_v10, schema_v11, schema_v12,
-                                         schema_v13};
+static const char *const migrations[] = {schema_v1,  schema_v2,  schema_v3,  schema_v4, schema_v5,
+                                         schema_v6,  schema_v7,  schema_v8,  schema_v9, schema_v10,
+                                         schema_v11, schema_v12, schema_v13, schema_v14};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
 
 struct store {
@@ -708,8 +713,8 @@ int store_open(const char *path, bool create, int busy_ms, struct store **ret)
         }
         if (rc == SQLITE_OK)
                 rc = sqlite3_create_function(st->db, "cc_delta", 5,
-                                             SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-                                             sql_cc_delta, NULL, NULL);
+                                             SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_cc_delta,
+                                             NULL, NULL);
         if (rc != SQLITE_OK) {
                 r = store_map_rc(st->db, rc);
                 store_close(st);
