@@ -407,8 +407,8 @@ int cmd_run_build(struct common_opts *o, char **argv, size_t argc, const struct 
         R.ri.memory_max_mb = o->rec.summary.mem_cap_mb;
         o->rec.memory_guard = o->memory_guard;
         o->rec.guard_headroom_mb = !isnan(o->guard_headroom_mb) ? o->guard_headroom_mb
-                                   : o->memory_max              ? MAX(64.0, R.ri.memory_max_mb / 16)
-                                                                : 256.0;
+                                   : o->memory_max ? MAX(64.0, R.ri.memory_max_mb / 16)
+                                                   : 256.0;
         if (!o->rec.metrics.ninja_log && (ninja_log = ninja_log_of(argv))) {
                 o->rec.metrics.ninja_log = ninja_log;
                 o->rec.metrics.ninja_log_found = true;

@@ -36,11 +36,11 @@ struct run_procs {
 #define RUN_GUARD_NAME_MAX 96
 struct run_guard {
         bool on;
-        double headroom_mb, limit_mb;         /* limit 0: the host's available memory */
-        uint64_t units;                       /* compiles and links seen to start */
-        uint64_t from_ledger;                 /* of them, with a usual peak in the job's ledger */
-        uint64_t held;                        /* held back */
-        double held_s, longest_s;             /* held in all; the longest hold */
+        double headroom_mb, limit_mb; /* limit 0: the host's available memory */
+        uint64_t units;               /* compiles and links seen to start */
+        uint64_t from_ledger;         /* of them, with a usual peak in the job's ledger */
+        uint64_t held;                /* held back */
+        double held_s, longest_s;     /* held in all; the longest hold */
         char longest[RUN_GUARD_NAME_MAX + 1]; /* its unit */
 };
 

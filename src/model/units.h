@@ -27,7 +27,7 @@ enum units_kind {
 
 enum units_cache {
         UNITS_CACHE_UNKNOWN = 0,
-        UNITS_CACHE_HIT = 'h', /* served from the cache: its figures measure no compile */
+        UNITS_CACHE_HIT = 'h',  /* served from the cache: its figures measure no compile */
         UNITS_CACHE_MISS = 'm',
         UNITS_CACHE_NONE = 'u', /* not cacheable (a link, preprocessing, ...) */
 };

@@ -27,11 +27,12 @@
 struct xunit {
         struct procunit u;
         long top;
-        double start_s;          /* its top's exec */
-        double end_s;            /* its top's exit (the connector's word); NAN not yet */
-        double wall_s;           /* its top's life, from its record; NAN no record yet */
-        unsigned waited;         /* drains since its record, its end unheard */
-        double cpu_s, wait_s[3]; /* wait_s: as units.h has it */
+        double start_s;   /* its top's exec */
+        double end_s;     /* its top's exit (the connector's word); NAN not yet */
+        double wall_s;    /* its top's life, from its record; NAN no record yet */
+        unsigned waited;  /* drains since its record, its end unheard */
+        double cpu_s;
+        double wait_s[3]; /* as units.h has it */
         uint64_t peak_kb;
         char tool[TASKEV_COMM_MAX + 1]; /* the process at the peak */
 };
@@ -47,15 +48,15 @@ struct acct {
         struct procfs *proc;
         struct units *units;
         struct guard *guard; /* NULL: none */
-        uint64_t *member;    /* a bit per pid: the build's processes */
-        uint64_t *gone;      /* a bit per pid: exec'd, its command line unread */
+        uint64_t *member; /* a bit per pid: the build's processes */
+        uint64_t *gone;   /* a bit per pid: exec'd, its command line unread */
         long pid_max;
         struct xunit *xu;
         size_t nxu, capxu;
         struct xproc *xp;
         size_t nxp, capxp;
-        double mono0;    /* the run's clock's start, CLOCK_MONOTONIC */
-        bool delayacct;  /* kernel.task_delayacct was 1 at the start */
+        double mono0; /* the run's clock's start, CLOCK_MONOTONIC */
+        bool delayacct; /* kernel.task_delayacct was 1 at the start */
         uint64_t unread; /* compilers gone before their command line was read */
         struct run_procs procs;
         struct run_proc_kind kinds[ACCT_KINDS]; /* by name; past the cap, uncounted by name */
@@ -445,3 +446,4 @@ void acct_procs(struct acct *a, struct run_procs *ret)
                 ret->top[ret->ntop++] = a->kinds[i];
         qsort(ret->top, ret->ntop, sizeof(*ret->top), cmp_cpu);
 }
+

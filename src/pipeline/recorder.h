@@ -31,7 +31,7 @@ struct recorder_config {
         struct logctx_config logctx;
         struct summary_config summary;
         bool quiet;
-        bool csv_safe; /* --csv-safe: no spreadsheet formulas in the CSV */
+        bool csv_safe;       /* --csv-safe: no spreadsheet formulas in the CSV */
         /* The caller's CCACHE_STATSLOG (NULL: none; then recorder_statslog
          * names the run's own, for the build's environment): read at the
          * end from where it stood at the start, each unit marked hit,
@@ -156,6 +156,7 @@ bool recorder_sink_failed(const struct recorder *r, const char *name);
 #define RECORDER_POLLFDS 16
 size_t recorder_pollfds(struct recorder *r, struct pollfd *p, size_t cap, double *deadline);
 void recorder_poll(struct recorder *r, const struct pollfd *p, size_t n);
+
 
 /* This process as the history sees a recorder (store.h: pid, start time,
  * boot id, from /proc), for the sqlite sink's running row. 0 or -errno,

@@ -99,8 +99,7 @@ static int parse_row(const struct csv_record *rec, struct unit *row)
         if (rec->nfields >= 9)
                 memcpy(row->path, csv_field(rec, 8), rec->len[8]);
         /* "taskstats": the kernel's figures; anything else (older: none) sampled */
-        row->exact = rec->nfields >= 10 && rec->len[9] == 9 &&
-                     memcmp(csv_field(rec, 9), "taskstats", 9) == 0;
+        row->exact = rec->nfields >= 10 && rec->len[9] == 9 && memcmp(csv_field(rec, 9), "taskstats", 9) == 0;
         row->cache = rec->nfields >= 11 ? units_cache_of(csv_field(rec, 10)) : 0;
         for (size_t i = 0; i < 3; i++) {
                 row->wait_s[i] = NAN;

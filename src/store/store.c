@@ -713,8 +713,8 @@ int store_open(const char *path, bool create, int busy_ms, struct store **ret)
         }
         if (rc == SQLITE_OK)
                 rc = sqlite3_create_function(st->db, "cc_delta", 5,
-                                             SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_cc_delta,
-                                             NULL, NULL);
+                                             SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+                                             sql_cc_delta, NULL, NULL);
         if (rc != SQLITE_OK) {
                 r = store_map_rc(st->db, rc);
                 store_close(st);
