@@ -14,7 +14,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* ccache's stats log (CCACHE_STATSLOG) is fuzzed on the same inputs. */
+/* ccache's stats log (CCACHE_STATSLOG) and sccache's server log are fuzzed
+ * on the same inputs. */
 static void on_call(void *userdata, const char *input, char cache)
 {
         size_t *calls = userdata;
@@ -33,6 +34,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t calls = 0;
 
         if (ccstatslog_parse((const char *)data, size, on_call, &calls) != calls)
+                abort();
+        calls = 0;
+        if (scclog_parse((const char *)data, size, on_call, &calls) != calls)
                 abort();
 
         if (r != 0 && (r != -ENOENT || st.kind != CCSTATS_NONE))

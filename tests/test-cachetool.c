@@ -122,8 +122,8 @@ static void test_real_ccache(void **state)
 }
 
 struct calls {
-        char input[4][64];
-        char cache[4];
+        char input[6][64];
+        char cache[6];
         size_t n;
 };
 
@@ -131,7 +131,7 @@ static void on_call(void *userdata, const char *input, char cache)
 {
         struct calls *c = userdata;
 
-        if (c->n < 4) {
+        if (c->n < 6) {
                 snprintf(c->input[c->n], sizeof(c->input[0]), "%s", input);
                 c->cache[c->n] = cache;
         }
@@ -157,8 +157,8 @@ static void test_statslog(void **state)
         assert_string_equal(c.input[1], "");
         assert_int_equal(c.cache[1], 'u');
         assert_string_equal(c.input[2], "dir/b.c\r"); /* as given, but for the newline */
-        assert_int_equal(c.cache[2], 'h');             /* a hit stays one */
-        assert_int_equal(c.cache[3], 'u');             /* cut short: no verdict */
+        assert_int_equal(c.cache[2], 'h');            /* a hit stays one */
+        assert_int_equal(c.cache[3], 'u');            /* cut short: no verdict */
         if (!cachetool_on_path("ccache") || !cachetool_on_path("gcc")) {
                 print_message("real ccache not tested: ccache or gcc is not installed\n");
                 skip();
@@ -171,9 +171,8 @@ static void test_statslog(void **state)
                  dir, dir, dir);
         assert_int_equal(cachetool_run(ARGV("sh", "-c", cmd), 1 << 16, 60, &out, &len), 0);
         free(out);
-        assert_int_equal(read_regular_file(strcat(strcpy(cmd, dir), "/log"), 0, 1 << 20, &out,
-                                           &len),
-                         0);
+        assert_int_equal(
+            read_regular_file(strcat(strcpy(cmd, dir), "/log"), 0, 1 << 20, &out, &len), 0);
         memset(&c, 0, sizeof(c));
         assert_int_equal(ccstatslog_parse(out, len, on_call, &c), 3);
         assert_string_equal(c.input[0], "x.c");
@@ -183,13 +182,76 @@ static void test_statslog(void **state)
         free(out);
 }
 
+/* sccache's server log (0.4's text, as its server wrote it here, and the
+ * newer verdicts of compiler.rs): two compiles in flight at once, a hit,
+ * a miss, one compiled but not cacheable, one it could not cache, one
+ * whose verdict never came, and lines of other modules and cut short. */
+static void test_scclog(void **state)
+{
+        static const char made[] =
+            "[2026-12-05T19:30:16Z INFO  sccache::server] start_server: port: 24555\n"
+            "[2026-12-05T19:30:17Z DEBUG sccache::compiler::compiler] [a.o]: "
+            "get_cached_or_compile: "
+            "[\"-I\", \"inc.c\", \"-c\", \"./src/a.c\", \"-o\", \"o/a.o\"]\n"
+            "[2026-12-05T19:30:17Z DEBUG sccache::compiler::compiler] [b.o]: "
+            "get_cached_or_compile: "
+            "[\"-O1\", \"-c\", \"../b.c\"]\n"
+            "[2026-12-05T19:30:17Z DEBUG sccache::compiler::compiler] [b.o]: Cache hit in 0.000 s\n"
+            "[2026-12-05T19:30:17Z DEBUG sccache::compiler::compiler] [a.o]: Cache miss in 0.000 "
+            "s\n"
+            "[2026-12-05T19:30:17Z DEBUG sccache::compiler::compiler] [a.o]: Compiling locally\n"
+            "[2026-12-05T19:30:18Z DEBUG sccache::compiler::compiler] [a.o]: Compiled in 0.239 s, "
+            "storing in cache\n"
+            "[2026-12-05T19:30:18Z DEBUG sccache::server] parse_arguments: CannotCache(multiple "
+            "input "
+            "files, [\"d.c\"]): [\"-c\", \"c.c\", \"d.c\"]\n"
+            "[2026-12-05T19:30:18Z DEBUG sccache::compiler::compiler] [e.o]: "
+            "get_cached_or_compile: "
+            "[\"-c\", \"e \\\"q\\\".c\"]\n"
+            "[2026-12-05T19:30:18Z DEBUG sccache::compiler::compiler] [e.o]: Cache recache in 0.0 "
+            "s\n"
+            "[2026-12-05T19:30:18Z DEBUG sccache::compiler::compiler] [e.o]: Compiled in 0.1 s, "
+            "but "
+            "not cacheable\n"
+            "[2026-12-05T19:30:18Z DEBUG sccache::compiler::compiler] [f.o]: "
+            "get_cached_or_compile: "
+            "[\"-c\", \"f.c\"]\n"
+            "[2026-12-05T19:30:18Z DEBUG sccache::config] [g.o]: Cache hit in 0.0 s\n"
+            "a build's own line: [b.o]: Cache hit in 0.0 s\n"
+            "[2026-12-05T19:30:18Z DEBUG sccache::compiler::compiler] [h.o]: "
+            "get_cached_or_compile: "
+            "[\"-c\", \"h.c\"]\n"
+            "[2026-12-05T19:30:18Z DEBUG sccache::compiler::compiler] [h.o]: Cache timed out 60.0 "
+            "s\n"
+            "[2026-12-05T19:30:18Z DEBUG sccache::compiler::compiler] [i.o]: "
+            "get_cached_or_compile: "
+            "[\"-c\", \"i";
+        struct calls c = {0};
+
+        (void)state;
+        assert_int_equal(scclog_parse(made, sizeof(made) - 1, on_call, &c), 5);
+        assert_int_equal(c.n, 5);
+        assert_string_equal(c.input[0], "b.c"); /* "../" dropped; an include dir is no source */
+        assert_int_equal(c.cache[0], 'h');
+        assert_string_equal(c.input[1], "src/a.c");
+        assert_int_equal(c.cache[1], 'm');
+        assert_string_equal(c.input[2], "c.c"); /* the reason's brackets are not the arguments */
+        assert_int_equal(c.cache[2], 'u');
+        assert_string_equal(c.input[3], "e \"q\".c");
+        assert_int_equal(c.cache[3], 'u');
+        /* f.c: no verdict; g.o: another module's; h.c timed out, a miss
+         * whose compile's end the log lacks; i: cut short */
+        assert_string_equal(c.input[4], "h.c");
+        assert_int_equal(c.cache[4], 'm');
+        assert_int_equal(scclog_parse("", 0, on_call, &c), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(test_run),
-            cmocka_unit_test(test_on_path),
-            cmocka_unit_test(test_real_ccache),
-            cmocka_unit_test(test_statslog),
+            cmocka_unit_test(test_run),         cmocka_unit_test(test_on_path),
+            cmocka_unit_test(test_real_ccache), cmocka_unit_test(test_statslog),
+            cmocka_unit_test(test_scclog),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

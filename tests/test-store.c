@@ -1496,10 +1496,26 @@ static void test_units_path(void **state)
         struct store *st;
         struct units *u;
         struct unit rows[2] = {
-            {.kind = UNITS_COMPILE, .tool = "cc1", .name = "../x.c", .path = "/p/a/x.c",
-             .peak_mb = 10, .first_s = 0, .last_s = 1, .peak_s = 1, .cpu_s = 1},
-            {.kind = UNITS_COMPILE, .tool = "cc1", .name = "../x.c", .path = "/p/b/x.c",
-             .peak_mb = 20, .first_s = 0, .last_s = 1, .peak_s = 1, .cpu_s = 1},
+            {.kind = UNITS_COMPILE,
+             .tool = "cc1",
+             .name = "../x.c",
+             .path = "/p/a/x.c",
+             .peak_mb = 10,
+             .first_s = 0,
+             .last_s = 1,
+             .peak_s = 1,
+             .cpu_s = 1,
+             .wait_s = {1.5, 0.25, 0}},
+            {.kind = UNITS_COMPILE,
+             .tool = "cc1",
+             .name = "../x.c",
+             .path = "/p/b/x.c",
+             .peak_mb = 20,
+             .first_s = 0,
+             .last_s = 1,
+             .peak_s = 1,
+             .cpu_s = 1,
+             .wait_s = {NAN, NAN, NAN}},
         };
         const struct unit *got;
         size_t n;
@@ -1517,6 +1533,9 @@ static void test_units_path(void **state)
         assert_string_equal(got[0].path, "/p/a/x.c");
         assert_string_equal(got[1].path, "/p/b/x.c");
         assert_true(got[1].peak_mb == 20);
+        /* the waits (version 14), NULL unknown */
+        assert_true(got[0].wait_s[0] == 1.5 && got[0].wait_s[1] == 0.25 && got[0].wait_s[2] == 0);
+        assert_true(isnan(got[1].wait_s[0]) && isnan(got[1].wait_s[2]));
         units_free(u);
         store_close(st);
 
@@ -1543,6 +1562,7 @@ static void test_units_path(void **state)
         assert_string_equal(got[0].name, "old.c");
         assert_string_equal(got[0].path, "");
         assert_string_equal(got[1].name, "app");
+        assert_true(isnan(got[0].wait_s[1]));
         units_free(u);
         assert_int_equal(store_units_insert(st, id, rows, 2), 0); /* the new key */
         assert_int_equal(units_new(&u), 0);

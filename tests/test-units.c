@@ -263,6 +263,65 @@ static void test_cap(void **state)
         units_free(u);
 }
 
+/* Delay accounting: a unit's processes' waits add up as they end; a
+ * scan's unit has none (NAN), and so has one whose delays were not
+ * measured; the units file keeps them, and reads a file without them. */
+static void test_waits(void **state)
+{
+        struct units *u = NULL, *v = NULL;
+        struct units_seen s = {.kind = UNITS_COMPILE,
+                               .tool = "cc1",
+                               .name = "w.c",
+                               .elapsed_s = 2,
+                               .rss_mb = 10,
+                               .cpu_s = 1,
+                               .exact = true,
+                               .wait_s = {0.5, 0.25, 0}};
+        struct dbuf out = DBUF_INIT;
+        const struct unit *r;
+        size_t n;
+
+        (void)state;
+        assert_int_equal(units_new(&u), 0);
+        assert_int_equal(units_done(u, &s, 1), 0);
+        s.wait_s[0] = 1.5; /* its second process (a source built twice) */
+        assert_int_equal(units_done(u, &s, 1), 0);
+        s.name = "off.c";
+        s.wait_s[0] = s.wait_s[1] = s.wait_s[2] = NAN;
+        assert_int_equal(units_done(u, &s, 1), 0);
+        assert_int_equal(observe(u, UNITS_COMPILE, "cc1", "scan.c", 1, 5, 0.5), 0);
+        r = units_rows(u, &n);
+        assert_int_equal(n, 3);
+        assert_float_equal(r[0].wait_s[0], 2.0, 1e-12);
+        assert_float_equal(r[0].wait_s[1], 0.5, 1e-12);
+        assert_float_equal(r[0].wait_s[2], 0.0, 1e-12);
+        assert_true(isnan(r[1].wait_s[0]) && isnan(r[1].wait_s[2]) && isnan(r[2].wait_s[1]));
+        assert_int_equal(unitscsv_format(u, &out), 0);
+        assert_non_null(strstr(out.p, ",cache,wait_cpu_s,wait_io_s,wait_mem_s\r\n"));
+        assert_non_null(strstr(out.p, ",taskstats,,2,0.5,0\r\n"));
+        assert_int_equal(units_new(&v), 0);
+        assert_int_equal(unitscsv_parse(out.p, out.len, v, NULL), 3);
+        r = units_rows(v, &n);
+        assert_true(r[0].wait_s[0] == 2.0 && r[0].wait_s[1] == 0.5 && r[0].wait_s[2] == 0.0);
+        assert_true(isnan(r[1].wait_s[1]) && isnan(r[2].wait_s[2]));
+        units_free(v);
+        /* a bad wait is a bad record; a file of before has none */
+        assert_int_equal(units_new(&v), 0);
+        assert_int_equal(
+            unitscsv_parse("kind,tool,name,first_elapsed_s,last_elapsed_s,peak_mb,peak_elapsed_s,"
+                           "cpu_s,path,source,cache,wait_cpu_s,wait_io_s,wait_mem_s\r\n"
+                           "compile,cc1,x.c,1,2,3,4,5,,taskstats,,1,x,2\r\n"
+                           "compile,cc1,y.c,1,2,3,4,5,,taskstats,hit\r\n",
+                           213, v, &n),
+            1);
+        assert_int_equal(n, 1);
+        r = units_rows(v, &n);
+        assert_true(r[0].cache == UNITS_CACHE_HIT && isnan(r[0].wait_s[0]));
+        units_free(v);
+        units_free(u);
+        dbuf_release(&out);
+}
+
 /* ---- the units file: what a run writes, summarize reads ---- */
 
 static void test_csv_round_trip(void **state)
@@ -327,6 +386,7 @@ int main(void)
             cmocka_unit_test(test_variants),
             cmocka_unit_test(test_ended),
             cmocka_unit_test(test_cap),
+            cmocka_unit_test(test_waits),
             cmocka_unit_test(test_csv_round_trip),
         };
 

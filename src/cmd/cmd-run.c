@@ -431,6 +431,13 @@ int cmd_run_build(struct common_opts *o, char **argv, size_t argc, const struct 
                 /* ccache says of each compile whether it hit: into the run's files */
                 if (!o->rec.ccache_statslog && recorder_statslog(R.rec))
                         (void)setenv("CCACHE_STATSLOG", recorder_statslog(R.rec), 1);
+                /* sccache's server says of each compile in its log, if the
+                 * build starts it; clients log nothing of these modules */
+                if (!getenv("SCCACHE_LOG") && !getenv("SCCACHE_ERROR_LOG") &&
+                    recorder_scclog(R.rec) &&
+                    setenv("SCCACHE_ERROR_LOG", recorder_scclog(R.rec), 1) == 0)
+                        (void)setenv("SCCACHE_LOG",
+                                     "sccache::compiler::compiler=debug,sccache::server=debug", 1);
         }
         ret = spawn(&R, argv, subreaper);
         if (ret == 0)

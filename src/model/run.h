@@ -27,6 +27,9 @@ struct run_procs {
         /* what it may miss: compilers gone before their command line could
          * be read (no unit), records the kernel dropped (a full buffer) */
         uint64_t unread, lost;
+        /* sccache ran; its server was not the build's (it ran before, or
+         * logged elsewhere): which of its compiles hit is unknown */
+        bool sccache_ran, sccache_unknown;
 };
 
 /* What run --memory-guard did (pipeline/guard.h); on false: not asked. */

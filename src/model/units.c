@@ -265,6 +265,7 @@ int units_see(struct units *u, const struct units_seen *s)
                 memcpy(r->path, id.path, sizeof(r->path));
                 r->first_s = s->elapsed_s;
                 r->peak_mb = r->peak_s = r->cpu_s = NAN;
+                r->wait_s[0] = r->wait_s[1] = r->wait_s[2] = NAN;
                 copy_utf8_str(r->tool, sizeof(r->tool), s->tool);
                 copy_utf8_str(r->std, sizeof(r->std), s->std);
                 copy_utf8_str(r->dir, sizeof(r->dir), s->dir);
@@ -300,6 +301,7 @@ int units_ended_seen(struct units *u, const struct units_seen *s)
 int units_done(struct units *u, const struct units_seen *s, double start_s)
 {
         struct units_seen at = *s;
+        struct seen_id id;
         int e;
 
         at.elapsed_s = start_s;
@@ -309,7 +311,13 @@ int units_done(struct units *u, const struct units_seen *s, double start_s)
                 e = units_ended_seen(u, s);
         at = *s;
         at.cpu_s = NAN;
-        return e < 0 ? e : units_see(u, &at);
+        if (e >= 0 && (e = units_see(u, &at)) >= 0 && seen_id(u, s, &id) >= 0 && id.row)
+                for (size_t i = 0; i < 3; i++)
+                        if (isfinite(s->wait_s[i]))
+                                id.row->wait_s[i] =
+                                    (isnan(id.row->wait_s[i]) ? 0 : id.row->wait_s[i]) +
+                                    s->wait_s[i];
+        return e;
 }
 
 int units_put(struct units *u, const struct unit *row)

@@ -42,7 +42,11 @@ struct unit {
         double cpu_s;           /* user + system of its processes: the ended ones as last seen, plus
                                  * the live ones; NAN unknown */
         bool exact; /* its figures are the kernel's accounting (units_done), not a scan's */
-        char cache; /* what ccache's stats log said of it: enum units_cache */
+        char cache; /* what ccache's stats log (or sccache's log) said of it: enum units_cache */
+        /* Its processes' time waiting for a CPU, for block IO, for memory
+         * (the kernel's delay accounting); NAN unknown: sampled, or
+         * kernel.task_delayacct 0. */
+        double wait_s[3];
         /* The source resolved against the compiler's cwd, absolute and
          * normalised (model/unitname.h); "" when unknown (a link, a crate,
          * a cwd that could not be read, a path over UNITS_PATH_MAX). */
@@ -88,7 +92,8 @@ struct units_seen {
         const char *src, *cwd;
         uint64_t key;
         double elapsed_s, rss_mb, cpu_s;
-        bool exact; /* a new row is marked exact */
+        bool exact;       /* a new row is marked exact */
+        double wait_s[3]; /* units_done only: added to the row's when finite */
 };
 int units_see(struct units *u, const struct units_seen *s);
 

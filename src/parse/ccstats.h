@@ -63,3 +63,14 @@ int ccstats_parse(const char *buf, size_t len, struct ccstats *ret);
  * neither (enum units_cache). Returns how many calls. */
 typedef void (*ccstatslog_fn)(void *userdata, const char *input, char cache);
 size_t ccstatslog_parse(const char *buf, size_t len, ccstatslog_fn fn, void *userdata);
+
+/* sccache's server log (SCCACHE_LOG=sccache::compiler::compiler=debug,
+ * sccache::server=debug; SCCACHE_ERROR_LOG the file of a server it starts):
+ * "[OUT]: get_cached_or_compile: [ARGS]", then "[OUT]: Cache hit in ..."
+ * or a miss ("Cache miss", "none", "recache", "timed out", "read error")
+ * and "[OUT]: Compiled in ..." (", but not cacheable"); and
+ * "parse_arguments: CannotCache(REASON): [ARGS]". Each compile's verdict
+ * goes to fn with its source (the first argument that is no option nor an
+ * option's value, relative to the compile's cwd with "./" and "../"
+ * dropped, cut at 511 bytes). Returns how many verdicts. */
+size_t scclog_parse(const char *buf, size_t len, ccstatslog_fn fn, void *userdata);

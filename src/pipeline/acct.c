@@ -33,6 +33,7 @@ struct xunit {
         double wall_s;   /* its top's life, from its record; NAN no record yet */
         unsigned waited; /* drains since its record, its end unheard */
         double cpu_s;
+        double wait_s[3]; /* as units.h has it */
         uint64_t peak_kb;
         char tool[TASKEV_COMM_MAX + 1]; /* the process at the peak */
 };
@@ -56,6 +57,7 @@ struct acct {
         struct xproc *xp;
         size_t nxp, capxp;
         double mono0;    /* the run's clock's start, CLOCK_MONOTONIC */
+        bool delayacct;  /* kernel.task_delayacct was 1 at the start */
         uint64_t unread; /* compilers gone before their command line was read */
         struct run_procs procs;
         struct run_proc_kind kinds[ACCT_KINDS]; /* by name; past the cap, uncounted by name */
@@ -103,6 +105,7 @@ int acct_open(struct procfs *p, struct units *units, struct acct **ret)
         a->proc = p;
         a->units = units;
         a->pid_max = procfs_pid_max();
+        a->delayacct = taskstats_delayacct();
         a->member = calloc((size_t)a->pid_max / 64 + 1, sizeof(*a->member));
         a->gone = calloc((size_t)a->pid_max / 64 + 1, sizeof(*a->gone));
         e = a->member && a->gone ? taskstats_open(&a->ts) : -ENOMEM;
@@ -248,6 +251,8 @@ static void unit_done(struct acct *a, size_t i)
             .exact = true,
         };
 
+        for (size_t k = 0; k < 3; k++)
+                s.wait_s[k] = a->delayacct ? x->wait_s[k] : NAN;
         (void)units_done(a->units, &s, MAX(0.0, x->start_s));
         x->top = 0;
         for (size_t k = 0; k < a->nxp;) /* its processes left behind leave it */
@@ -308,6 +313,9 @@ static void on_exit_task(struct acct *a, const struct taskev *ev)
         unit = p->unit;
         x = &a->xu[unit];
         x->cpu_s += ev->cpu_s;
+        x->wait_s[0] += ev->delay_cpu_s;
+        x->wait_s[1] += ev->delay_io_s;
+        x->wait_s[2] += ev->delay_mem_s;
         if (ev->rss_peak_kb > x->peak_kb) {
                 x->peak_kb = ev->rss_peak_kb;
                 memcpy(x->tool, ev->comm, sizeof(x->tool));
@@ -449,6 +457,8 @@ void acct_procs(struct acct *a, struct run_procs *ret)
         ret->delayacct = taskstats_delayacct();
         ret->unread = a->unread;
         ret->lost = taskstats_lost(a->ts);
+        for (size_t i = 0; i < a->nkinds; i++)
+                ret->sccache_ran = ret->sccache_ran || strcmp(a->kinds[i].comm, "sccache") == 0;
         /* the largest by peak, then the most CPU of the rest: by CPU */
         qsort(a->kinds, a->nkinds, sizeof(*a->kinds), cmp_peak);
         ret->ntop = MIN(half, a->nkinds);

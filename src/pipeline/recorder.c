@@ -65,6 +65,7 @@ struct recorder {
         struct ledger *ledger;     /* the job's usual units, for the guard */
         char *statslog;            /* ccache's stats log of the build; NULL none */
         uint64_t statslog_off;     /* its size when the build started */
+        char *scclog;              /* the log of an sccache server the build starts; NULL none */
         struct baseline *baseline; /* the run against its job's usual, made at finish */
         char running[SAMPLE_RUNNING_MAX + 1];
         /* The output's parsers on their own thread (parseq.h); NULL: none
@@ -390,6 +391,8 @@ static void open_statslog(struct recorder *r)
                 r->statslog = runfiles_path(r->log_dir, r->run->run_id, RUNFILE_CCACHE_LOG);
         if (r->statslog && stat(r->statslog, &st) == 0 && S_ISREG(st.st_mode))
                 r->statslog_off = (uint64_t)st.st_size;
+        if (r->log_dir)
+                r->scclog = runfiles_path(r->log_dir, r->run->run_id, RUNFILE_SCCACHE_LOG);
 }
 
 const char *recorder_statslog(const struct recorder *r)
@@ -397,9 +400,22 @@ const char *recorder_statslog(const struct recorder *r)
         return r->statslog;
 }
 
+const char *recorder_scclog(const struct recorder *r)
+{
+        return r->scclog;
+}
+
 static void mark_cache(void *userdata, const char *input, char cache)
 {
         (void)units_mark_cache(userdata, input, cache);
+}
+
+/* Every unit of the source: the client's and its server's preprocessor's
+ * (sccache hashes the preprocessed source, hit or not). */
+static void mark_cache_all(void *userdata, const char *input, char cache)
+{
+        while (units_mark_cache(userdata, input, cache) == 0)
+                ;
 }
 
 /* What ccache said of each compile, on the units of the model. */
@@ -411,6 +427,14 @@ static void read_statslog(struct recorder *r, struct units *u)
         if (r->statslog && u &&
             read_regular_file(r->statslog, r->statslog_off, 64 << 20, &buf, &len) >= 0)
                 (void)ccstatslog_parse(buf, len, mark_cache, u);
+        free(buf);
+        buf = NULL;
+        /* sccache's server says of each compile only in its own log: one
+         * running before the build logs elsewhere, and no verdict is ours */
+        if (r->scclog && u && read_regular_file(r->scclog, 0, 256 << 20, &buf, &len) >= 0 && len)
+                (void)scclog_parse(buf, len, mark_cache_all, u);
+        else
+                r->run->procs.sccache_unknown = r->run->procs.sccache_ran;
 }
 
 /* --memory-guard: the job's ledger from the history, and the guard told
@@ -504,6 +528,7 @@ void recorder_free(struct recorder *r)
         outparse_free(r->op);
         free(r->log_dir);
         free(r->statslog);
+        free(r->scclog);
         free(r->db_path);
         free(r->baseline);
         free(r);

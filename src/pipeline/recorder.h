@@ -91,6 +91,9 @@ int recorder_open_sinks(struct recorder *r);
 /* The stats log ccache is to write for this build (ours in the log
  * directory, or the caller's), or NULL: none. */
 const char *recorder_statslog(const struct recorder *r);
+/* The log an sccache server started by the build is to write (the build's
+ * SCCACHE_ERROR_LOG, with SCCACHE_LOG at debug for the verdicts), or NULL. */
+const char *recorder_scclog(const struct recorder *r);
 
 /* Where the files go, or NULL when nothing is written. */
 const char *recorder_log_dir(const struct recorder *r);

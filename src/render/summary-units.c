@@ -16,7 +16,8 @@
 /* The top units by peak RSS: [{"tool", "name" (as given), "path" (resolved,
  * null unknown), "shown" (as the text shows it), "kind", "peak_mb",
  * "peak_elapsed_s", "first_elapsed_s", "last_elapsed_s", "cpu_s", "source"
- * (taskstats or sampled), "cache" (ccache's word, null unknown)}], or null
+ * (taskstats or sampled), "cache" (the compiler cache's word, null unknown),
+ * "wait_cpu_s", "wait_io_s", "wait_mem_s" (delay accounting; null unknown)}], or null
  * when the run had no process scans. */
 json_t *summary_junits(const struct summary *s, const char *root)
 {
@@ -35,8 +36,8 @@ json_t *summary_junits(const struct summary *s, const char *root)
         for (size_t i = 0; a && i < n; i++) {
                 char shown[UNITNAME_SHORT_MAX + 1];
                 json_t *e = json_pack(
-                    "{s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:o}", "tool",
-                    jsonw_text(top[i].tool), "name", jsonw_text(top[i].name), "path",
+                    "{s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:o, s:o}",
+                    "tool", jsonw_text(top[i].tool), "name", jsonw_text(top[i].name), "path",
                     top[i].path[0] ? jsonw_text(top[i].path) : json_null(), "shown",
                     jsonw_text(unitnames_short(&un, &top[i], shown, sizeof(shown))), "kind",
                     top[i].kind == UNITS_LINK ? "link" : "compile", "peak_mb",
@@ -45,7 +46,10 @@ json_t *summary_junits(const struct summary *s, const char *root)
                     summary_jnum(top[i].first_s, 3), "last_elapsed_s",
                     summary_jnum(top[i].last_s, 3), "cpu_s", summary_jnum(top[i].cpu_s, 2),
                     "source", top[i].exact ? "taskstats" : "sampled", "cache",
-                    top[i].cache ? json_string(units_cache_name(top[i].cache)) : json_null());
+                    top[i].cache ? json_string(units_cache_name(top[i].cache)) : json_null(),
+                    "wait_cpu_s", summary_jnum(top[i].wait_s[0], 3), "wait_io_s",
+                    summary_jnum(top[i].wait_s[1], 3), "wait_mem_s",
+                    summary_jnum(top[i].wait_s[2], 3));
 
                 if (json_array_append_new(a, e) < 0) {
                         json_decref(a);
@@ -142,8 +146,17 @@ void summary_units_text(const struct summary *s, const char *root, struct dwrite
                         summary_put_num(w, top[i].cpu_s, 1);
                         dw_puts(w, " s");
                 }
+                if (isfinite(top[i].wait_s[0])) { /* delay accounting: starved for what */
+                        dw_puts(w, ", waited cpu ");
+                        summary_put_num(w, top[i].wait_s[0], 1);
+                        dw_puts(w, " io ");
+                        summary_put_num(w, top[i].wait_s[1], 1);
+                        dw_puts(w, " mem ");
+                        summary_put_num(w, top[i].wait_s[2], 1);
+                        dw_puts(w, " s");
+                }
                 if (top[i].cache) /* a hit measures no compile: the -j reading leaves it out */
-                        dw_printf(w, ", ccache %s", units_cache_name(top[i].cache));
+                        dw_printf(w, ", cache %s", units_cache_name(top[i].cache));
         }
 }
 
@@ -173,6 +186,11 @@ void summary_procs_text(const struct run_procs *p, struct dwriter *w)
                 dw_puts(w, " s peak ");
                 summary_put_size(w, p->top[i].peak_mb);
         }
+        if (p->sccache_unknown)
+                dw_puts(
+                    w,
+                    "\n  sccache:        which compile hit is unknown: its server was not started "
+                    "by the build (stop it first), or SCCACHE_LOG was set");
         if (!p->delayacct) {
                 dw_puts(w, "\n  waiting:        unmeasured (`sysctl kernel.task_delayacct=1` would "
                            "show the build's time waiting for CPU, IO and memory)");

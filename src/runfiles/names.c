@@ -22,6 +22,7 @@ static const struct {
     [RUNFILE_BUILD_LOG_GZ] = {"build-", ".log.gz"},
     [RUNFILE_BUILD_LOG_GZ_TMP] = {"build-", ".log.gz.tmp"},
     [RUNFILE_CCACHE_LOG] = {"resources-", ".ccache.log"},
+    [RUNFILE_SCCACHE_LOG] = {"resources-", ".sccache.log"},
 };
 
 /* "<dir, dirlen bytes>/<prefix><id, idlen bytes><suffix>" (no dir and no

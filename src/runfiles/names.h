@@ -21,6 +21,7 @@ enum runfile {
                                */
         RUNFILE_BUILD_LOG_GZ_TMP, /* build-<id>.log.gz.tmp: the .gz while it is written */
         RUNFILE_CCACHE_LOG,       /* resources-<id>.ccache.log: ccache's stats log of the build */
+        RUNFILE_SCCACHE_LOG,      /* resources-<id>.sccache.log: the build's sccache server's log */
         RUNFILE_COUNT_
 };
 

@@ -118,11 +118,11 @@ json_t *runjson_procs(const struct run_procs *p)
                                              "count", (json_int_t)k->count, "cpu_s", k->cpu_s,
                                              "peak_mb", k->peak_mb));
         }
-        return json_pack("{s:I, s:f, s:b, s:f, s:f, s:f, s:o, s:I, s:I}", "ended",
+        return json_pack("{s:I, s:f, s:b, s:f, s:f, s:f, s:o, s:I, s:I, s:b}", "ended",
                          (json_int_t)p->ended, "cpu_s", p->cpu_s, "delayacct", p->delayacct,
                          "delay_cpu_s", p->delay_cpu_s, "delay_io_s", p->delay_io_s, "delay_mem_s",
                          p->delay_mem_s, "by_name", by, "unread", (json_int_t)p->unread, "lost",
-                         (json_int_t)p->lost);
+                         (json_int_t)p->lost, "sccache_unknown", p->sccache_unknown);
 }
 
 static bool seconds_ok(double v)
@@ -172,7 +172,7 @@ int runjson_procs_parse(json_t *v, struct run_procs *ret)
 {
         struct run_procs p = {0};
         json_int_t ended, unread = 0, lost = 0;
-        int on;
+        int on, scc = 0;
         json_t *by, *e;
         size_t i;
 
@@ -180,10 +180,10 @@ int runjson_procs_parse(json_t *v, struct run_procs *ret)
                 *ret = p;
                 return 0;
         }
-        if (json_unpack(v, "{s:I, s:F, s:b, s:F, s:F, s:F, s:o, s?I, s?I}", "ended", &ended,
+        if (json_unpack(v, "{s:I, s:F, s:b, s:F, s:F, s:F, s:o, s?I, s?I, s?b}", "ended", &ended,
                         "cpu_s", &p.cpu_s, "delayacct", &on, "delay_cpu_s", &p.delay_cpu_s,
                         "delay_io_s", &p.delay_io_s, "delay_mem_s", &p.delay_mem_s, "by_name", &by,
-                        "unread", &unread, "lost", &lost) < 0 ||
+                        "unread", &unread, "lost", &lost, "sccache_unknown", &scc) < 0 ||
             ended < 1 || unread < 0 || lost < 0 || !seconds_ok(p.cpu_s) ||
             !seconds_ok(p.delay_cpu_s) || !seconds_ok(p.delay_io_s) || !seconds_ok(p.delay_mem_s) ||
             !json_is_array(by) || json_array_size(by) > RUN_PROCS_TOP)
@@ -192,6 +192,7 @@ int runjson_procs_parse(json_t *v, struct run_procs *ret)
         p.unread = (uint64_t)unread;
         p.lost = (uint64_t)lost;
         p.delayacct = on;
+        p.sccache_unknown = scc;
         json_array_foreach(by, i, e)
         {
                 struct run_proc_kind *k = &p.top[p.ntop++];

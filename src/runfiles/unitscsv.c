@@ -11,14 +11,24 @@
 #include "util/macro.h"
 
 static const char csv_header[] =
-    "kind,tool,name,first_elapsed_s,last_elapsed_s,peak_mb,peak_elapsed_s,cpu_s,path,source,cache\r\n";
-#define CSV_HEADER_OLD_LEN (sizeof(csv_header) - 1 - strlen(",path,source,cache\r\n"))
+    "kind,tool,name,first_elapsed_s,last_elapsed_s,peak_mb,peak_elapsed_s,cpu_s,path,source,cache,"
+    "wait_cpu_s,wait_io_s,wait_mem_s\r\n";
+#define CSV_HEADER_OLD_LEN                                                                         \
+        (sizeof(csv_header) - 1 - strlen(",path,source,cache,wait_cpu_s,wait_io_s,wait_mem_s\r\n"))
 
 /* The figures between name and path, in the order of the header. */
 static const size_t num_fields[] = {
     offsetof(struct unit, first_s), offsetof(struct unit, last_s), offsetof(struct unit, peak_mb),
     offsetof(struct unit, peak_s),  offsetof(struct unit, cpu_s),
 };
+
+static void put_num(struct dwriter *w, double v)
+{
+        if (isfinite(v))
+                dw_printf(w, ",%.17g", v);
+        else
+                dw_puts(w, ",");
+}
 
 int unitscsv_format(const struct units *u, struct dbuf *out)
 {
@@ -34,19 +44,16 @@ int unitscsv_format(const struct units *u, struct dbuf *out)
                 dw_check(&w, csv_append_field(out, row->tool, strlen(row->tool)));
                 dw_puts(&w, ",");
                 dw_check(&w, csv_append_field(out, row->name, strlen(row->name)));
-                for (size_t k = 0; k < ARRAY_SIZE(num_fields); k++) {
-                        double v =
-                            *(const double *)(const void *)((const char *)row + num_fields[k]);
-
-                        if (isfinite(v))
-                                dw_printf(&w, ",%.17g", v);
-                        else
-                                dw_puts(&w, ",");
-                }
+                for (size_t k = 0; k < ARRAY_SIZE(num_fields); k++)
+                        put_num(&w, *(const double *)(const void *)((const char *)row +
+                                                                    num_fields[k]));
                 dw_puts(&w, ",");
                 dw_check(&w, csv_append_field(out, row->path, strlen(row->path)));
-                dw_printf(&w, ",%s,%s\r\n", row->exact ? "taskstats" : "sampled",
+                dw_printf(&w, ",%s,%s", row->exact ? "taskstats" : "sampled",
                           units_cache_name(row->cache));
+                for (size_t k = 0; k < 3; k++)
+                        put_num(&w, row->wait_s[k]);
+                dw_puts(&w, "\r\n");
         }
         return w.err;
 }
@@ -70,7 +77,7 @@ static int parse_row(const struct csv_record *rec, struct unit *row)
 {
         const char *kind = csv_field(rec, 0);
 
-        if (rec->nfields < 8 || rec->nfields > 11 || rec->len[1] > UNITS_TOOL_MAX ||
+        if (rec->nfields < 8 || rec->nfields > 14 || rec->len[1] > UNITS_TOOL_MAX ||
             rec->len[2] > UNITS_NAME_MAX || memchr(csv_field(rec, 1), '\0', rec->len[1]) ||
             memchr(csv_field(rec, 2), '\0', rec->len[2]))
                 return -EINVAL;
@@ -88,7 +95,12 @@ static int parse_row(const struct csv_record *rec, struct unit *row)
                 memcpy(row->path, csv_field(rec, 8), rec->len[8]);
         /* "taskstats": the kernel's figures; anything else (older: none) sampled */
         row->exact = rec->nfields >= 10 && rec->len[9] == 9 && memcmp(csv_field(rec, 9), "taskstats", 9) == 0;
-        row->cache = rec->nfields == 11 ? units_cache_of(csv_field(rec, 10)) : 0;
+        row->cache = rec->nfields >= 11 ? units_cache_of(csv_field(rec, 10)) : 0;
+        for (size_t i = 0; i < 3; i++) {
+                row->wait_s[i] = NAN;
+                if (rec->nfields == 14 && !field_num(rec, 11 + i, &row->wait_s[i]))
+                        return -EINVAL;
+        }
         for (size_t i = 0; i < ARRAY_SIZE(num_fields); i++)
                 if (!field_num(rec, 3 + i, (double *)(void *)((char *)row + num_fields[i])))
                         return -EINVAL;

@@ -10,8 +10,9 @@
  * the run's process scans. */
 
 /* The table as CSV (header "kind,tool,name,first_elapsed_s,last_elapsed_s,
- * peak_mb,peak_elapsed_s,cpu_s,path,source,cache", source "taskstats" or
- * "sampled", cache ccache's word (units_cache_name), then one record per unit in order of
+ * peak_mb,peak_elapsed_s,cpu_s,path,source,cache,wait_cpu_s,wait_io_s,
+ * wait_mem_s", source "taskstats" or "sampled", cache the compiler
+ * cache's word (units_cache_name), the waits empty unknown), then one record per unit in order of
  * first sight, figures at full precision), so a summary recomputed from
  * the files says what the run's said. Returns 0 or -ENOMEM. */
 int unitscsv_format(const struct units *u, struct dbuf *out);

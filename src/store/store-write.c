@@ -210,12 +210,13 @@ int store_run_set_steps(struct store *st, int64_t id, int64_t steps, int64_t cac
 int store_units_insert(struct store *st, int64_t run, const struct unit *rows, size_t n)
 {
         sqlite3_stmt *s = NULL;
-        int r =
-            store_prepare(st,
-                          "INSERT OR REPLACE INTO units (run, kind, name, tool, first_elapsed_s,"
-                          " last_elapsed_s, peak_mb, peak_elapsed_s, cpu_s, path, source, cache, dir)"
-                          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                          &s);
+        int r = store_prepare(
+            st,
+            "INSERT OR REPLACE INTO units (run, kind, name, tool, first_elapsed_s,"
+            " last_elapsed_s, peak_mb, peak_elapsed_s, cpu_s, path, source, cache, dir,"
+            " wait_cpu_s, wait_io_s, wait_mem_s)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            &s);
 
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 const struct unit *u = &rows[i];
@@ -234,6 +235,8 @@ int store_units_insert(struct store *st, int64_t run, const struct unit *rows, s
                 store_bind_text(s, 11, u->exact ? "taskstats" : "sampled");
                 store_bind_text(s, 12, u->cache ? units_cache_name(u->cache) : NULL);
                 store_bind_text(s, 13, u->dir[0] ? u->dir : NULL);
+                for (int k = 0; k < 3; k++)
+                        store_bind_real(s, 14 + k, u->wait_s[k]);
                 r = store_step_done(st, s);
         }
         sqlite3_finalize(s);
@@ -258,6 +261,7 @@ static int unit_row(void *ctx, sqlite3_stmt *s)
             .cpu_s = store_col_real(s, 7),
             .exact = store_col_text(s, 9) && strcmp(store_col_text(s, 9), "taskstats") == 0,
             .cache = units_cache_of(store_col_text(s, 10)),
+            .wait_s = {store_col_real(s, 12), store_col_real(s, 13), store_col_real(s, 14)},
         };
 
         copy_utf8_str(row.tool, sizeof(row.tool), store_col_text(s, 1));
@@ -277,7 +281,8 @@ int store_units_read(struct store *st, int64_t run, struct units *u)
         int64_t n =
             store_query(st,
                         "SELECT kind, tool, name, first_elapsed_s, last_elapsed_s, peak_mb,"
-                        " peak_elapsed_s, cpu_s, path, source, cache, dir FROM units WHERE run = ?"
+                        " peak_elapsed_s, cpu_s, path, source, cache, dir, wait_cpu_s, wait_io_s,"
+                        " wait_mem_s FROM units WHERE run = ?"
                         " ORDER BY rowid",
                         UNITS_MAX, unit_row, &w, "i", run);
 

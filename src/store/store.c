@@ -193,11 +193,16 @@ static const char schema_v12[] = "ALTER TABLE units ADD COLUMN source TEXT;"
  * has it): the plan names the CMake target of a heavy unit from it. */
 static const char schema_v13[] = "ALTER TABLE units ADD COLUMN dir TEXT;";
 
+/* Version 14: each unit's waits for a CPU, for IO and for memory (the
+ * kernel's delay accounting); NULL unknown. */
+static const char schema_v14[] = "ALTER TABLE units ADD COLUMN wait_cpu_s REAL;"
+                                 "ALTER TABLE units ADD COLUMN wait_io_s REAL;"
+                                 "ALTER TABLE units ADD COLUMN wait_mem_s REAL;";
+
 /* migrations[v] takes a file from version v to v + 1. */
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4,
-                                         schema_v5, schema_v6, schema_v7, schema_v8,
-                                         schema_v9, schema_v10, schema_v11, schema_v12,
-                                         schema_v13};
+static const char *const migrations[] = {schema_v1,  schema_v2,  schema_v3,  schema_v4, schema_v5,
+                                         schema_v6,  schema_v7,  schema_v8,  schema_v9, schema_v10,
+                                         schema_v11, schema_v12, schema_v13, schema_v14};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
 
 struct store {

@@ -167,8 +167,8 @@ PY
         check "ccache, the user's stats log: only this build's calls (hits)" cache_is "$id_user" hit
         check "ccache: the stats log is the run's own file" test -s "$T/l/resources-cc-cold.ccache.log"
         check "ccache: the user's stats log grew, and no file of ours was made" sh -c "[ \$(grep -c '^# ' '$C/user.log') = $((1 + 3 * user_runs)) ] && [ ! -e '$T/l/resources-$id_user.ccache.log' ]"
-        check "ccache: the summary says which hit" grep -Eq '^  [0-9.]+ [KMG]iB  ccache u[123].c  .*, ccache hit$' "$T/l/resources-$id_warm.summary.txt"
-        check "ccache: a miss is the compile's, one unit with its preprocessor (cc1 at its peak)" grep -Eq '^  [0-9.]+ MiB  cc1 u[123].c  .*, ccache miss$' "$T/l/resources-cc-cold.summary.txt"
+        check "ccache: the summary says which hit" grep -Eq '^  [0-9.]+ [KMG]iB  ccache u[123].c  .*, cache hit$' "$T/l/resources-$id_warm.summary.txt"
+        check "ccache: a miss is the compile's, one unit with its preprocessor (cc1 at its peak)" grep -Eq '^  [0-9.]+ MiB  cc1 u[123].c  .*, cache miss$' "$T/l/resources-cc-cold.summary.txt"
         expect_eq "ccache: the history keeps it" \
                 "$(sqlite3 "$T/h.db" "SELECT group_concat(DISTINCT u.cache) FROM units u JOIN runs r ON r.id = u.run WHERE r.run_id = '$id_warm'")" hit
         "$BUILDTEL" summarize --json "$T/l/resources-$id_warm.csv" >"$T/ccw.json"
