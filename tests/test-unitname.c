@@ -257,7 +257,7 @@ TEST(csv_path)
         assert_int_equal(unitscsv_format(u, &b), 0);
         print_message("%s", b.p);
         assert_non_null(strstr(b.p, ",/p/a/x.c,sampled,,,,\r\n"));
-        assert_non_null(strstr(b.p, ",/p/b/x.c,taskstats,hit\r\n"));
+        assert_non_null(strstr(b.p, ",/p/b/x.c,taskstats,hit,0,0,0\r\n"));
         assert_int_equal(units_new(&back), 0);
         assert_int_equal(unitscsv_parse(b.p, b.len, back, &skipped), 2);
         assert_int_equal(skipped, 0);
