@@ -27,10 +27,10 @@
 struct xunit {
         struct procunit u;
         long top;
-        double start_s;   /* its top's exec */
-        double end_s;     /* its top's exit (the connector's word); NAN not yet */
-        double wall_s;    /* its top's life, from its record; NAN no record yet */
-        unsigned waited;  /* drains since its record, its end unheard */
+        double start_s;  /* its top's exec */
+        double end_s;    /* its top's exit (the connector's word); NAN not yet */
+        double wall_s;   /* its top's life, from its record; NAN no record yet */
+        unsigned waited; /* drains since its record, its end unheard */
         double cpu_s;
         uint64_t peak_kb;
         char tool[TASKEV_COMM_MAX + 1]; /* the process at the peak */
@@ -47,14 +47,14 @@ struct acct {
         struct procfs *proc;
         struct units *units;
         struct guard *guard; /* NULL: none */
-        uint64_t *member; /* a bit per pid: the build's processes */
-        uint64_t *gone;   /* a bit per pid: exec'd, its command line unread */
+        uint64_t *member;    /* a bit per pid: the build's processes */
+        uint64_t *gone;      /* a bit per pid: exec'd, its command line unread */
         long pid_max;
         struct xunit *xu;
         size_t nxu, capxu;
         struct xproc *xp;
         size_t nxp, capxp;
-        double mono0; /* the run's clock's start, CLOCK_MONOTONIC */
+        double mono0;    /* the run's clock's start, CLOCK_MONOTONIC */
         uint64_t unread; /* compilers gone before their command line was read */
         struct run_procs procs;
         struct run_proc_kind kinds[ACCT_KINDS]; /* by name; past the cap, uncounted by name */
@@ -142,15 +142,8 @@ static struct xproc *find_proc(struct acct *a, long pid)
 
 static int add_proc(struct acct *a, long pid, size_t unit)
 {
-        if (a->nxp == a->capxp) {
-                size_t cap = a->capxp ? 2 * a->capxp : 64;
-                struct xproc *v = reallocarray(a->xp, cap, sizeof(*v));
-
-                if (!v)
-                        return -ENOMEM;
-                a->xp = v;
-                a->capxp = cap;
-        }
+        if (array_grow(&a->xp, &a->capxp, a->nxp, sizeof(*a->xp), 64) < 0)
+                return -ENOMEM;
         a->xp[a->nxp++] = (struct xproc){.pid = pid, .unit = unit};
         return 0;
 }
@@ -161,15 +154,8 @@ static struct xunit *new_unit(struct acct *a, size_t *ret_i)
         for (size_t i = 0; i < a->nxu; i++)
                 if (a->xu[i].top == 0)
                         return memset(&a->xu[*ret_i = i], 0, sizeof(*a->xu));
-        if (a->nxu == a->capxu) {
-                size_t cap = a->capxu ? 2 * a->capxu : 32;
-                struct xunit *v = reallocarray(a->xu, cap, sizeof(*v));
-
-                if (!v)
-                        return NULL;
-                a->xu = v;
-                a->capxu = cap;
-        }
+        if (array_grow(&a->xu, &a->capxu, a->nxu, sizeof(*a->xu), 32) < 0)
+                return NULL;
         *ret_i = a->nxu;
         return memset(&a->xu[a->nxu++], 0, sizeof(*a->xu));
 }
@@ -436,4 +422,3 @@ void acct_procs(struct acct *a, struct run_procs *ret)
                 ret->top[ret->ntop++] = a->kinds[i];
         qsort(ret->top, ret->ntop, sizeof(*ret->top), cmp_cpu);
 }
-

@@ -155,6 +155,22 @@ int parse_size_str(const char *s, uint64_t *ret)
         return -EINVAL;
 }
 
+int array_grow(void *p, size_t *cap, size_t n, size_t size, size_t first)
+{
+        size_t c = *cap ? 2 * *cap : first;
+        void *v;
+
+        if (n < *cap)
+                return 0;
+        memcpy(&v, p, sizeof(v)); /* p is a T **: its pointer, whatever T */
+        v = reallocarray(v, c, size);
+        if (!v)
+                return -ENOMEM;
+        memcpy(p, &v, sizeof(v));
+        *cap = c;
+        return 0;
+}
+
 int write_all(int fd, const void *buf, size_t len)
 {
         const char *p = buf;
