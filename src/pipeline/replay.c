@@ -46,15 +46,7 @@ struct replay {
         bool have_targets; /* the targets were read (a CSV may have no file of them) */
 };
 
-static void note(const struct replay *rp, const char *fmt, ...) _printf_(2, 3);
-static void note(const struct replay *rp, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        note_v(rp->ref.note, rp->ref.userdata, fmt, ap);
-        va_end(ap);
-}
+#define note(x, ...) note_to((x)->ref.note, (x)->ref.userdata, __VA_ARGS__)
 
 static int say(char *why, size_t cap, int e, const char *fmt, ...) _printf_(4, 5);
 static int say(char *why, size_t cap, int e, const char *fmt, ...)
