@@ -924,7 +924,7 @@ static int finish_model(struct recorder *r, int64_t before)
 int recorder_finish(struct recorder *r)
 {
         struct exec_cover cover;
-        struct dbuf msg = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf msg = DBUF_INIT;
 
         parse_stop(r); /* every line parsed; the end-of-run fetches fork */
         summary_end_run(&r->summary, r->run);
@@ -939,7 +939,6 @@ int recorder_finish(struct recorder *r)
         (void)snprintf(cover.driver, sizeof(cover.driver), "%s", outparse_driver(r->op));
         if (short_render_execs(&cover, &msg) >= 0 && msg.len)
                 note(r, "%s", msg.p);
-        dbuf_release(&msg);
         targets_facts(r->model.targets, r->run, &r->facts);
         r->model.facts = &r->facts;
         return finish_model(r, 0);

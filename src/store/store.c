@@ -194,10 +194,9 @@ static const char schema_v12[] = "ALTER TABLE units ADD COLUMN source TEXT;"
 static const char schema_v13[] = "ALTER TABLE units ADD COLUMN dir TEXT;";
 
 /* migrations[v] takes a file from version v to v + 1. */
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4,
-                                         schema_v5, schema_v6, schema_v7, schema_v8,
-                                         schema_v9, schema_v10, schema_v11, schema_v12,
-                                         schema_v13};
+static const char *const migrations[] = {schema_v1,  schema_v2,  schema_v3, schema_v4, schema_v5,
+                                         schema_v6,  schema_v7,  schema_v8, schema_v9, schema_v10,
+                                         schema_v11, schema_v12, schema_v13};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
 
 struct store {
@@ -636,7 +635,7 @@ static int upgrade(struct store *st)
 /* Prepare the sample insert over the columns the table has. */
 static int prepare_sample_insert(struct store *st)
 {
-        struct dbuf sql = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf sql = DBUF_INIT;
         size_t n = 0;
         int r;
 
@@ -662,7 +661,6 @@ static int prepare_sample_insert(struct store *st)
         if (r >= 0)
                 r = store_prepare(st, sql.p, &st->ins_sample);
         st->nsample_cols = n;
-        dbuf_release(&sql);
         return r;
 }
 
@@ -708,8 +706,8 @@ int store_open(const char *path, bool create, int busy_ms, struct store **ret)
         }
         if (rc == SQLITE_OK)
                 rc = sqlite3_create_function(st->db, "cc_delta", 5,
-                                             SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-                                             sql_cc_delta, NULL, NULL);
+                                             SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_cc_delta,
+                                             NULL, NULL);
         if (rc != SQLITE_OK) {
                 r = store_map_rc(st->db, rc);
                 store_close(st);
