@@ -77,16 +77,6 @@ static void set_bit(struct acct *a, uint64_t *set, long pid, bool on)
                 set[pid / 64] &= ~(UINT64_C(1) << (pid % 64));
 }
 
-static bool is_member(const struct acct *a, long pid)
-{
-        return bit(a, a->member, pid);
-}
-
-static void set_member(struct acct *a, long pid, bool on)
-{
-        set_bit(a, a->member, pid, on);
-}
-
 int acct_open(struct procfs *p, struct units *units, struct acct **ret)
 {
         struct acct *a = calloc(1, sizeof(*a));
@@ -129,7 +119,7 @@ void acct_set_guard(struct acct *a, struct guard *g)
 void acct_member(struct acct *a, long pid)
 {
         if (a)
-                set_member(a, pid, true);
+                set_bit(a, a->member, pid, true);
 }
 
 static struct xproc *find_proc(struct acct *a, long pid)
@@ -267,7 +257,7 @@ static void on_exit_task(struct acct *a, const struct taskev *ev)
         struct xunit *x;
         size_t unit;
 
-        if (!is_member(a, ev->tgid))
+        if (!bit(a, a->member, ev->tgid))
                 return;
         count(a, ev);
         if (a->guard && ev->last) {
@@ -282,7 +272,7 @@ static void on_exit_task(struct acct *a, const struct taskev *ev)
                                            TOOL_COMPILER | TOOL_DRIVER | TOOL_LINKER);
         }
         if (ev->last)
-                set_member(a, ev->tgid, false);
+                set_bit(a, a->member, ev->tgid, false);
         if (!(p = find_proc(a, ev->tgid)))
                 return;
         unit = p->unit;
@@ -322,16 +312,16 @@ static void on_event(void *userdata, const struct taskev *ev)
 
         switch (ev->type) {
         case TASKEV_FORK:
-                if (ev->pid != ev->tgid || !is_member(a, ev->ppid))
+                if (ev->pid != ev->tgid || !bit(a, a->member, ev->ppid))
                         return;
-                set_member(a, ev->pid, true);
+                set_bit(a, a->member, ev->pid, true);
                 if ((p = find_proc(a, ev->ppid)))
                         (void)add_proc(a, ev->pid, p->unit);
                 if (a->guard)
                         guard_fork(a->guard, ev->ppid, ev->pid);
                 return;
         case TASKEV_EXEC:
-                if (is_member(a, ev->tgid))
+                if (bit(a, a->member, ev->tgid))
                         on_exec(a, ev->tgid, ev->at_s);
                 return;
         case TASKEV_EXIT:
