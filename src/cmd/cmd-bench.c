@@ -240,22 +240,21 @@ static int report(const struct common_opts *o, const struct bench_view *v)
 /* The statistics of the n series run, printed and exported. */
 static int conclude(const struct common_opts *o, char **cmds, struct bench_cmdrun *c, size_t n)
 {
-        struct bench_series *s = calloc(n, sizeof(*s));
-        struct bench_result *r = calloc(n, sizeof(*r));
-        struct bench_cmp *cmp = calloc(n, sizeof(*cmp));
+        _cleanup_free_ struct bench_series *s = calloc(n, sizeof(*s));
+        _cleanup_free_ struct bench_result *r = calloc(n, sizeof(*r));
+        _cleanup_free_ struct bench_cmp *cmp = calloc(n, sizeof(*cmp));
         struct bench_view v = {.s = s, .r = r, .n = n, .cmp = cmp};
         int ret = -1, k = 0;
 
         if (!s || !r || !cmp)
                 goto out;
         for (size_t i = 0; i < n; i++) {
-                s[i] =
-                    (struct bench_series){.command = cmds[i],
-                                          .n = c[i].n,
-                                          .f = c[i].f,
-                                          .run_id = (const char(*)[BENCH_RUN_ID_MAX])c[i].run_id,
-                                          .param = c[i].param,
-                                          .value = c[i].value};
+                s[i] = (struct bench_series){.command = cmds[i],
+                                             .n = c[i].n,
+                                             .f = c[i].f,
+                                             .run_id = (const char(*)[BENCH_RUN_ID_MAX])c[i].run_id,
+                                             .param = c[i].param,
+                                             .value = c[i].value};
                 if (bench_result_of(&s[i], &r[i]) < 0)
                         goto out;
         }
@@ -266,9 +265,6 @@ static int conclude(const struct common_opts *o, char **cmds, struct bench_cmdru
 out:
         if (ret < 0 && (!s || !r || !cmp || k < 0))
                 fprintf(stderr, "buildtel bench: out of memory\n");
-        free(s);
-        free(r);
-        free(cmp);
         return ret;
 }
 
@@ -342,10 +338,12 @@ static int take_scan(int argc, char **argv, struct scan *sc)
                         sc->name = argv[++i];
                         if (!(sc->list = strdup(argv[++i])))
                                 return bad_scan("out of memory");
-                } else if ((!strcmp(a, "--parameter-step-size") || !strcmp(a, "-D")) && i + 1 < argc) {
+                } else if ((!strcmp(a, "--parameter-step-size") || !strcmp(a, "-D")) &&
+                           i + 1 < argc) {
                         step = argv[++i];
                 } else if (scan || list) {
-                        return bad_scan("--parameter-scan takes NAME MIN MAX, --parameter-list NAME V1,V2");
+                        return bad_scan(
+                            "--parameter-scan takes NAME MIN MAX, --parameter-list NAME V1,V2");
                 } else {
                         argv[n++] = argv[i];
                 }
@@ -366,7 +364,8 @@ static int take_scan(int argc, char **argv, struct scan *sc)
             (step && (parse_double_str(step, &d) < 0 || !(d > 0))) || !(lo <= hi) ||
             (!step && (lo != floor(lo) || hi != floor(hi))))
                 return bad_scan("--parameter-scan: MIN <= MAX, whole numbers (or -D STEP > 0)");
-        for (double v = lo; v <= hi + d * 1e-9 && sc->n < BENCH_PARAM_VALUES; v = lo + d * (double)sc->n) {
+        for (double v = lo; v <= hi + d * 1e-9 && sc->n < BENCH_PARAM_VALUES;
+             v = lo + d * (double)sc->n) {
                 char buf[32];
 
                 snprintf(buf, sizeof(buf), "%.10g", v);

@@ -197,7 +197,7 @@ int cmd_cache(int argc, char **argv)
         static const char *const tools[] = {"ccache", "sccache"};
         struct common_opts o;
         struct store *st = NULL;
-        struct dbuf out = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf out = DBUF_INIT;
         json_t *arr = NULL;
         double now = now_realtime();
         bool any_tool = false;
@@ -246,7 +246,6 @@ int cmd_cache(int argc, char **argv)
                 ret = 0;
 out:
         json_decref(arr);
-        dbuf_release(&out);
         store_close(st);
         return ret;
 }

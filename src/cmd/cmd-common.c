@@ -92,7 +92,6 @@ int common_run_info(struct common_opts *o, const char *kind, struct run_info *ri
 
 const char *common_getenv(void *userdata, const char *name)
 {
-        (void)userdata;
         return getenv(name);
 }
 
@@ -125,14 +124,13 @@ static _printf_(2, 0) void common_vprint(const char *what, const char *fmt, va_l
 {
         char buf[2048];
 
-        struct dbuf b = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf b = DBUF_INIT;
 
         (void)vsnprintf(buf, sizeof(buf), fmt, ap); /* a cut line is still said */
         /* a note may quote the build (a stage, a file name, a run id from a
          * file): cleaned for the terminal (model/run.h) on one line */
         if (run_append_utf8_lossy(&b, buf, strlen(buf), true) >= 0)
                 fprintf(stderr, "%s: %s\n", what, b.p);
-        dbuf_release(&b);
 }
 
 void common_note(void *userdata, const char *fmt, ...)

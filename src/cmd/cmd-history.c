@@ -105,16 +105,14 @@ json_t *history_json_count(int64_t v)
 
 void history_run_result(const struct store_run *r, char *buf, size_t len)
 {
-        if (r->state == STORE_RUN_RUNNING || r->state == STORE_RUN_INCOMPLETE ||
-            r->state == STORE_RUN_UNRECORDED || r->state == STORE_RUN_DISK_FULL)
-                snprintf(buf, len, "%s", store_run_state_name(r->state));
-        else {
-                char o[FIGURE_OUTCOME_LEN];
+        char o[FIGURE_OUTCOME_LEN];
+        bool unfinished = r->state == STORE_RUN_RUNNING || r->state == STORE_RUN_INCOMPLETE ||
+                          r->state == STORE_RUN_UNRECORDED || r->state == STORE_RUN_DISK_FULL;
 
-                snprintf(
-                    buf, len, "%s",
-                    figure_outcome(r->info.exit_code, r->info.term_signal, r->build_oom_kills, o));
-        }
+        snprintf(buf, len, "%s",
+                 unfinished ? store_run_state_name(r->state)
+                            : figure_outcome(r->info.exit_code, r->info.term_signal,
+                                             r->build_oom_kills, o));
 }
 
 /* Set key to v in o; a NULL v (no memory) makes o NULL. */

@@ -50,7 +50,7 @@ int cmd_plan(int argc, char **argv)
         struct ledger *l = NULL;
         _cleanup_free_ char *job = NULL;
         struct plan p;
-        struct dbuf out = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf out = DBUF_INIT;
         double mb;
         unsigned cpus;
         int k, n, ret = 1;
@@ -112,7 +112,6 @@ int cmd_plan(int argc, char **argv)
 oom:
         fprintf(stderr, "buildtel plan: out of memory\n");
 out:
-        dbuf_release(&out);
         ledger_free(l);
         store_close(st);
         common_opts_release(&co);

@@ -46,7 +46,7 @@ struct prune_run {
 struct prune_list {
         struct prune_run *v;
         struct retention_run *r;
-        size_t n, cap;
+        size_t n, cap, rcap; /* of v and of r */
         const char *log_dir, *self;
         int err;
 };
@@ -114,19 +114,9 @@ static int add_run(void *userdata, const struct store_run *r)
         struct prune_run *p;
         struct retention_run *q;
 
-        if (l->n == l->cap) {
-                size_t cap = l->cap ? 2 * l->cap : 64;
-                void *v = realloc(l->v, cap * sizeof(*l->v)), *w;
-
-                if (!v)
-                        return -ENOMEM;
-                l->v = v;
-                w = realloc(l->r, cap * sizeof(*l->r));
-                if (!w)
-                        return -ENOMEM;
-                l->r = w;
-                l->cap = cap;
-        }
+        if (array_grow(&l->v, &l->cap, l->n, sizeof(*l->v), 64) < 0 ||
+            array_grow(&l->r, &l->rcap, l->n, sizeof(*l->r), 64) < 0)
+                return -ENOMEM;
         p = &l->v[l->n];
         q = &l->r[l->n];
         *p = (struct prune_run){.id = r->id};
@@ -138,8 +128,7 @@ static int add_run(void *userdata, const struct store_run *r)
                     !run_id_safe(r->info.run_id) ||
                     (l->self && r->info.run_id && strcmp(l->self, r->info.run_id) == 0);
         if (!(p->run_id = strdup(r->info.run_id ? r->info.run_id : "")) ||
-            !(p->dir = dir_of(r, l->log_dir)) ||
-            (r->info.job && !(p->job = strdup(r->info.job)))) {
+            !(p->dir = dir_of(r, l->log_dir)) || (r->info.job && !(p->job = strdup(r->info.job)))) {
                 free(p->run_id);
                 free(p->dir);
                 return -ENOMEM;

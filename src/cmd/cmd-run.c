@@ -112,22 +112,19 @@ static char *ninja_log_of(char **argv)
 {
         enum ninjaargv_need need;
         const char *dir;
-        char *log = NULL, *bn = NULL;
+        _cleanup_free_ char *bn = NULL;
+        char *log;
 
-        if (ninjaargv_dir(argv, &dir, &need) <= 0)
-                return NULL;
-        if (asprintf(&log, "%s/.ninja_log", dir) < 0)
+        if (ninjaargv_dir(argv, &dir, &need) <= 0 || asprintf(&log, "%s/.ninja_log", dir) < 0)
                 return NULL;
         if (need == NINJAARGV_NONE || access(log, F_OK) == 0)
                 return log;
         if (asprintf(&bn, "%s/build.ninja", dir) < 0)
                 bn = NULL;
-        if (!bn || access(bn, F_OK) < 0) {
-                free(log);
-                log = NULL;
-        }
-        free(bn);
-        return log;
+        if (bn && access(bn, F_OK) == 0)
+                return log;
+        free(log);
+        return NULL;
 }
 
 struct run {
@@ -407,8 +404,8 @@ int cmd_run_build(struct common_opts *o, char **argv, size_t argc, const struct 
         R.ri.memory_max_mb = o->rec.summary.mem_cap_mb;
         o->rec.memory_guard = o->memory_guard;
         o->rec.guard_headroom_mb = !isnan(o->guard_headroom_mb) ? o->guard_headroom_mb
-                                   : o->memory_max ? MAX(64.0, R.ri.memory_max_mb / 16)
-                                                   : 256.0;
+                                   : o->memory_max              ? MAX(64.0, R.ri.memory_max_mb / 16)
+                                                                : 256.0;
         if (!o->rec.metrics.ninja_log && (ninja_log = ninja_log_of(argv))) {
                 o->rec.metrics.ninja_log = ninja_log;
                 o->rec.metrics.ninja_log_found = true;

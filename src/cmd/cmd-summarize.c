@@ -18,7 +18,7 @@ static int summarize(const struct common_opts *o, const char *spec)
 {
         struct replay *rp = NULL;
         const struct run_model *m;
-        struct dbuf out = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf out = DBUF_INIT;
         int ret = 1;
 
         if (common_replay_open(o, "summarize", spec, false, false, &rp) > 0 ||
@@ -32,7 +32,6 @@ static int summarize(const struct common_opts *o, const char *spec)
         else
                 ret = 0;
 out:
-        dbuf_release(&out);
         replay_free(rp);
         return ret;
 }

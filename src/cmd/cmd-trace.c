@@ -71,15 +71,8 @@ static void edges_release(struct trace_edges *x)
 static int edges_push(struct trace_edges *x, double start_s, double end_s, const char *out,
                       size_t len)
 {
-        if (x->n == x->cap) {
-                size_t cap = x->cap ? 2 * x->cap : 256;
-                struct trace_edge *v = reallocarray(x->v, cap, sizeof(*v));
-
-                if (!v)
-                        return -ENOMEM;
-                x->v = v;
-                x->cap = cap;
-        }
+        if (array_grow(&x->v, &x->cap, x->n, sizeof(*x->v), 256) < 0)
+                return -ENOMEM;
         x->v[x->n++] = (struct trace_edge){start_s, end_s, out, len};
         return 0;
 }

@@ -85,16 +85,6 @@ static void set_bit(struct acct *a, uint64_t *set, long pid, bool on)
                 set[pid / 64] &= ~(UINT64_C(1) << (pid % 64));
 }
 
-static bool is_member(const struct acct *a, long pid)
-{
-        return bit(a, a->member, pid);
-}
-
-static void set_member(struct acct *a, long pid, bool on)
-{
-        set_bit(a, a->member, pid, on);
-}
-
 int acct_open(struct procfs *p, struct units *units, struct acct **ret)
 {
         struct acct *a = calloc(1, sizeof(*a));
@@ -138,7 +128,7 @@ void acct_set_guard(struct acct *a, struct guard *g)
 void acct_member(struct acct *a, long pid)
 {
         if (a)
-                set_member(a, pid, true);
+                set_bit(a, a->member, pid, true);
 }
 
 static struct xproc *find_proc(struct acct *a, long pid)
@@ -151,15 +141,8 @@ static struct xproc *find_proc(struct acct *a, long pid)
 
 static int add_proc(struct acct *a, long pid, size_t unit)
 {
-        if (a->nxp == a->capxp) {
-                size_t cap = a->capxp ? 2 * a->capxp : 64;
-                struct xproc *v = reallocarray(a->xp, cap, sizeof(*v));
-
-                if (!v)
-                        return -ENOMEM;
-                a->xp = v;
-                a->capxp = cap;
-        }
+        if (array_grow(&a->xp, &a->capxp, a->nxp, sizeof(*a->xp), 64) < 0)
+                return -ENOMEM;
         a->xp[a->nxp++] = (struct xproc){.pid = pid, .unit = unit};
         return 0;
 }
@@ -170,15 +153,8 @@ static struct xunit *new_unit(struct acct *a, size_t *ret_i)
         for (size_t i = 0; i < a->nxu; i++)
                 if (a->xu[i].top == 0)
                         return memset(&a->xu[*ret_i = i], 0, sizeof(*a->xu));
-        if (a->nxu == a->capxu) {
-                size_t cap = a->capxu ? 2 * a->capxu : 32;
-                struct xunit *v = reallocarray(a->xu, cap, sizeof(*v));
-
-                if (!v)
-                        return NULL;
-                a->xu = v;
-                a->capxu = cap;
-        }
+        if (array_grow(&a->xu, &a->capxu, a->nxu, sizeof(*a->xu), 32) < 0)
+                return NULL;
         *ret_i = a->nxu;
         return memset(&a->xu[a->nxu++], 0, sizeof(*a->xu));
 }
@@ -292,7 +268,7 @@ static void on_exit_task(struct acct *a, const struct taskev *ev)
         struct xunit *x;
         size_t unit, i;
 
-        if (!is_member(a, ev->tgid))
+        if (!bit(a, a->member, ev->tgid))
                 return;
         count(a, ev);
         if (a->guard && ev->last) {
@@ -307,7 +283,7 @@ static void on_exit_task(struct acct *a, const struct taskev *ev)
                                            TOOL_COMPILER | TOOL_DRIVER | TOOL_LINKER);
         }
         if (ev->last)
-                set_member(a, ev->tgid, false);
+                set_bit(a, a->member, ev->tgid, false);
         if (!(p = find_proc(a, ev->tgid)))
                 return;
         unit = p->unit;
@@ -353,16 +329,16 @@ static void on_event(void *userdata, const struct taskev *ev)
 
         switch (ev->type) {
         case TASKEV_FORK:
-                if (ev->pid != ev->tgid || !is_member(a, ev->ppid))
+                if (ev->pid != ev->tgid || !bit(a, a->member, ev->ppid))
                         return;
-                set_member(a, ev->pid, true);
+                set_bit(a, a->member, ev->pid, true);
                 if ((p = find_proc(a, ev->ppid)))
                         (void)add_proc(a, ev->pid, p->unit);
                 if (a->guard)
                         guard_fork(a->guard, ev->ppid, ev->pid);
                 return;
         case TASKEV_EXEC:
-                if (is_member(a, ev->tgid))
+                if (bit(a, a->member, ev->tgid))
                         on_exec(a, ev->tgid, ev->at_s);
                 return;
         case TASKEV_EXIT:

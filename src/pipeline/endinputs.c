@@ -3,7 +3,6 @@
 #include "pipeline/endinputs.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,15 +22,7 @@ struct endinputs {
         void *userdata;
 };
 
-static void note(const struct endinputs *in, const char *fmt, ...) _printf_(2, 3);
-static void note(const struct endinputs *in, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        note_v(in->note, in->userdata, fmt, ap);
-        va_end(ap);
-}
+#define note(x, ...) note_to((x)->note, (x)->userdata, __VA_ARGS__)
 
 /* docker buildx history, after the build: a call may take this long, all
  * of them this long together. A loaded 2-core runner can be slow to start

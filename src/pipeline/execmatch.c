@@ -83,11 +83,11 @@ int execmatch_new(const char *root, struct execmatch **ret)
         pthread_mutex_init(&em->lock, NULL);
         em->mem_peak = em->pids_peak = NAN;
         em->want = calloc(EXECMATCH_WANT_MAX, sizeof(*em->want));
-        e = em->want ? bkexec_new(&(struct bkexec_config){.root = root,
-                                                           .match = match_exec,
-                                                           .userdata = em},
-                                  &em->bk)
-                     : -ENOMEM;
+        e = em->want
+                ? bkexec_new(
+                      &(struct bkexec_config){.root = root, .match = match_exec, .userdata = em},
+                      &em->bk)
+                : -ENOMEM;
         if (e < 0) {
                 execmatch_free(em);
                 return e;
@@ -109,18 +109,17 @@ void execmatch_free(struct execmatch *em)
 
 void execmatch_want(struct execmatch *em, const char *cmd, size_t len, double now)
 {
+        size_t i = 0;
+
         if (!em)
                 return; /* not following execs */
         pthread_mutex_lock(&em->lock);
-        for (size_t i = 0; i < em->nwant; i++)
-                if (strcmp(em->want[i].cmd, cmd) == 0)
-                        goto out;
-        if (em->nwant < EXECMATCH_WANT_MAX) {
-                memcpy(em->want[em->nwant].cmd, cmd, MIN(len, (size_t)BKRUN_CMD_MAX));
-                em->want[em->nwant].seen = now;
-                em->nwant++;
+        while (i < em->nwant && strcmp(em->want[i].cmd, cmd) != 0)
+                i++;
+        if (i == em->nwant && i < EXECMATCH_WANT_MAX) {
+                memcpy(em->want[i].cmd, cmd, MIN(len, (size_t)BKRUN_CMD_MAX));
+                em->want[em->nwant++].seen = now;
         }
-out:
         pthread_mutex_unlock(&em->lock);
 }
 
@@ -282,8 +281,8 @@ static void attach_execs(struct execmatch *em, const struct targets *ts, double 
                 (void)bkrun_vertex_cmd(ts->stepv[j].name, strlen(ts->stepv[j].name), cmd[j],
                                        sizeof(cmd[j]));
         for (size_t i = 0; i < n; i++) {
-                int best = best_step(ts, (const char(*)[BKRUN_CMD_MAX + 1])cmd, taken, &f[i],
-                                     slack);
+                int best =
+                    best_step(ts, (const char(*)[BKRUN_CMD_MAX + 1]) cmd, taken, &f[i], slack);
 
                 if (best < 0)
                         continue;

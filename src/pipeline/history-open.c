@@ -15,7 +15,6 @@ static bool pid_alive_here(void *userdata, long pid, uint64_t starttime)
 {
         _cleanup_close_ int root = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-        (void)userdata;
         return root >= 0 && procfs_pid_alive(root, pid, starttime) > 0;
 }
 

@@ -79,15 +79,7 @@ struct recorder {
         struct run_model model; /* complete after recorder_finish */
 };
 
-static void note(struct recorder *r, const char *fmt, ...) _printf_(2, 3);
-static void note(struct recorder *r, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        note_v(r->cfg.note, r->cfg.userdata, fmt, ap);
-        va_end(ap);
-}
+#define note(x, ...) note_to((x)->cfg.note, (x)->cfg.userdata, __VA_ARGS__)
 
 char *recorder_default_log_dir(void)
 {
@@ -786,13 +778,12 @@ static void watch_after(struct recorder *r, struct sample *s)
 /* Say at once when the build lost a process to the OOM killer. */
 static void warn_oom(struct recorder *r, uint64_t before)
 {
-        struct dbuf msg = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf msg = DBUF_INIT;
 
         if (r->summary.build.noom == before || !r->cfg.warn)
                 return;
         if (short_render_oom(&r->summary.build, &msg) >= 0)
                 r->cfg.warn(r->cfg.userdata, "%s", msg.p);
-        dbuf_release(&msg);
 }
 
 /* One sample, taken or replayed, to the model and the sinks. */
@@ -962,7 +953,7 @@ static int finish_model(struct recorder *r, int64_t before)
 int recorder_finish(struct recorder *r)
 {
         struct exec_cover cover;
-        struct dbuf msg = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf msg = DBUF_INIT;
 
         parse_stop(r); /* every line parsed; the end-of-run fetches fork */
         summary_end_run(&r->summary, r->run);
@@ -978,7 +969,6 @@ int recorder_finish(struct recorder *r)
         (void)snprintf(cover.builder, sizeof(cover.builder), "%s", outparse_builder(r->op));
         if (short_render_execs(&cover, &msg) >= 0 && msg.len)
                 note(r, "%s", msg.p);
-        dbuf_release(&msg);
         targets_facts(r->model.targets, r->run, &r->facts);
         r->model.facts = &r->facts;
         return finish_model(r, 0);

@@ -24,6 +24,7 @@
 #include "pipeline/source.h"
 #include "store/history-run.h"
 #include "store/store.h"
+#include "util/json-cleanup.h"
 #include "util/util.h"
 
 #define REPLAY_MAX_CSV (4ULL << 30)
@@ -45,15 +46,7 @@ struct replay {
         bool have_targets; /* the targets were read (a CSV may have no file of them) */
 };
 
-static void note(const struct replay *rp, const char *fmt, ...) _printf_(2, 3);
-static void note(const struct replay *rp, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        note_v(rp->ref.note, rp->ref.userdata, fmt, ap);
-        va_end(ap);
-}
+#define note(x, ...) note_to((x)->ref.note, (x)->ref.userdata, __VA_ARGS__)
 
 static int say(char *why, size_t cap, int e, const char *fmt, ...) _printf_(4, 5);
 static int say(char *why, size_t cap, int e, const char *fmt, ...)
@@ -197,6 +190,7 @@ static int open_csv(struct replay *rp, char *why, size_t cap)
  * or -errno with why. */
 static int open_db(struct replay *rp, const char *spec, char *why, size_t cap)
 {
+        _cleanup_json_ json_t *procs = NULL, *guard = NULL;
         struct store_run run;
         int e = history_store_open(rp->db, false, REPLAY_BUSY_MS, &rp->st);
 
@@ -215,18 +209,10 @@ static int open_db(struct replay *rp, const char *spec, char *why, size_t cap)
                 return say(why, cap, e, "history database '%s': %s", rp->db, store_strerror(e));
         rp->run.ri = run.info;
         run.info = (struct run_info){0};
-        if (run.procs_json) {
-                json_t *v = json_loads(run.procs_json, 0, NULL);
-
-                (void)runjson_procs_parse(v, &rp->run.ri.procs); /* a bad one is none */
-                json_decref(v);
-        }
-        if (run.guard_json) {
-                json_t *v = json_loads(run.guard_json, 0, NULL);
-
-                (void)runjson_guard_parse(v, &rp->run.ri.guard);
-                json_decref(v);
-        }
+        procs = json_loads(run.procs_json, 0, NULL); /* NULL in, NULL out */
+        guard = json_loads(run.guard_json, 0, NULL);
+        (void)runjson_procs_parse(procs, &rp->run.ri.procs); /* a bad one is none */
+        (void)runjson_guard_parse(guard, &rp->run.ri.guard);
         rp->run.vcs_rev = TAKE_PTR(run.vcs_rev);
         rp->run.state = run.state;
         rp->run.row = rp->id;

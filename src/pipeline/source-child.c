@@ -90,6 +90,17 @@ static enum out_kind out_kind(int fd, const struct child_config *cfg)
         return OUT_COPY;
 }
 
+static void child_close(void *state)
+{
+        struct source_child *s = state;
+
+        if (!s)
+                return;
+        child_free(s->child);
+        free(s->buf);
+        free(s);
+}
+
 int source_child_open(const struct child_config *cfg, double grace, bool subreaper,
                       struct source_child **ret)
 {
@@ -99,14 +110,9 @@ int source_child_open(const struct child_config *cfg, double grace, bool subreap
         if (!s)
                 return -ENOMEM;
         s->buf = malloc(READ_CHUNK);
-        if (!s->buf) {
-                free(s);
-                return -ENOMEM;
-        }
-        e = child_spawn(cfg, &s->child);
+        e = s->buf ? child_spawn(cfg, &s->child) : -ENOMEM;
         if (e < 0) {
-                free(s->buf);
-                free(s);
+                child_close(s);
                 return e;
         }
         s->grace = grace;
@@ -131,17 +137,6 @@ long source_child_pid(const struct source_child *s)
 const char *source_child_exit_comm(const struct source_child *s)
 {
         return child_exit_comm(s->child);
-}
-
-static void child_close(void *state)
-{
-        struct source_child *s = state;
-
-        if (!s)
-                return;
-        child_free(s->child);
-        free(s->buf);
-        free(s);
 }
 
 static void pump_eof(struct source_child *s, int stream, struct recorder *r)

@@ -26,20 +26,20 @@ static bool is_gz(const char *path)
         return n > k && strcmp(path + n - k, LOGFILE_GZ_SUFFIX) == 0;
 }
 
+/* path + ".gz" + suffix, malloc'd (a plain log's path). */
+static char *gz_name(const char *path, const char *suffix)
+{
+        char *p;
+
+        return asprintf(&p, "%s" LOGFILE_GZ_SUFFIX "%s", path, suffix) < 0 ? NULL : p;
+}
+
 /* path with ".gz" added (gz) or removed; malloc'd. */
 static char *other_form(const char *path)
 {
-        size_t n = strlen(path), k = strlen(LOGFILE_GZ_SUFFIX);
-        char *p;
-
         if (is_gz(path))
-                return strndup(path, n - k);
-        p = malloc(n + k + 1);
-        if (p) {
-                memcpy(p, path, n);
-                memcpy(p + n, LOGFILE_GZ_SUFFIX, k + 1);
-        }
-        return p;
+                return strndup(path, strlen(path) - strlen(LOGFILE_GZ_SUFFIX));
+        return gz_name(path, "");
 }
 
 /* Copy fd into the gzip stream g. 0 or -errno. */
@@ -60,20 +60,6 @@ static int pump(int fd, gzFile g)
                         return -EIO;
         }
         return 0;
-}
-
-/* path + ".gz" + suffix, malloc'd (a plain log's path). */
-static char *gz_name(const char *path, const char *suffix)
-{
-        size_t n = strlen(path), k = strlen(LOGFILE_GZ_SUFFIX), l = strlen(suffix);
-        char *p = malloc(n + k + l + 1);
-
-        if (p) {
-                memcpy(p, path, n);
-                memcpy(p + n, LOGFILE_GZ_SUFFIX, k);
-                memcpy(p + n + k, suffix, l + 1);
-        }
-        return p;
 }
 
 /* Whether the log's first LOGFILE_PROBE bytes shrink by a tenth at level

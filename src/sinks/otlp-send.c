@@ -505,7 +505,7 @@ int otlp_trace_submit(struct otlp_sender *s, const struct otel_config *cfg,
             .summary = m->summary,
             .targets = m->targets,
         };
-        struct dbuf body = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf body = DBUF_INIT;
         int e;
 
         if (!cfg->traces_url)
@@ -514,6 +514,5 @@ int otlp_trace_submit(struct otlp_sender *s, const struct otel_config *cfg,
         e = otlp_trace_encode(&in, cfg->traces_protocol == OTEL_PROTOCOL_JSON, &body);
         if (e >= 0)
                 e = otlp_sender_submit_traces(s, &body, now);
-        dbuf_release(&body);
         return e;
 }

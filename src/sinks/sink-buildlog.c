@@ -84,7 +84,6 @@ static int buildlog_finish(void *state, const struct run_model *m)
         struct buildlog_state *st = state;
         off_t size;
 
-        (void)m;
         if (st->error)
                 return st->error;
         /* Every byte is in: what is left of the build has been drained. A

@@ -22,14 +22,13 @@ static int batch_open(const struct sink_ctx *ctx, void **ret_state)
  * it. 0, -ENOMEM or -EIO. */
 static int send_batch(struct otlp_batch_job *j, const struct run_model *final)
 {
-        struct dbuf body = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf body = DBUF_INIT;
         struct otlp_send_stats st;
         int e;
 
         e = otlp_metrics_encode(j->m, final, j->cfg->protocol == OTEL_PROTOCOL_JSON, &body);
         if (e >= 0)
                 e = otlp_sender_submit(j->s, &body, now_monotonic());
-        dbuf_release(&body);
         if (e >= 0 && final)
                 e = otlp_trace_submit(j->s, j->cfg, j->m, final, now_monotonic());
         if (e < 0)
@@ -44,7 +43,6 @@ static void batch_sample(void *state, const struct sample *s, const struct run_m
 {
         struct otlp_batch_job *j = state;
 
-        (void)m;
         if (j->result < 0)
                 return; /* the collector already refused: no more waiting */
         otlp_metrics_add_sample(j->m, s);

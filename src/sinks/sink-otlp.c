@@ -61,12 +61,11 @@ static void tell(struct otlp_state *st)
 
 static void export(struct otlp_state *st, const struct run_model *final, double now)
 {
-        struct dbuf body = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf body = DBUF_INIT;
 
         if (otlp_metrics_encode(st->metrics, final, st->cfg->protocol == OTEL_PROTOCOL_JSON,
                                 &body) >= 0)
                 (void)otlp_sender_submit(st->sender, &body, now);
-        dbuf_release(&body);
 }
 
 static void otlp_sample(void *state, const struct sample *s, const struct run_model *m)

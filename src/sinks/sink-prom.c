@@ -116,18 +116,15 @@ static int prom_open(const struct sink_ctx *ctx, void **ret_state)
 static int prom_finish(void *state, const struct run_model *m)
 {
         struct prom_state *st = state;
-        struct dbuf out = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf out = DBUF_INIT;
         int e;
 
         if (!st->dir)
                 return 0;
         e = prom_render(m, st->cfg.metric_prefix, &out);
-
-        if (e >= 0)
-                e = prom_write_file(st->dir, st->cfg.prom_file, out.p ? out.p : "", out.len,
-                                    st->in_log_dir);
-        dbuf_release(&out);
-        return e;
+        return e < 0 ? e
+                     : prom_write_file(st->dir, st->cfg.prom_file, out.p ? out.p : "", out.len,
+                                       st->in_log_dir);
 }
 
 static void prom_close(void *state)

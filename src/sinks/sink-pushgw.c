@@ -137,7 +137,7 @@ static void warn(struct pushgw_state *st, const char *fmt, ...)
 static int pushgw_finish(void *state, const struct run_model *m)
 {
         struct pushgw_state *st = state;
-        struct dbuf body = DBUF_INIT, url = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf body = DBUF_INIT, url = DBUF_INIT;
         char shown[1024];
         struct curl_slist *hdr = NULL;
         double timeout =
@@ -190,8 +190,6 @@ out:
         sym_curl_slist_free_all(hdr);
         if (c)
                 sym_curl_easy_cleanup(c);
-        dbuf_release(&body);
-        dbuf_release(&url);
         /* Reported above; the build's status is not ours to change. */
         return e < 0 ? e : 0;
 }

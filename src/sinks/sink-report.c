@@ -77,29 +77,23 @@ static void report_sample(void *state, const struct sample *s, const struct run_
 {
         struct report_state *st = state;
 
-        (void)m;
         if (st->html)
                 (void)report_data_add(&st->d, s); /* out of memory: a shorter chart */
 }
 
 static int append_summary(const char *path, const struct run_model *m, const char *const *files)
 {
-        struct dbuf md = DBUF_INIT;
-        int fd, r;
+        _cleanup_dbuf_ struct dbuf md = DBUF_INIT;
+        int fd, r = report_render_markdown(m, files, &md);
 
-        r = report_render_markdown(m, files, &md);
         if (r < 0)
-                goto out;
+                return r;
         fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
-        if (fd < 0) {
-                r = -errno;
-                goto out;
-        }
+        if (fd < 0)
+                return -errno;
         r = write_all(fd, md.p, md.len);
         if (close(fd) < 0 && r >= 0)
                 r = -errno;
-out:
-        dbuf_release(&md);
         return r;
 }
 
@@ -172,7 +166,6 @@ static void page_sample(void *state, const struct sample *s, const struct run_mo
 {
         struct page_state *st = state;
 
-        (void)m;
         if (st->job->result >= 0)
                 st->job->result = report_data_add(&st->d, s);
 }

@@ -141,9 +141,7 @@ static void give_up(struct sqlite_state *s, int e)
  * up. */
 static bool handle(struct sqlite_state *s, int e, bool final)
 {
-        if (e >= 0)
-                return true;
-        if (e == -EBUSY && !final)
+        if (e >= 0 || (e == -EBUSY && !final))
                 return true;
         give_up(s, e);
         return false;
@@ -230,16 +228,12 @@ static char *build_log_path(const struct sink_ctx *ctx)
         _cleanup_free_ char *p =
             ctx->log_dir ? runfiles_path(ctx->log_dir, ctx->run->run_id, RUNFILE_BUILD_LOG) : NULL;
         _cleanup_free_ char *cwd = NULL;
-        struct dbuf b = DBUF_INIT;
+        char *abs;
 
         if (!p || p[0] == '/')
                 return TAKE_PTR(p);
         cwd = getcwd(NULL, 0);
-        if (!cwd || dbuf_printf(&b, "%s/%s", cwd, p) < 0) {
-                dbuf_release(&b);
-                return NULL;
-        }
-        return b.p;
+        return cwd && asprintf(&abs, "%s/%s", cwd, p) >= 0 ? abs : NULL;
 }
 
 static int sqlite_open(const struct sink_ctx *ctx, void **ret_state)
@@ -280,15 +274,8 @@ static int keep(struct sqlite_state *s, const struct sample *smp)
         size_t old = s->text.len;
         int e = 0;
 
-        if (s->npending == s->cap) {
-                size_t ncap = s->cap ? 2 * s->cap : 64;
-                struct pending_row *np = realloc(s->pending, ncap * sizeof(*np));
-
-                if (!np)
-                        return -ENOMEM;
-                s->pending = np;
-                s->cap = ncap;
-        }
+        if (array_grow(&s->pending, &s->cap, s->npending, sizeof(*s->pending), 64) < 0)
+                return -ENOMEM;
         for (size_t i = 0; e >= 0 && i < sample_column_count(); i++) {
                 size_t len;
                 const char *v = sample_column_text(smp, i, &len);

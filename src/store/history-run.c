@@ -62,7 +62,7 @@ static int samples_sql(struct store_samples *it, struct dbuf *sql)
 int store_samples_open(struct store *st, int64_t id, struct store_samples **ret)
 {
         struct store_samples *it = calloc(1, sizeof(*it));
-        struct dbuf sql = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf sql = DBUF_INIT;
         int r;
 
         if (!it)
@@ -71,7 +71,6 @@ int store_samples_open(struct store *st, int64_t id, struct store_samples **ret)
         r = samples_sql(it, &sql);
         if (r >= 0)
                 r = store_prepare(st, sql.p, &it->s);
-        dbuf_release(&sql);
         if (r < 0) {
                 store_samples_close(it);
                 return r;

@@ -86,7 +86,7 @@
         X(MEM_CAP_MB, SUMMARY_AT("$.thresholds.memory_max_mb"))                                    \
         X(BUILD_PEAK, SUMMARY_AT("$.build.mem_peak_mb.value"))                                     \
         X(BUILD_ANON_PEAK, SUMMARY_AT("$.build.mem_anon_peak_mb.value"))                           \
-        X(BUILD_CPU, SUMMARY_AT("$.build.cpu_user_s") " + " SUMMARY_AT("$.build.cpu_sys_s"))      \
+        X(BUILD_CPU, SUMMARY_AT("$.build.cpu_user_s") " + " SUMMARY_AT("$.build.cpu_sys_s"))       \
         X(BUILD_OOM, SUMMARY_AT("$.build.oom_kills"))                                              \
         X(UNIT_NAME, SUMMARY_AT("$.units[0].name"))                                                \
         X(UNIT_SHOWN, SUMMARY_AT("$.units[0].shown"))                                              \
@@ -244,8 +244,6 @@ static void read_run_info(sqlite3_stmt *s, struct run_info *ri, bool *oom)
                 ri->exit_code = -1;
         if (!range_ok_i64(RANGE_SIGNAL, ri->term_signal))
                 ri->term_signal = 0;
-        if (!range_ok_i64(RANGE_PID, ri->pid))
-                ri->pid = 0;
         ri->pid = pid > 0 && pid <= LONG_MAX ? (long)pid : 0;
 }
 
@@ -399,7 +397,8 @@ void store_run_figures(const struct store_run *r, struct run_figures *ret)
         ret->cpu_avg_pct = r->cpu_pct_avg;
         ret->steps_set = r->steps >= 0;
         ret->steps = r->steps >= 0 ? (uint32_t)MIN(r->steps, (int64_t)UINT32_MAX) : 0;
-        ret->cached = r->cached_steps >= 0 ? (uint32_t)MIN(r->cached_steps, (int64_t)UINT32_MAX) : 0;
+        ret->cached =
+            r->cached_steps >= 0 ? (uint32_t)MIN(r->cached_steps, (int64_t)UINT32_MAX) : 0;
         ret->exit_code = r->info.exit_code;
 }
 
@@ -763,23 +762,14 @@ int history_parse_when(const char *str, double now, double *ret)
 
         /* a span back from now */
         if (p < end && end - p <= 20 && strchr("smhdw", end[-1])) {
+                static const double unit_s[] = {1, 60, 3600, 86400, 604800};
                 uint64_t n;
                 const char *q = p;
-                static const struct {
-                        char unit;
-                        double s;
-                } units[] = {
-                    {'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {'w', 604800},
-                };
 
-                if (parse_u64(&q, end - 1, &n) == 0 && q == end - 1 && n <= 100u * 365 * 86400) {
-                        for (size_t i = 0; i < ARRAY_SIZE(units); i++)
-                                if (units[i].unit == end[-1]) {
-                                        *ret = now - (double)n * units[i].s;
-                                        return 0;
-                                }
-                }
-                return -EINVAL;
+                if (parse_u64(&q, end - 1, &n) < 0 || q != end - 1 || n > 100u * 365 * 86400)
+                        return -EINVAL;
+                *ret = now - (double)n * unit_s[strchr("smhdw", end[-1]) - "smhdw"];
+                return 0;
         }
         if (digits(&p, end, 4, &y) < 0 || !skip_prefix(&p, end, "-") ||
             digits(&p, end, 2, &mo) < 0 || !skip_prefix(&p, end, "-") || digits(&p, end, 2, &d) < 0)

@@ -65,7 +65,7 @@ static int other_row(void *ctx, sqlite3_stmt *s)
 
 static int delete_others(struct store *st, int64_t id)
 {
-        struct dbuf b = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf b = DBUF_INIT;
         sqlite3_stmt *s = NULL;
         int64_t n;
         int r = store_prepare(st,
@@ -86,7 +86,6 @@ static int delete_others(struct store *st, int64_t id)
                 *end = '\0';
                 r = exec_bound(st, p, id);
         }
-        dbuf_release(&b);
         return r;
 }
 

@@ -641,7 +641,7 @@ static int upgrade(struct store *st)
 /* Prepare the sample insert over the columns the table has. */
 static int prepare_sample_insert(struct store *st)
 {
-        struct dbuf sql = DBUF_INIT;
+        _cleanup_dbuf_ struct dbuf sql = DBUF_INIT;
         size_t n = 0;
         int r;
 
@@ -667,7 +667,6 @@ static int prepare_sample_insert(struct store *st)
         if (r >= 0)
                 r = store_prepare(st, sql.p, &st->ins_sample);
         st->nsample_cols = n;
-        dbuf_release(&sql);
         return r;
 }
 
@@ -713,8 +712,8 @@ int store_open(const char *path, bool create, int busy_ms, struct store **ret)
         }
         if (rc == SQLITE_OK)
                 rc = sqlite3_create_function(st->db, "cc_delta", 5,
-                                             SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-                                             sql_cc_delta, NULL, NULL);
+                                             SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_cc_delta,
+                                             NULL, NULL);
         if (rc != SQLITE_OK) {
                 r = store_map_rc(st->db, rc);
                 store_close(st);

@@ -30,6 +30,17 @@ static inline void note_v(note_fn fn, void *userdata, const char *fmt, va_list a
         fn(userdata, "%s", buf);
 }
 
+/* note_v() of the arguments: a layer's note(...) macro calls it. */
+static inline void note_to(note_fn fn, void *userdata, const char *fmt, ...) _printf_(3, 4);
+static inline void note_to(note_fn fn, void *userdata, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        note_v(fn, userdata, fmt, ap);
+        va_end(ap);
+}
+
 static inline void freep(void *p)
 {
         free(*(void **)p);

@@ -44,6 +44,7 @@ int parse_double(const char **cur, const char *end, double *ret)
         const char *p = *cur;
         char tmp[64];
         size_t n = 0;
+        bool dot = false;
         char *e;
         double v;
 
@@ -51,18 +52,12 @@ int parse_double(const char **cur, const char *end, double *ret)
                 tmp[n++] = *p++;
         if (p >= end || !is_digit(*p))
                 return -EINVAL;
-        while (p < end && is_digit(*p)) {
+        /* digits, then at most one '.' that a digit follows */
+        while (p < end && (is_digit(*p) || (!dot && *p == '.' && p + 1 < end && is_digit(p[1])))) {
                 if (n >= sizeof(tmp) - 1)
                         return -ERANGE;
+                dot = dot || *p == '.';
                 tmp[n++] = *p++;
-        }
-        if (p + 1 < end && *p == '.' && is_digit(p[1])) {
-                tmp[n++] = *p++;
-                while (p < end && is_digit(*p)) {
-                        if (n >= sizeof(tmp) - 1)
-                                return -ERANGE;
-                        tmp[n++] = *p++;
-                }
         }
         tmp[n] = '\0';
         errno = 0;
@@ -158,6 +153,22 @@ int parse_size_str(const char *s, uint64_t *ret)
                 }
         }
         return -EINVAL;
+}
+
+int array_grow(void *p, size_t *cap, size_t n, size_t size, size_t first)
+{
+        size_t c = *cap ? 2 * *cap : first;
+        void *v;
+
+        if (n < *cap)
+                return 0;
+        memcpy(&v, p, sizeof(v)); /* p is a T **: its pointer, whatever T */
+        v = reallocarray(v, c, size);
+        if (!v)
+                return -ENOMEM;
+        memcpy(p, &v, sizeof(v));
+        *cap = c;
+        return 0;
 }
 
 int write_all(int fd, const void *buf, size_t len)
@@ -273,40 +284,25 @@ ssize_t pread_whole(int fd, char **buf, size_t *cap, size_t max)
 static int read_fd_all(int fd, size_t max, char **ret, size_t *ret_len)
 {
         _cleanup_free_ char *buf = NULL;
-        size_t len = 0, cap = MIN((size_t)4096, max);
+        /* room for one byte past max: exactly max bytes is fine, more is too big */
+        size_t len = 0, cap = MIN((size_t)4096, max + 1);
 
-        buf = malloc(cap + 1);
-        if (!buf)
-                return -ENOMEM;
         for (;;) {
+                char *nb = realloc(buf, cap + 1);
                 ssize_t n;
 
-                if (len == cap && cap >= max) {
-                        char c;
-                        /* exactly max bytes is fine: only more is too big */
-                        n = read(fd, &c, 1);
-                        if (n < 0 && errno == EINTR)
-                                continue;
-                        if (n < 0)
-                                return -errno;
-                        if (n > 0)
-                                return -EFBIG;
-                        break;
-                }
-                if (len == cap) {
-                        char *nb;
-                        cap = MIN(cap * 2, max);
-                        nb = realloc(buf, cap + 1);
-                        if (!nb)
-                                return -ENOMEM;
-                        buf = nb;
-                }
+                if (!nb)
+                        return -ENOMEM;
+                buf = nb;
                 n = read_full(fd, buf + len, cap - len);
                 if (n < 0)
                         return (int)n;
                 len += (size_t)n;
+                if (len > max)
+                        return -EFBIG;
                 if (len < cap)
                         break; /* end of file */
+                cap = MIN(cap * 2, max + 1);
         }
         buf[len] = '\0';
         *ret_len = len;

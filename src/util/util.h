@@ -110,6 +110,10 @@ static inline int cmp_double(const void *a, const void *b)
         return (x > y) - (x < y);
 }
 
+/* Room in the array *p (*cap items of size bytes) for item n: doubled,
+ * from first, when full. 0, or -ENOMEM with *p and *cap unchanged. */
+int array_grow(void *p, size_t *cap, size_t n, size_t size, size_t first);
+
 /* write() all of buf, retrying on EINTR and short writes; waits with poll()
  * on EAGAIN. Returns 0 or -errno. */
 int write_all(int fd, const void *buf, size_t len);
