@@ -141,8 +141,9 @@ static void put_exit(struct dwriter *w, const struct summary *s, const struct ru
 {
         const char *abbr = ri && ri->term_signal > 0 ? sigabbrev_np(ri->term_signal) : NULL;
         char o[FIGURE_OUTCOME_LEN];
-        bool oom = ri && strcmp(figure_outcome(ri->exit_code, ri->term_signal,
-                                               s->build.oom_kills, o), "OOM-killed") == 0;
+        bool oom =
+            ri && strcmp(figure_outcome(ri->exit_code, ri->term_signal, s->build.oom_kills, o),
+                         "OOM-killed") == 0;
 
         if (oom)
                 dw_puts(w, "OOM-killed (");
@@ -275,9 +276,10 @@ static bool reading_cpu_wait(const struct summary *s, const struct summary_readi
 {
         if (!(rd->cpu_wait >= 0.2))
                 return false;
-        dw_printf(w, "the build waited for CPU %.0f %% of its wall time (its CPU pressure; the "
-                     "host's CPU %.0f %% busy on average): the CPUs were the limit, more cores or "
-                     "a quieter host would shorten it",
+        dw_printf(w,
+                  "the build waited for CPU %.0f %% of its wall time (its CPU pressure; the "
+                  "host's CPU %.0f %% busy on average): the CPUs were the limit, more cores or "
+                  "a quieter host would shorten it",
                   100 * MIN(rd->cpu_wait, 1.0),
                   s->cpu_pct_n ? s->cpu_pct_sum / (double)s->cpu_pct_n : NAN);
         return true;
@@ -343,7 +345,8 @@ static int readings_compute(const struct summary *s, const struct run_info *ri,
         for (int k = 0; k < READINGS_MAX; k++) {
                 struct dwriter w = DWRITER_INIT(&rd[n].text);
                 static const char *const ids[READINGS_MAX] = {
-                    "cap", "oom_edge", "disk_falling", "ram_bound", "cpu_wait", "jobs", "parallelism"};
+                    "cap",      "oom_edge", "disk_falling", "ram_bound",
+                    "cpu_wait", "jobs",     "parallelism"};
                 bool got = k == 0   ? reading_cap(s, &sr, &w)
                            : k == 1 ? reading_oom_edge(s, &sr, &w)
                            : k == 2 ? reading_disk_falling(s, &sr, &w)
@@ -412,7 +415,8 @@ static json_t *jpoint(const struct summary_point *p, int decimals, const char *a
             (aux_key && jset(o, aux_key, summary_jnum(p->aux, aux_decimals)) < 0) ||
             jset(o, "time", jtime(p->epoch)) < 0 ||
             jset(o, "elapsed_s", summary_jnum(p->elapsed_s, 3)) < 0 ||
-            jset(o, "stage", jsonw_text(p->stage)) < 0 || jset(o, "context", jsonw_text(p->context)) < 0 ||
+            jset(o, "stage", jsonw_text(p->stage)) < 0 ||
+            jset(o, "context", jsonw_text(p->context)) < 0 ||
             jset(o, "running", jsonw_text(p->running)) < 0) {
                 json_decref(o);
                 return NULL;
@@ -439,8 +443,9 @@ static json_t *failure_json(const struct run_failure *f)
 {
         if (!f || (!f->target[0] && !f->errors))
                 return json_null();
-        return json_pack("{s:o, s:o, s:o, s:o, s:I}", "target", jsonw_text(f->target[0] ? f->target : NULL),
-                         "tool", jsonw_text(f->tool[0] ? f->tool : NULL), "first_error",
+        return json_pack("{s:o, s:o, s:o, s:o, s:I}", "target",
+                         jsonw_text(f->target[0] ? f->target : NULL), "tool",
+                         jsonw_text(f->tool[0] ? f->tool : NULL), "first_error",
                          jsonw_text(f->first[0] ? f->first : NULL), "last_error",
                          jsonw_text(f->last[0] ? f->last : NULL), "errors", (json_int_t)f->errors);
 }
@@ -493,10 +498,11 @@ static json_t *joom_events(const struct summary_build *b)
 
         for (size_t i = 0; ooms && i < MIN(b->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
                 const struct summary_oom *e = &b->oom[i];
-                json_t *j = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "time", jtime(e->epoch),
-                                      "elapsed_s", summary_jnum(e->elapsed_s, 3), "kills",
-                                      summary_jnum(e->kills, 0), "stage", jsonw_text(e->stage), "victim",
-                                      jproc(&e->victim), "victim_source", jsonw_text(e->victim_source));
+                json_t *j =
+                    json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "time", jtime(e->epoch),
+                              "elapsed_s", summary_jnum(e->elapsed_s, 3), "kills",
+                              summary_jnum(e->kills, 0), "stage", jsonw_text(e->stage), "victim",
+                              jproc(&e->victim), "victim_source", jsonw_text(e->victim_source));
 
                 if (!j || json_array_append_new(ooms, j) < 0)
                         break; /* as many as memory allowed */
@@ -522,18 +528,20 @@ static json_t *jbuild(const struct summary *s)
             "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "mode",
             jsonw_text(b->mode), "estimates",
             b->estimates ? json_pack("[s,s,s,s]", "cpu", "memory", "io", "pids") : json_array(),
-            "cpu_user_s", summary_jnum(b->cpu_user_s, 3),
-            "cpu_sys_s", summary_jnum(b->cpu_sys_s, 3), "mem_peak_mb", peak, "mem_max_sampled_mb",
+            "cpu_user_s", summary_jnum(b->cpu_user_s, 3), "cpu_sys_s",
+            summary_jnum(b->cpu_sys_s, 3), "mem_peak_mb", peak, "mem_max_sampled_mb",
             jpoint(&b->mem_cur_peak, 1, NULL, 0), "mem_anon_peak_mb",
             jpoint(&b->mem_anon_peak, 1, "file_mb", 1), "oom_kills", summary_jnum(b->oom_kills, 0),
-            "oom_events", joom_events(b), "io_read_mb", summary_jnum(b->io_read_mb, 1), "io_write_mb",
-            summary_jnum(b->io_write_mb, 1), "pressure",
+            "oom_events", joom_events(b), "io_read_mb", summary_jnum(b->io_read_mb, 1),
+            "io_write_mb", summary_jnum(b->io_write_mb, 1), "pressure",
             json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "source",
                       build_psi_is_host(b) ? "host" : "cgroup", "cpu_some_s",
-                      summary_jnum(b->psi_cpu_some_s, 3), "cpu_full_s", summary_jnum(b->psi_cpu_full_s, 3),
-                      "mem_some_s", summary_jnum(b->psi_mem_some_s, 3), "mem_full_s",
-                      summary_jnum(b->psi_mem_full_s, 3), "io_some_s", summary_jnum(b->psi_io_some_s, 3),
-                      "io_full_s", summary_jnum(b->psi_io_full_s, 3)),
+                      summary_jnum(b->psi_cpu_some_s, 3), "cpu_full_s",
+                      summary_jnum(b->psi_cpu_full_s, 3), "mem_some_s",
+                      summary_jnum(b->psi_mem_some_s, 3), "mem_full_s",
+                      summary_jnum(b->psi_mem_full_s, 3), "io_some_s",
+                      summary_jnum(b->psi_io_some_s, 3), "io_full_s",
+                      summary_jnum(b->psi_io_full_s, 3)),
             "pids_peak", summary_jnum(b->pids_peak, 0));
 }
 
@@ -562,21 +570,21 @@ static json_t *jbaseline(const struct summary *s)
         a = json_array();
         for (size_t i = 0; a && i < b->n; i++) {
                 const struct baseline_finding *f = &b->f[i];
-                json_t *e =
-                    json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:o}", "figure", f->figure,
-                              "target", f->target[0] ? jsonw_str(f->target) : json_null(),
-                              "value", summary_jnum(f->value, 4), "usual", summary_jnum(f->st.usual, 4), "spread",
-                              summary_jnum(f->st.spread, 4), "change", summary_jnum(f->st.change, 4), "verdict",
-                              baseline_verdict_name(f->st.verdict), "cause",
-                              f->cause[0] ? jsonw_str(f->cause) : json_null());
+                json_t *e = json_pack(
+                    "{s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:o}", "figure", f->figure, "target",
+                    f->target[0] ? jsonw_str(f->target) : json_null(), "value",
+                    summary_jnum(f->value, 4), "usual", summary_jnum(f->st.usual, 4), "spread",
+                    summary_jnum(f->st.spread, 4), "change", summary_jnum(f->st.change, 4),
+                    "verdict", baseline_verdict_name(f->st.verdict), "cause",
+                    f->cause[0] ? jsonw_str(f->cause) : json_null());
 
                 if (json_array_append_new(a, e) < 0) {
                         json_decref(a);
                         return NULL;
                 }
         }
-        return json_pack("{s:o, s:I, s:o}", "job", jsonw_str(b->job), "runs",
-                         (json_int_t)b->runs, "findings", a);
+        return json_pack("{s:o, s:I, s:o}", "job", jsonw_str(b->job), "runs", (json_int_t)b->runs,
+                         "findings", a);
 }
 
 static json_t *jsummary(const struct summary *s, const struct run_info *ri,
@@ -601,20 +609,19 @@ static json_t *jsummary(const struct summary *s, const struct run_info *ri,
             jwarning(s->near_oom_samples, &s->near_oom_first, s->cfg.near_oom_mb, "below_mb", 0),
             "low_disk",
             jwarning(s->low_disk_samples, &s->low_disk_first, s->cfg.low_disk_gb, "below_gb", 2));
-        thr = json_pack("{s:o, s:o, s:o}", "near_oom_mb", summary_jnum(s->cfg.near_oom_mb, 0), "low_disk_gb",
-                        summary_jnum(s->cfg.low_disk_gb, 2), "memory_max_mb",
+        thr = json_pack("{s:o, s:o, s:o}", "near_oom_mb", summary_jnum(s->cfg.near_oom_mb, 0),
+                        "low_disk_gb", summary_jnum(s->cfg.low_disk_gb, 2), "memory_max_mb",
                         s->cfg.mem_cap_mb > 0 ? summary_jnum(s->cfg.mem_cap_mb, 1) : json_null());
-        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o}", "run",
-                         jrun(s, ri), "memory", mem, "disk", disk, "cpu", cpu, "build", jbuild(s),
-                         "units", summary_junits(s, ri ? ri->cwd : NULL), "processes",
-                         ri ? runjson_procs(&ri->procs) : json_null(), "memory_guard",
-                         ri ? runjson_guard(&ri->guard) : json_null(), "commands_ran",
-                         s->ran ? json_integer((json_int_t)MIN(s->ran, (uint64_t)INT64_MAX)) : json_null(),
-                         "warnings", warn, "readings", jreadings(rd, nrd),
-                         "thresholds", thr, "samples",
-                         (json_int_t)MIN(s->samples, (uint64_t)INT64_MAX), "skipped_rows",
-                         (json_int_t)MIN(s->skipped_rows, (uint64_t)INT64_MAX), "baseline",
-                         jbaseline(s));
+        return json_pack(
+            "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o}", "run",
+            jrun(s, ri), "memory", mem, "disk", disk, "cpu", cpu, "build", jbuild(s), "units",
+            summary_junits(s, ri ? ri->cwd : NULL), "processes",
+            ri ? runjson_procs(&ri->procs) : json_null(), "memory_guard",
+            ri ? runjson_guard(&ri->guard) : json_null(), "commands_ran",
+            s->ran ? json_integer((json_int_t)MIN(s->ran, (uint64_t)INT64_MAX)) : json_null(),
+            "warnings", warn, "readings", jreadings(rd, nrd), "thresholds", thr, "samples",
+            (json_int_t)MIN(s->samples, (uint64_t)INT64_MAX), "skipped_rows",
+            (json_int_t)MIN(s->skipped_rows, (uint64_t)INT64_MAX), "baseline", jbaseline(s));
 }
 
 int render_summary_json(const struct summary *s, const struct run_info *ri, struct dbuf *out)
@@ -818,6 +825,14 @@ static void put_unit_proc(struct dwriter *w, const struct summary *s, const char
         put_proc(w, &v);
 }
 
+const char *summary_victim_words(const struct summary_oom *e)
+{
+        return strcmp(e->victim_source, "kernel") == 0 ? "victim (the kernel's report)"
+               : strcmp(e->victim_source, "the build") == 0
+                   ? "victim (the build's own process, killed by SIGKILL)"
+                   : "likely victim (last seen)";
+}
+
 /* ", victim (the kernel's report): cc1plus foo.cpp [gnu++17] 1.2 GiB (pid
  * 12)"; or the one last seen. */
 static void put_victim(struct dwriter *w, const struct summary *s, const char *root,
@@ -827,10 +842,7 @@ static void put_victim(struct dwriter *w, const struct summary *s, const char *r
                 dw_puts(w, ", likely victim: unknown (the kernel's report unread, never sampled)");
                 return;
         }
-        dw_puts(w, strcmp(e->victim_source, "kernel") == 0      ? ", victim (the kernel's report): "
-                   : strcmp(e->victim_source, "the build") == 0 ? ", victim (the build's own "
-                                                                  "process, killed by SIGKILL): "
-                                                                : ", likely victim (last seen): ");
+        dw_printf(w, ", %s: ", summary_victim_words(e));
         put_unit_proc(w, s, root, &e->victim, e->elapsed_s, true);
 }
 
@@ -870,16 +882,15 @@ static void put_anon_peak(struct dwriter *w, const struct summary_build *bd)
                 return;
         dw_puts(w, " system\n  working memory: ");
         put_point_aux(w, &bd->mem_anon_peak, 1, " MiB anon", "file", " MiB");
-        dw_puts(w, bd->estimates
-                       ? "\n                  (the peak below is the tree's RSS, file "
-                         "pages included; the OOM edge is about anon, sampled)"
-                       : "\n                  (the peak below is the kernel's, page "
-                         "cache included; the OOM edge is about anon, sampled)");
+        dw_puts(w, bd->estimates ? "\n                  (the peak below is the tree's RSS, file "
+                                   "pages included; the OOM edge is about anon, sampled)"
+                                 : "\n                  (the peak below is the kernel's, page "
+                                   "cache included; the OOM edge is about anon, sampled)");
         dw_puts(w, "\n  peak memory:    ");
 }
 
-static void render_build_text(const struct summary *s, const struct run_info *ri,
-                              const char *root, struct dwriter *w)
+static void render_build_text(const struct summary *s, const struct run_info *ri, const char *root,
+                              struct dwriter *w)
 {
         const struct summary_build *bd = &s->build;
 
@@ -895,7 +906,8 @@ static void render_build_text(const struct summary *s, const struct run_info *ri
                 put_anon_peak(w, bd);
         else
                 dw_puts(w, " system\n  peak memory:    ");
-        put_point_aux(w, &bd->mem_peak, 1, " MiB", bd->mem_anon_peak.set ? "page cache" : NULL, " MiB");
+        put_point_aux(w, &bd->mem_peak, 1, " MiB", bd->mem_anon_peak.set ? "page cache" : NULL,
+                      " MiB");
         if (bd->mem_peak.set && bd->mem_peak_proc.label[0]) {
                 dw_puts(w, "; largest process ");
                 put_unit_proc(w, s, root, &bd->mem_peak_proc, bd->mem_peak.elapsed_s, false);
@@ -1060,8 +1072,9 @@ static void render_build_short(const struct summary *s, const char *root, struct
 {
         const struct summary_build *bd = &s->build;
         static const struct summary_point unsampled; /* an anon peak of 0: never seen */
-        const struct summary_point *p = &bd->mem_peak,
-                                   *a = bd->mem_anon_peak.value > 0 ? &bd->mem_anon_peak : &unsampled;
+        const struct summary_point *p = &bd->mem_peak, *a = bd->mem_anon_peak.value > 0
+                                                                ? &bd->mem_anon_peak
+                                                                : &unsampled;
 
         dw_puts(w, "buildtel: "); /* the working memory first, the kernel's (page cache in) after */
         if (a->set) {
@@ -1086,7 +1099,8 @@ static void render_build_short(const struct summary *s, const char *root, struct
                 }
                 if (bd->mem_peak_proc.label[0]) {
                         dw_puts(w, a->set ? ", largest process " : ", ");
-                        put_unit_proc(w, s, root, &bd->mem_peak_proc, bd->mem_peak.elapsed_s, false);
+                        put_unit_proc(w, s, root, &bd->mem_peak_proc, bd->mem_peak.elapsed_s,
+                                      false);
                         put_proc_excess(w, bd);
                 }
                 if (!a->set)
