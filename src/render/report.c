@@ -199,6 +199,11 @@ void report_html_escape(struct dwriter *w, const char *s, size_t len)
         escape_with(w, s, len, html_char);
 }
 
+void report_html_esc(struct dwriter *w, const char *s)
+{
+        report_html_escape(w, s, s ? strlen(s) : 0);
+}
+
 void report_md_escape(struct dwriter *w, const char *s, size_t len)
 {
         escape_with(w, s, len, md_char);

@@ -69,6 +69,8 @@ size_t report_downsample(const double *t, const double *v, size_t n, size_t buck
 /* Append s[0..len) to w HTML-escaped (& < > " '), invalid UTF-8 replaced
  * by U+FFFD and control characters by '?'. */
 void report_html_escape(struct dwriter *w, const char *s, size_t len);
+/* The same for a string, NULL as "". */
+void report_html_esc(struct dwriter *w, const char *s);
 /* The same for a Markdown table cell: also '|' and '`' escaped, newlines
  * become spaces. */
 void report_md_escape(struct dwriter *w, const char *s, size_t len);
