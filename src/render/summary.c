@@ -39,7 +39,6 @@ static void readings_release(struct reading *rd, size_t n)
                 dbuf_release(&rd[i].text);
 }
 
-/* "%.*f", or "?" for an unknown figure. */
 void summary_put_num(struct dwriter *w, double v, int decimals)
 {
         if (!isfinite(v)) {
@@ -63,7 +62,6 @@ static void put_iso(struct dwriter *w, double epoch)
         dw_puts(w, iso);
 }
 
-/* 3723.4 -> "1h02m03s", 245 -> "4m05s", 12.34 -> "12.3s". */
 void summary_put_duration(struct dwriter *w, double secs)
 {
         char b[FMT_DURATION_LEN];
@@ -71,15 +69,12 @@ void summary_put_duration(struct dwriter *w, double secs)
         dw_puts(w, fmt_duration(secs, FMT_DURATION_EXACT, b));
 }
 
-/* The build's bytes for a terminal: valid UTF-8, no control characters. */
 void summary_put_text(struct dwriter *w, const char *s)
 {
         if (dw_ok(w))
                 dw_check(w, run_append_utf8_lossy(w->b, s, strlen(s), true));
 }
 
-/* MiB in three significant digits, as every text says a size: "512 MiB",
- * "18.2 GiB" (util's fmt_size_mib). */
 void summary_put_size(struct dwriter *w, double mb)
 {
         char b[32];
