@@ -22,7 +22,6 @@ enum report_series_id {
         REPORT_CG_FILE,
         REPORT_SWAP,
         REPORT_CPU,  /* % */
-        REPORT_LOAD, /* load1 */
         REPORT_DISK, /* GiB available */
         REPORT_COMPILERS,
         REPORT_CG_MEM,  /* GiB: the build's memory, as the kernel counts it */

@@ -33,9 +33,9 @@ struct reading {
         struct dbuf text; /* raw: may hold the build's bytes */
 };
 
-static void readings_release(struct reading *rd, size_t n)
+static void readings_release(struct reading rd[static READINGS_MAX])
 {
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < READINGS_MAX; i++)
                 dbuf_release(&rd[i].text);
 }
 
@@ -324,10 +324,10 @@ static bool reading_parallelism(const struct summary *s, const struct run_info *
         return true;
 }
 
-/* Fills rd[0..n) and returns n; the caller releases all READINGS_MAX of
- * them (also on failure, -ENOMEM). */
+/* Fills rd[0..n) and returns n; the caller releases them with
+ * readings_release() (also on failure, -ENOMEM). */
 static int readings_compute(const struct summary *s, const struct run_info *ri,
-                            struct reading rd[static READINGS_MAX], size_t *ret_n)
+                            struct reading rd[static READINGS_MAX])
 {
         struct summary_readings sr;
         size_t n = 0;
@@ -336,7 +336,6 @@ static int readings_compute(const struct summary *s, const struct run_info *ri,
         summary_readings(s, ri ? ri->ncpu : 0, &sr);
         for (size_t i = 0; i < READINGS_MAX; i++)
                 rd[i] = (struct reading){NULL, DBUF_INIT};
-        *ret_n = READINGS_MAX; /* release every buffer, used or not */
         for (int k = 0; k < READINGS_MAX; k++) {
                 struct dwriter w = DWRITER_INIT(&rd[n].text);
                 static const char *const ids[READINGS_MAX] = {
@@ -619,22 +618,16 @@ static json_t *jsummary(const struct summary *s, const struct run_info *ri,
             (json_int_t)MIN(s->skipped_rows, (uint64_t)INT64_MAX), "baseline", jbaseline(s));
 }
 
-int render_summary_json(const struct summary *s, const struct run_info *ri, struct dbuf *out)
+static void render_json(const struct summary *s, const struct run_info *ri,
+                        const struct reading *rd, size_t nrd, struct dwriter *w)
 {
-        struct reading rd[READINGS_MAX];
-        size_t nrd;
-        json_t *o = NULL;
-        int r;
+        json_t *o = jsummary(s, ri, rd, nrd);
 
-        r = readings_compute(s, ri, rd, &nrd);
-        if (r >= 0) {
-                o = jsummary(s, ri, rd, (size_t)r);
-                r = jsonw_dump(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15),
-                               out);
-        }
+        if (dw_ok(w))
+                dw_check(
+                    w, jsonw_dump(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15),
+                                  w->b));
         json_decref(o);
-        readings_release(rd, nrd);
-        return r;
 }
 
 /* ---- text ---- */
@@ -1039,15 +1032,15 @@ static int render_with(render_fn fn, const struct summary *s, const struct run_i
 {
         struct dwriter w = DWRITER_INIT(out);
         struct reading rd[READINGS_MAX];
-        size_t nrd, old = out->len;
+        size_t old = out->len;
         int r;
 
-        r = readings_compute(s, ri, rd, &nrd);
+        r = readings_compute(s, ri, rd);
         if (r >= 0) {
                 fn(s, ri, rd, (size_t)r, &w);
                 r = w.err;
         }
-        readings_release(rd, nrd);
+        readings_release(rd);
         if (r < 0 && out->p) {
                 out->len = old;
                 out->p[old] = '\0';
@@ -1058,6 +1051,11 @@ static int render_with(render_fn fn, const struct summary *s, const struct run_i
 int render_summary_text(const struct summary *s, const struct run_info *ri, struct dbuf *out)
 {
         return render_with(render_text, s, ri, out);
+}
+
+int render_summary_json(const struct summary *s, const struct run_info *ri, struct dbuf *out)
+{
+        return render_with(render_json, s, ri, out);
 }
 
 /* "buildtel: build peak 18.2 GiB at +2h14m07s, stage S, cc1plus Foo.cpp
