@@ -103,10 +103,8 @@ json_t *jsonw_argv(char *const *argv)
 int jsonw_dump(const json_t *v, size_t flags, struct dbuf *out)
 {
         char *s = v ? json_dumps(v, flags) : NULL;
-        int e = s ? dbuf_puts(out, s) : -ENOMEM;
+        int e = s ? dbuf_printf(out, "%s\n", s) : -ENOMEM;
 
-        if (e >= 0)
-                e = dbuf_puts(out, "\n");
         free(s);
         return e < 0 ? -ENOMEM : 0;
 }

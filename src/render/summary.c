@@ -24,10 +24,6 @@
 
 #define READINGS_MAX 7
 
-/* The text renderings write through a sticky-error writer (util/dbuf.h):
- * every put_* below appends or, after a failure, does nothing; the caller
- * checks w->err once. */
-
 struct reading {
         const char *id;
         struct dbuf text; /* raw: may hold the build's bytes */
