@@ -130,7 +130,6 @@ static double duration_of(const struct summary *s, const struct run_info *ri, bo
  * word of figure_outcome, the status that followed). */
 static void put_exit(struct dwriter *w, const struct summary *s, const struct run_info *ri)
 {
-        const char *abbr = ri && ri->term_signal > 0 ? sigabbrev_np(ri->term_signal) : NULL;
         char o[FIGURE_OUTCOME_LEN];
         bool oom =
             ri && strcmp(figure_outcome(ri->exit_code, ri->term_signal, s->build.oom_kills, o),
@@ -138,10 +137,8 @@ static void put_exit(struct dwriter *w, const struct summary *s, const struct ru
 
         if (oom)
                 dw_puts(w, "OOM-killed (");
-        if (ri && ri->term_signal > 0 && abbr)
-                dw_printf(w, "killed by SIG%s", abbr);
-        else if (ri && ri->term_signal > 0)
-                dw_printf(w, "killed by signal %d", ri->term_signal);
+        if (ri && ri->term_signal > 0)
+                dw_printf(w, "killed by %s", figure_outcome(-1, ri->term_signal, 0, o));
         else if (ri && ri->exit_code >= 0)
                 dw_printf(w, "exit %d", ri->exit_code);
         else
@@ -444,8 +441,7 @@ static json_t *jrun(const struct summary *s, const struct run_info *ri)
 {
         bool to_last;
         double dur = duration_of(s, ri, &to_last);
-        const char *abbr = ri && ri->term_signal > 0 ? sigabbrev_np(ri->term_signal) : NULL;
-        char word[FIGURE_OUTCOME_LEN];
+        char word[FIGURE_OUTCOME_LEN], sig[FIGURE_OUTCOME_LEN];
 
         if (!ri)
                 return json_null();
@@ -457,9 +453,8 @@ static json_t *jrun(const struct summary *s, const struct run_info *ri)
             "end", jtime(ri->end_epoch), "duration_s", summary_jnum(dur, 3),
             "duration_to_last_sample", to_last, "exit_code",
             ri->exit_code >= 0 ? json_integer(ri->exit_code) : json_null(), "signal",
-            ri->term_signal <= 0 ? json_null()
-            : abbr               ? json_sprintf("SIG%s", abbr)
-                                 : json_sprintf("signal %d", ri->term_signal),
+            ri->term_signal > 0 ? json_string(figure_outcome(-1, ri->term_signal, 0, sig))
+                                : json_null(),
             "outcome", figure_outcome(ri->exit_code, ri->term_signal, s->build.oom_kills, word),
             "failure", failure_json(s->failure), "finished", ri->finished, "ncpu",
             ri->ncpu > 0 ? json_integer(ri->ncpu) : json_null(), "interval_s",
