@@ -46,13 +46,20 @@ static void fmt_value(const char *figure, double v, bool sign, char *buf, size_t
                 snprintf(buf, len, "?");
 }
 
+/* The build's text s[0..n) made safe for a terminal. */
+static void put_clean(struct dwriter *w, const char *s, size_t n)
+{
+        if (dw_ok(w))
+                dw_check(w, run_append_utf8_lossy(w->b, s, n, true));
+}
+
 /* A row's label: its subject (cleaned, cut) then its figure's label. */
-static int put_label(struct dbuf *out, const struct compare_row *r)
+static void put_label(struct dwriter *w, const struct compare_row *r)
 {
         struct dbuf l = DBUF_INIT;
+        struct dwriter lw = DWRITER_INIT(&l);
         const char *label = compare_figure_label(r->figure);
         size_t sl = strlen(r->subject), room = LABEL_W - 1 - strlen(label);
-        int e = 0;
 
         if (sl) {
                 /* a unit's name tells it apart by its end (its path), a
@@ -66,54 +73,41 @@ static int put_label(struct dbuf *out, const struct compare_row *r)
                         n = room - 4;
                         s += front ? sl - n : 0;
                 }
-                if (cut && front)
-                        e = dbuf_puts(&l, "...");
-                if (e >= 0)
-                        e = run_append_utf8_lossy(&l, s, n, true);
-                if (e >= 0 && cut && !front)
-                        e = dbuf_puts(&l, "...");
-                if (e >= 0)
-                        e = dbuf_puts(&l, " ");
+                dw_puts(&lw, cut && front ? "..." : "");
+                put_clean(&lw, s, n);
+                dw_puts(&lw, cut && !front ? "... " : " ");
         }
-        if (e >= 0)
-                e = dbuf_puts(&l, label);
-        if (e >= 0)
-                e = dbuf_printf(out, "  %-*s", LABEL_W, l.p ? l.p : "");
+        dw_puts(&lw, label);
+        dw_check(w, lw.err);
+        dw_printf(w, "  %-*s", LABEL_W, l.p ? l.p : "");
         dbuf_release(&l);
-        return e;
 }
 
-static int put_text_side(struct dbuf *out, const char *side, const char *t)
+static void put_text_side(struct dwriter *w, const char *side, const char *t)
 {
         size_t n = t ? strlen(t) : 0;
-        int e = dbuf_printf(out, "    %s  ", side);
 
-        if (e >= 0 && t)
-                e = run_append_utf8_lossy(out, t, MIN(n, (size_t)400), true);
-        if (e >= 0 && !t)
-                e = dbuf_puts(out, "-");
-        if (e >= 0 && n > 400)
-                e = dbuf_puts(out, "...");
-        return e < 0 ? e : dbuf_puts(out, "\n");
+        dw_printf(w, "    %s  ", side);
+        if (t)
+                put_clean(w, t, MIN(n, (size_t)400));
+        dw_puts(w, t ? "" : "-");
+        dw_puts(w, n > 400 ? "...\n" : "\n");
 }
 
-static int put_row(struct dbuf *out, const struct compare_row *r)
+static void put_row(struct dwriter *w, const struct compare_row *r)
 {
         char a[48], b[48], c[48] = "", p[24] = "";
         bool text = r->ta || r->tb;
-        int e;
 
         /* the facts' texts come from the build: on lines of their own,
          * cleaned; the run's (its outcome) are buildtel's words */
         if (text && r->section != COMPARE_RUN) {
-                e = dbuf_printf(out, "  %s\n", compare_figure_label(r->figure));
-                if (e >= 0)
-                        e = put_text_side(out, "A", r->ta);
-                return e < 0 ? e : put_text_side(out, "B", r->tb);
+                dw_printf(w, "  %s\n", compare_figure_label(r->figure));
+                put_text_side(w, "A", r->ta);
+                put_text_side(w, "B", r->tb);
+                return;
         }
-        e = put_label(out, r);
-        if (e < 0)
-                return e;
+        put_label(w, r);
         fmt_value(r->figure, r->a, false, a, sizeof(a));
         fmt_value(r->figure, r->b, false, b, sizeof(b));
         if (r->status != COMPARE_SAME && !text)
@@ -124,35 +118,35 @@ static int put_row(struct dbuf *out, const struct compare_row *r)
                 snprintf(p, sizeof(p), "noise");
         else if (r->status == COMPARE_CHANGED && isfinite(r->change_pct))
                 snprintf(p, sizeof(p), "%+.1f%%", r->change_pct);
-        return dbuf_printf(out, " %*s %*s %*s %9s\n", VALUE_W, text ? (r->ta ? r->ta : "-") : a,
-                           VALUE_W, text ? (r->tb ? r->tb : "-") : b, VALUE_W, c, p);
+        dw_printf(w, " %*s %*s %*s %9s\n", VALUE_W, text ? (r->ta ? r->ta : "-") : a, VALUE_W,
+                  text ? (r->tb ? r->tb : "-") : b, VALUE_W, c, p);
 }
 
-static int put_side(struct dbuf *out, const char *name, const char *id, double start,
-                    const char *outcome)
+static void put_side(struct dwriter *w, const char *name, const char *id, double start,
+                     const char *outcome)
 {
         char t[64] = "";
-        int e = dbuf_printf(out, "%s: ", name);
 
         (void)format_iso8601(start, t);
-        if (e >= 0)
-                e = run_append_utf8_lossy(out, id, strlen(id), true);
-        return e < 0 ? e : dbuf_printf(out, "  %s  %s\n", t, outcome ? outcome : "unknown");
+        dw_printf(w, "%s: ", name);
+        put_clean(w, id, strlen(id));
+        dw_printf(w, "  %s  %s\n", t, outcome ? outcome : "unknown");
 }
 
 /* The rows of section s, from rows[0..n): the run's all, the other
  * sections' changed ones, noise folded and at most max_rows (0: every
  * row, noise too). */
-static int put_section(struct dbuf *out, int s, const struct compare_row *rows, size_t n,
-                       size_t max_rows)
+static void put_section(struct dwriter *w, int s, const struct compare_row *rows, size_t n,
+                        size_t max_rows)
 {
         size_t shown = 0, more = 0, noise = 0;
-        int e = s == COMPARE_FACTS ? dbuf_puts(out, "\nfacts\n")
-                                   : dbuf_printf(out, "\n%-*s %*s %*s %*s %9s\n", LABEL_W + 2,
-                                                 compare_section_name(s), VALUE_W, "A", VALUE_W,
-                                                 "B", VALUE_W, "CHANGE", "%");
 
-        for (size_t i = 0; e >= 0 && i < n; i++) {
+        if (s == COMPARE_FACTS)
+                dw_puts(w, "\nfacts\n");
+        else
+                dw_printf(w, "\n%-*s %*s %*s %*s %9s\n", LABEL_W + 2, compare_section_name(s),
+                          VALUE_W, "A", VALUE_W, "B", VALUE_W, "CHANGE", "%");
+        for (size_t i = 0; i < n; i++) {
                 if (s != COMPARE_RUN && rows[i].status == COMPARE_SAME)
                         continue;
                 if (s != COMPARE_RUN && max_rows && rows[i].noise)
@@ -161,27 +155,26 @@ static int put_section(struct dbuf *out, int s, const struct compare_row *rows, 
                         more++;
                 else {
                         shown++;
-                        e = put_row(out, &rows[i]);
+                        put_row(w, &rows[i]);
                 }
         }
-        if (e >= 0 && more)
-                e = dbuf_printf(out, "  (%zu more; --all lists them)\n", more);
-        if (e >= 0 && noise)
-                e = dbuf_printf(out, "  %zu change%s within noise (--all lists them)\n", noise,
-                                noise == 1 ? "" : "s");
-        return e;
+        if (more)
+                dw_printf(w, "  (%zu more; --all lists them)\n", more);
+        if (noise)
+                dw_printf(w, "  %zu change%s within noise (--all lists them)\n", noise,
+                          noise == 1 ? "" : "s");
 }
 
 int render_compare_text(const struct compare_result *res, const struct compare_labels *l,
                         size_t max_rows, struct dbuf *out)
 {
+        struct dwriter w = DWRITER_INIT(out);
         size_t at = 0;
         bool real = false;
-        int e = put_side(out, "A", l->a_id, l->a_start, l->a_outcome);
 
-        if (e >= 0)
-                e = put_side(out, "B", l->b_id, l->b_start, l->b_outcome);
-        for (int s = 0; e >= 0 && s < COMPARE_SECTIONS; s++) {
+        put_side(&w, "A", l->a_id, l->a_start, l->a_outcome);
+        put_side(&w, "B", l->b_id, l->b_start, l->b_outcome);
+        for (int s = 0; s < COMPARE_SECTIONS; s++) {
                 bool changed = false;
 
                 for (size_t i = at; i < at + res->count[s]; i++) {
@@ -189,12 +182,12 @@ int render_compare_text(const struct compare_result *res, const struct compare_l
                         real = real || (res->rows[i].status != COMPARE_SAME && !res->rows[i].noise);
                 }
                 if (changed || (s == COMPARE_RUN && res->count[s]))
-                        e = put_section(out, s, res->rows + at, res->count[s], max_rows);
+                        put_section(&w, s, res->rows + at, res->count[s], max_rows);
                 at += res->count[s];
         }
-        if (e >= 0 && !real)
-                e = dbuf_puts(out, "\nno differences beyond noise\n");
-        return e;
+        if (!real)
+                dw_puts(&w, "\nno differences beyond noise\n");
+        return w.err;
 }
 
 /* A count (a figure with no unit suffix) as a JSON integer when whole. */

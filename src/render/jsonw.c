@@ -20,74 +20,62 @@ static bool plain_ascii(const char *s, size_t len)
         return true;
 }
 
-static int escape_valid_utf8(struct dbuf *out, const char *s, size_t len)
+static void escape_valid_utf8(struct dwriter *w, const char *s, size_t len)
 {
         size_t from = 0;
-        int e = 0;
 
-        for (size_t i = 0; i < len && e >= 0; i++) {
+        for (size_t i = 0; i < len && dw_ok(w); i++) {
                 unsigned char c = (unsigned char)s[i];
-                char esc[8];
 
                 if (c >= 0x20 && c != '"' && c != '\\' && c != 0x7f)
                         continue;
-                e = dbuf_append(out, s + from, i - from);
-                if (e < 0)
-                        break;
+                dw_append(w, s + from, i - from);
                 from = i + 1;
-                if (c == '"' || c == '\\') {
-                        esc[0] = '\\';
-                        esc[1] = (char)c;
-                        e = dbuf_append(out, esc, 2);
-                } else if (c == '\n') {
-                        e = dbuf_puts(out, "\\n");
-                } else if (c == '\t') {
-                        e = dbuf_puts(out, "\\t");
-                } else if (c == '\r') {
-                        e = dbuf_puts(out, "\\r");
-                } else {
-                        e = dbuf_printf(out, "\\u%04x", c);
-                }
+                if (c == '"' || c == '\\')
+                        dw_printf(w, "\\%c", c);
+                else if (c == '\n')
+                        dw_puts(w, "\\n");
+                else if (c == '\t')
+                        dw_puts(w, "\\t");
+                else if (c == '\r')
+                        dw_puts(w, "\\r");
+                else
+                        dw_printf(w, "\\u%04x", c);
         }
-        if (e >= 0)
-                e = dbuf_append(out, s + from, len - from);
-        return e;
+        dw_append(w, s + from, len - from);
+}
+
+void jsonw_put(struct dwriter *w, const char *s, size_t len)
+{
+        struct dbuf clean = DBUF_INIT;
+
+        dw_puts(w, "\"");
+        if (plain_ascii(s, len)) {
+                dw_append(w, s, len);
+        } else if (dw_ok(w)) {
+                /* the one UTF-8 cleaner (model/run.c), then JSON's escapes */
+                dw_check(w, run_append_utf8_lossy(&clean, s, len, false));
+                escape_valid_utf8(w, clean.len ? clean.p : "", clean.len);
+                dbuf_release(&clean);
+        }
+        dw_puts(w, "\"");
 }
 
 int jsonw_string(struct dbuf *out, const char *s, size_t len)
 {
-        struct dbuf clean = DBUF_INIT;
-        int e;
+        struct dwriter w = DWRITER_INIT(out);
 
-        e = dbuf_puts(out, "\"");
-        if (e >= 0 && plain_ascii(s, len)) {
-                e = dbuf_append(out, s, len);
-        } else if (e >= 0) {
-                /* the one UTF-8 cleaner (model/run.c), then JSON's escapes */
-                e = run_append_utf8_lossy(&clean, s, len, false);
-                if (e >= 0)
-                        e = escape_valid_utf8(out, clean.len ? clean.p : "", clean.len);
-                dbuf_release(&clean);
-        }
-        if (e >= 0)
-                e = dbuf_puts(out, "\"");
-        return e;
+        jsonw_put(&w, s, len);
+        return w.err;
 }
 
 json_t *jsonw_str(const char *s)
 {
-        struct dbuf b = DBUF_INIT;
-        json_t *j;
+        _cleanup_dbuf_ struct dbuf b = DBUF_INIT;
 
-        if (!s)
+        if (!s || run_append_utf8_lossy(&b, s, strlen(s), false) < 0)
                 return NULL;
-        if (run_append_utf8_lossy(&b, s, strlen(s), false) < 0) {
-                dbuf_release(&b);
-                return NULL;
-        }
-        j = json_stringn(b.p, b.len);
-        dbuf_release(&b);
-        return j;
+        return json_stringn(b.p, b.len);
 }
 
 json_t *jsonw_text(const char *s)
@@ -115,10 +103,8 @@ json_t *jsonw_argv(char *const *argv)
 int jsonw_dump(const json_t *v, size_t flags, struct dbuf *out)
 {
         char *s = v ? json_dumps(v, flags) : NULL;
-        int e = s ? dbuf_puts(out, s) : -ENOMEM;
+        int e = s ? dbuf_printf(out, "%s\n", s) : -ENOMEM;
 
-        if (e >= 0)
-                e = dbuf_puts(out, "\n");
         free(s);
         return e < 0 ? -ENOMEM : 0;
 }

@@ -11,6 +11,8 @@
  * escaped (\n \t \r, else \u00XX), bytes that are not well-formed UTF-8
  * replaced by U+FFFD (model/run.c's cleaner). 0 or -ENOMEM. */
 int jsonw_string(struct dbuf *out, const char *s, size_t len);
+/* The same through a sticky-error writer. */
+void jsonw_put(struct dwriter *w, const char *s, size_t len);
 
 /* A new jansson string (a json_t *) holding s with every byte that is not
  * well-formed UTF-8 made U+FFFD, or NULL when s is NULL or memory ran out:

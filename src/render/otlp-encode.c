@@ -14,35 +14,23 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-/* Both writers keep the first error and do nothing after it, so that the
- * message trees below read as the .proto files do. */
+/* Both encoders write through a sticky-error writer, so that the message
+ * trees below read as the .proto files do. */
 struct enc {
-        struct dbuf *out;
+        struct dwriter w;
         struct dbuf tmp; /* a string made valid UTF-8 */
-        int err;
 };
-
-static void put(struct enc *E, const void *p, size_t n)
-{
-        if (E->err >= 0)
-                E->err = dbuf_append(E->out, p, n);
-}
-
-static void puts_(struct enc *E, const char *s)
-{
-        put(E, s, strlen(s));
-}
 
 /* The encoding's end: its scratch released; on failure out gets its old
  * length back. Returns 0 or the first error. */
 static int enc_end(struct enc *E, size_t old)
 {
         dbuf_release(&E->tmp);
-        if (E->err < 0) {
-                E->out->len = old;
-                if (E->out->p)
-                        E->out->p[old] = '\0';
-                return E->err;
+        if (E->w.err < 0) {
+                E->w.b->len = old;
+                if (E->w.b->p)
+                        E->w.b->p[old] = '\0';
+                return E->w.err;
         }
         return 0;
 }
@@ -53,10 +41,10 @@ static int enc_end(struct enc *E, size_t old)
 static const char *utf8(struct enc *E, const char *s, size_t *ret_len)
 {
         dbuf_reset(&E->tmp);
-        if (E->err >= 0)
-                E->err = run_append_utf8_lossy(&E->tmp, s, strlen(s), false);
-        *ret_len = E->err >= 0 ? E->tmp.len : 0;
-        return E->err >= 0 && E->tmp.p ? E->tmp.p : "";
+        if (dw_ok(&E->w))
+                dw_check(&E->w, run_append_utf8_lossy(&E->tmp, s, strlen(s), false));
+        *ret_len = dw_ok(&E->w) ? E->tmp.len : 0;
+        return dw_ok(&E->w) && E->tmp.p ? E->tmp.p : "";
 }
 
 /* --- protobuf --------------------------------------------------------- */
@@ -75,7 +63,7 @@ static void pb_varint(struct enc *E, uint64_t v)
                         b[n] |= 0x80;
                 n++;
         } while (v);
-        put(E, b, n);
+        dw_append(&E->w, b, n);
 }
 
 static void pb_tag(struct enc *E, unsigned field, unsigned wt)
@@ -96,7 +84,7 @@ static void pb_fixed64(struct enc *E, unsigned field, uint64_t v)
         for (int i = 0; i < 8; i++)
                 b[i] = (uint8_t)(v >> (8 * i));
         pb_tag(E, field, WT_I64);
-        put(E, b, 8);
+        dw_append(&E->w, b, 8);
 }
 
 static void pb_double(struct enc *E, unsigned field, double d)
@@ -111,7 +99,7 @@ static void pb_bytes(struct enc *E, unsigned field, const void *p, size_t n)
 {
         pb_tag(E, field, WT_LEN);
         pb_varint(E, n);
-        put(E, p, n);
+        dw_append(&E->w, p, n);
 }
 
 static void pb_string(struct enc *E, unsigned field, const char *s)
@@ -128,8 +116,8 @@ static void pb_string(struct enc *E, unsigned field, const char *s)
 static size_t pb_begin(struct enc *E, unsigned field)
 {
         pb_tag(E, field, WT_LEN);
-        put(E, "", 1);
-        return E->out->len;
+        dw_append(&E->w, "", 1);
+        return E->w.b->len;
 }
 
 static void pb_end(struct enc *E, size_t start)
@@ -137,21 +125,21 @@ static void pb_end(struct enc *E, size_t start)
         size_t len, extra = 0;
         uint8_t b[10];
 
-        if (E->err < 0)
+        if (!dw_ok(&E->w))
                 return;
-        len = E->out->len - start;
+        len = E->w.b->len - start;
         for (size_t v = len >> 7; v; v >>= 7)
                 extra++;
         if (extra) {
                 static const char zeros[10];
-                put(E, zeros, extra);
-                if (E->err < 0)
+                dw_append(&E->w, zeros, extra);
+                if (!dw_ok(&E->w))
                         return;
-                memmove(E->out->p + start + extra, E->out->p + start, len);
+                memmove(E->w.b->p + start + extra, E->w.b->p + start, len);
         }
         for (size_t i = 0, v = len; i <= extra; i++, v >>= 7)
                 b[i] = (uint8_t)((v & 0x7f) | (i < extra ? 0x80 : 0));
-        memcpy(E->out->p + start - 1, b, extra + 1);
+        memcpy(E->w.b->p + start - 1, b, extra + 1);
 }
 
 static void pb_keyvalue(struct enc *E, unsigned field, const struct otlp_attr *a)
@@ -250,7 +238,7 @@ static void pb_metric(struct enc *E, const struct otlp_request *rq, const struct
 
 int otlp_encode_protobuf(const struct otlp_request *rq, struct dbuf *out)
 {
-        struct enc E = {.out = out};
+        struct enc E = {.w = DWRITER_INIT(out)};
         size_t old = out->len, rm, sm;
 
         rm = pb_begin(&E, 1);
@@ -302,7 +290,7 @@ static void pb_span(struct enc *E, const struct otlp_trace_request *rq, const st
 
 int otlp_encode_trace_protobuf(const struct otlp_trace_request *rq, struct dbuf *out)
 {
-        struct enc E = {.out = out};
+        struct enc E = {.w = DWRITER_INIT(out)};
         size_t old = out->len, rs, ss;
 
         rs = pb_begin(&E, 1);
@@ -319,22 +307,19 @@ int otlp_encode_trace_protobuf(const struct otlp_trace_request *rq, struct dbuf 
 /* Each js_ value writer puts its key (the '"name":' text before it) first. */
 static void js_string(struct enc *E, const char *key, const char *s)
 {
-        puts_(E, key);
-        if (E->err >= 0)
-                E->err = jsonw_string(E->out, s, strlen(s));
+        dw_puts(&E->w, key);
+        jsonw_put(&E->w, s, strlen(s));
 }
 
 /* proto3 JSON: 64-bit integers are strings. */
 static void js_u64(struct enc *E, const char *key, uint64_t v)
 {
-        if (E->err >= 0)
-                E->err = dbuf_printf(E->out, "%s\"%llu\"", key, (unsigned long long)v);
+        dw_printf(&E->w, "%s\"%llu\"", key, (unsigned long long)v);
 }
 
 static void js_i64(struct enc *E, const char *key, int64_t v)
 {
-        if (E->err >= 0)
-                E->err = dbuf_printf(E->out, "%s\"%lld\"", key, (long long)v);
+        dw_printf(&E->w, "%s\"%lld\"", key, (long long)v);
 }
 
 /* Shortest text that reads back to the same double; proto3 JSON spells
@@ -344,13 +329,13 @@ static void js_double(struct enc *E, const char *key, double d)
         char b[40];
         int n;
 
-        puts_(E, key);
+        dw_puts(&E->w, key);
         if (isnan(d)) {
-                puts_(E, "\"NaN\"");
+                dw_puts(&E->w, "\"NaN\"");
                 return;
         }
         if (isinf(d)) {
-                puts_(E, d > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+                dw_puts(&E->w, d > 0 ? "\"Infinity\"" : "\"-Infinity\"");
                 return;
         }
         for (int prec = 15; prec <= 17; prec++) {
@@ -364,37 +349,33 @@ static void js_double(struct enc *E, const char *key, double d)
                 memcpy(b + n, ".0", 3);
                 n += 2;
         }
-        put(E, b, (size_t)n);
+        dw_append(&E->w, b, (size_t)n);
 }
 
+/* A trace or span id (16 or 8 bytes). */
 static void js_hex(struct enc *E, const char *key, const uint8_t *p, size_t n)
 {
-        char b[3];
+        char b[33];
 
-        puts_(E, key);
-        put(E, "\"", 1);
-        for (size_t i = 0; i < n; i++) {
-                hex_encode(b, &p[i], 1);
-                put(E, b, 2);
-        }
-        put(E, "\"", 1);
+        hex_encode(b, p, MIN(n, (size_t)16));
+        dw_printf(&E->w, "%s\"%s\"", key, b);
 }
 
 static void js_attrs(struct enc *E, const char *key, const struct otlp_attr *a, size_t n)
 {
-        puts_(E, key);
-        put(E, "[", 1);
+        dw_puts(&E->w, key);
+        dw_append(&E->w, "[", 1);
         for (size_t i = 0; i < n; i++) {
                 if (i)
-                        put(E, ",", 1);
+                        dw_append(&E->w, ",", 1);
                 js_string(E, "{\"key\":", a[i].key);
-                puts_(E, ",\"value\":{");
+                dw_puts(&E->w, ",\"value\":{");
                 switch (a[i].type) {
                 case OTLP_STRING:
                         js_string(E, "\"stringValue\":", a[i].s ? a[i].s : "");
                         break;
                 case OTLP_BOOL:
-                        puts_(E, a[i].b ? "\"boolValue\":true" : "\"boolValue\":false");
+                        dw_puts(&E->w, a[i].b ? "\"boolValue\":true" : "\"boolValue\":false");
                         break;
                 case OTLP_INT:
                         js_i64(E, "\"intValue\":", a[i].i);
@@ -403,9 +384,9 @@ static void js_attrs(struct enc *E, const char *key, const struct otlp_attr *a, 
                         js_double(E, "\"doubleValue\":", a[i].d);
                         break;
                 }
-                puts_(E, "}}");
+                dw_puts(&E->w, "}}");
         }
-        put(E, "]", 1);
+        dw_append(&E->w, "]", 1);
 }
 
 static void js_value(struct enc *E, const struct otlp_point *p)
@@ -418,37 +399,38 @@ static void js_value(struct enc *E, const struct otlp_point *p)
 
 static void js_point(struct enc *E, const struct otlp_request *rq, const struct otlp_point *p)
 {
-        put(E, "{", 1);
+        dw_append(&E->w, "{", 1);
         js_attrs(E, "\"attributes\":", p->attrs, p->nattrs);
         if (p->start_ns)
                 js_u64(E, ",\"startTimeUnixNano\":", p->start_ns);
         js_u64(E, ",\"timeUnixNano\":", p->time_ns);
-        put(E, ",", 1);
+        dw_append(&E->w, ",", 1);
         js_value(E, p);
         if (rq->has_trace) {
                 js_u64(E, ",\"exemplars\":[{\"timeUnixNano\":", p->time_ns);
-                put(E, ",", 1);
+                dw_append(&E->w, ",", 1);
                 js_value(E, p);
                 js_hex(E, ",\"spanId\":", rq->span_id, sizeof(rq->span_id));
                 js_hex(E, ",\"traceId\":", rq->trace_id, sizeof(rq->trace_id));
-                puts_(E, "}]");
+                dw_puts(&E->w, "}]");
         }
-        put(E, "}", 1);
+        dw_append(&E->w, "}", 1);
 }
 
 /* The request up to the scope's records: what both signals open with. */
 static void js_head(struct enc *E, bool spans, const struct otlp_attr *resource, size_t nresource,
                     const char *scope_name, const char *scope_version)
 {
-        puts_(E, spans ? "{\"resourceSpans\":[{\"resource\":{"
-                       : "{\"resourceMetrics\":[{\"resource\":{");
+        dw_puts(&E->w, spans ? "{\"resourceSpans\":[{\"resource\":{"
+                             : "{\"resourceMetrics\":[{\"resource\":{");
         js_attrs(E, "\"attributes\":", resource, nresource);
-        puts_(E, spans ? "},\"scopeSpans\":[{\"scope\":{" : "},\"scopeMetrics\":[{\"scope\":{");
+        dw_puts(&E->w,
+                spans ? "},\"scopeSpans\":[{\"scope\":{" : "},\"scopeMetrics\":[{\"scope\":{");
         if (scope_name)
                 js_string(E, "\"name\":", scope_name);
         if (scope_version)
                 js_string(E, scope_name ? ",\"version\":" : "\"version\":", scope_version);
-        puts_(E, "},");
+        dw_puts(&E->w, "},");
 }
 
 static void js_metric(struct enc *E, const struct otlp_request *rq, const struct otlp_metric *m)
@@ -458,39 +440,39 @@ static void js_metric(struct enc *E, const struct otlp_request *rq, const struct
                 js_string(E, ",\"description\":", m->description);
         if (m->unit && *m->unit)
                 js_string(E, ",\"unit\":", m->unit);
-        puts_(E,
-              m->kind == OTLP_SUM ? ",\"sum\":{\"dataPoints\":[" : ",\"gauge\":{\"dataPoints\":[");
+        dw_puts(&E->w, m->kind == OTLP_SUM ? ",\"sum\":{\"dataPoints\":["
+                                           : ",\"gauge\":{\"dataPoints\":[");
         for (size_t i = 0; i < m->npoints; i++) {
                 if (i)
-                        put(E, ",", 1);
+                        dw_append(&E->w, ",", 1);
                 js_point(E, rq, &m->points[i]);
         }
-        put(E, "]", 1);
+        dw_append(&E->w, "]", 1);
         if (m->kind == OTLP_SUM) {
-                puts_(E, ",\"aggregationTemporality\":2");
+                dw_puts(&E->w, ",\"aggregationTemporality\":2");
                 if (m->monotonic)
-                        puts_(E, ",\"isMonotonic\":true");
+                        dw_puts(&E->w, ",\"isMonotonic\":true");
         }
-        puts_(E, "}}");
+        dw_puts(&E->w, "}}");
 }
 
 /* Close the request. */
 static int js_end(struct enc *E, size_t old)
 {
-        puts_(E, "]}]}]}");
+        dw_puts(&E->w, "]}]}]}");
         return enc_end(E, old);
 }
 
 int otlp_encode_json(const struct otlp_request *rq, struct dbuf *out)
 {
-        struct enc E = {.out = out};
+        struct enc E = {.w = DWRITER_INIT(out)};
         size_t old = out->len;
 
         js_head(&E, false, rq->resource, rq->nresource, rq->scope_name, rq->scope_version);
-        puts_(&E, "\"metrics\":[");
+        dw_puts(&E.w, "\"metrics\":[");
         for (size_t i = 0; i < rq->nmetrics; i++) {
                 if (i)
-                        put(&E, ",", 1);
+                        dw_append(&E.w, ",", 1);
                 js_metric(&E, rq, &rq->metrics[i]);
         }
         return js_end(&E, old);
@@ -505,37 +487,36 @@ static void js_span(struct enc *E, const struct otlp_trace_request *rq, const st
         if (sp->has_parent)
                 js_hex(E, ",\"parentSpanId\":", sp->parent_id, sizeof(sp->parent_id));
         js_string(E, ",\"name\":", sp->name);
-        if (sp->kind && E->err >= 0)
-                E->err = dbuf_printf(E->out, ",\"kind\":%d", sp->kind);
+        if (sp->kind)
+                dw_printf(&E->w, ",\"kind\":%d", sp->kind);
         js_u64(E, ",\"startTimeUnixNano\":", sp->start_ns);
         js_u64(E, ",\"endTimeUnixNano\":", sp->end_ns);
         js_attrs(E, ",\"attributes\":", sp->attrs, sp->nattrs);
-        puts_(E, ",\"events\":[");
+        dw_puts(&E->w, ",\"events\":[");
         for (size_t i = 0; i < sp->nevents; i++) {
                 js_u64(E, i ? ",{\"timeUnixNano\":" : "{\"timeUnixNano\":", sp->events[i].time_ns);
                 js_string(E, ",\"name\":", sp->events[i].name);
                 js_attrs(E, ",\"attributes\":", sp->events[i].attrs, sp->events[i].nattrs);
-                put(E, "}", 1);
+                dw_append(&E->w, "}", 1);
         }
-        puts_(E, "],\"status\":{");
+        dw_puts(&E->w, "],\"status\":{");
         if (sp->status_message && *sp->status_message) {
                 js_string(E, "\"message\":", sp->status_message);
-                put(E, ",", 1);
+                dw_append(&E->w, ",", 1);
         }
-        if (E->err >= 0)
-                E->err = dbuf_printf(E->out, "\"code\":%d}}", sp->status);
+        dw_printf(&E->w, "\"code\":%d}}", sp->status);
 }
 
 int otlp_encode_trace_json(const struct otlp_trace_request *rq, struct dbuf *out)
 {
-        struct enc E = {.out = out};
+        struct enc E = {.w = DWRITER_INIT(out)};
         size_t old = out->len;
 
         js_head(&E, true, rq->resource, rq->nresource, rq->scope_name, rq->scope_version);
-        puts_(&E, "\"spans\":[");
+        dw_puts(&E.w, "\"spans\":[");
         for (size_t i = 0; i < rq->nspans; i++) {
                 if (i)
-                        put(&E, ",", 1);
+                        dw_append(&E.w, ",", 1);
                 js_span(&E, rq, &rq->spans[i]);
         }
         return js_end(&E, old);

@@ -31,10 +31,12 @@ static size_t listed(const struct plan *p)
         return MIN(p->nheavy, (size_t)PLAN_HEAVY_MAX);
 }
 
-/* The snippets: a ninja pool, CMake's JOB_POOLS, make's advice. */
-static void snippets(struct ledger *l, const struct plan *p, struct dwriter *ninja,
-                     struct dwriter *cmake, struct dwriter *make)
+/* The snippets into sn[]: a ninja pool, CMake's JOB_POOLS, make's
+ * advice. 0 or -ENOMEM; the caller releases sn[] either way. */
+static int snippets(struct ledger *l, const struct plan *p, struct dbuf sn[static 3])
 {
+        struct dwriter w[3] = {DWRITER_INIT(&sn[0]), DWRITER_INIT(&sn[1]), DWRITER_INIT(&sn[2])};
+        struct dwriter *ninja = &w[0], *cmake = &w[1], *make = &w[2];
         char t[UNITS_NAME_MAX + 1], seen[PLAN_HEAVY_MAX][UNITS_NAME_MAX + 1];
         size_t nseen = 0;
         bool any_src = false;
@@ -88,14 +90,17 @@ static void snippets(struct ledger *l, const struct plan *p, struct dwriter *nin
                   "make has no pools: make -j%u fits; or build the heavy ones first at -j%u, then "
                   "the rest at -j%u",
                   MAX(p->j_fit, 1u), MAX(p->pool_depth, 1u), p->cpus);
+        return w[0].err < 0 ? w[0].err : w[1].err < 0 ? w[1].err : w[2].err;
 }
 
 int render_plan_text(const char *job, unsigned runs, struct ledger *l, const struct plan *p,
                      struct dbuf *out)
 {
+        static const char *const heads[3] = {"\nninja (build.ninja):\n",
+                                             "\nCMake (CMakeLists.txt, the Ninja generator):\n",
+                                             "\nmake:\n"};
         struct dwriter w = DWRITER_INIT(out);
-        struct dbuf nb = DBUF_INIT, cb = DBUF_INIT, mb = DBUF_INIT;
-        struct dwriter nw = DWRITER_INIT(&nb), cw = DWRITER_INIT(&cb), mw = DWRITER_INIT(&mb);
+        struct dbuf sn[3] = {DBUF_INIT, DBUF_INIT, DBUF_INIT};
         char d[FMT_DURATION_LEN];
 
         dw_puts(&w, "plan for job ");
@@ -154,28 +159,22 @@ int render_plan_text(const char *job, unsigned runs, struct ledger *l, const str
         }
         if (p->nheavy > listed(p))
                 dw_printf(&w, "  and %zu more\n", p->nheavy - listed(p));
-        snippets(l, p, &nw, &cw, &mw);
-        dw_check(&w, nw.err < 0 ? nw.err : cw.err < 0 ? cw.err : mw.err);
-        dw_puts(&w, "\nninja (build.ninja):\n");
-        dw_puts(&w, nb.p ? nb.p : "");
-        dw_puts(&w, "\nCMake (CMakeLists.txt, the Ninja generator):\n");
-        dw_puts(&w, cb.p ? cb.p : "");
-        dw_puts(&w, "\nmake:\n");
-        dw_puts(&w, mb.p ? mb.p : "");
+        dw_check(&w, snippets(l, p, sn));
+        for (int i = 0; i < 3; i++) {
+                dw_puts(&w, heads[i]);
+                dw_puts(&w, sn[i].p ? sn[i].p : "");
+                dbuf_release(&sn[i]);
+        }
         dw_puts(&w, "\n");
-        dbuf_release(&nb);
-        dbuf_release(&cb);
-        dbuf_release(&mb);
         return dw_ok(&w) ? 0 : w.err;
 }
 
 int render_plan_json(const char *job, unsigned runs, struct ledger *l, const struct plan *p,
                      struct dbuf *out)
 {
-        struct dbuf nb = DBUF_INIT, cb = DBUF_INIT, mb = DBUF_INIT;
-        struct dwriter nw = DWRITER_INIT(&nb), cw = DWRITER_INIT(&cb), mw = DWRITER_INIT(&mb);
+        struct dbuf sn[3] = {DBUF_INIT, DBUF_INIT, DBUF_INIT};
         json_t *steps = json_array(), *heavy = json_array(), *o;
-        int r;
+        int r = 0;
 
         for (size_t i = 0; steps && i < p->nsteps; i++) {
                 const struct plan_step *s = &p->steps[i];
@@ -196,22 +195,20 @@ int render_plan_json(const char *job, unsigned runs, struct ledger *l, const str
                                      "wall_s", jsonw_real(u->wall_s), "runs", (json_int_t)u->runs));
         }
         if (p->pool_depth)
-                snippets(l, p, &nw, &cw, &mw);
+                r = snippets(l, p, sn);
         o = json_pack("{s:o, s:I, s:I, s:f, s:I, s:f, s:I, s:o, s:I, s:o, s:I, s:I, s:o}", "job",
                       jsonw_str(job), "runs", (json_int_t)runs, "units", (json_int_t)p->units,
                       "memory_mb", p->memory_mb, "cpus", (json_int_t)p->cpus, "headroom_mb",
                       p->headroom_mb, "j_fit", (json_int_t)p->j_fit, "steps", steps, "heavy_count",
                       (json_int_t)p->nheavy, "heavy", heavy, "pool_depth",
                       (json_int_t)p->pool_depth, "j_with_pool", (json_int_t)p->j_pooled, "snippets",
-                      p->pool_depth ? json_pack("{s:o, s:o, s:o}", "ninja", jsonw_text(nb.p),
-                                                "cmake", jsonw_text(cb.p), "make", jsonw_text(mb.p))
-                                    : json_null());
-        r = o && nw.err >= 0 && cw.err >= 0 && mw.err >= 0
-                ? jsonw_dump(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER, out)
-                : -ENOMEM;
+                      p->pool_depth
+                          ? json_pack("{s:o, s:o, s:o}", "ninja", jsonw_text(sn[0].p), "cmake",
+                                      jsonw_text(sn[1].p), "make", jsonw_text(sn[2].p))
+                          : json_null());
+        r = o && r >= 0 ? jsonw_dump(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER, out) : -ENOMEM;
         json_decref(o);
-        dbuf_release(&nb);
-        dbuf_release(&cb);
-        dbuf_release(&mb);
+        for (int i = 0; i < 3; i++)
+                dbuf_release(&sn[i]);
         return r;
 }

@@ -34,43 +34,49 @@ void prom_format_value(double v, char buf[static 32])
         }
 }
 
+/* s[0..len) escaped: backslash and newline, and with label's rules also
+ * double quotes and the other control bytes ('?'). */
+static void put_escaped(struct dwriter *w, const char *s, size_t len, bool label)
+{
+        for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char)s[i];
+                if (c == '\\')
+                        dw_puts(w, "\\\\");
+                else if (c == '\n')
+                        dw_puts(w, "\\n");
+                else if (label && c == '"')
+                        dw_puts(w, "\\\"");
+                else if (label && (c < 0x20 || c == 0x7f))
+                        dw_puts(w, "?");
+                else
+                        dw_append(w, &s[i], 1);
+        }
+}
+
+static void put_label(struct dwriter *w, const char *s, size_t len)
+{
+        _cleanup_dbuf_ struct dbuf clean = DBUF_INIT;
+
+        dw_check(w, run_append_utf8_lossy(&clean, s, len, false));
+        if (dw_ok(w))
+                put_escaped(w, clean.p ? clean.p : "", clean.len, true);
+        dw_append(w, "", 0);
+}
+
 int prom_escape_label(struct dbuf *out, const char *s, size_t len)
 {
-        struct dbuf clean = DBUF_INIT;
-        int e = run_append_utf8_lossy(&clean, s, len, false);
+        struct dwriter w = DWRITER_INIT(out);
 
-        for (size_t i = 0; e >= 0 && i < clean.len; i++) {
-                unsigned char c = (unsigned char)clean.p[i];
-                if (c == '\\')
-                        e = dbuf_append(out, "\\\\", 2);
-                else if (c == '"')
-                        e = dbuf_append(out, "\\\"", 2);
-                else if (c == '\n')
-                        e = dbuf_append(out, "\\n", 2);
-                else if (c < 0x20 || c == 0x7f)
-                        e = dbuf_append(out, "?", 1);
-                else
-                        e = dbuf_append(out, &clean.p[i], 1);
-        }
-        if (e >= 0 && !out->p)
-                e = dbuf_append(out, "", 0);
-        dbuf_release(&clean);
-        return e < 0 ? -ENOMEM : 0;
+        put_label(&w, s, len);
+        return w.err < 0 ? -ENOMEM : 0;
 }
 
 int prom_escape_help(struct dbuf *out, const char *s)
 {
-        int e = 0;
+        struct dwriter w = DWRITER_INIT(out);
 
-        for (; e >= 0 && *s; s++) {
-                if (*s == '\\')
-                        e = dbuf_append(out, "\\\\", 2);
-                else if (*s == '\n')
-                        e = dbuf_append(out, "\\n", 2);
-                else
-                        e = dbuf_append(out, s, 1);
-        }
-        return e < 0 ? -ENOMEM : 0;
+        put_escaped(&w, s, strlen(s), false);
+        return w.err < 0 ? -ENOMEM : 0;
 }
 
 bool prom_prefix_valid(const char *s)
@@ -100,11 +106,10 @@ bool prom_file_valid(const char *s)
 /* One metric family: HELP/TYPE, then its samples, written only when it
  * has at least one sample. */
 struct family {
-        struct dbuf *out;
+        struct dwriter w;
         const char *prefix;
         const char *name, *help;
         bool started;
-        int e;
 };
 
 static void fam_begin(struct family *f, const char *name, const char *help)
@@ -115,12 +120,12 @@ static void fam_begin(struct family *f, const char *name, const char *help)
 }
 
 /* The family's name, "[prefix_]build_<name>", between before and after. */
-static int put_name(struct family *f, const char *before, const char *after)
+static void put_name(struct family *f, const char *before, const char *after)
 {
         bool p = f->prefix && *f->prefix;
 
-        return dbuf_printf(f->out, "%s%s%sbuild_%s%s", before, p ? f->prefix : "", p ? "_" : "",
-                           f->name, after);
+        dw_printf(&f->w, "%s%s%sbuild_%s%s", before, p ? f->prefix : "", p ? "_" : "", f->name,
+                  after);
 }
 
 /* labels: NULL-terminated name/value pairs. NAN values are written as NaN
@@ -128,33 +133,23 @@ static int put_name(struct family *f, const char *before, const char *after)
 static void fam_sample(struct family *f, double v, const char *const *labels)
 {
         char val[32];
-        int e = f->e;
 
-        if (e < 0)
-                return;
         if (!f->started) {
-                e = put_name(f, "# HELP ", " ");
-                if (e >= 0)
-                        e = prom_escape_help(f->out, f->help);
-                if (e >= 0)
-                        e = put_name(f, "\n# TYPE ", " gauge\n");
+                put_name(f, "# HELP ", " ");
+                put_escaped(&f->w, f->help, strlen(f->help), false);
+                put_name(f, "\n# TYPE ", " gauge\n");
                 f->started = true;
         }
-        if (e >= 0)
-                e = put_name(f, "", "");
-        for (size_t i = 0; e >= 0 && labels && labels[i]; i += 2) {
-                e = dbuf_printf(f->out, "%s%s=\"", i ? "," : "{", labels[i]);
-                if (e >= 0)
-                        e = prom_escape_label(f->out, labels[i + 1], strlen(labels[i + 1]));
-                if (e >= 0)
-                        e = dbuf_puts(f->out, "\"");
+        put_name(f, "", "");
+        for (size_t i = 0; labels && labels[i]; i += 2) {
+                dw_printf(&f->w, "%s%s=\"", i ? "," : "{", labels[i]);
+                put_label(&f->w, labels[i + 1], strlen(labels[i + 1]));
+                dw_puts(&f->w, "\"");
         }
-        if (e >= 0 && labels && labels[0])
-                e = dbuf_puts(f->out, "}");
+        if (labels && labels[0])
+                dw_puts(&f->w, "}");
         prom_format_value(v, val);
-        if (e >= 0)
-                e = dbuf_printf(f->out, " %s\n", val);
-        f->e = e;
+        dw_printf(&f->w, " %s\n", val);
 }
 
 /* A family of at most one sample, written when have. */
@@ -364,7 +359,7 @@ int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
         static const struct targets none = {.make_pct = -1};
         const struct targets *ts = m->targets ? m->targets : &none;
         const struct run_facts *rf = m->facts;
-        struct family f = {.out = out, .prefix = prefix};
+        struct family f = {.w = DWRITER_INIT(out), .prefix = prefix};
         const char *inv_labels[] = {"builder", rf->builder, JOB_LABEL(m), NULL};
         double v;
 
@@ -426,5 +421,5 @@ int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
                 }
         }
         prom_baseline(&f, m, inv_labels);
-        return f.e < 0 ? -ENOMEM : 0;
+        return f.w.err < 0 ? -ENOMEM : 0;
 }

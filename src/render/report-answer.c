@@ -18,11 +18,6 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-static void esc(struct dwriter *w, const char *s)
-{
-        report_html_escape(w, s ? s : "", s ? strlen(s) : 0);
-}
-
 static void card_open(struct dwriter *w, const char *id, const char *key, bool bad)
 {
         dw_printf(w, "<div class=\"card\" id=\"%s\"><div class=\"k\">%s</div><div class=\"v%s\">",
@@ -48,7 +43,7 @@ static void card_result(struct dwriter *w, const struct run_model *m)
                 dw_printf(w, ", %s", figure_outcome(-1, f->term_signal, 0, word));
         if (f && f->failure.target[0]) {
                 dw_puts(w, "</div><div class=\"d\">failed: ");
-                report_html_escape(w, f->failure.target, strlen(f->failure.target));
+                report_html_esc(w, f->failure.target);
                 dw_printf(w, " (%s)", f->failure.tool);
         }
         for (int i = 0; f && i < 2; i++) {
@@ -57,7 +52,7 @@ static void card_result(struct dwriter *w, const struct run_model *m)
                 if (!e[0] || (i && f->failure.errors < 2))
                         continue;
                 dw_puts(w, "</div><div class=\"d\"><code>");
-                report_html_escape(w, e, strlen(e));
+                report_html_esc(w, e);
                 dw_puts(w, "</code>");
         }
         dw_puts(w, "</div></div>");
@@ -95,18 +90,18 @@ static void card_peak(struct dwriter *w, const struct summary *s)
         dw_printf(w, "</div><div class=\"d\">at +%s", fmt_duration(p->elapsed_s, FMT_DURATION_EXACT, d));
         if (p->stage[0]) {
                 dw_puts(w, ", stage ");
-                esc(w, p->stage);
+                report_html_esc(w, p->stage);
         }
         if (p->context[0]) {
                 dw_puts(w, ", step ");
-                esc(w, p->context);
+                report_html_esc(w, p->context);
         }
         if (p->running[0]) {
                 dw_puts(w, ", unit ");
                 put_first_word(w, p->running);
         } else if (p == k && b->mem_peak_proc.label[0]) {
                 dw_puts(w, ", largest process ");
-                esc(w, b->mem_peak_proc.label);
+                report_html_esc(w, b->mem_peak_proc.label);
         }
         if (p != k && k->set) {
                 dw_puts(w, "; the kernel's peak ");
@@ -139,7 +134,7 @@ static void card_oom(struct dwriter *w, const struct run_model *m)
                           (unsigned long long)s->near_oom_samples);
         else
                 dw_puts(w, "never near OOM (");
-        report_html_escape(w, rule, strlen(rule));
+        report_html_esc(w, rule);
         dw_puts(w, ")");
         if (s->mem_avail_min.set) {
                 dw_puts(w, "; least available ");
@@ -169,7 +164,7 @@ static void card_disk(struct dwriter *w, const struct summary *s)
                   fmt_duration(p->elapsed_s, FMT_DURATION_EXACT, d));
         if (p->stage[0]) {
                 dw_puts(w, ", stage ");
-                esc(w, p->stage);
+                report_html_esc(w, p->stage);
         }
         dw_printf(w, " (low below %.4g GiB)</div></div>", s->cfg.low_disk_gb);
 }
@@ -242,7 +237,7 @@ static void slowest_targets(struct dwriter *w, const struct run_facts *f)
         dw_puts(w, "<h3>Slowest targets</h3><ol class=\"slow\" id=\"slowest\">");
         for (size_t i = 0; i < k; i++) {
                 dw_puts(w, "<li>");
-                esc(w, f->t[idx[i]].name);
+                report_html_esc(w, f->t[idx[i]].name);
                 dw_printf(w, " %s%s</li>", fmt_duration(v[idx[i]], FMT_DURATION_EXACT, d),
                           f->t[idx[i]].success == TARGET_FAILED ? " (failed)" : "");
         }
@@ -256,7 +251,7 @@ static void slowest_edges(struct dwriter *w, const struct targets *ts)
         dw_puts(w, "<h3>Slowest ninja edges</h3><ol class=\"slow\" id=\"slowest\">");
         for (size_t i = 0; i < MIN(ts->nslow, (size_t)SLOWEST_SHOWN); i++) {
                 dw_puts(w, "<li>");
-                esc(w, ts->slow[i].output);
+                report_html_esc(w, ts->slow[i].output);
                 dw_printf(w, " %s</li>",
                           fmt_duration(
                               (double)(ts->slow[i].end_ms - ts->slow[i].start_ms) / 1000, FMT_DURATION_EXACT, d));
@@ -285,11 +280,11 @@ static void slowest_units(struct dwriter *w, const struct units *u, const char *
                            "id=\"slowest\">");
         for (size_t i = 0; i < k; i++) {
                 dw_puts(w, "<li title=\"");
-                esc(w, rows[idx[i]].path[0] ? rows[idx[i]].path : rows[idx[i]].name);
+                report_html_esc(w, rows[idx[i]].path[0] ? rows[idx[i]].path : rows[idx[i]].name);
                 dw_puts(w, "\">");
-                esc(w, rows[idx[i]].tool);
+                report_html_esc(w, rows[idx[i]].tool);
                 dw_puts(w, " ");
-                esc(w, unitnames_short(&un, &rows[idx[i]], shown, sizeof(shown)));
+                report_html_esc(w, unitnames_short(&un, &rows[idx[i]], shown, sizeof(shown)));
                 dw_printf(w, " %s</li>", fmt_duration(v[idx[i]], FMT_DURATION_EXACT, d));
         }
         if (k)

@@ -123,7 +123,7 @@ static void small_multiple(struct dwriter *w, const struct baseline_finding *f, 
                           W, H - usual / max * (H - 2), H - usual / max * (H - 2));
         dw_puts(w, "</svg><figcaption>");
         dw_puts(w, pre);
-        report_html_escape(w, name, strlen(name));
+        report_html_esc(w, name);
         dw_puts(w, post);
         dw_puts(w, "</figcaption></figure>");
 }
@@ -157,7 +157,7 @@ void report_baseline_html(struct dwriter *w, const struct summary *s)
         if (!b)
                 return;
         dw_puts(w, "<section id=\"baseline\"><h2>Against the usual of job ");
-        report_html_escape(w, b->job, strlen(b->job));
+        report_html_esc(w, b->job);
         dw_printf(w,
                   "</h2><p>%zu earlier runs (the last %d finished on this host with the same "
                   "outcome); a change counts beyond %.0f %% and %.0f times their spread.</p>",

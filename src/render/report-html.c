@@ -96,11 +96,6 @@ static void hover_script(struct dwriter *w)
                   MR, MT, MB, W, H, hover_js);
 }
 
-static void esc(struct dwriter *w, const char *s)
-{
-        report_html_escape(w, s ? s : "", s ? strlen(s) : 0);
-}
-
 struct frame {
         double tmax, ymax; /* ymax in drawn units */
         double k;          /* data units -> drawn units (GiB -> MiB for small values) */
@@ -222,11 +217,11 @@ static void stage_bands(struct dwriter *w, const struct report_data *d, const st
                           "<rect class=\"b%zu\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
                           "height=\"%.0f\"><title>stage ",
                           i % 2, x0, MT, MAX(x1 - x0, 0.5), H - MT - MB);
-                esc(w, bd->stage);
+                report_html_esc(w, bd->stage);
                 dw_puts(w, "</title></rect>");
                 if (labels && x1 - x0 > 60) {
                         dw_printf(w, "<text x=\"%.1f\" y=\"%.0f\" class=\"lg\">", x0 + 3, MT + 11);
-                        esc(w, bd->stage);
+                        report_html_esc(w, bd->stage);
                         dw_puts(w, "</text>");
                 }
         }
@@ -286,15 +281,15 @@ static void peak_text(struct dwriter *w, const char *name, const struct summary_
                   fmt_duration(p->elapsed_s, FMT_DURATION_EXACT, b));
         if (p->stage[0]) {
                 dw_puts(w, ", stage ");
-                esc(w, p->stage);
+                report_html_esc(w, p->stage);
         }
         if (p->context[0]) {
                 dw_puts(w, ", context ");
-                esc(w, p->context);
+                report_html_esc(w, p->context);
         }
         if (p->running[0]) {
                 dw_puts(w, ", running ");
-                esc(w, p->running);
+                report_html_esc(w, p->running);
         }
 }
 
@@ -530,7 +525,7 @@ static void target_bars(struct dwriter *w, const struct page *P)
                           "<rect class=\"f%d\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
                           "height=\"%.0f\" opacity=\"0.75\"><title>",
                           t->success == TARGET_FAILED ? 3 : 0, x0, y, x1 - x0, rowh - 5);
-                esc(w, t->name);
+                report_html_esc(w, t->name);
                 dw_printf(w, ": %s", fmt_duration(t->duration_s, FMT_DURATION_EXACT, b));
                 if (t->steps_set)
                         dw_printf(w, ", %u steps, %u cached", t->steps, t->cached);
@@ -581,7 +576,7 @@ static void step_exec_title(struct dwriter *w, const struct step_exec *x)
                 dw_printf(w, " (anon %s)", b);
         if (x->peak_proc[0]) {
                 dw_puts(w, ", largest process ");
-                esc(w, x->peak_proc);
+                report_html_esc(w, x->peak_proc);
         }
         if (isfinite(x->cpu_s))
                 dw_printf(w, ", CPU %.2f s", x->cpu_s);
@@ -599,7 +594,7 @@ static void step_exec_title(struct dwriter *w, const struct step_exec *x)
                 dw_printf(w, ", OOM kills %.0f", x->oom_kills);
                 if (x->oom_victim[0]) {
                         dw_puts(w, " (victim ");
-                        esc(w, x->oom_victim);
+                        report_html_esc(w, x->oom_victim);
                         dw_puts(w, ")");
                 }
         }
@@ -619,10 +614,10 @@ static void step_bar(struct dwriter *w, const struct frame *fr, const struct spa
                   : f->sf->step                   ? 0
                                                   : 2,
                   x0, y, x1 - x0, f->sf->cached ? " fill=\"url(#stepcached)\"" : "");
-        esc(w, f->name);
+        report_html_esc(w, f->name);
         if (f->target[0]) {
                 dw_puts(w, " (");
-                esc(w, f->target);
+                report_html_esc(w, f->target);
                 dw_puts(w, ")");
         }
         dw_printf(w, ": %s%s%s%s", fmt_duration(f->end_s - f->start_s, FMT_DURATION_EXACT, b),
@@ -701,7 +696,7 @@ static void step_bars(struct dwriter *w, const struct spans *M, const struct tar
                 step_bar(w, &fr, r[i], 16.0 * lane[i] + 2);
                 if (i == 0 || r[i]->group != r[i - 1]->group) {
                         dw_printf(w, "<text x=\"2\" y=\"%.0f\">", 16.0 * lane[i] + 12);
-                        esc(w, r[i]->target[0] ? r[i]->target : "(shared)");
+                        report_html_esc(w, r[i]->target[0] ? r[i]->target : "(shared)");
                         dw_puts(w, "</text>");
                 }
         }
@@ -735,7 +730,7 @@ static void ninja_durations(struct dwriter *w, const struct targets *ts)
                   (unsigned long long)ts->ninja_edges);
         for (size_t i = 0; i < ts->nslow; i++) {
                 dw_puts(w, "<tr><td>");
-                esc(w, ts->slow[i].output);
+                report_html_esc(w, ts->slow[i].output);
                 dw_printf(w, "</td><td class=\"n\">%s</td></tr>",
                           fmt_duration(
                               (double)(ts->slow[i].end_ms - ts->slow[i].start_ms) / 1000, FMT_DURATION_EXACT, b));
@@ -754,7 +749,7 @@ static void edge_bar(struct dwriter *w, const struct frame *fr, const struct spa
                   "<rect class=\"f2\" opacity=\"0.7\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
                   "height=\"15\"><title>",
                   x0, 18.0 * (double)lane + 2, x1 - x0);
-        esc(w, e->name);
+        report_html_esc(w, e->name);
         /* whole milliseconds, as the .ninja_log has them */
         dw_printf(w, ": %s</title></rect>",
                   fmt_duration((double)llround((e->end_s - e->start_s) * 1000) / 1000,
@@ -864,11 +859,11 @@ static void units_table(struct dwriter *w, const struct units *u, const char *ro
                    "<th>peak MiB</th><th>at</th><th>CPU s</th></tr>");
         for (size_t i = 0; i < n; i++) {
                 dw_puts(w, "<tr><td title=\"");
-                esc(w, top[i].path[0] ? top[i].path : top[i].name);
+                report_html_esc(w, top[i].path[0] ? top[i].path : top[i].name);
                 dw_puts(w, "\">");
-                esc(w, unitnames_short(&un, &top[i], shown, sizeof(shown)));
+                report_html_esc(w, unitnames_short(&un, &top[i], shown, sizeof(shown)));
                 dw_puts(w, "</td><td>");
-                esc(w, top[i].tool);
+                report_html_esc(w, top[i].tool);
                 dw_puts(w, "</td>");
                 td_num(w, top[i].peak_mb, 0);
                 dw_printf(w, "<td class=\"n\">%s</td>",
@@ -932,7 +927,7 @@ static void totals_table(struct dwriter *w, const struct summary *s)
                 return;
         dw_puts(w, "<h3>The build's totals</h3><table>");
         dw_puts(w, "<tr><th>accounting</th><td>");
-        esc(w, b->mode);
+        report_html_esc(w, b->mode);
         if (b->estimates)
                 dw_puts(w, " (no cgroup: the figures below are estimates from the process tree "
                            "in /proc)");
@@ -947,7 +942,8 @@ static void totals_table(struct dwriter *w, const struct summary *s)
         for (size_t i = 0; i < MIN(b->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
                 dw_printf(w, "<tr><th>OOM kill at %s</th><td>",
                           fmt_duration(b->oom[i].elapsed_s, FMT_DURATION_EXACT, d));
-                esc(w, b->oom[i].victim.label[0] ? b->oom[i].victim.label : "victim unknown");
+                report_html_esc(w, b->oom[i].victim.label[0] ? b->oom[i].victim.label
+                                                             : "victim unknown");
                 dw_puts(w, "</td></tr>");
         }
         dw_puts(w, "</table>");
@@ -962,17 +958,17 @@ static void head(struct dwriter *w, const struct run_model *m)
         dw_puts(w, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                    "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
                    "<meta name=\"color-scheme\" content=\"light dark\"><title>buildtel report ");
-        esc(w, ri->run_id);
+        report_html_esc(w, ri->run_id);
         dw_printf(w, "</title><style>%s</style></head><body>\n<h1>buildtel report: run ", css);
-        esc(w, ri->run_id);
+        report_html_esc(w, ri->run_id);
         dw_puts(w, "</h1><p><b>");
         for (size_t i = 0; ri->argv && ri->argv[i] && i < 64; i++) {
                 if (i)
                         dw_puts(w, " ");
-                esc(w, ri->argv[i]);
+                report_html_esc(w, ri->argv[i]);
         }
         dw_puts(w, "</b><br>on ");
-        esc(w, ri->host ? ri->host : "?");
+        report_html_esc(w, ri->host ? ri->host : "?");
         dw_printf(w, ", %s", o ? o : "outcome unknown");
         if (m->facts && m->facts->exit_code >= 0)
                 dw_printf(w, " (exit %d)", m->facts->exit_code);

@@ -87,7 +87,6 @@ int report_data_add(struct report_data *d, const struct sample *s)
         d->v[REPORT_CG_FILE][i] = s->cg_mem_file_bytes / gib;
         d->v[REPORT_SWAP][i] = s->swap_used_bytes / gib;
         d->v[REPORT_CPU][i] = s->cpu_pct;
-        d->v[REPORT_LOAD][i] = s->load1;
         d->v[REPORT_DISK][i] = s->disk_avail_bytes / gib;
         d->v[REPORT_COMPILERS][i] = s->compilers;
         d->v[REPORT_CG_MEM][i] = s->cg_mem_bytes / gib;
@@ -197,6 +196,11 @@ static const char *md_char(char c, char one[2])
 void report_html_escape(struct dwriter *w, const char *s, size_t len)
 {
         escape_with(w, s, len, html_char);
+}
+
+void report_html_esc(struct dwriter *w, const char *s)
+{
+        report_html_escape(w, s, s ? strlen(s) : 0);
 }
 
 void report_md_escape(struct dwriter *w, const char *s, size_t len)

@@ -22,7 +22,6 @@ enum report_series_id {
         REPORT_CG_FILE,
         REPORT_SWAP,
         REPORT_CPU,  /* % */
-        REPORT_LOAD, /* load1 */
         REPORT_DISK, /* GiB available */
         REPORT_COMPILERS,
         REPORT_CG_MEM,  /* GiB: the build's memory, as the kernel counts it */
@@ -69,6 +68,8 @@ size_t report_downsample(const double *t, const double *v, size_t n, size_t buck
 /* Append s[0..len) to w HTML-escaped (& < > " '), invalid UTF-8 replaced
  * by U+FFFD and control characters by '?'. */
 void report_html_escape(struct dwriter *w, const char *s, size_t len);
+/* The same for a string, NULL as "". */
+void report_html_esc(struct dwriter *w, const char *s);
 /* The same for a Markdown table cell: also '|' and '`' escaped, newlines
  * become spaces. */
 void report_md_escape(struct dwriter *w, const char *s, size_t len);

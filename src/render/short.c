@@ -26,39 +26,25 @@ int short_render(const struct run_model *m, struct dbuf *out)
         return e < 0 ? e : 0;
 }
 
-static const char *victim_words(const struct summary_oom *e)
-{
-        return strcmp(e->victim_source, "kernel") == 0 ? "victim (the kernel's report)"
-               : strcmp(e->victim_source, "the build") == 0
-                   ? "victim (the build's own process, killed by SIGKILL)"
-                   : "likely victim (last seen)";
-}
-
 int short_render_oom(const struct summary_build *b, struct dbuf *out)
 {
-        const struct summary_oom *e;
+        const struct summary_oom *e = b->noom > SUMMARY_OOM_MAX ? NULL : &b->oom[b->noom - 1];
+        struct dwriter w = DWRITER_INIT(out);
+        char sz[32];
 
-        if (b->noom > SUMMARY_OOM_MAX)
-                return dbuf_printf(out, "OOM kill in the build's cgroup (%.0f so far)",
-                                   b->oom_kills);
-        e = &b->oom[b->noom - 1];
-        if (e->victim.label[0]) {
-                /* what is known of the victim: its pid, its size */
-                bool pid = isfinite(e->victim.pid), mb = isfinite(e->victim.mb);
-                char sz[32];
-                int r = dbuf_printf(out, "OOM kill in the build's cgroup (%.0f so far); %s: %s",
-                                    e->kills, victim_words(e), e->victim.label);
-
-                fmt_size_mib(e->victim.mb, sz, sizeof(sz));
-                if (r >= 0 && pid && mb)
-                        r = dbuf_printf(out, " (pid %.0f, %s)", e->victim.pid, sz);
-                else if (r >= 0 && pid)
-                        r = dbuf_printf(out, " (pid %.0f)", e->victim.pid);
-                else if (r >= 0 && mb)
-                        r = dbuf_printf(out, " (%s)", sz);
-                return r;
-        }
-        return dbuf_printf(out, "OOM kill in the build's cgroup (%.0f so far)", e->kills);
+        dw_printf(&w, "OOM kill in the build's cgroup (%.0f so far)", e ? e->kills : b->oom_kills);
+        if (!e || !e->victim.label[0])
+                return w.err;
+        /* what is known of the victim: its pid, its size */
+        fmt_size_mib(e->victim.mb, sz, sizeof(sz));
+        dw_printf(&w, "; %s: %s", summary_victim_words(e), e->victim.label);
+        if (isfinite(e->victim.pid) && isfinite(e->victim.mb))
+                dw_printf(&w, " (pid %.0f, %s)", e->victim.pid, sz);
+        else if (isfinite(e->victim.pid))
+                dw_printf(&w, " (pid %.0f)", e->victim.pid);
+        else if (isfinite(e->victim.mb))
+                dw_printf(&w, " (%s)", sz);
+        return w.err;
 }
 
 int short_render_execs(const struct exec_cover *c, struct dbuf *out)
@@ -117,7 +103,7 @@ int render_baseline_value(const struct baseline_finding *f, double v, struct dbu
 }
 
 /* "slower than usual", "layer cache of X", "unit X bigger"... */
-static int put_what(const struct baseline_finding *f, struct dbuf *out)
+static void put_what(struct dwriter *w, const struct baseline_finding *f)
 {
         bool worse = f->st.verdict == BASELINE_REGRESSION;
         static const struct {
@@ -137,34 +123,29 @@ static int put_what(const struct baseline_finding *f, struct dbuf *out)
         };
 
         for (size_t i = 0; i < ARRAY_SIZE(words); i++)
-                if (strcmp(words[i].fig, f->figure) == 0)
-                        return dbuf_printf(out, "%s%s%s", words[i].pre, f->target,
-                                           worse ? words[i].worse : words[i].better);
-        return dbuf_puts(out, f->figure);
+                if (strcmp(words[i].fig, f->figure) == 0) {
+                        dw_printf(w, "%s%s%s", words[i].pre, f->target,
+                                  worse ? words[i].worse : words[i].better);
+                        return;
+                }
+        dw_puts(w, f->figure);
 }
 
-static int put_finding(const struct baseline *b, const struct baseline_finding *f, bool first,
-                       bool cause, struct dbuf *out)
+static void put_finding(struct dwriter *w, const struct baseline *b,
+                        const struct baseline_finding *f, bool first, bool cause)
 {
-        int r = dbuf_puts(out, first ? "" : "; ");
-
-        if (r >= 0)
-                r = put_what(f, out);
-        if (r >= 0)
-                r = dbuf_puts(out, ": ");
-        if (r >= 0)
-                r = render_baseline_value(f, f->value, out);
-        if (r >= 0)
-                r = dbuf_puts(out, " against ");
-        if (r >= 0)
-                r = render_baseline_value(f, f->st.usual, out);
-        if (r >= 0 && isfinite(f->st.change) && first)
-                r = dbuf_printf(out, " (%+.0f %%, last %zu runs)", f->st.change * 100, b->runs);
-        else if (r >= 0 && isfinite(f->st.change))
-                r = dbuf_printf(out, " (%+.0f %%)", f->st.change * 100);
-        if (r >= 0 && cause && f->cause[0])
-                r = dbuf_printf(out, "; %s", f->cause);
-        return r;
+        dw_puts(w, first ? "" : "; ");
+        put_what(w, f);
+        for (int i = 0; i < 2 && dw_ok(w); i++) {
+                dw_puts(w, i ? " against " : ": ");
+                dw_check(w, render_baseline_value(f, i ? f->st.usual : f->value, w->b));
+        }
+        if (isfinite(f->st.change) && first)
+                dw_printf(w, " (%+.0f %%, last %zu runs)", f->st.change * 100, b->runs);
+        else if (isfinite(f->st.change))
+                dw_printf(w, " (%+.0f %%)", f->st.change * 100);
+        if (cause && f->cause[0])
+                dw_printf(w, "; %s", f->cause);
 }
 
 /* The second finding of the short line: a flagged cache ratio when there
@@ -191,7 +172,7 @@ int render_baseline_short(const struct baseline *b, struct dbuf *out)
 {
         const struct baseline_finding *first = NULL, *second;
         size_t flagged = baseline_flagged(b);
-        int r;
+        struct dwriter w = DWRITER_INIT(out);
 
         /* too few earlier runs for a usual: nothing that changes a
          * decision (summary.json and the report say how many there were) */
@@ -204,14 +185,12 @@ int render_baseline_short(const struct baseline *b, struct dbuf *out)
                 return 0;
         second = second_of(b, first);
         /* a cache ratio shown second is the first's cause: not twice */
-        r = dbuf_puts(out, "buildtel: ");
-        if (r >= 0)
-                r = put_finding(b, first, true, !(second && is_ratio(second)), out);
-        if (r >= 0 && second)
-                r = put_finding(b, second, false, true, out);
-        if (r >= 0 && flagged > 1 + (second != NULL))
-                r = dbuf_printf(out, "; %zu more in the summary", flagged - 1 - (second != NULL));
-        if (r >= 0)
-                r = dbuf_puts(out, "\n");
-        return r;
+        dw_puts(&w, "buildtel: ");
+        put_finding(&w, b, first, true, !(second && is_ratio(second)));
+        if (second)
+                put_finding(&w, b, second, false, true);
+        if (flagged > 1 + (second != NULL))
+                dw_printf(&w, "; %zu more in the summary", flagged - 1 - (second != NULL));
+        dw_puts(&w, "\n");
+        return w.err;
 }

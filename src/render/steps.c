@@ -27,45 +27,40 @@ static const char *clean(struct dbuf *tmp, const char *s)
         return tmp->p;
 }
 
-static int peak_line(const struct targets *ts, struct dbuf *tmp, struct dbuf *out)
+static void peak_line(struct dwriter *w, const struct targets *ts, struct dbuf *tmp)
 {
         struct target_exec te;
         const struct step_fact *f;
         const char *tg;
         char sz[32];
-        int e;
 
         execs_target(ts->stepv, ts->nstepv, -1, &te);
         if (te.peak_step < 0)
-                return 0;
+                return;
         f = &ts->stepv[te.peak_step];
         tg = target_of(ts, f);
         fmt_size(f->exec.mem_peak_bytes, sz, sizeof(sz));
-        e = dbuf_printf(out, "buildtel: step peak %s in %s%s%s", sz, clean(tmp, f->name),
-                        tg[0] ? ", target " : "", tg);
+        dw_printf(w, "buildtel: step peak %s in %s%s%s", sz, clean(tmp, f->name),
+                  tg[0] ? ", target " : "", tg);
         fmt_size(f->exec.peak_proc_bytes, sz, sizeof(sz));
-        if (e >= 0 && f->exec.peak_proc[0])
-                e = dbuf_printf(out, "; largest process %s %s", clean(tmp, f->exec.peak_proc), sz);
-        return e >= 0 ? dbuf_puts(out, "\n") : e;
+        if (f->exec.peak_proc[0])
+                dw_printf(w, "; largest process %s %s", clean(tmp, f->exec.peak_proc), sz);
+        dw_puts(w, "\n");
 }
 
-static int oom_lines(const struct targets *ts, struct dbuf *tmp, struct dbuf *out)
+static void oom_lines(struct dwriter *w, const struct targets *ts, struct dbuf *tmp)
 {
-        int e = 0;
-
-        for (uint32_t i = 0; e >= 0 && i < ts->nstepv; i++) {
+        for (uint32_t i = 0; i < ts->nstepv; i++) {
                 const struct step_fact *f = &ts->stepv[i];
                 const char *tg = target_of(ts, f);
 
                 if (!f->exec.set || !(f->exec.oom_kills > 0))
                         continue;
-                e = dbuf_printf(out,
-                                "buildtel: OOM kill x%.0f in step %s%s%s at +%.1fs; victim %s\n",
-                                f->exec.oom_kills, clean(tmp, f->name), tg[0] ? ", target " : "",
-                                tg, isnan(f->exec.oom_at_s) ? 0.0 : f->exec.oom_at_s,
-                                f->exec.oom_victim[0] ? f->exec.oom_victim : "unknown");
+                dw_printf(w, "buildtel: OOM kill x%.0f in step %s%s%s at +%.1fs; victim %s\n",
+                          f->exec.oom_kills, clean(tmp, f->name), tg[0] ? ", target " : "", tg,
+                          isnan(f->exec.oom_at_s) ? 0.0 : f->exec.oom_at_s,
+                          f->exec.oom_victim[0] ? f->exec.oom_victim : "unknown");
         }
-        return e;
 }
 
 static uint32_t measured(const struct targets *ts)
@@ -77,37 +72,23 @@ static uint32_t measured(const struct targets *ts)
         return n;
 }
 
-int steps_render_short(const struct targets *ts, struct dbuf *out)
+/* The lines of the terminal and, with all, the summary.txt's. */
+static int render(const struct targets *ts, bool all, struct dbuf *out)
 {
-        struct dbuf tmp = DBUF_INIT;
-        int e;
-
-        if (!measured(ts))
-                return 0;
-        e = peak_line(ts, &tmp, out);
-        if (e >= 0)
-                e = oom_lines(ts, &tmp, out);
-        dbuf_release(&tmp);
-        return e < 0 ? -ENOMEM : 0;
-}
-
-int steps_render_text(const struct targets *ts, struct dbuf *out)
-{
+        struct dwriter w = DWRITER_INIT(out);
         struct dbuf tmp = DBUF_INIT;
         uint32_t n = measured(ts);
-        int e;
 
         if (!n)
                 return 0;
-        e = dbuf_printf(out, "\nBuildKit RUN steps measured in their exec cgroups: %u\n", n);
-        if (e >= 0)
-                e = peak_line(ts, &tmp, out);
-        if (e >= 0)
-                e = oom_lines(ts, &tmp, out);
-        if (e >= 0)
-                e = dbuf_puts(out, "       cpu       peak       anon       read    written   "
-                                   "     rx         tx  oom  step\n");
-        for (uint32_t i = 0; e >= 0 && i < ts->nstepv; i++) {
+        if (all)
+                dw_printf(&w, "\nBuildKit RUN steps measured in their exec cgroups: %u\n", n);
+        peak_line(&w, ts, &tmp);
+        oom_lines(&w, ts, &tmp);
+        if (all)
+                dw_puts(&w, "       cpu       peak       anon       read    written        rx "
+                            "        tx  oom  step\n");
+        for (uint32_t i = 0; all && i < ts->nstepv; i++) {
                 const struct step_exec *x = &ts->stepv[i].exec;
                 char cpu[FMT_DURATION_LEN], pk[32], an[32], rd[32], wr[32], rx[32], tx[32];
 
@@ -119,13 +100,22 @@ int steps_render_text(const struct targets *ts, struct dbuf *out)
                 fmt_size(x->io_write_bytes, wr, sizeof(wr));
                 fmt_size(x->net_rx_bytes, rx, sizeof(rx));
                 fmt_size(x->net_tx_bytes, tx, sizeof(tx));
-                e = dbuf_printf(out, "  %8s  %9s  %9s  %9s  %9s  %9s  %9s  %3.0f  %s\n",
-                                fmt_duration(x->cpu_s, FMT_DURATION_EXACT, cpu), pk, an, rd, wr,
-                                rx, tx, isnan(x->oom_kills) ? 0.0 : x->oom_kills,
-                                clean(&tmp, ts->stepv[i].name));
+                dw_printf(&w, "  %8s  %9s  %9s  %9s  %9s  %9s  %9s  %3.0f  %s\n",
+                          fmt_duration(x->cpu_s, FMT_DURATION_EXACT, cpu), pk, an, rd, wr, rx, tx,
+                          isnan(x->oom_kills) ? 0.0 : x->oom_kills, clean(&tmp, ts->stepv[i].name));
         }
         dbuf_release(&tmp);
-        return e < 0 ? -ENOMEM : 0;
+        return w.err < 0 ? -ENOMEM : 0;
+}
+
+int steps_render_short(const struct targets *ts, struct dbuf *out)
+{
+        return render(ts, false, out);
+}
+
+int steps_render_text(const struct targets *ts, struct dbuf *out)
+{
+        return render(ts, true, out);
 }
 
 static json_t *text_or_null(const char *s)

@@ -24,22 +24,17 @@
 
 #define READINGS_MAX 7
 
-/* The text renderings write through a sticky-error writer (util/dbuf.h):
- * every put_* below appends or, after a failure, does nothing; the caller
- * checks w->err once. */
-
 struct reading {
         const char *id;
         struct dbuf text; /* raw: may hold the build's bytes */
 };
 
-static void readings_release(struct reading *rd, size_t n)
+static void readings_release(struct reading rd[static READINGS_MAX])
 {
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < READINGS_MAX; i++)
                 dbuf_release(&rd[i].text);
 }
 
-/* "%.*f", or "?" for an unknown figure. */
 void summary_put_num(struct dwriter *w, double v, int decimals)
 {
         if (!isfinite(v)) {
@@ -63,7 +58,6 @@ static void put_iso(struct dwriter *w, double epoch)
         dw_puts(w, iso);
 }
 
-/* 3723.4 -> "1h02m03s", 245 -> "4m05s", 12.34 -> "12.3s". */
 void summary_put_duration(struct dwriter *w, double secs)
 {
         char b[FMT_DURATION_LEN];
@@ -71,15 +65,12 @@ void summary_put_duration(struct dwriter *w, double secs)
         dw_puts(w, fmt_duration(secs, FMT_DURATION_EXACT, b));
 }
 
-/* The build's bytes for a terminal: valid UTF-8, no control characters. */
 void summary_put_text(struct dwriter *w, const char *s)
 {
         if (dw_ok(w))
                 dw_check(w, run_append_utf8_lossy(w->b, s, strlen(s), true));
 }
 
-/* MiB in three significant digits, as every text says a size: "512 MiB",
- * "18.2 GiB" (util's fmt_size_mib). */
 void summary_put_size(struct dwriter *w, double mb)
 {
         char b[32];
@@ -139,17 +130,15 @@ static double duration_of(const struct summary *s, const struct run_info *ri, bo
  * word of figure_outcome, the status that followed). */
 static void put_exit(struct dwriter *w, const struct summary *s, const struct run_info *ri)
 {
-        const char *abbr = ri && ri->term_signal > 0 ? sigabbrev_np(ri->term_signal) : NULL;
         char o[FIGURE_OUTCOME_LEN];
-        bool oom = ri && strcmp(figure_outcome(ri->exit_code, ri->term_signal,
-                                               s->build.oom_kills, o), "OOM-killed") == 0;
+        bool oom =
+            ri && strcmp(figure_outcome(ri->exit_code, ri->term_signal, s->build.oom_kills, o),
+                         "OOM-killed") == 0;
 
         if (oom)
                 dw_puts(w, "OOM-killed (");
-        if (ri && ri->term_signal > 0 && abbr)
-                dw_printf(w, "killed by SIG%s", abbr);
-        else if (ri && ri->term_signal > 0)
-                dw_printf(w, "killed by signal %d", ri->term_signal);
+        if (ri && ri->term_signal > 0)
+                dw_printf(w, "killed by %s", figure_outcome(-1, ri->term_signal, 0, o));
         else if (ri && ri->exit_code >= 0)
                 dw_printf(w, "exit %d", ri->exit_code);
         else
@@ -284,9 +273,10 @@ static bool reading_cpu_wait(const struct summary *s, const struct summary_readi
 {
         if (!(rd->cpu_wait >= 0.2))
                 return false;
-        dw_printf(w, "the build waited for CPU %.0f %% of its wall time (its CPU pressure; the "
-                     "host's CPU %.0f %% busy on average): the CPUs were the limit, more cores or "
-                     "a quieter host would shorten it",
+        dw_printf(w,
+                  "the build waited for CPU %.0f %% of its wall time (its CPU pressure; the "
+                  "host's CPU %.0f %% busy on average): the CPUs were the limit, more cores or "
+                  "a quieter host would shorten it",
                   100 * MIN(rd->cpu_wait, 1.0),
                   s->cpu_pct_n ? s->cpu_pct_sum / (double)s->cpu_pct_n : NAN);
         return true;
@@ -336,10 +326,10 @@ static bool reading_parallelism(const struct summary *s, const struct run_info *
         return true;
 }
 
-/* Fills rd[0..n) and returns n; the caller releases all READINGS_MAX of
- * them (also on failure, -ENOMEM). */
+/* Fills rd[0..n) and returns n; the caller releases them with
+ * readings_release() (also on failure, -ENOMEM). */
 static int readings_compute(const struct summary *s, const struct run_info *ri,
-                            struct reading rd[static READINGS_MAX], size_t *ret_n)
+                            struct reading rd[static READINGS_MAX])
 {
         struct summary_readings sr;
         size_t n = 0;
@@ -348,11 +338,11 @@ static int readings_compute(const struct summary *s, const struct run_info *ri,
         summary_readings(s, ri ? ri->ncpu : 0, &sr);
         for (size_t i = 0; i < READINGS_MAX; i++)
                 rd[i] = (struct reading){NULL, DBUF_INIT};
-        *ret_n = READINGS_MAX; /* release every buffer, used or not */
         for (int k = 0; k < READINGS_MAX; k++) {
                 struct dwriter w = DWRITER_INIT(&rd[n].text);
                 static const char *const ids[READINGS_MAX] = {
-                    "cap", "oom_edge", "disk_falling", "ram_bound", "cpu_wait", "jobs", "parallelism"};
+                    "cap",      "oom_edge", "disk_falling", "ram_bound",
+                    "cpu_wait", "jobs",     "parallelism"};
                 bool got = k == 0   ? reading_cap(s, &sr, &w)
                            : k == 1 ? reading_oom_edge(s, &sr, &w)
                            : k == 2 ? reading_disk_falling(s, &sr, &w)
@@ -421,7 +411,8 @@ static json_t *jpoint(const struct summary_point *p, int decimals, const char *a
             (aux_key && jset(o, aux_key, summary_jnum(p->aux, aux_decimals)) < 0) ||
             jset(o, "time", jtime(p->epoch)) < 0 ||
             jset(o, "elapsed_s", summary_jnum(p->elapsed_s, 3)) < 0 ||
-            jset(o, "stage", jsonw_text(p->stage)) < 0 || jset(o, "context", jsonw_text(p->context)) < 0 ||
+            jset(o, "stage", jsonw_text(p->stage)) < 0 ||
+            jset(o, "context", jsonw_text(p->context)) < 0 ||
             jset(o, "running", jsonw_text(p->running)) < 0) {
                 json_decref(o);
                 return NULL;
@@ -448,8 +439,9 @@ static json_t *failure_json(const struct run_failure *f)
 {
         if (!f || (!f->target[0] && !f->errors))
                 return json_null();
-        return json_pack("{s:o, s:o, s:o, s:o, s:I}", "target", jsonw_text(f->target[0] ? f->target : NULL),
-                         "tool", jsonw_text(f->tool[0] ? f->tool : NULL), "first_error",
+        return json_pack("{s:o, s:o, s:o, s:o, s:I}", "target",
+                         jsonw_text(f->target[0] ? f->target : NULL), "tool",
+                         jsonw_text(f->tool[0] ? f->tool : NULL), "first_error",
                          jsonw_text(f->first[0] ? f->first : NULL), "last_error",
                          jsonw_text(f->last[0] ? f->last : NULL), "errors", (json_int_t)f->errors);
 }
@@ -458,8 +450,7 @@ static json_t *jrun(const struct summary *s, const struct run_info *ri)
 {
         bool to_last;
         double dur = duration_of(s, ri, &to_last);
-        const char *abbr = ri && ri->term_signal > 0 ? sigabbrev_np(ri->term_signal) : NULL;
-        char word[FIGURE_OUTCOME_LEN];
+        char word[FIGURE_OUTCOME_LEN], sig[FIGURE_OUTCOME_LEN];
 
         if (!ri)
                 return json_null();
@@ -471,9 +462,8 @@ static json_t *jrun(const struct summary *s, const struct run_info *ri)
             "end", jtime(ri->end_epoch), "duration_s", summary_jnum(dur, 3),
             "duration_to_last_sample", to_last, "exit_code",
             ri->exit_code >= 0 ? json_integer(ri->exit_code) : json_null(), "signal",
-            ri->term_signal <= 0 ? json_null()
-            : abbr               ? json_sprintf("SIG%s", abbr)
-                                 : json_sprintf("signal %d", ri->term_signal),
+            ri->term_signal > 0 ? json_string(figure_outcome(-1, ri->term_signal, 0, sig))
+                                : json_null(),
             "outcome", figure_outcome(ri->exit_code, ri->term_signal, s->build.oom_kills, word),
             "failure", failure_json(s->failure), "finished", ri->finished, "ncpu",
             ri->ncpu > 0 ? json_integer(ri->ncpu) : json_null(), "interval_s",
@@ -502,10 +492,11 @@ static json_t *joom_events(const struct summary_build *b)
 
         for (size_t i = 0; ooms && i < MIN(b->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
                 const struct summary_oom *e = &b->oom[i];
-                json_t *j = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "time", jtime(e->epoch),
-                                      "elapsed_s", summary_jnum(e->elapsed_s, 3), "kills",
-                                      summary_jnum(e->kills, 0), "stage", jsonw_text(e->stage), "victim",
-                                      jproc(&e->victim), "victim_source", jsonw_text(e->victim_source));
+                json_t *j =
+                    json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "time", jtime(e->epoch),
+                              "elapsed_s", summary_jnum(e->elapsed_s, 3), "kills",
+                              summary_jnum(e->kills, 0), "stage", jsonw_text(e->stage), "victim",
+                              jproc(&e->victim), "victim_source", jsonw_text(e->victim_source));
 
                 if (!j || json_array_append_new(ooms, j) < 0)
                         break; /* as many as memory allowed */
@@ -531,18 +522,20 @@ static json_t *jbuild(const struct summary *s)
             "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "mode",
             jsonw_text(b->mode), "estimates",
             b->estimates ? json_pack("[s,s,s,s]", "cpu", "memory", "io", "pids") : json_array(),
-            "cpu_user_s", summary_jnum(b->cpu_user_s, 3),
-            "cpu_sys_s", summary_jnum(b->cpu_sys_s, 3), "mem_peak_mb", peak, "mem_max_sampled_mb",
+            "cpu_user_s", summary_jnum(b->cpu_user_s, 3), "cpu_sys_s",
+            summary_jnum(b->cpu_sys_s, 3), "mem_peak_mb", peak, "mem_max_sampled_mb",
             jpoint(&b->mem_cur_peak, 1, NULL, 0), "mem_anon_peak_mb",
             jpoint(&b->mem_anon_peak, 1, "file_mb", 1), "oom_kills", summary_jnum(b->oom_kills, 0),
-            "oom_events", joom_events(b), "io_read_mb", summary_jnum(b->io_read_mb, 1), "io_write_mb",
-            summary_jnum(b->io_write_mb, 1), "pressure",
+            "oom_events", joom_events(b), "io_read_mb", summary_jnum(b->io_read_mb, 1),
+            "io_write_mb", summary_jnum(b->io_write_mb, 1), "pressure",
             json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "source",
                       build_psi_is_host(b) ? "host" : "cgroup", "cpu_some_s",
-                      summary_jnum(b->psi_cpu_some_s, 3), "cpu_full_s", summary_jnum(b->psi_cpu_full_s, 3),
-                      "mem_some_s", summary_jnum(b->psi_mem_some_s, 3), "mem_full_s",
-                      summary_jnum(b->psi_mem_full_s, 3), "io_some_s", summary_jnum(b->psi_io_some_s, 3),
-                      "io_full_s", summary_jnum(b->psi_io_full_s, 3)),
+                      summary_jnum(b->psi_cpu_some_s, 3), "cpu_full_s",
+                      summary_jnum(b->psi_cpu_full_s, 3), "mem_some_s",
+                      summary_jnum(b->psi_mem_some_s, 3), "mem_full_s",
+                      summary_jnum(b->psi_mem_full_s, 3), "io_some_s",
+                      summary_jnum(b->psi_io_some_s, 3), "io_full_s",
+                      summary_jnum(b->psi_io_full_s, 3)),
             "pids_peak", summary_jnum(b->pids_peak, 0));
 }
 
@@ -571,21 +564,21 @@ static json_t *jbaseline(const struct summary *s)
         a = json_array();
         for (size_t i = 0; a && i < b->n; i++) {
                 const struct baseline_finding *f = &b->f[i];
-                json_t *e =
-                    json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:o}", "figure", f->figure,
-                              "target", f->target[0] ? jsonw_str(f->target) : json_null(),
-                              "value", summary_jnum(f->value, 4), "usual", summary_jnum(f->st.usual, 4), "spread",
-                              summary_jnum(f->st.spread, 4), "change", summary_jnum(f->st.change, 4), "verdict",
-                              baseline_verdict_name(f->st.verdict), "cause",
-                              f->cause[0] ? jsonw_str(f->cause) : json_null());
+                json_t *e = json_pack(
+                    "{s:s, s:o, s:o, s:o, s:o, s:o, s:s, s:o}", "figure", f->figure, "target",
+                    f->target[0] ? jsonw_str(f->target) : json_null(), "value",
+                    summary_jnum(f->value, 4), "usual", summary_jnum(f->st.usual, 4), "spread",
+                    summary_jnum(f->st.spread, 4), "change", summary_jnum(f->st.change, 4),
+                    "verdict", baseline_verdict_name(f->st.verdict), "cause",
+                    f->cause[0] ? jsonw_str(f->cause) : json_null());
 
                 if (json_array_append_new(a, e) < 0) {
                         json_decref(a);
                         return NULL;
                 }
         }
-        return json_pack("{s:o, s:I, s:o}", "job", jsonw_str(b->job), "runs",
-                         (json_int_t)b->runs, "findings", a);
+        return json_pack("{s:o, s:I, s:o}", "job", jsonw_str(b->job), "runs", (json_int_t)b->runs,
+                         "findings", a);
 }
 
 static json_t *jsummary(const struct summary *s, const struct run_info *ri,
@@ -610,38 +603,31 @@ static json_t *jsummary(const struct summary *s, const struct run_info *ri,
             jwarning(s->near_oom_samples, &s->near_oom_first, s->cfg.near_oom_mb, "below_mb", 0),
             "low_disk",
             jwarning(s->low_disk_samples, &s->low_disk_first, s->cfg.low_disk_gb, "below_gb", 2));
-        thr = json_pack("{s:o, s:o, s:o}", "near_oom_mb", summary_jnum(s->cfg.near_oom_mb, 0), "low_disk_gb",
-                        summary_jnum(s->cfg.low_disk_gb, 2), "memory_max_mb",
+        thr = json_pack("{s:o, s:o, s:o}", "near_oom_mb", summary_jnum(s->cfg.near_oom_mb, 0),
+                        "low_disk_gb", summary_jnum(s->cfg.low_disk_gb, 2), "memory_max_mb",
                         s->cfg.mem_cap_mb > 0 ? summary_jnum(s->cfg.mem_cap_mb, 1) : json_null());
-        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o}", "run",
-                         jrun(s, ri), "memory", mem, "disk", disk, "cpu", cpu, "build", jbuild(s),
-                         "units", summary_junits(s, ri ? ri->cwd : NULL), "processes",
-                         ri ? runjson_procs(&ri->procs) : json_null(), "memory_guard",
-                         ri ? runjson_guard(&ri->guard) : json_null(), "commands_ran",
-                         s->ran ? json_integer((json_int_t)MIN(s->ran, (uint64_t)INT64_MAX)) : json_null(),
-                         "warnings", warn, "readings", jreadings(rd, nrd),
-                         "thresholds", thr, "samples",
-                         (json_int_t)MIN(s->samples, (uint64_t)INT64_MAX), "skipped_rows",
-                         (json_int_t)MIN(s->skipped_rows, (uint64_t)INT64_MAX), "baseline",
-                         jbaseline(s));
+        return json_pack(
+            "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o}", "run",
+            jrun(s, ri), "memory", mem, "disk", disk, "cpu", cpu, "build", jbuild(s), "units",
+            summary_junits(s, ri ? ri->cwd : NULL), "processes",
+            ri ? runjson_procs(&ri->procs) : json_null(), "memory_guard",
+            ri ? runjson_guard(&ri->guard) : json_null(), "commands_ran",
+            s->ran ? json_integer((json_int_t)MIN(s->ran, (uint64_t)INT64_MAX)) : json_null(),
+            "warnings", warn, "readings", jreadings(rd, nrd), "thresholds", thr, "samples",
+            (json_int_t)MIN(s->samples, (uint64_t)INT64_MAX), "skipped_rows",
+            (json_int_t)MIN(s->skipped_rows, (uint64_t)INT64_MAX), "baseline", jbaseline(s));
 }
 
-int render_summary_json(const struct summary *s, const struct run_info *ri, struct dbuf *out)
+static void render_json(const struct summary *s, const struct run_info *ri,
+                        const struct reading *rd, size_t nrd, struct dwriter *w)
 {
-        struct reading rd[READINGS_MAX];
-        size_t nrd;
-        json_t *o = NULL;
-        int r;
+        json_t *o = jsummary(s, ri, rd, nrd);
 
-        r = readings_compute(s, ri, rd, &nrd);
-        if (r >= 0) {
-                o = jsummary(s, ri, rd, (size_t)r);
-                r = jsonw_dump(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15),
-                               out);
-        }
+        if (dw_ok(w))
+                dw_check(
+                    w, jsonw_dump(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15),
+                                  w->b));
         json_decref(o);
-        readings_release(rd, nrd);
-        return r;
 }
 
 /* ---- text ---- */
@@ -827,6 +813,14 @@ static void put_unit_proc(struct dwriter *w, const struct summary *s, const char
         put_proc(w, &v);
 }
 
+const char *summary_victim_words(const struct summary_oom *e)
+{
+        return strcmp(e->victim_source, "kernel") == 0 ? "victim (the kernel's report)"
+               : strcmp(e->victim_source, "the build") == 0
+                   ? "victim (the build's own process, killed by SIGKILL)"
+                   : "likely victim (last seen)";
+}
+
 /* ", victim (the kernel's report): cc1plus foo.cpp [gnu++17] 1.2 GiB (pid
  * 12)"; or the one last seen. */
 static void put_victim(struct dwriter *w, const struct summary *s, const char *root,
@@ -836,10 +830,7 @@ static void put_victim(struct dwriter *w, const struct summary *s, const char *r
                 dw_puts(w, ", likely victim: unknown (the kernel's report unread, never sampled)");
                 return;
         }
-        dw_puts(w, strcmp(e->victim_source, "kernel") == 0      ? ", victim (the kernel's report): "
-                   : strcmp(e->victim_source, "the build") == 0 ? ", victim (the build's own "
-                                                                  "process, killed by SIGKILL): "
-                                                                : ", likely victim (last seen): ");
+        dw_printf(w, ", %s: ", summary_victim_words(e));
         put_unit_proc(w, s, root, &e->victim, e->elapsed_s, true);
 }
 
@@ -879,16 +870,15 @@ static void put_anon_peak(struct dwriter *w, const struct summary_build *bd)
                 return;
         dw_puts(w, " system\n  working memory: ");
         put_point_aux(w, &bd->mem_anon_peak, 1, " MiB anon", "file", " MiB");
-        dw_puts(w, bd->estimates
-                       ? "\n                  (the peak below is the tree's RSS, file "
-                         "pages included; the OOM edge is about anon, sampled)"
-                       : "\n                  (the peak below is the kernel's, page "
-                         "cache included; the OOM edge is about anon, sampled)");
+        dw_puts(w, bd->estimates ? "\n                  (the peak below is the tree's RSS, file "
+                                   "pages included; the OOM edge is about anon, sampled)"
+                                 : "\n                  (the peak below is the kernel's, page "
+                                   "cache included; the OOM edge is about anon, sampled)");
         dw_puts(w, "\n  peak memory:    ");
 }
 
-static void render_build_text(const struct summary *s, const struct run_info *ri,
-                              const char *root, struct dwriter *w)
+static void render_build_text(const struct summary *s, const struct run_info *ri, const char *root,
+                              struct dwriter *w)
 {
         const struct summary_build *bd = &s->build;
 
@@ -904,7 +894,8 @@ static void render_build_text(const struct summary *s, const struct run_info *ri
                 put_anon_peak(w, bd);
         else
                 dw_puts(w, " system\n  peak memory:    ");
-        put_point_aux(w, &bd->mem_peak, 1, " MiB", bd->mem_anon_peak.set ? "page cache" : NULL, " MiB");
+        put_point_aux(w, &bd->mem_peak, 1, " MiB", bd->mem_anon_peak.set ? "page cache" : NULL,
+                      " MiB");
         if (bd->mem_peak.set && bd->mem_peak_proc.label[0]) {
                 dw_puts(w, "; largest process ");
                 put_unit_proc(w, s, root, &bd->mem_peak_proc, bd->mem_peak.elapsed_s, false);
@@ -1041,15 +1032,15 @@ static int render_with(render_fn fn, const struct summary *s, const struct run_i
 {
         struct dwriter w = DWRITER_INIT(out);
         struct reading rd[READINGS_MAX];
-        size_t nrd, old = out->len;
+        size_t old = out->len;
         int r;
 
-        r = readings_compute(s, ri, rd, &nrd);
+        r = readings_compute(s, ri, rd);
         if (r >= 0) {
                 fn(s, ri, rd, (size_t)r, &w);
                 r = w.err;
         }
-        readings_release(rd, nrd);
+        readings_release(rd);
         if (r < 0 && out->p) {
                 out->len = old;
                 out->p[old] = '\0';
@@ -1062,6 +1053,11 @@ int render_summary_text(const struct summary *s, const struct run_info *ri, stru
         return render_with(render_text, s, ri, out);
 }
 
+int render_summary_json(const struct summary *s, const struct run_info *ri, struct dbuf *out)
+{
+        return render_with(render_json, s, ri, out);
+}
+
 /* "buildtel: build peak 18.2 GiB at +2h14m07s, stage S, cc1plus Foo.cpp
  * 6.1 GiB (pid 9); anon peak 15.9 GiB at +2h14m06s; cpu 812.3 s (cgroup
  * hybrid)" and a line on OOM kills. */
@@ -1069,8 +1065,9 @@ static void render_build_short(const struct summary *s, const char *root, struct
 {
         const struct summary_build *bd = &s->build;
         static const struct summary_point unsampled; /* an anon peak of 0: never seen */
-        const struct summary_point *p = &bd->mem_peak,
-                                   *a = bd->mem_anon_peak.value > 0 ? &bd->mem_anon_peak : &unsampled;
+        const struct summary_point *p = &bd->mem_peak, *a = bd->mem_anon_peak.value > 0
+                                                                ? &bd->mem_anon_peak
+                                                                : &unsampled;
 
         dw_puts(w, "buildtel: "); /* the working memory first, the kernel's (page cache in) after */
         if (a->set) {
@@ -1095,7 +1092,8 @@ static void render_build_short(const struct summary *s, const char *root, struct
                 }
                 if (bd->mem_peak_proc.label[0]) {
                         dw_puts(w, a->set ? ", largest process " : ", ");
-                        put_unit_proc(w, s, root, &bd->mem_peak_proc, bd->mem_peak.elapsed_s, false);
+                        put_unit_proc(w, s, root, &bd->mem_peak_proc, bd->mem_peak.elapsed_s,
+                                      false);
                         put_proc_excess(w, bd);
                 }
                 if (!a->set)

@@ -15,6 +15,9 @@ int render_summary_text(const struct summary *s, const struct run_info *ri, stru
  * "available < 4096 MiB", with a cap ", or within 9.60 MiB of the 96.0
  * MiB cap", after an OOM kill ", or an OOM kill". */
 void summary_near_oom_rule(const struct summary *s, char *buf, size_t len);
+/* Who an OOM kill's victim is by its source: "victim (the kernel's
+ * report)", "likely victim (last seen)"... */
+const char *summary_victim_words(const struct summary_oom *e);
 /* A few lines for stderr at exit. */
 int render_summary_short(const struct summary *s, const struct run_info *ri, struct dbuf *out);
 /* The build's bytes made safe for a terminal (valid UTF-8, no controls);

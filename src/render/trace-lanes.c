@@ -2,6 +2,7 @@
 #include "render/trace-lanes.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 /* A binary min-heap of (key, lane) pairs. */
@@ -15,18 +16,22 @@ struct heap {
         size_t n;
 };
 
+/* a before b: by key, then by lane */
+static bool before(struct heap_item a, struct heap_item b)
+{
+        return a.key < b.key || (a.key == b.key && a.lane < b.lane);
+}
+
 static void heap_push(struct heap *h, int64_t key, uint32_t lane)
 {
+        struct heap_item it = {key, lane};
         size_t i = h->n++;
 
-        while (i > 0) {
-                size_t p = (i - 1) / 2;
-                if (h->v[p].key < key || (h->v[p].key == key && h->v[p].lane <= lane))
-                        break;
-                h->v[i] = h->v[p];
-                i = p;
+        while (i > 0 && before(it, h->v[(i - 1) / 2])) {
+                h->v[i] = h->v[(i - 1) / 2];
+                i = (i - 1) / 2;
         }
-        h->v[i] = (struct heap_item){key, lane};
+        h->v[i] = it;
 }
 
 static struct heap_item heap_pop(struct heap *h)
@@ -38,12 +43,9 @@ static struct heap_item heap_pop(struct heap *h)
                 size_t c = 2 * i + 1;
                 if (c >= h->n)
                         break;
-                if (c + 1 < h->n &&
-                    (h->v[c + 1].key < h->v[c].key ||
-                     (h->v[c + 1].key == h->v[c].key && h->v[c + 1].lane < h->v[c].lane)))
+                if (c + 1 < h->n && before(h->v[c + 1], h->v[c]))
                         c++;
-                if (last.key < h->v[c].key ||
-                    (last.key == h->v[c].key && last.lane <= h->v[c].lane))
+                if (!before(h->v[c], last))
                         break;
                 h->v[i] = h->v[c];
                 i = c;

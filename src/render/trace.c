@@ -69,6 +69,7 @@ struct trace {
         struct trace_config cfg;
         const struct run_info *ri;
         struct dbuf buf;
+        struct dwriter w;       /* over buf */
         bool any;               /* an event was written */
         struct spans sp;        /* the slices: the model's spans (model/spans.h) */
         uint32_t steps_dropped; /* BuildKit vertices past the model's cap */
@@ -96,22 +97,16 @@ static int64_t us(double s)
 }
 
 /* The common head of an event: {"name":..,"ph":..,"ts":..,"pid":..,"tid":.. */
-static int ev_head(struct trace *t, const char *name, size_t nlen, char ph, int64_t ts, int pid,
-                   int64_t tid)
+static void ev_head(struct trace *t, const char *name, size_t nlen, char ph, int64_t ts, int pid,
+                    int64_t tid)
 {
-        struct dbuf *b = &t->buf;
-        int e;
-
-        e = dbuf_puts(b, t->any ? ",\n{\"name\":" : "\n{\"name\":");
+        dw_puts(&t->w, t->any ? ",\n{\"name\":" : "\n{\"name\":");
         t->any = true;
-        if (e >= 0)
-                e = jsonw_string(b, name, nlen);
-        if (e >= 0)
-                e = dbuf_printf(b, ",\"ph\":\"%c\",\"ts\":%lld,\"pid\":%d", ph, (long long)ts, pid);
+        jsonw_put(&t->w, name, nlen);
+        dw_printf(&t->w, ",\"ph\":\"%c\",\"ts\":%lld,\"pid\":%d", ph, (long long)ts, pid);
         /* a counter belongs to its process: no thread */
-        if (e >= 0 && ph != 'C')
-                e = dbuf_printf(b, ",\"tid\":%lld", (long long)tid);
-        return e;
+        if (ph != 'C')
+                dw_printf(&t->w, ",\"tid\":%lld", (long long)tid);
 }
 
 /* Counters to 0.01 of their unit (MiB, GiB, %, load): finer is noise,
@@ -121,14 +116,16 @@ static double round2(double v)
         return fabs(v) < 1e13 ? round(v * 100.0) / 100.0 : v;
 }
 
-static int put_num(struct dbuf *b, const char *key, double v, bool comma)
+static void put_num(struct dwriter *w, const char *key, double v, bool comma)
 {
         char num[64];
         int n = fabs(v) < 1e13 ? snprintf(num, sizeof(num), "%.2f", v)
                                : snprintf(num, sizeof(num), "%.15g", v);
 
-        if (n <= 0 || (size_t)n >= sizeof(num))
-                return -EINVAL;
+        if (n <= 0 || (size_t)n >= sizeof(num)) {
+                dw_check(w, -EINVAL);
+                return;
+        }
         if (fabs(v) < 1e13) { /* "12.50" -> "12.5", "3.00" -> "3" */
                 while (num[n - 1] == '0')
                         n--;
@@ -137,7 +134,7 @@ static int put_num(struct dbuf *b, const char *key, double v, bool comma)
                 if (n == 2 && num[0] == '-' && num[1] == '0')
                         num[0] = '0', n = 1; /* -0.001 */
         }
-        return dbuf_printf(b, "%s\"%s\":%.*s", comma ? "," : "", key, n, num);
+        dw_printf(w, "%s\"%s\":%.*s", comma ? "," : "", key, n, num);
 }
 
 /* Values the same as last written: NAN is the same as NAN. */
@@ -151,44 +148,38 @@ static bool same_values(const double *last, const struct kv *kv, size_t n)
 
 /* A counter track: the finite values of kv; nothing when none is, or when
  * they are what the track holds already. */
-static int counter(struct trace *t, enum track tr, int64_t ts, struct kv *kv, size_t n)
+static void counter(struct trace *t, enum track tr, int64_t ts, struct kv *kv, size_t n)
 {
         const char *name = track_name[tr];
         bool any = false;
-        int e = 0;
 
         for (size_t i = 0; i < n; i++) {
                 kv[i].v = round2(kv[i].v);
                 any |= isfinite(kv[i].v);
         }
         if (!any || (t->track_set[tr] && same_values(t->track_last[tr], kv, n)))
-                return 0;
+                return;
         t->track_set[tr] = true;
         for (size_t i = 0; i < n; i++)
                 t->track_last[tr][i] = kv[i].v;
-        e = ev_head(t, name, strlen(name), 'C', ts, PID_BUILD, 0);
-        if (e >= 0)
-                e = dbuf_puts(&t->buf, ",\"args\":{");
+        ev_head(t, name, strlen(name), 'C', ts, PID_BUILD, 0);
+        dw_puts(&t->w, ",\"args\":{");
         any = false;
-        for (size_t i = 0; i < n && e >= 0; i++) {
+        for (size_t i = 0; i < n; i++) {
                 if (!isfinite(kv[i].v))
                         continue;
-                e = put_num(&t->buf, kv[i].key, kv[i].v, any);
+                put_num(&t->w, kv[i].key, kv[i].v, any);
                 any = true;
         }
-        if (e >= 0)
-                e = dbuf_puts(&t->buf, "}}");
-        return e;
+        dw_puts(&t->w, "}}");
 }
 
-/* A global instant on the build's process; args is a JSON object's members. */
-static int instant(struct trace *t, const char *name, int64_t ts, const char *args)
+/* A global instant on the build's process, up to its args' members: the
+ * caller writes them and closes it with "}}". */
+static void instant(struct trace *t, const char *name, int64_t ts)
 {
-        int e = ev_head(t, name, strlen(name), 'i', ts, PID_BUILD, 0);
-
-        if (e >= 0)
-                e = dbuf_printf(&t->buf, ",\"s\":\"g\",\"args\":{%s}}", args);
-        return e;
+        ev_head(t, name, strlen(name), 'i', ts, PID_BUILD, 0);
+        dw_puts(&t->w, ",\"s\":\"g\",\"args\":{");
 }
 
 static void find_memcols(struct trace *t)
@@ -218,6 +209,7 @@ int trace_new(const struct trace_config *cfg, const struct run_info *ri, struct 
         if (!t)
                 return -ENOMEM;
         t->cfg = *cfg;
+        t->w = (struct dwriter)DWRITER_INIT(&t->buf);
         t->sp.max = cfg->max_slices ? cfg->max_slices : TRACE_SLICES_MAX;
         t->ri = ri;
         t->end_s = figure_run_duration(ri->start_epoch, ri->end_epoch, NAN, NULL);
@@ -225,7 +217,8 @@ int trace_new(const struct trace_config *cfg, const struct run_info *ri, struct 
         for (size_t i = 0; i < ARRAY_SIZE(t->prev_psi); i++)
                 t->prev_psi[i] = NAN;
         find_memcols(t);
-        if (dbuf_puts(&t->buf, "{\"traceEvents\":[") < 0) {
+        dw_puts(&t->w, "{\"traceEvents\":[");
+        if (t->w.err < 0) {
                 trace_free(t);
                 return -ENOMEM;
         }
@@ -248,12 +241,11 @@ void trace_free(struct trace *t)
 }
 
 /* PSI stall as % of wall time since the previous sample, per resource. */
-static int psi_rates(struct trace *t, const struct sample *s, int64_t ts)
+static void psi_rates(struct trace *t, const struct sample *s, int64_t ts)
 {
         const double cur[3] = {s->cg_psi_cpu_some_s, s->cg_psi_mem_some_s, s->cg_psi_io_some_s};
         double dt = s->elapsed_s - t->prev_elapsed;
         struct kv kv[3] = {{"cpu", NAN}, {"memory", NAN}, {"io", NAN}};
-        int e = 0;
 
         for (size_t i = 0; i < 3; i++) {
                 double d = cur[i] - t->prev_psi[i];
@@ -261,49 +253,36 @@ static int psi_rates(struct trace *t, const struct sample *s, int64_t ts)
                         kv[i].v = d / dt * 100.0;
                 t->prev_psi[i] = cur[i];
         }
-        for (size_t i = 0; e >= 0 && i < 3; i++)
-                e = counter(t, TRACK_PSI_CPU + i, ts, &kv[i], 1);
-        return e;
+        for (size_t i = 0; i < 3; i++)
+                counter(t, TRACK_PSI_CPU + i, ts, &kv[i], 1);
 }
 
-static int sample_instants(struct trace *t, const struct sample *s, int64_t ts)
+static void sample_instants(struct trace *t, const struct sample *s, int64_t ts)
 {
-        struct dbuf a = DBUF_INIT;
-        int e = 0;
-
         if (isfinite(s->cg_oom_kills) &&
             s->cg_oom_kills > (isfinite(t->prev_oom) ? t->prev_oom : 0)) {
-                e = dbuf_printf(&a, "\"kills\":%.10g,\"largest_process_before\":", s->cg_oom_kills);
-                if (e >= 0)
-                        e = jsonw_string(&a, t->prev_top, strlen(t->prev_top));
-                if (e >= 0)
-                        e = instant(t, "OOM kill", ts, a.p);
+                instant(t, "OOM kill", ts);
+                dw_printf(&t->w, "\"kills\":%.10g,\"largest_process_before\":", s->cg_oom_kills);
+                jsonw_put(&t->w, t->prev_top, strlen(t->prev_top));
+                dw_puts(&t->w, "}}");
         }
         if (isfinite(s->cg_oom_kills))
                 t->prev_oom = s->cg_oom_kills;
         double avail_mb = s->mem_avail_bytes / SAMPLE_MIB,
                disk_gb = s->disk_avail_bytes / SAMPLE_GIB;
 
-        if (e >= 0 && !t->near_oom_seen && !isnan(avail_mb) &&
-            avail_mb < t->cfg.thresholds.near_oom_mb) {
+        if (!t->near_oom_seen && !isnan(avail_mb) && avail_mb < t->cfg.thresholds.near_oom_mb) {
                 t->near_oom_seen = true;
-                dbuf_reset(&a);
-                e = dbuf_printf(&a, "\"available_mb\":%.10g,\"threshold_mb\":%.10g", avail_mb,
-                                t->cfg.thresholds.near_oom_mb);
-                if (e >= 0)
-                        e = instant(t, "first near-OOM sample", ts, a.p);
+                instant(t, "first near-OOM sample", ts);
+                dw_printf(&t->w, "\"available_mb\":%.10g,\"threshold_mb\":%.10g}}", avail_mb,
+                          t->cfg.thresholds.near_oom_mb);
         }
-        if (e >= 0 && !t->low_disk_seen && !isnan(disk_gb) &&
-            disk_gb < t->cfg.thresholds.low_disk_gb) {
+        if (!t->low_disk_seen && !isnan(disk_gb) && disk_gb < t->cfg.thresholds.low_disk_gb) {
                 t->low_disk_seen = true;
-                dbuf_reset(&a);
-                e = dbuf_printf(&a, "\"available_gb\":%.10g,\"threshold_gb\":%.10g", disk_gb,
-                                t->cfg.thresholds.low_disk_gb);
-                if (e >= 0)
-                        e = instant(t, "first low-disk sample", ts, a.p);
+                instant(t, "first low-disk sample", ts);
+                dw_printf(&t->w, "\"available_gb\":%.10g,\"threshold_gb\":%.10g}}", disk_gb,
+                          t->cfg.thresholds.low_disk_gb);
         }
-        dbuf_release(&a);
-        return e;
 }
 
 int trace_sample(struct trace *t, const struct sample *s)
@@ -326,7 +305,6 @@ int trace_sample(struct trace *t, const struct sample *s)
             {TRACK_COMPILERS, (struct kv[]){{"in flight", s->compilers}}, 1},
         };
         int64_t ts;
-        int e = 0;
 
         if (!isfinite(s->elapsed_s))
                 return 0;
@@ -334,14 +312,12 @@ int trace_sample(struct trace *t, const struct sample *s)
         for (size_t i = 0; i < t->nmemcols; i++)
                 split[i] = (struct kv){t->memkey[i], sample_column_number(s, t->memcol[i])};
         /* counter() writes nothing for no values (no memory columns) */
-        for (size_t i = 0; e >= 0 && i < ARRAY_SIZE(c); i++)
-                e = counter(t, c[i].tr, ts, c[i].kv, c[i].n);
-        if (e >= 0)
-                e = psi_rates(t, s, ts);
-        if (e >= 0)
-                e = sample_instants(t, s, ts);
-        if (e < 0)
-                return e;
+        for (size_t i = 0; i < ARRAY_SIZE(c); i++)
+                counter(t, c[i].tr, ts, c[i].kv, c[i].n);
+        psi_rates(t, s, ts);
+        sample_instants(t, s, ts);
+        if (t->w.err < 0)
+                return t->w.err;
         t->prev_elapsed = s->elapsed_s;
         t->last_elapsed = MAX(t->last_elapsed, s->elapsed_s);
         snprintf(t->prev_top, sizeof(t->prev_top), "%s", s->top_proc ? s->top_proc : "");
@@ -397,27 +373,24 @@ static int cmp_slice(const void *a, const void *b)
 }
 
 /* A key (its '"name":' text) and a JSON string. */
-static int put_str(struct dbuf *b, const char *key, const char *s)
+static void put_str(struct dwriter *w, const char *key, const char *s)
 {
-        int e = dbuf_puts(b, key);
-
-        return e < 0 ? e : jsonw_string(b, s, strlen(s));
+        dw_puts(w, key);
+        jsonw_put(w, s, strlen(s));
 }
 
 /* A compile unit's args: its tool, peak RSS and CPU where known. */
-static int unit_args(struct dbuf *b, const struct span *s)
+static void unit_args(struct dwriter *w, const struct span *s)
 {
-        int e = put_str(b, "\"tool\":", s->unit->tool);
-
-        if (e >= 0 && isfinite(s->unit->peak_mb))
-                e = put_num(b, "peak_mb", s->unit->peak_mb, true);
-        if (e >= 0 && isfinite(s->unit->cpu_s))
-                e = put_num(b, "cpu_s", s->unit->cpu_s, true);
-        return e;
+        put_str(w, "\"tool\":", s->unit->tool);
+        if (isfinite(s->unit->peak_mb))
+                put_num(w, "peak_mb", s->unit->peak_mb, true);
+        if (isfinite(s->unit->cpu_s))
+                put_num(w, "cpu_s", s->unit->cpu_s, true);
 }
 
 /* What a RUN step used inside BuildKit, where measured. */
-static int exec_args(struct dbuf *b, const struct step_exec *x)
+static void exec_args(struct dwriter *w, const struct step_exec *x)
 {
         const struct kv kv[] = {
             {"mem_peak_mb", x->mem_peak_bytes / SAMPLE_MIB},
@@ -429,178 +402,156 @@ static int exec_args(struct dbuf *b, const struct step_exec *x)
             {"net_tx_bytes", x->net_tx_bytes},
             {"oom_kills", x->oom_kills},
         };
-        int e = 0;
 
-        for (size_t i = 0; i < ARRAY_SIZE(kv) && e >= 0; i++)
+        for (size_t i = 0; i < ARRAY_SIZE(kv); i++)
                 if (isfinite(kv[i].v))
-                        e = put_num(b, kv[i].key, kv[i].v, true);
-        if (e >= 0 && x->peak_proc[0])
-                e = put_str(b, ",\"peak_proc\":", x->peak_proc);
-        if (e >= 0 && x->oom_victim[0])
-                e = put_str(b, ",\"oom_victim\":", x->oom_victim);
-        return e;
+                        put_num(w, kv[i].key, kv[i].v, true);
+        if (x->peak_proc[0])
+                put_str(w, ",\"peak_proc\":", x->peak_proc);
+        if (x->oom_victim[0])
+                put_str(w, ",\"oom_victim\":", x->oom_victim);
 }
 
 #define TF(b) ((b) ? "true" : "false")
 
 /* A BuildKit step's args: its target, whether it is a [i/n] step, and how
  * it ended. */
-static int step_args(struct dbuf *b, const struct span *s)
+static void step_args(struct dwriter *w, const struct span *s)
 {
-        int e = s->target[0] ? put_str(b, "\"target\":", s->target)
-                             : dbuf_puts(b, "\"target\":null");
-        if (e >= 0)
-                e = dbuf_printf(b, ",\"step\":%s,\"cached\":%s,\"error\":%s,\"canceled\":%s",
-                                TF(s->sf->step), TF(s->sf->cached), TF(s->sf->error),
-                                TF(s->sf->canceled));
-        if (e >= 0 && s->sf->exec.set)
-                e = exec_args(b, &s->sf->exec);
-        return e;
+        if (s->target[0])
+                put_str(w, "\"target\":", s->target);
+        else
+                dw_puts(w, "\"target\":null");
+        dw_printf(w, ",\"step\":%s,\"cached\":%s,\"error\":%s,\"canceled\":%s", TF(s->sf->step),
+                  TF(s->sf->cached), TF(s->sf->error), TF(s->sf->canceled));
+        if (s->sf->exec.set)
+                exec_args(w, &s->sf->exec);
 }
 
-static int slice_event(struct trace *t, const struct span *s, int64_t lane)
+static void slice_event(struct trace *t, const struct span *s, int64_t lane)
 {
         static const char *const cat[PIDS] = {[PID_TARGETS] = "target",
                                               [PID_STEPS] = "step",
                                               [PID_NINJA] = "ninja",
                                               [PID_UNITS] = "unit"};
-        struct dbuf *b = &t->buf;
-        int e = ev_head(t, s->name, MIN(strnlen(s->name, s->len), TRACE_NAME_MAX), 'X',
-                        us(s->start_s), kind_pid[s->kind], lane);
+        struct dwriter *w = &t->w;
 
-        if (e >= 0)
-                e = dbuf_printf(b, ",\"dur\":%lld,\"cat\":\"%s\",\"args\":{",
-                                (long long)(us(s->end_s) - us(s->start_s)), cat[kind_pid[s->kind]]);
-        if (e >= 0 && s->kind == SPAN_UNIT)
-                e = unit_args(b, s);
-        if (e >= 0 && s->kind == SPAN_STEP)
-                e = step_args(b, s);
-        if (e >= 0 && s->kind == SPAN_TARGET) {
-                e = dbuf_printf(b, "\"success\":%s",
-                                s->tf->success == TARGET_BUILT    ? "true"
-                                : s->tf->success == TARGET_FAILED ? "false"
-                                                                  : "null");
-                if (e >= 0 && s->tf->steps_set)
-                        e = dbuf_printf(b, ",\"steps\":%u,\"cached\":%u", s->tf->steps,
-                                        s->tf->cached);
+        ev_head(t, s->name, MIN(strnlen(s->name, s->len), TRACE_NAME_MAX), 'X', us(s->start_s),
+                kind_pid[s->kind], lane);
+        dw_printf(w, ",\"dur\":%lld,\"cat\":\"%s\",\"args\":{",
+                  (long long)(us(s->end_s) - us(s->start_s)), cat[kind_pid[s->kind]]);
+        if (s->kind == SPAN_UNIT)
+                unit_args(w, s);
+        if (s->kind == SPAN_STEP)
+                step_args(w, s);
+        if (s->kind == SPAN_TARGET) {
+                dw_printf(w, "\"success\":%s",
+                          s->tf->success == TARGET_BUILT    ? "true"
+                          : s->tf->success == TARGET_FAILED ? "false"
+                                                            : "null");
+                if (s->tf->steps_set)
+                        dw_printf(w, ",\"steps\":%u,\"cached\":%u", s->tf->steps, s->tf->cached);
         }
-        if (e >= 0)
-                e = dbuf_puts(b, "}}");
-        return e;
+        dw_puts(w, "}}");
 }
 
-static int meta(struct trace *t, const char *what, int pid, int64_t tid, const char *key,
-                const char *name, int64_t sort)
+static void meta(struct trace *t, const char *what, int pid, int64_t tid, const char *key,
+                 const char *name, int64_t sort)
 {
-        int e = ev_head(t, what, strlen(what), 'M', 0, pid, tid);
-
-        if (e >= 0 && name) {
-                e = dbuf_printf(&t->buf, ",\"args\":{\"%s\":", key);
-                if (e >= 0)
-                        e = jsonw_string(&t->buf, name, strlen(name));
-                if (e >= 0)
-                        e = dbuf_puts(&t->buf, "}}");
-        } else if (e >= 0) {
-                e = dbuf_printf(&t->buf, ",\"args\":{\"%s\":%lld}}", key, (long long)sort);
+        ev_head(t, what, strlen(what), 'M', 0, pid, tid);
+        if (name) {
+                dw_printf(&t->w, ",\"args\":{\"%s\":", key);
+                jsonw_put(&t->w, name, strlen(name));
+                dw_puts(&t->w, "}}");
+        } else {
+                dw_printf(&t->w, ",\"args\":{\"%s\":%lld}}", key, (long long)sort);
         }
-        return e;
 }
 
 /* The slices of one group of a process (sl[0..n), sorted) on lanes of
  * their own, numbered from *tid; the lanes are named after the group (a
  * step's target) when it has a name. */
-static int write_group(struct trace *t, int pid, const struct span *sl, size_t n,
-                       struct trace_span *spans, uint32_t *lane, int64_t *tid)
+static void write_group(struct trace *t, int pid, const struct span *sl, size_t n,
+                        struct trace_span *spans, uint32_t *lane, int64_t *tid)
 {
         const char *gname = pid == PID_STEPS && sl[0].target[0] ? sl[0].target : NULL;
         int64_t lanes;
-        int e = 0;
 
         for (size_t i = 0; i < n; i++)
                 spans[i] = (struct trace_span){us(sl[i].start_s), us(sl[i].end_s)};
         lanes = trace_lanes_assign(spans, n, lane);
-        if (lanes < 0)
-                return (int)lanes;
-        for (size_t i = 0; i < n && e >= 0; i++)
-                e = slice_event(t, &sl[i], *tid + lane[i]);
-        for (int64_t l = 0; l < lanes && e >= 0; l++) {
+        if (lanes < 0) {
+                dw_check(&t->w, (int)lanes);
+                return;
+        }
+        for (size_t i = 0; i < n; i++)
+                slice_event(t, &sl[i], *tid + lane[i]);
+        for (int64_t l = 0; l < lanes; l++) {
                 char name[TARGET_NAME_MAX + 32];
 
                 if (gname)
                         snprintf(name, sizeof(name), "%s %lld", gname, (long long)l + 1);
                 else
                         snprintf(name, sizeof(name), "lane %lld", (long long)*tid + l + 1);
-                e = meta(t, "thread_name", pid, *tid + l, "name", name, 0);
-                if (e >= 0)
-                        e = meta(t, "thread_sort_index", pid, *tid + l, "sort_index", NULL,
-                                 *tid + l);
+                meta(t, "thread_name", pid, *tid + l, "name", name, 0);
+                meta(t, "thread_sort_index", pid, *tid + l, "sort_index", NULL, *tid + l);
         }
         *tid += lanes;
-        return e;
+}
+
+static void process_meta(struct trace *t, int pid, const char *name)
+{
+        meta(t, "process_name", pid, 0, "name", name, 0);
+        meta(t, "process_sort_index", pid, 0, "sort_index", NULL, pid_sort[pid]);
 }
 
 /* The slices of one process (sl[0..n), sorted by group and start), on
  * their lanes: per group, so a target's steps share lanes only with each
  * other. */
-static int write_process(struct trace *t, int pid, const char *pname, const struct span *sl,
-                         size_t n)
+static void write_process(struct trace *t, int pid, const char *pname, const struct span *sl,
+                          size_t n)
 {
         struct trace_span *spans = calloc(n + 1, sizeof(*spans));
         uint32_t *lane = calloc(n + 1, sizeof(*lane));
         int64_t tid = 0;
-        int e = spans && lane ? 0 : -ENOMEM;
 
-        for (size_t i = 0; i < n && e >= 0;) {
+        dw_check(&t->w, spans && lane ? 0 : -ENOMEM);
+        for (size_t i = 0; i < n && dw_ok(&t->w);) {
                 size_t j = i;
                 while (j < n && sl[j].group == sl[i].group)
                         j++;
-                e = write_group(t, pid, sl + i, j - i, spans, lane, &tid);
+                write_group(t, pid, sl + i, j - i, spans, lane, &tid);
                 i = j;
         }
-        if (e >= 0)
-                e = meta(t, "process_name", pid, 0, "name", pname, 0);
-        if (e >= 0)
-                e = meta(t, "process_sort_index", pid, 0, "sort_index", NULL, pid_sort[pid]);
+        process_meta(t, pid, pname);
         free(spans);
         free(lane);
-        return e;
 }
 
 /* The run: one slice on the build process, named after its command. */
-static int run_event(struct trace *t)
+static void run_event(struct trace *t)
 {
         struct dbuf name = DBUF_INIT;
+        struct dwriter nw = DWRITER_INIT(&name), *w = &t->w;
         double end = isfinite(t->end_s) ? t->end_s : t->last_elapsed;
-        int e = dbuf_puts(&name, "buildtel run");
 
-        for (char **a = t->ri->argv; a && *a && e >= 0 && name.len < TRACE_NAME_MAX; a++) {
-                e = dbuf_puts(&name, " ");
-                if (e >= 0)
-                        e = dbuf_puts(&name, *a);
+        dw_puts(&nw, "buildtel run");
+        for (char **a = t->ri->argv; a && *a && name.len < TRACE_NAME_MAX; a++) {
+                dw_puts(&nw, " ");
+                dw_puts(&nw, *a);
         }
-        if (e >= 0)
-                e = ev_head(t, name.p, MIN(name.len, TRACE_NAME_MAX), 'X', 0, PID_BUILD, 0);
-        if (e >= 0)
-                e = dbuf_printf(&t->buf, ",\"dur\":%lld,\"cat\":\"run\",\"args\":{\"run_id\":",
-                                (long long)us(end));
-        if (e >= 0)
-                e = jsonw_string(&t->buf, t->ri->run_id ? t->ri->run_id : "",
-                                 t->ri->run_id ? strlen(t->ri->run_id) : 0);
-        if (e >= 0 && t->ri->exit_code >= 0)
-                e = dbuf_printf(&t->buf, ",\"exit_code\":%d", t->ri->exit_code);
-        if (e >= 0 && t->ri->term_signal > 0)
-                e = dbuf_printf(&t->buf, ",\"signal\":%d", t->ri->term_signal);
-        if (e >= 0)
-                e = dbuf_puts(&t->buf, "}}");
-        if (e >= 0)
-                e = meta(t, "process_name", PID_BUILD, 0, "name", "build", 0);
-        if (e >= 0)
-                e = meta(t, "process_sort_index", PID_BUILD, 0, "sort_index", NULL,
-                         pid_sort[PID_BUILD]);
-        if (e >= 0)
-                e = meta(t, "thread_name", PID_BUILD, 0, "name", "run", 0);
+        dw_check(w, nw.err);
+        ev_head(t, name.p, MIN(name.len, TRACE_NAME_MAX), 'X', 0, PID_BUILD, 0);
+        dw_printf(w, ",\"dur\":%lld,\"cat\":\"run\",\"args\":{", (long long)us(end));
+        put_str(w, "\"run_id\":", t->ri->run_id ? t->ri->run_id : "");
+        if (t->ri->exit_code >= 0)
+                dw_printf(w, ",\"exit_code\":%d", t->ri->exit_code);
+        if (t->ri->term_signal > 0)
+                dw_printf(w, ",\"signal\":%d", t->ri->term_signal);
+        dw_puts(w, "}}");
+        process_meta(t, PID_BUILD, "build");
+        meta(t, "thread_name", PID_BUILD, 0, "name", "run", 0);
         dbuf_release(&name);
-        return e;
 }
 
 struct mem_point {
@@ -620,12 +571,12 @@ static int cmp_point(const void *a, const void *b)
 /* Per target, a counter of its RUN steps' memory: the sum of the kernel
  * peaks of the steps running at each instant (a step holds its peak from
  * its start to its end), on the steps' process. sl is sorted by group. */
-static int target_memory(struct trace *t, const struct span *sl, size_t n)
+static void target_memory(struct trace *t, const struct span *sl, size_t n)
 {
         struct mem_point *pt = calloc(2 * n + 1, sizeof(*pt));
-        int e = pt ? 0 : -ENOMEM;
 
-        for (size_t i = 0; i < n && e >= 0;) {
+        dw_check(&t->w, pt ? 0 : -ENOMEM);
+        for (size_t i = 0; i < n && dw_ok(&t->w);) {
                 size_t j = i, np = 0;
                 char name[TARGET_NAME_MAX + 32];
                 double cur = 0;
@@ -643,22 +594,18 @@ static int target_memory(struct trace *t, const struct span *sl, size_t n)
                 if (k < 0 || (size_t)k >= sizeof(name))
                         k = snprintf(name, sizeof(name), "memory (MiB)");
                 qsort(pt, np, sizeof(*pt), cmp_point);
-                for (size_t q = 0; q < np && e >= 0; q++) {
+                for (size_t q = 0; q < np; q++) {
                         cur += pt[q].delta;
                         if (q + 1 < np && pt[q + 1].ts == pt[q].ts)
                                 continue; /* one value per instant */
-                        e = ev_head(t, name, strlen(name), 'C', pt[q].ts, PID_STEPS, 0);
-                        if (e >= 0)
-                                e = dbuf_puts(&t->buf, ",\"args\":{");
-                        if (e >= 0)
-                                e = put_num(&t->buf, "step_peak_mb", round2(fmax(cur, 0)), false);
-                        if (e >= 0)
-                                e = dbuf_puts(&t->buf, "}}");
+                        ev_head(t, name, strlen(name), 'C', pt[q].ts, PID_STEPS, 0);
+                        dw_puts(&t->w, ",\"args\":{");
+                        put_num(&t->w, "step_peak_mb", round2(fmax(cur, 0)), false);
+                        dw_puts(&t->w, "}}");
                 }
                 i = j;
         }
         free(pt);
-        return e;
 }
 
 int trace_finish(struct trace *t)
@@ -667,33 +614,29 @@ int trace_finish(struct trace *t)
                                                 [PID_STEPS] = "BuildKit steps",
                                                 [PID_NINJA] = "ninja",
                                                 [PID_UNITS] = "compile units"};
-        int e = run_event(t);
-
+        run_event(t);
         /* the Chrome trace's order: parents are not used past here */
         if (t->sp.n)
                 qsort(t->sp.v, t->sp.n, sizeof(*t->sp.v), cmp_slice);
-        for (size_t i = 0; i < t->sp.n && e >= 0;) {
+        for (size_t i = 0; i < t->sp.n && dw_ok(&t->w);) {
                 const struct span *v = t->sp.v;
                 size_t j = i;
                 while (j < t->sp.n && kind_pid[v[j].kind] == kind_pid[v[i].kind])
                         j++;
-                e = write_process(t, kind_pid[v[i].kind], pname[kind_pid[v[i].kind]], v + i, j - i);
-                if (e >= 0 && v[i].kind == SPAN_STEP)
-                        e = target_memory(t, v + i, j - i);
+                write_process(t, kind_pid[v[i].kind], pname[kind_pid[v[i].kind]], v + i, j - i);
+                if (v[i].kind == SPAN_STEP)
+                        target_memory(t, v + i, j - i);
                 i = j;
         }
-        if (e >= 0 && t->sp.dropped) {
-                char args[96];
-                snprintf(args, sizeof(args), "\"kept\":%zu,\"dropped\":%llu", t->sp.n,
-                         (unsigned long long)t->sp.dropped);
-                e = instant(t, "slices cut: too many to show", 0, args);
+        if (t->sp.dropped) {
+                instant(t, "slices cut: too many to show", 0);
+                dw_printf(&t->w, "\"kept\":%zu,\"dropped\":%llu}}", t->sp.n,
+                          (unsigned long long)t->sp.dropped);
         }
-        if (e >= 0 && t->steps_dropped) {
-                char args[64];
-                snprintf(args, sizeof(args), "\"dropped\":%u", t->steps_dropped);
-                e = instant(t, "BuildKit steps cut: more than the model keeps", 0, args);
+        if (t->steps_dropped) {
+                instant(t, "BuildKit steps cut: more than the model keeps", 0);
+                dw_printf(&t->w, "\"dropped\":%u}}", t->steps_dropped);
         }
-        if (e >= 0)
-                e = dbuf_puts(&t->buf, "\n],\"displayTimeUnit\":\"ms\"}\n");
-        return e;
+        dw_puts(&t->w, "\n],\"displayTimeUnit\":\"ms\"}\n");
+        return t->w.err;
 }
