@@ -322,6 +322,20 @@ static void ex_prune(struct bkexec *b)
         b->nex = k;
 }
 
+/* The execs listed anew, the gone ones dropped, the new ones decided;
+ * false while no directory of execs is known. */
+static bool ex_refresh(struct bkexec *b, struct procfs *p, double now)
+{
+        if (b->nparents == 0)
+                return false;
+        bkexec_list_parents(b);
+        ex_prune(b);
+        for (size_t i = 0; i < b->nex; i++)
+                if (b->ex[i].state == EX_PENDING)
+                        ex_decide(b, &b->ex[i], p, now);
+        return true;
+}
+
 /* Ours: read, and their processes into pids[] (sorted, owner beside). */
 static void read_ours(struct bkexec *b, double now)
 {
@@ -432,13 +446,8 @@ int bkexec_tick(struct bkexec *b, struct procfs *p, double now, bool discover)
                 b->last_walk = now;
                 bkexec_walk(b, p);
         }
-        if (b->nparents == 0)
+        if (!ex_refresh(b, p, now))
                 return 0;
-        bkexec_list_parents(b);
-        ex_prune(b);
-        for (size_t i = 0; i < b->nex; i++)
-                if (b->ex[i].state == EX_PENDING)
-                        ex_decide(b, &b->ex[i], p, now);
         read_ours(b, now);
         read_kmsg(b, now);
         for (size_t i = 0; i < b->nex; i++)
@@ -530,15 +539,9 @@ int bkexec_poll(struct bkexec *b, struct procfs *p, double now)
                 b->last_walk = now; /* a RUN step without its exec yet: look for its directory */
                 bkexec_walk(b, p);
         }
-        if (b->nparents == 0)
-                return 0;
         /* new execs too: a step shorter than a tick is then still seen */
-        bkexec_list_parents(b);
-        ex_prune(b);
-        for (size_t i = 0; i < b->nex; i++)
-                if (b->ex[i].state == EX_PENDING)
-                        ex_decide(b, &b->ex[i], p, now);
-
+        if (!ex_refresh(b, p, now))
+                return 0;
         for (size_t i = 0; i < b->nex; i++) {
                 struct ex *e = &b->ex[i];
                 struct exec_fact *f;

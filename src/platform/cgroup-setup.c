@@ -35,20 +35,6 @@
  * threaded ones alone. */
 static const char *const v2_ctl[] = {"memory", "pids", "io", "cpu"};
 
-static void note(const struct cgroup_config *cfg, const char *fmt, ...) _printf_(2, 3);
-static void note(const struct cgroup_config *cfg, const char *fmt, ...)
-{
-        char buf[1024];
-        va_list ap;
-
-        if (!cfg->note)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
-        va_end(ap);
-        cfg->note(cfg->userdata, "%s", buf);
-}
-
 ssize_t cg_read_at(struct cgroup *cg, int dirfd, const char *name)
 {
         _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
@@ -406,6 +392,8 @@ enum cgroup_v2_plan cgroup_v2_plan(bool is_root, bool memory_offered, size_t npr
 static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
                       const struct cgroup_mounts *m, struct cgroup_self *self)
 {
+        static const char hybrid_hint[] = " (--cgroup=hybrid reads them from v1)";
+
         for (int attempt = 0; attempt < 2; attempt++) {
                 const char *rel = rel_to_mount(self->path[CG_H_V2], m->root[CG_H_V2]);
                 char own[2 * CG_PATH_MAX], unit[160], sdwhy[256];
@@ -433,11 +421,11 @@ static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
                                        writable, cfg->use_systemd && attempt == 0)) {
                 case CG_PLAN_PLAIN:
                         close(fd);
-                        note(cfg,
-                             "cgroup2 offers no memory controller in %s: memory, io and pids "
-                             "columns stay empty%s",
-                             rel,
-                             m->mnt[CG_H_MEMORY][0] ? " (--cgroup=hybrid reads them from v1)" : "");
+                        if (cfg->note)
+                                cfg->note(cfg->userdata,
+                                          "cgroup2 offers no memory controller in %s: memory, "
+                                          "io and pids columns stay empty%s",
+                                          rel, m->mnt[CG_H_MEMORY][0] ? hybrid_hint : "");
                         return 0;
                 case CG_PLAN_DIRECT:
                         cg->v2.own_fd = fd;
@@ -624,8 +612,11 @@ static void open_counters(struct cgroup *cg, const struct cgroup_config *cfg)
                 (void)open_hot(cg, HOT_PROCS, CG_H_V2, "cgroup.procs");
         } else {
                 setup_host_psi(cg);
-                note(cfg, "cgroup v1 has no pressure files: the pressure columns are host-wide "
-                          "(/proc/pressure)");
+                if (cfg->note)
+                        cfg->note(
+                            cfg->userdata,
+                            "cgroup v1 has no pressure files: the pressure columns are host-wide "
+                            "(/proc/pressure)");
                 (void)open_hot(cg, HOT_PROCS, CG_H_MEMORY, "cgroup.procs");
         }
 }
@@ -659,10 +650,10 @@ static int set_limits(struct cgroup *cg, const struct cgroup_config *cfg)
                         return r == -ENOENT ? -EOPNOTSUPP : r;
                 }
         }
-        if (cfg->memory_high && !v2)
-                note(cfg, "cgroup v1 has no memory.high: --memory-high is set as "
-                          "memory.soft_limit_in_bytes (reclaim under pressure, no "
-                          "throttling)");
+        if (cfg->memory_high && !v2 && cfg->note)
+                cfg->note(cfg->userdata, "cgroup v1 has no memory.high: --memory-high is set as "
+                                         "memory.soft_limit_in_bytes (reclaim under pressure, no "
+                                         "throttling)");
         /* The limit must hold, or the user would think the build is capped;
          * v1 rounds it down to whole pages. */
         if (cfg->memory_max) {
