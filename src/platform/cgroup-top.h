@@ -21,7 +21,7 @@ struct proctop_entry {
         char label[PROCTOP_LABEL_MAX + 1];
 };
 
-/* A plain value: e[0] is the largest; n of them are set. */
+/* e[0] is the largest; n of them are set. */
 struct proctop {
         struct proctop_entry e[PROCTOP_N];
         size_t n;
@@ -34,13 +34,12 @@ void proctop_consider(struct proctop *t, const struct pidstat *ps);
  * that is gone by now keeps its comm as its label. */
 void proctop_label_all(struct proctop *t, struct procfs *p);
 
-/* Label a process from its comm and its raw cmdline (NUL-separated, need
- * not end in NUL). A compile unit (procunit_classify) gets "comm SOURCE"
- * (the tail of a long path after "..."), a link unit "comm OUTPUT";
- * anything else "comm ARG1 ARG2 ..." with at most 60 bytes of arguments.
- * Control bytes become '?'; the label is cut at MIN(cap - 1,
- * PROCTOP_LABEL_MAX) bytes on a UTF-8 boundary. Returns the length written
- * (out is NUL-terminated), or -EINVAL when cap is 0. */
+/* Label a process from its comm and raw cmdline (NUL-separated): "comm
+ * SOURCE" for a compile unit (a long path's tail after "..."), "comm
+ * OUTPUT" for a link, else "comm ARG1 ARG2 ..." (60 bytes of arguments).
+ * Control bytes become '?'; cut at MIN(cap - 1, PROCTOP_LABEL_MAX) bytes
+ * on a UTF-8 boundary. The length (out NUL-terminated), or -EINVAL when
+ * cap is 0. */
 int proctop_label(const char *comm, const char *cmdline, size_t len, char *out, size_t cap);
 
 /* ---- compile units: what a process is working on ---- */
@@ -78,8 +77,8 @@ struct procunit {
         char cwd[PROCUNIT_PATH_MAX + 1];
 };
 
-/* comm may be a unit (a compiler, driver, linker or LTO process): the
- * command line is worth reading. */
+/* comm may be a unit (a compiler, driver, linker or LTO): its cmdline is
+ * worth reading. */
 bool procunit_maybe(const char *comm);
 /* What one process compiles or links, from its comm and raw cmdline
  * (NUL-separated, need not end in NUL): compilers (cc1, cc1plus, clang,
@@ -104,7 +103,6 @@ struct procscan_unit {
 
 struct procscan;
 
-/* Returns 0 or -ENOMEM. */
 int procscan_new(struct procscan **ret);
 void procscan_free(struct procscan *s); /* NULL is a no-op */
 /* A scan: begin, consider each of the build's processes, end. A process
@@ -114,8 +112,8 @@ void procscan_free(struct procscan *s); /* NULL is a no-op */
 void procscan_begin(struct procscan *s);
 void procscan_consider(struct procscan *s, const struct pidstat *ps);
 void procscan_end(struct procscan *s, struct procfs *p);
-/* The units in flight at the last scan, largest RSS first; owned by s until
- * the next scan. */
+/* The units in flight at the last scan, largest RSS first; s's until the
+ * next scan. */
 const struct procscan_unit *procscan_units(const struct procscan *s, size_t *ret_n);
 
 /* The units whose processes seen at the scan before the last one have

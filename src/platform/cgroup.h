@@ -24,7 +24,6 @@ enum cgroup_mode {
 int cgroup_mode_parse(const char *s, enum cgroup_mode *ret);
 const char *cgroup_mode_name(enum cgroup_mode m);
 
-/* The hierarchies buildtel uses. */
 enum cgroup_hier {
         CG_H_V2,
         CG_H_MEMORY,
@@ -56,9 +55,8 @@ struct cgroup_pressure {
         uint64_t some_us, full_us;
 };
 
-/* Parsers. Return 0, -EINVAL when buf is not what they expect, -ERANGE when
- * a number overflows; *ret is untouched on failure. buf need not be
- * NUL-terminated; unknown lines and keys are ignored. */
+/* Parsers: 0, -EINVAL, or -ERANGE as procfs.h's; unknown lines and keys
+ * are ignored. */
 
 /* /proc/PID/mountinfo: the cgroup2 mount and the v1 mounts of memory,
  * cpuacct, blkio and pids (co-mounted ones too: "cpu,cpuacct"). The first
@@ -66,20 +64,16 @@ struct cgroup_pressure {
 int cgroup_mounts_parse(const char *buf, size_t len, struct cgroup_mounts *ret);
 /* /proc/PID/cgroup: "0::/path" and "4:memory:/path" lines. */
 int cgroup_self_parse(const char *buf, size_t len, struct cgroup_self *ret);
-/* A single number: memory.current, memory.peak, memory.usage_in_bytes,
- * memory.max_usage_in_bytes, pids.current, pids.peak, cpuacct.usage*. "max"
- * reads as UINT64_MAX. */
+/* A single number (memory.current, pids.peak, ...); "max" is UINT64_MAX. */
 int cgroup_u64_parse(const char *buf, size_t len, uint64_t *ret);
-/* "key value" lines (memory.events, memory.oom_control, cpu.stat,
- * cpuacct.stat): the value of key. -ENOENT when key is not there. */
+/* "key value" lines (memory.events, cpu.stat): key's value, or -ENOENT. */
 int cgroup_keyed_parse(const char *buf, size_t len, const char *key, uint64_t *ret);
 /* v2 io.stat: rbytes= and wbytes= summed over every device. */
 int cgroup_iostat_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_t *ret_write);
 /* v1 blkio.throttle.io_service_bytes(_recursive): the "MAJ:MIN Read N" and
  * "MAJ:MIN Write N" lines summed over every device. */
 int cgroup_blkio_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_t *ret_write);
-/* cpu.pressure, memory.pressure, io.pressure, /proc/pressure/<x>: the
- * total= of the "some" and "full" lines. */
+/* <x>.pressure, /proc/pressure/<x>: total= of the "some" and "full" lines. */
 int cgroup_pressure_parse(const char *buf, size_t len, struct cgroup_pressure *ret);
 /* cgroup.procs: one pid a line. At most cap pids are stored in pids;
  * *ret_n gets how many the file holds (may exceed cap). */
@@ -115,15 +109,13 @@ struct cgroup_config {
         long tree_root; /* none mode: the process whose descendants are the build */
         note_fn note;   /* one-line notes (a controller missing, host-wide pressure) */
         void *userdata;
-        /* At the end, kill what the build left running in its own session
-         * too (a daemon that detached); by default those are moved out to
-         * our cgroup and keep running. */
+        /* Kill the build's detached daemons at the end too; by default
+         * they move out to our cgroup and keep running. */
         bool kill_leftovers;
         /* Ask systemd for a delegated scope when our cgroup cannot be
          * used (v2); false in tests on fake trees. */
         bool use_systemd;
-        /* When set, why a cgroup could not be had, in words, with the
-         * remedy (cut to why_cap). */
+        /* When set: why no cgroup could be had, with the remedy. */
         char *why;
         size_t why_cap;
         /* Tests only (BUILDTEL_TEST_CGROUP_UNJOINABLE=1): the child's
@@ -157,12 +149,10 @@ int cgroup_verify(struct cgroup *cg, pid_t pid, int join_error);
  * Returns 0 or -errno. */
 int cgroup_fallback_none(struct cgroup *cg, long tree_root);
 
-/* The path of the build's cgroup that setup tried or made ("" when none),
- * for messages. */
+/* The build's cgroup path setup tried or made ("" none), for messages. */
 const char *cgroup_path(const struct cgroup *cg);
 
-/* Decide how to get a cgroup with the memory controller below our own v2
- * cgroup (pure logic, tested on its own). */
+/* How to get a cgroup with the memory controller below our own v2 one. */
 enum cgroup_v2_plan {
         CG_PLAN_PLAIN,  /* no memory controller offered: cpu.stat only, as is */
         CG_PLAN_DIRECT, /* the root cgroup: enable there, make ours below */

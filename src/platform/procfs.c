@@ -136,9 +136,8 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
 
         if (!buf)
                 return -EINVAL;
-        /* Read every tick: stop at the last key we need (SwapFree comes a
-         * third of the way down) rather than trying every key on all of it.
-         * Lines we do not know (and their units) are ignored. */
+        /* Read every tick: stop once every key is seen (SwapFree comes a
+         * third of the way down). */
         for (const char *eol; p < end && nseen < _MI_MAX; p = next_line(eol, end)) {
                 eol = line_end(p, end);
                 for (size_t k = 0; k < _MI_MAX; k++) {
@@ -202,10 +201,8 @@ int zoneinfo_pcp_parse(const char *buf, size_t len, uint64_t *ret_pages)
         uint64_t total = 0;
         bool seen = false;
 
-        /* Every "count:" line of /proc/zoneinfo is one CPU's pageset of one
-         * zone; nothing else in the file is called that. The file is read
-         * every tick: memchr() jumps from colon to colon (one a line)
-         * instead of walking its few hundred lines a byte at a time. */
+        /* Each "count:" line is one CPU's pageset of one zone. Read every
+         * tick: memchr() jumps from colon to colon (one a line). */
         while (p < end) {
                 const char *c = memchr(p, ':', (size_t)(end - p)), *ls, *eol, *q;
                 uint64_t v;
@@ -314,12 +311,7 @@ int pidstat_parse(const char *buf, size_t len, struct pidstat *ret)
         open = p;
         /* comm may itself hold ") " (a process can name itself anything),
          * but the numeric fields never hold ')': the last one ends comm. */
-        close = NULL;
-        for (const char *q = end; q > open; q--)
-                if (q[-1] == ')') {
-                        close = q - 1;
-                        break;
-                }
+        close = memrchr(open, ')', (size_t)(end - open));
         if (!close)
                 return -EINVAL;
         clen = MIN((size_t)(close - open), sizeof(ps.comm) - 1);
@@ -412,8 +404,6 @@ int procfs_new(const char *root, struct procfs **ret)
                 return -ENOMEM;
         }
         p->proc_fd = TAKE_FD(proc_fd);
-        /* A hot file that is missing now (a partial fixture, a locked-down
-         * container) is retried on each read and reported there. */
         for (int i = 0; i < _HOT_MAX; i++)
                 p->hot[i] = openat(p->proc_fd, hot_names[i], O_RDONLY | O_CLOEXEC);
         *ret = p;
@@ -433,9 +423,7 @@ void procfs_free(struct procfs *p)
         free(p);
 }
 
-/* pread the whole of a kept-open file into p->buf. A read that fills the
- * buffer may have been cut: grow and read again from offset 0. The file is
- * re-read, not reopened, so a fixture must be rewritten in place. */
+/* pread a kept-open file whole into p->buf. */
 static ssize_t read_hot(struct procfs *p, int which)
 {
         int *fd = &p->hot[which];
@@ -723,14 +711,10 @@ int procfs_self_identity(int root_fd, struct procfs_identity *ret)
 
 int procfs_pid_alive(int root_fd, long pid, uint64_t starttime)
 {
-        char path[64];
+        char path[5 + 64] = "proc/";
         struct pidstat ps;
-        int n;
 
-        if (pid <= 0 || pid > INT_MAX)
-                return -EINVAL;
-        n = snprintf(path, sizeof(path), "proc/%ld/stat", pid);
-        if (n < 0 || (size_t)n >= sizeof(path))
+        if (pid_path(path + 5, pid, "stat") < 0)
                 return -EINVAL;
         return pidstat_at(root_fd, path, &ps) >= 0 && ps.starttime == starttime;
 }

@@ -16,7 +16,7 @@ struct cpustat {
         uint64_t guest, guest_nice; /* already included in user/nice */
 };
 
-/* Kernel counts that matter to us from /proc/meminfo, in kB. */
+/* From /proc/meminfo, in kB. */
 struct meminfo {
         uint64_t total_kb;
         uint64_t free_kb;
@@ -55,16 +55,14 @@ struct pidstat {
  * missing MemAvailable as MemFree + Buffers + Cached. */
 int cpustat_parse(const char *buf, size_t len, struct cpustat *ret);
 int meminfo_parse(const char *buf, size_t len, struct meminfo *ret);
-/* Sum of the "count:" lines of /proc/zoneinfo: free pages parked on the
- * per-CPU lists, which the kernel does not count in MemFree/MemAvailable
- * (auto-tuned since 6.7, hundreds of MiB on a quiet machine). -EINVAL when
+/* Sum of /proc/zoneinfo's "count:" lines: free pages on the per-CPU lists,
+ * which MemAvailable leaves out (hundreds of MiB since 6.7). -EINVAL when
  * there is none. */
 int zoneinfo_pcp_parse(const char *buf, size_t len, uint64_t *ret_pages);
 int loadavg_parse(const char *buf, size_t len, struct loadavg *ret);
 int pidstat_parse(const char *buf, size_t len, struct pidstat *ret);
 
-/* /proc/PID/io: bytes the process caused to be read from and written to
- * storage. read_bytes and write_bytes are required. */
+/* /proc/PID/io: read_bytes and write_bytes, both required. */
 struct pidio {
         uint64_t read_bytes, write_bytes;
 };
@@ -83,18 +81,17 @@ struct procfs;
 int procfs_new(const char *root, struct procfs **ret);
 void procfs_free(struct procfs *p); /* NULL is a no-op */
 
-/* Read and parse one hot file into a buffer owned by p (no allocation once
- * it has grown to fit). Returns 0 or -errno; *ret untouched on failure. */
+/* Read and parse one hot file into p's buffer. 0 or -errno; *ret
+ * untouched on failure. */
 int procfs_cpustat(struct procfs *p, struct cpustat *ret);
 int procfs_meminfo(struct procfs *p, struct meminfo *ret);
-/* The per-CPU free pages of every zone, in kB. -errno when unreadable. */
+/* zoneinfo_pcp_parse's pages in kB. */
 int procfs_pcp_free_kb(struct procfs *p, uint64_t *ret_kb);
 int procfs_loadavg(struct procfs *p, struct loadavg *ret);
 /* -ENOENT/-ESRCH when the process is gone, -EINVAL for a pid <= 0. */
 int procfs_pidstat(struct procfs *p, long pid, struct pidstat *ret);
 
-/* proc/PID/io (root or the process's owner only). -ENOENT/-ESRCH when the
- * process is gone, -EACCES when it is not ours. */
+/* -ENOENT/-ESRCH when the process is gone, -EACCES when it is not ours. */
 int procfs_pidio(struct procfs *p, long pid, struct pidio *ret);
 
 /* Call cb for every process in proc/ whose stat could be read and parsed;
@@ -116,10 +113,8 @@ ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap);
  * no usable path (not absolute, or a deleted directory). */
 ssize_t procfs_cwd(struct procfs *p, long pid, char *buf, size_t cap);
 
-/* /proc/PID/statm: the resident memory split, in pages. statm's "shared"
- * is RssFile + RssShmem, so anon is resident - shared (RssAnon) and file
- * is shared: the same figures as /proc/PID/status for a tenth of the cost
- * (the kernel formats three numbers, not fifty lines). */
+/* /proc/PID/statm, in pages: its "shared" is RssFile + RssShmem, so anon
+ * is resident - shared; status has the same for ten times the cost. */
 struct pidmem {
         uint64_t anon_pages, file_pages;
 };
@@ -136,13 +131,12 @@ long procfs_pid_max(void);
  * without the privilege). */
 int procfs_set_self_oom_score_adj(int adj);
 
-/* Who a process is across pid reuse: its pid, its start time in clock
- * ticks after boot, and the boot id of the kernel (the history database
- * tells a live recorder from one that is gone with these). */
+/* Who a process is across pid reuse (the history database tells a live
+ * recorder from a gone one with these). */
 struct procfs_identity {
         long pid;
-        uint64_t starttime;
-        char boot_id[40]; /* "" when unreadable */
+        uint64_t starttime; /* clock ticks after boot */
+        char boot_id[40];   /* "" when unreadable */
 };
 
 /* This process as root_fd's tree shows it (an fd of "/" in production):
