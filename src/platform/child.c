@@ -414,12 +414,10 @@ int child_exited(struct child *c)
 static void note_exit_comm(struct child *c)
 {
         _cleanup_free_ char *buf = NULL;
-        siginfo_t si = {0};
         char path[64];
         size_t n;
 
-        if (c->exit_comm[0] || waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
-            si.si_pid != c->pid)
+        if (c->exit_comm[0] || child_exited(c) != 1)
                 return;
         snprintf(path, sizeof(path), "/proc/%ld/comm", (long)c->pid);
         /* comm is at most 16 bytes and a newline */
