@@ -122,6 +122,17 @@ static unsigned ctl_mask(struct cgroup *cg, int dirfd, const char *file)
         return mask;
 }
 
+/* mkdir dirfd/name (it may be there already) and open it: the fd or -errno. */
+static int mkdir_open(int dirfd, const char *name)
+{
+        int fd;
+
+        if (mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
 /* mkdir <base>/buildtel and the run's cgroup under it; the parent may be
  * removed by another buildtel's clean-up in between, so retry. */
 static int make_dirs(struct cgroup *cg, struct hier *hh, const char *base)
@@ -132,26 +143,20 @@ static int make_dirs(struct cgroup *cg, struct hier *hh, const char *base)
                 return r;
         for (int attempt = 0; attempt < 3; attempt++) {
                 closep(&hh->parent_fd);
-                if (mkdirat(cg->root_fd, hh->parent + 1, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-                hh->parent_fd =
-                    openat(cg->root_fd, hh->parent + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (hh->parent_fd < 0) {
-                        if (errno == ENOENT)
-                                continue;
-                        return -errno;
-                }
+                r = mkdir_open(cg->root_fd, hh->parent + 1);
+                if (r == -ENOENT)
+                        continue;
+                if (r < 0)
+                        return r;
+                hh->parent_fd = r;
                 cg_clean_stale(cg, hh->parent_fd,
                                hh == &cg->h[cg->h[CG_H_V2].used ? CG_H_V2 : CG_H_MEMORY]);
-                if (mkdirat(hh->parent_fd, hh->name, 0755) < 0) {
-                        if (errno == ENOENT)
-                                continue;
-                        if (errno != EEXIST)
-                                return -errno;
-                }
-                hh->dir_fd = openat(hh->parent_fd, hh->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (hh->dir_fd < 0)
-                        return -errno;
+                r = mkdir_open(hh->parent_fd, hh->name);
+                if (r == -ENOENT)
+                        continue;
+                if (r < 0)
+                        return r;
+                hh->dir_fd = r;
                 hh->procs_w_fd = openat(hh->dir_fd, "cgroup.procs",
                                         (cg->test_unjoinable ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
                 if (hh->procs_w_fd < 0)
@@ -329,15 +334,11 @@ static int move_to_leaf(struct cgroup *cg, const struct cgroup_config *cfg, int 
             join(leafrel, sizeof(leafrel), strcmp(rel, "/") == 0 ? "" : rel, "/buildtel/",
                  v->leaf_name) < 0)
                 return -ENAMETOOLONG;
-        if (mkdirat(ofd, "buildtel", 0755) < 0 && errno != EEXIST)
-                return -errno;
-        pfd = openat(ofd, "buildtel", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        pfd = mkdir_open(ofd, "buildtel");
         if (pfd < 0)
-                return -errno;
-        if (mkdirat(pfd, v->leaf_name, 0755) < 0 && errno != EEXIST)
-                return -errno;
-        lfd = openat(pfd, v->leaf_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        r = lfd < 0 ? -errno : cg_write_pid(lfd, (long)getpid());
+                return pfd;
+        lfd = mkdir_open(pfd, v->leaf_name);
+        r = lfd < 0 ? lfd : cg_write_pid(lfd, (long)getpid());
         if (r >= 0 && !self_in(cg, leafrel))
                 r = -EXDEV;
         if (r >= 0) {
@@ -515,6 +516,13 @@ static int make_all(struct cgroup *cg, const struct cgroup_config *cfg,
         return 0;
 }
 
+/* The hierarchies of each mode, as bits of enum cgroup_hier. */
+static const unsigned mode_uses[] = {
+    [CGROUP_MODE_V2] = 1u << CG_H_V2,
+    [CGROUP_MODE_HYBRID] = (1u << _CG_H_MAX) - 1 - (1u << CG_H_CPUACCT),
+    [CGROUP_MODE_V1] = (1u << _CG_H_MAX) - 1 - (1u << CG_H_V2),
+};
+
 static int setup_dirs(struct cgroup *cg, const struct cgroup_config *cfg)
 {
         struct cgroup_mounts *m = NULL;
@@ -545,19 +553,8 @@ static int setup_dirs(struct cgroup *cg, const struct cgroup_config *cfg)
                         goto out;
                 }
         }
-        switch (cg->mode) {
-        case CGROUP_MODE_V2:
-                cg->h[CG_H_V2].used = true;
-                break;
-        case CGROUP_MODE_HYBRID:
-                cg->h[CG_H_V2].used = cg->h[CG_H_MEMORY].used = true;
-                cg->h[CG_H_BLKIO].used = cg->h[CG_H_PIDS].used = true;
-                break;
-        default:
-                cg->h[CG_H_CPUACCT].used = cg->h[CG_H_MEMORY].used = true;
-                cg->h[CG_H_BLKIO].used = cg->h[CG_H_PIDS].used = true;
-                break;
-        }
+        for (int i = 0; i < _CG_H_MAX; i++)
+                cg->h[i].used = (mode_uses[cg->mode] >> i) & 1;
         if (cg->mode == CGROUP_MODE_V2 && m->mnt[CG_H_V2][0] && self->path[CG_H_V2][0]) {
                 r = v2_prepare(cg, cfg, m, self);
                 if (r < 0)

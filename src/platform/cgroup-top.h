@@ -44,8 +44,8 @@ int proctop_label(const char *comm, const char *cmdline, size_t len, char *out, 
 
 /* ---- compile units: what a process is working on ---- */
 
-#define PROCUNIT_TOOL_MAX 32 /* bytes, without NUL */
-#define PROCUNIT_NAME_MAX 96 /* bytes, without NUL */
+#define PROCUNIT_TOOL_MAX 32  /* bytes, without NUL */
+#define PROCUNIT_NAME_MAX 96  /* bytes, without NUL */
 #define PROCUNIT_PATH_MAX 255 /* bytes, without NUL: src and cwd */
 
 enum procunit_kind {
