@@ -253,17 +253,6 @@ static void ex_read_pressure(struct bkexec *b, struct ex *e, struct exec_fact *f
         }
 }
 
-static void ex_read_net(struct bkexec *b, struct ex *e, struct exec_fact *f)
-{
-        ssize_t len = bkexec_kread(b, e, -1, "net/dev");
-        uint64_t rx, tx;
-
-        if (len > 0 && bkexec_netdev_parse(b->buf, (size_t)len, &rx, &tx) >= 0) {
-                f->u.net_rx_bytes = execs_max(f->u.net_rx_bytes, (double)rx);
-                f->u.net_tx_bytes = execs_max(f->u.net_tx_bytes, (double)tx);
-        }
-}
-
 /* Every counter of one exec of ours. */
 static void ex_read(struct bkexec *b, struct ex *e, struct exec_fact *f)
 {
@@ -293,7 +282,11 @@ static void ex_read(struct bkexec *b, struct ex *e, struct exec_fact *f)
         f->pids =
             kread_u64(b, e, e->dfd[CG_H_PIDS] >= 0 ? CG_H_PIDS : CG_H_V2, "pids.current", NULL);
         ex_read_pressure(b, e, f);
-        ex_read_net(b, e, f);
+        n = bkexec_kread(b, e, -1, "net/dev");
+        if (n > 0 && bkexec_netdev_parse(b->buf, (size_t)n, &r, &w) >= 0) {
+                f->u.net_rx_bytes = execs_max(f->u.net_rx_bytes, (double)r);
+                f->u.net_tx_bytes = execs_max(f->u.net_tx_bytes, (double)w);
+        }
 }
 
 static int cmp_pid(const void *a, const void *b)

@@ -83,15 +83,6 @@ int cg_read_pidstat(struct cgroup *cg, long pid, struct pidstat *ret)
         return n < 0 ? (int)n : pidstat_parse(cg->buf, (size_t)n, ret);
 }
 
-/* The kernel log from now on (root, or where dmesg is not restricted):
- * the OOM killer's report names its victim. */
-static void open_kmsg(struct cgroup *cg)
-{
-        cg->kmsg_fd = openat(cg->root_fd, "dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-        if (cg->kmsg_fd >= 0 && lseek(cg->kmsg_fd, 0, SEEK_END) < 0)
-                closep(&cg->kmsg_fd);
-}
-
 static int open_hot(struct cgroup *cg, enum hot which, enum cgroup_hier h, const char *name)
 {
         if (!cg->h[h].used || cg->h[h].dir_fd < 0)
@@ -712,8 +703,13 @@ int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret)
                         open_counters(cg, cfg);
                         r = set_limits(cg, cfg);
                 }
+                /* The kernel log from now on (root, or where dmesg is not
+                 * restricted): the OOM killer's report names its victim. */
                 if (r >= 0)
-                        open_kmsg(cg);
+                        cg->kmsg_fd =
+                            openat(cg->root_fd, "dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+                if (cg->kmsg_fd >= 0 && lseek(cg->kmsg_fd, 0, SEEK_END) < 0)
+                        closep(&cg->kmsg_fd);
                 cg->setup_ok = r >= 0;
         }
         if (r < 0) {

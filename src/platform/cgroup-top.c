@@ -608,17 +608,6 @@ static void join_drivers(struct procscan *s)
         }
 }
 
-/* A relative source's base: the compiler's cwd, read once per process. A
- * process gone meanwhile or not ours keeps "" (its name is then read as
- * given). */
-static void read_cwd(struct procfs *p, struct pentry *e)
-{
-        if (e->u.kind != PROCUNIT_COMPILE || !e->u.src[0] || e->u.src[0] == '/')
-                return;
-        if (procfs_cwd(p, e->pid, e->u.cwd, sizeof(e->u.cwd)) < 0)
-                e->u.cwd[0] = '\0';
-}
-
 void procscan_end(struct procscan *s, struct procfs *p)
 {
         uint64_t top_rss[PROCSCAN_UNITS_MAX] = {0};
@@ -627,17 +616,20 @@ void procscan_end(struct procscan *s, struct procfs *p)
         s->nunits = 0;
         for (size_t i = 0; i < s->ncur; i++) {
                 struct pentry *e = &s->cur[i];
+                ssize_t n;
 
-                if (!e->classified) {
-                        ssize_t n = procfs_cmdline(p, e->pid, s->cmdline, PROCSCAN_CMDLINE_MAX);
-
-                        /* A process gone meanwhile is tried again next time. */
-                        if (n > 0) {
-                                procunit_classify(e->comm, s->cmdline, (size_t)n, &e->u);
-                                e->classified = true;
-                                read_cwd(p, e);
-                        }
-                }
+                if (e->classified)
+                        continue;
+                n = procfs_cmdline(p, e->pid, s->cmdline, PROCSCAN_CMDLINE_MAX);
+                if (n <= 0)
+                        continue; /* gone meanwhile: tried again next time */
+                procunit_classify(e->comm, s->cmdline, (size_t)n, &e->u);
+                e->classified = true;
+                /* A relative source's base, read once; "" when unreadable
+                 * (its name is then read as given). */
+                if (e->u.kind == PROCUNIT_COMPILE && e->u.src[0] && e->u.src[0] != '/' &&
+                    procfs_cwd(p, e->pid, e->u.cwd, sizeof(e->u.cwd)) < 0)
+                        e->u.cwd[0] = '\0';
         }
         qsort(s->cur, s->ncur, sizeof(s->cur[0]), cmp_pid);
         join_drivers(s);

@@ -522,16 +522,6 @@ int procfs_pidio(struct procfs *p, long pid, struct pidio *ret)
         return n < 0 ? (int)n : pidio_parse(buf, (size_t)n, ret);
 }
 
-static bool is_pid_name(const char *s, long *ret)
-{
-        uint64_t v;
-
-        if (!is_digit(s[0]) || parse_u64_str(s, &v) < 0 || v == 0 || v > INT_MAX)
-                return false;
-        *ret = (long)v;
-        return true;
-}
-
 int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, void *userdata),
                        void *userdata)
 {
@@ -550,7 +540,7 @@ int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, voi
 
         for (;;) {
                 struct pidstat ps;
-                long pid;
+                uint64_t pid;
                 int r;
 
                 errno = 0;
@@ -562,9 +552,10 @@ int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, voi
                 }
                 if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
                         continue;
-                if (!is_pid_name(de->d_name, &pid))
+                if (!is_digit(de->d_name[0]) || parse_u64_str(de->d_name, &pid) < 0 || pid == 0 ||
+                    pid > INT_MAX)
                         continue;
-                r = procfs_pidstat(p, pid, &ps);
+                r = procfs_pidstat(p, (long)pid, &ps);
                 /* Gone (ENOENT, ESRCH), hidden (hidepid: EACCES) or a stat
                  * we cannot make sense of: none of these may stop a tick. */
                 if (r < 0)
