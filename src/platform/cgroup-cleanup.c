@@ -154,9 +154,8 @@ void cg_clean_stale(struct cgroup *cg, int parent_fd, bool say)
         closedir(d);
 }
 
-/* Undo what v2_prepare and the parent's enabling did, after the run's own
- * cgroup is gone: controllers off, back into our own cgroup, the leaf and
- * buildtel/ removed. */
+/* Once the run's cgroup is gone, undo what v2_prepare and the parent's
+ * enabling did: controllers off, back into our own cgroup, the leaf gone. */
 static void v2_restore(struct cgroup *cg)
 {
         struct v2_state *v = &cg->v2;
@@ -209,9 +208,8 @@ void cg_remove_dirs(struct cgroup *cg)
         }
 }
 
-/* Kill every process in the cgroup and below (SIGKILL) until none is left,
- * for about 2 s at most in each hierarchy; a process that would not go is
- * left (the removal of its cgroup then fails). */
+/* SIGKILL all in the cgroup and below until none is left, about 2 s at most
+ * per hierarchy; one that will not go stays (its cgroup's removal fails). */
 static void kill_all(struct cgroup *cg)
 {
         struct timespec ts = {0, 10 * 1000 * 1000};
@@ -246,9 +244,8 @@ static void move_out(struct cgroup *cg, long pid)
         }
 }
 
-/* Processes of the build in a session of their own (a daemon that
- * detached: an sccache server, a Gradle daemon) move out to our cgroup and
- * keep running, with one note naming them. */
+/* The build's processes in a session of their own (a detached daemon:
+ * sccache, Gradle) move out to our cgroup and run on, with one note. */
 static void keep_daemons(struct cgroup *cg)
 {
         int lh = cg->h[CG_H_V2].used ? CG_H_V2 : CG_H_MEMORY;

@@ -58,9 +58,8 @@ int cg_pids_from_buf(struct cgroup *cg, ssize_t n)
         return 0;
 }
 
-/* Read the kernel log records that came since the last call (each read()
- * is one record; EAGAIN: no more) and keep the last OOM victim in the
- * build's memory cgroup. */
+/* The kernel log's records since the last call (a read() each): the last
+ * OOM victim in the build's memory cgroup. */
 static void read_kmsg(struct cgroup *cg)
 {
         const char *memcg = cg->h[cg->h[CG_H_MEMORY].used ? CG_H_MEMORY : CG_H_V2].want;

@@ -172,10 +172,9 @@ static int above_stdio(int *fd)
         return 0;
 }
 
-/* A pseudo-terminal for the build's output: the master CLOEXEC for us, the
- * slave (CLOEXEC too: the child dup2()s it) set as our stdout's terminal
- * is, output processing off (our terminal does its own, once), its size.
- * Not the build's controlling terminal: it keeps ours (O_NOCTTY). */
+/* A pseudo-terminal for the build's output, set as our stdout's terminal
+ * is, output processing off (our terminal does its own, once). Not the
+ * build's controlling terminal: it keeps ours (O_NOCTTY). */
 static int open_pty(int *ret_master, int *ret_slave, struct winsize *ret_ws)
 {
         _cleanup_close_ int m = -1, sl = -1;
@@ -408,9 +407,8 @@ int child_exited(struct child *c)
         return si.si_pid == c->pid;
 }
 
-/* Once it has exited and before it is reaped, the zombie still has the
- * name its last exec gave it: the name a victim of SIGKILL ran under
- * (argv[0] may be a script that exec'd the real work). */
+/* Until it is reaped, the zombie has the name its last exec gave it (argv[0]
+ * may be a script that exec'd the real work). */
 static void note_exit_comm(struct child *c)
 {
         _cleanup_free_ char *buf = NULL;

@@ -44,7 +44,9 @@ int cpustat_parse(const char *buf, size_t len, struct cpustat *ret)
         if (!buf)
                 return -EINVAL;
         for (const char *eol; p < end; p = next_line(eol, end)) {
-                uint64_t v[10] = {0};
+                struct cpustat c = {0};
+                uint64_t *const col[] = {&c.user, &c.nice,    &c.system, &c.idle,  &c.iowait,
+                                         &c.irq,  &c.softirq, &c.steal,  &c.guest, &c.guest_nice};
                 size_t n = 0;
 
                 eol = line_end(p, end);
@@ -65,25 +67,14 @@ int cpustat_parse(const char *buf, size_t len, struct cpustat *ret)
                         if (!at_field_end(p, eol))
                                 return -EINVAL;
                         /* Columns a future kernel appends are ignored. */
-                        if (n < ARRAY_SIZE(v))
-                                v[n] = x;
+                        if (n < ARRAY_SIZE(col))
+                                *col[n] = x;
                         n++;
                 }
                 /* Kernels before 2.6 stop after idle; later columns are 0. */
                 if (n < 4)
                         return -EINVAL;
-                *ret = (struct cpustat){
-                    .user = v[0],
-                    .nice = v[1],
-                    .system = v[2],
-                    .idle = v[3],
-                    .iowait = v[4],
-                    .irq = v[5],
-                    .softirq = v[6],
-                    .steal = v[7],
-                    .guest = v[8],
-                    .guest_nice = v[9],
-                };
+                *ret = c;
                 return 0;
         }
         return -EINVAL;
