@@ -207,15 +207,10 @@ static int read_tree(struct cgroup *cg, struct cgroup_stats *st)
 
                         if (tp->in)
                                 continue;
-                        if (tp->ppid == cg->tree_root) {
-                                tp->in = changed = true;
-                                continue;
-                        }
-                        for (size_t j = 0; j < cg->nprocs; j++)
-                                if (cg->procs[j].in && cg->procs[j].pid == tp->ppid) {
-                                        tp->in = changed = true;
-                                        break;
-                                }
+                        for (size_t j = 0; j < cg->nprocs && !tp->in; j++)
+                                tp->in = tp->ppid == cg->tree_root ||
+                                         (cg->procs[j].in && cg->procs[j].pid == tp->ppid);
+                        changed |= tp->in;
                 }
         }
         for (size_t i = 0; i < cg->nprocs; i++) {

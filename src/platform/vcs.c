@@ -17,7 +17,7 @@
 #define VCS_PATH_MAX 4096
 
 /* An object name of 40 or 64 hex digits at [p, end), then only line end
- * or spaces. Lower-cased into ret. */
+ * or spaces, lower-cased into ret (untouched on failure). */
 static int parse_hex(const char *p, const char *end, char *ret)
 {
         size_t n = 0;
@@ -71,7 +71,6 @@ static void chomp(const char *p, const char **end)
 int vcs_parse_head(const char *buf, size_t len, char *ret_ref, char *ret_rev)
 {
         const char *p = buf, *end = buf + len;
-        char rev[VCS_HEX_MAX + 1];
 
         if (skip_prefix(&p, end, "ref:")) {
                 size_t n;
@@ -86,9 +85,8 @@ int vcs_parse_head(const char *buf, size_t len, char *ret_ref, char *ret_rev)
                 ret_rev[0] = '\0';
                 return 0;
         }
-        if (parse_hex(p, end, rev) < 0)
+        if (parse_hex(p, end, ret_rev) < 0)
                 return -EINVAL;
-        memcpy(ret_rev, rev, sizeof(rev));
         ret_ref[0] = '\0';
         return 0;
 }
@@ -127,14 +125,8 @@ int vcs_packed_refs_find(const char *buf, size_t len, const char *ref, char *ret
                         const char *name = sp + 1, *ne = le;
 
                         chomp(name, &ne);
-                        if ((size_t)(ne - name) == rlen && memcmp(name, ref, rlen) == 0) {
-                                char rev[VCS_HEX_MAX + 1];
-
-                                if (parse_hex(p, sp, rev) < 0)
-                                        return -EINVAL;
-                                memcpy(ret_rev, rev, sizeof(rev));
-                                return 0;
-                        }
+                        if ((size_t)(ne - name) == rlen && memcmp(name, ref, rlen) == 0)
+                                return parse_hex(p, sp, ret_rev) < 0 ? -EINVAL : 0;
                 }
                 p = nl ? nl + 1 : end;
         }
