@@ -129,8 +129,6 @@ static bool is_lto(const char *comm)
         return strncmp(comm, "lto1", 4) == 0;
 }
 
-/* True when a process of this comm may be a unit: the cmdline is worth
- * reading. */
 bool procunit_maybe(const char *comm)
 {
         size_t n = strnlen(comm, 64);

@@ -6,9 +6,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* The platform layer: every /proc read goes through here, relative to a root
- * directory fd, so tests point it at tests/fixtures/<case>/ (which holds a
- * proc/ tree). Parsers take buffers; reading is separate. */
+/* Every /proc read goes through here, relative to a root directory fd, so
+ * tests point it at tests/fixtures/<case>/. Parsers take buffers. */
 
 /* The aggregate "cpu" line of /proc/stat, in USER_HZ ticks. */
 struct cpustat {
@@ -73,11 +72,10 @@ uint64_t cpustat_busy(const struct cpustat *c);  /* total - idle - iowait */
 
 struct procfs;
 
-/* root is "/" in production. Opens root and root/proc and keeps fds to the
- * hot files (stat, meminfo, loadavg) for pread(), so a fixture standing in
- * for them must be rewritten in place, not replaced by rename. A hot file
- * missing now is retried on each read. Returns 0, or -errno when root or
- * root/proc cannot be opened as directories. */
+/* root is "/" in production. Keeps the hot files (stat, meminfo, ...) open
+ * for pread(), so a fixture must be rewritten in place, not renamed over;
+ * one missing now is retried on each read. 0, or -errno when root/proc
+ * cannot be opened. */
 int procfs_new(const char *root, struct procfs **ret);
 void procfs_free(struct procfs *p); /* NULL is a no-op */
 
@@ -94,12 +92,9 @@ int procfs_pidstat(struct procfs *p, long pid, struct pidstat *ret);
 /* -ENOENT/-ESRCH when the process is gone, -EACCES when it is not ours. */
 int procfs_pidio(struct procfs *p, long pid, struct pidio *ret);
 
-/* Call cb for every process in proc/ whose stat could be read and parsed;
- * processes that vanish meanwhile (or are hidden, hidepid=) are skipped.
- * The proc/ DIR is kept and rewound, so each walk sees new processes; no
- * allocation per process. cb may be NULL (just count). A negative return
- * from cb stops the walk and is returned. Returns the number of processes
- * seen, or -errno. */
+/* cb (NULL: just count) for every process whose stat could be read and
+ * parsed (gone or hidden ones are skipped); a negative return from cb
+ * stops the walk and is returned. The number seen, or -errno. */
 int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, void *userdata),
                        void *userdata);
 
@@ -107,10 +102,9 @@ int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, voi
  * Returns the length, or -errno. */
 ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap);
 
-/* The target of proc/PID/cwd into buf (NUL-terminated, at most cap - 1
- * bytes). Returns its length; -ENOENT/-ESRCH when the process is gone,
- * -EACCES when it is not ours, -ENAMETOOLONG when it does not fit or is
- * no usable path (not absolute, or a deleted directory). */
+/* proc/PID/cwd's target into buf (NUL-terminated). Its length;
+ * -ENOENT/-ESRCH when gone, -EACCES when not ours, -ENAMETOOLONG when it
+ * does not fit or is no usable path (a deleted directory). */
 ssize_t procfs_cwd(struct procfs *p, long pid, char *buf, size_t cap);
 
 /* /proc/PID/statm, in pages: its "shared" is RssFile + RssShmem, so anon
@@ -139,12 +133,10 @@ struct procfs_identity {
         char boot_id[40];   /* "" when unreadable */
 };
 
-/* This process as root_fd's tree shows it (an fd of "/" in production):
- * proc/self/stat and proc/sys/kernel/random/boot_id. Returns 0 or -errno;
- * *ret untouched on failure. */
+/* This process as root_fd's proc/ shows it. 0 or -errno; *ret untouched
+ * on failure. */
 int procfs_self_identity(int root_fd, struct procfs_identity *ret);
 
-/* Whether process pid runs under root_fd's proc/ with this start time: 1
- * yes, 0 no (gone, or the pid is another process's now), -EINVAL for a
- * pid <= 0. */
+/* Whether pid runs under root_fd's proc/ with this start time: 1 yes, 0
+ * no (gone, or another process's now), -EINVAL for a pid <= 0. */
 int procfs_pid_alive(int root_fd, long pid, uint64_t starttime);

@@ -31,8 +31,7 @@ struct taskev {
         double wall_s, cpu_s; /* the task's elapsed time; user + system */
         uint64_t rss_peak_kb; /* its memory map's peak RSS (hiwater) */
         uint64_t read_bytes, write_bytes;
-        /* Delay accounting (0 unless kernel.task_delayacct is 1): waiting
-         * for a CPU, for block IO, for memory (reclaim, thrashing, swap-in). */
+        /* Waits for a CPU, block IO, memory (0 unless kernel.task_delayacct). */
         double delay_cpu_s, delay_io_s, delay_mem_s;
 };
 
