@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "model/compilers.h"
+#include "platform/cgroup-int.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -214,11 +215,6 @@ static bool next_arg(const char **cur, const char *end, const char **ret_a, size
         return true;
 }
 
-static bool arg_is(const char *a, size_t n, const char *lit)
-{
-        return strlen(lit) == n && memcmp(a, lit, n) == 0;
-}
-
 /* A piece of the cmdline (not NUL-terminated); p NULL: none. */
 struct span {
         const char *p;
@@ -240,25 +236,25 @@ static void scan_args(const char *cur, const char *end, struct argscan *r)
         memset(r, 0, sizeof(*r));
         while (next_arg(&cur, end, &a, &n)) {
                 if (prev) {
-                        if (arg_is(prev, prev_n, "-o"))
+                        if (word_is(prev, prev_n, "-o"))
                                 r->output = (struct span){a, n};
-                        else if (arg_is(prev, prev_n, "-dumpbase"))
+                        else if (word_is(prev, prev_n, "-dumpbase"))
                                 r->dumpbase = (struct span){a, n};
-                        else if (arg_is(prev, prev_n, "--crate-name"))
+                        else if (word_is(prev, prev_n, "--crate-name"))
                                 r->crate = (struct span){a, n};
                         prev = NULL;
                         continue;
                 }
                 if (n > 0 && a[0] == '-') {
                         for (size_t i = 0; i < ARRAY_SIZE(arg_options); i++)
-                                if (arg_is(a, n, arg_options[i]))
+                                if (word_is(a, n, arg_options[i]))
                                         prev = a, prev_n = n;
                         if (n > 2 && a[1] == 'o' && !r->output.p)
                                 r->output = (struct span){a + 2, n - 2}; /* -ofoo */
                         if (n > 5 && memcmp(a, "-std=", 5) == 0)
                                 r->std = (struct span){a + 5, n - 5};
-                        if (arg_is(a, n, "-c") || arg_is(a, n, "-S") || arg_is(a, n, "-E") ||
-                            arg_is(a, n, "-cc1"))
+                        if (word_is(a, n, "-c") || word_is(a, n, "-S") || word_is(a, n, "-E") ||
+                            word_is(a, n, "-cc1"))
                                 r->compile_only = true;
                         continue;
                 }
@@ -316,7 +312,7 @@ static enum procunit_kind classify_args(const char *comm, const char *cmdline, s
          * them: the compiler it runs for each stands for that one. */
         if (as.nsources > 1 && tool_in(comm, tn, TOOL_DRIVER))
                 return PROCUNIT_NONE;
-        if (as.source.p && !arg_is(comm, tn, "as")) {
+        if (as.source.p && !word_is(comm, tn, "as")) {
                 *ret = as.source;
                 return PROCUNIT_COMPILE;
         }

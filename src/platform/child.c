@@ -136,13 +136,10 @@ _Noreturn static void child_exec(const struct child_config *cfg, int out_w, int 
         }
         if (cfg->stdin_null && dup2(null_fd, STDIN_FILENO) < 0)
                 goto fail;
-        if (cfg->pipes) {
-                if (dup2(out_w, STDOUT_FILENO) < 0 || dup2(cfg->stderr_null ? null_fd
-                                                           : err_w >= 0     ? err_w
-                                                                            : out_w,
-                                                           STDERR_FILENO) < 0)
-                        goto fail;
-        }
+        if (cfg->stderr_null || err_w < 0)
+                err_w = cfg->stderr_null ? null_fd : out_w;
+        if (cfg->pipes && (dup2(out_w, STDOUT_FILENO) < 0 || dup2(err_w, STDERR_FILENO) < 0))
+                goto fail;
         if (cfg->clean)
                 close_other_fds(errpipe);
         else if (cfg->fds)
