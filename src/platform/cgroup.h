@@ -125,11 +125,9 @@ struct cgroup_config {
 
 struct cgroup;
 
-/* Make the build's cgroup in every hierarchy its mode uses, under
- * <mount><our own cgroup>/buildtel/, after removing there the cgroups of
- * buildtels that are gone. auto picks v2, hybrid or v1 from what is
- * mounted; it never picks none (the caller decides to fall back). none
- * creates nothing and walks the tree below cfg->tree_root. Returns 0,
+/* Make the build's cgroup in every hierarchy its mode uses, under <mount><our
+ * own cgroup>/buildtel/, after removing those of buildtels that are gone.
+ * auto never picks none (the caller decides to fall back). 0,
  * -EPERM/-EACCES/-EROFS without permission, -ENOENT when the mode's
  * hierarchies are not mounted, -EINVAL for a limit in none mode, -errno. */
 int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret);
@@ -138,11 +136,9 @@ int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret);
  * as it was, close everything. NULL is a no-op. */
 void cgroup_free(struct cgroup *cg);
 
-/* Is pid (the build, just spawned) in the build's cgroup? join_error is
- * the child's own report of its cgroup.procs write (0 or -errno). Reads
- * proc/PID/cgroup. Returns 0, or -errno naming the cause (the child's
- * error, -EXDEV when it is elsewhere). A process already gone counts as
- * joined when it reported no error. */
+/* Is pid (the build, just spawned) in the build's cgroup? join_error: the
+ * child's report of its join (0 or -errno). 0, or -errno naming the cause
+ * (-EXDEV: elsewhere). A process already gone counts as joined. */
 int cgroup_verify(struct cgroup *cg, pid_t pid, int join_error);
 /* Give up the cgroup (its dirs removed, our own cgroup restored) and
  * account the process tree below tree_root from /proc instead: mode none.
@@ -163,11 +159,8 @@ enum cgroup_v2_plan {
 enum cgroup_v2_plan cgroup_v2_plan(bool is_root, bool memory_offered, size_t nprocs, bool only_us,
                                    bool writable, bool use_systemd);
 
-/* The kernel OOM killer's report, read from /dev/kmsg records: "Killed
- * process N (comm)" and "oom-kill:...,task_memcg=PATH,task=comm,pid=N".
- * Only victims in memcg (a cgroup path; NULL: any) are taken. Fills
- * *ret_pid and comm (NUL-terminated, cut to cap) with the last victim of
- * buf; returns 1 when one was found, 0 when none, -EINVAL on NULL. */
+/* The last OOM victim in memcg (NULL: any) of /dev/kmsg records (kmsg.h)
+ * into *ret_pid and comm (cut to cap): 1 found, 0 none, -EINVAL on NULL. */
 int cgroup_kmsg_victim_parse(const char *buf, size_t len, const char *memcg, long *ret_pid,
                              char *comm, size_t cap);
 
@@ -185,10 +178,8 @@ size_t cgroup_procs_fds(const struct cgroup *cg, int *fds, size_t cap);
  * have grown). In none mode, walks /proc for the tree. Returns 0, or -errno
  * when nothing could be read; *ret is filled either way. */
 int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret);
-/* The build's memory in use that reclaim cannot free: its usage less its
- * page cache (memory.current and memory.stat's file; v1 likewise), in
- * bytes, for the memory guard. -ENODATA without the memory controller
- * (none mode too). */
+/* The build's memory in use less its page cache (what reclaim cannot
+ * free), for the memory guard. -ENODATA without the memory controller. */
 int cgroup_mem_used(struct cgroup *cg, double *ret_bytes);
 /* The build's pids as of the last cgroup_read (none mode) or read now from
  * cgroup.procs. Owned by cg until the next call. Returns 0 or -errno. */
