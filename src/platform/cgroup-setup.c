@@ -780,7 +780,7 @@ int cgroup_verify(struct cgroup *cg, pid_t pid, int join_error)
 
 int cgroup_fallback_none(struct cgroup *cg, long tree_root)
 {
-        struct cgroup_config cfg = {.tree_root = tree_root};
+        struct cgroup_config cfg = {.root = cg->root_path, .tree_root = tree_root};
 
         if (cg->mode == CGROUP_MODE_NONE)
                 return 0;
@@ -794,7 +794,6 @@ int cgroup_fallback_none(struct cgroup *cg, long tree_root)
                 closep(&cg->hot[i]);
         cg->mode = CGROUP_MODE_NONE;
         cg->mem_peak = cg->pids_peak = NAN;
-        cfg.root = cg->root_path;
         return setup_none(cg, &cfg);
 }
 

@@ -120,16 +120,14 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
             [MI_SWAP_FREE] = "SwapFree:",
         };
         const char *p = buf, *end = buf + len;
-        uint64_t v[_MI_MAX] = {0};
-        bool seen[_MI_MAX] = {false};
-        uint64_t avail;
-        size_t nseen = 0;
+        uint64_t v[_MI_MAX] = {0}, avail;
+        unsigned seen = 0; /* bits of the MI_ keys */
 
         if (!buf)
                 return -EINVAL;
         /* Read every tick: stop once every key is seen (SwapFree comes a
          * third of the way down). */
-        for (const char *eol; p < end && nseen < _MI_MAX; p = next_line(eol, end)) {
+        for (const char *eol; p < end && seen != (1u << _MI_MAX) - 1; p = next_line(eol, end)) {
                 eol = line_end(p, end);
                 for (size_t k = 0; k < _MI_MAX; k++) {
                         uint64_t x;
@@ -146,17 +144,16 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
                         if (!range_ok_u64(RANGE_KIB, x))
                                 return -ERANGE;
                         v[k] = x;
-                        nseen += !seen[k];
-                        seen[k] = true;
+                        seen |= 1u << k;
                         break;
                 }
         }
-        if (!seen[MI_TOTAL] || !seen[MI_FREE] || !seen[MI_SWAP_TOTAL] || !seen[MI_SWAP_FREE])
+        if (~seen & (1u << MI_TOTAL | 1u << MI_FREE | 1u << MI_SWAP_TOTAL | 1u << MI_SWAP_FREE))
                 return -EINVAL;
         /* Kernels before 3.14 lack MemAvailable; free + buffers + cache is
          * what free(1) used to show. */
-        avail = seen[MI_AVAIL] ? v[MI_AVAIL]
-                               : add_sat(add_sat(v[MI_FREE], v[MI_BUFFERS]), v[MI_CACHED]);
+        avail = seen & (1u << MI_AVAIL) ? v[MI_AVAIL]
+                                        : add_sat(add_sat(v[MI_FREE], v[MI_BUFFERS]), v[MI_CACHED]);
         *ret = (struct meminfo){
             .total_kb = v[MI_TOTAL],
             .free_kb = v[MI_FREE],

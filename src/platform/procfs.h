@@ -46,12 +46,11 @@ struct pidstat {
         uint64_t num_threads;
 };
 
-/* Parsers. Return 0, -EINVAL when buf is not what they expect, or -ERANGE
- * when a number overflows; *ret is untouched on failure. buf need not be
- * NUL-terminated. Unknown lines and extra trailing fields are ignored; the
- * fields named above are required, except: cpustat needs only the first
- * four columns (older kernels; the rest are 0), and meminfo estimates a
- * missing MemAvailable as MemFree + Buffers + Cached. */
+/* Parsers: 0, -EINVAL when buf (not NUL-terminated) is not what they
+ * expect, or -ERANGE when a number overflows; *ret untouched on failure.
+ * Unknown lines and trailing fields are ignored; the fields above are
+ * required, but cpustat's after the fourth and meminfo's MemAvailable
+ * (else MemFree + Buffers + Cached). */
 int cpustat_parse(const char *buf, size_t len, struct cpustat *ret);
 int meminfo_parse(const char *buf, size_t len, struct meminfo *ret);
 /* Sum of /proc/zoneinfo's "count:" lines: free pages on the per-CPU lists,
