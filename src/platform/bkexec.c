@@ -217,10 +217,9 @@ static void ex_read_mem(struct bkexec *b, struct ex *e, struct exec_fact *f)
         }
 }
 
-/* CPU: v2 cpu.stat (microseconds; the unified hierarchy of a hybrid host
- * has it too), else v1 cpuacct.stat (USER_HZ). bkexec_poll reads it too:
- * a step's cgroup goes with its last process, and its CPU at the last tick
- * ran short (a median 0.22 s for make -j2, issue 40). */
+/* CPU: v2 cpu.stat (a hybrid host has it too), else v1 cpuacct.stat. Read
+ * by bkexec_poll too: a step's cgroup goes with its last process, and its
+ * CPU at the last tick ran short (issue 40). */
 static void ex_read_cpu(struct bkexec *b, struct ex *e, struct exec_fact *f)
 {
         double u, s;
@@ -389,11 +388,9 @@ static bool oom_apply(struct bkexec *b, const struct kmsg_oom *o, double at)
         return false;
 }
 
-/* The kernel's OOM records since the last read: a kill in an exec of
- * ours counts even when its cgroup went before its count was read. A
- * record of no exec of ours is kept a while: the kill may come while its
- * exec is still undecided (its step's line not read yet), and that exec
- * is ours a tick later. */
+/* The kernel's OOM records since the last read: a kill counts even when
+ * its cgroup went before its count was read. One of no exec of ours is
+ * kept a while: its exec may be undecided yet, and ours a tick later. */
 static void read_kmsg(struct bkexec *b, double now)
 {
         char rec[2048];
@@ -478,10 +475,9 @@ static const struct proctop_entry *gone_top(const struct ex *e, struct procfs *p
         return NULL;
 }
 
-/* A guess at the victim, from the largest process gone since the count
- * rose: only while the kernel's own record has not named it (that record
- * may be read a tick before the count is: the guess then named the step's
- * shell, gone with its step, over the kernel's tail). */
+/* A guess at the victim, the largest process gone since the count rose,
+ * only while the kernel's own record has not named it (read a tick before
+ * the count, the guess named the step's shell over the kernel's tail). */
 static void find_victim(const struct bkexec *b, struct ex *e, struct exec_fact *f, struct procfs *p)
 {
         const struct proctop_entry *v;

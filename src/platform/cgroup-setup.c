@@ -263,10 +263,9 @@ void cg_disable_ctl(int dirfd, unsigned added)
         }
 }
 
-/* Enable the offered controllers in dirfd's subtree_control, memory first:
- * when memory is refused nothing else is written. *ret_added gets what we
- * enabled (what was on already is not ours to undo). Returns 0 or the
- * memory write's -errno. */
+/* Enable the offered controllers in dirfd's subtree_control (see v2_ctl);
+ * *ret_added gets what we enabled, ours to undo. 0 or the memory write's
+ * -errno. */
 static int enable_ctl(struct cgroup *cg, int dirfd, unsigned *ret_added)
 {
         unsigned offered = ctl_mask(cg, dirfd, "cgroup.controllers");

@@ -79,8 +79,7 @@ int cgroup_pressure_parse(const char *buf, size_t len, struct cgroup_pressure *r
  * *ret_n gets how many the file holds (may exceed cap). */
 int cgroup_procs_parse(const char *buf, size_t len, long *pids, size_t cap, size_t *ret_n);
 
-/* What one read gives. Every figure is NAN when unknown. Counters (cpu,
- * io, pressure) count from the cgroup's creation. */
+/* One read; NAN when unknown. Counters count from the cgroup's creation. */
 struct cgroup_stats {
         double cpu_user_s, cpu_sys_s;
         double mem_bytes, mem_peak_bytes; /* peak: the kernel's own, except in none mode */
@@ -90,11 +89,10 @@ struct cgroup_stats {
         double psi_mem_some_s, psi_mem_full_s;
         double psi_io_some_s, psi_io_full_s;
         double pids, pids_peak;
-        /* Anonymous and file-backed memory: v2 memory.stat anon/file, v1
-         * total_rss/total_cache, none mode the tree's RssAnon/RssFile. */
+        /* Anonymous and file-backed memory (memory.stat, or RssAnon/RssFile). */
         double mem_anon_bytes, mem_file_bytes;
-        /* The OOM killer's last victim in the build's cgroup, from the
-         * kernel's own report (/dev/kmsg): pid -1 and "" when unknown. */
+        /* The OOM killer's last victim in the build's cgroup (/dev/kmsg):
+         * pid -1 and "" when unknown. */
         long oom_victim_pid;
         char oom_victim_comm[65];
 };
@@ -112,14 +110,12 @@ struct cgroup_config {
         /* Kill the build's detached daemons at the end too; by default
          * they move out to our cgroup and keep running. */
         bool kill_leftovers;
-        /* Ask systemd for a delegated scope when our cgroup cannot be
-         * used (v2); false in tests on fake trees. */
+        /* v2: ask systemd for a delegated scope when ours cannot be used. */
         bool use_systemd;
         /* When set: why no cgroup could be had, with the remedy. */
         char *why;
         size_t why_cap;
-        /* Tests only (BUILDTEL_TEST_CGROUP_UNJOINABLE=1): the child's
-         * cgroup.procs fds are opened read-only, so its join fails. */
+        /* Tests only: cgroup.procs fds read-only, so the join fails. */
         bool test_unjoinable;
 };
 
@@ -131,18 +127,16 @@ struct cgroup;
  * -EPERM/-EACCES/-EROFS without permission, -ENOENT when the mode's
  * hierarchies are not mounted, -EINVAL for a limit in none mode, -errno. */
 int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret);
-/* Move out the build's detached daemons (unless kill_leftovers), kill what
- * is left in the cgroup and below it, remove it, give our own cgroup back
- * as it was, close everything. NULL is a no-op. */
+/* Move out the build's detached daemons (unless kill_leftovers), kill the
+ * rest, remove the cgroup, restore our own. NULL is a no-op. */
 void cgroup_free(struct cgroup *cg);
 
 /* Is pid (the build, just spawned) in the build's cgroup? join_error: the
  * child's report of its join (0 or -errno). 0, or -errno naming the cause
  * (-EXDEV: elsewhere). A process already gone counts as joined. */
 int cgroup_verify(struct cgroup *cg, pid_t pid, int join_error);
-/* Give up the cgroup (its dirs removed, our own cgroup restored) and
- * account the process tree below tree_root from /proc instead: mode none.
- * Returns 0 or -errno. */
+/* Give up the cgroup for mode none: the tree below tree_root from /proc.
+ * 0 or -errno. */
 int cgroup_fallback_none(struct cgroup *cg, long tree_root);
 
 /* The build's cgroup path setup tried or made ("" none), for messages. */
@@ -169,18 +163,16 @@ enum cgroup_mode cgroup_mode(const struct cgroup *cg);
  * BuildKit execs are in them already (pipeline/recorder.c). */
 bool cgroup_pressure_is_host(const struct cgroup *cg);
 
-/* Write-only fds to the cgroup.procs of each hierarchy, owned by cg, for
- * the child to write "0" into between fork and exec. Returns how many
- * (at most cap), 0 in none mode. */
+/* cg's write-only cgroup.procs fds, one per hierarchy, for the child:
+ * how many (at most cap), 0 in none mode. */
 size_t cgroup_procs_fds(const struct cgroup *cg, int *fds, size_t cap);
 
-/* Read every counter (kept-open fds, pread, no allocation once the buffers
- * have grown). In none mode, walks /proc for the tree. Returns 0, or -errno
+/* Read every counter (none mode: walk /proc for the tree). 0, or -errno
  * when nothing could be read; *ret is filled either way. */
 int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret);
 /* The build's memory in use less its page cache (what reclaim cannot
  * free), for the memory guard. -ENODATA without the memory controller. */
 int cgroup_mem_used(struct cgroup *cg, double *ret_bytes);
-/* The build's pids as of the last cgroup_read (none mode) or read now from
- * cgroup.procs. Owned by cg until the next call. Returns 0 or -errno. */
+/* The build's pids (none mode: of the last cgroup_read), cg's until the
+ * next call. 0 or -errno. */
 int cgroup_pids(struct cgroup *cg, const long **ret_pids, size_t *ret_n);
