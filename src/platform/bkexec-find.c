@@ -73,18 +73,9 @@ static int walk_cb(const struct pidstat *ps, void *userdata)
         return 0;
 }
 
-static int cmp_scan(const void *a, const void *b)
-{
-        const struct scanproc *x = a, *y = b;
-
-        return (x->pid > y->pid) - (x->pid < y->pid);
-}
-
 static const struct scanproc *scan_find(const struct bkexec *b, long pid)
 {
-        struct scanproc key = {.pid = pid};
-
-        return bsearch(&key, b->scan, b->nscan, sizeof(*b->scan), cmp_scan);
+        return bsearch(&pid, b->scan, b->nscan, sizeof(*b->scan), procfs_cmp_pid);
 }
 
 static bool is_runtime(const char *comm)
@@ -137,9 +128,8 @@ int bkexec_status_uids_parse(const char *buf, size_t len, uint64_t ret[4])
         return 0;
 }
 
-/* pid is a process of kind (by its comm), all of whose uids are trusted,
- * running a trusted executable: its comm alone proves nothing (prctl,
- * argv[0]). Read through one proc/PID directory fd, so that a pid reused
+/* pid is of kind (its comm, which proves nothing alone), all its uids and
+ * its executable trusted; read through one proc/PID fd, so a pid reused
  * meanwhile reads as gone. Its parent into *ret_ppid. */
 static bool proc_trusted(struct bkexec *b, long pid, bool (*kind)(const char *), long *ret_ppid)
 {
@@ -258,10 +248,9 @@ static int read_self(const struct bkexec *b, long pid, struct cgroup_self *ret)
         return cgroup_self_parse(buf, len, ret);
 }
 
-/* Still in its runtime's cgroup in a hierarchy whose directories are
- * listed (v1 memory, v2): runc has not moved it into its exec cgroup
- * there yet, and what is above is no directory of execs (the daemon's
- * slice). The other v1 hierarchies are runc's to leave. */
+/* Still in its runtime's cgroup where directories are listed (v1 memory,
+ * v2): not moved yet, and what is above is the daemon's slice, no
+ * directory of execs. */
 static bool half_moved(const struct cgroup_self *cs, const struct cgroup_self *runtime)
 {
         static const int listed[] = {CG_H_MEMORY, CG_H_V2};
@@ -281,7 +270,7 @@ void bkexec_walk(struct bkexec *b, struct procfs *p)
         b->walk_soon = false;
         if (procfs_foreach_pid(p, walk_cb, b) < 0)
                 return;
-        qsort(b->scan, b->nscan, sizeof(*b->scan), cmp_scan);
+        qsort(b->scan, b->nscan, sizeof(*b->scan), procfs_cmp_pid);
         for (size_t i = 0; i < b->nscan; i++) {
                 const struct scanproc *par = scan_find(b, b->scan[i].ppid), *gp;
                 struct cgroup_self cs, rt;

@@ -49,7 +49,7 @@ struct ex {
 };
 
 struct scanproc {
-        long pid, ppid;
+        long pid, ppid; /* pid first: procfs_cmp_pid */
         char comm[16];
 };
 

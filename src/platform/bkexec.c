@@ -2,15 +2,12 @@
 #include "platform/bkexec.h"
 #include "platform/bkexec-int.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/macro.h"
@@ -288,13 +285,6 @@ static void ex_read(struct bkexec *b, struct ex *e, struct exec_fact *f)
         }
 }
 
-static int cmp_pid(const void *a, const void *b)
-{
-        const long *x = a, *y = b;
-
-        return (*x > *y) - (*x < *y);
-}
-
 /* Drop the execs whose cgroup is gone: ours keep their fact, marked. */
 static void ex_prune(struct bkexec *b)
 {
@@ -356,7 +346,7 @@ static void read_ours(struct bkexec *b, double now)
                         all[n++].owner = (unsigned char)i;
                 }
         }
-        qsort(all, n, sizeof(all[0]), cmp_pid);
+        qsort(all, n, sizeof(all[0]), procfs_cmp_pid);
         for (size_t i = 0; i < n; i++) {
                 b->pids[i] = all[i].pid;
                 b->owner[i] = all[i].owner;
@@ -453,7 +443,7 @@ void bkexec_pids(const struct bkexec *b, const long **ret_pids, size_t *ret_n)
 
 void bkexec_consider(struct bkexec *b, const struct pidstat *ps)
 {
-        const long *hit = bsearch(&ps->pid, b->pids, b->npids, sizeof(long), cmp_pid);
+        const long *hit = bsearch(&ps->pid, b->pids, b->npids, sizeof(long), procfs_cmp_pid);
 
         if (hit)
                 proctop_consider(&b->ex[b->owner[hit - b->pids]].top, ps);

@@ -20,10 +20,9 @@
 #include "platform/procfs.h"
 #include "util/util.h"
 
-/* Is the run that made the cgroup `name` (run-ID-PID) still alive? Not by
- * its comm (a copy or a wrapper is not named buildtel), but by pid and start
- * time: the owner started before it made the cgroup, a reused pid after.
- * When in doubt, alive: a leaked cgroup is better than a killed build. */
+/* Is the run that made the cgroup `name` (run-ID-PID) alive? By pid and
+ * start time, not comm: the owner started before it made the cgroup. When
+ * in doubt, alive: a leaked cgroup is better than a killed build. */
 static bool run_owner_alive(struct cgroup *cg, int parent_fd, const char *name, long pid)
 {
         struct pidstat ps;

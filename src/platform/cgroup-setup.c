@@ -175,8 +175,7 @@ static void blkio_account_all(struct cgroup *cg, int cgfd)
                 n = cg_read_at(cg, dirfd(d), path);
                 if (n <= 0 || n > 32)
                         continue;
-                for (k = 0; k < (size_t)n && cg->buf[k] != '\n'; k++)
-                        ;
+                k = (size_t)(line_end(cg->buf, cg->buf + n) - cg->buf);
                 if (snprintf(rule, sizeof(rule), "%.*s %s", (int)k, cg->buf, BLKIO_UNLIMITED) >=
                     (int)sizeof(rule))
                         continue;
@@ -721,9 +720,7 @@ int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret)
 
 const char *cgroup_path(const struct cgroup *cg)
 {
-        int h = cg->h[CG_H_V2].used ? CG_H_V2 : CG_H_MEMORY;
-
-        return cg->h[h].want;
+        return cg->h[cg->h[CG_H_V2].used ? CG_H_V2 : CG_H_MEMORY].want;
 }
 
 /* Is pid in the build's cgroup in every hierarchy: 1 yes, 0 no, -errno. */

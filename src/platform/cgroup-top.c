@@ -45,19 +45,16 @@ void proctop_consider(struct proctop *t, const struct pidstat *ps)
                 (MIN(t->n, (size_t)PROCTOP_N - 1) - at) * sizeof(t->e[0]));
         t->e[at].pid = ps->pid;
         t->e[at].rss_pages = ps->rss_pages;
-        memcpy(t->e[at].comm, ps->comm, sizeof(t->e[at].comm));
-        t->e[at].comm[sizeof(t->e[at].comm) - 1] = '\0';
+        snprintf(t->e[at].comm, sizeof(t->e[at].comm), "%s", ps->comm);
         t->e[at].label[0] = '\0';
         if (t->n < PROCTOP_N)
                 t->n++;
 }
 
-/* Options whose value is the next argument (never the source). */
+/* Options whose value is the next argument (never the source): these, and
+ * the one-letter ones of ONE_LETTER_ARGS (-o, -I, ...). */
+#define ONE_LETTER_ARGS "oIDUxLlTCmze"
 static const char *const arg_options[] = {
-    "-o",
-    "-I",
-    "-D",
-    "-U",
     "-include",
     "-imacros",
     "-isystem",
@@ -66,7 +63,6 @@ static const char *const arg_options[] = {
     "-MF",
     "-MT",
     "-MQ",
-    "-x",
     "-dumpbase",
     "-dumpdir",
     "-auxbase",
@@ -80,26 +76,19 @@ static const char *const arg_options[] = {
     "-dumpbase-ext",
     "-resource-dir",
     "-fdebug-compilation-dir",
-    "-L",
-    "-l",
-    "-T",
     "--crate-name",
     "--crate-type",
     "--edition",
     "--out-dir",
     "--cfg",
     "--cap-lints",
-    "-C",
     "--target",
     "--emit",
     "-plugin",
     "-plugin-opt",
-    "-m",
-    "-z",
     "-soname",
     "-rpath",
     "--sysroot",
-    "-e",
     "-Map",
 };
 
@@ -249,6 +238,8 @@ static void scan_args(const char *cur, const char *end, struct argscan *r)
                         for (size_t i = 0; i < ARRAY_SIZE(arg_options); i++)
                                 if (word_is(a, n, arg_options[i]))
                                         prev = a, prev_n = n;
+                        if (n == 2 && strchr(ONE_LETTER_ARGS, a[1]))
+                                prev = a, prev_n = n;
                         if (n > 2 && a[1] == 'o' && !r->output.p)
                                 r->output = (struct span){a + 2, n - 2}; /* -ofoo */
                         if (n > 5 && memcmp(a, "-std=", 5) == 0)
@@ -382,7 +373,6 @@ int proctop_label(const char *comm, const char *cmdline, size_t len, char *out, 
         if (cap == 0 || !out)
                 return -EINVAL;
         o = (struct out){out, MIN(cap, (size_t)PROCTOP_LABEL_MAX + 1), 0, false};
-        out[0] = '\0';
         put(&o, comm ? comm : "", comm ? strnlen(comm, 64) : 0);
         if (!cmdline || len == 0)
                 return (int)o.len;
@@ -419,7 +409,7 @@ void proctop_label_all(struct proctop *t, struct procfs *p)
 /* ---- the scan: units in flight, with a cmdline read once per process ---- */
 
 struct pentry {
-        long pid, ppid;
+        long pid, ppid; /* pid first: procfs_cmp_pid */
         uint64_t start; /* with pid, the process's identity */
         uint64_t rss_pages, cpu_ticks;
         char comm[16]; /* an exec changes it: then the cmdline is read again */
@@ -472,18 +462,9 @@ void procscan_begin(struct procscan *s)
         s->ncur = 0;
 }
 
-static int cmp_pid(const void *a, const void *b)
-{
-        const struct pentry *x = a, *y = b;
-
-        return (x->pid > y->pid) - (x->pid < y->pid);
-}
-
 static const struct pentry *find_in(const struct pentry *v, size_t n, long pid)
 {
-        const struct pentry key = {.pid = pid};
-
-        return bsearch(&key, v, n, sizeof(*v), cmp_pid);
+        return bsearch(&pid, v, n, sizeof(*v), procfs_cmp_pid);
 }
 
 void procscan_consider(struct procscan *s, const struct pidstat *ps)
@@ -625,7 +606,7 @@ void procscan_end(struct procscan *s, struct procfs *p)
                     procfs_cwd(p, e->pid, e->u.cwd, sizeof(e->u.cwd)) < 0)
                         e->u.cwd[0] = '\0';
         }
-        qsort(s->cur, s->ncur, sizeof(s->cur[0]), cmp_pid);
+        qsort(s->cur, s->ncur, sizeof(s->cur[0]), procfs_cmp_pid);
         join_drivers(s);
         for (size_t i = 0; i < s->ncur; i++)
                 if (s->cur[i].classified && s->cur[i].u.kind != PROCUNIT_NONE)

@@ -112,6 +112,41 @@ enum {
         _MI_MAX,
 };
 
+/* "Key: N" lines (meminfo, PID/io): each of keys[0..n)'s N into v[k] and
+ * bit k into *ret_seen, in kB when kib; other lines are ignored. Read
+ * every tick: it stops once every key is seen (meminfo's SwapFree comes a
+ * third of the way down). 0, -EINVAL, or -ERANGE. */
+static int keyed_lines(const char *buf, size_t len, const char *const *keys, size_t n, bool kib,
+                       uint64_t *v, unsigned *ret_seen)
+{
+        const char *p = buf, *end = buf + len;
+        unsigned seen = 0;
+
+        if (!buf)
+                return -EINVAL;
+        for (const char *eol; p < end && seen != (1u << n) - 1; p = next_line(eol, end)) {
+                eol = line_end(p, end);
+                for (size_t k = 0; k < n; k++) {
+                        int r;
+
+                        if (!skip_prefix(&p, eol, keys[k]))
+                                continue;
+                        skip_spaces(&p, eol);
+                        r = parse_u64(&p, eol, &v[k]);
+                        if (r < 0)
+                                return r;
+                        if (!at_field_end(p, eol))
+                                return -EINVAL;
+                        if (kib && !range_ok_u64(RANGE_KIB, v[k]))
+                                return -ERANGE;
+                        seen |= 1u << k;
+                        break;
+                }
+        }
+        *ret_seen = seen;
+        return 0;
+}
+
 int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
 {
         static const char *const keys[_MI_MAX] = {
@@ -119,35 +154,12 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
             [MI_BUFFERS] = "Buffers:",    [MI_CACHED] = "Cached:", [MI_SWAP_TOTAL] = "SwapTotal:",
             [MI_SWAP_FREE] = "SwapFree:",
         };
-        const char *p = buf, *end = buf + len;
         uint64_t v[_MI_MAX] = {0}, avail;
-        unsigned seen = 0; /* bits of the MI_ keys */
+        unsigned seen;
+        int r = keyed_lines(buf, len, keys, _MI_MAX, true, v, &seen);
 
-        if (!buf)
-                return -EINVAL;
-        /* Read every tick: stop once every key is seen (SwapFree comes a
-         * third of the way down). */
-        for (const char *eol; p < end && seen != (1u << _MI_MAX) - 1; p = next_line(eol, end)) {
-                eol = line_end(p, end);
-                for (size_t k = 0; k < _MI_MAX; k++) {
-                        uint64_t x;
-                        int r;
-
-                        if (!skip_prefix(&p, eol, keys[k]))
-                                continue;
-                        skip_spaces(&p, eol);
-                        r = parse_u64(&p, eol, &x);
-                        if (r < 0)
-                                return r;
-                        if (!at_field_end(p, eol))
-                                return -EINVAL;
-                        if (!range_ok_u64(RANGE_KIB, x))
-                                return -ERANGE;
-                        v[k] = x;
-                        seen |= 1u << k;
-                        break;
-                }
-        }
+        if (r < 0)
+                return r;
         if (~seen & (1u << MI_TOTAL | 1u << MI_FREE | 1u << MI_SWAP_TOTAL | 1u << MI_SWAP_FREE))
                 return -EINVAL;
         /* Kernels before 3.14 lack MemAvailable; free + buffers + cache is
@@ -333,36 +345,16 @@ int pidstat_parse(const char *buf, size_t len, struct pidstat *ret)
 
 int pidio_parse(const char *buf, size_t len, struct pidio *ret)
 {
-        const char *p = buf, *end = buf + len;
-        struct pidio io = {0};
-        bool have_r = false, have_w = false;
+        static const char *const keys[2] = {"read_bytes:", "write_bytes:"};
+        uint64_t v[2];
+        unsigned seen;
+        int r = keyed_lines(buf, len, keys, 2, false, v, &seen);
 
-        if (!buf)
+        if (r < 0)
+                return r;
+        if (seen != 3)
                 return -EINVAL;
-        for (const char *eol; p < end; p = next_line(eol, end)) {
-                uint64_t *dst = NULL;
-                int r;
-
-                eol = line_end(p, end);
-                if (skip_prefix(&p, eol, "read_bytes:")) {
-                        dst = &io.read_bytes;
-                        have_r = true;
-                } else if (skip_prefix(&p, eol, "write_bytes:")) {
-                        dst = &io.write_bytes;
-                        have_w = true;
-                }
-                if (dst) {
-                        skip_spaces(&p, eol);
-                        r = parse_u64(&p, eol, dst);
-                        if (r < 0)
-                                return r;
-                        if (!at_field_end(p, eol))
-                                return -EINVAL;
-                }
-        }
-        if (!have_r || !have_w)
-                return -EINVAL;
-        *ret = io;
+        *ret = (struct pidio){.read_bytes = v[0], .write_bytes = v[1]};
         return 0;
 }
 

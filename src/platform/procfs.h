@@ -71,6 +71,15 @@ uint64_t cpustat_busy(const struct cpustat *c);  /* total - idle - iowait */
 
 struct procfs;
 
+/* qsort() and bsearch() by pid: of longs, or of structs that begin with
+ * their long pid. */
+static inline int procfs_cmp_pid(const void *a, const void *b)
+{
+        const long *x = a, *y = b;
+
+        return (*x > *y) - (*x < *y);
+}
+
 /* root is "/" in production. Keeps the hot files (stat, meminfo, ...) open
  * for pread(), so a fixture must be rewritten in place, not renamed over;
  * one missing now is retried on each read. 0, or -errno when root/proc

@@ -333,9 +333,8 @@ static void hold_exit(void *userdata, const struct taskev *ev)
         t->exits[t->nexits++] = *ev;
 }
 
-/* Every datagram waiting on fd, parsed, to fn: DRAIN_BATCH a call
- * (recvmmsg; a build of 20,000 processes made 9 recv calls a process, on
- * a VM where each costs about 7 us). A datagram cut short is lost. */
+/* Every datagram waiting on fd, parsed, to fn, DRAIN_BATCH a recvmmsg (one
+ * recv each made 9 calls a process, 7 us each); one cut short is lost. */
 #define DRAIN_BATCH 32
 static void drain_fd(struct tstats *t, int fd, taskev_fn fn, void *userdata)
 {

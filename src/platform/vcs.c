@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -158,7 +157,6 @@ static int resolve_ref(int gitfd, int commonfd, const char *ref, char *ret_rev)
 
                 for (int i = 0; i < 2 && !followed; i++) {
                         _cleanup_free_ char *buf = NULL;
-                        char next[VCS_REF_MAX + 1], rev[VCS_HEX_MAX + 1];
                         size_t len;
                         int r;
 
@@ -169,14 +167,11 @@ static int resolve_ref(int gitfd, int commonfd, const char *ref, char *ret_rev)
                                 continue;
                         if (r < 0)
                                 return r;
-                        r = vcs_parse_head(buf, len, next, rev);
-                        if (r < 0)
+                        /* a symbolic ref's target into name, an object name
+                         * into ret_rev */
+                        r = vcs_parse_head(buf, len, name, ret_rev);
+                        if (r < 0 || ret_rev[0])
                                 return r;
-                        if (rev[0]) {
-                                memcpy(ret_rev, rev, sizeof(rev));
-                                return 0;
-                        }
-                        memcpy(name, next, sizeof(next));
                         followed = true;
                 }
                 if (!followed) {
