@@ -195,11 +195,10 @@ static int open_trusted(const struct bkexec *b, int dfd, const char *name, int f
  * each; a parent known already gets what it lacked. */
 static void add_parent(struct bkexec *b, const struct cgroup_self *cs)
 {
-        char par[_CG_H_MAX][CG_PATH_MAX], leaf[CG_PATH_MAX];
+        char par[_CG_H_MAX][CG_PATH_MAX] = {{0}}, leaf[CG_PATH_MAX];
         const char *ref = NULL;
         size_t i;
 
-        memset(par, 0, sizeof(par));
         for (int h = 0; h < _CG_H_MAX; h++) {
                 const char *slash = strrchr(cs->path[h], '/');
                 size_t l = slash ? (size_t)(slash - cs->path[h]) : 0;

@@ -552,9 +552,8 @@ void bkexec_hunt(struct bkexec *b, bool on)
 
 void bkexec_totals(const struct bkexec *b, struct bkexec_totals *ret)
 {
-        struct bkexec_totals t;
+        struct bkexec_totals t = {0};
 
-        memset(&t, 0, sizeof(t));
         t.cpu_user_s = t.cpu_sys_s = t.io_read_bytes = t.io_write_bytes = t.oom_kills = NAN;
         t.mem_bytes = t.anon_bytes = t.file_bytes = t.pids = t.max_peak_bytes = NAN;
         t.psi_cpu_some_s = t.psi_cpu_full_s = t.psi_mem_some_s = t.psi_mem_full_s = NAN;

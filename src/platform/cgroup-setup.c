@@ -514,14 +514,12 @@ static const unsigned mode_uses[] = {
 
 static int setup_dirs(struct cgroup *cg, const struct cgroup_config *cfg)
 {
-        struct cgroup_mounts *m = NULL;
-        struct cgroup_self *self = NULL;
+        struct cgroup_mounts *m = calloc(1, sizeof(*m));
+        struct cgroup_self *self = calloc(1, sizeof(*self));
         _cleanup_free_ char *mi = NULL, *sc = NULL;
         size_t milen, sclen;
         int r;
 
-        m = calloc(1, sizeof(*m));
-        self = calloc(1, sizeof(*self));
         r = m && self ? 0 : -ENOMEM;
         if (r >= 0)
                 r = read_file_at(cg->root_fd, "proc/self/mountinfo", 1 << 20, &mi, &milen);

@@ -28,11 +28,10 @@ struct follow {
 
 int follow_new(const char *dir, struct follow **ret)
 {
-        struct follow *f;
+        struct follow *f = calloc(1, sizeof(*f));
         struct stat st;
         int e;
 
-        f = calloc(1, sizeof(*f));
         if (!f)
                 return -ENOMEM;
         f->fd = -1;

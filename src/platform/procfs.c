@@ -647,12 +647,9 @@ static int pidstat_at(int root_fd, const char *path, struct pidstat *ret)
 {
         _cleanup_free_ char *buf = NULL;
         size_t len;
-        int r;
+        int r = read_file_at(root_fd, path, 4096, &buf, &len);
 
-        r = read_file_at(root_fd, path, 4096, &buf, &len);
-        if (r < 0)
-                return r;
-        return pidstat_parse(buf, len, ret);
+        return r < 0 ? r : pidstat_parse(buf, len, ret);
 }
 
 int procfs_self_identity(int root_fd, struct procfs_identity *ret)
@@ -661,9 +658,8 @@ int procfs_self_identity(int root_fd, struct procfs_identity *ret)
         struct procfs_identity t = {0};
         struct pidstat ps;
         size_t len;
-        int r;
+        int r = pidstat_at(root_fd, "proc/self/stat", &ps);
 
-        r = pidstat_at(root_fd, "proc/self/stat", &ps);
         if (r < 0)
                 return r;
         t.pid = ps.pid;

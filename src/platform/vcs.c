@@ -243,9 +243,8 @@ int vcs_read(const char *dir, struct vcs_info *ret)
         _cleanup_close_ int gitfd = -1, commonfd = -1;
         struct stat st;
         size_t len;
-        int r;
+        int r = find_gitdir(dir, gitdir, sizeof(gitdir));
 
-        r = find_gitdir(dir, gitdir, sizeof(gitdir));
         if (r < 0)
                 return r;
         gitfd = open(gitdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
