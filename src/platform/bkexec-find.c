@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Finding BuildKit's exec cgroups: the processes walked (a child of runc
- * under dockerd, buildkitd or containerd, both root's processes of root's
- * executables), the directories above their cgroups listed, each exec's
- * first process and its bundle's args; and the parsers of what it reads. */
+/* Finding BuildKit's exec cgroups (bkexec.h): the processes walked, the
+ * directories above their cgroups listed, each exec's first process and
+ * its bundle's args; and the parsers of what it reads. */
 #include "platform/bkexec.h"
 #include "platform/bkexec-int.h"
 
@@ -74,18 +73,9 @@ static int walk_cb(const struct pidstat *ps, void *userdata)
         return 0;
 }
 
-static int cmp_scan(const void *a, const void *b)
-{
-        const struct scanproc *x = a, *y = b;
-
-        return (x->pid > y->pid) - (x->pid < y->pid);
-}
-
 static const struct scanproc *scan_find(const struct bkexec *b, long pid)
 {
-        struct scanproc key = {.pid = pid};
-
-        return bsearch(&key, b->scan, b->nscan, sizeof(*b->scan), cmp_scan);
+        return bsearch(&pid, b->scan, b->nscan, sizeof(*b->scan), procfs_cmp_pid);
 }
 
 static bool is_runtime(const char *comm)
@@ -138,9 +128,8 @@ int bkexec_status_uids_parse(const char *buf, size_t len, uint64_t ret[4])
         return 0;
 }
 
-/* pid is a process of kind (by its comm), all of whose uids are trusted,
- * running a trusted executable: its comm alone proves nothing (prctl,
- * argv[0]). Read through one proc/PID directory fd, so that a pid reused
+/* pid is of kind (its comm, which proves nothing alone), all its uids and
+ * its executable trusted; read through one proc/PID fd, so a pid reused
  * meanwhile reads as gone. Its parent into *ret_ppid. */
 static bool proc_trusted(struct bkexec *b, long pid, bool (*kind)(const char *), long *ret_ppid)
 {
@@ -200,19 +189,16 @@ static int open_trusted(const struct bkexec *b, int dfd, const char *name, int f
         return fd;
 }
 
-/* A directory holding exec cgroups, from an exec's own cgroup per
- * hierarchy: what is above its leaf. A hierarchy the process did not
- * name usably (caught mid-move, CI saw a parent of the unified hierarchy
- * alone: every step's memory read nothing) is looked up by its other
- * path, which runc makes the same in each; a parent known already gets
- * what it lacked. */
+/* The directory above an exec's own cgroup, per hierarchy. One the process
+ * did not name usably (caught mid-move: CI saw every step's memory read
+ * nothing) is looked up by its other path, which runc makes the same in
+ * each; a parent known already gets what it lacked. */
 static void add_parent(struct bkexec *b, const struct cgroup_self *cs)
 {
-        char par[_CG_H_MAX][CG_PATH_MAX], leaf[CG_PATH_MAX];
+        char par[_CG_H_MAX][CG_PATH_MAX] = {{0}}, leaf[CG_PATH_MAX];
         const char *ref = NULL;
         size_t i;
 
-        memset(par, 0, sizeof(par));
         for (int h = 0; h < _CG_H_MAX; h++) {
                 const char *slash = strrchr(cs->path[h], '/');
                 size_t l = slash ? (size_t)(slash - cs->path[h]) : 0;
@@ -234,7 +220,8 @@ static void add_parent(struct bkexec *b, const struct cgroup_self *cs)
                         *strrchr(par[h], '/') = '\0';
                 }
         for (i = 0; i < b->nparents; i++)
-                if ((par[CG_H_MEMORY][0] && strcmp(b->parents[i][CG_H_MEMORY], par[CG_H_MEMORY]) == 0) ||
+                if ((par[CG_H_MEMORY][0] &&
+                     strcmp(b->parents[i][CG_H_MEMORY], par[CG_H_MEMORY]) == 0) ||
                     (par[CG_H_V2][0] && strcmp(b->parents[i][CG_H_V2], par[CG_H_V2]) == 0))
                         break;
         if (i == b->nparents) {
@@ -260,10 +247,9 @@ static int read_self(const struct bkexec *b, long pid, struct cgroup_self *ret)
         return cgroup_self_parse(buf, len, ret);
 }
 
-/* Still in its runtime's cgroup in a hierarchy whose directories are
- * listed (v1 memory, v2): runc has not moved it into its exec cgroup
- * there yet, and what is above is no directory of execs (the daemon's
- * slice). The other v1 hierarchies are runc's to leave. */
+/* Still in its runtime's cgroup where directories are listed (v1 memory,
+ * v2): not moved yet, and what is above is the daemon's slice, no
+ * directory of execs. */
 static bool half_moved(const struct cgroup_self *cs, const struct cgroup_self *runtime)
 {
         static const int listed[] = {CG_H_MEMORY, CG_H_V2};
@@ -283,7 +269,7 @@ void bkexec_walk(struct bkexec *b, struct procfs *p)
         b->walk_soon = false;
         if (procfs_foreach_pid(p, walk_cb, b) < 0)
                 return;
-        qsort(b->scan, b->nscan, sizeof(*b->scan), cmp_scan);
+        qsort(b->scan, b->nscan, sizeof(*b->scan), procfs_cmp_pid);
         for (size_t i = 0; i < b->nscan; i++) {
                 const struct scanproc *par = scan_find(b, b->scan[i].ppid), *gp;
                 struct cgroup_self cs, rt;
@@ -311,12 +297,10 @@ static struct ex *ex_find(struct bkexec *b, const char *name)
         return NULL;
 }
 
-/* The exec's directory in each hierarchy not open yet. runc makes them
- * one hierarchy after another, so one may be missing when the exec is
- * first listed (CI saw a step whose v1 memory directory came a moment
- * after its unified one: its memory read as nothing for its whole life).
- * A directory found now drops the reads that found no file before, so
- * they are opened anew. */
+/* The exec's directories not open yet: runc makes them one hierarchy after
+ * another (CI saw a step's v1 memory directory come after its unified one,
+ * and its memory read nothing). A directory found now drops the reads that
+ * found no file before, so they are opened anew. */
 static void ex_open_dirs(struct bkexec *b, struct ex *e, size_t parent, const char *name)
 {
         bool opened = false;
@@ -334,8 +318,8 @@ static void ex_open_dirs(struct bkexec *b, struct ex *e, size_t parent, const ch
                                 continue;
                         n = snprintf(path, sizeof(path), "%s/%s", b->parents[pi][h], name);
                         if (n > 0 && (size_t)n < sizeof(path))
-                                e->dfd[h] = openat(b->root_fd, path,
-                                                   O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                                e->dfd[h] =
+                                    openat(b->root_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 }
                 opened |= e->dfd[h] >= 0;
         }
@@ -425,12 +409,10 @@ int bkexec_ex_procs(struct bkexec *b, struct ex *e, long *pids, size_t cap)
         return (int)MIN(np, cap);
 }
 
-/* The command runc was given for the exec: its bundle's config.json
- * ("runc run --bundle DIR"), which holds it whole even after a shell
- * exec'd its last command. Only a runc of the real daemon's is asked, and
- * only a directory and file of root's are read, at most sizeof(b->buf).
- * Length of the NUL-separated argv, or -errno; e->xraw the same with its
- * variables replaced from the bundle's env (bkexec_bundle_args_parse). */
+/* The command runc was given: its bundle's config.json ("runc run --bundle
+ * DIR"), whole even after a shell exec'd its last command; read only from
+ * a trusted runc and trusted files. The argv's length, or -errno; e->xraw
+ * gets it with its variables replaced. */
 static int bundle_args(struct bkexec *b, struct procfs *p, long runc_pid, struct ex *e)
 {
         char rc[4096];
@@ -500,31 +482,27 @@ int bkexec_netdev_parse(const char *buf, size_t len, uint64_t *ret_rx, uint64_t 
         uint64_t rx = 0, tx = 0;
         int lines = 0;
 
-        while (p < end) {
-                const char *nl = memchr(p, '\n', (size_t)(end - p)), *le = nl ? nl : end;
-                const char *colon = memchr(p, ':', (size_t)(le - p)), *name = p;
+        for (const char *eol; p < end; p = next_line(eol, end)) {
+                const char *colon, *name = p;
                 uint64_t v[9];
 
-                if (colon) {
-                        const char *c = colon + 1;
-                        int k;
-
-                        while (name < colon && *name == ' ')
-                                name++;
-                        for (k = 0; k < 9; k++) {
-                                skip_spaces(&c, le);
-                                if (parse_u64(&c, le, &v[k]) < 0)
-                                        break;
-                        }
-                        if (k < 9)
+                eol = line_end(p, end);
+                colon = memchr(p, ':', (size_t)(eol - p));
+                if (!colon)
+                        continue;
+                p = colon + 1;
+                for (int k = 0; k < 9; k++) {
+                        skip_spaces(&p, eol);
+                        if (parse_u64(&p, eol, &v[k]) < 0)
                                 return -EINVAL;
-                        lines++;
-                        if (!((size_t)(colon - name) == 2 && memcmp(name, "lo", 2) == 0)) {
-                                rx += v[0];
-                                tx += v[8];
-                        }
                 }
-                p = le + (nl != NULL);
+                lines++;
+                while (name < colon && *name == ' ')
+                        name++;
+                if ((size_t)(colon - name) != 2 || memcmp(name, "lo", 2) != 0) {
+                        rx += v[0];
+                        tx += v[8];
+                }
         }
         if (!lines && len > 0 && !memmem(buf, len, "Inter-", 6))
                 return -EINVAL;
@@ -556,10 +534,9 @@ static const char *env_value(json_t *env, const char *name, size_t len)
         return NULL;
 }
 
-/* One argument appended to out, its $NAME and ${NAME} replaced from env
- * as the step's shell replaces them (an unset one by nothing), but not
- * inside single quotes nor after a backslash; env NULL: as it is. The
- * build's log prints a RUN step with its build arguments so replaced. */
+/* One argument appended to out, its variables replaced from env as
+ * bkexec_bundle_args_parse says (an unset one by nothing); env NULL: as
+ * it is. */
 static void put_arg(const char *s, json_t *env, char *out, size_t cap, size_t *n)
 {
         bool quoted = false, dquoted = false;

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
-/* Private to bkexec.c (each tick's reads of the execs, their OOM kills,
- * the facts) and bkexec-find.c (finding the exec cgroups: the trusted
- * runtimes and daemons, their cgroups' parents, each exec's first
- * process and bundle). */
+/* Private to bkexec.c (each tick's reads, OOM kills, the facts) and
+ * bkexec-find.c (finding the exec cgroups). */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,7 +49,7 @@ struct ex {
 };
 
 struct scanproc {
-        long pid, ppid;
+        long pid, ppid; /* pid first: procfs_cmp_pid */
         char comm[16];
 };
 

@@ -2,15 +2,12 @@
 #include "platform/bkexec.h"
 #include "platform/bkexec-int.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/macro.h"
@@ -217,10 +214,9 @@ static void ex_read_mem(struct bkexec *b, struct ex *e, struct exec_fact *f)
         }
 }
 
-/* CPU: v2 cpu.stat (microseconds; the unified hierarchy of a hybrid host
- * has it too), else v1 cpuacct.stat (USER_HZ). bkexec_poll reads it too:
- * a step's cgroup goes with its last process, and its CPU at the last tick
- * ran short (a median 0.22 s for make -j2, issue 40). */
+/* CPU: v2 cpu.stat (a hybrid host has it too), else v1 cpuacct.stat. Read
+ * by bkexec_poll too: a step's cgroup goes with its last process, and its
+ * CPU at the last tick ran short (issue 40). */
 static void ex_read_cpu(struct bkexec *b, struct ex *e, struct exec_fact *f)
 {
         double u, s;
@@ -253,17 +249,6 @@ static void ex_read_pressure(struct bkexec *b, struct ex *e, struct exec_fact *f
         }
 }
 
-static void ex_read_net(struct bkexec *b, struct ex *e, struct exec_fact *f)
-{
-        ssize_t len = bkexec_kread(b, e, -1, "net/dev");
-        uint64_t rx, tx;
-
-        if (len > 0 && bkexec_netdev_parse(b->buf, (size_t)len, &rx, &tx) >= 0) {
-                f->u.net_rx_bytes = execs_max(f->u.net_rx_bytes, (double)rx);
-                f->u.net_tx_bytes = execs_max(f->u.net_tx_bytes, (double)tx);
-        }
-}
-
 /* Every counter of one exec of ours. */
 static void ex_read(struct bkexec *b, struct ex *e, struct exec_fact *f)
 {
@@ -293,14 +278,11 @@ static void ex_read(struct bkexec *b, struct ex *e, struct exec_fact *f)
         f->pids =
             kread_u64(b, e, e->dfd[CG_H_PIDS] >= 0 ? CG_H_PIDS : CG_H_V2, "pids.current", NULL);
         ex_read_pressure(b, e, f);
-        ex_read_net(b, e, f);
-}
-
-static int cmp_pid(const void *a, const void *b)
-{
-        const long *x = a, *y = b;
-
-        return (*x > *y) - (*x < *y);
+        n = bkexec_kread(b, e, -1, "net/dev");
+        if (n > 0 && bkexec_netdev_parse(b->buf, (size_t)n, &r, &w) >= 0) {
+                f->u.net_rx_bytes = execs_max(f->u.net_rx_bytes, (double)r);
+                f->u.net_tx_bytes = execs_max(f->u.net_tx_bytes, (double)w);
+        }
 }
 
 /* Drop the execs whose cgroup is gone: ours keep their fact, marked. */
@@ -320,6 +302,20 @@ static void ex_prune(struct bkexec *b)
                 bkexec_ex_close(e);
         }
         b->nex = k;
+}
+
+/* The execs listed anew, the gone ones dropped, the new ones decided;
+ * false while no directory of execs is known. */
+static bool ex_refresh(struct bkexec *b, struct procfs *p, double now)
+{
+        if (b->nparents == 0)
+                return false;
+        bkexec_list_parents(b);
+        ex_prune(b);
+        for (size_t i = 0; i < b->nex; i++)
+                if (b->ex[i].state == EX_PENDING)
+                        ex_decide(b, &b->ex[i], p, now);
+        return true;
 }
 
 /* Ours: read, and their processes into pids[] (sorted, owner beside). */
@@ -350,7 +346,7 @@ static void read_ours(struct bkexec *b, double now)
                         all[n++].owner = (unsigned char)i;
                 }
         }
-        qsort(all, n, sizeof(all[0]), cmp_pid);
+        qsort(all, n, sizeof(all[0]), procfs_cmp_pid);
         for (size_t i = 0; i < n; i++) {
                 b->pids[i] = all[i].pid;
                 b->owner[i] = all[i].owner;
@@ -382,11 +378,9 @@ static bool oom_apply(struct bkexec *b, const struct kmsg_oom *o, double at)
         return false;
 }
 
-/* The kernel's OOM records since the last read: a kill in an exec of
- * ours counts even when its cgroup went before its count was read. A
- * record of no exec of ours is kept a while: the kill may come while its
- * exec is still undecided (its step's line not read yet), and that exec
- * is ours a tick later. */
+/* The kernel's OOM records since the last read: a kill counts even when
+ * its cgroup went before its count was read. One of no exec of ours is
+ * kept a while: its exec may be undecided yet, and ours a tick later. */
 static void read_kmsg(struct bkexec *b, double now)
 {
         char rec[2048];
@@ -432,13 +426,8 @@ int bkexec_tick(struct bkexec *b, struct procfs *p, double now, bool discover)
                 b->last_walk = now;
                 bkexec_walk(b, p);
         }
-        if (b->nparents == 0)
+        if (!ex_refresh(b, p, now))
                 return 0;
-        bkexec_list_parents(b);
-        ex_prune(b);
-        for (size_t i = 0; i < b->nex; i++)
-                if (b->ex[i].state == EX_PENDING)
-                        ex_decide(b, &b->ex[i], p, now);
         read_ours(b, now);
         read_kmsg(b, now);
         for (size_t i = 0; i < b->nex; i++)
@@ -454,7 +443,7 @@ void bkexec_pids(const struct bkexec *b, const long **ret_pids, size_t *ret_n)
 
 void bkexec_consider(struct bkexec *b, const struct pidstat *ps)
 {
-        const long *hit = bsearch(&ps->pid, b->pids, b->npids, sizeof(long), cmp_pid);
+        const long *hit = bsearch(&ps->pid, b->pids, b->npids, sizeof(long), procfs_cmp_pid);
 
         if (hit)
                 proctop_consider(&b->ex[b->owner[hit - b->pids]].top, ps);
@@ -476,10 +465,9 @@ static const struct proctop_entry *gone_top(const struct ex *e, struct procfs *p
         return NULL;
 }
 
-/* A guess at the victim, from the largest process gone since the count
- * rose: only while the kernel's own record has not named it (that record
- * may be read a tick before the count is: the guess then named the step's
- * shell, gone with its step, over the kernel's tail). */
+/* A guess at the victim, the largest process gone since the count rose,
+ * only while the kernel's own record has not named it (read a tick before
+ * the count, the guess named the step's shell over the kernel's tail). */
 static void find_victim(const struct bkexec *b, struct ex *e, struct exec_fact *f, struct procfs *p)
 {
         const struct proctop_entry *v;
@@ -530,15 +518,9 @@ int bkexec_poll(struct bkexec *b, struct procfs *p, double now)
                 b->last_walk = now; /* a RUN step without its exec yet: look for its directory */
                 bkexec_walk(b, p);
         }
-        if (b->nparents == 0)
-                return 0;
         /* new execs too: a step shorter than a tick is then still seen */
-        bkexec_list_parents(b);
-        ex_prune(b);
-        for (size_t i = 0; i < b->nex; i++)
-                if (b->ex[i].state == EX_PENDING)
-                        ex_decide(b, &b->ex[i], p, now);
-
+        if (!ex_refresh(b, p, now))
+                return 0;
         for (size_t i = 0; i < b->nex; i++) {
                 struct ex *e = &b->ex[i];
                 struct exec_fact *f;
@@ -570,9 +552,8 @@ void bkexec_hunt(struct bkexec *b, bool on)
 
 void bkexec_totals(const struct bkexec *b, struct bkexec_totals *ret)
 {
-        struct bkexec_totals t;
+        struct bkexec_totals t = {0};
 
-        memset(&t, 0, sizeof(t));
         t.cpu_user_s = t.cpu_sys_s = t.io_read_bytes = t.io_write_bytes = t.oom_kills = NAN;
         t.mem_bytes = t.anon_bytes = t.file_bytes = t.pids = t.max_peak_bytes = NAN;
         t.psi_cpu_some_s = t.psi_cpu_full_s = t.psi_mem_some_s = t.psi_mem_full_s = NAN;

@@ -7,25 +7,20 @@
 
 #include "model/execs.h"
 
-/* The exec cgroups of BuildKit's RUN steps: BuildKit (inside dockerd, or a
- * buildkitd) starts each RUN through runc in a cgroup of its own, not under
- * the docker client buildtel runs, and removes it when the step ends.
+/* The exec cgroups of BuildKit's RUN steps: BuildKit starts each RUN
+ * through runc in a cgroup of its own, not under the docker client buildtel
+ * runs, and removes it when the step ends.
  *
- * Found from the processes, never from a fixed path: a process whose parent
- * is runc (or crun) started by dockerd, buildkitd or containerd is an exec's
- * first process. Names prove nothing (any user can run a "dockerd" that
- * starts a "runc --bundle DIR" of a FIFO): the runc and its daemon must
- * run as root (all uids 0, or buildtel's own) an executable of root's that
- * no one else can write, and a bundle file is read only when it is a
- * regular file of root's, opened without blocking. The first process's
- * /proc/PID/cgroup names the exec cgroup in each
- * hierarchy, and the directory above it (docker/buildkit, NAME/buildkit
- * with --cgroup-parent, whatever the cgroup driver made on a pure v2 host)
- * is then listed on every tick for new execs. Which execs are this
- * invocation's is the caller's decision (cfg.match, from the RUN vertices
- * its log printed); an exec that started before buildtel did is never
- * ours. Ours are read on every tick, and their OOM count and peak on every
- * bkexec_poll() so that the count is had before the cgroup goes. */
+ * Found from the processes, never a fixed path: a child of runc (or crun)
+ * started by dockerd, buildkitd or containerd is an exec's first process.
+ * Names prove nothing (any user can run a "dockerd"): the runc and its
+ * daemon must run as root (or buildtel's uid) an executable no one else can
+ * write, and a bundle file is read only when it is a regular file of
+ * root's, opened without blocking. The first process's /proc/PID/cgroup
+ * names the exec cgroup; the directory above it is listed on every tick
+ * for new execs. Which execs are ours is the caller's decision (cfg.match);
+ * one that started before buildtel never is. Ours are read on every tick,
+ * their OOM count and peak on every bkexec_poll(), before the cgroup goes. */
 
 #define BKEXEC_WALK_S 0.5    /* between walks for a first exec, while none is known */
 #define BKEXEC_ALIVE_MAX 64  /* exec cgroups tracked at once, ours or not */
@@ -34,8 +29,8 @@
 #define BKEXEC_PROCS_MAX 256 /* processes read per exec per tick */
 
 /* The caller's verdict on an exec from its first process's raw cmdline
- * (NUL-separated) and when buildtel first saw it: true, ours. Asked again
- * on later ticks while it says no (its vertex line may come later). */
+ * (NUL-separated): true, ours. Asked again on later ticks while it says no
+ * (its vertex line may come later). */
 typedef bool (*bkexec_match_fn)(void *userdata, const char *cmdline, size_t len, double first_s,
                                 char *ret_cmd, size_t cap);
 
@@ -45,8 +40,8 @@ struct bkexec_config {
         void *userdata;
 };
 
-/* The build's execs summed: counters over every exec of ours (gone ones at
- * their last read), levels over those alive. NAN when none gave it. */
+/* Counters over every exec of ours (gone ones at their last read), levels
+ * over those alive. NAN when none gave it. */
 struct bkexec_totals {
         size_t ours, alive;
         double cpu_user_s, cpu_sys_s, io_read_bytes, io_write_bytes, oom_kills;
@@ -64,16 +59,14 @@ struct bkexec;
 struct pidstat;
 struct procfs;
 
-/* Returns 0, -ENOMEM, or -errno when root cannot be opened. */
 int bkexec_new(const struct bkexec_config *cfg, struct bkexec **ret);
 void bkexec_free(struct bkexec *b); /* NULL is a no-op */
 
-/* One tick at now (buildtel's clock). discover: also look for exec
- * cgroups (the caller's build drives BuildKit and printed a RUN step); a
- * walk of every process is done when no exec directory is known yet, and
- * every tenth discovering tick after. Reads every counter of ours and
- * lists their processes. p is borrowed for the call. Returns how many of
- * ours are alive, or -errno. */
+/* One tick at now (buildtel's clock). discover: also look for exec cgroups
+ * (the build printed a RUN step): every process is walked while no exec
+ * directory is known, and every tenth discovering tick after. Reads every
+ * counter of ours and lists their processes. Returns how many of ours are
+ * alive, or -errno. */
 int bkexec_tick(struct bkexec *b, struct procfs *p, double now, bool discover);
 /* The processes of ours alive as of the last tick, sorted; owned by b. */
 void bkexec_pids(const struct bkexec *b, const long **ret_pids, size_t *ret_n);
@@ -84,13 +77,11 @@ void bkexec_end(struct bkexec *b, struct procfs *p);
 /* Between ticks: the OOM count and memory peak of ours alive. Returns how
  * many kills were new. */
 int bkexec_poll(struct bkexec *b, struct procfs *p, double now);
-/* The caller has a RUN step with no exec found yet: walk the processes
- * twice a second (from tick and poll) until it says otherwise, so that
- * an exec under a directory not seen before (a new --cgroup-parent, a
- * second daemon) is found while it runs. */
+/* A RUN step has no exec found yet: walk the processes twice a second
+ * until told otherwise, so an exec under a new directory (another
+ * --cgroup-parent, a second daemon) is found while it runs. */
 void bkexec_hunt(struct bkexec *b, bool on);
-/* The run is over: the kernel's last OOM records (a kill logged after
- * the last poll). */
+/* The run is over: read the OOM records logged after the last poll. */
 void bkexec_finish(struct bkexec *b, double now);
 
 void bkexec_totals(const struct bkexec *b, struct bkexec_totals *ret);
@@ -101,14 +92,11 @@ const struct exec_fact *bkexec_facts(const struct bkexec *b, size_t *ret_n);
  * lo left out. 0, or -EINVAL when buf is not that file. */
 int bkexec_netdev_parse(const char *buf, size_t len, uint64_t *ret_rx, uint64_t *ret_tx);
 /* An OCI bundle's config.json: process.args as a NUL-separated argv into
- * out (cap bytes; an argument cut at cap keeps what fits); with expand,
- * each argument's $NAME and ${NAME} replaced from process.env as the
- * step's shell would (not inside single quotes or after a backslash): a
- * RUN step's build arguments, as the build's log prints them. Returns the
- * length, -EINVAL when buf holds no such array or cap is 0. */
+ * out (cut at cap); with expand, $NAME and ${NAME} replaced from
+ * process.env as the step's shell would: a RUN step's build arguments as
+ * the log prints them. The length, -EINVAL when there is no such array or
+ * cap is 0. */
 int bkexec_bundle_args_parse(const char *buf, size_t len, bool expand, char *out, size_t cap);
 
-/* /proc/PID/status: the real, effective, saved and filesystem uids of
- * its Uid line into ret. 0, or -EINVAL when there is no such line. */
+/* /proc/PID/status: the four uids of its Uid line. 0, or -EINVAL. */
 int bkexec_status_uids_parse(const char *buf, size_t len, uint64_t ret[4]);
-

@@ -51,17 +51,10 @@ static int history_run(const char *verb, bool json, const char *ref, double time
                 spawn_result_release(&r);
                 return st == 127 ? -ENOENT : st != 0 ? -EIO : -EFBIG;
         }
-        if (logs) {
-                free(r.out);
-                r.out = r.err ? r.err : strdup("");
-                r.out_len = r.err ? r.err_len : 0;
-                if (!r.out)
-                        return -ENOMEM;
-        } else {
-                free(r.err);
-        }
-        *ret = r.out;
-        *ret_len = r.out_len;
+        /* captured stderr is never NULL (spawn.h) */
+        free(logs ? r.out : r.err);
+        *ret = logs ? r.err : r.out;
+        *ret_len = logs ? r.err_len : r.out_len;
         return 0;
 }
 

@@ -9,13 +9,10 @@
 
 #define BUILDX_FETCH_MAX (4u << 20)
 
-/* Run `docker buildx history inspect --format json ID` (ID: the bare id of
- * REF, the only form inspect takes) through
- * spawn_capture() (a fixed argv, never a shell; its own process group, so
- * the buildx plugin docker runs dies with it) and read its stdout (at most
- * BUILDX_FETCH_MAX) within timeout_s seconds. *ret is malloc'd and
- * NUL-terminated. Returns 0, -EINVAL for a ref that starts with '-',
- * -ENOENT when docker is not found, -ETIMEDOUT, -EFBIG for more output
+/* `docker buildx history inspect --format json ID` (ID: ref's bare id)
+ * through spawn_capture(): its stdout (at most BUILDX_FETCH_MAX) within
+ * timeout_s, malloc'd and NUL-terminated. 0, -EINVAL for a ref that starts
+ * with '-', -ENOENT without docker, -ETIMEDOUT, -EFBIG for more output
  * than the cap, -EIO for a non-zero exit, or another -errno. */
 int buildx_history_fetch(const char *ref, double timeout_s, char **ret, size_t *ret_len);
 

@@ -20,10 +20,9 @@
 #include "platform/procfs.h"
 #include "util/util.h"
 
-/* Is the run that made the cgroup `name` (run-ID-PID) still alive? Not by
- * its comm (a copy or a wrapper is not named buildtel), but by pid and start
- * time: the owner started before it made the cgroup, a reused pid after.
- * When in doubt, alive: a leaked cgroup is better than a killed build. */
+/* Is the run that made the cgroup `name` (run-ID-PID) alive? By pid and
+ * start time, not comm: the owner started before it made the cgroup. When
+ * in doubt, alive: a leaked cgroup is better than a killed build. */
 static bool run_owner_alive(struct cgroup *cg, int parent_fd, const char *name, long pid)
 {
         struct pidstat ps;
@@ -47,52 +46,29 @@ static bool run_owner_alive(struct cgroup *cg, int parent_fd, const char *name, 
 
 #define TREE_DEPTH_MAX 16
 
-/* SIGKILL every process in dirfd's cgroup and the cgroups below it. Returns
- * how many were found. */
-static size_t kill_tree(struct cgroup *cg, int dirfd, int depth)
+/* dirfd's cgroup and those below it: with killing, SIGKILL every process
+ * and return how many were found; else remove the empty cgroups below,
+ * deepest first (a nested buildtel killed, a systemd-run --scope inside
+ * the build), and return 0, or -EBUSY when some still hold processes. */
+static ssize_t walk_tree(struct cgroup *cg, int dirfd, int depth, bool killing)
 {
-        size_t found = 0;
-        DIR *d;
         struct dirent *de;
+        ssize_t ret = 0;
+        DIR *d;
 
-        if (cg_pids_from_buf(cg, cg_read_at(cg, dirfd, "cgroup.procs")) >= 0)
+        if (killing && cg_pids_from_buf(cg, cg_read_at(cg, dirfd, "cgroup.procs")) >= 0)
                 for (size_t k = 0; k < cg->npids; k++)
                         if (cg->pids[k] != getpid()) {
                                 (void)kill((pid_t)cg->pids[k], SIGKILL);
-                                found++;
+                                ret++;
                         }
-        if (depth >= TREE_DEPTH_MAX || !(d = opendir_at(dirfd, ".")))
-                return found;
-        while ((de = readdir(d))) {
-                int sub;
-
-                if (de->d_type != DT_DIR || de->d_name[0] == '.')
-                        continue;
-                sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (sub < 0)
-                        continue;
-                found += kill_tree(cg, sub, depth + 1);
-                close(sub);
-        }
-        closedir(d);
-        return found;
-}
-
-/* Remove the empty cgroups below dirfd, deepest first (a nested buildtel
- * killed, a systemd-run --scope inside the build). Returns 0, or -EBUSY
- * when some still hold processes. */
-static int prune_below(int dirfd, int depth)
-{
-        DIR *d;
-        struct dirent *de;
-        int ret = 0;
-
         if (depth >= TREE_DEPTH_MAX)
-                return -EBUSY;
+                return killing ? ret : -EBUSY;
         d = opendir_at(dirfd, ".");
         if (!d)
-                return -errno;
+                return killing ? ret : -errno;
         while ((de = readdir(d))) {
+                ssize_t r;
                 int sub;
 
                 if (de->d_type != DT_DIR || de->d_name[0] == '.')
@@ -100,10 +76,12 @@ static int prune_below(int dirfd, int depth)
                 sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (sub < 0)
                         continue;
-                if (prune_below(sub, depth + 1) < 0)
-                        ret = -EBUSY;
+                r = walk_tree(cg, sub, depth + 1, killing);
                 close(sub);
-                if (unlinkat(dirfd, de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                if (killing)
+                        ret += r;
+                else if ((unlinkat(dirfd, de->d_name, AT_REMOVEDIR) < 0 && errno != ENOENT) ||
+                         r < 0)
                         ret = -EBUSY;
         }
         closedir(d);
@@ -141,7 +119,7 @@ void cg_clean_stale(struct cgroup *cg, int parent_fd, bool say)
                         continue;
                 sub = openat(parent_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (sub >= 0) {
-                        (void)prune_below(sub, 0);
+                        (void)walk_tree(cg, sub, 0, false);
                         close(sub);
                 }
                 if (unlinkat(parent_fd, de->d_name, AT_REMOVEDIR) < 0 && errno == EBUSY && say &&
@@ -154,9 +132,8 @@ void cg_clean_stale(struct cgroup *cg, int parent_fd, bool say)
         closedir(d);
 }
 
-/* Undo what v2_prepare and the parent's enabling did, after the run's own
- * cgroup is gone: controllers off, back into our own cgroup, the leaf and
- * buildtel/ removed. */
+/* Once the run's cgroup is gone, undo what v2_prepare and the parent's
+ * enabling did: controllers off, back into our own cgroup, the leaf gone. */
 static void v2_restore(struct cgroup *cg)
 {
         struct v2_state *v = &cg->v2;
@@ -193,7 +170,7 @@ void cg_remove_dirs(struct cgroup *cg)
 
                 if (hh->dir_fd < 0)
                         continue;
-                (void)prune_below(hh->dir_fd, 0);
+                (void)walk_tree(cg, hh->dir_fd, 0, false);
                 closep(&hh->dir_fd);
                 (void)unlinkat(hh->parent_fd, hh->name, AT_REMOVEDIR);
         }
@@ -209,9 +186,8 @@ void cg_remove_dirs(struct cgroup *cg)
         }
 }
 
-/* Kill every process in the cgroup and below (SIGKILL) until none is left,
- * for about 2 s at most in each hierarchy; a process that would not go is
- * left (the removal of its cgroup then fails). */
+/* SIGKILL all in the cgroup and below until none is left, about 2 s at most
+ * per hierarchy; one that will not go stays (its cgroup's removal fails). */
 static void kill_all(struct cgroup *cg)
 {
         struct timespec ts = {0, 10 * 1000 * 1000};
@@ -221,7 +197,7 @@ static void kill_all(struct cgroup *cg)
         for (int i = 0; i < _CG_H_MAX; i++) {
                 if (!cg->h[i].used || cg->h[i].dir_fd < 0)
                         continue;
-                for (int k = 0; k < 200 && kill_tree(cg, cg->h[i].dir_fd, 0) > 0; k++)
+                for (int k = 0; k < 200 && walk_tree(cg, cg->h[i].dir_fd, 0, true) > 0; k++)
                         nanosleep(&ts, NULL);
         }
 }
@@ -246,9 +222,8 @@ static void move_out(struct cgroup *cg, long pid)
         }
 }
 
-/* Processes of the build in a session of their own (a daemon that
- * detached: an sccache server, a Gradle daemon) move out to our cgroup and
- * keep running, with one note naming them. */
+/* The build's processes in a session of their own (a detached daemon:
+ * sccache, Gradle) move out to our cgroup and run on, with one note. */
 static void keep_daemons(struct cgroup *cg)
 {
         int lh = cg->h[CG_H_V2].used ? CG_H_V2 : CG_H_MEMORY;

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-/* Inside the cgroup module only (platform/cgroup-*.c): struct cgroup, the
- * parsers' line cursors, and what one of its files calls in another. */
+/* Inside the cgroup module only (platform/cgroup-*.c). */
 
 #include <string.h>
 #include <sys/resource.h>
@@ -42,8 +41,7 @@ struct hier {
         char want[2 * CG_PATH_MAX];   /* the build's path as /proc/PID/cgroup shows it */
 };
 
-/* What we did to our own v2 cgroup, to undo it. */
-struct v2_state {
+struct v2_state {              /* what we did to our own v2 cgroup, to undo it */
         int own_fd;            /* our own (the caller's) cgroup; -1: untouched */
         unsigned own_added;    /* bits of v2_ctl we enabled in its subtree_control */
         unsigned parent_added; /* ... in <own>/buildtel */

@@ -200,6 +200,16 @@ int cgroup_keyed_parse(const char *buf, size_t len, const char *key, uint64_t *r
         return -ENOENT;
 }
 
+/* A word "<key>N": 1 with N, 0 for another word, -EINVAL for no number. */
+static int key_value(const char *w, size_t n, const char *key, uint64_t *ret)
+{
+        const char *q = w, *end = w + n;
+
+        if (!skip_prefix(&q, end, key))
+                return 0;
+        return parse_u64(&q, end, ret) < 0 || q != end ? -EINVAL : 1;
+}
+
 int cgroup_iostat_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_t *ret_write)
 {
         const char *p = buf, *end = buf + len;
@@ -215,18 +225,15 @@ int cgroup_iostat_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_
                 eol = line_end(p, end);
                 (void)next_word(&p, eol, &w, &n); /* MAJ:MIN */
                 while (next_word(&p, eol, &w, &n)) {
-                        const char *q = w, *wend = w + n;
                         uint64_t v;
-                        bool is_r;
+                        int r = key_value(w, n, "rbytes=", &v);
+                        int k = r ? 0 : key_value(w, n, "wbytes=", &v);
 
-                        is_r = skip_prefix(&q, wend, "rbytes=");
-                        if (!is_r && !skip_prefix(&q, wend, "wbytes="))
-                                continue;
-                        if (parse_u64(&q, wend, &v) < 0 || q != wend)
+                        if (r < 0 || k < 0)
                                 return -EINVAL;
-                        if (is_r)
+                        if (r)
                                 rd = add_sat(rd, v);
-                        else
+                        else if (k)
                                 wr = add_sat(wr, v);
                 }
         }
@@ -289,19 +296,11 @@ int cgroup_pressure_parse(const char *buf, size_t len, struct cgroup_pressure *r
                     (!(is_some = word_is(w, n, "some")) && !word_is(w, n, "full")))
                         continue;
                 while (next_word(&p, eol, &w, &n)) {
-                        const char *q = w, *wend = w + n;
-                        uint64_t v;
+                        int r = key_value(w, n, "total=", is_some ? &some : &full);
 
-                        if (!skip_prefix(&q, wend, "total="))
-                                continue;
-                        if (parse_u64(&q, wend, &v) < 0 || q != wend)
+                        if (r < 0)
                                 return -EINVAL;
-                        if (is_some) {
-                                some = v;
-                                have_some = true;
-                        } else {
-                                full = v;
-                        }
+                        have_some |= r && is_some;
                 }
         }
         if (!have_some)

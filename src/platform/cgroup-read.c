@@ -58,17 +58,14 @@ int cg_pids_from_buf(struct cgroup *cg, ssize_t n)
         return 0;
 }
 
-/* Read the kernel log records that came since the last call (each read()
- * is one record; EAGAIN: no more) and keep the last OOM victim in the
- * build's memory cgroup. */
+/* The kernel log's records since the last call (a read() each): the last
+ * OOM victim in the build's memory cgroup. */
 static void read_kmsg(struct cgroup *cg)
 {
         const char *memcg = cg->h[cg->h[CG_H_MEMORY].used ? CG_H_MEMORY : CG_H_V2].want;
         char rec[8192];
 
-        if (cg->kmsg_fd < 0)
-                return;
-        for (int i = 0; i < 4096; i++) {
+        for (int i = 0; cg->kmsg_fd >= 0 && i < 4096; i++) {
                 ssize_t n = read(cg->kmsg_fd, rec, sizeof(rec));
                 long pid;
                 char comm[65];
@@ -169,22 +166,6 @@ static double tv_s(const struct timeval *tv)
         return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
 }
 
-/* none mode: a process's RssAnon/RssFile (from statm); a process gone
- * meanwhile adds nothing. */
-static bool tree_split(struct cgroup *cg, const struct tree_proc *tp, double *anon, double *file)
-{
-        struct pidmem pm;
-        int r = procfs_pidmem(cg->procfs, tp->pid, &pm);
-
-        if (r == -ENOENT || r == -ESRCH)
-                return true;
-        if (r < 0)
-                return false;
-        *anon += (double)pm.anon_pages * cg->page_size;
-        *file += (double)pm.file_pages * cg->page_size;
-        return true;
-}
-
 /* none mode: the live tree below tree_root from /proc, plus what its
  * reaped processes left in our RUSAGE_CHILDREN. */
 static int read_tree(struct cgroup *cg, struct cgroup_stats *st)
@@ -208,19 +189,15 @@ static int read_tree(struct cgroup *cg, struct cgroup_stats *st)
 
                         if (tp->in)
                                 continue;
-                        if (tp->ppid == cg->tree_root) {
-                                tp->in = changed = true;
-                                continue;
-                        }
-                        for (size_t j = 0; j < cg->nprocs; j++)
-                                if (cg->procs[j].in && cg->procs[j].pid == tp->ppid) {
-                                        tp->in = changed = true;
-                                        break;
-                                }
+                        for (size_t j = 0; j < cg->nprocs && !tp->in; j++)
+                                tp->in = tp->ppid == cg->tree_root ||
+                                         (cg->procs[j].in && cg->procs[j].pid == tp->ppid);
+                        changed |= tp->in;
                 }
         }
         for (size_t i = 0; i < cg->nprocs; i++) {
                 struct tree_proc *tp = &cg->procs[i];
+                struct pidmem pm;
                 struct pidio io;
 
                 if (!tp->in)
@@ -232,7 +209,13 @@ static int read_tree(struct cgroup *cg, struct cgroup_stats *st)
                         rd += (double)io.read_bytes;
                         wr += (double)io.write_bytes;
                 }
-                split = split && tree_split(cg, tp, &anon, &file);
+                /* RssAnon/RssFile (statm); a process gone meanwhile adds none */
+                r = split ? procfs_pidmem(cg->procfs, tp->pid, &pm) : -EINVAL;
+                if (r >= 0) {
+                        anon += (double)pm.anon_pages * cg->page_size;
+                        file += (double)pm.file_pages * cg->page_size;
+                }
+                split = r >= 0 || r == -ENOENT || r == -ESRCH;
                 if (n < cg->pids_cap)
                         cg->pids[n++] = tp->pid;
         }

@@ -35,20 +35,6 @@
  * threaded ones alone. */
 static const char *const v2_ctl[] = {"memory", "pids", "io", "cpu"};
 
-static void note(const struct cgroup_config *cfg, const char *fmt, ...) _printf_(2, 3);
-static void note(const struct cgroup_config *cfg, const char *fmt, ...)
-{
-        char buf[1024];
-        va_list ap;
-
-        if (!cfg->note)
-                return;
-        va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
-        va_end(ap);
-        cfg->note(cfg->userdata, "%s", buf);
-}
-
 ssize_t cg_read_at(struct cgroup *cg, int dirfd, const char *name)
 {
         _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
@@ -97,15 +83,6 @@ int cg_read_pidstat(struct cgroup *cg, long pid, struct pidstat *ret)
         return n < 0 ? (int)n : pidstat_parse(cg->buf, (size_t)n, ret);
 }
 
-/* The kernel log from now on (root, or where dmesg is not restricted):
- * the OOM killer's report names its victim. */
-static void open_kmsg(struct cgroup *cg)
-{
-        cg->kmsg_fd = openat(cg->root_fd, "dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-        if (cg->kmsg_fd >= 0 && lseek(cg->kmsg_fd, 0, SEEK_END) < 0)
-                closep(&cg->kmsg_fd);
-}
-
 static int open_hot(struct cgroup *cg, enum hot which, enum cgroup_hier h, const char *name)
 {
         if (!cg->h[h].used || cg->h[h].dir_fd < 0)
@@ -136,6 +113,17 @@ static unsigned ctl_mask(struct cgroup *cg, int dirfd, const char *file)
         return mask;
 }
 
+/* mkdir dirfd/name (it may be there already) and open it: the fd or -errno. */
+static int mkdir_open(int dirfd, const char *name)
+{
+        int fd;
+
+        if (mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST)
+                return -errno;
+        fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
 /* mkdir <base>/buildtel and the run's cgroup under it; the parent may be
  * removed by another buildtel's clean-up in between, so retry. */
 static int make_dirs(struct cgroup *cg, struct hier *hh, const char *base)
@@ -146,26 +134,20 @@ static int make_dirs(struct cgroup *cg, struct hier *hh, const char *base)
                 return r;
         for (int attempt = 0; attempt < 3; attempt++) {
                 closep(&hh->parent_fd);
-                if (mkdirat(cg->root_fd, hh->parent + 1, 0755) < 0 && errno != EEXIST)
-                        return -errno;
-                hh->parent_fd =
-                    openat(cg->root_fd, hh->parent + 1, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (hh->parent_fd < 0) {
-                        if (errno == ENOENT)
-                                continue;
-                        return -errno;
-                }
+                r = mkdir_open(cg->root_fd, hh->parent + 1);
+                if (r == -ENOENT)
+                        continue;
+                if (r < 0)
+                        return r;
+                hh->parent_fd = r;
                 cg_clean_stale(cg, hh->parent_fd,
                                hh == &cg->h[cg->h[CG_H_V2].used ? CG_H_V2 : CG_H_MEMORY]);
-                if (mkdirat(hh->parent_fd, hh->name, 0755) < 0) {
-                        if (errno == ENOENT)
-                                continue;
-                        if (errno != EEXIST)
-                                return -errno;
-                }
-                hh->dir_fd = openat(hh->parent_fd, hh->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (hh->dir_fd < 0)
-                        return -errno;
+                r = mkdir_open(hh->parent_fd, hh->name);
+                if (r == -ENOENT)
+                        continue;
+                if (r < 0)
+                        return r;
+                hh->dir_fd = r;
                 hh->procs_w_fd = openat(hh->dir_fd, "cgroup.procs",
                                         (cg->test_unjoinable ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
                 if (hh->procs_w_fd < 0)
@@ -193,8 +175,7 @@ static void blkio_account_all(struct cgroup *cg, int cgfd)
                 n = cg_read_at(cg, dirfd(d), path);
                 if (n <= 0 || n > 32)
                         continue;
-                for (k = 0; k < (size_t)n && cg->buf[k] != '\n'; k++)
-                        ;
+                k = (size_t)(line_end(cg->buf, cg->buf + n) - cg->buf);
                 if (snprintf(rule, sizeof(rule), "%.*s %s", (int)k, cg->buf, BLKIO_UNLIMITED) >=
                     (int)sizeof(rule))
                         continue;
@@ -281,10 +262,9 @@ void cg_disable_ctl(int dirfd, unsigned added)
         }
 }
 
-/* Enable the offered controllers in dirfd's subtree_control, memory first:
- * when memory is refused nothing else is written. *ret_added gets what we
- * enabled (what was on already is not ours to undo). Returns 0 or the
- * memory write's -errno. */
+/* Enable the offered controllers in dirfd's subtree_control (see v2_ctl);
+ * *ret_added gets what we enabled, ours to undo. 0 or the memory write's
+ * -errno. */
 static int enable_ctl(struct cgroup *cg, int dirfd, unsigned *ret_added)
 {
         unsigned offered = ctl_mask(cg, dirfd, "cgroup.controllers");
@@ -343,15 +323,11 @@ static int move_to_leaf(struct cgroup *cg, const struct cgroup_config *cfg, int 
             join(leafrel, sizeof(leafrel), strcmp(rel, "/") == 0 ? "" : rel, "/buildtel/",
                  v->leaf_name) < 0)
                 return -ENAMETOOLONG;
-        if (mkdirat(ofd, "buildtel", 0755) < 0 && errno != EEXIST)
-                return -errno;
-        pfd = openat(ofd, "buildtel", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        pfd = mkdir_open(ofd, "buildtel");
         if (pfd < 0)
-                return -errno;
-        if (mkdirat(pfd, v->leaf_name, 0755) < 0 && errno != EEXIST)
-                return -errno;
-        lfd = openat(pfd, v->leaf_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        r = lfd < 0 ? -errno : cg_write_pid(lfd, (long)getpid());
+                return pfd;
+        lfd = mkdir_open(pfd, v->leaf_name);
+        r = lfd < 0 ? lfd : cg_write_pid(lfd, (long)getpid());
         if (r >= 0 && !self_in(cg, leafrel))
                 r = -EXDEV;
         if (r >= 0) {
@@ -406,6 +382,8 @@ enum cgroup_v2_plan cgroup_v2_plan(bool is_root, bool memory_offered, size_t npr
 static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
                       const struct cgroup_mounts *m, struct cgroup_self *self)
 {
+        static const char hybrid_hint[] = " (--cgroup=hybrid reads them from v1)";
+
         for (int attempt = 0; attempt < 2; attempt++) {
                 const char *rel = rel_to_mount(self->path[CG_H_V2], m->root[CG_H_V2]);
                 char own[2 * CG_PATH_MAX], unit[160], sdwhy[256];
@@ -433,11 +411,11 @@ static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
                                        writable, cfg->use_systemd && attempt == 0)) {
                 case CG_PLAN_PLAIN:
                         close(fd);
-                        note(cfg,
-                             "cgroup2 offers no memory controller in %s: memory, io and pids "
-                             "columns stay empty%s",
-                             rel,
-                             m->mnt[CG_H_MEMORY][0] ? " (--cgroup=hybrid reads them from v1)" : "");
+                        if (cfg->note)
+                                cfg->note(cfg->userdata,
+                                          "cgroup2 offers no memory controller in %s: memory, "
+                                          "io and pids columns stay empty%s",
+                                          rel, m->mnt[CG_H_MEMORY][0] ? hybrid_hint : "");
                         return 0;
                 case CG_PLAN_DIRECT:
                         cg->v2.own_fd = fd;
@@ -527,16 +505,21 @@ static int make_all(struct cgroup *cg, const struct cgroup_config *cfg,
         return 0;
 }
 
+/* The hierarchies of each mode, as bits of enum cgroup_hier. */
+static const unsigned mode_uses[] = {
+    [CGROUP_MODE_V2] = 1u << CG_H_V2,
+    [CGROUP_MODE_HYBRID] = (1u << _CG_H_MAX) - 1 - (1u << CG_H_CPUACCT),
+    [CGROUP_MODE_V1] = (1u << _CG_H_MAX) - 1 - (1u << CG_H_V2),
+};
+
 static int setup_dirs(struct cgroup *cg, const struct cgroup_config *cfg)
 {
-        struct cgroup_mounts *m = NULL;
-        struct cgroup_self *self = NULL;
+        struct cgroup_mounts *m = calloc(1, sizeof(*m));
+        struct cgroup_self *self = calloc(1, sizeof(*self));
         _cleanup_free_ char *mi = NULL, *sc = NULL;
         size_t milen, sclen;
         int r;
 
-        m = calloc(1, sizeof(*m));
-        self = calloc(1, sizeof(*self));
         r = m && self ? 0 : -ENOMEM;
         if (r >= 0)
                 r = read_file_at(cg->root_fd, "proc/self/mountinfo", 1 << 20, &mi, &milen);
@@ -557,19 +540,8 @@ static int setup_dirs(struct cgroup *cg, const struct cgroup_config *cfg)
                         goto out;
                 }
         }
-        switch (cg->mode) {
-        case CGROUP_MODE_V2:
-                cg->h[CG_H_V2].used = true;
-                break;
-        case CGROUP_MODE_HYBRID:
-                cg->h[CG_H_V2].used = cg->h[CG_H_MEMORY].used = true;
-                cg->h[CG_H_BLKIO].used = cg->h[CG_H_PIDS].used = true;
-                break;
-        default:
-                cg->h[CG_H_CPUACCT].used = cg->h[CG_H_MEMORY].used = true;
-                cg->h[CG_H_BLKIO].used = cg->h[CG_H_PIDS].used = true;
-                break;
-        }
+        for (int i = 0; i < _CG_H_MAX; i++)
+                cg->h[i].used = (mode_uses[cg->mode] >> i) & 1;
         if (cg->mode == CGROUP_MODE_V2 && m->mnt[CG_H_V2][0] && self->path[CG_H_V2][0]) {
                 r = v2_prepare(cg, cfg, m, self);
                 if (r < 0)
@@ -624,8 +596,11 @@ static void open_counters(struct cgroup *cg, const struct cgroup_config *cfg)
                 (void)open_hot(cg, HOT_PROCS, CG_H_V2, "cgroup.procs");
         } else {
                 setup_host_psi(cg);
-                note(cfg, "cgroup v1 has no pressure files: the pressure columns are host-wide "
-                          "(/proc/pressure)");
+                if (cfg->note)
+                        cfg->note(
+                            cfg->userdata,
+                            "cgroup v1 has no pressure files: the pressure columns are host-wide "
+                            "(/proc/pressure)");
                 (void)open_hot(cg, HOT_PROCS, CG_H_MEMORY, "cgroup.procs");
         }
 }
@@ -659,10 +634,10 @@ static int set_limits(struct cgroup *cg, const struct cgroup_config *cfg)
                         return r == -ENOENT ? -EOPNOTSUPP : r;
                 }
         }
-        if (cfg->memory_high && !v2)
-                note(cfg, "cgroup v1 has no memory.high: --memory-high is set as "
-                          "memory.soft_limit_in_bytes (reclaim under pressure, no "
-                          "throttling)");
+        if (cfg->memory_high && !v2 && cfg->note)
+                cfg->note(cfg->userdata, "cgroup v1 has no memory.high: --memory-high is set as "
+                                         "memory.soft_limit_in_bytes (reclaim under pressure, no "
+                                         "throttling)");
         /* The limit must hold, or the user would think the build is capped;
          * v1 rounds it down to whole pages. */
         if (cfg->memory_max) {
@@ -724,8 +699,13 @@ int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret)
                         open_counters(cg, cfg);
                         r = set_limits(cg, cfg);
                 }
+                /* The kernel log from now on (root, or where dmesg is not
+                 * restricted): the OOM killer's report names its victim. */
                 if (r >= 0)
-                        open_kmsg(cg);
+                        cg->kmsg_fd =
+                            openat(cg->root_fd, "dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+                if (cg->kmsg_fd >= 0 && lseek(cg->kmsg_fd, 0, SEEK_END) < 0)
+                        closep(&cg->kmsg_fd);
                 cg->setup_ok = r >= 0;
         }
         if (r < 0) {
@@ -738,9 +718,7 @@ int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret)
 
 const char *cgroup_path(const struct cgroup *cg)
 {
-        int h = cg->h[CG_H_V2].used ? CG_H_V2 : CG_H_MEMORY;
-
-        return cg->h[h].want;
+        return cg->h[cg->h[CG_H_V2].used ? CG_H_V2 : CG_H_MEMORY].want;
 }
 
 /* Is pid in the build's cgroup in every hierarchy: 1 yes, 0 no, -errno. */
@@ -796,7 +774,7 @@ int cgroup_verify(struct cgroup *cg, pid_t pid, int join_error)
 
 int cgroup_fallback_none(struct cgroup *cg, long tree_root)
 {
-        struct cgroup_config cfg = {.tree_root = tree_root};
+        struct cgroup_config cfg = {.root = cg->root_path, .tree_root = tree_root};
 
         if (cg->mode == CGROUP_MODE_NONE)
                 return 0;
@@ -810,7 +788,6 @@ int cgroup_fallback_none(struct cgroup *cg, long tree_root)
                 closep(&cg->hot[i]);
         cg->mode = CGROUP_MODE_NONE;
         cg->mem_peak = cg->pids_peak = NAN;
-        cfg.root = cg->root_path;
         return setup_none(cg, &cfg);
 }
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "model/compilers.h"
+#include "platform/cgroup-int.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -44,19 +45,16 @@ void proctop_consider(struct proctop *t, const struct pidstat *ps)
                 (MIN(t->n, (size_t)PROCTOP_N - 1) - at) * sizeof(t->e[0]));
         t->e[at].pid = ps->pid;
         t->e[at].rss_pages = ps->rss_pages;
-        memcpy(t->e[at].comm, ps->comm, sizeof(t->e[at].comm));
-        t->e[at].comm[sizeof(t->e[at].comm) - 1] = '\0';
+        snprintf(t->e[at].comm, sizeof(t->e[at].comm), "%s", ps->comm);
         t->e[at].label[0] = '\0';
         if (t->n < PROCTOP_N)
                 t->n++;
 }
 
-/* Options whose value is the next argument (never the source). */
+/* Options whose value is the next argument (never the source): these, and
+ * the one-letter ones of ONE_LETTER_ARGS (-o, -I, ...). */
+#define ONE_LETTER_ARGS "oIDUxLlTCmze"
 static const char *const arg_options[] = {
-    "-o",
-    "-I",
-    "-D",
-    "-U",
     "-include",
     "-imacros",
     "-isystem",
@@ -65,7 +63,6 @@ static const char *const arg_options[] = {
     "-MF",
     "-MT",
     "-MQ",
-    "-x",
     "-dumpbase",
     "-dumpdir",
     "-auxbase",
@@ -79,26 +76,19 @@ static const char *const arg_options[] = {
     "-dumpbase-ext",
     "-resource-dir",
     "-fdebug-compilation-dir",
-    "-L",
-    "-l",
-    "-T",
     "--crate-name",
     "--crate-type",
     "--edition",
     "--out-dir",
     "--cfg",
     "--cap-lints",
-    "-C",
     "--target",
     "--emit",
     "-plugin",
     "-plugin-opt",
-    "-m",
-    "-z",
     "-soname",
     "-rpath",
     "--sysroot",
-    "-e",
     "-Map",
 };
 
@@ -129,8 +119,6 @@ static bool is_lto(const char *comm)
         return strncmp(comm, "lto1", 4) == 0;
 }
 
-/* True when a process of this comm may be a unit: the cmdline is worth
- * reading. */
 bool procunit_maybe(const char *comm)
 {
         size_t n = strnlen(comm, 64);
@@ -216,15 +204,15 @@ static bool next_arg(const char **cur, const char *end, const char **ret_a, size
         return true;
 }
 
-static bool arg_is(const char *a, size_t n, const char *lit)
-{
-        return strlen(lit) == n && memcmp(a, lit, n) == 0;
-}
+/* A piece of the cmdline (not NUL-terminated); p NULL: none. */
+struct span {
+        const char *p;
+        size_t n;
+};
 
 /* What the arguments after argv[0] say. */
 struct argscan {
-        const char *source, *output, *dumpbase, *crate, *std;
-        size_t source_n, output_n, dumpbase_n, crate_n, std_n;
+        struct span source, output, dumpbase, crate, std;
         size_t nsources;
         bool compile_only; /* -c, -S, -E or -cc1 */
 };
@@ -237,69 +225,58 @@ static void scan_args(const char *cur, const char *end, struct argscan *r)
         memset(r, 0, sizeof(*r));
         while (next_arg(&cur, end, &a, &n)) {
                 if (prev) {
-                        if (arg_is(prev, prev_n, "-o")) {
-                                r->output = a;
-                                r->output_n = n;
-                        } else if (arg_is(prev, prev_n, "-dumpbase")) {
-                                r->dumpbase = a;
-                                r->dumpbase_n = n;
-                        } else if (arg_is(prev, prev_n, "--crate-name")) {
-                                r->crate = a;
-                                r->crate_n = n;
-                        }
+                        if (word_is(prev, prev_n, "-o"))
+                                r->output = (struct span){a, n};
+                        else if (word_is(prev, prev_n, "-dumpbase"))
+                                r->dumpbase = (struct span){a, n};
+                        else if (word_is(prev, prev_n, "--crate-name"))
+                                r->crate = (struct span){a, n};
                         prev = NULL;
                         continue;
                 }
                 if (n > 0 && a[0] == '-') {
                         for (size_t i = 0; i < ARRAY_SIZE(arg_options); i++)
-                                if (arg_is(a, n, arg_options[i]))
+                                if (word_is(a, n, arg_options[i]))
                                         prev = a, prev_n = n;
-                        if (n > 2 && a[1] == 'o' && !r->output) {
-                                r->output = a + 2; /* -ofoo */
-                                r->output_n = n - 2;
-                        }
-                        if (n > 5 && memcmp(a, "-std=", 5) == 0) {
-                                r->std = a + 5;
-                                r->std_n = n - 5;
-                        }
-                        if (arg_is(a, n, "-c") || arg_is(a, n, "-S") || arg_is(a, n, "-E") ||
-                            arg_is(a, n, "-cc1"))
+                        if (n == 2 && strchr(ONE_LETTER_ARGS, a[1]))
+                                prev = a, prev_n = n;
+                        if (n > 2 && a[1] == 'o' && !r->output.p)
+                                r->output = (struct span){a + 2, n - 2}; /* -ofoo */
+                        if (n > 5 && memcmp(a, "-std=", 5) == 0)
+                                r->std = (struct span){a + 5, n - 5};
+                        if (word_is(a, n, "-c") || word_is(a, n, "-S") || word_is(a, n, "-E") ||
+                            word_is(a, n, "-cc1"))
                                 r->compile_only = true;
                         continue;
                 }
-                if (n > 0 && has_source_ext(a, n) && r->nsources++ == 0) {
-                        r->source = a;
-                        r->source_n = n;
-                }
+                if (n > 0 && has_source_ext(a, n) && r->nsources++ == 0)
+                        r->source = (struct span){a, n};
         }
 }
 
-static const char *base_of(const char *a, size_t *n)
+static struct span base_of(struct span s)
 {
-        const char *slash = *n ? memrchr(a, '/', *n) : NULL;
+        const char *slash = s.n ? memrchr(s.p, '/', s.n) : NULL;
 
-        if (!slash)
-                return a;
-        *n -= (size_t)(slash + 1 - a);
-        return slash + 1;
+        return slash ? (struct span){slash + 1, (size_t)(s.p + s.n - slash - 1)} : s;
 }
 
 /* "./redis-server.ltrans1.ltrans" -> "redis-server", "./app.so.wpa" -> "app.so" */
-static const char *lto_output(const char *a, size_t *n)
+static struct span lto_output(struct span s)
 {
-        const char *b = base_of(a, n), *m;
+        struct span b = base_of(s);
+        const char *m = memmem(b.p, b.n, ".ltrans", 7);
 
-        m = memmem(b, *n, ".ltrans", 7);
-        if (!m && *n > 4 && memcmp(b + *n - 4, ".wpa", 4) == 0)
-                m = b + *n - 4;
-        if (m && m > b)
-                *n = (size_t)(m - b);
+        if (!m && b.n > 4 && memcmp(b.p + b.n - 4, ".wpa", 4) == 0)
+                m = b.p + b.n - 4;
+        if (m && m > b.p)
+                b.n = (size_t)(m - b.p);
         return b;
 }
 
 /* The unit's kind and raw name (into cmdline, or a literal). */
 static enum procunit_kind classify_args(const char *comm, const char *cmdline, size_t len,
-                                        const char **ret_a, size_t *ret_n, struct argscan *ret_as)
+                                        struct span *ret, struct argscan *ret_as)
 {
         const char *cur = cmdline, *end = cmdline + len, *a;
         size_t n, tn = strnlen(comm, 64);
@@ -309,35 +286,29 @@ static enum procunit_kind classify_args(const char *comm, const char *cmdline, s
         scan_args(cur, end, &as);
         *ret_as = as;
         if (is_lto(comm)) {
-                if (!as.dumpbase && !as.output)
+                if (!as.dumpbase.p && !as.output.p)
                         return PROCUNIT_NONE;
-                n = as.dumpbase ? as.dumpbase_n : as.output_n;
-                *ret_a = lto_output(as.dumpbase ? as.dumpbase : as.output, &n);
-                *ret_n = n;
+                *ret = lto_output(as.dumpbase.p ? as.dumpbase : as.output);
                 return PROCUNIT_LINK;
         }
         if (tool_in(comm, tn, TOOL_LINKER)) {
-                *ret_a = as.output ? base_of(as.output, &as.output_n) : "a.out";
-                *ret_n = as.output ? as.output_n : 5;
+                *ret = as.output.p ? base_of(as.output) : (struct span){"a.out", 5};
                 return PROCUNIT_LINK;
         }
-        if (as.crate) { /* rustc: the crate names the unit */
-                *ret_a = as.crate;
-                *ret_n = as.crate_n;
+        if (as.crate.p) { /* rustc: the crate names the unit */
+                *ret = as.crate;
                 return PROCUNIT_COMPILE;
         }
         /* A driver given several sources (redis's `cc -MM *.c`) is none of
          * them: the compiler it runs for each stands for that one. */
         if (as.nsources > 1 && tool_in(comm, tn, TOOL_DRIVER))
                 return PROCUNIT_NONE;
-        if (as.source && !arg_is(comm, tn, "as")) {
-                *ret_a = as.source;
-                *ret_n = as.source_n;
+        if (as.source.p && !word_is(comm, tn, "as")) {
+                *ret = as.source;
                 return PROCUNIT_COMPILE;
         }
-        if (tool_in(comm, tn, TOOL_DRIVER) && !as.compile_only && as.output) {
-                *ret_a = base_of(as.output, &as.output_n);
-                *ret_n = as.output_n;
+        if (tool_in(comm, tn, TOOL_DRIVER) && !as.compile_only && as.output.p) {
+                *ret = base_of(as.output);
                 return PROCUNIT_LINK;
         }
         return PROCUNIT_NONE;
@@ -349,36 +320,35 @@ static void compile_identity(const struct argscan *as, struct procunit *ret)
         struct out o = {ret->std, sizeof(ret->std), 0, false};
         const char *slash;
 
-        if (as->std)
-                put(&o, as->std, as->std_n);
-        if (!as->output || as->output_n == 0)
+        if (as->std.p)
+                put(&o, as->std.p, as->std.n);
+        if (!as->output.p || as->output.n == 0)
                 return;
-        ret->key = fnv1a(FNV1A_OFFSET, as->output, as->output_n);
+        ret->key = fnv1a(FNV1A_OFFSET, as->output.p, as->output.n);
         ret->key += !ret->key; /* 0 is "no output" */
-        slash = memrchr(as->output, '/', as->output_n);
-        if (slash && slash > as->output) {
+        slash = memrchr(as->output.p, '/', as->output.n);
+        if (slash && slash > as->output.p) {
                 o = (struct out){ret->dir, sizeof(ret->dir), 0, false};
-                put_tail(&o, as->output, (size_t)(slash - as->output), PROCUNIT_NAME_MAX);
+                put_tail(&o, as->output.p, (size_t)(slash - as->output.p), PROCUNIT_NAME_MAX);
         }
 }
 
 void procunit_classify(const char *comm, const char *cmdline, size_t len, struct procunit *ret)
 {
         struct out o = {ret->tool, sizeof(ret->tool), 0, false};
-        const char *a = NULL;
+        struct span a = {NULL, 0};
         struct argscan as;
-        size_t n = 0;
 
         memset(ret, 0, sizeof(*ret));
         comm = comm ? comm : "";
         put(&o, comm, strnlen(comm, 64));
         if (!cmdline || len == 0 || !procunit_maybe(comm))
                 return;
-        ret->kind = classify_args(comm, cmdline, len, &a, &n, &as);
+        ret->kind = classify_args(comm, cmdline, len, &a, &as);
         if (ret->kind == PROCUNIT_NONE)
                 return;
         o = (struct out){ret->name, sizeof(ret->name), 0, false};
-        put_tail(&o, a, n, PROCUNIT_NAME_MAX);
+        put_tail(&o, a.p, a.n, PROCUNIT_NAME_MAX);
         if (o.len == 0) {
                 ret->kind = PROCUNIT_NONE;
                 return;
@@ -386,9 +356,9 @@ void procunit_classify(const char *comm, const char *cmdline, size_t len, struct
         if (ret->kind != PROCUNIT_COMPILE)
                 return;
         compile_identity(&as, ret);
-        if (a == as.source && n <= PROCUNIT_PATH_MAX) {
+        if (a.p == as.source.p && a.n <= PROCUNIT_PATH_MAX) {
                 o = (struct out){ret->src, sizeof(ret->src), 0, false};
-                put(&o, a, n);
+                put(&o, a.p, a.n);
         }
 }
 
@@ -396,21 +366,21 @@ int proctop_label(const char *comm, const char *cmdline, size_t len, char *out, 
 {
         const char *cur = cmdline, *end = cmdline + (cmdline ? len : 0), *a;
         struct argscan as;
+        struct span unit;
         struct out o;
         size_t n, args_end;
 
         if (cap == 0 || !out)
                 return -EINVAL;
         o = (struct out){out, MIN(cap, (size_t)PROCTOP_LABEL_MAX + 1), 0, false};
-        out[0] = '\0';
         put(&o, comm ? comm : "", comm ? strnlen(comm, 64) : 0);
         if (!cmdline || len == 0)
                 return (int)o.len;
         if (comm && procunit_maybe(comm) &&
-            classify_args(comm, cmdline, len, &a, &n, &as) != PROCUNIT_NONE) {
+            classify_args(comm, cmdline, len, &unit, &as) != PROCUNIT_NONE) {
                 put(&o, " ", 1);
                 if (!o.full && o.len + 1 < o.cap)
-                        put_tail(&o, a, n, o.cap - 1 - o.len);
+                        put_tail(&o, unit.p, unit.n, o.cap - 1 - o.len);
                 return (int)o.len;
         }
         (void)next_arg(&cur, end, &a, &n); /* argv[0]: comm says it shorter */
@@ -439,7 +409,7 @@ void proctop_label_all(struct proctop *t, struct procfs *p)
 /* ---- the scan: units in flight, with a cmdline read once per process ---- */
 
 struct pentry {
-        long pid, ppid;
+        long pid, ppid; /* pid first: procfs_cmp_pid */
         uint64_t start; /* with pid, the process's identity */
         uint64_t rss_pages, cpu_ticks;
         char comm[16]; /* an exec changes it: then the cmdline is read again */
@@ -494,19 +464,7 @@ void procscan_begin(struct procscan *s)
 
 static const struct pentry *find_in(const struct pentry *v, size_t n, long pid)
 {
-        size_t lo = 0, hi = n;
-
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (v[mid].pid == pid)
-                        return &v[mid];
-                if (v[mid].pid < pid)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return NULL;
+        return bsearch(&pid, v, n, sizeof(*v), procfs_cmp_pid);
 }
 
 void procscan_consider(struct procscan *s, const struct pidstat *ps)
@@ -535,13 +493,6 @@ void procscan_consider(struct procscan *s, const struct pidstat *ps)
         e->u.kind = PROCUNIT_NONE;
 }
 
-static int cmp_pid(const void *a, const void *b)
-{
-        const struct pentry *x = a, *y = b;
-
-        return (x->pid > y->pid) - (x->pid < y->pid);
-}
-
 static int cmp_unit_rss(const void *a, const void *b)
 {
         const struct procscan_unit *x = a, *y = b;
@@ -557,21 +508,25 @@ static bool same_unit(const struct procunit *a, const struct procunit *b)
                strcmp(a->src, b->src) == 0 && strcmp(a->cwd, b->cwd) == 0;
 }
 
+/* u's entry in v[0..*n), added when new; NULL when there is no room. */
+static struct procscan_unit *unit_of(struct procscan_unit *v, size_t *n, const struct procunit *u)
+{
+        for (size_t i = 0; i < *n; i++)
+                if (same_unit(&v[i].u, u))
+                        return &v[i];
+        if (*n >= PROCSCAN_UNITS_MAX)
+                return NULL;
+        v[*n] = (struct procscan_unit){.u = *u};
+        return &v[(*n)++];
+}
+
 /* Sum e into the scan's units; the tool is the one of the largest process. */
 static void add_unit(struct procscan *s, const struct pentry *e, uint64_t *top_rss)
 {
-        struct procscan_unit *u = NULL;
+        struct procscan_unit *u = unit_of(s->units, &s->nunits, &e->u);
 
-        for (size_t i = 0; i < s->nunits; i++)
-                if (same_unit(&s->units[i].u, &e->u))
-                        u = &s->units[i];
-        if (!u) {
-                if (s->nunits >= PROCSCAN_UNITS_MAX)
-                        return;
-                u = &s->units[s->nunits];
-                top_rss[s->nunits++] = 0;
-                *u = (struct procscan_unit){.u = e->u};
-        }
+        if (!u)
+                return;
         u->rss_pages += e->rss_pages;
         u->cpu_s += (double)e->cpu_ticks / s->ticks_per_s;
         u->nprocs++;
@@ -590,22 +545,13 @@ static void collect_ended(struct procscan *s)
                 return;
         for (size_t i = 0; i < s->nprev; i++) {
                 const struct pentry *e = &s->prev[i], *now;
-                struct procscan_unit *u = NULL;
+                struct procscan_unit *u;
 
                 if (!e->classified || e->u.kind == PROCUNIT_NONE)
                         continue;
                 now = find_in(s->cur, s->ncur, e->pid);
-                if (now && now->start == e->start)
+                if ((now && now->start == e->start) || !(u = unit_of(s->ended, &s->nended, &e->u)))
                         continue;
-                for (size_t k = 0; k < s->nended && !u; k++)
-                        if (same_unit(&s->ended[k].u, &e->u))
-                                u = &s->ended[k];
-                if (!u) {
-                        if (s->nended >= PROCSCAN_UNITS_MAX)
-                                continue;
-                        u = &s->ended[s->nended++];
-                        *u = (struct procscan_unit){.u = e->u};
-                }
                 u->cpu_s += (double)e->cpu_ticks / s->ticks_per_s;
                 u->nprocs++;
         }
@@ -637,38 +583,30 @@ static void join_drivers(struct procscan *s)
         }
 }
 
-/* A relative source's base: the compiler's cwd, read once per process. A
- * process gone meanwhile or not ours keeps "" (its name is then read as
- * given). */
-static void read_cwd(struct procfs *p, struct pentry *e)
-{
-        if (e->u.kind != PROCUNIT_COMPILE || !e->u.src[0] || e->u.src[0] == '/')
-                return;
-        if (procfs_cwd(p, e->pid, e->u.cwd, sizeof(e->u.cwd)) < 0)
-                e->u.cwd[0] = '\0';
-}
-
 void procscan_end(struct procscan *s, struct procfs *p)
 {
-        uint64_t top_rss[PROCSCAN_UNITS_MAX];
+        uint64_t top_rss[PROCSCAN_UNITS_MAX] = {0};
         struct pentry *t;
 
         s->nunits = 0;
         for (size_t i = 0; i < s->ncur; i++) {
                 struct pentry *e = &s->cur[i];
+                ssize_t n;
 
-                if (!e->classified) {
-                        ssize_t n = procfs_cmdline(p, e->pid, s->cmdline, PROCSCAN_CMDLINE_MAX);
-
-                        /* A process gone meanwhile is tried again next time. */
-                        if (n > 0) {
-                                procunit_classify(e->comm, s->cmdline, (size_t)n, &e->u);
-                                e->classified = true;
-                                read_cwd(p, e);
-                        }
-                }
+                if (e->classified)
+                        continue;
+                n = procfs_cmdline(p, e->pid, s->cmdline, PROCSCAN_CMDLINE_MAX);
+                if (n <= 0)
+                        continue; /* gone meanwhile: tried again next time */
+                procunit_classify(e->comm, s->cmdline, (size_t)n, &e->u);
+                e->classified = true;
+                /* A relative source's base, read once; "" when unreadable
+                 * (its name is then read as given). */
+                if (e->u.kind == PROCUNIT_COMPILE && e->u.src[0] && e->u.src[0] != '/' &&
+                    procfs_cwd(p, e->pid, e->u.cwd, sizeof(e->u.cwd)) < 0)
+                        e->u.cwd[0] = '\0';
         }
-        qsort(s->cur, s->ncur, sizeof(s->cur[0]), cmp_pid);
+        qsort(s->cur, s->ncur, sizeof(s->cur[0]), procfs_cmp_pid);
         join_drivers(s);
         for (size_t i = 0; i < s->ncur; i++)
                 if (s->cur[i].classified && s->cur[i].u.kind != PROCUNIT_NONE)

@@ -21,7 +21,7 @@ struct proctop_entry {
         char label[PROCTOP_LABEL_MAX + 1];
 };
 
-/* A plain value: e[0] is the largest; n of them are set. */
+/* e[0] is the largest; n of them are set. */
 struct proctop {
         struct proctop_entry e[PROCTOP_N];
         size_t n;
@@ -34,19 +34,18 @@ void proctop_consider(struct proctop *t, const struct pidstat *ps);
  * that is gone by now keeps its comm as its label. */
 void proctop_label_all(struct proctop *t, struct procfs *p);
 
-/* Label a process from its comm and its raw cmdline (NUL-separated, need
- * not end in NUL). A compile unit (procunit_classify) gets "comm SOURCE"
- * (the tail of a long path after "..."), a link unit "comm OUTPUT";
- * anything else "comm ARG1 ARG2 ..." with at most 60 bytes of arguments.
- * Control bytes become '?'; the label is cut at MIN(cap - 1,
- * PROCTOP_LABEL_MAX) bytes on a UTF-8 boundary. Returns the length written
- * (out is NUL-terminated), or -EINVAL when cap is 0. */
+/* Label a process from its comm and raw cmdline (NUL-separated): "comm
+ * SOURCE" for a compile unit (a long path's tail after "..."), "comm
+ * OUTPUT" for a link, else "comm ARG1 ARG2 ..." (60 bytes of arguments).
+ * Control bytes become '?'; cut at MIN(cap - 1, PROCTOP_LABEL_MAX) bytes
+ * on a UTF-8 boundary. The length (out NUL-terminated), or -EINVAL when
+ * cap is 0. */
 int proctop_label(const char *comm, const char *cmdline, size_t len, char *out, size_t cap);
 
 /* ---- compile units: what a process is working on ---- */
 
-#define PROCUNIT_TOOL_MAX 32 /* bytes, without NUL */
-#define PROCUNIT_NAME_MAX 96 /* bytes, without NUL */
+#define PROCUNIT_TOOL_MAX 32  /* bytes, without NUL */
+#define PROCUNIT_NAME_MAX 96  /* bytes, without NUL */
 #define PROCUNIT_PATH_MAX 255 /* bytes, without NUL: src and cwd */
 
 enum procunit_kind {
@@ -61,34 +60,27 @@ struct procunit {
         enum procunit_kind kind;
         char tool[PROCUNIT_TOOL_MAX + 1]; /* comm, cut */
         char name[PROCUNIT_NAME_MAX + 1]; /* source path (its tail when long) or output */
-        /* A compile's identity beside its source: a hash of its -o output (0
-         * without one: the default output, one unit per source), so one
-         * source built several ways at once is several units. In a scan,
-         * a compiler run by a driver of the same source takes the driver's.
-         * Links: 0 (their name is their output). */
+        /* A compile's identity beside its source: a hash of its -o output
+         * (0: none, or a link), so one source built several ways at once is
+         * several units. A compiler run by a driver takes the driver's. */
         uint64_t key;
         char std[PROCUNIT_TAG_MAX + 1];  /* its -std= value, "" none */
         char dir[PROCUNIT_NAME_MAX + 1]; /* its output's directory (the tail), "" none */
-        /* A compile's source argument whole, as the compiler was given it
-         * ("" for rustc's crates, links, or one longer than the cap), and
-         * the process's cwd when that path is relative (procscan_end; ""
-         * when unread: gone, not ours, too long). The model resolves the
-         * two (model/unitname.h). */
+        /* A compile's source argument as given ("" for rustc's crates,
+         * links, or one too long) and, when relative, the process's cwd (""
+         * when unread); model/unitname.h resolves the two. */
         char src[PROCUNIT_PATH_MAX + 1];
         char cwd[PROCUNIT_PATH_MAX + 1];
 };
 
-/* comm may be a unit (a compiler, driver, linker or LTO process): the
- * command line is worth reading. */
+/* comm may be a unit (a compiler, driver, linker or LTO): its cmdline is
+ * worth reading. */
 bool procunit_maybe(const char *comm);
-/* What one process compiles or links, from its comm and raw cmdline
- * (NUL-separated, need not end in NUL): compilers (cc1, cc1plus, clang,
- * rustc as its --crate-name, nvcc, ...) and compiler drivers with a source
- * file give PROCUNIT_COMPILE; linkers (ld, ld.*, collect2, mold, lld, a
- * driver with -o and no source) and LTO (lto1-*, lto-wrapper, output from
- * -o or -dumpbase with its ".ltransN"/".wpa" suffix dropped) give
- * PROCUNIT_LINK with the output's base name. Anything else, PROCUNIT_NONE.
- * Control bytes become '?'. Never fails. */
+/* What one process compiles or links, from its comm and raw cmdline:
+ * compilers and drivers with a source file (rustc: its --crate-name) give
+ * PROCUNIT_COMPILE; linkers, a driver with -o and no source, and LTO (its
+ * output without ".ltransN"/".wpa") PROCUNIT_LINK with the output's base
+ * name; anything else PROCUNIT_NONE. Control bytes become '?'. */
 void procunit_classify(const char *comm, const char *cmdline, size_t len, struct procunit *ret);
 
 /* One unit in flight at a scan (kind, name and key): its processes summed. */
@@ -104,29 +96,24 @@ struct procscan_unit {
 
 struct procscan;
 
-/* Returns 0 or -ENOMEM. */
 int procscan_new(struct procscan **ret);
 void procscan_free(struct procscan *s); /* NULL is a no-op */
 /* A scan: begin, consider each of the build's processes, end. A process
- * (pid + start time) has its cmdline read once, the first time it is seen
- * with a comm that procunit_maybe() accepts, and then, when it compiles a
- * relative source, its cwd once. */
+ * (pid + start time) whose comm procunit_maybe() accepts has its cmdline,
+ * and for a relative source its cwd, read once. */
 void procscan_begin(struct procscan *s);
 void procscan_consider(struct procscan *s, const struct pidstat *ps);
 void procscan_end(struct procscan *s, struct procfs *p);
-/* The units in flight at the last scan, largest RSS first; owned by s until
- * the next scan. */
+/* The units in flight at the last scan, largest RSS first; s's until the
+ * next scan. */
 const struct procscan_unit *procscan_units(const struct procscan *s, size_t *ret_n);
 
-/* The units whose processes seen at the scan before the last one have
- * ended since (gone, or a new process under their pid): per unit, their
- * CPU as last seen (cpu_s), how many (nprocs); rss_pages is 0. Owned by s
- * until the next scan. A scan that hit PROCSCAN_PIDS_MAX reports none. */
+/* The units whose processes of the scan before have ended since: their
+ * CPU as last seen and how many (rss_pages 0). s's until the next scan;
+ * none after a scan that hit PROCSCAN_PIDS_MAX. */
 const struct procscan_unit *procscan_ended(const struct procscan *s, size_t *ret_n);
 
-/* "heavy.c s5.c ld:app.so": the units, largest first, a compile unit as the
- * base name of its source, a link unit as tool:output; several units of one
- * word once, at the first one's place, with their count ("x.cpp x2"); as
- * many as fit in cap - 1 bytes, whole words only. Returns the length (out NUL-terminated),
- * or -EINVAL when cap is 0. */
+/* "heavy.c s5.c ld:app.so x2": the units, largest first (a compile as its
+ * source's base name, a link as tool:output, repeats counted), whole words
+ * as fit in cap - 1 bytes. The length, or -EINVAL when cap is 0. */
 int procscan_running_text(const struct procscan_unit *u, size_t n, char *out, size_t cap);

@@ -24,7 +24,6 @@ enum cgroup_mode {
 int cgroup_mode_parse(const char *s, enum cgroup_mode *ret);
 const char *cgroup_mode_name(enum cgroup_mode m);
 
-/* The hierarchies buildtel uses. */
 enum cgroup_hier {
         CG_H_V2,
         CG_H_MEMORY,
@@ -56,9 +55,8 @@ struct cgroup_pressure {
         uint64_t some_us, full_us;
 };
 
-/* Parsers. Return 0, -EINVAL when buf is not what they expect, -ERANGE when
- * a number overflows; *ret is untouched on failure. buf need not be
- * NUL-terminated; unknown lines and keys are ignored. */
+/* Parsers: 0, -EINVAL, or -ERANGE as procfs.h's; unknown lines and keys
+ * are ignored. */
 
 /* /proc/PID/mountinfo: the cgroup2 mount and the v1 mounts of memory,
  * cpuacct, blkio and pids (co-mounted ones too: "cpu,cpuacct"). The first
@@ -66,27 +64,22 @@ struct cgroup_pressure {
 int cgroup_mounts_parse(const char *buf, size_t len, struct cgroup_mounts *ret);
 /* /proc/PID/cgroup: "0::/path" and "4:memory:/path" lines. */
 int cgroup_self_parse(const char *buf, size_t len, struct cgroup_self *ret);
-/* A single number: memory.current, memory.peak, memory.usage_in_bytes,
- * memory.max_usage_in_bytes, pids.current, pids.peak, cpuacct.usage*. "max"
- * reads as UINT64_MAX. */
+/* A single number (memory.current, pids.peak, ...); "max" is UINT64_MAX. */
 int cgroup_u64_parse(const char *buf, size_t len, uint64_t *ret);
-/* "key value" lines (memory.events, memory.oom_control, cpu.stat,
- * cpuacct.stat): the value of key. -ENOENT when key is not there. */
+/* "key value" lines (memory.events, cpu.stat): key's value, or -ENOENT. */
 int cgroup_keyed_parse(const char *buf, size_t len, const char *key, uint64_t *ret);
 /* v2 io.stat: rbytes= and wbytes= summed over every device. */
 int cgroup_iostat_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_t *ret_write);
 /* v1 blkio.throttle.io_service_bytes(_recursive): the "MAJ:MIN Read N" and
  * "MAJ:MIN Write N" lines summed over every device. */
 int cgroup_blkio_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_t *ret_write);
-/* cpu.pressure, memory.pressure, io.pressure, /proc/pressure/<x>: the
- * total= of the "some" and "full" lines. */
+/* <x>.pressure, /proc/pressure/<x>: total= of the "some" and "full" lines. */
 int cgroup_pressure_parse(const char *buf, size_t len, struct cgroup_pressure *ret);
 /* cgroup.procs: one pid a line. At most cap pids are stored in pids;
  * *ret_n gets how many the file holds (may exceed cap). */
 int cgroup_procs_parse(const char *buf, size_t len, long *pids, size_t cap, size_t *ret_n);
 
-/* What one read gives. Every figure is NAN when unknown. Counters (cpu,
- * io, pressure) count from the cgroup's creation. */
+/* One read; NAN when unknown. Counters count from the cgroup's creation. */
 struct cgroup_stats {
         double cpu_user_s, cpu_sys_s;
         double mem_bytes, mem_peak_bytes; /* peak: the kernel's own, except in none mode */
@@ -96,11 +89,10 @@ struct cgroup_stats {
         double psi_mem_some_s, psi_mem_full_s;
         double psi_io_some_s, psi_io_full_s;
         double pids, pids_peak;
-        /* Anonymous and file-backed memory: v2 memory.stat anon/file, v1
-         * total_rss/total_cache, none mode the tree's RssAnon/RssFile. */
+        /* Anonymous and file-backed memory (memory.stat, or RssAnon/RssFile). */
         double mem_anon_bytes, mem_file_bytes;
-        /* The OOM killer's last victim in the build's cgroup, from the
-         * kernel's own report (/dev/kmsg): pid -1 and "" when unknown. */
+        /* The OOM killer's last victim in the build's cgroup (/dev/kmsg):
+         * pid -1 and "" when unknown. */
         long oom_victim_pid;
         char oom_victim_comm[65];
 };
@@ -115,54 +107,42 @@ struct cgroup_config {
         long tree_root; /* none mode: the process whose descendants are the build */
         note_fn note;   /* one-line notes (a controller missing, host-wide pressure) */
         void *userdata;
-        /* At the end, kill what the build left running in its own session
-         * too (a daemon that detached); by default those are moved out to
-         * our cgroup and keep running. */
+        /* Kill the build's detached daemons at the end too; by default
+         * they move out to our cgroup and keep running. */
         bool kill_leftovers;
-        /* Ask systemd for a delegated scope when our cgroup cannot be
-         * used (v2); false in tests on fake trees. */
+        /* v2: ask systemd for a delegated scope when ours cannot be used. */
         bool use_systemd;
-        /* When set, why a cgroup could not be had, in words, with the
-         * remedy (cut to why_cap). */
+        /* When set: why no cgroup could be had, with the remedy. */
         char *why;
         size_t why_cap;
-        /* Tests only (BUILDTEL_TEST_CGROUP_UNJOINABLE=1): the child's
-         * cgroup.procs fds are opened read-only, so its join fails. */
+        /* Tests only: cgroup.procs fds read-only, so the join fails. */
         bool test_unjoinable;
 };
 
 struct cgroup;
 
-/* Make the build's cgroup in every hierarchy its mode uses, under
- * <mount><our own cgroup>/buildtel/, after removing there the cgroups of
- * buildtels that are gone. auto picks v2, hybrid or v1 from what is
- * mounted; it never picks none (the caller decides to fall back). none
- * creates nothing and walks the tree below cfg->tree_root. Returns 0,
+/* Make the build's cgroup in every hierarchy its mode uses, under <mount><our
+ * own cgroup>/buildtel/, after removing those of buildtels that are gone.
+ * auto never picks none (the caller decides to fall back). 0,
  * -EPERM/-EACCES/-EROFS without permission, -ENOENT when the mode's
  * hierarchies are not mounted, -EINVAL for a limit in none mode, -errno. */
 int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret);
-/* Move out the build's detached daemons (unless kill_leftovers), kill what
- * is left in the cgroup and below it, remove it, give our own cgroup back
- * as it was, close everything. NULL is a no-op. */
+/* Move out the build's detached daemons (unless kill_leftovers), kill the
+ * rest, remove the cgroup, restore our own. NULL is a no-op. */
 void cgroup_free(struct cgroup *cg);
 
-/* Is pid (the build, just spawned) in the build's cgroup? join_error is
- * the child's own report of its cgroup.procs write (0 or -errno). Reads
- * proc/PID/cgroup. Returns 0, or -errno naming the cause (the child's
- * error, -EXDEV when it is elsewhere). A process already gone counts as
- * joined when it reported no error. */
+/* Is pid (the build, just spawned) in the build's cgroup? join_error: the
+ * child's report of its join (0 or -errno). 0, or -errno naming the cause
+ * (-EXDEV: elsewhere). A process already gone counts as joined. */
 int cgroup_verify(struct cgroup *cg, pid_t pid, int join_error);
-/* Give up the cgroup (its dirs removed, our own cgroup restored) and
- * account the process tree below tree_root from /proc instead: mode none.
- * Returns 0 or -errno. */
+/* Give up the cgroup for mode none: the tree below tree_root from /proc.
+ * 0 or -errno. */
 int cgroup_fallback_none(struct cgroup *cg, long tree_root);
 
-/* The path of the build's cgroup that setup tried or made ("" when none),
- * for messages. */
+/* The build's cgroup path setup tried or made ("" none), for messages. */
 const char *cgroup_path(const struct cgroup *cg);
 
-/* Decide how to get a cgroup with the memory controller below our own v2
- * cgroup (pure logic, tested on its own). */
+/* How to get a cgroup with the memory controller below our own v2 one. */
 enum cgroup_v2_plan {
         CG_PLAN_PLAIN,  /* no memory controller offered: cpu.stat only, as is */
         CG_PLAN_DIRECT, /* the root cgroup: enable there, make ours below */
@@ -173,11 +153,8 @@ enum cgroup_v2_plan {
 enum cgroup_v2_plan cgroup_v2_plan(bool is_root, bool memory_offered, size_t nprocs, bool only_us,
                                    bool writable, bool use_systemd);
 
-/* The kernel OOM killer's report, read from /dev/kmsg records: "Killed
- * process N (comm)" and "oom-kill:...,task_memcg=PATH,task=comm,pid=N".
- * Only victims in memcg (a cgroup path; NULL: any) are taken. Fills
- * *ret_pid and comm (NUL-terminated, cut to cap) with the last victim of
- * buf; returns 1 when one was found, 0 when none, -EINVAL on NULL. */
+/* The last OOM victim in memcg (NULL: any) of /dev/kmsg records (kmsg.h)
+ * into *ret_pid and comm (cut to cap): 1 found, 0 none, -EINVAL on NULL. */
 int cgroup_kmsg_victim_parse(const char *buf, size_t len, const char *memcg, long *ret_pid,
                              char *comm, size_t cap);
 
@@ -186,20 +163,16 @@ enum cgroup_mode cgroup_mode(const struct cgroup *cg);
  * BuildKit execs are in them already (pipeline/recorder.c). */
 bool cgroup_pressure_is_host(const struct cgroup *cg);
 
-/* Write-only fds to the cgroup.procs of each hierarchy, owned by cg, for
- * the child to write "0" into between fork and exec. Returns how many
- * (at most cap), 0 in none mode. */
+/* cg's write-only cgroup.procs fds, one per hierarchy, for the child:
+ * how many (at most cap), 0 in none mode. */
 size_t cgroup_procs_fds(const struct cgroup *cg, int *fds, size_t cap);
 
-/* Read every counter (kept-open fds, pread, no allocation once the buffers
- * have grown). In none mode, walks /proc for the tree. Returns 0, or -errno
+/* Read every counter (none mode: walk /proc for the tree). 0, or -errno
  * when nothing could be read; *ret is filled either way. */
 int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret);
-/* The build's memory in use that reclaim cannot free: its usage less its
- * page cache (memory.current and memory.stat's file; v1 likewise), in
- * bytes, for the memory guard. -ENODATA without the memory controller
- * (none mode too). */
+/* The build's memory in use less its page cache (what reclaim cannot
+ * free), for the memory guard. -ENODATA without the memory controller. */
 int cgroup_mem_used(struct cgroup *cg, double *ret_bytes);
-/* The build's pids as of the last cgroup_read (none mode) or read now from
- * cgroup.procs. Owned by cg until the next call. Returns 0 or -errno. */
+/* The build's pids (none mode: of the last cgroup_read), cg's until the
+ * next call. 0 or -errno. */
 int cgroup_pids(struct cgroup *cg, const long **ret_pids, size_t *ret_n);

@@ -136,13 +136,10 @@ _Noreturn static void child_exec(const struct child_config *cfg, int out_w, int 
         }
         if (cfg->stdin_null && dup2(null_fd, STDIN_FILENO) < 0)
                 goto fail;
-        if (cfg->pipes) {
-                if (dup2(out_w, STDOUT_FILENO) < 0 || dup2(cfg->stderr_null ? null_fd
-                                                           : err_w >= 0     ? err_w
-                                                                            : out_w,
-                                                           STDERR_FILENO) < 0)
-                        goto fail;
-        }
+        if (cfg->stderr_null || err_w < 0)
+                err_w = cfg->stderr_null ? null_fd : out_w;
+        if (cfg->pipes && (dup2(out_w, STDOUT_FILENO) < 0 || dup2(err_w, STDERR_FILENO) < 0))
+                goto fail;
         if (cfg->clean)
                 close_other_fds(errpipe);
         else if (cfg->fds)
@@ -172,10 +169,9 @@ static int above_stdio(int *fd)
         return 0;
 }
 
-/* A pseudo-terminal for the build's output: the master CLOEXEC for us, the
- * slave (CLOEXEC too: the child dup2()s it) set as our stdout's terminal
- * is, output processing off (our terminal does its own, once), its size.
- * Not the build's controlling terminal: it keeps ours (O_NOCTTY). */
+/* A pseudo-terminal for the build's output, set as our stdout's terminal
+ * is, output processing off (our terminal does its own, once). Not the
+ * build's controlling terminal: it keeps ours (O_NOCTTY). */
 static int open_pty(int *ret_master, int *ret_slave, struct winsize *ret_ws)
 {
         _cleanup_close_ int m = -1, sl = -1;
@@ -408,18 +404,15 @@ int child_exited(struct child *c)
         return si.si_pid == c->pid;
 }
 
-/* Once it has exited and before it is reaped, the zombie still has the
- * name its last exec gave it: the name a victim of SIGKILL ran under
- * (argv[0] may be a script that exec'd the real work). */
+/* Until it is reaped, the zombie has the name its last exec gave it (argv[0]
+ * may be a script that exec'd the real work). */
 static void note_exit_comm(struct child *c)
 {
         _cleanup_free_ char *buf = NULL;
-        siginfo_t si = {0};
         char path[64];
         size_t n;
 
-        if (c->exit_comm[0] || waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 ||
-            si.si_pid != c->pid)
+        if (c->exit_comm[0] || child_exited(c) != 1)
                 return;
         snprintf(path, sizeof(path), "/proc/%ld/comm", (long)c->pid);
         /* comm is at most 16 bytes and a newline */

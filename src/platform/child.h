@@ -6,13 +6,12 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* The build as a child process: its own process group, our stdin, stdout and
- * stderr on two pipes (or inherited when pipes is false). */
+/* The build as a child process in its own process group, its stdout and
+ * stderr on pipes or inherited. */
 
 struct child;
 
-/* The capacity asked for the child's output pipes (F_SETPIPE_SZ; the
- * kernel may give less): what one splice of a full pipe moves. */
+/* F_SETPIPE_SZ of the output pipes: what one splice of a full pipe moves. */
 #define CHILD_PIPE_SIZE (1024 * 1024)
 
 /* The descriptors buildtel was given, taken first thing: which of 0-2 were
@@ -28,30 +27,25 @@ struct child_fds {
 
 struct child_config {
         char *const *argv;
-        bool pipes;                      /* capture stdout/stderr */
-        /* With pipes: stdout and stderr on one pseudo-terminal instead, read
-         * as stdout (child_stderr_fd() is -1): for a build whose output goes
-         * to our terminal, so it sees one (a TTY progress UI, colours) as it
-         * would without us. Our stdout's terminal settings and size, output
-         * processing off: the bytes come as the build wrote them. */
+        bool pipes; /* capture stdout/stderr */
+        /* With pipes: stdout and stderr on one pseudo-terminal, read as
+         * stdout, so a build whose output goes to our terminal sees one (a
+         * progress UI, colours); output processing off. */
         bool pty;
         bool foreground;                 /* make its process group the terminal's foreground */
         const sigset_t *sigmask;         /* the mask the build starts with */
         const struct sigaction *sigpipe; /* its SIGPIPE disposition; NULL = default */
         const struct sigaction *sigchld; /* its SIGCHLD disposition; NULL = default */
-        /* Open cgroup.procs fds (the build's cgroup, one per hierarchy): the
-         * child writes "0" to each before exec, so it and everything it
-         * forks are in the cgroup from the start. */
+        /* cgroup.procs fds the child writes "0" to before exec, so it and
+         * all it forks are in the build's cgroup from the start. */
         const int *cgroup_procs_fds;
         size_t n_cgroup_procs_fds;
-        /* When set, the build gets exactly these descriptors: 0-2 (closed
-         * ones closed again) and the given ones above 2; what buildtel
-         * opened since (a libcurl socketpair without CLOEXEC) is not passed. */
+        /* When set, the build gets exactly these descriptors, not what
+         * buildtel opened since (a libcurl socketpair without CLOEXEC). */
         const struct child_fds *fds;
-        /* For helper processes (platform/spawn.h): stdin from /dev/null;
-         * with pipes, stderr to /dev/null instead of a pipe; and a clean
-         * start: every signal disposition default, an empty signal mask
-         * (sigmask and sigpipe are then ignored), no fd open but 0, 1, 2. */
+        /* For helpers (platform/spawn.h): stdin from /dev/null; with
+         * pipes, stderr to /dev/null; clean: default signals, an empty
+         * mask (sigmask and sigpipe ignored), no fd but 0-2. */
         bool stdin_null;
         bool stderr_null;
         bool clean;
@@ -59,20 +53,16 @@ struct child_config {
         char *const *envp;
 };
 
-/* Whether execvp(argv0) could start, looked up as execvp does (a name with
- * a '/' as it is, else each directory of path, "" the current one; NULL
- * path: glibc's default "/bin:/usr/bin"): 0, -ENOENT (nowhere), -EACCES
- * (found, but a directory or not executable). Before anything of a run
- * is made: a command that cannot start is not a run. exec can still fail
- * later (a bad interpreter, a race); child_spawn() says so then. */
+/* Whether execvp(argv0) could start, looked up as execvp does in path
+ * (NULL: "/bin:/usr/bin"): 0, -ENOENT (nowhere), -EACCES (found, but a
+ * directory or not executable). A command that cannot start is no run. */
 int child_exec_check(const char *argv0, const char *path);
 
 /* Fork and execvp. When exec fails the error comes back here (via a
  * CLOEXEC pipe) as -ENOENT, -EACCES, ... and no child is left. */
 int child_spawn(const struct child_config *cfg, struct child **ret);
-/* Every signal to its default and the mask empty: a helper must not
- * inherit what buildtel ignores (SIGPIPE) or blocks (its signalfd's).
- * Async-signal-safe. */
+/* Every signal default, the mask empty (async-signal-safe): a helper must
+ * not inherit what buildtel ignores or blocks. */
 void child_reset_signals(void);
 /* Closes the pipes; does not kill or wait. NULL is a no-op. */
 void child_free(struct child *c);
@@ -82,13 +72,12 @@ pid_t child_pid(const struct child *c);
 int child_join_error(const struct child *c);
 int child_stdout_fd(const struct child *c); /* -1 once closed */
 int child_stderr_fd(const struct child *c);
-int child_pidfd(const struct child *c);           /* -1 when the kernel lacks pidfd */
+int child_pidfd(const struct child *c); /* -1 when the kernel lacks pidfd */
 /* A pidfd of any pid (close-on-exec), or -1 when the kernel lacks pidfd
  * or the pid is gone; the caller closes it. */
 int child_pidfd_open(pid_t pid);
 void child_close_fd(struct child *c, int stream); /* 1 or 2 */
 
-/* Send sig to the child's process group. */
 int child_signal(struct child *c, int sig);
 
 /* Whether the child has exited, without reaping it (its pid, and so its
@@ -103,14 +92,13 @@ int child_wait(struct child *c, int *ret_status, int *ret_signal);
  * 128+signal) once the child has exited, 0 while it runs, -errno. */
 int child_try_wait(struct child *c, int *ret_status, int *ret_signal);
 
-/* With cfg.pty: when our stdout's terminal changed size, give the
- * build's the new one and SIGWINCH to its group (the terminal signals
- * only its foreground group, which may not be ours). 1 changed, 0. */
+/* With cfg.pty: pass a new size of our terminal on, with SIGWINCH to the
+ * build's group (the terminal signals only its foreground group). 1
+ * changed, 0. */
 int child_pty_sync_size(struct child *c);
 
-/* The child's name (comm) as it ended, after any exec, read from its zombie
- * just before child_wait() or child_try_wait() reaped it; "" before that
- * or when it could not be read. */
+/* The child's comm as it ended (after any exec), read from its zombie; ""
+ * before it was reaped or when unreadable. */
 const char *child_exit_comm(const struct child *c);
 
 /* Our environment with each "NAME=value" of set[0..n) in place of any
@@ -126,8 +114,7 @@ void child_restore_terminal(struct child *c);
  * our group has it now: after `fg`, not after `bg`. */
 void child_give_terminal(struct child *c);
 /* Whether the build's group had the terminal when child_restore_terminal
- * last ran (after its exit: when it ended): Ctrl-C and Ctrl-\ then went to
- * it alone, not to our process group. */
+ * last ran: Ctrl-C and Ctrl-\ then went to it alone, not to us. */
 bool child_had_terminal(const struct child *c);
 
 /* Take *ret (see struct child_fds) and fill closed 0-2 with /dev/null.

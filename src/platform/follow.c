@@ -28,11 +28,10 @@ struct follow {
 
 int follow_new(const char *dir, struct follow **ret)
 {
-        struct follow *f;
+        struct follow *f = calloc(1, sizeof(*f));
         struct stat st;
         int e;
 
-        f = calloc(1, sizeof(*f));
         if (!f)
                 return -ENOMEM;
         f->fd = -1;
@@ -56,11 +55,9 @@ void follow_free(struct follow *f)
         free(f);
 }
 
-/* A file that may be followed: a regular file (never through a symlink:
- * its caller checks) of the directory's owner, or of ours when it has no
- * other link. The build's logs are its user's; as root in another user's
- * directory, a link that user made to a file only root reads must not
- * bring that file into the run. */
+/* A regular file of the directory's owner, or of ours with no other link:
+ * as root in a user's directory, a link they made to a file only root
+ * reads must not bring that file into the run. */
 static bool followable(const struct follow *f, const struct stat *st)
 {
         return S_ISREG(st->st_mode) &&

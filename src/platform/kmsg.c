@@ -14,14 +14,8 @@ static const char *mem_last(const char *p, const char *end, const char *needle)
         size_t n = strlen(needle);
         const char *found = NULL;
 
-        while (p && (size_t)(end - p) >= n) {
-                const char *q = memmem(p, (size_t)(end - p), needle, n);
-
-                if (!q)
-                        break;
+        for (const char *q; (q = memmem(p, (size_t)(end - p), needle, n)) != NULL; p = q + 1)
                 found = q;
-                p = q + 1;
-        }
         return found;
 }
 

@@ -19,10 +19,9 @@ struct kmsg_oom {
         long pid;
 };
 
-/* One record (a /dev/kmsg read, "6,974,...,-;MESSAGE", or a line of
- * text; it ends at its first newline). Returns its kind, with *ret set for
- * KMSG_OOM_KILL and KMSG_KILLED (else untouched); -EINVAL for an oom-kill
- * record without its cgroup, task and pid, or with a cgroup too long. */
+/* One record ("6,974,...,-;MESSAGE" or a line of text, up to its first
+ * newline): its kind, with *ret set for the two kills; -EINVAL for an
+ * oom-kill record without cgroup, task and pid, or a cgroup too long. */
 int kmsg_oom_parse(const char *buf, size_t len, struct kmsg_oom *ret);
 
 /* True when o's cgroup is memcg or below it. */

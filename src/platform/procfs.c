@@ -44,7 +44,9 @@ int cpustat_parse(const char *buf, size_t len, struct cpustat *ret)
         if (!buf)
                 return -EINVAL;
         for (const char *eol; p < end; p = next_line(eol, end)) {
-                uint64_t v[10] = {0};
+                struct cpustat c = {0};
+                uint64_t *const col[] = {&c.user, &c.nice,    &c.system, &c.idle,  &c.iowait,
+                                         &c.irq,  &c.softirq, &c.steal,  &c.guest, &c.guest_nice};
                 size_t n = 0;
 
                 eol = line_end(p, end);
@@ -65,25 +67,14 @@ int cpustat_parse(const char *buf, size_t len, struct cpustat *ret)
                         if (!at_field_end(p, eol))
                                 return -EINVAL;
                         /* Columns a future kernel appends are ignored. */
-                        if (n < ARRAY_SIZE(v))
-                                v[n] = x;
+                        if (n < ARRAY_SIZE(col))
+                                *col[n] = x;
                         n++;
                 }
                 /* Kernels before 2.6 stop after idle; later columns are 0. */
                 if (n < 4)
                         return -EINVAL;
-                *ret = (struct cpustat){
-                    .user = v[0],
-                    .nice = v[1],
-                    .system = v[2],
-                    .idle = v[3],
-                    .iowait = v[4],
-                    .irq = v[5],
-                    .softirq = v[6],
-                    .steal = v[7],
-                    .guest = v[8],
-                    .guest_nice = v[9],
-                };
+                *ret = c;
                 return 0;
         }
         return -EINVAL;
@@ -121,6 +112,41 @@ enum {
         _MI_MAX,
 };
 
+/* "Key: N" lines (meminfo, PID/io): each of keys[0..n)'s N into v[k] and
+ * bit k into *ret_seen, in kB when kib; other lines are ignored. Read
+ * every tick: it stops once every key is seen (meminfo's SwapFree comes a
+ * third of the way down). 0, -EINVAL, or -ERANGE. */
+static int keyed_lines(const char *buf, size_t len, const char *const *keys, size_t n, bool kib,
+                       uint64_t *v, unsigned *ret_seen)
+{
+        const char *p = buf, *end = buf + len;
+        unsigned seen = 0;
+
+        if (!buf)
+                return -EINVAL;
+        for (const char *eol; p < end && seen != (1u << n) - 1; p = next_line(eol, end)) {
+                eol = line_end(p, end);
+                for (size_t k = 0; k < n; k++) {
+                        int r;
+
+                        if (!skip_prefix(&p, eol, keys[k]))
+                                continue;
+                        skip_spaces(&p, eol);
+                        r = parse_u64(&p, eol, &v[k]);
+                        if (r < 0)
+                                return r;
+                        if (!at_field_end(p, eol))
+                                return -EINVAL;
+                        if (kib && !range_ok_u64(RANGE_KIB, v[k]))
+                                return -ERANGE;
+                        seen |= 1u << k;
+                        break;
+                }
+        }
+        *ret_seen = seen;
+        return 0;
+}
+
 int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
 {
         static const char *const keys[_MI_MAX] = {
@@ -128,45 +154,18 @@ int meminfo_parse(const char *buf, size_t len, struct meminfo *ret)
             [MI_BUFFERS] = "Buffers:",    [MI_CACHED] = "Cached:", [MI_SWAP_TOTAL] = "SwapTotal:",
             [MI_SWAP_FREE] = "SwapFree:",
         };
-        const char *p = buf, *end = buf + len;
-        uint64_t v[_MI_MAX] = {0};
-        bool seen[_MI_MAX] = {false};
-        uint64_t avail;
-        size_t nseen = 0;
+        uint64_t v[_MI_MAX] = {0}, avail;
+        unsigned seen;
+        int r = keyed_lines(buf, len, keys, _MI_MAX, true, v, &seen);
 
-        if (!buf)
-                return -EINVAL;
-        /* Read every tick: stop at the last key we need (SwapFree comes a
-         * third of the way down) rather than trying every key on all of it.
-         * Lines we do not know (and their units) are ignored. */
-        for (const char *eol; p < end && nseen < _MI_MAX; p = next_line(eol, end)) {
-                eol = line_end(p, end);
-                for (size_t k = 0; k < _MI_MAX; k++) {
-                        uint64_t x;
-                        int r;
-
-                        if (!skip_prefix(&p, eol, keys[k]))
-                                continue;
-                        skip_spaces(&p, eol);
-                        r = parse_u64(&p, eol, &x);
-                        if (r < 0)
-                                return r;
-                        if (!at_field_end(p, eol))
-                                return -EINVAL;
-                        if (!range_ok_u64(RANGE_KIB, x))
-                                return -ERANGE;
-                        v[k] = x;
-                        nseen += !seen[k];
-                        seen[k] = true;
-                        break;
-                }
-        }
-        if (!seen[MI_TOTAL] || !seen[MI_FREE] || !seen[MI_SWAP_TOTAL] || !seen[MI_SWAP_FREE])
+        if (r < 0)
+                return r;
+        if (~seen & (1u << MI_TOTAL | 1u << MI_FREE | 1u << MI_SWAP_TOTAL | 1u << MI_SWAP_FREE))
                 return -EINVAL;
         /* Kernels before 3.14 lack MemAvailable; free + buffers + cache is
          * what free(1) used to show. */
-        avail = seen[MI_AVAIL] ? v[MI_AVAIL]
-                               : add_sat(add_sat(v[MI_FREE], v[MI_BUFFERS]), v[MI_CACHED]);
+        avail = seen & (1u << MI_AVAIL) ? v[MI_AVAIL]
+                                        : add_sat(add_sat(v[MI_FREE], v[MI_BUFFERS]), v[MI_CACHED]);
         *ret = (struct meminfo){
             .total_kb = v[MI_TOTAL],
             .free_kb = v[MI_FREE],
@@ -202,10 +201,8 @@ int zoneinfo_pcp_parse(const char *buf, size_t len, uint64_t *ret_pages)
         uint64_t total = 0;
         bool seen = false;
 
-        /* Every "count:" line of /proc/zoneinfo is one CPU's pageset of one
-         * zone; nothing else in the file is called that. The file is read
-         * every tick: memchr() jumps from colon to colon (one a line)
-         * instead of walking its few hundred lines a byte at a time. */
+        /* Each "count:" line is one CPU's pageset of one zone. Read every
+         * tick: memchr() jumps from colon to colon (one a line). */
         while (p < end) {
                 const char *c = memchr(p, ':', (size_t)(end - p)), *ls, *eol, *q;
                 uint64_t v;
@@ -314,12 +311,7 @@ int pidstat_parse(const char *buf, size_t len, struct pidstat *ret)
         open = p;
         /* comm may itself hold ") " (a process can name itself anything),
          * but the numeric fields never hold ')': the last one ends comm. */
-        close = NULL;
-        for (const char *q = end; q > open; q--)
-                if (q[-1] == ')') {
-                        close = q - 1;
-                        break;
-                }
+        close = memrchr(open, ')', (size_t)(end - open));
         if (!close)
                 return -EINVAL;
         clen = MIN((size_t)(close - open), sizeof(ps.comm) - 1);
@@ -353,36 +345,16 @@ int pidstat_parse(const char *buf, size_t len, struct pidstat *ret)
 
 int pidio_parse(const char *buf, size_t len, struct pidio *ret)
 {
-        const char *p = buf, *end = buf + len;
-        struct pidio io = {0};
-        bool have_r = false, have_w = false;
+        static const char *const keys[2] = {"read_bytes:", "write_bytes:"};
+        uint64_t v[2];
+        unsigned seen;
+        int r = keyed_lines(buf, len, keys, 2, false, v, &seen);
 
-        if (!buf)
+        if (r < 0)
+                return r;
+        if (seen != 3)
                 return -EINVAL;
-        for (const char *eol; p < end; p = next_line(eol, end)) {
-                uint64_t *dst = NULL;
-                int r;
-
-                eol = line_end(p, end);
-                if (skip_prefix(&p, eol, "read_bytes:")) {
-                        dst = &io.read_bytes;
-                        have_r = true;
-                } else if (skip_prefix(&p, eol, "write_bytes:")) {
-                        dst = &io.write_bytes;
-                        have_w = true;
-                }
-                if (dst) {
-                        skip_spaces(&p, eol);
-                        r = parse_u64(&p, eol, dst);
-                        if (r < 0)
-                                return r;
-                        if (!at_field_end(p, eol))
-                                return -EINVAL;
-                }
-        }
-        if (!have_r || !have_w)
-                return -EINVAL;
-        *ret = io;
+        *ret = (struct pidio){.read_bytes = v[0], .write_bytes = v[1]};
         return 0;
 }
 
@@ -412,8 +384,6 @@ int procfs_new(const char *root, struct procfs **ret)
                 return -ENOMEM;
         }
         p->proc_fd = TAKE_FD(proc_fd);
-        /* A hot file that is missing now (a partial fixture, a locked-down
-         * container) is retried on each read and reported there. */
         for (int i = 0; i < _HOT_MAX; i++)
                 p->hot[i] = openat(p->proc_fd, hot_names[i], O_RDONLY | O_CLOEXEC);
         *ret = p;
@@ -433,9 +403,7 @@ void procfs_free(struct procfs *p)
         free(p);
 }
 
-/* pread the whole of a kept-open file into p->buf. A read that fills the
- * buffer may have been cut: grow and read again from offset 0. The file is
- * re-read, not reopened, so a fixture must be rewritten in place. */
+/* pread a kept-open file whole into p->buf. */
 static ssize_t read_hot(struct procfs *p, int which)
 {
         int *fd = &p->hot[which];
@@ -534,16 +502,6 @@ int procfs_pidio(struct procfs *p, long pid, struct pidio *ret)
         return n < 0 ? (int)n : pidio_parse(buf, (size_t)n, ret);
 }
 
-static bool is_pid_name(const char *s, long *ret)
-{
-        uint64_t v;
-
-        if (!is_digit(s[0]) || parse_u64_str(s, &v) < 0 || v == 0 || v > INT_MAX)
-                return false;
-        *ret = (long)v;
-        return true;
-}
-
 int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, void *userdata),
                        void *userdata)
 {
@@ -562,7 +520,7 @@ int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, voi
 
         for (;;) {
                 struct pidstat ps;
-                long pid;
+                uint64_t pid;
                 int r;
 
                 errno = 0;
@@ -574,9 +532,10 @@ int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, voi
                 }
                 if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
                         continue;
-                if (!is_pid_name(de->d_name, &pid))
+                if (!is_digit(de->d_name[0]) || parse_u64_str(de->d_name, &pid) < 0 || pid == 0 ||
+                    pid > INT_MAX)
                         continue;
-                r = procfs_pidstat(p, pid, &ps);
+                r = procfs_pidstat(p, (long)pid, &ps);
                 /* Gone (ENOENT, ESRCH), hidden (hidepid: EACCES) or a stat
                  * we cannot make sense of: none of these may stop a tick. */
                 if (r < 0)
@@ -688,12 +647,9 @@ static int pidstat_at(int root_fd, const char *path, struct pidstat *ret)
 {
         _cleanup_free_ char *buf = NULL;
         size_t len;
-        int r;
+        int r = read_file_at(root_fd, path, 4096, &buf, &len);
 
-        r = read_file_at(root_fd, path, 4096, &buf, &len);
-        if (r < 0)
-                return r;
-        return pidstat_parse(buf, len, ret);
+        return r < 0 ? r : pidstat_parse(buf, len, ret);
 }
 
 int procfs_self_identity(int root_fd, struct procfs_identity *ret)
@@ -702,9 +658,8 @@ int procfs_self_identity(int root_fd, struct procfs_identity *ret)
         struct procfs_identity t = {0};
         struct pidstat ps;
         size_t len;
-        int r;
+        int r = pidstat_at(root_fd, "proc/self/stat", &ps);
 
-        r = pidstat_at(root_fd, "proc/self/stat", &ps);
         if (r < 0)
                 return r;
         t.pid = ps.pid;
@@ -723,14 +678,10 @@ int procfs_self_identity(int root_fd, struct procfs_identity *ret)
 
 int procfs_pid_alive(int root_fd, long pid, uint64_t starttime)
 {
-        char path[64];
+        char path[5 + 64] = "proc/";
         struct pidstat ps;
-        int n;
 
-        if (pid <= 0 || pid > INT_MAX)
-                return -EINVAL;
-        n = snprintf(path, sizeof(path), "proc/%ld/stat", pid);
-        if (n < 0 || (size_t)n >= sizeof(path))
+        if (pid_path(path + 5, pid, "stat") < 0)
                 return -EINVAL;
         return pidstat_at(root_fd, path, &ps) >= 0 && ps.starttime == starttime;
 }

@@ -6,9 +6,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* The platform layer: every /proc read goes through here, relative to a root
- * directory fd, so tests point it at tests/fixtures/<case>/ (which holds a
- * proc/ tree). Parsers take buffers; reading is separate. */
+/* Every /proc read goes through here, relative to a root directory fd, so
+ * tests point it at tests/fixtures/<case>/. Parsers take buffers. */
 
 /* The aggregate "cpu" line of /proc/stat, in USER_HZ ticks. */
 struct cpustat {
@@ -16,7 +15,7 @@ struct cpustat {
         uint64_t guest, guest_nice; /* already included in user/nice */
 };
 
-/* Kernel counts that matter to us from /proc/meminfo, in kB. */
+/* From /proc/meminfo, in kB. */
 struct meminfo {
         uint64_t total_kb;
         uint64_t free_kb;
@@ -47,24 +46,21 @@ struct pidstat {
         uint64_t num_threads;
 };
 
-/* Parsers. Return 0, -EINVAL when buf is not what they expect, or -ERANGE
- * when a number overflows; *ret is untouched on failure. buf need not be
- * NUL-terminated. Unknown lines and extra trailing fields are ignored; the
- * fields named above are required, except: cpustat needs only the first
- * four columns (older kernels; the rest are 0), and meminfo estimates a
- * missing MemAvailable as MemFree + Buffers + Cached. */
+/* Parsers: 0, -EINVAL when buf (not NUL-terminated) is not what they
+ * expect, or -ERANGE when a number overflows; *ret untouched on failure.
+ * Unknown lines and trailing fields are ignored; the fields above are
+ * required, but cpustat's after the fourth and meminfo's MemAvailable
+ * (else MemFree + Buffers + Cached). */
 int cpustat_parse(const char *buf, size_t len, struct cpustat *ret);
 int meminfo_parse(const char *buf, size_t len, struct meminfo *ret);
-/* Sum of the "count:" lines of /proc/zoneinfo: free pages parked on the
- * per-CPU lists, which the kernel does not count in MemFree/MemAvailable
- * (auto-tuned since 6.7, hundreds of MiB on a quiet machine). -EINVAL when
+/* Sum of /proc/zoneinfo's "count:" lines: free pages on the per-CPU lists,
+ * which MemAvailable leaves out (hundreds of MiB since 6.7). -EINVAL when
  * there is none. */
 int zoneinfo_pcp_parse(const char *buf, size_t len, uint64_t *ret_pages);
 int loadavg_parse(const char *buf, size_t len, struct loadavg *ret);
 int pidstat_parse(const char *buf, size_t len, struct pidstat *ret);
 
-/* /proc/PID/io: bytes the process caused to be read from and written to
- * storage. read_bytes and write_bytes are required. */
+/* /proc/PID/io: read_bytes and write_bytes, both required. */
 struct pidio {
         uint64_t read_bytes, write_bytes;
 };
@@ -75,34 +71,38 @@ uint64_t cpustat_busy(const struct cpustat *c);  /* total - idle - iowait */
 
 struct procfs;
 
-/* root is "/" in production. Opens root and root/proc and keeps fds to the
- * hot files (stat, meminfo, loadavg) for pread(), so a fixture standing in
- * for them must be rewritten in place, not replaced by rename. A hot file
- * missing now is retried on each read. Returns 0, or -errno when root or
- * root/proc cannot be opened as directories. */
+/* qsort() and bsearch() by pid: of longs, or of structs that begin with
+ * their long pid. */
+static inline int procfs_cmp_pid(const void *a, const void *b)
+{
+        const long *x = a, *y = b;
+
+        return (*x > *y) - (*x < *y);
+}
+
+/* root is "/" in production. Keeps the hot files (stat, meminfo, ...) open
+ * for pread(), so a fixture must be rewritten in place, not renamed over;
+ * one missing now is retried on each read. 0, or -errno when root/proc
+ * cannot be opened. */
 int procfs_new(const char *root, struct procfs **ret);
 void procfs_free(struct procfs *p); /* NULL is a no-op */
 
-/* Read and parse one hot file into a buffer owned by p (no allocation once
- * it has grown to fit). Returns 0 or -errno; *ret untouched on failure. */
+/* Read and parse one hot file into p's buffer. 0 or -errno; *ret
+ * untouched on failure. */
 int procfs_cpustat(struct procfs *p, struct cpustat *ret);
 int procfs_meminfo(struct procfs *p, struct meminfo *ret);
-/* The per-CPU free pages of every zone, in kB. -errno when unreadable. */
+/* zoneinfo_pcp_parse's pages in kB. */
 int procfs_pcp_free_kb(struct procfs *p, uint64_t *ret_kb);
 int procfs_loadavg(struct procfs *p, struct loadavg *ret);
 /* -ENOENT/-ESRCH when the process is gone, -EINVAL for a pid <= 0. */
 int procfs_pidstat(struct procfs *p, long pid, struct pidstat *ret);
 
-/* proc/PID/io (root or the process's owner only). -ENOENT/-ESRCH when the
- * process is gone, -EACCES when it is not ours. */
+/* -ENOENT/-ESRCH when the process is gone, -EACCES when it is not ours. */
 int procfs_pidio(struct procfs *p, long pid, struct pidio *ret);
 
-/* Call cb for every process in proc/ whose stat could be read and parsed;
- * processes that vanish meanwhile (or are hidden, hidepid=) are skipped.
- * The proc/ DIR is kept and rewound, so each walk sees new processes; no
- * allocation per process. cb may be NULL (just count). A negative return
- * from cb stops the walk and is returned. Returns the number of processes
- * seen, or -errno. */
+/* cb (NULL: just count) for every process whose stat could be read and
+ * parsed (gone or hidden ones are skipped); a negative return from cb
+ * stops the walk and is returned. The number seen, or -errno. */
 int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, void *userdata),
                        void *userdata);
 
@@ -110,16 +110,13 @@ int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, voi
  * Returns the length, or -errno. */
 ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap);
 
-/* The target of proc/PID/cwd into buf (NUL-terminated, at most cap - 1
- * bytes). Returns its length; -ENOENT/-ESRCH when the process is gone,
- * -EACCES when it is not ours, -ENAMETOOLONG when it does not fit or is
- * no usable path (not absolute, or a deleted directory). */
+/* proc/PID/cwd's target into buf (NUL-terminated). Its length;
+ * -ENOENT/-ESRCH when gone, -EACCES when not ours, -ENAMETOOLONG when it
+ * does not fit or is no usable path (a deleted directory). */
 ssize_t procfs_cwd(struct procfs *p, long pid, char *buf, size_t cap);
 
-/* /proc/PID/statm: the resident memory split, in pages. statm's "shared"
- * is RssFile + RssShmem, so anon is resident - shared (RssAnon) and file
- * is shared: the same figures as /proc/PID/status for a tenth of the cost
- * (the kernel formats three numbers, not fifty lines). */
+/* /proc/PID/statm, in pages: its "shared" is RssFile + RssShmem, so anon
+ * is resident - shared; status has the same for ten times the cost. */
 struct pidmem {
         uint64_t anon_pages, file_pages;
 };
@@ -136,21 +133,18 @@ long procfs_pid_max(void);
  * without the privilege). */
 int procfs_set_self_oom_score_adj(int adj);
 
-/* Who a process is across pid reuse: its pid, its start time in clock
- * ticks after boot, and the boot id of the kernel (the history database
- * tells a live recorder from one that is gone with these). */
+/* Who a process is across pid reuse (the history database tells a live
+ * recorder from a gone one with these). */
 struct procfs_identity {
         long pid;
-        uint64_t starttime;
-        char boot_id[40]; /* "" when unreadable */
+        uint64_t starttime; /* clock ticks after boot */
+        char boot_id[40];   /* "" when unreadable */
 };
 
-/* This process as root_fd's tree shows it (an fd of "/" in production):
- * proc/self/stat and proc/sys/kernel/random/boot_id. Returns 0 or -errno;
- * *ret untouched on failure. */
+/* This process as root_fd's proc/ shows it. 0 or -errno; *ret untouched
+ * on failure. */
 int procfs_self_identity(int root_fd, struct procfs_identity *ret);
 
-/* Whether process pid runs under root_fd's proc/ with this start time: 1
- * yes, 0 no (gone, or the pid is another process's now), -EINVAL for a
- * pid <= 0. */
+/* Whether pid runs under root_fd's proc/ with this start time: 1 yes, 0
+ * no (gone, or another process's now), -EINVAL for a pid <= 0. */
 int procfs_pid_alive(int root_fd, long pid, uint64_t starttime);

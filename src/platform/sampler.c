@@ -124,9 +124,8 @@ static int count_compiler(const struct pidstat *ps, void *userdata)
         return 0;
 }
 
-/* A tick's reads: each fills its fields (NAN when it cannot read) and
- * says how it went, so that the take fails only when nothing could be
- * read. */
+/* A tick's reads each fill their fields (NAN when unreadable) and say how
+ * it went: the take fails only when nothing could be read. */
 struct take {
         int ok;
         int first_err;

@@ -91,16 +91,12 @@ static int open_user_bus(sd_bus **ret)
         const char *env = getenv("DBUS_SESSION_BUS_ADDRESS");
         char addr[128];
         sd_bus *b = NULL;
-        int r;
+        int r = env && *env ? snprintf(addr, sizeof(addr), "%s", env)
+                            : snprintf(addr, sizeof(addr), "unix:path=/run/user/%u/bus",
+                                       (unsigned)getuid());
 
-        if (env && *env) {
-                if (strlen(env) >= sizeof(addr))
-                        return -ENAMETOOLONG;
-                memcpy(addr, env, strlen(env) + 1);
-        } else if (snprintf(addr, sizeof(addr), "unix:path=/run/user/%u/bus", (unsigned)getuid()) >=
-                   (int)sizeof(addr)) {
+        if (r >= (int)sizeof(addr))
                 return -ENAMETOOLONG;
-        }
         r = sym_sd_bus_new(&b);
         if (r >= 0)
                 r = sym_sd_bus_set_address(b, addr);

@@ -7,7 +7,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -106,9 +105,8 @@ int spawn_capture(const struct spawn_config *cfg, struct spawn_result *ret)
         struct spawn_result r = {0};
         double deadline = now_monotonic() + cfg->timeout_s;
         struct child *c = NULL;
-        int e, status = 0;
+        int status = 0, e = child_spawn(&cc, &c);
 
-        e = child_spawn(&cc, &c);
         if (e < 0)
                 return e;
         r.pid = child_pid(c);

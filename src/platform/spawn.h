@@ -5,9 +5,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* Running a helper tool and reading what it prints (`ccache
- * --print-stats`, `docker buildx history inspect`): the one way buildtel
- * runs a process other than the build. */
+/* Running a helper tool and reading what it prints (`ccache --print-stats`):
+ * the one way buildtel runs a process other than the build. */
 
 struct spawn_config {
         char *const *argv;   /* argv[0] looked up in $PATH; execvp, never a shell */
@@ -27,24 +26,20 @@ struct spawn_result {
         pid_t pid;  /* its pid and process group, gone by now */
 };
 
-/* Run cfg->argv in its own process group, stdin from /dev/null, every
- * signal default, an empty signal mask and no fd but 0-2; read its output
- * until both pipes close and it has exited. Past the deadline the whole
- * group gets SIGKILL and the helper is reaped (its own children go to
- * whoever reaps orphans). Returns the status (>= 0: the exit code, or
- * 128 + signal) with *ret filled (release it with spawn_result_release()),
- * or -ENOENT / -EACCES (cannot be executed: no process is left),
- * -ETIMEDOUT, -ENOMEM, another -errno; *ret is untouched on failure. */
+/* Run cfg->argv in its own process group (a clean start, stdin
+ * /dev/null) and read its output until both pipes close and it has exited;
+ * past the deadline the group gets SIGKILL. Returns the status (the exit
+ * code, or 128 + signal) with *ret filled (spawn_result_release()), or
+ * -ENOENT / -EACCES (cannot be executed), -ETIMEDOUT, -ENOMEM, another
+ * -errno; *ret is untouched on failure. */
 int spawn_capture(const struct spawn_config *cfg, struct spawn_result *ret);
 
 /* Work that outlives buildtel (the build log's compression): fn(arg) in a
- * grandchild, in a session of its own, at nice 10, stdin, stdout and
- * stderr on /dev/null and no other fd, every signal default; it is never
- * waited for (init reaps it). fn starts once the calling process has
- * ended (the worker waits for EOF on a pipe whose write end only the
- * caller holds), so nothing the caller does on its way out (its exit
- * handlers, a sanitizer's leak check) overlaps it. Returns 0 once the
- * worker exists, or -errno. */
+ * grandchild in a session of its own, at nice 10, 0-2 on /dev/null and no
+ * other fd, never waited for. fn starts once the caller has ended (EOF on
+ * a pipe only the caller holds), so nothing on its way out (exit
+ * handlers, a leak check) overlaps it. 0 once the worker exists, or
+ * -errno. */
 int spawn_detached(int (*fn)(void *), void *arg);
 
 /* Frees out and err; the struct can be reused. */

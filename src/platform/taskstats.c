@@ -214,9 +214,13 @@ uint64_t taskstats_lost(const struct tstats *t)
         return t ? t->lost : 0;
 }
 
-static double ns_s(uint64_t ns)
+/* A wait longer than the task's life is none it had (seen here: a block
+ * IO delay of the uptime, twice, after the sysctl was set). */
+static double delay_s(uint64_t ns, double wall_s)
 {
-        return (double)ns / 1e9;
+        double s = (double)ns / 1e9;
+
+        return s <= wall_s ? s : 0;
 }
 
 /* One struct taskstats (len bytes, of any version) as an exit event. */
@@ -240,15 +244,10 @@ static void exit_event(const void *p, size_t len, taskev_fn fn, void *userdata)
         ev.rss_peak_kb = ts.hiwater_rss;
         ev.read_bytes = ts.read_bytes;
         ev.write_bytes = ts.write_bytes;
-        ev.delay_cpu_s = ns_s(ts.cpu_delay_total);
-        ev.delay_io_s = ns_s(ts.blkio_delay_total);
-        ev.delay_mem_s =
-            ns_s(ts.swapin_delay_total + ts.freepages_delay_total + ts.thrashing_delay_total);
-        /* A wait longer than the task's life is none it had (seen here: a
-         * block IO delay of the uptime, twice, after the sysctl was set) */
-        ev.delay_cpu_s = ev.delay_cpu_s <= ev.wall_s ? ev.delay_cpu_s : 0;
-        ev.delay_io_s = ev.delay_io_s <= ev.wall_s ? ev.delay_io_s : 0;
-        ev.delay_mem_s = ev.delay_mem_s <= ev.wall_s ? ev.delay_mem_s : 0;
+        ev.delay_cpu_s = delay_s(ts.cpu_delay_total, ev.wall_s);
+        ev.delay_io_s = delay_s(ts.blkio_delay_total, ev.wall_s);
+        ev.delay_mem_s = delay_s(
+            ts.swapin_delay_total + ts.freepages_delay_total + ts.thrashing_delay_total, ev.wall_s);
         if (ev.pid > 0)
                 fn(userdata, &ev);
 }
@@ -334,9 +333,8 @@ static void hold_exit(void *userdata, const struct taskev *ev)
         t->exits[t->nexits++] = *ev;
 }
 
-/* Every datagram waiting on fd, parsed, to fn: DRAIN_BATCH a call
- * (recvmmsg; a build of 20,000 processes made 9 recv calls a process, on
- * a VM where each costs about 7 us). A datagram cut short is lost. */
+/* Every datagram waiting on fd, parsed, to fn, DRAIN_BATCH a recvmmsg (one
+ * recv each made 9 calls a process, 7 us each); one cut short is lost. */
 #define DRAIN_BATCH 32
 static void drain_fd(struct tstats *t, int fd, taskev_fn fn, void *userdata)
 {

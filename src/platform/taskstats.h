@@ -5,10 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The kernel's own accounting of every process (root only: both need
- * CAP_NET_ADMIN): the taskstats record of each task that exits (its peak
- * RSS, CPU, IO and delays, exact) and the process connector's fork and
- * exec events, host-wide; the caller keeps the build's. */
+/* The kernel's own accounting of every process, host-wide (CAP_NET_ADMIN):
+ * the taskstats record of each task that exits and the process
+ * connector's fork and exec events; the caller keeps the build's. */
 
 enum taskev_type {
         TASKEV_FORK = 1, /* pid: the new process, ppid: its parent's process */
@@ -26,14 +25,13 @@ struct taskev {
         long ppid;
         double at_s; /* FORK, EXEC, END: when, CLOCK_MONOTONIC seconds */
         /* TASKEV_EXIT only: */
-        bool last;   /* the process's last thread: the process is over */
-        int status;  /* as wait() gives it */
+        bool last;  /* the process's last thread: the process is over */
+        int status; /* as wait() gives it */
         char comm[TASKEV_COMM_MAX + 1];
         double wall_s, cpu_s; /* the task's elapsed time; user + system */
         uint64_t rss_peak_kb; /* its memory map's peak RSS (hiwater) */
         uint64_t read_bytes, write_bytes;
-        /* Delay accounting (0 unless kernel.task_delayacct is 1): waiting
-         * for a CPU, for block IO, for memory (reclaim, thrashing, swap-in). */
+        /* Waits for a CPU, block IO, memory (0 unless kernel.task_delayacct). */
         double delay_cpu_s, delay_io_s, delay_mem_s;
 };
 
@@ -41,8 +39,7 @@ typedef void (*taskev_fn)(void *userdata, const struct taskev *ev);
 
 struct tstats;
 
-/* Both sockets open, the listener registered for every possible CPU.
- * Returns 0, or -errno (-EPERM without CAP_NET_ADMIN, -ENOENT for a kernel
+/* Returns 0, or -errno (-EPERM without CAP_NET_ADMIN, -ENOENT for a kernel
  * without taskstats). */
 int taskstats_open(struct tstats **ret);
 void taskstats_free(struct tstats *t); /* NULL is a no-op */
@@ -55,8 +52,7 @@ bool taskstats_delayacct(void);
 /* Reads the kernel dropped (a receive buffer that overflowed). */
 uint64_t taskstats_lost(const struct tstats *t);
 
-/* The parsers, one datagram each (hostile input: fuzzed): a generic
- * netlink datagram of the TASKSTATS family `family`, and a process
- * connector datagram. Unknown or short messages are skipped. */
+/* One datagram each, of the TASKSTATS genetlink family and of the process
+ * connector; unknown or short messages are skipped. */
 void taskstats_parse(const void *buf, size_t len, uint16_t family, taskev_fn fn, void *userdata);
 void taskstats_parse_cn(const void *buf, size_t len, taskev_fn fn, void *userdata);

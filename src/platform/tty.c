@@ -8,8 +8,6 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "util/util.h"
-
 bool tty_usable(int fd)
 {
         const char *term = getenv("TERM");
@@ -35,9 +33,4 @@ bool tty_raw(int fd)
         struct termios t;
 
         return tcgetattr(fd, &t) == 0 && !(t.c_lflag & ICANON);
-}
-
-int tty_write(int fd, const char *buf, size_t len)
-{
-        return write_all(fd, buf, len);
 }

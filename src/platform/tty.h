@@ -14,5 +14,3 @@ bool tty_usable(int fd);
 int tty_size(int fd, int *ret_rows, int *ret_cols);
 /* Someone has the terminal in raw mode (ICANON off). false when unknown. */
 bool tty_raw(int fd);
-/* All of buf to fd, retried on EINTR and partial writes. 0 or -errno. */
-int tty_write(int fd, const char *buf, size_t len);

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,7 +16,7 @@
 #define VCS_PATH_MAX 4096
 
 /* An object name of 40 or 64 hex digits at [p, end), then only line end
- * or spaces. Lower-cased into ret. */
+ * or spaces, lower-cased into ret (untouched on failure). */
 static int parse_hex(const char *p, const char *end, char *ret)
 {
         size_t n = 0;
@@ -71,7 +70,6 @@ static void chomp(const char *p, const char **end)
 int vcs_parse_head(const char *buf, size_t len, char *ret_ref, char *ret_rev)
 {
         const char *p = buf, *end = buf + len;
-        char rev[VCS_HEX_MAX + 1];
 
         if (skip_prefix(&p, end, "ref:")) {
                 size_t n;
@@ -86,9 +84,8 @@ int vcs_parse_head(const char *buf, size_t len, char *ret_ref, char *ret_rev)
                 ret_rev[0] = '\0';
                 return 0;
         }
-        if (parse_hex(p, end, rev) < 0)
+        if (parse_hex(p, end, ret_rev) < 0)
                 return -EINVAL;
-        memcpy(ret_rev, rev, sizeof(rev));
         ret_ref[0] = '\0';
         return 0;
 }
@@ -127,14 +124,8 @@ int vcs_packed_refs_find(const char *buf, size_t len, const char *ref, char *ret
                         const char *name = sp + 1, *ne = le;
 
                         chomp(name, &ne);
-                        if ((size_t)(ne - name) == rlen && memcmp(name, ref, rlen) == 0) {
-                                char rev[VCS_HEX_MAX + 1];
-
-                                if (parse_hex(p, sp, rev) < 0)
-                                        return -EINVAL;
-                                memcpy(ret_rev, rev, sizeof(rev));
-                                return 0;
-                        }
+                        if ((size_t)(ne - name) == rlen && memcmp(name, ref, rlen) == 0)
+                                return parse_hex(p, sp, ret_rev) < 0 ? -EINVAL : 0;
                 }
                 p = nl ? nl + 1 : end;
         }
@@ -166,7 +157,6 @@ static int resolve_ref(int gitfd, int commonfd, const char *ref, char *ret_rev)
 
                 for (int i = 0; i < 2 && !followed; i++) {
                         _cleanup_free_ char *buf = NULL;
-                        char next[VCS_REF_MAX + 1], rev[VCS_HEX_MAX + 1];
                         size_t len;
                         int r;
 
@@ -177,14 +167,11 @@ static int resolve_ref(int gitfd, int commonfd, const char *ref, char *ret_rev)
                                 continue;
                         if (r < 0)
                                 return r;
-                        r = vcs_parse_head(buf, len, next, rev);
-                        if (r < 0)
+                        /* a symbolic ref's target into name, an object name
+                         * into ret_rev */
+                        r = vcs_parse_head(buf, len, name, ret_rev);
+                        if (r < 0 || ret_rev[0])
                                 return r;
-                        if (rev[0]) {
-                                memcpy(ret_rev, rev, sizeof(rev));
-                                return 0;
-                        }
-                        memcpy(name, next, sizeof(next));
                         followed = true;
                 }
                 if (!followed) {
@@ -256,9 +243,8 @@ int vcs_read(const char *dir, struct vcs_info *ret)
         _cleanup_close_ int gitfd = -1, commonfd = -1;
         struct stat st;
         size_t len;
-        int r;
+        int r = find_gitdir(dir, gitdir, sizeof(gitdir));
 
-        r = find_gitdir(dir, gitdir, sizeof(gitdir));
         if (r < 0)
                 return r;
         gitfd = open(gitdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -4,11 +4,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The git revision of a working directory, read from .git directly (HEAD,
- * loose refs, packed-refs, a `.git` file pointing elsewhere as in worktrees
- * and submodules, `commondir`), never by forking git. Everything in .git is
- * treated as hostile: names are checked before they become paths. The
- * reftable ref backend is not read (-EOPNOTSUPP). */
+/* The git revision of a working directory, read from .git directly (never
+ * forking git), worktrees and submodules too. Everything in .git is hostile:
+ * names are checked before they become paths. */
 
 #define VCS_HEX_MAX 64  /* SHA-256 object names; SHA-1 ones have 40 */
 #define VCS_REF_MAX 255 /* bytes of a ref name we accept */
@@ -18,20 +16,17 @@ struct vcs_info {
         char ref[VCS_REF_MAX + 1]; /* "refs/heads/main"; "" when HEAD is detached */
 };
 
-/* HEAD's content: either "ref: <name>" (symbolic; *ret_ref set, ret_rev "")
- * or an object name (detached; ret_ref ""). Returns 0, or -EINVAL for
- * anything else (including a ref name that is not safe as a path). Both
- * buffers must hold VCS_REF_MAX+1 / VCS_HEX_MAX+1 bytes. */
+/* HEAD's content: "ref: <name>" (ret_rev "") or an object name (ret_ref
+ * ""). 0, or -EINVAL for anything else (a ref name unsafe as a path too).
+ * The buffers hold VCS_REF_MAX+1 and VCS_HEX_MAX+1 bytes. */
 int vcs_parse_head(const char *buf, size_t len, char *ret_ref, char *ret_rev);
 
-/* A `.git` file: "gitdir: <path>". The path (not NUL-free input is
- * rejected) goes to ret, of size retlen. Returns 0, -EINVAL, or -ERANGE when
- * it does not fit. */
+/* A `.git` file: "gitdir: <path>". 0, -EINVAL, or -ERANGE when the path
+ * does not fit. */
 int vcs_parse_gitfile(const char *buf, size_t len, char *ret, size_t retlen);
 
-/* Look ref up in a packed-refs buffer ("<hex> <name>" lines, "#" header,
- * "^<hex>" peeled lines). Returns 0 with the object name in ret_rev,
- * -ENOENT when absent, -EINVAL for a malformed matching line. */
+/* ref in a packed-refs buffer: 0 with its object name, -ENOENT when
+ * absent, -EINVAL for a malformed matching line. */
 int vcs_packed_refs_find(const char *buf, size_t len, const char *ref, char *ret_rev);
 
 /* True for a ref name safe to use as a path below a git dir: starts with

@@ -333,7 +333,7 @@ static void put(struct live *l, const char *fmt, ...)
         va_end(ap);
 
         if (k > 0 && (size_t)k < sizeof(l->out))
-                (void)tty_write(l->fd, l->out, (size_t)k);
+                (void)write_all(l->fd, l->out, (size_t)k);
 }
 
 /* Reserve the bottom row: an index, ESC D (the screen scrolls if the cursor is
@@ -367,7 +367,7 @@ static void draw(struct live *l, double now)
                 return;
         n = live_format(&v, &l->lim, l->cols, l->color, l->out + k, sizeof(l->out) - (size_t)k - 3);
         memcpy(l->out + (size_t)k + n, "\0338", 3);
-        (void)tty_write(l->fd, l->out, (size_t)k + n + 2);
+        (void)write_all(l->fd, l->out, (size_t)k + n + 2);
         l->last_draw = now;
         l->dirty = false;
 }
