@@ -89,6 +89,12 @@ int bkexec_poll(struct bkexec *b, struct procfs *p, double now);
  * an exec under a directory not seen before (a new --cgroup-parent, a
  * second daemon) is found while it runs. */
 void bkexec_hunt(struct bkexec *b, bool on);
+/* Which exec a process runs in, from /proc/PID/cgroup (pid > 0: its
+ * exec cgroup's name into id) or by that name (pid 0: id as given): 1 an
+ * exec of ours, 0 not decided yet (not listed or matched yet, or no exec
+ * directory known), -1 none of ours (pid > 0 only: gone, or outside every
+ * directory of execs while no new one is hunted for). */
+int bkexec_exec_of(struct bkexec *b, long pid, char id[EXEC_ID_MAX + 1]);
 /* The run is over: the kernel's last OOM records (a kill logged after
  * the last poll). */
 void bkexec_finish(struct bkexec *b, double now);
@@ -111,4 +117,3 @@ int bkexec_bundle_args_parse(const char *buf, size_t len, bool expand, char *out
 /* /proc/PID/status: the real, effective, saved and filesystem uids of
  * its Uid line into ret. 0, or -EINVAL when there is no such line. */
 int bkexec_status_uids_parse(const char *buf, size_t len, uint64_t ret[4]);
-
