@@ -93,7 +93,8 @@ void bkexec_hunt(struct bkexec *b, bool on);
  * exec cgroup's name into id) or by that name (pid 0: id as given): 1 an
  * exec of ours, 0 not decided yet (not listed or matched yet, or no exec
  * directory known), -1 none of ours (pid > 0 only: gone, or outside every
- * directory of execs while no new one is hunted for). */
+ * directory of execs: while none is known or a new one is hunted for, one
+ * in buildtel's own pid namespace). */
 int bkexec_exec_of(struct bkexec *b, long pid, char id[EXEC_ID_MAX + 1]);
 /* The run is over: the kernel's last OOM records (a kill logged after
  * the last poll). */
