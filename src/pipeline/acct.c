@@ -197,6 +197,7 @@ static void on_exec(struct acct *a, long pid, double at_s)
         char exec[EXEC_ID_MAX + 1] = "";
         bool member = is_member(a, pid);
         struct pidstat ps;
+        int ours;
         struct xunit *x;
         ssize_t n;
         size_t i;
@@ -212,15 +213,12 @@ static void on_exec(struct acct *a, long pid, double at_s)
          * (sh, make, sleep): their command lines are not read */
         if (!procunit_maybe(ps.comm))
                 return;
-        if (!member) {
-                int ours = execmatch_exec_of(a->em, pid, exec);
-
-                if (ours < 0 || (ours == 0 && a->npending >= ACCT_PENDING_MAX))
-                        return;
-                if (ours > 0)
-                        exec[0] = '\0';
-                set_member(a, pid, member = ours > 0);
-        }
+        ours = member ? 1 : execmatch_exec_of(a->em, pid, exec);
+        if (ours < 0 || (ours == 0 && a->npending >= ACCT_PENDING_MAX))
+                return;
+        if (ours > 0)
+                exec[0] = '\0';
+        set_member(a, pid, member = ours > 0);
         n = procfs_cmdline(a->proc, pid, a->cmdline, sizeof(a->cmdline));
         if (n <= 0) {
                 set_bit(a, a->gone, pid, member);
@@ -325,12 +323,10 @@ static void on_exit_task(struct acct *a, const struct taskev *ev)
                 return;
         p = find_proc(a, ev->tgid);
         x = p ? &a->xu[p->unit] : NULL;
-        if (x && x->exec[0]) {
-                if (x->nheld < ACCT_HELD)
-                        x->held[x->nheld++] = *ev;
-        } else {
+        if (x && x->exec[0] && x->nheld < ACCT_HELD)
+                x->held[x->nheld++] = *ev;
+        else if (!x || !x->exec[0])
                 count(a, ev);
-        }
         if (a->guard && ev->last) {
                 guard_exit(a->guard, ev->tgid,
                            p ? (double)MAX(a->xu[p->unit].peak_kb, ev->rss_peak_kb) / 1024.0 : 0,
