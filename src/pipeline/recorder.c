@@ -790,8 +790,8 @@ static void drain_acct(struct recorder *r, const struct pollfd *p, size_t n)
 }
 
 /* The units of the model: the kernel's when it accounted the build's
- * compiles (a build whose compiles ran elsewhere, BuildKit's execs, has
- * only the scans'), else the scans'; watch has none. */
+ * compiles (its BuildKit steps' included; a build whose compiles ran out
+ * of its sight has only the scans'), else the scans'; watch has none. */
 static const struct units *model_units(struct recorder *r)
 {
         struct units *u = r->units;
