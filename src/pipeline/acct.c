@@ -12,6 +12,7 @@
 #include "model/unitname.h"
 #include "model/run.h"
 #include "model/units.h"
+#include "pipeline/execmatch.h"
 #include "platform/cgroup-top.h"
 #include "platform/procfs.h"
 #include "pipeline/guard.h"
@@ -22,6 +23,9 @@
 #define CMDLINE_MAX 8192
 #define ACCT_KINDS 128
 #define ACCT_ENDED 16 /* units' processes ended lately, by pid: an OOM victim's name */
+#define ACCT_HELD 8         /* records held per unit whose exec is not decided */
+#define ACCT_PENDING_MAX 64 /* such units at once */
+#define ACCT_HOLD_S 10.0    /* and how long one is kept after its end */
 
 /* A unit in flight: its top process (the one whose exec made it) and what
  * its processes used so far. */
@@ -36,6 +40,12 @@ struct xunit {
         double wait_s[3]; /* as units.h has it */
         uint64_t peak_kb;
         char tool[TASKEV_COMM_MAX + 1]; /* the process at the peak */
+        /* A compiler in a BuildKit exec not known to be ours when it
+         * started: the exec's name ("" ours) and its processes' records,
+         * counted once it is (past ACCT_HELD: not in the totals). */
+        char exec[EXEC_ID_MAX + 1];
+        struct taskev held[ACCT_HELD];
+        size_t nheld;
 };
 
 /* A process of a unit in flight. */
@@ -48,9 +58,11 @@ struct acct {
         struct tstats *ts;
         struct procfs *proc;
         struct units *units;
-        struct guard *guard; /* NULL: none */
-        uint64_t *member;    /* a bit per pid: the build's processes */
-        uint64_t *gone;      /* a bit per pid: exec'd, its command line unread */
+        struct guard *guard;  /* NULL: none */
+        struct execmatch *em; /* the BuildKit execs followed; NULL none */
+        size_t npending;      /* units with exec[0] */
+        uint64_t *member;     /* a bit per pid: the build's processes */
+        uint64_t *gone;       /* a bit per pid: exec'd, its command line unread */
         long pid_max;
         struct xunit *xu;
         size_t nxu, capxu;
@@ -64,7 +76,7 @@ struct acct {
         size_t nkinds;
         struct {
                 long pid;
-                char label[PROCTOP_LABEL_MAX + 1];
+                char label[TASKEV_COMM_MAX + 1 + PROCUNIT_NAME_MAX + 1];
         } ended[ACCT_ENDED]; /* a ring */
         size_t nended;
         char cmdline[CMDLINE_MAX];
@@ -85,7 +97,7 @@ static void set_bit(struct acct *a, uint64_t *set, long pid, bool on)
                 set[pid / 64] &= ~(UINT64_C(1) << (pid % 64));
 }
 
-int acct_open(struct procfs *p, struct units *units, struct acct **ret)
+int acct_open(struct procfs *p, struct units *units, struct execmatch *em, struct acct **ret)
 {
         struct acct *a = calloc(1, sizeof(*a));
         int e;
@@ -94,6 +106,7 @@ int acct_open(struct procfs *p, struct units *units, struct acct **ret)
                 return -ENOMEM;
         a->proc = p;
         a->units = units;
+        a->em = em;
         a->pid_max = procfs_pid_max();
         a->delayacct = taskstats_delayacct();
         a->member = calloc((size_t)a->pid_max / 64 + 1, sizeof(*a->member));
@@ -159,13 +172,17 @@ static struct xunit *new_unit(struct acct *a, size_t *ret_i)
         return memset(&a->xu[a->nxu++], 0, sizeof(*a->xu));
 }
 
-/* A process of the build exec'd: a compile or link not already inside one
- * becomes a unit. Its command line is read now, while it lives; one gone
- * first (a cache hit lives a few ms) is told by its record's name, at its
- * exit. */
+/* A process exec'd: one of the build's, or one in a BuildKit exec that
+ * may be ours (it ran before the exec was found): a compile or link not
+ * already inside one becomes a unit. Its command line is read now, while
+ * it lives; one of the build's gone first (a cache hit lives a few ms) is
+ * told by its record's name, at its exit. */
 static void on_exec(struct acct *a, long pid, double at_s)
 {
+        char exec[EXEC_ID_MAX + 1] = "";
+        bool member = bit(a, a->member, pid);
         struct pidstat ps;
+        int ours;
         struct xunit *x;
         ssize_t n;
         size_t i;
@@ -174,16 +191,22 @@ static void on_exec(struct acct *a, long pid, double at_s)
                 return;
         set_bit(a, a->gone, pid, false);
         if (procfs_pidstat(a->proc, pid, &ps) < 0) {
-                set_bit(a, a->gone, pid, true);
+                set_bit(a, a->gone, pid, member);
                 return;
         }
         /* most of a build's processes are no unit by their name alone
          * (sh, make, sleep): their command lines are not read */
         if (!procunit_maybe(ps.comm))
                 return;
+        ours = member ? 1 : execmatch_exec_of(a->em, pid, exec);
+        if (ours < 0 || (ours == 0 && a->npending >= ACCT_PENDING_MAX))
+                return;
+        if (ours > 0)
+                exec[0] = '\0';
+        set_bit(a, a->member, pid, member = ours > 0);
         n = procfs_cmdline(a->proc, pid, a->cmdline, sizeof(a->cmdline));
         if (n <= 0) {
-                set_bit(a, a->gone, pid, true);
+                set_bit(a, a->gone, pid, member);
                 return;
         }
         if (!(x = new_unit(a, &i)))
@@ -197,7 +220,10 @@ static void on_exec(struct acct *a, long pid, double at_s)
         x->top = pid;
         x->start_s = at_s - a->mono0;
         x->end_s = x->wall_s = NAN;
-        if (a->guard) {
+        memcpy(x->exec, exec, sizeof(exec));
+        a->npending += exec[0] != '\0';
+        set_bit(a, a->member, pid, true);
+        if (a->guard && !exec[0]) {
                 char path[UNITS_PATH_MAX + 1];
 
                 if (unitname_resolve(x->u.cwd, x->u.src, path, sizeof(path)) < 0)
@@ -205,37 +231,6 @@ static void on_exec(struct acct *a, long pid, double at_s)
                 guard_start(a->guard, pid, x->u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
                             x->u.name, path, at_s);
         }
-}
-
-/* The unit's top process ended, its record read: to the units table,
- * exact. Its end is the connector's, else (that word lost) its record's. */
-static void unit_done(struct acct *a, size_t i)
-{
-        struct xunit *x = &a->xu[i];
-        struct units_seen s = {
-            .kind = x->u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
-            .tool = x->tool[0] ? x->tool : x->u.tool,
-            .name = x->u.name,
-            .std = x->u.std,
-            .dir = x->u.dir,
-            .src = x->u.src,
-            .cwd = x->u.cwd,
-            .key = x->u.key,
-            .elapsed_s = isnan(x->end_s) ? x->start_s + x->wall_s : x->end_s,
-            .rss_mb = (double)x->peak_kb / 1024.0,
-            .cpu_s = x->cpu_s,
-            .exact = true,
-        };
-
-        for (size_t k = 0; k < 3; k++)
-                s.wait_s[k] = a->delayacct ? x->wait_s[k] : NAN;
-        (void)units_done(a->units, &s, MAX(0.0, x->start_s));
-        x->top = 0;
-        for (size_t k = 0; k < a->nxp;) /* its processes left behind leave it */
-                if (a->xp[k].unit == i)
-                        a->xp[k] = a->xp[--a->nxp];
-                else
-                        k++;
 }
 
 /* The build's totals and its processes by name. */
@@ -262,6 +257,49 @@ static void count(struct acct *a, const struct taskev *ev)
         k->peak_mb = MAX(k->peak_mb, (double)ev->rss_peak_kb / 1024.0);
 }
 
+/* The unit's top process ended, its record read: to the units table,
+ * exact. Its end is the connector's, else (that word lost) its record's.
+ * One in an exec not decided waits (all: the run is over) till the exec is
+ * ours, or is dropped ACCT_HOLD_S after its end: another build's. */
+static void unit_done(struct acct *a, size_t i, bool all)
+{
+        struct xunit *x = &a->xu[i];
+        int ours = x->exec[0] ? execmatch_exec_of(a->em, 0, x->exec) : 1;
+        struct units_seen s = {
+            .kind = x->u.kind == PROCUNIT_LINK ? UNITS_LINK : UNITS_COMPILE,
+            .tool = x->tool[0] ? x->tool : x->u.tool,
+            .name = x->u.name,
+            .std = x->u.std,
+            .dir = x->u.dir,
+            .src = x->u.src,
+            .cwd = x->u.cwd,
+            .key = x->u.key,
+            .elapsed_s = isnan(x->end_s) ? x->start_s + x->wall_s : x->end_s,
+            .rss_mb = (double)x->peak_kb / 1024.0,
+            .cpu_s = x->cpu_s,
+            .exact = true,
+        };
+
+        if (ours == 0 && !all && now_monotonic() - a->mono0 - s.elapsed_s < ACCT_HOLD_S)
+                return;
+        a->npending -= x->exec[0] != '\0';
+        for (size_t k = 0; ours > 0 && k < x->nheld; k++)
+                count(a, &x->held[k]);
+        for (size_t k = 0; k < 3; k++)
+                s.wait_s[k] = a->delayacct ? x->wait_s[k] : NAN;
+        if (ours > 0)
+                (void)units_done(a->units, &s, MAX(0.0, x->start_s));
+        x->top = 0;
+        for (size_t k = 0; k < a->nxp;) /* its processes left behind leave it */
+                if (a->xp[k].unit == i) {
+                        if (ours <= 0)
+                                set_bit(a, a->member, a->xp[k].pid, false);
+                        a->xp[k] = a->xp[--a->nxp];
+                } else {
+                        k++;
+                }
+}
+
 static void on_exit_task(struct acct *a, const struct taskev *ev)
 {
         struct xproc *p;
@@ -270,9 +308,13 @@ static void on_exit_task(struct acct *a, const struct taskev *ev)
 
         if (!bit(a, a->member, ev->tgid))
                 return;
-        count(a, ev);
+        p = find_proc(a, ev->tgid);
+        x = p ? &a->xu[p->unit] : NULL;
+        if (x && x->exec[0] && x->nheld < ACCT_HELD)
+                x->held[x->nheld++] = *ev;
+        else if (!x || !x->exec[0])
+                count(a, ev);
         if (a->guard && ev->last) {
-                p = find_proc(a, ev->tgid);
                 guard_exit(a->guard, ev->tgid,
                            p ? (double)MAX(a->xu[p->unit].peak_kb, ev->rss_peak_kb) / 1024.0 : 0,
                            now_monotonic());
@@ -284,10 +326,9 @@ static void on_exit_task(struct acct *a, const struct taskev *ev)
         }
         if (ev->last)
                 set_bit(a, a->member, ev->tgid, false);
-        if (!(p = find_proc(a, ev->tgid)))
+        if (!p)
                 return;
         unit = p->unit;
-        x = &a->xu[unit];
         x->cpu_s += ev->cpu_s;
         x->wait_s[0] += ev->delay_cpu_s;
         x->wait_s[1] += ev->delay_io_s;
@@ -307,7 +348,7 @@ static void on_exit_task(struct acct *a, const struct taskev *ev)
         }
         x->wall_s = ev->wall_s;
         if (!isnan(x->end_s))
-                unit_done(a, unit);
+                unit_done(a, unit, false);
 }
 
 /* The connector's word that a unit's top exited: its exact end. */
@@ -319,7 +360,7 @@ static void on_end(struct acct *a, const struct taskev *ev)
                 return;
         a->xu[p->unit].end_s = ev->at_s - a->mono0;
         if (!isnan(a->xu[p->unit].wall_s))
-                unit_done(a, p->unit);
+                unit_done(a, p->unit, false);
 }
 
 static void on_event(void *userdata, const struct taskev *ev)
@@ -338,7 +379,7 @@ static void on_event(void *userdata, const struct taskev *ev)
                         guard_fork(a->guard, ev->ppid, ev->pid);
                 return;
         case TASKEV_EXEC:
-                if (bit(a, a->member, ev->tgid))
+                if (bit(a, a->member, ev->tgid) || a->em)
                         on_exec(a, ev->tgid, ev->at_s);
                 return;
         case TASKEV_EXIT:
@@ -368,7 +409,7 @@ static void end_waiting(struct acct *a, bool all)
 {
         for (size_t i = 0; i < a->nxu; i++)
                 if (a->xu[i].top && !isnan(a->xu[i].wall_s) && (all || a->xu[i].waited++ > 0))
-                        unit_done(a, i);
+                        unit_done(a, i, all);
 }
 
 void acct_poll(struct acct *a, const struct pollfd *p, size_t n, double mono0)

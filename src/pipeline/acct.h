@@ -13,15 +13,18 @@
  * hiwater of its processes), CPU (theirs summed) and wall time. */
 
 struct acct;
+struct execmatch;
 struct guard;
 struct procfs;
 struct units;
 
 struct run_procs;
 
-/* Returns 0, or -errno when the kernel's accounting is not ours to read
- * (not root: -EPERM; no taskstats: -ENOENT). p and units are borrowed. */
-int acct_open(struct procfs *p, struct units *units, struct acct **ret);
+/* em (NULL: none) the BuildKit execs the run follows: the compiles in
+ * them are units too, one that ran before its exec was known held till it
+ * is. Returns 0, or -errno when the kernel's accounting is not ours to
+ * read (not root: -EPERM; no taskstats: -ENOENT). p, units, em borrowed. */
+int acct_open(struct procfs *p, struct units *units, struct execmatch *em, struct acct **ret);
 void acct_free(struct acct *a); /* NULL is a no-op */
 /* pid is one of the build's processes (its root; one a scan found). */
 void acct_member(struct acct *a, long pid);

@@ -173,6 +173,11 @@ void execmatch_poll(struct execmatch *em, struct procfs *p, double now)
         (void)bkexec_poll(em->bk, p, now);
 }
 
+int execmatch_exec_of(struct execmatch *em, long pid, char *id)
+{
+        return em ? bkexec_exec_of(em->bk, pid, id) : -1;
+}
+
 const long *execmatch_pids(struct execmatch *em, const long *pids, size_t n, size_t *ret_n)
 {
         const long *ep;

@@ -53,6 +53,10 @@ void execmatch_end(struct execmatch *em, struct procfs *p);
 /* pids[0..n) and the execs' pids, in a list em owns until the next call;
  * *ret_n its length. pids itself when there is no exec or no memory. */
 const long *execmatch_pids(struct execmatch *em, const long *pids, size_t n, size_t *ret_n);
+/* Is pid (or, pid 0, the exec named id) in an exec of ours: 1 yes, 0 not
+ * decided yet, -1 no (platform/bkexec.h bkexec_exec_of; em NULL: -1). id
+ * holds EXEC_ID_MAX + 1 bytes. */
+int execmatch_exec_of(struct execmatch *em, long pid, char *id);
 /* Between ticks: an exec's OOM count and peak before it goes. */
 void execmatch_poll(struct execmatch *em, struct procfs *p, double now);
 /* The build's figures are the client's cgroup and this invocation's

@@ -475,7 +475,7 @@ int recorder_open_live(struct recorder *r)
         /* run's build, as root: every process accounted (opened before the
          * build starts, so its first fork is heard) */
         if (r->cfg.cgroup && units_new(&r->xunits) >= 0 &&
-            acct_open(sampler_procfs(r->sampler), r->xunits, &r->acct) < 0) {
+            acct_open(sampler_procfs(r->sampler), r->xunits, r->em, &r->acct) < 0) {
                 units_free(r->xunits);
                 r->xunits = NULL;
         }
@@ -676,10 +676,10 @@ static void build_before(struct recorder *r, struct sample *s)
                 pids = no_pids;
                 n = 0;
         }
-        for (size_t i = 0; r->acct && i < n; i++)
-                acct_member(r->acct, pids[i]);
         if (r->em)
                 pids = execmatch_pids(r->em, pids, n, &n);
+        for (size_t i = 0; r->acct && i < n; i++) /* with the execs' */
+                acct_member(r->acct, pids[i]);
         sampler_set_pids(r->sampler, pids, n, on_build_proc, r);
 }
 
@@ -810,8 +810,8 @@ static void drain_acct(struct recorder *r, const struct pollfd *p, size_t n)
 }
 
 /* The units of the model: the kernel's when it accounted the build's
- * compiles (a build whose compiles ran elsewhere, BuildKit's execs, has
- * only the scans'), else the scans'; watch has none. */
+ * compiles (its BuildKit steps' included; a build whose compiles ran out
+ * of its sight has only the scans'), else the scans'; watch has none. */
 static const struct units *model_units(struct recorder *r)
 {
         struct units *u = r->units;

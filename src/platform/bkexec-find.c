@@ -247,6 +247,44 @@ static int read_self(const struct bkexec *b, long pid, struct cgroup_self *ret)
         return cgroup_self_parse(buf, len, ret);
 }
 
+int bkexec_exec_of(struct bkexec *b, long pid, char id[EXEC_ID_MAX + 1])
+{
+        struct cgroup_self cs;
+        char dir[CG_PATH_MAX];
+        struct stat it, me;
+        const char *leaf;
+        bool under = false;
+        int h;
+
+        if (pid > 0) {
+                if (read_self(b, pid, &cs) < 0 ||
+                    snprintf(dir, sizeof(dir), "proc/%ld/ns/pid", pid) >= (int)sizeof(dir))
+                        return -1;
+                h = cs.path[CG_H_MEMORY][0] ? CG_H_MEMORY : CG_H_V2;
+                leaf = strrchr(cs.path[h], '/');
+                if (!leaf || !leaf[1] || strlen(leaf + 1) > EXEC_ID_MAX)
+                        return -1;
+                memcpy(id, leaf + 1, strlen(leaf));
+                /* a step runs in a pid namespace of its own */
+                if (fstatat(b->root_fd, dir, &it, 0) < 0 ||
+                    fstatat(b->root_fd, "proc/self/ns/pid", &me, 0) < 0)
+                        return -1;
+                if (hier_path(b, h, cs.path[h], dir, sizeof(dir)) < 0)
+                        dir[0] = '\0';
+                else
+                        *strrchr(dir, '/') = '\0';
+                for (size_t i = 0; i < b->nparents && dir[0]; i++)
+                        under |= strcmp(dir, b->parents[i][h]) == 0;
+                /* outside every exec directory: none, unless one may be new */
+                if (!under && ((b->nparents && !b->hunt) || it.st_ino == me.st_ino))
+                        return -1;
+        }
+        for (size_t k = 0; k < b->nfacts; k++)
+                if (strcmp(b->facts[k].id, id) == 0)
+                        return 1;
+        return 0;
+}
+
 /* Still in its runtime's cgroup where directories are listed (v1 memory,
  * v2): not moved yet, and what is above is the daemon's slice, no
  * directory of execs. */

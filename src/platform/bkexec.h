@@ -81,6 +81,13 @@ int bkexec_poll(struct bkexec *b, struct procfs *p, double now);
  * until told otherwise, so an exec under a new directory (another
  * --cgroup-parent, a second daemon) is found while it runs. */
 void bkexec_hunt(struct bkexec *b, bool on);
+/* Which exec a process runs in, from /proc/PID/cgroup (pid > 0: its
+ * exec cgroup's name into id) or by that name (pid 0: id as given): 1 an
+ * exec of ours, 0 not decided yet (not listed or matched yet, or no exec
+ * directory known), -1 none of ours (pid > 0 only: gone, or outside every
+ * directory of execs: while none is known or a new one is hunted for, one
+ * in buildtel's own pid namespace). */
+int bkexec_exec_of(struct bkexec *b, long pid, char id[EXEC_ID_MAX + 1]);
 /* The run is over: read the OOM records logged after the last poll. */
 void bkexec_finish(struct bkexec *b, double now);
 

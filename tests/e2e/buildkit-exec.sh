@@ -10,7 +10,9 @@
 #         counted, victim and step named, though the step's cgroup is gone;
 #         and a kill in a step whose line buildtel reads 2 s late
 #   two   two builds at once on one daemon: each accounts for its own only
-#   gcc   a step compiling C in a Debian image: the compile unit and the
+#   gcc   steps compiling C in a Debian image: every compile a unit of the
+#         kernel's accounting, its peak (10 %) and CPU (30 %) an in-build
+#         oracle's (getrusage), none of a second build's on the daemon; the
 #         compiler process from inside the container (skipped, saying so,
 #         when no Debian image can be made)
 # Usage: buildkit-exec.sh CASE
@@ -157,6 +159,28 @@ PY
                 ge "$cpu" "$(awk -v c="$said" 'BEGIN{print 0.9 * c}')"
 }
 
+# $T/delay.py: copies its input to its output, each line 2 s late
+write_delay() {
+        cat >"$T/delay.py" <<'PY'
+import queue, sys, threading, time
+q = queue.Queue()
+def out():
+    while True:
+        t, line = q.get()
+        if line is None:
+            return
+        time.sleep(max(0.0, t + 2.0 - time.monotonic()))
+        sys.stdout.write(line)
+        sys.stdout.flush()
+th = threading.Thread(target=out)
+th.start()
+for line in sys.stdin:
+    q.put((time.monotonic(), line))
+q.put((0, None))
+th.join()
+PY
+}
+
 oom_parent() { # a memory-limited cgroup parent; prints its name
         local name=buildtel-e2e-oom-$$
         if [ -d /sys/fs/cgroup/memory ]; then
@@ -221,24 +245,7 @@ case_oom() {
         mkdir -p "$T/ctx2"
         printf 'FROM local/busybox\nRUN echo %s-a >/dev/null; sleep 3\nRUN echo %s-b >/dev/null; head -c 300m /dev/zero | tail >/dev/null; sleep 5\n' \
                 "$TOKEN" "$TOKEN" >"$T/ctx2/Dockerfile"
-        cat >"$T/delay.py" <<'PY'
-import queue, sys, threading, time
-q = queue.Queue()
-def out():
-    while True:
-        t, line = q.get()
-        if line is None:
-            return
-        time.sleep(max(0.0, t + 2.0 - time.monotonic()))
-        sys.stdout.write(line)
-        sys.stdout.flush()
-th = threading.Thread(target=out)
-th.start()
-for line in sys.stdin:
-    q.put((time.monotonic(), line))
-q.put((0, None))
-th.join()
-PY
+        write_delay
         "$BUILDTEL" run --interval 0.5 --log-dir "$L" --run-id o2 -- sh -c \
                 "docker buildx build --no-cache --network=none --progress=plain --cgroup-parent=/$PARENT '$T/ctx2' 2>&1 | python3 -u '$T/delay.py'" \
                 >"$T/o2.out" 2>&1
@@ -314,25 +321,111 @@ case_gcc() {
                 echo "SKIP: no Debian image with gcc could be made here: $(tail -n 1 "$T/debian.log")"
                 exit 77
         fi
-        mkdir -p "$T/ctx"
-        python3 - "$T/ctx/heavy.c" <<'PY'
+        mkdir -p "$T/ctx" "$T/other"
+        # heavy.c (the step's largest process); u1..u8.c of growing size;
+        # o1..o6.c for a second build on the same daemon at the same time
+        python3 - "$T/ctx" "$T/other" <<'PY'
 import sys
-with open(sys.argv[1], "w") as f:
-    for i in range(600):
-        f.write("int f%d(int x){int s=0;for(int i=0;i<x;i++){s+=i*%d^(s>>3);if(s%%7==%d)s-=x;}return s;}\n" % (i, i + 1, i % 7))
-    f.write("int main(void){return f1(3);}\n")
+def src(path, n):
+    with open(path, "w") as f:
+        for i in range(n):
+            f.write("int f%d(int x){int s=0;for(int i=0;i<x;i++){s+=i*%d^(s>>3);if(s%%7==%d)s-=x;}return s;}\n" % (i, i + 1, i % 7))
+        f.write("int g(void){return f1(3);}\n")
+src(sys.argv[1] + "/heavy.c", 600)
+for k in range(1, 9):
+    src("%s/u%d.c" % (sys.argv[1], k), 60 * k)
+for k in range(1, 7):
+    src("%s/o%d.c" % (sys.argv[2], k), 300)
 PY
-        printf 'FROM local/debian-gcc\nCOPY heavy.c /src/heavy.c\nRUN cd /src && gcc -O2 -c heavy.c -o heavy.o\n' >"$T/ctx/Dockerfile"
-        build g1 "$T/ctx"
+        # The oracle: runs a command and prints the largest peak RSS of its
+        # processes in KiB and their CPU in microseconds (getrusage of the
+        # waited-for children: not the taskstats buildtel reads).
+        cat >"$T/ctx/peak.c" <<'C'
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+        struct rusage ru;
+        int st = 0;
+        pid_t p = fork();
+
+        if (argc < 3)
+                return 2;
+        if (p == 0) {
+                execvp(argv[2], argv + 2);
+                _exit(127);
+        }
+        waitpid(p, &st, 0);
+        getrusage(RUSAGE_CHILDREN, &ru);
+        fprintf(stderr, "PEAK %s %ld %ld\n", argv[1], ru.ru_maxrss,
+                (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000L + ru.ru_utime.tv_usec +
+                    ru.ru_stime.tv_usec);
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+C
+        # 10 compiles in three steps, the last two at a time. The build's
+        # output reaches buildtel 2 s late: each step's first compiles run
+        # before its exec is known to be ours (the first before any exec
+        # was found), and are held till it is (the first step outlives the
+        # delay: a step gone before its line is read is never ours).
+        cat >"$T/ctx/Dockerfile" <<'D'
+FROM local/debian-gcc
+COPY . /src
+RUN cd /src && gcc -O2 -o /usr/local/bin/peak peak.c && sleep 3
+RUN cd /src && peak heavy.c gcc -O2 -c heavy.c -o heavy.o
+RUN cd /src && for i in 1 2 3 4 5 6 7 8; do peak u$i.c gcc -O2 -c u$i.c -o u$i.o & [ $((i % 2)) -eq 0 ] && wait; done; wait
+D
+        sed -i "s|^RUN |RUN echo $TOKEN >/dev/null; |" "$T/ctx/Dockerfile"
+        write_delay
+        printf 'FROM local/debian-gcc\nCOPY . /src\nRUN cd /src && for f in o*.c; do gcc -O2 -c $f; done; sleep 2\n' >"$T/other/Dockerfile"
+        docker buildx build --no-cache --network=none --progress=plain "$T/other" >"$T/other.out" 2>&1 &
+        PO=$!
+        "$BUILDTEL" run --interval 0.5 --log-dir "$L" --run-id g1 -- sh -c \
+                "docker buildx build --no-cache --network=none --progress=plain '$T/ctx' 2>&1 | python3 -u '$T/delay.py'" \
+                >"$T/g1.out" 2>&1
         expect_eq "the build exits 0" "$?" "0"
+        wait "$PO"
+        expect_eq "the other build exits 0" "$?" "0"
         check "the running column names the unit from inside the step" grep -q 'heavy.c' "$L/resources-g1.csv"
-        check "the units table has it" grep -q 'heavy.c' "$L/resources-g1.units.csv"
         J="$L/resources-g1.targets.json"
-        pp=$(jget "$J" '[s["exec"]["peak_proc"] for s in d["buildkit_steps"] if s.get("exec")][0]')
+        pp=$(jget "$J" '[s["exec"]["peak_proc"] for s in d["buildkit_steps"] if s.get("exec") and "heavy" in s["name"]][0]')
         check "the step's largest process is the compiler ($pp)" grep -q 'cc1 .*heavy.c' <<<"$pp"
-        cpu=$(jget "$J" '[s["exec"]["cpu_s"] for s in d["buildkit_steps"] if s.get("exec")][0]')
+        cpu=$(jget "$J" '[s["exec"]["cpu_s"] for s in d["buildkit_steps"] if s.get("exec") and "heavy" in s["name"]][0]')
         check "the step's CPU is counted ($cpu s)" ge "$cpu" 0.2
         check "compilers counted the step's cc1" ge "$(jget "$L/resources-g1.summary.json" 'max(float(r["compilers"] or 0) for r in __import__("csv").DictReader(open(sys.argv[1].replace(".summary.json", ".csv"))))' 2>/dev/null || echo 0)" 1
+        # Every compile of the steps is a unit of the kernel's accounting,
+        # its peak and CPU the oracle's; none of the other build's.
+        grep -aoE ' PEAK [^ ]+ [0-9]+ [0-9]+$' "$T/g1.out" >"$T/oracle"
+        v=$(python3 - "$L/resources-g1.units.csv" "$T/oracle" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+oracle = {l.split()[1]: (int(l.split()[2]) / 1024, int(l.split()[3]) / 1e6) for l in open(sys.argv[2])}
+names = sorted(r["name"] for r in rows)
+exact = sum(r["source"] == "taskstats" for r in rows)
+bad = []
+for n, (mb, cpu) in sorted(oracle.items()):
+    got = [(float(r["peak_mb"]), float(r["cpu_s"])) for r in rows if r["name"] == n]
+    ok = len(got) == 1 and abs(got[0][0] - mb) <= max(2.0, 0.1 * mb)
+    # taskstats' ac_utime + ac_stime (tick-sampled) read 9-20 % above
+    # getrusage's (scaled to the exact runtime) on a loaded VM here
+    ok = ok and abs(got[0][1] - cpu) <= max(0.1, 0.3 * cpu)
+    print("unit %-8s oracle %6.1f MiB %6.2f s, buildtel %s" % (n, mb, cpu, got), file=sys.stderr)
+    if not ok:
+        bad.append(n)
+print(len(rows), exact, len(oracle), ",".join(bad) or "-", ",".join(n for n in names if n.startswith("o")) or "-",
+      "peak.c" in names)
+PY
+)
+        set -- $v
+        echo "units $1 (exact $2), oracle lines $3"
+        expect_eq "10 compiles, 10 units" "$1" "10"
+        expect_eq "every unit is the kernel's (taskstats)" "$2" "10"
+        expect_eq "the oracle printed 9 peaks" "$3" "9"
+        expect_eq "each unit's peak is the oracle's within 10 % or 2 MiB, its CPU within 30 % (off: $4)" "$4" "-"
+        expect_eq "no unit of the other build ($5)" "$5" "-"
+        expect_eq "the first step's compile (before any exec was known) is a unit" "$6" "True"
 }
 
 case "$CASE" in
