@@ -699,6 +699,28 @@ static void test_oom_victim(void **state)
              "kernel",
              77,
              9},
+            {"no report, the last row saw the kill as the build died of SIGKILL: the build's, "
+             "not the one that vanished (tests/vm/hog's cat)",
+             {{0, "cat /proc/self/cgroup", 5, "", NAN}, {1, NULL, NAN, "", NAN}},
+             2,
+             "memhog",
+             "the build",
+             4242,
+             9},
+            {"no report, a kill before the last row, the build SIGKILLed later: the vanished one",
+             {{0, "ld app", 9, "", NAN}, {1, "make", 3, "", NAN}, {1, "make", 3, "", NAN}},
+             3,
+             "ld app",
+             "last seen",
+             9,
+             9},
+            {"the kernel's pid ran another program when sampled: its name, not that label",
+             {{0, "cat /proc/self/cgroup", 5, "", NAN}, {1, NULL, NAN, "memhog", 5}},
+             2,
+             "memhog",
+             "kernel",
+             5,
+             0},
         };
         char a0[] = "/usr/local/bin/memhog", a1[] = "300";
         char *argv[] = {a0, a1, NULL};

@@ -56,6 +56,14 @@ static void build_init(struct summary_build *b)
                 proc_clear(&b->prev_top[i]);
 }
 
+/* Two labels' first words (their comm) are the same. */
+static bool same_comm(const char *a, const char *b)
+{
+        size_t n = strcspn(a, " ");
+
+        return n == strcspn(b, " ") && strncmp(a, b, n) == 0;
+}
+
 /* The victim of the last rise: the kernel's own report when the row has a
  * new one; else the largest of the previous row's top processes that is
  * gone now, or whose memory is (a process being killed may still be
@@ -71,9 +79,11 @@ static void find_victim(struct summary_build *b, const struct sample *smp,
                 proc_clear(&e->victim);
                 copy_utf8_str(e->victim.label, sizeof(e->victim.label), smp->oom_victim);
                 e->victim.pid = smp->oom_victim_pid;
+                /* its label and size, unless the pid ran another program then */
                 for (size_t i = 0; i < 3; i++)
-                        if (b->prev_top[i].label[0] && b->prev_top[i].pid == smp->oom_victim_pid)
-                                e->victim = b->prev_top[i]; /* its label and size */
+                        if (b->prev_top[i].label[0] && b->prev_top[i].pid == smp->oom_victim_pid &&
+                            same_comm(b->prev_top[i].label, smp->oom_victim))
+                                e->victim = b->prev_top[i];
                 copy_utf8_str(e->victim_source, sizeof(e->victim_source), "kernel");
                 b->kernel_victim_pid = smp->oom_victim_pid;
                 b->victim_pending = 0;
@@ -118,7 +128,11 @@ void summary_end_run(struct summary *s, const struct run_info *ri)
         for (size_t i = 0; i < MIN(b->noom, (size_t)SUMMARY_OOM_MAX); i++) {
                 struct summary_oom *e = &b->oom[i];
 
-                if (e->victim.label[0])
+                /* a kill the last row saw, as the build's own process died
+                 * of SIGKILL: that death, not a guess at what vanished */
+                if (e->victim.label[0] &&
+                    !(strcmp(e->victim_source, "last seen") == 0 && i + 1 == b->noom &&
+                      e->elapsed_s >= s->last_elapsed_s))
                         continue;
                 proc_clear(&e->victim);
                 copy_utf8_str(e->victim.label, sizeof(e->victim.label), name);
