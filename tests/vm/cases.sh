@@ -79,6 +79,42 @@ echo $? >"$R/user-scope-memmax/systemd-run.rc"
 log "control-300m"
 (echo "$BASHPID" >/sys/fs/cgroup/cgroup.procs && exec $L/run-case.sh control-300m -- $HOG 300 3)
 
+# A container build as CI runs it (issue "Container builds where CI runs",
+# item 1): the guest's dockerd (docker.service, systemd cgroup driver,
+# started at boot; tools/vm-check installs it when the host can give one)
+# runs one buildx build of three RUN steps, under a --cgroup-parent capped
+# at 450 MiB as tests/e2e/buildkit-exec.sh oom caps one: a step holding
+# 300 MiB, a compile, and a dd of 600 MiB that the kernel kills. The
+# watcher reads the exec cgroups on its own; check.py judges buildtel's
+# steps against it and against the kernel's oom-kill lines (dmesg.txt).
+if [ -x /opt/docker/usr/bin/docker ]; then
+        log "root-docker"
+        K=$R/root-docker
+        D=/var/tmp/vm-docker
+        mkdir -p "$K" "$D" /sys/fs/cgroup/vm-docker-cap
+        echo 450M >/sys/fs/cgroup/vm-docker-cap/memory.max
+        printf '%s\n' 'int sq(int x) { return x * x; }' 'int main(void) { return sq(3) - 9; }' >"$D/small.c"
+        printf '%s\n' 'FROM local/debian-gcc' 'COPY small.c /src/small.c' \
+                'RUN echo vmstep-hold; head -c 300m /dev/zero | tail >/dev/null; sleep 2' \
+                'RUN echo vmstep-cc; gcc -O2 -o /tmp/small /src/small.c && /tmp/small; sleep 1' \
+                'RUN echo vmstep-oom; sleep 1; dd if=/dev/zero of=/dev/null bs=600M count=1 || echo killed; sleep 1' \
+                >"$D/Dockerfile"
+        export DOCKER_CONFIG=/etc/vm-docker PATH=/opt/docker/usr/bin:$PATH
+        for _ in $(seq 240); do docker version >/dev/null 2>&1 && break; sleep 0.5; done
+        docker info --format '{{.CgroupDriver}} {{.CgroupVersion}} {{.ServerVersion}}' >"$K/docker-info" 2>&1
+        log "dockerd: $(cat "$K/docker-info")"
+        $L/docker-watch.py "$K/watch.json" vmstep-hold vmstep-cc vmstep-oom &
+        W=$!
+        $L/run-case.sh root-docker -- docker buildx build --no-cache --network=none --progress=plain \
+                --cgroup-parent=/vm-docker-cap "$D"
+        kill "$W"
+        wait "$W"
+        cat /sys/fs/cgroup/vm-docker-cap/memory.events >"$K/cap.events"
+else
+        log "root-docker: no dockerd in this guest"
+        mkdir -p "$R/root-docker" && echo "the host gave no dockerd (tools/buildkit)" >"$R/root-docker/skipped"
+fi
+
 cat "/sys/fs/cgroup$self/cgroup.type" >"$R/caller/type.after"
 cat "/sys/fs/cgroup$self/cgroup.subtree_control" >"$R/caller/subtree.after"
 log "caller $self after: $(cat "$R/caller/type.after"), subtree_control '$(cat "$R/caller/subtree.after")'"
