@@ -100,9 +100,14 @@ if [ -x /opt/docker/usr/bin/docker ]; then
                 'RUN echo vmstep-oom; sleep 1; dd if=/dev/zero of=/dev/null bs=600M count=1 || echo killed; sleep 1' \
                 >"$D/Dockerfile"
         export DOCKER_CONFIG=/etc/vm-docker PATH=/opt/docker/usr/bin:$PATH
-        for _ in $(seq 240); do docker version >/dev/null 2>&1 && break; sleep 0.5; done
-        docker info --format '{{.CgroupDriver}} {{.CgroupVersion}} {{.ServerVersion}}' >"$K/docker-info" 2>&1
+        # dockerd starts at boot, alongside the cases above; under TCG it
+        # may still be starting. Its own log: /var/lib/vm-check/dockerd.log.
+        end=$((SECONDS + 120))
+        until timeout 30 docker version >/dev/null 2>&1 || [ $SECONDS -ge $end ]; do sleep 1; done
+        timeout 30 docker info --format '{{.CgroupDriver}} {{.CgroupVersion}} {{.ServerVersion}}' \
+                >"$K/docker-info" 2>&1
         log "dockerd: $(cat "$K/docker-info")"
+        sync
         $L/docker-watch.py "$K/watch.json" vmstep-hold vmstep-cc vmstep-oom &
         W=$!
         $L/run-case.sh root-docker -- docker buildx build --no-cache --network=none --progress=plain \
@@ -110,6 +115,7 @@ if [ -x /opt/docker/usr/bin/docker ]; then
         kill "$W"
         wait "$W"
         cat /sys/fs/cgroup/vm-docker-cap/memory.events >"$K/cap.events"
+        sync
 else
         log "root-docker: no dockerd in this guest"
         mkdir -p "$R/root-docker" && echo "the host gave no dockerd (tools/buildkit)" >"$R/root-docker/skipped"
