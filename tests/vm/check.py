@@ -203,8 +203,10 @@ def docker_case(case="root-docker"):
         said.append("compile step cpu %.2f s, peak %.1f MiB (watcher %.1f)" % (
             ex.get("cpu_s") or 0, (ex.get("mem_peak_bytes") or 0) / 2**20, (w.get("peak") or 0) / 2**20))
     ex, w = step("vmstep-oom")
-    kills = [k for k in kernel_kills() if "/vm-docker-cap/" in k[0]]
-    if want(kills, "no oom-kill line of the kernel's under /vm-docker-cap in dmesg.txt"):
+    want(w.get("capped"), "the watcher did not cap the OOM step: %r" % w)
+    kills = [k for k in kernel_kills() if k[0] in (w.get("cgroups") or [])]
+    if want(kills, "no oom-kill line of the kernel's in the OOM step's cgroup %r in dmesg.txt"
+            % w.get("cgroups")):
         kernel = "%s (pid %d)" % (kills[0][1], kills[0][2])
         if ex:
             want(ex.get("oom_victim") == kernel, "the OOM step's victim %r, the kernel killed %r"

@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
-"""docker-watch.py OUT TOKEN...: the docker case's independent reader, in
+"""docker-watch.py OUT TOKEN[:CAP]...: the docker case's independent reader, in
 the guest. Until SIGTERM, every 0.1 s: each process whose command line holds
 a TOKEN (a RUN step's shell), the cgroup /proc/PID/cgroup names for it when
 that is an exec cgroup (BuildKit's, not a runc on its way), and that
 cgroup's memory.peak, memory.current and memory.events oom_kill, the largest
-seen per token. Writes OUT (JSON) whenever a figure grows."""
+seen per token. A TOKEN:CAP caps its step: CAP goes to the memory.max of
+its exec cgroup when first seen (the step waits for it), as a CI job's
+limit would. Writes OUT (JSON) whenever a figure grows."""
 import json
 import os
 import signal
 import sys
 import time
 
-out, toks = sys.argv[1], sys.argv[2:]
+out = sys.argv[1]
+caps = dict((a.split(":") + [""])[:2] for a in sys.argv[2:])
+toks = list(caps)
 res = {}
 stop = []
 signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
@@ -53,10 +57,17 @@ while not stop:
         if not tok or not ("/buildkit/" in cg or "docker:" in cg):
             continue
         r = res.setdefault(tok, {"cgroups": [], "peak": 0, "current": 0, "oom_kill": 0})
+        d = "/sys/fs/cgroup" + cg
         if cg not in r["cgroups"]:
             r["cgroups"].append(cg)
             changed = True
-        d = "/sys/fs/cgroup" + cg
+            if caps[tok]:
+                try:
+                    with open(d + "/memory.max", "w") as f:
+                        f.write(caps[tok])
+                    r["capped"] = caps[tok]
+                except OSError as e:
+                    r["cap_error"] = str(e)
         for k, v in (("peak", num(d + "/memory.peak")), ("current", num(d + "/memory.current")),
                      ("oom_kill", num(d + "/memory.events", "oom_kill"))):
             if v > r[k]:
