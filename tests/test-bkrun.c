@@ -362,12 +362,18 @@ static void test_step_sums(void **state)
         assert_true(v[1].exec.mem_peak_bytes == 300);
         assert_true(v[1].exec.cpu_s == 3);
         assert_string_equal(v[1].exec.oom_victim, "tail (pid 9)");
+        /* an exec whose count rose first but that knows no victim keeps it */
+        a.oom_at_s = 4;
+        step_exec_add(&v[1].exec, &a);
+        assert_string_equal(v[1].exec.oom_victim, "tail (pid 9)");
+        assert_true(v[1].exec.oom_at_s == 4);
+        a.oom_at_s = NAN;
         execs_target(v, 3, 1, &te);
         assert_int_equal(te.measured, 1);
         assert_true(te.mem_peak_bytes == 300 && te.oom_kills == 1 && te.peak_step == 1);
         execs_target(v, 3, -1, &te);
         assert_int_equal(te.measured, 2);
-        assert_true(te.cpu_s == 4);
+        assert_true(te.cpu_s == 5);
         execs_target(v, 3, 5, &te);
         assert_int_equal(te.measured, 0);
         assert_true(isnan(te.mem_peak_bytes) && te.peak_step == -1);

@@ -43,10 +43,11 @@ void step_exec_add(struct step_exec *to, const struct step_exec *e)
         to->net_rx_bytes = execs_sum(to->net_rx_bytes, e->net_rx_bytes);
         to->net_tx_bytes = execs_sum(to->net_tx_bytes, e->net_tx_bytes);
         to->oom_kills = execs_sum(to->oom_kills, e->oom_kills);
-        if (!isnan(e->oom_at_s) && (isnan(to->oom_at_s) || e->oom_at_s < to->oom_at_s)) {
-                to->oom_at_s = e->oom_at_s;
+        /* the first kill's victim, of the execs that know theirs */
+        if (e->oom_victim[0] &&
+            (!to->oom_victim[0] || isnan(to->oom_at_s) || e->oom_at_s < to->oom_at_s))
                 memcpy(to->oom_victim, e->oom_victim, sizeof(to->oom_victim));
-        }
+        to->oom_at_s = execs_min(to->oom_at_s, e->oom_at_s);
         if (e->peak_proc[0] &&
             (isnan(to->peak_proc_bytes) || e->peak_proc_bytes > to->peak_proc_bytes)) {
                 to->peak_proc_bytes = e->peak_proc_bytes;

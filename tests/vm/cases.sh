@@ -79,6 +79,46 @@ echo $? >"$R/user-scope-memmax/systemd-run.rc"
 log "control-300m"
 (echo "$BASHPID" >/sys/fs/cgroup/cgroup.procs && exec $L/run-case.sh control-300m -- $HOG 300 3)
 
+# A container build as CI runs it (issue "Container builds where CI runs",
+# item 1): the guest's dockerd (docker.service, systemd cgroup driver,
+# started at boot; tools/vm-check installs it when the host can give one)
+# runs one buildx build of three RUN steps in the exec cgroups it makes
+# itself (/system.slice/system.slice:docker:<id>, no --cgroup-parent): a
+# step holding 300 MiB, a compile, and a dd of 600 MiB in a step whose
+# cgroup the watcher caps at 200 MiB, so the kernel kills it. The watcher
+# reads the exec cgroups on its own; check.py judges buildtel's steps
+# against it and against the kernel's oom-kill lines (dmesg.txt).
+if [ -x /opt/docker/usr/bin/docker ]; then
+        log "root-docker"
+        K=$R/root-docker
+        D=/var/tmp/vm-docker
+        mkdir -p "$K" "$D"
+        printf '%s\n' 'int sq(int x) { return x * x; }' 'int main(void) { return sq(3) - 9; }' >"$D/small.c"
+        printf '%s\n' 'FROM local/debian-gcc' 'COPY small.c /src/small.c' \
+                'RUN echo vmstep-hold; head -c 300m /dev/zero | tail >/dev/null; sleep 2' \
+                'RUN echo vmstep-cc; gcc -O2 -o /tmp/small /src/small.c && /tmp/small; sleep 1' \
+                'RUN echo vmstep-oom; sleep 3; dd if=/dev/zero of=/dev/null bs=600M count=1 || echo killed; sleep 1' \
+                >"$D/Dockerfile"
+        export DOCKER_CONFIG=/etc/vm-docker PATH=/opt/docker/usr/bin:$PATH
+        # dockerd starts at boot, alongside the cases above; under TCG it
+        # may still be starting. Its own log: /var/lib/vm-check/dockerd.log.
+        end=$((SECONDS + 120))
+        until timeout 30 docker version >/dev/null 2>&1 || [ $SECONDS -ge $end ]; do sleep 1; done
+        timeout 30 docker info --format '{{.CgroupDriver}} {{.CgroupVersion}} {{.ServerVersion}}' \
+                >"$K/docker-info" 2>&1
+        log "dockerd: $(cat "$K/docker-info")"
+        sync
+        $L/docker-watch.py "$K/watch.json" vmstep-hold vmstep-cc vmstep-oom:200M &
+        W=$!
+        $L/run-case.sh root-docker -- docker buildx build --no-cache --network=none --progress=plain "$D"
+        kill "$W"
+        wait "$W"
+        sync
+else
+        log "root-docker: no dockerd in this guest"
+        mkdir -p "$R/root-docker" && echo "the host gave no dockerd (tools/buildkit)" >"$R/root-docker/skipped"
+fi
+
 cat "/sys/fs/cgroup$self/cgroup.type" >"$R/caller/type.after"
 cat "/sys/fs/cgroup$self/cgroup.subtree_control" >"$R/caller/subtree.after"
 log "caller $self after: $(cat "$R/caller/type.after"), subtree_control '$(cat "$R/caller/subtree.after")'"

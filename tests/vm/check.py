@@ -151,6 +151,72 @@ def make_case(case):
     return "%d units, cpu %.2f s, %s" % (len(units), cpu, where)
 
 
+class Skip(Exception):
+    """A case this guest could not run (its host gave it no dockerd)."""
+
+
+def kernel_kills():
+    """The kernel's oom-kill lines in the guest: (task_memcg, task, pid)."""
+    pat = re.compile(r"oom-kill:.*task_memcg=([^,]*),task=(.*),pid=(\d+),")
+    return [(m.group(1), m.group(2), int(m.group(3)))
+            for m in map(pat.search, read("dmesg.txt").splitlines()) if m]
+
+
+def docker_case(case="root-docker"):
+    """One buildx build from the root service, dockerd with the systemd
+    driver: each RUN step against the watcher's reading of its exec cgroup
+    and the OOM step's victim against the kernel's own line."""
+    if os.path.exists(os.path.join(D, case, "skipped")):
+        raise Skip(read(case, "skipped"))
+    info = read(case, "docker-info")
+    want(info.startswith("systemd 2"), "dockerd's cgroup driver and version: " + info)
+    rc = int(read(case, "rc"))
+    want(rc == 0, "exit %d: %s" % (rc, tail(case)))
+    try:
+        with open(os.path.join(D, case, "watch.json")) as f:
+            watch = json.load(f)
+        with open(os.path.join(D, case, "resources-%s.targets.json" % case)) as f:
+            steps = json.load(f).get("buildkit_steps") or []
+    except (OSError, ValueError) as e:
+        raise Miss("no watcher reading or targets.json (%s): %s" % (e, tail(case)))
+
+    def step(tok):
+        st = [x for x in steps if tok in x.get("name", "")]
+        if not want(st and st[0].get("exec"), "the step %s not measured: %s" % (tok, tail(case))):
+            return None, watch.get(tok) or {}
+        return st[0]["exec"], watch.get(tok) or {}
+
+    said = []
+    ex, w = step("vmstep-hold")
+    if ex:
+        p, wp = ex.get("mem_peak_bytes") or 0, w.get("peak") or 0
+        want(wp > 0, "the watcher read no peak for the 300 MiB step (%r)" % w)
+        want(wp and abs(p - wp) <= 0.05 * wp, "the 300 MiB step's peak %.1f MiB, the watcher's %.1f MiB"
+             % (p / 2**20, wp / 2**20))
+        want(abs(p / 2**20 - HOG_MB) <= HOG_MB * 0.1, "the 300 MiB step's peak %.1f MiB" % (p / 2**20))
+        said.append("300 MiB step %.1f MiB (watcher %.1f) in %s" % (p / 2**20, wp / 2**20,
+                                                                  ",".join(w.get("cgroups") or ["?"])))
+    ex, w = step("vmstep-cc")
+    if ex:
+        want((ex.get("cpu_s") or 0) > 0, "the compile step's cpu %r" % ex.get("cpu_s"))
+        want((ex.get("mem_peak_bytes") or 0) > 0, "the compile step's peak %r" % ex.get("mem_peak_bytes"))
+        said.append("compile step cpu %.2f s, peak %.1f MiB (watcher %.1f)" % (
+            ex.get("cpu_s") or 0, (ex.get("mem_peak_bytes") or 0) / 2**20, (w.get("peak") or 0) / 2**20))
+    ex, w = step("vmstep-oom")
+    want(w.get("capped"), "the watcher did not cap the OOM step: %r" % w)
+    kills = [k for k in kernel_kills() if k[0] in (w.get("cgroups") or [])]
+    if want(kills, "no oom-kill line of the kernel's in the OOM step's cgroup %r in dmesg.txt"
+            % w.get("cgroups")):
+        kernel = "%s (pid %d)" % (kills[0][1], kills[0][2])
+        if ex:
+            want(ex.get("oom_victim") == kernel, "the OOM step's victim %r, the kernel killed %r"
+                 % (ex.get("oom_victim"), kernel))
+            want((ex.get("oom_kills") or 0) >= 1, "the OOM step's kills %r" % ex.get("oom_kills"))
+            said.append("OOM step kills %s victim %s (kernel: %s, watcher oom_kill %s)" % (
+                ex.get("oom_kills"), ex.get("oom_victim"), kernel, w.get("oom_kill")))
+    return "; ".join(said)
+
+
 def guest():
     want(read("guest", "cgroupfs") == "cgroup2fs", "/sys/fs/cgroup is " + read("guest", "cgroupfs"))
     want(read("guest", "v1-mounts") == "0", "v1 hierarchies mounted in the guest")
@@ -205,6 +271,7 @@ CASES = [
     ("user-service", user_service),
     ("user-scope-memmax", user_scope),
     ("control-300m", lambda: hog_case("control-300m", False)),
+    ("root-docker", docker_case),
     ("no-v1-note", no_v1_note),
     ("caller-unchanged", caller_unchanged),
 ]
@@ -225,6 +292,8 @@ def main():
             else:
                 print("ok %s%s" % (name, ": " + what if what else ""))
                 passed += 1
+        except Skip as e:
+            print("SKIP %s: %s" % (name, e))
         except Miss as e:
             print("FAIL %s: %s" % (name, "; ".join(misses + [str(e)])))
             failed += 1
