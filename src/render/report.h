@@ -86,18 +86,13 @@ struct report_table_fmt {
 void report_targets_table(struct dwriter *w, const struct run_facts *f,
                           const struct report_table_fmt *fmt);
 
-/* The page's first screen (report-answer.c): the result and duration, the
- * build's own peak memory and where it was, OOM kills and near-OOM time,
- * the least disk, the layer- and compiler-cache ratios, the slowest
- * targets, edges or units, the -j and parallelism readings. */
+/* The page's first screen, the answers looked for before any chart: result,
+ * peaks, OOM and disk, cache ratios, the slowest, the -j readings. */
 void report_answer(struct dwriter *w, const struct run_model *m);
 
-/* The run against its job's usual (summary's baseline; nothing without
- * one): the HTML section (small multiples of the window's wall time, CPU
- * time and memory peaks, then of the targets', units' and steps' figures
- * an earlier run also had, flagged first, at most 12; and the findings,
- * flagged first), and the job summary's (the flagged findings; nothing
- * for a job's first run). */
+/* The run against its job's usual (nothing without a baseline): the HTML
+ * section (small multiples, at most 12, and the findings, flagged first),
+ * and the job summary's flagged findings (none for a job's first run). */
 void report_baseline_html(struct dwriter *w, const struct summary *s);
 void report_baseline_md(struct dwriter *w, const struct summary *s);
 
