@@ -10,10 +10,9 @@
 #include "model/targets.h"
 #include "util/dbuf.h"
 
-/* The report of a run (issue 12): one self-contained HTML page (inline SVG
- * and CSS, no URL), and a Markdown job summary for GitHub Actions. Both are
- * drawn from the run model the sinks get (summary, facts, targets, units)
- * plus the time series, kept here as the samples arrive. */
+/* The report of a run (issue 12): one self-contained HTML page and a
+ * Markdown job summary for GitHub Actions, from the run model plus the
+ * time series kept here as the samples arrive. */
 
 enum report_series_id {
         REPORT_MEM_USED, /* GiB */
@@ -58,10 +57,9 @@ struct report_pt {
         double t, v;
 };
 
-/* Downsample (t, v)[0..n) into at most 2 * buckets points: each bucket of
- * equal time span keeps its minimum and its maximum, in time order, so no
- * peak or trough is lost. NAN values are skipped. out must hold 2 * buckets
- * entries. Returns the number of points written. */
+/* (t, v)[0..n) into out (2 * buckets entries): each equal time span keeps
+ * its minimum and maximum in time order, so no peak or trough is lost; NAN
+ * skipped. Returns the number of points written. */
 size_t report_downsample(const double *t, const double *v, size_t n, size_t buckets,
                          struct report_pt *out);
 
