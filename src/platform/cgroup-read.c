@@ -139,18 +139,9 @@ static int collect_proc(const struct pidstat *ps, void *userdata)
         struct cgroup *cg = userdata;
         struct tree_proc *tp;
 
-        if (cg->nprocs == cg->procs_cap) {
-                size_t ncap = cg->procs_cap ? 2 * cg->procs_cap : 512;
-                struct tree_proc *np;
-
-                if (ncap > PIDS_MAX)
-                        return 0;
-                np = realloc(cg->procs, ncap * sizeof(*np));
-                if (!np)
-                        return 0;
-                cg->procs = np;
-                cg->procs_cap = ncap;
-        }
+        if (cg->nprocs >= PIDS_MAX ||
+            array_grow(&cg->procs, &cg->procs_cap, cg->nprocs, sizeof(*cg->procs), 512) < 0)
+                return 0;
         tp = &cg->procs[cg->nprocs++];
         tp->pid = ps->pid;
         tp->ppid = ps->ppid;

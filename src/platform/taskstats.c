@@ -319,16 +319,9 @@ static void hold_exit(void *userdata, const struct taskev *ev)
 {
         struct tstats *t = userdata;
 
-        if (t->nexits == t->cap) {
-                size_t cap = t->cap ? 2 * t->cap : 256;
-                struct taskev *v = reallocarray(t->exits, cap, sizeof(*v));
-
-                if (!v) {
-                        t->lost++;
-                        return;
-                }
-                t->exits = v;
-                t->cap = cap;
+        if (array_grow(&t->exits, &t->cap, t->nexits, sizeof(*t->exits), 256) < 0) {
+                t->lost++;
+                return;
         }
         t->exits[t->nexits++] = *ev;
 }

@@ -7,12 +7,9 @@
 
 #include "util/dbuf.h"
 
-/* An OTLP metrics export (ExportMetricsServiceRequest, one resource, one
- * scope) as plain values, and its two encodings: protobuf written by hand
- * (only varint, fixed64 and length-delimited fields are needed) and the
- * OTLP JSON mapping (lowerCamelCase keys, enums as integers, 64-bit
- * integers as strings, trace and span ids as hex). Everything is borrowed
- * from the caller; the encoders allocate only in out. */
+/* An OTLP metrics export (one resource, one scope) as plain values, all
+ * borrowed, and its encodings: protobuf by hand (only varint, fixed64 and
+ * length-delimited fields are needed) and the OTLP JSON mapping. */
 
 enum otlp_value_type {
         OTLP_STRING,

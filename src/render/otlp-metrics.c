@@ -205,11 +205,11 @@ static const struct total_line total_lines[] = {
 };
 
 /* At the end only: one point per target, with attributes target and
- * builder; tool 1 is sccache, 2 ccache (attribute build.compiler_cache).
- * Every value is the model's (targets_facts()), only picked here. */
+ * builder; a cc line one per tool, 1 sccache then 2 ccache (attribute
+ * build.compiler_cache). Every value is the model's (targets_facts()). */
 struct target_line {
         const char *name, *unit, *desc;
-        int tool;
+        bool cc;
         struct val (*get)(const struct target_fact *t, int tool);
 };
 
@@ -254,14 +254,9 @@ static const struct target_line target_lines[] = {
     {"build.target.success", "1", "1 if the target was built, 0 if it failed (absent: unknown)", 0,
      tget_success},
     {"build.target.compiler_cache.hits", "{hit}", "Compiler-cache hits of a target", 1, tget_hits},
-    {"build.target.compiler_cache.hits", "{hit}", "Compiler-cache hits of a target", 2, tget_hits},
     {"build.target.compiler_cache.misses", "{miss}", "Compiler-cache misses of a target", 1,
      tget_misses},
-    {"build.target.compiler_cache.misses", "{miss}", "Compiler-cache misses of a target", 2,
-     tget_misses},
     {"build.target.compiler_cache.hit_ratio", "1", "Compiler-cache hit ratio of a target", 1,
-     tget_ratio},
-    {"build.target.compiler_cache.hit_ratio", "1", "Compiler-cache hit ratio of a target", 2,
      tget_ratio},
 };
 
@@ -527,12 +522,13 @@ static void add_totals(struct build *B, const struct run_model *fm)
                             .key = "build.exit_code", .type = OTLP_INT, .i = f->exit_code};
                 point(B, a, 0, t, v);
         }
-        for (size_t i = 0; i < ARRAY_SIZE(target_lines); i++) {
-                const struct target_line *l = &target_lines[i];
+        for (size_t i = 0; i < ARRAY_SIZE(target_lines) * 2; i++) {
+                const struct target_line *l = &target_lines[i / 2];
+                int tool = l->cc ? 1 + i % 2 : 0;
 
-                for (size_t k = 0; k < f->n; k++) {
+                for (size_t k = 0; k < f->n && (l->cc || i % 2 == 0); k++) {
                         const struct target_fact *tg = &f->t[k];
-                        struct val v = l->get(tg, l->tool);
+                        struct val v = l->get(tg, tool);
                         size_t a = B->nattrs;
 
                         if (!v.set)
@@ -540,9 +536,9 @@ static void add_totals(struct build *B, const struct run_model *fm)
                         metric(B, l->name, l->unit, l->desc, OTLP_GAUGE);
                         str_attr(B, "target", tg->name);
                         str_attr(B, "builder", tg->builder);
-                        if (l->tool)
+                        if (tool)
                                 str_attr(B, "build.compiler_cache",
-                                         l->tool == 1 ? "sccache" : "ccache");
+                                         tool == 1 ? "sccache" : "ccache");
                         point(B, a, 0, t, v);
                 }
         }
@@ -554,7 +550,7 @@ int otlp_metrics_encode(struct otlp_metrics *m, const struct run_model *final, b
         size_t ntargets = final ? final->facts->n : 0;
         size_t maxm = NSAMPLE_LINES + ARRAY_SIZE(total_lines) + ARRAY_SIZE(target_lines);
         size_t maxp = NSAMPLE_LINES * (m->n + 1) + ARRAY_SIZE(total_lines) +
-                      ARRAY_SIZE(target_lines) * ntargets;
+                      ARRAY_SIZE(target_lines) * 2 * ntargets;
         struct build B = {.m = m};
         struct otlp_request rq = {
             .resource = m->resource,

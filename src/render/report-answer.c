@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The report's first screen (issue 26): the answers a build engineer
- * looks for before any chart, as cards, then the slowest targets (or
- * edges, or units) and the -j and parallelism readings. Every figure is
- * the model's (summary, facts, targets, units, model/jobs.c). */
+/* The report's first screen (issue 26, report.h): only formatted, every
+ * figure is the model's. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

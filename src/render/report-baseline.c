@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The run against its job's usual (model/baseline.h) in the HTML report
- * and the Markdown job summary: the findings as the model derived them;
- * here they are only formatted. */
+/* The baseline's findings (report.h), only formatted here. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

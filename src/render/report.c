@@ -35,17 +35,14 @@ void report_data_release(struct report_data *d)
 static int grow(struct report_data *d)
 {
         size_t cap = d->cap ? d->cap * 2 : 1024;
-        double *p;
 
-        p = realloc(d->t, cap * sizeof(double));
-        if (!p)
-                return -ENOMEM;
-        d->t = p;
-        for (size_t i = 0; i < REPORT_NSERIES; i++) {
-                p = realloc(d->v[i], cap * sizeof(double));
+        for (size_t i = 0; i <= REPORT_NSERIES; i++) {
+                double **a = i < REPORT_NSERIES ? &d->v[i] : &d->t;
+                double *p = reallocarray(*a, cap, sizeof(double));
+
                 if (!p)
                         return -ENOMEM;
-                d->v[i] = p;
+                *a = p;
         }
         d->cap = cap;
         return 0;

@@ -10,10 +10,9 @@
 #include "model/targets.h"
 #include "util/dbuf.h"
 
-/* The report of a run (issue 12): one self-contained HTML page (inline SVG
- * and CSS, no URL), and a Markdown job summary for GitHub Actions. Both are
- * drawn from the run model the sinks get (summary, facts, targets, units)
- * plus the time series, kept here as the samples arrive. */
+/* The report of a run (issue 12): one self-contained HTML page and a
+ * Markdown job summary for GitHub Actions, from the run model plus the
+ * time series kept here as the samples arrive. */
 
 enum report_series_id {
         REPORT_MEM_USED, /* GiB */
@@ -58,10 +57,9 @@ struct report_pt {
         double t, v;
 };
 
-/* Downsample (t, v)[0..n) into at most 2 * buckets points: each bucket of
- * equal time span keeps its minimum and its maximum, in time order, so no
- * peak or trough is lost. NAN values are skipped. out must hold 2 * buckets
- * entries. Returns the number of points written. */
+/* (t, v)[0..n) into out (2 * buckets entries): each equal time span keeps
+ * its minimum and maximum in time order, so no peak or trough is lost; NAN
+ * skipped. Returns the number of points written. */
 size_t report_downsample(const double *t, const double *v, size_t n, size_t buckets,
                          struct report_pt *out);
 
@@ -86,18 +84,13 @@ struct report_table_fmt {
 void report_targets_table(struct dwriter *w, const struct run_facts *f,
                           const struct report_table_fmt *fmt);
 
-/* The page's first screen (report-answer.c): the result and duration, the
- * build's own peak memory and where it was, OOM kills and near-OOM time,
- * the least disk, the layer- and compiler-cache ratios, the slowest
- * targets, edges or units, the -j and parallelism readings. */
+/* The page's first screen, the answers looked for before any chart: result,
+ * peaks, OOM and disk, cache ratios, the slowest, the -j readings. */
 void report_answer(struct dwriter *w, const struct run_model *m);
 
-/* The run against its job's usual (summary's baseline; nothing without
- * one): the HTML section (small multiples of the window's wall time, CPU
- * time and memory peaks, then of the targets', units' and steps' figures
- * an earlier run also had, flagged first, at most 12; and the findings,
- * flagged first), and the job summary's (the flagged findings; nothing
- * for a job's first run). */
+/* The run against its job's usual (nothing without a baseline): the HTML
+ * section (small multiples, at most 12, and the findings, flagged first),
+ * and the job summary's flagged findings (none for a job's first run). */
 void report_baseline_html(struct dwriter *w, const struct summary *s);
 void report_baseline_md(struct dwriter *w, const struct summary *s);
 

@@ -72,18 +72,11 @@ int short_render_execs(const struct exec_cover *c, struct dbuf *out)
 
 /* ---- the run against its job's usual ---- */
 
-static bool is_ratio(const struct baseline_finding *f)
+static bool figure_is(const struct baseline_finding *f, const char *suffix)
 {
-        size_t n = strlen(f->figure);
+        size_t n = strlen(f->figure), k = strlen(suffix);
 
-        return n > 6 && strcmp(f->figure + n - 6, "_ratio") == 0;
-}
-
-static bool is_seconds(const struct baseline_finding *f)
-{
-        size_t n = strlen(f->figure);
-
-        return n > 2 && strcmp(f->figure + n - 2, "_s") == 0;
+        return n > k && strcmp(f->figure + n - k, suffix) == 0;
 }
 
 int render_baseline_value(const struct baseline_finding *f, double v, struct dbuf *out)
@@ -92,9 +85,9 @@ int render_baseline_value(const struct baseline_finding *f, double v, struct dbu
 
         if (!isfinite(v))
                 return dbuf_puts(out, "?");
-        if (is_ratio(f))
+        if (figure_is(f, "_ratio"))
                 return dbuf_printf(out, "%.0f %%", v * 100);
-        if (is_seconds(f))
+        if (figure_is(f, "_s"))
                 return dbuf_puts(out, fmt_duration(v, FMT_DURATION_EXACT, buf));
         if (strcmp(f->figure, "oom_kills") == 0)
                 return dbuf_printf(out, "%.0f", v);
@@ -160,7 +153,7 @@ static const struct baseline_finding *second_of(const struct baseline *b,
 
                 if (f == first || !baseline_is_flag(f->st.verdict))
                         continue;
-                if (is_ratio(f))
+                if (figure_is(f, "_ratio"))
                         return f;
                 if (!next)
                         next = f;
@@ -186,7 +179,7 @@ int render_baseline_short(const struct baseline *b, struct dbuf *out)
         second = second_of(b, first);
         /* a cache ratio shown second is the first's cause: not twice */
         dw_puts(&w, "buildtel: ");
-        put_finding(&w, b, first, true, !(second && is_ratio(second)));
+        put_finding(&w, b, first, true, !(second && figure_is(second, "_ratio")));
         if (second)
                 put_finding(&w, b, second, false, true);
         if (flagged > 1 + (second != NULL))

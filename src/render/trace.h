@@ -11,21 +11,16 @@
 #include "model/units.h"
 #include "util/dbuf.h"
 
-/* A recorded run as a Chrome Trace Event Format file
- * ({"traceEvents": [...], "displayTimeUnit": "ms"}), which Perfetto UI and
- * chrome://tracing open. Formatted as it goes into trace_output(): the
- * counters (C) and instants (i) of each sample are appended when the
- * sample is given, and the caller writes them out and empties the buffer
- * (so a 24-hour run is never held in memory); the slices (X: the run,
- * and the spans of model/spans.h: targets, steps, edges, units) are kept
- * (capped by its one rule) and written with their lanes and metadata (M) at
- * the end. Times are microseconds from the run's start.
+/* A recorded run as a Chrome Trace Event Format file (Perfetto UI,
+ * chrome://tracing). Each sample's counters (C) and instants (i) go out
+ * through trace_output() as they come, so a 24-hour run is never held in
+ * memory; the slices (X: the run, model/spans.h's spans) are kept (capped)
+ * and written with their lanes and metadata (M) at the end. Times are
+ * microseconds from the run's start.
  *
- * Processes: 1 "build" (the run slice and every counter track), 2
- * "targets", 3 "ninja", 4 "compile units" (first to last seen by the
- * process scans), 5 "BuildKit steps" (shown under the targets; lanes per
- * target, named after it);
- * each slice process has one thread per lane. */
+ * Processes: 1 "build" (the run slice, the counters), 2 "targets", 3
+ * "ninja", 4 "compile units", 5 "BuildKit steps" (lanes per target, named
+ * after it); one thread per lane. */
 
 #define TRACE_SLICES_MAX 1000000 /* slices kept; more are counted in a note event */
 

@@ -6,10 +6,8 @@
 
 #include "model/sample.h"
 
-/* run --live: one status line pinned on the bottom row of the terminal
- * through a scroll region (as apt's progress line), drawn from the
- * sample's own figures. Only ever written to the terminal, never to the
- * log. */
+/* run --live: one status line pinned on the terminal's bottom row by a
+ * scroll region (as apt's progress line); never written to the log. */
 
 /* The figures of one sample the line shows; strings copied (cut). */
 struct live_view {
