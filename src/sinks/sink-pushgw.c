@@ -119,15 +119,7 @@ static size_t discard(char *p, size_t size, size_t n, void *ud)
         return size * n;
 }
 
-static void warn(struct pushgw_state *st, const char *fmt, ...) _printf_(2, 3);
-static void warn(struct pushgw_state *st, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        note_v(st->warn, st->warn_userdata, fmt, ap);
-        va_end(ap);
-}
+#define warn(st, ...) note_to((st)->warn, (st)->warn_userdata, __VA_ARGS__)
 
 static int pushgw_finish(void *state, const struct run_model *m)
 {
