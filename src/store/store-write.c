@@ -22,10 +22,7 @@
 
 static void bind_point(sqlite3_stmt *s, int i, const struct summary_point *p)
 {
-        if (p->set)
-                sqlite3_bind_double(s, i, p->value);
-        else
-                sqlite3_bind_null(s, i);
+        store_bind_real(s, i, p->set ? p->value : NAN);
 }
 
 /* The run's argv as a compact JSON array ([] for none); NULL when memory
