@@ -720,9 +720,8 @@ int store_open(const char *path, bool create, int busy_ms, struct store **ret)
         /* WAL: readers never block the writer, and a commit needs no fsync
          * with synchronous=NORMAL (only checkpoints do). A crash may lose
          * the last commits, never the file. */
-        r = exec_sql(st, "PRAGMA journal_mode = WAL");
-        if (r >= 0)
-                r = exec_sql(st, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
+        r = exec_sql(st, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+                         " PRAGMA foreign_keys = ON");
         if (r >= 0)
                 r = upgrade(st);
         if (r >= 0)
