@@ -57,16 +57,13 @@ static int add_facts(const struct store_run *run, struct compare_side *s)
 static int add_target(void *userdata, const struct store_target *t)
 {
         struct compare_side *s = userdata;
-        const char *n = t->name ? t->name : "";
-        int r = compare_side_add(s, COMPARE_TARGET, n, "duration_s", t->duration_s);
+        static const char *const key[] = {"duration_s", "steps", "cached", "cached_ratio"};
+        const double v[] = {t->duration_s, count_of(t->steps), count_of(t->cached),
+                            store_target_cached_ratio(t)};
+        int r = 0;
 
-        if (r >= 0)
-                r = compare_side_add(s, COMPARE_TARGET, n, "steps", count_of(t->steps));
-        if (r >= 0)
-                r = compare_side_add(s, COMPARE_TARGET, n, "cached", count_of(t->cached));
-        if (r >= 0)
-                r = compare_side_add(s, COMPARE_TARGET, n, "cached_ratio",
-                                     store_target_cached_ratio(t));
+        for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(v); i++)
+                r = compare_side_add(s, COMPARE_TARGET, t->name ? t->name : "", key[i], v[i]);
         return r;
 }
 

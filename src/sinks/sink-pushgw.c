@@ -26,16 +26,15 @@ static bool plain_segment(const char *s)
         return true;
 }
 
-static int b64url(struct dbuf *out, const char *s)
+static void b64url(struct dwriter *w, const char *s)
 {
         static const char tab[] =
             "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
         size_t n = strlen(s);
-        int e = 0;
 
         if (n == 0)
-                return dbuf_puts(out, "="); /* the empty value */
-        for (size_t i = 0; e >= 0 && i < n; i += 3) {
+                dw_puts(w, "="); /* the empty value */
+        for (size_t i = 0; i < n; i += 3) {
                 uint32_t v = (uint32_t)(unsigned char)s[i] << 16;
                 char q[4];
                 size_t k = n - i >= 3 ? 4 : n - i + 1;
@@ -48,39 +47,35 @@ static int b64url(struct dbuf *out, const char *s)
                 q[1] = tab[(v >> 12) & 63];
                 q[2] = tab[(v >> 6) & 63];
                 q[3] = tab[v & 63];
-                e = dbuf_append(out, q, k);
+                dw_append(w, q, k);
         }
-        return e;
 }
 
-static int segment(struct dbuf *out, const char *label, const char *v)
+static void segment(struct dwriter *w, const char *label, const char *v)
 {
-        int e;
-
-        if (plain_segment(v))
-                return dbuf_printf(out, "/%s/%s", label, v);
-        e = dbuf_printf(out, "/%s@base64/", label);
-        return e < 0 ? e : b64url(out, v);
+        if (plain_segment(v)) {
+                dw_printf(w, "/%s/%s", label, v);
+                return;
+        }
+        dw_printf(w, "/%s@base64/", label);
+        b64url(w, v);
 }
 
 int prom_push_url(const char *base, const char *job, const char *instance, const char *buildtel_job,
                   struct dbuf *out)
 {
+        struct dwriter w = DWRITER_INIT(out);
         size_t n = strlen(base);
-        int e;
 
         while (n > 0 && base[n - 1] == '/')
                 n--;
-        e = dbuf_append(out, base, n);
-        if (e >= 0)
-                e = dbuf_puts(out, "/metrics");
-        if (e >= 0)
-                e = segment(out, "job", job);
-        if (e >= 0)
-                e = segment(out, "instance", instance);
-        if (e >= 0 && buildtel_job)
-                e = segment(out, "buildtel_job", buildtel_job);
-        return e < 0 ? -ENOMEM : 0;
+        dw_append(&w, base, n);
+        dw_puts(&w, "/metrics");
+        segment(&w, "job", job);
+        segment(&w, "instance", instance);
+        if (buildtel_job)
+                segment(&w, "buildtel_job", buildtel_job);
+        return dw_ok(&w) ? 0 : -ENOMEM;
 }
 
 struct pushgw_state {
@@ -124,15 +119,7 @@ static size_t discard(char *p, size_t size, size_t n, void *ud)
         return size * n;
 }
 
-static void warn(struct pushgw_state *st, const char *fmt, ...) _printf_(2, 3);
-static void warn(struct pushgw_state *st, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        note_v(st->warn, st->warn_userdata, fmt, ap);
-        va_end(ap);
-}
+#define warn(st, ...) note_to((st)->warn, (st)->warn_userdata, __VA_ARGS__)
 
 static int pushgw_finish(void *state, const struct run_model *m)
 {

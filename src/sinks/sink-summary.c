@@ -49,7 +49,6 @@ static int summary_finish(void *state, const struct run_model *m)
         _cleanup_dbuf_ struct dbuf json = DBUF_INIT;
         int r, r2;
 
-        /* the summary, and what the RUN steps used inside BuildKit */
         r = render_summary_text(m->summary, m->run, &txt);
         if (r >= 0 && m->targets)
                 r = steps_render_text(m->targets, &txt);

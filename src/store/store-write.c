@@ -22,10 +22,7 @@
 
 static void bind_point(sqlite3_stmt *s, int i, const struct summary_point *p)
 {
-        if (p->set)
-                sqlite3_bind_double(s, i, p->value);
-        else
-                sqlite3_bind_null(s, i);
+        store_bind_real(s, i, p->set ? p->value : NAN);
 }
 
 /* The run's argv as a compact JSON array ([] for none); NULL when memory
@@ -84,20 +81,15 @@ int store_run_begin(struct store *st, const struct run_info *ri, const struct st
 
 static void bind_summary(sqlite3_stmt *s, int first, const struct summary *sum, uint64_t dropped)
 {
+        const struct summary_point *peak = &sum->mem_used_peak;
         int i = first;
 
         sqlite3_bind_int64(s, i++, (sqlite3_int64)sum->samples);
         store_bind_real(s, i++, sum->mem_total_mb);
-        bind_point(s, i++, &sum->mem_used_peak);
-        if (sum->mem_used_peak.set) {
-                sqlite3_bind_double(s, i++, sum->mem_used_peak.elapsed_s);
-                sqlite3_bind_text(s, i++, sum->mem_used_peak.stage, -1, SQLITE_TRANSIENT);
-                sqlite3_bind_text(s, i++, sum->mem_used_peak.context, -1, SQLITE_TRANSIENT);
-        } else {
-                sqlite3_bind_null(s, i++);
-                sqlite3_bind_null(s, i++);
-                sqlite3_bind_null(s, i++);
-        }
+        bind_point(s, i++, peak);
+        store_bind_real(s, i++, peak->set ? peak->elapsed_s : NAN);
+        store_bind_text(s, i++, peak->set ? peak->stage : NULL);
+        store_bind_text(s, i++, peak->set ? peak->context : NULL);
         bind_point(s, i++, &sum->mem_avail_min);
         bind_point(s, i++, &sum->swap_used_peak);
         bind_point(s, i++, &sum->disk_avail_min);

@@ -642,30 +642,28 @@ static int upgrade(struct store *st)
 static int prepare_sample_insert(struct store *st)
 {
         _cleanup_dbuf_ struct dbuf sql = DBUF_INIT;
+        struct dwriter w = DWRITER_INIT(&sql);
         size_t n = 0;
         int r;
 
         st->sample_cols = calloc(sample_column_count(), sizeof(*st->sample_cols));
         if (!st->sample_cols)
                 return -ENOMEM;
-        r = dbuf_puts(&sql, "INSERT INTO samples (run, seq");
-        for (size_t i = 0; r >= 0 && i < sample_column_count(); i++) {
+        dw_puts(&w, "INSERT INTO samples (run, seq");
+        for (size_t i = 0; i < sample_column_count(); i++) {
                 enum sample_column_type t;
                 const char *name = sample_column_name(i, &t);
 
                 if (t == SAMPLE_COLUMN_ISO || !column_name_ok(name))
                         continue;
-                r = dbuf_printf(&sql, ", \"%s\"", name);
+                dw_printf(&w, ", \"%s\"", name);
                 st->sample_cols[n++] = i;
         }
-        if (r >= 0)
-                r = dbuf_puts(&sql, ") VALUES (?, ?");
-        for (size_t i = 0; r >= 0 && i < n; i++)
-                r = dbuf_puts(&sql, ", ?");
-        if (r >= 0)
-                r = dbuf_puts(&sql, ")");
-        if (r >= 0)
-                r = store_prepare(st, sql.p, &st->ins_sample);
+        dw_puts(&w, ") VALUES (?, ?");
+        for (size_t i = 0; i < n; i++)
+                dw_puts(&w, ", ?");
+        dw_puts(&w, ")");
+        r = dw_ok(&w) ? store_prepare(st, sql.p, &st->ins_sample) : w.err;
         st->nsample_cols = n;
         return r;
 }
@@ -722,9 +720,8 @@ int store_open(const char *path, bool create, int busy_ms, struct store **ret)
         /* WAL: readers never block the writer, and a commit needs no fsync
          * with synchronous=NORMAL (only checkpoints do). A crash may lose
          * the last commits, never the file. */
-        r = exec_sql(st, "PRAGMA journal_mode = WAL");
-        if (r >= 0)
-                r = exec_sql(st, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON");
+        r = exec_sql(st, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+                         " PRAGMA foreign_keys = ON");
         if (r >= 0)
                 r = upgrade(st);
         if (r >= 0)
