@@ -194,10 +194,13 @@ expect_eq "export off: the caller's TRACESTATE, untouched" "$(grep '^BUILD_TS=' 
 check "export off, no TRACEPARENT: the build has none" sh -c "! grep -q '^TRACE' '$T/env-off'"
 env | grep -v '^_=\|^PWD=\|^OLDPWD=\|^SHLVL=' | sort >"$T/env-ours"
 (cd "$T/w" && "$BUILDTEL" run --quiet --no-db --log-dir "$L" --cgroup none -- env >"$T/env-build" 2>/dev/null)
-# ... but for the one buildtel adds, ccache's stats log of the build (the
-# caller had none: their own would be kept)
+# ... but for those buildtel adds, ccache's stats log of the build and the
+# log of an sccache server the build starts (the caller had none: their
+# own would be kept)
 check "export off: the build's environment is ours, variable for variable" \
-        sh -c "grep -v '^_=' '$T/env-build' | grep -v '^PWD=\|^OLDPWD=\|^SHLVL=\|^CCACHE_STATSLOG=' | sort | diff - '$T/env-ours'"
+        sh -c "grep -v '^_=' '$T/env-build' | grep -v '^PWD=\|^OLDPWD=\|^SHLVL=\|^CCACHE_STATSLOG=\|^SCCACHE_LOG=\|^SCCACHE_ERROR_LOG=' | sort | diff - '$T/env-ours'"
 check "export off: and CCACHE_STATSLOG, the run's own file" \
         grep -Eqx "CCACHE_STATSLOG=$L/resources-[^/]+\.ccache\.log" "$T/env-build"
+check "export off: and SCCACHE_ERROR_LOG, the run's own file, SCCACHE_LOG for the verdicts only" \
+        sh -c "grep -Eqx 'SCCACHE_ERROR_LOG=$L/resources-[^/]+\.sccache\.log' '$T/env-build' && grep -qx 'SCCACHE_LOG=sccache::compiler::compiler=debug,sccache::server=debug' '$T/env-build'"
 finish
