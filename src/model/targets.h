@@ -144,7 +144,8 @@ struct targets {
         /* BuildKit vertices in the order they first appeared, capped at
          * TARGETS_STEPS_MAX (heap: targets_add_step(), targets_release()) */
         struct step_fact *stepv;
-        uint32_t nstepv, capstepv;
+        uint32_t nstepv;
+        size_t capstepv;
         uint32_t steps_dropped; /* vertices past the cap */
         /* the slowest TARGETS_EDGES_MAX edges (heap, in no order), the
          * latest end of all, and the log's mtime (Unix seconds; 0 unknown):
