@@ -74,8 +74,6 @@ struct baseline_named {
                       * steps: duration_s, mem peak MiB */
 };
 struct baseline_run {
-        /* the run's own: duration, CPU, the build's memory peaks and OOM
-         * kills, the compiler cache over the targets (its hit ratio) */
         struct run_figures fig;
         long ncpu;           /* -1 unknown */
         double mem_total_mb; /* the host's */
@@ -99,10 +97,7 @@ struct run_info;
 struct run_facts;
 struct targets;
 struct units;
-/* This run's figures, from the model at its end: run_figures_of() (the
- * build cgroup's figures, duration, compiler cache), the summary (the
- * host's memory), the run facts (targets),
- * the BuildKit steps of ts and the top units of u (each may be NULL). */
+/* This run's figures from the model at its end (each part may be NULL). */
 void baseline_run_of(const struct summary *s, const struct run_info *ri, const struct run_facts *f,
                      const struct targets *ts, const struct units *u, struct baseline_run *ret);
 

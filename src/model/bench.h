@@ -6,10 +6,8 @@
 
 #include "model/figures.h"
 
-/* buildtel bench: the class of one timed run (its figures are the run's
- * struct run_figures, model/figures.h, as compare and the baseline take
- * them), and the statistics over a series (one command's runs) and
- * between two series. */
+/* buildtel bench: the class of one timed run (struct run_figures), and the
+ * statistics over a series (one command's runs) and between two series. */
 
 enum bench_class {
         BENCH_COLD = 0, /* compiled from scratch (or nothing said otherwise) */
@@ -18,10 +16,9 @@ enum bench_class {
         _BENCH_CLASS_MAX
 };
 
-/* The class of a run from its facts: the one rule.
- * hot: no compile units, no compiler-cache activity, and no layer steps or
- * every one cached; warm: compiler-cache hits, or some layers cached; cold:
- * otherwise. Never fails. */
+/* The one rule: hot with no compile unit, no compiler-cache activity and
+ * every layer step (if any) cached; warm with cache hits or some layers
+ * cached; else cold. Never fails. */
 enum bench_class bench_classify(const struct run_figures *f);
 /* "cold", "warm", "hot". */
 const char *bench_class_name(enum bench_class c);

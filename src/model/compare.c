@@ -10,6 +10,7 @@
 #include "model/baseline.h"
 #include "model/figures.h"
 #include "util/macro.h"
+#include "util/util.h"
 
 const char *compare_section_name(enum compare_section s)
 {
@@ -71,15 +72,8 @@ static int side_push(struct compare_side *s, enum compare_section sec, const cha
                 s->dropped++;
                 return 0;
         }
-        if (s->n == s->cap) {
-                size_t cap = s->cap ? 2 * s->cap : 64;
-                struct compare_fig *v = realloc(s->v, cap * sizeof(*v));
-
-                if (!v)
-                        return -ENOMEM;
-                s->v = v;
-                s->cap = cap;
-        }
+        if (array_grow(&s->v, &s->cap, s->n, sizeof(*s->v), 64) < 0)
+                return -ENOMEM;
         f.subject = strndup(subject ? subject : "", COMPARE_SUBJECT_MAX);
         f.figure = strdup(figure);
         f.text = text ? strdup(text) : NULL;

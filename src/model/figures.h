@@ -10,8 +10,7 @@
 struct run_info;
 
 /* Cached BuildKit steps over all steps: NAN when steps is unknown (< 0) or
- * 0, or cached is unknown (< 0). A renderer that needs a number for an
- * unknown ratio (a bar width) chooses it itself. */
+ * 0, or cached is unknown (< 0). */
 double figure_cached_ratio(int64_t steps, int64_t cached);
 
 /* The median of v[0..n) (sorted in place; no NAN among them), NAN when n is 0. */
@@ -29,12 +28,10 @@ double figure_hit_ratio(uint64_t hits, uint64_t misses);
 const char *figure_outcome(int exit_code, int term_signal, double oom_kills,
                            char buf[static FIGURE_OUTCOME_LEN]);
 
-/* The run's duration in seconds: end minus start when both are known.
- * Otherwise (killed, or still running) as far as the samples go: the last
- * sample's time minus the start when last_epoch is finite, with
- * *ret_to_last set (it may be NULL; false for every other answer); NAN
- * when the start is unknown or nothing else is. The history's SQL calls
- * this very function (store.c registers it as run_duration()). */
+/* The run's duration in seconds: end - start when both are known, else
+ * last_epoch - start with *ret_to_last set (may be NULL); NAN when the
+ * start or both ends are unknown. The history's SQL calls this very
+ * function (store.c registers it as run_duration()). */
 double figure_run_duration(double start_epoch, double end_epoch, double last_epoch,
                            bool *ret_to_last);
 
@@ -62,11 +59,10 @@ int figure_ninja_offset(const struct run_info *ri, double mtime, int64_t max_end
 bool figure_cc_delta(uint64_t first_hits, uint64_t first_misses, uint64_t last_hits,
                      uint64_t last_misses, uint64_t *ret_hits, uint64_t *ret_misses);
 
-/* One run's figures as every comparison takes them: `compare` (the run's
- * rows), the baseline (a run against its job's usual) and `bench` (a timed
- * run). Filled from a finished run's model (run_figures_of()) or from the
- * history (store_run_figures(), store/history.h), so both sides of a
- * comparison are the same numbers. NAN (or _set false, -1) is unknown. */
+/* One run's figures as `compare`, the baseline and `bench` take them,
+ * filled from a finished run's model (run_figures_of()) or the history
+ * (store_run_figures()), so both sides of a comparison are the same
+ * numbers. NAN (or _set false, -1) is unknown. */
 struct run_figures {
         double duration_s;          /* the run's (bench: the wall time) */
         double user_s, sys_s;       /* the build's CPU (the history keeps only their sum) */

@@ -6,13 +6,9 @@
 
 #include "util/dbuf.h"
 
-/* Two readings about -j (issue 26), derived once here from the units table
- * and the summary, rendered by the summary and the report:
- * - the -j reading: the jobs the memory allows (by the 95th-percentile
- *   unit and by the units that ran at once at the peak), the CPU count,
- *   which of the two is the limit, and what the run used;
- * - the parallelism reading: the time with fewer jobs in flight than CPUs
- *   and the units that ran alone. */
+/* Two readings about -j, derived once here from the units table and the
+ * summary: the jobs the memory and the CPUs allow against what the run
+ * used, and the time with fewer jobs in flight than CPUs. */
 
 struct units;
 struct summary;

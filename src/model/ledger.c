@@ -101,15 +101,8 @@ int ledger_add_run(struct ledger *l, const struct unit *rows, size_t n)
                 copy_utf8_str(key.name, sizeof(key.name), r->name);
                 copy_utf8_str(key.path, sizeof(key.path), r->path);
                 if (!(e = find(l, &key))) {
-                        if (l->n == l->cap) {
-                                size_t cap = l->cap ? 2 * l->cap : 64;
-                                struct entry *v = reallocarray(l->v, cap, sizeof(*v));
-
-                                if (!v)
-                                        return -ENOMEM;
-                                l->v = v;
-                                l->cap = cap;
-                        }
+                        if (array_grow(&l->v, &l->cap, l->n, sizeof(*l->v), 64) < 0)
+                                return -ENOMEM;
                         e = memset(&l->v[l->n++], 0, sizeof(*e));
                         e->u = key;
                         copy_utf8_str(e->u.dir, sizeof(e->u.dir), r->dir);

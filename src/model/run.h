@@ -64,10 +64,9 @@ struct run_info {
         long pid;         /* the build's pid (run) or the watched pid */
         char *exit_comm;  /* that process's name as it ended (after any exec,
                              so not always argv[0]'s); NULL unknown */
-        /* The git revision of cwd, read once when the run starts (cmd/, not
-         * the sinks: they never read the world). vcs_rev NULL: cwd is no
-         * git checkout; vcs_ref "" when HEAD is detached. Not in run.json
-         * (its format is fixed): a replay has none. */
+        /* The git revision of cwd at the start (cmd/: sinks never read the
+         * world). vcs_rev NULL: no git checkout; vcs_ref "": detached. Not in
+         * run.json (its format is fixed). */
         char *vcs_rev, *vcs_ref;
         /* What repeats (issue 23): --job, BUILDTEL_JOB, the CI's variables,
          * else derived from the command and cwd (model/jobname.h). NULL:
@@ -90,11 +89,10 @@ void run_info_release(struct run_info *ri);
  * or '-'. A run id names files (resources-<id>.csv, report-<id>.html). */
 bool run_id_is_valid(const char *s);
 
-/* Make the run id *id (malloc'd, may be NULL: left so) follow that rule,
- * as it is read from a run.json or the history database (either may have
- * been edited): a valid one is kept, else every other byte becomes '_'
- * (a leading '.' or '-' too) and it is cut at 64; an empty one becomes
- * "unknown". Returns 1 when it changed, 0, or -ENOMEM. */
+/* Make *id (malloc'd; NULL left so), read from an edited file maybe,
+ * follow that rule: every other byte (a leading '.' or '-' too) becomes
+ * '_', cut at 64; "" becomes "unknown". Returns 1 when it changed, 0, or
+ * -ENOMEM. */
 int run_id_sanitize(char **id);
 
 /* The well-formed UTF-8 sequence at s[0..len) (RFC 3629: no overlongs, no
@@ -115,19 +113,15 @@ struct targets;
 struct units;
 struct run_facts;
 
-/* The model, as the sinks see it: with each sample (run and the summary so
- * far, this sample included; targets and facts NULL: they are made at
- * finish) and at the end of a run (complete).
- * The summary is computed once, by the recorder: sinks read it, never
- * recompute it. Features add members here (targets, cache statistics, ...)
- * without touching every sink. */
+/* The model as the sinks see it: with each sample (targets and facts NULL:
+ * made at finish) and at the end of a run (complete). The recorder
+ * computes the summary once; sinks read it, never recompute it. */
 struct run_model {
         const struct run_info *run;
         const struct summary *summary;
         const struct targets *targets; /* from the build's output; NULL: none */
         const struct units *units;     /* compile units from the process scans; NULL: none */
-        /* The effective per-target figures and the run's outcome
-         * (targets_facts()): sinks format these and derive none. Never NULL
+        /* targets_facts(): sinks format these and derive none. Never NULL
          * at finish. */
         const struct run_facts *facts;
 };

@@ -4,15 +4,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* One row of the time series: what the machine (and later the build's
- * cgroup) looked like at one instant, plus what the build was doing.
- *
- * The numbers are the ones the platform layer read, in their own units:
- * sizes in bytes (whole numbers, exact in a double up to 2^53 = 8 PiB),
- * not the MiB and GiB of the CSV columns, and never rounded. The CSV row
- * (samplecsv_format) writes each in its column's unit at its column's
- * precision; sample_round() gives the values that row reads back as.
- * Numbers that are unknown are NAN and written as empty CSV fields. */
+/* One row of the time series: the machine and the build's cgroup at one
+ * instant, and what the build was doing. Numbers are as read, never
+ * rounded: sizes in bytes (exact in a double up to 8 PiB), not the CSV's
+ * MiB and GiB (sample_round() gives those). Unknown is NAN (an empty
+ * CSV field). */
 
 #define SAMPLE_STAGE_MAX 256   /* bytes, without NUL */
 #define SAMPLE_CONTEXT_MAX 512 /* bytes, without NUL */
@@ -76,12 +72,9 @@ struct sample {
 /* Set every number to NAN and the strings to "". */
 void sample_clear(struct sample *s);
 
-/* The sample as its CSV row holds it: every number is what
- * samplecsv_from_record() would give for the row samplecsv_format() writes,
- * bit for bit, computed without writing or parsing text (the proof is
- * tests/test-sample.c). Strings are the same pointers, not cut (whoever
- * copies one cuts it at its column's maximum, as the row does). *ret may
- * be s. Rounding again changes nothing. */
+/* The sample as its CSV row reads back, bit for bit, without writing or
+ * parsing text (tests/test-sample.c proves it). Strings are the same
+ * pointers, not cut. *ret may be s. Rounding again changes nothing. */
 void sample_round(const struct sample *s, struct sample *ret);
 /* x rounded to prec decimals as "%.*f" writes it and strtod() reads it
  * back: NAN when the CSV writes an empty field, +0 for a negative zero. */

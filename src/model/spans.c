@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/util.h"
+
 /* The one rule of which spans exist and how many are kept. */
 static int add(struct spans *S, struct span sp)
 {
@@ -15,14 +17,8 @@ static int add(struct spans *S, struct span sp)
                 S->dropped++;
                 return 0;
         }
-        if (S->n == S->cap) {
-                size_t cap = S->cap ? S->cap * 2 : 256;
-                struct span *v = realloc(S->v, cap * sizeof(*v));
-                if (!v)
-                        return -ENOMEM;
-                S->v = v;
-                S->cap = cap;
-        }
+        if (array_grow(&S->v, &S->cap, S->n, sizeof(*S->v), 256) < 0)
+                return -ENOMEM;
         S->v[S->n++] = sp;
         return 0;
 }

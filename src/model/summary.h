@@ -71,11 +71,9 @@ struct summary_oom {
         double epoch, elapsed_s;
         double kills;               /* the count after the rise */
         struct summary_proc victim; /* label "" when unknown */
-        /* Where the victim comes from: "kernel" (the OOM killer's own
-         * report, the oom_victim column), "last seen" (the largest process
-         * sampled that vanished, or the last one sampled), "the build" (the
-         * build's own process, killed by SIGKILL: summary_end_run), ""
-         * unknown. */
+        /* "kernel" (oom_victim column), "last seen" (the largest sampled
+         * process that vanished, or the last one), "the build"
+         * (summary_end_run), "" unknown */
         char victim_source[16];
         char stage[SAMPLE_STAGE_MAX + 1];
 };
@@ -122,10 +120,9 @@ struct summary_exact {
         double cg_io_read_bytes, cg_io_write_bytes; /* last known: counters */
 };
 
-/* Parallelism (issue 26): the time by jobs in flight (the compile and
- * link units as the running column names them, or the compilers count
- * when that is larger), and the units that ran alone. Each interval
- * between two samples counts for the later one's jobs. */
+/* Parallelism: the time by jobs in flight (units the running column
+ * names, or the compilers count when larger), and the units that ran
+ * alone. An interval counts for its later sample's jobs. */
 #define SUMMARY_PAR_JOBS 64 /* the last bucket holds this many and more */
 #define SUMMARY_ALONE_MAX 8 /* units tracked that ran alone; when full the shortest gives way */
 struct summary_alone {
@@ -173,18 +170,13 @@ struct summary {
         uint64_t running_peak;
         struct summary_par par;
 
-        /* The compile units over the run (the recorder's, borrowed; NULL
-         * when the run had no process scans, as in `summarize`). */
+        /* borrowed; NULL: no process scans, as in `summarize` */
         const struct units *units;
-        /* The run against its job's usual (model/baseline.h; the
-         * recorder's, borrowed; NULL: none, as without a history or a job). */
+        /* borrowed; NULL without a history or a job */
         const struct baseline *baseline;
-        /* What failed (the run facts', borrowed; NULL or empty: nothing
-         * named, or the build did not fail). */
+        /* borrowed; NULL or empty: nothing named, or no failure */
         const struct run_failure *failure;
-        /* The commands the build ran, where its log tells
-         * (targets_commands_ran()): the units seen are set against it. 0:
-         * unknown */
+        /* targets_commands_ran(), to set the units seen against; 0 unknown */
         uint64_t ran;
 };
 
@@ -193,26 +185,21 @@ struct summary {
 
 /* Zero s, set every unknown figure to NAN and copy cfg (NULL: defaults). */
 void summary_init(struct summary *s, const struct summary_config *cfg);
-/* Account one sample, as the platform layer read it (or as a CSV row or the
- * history database gave it back): the recorded figures from
- * sample_round(smp), the exact ones from smp. NAN figures are skipped; on
- * ties the first sample wins. Strings are copied (cut at the point's
- * buffer size, which is the CSV column's maximum). */
+/* Account one sample (read live, or given back by a CSV or the history):
+ * the recorded figures from sample_round(smp), the exact ones from smp.
+ * NAN figures are skipped; on ties the first sample wins. Strings are
+ * copied. */
 void summary_add(struct summary *s, const struct sample *smp);
 struct run_info;
-/* At the end of a run (live or replayed): an OOM kill whose victim no
- * sample and no kernel report named, in a build whose own process died of
- * SIGKILL, names that process (source "the build"): a build killed before
+/* At the end of a run: an OOM kill with no victim named, in a build whose
+ * own process died of SIGKILL, names that process: a build killed before
  * the first tick has no other witness. */
 void summary_end_run(struct summary *s, const struct run_info *ri);
 
-/* At the end of a ninja run (issue 21): each peak and first-warning
- * point whose row named nothing running (no process scan saw a unit: mode
- * none, a unit shorter than a tick) gets the edges of the .ninja_log that
- * were running at its instant, on the run's clock (off: seconds from the
- * run's start to ninja's 0, targets_ninja_offset()): their outputs, ".o"
- * dropped, space-separated, "+N" for those that do not fit. A row's own
- * running column, when it has one, stays: it was read at that instant. */
+/* At the end of a ninja run: each peak and first-warning point whose row
+ * named nothing running (no scan saw a unit) gets the .ninja_log edges
+ * running at its instant (off: targets_ninja_offset()): their outputs,
+ * ".o" dropped, "+N" for those that do not fit. */
 struct ninja_edge;
 void summary_place_edges(struct summary *s, const struct ninja_edge *ev, size_t n, double off);
 
@@ -231,8 +218,7 @@ struct summary_readings {
         bool ram_bound;
         double ram_bound_compilers; /* their average over those samples */
         /* The cap (--memory-max) was the limit: an OOM kill under it, or
-         * the build's anonymous memory within summary_cap_near_mb() of it.
-         * Then the RAM-bound reading (the host's memory) is not made. */
+         * anon within summary_cap_near_mb(); then no RAM-bound reading. */
         bool cap_limit;
         /* The build waited for CPU (its cgroup's CPU pressure, some) this
          * share of its wall time; NAN unknown (host-wide pressure). */

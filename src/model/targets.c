@@ -346,15 +346,10 @@ int targets_add_step(struct targets *ts, const struct step_fact *s)
                 ts->steps_dropped++;
                 return 0;
         }
-        if (ts->nstepv == ts->capstepv) {
-                uint32_t n = ts->capstepv ? MIN(ts->capstepv * 2, (uint32_t)TARGETS_STEPS_MAX) : 64;
-                struct step_fact *nv = realloc(ts->stepv, n * sizeof(*nv));
-                if (!nv) {
-                        ts->steps_dropped++;
-                        return -ENOMEM;
-                }
-                ts->stepv = nv;
-                ts->capstepv = n;
+        /* 64 doubled reaches TARGETS_STEPS_MAX exactly: no cap needed */
+        if (array_grow(&ts->stepv, &ts->capstepv, ts->nstepv, sizeof(*ts->stepv), 64) < 0) {
+                ts->steps_dropped++;
+                return -ENOMEM;
         }
         ts->stepv[ts->nstepv++] = *s;
         return 0;

@@ -46,9 +46,8 @@ struct target {
         struct cc_counts sccache;
         bool sccache_guess;
         struct cc_counts ccache;
-        /* buildx history: filled in when imported; history_steps and
-         * history_cached are counted from the record's replayed log (history
-         * logs), by the same definition as the live stream's */
+        /* buildx history, when imported; steps counted from the replayed
+         * record as in the live stream */
         bool history_set;
         double history_duration_s;
         uint32_t history_steps, history_cached;
@@ -145,12 +144,12 @@ struct targets {
         /* BuildKit vertices in the order they first appeared, capped at
          * TARGETS_STEPS_MAX (heap: targets_add_step(), targets_release()) */
         struct step_fact *stepv;
-        uint32_t nstepv, capstepv;
+        uint32_t nstepv;
+        size_t capstepv;
         uint32_t steps_dropped; /* vertices past the cap */
-        /* the slowest TARGETS_EDGES_MAX edges of the .ninja_log (heap:
-         * targets_keep_edge(), targets_release(); in no order), the
-         * latest end among all, and when the log was last written (Unix
-         * seconds; 0 unknown): ninja started ninja_max_end_ms before it */
+        /* the slowest TARGETS_EDGES_MAX edges (heap, in no order), the
+         * latest end of all, and the log's mtime (Unix seconds; 0 unknown):
+         * ninja started ninja_max_end_ms before it */
         struct ninja_edge *edgev;
         uint32_t nedgev;
         int64_t ninja_max_end_ms;
@@ -243,19 +242,15 @@ struct run_facts {
 
 struct run_info;
 
-/* The effective facts of the run into *ret (caller-owned, overwritten):
- * the run's outcome from run, and each target of ts (NULL: none) by the
- * rule above. Never fails. */
+/* The facts of run and of ts (NULL: no targets) into *ret, by the rule
+ * above. Never fails. */
 void targets_facts(const struct targets *ts, const struct run_info *run, struct run_facts *ret);
-/* The front end when no source names a builder: "make", "ninja", "docker
- * buildx bake" (the program and, for container front ends, the words that
- * say what kind of build it is), into buf (NUL-terminated; "" none), as the
- * run's history row keeps it. Returns true for a container front end
- * (docker, podman, nerdctl): the run facts' builder falls back to it then,
- * so the labels and `inspect` say the same ("docker build"). */
+/* The front end when no source names a builder ("make", "docker buildx
+ * bake") into buf (NUL-terminated; "" none). Returns true for a container
+ * front end: the run facts' builder falls back to it then, so the labels
+ * and `inspect` say the same. */
 bool targets_guess_builder(const struct run_info *run, char *buf, size_t len);
-/* Only the run's part: outcome, exit code, signal, duration (a stored run
- * whose targets were read back as facts). */
+/* Only the run's part (outcome, exit code, signal, duration). */
 void targets_facts_outcome(const struct run_info *run, struct run_facts *f);
 /* "success", "failure", "cancellation" (the cicd.pipeline.result values);
  * NULL for unknown. */
@@ -265,9 +260,8 @@ void targets_fact_ratios(struct target_fact *t);
 
 /* Empty model: no targets, unknown progress. */
 void targets_init(struct targets *ts);
-/* The same for a model in memory that is already all zero (calloc'd): it
- * leaves the 220 KB untouched, so only the pages in use are ever faulted
- * in (under ASan each calloc this large is a fresh mmap). */
+/* The same for a calloc'd model: the 220 KB stay untouched, so only the
+ * pages in use are faulted in. */
 void targets_init_zeroed(struct targets *ts);
 
 /* The index of the target called name[0..len) (cut to TARGET_NAME_MAX),
@@ -287,14 +281,12 @@ void targets_offer_edge(struct targets *ts, int64_t start_ms, int64_t end_ms, co
                         size_t out_len);
 
 /* Keep an edge of this run in edgev (the slowest TARGETS_EDGES_MAX, every
- * output, as the trace draws them; on the heap: targets_release()) and
- * its end in ninja_max_end_ms. */
+ * output) and its end in ninja_max_end_ms. */
 void targets_keep_edge(struct targets *ts, int64_t start_ms, int64_t end_ms, const char *out,
                        size_t out_len);
 
-/* Note a compiler-cache stats block of tool seen in the log: a new one
- * (is_new), or more figures of the last one (a size printed after its
- * counters). */
+/* A stats block of tool in the log: a new one (is_new), or more figures
+ * of the last one (a size printed after its counters). */
 void targets_note_cc_block(struct targets *ts, enum cc_tool tool, const struct cc_block *b,
                            bool is_new);
 /* The blocks of tool the log printed, or NULL when none. */
@@ -302,12 +294,10 @@ const struct cc_blocks *targets_cc_blocks(const struct targets *ts, enum cc_tool
 /* "sccache", "ccache". */
 const char *targets_cc_tool_name(enum cc_tool tool);
 
-/* Append a copy of s to the model's steps; past TARGETS_STEPS_MAX it is
- * counted in steps_dropped. 0 or -ENOMEM (the step is then dropped and
- * counted). */
+/* Append a copy of s to the steps; past TARGETS_STEPS_MAX, or on -ENOMEM,
+ * it is counted in steps_dropped. 0 or -ENOMEM. */
 int targets_add_step(struct targets *ts, const struct step_fact *s);
-/* Free what the model holds on the heap (its steps and edgev); the rest
- * is a plain value. The model is empty of both afterwards. */
+/* Free the steps and edgev, leaving both empty. */
 void targets_release(struct targets *ts);
 /* A step's duration in seconds, NAN when its start or end is unknown. */
 double targets_step_duration(const struct step_fact *s);
@@ -318,8 +308,6 @@ bool targets_any(const struct targets *ts);
  * of this run, or ninja's last [n/m]. 0: unknown (make, BuildKit, none). */
 uint64_t targets_commands_ran(const struct targets *ts);
 
-/* Where the .ninja_log's clock sits on the run's (issue 26), by
- * figure_ninja_offset()'s rule for the edges the model holds: *ret_off.
- * Returns 0, or -ENODATA without edges, a log mtime or the run's start, or
- * when that rule takes the log for another build's. */
+/* The .ninja_log's clock on the run's, by figure_ninja_offset(): 0 and
+ * *ret_off, or -ENODATA (no edges, mtime or start; another build's log). */
 int targets_ninja_offset(const struct targets *ts, const struct run_info *ri, double *ret_off);

@@ -6,15 +6,11 @@
 
 #include "parse/buildkit.h"
 
-/* The RUN steps of a BuildKit build, as its progress output names them,
- * and as the kernel shows the process BuildKit started for one: both turned
- * into the same normalized command text, so that the exec cgroups of this
- * invocation can be told from another build's on the same daemon.
- *
- * Normalized: whitespace runs (space, tab, CR, LF) become one space,
- * leading and trailing ones go, other control bytes become '?'; cut at
- * BKRUN_CMD_MAX bytes. Parsers take
- * buffers that need not be NUL-terminated. */
+/* The RUN steps of a BuildKit build, as its progress output names them and
+ * as the kernel shows their processes, turned into the same normalized
+ * text, so that this invocation's exec cgroups can be told from another
+ * build's on the same daemon. Normalized: whitespace runs become one
+ * space, none at the ends, other control bytes '?'; cut at BKRUN_CMD_MAX. */
 
 #define BKRUN_CMD_MAX 255 /* bytes kept, without NUL */
 
@@ -32,11 +28,8 @@ int bkrun_vertex_cmd(const char *name, size_t len, char *out, size_t cap);
  * -EINVAL when cap is 0. */
 int bkrun_argv_cmd(const char *argv, size_t len, char *out, size_t cap);
 
-/* One line of BuildKit progress output (plain: "#6 [app 2/3] RUN ...";
- * rawjson: each "name":"[2/3] RUN ..." of its vertexes), its prefix already
- * parsed (bkline_parse of the same line, parse/buildkit.h): cb is called
- * with the normalized command of every RUN vertex it names. Returns how
- * many. */
+/* One line of BuildKit progress (plain or rawjson), bl its bkline_parse():
+ * cb gets the command of every RUN vertex it names. Returns how many. */
 typedef void (*bkrun_fn)(void *userdata, const char *cmd, size_t len);
 size_t bkrun_feed_line_bk(const struct bkline *bl, const char *line, size_t len, bkrun_fn cb,
                           void *userdata);

@@ -56,7 +56,8 @@ struct cand {
 struct buildkit {
         struct buildkit_config cfg;
         struct vtx *v;
-        uint32_t nv, capv;
+        uint32_t nv;
+        size_t capv;
         uint32_t *slots;  /* open addressing: vidx + 1, 0 empty */
         uint32_t last_vi; /* the vertex found last */
         uint32_t nslots;

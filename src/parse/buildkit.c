@@ -90,14 +90,8 @@ int64_t bk_vertex(struct buildkit *b, uint64_t key, bool add)
                 return -1;
         if (b->nv >= BUILDKIT_MAX_VERTICES)
                 return -1;
-        if (b->nv == b->capv) {
-                uint32_t n = b->capv ? b->capv * 2 : 64;
-                struct vtx *nv = realloc(b->v, n * sizeof(*nv));
-                if (!nv)
-                        return -1;
-                b->v = nv;
-                b->capv = n;
-        }
+        if (array_grow(&b->v, &b->capv, b->nv, sizeof(*b->v), 64) < 0)
+                return -1;
         /* Keep the load under a half. */
         if ((b->nv + 1) * 2 > b->nslots && grow_slots(b) < 0)
                 return -1;

@@ -115,10 +115,9 @@ static inline void bkline_parse(const char *line, size_t len, struct bkline *ret
 bool buildkit_feed_line_bk(struct buildkit *b, const char *line, size_t len, double now,
                            const struct bkline *bl);
 
-/* Fill the model: the targets (multi-target from --targets or the stream;
- * a single-target build gets one target named after --targets or
- * "default"), their steps, cached steps, errors, times; the totals and
- * the builder. Call once, at the end. */
+/* Fill ts: the targets (one named after --targets or "default" for a
+ * single-target build), their steps and times, the totals and the builder.
+ * Call once, at the end. */
 void buildkit_finish(struct buildkit *b, struct targets *ts);
 
 /* Whether the stream's names carry a target's prefix ("[app common 2/3]"):
@@ -128,10 +127,9 @@ bool buildkit_multi(const struct buildkit *b);
  * (then a FROM that never ended counts as cached). */
 bool buildkit_ended_ok(const struct buildkit *b);
 
-/* A step's place in its stage: "[stage i/n] ..." (the tokens before "i/n",
- * a platform's included, hashed as the stage), and, for the completion
- * below, whose record or stream it was seen in (owner: a target's index,
- * or -1) and whether it came from the cache there. */
+/* A step's place "[stage i/n]" (stage: the tokens before "i/n", hashed),
+ * and where it was seen (owner: a target's index, or -1) and whether
+ * cached there. */
 struct step_place {
         uint64_t stage;
         uint32_t i, n;
@@ -144,17 +142,12 @@ struct step_place {
 bool buildkit_step_place(const char *name, bool strip_target, struct step_place *ret);
 /* Sort places for buildkit_complete_steps(). */
 void buildkit_sort_places(struct step_place *v, size_t n);
-/* The steps owner's record lacks that another place of the run holds: an
- * "i/n" (i <= n) of a stage owner showed a step of, printed by another
- * target's record or the live stream and not by owner's. BuildKit does not
- * always write a vertex shared by several builds into each build's record
- * (seen: a fully cached bake's tools record without the shared FROM at
- * all). A place printed nowhere is not a step: BuildKit merges identical
- * vertices of one build into one ("FROM x" of two stages prints under the
- * first stage only), and a vertex is one step. Each step found is cached
- * when every other place of it is. Call only for a record that ended ok
- * (a failed build stops before its last steps). v sorted; adds to *steps
- * and *cached. */
+/* Add to *steps and *cached the places of owner's stages that another
+ * record or the live stream printed and owner's record did not: BuildKit
+ * does not always write a vertex shared by several builds into each
+ * record. A place printed nowhere is no step (BuildKit merges identical
+ * vertices). A step found is cached when every other place of it is. Only
+ * for a record that ended ok (a failed build stops early); v sorted. */
 void buildkit_complete_steps(const struct step_place *v, size_t n, int32_t owner, uint32_t *steps,
                              uint32_t *cached);
 

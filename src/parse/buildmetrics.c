@@ -588,15 +588,10 @@ static bool keep_places(struct buildmetrics *bm, const struct targets *ts, bool 
 
                 if (!ts->stepv[i].step || !buildkit_step_place(ts->stepv[i].name, strip, &p))
                         continue;
-                if (bm->nplaces == bm->capplaces) {
-                        size_t nc = bm->capplaces ? bm->capplaces * 2 : 64;
-                        struct step_place *nv = realloc(bm->places, nc * sizeof(*nv));
-                        if (!nv) {
-                                bm->nplaces = n0;
-                                return false;
-                        }
-                        bm->places = nv;
-                        bm->capplaces = nc;
+                if (array_grow(&bm->places, &bm->capplaces, bm->nplaces, sizeof(*bm->places), 64) <
+                    0) {
+                        bm->nplaces = n0;
+                        return false;
                 }
                 p.owner = owner;
                 p.cached = ts->stepv[i].cached;

@@ -35,26 +35,20 @@ struct buildmetrics_config {
 
 struct buildmetrics;
 
-/* The config's strings must outlive the object.
- * Returns 0 or -ENOMEM. */
+/* The config's strings must outlive the object. 0 or -ENOMEM. */
 int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics **ret);
 void buildmetrics_free(struct buildmetrics *bm);
 
-/* One line of the build's output (no '\n'), its BuildKit prefix already
- * parsed (bkline_parse of the same line, as the recorder's on_line hands it
- * to every parser); now = seconds since the run started, by buildtel's
- * clock. Returns true when the line was part of a JSON object (rawjson: its
- * context went to cfg.ctx_line): the line itself names nothing a reader
- * can use. */
+/* One line of the build's output (no '\n'), bl its bkline_parse(); now:
+ * buildtel's clock. Returns true when the line was part of a rawjson
+ * object (its context went to cfg.ctx_line), which names nothing itself. */
 bool buildmetrics_feed_line_bk(struct buildmetrics *bm, const char *line, size_t len, double now,
                                const struct bkline *bl);
 
-/* The chunk the next lines come from, as linebuf hands them out in place
- * (as logctx_chunk): of its ninja and make progress lines, only the last
- * that parses sets the figures, so they are parsed when the chunk goes
- * (buildmetrics_chunk(bm, NULL, 0), or the next chunk) or the model is
- * read, from the end. A line outside the chunk is parsed at once. The
- * figures are the same either way. */
+/* The chunk the next lines come from (as logctx_chunk): only the last
+ * progress line that parses sets the figures, so a chunk's are parsed
+ * from the end when it goes (NULL, 0, or the next chunk) or the model is
+ * read. A line outside the chunk is parsed at once. */
 void buildmetrics_chunk(struct buildmetrics *bm, const char *buf, size_t len);
 
 /* The build is over: attribute the compiler-cache stats and complete the
@@ -64,11 +58,9 @@ void buildmetrics_finish(struct buildmetrics *bm);
 /* The end-of-run inputs, as buffers (the pipeline reads the files and runs
  * the tools: pipeline/recorder.c). */
 
-/* This run's records of the .ninja_log (parse/ninjalog.h's
- * ninjalog_window(), read by the caller): buildmetrics_ninja_edge is the
- * edge function (userdata bm) of their walk, buildmetrics_ninja_done()
- * completes with their edge count and the log's mtime (0 edges, mtime 0:
- * not written during the run, nothing ran). */
+/* This run's .ninja_log records (ninjalog_window()): the edge function
+ * (userdata bm) of their walk, then their edge count and the log's mtime
+ * (0 edges, mtime 0: nothing ran). */
 void buildmetrics_ninja_edge(void *bm, int64_t start_ms, int64_t end_ms, const char *out,
                              size_t out_len);
 void buildmetrics_ninja_done(struct buildmetrics *bm, uint64_t edges, double mtime);
@@ -81,26 +73,21 @@ int buildmetrics_metadata(struct buildmetrics *bm, const char *buf, size_t len);
 /* `docker buildx history inspect --format json REF` of a target's ref
  * (the model's t[i].ref): 0, or -EINVAL (not the expected JSON). */
 int buildmetrics_history(struct buildmetrics *bm, const char *buf, size_t len);
-/* `docker buildx history ls --format json`: each target without a ref
- * gets the one record created in [from_s, to_s] (Unix seconds) that names
- * it ("<context> (<target>)"; any record for a one-target build). Returns
- * the number of targets given a ref, or -EINVAL (printed something, and no
- * record); *ret_ambiguous: targets several records could be (builds at
- * once), left without one. */
+/* `docker buildx history ls --format json`: each target without a ref gets
+ * the one record created in [from_s, to_s] (Unix seconds) that names it
+ * (any, for a one-target build). Returns the targets given a ref, or
+ * -EINVAL (output, but no record); *ret_ambiguous: targets left without
+ * one because several records could be theirs. */
 int buildmetrics_history_list(struct buildmetrics *bm, const char *buf, size_t len, double from_s,
                               double to_s, uint32_t *ret_ambiguous);
-/* `docker buildx history logs ID` of the target whose ref is ref: its own
- * record replayed through a BuildKit parser of its own, by the one
- * definition of steps (shared steps included, whatever target the live
- * stream printed them under): its history steps and cached, and its
- * marker step's sccache stats when the live stream had none. 0, -ENOENT
- * (no target has that ref), -EINVAL (no BuildKit in it), -ENOMEM. */
+/* `docker buildx history logs ID` of the target whose ref is ref, replayed
+ * through a parser of its own (shared steps included): its history steps
+ * and cached, and its marker step's sccache stats when the live stream had
+ * none. 0, -ENOENT (no target has that ref), -EINVAL (no BuildKit), -ENOMEM. */
 int buildmetrics_history_logs(struct buildmetrics *bm, const char *ref, const char *buf,
                               size_t len);
 /* After every target's buildmetrics_history_logs(): each record that
- * ended ok gets the steps of its stages it lacks (buildkit_complete_steps:
- * BuildKit writes a vertex shared by targets into one record only at
- * times), cached as the other records and the live stream show them. */
+ * ended ok gets the steps it lacks (buildkit_complete_steps()). */
 void buildmetrics_history_done(struct buildmetrics *bm);
 
 /* A `docker build` whose stream gave us nothing (its TTY progress UI is

@@ -62,15 +62,12 @@ void logctx_free(struct logctx *c);
  * arrived (seconds, any monotonic origin). */
 void logctx_feed_line_at(struct logctx *c, const char *line, size_t len, double now_s);
 /* The chunk the next lines come from, as linebuf hands them out in place:
- * the escapes and '\r' that make a line need cleaning are then looked for
- * once per chunk, not twice per line. A line outside [buf, buf+len) is
- * looked at on its own as before; what a line yields is the same either
- * way. logctx_chunk(c, NULL, 0) before the chunk is gone: the context's
- * line is copied out of the chunk only when it is read or at the next
- * logctx_chunk, not for every line that wins. */
+ * escapes and '\r' are then looked for once per chunk, not twice per line,
+ * and the context is copied out only when read or at the next chunk. A
+ * line outside the chunk is looked at on its own; the result is the same.
+ * logctx_chunk(c, NULL, 0) before the chunk is gone. */
 void logctx_chunk(struct logctx *c, const char *buf, size_t len);
-/* logctx_feed_line_at with the line's BuildKit prefix already parsed
- * (bkline_parse of the same line, parse/buildkit.h). */
+/* logctx_feed_line_at, bl the line's bkline_parse(). */
 struct bkline;
 void logctx_feed_line_bk(struct logctx *c, const char *line, size_t len, double now_s,
                          const struct bkline *bl);
