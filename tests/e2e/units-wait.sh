@@ -61,8 +61,9 @@ print("# units:", len(rows), "their CPU wait:", round(cpu, 3), "the build's:", r
 sys.exit(not (len(rows) >= 8 and all(min(x) >= 0 for x in w) and cpu > 0.05
               and cpu <= p["delay_cpu_s"] + 1e-6 and p["delayacct"]))
 PY
+# the compiler: cc1 with gcc, clang where CC is (the sanitizer suite's)
 check "delay accounting on: the summary's units say what they waited" \
-        grep -Eq '^  [0-9.]+ [KMG]iB  cc1 w[1-8]\.c  .*, waited cpu [0-9.]+ io [0-9.]+ mem [0-9.]+ s$' "$L/resources-on.summary.txt"
+        grep -Eq '^  [0-9.]+ [KMG]iB  [^ ]+ w[1-8]\.c  .*, waited cpu [0-9.]+ io [0-9.]+ mem [0-9.]+ s$' "$L/resources-on.summary.txt"
 expect_eq "delay accounting on: the history keeps each unit's waits" \
         "$(sqlite3 "$T/h.db" "SELECT count(*) = sum(u.wait_cpu_s IS NOT NULL AND u.wait_io_s IS NOT NULL AND u.wait_mem_s IS NOT NULL) FROM units u JOIN runs r ON r.id = u.run WHERE r.run_id = 'on'")" 1
 "$BUILDTEL" summarize --json --db "$T/h.db" on >"$T/re.json"
