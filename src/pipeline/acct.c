@@ -26,6 +26,7 @@
 #define ACCT_HELD 8         /* records held per unit whose exec is not decided */
 #define ACCT_PENDING_MAX 64 /* such units at once */
 #define ACCT_HOLD_S 10.0    /* and how long one is kept after its end */
+#define ACCT_BATCH_S 0.01  /* a drain at most this often: a process burst is read in one */
 
 /* A unit in flight: its top process (the one whose exec made it) and what
  * its processes used so far. */
@@ -69,6 +70,8 @@ struct acct {
         struct xproc *xp;
         size_t nxp, capxp;
         double mono0;    /* the run's clock's start, CLOCK_MONOTONIC */
+        double next_s;   /* CLOCK_MONOTONIC: no drain before (ACCT_BATCH_S) */
+        bool held;       /* the fds left out of a poll: drain at next_s */
         bool delayacct;  /* kernel.task_delayacct was 1 at the start */
         uint64_t unread; /* compilers gone before their command line was read */
         struct run_procs procs;
@@ -391,12 +394,17 @@ static void on_event(void *userdata, const struct taskev *ev)
         }
 }
 
-size_t acct_pollfds(const struct acct *a, struct pollfd *p, size_t cap)
+size_t acct_pollfds(struct acct *a, struct pollfd *p, size_t cap, double now, double *deadline)
 {
         int fds[2];
 
         if (!a || cap < 2)
                 return 0;
+        if (now < a->next_s) {
+                a->held = true;
+                *deadline = MIN(*deadline, a->next_s);
+                return 0;
+        }
         taskstats_fds(a->ts, fds);
         p[0] = (struct pollfd){.fd = fds[0], .events = POLLIN};
         p[1] = (struct pollfd){.fd = fds[1], .events = POLLIN};
@@ -422,8 +430,10 @@ void acct_poll(struct acct *a, const struct pollfd *p, size_t n, double mono0)
         taskstats_fds(a->ts, fds);
         for (size_t i = 0; i < n; i++)
                 ready = ready || ((p[i].fd == fds[0] || p[i].fd == fds[1]) && p[i].revents);
-        if (!ready)
+        if (!ready && !(a->held && now_monotonic() >= a->next_s))
                 return;
+        a->held = false;
+        a->next_s = now_monotonic() + ACCT_BATCH_S;
         a->mono0 = mono0;
         taskstats_drain(a->ts, on_event, a);
         end_waiting(a, false);

@@ -29,9 +29,11 @@ void acct_free(struct acct *a); /* NULL is a no-op */
 /* pid is one of the build's processes (its root; one a scan found). */
 void acct_member(struct acct *a, long pid);
 /* The fds to poll (at most cap), and what came on them read; mono0 is
- * the run's clock's start (CLOCK_MONOTONIC seconds). acct_poll with n 0
- * reads whatever waits; acct_flush also ends every unit whose record came. */
-size_t acct_pollfds(const struct acct *a, struct pollfd *p, size_t cap);
+ * the run's clock's start (CLOCK_MONOTONIC seconds). Drains come at most
+ * every ACCT_BATCH_S: none is due, no fd, and *deadline is lowered to when
+ * one is. acct_poll with n 0 reads whatever waits; acct_flush also ends
+ * every unit whose record came. */
+size_t acct_pollfds(struct acct *a, struct pollfd *p, size_t cap, double now, double *deadline);
 void acct_poll(struct acct *a, const struct pollfd *p, size_t n, double mono0);
 void acct_flush(struct acct *a, double mono0);
 /* Tell g (borrowed; NULL none) of each unit as it starts, of the

@@ -1000,7 +1000,7 @@ size_t recorder_pollfds(struct recorder *r, struct pollfd *p, size_t cap, double
         for (size_t i = 0; i < r->nsinks; i++)
                 if (r->ops[i]->pollfds)
                         n += r->ops[i]->pollfds(r->state[i], p + n, cap - n, deadline);
-        n += acct_pollfds(r->acct, p + n, cap - n);
+        n += acct_pollfds(r->acct, p + n, cap - n, now_monotonic(), deadline);
         if (r->guard)
                 guard_check(r->guard, now_monotonic(), deadline);
         /* this build's execs between ticks: their OOM count before they go */
