@@ -26,7 +26,7 @@
 #define ACCT_HELD 8         /* records held per unit whose exec is not decided */
 #define ACCT_PENDING_MAX 64 /* such units at once */
 #define ACCT_HOLD_S 10.0    /* and how long one is kept after its end */
-#define ACCT_BATCH_S 0.01  /* a drain at most this often: a process burst is read in one */
+#define ACCT_BATCH_S 0.01   /* a drain at most this often: a process burst is read in one */
 
 /* A unit in flight: its top process (the one whose exec made it) and what
  * its processes used so far. */
