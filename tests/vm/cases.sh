@@ -114,6 +114,27 @@ if [ -x /opt/docker/usr/bin/docker ]; then
         kill "$W"
         wait "$W"
         sync
+        # Two builds on the one daemon at once (issue 40): each run follows
+        # its own step's exec cgroup, not the other's.
+        log "root-docker-two"
+        for x in A:200m B:60m; do
+                mkdir -p "$D/two${x%%:*}"
+                printf '%s\n' 'FROM local/debian-gcc' \
+                        "RUN echo vmtwo${x%%:*}; head -c ${x##*:} /dev/zero | tail >/dev/null; sleep 4" \
+                        >"$D/two${x%%:*}/Dockerfile"
+        done
+        mkdir -p "$R/root-docker-two"
+        $L/docker-watch.py "$R/root-docker-two/watch.json" vmtwoA vmtwoB &
+        W=$!
+        $L/run-case.sh root-docker-twoA -- docker buildx build --no-cache --network=none \
+                --progress=plain "$D/twoA" &
+        A=$!
+        $L/run-case.sh root-docker-twoB -- docker buildx build --no-cache --network=none \
+                --progress=plain "$D/twoB" &
+        wait "$A" $!
+        kill "$W"
+        wait "$W"
+        sync
 else
         log "root-docker: no dockerd in this guest"
         mkdir -p "$R/root-docker" && echo "the host gave no dockerd (tools/buildkit)" >"$R/root-docker/skipped"

@@ -217,6 +217,47 @@ def docker_case(case="root-docker"):
     return "; ".join(said)
 
 
+def docker_two():
+    """Two builds at once on the one dockerd: each run measured only its own
+    step, at the watcher's peak, and B's build never counted A's 200 MiB."""
+    if os.path.exists(os.path.join(D, "root-docker", "skipped")):
+        raise Skip(read("root-docker", "skipped"))
+    try:
+        with open(os.path.join(D, "root-docker-two", "watch.json")) as f:
+            watch = json.load(f)
+    except (OSError, ValueError) as e:
+        raise Miss("no watcher reading (%s)" % e)
+    said, peaks = [], {}
+    for tag, mib in (("A", 200), ("B", 60)):
+        case = "root-docker-two" + tag
+        rc = int(read(case, "rc"))
+        want(rc == 0, "build %s: exit %d: %s" % (tag, rc, tail(case)))
+        try:
+            with open(os.path.join(D, case, "resources-%s.targets.json" % case)) as f:
+                steps = [s for s in json.load(f).get("buildkit_steps") or [] if s.get("exec")]
+            _, summary = load(case)
+        except (OSError, ValueError) as e:
+            raise Miss("build %s: no targets.json (%s): %s" % (tag, e, tail(case)))
+        names = [s.get("name", "") for s in steps]
+        if not want(len(steps) == 1 and "vmtwo" + tag in names[0],
+                    "build %s measured %r, not its own step alone" % (tag, names)):
+            continue
+        ex, w = steps[0]["exec"], watch.get("vmtwo" + tag) or {}
+        p, wp = ex.get("mem_peak_bytes") or 0, w.get("peak") or 0
+        want(wp > 0, "the watcher read no peak for build %s's step (%r)" % (tag, w))
+        want(wp and abs(p - wp) <= 0.05 * wp, "build %s's step peak %.1f MiB, the watcher's %.1f MiB"
+             % (tag, p / 2**20, wp / 2**20))
+        want(abs(p / 2**20 - mib) <= mib * 0.15, "build %s's step peak %.1f MiB, it held %d MiB"
+             % (tag, p / 2**20, mib))
+        want(ex.get("execs") == 1, "build %s: %r exec cgroups, not its own one" % (tag, ex.get("execs")))
+        peaks[tag] = (summary.get("buildkit_execs") or {}).get("mem_peak_bytes") or 0
+        said.append("%s %.1f MiB (watcher %.1f)" % (tag, p / 2**20, wp / 2**20))
+    if len(peaks) == 2:
+        want(peaks["B"] < peaks["A"] / 2, "B's execs' peak %.1f MiB counts A's (%.1f MiB)"
+             % (peaks["B"] / 2**20, peaks["A"] / 2**20))
+    return "two builds at once, each its own step: " + ", ".join(said)
+
+
 def guest():
     want(read("guest", "cgroupfs") == "cgroup2fs", "/sys/fs/cgroup is " + read("guest", "cgroupfs"))
     want(read("guest", "v1-mounts") == "0", "v1 hierarchies mounted in the guest")
@@ -272,6 +313,7 @@ CASES = [
     ("user-scope-memmax", user_scope),
     ("control-300m", lambda: hog_case("control-300m", False)),
     ("root-docker", docker_case),
+    ("root-docker-two", docker_two),
     ("no-v1-note", no_v1_note),
     ("caller-unchanged", caller_unchanged),
 ]
