@@ -54,6 +54,30 @@ static void put(const char *path, long v)
         }
 }
 
+/* On cgroup v2, enable the controllers a step's exec cgroup is read for
+ * down to the children of d (d and its parent). */
+static void controllers(const char *d)
+{
+        char p[300];
+        const char *c[] = {"+memory", "+cpu", "+io", "+pids"};
+
+        for (int up = 1; up >= 0; up--) {
+                snprintf(p, sizeof(p), "%s", d);
+                if (up)
+                        *strrchr(p, '/') = '\0';
+                strcat(p, "/cgroup.subtree_control");
+                for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+                        int fd = open(p, O_WRONLY);
+
+                        if (fd >= 0) {
+                                if (write(fd, c[i], strlen(c[i])) < 0)
+                                        perror(p);
+                                close(fd);
+                        }
+                }
+        }
+}
+
 /* Make or remove the exec cgroups in every hierarchy mounted here. */
 static void cgroups(bool make)
 {
@@ -71,6 +95,8 @@ static void cgroups(bool make)
                         mkdir(d, 0755);
                         strcat(d, "/buildkit");
                         mkdir(d, 0755);
+                        if (h == 6) /* pure v2: the execs' files, as dockerd's have them */
+                                controllers(d);
                         for (int i = 0; i < NEXEC; i++) {
                                 char e[300];
                                 snprintf(e, sizeof(e), "%s/e%d", d, i);

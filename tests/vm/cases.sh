@@ -140,6 +140,14 @@ else
         mkdir -p "$R/root-docker" && echo "the host gave no dockerd (tools/buildkit)" >"$R/root-docker/skipped"
 fi
 
+# Issue 40's cost on pure v2: a tick following 20 exec cgroups, beside one
+# following none (bench/bkexec.c; a benchmark, not a check: TCG's speed).
+if [ -x /src/buildtel/build/bench/bench-bkexec ]; then
+        log "bench-bkexec"
+        mkdir -p "$R/bench"
+        /src/buildtel/build/bench/bench-bkexec 7 50 >"$R/bench/bkexec.txt" 2>&1
+fi
+
 cat "/sys/fs/cgroup$self/cgroup.type" >"$R/caller/type.after"
 cat "/sys/fs/cgroup$self/cgroup.subtree_control" >"$R/caller/subtree.after"
 log "caller $self after: $(cat "$R/caller/type.after"), subtree_control '$(cat "$R/caller/subtree.after")'"
