@@ -20,7 +20,7 @@ while [ $# -gt 0 ] && [ "$1" != -- ]; do
 done
 shift
 export VM_CGROUP_FILE=$d/build.cgroup
-timeout -k 5 150 /src/buildtel/build/buildtel run --log-dir "$d" --run-id "$name" --no-db \
+timeout -k 5 300 /src/buildtel/build/buildtel run --log-dir "$d" --run-id "$name" --no-db \
         --no-report --interval 0.5 --textfile-dir "$d" --near-oom-mb 0 --low-disk-gb 0 \
         "${opts[@]}" -- "$@" >"$d/out.log" 2>&1 </dev/null
 rc=$?
