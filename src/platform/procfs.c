@@ -468,8 +468,10 @@ static int pid_path(char buf[static 64], long pid, const char *name)
         return 0;
 }
 
-/* Open and read proc/PID/name once into buf. live: an empty file is a
- * process that died between open and read, -ESRCH. */
+/* Open and read proc/PID/name into buf, in one read: a /proc file gives
+ * all it has (up to cap) at once, and a second read for its end cost a
+ * syscall an exec in acct. live: an empty file is a process that died
+ * between open and read, -ESRCH. */
 static ssize_t read_pid_file(struct procfs *p, long pid, const char *name, char *buf, size_t cap,
                              bool live)
 {
@@ -482,7 +484,11 @@ static ssize_t read_pid_file(struct procfs *p, long pid, const char *name, char 
         fd = openat(p->proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return -errno;
-        n = read_full(fd, buf, cap);
+        do
+                n = read(fd, buf, cap);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
         return live && n == 0 ? -ESRCH : n;
 }
 
