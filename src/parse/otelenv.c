@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -245,14 +246,8 @@ int otelenv_metrics_url(const char *s, size_t len, bool generic, char **ret)
                 while (n > sl && b[n - 1] == '/')
                         n--;
         }
-        url = malloc(n + sizeof("/v1/metrics"));
-        if (!url)
+        if (asprintf(&url, "%.*s%s", (int)n, b, generic ? "/v1/metrics" : "") < 0)
                 return -ENOMEM;
-        memcpy(url, b, n);
-        if (generic)
-                memcpy(url + n, "/v1/metrics", sizeof("/v1/metrics"));
-        else
-                url[n] = '\0';
         *ret = url;
         return 0;
 }
@@ -367,8 +362,9 @@ static int load_endpoint(struct loader *L, const struct otel_options *opt, struc
  * endpoint and --otlp-endpoint alike); else none. 0 or -ENOMEM. */
 static int load_traces_endpoint(struct loader *L, struct otel_config *c)
 {
-        static const char mt[] = "/v1/metrics", tt[] = "/v1/traces";
+        static const char mt[] = "/v1/metrics";
         const char *v;
+        char *url;
         size_t n;
         int e;
 
@@ -390,11 +386,9 @@ static int load_traces_endpoint(struct loader *L, struct otel_config *c)
                         "(set OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)");
                 return 0;
         }
-        c->traces_url = malloc(n - (sizeof(mt) - 1) + sizeof(tt));
-        if (!c->traces_url)
+        if (asprintf(&url, "%.*s/v1/traces", (int)(n - (sizeof(mt) - 1)), c->url) < 0)
                 return -ENOMEM;
-        memcpy(c->traces_url, c->url, n - (sizeof(mt) - 1));
-        memcpy(c->traces_url + n - (sizeof(mt) - 1), tt, sizeof(tt));
+        c->traces_url = url;
         return 0;
 }
 
