@@ -197,20 +197,18 @@ int otelenv_parse_bool(const char *s, size_t len, bool *ret)
 int otelenv_parse_ms(const char *s, size_t len, uint64_t max_ms, uint64_t *ret)
 {
         const char *b = s, *e = s + len;
-        uint64_t v = 0;
+        uint64_t v;
+        int r;
 
         trim(&b, &e);
-        if (b == e)
-                return -EINVAL;
-        for (; b < e; b++) {
-                if (*b < '0' || *b > '9')
-                        return -EINVAL;
-                v = v * 10 + (uint64_t)(*b - '0');
-                if (v > max_ms)
-                        return -ERANGE;
-        }
-        *ret = v;
-        return 0;
+        r = parse_u64(&b, e, &v);
+        if (r == 0 && b != e)
+                r = -EINVAL;
+        if (r == 0 && v > max_ms)
+                r = -ERANGE;
+        if (r == 0)
+                *ret = v;
+        return r;
 }
 
 static size_t scheme_len(const char *s, size_t len)
