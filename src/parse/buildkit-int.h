@@ -87,7 +87,6 @@ void bk_touch(struct buildkit *b, struct vtx *v, double now);
  * cap or out of memory. */
 int64_t bk_vertex(struct buildkit *b, uint64_t key, bool add);
 bool bk_is_step_token(const char *s, size_t n);
-size_t bk_next_token(const char **p, const char *end, const char **ret_tok);
 uint32_t bk_slot_of(uint64_t key, uint32_t nslots);
 void bk_flush_carry(struct buildkit *b);
 /* A rawjson line (or a piece of one object); true when it was one. */

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/dbuf.h"
 #include "util/macro.h"
@@ -110,25 +111,12 @@ static int64_t digits(const char *s, size_t n)
         return v;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
- * days_from_civil). */
-static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
-{
-        int64_t era, yoe, doy, doe;
-
-        y -= m <= 2;
-        era = (y >= 0 ? y : y - 399) / 400;
-        yoe = y - era * 400;
-        doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-        doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        return era * 146097 + doe - 719468;
-}
-
 double buildkit_parse_time(const char *s, size_t n)
 {
         int64_t y, mo, d, h, mi, sec, off = 0;
         double frac = 0, scale = 0.1;
         size_t i = 19;
+        struct tm tm;
 
         if (n < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != ' ') ||
             s[13] != ':' || s[16] != ':')
@@ -149,7 +137,13 @@ double buildkit_parse_time(const char *s, size_t n)
         } else if (!(i + 1 == n && (s[i] == 'Z' || s[i] == 'z'))) {
                 return NAN;
         }
-        return (double)(days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - off) + frac;
+        tm = (struct tm){.tm_year = (int)y - 1900,
+                         .tm_mon = (int)mo - 1,
+                         .tm_mday = (int)d,
+                         .tm_hour = (int)h,
+                         .tm_min = (int)mi,
+                         .tm_sec = (int)sec};
+        return (double)(timegm(&tm) - off) + frac;
 }
 
 /* rawjson's "started" and "completed" of a vertex update (the first seen). */

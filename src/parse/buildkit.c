@@ -142,8 +142,6 @@ bool bk_is_step_token(const char *s, size_t n)
         return true;
 }
 
-/* The next space-separated token of [*p, end): its length (0 at the end)
- * and *ret_tok; *p past it. */
 size_t bk_next_token(const char **p, const char *end, const char **ret_tok)
 {
         const char *s = *p;

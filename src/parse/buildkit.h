@@ -66,6 +66,9 @@ struct bkline {
 /* rest's "<secs>" in a shape other than "<digits>.<3 digits> ": the end
  * of the secs as bkline.secs_end says, or NULL. */
 const char *bkline_secs_end(const char *s, const char *end);
+/* The next space-separated token of [*p, end): its length (0 at the end)
+ * and *ret_tok; *p past it. */
+size_t bk_next_token(const char **p, const char *end, const char **ret_tok);
 /* "sha256:<64 hex>" alone: BuildKit 0.8 naming a vertex's digest while it
  * resolves, no work of the vertex. */
 bool bkline_is_digest(const char *s, const char *end);

@@ -83,10 +83,7 @@ static int put(struct ccstats_parser *p, enum ccstats_kind kind, unsigned key, u
                 return 0;
         p->last = p->cur;
         p->complete = true;
-        if (was)
-                return 2;
-        p->blocks++;
-        return 1;
+        return was ? 2 : 1;
 }
 
 /* A size or a file count. The text layouts print it after the counters,

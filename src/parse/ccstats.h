@@ -41,7 +41,6 @@ struct ccstats_parser {
         int heading;        /* ccache 4.x section */
         bool complete;      /* last holds a complete block */
         struct ccstats last;
-        uint64_t blocks; /* complete blocks seen */
 };
 
 void ccstats_parser_init(struct ccstats_parser *p);

@@ -126,13 +126,8 @@ static bool set_stage_buildkit(struct logctx *c, const char *s, size_t n)
 
         while (q < end && o < sizeof(tmp)) {
                 const char *t;
-                size_t l;
+                size_t l = bk_next_token(&q, end, &t);
 
-                q = skip_sp(q, end);
-                t = q;
-                while (q < end && *q != ' ')
-                        q++;
-                l = (size_t)(q - t);
                 if (l == 0 || logline_is_platform_token(t, l))
                         continue;
                 if (o > 0)

@@ -204,18 +204,14 @@ static bool is_compiler_name(const char *s, size_t n)
 /* First token of [*cur,end) as a basename; advances *cur past it. */
 static bool next_token_base(const char **cur, const char *end, const char **ret, size_t *ret_len)
 {
-        const char *p = *cur, *sp, *slash;
+        const char *t, *slash;
+        size_t n = bk_next_token(cur, end, &t);
 
-        p = skip_sp(p, end);
-        if (p == end)
+        if (n == 0)
                 return false;
-        sp = memchr(p, ' ', (size_t)(end - p));
-        if (!sp)
-                sp = end;
-        slash = memrchr(p, '/', (size_t)(sp - p));
-        *ret = slash ? slash + 1 : p;
-        *ret_len = (size_t)(sp - *ret);
-        *cur = sp;
+        slash = memrchr(t, '/', n);
+        *ret = slash ? slash + 1 : t;
+        *ret_len = (size_t)(t + n - *ret);
         return true;
 }
 
@@ -394,24 +390,16 @@ static bool classify_step(const char *p, const char *end, struct logline *ret)
 {
         const char *close = memchr(p, ']', (size_t)(end - p));
         const char *tok[8], *last = NULL, *first_name = NULL, *last_name_end = NULL;
-        size_t toklen[8], ntok = 0;
-        const char *q;
+        size_t toklen[8], ntok = 0, n;
+        const char *q, *t;
 
         if (!close || close + 1 >= end || close[1] != ' ')
                 return false;
-        for (q = p; q < close;) {
-                const char *t;
-
-                q = skip_sp(q, close);
-                if (q == close)
-                        break;
-                t = q;
-                while (q < close && *q != ' ')
-                        q++;
+        for (q = p; (n = bk_next_token(&q, close, &t)) > 0;) {
                 if (ntok == ARRAY_SIZE(tok))
                         return false; /* not a shape BuildKit prints */
                 tok[ntok] = t;
-                toklen[ntok++] = (size_t)(q - t);
+                toklen[ntok++] = n;
         }
         if (ntok == 0)
                 return false;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -196,20 +197,18 @@ int otelenv_parse_bool(const char *s, size_t len, bool *ret)
 int otelenv_parse_ms(const char *s, size_t len, uint64_t max_ms, uint64_t *ret)
 {
         const char *b = s, *e = s + len;
-        uint64_t v = 0;
+        uint64_t v;
+        int r;
 
         trim(&b, &e);
-        if (b == e)
-                return -EINVAL;
-        for (; b < e; b++) {
-                if (*b < '0' || *b > '9')
-                        return -EINVAL;
-                v = v * 10 + (uint64_t)(*b - '0');
-                if (v > max_ms)
-                        return -ERANGE;
-        }
-        *ret = v;
-        return 0;
+        r = parse_u64(&b, e, &v);
+        if (r == 0 && b != e)
+                r = -EINVAL;
+        if (r == 0 && v > max_ms)
+                r = -ERANGE;
+        if (r == 0)
+                *ret = v;
+        return r;
 }
 
 static size_t scheme_len(const char *s, size_t len)
@@ -245,14 +244,8 @@ int otelenv_metrics_url(const char *s, size_t len, bool generic, char **ret)
                 while (n > sl && b[n - 1] == '/')
                         n--;
         }
-        url = malloc(n + sizeof("/v1/metrics"));
-        if (!url)
+        if (asprintf(&url, "%.*s%s", (int)n, b, generic ? "/v1/metrics" : "") < 0)
                 return -ENOMEM;
-        memcpy(url, b, n);
-        if (generic)
-                memcpy(url + n, "/v1/metrics", sizeof("/v1/metrics"));
-        else
-                url[n] = '\0';
         *ret = url;
         return 0;
 }
@@ -367,8 +360,9 @@ static int load_endpoint(struct loader *L, const struct otel_options *opt, struc
  * endpoint and --otlp-endpoint alike); else none. 0 or -ENOMEM. */
 static int load_traces_endpoint(struct loader *L, struct otel_config *c)
 {
-        static const char mt[] = "/v1/metrics", tt[] = "/v1/traces";
+        static const char mt[] = "/v1/metrics";
         const char *v;
+        char *url;
         size_t n;
         int e;
 
@@ -390,11 +384,9 @@ static int load_traces_endpoint(struct loader *L, struct otel_config *c)
                         "(set OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)");
                 return 0;
         }
-        c->traces_url = malloc(n - (sizeof(mt) - 1) + sizeof(tt));
-        if (!c->traces_url)
+        if (asprintf(&url, "%.*s/v1/traces", (int)(n - (sizeof(mt) - 1)), c->url) < 0)
                 return -ENOMEM;
-        memcpy(c->traces_url, c->url, n - (sizeof(mt) - 1));
-        memcpy(c->traces_url + n - (sizeof(mt) - 1), tt, sizeof(tt));
+        c->traces_url = url;
         return 0;
 }
 

@@ -4,7 +4,6 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const struct {
@@ -77,10 +76,5 @@ char *runfiles_beside(const char *csv, enum runfile kind)
                 return NULL;
         /* not resources-<id>.csv: its name with .csv swapped */
         stem = n >= strlen(suf) && strcmp(csv + n - strlen(suf), suf) == 0 ? n - strlen(suf) : n;
-        p = malloc(stem + strlen(names[kind].suffix) + 1);
-        if (p) {
-                memcpy(p, csv, stem);
-                memcpy(p + stem, names[kind].suffix, strlen(names[kind].suffix) + 1);
-        }
-        return p;
+        return asprintf(&p, "%.*s%s", (int)stem, csv, names[kind].suffix) < 0 ? NULL : p;
 }
