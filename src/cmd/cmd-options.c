@@ -199,30 +199,28 @@ static int set_cgroup(struct common_opts *o, const char *cmd, const char *arg)
         return 0;
 }
 
-/* --memory-guard[=HEADROOM]: the headroom a size, 0 allowed */
-static int set_memory_guard(struct common_opts *o, const char *cmd, const char *arg)
+/* The headroom of --memory-guard=HEADROOM and plan --headroom: a size, 0 allowed. */
+static int headroom(struct common_opts *o, const char *cmd, const char *opt, const char *what,
+                    const char *arg)
 {
         uint64_t v;
 
-        o->memory_guard = true;
-        o->guard_headroom_mb = NAN;
-        if (!arg)
-                return 0;
         if (parse_size_str(arg, &v) < 0)
-                return bad(cmd, "--memory-guard", "a headroom size (256M, 1G; 0)", arg);
+                return bad(cmd, opt, what, arg);
         o->guard_headroom_mb = (double)v / 1048576.0;
         return 0;
 }
 
-/* plan --headroom SIZE */
+static int set_memory_guard(struct common_opts *o, const char *cmd, const char *arg)
+{
+        o->memory_guard = true;
+        o->guard_headroom_mb = NAN;
+        return arg ? headroom(o, cmd, "--memory-guard", "a headroom size (256M, 1G; 0)", arg) : 0;
+}
+
 static int set_headroom(struct common_opts *o, const char *cmd, const char *arg)
 {
-        uint64_t v;
-
-        if (parse_size_str(arg, &v) < 0)
-                return bad(cmd, "--headroom", "a size (256M, 1G)", arg);
-        o->guard_headroom_mb = (double)v / 1048576.0;
-        return 0;
+        return headroom(o, cmd, "--headroom", "a size (256M, 1G)", arg);
 }
 
 /* prune's limits (--keep and --max-size: the table) */
