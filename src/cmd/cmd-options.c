@@ -653,7 +653,7 @@ int cmd_parse_table(unsigned cmd, const char *name, int argc, char **argv, struc
         /* optind 0 reinitializes getopt: the permutation is redone */
         optind = 0;
         while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-                int h = 0; /* 1: set; -1: the setter has said what is wrong */
+                int h = 0; /* 1: set; -1: the setter said why; 0: getopt did ('?', ':') */
 
                 for (size_t i = 0; !h && i < ARRAY_SIZE(options); i++)
                         if ((options[i].cmds & cmd) &&
@@ -661,8 +661,6 @@ int cmd_parse_table(unsigned cmd, const char *name, int argc, char **argv, struc
                                 h = set(&options[i], o, name, optarg);
                 if (h > 0)
                         continue;
-                if (h == 0 && c != '?' && c != ':')
-                        fprintf(stderr, "buildtel %s: option not handled\n", name);
                 cmd_print_short_usage(name);
                 return -1;
         }
