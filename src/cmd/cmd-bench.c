@@ -37,13 +37,6 @@ struct scan {
         char *list; /* --parameter-list's, split in place */
 };
 
-struct bench_cmdrun {
-        struct run_figures *f;
-        char (*run_id)[BENCH_RUN_ID_MAX];
-        size_t n;
-        const char *param, *value; /* of a parameter scan; NULL none */
-};
-
 struct bench {
         const struct common_opts *tmpl; /* the parsed options: copied for each run */
         const struct scan *scan;        /* NULL: none */
@@ -169,18 +162,19 @@ static int failed(const struct common_opts *o, const char *cmd, int st, const ch
         return st;
 }
 
-/* The warmup and timed runs of one command into c. 0, or the exit
- * status to stop with. */
-static int series(struct bench *B, char *cmd, struct bench_cmdrun *c)
+/* The warmup and timed runs of one command: the timed ones' figures and
+ * ids into f and run_id, counted in *n. 0, or the exit status to stop with. */
+static int series(struct bench *B, char *cmd, struct run_figures *f,
+                  char (*run_id)[BENCH_RUN_ID_MAX], size_t *n)
 {
         const struct common_opts *o = B->tmpl;
-        struct run_figures f;
+        struct run_figures warm;
         char id[BENCH_RUN_ID_MAX];
         int st;
 
         for (uint64_t i = 0; i < o->bench_warmup + o->bench_runs; i++) {
                 bool timed = i >= o->bench_warmup; /* a warmup run's figures are dropped */
-                char *rid = timed ? c->run_id[c->n] : id;
+                char *rid = timed ? run_id[*n] : id;
 
                 if (o->prepare && hook(B, "prepare", o->prepare) < 0)
                         return 1;
@@ -189,7 +183,7 @@ static int series(struct bench *B, char *cmd, struct bench_cmdrun *c)
                                 timed ? "run" : "warmup",
                                 (unsigned long long)(timed ? i - o->bench_warmup + 1 : i + 1),
                                 (unsigned long long)(timed ? o->bench_runs : o->bench_warmup));
-                st = one_run(B, cmd, timed ? &c->f[c->n++] : &f, rid);
+                st = one_run(B, cmd, timed ? &f[(*n)++] : &warm, rid);
                 if (isatty(STDERR_FILENO))
                         fputs("\r\033[K", stderr);
                 if ((st = failed(o, cmd, st, rid)))
@@ -238,67 +232,52 @@ static int report(const struct common_opts *o, const struct bench_view *v)
 }
 
 /* The statistics of the n series run, printed and exported. */
-static int conclude(const struct common_opts *o, char **cmds, struct bench_cmdrun *c, size_t n)
+static int conclude(const struct common_opts *o, const struct bench_series *s, size_t n)
 {
-        _cleanup_free_ struct bench_series *s = calloc(n, sizeof(*s));
         _cleanup_free_ struct bench_result *r = calloc(n, sizeof(*r));
         _cleanup_free_ struct bench_cmp *cmp = calloc(n, sizeof(*cmp));
         struct bench_view v = {.s = s, .r = r, .n = n, .cmp = cmp};
         int ret = -1, k = 0;
 
-        if (!s || !r || !cmp)
+        if (!r || !cmp)
                 goto out;
-        for (size_t i = 0; i < n; i++) {
-                s[i] = (struct bench_series){.command = cmds[i],
-                                             .n = c[i].n,
-                                             .f = c[i].f,
-                                             .run_id = (const char(*)[BENCH_RUN_ID_MAX])c[i].run_id,
-                                             .param = c[i].param,
-                                             .value = c[i].value};
+        for (size_t i = 0; i < n; i++)
                 if (bench_result_of(&s[i], &r[i]) < 0)
                         goto out;
-        }
         if (n > 1 && (k = bench_compare(s, r, n, cmp, &v.ref)) < 0)
                 goto out;
         v.nc = (size_t)k;
         ret = report(o, &v);
 out:
-        if (ret < 0 && (!s || !r || !cmp || k < 0))
+        if (ret < 0 && (!r || !cmp || k < 0))
                 fprintf(stderr, "buildtel bench: out of memory\n");
         return ret;
 }
 
+/* Each command's series, its runs' figures and ids in one array each. */
 static int bench_all(struct bench *B, char **cmds, size_t n)
 {
-        struct bench_cmdrun *c = calloc(n, sizeof(*c));
-        size_t per = B->scan ? B->scan->n : 0;
+        size_t runs = B->tmpl->bench_runs, per = B->scan ? B->scan->n : 0;
+        _cleanup_free_ struct bench_series *s = calloc(n, sizeof(*s));
+        _cleanup_free_ struct run_figures *f = calloc(n * runs, sizeof(*f));
+        _cleanup_free_ char(*ids)[BENCH_RUN_ID_MAX] = calloc(n * runs, sizeof(*ids));
+        const char(*cids)[BENCH_RUN_ID_MAX] = (const char(*)[BENCH_RUN_ID_MAX])ids;
         int st = 0;
 
-        if (!c) {
+        if (!s || !f || !ids) {
                 fprintf(stderr, "buildtel bench: out of memory\n");
                 return EXIT_BT_INTERNAL;
         }
         for (size_t i = 0; i < n && st == 0; i++) {
-                if (per) {
-                        c[i].param = B->scan->name;
-                        c[i].value = B->scan->values[i % per];
-                }
-                c[i].f = calloc(B->tmpl->bench_runs, sizeof(*c[i].f));
-                c[i].run_id = calloc(B->tmpl->bench_runs, sizeof(*c[i].run_id));
-                if (!c[i].f || !c[i].run_id) {
-                        fprintf(stderr, "buildtel bench: out of memory\n");
-                        st = EXIT_BT_INTERNAL;
-                        break;
-                }
-                st = series(B, cmds[i], &c[i]);
+                s[i] = (struct bench_series){.command = cmds[i],
+                                             .f = f + i * runs,
+                                             .run_id = cids + i * runs,
+                                             .param = per ? B->scan->name : NULL,
+                                             .value = per ? B->scan->values[i % per] : NULL};
+                st = series(B, cmds[i], f + i * runs, ids + i * runs, &s[i].n);
         }
-        if (st == 0 && conclude(B->tmpl, cmds, c, n) < 0)
+        if (st == 0 && conclude(B->tmpl, s, n) < 0)
                 st = EXIT_BT_INTERNAL;
-        for (size_t i = 0; i < n; i++) {
-                free(c[i].f);
-                free(c[i].run_id);
-        }
-        free(c);
         return st;
 }
 

@@ -199,30 +199,28 @@ static int set_cgroup(struct common_opts *o, const char *cmd, const char *arg)
         return 0;
 }
 
-/* --memory-guard[=HEADROOM]: the headroom a size, 0 allowed */
-static int set_memory_guard(struct common_opts *o, const char *cmd, const char *arg)
+/* The headroom of --memory-guard=HEADROOM and plan --headroom: a size, 0 allowed. */
+static int headroom(struct common_opts *o, const char *cmd, const char *opt, const char *what,
+                    const char *arg)
 {
         uint64_t v;
 
-        o->memory_guard = true;
-        o->guard_headroom_mb = NAN;
-        if (!arg)
-                return 0;
         if (parse_size_str(arg, &v) < 0)
-                return bad(cmd, "--memory-guard", "a headroom size (256M, 1G; 0)", arg);
+                return bad(cmd, opt, what, arg);
         o->guard_headroom_mb = (double)v / 1048576.0;
         return 0;
 }
 
-/* plan --headroom SIZE */
+static int set_memory_guard(struct common_opts *o, const char *cmd, const char *arg)
+{
+        o->memory_guard = true;
+        o->guard_headroom_mb = NAN;
+        return arg ? headroom(o, cmd, "--memory-guard", "a headroom size (256M, 1G; 0)", arg) : 0;
+}
+
 static int set_headroom(struct common_opts *o, const char *cmd, const char *arg)
 {
-        uint64_t v;
-
-        if (parse_size_str(arg, &v) < 0)
-                return bad(cmd, "--headroom", "a size (256M, 1G)", arg);
-        o->guard_headroom_mb = (double)v / 1048576.0;
-        return 0;
+        return headroom(o, cmd, "--headroom", "a size (256M, 1G)", arg);
 }
 
 /* prune's limits (--keep and --max-size: the table) */
@@ -655,7 +653,7 @@ int cmd_parse_table(unsigned cmd, const char *name, int argc, char **argv, struc
         /* optind 0 reinitializes getopt: the permutation is redone */
         optind = 0;
         while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-                int h = 0; /* 1: set; -1: the setter has said what is wrong */
+                int h = 0; /* 1: set; -1: the setter said why; 0: getopt did ('?', ':') */
 
                 for (size_t i = 0; !h && i < ARRAY_SIZE(options); i++)
                         if ((options[i].cmds & cmd) &&
@@ -663,8 +661,6 @@ int cmd_parse_table(unsigned cmd, const char *name, int argc, char **argv, struc
                                 h = set(&options[i], o, name, optarg);
                 if (h > 0)
                         continue;
-                if (h == 0 && c != '?' && c != ':')
-                        fprintf(stderr, "buildtel %s: option not handled\n", name);
                 cmd_print_short_usage(name);
                 return -1;
         }

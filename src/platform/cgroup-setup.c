@@ -661,8 +661,6 @@ int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret)
 
         if (!cfg || !ret || !cfg->run_id)
                 return -EINVAL;
-        if (cfg->mode == CGROUP_MODE_NONE && (cfg->memory_max || cfg->memory_high))
-                return -EINVAL;
         cg = calloc(1, sizeof(*cg));
         if (!cg)
                 return -ENOMEM;

@@ -123,9 +123,9 @@ struct cgroup;
 
 /* Make the build's cgroup in every hierarchy its mode uses, under <mount><our
  * own cgroup>/buildtel/, after removing those of buildtels that are gone.
- * auto never picks none (the caller decides to fall back). 0,
- * -EPERM/-EACCES/-EROFS without permission, -ENOENT when the mode's
- * hierarchies are not mounted, -EINVAL for a limit in none mode, -errno. */
+ * auto never picks none (the caller decides to fall back); none ignores
+ * the limits (the caller refuses them). 0, -EPERM/-EACCES/-EROFS without
+ * permission, -ENOENT when the mode's hierarchies are not mounted, -errno. */
 int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret);
 /* Move out the build's detached daemons (unless kill_leftovers), kill the
  * rest, remove the cgroup, restore our own. NULL is a no-op. */
