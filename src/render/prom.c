@@ -168,25 +168,9 @@ static void fam_one(struct family *f, const char *name, const char *help, bool h
  * of an older run): the NULL ends the list there. */
 #define JOB_LABEL(m) (m)->run->job ? "buildtel_job" : NULL, (m)->run->job
 
-/* Per-target series, one line each: which value, when present. */
-enum tval {
-        TV_DURATION,
-        TV_STEPS,
-        TV_CACHED,
-        TV_CACHE_RATIO,
-        TV_SUCCESS,
-        TV_SC_HITS,
-        TV_SC_MISSES,
-        TV_SC_RATIO,
-        TV_SC_GUESS,
-        TV_CC_HITS,
-        TV_CC_MISSES,
-        TV_CC_RATIO,
-};
-
 static const struct {
         const char *name, *help;
-        enum tval v;
+        enum prom_tval v;
 } target_series[] = {
     {"duration_seconds", "Time from the target's first step seen to its last, by buildtel's clock.",
      TV_DURATION},
@@ -206,9 +190,7 @@ static const struct {
     {"ccache_hit_ratio", "ccache hits over hits plus misses.", TV_CC_RATIO},
 };
 
-/* The value of series v for t, or NAN when absent (no sample). Every
- * figure is the model's (targets_facts()); here it is only picked. */
-static double target_value(const struct target_fact *t, enum tval v)
+double prom_target_value(const struct target_fact *t, enum prom_tval v)
 {
         switch (v) {
         case TV_DURATION:
@@ -370,7 +352,7 @@ int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
                         const char *labels[] = {"target",   t->name,      "builder",
                                                 t->builder, JOB_LABEL(m), NULL};
 
-                        v = target_value(t, target_series[k].v);
+                        v = prom_target_value(t, target_series[k].v);
                         if (!isnan(v))
                                 fam_sample(&f, v, labels);
                 }
