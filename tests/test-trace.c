@@ -171,7 +171,7 @@ static void test_cap(void **state)
 
         assert_int_equal(trace_new(&cfg, &ri, &t), 0);
         for (int k = 0; k < 5; k++)
-                assert_int_equal(trace_add_edge(t, k, k + 0.5, "e", 1), 0);
+                assert_int_equal(spans_add_edge(trace_spans(t), k, k + 0.5, "e", 1), 0);
         assert_int_equal(trace_finish(t), 0);
         root = json_loadb(trace_output(t)->p, trace_output(t)->len, 0, NULL);
         trace_free(t);
