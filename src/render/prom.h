@@ -47,6 +47,9 @@ enum prom_tval {
         TV_CC_HITS,
         TV_CC_MISSES,
         TV_CC_RATIO,
+        TV_EXEC_MEM_PEAK, /* prom.c's own: the target's RUN steps (model/execs.h) */
+        TV_EXEC_OOM,
+        TV_EXEC_CPU,
 };
 /* Figure v of t, or NAN when absent (no sample). Every figure is the
  * model's (targets_facts()); here it is only picked. */
