@@ -388,16 +388,6 @@ static json_t *jtime(double epoch)
         return json_string(iso);
 }
 
-/* Steals v; NULL means an allocation failed somewhere below. */
-static int jset(json_t *o, const char *key, json_t *v)
-{
-        if (!o || !v) {
-                json_decref(v);
-                return -ENOMEM;
-        }
-        return json_object_set_new(o, key, v) < 0 ? -ENOMEM : 0;
-}
-
 /* {"value", aux_key?, "time", "elapsed_s", "stage", "context", "running"}
  * or null. */
 static json_t *jpoint(const struct summary_point *p, int decimals, const char *aux_key,
@@ -508,7 +498,8 @@ static json_t *jbuild(const struct summary *s)
         if (!b->mode[0])
                 return json_null();
         peak = jpoint(&b->mem_peak, 1, "file_mb", 1);
-        if (peak && b->mem_peak.set && jset(peak, "process", jproc(&b->mem_peak_proc)) < 0) {
+        if (peak && b->mem_peak.set &&
+            json_object_set_new(peak, "process", jproc(&b->mem_peak_proc)) < 0) {
                 json_decref(peak);
                 peak = NULL;
         }
