@@ -217,15 +217,9 @@ static int add_runs(json_t *o, const struct bench_series *s)
 
 static json_t *result_json(const struct bench_series *s, const struct bench_result *r)
 {
-        json_t *o = json_object(), *by = json_object();
-        int e = 0;
+        json_t *o = json_pack("{s:s}", "command", s->command), *by = json_object();
+        int e = by ? 0 : -1; /* without o every call below fails, and frees its value */
 
-        if (!o || !by) {
-                json_decref(o);
-                json_decref(by);
-                return NULL;
-        }
-        e |= json_object_set_new(o, "command", json_string(s->command));
         if (s->param)
                 e |= json_object_set_new(o, "parameters", json_pack("{s:s}", s->param, s->value));
         e |= add_stats(o, &r->wall);
