@@ -119,8 +119,10 @@ static void test_escape(void **state)
 {
         for (size_t i = 0; i < ARRAY_SIZE(esc_cases); i++) {
                 struct dbuf b = DBUF_INIT;
+                struct dwriter w = DWRITER_INIT(&b);
 
-                assert_int_equal(jsonw_string(&b, esc_cases[i].in, esc_cases[i].len), 0);
+                jsonw_put(&w, esc_cases[i].in, esc_cases[i].len);
+                assert_int_equal(w.err, 0);
                 if (strcmp(b.p, esc_cases[i].want) != 0)
                         fail_msg("case %zu: got %s want %s", i, b.p, esc_cases[i].want);
                 dbuf_release(&b);
