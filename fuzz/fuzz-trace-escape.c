@@ -15,10 +15,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         struct dbuf b = DBUF_INIT;
+        struct dwriter w = DWRITER_INIT(&b);
         json_t *v;
         bool ascii = true;
 
-        if (jsonw_string(&b, (const char *)data, size) < 0)
+        jsonw_put(&w, (const char *)data, size);
+        if (w.err < 0)
                 return 0;
         for (size_t i = 0; i < b.len; i++)
                 if ((unsigned char)b.p[i] < 0x20)

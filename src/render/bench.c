@@ -162,14 +162,11 @@ int render_bench_summary(const struct bench_view *v, struct dbuf *out)
 /* A number, or null when unknown. */
 static int add_stats(json_t *o, const struct bench_stats *b)
 {
-        int e = 0;
+        json_t *st = json_pack("{s:o, s:o, s:o, s:o, s:o}", "mean", jsonw_real(b->mean), "stddev",
+                               jsonw_real(b->stddev), "median", jsonw_real(b->median), "min",
+                               jsonw_real(b->min), "max", jsonw_real(b->max));
 
-        e |= json_object_set_new(o, "mean", jsonw_real(b->mean));
-        e |= json_object_set_new(o, "stddev", jsonw_real(b->stddev));
-        e |= json_object_set_new(o, "median", jsonw_real(b->median));
-        e |= json_object_set_new(o, "min", jsonw_real(b->min));
-        e |= json_object_set_new(o, "max", jsonw_real(b->max));
-        return e ? -ENOMEM : 0;
+        return json_object_update_new(o, st) < 0 ? -ENOMEM : 0;
 }
 
 /* The per-run arrays: times, user, system, exit codes, run ids, classes,
@@ -220,15 +217,9 @@ static int add_runs(json_t *o, const struct bench_series *s)
 
 static json_t *result_json(const struct bench_series *s, const struct bench_result *r)
 {
-        json_t *o = json_object(), *by = json_object();
-        int e = 0;
+        json_t *o = json_pack("{s:s}", "command", s->command), *by = json_object();
+        int e = by ? 0 : -1; /* without o every call below fails, and frees its value */
 
-        if (!o || !by) {
-                json_decref(o);
-                json_decref(by);
-                return NULL;
-        }
-        e |= json_object_set_new(o, "command", json_string(s->command));
         if (s->param)
                 e |= json_object_set_new(o, "parameters", json_pack("{s:s}", s->param, s->value));
         e |= add_stats(o, &r->wall);
@@ -236,14 +227,11 @@ static json_t *result_json(const struct bench_series *s, const struct bench_resu
         e |= json_object_set_new(o, "system", jsonw_real(r->sys.mean));
         e |= add_runs(o, s);
         for (int c = 0; c < _BENCH_CLASS_MAX; c++) {
-                json_t *k = json_object();
+                json_t *k;
 
-                if (!r->by_class[c].n) {
-                        json_decref(k);
+                if (!r->by_class[c].n)
                         continue;
-                }
-                e |= k ? json_object_set_new(k, "runs", json_integer((json_int_t)r->by_class[c].n))
-                       : -1;
+                k = json_pack("{s:I}", "runs", (json_int_t)r->by_class[c].n);
                 e |= k ? add_stats(k, &r->by_class[c]) : -1;
                 e |= json_object_set_new(by, bench_class_name((enum bench_class)c), k);
         }

@@ -61,14 +61,6 @@ void jsonw_put(struct dwriter *w, const char *s, size_t len)
         dw_puts(w, "\"");
 }
 
-int jsonw_string(struct dbuf *out, const char *s, size_t len)
-{
-        struct dwriter w = DWRITER_INIT(out);
-
-        jsonw_put(&w, s, len);
-        return w.err;
-}
-
 json_t *jsonw_str(const char *s)
 {
         _cleanup_dbuf_ struct dbuf b = DBUF_INIT;

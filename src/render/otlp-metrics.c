@@ -9,6 +9,7 @@
 #include "model/baseline.h"
 #include "model/summary.h"
 #include "render/otlp-encode.h"
+#include "render/prom.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -205,60 +206,41 @@ static const struct total_line total_lines[] = {
 };
 
 /* At the end only: one point per target, with attributes target and
- * builder; a cc line one per tool, 1 sccache then 2 ccache (attribute
- * build.compiler_cache). Every value is the model's (targets_facts()). */
+ * builder; a compiler-cache line one per tool (attribute
+ * build.compiler_cache), sccache then ccache. Every value is the model's
+ * (prom_target_value()). */
 struct target_line {
         const char *name, *unit, *desc;
-        bool cc;
-        struct val (*get)(const struct target_fact *t, int tool);
+        enum prom_tval v;
+        bool is_int;
+        const char *cache;
 };
 
-static const struct cc_counts *cc_of(const struct target_fact *t, int tool)
-{
-        return tool == 1 ? &t->sccache : &t->ccache;
-}
-static struct val tget_duration(const struct target_fact *t, int tool)
-{
-        return dbl(t->duration_s);
-}
-static struct val tget_steps(const struct target_fact *t, int tool)
-{
-        return cnt(t->steps_set, t->steps);
-}
-static struct val tget_cached(const struct target_fact *t, int tool)
-{
-        return cnt(t->steps_set, t->cached);
-}
-static struct val tget_success(const struct target_fact *t, int tool)
-{
-        return cnt(t->success != TARGET_SUCCESS_UNKNOWN, t->success == TARGET_BUILT);
-}
-static struct val tget_hits(const struct target_fact *t, int tool)
-{
-        return cnt(cc_of(t, tool)->set, cc_of(t, tool)->hits);
-}
-static struct val tget_misses(const struct target_fact *t, int tool)
-{
-        return cnt(cc_of(t, tool)->set, cc_of(t, tool)->misses);
-}
-static struct val tget_ratio(const struct target_fact *t, int tool)
-{
-        return dbl(tool == 1 ? t->sccache_ratio : t->ccache_ratio);
-}
-
+#define CC_LINE(what, unit, desc, sc, cc, is_int)                                   \
+        {"build.target.compiler_cache." what, unit, desc, sc, is_int, "sccache"}, \
+        {"build.target.compiler_cache." what, unit, desc, cc, is_int, "ccache"}
 static const struct target_line target_lines[] = {
-    {"build.target.duration", "s", "Wall time of a target of the build", 0, tget_duration},
-    {"build.target.steps", "{step}", "Steps of a target", 0, tget_steps},
-    {"build.target.steps.cached", "{step}", "Steps of a target taken from the layer cache", 0,
-     tget_cached},
-    {"build.target.success", "1", "1 if the target was built, 0 if it failed (absent: unknown)", 0,
-     tget_success},
-    {"build.target.compiler_cache.hits", "{hit}", "Compiler-cache hits of a target", 1, tget_hits},
-    {"build.target.compiler_cache.misses", "{miss}", "Compiler-cache misses of a target", 1,
-     tget_misses},
-    {"build.target.compiler_cache.hit_ratio", "1", "Compiler-cache hit ratio of a target", 1,
-     tget_ratio},
+    {"build.target.duration", "s", "Wall time of a target of the build", TV_DURATION, false, NULL},
+    {"build.target.steps", "{step}", "Steps of a target", TV_STEPS, true, NULL},
+    {"build.target.steps.cached", "{step}", "Steps of a target taken from the layer cache",
+     TV_CACHED, true, NULL},
+    {"build.target.success", "1", "1 if the target was built, 0 if it failed (absent: unknown)",
+     TV_SUCCESS, true, NULL},
+    CC_LINE("hits", "{hit}", "Compiler-cache hits of a target", TV_SC_HITS, TV_CC_HITS, true),
+    CC_LINE("misses", "{miss}", "Compiler-cache misses of a target", TV_SC_MISSES, TV_CC_MISSES,
+            true),
+    CC_LINE("hit_ratio", "1", "Compiler-cache hit ratio of a target", TV_SC_RATIO, TV_CC_RATIO,
+            false),
 };
+#undef CC_LINE
+
+/* A compiler cache's count as counted: past 2^53 a double is not it. */
+static uint64_t cc_count(const struct target_fact *t, enum prom_tval v)
+{
+        const struct cc_counts *c = v == TV_SC_HITS || v == TV_SC_MISSES ? &t->sccache : &t->ccache;
+
+        return v == TV_SC_HITS || v == TV_CC_HITS ? c->hits : c->misses;
+}
 
 #define MAX_POINT_ATTRS 6 /* line attribute, target, builder, tool, trace, span */
 /* service.name and .version, host.name, build.run.kind, .id and .state, buildtel.job */
@@ -522,24 +504,25 @@ static void add_totals(struct build *B, const struct run_model *fm)
                             .key = "build.exit_code", .type = OTLP_INT, .i = f->exit_code};
                 point(B, a, 0, t, v);
         }
-        for (size_t i = 0; i < ARRAY_SIZE(target_lines) * 2; i++) {
-                const struct target_line *l = &target_lines[i / 2];
-                int tool = l->cc ? 1 + i % 2 : 0;
+        for (size_t i = 0; i < ARRAY_SIZE(target_lines); i++) {
+                const struct target_line *l = &target_lines[i];
 
-                for (size_t k = 0; k < f->n && (l->cc || i % 2 == 0); k++) {
+                for (size_t k = 0; k < f->n; k++) {
                         const struct target_fact *tg = &f->t[k];
-                        struct val v = l->get(tg, tool);
+                        double d = prom_target_value(tg, l->v);
                         size_t a = B->nattrs;
 
-                        if (!v.set)
+                        if (!isfinite(d))
                                 continue;
                         metric(B, l->name, l->unit, l->desc, OTLP_GAUGE);
                         str_attr(B, "target", tg->name);
                         str_attr(B, "builder", tg->builder);
-                        if (tool)
-                                str_attr(B, "build.compiler_cache",
-                                         tool == 1 ? "sccache" : "ccache");
-                        point(B, a, 0, t, v);
+                        if (l->cache)
+                                str_attr(B, "build.compiler_cache", l->cache);
+                        point(B, a, 0, t,
+                              !l->is_int ? dbl(d)
+                              : l->cache ? cnt(true, cc_count(tg, l->v))
+                                         : cnt(true, (uint64_t)d));
                 }
         }
 }
@@ -550,7 +533,7 @@ int otlp_metrics_encode(struct otlp_metrics *m, const struct run_model *final, b
         size_t ntargets = final ? final->facts->n : 0;
         size_t maxm = NSAMPLE_LINES + ARRAY_SIZE(total_lines) + ARRAY_SIZE(target_lines);
         size_t maxp = NSAMPLE_LINES * (m->n + 1) + ARRAY_SIZE(total_lines) +
-                      ARRAY_SIZE(target_lines) * 2 * ntargets;
+                      ARRAY_SIZE(target_lines) * ntargets;
         struct build B = {.m = m};
         struct otlp_request rq = {
             .resource = m->resource,

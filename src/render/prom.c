@@ -81,13 +81,9 @@ int prom_escape_help(struct dbuf *out, const char *s)
 
 bool prom_prefix_valid(const char *s)
 {
-        if (!*s || (*s >= '0' && *s <= '9'))
-                return false;
-        for (; *s; s++)
-                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                      (*s >= '0' && *s <= '9') || *s == '_'))
-                        return false;
-        return true;
+        static const char ok[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
+
+        return *s && !(*s >= '0' && *s <= '9') && s[strspn(s, ok)] == '\0';
 }
 
 bool prom_file_valid(const char *s)
@@ -168,25 +164,9 @@ static void fam_one(struct family *f, const char *name, const char *help, bool h
  * of an older run): the NULL ends the list there. */
 #define JOB_LABEL(m) (m)->run->job ? "buildtel_job" : NULL, (m)->run->job
 
-/* Per-target series, one line each: which value, when present. */
-enum tval {
-        TV_DURATION,
-        TV_STEPS,
-        TV_CACHED,
-        TV_CACHE_RATIO,
-        TV_SUCCESS,
-        TV_SC_HITS,
-        TV_SC_MISSES,
-        TV_SC_RATIO,
-        TV_SC_GUESS,
-        TV_CC_HITS,
-        TV_CC_MISSES,
-        TV_CC_RATIO,
-};
-
 static const struct {
         const char *name, *help;
-        enum tval v;
+        enum prom_tval v;
 } target_series[] = {
     {"duration_seconds", "Time from the target's first step seen to its last, by buildtel's clock.",
      TV_DURATION},
@@ -204,11 +184,15 @@ static const struct {
     {"ccache_hits", "ccache hits reported in the build's output.", TV_CC_HITS},
     {"ccache_misses", "ccache misses reported in the build's output.", TV_CC_MISSES},
     {"ccache_hit_ratio", "ccache hits over hits plus misses.", TV_CC_RATIO},
+    {"target_memory_peak_bytes",
+     "Largest memory peak of one RUN step of the target (its exec cgroup, the kernel's).",
+     TV_EXEC_MEM_PEAK},
+    {"target_oom_kills", "Processes OOM-killed inside the target's RUN steps.", TV_EXEC_OOM},
+    {"target_exec_cpu_seconds", "CPU time of the target's RUN steps inside BuildKit.",
+     TV_EXEC_CPU},
 };
 
-/* The value of series v for t, or NAN when absent (no sample). Every
- * figure is the model's (targets_facts()); here it is only picked. */
-static double target_value(const struct target_fact *t, enum tval v)
+double prom_target_value(const struct target_fact *t, enum prom_tval v)
 {
         switch (v) {
         case TV_DURATION:
@@ -235,8 +219,9 @@ static double target_value(const struct target_fact *t, enum tval v)
                 return t->ccache.set ? (double)t->ccache.misses : NAN;
         case TV_CC_RATIO:
                 return t->ccache_ratio;
+        default: /* the RUN steps': exec_value() */
+                return NAN;
         }
-        return NAN;
 }
 
 /* Resource gauges from the summary, one table line each. U64 is a count,
@@ -287,40 +272,21 @@ static const struct {
      R_DOUBLE, offsetof(struct summary, build.psi_io_full_s)},
 };
 
-/* What the target's RUN steps used inside BuildKit (model/execs.h), for
- * the targets whose steps were measured. */
-static void prom_target_execs(struct family *f, const struct run_model *m, const struct targets *ts,
-                              const struct run_facts *rf)
+/* What the target's RUN steps used inside BuildKit (model/execs.h), NAN
+ * for a target whose steps were not measured. */
+static double exec_value(const struct targets *ts, const struct target_fact *t, enum prom_tval v)
 {
-        static const struct {
-                const char *name, *help;
-        } fam[] = {
-            {"target_memory_peak_bytes",
-             "Largest memory peak of one RUN step of the target (its exec cgroup, the kernel's)."},
-            {"target_oom_kills", "Processes OOM-killed inside the target's RUN steps."},
-            {"target_exec_cpu_seconds", "CPU time of the target's RUN steps inside BuildKit."},
-        };
+        struct target_exec te;
+        int idx = targets_find(ts, t->name);
 
-        for (size_t k = 0; k < ARRAY_SIZE(fam); k++) {
-                fam_begin(f, fam[k].name, fam[k].help);
-                for (size_t i = 0; i < rf->n; i++) {
-                        const struct target_fact *t = &rf->t[i];
-                        const char *labels[] = {"target",   t->name,      "builder",
-                                                t->builder, JOB_LABEL(m), NULL};
-                        struct target_exec te;
-                        double v;
-                        int idx = targets_find(ts, t->name);
-
-                        if (idx < 0)
-                                continue;
-                        execs_target(ts->stepv, ts->nstepv, idx, &te);
-                        if (!te.measured)
-                                continue;
-                        v = k == 0 ? te.mem_peak_bytes : k == 1 ? te.oom_kills : te.cpu_s;
-                        if (!isnan(v))
-                                fam_sample(f, v, labels);
-                }
-        }
+        if (idx < 0)
+                return NAN;
+        execs_target(ts->stepv, ts->nstepv, idx, &te);
+        if (!te.measured)
+                return NAN;
+        return v == TV_EXEC_MEM_PEAK ? te.mem_peak_bytes
+               : v == TV_EXEC_OOM    ? te.oom_kills
+                                     : te.cpu_s;
 }
 
 /* The run against its job's usual (model/baseline.h): the usual wall
@@ -370,13 +336,13 @@ int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out)
                         const char *labels[] = {"target",   t->name,      "builder",
                                                 t->builder, JOB_LABEL(m), NULL};
 
-                        v = target_value(t, target_series[k].v);
+                        v = target_series[k].v >= TV_EXEC_MEM_PEAK
+                                ? exec_value(ts, t, target_series[k].v)
+                                : prom_target_value(t, target_series[k].v);
                         if (!isnan(v))
                                 fam_sample(&f, v, labels);
                 }
         }
-
-        prom_target_execs(&f, m, ts, rf);
 
         fam_one(&f, "invocation_duration_seconds", "Wall time of the whole invocation.",
                 !isnan(rf->duration_s), rf->duration_s, inv_labels);

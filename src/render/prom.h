@@ -24,12 +24,36 @@ struct prom_config {
 #define PROM_DEBIAN_DIR "/var/lib/prometheus/node-exporter"
 
 struct run_model;
+struct target_fact;
 
 /* The whole exposition: HELP and TYPE only for names with samples, label
  * values and HELP escaped by their own rules, NaN/+Inf/-Inf, no
  * timestamps, a final newline. prefix NULL or "" gives build_...; "rocm"
  * gives rocm_build_.... Returns 0 or -ENOMEM. */
 int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out);
+
+/* The per-target figures, as both exports send them (here and
+ * otlp-metrics.c). */
+enum prom_tval {
+        TV_DURATION,
+        TV_STEPS,
+        TV_CACHED,
+        TV_CACHE_RATIO,
+        TV_SUCCESS,
+        TV_SC_HITS,
+        TV_SC_MISSES,
+        TV_SC_RATIO,
+        TV_SC_GUESS,
+        TV_CC_HITS,
+        TV_CC_MISSES,
+        TV_CC_RATIO,
+        TV_EXEC_MEM_PEAK, /* prom.c's own: the target's RUN steps (model/execs.h) */
+        TV_EXEC_OOM,
+        TV_EXEC_CPU,
+};
+/* Figure v of t, or NAN when absent (no sample). Every figure is the
+ * model's (targets_facts()); here it is only picked. */
+double prom_target_value(const struct target_fact *t, enum prom_tval v);
 
 /* Label value escaping: backslash, double quote and newline; invalid UTF-8
  * becomes U+FFFD, other control bytes '?'. 0 or -ENOMEM. */

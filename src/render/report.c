@@ -270,17 +270,15 @@ static void md_facts(struct dwriter *w, const struct run_model *m)
                   (unsigned long long)m->summary->samples);
 }
 
-struct peak_row {
-        const char *what;
-        const struct summary_point *p;
-        int prec;   /* a plain number's decimals */
-        double mib; /* a size: MiB per unit of the value (fmt_size_mib); 0: a number */
-};
-
-/* The peaks of the summary that were seen, for both renderings. */
-static size_t peak_rows(const struct summary *s, struct peak_row rows[static 9])
+/* The peaks of the summary that were seen. */
+static void md_peaks(struct dwriter *w, const struct summary *s)
 {
-        const struct peak_row all[] = {
+        const struct {
+                const char *what;
+                const struct summary_point *p;
+                int prec;   /* a plain number's decimals */
+                double mib; /* a size: MiB per unit of the value (fmt_size_mib); 0: a number */
+        } all[] = {
             {"host memory used", &s->mem_used_peak, 0, 1},
             {"host memory available, least", &s->mem_avail_min, 0, 1},
             {"build memory, kernel peak", &s->build.mem_peak, 0, 1},
@@ -292,40 +290,31 @@ static size_t peak_rows(const struct summary *s, struct peak_row rows[static 9])
             {"compilers in flight", &s->compilers_peak, 0, 0},
         };
         size_t n = 0;
-
-        for (size_t i = 0; i < ARRAY_SIZE(all); i++)
-                if (all[i].p->set && !isnan(all[i].p->value))
-                        rows[n++] = all[i];
-        return n;
-}
-
-static void md_peaks(struct dwriter *w, const struct summary *s)
-{
-        struct peak_row rows[9];
-        size_t n = peak_rows(s, rows);
         char d[32];
 
-        if (!n)
-                return;
-        dw_puts(w, "### Peaks\n\n| figure | value | at | stage | context | running |\n"
-                   "| --- | ---: | ---: | --- | --- | --- |\n");
-        for (size_t i = 0; i < n; i++) {
-                dw_printf(w, "| %s |", rows[i].what);
-                if (rows[i].mib > 0) {
+        for (size_t i = 0; i < ARRAY_SIZE(all); i++) {
+                const struct summary_point *p = all[i].p;
+
+                if (!p->set || isnan(p->value))
+                        continue;
+                dw_puts(w, n++ ? "" : "### Peaks\n\n| figure | value | at | stage | context | running |\n"
+                                      "| --- | ---: | ---: | --- | --- | --- |\n");
+                dw_printf(w, "| %s |", all[i].what);
+                if (all[i].mib > 0) {
                         char sz[32];
 
-                        fmt_size_mib(rows[i].p->value * rows[i].mib, sz, sizeof(sz));
+                        fmt_size_mib(p->value * all[i].mib, sz, sizeof(sz));
                         dw_printf(w, " %s |", sz);
                 } else {
-                        dw_printf(w, " %.*f |", rows[i].prec, rows[i].p->value);
+                        dw_printf(w, " %.*f |", all[i].prec, p->value);
                 }
-                dw_printf(w, " %s |", fmt_duration(rows[i].p->elapsed_s, FMT_DURATION_EXACT, d));
-                md_cell_str(w, rows[i].p->stage);
-                md_cell_str(w, rows[i].p->context);
-                md_cell_str(w, rows[i].p->running);
+                dw_printf(w, " %s |", fmt_duration(p->elapsed_s, FMT_DURATION_EXACT, d));
+                md_cell_str(w, p->stage);
+                md_cell_str(w, p->context);
+                md_cell_str(w, p->running);
                 dw_puts(w, "\n");
         }
-        dw_puts(w, "\n");
+        dw_puts(w, n ? "\n" : "");
 }
 
 /* A whole number cell, "–" when unknown. */

@@ -388,36 +388,20 @@ static json_t *jtime(double epoch)
         return json_string(iso);
 }
 
-/* Steals v; NULL means an allocation failed somewhere below. */
-static int jset(json_t *o, const char *key, json_t *v)
-{
-        if (!o || !v) {
-                json_decref(v);
-                return -ENOMEM;
-        }
-        return json_object_set_new(o, key, v) < 0 ? -ENOMEM : 0;
-}
-
-/* {"value", aux_key?, "time", "elapsed_s", "stage", "context"} or null. */
+/* {"value", aux_key?, "time", "elapsed_s", "stage", "context", "running"}
+ * or null. */
 static json_t *jpoint(const struct summary_point *p, int decimals, const char *aux_key,
                       int aux_decimals)
 {
-        json_t *o;
-
         if (!p->set)
                 return json_null();
-        o = json_object();
-        if (jset(o, "value", summary_jnum(p->value, decimals)) < 0 ||
-            (aux_key && jset(o, aux_key, summary_jnum(p->aux, aux_decimals)) < 0) ||
-            jset(o, "time", jtime(p->epoch)) < 0 ||
-            jset(o, "elapsed_s", summary_jnum(p->elapsed_s, 3)) < 0 ||
-            jset(o, "stage", jsonw_text(p->stage)) < 0 ||
-            jset(o, "context", jsonw_text(p->context)) < 0 ||
-            jset(o, "running", jsonw_text(p->running)) < 0) {
-                json_decref(o);
-                return NULL;
-        }
-        return o;
+        /* o*: no aux member without aux_key */
+        return json_pack("{s:o, s:o*, s:o, s:o, s:o, s:o, s:o}", "value",
+                         summary_jnum(p->value, decimals), aux_key ? aux_key : "",
+                         aux_key ? summary_jnum(p->aux, aux_decimals) : NULL, "time",
+                         jtime(p->epoch), "elapsed_s", summary_jnum(p->elapsed_s, 3), "stage",
+                         jsonw_text(p->stage), "context", jsonw_text(p->context), "running",
+                         jsonw_text(p->running));
 }
 
 static json_t *jwarning(uint64_t count, const struct summary_point *first, double threshold,
@@ -514,7 +498,8 @@ static json_t *jbuild(const struct summary *s)
         if (!b->mode[0])
                 return json_null();
         peak = jpoint(&b->mem_peak, 1, "file_mb", 1);
-        if (peak && b->mem_peak.set && jset(peak, "process", jproc(&b->mem_peak_proc)) < 0) {
+        if (peak && b->mem_peak.set &&
+            json_object_set_new(peak, "process", jproc(&b->mem_peak_proc)) < 0) {
                 json_decref(peak);
                 peak = NULL;
         }

@@ -324,24 +324,9 @@ int trace_sample(struct trace *t, const struct sample *s)
         return 0;
 }
 
-int trace_add_target(struct trace *t, const struct target_fact *f)
+struct spans *trace_spans(struct trace *t)
 {
-        return spans_add_target(&t->sp, f);
-}
-
-int trace_add_step(struct trace *t, const struct step_fact *f, const char *target)
-{
-        return spans_add_step(&t->sp, f, target);
-}
-
-int trace_add_edge(struct trace *t, double start_s, double end_s, const char *out, size_t len)
-{
-        return spans_add_edge(&t->sp, start_s, end_s, out, len);
-}
-
-int trace_add_unit(struct trace *t, const struct unit *u)
-{
-        return spans_add_unit(&t->sp, u);
+        return &t->sp;
 }
 
 void trace_set_steps_dropped(struct trace *t, uint32_t n)

@@ -6,6 +6,7 @@
 
 #include "model/run.h"
 #include "model/sample.h"
+#include "model/spans.h"
 #include "model/summary.h"
 #include "model/targets.h"
 #include "model/units.h"
@@ -42,13 +43,11 @@ void trace_free(struct trace *t);
 
 /* One sample, in order: its counters and any instant it starts. */
 int trace_sample(struct trace *t, const struct sample *s);
-/* The slices: spans_add_*() of model/spans.h (its facts and strings
- * borrowed until trace_finish()). A step's target is named target (NULL
- * or "": none or several); its lanes are its target's own. */
-int trace_add_target(struct trace *t, const struct target_fact *f);
-int trace_add_step(struct trace *t, const struct step_fact *f, const char *target);
-int trace_add_edge(struct trace *t, double start_s, double end_s, const char *out, size_t len);
-int trace_add_unit(struct trace *t, const struct unit *u);
+/* The slices, which the caller adds with spans_add_*() of model/spans.h
+ * (their facts and strings borrowed until trace_finish()). A step's target
+ * is named target (NULL or "": none or several); its lanes are its
+ * target's own. Owned by t. */
+struct spans *trace_spans(struct trace *t);
 /* How many BuildKit steps the model left out past its cap (an instant
  * says so at the end when any). */
 void trace_set_steps_dropped(struct trace *t, uint32_t n);

@@ -122,28 +122,28 @@ static int add_model(struct trace_state *st, const struct run_model *m)
         int e = 0;
 
         for (size_t i = 0; m->facts && e >= 0 && i < m->facts->n; i++)
-                e = trace_add_target(st->t, &m->facts->t[i]);
+                e = spans_add_target(trace_spans(st->t), &m->facts->t[i]);
         if (e >= 0 && ts)
                 trace_set_steps_dropped(st->t, ts->steps_dropped);
         for (uint32_t i = 0; ts && e >= 0 && i < ts->nstepv; i++) {
                 const struct step_fact *sf = &ts->stepv[i];
 
-                e = trace_add_step(
-                    st->t, sf,
+                e = spans_add_step(
+                    trace_spans(st->t), sf,
                     sf->target >= 0 && (size_t)sf->target < ts->n ? ts->t[sf->target].name : NULL);
         }
         for (size_t i = 0; e >= 0 && i < nu; i++)
-                e = trace_add_unit(st->t, &units[i]);
+                e = spans_add_unit(trace_spans(st->t), &units[i]);
         for (size_t i = 0; e >= 0 && i < st->job->nedges; i++) {
                 const struct trace_edge *x = &st->job->edges[i];
 
-                e = trace_add_edge(st->t, x->start_s, x->end_s, x->out, x->len);
+                e = spans_add_edge(trace_spans(st->t), x->start_s, x->end_s, x->out, x->len);
         }
         if (st->job->nedges || !st->job->stored_edges || !ts ||
             targets_ninja_offset(ts, m->run, &off) < 0)
                 return e;
         for (uint32_t i = 0; e >= 0 && i < ts->nedgev; i++)
-                e = trace_add_edge(st->t, off + (double)ts->edgev[i].start_ms / 1000.0,
+                e = spans_add_edge(trace_spans(st->t), off + (double)ts->edgev[i].start_ms / 1000.0,
                                    off + (double)ts->edgev[i].end_ms / 1000.0,
                                    ts->edgev[i].output, strlen(ts->edgev[i].output));
         return e;
