@@ -20,6 +20,7 @@
 #include "parse/ccstats.h"
 #include "parse/outparse.h"
 #include "runfiles/names.h"
+#include "runfiles/samplecsv.h"
 #include "pipeline/endinputs.h"
 #include "pipeline/execmatch.h"
 #include "pipeline/guard.h"
@@ -30,6 +31,7 @@
 #include "platform/sampler.h"
 #include "render/short.h"
 #include "sinks/sink.h"
+#include "store/history-run.h"
 #include "store/history.h"
 #include "store/store.h"
 #include "util/util.h"
@@ -1040,6 +1042,29 @@ int recorder_sample(struct recorder *r, const struct sample *s)
 void recorder_sample_skipped(struct recorder *r)
 {
         r->summary.skipped_rows++;
+}
+
+static void csv_row(void *userdata, const struct sample *s)
+{
+        if (s)
+                record(userdata, s);
+        else
+                recorder_sample_skipped(userdata);
+}
+
+int64_t recorder_replay_csv(struct recorder *r, const char *buf, size_t len)
+{
+        return samplecsv_read(buf, len, csv_row, r);
+}
+
+static int history_row(void *userdata, const struct sample *s)
+{
+        return recorder_sample(userdata, s);
+}
+
+int64_t recorder_replay_history(struct recorder *r, struct store *st, int64_t id)
+{
+        return store_samples_each(st, id, history_row, r);
 }
 
 const struct summary *recorder_summary(const struct recorder *r)
