@@ -130,10 +130,8 @@ static void db_fallback(struct recorder *r)
         const char *slash = strrchr(r->db_path, '/');
         _cleanup_free_ char *dir = slash ? strndup(r->db_path, (size_t)(slash - r->db_path)) : NULL;
         _cleanup_free_ char *fb = NULL;
-        int e = dir ? mkdir_p(dir, 0700) : -ENOMEM;
+        int e = dir ? recorder_log_dir_usable(dir) : -ENOMEM;
 
-        if (e >= 0 && access(dir, W_OK | X_OK) < 0)
-                e = -errno;
         if (e >= 0 || !dir || fallback_path("history.db", &fb) < 0)
                 return;
         note(r, "cannot write to '%s': %s; the history in '%s' instead", dir, strerror(-e), fb);
