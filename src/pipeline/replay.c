@@ -316,17 +316,14 @@ const struct replay_run *replay_run(const struct replay *rp)
 /* The samples of the run's source through rp->rec. */
 static int64_t samples(struct replay *rp, char *why, size_t cap)
 {
-        int64_t n;
+        int64_t n = rp->st ? recorder_replay_history(rp->rec, rp->st, rp->id)
+                           : recorder_replay_csv(rp->rec, rp->buf ? rp->buf : "", rp->len);
 
-        if (rp->st) {
-                n = recorder_replay_history(rp->rec, rp->st, rp->id);
-                if (n < 0 && n != -ENOMEM)
-                        say(why, cap, (int)n, "history database '%s': %s", rp->db,
-                            store_strerror((int)n));
+        if (n >= 0 || n == -ENOMEM)
                 return n;
-        }
-        n = recorder_replay_csv(rp->rec, rp->buf ? rp->buf : "", rp->len);
-        if (n < 0 && n != -ENOMEM)
+        if (rp->st)
+                say(why, cap, (int)n, "history database '%s': %s", rp->db, store_strerror((int)n));
+        else
                 say(why, cap, (int)n, "'%s' is not a buildtel CSV (%s)", rp->csv,
                     n == -EINVAL ? "no buildtel header" : strerror((int)-n));
         return n;
