@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The pipeline's event loop (loop_run) driven by a test source on a real
- * pipe and a real signalfd, and the CSV replay (loop_replay) through a
+ * pipe and a real signalfd, and the CSV replay (recorder_replay_csv) through a
  * real recorder against the summary of the same file. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -183,7 +183,6 @@ static void test_replay_csv(void **state)
                 struct run_info ri = {.exit_code = -1};
                 struct summary *want = malloc(sizeof(*want));
                 struct dbuf a = DBUF_INIT, b = DBUF_INIT;
-                struct source_csv *src = NULL;
                 struct recorder *r = NULL;
                 int64_t rows, want_rows;
                 size_t len;
@@ -198,8 +197,7 @@ static void test_replay_csv(void **state)
                 assert_int_equal(recorder_new(&cfg, &ri, &r), 0);
                 assert_null(recorder_log_dir(r)); /* a replay writes nothing */
                 assert_int_equal(recorder_tick(r), -EINVAL);
-                assert_int_equal(source_csv_open(buf, len, &src), 0);
-                rows = loop_replay(&source_csv, src, r);
+                rows = recorder_replay_csv(r, buf, len);
                 assert_int_equal(rows, want_rows);
                 if (rows >= 0) {
                         assert_int_equal(recorder_summary(r)->skipped_rows, want->skipped_rows);
@@ -207,7 +205,6 @@ static void test_replay_csv(void **state)
                         assert_int_equal(render_summary_json(recorder_summary(r), &ri, &b), 0);
                         assert_string_equal(a.p, b.p);
                 }
-                source_csv.close(src);
                 recorder_free(r);
                 dbuf_release(&a);
                 dbuf_release(&b);

@@ -5,7 +5,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -139,21 +138,6 @@ long baseline_argv_jobs(char *const *argv)
         return jobs;
 }
 
-/* A cause into buf (cap bytes): cut when long, "" when it cannot be
- * formatted. */
-static void cause_fmt(char *buf, size_t cap, const char *fmt, ...) _printf_(3, 4);
-static void cause_fmt(char *buf, size_t cap, const char *fmt, ...)
-{
-        va_list ap;
-        int r;
-
-        va_start(ap, fmt);
-        r = vsnprintf(buf, cap, fmt, ap);
-        va_end(ap);
-        if (r < 0)
-                buf[0] = '\0';
-}
-
 enum fig { F_DUR, F_CPU, F_ANON, F_MEM, F_OOM, F_CC, F_TDUR, F_TCACHE, F_UNIT, F_SDUR, F_SMEM };
 
 static const struct {
@@ -268,7 +252,7 @@ static void context_causes(struct deriv *d)
         double u = usual_of(d, 0);
 
         if (c->ncpu > 0 && isfinite(u) && fabs((double)c->ncpu - u) >= 1)
-                cause_fmt(d->host, sizeof(d->host), "%ld CPUs, usually %.0f", c->ncpu, u);
+                (void)snprintf(d->host, sizeof(d->host), "%ld CPUs, usually %.0f", c->ncpu, u);
         u = usual_of(d, 1);
         if (!d->host[0] && isfinite(c->mem_total_mb) && isfinite(u) &&
             fabs(c->mem_total_mb - u) > 0.1 * u) {
@@ -276,11 +260,11 @@ static void context_causes(struct deriv *d)
 
                 fmt_size_mib(c->mem_total_mb, now, sizeof(now));
                 fmt_size_mib(u, usual, sizeof(usual));
-                cause_fmt(d->host, sizeof(d->host), "host memory %s, usually %s", now, usual);
+                (void)snprintf(d->host, sizeof(d->host), "host memory %s, usually %s", now, usual);
         }
         u = usual_of(d, 2);
         if (c->jobs > 0 && isfinite(u) && fabs((double)c->jobs - u) >= 1)
-                cause_fmt(d->jobs, sizeof(d->jobs), "-j %ld, usually -j %.0f", c->jobs, u);
+                (void)snprintf(d->jobs, sizeof(d->jobs), "-j %ld, usually -j %.0f", c->jobs, u);
 }
 
 /* A target or unit of cur that no run of the window had; a compiler
@@ -299,8 +283,8 @@ static void appeared_causes(struct deriv *d)
                         seen = find_named(d->win[i].targets, d->win[i].ntargets,
                                           c->targets[t].name) != NULL;
                 if (!seen && d->nwin)
-                        cause_fmt(d->appeared, sizeof(d->appeared), "new target %s",
-                                  c->targets[t].name);
+                        (void)snprintf(d->appeared, sizeof(d->appeared), "new target %s",
+                                       c->targets[t].name);
         }
         for (size_t u = 0; u < c->nunits && win_units && !d->compiler[0]; u++) {
                 bool seen = !c->units[u].tool[0];
@@ -309,8 +293,8 @@ static void appeared_causes(struct deriv *d)
                         for (size_t j = 0; j < d->win[i].nunits && !seen; j++)
                                 seen = strcmp(d->win[i].units[j].tool, c->units[u].tool) == 0;
                 if (!seen)
-                        cause_fmt(d->compiler, sizeof(d->compiler), "new compiler %s",
-                                  c->units[u].tool);
+                        (void)snprintf(d->compiler, sizeof(d->compiler), "new compiler %s",
+                                       c->units[u].tool);
         }
 }
 
@@ -323,9 +307,9 @@ static void run_figures(struct deriv *d, int *err)
                         d->vals[i] = run_fig(&d->win[i], g);
                 f = add(d, g, NULL, run_fig(d->cur, g), err);
                 if (f && g == F_CC && f->st.verdict == BASELINE_REGRESSION && !d->cache[0])
-                        cause_fmt(d->cache, sizeof(d->cache),
-                                  "compiler-cache hits %.0f %%, usually %.0f %%", f->value * 100,
-                                  f->st.usual * 100);
+                        (void)snprintf(d->cache, sizeof(d->cache),
+                                       "compiler-cache hits %.0f %%, usually %.0f %%",
+                                       f->value * 100, f->st.usual * 100);
         }
 }
 
@@ -358,14 +342,15 @@ static void target_figures(struct deriv *d, int *err)
                 char why[BASELINE_CAUSE_MAX + 1] = "";
 
                 if (c && c->st.verdict == BASELINE_REGRESSION) {
-                        cause_fmt(why, sizeof(why), "layer cache of %s %.0f %%, usually %.0f %%",
-                                  e->name, c->value * 100, c->st.usual * 100);
+                        (void)snprintf(why, sizeof(why),
+                                       "layer cache of %s %.0f %%, usually %.0f %%", e->name,
+                                       c->value * 100, c->st.usual * 100);
                         if (!d->cache[0])
                                 memcpy(d->cache, why, sizeof(why));
                         if (e->tool[0]) {
                                 char at[BASELINE_CAUSE_MAX + 1];
 
-                                cause_fmt(at, sizeof(at), "not cached from %s on", e->tool);
+                                (void)snprintf(at, sizeof(at), "not cached from %s on", e->tool);
                                 set_cause(c, at);
                         }
                 }

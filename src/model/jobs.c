@@ -168,15 +168,13 @@ int par_read(const struct summary *s, unsigned ncpu, struct par_reading *ret)
         for (size_t i = 0; i < p->nalone; i++) {
                 size_t at = r.nalone;
 
-                while (at > 0 && p->alone[i].s > r.alone[at - 1].s)
+                while (at > 0 && p->alone[i].s > r.alone[at - 1]->s)
                         at--;
                 if (at >= PAR_ALONE_SHOWN)
                         continue;
                 memmove(&r.alone[at + 1], &r.alone[at],
                         (MIN(r.nalone, (size_t)PAR_ALONE_SHOWN - 1) - at) * sizeof(r.alone[0]));
-                r.alone[at].name = p->alone[i].name;
-                r.alone[at].s = p->alone[i].s;
-                r.alone[at].first_s = p->alone[i].first_s;
+                r.alone[at] = &p->alone[i];
                 r.nalone = MIN(r.nalone + 1, (size_t)PAR_ALONE_SHOWN);
         }
         *ret = r;
@@ -205,11 +203,11 @@ int par_render(const struct par_reading *p, struct dbuf *out)
         }
         for (size_t i = 0; i < p->nalone; i++) {
                 dw_puts(&w, i ? ", " : ": ");
-                dw_puts(&w, p->alone[i].name);
+                dw_puts(&w, p->alone[i]->name);
                 dw_puts(&w, " (");
-                put_dur(&w, p->alone[i].s);
+                put_dur(&w, p->alone[i]->s);
                 dw_puts(&w, " from +");
-                put_dur(&w, p->alone[i].first_s);
+                put_dur(&w, p->alone[i]->first_s);
                 dw_puts(&w, ")");
         }
         return w.err;

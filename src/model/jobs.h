@@ -12,6 +12,7 @@
 
 struct units;
 struct summary;
+struct summary_alone;
 
 struct jobs_reading {
         size_t units;          /* how many units the percentile is over */
@@ -50,10 +51,7 @@ struct par_reading {
         double busy_s;  /* seconds with at least one job */
         double under_s; /* of those, with fewer jobs than CPUs */
         double alone_s; /* with exactly one */
-        struct {
-                const char *name; /* borrowed from the summary */
-                double s, first_s;
-        } alone[PAR_ALONE_SHOWN]; /* longest first */
+        const struct summary_alone *alone[PAR_ALONE_SHOWN]; /* the summary's, longest first */
         size_t nalone;
         bool worth; /* under_s passes PAR_MIN_S and PAR_MIN_FRACTION */
 };

@@ -178,7 +178,8 @@ const char *targets_outcome_name(int outcome)
         return (unsigned)outcome < ARRAY_SIZE(names) ? names[outcome] : NULL;
 }
 
-void targets_facts_outcome(const struct run_info *run, struct run_facts *f)
+/* Only the run's part (outcome, exit code, signal, duration). */
+static void facts_outcome(const struct run_info *run, struct run_facts *f)
 {
         f->exit_code = run->exit_code;
         f->term_signal = run->term_signal;
@@ -300,7 +301,7 @@ void targets_facts(const struct targets *ts, const struct run_info *run, struct 
         char fe[TARGET_FIELD_MAX + 1];
 
         memset(ret, 0, offsetof(struct run_facts, t)); /* t[] is filled up to n */
-        targets_facts_outcome(run, ret);
+        facts_outcome(run, ret);
         if (!ts)
                 return;
         if (ret->outcome == RUN_OUTCOME_FAILURE)

@@ -250,8 +250,6 @@ void targets_facts(const struct targets *ts, const struct run_info *run, struct 
  * front end: the run facts' builder falls back to it then, so the labels
  * and `inspect` say the same. */
 bool targets_guess_builder(const struct run_info *run, char *buf, size_t len);
-/* Only the run's part (outcome, exit code, signal, duration). */
-void targets_facts_outcome(const struct run_info *run, struct run_facts *f);
 /* "success", "failure", "cancellation" (the cicd.pipeline.result values);
  * NULL for unknown. */
 const char *targets_outcome_name(int outcome);

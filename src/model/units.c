@@ -20,8 +20,6 @@
 
 struct units {
         struct unit *rows; /* in order of first sight */
-        double *ended_cpu; /* per row: CPU seconds of its processes that ended */
-        uint32_t *gnext;   /* per row: the next row of its base, + 1; 0 none */
         size_t n, cap;
         uint32_t *slot, *gslot; /* row index + 1; 0 empty */
 };
@@ -47,8 +45,6 @@ void units_free(struct units *u)
         if (!u)
                 return;
         free(u->rows);
-        free(u->ended_cpu);
-        free(u->gnext);
         free(u->slot);
         free(u->gslot);
         free(u);
@@ -88,30 +84,17 @@ static struct unit *lookup(struct units *u, int kind, const char *ident, uint64_
         return *s ? &u->rows[*s - 1] : NULL;
 }
 
-/* *p reallocated to n items of size; kept as it was on failure. */
-static int grow(void **p, size_t n, size_t size)
-{
-        void *np = realloc(*p, n * size);
-
-        if (!np)
-                return -ENOMEM;
-        *p = np;
-        return 0;
-}
-
 static struct unit *add_row(struct units *u, uint32_t slot)
 {
         if (u->n == u->cap) {
                 size_t ncap = MIN(u->cap ? 2 * u->cap : 64, (size_t)UNITS_MAX);
+                struct unit *v = reallocarray(u->rows, ncap, sizeof(*v));
 
-                if (grow((void **)&u->rows, ncap, sizeof(*u->rows)) < 0 ||
-                    grow((void **)&u->ended_cpu, ncap, sizeof(*u->ended_cpu)) < 0 ||
-                    grow((void **)&u->gnext, ncap, sizeof(*u->gnext)) < 0)
+                if (!v)
                         return NULL;
+                u->rows = v;
                 u->cap = ncap;
         }
-        u->ended_cpu[u->n] = 0.0;
-        u->gnext[u->n] = 0;
         u->slot[slot] = (uint32_t)++u->n;
         return &u->rows[u->n - 1];
 }
@@ -181,7 +164,7 @@ static void retag(struct units *u, uint32_t first)
         size_t tn[GROUP_MAX], m = 0;
         bool tagged;
 
-        for (uint32_t i = first; i && m < GROUP_MAX; i = u->gnext[i - 1])
+        for (uint32_t i = first; i && m < GROUP_MAX; i = u->rows[i - 1].gnext)
                 g[m++] = &u->rows[i - 1];
         if (m < 2)
                 return;
@@ -224,9 +207,9 @@ static struct unit *new_row(struct units *u, int kind, const char *ident, const 
                 *gs = (uint32_t)u->n;
                 return r;
         }
-        for (i = *gs; u->gnext[i - 1]; i = u->gnext[i - 1])
+        for (i = *gs; u->rows[i - 1].gnext; i = u->rows[i - 1].gnext)
                 ;
-        u->gnext[i - 1] = (uint32_t)u->n;
+        u->rows[i - 1].gnext = (uint32_t)u->n;
         return r;
 }
 
@@ -281,7 +264,7 @@ int units_see(struct units *u, const struct units_seen *s)
         /* What ended before counts too: a unit's processes come and go (a
          * source compiled twice, an LTO link's ltrans partitions). */
         if (isfinite(s->cpu_s))
-                r->cpu_s = execs_max(r->cpu_s, s->cpu_s + u->ended_cpu[r - u->rows]);
+                r->cpu_s = execs_max(r->cpu_s, s->cpu_s + r->ended_cpu);
         return 0;
 }
 
@@ -293,8 +276,8 @@ int units_ended_seen(struct units *u, const struct units_seen *s)
                 return -EINVAL;
         if (!id.row)
                 return -ENOENT;
-        u->ended_cpu[id.row - u->rows] += s->cpu_s;
-        id.row->cpu_s = execs_max(id.row->cpu_s, u->ended_cpu[id.row - u->rows]);
+        id.row->ended_cpu += s->cpu_s;
+        id.row->cpu_s = execs_max(id.row->cpu_s, id.row->ended_cpu);
         return 0;
 }
 
@@ -326,7 +309,7 @@ int units_put(struct units *u, const struct unit *row)
         /* one path built two ways is two rows ("x.cpp [c++20]", "x.cpp [gnu++17]") */
         uint64_t key = row->path[0] ? hash(row->kind, row->name, 0) | 1 : 0;
         struct unit *r;
-        uint32_t slot = 0;
+        uint32_t slot = 0, next;
 
         if (!row->name[0] || memchr(row->name, '\0', sizeof(row->name)) == NULL ||
             memchr(row->tool, '\0', sizeof(row->tool)) == NULL ||
@@ -336,12 +319,14 @@ int units_put(struct units *u, const struct unit *row)
         r = lookup(u, row->kind, ident, key, &slot);
         if (!r && !(r = new_row(u, row->kind, ident, row->name, key, slot)))
                 return -ENOSPC;
+        next = r->gnext;
         *r = *row;
+        r->gnext = next; /* its place in its ident's chain */
         r->key = key;
         memcpy(r->base, row->name, sizeof(r->base));
         copy_utf8_str(r->ident, sizeof(r->ident), ident);
         r->std[0] = '\0'; /* dir kept: the history has it (the plan's CMake targets) */
-        u->ended_cpu[r - u->rows] = 0.0;
+        r->ended_cpu = 0.0;
         return 0;
 }
 

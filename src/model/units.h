@@ -61,6 +61,8 @@ struct unit {
         char ident[UNITS_PATH_MAX + 1];
         char std[UNITS_TAG_MAX + 1];
         char dir[UNITS_NAME_MAX + 1];
+        double ended_cpu; /* CPU seconds of its processes that ended */
+        uint32_t gnext;   /* the next row of its ident, + 1; 0 none */
 };
 
 struct units;

@@ -97,11 +97,6 @@ int loop_run(const struct source_ops *ops, void *state, struct recorder *r, int 
         }
 }
 
-int64_t loop_replay(const struct source_ops *ops, void *state, struct recorder *r)
-{
-        return ops->replay(state, r);
-}
-
 static void base_mask(sigset_t *mask, bool chld)
 {
         sigemptyset(mask);

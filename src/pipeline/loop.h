@@ -3,7 +3,6 @@
 
 #include <signal.h>
 #include <stdbool.h>
-#include <stdint.h>
 
 #include "pipeline/recorder.h"
 #include "pipeline/source.h"
@@ -15,10 +14,6 @@
  * Ends once the source has ended, the final sample is taken and the
  * source is drained. Returns 0, or -errno when ppoll itself fails. */
 int loop_run(const struct source_ops *ops, void *state, struct recorder *r, int sfd);
-
-/* A replay: the source's recorded samples through r. Returns the number
- * of samples or -errno (-EINVAL: not a recording). */
-int64_t loop_replay(const struct source_ops *ops, void *state, struct recorder *r);
 
 /* Block SIGINT, SIGTERM, SIGHUP, SIGQUIT (and SIGCHLD with chld) and
  * return a non-blocking signalfd for them; *ret_old gets the previous

@@ -6,9 +6,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "util/macro.h"
+#include "util/util.h"
 
 struct slot {
         char *buf;
@@ -32,27 +32,18 @@ struct parseq {
         bool stop;
         parseq_fn fn;
         void *userdata;
-        /* The worker's one buffer for chunks read back from a file: the
-         * same few cache lines each time, not a cold slot's. */
-        char *readbuf;
 };
 
-/* What of [off, off+len) of fd is there: all of it, unless the file was
- * cut short under us (then what is left; the parse sees less, the build
+/* On the worker: a piece of the file slot at the head, read back (a file
+ * cut short under us ends it early: the parse sees less, the build
  * nothing). */
-static size_t read_at(int fd, char *buf, size_t len, off_t off)
+static int on_piece(void *userdata, const char *buf, size_t len)
 {
-        size_t got = 0;
+        struct parseq *q = userdata;
+        const struct slot *s = &q->slot[q->head];
 
-        while (got < len) {
-                ssize_t n = pread(fd, buf + got, len - got, off + (off_t)got);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        break;
-                got += (size_t)n;
-        }
-        return got;
+        q->fn(q->userdata, s->stream, buf, len, s->now, false);
+        return 0;
 }
 
 static void *worker(void *arg)
@@ -62,7 +53,6 @@ static void *worker(void *arg)
         pthread_mutex_lock(&q->mu);
         for (;;) {
                 struct slot *s;
-                char *buf;
 
                 while (q->count == 0 && !q->stop) {
                         q->busy = false;
@@ -74,24 +64,11 @@ static void *worker(void *arg)
                 s = &q->slot[q->head];
                 q->busy = true;
                 pthread_mutex_unlock(&q->mu);
-                buf = s->buf;
-                if (s->fd >= 0) {
-                        /* A slot of the file: read back and parsed in
-                         * pieces of the one buffer. */
-                        for (size_t done = 0; done < s->len;) {
-                                size_t want = MIN(s->len - done, (size_t)PARSEQ_READ);
-                                size_t got = read_at(s->fd, q->readbuf, want,
-                                                     s->off + (off_t)done);
-
-                                if (got > 0)
-                                        q->fn(q->userdata, s->stream, q->readbuf, got, s->now,
-                                              false);
-                                if (got < want)
-                                        break;
-                                done += got;
-                        }
-                } else if (s->len > 0 || s->eof)
-                        q->fn(q->userdata, s->stream, buf, s->len, s->now, s->eof);
+                if (s->fd >= 0) /* a slot of the file: read back in pieces */
+                        (void)pread_chunks(s->fd, (uint64_t)s->off, (uint64_t)s->off + s->len,
+                                           PARSEQ_READ, on_piece, q);
+                else if (s->len > 0 || s->eof)
+                        q->fn(q->userdata, s->stream, s->buf, s->len, s->now, s->eof);
                 pthread_mutex_lock(&q->mu);
                 q->head = (q->head + 1) % PARSEQ_SLOTS;
                 q->count--;
@@ -107,7 +84,6 @@ static void release(struct parseq *q)
 {
         for (size_t i = 0; i < PARSEQ_SLOTS; i++)
                 free(q->slot[i].buf);
-        free(q->readbuf);
         pthread_cond_destroy(&q->idle);
         pthread_cond_destroy(&q->space);
         pthread_cond_destroy(&q->work);
@@ -129,10 +105,9 @@ int parseq_new(parseq_fn fn, void *userdata, struct parseq **ret)
         pthread_cond_init(&q->idle, NULL);
         q->fn = fn;
         q->userdata = userdata;
-        q->readbuf = malloc(PARSEQ_READ);
         for (size_t i = 0; i < PARSEQ_SLOTS; i++) {
                 q->slot[i].buf = malloc(PARSEQ_CHUNK);
-                if (!q->slot[i].buf || !q->readbuf) {
+                if (!q->slot[i].buf) {
                         release(q);
                         return -ENOMEM;
                 }

@@ -20,6 +20,7 @@
 #include "parse/ccstats.h"
 #include "parse/outparse.h"
 #include "runfiles/names.h"
+#include "runfiles/samplecsv.h"
 #include "pipeline/endinputs.h"
 #include "pipeline/execmatch.h"
 #include "pipeline/guard.h"
@@ -30,6 +31,7 @@
 #include "platform/sampler.h"
 #include "render/short.h"
 #include "sinks/sink.h"
+#include "store/history-run.h"
 #include "store/history.h"
 #include "store/store.h"
 #include "util/util.h"
@@ -128,10 +130,8 @@ static void db_fallback(struct recorder *r)
         const char *slash = strrchr(r->db_path, '/');
         _cleanup_free_ char *dir = slash ? strndup(r->db_path, (size_t)(slash - r->db_path)) : NULL;
         _cleanup_free_ char *fb = NULL;
-        int e = dir ? mkdir_p(dir, 0700) : -ENOMEM;
+        int e = dir ? recorder_log_dir_usable(dir) : -ENOMEM;
 
-        if (e >= 0 && access(dir, W_OK | X_OK) < 0)
-                e = -errno;
         if (e >= 0 || !dir || fallback_path("history.db", &fb) < 0)
                 return;
         note(r, "cannot write to '%s': %s; the history in '%s' instead", dir, strerror(-e), fb);
@@ -1040,6 +1040,29 @@ int recorder_sample(struct recorder *r, const struct sample *s)
 void recorder_sample_skipped(struct recorder *r)
 {
         r->summary.skipped_rows++;
+}
+
+static void csv_row(void *userdata, const struct sample *s)
+{
+        if (s)
+                record(userdata, s);
+        else
+                recorder_sample_skipped(userdata);
+}
+
+int64_t recorder_replay_csv(struct recorder *r, const char *buf, size_t len)
+{
+        return samplecsv_read(buf, len, csv_row, r);
+}
+
+static int history_row(void *userdata, const struct sample *s)
+{
+        return recorder_sample(userdata, s);
+}
+
+int64_t recorder_replay_history(struct recorder *r, struct store *st, int64_t id)
+{
+        return store_samples_each(st, id, history_row, r);
 }
 
 const struct summary *recorder_summary(const struct recorder *r)

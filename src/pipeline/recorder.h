@@ -127,6 +127,13 @@ int recorder_tick(struct recorder *r);
 int recorder_sample(struct recorder *r, const struct sample *s);
 /* A recorded row that was torn or junk: counted in the summary. */
 void recorder_sample_skipped(struct recorder *r);
+/* A replay's samples, in order: a recorded CSV's rows in buf
+ * (runfiles/samplecsv.c; torn or junk ones skipped), or run row id's of the
+ * history (store/; an older file's missing columns stay unknown). Returns
+ * the number of samples, or -errno (-EINVAL: not a recording). */
+int64_t recorder_replay_csv(struct recorder *r, const char *buf, size_t len);
+struct store;
+int64_t recorder_replay_history(struct recorder *r, struct store *st, int64_t id);
 /* The summary so far (complete after the last sample); borrowed. */
 const struct summary *recorder_summary(const struct recorder *r);
 

@@ -19,9 +19,7 @@
 #include "runfiles/targetsjson.h"
 #include "runfiles/unitscsv.h"
 #include "pipeline/history-open.h"
-#include "pipeline/loop.h"
 #include "pipeline/recorder.h"
-#include "pipeline/source.h"
 #include "store/history-run.h"
 #include "store/store.h"
 #include "util/json-cleanup.h"
@@ -318,23 +316,14 @@ const struct replay_run *replay_run(const struct replay *rp)
 /* The samples of the run's source through rp->rec. */
 static int64_t samples(struct replay *rp, char *why, size_t cap)
 {
-        struct source_csv *csv = NULL;
-        struct source_history *hist = NULL;
-        int64_t n;
+        int64_t n = rp->st ? recorder_replay_history(rp->rec, rp->st, rp->id)
+                           : recorder_replay_csv(rp->rec, rp->buf ? rp->buf : "", rp->len);
 
-        if (rp->st) {
-                n = source_history_open(rp->st, rp->id, &hist);
-                n = n < 0 ? n : loop_replay(&source_history, hist, rp->rec);
-                source_history.close(hist);
-                if (n < 0 && n != -ENOMEM)
-                        say(why, cap, (int)n, "history database '%s': %s", rp->db,
-                            store_strerror((int)n));
+        if (n >= 0 || n == -ENOMEM)
                 return n;
-        }
-        n = source_csv_open(rp->buf ? rp->buf : "", rp->len, &csv);
-        n = n < 0 ? n : loop_replay(&source_csv, csv, rp->rec);
-        source_csv.close(csv);
-        if (n < 0 && n != -ENOMEM)
+        if (rp->st)
+                say(why, cap, (int)n, "history database '%s': %s", rp->db, store_strerror((int)n));
+        else
                 say(why, cap, (int)n, "'%s' is not a buildtel CSV (%s)", rp->csv,
                     n == -EINVAL ? "no buildtel header" : strerror((int)-n));
         return n;

@@ -48,18 +48,6 @@ void source_child_set_live(struct source_child *s, const struct source_live *l)
         s->live = l;
 }
 
-static void live_suspend(const struct source_live *l)
-{
-        if (l)
-                l->suspend(l->userdata);
-}
-
-static void live_resume(const struct source_live *l, double now)
-{
-        if (l)
-                l->resume(l->userdata, now);
-}
-
 /* Our output pipe made as large as the child's (SPLICE_CHUNK), never
  * smaller than it is: with the 64 KiB a shell gives a pipe, every full
  * pipe of the build's waits on the reader 16 times (the text to `| cat`
@@ -290,10 +278,10 @@ static void reap(struct source_child *s)
                 return;
         stopped = s->live && child_stopped(s);
         if (stopped)
-                live_suspend(s->live);
+                s->live->suspend(s->live->userdata);
         e = child_try_wait(s->child, &s->status, &s->signal);
         if (stopped)
-                live_resume(s->live, now_monotonic());
+                s->live->resume(s->live->userdata, now_monotonic());
 
         if (e == -ECHILD) {
                 /* Reaped by someone else: gone, its status unknown. */
@@ -333,7 +321,8 @@ static void suspend(struct source_child *s)
 {
         sigset_t tstp;
 
-        live_suspend(s->live);
+        if (s->live)
+                s->live->suspend(s->live->userdata);
         if (!s->exited)
                 (void)child_signal(s->child, SIGTSTP);
         sigemptyset(&tstp);
@@ -343,7 +332,8 @@ static void suspend(struct source_child *s)
         sigprocmask(SIG_BLOCK, &tstp, NULL); /* continued: the signalfd's again */
         if (!s->exited)
                 (void)child_signal(s->child, SIGCONT);
-        live_resume(s->live, now_monotonic());
+        if (s->live)
+                s->live->resume(s->live->userdata, now_monotonic());
 }
 
 static void child_on_signal(void *state, int sig)

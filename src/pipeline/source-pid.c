@@ -19,6 +19,7 @@ struct source_pid {
         struct procfs *pfs;
         struct follow *fol;    /* borrowed; NULL: none */
         struct linebuf *lines; /* fol's bytes split into lines */
+        struct recorder *r;    /* they go to, during follow_poll */
         long pid;
         uint64_t starttime;
         int pidfd; /* -1: the kernel has none */
@@ -144,21 +145,16 @@ static void on_log_line(void *userdata, const char *line, size_t len, bool trunc
         recorder_log_line(userdata, line, len);
 }
 
-struct follow_ctx {
-        struct linebuf *lines;
-        struct recorder *r;
-};
-
 static void on_follow(void *userdata, const char *buf, size_t len, unsigned flags)
 {
-        struct follow_ctx *c = userdata;
+        struct source_pid *s = userdata;
 
         if (flags & FOLLOW_SWITCH) {
-                linebuf_flush(c->lines, on_log_line, c->r);
+                linebuf_flush(s->lines, on_log_line, s->r);
                 if (flags & FOLLOW_MID_FILE)
-                        linebuf_skip_line(c->lines);
+                        linebuf_skip_line(s->lines);
         }
-        linebuf_feed(c->lines, buf, len, on_log_line, c->r);
+        linebuf_feed(s->lines, buf, len, on_log_line, s->r);
 }
 
 static void pid_before_tick(void *state, bool final, struct recorder *r)
@@ -170,9 +166,8 @@ static void pid_before_tick(void *state, bool final, struct recorder *r)
                 return; /* the final sample follows, with the last lines */
         }
         if (s->fol && r) {
-                struct follow_ctx c = {.lines = s->lines, .r = r};
-
-                (void)follow_poll(s->fol, on_follow, &c);
+                s->r = r;
+                (void)follow_poll(s->fol, on_follow, s);
         }
 }
 

@@ -4,24 +4,18 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 
 struct recorder;
-struct store;
 
-/* A source feeds the recorder, the one pipeline (r: NULL when `run` is not
- * recording). There are two kinds:
- *
- * - live sources (the child of `run`, the pid of `watch`) are driven by
- *   loop_run(): they name the fds to poll, act on what ppoll returned and
- *   on the signals of the signalfd, say when the build has ended (then the
- *   loop takes the final sample) and when nothing is left to pass on;
- * - replays (a recorded CSV, a run of the history database) hand every
- *   recorded sample to recorder_sample(), in order, through loop_replay().
- *
- * A live source sets the live callbacks and leaves replay NULL; a replay
- * sets only replay. Each driver has its own typed open function (below),
- * since what it opens differs; its state is then passed with its ops. */
+/* A live source feeds the recorder, the one pipeline (r: NULL when `run`
+ * is not recording): the child of `run`, the pid of `watch`, driven by
+ * loop_run(). It names the fds to poll, acts on what ppoll returned and on
+ * the signals of the signalfd, says when the build has ended (then the
+ * loop takes the final sample) and when nothing is left to pass on. (A
+ * replay's samples go in by recorder_replay_csv() or
+ * recorder_replay_history().) Each driver has its own typed open function
+ * (below), since what it opens differs; its state is then passed with its
+ * ops. */
 struct source_ops {
         const char *name;
 
@@ -39,11 +33,6 @@ struct source_ops {
         /* live, once ended: nothing is left to pass on (else *deadline is
          * lowered to when that is decided). NULL: at once. */
         bool (*drained)(void *state, double now, double *deadline);
-
-        /* replay: every recorded sample to recorder_sample(), torn or junk
-         * rows to recorder_sample_skipped(). Returns the number of samples,
-         * or -errno (-EINVAL: not a recording). */
-        int64_t (*replay)(void *state, struct recorder *r);
 
         void (*close)(void *state); /* NULL state is a no-op */
 };
@@ -114,15 +103,3 @@ int source_pid_follow(struct source_pid *s, struct follow *fol);
 char **source_pid_argv(struct source_pid *s);
 /* The first signal that ended the watch, or 0. */
 int source_pid_signal(const struct source_pid *s);
-
-/* A recorded CSV (resources-<id>.csv) in buf, borrowed until close:
- * runfiles/samplecsv.c reads it. Returns 0 or -ENOMEM. */
-struct source_csv;
-extern const struct source_ops source_csv;
-int source_csv_open(const char *buf, size_t len, struct source_csv **ret);
-
-/* Run row id of the history database (store/), borrowed until close.
- * Returns 0 or -ENOMEM. */
-struct source_history;
-extern const struct source_ops source_history;
-int source_history_open(struct store *st, int64_t id, struct source_history **ret);

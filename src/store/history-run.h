@@ -48,7 +48,7 @@ int64_t store_samples_each(struct store *st, int64_t id, store_sample_fn fn, voi
  * TARGETS_MAX; names and fields cut as targets.h cuts them), and the run's
  * step totals, into *ret (caller-owned). Unknown stays unknown: a NULL
  * duration is NAN, NULL counts are absent, a NULL success unknown. The
- * run's outcome and duration are not touched (targets_facts_outcome() on
+ * run's outcome and duration are not touched (targets_facts(NULL, ...) on
  * store_run_get()'s facts gives them). Returns the number of targets or
  * -errno; *ret is untouched on failure. */
 int store_targets_get(struct store *st, int64_t id, struct run_facts *ret);
