@@ -128,14 +128,12 @@ static int pushgw_finish(void *state, const struct run_model *m)
         char shown[1024];
         struct curl_slist *hdr = NULL;
         double timeout =
-            st && st->cfg.push_timeout_s > 0 ? st->cfg.push_timeout_s : PUSH_TIMEOUT_DEFAULT;
+            st->cfg.push_timeout_s > 0 ? st->cfg.push_timeout_s : PUSH_TIMEOUT_DEFAULT;
         long code = 0;
         CURL *c = NULL;
         CURLcode cr;
         int e;
 
-        if (!st)
-                return 0;
         e = prom_render(m, st->cfg.metric_prefix, &body);
         if (e >= 0)
                 e = prom_push_url(st->cfg.pushgateway,
@@ -185,8 +183,6 @@ static void pushgw_close(void *state)
 {
         struct pushgw_state *st = state;
 
-        if (!st)
-                return;
         free(st->host);
         free(st);
 }

@@ -493,8 +493,6 @@ static void sqlite_close(void *state)
 {
         struct sqlite_state *s = state;
 
-        if (!s)
-                return;
         store_close(s->st);
         closep(&s->reserve_fd);
         drop_pending(s);
