@@ -394,13 +394,14 @@ int64_t store_rows(struct store *st, sqlite3_stmt *s, int64_t max, store_row_fn 
         return r < 0 ? r : n;
 }
 
-/* Bind the arguments ap holds to ?1, ?2...: one letter of binds each. */
-static void bind_args(sqlite3_stmt *s, const char *binds, va_list ap)
+/* Bind the arguments ap holds to ?first, ?first+1...: one letter of binds
+ * each. */
+static void bind_args(sqlite3_stmt *s, int first, const char *binds, va_list ap)
 {
-        for (int i = 1; binds[i - 1]; i++) {
+        for (int i = first; binds[i - first]; i++) {
                 int64_t v;
 
-                switch (binds[i - 1]) {
+                switch (binds[i - first]) {
                 case 'i':
                         sqlite3_bind_int64(s, i, va_arg(ap, int64_t));
                         break;
@@ -424,6 +425,15 @@ static void bind_args(sqlite3_stmt *s, const char *binds, va_list ap)
         }
 }
 
+void store_bind(sqlite3_stmt *s, int first, const char *binds, ...)
+{
+        va_list ap;
+
+        va_start(ap, binds);
+        bind_args(s, first, binds, ap);
+        va_end(ap);
+}
+
 int64_t store_query(struct store *st, const char *sql, int64_t max, store_row_fn row, void *ctx,
                     const char *binds, ...)
 {
@@ -434,7 +444,7 @@ int64_t store_query(struct store *st, const char *sql, int64_t max, store_row_fn
         if (r < 0)
                 return r;
         va_start(ap, binds);
-        bind_args(s, binds, ap);
+        bind_args(s, 1, binds, ap);
         va_end(ap);
         return store_rows(st, s, max, row, ctx);
 }
@@ -447,7 +457,7 @@ int store_exec(struct store *st, const char *sql, const char *binds, ...)
 
         if (r >= 0) {
                 va_start(ap, binds);
-                bind_args(s, binds, ap);
+                bind_args(s, 1, binds, ap);
                 va_end(ap);
                 r = store_step_done(st, s);
         }
