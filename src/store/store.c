@@ -530,12 +530,7 @@ static int read_version(struct store *st, int *ret)
 
 static bool column_name_ok(const char *n)
 {
-        if (!*n)
-                return false;
-        for (; *n; n++)
-                if (!((*n >= 'a' && *n <= 'z') || (*n >= '0' && *n <= '9') || *n == '_'))
-                        return false;
-        return true;
+        return *n && !n[strspn(n, "abcdefghijklmnopqrstuvwxyz0123456789_")];
 }
 
 /* Columns of a table read back at most (SQLite's own limit is 2000). */
