@@ -105,7 +105,7 @@ static int otlp_finish(void *state, const struct run_model *m)
 
         export(st, m, now);
         if (st->cfg->span_set) /* the run's spans, once, at the end */
-                (void)otlp_trace_submit(st->sender, st->cfg, st->metrics, m, now);
+                (void)otlp_trace_submit(st->sender, st->metrics, m, now);
         (void)otlp_sender_flush(st->sender, now + (double)st->cfg->timeout_ms / 1000.0);
         tell(st);
         return 0;
