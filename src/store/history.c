@@ -471,11 +471,12 @@ enum {
         TC_CCACHE_MISSES,
         TC_START,
         TC_END,
+        TC_COUNT
 };
-#define TARGET_SELECT                                                                              \
-        "SELECT name, duration_s, steps, cached, success, cc_hits, cc_misses, node, ref,"          \
-        " builder, sccache_hits, sccache_misses, ccache_hits, ccache_misses, start_s, end_s"       \
-        " FROM targets"
+#define TARGET_COLUMNS                                                                             \
+        "name, duration_s, steps, cached, success, cc_hits, cc_misses, node, ref,"                 \
+        " builder, sccache_hits, sccache_misses, ccache_hits, ccache_misses, start_s, end_s"
+#define TARGET_SELECT "SELECT " TARGET_COLUMNS " FROM targets"
 
 static int success_of(int64_t v)
 {
@@ -655,26 +656,15 @@ struct layer_walk {
 static int layer_row(void *ctx, sqlite3_stmt *s)
 {
         struct layer_walk *w = ctx;
-        const char *name = store_col_text(s, 0), *run = store_col_text(s, 1);
+        const char *run = store_col_text(s, TC_COUNT);
         struct store_layer l = {
-            .target = {.name = name ? name : "",
-                       .steps = store_col_count(s, 3),
-                       .cached = store_col_count(s, 4),
-                       .node = store_col_text(s, 5),
-                       .duration_s = store_col_real(s, 8),
-                       .success = success_of(store_col_count(s, 9)),
-                       .cc_hits = -1,
-                       .cc_misses = -1,
-                       .sccache_hits = -1,
-                       .sccache_misses = -1,
-                       .ccache_hits = -1,
-                       .ccache_misses = -1},
             .run = run ? run : "",
-            .start_epoch = store_col_real(s, 2),
-            .previous_node = store_col_text(s, 6),
-            .previous_run = store_col_text(s, 7),
+            .start_epoch = store_col_real(s, TC_COUNT + 1),
+            .previous_node = store_col_text(s, TC_COUNT + 2),
+            .previous_run = store_col_text(s, TC_COUNT + 3),
         };
 
+        read_target(s, &l.target);
         l.node_changed =
             l.previous_node && l.target.node && strcmp(l.previous_node, l.target.node) != 0;
         return w->fn(w->userdata, &l);
@@ -686,15 +676,14 @@ int store_layers_each(struct store *st, double since, int64_t limit, store_layer
         /* The latest build of each target, and the node of the build
          * before it: a new node cannot use the old node's local cache. */
         static const char sql[] =
-            "WITH b AS (SELECT t.name, t.steps, t.cached, t.node, t.duration_s, t.success,"
-            "  r.run_id, r.start_epoch,"
+            "WITH b AS (SELECT t.*, r.run_id, r.start_epoch,"
             "  ROW_NUMBER() OVER (PARTITION BY t.name ORDER BY r.start_epoch DESC, r.id DESC) AS k"
             "  FROM targets t JOIN runs r ON r.id = t.run)"
-            " SELECT cur.name, cur.run_id, cur.start_epoch, cur.steps, cur.cached, cur.node,"
-            "  prev.node, prev.run_id, cur.duration_s, cur.success"
-            " FROM b cur LEFT JOIN b prev ON prev.name = cur.name AND prev.k = 2"
-            " WHERE cur.k = 1 AND cur.start_epoch >= ? ORDER BY cur.start_epoch DESC,"
-            " cur.name LIMIT ?";
+            " SELECT " TARGET_COLUMNS ", run_id, start_epoch, prev_node, prev_run FROM"
+            " (SELECT cur.*, prev.node AS prev_node, prev.run_id AS prev_run"
+            "  FROM b cur LEFT JOIN b prev ON prev.name = cur.name AND prev.k = 2"
+            "  WHERE cur.k = 1 AND cur.start_epoch >= ?)"
+            " ORDER BY start_epoch DESC, name LIMIT ?";
         struct layer_walk w = {.fn = fn, .userdata = userdata};
 
         return (int)store_query(st, sql, STORE_ROWS_MAX, layer_row, &w, "di",
