@@ -557,31 +557,18 @@ int store_sample_columns(struct store *st, bool have[SAMPLE_COLUMNS_MAX])
         return n < 0 ? (int)n : 0;
 }
 
-/* Whether the samples table has every column of the column table (false
- * when it cannot tell). */
-static bool sample_columns_complete(struct store *st)
-{
-        bool have[SAMPLE_COLUMNS_MAX];
-
-        if (store_sample_columns(st, have) < 0)
-                return false;
-        for (size_t i = 0; i < sample_column_count(); i++)
-                if (!have[i] && column_name_ok(sample_column_name(i, NULL)))
-                        return false;
-        return true;
-}
-
-/* Add the sample columns the table lacks: a column appended to the table
- * in sample.c becomes an SQL column on the next open, with no code here.
- * Called inside the upgrade transaction. */
-static int sync_sample_columns(struct store *st)
+/* Add the sample columns the table lacks (add false: only count them): a
+ * column appended to the table in sample.c becomes an SQL column on the
+ * next open, with no code here. Called inside the upgrade transaction.
+ * Returns how many it lacked, or -errno. */
+static int sync_sample_columns(struct store *st, bool add)
 {
         /* derived from epoch: computed when read, never stored */
         static const char iso_column[] =
             "TEXT GENERATED ALWAYS AS "
             "(strftime('%Y-%m-%dT%H:%M:%fZ', epoch, 'unixepoch')) VIRTUAL";
         bool have[SAMPLE_COLUMNS_MAX];
-        int r = store_sample_columns(st, have);
+        int r = store_sample_columns(st, have), missing = 0;
 
         for (size_t i = 0; r >= 0 && i < sample_column_count(); i++) {
                 enum sample_column_type t;
@@ -591,6 +578,9 @@ static int sync_sample_columns(struct store *st)
 
                 if (have[i] || !column_name_ok(name))
                         continue;
+                missing++;
+                if (!add)
+                        continue;
                 n = snprintf(sql, sizeof(sql), "ALTER TABLE samples ADD COLUMN \"%s\" %s", name,
                              t == SAMPLE_COLUMN_NUMBER ? "REAL"
                              : t == SAMPLE_COLUMN_TEXT ? "TEXT"
@@ -599,7 +589,7 @@ static int sync_sample_columns(struct store *st)
                         return -ENAMETOOLONG;
                 r = exec_sql(st, sql);
         }
-        return r;
+        return r < 0 ? r : missing;
 }
 
 /* Bring the file to STORE_SCHEMA_VERSION and the sample columns up to
@@ -617,7 +607,7 @@ static int upgrade(struct store *st)
                 return -STORE_ENEWER;
         /* Up to date: no write lock needed, so a reader (status) opens the
          * file while a run writes to it. */
-        if (v == STORE_SCHEMA_VERSION && sample_columns_complete(st))
+        if (v == STORE_SCHEMA_VERSION && sync_sample_columns(st, false) == 0)
                 return 0;
         r = store_begin(st);
         if (r < 0)
@@ -635,7 +625,7 @@ static int upgrade(struct store *st)
         if (r >= 0 && v > STORE_SCHEMA_VERSION)
                 r = -STORE_ENEWER;
         if (r >= 0)
-                r = sync_sample_columns(st);
+                r = sync_sample_columns(st, true);
         if (r >= 0)
                 r = store_commit(st);
         if (r < 0)
