@@ -696,18 +696,13 @@ int store_layers_each(struct store *st, double since, int64_t limit, store_layer
 /* n digits exactly at *p into *ret. */
 static int digits(const char **p, const char *end, int n, int *ret)
 {
-        int v = 0;
+        const char *q = *p;
+        uint64_t v;
 
-        if (end - *p < n)
+        if (end - *p < n || parse_u64(&q, *p + n, &v) < 0 || q != *p + n)
                 return -EINVAL;
-        for (int i = 0; i < n; i++) {
-                char c = (*p)[i];
-                if (c < '0' || c > '9')
-                        return -EINVAL;
-                v = v * 10 + (c - '0');
-        }
-        *p += n;
-        *ret = v;
+        *p = q;
+        *ret = (int)v;
         return 0;
 }
 
