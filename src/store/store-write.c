@@ -69,8 +69,7 @@ int store_run_begin(struct store *st, const struct run_info *ri, const struct st
         return r;
 }
 
-/* The summary figures, bound from parameter `first` on, in the order of
- * SUMMARY_SET. */
+/* The summary figures, bound first, in the order of SUMMARY_SET. */
 #define SUMMARY_SET                                                                                \
         "samples = ?, mem_total_mb = ?, mem_used_peak_mb = ?, mem_used_peak_elapsed_s = ?,"        \
         " mem_used_peak_stage = ?, mem_used_peak_context = ?, mem_avail_min_mb = ?,"               \
@@ -79,10 +78,23 @@ int store_run_begin(struct store *st, const struct run_info *ri, const struct st
         " samples_dropped = ?"
 #define SUMMARY_NPARAMS 16
 
-static void bind_summary(sqlite3_stmt *s, const struct summary *sum, uint64_t dropped)
+/* The row's summary figures; with ri (the run is over) its end, exit
+ * status, state, summary JSON, cgroup mode and pid too. */
+static int update_row(struct store *st, int64_t id, const struct run_info *ri,
+                      const struct summary *sum, const char *summary_json, uint64_t dropped)
 {
         const struct summary_point *peak = &sum->mem_used_peak;
+        sqlite3_stmt *s = NULL;
+        int r = store_prepare(
+            st,
+            ri ? "UPDATE runs SET " SUMMARY_SET ", end_epoch = ?, state = ?, exit_code = ?,"
+                 " term_signal = ?, summary_json = ?, cgroup_mode = COALESCE(?, cgroup_mode),"
+                 " pid = ? WHERE id = ?"
+               : "UPDATE runs SET " SUMMARY_SET " WHERE id = ?",
+            &s);
 
+        if (r < 0)
+                return r;
         store_bind(s, 1, "irrrttrrrrrrriii", (int64_t)sum->samples, sum->mem_total_mb,
                    point_of(peak), peak->set ? peak->elapsed_s : NAN,
                    peak->set ? peak->stage : NULL, peak->set ? peak->context : NULL,
@@ -92,20 +104,21 @@ static void bind_summary(sqlite3_stmt *s, const struct summary *sum, uint64_t dr
                    sum->cpu_pct_n ? sum->cpu_pct_sum / (double)sum->cpu_pct_n : NAN,
                    point_of(&sum->compilers_peak), (int64_t)sum->near_oom_samples,
                    (int64_t)sum->low_disk_samples, (int64_t)dropped);
+        if (ri)
+                store_bind(s, SUMMARY_NPARAMS + 1, "rtnittii", ri->end_epoch,
+                           ri->finished ? "finished" : "running", (int64_t)ri->exit_code,
+                           (int64_t)ri->term_signal, summary_json,
+                           sum->build.mode[0] ? sum->build.mode : NULL, (int64_t)ri->pid, id);
+        else
+                store_bind(s, SUMMARY_NPARAMS + 1, "i", id);
+        r = store_step_done(st, s);
+        sqlite3_finalize(s);
+        return r;
 }
 
 int store_run_progress(struct store *st, int64_t id, const struct summary *sum, uint64_t dropped)
 {
-        sqlite3_stmt *s = NULL;
-        int r = store_prepare(st, "UPDATE runs SET " SUMMARY_SET " WHERE id = ?", &s);
-
-        if (r >= 0) {
-                bind_summary(s, sum, dropped);
-                store_bind(s, SUMMARY_NPARAMS + 1, "i", id);
-                r = store_step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        return r;
+        return update_row(st, id, NULL, sum, NULL, dropped);
 }
 
 int store_run_set_extra(struct store *st, int64_t id, const struct store_run_extra *x)
@@ -122,24 +135,7 @@ int store_run_set_extra(struct store *st, int64_t id, const struct store_run_ext
 int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
                      const struct summary *sum, const char *summary_json, uint64_t dropped)
 {
-        sqlite3_stmt *s = NULL;
-        int r = store_prepare(
-            st,
-            "UPDATE runs SET " SUMMARY_SET ", end_epoch = ?, state = ?, exit_code = ?,"
-            " term_signal = ?, summary_json = ?, cgroup_mode = COALESCE(?, cgroup_mode),"
-            " pid = ? WHERE id = ?",
-            &s);
-
-        if (r >= 0) {
-                bind_summary(s, sum, dropped);
-                store_bind(s, SUMMARY_NPARAMS + 1, "rtnittii", ri->end_epoch,
-                           ri->finished ? "finished" : "running", (int64_t)ri->exit_code,
-                           (int64_t)ri->term_signal, summary_json,
-                           sum->build.mode[0] ? sum->build.mode : NULL, (int64_t)ri->pid, id);
-                r = store_step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        return r;
+        return update_row(st, id, ri, sum, summary_json, dropped);
 }
 
 int store_target_insert(struct store *st, int64_t run, const struct store_target *t)
