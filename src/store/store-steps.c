@@ -43,20 +43,16 @@ static int64_t get_run_count(struct store *st, int64_t run, const char *col)
 /* The 13 exec columns of a step from column i on: NULL when not measured. */
 static void bind_step_exec(sqlite3_stmt *s, int i, const struct step_exec *e)
 {
-        const double v[] = {e->cpu_s,         e->mem_peak_bytes, e->anon_peak_bytes,
-                            e->io_read_bytes, e->io_write_bytes, e->net_rx_bytes,
-                            e->net_tx_bytes,  e->oom_kills,      e->oom_at_s};
-
-        for (int k = 0; k < 13; k++)
-                sqlite3_bind_null(s, i + k);
-        if (!e->set)
+        if (!e->set) {
+                for (int k = 0; k < 13; k++)
+                        sqlite3_bind_null(s, i + k);
                 return;
-        sqlite3_bind_int64(s, i, e->execs);
-        for (int k = 0; k < (int)ARRAY_SIZE(v); k++)
-                store_bind_real(s, i + 1 + k, v[k]);
-        store_bind_text(s, i + 10, e->oom_victim[0] ? e->oom_victim : NULL);
-        store_bind_text(s, i + 11, e->peak_proc[0] ? e->peak_proc : NULL);
-        store_bind_real(s, i + 12, e->peak_proc_bytes);
+        }
+        store_bind(s, i, "irrrrrrrrrttr", (int64_t)e->execs, e->cpu_s, e->mem_peak_bytes,
+                   e->anon_peak_bytes, e->io_read_bytes, e->io_write_bytes, e->net_rx_bytes,
+                   e->net_tx_bytes, e->oom_kills, e->oom_at_s,
+                   e->oom_victim[0] ? e->oom_victim : NULL, e->peak_proc[0] ? e->peak_proc : NULL,
+                   e->peak_proc_bytes);
 }
 
 /* The exec columns read back (column i on). */
