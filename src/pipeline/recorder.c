@@ -226,7 +226,8 @@ static int open_list(struct recorder *r, const struct sink_ops *const *list, con
                         close_sinks(r);
                         return e;
                 }
-                r->ops[r->nsinks++] = list[i];
+                if (r->state[r->nsinks]) /* NULL: off (sink.h) */
+                        r->ops[r->nsinks++] = list[i];
         }
         r->splice = splice_sink(r);
         return 0;

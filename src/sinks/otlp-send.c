@@ -264,16 +264,6 @@ int otlp_sender_submit(struct otlp_sender *s, struct dbuf *body, double now)
         return submit(s, body, now, false);
 }
 
-/* The same for spans: to cfg->traces_url, as cfg->traces_protocol. */
-static int otlp_sender_submit_traces(struct otlp_sender *s, struct dbuf *body, double now)
-{
-        if (!s->cfg->traces_url) {
-                dbuf_release(body);
-                return 0;
-        }
-        return submit(s, body, now, true);
-}
-
 static int job_start(struct otlp_sender *s, struct job *j, double now, double deadline)
 {
         double budget = (double)s->cfg->timeout_ms / 1000.0;
@@ -495,9 +485,10 @@ int otlp_parse_retry_after(const char *s, size_t len, double now_epoch, double *
         return 0;
 }
 
-int otlp_trace_submit(struct otlp_sender *s, const struct otel_config *cfg,
-                      const struct otlp_metrics *metrics, const struct run_model *m, double now)
+int otlp_trace_submit(struct otlp_sender *s, const struct otlp_metrics *metrics,
+                      const struct run_model *m, double now)
 {
+        const struct otel_config *cfg = s->cfg;
         struct otlp_trace_input in = {
             .cfg = cfg,
             .run = m->run,
@@ -513,6 +504,6 @@ int otlp_trace_submit(struct otlp_sender *s, const struct otel_config *cfg,
         in.resource = otlp_metrics_resource(metrics, &in.nresource);
         e = otlp_trace_encode(&in, cfg->traces_protocol == OTEL_PROTOCOL_JSON, &body);
         if (e >= 0)
-                e = otlp_sender_submit_traces(s, &body, now);
+                e = submit(s, &body, now, true);
         return e;
 }

@@ -62,8 +62,8 @@ int otlp_parse_retry_after(const char *s, size_t len, double now_epoch, double *
 
 struct otlp_metrics;
 struct run_model;
-/* Encode the spans of m (with the resource of metrics) as cfg says
- * (traces_protocol) and queue them on s; 0 without a traces URL. 0, -EINVAL
- * or -ENOMEM. */
-int otlp_trace_submit(struct otlp_sender *s, const struct otel_config *cfg,
-                      const struct otlp_metrics *metrics, const struct run_model *m, double now);
+/* Encode the spans of m (with the resource of metrics) as s's
+ * configuration says (traces_protocol) and queue them on s, to its traces
+ * URL; 0 without one. 0, -EINVAL or -ENOMEM. */
+int otlp_trace_submit(struct otlp_sender *s, const struct otlp_metrics *metrics,
+                      const struct run_model *m, double now);

@@ -105,8 +105,6 @@ static void buildlog_close(void *state)
 {
         struct buildlog_state *st = state;
 
-        if (!st)
-                return;
         closep(&st->fd);
         free(st->path);
         free(st);

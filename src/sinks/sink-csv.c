@@ -74,8 +74,6 @@ static void csv_close(void *state)
 {
         struct csv_state *st = state;
 
-        if (!st)
-                return;
         closep(&st->fd);
         dbuf_release(&st->row);
         free(st);

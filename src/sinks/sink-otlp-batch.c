@@ -30,7 +30,7 @@ static int send_batch(struct otlp_batch_job *j, const struct run_model *final)
         if (e >= 0)
                 e = otlp_sender_submit(j->s, &body, now_monotonic());
         if (e >= 0 && final)
-                e = otlp_trace_submit(j->s, j->cfg, j->m, final, now_monotonic());
+                e = otlp_trace_submit(j->s, j->m, final, now_monotonic());
         if (e < 0)
                 return e;
         (void)otlp_sender_flush(j->s, now_monotonic() + (double)j->cfg->timeout_ms / 1000.0 +

@@ -72,16 +72,13 @@ static void otlp_sample(void *state, const struct sample *s, const struct run_mo
 {
         struct otlp_state *st = state;
 
-        if (st)
-                otlp_metrics_add_sample(st->metrics, s);
+        otlp_metrics_add_sample(st->metrics, s);
 }
 
 static size_t otlp_pollfds(void *state, struct pollfd *p, size_t cap, double *deadline)
 {
         struct otlp_state *st = state;
 
-        if (!st)
-                return 0;
         if (st->next_export < *deadline)
                 *deadline = st->next_export;
         return otlp_sender_pollfds(st->sender, p, cap, deadline);
@@ -91,8 +88,6 @@ static void otlp_poll(void *state, const struct pollfd *p, size_t n, double now)
 {
         struct otlp_state *st = state;
 
-        if (!st)
-                return;
         if (now >= st->next_export) {
                 while (st->next_export <= now)
                         st->next_export += st->interval;
@@ -108,11 +103,9 @@ static int otlp_finish(void *state, const struct run_model *m)
         struct otlp_state *st = state;
         double now = now_monotonic();
 
-        if (!st)
-                return 0;
         export(st, m, now);
         if (st->cfg->span_set) /* the run's spans, once, at the end */
-                (void)otlp_trace_submit(st->sender, st->cfg, st->metrics, m, now);
+                (void)otlp_trace_submit(st->sender, st->metrics, m, now);
         (void)otlp_sender_flush(st->sender, now + (double)st->cfg->timeout_ms / 1000.0);
         tell(st);
         return 0;
@@ -122,8 +115,6 @@ static void otlp_close(void *state)
 {
         struct otlp_state *st = state;
 
-        if (!st)
-                return;
         otlp_sender_free(st->sender);
         otlp_metrics_free(st->metrics);
         free(st);

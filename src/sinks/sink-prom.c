@@ -131,8 +131,6 @@ static void prom_close(void *state)
 {
         struct prom_state *st = state;
 
-        if (!st)
-                return;
         free(st->dir);
         free(st);
 }

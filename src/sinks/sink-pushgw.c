@@ -17,38 +17,30 @@
 
 static bool plain_segment(const char *s)
 {
-        if (!*s)
-                return false;
-        for (; *s; s++)
-                if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-                      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '~' || *s == '-'))
-                        return false;
-        return true;
+        static const char plain[] =
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~-";
+
+        return *s && !s[strspn(s, plain)];
 }
 
+/* base64url without padding: 6 bits a character, the last one's filled
+ * with zeros. */
 static void b64url(struct dwriter *w, const char *s)
 {
         static const char tab[] =
             "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-        size_t n = strlen(s);
+        uint32_t acc = 0;
+        int bits = 0;
 
-        if (n == 0)
+        if (!*s)
                 dw_puts(w, "="); /* the empty value */
-        for (size_t i = 0; i < n; i += 3) {
-                uint32_t v = (uint32_t)(unsigned char)s[i] << 16;
-                char q[4];
-                size_t k = n - i >= 3 ? 4 : n - i + 1;
-
-                if (i + 1 < n)
-                        v |= (uint32_t)(unsigned char)s[i + 1] << 8;
-                if (i + 2 < n)
-                        v |= (unsigned char)s[i + 2];
-                q[0] = tab[(v >> 18) & 63];
-                q[1] = tab[(v >> 12) & 63];
-                q[2] = tab[(v >> 6) & 63];
-                q[3] = tab[v & 63];
-                dw_append(w, q, k);
+        for (; *s; s++) {
+                acc = acc << 8 | (unsigned char)*s;
+                for (bits += 8; bits >= 6; bits -= 6)
+                        dw_append(w, &tab[(acc >> (bits - 6)) & 63], 1);
         }
+        if (bits)
+                dw_append(w, &tab[(acc << (6 - bits)) & 63], 1);
 }
 
 static void segment(struct dwriter *w, const char *label, const char *v)
@@ -128,14 +120,12 @@ static int pushgw_finish(void *state, const struct run_model *m)
         char shown[1024];
         struct curl_slist *hdr = NULL;
         double timeout =
-            st && st->cfg.push_timeout_s > 0 ? st->cfg.push_timeout_s : PUSH_TIMEOUT_DEFAULT;
+            st->cfg.push_timeout_s > 0 ? st->cfg.push_timeout_s : PUSH_TIMEOUT_DEFAULT;
         long code = 0;
         CURL *c = NULL;
         CURLcode cr;
         int e;
 
-        if (!st)
-                return 0;
         e = prom_render(m, st->cfg.metric_prefix, &body);
         if (e >= 0)
                 e = prom_push_url(st->cfg.pushgateway,
@@ -185,8 +175,6 @@ static void pushgw_close(void *state)
 {
         struct pushgw_state *st = state;
 
-        if (!st)
-                return;
         free(st->host);
         free(st);
 }

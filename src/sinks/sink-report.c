@@ -27,8 +27,6 @@ static void report_close(void *state)
 {
         struct report_state *st = state;
 
-        if (!st)
-                return;
         free(st->html);
         free(st->summary);
         free(st->build_log);
@@ -185,8 +183,6 @@ static void page_close(void *state)
 {
         struct page_state *st = state;
 
-        if (!st)
-                return;
         report_data_release(&st->d);
         free(st);
 }

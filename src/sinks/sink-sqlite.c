@@ -436,18 +436,6 @@ static int store_cc_blocks(struct sqlite_state *s, const struct targets *ts)
         return 0;
 }
 
-/* The run's compile units, when it had process scans. */
-static int store_units(struct sqlite_state *s, const struct units *u)
-{
-        const struct unit *rows;
-        size_t n;
-
-        if (!u)
-                return 0;
-        rows = units_rows(u, &n);
-        return store_units_insert(s->st, s->run_id, rows, n);
-}
-
 static int sqlite_finish(void *state, const struct run_model *m)
 {
         struct sqlite_state *s = state;
@@ -474,8 +462,12 @@ static int sqlite_finish(void *state, const struct run_model *m)
                         e = store_log_facts(s, m);
                 if (e >= 0)
                         e = store_cc_blocks(s, m->targets);
-                if (e >= 0)
-                        e = store_units(s, m->units);
+                if (e >= 0 && m->units) { /* it had process scans */
+                        size_t n;
+                        const struct unit *rows = units_rows(m->units, &n);
+
+                        e = store_units_insert(s->st, s->run_id, rows, n);
+                }
                 if (e >= 0 && m->targets)
                         e = store_steps_insert(s->st, s->run_id, m->targets);
                 if (e >= 0 && m->targets)
@@ -493,8 +485,6 @@ static void sqlite_close(void *state)
 {
         struct sqlite_state *s = state;
 
-        if (!s)
-                return;
         store_close(s->st);
         closep(&s->reserve_fd);
         drop_pending(s);

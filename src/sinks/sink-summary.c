@@ -18,8 +18,6 @@ static void summary_close(void *state)
 {
         struct summary_state *st = state;
 
-        if (!st)
-                return;
         free(st->txt);
         free(st->json);
         free(st);

@@ -47,8 +47,6 @@ static void trace_close(void *state)
 {
         struct trace_state *st = state;
 
-        if (!st)
-                return;
         outfile_release(&st->out); /* a no-op once committed */
         free(st->path);
         trace_free(st->t);

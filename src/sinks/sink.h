@@ -40,7 +40,9 @@ struct sink_ctx {
 /* A sink writes the model to the world. Adding an export means adding one
  * file with one of these and one line in sinks.c. Every callback but open
  * is optional (NULL). Sinks never print: open returns -errno and the caller
- * reports it; later failures are kept and reported by finish. */
+ * reports it; later failures are kept and reported by finish. Open may
+ * leave *ret_state NULL: the sink is off for the run, and none of its
+ * other callbacks is called. */
 struct sink_ops {
         const char *name;
         int (*open)(const struct sink_ctx *ctx, void **ret_state);

@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,10 @@
         "CASE WHEN json_valid(r.summary_json) THEN json_extract(r.summary_json, '" path "') END"
 
 /* The columns of a run row, in the order of the enum: one line each, so a
- * column and its index cannot drift apart. */
-#define RUN_COLUMNS(X)                                                                             \
+ * column and its index cannot drift apart. F: read_run() takes the column
+ * into that field of struct store_run as it is (TEXT a copy, COUNT, REAL,
+ * THRESHOLD: threshold_of()); X: read by hand. */
+#define RUN_COLUMNS(X, F)                                                                          \
         X(ID, "r.id")                                                                              \
         X(RUN_ID, "r.run_id")                                                                      \
         X(KIND, "r.kind")                                                                          \
@@ -40,74 +43,86 @@
         X(CWD, "r.cwd")                                                                            \
         X(HOST, "r.host")                                                                          \
         X(JOB, "r.job")                                                                            \
-        X(BUILDER, "r.builder")                                                                    \
+        F(BUILDER, "r.builder", TEXT, builder)                                                     \
         X(START, "r.start_epoch")                                                                  \
         X(END, "r.end_epoch")                                                                      \
-        X(DURATION, "run_duration(r.start_epoch, r.end_epoch, r.start_epoch +"                     \
-                    " (SELECT max(elapsed_s) FROM samples WHERE run = r.id))")                     \
+        F(DURATION, "run_duration(r.start_epoch, r.end_epoch, r.start_epoch +"                     \
+                    " (SELECT max(elapsed_s) FROM samples WHERE run = r.id))", REAL, duration_s)   \
         X(STATE, "r.state")                                                                        \
         X(EXIT_CODE, "r.exit_code")                                                                \
         X(TERM_SIGNAL, "r.term_signal")                                                            \
         X(PID, "r.pid")                                                                            \
         X(NCPU, "r.ncpu")                                                                          \
         X(INTERVAL, "r.interval")                                                                  \
-        X(CGROUP_MODE, "r.cgroup_mode")                                                            \
-        X(VCS_REV, "r.vcs_rev")                                                                    \
-        X(VCS_REF, "r.vcs_ref")                                                                    \
-        X(BUILD_LOG, "r.build_log")                                                                \
-        X(SAMPLES, "r.samples")                                                                    \
-        X(DROPPED, "r.samples_dropped")                                                            \
-        X(MEM_TOTAL, "r.mem_total_mb")                                                             \
-        X(MEM_PEAK, "r.mem_used_peak_mb")                                                          \
-        X(MEM_PEAK_ELAPSED, "r.mem_used_peak_elapsed_s")                                           \
-        X(MEM_PEAK_STAGE, "r.mem_used_peak_stage")                                                 \
-        X(MEM_PEAK_CONTEXT, "r.mem_used_peak_context")                                             \
-        X(MEM_AVAIL_MIN, "r.mem_avail_min_mb")                                                     \
-        X(SWAP_PEAK, "r.swap_used_peak_mb")                                                        \
-        X(DISK_MIN, "r.disk_avail_min_gb")                                                         \
-        X(LOAD1_PEAK, "r.load1_peak")                                                              \
-        X(CPU_PEAK, "r.cpu_pct_peak")                                                              \
-        X(CPU_AVG, "r.cpu_pct_avg")                                                                \
-        X(COMPILERS_PEAK, "r.compilers_peak")                                                      \
-        X(NEAR_OOM, "r.near_oom_samples")                                                          \
-        X(LOW_DISK, "r.low_disk_samples")                                                          \
+        F(CGROUP_MODE, "r.cgroup_mode", TEXT, cgroup_mode)                                         \
+        F(VCS_REV, "r.vcs_rev", TEXT, vcs_rev)                                                     \
+        F(VCS_REF, "r.vcs_ref", TEXT, vcs_ref)                                                     \
+        F(BUILD_LOG, "r.build_log", TEXT, build_log)                                               \
+        F(SAMPLES, "r.samples", COUNT, samples)                                                    \
+        F(DROPPED, "r.samples_dropped", COUNT, samples_dropped)                                    \
+        F(MEM_TOTAL, "r.mem_total_mb", REAL, mem_total_mb)                                         \
+        F(MEM_PEAK, "r.mem_used_peak_mb", REAL, mem_used_peak_mb)                                  \
+        F(MEM_PEAK_ELAPSED, "r.mem_used_peak_elapsed_s", REAL, mem_used_peak_elapsed_s)            \
+        F(MEM_PEAK_STAGE, "r.mem_used_peak_stage", TEXT, mem_used_peak_stage)                      \
+        F(MEM_PEAK_CONTEXT, "r.mem_used_peak_context", TEXT, mem_used_peak_context)                \
+        F(MEM_AVAIL_MIN, "r.mem_avail_min_mb", REAL, mem_avail_min_mb)                             \
+        F(SWAP_PEAK, "r.swap_used_peak_mb", REAL, swap_used_peak_mb)                               \
+        F(DISK_MIN, "r.disk_avail_min_gb", REAL, disk_avail_min_gb)                                \
+        F(LOAD1_PEAK, "r.load1_peak", REAL, load1_peak)                                            \
+        F(CPU_PEAK, "r.cpu_pct_peak", REAL, cpu_pct_peak)                                          \
+        F(CPU_AVG, "r.cpu_pct_avg", REAL, cpu_pct_avg)                                             \
+        F(COMPILERS_PEAK, "r.compilers_peak", REAL, compilers_peak)                                \
+        F(NEAR_OOM, "r.near_oom_samples", COUNT, near_oom_samples)                                 \
+        F(LOW_DISK, "r.low_disk_samples", COUNT, low_disk_samples)                                 \
         X(BOOT_ID, "r.boot_id")                                                                    \
         X(RECORDER_PID, "r.recorder_pid")                                                          \
         X(RECORDER_START, "r.recorder_start")                                                      \
-        X(NODES, "(SELECT group_concat(DISTINCT node) FROM targets t"                              \
-                 " WHERE t.run = r.id AND node <> '')")                                            \
-        X(STEPS, "COALESCE(r.steps, (SELECT sum(min(steps, " STEPS_CAP "))"                        \
-                 " FROM targets t WHERE t.run = r.id))")                                           \
+        F(NODES, "(SELECT group_concat(DISTINCT node) FROM targets t"                              \
+                 " WHERE t.run = r.id AND node <> '')", TEXT, nodes)                               \
+        F(STEPS, "COALESCE(r.steps, (SELECT sum(min(steps, " STEPS_CAP "))"                        \
+                 " FROM targets t WHERE t.run = r.id))", COUNT, steps)                             \
         X(CACHED, "CASE WHEN r.steps IS NOT NULL THEN COALESCE(r.cached_steps, 0) ELSE"            \
                   " (SELECT sum(min(COALESCE(cached, 0), " STEPS_CAP ")) FROM targets t"           \
                   " WHERE t.run = r.id AND steps IS NOT NULL) END")                                \
-        X(NEAR_OOM_MB, SUMMARY_AT("$.thresholds.near_oom_mb"))                                     \
-        X(LOW_DISK_GB, SUMMARY_AT("$.thresholds.low_disk_gb"))                                     \
-        X(MEM_CAP_MB, SUMMARY_AT("$.thresholds.memory_max_mb"))                                    \
-        X(BUILD_PEAK, SUMMARY_AT("$.build.mem_peak_mb.value"))                                     \
-        X(BUILD_ANON_PEAK, SUMMARY_AT("$.build.mem_anon_peak_mb.value"))                           \
-        X(BUILD_CPU, SUMMARY_AT("$.build.cpu_user_s") " + " SUMMARY_AT("$.build.cpu_sys_s"))       \
-        X(BUILD_OOM, SUMMARY_AT("$.build.oom_kills"))                                              \
-        X(UNIT_NAME, SUMMARY_AT("$.units[0].name"))                                                \
-        X(UNIT_SHOWN, SUMMARY_AT("$.units[0].shown"))                                              \
-        X(UNIT_TOOL, SUMMARY_AT("$.units[0].tool"))                                                \
-        X(FAIL_TARGET, SUMMARY_AT("$.run.failure.target"))                                         \
-        X(FAIL_TOOL, SUMMARY_AT("$.run.failure.tool"))                                             \
-        X(FAIL_FIRST, SUMMARY_AT("$.run.failure.first_error"))                                     \
-        X(FAIL_LAST, SUMMARY_AT("$.run.failure.last_error"))                                       \
-        X(PROCS, SUMMARY_AT("$.processes"))                                                        \
-        X(GUARD, SUMMARY_AT("$.memory_guard"))                                                     \
-        X(UNIT_PEAK, SUMMARY_AT("$.units[0].peak_mb"))                                             \
-        X(JOBS,                                                                                    \
+        F(NEAR_OOM_MB, SUMMARY_AT("$.thresholds.near_oom_mb"), THRESHOLD, near_oom_mb)             \
+        F(LOW_DISK_GB, SUMMARY_AT("$.thresholds.low_disk_gb"), THRESHOLD, low_disk_gb)             \
+        F(MEM_CAP_MB, SUMMARY_AT("$.thresholds.memory_max_mb"), THRESHOLD, mem_cap_mb)             \
+        F(BUILD_PEAK, SUMMARY_AT("$.build.mem_peak_mb.value"), THRESHOLD, build_mem_peak_mb)       \
+        F(BUILD_ANON_PEAK, SUMMARY_AT("$.build.mem_anon_peak_mb.value"), THRESHOLD,                \
+          build_anon_peak_mb)                                                                      \
+        F(BUILD_CPU, SUMMARY_AT("$.build.cpu_user_s") " + " SUMMARY_AT("$.build.cpu_sys_s"),       \
+          THRESHOLD, build_cpu_s)                                                                  \
+        F(BUILD_OOM, SUMMARY_AT("$.build.oom_kills"), THRESHOLD, build_oom_kills)                  \
+        F(UNIT_NAME, SUMMARY_AT("$.units[0].name"), TEXT, unit_peak_name)                          \
+        F(UNIT_SHOWN, SUMMARY_AT("$.units[0].shown"), TEXT, unit_peak_shown)                       \
+        F(UNIT_TOOL, SUMMARY_AT("$.units[0].tool"), TEXT, unit_peak_tool)                          \
+        F(FAIL_TARGET, SUMMARY_AT("$.run.failure.target"), TEXT, fail_target)                      \
+        F(FAIL_TOOL, SUMMARY_AT("$.run.failure.tool"), TEXT, fail_tool)                            \
+        F(FAIL_FIRST, SUMMARY_AT("$.run.failure.first_error"), TEXT, fail_first)                   \
+        F(FAIL_LAST, SUMMARY_AT("$.run.failure.last_error"), TEXT, fail_last)                      \
+        F(PROCS, SUMMARY_AT("$.processes"), TEXT, procs_json)                                      \
+        F(GUARD, SUMMARY_AT("$.memory_guard"), TEXT, guard_json)                                   \
+        F(UNIT_PEAK, SUMMARY_AT("$.units[0].peak_mb"), THRESHOLD, unit_peak_mb)                    \
+        F(JOBS,                                                                                    \
           "CASE WHEN json_valid(r.summary_json) THEN (SELECT json_extract(j.value, '$.text')"      \
           " FROM json_each(r.summary_json, '$.readings') j"                                        \
-          " WHERE json_extract(j.value, '$.id') = 'jobs') END")
+          " WHERE json_extract(j.value, '$.id') = 'jobs') END", TEXT, jobs_reading)
 
 #define RUN_ENUM(e, sql) RC_##e,
-enum { RUN_COLUMNS(RUN_ENUM) RC_COUNT };
+#define RUN_ENUM_F(e, sql, kind, field) RC_##e,
+enum { RUN_COLUMNS(RUN_ENUM, RUN_ENUM_F) RC_COUNT };
 /* Each column with a comma after it; a constant ends the list. */
 #define RUN_SQL(e, sql) sql ", "
-#define RUN_SELECT "SELECT " RUN_COLUMNS(RUN_SQL) "0 FROM runs r"
+#define RUN_SQL_F(e, sql, kind, field) sql ", "
+#define RUN_SELECT "SELECT " RUN_COLUMNS(RUN_SQL, RUN_SQL_F) "0 FROM runs r"
+
+#define RUN_NO_FIELD(e, sql)
+#define RUN_FIELD(e, sql, kind, field) {RC_##e, RF_##kind, offsetof(struct store_run, field)},
+static const struct run_field {
+        int col;
+        enum { RF_TEXT, RF_COUNT, RF_REAL, RF_THRESHOLD } kind;
+        size_t off;
+} run_fields[] = {RUN_COLUMNS(RUN_NO_FIELD, RUN_FIELD)};
 
 /* Is the recorder of a running row still there? Without the reader's
  * liveness facts, or for another machine's row, it cannot tell. */
@@ -140,24 +155,9 @@ void store_run_release(struct store_run *r)
         if (!r)
                 return;
         run_info_release(&r->info);
-        free(r->builder);
-        free(r->cgroup_mode);
-        free(r->vcs_rev);
-        free(r->vcs_ref);
-        free(r->build_log);
-        free(r->unit_peak_name);
-        free(r->unit_peak_shown);
-        free(r->unit_peak_tool);
-        free(r->fail_target);
-        free(r->fail_tool);
-        free(r->fail_first);
-        free(r->fail_last);
-        free(r->procs_json);
-        free(r->guard_json);
-        free(r->jobs_reading);
-        free(r->nodes);
-        free(r->mem_used_peak_stage);
-        free(r->mem_used_peak_context);
+        for (size_t i = 0; i < ARRAY_SIZE(run_fields); i++)
+                if (run_fields[i].kind == RF_TEXT)
+                        free(*(char **)((char *)r + run_fields[i].off));
         memset(r, 0, sizeof(*r));
 }
 
@@ -276,49 +276,19 @@ static int read_run(sqlite3_stmt *s, const struct store_liveness *lv, struct sto
 
         read_run_info(s, &r.info, &oom);
         r.state = state_of(s, lv);
-        r.builder = col_dup(s, RC_BUILDER, &oom);
-        r.cgroup_mode = col_dup(s, RC_CGROUP_MODE, &oom);
-        r.vcs_rev = col_dup(s, RC_VCS_REV, &oom);
-        r.vcs_ref = col_dup(s, RC_VCS_REF, &oom);
-        r.build_log = col_dup(s, RC_BUILD_LOG, &oom);
-        r.nodes = col_dup(s, RC_NODES, &oom);
-        r.duration_s = store_col_real(s, RC_DURATION);
-        r.samples = store_col_count(s, RC_SAMPLES);
-        r.samples_dropped = store_col_count(s, RC_DROPPED);
-        r.mem_total_mb = store_col_real(s, RC_MEM_TOTAL);
-        r.mem_used_peak_mb = store_col_real(s, RC_MEM_PEAK);
-        r.mem_used_peak_elapsed_s = store_col_real(s, RC_MEM_PEAK_ELAPSED);
-        r.mem_used_peak_stage = col_dup(s, RC_MEM_PEAK_STAGE, &oom);
-        r.mem_used_peak_context = col_dup(s, RC_MEM_PEAK_CONTEXT, &oom);
-        r.mem_avail_min_mb = store_col_real(s, RC_MEM_AVAIL_MIN);
-        r.swap_used_peak_mb = store_col_real(s, RC_SWAP_PEAK);
-        r.disk_avail_min_gb = store_col_real(s, RC_DISK_MIN);
-        r.load1_peak = store_col_real(s, RC_LOAD1_PEAK);
-        r.cpu_pct_peak = store_col_real(s, RC_CPU_PEAK);
-        r.cpu_pct_avg = store_col_real(s, RC_CPU_AVG);
-        r.compilers_peak = store_col_real(s, RC_COMPILERS_PEAK);
-        r.near_oom_samples = store_col_count(s, RC_NEAR_OOM);
-        r.low_disk_samples = store_col_count(s, RC_LOW_DISK);
-        r.steps = store_col_count(s, RC_STEPS);
+        for (size_t i = 0; i < ARRAY_SIZE(run_fields); i++) {
+                const struct run_field *f = &run_fields[i];
+                void *field = (char *)&r + f->off;
+
+                if (f->kind == RF_TEXT)
+                        *(char **)field = col_dup(s, f->col, &oom);
+                else if (f->kind == RF_COUNT)
+                        *(int64_t *)field = store_col_count(s, f->col);
+                else
+                        *(double *)field = f->kind == RF_REAL ? store_col_real(s, f->col)
+                                                              : threshold_of(s, f->col);
+        }
         r.cached_steps = r.steps >= 0 ? store_col_count(s, RC_CACHED) : -1;
-        r.near_oom_mb = threshold_of(s, RC_NEAR_OOM_MB);
-        r.low_disk_gb = threshold_of(s, RC_LOW_DISK_GB);
-        r.mem_cap_mb = threshold_of(s, RC_MEM_CAP_MB);
-        r.build_mem_peak_mb = threshold_of(s, RC_BUILD_PEAK);
-        r.build_anon_peak_mb = threshold_of(s, RC_BUILD_ANON_PEAK);
-        r.unit_peak_mb = threshold_of(s, RC_UNIT_PEAK);
-        r.build_cpu_s = threshold_of(s, RC_BUILD_CPU);
-        r.build_oom_kills = threshold_of(s, RC_BUILD_OOM);
-        r.unit_peak_name = col_dup(s, RC_UNIT_NAME, &oom);
-        r.unit_peak_shown = col_dup(s, RC_UNIT_SHOWN, &oom);
-        r.unit_peak_tool = col_dup(s, RC_UNIT_TOOL, &oom);
-        r.fail_target = col_dup(s, RC_FAIL_TARGET, &oom);
-        r.fail_tool = col_dup(s, RC_FAIL_TOOL, &oom);
-        r.fail_first = col_dup(s, RC_FAIL_FIRST, &oom);
-        r.fail_last = col_dup(s, RC_FAIL_LAST, &oom);
-        r.procs_json = col_dup(s, RC_PROCS, &oom);
-        r.guard_json = col_dup(s, RC_GUARD, &oom);
-        r.jobs_reading = col_dup(s, RC_JOBS, &oom);
         if (oom) {
                 store_run_release(&r);
                 return -ENOMEM;
@@ -501,11 +471,12 @@ enum {
         TC_CCACHE_MISSES,
         TC_START,
         TC_END,
+        TC_COUNT
 };
-#define TARGET_SELECT                                                                              \
-        "SELECT name, duration_s, steps, cached, success, cc_hits, cc_misses, node, ref,"          \
-        " builder, sccache_hits, sccache_misses, ccache_hits, ccache_misses, start_s, end_s"       \
-        " FROM targets"
+#define TARGET_COLUMNS                                                                             \
+        "name, duration_s, steps, cached, success, cc_hits, cc_misses, node, ref,"                 \
+        " builder, sccache_hits, sccache_misses, ccache_hits, ccache_misses, start_s, end_s"
+#define TARGET_SELECT "SELECT " TARGET_COLUMNS " FROM targets"
 
 static int success_of(int64_t v)
 {
@@ -685,26 +656,15 @@ struct layer_walk {
 static int layer_row(void *ctx, sqlite3_stmt *s)
 {
         struct layer_walk *w = ctx;
-        const char *name = store_col_text(s, 0), *run = store_col_text(s, 1);
+        const char *run = store_col_text(s, TC_COUNT);
         struct store_layer l = {
-            .target = {.name = name ? name : "",
-                       .steps = store_col_count(s, 3),
-                       .cached = store_col_count(s, 4),
-                       .node = store_col_text(s, 5),
-                       .duration_s = store_col_real(s, 8),
-                       .success = success_of(store_col_count(s, 9)),
-                       .cc_hits = -1,
-                       .cc_misses = -1,
-                       .sccache_hits = -1,
-                       .sccache_misses = -1,
-                       .ccache_hits = -1,
-                       .ccache_misses = -1},
             .run = run ? run : "",
-            .start_epoch = store_col_real(s, 2),
-            .previous_node = store_col_text(s, 6),
-            .previous_run = store_col_text(s, 7),
+            .start_epoch = store_col_real(s, TC_COUNT + 1),
+            .previous_node = store_col_text(s, TC_COUNT + 2),
+            .previous_run = store_col_text(s, TC_COUNT + 3),
         };
 
+        read_target(s, &l.target);
         l.node_changed =
             l.previous_node && l.target.node && strcmp(l.previous_node, l.target.node) != 0;
         return w->fn(w->userdata, &l);
@@ -716,15 +676,14 @@ int store_layers_each(struct store *st, double since, int64_t limit, store_layer
         /* The latest build of each target, and the node of the build
          * before it: a new node cannot use the old node's local cache. */
         static const char sql[] =
-            "WITH b AS (SELECT t.name, t.steps, t.cached, t.node, t.duration_s, t.success,"
-            "  r.run_id, r.start_epoch,"
+            "WITH b AS (SELECT t.*, r.run_id, r.start_epoch,"
             "  ROW_NUMBER() OVER (PARTITION BY t.name ORDER BY r.start_epoch DESC, r.id DESC) AS k"
             "  FROM targets t JOIN runs r ON r.id = t.run)"
-            " SELECT cur.name, cur.run_id, cur.start_epoch, cur.steps, cur.cached, cur.node,"
-            "  prev.node, prev.run_id, cur.duration_s, cur.success"
-            " FROM b cur LEFT JOIN b prev ON prev.name = cur.name AND prev.k = 2"
-            " WHERE cur.k = 1 AND cur.start_epoch >= ? ORDER BY cur.start_epoch DESC,"
-            " cur.name LIMIT ?";
+            " SELECT " TARGET_COLUMNS ", run_id, start_epoch, prev_node, prev_run FROM"
+            " (SELECT cur.*, prev.node AS prev_node, prev.run_id AS prev_run"
+            "  FROM b cur LEFT JOIN b prev ON prev.name = cur.name AND prev.k = 2"
+            "  WHERE cur.k = 1 AND cur.start_epoch >= ?)"
+            " ORDER BY start_epoch DESC, name LIMIT ?";
         struct layer_walk w = {.fn = fn, .userdata = userdata};
 
         return (int)store_query(st, sql, STORE_ROWS_MAX, layer_row, &w, "di",
@@ -737,18 +696,13 @@ int store_layers_each(struct store *st, double since, int64_t limit, store_layer
 /* n digits exactly at *p into *ret. */
 static int digits(const char **p, const char *end, int n, int *ret)
 {
-        int v = 0;
+        const char *q = *p;
+        uint64_t v;
 
-        if (end - *p < n)
+        if (end - *p < n || parse_u64(&q, *p + n, &v) < 0 || q != *p + n)
                 return -EINVAL;
-        for (int i = 0; i < n; i++) {
-                char c = (*p)[i];
-                if (c < '0' || c > '9')
-                        return -EINVAL;
-                v = v * 10 + (c - '0');
-        }
-        *p += n;
-        *ret = v;
+        *p = q;
+        *ret = (int)v;
         return 0;
 }
 

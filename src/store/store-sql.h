@@ -46,6 +46,9 @@ int64_t store_query(struct store *st, const char *sql, int64_t max, store_row_fn
                     const char *binds, ...);
 /* The same for a statement without rows, run once: 0 or -errno. */
 int store_exec(struct store *st, const char *sql, const char *binds, ...);
+/* Bind as store_query() does, from ?first on, to s prepared once for a
+ * loop (store_step_done() runs and resets it). */
+void store_bind(sqlite3_stmt *s, int first, const char *binds, ...);
 
 /* Which columns of the sample column table (sample.h) the samples table
  * has, by name: an older file lacks the newer ones. */

@@ -43,20 +43,16 @@ static int64_t get_run_count(struct store *st, int64_t run, const char *col)
 /* The 13 exec columns of a step from column i on: NULL when not measured. */
 static void bind_step_exec(sqlite3_stmt *s, int i, const struct step_exec *e)
 {
-        const double v[] = {e->cpu_s,         e->mem_peak_bytes, e->anon_peak_bytes,
-                            e->io_read_bytes, e->io_write_bytes, e->net_rx_bytes,
-                            e->net_tx_bytes,  e->oom_kills,      e->oom_at_s};
-
-        for (int k = 0; k < 13; k++)
-                sqlite3_bind_null(s, i + k);
-        if (!e->set)
+        if (!e->set) {
+                for (int k = 0; k < 13; k++)
+                        sqlite3_bind_null(s, i + k);
                 return;
-        sqlite3_bind_int64(s, i, e->execs);
-        for (int k = 0; k < (int)ARRAY_SIZE(v); k++)
-                store_bind_real(s, i + 1 + k, v[k]);
-        store_bind_text(s, i + 10, e->oom_victim[0] ? e->oom_victim : NULL);
-        store_bind_text(s, i + 11, e->peak_proc[0] ? e->peak_proc : NULL);
-        store_bind_real(s, i + 12, e->peak_proc_bytes);
+        }
+        store_bind(s, i, "irrrrrrrrrttr", (int64_t)e->execs, e->cpu_s, e->mem_peak_bytes,
+                   e->anon_peak_bytes, e->io_read_bytes, e->io_write_bytes, e->net_rx_bytes,
+                   e->net_tx_bytes, e->oom_kills, e->oom_at_s,
+                   e->oom_victim[0] ? e->oom_victim : NULL, e->peak_proc[0] ? e->peak_proc : NULL,
+                   e->peak_proc_bytes);
 }
 
 /* The exec columns read back (column i on). */
@@ -94,19 +90,11 @@ int store_steps_insert(struct store *st, int64_t run, const struct targets *ts)
         for (uint32_t i = 0; r >= 0 && i < ts->nstepv && i < TARGETS_STEPS_MAX; i++) {
                 const struct step_fact *f = &ts->stepv[i];
 
-                sqlite3_reset(s);
-                sqlite3_bind_int64(s, 1, run);
-                sqlite3_bind_int64(s, 2, i);
-                store_bind_text(s, 3, f->name);
-                store_bind_text(s, 4,
-                                f->target >= 0 && (size_t)f->target < ts->n ? ts->t[f->target].name
-                                                                            : NULL);
-                store_bind_real(s, 5, f->start_s);
-                store_bind_real(s, 6, f->end_s);
-                sqlite3_bind_int(s, 7, f->step);
-                sqlite3_bind_int(s, 8, f->cached);
-                sqlite3_bind_int(s, 9, f->error);
-                sqlite3_bind_int(s, 10, f->canceled);
+                store_bind(s, 1, "iittrriiii", run, (int64_t)i, f->name,
+                           f->target >= 0 && (size_t)f->target < ts->n ? ts->t[f->target].name
+                                                                       : NULL,
+                           f->start_s, f->end_s, (int64_t)f->step, (int64_t)f->cached,
+                           (int64_t)f->error, (int64_t)f->canceled);
                 bind_step_exec(s, 11, &f->exec);
                 r = store_step_done(st, s);
         }
@@ -172,13 +160,8 @@ static int insert_edges(struct store *st, int64_t run, int slow, const struct ni
                           &s);
 
         for (size_t i = 0; r >= 0 && i < n; i++) {
-                sqlite3_reset(s);
-                sqlite3_bind_int64(s, 1, run);
-                sqlite3_bind_int(s, 2, slow);
-                sqlite3_bind_int64(s, 3, (int64_t)i);
-                sqlite3_bind_int64(s, 4, e[i].start_ms);
-                sqlite3_bind_int64(s, 5, e[i].end_ms);
-                store_bind_text(s, 6, e[i].output);
+                store_bind(s, 1, "iiiiit", run, (int64_t)slow, (int64_t)i, e[i].start_ms,
+                           e[i].end_ms, e[i].output);
                 r = store_step_done(st, s);
         }
         sqlite3_finalize(s);

@@ -20,9 +20,9 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-static void bind_point(sqlite3_stmt *s, int i, const struct summary_point *p)
+static double point_of(const struct summary_point *p)
 {
-        store_bind_real(s, i, p->set ? p->value : NAN);
+        return p->set ? p->value : NAN;
 }
 
 /* The run's argv as a compact JSON array ([] for none); NULL when memory
@@ -69,8 +69,7 @@ int store_run_begin(struct store *st, const struct run_info *ri, const struct st
         return r;
 }
 
-/* The summary figures, bound from parameter `first` on, in the order of
- * SUMMARY_SET. */
+/* The summary figures, bound first, in the order of SUMMARY_SET. */
 #define SUMMARY_SET                                                                                \
         "samples = ?, mem_total_mb = ?, mem_used_peak_mb = ?, mem_used_peak_elapsed_s = ?,"        \
         " mem_used_peak_stage = ?, mem_used_peak_context = ?, mem_avail_min_mb = ?,"               \
@@ -79,41 +78,47 @@ int store_run_begin(struct store *st, const struct run_info *ri, const struct st
         " samples_dropped = ?"
 #define SUMMARY_NPARAMS 16
 
-static void bind_summary(sqlite3_stmt *s, int first, const struct summary *sum, uint64_t dropped)
+/* The row's summary figures; with ri (the run is over) its end, exit
+ * status, state, summary JSON, cgroup mode and pid too. */
+static int update_row(struct store *st, int64_t id, const struct run_info *ri,
+                      const struct summary *sum, const char *summary_json, uint64_t dropped)
 {
         const struct summary_point *peak = &sum->mem_used_peak;
-        int i = first;
+        sqlite3_stmt *s = NULL;
+        int r = store_prepare(
+            st,
+            ri ? "UPDATE runs SET " SUMMARY_SET ", end_epoch = ?, state = ?, exit_code = ?,"
+                 " term_signal = ?, summary_json = ?, cgroup_mode = COALESCE(?, cgroup_mode),"
+                 " pid = ? WHERE id = ?"
+               : "UPDATE runs SET " SUMMARY_SET " WHERE id = ?",
+            &s);
 
-        sqlite3_bind_int64(s, i++, (sqlite3_int64)sum->samples);
-        store_bind_real(s, i++, sum->mem_total_mb);
-        bind_point(s, i++, peak);
-        store_bind_real(s, i++, peak->set ? peak->elapsed_s : NAN);
-        store_bind_text(s, i++, peak->set ? peak->stage : NULL);
-        store_bind_text(s, i++, peak->set ? peak->context : NULL);
-        bind_point(s, i++, &sum->mem_avail_min);
-        bind_point(s, i++, &sum->swap_used_peak);
-        bind_point(s, i++, &sum->disk_avail_min);
-        bind_point(s, i++, &sum->load1_peak);
-        bind_point(s, i++, &sum->cpu_pct_peak);
-        store_bind_real(s, i++, sum->cpu_pct_n ? sum->cpu_pct_sum / (double)sum->cpu_pct_n : NAN);
-        bind_point(s, i++, &sum->compilers_peak);
-        sqlite3_bind_int64(s, i++, (sqlite3_int64)sum->near_oom_samples);
-        sqlite3_bind_int64(s, i++, (sqlite3_int64)sum->low_disk_samples);
-        sqlite3_bind_int64(s, i++, (sqlite3_int64)dropped);
+        if (r < 0)
+                return r;
+        store_bind(s, 1, "irrrttrrrrrrriii", (int64_t)sum->samples, sum->mem_total_mb,
+                   point_of(peak), peak->set ? peak->elapsed_s : NAN,
+                   peak->set ? peak->stage : NULL, peak->set ? peak->context : NULL,
+                   point_of(&sum->mem_avail_min), point_of(&sum->swap_used_peak),
+                   point_of(&sum->disk_avail_min), point_of(&sum->load1_peak),
+                   point_of(&sum->cpu_pct_peak),
+                   sum->cpu_pct_n ? sum->cpu_pct_sum / (double)sum->cpu_pct_n : NAN,
+                   point_of(&sum->compilers_peak), (int64_t)sum->near_oom_samples,
+                   (int64_t)sum->low_disk_samples, (int64_t)dropped);
+        if (ri)
+                store_bind(s, SUMMARY_NPARAMS + 1, "rtnittii", ri->end_epoch,
+                           ri->finished ? "finished" : "running", (int64_t)ri->exit_code,
+                           (int64_t)ri->term_signal, summary_json,
+                           sum->build.mode[0] ? sum->build.mode : NULL, (int64_t)ri->pid, id);
+        else
+                store_bind(s, SUMMARY_NPARAMS + 1, "i", id);
+        r = store_step_done(st, s);
+        sqlite3_finalize(s);
+        return r;
 }
 
 int store_run_progress(struct store *st, int64_t id, const struct summary *sum, uint64_t dropped)
 {
-        sqlite3_stmt *s = NULL;
-        int r = store_prepare(st, "UPDATE runs SET " SUMMARY_SET " WHERE id = ?", &s);
-
-        if (r >= 0) {
-                bind_summary(s, 1, sum, dropped);
-                sqlite3_bind_int64(s, SUMMARY_NPARAMS + 1, id);
-                r = store_step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        return r;
+        return update_row(st, id, NULL, sum, NULL, dropped);
 }
 
 int store_run_set_extra(struct store *st, int64_t id, const struct store_run_extra *x)
@@ -130,33 +135,7 @@ int store_run_set_extra(struct store *st, int64_t id, const struct store_run_ext
 int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
                      const struct summary *sum, const char *summary_json, uint64_t dropped)
 {
-        sqlite3_stmt *s = NULL;
-        int r = store_prepare(
-            st,
-            "UPDATE runs SET " SUMMARY_SET ", end_epoch = ?, state = ?, exit_code = ?,"
-            " term_signal = ?, summary_json = ?, cgroup_mode = COALESCE(?, cgroup_mode),"
-            " pid = ? WHERE id = ?",
-            &s);
-
-        if (r >= 0) {
-                int i = SUMMARY_NPARAMS + 1;
-
-                bind_summary(s, 1, sum, dropped);
-                store_bind_real(s, i++, ri->end_epoch);
-                sqlite3_bind_text(s, i++, ri->finished ? "finished" : "running", -1, SQLITE_STATIC);
-                if (ri->exit_code >= 0)
-                        sqlite3_bind_int(s, i++, ri->exit_code);
-                else
-                        sqlite3_bind_null(s, i++);
-                sqlite3_bind_int(s, i++, ri->term_signal);
-                store_bind_text(s, i++, summary_json);
-                store_bind_text(s, i++, sum->build.mode[0] ? sum->build.mode : NULL);
-                sqlite3_bind_int64(s, i++, ri->pid);
-                sqlite3_bind_int64(s, i++, id);
-                r = store_step_done(st, s);
-        }
-        sqlite3_finalize(s);
-        return r;
+        return update_row(st, id, ri, sum, summary_json, dropped);
 }
 
 int store_target_insert(struct store *st, int64_t run, const struct store_target *t)
@@ -213,22 +192,12 @@ int store_units_insert(struct store *st, int64_t run, const struct unit *rows, s
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 const struct unit *u = &rows[i];
 
-                sqlite3_reset(s);
-                sqlite3_bind_int64(s, 1, run);
-                store_bind_text(s, 2, u->kind == UNITS_LINK ? "link" : "compile");
-                store_bind_text(s, 3, u->name);
-                store_bind_text(s, 4, u->tool);
-                store_bind_real(s, 5, u->first_s);
-                store_bind_real(s, 6, u->last_s);
-                store_bind_real(s, 7, u->peak_mb);
-                store_bind_real(s, 8, u->peak_s);
-                store_bind_real(s, 9, u->cpu_s);
-                sqlite3_bind_text(s, 10, u->path, -1, SQLITE_STATIC);
-                store_bind_text(s, 11, u->exact ? "taskstats" : "sampled");
-                store_bind_text(s, 12, u->cache ? units_cache_name(u->cache) : NULL);
-                store_bind_text(s, 13, u->dir[0] ? u->dir : NULL);
-                for (int k = 0; k < 3; k++)
-                        store_bind_real(s, 14 + k, u->wait_s[k]);
+                store_bind(s, 1, "itttrrrrrttttrrr", run,
+                           u->kind == UNITS_LINK ? "link" : "compile", u->name, u->tool, u->first_s,
+                           u->last_s, u->peak_mb, u->peak_s, u->cpu_s, u->path,
+                           u->exact ? "taskstats" : "sampled",
+                           u->cache ? units_cache_name(u->cache) : NULL, u->dir[0] ? u->dir : NULL,
+                           u->wait_s[0], u->wait_s[1], u->wait_s[2]);
                 r = store_step_done(st, s);
         }
         sqlite3_finalize(s);

@@ -394,13 +394,14 @@ int64_t store_rows(struct store *st, sqlite3_stmt *s, int64_t max, store_row_fn 
         return r < 0 ? r : n;
 }
 
-/* Bind the arguments ap holds to ?1, ?2...: one letter of binds each. */
-static void bind_args(sqlite3_stmt *s, const char *binds, va_list ap)
+/* Bind the arguments ap holds to ?first, ?first+1...: one letter of binds
+ * each. */
+static void bind_args(sqlite3_stmt *s, int first, const char *binds, va_list ap)
 {
-        for (int i = 1; binds[i - 1]; i++) {
+        for (int i = first; binds[i - first]; i++) {
                 int64_t v;
 
-                switch (binds[i - 1]) {
+                switch (binds[i - first]) {
                 case 'i':
                         sqlite3_bind_int64(s, i, va_arg(ap, int64_t));
                         break;
@@ -424,6 +425,15 @@ static void bind_args(sqlite3_stmt *s, const char *binds, va_list ap)
         }
 }
 
+void store_bind(sqlite3_stmt *s, int first, const char *binds, ...)
+{
+        va_list ap;
+
+        va_start(ap, binds);
+        bind_args(s, first, binds, ap);
+        va_end(ap);
+}
+
 int64_t store_query(struct store *st, const char *sql, int64_t max, store_row_fn row, void *ctx,
                     const char *binds, ...)
 {
@@ -434,7 +444,7 @@ int64_t store_query(struct store *st, const char *sql, int64_t max, store_row_fn
         if (r < 0)
                 return r;
         va_start(ap, binds);
-        bind_args(s, binds, ap);
+        bind_args(s, 1, binds, ap);
         va_end(ap);
         return store_rows(st, s, max, row, ctx);
 }
@@ -447,7 +457,7 @@ int store_exec(struct store *st, const char *sql, const char *binds, ...)
 
         if (r >= 0) {
                 va_start(ap, binds);
-                bind_args(s, binds, ap);
+                bind_args(s, 1, binds, ap);
                 va_end(ap);
                 r = store_step_done(st, s);
         }
@@ -520,12 +530,7 @@ static int read_version(struct store *st, int *ret)
 
 static bool column_name_ok(const char *n)
 {
-        if (!*n)
-                return false;
-        for (; *n; n++)
-                if (!((*n >= 'a' && *n <= 'z') || (*n >= '0' && *n <= '9') || *n == '_'))
-                        return false;
-        return true;
+        return *n && !n[strspn(n, "abcdefghijklmnopqrstuvwxyz0123456789_")];
 }
 
 /* Columns of a table read back at most (SQLite's own limit is 2000). */
@@ -552,31 +557,18 @@ int store_sample_columns(struct store *st, bool have[SAMPLE_COLUMNS_MAX])
         return n < 0 ? (int)n : 0;
 }
 
-/* Whether the samples table has every column of the column table (false
- * when it cannot tell). */
-static bool sample_columns_complete(struct store *st)
-{
-        bool have[SAMPLE_COLUMNS_MAX];
-
-        if (store_sample_columns(st, have) < 0)
-                return false;
-        for (size_t i = 0; i < sample_column_count(); i++)
-                if (!have[i] && column_name_ok(sample_column_name(i, NULL)))
-                        return false;
-        return true;
-}
-
-/* Add the sample columns the table lacks: a column appended to the table
- * in sample.c becomes an SQL column on the next open, with no code here.
- * Called inside the upgrade transaction. */
-static int sync_sample_columns(struct store *st)
+/* Add the sample columns the table lacks (add false: only count them): a
+ * column appended to the table in sample.c becomes an SQL column on the
+ * next open, with no code here. Called inside the upgrade transaction.
+ * Returns how many it lacked, or -errno. */
+static int sync_sample_columns(struct store *st, bool add)
 {
         /* derived from epoch: computed when read, never stored */
         static const char iso_column[] =
             "TEXT GENERATED ALWAYS AS "
             "(strftime('%Y-%m-%dT%H:%M:%fZ', epoch, 'unixepoch')) VIRTUAL";
         bool have[SAMPLE_COLUMNS_MAX];
-        int r = store_sample_columns(st, have);
+        int r = store_sample_columns(st, have), missing = 0;
 
         for (size_t i = 0; r >= 0 && i < sample_column_count(); i++) {
                 enum sample_column_type t;
@@ -586,6 +578,9 @@ static int sync_sample_columns(struct store *st)
 
                 if (have[i] || !column_name_ok(name))
                         continue;
+                missing++;
+                if (!add)
+                        continue;
                 n = snprintf(sql, sizeof(sql), "ALTER TABLE samples ADD COLUMN \"%s\" %s", name,
                              t == SAMPLE_COLUMN_NUMBER ? "REAL"
                              : t == SAMPLE_COLUMN_TEXT ? "TEXT"
@@ -594,7 +589,7 @@ static int sync_sample_columns(struct store *st)
                         return -ENAMETOOLONG;
                 r = exec_sql(st, sql);
         }
-        return r;
+        return r < 0 ? r : missing;
 }
 
 /* Bring the file to STORE_SCHEMA_VERSION and the sample columns up to
@@ -612,7 +607,7 @@ static int upgrade(struct store *st)
                 return -STORE_ENEWER;
         /* Up to date: no write lock needed, so a reader (status) opens the
          * file while a run writes to it. */
-        if (v == STORE_SCHEMA_VERSION && sample_columns_complete(st))
+        if (v == STORE_SCHEMA_VERSION && sync_sample_columns(st, false) == 0)
                 return 0;
         r = store_begin(st);
         if (r < 0)
@@ -630,7 +625,7 @@ static int upgrade(struct store *st)
         if (r >= 0 && v > STORE_SCHEMA_VERSION)
                 r = -STORE_ENEWER;
         if (r >= 0)
-                r = sync_sample_columns(st);
+                r = sync_sample_columns(st, true);
         if (r >= 0)
                 r = store_commit(st);
         if (r < 0)

@@ -19,26 +19,18 @@
 typedef void (*note_fn)(void *userdata, const char *fmt, ...) _printf_(2, 3);
 
 /* A layer's own note(...) passed on to fn (NULL: none), cut at 1 KiB. */
-static inline void note_v(note_fn fn, void *userdata, const char *fmt, va_list ap) _printf_(3, 0);
-static inline void note_v(note_fn fn, void *userdata, const char *fmt, va_list ap)
-{
-        char buf[1024];
-
-        if (!fn)
-                return;
-        (void)vsnprintf(buf, sizeof(buf), fmt, ap); /* a cut note is still a note */
-        fn(userdata, "%s", buf);
-}
-
-/* note_v() of the arguments: a layer's note(...) macro calls it. */
 static inline void note_to(note_fn fn, void *userdata, const char *fmt, ...) _printf_(3, 4);
 static inline void note_to(note_fn fn, void *userdata, const char *fmt, ...)
 {
+        char buf[1024];
         va_list ap;
 
+        if (!fn)
+                return;
         va_start(ap, fmt);
-        note_v(fn, userdata, fmt, ap);
+        (void)vsnprintf(buf, sizeof(buf), fmt, ap); /* a cut note is still a note */
         va_end(ap);
+        fn(userdata, "%s", buf);
 }
 
 static inline void freep(void *p)

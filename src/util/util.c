@@ -398,16 +398,12 @@ int runfile_renameat(int fromfd, const char *from, int dirfd, const char *to)
 
 int open_parent(const char *path, const char **ret_name)
 {
-        _cleanup_free_ char *dir = NULL;
         const char *slash = strrchr(path, '/');
+        /* "/x" lives in "/" */
+        _cleanup_free_ char *dir =
+            slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
         int dfd;
 
-        if (!slash) {
-                dir = strdup(".");
-        } else {
-                /* "/x" lives in "/" */
-                dir = strndup(path, slash == path ? 1 : (size_t)(slash - path));
-        }
         if (!dir)
                 return -ENOMEM;
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
