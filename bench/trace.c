@@ -74,7 +74,7 @@ static int make_csv(const char *dir)
                 s.cg_oom_kills = i / 20000;
                 s.cg_io_read_bytes = i * SAMPLE_MIB;
                 s.cg_io_write_bytes = i * SAMPLE_MIB;
-                s.cg_psi_cpu_some_s = s.cg_psi_mem_some_s = s.cg_psi_io_some_s = i * 0.01;
+                s.cg_psi.some_s[PSI_CPU] = s.cg_psi.some_s[PSI_MEM] = s.cg_psi.some_s[PSI_IO] = i * 0.01;
                 s.cg_pids = 40;
                 s.cg_pids_peak = 60;
                 s.top_proc = "cc1plus -O2 big.cc";

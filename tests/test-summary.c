@@ -217,7 +217,7 @@ static void test_live_equals_file(void **state)
                 s.cg_mem_peak_bytes = 1000003.0 * MIN(i, 36) + 4095;
                 s.cg_oom_kills = i / 60;
                 s.cg_io_read_bytes = 123457.0 * i;
-                s.cg_psi_mem_some_s = i * 0.0004999;
+                s.cg_psi.some_s[PSI_MEM] = i * 0.0004999;
                 s.cg_pids = i % 5;
                 s.top_proc = (i % 3) ? "cc1plus big.cpp" : "";
                 s.top_proc_bytes = (i % 3) ? 4096.0 * (1000 + i * 37) : NAN;

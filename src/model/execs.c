@@ -21,6 +21,20 @@ double execs_min(double a, double b)
         return isnan(a) ? b : isnan(b) || a <= b ? a : b;
 }
 
+void psi_clear(struct psi *p)
+{
+        for (int i = 0; i < 3; i++)
+                p->some_s[i] = p->full_s[i] = NAN;
+}
+
+void psi_sum(struct psi *to, const struct psi *from)
+{
+        for (int i = 0; i < 3; i++) {
+                to->some_s[i] = execs_sum(to->some_s[i], from->some_s[i]);
+                to->full_s[i] = execs_sum(to->full_s[i], from->full_s[i]);
+        }
+}
+
 void step_exec_clear(struct step_exec *e)
 {
         memset(e, 0, sizeof(*e));

@@ -31,6 +31,15 @@ struct step_exec {
         char oom_victim[EXEC_LABEL_MAX + 1];  /* the process the kill took, "" unknown */
 };
 
+/* Pressure stall seconds ("some" and "full") of cpu, memory and io (the
+ * PSI_ index); NAN unknown. */
+enum { PSI_CPU, PSI_MEM, PSI_IO };
+struct psi {
+        double some_s[3], full_s[3];
+};
+void psi_clear(struct psi *p);                        /* all NAN */
+void psi_sum(struct psi *to, const struct psi *from); /* execs_sum() of each */
+
 /* One exec cgroup of this build, as last read. */
 struct exec_fact {
         char id[EXEC_ID_MAX + 1];   /* the cgroup's leaf name (BuildKit's exec id) */
@@ -41,8 +50,7 @@ struct exec_fact {
         /* for the build's totals: the counters split, the current levels */
         double cpu_user_s, cpu_sys_s;
         double mem_bytes, anon_bytes, file_bytes, pids;
-        double psi_cpu_some_s, psi_cpu_full_s, psi_mem_some_s, psi_mem_full_s;
-        double psi_io_some_s, psi_io_full_s;
+        struct psi psi;
 };
 
 /* Every figure NAN, labels "", set false. */

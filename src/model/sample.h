@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "model/execs.h"
+
 /* One row of the time series: the machine and the build's cgroup at one
  * instant, and what the build was doing. Numbers are as read, never
  * rounded: sizes in bytes (exact in a double up to 8 PiB), not the CSV's
@@ -42,9 +44,7 @@ struct sample {
         double cg_mem_bytes, cg_mem_peak_bytes; /* peak is the kernel's */
         double cg_oom_kills;
         double cg_io_read_bytes, cg_io_write_bytes;
-        double cg_psi_cpu_some_s, cg_psi_cpu_full_s; /* stall seconds */
-        double cg_psi_mem_some_s, cg_psi_mem_full_s;
-        double cg_psi_io_some_s, cg_psi_io_full_s;
+        struct psi cg_psi;
         double cg_pids, cg_pids_peak;
         /* The build's three largest processes by RSS, largest first. */
         const char *top_proc, *top2_proc, *top3_proc; /* labels */

@@ -47,8 +47,8 @@ static void proc_clear(struct summary_proc *p)
 static void build_init(struct summary_build *b)
 {
         b->cpu_user_s = b->cpu_sys_s = b->oom_kills = b->io_read_mb = b->io_write_mb = NAN;
-        b->psi_cpu_some_s = b->psi_cpu_full_s = b->psi_mem_some_s = b->psi_mem_full_s = NAN;
-        b->psi_io_some_s = b->psi_io_full_s = b->pids_peak = b->prev_oom_kills = NAN;
+        psi_clear(&b->psi);
+        b->pids_peak = b->prev_oom_kills = NAN;
         b->kernel_victim_pid = NAN;
         proc_clear(&b->mem_peak_proc);
         proc_clear(&b->last_seen);
@@ -245,12 +245,10 @@ static void build_add(struct summary_build *b, const struct sample *smp)
         last(&b->cpu_sys_s, smp->cg_cpu_sys_s);
         last(&b->io_read_mb, MB(smp->cg_io_read_bytes));
         last(&b->io_write_mb, MB(smp->cg_io_write_bytes));
-        last(&b->psi_cpu_some_s, smp->cg_psi_cpu_some_s);
-        last(&b->psi_cpu_full_s, smp->cg_psi_cpu_full_s);
-        last(&b->psi_mem_some_s, smp->cg_psi_mem_some_s);
-        last(&b->psi_mem_full_s, smp->cg_psi_mem_full_s);
-        last(&b->psi_io_some_s, smp->cg_psi_io_some_s);
-        last(&b->psi_io_full_s, smp->cg_psi_io_full_s);
+        for (int i = 0; i < 3; i++) {
+                last(&b->psi.some_s[i], smp->cg_psi.some_s[i]);
+                last(&b->psi.full_s[i], smp->cg_psi.full_s[i]);
+        }
         b->pids_peak = execs_max(execs_max(b->pids_peak, smp->cg_pids_peak), smp->cg_pids);
         point_best(&b->mem_cur_peak, true, MB(smp->cg_mem_bytes), NAN, smp);
         point_best(&b->mem_anon_peak, true, MB(smp->cg_mem_anon_bytes), MB(smp->cg_mem_file_bytes),
@@ -498,7 +496,7 @@ void summary_readings(const struct summary *s, unsigned ncpu, struct summary_rea
         ret->cpu_wait =
             (strcmp(s->build.mode, "v2") == 0 || strcmp(s->build.mode, "hybrid") == 0) &&
                     s->last_elapsed_s > 0
-                ? s->build.psi_cpu_some_s / s->last_elapsed_s
+                ? s->build.psi.some_s[PSI_CPU] / s->last_elapsed_s
                 : NAN;
         ret->cap_limit =
             s->cfg.mem_cap_mb > 0 &&

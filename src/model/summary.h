@@ -97,8 +97,7 @@ struct summary_build {
         struct summary_point mem_anon_peak;
         double oom_kills;               /* last */
         double io_read_mb, io_write_mb; /* last */
-        double psi_cpu_some_s, psi_cpu_full_s, psi_mem_some_s, psi_mem_full_s;
-        double psi_io_some_s, psi_io_full_s; /* last */
+        struct psi psi;                 /* last */
         double pids_peak;                    /* max of cg_pids_peak and cg_pids */
         struct summary_oom oom[SUMMARY_OOM_MAX];
         uint64_t noom;                   /* rises seen (oom[] holds the first SUMMARY_OOM_MAX) */

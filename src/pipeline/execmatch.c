@@ -230,12 +230,7 @@ void execmatch_fold(struct execmatch *em, struct sample *s, struct victim *v, bo
         victim_to_sample(v, s);
         if (host_psi)
                 return; /* host-wide already: the execs are in it */
-        s->cg_psi_cpu_some_s = execs_sum(s->cg_psi_cpu_some_s, t.psi_cpu_some_s);
-        s->cg_psi_cpu_full_s = execs_sum(s->cg_psi_cpu_full_s, t.psi_cpu_full_s);
-        s->cg_psi_mem_some_s = execs_sum(s->cg_psi_mem_some_s, t.psi_mem_some_s);
-        s->cg_psi_mem_full_s = execs_sum(s->cg_psi_mem_full_s, t.psi_mem_full_s);
-        s->cg_psi_io_some_s = execs_sum(s->cg_psi_io_some_s, t.psi_io_some_s);
-        s->cg_psi_io_full_s = execs_sum(s->cg_psi_io_full_s, t.psi_io_full_s);
+        psi_sum(&s->cg_psi, &t.psi);
 }
 
 /* The exec's best step of ts: the step with its command whose time it

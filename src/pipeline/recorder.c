@@ -652,12 +652,7 @@ static void build_before(struct recorder *r, struct sample *s)
         s->cg_oom_kills = cs.oom_kills;
         s->cg_io_read_bytes = cs.io_read_bytes;
         s->cg_io_write_bytes = cs.io_write_bytes;
-        s->cg_psi_cpu_some_s = cs.psi_cpu_some_s;
-        s->cg_psi_cpu_full_s = cs.psi_cpu_full_s;
-        s->cg_psi_mem_some_s = cs.psi_mem_some_s;
-        s->cg_psi_mem_full_s = cs.psi_mem_full_s;
-        s->cg_psi_io_some_s = cs.psi_io_some_s;
-        s->cg_psi_io_full_s = cs.psi_io_full_s;
+        s->cg_psi = cs.psi;
         s->cg_pids = cs.pids;
         s->cg_pids_peak = cs.pids_peak;
         s->cg_mem_anon_bytes = cs.mem_anon_bytes;

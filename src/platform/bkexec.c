@@ -162,8 +162,8 @@ static void ex_fact_new(struct bkexec *b, struct ex *e, double now, const char *
         f->u.execs = 1;
         f->u.oom_kills = 0;
         f->cpu_user_s = f->cpu_sys_s = f->mem_bytes = f->anon_bytes = f->file_bytes = NAN;
-        f->pids = f->psi_cpu_some_s = f->psi_cpu_full_s = f->psi_mem_some_s = NAN;
-        f->psi_mem_full_s = f->psi_io_some_s = f->psi_io_full_s = NAN;
+        f->pids = NAN;
+        psi_clear(&f->psi);
         e->state = EX_OURS;
 }
 
@@ -234,9 +234,6 @@ static void ex_read_cpu(struct bkexec *b, struct ex *e, struct exec_fact *f)
 static void ex_read_pressure(struct bkexec *b, struct ex *e, struct exec_fact *f)
 {
         static const char *const names[3] = {"cpu.pressure", "memory.pressure", "io.pressure"};
-        double *dst[3][2] = {{&f->psi_cpu_some_s, &f->psi_cpu_full_s},
-                             {&f->psi_mem_some_s, &f->psi_mem_full_s},
-                             {&f->psi_io_some_s, &f->psi_io_full_s}};
 
         for (int i = 0; i < 3; i++) {
                 struct cgroup_pressure pr;
@@ -244,8 +241,8 @@ static void ex_read_pressure(struct bkexec *b, struct ex *e, struct exec_fact *f
 
                 if (n <= 0 || cgroup_pressure_parse(b->buf, (size_t)n, &pr) < 0)
                         continue;
-                *dst[i][0] = (double)pr.some_us / 1e6;
-                *dst[i][1] = pr.full_us == UINT64_MAX ? NAN : (double)pr.full_us / 1e6;
+                f->psi.some_s[i] = (double)pr.some_us / 1e6;
+                f->psi.full_s[i] = pr.full_us == UINT64_MAX ? NAN : (double)pr.full_us / 1e6;
         }
 }
 
@@ -558,8 +555,7 @@ void bkexec_totals(const struct bkexec *b, struct bkexec_totals *ret)
 
         t.cpu_user_s = t.cpu_sys_s = t.io_read_bytes = t.io_write_bytes = t.oom_kills = NAN;
         t.mem_bytes = t.anon_bytes = t.file_bytes = t.pids = t.max_peak_bytes = NAN;
-        t.psi_cpu_some_s = t.psi_cpu_full_s = t.psi_mem_some_s = t.psi_mem_full_s = NAN;
-        t.psi_io_some_s = t.psi_io_full_s = NAN;
+        psi_clear(&t.psi);
         snprintf(t.oom_victim, sizeof(t.oom_victim), "%s", b->last_oom.task);
         t.oom_victim_pid = b->last_oom.pid;
         for (size_t i = 0; i < b->nfacts; i++) {
@@ -572,12 +568,7 @@ void bkexec_totals(const struct bkexec *b, struct bkexec_totals *ret)
                 t.io_write_bytes = execs_sum(t.io_write_bytes, f->u.io_write_bytes);
                 t.oom_kills = execs_sum(t.oom_kills, f->u.oom_kills);
                 t.max_peak_bytes = execs_max(t.max_peak_bytes, f->u.mem_peak_bytes);
-                t.psi_cpu_some_s = execs_sum(t.psi_cpu_some_s, f->psi_cpu_some_s);
-                t.psi_cpu_full_s = execs_sum(t.psi_cpu_full_s, f->psi_cpu_full_s);
-                t.psi_mem_some_s = execs_sum(t.psi_mem_some_s, f->psi_mem_some_s);
-                t.psi_mem_full_s = execs_sum(t.psi_mem_full_s, f->psi_mem_full_s);
-                t.psi_io_some_s = execs_sum(t.psi_io_some_s, f->psi_io_some_s);
-                t.psi_io_full_s = execs_sum(t.psi_io_full_s, f->psi_io_full_s);
+                psi_sum(&t.psi, &f->psi);
                 if (!f->alive)
                         continue;
                 t.alive++;

@@ -46,8 +46,7 @@ struct bkexec_totals {
         size_t ours, alive;
         double cpu_user_s, cpu_sys_s, io_read_bytes, io_write_bytes, oom_kills;
         double mem_bytes, anon_bytes, file_bytes, pids;
-        double psi_cpu_some_s, psi_cpu_full_s, psi_mem_some_s, psi_mem_full_s;
-        double psi_io_some_s, psi_io_full_s;
+        struct psi psi;
         double max_peak_bytes; /* the largest kernel peak of one exec */
         /* the kernel's newest OOM report on an exec of ours: the victim's
          * comm and pid (0: none) */

@@ -359,8 +359,8 @@ const char *cgroup_mode_name(enum cgroup_mode m)
 void cgroup_stats_clear(struct cgroup_stats *s)
 {
         *s = (struct cgroup_stats){
-            NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
-            NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, .oom_victim_pid = -1,
+            NAN, NAN, NAN, NAN, NAN, NAN, NAN, {{NAN, NAN, NAN}, {NAN, NAN, NAN}},
+            NAN, NAN, NAN, NAN, .oom_victim_pid = -1,
         };
 }
 

@@ -107,13 +107,7 @@ static int hot_u64(struct cgroup *cg, enum hot which, const char *key, uint64_t 
 
 static void read_psi(struct cgroup *cg, struct cgroup_stats *st)
 {
-        double *out[3][2] = {
-            {&st->psi_cpu_some_s, &st->psi_cpu_full_s},
-            {&st->psi_mem_some_s, &st->psi_mem_full_s},
-            {&st->psi_io_some_s, &st->psi_io_full_s},
-        };
-
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 3; i++) { /* HOT_PSI_CPU + PSI_CPU .. PSI_IO */
                 struct cgroup_pressure p;
 
                 if (cg_read_pressure(cg, cg->hot[HOT_PSI_CPU + i], &p) < 0)
@@ -128,9 +122,9 @@ static void read_psi(struct cgroup *cg, struct cgroup_stats *st)
                         else
                                 p.full_us = UINT64_MAX;
                 }
-                *out[i][0] = in_range(RANGE_CPU_SECONDS, (double)p.some_us / 1e6);
+                st->psi.some_s[i] = in_range(RANGE_CPU_SECONDS, (double)p.some_us / 1e6);
                 if (p.full_us != UINT64_MAX)
-                        *out[i][1] = in_range(RANGE_CPU_SECONDS, (double)p.full_us / 1e6);
+                        st->psi.full_s[i] = in_range(RANGE_CPU_SECONDS, (double)p.full_us / 1e6);
         }
 }
 

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "model/execs.h"
 #include "util/macro.h"
 
 /* The build's own accounting: a cgroup made for it (cgroup2, cgroup v1, or
@@ -85,9 +86,7 @@ struct cgroup_stats {
         double mem_bytes, mem_peak_bytes; /* peak: the kernel's own, except in none mode */
         double oom_kills;
         double io_read_bytes, io_write_bytes;
-        double psi_cpu_some_s, psi_cpu_full_s;
-        double psi_mem_some_s, psi_mem_full_s;
-        double psi_io_some_s, psi_io_full_s;
+        struct psi psi;
         double pids, pids_peak;
         /* Anonymous and file-backed memory (memory.stat, or RssAnon/RssFile). */
         double mem_anon_bytes, mem_file_bytes;

@@ -915,9 +915,9 @@ static void totals_table(struct dwriter *w, const struct summary *s)
             {"CPU system s", {b->cpu_sys_s}, 1, false},
             {"IO read MiB", {b->io_read_mb}, 1, false},
             {"IO written MiB", {b->io_write_mb}, 1, false},
-            {"pressure: memory some / full s", {b->psi_mem_some_s, b->psi_mem_full_s}, 2, true},
-            {"pressure: CPU some / full s", {b->psi_cpu_some_s, b->psi_cpu_full_s}, 2, true},
-            {"pressure: IO some / full s", {b->psi_io_some_s, b->psi_io_full_s}, 2, true},
+            {"pressure: memory some / full s", {b->psi.some_s[PSI_MEM], b->psi.full_s[PSI_MEM]}, 2, true},
+            {"pressure: CPU some / full s", {b->psi.some_s[PSI_CPU], b->psi.full_s[PSI_CPU]}, 2, true},
+            {"pressure: IO some / full s", {b->psi.some_s[PSI_IO], b->psi.full_s[PSI_IO]}, 2, true},
             {"processes, most", {b->pids_peak}, 0, false},
             {"OOM kills", {b->oom_kills}, 0, false},
         };

@@ -515,12 +515,12 @@ static json_t *jbuild(const struct summary *s)
             "io_write_mb", summary_jnum(b->io_write_mb, 1), "pressure",
             json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "source",
                       build_psi_is_host(b) ? "host" : "cgroup", "cpu_some_s",
-                      summary_jnum(b->psi_cpu_some_s, 3), "cpu_full_s",
-                      summary_jnum(b->psi_cpu_full_s, 3), "mem_some_s",
-                      summary_jnum(b->psi_mem_some_s, 3), "mem_full_s",
-                      summary_jnum(b->psi_mem_full_s, 3), "io_some_s",
-                      summary_jnum(b->psi_io_some_s, 3), "io_full_s",
-                      summary_jnum(b->psi_io_full_s, 3)),
+                      summary_jnum(b->psi.some_s[PSI_CPU], 3), "cpu_full_s",
+                      summary_jnum(b->psi.full_s[PSI_CPU], 3), "mem_some_s",
+                      summary_jnum(b->psi.some_s[PSI_MEM], 3), "mem_full_s",
+                      summary_jnum(b->psi.full_s[PSI_MEM], 3), "io_some_s",
+                      summary_jnum(b->psi.some_s[PSI_IO], 3), "io_full_s",
+                      summary_jnum(b->psi.full_s[PSI_IO], 3)),
             "pids_peak", summary_jnum(b->pids_peak, 0));
 }
 
@@ -901,9 +901,9 @@ static void render_build_text(const struct summary *s, const struct run_info *ri
         summary_put_size(w, bd->io_write_mb);
         dw_printf(w, " written\n  pressure (%s, stall s some/full): ",
                   build_psi_is_host(bd) ? "host-wide" : "the build's");
-        put_pair(w, "cpu ", bd->psi_cpu_some_s, bd->psi_cpu_full_s);
-        put_pair(w, ", memory ", bd->psi_mem_some_s, bd->psi_mem_full_s);
-        put_pair(w, ", io ", bd->psi_io_some_s, bd->psi_io_full_s);
+        put_pair(w, "cpu ", bd->psi.some_s[PSI_CPU], bd->psi.full_s[PSI_CPU]);
+        put_pair(w, ", memory ", bd->psi.some_s[PSI_MEM], bd->psi.full_s[PSI_MEM]);
+        put_pair(w, ", io ", bd->psi.some_s[PSI_IO], bd->psi.full_s[PSI_IO]);
         dw_puts(w, "\n  processes:      peak ");
         summary_put_num(w, bd->pids_peak, 0);
         if (ri) {

@@ -243,7 +243,7 @@ void trace_free(struct trace *t)
 /* PSI stall as % of wall time since the previous sample, per resource. */
 static void psi_rates(struct trace *t, const struct sample *s, int64_t ts)
 {
-        const double cur[3] = {s->cg_psi_cpu_some_s, s->cg_psi_mem_some_s, s->cg_psi_io_some_s};
+        const double *cur = s->cg_psi.some_s;
         double dt = s->elapsed_s - t->prev_elapsed;
         struct kv kv[3] = {{"cpu", NAN}, {"memory", NAN}, {"io", NAN}};
 
