@@ -94,15 +94,17 @@ static void test_json_text(void **state)
             "{\"resourceMetrics\":[{\"resource\":{\"attributes\":[{\"key\":\"service.name\","
             "\"value\":{\"stringValue\":\"buildtel\"}}]},"
             "\"scopeMetrics\":[{\"scope\":{\"name\":\"buildtel\",\"version\":\"1\"},\"metrics\":["
-            "{\"name\":\"g\",\"unit\":\"By\",\"gauge\":{\"dataPoints\":[{\"attributes\":[],"
+            "{\"name\":\"g\",\"unit\":\"By\",\"gauge\":{\"dataPoints\":[{"
             "\"timeUnixNano\":\"1\",\"asDouble\":1.5,"
             "\"exemplars\":[{\"timeUnixNano\":\"1\",\"asDouble\":1.5,\"spanId\":"
-            "\"0101010101010101\",\"traceId\":\"abababababababababababababababab\"}]}]}},"
-            "{\"name\":\"s\",\"unit\":\"s\",\"sum\":{\"dataPoints\":[{\"attributes\":[{\"key\":"
-            "\"cpu.mode\",\"value\":{\"stringValue\":\"user\"}}],"
-            "\"startTimeUnixNano\":\"2\",\"timeUnixNano\":\"3\",\"asInt\":\"-1\","
-            "\"exemplars\":[{\"timeUnixNano\":\"3\",\"asInt\":\"-1\",\"spanId\":"
-            "\"0101010101010101\",\"traceId\":\"abababababababababababababababab\"}]}],"
+            "\"0101010101010101\",\"traceId\":\"abababababababababababababababab\"}],"
+            "\"attributes\":[]}]}},"
+            "{\"name\":\"s\",\"unit\":\"s\",\"sum\":{\"dataPoints\":[{"
+            "\"startTimeUnixNano\":\"2\",\"timeUnixNano\":\"3\","
+            "\"exemplars\":[{\"timeUnixNano\":\"3\",\"spanId\":"
+            "\"0101010101010101\",\"traceId\":\"abababababababababababababababab\","
+            "\"asInt\":\"-1\"}],\"asInt\":\"-1\",\"attributes\":[{\"key\":\"cpu.mode\","
+            "\"value\":{\"stringValue\":\"user\"}}]}],"
             "\"aggregationTemporality\":2,\"isMonotonic\":true}}]}]}]}");
         dbuf_release(&b);
 }
@@ -149,7 +151,7 @@ static void test_doubles_json(void **state)
                 struct dbuf b = DBUF_INIT;
                 char want[80];
 
-                snprintf(want, sizeof(want), "\"asDouble\":%s}", cases[i].text);
+                snprintf(want, sizeof(want), "\"asDouble\":%s,", cases[i].text);
                 assert_int_equal(otlp_encode_json(&rq, &b), 0);
                 if (!strstr(b.p, want))
                         fail_msg("%s not in %s", want, b.p);

@@ -19,6 +19,8 @@
 struct enc {
         struct dwriter w;
         struct dbuf tmp; /* a string made valid UTF-8 */
+        bool json;       /* proto3 JSON, else protobuf */
+        bool first;      /* JSON: no comma before the next member */
 };
 
 /* The encoding's end: its scratch released; on failure out gets its old
@@ -142,194 +144,39 @@ static void pb_end(struct enc *E, size_t start)
         memcpy(E->w.b->p + start - 1, b, extra + 1);
 }
 
-static void pb_keyvalue(struct enc *E, unsigned field, const struct otlp_attr *a)
-{
-        size_t kv = pb_begin(E, field), av;
-
-        pb_string(E, 1, a->key);
-        av = pb_begin(E, 2);
-        switch (a->type) {
-        case OTLP_STRING:
-                pb_string(E, 1, a->s ? a->s : "");
-                break;
-        case OTLP_BOOL:
-                pb_uint(E, 2, a->b);
-                break;
-        case OTLP_INT:
-                pb_uint(E, 3, (uint64_t)a->i);
-                break;
-        case OTLP_DOUBLE:
-                pb_double(E, 4, a->d);
-                break;
-        }
-        pb_end(E, av);
-        pb_end(E, kv);
-}
-
-/* The resource and scope: what both signals open with. Returns the
- * offset of the scope's message, to end after its records. */
-static size_t pb_head(struct enc *E, const struct otlp_attr *resource, size_t nresource,
-                      const char *scope_name, const char *scope_version)
-{
-        size_t res, sm, sc;
-
-        res = pb_begin(E, 1);
-        for (size_t i = 0; i < nresource; i++)
-                pb_keyvalue(E, 1, &resource[i]);
-        pb_end(E, res);
-        sm = pb_begin(E, 2);
-        sc = pb_begin(E, 1);
-        if (scope_name)
-                pb_string(E, 1, scope_name);
-        if (scope_version)
-                pb_string(E, 2, scope_version);
-        pb_end(E, sc);
-        return sm;
-}
-
-static void pb_point(struct enc *E, const struct otlp_request *rq, const struct otlp_point *p)
-{
-        size_t dp = pb_begin(E, 1);
-
-        /* ascending field numbers: the canonical order */
-        if (p->start_ns)
-                pb_fixed64(E, 2, p->start_ns);
-        pb_fixed64(E, 3, p->time_ns);
-        if (!p->is_int)
-                pb_double(E, 4, p->d);
-        if (rq->has_trace) {
-                size_t ex = pb_begin(E, 5);
-                pb_fixed64(E, 2, p->time_ns);
-                if (!p->is_int)
-                        pb_double(E, 3, p->d);
-                pb_bytes(E, 4, rq->span_id, sizeof(rq->span_id));
-                pb_bytes(E, 5, rq->trace_id, sizeof(rq->trace_id));
-                if (p->is_int)
-                        pb_fixed64(E, 6, (uint64_t)p->i);
-                pb_end(E, ex);
-        }
-        if (p->is_int)
-                pb_fixed64(E, 6, (uint64_t)p->i);
-        for (size_t i = 0; i < p->nattrs; i++)
-                pb_keyvalue(E, 7, &p->attrs[i]);
-        pb_end(E, dp);
-}
-
-static void pb_metric(struct enc *E, const struct otlp_request *rq, const struct otlp_metric *m)
-{
-        size_t mm = pb_begin(E, 2), body;
-
-        pb_string(E, 1, m->name);
-        if (m->description && *m->description)
-                pb_string(E, 2, m->description);
-        if (m->unit && *m->unit)
-                pb_string(E, 3, m->unit);
-        body = pb_begin(E, m->kind == OTLP_SUM ? 7 : 5);
-        for (size_t i = 0; i < m->npoints; i++)
-                pb_point(E, rq, &m->points[i]);
-        if (m->kind == OTLP_SUM) {
-                pb_uint(E, 2, OTLP_TEMPORALITY_CUMULATIVE);
-                if (m->monotonic)
-                        pb_uint(E, 3, 1);
-        }
-        pb_end(E, body);
-        pb_end(E, mm);
-}
-
-int otlp_encode_protobuf(const struct otlp_request *rq, struct dbuf *out)
-{
-        struct enc E = {.w = DWRITER_INIT(out)};
-        size_t old = out->len, rm, sm;
-
-        rm = pb_begin(&E, 1);
-        sm = pb_head(&E, rq->resource, rq->nresource, rq->scope_name, rq->scope_version);
-        for (size_t i = 0; i < rq->nmetrics; i++)
-                pb_metric(&E, rq, &rq->metrics[i]);
-        pb_end(&E, sm);
-        pb_end(&E, rm);
-        return enc_end(&E, old);
-}
-
-/* Span (trace.proto): ascending field numbers. */
-static void pb_span(struct enc *E, const struct otlp_trace_request *rq, const struct otlp_span *sp)
-{
-        size_t m = pb_begin(E, 2);
-
-        pb_bytes(E, 1, rq->trace_id, sizeof(rq->trace_id));
-        pb_bytes(E, 2, sp->span_id, sizeof(sp->span_id));
-        if (sp->trace_state && *sp->trace_state)
-                pb_string(E, 3, sp->trace_state);
-        if (sp->has_parent)
-                pb_bytes(E, 4, sp->parent_id, sizeof(sp->parent_id));
-        pb_string(E, 5, sp->name);
-        if (sp->kind)
-                pb_uint(E, 6, (uint64_t)sp->kind);
-        pb_fixed64(E, 7, sp->start_ns);
-        pb_fixed64(E, 8, sp->end_ns);
-        for (size_t i = 0; i < sp->nattrs; i++)
-                pb_keyvalue(E, 9, &sp->attrs[i]);
-        for (size_t i = 0; i < sp->nevents; i++) {
-                const struct otlp_event *ev = &sp->events[i];
-                size_t em = pb_begin(E, 11);
-                pb_fixed64(E, 1, ev->time_ns);
-                pb_string(E, 2, ev->name);
-                for (size_t k = 0; k < ev->nattrs; k++)
-                        pb_keyvalue(E, 3, &ev->attrs[k]);
-                pb_end(E, em);
-        }
-        if (sp->status || sp->status_message) {
-                size_t st = pb_begin(E, 15);
-                if (sp->status_message && *sp->status_message)
-                        pb_string(E, 2, sp->status_message);
-                if (sp->status)
-                        pb_uint(E, 3, (uint64_t)sp->status);
-                pb_end(E, st);
-        }
-        pb_end(E, m);
-}
-
-int otlp_encode_trace_protobuf(const struct otlp_trace_request *rq, struct dbuf *out)
-{
-        struct enc E = {.w = DWRITER_INIT(out)};
-        size_t old = out->len, rs, ss;
-
-        rs = pb_begin(&E, 1);
-        ss = pb_head(&E, rq->resource, rq->nresource, rq->scope_name, rq->scope_version);
-        for (size_t i = 0; i < rq->nspans; i++)
-                pb_span(&E, rq, &rq->spans[i]);
-        pb_end(&E, ss);
-        pb_end(&E, rs);
-        return enc_end(&E, old);
-}
-
 /* --- JSON ------------------------------------------------------------- */
 
-/* Each js_ value writer puts its key (the '"name":' text before it) first. */
-static void js_string(struct enc *E, const char *key, const char *s)
+/* The comma before a member or an element but the first, and the member's
+ * key (NULL: an array's element). */
+static void js_key(struct enc *E, const char *key)
 {
-        dw_puts(&E->w, key);
-        jsonw_put(&E->w, s, strlen(s));
+        if (!E->first)
+                dw_append(&E->w, ",", 1);
+        E->first = false;
+        if (key)
+                dw_printf(&E->w, "\"%s\":", key);
 }
 
-/* proto3 JSON: 64-bit integers are strings. */
-static void js_u64(struct enc *E, const char *key, uint64_t v)
+static void js_open(struct enc *E, const char *key, const char *bracket)
 {
-        dw_printf(&E->w, "%s\"%llu\"", key, (unsigned long long)v);
+        js_key(E, key);
+        dw_puts(&E->w, bracket);
+        E->first = true;
 }
 
-static void js_i64(struct enc *E, const char *key, int64_t v)
+static void js_close(struct enc *E, const char *bracket)
 {
-        dw_printf(&E->w, "%s\"%lld\"", key, (long long)v);
+        dw_puts(&E->w, bracket);
+        E->first = false;
 }
 
 /* Shortest text that reads back to the same double; proto3 JSON spells
  * the non-finite ones as strings. */
-static void js_double(struct enc *E, const char *key, double d)
+static void js_double(struct enc *E, double d)
 {
         char b[40];
         int n;
 
-        dw_puts(&E->w, key);
         if (isnan(d)) {
                 dw_puts(&E->w, "\"NaN\"");
                 return;
@@ -352,174 +199,308 @@ static void js_double(struct enc *E, const char *key, double d)
         dw_append(&E->w, b, (size_t)n);
 }
 
-/* A trace or span id (16 or 8 bytes). */
-static void js_hex(struct enc *E, const char *key, const uint8_t *p, size_t n)
+/* --- the messages, once for both encodings ---------------------------- */
+
+/* Each field by its number (protobuf) and its key (proto3 JSON), in
+ * ascending field numbers, protobuf's canonical order. */
+
+/* A message: field n, or in JSON member key (NULL: an array's element).
+ * Returns what f_end takes. */
+static size_t f_begin(struct enc *E, unsigned n, const char *key)
+{
+        if (!E->json)
+                return pb_begin(E, n);
+        js_open(E, key, "{");
+        return 0;
+}
+
+static void f_end(struct enc *E, size_t start)
+{
+        if (E->json)
+                js_close(E, "}");
+        else
+                pb_end(E, start);
+}
+
+/* A repeated field's elements: a JSON array (protobuf repeats the field). */
+static void f_list(struct enc *E, const char *key)
+{
+        if (E->json)
+                js_open(E, key, "[");
+}
+
+static void f_list_end(struct enc *E)
+{
+        if (E->json)
+                js_close(E, "]");
+}
+
+static void f_string(struct enc *E, unsigned n, const char *key, const char *s)
+{
+        if (!E->json) {
+                pb_string(E, n, s);
+                return;
+        }
+        js_key(E, key);
+        jsonw_put(&E->w, s, strlen(s));
+}
+
+/* A varint: an enum or bool, a JSON number or true/false (bool set). */
+static void f_enum(struct enc *E, unsigned n, const char *key, int v, bool is_bool)
+{
+        if (!E->json) {
+                pb_uint(E, n, (uint64_t)v);
+                return;
+        }
+        js_key(E, key);
+        if (is_bool)
+                dw_puts(&E->w, v ? "true" : "false");
+        else
+                dw_printf(&E->w, "%d", v);
+}
+
+/* A 64-bit integer (proto3 JSON: a string): a varint, or with fixed a
+ * fixed64 (the times, asInt). */
+static void f_int64(struct enc *E, unsigned n, const char *key, uint64_t v, bool is_signed,
+                    bool fixed)
+{
+        if (!E->json) {
+                if (fixed)
+                        pb_fixed64(E, n, v);
+                else
+                        pb_uint(E, n, v);
+                return;
+        }
+        js_key(E, key);
+        if (is_signed)
+                dw_printf(&E->w, "\"%lld\"", (long long)v);
+        else
+                dw_printf(&E->w, "\"%llu\"", (unsigned long long)v);
+}
+
+static void f_double(struct enc *E, unsigned n, const char *key, double d)
+{
+        if (!E->json) {
+                pb_double(E, n, d);
+                return;
+        }
+        js_key(E, key);
+        js_double(E, d);
+}
+
+/* A trace or span id (16 or 8 bytes): bytes, in JSON hex. */
+static void f_id(struct enc *E, unsigned n, const char *key, const uint8_t *p, size_t len)
 {
         char b[33];
 
-        hex_encode(b, p, MIN(n, (size_t)16));
-        dw_printf(&E->w, "%s\"%s\"", key, b);
+        if (!E->json) {
+                pb_bytes(E, n, p, len);
+                return;
+        }
+        hex_encode(b, p, MIN(len, (size_t)16));
+        js_key(E, key);
+        dw_printf(&E->w, "\"%s\"", b);
 }
 
-static void js_attrs(struct enc *E, const char *key, const struct otlp_attr *a, size_t n)
+/* KeyValue n times (common.proto): "attributes" in every message here. */
+static void f_attrs(struct enc *E, unsigned n, const struct otlp_attr *a, size_t count)
 {
-        dw_puts(&E->w, key);
-        dw_append(&E->w, "[", 1);
-        for (size_t i = 0; i < n; i++) {
-                if (i)
-                        dw_append(&E->w, ",", 1);
-                js_string(E, "{\"key\":", a[i].key);
-                dw_puts(&E->w, ",\"value\":{");
+        f_list(E, "attributes");
+        for (size_t i = 0; i < count; i++) {
+                size_t kv = f_begin(E, n, NULL), av;
+
+                f_string(E, 1, "key", a[i].key);
+                av = f_begin(E, 2, "value");
                 switch (a[i].type) {
                 case OTLP_STRING:
-                        js_string(E, "\"stringValue\":", a[i].s ? a[i].s : "");
+                        f_string(E, 1, "stringValue", a[i].s ? a[i].s : "");
                         break;
                 case OTLP_BOOL:
-                        dw_puts(&E->w, a[i].b ? "\"boolValue\":true" : "\"boolValue\":false");
+                        f_enum(E, 2, "boolValue", a[i].b, true);
                         break;
                 case OTLP_INT:
-                        js_i64(E, "\"intValue\":", a[i].i);
+                        f_int64(E, 3, "intValue", (uint64_t)a[i].i, true, false);
                         break;
                 case OTLP_DOUBLE:
-                        js_double(E, "\"doubleValue\":", a[i].d);
+                        f_double(E, 4, "doubleValue", a[i].d);
                         break;
                 }
-                dw_puts(&E->w, "}}");
+                f_end(E, av);
+                f_end(E, kv);
         }
-        dw_append(&E->w, "]", 1);
+        f_list_end(E);
 }
 
-static void js_value(struct enc *E, const struct otlp_point *p)
+/* The request up to its scope's records (metrics or spans): the messages
+ * f_tail ends in open. */
+static void f_head(struct enc *E, bool spans, const struct otlp_attr *resource, size_t nresource,
+                   const char *scope_name, const char *scope_version, size_t open[2])
 {
-        if (p->is_int)
-                js_i64(E, "\"asInt\":", p->i);
-        else
-                js_double(E, "\"asDouble\":", p->d);
-}
+        size_t res, sc;
 
-static void js_point(struct enc *E, const struct otlp_request *rq, const struct otlp_point *p)
-{
-        dw_append(&E->w, "{", 1);
-        js_attrs(E, "\"attributes\":", p->attrs, p->nattrs);
-        if (p->start_ns)
-                js_u64(E, ",\"startTimeUnixNano\":", p->start_ns);
-        js_u64(E, ",\"timeUnixNano\":", p->time_ns);
-        dw_append(&E->w, ",", 1);
-        js_value(E, p);
-        if (rq->has_trace) {
-                js_u64(E, ",\"exemplars\":[{\"timeUnixNano\":", p->time_ns);
-                dw_append(&E->w, ",", 1);
-                js_value(E, p);
-                js_hex(E, ",\"spanId\":", rq->span_id, sizeof(rq->span_id));
-                js_hex(E, ",\"traceId\":", rq->trace_id, sizeof(rq->trace_id));
-                dw_puts(&E->w, "}]");
-        }
-        dw_append(&E->w, "}", 1);
-}
-
-/* The request up to the scope's records: what both signals open with. */
-static void js_head(struct enc *E, bool spans, const struct otlp_attr *resource, size_t nresource,
-                    const char *scope_name, const char *scope_version)
-{
-        dw_puts(&E->w, spans ? "{\"resourceSpans\":[{\"resource\":{"
-                             : "{\"resourceMetrics\":[{\"resource\":{");
-        js_attrs(E, "\"attributes\":", resource, nresource);
-        dw_puts(&E->w,
-                spans ? "},\"scopeSpans\":[{\"scope\":{" : "},\"scopeMetrics\":[{\"scope\":{");
+        if (E->json)
+                js_open(E, NULL, "{");
+        f_list(E, spans ? "resourceSpans" : "resourceMetrics");
+        open[0] = f_begin(E, 1, NULL);
+        res = f_begin(E, 1, "resource");
+        f_attrs(E, 1, resource, nresource);
+        f_end(E, res);
+        f_list(E, spans ? "scopeSpans" : "scopeMetrics");
+        open[1] = f_begin(E, 2, NULL);
+        sc = f_begin(E, 1, "scope");
         if (scope_name)
-                js_string(E, "\"name\":", scope_name);
+                f_string(E, 1, "name", scope_name);
         if (scope_version)
-                js_string(E, scope_name ? ",\"version\":" : "\"version\":", scope_version);
-        dw_puts(&E->w, "},");
+                f_string(E, 2, "version", scope_version);
+        f_end(E, sc);
+        f_list(E, spans ? "spans" : "metrics");
 }
 
-static void js_metric(struct enc *E, const struct otlp_request *rq, const struct otlp_metric *m)
+static int f_tail(struct enc *E, const size_t open[2], size_t old)
 {
-        js_string(E, "{\"name\":", m->name);
-        if (m->description && *m->description)
-                js_string(E, ",\"description\":", m->description);
-        if (m->unit && *m->unit)
-                js_string(E, ",\"unit\":", m->unit);
-        dw_puts(&E->w, m->kind == OTLP_SUM ? ",\"sum\":{\"dataPoints\":["
-                                           : ",\"gauge\":{\"dataPoints\":[");
-        for (size_t i = 0; i < m->npoints; i++) {
-                if (i)
-                        dw_append(&E->w, ",", 1);
-                js_point(E, rq, &m->points[i]);
+        for (int i = 1; i >= 0; i--) {
+                f_list_end(E);
+                f_end(E, open[i]);
         }
-        dw_append(&E->w, "]", 1);
-        if (m->kind == OTLP_SUM) {
-                dw_puts(&E->w, ",\"aggregationTemporality\":2");
-                if (m->monotonic)
-                        dw_puts(&E->w, ",\"isMonotonic\":true");
-        }
-        dw_puts(&E->w, "}}");
-}
-
-/* Close the request. */
-static int js_end(struct enc *E, size_t old)
-{
-        dw_puts(&E->w, "]}]}]}");
+        f_list_end(E);
+        if (E->json)
+                js_close(E, "}");
         return enc_end(E, old);
+}
+
+/* NumberDataPoint (metrics.proto), with an exemplar tying it to the run's
+ * span when the request has one. */
+static void f_point(struct enc *E, const struct otlp_request *rq, const struct otlp_point *p)
+{
+        size_t dp = f_begin(E, 1, NULL), ex;
+
+        if (p->start_ns)
+                f_int64(E, 2, "startTimeUnixNano", p->start_ns, false, true);
+        f_int64(E, 3, "timeUnixNano", p->time_ns, false, true);
+        if (!p->is_int)
+                f_double(E, 4, "asDouble", p->d);
+        if (rq->has_trace) {
+                f_list(E, "exemplars");
+                ex = f_begin(E, 5, NULL);
+                f_int64(E, 2, "timeUnixNano", p->time_ns, false, true);
+                if (!p->is_int)
+                        f_double(E, 3, "asDouble", p->d);
+                f_id(E, 4, "spanId", rq->span_id, sizeof(rq->span_id));
+                f_id(E, 5, "traceId", rq->trace_id, sizeof(rq->trace_id));
+                if (p->is_int)
+                        f_int64(E, 6, "asInt", (uint64_t)p->i, true, true);
+                f_end(E, ex);
+                f_list_end(E);
+        }
+        if (p->is_int)
+                f_int64(E, 6, "asInt", (uint64_t)p->i, true, true);
+        f_attrs(E, 7, p->attrs, p->nattrs);
+        f_end(E, dp);
+}
+
+static void f_metric(struct enc *E, const struct otlp_request *rq, const struct otlp_metric *m)
+{
+        bool sum = m->kind == OTLP_SUM;
+        size_t mm = f_begin(E, 2, NULL), body;
+
+        f_string(E, 1, "name", m->name);
+        if (m->description && *m->description)
+                f_string(E, 2, "description", m->description);
+        if (m->unit && *m->unit)
+                f_string(E, 3, "unit", m->unit);
+        body = f_begin(E, sum ? 7 : 5, sum ? "sum" : "gauge");
+        f_list(E, "dataPoints");
+        for (size_t i = 0; i < m->npoints; i++)
+                f_point(E, rq, &m->points[i]);
+        f_list_end(E);
+        if (sum) {
+                f_enum(E, 2, "aggregationTemporality", OTLP_TEMPORALITY_CUMULATIVE, false);
+                if (m->monotonic)
+                        f_enum(E, 3, "isMonotonic", 1, true);
+        }
+        f_end(E, body);
+        f_end(E, mm);
+}
+
+static int encode_metrics(const struct otlp_request *rq, struct dbuf *out, bool json)
+{
+        struct enc E = {.w = DWRITER_INIT(out), .json = json, .first = true};
+        size_t old = out->len, open[2];
+
+        f_head(&E, false, rq->resource, rq->nresource, rq->scope_name, rq->scope_version, open);
+        for (size_t i = 0; i < rq->nmetrics; i++)
+                f_metric(&E, rq, &rq->metrics[i]);
+        return f_tail(&E, open, old);
+}
+
+int otlp_encode_protobuf(const struct otlp_request *rq, struct dbuf *out)
+{
+        return encode_metrics(rq, out, false);
 }
 
 int otlp_encode_json(const struct otlp_request *rq, struct dbuf *out)
 {
-        struct enc E = {.w = DWRITER_INIT(out)};
-        size_t old = out->len;
-
-        js_head(&E, false, rq->resource, rq->nresource, rq->scope_name, rq->scope_version);
-        dw_puts(&E.w, "\"metrics\":[");
-        for (size_t i = 0; i < rq->nmetrics; i++) {
-                if (i)
-                        dw_append(&E.w, ",", 1);
-                js_metric(&E, rq, &rq->metrics[i]);
-        }
-        return js_end(&E, old);
+        return encode_metrics(rq, out, true);
 }
 
-static void js_span(struct enc *E, const struct otlp_trace_request *rq, const struct otlp_span *sp)
+/* Span (trace.proto). */
+static void f_span(struct enc *E, const struct otlp_trace_request *rq, const struct otlp_span *sp)
 {
-        js_hex(E, "{\"traceId\":", rq->trace_id, sizeof(rq->trace_id));
-        js_hex(E, ",\"spanId\":", sp->span_id, sizeof(sp->span_id));
+        size_t m = f_begin(E, 2, NULL), st;
+
+        f_id(E, 1, "traceId", rq->trace_id, sizeof(rq->trace_id));
+        f_id(E, 2, "spanId", sp->span_id, sizeof(sp->span_id));
         if (sp->trace_state && *sp->trace_state)
-                js_string(E, ",\"traceState\":", sp->trace_state);
+                f_string(E, 3, "traceState", sp->trace_state);
         if (sp->has_parent)
-                js_hex(E, ",\"parentSpanId\":", sp->parent_id, sizeof(sp->parent_id));
-        js_string(E, ",\"name\":", sp->name);
+                f_id(E, 4, "parentSpanId", sp->parent_id, sizeof(sp->parent_id));
+        f_string(E, 5, "name", sp->name);
         if (sp->kind)
-                dw_printf(&E->w, ",\"kind\":%d", sp->kind);
-        js_u64(E, ",\"startTimeUnixNano\":", sp->start_ns);
-        js_u64(E, ",\"endTimeUnixNano\":", sp->end_ns);
-        js_attrs(E, ",\"attributes\":", sp->attrs, sp->nattrs);
-        dw_puts(&E->w, ",\"events\":[");
+                f_enum(E, 6, "kind", sp->kind, false);
+        f_int64(E, 7, "startTimeUnixNano", sp->start_ns, false, true);
+        f_int64(E, 8, "endTimeUnixNano", sp->end_ns, false, true);
+        f_attrs(E, 9, sp->attrs, sp->nattrs);
+        f_list(E, "events");
         for (size_t i = 0; i < sp->nevents; i++) {
-                js_u64(E, i ? ",{\"timeUnixNano\":" : "{\"timeUnixNano\":", sp->events[i].time_ns);
-                js_string(E, ",\"name\":", sp->events[i].name);
-                js_attrs(E, ",\"attributes\":", sp->events[i].attrs, sp->events[i].nattrs);
-                dw_append(&E->w, "}", 1);
+                const struct otlp_event *ev = &sp->events[i];
+                size_t em = f_begin(E, 11, NULL);
+
+                f_int64(E, 1, "timeUnixNano", ev->time_ns, false, true);
+                f_string(E, 2, "name", ev->name);
+                f_attrs(E, 3, ev->attrs, ev->nattrs);
+                f_end(E, em);
         }
-        dw_puts(&E->w, "],\"status\":{");
-        if (sp->status_message && *sp->status_message) {
-                js_string(E, "\"message\":", sp->status_message);
-                dw_append(&E->w, ",", 1);
+        f_list_end(E);
+        if (sp->status || sp->status_message) {
+                st = f_begin(E, 15, "status");
+                if (sp->status_message && *sp->status_message)
+                        f_string(E, 2, "message", sp->status_message);
+                if (sp->status)
+                        f_enum(E, 3, "code", sp->status, false);
+                f_end(E, st);
         }
-        dw_printf(&E->w, "\"code\":%d}}", sp->status);
+        f_end(E, m);
+}
+
+static int encode_spans(const struct otlp_trace_request *rq, struct dbuf *out, bool json)
+{
+        struct enc E = {.w = DWRITER_INIT(out), .json = json, .first = true};
+        size_t old = out->len, open[2];
+
+        f_head(&E, true, rq->resource, rq->nresource, rq->scope_name, rq->scope_version, open);
+        for (size_t i = 0; i < rq->nspans; i++)
+                f_span(&E, rq, &rq->spans[i]);
+        return f_tail(&E, open, old);
+}
+
+int otlp_encode_trace_protobuf(const struct otlp_trace_request *rq, struct dbuf *out)
+{
+        return encode_spans(rq, out, false);
 }
 
 int otlp_encode_trace_json(const struct otlp_trace_request *rq, struct dbuf *out)
 {
-        struct enc E = {.w = DWRITER_INIT(out)};
-        size_t old = out->len;
-
-        js_head(&E, true, rq->resource, rq->nresource, rq->scope_name, rq->scope_version);
-        dw_puts(&E.w, "\"spans\":[");
-        for (size_t i = 0; i < rq->nspans; i++) {
-                if (i)
-                        dw_append(&E.w, ",", 1);
-                js_span(&E, rq, &rq->spans[i]);
-        }
-        return js_end(&E, old);
+        return encode_spans(rq, out, true);
 }
 
 /* --- gzip --------------------------------------------------------------- */
