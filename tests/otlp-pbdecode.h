@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* A minimal protobuf reader for OTLP metrics, for tests and the fuzz
- * target only: it decodes what otlp_encode_protobuf() writes back into
+ * target only: it decodes what otlp_encode() writes back into
  * flat values so they can be compared with what was encoded. Independent
- * of the encoder's code on purpose. Strict: an unknown wire type, a length
+ * of the encoder's code on purpose. Strict: an unknown wire type, false, a length
  * past the end, or a non-minimal varint is an error. */
 #pragma once
 

@@ -391,7 +391,7 @@ static inline const char *rt_run(const uint8_t *data, size_t size)
         dbuf_reset(&js);
         dbuf_reset(&gz);
         rt_build(&b, &s);
-        if (otlp_encode_protobuf(&s.rq, &pb) < 0 || otlp_encode_json(&s.rq, &js) < 0 ||
+        if (otlp_encode(&s.rq, false, &pb) < 0 || otlp_encode(&s.rq, true, &js) < 0 ||
             otlp_gzip(pb.p, pb.len, &gz) < 0)
                 why = "out of memory";
         else if (!(why = rt_check_pb(&s.rq, (const uint8_t *)pb.p, pb.len)) &&

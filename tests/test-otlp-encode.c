@@ -74,7 +74,7 @@ static void test_protobuf_bytes(void **state)
         struct otlp_request rq = small();
         struct dbuf b = DBUF_INIT;
 
-        assert_int_equal(otlp_encode_protobuf(&rq, &b), 0);
+        assert_int_equal(otlp_encode(&rq, false, &b), 0);
         assert_int_equal(b.len, sizeof(want));
         assert_memory_equal(b.p, want, sizeof(want));
         dbuf_release(&b);
@@ -88,7 +88,7 @@ static void test_json_text(void **state)
         rq.has_trace = true;
         memset(rq.trace_id, 0xab, 16);
         memset(rq.span_id, 0x01, 8);
-        assert_int_equal(otlp_encode_json(&rq, &b), 0);
+        assert_int_equal(otlp_encode(&rq, true, &b), 0);
         assert_string_equal(
             b.p,
             "{\"resourceMetrics\":[{\"resource\":{\"attributes\":[{\"key\":\"service.name\","
@@ -116,10 +116,10 @@ static void test_strings_made_valid(void **state)
         struct otlp_request rq = {.metrics = &m, .nmetrics = 1};
         struct dbuf b = DBUF_INIT;
 
-        assert_int_equal(otlp_encode_json(&rq, &b), 0);
+        assert_int_equal(otlp_encode(&rq, true, &b), 0);
         assert_non_null(strstr(b.p, "\"name\":\"a\xef\xbf\xbd\\\"\\\\\\n\\u007f\""));
         dbuf_reset(&b);
-        assert_int_equal(otlp_encode_protobuf(&rq, &b), 0);
+        assert_int_equal(otlp_encode(&rq, false, &b), 0);
         assert_non_null(memmem(b.p, b.len,
                                "\x0a\x08"
                                "a\xef\xbf\xbd\"\\\n\x7f",
@@ -152,7 +152,7 @@ static void test_doubles_json(void **state)
                 char want[80];
 
                 snprintf(want, sizeof(want), "\"asDouble\":%s,", cases[i].text);
-                assert_int_equal(otlp_encode_json(&rq, &b), 0);
+                assert_int_equal(otlp_encode(&rq, true, &b), 0);
                 if (!strstr(b.p, want))
                         fail_msg("%s not in %s", want, b.p);
                 dbuf_release(&b);
@@ -170,7 +170,7 @@ static void test_long_message_lengths(void **state)
 
         for (size_t i = 0; i < 3000; i++)
                 pts[i] = (struct otlp_point){.time_ns = i + 1, .d = (double)i};
-        assert_int_equal(otlp_encode_protobuf(&rq, &b), 0);
+        assert_int_equal(otlp_encode(&rq, false, &b), 0);
         /* the reader caps points: read the first 256 through a cut copy */
         assert_true(b.len > 3000 * 20);
         assert_int_equal(b.p[0], 0x0a);
@@ -182,7 +182,7 @@ static void test_long_message_lengths(void **state)
         }
         m.npoints = 200;
         dbuf_reset(&b);
-        assert_int_equal(otlp_encode_protobuf(&rq, &b), 0);
+        assert_int_equal(otlp_encode(&rq, false, &b), 0);
         assert_int_equal(pbd_request((const uint8_t *)b.p, b.len, &d), 0);
         assert_int_equal(d.npoints, 200);
         assert_int_equal(d.points[199].time_ns, 200);

@@ -244,7 +244,7 @@ static void test_protobuf_roundtrip(void **state)
         struct dtrace *t = calloc(1, sizeof(*t));
 
         assert_non_null(t);
-        assert_int_equal(otlp_encode_trace_protobuf(&rq, &b), 0);
+        assert_int_equal(otlp_encode_trace(&rq, false, &b), 0);
         assert_int_equal(d_trace((const uint8_t *)b.p, b.len, t), 0);
         assert_int_equal(t->nresource, 1);
         assert_string_equal(t->resource[0].s, "bt");
@@ -283,7 +283,7 @@ static void test_json(void **state)
         json_error_t err;
         json_t *root, *spans, *s0;
 
-        assert_int_equal(otlp_encode_trace_json(&rq, &b), 0);
+        assert_int_equal(otlp_encode_trace(&rq, true, &b), 0);
         root = json_loadb(b.p, b.len, 0, &err);
         assert_non_null(root);
         spans = json_object_get(

@@ -422,7 +422,7 @@ static void f_metric(struct enc *E, const struct otlp_request *rq, const struct 
         f_end(E, mm);
 }
 
-static int encode_metrics(const struct otlp_request *rq, struct dbuf *out, bool json)
+int otlp_encode(const struct otlp_request *rq, bool json, struct dbuf *out)
 {
         struct enc E = {.w = DWRITER_INIT(out), .json = json, .first = true};
         size_t old = out->len, open[2];
@@ -431,16 +431,6 @@ static int encode_metrics(const struct otlp_request *rq, struct dbuf *out, bool 
         for (size_t i = 0; i < rq->nmetrics; i++)
                 f_metric(&E, rq, &rq->metrics[i]);
         return f_tail(&E, open, old);
-}
-
-int otlp_encode_protobuf(const struct otlp_request *rq, struct dbuf *out)
-{
-        return encode_metrics(rq, out, false);
-}
-
-int otlp_encode_json(const struct otlp_request *rq, struct dbuf *out)
-{
-        return encode_metrics(rq, out, true);
 }
 
 /* Span (trace.proto). */
@@ -482,7 +472,7 @@ static void f_span(struct enc *E, const struct otlp_trace_request *rq, const str
         f_end(E, m);
 }
 
-static int encode_spans(const struct otlp_trace_request *rq, struct dbuf *out, bool json)
+int otlp_encode_trace(const struct otlp_trace_request *rq, bool json, struct dbuf *out)
 {
         struct enc E = {.w = DWRITER_INIT(out), .json = json, .first = true};
         size_t old = out->len, open[2];
@@ -491,16 +481,6 @@ static int encode_spans(const struct otlp_trace_request *rq, struct dbuf *out, b
         for (size_t i = 0; i < rq->nspans; i++)
                 f_span(&E, rq, &rq->spans[i]);
         return f_tail(&E, open, old);
-}
-
-int otlp_encode_trace_protobuf(const struct otlp_trace_request *rq, struct dbuf *out)
-{
-        return encode_spans(rq, out, false);
-}
-
-int otlp_encode_trace_json(const struct otlp_trace_request *rq, struct dbuf *out)
-{
-        return encode_spans(rq, out, true);
 }
 
 /* --- gzip --------------------------------------------------------------- */

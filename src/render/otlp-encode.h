@@ -66,10 +66,9 @@ struct otlp_request {
 /* OTLP enum values. */
 #define OTLP_TEMPORALITY_CUMULATIVE 2
 
-/* Append the encoding of rq to out. Return 0 or -ENOMEM (out keeps its
- * length then). */
-int otlp_encode_protobuf(const struct otlp_request *rq, struct dbuf *out);
-int otlp_encode_json(const struct otlp_request *rq, struct dbuf *out);
+/* Append the encoding of rq to out: protobuf, or proto3 JSON. Return 0 or
+ * -ENOMEM (out keeps its length then). */
+int otlp_encode(const struct otlp_request *rq, bool json, struct dbuf *out);
 
 /* An OTLP traces export (ExportTraceServiceRequest, one resource, one
  * scope, one trace), borrowed like the metrics one. */
@@ -108,9 +107,8 @@ struct otlp_trace_request {
         size_t nspans;
 };
 
-/* Append the encoding of rq to out. 0 or -ENOMEM (out keeps its length). */
-int otlp_encode_trace_protobuf(const struct otlp_trace_request *rq, struct dbuf *out);
-int otlp_encode_trace_json(const struct otlp_trace_request *rq, struct dbuf *out);
+/* The same for a traces export. */
+int otlp_encode_trace(const struct otlp_trace_request *rq, bool json, struct dbuf *out);
 
 /* Append a gzip member (RFC 1952) holding in[0..len) to out: zlib's
  * deflate at level 1. 0, -E2BIG (over 2 GiB) or -ENOMEM (out keeps its

@@ -557,7 +557,7 @@ int otlp_metrics_encode(struct otlp_metrics *m, const struct run_model *final, b
                         memcpy(rq.trace_id, m->cfg->span.trace_id, 16);
                         memcpy(rq.span_id, m->cfg->span.span_id, 8);
                 }
-                e = json ? otlp_encode_json(&rq, out) : otlp_encode_protobuf(&rq, out);
+                e = otlp_encode(&rq, json, out);
         }
         free(B.metrics);
         free(B.points);

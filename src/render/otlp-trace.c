@@ -309,7 +309,7 @@ int otlp_trace_encode(const struct otlp_trace_input *in, bool json, struct dbuf 
                         child(&S, &M.v[i]);
                 rq.spans = S.sp;
                 rq.nspans = S.n;
-                e = json ? otlp_encode_trace_json(&rq, out) : otlp_encode_trace_protobuf(&rq, out);
+                e = otlp_encode_trace(&rq, json, out);
         } else {
                 e = -ENOMEM;
         }
