@@ -19,10 +19,8 @@
 #include "model/unitname.h"
 #include "model/units.h"
 #include "render/compare.h"
-#include "store/history-run.h"
 #include "store/history.h"
 #include "util/macro.h"
-#include "util/util.h"
 
 #define MIB (1024.0 * 1024.0)
 #define TEXT_ROWS 12 /* rows a section shows in the text */

@@ -6,7 +6,6 @@
  * sinks/sink-otlp-batch.c. A running run is refused: it would be sent
  * without its end, and twice once it ends. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +18,6 @@
 #include "sinks/otlp-send.h"
 #include "sinks/sink.h"
 #include "util/libcurl.h"
-#include "util/util.h"
 
 /* A run that has not finished is refused (a running one always); 0 or 1
  * after saying so. */

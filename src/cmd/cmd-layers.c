@@ -4,16 +4,13 @@
  * previous build (a new node cannot use the old node's local cache). */
 #include <errno.h>
 #include <jansson.h>
-#include <math.h>
 #include <stdio.h>
-#include <unistd.h>
 
 #include "cmd/cmd-common.h"
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "render/jsonw.h"
 #include "store/history.h"
-#include "util/util.h"
 
 #define ROW_FORMAT "%-24s %-26s %6s %6s %6s %-16s %s\n"
 

@@ -5,7 +5,6 @@
  * `summarize` does), the targets' facts and the compile units. */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cmd/cmd-common.h"

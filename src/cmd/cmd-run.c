@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "cmd/cmd-common.h"
@@ -18,7 +17,6 @@
 #include "cmd/cmd-run.h"
 #include "util/macro.h"
 #include "cmd/cmd-trace.h"
-#include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "view/live.h"
 #include "pipeline/loop.h"

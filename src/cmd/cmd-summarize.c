@@ -4,7 +4,6 @@
  * pipeline (pipeline/replay.h: no sink, the model handed back). */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 

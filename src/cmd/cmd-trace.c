@@ -6,7 +6,6 @@
 #include "cmd/cmd-trace.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,14 +15,10 @@
 
 #include "cmd/cmd-common.h"
 #include "runfiles/names.h"
-#include "render/trace.h"
 #include "parse/ninjalog.h"
 #include "pipeline/replay.h"
 #include "pipeline/recorder.h"
-#include "pipeline/source.h"
 #include "sinks/sink.h"
-#include "store/history-run.h"
-#include "store/history.h"
 #include "util/macro.h"
 #include "util/outfile.h"
 #include "util/util.h"

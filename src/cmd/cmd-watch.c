@@ -5,9 +5,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmd/cmd-common.h"
 #include "cmd/cmd.h"

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "model/figures.h"
-#include "util/macro.h"
 #include "util/util.h"
 
 /* A unit and its figures, one a run that measured it. */

@@ -3,7 +3,6 @@
 #include "parse/buildkit-int.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

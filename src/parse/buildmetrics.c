@@ -12,7 +12,6 @@
 #include "parse/buildkit.h"
 #include "parse/ccstats.h"
 #include "parse/failure.h"
-#include "parse/ninjalog.h"
 #include "util/macro.h"
 #include "util/util.h"
 

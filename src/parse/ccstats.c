@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "model/ranges.h"
-#include "model/targets.h"
 #include "util/macro.h"
 #include "util/util.h"
 

@@ -8,12 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "model/targets.h"
 #include "parse/bkrun.h"
 #include "platform/bkexec.h"
-#include "util/util.h"
 
 #define EXECMATCH_WANT_MAX 1024
 #define EXECMATCH_HUNT_S 20.0 /* a RUN step printed this recently and not found: look harder */

@@ -8,7 +8,6 @@
 #include "pipeline/history-open.h"
 #include "platform/procfs.h"
 #include "store/store.h"
-#include "util/util.h"
 
 /* Does pid, with this start time, run on this machine? */
 static bool pid_alive_here(void *userdata, long pid, uint64_t starttime)

@@ -13,7 +13,6 @@
 #include "platform/child.h"
 #include "platform/follow.h"
 #include "platform/procfs.h"
-#include "util/util.h"
 
 struct source_pid {
         struct procfs *pfs;

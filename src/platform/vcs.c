@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "util/macro.h"
 #include "util/util.h"

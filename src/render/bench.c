@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "render/jsonw.h"

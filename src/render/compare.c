@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include "render/compare.h"
 
-#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "model/run.h"

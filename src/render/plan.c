@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "model/ledger.h"
-#include "model/run.h"
 #include "model/units.h"
 #include "render/jsonw.h"
 #include "render/summary.h"

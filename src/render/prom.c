@@ -12,7 +12,6 @@
 #include "model/run.h"
 #include "model/summary.h"
 #include "util/macro.h"
-#include "util/util.h"
 
 /* ---- format ---- */
 

@@ -6,13 +6,11 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/figures.h"
 #include "model/run.h"
-#include "model/units.h"
 #include "render/summary.h"
 #include "util/macro.h"
 #include "util/util.h"

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "model/baseline.h"
-#include "model/targets.h"
 #include "render/steps.h"
 #include "render/targets.h"
 #include "render/summary.h"

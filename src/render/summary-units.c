@@ -10,7 +10,6 @@
 #include "model/unitname.h"
 #include "model/units.h"
 #include "render/jsonw.h"
-#include "runfiles/runjson.h"
 #include "util/macro.h"
 
 /* The top units by peak RSS: [{"tool", "name" (as given), "path" (resolved,

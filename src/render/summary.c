@@ -10,7 +10,6 @@
 #include "model/unitname.h"
 #include "model/units.h"
 
-#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdint.h>

@@ -16,7 +16,6 @@
 #include "runfiles/unitscsv.h"
 #include "sinks/sink.h"
 #include "util/outfile.h"
-#include "util/util.h"
 
 static int path_state(const struct sink_ctx *ctx, enum runfile kind, void **ret_state)
 {

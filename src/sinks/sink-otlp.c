@@ -4,7 +4,6 @@
  * per-target metrics, which may hold up the exit for at most the timeout.
  * A collector that is down, hangs or rejects is reported once. */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 
 #include "render/otlp-metrics.h"

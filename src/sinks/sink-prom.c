@@ -3,14 +3,12 @@
  * once at the end, atomically. */
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "model/targets.h"
 #include "render/prom.h"
 #include "sinks/sink.h"
 #include "util/macro.h"

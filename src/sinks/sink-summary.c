@@ -8,7 +8,6 @@
 #include "render/steps.h"
 #include "render/summary.h"
 #include "util/outfile.h"
-#include "util/util.h"
 
 struct summary_state {
         char *txt, *json;

@@ -8,14 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "model/figures.h"
 #include "runfiles/names.h"
 #include "render/trace.h"
 #include "sinks/sink.h"
-#include "util/macro.h"
 #include "util/outfile.h"
 #include "util/util.h"
 

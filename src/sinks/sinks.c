@@ -2,8 +2,6 @@
 #include "sinks/sink.h"
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 const struct sink_ops *const sinks_all[] = {
     &sink_runinfo, &sink_csv,    &sink_buildlog, &sink_summary, &sink_targets, &sink_prom,

@@ -4,7 +4,6 @@
 #include "store/history.h"
 #include "store/store-sql.h"
 
-#include <errno.h>
 #include <math.h>
 #include <string.h>
 

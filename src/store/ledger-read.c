@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* The job's unit ledger from the history (model/ledger.h). */
-#include <errno.h>
 #include <math.h>
 
 #include "model/ledger.h"

@@ -12,10 +12,8 @@
 #include <string.h>
 
 #include "model/figures.h"
-#include "model/targets.h"
 #include "model/units.h"
 #include "render/jsonw.h"
-#include "util/dbuf.h"
 #include "util/json-cleanup.h"
 #include "util/macro.h"
 #include "util/util.h"

@@ -3,8 +3,6 @@
 #include "store/store-sql.h"
 
 #include "model/figures.h"
-#include "model/targets.h"
-#include "model/units.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "view/top.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
