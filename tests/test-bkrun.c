@@ -19,6 +19,7 @@
 
 #include "model/execs.h"
 #include "model/targets.h"
+#include "parse/bkrecord.h"
 #include "parse/bkrun.h"
 #include "platform/bkexec.h"
 #include "platform/kmsg.h"
@@ -536,6 +537,82 @@ static void test_walk_half_parent(void **state)
         assert_int_equal(system(rm), 0);
 }
 
+/* BuildKit's record (parse/bkrecord): a provenance predicate of our own
+ * writing, in the shape buildx 0.29 prints (SLSA v0.2): a source step, two
+ * exec steps (one with a build argument, samples and an OOM kill; one
+ * without samples), and a merge op. */
+struct rec_seen {
+        int n;
+        struct bkrecord_step st[4];
+};
+
+static void rec_cb(void *userdata, const struct bkrecord_step *st)
+{
+        struct rec_seen *r = userdata;
+
+        if (r->n < 4)
+                r->st[r->n] = *st;
+        r->n++;
+}
+
+static void test_record(void **state)
+{
+        static const char v02[] =
+            "{\"buildType\":\"https://mobyproject.org/buildkit@v1\",\"buildConfig\":{"
+            "\"llbDefinition\":["
+            "{\"id\":\"step0\",\"op\":{\"Op\":{\"source\":{\"identifier\":\"docker-image://x\"}}}},"
+            "{\"id\":\"step1\",\"op\":{\"Op\":{\"exec\":{\"meta\":{"
+            "\"args\":[\"/bin/sh\",\"-c\",\"make -j${JOBS} \\\"all\\\"\"],"
+            "\"env\":[\"PATH=/bin\",\"JOBS=4\"]}}}},\"inputs\":[\"step0:0\"],"
+            "\"resourceUsage\":{\"samples\":["
+            "{\"timestamp\":\"2026-12-06T00:00:00Z\",\"cpuStat\":{\"usageNanos\":500000000},"
+            "\"memoryStat\":{\"anon\":1000,\"peak\":314572800},\"ioStat\":{\"readBytes\":10}},"
+            "{\"timestamp\":\"2026-12-06T00:00:02Z\",\"cpuStat\":{\"usageNanos\":2250000000},"
+            "\"memoryStat\":{\"anon\":3000,\"peak\":209715200,\"oomKillEvents\":1},"
+            "\"ioStat\":{\"readBytes\":4096,\"writeBytes\":8192},"
+            "\"netStat\":{\"rxBytes\":5,\"txBytes\":6}}]}},"
+            "{\"id\":\"step2\",\"op\":{\"Op\":{\"exec\":{\"meta\":{\"args\":[\"true\"]}}}}},"
+            "{\"id\":\"step3\",\"op\":{\"Op\":{}}}]}}";
+        static const char v1[] = "{\"predicate\":{\"buildDefinition\":{\"externalParameters\":{"
+                                 "\"buildConfig\":{\"llbDefinition\":[{\"op\":{\"Op\":{\"exec\":{"
+                                 "\"meta\":{\"args\":[\"echo\",\"hi\"]}}}},\"resourceUsage\":{"
+                                 "\"samples\":[{\"memoryStat\":{\"peak\":7}}]}}]}}}}}";
+        struct rec_seen r = {0};
+        const struct step_exec *u = &r.st[0].u;
+
+        (void)state;
+        assert_int_equal(bkrecord_parse(v02, sizeof(v02) - 1, rec_cb, &r), 1);
+        assert_int_equal(r.n, 2);
+        /* as written, and as the log prints it: the argument expanded */
+        assert_string_equal(r.st[0].cmd, "make -j${JOBS} \"all\"");
+        assert_string_equal(r.st[0].xcmd, "make -j4 \"all\"");
+        assert_true(u->set && u->from_record);
+        assert_int_equal(u->execs, 0);
+        assert_float_equal(u->cpu_s, 2.25, 1e-9);          /* the last sample's */
+        assert_float_equal(u->mem_peak_bytes, 314572800, 0); /* the largest */
+        assert_float_equal(u->anon_peak_bytes, 3000, 0);
+        assert_float_equal(u->io_read_bytes, 4096, 0);
+        assert_float_equal(u->io_write_bytes, 8192, 0);
+        assert_float_equal(u->net_tx_bytes, 6, 0);
+        assert_float_equal(u->oom_kills, 1, 0);
+        /* no samples: not measured */
+        assert_string_equal(r.st[1].cmd, "true");
+        assert_false(r.st[1].u.set);
+
+        memset(&r, 0, sizeof(r));
+        assert_int_equal(bkrecord_parse(v1, sizeof(v1) - 1, rec_cb, &r), 1);
+        assert_string_equal(r.st[0].cmd, "echo hi");
+        assert_float_equal(r.st[0].u.mem_peak_bytes, 7, 0);
+        assert_float_equal(r.st[0].u.oom_kills, 0, 0); /* omitempty: none */
+        assert_true(isnan(r.st[0].u.cpu_s));
+
+        /* not a provenance predicate */
+        assert_int_equal(bkrecord_parse("{}", 2, rec_cb, &r), -EINVAL);
+        assert_int_equal(bkrecord_parse("[1", 2, rec_cb, &r), -EINVAL);
+        assert_int_equal(bkrecord_parse("{\"buildConfig\":{\"llbDefinition\":{}}}", 36, rec_cb, &r),
+                         -EINVAL);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -551,6 +628,7 @@ int main(void)
             cmocka_unit_test(test_step_sums),
             cmocka_unit_test(test_drives),
             cmocka_unit_test(test_walk_half_parent),
+            cmocka_unit_test(test_record),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -361,8 +361,8 @@ static void test_targets_caps(void **state)
 static void test_targets_exec(void **state)
 {
         static const char want[] =
-            "{\"execs\":2,\"cpu_s\":1.5,\"mem_peak_bytes\":1048576.0,\"anon_peak_bytes\":null,"
-            "\"io_read_bytes\":4096.0,\"io_write_bytes\":0.0,\"net_rx_bytes\":10.0,"
+            "{\"execs\":2,\"source\":\"exec-cgroup\",\"cpu_s\":1.5,\"mem_peak_bytes\":1048576.0,"
+            "\"anon_peak_bytes\":null,\"io_read_bytes\":4096.0,\"io_write_bytes\":0.0,\"net_rx_bytes\":10.0,"
             "\"net_tx_bytes\":20.0,\"oom_kills\":1.0,\"oom_at_s\":3.25,\"oom_victim\":\"cc1 a.c\","
             "\"peak_proc\":null,\"peak_proc_bytes\":null}";
         struct targets *ts = calloc(1, sizeof(*ts)), *back = calloc(1, sizeof(*back));
@@ -398,10 +398,14 @@ static void test_targets_exec(void **state)
         assert_int_equal(targets_add_step(ts, &st), 0);
         step_exec_clear(&st.exec); /* the second step was not measured */
         assert_int_equal(targets_add_step(ts, &st), 0);
+        st.exec.set = st.exec.from_record = true; /* the third's from BuildKit's record */
+        st.exec.mem_peak_bytes = 7;
+        assert_int_equal(targets_add_step(ts, &st), 0);
         assert_int_equal(targetsjson_format(ts, f, &out), 0);
+        assert_non_null(strstr(out.p, "\"buildkit-record\""));
         assert_int_equal(targetsjson_parse(out.p, out.len, f, back), 0);
-        assert_int_equal(back->nstepv, 2);
-        for (int i = 0; i < 2; i++) {
+        assert_int_equal(back->nstepv, 3);
+        for (int i = 0; i < 3; i++) {
                 const struct step_exec *a = &ts->stepv[i].exec, *b = &back->stepv[i].exec;
                 const double *x[] = {&a->cpu_s,          &a->mem_peak_bytes, &a->anon_peak_bytes,
                                      &a->io_read_bytes,  &a->io_write_bytes, &a->net_rx_bytes,
@@ -413,6 +417,7 @@ static void test_targets_exec(void **state)
                                      &b->peak_proc_bytes};
 
                 assert_int_equal(a->set, b->set);
+                assert_int_equal(a->from_record, b->from_record);
                 assert_int_equal(a->execs, b->execs);
                 for (size_t k = 0; k < ARRAY_SIZE(x); k++)
                         assert_true(*x[k] == *y[k] || (isnan(*x[k]) && isnan(*y[k])));

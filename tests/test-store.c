@@ -419,7 +419,10 @@ static void test_steps_edges_round_trip(void **state)
                                                                   .end_s = 4,
                                                                   .step = true,
                                                                   .error = true,
-                                                                  .canceled = false}),
+                                                                  .canceled = false,
+                                                                  .exec = {.set = true,
+                                                                           .from_record = true,
+                                                                           .cpu_s = 2.5}}),
                          0);
         in->steps_dropped = 7;
         in->ninja_log_set = true;
@@ -468,6 +471,10 @@ static void test_steps_edges_round_trip(void **state)
         assert_false(out->stepv[1].step);
         assert_string_equal(out->t[out->stepv[2].target].name, "api");
         assert_true(out->stepv[2].error && !out->stepv[2].canceled);
+        /* its figures' source (version 15) */
+        assert_true(out->stepv[2].exec.set && out->stepv[2].exec.from_record);
+        assert_float_equal(out->stepv[2].exec.cpu_s, 2.5, 1e-9);
+        assert_false(out->stepv[0].exec.set);
 
         assert_int_equal(store_edges_get(st, id, out), 3);
         assert_int_equal(out->nedgev, 3);
@@ -1440,6 +1447,7 @@ static void test_upgrade_v8(void **state)
         exec_sql_on(db, "DROP INDEX runs_job; ALTER TABLE runs DROP COLUMN job;"
                         " ALTER TABLE runs DROP COLUMN ninja_done;"
                         " ALTER TABLE runs DROP COLUMN ninja_total;"
+                        " ALTER TABLE steps DROP COLUMN usage_source;"
                         " PRAGMA user_version = 8;");
         assert_int_equal(file_version(db), 8);
         assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
@@ -1552,6 +1560,7 @@ static void test_units_path(void **state)
                         "  SELECT id, 'link', 'app', 'ld', 7 FROM runs;"
                         " ALTER TABLE runs DROP COLUMN ninja_done;"
                         " ALTER TABLE runs DROP COLUMN ninja_total;"
+                        " ALTER TABLE steps DROP COLUMN usage_source;"
                         " PRAGMA user_version = 9;");
         assert_int_equal(store_open(db, false, 1000, &st), 0);
         assert_int_equal(store_opened_version(st), 9);

@@ -13,6 +13,7 @@
 #include "model/figures.h"
 #include "model/run.h"
 #include "parse/bakemeta.h"
+#include "parse/bkrecord.h"
 #include "parse/buildkit.h"
 #include "platform/buildx.h"
 #include "util/dbuf.h"
@@ -69,6 +70,34 @@ static int import_one(const char *what, const char *buf, size_t len, const struc
         }
         print_history(what, &h, rp);
         return 0;
+}
+
+/* One exec step of BuildKit's record, with the usage it sampled. */
+static void print_step(void *userdata, const struct bkrecord_step *st)
+{
+        const struct step_exec *u = &st->u;
+        char pk[32], rd[32], wr[32];
+
+        if (!u->set)
+                return;
+        fmt_size(u->mem_peak_bytes, pk, sizeof(pk));
+        fmt_size(u->io_read_bytes, rd, sizeof(rd));
+        fmt_size(u->io_write_bytes, wr, sizeof(wr));
+        printf("  step (BuildKit's record): cpu %.3f s, peak %s, read %s, written %s, oom kills "
+               "%.0f: %s\n",
+               u->cpu_s, pk, rd, wr, isnan(u->oom_kills) ? 0.0 : u->oom_kills, st->xcmd);
+}
+
+/* The RUN steps' usage of BuildKit's record, when it has any (cgroup v2). */
+static void print_record(const char *ref)
+{
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+
+        if (buildx_history_provenance(ref, IMPORT_TIMEOUT_S, &buf, &len) >= 0 &&
+            bkrecord_parse(buf, len, print_step, NULL) == 0)
+                printf("  (BuildKit's record has no usage of its steps: a cgroup v1 or hybrid "
+                       "host)\n");
 }
 
 /* history logs REF, counted; rp->set false when it cannot be had. */
@@ -131,6 +160,8 @@ int cmd_import_buildx(int argc, char **argv)
                 replay(argv[i], &rp);
                 if (import_one(argv[i], buf, len, &rp) < 0)
                         ret = 1;
+                else
+                        print_record(argv[i]);
         }
         return ret;
 }

@@ -18,6 +18,7 @@
  * execs could not be read); then every figure is NAN and the labels "". */
 struct step_exec {
         bool set;
+        bool from_record;                     /* BuildKit's record's figures (parse/bkrecord.h) */
         uint32_t execs;                       /* exec cgroups seen for it */
         double cpu_s;                         /* user + system */
         double mem_peak_bytes;                /* the kernel's peak of its cgroup */
@@ -69,6 +70,7 @@ double execs_min(double a, double b);
 struct exec_cover {
         uint32_t runs;     /* RUN steps not cached; 0: nothing to say */
         uint32_t measured; /* of them, those with a measured exec */
+        uint32_t recorded; /* of them, those BuildKit's record gave (endinputs_record()) */
         char driver[64];   /* the buildx driver the log named, "" unknown */
         char builder[64];  /* and its builder's name */
         double poll_s;     /* a first exec shorter than this can go unseen (the walk) */

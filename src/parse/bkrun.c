@@ -159,7 +159,7 @@ int bkrun_argv_cmd(const char *argv, size_t len, char *out, size_t cap)
 /* A JSON string's value from s (after its opening quote) into buf,
  * unescaped (\uXXXX below 0x80 only; others become '?'). Returns the
  * length, or -1 when the string does not end. *ret_end is past it. */
-static int json_string(const char *s, const char *end, char *buf, size_t cap, const char **ret_end)
+static int quoted_string(const char *s, const char *end, char *buf, size_t cap, const char **ret_end)
 {
         size_t n = 0;
 
@@ -228,7 +228,7 @@ _noinline_ static size_t feed_json(const char *line, const char *end, bkrun_fn c
 
                 if (!q)
                         break;
-                n = json_string(q + sizeof(key) - 1, end, name, sizeof(name), &after);
+                n = quoted_string(q + sizeof(key) - 1, end, name, sizeof(name), &after);
                 if (n < 0)
                         break;
                 k = bkrun_vertex_cmd(name, (size_t)n, cmd, sizeof(cmd));

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "parse/bakemeta.h"
+#include "parse/bkrecord.h"
 #include "parse/ninjalog.h"
 #include "platform/buildx.h"
 #include "util/util.h"
@@ -256,4 +257,80 @@ void endinputs_read(struct buildmetrics *bm, const struct buildmetrics_config *c
         import_ninja_log(&in);
         import_metadata(&in);
         import_history(&in);
+}
+
+/* Pairing a record's exec steps with one target's RUN steps: the k-th of
+ * a command with the k-th step of that command (taken: paired already),
+ * filling those buildtel did not measure. */
+struct fill {
+        const struct targets *ts;
+        int target;
+        bool *taken;
+        uint32_t filled;
+};
+
+static void fill_step(void *userdata, const struct bkrecord_step *rs)
+{
+        struct fill *f = userdata;
+        char c[BKRUN_CMD_MAX + 1];
+
+        for (uint32_t j = 0; j < f->ts->nstepv; j++) {
+                struct step_fact *st = &f->ts->stepv[j];
+
+                if (f->taken[j] || st->cached || (st->target != f->target && st->target >= 0) ||
+                    bkrun_vertex_cmd(st->name, strlen(st->name), c, sizeof(c)) <= 0 ||
+                    (strcmp(c, rs->cmd) != 0 && strcmp(c, rs->xcmd) != 0))
+                        continue;
+                f->taken[j] = true;
+                if (!st->exec.set && rs->u.set) {
+                        st->exec = rs->u;
+                        f->filled++;
+                }
+                return;
+        }
+}
+
+/* A RUN step of target t that no exec cgroup measured. */
+static bool unmeasured(const struct targets *ts, int t)
+{
+        char c[BKRUN_CMD_MAX + 1];
+
+        for (uint32_t j = 0; j < ts->nstepv; j++)
+                if (!ts->stepv[j].exec.set && !ts->stepv[j].cached &&
+                    (ts->stepv[j].target == t || ts->stepv[j].target < 0) &&
+                    bkrun_vertex_cmd(ts->stepv[j].name, strlen(ts->stepv[j].name), c, sizeof(c)) > 0)
+                        return true;
+        return false;
+}
+
+void endinputs_record(struct buildmetrics *bm, const struct buildmetrics_config *cfg,
+                      struct exec_cover *cover, note_fn fn, void *userdata)
+{
+        const struct targets *ts = buildmetrics_model(bm);
+        double end = now_monotonic() + HISTORY_TIMEOUT_S;
+        _cleanup_free_ bool *taken = calloc(ts->nstepv + 1, sizeof(*taken));
+
+        for (size_t i = 0; taken && !cfg->no_history && i < ts->n; i++) {
+                struct fill f = {ts, (int)i, taken, 0};
+                _cleanup_free_ char *out = NULL;
+                size_t len = 0;
+                int e;
+
+                if (!ts->t[i].ref[0] || !unmeasured(ts, (int)i) || now_monotonic() >= end)
+                        continue;
+                e = buildx_history_provenance(ts->t[i].ref, end - now_monotonic(), &out, &len);
+                if (e == -ENOENT)
+                        return;
+                if (e >= 0)
+                        e = bkrecord_parse(out, len, fill_step, &f);
+                if (e == 0)
+                        note_to(fn, userdata,
+                                "buildx history: BuildKit's record of %s has no usage of its "
+                                "steps (BuildKit samples them on cgroup v2 hosts only)",
+                                ts->t[i].ref);
+                else if (e < 0)
+                        note_to(fn, userdata, "buildx history: BuildKit's record of %s: %s",
+                                ts->t[i].ref, fetch_error(e));
+                cover->recorded += f.filled;
+        }
 }

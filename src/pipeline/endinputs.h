@@ -21,3 +21,9 @@ void endinputs_snapshot(const char *ninja_log, struct ninjalog_file *ret);
 void endinputs_read(struct buildmetrics *bm, const struct buildmetrics_config *cfg,
                     const struct run_info *run, const struct ninjalog_file *snap, note_fn fn,
                     void *userdata);
+/* After execmatch_finish(): the RUN steps no exec cgroup measured, from
+ * BuildKit's own record of each target that has such steps (its history
+ * record's provenance, parse/bkrecord.h: cgroup v2 builders), counted in
+ * cover->recorded; one call a target, within HISTORY_TIMEOUT_S in all. */
+void endinputs_record(struct buildmetrics *bm, const struct buildmetrics_config *cfg,
+                      struct exec_cover *cover, note_fn fn, void *userdata);

@@ -31,6 +31,7 @@ struct execmatch {
         long *allpids; /* the client's pids and the execs' */
         size_t capall;
         double mem_peak, pids_peak;
+        bool blind; /* BUILDTEL_TEST_NO_EXECS set: none is ours (the tests' builder out of reach) */
 };
 
 void victim_report(struct victim *v, enum victim_from from, const char *comm, long pid)
@@ -59,7 +60,7 @@ static bool match_exec(void *userdata, const char *raw, size_t len, double first
         char cmd[BKRUN_CMD_MAX + 1];
         bool ours = false;
 
-        if (bkrun_argv_cmd(raw, len, cmd, sizeof(cmd)) <= 0)
+        if (em->blind || bkrun_argv_cmd(raw, len, cmd, sizeof(cmd)) <= 0)
                 return false;
         pthread_mutex_lock(&em->lock);
         for (size_t i = 0; i < em->nwant && !ours; i++)
@@ -80,6 +81,7 @@ int execmatch_new(const char *root, struct execmatch **ret)
                 return -ENOMEM;
         pthread_mutex_init(&em->lock, NULL);
         em->mem_peak = em->pids_peak = NAN;
+        em->blind = getenv("BUILDTEL_TEST_NO_EXECS") != NULL;
         em->want = calloc(EXECMATCH_WANT_MAX, sizeof(*em->want));
         e = em->want
                 ? bkexec_new(

@@ -548,80 +548,12 @@ int bkexec_netdev_parse(const char *buf, size_t len, uint64_t *ret_rx, uint64_t 
         return 0;
 }
 
-static void put(char *out, size_t cap, size_t *n, char c)
-{
-        if (*n + 1 < cap)
-                out[(*n)++] = c;
-}
-
-/* The value of NAME (len bytes) in an OCI env array ("NAME=value"), or
- * NULL. */
-static const char *env_value(json_t *env, const char *name, size_t len)
-{
-        size_t i;
-        json_t *v;
-
-        json_array_foreach(env, i, v)
-        {
-                const char *kv = json_string_value(v);
-
-                if (kv && strncmp(kv, name, len) == 0 && kv[len] == '=')
-                        return kv + len + 1;
-        }
-        return NULL;
-}
-
-/* One argument appended to out, its variables replaced from env as
- * bkexec_bundle_args_parse says (an unset one by nothing); env NULL: as
- * it is. */
-static void put_arg(const char *s, json_t *env, char *out, size_t cap, size_t *n)
-{
-        bool quoted = false, dquoted = false;
-
-        for (; *s; s++) {
-                bool brace = s[1] == '{';
-                const char *name = s + 1 + brace, *v;
-                size_t len = 0;
-
-                if (env && *s == '\\' && s[1]) {
-                        put(out, cap, n, *s++);
-                } else if (env && *s == '"' && !quoted) {
-                        dquoted = !dquoted;
-                } else if (env && *s == '\'' && !dquoted) {
-                        quoted = !quoted;
-                } else if (env && !quoted && *s == '$') {
-                        while (name[len] == '_' || isalpha((unsigned char)name[len]) ||
-                               (len && isdigit((unsigned char)name[len])))
-                                len++;
-                        if (len && (!brace || name[len] == '}')) {
-                                for (v = env_value(env, name, len); v && *v; v++)
-                                        put(out, cap, n, *v);
-                                s = name + len - 1 + brace;
-                                continue;
-                        }
-                }
-                put(out, cap, n, *s);
-        }
-        if (*n < cap)
-                out[(*n)++] = '\0';
-}
-
 int bkexec_bundle_args_parse(const char *buf, size_t len, bool expand, char *out, size_t cap)
 {
         json_t *root = json_loadb(buf, len, 0, NULL), *proc = json_object_get(root, "process");
-        json_t *args = json_object_get(proc, "args"), *env = json_object_get(proc, "env"), *a;
-        size_t n = 0, i;
-        bool whole;
+        json_t *env = json_object_get(proc, "env");
+        int n = json_argv(json_object_get(proc, "args"), expand ? env : NULL, out, cap);
 
-        json_array_foreach(args, i, a)
-        {
-                if (!json_is_string(a) || cap == 0)
-                        break;
-                /* a NUL inside would end the argument: cut there */
-                put_arg(json_string_value(a), expand && json_is_array(env) ? env : NULL, out, cap,
-                        &n);
-        }
-        whole = i == json_array_size(args);
         json_decref(root);
-        return n && whole ? (int)n : -EINVAL;
+        return n;
 }

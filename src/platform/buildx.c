@@ -8,14 +8,15 @@
 #include "platform/spawn.h"
 #include "util/macro.h"
 
-/* docker buildx history VERB [--format json] [ID]: its stdout (logs: its
- * stderr, where buildx prints the replay). */
+/* docker buildx history VERB [--format json] [ID] (VERB: its words split
+ * at spaces): its stdout (logs: its stderr, where buildx prints the
+ * replay). */
 static int history_run(const char *verb, bool json, const char *ref, double timeout_s, char **ret,
                        size_t *ret_len)
 {
         char a0[] = "docker", a1[] = "buildx", a2[] = "history", a4[] = "--format", a5[] = "json";
         _cleanup_free_ char *a3 = strdup(verb), *id = NULL;
-        char *argv[8];
+        char *argv[12], *save = NULL;
         size_t n = 0;
         bool logs = strcmp(verb, "logs") == 0;
         struct spawn_result r;
@@ -33,7 +34,9 @@ static int history_run(const char *verb, bool json, const char *ref, double time
         }
         if (!a3 || (ref && !id))
                 return -ENOMEM;
-        argv[n++] = a0, argv[n++] = a1, argv[n++] = a2, argv[n++] = a3;
+        argv[n++] = a0, argv[n++] = a1, argv[n++] = a2;
+        for (char *w = strtok_r(a3, " ", &save); w && n < 8; w = strtok_r(NULL, " ", &save))
+                argv[n++] = w;
         if (json)
                 argv[n++] = a4, argv[n++] = a5;
         if (id)
@@ -66,6 +69,12 @@ int buildx_history_fetch(const char *ref, double timeout_s, char **ret, size_t *
 int buildx_history_logs(const char *ref, double timeout_s, char **ret, size_t *ret_len)
 {
         return history_run("logs", false, ref, timeout_s, ret, ret_len);
+}
+
+int buildx_history_provenance(const char *ref, double timeout_s, char **ret, size_t *ret_len)
+{
+        return history_run("inspect attachment --type provenance", false, ref, timeout_s, ret,
+                           ret_len);
 }
 
 int buildx_history_list(double timeout_s, char **ret, size_t *ret_len)

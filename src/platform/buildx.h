@@ -19,6 +19,9 @@ int buildx_history_fetch(const char *ref, double timeout_s, char **ret, size_t *
 /* The same for `docker buildx history logs ID`: BuildKit's plain progress
  * of the record replayed (buildx prints it to stderr; that is *ret). */
 int buildx_history_logs(const char *ref, double timeout_s, char **ret, size_t *ret_len);
+/* The record's provenance (parse/bkrecord.h): history inspect attachment
+ * --type provenance ID; -EIO also when the record has none. */
+int buildx_history_provenance(const char *ref, double timeout_s, char **ret, size_t *ret_len);
 
 /* The same for `docker buildx history ls --format json`: one JSON object
  * per record and line (parse/bakemeta.h buildx_history_ls_parse). */

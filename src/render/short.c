@@ -48,25 +48,32 @@ int short_render_oom(const struct summary_build *b, struct dbuf *out)
 
 int short_render_execs(const struct exec_cover *c, struct dbuf *out)
 {
+        int e;
+
         if (!c->runs || c->measured >= c->runs)
                 return 0;
         if (c->measured == 0 && c->driver[0] && strcmp(c->driver, "docker") != 0)
-                return dbuf_printf(out,
-                                   "the builder \"%s\" (%s driver) runs BuildKit out of reach (a "
-                                   "container or another host): its %u RUN step(s) were not "
-                                   "measured; the build's figures cover the docker client alone",
-                                   c->builder[0] ? c->builder : "?", c->driver, c->runs);
-        if (c->measured == 0)
-                return dbuf_printf(out,
-                                   "no exec cgroup of this build's %u RUN step(s) was found on "
-                                   "this machine (a remote daemon, one in a VM, or steps shorter "
-                                   "than %.1f s): the build's figures cover the docker client "
-                                   "alone",
-                                   c->runs, c->poll_s);
-        return dbuf_printf(out,
-                           "%u of %u RUN steps were measured inside BuildKit (the others ended "
-                           "between two reads); the build's figures include those %u",
-                           c->measured, c->runs, c->measured);
+                e = dbuf_printf(out,
+                                "the builder \"%s\" (%s driver) runs BuildKit out of reach (a "
+                                "container or another host): its %u RUN step(s) were not "
+                                "measured; the build's figures cover the docker client alone",
+                                c->builder[0] ? c->builder : "?", c->driver, c->runs);
+        else if (c->measured == 0)
+                e = dbuf_printf(out,
+                                "no exec cgroup of this build's %u RUN step(s) was found on "
+                                "this machine (a remote daemon, one in a VM, or steps shorter "
+                                "than %.1f s): the build's figures cover the docker client "
+                                "alone",
+                                c->runs, c->poll_s);
+        else
+                e = dbuf_printf(out,
+                                "%u of %u RUN steps were measured inside BuildKit (the others "
+                                "ended between two reads); the build's figures include those %u",
+                                c->measured, c->runs, c->measured);
+        if (e >= 0 && c->recorded)
+                e = dbuf_printf(out, "; BuildKit's own record gave the figures of %u of the others",
+                                c->recorded);
+        return e;
 }
 
 /* ---- the run against its job's usual ---- */

@@ -63,12 +63,16 @@ static void oom_lines(struct dwriter *w, const struct targets *ts, struct dbuf *
         }
 }
 
-static uint32_t measured(const struct targets *ts)
+/* The steps with figures (*ret_rec: of them, those from BuildKit's record). */
+static uint32_t measured(const struct targets *ts, uint32_t *ret_rec)
 {
         uint32_t n = 0;
 
-        for (uint32_t i = 0; ts && i < ts->nstepv; i++)
+        *ret_rec = 0;
+        for (uint32_t i = 0; ts && i < ts->nstepv; i++) {
                 n += ts->stepv[i].exec.set;
+                *ret_rec += ts->stepv[i].exec.from_record;
+        }
         return n;
 }
 
@@ -77,12 +81,14 @@ static int render(const struct targets *ts, bool all, struct dbuf *out)
 {
         struct dwriter w = DWRITER_INIT(out);
         struct dbuf tmp = DBUF_INIT;
-        uint32_t n = measured(ts);
+        uint32_t rec, n = measured(ts, &rec);
 
         if (!n)
                 return 0;
         if (all)
-                dw_printf(&w, "\nBuildKit RUN steps measured in their exec cgroups: %u\n", n);
+                dw_printf(&w, "\nBuildKit RUN steps measured in their exec cgroups: %u\n", n - rec);
+        if (all && rec)
+                dw_printf(&w, "BuildKit RUN steps from BuildKit's own record (marked *): %u\n", rec);
         peak_line(&w, ts, &tmp);
         oom_lines(&w, ts, &tmp);
         if (all)
@@ -100,9 +106,10 @@ static int render(const struct targets *ts, bool all, struct dbuf *out)
                 fmt_size(x->io_write_bytes, wr, sizeof(wr));
                 fmt_size(x->net_rx_bytes, rx, sizeof(rx));
                 fmt_size(x->net_tx_bytes, tx, sizeof(tx));
-                dw_printf(&w, "  %8s  %9s  %9s  %9s  %9s  %9s  %9s  %3.0f  %s\n",
+                dw_printf(&w, "  %8s  %9s  %9s  %9s  %9s  %9s  %9s  %3.0f  %s%s\n",
                           fmt_duration(x->cpu_s, FMT_DURATION_EXACT, cpu), pk, an, rd, wr, rx, tx,
-                          isnan(x->oom_kills) ? 0.0 : x->oom_kills, clean(&tmp, ts->stepv[i].name));
+                          isnan(x->oom_kills) ? 0.0 : x->oom_kills, x->from_record ? "*" : "",
+                          clean(&tmp, ts->stepv[i].name));
         }
         dbuf_release(&tmp);
         return w.err < 0 ? -ENOMEM : 0;
@@ -152,9 +159,10 @@ static json_t *execs_json(const struct targets *ts)
 int steps_merge_json(const struct targets *ts, struct dbuf *js)
 {
         json_t *root, *x;
+        uint32_t rec;
         int e;
 
-        if (!measured(ts) || !js->p)
+        if (!measured(ts, &rec) || !js->p)
                 return 0;
         root = json_loadb(js->p, js->len, 0, NULL);
         x = root ? execs_json(ts) : NULL;

@@ -48,7 +48,8 @@ json_t *targetsjson_exec(const struct step_exec *e)
 
         if (!e->set)
                 return json_null();
-        o = json_pack("{s:I}", "execs", (json_int_t)e->execs);
+        o = json_pack("{s:I,s:s}", "execs", (json_int_t)e->execs, "source",
+                      e->from_record ? "buildkit-record" : "exec-cgroup");
         for (size_t i = 0; o && i < ARRAY_SIZE(exec_fields); i++) {
                 const char *p = (const char *)e + exec_fields[i].off;
                 json_t *v = !exec_fields[i].text ? jsonw_real(*(const double *)(const void *)p)
@@ -68,11 +69,13 @@ json_t *targetsjson_exec(const struct step_exec *e)
 static void exec_from_json(json_t *o, struct step_exec *e)
 {
         json_t *n = json_object_get(o, "execs");
+        const char *src = json_string_value(json_object_get(o, "source"));
 
         step_exec_clear(e);
         if (!json_is_object(o) || !json_is_integer(n) || json_integer_value(n) < 0)
                 return;
         e->set = true;
+        e->from_record = src && strcmp(src, "buildkit-record") == 0;
         e->execs = (uint32_t)MIN(json_integer_value(n), (json_int_t)UINT32_MAX);
         for (size_t i = 0; i < ARRAY_SIZE(exec_fields); i++) {
                 char *p = (char *)e + exec_fields[i].off;

@@ -40,19 +40,19 @@ static int64_t get_run_count(struct store *st, int64_t run, const char *col)
         return v;
 }
 
-/* The 13 exec columns of a step from column i on: NULL when not measured. */
+/* The 14 exec columns of a step from column i on: NULL when not measured. */
 static void bind_step_exec(sqlite3_stmt *s, int i, const struct step_exec *e)
 {
         if (!e->set) {
-                for (int k = 0; k < 13; k++)
+                for (int k = 0; k < 14; k++)
                         sqlite3_bind_null(s, i + k);
                 return;
         }
-        store_bind(s, i, "irrrrrrrrrttr", (int64_t)e->execs, e->cpu_s, e->mem_peak_bytes,
+        store_bind(s, i, "irrrrrrrrrttrt", (int64_t)e->execs, e->cpu_s, e->mem_peak_bytes,
                    e->anon_peak_bytes, e->io_read_bytes, e->io_write_bytes, e->net_rx_bytes,
                    e->net_tx_bytes, e->oom_kills, e->oom_at_s,
                    e->oom_victim[0] ? e->oom_victim : NULL, e->peak_proc[0] ? e->peak_proc : NULL,
-                   e->peak_proc_bytes);
+                   e->peak_proc_bytes, e->from_record ? "buildkit-record" : "exec-cgroup");
 }
 
 /* The exec columns read back (column i on). */
@@ -62,6 +62,7 @@ static void step_exec_row(sqlite3_stmt *s, int i, struct step_exec *e)
                        &e->io_read_bytes, &e->io_write_bytes, &e->net_rx_bytes,
                        &e->net_tx_bytes,  &e->oom_kills,      &e->oom_at_s};
         int64_t n = store_col_count(s, i);
+        const char *src;
 
         step_exec_clear(e);
         if (n < 0)
@@ -73,6 +74,8 @@ static void step_exec_row(sqlite3_stmt *s, int i, struct step_exec *e)
         copy_utf8_str(e->oom_victim, sizeof(e->oom_victim), store_col_text(s, i + 10));
         copy_utf8_str(e->peak_proc, sizeof(e->peak_proc), store_col_text(s, i + 11));
         e->peak_proc_bytes = store_col_real(s, i + 12);
+        src = store_col_text(s, i + 13);
+        e->from_record = src && strcmp(src, "buildkit-record") == 0;
 }
 
 int store_steps_insert(struct store *st, int64_t run, const struct targets *ts)
@@ -84,7 +87,7 @@ int store_steps_insert(struct store *st, int64_t run, const struct targets *ts)
             " step, cached, error, canceled, exec_n, cpu_s, mem_peak_bytes,"
             " anon_peak_bytes, io_read_bytes, io_write_bytes, net_rx_bytes,"
             " net_tx_bytes, oom_kills, oom_at_s, oom_victim, peak_proc,"
-            " peak_proc_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " peak_proc_bytes, usage_source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             &s);
 
         for (uint32_t i = 0; r >= 0 && i < ts->nstepv && i < TARGETS_STEPS_MAX; i++) {
@@ -133,7 +136,7 @@ int store_steps_get(struct store *st, int64_t run, struct targets *ts)
                         "SELECT name, target, start_s, end_s, step, cached, error, canceled,"
                         " exec_n, cpu_s, mem_peak_bytes, anon_peak_bytes, io_read_bytes,"
                         " io_write_bytes, net_rx_bytes, net_tx_bytes, oom_kills, oom_at_s,"
-                        " oom_victim, peak_proc, peak_proc_bytes"
+                        " oom_victim, peak_proc, peak_proc_bytes, usage_source"
                         " FROM steps WHERE run = ? ORDER BY seq",
                         TARGETS_STEPS_MAX, step_row, ts, "i", run);
 

@@ -197,10 +197,15 @@ static const char schema_v14[] = "ALTER TABLE units ADD COLUMN wait_cpu_s REAL;"
                                  "ALTER TABLE units ADD COLUMN wait_io_s REAL;"
                                  "ALTER TABLE units ADD COLUMN wait_mem_s REAL;";
 
+/* Version 15: where a step's figures came from: 'exec-cgroup' (read by
+ * buildtel) or 'buildkit-record' (BuildKit's own, parse/bkrecord.h). */
+static const char schema_v15[] = "ALTER TABLE steps ADD COLUMN usage_source TEXT;";
+
 /* migrations[v] takes a file from version v to v + 1. */
 static const char *const migrations[] = {schema_v1,  schema_v2,  schema_v3,  schema_v4, schema_v5,
                                          schema_v6,  schema_v7,  schema_v8,  schema_v9, schema_v10,
-                                         schema_v11, schema_v12, schema_v13, schema_v14};
+                                         schema_v11, schema_v12, schema_v13, schema_v14,
+                                         schema_v15};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
 
 struct store {

@@ -28,7 +28,7 @@
  * runs.job (version 9) names what repeats (run_info.job), indexed with
  * start_epoch for store_job_runs() (history.h). */
 
-#define STORE_SCHEMA_VERSION 14
+#define STORE_SCHEMA_VERSION 15
 
 /* Errors beyond errno: returned as negative values like -errno. */
 #define STORE_ENOTDB 4000 /* not an SQLite file, or corrupt */

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include "util/util.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
@@ -664,4 +666,79 @@ bool stop_signal_pending(void)
                 return false;
         return sigismember(&p, SIGINT) == 1 || sigismember(&p, SIGTERM) == 1 ||
                sigismember(&p, SIGHUP) == 1 || sigismember(&p, SIGQUIT) == 1;
+}
+
+static void put(char *out, size_t cap, size_t *n, char c)
+{
+        if (*n + 1 < cap)
+                out[(*n)++] = c;
+}
+
+/* The value of NAME (len bytes) in an OCI env array ("NAME=value"), or
+ * NULL. */
+static const char *env_value(const struct json_t *env, const char *name, size_t len)
+{
+        size_t i;
+        json_t *v;
+
+        json_array_foreach(env, i, v)
+        {
+                const char *kv = json_string_value(v);
+
+                if (kv && strncmp(kv, name, len) == 0 && kv[len] == '=')
+                        return kv + len + 1;
+        }
+        return NULL;
+}
+
+/* One argument appended to out, its variables replaced from env as
+ * json_argv() says (an unset one by nothing); env NULL: as
+ * it is. */
+static void put_arg(const char *s, const struct json_t *env, char *out, size_t cap, size_t *n)
+{
+        bool quoted = false, dquoted = false;
+
+        for (; *s; s++) {
+                bool brace = s[1] == '{';
+                const char *name = s + 1 + brace, *v;
+                size_t len = 0;
+
+                if (env && *s == '\\' && s[1]) {
+                        put(out, cap, n, *s++);
+                } else if (env && *s == '"' && !quoted) {
+                        dquoted = !dquoted;
+                } else if (env && *s == '\'' && !dquoted) {
+                        quoted = !quoted;
+                } else if (env && !quoted && *s == '$') {
+                        while (name[len] == '_' || isalpha((unsigned char)name[len]) ||
+                               (len && isdigit((unsigned char)name[len])))
+                                len++;
+                        if (len && (!brace || name[len] == '}')) {
+                                for (v = env_value(env, name, len); v && *v; v++)
+                                        put(out, cap, n, *v);
+                                s = name + len - 1 + brace;
+                                continue;
+                        }
+                }
+                put(out, cap, n, *s);
+        }
+        if (*n < cap)
+                out[(*n)++] = '\0';
+}
+
+int json_argv(const struct json_t *args, const struct json_t *env, char *out, size_t cap)
+{
+        size_t n = 0, i;
+        json_t *a;
+
+        if (!json_is_array(env))
+                env = NULL;
+        json_array_foreach(args, i, a)
+        {
+                if (!json_is_string(a) || cap == 0)
+                        break;
+                /* a NUL inside would end the argument: cut there */
+                put_arg(json_string_value(a), env, out, cap, &n);
+        }
+        return n && i == json_array_size(args) ? (int)n : -EINVAL;
 }

@@ -252,3 +252,11 @@ enum fmt_duration_style { FMT_DURATION_EXACT, FMT_DURATION_COMPACT };
 #define FMT_DURATION_LEN 32
 const char *fmt_duration(double s, enum fmt_duration_style style,
                          char buf[static FMT_DURATION_LEN]);
+
+/* An argv of JSON strings (an OCI process's args, a BuildKit exec's) as a
+ * NUL-separated argv into out (cut at cap); with env (an array of
+ * "NAME=value"), $NAME and ${NAME} replaced from it as a shell would (not
+ * inside single quotes; quotes kept). The length, -EINVAL when args is not
+ * an array of strings or cap is 0. */
+struct json_t;
+int json_argv(const struct json_t *args, const struct json_t *env, char *out, size_t cap);

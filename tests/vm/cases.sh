@@ -113,6 +113,21 @@ if [ -x /opt/docker/usr/bin/docker ]; then
         $L/run-case.sh root-docker -- docker buildx build --no-cache --network=none --progress=plain "$D"
         kill "$W"
         wait "$W"
+        # BuildKit's own record of that build (issue 40 item 2): its steps'
+        # usage, which check.py holds against the exec cgroups' figures.
+        ref=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["targets"][0]["ref"])' \
+                "$K/resources-root-docker.targets.json")
+        timeout 120 /src/buildtel/build/buildtel import-buildx "$ref" >"$K/record.txt" 2>&1
+        # The same build where no exec is ours (as with a builder out of
+        # reach): the steps' figures are the record's, said so.
+        log "root-docker-record"
+        mkdir -p "$R/root-docker-record"
+        $L/docker-watch.py "$R/root-docker-record/watch.json" vmstep-hold vmstep-cc vmstep-oom:200M &
+        W=$!
+        BUILDTEL_TEST_NO_EXECS=1 $L/run-case.sh root-docker-record -- docker buildx build --no-cache \
+                --network=none --progress=plain "$D"
+        kill "$W"
+        wait "$W"
         sync
         # Two builds on the one daemon at once (issue 40): each run follows
         # its own step's exec cgroup, not the other's.

@@ -217,6 +217,66 @@ def docker_case(case="root-docker"):
     return "; ".join(said)
 
 
+SIZE = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+RECORD = re.compile(r"step \(BuildKit's record\): cpu ([\d.]+) s, peak ([\d.]+) (\w+), .*?: (.*)$")
+
+
+def record_agrees():
+    """buildtel import-buildx of root-docker's build: BuildKit's own usage
+    of each RUN step agrees with the exec cgroups' figures buildtel read
+    (peak and CPU within 5 %)."""
+    if os.path.exists(os.path.join(D, "root-docker", "skipped")):
+        raise Skip(read("root-docker", "skipped"))
+    rec = {}
+    for m in map(RECORD.search, read("root-docker", "record.txt").splitlines()):
+        if m:
+            rec[m.group(4)] = (float(m.group(1)), float(m.group(2)) * SIZE[m.group(3)])
+    with open(os.path.join(D, "root-docker", "resources-root-docker.targets.json")) as f:
+        steps = [s for s in json.load(f).get("buildkit_steps") or [] if s.get("exec")]
+    said = []
+    for tok in ("vmstep-hold", "vmstep-cc"):
+        r = [v for k, v in rec.items() if tok in k]
+        ex = [s["exec"] for s in steps if tok in s.get("name", "")]
+        if not want(r and ex, "%s: record %r, measured %r: %s" % (tok, r, ex, read("root-docker", "record.txt"))):
+            continue
+        (cpu, peak), ex = r[0], ex[0]
+        want(ex.get("source") == "exec-cgroup", "%s measured from %r" % (tok, ex.get("source")))
+        want(abs(ex["mem_peak_bytes"] - peak) <= 0.05 * peak, "%s: peak %.1f MiB, the record's %.1f MiB"
+             % (tok, ex["mem_peak_bytes"] / 2**20, peak / 2**20))
+        want(abs(ex["cpu_s"] - cpu) <= 0.05 * cpu + 0.01, "%s: cpu %.3f s, the record's %.3f s"
+             % (tok, ex["cpu_s"], cpu))
+        said.append("%s peak %.1f/%.1f MiB cpu %.3f/%.3f s" % (tok, ex["mem_peak_bytes"] / 2**20,
+                                                              peak / 2**20, ex["cpu_s"], cpu))
+    return "exec cgroup / BuildKit's record: " + "; ".join(said)
+
+
+def docker_record():
+    """No exec of the build readable (BUILDTEL_TEST_NO_EXECS): the steps'
+    figures come from BuildKit's record, say so, and match the watcher."""
+    case = "root-docker-record"
+    if os.path.exists(os.path.join(D, "root-docker", "skipped")):
+        raise Skip(read("root-docker", "skipped"))
+    rc = int(read(case, "rc"))
+    want(rc == 0, "exit %d: %s" % (rc, tail(case)))
+    with open(os.path.join(D, case, "watch.json")) as f:
+        watch = json.load(f)
+    with open(os.path.join(D, case, "resources-%s.targets.json" % case)) as f:
+        steps = {t: s["exec"] for s in json.load(f).get("buildkit_steps") or []
+                 for t in ("vmstep-hold", "vmstep-cc", "vmstep-oom") if t in s.get("name", "") and s.get("exec")}
+    want(len(steps) == 3, "steps with figures: %r: %s" % (sorted(steps), tail(case)))
+    want(all(x.get("source") == "buildkit-record" and x.get("execs") == 0 for x in steps.values()),
+         "sources %r" % [(x.get("source"), x.get("execs")) for x in steps.values()])
+    want("BuildKit's own record gave the figures of 3" in read(case, "out.log"), "no note of the record: "
+         + tail(case))
+    p, wp = (steps.get("vmstep-hold") or {}).get("mem_peak_bytes") or 0, (watch.get("vmstep-hold") or {}).get("peak") or 0
+    want(wp and abs(p - wp) <= 0.05 * wp, "the 300 MiB step's peak %.1f MiB, the watcher's %.1f MiB"
+         % (p / 2**20, wp / 2**20))
+    k = (steps.get("vmstep-oom") or {}).get("oom_kills") or 0
+    want(k >= 1, "the OOM step's kills by the record: %r" % k)
+    return "from BuildKit's record: 300 MiB step %.1f MiB (watcher %.1f), OOM step kills %.0f" % (
+        p / 2**20, wp / 2**20, k)
+
+
 def docker_two():
     """Two builds at once on the one dockerd: each run measured only its own
     step, at the watcher's peak, and B's build never counted A's 200 MiB."""
@@ -313,6 +373,8 @@ CASES = [
     ("user-scope-memmax", user_scope),
     ("control-300m", lambda: hog_case("control-300m", False)),
     ("root-docker", docker_case),
+    ("root-docker-record-agrees", record_agrees),
+    ("root-docker-record", docker_record),
     ("root-docker-two", docker_two),
     ("no-v1-note", no_v1_note),
     ("caller-unchanged", caller_unchanged),
