@@ -259,7 +259,6 @@ struct otlp_metrics {
         size_t head, n; /* oldest at head */
         bool have_last;
         struct pending last;
-        uint64_t dropped;
         struct otlp_attr resource[RESOURCE_OURS + OTELENV_MAX_PAIRS];
         size_t nresource;
         char trace_hex[33], span_hex[17];
@@ -358,7 +357,6 @@ void otlp_metrics_add_sample(struct otlp_metrics *m, const struct sample *s)
         if (m->n == OTLP_MAX_PENDING) {
                 m->head = (m->head + 1) % OTLP_MAX_PENDING;
                 m->n--;
-                m->dropped++;
         }
         m->ring[(m->head + m->n) % OTLP_MAX_PENDING] = p;
         m->n++;
@@ -369,10 +367,6 @@ void otlp_metrics_add_sample(struct otlp_metrics *m, const struct sample *s)
 size_t otlp_metrics_pending(const struct otlp_metrics *m)
 {
         return m->n;
-}
-uint64_t otlp_metrics_dropped(const struct otlp_metrics *m)
-{
-        return m->dropped;
 }
 
 /* The CSV keeps milliseconds: whole milliseconds make the nanoseconds
