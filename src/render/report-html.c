@@ -275,22 +275,17 @@ static void series_line(struct dwriter *w, const struct report_data *d, const st
 static void peak_text(struct dwriter *w, const char *name, const struct summary_point *p, double v,
                       const char *unit)
 {
+        const char *const where[][2] = {
+            {", stage ", p->stage}, {", context ", p->context}, {", running ", p->running}};
         char b[32];
 
         dw_printf(w, "%s %.4g%s at %s", name, v, unit,
                   fmt_duration(p->elapsed_s, FMT_DURATION_EXACT, b));
-        if (p->stage[0]) {
-                dw_puts(w, ", stage ");
-                report_html_esc(w, p->stage);
-        }
-        if (p->context[0]) {
-                dw_puts(w, ", context ");
-                report_html_esc(w, p->context);
-        }
-        if (p->running[0]) {
-                dw_puts(w, ", running ");
-                report_html_esc(w, p->running);
-        }
+        for (size_t i = 0; i < ARRAY_SIZE(where); i++)
+                if (where[i][1][0]) {
+                        dw_puts(w, where[i][0]);
+                        report_html_esc(w, where[i][1]);
+                }
 }
 
 static void chart_peaks(struct dwriter *w, const struct chart_def *c, const struct frame *f,
