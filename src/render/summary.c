@@ -78,13 +78,14 @@ void summary_put_size(struct dwriter *w, double mb)
         dw_puts(w, b);
 }
 
-/* ", running heavy.c ld:app.so": the compile units in flight then. */
-static void put_running(struct dwriter *w, const struct summary_point *p)
+/* label then the build's text s (", running heavy.c ld:app.so"); nothing
+ * when s is empty. */
+static void put_if(struct dwriter *w, const char *label, const char *s)
 {
-        if (!p->running[0])
+        if (!s[0])
                 return;
-        dw_puts(w, ", running ");
-        summary_put_text(w, p->running);
+        dw_puts(w, label);
+        summary_put_text(w, s);
 }
 
 /* ", stage S, running U (last printed: C)" for the parts that are known:
@@ -94,21 +95,11 @@ static void put_running(struct dwriter *w, const struct summary_point *p)
  * flight, ", while C". */
 static void put_where(struct dwriter *w, const struct summary_point *p)
 {
-        if (p->stage[0]) {
-                dw_puts(w, ", stage ");
-                summary_put_text(w, p->stage);
-        }
-        if (p->running[0]) {
-                put_running(w, p);
-                if (p->context[0]) {
-                        dw_puts(w, " (last printed: ");
-                        summary_put_text(w, p->context);
-                        dw_puts(w, ")");
-                }
-        } else if (p->context[0]) {
-                dw_puts(w, ", while ");
-                summary_put_text(w, p->context);
-        }
+        put_if(w, ", stage ", p->stage);
+        put_if(w, ", running ", p->running);
+        put_if(w, p->running[0] ? " (last printed: " : ", while ", p->context);
+        if (p->running[0] && p->context[0])
+                dw_puts(w, ")");
 }
 
 static const char *what_of(const struct summary_point *p)
@@ -173,7 +164,7 @@ static void put_size_at(struct dwriter *w, const struct summary_point *p)
         summary_put_size(w, p->value);
         dw_puts(w, " at +");
         summary_put_duration(w, p->elapsed_s);
-        put_running(w, p);
+        put_if(w, ", running ", p->running);
 }
 
 /* The build's side of the OOM edge: its anonymous memory, which the OOM
@@ -830,10 +821,7 @@ static void put_oom(struct dwriter *w, const struct summary *s, const char *root
                 return;
         dw_puts(w, ", first by +");
         summary_put_duration(w, e->elapsed_s);
-        if (e->stage[0]) {
-                dw_puts(w, " in stage ");
-                summary_put_text(w, e->stage);
-        }
+        put_if(w, " in stage ", e->stage);
         put_victim(w, s, root, e);
 }
 
@@ -1070,10 +1058,7 @@ static void render_build_short(const struct summary *s, const char *root, struct
                 }
                 dw_puts(w, " by +");
                 summary_put_duration(w, p->elapsed_s);
-                if (p->stage[0]) {
-                        dw_puts(w, ", stage ");
-                        summary_put_text(w, p->stage);
-                }
+                put_if(w, ", stage ", p->stage);
                 if (bd->mem_peak_proc.label[0]) {
                         dw_puts(w, a->set ? ", largest process " : ", ");
                         put_unit_proc(w, s, root, &bd->mem_peak_proc, bd->mem_peak.elapsed_s,
@@ -1081,7 +1066,7 @@ static void render_build_short(const struct summary *s, const char *root, struct
                         put_proc_excess(w, bd);
                 }
                 if (!a->set)
-                        put_running(w, p);
+                        put_if(w, ", running ", p->running);
         }
         dw_puts(w, "; cpu ");
         summary_put_num(w, bd->cpu_user_s + bd->cpu_sys_s, 1);
