@@ -102,11 +102,6 @@ static void put_where(struct dwriter *w, const struct summary_point *p)
                 dw_puts(w, ")");
 }
 
-static const char *what_of(const struct summary_point *p)
-{
-        return p->context[0] ? p->context : p->stage;
-}
-
 static double duration_of(const struct summary *s, const struct run_info *ri, bool *ret_to_last)
 {
         *ret_to_last = false;
@@ -212,9 +207,9 @@ static bool reading_oom_edge(const struct summary *s, const struct summary_readi
         if (p->running[0]) {
                 dw_puts(w, ", while running ");
                 summary_put_text(w, p->running);
-        } else if (what_of(p)[0]) {
+        } else if (p->context[0] || p->stage[0]) {
                 dw_puts(w, ", while ");
-                dw_puts(w, what_of(p));
+                dw_puts(w, p->context[0] ? p->context : p->stage);
         }
         put_oom_anon(s, w);
         return true;
@@ -825,15 +820,6 @@ static void put_oom(struct dwriter *w, const struct summary *s, const char *root
         put_victim(w, s, root, e);
 }
 
-/* "<a>/<b>" of two stall figures. */
-static void put_pair(struct dwriter *w, const char *label, double some, double full)
-{
-        dw_puts(w, label);
-        summary_put_num(w, some, 3);
-        dw_puts(w, "/");
-        summary_put_num(w, full, 3);
-}
-
 /* The working memory first: what the OOM killer weighs and a runner is
  * sized by (sampled); the peak after it holds page cache too. */
 static void put_anon_peak(struct dwriter *w, const struct summary_build *bd)
@@ -852,6 +838,8 @@ static void put_anon_peak(struct dwriter *w, const struct summary_build *bd)
 static void render_build_text(const struct summary *s, const struct run_info *ri, const char *root,
                               struct dwriter *w)
 {
+        static const char *const psi_label[] = {
+            [PSI_CPU] = "cpu ", [PSI_MEM] = ", memory ", [PSI_IO] = ", io "};
         const struct summary_build *bd = &s->build;
 
         if (!bd->mode[0])
@@ -888,9 +876,12 @@ static void render_build_text(const struct summary *s, const struct run_info *ri
         summary_put_size(w, bd->io_write_mb);
         dw_printf(w, " written\n  pressure (%s, stall s some/full): ",
                   build_psi_is_host(bd) ? "host-wide" : "the build's");
-        put_pair(w, "cpu ", bd->psi.some_s[PSI_CPU], bd->psi.full_s[PSI_CPU]);
-        put_pair(w, ", memory ", bd->psi.some_s[PSI_MEM], bd->psi.full_s[PSI_MEM]);
-        put_pair(w, ", io ", bd->psi.some_s[PSI_IO], bd->psi.full_s[PSI_IO]);
+        for (int k = PSI_CPU; k <= PSI_IO; k++) { /* "cpu <some>/<full>, memory ..." */
+                dw_puts(w, psi_label[k]);
+                summary_put_num(w, bd->psi.some_s[k], 3);
+                dw_puts(w, "/");
+                summary_put_num(w, bd->psi.full_s[k], 3);
+        }
         dw_puts(w, "\n  processes:      peak ");
         summary_put_num(w, bd->pids_peak, 0);
         if (ri) {
