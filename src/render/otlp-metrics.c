@@ -436,7 +436,6 @@ static void add_samples(struct build *B)
 
         for (size_t i = 0; i < NSAMPLE_LINES; i++) {
                 const struct sample_line *l = &sample_lines[i];
-                bool opened = false;
 
                 if (m->col[i] < 0)
                         continue;
@@ -446,9 +445,8 @@ static void add_samples(struct build *B)
                                     &m->ring[(m->head + k) % OTLP_MAX_PENDING];
                                 if (!isfinite(p->v[i]) || !to_ns(p->epoch))
                                         continue;
-                                if (!opened)
-                                        metric(B, l->name, l->unit, l->desc, l->kind);
-                                opened = true;
+                                /* opened at its first point, once (metric()) */
+                                metric(B, l->name, l->unit, l->desc, l->kind);
                                 point(B, B->nattrs, 0, to_ns(p->epoch), dbl(p->v[i]));
                         }
                 } else if (m->have_last && isfinite(m->last.v[i]) && to_ns(m->last.epoch)) {
