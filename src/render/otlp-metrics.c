@@ -172,8 +172,8 @@ static struct val get_duration_ratio(const struct run_model *m)
 static const struct total_line total_lines[] = {
     {"build.duration", "s", "Wall time of the build", get_duration, 0},
     {"build.figures.estimated", "1",
-     "1 when the build's figures are estimates from its process tree (no cgroup)",
-     get_estimated, 0},
+     "1 when the build's figures are estimates from its process tree (no cgroup)", get_estimated,
+     0},
     {"build.host.memory.usage.max", "By", "Peak host memory used", EXACT(mem_used_peak_bytes)},
     {"build.host.memory.available.min", "By", "Least host memory available",
      EXACT(mem_avail_min_bytes)},
@@ -471,9 +471,9 @@ static void add_totals(struct build *B, const struct run_model *fm)
                 return;
         for (size_t i = 0; i < ARRAY_SIZE(total_lines); i++) {
                 const struct total_line *l = &total_lines[i];
-                struct val v = l->get ? l->get(fm)
-                                      : dbl(*(const double *)((const char *)&fm->summary->exact +
-                                                              l->exact));
+                struct val v =
+                    l->get ? l->get(fm)
+                           : dbl(*(const double *)((const char *)&fm->summary->exact + l->exact));
                 size_t a = B->nattrs;
 
                 if (!v.set)
