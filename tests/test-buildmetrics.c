@@ -1453,12 +1453,6 @@ static void test_prom_format(void **state)
         assert_string_equal(v, "0.1");
         prom_format_value(42, v);
         assert_string_equal(v, "42");
-        assert_int_equal(prom_escape_label(&b, "a\"b\\c\nd\te", 9), 0);
-        assert_string_equal(b.p, "a\\\"b\\\\c\\nd?e");
-        dbuf_reset(&b);
-        assert_int_equal(prom_escape_help(&b, "x\"y\\z\nw"), 0);
-        assert_string_equal(b.p, "x\"y\\\\z\\nw");
-        dbuf_reset(&b);
         assert_int_equal(prom_push_url("http://h:9091/", "ci", "host-1", NULL, &b), 0);
         assert_string_equal(b.p, "http://h:9091/metrics/job/ci/instance/host-1");
         dbuf_reset(&b);
@@ -1510,14 +1504,15 @@ static void test_prom_render(void **state)
         /* no sccache figures: no samples, and no HELP for them either */
         assert_null(strstr(b.p, "sccache"));
         assert_int_equal(b.p[b.len - 1], '\n');
-        /* with a job: the last label of every series */
-        ri.job = (char[]){"ci/\"b\""};
+        /* with a job: the last label of every series, escaped (backslash,
+         * double quote, newline; other control bytes '?') */
+        ri.job = (char[]){"ci/\"b\\c\nd\te"};
         dbuf_reset(&b);
         assert_int_equal(prom_render(&m, NULL, &b), 0);
         assert_non_null(strstr(b.p, "build_steps_total{target=\"a\\\"b\",builder=\"bx\",buildtel_"
-                                    "job=\"ci/\\\"b\\\"\"} 4\n"));
+                                    "job=\"ci/\\\"b\\\\c\\nd?e\"} 4\n"));
         assert_non_null(strstr(b.p, "build_invocation_duration_seconds{builder=\"bx\",buildtel_job="
-                                    "\"ci/\\\"b\\\"\"} 60\n"));
+                                    "\"ci/\\\"b\\\\c\\nd?e\"} 60\n"));
         for (const char *l = b.p; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
                 if (*l != '#' && *l != '\n') {
                         const char *end = strchr(l, '\n');

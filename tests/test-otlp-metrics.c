@@ -513,25 +513,44 @@ static void test_samples(void **state)
         json_decref(root);
 }
 
-/* More samples than fit: the oldest are dropped and counted. */
+/* More samples than fit: the oldest are dropped. */
 static void test_pending_cap(void **state)
 {
         struct otel_config cfg = {.enabled = true, .protocol = OTEL_PROTOCOL_JSON};
         struct run_info ri = run_of(true, 0, 0);
         struct otlp_metrics *m = NULL;
+        struct dbuf out = DBUF_INIT;
         struct sample s;
+        json_t *root, *mt, *first = NULL;
+        size_t mi;
 
         (void)state;
         assert_int_equal(otlp_metrics_new(&cfg, &ri, &m), 0);
         sample_clear(&s);
         for (size_t i = 0; i < OTLP_MAX_PENDING + 3; i++) {
                 s.epoch = ri.start_epoch + (double)i;
+                assert_int_equal(sample_column_set_number(&s, column("load1"), 1), 0);
                 otlp_metrics_add_sample(m, &s);
         }
         s.epoch = NAN; /* no time: not kept */
         otlp_metrics_add_sample(m, &s);
         assert_int_equal(otlp_metrics_pending(m), OTLP_MAX_PENDING);
-        assert_int_equal(otlp_metrics_dropped(m), 3);
+        assert_int_equal(otlp_metrics_encode(m, NULL, true, &out), 0);
+        root = json_loadb(out.p, out.len, 0, NULL);
+        assert_non_null(root);
+        json_array_foreach(metrics_of(root), mi, mt)
+        {
+                const char *name = json_string_value(json_object_get(mt, "name"));
+
+                if (strcmp(name, "build.host.load.1m") == 0)
+                        first = json_array_get(
+                            json_object_get(json_object_get(mt, "gauge"), "dataPoints"), 0);
+        }
+        /* the first kept is the fourth: three dropped */
+        assert_string_equal(json_string_value(json_object_get(first, "timeUnixNano")),
+                            "1795968803000000000");
+        json_decref(root);
+        dbuf_release(&out);
         otlp_metrics_free(m);
 }
 

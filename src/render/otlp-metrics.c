@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,7 +102,11 @@ static struct val cnt(bool set, uint64_t u)
 struct total_line {
         const char *name, *unit, *desc;
         struct val (*get)(const struct run_model *m);
+        /* get NULL: the figure at this offset in summary->exact, bytes as
+         * the platform layer read them, not the CSV's rounded MiB and GiB */
+        size_t exact;
 };
+#define EXACT(field) NULL, offsetof(struct summary_exact, field)
 
 static struct val get_estimated(const struct run_model *m)
 {
@@ -112,24 +117,6 @@ static struct val get_estimated(const struct run_model *m)
 static struct val get_duration(const struct run_model *m)
 {
         return dbl(m->facts->duration_s);
-}
-/* Bytes as the platform layer read them (summary.h: exact), not the
- * summary's MiB and GiB rounded as the CSV holds them. */
-static struct val get_mem_peak(const struct run_model *m)
-{
-        return dbl(m->summary->exact.mem_used_peak_bytes);
-}
-static struct val get_mem_avail_min(const struct run_model *m)
-{
-        return dbl(m->summary->exact.mem_avail_min_bytes);
-}
-static struct val get_swap_peak(const struct run_model *m)
-{
-        return dbl(m->summary->exact.swap_used_peak_bytes);
-}
-static struct val get_disk_min(const struct run_model *m)
-{
-        return dbl(m->summary->exact.disk_avail_min_bytes);
 }
 static struct val get_load_peak(const struct run_model *m)
 {
@@ -183,27 +170,30 @@ static struct val get_duration_ratio(const struct run_model *m)
 }
 
 static const struct total_line total_lines[] = {
-    {"build.duration", "s", "Wall time of the build", get_duration},
+    {"build.duration", "s", "Wall time of the build", get_duration, 0},
     {"build.figures.estimated", "1",
-     "1 when the build's figures are estimates from its process tree (no cgroup)", get_estimated},
-    {"build.host.memory.usage.max", "By", "Peak host memory used", get_mem_peak},
-    {"build.host.memory.available.min", "By", "Least host memory available", get_mem_avail_min},
-    {"build.host.swap.usage.max", "By", "Peak host swap used", get_swap_peak},
-    {"build.host.disk.available.min", "By", "Least disk available", get_disk_min},
-    {"build.host.load.1m.max", "1", "Peak 1-minute load average", get_load_peak},
-    {"build.host.cpu.utilization.avg", "1", "Average host CPU busy fraction", get_cpu_avg},
+     "1 when the build's figures are estimates from its process tree (no cgroup)", get_estimated,
+     0},
+    {"build.host.memory.usage.max", "By", "Peak host memory used", EXACT(mem_used_peak_bytes)},
+    {"build.host.memory.available.min", "By", "Least host memory available",
+     EXACT(mem_avail_min_bytes)},
+    {"build.host.swap.usage.max", "By", "Peak host swap used", EXACT(swap_used_peak_bytes)},
+    {"build.host.disk.available.min", "By", "Least disk available", EXACT(disk_avail_min_bytes)},
+    {"build.host.load.1m.max", "1", "Peak 1-minute load average", get_load_peak, 0},
+    {"build.host.cpu.utilization.avg", "1", "Average host CPU busy fraction", get_cpu_avg, 0},
     {"build.near_oom.samples", "{sample}",
-     "Samples with memory available under the near-OOM threshold", get_near_oom},
-    {"build.samples", "{sample}", "Samples recorded", get_samples},
+     "Samples with memory available under the near-OOM threshold", get_near_oom, 0},
+    {"build.samples", "{sample}", "Samples recorded", get_samples, 0},
     {"build.steps", "{step}",
-     "Distinct BuildKit steps of the build (a step shared by targets counts once)", get_steps},
+     "Distinct BuildKit steps of the build (a step shared by targets counts once)", get_steps, 0},
     {"build.steps.cached", "{step}", "Distinct BuildKit steps taken from the layer cache",
-     get_steps_cached},
+     get_steps_cached, 0},
     {"build.duration.usual", "s", "Median wall time of the job's recent finished runs on this host",
-     get_usual_duration},
+     get_usual_duration, 0},
     {"build.duration.ratio_to_usual", "1", "Wall time of the build over its job's usual",
-     get_duration_ratio},
+     get_duration_ratio, 0},
 };
+#undef EXACT
 
 /* At the end only: one point per target, with attributes target and
  * builder; a compiler-cache line one per tool (attribute
@@ -259,7 +249,6 @@ struct otlp_metrics {
         size_t head, n; /* oldest at head */
         bool have_last;
         struct pending last;
-        uint64_t dropped;
         struct otlp_attr resource[RESOURCE_OURS + OTELENV_MAX_PAIRS];
         size_t nresource;
         char trace_hex[33], span_hex[17];
@@ -358,7 +347,6 @@ void otlp_metrics_add_sample(struct otlp_metrics *m, const struct sample *s)
         if (m->n == OTLP_MAX_PENDING) {
                 m->head = (m->head + 1) % OTLP_MAX_PENDING;
                 m->n--;
-                m->dropped++;
         }
         m->ring[(m->head + m->n) % OTLP_MAX_PENDING] = p;
         m->n++;
@@ -369,10 +357,6 @@ void otlp_metrics_add_sample(struct otlp_metrics *m, const struct sample *s)
 size_t otlp_metrics_pending(const struct otlp_metrics *m)
 {
         return m->n;
-}
-uint64_t otlp_metrics_dropped(const struct otlp_metrics *m)
-{
-        return m->dropped;
 }
 
 /* The CSV keeps milliseconds: whole milliseconds make the nanoseconds
@@ -452,7 +436,6 @@ static void add_samples(struct build *B)
 
         for (size_t i = 0; i < NSAMPLE_LINES; i++) {
                 const struct sample_line *l = &sample_lines[i];
-                bool opened = false;
 
                 if (m->col[i] < 0)
                         continue;
@@ -462,9 +445,8 @@ static void add_samples(struct build *B)
                                     &m->ring[(m->head + k) % OTLP_MAX_PENDING];
                                 if (!isfinite(p->v[i]) || !to_ns(p->epoch))
                                         continue;
-                                if (!opened)
-                                        metric(B, l->name, l->unit, l->desc, l->kind);
-                                opened = true;
+                                /* opened at its first point, once (metric()) */
+                                metric(B, l->name, l->unit, l->desc, l->kind);
                                 point(B, B->nattrs, 0, to_ns(p->epoch), dbl(p->v[i]));
                         }
                 } else if (m->have_last && isfinite(m->last.v[i]) && to_ns(m->last.epoch)) {
@@ -489,7 +471,9 @@ static void add_totals(struct build *B, const struct run_model *fm)
                 return;
         for (size_t i = 0; i < ARRAY_SIZE(total_lines); i++) {
                 const struct total_line *l = &total_lines[i];
-                struct val v = l->get(fm);
+                struct val v =
+                    l->get ? l->get(fm)
+                           : dbl(*(const double *)((const char *)&fm->summary->exact + l->exact));
                 size_t a = B->nattrs;
 
                 if (!v.set)

@@ -14,7 +14,7 @@
 /* The model as OTLP metrics: which metric each figure becomes (one table
  * line each in otlp-metrics.c), the resource, the trace correlation. It
  * keeps the samples recorded since the last export (at most
- * OTLP_MAX_PENDING; older ones are dropped and counted) and encodes an
+ * OTLP_MAX_PENDING; older ones are dropped) and encodes an
  * export body on demand. */
 
 #define OTLP_MAX_PENDING 4096
@@ -34,8 +34,6 @@ void otlp_metrics_set_resource(struct otlp_metrics *m, const char *key, const ch
 void otlp_metrics_add_sample(struct otlp_metrics *m, const struct sample *s);
 /* Samples waiting for the next export. */
 size_t otlp_metrics_pending(const struct otlp_metrics *m);
-/* Samples dropped because more than OTLP_MAX_PENDING waited. */
-uint64_t otlp_metrics_dropped(const struct otlp_metrics *m);
 
 /* Append an export body to out: the gauges of every pending sample, the
  * cumulative sums of the latest sample, and with final (non-NULL) the

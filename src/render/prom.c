@@ -33,49 +33,27 @@ void prom_format_value(double v, char buf[static 32])
         }
 }
 
-/* s[0..len) escaped: backslash and newline, and with label's rules also
- * double quotes and the other control bytes ('?'). */
-static void put_escaped(struct dwriter *w, const char *s, size_t len, bool label)
-{
-        for (size_t i = 0; i < len; i++) {
-                unsigned char c = (unsigned char)s[i];
-                if (c == '\\')
-                        dw_puts(w, "\\\\");
-                else if (c == '\n')
-                        dw_puts(w, "\\n");
-                else if (label && c == '"')
-                        dw_puts(w, "\\\"");
-                else if (label && (c < 0x20 || c == 0x7f))
-                        dw_puts(w, "?");
-                else
-                        dw_append(w, &s[i], 1);
-        }
-}
-
+/* A label value: invalid UTF-8 as U+FFFD, then backslash, newline and
+ * double quote escaped, the other control bytes '?'. */
 static void put_label(struct dwriter *w, const char *s, size_t len)
 {
         _cleanup_dbuf_ struct dbuf clean = DBUF_INIT;
 
         dw_check(w, run_append_utf8_lossy(&clean, s, len, false));
-        if (dw_ok(w))
-                put_escaped(w, clean.p ? clean.p : "", clean.len, true);
+        for (size_t i = 0; dw_ok(w) && i < clean.len; i++) {
+                unsigned char c = (unsigned char)clean.p[i];
+                if (c == '\\')
+                        dw_puts(w, "\\\\");
+                else if (c == '\n')
+                        dw_puts(w, "\\n");
+                else if (c == '"')
+                        dw_puts(w, "\\\"");
+                else if (c < 0x20 || c == 0x7f)
+                        dw_puts(w, "?");
+                else
+                        dw_append(w, &clean.p[i], 1);
+        }
         dw_append(w, "", 0);
-}
-
-int prom_escape_label(struct dbuf *out, const char *s, size_t len)
-{
-        struct dwriter w = DWRITER_INIT(out);
-
-        put_label(&w, s, len);
-        return w.err < 0 ? -ENOMEM : 0;
-}
-
-int prom_escape_help(struct dbuf *out, const char *s)
-{
-        struct dwriter w = DWRITER_INIT(out);
-
-        put_escaped(&w, s, strlen(s), false);
-        return w.err < 0 ? -ENOMEM : 0;
 }
 
 bool prom_prefix_valid(const char *s)
@@ -131,7 +109,8 @@ static void fam_sample(struct family *f, double v, const char *const *labels)
 
         if (!f->started) {
                 put_name(f, "# HELP ", " ");
-                put_escaped(&f->w, f->help, strlen(f->help), false);
+                /* HELP texts are ours, none with a backslash or newline to escape */
+                dw_puts(&f->w, f->help);
                 put_name(f, "\n# TYPE ", " gauge\n");
                 f->started = true;
         }

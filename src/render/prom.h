@@ -27,9 +27,10 @@ struct run_model;
 struct target_fact;
 
 /* The whole exposition: HELP and TYPE only for names with samples, label
- * values and HELP escaped by their own rules, NaN/+Inf/-Inf, no
- * timestamps, a final newline. prefix NULL or "" gives build_...; "rocm"
- * gives rocm_build_.... Returns 0 or -ENOMEM. */
+ * values escaped (backslash, double quote, newline; invalid UTF-8 as
+ * U+FFFD, other control bytes '?'), NaN/+Inf/-Inf, no timestamps, a
+ * final newline. prefix NULL or "" gives build_...; "rocm" gives
+ * rocm_build_.... Returns 0 or -ENOMEM. */
 int prom_render(const struct run_model *m, const char *prefix, struct dbuf *out);
 
 /* The per-target figures, as both exports send them (here and
@@ -55,11 +56,6 @@ enum prom_tval {
  * model's (targets_facts()); here it is only picked. */
 double prom_target_value(const struct target_fact *t, enum prom_tval v);
 
-/* Label value escaping: backslash, double quote and newline; invalid UTF-8
- * becomes U+FFFD, other control bytes '?'. 0 or -ENOMEM. */
-int prom_escape_label(struct dbuf *out, const char *s, size_t len);
-/* HELP escaping: backslash and newline only. 0 or -ENOMEM. */
-int prom_escape_help(struct dbuf *out, const char *s);
 /* A sample value the way Prometheus spells it: NaN, +Inf, -Inf, or the
  * shortest decimal that reads back to v. */
 void prom_format_value(double v, char buf[static 32]);

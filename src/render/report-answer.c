@@ -86,14 +86,8 @@ static void card_peak(struct dwriter *w, const struct summary *s)
         }
         summary_put_size(w, p->value);
         dw_printf(w, "</div><div class=\"d\">at +%s", fmt_duration(p->elapsed_s, FMT_DURATION_EXACT, d));
-        if (p->stage[0]) {
-                dw_puts(w, ", stage ");
-                report_html_esc(w, p->stage);
-        }
-        if (p->context[0]) {
-                dw_puts(w, ", step ");
-                report_html_esc(w, p->context);
-        }
+        report_html_opt(w, ", stage ", p->stage);
+        report_html_opt(w, ", step ", p->context);
         if (p->running[0]) {
                 dw_puts(w, ", unit ");
                 put_first_word(w, p->running);
@@ -160,10 +154,7 @@ static void card_disk(struct dwriter *w, const struct summary *s)
         fmt_size_mib(p->value * 1024, sz, sizeof(sz));
         dw_printf(w, "%s</div><div class=\"d\">at +%s", sz,
                   fmt_duration(p->elapsed_s, FMT_DURATION_EXACT, d));
-        if (p->stage[0]) {
-                dw_puts(w, ", stage ");
-                report_html_esc(w, p->stage);
-        }
+        report_html_opt(w, ", stage ", p->stage);
         dw_printf(w, " (low below %.4g GiB)</div></div>", s->cfg.low_disk_gb);
 }
 

@@ -279,18 +279,9 @@ static void peak_text(struct dwriter *w, const char *name, const struct summary_
 
         dw_printf(w, "%s %.4g%s at %s", name, v, unit,
                   fmt_duration(p->elapsed_s, FMT_DURATION_EXACT, b));
-        if (p->stage[0]) {
-                dw_puts(w, ", stage ");
-                report_html_esc(w, p->stage);
-        }
-        if (p->context[0]) {
-                dw_puts(w, ", context ");
-                report_html_esc(w, p->context);
-        }
-        if (p->running[0]) {
-                dw_puts(w, ", running ");
-                report_html_esc(w, p->running);
-        }
+        report_html_opt(w, ", stage ", p->stage);
+        report_html_opt(w, ", context ", p->context);
+        report_html_opt(w, ", running ", p->running);
 }
 
 static void chart_peaks(struct dwriter *w, const struct chart_def *c, const struct frame *f,
@@ -574,10 +565,7 @@ static void step_exec_title(struct dwriter *w, const struct step_exec *x)
                 dw_printf(w, ", memory peak %s", a);
         if (isfinite(x->anon_peak_bytes))
                 dw_printf(w, " (anon %s)", b);
-        if (x->peak_proc[0]) {
-                dw_puts(w, ", largest process ");
-                report_html_esc(w, x->peak_proc);
-        }
+        report_html_opt(w, ", largest process ", x->peak_proc);
         if (isfinite(x->cpu_s))
                 dw_printf(w, ", CPU %.2f s", x->cpu_s);
         if (isfinite(x->io_read_bytes) && isfinite(x->io_write_bytes)) {

@@ -198,6 +198,14 @@ void report_html_esc(struct dwriter *w, const char *s)
         report_html_escape(w, s, s ? strlen(s) : 0);
 }
 
+void report_html_opt(struct dwriter *w, const char *label, const char *s)
+{
+        if (!s[0])
+                return;
+        dw_puts(w, label);
+        report_html_esc(w, s);
+}
+
 void report_md_escape(struct dwriter *w, const char *s, size_t len)
 {
         escape_with(w, s, len, md_char);

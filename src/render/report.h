@@ -68,6 +68,8 @@ size_t report_downsample(const double *t, const double *v, size_t n, size_t buck
 void report_html_escape(struct dwriter *w, const char *s, size_t len);
 /* The same for a string, NULL as "". */
 void report_html_esc(struct dwriter *w, const char *s);
+/* label, then s escaped; nothing when s is empty (", stage S"). */
+void report_html_opt(struct dwriter *w, const char *label, const char *s);
 /* The same for a Markdown table cell: also '|' and '`' escaped, newlines
  * become spaces. */
 void report_md_escape(struct dwriter *w, const char *s, size_t len);

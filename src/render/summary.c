@@ -78,13 +78,14 @@ void summary_put_size(struct dwriter *w, double mb)
         dw_puts(w, b);
 }
 
-/* ", running heavy.c ld:app.so": the compile units in flight then. */
-static void put_running(struct dwriter *w, const struct summary_point *p)
+/* label then the build's text s (", running heavy.c ld:app.so"); nothing
+ * when s is empty. */
+static void put_if(struct dwriter *w, const char *label, const char *s)
 {
-        if (!p->running[0])
+        if (!s[0])
                 return;
-        dw_puts(w, ", running ");
-        summary_put_text(w, p->running);
+        dw_puts(w, label);
+        summary_put_text(w, s);
 }
 
 /* ", stage S, running U (last printed: C)" for the parts that are known:
@@ -94,26 +95,11 @@ static void put_running(struct dwriter *w, const struct summary_point *p)
  * flight, ", while C". */
 static void put_where(struct dwriter *w, const struct summary_point *p)
 {
-        if (p->stage[0]) {
-                dw_puts(w, ", stage ");
-                summary_put_text(w, p->stage);
-        }
-        if (p->running[0]) {
-                put_running(w, p);
-                if (p->context[0]) {
-                        dw_puts(w, " (last printed: ");
-                        summary_put_text(w, p->context);
-                        dw_puts(w, ")");
-                }
-        } else if (p->context[0]) {
-                dw_puts(w, ", while ");
-                summary_put_text(w, p->context);
-        }
-}
-
-static const char *what_of(const struct summary_point *p)
-{
-        return p->context[0] ? p->context : p->stage;
+        put_if(w, ", stage ", p->stage);
+        put_if(w, ", running ", p->running);
+        put_if(w, p->running[0] ? " (last printed: " : ", while ", p->context);
+        if (p->running[0] && p->context[0])
+                dw_puts(w, ")");
 }
 
 static double duration_of(const struct summary *s, const struct run_info *ri, bool *ret_to_last)
@@ -173,7 +159,7 @@ static void put_size_at(struct dwriter *w, const struct summary_point *p)
         summary_put_size(w, p->value);
         dw_puts(w, " at +");
         summary_put_duration(w, p->elapsed_s);
-        put_running(w, p);
+        put_if(w, ", running ", p->running);
 }
 
 /* The build's side of the OOM edge: its anonymous memory, which the OOM
@@ -221,9 +207,9 @@ static bool reading_oom_edge(const struct summary *s, const struct summary_readi
         if (p->running[0]) {
                 dw_puts(w, ", while running ");
                 summary_put_text(w, p->running);
-        } else if (what_of(p)[0]) {
+        } else if (p->context[0] || p->stage[0]) {
                 dw_puts(w, ", while ");
-                dw_puts(w, what_of(p));
+                dw_puts(w, p->context[0] ? p->context : p->stage);
         }
         put_oom_anon(s, w);
         return true;
@@ -830,20 +816,8 @@ static void put_oom(struct dwriter *w, const struct summary *s, const char *root
                 return;
         dw_puts(w, ", first by +");
         summary_put_duration(w, e->elapsed_s);
-        if (e->stage[0]) {
-                dw_puts(w, " in stage ");
-                summary_put_text(w, e->stage);
-        }
+        put_if(w, " in stage ", e->stage);
         put_victim(w, s, root, e);
-}
-
-/* "<a>/<b>" of two stall figures. */
-static void put_pair(struct dwriter *w, const char *label, double some, double full)
-{
-        dw_puts(w, label);
-        summary_put_num(w, some, 3);
-        dw_puts(w, "/");
-        summary_put_num(w, full, 3);
 }
 
 /* The working memory first: what the OOM killer weighs and a runner is
@@ -864,6 +838,8 @@ static void put_anon_peak(struct dwriter *w, const struct summary_build *bd)
 static void render_build_text(const struct summary *s, const struct run_info *ri, const char *root,
                               struct dwriter *w)
 {
+        static const char *const psi_label[] = {
+            [PSI_CPU] = "cpu ", [PSI_MEM] = ", memory ", [PSI_IO] = ", io "};
         const struct summary_build *bd = &s->build;
 
         if (!bd->mode[0])
@@ -900,9 +876,12 @@ static void render_build_text(const struct summary *s, const struct run_info *ri
         summary_put_size(w, bd->io_write_mb);
         dw_printf(w, " written\n  pressure (%s, stall s some/full): ",
                   build_psi_is_host(bd) ? "host-wide" : "the build's");
-        put_pair(w, "cpu ", bd->psi.some_s[PSI_CPU], bd->psi.full_s[PSI_CPU]);
-        put_pair(w, ", memory ", bd->psi.some_s[PSI_MEM], bd->psi.full_s[PSI_MEM]);
-        put_pair(w, ", io ", bd->psi.some_s[PSI_IO], bd->psi.full_s[PSI_IO]);
+        for (int k = PSI_CPU; k <= PSI_IO; k++) { /* "cpu <some>/<full>, memory ..." */
+                dw_puts(w, psi_label[k]);
+                summary_put_num(w, bd->psi.some_s[k], 3);
+                dw_puts(w, "/");
+                summary_put_num(w, bd->psi.full_s[k], 3);
+        }
         dw_puts(w, "\n  processes:      peak ");
         summary_put_num(w, bd->pids_peak, 0);
         if (ri) {
@@ -1070,10 +1049,7 @@ static void render_build_short(const struct summary *s, const char *root, struct
                 }
                 dw_puts(w, " by +");
                 summary_put_duration(w, p->elapsed_s);
-                if (p->stage[0]) {
-                        dw_puts(w, ", stage ");
-                        summary_put_text(w, p->stage);
-                }
+                put_if(w, ", stage ", p->stage);
                 if (bd->mem_peak_proc.label[0]) {
                         dw_puts(w, a->set ? ", largest process " : ", ");
                         put_unit_proc(w, s, root, &bd->mem_peak_proc, bd->mem_peak.elapsed_s,
@@ -1081,7 +1057,7 @@ static void render_build_short(const struct summary *s, const char *root, struct
                         put_proc_excess(w, bd);
                 }
                 if (!a->set)
-                        put_running(w, p);
+                        put_if(w, ", running ", p->running);
         }
         dw_puts(w, "; cpu ");
         summary_put_num(w, bd->cpu_user_s + bd->cpu_sys_s, 1);
