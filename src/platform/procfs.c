@@ -41,8 +41,6 @@ int cpustat_parse(const char *buf, size_t len, struct cpustat *ret)
 {
         const char *p = buf, *end = buf + len;
 
-        if (!buf)
-                return -EINVAL;
         for (const char *eol; p < end; p = next_line(eol, end)) {
                 struct cpustat c = {0};
                 uint64_t *const col[] = {&c.user, &c.nice,    &c.system, &c.idle,  &c.iowait,
@@ -122,8 +120,6 @@ static int keyed_lines(const char *buf, size_t len, const char *const *keys, siz
         const char *p = buf, *end = buf + len;
         unsigned seen = 0;
 
-        if (!buf)
-                return -EINVAL;
         for (const char *eol; p < end && seen != (1u << n) - 1; p = next_line(eol, end)) {
                 eol = line_end(p, end);
                 for (size_t k = 0; k < n; k++) {
@@ -240,8 +236,6 @@ int loadavg_parse(const char *buf, size_t len, struct loadavg *ret)
         uint64_t running, total;
         int r;
 
-        if (!buf)
-                return -EINVAL;
         end = line_end(buf, buf + len);
         for (int k = 0; k < 3; k++) {
                 r = parse_load(&p, end, &l[k]);
@@ -299,8 +293,6 @@ int pidstat_parse(const char *buf, size_t len, struct pidstat *ret)
         size_t clen;
         int r;
 
-        if (!buf)
-                return -EINVAL;
         r = parse_u64(&p, end, &pid);
         if (r < 0)
                 return r;
@@ -558,8 +550,6 @@ int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, voi
 
 ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap)
 {
-        if (!buf && cap > 0)
-                return -EINVAL;
         return read_pid_file(p, pid, "cmdline", buf, cap, false);
 }
 
@@ -592,8 +582,6 @@ int pidmem_parse(const char *buf, size_t len, struct pidmem *ret)
         uint64_t v[3];
         int r;
 
-        if (!buf)
-                return -EINVAL;
         /* "size resident shared text lib data dt" */
         for (size_t i = 0; i < 3; i++) {
                 skip_spaces(&p, end);
