@@ -72,17 +72,6 @@ static const char *rel_to_mount(const char *own, const char *mroot)
         return own; /* outside the mount's view: best effort */
 }
 
-int cg_read_pidstat(struct cgroup *cg, long pid, struct pidstat *ret)
-{
-        char path[64];
-        ssize_t n;
-
-        if (snprintf(path, sizeof(path), "proc/%ld/stat", pid) >= (int)sizeof(path))
-                return -EINVAL;
-        n = cg_read_at(cg, cg->root_fd, path);
-        return n < 0 ? (int)n : pidstat_parse(cg->buf, (size_t)n, ret);
-}
-
 static int open_hot(struct cgroup *cg, enum hot which, enum cgroup_hier h, const char *name)
 {
         if (!cg->h[h].used || cg->h[h].dir_fd < 0)
@@ -762,7 +751,7 @@ int cgroup_verify(struct cgroup *cg, pid_t pid, int join_error)
                         return 0;
                 if (r < 0)
                         return r;
-                k = cg_read_pidstat(cg, (long)pid, &ps);
+                k = procfs_pidstat_at(cg->root_fd, (long)pid, &ps);
                 if (k == -ENOENT || k == -ESRCH || (k >= 0 && (ps.state == 'Z' || ps.state == 'X')))
                         return 0;
                 nanosleep(&ts, NULL);

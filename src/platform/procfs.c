@@ -637,12 +637,15 @@ int procfs_set_self_oom_score_adj(int adj)
 
 /* ---- identity of a process across pid reuse ---- */
 
-static int pidstat_at(int root_fd, const char *path, struct pidstat *ret)
+int procfs_pidstat_at(int root_fd, long pid, struct pidstat *ret)
 {
         _cleanup_free_ char *buf = NULL;
+        char path[5 + 64] = "proc/self/stat";
         size_t len;
-        int r = read_file_at(root_fd, path, 4096, &buf, &len);
+        int r = pid ? pid_path(path + 5, pid, "stat") : 0;
 
+        if (r >= 0)
+                r = read_file_at(root_fd, path, 4096, &buf, &len);
         return r < 0 ? r : pidstat_parse(buf, len, ret);
 }
 
@@ -652,7 +655,7 @@ int procfs_self_identity(int root_fd, struct procfs_identity *ret)
         struct procfs_identity t = {0};
         struct pidstat ps;
         size_t len;
-        int r = pidstat_at(root_fd, "proc/self/stat", &ps);
+        int r = procfs_pidstat_at(root_fd, 0, &ps);
 
         if (r < 0)
                 return r;
@@ -672,10 +675,9 @@ int procfs_self_identity(int root_fd, struct procfs_identity *ret)
 
 int procfs_pid_alive(int root_fd, long pid, uint64_t starttime)
 {
-        char path[5 + 64] = "proc/";
         struct pidstat ps;
 
-        if (pid_path(path + 5, pid, "stat") < 0)
+        if (pid <= 0)
                 return -EINVAL;
-        return pidstat_at(root_fd, path, &ps) >= 0 && ps.starttime == starttime;
+        return procfs_pidstat_at(root_fd, pid, &ps) >= 0 && ps.starttime == starttime;
 }
