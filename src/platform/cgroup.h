@@ -65,6 +65,9 @@ struct cgroup_pressure {
 int cgroup_mounts_parse(const char *buf, size_t len, struct cgroup_mounts *ret);
 /* /proc/PID/cgroup: "0::/path" and "4:memory:/path" lines. */
 int cgroup_self_parse(const char *buf, size_t len, struct cgroup_self *ret);
+/* root_fd's proc/PID/cgroup (pid 0: proc/self/cgroup) read and parsed:
+ * 0 or -errno (-ENOENT: no such process). */
+int cgroup_self_read(int root_fd, long pid, struct cgroup_self *ret);
 /* A single number (memory.current, pids.peak, ...); "max" is UINT64_MAX. */
 int cgroup_u64_parse(const char *buf, size_t len, uint64_t *ret);
 /* "key value" lines (memory.events, cpu.stat): key's value, or -ENOENT. */
