@@ -80,15 +80,11 @@ int cpustat_parse(const char *buf, size_t len, struct cpustat *ret)
 
 uint64_t cpustat_total(const struct cpustat *c)
 {
+        const uint64_t f[] = {c->nice, c->system, c->idle, c->iowait, c->irq, c->softirq, c->steal};
         uint64_t t = c->user;
 
-        t = add_sat(t, c->nice);
-        t = add_sat(t, c->system);
-        t = add_sat(t, c->idle);
-        t = add_sat(t, c->iowait);
-        t = add_sat(t, c->irq);
-        t = add_sat(t, c->softirq);
-        t = add_sat(t, c->steal);
+        for (size_t i = 0; i < ARRAY_SIZE(f); i++)
+                t = add_sat(t, f[i]);
         return t;
 }
 
