@@ -192,6 +192,20 @@ int cgroup_keyed_parse(const char *buf, size_t len, const char *key, uint64_t *r
         return -ENOENT;
 }
 
+int cgroup_cpu_parse(const char *buf, size_t len, double hz, double *ret_user, double *ret_sys)
+{
+        uint64_t u, s;
+        int r = cgroup_keyed_parse(buf, len, hz ? "user" : "user_usec", &u);
+
+        if (r >= 0)
+                r = cgroup_keyed_parse(buf, len, hz ? "system" : "system_usec", &s);
+        if (r < 0)
+                return r;
+        *ret_user = (double)u / (hz ? hz : 1e6);
+        *ret_sys = (double)s / (hz ? hz : 1e6);
+        return 0;
+}
+
 /* A word "<key>N": 1 with N, 0 for another word, -EINVAL for no number. */
 static int key_value(const char *w, size_t n, const char *key, uint64_t *ret)
 {

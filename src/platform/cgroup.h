@@ -72,6 +72,9 @@ int cgroup_self_read(int root_fd, long pid, struct cgroup_self *ret);
 int cgroup_u64_parse(const char *buf, size_t len, uint64_t *ret);
 /* "key value" lines (memory.events, cpu.stat): key's value, or -ENOENT. */
 int cgroup_keyed_parse(const char *buf, size_t len, const char *key, uint64_t *ret);
+/* The CPU's user and system seconds of v2 cpu.stat (hz 0: user_usec,
+ * system_usec) or v1 cpuacct.stat (user, system, in ticks of hz). */
+int cgroup_cpu_parse(const char *buf, size_t len, double hz, double *ret_user, double *ret_sys);
 /* v2 io.stat: rbytes= and wbytes= summed over every device. */
 int cgroup_iostat_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_t *ret_write);
 /* v1 blkio.throttle.io_service_bytes(_recursive): the "MAJ:MIN Read N" and
