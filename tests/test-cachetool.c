@@ -80,7 +80,7 @@ static void test_on_path(void **state)
         assert_non_null(mkdtemp(dir));
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         assert_true(dfd >= 0);
-        assert_int_equal(write_file_atomic_at(dfd, "fake-ccache", "#!/bin/sh\n", 10, 0644), 0);
+        assert_int_equal(outfile_write_at(dfd, "fake-ccache", "#!/bin/sh\n", 10, 0644), 0);
         assert_int_equal(setenv("PATH", dir, 1), 0);
         assert_false(cachetool_on_path("fake-ccache"));
         assert_int_equal(fchmodat(dfd, "fake-ccache", 0755, 0), 0);

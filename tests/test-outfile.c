@@ -145,8 +145,8 @@ TEST(write_file_atomic)
         FOREACH_ROW(k, writes) {
                 test_row("%s: %s", writes[k].name, writes[k].content);
                 fsync_reset();
-                assert_int_equal(write_file_atomic_at(s.dfd, writes[k].name, writes[k].content,
-                                                      strlen(writes[k].content), writes[k].mode),
+                assert_int_equal(outfile_write_at(s.dfd, writes[k].name, writes[k].content,
+                                                  strlen(writes[k].content), writes[k].mode),
                                  0);
                 assert_string_equal(fsynced, "fd"); /* the file, then its directory */
                 assert_content(s.dfd, writes[k].name, writes[k].content);
@@ -171,7 +171,7 @@ TEST(write_file_atomic)
         assert_true(cwd >= 0);
         assert_int_equal(fchdir(s.dfd), 0);
         fsync_reset();
-        assert_int_equal(write_file_atomic_at(AT_FDCWD, "d.txt", "d", 1, 0644), 0);
+        assert_int_equal(outfile_write_at(AT_FDCWD, "d.txt", "d", 1, 0644), 0);
         assert_string_equal(fsynced, "fd");
         assert_int_equal(write_file_atomic("e.txt", "e", 1), 0);
         assert_int_equal(fchdir(cwd), 0);
@@ -207,7 +207,7 @@ TEST(outfile_stream)
                 struct stat st;
 
                 test_row("runfile %d, commit %d", cases[k].runfile, cases[k].commit);
-                assert_int_equal(write_file_atomic_at(s.dfd, "t.json", "old", 3, 0600), 0);
+                assert_int_equal(outfile_write_at(s.dfd, "t.json", "old", 3, 0600), 0);
                 assert_int_equal(outfile_open(path, 0644, cases[k].runfile, &o), 0);
                 assert_false(o.through);
                 assert_int_equal(write_all(o.fd, "{\"a\":", 5), 0);
@@ -234,14 +234,14 @@ TEST(write_failures)
         struct scratch s = scratch_new();
         char path[256];
 
-        assert_int_equal(write_file_atomic_at(s.dfd, "keep", "old", 3, 0644), 0);
+        assert_int_equal(outfile_write_at(s.dfd, "keep", "old", 3, 0644), 0);
         /* the target is a directory: nothing replaced, no temp left */
         assert_int_equal(mkdirat(s.dfd, "adir", 0755), 0);
-        assert_int_equal(write_file_atomic_at(s.dfd, "adir", "x", 1, 0644), -EISDIR);
+        assert_int_equal(outfile_write_at(s.dfd, "adir", "x", 1, 0644), -EISDIR);
         assert_int_equal(outfile_write_at(s.dfd, "adir", "x", 1, 0644), -EISDIR);
         /* names that are not one component */
-        assert_int_equal(write_file_atomic_at(s.dfd, "", "x", 1, 0644), -EINVAL);
-        assert_int_equal(write_file_atomic_at(s.dfd, "adir/x", "x", 1, 0644), -EINVAL);
+        assert_int_equal(outfile_write_at(s.dfd, "", "x", 1, 0644), -EINVAL);
+        assert_int_equal(outfile_write_at(s.dfd, "adir/x", "x", 1, 0644), -EINVAL);
         snprintf(path, sizeof(path), "%s/", s.dir);
         assert_int_equal(outfile_write(path, "x", 1), -EINVAL);
         /* a directory that does not exist */
@@ -330,7 +330,7 @@ static int write_unwritable(struct scratch *s)
 {
         if (geteuid() == 0 && (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0))
                 return 100;
-        return -write_file_atomic_at(s->dfd, "keep", "new", 3, 0644);
+        return -outfile_write_at(s->dfd, "keep", "new", 3, 0644);
 }
 
 /* A write that fails half-way: the file size limit (RLIMIT_FSIZE) makes the
@@ -342,14 +342,14 @@ static int write_too_big(struct scratch *s)
         signal(SIGXFSZ, SIG_IGN);
         if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
                 return 100;
-        return -write_file_atomic_at(s->dfd, "keep", "much more than four bytes", 25, 0644);
+        return -outfile_write_at(s->dfd, "keep", "much more than four bytes", 25, 0644);
 }
 
 TEST(write_denied)
 {
         struct scratch s = scratch_new();
 
-        assert_int_equal(write_file_atomic_at(s.dfd, "keep", "old", 3, 0644), 0);
+        assert_int_equal(outfile_write_at(s.dfd, "keep", "old", 3, 0644), 0);
         assert_int_equal(fchmod(s.dfd, 0555), 0);
         assert_int_equal(in_child(&s, write_unwritable), EACCES);
         assert_int_equal(fchmod(s.dfd, 0700), 0);

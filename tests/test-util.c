@@ -174,8 +174,8 @@ static void test_runfile(void **state)
         struct stat st;
         int fd;
 
-        assert_int_equal(write_file_atomic_at(s->dfd, "ours", "old", 3, 0600), 0);
-        assert_int_equal(write_file_atomic_at(s->dfd, "theirs", "old", 3, 0644), 0);
+        assert_int_equal(outfile_write_at(s->dfd, "ours", "old", 3, 0600), 0);
+        assert_int_equal(outfile_write_at(s->dfd, "theirs", "old", 3, 0644), 0);
         assert_int_equal(mkfifoat(s->dfd, "fifo", 0666), 0);
         assert_int_equal(symlinkat("ours", s->dfd, "link"), 0);
         assert_int_equal(mkdirat(s->dfd, "dir", 0700), 0);
@@ -233,7 +233,7 @@ static void test_read_file_at(void **state)
         size_t len = 0;
 
         memset(big, 'x', sizeof(big));
-        assert_int_equal(write_file_atomic_at(s->dfd, "big", big, sizeof(big), 0644), 0);
+        assert_int_equal(outfile_write_at(s->dfd, "big", big, sizeof(big), 0644), 0);
         assert_int_equal(read_file_at(s->dfd, "big", sizeof(big), &buf, &len), 0);
         assert_int_equal(len, sizeof(big));
         assert_int_equal(buf[len], '\0');
@@ -245,7 +245,7 @@ static void test_read_file_at(void **state)
         assert_int_equal(read_file_at(s->dfd, "big", 100, &buf, &len), -EFBIG);
         assert_int_equal(read_file_at(s->dfd, "big", 0, &buf, &len), -EFBIG);
         assert_null(buf);
-        assert_int_equal(write_file_atomic_at(s->dfd, "small", "12345", 5, 0644), 0);
+        assert_int_equal(outfile_write_at(s->dfd, "small", "12345", 5, 0644), 0);
         assert_int_equal(read_file_at(s->dfd, "small", 5, &buf, &len), 0);
         assert_int_equal(len, 5);
         free(buf);
@@ -263,7 +263,7 @@ static void test_mkdir_p(void **state)
         assert_int_equal(mkdir_p(path, 0700), 0); /* exists: fine */
         assert_int_equal(fstatat(s->dfd, "p/q/r", &st, 0), 0);
         assert_true(S_ISDIR(st.st_mode));
-        assert_int_equal(write_file_atomic_at(s->dfd, "f", "", 0, 0644), 0);
+        assert_int_equal(outfile_write_at(s->dfd, "f", "", 0, 0644), 0);
         snprintf(path, sizeof(path), "%s/f/sub", s->dir);
         assert_int_equal(mkdir_p(path, 0700), -ENOTDIR);
         (void)unlinkat(s->dfd, "p/q/r", AT_REMOVEDIR);

@@ -233,19 +233,6 @@ static void add_parent(struct bkexec *b, const struct cgroup_self *cs)
                         memcpy(b->parents[i][h], par[h], sizeof(par[h]));
 }
 
-static int read_self(const struct bkexec *b, long pid, struct cgroup_self *ret)
-{
-        char path[64];
-        _cleanup_free_ char *buf = NULL;
-        size_t len;
-        int n = snprintf(path, sizeof(path), "proc/%ld/cgroup", pid);
-
-        if (n < 0 || (size_t)n >= sizeof(path) ||
-            read_file_at(b->root_fd, path, 1 << 16, &buf, &len) < 0)
-                return -ENOENT;
-        return cgroup_self_parse(buf, len, ret);
-}
-
 int bkexec_exec_of(struct bkexec *b, long pid, char id[EXEC_ID_MAX + 1])
 {
         struct cgroup_self cs;
@@ -256,7 +243,7 @@ int bkexec_exec_of(struct bkexec *b, long pid, char id[EXEC_ID_MAX + 1])
         int h;
 
         if (pid > 0) {
-                if (read_self(b, pid, &cs) < 0 ||
+                if (cgroup_self_read(b->root_fd, pid, &cs) < 0 ||
                     snprintf(dir, sizeof(dir), "proc/%ld/ns/pid", pid) >= (int)sizeof(dir))
                         return -1;
                 h = cs.path[CG_H_MEMORY][0] ? CG_H_MEMORY : CG_H_V2;
@@ -316,7 +303,8 @@ void bkexec_walk(struct bkexec *b, struct procfs *p)
                 gp = scan_find(b, par->ppid);
                 if (!gp || !is_daemon(gp->comm) || !runtime_trusted(b, par->pid))
                         continue;
-                if (read_self(b, b->scan[i].pid, &cs) < 0 || read_self(b, par->pid, &rt) < 0)
+                if (cgroup_self_read(b->root_fd, b->scan[i].pid, &cs) < 0 ||
+                    cgroup_self_read(b->root_fd, par->pid, &rt) < 0)
                         continue;
                 if (half_moved(&cs, &rt))
                         b->walk_soon = true;

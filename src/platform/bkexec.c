@@ -119,21 +119,6 @@ static double kread_u64(struct bkexec *b, struct ex *e, int h, const char *name,
         return key || v != UINT64_MAX ? (double)v : NAN;
 }
 
-/* Two keys of one file read once; false when either is missing. */
-static bool kread_2keys(struct bkexec *b, struct ex *e, int h, const char *name, const char *k1,
-                        const char *k2, double *v1, double *v2)
-{
-        ssize_t n = bkexec_kread(b, e, h, name);
-        uint64_t a, c;
-
-        if (n <= 0 || cgroup_keyed_parse(b->buf, (size_t)n, k1, &a) < 0 ||
-            cgroup_keyed_parse(b->buf, (size_t)n, k2, &c) < 0)
-                return false;
-        *v1 = (double)a;
-        *v2 = (double)c;
-        return true;
-}
-
 /* e's fact: the one its id had before, else a new one (no room: EX_OTHER). */
 static void ex_fact_new(struct bkexec *b, struct ex *e, double now, const char *cmd)
 {
@@ -219,14 +204,13 @@ static void ex_read_mem(struct bkexec *b, struct ex *e, struct exec_fact *f)
  * CPU at the last tick ran short (issue 40). */
 static void ex_read_cpu(struct bkexec *b, struct ex *e, struct exec_fact *f)
 {
-        double u, s;
+        ssize_t n = bkexec_kread(b, e, CG_H_V2, "cpu.stat");
 
-        if (kread_2keys(b, e, CG_H_V2, "cpu.stat", "user_usec", "system_usec", &u, &s)) {
-                f->cpu_user_s = u / 1e6;
-                f->cpu_sys_s = s / 1e6;
-        } else if (kread_2keys(b, e, CG_H_CPUACCT, "cpuacct.stat", "user", "system", &u, &s)) {
-                f->cpu_user_s = u / b->hz;
-                f->cpu_sys_s = s / b->hz;
+        if (n <= 0 || cgroup_cpu_parse(b->buf, (size_t)n, 0, &f->cpu_user_s, &f->cpu_sys_s) < 0) {
+                n = bkexec_kread(b, e, CG_H_CPUACCT, "cpuacct.stat");
+                if (n > 0)
+                        (void)cgroup_cpu_parse(b->buf, (size_t)n, b->hz, &f->cpu_user_s,
+                                               &f->cpu_sys_s);
         }
         f->u.cpu_s = execs_sum(f->cpu_user_s, f->cpu_sys_s);
 }

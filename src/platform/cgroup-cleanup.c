@@ -30,7 +30,7 @@ static bool run_owner_alive(struct cgroup *cg, int parent_fd, const char *name, 
         struct timespec real, boot;
         long hz = sysconf(_SC_CLK_TCK);
         double start;
-        int r = cg_read_pidstat(cg, pid, &ps);
+        int r = procfs_pidstat_at(cg->root_fd, pid, &ps);
 
         if (r == -ENOENT || r == -ESRCH)
                 return false;
@@ -241,7 +241,7 @@ static void keep_daemons(struct cgroup *cg)
                 struct pidstat ps;
                 int w;
 
-                if (cg_read_pidstat(cg, cg->pids[k], &ps) < 0 || ps.session == sid ||
+                if (procfs_pidstat_at(cg->root_fd, cg->pids[k], &ps) < 0 || ps.session == sid ||
                     ps.state == 'Z' || ps.pid == (long)getpid())
                         continue;
                 move_out(cg, cg->pids[k]);

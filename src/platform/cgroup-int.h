@@ -118,7 +118,6 @@ int cg_read_pressure(struct cgroup *cg, int fd, struct cgroup_pressure *ret);
 ssize_t cg_read_at(struct cgroup *cg, int dirfd, const char *name);
 int cg_write_at(int dirfd, const char *name, const char *s);
 int cg_write_pid(int dirfd, long pid);
-int cg_read_pidstat(struct cgroup *cg, long pid, struct pidstat *ret);
 void cg_disable_ctl(int dirfd, unsigned added); /* added: bits of v2_ctl */
 /* cgroup-cleanup.c: best effort, errors ignored. */
 void cg_clean_stale(struct cgroup *cg, int parent_fd, bool say);

@@ -63,8 +63,6 @@ int cgroup_mounts_parse(const char *buf, size_t len, struct cgroup_mounts *ret)
         struct cgroup_mounts *m = ret;
         const char *p = buf, *end = buf + len;
 
-        if (!buf || !ret)
-                return -EINVAL;
         memset(m, 0, sizeof(*m));
         for (const char *eol; p < end; p = next_line(eol, end)) {
                 const char *w, *root_w = NULL, *mnt_w = NULL, *type_w;
@@ -111,8 +109,6 @@ int cgroup_self_parse(const char *buf, size_t len, struct cgroup_self *ret)
         const char *p = buf, *end = buf + len;
         bool any = false;
 
-        if (!buf || !ret)
-                return -EINVAL;
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
@@ -154,8 +150,6 @@ int cgroup_u64_parse(const char *buf, size_t len, uint64_t *ret)
         uint64_t v;
         int r;
 
-        if (!buf)
-                return -EINVAL;
         skip_spaces(&p, end);
         if (skip_prefix(&p, end, "max")) {
                 v = UINT64_MAX;
@@ -177,8 +171,6 @@ int cgroup_keyed_parse(const char *buf, size_t len, const char *key, uint64_t *r
 {
         const char *p = buf, *end = buf + len;
 
-        if (!buf || !key)
-                return -EINVAL;
         for (const char *eol; p < end; p = next_line(eol, end)) {
                 const char *w;
                 size_t n;
@@ -200,6 +192,20 @@ int cgroup_keyed_parse(const char *buf, size_t len, const char *key, uint64_t *r
         return -ENOENT;
 }
 
+int cgroup_cpu_parse(const char *buf, size_t len, double hz, double *ret_user, double *ret_sys)
+{
+        uint64_t u, s;
+        int r = cgroup_keyed_parse(buf, len, hz ? "user" : "user_usec", &u);
+
+        if (r >= 0)
+                r = cgroup_keyed_parse(buf, len, hz ? "system" : "system_usec", &s);
+        if (r < 0)
+                return r;
+        *ret_user = (double)u / (hz ? hz : 1e6);
+        *ret_sys = (double)s / (hz ? hz : 1e6);
+        return 0;
+}
+
 /* A word "<key>N": 1 with N, 0 for another word, -EINVAL for no number. */
 static int key_value(const char *w, size_t n, const char *key, uint64_t *ret)
 {
@@ -215,8 +221,6 @@ int cgroup_iostat_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_
         const char *p = buf, *end = buf + len;
         uint64_t rd = 0, wr = 0;
 
-        if (!buf)
-                return -EINVAL;
         /* "8:0 rbytes=1 wbytes=2 rios=3 wios=4 dbytes=0 dios=0" */
         for (const char *eol; p < end; p = next_line(eol, end)) {
                 const char *w;
@@ -247,8 +251,6 @@ int cgroup_blkio_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_t
         const char *p = buf, *end = buf + len;
         uint64_t rd = 0, wr = 0;
 
-        if (!buf)
-                return -EINVAL;
         /* "254:0 Read 123" ... "254:0 Total 456", then "Total 456". */
         for (const char *eol; p < end; p = next_line(eol, end)) {
                 const char *dev, *op;
@@ -283,8 +285,6 @@ int cgroup_pressure_parse(const char *buf, size_t len, struct cgroup_pressure *r
         uint64_t some = 0, full = UINT64_MAX;
         bool have_some = false;
 
-        if (!buf)
-                return -EINVAL;
         /* "some avg10=0.00 avg60=0.00 avg300=0.00 total=123" */
         for (const char *eol; p < end; p = next_line(eol, end)) {
                 const char *w;
@@ -314,8 +314,6 @@ int cgroup_procs_parse(const char *buf, size_t len, long *pids, size_t cap, size
         const char *p = buf, *end = buf + len;
         size_t n = 0;
 
-        if (!buf || (!pids && cap > 0))
-                return -EINVAL;
         for (const char *eol; p < end; p = next_line(eol, end)) {
                 uint64_t v;
                 int r;

@@ -280,16 +280,14 @@ int cgroup_read(struct cgroup *cg, struct cgroup_stats *ret)
                         st.cpu_user_s = in_range(RANGE_CPU_SECONDS, (double)a / 1e9);
                 if (TRY(hot_u64(cg, HOT_CPU_SYS, NULL, &a)))
                         st.cpu_sys_s = in_range(RANGE_CPU_SECONDS, (double)a / 1e9);
-        } else if (cg->mode == CGROUP_MODE_V1) {
-                if (TRY(hot_u64(cg, HOT_CPU, "user", &a)) &&
-                    TRY(hot_u64(cg, HOT_CPU, "system", &b))) {
-                        st.cpu_user_s = in_range(RANGE_CPU_SECONDS, (double)a / cg->ticks_per_s);
-                        st.cpu_sys_s = in_range(RANGE_CPU_SECONDS, (double)b / cg->ticks_per_s);
+        } else {
+                ssize_t n = cg_read_fd(cg, cg->hot[HOT_CPU]);
+                double hz = cg->mode == CGROUP_MODE_V1 ? cg->ticks_per_s : 0, u, s;
+
+                if (TRY(n < 0 ? (int)n : cgroup_cpu_parse(cg->buf, (size_t)n, hz, &u, &s))) {
+                        st.cpu_user_s = in_range(RANGE_CPU_SECONDS, u);
+                        st.cpu_sys_s = in_range(RANGE_CPU_SECONDS, s);
                 }
-        } else if (TRY(hot_u64(cg, HOT_CPU, "user_usec", &a)) &&
-                   TRY(hot_u64(cg, HOT_CPU, "system_usec", &b))) {
-                st.cpu_user_s = in_range(RANGE_CPU_SECONDS, (double)a / 1e6);
-                st.cpu_sys_s = in_range(RANGE_CPU_SECONDS, (double)b / 1e6);
         }
         if (cg->hot[HOT_MEM] >= 0 && TRY(hot_u64(cg, HOT_MEM, NULL, &a)))
                 st.mem_bytes = in_range(RANGE_BYTES, (double)a);

@@ -44,6 +44,19 @@ ssize_t cg_read_at(struct cgroup *cg, int dirfd, const char *name)
         return cg_read_fd(cg, fd);
 }
 
+int cgroup_self_read(int root_fd, long pid, struct cgroup_self *ret)
+{
+        _cleanup_free_ char *buf = NULL;
+        char path[64] = "proc/self/cgroup";
+        size_t len;
+        int r = pid ? snprintf(path, sizeof(path), "proc/%ld/cgroup", pid) : 0;
+
+        if (r < 0 || r >= (int)sizeof(path))
+                return -EINVAL;
+        r = read_file_at(root_fd, path, 1 << 16, &buf, &len);
+        return r < 0 ? r : cgroup_self_parse(buf, len, ret);
+}
+
 int cg_write_at(int dirfd, const char *name, const char *s)
 {
         _cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC);
@@ -70,17 +83,6 @@ static const char *rel_to_mount(const char *own, const char *mroot)
         if (strncmp(own, mroot, n) == 0 && (own[n] == '/' || own[n] == '\0'))
                 return own + n;
         return own; /* outside the mount's view: best effort */
-}
-
-int cg_read_pidstat(struct cgroup *cg, long pid, struct pidstat *ret)
-{
-        char path[64];
-        ssize_t n;
-
-        if (snprintf(path, sizeof(path), "proc/%ld/stat", pid) >= (int)sizeof(path))
-                return -EINVAL;
-        n = cg_read_at(cg, cg->root_fd, path);
-        return n < 0 ? (int)n : pidstat_parse(cg->buf, (size_t)n, ret);
 }
 
 static int open_hot(struct cgroup *cg, enum hot which, enum cgroup_hier h, const char *name)
@@ -300,8 +302,7 @@ int cg_write_pid(int dirfd, long pid)
 static bool self_in(struct cgroup *cg, const char *rel)
 {
         struct cgroup_self *self = calloc(1, sizeof(*self));
-        ssize_t n = cg_read_at(cg, cg->root_fd, "proc/self/cgroup");
-        bool in = self && n >= 0 && cgroup_self_parse(cg->buf, (size_t)n, self) >= 0 &&
+        bool in = self && cgroup_self_read(cg->root_fd, 0, self) >= 0 &&
                   strcmp(self->path[CG_H_V2], rel) == 0;
 
         free(self);
@@ -516,8 +517,8 @@ static int setup_dirs(struct cgroup *cg, const struct cgroup_config *cfg)
 {
         struct cgroup_mounts *m = calloc(1, sizeof(*m));
         struct cgroup_self *self = calloc(1, sizeof(*self));
-        _cleanup_free_ char *mi = NULL, *sc = NULL;
-        size_t milen, sclen;
+        _cleanup_free_ char *mi = NULL;
+        size_t milen;
         int r;
 
         r = m && self ? 0 : -ENOMEM;
@@ -526,9 +527,7 @@ static int setup_dirs(struct cgroup *cg, const struct cgroup_config *cfg)
         if (r >= 0)
                 r = cgroup_mounts_parse(mi, milen, m);
         if (r >= 0)
-                r = read_file_at(cg->root_fd, "proc/self/cgroup", 1 << 16, &sc, &sclen);
-        if (r >= 0)
-                r = cgroup_self_parse(sc, sclen, self);
+                r = cgroup_self_read(cg->root_fd, 0, self);
         if (r < 0)
                 goto out;
 
@@ -722,21 +721,10 @@ const char *cgroup_path(const struct cgroup *cg)
 /* Is pid in the build's cgroup in every hierarchy: 1 yes, 0 no, -errno. */
 static int in_build(struct cgroup *cg, pid_t pid)
 {
-        struct cgroup_self *s;
-        char path[64];
-        ssize_t n;
-        int r = 1;
+        struct cgroup_self *s = calloc(1, sizeof(*s));
+        int r = s ? cgroup_self_read(cg->root_fd, (long)pid, s) : -ENOMEM;
 
-        if (snprintf(path, sizeof(path), "proc/%ld/cgroup", (long)pid) >= (int)sizeof(path))
-                return -EINVAL;
-        n = cg_read_at(cg, cg->root_fd, path);
-        if (n < 0)
-                return (int)n;
-        s = calloc(1, sizeof(*s));
-        if (!s)
-                return -ENOMEM;
-        if (cgroup_self_parse(cg->buf, (size_t)n, s) < 0)
-                r = -EINVAL;
+        r = r < 0 ? r : 1;
         for (int i = 0; r == 1 && i < _CG_H_MAX; i++)
                 if (cg->h[i].used && cg->h[i].dir_fd >= 0 && strcmp(s->path[i], cg->h[i].want) != 0)
                         r = 0;
@@ -762,7 +750,7 @@ int cgroup_verify(struct cgroup *cg, pid_t pid, int join_error)
                         return 0;
                 if (r < 0)
                         return r;
-                k = cg_read_pidstat(cg, (long)pid, &ps);
+                k = procfs_pidstat_at(cg->root_fd, (long)pid, &ps);
                 if (k == -ENOENT || k == -ESRCH || (k >= 0 && (ps.state == 'Z' || ps.state == 'X')))
                         return 0;
                 nanosleep(&ts, NULL);

@@ -65,10 +65,16 @@ struct cgroup_pressure {
 int cgroup_mounts_parse(const char *buf, size_t len, struct cgroup_mounts *ret);
 /* /proc/PID/cgroup: "0::/path" and "4:memory:/path" lines. */
 int cgroup_self_parse(const char *buf, size_t len, struct cgroup_self *ret);
+/* root_fd's proc/PID/cgroup (pid 0: proc/self/cgroup) read and parsed:
+ * 0 or -errno (-ENOENT: no such process). */
+int cgroup_self_read(int root_fd, long pid, struct cgroup_self *ret);
 /* A single number (memory.current, pids.peak, ...); "max" is UINT64_MAX. */
 int cgroup_u64_parse(const char *buf, size_t len, uint64_t *ret);
 /* "key value" lines (memory.events, cpu.stat): key's value, or -ENOENT. */
 int cgroup_keyed_parse(const char *buf, size_t len, const char *key, uint64_t *ret);
+/* The CPU's user and system seconds of v2 cpu.stat (hz 0: user_usec,
+ * system_usec) or v1 cpuacct.stat (user, system, in ticks of hz). */
+int cgroup_cpu_parse(const char *buf, size_t len, double hz, double *ret_user, double *ret_sys);
 /* v2 io.stat: rbytes= and wbytes= summed over every device. */
 int cgroup_iostat_parse(const char *buf, size_t len, uint64_t *ret_read, uint64_t *ret_write);
 /* v1 blkio.throttle.io_service_bytes(_recursive): the "MAJ:MIN Read N" and

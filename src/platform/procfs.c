@@ -41,8 +41,6 @@ int cpustat_parse(const char *buf, size_t len, struct cpustat *ret)
 {
         const char *p = buf, *end = buf + len;
 
-        if (!buf)
-                return -EINVAL;
         for (const char *eol; p < end; p = next_line(eol, end)) {
                 struct cpustat c = {0};
                 uint64_t *const col[] = {&c.user, &c.nice,    &c.system, &c.idle,  &c.iowait,
@@ -82,15 +80,11 @@ int cpustat_parse(const char *buf, size_t len, struct cpustat *ret)
 
 uint64_t cpustat_total(const struct cpustat *c)
 {
+        const uint64_t f[] = {c->nice, c->system, c->idle, c->iowait, c->irq, c->softirq, c->steal};
         uint64_t t = c->user;
 
-        t = add_sat(t, c->nice);
-        t = add_sat(t, c->system);
-        t = add_sat(t, c->idle);
-        t = add_sat(t, c->iowait);
-        t = add_sat(t, c->irq);
-        t = add_sat(t, c->softirq);
-        t = add_sat(t, c->steal);
+        for (size_t i = 0; i < ARRAY_SIZE(f); i++)
+                t = add_sat(t, f[i]);
         return t;
 }
 
@@ -122,8 +116,6 @@ static int keyed_lines(const char *buf, size_t len, const char *const *keys, siz
         const char *p = buf, *end = buf + len;
         unsigned seen = 0;
 
-        if (!buf)
-                return -EINVAL;
         for (const char *eol; p < end && seen != (1u << n) - 1; p = next_line(eol, end)) {
                 eol = line_end(p, end);
                 for (size_t k = 0; k < n; k++) {
@@ -240,8 +232,6 @@ int loadavg_parse(const char *buf, size_t len, struct loadavg *ret)
         uint64_t running, total;
         int r;
 
-        if (!buf)
-                return -EINVAL;
         end = line_end(buf, buf + len);
         for (int k = 0; k < 3; k++) {
                 r = parse_load(&p, end, &l[k]);
@@ -299,8 +289,6 @@ int pidstat_parse(const char *buf, size_t len, struct pidstat *ret)
         size_t clen;
         int r;
 
-        if (!buf)
-                return -EINVAL;
         r = parse_u64(&p, end, &pid);
         if (r < 0)
                 return r;
@@ -558,8 +546,6 @@ int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, voi
 
 ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap)
 {
-        if (!buf && cap > 0)
-                return -EINVAL;
         return read_pid_file(p, pid, "cmdline", buf, cap, false);
 }
 
@@ -592,8 +578,6 @@ int pidmem_parse(const char *buf, size_t len, struct pidmem *ret)
         uint64_t v[3];
         int r;
 
-        if (!buf)
-                return -EINVAL;
         /* "size resident shared text lib data dt" */
         for (size_t i = 0; i < 3; i++) {
                 skip_spaces(&p, end);
@@ -649,12 +633,15 @@ int procfs_set_self_oom_score_adj(int adj)
 
 /* ---- identity of a process across pid reuse ---- */
 
-static int pidstat_at(int root_fd, const char *path, struct pidstat *ret)
+int procfs_pidstat_at(int root_fd, long pid, struct pidstat *ret)
 {
         _cleanup_free_ char *buf = NULL;
+        char path[5 + 64] = "proc/self/stat";
         size_t len;
-        int r = read_file_at(root_fd, path, 4096, &buf, &len);
+        int r = pid ? pid_path(path + 5, pid, "stat") : 0;
 
+        if (r >= 0)
+                r = read_file_at(root_fd, path, 4096, &buf, &len);
         return r < 0 ? r : pidstat_parse(buf, len, ret);
 }
 
@@ -664,7 +651,7 @@ int procfs_self_identity(int root_fd, struct procfs_identity *ret)
         struct procfs_identity t = {0};
         struct pidstat ps;
         size_t len;
-        int r = pidstat_at(root_fd, "proc/self/stat", &ps);
+        int r = procfs_pidstat_at(root_fd, 0, &ps);
 
         if (r < 0)
                 return r;
@@ -684,10 +671,9 @@ int procfs_self_identity(int root_fd, struct procfs_identity *ret)
 
 int procfs_pid_alive(int root_fd, long pid, uint64_t starttime)
 {
-        char path[5 + 64] = "proc/";
         struct pidstat ps;
 
-        if (pid_path(path + 5, pid, "stat") < 0)
+        if (pid <= 0)
                 return -EINVAL;
-        return pidstat_at(root_fd, path, &ps) >= 0 && ps.starttime == starttime;
+        return procfs_pidstat_at(root_fd, pid, &ps) >= 0 && ps.starttime == starttime;
 }

@@ -145,6 +145,9 @@ struct procfs_identity {
  * on failure. */
 int procfs_self_identity(int root_fd, struct procfs_identity *ret);
 
+/* root_fd's proc/PID/stat (pid 0: proc/self/stat), read whole: 0 or
+ * -errno (-ENOENT: no such process). */
+int procfs_pidstat_at(int root_fd, long pid, struct pidstat *ret);
 /* Whether pid runs under root_fd's proc/ with this start time: 1 yes, 0
  * no (gone, or another process's now), -EINVAL for a pid <= 0. */
 int procfs_pid_alive(int root_fd, long pid, uint64_t starttime);

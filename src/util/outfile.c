@@ -18,14 +18,6 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-/* What the path may be: only replaced, written through when a FIFO or a
- * character device, or a run file. */
-enum outfile_kind {
-        OUTFILE_REPLACE,
-        OUTFILE_THROUGH,
-        OUTFILE_RUNFILE,
-};
-
 /* What is at dirfd/name: 0 absent or regular (replace), 1 write through,
  * or -errno. */
 static int outfile_kind(int dirfd, const char *name)
@@ -138,25 +130,23 @@ static int open_temp(struct outfile *o, mode_t mode)
         return fchmod(o->fd, mode) < 0 ? -errno : 0;
 }
 
-/* o's writer for dirfd/name, dirfd taken (closed on failure too). */
-static int open_at(int dirfd, const char *name, mode_t mode, enum outfile_kind kind,
-                   struct outfile *o)
+/* o's writer for dirfd/name, dirfd taken (closed on failure too): a run
+ * file, or one written through when a FIFO or a character device. */
+static int open_at(int dirfd, const char *name, mode_t mode, bool runfile, struct outfile *o)
 {
         size_t n = strlen(name);
         int k;
 
-        *o = (struct outfile){
-            .fd = -1, .dirfd = dirfd < 0 ? -1 : dirfd, .runfile = kind == OUTFILE_RUNFILE};
+        *o = (struct outfile){.fd = -1, .dirfd = dirfd < 0 ? -1 : dirfd, .runfile = runfile};
         if (dirfd < 0)
                 return dirfd;
         k = n == 0 || strchr(name, '/') ? -EINVAL : n >= sizeof(o->name) ? -ENAMETOOLONG : 0;
         if (k == 0) {
                 memcpy(o->name, name, n + 1);
-                k = kind == OUTFILE_RUNFILE   ? runfile_check(dirfd, name) /* 1: ours, replaced */
-                    : kind == OUTFILE_THROUGH ? outfile_kind(dirfd, name)
-                                              : 0;
+                k = runfile ? runfile_check(dirfd, name) /* 1: ours, replaced */
+                            : outfile_kind(dirfd, name);
         }
-        if (k == 1 && kind == OUTFILE_THROUGH) {
+        if (k == 1 && !runfile) {
                 k = open_through(o);
                 if (k == 1) /* a regular file after all */
                         closep(&o->fd);
@@ -183,8 +173,7 @@ int outfile_open(const char *path, mode_t mode, bool runfile, struct outfile *o)
         const char *name = NULL; /* set whenever open_parent succeeds */
         int dfd = open_parent(path, &name);
 
-        return open_at(dfd, dfd < 0 ? "" : name, mode, runfile ? OUTFILE_RUNFILE : OUTFILE_THROUGH,
-                       o);
+        return open_at(dfd, dfd < 0 ? "" : name, mode, runfile, o);
 }
 
 int outfile_adopt(const char *path, const char *tmp, int fd, struct outfile *o)
@@ -262,7 +251,7 @@ int outfile_write_at(int dirfd, const char *name, const void *buf, size_t len, m
 {
         struct outfile o;
 
-        return write_whole(open_at(dup_dir(dirfd), name, mode, OUTFILE_THROUGH, &o), &o, buf, len);
+        return write_whole(open_at(dup_dir(dirfd), name, mode, false, &o), &o, buf, len);
 }
 
 int outfile_write(const char *path, const void *buf, size_t len)
@@ -274,18 +263,11 @@ int outfile_write(const char *path, const void *buf, size_t len)
         return write_whole(outfile_open(path, 0600, false, &o), &o, buf, len);
 }
 
-int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
-{
-        struct outfile o;
-
-        return write_whole(open_at(dup_dir(dirfd), name, mode, OUTFILE_REPLACE, &o), &o, buf, len);
-}
-
 int runfile_write_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
 {
         struct outfile o;
 
-        return write_whole(open_at(dup_dir(dirfd), name, mode, OUTFILE_RUNFILE, &o), &o, buf, len);
+        return write_whole(open_at(dup_dir(dirfd), name, mode, true, &o), &o, buf, len);
 }
 
 int write_file_atomic(const char *path, const void *buf, size_t len)

@@ -13,14 +13,12 @@
  * renamed over the name (a symlink there is replaced, not followed), then
  * the directory fsync'd. */
 
-/* Replace dirfd/name whole with buf. Returns 0, -EINVAL (name empty or
- * with a '/'), -EISDIR (name is a directory), or another -errno. */
-int write_file_atomic_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode);
-/* The same for a run file (util.h), mode 0600: the run's files in its log
- * directory (summaries, run facts, the report), and build output holds
- * secrets. runfile_check() comes first and again at the rename, which
- * never replaces what another user put there. The .prom file, read by
- * node_exporter, is written 0644 with the _at form. */
+/* Replace a run file (util.h) whole with buf, mode 0600: the run's files
+ * in its log directory (summaries, run facts, the report), and build
+ * output holds secrets. runfile_check() comes first and again at the
+ * rename, which never replaces what another user put there. Returns 0 or
+ * -errno. The .prom file, read by node_exporter, is written 0644 by
+ * outfile_write_at(). */
 int write_file_atomic(const char *path, const void *buf, size_t len);
 /* The same for dirfd/name with mode (the .prom file when it falls back to
  * the log directory). */

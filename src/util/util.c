@@ -514,6 +514,7 @@ void fmt_size(double bytes, char *buf, size_t len)
         static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
         size_t u = 0;
         double v = bytes;
+        int prec;
 
         if (!isfinite(v) || v < 0) {
                 snprintf(buf, len, "-");
@@ -524,12 +525,8 @@ void fmt_size(double bytes, char *buf, size_t len)
                 v /= 1024;
                 u++;
         }
-        if (u == 0 || v >= 99.95)
-                snprintf(buf, len, "%.0f %s", v, units[u]);
-        else if (v >= 9.995)
-                snprintf(buf, len, "%.1f %s", v, units[u]);
-        else
-                snprintf(buf, len, "%.2f %s", v, units[u]);
+        prec = u == 0 || v >= 99.95 ? 0 : v >= 9.995 ? 1 : 2;
+        snprintf(buf, len, "%.*f %s", prec, v, units[u]);
 }
 
 void fmt_size_mib(double mib, char *buf, size_t len)
