@@ -119,6 +119,22 @@ static int add_to_summary(void *userdata, const struct sample *s)
         return 0;
 }
 
+/* The schema version of the file, read from outside the store. */
+static int file_version(const char *db)
+{
+        sqlite3 *h;
+        sqlite3_stmt *s;
+        int v;
+
+        assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &s, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+        v = sqlite3_column_int(s, 0);
+        sqlite3_finalize(s);
+        sqlite3_close(h);
+        return v;
+}
+
 /* The targets as store_targets_each() gives them, copied. */
 struct seen_targets {
         int n;
@@ -227,7 +243,7 @@ static void test_run_round_trip(void **state)
         known_samples(s);
         summary_init(&sum, NULL);
         assert_int_equal(store_open(db, true, 1000, &st), 0);
-        assert_int_equal(store_opened_version(st), 0);
+        assert_int_equal(file_version(db), STORE_SCHEMA_VERSION);
         assert_int_equal(recorder_self(&me), 0);
         assert_int_equal(me.pid, (long)getpid());
         assert_int_equal(store_run_begin(st, &ri, &x, &me, &id), 0);
@@ -313,22 +329,6 @@ static void test_run_round_trip(void **state)
         memset(&w, 0, sizeof(w));
         assert_int_equal(store_runs_each(st, NAN, 0, see_run, &w), 1);
         store_close(st);
-}
-
-/* The schema version of the file, read from outside the store. */
-static int file_version(const char *db)
-{
-        sqlite3 *h;
-        sqlite3_stmt *s;
-        int v;
-
-        assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-        assert_int_equal(sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &s, NULL), SQLITE_OK);
-        assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-        v = sqlite3_column_int(s, 0);
-        sqlite3_finalize(s);
-        sqlite3_close(h);
-        return v;
 }
 
 static void exec_sql_on(const char *db, const char *sql)
@@ -510,7 +510,6 @@ static void test_upgrade_v1(void **state)
         exec_file(db, FIXTURES "/history-v1/history.sql");
         assert_int_equal(file_version(db), 1);
         assert_int_equal(store_open(db, false, 1000, &st), 0);
-        assert_int_equal(store_opened_version(st), 1);
         /* now the current version, with the v2 tables */
         assert_int_equal(file_version(db), STORE_SCHEMA_VERSION);
 
@@ -555,8 +554,8 @@ static void test_upgrade_v1(void **state)
                 sqlite3_close(h);
         }
         /* a second open has nothing to do */
+        assert_int_equal(file_version(db), STORE_SCHEMA_VERSION);
         assert_int_equal(store_open(db, false, 1000, &st), 0);
-        assert_int_equal(store_opened_version(st), STORE_SCHEMA_VERSION);
         store_close(st);
 }
 
@@ -1449,7 +1448,6 @@ static void test_upgrade_v8(void **state)
         sqlite3_close(h);
 
         assert_int_equal(store_open(db, false, 1000, &st), 0);
-        assert_int_equal(store_opened_version(st), 8);
         assert_int_equal(file_version(db), STORE_SCHEMA_VERSION);
         assert_int_equal(store_run_find(st, "old", &id), 0);
         assert_int_equal(store_run_get(st, id, &run), 0);
@@ -1553,8 +1551,8 @@ static void test_units_path(void **state)
                         " ALTER TABLE runs DROP COLUMN ninja_done;"
                         " ALTER TABLE runs DROP COLUMN ninja_total;"
                         " PRAGMA user_version = 9;");
+        assert_int_equal(file_version(db), 9);
         assert_int_equal(store_open(db, false, 1000, &st), 0);
-        assert_int_equal(store_opened_version(st), 9);
         assert_int_equal(file_version(db), STORE_SCHEMA_VERSION);
         assert_int_equal(units_new(&u), 0);
         assert_int_equal(store_units_read(st, id, u), 2);

@@ -54,9 +54,6 @@ const char *store_strerror(int e);
 
 void store_set_busy_timeout(struct store *st, int ms);
 
-/* Schema version of the file as opened (before upgrading), for tests. */
-int store_opened_version(const struct store *st);
-
 /* Transactions: BEGIN IMMEDIATE / COMMIT / ROLLBACK. 0 or -errno. */
 int store_begin(struct store *st);
 int store_commit(struct store *st);
