@@ -13,6 +13,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "helpers/float.h"
+#include "helpers/target-row.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -138,24 +139,25 @@ static int file_version(const char *db)
 /* The targets as store_targets_each() gives them, copied. */
 struct seen_targets {
         int n;
-        char name[4][32], node[4][32];
+        char name[4][TARGET_NAME_MAX + 1], node[4][TARGET_FIELD_MAX + 1];
         int64_t steps[4], cached[4], cc_hits[4];
         int success[4];
-        double duration[4];
+        double duration[4], ratio[4];
 };
 
-static int see_target(void *userdata, const struct store_target *t)
+static int see_target(void *userdata, const struct target_fact *t)
 {
         struct seen_targets *w = userdata;
 
         assert_true(w->n < 4);
         snprintf(w->name[w->n], sizeof(w->name[0]), "%s", t->name);
-        snprintf(w->node[w->n], sizeof(w->node[0]), "%s", t->node ? t->node : "(null)");
-        w->steps[w->n] = t->steps;
-        w->cached[w->n] = t->cached;
-        w->cc_hits[w->n] = t->cc_hits;
+        snprintf(w->node[w->n], sizeof(w->node[0]), "%s", t->node[0] ? t->node : "(null)");
+        w->steps[w->n] = store_fact_steps(t, false);
+        w->cached[w->n] = store_fact_steps(t, true);
+        w->cc_hits[w->n] = store_cc_count(&t->cc, true);
         w->success[w->n] = t->success;
         w->duration[w->n] = t->duration_s;
+        w->ratio[w->n] = t->cache_ratio;
         w->n++;
         return 0;
 }
@@ -215,21 +217,21 @@ static void test_run_round_trip(void **state)
                                     .vcs_rev = "0123456789abcdef0123456789abcdef01234567",
                                     .vcs_ref = "refs/heads/main"};
         struct store_recorder me;
-        struct store_target t = {.name = "app",
-                                 .duration_s = 12.5,
-                                 .steps = 9,
-                                 .cached = 6,
-                                 .success = 1,
-                                 .cc_hits = 40,
-                                 .cc_misses = 2,
-                                 .node = "node-a"},
-                            u = {.name = "aaa-unknown",
-                                 .duration_s = NAN,
-                                 .steps = -1,
-                                 .cached = -1,
-                                 .success = -1,
-                                 .cc_hits = -1,
-                                 .cc_misses = -1};
+        struct target_row t = {.name = "app",
+                               .duration_s = 12.5,
+                               .steps = 9,
+                               .cached = 6,
+                               .success = 1,
+                               .cc_hits = 40,
+                               .cc_misses = 2,
+                               .node = "node-a"},
+                          u = {.name = "aaa-unknown",
+                               .duration_s = NAN,
+                               .steps = -1,
+                               .cached = -1,
+                               .success = -1,
+                               .cc_hits = -1,
+                               .cc_misses = -1};
         struct store *st;
         struct sample s[3];
         struct summary sum, back;
@@ -272,8 +274,8 @@ static void test_run_round_trip(void **state)
         ri.exit_code = 2;
         assert_int_equal(store_begin(st), 0);
         assert_int_equal(store_run_finish(st, id, &ri, &sum, "{}", 0), 0);
-        assert_int_equal(store_target_insert(st, id, &t), 0);
-        assert_int_equal(store_target_insert(st, id, &u), 0);
+        assert_int_equal(target_row_insert(st, id, &t), 0);
+        assert_int_equal(target_row_insert(st, id, &u), 0);
         assert_int_equal(store_commit(st), 0);
 
         assert_int_equal(store_run_get(st, id, &run), 0);
@@ -302,8 +304,8 @@ static void test_run_round_trip(void **state)
         assert_int_equal(tw.cc_hits[1], 40);
         assert_int_equal(tw.success[1], 1);
         assert_true(tw.duration[1] == 12.5);
-        assert_true(store_target_cached_ratio(&t) == 6.0 / 9.0);
-        assert_true(isnan(store_target_cached_ratio(&u)));
+        assert_true(tw.ratio[1] == 6.0 / 9.0);
+        assert_true(isnan(tw.ratio[0]));
         /* the run's own distinct steps, once stored, win over the sum */
         assert_int_equal(store_run_set_steps(st, id, 7, 3), 0);
         assert_int_equal(store_run_get(st, id, &run), 0);
@@ -365,19 +367,19 @@ static void test_steps_edges_round_trip(void **state)
                               .end_epoch = 1761962430,
                               .exit_code = 0,
                               .finished = true};
-        struct store_target t = {.name = "web",
-                                 .duration_s = 8,
-                                 .steps = 2,
-                                 .cached = 1,
-                                 .success = 1,
-                                 .cc_hits = -1,
-                                 .cc_misses = -1,
-                                 .sccache_hits = -1,
-                                 .sccache_misses = -1,
-                                 .ccache_hits = -1,
-                                 .ccache_misses = -1,
-                                 .start_s = 1.5,
-                                 .end_s = 9.5};
+        struct target_row t = {.name = "web",
+                               .duration_s = 8,
+                               .steps = 2,
+                               .cached = 1,
+                               .success = 1,
+                               .cc_hits = -1,
+                               .cc_misses = -1,
+                               .sccache_hits = -1,
+                               .sccache_misses = -1,
+                               .ccache_hits = -1,
+                               .ccache_misses = -1,
+                               .start_s = 1.5,
+                               .end_s = 9.5};
         struct store_cache_snapshot first = {.taken_epoch = ri.start_epoch + 2,
                                              .tool = "sccache",
                                              .origin = "log-first",
@@ -442,7 +444,7 @@ static void test_steps_edges_round_trip(void **state)
         assert_int_equal(store_run_begin(st, &ri, NULL, NULL, &id), 0);
         assert_int_equal(store_begin(st), 0);
         assert_int_equal(store_run_finish(st, id, &ri, &sum, "{}", 0), 0);
-        assert_int_equal(store_target_insert(st, id, &t), 0);
+        assert_int_equal(target_row_insert(st, id, &t), 0);
         assert_int_equal(store_steps_insert(st, id, in), 0);
         assert_int_equal(store_edges_insert(st, id, in), 0);
         first.run = last.run = id;
@@ -803,7 +805,7 @@ static void test_cache(void **state)
 
 struct seen_layers {
         int n;
-        char target[4][16], run[4][16], prev_node[4][16];
+        char target[4][TARGET_NAME_MAX + 1], run[4][16], prev_node[4][16];
         bool changed[4];
         double ratio[4];
 };
@@ -818,7 +820,7 @@ static int see_layer(void *userdata, const struct store_layer *l)
         snprintf(w->prev_node[w->n], sizeof(w->prev_node[0]), "%s",
                  l->previous_node ? l->previous_node : "(null)");
         w->changed[w->n] = l->node_changed;
-        w->ratio[w->n] = store_target_cached_ratio(&l->target);
+        w->ratio[w->n] = l->target.cache_ratio;
         w->n++;
         return 0;
 }
@@ -848,19 +850,19 @@ static void test_layers(void **state)
         ids[1] = begin_run(st, "b", 200);
         ids[2] = begin_run(st, "c", 300);
         for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-                struct store_target t = {.name = rows[i].name,
-                                         .duration_s = NAN,
-                                         .steps = rows[i].steps,
-                                         .cached = rows[i].cached,
-                                         .success = -1,
-                                         .cc_hits = -1,
-                                         .cc_misses = -1,
-                                         .node = rows[i].node,
-                                         .sccache_hits = -1,
-                                         .sccache_misses = -1,
-                                         .ccache_hits = -1,
-                                         .ccache_misses = -1};
-                assert_int_equal(store_target_insert(st, ids[rows[i].run], &t), 0);
+                struct target_row t = {.name = rows[i].name,
+                                       .duration_s = NAN,
+                                       .steps = rows[i].steps,
+                                       .cached = rows[i].cached,
+                                       .success = -1,
+                                       .cc_hits = -1,
+                                       .cc_misses = -1,
+                                       .node = rows[i].node,
+                                       .sccache_hits = -1,
+                                       .sccache_misses = -1,
+                                       .ccache_hits = -1,
+                                       .ccache_misses = -1};
+                assert_int_equal(target_row_insert(st, ids[rows[i].run], &t), 0);
         }
         assert_int_equal(store_layers_each(st, NAN, 0, see_layer, &w), 3);
         /* newest build first, then by name */
@@ -1195,19 +1197,19 @@ static int64_t fill_run(struct store *st, const char *run_id, double start)
                               .end_epoch = start + 10,
                               .exit_code = 0,
                               .finished = true};
-        struct store_target t = {.name = "app",
-                                 .duration_s = 1,
-                                 .steps = 1,
-                                 .cached = 0,
-                                 .success = 1,
-                                 .cc_hits = -1,
-                                 .cc_misses = -1,
-                                 .sccache_hits = -1,
-                                 .sccache_misses = -1,
-                                 .ccache_hits = -1,
-                                 .ccache_misses = -1,
-                                 .start_s = NAN,
-                                 .end_s = NAN};
+        struct target_row t = {.name = "app",
+                               .duration_s = 1,
+                               .steps = 1,
+                               .cached = 0,
+                               .success = 1,
+                               .cc_hits = -1,
+                               .cc_misses = -1,
+                               .sccache_hits = -1,
+                               .sccache_misses = -1,
+                               .ccache_hits = -1,
+                               .ccache_misses = -1,
+                               .start_s = NAN,
+                               .end_s = NAN};
         struct store_cache_snapshot c = {.taken_epoch = start + 1,
                                          .tool = "ccache",
                                          .origin = "log-last",
@@ -1242,7 +1244,7 @@ static int64_t fill_run(struct store *st, const char *run_id, double start)
         for (size_t i = 0; i < 3; i++)
                 assert_int_equal(store_sample_insert(st, id, i, &smp[i]), 0);
         assert_int_equal(store_run_finish(st, id, &ri, &sum, "{}", 0), 0);
-        assert_int_equal(store_target_insert(st, id, &t), 0);
+        assert_int_equal(target_row_insert(st, id, &t), 0);
         assert_int_equal(store_steps_insert(st, id, ts), 0);
         assert_int_equal(store_edges_insert(st, id, ts), 0);
         assert_int_equal(store_units_insert(st, id, &u, 1), 0);

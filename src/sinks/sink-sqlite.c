@@ -325,38 +325,11 @@ static void sqlite_sample(void *state, const struct sample *smp, const struct ru
         }
 }
 
-static int64_t count_or_unknown(const struct cc_counts *c, bool hits)
-{
-        if (!c->set)
-                return -1;
-        return (int64_t)MIN(hits ? c->hits : c->misses, (uint64_t)INT64_MAX);
-}
-
-/* The per-target figures of the model (targets_facts()), stored as they
- * are, so `inspect` and `export` read back what the live sinks wrote. */
+/* The per-target figures of the model (targets_facts()). */
 static int store_targets(struct sqlite_state *s, const struct run_facts *f)
 {
         for (size_t i = 0; i < f->n; i++) {
-                const struct target_fact *t = &f->t[i];
-                struct store_target row = {
-                    .name = t->name,
-                    .duration_s = t->duration_s,
-                    .steps = t->steps_set ? (int64_t)t->steps : -1,
-                    .cached = t->steps_set ? (int64_t)t->cached : -1,
-                    .success = t->success,
-                    .cc_hits = count_or_unknown(&t->cc, true),
-                    .cc_misses = count_or_unknown(&t->cc, false),
-                    .node = t->node[0] ? t->node : NULL,
-                    .ref = t->ref[0] ? t->ref : NULL,
-                    .builder = t->builder,
-                    .sccache_hits = count_or_unknown(&t->sccache, true),
-                    .sccache_misses = count_or_unknown(&t->sccache, false),
-                    .ccache_hits = count_or_unknown(&t->ccache, true),
-                    .ccache_misses = count_or_unknown(&t->ccache, false),
-                    .start_s = t->start_s,
-                    .end_s = t->end_s,
-                };
-                int e = store_target_insert(s->st, s->run_id, &row);
+                int e = store_target_insert(s->st, s->run_id, &f->t[i]);
 
                 if (e < 0)
                         return e;

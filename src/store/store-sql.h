@@ -61,6 +61,9 @@ const char *store_col_text(sqlite3_stmt *s, int i);
 double store_col_real(sqlite3_stmt *s, int i);
 int64_t store_col_count(sqlite3_stmt *s, int i);
 
+/* A stored count as the model's: -1 (unknown) is 0, and it saturates. */
+uint32_t store_u32_of(int64_t v);
+
 /* The targets of run row id (history.h), by name or in the order they
  * were inserted, at most limit. Returns their number, or -errno, or what
  * fn returned. */

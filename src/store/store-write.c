@@ -11,7 +11,7 @@
 #include <sqlite3.h>
 #include <string.h>
 
-#include "model/figures.h"
+#include "model/targets.h"
 #include "model/units.h"
 #include "render/jsonw.h"
 #include "util/json-cleanup.h"
@@ -136,22 +136,32 @@ int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
         return update_row(st, id, ri, sum, summary_json, dropped);
 }
 
-int store_target_insert(struct store *st, int64_t run, const struct store_target *t)
+int64_t store_fact_steps(const struct target_fact *t, bool cached)
+{
+        return t->steps_set ? (int64_t)(cached ? t->cached : t->steps) : -1;
+}
+
+int64_t store_cc_count(const struct cc_counts *c, bool hits)
+{
+        if (!c->set)
+                return -1;
+        return (int64_t)MIN(hits ? c->hits : c->misses, (uint64_t)INT64_MAX);
+}
+
+int store_target_insert(struct store *st, int64_t run, const struct target_fact *t)
 {
         return store_exec(st,
                           "INSERT OR REPLACE INTO targets (run, name, duration_s, steps, cached,"
                           " success, cc_hits, cc_misses, node, ref, builder, sccache_hits,"
                           " sccache_misses, ccache_hits, ccache_misses, start_s, end_s)"
                           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                          "itrnnnnntttnnnnrr", run, t->name ? t->name : "", t->duration_s, t->steps,
-                          t->cached, (int64_t)t->success, t->cc_hits, t->cc_misses, t->node, t->ref,
-                          t->builder, t->sccache_hits, t->sccache_misses, t->ccache_hits,
-                          t->ccache_misses, t->start_s, t->end_s);
-}
-
-double store_target_cached_ratio(const struct store_target *t)
-{
-        return figure_cached_ratio(t->steps, t->cached);
+                          "itrnnnnntttnnnnrr", run, t->name, t->duration_s,
+                          store_fact_steps(t, false), store_fact_steps(t, true),
+                          (int64_t)t->success, store_cc_count(&t->cc, true),
+                          store_cc_count(&t->cc, false), t->node[0] ? t->node : NULL,
+                          t->ref[0] ? t->ref : NULL, t->builder, store_cc_count(&t->sccache, true),
+                          store_cc_count(&t->sccache, false), store_cc_count(&t->ccache, true),
+                          store_cc_count(&t->ccache, false), t->start_s, t->end_s);
 }
 
 int store_cache_snapshot_insert(struct store *st, const struct store_cache_snapshot *c,

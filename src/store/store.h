@@ -140,23 +140,16 @@ int store_sample_insert(struct store *st, int64_t run, uint64_t seq, const struc
 
 /* Targets. ------------------------------------------------------------ */
 
-/* A target (image) of a build, in plain values; unknown numbers are -1,
- * unknown strings NULL. Written by store_target_insert(), read back as is
- * by store_targets_each() (history.h). */
-struct store_target {
-        const char *name;
-        double duration_s; /* NAN: unknown */
-        int64_t steps, cached;
-        int success; /* 1, 0, or -1 unknown */
-        int64_t cc_hits, cc_misses;
-        const char *node, *ref;
-        /* the buildx builder as its OTLP metrics name it; per-tool counts */
-        const char *builder;
-        int64_t sccache_hits, sccache_misses, ccache_hits, ccache_misses;
-        double start_s, end_s; /* buildtel's clock; NAN unknown (a file older than version 6) */
-};
-
-int store_target_insert(struct store *st, int64_t run, const struct store_target *t);
+/* A target (image) of a build, the model's fact (targets_facts()) as it
+ * is, so `inspect` and `export` read back what the live sinks wrote;
+ * read back by store_targets_each() (history.h). */
+struct target_fact;
+int store_target_insert(struct store *st, int64_t run, const struct target_fact *t);
+/* A fact's figure as its row holds it, -1 when unknown: its steps, or
+ * cached steps (cached); a count of c, hits or misses. */
+int64_t store_fact_steps(const struct target_fact *t, bool cached);
+struct cc_counts;
+int64_t store_cc_count(const struct cc_counts *c, bool hits);
 /* The run's distinct BuildKit steps and cached steps (-1: unknown). Call
  * between begin and commit. */
 int store_run_set_steps(struct store *st, int64_t id, int64_t steps, int64_t cached);
@@ -183,9 +176,6 @@ int store_edges_insert(struct store *st, int64_t run, const struct targets *ts);
  * run without them or of a file older than version 6. Returns the number
  * of edgev's edges, or -errno. */
 int store_edges_get(struct store *st, int64_t run, struct targets *ts);
-
-/* Cached steps over steps: figure_cached_ratio() of the row. */
-double store_target_cached_ratio(const struct store_target *t);
 
 /* Compiler-cache snapshots. -------------------------------------------- */
 
