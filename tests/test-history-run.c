@@ -402,7 +402,7 @@ static void test_thresholds(void **state)
                 printf("case %zu\n", i);
                 struct store_run run;
 
-                assert_int_equal(store_run_finish(st, run_id, &ri, &sum, cases[i].json, 0), 0);
+                assert_int_equal(store_run_update(st, run_id, &ri, &sum, cases[i].json, 0), 0);
                 assert_int_equal(store_run_get(st, run_id, &run), 0);
                 assert_int_equal(store_run_thresholds(&run, &c), cases[i].ret);
                 store_run_release(&run);

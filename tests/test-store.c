@@ -256,7 +256,7 @@ static void test_run_round_trip(void **state)
                 assert_int_equal(store_sample_insert(st, id, (uint64_t)i, &s[i]), 0);
                 summary_add(&sum, &s[i]);
         }
-        assert_int_equal(store_run_progress(st, id, &sum, 0), 0);
+        assert_int_equal(store_run_update(st, id, NULL, &sum, NULL, 0), 0);
         assert_int_equal(store_commit(st), 0);
         assert_int_equal(store_runs_each(st, NAN, 0, see_run, &w), 1);
         assert_int_equal(w.state[0], STORE_RUN_RUNNING);
@@ -273,7 +273,7 @@ static void test_run_round_trip(void **state)
         ri.finished = true;
         ri.exit_code = 2;
         assert_int_equal(store_begin(st), 0);
-        assert_int_equal(store_run_finish(st, id, &ri, &sum, "{}", 0), 0);
+        assert_int_equal(store_run_update(st, id, &ri, &sum, "{}", 0), 0);
         assert_int_equal(target_row_insert(st, id, &t), 0);
         assert_int_equal(target_row_insert(st, id, &u), 0);
         assert_int_equal(store_commit(st), 0);
@@ -443,7 +443,7 @@ static void test_steps_edges_round_trip(void **state)
         assert_int_equal(store_open(db, true, 1000, &st), 0);
         assert_int_equal(store_run_begin(st, &ri, NULL, NULL, &id), 0);
         assert_int_equal(store_begin(st), 0);
-        assert_int_equal(store_run_finish(st, id, &ri, &sum, "{}", 0), 0);
+        assert_int_equal(store_run_update(st, id, &ri, &sum, "{}", 0), 0);
         assert_int_equal(target_row_insert(st, id, &t), 0);
         assert_int_equal(store_steps_insert(st, id, in), 0);
         assert_int_equal(store_edges_insert(st, id, in), 0);
@@ -1243,7 +1243,7 @@ static int64_t fill_run(struct store *st, const char *run_id, double start)
         assert_int_equal(store_begin(st), 0);
         for (size_t i = 0; i < 3; i++)
                 assert_int_equal(store_sample_insert(st, id, i, &smp[i]), 0);
-        assert_int_equal(store_run_finish(st, id, &ri, &sum, "{}", 0), 0);
+        assert_int_equal(store_run_update(st, id, &ri, &sum, "{}", 0), 0);
         assert_int_equal(target_row_insert(st, id, &t), 0);
         assert_int_equal(store_steps_insert(st, id, ts), 0);
         assert_int_equal(store_edges_insert(st, id, ts), 0);
@@ -1321,7 +1321,7 @@ static int64_t job_run(struct store *st, const char *run_id, const char *job, co
                 ri.finished = true;
                 ri.exit_code = exit_code;
                 assert_int_equal(store_begin(st), 0);
-                assert_int_equal(store_run_finish(st, id, &ri, &sum, NULL, 0), 0);
+                assert_int_equal(store_run_update(st, id, &ri, &sum, NULL, 0), 0);
                 assert_int_equal(store_commit(st), 0);
         }
         return id;

@@ -207,7 +207,7 @@ static int flush(struct sqlite_state *s, int busy_ms)
                 e = store_sample_insert(s->st, s->run_id, seq++, &smp);
         }
         if (e >= 0 && s->sum)
-                e = store_run_progress(s->st, s->run_id, s->sum, s->dropped);
+                e = store_run_update(s->st, s->run_id, NULL, s->sum, NULL, s->dropped);
         if (e >= 0)
                 e = store_commit(s->st);
         if (e < 0) {
@@ -427,7 +427,7 @@ static int sqlite_finish(void *state, const struct run_model *m)
         if (e >= 0)
                 e = store_begin(s->st);
         if (e >= 0) {
-                e = store_run_finish(s->st, s->run_id, m->run, m->summary, json.p, s->dropped);
+                e = store_run_update(s->st, s->run_id, m->run, m->summary, json.p, s->dropped);
                 if (e >= 0)
                         e = store_targets(s, m->facts);
                 if (e >= 0)

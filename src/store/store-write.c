@@ -76,10 +76,9 @@ int store_run_begin(struct store *st, const struct run_info *ri, const struct st
         " samples_dropped = ?"
 #define SUMMARY_NPARAMS 16
 
-/* The row's summary figures; with ri (the run is over) its end, exit
- * status, state, summary JSON, cgroup mode and pid too. */
-static int update_row(struct store *st, int64_t id, const struct run_info *ri,
-                      const struct summary *sum, const char *summary_json, uint64_t dropped)
+/* With ri, the cgroup mode too. */
+int store_run_update(struct store *st, int64_t id, const struct run_info *ri,
+                     const struct summary *sum, const char *summary_json, uint64_t dropped)
 {
         const struct summary_point *peak = &sum->mem_used_peak;
         sqlite3_stmt *s = NULL;
@@ -114,11 +113,6 @@ static int update_row(struct store *st, int64_t id, const struct run_info *ri,
         return r;
 }
 
-int store_run_progress(struct store *st, int64_t id, const struct summary *sum, uint64_t dropped)
-{
-        return update_row(st, id, NULL, sum, NULL, dropped);
-}
-
 int store_run_set_extra(struct store *st, int64_t id, const struct store_run_extra *x)
 {
         return store_exec(st,
@@ -128,12 +122,6 @@ int store_run_set_extra(struct store *st, int64_t id, const struct store_run_ext
                           " WHERE id = ?",
                           "ttttti", x->builder, x->cgroup_mode, x->vcs_rev,
                           x->vcs_ref && x->vcs_ref[0] ? x->vcs_ref : NULL, x->build_log, id);
-}
-
-int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
-                     const struct summary *sum, const char *summary_json, uint64_t dropped)
-{
-        return update_row(st, id, ri, sum, summary_json, dropped);
 }
 
 int64_t store_fact_steps(const struct target_fact *t, bool cached)

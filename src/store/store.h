@@ -101,21 +101,18 @@ struct store_run_extra {
 int store_run_begin(struct store *st, const struct run_info *ri, const struct store_run_extra *x,
                     const struct store_recorder *rec, int64_t *ret_id);
 
-/* Update the running row's summary figures (inside a transaction the
- * caller holds, or alone). */
-int store_run_progress(struct store *st, int64_t id, const struct summary *sum, uint64_t dropped);
+/* Update the row's summary figures (inside a transaction the caller
+ * holds, or alone). With ri, the run is over: complete the row too: end,
+ * exit status, state 'finished', the build's pid (the row is written
+ * before the build starts) and the summary JSON (may be NULL). */
+int store_run_update(struct store *st, int64_t id, const struct run_info *ri,
+                     const struct summary *sum, const char *summary_json, uint64_t dropped);
 
 /* Facts learned only at the end (the builder the build's log named, a
  * revision from buildx history): the non-NULL members of x replace the
  * row's (build_log too: a compressed log's new path). Not a transaction
  * of its own. Returns 0 or -errno. */
 int store_run_set_extra(struct store *st, int64_t id, const struct store_run_extra *x);
-
-/* Complete the row: end, exit status, state 'finished', the build's pid
- * (the row is written before the build starts), summary figures and the
- * summary JSON (may be NULL). Not a transaction of its own. */
-int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
-                     const struct summary *sum, const char *summary_json, uint64_t dropped);
 
 /* The database failed under a running row: mark it 'disk-full' (full:
  * SQLITE_FULL, the file system's room) or 'failed-to-record', so that it
