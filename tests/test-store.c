@@ -292,7 +292,7 @@ static void test_run_round_trip(void **state)
         assert_int_equal(store_run_find(st, "nope", &id2), -ENOENT);
 
         /* targets by name, unknowns as unknown */
-        assert_int_equal(store_targets_each(st, id, see_target, &tw), 2);
+        assert_int_equal(store_targets_each(st, id, false, 0, see_target, &tw), 2);
         assert_string_equal(tw.name[0], "aaa-unknown");
         assert_int_equal(tw.steps[0], -1);
         assert_int_equal(tw.success[0], -1);
@@ -537,7 +537,7 @@ static void test_upgrade_v1(void **state)
         assert_string_equal(sum.mem_used_peak.stage, "app/builder");
         assert_true(sum.disk_avail_min.value == 30.5);
         assert_int_equal(sum.near_oom_samples, 1);
-        assert_int_equal(store_targets_each(st, id, see_target, &tw), 0);
+        assert_int_equal(store_targets_each(st, id, false, 0, see_target, &tw), 0);
         store_close(st);
         /* iso is derived from epoch on the upgraded file */
         {

@@ -190,7 +190,7 @@ static int load_side(struct store *st, const struct store_run *run, const char *
                 r = compare_side_add_run(s, &f);
 
         if (r >= 0)
-                r = store_targets_each(st, run->id, add_target, s);
+                r = store_targets_each(st, run->id, false, 0, add_target, s);
         if (r >= 0)
                 r = add_steps(st, run->id, s);
         if (r >= 0)

@@ -235,7 +235,7 @@ static int run_json(struct store *st, const struct store_run *run, json_t **ret)
         int r = o && targets.json && cache.json ? 0 : -ENOMEM;
 
         if (r >= 0)
-                r = store_targets_each(st, run->id, add_target, &targets);
+                r = store_targets_each(st, run->id, false, 0, add_target, &targets);
         if (r >= 0)
                 r = store_cache_snapshots_each(st, run->id, add_cache, &cache);
         if (r >= 0 &&
@@ -263,7 +263,7 @@ static int run_text(struct store *st, const struct store_run *run, struct dbuf *
         render_facts(run, &w);
         render_peaks(run, &w);
         if (dw_ok(&w))
-                dw_check(&w, store_targets_each(st, run->id, add_target, &targets));
+                dw_check(&w, store_targets_each(st, run->id, false, 0, add_target, &targets));
         if (dw_ok(&w))
                 dw_check(&w, store_cache_snapshots_each(st, run->id, add_cache, &cache));
         return w.err;

@@ -341,7 +341,7 @@ static int detail_frame(struct top_state *s, size_t i, int cols, int lines, bool
 
         if (!d)
                 return -ENOMEM;
-        (void)store_targets_each(s->st, t->id, add_target, d);
+        (void)store_targets_each(s->st, t->id, false, 0, add_target, d);
         if (log_tail(s, t, d) > 0)
                 title = "LOG";
         for (size_t k = 0; !title && k < t->ntail; k++) {

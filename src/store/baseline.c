@@ -62,7 +62,7 @@ static int step_row(void *ctx, sqlite3_stmt *s)
 
 static int read_one(struct store *st, int64_t id, struct baseline_run *b)
 {
-        int r = store_targets_each(st, id, on_target, b);
+        int r = store_targets_each(st, id, false, 0, on_target, b);
 
         if (r >= 0)
                 r = (int)store_query(st,

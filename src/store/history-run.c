@@ -145,7 +145,7 @@ int store_targets_get(struct store *st, int64_t id, struct run_facts *ret)
 
         if (!f)
                 return -ENOMEM;
-        r = store_targets_walk(st, id, true, TARGETS_MAX, add_fact, f);
+        r = store_targets_each(st, id, true, TARGETS_MAX, add_fact, f);
         if (r >= 0)
                 r = store_run_steps(st, id, &steps, &cached);
         if (r < 0)

@@ -533,22 +533,18 @@ static int target_row(void *ctx, sqlite3_stmt *s)
         return w->fn(w->userdata, &t);
 }
 
-int store_targets_walk(struct store *st, int64_t id, bool insertion_order, int64_t limit,
+int store_targets_each(struct store *st, int64_t id, bool insertion_order, int64_t limit,
                        store_target_fn fn, void *userdata)
 {
         struct target_walk w = {.fn = fn, .userdata = userdata};
 
         /* rowid: the order the run inserted them, which is the model's */
-        return (int)store_query(
-            st,
-            insertion_order ? TARGET_SELECT " WHERE run = ? ORDER BY rowid LIMIT ?"
-                            : TARGET_SELECT " WHERE run = ? ORDER BY name LIMIT ?",
-            STORE_ROWS_MAX, target_row, &w, "ii", id, (int64_t)MIN(limit, STORE_ROWS_MAX));
-}
-
-int store_targets_each(struct store *st, int64_t id, store_target_fn fn, void *userdata)
-{
-        return store_targets_walk(st, id, false, STORE_ROWS_MAX, fn, userdata);
+        return (int)store_query(st,
+                                insertion_order
+                                    ? TARGET_SELECT " WHERE run = ? ORDER BY rowid LIMIT ?"
+                                    : TARGET_SELECT " WHERE run = ? ORDER BY name LIMIT ?",
+                                STORE_ROWS_MAX, target_row, &w, "ii", id,
+                                (int64_t)(limit > 0 ? MIN(limit, STORE_ROWS_MAX) : STORE_ROWS_MAX));
 }
 
 /* ---- compiler-cache snapshots -------------------------------------------- */

@@ -143,12 +143,14 @@ struct baseline_run;
 int store_baseline_window(struct store *st, const char *job, const char *host, bool success,
                           int64_t before_id, struct baseline_run *win, size_t cap);
 
-/* The targets of run row id as stored, by name: the facts they were
- * written from, an out-of-range figure unknown, names and fields cut as
- * targets.h cuts them. Returns the number of targets, or -errno, or what
- * fn returned. */
+/* The targets of run row id as stored, by name or in the order the run
+ * inserted them (insertion_order: the model's), at most limit (<= 0: no
+ * limit): the facts they were written from, an out-of-range figure
+ * unknown, names and fields cut as targets.h cuts them. Returns the
+ * number of targets, or -errno, or what fn returned. */
 typedef int (*store_target_fn)(void *userdata, const struct target_fact *t);
-int store_targets_each(struct store *st, int64_t id, store_target_fn fn, void *userdata);
+int store_targets_each(struct store *st, int64_t id, bool insertion_order, int64_t limit,
+                       store_target_fn fn, void *userdata);
 
 /* The compiler-cache snapshots of run row id, oldest first (tool, origin
  * and version borrowed for the call, raw NULL). Returns their number, or
