@@ -363,9 +363,8 @@ void store_run_figures(const struct store_run *r, struct run_figures *ret)
         ret->host_mem_used_peak_mb = r->mem_used_peak_mb;
         ret->cpu_avg_pct = r->cpu_pct_avg;
         ret->steps_set = r->steps >= 0;
-        ret->steps = r->steps >= 0 ? (uint32_t)MIN(r->steps, (int64_t)UINT32_MAX) : 0;
-        ret->cached =
-            r->cached_steps >= 0 ? (uint32_t)MIN(r->cached_steps, (int64_t)UINT32_MAX) : 0;
+        ret->steps = store_u32_of(r->steps);
+        ret->cached = store_u32_of(r->cached_steps);
         ret->exit_code = r->info.exit_code;
 }
 
