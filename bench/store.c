@@ -94,7 +94,7 @@ int main(int argc, char **argv)
                         if (store_sample_insert(st, id, (uint64_t)k, &s) < 0)
                                 return 1;
                 }
-                if (store_run_progress(st, id, &sum, 0) < 0 || store_commit(st) < 0)
+                if (store_run_update(st, id, NULL, &sum, NULL, 0) < 0 || store_commit(st) < 0)
                         return 1;
         }
         t1 = cpu_now();

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "helpers/target-row.h"
 #include "store/history-run.h"
 #include "store/store.h"
 #include "platform/procfs.h"
@@ -190,7 +191,7 @@ static void test_samples(void **state)
 _Static_assert(sizeof(LONG_PREFIX) - 1 == 127, "the cut falls inside the 2-byte character");
 
 static const struct {
-        struct store_target row;
+        struct target_row row;
         /* expected */
         const char *name, *builder, *node;
         double duration; /* NAN: unknown */
@@ -309,7 +310,7 @@ static void test_targets(void **state)
         (void)state;
         assert_non_null(ts);
         for (size_t i = 0; i < n; i++)
-                assert_int_equal(store_target_insert(st, run_id, &target_cases[i].row), 0);
+                assert_int_equal(target_row_insert(st, run_id, &target_cases[i].row), 0);
         assert_int_equal(store_targets_get(st, run_id, ts), (int)n);
         assert_int_equal(ts->n, n);
         assert_false(ts->steps_set); /* the run row has no totals */
@@ -349,20 +350,20 @@ static void test_targets_cap(void **state)
         assert_non_null(ts);
         assert_int_equal(store_begin(st), 0);
         for (int i = 0; i < TARGETS_MAX + 44; i++) {
-                struct store_target row = {.name = name,
-                                           .duration_s = i,
-                                           .steps = i,
-                                           .cached = -1,
-                                           .success = -1,
-                                           .cc_hits = -1,
-                                           .cc_misses = -1,
-                                           .sccache_hits = -1,
-                                           .sccache_misses = -1,
-                                           .ccache_hits = -1,
-                                           .ccache_misses = -1};
+                struct target_row row = {.name = name,
+                                         .duration_s = i,
+                                         .steps = i,
+                                         .cached = -1,
+                                         .success = -1,
+                                         .cc_hits = -1,
+                                         .cc_misses = -1,
+                                         .sccache_hits = -1,
+                                         .sccache_misses = -1,
+                                         .ccache_hits = -1,
+                                         .ccache_misses = -1};
                 /* names that do not sort in insertion order */
                 snprintf(name, sizeof(name), "t%03d", (i * 7) % 1000);
-                assert_int_equal(store_target_insert(st, run_id, &row), 0);
+                assert_int_equal(target_row_insert(st, run_id, &row), 0);
         }
         assert_int_equal(store_commit(st), 0);
         assert_int_equal(store_targets_get(st, run_id, ts), TARGETS_MAX);
@@ -401,7 +402,7 @@ static void test_thresholds(void **state)
                 printf("case %zu\n", i);
                 struct store_run run;
 
-                assert_int_equal(store_run_finish(st, run_id, &ri, &sum, cases[i].json, 0), 0);
+                assert_int_equal(store_run_update(st, run_id, &ri, &sum, cases[i].json, 0), 0);
                 assert_int_equal(store_run_get(st, run_id, &run), 0);
                 assert_int_equal(store_run_thresholds(&run, &c), cases[i].ret);
                 store_run_release(&run);

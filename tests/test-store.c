@@ -13,6 +13,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 #include "helpers/float.h"
+#include "helpers/target-row.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -119,27 +120,44 @@ static int add_to_summary(void *userdata, const struct sample *s)
         return 0;
 }
 
+/* The schema version of the file, read from outside the store. */
+static int file_version(const char *db)
+{
+        sqlite3 *h;
+        sqlite3_stmt *s;
+        int v;
+
+        assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+        assert_int_equal(sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &s, NULL), SQLITE_OK);
+        assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+        v = sqlite3_column_int(s, 0);
+        sqlite3_finalize(s);
+        sqlite3_close(h);
+        return v;
+}
+
 /* The targets as store_targets_each() gives them, copied. */
 struct seen_targets {
         int n;
-        char name[4][32], node[4][32];
+        char name[4][TARGET_NAME_MAX + 1], node[4][TARGET_FIELD_MAX + 1];
         int64_t steps[4], cached[4], cc_hits[4];
         int success[4];
-        double duration[4];
+        double duration[4], ratio[4];
 };
 
-static int see_target(void *userdata, const struct store_target *t)
+static int see_target(void *userdata, const struct target_fact *t)
 {
         struct seen_targets *w = userdata;
 
         assert_true(w->n < 4);
         snprintf(w->name[w->n], sizeof(w->name[0]), "%s", t->name);
-        snprintf(w->node[w->n], sizeof(w->node[0]), "%s", t->node ? t->node : "(null)");
-        w->steps[w->n] = t->steps;
-        w->cached[w->n] = t->cached;
-        w->cc_hits[w->n] = t->cc_hits;
+        snprintf(w->node[w->n], sizeof(w->node[0]), "%s", t->node[0] ? t->node : "(null)");
+        w->steps[w->n] = store_fact_steps(t, false);
+        w->cached[w->n] = store_fact_steps(t, true);
+        w->cc_hits[w->n] = store_cc_count(&t->cc, true);
         w->success[w->n] = t->success;
         w->duration[w->n] = t->duration_s;
+        w->ratio[w->n] = t->cache_ratio;
         w->n++;
         return 0;
 }
@@ -199,21 +217,21 @@ static void test_run_round_trip(void **state)
                                     .vcs_rev = "0123456789abcdef0123456789abcdef01234567",
                                     .vcs_ref = "refs/heads/main"};
         struct store_recorder me;
-        struct store_target t = {.name = "app",
-                                 .duration_s = 12.5,
-                                 .steps = 9,
-                                 .cached = 6,
-                                 .success = 1,
-                                 .cc_hits = 40,
-                                 .cc_misses = 2,
-                                 .node = "node-a"},
-                            u = {.name = "aaa-unknown",
-                                 .duration_s = NAN,
-                                 .steps = -1,
-                                 .cached = -1,
-                                 .success = -1,
-                                 .cc_hits = -1,
-                                 .cc_misses = -1};
+        struct target_row t = {.name = "app",
+                               .duration_s = 12.5,
+                               .steps = 9,
+                               .cached = 6,
+                               .success = 1,
+                               .cc_hits = 40,
+                               .cc_misses = 2,
+                               .node = "node-a"},
+                          u = {.name = "aaa-unknown",
+                               .duration_s = NAN,
+                               .steps = -1,
+                               .cached = -1,
+                               .success = -1,
+                               .cc_hits = -1,
+                               .cc_misses = -1};
         struct store *st;
         struct sample s[3];
         struct summary sum, back;
@@ -227,7 +245,7 @@ static void test_run_round_trip(void **state)
         known_samples(s);
         summary_init(&sum, NULL);
         assert_int_equal(store_open(db, true, 1000, &st), 0);
-        assert_int_equal(store_opened_version(st), 0);
+        assert_int_equal(file_version(db), STORE_SCHEMA_VERSION);
         assert_int_equal(recorder_self(&me), 0);
         assert_int_equal(me.pid, (long)getpid());
         assert_int_equal(store_run_begin(st, &ri, &x, &me, &id), 0);
@@ -238,7 +256,7 @@ static void test_run_round_trip(void **state)
                 assert_int_equal(store_sample_insert(st, id, (uint64_t)i, &s[i]), 0);
                 summary_add(&sum, &s[i]);
         }
-        assert_int_equal(store_run_progress(st, id, &sum, 0), 0);
+        assert_int_equal(store_run_update(st, id, NULL, &sum, NULL, 0), 0);
         assert_int_equal(store_commit(st), 0);
         assert_int_equal(store_runs_each(st, NAN, 0, see_run, &w), 1);
         assert_int_equal(w.state[0], STORE_RUN_RUNNING);
@@ -255,9 +273,9 @@ static void test_run_round_trip(void **state)
         ri.finished = true;
         ri.exit_code = 2;
         assert_int_equal(store_begin(st), 0);
-        assert_int_equal(store_run_finish(st, id, &ri, &sum, "{}", 0), 0);
-        assert_int_equal(store_target_insert(st, id, &t), 0);
-        assert_int_equal(store_target_insert(st, id, &u), 0);
+        assert_int_equal(store_run_update(st, id, &ri, &sum, "{}", 0), 0);
+        assert_int_equal(target_row_insert(st, id, &t), 0);
+        assert_int_equal(target_row_insert(st, id, &u), 0);
         assert_int_equal(store_commit(st), 0);
 
         assert_int_equal(store_run_get(st, id, &run), 0);
@@ -274,7 +292,7 @@ static void test_run_round_trip(void **state)
         assert_int_equal(store_run_find(st, "nope", &id2), -ENOENT);
 
         /* targets by name, unknowns as unknown */
-        assert_int_equal(store_targets_each(st, id, see_target, &tw), 2);
+        assert_int_equal(store_targets_each(st, id, false, 0, see_target, &tw), 2);
         assert_string_equal(tw.name[0], "aaa-unknown");
         assert_int_equal(tw.steps[0], -1);
         assert_int_equal(tw.success[0], -1);
@@ -286,8 +304,8 @@ static void test_run_round_trip(void **state)
         assert_int_equal(tw.cc_hits[1], 40);
         assert_int_equal(tw.success[1], 1);
         assert_true(tw.duration[1] == 12.5);
-        assert_true(store_target_cached_ratio(&t) == 6.0 / 9.0);
-        assert_true(isnan(store_target_cached_ratio(&u)));
+        assert_true(tw.ratio[1] == 6.0 / 9.0);
+        assert_true(isnan(tw.ratio[0]));
         /* the run's own distinct steps, once stored, win over the sum */
         assert_int_equal(store_run_set_steps(st, id, 7, 3), 0);
         assert_int_equal(store_run_get(st, id, &run), 0);
@@ -313,22 +331,6 @@ static void test_run_round_trip(void **state)
         memset(&w, 0, sizeof(w));
         assert_int_equal(store_runs_each(st, NAN, 0, see_run, &w), 1);
         store_close(st);
-}
-
-/* The schema version of the file, read from outside the store. */
-static int file_version(const char *db)
-{
-        sqlite3 *h;
-        sqlite3_stmt *s;
-        int v;
-
-        assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-        assert_int_equal(sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &s, NULL), SQLITE_OK);
-        assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-        v = sqlite3_column_int(s, 0);
-        sqlite3_finalize(s);
-        sqlite3_close(h);
-        return v;
 }
 
 static void exec_sql_on(const char *db, const char *sql)
@@ -365,19 +367,19 @@ static void test_steps_edges_round_trip(void **state)
                               .end_epoch = 1761962430,
                               .exit_code = 0,
                               .finished = true};
-        struct store_target t = {.name = "web",
-                                 .duration_s = 8,
-                                 .steps = 2,
-                                 .cached = 1,
-                                 .success = 1,
-                                 .cc_hits = -1,
-                                 .cc_misses = -1,
-                                 .sccache_hits = -1,
-                                 .sccache_misses = -1,
-                                 .ccache_hits = -1,
-                                 .ccache_misses = -1,
-                                 .start_s = 1.5,
-                                 .end_s = 9.5};
+        struct target_row t = {.name = "web",
+                               .duration_s = 8,
+                               .steps = 2,
+                               .cached = 1,
+                               .success = 1,
+                               .cc_hits = -1,
+                               .cc_misses = -1,
+                               .sccache_hits = -1,
+                               .sccache_misses = -1,
+                               .ccache_hits = -1,
+                               .ccache_misses = -1,
+                               .start_s = 1.5,
+                               .end_s = 9.5};
         struct store_cache_snapshot first = {.taken_epoch = ri.start_epoch + 2,
                                              .tool = "sccache",
                                              .origin = "log-first",
@@ -444,8 +446,8 @@ static void test_steps_edges_round_trip(void **state)
         assert_int_equal(store_open(db, true, 1000, &st), 0);
         assert_int_equal(store_run_begin(st, &ri, NULL, NULL, &id), 0);
         assert_int_equal(store_begin(st), 0);
-        assert_int_equal(store_run_finish(st, id, &ri, &sum, "{}", 0), 0);
-        assert_int_equal(store_target_insert(st, id, &t), 0);
+        assert_int_equal(store_run_update(st, id, &ri, &sum, "{}", 0), 0);
+        assert_int_equal(target_row_insert(st, id, &t), 0);
         assert_int_equal(store_steps_insert(st, id, in), 0);
         assert_int_equal(store_edges_insert(st, id, in), 0);
         first.run = last.run = id;
@@ -517,7 +519,6 @@ static void test_upgrade_v1(void **state)
         exec_file(db, FIXTURES "/history-v1/history.sql");
         assert_int_equal(file_version(db), 1);
         assert_int_equal(store_open(db, false, 1000, &st), 0);
-        assert_int_equal(store_opened_version(st), 1);
         /* now the current version, with the v2 tables */
         assert_int_equal(file_version(db), STORE_SCHEMA_VERSION);
 
@@ -543,7 +544,7 @@ static void test_upgrade_v1(void **state)
         assert_string_equal(sum.mem_used_peak.stage, "app/builder");
         assert_true(sum.disk_avail_min.value == 30.5);
         assert_int_equal(sum.near_oom_samples, 1);
-        assert_int_equal(store_targets_each(st, id, see_target, &tw), 0);
+        assert_int_equal(store_targets_each(st, id, false, 0, see_target, &tw), 0);
         store_close(st);
         /* iso is derived from epoch on the upgraded file */
         {
@@ -562,8 +563,8 @@ static void test_upgrade_v1(void **state)
                 sqlite3_close(h);
         }
         /* a second open has nothing to do */
+        assert_int_equal(file_version(db), STORE_SCHEMA_VERSION);
         assert_int_equal(store_open(db, false, 1000, &st), 0);
-        assert_int_equal(store_opened_version(st), STORE_SCHEMA_VERSION);
         store_close(st);
 }
 
@@ -811,7 +812,7 @@ static void test_cache(void **state)
 
 struct seen_layers {
         int n;
-        char target[4][16], run[4][16], prev_node[4][16];
+        char target[4][TARGET_NAME_MAX + 1], run[4][16], prev_node[4][16];
         bool changed[4];
         double ratio[4];
 };
@@ -826,7 +827,7 @@ static int see_layer(void *userdata, const struct store_layer *l)
         snprintf(w->prev_node[w->n], sizeof(w->prev_node[0]), "%s",
                  l->previous_node ? l->previous_node : "(null)");
         w->changed[w->n] = l->node_changed;
-        w->ratio[w->n] = store_target_cached_ratio(&l->target);
+        w->ratio[w->n] = l->target.cache_ratio;
         w->n++;
         return 0;
 }
@@ -856,19 +857,19 @@ static void test_layers(void **state)
         ids[1] = begin_run(st, "b", 200);
         ids[2] = begin_run(st, "c", 300);
         for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-                struct store_target t = {.name = rows[i].name,
-                                         .duration_s = NAN,
-                                         .steps = rows[i].steps,
-                                         .cached = rows[i].cached,
-                                         .success = -1,
-                                         .cc_hits = -1,
-                                         .cc_misses = -1,
-                                         .node = rows[i].node,
-                                         .sccache_hits = -1,
-                                         .sccache_misses = -1,
-                                         .ccache_hits = -1,
-                                         .ccache_misses = -1};
-                assert_int_equal(store_target_insert(st, ids[rows[i].run], &t), 0);
+                struct target_row t = {.name = rows[i].name,
+                                       .duration_s = NAN,
+                                       .steps = rows[i].steps,
+                                       .cached = rows[i].cached,
+                                       .success = -1,
+                                       .cc_hits = -1,
+                                       .cc_misses = -1,
+                                       .node = rows[i].node,
+                                       .sccache_hits = -1,
+                                       .sccache_misses = -1,
+                                       .ccache_hits = -1,
+                                       .ccache_misses = -1};
+                assert_int_equal(target_row_insert(st, ids[rows[i].run], &t), 0);
         }
         assert_int_equal(store_layers_each(st, NAN, 0, see_layer, &w), 3);
         /* newest build first, then by name */
@@ -1203,19 +1204,19 @@ static int64_t fill_run(struct store *st, const char *run_id, double start)
                               .end_epoch = start + 10,
                               .exit_code = 0,
                               .finished = true};
-        struct store_target t = {.name = "app",
-                                 .duration_s = 1,
-                                 .steps = 1,
-                                 .cached = 0,
-                                 .success = 1,
-                                 .cc_hits = -1,
-                                 .cc_misses = -1,
-                                 .sccache_hits = -1,
-                                 .sccache_misses = -1,
-                                 .ccache_hits = -1,
-                                 .ccache_misses = -1,
-                                 .start_s = NAN,
-                                 .end_s = NAN};
+        struct target_row t = {.name = "app",
+                               .duration_s = 1,
+                               .steps = 1,
+                               .cached = 0,
+                               .success = 1,
+                               .cc_hits = -1,
+                               .cc_misses = -1,
+                               .sccache_hits = -1,
+                               .sccache_misses = -1,
+                               .ccache_hits = -1,
+                               .ccache_misses = -1,
+                               .start_s = NAN,
+                               .end_s = NAN};
         struct store_cache_snapshot c = {.taken_epoch = start + 1,
                                          .tool = "ccache",
                                          .origin = "log-last",
@@ -1249,8 +1250,8 @@ static int64_t fill_run(struct store *st, const char *run_id, double start)
         assert_int_equal(store_begin(st), 0);
         for (size_t i = 0; i < 3; i++)
                 assert_int_equal(store_sample_insert(st, id, i, &smp[i]), 0);
-        assert_int_equal(store_run_finish(st, id, &ri, &sum, "{}", 0), 0);
-        assert_int_equal(store_target_insert(st, id, &t), 0);
+        assert_int_equal(store_run_update(st, id, &ri, &sum, "{}", 0), 0);
+        assert_int_equal(target_row_insert(st, id, &t), 0);
         assert_int_equal(store_steps_insert(st, id, ts), 0);
         assert_int_equal(store_edges_insert(st, id, ts), 0);
         assert_int_equal(store_units_insert(st, id, &u, 1), 0);
@@ -1327,7 +1328,7 @@ static int64_t job_run(struct store *st, const char *run_id, const char *job, co
                 ri.finished = true;
                 ri.exit_code = exit_code;
                 assert_int_equal(store_begin(st), 0);
-                assert_int_equal(store_run_finish(st, id, &ri, &sum, NULL, 0), 0);
+                assert_int_equal(store_run_update(st, id, &ri, &sum, NULL, 0), 0);
                 assert_int_equal(store_commit(st), 0);
         }
         return id;
@@ -1457,7 +1458,6 @@ static void test_upgrade_v8(void **state)
         sqlite3_close(h);
 
         assert_int_equal(store_open(db, false, 1000, &st), 0);
-        assert_int_equal(store_opened_version(st), 8);
         assert_int_equal(file_version(db), STORE_SCHEMA_VERSION);
         assert_int_equal(store_run_find(st, "old", &id), 0);
         assert_int_equal(store_run_get(st, id, &run), 0);
@@ -1562,8 +1562,8 @@ static void test_units_path(void **state)
                         " ALTER TABLE runs DROP COLUMN ninja_total;"
                         " ALTER TABLE steps DROP COLUMN usage_source;"
                         " PRAGMA user_version = 9;");
+        assert_int_equal(file_version(db), 9);
         assert_int_equal(store_open(db, false, 1000, &st), 0);
-        assert_int_equal(store_opened_version(st), 9);
         assert_int_equal(file_version(db), STORE_SCHEMA_VERSION);
         assert_int_equal(units_new(&u), 0);
         assert_int_equal(store_units_read(st, id, u), 2);

@@ -52,16 +52,16 @@ static int add_facts(const struct store_run *run, struct compare_side *s)
         return r;
 }
 
-static int add_target(void *userdata, const struct store_target *t)
+static int add_target(void *userdata, const struct target_fact *t)
 {
         struct compare_side *s = userdata;
         static const char *const key[] = {"duration_s", "steps", "cached", "cached_ratio"};
-        const double v[] = {t->duration_s, count_of(t->steps), count_of(t->cached),
-                            store_target_cached_ratio(t)};
+        const double v[] = {t->duration_s, count_of(store_fact_steps(t, false)),
+                            count_of(store_fact_steps(t, true)), t->cache_ratio};
         int r = 0;
 
         for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(v); i++)
-                r = compare_side_add(s, COMPARE_TARGET, t->name ? t->name : "", key[i], v[i]);
+                r = compare_side_add(s, COMPARE_TARGET, t->name, key[i], v[i]);
         return r;
 }
 
@@ -190,7 +190,7 @@ static int load_side(struct store *st, const struct store_run *run, const char *
                 r = compare_side_add_run(s, &f);
 
         if (r >= 0)
-                r = store_targets_each(st, run->id, add_target, s);
+                r = store_targets_each(st, run->id, false, 0, add_target, s);
         if (r >= 0)
                 r = add_steps(st, run->id, s);
         if (r >= 0)

@@ -147,39 +147,41 @@ struct rows {
         size_t n;
 };
 
-static json_t *target_json(const struct store_target *t)
+static json_t *target_json(const struct target_fact *t)
 {
         return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "name",
                          jsonw_text(t->name), "duration_s", jsonw_real(t->duration_s), "steps",
-                         history_json_count(t->steps), "cached", history_json_count(t->cached),
-                         "cached_ratio", jsonw_real(store_target_cached_ratio(t)), "success",
-                         history_json_count(t->success), "cc_hits", history_json_count(t->cc_hits),
-                         "cc_misses", history_json_count(t->cc_misses), "node", jsonw_text(t->node),
-                         "ref", jsonw_text(t->ref));
+                         history_json_count(store_fact_steps(t, false)), "cached",
+                         history_json_count(store_fact_steps(t, true)), "cached_ratio",
+                         jsonw_real(t->cache_ratio), "success", history_json_count(t->success),
+                         "cc_hits", history_json_count(store_cc_count(&t->cc, true)), "cc_misses",
+                         history_json_count(store_cc_count(&t->cc, false)), "node",
+                         jsonw_text(t->node[0] ? t->node : NULL), "ref",
+                         jsonw_text(t->ref[0] ? t->ref : NULL));
 }
 
-static int target_text(struct dbuf *out, const struct store_target *t)
+static int target_text(struct dbuf *out, const struct target_fact *t)
 {
         _cleanup_dbuf_ struct dbuf n = DBUF_INIT, nd = DBUF_INIT;
         char dur[32], ratio[16], hits[24], miss[24], steps[24], cached[24];
         int r;
 
         (void)fmt_duration(t->duration_s, FMT_DURATION_COMPACT, dur);
-        history_fmt_ratio(store_target_cached_ratio(t), ratio, sizeof(ratio));
-        history_fmt_count(t->steps, steps, sizeof(steps));
-        history_fmt_count(t->cached, cached, sizeof(cached));
-        history_fmt_count(t->cc_hits, hits, sizeof(hits));
-        history_fmt_count(t->cc_misses, miss, sizeof(miss));
+        history_fmt_ratio(t->cache_ratio, ratio, sizeof(ratio));
+        history_fmt_count(store_fact_steps(t, false), steps, sizeof(steps));
+        history_fmt_count(store_fact_steps(t, true), cached, sizeof(cached));
+        history_fmt_count(store_cc_count(&t->cc, true), hits, sizeof(hits));
+        history_fmt_count(store_cc_count(&t->cc, false), miss, sizeof(miss));
         r = history_put_clean(&n, t->name, 24);
         if (r >= 0)
-                r = history_put_clean(&nd, t->node && *t->node ? t->node : "-", 16);
+                r = history_put_clean(&nd, t->node[0] ? t->node : "-", 16);
         if (r >= 0)
                 r = dbuf_printf(out, "  %-24s %9s %6s %6s %6s %-16s %8s %8s\n", n.p ? n.p : "", dur,
                                 steps, cached, ratio, nd.p ? nd.p : "", hits, miss);
         return r;
 }
 
-static int add_target(void *userdata, const struct store_target *t)
+static int add_target(void *userdata, const struct target_fact *t)
 {
         struct rows *rows = userdata;
         int r = 0;
@@ -233,7 +235,7 @@ static int run_json(struct store *st, const struct store_run *run, json_t **ret)
         int r = o && targets.json && cache.json ? 0 : -ENOMEM;
 
         if (r >= 0)
-                r = store_targets_each(st, run->id, add_target, &targets);
+                r = store_targets_each(st, run->id, false, 0, add_target, &targets);
         if (r >= 0)
                 r = store_cache_snapshots_each(st, run->id, add_cache, &cache);
         if (r >= 0 &&
@@ -261,7 +263,7 @@ static int run_text(struct store *st, const struct store_run *run, struct dbuf *
         render_facts(run, &w);
         render_peaks(run, &w);
         if (dw_ok(&w))
-                dw_check(&w, store_targets_each(st, run->id, add_target, &targets));
+                dw_check(&w, store_targets_each(st, run->id, false, 0, add_target, &targets));
         if (dw_ok(&w))
                 dw_check(&w, store_cache_snapshots_each(st, run->id, add_cache, &cache));
         return w.err;

@@ -22,33 +22,34 @@ struct listing {
 
 static json_t *layer_json(const struct store_layer *l)
 {
-        const struct store_target *t = &l->target;
+        const struct target_fact *t = &l->target;
 
-        return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o}", "target",
-                         jsonw_text(t->name), "run", jsonw_text(l->run), "start_epoch",
-                         jsonw_real(l->start_epoch), "steps", history_json_count(t->steps),
-                         "cached", history_json_count(t->cached), "ratio",
-                         jsonw_real(store_target_cached_ratio(t)), "node", jsonw_text(t->node),
-                         "previous_node", jsonw_text(l->previous_node), "previous_run",
-                         jsonw_text(l->previous_run), "node_changed", l->node_changed, "duration_s",
-                         jsonw_real(t->duration_s), "success", history_json_count(t->success));
+        return json_pack(
+            "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, s:o, s:o}", "target",
+            jsonw_text(t->name), "run", jsonw_text(l->run), "start_epoch",
+            jsonw_real(l->start_epoch), "steps", history_json_count(store_fact_steps(t, false)),
+            "cached", history_json_count(store_fact_steps(t, true)), "ratio",
+            jsonw_real(t->cache_ratio), "node", jsonw_text(t->node[0] ? t->node : NULL),
+            "previous_node", jsonw_text(l->previous_node), "previous_run",
+            jsonw_text(l->previous_run), "node_changed", l->node_changed, "duration_s",
+            jsonw_real(t->duration_s), "success", history_json_count(t->success));
 }
 
 static int layer_text(struct dbuf *out, const struct store_layer *l)
 {
-        const struct store_target *t = &l->target;
+        const struct target_fact *t = &l->target;
         _cleanup_dbuf_ struct dbuf n = DBUF_INIT, nd = DBUF_INIT, run = DBUF_INIT, note = DBUF_INIT;
         char steps[24], cached[24], ratio[16];
         int r;
 
-        history_fmt_count(t->steps, steps, sizeof(steps));
-        history_fmt_count(t->cached, cached, sizeof(cached));
-        history_fmt_ratio(store_target_cached_ratio(t), ratio, sizeof(ratio));
+        history_fmt_count(store_fact_steps(t, false), steps, sizeof(steps));
+        history_fmt_count(store_fact_steps(t, true), cached, sizeof(cached));
+        history_fmt_ratio(t->cache_ratio, ratio, sizeof(ratio));
         r = history_put_clean(&n, t->name, 24);
         if (r >= 0)
                 r = history_put_clean(&run, l->run, 26);
         if (r >= 0)
-                r = history_put_clean(&nd, t->node && *t->node ? t->node : "-", 16);
+                r = history_put_clean(&nd, t->node[0] ? t->node : "-", 16);
         if (r >= 0 && l->node_changed) {
                 r = dbuf_puts(&note, "node changed (was ");
                 if (r >= 0)

@@ -214,16 +214,17 @@ struct detail_buf {
         size_t nt, nl;
 };
 
-static int add_target(void *userdata, const struct store_target *t)
+static int add_target(void *userdata, const struct target_fact *t)
 {
         struct detail_buf *d = userdata;
 
         if (d->nt >= TOP_TARGETS_MAX)
                 return 0;
-        snprintf(d->names[d->nt], sizeof(d->names[0]), "%s", t->name ? t->name : "");
+        snprintf(d->names[d->nt], sizeof(d->names[0]), "%.*s", (int)sizeof(d->names[0]) - 1,
+                 t->name);
         d->t[d->nt] = (struct top_target){.name = d->names[d->nt],
-                                          .steps = t->steps,
-                                          .cached = t->cached,
+                                          .steps = store_fact_steps(t, false),
+                                          .cached = store_fact_steps(t, true),
                                           .duration_s = t->duration_s};
         d->nt++;
         return 0;
@@ -340,7 +341,7 @@ static int detail_frame(struct top_state *s, size_t i, int cols, int lines, bool
 
         if (!d)
                 return -ENOMEM;
-        (void)store_targets_each(s->st, t->id, add_target, d);
+        (void)store_targets_each(s->st, t->id, false, 0, add_target, d);
         if (log_tail(s, t, d) > 0)
                 title = "LOG";
         for (size_t k = 0; !title && k < t->ntail; k++) {

@@ -207,7 +207,7 @@ static int flush(struct sqlite_state *s, int busy_ms)
                 e = store_sample_insert(s->st, s->run_id, seq++, &smp);
         }
         if (e >= 0 && s->sum)
-                e = store_run_progress(s->st, s->run_id, s->sum, s->dropped);
+                e = store_run_update(s->st, s->run_id, NULL, s->sum, NULL, s->dropped);
         if (e >= 0)
                 e = store_commit(s->st);
         if (e < 0) {
@@ -325,38 +325,11 @@ static void sqlite_sample(void *state, const struct sample *smp, const struct ru
         }
 }
 
-static int64_t count_or_unknown(const struct cc_counts *c, bool hits)
-{
-        if (!c->set)
-                return -1;
-        return (int64_t)MIN(hits ? c->hits : c->misses, (uint64_t)INT64_MAX);
-}
-
-/* The per-target figures of the model (targets_facts()), stored as they
- * are, so `inspect` and `export` read back what the live sinks wrote. */
+/* The per-target figures of the model (targets_facts()). */
 static int store_targets(struct sqlite_state *s, const struct run_facts *f)
 {
         for (size_t i = 0; i < f->n; i++) {
-                const struct target_fact *t = &f->t[i];
-                struct store_target row = {
-                    .name = t->name,
-                    .duration_s = t->duration_s,
-                    .steps = t->steps_set ? (int64_t)t->steps : -1,
-                    .cached = t->steps_set ? (int64_t)t->cached : -1,
-                    .success = t->success,
-                    .cc_hits = count_or_unknown(&t->cc, true),
-                    .cc_misses = count_or_unknown(&t->cc, false),
-                    .node = t->node[0] ? t->node : NULL,
-                    .ref = t->ref[0] ? t->ref : NULL,
-                    .builder = t->builder,
-                    .sccache_hits = count_or_unknown(&t->sccache, true),
-                    .sccache_misses = count_or_unknown(&t->sccache, false),
-                    .ccache_hits = count_or_unknown(&t->ccache, true),
-                    .ccache_misses = count_or_unknown(&t->ccache, false),
-                    .start_s = t->start_s,
-                    .end_s = t->end_s,
-                };
-                int e = store_target_insert(s->st, s->run_id, &row);
+                int e = store_target_insert(s->st, s->run_id, &f->t[i]);
 
                 if (e < 0)
                         return e;
@@ -454,7 +427,7 @@ static int sqlite_finish(void *state, const struct run_model *m)
         if (e >= 0)
                 e = store_begin(s->st);
         if (e >= 0) {
-                e = store_run_finish(s->st, s->run_id, m->run, m->summary, json.p, s->dropped);
+                e = store_run_update(s->st, s->run_id, m->run, m->summary, json.p, s->dropped);
                 if (e >= 0)
                         e = store_targets(s, m->facts);
                 if (e >= 0)

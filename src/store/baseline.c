@@ -33,12 +33,12 @@ static int on_run(void *userdata, const struct store_run *r)
         return 0;
 }
 
-static int on_target(void *userdata, const struct store_target *t)
+static int on_target(void *userdata, const struct target_fact *t)
 {
         struct baseline_run *b = userdata;
 
-        baseline_add_target(b, t->name, t->duration_s, store_target_cached_ratio(t));
-        run_figures_cc_add(&b->fig, t->cc_hits, t->cc_misses);
+        baseline_add_target(b, t->name, t->duration_s, t->cache_ratio);
+        run_figures_cc_add(&b->fig, store_cc_count(&t->cc, true), store_cc_count(&t->cc, false));
         return 0;
 }
 
@@ -62,7 +62,7 @@ static int step_row(void *ctx, sqlite3_stmt *s)
 
 static int read_one(struct store *st, int64_t id, struct baseline_run *b)
 {
-        int r = store_targets_each(st, id, on_target, b);
+        int r = store_targets_each(st, id, false, 0, on_target, b);
 
         if (r >= 0)
                 r = (int)store_query(st,

@@ -128,49 +128,12 @@ int64_t store_samples_each(struct store *st, int64_t id, store_sample_fn fn, voi
         return r < 0 ? r : n;
 }
 
-/* A stored count as the model's: -1 (unknown) is 0, and it saturates. */
-static uint32_t u32_of(int64_t v)
-{
-        return v < 0 ? 0 : (uint32_t)MIN(v, (int64_t)UINT32_MAX);
-}
-
-static void cc_of(int64_t hits, int64_t misses, struct cc_counts *ret)
-{
-        if (hits >= 0 && misses >= 0)
-                *ret = (struct cc_counts){
-                    .set = true, .hits = (uint64_t)hits, .misses = (uint64_t)misses};
-}
-
-/* One stored row as the fact it was written from (sink-sqlite.c). */
-static int add_fact(void *userdata, const struct store_target *row)
+static int add_fact(void *userdata, const struct target_fact *t)
 {
         struct run_facts *f = userdata;
-        struct target_fact *t;
 
-        if (f->n >= TARGETS_MAX)
-                return 0;
-        t = &f->t[f->n++];
-        memset(t, 0, sizeof(*t));
-        copy_utf8_str(t->name, sizeof(t->name), row->name);
-        t->start_s = range_ok(RANGE_DURATION, row->start_s) ? row->start_s : NAN;
-        t->end_s =
-            range_ok(RANGE_DURATION, row->end_s) && row->end_s >= t->start_s ? row->end_s : NAN;
-        /* out of range: unknown, as NULL */
-        t->duration_s = range_ok(RANGE_DURATION, row->duration_s) ? row->duration_s : NAN;
-        t->steps_set = row->steps >= 0;
-        t->steps = u32_of(row->steps);
-        t->cached = u32_of(row->cached);
-        t->success = row->success == 1   ? TARGET_BUILT
-                     : row->success == 0 ? TARGET_FAILED
-                                         : TARGET_SUCCESS_UNKNOWN;
-        copy_utf8_str(t->node, sizeof(t->node), row->node);
-        copy_utf8_str(t->ref, sizeof(t->ref), row->ref);
-        copy_utf8_str(t->builder, sizeof(t->builder), row->builder);
-        cc_of(row->sccache_hits, row->sccache_misses, &t->sccache);
-        cc_of(row->ccache_hits, row->ccache_misses, &t->ccache);
-        targets_fact_ratios(t);
-        /* a version-2 row has only the combined counts */
-        cc_of(row->cc_hits, row->cc_misses, &t->cc);
+        if (f->n < TARGETS_MAX)
+                f->t[f->n++] = *t;
         return 0;
 }
 
@@ -182,7 +145,7 @@ int store_targets_get(struct store *st, int64_t id, struct run_facts *ret)
 
         if (!f)
                 return -ENOMEM;
-        r = store_targets_walk(st, id, true, TARGETS_MAX, add_fact, f);
+        r = store_targets_each(st, id, true, TARGETS_MAX, add_fact, f);
         if (r >= 0)
                 r = store_run_steps(st, id, &steps, &cached);
         if (r < 0)
@@ -190,8 +153,8 @@ int store_targets_get(struct store *st, int64_t id, struct run_facts *ret)
         ret->n = f->n;
         memcpy(ret->t, f->t, f->n * sizeof(f->t[0]));
         ret->steps_set = steps >= 0 && cached >= 0;
-        ret->steps = u32_of(steps);
-        ret->cached = u32_of(cached);
+        ret->steps = store_u32_of(steps);
+        ret->cached = store_u32_of(cached);
         return (int)f->n;
 }
 

@@ -363,9 +363,8 @@ void store_run_figures(const struct store_run *r, struct run_figures *ret)
         ret->host_mem_used_peak_mb = r->mem_used_peak_mb;
         ret->cpu_avg_pct = r->cpu_pct_avg;
         ret->steps_set = r->steps >= 0;
-        ret->steps = r->steps >= 0 ? (uint32_t)MIN(r->steps, (int64_t)UINT32_MAX) : 0;
-        ret->cached =
-            r->cached_steps >= 0 ? (uint32_t)MIN(r->cached_steps, (int64_t)UINT32_MAX) : 0;
+        ret->steps = store_u32_of(r->steps);
+        ret->cached = store_u32_of(r->cached_steps);
         ret->exit_code = r->info.exit_code;
 }
 
@@ -475,33 +474,47 @@ enum {
         " builder, sccache_hits, sccache_misses, ccache_hits, ccache_misses, start_s, end_s"
 #define TARGET_SELECT "SELECT " TARGET_COLUMNS " FROM targets"
 
-static int success_of(int64_t v)
+uint32_t store_u32_of(int64_t v)
 {
-        return v == 0 || v == 1 ? (int)v : -1;
+        return v < 0 ? 0 : (uint32_t)MIN(v, (int64_t)UINT32_MAX);
 }
 
-static void read_target(sqlite3_stmt *s, struct store_target *t)
+/* Counts in columns i and i + 1 into *ret, when both are known. */
+static void cc_of(sqlite3_stmt *s, int i, struct cc_counts *ret)
 {
-        const char *name = store_col_text(s, TC_NAME);
+        int64_t hits = store_col_count(s, i), misses = store_col_count(s, i + 1);
 
-        *t = (struct store_target){
-            .name = name ? name : "",
-            .duration_s = store_col_real(s, TC_DURATION),
-            .steps = store_col_count(s, TC_STEPS),
-            .cached = store_col_count(s, TC_CACHED),
-            .success = success_of(store_col_count(s, TC_SUCCESS)),
-            .cc_hits = store_col_count(s, TC_CC_HITS),
-            .cc_misses = store_col_count(s, TC_CC_MISSES),
-            .node = store_col_text(s, TC_NODE),
-            .ref = store_col_text(s, TC_REF),
-            .builder = store_col_text(s, TC_BUILDER),
-            .sccache_hits = store_col_count(s, TC_SCCACHE_HITS),
-            .sccache_misses = store_col_count(s, TC_SCCACHE_MISSES),
-            .ccache_hits = store_col_count(s, TC_CCACHE_HITS),
-            .ccache_misses = store_col_count(s, TC_CCACHE_MISSES),
-            .start_s = store_col_real(s, TC_START),
-            .end_s = store_col_real(s, TC_END),
-        };
+        if (hits >= 0 && misses >= 0)
+                *ret = (struct cc_counts){
+                    .set = true, .hits = (uint64_t)hits, .misses = (uint64_t)misses};
+}
+
+/* One stored row as the fact it was written from (sink-sqlite.c). */
+static void read_target(sqlite3_stmt *s, struct target_fact *t)
+{
+        int64_t success = store_col_count(s, TC_SUCCESS);
+
+        memset(t, 0, sizeof(*t));
+        copy_utf8_str(t->name, sizeof(t->name), store_col_text(s, TC_NAME));
+        /* out of range: unknown, as NULL */
+        t->start_s = col_range(s, TC_START, RANGE_DURATION);
+        t->end_s = col_range(s, TC_END, RANGE_DURATION);
+        t->end_s = t->end_s >= t->start_s ? t->end_s : NAN;
+        t->duration_s = col_range(s, TC_DURATION, RANGE_DURATION);
+        t->steps_set = store_col_count(s, TC_STEPS) >= 0;
+        t->steps = store_u32_of(store_col_count(s, TC_STEPS));
+        t->cached = store_u32_of(store_col_count(s, TC_CACHED));
+        t->success = success == 1   ? TARGET_BUILT
+                     : success == 0 ? TARGET_FAILED
+                                    : TARGET_SUCCESS_UNKNOWN;
+        copy_utf8_str(t->node, sizeof(t->node), store_col_text(s, TC_NODE));
+        copy_utf8_str(t->ref, sizeof(t->ref), store_col_text(s, TC_REF));
+        copy_utf8_str(t->builder, sizeof(t->builder), store_col_text(s, TC_BUILDER));
+        cc_of(s, TC_SCCACHE_HITS, &t->sccache);
+        cc_of(s, TC_CCACHE_HITS, &t->ccache);
+        targets_fact_ratios(t);
+        /* a version-2 row has only the combined counts */
+        cc_of(s, TC_CC_HITS, &t->cc);
 }
 
 /* A walk over target rows: each to fn. */
@@ -513,28 +526,24 @@ struct target_walk {
 static int target_row(void *ctx, sqlite3_stmt *s)
 {
         struct target_walk *w = ctx;
-        struct store_target t;
+        struct target_fact t;
 
         read_target(s, &t);
         return w->fn(w->userdata, &t);
 }
 
-int store_targets_walk(struct store *st, int64_t id, bool insertion_order, int64_t limit,
+int store_targets_each(struct store *st, int64_t id, bool insertion_order, int64_t limit,
                        store_target_fn fn, void *userdata)
 {
         struct target_walk w = {.fn = fn, .userdata = userdata};
 
         /* rowid: the order the run inserted them, which is the model's */
-        return (int)store_query(
-            st,
-            insertion_order ? TARGET_SELECT " WHERE run = ? ORDER BY rowid LIMIT ?"
-                            : TARGET_SELECT " WHERE run = ? ORDER BY name LIMIT ?",
-            STORE_ROWS_MAX, target_row, &w, "ii", id, (int64_t)MIN(limit, STORE_ROWS_MAX));
-}
-
-int store_targets_each(struct store *st, int64_t id, store_target_fn fn, void *userdata)
-{
-        return store_targets_walk(st, id, false, STORE_ROWS_MAX, fn, userdata);
+        return (int)store_query(st,
+                                insertion_order
+                                    ? TARGET_SELECT " WHERE run = ? ORDER BY rowid LIMIT ?"
+                                    : TARGET_SELECT " WHERE run = ? ORDER BY name LIMIT ?",
+                                STORE_ROWS_MAX, target_row, &w, "ii", id,
+                                (int64_t)(limit > 0 ? MIN(limit, STORE_ROWS_MAX) : STORE_ROWS_MAX));
 }
 
 /* ---- compiler-cache snapshots -------------------------------------------- */
@@ -663,7 +672,7 @@ static int layer_row(void *ctx, sqlite3_stmt *s)
 
         read_target(s, &l.target);
         l.node_changed =
-            l.previous_node && l.target.node && strcmp(l.previous_node, l.target.node) != 0;
+            l.previous_node && l.target.node[0] && strcmp(l.previous_node, l.target.node) != 0;
         return w->fn(w->userdata, &l);
 }
 

@@ -6,6 +6,7 @@
 
 #include "model/run.h"
 #include "model/summary.h"
+#include "model/targets.h"
 #include "store/store.h"
 
 /* The run history read back as plain structs: what status, inspect,
@@ -142,10 +143,14 @@ struct baseline_run;
 int store_baseline_window(struct store *st, const char *job, const char *host, bool success,
                           int64_t before_id, struct baseline_run *win, size_t cap);
 
-/* The targets of run row id as stored, by name (strings borrowed for the
- * call). Returns the number of targets, or -errno, or what fn returned. */
-typedef int (*store_target_fn)(void *userdata, const struct store_target *t);
-int store_targets_each(struct store *st, int64_t id, store_target_fn fn, void *userdata);
+/* The targets of run row id as stored, by name or in the order the run
+ * inserted them (insertion_order: the model's), at most limit (<= 0: no
+ * limit): the facts they were written from, an out-of-range figure
+ * unknown, names and fields cut as targets.h cuts them. Returns the
+ * number of targets, or -errno, or what fn returned. */
+typedef int (*store_target_fn)(void *userdata, const struct target_fact *t);
+int store_targets_each(struct store *st, int64_t id, bool insertion_order, int64_t limit,
+                       store_target_fn fn, void *userdata);
 
 /* The compiler-cache snapshots of run row id, oldest first (tool, origin
  * and version borrowed for the call, raw NULL). Returns their number, or
@@ -175,7 +180,7 @@ int store_cache_runs_since(struct store *st, const char *tool, double since,
 struct store_layer {
         /* that build's figures: name, duration_s, steps, cached, success,
          * node (the others unknown) */
-        struct store_target target;
+        struct target_fact target;
         const char *run; /* its run id */
         double start_epoch;
         const char *previous_node, *previous_run; /* the build before; NULL: none */

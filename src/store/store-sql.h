@@ -61,11 +61,8 @@ const char *store_col_text(sqlite3_stmt *s, int i);
 double store_col_real(sqlite3_stmt *s, int i);
 int64_t store_col_count(sqlite3_stmt *s, int i);
 
-/* The targets of run row id (history.h), by name or in the order they
- * were inserted, at most limit. Returns their number, or -errno, or what
- * fn returned. */
-int store_targets_walk(struct store *st, int64_t id, bool insertion_order, int64_t limit,
-                       store_target_fn fn, void *userdata);
+/* A stored count as the model's: -1 (unknown) is 0, and it saturates. */
+uint32_t store_u32_of(int64_t v);
 
 /* The distinct steps and cached steps run row id stored (-1: none, as a
  * run of an older buildtel). Returns 0 or -errno. */

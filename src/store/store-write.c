@@ -11,7 +11,7 @@
 #include <sqlite3.h>
 #include <string.h>
 
-#include "model/figures.h"
+#include "model/targets.h"
 #include "model/units.h"
 #include "render/jsonw.h"
 #include "util/json-cleanup.h"
@@ -76,10 +76,9 @@ int store_run_begin(struct store *st, const struct run_info *ri, const struct st
         " samples_dropped = ?"
 #define SUMMARY_NPARAMS 16
 
-/* The row's summary figures; with ri (the run is over) its end, exit
- * status, state, summary JSON, cgroup mode and pid too. */
-static int update_row(struct store *st, int64_t id, const struct run_info *ri,
-                      const struct summary *sum, const char *summary_json, uint64_t dropped)
+/* With ri, the cgroup mode too. */
+int store_run_update(struct store *st, int64_t id, const struct run_info *ri,
+                     const struct summary *sum, const char *summary_json, uint64_t dropped)
 {
         const struct summary_point *peak = &sum->mem_used_peak;
         sqlite3_stmt *s = NULL;
@@ -114,11 +113,6 @@ static int update_row(struct store *st, int64_t id, const struct run_info *ri,
         return r;
 }
 
-int store_run_progress(struct store *st, int64_t id, const struct summary *sum, uint64_t dropped)
-{
-        return update_row(st, id, NULL, sum, NULL, dropped);
-}
-
 int store_run_set_extra(struct store *st, int64_t id, const struct store_run_extra *x)
 {
         return store_exec(st,
@@ -130,28 +124,32 @@ int store_run_set_extra(struct store *st, int64_t id, const struct store_run_ext
                           x->vcs_ref && x->vcs_ref[0] ? x->vcs_ref : NULL, x->build_log, id);
 }
 
-int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
-                     const struct summary *sum, const char *summary_json, uint64_t dropped)
+int64_t store_fact_steps(const struct target_fact *t, bool cached)
 {
-        return update_row(st, id, ri, sum, summary_json, dropped);
+        return t->steps_set ? (int64_t)(cached ? t->cached : t->steps) : -1;
 }
 
-int store_target_insert(struct store *st, int64_t run, const struct store_target *t)
+int64_t store_cc_count(const struct cc_counts *c, bool hits)
+{
+        if (!c->set)
+                return -1;
+        return (int64_t)MIN(hits ? c->hits : c->misses, (uint64_t)INT64_MAX);
+}
+
+int store_target_insert(struct store *st, int64_t run, const struct target_fact *t)
 {
         return store_exec(st,
                           "INSERT OR REPLACE INTO targets (run, name, duration_s, steps, cached,"
                           " success, cc_hits, cc_misses, node, ref, builder, sccache_hits,"
                           " sccache_misses, ccache_hits, ccache_misses, start_s, end_s)"
                           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                          "itrnnnnntttnnnnrr", run, t->name ? t->name : "", t->duration_s, t->steps,
-                          t->cached, (int64_t)t->success, t->cc_hits, t->cc_misses, t->node, t->ref,
-                          t->builder, t->sccache_hits, t->sccache_misses, t->ccache_hits,
-                          t->ccache_misses, t->start_s, t->end_s);
-}
-
-double store_target_cached_ratio(const struct store_target *t)
-{
-        return figure_cached_ratio(t->steps, t->cached);
+                          "itrnnnnntttnnnnrr", run, t->name, t->duration_s,
+                          store_fact_steps(t, false), store_fact_steps(t, true),
+                          (int64_t)t->success, store_cc_count(&t->cc, true),
+                          store_cc_count(&t->cc, false), t->node[0] ? t->node : NULL,
+                          t->ref[0] ? t->ref : NULL, t->builder, store_cc_count(&t->sccache, true),
+                          store_cc_count(&t->sccache, false), store_cc_count(&t->ccache, true),
+                          store_cc_count(&t->ccache, false), t->start_s, t->end_s);
 }
 
 int store_cache_snapshot_insert(struct store *st, const struct store_cache_snapshot *c,

@@ -210,7 +210,6 @@ _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration pe
 
 struct store {
         sqlite3 *db;
-        int opened_version;
         sqlite3_stmt *ins_sample;
         size_t *sample_cols; /* column table index per bound parameter */
         size_t nsample_cols;
@@ -295,11 +294,6 @@ const char *store_strerror(int e)
         default:
                 return strerror(-e);
         }
-}
-
-int store_opened_version(const struct store *st)
-{
-        return st->opened_version;
 }
 
 void store_set_busy_timeout(struct store *st, int ms)
@@ -605,7 +599,6 @@ static int upgrade(struct store *st)
         r = read_version(st, &v);
         if (r < 0)
                 return r;
-        st->opened_version = v;
         if (v > STORE_SCHEMA_VERSION)
                 return -STORE_ENEWER;
         /* Up to date: no write lock needed, so a reader (status) opens the

@@ -54,9 +54,6 @@ const char *store_strerror(int e);
 
 void store_set_busy_timeout(struct store *st, int ms);
 
-/* Schema version of the file as opened (before upgrading), for tests. */
-int store_opened_version(const struct store *st);
-
 /* Transactions: BEGIN IMMEDIATE / COMMIT / ROLLBACK. 0 or -errno. */
 int store_begin(struct store *st);
 int store_commit(struct store *st);
@@ -104,21 +101,18 @@ struct store_run_extra {
 int store_run_begin(struct store *st, const struct run_info *ri, const struct store_run_extra *x,
                     const struct store_recorder *rec, int64_t *ret_id);
 
-/* Update the running row's summary figures (inside a transaction the
- * caller holds, or alone). */
-int store_run_progress(struct store *st, int64_t id, const struct summary *sum, uint64_t dropped);
+/* Update the row's summary figures (inside a transaction the caller
+ * holds, or alone). With ri, the run is over: complete the row too: end,
+ * exit status, state 'finished', the build's pid (the row is written
+ * before the build starts) and the summary JSON (may be NULL). */
+int store_run_update(struct store *st, int64_t id, const struct run_info *ri,
+                     const struct summary *sum, const char *summary_json, uint64_t dropped);
 
 /* Facts learned only at the end (the builder the build's log named, a
  * revision from buildx history): the non-NULL members of x replace the
  * row's (build_log too: a compressed log's new path). Not a transaction
  * of its own. Returns 0 or -errno. */
 int store_run_set_extra(struct store *st, int64_t id, const struct store_run_extra *x);
-
-/* Complete the row: end, exit status, state 'finished', the build's pid
- * (the row is written before the build starts), summary figures and the
- * summary JSON (may be NULL). Not a transaction of its own. */
-int store_run_finish(struct store *st, int64_t id, const struct run_info *ri,
-                     const struct summary *sum, const char *summary_json, uint64_t dropped);
 
 /* The database failed under a running row: mark it 'disk-full' (full:
  * SQLITE_FULL, the file system's room) or 'failed-to-record', so that it
@@ -143,23 +137,16 @@ int store_sample_insert(struct store *st, int64_t run, uint64_t seq, const struc
 
 /* Targets. ------------------------------------------------------------ */
 
-/* A target (image) of a build, in plain values; unknown numbers are -1,
- * unknown strings NULL. Written by store_target_insert(), read back as is
- * by store_targets_each() (history.h). */
-struct store_target {
-        const char *name;
-        double duration_s; /* NAN: unknown */
-        int64_t steps, cached;
-        int success; /* 1, 0, or -1 unknown */
-        int64_t cc_hits, cc_misses;
-        const char *node, *ref;
-        /* the buildx builder as its OTLP metrics name it; per-tool counts */
-        const char *builder;
-        int64_t sccache_hits, sccache_misses, ccache_hits, ccache_misses;
-        double start_s, end_s; /* buildtel's clock; NAN unknown (a file older than version 6) */
-};
-
-int store_target_insert(struct store *st, int64_t run, const struct store_target *t);
+/* A target (image) of a build, the model's fact (targets_facts()) as it
+ * is, so `inspect` and `export` read back what the live sinks wrote;
+ * read back by store_targets_each() (history.h). */
+struct target_fact;
+int store_target_insert(struct store *st, int64_t run, const struct target_fact *t);
+/* A fact's figure as its row holds it, -1 when unknown: its steps, or
+ * cached steps (cached); a count of c, hits or misses. */
+int64_t store_fact_steps(const struct target_fact *t, bool cached);
+struct cc_counts;
+int64_t store_cc_count(const struct cc_counts *c, bool hits);
 /* The run's distinct BuildKit steps and cached steps (-1: unknown). Call
  * between begin and commit. */
 int store_run_set_steps(struct store *st, int64_t id, int64_t steps, int64_t cached);
@@ -186,9 +173,6 @@ int store_edges_insert(struct store *st, int64_t run, const struct targets *ts);
  * run without them or of a file older than version 6. Returns the number
  * of edgev's edges, or -errno. */
 int store_edges_get(struct store *st, int64_t run, struct targets *ts);
-
-/* Cached steps over steps: figure_cached_ratio() of the row. */
-double store_target_cached_ratio(const struct store_target *t);
 
 /* Compiler-cache snapshots. -------------------------------------------- */
 
