@@ -284,7 +284,9 @@ static const struct {
      "`docker buildx history inspect --format json REF` (buildx >= 0.21), run with a\n"
      "fixed argv, never a shell; or from FILE, a saved copy of that output. REF: any\n"
      "form buildx prints (BUILDER/NODE/ID or ID). Steps come from the replayed record\n"
-     "(`docker buildx history logs ID`), internal vertices left out.\n"
+     "(`docker buildx history logs ID`), internal vertices left out; then each RUN\n"
+     "step's usage from BuildKit's record where it has one (cgroup v2 builders:\n"
+     "`history inspect attachment --type provenance`).\n"
      "\n"
      "Example: buildtel import-buildx my-image-build\n"
      "\n",

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "parse/bakemeta.h"
 #include "parse/bkrecord.h"
@@ -290,19 +291,6 @@ static void fill_step(void *userdata, const struct bkrecord_step *rs)
         }
 }
 
-/* A RUN step of target t that no exec cgroup measured. */
-static bool unmeasured(const struct targets *ts, int t)
-{
-        char c[BKRUN_CMD_MAX + 1];
-
-        for (uint32_t j = 0; j < ts->nstepv; j++)
-                if (!ts->stepv[j].exec.set && !ts->stepv[j].cached &&
-                    (ts->stepv[j].target == t || ts->stepv[j].target < 0) &&
-                    bkrun_vertex_cmd(ts->stepv[j].name, strlen(ts->stepv[j].name), c, sizeof(c)) > 0)
-                        return true;
-        return false;
-}
-
 void endinputs_record(struct buildmetrics *bm, const struct buildmetrics_config *cfg,
                       struct exec_cover *cover, note_fn fn, void *userdata)
 {
@@ -310,13 +298,18 @@ void endinputs_record(struct buildmetrics *bm, const struct buildmetrics_config 
         double end = now_monotonic() + HISTORY_TIMEOUT_S;
         _cleanup_free_ bool *taken = calloc(ts->nstepv + 1, sizeof(*taken));
 
+        /* a local daemon on a host that is not pure cgroup v2 samples nothing */
+        if (cover->measured >= cover->runs ||
+            (strcmp(cover->driver[0] ? cover->driver : "docker", "docker") == 0 &&
+             access("/sys/fs/cgroup/cgroup.controllers", F_OK) != 0))
+                return;
         for (size_t i = 0; taken && !cfg->no_history && i < ts->n; i++) {
                 struct fill f = {ts, (int)i, taken, 0};
                 _cleanup_free_ char *out = NULL;
                 size_t len = 0;
                 int e;
 
-                if (!ts->t[i].ref[0] || !unmeasured(ts, (int)i) || now_monotonic() >= end)
+                if (!ts->t[i].ref[0] || now_monotonic() >= end)
                         continue;
                 e = buildx_history_provenance(ts->t[i].ref, end - now_monotonic(), &out, &len);
                 if (e == -ENOENT)

@@ -21,9 +21,11 @@ void endinputs_snapshot(const char *ninja_log, struct ninjalog_file *ret);
 void endinputs_read(struct buildmetrics *bm, const struct buildmetrics_config *cfg,
                     const struct run_info *run, const struct ninjalog_file *snap, note_fn fn,
                     void *userdata);
-/* After execmatch_finish(): the RUN steps no exec cgroup measured, from
- * BuildKit's own record of each target that has such steps (its history
- * record's provenance, parse/bkrecord.h: cgroup v2 builders), counted in
- * cover->recorded; one call a target, within HISTORY_TIMEOUT_S in all. */
+/* After execmatch_finish(), when a RUN step was not measured: those steps
+ * from BuildKit's own record of each target (its history record's
+ * provenance, parse/bkrecord.h: cgroup v2 builders), counted in
+ * cover->recorded; one call a target, within HISTORY_TIMEOUT_S in all. A
+ * local daemon (cover->driver "docker" or unknown) on a host that is not
+ * pure cgroup v2 has sampled nothing: no call. */
 void endinputs_record(struct buildmetrics *bm, const struct buildmetrics_config *cfg,
                       struct exec_cover *cover, note_fn fn, void *userdata);

@@ -961,9 +961,9 @@ int recorder_finish(struct recorder *r)
                                       .units = model_units(r)};
         execmatch_finish(r->em, now_monotonic() - r->start_mono, r->model.targets,
                          2 * r->cfg.interval + 1, &cover);
-        endinputs_record(r->metrics, &r->cfg.metrics, &cover, r->cfg.note, r->cfg.userdata);
         (void)snprintf(cover.driver, sizeof(cover.driver), "%s", outparse_driver(r->op));
         (void)snprintf(cover.builder, sizeof(cover.builder), "%s", outparse_builder(r->op));
+        endinputs_record(r->metrics, &r->cfg.metrics, &cover, r->cfg.note, r->cfg.userdata);
         if (short_render_execs(&cover, &msg) >= 0 && msg.len)
                 note(r, "%s", msg.p);
         targets_facts(r->model.targets, r->run, &r->facts);

@@ -117,7 +117,9 @@ if [ -x /opt/docker/usr/bin/docker ]; then
         # usage, which check.py holds against the exec cgroups' figures.
         ref=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["targets"][0]["ref"])' \
                 "$K/resources-root-docker.targets.json")
-        timeout 120 /src/buildtel/build/buildtel import-buildx "$ref" >"$K/record.txt" 2>&1
+        timeout 300 /src/buildtel/build/buildtel import-buildx "$ref" >"$K/record.txt" 2>&1
+        timeout 120 docker buildx history inspect attachment --type provenance "$ref" \
+                >"$K/provenance.json" 2>&1
         # The same build where no exec is ours (as with a builder out of
         # reach): the steps' figures are the record's, said so.
         log "root-docker-record"
