@@ -1035,7 +1035,7 @@ static void test_real_durations(void **state)
  * "#N DONE 0.0s" lines. */
 static void ctx_to_logctx(void *userdata, const char *line, size_t len)
 {
-        logctx_feed_line_at(userdata, line, len, 0);
+        logctx_feed_line_bk(userdata, line, len, 0, NULL);
 }
 
 /* "#N sha256:<digest>", "#N DONE 0.0s", "#N CACHED" */
@@ -1073,7 +1073,7 @@ static void test_real_context(void **state)
                         const char *cx;
                         /* one line a second: no work line holds the context */
                         if (!buildmetrics_feed_line(bm, p, (size_t)(le - p), now))
-                                logctx_feed_line_at(lx, p, (size_t)(le - p), now);
+                                logctx_feed_line_bk(lx, p, (size_t)(le - p), now, NULL);
                         now += 10;
                         cx = logctx_context(lx);
                         assert_true(cx[0] == '\0' || cx[0] == '#' || cx[0] == '-' || cx[0] == '>' ||

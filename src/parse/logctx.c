@@ -269,11 +269,6 @@ static bool needs_cleaning(struct logctx *c, const char *p, size_t n)
         return !clean_in_chunk(c, p, n);
 }
 
-void logctx_feed_line_at(struct logctx *c, const char *line, size_t len, double now_s)
-{
-        logctx_feed_line_bk(c, line, len, now_s, NULL);
-}
-
 /* What one classified line does: the stage it sets, and whether it becomes
  * the context (the rule of logctx_line_wins). p is in the chunk, or the
  * scratch buffer, or elsewhere (then copied now). */

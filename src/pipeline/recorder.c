@@ -321,7 +321,7 @@ static void on_ctx_line(void *userdata, const char *line, size_t len)
 {
         struct recorder *r = userdata;
 
-        logctx_feed_line_at(r->logctx, line, len, outparse_now(r->op));
+        logctx_feed_line_bk(r->logctx, line, len, outparse_now(r->op), NULL);
 }
 
 int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct recorder **ret)

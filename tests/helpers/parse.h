@@ -44,7 +44,7 @@ static inline size_t bkrun_feed_line(const char *line, size_t len, bkrun_fn cb, 
 /* Every line at time 0, as if they all came at once. */
 static inline void logctx_feed_line(struct logctx *c, const char *line, size_t len)
 {
-        logctx_feed_line_at(c, line, len, 0.0);
+        logctx_feed_line_bk(c, line, len, 0.0, NULL);
 }
 
 static inline void logline_classify(const char *line, size_t len, struct logline *ret)
