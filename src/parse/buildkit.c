@@ -418,14 +418,6 @@ _noinline_ static void feed_status(struct buildkit *b, struct vtx *v, int64_t vi
         }
 }
 
-bool buildkit_feed_line(struct buildkit *b, const char *line, size_t len, double now)
-{
-        struct bkline bl;
-
-        bkline_parse(line, len, &bl);
-        return buildkit_feed_line_bk(b, line, len, now, &bl);
-}
-
 _noinline_ static bool feed_line_slow(struct buildkit *b, const char *line, size_t len, double now,
                                       const struct bkline *bl);
 

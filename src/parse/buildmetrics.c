@@ -625,14 +625,8 @@ int buildmetrics_history_logs(struct buildmetrics *bm, const char *ref, const ch
         e = buildkit_new(&bc, &b);
         if (e < 0)
                 return e;
-        targets_init_zeroed(rt);
-        for (const char *p = buf, *end = buf + len, *le; p < end; p = next_line(le, end)) {
-                le = line_end(p, end);
-                (void)buildkit_feed_line(b, p, (size_t)(le - p), 0);
-        }
-        buildkit_finish(b, rt);
-        e = rt->buildkit_seen && rt->n >= 1 ? 0 : -EINVAL;
-        if (e == 0) {
+        e = buildkit_replay(b, buf, len, rt);
+        if (e == 0) { /* rt->t[0]: the record's target, named in bc */
                 int32_t ti = (int32_t)(t - bm->model.t);
 
                 t->history_steps_set = true;
