@@ -251,7 +251,7 @@ void bk_emit_ctx(struct buildkit *b, uint32_t vidx, const char *pfx, const char 
                 return;
         len = MIN(len, sizeof(line) - (size_t)n);
         memcpy(line + n, text, len);
-        b->cfg.ctx(b->cfg.userdata, line, (size_t)n + len);
+        b->cfg.ctx(b->cfg.ctx_userdata, line, (size_t)n + len);
 }
 
 /* "#0 building with "X" instance using D driver" */

@@ -35,7 +35,8 @@ struct buildkit_config {
         size_t nmarkers;
         buildkit_log_fn log;
         buildkit_ctx_fn ctx; /* NULL: none */
-        void *userdata;
+        void *userdata;      /* log's */
+        void *ctx_userdata;
 };
 
 struct buildkit;

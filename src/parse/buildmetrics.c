@@ -114,13 +114,6 @@ static void on_log(void *userdata, uint32_t vidx, int marker, const char *text, 
         log_slow(bm, vidx, marker, text, len);
 }
 
-static void on_ctx(void *userdata, const char *line, size_t len)
-{
-        struct buildmetrics *bm = userdata;
-
-        bm->cfg.ctx_line(bm->cfg.ctx_userdata, line, len);
-}
-
 int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics **ret)
 {
         struct buildmetrics *bm = calloc(1, sizeof(*bm));
@@ -154,7 +147,8 @@ int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics 
         bc.markers = bm->mpath;
         bc.nmarkers = bm->nm;
         bc.log = on_log;
-        bc.ctx = cfg->ctx_line ? on_ctx : NULL;
+        bc.ctx = cfg->ctx_line;
+        bc.ctx_userdata = cfg->ctx_userdata;
         bc.userdata = bm;
         e = buildkit_new(&bc, &bm->bk);
         if (e < 0) {
