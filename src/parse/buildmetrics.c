@@ -2,7 +2,6 @@
 #include "parse/buildmetrics.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -383,18 +382,14 @@ static int block_target(struct buildmetrics *bm, int64_t vidx)
         return (int)targets_get(&bm->model, "default", 7);
 }
 
-int buildmetrics_unseen_build(struct buildmetrics *bm)
+void buildmetrics_unseen_build(struct buildmetrics *bm)
 {
-        if (bm->model.n)
-                return -EEXIST;
         (void)targets_get(&bm->model, "default", 7);
-        return 0;
 }
 
 void buildmetrics_unseen_drop(struct buildmetrics *bm)
 {
-        if (bm->model.n == 1 && !bm->model.t[0].ref[0] && isnan(bm->model.t[0].first_seen))
-                bm->model.n = 0;
+        bm->model.n = 0;
 }
 
 /* The sccache stats p read of marker i's step (of b) into t, if the step
