@@ -18,8 +18,6 @@ int buildkit_new(const struct buildkit_config *cfg, struct buildkit **ret)
         if (!b)
                 return -ENOMEM;
         b->cfg = *cfg;
-        if (b->cfg.nmarkers > BUILDKIT_MAX_MARKERS)
-                b->cfg.nmarkers = BUILDKIT_MAX_MARKERS;
         b->first = b->last = NAN;
         b->prev_blank = true;
         *ret = b;

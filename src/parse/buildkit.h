@@ -32,7 +32,7 @@ struct buildkit_config {
         const char *const *targets; /* --targets a,b: the invocation's targets */
         size_t ntargets;
         const char *const *markers; /* substrings to find in vertex names */
-        size_t nmarkers;
+        size_t nmarkers;            /* at most BUILDKIT_MAX_MARKERS */
         buildkit_log_fn log;
         buildkit_ctx_fn ctx; /* NULL: none */
         void *userdata;      /* log's */

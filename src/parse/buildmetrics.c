@@ -126,7 +126,7 @@ int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics 
         ccstats_parser_init(&bm->global);
         for (size_t i = 0; i < ARRAY_SIZE(default_markers); i++)
                 add_marker(bm, default_markers[i].target, default_markers[i].path);
-        for (size_t i = 0; i < cfg->nmarkers && i < BUILDMETRICS_MAX_MARKERS; i++)
+        for (size_t i = 0; i < cfg->nmarkers; i++)
                 add_marker(bm, cfg->markers[i].target, cfg->markers[i].path);
         for (size_t i = 0; i < bm->nm; i++)
                 ccstats_parser_init(&bm->mparser[i]);
