@@ -898,7 +898,7 @@ static void derive_baseline(struct recorder *r, const struct run_model *m, int64
         }
         if (e >= 0) {
                 baseline_run_of(&r->summary, ri, m->facts, m->targets, m->units, &cur);
-                e = baseline_derive(ri->job, &cur, win, (size_t)n, r->baseline);
+                baseline_derive(ri->job, &cur, win, (size_t)n, r->baseline);
         }
         free(win);
         if (e < 0) {
