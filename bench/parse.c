@@ -39,7 +39,7 @@ static void on_ctx_line(void *userdata, const char *line, size_t len)
 {
         struct ctx *c = userdata;
 
-        logctx_feed_line_at(c->lc, line, len, outparse_now(c->op));
+        logctx_feed_line_bk(c->lc, line, len, outparse_now(c->op), NULL);
 }
 
 /* Peak resident set size, from /proc/self/status. */

@@ -127,7 +127,7 @@ static int full_init(struct full *f)
         summary_init(&f->sum, &sc);
         if (sampler_new(&scfg, &f->sampler) < 0 || logctx_new(&lcfg, &f->logctx) < 0)
                 return -1;
-        logctx_feed_line_at(f->logctx, "[12/345] Building CXX object a/b/c.cpp.o", 40, 0.0);
+        logctx_feed_line_bk(f->logctx, "[12/345] Building CXX object a/b/c.cpp.o", 40, 0.0, NULL);
         f->out = open("/dev/null", O_WRONLY);
         return f->out < 0 ? -1 : 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Fuzzes the BuildKit progress parser (plain and rawjson share one entry
- * point, buildkit_feed_line): the input is split on '\n' and fed as lines;
+ * point, buildkit_feed_line_bk): the input is split on '\n' and fed as lines;
  * the first byte picks --targets and the marker set. Checks the model
  * invariants the sinks rely on. Built twice, with a plain and a rawjson
  * seed corpus. */
@@ -93,8 +93,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         while (c < end) {
                 const char *nl = memchr(c, '\n', (size_t)(end - c));
                 const char *le = nl ? nl : end;
+                struct bkline bl;
 
-                (void)buildkit_feed_line(b, c, (size_t)(le - c), now);
+                bkline_parse(c, (size_t)(le - c), &bl);
+                (void)buildkit_feed_line_bk(b, c, (size_t)(le - c), now, &bl);
                 now += 0.25;
                 c = nl ? nl + 1 : end;
         }

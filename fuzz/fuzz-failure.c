@@ -12,9 +12,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         const char *c = (const char *)data, *end = c + size;
-        struct failure f;
+        struct failure f = {0};
 
-        failure_init(&f);
         while (c < end) {
                 const char *nl = memchr(c, '\n', (size_t)(end - c));
                 const char *le = nl ? nl : end;

@@ -59,7 +59,7 @@ static void feed_cb(void *userdata, const char *line, size_t len, bool truncated
         logline_classify(out, n, &l);
         if (l.stage && (l.stage < out || l.stage + l.stage_len > out + n))
                 abort();
-        logctx_feed_line_at(pr->c, line, len, pr->now);
+        logctx_feed_line_bk(pr->c, line, len, pr->now, NULL);
         check_text(logctx_context(pr->c), SAMPLE_CONTEXT_MAX);
         check_text(logctx_stage(pr->c), SAMPLE_STAGE_MAX);
         bkline_parse(line, len, &bl);

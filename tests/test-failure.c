@@ -91,10 +91,9 @@ static void test_cases(void **state)
         (void)state;
         for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
                 const struct tcase *c = &cases[i];
-                struct failure f;
+                struct failure f = {0};
 
                 printf("case %s\n", c->name);
-                failure_init(&f);
                 for (size_t k = 0; k < ARRAY_SIZE(c->lines) && c->lines[k]; k++)
                         failure_line(&f, c->lines[k], strlen(c->lines[k]));
                 assert_string_equal(f.r.target, c->target);
@@ -102,7 +101,6 @@ static void test_cases(void **state)
                 assert_string_equal(f.r.first, c->first);
                 assert_string_equal(f.r.last, c->last);
                 assert_int_equal(f.r.errors, c->errors);
-                assert_int_equal(failure_any(&f), c->target[0] || c->errors);
         }
 }
 
@@ -110,13 +108,12 @@ static void test_cases(void **state)
 static void test_long(void **state)
 {
         char line[1000];
-        struct failure f;
+        struct failure f = {0};
 
         (void)state;
         memcpy(line, "x.c:1:1: error: ", 16);
         for (size_t i = 16; i + 2 < sizeof(line); i += 2)
                 memcpy(line + i, "\xc3\xa9", 2); /* é */
-        failure_init(&f);
         failure_line(&f, line, sizeof(line) - 2);
         assert_true(strlen(f.r.first) <= FAILURE_TEXT_MAX);
         assert_true(strlen(f.r.first) >= FAILURE_TEXT_MAX - 1);

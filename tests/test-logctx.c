@@ -578,7 +578,7 @@ static void test_timed(void **state)
                 for (size_t j = 0; j < MAX_TIMED && timed_cases[i].lines[j].line; j++) {
                         const char *l = timed_cases[i].lines[j].line;
 
-                        logctx_feed_line_at(c, l, strlen(l), timed_cases[i].lines[j].t);
+                        logctx_feed_line_bk(c, l, strlen(l), timed_cases[i].lines[j].t, NULL);
                 }
                 if (strcmp(logctx_context(c), timed_cases[i].context) != 0)
                         fail_msg("%s: context '%s', want '%s'", timed_cases[i].name,
@@ -710,7 +710,7 @@ static void test_bkline_same(void **state)
                     i < ARRAY_SIZE(bk_cases) ? bk_cases[i].line : more[i - ARRAY_SIZE(bk_cases)];
                 struct bkline bl;
 
-                logctx_feed_line_at(a, l, strlen(l), now);
+                logctx_feed_line_bk(a, l, strlen(l), now, NULL);
                 bkline_parse(l, strlen(l), &bl);
                 logctx_chunk(b, l, strlen(l));
                 logctx_feed_line_bk(b, l, strlen(l), now, &bl);
@@ -877,7 +877,7 @@ static void test_batch(void **state)
                         nl = strchr(l, '\n');
                         bkline_parse(l, (size_t)(nl - l), &bl);
                         logctx_feed_line_bk(c, l, (size_t)(nl - l), batch_cases[i].now, &bl);
-                        logctx_feed_line_at(ref, l, (size_t)(nl - l), batch_cases[i].now);
+                        logctx_feed_line_bk(ref, l, (size_t)(nl - l), batch_cases[i].now, NULL);
                 }
                 logctx_chunk(c, NULL, 0);
                 if (strcmp(logctx_context(c), batch_cases[i].context) != 0 ||
@@ -985,7 +985,7 @@ static void test_batch_drawn(void **state)
                         nl = memchr(l, '\n', (size_t)(chunk + len - l));
                         bkline_parse(l, (size_t)(nl - l), &bl);
                         logctx_feed_line_bk(c, l, (size_t)(nl - l), now, &bl);
-                        logctx_feed_line_at(ref, l, (size_t)(nl - l), now);
+                        logctx_feed_line_bk(ref, l, (size_t)(nl - l), now, NULL);
                 }
                 logctx_chunk(c, NULL, 0);
                 if (strcmp(logctx_context(c), logctx_context(ref)) != 0 ||

@@ -141,9 +141,8 @@ static const struct {
 
 static void check_failure(const char *rel, const char *buf, size_t len)
 {
-        struct failure f;
+        struct failure f = {0};
 
-        failure_init(&f);
         for (const char *p = buf, *end = buf + len, *nl; p < end; p = nl + 1) {
                 nl = memchr(p, '\n', (size_t)(end - p));
                 nl = nl ? nl : end;

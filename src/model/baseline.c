@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "model/baseline.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,17 +31,13 @@ size_t baseline_median_mad(const double *v, size_t n, double *scratch, double *r
         return m;
 }
 
-int baseline_judge(double value, const double *window, size_t n, const struct baseline_rule *rule,
-                   struct baseline_stat *ret)
+void baseline_judge(double value, const double *window, size_t n, const struct baseline_rule *rule,
+                    struct baseline_stat *ret)
 {
         struct baseline_stat st = {.usual = NAN, .spread = NAN, .change = NAN};
-        double *scratch = malloc(MAX(n, (size_t)1) * sizeof(*scratch));
-        double d;
+        double scratch[BASELINE_WINDOW], d;
 
-        if (!scratch)
-                return -ENOMEM;
         st.n = baseline_median_mad(window, n, scratch, &st.usual, &st.spread);
-        free(scratch);
         if (st.n && isfinite(value) && st.usual != 0)
                 st.change = (value - st.usual) / fabs(st.usual);
         d = value - st.usual;
@@ -55,7 +49,6 @@ int baseline_judge(double value, const double *window, size_t n, const struct ba
                 st.verdict = (rule->lower_worse ? d < 0 : d > 0) ? BASELINE_REGRESSION
                                                                  : BASELINE_IMPROVEMENT;
         *ret = st;
-        return 0;
 }
 
 const char *baseline_verdict_name(int verdict)
@@ -185,22 +178,16 @@ static const struct baseline_named *find_named(const struct baseline_named *v, s
 
 /* Add finding fig of target (NULL: the run) with value, judged against the
  * d->vals[0..d->nwin). Returns the finding, or NULL (full, unknown value). */
-static struct baseline_finding *add(struct deriv *d, enum fig fig, const char *target, double value,
-                                    int *ret_err)
+static struct baseline_finding *add(struct deriv *d, enum fig fig, const char *target, double value)
 {
         struct baseline *b = d->b;
         struct baseline_finding *f;
-        int e;
 
         if (!isfinite(value) || b->n == BASELINE_FINDINGS_MAX)
                 return NULL;
         f = &b->f[b->n];
         memset(f, 0, sizeof(*f));
-        e = baseline_judge(value, d->vals, d->nwin, &figs[fig].rule, &f->st);
-        if (e < 0) {
-                *ret_err = e;
-                return NULL;
-        }
+        baseline_judge(value, d->vals, d->nwin, &figs[fig].rule, &f->st);
         (void)copy_utf8_str(f->figure, sizeof(f->figure), figs[fig].name);
         (void)copy_utf8_str(f->target, sizeof(f->target), target);
         f->value = value;
@@ -298,14 +285,14 @@ static void appeared_causes(struct deriv *d)
         }
 }
 
-static void run_figures(struct deriv *d, int *err)
+static void run_figures(struct deriv *d)
 {
         struct baseline_finding *f;
 
         for (enum fig g = F_DUR; g <= F_CC; g++) {
                 for (size_t i = 0; i < d->nwin; i++)
                         d->vals[i] = run_fig(&d->win[i], g);
-                f = add(d, g, NULL, run_fig(d->cur, g), err);
+                f = add(d, g, NULL, run_fig(d->cur, g));
                 if (f && g == F_CC && f->st.verdict == BASELINE_REGRESSION && !d->cache[0])
                         (void)snprintf(d->cache, sizeof(d->cache),
                                        "compiler-cache hits %.0f %%, usually %.0f %%",
@@ -322,7 +309,7 @@ static const struct baseline_named *list_of(const struct baseline_run *r, int ki
 }
 
 static struct baseline_finding *named_figure(struct deriv *d, int kind, const char *name, bool b,
-                                             enum fig g, double value, int *err)
+                                             enum fig g, double value)
 {
         for (size_t i = 0; i < d->nwin; i++) {
                 size_t n;
@@ -331,14 +318,14 @@ static struct baseline_finding *named_figure(struct deriv *d, int kind, const ch
 
                 d->vals[i] = e ? (b ? e->b : e->a) : NAN;
         }
-        return add(d, g, name, value, err);
+        return add(d, g, name, value);
 }
 
-static void target_figures(struct deriv *d, int *err)
+static void target_figures(struct deriv *d)
 {
         for (size_t t = 0; t < d->cur->ntargets; t++) {
                 const struct baseline_named *e = &d->cur->targets[t];
-                struct baseline_finding *c = named_figure(d, 0, e->name, true, F_TCACHE, e->b, err);
+                struct baseline_finding *c = named_figure(d, 0, e->name, true, F_TCACHE, e->b);
                 char why[BASELINE_CAUSE_MAX + 1] = "";
 
                 if (c && c->st.verdict == BASELINE_REGRESSION) {
@@ -355,31 +342,30 @@ static void target_figures(struct deriv *d, int *err)
                         }
                 }
                 set_cause(c, d->host);
-                set_cause(named_figure(d, 0, e->name, false, F_TDUR, e->a, err), why);
+                set_cause(named_figure(d, 0, e->name, false, F_TDUR, e->a), why);
         }
 }
 
-static void unit_step_figures(struct deriv *d, int *err)
+static void unit_step_figures(struct deriv *d)
 {
         const struct baseline_run *c = d->cur;
 
         for (size_t u = 0; u < c->nunits; u++)
-                set_cause(named_figure(d, 1, c->units[u].name, false, F_UNIT, c->units[u].a, err),
+                set_cause(named_figure(d, 1, c->units[u].name, false, F_UNIT, c->units[u].a),
                           d->compiler);
         for (size_t s = 0; s < c->nsteps; s++) {
-                set_cause(named_figure(d, 2, c->steps[s].name, false, F_SDUR, c->steps[s].a, err),
+                set_cause(named_figure(d, 2, c->steps[s].name, false, F_SDUR, c->steps[s].a),
                           d->host);
-                set_cause(named_figure(d, 2, c->steps[s].name, true, F_SMEM, c->steps[s].b, err),
+                set_cause(named_figure(d, 2, c->steps[s].name, true, F_SMEM, c->steps[s].b),
                           d->host);
         }
 }
 
-int baseline_derive(const char *job, const struct baseline_run *cur, const struct baseline_run *win,
-                    size_t nwin, struct baseline *ret)
+void baseline_derive(const char *job, const struct baseline_run *cur,
+                     const struct baseline_run *win, size_t nwin, struct baseline *ret)
 {
         struct deriv d = {.cur = cur, .win = win, .nwin = MIN(nwin, (size_t)BASELINE_WINDOW)};
         const char *causes[] = {d.cache, d.compiler, d.jobs, d.host, d.appeared};
-        int err = 0;
 
         memset(ret, 0, sizeof(*ret));
         d.b = ret;
@@ -387,14 +373,13 @@ int baseline_derive(const char *job, const struct baseline_run *cur, const struc
         ret->runs = d.nwin;
         context_causes(&d);
         appeared_causes(&d);
-        run_figures(&d, &err);
-        target_figures(&d, &err);
-        unit_step_figures(&d, &err);
+        run_figures(&d);
+        target_figures(&d);
+        unit_step_figures(&d);
         /* the run's own figures: the first cause the data names */
         for (size_t i = 0; i < ret->n; i++)
                 for (size_t k = 0; k < ARRAY_SIZE(causes) && !ret->f[i].target[0]; k++)
                         set_cause(&ret->f[i], causes[k]);
-        return err;
 }
 
 size_t baseline_flagged(const struct baseline *b)

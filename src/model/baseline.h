@@ -54,9 +54,9 @@ size_t baseline_median_mad(const double *v, size_t n, double *scratch, double *r
  * finite or fewer than BASELINE_MIN_RUNS earlier values are; a regression
  * or an improvement only when |value - usual| passes floor_abs, min_rel of
  * |usual|, and BASELINE_K times max(spread, spread_floor); else within
- * noise. Returns 0 or -ENOMEM. */
-int baseline_judge(double value, const double *window, size_t n, const struct baseline_rule *rule,
-                   struct baseline_stat *ret);
+ * noise. n is at most BASELINE_WINDOW. */
+void baseline_judge(double value, const double *window, size_t n, const struct baseline_rule *rule,
+                    struct baseline_stat *ret);
 
 const char *baseline_verdict_name(int verdict);
 
@@ -130,9 +130,9 @@ struct baseline {
 
 /* The findings of cur against win[0..nwin) (most recent first): the run's
  * figures, then each target, unit and step of cur. A figure unknown in cur
- * gives no finding. Returns 0 or -ENOMEM. */
-int baseline_derive(const char *job, const struct baseline_run *cur, const struct baseline_run *win,
-                    size_t nwin, struct baseline *ret);
+ * gives no finding. */
+void baseline_derive(const char *job, const struct baseline_run *cur,
+                     const struct baseline_run *win, size_t nwin, struct baseline *ret);
 
 /* How many findings are regressions or improvements. */
 size_t baseline_flagged(const struct baseline *b);

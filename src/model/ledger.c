@@ -123,11 +123,6 @@ int ledger_add_run(struct ledger *l, const struct unit *rows, size_t n)
         return 0;
 }
 
-unsigned ledger_runs(const struct ledger *l)
-{
-        return l->runs;
-}
-
 static int cmp_peak(const void *a, const void *b, void *entries)
 {
         const struct entry *v = entries;

@@ -31,8 +31,6 @@ void ledger_free(struct ledger *l); /* NULL is a no-op */
 /* One run's units; at most LEDGER_RUNS runs count (later calls: ignored).
  * Returns 0 or -ENOMEM. */
 int ledger_add_run(struct ledger *l, const struct unit *rows, size_t n);
-/* The runs added. */
-unsigned ledger_runs(const struct ledger *l);
 
 /* How many units; the i-th heaviest by its usual peak (i < count). */
 size_t ledger_count(const struct ledger *l);

@@ -125,12 +125,9 @@ void targets_offer_edge(struct targets *ts, int64_t start_ms, int64_t end_ms, co
 void targets_note_cc_block(struct targets *ts, enum cc_tool tool, const struct cc_block *b,
                            bool is_new)
 {
-        struct cc_blocks *c;
+        struct cc_blocks *c = &ts->cc_log[tool];
         double seen;
 
-        if ((unsigned)tool >= CC_TOOLS)
-                return;
-        c = &ts->cc_log[tool];
         if (is_new) {
                 if (c->blocks < UINT32_MAX)
                         c->blocks++;

@@ -21,7 +21,7 @@
 struct units {
         struct unit *rows; /* in order of first sight */
         size_t n, cap;
-        uint32_t *slot, *gslot; /* row index + 1; 0 empty */
+        uint32_t slot[SLOTS], gslot[SLOTS]; /* row index + 1; 0 empty */
 };
 
 int units_new(struct units **ret)
@@ -30,12 +30,6 @@ int units_new(struct units **ret)
 
         if (!u)
                 return -ENOMEM;
-        u->slot = calloc(SLOTS, sizeof(*u->slot));
-        u->gslot = calloc(SLOTS, sizeof(*u->gslot));
-        if (!u->slot || !u->gslot) {
-                units_free(u);
-                return -ENOMEM;
-        }
         *ret = u;
         return 0;
 }
@@ -45,8 +39,6 @@ void units_free(struct units *u)
         if (!u)
                 return;
         free(u->rows);
-        free(u->slot);
-        free(u->gslot);
         free(u);
 }
 

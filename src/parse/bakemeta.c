@@ -55,15 +55,13 @@ int bakemeta_parse(const char *buf, size_t len, struct targets *ts)
         return n;
 }
 
-/* o's key, a 32-bit count, into *ret; whether it was one. */
-static bool get_u32(json_t *o, const char *key, uint32_t *ret)
+/* o's key, a 32-bit count, into *ret (untouched when it is none). */
+static void get_u32(json_t *o, const char *key, uint32_t *ret)
 {
         json_t *x = json_object_get(o, key);
 
-        if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > UINT32_MAX)
-                return false;
-        *ret = (uint32_t)json_integer_value(x);
-        return true;
+        if (json_is_integer(x) && json_integer_value(x) >= 0 && json_integer_value(x) <= UINT32_MAX)
+                *ret = (uint32_t)json_integer_value(x);
 }
 
 /* o's key, a string, into buf ("" when it is none). */
@@ -87,9 +85,9 @@ int buildx_history_parse(const char *buf, size_t len, struct buildx_history *ret
         h.duration_s = json_is_integer(d) && json_integer_value(d) >= 0
                            ? (double)json_integer_value(d) / 1e9
                            : NAN;
-        h.steps_set = get_u32(root, "NumTotalSteps", &h.total_steps);
-        (void)get_u32(root, "NumCachedSteps", &h.cached_steps);
-        (void)get_u32(root, "NumCompletedSteps", &h.completed_steps);
+        get_u32(root, "NumTotalSteps", &h.total_steps);
+        get_u32(root, "NumCachedSteps", &h.cached_steps);
+        get_u32(root, "NumCompletedSteps", &h.completed_steps);
         json_decref(root);
         *ret = h;
         return 0;

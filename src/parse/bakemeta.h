@@ -27,8 +27,7 @@ struct buildx_history {
         char status[16]; /* completed | running | failed | canceled */
         char vcs_revision[80];
         double duration_s; /* Duration is in ns */
-        uint32_t total_steps, cached_steps, completed_steps;
-        bool steps_set; /* NumTotalSteps was there */
+        uint32_t total_steps, cached_steps, completed_steps; /* 0 when absent */
 };
 
 /* Parse one `history inspect --format json` object. Returns 0, or -EINVAL

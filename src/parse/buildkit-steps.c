@@ -355,6 +355,20 @@ int buildkit_marker_vertex(const struct buildkit *b, size_t marker, uint32_t *re
         return 0;
 }
 
+int buildkit_replay(struct buildkit *b, const char *buf, size_t len, struct targets *ts)
+{
+        targets_init_zeroed(ts);
+        for (const char *p = buf, *end = buf + len, *le; p < end; p = next_line(le, end)) {
+                struct bkline bl;
+
+                le = line_end(p, end);
+                bkline_parse(p, (size_t)(le - p), &bl);
+                (void)buildkit_feed_line_bk(b, p, (size_t)(le - p), 0, &bl);
+        }
+        buildkit_finish(b, ts);
+        return ts->buildkit_seen ? 0 : -EINVAL;
+}
+
 int buildkit_count_log(const char *buf, size_t len, uint32_t *ret_steps, uint32_t *ret_cached)
 {
         struct buildkit_config bc = {0};
@@ -364,13 +378,7 @@ int buildkit_count_log(const char *buf, size_t len, uint32_t *ret_steps, uint32_
 
         if (e < 0)
                 return e;
-        targets_init_zeroed(ts);
-        for (const char *p = buf, *end = buf + len, *le; p < end; p = next_line(le, end)) {
-                le = line_end(p, end);
-                (void)buildkit_feed_line(b, p, (size_t)(le - p), 0);
-        }
-        buildkit_finish(b, ts);
-        e = ts->buildkit_seen ? 0 : -EINVAL;
+        e = buildkit_replay(b, buf, len, ts);
         if (e == 0) {
                 *ret_steps = ts->steps;
                 *ret_cached = ts->cached;

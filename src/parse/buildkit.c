@@ -18,8 +18,6 @@ int buildkit_new(const struct buildkit_config *cfg, struct buildkit **ret)
         if (!b)
                 return -ENOMEM;
         b->cfg = *cfg;
-        if (b->cfg.nmarkers > BUILDKIT_MAX_MARKERS)
-                b->cfg.nmarkers = BUILDKIT_MAX_MARKERS;
         b->first = b->last = NAN;
         b->prev_blank = true;
         *ret = b;
@@ -251,7 +249,7 @@ void bk_emit_ctx(struct buildkit *b, uint32_t vidx, const char *pfx, const char 
                 return;
         len = MIN(len, sizeof(line) - (size_t)n);
         memcpy(line + n, text, len);
-        b->cfg.ctx(b->cfg.userdata, line, (size_t)n + len);
+        b->cfg.ctx(b->cfg.ctx_userdata, line, (size_t)n + len);
 }
 
 /* "#0 building with "X" instance using D driver" */
@@ -416,14 +414,6 @@ _noinline_ static void feed_status(struct buildkit *b, struct vtx *v, int64_t vi
         } else if (!bkline_is_digest(s, end)) {
                 v->worked = true; /* a status: "resolve ...", "sha256:... 1.2MB / 3MB" */
         }
-}
-
-bool buildkit_feed_line(struct buildkit *b, const char *line, size_t len, double now)
-{
-        struct bkline bl;
-
-        bkline_parse(line, len, &bl);
-        return buildkit_feed_line_bk(b, line, len, now, &bl);
 }
 
 _noinline_ static bool feed_line_slow(struct buildkit *b, const char *line, size_t len, double now,

@@ -32,10 +32,11 @@ struct buildkit_config {
         const char *const *targets; /* --targets a,b: the invocation's targets */
         size_t ntargets;
         const char *const *markers; /* substrings to find in vertex names */
-        size_t nmarkers;
+        size_t nmarkers;            /* at most BUILDKIT_MAX_MARKERS */
         buildkit_log_fn log;
         buildkit_ctx_fn ctx; /* NULL: none */
-        void *userdata;
+        void *userdata;      /* log's */
+        void *ctx_userdata;
 };
 
 struct buildkit;
@@ -43,12 +44,6 @@ struct buildkit;
 /* The config's strings must outlive the parser. 0 or -ENOMEM. */
 int buildkit_new(const struct buildkit_config *cfg, struct buildkit **ret);
 void buildkit_free(struct buildkit *b);
-
-/* Feed one line (no '\n'). now is buildtel's clock in seconds. Returns
- * true when the line was BuildKit's (a "#N" line, or part of a rawjson
- * object), false for any other line. Never fails: past the caps, new
- * vertices are not tracked. */
-bool buildkit_feed_line(struct buildkit *b, const char *line, size_t len, double now);
 
 /* A plain line's "#N " and, after it, "<secs> " (a container's output), the
  * prefix three parsers read (bkrun, buildkit, logctx): parsed once per line
@@ -113,8 +108,10 @@ static inline void bkline_parse(const char *line, size_t len, struct bkline *ret
         }
         ret->secs_end = bkline_secs_end(s, end);
 }
-/* buildkit_feed_line with the line's prefix already parsed (bl from
- * bkline_parse of the same line). */
+/* Feed one line (no '\n'), bl its bkline_parse(). now is buildtel's clock
+ * in seconds. Returns true when the line was BuildKit's (a "#N" line, or
+ * part of a rawjson object), false for any other line. Never fails: past
+ * the caps, new vertices are not tracked. */
 bool buildkit_feed_line_bk(struct buildkit *b, const char *line, size_t len, double now,
                            const struct bkline *bl);
 
@@ -167,6 +164,9 @@ bool buildkit_last_was_json(const struct buildkit *b);
  * or with a +hh:mm offset) in Unix seconds; NAN when s[0..n) is not one. */
 double buildkit_parse_time(const char *s, size_t n);
 
+/* Every line of buf fed to b at time 0, then b finished into ts (zeroed,
+ * targets_release() after). 0, or -EINVAL when it holds no BuildKit line. */
+int buildkit_replay(struct buildkit *b, const char *buf, size_t len, struct targets *ts);
 /* A whole replayed record (`buildx history logs ID`: plain progress of one
  * target) counted by the same definition as a live stream: its steps and
  * cached steps. 0, -EINVAL when it holds no BuildKit line, or -ENOMEM. */

@@ -2,7 +2,6 @@
 #include "parse/buildmetrics.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,13 +113,6 @@ static void on_log(void *userdata, uint32_t vidx, int marker, const char *text, 
         log_slow(bm, vidx, marker, text, len);
 }
 
-static void on_ctx(void *userdata, const char *line, size_t len)
-{
-        struct buildmetrics *bm = userdata;
-
-        bm->cfg.ctx_line(bm->cfg.ctx_userdata, line, len);
-}
-
 int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics **ret)
 {
         struct buildmetrics *bm = calloc(1, sizeof(*bm));
@@ -134,7 +126,7 @@ int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics 
         ccstats_parser_init(&bm->global);
         for (size_t i = 0; i < ARRAY_SIZE(default_markers); i++)
                 add_marker(bm, default_markers[i].target, default_markers[i].path);
-        for (size_t i = 0; i < cfg->nmarkers && i < BUILDMETRICS_MAX_MARKERS; i++)
+        for (size_t i = 0; i < cfg->nmarkers; i++)
                 add_marker(bm, cfg->markers[i].target, cfg->markers[i].path);
         for (size_t i = 0; i < bm->nm; i++)
                 ccstats_parser_init(&bm->mparser[i]);
@@ -154,7 +146,8 @@ int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics 
         bc.markers = bm->mpath;
         bc.nmarkers = bm->nm;
         bc.log = on_log;
-        bc.ctx = cfg->ctx_line ? on_ctx : NULL;
+        bc.ctx = cfg->ctx_line;
+        bc.ctx_userdata = cfg->ctx_userdata;
         bc.userdata = bm;
         e = buildkit_new(&bc, &bm->bk);
         if (e < 0) {
@@ -389,18 +382,14 @@ static int block_target(struct buildmetrics *bm, int64_t vidx)
         return (int)targets_get(&bm->model, "default", 7);
 }
 
-int buildmetrics_unseen_build(struct buildmetrics *bm)
+void buildmetrics_unseen_build(struct buildmetrics *bm)
 {
-        if (bm->model.n)
-                return -EEXIST;
         (void)targets_get(&bm->model, "default", 7);
-        return 0;
 }
 
 void buildmetrics_unseen_drop(struct buildmetrics *bm)
 {
-        if (bm->model.n == 1 && !bm->model.t[0].ref[0] && isnan(bm->model.t[0].first_seen))
-                bm->model.n = 0;
+        bm->model.n = 0;
 }
 
 /* The sccache stats p read of marker i's step (of b) into t, if the step
@@ -625,14 +614,8 @@ int buildmetrics_history_logs(struct buildmetrics *bm, const char *ref, const ch
         e = buildkit_new(&bc, &b);
         if (e < 0)
                 return e;
-        targets_init_zeroed(rt);
-        for (const char *p = buf, *end = buf + len, *le; p < end; p = next_line(le, end)) {
-                le = line_end(p, end);
-                (void)buildkit_feed_line(b, p, (size_t)(le - p), 0);
-        }
-        buildkit_finish(b, rt);
-        e = rt->buildkit_seen && rt->n >= 1 ? 0 : -EINVAL;
-        if (e == 0) {
+        e = buildkit_replay(b, buf, len, rt);
+        if (e == 0) { /* rt->t[0]: the record's target, named in bc */
                 int32_t ti = (int32_t)(t - bm->model.t);
 
                 t->history_steps_set = true;

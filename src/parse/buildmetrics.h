@@ -90,11 +90,11 @@ int buildmetrics_history_logs(struct buildmetrics *bm, const char *ref, const ch
  * ended ok gets the steps it lacks (buildkit_complete_steps()). */
 void buildmetrics_history_done(struct buildmetrics *bm);
 
-/* A `docker build` whose stream gave us nothing (its TTY progress UI is
- * cursor-addressed, never parsed): its one target, "default", so that its
- * record in the builder's history can be found and replayed. 0, or
- * -EEXIST when the stream named a target already. */
-int buildmetrics_unseen_build(struct buildmetrics *bm);
+/* A `docker build` whose stream gave us nothing, no target (its TTY
+ * progress UI is cursor-addressed, never parsed): its one target,
+ * "default", so that its record in the builder's history can be found and
+ * replayed. */
+void buildmetrics_unseen_build(struct buildmetrics *bm);
 /* And when no record of it was found: that target goes again (nothing is
  * shown for a build nothing was read of). */
 void buildmetrics_unseen_drop(struct buildmetrics *bm);

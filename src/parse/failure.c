@@ -7,16 +7,6 @@
 
 #include "util/macro.h"
 
-void failure_init(struct failure *f)
-{
-        memset(f, 0, sizeof(*f));
-}
-
-bool failure_any(const struct failure *f)
-{
-        return f->r.target[0] || f->r.errors;
-}
-
 /* The line as a person reads it: ANSI escapes and control characters out
  * (a tab is a space), blanks off both ends, cut at FAILURE_TEXT_MAX bytes
  * between characters. */

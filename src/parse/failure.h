@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-#include <stdbool.h>
 #include <stddef.h>
 
 #include "model/targets.h"
@@ -36,8 +35,6 @@ struct failure {
         unsigned nsteps;
 };
 
-void failure_init(struct failure *f);
-/* One line of the build's output, without its newline (any bytes). */
+/* One line of the build's output, without its newline (any bytes), into f
+ * (zeroed before the first). */
 void failure_line(struct failure *f, const char *line, size_t len);
-/* Whether anything was found. */
-bool failure_any(const struct failure *f);

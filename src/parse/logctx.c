@@ -17,6 +17,18 @@
  * -o after kilobytes of flags, so this is much more than the context cap. */
 #define SCRATCH_MAX LINEBUF_MAX
 
+/* A line of the chunk, as fed, kept until the batch is looked at;
+ * whether it may set the stage (stage_candidate(); a dirty one is decided
+ * once cleaned) and whether it holds an escape or a '\r' (dirty). */
+struct batched {
+        const char *line;
+        size_t len;
+        bool stage_cand;
+        bool dirty;
+};
+
+#define BATCH_MAX 1024
+
 struct logctx {
         regex_t re;
         bool has_re;
@@ -27,8 +39,6 @@ struct logctx {
         bool seen_work;
         double last_work_s; /* when the last work line came */
         double hold_s;      /* logctx_config.hold_s */
-        char *scratch;      /* SCRATCH_MAX + 1 bytes */
-        char *winbuf;       /* the same: a cleaned line of a batch that wins */
         /* logctx_chunk: [clean_lo, clean_hi) of the chunk holds no ESC and
          * no '\r', and clean_hi is the first of them at or after clean_lo
          * (the chunk's end: none). chunk_needs_cleaning() moves it. */
@@ -42,22 +52,12 @@ struct logctx {
          * most BATCH_MAX, all of one instant (batch_now), no --stage-regex;
          * those needing cleaning are cleaned when looked at. See
          * flush_batch(). */
-        struct batched *batch;
+        struct batched batch[BATCH_MAX];
         size_t nbatch;
         double batch_now;
+        char scratch[SCRATCH_MAX + 1];
+        char winbuf[SCRATCH_MAX + 1]; /* a cleaned line of a batch that wins */
 };
-
-/* A line of the chunk, as fed, kept until the batch is looked at;
- * whether it may set the stage (stage_candidate(); a dirty one is decided
- * once cleaned) and whether it holds an escape or a '\r' (dirty). */
-struct batched {
-        const char *line;
-        size_t len;
-        bool stage_cand;
-        bool dirty;
-};
-
-#define BATCH_MAX 1024
 
 int logctx_new(const struct logctx_config *cfg, struct logctx **ret)
 {
@@ -65,11 +65,6 @@ int logctx_new(const struct logctx_config *cfg, struct logctx **ret)
 
         if (!c)
                 return -ENOMEM;
-        c->scratch = malloc(SCRATCH_MAX + 1);
-        c->winbuf = malloc(SCRATCH_MAX + 1);
-        c->batch = malloc(BATCH_MAX * sizeof(*c->batch));
-        if (!c->scratch || !c->winbuf || !c->batch)
-                goto nomem;
         if (cfg && cfg->hold_s > 0 && cfg->hold_s < 1e9)
                 c->hold_s = cfg->hold_s;
         if (cfg && cfg->fixed_stage) {
@@ -102,9 +97,6 @@ void logctx_free(struct logctx *c)
         if (c->has_re)
                 regfree(&c->re);
         free(c->fixed_stage);
-        free(c->scratch);
-        free(c->winbuf);
-        free(c->batch);
         free(c);
 }
 
@@ -267,11 +259,6 @@ static bool needs_cleaning(struct logctx *c, const char *p, size_t n)
         if (!in_chunk(c, p, n))
                 return memchr(p, ESC, n) || memchr(p, '\r', n);
         return !clean_in_chunk(c, p, n);
-}
-
-void logctx_feed_line_at(struct logctx *c, const char *line, size_t len, double now_s)
-{
-        logctx_feed_line_bk(c, line, len, now_s, NULL);
 }
 
 /* What one classified line does: the stage it sets, and whether it becomes

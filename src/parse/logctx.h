@@ -59,18 +59,17 @@ int logctx_new(const struct logctx_config *cfg, struct logctx **ret);
 void logctx_free(struct logctx *c);
 
 /* Feed one raw line (no '\n'), as linebuf delivers it, with the time it
- * arrived (seconds, any monotonic origin). */
-void logctx_feed_line_at(struct logctx *c, const char *line, size_t len, double now_s);
+ * arrived (seconds, any monotonic origin) and its bkline_parse() (bl; NULL:
+ * none). */
+struct bkline;
+void logctx_feed_line_bk(struct logctx *c, const char *line, size_t len, double now_s,
+                         const struct bkline *bl);
 /* The chunk the next lines come from, as linebuf hands them out in place:
  * escapes and '\r' are then looked for once per chunk, not twice per line,
  * and the context is copied out only when read or at the next chunk. A
  * line outside the chunk is looked at on its own; the result is the same.
  * logctx_chunk(c, NULL, 0) before the chunk is gone. */
 void logctx_chunk(struct logctx *c, const char *buf, size_t len);
-/* logctx_feed_line_at, bl the line's bkline_parse(). */
-struct bkline;
-void logctx_feed_line_bk(struct logctx *c, const char *line, size_t len, double now_s,
-                         const struct bkline *bl);
 
 /* The context rule, in one place. A non-blank line becomes the context when
  * it names work (work), when no work line has been seen yet (!seen_work),

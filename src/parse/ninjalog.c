@@ -180,16 +180,18 @@ static void lines_step(struct lines *l, const char *s, const char *le, uint64_t 
                 step_edge(l, &r);
 }
 
-/* The end of the data, at file offset at: edges, -EINVAL or -ENOMEM. */
+/* The end of the data, at file offset at: the runs (with runs), else the
+ * edges; -EINVAL or -ENOMEM. */
 static int lines_finish(struct lines *l, uint64_t at)
 {
         if (l->err < 0)
                 return l->err;
         if (l->bad_version || l->records == 0)
                 return -EINVAL;
-        if (l->runs)
-                run_close(l->runs, l->cap, &l->n, &l->cur, at);
-        return l->edges > INT32_MAX ? INT32_MAX : (int)l->edges;
+        if (!l->runs)
+                return l->edges > INT32_MAX ? INT32_MAX : (int)l->edges;
+        run_close(l->runs, l->cap, &l->n, &l->cur, at);
+        return (int)l->n;
 }
 
 struct ninjalog_stream {
@@ -284,11 +286,6 @@ int ninjalog_stream_finish(struct ninjalog_stream *s)
         return lines_finish(&s->l, s->next);
 }
 
-size_t ninjalog_stream_nruns(const struct ninjalog_stream *s)
-{
-        return s->l.n;
-}
-
 void ninjalog_stream_free(struct ninjalog_stream *s)
 {
         if (!s)
@@ -316,8 +313,6 @@ int ninjalog_read_range(int fd, uint64_t from, uint64_t to, struct ninjalog_run 
         e = pread_chunks(fd, from, to, NINJALOG_CHUNK, stream_feed, s);
         if (e >= 0)
                 e = ninjalog_stream_finish(s);
-        if (e >= 0 && runs)
-                e = (int)ninjalog_stream_nruns(s);
         ninjalog_stream_free(s);
         return e;
 }

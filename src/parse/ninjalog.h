@@ -43,12 +43,11 @@ struct ninjalog_stream *ninjalog_stream_new(uint64_t base, struct ninjalog_run *
                                             ninjalog_edge_fn fn, void *userdata);
 /* 0, or -ENOMEM (sticky: finish says it too). */
 int ninjalog_stream_feed(struct ninjalog_stream *s, const char *buf, size_t len);
-/* After the last feed: the number of edges given to fn (capped at
- * INT32_MAX), or -EINVAL (a header of an unknown version anywhere, or not
- * a single record), or -ENOMEM. */
+/* After the last feed: with runs, how many were written into them; else
+ * the number of edges given to fn (capped at INT32_MAX); or -EINVAL (a
+ * header of an unknown version anywhere, or not a single record), or
+ * -ENOMEM. */
 int ninjalog_stream_finish(struct ninjalog_stream *s);
-/* After finish: how many runs were written into runs. */
-size_t ninjalog_stream_nruns(const struct ninjalog_stream *s);
 void ninjalog_stream_free(struct ninjalog_stream *s);
 
 /* Which records of a .ninja_log are a run's: the one rule (issue 34) of a

@@ -171,7 +171,8 @@ static void import_history(const struct endinputs *in)
                 return;
         /* --progress=tty (a build in a terminal of its own): nothing of
          * its stream is ours; its record in the history says it all */
-        if (!m->n && single_build(in->run->argv) && buildmetrics_unseen_build(in->metrics) == 0) {
+        if (!m->n && single_build(in->run->argv)) {
+                buildmetrics_unseen_build(in->metrics);
                 ls = find_records(in, HISTORY_BUDGET_S);
                 if (!m->t[0].ref[0]) {
                         buildmetrics_unseen_drop(in->metrics);

@@ -321,7 +321,7 @@ static void on_ctx_line(void *userdata, const char *line, size_t len)
 {
         struct recorder *r = userdata;
 
-        logctx_feed_line_at(r->logctx, line, len, outparse_now(r->op));
+        logctx_feed_line_bk(r->logctx, line, len, outparse_now(r->op), NULL);
 }
 
 int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct recorder **ret)
@@ -898,7 +898,7 @@ static void derive_baseline(struct recorder *r, const struct run_model *m, int64
         }
         if (e >= 0) {
                 baseline_run_of(&r->summary, ri, m->facts, m->targets, m->units, &cur);
-                e = baseline_derive(ri->job, &cur, win, (size_t)n, r->baseline);
+                baseline_derive(ri->job, &cur, win, (size_t)n, r->baseline);
         }
         free(win);
         if (e < 0) {

@@ -44,7 +44,7 @@ static inline size_t bkrun_feed_line(const char *line, size_t len, bkrun_fn cb, 
 /* Every line at time 0, as if they all came at once. */
 static inline void logctx_feed_line(struct logctx *c, const char *line, size_t len)
 {
-        logctx_feed_line_at(c, line, len, 0.0);
+        logctx_feed_line_bk(c, line, len, 0.0, NULL);
 }
 
 static inline void logline_classify(const char *line, size_t len, struct logline *ret)
@@ -71,8 +71,7 @@ static inline size_t logline_clean(const char *in, size_t len, char *out, size_t
         return m;
 }
 
-/* buf fed to one stream at once: as ninjalog_stream_finish(), or with
- * runs the number of runs written. */
+/* buf fed to one stream at once: as ninjalog_stream_finish(). */
 static inline int ninjalog_whole(const char *buf, size_t len, struct ninjalog_run *runs, size_t cap,
                                  ninjalog_edge_fn fn, void *userdata)
 {
@@ -84,8 +83,6 @@ static inline int ninjalog_whole(const char *buf, size_t len, struct ninjalog_ru
         e = ninjalog_stream_feed(s, buf, len);
         if (e >= 0)
                 e = ninjalog_stream_finish(s);
-        if (e >= 0 && runs)
-                e = (int)ninjalog_stream_nruns(s);
         ninjalog_stream_free(s);
         return e;
 }
