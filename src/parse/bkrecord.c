@@ -25,7 +25,6 @@ static void usage(const json_t *samples, struct step_exec *u)
         step_exec_clear(u);
         if (!json_is_object(last))
                 return;
-        u->set = u->from_record = true;
         u->cpu_s = num(last, "cpuStat", "usageNanos") / 1e9;
         u->io_read_bytes = num(last, "ioStat", "readBytes");
         u->io_write_bytes = num(last, "ioStat", "writeBytes");
@@ -40,6 +39,9 @@ static void usage(const json_t *samples, struct step_exec *u)
         /* omitempty: a sampled memory controller with no kill says none */
         if (isnan(u->oom_kills) && json_object_get(last, "memoryStat"))
                 u->oom_kills = 0;
+        /* samples of nothing (dockerd's systemd driver: BuildKit looks for
+         * the exec cgroup where it is not) are no usage */
+        u->set = u->from_record = !isnan(u->cpu_s) || !isnan(u->mem_peak_bytes);
 }
 
 /* The command of an exec op's argv (NULL env: as written). */

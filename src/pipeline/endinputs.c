@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "parse/bakemeta.h"
 #include "parse/bkrecord.h"
@@ -302,7 +301,7 @@ void endinputs_record(struct buildmetrics *bm, const struct buildmetrics_config 
         /* a local daemon on a host that is not pure cgroup v2 samples nothing */
         if (cover->measured >= cover->runs ||
             (strcmp(cover->driver[0] ? cover->driver : "docker", "docker") == 0 &&
-             access("/sys/fs/cgroup/cgroup.controllers", F_OK) != 0))
+             !buildx_host_v2()))
                 return;
         for (size_t i = 0; taken && !cfg->no_history && i < ts->n; i++) {
                 struct fill f = {ts, (int)i, taken, 0};

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "platform/spawn.h"
 #include "util/macro.h"
@@ -80,4 +81,9 @@ int buildx_history_provenance(const char *ref, double timeout_s, char **ret, siz
 int buildx_history_list(double timeout_s, char **ret, size_t *ret_len)
 {
         return history_run("ls", true, NULL, timeout_s, ret, ret_len);
+}
+
+bool buildx_host_v2(void)
+{
+        return access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
 }

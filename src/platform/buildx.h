@@ -23,6 +23,10 @@ int buildx_history_logs(const char *ref, double timeout_s, char **ret, size_t *r
  * --type provenance ID; -EIO also when the record has none. */
 int buildx_history_provenance(const char *ref, double timeout_s, char **ret, size_t *ret_len);
 
+/* This host is pure cgroup v2 (/sys/fs/cgroup is cgroup2), where a local
+ * daemon's BuildKit samples its steps (parse/bkrecord.h). */
+bool buildx_host_v2(void);
+
 /* The same for `docker buildx history ls --format json`: one JSON object
  * per record and line (parse/bakemeta.h buildx_history_ls_parse). */
 int buildx_history_list(double timeout_s, char **ret, size_t *ret_len);

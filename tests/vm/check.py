@@ -221,23 +221,25 @@ SIZE = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
 RECORD = re.compile(r"step \(BuildKit's record\): cpu ([\d.]+) s, peak ([\d.]+) (\w+), .*?: (.*)$")
 
 
-def record_agrees():
-    """buildtel import-buildx of root-docker's build: BuildKit's own usage
-    of each RUN step agrees with the exec cgroups' figures buildtel read
-    (peak and CPU within 5 %)."""
+def record_agrees(case="root-docker-record"):
+    """buildtel import-buildx of a build under --cgroup-parent: BuildKit's
+    own usage of each RUN step agrees with the exec cgroups' figures buildtel
+    read (peak and CPU within 5 %)."""
     if os.path.exists(os.path.join(D, "root-docker", "skipped")):
         raise Skip(read("root-docker", "skipped"))
+    rc = int(read(case, "rc"))
+    want(rc == 0, "exit %d: %s" % (rc, tail(case)))
     rec = {}
-    for m in map(RECORD.search, read("root-docker", "record.txt").splitlines()):
+    for m in map(RECORD.search, read(case, "record.txt").splitlines()):
         if m:
             rec[m.group(4)] = (float(m.group(1)), float(m.group(2)) * SIZE[m.group(3)])
-    with open(os.path.join(D, "root-docker", "resources-root-docker.targets.json")) as f:
+    with open(os.path.join(D, case, "resources-%s.targets.json" % case)) as f:
         steps = [s for s in json.load(f).get("buildkit_steps") or [] if s.get("exec")]
     said = []
     for tok in ("vmstep-hold", "vmstep-cc"):
         r = [v for k, v in rec.items() if tok in k]
         ex = [s["exec"] for s in steps if tok in s.get("name", "")]
-        if not want(r and ex, "%s: record %r, measured %r: %s" % (tok, r, ex, read("root-docker", "record.txt"))):
+        if not want(r and ex, "%s: record %r, measured %r: %s" % (tok, r, ex, read(case, "record.txt"))):
             continue
         (cpu, peak), ex = r[0], ex[0]
         want(ex.get("source") == "exec-cgroup", "%s measured from %r" % (tok, ex.get("source")))
@@ -247,13 +249,16 @@ def record_agrees():
              % (tok, ex["cpu_s"], cpu))
         said.append("%s peak %.1f/%.1f MiB cpu %.3f/%.3f s" % (tok, ex["mem_peak_bytes"] / 2**20,
                                                               peak / 2**20, ex["cpu_s"], cpu))
+    # under the systemd driver's own exec cgroups, BuildKit's samples are
+    # empty (what it records is said, not judged: a later BuildKit may fix it)
+    said.append("systemd driver: " + (read("root-docker", "record.txt").splitlines() + ["?"])[1].strip())
     return "exec cgroup / BuildKit's record: " + "; ".join(said)
 
 
 def docker_record():
     """No exec of the build readable (BUILDTEL_TEST_NO_EXECS): the steps'
     figures come from BuildKit's record, say so, and match the watcher."""
-    case = "root-docker-record"
+    case = "root-docker-record-fill"
     if os.path.exists(os.path.join(D, "root-docker", "skipped")):
         raise Skip(read("root-docker", "skipped"))
     rc = int(read(case, "rc"))
@@ -373,8 +378,8 @@ CASES = [
     ("user-scope-memmax", user_scope),
     ("control-300m", lambda: hog_case("control-300m", False)),
     ("root-docker", docker_case),
-    ("root-docker-record-agrees", record_agrees),
-    ("root-docker-record", docker_record),
+    ("root-docker-record", record_agrees),
+    ("root-docker-record-fill", docker_record),
     ("root-docker-two", docker_two),
     ("no-v1-note", no_v1_note),
     ("caller-unchanged", caller_unchanged),
