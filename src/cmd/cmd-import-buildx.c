@@ -97,7 +97,7 @@ static void print_record(const char *ref)
         if (buildx_history_provenance(ref, IMPORT_TIMEOUT_S, &buf, &len) >= 0 &&
             bkrecord_parse(buf, len, print_step, NULL) == 0)
                 printf("  (BuildKit's record has no usage of its steps: a cgroup v1 or hybrid "
-                       "host)\n");
+                       "host, or dockerd's systemd driver without --cgroup-parent)\n");
 }
 
 /* history logs REF, counted; rp->set false when it cannot be had. */

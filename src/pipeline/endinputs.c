@@ -319,7 +319,8 @@ void endinputs_record(struct buildmetrics *bm, const struct buildmetrics_config 
                 if (e == 0)
                         note_to(fn, userdata,
                                 "buildx history: BuildKit's record of %s has no usage of its "
-                                "steps (BuildKit samples them on cgroup v2 hosts only)",
+                                "steps (BuildKit samples them on cgroup v2 hosts only; under "
+                                "dockerd's systemd driver, with --cgroup-parent only)",
                                 ts->t[i].ref);
                 else if (e < 0)
                         note_to(fn, userdata, "buildx history: BuildKit's record of %s: %s",
