@@ -157,8 +157,7 @@ static bool stream_whole(const struct targets *m)
  * this run's records from history ls), within one budget: status,
  * duration, revision (inspect; history ls says the first two), steps and
  * cached (the record's log replayed: history logs). After a whole stream
- * (stream_whole()) history ls is the one call when the run knows its
- * revision. */
+ * (stream_whole()) history ls is the one call. */
 static void import_history(const struct endinputs *in)
 {
         const struct targets *m = buildmetrics_model(in->metrics);
@@ -190,9 +189,10 @@ static void import_history(const struct endinputs *in)
                 if (!m->t[i].ref[0] || left <= 0)
                         continue;
                 /* history ls said its status and time, the stream its
-                 * steps; inspect would add the context's revision, which
-                 * the run has of its own */
-                if (stream_whole(m) && m->t[i].history_set && in->run->vcs_rev)
+                 * steps; inspect would add only the context's revision
+                 * (the run's own is read from its checkout): not worth a
+                 * second call at the end of every build (issue 40) */
+                if (stream_whole(m) && m->t[i].history_set)
                         continue;
                 e = buildx_history_fetch(m->t[i].ref, MIN(left, HISTORY_TIMEOUT_S), &out, &len);
                 if (e == -ENOENT)
