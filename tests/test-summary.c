@@ -972,6 +972,23 @@ static void test_peak_running(void **state)
         free(s);
 }
 
+/* The -j reading's memory, one rule for the summary and the report: the
+ * cap when there is one below the host's RAM, else the RAM. */
+static void test_jobs_mem(void **state)
+{
+        struct summary s;
+
+        (void)state;
+        summary_init(&s, &(struct summary_config){.mem_cap_mb = 2048});
+        s.mem_total_mb = 8192;
+        assert_float_equal(summary_jobs_mem_mb(&s), 2048, 0);
+        s.mem_total_mb = 1024; /* a cap above the RAM does not bind */
+        assert_float_equal(summary_jobs_mem_mb(&s), 1024, 0);
+        summary_init(&s, &(struct summary_config){0});
+        s.mem_total_mb = 8192;
+        assert_float_equal(summary_jobs_mem_mb(&s), 8192, 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -980,7 +997,7 @@ int main(void)
             cmocka_unit_test(test_golden),           cmocka_unit_test(test_readings),
             cmocka_unit_test(test_short_lines),      cmocka_unit_test(test_write_files),
             cmocka_unit_test(test_oom_victim),       cmocka_unit_test(test_place_edges),
-            cmocka_unit_test(test_peak_running),
+            cmocka_unit_test(test_peak_running),     cmocka_unit_test(test_jobs_mem),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

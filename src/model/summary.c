@@ -318,6 +318,12 @@ double summary_cap_near_mb(const struct summary_config *c)
         return c->mem_cap_mb > 0 ? MIN(c->mem_cap_mb / 10, c->near_oom_mb) : 0;
 }
 
+double summary_jobs_mem_mb(const struct summary *s)
+{
+        return s->cfg.mem_cap_mb > 0 && !(s->mem_total_mb < s->cfg.mem_cap_mb) ? s->cfg.mem_cap_mb
+                                                                                : s->mem_total_mb;
+}
+
 void summary_init(struct summary *s, const struct summary_config *cfg)
 {
         memset(s, 0, sizeof(*s));

@@ -194,6 +194,9 @@ struct run_info;
  * own process died of SIGKILL, names that process: a build killed before
  * the first tick has no other witness. */
 void summary_end_run(struct summary *s, const struct run_info *ri);
+/* The memory the -j reading plans for (model/jobs.h), MiB: the build's cap
+ * when there is one below the host's RAM, else the host's RAM. */
+double summary_jobs_mem_mb(const struct summary *s);
 
 /* At the end of a ninja run: each peak and first-warning point whose row
  * named nothing running (no scan saw a unit) gets the .ninja_log edges

@@ -303,8 +303,8 @@ static void readings(struct dwriter *w, const struct run_model *m)
         struct jobs_reading j;
         struct par_reading pr;
 
-        if (m->units && jobs_read(m->units, s->mem_total_mb, m->run->ncpu, (size_t)s->running_peak,
-                                  &j) == 0)
+        if (m->units && jobs_read(m->units, summary_jobs_mem_mb(s), m->run->ncpu,
+                                  (size_t)s->running_peak, &j) == 0)
                 dw_check(w, jobs_render(&j, &t));
         if (par_read(s, m->run->ncpu, &pr) == 0 && pr.worth)
                 dw_check(w, par_render(&pr, &p));

@@ -287,11 +287,8 @@ static bool reading_jobs(const struct summary *s, const struct run_info *ri, str
 {
         struct jobs_reading j;
 
-        double mem = s->cfg.mem_cap_mb > 0 && !(s->mem_total_mb < s->cfg.mem_cap_mb)
-                         ? s->cfg.mem_cap_mb
-                         : s->mem_total_mb;
-
-        if (jobs_read(s->units, mem, ri ? ri->ncpu : 0, (size_t)s->running_peak, &j) < 0)
+        if (jobs_read(s->units, summary_jobs_mem_mb(s), ri ? ri->ncpu : 0, (size_t)s->running_peak,
+                      &j) < 0)
                 return false;
         if (dw_ok(w))
                 dw_check(w, jobs_render(&j, w->b));

@@ -63,6 +63,10 @@ check "the full path kept in the units file" grep -q '\.\./\.\./src/u01\.c' "$L/
 check "the summary names units without ../" bash -c '! sed -n "/^units (top/,\$p" "$1" | grep -q "\.\./"' _ "$L/resources-first.summary.txt"
 check "the summary's -j reading names the CPU limit" grep -q "the $NCPU CPUs are the limit: -j $NCPU" "$L/resources-first.summary.txt"
 grep -E 'CPUs|in flight' "$L/resources-first.summary.txt"
+# one -j reading, told the same in the summary and the report (the report
+# once planned for the host's RAM where the summary took the cap)
+jr=$(sed -n 's/.*<li id="r-jobs">-j: \([^<]*\)<.*/\1/p' "$L/report-first.html")
+check "the report's -j reading is the summary's (${jr:-none})" grep -qF "${jr:-no reading}" "$L/resources-first.summary.txt"
 
 # from the history, without --ninja-log
 "$BUILDTEL" report -o "$T/db.html" first 2>"$T/rerr"
