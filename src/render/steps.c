@@ -40,8 +40,8 @@ static void peak_line(struct dwriter *w, const struct targets *ts, struct dbuf *
         f = &ts->stepv[te.peak_step];
         tg = target_of(ts, f);
         fmt_size(f->exec.mem_peak_bytes, sz, sizeof(sz));
-        dw_printf(w, "buildtel: step peak %s in %s%s%s", sz, clean(tmp, f->name),
-                  tg[0] ? ", target " : "", tg);
+        dw_printf(w, "buildtel: step peak %s in %s%s%s%s", sz, clean(tmp, f->name),
+                  tg[0] ? ", target " : "", tg, f->exec.from_record ? " (BuildKit's record)" : "");
         fmt_size(f->exec.peak_proc_bytes, sz, sizeof(sz));
         if (f->exec.peak_proc[0])
                 dw_printf(w, "; largest process %s %s", clean(tmp, f->exec.peak_proc), sz);
