@@ -25,7 +25,7 @@ need_pkgs() {
                         "${missing[@]}" >&2
 }
 BUILD_PKGS=(gcc meson ninja-build pkg-config libjansson-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev scdoc libncurses-dev libsystemd-dev)
-TEST_PKGS=(libcmocka-dev python3 procps make mount g++ chromium clang libclang-rt-14-dev prometheus prometheus-node-exporter prometheus-pushgateway curl sqlite3 ccache sccache tmux dpkg-dev debhelper build-essential git python3-yaml cmake zsh fish)
+TEST_PKGS=(libcmocka-dev python3 procps make mount g++ chromium clang libclang-rt-14-dev prometheus prometheus-node-exporter prometheus-pushgateway curl sqlite3 ccache sccache tmux dpkg-dev debhelper build-essential git python3-yaml cmake zsh fish time)
 # Debian packages of the OTLP tests' sink (tools/test installs them only when
 # node or npm is missing).
 NODE_PKGS=(nodejs npm)

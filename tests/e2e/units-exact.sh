@@ -92,6 +92,31 @@ expect_eq "the history keeps each unit's source" \
 "$BUILDTEL" summarize --db "$T/h.db" ex >"$T/re-db.txt"
 check "summarize from the history says the same units line" bash -c "grep '^units (' '$T/re-db.txt' | cmp -s - <(grep '^units (' '$S')"
 
+# Issue 36's own test: 200 short compiles under make -j2 at the default
+# 2 s interval, each run under /usr/bin/time -f %M (the largest RSS of the
+# compile's processes): every one a unit, each peak within 10 % (or 2 MiB)
+# of time's, the shortest living a few tens of ms.
+M="$T/m"
+mkdir -p "$M/t"
+for i in $(seq 1 200); do printf 'int g%d(int x) { return x * %d; }\n' "$i" "$i" >"$M/c$i.c"; done
+printf 'OBJS := $(patsubst %%.c,%%.o,$(wildcard c*.c))\nall: $(OBJS)\n%%.o: %%.c\n\t/usr/bin/time -f %%M -o t/$@ gcc -O0 -c $< -o $@\n' >"$M/Makefile"
+(cd "$M" && "$BUILDTEL" run --quiet --no-db --log-dir "$T/l" --run-id mk -- make -s -j2)
+expect_eq "200 compiles: the build ran" "$?" 0
+check "200 compiles: each a unit, its peak time's %M (10 % or 2 MiB)" python3 - "$T/l/resources-mk.units.csv" "$M/t" <<'PY'
+import csv, os, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1], newline="")) if r["kind"] == "compile"]
+bad, walls = [], []
+for r in rows:
+    with open(os.path.join(sys.argv[2], r["name"][:-2] + ".o")) as f:
+        w = int(f.read().split()[-1])
+    got = float(r["peak_mb"]) * 1024
+    walls.append(float(r["last_elapsed_s"]) - float(r["first_elapsed_s"]))
+    if r["source"] != "taskstats" or abs(got - w) > max(0.1 * w, 2048):
+        bad.append((r["name"], round(got), w, r["source"]))
+print("# units:", len(rows), "off:", bad[:5], "shortest %.3f s" % min(walls or [0]))
+sys.exit(len(rows) != 200 or bool(bad) or len({r["name"] for r in rows}) != 200)
+PY
+
 # Every process of the build counted, by name: 17 cc1, 18 gcc (the link's
 # too); the delays unmeasured while kernel.task_delayacct is 0, and said so
 check "the kernel's account of every process, by name" python3 - "$T/l/resources-ex.run.json" "$(cat /proc/sys/kernel/task_delayacct)" <<'PY'
