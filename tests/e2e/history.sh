@@ -21,7 +21,7 @@ expect_eq "run with --db keeps the build's status" "$?" 3
 "$BUILDTEL" run --quiet --db "$DB" --log-dir "$L" --run-id b --interval 0.1 -- sh -c 'echo "[1/2] Building C object x.c.o"; sleep 0.3' >/dev/null
 expect_eq "run a: finished, exit 3 (sqlite3)" "$(q "select state, exit_code from runs where run_id = 'a'")" "finished|3"
 expect_eq "WAL mode (sqlite3)" "$(q 'pragma journal_mode')" "wal"
-expect_eq "schema version (sqlite3)" "$(q 'pragma user_version')" "14"
+expect_eq "schema version (sqlite3)" "$(q 'pragma user_version')" "15"
 rows=$($CSVCHECK stat "$L/resources-a.csv" epoch count)
 expect_eq "run a: every CSV row is a sample row (sqlite3)" \
         "$(q "select count(*) from samples s join runs r on r.id = s.run where r.run_id = 'a'")" "$rows"

@@ -42,7 +42,7 @@ fi
 expect_eq "history: a1's job" "$(job_of a1)" alpha
 expect_eq "history: b1's job" "$(job_of b1)" 'beta/x y'
 check "run.json has the job" grep -q '"job": "alpha"' "$L/resources-a1.run.json"
-expect_eq "schema version" "$(sqlite3 "$DB" 'PRAGMA user_version')" 14
+expect_eq "schema version" "$(sqlite3 "$DB" 'PRAGMA user_version')" 15
 bt inspect --db "$DB" b1 >"$T/in.txt"
 expect_eq "inspect text: the job's line, below the run's" "$(sed -n 2p "$T/in.txt")" "job          beta/x y"
 bt inspect --db "$DB" --json b1 >"$T/in.json"
