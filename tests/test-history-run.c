@@ -273,12 +273,7 @@ static const struct {
       .steps = 4294967296LL,
       .cached = 2,
       .success = 1,
-      .cc_hits = -1,
-      .cc_misses = -1,
-      .sccache_hits = -1,
-      .sccache_misses = -1,
-      .ccache_hits = -1,
-      .ccache_misses = -1},
+      TARGET_ROW_NO_CACHE},
      /* cut before the é rather than inside it; a count past 32 bits saturates */
      LONG_PREFIX,
      "",
@@ -355,12 +350,7 @@ static void test_targets_cap(void **state)
                                          .steps = i,
                                          .cached = -1,
                                          .success = -1,
-                                         .cc_hits = -1,
-                                         .cc_misses = -1,
-                                         .sccache_hits = -1,
-                                         .sccache_misses = -1,
-                                         .ccache_hits = -1,
-                                         .ccache_misses = -1};
+                                         TARGET_ROW_NO_CACHE};
                 /* names that do not sort in insertion order */
                 snprintf(name, sizeof(name), "t%03d", (i * 7) % 1000);
                 assert_int_equal(target_row_insert(st, run_id, &row), 0);

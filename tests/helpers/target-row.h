@@ -19,6 +19,12 @@ struct target_row {
         double start_s, end_s;
 };
 
+/* The six cache counters unknown, as a row that never printed them holds
+ * them: designated initializers, inside a struct target_row's braces. */
+#define TARGET_ROW_NO_CACHE                                                                        \
+        .cc_hits = -1, .cc_misses = -1, .sccache_hits = -1, .sccache_misses = -1,                  \
+        .ccache_hits = -1, .ccache_misses = -1
+
 static inline int target_row_insert(struct store *st, int64_t run, const struct target_row *t)
 {
         return store_exec(st,
