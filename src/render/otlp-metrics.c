@@ -64,9 +64,11 @@ static const struct sample_line sample_lines[] = {
      "disk.io.direction", "read"},
     {"container.disk.io", "By", "Disk bytes of the build's cgroup", OTLP_SUM, "cg_io_write_mb", MiB,
      "disk.io.direction", "write"},
-#define PSI(column, which)                                                                   \
-        {"build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup", OTLP_SUM, \
-         column, 1, "build.pressure", which}
+#define PSI(column, which)                                                                         \
+        {                                                                                          \
+                "build.pressure.stall.time", "s", "Pressure stall time of the build's cgroup",     \
+                    OTLP_SUM, column, 1, "build.pressure", which                                   \
+        }
     PSI("cg_psi_cpu_some_s", "cpu.some"),
     PSI("cg_psi_cpu_full_s", "cpu.full"),
     PSI("cg_psi_mem_some_s", "memory.some"),
@@ -98,52 +100,8 @@ static struct val cnt(bool set, uint64_t u)
         return (struct val){.set = set, .is_int = true, .i = (int64_t)MIN(u, (uint64_t)INT64_MAX)};
 }
 
-/* At the end only: the run's totals. Unknown ones (set false) are not sent. */
-struct total_line {
-        const char *name, *unit, *desc;
-        struct val (*get)(const struct run_model *m);
-        /* get NULL: the figure at this offset in summary->exact, bytes as
-         * the platform layer read them, not the CSV's rounded MiB and GiB */
-        size_t exact;
-};
-#define EXACT(field) NULL, offsetof(struct summary_exact, field)
-
-static struct val get_estimated(const struct run_model *m)
-{
-        return m->summary->build.mode[0]
-                   ? (struct val){.set = true, .is_int = true, .i = m->summary->build.estimates}
-                   : (struct val){0};
-}
-static struct val get_duration(const struct run_model *m)
-{
-        return dbl(m->facts->duration_s);
-}
-static struct val get_load_peak(const struct run_model *m)
-{
-        return m->summary->load1_peak.set ? dbl(m->summary->load1_peak.value) : (struct val){0};
-}
-static struct val get_cpu_avg(const struct run_model *m)
-{
-        if (!m->summary->cpu_pct_n)
-                return (struct val){0};
-        return dbl(m->summary->cpu_pct_sum / (double)m->summary->cpu_pct_n / 100.0);
-}
-static struct val get_near_oom(const struct run_model *m)
-{
-        return cnt(true, m->summary->near_oom_samples);
-}
-static struct val get_samples(const struct run_model *m)
-{
-        return cnt(true, m->summary->samples);
-}
-static struct val get_steps(const struct run_model *m)
-{
-        return cnt(m->facts->steps_set, m->facts->steps);
-}
-static struct val get_steps_cached(const struct run_model *m)
-{
-        return cnt(m->facts->steps_set, m->facts->cached);
-}
+/* At the end only: the run's totals (add_totals()), at most this many. */
+#define TOTAL_LINES 14
 
 /* The run's wall time against its job's usual (model/baseline.h): sent
  * when the usual is known (enough earlier runs). */
@@ -156,44 +114,6 @@ static const struct baseline_finding *usual_duration(const struct run_model *m)
                         return b->f[i].st.verdict != BASELINE_UNKNOWN ? &b->f[i] : NULL;
         return NULL;
 }
-static struct val get_usual_duration(const struct run_model *m)
-{
-        const struct baseline_finding *f = usual_duration(m);
-
-        return f ? dbl(f->st.usual) : (struct val){0};
-}
-static struct val get_duration_ratio(const struct run_model *m)
-{
-        const struct baseline_finding *f = usual_duration(m);
-
-        return f && f->st.usual > 0 ? dbl(f->value / f->st.usual) : (struct val){0};
-}
-
-static const struct total_line total_lines[] = {
-    {"build.duration", "s", "Wall time of the build", get_duration, 0},
-    {"build.figures.estimated", "1",
-     "1 when the build's figures are estimates from its process tree (no cgroup)", get_estimated,
-     0},
-    {"build.host.memory.usage.max", "By", "Peak host memory used", EXACT(mem_used_peak_bytes)},
-    {"build.host.memory.available.min", "By", "Least host memory available",
-     EXACT(mem_avail_min_bytes)},
-    {"build.host.swap.usage.max", "By", "Peak host swap used", EXACT(swap_used_peak_bytes)},
-    {"build.host.disk.available.min", "By", "Least disk available", EXACT(disk_avail_min_bytes)},
-    {"build.host.load.1m.max", "1", "Peak 1-minute load average", get_load_peak, 0},
-    {"build.host.cpu.utilization.avg", "1", "Average host CPU busy fraction", get_cpu_avg, 0},
-    {"build.near_oom.samples", "{sample}",
-     "Samples with memory available under the near-OOM threshold", get_near_oom, 0},
-    {"build.samples", "{sample}", "Samples recorded", get_samples, 0},
-    {"build.steps", "{step}",
-     "Distinct BuildKit steps of the build (a step shared by targets counts once)", get_steps, 0},
-    {"build.steps.cached", "{step}", "Distinct BuildKit steps taken from the layer cache",
-     get_steps_cached, 0},
-    {"build.duration.usual", "s", "Median wall time of the job's recent finished runs on this host",
-     get_usual_duration, 0},
-    {"build.duration.ratio_to_usual", "1", "Wall time of the build over its job's usual",
-     get_duration_ratio, 0},
-};
-#undef EXACT
 
 /* At the end only: one point per target, with attributes target and
  * builder; a compiler-cache line one per tool (attribute
@@ -206,9 +126,11 @@ struct target_line {
         const char *cache;
 };
 
-#define CC_LINE(what, unit, desc, sc, cc, is_int)                                   \
-        {"build.target.compiler_cache." what, unit, desc, sc, is_int, "sccache"}, \
-        {"build.target.compiler_cache." what, unit, desc, cc, is_int, "ccache"}
+#define CC_LINE(what, unit, desc, sc, cc, is_int)                                                  \
+        {"build.target.compiler_cache." what, unit, desc, sc, is_int, "sccache"},                  \
+        {                                                                                          \
+                "build.target.compiler_cache." what, unit, desc, cc, is_int, "ccache"              \
+        }
 static const struct target_line target_lines[] = {
     {"build.target.duration", "s", "Wall time of a target of the build", TV_DURATION, false, NULL},
     {"build.target.steps", "{step}", "Steps of a target", TV_STEPS, true, NULL},
@@ -460,33 +382,69 @@ static void add_samples(struct build *B)
         }
 }
 
+/* The totals, then the per-target lines. Unknown totals (set false) are
+ * not sent; bytes are summary->exact's, as the platform layer read them,
+ * not the CSV's rounded MiB and GiB. */
 static void add_totals(struct build *B, const struct run_model *fm)
 {
         const struct run_facts *f = fm->facts;
+        const struct summary *s = fm->summary;
+        const struct baseline_finding *u = usual_duration(fm);
         const char *result = targets_outcome_name(f->outcome);
-        uint64_t t =
-            to_ns(isfinite(fm->run->end_epoch) ? fm->run->end_epoch : fm->summary->last_epoch);
+        const struct val none = {0};
+        uint64_t t = to_ns(isfinite(fm->run->end_epoch) ? fm->run->end_epoch : s->last_epoch);
+        const struct {
+                const char *name, *unit, *desc;
+                struct val v;
+        } totals[TOTAL_LINES] = {
+            {"build.duration", "s", "Wall time of the build", dbl(f->duration_s)},
+            {"build.figures.estimated", "1",
+             "1 when the build's figures are estimates from its process tree (no cgroup)",
+             s->build.mode[0] ? cnt(true, s->build.estimates) : none},
+            {"build.host.memory.usage.max", "By", "Peak host memory used",
+             dbl(s->exact.mem_used_peak_bytes)},
+            {"build.host.memory.available.min", "By", "Least host memory available",
+             dbl(s->exact.mem_avail_min_bytes)},
+            {"build.host.swap.usage.max", "By", "Peak host swap used",
+             dbl(s->exact.swap_used_peak_bytes)},
+            {"build.host.disk.available.min", "By", "Least disk available",
+             dbl(s->exact.disk_avail_min_bytes)},
+            {"build.host.load.1m.max", "1", "Peak 1-minute load average",
+             s->load1_peak.set ? dbl(s->load1_peak.value) : none},
+            {"build.host.cpu.utilization.avg", "1", "Average host CPU busy fraction",
+             s->cpu_pct_n ? dbl(s->cpu_pct_sum / (double)s->cpu_pct_n / 100.0) : none},
+            {"build.near_oom.samples", "{sample}",
+             "Samples with memory available under the near-OOM threshold",
+             cnt(true, s->near_oom_samples)},
+            {"build.samples", "{sample}", "Samples recorded", cnt(true, s->samples)},
+            {"build.steps", "{step}",
+             "Distinct BuildKit steps of the build (a step shared by targets counts once)",
+             cnt(f->steps_set, f->steps)},
+            {"build.steps.cached", "{step}", "Distinct BuildKit steps taken from the layer cache",
+             cnt(f->steps_set, f->cached)},
+            {"build.duration.usual", "s",
+             "Median wall time of the job's recent finished runs on this host",
+             u ? dbl(u->st.usual) : none},
+            {"build.duration.ratio_to_usual", "1", "Wall time of the build over its job's usual",
+             u && u->st.usual > 0 ? dbl(u->value / u->st.usual) : none},
+        };
 
         if (!t)
                 return;
-        for (size_t i = 0; i < ARRAY_SIZE(total_lines); i++) {
-                const struct total_line *l = &total_lines[i];
-                struct val v =
-                    l->get ? l->get(fm)
-                           : dbl(*(const double *)((const char *)&fm->summary->exact + l->exact));
+        for (size_t i = 0; i < TOTAL_LINES; i++) {
                 size_t a = B->nattrs;
 
-                if (!v.set)
+                if (!totals[i].v.set)
                         continue;
-                metric(B, l->name, l->unit, l->desc, OTLP_GAUGE);
-                if (l->get == get_estimated)
-                        str_attr(B, "build.cgroup.mode", fm->summary->build.mode);
-                if (l->get == get_duration && result)
+                metric(B, totals[i].name, totals[i].unit, totals[i].desc, OTLP_GAUGE);
+                if (i == 1) /* build.figures.estimated: of which accounting */
+                        str_attr(B, "build.cgroup.mode", s->build.mode);
+                if (i == 0 && result) /* build.duration: how the build ended */
                         str_attr(B, "cicd.pipeline.result", result);
-                if (l->get == get_duration && f->exit_code >= 0)
+                if (i == 0 && f->exit_code >= 0)
                         *attr(B) = (struct otlp_attr){
                             .key = "build.exit_code", .type = OTLP_INT, .i = f->exit_code};
-                point(B, a, 0, t, v);
+                point(B, a, 0, t, totals[i].v);
         }
         for (size_t i = 0; i < ARRAY_SIZE(target_lines); i++) {
                 const struct target_line *l = &target_lines[i];
@@ -515,9 +473,9 @@ int otlp_metrics_encode(struct otlp_metrics *m, const struct run_model *final, b
                         struct dbuf *out)
 {
         size_t ntargets = final ? final->facts->n : 0;
-        size_t maxm = NSAMPLE_LINES + ARRAY_SIZE(total_lines) + ARRAY_SIZE(target_lines);
-        size_t maxp = NSAMPLE_LINES * (m->n + 1) + ARRAY_SIZE(total_lines) +
-                      ARRAY_SIZE(target_lines) * ntargets;
+        size_t maxm = NSAMPLE_LINES + TOTAL_LINES + ARRAY_SIZE(target_lines);
+        size_t maxp =
+            NSAMPLE_LINES * (m->n + 1) + TOTAL_LINES + ARRAY_SIZE(target_lines) * ntargets;
         struct build B = {.m = m};
         struct otlp_request rq = {
             .resource = m->resource,
