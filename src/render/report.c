@@ -146,22 +146,6 @@ static int report_clean_text(struct dbuf *out, const char *s, size_t len)
         return r;
 }
 
-/* Clean s as UTF-8 (U+FFFD, controls '?'), then escape each byte of the
- * result with esc. */
-static void escape_with(struct dwriter *w, const char *s, size_t len,
-                        const char *(*esc)(char c, char one[2]))
-{
-        struct dbuf clean = DBUF_INIT;
-        char one[2];
-
-        if (!dw_ok(w))
-                return;
-        dw_check(w, report_clean_text(&clean, s ? s : "", s ? len : 0));
-        for (size_t i = 0; dw_ok(w) && i < clean.len; i++)
-                dw_puts(w, esc(clean.p[i], one));
-        dbuf_release(&clean);
-}
-
 static const char *const html_esc[256] = {
     ['&'] = "&amp;", ['<'] = "&lt;", ['>'] = "&gt;", ['"'] = "&quot;", ['\''] = "&#39;"};
 /* Markdown's own, before HTML's. A log line must not become a link or an
@@ -170,27 +154,30 @@ static const char *const md_esc[256] = {
     ['|'] = "\\|", ['`'] = "\\`",   ['['] = "\\[", [']'] = "\\]", ['('] = "\\(", [')'] = "\\)",
     ['!'] = "\\!", ['\\'] = "\\\\", ['\n'] = " ",  ['\r'] = " ",  ['\t'] = " "};
 
-static const char *html_char(char c, char one[2])
+/* Clean s as UTF-8 (U+FFFD, controls '?'), then escape each byte of the
+ * result: first (NULL: none) before HTML's. */
+static void escape_with(struct dwriter *w, const char *s, size_t len, const char *const *first)
 {
-        const char *e = html_esc[(unsigned char)c];
+        struct dbuf clean = DBUF_INIT;
 
-        if (e)
-                return e;
-        one[0] = c;
-        one[1] = 0;
-        return one;
-}
+        if (!dw_ok(w))
+                return;
+        dw_check(w, report_clean_text(&clean, s ? s : "", s ? len : 0));
+        for (size_t i = 0; dw_ok(w) && i < clean.len; i++) {
+                unsigned char c = (unsigned char)clean.p[i];
+                const char *e = first && first[c] ? first[c] : html_esc[c];
 
-static const char *md_char(char c, char one[2])
-{
-        const char *e = md_esc[(unsigned char)c];
-
-        return e ? e : html_char(c, one);
+                if (e)
+                        dw_puts(w, e);
+                else
+                        dw_append(w, &clean.p[i], 1);
+        }
+        dbuf_release(&clean);
 }
 
 void report_html_escape(struct dwriter *w, const char *s, size_t len)
 {
-        escape_with(w, s, len, html_char);
+        escape_with(w, s, len, NULL);
 }
 
 void report_html_esc(struct dwriter *w, const char *s)
@@ -208,7 +195,7 @@ void report_html_opt(struct dwriter *w, const char *label, const char *s)
 
 void report_md_escape(struct dwriter *w, const char *s, size_t len)
 {
-        escape_with(w, s, len, md_char);
+        escape_with(w, s, len, md_esc);
 }
 
 static void md_cell_str(struct dwriter *w, const char *s)
@@ -303,8 +290,10 @@ static void md_peaks(struct dwriter *w, const struct summary *s)
 
                 if (!p->set || isnan(p->value))
                         continue;
-                dw_puts(w, n++ ? "" : "### Peaks\n\n| figure | value | at | stage | context | running |\n"
-                                      "| --- | ---: | ---: | --- | --- | --- |\n");
+                dw_puts(w,
+                        n++ ? ""
+                            : "### Peaks\n\n| figure | value | at | stage | context | running |\n"
+                              "| --- | ---: | ---: | --- | --- | --- |\n");
                 dw_printf(w, "| %s |", all[i].what);
                 if (all[i].mib > 0) {
                         char sz[32];
