@@ -10,20 +10,19 @@
 
 #include "model/run.h"
 
-static bool plain_ascii(const char *s, size_t len)
+void jsonw_put(struct dwriter *w, const char *s, size_t len)
 {
-        for (size_t i = 0; i < len; i++) {
-                unsigned char c = (unsigned char)s[i];
-                if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
-                        return false;
+        _cleanup_dbuf_ struct dbuf clean = DBUF_INIT;
+        size_t ascii = 0, from = 0;
+
+        while (ascii < len && (unsigned char)s[ascii] < 0x80)
+                ascii++;
+        if (ascii < len && dw_ok(w)) { /* the one UTF-8 cleaner (model/run.c) */
+                dw_check(w, run_append_utf8_lossy(&clean, s, len, false));
+                s = clean.len ? clean.p : "";
+                len = clean.len;
         }
-        return true;
-}
-
-static void escape_valid_utf8(struct dwriter *w, const char *s, size_t len)
-{
-        size_t from = 0;
-
+        dw_puts(w, "\"");
         for (size_t i = 0; i < len && dw_ok(w); i++) {
                 unsigned char c = (unsigned char)s[i];
 
@@ -43,21 +42,6 @@ static void escape_valid_utf8(struct dwriter *w, const char *s, size_t len)
                         dw_printf(w, "\\u%04x", c);
         }
         dw_append(w, s + from, len - from);
-}
-
-void jsonw_put(struct dwriter *w, const char *s, size_t len)
-{
-        struct dbuf clean = DBUF_INIT;
-
-        dw_puts(w, "\"");
-        if (plain_ascii(s, len)) {
-                dw_append(w, s, len);
-        } else if (dw_ok(w)) {
-                /* the one UTF-8 cleaner (model/run.c), then JSON's escapes */
-                dw_check(w, run_append_utf8_lossy(&clean, s, len, false));
-                escape_valid_utf8(w, clean.len ? clean.p : "", clean.len);
-                dbuf_release(&clean);
-        }
         dw_puts(w, "\"");
 }
 
