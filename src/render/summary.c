@@ -28,12 +28,6 @@ struct reading {
         struct dbuf text; /* raw: may hold the build's bytes */
 };
 
-static void readings_release(struct reading rd[static READINGS_MAX])
-{
-        for (size_t i = 0; i < READINGS_MAX; i++)
-                dbuf_release(&rd[i].text);
-}
-
 void summary_put_num(struct dwriter *w, double v, int decimals)
 {
         if (!isfinite(v)) {
@@ -308,8 +302,8 @@ static bool reading_parallelism(const struct summary *s, const struct run_info *
         return true;
 }
 
-/* Fills rd[0..n) and returns n; the caller releases them with
- * readings_release() (also on failure, -ENOMEM). */
+/* Fills rd[0..n) (zeroed by the caller) and returns n; the caller
+ * releases every text (also on failure, -ENOMEM). */
 static int readings_compute(const struct summary *s, const struct run_info *ri,
                             struct reading rd[static READINGS_MAX])
 {
@@ -318,8 +312,6 @@ static int readings_compute(const struct summary *s, const struct run_info *ri,
         int err = 0;
 
         summary_readings(s, ri ? ri->ncpu : 0, &sr);
-        for (size_t i = 0; i < READINGS_MAX; i++)
-                rd[i] = (struct reading){NULL, DBUF_INIT};
         for (int k = 0; k < READINGS_MAX; k++) {
                 struct dwriter w = DWRITER_INIT(&rd[n].text);
                 static const char *const ids[READINGS_MAX] = {
@@ -667,8 +659,8 @@ static void put_value(struct dwriter *w, double v, int decimals, const char *uni
 }
 
 /* "<value><unit>[ (<aux_label> <aux> <aux_unit>)] at <when>" or "no data". */
-static void put_point_aux(struct dwriter *w, const struct summary_point *p, int decimals,
-                          const char *unit, const char *aux_label, const char *aux_unit)
+static void put_point(struct dwriter *w, const struct summary_point *p, int decimals,
+                      const char *unit, const char *aux_label, const char *aux_unit)
 {
         if (!p->set) {
                 dw_puts(w, "no data");
@@ -682,12 +674,6 @@ static void put_point_aux(struct dwriter *w, const struct summary_point *p, int 
         }
         dw_puts(w, " at ");
         put_when(w, p);
-}
-
-static void put_point(struct dwriter *w, const struct summary_point *p, int decimals,
-                      const char *unit)
-{
-        put_point_aux(w, p, decimals, unit, NULL, NULL);
 }
 
 void summary_near_oom_rule(const struct summary *s, char *buf, size_t len)
@@ -824,7 +810,7 @@ static void put_anon_peak(struct dwriter *w, const struct summary_build *bd)
         if (!bd->mem_anon_peak.set)
                 return;
         dw_puts(w, " system\n  working memory: ");
-        put_point_aux(w, &bd->mem_anon_peak, 1, " MiB anon", "file", " MiB");
+        put_point(w, &bd->mem_anon_peak, 1, " MiB anon", "file", " MiB");
         dw_puts(w, bd->estimates ? "\n                  (the peak below is the tree's RSS, file "
                                    "pages included; the OOM edge is about anon, sampled)"
                                  : "\n                  (the peak below is the kernel's, page "
@@ -851,15 +837,14 @@ static void render_build_text(const struct summary *s, const struct run_info *ri
                 put_anon_peak(w, bd);
         else
                 dw_puts(w, " system\n  peak memory:    ");
-        put_point_aux(w, &bd->mem_peak, 1, " MiB", bd->mem_anon_peak.set ? "page cache" : NULL,
-                      " MiB");
+        put_point(w, &bd->mem_peak, 1, " MiB", bd->mem_anon_peak.set ? "page cache" : NULL, " MiB");
         if (bd->mem_peak.set && bd->mem_peak_proc.label[0]) {
                 dw_puts(w, "; largest process ");
                 put_unit_proc(w, s, root, &bd->mem_peak_proc, bd->mem_peak.elapsed_s, false);
                 put_proc_excess(w, bd);
         }
         dw_puts(w, "\n  max sampled:    ");
-        put_point(w, &bd->mem_cur_peak, 1, " MiB");
+        put_point(w, &bd->mem_cur_peak, 1, " MiB", NULL, NULL);
         dw_puts(w, "\n  ");
         put_oom(w, s, root);
         for (size_t i = 1; i < MIN(bd->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
@@ -927,27 +912,27 @@ static void render_host_text(const struct summary *s, struct dwriter *w)
         double avg = s->cpu_pct_n ? s->cpu_pct_sum / (double)s->cpu_pct_n : NAN;
 
         dw_puts(w, "\nmemory\n  peak used:      ");
-        put_point_aux(w, &s->mem_used_peak, 0, " MiB", "available", " MiB");
+        put_point(w, &s->mem_used_peak, 0, " MiB", "available", " MiB");
         dw_puts(w, "\n  min available:  ");
-        put_point(w, &s->mem_avail_min, 0, " MiB");
+        put_point(w, &s->mem_avail_min, 0, " MiB", NULL, NULL);
         dw_puts(w, "\n  max swap used:  ");
-        put_point(w, &s->swap_used_peak, 0, " MiB");
+        put_point(w, &s->swap_used_peak, 0, " MiB", NULL, NULL);
         dw_puts(w, "\n  total:          ");
         summary_put_size(w, s->mem_total_mb);
         dw_puts(w, "\n\ndisk\n  min available:  ");
-        put_point(w, &s->disk_avail_min, 2, " GiB");
+        put_point(w, &s->disk_avail_min, 2, " GiB", NULL, NULL);
         dw_puts(w, "\n  first -> last:  ");
         summary_put_size(w, s->disk_avail_first * 1024);
         dw_puts(w, " -> ");
         summary_put_size(w, s->disk_avail_last * 1024);
         dw_puts(w, "\n\ncpu and load\n  peak load1:     ");
-        put_point(w, &s->load1_peak, 2, "");
+        put_point(w, &s->load1_peak, 2, "", NULL, NULL);
         dw_puts(w, "\n  average cpu:    ");
         summary_put_num(w, avg, 1);
         dw_puts(w, " %\n  peak cpu:       ");
-        put_point(w, &s->cpu_pct_peak, 1, " %");
+        put_point(w, &s->cpu_pct_peak, 1, " %", NULL, NULL);
         dw_puts(w, "\n  peak compilers: ");
-        put_point(w, &s->compilers_peak, 0, "");
+        put_point(w, &s->compilers_peak, 0, "", NULL, NULL);
 }
 
 static void render_text(const struct summary *s, const struct run_info *ri,
@@ -991,7 +976,7 @@ static int render_with(render_fn fn, const struct summary *s, const struct run_i
                        struct dbuf *out)
 {
         struct dwriter w = DWRITER_INIT(out);
-        struct reading rd[READINGS_MAX];
+        struct reading rd[READINGS_MAX] = {0};
         size_t old = out->len;
         int r;
 
@@ -1000,7 +985,8 @@ static int render_with(render_fn fn, const struct summary *s, const struct run_i
                 fn(s, ri, rd, (size_t)r, &w);
                 r = w.err;
         }
-        readings_release(rd);
+        for (size_t i = 0; i < READINGS_MAX; i++)
+                dbuf_release(&rd[i].text);
         if (r < 0 && out->p) {
                 out->len = old;
                 out->p[old] = '\0';
