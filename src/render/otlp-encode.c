@@ -73,12 +73,6 @@ static void pb_tag(struct enc *E, unsigned field, unsigned wt)
         pb_varint(E, field << 3 | wt);
 }
 
-static void pb_uint(struct enc *E, unsigned field, uint64_t v)
-{
-        pb_tag(E, field, WT_VARINT);
-        pb_varint(E, v);
-}
-
 static void pb_fixed64(struct enc *E, unsigned field, uint64_t v)
 {
         uint8_t b[8];
@@ -89,27 +83,11 @@ static void pb_fixed64(struct enc *E, unsigned field, uint64_t v)
         dw_append(&E->w, b, 8);
 }
 
-static void pb_double(struct enc *E, unsigned field, double d)
-{
-        uint64_t v;
-
-        memcpy(&v, &d, sizeof(v));
-        pb_fixed64(E, field, v);
-}
-
 static void pb_bytes(struct enc *E, unsigned field, const void *p, size_t n)
 {
         pb_tag(E, field, WT_LEN);
         pb_varint(E, n);
         dw_append(&E->w, p, n);
-}
-
-static void pb_string(struct enc *E, unsigned field, const char *s)
-{
-        size_t n;
-        const char *u = utf8(E, s, &n);
-
-        pb_bytes(E, field, u, n);
 }
 
 /* A nested message: the tag and a one-byte length now, the real length at
@@ -237,8 +215,11 @@ static void f_list_end(struct enc *E)
 
 static void f_string(struct enc *E, unsigned n, const char *key, const char *s)
 {
+        size_t len;
+
         if (!E->json) {
-                pb_string(E, n, s);
+                s = utf8(E, s, &len);
+                pb_bytes(E, n, s, len);
                 return;
         }
         js_key(E, key);
@@ -249,7 +230,8 @@ static void f_string(struct enc *E, unsigned n, const char *key, const char *s)
 static void f_enum(struct enc *E, unsigned n, const char *key, int v, bool is_bool)
 {
         if (!E->json) {
-                pb_uint(E, n, (uint64_t)v);
+                pb_tag(E, n, WT_VARINT);
+                pb_varint(E, (uint64_t)v);
                 return;
         }
         js_key(E, key);
@@ -264,11 +246,13 @@ static void f_enum(struct enc *E, unsigned n, const char *key, int v, bool is_bo
 static void f_int64(struct enc *E, unsigned n, const char *key, uint64_t v, bool is_signed,
                     bool fixed)
 {
+        if (!E->json && fixed) {
+                pb_fixed64(E, n, v);
+                return;
+        }
         if (!E->json) {
-                if (fixed)
-                        pb_fixed64(E, n, v);
-                else
-                        pb_uint(E, n, v);
+                pb_tag(E, n, WT_VARINT);
+                pb_varint(E, v);
                 return;
         }
         js_key(E, key);
@@ -280,8 +264,11 @@ static void f_int64(struct enc *E, unsigned n, const char *key, uint64_t v, bool
 
 static void f_double(struct enc *E, unsigned n, const char *key, double d)
 {
+        uint64_t bits;
+
         if (!E->json) {
-                pb_double(E, n, d);
+                memcpy(&bits, &d, sizeof(bits));
+                pb_fixed64(E, n, bits);
                 return;
         }
         js_key(E, key);
