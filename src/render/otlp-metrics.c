@@ -11,6 +11,7 @@
 #include "model/summary.h"
 #include "render/otlp-encode.h"
 #include "render/prom.h"
+#include "render/short.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -102,18 +103,6 @@ static struct val cnt(bool set, uint64_t u)
 
 /* At the end only: the run's totals (add_totals()), at most this many. */
 #define TOTAL_LINES 14
-
-/* The run's wall time against its job's usual (model/baseline.h): sent
- * when the usual is known (enough earlier runs). */
-static const struct baseline_finding *usual_duration(const struct run_model *m)
-{
-        const struct baseline *b = m->summary->baseline;
-
-        for (size_t i = 0; b && i < b->n; i++)
-                if (!b->f[i].target[0] && strcmp(b->f[i].figure, "duration_s") == 0)
-                        return b->f[i].st.verdict != BASELINE_UNKNOWN ? &b->f[i] : NULL;
-        return NULL;
-}
 
 /* At the end only: one point per target, with attributes target and
  * builder; a compiler-cache line one per tool (attribute
@@ -389,7 +378,10 @@ static void add_totals(struct build *B, const struct run_model *fm)
 {
         const struct run_facts *f = fm->facts;
         const struct summary *s = fm->summary;
-        const struct baseline_finding *u = usual_duration(fm);
+        /* the run's wall time against its job's usual (model/baseline.h):
+         * sent when the usual is known (enough earlier runs) */
+        const struct baseline_finding *dur = render_baseline_run(s->baseline, "duration_s");
+        const struct baseline_finding *u = dur && dur->st.verdict != BASELINE_UNKNOWN ? dur : NULL;
         const char *result = targets_outcome_name(f->outcome);
         const struct val none = {0};
         uint64_t t = to_ns(isfinite(fm->run->end_epoch) ? fm->run->end_epoch : s->last_epoch);

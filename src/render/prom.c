@@ -9,6 +9,7 @@
 #include "model/baseline.h"
 #include "model/targets.h"
 #include "render/prom.h"
+#include "render/short.h"
 #include "model/run.h"
 #include "model/summary.h"
 #include "util/macro.h"
@@ -166,8 +167,7 @@ static const struct {
      "Largest memory peak of one RUN step of the target (its exec cgroup, the kernel's).",
      TV_EXEC_MEM_PEAK},
     {"target_oom_kills", "Processes OOM-killed inside the target's RUN steps.", TV_EXEC_OOM},
-    {"target_exec_cpu_seconds", "CPU time of the target's RUN steps inside BuildKit.",
-     TV_EXEC_CPU},
+    {"target_exec_cpu_seconds", "CPU time of the target's RUN steps inside BuildKit.", TV_EXEC_CPU},
 };
 
 double prom_target_value(const struct target_fact *t, enum prom_tval v)
@@ -274,16 +274,13 @@ static double exec_value(const struct targets *ts, const struct target_fact *t, 
 static void prom_baseline(struct family *f, const struct run_model *m, const char *const *labels)
 {
         const struct baseline *b = m->summary ? m->summary->baseline : NULL;
-        const struct baseline_finding *dur = NULL;
+        const struct baseline_finding *dur = render_baseline_run(b, "duration_s");
         double regressions = 0;
 
         if (!b)
                 return;
-        for (size_t i = 0; i < b->n; i++) {
-                if (!dur && strcmp(b->f[i].figure, "duration_s") == 0)
-                        dur = &b->f[i];
+        for (size_t i = 0; i < b->n; i++)
                 regressions += b->f[i].st.verdict == BASELINE_REGRESSION;
-        }
         fam_one(f, "baseline_runs", "Earlier runs of the job the run was compared with.", true,
                 (double)b->runs, labels);
         fam_one(f, "baseline_regressions",

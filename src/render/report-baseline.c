@@ -60,14 +60,6 @@ static const struct {
 };
 #define NAMED_CHARTS_MAX 12 /* the flagged ones first */
 
-static const struct baseline_finding *run_finding(const struct baseline *b, const char *fig)
-{
-        for (size_t i = 0; i < b->n; i++)
-                if (!b->f[i].target[0] && strcmp(b->f[i].figure, fig) == 0)
-                        return &b->f[i];
-        return NULL;
-}
-
 /* The caption of a named finding's chart: its index in named_charts, or
  * -1. Only with this run's value and an earlier one to set it against. */
 static int named_chart(const struct baseline_finding *f)
@@ -161,7 +153,7 @@ void report_baseline_html(struct dwriter *w, const struct summary *s)
                   "outcome); a change counts beyond %.0f %% and %.0f times their spread.</p>",
                   b->runs, BASELINE_WINDOW, BASELINE_MIN_REL * 100, BASELINE_K);
         for (size_t k = 0; k < ARRAY_SIZE(run_charts) && b->runs > 0; k++) {
-                const struct baseline_finding *f = run_finding(b, run_charts[k].fig);
+                const struct baseline_finding *f = render_baseline_run(b, run_charts[k].fig);
 
                 if (f)
                         small_multiple(w, f, run_charts[k].caption, "", "");

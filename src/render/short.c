@@ -85,6 +85,14 @@ static bool figure_is(const struct baseline_finding *f, const char *suffix)
         return n > k && strcmp(f->figure + n - k, suffix) == 0;
 }
 
+const struct baseline_finding *render_baseline_run(const struct baseline *b, const char *fig)
+{
+        for (size_t i = 0; b && i < b->n; i++)
+                if (!b->f[i].target[0] && strcmp(b->f[i].figure, fig) == 0)
+                        return &b->f[i];
+        return NULL;
+}
+
 int render_baseline_value(const struct baseline_finding *f, double v, struct dbuf *out)
 {
         char buf[FMT_DURATION_LEN];

@@ -23,5 +23,8 @@ int short_render_execs(const struct exec_cover *c, struct dbuf *out);
  * nothing when every figure is within noise or the job has fewer than
  * BASELINE_MIN_RUNS earlier runs. Returns 0 or -ENOMEM. */
 int render_baseline_short(const struct baseline *b, struct dbuf *out);
+/* The run's own finding of figure fig ("duration_s"), not a target's;
+ * NULL when b (may be NULL) has none. */
+const struct baseline_finding *render_baseline_run(const struct baseline *b, const char *fig);
 /* A finding's value or usual in its unit ("14m02s", "91 %", "1.2 GiB"). */
 int render_baseline_value(const struct baseline_finding *f, double v, struct dbuf *out);
