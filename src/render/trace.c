@@ -252,9 +252,8 @@ static void psi_rates(struct trace *t, const struct sample *s, int64_t ts)
                 if (dt > 0 && d >= 0)
                         kv[i].v = d / dt * 100.0;
                 t->prev_psi[i] = cur[i];
-        }
-        for (size_t i = 0; i < 3; i++)
                 counter(t, TRACK_PSI_CPU + i, ts, &kv[i], 1);
+        }
 }
 
 static void sample_instants(struct trace *t, const struct sample *s, int64_t ts)
