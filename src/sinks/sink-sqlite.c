@@ -11,6 +11,7 @@
  * build are not affected. */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,10 +95,9 @@ static void drop_pending(struct sqlite_state *s)
 #define RESERVE_BYTES (128 << 10)
 static int reserve_open(const char *db_path)
 {
-        const char *slash = strrchr(db_path, '/');
-        size_t dlen = slash == db_path ? 1 : slash ? (size_t)(slash - db_path) : 0;
-        _cleanup_free_ char *dir = slash ? strndup(db_path, dlen) : strdup(".");
-        _cleanup_close_ int fd = dir ? open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) : -1;
+        _cleanup_free_ char *dir = strdup(db_path);
+        _cleanup_close_ int fd =
+            dir ? open(dirname(dir), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) : -1;
         int e;
 
         if (fd < 0)

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdarg.h>
 #include <sqlite3.h>
@@ -664,17 +665,10 @@ int store_open(const char *path, bool create, int busy_ms, struct store **ret)
 
         if (create) {
                 _cleanup_free_ char *dir = strdup(path);
-                char *slash;
 
-                if (!dir)
-                        return -ENOMEM;
-                slash = strrchr(dir, '/');
-                if (slash && slash != dir) {
-                        *slash = '\0';
-                        r = mkdir_p(dir, 0700);
-                        if (r < 0)
-                                return r;
-                }
+                r = dir ? mkdir_p(dirname(dir), 0700) : -ENOMEM;
+                if (r < 0)
+                        return r;
                 /* The history holds build output: 0600 (SQLite gives its
                  * journal files the database's mode). */
                 int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
