@@ -110,8 +110,6 @@ static int reserve_open(const char *db_path)
 
 static void give_up(struct sqlite_state *s, int e)
 {
-        char msg[1024];
-
         if (s->phase == PHASE_OFF)
                 return;
         if (s->st)
@@ -121,16 +119,14 @@ static void give_up(struct sqlite_state *s, int e)
         s->full = e == -ENOSPC;
         s->unmarked = s->st && s->phase == PHASE_RECORDING &&
                       store_run_mark_unrecorded(s->st, s->run_id, s->full) < 0;
-        snprintf(msg, sizeof(msg),
-                 "history database '%s': %s; this run is not in the history%s%s%s", s->path,
-                 store_strerror(e), s->phase != PHASE_RECORDING ? "" : " (its row reads as ",
-                 s->phase != PHASE_RECORDING ? ""
-                 : s->unmarked
-                     ? "incomplete until the end of the build"
-                     : store_run_state_name(s->full ? STORE_RUN_DISK_FULL : STORE_RUN_UNRECORDED),
-                 s->phase != PHASE_RECORDING ? "" : ")");
-        if (s->warn)
-                s->warn(s->warn_userdata, "%s", msg);
+        note_to(s->warn, s->warn_userdata,
+                "history database '%s': %s; this run is not in the history%s%s%s", s->path,
+                store_strerror(e), s->phase != PHASE_RECORDING ? "" : " (its row reads as ",
+                s->phase != PHASE_RECORDING ? ""
+                : s->unmarked
+                    ? "incomplete until the end of the build"
+                    : store_run_state_name(s->full ? STORE_RUN_DISK_FULL : STORE_RUN_UNRECORDED),
+                s->phase != PHASE_RECORDING ? "" : ")");
         s->phase = PHASE_OFF;
         drop_pending(s);
 }
