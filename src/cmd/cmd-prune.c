@@ -268,35 +268,27 @@ int cmd_prune(int argc, char **argv)
         struct common_opts o;
         struct prune_result res;
         char freed[32], left[32];
-        int k, r, ret = EXIT_BT_USAGE;
+        int k, r, ret = history_opts_parse("prune", argc, argv, &o, &k);
 
-        k = cmd_parse_table(CMDS_PRUNE, "prune", argc, argv, &o);
-        if (k < 0 || (k > 0 && k != argc)) {
-                if (k > 0)
-                        cmd_print_short_usage("prune");
-                goto out;
-        }
-        if (o.help) {
-                ret = cmd_print_usage("prune") < 0;
-                goto out;
+        if (ret >= 0)
+                return ret;
+        if (k != argc) {
+                cmd_print_short_usage("prune");
+                return EXIT_BT_USAGE;
         }
         /* no limit given: the one `run` applies at its end */
         if (!o.prune_given && prune_limit_of("prune", NULL, NULL, &o.prune) < 0)
-                goto out;
+                return EXIT_BT_USAGE;
         r = prune_apply(o.rec.db_path, o.rec.log_dir, o.rec.prom.textfile_dir, &o.prune, NULL,
                         o.dry_run, true, &res);
         if (r < 0) {
                 fprintf(stderr, "buildtel prune: cannot read the history: %s\n", store_strerror(r));
-                ret = 1;
-                goto out;
+                return 1;
         }
         fmt_size((double)res.bytes, freed, sizeof(freed));
         fmt_size((double)res.kept_bytes, left, sizeof(left));
         printf("%s %llu runs (%llu files, %s); %llu runs kept (%s)\n",
                o.dry_run ? "would remove" : "removed", (unsigned long long)res.runs,
                (unsigned long long)res.files, freed, (unsigned long long)res.kept_runs, left);
-        ret = res.failed ? 1 : 0;
-out:
-        common_opts_release(&o);
-        return ret;
+        return res.failed ? 1 : 0;
 }
