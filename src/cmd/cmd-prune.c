@@ -24,17 +24,6 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-/* The files a run writes are every kind of runfiles/names.h, by name, in
- * its log directory: nothing else is ever removed. The name of kind k for
- * run_id into buf; false when it does not fit. */
-static bool run_file_name(const char *run_id, int k, char *buf, size_t len)
-{
-        _cleanup_free_ char *n = runfiles_path(NULL, run_id, (enum runfile)k);
-        int r = n ? snprintf(buf, len, "%s", n) : -1;
-
-        return r >= 0 && (size_t)r < len;
-}
-
 /* One run of the history as prune sees it. */
 struct prune_run {
         int64_t id;
@@ -83,19 +72,20 @@ static char *dir_of(const struct store_run *r, const char *log_dir)
 }
 
 /* The run's files in dir that exist as regular files: counted into
- * *files and *bytes, or with rm unlinked. 0 or the first -errno of rm (the
- * others still go). */
+ * *files and *bytes, or with rm unlinked. The files a run writes are every
+ * kind of runfiles/names.h, by name, in its log directory: nothing else is
+ * ever removed. 0 or the first -errno of rm (the others still go). */
 static int run_files(const char *dir, const char *run_id, bool rm, uint64_t *files, uint64_t *bytes)
 {
         _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         int r = dfd < 0 && errno != ENOENT ? -errno : 0;
 
         for (int k = 0; dfd >= 0 && k < RUNFILE_COUNT_; k++) {
-                char name[256];
+                _cleanup_free_ char *name = runfiles_path(NULL, run_id, (enum runfile)k);
                 struct stat sb;
 
-                if (!run_file_name(run_id, k, name, sizeof(name)) ||
-                    fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
+                if (!name || fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !S_ISREG(sb.st_mode))
                         continue;
                 if (!rm) {
                         (*files)++;
