@@ -153,28 +153,6 @@ static void test_samples(void **state)
         assert_int_equal(store_samples_each(st, run_id, collect, &w), -42);
         assert_int_equal(w.n, 2);
 
-        /* the same walk, pulled */
-        {
-                struct store_samples *it = NULL;
-                struct sample got;
-                int n = 0, r;
-
-                assert_int_equal(store_samples_open(st, run_id, &it), 0);
-                while ((r = store_samples_next(it, &got)) == 1) {
-                        known_sample(&s, n);
-                        assert_true(got.epoch == s.epoch);
-                        assert_true(got.cpu_pct == s.cpu_pct);
-                        assert_string_equal(got.stage, s.stage);
-                        assert_string_equal(got.context, s.context);
-                        n++;
-                }
-                assert_int_equal(r, 0);
-                assert_int_equal(n, NSAMPLES);
-                assert_int_equal(store_samples_next(it, &got), 0); /* and stays at the end */
-                store_samples_close(it);
-                store_samples_close(NULL);
-        }
-
         /* no such run: no samples */
         memset(&w, 0, sizeof(w));
         w.stop_at = -1;

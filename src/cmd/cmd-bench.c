@@ -332,10 +332,8 @@ static int take_scan(int argc, char **argv, struct scan *sc)
         if (!sc->name[0] || strpbrk(sc->name, "{}"))
                 return bad_scan("a parameter's name: not empty, no braces");
         if (sc->list) {
-                char *save = NULL;
-
-                for (char *v = strtok_r(sc->list, ",", &save); v; v = strtok_r(NULL, ",", &save))
-                        if (sc->n < BENCH_PARAM_VALUES)
+                for (char *p = sc->list, *v; (v = strsep(&p, ","));)
+                        if (*v && sc->n < BENCH_PARAM_VALUES) /* empty values skipped */
                                 sc->values[sc->n++] = strdup(v);
                 return sc->n ? n : bad_scan("--parameter-list: no value");
         }

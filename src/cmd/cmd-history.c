@@ -114,86 +114,56 @@ void history_run_result(const struct store_run *r, char *buf, size_t len)
                                              r->build_oom_kills, o));
 }
 
-/* Set key to v in o; a NULL v (no memory) makes o NULL. */
-static void put(json_t **o, const char *key, json_t *v)
-{
-        if (*o && (!v || json_object_set_new(*o, key, v) < 0)) {
-                json_decref(*o);
-                *o = NULL;
-        } else if (!*o) {
-                json_decref(v);
-        }
-}
-
-/* The resource figures stored with the row. */
-static void put_figures(json_t **o, const struct store_run *r)
-{
-        put(o, "samples", history_json_count(r->samples));
-        put(o, "samples_dropped", history_json_count(r->samples_dropped));
-        put(o, "mem_total_mb", jsonw_real(r->mem_total_mb));
-        put(o, "mem_used_peak_mb", jsonw_real(r->mem_used_peak_mb));
-        put(o, "mem_used_peak_elapsed_s", jsonw_real(r->mem_used_peak_elapsed_s));
-        put(o, "mem_used_peak_stage", jsonw_text(r->mem_used_peak_stage));
-        put(o, "mem_used_peak_context", jsonw_text(r->mem_used_peak_context));
-        put(o, "mem_avail_min_mb", jsonw_real(r->mem_avail_min_mb));
-        put(o, "swap_used_peak_mb", jsonw_real(r->swap_used_peak_mb));
-        put(o, "disk_avail_min_gb", jsonw_real(r->disk_avail_min_gb));
-        put(o, "load1_peak", jsonw_real(r->load1_peak));
-        put(o, "cpu_pct_peak", jsonw_real(r->cpu_pct_peak));
-        put(o, "cpu_pct_avg", jsonw_real(r->cpu_pct_avg));
-        put(o, "compilers_peak", jsonw_real(r->compilers_peak));
-        put(o, "near_oom_samples", history_json_count(r->near_oom_samples));
-        put(o, "low_disk_samples", history_json_count(r->low_disk_samples));
-        put(o, "build_mem_peak_mb", jsonw_real(r->build_mem_peak_mb));
-        put(o, "build_anon_peak_mb", jsonw_real(r->build_anon_peak_mb));
-        put(o, "unit_peak_name", jsonw_text(r->unit_peak_name));
-        put(o, "unit_peak_tool", jsonw_text(r->unit_peak_tool));
-        put(o, "unit_peak_mb", jsonw_real(r->unit_peak_mb));
-        put(o, "jobs_reading", jsonw_text(r->jobs_reading));
-}
-
 json_t *history_run_json(const struct store_run *r)
 {
         const struct run_info *ri = &r->info;
-        json_t *o = json_object();
         char result[32];
 
         history_run_result(r, result, sizeof(result));
-        put(&o, "db_id", json_integer(r->id));
-        put(&o, "id", jsonw_text(ri->run_id));
-        put(&o, "kind", jsonw_text(ri->kind));
-        put(&o, "argv", ri->argv ? jsonw_argv(ri->argv) : json_array());
-        put(&o, "cwd", jsonw_text(ri->cwd));
-        put(&o, "host", jsonw_text(ri->host));
-        put(&o, "builder", jsonw_text(r->builder));
-        put(&o, "start_epoch", jsonw_real(ri->start_epoch));
-        put(&o, "end_epoch", jsonw_real(ri->end_epoch));
-        put(&o, "duration_s", jsonw_real(r->duration_s));
-        put(&o, "state", json_string(store_run_state_name(r->state)));
-        put(&o, "exit_code", history_json_count(ri->exit_code));
-        /* the signal is written when the run finishes */
-        put(&o, "term_signal", ri->finished ? json_integer(ri->term_signal) : json_null());
-        put(&o, "pid", json_integer(ri->pid));
-        put(&o, "ncpu", json_integer(ri->ncpu));
-        put(&o, "interval", jsonw_real(ri->interval));
-        put(&o, "cgroup_mode", jsonw_text(r->cgroup_mode));
-        /* mode none: the build's figures are estimates */
-        put(&o, "estimates",
-            r->cgroup_mode ? json_boolean(strcmp(r->cgroup_mode, "none") == 0) : json_null());
-        put(&o, "vcs_rev", jsonw_text(r->vcs_rev));
-        put(&o, "vcs_ref", jsonw_text(r->vcs_ref));
-        put_figures(&o, r);
-        put(&o, "nodes", jsonw_text(r->nodes));
-        put(&o, "result", json_string(result));
-        /* issue 23's job: appended, as the keys' order is an interface */
-        put(&o, "job", jsonw_text(ri->job));
-        put(&o, "failure",
+        /* the row, the resource figures stored with it, then the later
+         * keys (issue 23's job appended: the keys' order is an interface) */
+        return json_pack(
+            "{s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:I, s:I, s:o, s:o,"
+            " s:o, s:o, s:o,"
+            " s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o,"
+            " s:o, s:o, s:o, s:o, s:o,"
+            " s:o, s:s, s:o, s:o}",
+            "db_id", (json_int_t)r->id, "id", jsonw_text(ri->run_id), "kind", jsonw_text(ri->kind),
+            "argv", ri->argv ? jsonw_argv(ri->argv) : json_array(), "cwd", jsonw_text(ri->cwd),
+            "host", jsonw_text(ri->host), "builder", jsonw_text(r->builder), "start_epoch",
+            jsonw_real(ri->start_epoch), "end_epoch", jsonw_real(ri->end_epoch), "duration_s",
+            jsonw_real(r->duration_s), "state", store_run_state_name(r->state), "exit_code",
+            history_json_count(ri->exit_code),
+            /* the signal is written when the run finishes */
+            "term_signal", ri->finished ? json_integer(ri->term_signal) : json_null(), "pid",
+            (json_int_t)ri->pid, "ncpu", (json_int_t)ri->ncpu, "interval", jsonw_real(ri->interval),
+            "cgroup_mode", jsonw_text(r->cgroup_mode),
+            /* mode none: the build's figures are estimates */
+            "estimates",
+            r->cgroup_mode ? json_boolean(strcmp(r->cgroup_mode, "none") == 0) : json_null(),
+            "vcs_rev", jsonw_text(r->vcs_rev), "vcs_ref", jsonw_text(r->vcs_ref), "samples",
+            history_json_count(r->samples), "samples_dropped",
+            history_json_count(r->samples_dropped), "mem_total_mb", jsonw_real(r->mem_total_mb),
+            "mem_used_peak_mb", jsonw_real(r->mem_used_peak_mb), "mem_used_peak_elapsed_s",
+            jsonw_real(r->mem_used_peak_elapsed_s), "mem_used_peak_stage",
+            jsonw_text(r->mem_used_peak_stage), "mem_used_peak_context",
+            jsonw_text(r->mem_used_peak_context), "mem_avail_min_mb",
+            jsonw_real(r->mem_avail_min_mb), "swap_used_peak_mb", jsonw_real(r->swap_used_peak_mb),
+            "disk_avail_min_gb", jsonw_real(r->disk_avail_min_gb), "load1_peak",
+            jsonw_real(r->load1_peak), "cpu_pct_peak", jsonw_real(r->cpu_pct_peak), "cpu_pct_avg",
+            jsonw_real(r->cpu_pct_avg), "compilers_peak", jsonw_real(r->compilers_peak),
+            "near_oom_samples", history_json_count(r->near_oom_samples), "low_disk_samples",
+            history_json_count(r->low_disk_samples), "build_mem_peak_mb",
+            jsonw_real(r->build_mem_peak_mb), "build_anon_peak_mb",
+            jsonw_real(r->build_anon_peak_mb), "unit_peak_name", jsonw_text(r->unit_peak_name),
+            "unit_peak_tool", jsonw_text(r->unit_peak_tool), "unit_peak_mb",
+            jsonw_real(r->unit_peak_mb), "jobs_reading", jsonw_text(r->jobs_reading), "nodes",
+            jsonw_text(r->nodes), "result", result, "job", jsonw_text(ri->job), "failure",
             r->fail_target || r->fail_first
                 ? json_pack("{s:o, s:o, s:o, s:o}", "target", jsonw_text(r->fail_target), "tool",
                             jsonw_text(r->fail_tool), "first_error", jsonw_text(r->fail_first),
                             "last_error", jsonw_text(r->fail_last))
                 : json_null());
-        return o;
 }
 
 int history_put_failure(struct dbuf *out, const struct store_run *r, const char *lead)

@@ -49,7 +49,6 @@ static void render_facts(const struct store_run *run, struct dwriter *w)
         const struct run_info *ri = &run->info;
         _cleanup_dbuf_ struct dbuf cmd = DBUF_INIT;
         char buf[512], t[64];
-        int n;
 
         for (size_t i = 0; ri->argv && ri->argv[i]; i++)
                 dw_check(w, dbuf_printf(&cmd, "%s%s", i ? " " : "", ri->argv[i]));
@@ -83,10 +82,8 @@ static void render_facts(const struct store_run *run, struct dwriter *w)
                          (long long)MAX(run->cached_steps, 0));
                 line(w, "steps", buf);
         }
-        n = snprintf(buf, sizeof(buf), "%lld", (long long)MAX(run->samples, 0));
-        if (run->samples_dropped > 0 && n > 0 && (size_t)n < sizeof(buf))
-                snprintf(buf + n, sizeof(buf) - (size_t)n, " (%lld dropped)",
-                         (long long)run->samples_dropped);
+        snprintf(buf, sizeof(buf), run->samples_dropped > 0 ? "%lld (%lld dropped)" : "%lld",
+                 (long long)MAX(run->samples, 0), (long long)run->samples_dropped);
         line(w, "samples", buf);
 }
 

@@ -53,19 +53,16 @@ int cmd_plan(int argc, char **argv)
         _cleanup_dbuf_ struct dbuf out = DBUF_INIT;
         double mb;
         unsigned cpus;
-        int k, n, ret = 1;
+        int k, n, ret;
 
-        k = cmd_parse_table(cmd_mask("plan"), "plan", argc, argv, &co);
-        if (k < 0 || k < argc) {
-                if (k >= 0)
-                        fprintf(stderr, "buildtel plan: no operands, only options\n");
-                common_opts_release(&co);
+        ret = history_opts_parse("plan", argc, argv, &co, &k);
+        if (ret >= 0)
+                return ret;
+        if (k < argc) {
+                fprintf(stderr, "buildtel plan: no operands, only options\n");
                 return EXIT_BT_USAGE;
         }
-        if (co.help) {
-                common_opts_release(&co);
-                return cmd_print_usage("plan") < 0 ? 1 : 0;
-        }
+        ret = 1;
         mb = (double)co.plan_memory / 1048576.0;
         cpus = (unsigned)co.plan_cpus;
         host_size(&mb, &cpus);
@@ -114,6 +111,5 @@ oom:
 out:
         ledger_free(l);
         store_close(st);
-        common_opts_release(&co);
         return ret;
 }

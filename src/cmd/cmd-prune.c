@@ -24,17 +24,6 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-/* The files a run writes are every kind of runfiles/names.h, by name, in
- * its log directory: nothing else is ever removed. The name of kind k for
- * run_id into buf; false when it does not fit. */
-static bool run_file_name(const char *run_id, int k, char *buf, size_t len)
-{
-        _cleanup_free_ char *n = runfiles_path(NULL, run_id, (enum runfile)k);
-        int r = n ? snprintf(buf, len, "%s", n) : -1;
-
-        return r >= 0 && (size_t)r < len;
-}
-
 /* One run of the history as prune sees it. */
 struct prune_run {
         int64_t id;
@@ -83,19 +72,20 @@ static char *dir_of(const struct store_run *r, const char *log_dir)
 }
 
 /* The run's files in dir that exist as regular files: counted into
- * *files and *bytes, or with rm unlinked. 0 or the first -errno of rm (the
- * others still go). */
+ * *files and *bytes, or with rm unlinked. The files a run writes are every
+ * kind of runfiles/names.h, by name, in its log directory: nothing else is
+ * ever removed. 0 or the first -errno of rm (the others still go). */
 static int run_files(const char *dir, const char *run_id, bool rm, uint64_t *files, uint64_t *bytes)
 {
         _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         int r = dfd < 0 && errno != ENOENT ? -errno : 0;
 
         for (int k = 0; dfd >= 0 && k < RUNFILE_COUNT_; k++) {
-                char name[256];
+                _cleanup_free_ char *name = runfiles_path(NULL, run_id, (enum runfile)k);
                 struct stat sb;
 
-                if (!run_file_name(run_id, k, name, sizeof(name)) ||
-                    fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(sb.st_mode))
+                if (!name || fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !S_ISREG(sb.st_mode))
                         continue;
                 if (!rm) {
                         (*files)++;
@@ -268,35 +258,27 @@ int cmd_prune(int argc, char **argv)
         struct common_opts o;
         struct prune_result res;
         char freed[32], left[32];
-        int k, r, ret = EXIT_BT_USAGE;
+        int k, r, ret = history_opts_parse("prune", argc, argv, &o, &k);
 
-        k = cmd_parse_table(CMDS_PRUNE, "prune", argc, argv, &o);
-        if (k < 0 || (k > 0 && k != argc)) {
-                if (k > 0)
-                        cmd_print_short_usage("prune");
-                goto out;
-        }
-        if (o.help) {
-                ret = cmd_print_usage("prune") < 0;
-                goto out;
+        if (ret >= 0)
+                return ret;
+        if (k != argc) {
+                cmd_print_short_usage("prune");
+                return EXIT_BT_USAGE;
         }
         /* no limit given: the one `run` applies at its end */
         if (!o.prune_given && prune_limit_of("prune", NULL, NULL, &o.prune) < 0)
-                goto out;
+                return EXIT_BT_USAGE;
         r = prune_apply(o.rec.db_path, o.rec.log_dir, o.rec.prom.textfile_dir, &o.prune, NULL,
                         o.dry_run, true, &res);
         if (r < 0) {
                 fprintf(stderr, "buildtel prune: cannot read the history: %s\n", store_strerror(r));
-                ret = 1;
-                goto out;
+                return 1;
         }
         fmt_size((double)res.bytes, freed, sizeof(freed));
         fmt_size((double)res.kept_bytes, left, sizeof(left));
         printf("%s %llu runs (%llu files, %s); %llu runs kept (%s)\n",
                o.dry_run ? "would remove" : "removed", (unsigned long long)res.runs,
                (unsigned long long)res.files, freed, (unsigned long long)res.kept_runs, left);
-        ret = res.failed ? 1 : 0;
-out:
-        common_opts_release(&o);
-        return ret;
+        return res.failed ? 1 : 0;
 }

@@ -155,25 +155,27 @@ static void fill_row(struct top_state *s, size_t i, const struct store_run *r)
         }
 }
 
+/* Running runs first, then the recent ones, each newest first (as the
+ * walk comes): a running run goes in after the running ones before it. */
 static int add_run(void *userdata, const struct store_run *r)
 {
         struct top_state *s = userdata;
         bool running = r->state == STORE_RUN_RUNNING;
+        size_t at = running ? s->n - s->nrecent : s->n;
 
         if (s->n >= TOP_ROWS_MAX || (!running && s->nrecent >= TOP_RECENT))
                 return 0;
         if (!running)
                 s->nrecent++;
-        fill_row(s, s->n++, r);
+        memmove(&s->runs[at + 1], &s->runs[at], (s->n - at) * sizeof(s->runs[0]));
+        memmove(&s->rows[at + 1], &s->rows[at], (s->n - at) * sizeof(s->rows[0]));
+        s->n++;
+        fill_row(s, at, r);
         return 0;
 }
 
-/* Running runs first, then the recent ones, each newest first. */
 static int load(struct top_state *s)
 {
-        struct top_row tmp[TOP_ROWS_MAX];
-        struct top_run *tr;
-        size_t k = 0;
         int r;
 
         s->n = s->nrecent = 0;
@@ -181,28 +183,15 @@ static int load(struct top_state *s)
         if (!s->st && history_store_open(s->db, false, 2000, &s->st) < 0)
                 return 0;
         r = store_runs_each(s->st, NAN, 200, add_run, s);
-        if (r < 0)
-                return r;
-        tr = malloc(sizeof(*tr) * TOP_ROWS_MAX);
-        if (!tr)
-                return -ENOMEM;
-        for (int pass = 0; pass < 2; pass++)
-                for (size_t i = 0; i < s->n; i++)
-                        if (s->rows[i].running == (pass == 0)) {
-                                tmp[k] = s->rows[i];
-                                tr[k++] = s->runs[i];
-                        }
-        memcpy(s->runs, tr, sizeof(*tr) * s->n);
-        free(tr);
+        /* the rows moved point at their runs' strings again */
         for (size_t i = 0; i < s->n; i++) {
-                s->rows[i] = tmp[i];
                 s->rows[i].command = s->runs[i].command;
                 s->rows[i].result = s->runs[i].result;
                 s->rows[i].stage = s->runs[i].stage;
                 s->rows[i].context = s->runs[i].context;
                 s->rows[i].units = s->runs[i].units;
         }
-        return 0;
+        return r < 0 ? r : 0;
 }
 
 /* The detail of run i: its targets and the stage/context changes. */

@@ -63,15 +63,6 @@ static void edges_release(struct trace_edges *x)
         }
 }
 
-static int edges_push(struct trace_edges *x, double start_s, double end_s, const char *out,
-                      size_t len)
-{
-        if (array_grow(&x->v, &x->cap, x->n, sizeof(*x->v), 256) < 0)
-                return -ENOMEM;
-        x->v[x->n++] = (struct trace_edge){start_s, end_s, out, len};
-        return 0;
-}
-
 /* The edges of one ninja run, placed at offset_s on the run's clock; those
  * ending after until_s are another build's. */
 struct edge_win {
@@ -91,9 +82,12 @@ static void edge_add(void *ud, int64_t start_ms, int64_t end_ms, const char *out
                 return;
         }
         name = names_add(w->x, out, len);
-        w->e = name ? edges_push(w->x, w->offset_s + (double)start_ms / 1000.0,
-                                 w->offset_s + (double)end_ms / 1000.0, name, len)
-                    : -ENOMEM;
+        if (!name || array_grow(&w->x->v, &w->x->cap, w->x->n, sizeof(*w->x->v), 256) < 0) {
+                w->e = -ENOMEM;
+                return;
+        }
+        w->x->v[w->x->n++] = (struct trace_edge){w->offset_s + (double)start_ms / 1000.0,
+                                                 w->offset_s + (double)end_ms / 1000.0, name, len};
 }
 
 /* A note for a log none of whose records are the run's (ninjalog_window()). */

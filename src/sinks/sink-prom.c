@@ -95,11 +95,9 @@ static int prom_open(const struct sink_ctx *ctx, void **ret_state)
         e = prom_textfile_dir(&st->cfg, &st->dir);
         if (e < 0) {
                 /* The collector's directory is not the run's business: say so, go on. */
-                char msg[512];
-                snprintf(msg, sizeof(msg), "textfile directory: %s; writing '%s' to '%s'",
-                         strerror(-e), st->cfg.prom_file, ctx->log_dir);
-                if (ctx->warn)
-                        ctx->warn(ctx->warn_userdata, "%s", msg);
+                note_to(ctx->warn, ctx->warn_userdata,
+                        "textfile directory: %s; writing '%s' to '%s'", strerror(-e),
+                        st->cfg.prom_file, ctx->log_dir);
                 st->dir = strdup(ctx->log_dir);
                 if (!st->dir) {
                         free(st);

@@ -11,6 +11,7 @@
  * build are not affected. */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,10 +95,9 @@ static void drop_pending(struct sqlite_state *s)
 #define RESERVE_BYTES (128 << 10)
 static int reserve_open(const char *db_path)
 {
-        const char *slash = strrchr(db_path, '/');
-        size_t dlen = slash == db_path ? 1 : slash ? (size_t)(slash - db_path) : 0;
-        _cleanup_free_ char *dir = slash ? strndup(db_path, dlen) : strdup(".");
-        _cleanup_close_ int fd = dir ? open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) : -1;
+        _cleanup_free_ char *dir = strdup(db_path);
+        _cleanup_close_ int fd =
+            dir ? open(dirname(dir), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600) : -1;
         int e;
 
         if (fd < 0)
@@ -110,8 +110,6 @@ static int reserve_open(const char *db_path)
 
 static void give_up(struct sqlite_state *s, int e)
 {
-        char msg[1024];
-
         if (s->phase == PHASE_OFF)
                 return;
         if (s->st)
@@ -121,16 +119,14 @@ static void give_up(struct sqlite_state *s, int e)
         s->full = e == -ENOSPC;
         s->unmarked = s->st && s->phase == PHASE_RECORDING &&
                       store_run_mark_unrecorded(s->st, s->run_id, s->full) < 0;
-        snprintf(msg, sizeof(msg),
-                 "history database '%s': %s; this run is not in the history%s%s%s", s->path,
-                 store_strerror(e), s->phase != PHASE_RECORDING ? "" : " (its row reads as ",
-                 s->phase != PHASE_RECORDING ? ""
-                 : s->unmarked
-                     ? "incomplete until the end of the build"
-                     : store_run_state_name(s->full ? STORE_RUN_DISK_FULL : STORE_RUN_UNRECORDED),
-                 s->phase != PHASE_RECORDING ? "" : ")");
-        if (s->warn)
-                s->warn(s->warn_userdata, "%s", msg);
+        note_to(s->warn, s->warn_userdata,
+                "history database '%s': %s; this run is not in the history%s%s%s", s->path,
+                store_strerror(e), s->phase != PHASE_RECORDING ? "" : " (its row reads as ",
+                s->phase != PHASE_RECORDING ? ""
+                : s->unmarked
+                    ? "incomplete until the end of the build"
+                    : store_run_state_name(s->full ? STORE_RUN_DISK_FULL : STORE_RUN_UNRECORDED),
+                s->phase != PHASE_RECORDING ? "" : ")");
         s->phase = PHASE_OFF;
         drop_pending(s);
 }

@@ -92,18 +92,12 @@ static void trace_on_sample(void *state, const struct sample *s, const struct ru
 {
         struct trace_state *st = state;
         struct sample r;
-        int e = 0;
 
         st->job->samples++;
-        if (!st->error && st->job->round) {
+        if (!st->error && st->job->round)
                 sample_round(s, &r);
-                e = trace_sample(st->t, &r);
-        } else if (!st->error) {
-                e = trace_sample(st->t, s);
-        }
-
-        if (e < 0 && !st->error)
-                st->error = e;
+        if (!st->error) /* 0 or -errno */
+                st->error = trace_sample(st->t, st->job->round ? &r : s);
         drain(st, false);
 }
 
@@ -139,8 +133,8 @@ static int add_model(struct trace_state *st, const struct run_model *m)
                 return e;
         for (uint32_t i = 0; e >= 0 && i < ts->nedgev; i++)
                 e = spans_add_edge(trace_spans(st->t), off + (double)ts->edgev[i].start_ms / 1000.0,
-                                   off + (double)ts->edgev[i].end_ms / 1000.0,
-                                   ts->edgev[i].output, strlen(ts->edgev[i].output));
+                                   off + (double)ts->edgev[i].end_ms / 1000.0, ts->edgev[i].output,
+                                   strlen(ts->edgev[i].output));
         return e;
 }
 

@@ -15,33 +15,24 @@
 #include "util/macro.h"
 #include "util/util.h"
 
-/* A walk over the samples of a run: the statement, and the column table
- * index of each result column from 1 on. */
-struct store_samples {
-        struct store *st;
-        sqlite3_stmt *s;
+/* A walk over the samples of a run: the column table index of each result
+ * column from 1 on. */
+struct sample_walk {
         size_t cols[SAMPLE_COLUMNS_MAX], n;
         unsigned char range[SAMPLE_COLUMNS_MAX]; /* enum range_kind of cols[] */
-        bool done;                               /* stepping past the end would start over */
+        store_sample_fn fn;
+        void *userdata;
 };
 
-void store_samples_close(struct store_samples *it)
-{
-        if (!it)
-                return;
-        sqlite3_finalize(it->s);
-        free(it);
-}
-
-/* "SELECT seq, <the stored columns> FROM samples ...", the columns into it. */
-static int samples_sql(struct store_samples *it, struct dbuf *sql)
+/* "SELECT seq, <the stored columns> FROM samples ...", the columns into w. */
+static int samples_sql(struct store *st, struct sample_walk *w, struct dbuf *sql)
 {
         bool has[SAMPLE_COLUMNS_MAX];
         int r;
 
         /* only the columns the file has: an older file's missing columns
          * stay unknown */
-        r = store_sample_columns(it->st, has);
+        r = store_sample_columns(st, has);
         if (r < 0)
                 return r;
         r = dbuf_puts(sql, "SELECT seq");
@@ -53,79 +44,44 @@ static int samples_sql(struct store_samples *it, struct dbuf *sql)
                         continue;
                 /* names come from our column table, not from the file */
                 r = dbuf_printf(sql, ", \"%s\"", name);
-                it->range[it->n] = (unsigned char)range_of_column(name);
-                it->cols[it->n++] = i;
+                w->range[w->n] = (unsigned char)range_of_column(name);
+                w->cols[w->n++] = i;
         }
         return r < 0 ? r : dbuf_puts(sql, " FROM samples WHERE run = ? ORDER BY seq");
 }
 
-int store_samples_open(struct store *st, int64_t id, struct store_samples **ret)
+static int sample_row(void *ctx, sqlite3_stmt *s)
 {
-        struct store_samples *it = calloc(1, sizeof(*it));
-        _cleanup_dbuf_ struct dbuf sql = DBUF_INIT;
-        int r;
+        struct sample_walk *w = ctx;
+        struct sample smp;
 
-        if (!it)
-                return -ENOMEM;
-        it->st = st;
-        r = samples_sql(it, &sql);
-        if (r >= 0)
-                r = store_prepare(st, sql.p, &it->s);
-        if (r < 0) {
-                store_samples_close(it);
-                return r;
-        }
-        sqlite3_bind_int64(it->s, 1, id);
-        *ret = it;
-        return 0;
-}
-
-int store_samples_next(struct store_samples *it, struct sample *ret)
-{
-        int rc;
-
-        if (it->done)
-                return 0;
-        rc = sqlite3_step(it->s);
-        if (rc != SQLITE_ROW) {
-                it->done = true;
-                return store_step_end(it->st, rc);
-        }
-        sample_clear(ret);
-        for (size_t k = 0; k < it->n; k++) {
+        sample_clear(&smp);
+        for (size_t k = 0; k < w->n; k++) {
                 enum sample_column_type t;
                 int c = (int)k + 1;
 
-                (void)sample_column_name(it->cols[k], &t);
+                (void)sample_column_name(w->cols[k], &t);
                 if (t == SAMPLE_COLUMN_NUMBER) {
-                        double v = sqlite3_column_double(it->s, c);
+                        double v = sqlite3_column_double(s, c);
 
                         /* out of range (model/ranges.h): absent, as NULL */
-                        if (sqlite3_column_type(it->s, c) != SQLITE_NULL &&
-                            range_ok(it->range[k], v))
-                                (void)sample_column_set_number(ret, it->cols[k], v);
+                        if (sqlite3_column_type(s, c) != SQLITE_NULL && range_ok(w->range[k], v))
+                                (void)sample_column_set_number(&smp, w->cols[k], v);
                 } else {
-                        const char *v = store_col_text(it->s, c);
-                        (void)sample_column_set_text(ret, it->cols[k], v ? v : "");
+                        const char *v = store_col_text(s, c);
+                        (void)sample_column_set_text(&smp, w->cols[k], v ? v : "");
                 }
         }
-        return 1;
+        return w->fn(w->userdata, &smp);
 }
 
 int64_t store_samples_each(struct store *st, int64_t id, store_sample_fn fn, void *userdata)
 {
-        struct store_samples *it = NULL;
-        struct sample smp;
-        int64_t n = 0;
-        int r;
+        struct sample_walk w = {.fn = fn, .userdata = userdata};
+        _cleanup_dbuf_ struct dbuf sql = DBUF_INIT;
+        int r = samples_sql(st, &w, &sql);
 
-        r = store_samples_open(st, id, &it);
-        while (r >= 0 && (r = store_samples_next(it, &smp)) > 0) {
-                n++;
-                r = fn(userdata, &smp);
-        }
-        store_samples_close(it);
-        return r < 0 ? r : n;
+        return r < 0 ? r : store_query(st, sql.p, INT64_MAX, sample_row, &w, "i", id);
 }
 
 static int add_fact(void *userdata, const struct target_fact *t)

@@ -16,21 +16,10 @@
  *     store_run_find(st, spec, &id);      which run
  *     store_run_get(st, id, &run);        its facts (run.info), state, thresholds
  *     store_run_thresholds(&run, &cfg);   the summary config it was made with
- *     store_samples_each(st, id, fn, p);  every sample, in time order (or
- *                                         store_samples_open/next/close)
+ *     store_samples_each(st, id, fn, p);  every sample, in time order
  *     store_targets_get(st, id, facts);   its targets, as the facts its sinks sent
  *
  * with no SQL and no database handle in the caller. */
-
-/* The same walk as an iterator, for a source that pulls (the pipeline's
- * history replay): open, then next until it returns 0.
- * store_samples_next() returns 1 with the next sample in *ret (its strings
- * borrowed until the next call or close), 0 at the end (and after it), or
- * -errno (as store_samples_each()). Close frees; NULL is a no-op. */
-struct store_samples;
-int store_samples_open(struct store *st, int64_t id, struct store_samples **ret);
-int store_samples_next(struct store_samples *it, struct sample *ret);
-void store_samples_close(struct store_samples *it);
 
 /* Called with each sample of the run, in order of time (its sequence
  * number). The sample's strings are borrowed for the duration of the call.

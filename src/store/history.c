@@ -32,6 +32,7 @@
  * column and its index cannot drift apart. F: read_run() takes the column
  * into that field of struct store_run as it is (TEXT a copy, COUNT, REAL,
  * THRESHOLD: threshold_of()); X: read by hand. */
+/* clang-format off */
 #define RUN_COLUMNS(X, F)                                                                          \
         X(ID, "r.id")                                                                              \
         X(RUN_ID, "r.run_id")                                                                      \
@@ -104,6 +105,7 @@
           "CASE WHEN json_valid(r.summary_json) THEN (SELECT json_extract(j.value, '$.text')"      \
           " FROM json_each(r.summary_json, '$.readings') j"                                        \
           " WHERE json_extract(j.value, '$.id') = 'jobs') END", TEXT, jobs_reading)
+/* clang-format on */
 
 #define RUN_ENUM(e, sql) RC_##e,
 #define RUN_ENUM_F(e, sql, kind, field) RC_##e,
@@ -383,7 +385,6 @@ int store_run_get(struct store *st, int64_t id, struct store_run *ret)
 }
 
 struct find {
-        bool spec;
         int64_t id;
         int n;
         bool exact;
@@ -395,27 +396,23 @@ static int find_row(void *ctx, sqlite3_stmt *s)
 
         if (f->n++ == 0) {
                 f->id = sqlite3_column_int64(s, 0);
-                f->exact = f->spec && sqlite3_column_int(s, 1) == 1;
+                f->exact = sqlite3_column_int(s, 1) == 1;
         }
         return 0;
 }
 
 int store_run_find(struct store *st, const char *spec, int64_t *ret_id)
 {
-        struct find f = {.spec = spec && *spec};
-        int64_t n;
+        struct find f = {0};
+        /* exact first, then prefixes (substr() avoids LIKE wildcards); no
+         * spec: every run, the latest first */
+        int64_t n =
+            store_query(st,
+                        "SELECT id, ?1 <> '' AND run_id = ?1 FROM runs"
+                        " WHERE substr(run_id, 1, length(?1)) = ?1"
+                        " ORDER BY 2 DESC, start_epoch DESC, id DESC LIMIT ?2",
+                        2, find_row, &f, "ti", spec ? spec : "", (int64_t)(spec && *spec ? 2 : 1));
 
-        if (!f.spec)
-                n = store_query(st,
-                                "SELECT id FROM runs ORDER BY start_epoch DESC, id DESC LIMIT 1", 2,
-                                find_row, &f, "");
-        else
-                /* exact first, then prefixes; substr() avoids LIKE wildcards */
-                n = store_query(st,
-                                "SELECT id, run_id = ?1 FROM runs WHERE"
-                                " substr(run_id, 1, length(?1)) = ?1"
-                                " ORDER BY run_id = ?1 DESC LIMIT 2",
-                                2, find_row, &f, "t", spec);
         if (n < 0)
                 return (int)n;
         if (n == 0)

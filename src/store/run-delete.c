@@ -51,42 +51,36 @@ static bool known(const char *table)
         return false;
 }
 
-/* Collect "DELETE FROM t WHERE col = ?1;" for the unknown referencing
- * tables. */
+/* The run's rows of an unknown table that references runs, one table
+ * (and column) a row of the schema query. */
+struct others {
+        struct store *st;
+        int64_t id;
+};
+
 static int other_row(void *ctx, sqlite3_stmt *s)
 {
-        struct dbuf *b = ctx;
+        const struct others *o = ctx;
         const char *t = store_col_text(s, 0), *col = store_col_text(s, 1);
+        _cleanup_dbuf_ struct dbuf sql = DBUF_INIT;
 
         if (!t || !col || known(t) || strchr(t, '"') || strchr(col, '"'))
                 return 0;
-        return dbuf_printf(b, "DELETE FROM \"%s\" WHERE \"%s\" = ?1;", t, col);
+        if (dbuf_printf(&sql, "DELETE FROM \"%s\" WHERE \"%s\" = ?1", t, col) < 0)
+                return -ENOMEM;
+        return exec_bound(o->st, sql.p, o->id);
 }
 
 static int delete_others(struct store *st, int64_t id)
 {
-        _cleanup_dbuf_ struct dbuf b = DBUF_INIT;
-        sqlite3_stmt *s = NULL;
-        int64_t n;
-        int r = store_prepare(st,
-                              "SELECT m.name, f.\"from\" FROM sqlite_master m,"
-                              " pragma_foreign_key_list(m.name) f"
-                              " WHERE m.type = 'table' AND f.\"table\" = 'runs'",
-                              &s);
+        struct others o = {st, id};
+        int64_t n = store_query(st,
+                                "SELECT m.name, f.\"from\" FROM sqlite_master m,"
+                                " pragma_foreign_key_list(m.name) f"
+                                " WHERE m.type = 'table' AND f.\"table\" = 'runs'",
+                                1000, other_row, &o, "");
 
-        if (r < 0)
-                return r;
-        n = store_rows(st, s, 1000, other_row, &b);
-        r = n < 0 ? (int)n : 0;
-        /* one statement per table: exec_bound runs the first of a list only */
-        for (char *p = b.p, *end; r >= 0 && p && *p; p = end + 1) {
-                end = strchr(p, ';');
-                if (!end)
-                        break;
-                *end = '\0';
-                r = exec_bound(st, p, id);
-        }
-        return r;
+        return n < 0 ? (int)n : 0;
 }
 
 int store_run_delete(struct store *st, int64_t id)

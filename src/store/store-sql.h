@@ -25,9 +25,6 @@ int store_step_end(struct store *st, int rc);
 int store_step_done(struct store *st, sqlite3_stmt *s);
 /* The row id of the last INSERT. */
 int64_t store_last_rowid(struct store *st);
-/* Bind v, or NULL when v is NULL (text) or not finite (real). */
-void store_bind_text(sqlite3_stmt *s, int i, const char *v);
-void store_bind_real(sqlite3_stmt *s, int i, double v);
 
 /* What store_set_liveness() gave; NULL: none. */
 const struct store_liveness *store_liveness(const struct store *st);

@@ -6,7 +6,6 @@
 
 #include <math.h>
 #include <sqlite3.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,24 +19,15 @@ static int64_t count_of(uint64_t v)
         return (int64_t)MIN(v, (uint64_t)INT64_MAX);
 }
 
-/* A count column of the run row (col: a name of ours, never the build's):
- * -1 when NULL (unknown, or an older file's run). */
-static int64_t get_run_count(struct store *st, int64_t run, const char *col)
+/* The steps the run cut past TARGETS_STEPS_MAX (NULL: none, or an older
+ * file's run). */
+static int steps_dropped_row(void *ctx, sqlite3_stmt *s)
 {
-        char sql[96];
-        sqlite3_stmt *s = NULL;
-        int64_t v = -1;
-        int r;
+        struct targets *ts = ctx;
 
-        snprintf(sql, sizeof(sql), "SELECT %s FROM runs WHERE id = ?", col);
-        r = store_prepare(st, sql, &s);
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, run);
-        if (sqlite3_step(s) == SQLITE_ROW)
-                v = store_col_count(s, 0);
-        sqlite3_finalize(s);
-        return v;
+        if (store_col_count(s, 0) > 0)
+                ts->steps_dropped = store_u32_of(store_col_count(s, 0));
+        return 0;
 }
 
 /* The 14 exec columns of a step from column i on: NULL when not measured. */
@@ -81,14 +71,15 @@ static void step_exec_row(sqlite3_stmt *s, int i, struct step_exec *e)
 int store_steps_insert(struct store *st, int64_t run, const struct targets *ts)
 {
         sqlite3_stmt *s = NULL;
-        int r = store_prepare(
-            st,
-            "INSERT OR REPLACE INTO steps (run, seq, name, target, start_s, end_s,"
-            " step, cached, error, canceled, exec_n, cpu_s, mem_peak_bytes,"
-            " anon_peak_bytes, io_read_bytes, io_write_bytes, net_rx_bytes,"
-            " net_tx_bytes, oom_kills, oom_at_s, oom_victim, peak_proc,"
-            " peak_proc_bytes, usage_source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            &s);
+        int r =
+            store_prepare(st,
+                          "INSERT OR REPLACE INTO steps (run, seq, name, target, start_s, end_s,"
+                          " step, cached, error, canceled, exec_n, cpu_s, mem_peak_bytes,"
+                          " anon_peak_bytes, io_read_bytes, io_write_bytes, net_rx_bytes,"
+                          " net_tx_bytes, oom_kills, oom_at_s, oom_victim, peak_proc,"
+                          " peak_proc_bytes, usage_source) VALUES "
+                          "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                          &s);
 
         for (uint32_t i = 0; r >= 0 && i < ts->nstepv && i < TARGETS_STEPS_MAX; i++) {
                 const struct step_fact *f = &ts->stepv[i];
@@ -142,9 +133,8 @@ int store_steps_get(struct store *st, int64_t run, struct targets *ts)
 
         if (n < 0)
                 return (int)n;
-        if (get_run_count(st, run, "steps_dropped") > 0)
-                ts->steps_dropped =
-                    (uint32_t)MIN(get_run_count(st, run, "steps_dropped"), (int64_t)UINT32_MAX);
+        (void)store_query(st, "SELECT steps_dropped FROM runs WHERE id = ?", 1, steps_dropped_row,
+                          ts, "i", run);
         return (int)n;
 }
 
@@ -213,13 +203,12 @@ static int edge_row(void *ctx, sqlite3_stmt *s)
         return 0;
 }
 
-int store_edges_get(struct store *st, int64_t run, struct targets *ts)
+/* The run row's ninja figures: each NULL unknown (an older file's run). */
+static int ninja_row(void *ctx, sqlite3_stmt *s)
 {
-        sqlite3_stmt *s = NULL;
-        int64_t n = get_run_count(st, run, "ninja_edges");
-        int64_t done = get_run_count(st, run, "ninja_done");
-        int64_t total = get_run_count(st, run, "ninja_total");
-        int r;
+        struct targets *ts = ctx;
+        int64_t n = store_col_count(s, 0), done = store_col_count(s, 1),
+                total = store_col_count(s, 2);
 
         if (done >= 0 && total >= done) {
                 ts->ninja_done = (uint64_t)done;
@@ -228,15 +217,22 @@ int store_edges_get(struct store *st, int64_t run, struct targets *ts)
         if (n >= 0) {
                 ts->ninja_log_set = true;
                 ts->ninja_edges = (uint64_t)n;
-                ts->ninja_max_end_ms = MAX(get_run_count(st, run, "ninja_max_end_ms"), 0);
+                ts->ninja_max_end_ms = MAX(store_col_count(s, 3), 0);
         }
-        r = store_prepare(st, "SELECT ninja_mtime FROM runs WHERE id = ?", &s);
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, run);
-        if (sqlite3_step(s) == SQLITE_ROW && isfinite(store_col_real(s, 0)))
-                ts->ninja_mtime = store_col_real(s, 0);
-        sqlite3_finalize(s);
+        if (isfinite(store_col_real(s, 4)))
+                ts->ninja_mtime = store_col_real(s, 4);
+        return 0;
+}
+
+int store_edges_get(struct store *st, int64_t run, struct targets *ts)
+{
+        int64_t n = store_query(st,
+                                "SELECT ninja_edges, ninja_done, ninja_total, ninja_max_end_ms,"
+                                " ninja_mtime FROM runs WHERE id = ?",
+                                1, ninja_row, ts, "i", run);
+
+        if (n < 0)
+                return (int)n;
         free(ts->edgev);
         ts->edgev = malloc(TARGETS_EDGES_MAX * sizeof(*ts->edgev));
         ts->nedgev = 0;

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdarg.h>
 #include <sqlite3.h>
@@ -202,10 +203,9 @@ static const char schema_v14[] = "ALTER TABLE units ADD COLUMN wait_cpu_s REAL;"
 static const char schema_v15[] = "ALTER TABLE steps ADD COLUMN usage_source TEXT;";
 
 /* migrations[v] takes a file from version v to v + 1. */
-static const char *const migrations[] = {schema_v1,  schema_v2,  schema_v3,  schema_v4, schema_v5,
-                                         schema_v6,  schema_v7,  schema_v8,  schema_v9, schema_v10,
-                                         schema_v11, schema_v12, schema_v13, schema_v14,
-                                         schema_v15};
+static const char *const migrations[] = {
+    schema_v1, schema_v2,  schema_v3,  schema_v4,  schema_v5,  schema_v6,  schema_v7, schema_v8,
+    schema_v9, schema_v10, schema_v11, schema_v12, schema_v13, schema_v14, schema_v15};
 _Static_assert(ARRAY_SIZE(migrations) == STORE_SCHEMA_VERSION, "one migration per version");
 
 struct store {
@@ -391,11 +391,21 @@ int64_t store_rows(struct store *st, sqlite3_stmt *s, int64_t max, store_row_fn 
         return r < 0 ? r : n;
 }
 
+/* Bind v, or NULL when v is not finite. */
+static void store_bind_real(sqlite3_stmt *s, int i, double v)
+{
+        if (isfinite(v))
+                sqlite3_bind_double(s, i, v);
+        else
+                sqlite3_bind_null(s, i);
+}
+
 /* Bind the arguments ap holds to ?first, ?first+1...: one letter of binds
  * each. */
 static void bind_args(sqlite3_stmt *s, int first, const char *binds, va_list ap)
 {
         for (int i = first; binds[i - first]; i++) {
+                const char *t;
                 int64_t v;
 
                 switch (binds[i - first]) {
@@ -416,7 +426,11 @@ static void bind_args(sqlite3_stmt *s, int first, const char *binds, va_list ap)
                         store_bind_real(s, i, va_arg(ap, double));
                         break;
                 default: /* 't' */
-                        store_bind_text(s, i, va_arg(ap, const char *));
+                        t = va_arg(ap, const char *);
+                        if (t)
+                                sqlite3_bind_text(s, i, t, -1, SQLITE_TRANSIENT);
+                        else
+                                sqlite3_bind_null(s, i);
                         break;
                 }
         }
@@ -480,22 +494,6 @@ int64_t store_col_count(sqlite3_stmt *s, int i)
                 return -1;
         v = sqlite3_column_int64(s, i);
         return v < 0 ? -1 : v;
-}
-
-void store_bind_text(sqlite3_stmt *s, int i, const char *v)
-{
-        if (v)
-                sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
-        else
-                sqlite3_bind_null(s, i);
-}
-
-void store_bind_real(sqlite3_stmt *s, int i, double v)
-{
-        if (isfinite(v))
-                sqlite3_bind_double(s, i, v);
-        else
-                sqlite3_bind_null(s, i);
 }
 
 int64_t store_last_rowid(struct store *st)
@@ -667,17 +665,10 @@ int store_open(const char *path, bool create, int busy_ms, struct store **ret)
 
         if (create) {
                 _cleanup_free_ char *dir = strdup(path);
-                char *slash;
 
-                if (!dir)
-                        return -ENOMEM;
-                slash = strrchr(dir, '/');
-                if (slash && slash != dir) {
-                        *slash = '\0';
-                        r = mkdir_p(dir, 0700);
-                        if (r < 0)
-                                return r;
-                }
+                r = dir ? mkdir_p(dirname(dir), 0700) : -ENOMEM;
+                if (r < 0)
+                        return r;
                 /* The history holds build output: 0600 (SQLite gives its
                  * journal files the database's mode). */
                 int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
