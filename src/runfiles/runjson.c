@@ -221,29 +221,21 @@ static int get_str(json_t *v, char **ret)
         return *ret ? 0 : -ENOMEM;
 }
 
+/* *ret is set before it is filled: on failure, what was read is NULL-
+ * terminated and the caller's run_info_release() frees it. */
 static int get_argv(json_t *v, char ***ret)
 {
-        char **argv;
-        size_t n;
+        size_t n = json_array_size(v);
+        int r = 0;
 
-        if (!json_is_array(v) || json_array_size(v) > RUN_ARGV_MAX)
+        if (!json_is_array(v) || n > RUN_ARGV_MAX)
                 return -EINVAL;
-        n = json_array_size(v);
-        argv = calloc(n + 1, sizeof(*argv));
-        if (!argv)
+        *ret = calloc(n + 1, sizeof(**ret));
+        if (!*ret)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                int r = get_str(json_array_get(v, i), &argv[i]);
-
-                if (r < 0) {
-                        for (size_t k = 0; k < i; k++)
-                                free(argv[k]);
-                        free(argv);
-                        return r;
-                }
-        }
-        *ret = argv;
-        return 0;
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = get_str(json_array_get(v, i), &(*ret)[i]);
+        return r;
 }
 
 /* A member that is absent or null keeps its unknown value. */
