@@ -120,7 +120,7 @@ static bool set_stage_buildkit(struct logctx *c, const char *s, size_t n)
                 const char *t;
                 size_t l = bk_next_token(&q, end, &t);
 
-                if (l == 0 || logline_is_platform_token(t, l))
+                if (l == 0 || memchr(t, '/', l)) /* a platform: linux/amd64 */
                         continue;
                 if (o > 0)
                         tmp[o++] = '/';

@@ -36,8 +36,6 @@ size_t logline_visible(const char *in, size_t len, char *out, size_t cap);
  * past the digits at p. */
 const char *logline_skip_ci_timestamp(const char *p, const char *end);
 const char *logline_skip_digits(const char *p, const char *end);
-/* A "linux/amd64"-like token (a step's platform in brackets). */
-bool logline_is_platform_token(const char *s, size_t n);
 /* Classify a cleaned line (leading spaces trimmed, as logctx does), its
  * BuildKit prefix parsed once (bl; NULL: parse it here). Never fails. */
 void logline_classify_bk(const char *line, size_t len, const struct bkline *bl,

@@ -370,11 +370,6 @@ static bool classify_work(const char *p, const char *end, struct logline *ret)
         return false;
 }
 
-bool logline_is_platform_token(const char *s, size_t n)
-{
-        return memchr(s, '/', n) != NULL;
-}
-
 static bool is_index_token(const char *s, size_t n)
 {
         const char *end = s + n, *q = logline_skip_digits(s, end);
@@ -407,7 +402,7 @@ static bool classify_step(const char *p, const char *end, struct logline *ret)
         if (!is_index_token(last, toklen[ntok - 1]))
                 return false;
         for (size_t i = 0; i + 1 < ntok; i++) {
-                if (logline_is_platform_token(tok[i], toklen[i]))
+                if (memchr(tok[i], '/', toklen[i])) /* a platform: linux/amd64 */
                         continue;
                 if (!first_name)
                         first_name = tok[i];
