@@ -332,8 +332,37 @@ const char *bkline_secs_end(const char *s, const char *end)
         return NULL;
 }
 
+/* "#N <rest>" that is no "<secs> text": a header, a state, a status. */
 _noinline_ static void feed_status(struct buildkit *b, struct vtx *v, int64_t vi, const char *s,
-                                   const char *end, bool header, double now);
+                                   const char *end, bool header, double now)
+{
+        const char *text;
+
+        if (eq(s, end, "...") || skip_prefix(&s, end, "WARN: "))
+                return;
+        if (skip_prefix(&s, end, "DONE")) {
+                if (s == end || *s == ' ') {
+                        bk_end_vertex(v, V_DONE, now);
+                        v->bk_secs = done_secs(s, end);
+                }
+        } else if (eq(s, end, "CACHED")) {
+                bk_end_vertex(v, V_CACHED, now);
+        } else if (eq(s, end, "CANCELED")) {
+                bk_end_vertex(v, V_CANCELED, now);
+        } else if (skip_prefix(&s, end, "ERROR: ")) {
+                bk_end_vertex(v, V_ERROR, now);
+        } else if (!header && log_prefix(s, end, &text)) {
+                v->worked = true;
+                bk_emit_log(b, (uint32_t)vi, text, (size_t)(end - text));
+        } else if (header) {
+                bk_name_vertex(b, v, s, (size_t)(end - s));
+                bk_touch(b, v, now);
+                if (v->state == V_NEW)
+                        v->state = V_RUNNING;
+        } else if (!bkline_is_digest(s, end)) {
+                v->worked = true; /* a status: "resolve ...", "sha256:... 1.2MB / 3MB" */
+        }
+}
 
 /* "#N <secs> <log text>" of vertex vi: it worked, and its text goes to the
  * log. */
@@ -384,60 +413,8 @@ static bool feed_plain(struct buildkit *b, const struct bkline *bl, double now)
         return true;
 }
 
-/* "#N <rest>" that is no "<secs> text": a header, a state, a status. */
-_noinline_ static void feed_status(struct buildkit *b, struct vtx *v, int64_t vi, const char *s,
-                                   const char *end, bool header, double now)
-{
-        const char *text;
-
-        if (eq(s, end, "...") || skip_prefix(&s, end, "WARN: "))
-                return;
-        if (skip_prefix(&s, end, "DONE")) {
-                if (s == end || *s == ' ') {
-                        bk_end_vertex(v, V_DONE, now);
-                        v->bk_secs = done_secs(s, end);
-                }
-        } else if (eq(s, end, "CACHED")) {
-                bk_end_vertex(v, V_CACHED, now);
-        } else if (eq(s, end, "CANCELED")) {
-                bk_end_vertex(v, V_CANCELED, now);
-        } else if (skip_prefix(&s, end, "ERROR: ")) {
-                bk_end_vertex(v, V_ERROR, now);
-        } else if (!header && log_prefix(s, end, &text)) {
-                v->worked = true;
-                bk_emit_log(b, (uint32_t)vi, text, (size_t)(end - text));
-        } else if (header) {
-                bk_name_vertex(b, v, s, (size_t)(end - s));
-                bk_touch(b, v, now);
-                if (v->state == V_NEW)
-                        v->state = V_RUNNING;
-        } else if (!bkline_is_digest(s, end)) {
-                v->worked = true; /* a status: "resolve ...", "sha256:... 1.2MB / 3MB" */
-        }
-}
-
 _noinline_ static bool feed_line_slow(struct buildkit *b, const char *line, size_t len, double now,
-                                      const struct bkline *bl);
-
-bool buildkit_feed_line_bk(struct buildkit *b, const char *line, size_t len, double now,
-                           const struct bkline *bl)
-{
-        /* Most lines are "#N <secs> <log text>" of the vertex of the line
-         * before: what feed_plain does with them, with no call but the
-         * log's. */
-        if (!b->json_active && bl->ok && bl->secs_end && bl->n != 0 && !b->prev_blank &&
-            b->last_vi < b->nv && b->v[b->last_vi].key == bl->n + 1) {
-                b->last_json = false;
-                b->seen = true;
-                bk_touch(b, &b->v[b->last_vi], now);
-                secs_line(b, b->last_vi, bl);
-                return true;
-        }
-        return feed_line_slow(b, line, len, now, bl);
-}
-
-static bool feed_line_slow(struct buildkit *b, const char *line, size_t len, double now,
-                           const struct bkline *bl)
+                                      const struct bkline *bl)
 {
         const char *end = bl->end;
 
@@ -456,12 +433,19 @@ static bool feed_line_slow(struct buildkit *b, const char *line, size_t len, dou
         return false;
 }
 
-/* The one definition of a target's steps (README "Steps and cached"): its
- * own "[stage i/n] INSTR" vertices, internal ones left out, vertices of one
- * name one step; cached when BuildKit took every vertex of it from the
- * cache, or, for a FROM, when it did nothing (an image already there:
- * BuildKit prints CACHED on one build and a bare DONE on the next, and in
- * a bake whose targets share the stage, a target's record can end with
- * the FROM's header alone, after its export: never ended, since the other
- * target's job resolved it). ended_ok: the stream exported and nothing in
- * it failed or was canceled (a FROM cut off by a failure did not end). */
+bool buildkit_feed_line_bk(struct buildkit *b, const char *line, size_t len, double now,
+                           const struct bkline *bl)
+{
+        /* Most lines are "#N <secs> <log text>" of the vertex of the line
+         * before: what feed_plain does with them, with no call but the
+         * log's. */
+        if (!b->json_active && bl->ok && bl->secs_end && bl->n != 0 && !b->prev_blank &&
+            b->last_vi < b->nv && b->v[b->last_vi].key == bl->n + 1) {
+                b->last_json = false;
+                b->seen = true;
+                bk_touch(b, &b->v[b->last_vi], now);
+                secs_line(b, b->last_vi, bl);
+                return true;
+        }
+        return feed_line_slow(b, line, len, now, bl);
+}

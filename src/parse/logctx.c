@@ -174,23 +174,12 @@ static void put_context(struct logctx *c, const char *p, size_t n)
         c->context[cut] = '\0';
 }
 
-_noinline_ static void flush_batch(struct logctx *c);
-
 static void flush_context(struct logctx *c)
 {
         if (c->pend) {
                 put_context(c, c->pend, c->pend_n);
                 c->pend = NULL;
         }
-}
-
-void logctx_chunk(struct logctx *c, const char *buf, size_t len)
-{
-        flush_batch(c);
-        flush_context(c);
-        c->chunk = buf;
-        c->chunk_end = buf ? buf + len : NULL;
-        c->clean_lo = c->clean_hi = c->chunk_end;
 }
 
 /* Whether [p, p+n) lies in the chunk being fed (logctx_chunk). */
@@ -412,6 +401,15 @@ _noinline_ static void flush_batch(struct logctx *c)
                 c->pend = el_p;
                 c->pend_n = el_n;
         }
+}
+
+void logctx_chunk(struct logctx *c, const char *buf, size_t len)
+{
+        flush_batch(c);
+        flush_context(c);
+        c->chunk = buf;
+        c->chunk_end = buf ? buf + len : NULL;
+        c->clean_lo = c->clean_hi = c->chunk_end;
 }
 
 /* Whether a raw line of the chunk may set the stage, with its BuildKit
