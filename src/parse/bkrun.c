@@ -159,7 +159,8 @@ int bkrun_argv_cmd(const char *argv, size_t len, char *out, size_t cap)
 /* A JSON string's value from s (after its opening quote) into buf,
  * unescaped (\uXXXX below 0x80 only; others become '?'). Returns the
  * length, or -1 when the string does not end. *ret_end is past it. */
-static int quoted_string(const char *s, const char *end, char *buf, size_t cap, const char **ret_end)
+static int quoted_string(const char *s, const char *end, char *buf, size_t cap,
+                         const char **ret_end)
 {
         size_t n = 0;
 
@@ -258,13 +259,11 @@ int bkrun_driver(const char *line, size_t len, char *out, size_t cap, char *buil
 {
         static const char head[] = "#0 building with \"", mid[] = "\" instance using ";
         const char *end = line + len, *p, *q;
-        size_t n;
+        size_t n, b;
 
-        if (cap == 0 || (builder && bcap == 0))
+        if (cap == 0 || bcap == 0)
                 return -EINVAL;
-        out[0] = '\0';
-        if (builder)
-                builder[0] = '\0';
+        out[0] = builder[0] = '\0';
         if (len < sizeof(head) - 1 || memcmp(line, head, sizeof(head) - 1) != 0)
                 return 0;
         p = memmem(line, len, mid, sizeof(mid) - 1);
@@ -278,13 +277,9 @@ int bkrun_driver(const char *line, size_t len, char *out, size_t cap, char *buil
         n = MIN((size_t)(q - p), cap - 1);
         memcpy(out, p, n);
         out[n] = '\0';
-        if (builder) {
-                size_t b =
-                    MIN((size_t)(p - (sizeof(mid) - 1) - line) - (sizeof(head) - 1), bcap - 1);
-
-                memcpy(builder, line + sizeof(head) - 1, b);
-                builder[b] = '\0';
-        }
+        b = MIN((size_t)(p - (sizeof(mid) - 1) - line) - (sizeof(head) - 1), bcap - 1);
+        memcpy(builder, line + sizeof(head) - 1, b);
+        builder[b] = '\0';
         return (int)n;
 }
 
