@@ -264,24 +264,6 @@ static void description(struct buildkit *b, const char *s, const char *end)
                 copy_utf8(b->builder, sizeof(b->builder), s, (size_t)(q - s));
 }
 
-/* "<secs> <text>": secs is digits '.' 1-3 digits. */
-static inline bool log_prefix(const char *s, const char *end, const char **ret_text)
-{
-        const char *p = s, *f;
-
-        while (p < end && (unsigned char)(*p - '0') < 10)
-                p++;
-        if (p == s || p >= end || *p != '.')
-                return false;
-        f = ++p;
-        while (p < end && p - f < 4 && (unsigned char)(*p - '0') < 10)
-                p++;
-        if (p == f || p - f > 3 || (p < end && *p != ' '))
-                return false;
-        *ret_text = p == end ? p : p + 1;
-        return true;
-}
-
 static bool eq(const char *s, const char *end, const char *lit)
 {
         size_t n = strlen(lit);
@@ -325,19 +307,24 @@ void bk_end_vertex(struct vtx *v, enum vstate state, double now)
 
 const char *bkline_secs_end(const char *s, const char *end)
 {
-        const char *text;
+        const char *p = s, *f;
 
-        if (log_prefix(s, end, &text))
-                return text == end && end[-1] != ' ' ? end : text - 1;
-        return NULL;
+        while (p < end && (unsigned char)(*p - '0') < 10)
+                p++;
+        if (p == s || p >= end || *p != '.')
+                return NULL;
+        f = ++p;
+        while (p < end && p - f < 4 && (unsigned char)(*p - '0') < 10)
+                p++;
+        if (p == f || p - f > 3 || (p < end && *p != ' '))
+                return NULL;
+        return p;
 }
 
 /* "#N <rest>" that is no "<secs> text": a header, a state, a status. */
-_noinline_ static void feed_status(struct buildkit *b, struct vtx *v, int64_t vi, const char *s,
+_noinline_ static void feed_status(struct buildkit *b, struct vtx *v, const char *s,
                                    const char *end, bool header, double now)
 {
-        const char *text;
-
         if (eq(s, end, "...") || skip_prefix(&s, end, "WARN: "))
                 return;
         if (skip_prefix(&s, end, "DONE")) {
@@ -351,9 +338,6 @@ _noinline_ static void feed_status(struct buildkit *b, struct vtx *v, int64_t vi
                 bk_end_vertex(v, V_CANCELED, now);
         } else if (skip_prefix(&s, end, "ERROR: ")) {
                 bk_end_vertex(v, V_ERROR, now);
-        } else if (!header && log_prefix(s, end, &text)) {
-                v->worked = true;
-                bk_emit_log(b, (uint32_t)vi, text, (size_t)(end - text));
         } else if (header) {
                 bk_name_vertex(b, v, s, (size_t)(end - s));
                 bk_touch(b, v, now);
@@ -409,7 +393,7 @@ static bool feed_plain(struct buildkit *b, const struct bkline *bl, double now)
                 secs_line(b, (uint32_t)vi, bl);
                 return true;
         }
-        feed_status(b, v, vi, s, end, header, now);
+        feed_status(b, v, s, end, header, now);
         return true;
 }
 
