@@ -86,12 +86,11 @@ int runjson_format(const struct run_info *ri, struct dbuf *out)
 
         for (size_t i = 0; o && i < ARRAY_SIZE(members); i++) {
                 const struct member *m = &members[i];
+                const void *p = (const char *)ri + m->off;
 
-                if ((m->kind == M_OPT || m->kind == M_LAX) &&
-                    !*(char *const *)(const void *)((const char *)ri + m->off))
+                if ((m->kind == M_OPT || m->kind == M_LAX) && !*(char *const *)p)
                         continue;
-                if (m->kind == M_SIZE &&
-                    !(*(const double *)(const void *)((const char *)ri + m->off) > 0))
+                if (m->kind == M_SIZE && !(*(const double *)p > 0))
                         continue;
                 /* it steals the value even on failure; NULL fails */
                 if (json_object_set_new(o, m->key, member_json(ri, m)) < 0)
