@@ -79,15 +79,12 @@ static void exec_from_json(json_t *o, struct step_exec *e)
         e->execs = (uint32_t)MIN(json_integer_value(n), (json_int_t)UINT32_MAX);
         for (size_t i = 0; i < ARRAY_SIZE(exec_fields); i++) {
                 char *p = (char *)e + exec_fields[i].off;
-                const char *s = json_string_value(json_object_get(o, exec_fields[i].key));
-                size_t len = s ? MIN(strlen(s), (size_t)EXEC_LABEL_MAX) : 0;
 
-                if (!exec_fields[i].text) {
+                if (exec_fields[i].text)
+                        copy_utf8_str(p, EXEC_LABEL_MAX + 1,
+                                      json_string_value(json_object_get(o, exec_fields[i].key)));
+                else
                         *(double *)(void *)p = num_or_nan(o, exec_fields[i].key);
-                        continue;
-                }
-                memcpy(p, s ? s : "", len);
-                p[len] = '\0';
         }
 }
 
