@@ -543,34 +543,19 @@ static bool is_diag(const char *p, const char *end)
 {
         const char *q = p;
 
-        switch (*p) {
-        case '^': /* caret lines "^~~~~", gutters "| ^~~~" */
-        case '~':
-        case '|':
+        if (*p && strchr("^~|", *p)) /* caret lines "^~~~~", gutters "| ^~~~" */
                 return true;
-        case 'I':
+        if (*p && strchr("[=#-.*>\xE2", *p)) /* a bar's first glyph */
+                return is_progress(p, end, false);
+        if (*p == 'I')
                 return skip_prefix(&q, end, "In file included from") ||
                        skip_prefix(&q, end, "In function") ||
                        skip_prefix(&q, end, "In member function") ||
                        skip_prefix(&q, end, "In instantiation of") || is_located_diag(p, end);
-        case 'f':
-                /* the rest of an include chain: "from a/b.h:12," */
-                if (skip_prefix(&q, end, "from ") && (q = memchr(q, ':', (size_t)(end - q))) &&
-                    q + 1 < end && is_digit(q[1]))
-                        return true;
-                break;
-        case '[':
-        case '=':
-        case '#':
-        case '-':
-        case '.':
-        case '*':
-        case '>':
-        case '\xE2':
-                return is_progress(p, end, false);
-        default:
-                break;
-        }
+        /* the rest of an include chain: "from a/b.h:12," */
+        if (skip_prefix(&q, end, "from ") && (q = memchr(q, ':', (size_t)(end - q))) &&
+            q + 1 < end && is_digit(q[1]))
+                return true;
         if (is_digit(*p)) { /* "  123 | code", "45% |#####   |" */
                 q = logline_skip_digits(p, end);
                 if (q < end && *q == '%' && ++q < end && *q == ' ')
