@@ -53,19 +53,15 @@ static const char *skip_escape(const char *p, const char *end)
         if (p == end)
                 return end;
         c = (unsigned char)*p++;
-        switch (c) {
-        case '[': /* CSI: parameters and intermediates, then a final byte */
+        if (c == '[') { /* CSI: parameters and intermediates, then a final byte */
                 while (p < end) {
                         c = (unsigned char)*p++;
                         if (c >= 0x40 && c <= 0x7E)
                                 return p;
                 }
                 return end;
-        case ']': /* OSC (incl. OSC-8 links), and the other string controls */
-        case 'P':
-        case 'X':
-        case '^':
-        case '_':
+        }
+        if (c && strchr("]PX^_", c)) { /* OSC (incl. OSC-8 links), the other string controls */
                 while (p < end) {
                         if (*p == BEL)
                                 return p + 1;
@@ -77,12 +73,11 @@ static const char *skip_escape(const char *p, const char *end)
                         p++;
                 }
                 return end;
-        default:
-                /* nF sequences (ESC ( B) carry intermediates before the final. */
-                while (c >= 0x20 && c <= 0x2F && p < end)
-                        c = (unsigned char)*p++;
-                return p;
         }
+        /* nF sequences (ESC ( B) carry intermediates before the final. */
+        while (c >= 0x20 && c <= 0x2F && p < end)
+                c = (unsigned char)*p++;
+        return p;
 }
 
 /* Copy [p,end) without escape sequences, leading spaces skipped and
