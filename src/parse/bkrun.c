@@ -173,14 +173,10 @@ static int quoted_string(const char *s, const char *end, char *buf, size_t cap,
                 if (c == '\\') {
                         if (++p >= end)
                                 return -1;
-                        switch (*p) {
-                        case 'n':
-                        case 't':
-                        case 'r':
-                                c = ' ';
-                                break;
-                        case 'u': {
+                        c = *p && strchr("ntr", *p) ? ' ' : *p;
+                        if (*p == 'u') {
                                 unsigned v = 0;
+
                                 for (int k = 1; k <= 4; k++) {
                                         int d = p + k < end ? hex_value(p[k]) : -1;
                                         if (d < 0)
@@ -189,10 +185,6 @@ static int quoted_string(const char *s, const char *end, char *buf, size_t cap,
                                 }
                                 p += 4;
                                 c = v < 0x80 && v >= 0x20 ? (char)v : '?';
-                                break;
-                        }
-                        default:
-                                c = *p;
                         }
                 }
                 if (n + 1 < cap)
