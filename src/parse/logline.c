@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "model/compilers.h"
+#include "model/run.h"
 #include "parse/buildkit.h"
 #include "parse/logctx.h"
 #include "parse/logline-int.h"
@@ -13,34 +14,17 @@
 
 size_t logline_utf8_cut(const char *s, size_t len, size_t max)
 {
-        size_t i = max, k = 0, need;
-        unsigned char lead;
+        size_t i = max;
+        uint32_t cp;
 
         if (len <= max)
                 return len;
-        while (i > 0 && k < 3 && ((unsigned char)s[i] & 0xC0) == 0x80) {
+        while (i > 0 && max - i < 3 && ((unsigned char)s[i] & 0xC0) == 0x80)
                 i--;
-                k++;
-        }
-        if (k == 0)
-                return max;
-        lead = (unsigned char)s[i];
-        if (lead >= 0xC2 && lead <= 0xDF)
-                need = 2;
-        else if (lead >= 0xE0 && lead <= 0xEF)
-                need = 3;
-        else if (lead >= 0xF0 && lead <= 0xF4)
-                need = 4;
-        else
-                return max;
-        if (i + need <= max)
-                return max; /* s[max] is a stray continuation byte */
-        if (i + need > len)
-                return max; /* truncated sequence: malformed anyway */
-        for (size_t j = i + 1; j < i + need; j++)
-                if (((unsigned char)s[j] & 0xC0) != 0x80)
-                        return max;
-        return i;
+        /* s[max] continues the well-formed sequence at s[i]: cut before it */
+        if (i < max && run_utf8_decode((const unsigned char *)s + i, len - i, &cp) > max - i)
+                return i;
+        return max;
 }
 
 /* p points at ESC; returns the first byte after the escape sequence. An
