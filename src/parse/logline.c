@@ -565,9 +565,9 @@ void logline_classify_bk(const char *line, size_t len, const struct bkline *bl, 
                 if (p == end)
                         return;
         }
+        q = p;
         switch (*p) {
         case '#':
-                q = p;
                 /* "##[group]" is how GitHub's runner echoes ::group:: */
                 if (p + 1 < end && p[1] == '#' && skip_prefix(&q, end, "##[group]"))
                         classify_group(q, end, ret);
@@ -577,13 +577,11 @@ void logline_classify_bk(const char *line, size_t len, const struct bkline *bl, 
                         ret->kind = LOGLINE_DIAG; /* "#########" */
                 return;
         case ':':
-                q = p;
                 if (skip_prefix(&q, end, "::group::"))
                         classify_group(q, end, ret);
                 return;
         case 'm':
                 /* "make[2]: *** ..." / "make: *** ...": a failure, not work */
-                q = p;
                 if (!skip_prefix(&q, end, "make"))
                         break;
                 if (q < end && *q == '[') {
