@@ -71,8 +71,10 @@ int logctx_new(const struct logctx_config *cfg, struct logctx **ret)
                 size_t n =
                     logline_utf8_cut(cfg->fixed_stage, strlen(cfg->fixed_stage), SAMPLE_STAGE_MAX);
 
-                if (!(c->fixed_stage = strndup(cfg->fixed_stage, n)))
-                        goto nomem;
+                if (!(c->fixed_stage = strndup(cfg->fixed_stage, n))) {
+                        logctx_free(c);
+                        return -ENOMEM;
+                }
         }
         if (cfg && cfg->stage_regex) {
                 int r = regcomp(&c->re, cfg->stage_regex, REG_EXTENDED);
@@ -85,9 +87,6 @@ int logctx_new(const struct logctx_config *cfg, struct logctx **ret)
         }
         *ret = c;
         return 0;
-nomem:
-        logctx_free(c);
-        return -ENOMEM;
 }
 
 void logctx_free(struct logctx *c)
