@@ -310,13 +310,10 @@ int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics 
                 buildmetrics_free(bm);
                 return -ENOMEM;
         }
-        for (char *tok = bm->targets_buf, *p; tok && bm->ntargets < TARGETS_MAX; tok = p) {
-                p = strchr(tok, ',');
-                if (p)
-                        *p++ = '\0';
+        for (char *rest = bm->targets_buf, *tok;
+             bm->ntargets < TARGETS_MAX && (tok = strsep(&rest, ","));)
                 if (*tok)
                         bm->targets_list[bm->ntargets++] = tok;
-        }
         bc.targets = bm->targets_list;
         bc.ntargets = bm->ntargets;
         bc.markers = bm->mpath;
