@@ -242,13 +242,6 @@ static inline bool clean_in_chunk(struct logctx *c, const char *p, size_t n)
         return !chunk_needs_cleaning(c, p, n);
 }
 
-static bool needs_cleaning(struct logctx *c, const char *p, size_t n)
-{
-        if (!in_chunk(c, p, n))
-                return memchr(p, ESC, n) || memchr(p, '\r', n);
-        return !clean_in_chunk(c, p, n);
-}
-
 /* What one classified line does: the stage it sets, and whether it becomes
  * the context (the rule of logctx_line_wins). p is in the chunk, or the
  * scratch buffer, or elsewhere (then copied now). */
@@ -437,7 +430,8 @@ _noinline_ static void feed_one(struct logctx *c, const char *line, size_t len, 
         p = trim(line, len, &n);
         if (n == 0)
                 return; /* blank: sets nothing, never the context */
-        if (needs_cleaning(c, p, n)) {
+        if (in_chunk(c, p, n) ? !clean_in_chunk(c, p, n)
+                              : memchr(p, ESC, n) || memchr(p, '\r', n)) {
                 n = logline_visible(p, n, c->scratch, SCRATCH_MAX);
                 p = c->scratch;
         }
