@@ -103,11 +103,6 @@ static json_t *count_or_null(bool set, uint32_t v)
         return set ? json_integer(v) : json_null();
 }
 
-static json_t *success_json(int success)
-{
-        return success == TARGET_SUCCESS_UNKNOWN ? json_null() : json_boolean(success);
-}
-
 /* json_pack's "o" steals every value, even when packing fails. */
 static json_t *target_json(const struct target_fact *f)
 {
@@ -116,8 +111,9 @@ static json_t *target_json(const struct target_fact *f)
             "builder", jsonw_str(f->builder), "node", jsonw_str(f->node), "ref", jsonw_str(f->ref),
             "first_seen_s", jsonw_real(f->start_s), "last_seen_s", jsonw_real(f->end_s),
             "duration_s", jsonw_real(f->duration_s), "steps", count_or_null(f->steps_set, f->steps),
-            "cached", count_or_null(f->steps_set, f->cached), "success", success_json(f->success),
-            "failed", (json_int_t)f->failed, "sccache", cc_json(&f->sccache), "sccache_guess",
+            "cached", count_or_null(f->steps_set, f->cached), "success",
+            f->success == TARGET_SUCCESS_UNKNOWN ? json_null() : json_boolean(f->success), "failed",
+            (json_int_t)f->failed, "sccache", cc_json(&f->sccache), "sccache_guess",
             f->sccache_guess, "ccache", cc_json(&f->ccache));
 }
 
