@@ -141,10 +141,8 @@ bool bk_is_step_token(const char *s, size_t n)
 
 size_t bk_next_token(const char **p, const char *end, const char **ret_tok)
 {
-        const char *s = *p;
+        const char *s = skip_sp(*p, end);
 
-        while (s < end && *s == ' ')
-                s++;
         *ret_tok = s;
         while (s < end && *s != ' ')
                 s++;
@@ -195,9 +193,7 @@ void bk_name_vertex(struct buildkit *b, struct vtx *v, const char *name, size_t 
                                 all++;
                         }
                 }
-                rest = close + 1;
-                while (rest < end && *rest == ' ')
-                        rest++;
+                rest = skip_sp(close + 1, end);
                 if (all >= 1 && bk_is_step_token(last, last_len))
                         v->step = true;
                 if (all >= 1 && !memchr(tok[0], '/', tlen[0])) {

@@ -114,8 +114,7 @@ static enum progress_kind progress_parse(const char *s, const char *end, uint64_
 
         if (!(c < end && (*c == ' ' || (*c >= '0' && *c <= '9'))))
                 return PROGRESS_NONE;
-        while (c < end && *c == ' ')
-                c++;
+        c = skip_sp(c, end);
         if (!progress_u64(&c, end, a) || c >= end)
                 return PROGRESS_NONE;
         if (*c == '%' && c + 1 < end && c[1] == ']' && range_ok_u64(RANGE_PERCENT, *a))
@@ -158,10 +157,8 @@ static void flush_progress(struct buildmetrics *bm)
  * set, by the byte after its first number (as progress_parse decides). */
 static inline void keep_progress(struct buildmetrics *bm, const char *s, const char *end)
 {
-        const char *c = s + 1;
+        const char *c = skip_sp(s + 1, end);
 
-        while (c < end && *c == ' ')
-                c++;
         while (c < end && (unsigned char)(*c - '0') < 10)
                 c++;
         if (c >= end || (*c != '%' && *c != '/'))

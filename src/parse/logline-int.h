@@ -18,14 +18,6 @@ static inline bool is_space(char c)
         return c == ' ' || (unsigned char)(c - '\t') <= '\f' - '\t'; /* \t \n \v \f */
 }
 
-/* Past the spaces (' ' only) at p. */
-static inline const char *skip_sp(const char *p, const char *end)
-{
-        while (p < end && *p == ' ')
-                p++;
-        return p;
-}
-
 /* Longest prefix of s[0..len) of at most max bytes that does not split a
  * well-formed UTF-8 sequence (malformed bytes are plain bytes). */
 size_t logline_utf8_cut(const char *s, size_t len, size_t max);
