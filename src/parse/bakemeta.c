@@ -166,16 +166,12 @@ int buildx_history_ls_parse(const char *buf, size_t len, buildx_record_fn fn, vo
 bool buildx_record_target(const char *name, char *out)
 {
         size_t n = strlen(name);
-        const char *open;
+        const char *par = n >= 4 && name[n - 1] == ')' ? memrchr(name, '(', n - 1) : NULL;
 
         out[0] = '\0';
-        if (n < 4 || name[n - 1] != ')')
+        if (!par || par == name || par[-1] != ' ' || par + 2 == name + n)
                 return false;
-        for (open = name + n - 1; open > name && open[-1] != '('; open--)
-                ;
-        if (open == name || open - name < 2 || open[-2] != ' ' || open == name + n - 1)
-                return false;
-        copy_utf8(out, TARGET_NAME_MAX + 1, open, (size_t)(name + n - 1 - open));
+        copy_utf8(out, TARGET_NAME_MAX + 1, par + 1, (size_t)(name + n - 2 - par));
         return out[0] != '\0';
 }
 

@@ -159,7 +159,8 @@ int bkrun_argv_cmd(const char *argv, size_t len, char *out, size_t cap)
 /* A JSON string's value from s (after its opening quote) into buf,
  * unescaped (\uXXXX below 0x80 only; others become '?'). Returns the
  * length, or -1 when the string does not end. *ret_end is past it. */
-static int quoted_string(const char *s, const char *end, char *buf, size_t cap, const char **ret_end)
+static int quoted_string(const char *s, const char *end, char *buf, size_t cap,
+                         const char **ret_end)
 {
         size_t n = 0;
 
@@ -172,14 +173,10 @@ static int quoted_string(const char *s, const char *end, char *buf, size_t cap, 
                 if (c == '\\') {
                         if (++p >= end)
                                 return -1;
-                        switch (*p) {
-                        case 'n':
-                        case 't':
-                        case 'r':
-                                c = ' ';
-                                break;
-                        case 'u': {
+                        c = *p && strchr("ntr", *p) ? ' ' : *p;
+                        if (*p == 'u') {
                                 unsigned v = 0;
+
                                 for (int k = 1; k <= 4; k++) {
                                         int d = p + k < end ? hex_value(p[k]) : -1;
                                         if (d < 0)
@@ -188,10 +185,6 @@ static int quoted_string(const char *s, const char *end, char *buf, size_t cap, 
                                 }
                                 p += 4;
                                 c = v < 0x80 && v >= 0x20 ? (char)v : '?';
-                                break;
-                        }
-                        default:
-                                c = *p;
                         }
                 }
                 if (n + 1 < cap)
@@ -258,13 +251,11 @@ int bkrun_driver(const char *line, size_t len, char *out, size_t cap, char *buil
 {
         static const char head[] = "#0 building with \"", mid[] = "\" instance using ";
         const char *end = line + len, *p, *q;
-        size_t n;
+        size_t n, b;
 
-        if (cap == 0 || (builder && bcap == 0))
+        if (cap == 0 || bcap == 0)
                 return -EINVAL;
-        out[0] = '\0';
-        if (builder)
-                builder[0] = '\0';
+        out[0] = builder[0] = '\0';
         if (len < sizeof(head) - 1 || memcmp(line, head, sizeof(head) - 1) != 0)
                 return 0;
         p = memmem(line, len, mid, sizeof(mid) - 1);
@@ -278,13 +269,9 @@ int bkrun_driver(const char *line, size_t len, char *out, size_t cap, char *buil
         n = MIN((size_t)(q - p), cap - 1);
         memcpy(out, p, n);
         out[n] = '\0';
-        if (builder) {
-                size_t b =
-                    MIN((size_t)(p - (sizeof(mid) - 1) - line) - (sizeof(head) - 1), bcap - 1);
-
-                memcpy(builder, line + sizeof(head) - 1, b);
-                builder[b] = '\0';
-        }
+        b = MIN((size_t)(p - (sizeof(mid) - 1) - line) - (sizeof(head) - 1), bcap - 1);
+        memcpy(builder, line + sizeof(head) - 1, b);
+        builder[b] = '\0';
         return (int)n;
 }
 

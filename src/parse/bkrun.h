@@ -47,9 +47,8 @@ static inline bool bkrun_wants(const struct bkline *bl, const char *line, size_t
 
 /* "#0 building with "NAME" instance using DRIVER driver": the driver
  * ("docker", "docker-container", "remote", ...) into out, and NAME (the
- * builder, cut to bcap) into builder unless it is NULL. Returns the
- * driver's length, 0 when the line is not that line, -EINVAL when a cap
- * is 0. */
+ * builder, cut to bcap) into builder. Returns the driver's length, 0 when
+ * the line is not that line, -EINVAL when a cap is 0. */
 int bkrun_driver(const char *line, size_t len, char *out, size_t cap, char *builder, size_t bcap);
 
 /* Does a command drive BuildKit: one of its words (in any argument, so

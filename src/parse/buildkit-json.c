@@ -248,9 +248,7 @@ bool bk_feed_json(struct buildkit *b, const char *line, const char *end, double 
                 b->json_compact = len >= 2;
         } else if (b->json_lines == 1 && b->json.len == 2) {
                 /* After a lone "{": the indented form goes on with a key. */
-                const char *p = line;
-                while (p < end && *p == ' ')
-                        p++;
+                const char *p = skip_sp(line, end);
                 if (p == end || *p != '"') {
                         json_reset(b);
                         return false;

@@ -13,6 +13,15 @@
 #include "util/macro.h"
 #include "util/util.h"
 
+/* The one definition of a target's steps (README "Steps and cached"): its
+ * own "[stage i/n] INSTR" vertices, internal ones left out, vertices of one
+ * name one step; cached when BuildKit took every vertex of it from the
+ * cache, or, for a FROM, when it did nothing (an image already there:
+ * BuildKit prints CACHED on one build and a bare DONE on the next, and in
+ * a bake whose targets share the stage, a target's record can end with
+ * the FROM's header alone, after its export: never ended, since the other
+ * target's job resolved it). ended_ok: the stream exported and nothing in
+ * it failed or was canceled (a FROM cut off by a failure did not end). */
 static bool vtx_cached(const struct vtx *v, bool ended_ok)
 {
         if (v->state == V_CACHED)

@@ -141,10 +141,8 @@ bool bk_is_step_token(const char *s, size_t n)
 
 size_t bk_next_token(const char **p, const char *end, const char **ret_tok)
 {
-        const char *s = *p;
+        const char *s = skip_sp(*p, end);
 
-        while (s < end && *s == ' ')
-                s++;
         *ret_tok = s;
         while (s < end && *s != ' ')
                 s++;
@@ -195,9 +193,7 @@ void bk_name_vertex(struct buildkit *b, struct vtx *v, const char *name, size_t 
                                 all++;
                         }
                 }
-                rest = close + 1;
-                while (rest < end && *rest == ' ')
-                        rest++;
+                rest = skip_sp(close + 1, end);
                 if (all >= 1 && bk_is_step_token(last, last_len))
                         v->step = true;
                 if (all >= 1 && !memchr(tok[0], '/', tlen[0])) {
@@ -264,24 +260,6 @@ static void description(struct buildkit *b, const char *s, const char *end)
                 copy_utf8(b->builder, sizeof(b->builder), s, (size_t)(q - s));
 }
 
-/* "<secs> <text>": secs is digits '.' 1-3 digits. */
-static inline bool log_prefix(const char *s, const char *end, const char **ret_text)
-{
-        const char *p = s, *f;
-
-        while (p < end && (unsigned char)(*p - '0') < 10)
-                p++;
-        if (p == s || p >= end || *p != '.')
-                return false;
-        f = ++p;
-        while (p < end && p - f < 4 && (unsigned char)(*p - '0') < 10)
-                p++;
-        if (p == f || p - f > 3 || (p < end && *p != ' '))
-                return false;
-        *ret_text = p == end ? p : p + 1;
-        return true;
-}
-
 static bool eq(const char *s, const char *end, const char *lit)
 {
         size_t n = strlen(lit);
@@ -325,15 +303,46 @@ void bk_end_vertex(struct vtx *v, enum vstate state, double now)
 
 const char *bkline_secs_end(const char *s, const char *end)
 {
-        const char *text;
+        const char *p = s, *f;
 
-        if (log_prefix(s, end, &text))
-                return text == end && end[-1] != ' ' ? end : text - 1;
-        return NULL;
+        while (p < end && (unsigned char)(*p - '0') < 10)
+                p++;
+        if (p == s || p >= end || *p != '.')
+                return NULL;
+        f = ++p;
+        while (p < end && p - f < 4 && (unsigned char)(*p - '0') < 10)
+                p++;
+        if (p == f || p - f > 3 || (p < end && *p != ' '))
+                return NULL;
+        return p;
 }
 
-_noinline_ static void feed_status(struct buildkit *b, struct vtx *v, int64_t vi, const char *s,
-                                   const char *end, bool header, double now);
+/* "#N <rest>" that is no "<secs> text": a header, a state, a status. */
+_noinline_ static void feed_status(struct buildkit *b, struct vtx *v, const char *s,
+                                   const char *end, bool header, double now)
+{
+        if (eq(s, end, "...") || skip_prefix(&s, end, "WARN: "))
+                return;
+        if (skip_prefix(&s, end, "DONE")) {
+                if (s == end || *s == ' ') {
+                        bk_end_vertex(v, V_DONE, now);
+                        v->bk_secs = done_secs(s, end);
+                }
+        } else if (eq(s, end, "CACHED")) {
+                bk_end_vertex(v, V_CACHED, now);
+        } else if (eq(s, end, "CANCELED")) {
+                bk_end_vertex(v, V_CANCELED, now);
+        } else if (skip_prefix(&s, end, "ERROR: ")) {
+                bk_end_vertex(v, V_ERROR, now);
+        } else if (header) {
+                bk_name_vertex(b, v, s, (size_t)(end - s));
+                bk_touch(b, v, now);
+                if (v->state == V_NEW)
+                        v->state = V_RUNNING;
+        } else if (!bkline_is_digest(s, end)) {
+                v->worked = true; /* a status: "resolve ...", "sha256:... 1.2MB / 3MB" */
+        }
+}
 
 /* "#N <secs> <log text>" of vertex vi: it worked, and its text goes to the
  * log. */
@@ -380,64 +389,12 @@ static bool feed_plain(struct buildkit *b, const struct bkline *bl, double now)
                 secs_line(b, (uint32_t)vi, bl);
                 return true;
         }
-        feed_status(b, v, vi, s, end, header, now);
+        feed_status(b, v, s, end, header, now);
         return true;
 }
 
-/* "#N <rest>" that is no "<secs> text": a header, a state, a status. */
-_noinline_ static void feed_status(struct buildkit *b, struct vtx *v, int64_t vi, const char *s,
-                                   const char *end, bool header, double now)
-{
-        const char *text;
-
-        if (eq(s, end, "...") || skip_prefix(&s, end, "WARN: "))
-                return;
-        if (skip_prefix(&s, end, "DONE")) {
-                if (s == end || *s == ' ') {
-                        bk_end_vertex(v, V_DONE, now);
-                        v->bk_secs = done_secs(s, end);
-                }
-        } else if (eq(s, end, "CACHED")) {
-                bk_end_vertex(v, V_CACHED, now);
-        } else if (eq(s, end, "CANCELED")) {
-                bk_end_vertex(v, V_CANCELED, now);
-        } else if (skip_prefix(&s, end, "ERROR: ")) {
-                bk_end_vertex(v, V_ERROR, now);
-        } else if (!header && log_prefix(s, end, &text)) {
-                v->worked = true;
-                bk_emit_log(b, (uint32_t)vi, text, (size_t)(end - text));
-        } else if (header) {
-                bk_name_vertex(b, v, s, (size_t)(end - s));
-                bk_touch(b, v, now);
-                if (v->state == V_NEW)
-                        v->state = V_RUNNING;
-        } else if (!bkline_is_digest(s, end)) {
-                v->worked = true; /* a status: "resolve ...", "sha256:... 1.2MB / 3MB" */
-        }
-}
-
 _noinline_ static bool feed_line_slow(struct buildkit *b, const char *line, size_t len, double now,
-                                      const struct bkline *bl);
-
-bool buildkit_feed_line_bk(struct buildkit *b, const char *line, size_t len, double now,
-                           const struct bkline *bl)
-{
-        /* Most lines are "#N <secs> <log text>" of the vertex of the line
-         * before: what feed_plain does with them, with no call but the
-         * log's. */
-        if (!b->json_active && bl->ok && bl->secs_end && bl->n != 0 && !b->prev_blank &&
-            b->last_vi < b->nv && b->v[b->last_vi].key == bl->n + 1) {
-                b->last_json = false;
-                b->seen = true;
-                bk_touch(b, &b->v[b->last_vi], now);
-                secs_line(b, b->last_vi, bl);
-                return true;
-        }
-        return feed_line_slow(b, line, len, now, bl);
-}
-
-static bool feed_line_slow(struct buildkit *b, const char *line, size_t len, double now,
-                           const struct bkline *bl)
+                                      const struct bkline *bl)
 {
         const char *end = bl->end;
 
@@ -456,12 +413,19 @@ static bool feed_line_slow(struct buildkit *b, const char *line, size_t len, dou
         return false;
 }
 
-/* The one definition of a target's steps (README "Steps and cached"): its
- * own "[stage i/n] INSTR" vertices, internal ones left out, vertices of one
- * name one step; cached when BuildKit took every vertex of it from the
- * cache, or, for a FROM, when it did nothing (an image already there:
- * BuildKit prints CACHED on one build and a bare DONE on the next, and in
- * a bake whose targets share the stage, a target's record can end with
- * the FROM's header alone, after its export: never ended, since the other
- * target's job resolved it). ended_ok: the stream exported and nothing in
- * it failed or was canceled (a FROM cut off by a failure did not end). */
+bool buildkit_feed_line_bk(struct buildkit *b, const char *line, size_t len, double now,
+                           const struct bkline *bl)
+{
+        /* Most lines are "#N <secs> <log text>" of the vertex of the line
+         * before: what feed_plain does with them, with no call but the
+         * log's. */
+        if (!b->json_active && bl->ok && bl->secs_end && bl->n != 0 && !b->prev_blank &&
+            b->last_vi < b->nv && b->v[b->last_vi].key == bl->n + 1) {
+                b->last_json = false;
+                b->seen = true;
+                bk_touch(b, &b->v[b->last_vi], now);
+                secs_line(b, b->last_vi, bl);
+                return true;
+        }
+        return feed_line_slow(b, line, len, now, bl);
+}

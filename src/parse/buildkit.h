@@ -61,6 +61,13 @@ struct bkline {
 /* rest's "<secs>" in a shape other than "<digits>.<3 digits> ": the end
  * of the secs as bkline.secs_end says, or NULL. */
 const char *bkline_secs_end(const char *s, const char *end);
+/* Past the spaces (' ' only) at p. */
+static inline const char *skip_sp(const char *p, const char *end)
+{
+        while (p < end && *p == ' ')
+                p++;
+        return p;
+}
 /* The next space-separated token of [*p, end): its length (0 at the end)
  * and *ret_tok; *p past it. */
 size_t bk_next_token(const char **p, const char *end, const char **ret_tok);

@@ -82,97 +82,10 @@ static void add_marker(struct buildmetrics *bm, const char *spec, const char *pa
         bm->mpath[bm->nm++] = path;
 }
 
-static void feed_text(struct buildmetrics *bm, int64_t vidx, const char *s, size_t len);
-static void flush_progress(struct buildmetrics *bm);
-static inline void keep_progress(struct buildmetrics *bm, const char *s, const char *end);
-
 /* Whether [s, s+len) lies in the chunk being fed (buildmetrics_chunk). */
 static inline bool in_chunk(const struct buildmetrics *bm, const char *s, size_t len)
 {
         return bm->chunk && s >= bm->chunk && len <= (size_t)(bm->chunk_end - s);
-}
-
-_noinline_ static void log_slow(struct buildmetrics *bm, uint32_t vidx, int marker,
-                                const char *text, size_t len)
-{
-        if (marker >= 0)
-                (void)ccstats_feed_line(&bm->mparser[marker], text, len);
-        feed_text(bm, vidx, text, len);
-}
-
-static void on_log(void *userdata, uint32_t vidx, int marker, const char *text, size_t len)
-{
-        struct buildmetrics *bm = userdata;
-
-        /* Most log lines of a compile are progress ("[12/300] ..."): kept
-         * as feed_text keeps them, with no call. */
-        if (marker < 0 && len > 3 && text[0] == '[' && in_chunk(bm, text, len)) {
-                keep_progress(bm, text, text + len);
-                return;
-        }
-        log_slow(bm, vidx, marker, text, len);
-}
-
-int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics **ret)
-{
-        struct buildmetrics *bm = calloc(1, sizeof(*bm));
-        struct buildkit_config bc = {0};
-        int e;
-
-        if (!bm)
-                return -ENOMEM;
-        bm->cfg = *cfg;
-        targets_init_zeroed(&bm->model); /* bm is calloc'd */
-        ccstats_parser_init(&bm->global);
-        for (size_t i = 0; i < ARRAY_SIZE(default_markers); i++)
-                add_marker(bm, default_markers[i].target, default_markers[i].path);
-        for (size_t i = 0; i < cfg->nmarkers; i++)
-                add_marker(bm, cfg->markers[i].target, cfg->markers[i].path);
-        for (size_t i = 0; i < bm->nm; i++)
-                ccstats_parser_init(&bm->mparser[i]);
-        if (cfg->targets && !(bm->targets_buf = strdup(cfg->targets))) {
-                buildmetrics_free(bm);
-                return -ENOMEM;
-        }
-        for (char *tok = bm->targets_buf, *p; tok && bm->ntargets < TARGETS_MAX; tok = p) {
-                p = strchr(tok, ',');
-                if (p)
-                        *p++ = '\0';
-                if (*tok)
-                        bm->targets_list[bm->ntargets++] = tok;
-        }
-        bc.targets = bm->targets_list;
-        bc.ntargets = bm->ntargets;
-        bc.markers = bm->mpath;
-        bc.nmarkers = bm->nm;
-        bc.log = on_log;
-        bc.ctx = cfg->ctx_line;
-        bc.ctx_userdata = cfg->ctx_userdata;
-        bc.userdata = bm;
-        e = buildkit_new(&bc, &bm->bk);
-        if (e < 0) {
-                buildmetrics_free(bm);
-                return e;
-        }
-        *ret = bm;
-        return 0;
-}
-
-void buildmetrics_free(struct buildmetrics *bm)
-{
-        if (!bm)
-                return;
-        buildkit_free(bm->bk);
-        free(bm->places);
-        targets_release(&bm->model);
-        free(bm->targets_buf);
-        free(bm);
-}
-
-const struct targets *buildmetrics_model(struct buildmetrics *bm)
-{
-        flush_progress(bm);
-        return &bm->model;
 }
 
 /* The 1 to 19 digits at *cur (no overflow) into *ret; false when there are
@@ -201,8 +114,7 @@ static enum progress_kind progress_parse(const char *s, const char *end, uint64_
 
         if (!(c < end && (*c == ' ' || (*c >= '0' && *c <= '9'))))
                 return PROGRESS_NONE;
-        while (c < end && *c == ' ')
-                c++;
+        c = skip_sp(c, end);
         if (!progress_u64(&c, end, a) || c >= end)
                 return PROGRESS_NONE;
         if (*c == '%' && c + 1 < end && c[1] == ']' && range_ok_u64(RANGE_PERCENT, *a))
@@ -245,10 +157,8 @@ static void flush_progress(struct buildmetrics *bm)
  * set, by the byte after its first number (as progress_parse decides). */
 static inline void keep_progress(struct buildmetrics *bm, const char *s, const char *end)
 {
-        const char *c = s + 1;
+        const char *c = skip_sp(s + 1, end);
 
-        while (c < end && *c == ' ')
-                c++;
         while (c < end && (unsigned char)(*c - '0') < 10)
                 c++;
         if (c >= end || (*c != '%' && *c != '/'))
@@ -353,6 +263,86 @@ static void feed_text(struct buildmetrics *bm, int64_t vidx, const char *s, size
         } else if (is_zeroed(s, len)) {
                 zeroed(&bm->cc, vidx); /* ccache -z: what follows counts from zero */
         }
+}
+
+_noinline_ static void log_slow(struct buildmetrics *bm, uint32_t vidx, int marker,
+                                const char *text, size_t len)
+{
+        if (marker >= 0)
+                (void)ccstats_feed_line(&bm->mparser[marker], text, len);
+        feed_text(bm, vidx, text, len);
+}
+
+static void on_log(void *userdata, uint32_t vidx, int marker, const char *text, size_t len)
+{
+        struct buildmetrics *bm = userdata;
+
+        /* Most log lines of a compile are progress ("[12/300] ..."): kept
+         * as feed_text keeps them, with no call. */
+        if (marker < 0 && len > 3 && text[0] == '[' && in_chunk(bm, text, len)) {
+                keep_progress(bm, text, text + len);
+                return;
+        }
+        log_slow(bm, vidx, marker, text, len);
+}
+
+int buildmetrics_new(const struct buildmetrics_config *cfg, struct buildmetrics **ret)
+{
+        struct buildmetrics *bm = calloc(1, sizeof(*bm));
+        struct buildkit_config bc = {0};
+        int e;
+
+        if (!bm)
+                return -ENOMEM;
+        bm->cfg = *cfg;
+        targets_init_zeroed(&bm->model); /* bm is calloc'd */
+        ccstats_parser_init(&bm->global);
+        for (size_t i = 0; i < ARRAY_SIZE(default_markers); i++)
+                add_marker(bm, default_markers[i].target, default_markers[i].path);
+        for (size_t i = 0; i < cfg->nmarkers; i++)
+                add_marker(bm, cfg->markers[i].target, cfg->markers[i].path);
+        for (size_t i = 0; i < bm->nm; i++)
+                ccstats_parser_init(&bm->mparser[i]);
+        if (cfg->targets && !(bm->targets_buf = strdup(cfg->targets))) {
+                buildmetrics_free(bm);
+                return -ENOMEM;
+        }
+        for (char *rest = bm->targets_buf, *tok;
+             bm->ntargets < TARGETS_MAX && (tok = strsep(&rest, ","));)
+                if (*tok)
+                        bm->targets_list[bm->ntargets++] = tok;
+        bc.targets = bm->targets_list;
+        bc.ntargets = bm->ntargets;
+        bc.markers = bm->mpath;
+        bc.nmarkers = bm->nm;
+        bc.log = on_log;
+        bc.ctx = cfg->ctx_line;
+        bc.ctx_userdata = cfg->ctx_userdata;
+        bc.userdata = bm;
+        e = buildkit_new(&bc, &bm->bk);
+        if (e < 0) {
+                buildmetrics_free(bm);
+                return e;
+        }
+        *ret = bm;
+        return 0;
+}
+
+void buildmetrics_free(struct buildmetrics *bm)
+{
+        if (!bm)
+                return;
+        buildkit_free(bm->bk);
+        free(bm->places);
+        targets_release(&bm->model);
+        free(bm->targets_buf);
+        free(bm);
+}
+
+const struct targets *buildmetrics_model(struct buildmetrics *bm)
+{
+        flush_progress(bm);
+        return &bm->model;
 }
 
 bool buildmetrics_feed_line_bk(struct buildmetrics *bm, const char *line, size_t len, double now,

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/macro.h"
+#include "util/util.h"
 
 /* The line as a person reads it: ANSI escapes and control characters out
  * (a tab is a space), blanks off both ends, cut at FAILURE_TEXT_MAX bytes
@@ -41,13 +42,6 @@ static void clean(const char *p, size_t len, char out[static FAILURE_TEXT_MAX + 
         while (n > 0 && out[n - 1] == ' ')
                 n--;
         out[n] = '\0';
-}
-
-static void copy(char *dst, const char *src, size_t n)
-{
-        n = MIN(n, (size_t)FAILURE_TEXT_MAX);
-        memcpy(dst, src, n);
-        dst[n] = '\0';
 }
 
 static bool prefix(const char *s, const char *p)
@@ -93,7 +87,7 @@ static void set_target(struct failure *f, const char *tool, const char *t, size_
                 n--;
         if (n == 0)
                 return;
-        copy(f->r.target, t, n);
+        copy_utf8(f->r.target, sizeof(f->r.target), t, n);
         snprintf(f->r.tool, sizeof(f->r.tool), "%s", tool);
 }
 
@@ -150,7 +144,7 @@ void failure_line(struct failure *f, const char *line, size_t len)
                 unsigned i = f->nsteps++ % ARRAY_SIZE(f->steps);
 
                 f->steps[i].n = n;
-                copy(f->steps[i].name, t, strlen(t));
+                copy_utf8_str(f->steps[i].name, sizeof(f->steps[i].name), t);
                 return;
         }
         tl = strlen(t);
@@ -175,6 +169,6 @@ void failure_line(struct failure *f, const char *line, size_t len)
         if (n && prefix(t, "ERROR") && (line = bk_step(f, n)))
                 set_target(f, "buildkit", line, strlen(line));
         if (!f->r.errors++)
-                copy(f->r.first, t, strlen(t));
-        copy(f->r.last, t, strlen(t));
+                copy_utf8_str(f->r.first, sizeof(f->r.first), t);
+        copy_utf8_str(f->r.last, sizeof(f->r.last), t);
 }

@@ -71,8 +71,10 @@ int logctx_new(const struct logctx_config *cfg, struct logctx **ret)
                 size_t n =
                     logline_utf8_cut(cfg->fixed_stage, strlen(cfg->fixed_stage), SAMPLE_STAGE_MAX);
 
-                if (!(c->fixed_stage = strndup(cfg->fixed_stage, n)))
-                        goto nomem;
+                if (!(c->fixed_stage = strndup(cfg->fixed_stage, n))) {
+                        logctx_free(c);
+                        return -ENOMEM;
+                }
         }
         if (cfg && cfg->stage_regex) {
                 int r = regcomp(&c->re, cfg->stage_regex, REG_EXTENDED);
@@ -85,9 +87,6 @@ int logctx_new(const struct logctx_config *cfg, struct logctx **ret)
         }
         *ret = c;
         return 0;
-nomem:
-        logctx_free(c);
-        return -ENOMEM;
 }
 
 void logctx_free(struct logctx *c)
@@ -120,7 +119,7 @@ static bool set_stage_buildkit(struct logctx *c, const char *s, size_t n)
                 const char *t;
                 size_t l = bk_next_token(&q, end, &t);
 
-                if (l == 0 || logline_is_platform_token(t, l))
+                if (l == 0 || memchr(t, '/', l)) /* a platform: linux/amd64 */
                         continue;
                 if (o > 0)
                         tmp[o++] = '/';
@@ -174,23 +173,12 @@ static void put_context(struct logctx *c, const char *p, size_t n)
         c->context[cut] = '\0';
 }
 
-_noinline_ static void flush_batch(struct logctx *c);
-
 static void flush_context(struct logctx *c)
 {
         if (c->pend) {
                 put_context(c, c->pend, c->pend_n);
                 c->pend = NULL;
         }
-}
-
-void logctx_chunk(struct logctx *c, const char *buf, size_t len)
-{
-        flush_batch(c);
-        flush_context(c);
-        c->chunk = buf;
-        c->chunk_end = buf ? buf + len : NULL;
-        c->clean_lo = c->clean_hi = c->chunk_end;
 }
 
 /* Whether [p, p+n) lies in the chunk being fed (logctx_chunk). */
@@ -252,13 +240,6 @@ static inline bool clean_in_chunk(struct logctx *c, const char *p, size_t n)
         if (p >= c->clean_lo && p + n <= c->clean_hi)
                 return true;
         return !chunk_needs_cleaning(c, p, n);
-}
-
-static bool needs_cleaning(struct logctx *c, const char *p, size_t n)
-{
-        if (!in_chunk(c, p, n))
-                return memchr(p, ESC, n) || memchr(p, '\r', n);
-        return !clean_in_chunk(c, p, n);
 }
 
 /* What one classified line does: the stage it sets, and whether it becomes
@@ -414,6 +395,15 @@ _noinline_ static void flush_batch(struct logctx *c)
         }
 }
 
+void logctx_chunk(struct logctx *c, const char *buf, size_t len)
+{
+        flush_batch(c);
+        flush_context(c);
+        c->chunk = buf;
+        c->chunk_end = buf ? buf + len : NULL;
+        c->clean_lo = c->clean_hi = c->chunk_end;
+}
+
 /* Whether a raw line of the chunk may set the stage, with its BuildKit
  * prefix when parsed: "#N 1.234 text" is a step's output, never a step. */
 static bool raw_stage_candidate(const char *line, size_t len, const struct bkline *bl)
@@ -440,7 +430,8 @@ _noinline_ static void feed_one(struct logctx *c, const char *line, size_t len, 
         p = trim(line, len, &n);
         if (n == 0)
                 return; /* blank: sets nothing, never the context */
-        if (needs_cleaning(c, p, n)) {
+        if (in_chunk(c, p, n) ? !clean_in_chunk(c, p, n)
+                              : memchr(p, ESC, n) || memchr(p, '\r', n)) {
                 n = logline_visible(p, n, c->scratch, SCRATCH_MAX);
                 p = c->scratch;
         }

@@ -18,14 +18,6 @@ static inline bool is_space(char c)
         return c == ' ' || (unsigned char)(c - '\t') <= '\f' - '\t'; /* \t \n \v \f */
 }
 
-/* Past the spaces (' ' only) at p. */
-static inline const char *skip_sp(const char *p, const char *end)
-{
-        while (p < end && *p == ' ')
-                p++;
-        return p;
-}
-
 /* Longest prefix of s[0..len) of at most max bytes that does not split a
  * well-formed UTF-8 sequence (malformed bytes are plain bytes). */
 size_t logline_utf8_cut(const char *s, size_t len, size_t max);
@@ -36,8 +28,6 @@ size_t logline_visible(const char *in, size_t len, char *out, size_t cap);
  * past the digits at p. */
 const char *logline_skip_ci_timestamp(const char *p, const char *end);
 const char *logline_skip_digits(const char *p, const char *end);
-/* A "linux/amd64"-like token (a step's platform in brackets). */
-bool logline_is_platform_token(const char *s, size_t n);
 /* Classify a cleaned line (leading spaces trimmed, as logctx does), its
  * BuildKit prefix parsed once (bl; NULL: parse it here). Never fails. */
 void logline_classify_bk(const char *line, size_t len, const struct bkline *bl,

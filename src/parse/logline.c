@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "model/compilers.h"
+#include "model/run.h"
 #include "parse/buildkit.h"
 #include "parse/logctx.h"
 #include "parse/logline-int.h"
@@ -13,34 +14,17 @@
 
 size_t logline_utf8_cut(const char *s, size_t len, size_t max)
 {
-        size_t i = max, k = 0, need;
-        unsigned char lead;
+        size_t i = max;
+        uint32_t cp;
 
         if (len <= max)
                 return len;
-        while (i > 0 && k < 3 && ((unsigned char)s[i] & 0xC0) == 0x80) {
+        while (i > 0 && max - i < 3 && ((unsigned char)s[i] & 0xC0) == 0x80)
                 i--;
-                k++;
-        }
-        if (k == 0)
-                return max;
-        lead = (unsigned char)s[i];
-        if (lead >= 0xC2 && lead <= 0xDF)
-                need = 2;
-        else if (lead >= 0xE0 && lead <= 0xEF)
-                need = 3;
-        else if (lead >= 0xF0 && lead <= 0xF4)
-                need = 4;
-        else
-                return max;
-        if (i + need <= max)
-                return max; /* s[max] is a stray continuation byte */
-        if (i + need > len)
-                return max; /* truncated sequence: malformed anyway */
-        for (size_t j = i + 1; j < i + need; j++)
-                if (((unsigned char)s[j] & 0xC0) != 0x80)
-                        return max;
-        return i;
+        /* s[max] continues the well-formed sequence at s[i]: cut before it */
+        if (i < max && run_utf8_decode((const unsigned char *)s + i, len - i, &cp) > max - i)
+                return i;
+        return max;
 }
 
 /* p points at ESC; returns the first byte after the escape sequence. An
@@ -53,19 +37,15 @@ static const char *skip_escape(const char *p, const char *end)
         if (p == end)
                 return end;
         c = (unsigned char)*p++;
-        switch (c) {
-        case '[': /* CSI: parameters and intermediates, then a final byte */
+        if (c == '[') { /* CSI: parameters and intermediates, then a final byte */
                 while (p < end) {
                         c = (unsigned char)*p++;
                         if (c >= 0x40 && c <= 0x7E)
                                 return p;
                 }
                 return end;
-        case ']': /* OSC (incl. OSC-8 links), and the other string controls */
-        case 'P':
-        case 'X':
-        case '^':
-        case '_':
+        }
+        if (c && strchr("]PX^_", c)) { /* OSC (incl. OSC-8 links), the other string controls */
                 while (p < end) {
                         if (*p == BEL)
                                 return p + 1;
@@ -77,12 +57,11 @@ static const char *skip_escape(const char *p, const char *end)
                         p++;
                 }
                 return end;
-        default:
-                /* nF sequences (ESC ( B) carry intermediates before the final. */
-                while (c >= 0x20 && c <= 0x2F && p < end)
-                        c = (unsigned char)*p++;
-                return p;
         }
+        /* nF sequences (ESC ( B) carry intermediates before the final. */
+        while (c >= 0x20 && c <= 0x2F && p < end)
+                c = (unsigned char)*p++;
+        return p;
 }
 
 /* Copy [p,end) without escape sequences, leading spaces skipped and
@@ -370,11 +349,6 @@ static bool classify_work(const char *p, const char *end, struct logline *ret)
         return false;
 }
 
-bool logline_is_platform_token(const char *s, size_t n)
-{
-        return memchr(s, '/', n) != NULL;
-}
-
 static bool is_index_token(const char *s, size_t n)
 {
         const char *end = s + n, *q = logline_skip_digits(s, end);
@@ -407,7 +381,7 @@ static bool classify_step(const char *p, const char *end, struct logline *ret)
         if (!is_index_token(last, toklen[ntok - 1]))
                 return false;
         for (size_t i = 0; i + 1 < ntok; i++) {
-                if (logline_is_platform_token(tok[i], toklen[i]))
+                if (memchr(tok[i], '/', toklen[i])) /* a platform: linux/amd64 */
                         continue;
                 if (!first_name)
                         first_name = tok[i];
@@ -548,34 +522,19 @@ static bool is_diag(const char *p, const char *end)
 {
         const char *q = p;
 
-        switch (*p) {
-        case '^': /* caret lines "^~~~~", gutters "| ^~~~" */
-        case '~':
-        case '|':
+        if (*p && strchr("^~|", *p)) /* caret lines "^~~~~", gutters "| ^~~~" */
                 return true;
-        case 'I':
+        if (*p && strchr("[=#-.*>\xE2", *p)) /* a bar's first glyph */
+                return is_progress(p, end, false);
+        if (*p == 'I')
                 return skip_prefix(&q, end, "In file included from") ||
                        skip_prefix(&q, end, "In function") ||
                        skip_prefix(&q, end, "In member function") ||
                        skip_prefix(&q, end, "In instantiation of") || is_located_diag(p, end);
-        case 'f':
-                /* the rest of an include chain: "from a/b.h:12," */
-                if (skip_prefix(&q, end, "from ") && (q = memchr(q, ':', (size_t)(end - q))) &&
-                    q + 1 < end && is_digit(q[1]))
-                        return true;
-                break;
-        case '[':
-        case '=':
-        case '#':
-        case '-':
-        case '.':
-        case '*':
-        case '>':
-        case '\xE2':
-                return is_progress(p, end, false);
-        default:
-                break;
-        }
+        /* the rest of an include chain: "from a/b.h:12," */
+        if (skip_prefix(&q, end, "from ") && (q = memchr(q, ':', (size_t)(end - q))) &&
+            q + 1 < end && is_digit(q[1]))
+                return true;
         if (is_digit(*p)) { /* "  123 | code", "45% |#####   |" */
                 q = logline_skip_digits(p, end);
                 if (q < end && *q == '%' && ++q < end && *q == ' ')
@@ -606,9 +565,9 @@ void logline_classify_bk(const char *line, size_t len, const struct bkline *bl, 
                 if (p == end)
                         return;
         }
+        q = p;
         switch (*p) {
         case '#':
-                q = p;
                 /* "##[group]" is how GitHub's runner echoes ::group:: */
                 if (p + 1 < end && p[1] == '#' && skip_prefix(&q, end, "##[group]"))
                         classify_group(q, end, ret);
@@ -618,13 +577,11 @@ void logline_classify_bk(const char *line, size_t len, const struct bkline *bl, 
                         ret->kind = LOGLINE_DIAG; /* "#########" */
                 return;
         case ':':
-                q = p;
                 if (skip_prefix(&q, end, "::group::"))
                         classify_group(q, end, ret);
                 return;
         case 'm':
                 /* "make[2]: *** ..." / "make: *** ...": a failure, not work */
-                q = p;
                 if (!skip_prefix(&q, end, "make"))
                         break;
                 if (q < end && *q == '[') {

@@ -11,6 +11,7 @@
 #include "model/figures.h"
 #include "model/ranges.h"
 #include "model/run.h"
+#include "util/dbuf.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -113,33 +114,25 @@ struct lines {
         uint64_t edges;
         bool have_prev;
         int64_t prev_start, prev_rend;
-        char *prev_hash;
-        size_t prev_hash_len, prev_hash_cap;
+        struct dbuf prev_hash;
         int err;
 };
 
 static void step_edge(struct lines *l, const struct rec *r)
 {
         bool same = l->have_prev && r->start == l->prev_start && r->end == l->prev_rend &&
-                    r->hash_len == l->prev_hash_len &&
-                    memcmp(r->hash, l->prev_hash, r->hash_len) == 0;
+                    r->hash_len == l->prev_hash.len &&
+                    memcmp(r->hash, l->prev_hash.p, r->hash_len) == 0;
 
         if (!same) {
                 l->edges++;
                 l->fn(l->userdata, r->start, r->end, r->out, r->out_len);
         }
-        if (r->hash_len > l->prev_hash_cap) {
-                char *h = realloc(l->prev_hash, r->hash_len);
-
-                if (!h) {
-                        l->err = -ENOMEM;
-                        return;
-                }
-                l->prev_hash = h;
-                l->prev_hash_cap = r->hash_len;
+        dbuf_reset(&l->prev_hash);
+        if (dbuf_append(&l->prev_hash, r->hash, r->hash_len) < 0) {
+                l->err = -ENOMEM;
+                return;
         }
-        memcpy(l->prev_hash, r->hash, r->hash_len);
-        l->prev_hash_len = r->hash_len;
         l->prev_start = r->start;
         l->prev_rend = r->end;
         l->have_prev = true;
@@ -196,11 +189,10 @@ static int lines_finish(struct lines *l, uint64_t at)
 
 struct ninjalog_stream {
         struct lines l;
-        uint64_t at;   /* file offset of the line being joined */
-        uint64_t next; /* of the next byte fed */
-        char *line;    /* its bytes so far (NINJALOG_LINE_MAX + 1 at most) */
-        size_t len, cap;
-        bool overlong; /* past NINJALOG_LINE_MAX: junk, dropped to its newline */
+        uint64_t at;      /* file offset of the line being joined */
+        uint64_t next;    /* of the next byte fed */
+        struct dbuf line; /* its bytes so far (NINJALOG_LINE_MAX at most) */
+        bool overlong;    /* past NINJALOG_LINE_MAX: junk, dropped to its newline */
 };
 
 struct ninjalog_stream *ninjalog_stream_new(uint64_t base, struct ninjalog_run *runs, size_t cap,
@@ -223,23 +215,12 @@ static int stream_join(struct ninjalog_stream *s, const char *buf, size_t n)
 {
         if (s->overlong || n == 0)
                 return 0;
-        if (s->len + n > NINJALOG_LINE_MAX) {
+        if (s->line.len + n > NINJALOG_LINE_MAX) {
                 s->overlong = true;
-                s->len = 0;
+                dbuf_reset(&s->line);
                 return 0;
         }
-        if (s->len + n > s->cap) {
-                size_t cap = MIN(MAX(2 * s->cap, MAX(s->len + n, 256u)), NINJALOG_LINE_MAX);
-                char *p = realloc(s->line, cap);
-
-                if (!p)
-                        return -ENOMEM;
-                s->line = p;
-                s->cap = cap;
-        }
-        memcpy(s->line + s->len, buf, n);
-        s->len += n;
-        return 0;
+        return dbuf_append(&s->line, buf, n);
 }
 
 /* The line joined so far is whole. */
@@ -248,8 +229,8 @@ static void stream_line(struct ninjalog_stream *s)
         if (s->overlong)
                 lines_step(&s->l, "", "", s->at); /* junk, as whole */
         else
-                lines_step(&s->l, s->line, s->line + s->len, s->at);
-        s->len = 0;
+                lines_step(&s->l, s->line.p, s->line.p + s->line.len, s->at);
+        dbuf_reset(&s->line);
         s->overlong = false;
 }
 
@@ -262,7 +243,7 @@ int ninjalog_stream_feed(struct ninjalog_stream *s, const char *buf, size_t len)
                 const char *le = nl ? nl : end;
                 int e;
 
-                if (nl && s->len == 0 && !s->overlong) {
+                if (nl && s->line.len == 0 && !s->overlong) {
                         lines_step(&s->l, c, nl, s->at); /* whole in buf: no copy */
                 } else {
                         e = stream_join(s, c, (size_t)(le - c));
@@ -281,7 +262,7 @@ int ninjalog_stream_feed(struct ninjalog_stream *s, const char *buf, size_t len)
 
 int ninjalog_stream_finish(struct ninjalog_stream *s)
 {
-        if (s->l.err >= 0 && (s->len > 0 || s->overlong))
+        if (s->l.err >= 0 && (s->line.len > 0 || s->overlong))
                 stream_line(s); /* the last line, without its newline */
         return lines_finish(&s->l, s->next);
 }
@@ -290,8 +271,8 @@ void ninjalog_stream_free(struct ninjalog_stream *s)
 {
         if (!s)
                 return;
-        free(s->l.prev_hash);
-        free(s->line);
+        dbuf_release(&s->l.prev_hash);
+        dbuf_release(&s->line);
         free(s);
 }
 

@@ -46,7 +46,6 @@ static void on_line(void *userdata, const char *line, size_t len, bool truncated
         struct outparse *op = userdata;
         struct bkline bl;
 
-        (void)truncated;
         op->nlines++;
         /* "#N 12.3 ": once for the three parsers that read it. */
         bkline_parse(line, len, &bl);

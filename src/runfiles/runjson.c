@@ -17,23 +17,23 @@
 /* A run.json is ours, but it sits on disk: cap what we accept. */
 #define RUN_ARGV_MAX 65536
 
-enum member_kind {
+enum {
         M_STR,  /* char *, null when NULL */
-        M_OPT,  /* char *, absent when NULL */
-        M_LAX,  /* the same, and one that does not read reads as none */
         M_ARGV, /* char **, NULL-terminated */
         M_REAL, /* double, null when not finite */
-        M_SIZE, /* double, absent when not above 0 */
         M_BOOL,
         M_INT, /* int, unsigned, long */
         M_UINT,
         M_LONG,
+        M_TYPE = 0x0f,
+        M_OPT = 0x10, /* a string absent when NULL, a double when not above 0 */
+        M_LAX = 0x20, /* and one that does not read reads as none */
 };
 
 /* In the order they are written; range: a number's, read back. */
 static const struct member {
         const char *key;
-        enum member_kind kind;
+        unsigned kind; /* a type, and M_OPT, M_LAX */
         enum range_kind range;
         size_t off;
 } members[] = {
@@ -50,9 +50,9 @@ static const struct member {
     {"ncpu", M_UINT, RANGE_NCPU, offsetof(struct run_info, ncpu)},
     {"interval", M_REAL, RANGE_INTERVAL, offsetof(struct run_info, interval)},
     {"pid", M_LONG, RANGE_PID, offsetof(struct run_info, pid)},
-    {"exit_comm", M_OPT, RANGE_ANY, offsetof(struct run_info, exit_comm)},
-    {"job", M_LAX, RANGE_ANY, offsetof(struct run_info, job)},
-    {"memory_max_mb", M_SIZE, RANGE_MIB, offsetof(struct run_info, memory_max_mb)},
+    {"exit_comm", M_STR | M_OPT, RANGE_ANY, offsetof(struct run_info, exit_comm)},
+    {"job", M_STR | M_OPT | M_LAX, RANGE_ANY, offsetof(struct run_info, job)},
+    {"memory_max_mb", M_REAL | M_OPT, RANGE_MIB, offsetof(struct run_info, memory_max_mb)},
 };
 
 /* A new value (NULL: out of memory). */
@@ -60,15 +60,12 @@ static json_t *member_json(const struct run_info *ri, const struct member *m)
 {
         const void *p = (const char *)ri + m->off;
 
-        switch (m->kind) {
+        switch (m->kind & M_TYPE) {
         case M_STR:
-        case M_OPT:
-        case M_LAX:
                 return *(const char *const *)p ? jsonw_str(*(const char *const *)p) : json_null();
         case M_ARGV:
                 return jsonw_argv(*(char *const *const *)p);
         case M_REAL:
-        case M_SIZE:
                 return jsonw_real(*(const double *)p);
         case M_BOOL:
                 return json_boolean(*(const bool *)p);
@@ -86,12 +83,10 @@ int runjson_format(const struct run_info *ri, struct dbuf *out)
 
         for (size_t i = 0; o && i < ARRAY_SIZE(members); i++) {
                 const struct member *m = &members[i];
+                const void *p = (const char *)ri + m->off;
 
-                if ((m->kind == M_OPT || m->kind == M_LAX) &&
-                    !*(char *const *)(const void *)((const char *)ri + m->off))
-                        continue;
-                if (m->kind == M_SIZE &&
-                    !(*(const double *)(const void *)((const char *)ri + m->off) > 0))
+                if ((m->kind & M_OPT) &&
+                    ((m->kind & M_TYPE) == M_STR ? !*(char *const *)p : !(*(const double *)p > 0)))
                         continue;
                 /* it steals the value even on failure; NULL fails */
                 if (json_object_set_new(o, m->key, member_json(ri, m)) < 0)
@@ -221,29 +216,21 @@ static int get_str(json_t *v, char **ret)
         return *ret ? 0 : -ENOMEM;
 }
 
+/* *ret is set before it is filled: on failure, what was read is NULL-
+ * terminated and the caller's run_info_release() frees it. */
 static int get_argv(json_t *v, char ***ret)
 {
-        char **argv;
-        size_t n;
+        size_t n = json_array_size(v);
+        int r = 0;
 
-        if (!json_is_array(v) || json_array_size(v) > RUN_ARGV_MAX)
+        if (!json_is_array(v) || n > RUN_ARGV_MAX)
                 return -EINVAL;
-        n = json_array_size(v);
-        argv = calloc(n + 1, sizeof(*argv));
-        if (!argv)
+        *ret = calloc(n + 1, sizeof(**ret));
+        if (!*ret)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                int r = get_str(json_array_get(v, i), &argv[i]);
-
-                if (r < 0) {
-                        for (size_t k = 0; k < i; k++)
-                                free(argv[k]);
-                        free(argv);
-                        return r;
-                }
-        }
-        *ret = argv;
-        return 0;
+        for (size_t i = 0; r >= 0 && i < n; i++)
+                r = get_str(json_array_get(v, i), &(*ret)[i]);
+        return r;
 }
 
 /* A member that is absent or null keeps its unknown value. */
@@ -255,15 +242,12 @@ static int member_parse(json_t *o, const struct member *m, struct run_info *ri)
 
         if (!v || json_is_null(v))
                 return 0;
-        switch (m->kind) {
+        switch (m->kind & M_TYPE) {
         case M_STR:
-        case M_OPT:
-        case M_LAX:
                 return get_str(v, p);
         case M_ARGV:
                 return get_argv(v, p);
         case M_REAL:
-        case M_SIZE:
                 if (!json_is_number(v) || !range_ok(m->range, json_number_value(v)))
                         return -EINVAL;
                 *(double *)p = json_number_value(v);
@@ -301,7 +285,7 @@ int runjson_parse(const char *buf, size_t len, struct run_info *ret)
 
         for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(members); i++) {
                 r = member_parse(o, &members[i], &ri);
-                if (r == -EINVAL && members[i].kind == M_LAX)
+                if (r == -EINVAL && (members[i].kind & M_LAX))
                         r = 0; /* tolerant: a bad job is none */
         }
         if (r >= 0)

@@ -79,15 +79,12 @@ static void exec_from_json(json_t *o, struct step_exec *e)
         e->execs = (uint32_t)MIN(json_integer_value(n), (json_int_t)UINT32_MAX);
         for (size_t i = 0; i < ARRAY_SIZE(exec_fields); i++) {
                 char *p = (char *)e + exec_fields[i].off;
-                const char *s = json_string_value(json_object_get(o, exec_fields[i].key));
-                size_t len = s ? MIN(strlen(s), (size_t)EXEC_LABEL_MAX) : 0;
 
-                if (!exec_fields[i].text) {
+                if (exec_fields[i].text)
+                        copy_utf8_str(p, EXEC_LABEL_MAX + 1,
+                                      json_string_value(json_object_get(o, exec_fields[i].key)));
+                else
                         *(double *)(void *)p = num_or_nan(o, exec_fields[i].key);
-                        continue;
-                }
-                memcpy(p, s ? s : "", len);
-                p[len] = '\0';
         }
 }
 
@@ -106,11 +103,6 @@ static json_t *count_or_null(bool set, uint32_t v)
         return set ? json_integer(v) : json_null();
 }
 
-static json_t *success_json(int success)
-{
-        return success == TARGET_SUCCESS_UNKNOWN ? json_null() : json_boolean(success);
-}
-
 /* json_pack's "o" steals every value, even when packing fails. */
 static json_t *target_json(const struct target_fact *f)
 {
@@ -119,8 +111,9 @@ static json_t *target_json(const struct target_fact *f)
             "builder", jsonw_str(f->builder), "node", jsonw_str(f->node), "ref", jsonw_str(f->ref),
             "first_seen_s", jsonw_real(f->start_s), "last_seen_s", jsonw_real(f->end_s),
             "duration_s", jsonw_real(f->duration_s), "steps", count_or_null(f->steps_set, f->steps),
-            "cached", count_or_null(f->steps_set, f->cached), "success", success_json(f->success),
-            "failed", (json_int_t)f->failed, "sccache", cc_json(&f->sccache), "sccache_guess",
+            "cached", count_or_null(f->steps_set, f->cached), "success",
+            f->success == TARGET_SUCCESS_UNKNOWN ? json_null() : json_boolean(f->success), "failed",
+            (json_int_t)f->failed, "sccache", cc_json(&f->sccache), "sccache_guess",
             f->sccache_guess, "ccache", cc_json(&f->ccache));
 }
 
