@@ -301,12 +301,9 @@ int cg_write_pid(int dirfd, long pid)
 /* Are we in the v2 cgroup rel (as /proc/self/cgroup shows it)? */
 static bool self_in(struct cgroup *cg, const char *rel)
 {
-        struct cgroup_self *self = calloc(1, sizeof(*self));
-        bool in = self && cgroup_self_read(cg->root_fd, 0, self) >= 0 &&
-                  strcmp(self->path[CG_H_V2], rel) == 0;
+        struct cgroup_self self;
 
-        free(self);
-        return in;
+        return cgroup_self_read(cg->root_fd, 0, &self) >= 0 && strcmp(self.path[CG_H_V2], rel) == 0;
 }
 
 /* Alone in our own cgroup (ofd, rel): move into <own>/buildtel/self-<pid>,
@@ -515,47 +512,40 @@ static const unsigned mode_uses[] = {
 
 static int setup_dirs(struct cgroup *cg, const struct cgroup_config *cfg)
 {
-        struct cgroup_mounts *m = calloc(1, sizeof(*m));
-        struct cgroup_self *self = calloc(1, sizeof(*self));
+        struct cgroup_mounts m;
+        struct cgroup_self self;
         _cleanup_free_ char *mi = NULL;
         size_t milen;
-        int r;
+        int r = read_file_at(cg->root_fd, "proc/self/mountinfo", 1 << 20, &mi, &milen);
 
-        r = m && self ? 0 : -ENOMEM;
         if (r >= 0)
-                r = read_file_at(cg->root_fd, "proc/self/mountinfo", 1 << 20, &mi, &milen);
+                r = cgroup_mounts_parse(mi, milen, &m);
         if (r >= 0)
-                r = cgroup_mounts_parse(mi, milen, m);
-        if (r >= 0)
-                r = cgroup_self_read(cg->root_fd, 0, self);
+                r = cgroup_self_read(cg->root_fd, 0, &self);
         if (r < 0)
-                goto out;
+                return r;
 
         if (cg->mode == CGROUP_MODE_AUTO) {
-                cg->mode = pick_mode(cg, m, self);
+                cg->mode = pick_mode(cg, &m, &self);
                 if (cg->mode == CGROUP_MODE_NONE) {
                         why(cfg, "no cgroup hierarchy is mounted");
-                        r = -ENOENT;
-                        goto out;
+                        return -ENOENT;
                 }
         }
         for (int i = 0; i < _CG_H_MAX; i++)
                 cg->h[i].used = (mode_uses[cg->mode] >> i) & 1;
-        if (cg->mode == CGROUP_MODE_V2 && m->mnt[CG_H_V2][0] && self->path[CG_H_V2][0]) {
-                r = v2_prepare(cg, cfg, m, self);
+        if (cg->mode == CGROUP_MODE_V2 && m.mnt[CG_H_V2][0] && self.path[CG_H_V2][0]) {
+                r = v2_prepare(cg, cfg, &m, &self);
                 if (r < 0)
-                        goto out;
+                        return r;
         }
-        r = make_all(cg, cfg, m, self);
+        r = make_all(cg, cfg, &m, &self);
         if (r >= 0 && cg->mode == CGROUP_MODE_V2 && cg->v2.own_fd >= 0) {
                 /* The build's cgroup gets memory (first) and the rest. */
                 r = enable_ctl(cg, cg->h[CG_H_V2].parent_fd, &cg->v2.parent_added);
                 if (r < 0)
                         why(cfg, "enabling memory in %s: %s", cg->h[CG_H_V2].parent, strerror(-r));
         }
-out:
-        free(m);
-        free(self);
         return r;
 }
 
@@ -721,15 +711,15 @@ const char *cgroup_path(const struct cgroup *cg)
 /* Is pid in the build's cgroup in every hierarchy: 1 yes, 0 no, -errno. */
 static int in_build(struct cgroup *cg, pid_t pid)
 {
-        struct cgroup_self *s = calloc(1, sizeof(*s));
-        int r = s ? cgroup_self_read(cg->root_fd, (long)pid, s) : -ENOMEM;
+        struct cgroup_self s;
+        int r = cgroup_self_read(cg->root_fd, (long)pid, &s);
 
-        r = r < 0 ? r : 1;
-        for (int i = 0; r == 1 && i < _CG_H_MAX; i++)
-                if (cg->h[i].used && cg->h[i].dir_fd >= 0 && strcmp(s->path[i], cg->h[i].want) != 0)
-                        r = 0;
-        free(s);
-        return r;
+        if (r < 0)
+                return r;
+        for (int i = 0; i < _CG_H_MAX; i++)
+                if (cg->h[i].used && cg->h[i].dir_fd >= 0 && strcmp(s.path[i], cg->h[i].want) != 0)
+                        return 0;
+        return 1;
 }
 
 int cgroup_verify(struct cgroup *cg, pid_t pid, int join_error)
