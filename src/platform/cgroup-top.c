@@ -144,31 +144,20 @@ struct out {
         bool full;
 };
 
-/* Append bytes, control bytes as '?', stopping on a UTF-8 boundary. */
+/* Append bytes, control bytes as '?', cut on a UTF-8 boundary (copy_utf8)
+ * once full. */
 static void put(struct out *o, const char *s, size_t n)
 {
-        for (size_t i = 0; i < n && !o->full; i++) {
-                unsigned char c = (unsigned char)s[i];
+        size_t k;
 
-                if (o->len + 1 >= o->cap) {
-                        o->full = true;
-                        /* do not leave half a UTF-8 sequence */
-                        size_t start = o->len, want = 1;
-                        while (start > 0 && ((unsigned char)o->p[start - 1] & 0xC0) == 0x80)
-                                start--;
-                        if (start > 0) {
-                                unsigned char lead = (unsigned char)o->p[start - 1];
-
-                                start--;
-                                want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-                        }
-                        if (o->len - start < want)
-                                o->len = start;
-                        break;
-                }
-                o->p[o->len++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-        }
-        o->p[o->len] = '\0';
+        if (o->full)
+                return;
+        k = copy_utf8(o->p + o->len, o->cap - o->len, s, n);
+        for (size_t i = o->len; i < o->len + k; i++)
+                if ((unsigned char)o->p[i] < 0x20 || o->p[i] == 0x7f)
+                        o->p[i] = '?';
+        o->len += k;
+        o->full = k < n;
 }
 
 /* a[0..n) in at most budget bytes: whole, or "..." and its tail from a
