@@ -141,17 +141,12 @@ int cgroup_self_parse(const char *buf, size_t len, struct cgroup_self *ret)
 int cgroup_u64_parse(const char *buf, size_t len, uint64_t *ret)
 {
         const char *p = buf, *end = buf + len;
-        uint64_t v;
+        uint64_t v = UINT64_MAX;
         int r;
 
         skip_spaces(&p, end);
-        if (skip_prefix(&p, end, "max")) {
-                v = UINT64_MAX;
-        } else {
-                r = parse_u64(&p, end, &v);
-                if (r < 0)
-                        return r;
-        }
+        if (!skip_prefix(&p, end, "max") && (r = parse_u64(&p, end, &v)) < 0)
+                return r;
         skip_spaces(&p, end);
         if (p < end && *p == '\n')
                 p++;

@@ -134,29 +134,23 @@ static int make_dirs(struct cgroup *cg, struct hier *hh, const char *base)
 
         if (r < 0)
                 return r;
-        for (int attempt = 0; attempt < 3; attempt++) {
+        r = -ENOENT;
+        for (int attempt = 0; attempt < 3 && r == -ENOENT; attempt++) {
                 closep(&hh->parent_fd);
                 r = mkdir_open(cg->root_fd, hh->parent + 1);
-                if (r == -ENOENT)
-                        continue;
                 if (r < 0)
-                        return r;
+                        continue;
                 hh->parent_fd = r;
                 cg_clean_stale(cg, hh->parent_fd,
                                hh == &cg->h[cg->h[CG_H_V2].used ? CG_H_V2 : CG_H_MEMORY]);
                 r = mkdir_open(hh->parent_fd, hh->name);
-                if (r == -ENOENT)
-                        continue;
-                if (r < 0)
-                        return r;
-                hh->dir_fd = r;
-                hh->procs_w_fd = openat(hh->dir_fd, "cgroup.procs",
-                                        (cg->test_unjoinable ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
-                if (hh->procs_w_fd < 0)
-                        return -errno;
-                return 0;
         }
-        return -ENOENT;
+        if (r < 0)
+                return r;
+        hh->dir_fd = r;
+        hh->procs_w_fd = openat(hh->dir_fd, "cgroup.procs",
+                                (cg->test_unjoinable ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
+        return hh->procs_w_fd < 0 ? -errno : 0;
 }
 
 /* Switch on blkio accounting for every block device (see BLKIO_UNLIMITED). */

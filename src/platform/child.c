@@ -315,9 +315,7 @@ int child_spawn(const struct child_config *cfg, struct child **ret)
         (void)setpgid(pid, pid);
         closep(&ep_w);
         for (;;) {
-                do
-                        n = read(ep_r, &e, sizeof(e));
-                while (n < 0 && errno == EINTR);
+                n = read_full(ep_r, &e, sizeof(e));
                 if (n != (ssize_t)sizeof(e) || !(e & JOIN_TAG))
                         break;
                 if (!c->join_error)
