@@ -234,19 +234,17 @@ static void ex_read_pressure(struct bkexec *b, struct ex *e, struct exec_fact *f
 static void ex_read(struct bkexec *b, struct ex *e, struct exec_fact *f)
 {
         bool v1 = e->dfd[CG_H_MEMORY] >= 0, blk = e->dfd[CG_H_BLKIO] >= 0;
-        double anon = NAN, file = NAN;
         uint64_t r, w;
         ssize_t n;
 
         ex_read_mem(b, e, f);
+        f->anon_bytes = f->file_bytes = NAN;
         n = bkexec_kread(b, e, v1 ? CG_H_MEMORY : CG_H_V2, "memory.stat");
         if (n > 0 && cgroup_keyed_parse(b->buf, (size_t)n, v1 ? "total_rss" : "anon", &r) >= 0)
-                anon = (double)r;
+                f->anon_bytes = (double)r;
         if (n > 0 && cgroup_keyed_parse(b->buf, (size_t)n, v1 ? "total_cache" : "file", &w) >= 0)
-                file = (double)w;
-        f->anon_bytes = anon;
-        f->file_bytes = file;
-        f->u.anon_peak_bytes = execs_max(f->u.anon_peak_bytes, anon);
+                f->file_bytes = (double)w;
+        f->u.anon_peak_bytes = execs_max(f->u.anon_peak_bytes, f->anon_bytes);
         ex_read_cpu(b, e, f);
         n = blk ? bkexec_kread(b, e, CG_H_BLKIO, "blkio.throttle.io_service_bytes_recursive")
                 : bkexec_kread(b, e, CG_H_V2, "io.stat");

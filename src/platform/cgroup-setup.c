@@ -424,11 +424,8 @@ static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
                                      (long)time(NULL)) >= (int)sizeof(unit))
                                 return -ENAMETOOLONG;
                         r = sdscope_start(geteuid() != 0, unit, getpid(), sdwhy, sizeof(sdwhy));
-                        if (r >= 0) {
-                                ssize_t n = cg_read_at(cg, cg->root_fd, "proc/self/cgroup");
-
-                                r = n < 0 ? (int)n : cgroup_self_parse(cg->buf, (size_t)n, self);
-                        }
+                        if (r >= 0)
+                                r = cgroup_self_read(cg->root_fd, 0, self);
                         if (r < 0) {
                                 why_scope(cfg, rel, nprocs, r, sdwhy);
                                 return -EBUSY;

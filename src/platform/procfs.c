@@ -512,18 +512,12 @@ int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, voi
                 rewinddir(p->dir);
         }
 
-        for (;;) {
+        /* errno 0 before each readdir: its NULL is the end or an error */
+        for (errno = 0; (de = readdir(p->dir)); errno = 0) {
                 struct pidstat ps;
                 uint64_t pid;
                 int r;
 
-                errno = 0;
-                de = readdir(p->dir);
-                if (!de) {
-                        if (errno != 0)
-                                return -errno;
-                        break;
-                }
                 if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
                         continue;
                 if (!is_digit(de->d_name[0]) || parse_u64_str(de->d_name, &pid) < 0 || pid == 0 ||
@@ -541,7 +535,7 @@ int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, voi
                                 return r;
                 }
         }
-        return count;
+        return errno != 0 ? -errno : count;
 }
 
 ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap)
