@@ -292,14 +292,6 @@ int cg_write_pid(int dirfd, long pid)
         return cg_write_at(dirfd, "cgroup.procs", b);
 }
 
-/* Are we in the v2 cgroup rel (as /proc/self/cgroup shows it)? */
-static bool self_in(struct cgroup *cg, const char *rel)
-{
-        struct cgroup_self self;
-
-        return cgroup_self_read(cg->root_fd, 0, &self) >= 0 && strcmp(self.path[CG_H_V2], rel) == 0;
-}
-
 /* Alone in our own cgroup (ofd, rel): move into <own>/buildtel/self-<pid>,
  * then enable the controllers there. On failure everything is undone. */
 static int move_to_leaf(struct cgroup *cg, const struct cgroup_config *cfg, int ofd,
@@ -308,6 +300,7 @@ static int move_to_leaf(struct cgroup *cg, const struct cgroup_config *cfg, int 
         struct v2_state *v = &cg->v2;
         char leafrel[2 * CG_PATH_MAX];
         _cleanup_close_ int pfd = -1, lfd = -1;
+        struct cgroup_self self;
         int r;
 
         if (snprintf(v->leaf_name, sizeof(v->leaf_name), "self-%ld", (long)getpid()) >=
@@ -320,7 +313,9 @@ static int move_to_leaf(struct cgroup *cg, const struct cgroup_config *cfg, int 
                 return pfd;
         lfd = mkdir_open(pfd, v->leaf_name);
         r = lfd < 0 ? lfd : cg_write_pid(lfd, (long)getpid());
-        if (r >= 0 && !self_in(cg, leafrel))
+        /* the move must show in /proc/self/cgroup */
+        if (r >= 0 && (cgroup_self_read(cg->root_fd, 0, &self) < 0 ||
+                       strcmp(self.path[CG_H_V2], leafrel) != 0))
                 r = -EXDEV;
         if (r >= 0) {
                 v->leaf = true;
