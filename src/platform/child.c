@@ -428,13 +428,8 @@ const char *child_exit_comm(const struct child *c)
 static void reaped(struct child *c, int st, int *ret_status, int *ret_signal)
 {
         c->reaped = true;
-        if (WIFSIGNALED(st)) {
-                *ret_status = 128 + WTERMSIG(st);
-                *ret_signal = WTERMSIG(st);
-        } else {
-                *ret_status = WEXITSTATUS(st);
-                *ret_signal = 0;
-        }
+        *ret_signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+        *ret_status = WIFSIGNALED(st) ? 128 + *ret_signal : WEXITSTATUS(st);
 }
 
 int child_wait(struct child *c, int *ret_status, int *ret_signal)
