@@ -29,15 +29,11 @@ int bkexec_new(const struct bkexec_config *cfg, struct bkexec **ret)
         if (!b)
                 return -ENOMEM;
         b->cfg = *cfg;
-        b->parents = calloc(BKEXEC_PARENTS_MAX, sizeof(*b->parents));
-        b->facts = calloc(BKEXEC_OURS_MAX, sizeof(*b->facts));
-        b->scan = calloc(SCAN_MAX, sizeof(*b->scan));
-        b->kmsg_kills = calloc(BKEXEC_OURS_MAX, sizeof(*b->kmsg_kills));
-        b->root_fd = open(cfg->root ? cfg->root : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         b->kmsg_fd = -1;
         b->last_walk = -1e9;
-        if (!b->parents || !b->facts || !b->scan || !b->kmsg_kills || b->root_fd < 0) {
-                int e = b->root_fd < 0 ? -errno : -ENOMEM;
+        b->root_fd = open(cfg->root ? cfg->root : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (b->root_fd < 0) {
+                int e = -errno;
                 bkexec_free(b);
                 return e;
         }
@@ -62,10 +58,6 @@ void bkexec_free(struct bkexec *b)
                 bkexec_ex_close(&b->ex[i]);
         closep(&b->root_fd);
         closep(&b->kmsg_fd);
-        free(b->kmsg_kills);
-        free(b->parents);
-        free(b->facts);
-        free(b->scan);
         free(b);
 }
 

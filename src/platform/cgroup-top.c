@@ -407,14 +407,15 @@ struct pentry {
 };
 
 struct procscan {
-        struct pentry *prev, *cur; /* prev sorted by pid */
+        struct pentry *prev, *cur; /* in pentries, swapped; prev sorted by pid */
+        struct pentry pentries[2][PROCSCAN_PIDS_MAX];
         size_t nprev, ncur;
         struct procscan_unit units[PROCSCAN_UNITS_MAX];
         size_t nunits;
         struct procscan_unit ended[PROCSCAN_UNITS_MAX];
         size_t nended;
         double ticks_per_s;
-        char *cmdline; /* PROCSCAN_CMDLINE_MAX bytes */
+        char cmdline[PROCSCAN_CMDLINE_MAX];
 };
 
 int procscan_new(struct procscan **ret)
@@ -424,13 +425,8 @@ int procscan_new(struct procscan **ret)
 
         if (!s)
                 return -ENOMEM;
-        s->prev = calloc(PROCSCAN_PIDS_MAX, sizeof(*s->prev));
-        s->cur = calloc(PROCSCAN_PIDS_MAX, sizeof(*s->cur));
-        s->cmdline = malloc(PROCSCAN_CMDLINE_MAX);
-        if (!s->prev || !s->cur || !s->cmdline) {
-                procscan_free(s);
-                return -ENOMEM;
-        }
+        s->prev = s->pentries[0];
+        s->cur = s->pentries[1];
         s->ticks_per_s = hz > 0 ? (double)hz : 100.0;
         *ret = s;
         return 0;
@@ -438,11 +434,6 @@ int procscan_new(struct procscan **ret)
 
 void procscan_free(struct procscan *s)
 {
-        if (!s)
-                return;
-        free(s->prev);
-        free(s->cur);
-        free(s->cmdline);
         free(s);
 }
 
