@@ -430,16 +430,11 @@ int procfs_pcp_free_kb(struct procfs *p, uint64_t *ret_kb)
         ssize_t n = read_hot(p, HOT_ZONEINFO);
         long page = sysconf(_SC_PAGESIZE);
         uint64_t pages;
-        int r;
+        int r = n < 0 ? (int)n : zoneinfo_pcp_parse(p->buf, (size_t)n, &pages);
 
-        if (n < 0)
-                return (int)n;
-        r = zoneinfo_pcp_parse(p->buf, (size_t)n, &pages);
         if (r < 0)
                 return r;
-        if (page <= 0)
-                page = 4096;
-        *ret_kb = pages * ((uint64_t)page / 1024);
+        *ret_kb = pages * ((uint64_t)(page > 0 ? page : 4096) / 1024);
         return 0;
 }
 

@@ -211,9 +211,8 @@ static int find_gitdir(const char *dir, char *ret, size_t retlen)
                         if (S_ISDIR(st.st_mode))
                                 return join_path("", p, ret, retlen);
                         r = read_regular_at(AT_FDCWD, p, VCS_FILE_MAX, &buf, &len);
-                        if (r < 0)
-                                return r;
-                        r = vcs_parse_gitfile(buf, len, target, sizeof(target));
+                        if (r >= 0)
+                                r = vcs_parse_gitfile(buf, len, target, sizeof(target));
                         if (r < 0)
                                 return r == -ERANGE ? -ENAMETOOLONG : r;
                         return join_path(d[0] ? d : "/", target, ret, retlen);
@@ -264,16 +263,12 @@ int vcs_read(const char *dir, struct vcs_info *ret)
                 return -EOPNOTSUPP;
 
         r = read_regular_at(gitfd, "HEAD", VCS_FILE_MAX, &head, &len);
-        if (r < 0)
-                return r;
-        r = vcs_parse_head(head, len, ref, rev);
-        if (r < 0)
-                return r;
-        if (ref[0]) {
+        if (r >= 0)
+                r = vcs_parse_head(head, len, ref, rev);
+        if (r >= 0 && ref[0])
                 r = resolve_ref(gitfd, commonfd >= 0 ? commonfd : gitfd, ref, rev);
-                if (r < 0)
-                        return r;
-        }
+        if (r < 0)
+                return r;
         memcpy(ret->rev, rev, sizeof(rev));
         memcpy(ret->ref, ref, sizeof(ref));
         return 0;
