@@ -67,17 +67,13 @@ static void read_kmsg(struct cgroup *cg)
 
         for (int i = 0; cg->kmsg_fd >= 0 && i < 4096; i++) {
                 ssize_t n = read(cg->kmsg_fd, rec, sizeof(rec));
-                long pid;
-                char comm[65];
 
                 if (n < 0 && errno == EPIPE)
                         continue; /* overwritten records: go on from the next */
                 if (n <= 0)
                         break;
-                if (cgroup_kmsg_victim_parse(rec, (size_t)n, memcg, &pid, comm, sizeof(comm)) > 0) {
-                        cg->oom_pid = pid;
-                        memcpy(cg->oom_comm, comm, sizeof(comm));
-                }
+                (void)cgroup_kmsg_victim_parse(rec, (size_t)n, memcg, &cg->oom_pid, cg->oom_comm,
+                                               sizeof(cg->oom_comm));
         }
 }
 
