@@ -222,13 +222,10 @@ static enum cgroup_mode pick_mode(struct cgroup *cg, const struct cgroup_mounts 
                 if (fd >= 0 && (ctl_mask(cg, fd, "cgroup.controllers") & 1u)) /* memory */
                         return CGROUP_MODE_V2;
         }
-        if (v2 && v1mem)
-                return CGROUP_MODE_HYBRID;
-        if (v1mem)
-                return CGROUP_MODE_V1;
-        if (v2)
-                return CGROUP_MODE_V2;
-        return CGROUP_MODE_NONE;
+        return v2 && v1mem ? CGROUP_MODE_HYBRID
+               : v1mem     ? CGROUP_MODE_V1
+               : v2        ? CGROUP_MODE_V2
+                           : CGROUP_MODE_NONE;
 }
 
 static void why(const struct cgroup_config *cfg, const char *fmt, ...) _printf_(2, 3);
