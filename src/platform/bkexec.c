@@ -469,13 +469,11 @@ void bkexec_end(struct bkexec *b, struct procfs *p)
                         continue;
                 f = &b->facts[e->fact];
                 proctop_label_all(&e->top, p);
-                if (e->top.n) {
-                        bytes = (double)e->top.e[0].rss_pages * b->page_bytes;
-                        if (isnan(f->u.peak_proc_bytes) || bytes > f->u.peak_proc_bytes) {
-                                f->u.peak_proc_bytes = bytes;
-                                snprintf(f->u.peak_proc, sizeof(f->u.peak_proc), "%s",
-                                         e->top.e[0].label);
-                        }
+                /* e[0] is the largest when there is one */
+                bytes = (double)e->top.e[0].rss_pages * b->page_bytes;
+                if (e->top.n && (isnan(f->u.peak_proc_bytes) || bytes > f->u.peak_proc_bytes)) {
+                        f->u.peak_proc_bytes = bytes;
+                        snprintf(f->u.peak_proc, sizeof(f->u.peak_proc), "%s", e->top.e[0].label);
                 }
                 find_victim(b, e, f, p);
         }

@@ -229,9 +229,8 @@ static void keep_daemons(struct cgroup *cg)
         char names[512];
         size_t more = 0, o = 0;
 
-        if (cg->kill_leftovers || cg->h[lh].dir_fd < 0)
-                return;
-        if (cg_pids_from_buf(cg, cg_read_at(cg, cg->h[lh].dir_fd, "cgroup.procs")) < 0)
+        if (cg->kill_leftovers || cg->h[lh].dir_fd < 0 ||
+            cg_pids_from_buf(cg, cg_read_at(cg, cg->h[lh].dir_fd, "cgroup.procs")) < 0)
                 return;
         names[0] = '\0';
         /* cg->pids stays as read: the reads below use cg->buf only */
