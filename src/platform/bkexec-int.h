@@ -58,11 +58,12 @@ struct bkexec {
         int root_fd;
         struct cgroup_mounts mounts;
         bool mounts_read;
-        char (*parents)[_CG_H_MAX][CG_PATH_MAX]; /* per hierarchy, relative to root_fd */
+        /* directories of execs, per hierarchy, relative to root_fd */
+        char parents[BKEXEC_PARENTS_MAX][_CG_H_MAX][CG_PATH_MAX];
         size_t nparents;
         struct ex ex[BKEXEC_ALIVE_MAX];
         size_t nex;
-        struct exec_fact *facts;
+        struct exec_fact facts[BKEXEC_OURS_MAX];
         size_t nfacts;
         long pids[BKEXEC_ALIVE_MAX * 4];
         unsigned char owner[BKEXEC_ALIVE_MAX * 4];
@@ -72,17 +73,17 @@ struct bkexec {
         double page_bytes, hz;
         unsigned ticks_since_walk;
         double last_walk;
-        bool hunt;            /* bkexec_hunt() */
-        bool walk_soon;       /* the last walk caught an exec half moved: walk on the next tick */
-        int kmsg_fd;          /* the kernel's log, for OOM kills of execs already gone */
-        uint32_t *kmsg_kills; /* per fact: kills the log named */
+        bool hunt;      /* bkexec_hunt() */
+        bool walk_soon; /* the last walk caught an exec half moved: walk on the next tick */
+        int kmsg_fd;    /* the kernel's log, for OOM kills of execs already gone */
+        uint32_t kmsg_kills[BKEXEC_OURS_MAX]; /* per fact: kills the log named */
         struct oom_kept {
                 struct kmsg_oom o;
                 double at;        /* when read */
         } oom_kept[OOM_KEPT_MAX]; /* records of no exec of ours yet, oldest first */
         size_t noom_kept;
         struct kmsg_oom last_oom; /* the newest applied; pid 0: none */
-        struct scanproc *scan;
+        struct scanproc scan[SCAN_MAX];
         size_t nscan;
         char buf[65536];
 };

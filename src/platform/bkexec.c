@@ -29,15 +29,11 @@ int bkexec_new(const struct bkexec_config *cfg, struct bkexec **ret)
         if (!b)
                 return -ENOMEM;
         b->cfg = *cfg;
-        b->parents = calloc(BKEXEC_PARENTS_MAX, sizeof(*b->parents));
-        b->facts = calloc(BKEXEC_OURS_MAX, sizeof(*b->facts));
-        b->scan = calloc(SCAN_MAX, sizeof(*b->scan));
-        b->kmsg_kills = calloc(BKEXEC_OURS_MAX, sizeof(*b->kmsg_kills));
-        b->root_fd = open(cfg->root ? cfg->root : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         b->kmsg_fd = -1;
         b->last_walk = -1e9;
-        if (!b->parents || !b->facts || !b->scan || !b->kmsg_kills || b->root_fd < 0) {
-                int e = b->root_fd < 0 ? -errno : -ENOMEM;
+        b->root_fd = open(cfg->root ? cfg->root : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (b->root_fd < 0) {
+                int e = -errno;
                 bkexec_free(b);
                 return e;
         }
@@ -62,10 +58,6 @@ void bkexec_free(struct bkexec *b)
                 bkexec_ex_close(&b->ex[i]);
         closep(&b->root_fd);
         closep(&b->kmsg_fd);
-        free(b->kmsg_kills);
-        free(b->parents);
-        free(b->facts);
-        free(b->scan);
         free(b);
 }
 
@@ -234,19 +226,17 @@ static void ex_read_pressure(struct bkexec *b, struct ex *e, struct exec_fact *f
 static void ex_read(struct bkexec *b, struct ex *e, struct exec_fact *f)
 {
         bool v1 = e->dfd[CG_H_MEMORY] >= 0, blk = e->dfd[CG_H_BLKIO] >= 0;
-        double anon = NAN, file = NAN;
         uint64_t r, w;
         ssize_t n;
 
         ex_read_mem(b, e, f);
+        f->anon_bytes = f->file_bytes = NAN;
         n = bkexec_kread(b, e, v1 ? CG_H_MEMORY : CG_H_V2, "memory.stat");
         if (n > 0 && cgroup_keyed_parse(b->buf, (size_t)n, v1 ? "total_rss" : "anon", &r) >= 0)
-                anon = (double)r;
+                f->anon_bytes = (double)r;
         if (n > 0 && cgroup_keyed_parse(b->buf, (size_t)n, v1 ? "total_cache" : "file", &w) >= 0)
-                file = (double)w;
-        f->anon_bytes = anon;
-        f->file_bytes = file;
-        f->u.anon_peak_bytes = execs_max(f->u.anon_peak_bytes, anon);
+                f->file_bytes = (double)w;
+        f->u.anon_peak_bytes = execs_max(f->u.anon_peak_bytes, f->anon_bytes);
         ex_read_cpu(b, e, f);
         n = blk ? bkexec_kread(b, e, CG_H_BLKIO, "blkio.throttle.io_service_bytes_recursive")
                 : bkexec_kread(b, e, CG_H_V2, "io.stat");
@@ -479,13 +469,11 @@ void bkexec_end(struct bkexec *b, struct procfs *p)
                         continue;
                 f = &b->facts[e->fact];
                 proctop_label_all(&e->top, p);
-                if (e->top.n) {
-                        bytes = (double)e->top.e[0].rss_pages * b->page_bytes;
-                        if (isnan(f->u.peak_proc_bytes) || bytes > f->u.peak_proc_bytes) {
-                                f->u.peak_proc_bytes = bytes;
-                                snprintf(f->u.peak_proc, sizeof(f->u.peak_proc), "%s",
-                                         e->top.e[0].label);
-                        }
+                /* e[0] is the largest when there is one */
+                bytes = (double)e->top.e[0].rss_pages * b->page_bytes;
+                if (e->top.n && (isnan(f->u.peak_proc_bytes) || bytes > f->u.peak_proc_bytes)) {
+                        f->u.peak_proc_bytes = bytes;
+                        snprintf(f->u.peak_proc, sizeof(f->u.peak_proc), "%s", e->top.e[0].label);
                 }
                 find_victim(b, e, f, p);
         }

@@ -207,16 +207,14 @@ static void kill_all(struct cgroup *cg)
 static void move_out(struct cgroup *cg, long pid)
 {
         for (int i = 0; i < _CG_H_MAX; i++) {
+                bool leaf = i == CG_H_V2 && cg->v2.leaf && cg->h[i].parent_fd >= 0;
                 _cleanup_close_ int fd = -1;
 
                 if (!cg->h[i].used || cg->h[i].dir_fd < 0)
                         continue;
-                if (i == CG_H_V2 && cg->v2.leaf && cg->h[i].parent_fd >= 0)
-                        fd = openat(cg->h[i].parent_fd, cg->v2.leaf_name,
-                                    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                else
-                        fd = openat(cg->root_fd, cg->h[i].own + 1,
-                                    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                fd = openat(leaf ? cg->h[i].parent_fd : cg->root_fd,
+                            leaf ? cg->v2.leaf_name : cg->h[i].own + 1,
+                            O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (fd >= 0)
                         (void)cg_write_pid(fd, pid);
         }
@@ -231,9 +229,8 @@ static void keep_daemons(struct cgroup *cg)
         char names[512];
         size_t more = 0, o = 0;
 
-        if (cg->kill_leftovers || cg->h[lh].dir_fd < 0)
-                return;
-        if (cg_pids_from_buf(cg, cg_read_at(cg, cg->h[lh].dir_fd, "cgroup.procs")) < 0)
+        if (cg->kill_leftovers || cg->h[lh].dir_fd < 0 ||
+            cg_pids_from_buf(cg, cg_read_at(cg, cg->h[lh].dir_fd, "cgroup.procs")) < 0)
                 return;
         names[0] = '\0';
         /* cg->pids stays as read: the reads below use cg->buf only */

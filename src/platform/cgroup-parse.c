@@ -105,13 +105,10 @@ int cgroup_mounts_parse(const char *buf, size_t len, struct cgroup_mounts *ret)
 
 int cgroup_self_parse(const char *buf, size_t len, struct cgroup_self *ret)
 {
-        struct cgroup_self *s;
+        struct cgroup_self s = {0};
         const char *p = buf, *end = buf + len;
         bool any = false;
 
-        s = calloc(1, sizeof(*s));
-        if (!s)
-                return -ENOMEM;
         for (const char *eol; p < end; p = next_line(eol, end)) {
                 const char *c1, *c2 = NULL, *path;
                 size_t plen;
@@ -129,35 +126,27 @@ int cgroup_self_parse(const char *buf, size_t len, struct cgroup_self *ret)
                 hs = c2 == c1 + 1 && c1 - p == 1 && p[0] == '0' ? 1u << CG_H_V2
                                                                 : hiers_of(c1 + 1, c2);
                 for (int h = 0; h < _CG_H_MAX; h++)
-                        if ((hs & (1u << h)) && !s->path[h][0]) {
-                                memcpy(s->path[h], path, plen);
-                                s->path[h][plen] = '\0';
+                        if ((hs & (1u << h)) && !s.path[h][0]) {
+                                memcpy(s.path[h], path, plen);
+                                s.path[h][plen] = '\0';
                                 any = true;
                         }
         }
-        if (!any) {
-                free(s);
+        if (!any)
                 return -EINVAL;
-        }
-        *ret = *s;
-        free(s);
+        *ret = s;
         return 0;
 }
 
 int cgroup_u64_parse(const char *buf, size_t len, uint64_t *ret)
 {
         const char *p = buf, *end = buf + len;
-        uint64_t v;
+        uint64_t v = UINT64_MAX;
         int r;
 
         skip_spaces(&p, end);
-        if (skip_prefix(&p, end, "max")) {
-                v = UINT64_MAX;
-        } else {
-                r = parse_u64(&p, end, &v);
-                if (r < 0)
-                        return r;
-        }
+        if (!skip_prefix(&p, end, "max") && (r = parse_u64(&p, end, &v)) < 0)
+                return r;
         skip_spaces(&p, end);
         if (p < end && *p == '\n')
                 p++;
@@ -358,8 +347,7 @@ void cgroup_stats_clear(struct cgroup_stats *s)
 {
         *s = (struct cgroup_stats){
             NAN, NAN, NAN, NAN, NAN, NAN, NAN, {{NAN, NAN, NAN}, {NAN, NAN, NAN}},
-            NAN, NAN, NAN, NAN, .oom_victim_pid = -1,
-        };
+            NAN, NAN, NAN, NAN, -1,  ""};
 }
 
 int cgroup_kmsg_victim_parse(const char *buf, size_t len, const char *memcg, long *ret_pid,

@@ -67,17 +67,13 @@ static void read_kmsg(struct cgroup *cg)
 
         for (int i = 0; cg->kmsg_fd >= 0 && i < 4096; i++) {
                 ssize_t n = read(cg->kmsg_fd, rec, sizeof(rec));
-                long pid;
-                char comm[65];
 
                 if (n < 0 && errno == EPIPE)
                         continue; /* overwritten records: go on from the next */
                 if (n <= 0)
                         break;
-                if (cgroup_kmsg_victim_parse(rec, (size_t)n, memcg, &pid, comm, sizeof(comm)) > 0) {
-                        cg->oom_pid = pid;
-                        memcpy(cg->oom_comm, comm, sizeof(comm));
-                }
+                (void)cgroup_kmsg_victim_parse(rec, (size_t)n, memcg, &cg->oom_pid, cg->oom_comm,
+                                               sizeof(cg->oom_comm));
         }
 }
 
@@ -155,7 +151,7 @@ static double tv_s(const struct timeval *tv)
  * reaped processes left in our RUSAGE_CHILDREN. */
 static int read_tree(struct cgroup *cg, struct cgroup_stats *st)
 {
-        double utime = 0, stime = 0, rss = 0, rd = 0, wr = 0, anon = 0, file = 0;
+        double anon = 0, file = 0;
         bool split = true;
         struct rusage ru;
         bool changed = true;
@@ -166,6 +162,7 @@ static int read_tree(struct cgroup *cg, struct cgroup_stats *st)
         r = procfs_foreach_pid(cg->procfs, collect_proc, cg);
         if (r < 0)
                 return r;
+        st->cpu_user_s = st->cpu_sys_s = st->mem_bytes = st->io_read_bytes = st->io_write_bytes = 0;
         /* Mark descendants: a pass per level of the tree. */
         for (int pass = 0; changed && pass < 1024; pass++) {
                 changed = false;
@@ -187,12 +184,12 @@ static int read_tree(struct cgroup *cg, struct cgroup_stats *st)
 
                 if (!tp->in)
                         continue;
-                utime += (double)tp->utime / cg->ticks_per_s;
-                stime += (double)tp->stime / cg->ticks_per_s;
-                rss += (double)tp->rss_pages * cg->page_size;
+                st->cpu_user_s += (double)tp->utime / cg->ticks_per_s;
+                st->cpu_sys_s += (double)tp->stime / cg->ticks_per_s;
+                st->mem_bytes += (double)tp->rss_pages * cg->page_size;
                 if (procfs_pidio(cg->procfs, tp->pid, &io) >= 0) {
-                        rd += (double)io.read_bytes;
-                        wr += (double)io.write_bytes;
+                        st->io_read_bytes += (double)io.read_bytes;
+                        st->io_write_bytes += (double)io.write_bytes;
                 }
                 /* RssAnon/RssFile (statm); a process gone meanwhile adds none */
                 r = split ? procfs_pidmem(cg->procfs, tp->pid, &pm) : -EINVAL;
@@ -206,22 +203,17 @@ static int read_tree(struct cgroup *cg, struct cgroup_stats *st)
         }
         cg->npids = n;
         if (getrusage(RUSAGE_CHILDREN, &ru) >= 0) {
-                utime += tv_s(&ru.ru_utime) - tv_s(&cg->ru_base.ru_utime);
-                stime += tv_s(&ru.ru_stime) - tv_s(&cg->ru_base.ru_stime);
-                rd += (double)(ru.ru_inblock - cg->ru_base.ru_inblock) * 512.0;
-                wr += (double)(ru.ru_oublock - cg->ru_base.ru_oublock) * 512.0;
+                st->cpu_user_s += tv_s(&ru.ru_utime) - tv_s(&cg->ru_base.ru_utime);
+                st->cpu_sys_s += tv_s(&ru.ru_stime) - tv_s(&cg->ru_base.ru_stime);
+                st->io_read_bytes += (double)(ru.ru_inblock - cg->ru_base.ru_inblock) * 512.0;
+                st->io_write_bytes += (double)(ru.ru_oublock - cg->ru_base.ru_oublock) * 512.0;
         }
-        st->cpu_user_s = utime;
-        st->cpu_sys_s = stime;
-        st->mem_bytes = rss;
         if (split) {
                 st->mem_anon_bytes = anon;
                 st->mem_file_bytes = file;
         }
-        cg->mem_peak = fmax(cg->mem_peak, rss); /* fmax(NAN, x) is x */
+        cg->mem_peak = fmax(cg->mem_peak, st->mem_bytes); /* fmax(NAN, x) is x */
         st->mem_peak_bytes = cg->mem_peak;
-        st->io_read_bytes = rd;
-        st->io_write_bytes = wr;
         st->pids = (double)n;
         cg->pids_peak = fmax(cg->pids_peak, (double)n);
         st->pids_peak = cg->pids_peak;

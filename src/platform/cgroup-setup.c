@@ -134,29 +134,23 @@ static int make_dirs(struct cgroup *cg, struct hier *hh, const char *base)
 
         if (r < 0)
                 return r;
-        for (int attempt = 0; attempt < 3; attempt++) {
+        r = -ENOENT;
+        for (int attempt = 0; attempt < 3 && r == -ENOENT; attempt++) {
                 closep(&hh->parent_fd);
                 r = mkdir_open(cg->root_fd, hh->parent + 1);
-                if (r == -ENOENT)
-                        continue;
                 if (r < 0)
-                        return r;
+                        continue;
                 hh->parent_fd = r;
                 cg_clean_stale(cg, hh->parent_fd,
                                hh == &cg->h[cg->h[CG_H_V2].used ? CG_H_V2 : CG_H_MEMORY]);
                 r = mkdir_open(hh->parent_fd, hh->name);
-                if (r == -ENOENT)
-                        continue;
-                if (r < 0)
-                        return r;
-                hh->dir_fd = r;
-                hh->procs_w_fd = openat(hh->dir_fd, "cgroup.procs",
-                                        (cg->test_unjoinable ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
-                if (hh->procs_w_fd < 0)
-                        return -errno;
-                return 0;
         }
-        return -ENOENT;
+        if (r < 0)
+                return r;
+        hh->dir_fd = r;
+        hh->procs_w_fd = openat(hh->dir_fd, "cgroup.procs",
+                                (cg->test_unjoinable ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
+        return hh->procs_w_fd < 0 ? -errno : 0;
 }
 
 /* Switch on blkio accounting for every block device (see BLKIO_UNLIMITED). */
@@ -228,13 +222,10 @@ static enum cgroup_mode pick_mode(struct cgroup *cg, const struct cgroup_mounts 
                 if (fd >= 0 && (ctl_mask(cg, fd, "cgroup.controllers") & 1u)) /* memory */
                         return CGROUP_MODE_V2;
         }
-        if (v2 && v1mem)
-                return CGROUP_MODE_HYBRID;
-        if (v1mem)
-                return CGROUP_MODE_V1;
-        if (v2)
-                return CGROUP_MODE_V2;
-        return CGROUP_MODE_NONE;
+        return v2 && v1mem ? CGROUP_MODE_HYBRID
+               : v1mem     ? CGROUP_MODE_V1
+               : v2        ? CGROUP_MODE_V2
+                           : CGROUP_MODE_NONE;
 }
 
 static void why(const struct cgroup_config *cfg, const char *fmt, ...) _printf_(2, 3);
@@ -298,17 +289,6 @@ int cg_write_pid(int dirfd, long pid)
         return cg_write_at(dirfd, "cgroup.procs", b);
 }
 
-/* Are we in the v2 cgroup rel (as /proc/self/cgroup shows it)? */
-static bool self_in(struct cgroup *cg, const char *rel)
-{
-        struct cgroup_self *self = calloc(1, sizeof(*self));
-        bool in = self && cgroup_self_read(cg->root_fd, 0, self) >= 0 &&
-                  strcmp(self->path[CG_H_V2], rel) == 0;
-
-        free(self);
-        return in;
-}
-
 /* Alone in our own cgroup (ofd, rel): move into <own>/buildtel/self-<pid>,
  * then enable the controllers there. On failure everything is undone. */
 static int move_to_leaf(struct cgroup *cg, const struct cgroup_config *cfg, int ofd,
@@ -317,6 +297,7 @@ static int move_to_leaf(struct cgroup *cg, const struct cgroup_config *cfg, int 
         struct v2_state *v = &cg->v2;
         char leafrel[2 * CG_PATH_MAX];
         _cleanup_close_ int pfd = -1, lfd = -1;
+        struct cgroup_self self;
         int r;
 
         if (snprintf(v->leaf_name, sizeof(v->leaf_name), "self-%ld", (long)getpid()) >=
@@ -329,7 +310,9 @@ static int move_to_leaf(struct cgroup *cg, const struct cgroup_config *cfg, int 
                 return pfd;
         lfd = mkdir_open(pfd, v->leaf_name);
         r = lfd < 0 ? lfd : cg_write_pid(lfd, (long)getpid());
-        if (r >= 0 && !self_in(cg, leafrel))
+        /* the move must show in /proc/self/cgroup */
+        if (r >= 0 && (cgroup_self_read(cg->root_fd, 0, &self) < 0 ||
+                       strcmp(self.path[CG_H_V2], leafrel) != 0))
                 r = -EXDEV;
         if (r >= 0) {
                 v->leaf = true;
@@ -433,11 +416,8 @@ static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
                                      (long)time(NULL)) >= (int)sizeof(unit))
                                 return -ENAMETOOLONG;
                         r = sdscope_start(geteuid() != 0, unit, getpid(), sdwhy, sizeof(sdwhy));
-                        if (r >= 0) {
-                                ssize_t n = cg_read_at(cg, cg->root_fd, "proc/self/cgroup");
-
-                                r = n < 0 ? (int)n : cgroup_self_parse(cg->buf, (size_t)n, self);
-                        }
+                        if (r >= 0)
+                                r = cgroup_self_read(cg->root_fd, 0, self);
                         if (r < 0) {
                                 why_scope(cfg, rel, nprocs, r, sdwhy);
                                 return -EBUSY;
@@ -515,47 +495,40 @@ static const unsigned mode_uses[] = {
 
 static int setup_dirs(struct cgroup *cg, const struct cgroup_config *cfg)
 {
-        struct cgroup_mounts *m = calloc(1, sizeof(*m));
-        struct cgroup_self *self = calloc(1, sizeof(*self));
+        struct cgroup_mounts m;
+        struct cgroup_self self;
         _cleanup_free_ char *mi = NULL;
         size_t milen;
-        int r;
+        int r = read_file_at(cg->root_fd, "proc/self/mountinfo", 1 << 20, &mi, &milen);
 
-        r = m && self ? 0 : -ENOMEM;
         if (r >= 0)
-                r = read_file_at(cg->root_fd, "proc/self/mountinfo", 1 << 20, &mi, &milen);
+                r = cgroup_mounts_parse(mi, milen, &m);
         if (r >= 0)
-                r = cgroup_mounts_parse(mi, milen, m);
-        if (r >= 0)
-                r = cgroup_self_read(cg->root_fd, 0, self);
+                r = cgroup_self_read(cg->root_fd, 0, &self);
         if (r < 0)
-                goto out;
+                return r;
 
         if (cg->mode == CGROUP_MODE_AUTO) {
-                cg->mode = pick_mode(cg, m, self);
+                cg->mode = pick_mode(cg, &m, &self);
                 if (cg->mode == CGROUP_MODE_NONE) {
                         why(cfg, "no cgroup hierarchy is mounted");
-                        r = -ENOENT;
-                        goto out;
+                        return -ENOENT;
                 }
         }
         for (int i = 0; i < _CG_H_MAX; i++)
                 cg->h[i].used = (mode_uses[cg->mode] >> i) & 1;
-        if (cg->mode == CGROUP_MODE_V2 && m->mnt[CG_H_V2][0] && self->path[CG_H_V2][0]) {
-                r = v2_prepare(cg, cfg, m, self);
+        if (cg->mode == CGROUP_MODE_V2 && m.mnt[CG_H_V2][0] && self.path[CG_H_V2][0]) {
+                r = v2_prepare(cg, cfg, &m, &self);
                 if (r < 0)
-                        goto out;
+                        return r;
         }
-        r = make_all(cg, cfg, m, self);
+        r = make_all(cg, cfg, &m, &self);
         if (r >= 0 && cg->mode == CGROUP_MODE_V2 && cg->v2.own_fd >= 0) {
                 /* The build's cgroup gets memory (first) and the rest. */
                 r = enable_ctl(cg, cg->h[CG_H_V2].parent_fd, &cg->v2.parent_added);
                 if (r < 0)
                         why(cfg, "enabling memory in %s: %s", cg->h[CG_H_V2].parent, strerror(-r));
         }
-out:
-        free(m);
-        free(self);
         return r;
 }
 
@@ -721,15 +694,15 @@ const char *cgroup_path(const struct cgroup *cg)
 /* Is pid in the build's cgroup in every hierarchy: 1 yes, 0 no, -errno. */
 static int in_build(struct cgroup *cg, pid_t pid)
 {
-        struct cgroup_self *s = calloc(1, sizeof(*s));
-        int r = s ? cgroup_self_read(cg->root_fd, (long)pid, s) : -ENOMEM;
+        struct cgroup_self s;
+        int r = cgroup_self_read(cg->root_fd, (long)pid, &s);
 
-        r = r < 0 ? r : 1;
-        for (int i = 0; r == 1 && i < _CG_H_MAX; i++)
-                if (cg->h[i].used && cg->h[i].dir_fd >= 0 && strcmp(s->path[i], cg->h[i].want) != 0)
-                        r = 0;
-        free(s);
-        return r;
+        if (r < 0)
+                return r;
+        for (int i = 0; i < _CG_H_MAX; i++)
+                if (cg->h[i].used && cg->h[i].dir_fd >= 0 && strcmp(s.path[i], cg->h[i].want) != 0)
+                        return 0;
+        return 1;
 }
 
 int cgroup_verify(struct cgroup *cg, pid_t pid, int join_error)

@@ -144,31 +144,20 @@ struct out {
         bool full;
 };
 
-/* Append bytes, control bytes as '?', stopping on a UTF-8 boundary. */
+/* Append bytes, control bytes as '?', cut on a UTF-8 boundary (copy_utf8)
+ * once full. */
 static void put(struct out *o, const char *s, size_t n)
 {
-        for (size_t i = 0; i < n && !o->full; i++) {
-                unsigned char c = (unsigned char)s[i];
+        size_t k;
 
-                if (o->len + 1 >= o->cap) {
-                        o->full = true;
-                        /* do not leave half a UTF-8 sequence */
-                        size_t start = o->len, want = 1;
-                        while (start > 0 && ((unsigned char)o->p[start - 1] & 0xC0) == 0x80)
-                                start--;
-                        if (start > 0) {
-                                unsigned char lead = (unsigned char)o->p[start - 1];
-
-                                start--;
-                                want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
-                        }
-                        if (o->len - start < want)
-                                o->len = start;
-                        break;
-                }
-                o->p[o->len++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-        }
-        o->p[o->len] = '\0';
+        if (o->full)
+                return;
+        k = copy_utf8(o->p + o->len, o->cap - o->len, s, n);
+        for (size_t i = o->len; i < o->len + k; i++)
+                if ((unsigned char)o->p[i] < 0x20 || o->p[i] == 0x7f)
+                        o->p[i] = '?';
+        o->len += k;
+        o->full = k < n;
 }
 
 /* a[0..n) in at most budget bytes: whole, or "..." and its tail from a
@@ -418,14 +407,15 @@ struct pentry {
 };
 
 struct procscan {
-        struct pentry *prev, *cur; /* prev sorted by pid */
+        struct pentry *prev, *cur; /* in pentries, swapped; prev sorted by pid */
+        struct pentry pentries[2][PROCSCAN_PIDS_MAX];
         size_t nprev, ncur;
         struct procscan_unit units[PROCSCAN_UNITS_MAX];
         size_t nunits;
         struct procscan_unit ended[PROCSCAN_UNITS_MAX];
         size_t nended;
         double ticks_per_s;
-        char *cmdline; /* PROCSCAN_CMDLINE_MAX bytes */
+        char cmdline[PROCSCAN_CMDLINE_MAX];
 };
 
 int procscan_new(struct procscan **ret)
@@ -435,13 +425,8 @@ int procscan_new(struct procscan **ret)
 
         if (!s)
                 return -ENOMEM;
-        s->prev = calloc(PROCSCAN_PIDS_MAX, sizeof(*s->prev));
-        s->cur = calloc(PROCSCAN_PIDS_MAX, sizeof(*s->cur));
-        s->cmdline = malloc(PROCSCAN_CMDLINE_MAX);
-        if (!s->prev || !s->cur || !s->cmdline) {
-                procscan_free(s);
-                return -ENOMEM;
-        }
+        s->prev = s->pentries[0];
+        s->cur = s->pentries[1];
         s->ticks_per_s = hz > 0 ? (double)hz : 100.0;
         *ret = s;
         return 0;
@@ -449,11 +434,6 @@ int procscan_new(struct procscan **ret)
 
 void procscan_free(struct procscan *s)
 {
-        if (!s)
-                return;
-        free(s->prev);
-        free(s->cur);
-        free(s->cmdline);
         free(s);
 }
 

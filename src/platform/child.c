@@ -315,9 +315,7 @@ int child_spawn(const struct child_config *cfg, struct child **ret)
         (void)setpgid(pid, pid);
         closep(&ep_w);
         for (;;) {
-                do
-                        n = read(ep_r, &e, sizeof(e));
-                while (n < 0 && errno == EINTR);
+                n = read_full(ep_r, &e, sizeof(e));
                 if (n != (ssize_t)sizeof(e) || !(e & JOIN_TAG))
                         break;
                 if (!c->join_error)
@@ -430,13 +428,8 @@ const char *child_exit_comm(const struct child *c)
 static void reaped(struct child *c, int st, int *ret_status, int *ret_signal)
 {
         c->reaped = true;
-        if (WIFSIGNALED(st)) {
-                *ret_status = 128 + WTERMSIG(st);
-                *ret_signal = WTERMSIG(st);
-        } else {
-                *ret_status = WEXITSTATUS(st);
-                *ret_signal = 0;
-        }
+        *ret_signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+        *ret_status = WIFSIGNALED(st) ? 128 + *ret_signal : WEXITSTATUS(st);
 }
 
 int child_wait(struct child *c, int *ret_status, int *ret_signal)

@@ -129,13 +129,10 @@ long follow_poll(struct follow *f, follow_fn cb, void *userdata)
         while (total < FOLLOW_MAX_PER_POLL) {
                 ssize_t n = pread(f->fd, f->buf, sizeof(f->buf), f->pos);
 
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (n == 0)
-                        break;
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return n < 0 ? -errno : total;
                 f->pos += n;
                 total += n;
                 cb(userdata, f->buf, (size_t)n, 0);

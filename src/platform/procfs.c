@@ -430,16 +430,11 @@ int procfs_pcp_free_kb(struct procfs *p, uint64_t *ret_kb)
         ssize_t n = read_hot(p, HOT_ZONEINFO);
         long page = sysconf(_SC_PAGESIZE);
         uint64_t pages;
-        int r;
+        int r = n < 0 ? (int)n : zoneinfo_pcp_parse(p->buf, (size_t)n, &pages);
 
-        if (n < 0)
-                return (int)n;
-        r = zoneinfo_pcp_parse(p->buf, (size_t)n, &pages);
         if (r < 0)
                 return r;
-        if (page <= 0)
-                page = 4096;
-        *ret_kb = pages * ((uint64_t)page / 1024);
+        *ret_kb = pages * ((uint64_t)(page > 0 ? page : 4096) / 1024);
         return 0;
 }
 
@@ -512,18 +507,12 @@ int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, voi
                 rewinddir(p->dir);
         }
 
-        for (;;) {
+        /* errno 0 before each readdir: its NULL is the end or an error */
+        for (errno = 0; (de = readdir(p->dir)); errno = 0) {
                 struct pidstat ps;
                 uint64_t pid;
                 int r;
 
-                errno = 0;
-                de = readdir(p->dir);
-                if (!de) {
-                        if (errno != 0)
-                                return -errno;
-                        break;
-                }
                 if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
                         continue;
                 if (!is_digit(de->d_name[0]) || parse_u64_str(de->d_name, &pid) < 0 || pid == 0 ||
@@ -541,7 +530,7 @@ int procfs_foreach_pid(struct procfs *p, int (*cb)(const struct pidstat *ps, voi
                                 return r;
                 }
         }
-        return count;
+        return errno != 0 ? -errno : count;
 }
 
 ssize_t procfs_cmdline(struct procfs *p, long pid, char *buf, size_t cap)

@@ -18,7 +18,7 @@
 struct sampler {
         struct procfs *procfs;
         char *disk_path;
-        char **names; /* NULL-terminated, each cut to COMM_MAX bytes */
+        char (*names)[COMM_MAX + 1]; /* each cut to COMM_MAX bytes */
         size_t n_names;
         struct cpustat prev;
         bool have_prev;
@@ -34,8 +34,6 @@ void sampler_free(struct sampler *s)
                 return;
         procfs_free(s->procfs);
         free(s->disk_path);
-        for (size_t i = 0; i < s->n_names; i++)
-                free(s->names[i]);
         free(s->names);
         free(s);
 }
@@ -70,14 +68,11 @@ int sampler_new(const struct sampler_config *cfg, struct sampler **ret)
         s->names = calloc(n + 1, sizeof(*s->names));
         if (!s->names)
                 goto nomem;
-        for (size_t i = 0; i < n; i++) {
-                /* comm holds only the first 15 bytes of a longer name, so
-                 * "x86_64-linux-gnu-gcc" is matched as "x86_64-linux-gn". */
-                s->names[i] = strndup(list[i], COMM_MAX);
-                if (!s->names[i])
-                        goto nomem;
-                s->n_names++;
-        }
+        /* comm holds only the first 15 bytes of a longer name, so
+         * "x86_64-linux-gnu-gcc" is matched as "x86_64-linux-gn". */
+        for (size_t i = 0; i < n; i++)
+                memcpy(s->names[i], list[i], strnlen(list[i], COMM_MAX));
+        s->n_names = n;
         s->have_prev = procfs_cpustat(s->procfs, &s->prev) >= 0;
         *ret = s;
         return 0;

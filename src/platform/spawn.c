@@ -183,11 +183,8 @@ int spawn_detached(int (*fn)(void *), void *arg)
                         for (int fd = 4; fd < 65536; fd++)
                                 (void)close(fd);
                 (void)setpriority(PRIO_PROCESS, 0, 10);
-                for (char c;;) {
-                        ssize_t n = read(3, &c, 1);
-                        if (n == 0 || (n < 0 && errno != EINTR))
-                                break;
-                }
+                for (char c; read_full(3, &c, 1) > 0;)
+                        ;
                 close(3);
                 _exit(fn(arg) < 0 ? 1 : 0);
         }

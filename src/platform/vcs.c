@@ -143,6 +143,12 @@ static int read_regular_at(int dirfd, const char *path, size_t max, char **ret, 
         return read_file_at(dirfd, path, max, ret, ret_len);
 }
 
+/* Not there as a file: looked for further. */
+static bool absent(int r)
+{
+        return r == -ENOENT || r == -ENOTDIR || r == -EISDIR;
+}
+
 /* A ref's value: loose in dirfd, then in commonfd, then packed-refs in
  * commonfd. Symbolic loose refs are followed up to VCS_SYMREF_DEPTH. */
 static int resolve_ref(int gitfd, int commonfd, const char *ref, char *ret_rev)
@@ -151,38 +157,23 @@ static int resolve_ref(int gitfd, int commonfd, const char *ref, char *ret_rev)
 
         snprintf(name, sizeof(name), "%s", ref);
         for (int depth = 0; depth < VCS_SYMREF_DEPTH; depth++) {
-                int fds[2] = {gitfd, commonfd};
-                bool followed = false;
+                _cleanup_free_ char *buf = NULL;
+                size_t len;
+                int r = read_regular_at(gitfd, name, VCS_FILE_MAX, &buf, &len);
 
-                for (int i = 0; i < 2 && !followed; i++) {
-                        _cleanup_free_ char *buf = NULL;
-                        size_t len;
-                        int r;
-
-                        if (i == 1 && commonfd == gitfd)
-                                break;
-                        r = read_regular_at(fds[i], name, VCS_FILE_MAX, &buf, &len);
-                        if (r == -ENOENT || r == -ENOTDIR || r == -EISDIR)
-                                continue;
-                        if (r < 0)
-                                return r;
-                        /* a symbolic ref's target into name, an object name
-                         * into ret_rev */
-                        r = vcs_parse_head(buf, len, name, ret_rev);
-                        if (r < 0 || ret_rev[0])
-                                return r;
-                        followed = true;
+                if (absent(r) && commonfd != gitfd)
+                        r = read_regular_at(commonfd, name, VCS_FILE_MAX, &buf, &len);
+                if (absent(r)) {
+                        r = read_regular_at(commonfd, "packed-refs", VCS_PACKED_MAX, &buf, &len);
+                        return r < 0 ? r : vcs_packed_refs_find(buf, len, name, ret_rev);
                 }
-                if (!followed) {
-                        _cleanup_free_ char *buf = NULL;
-                        size_t len;
-                        int r =
-                            read_regular_at(commonfd, "packed-refs", VCS_PACKED_MAX, &buf, &len);
-
-                        if (r < 0)
-                                return r;
-                        return vcs_packed_refs_find(buf, len, name, ret_rev);
-                }
+                if (r < 0)
+                        return r;
+                /* a symbolic ref's target into name, an object name into
+                 * ret_rev */
+                r = vcs_parse_head(buf, len, name, ret_rev);
+                if (r < 0 || ret_rev[0])
+                        return r;
         }
         return -ELOOP;
 }
@@ -220,9 +211,8 @@ static int find_gitdir(const char *dir, char *ret, size_t retlen)
                         if (S_ISDIR(st.st_mode))
                                 return join_path("", p, ret, retlen);
                         r = read_regular_at(AT_FDCWD, p, VCS_FILE_MAX, &buf, &len);
-                        if (r < 0)
-                                return r;
-                        r = vcs_parse_gitfile(buf, len, target, sizeof(target));
+                        if (r >= 0)
+                                r = vcs_parse_gitfile(buf, len, target, sizeof(target));
                         if (r < 0)
                                 return r == -ERANGE ? -ENAMETOOLONG : r;
                         return join_path(d[0] ? d : "/", target, ret, retlen);
@@ -273,16 +263,12 @@ int vcs_read(const char *dir, struct vcs_info *ret)
                 return -EOPNOTSUPP;
 
         r = read_regular_at(gitfd, "HEAD", VCS_FILE_MAX, &head, &len);
-        if (r < 0)
-                return r;
-        r = vcs_parse_head(head, len, ref, rev);
-        if (r < 0)
-                return r;
-        if (ref[0]) {
+        if (r >= 0)
+                r = vcs_parse_head(head, len, ref, rev);
+        if (r >= 0 && ref[0])
                 r = resolve_ref(gitfd, commonfd >= 0 ? commonfd : gitfd, ref, rev);
-                if (r < 0)
-                        return r;
-        }
+        if (r < 0)
+                return r;
         memcpy(ret->rev, rev, sizeof(rev));
         memcpy(ret->ref, ref, sizeof(ref));
         return 0;
