@@ -130,9 +130,8 @@ void summary_end_run(struct summary *s, const struct run_info *ri)
 
                 /* a kill the last row saw, as the build's own process died
                  * of SIGKILL: that death, not a guess at what vanished */
-                if (e->victim.label[0] &&
-                    !(strcmp(e->victim_source, "last seen") == 0 && i + 1 == b->noom &&
-                      e->elapsed_s >= s->last_elapsed_s))
+                if (e->victim.label[0] && !(strcmp(e->victim_source, "last seen") == 0 &&
+                                            i + 1 == b->noom && e->elapsed_s >= s->last_elapsed_s))
                         continue;
                 proc_clear(&e->victim);
                 copy_utf8_str(e->victim.label, sizeof(e->victim.label), name);
@@ -321,7 +320,7 @@ double summary_cap_near_mb(const struct summary_config *c)
 double summary_jobs_mem_mb(const struct summary *s)
 {
         return s->cfg.mem_cap_mb > 0 && !(s->mem_total_mb < s->cfg.mem_cap_mb) ? s->cfg.mem_cap_mb
-                                                                                : s->mem_total_mb;
+                                                                               : s->mem_total_mb;
 }
 
 void summary_init(struct summary *s, const struct summary_config *cfg)
@@ -479,19 +478,14 @@ void summary_add(struct summary *s, const struct sample *smp)
 /* A falling disk is worth a reading once its minimum came this close. */
 #define DISK_FALLING_FACTOR 1.5
 
-static bool oom_edge_near_zero(const struct summary *s)
-{
-        const struct summary_point *p = &s->mem_avail_min;
-
-        return p->set && (p->value < OOM_EDGE_AVAIL_MB ||
-                          (isfinite(s->mem_total_mb) &&
-                           p->value < OOM_EDGE_AVAIL_FRACTION * s->mem_total_mb));
-}
-
 void summary_readings(const struct summary *s, unsigned ncpu, struct summary_readings *ret)
 {
+        const struct summary_point *avail = &s->mem_avail_min;
+
         *ret = (struct summary_readings){.ram_bound_compilers = NAN};
-        ret->oom_zero = oom_edge_near_zero(s);
+        ret->oom_zero = avail->set && (avail->value < OOM_EDGE_AVAIL_MB ||
+                                       (isfinite(s->mem_total_mb) &&
+                                        avail->value < OOM_EDGE_AVAIL_FRACTION * s->mem_total_mb));
         ret->oom_swap = s->swap_used_peak.set && s->swap_used_peak.value > 0;
         ret->oom_edge = ret->oom_zero || ret->oom_swap;
         ret->oom_at = ret->oom_zero ? &s->mem_avail_min : &s->swap_used_peak;

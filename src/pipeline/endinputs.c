@@ -239,13 +239,11 @@ static void import_metadata(const struct endinputs *in)
         e = read_regular_file(f, 0, BAKEMETA_MAX_FILE, &buf, &len);
         if (e >= 0)
                 e = buildmetrics_metadata(in->metrics, buf, len);
-        if (e < 0) {
+        if (e < 0)
                 note(in, "--metadata-file '%s': %s", f,
                      e == -EINVAL   ? "not a JSON object"
                      : e == -ESPIPE ? "not a regular file"
                                     : strerror(-e));
-                return;
-        }
 }
 
 void endinputs_read(struct buildmetrics *bm, const struct buildmetrics_config *cfg,

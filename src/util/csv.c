@@ -15,21 +15,14 @@ static bool needs_quotes(const char *s, size_t len)
         return false;
 }
 
-int csv_append_field(struct dbuf *b, const char *s, size_t len)
+/* prefix (a mark that needs no quoting) and s as one field */
+static int append_field(struct dbuf *b, const char *prefix, const char *s, size_t len)
 {
-        const char *p = s, *end = s + len;
-        int r;
+        const char *p = s, *end = s + len, *q;
+        bool quoted = needs_quotes(s, len);
+        int r = dbuf_printf(b, "%s%s", quoted ? "\"" : "", prefix);
 
-        if (!needs_quotes(s, len))
-                return dbuf_append(b, s, len);
-        r = dbuf_append(b, "\"", 1);
-        while (r >= 0 && p < end) {
-                const char *q = memchr(p, '"', (size_t)(end - p));
-
-                if (!q) {
-                        r = dbuf_append(b, p, (size_t)(end - p));
-                        break;
-                }
+        while (r >= 0 && quoted && (q = memchr(p, '"', (size_t)(end - p)))) {
                 /* copy through the quote, then double it */
                 r = dbuf_append(b, p, (size_t)(q - p) + 1);
                 if (r >= 0)
@@ -37,8 +30,15 @@ int csv_append_field(struct dbuf *b, const char *s, size_t len)
                 p = q + 1;
         }
         if (r >= 0)
+                r = dbuf_append(b, p, (size_t)(end - p));
+        if (r >= 0 && quoted)
                 r = dbuf_append(b, "\"", 1);
         return r;
+}
+
+int csv_append_field(struct dbuf *b, const char *s, size_t len)
+{
+        return append_field(b, "", s, len);
 }
 
 void csv_record_release(struct csv_record *r)
@@ -165,14 +165,5 @@ bad:
 
 int csv_append_field_safe(struct dbuf *b, const char *s, size_t len)
 {
-        _cleanup_free_ char *q = NULL;
-
-        if (len == 0 || !strchr("=+-@\t\r", s[0]))
-                return csv_append_field(b, s, len);
-        q = malloc(len + 1);
-        if (!q)
-                return -ENOMEM;
-        q[0] = '\'';
-        memcpy(q + 1, s, len);
-        return csv_append_field(b, q, len + 1);
+        return append_field(b, len && strchr("=+-@\t\r", s[0]) ? "'" : "", s, len);
 }

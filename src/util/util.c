@@ -92,10 +92,8 @@ int parse_double_str(const char *s, double *ret)
         double v;
         int r = parse_double(&p, end, &v);
 
-        if (r < 0)
-                return r;
-        if (p != end)
-                return -EINVAL;
+        if (r < 0 || p != end)
+                return r < 0 ? r : -EINVAL;
         *ret = v;
         return 0;
 }
@@ -106,10 +104,8 @@ int parse_u64_str(const char *s, uint64_t *ret)
         uint64_t v;
         int r = parse_u64(&p, end, &v);
 
-        if (r < 0)
-                return r;
-        if (p != end)
-                return -EINVAL;
+        if (r < 0 || p != end)
+                return r < 0 ? r : -EINVAL;
         *ret = v;
         return 0;
 }
@@ -140,10 +136,8 @@ int parse_size_str(const char *s, uint64_t *ret)
         double v;
         int r = parse_double(&p, end, &v);
 
-        if (r < 0)
-                return r;
-        if (v < 0)
-                return -ERANGE;
+        if (r < 0 || v < 0)
+                return r < 0 ? r : -ERANGE;
         for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
                 if (strcmp(p, units[i].suffix) == 0) {
                         double b = v * units[i].mult;
