@@ -1028,23 +1028,15 @@ bool recorder_sink_failed(const struct recorder *r, const char *name)
         return true; /* not open: nothing there to name */
 }
 
-int recorder_sample(struct recorder *r, const struct sample *s)
-{
-        record(r, s);
-        return 0;
-}
-
-void recorder_sample_skipped(struct recorder *r)
-{
-        r->summary.skipped_rows++;
-}
-
+/* A torn or junk row (s NULL) is counted in the summary. */
 static void csv_row(void *userdata, const struct sample *s)
 {
+        struct recorder *r = userdata;
+
         if (s)
-                record(userdata, s);
+                record(r, s);
         else
-                recorder_sample_skipped(userdata);
+                r->summary.skipped_rows++;
 }
 
 int64_t recorder_replay_csv(struct recorder *r, const char *buf, size_t len)
@@ -1054,7 +1046,8 @@ int64_t recorder_replay_csv(struct recorder *r, const char *buf, size_t len)
 
 static int history_row(void *userdata, const struct sample *s)
 {
-        return recorder_sample(userdata, s);
+        record(userdata, s);
+        return 0;
 }
 
 int64_t recorder_replay_history(struct recorder *r, struct store *st, int64_t id)
