@@ -22,7 +22,7 @@
 
 #define CMDLINE_MAX 8192
 #define ACCT_KINDS 128
-#define ACCT_ENDED 16 /* units' processes ended lately, by pid: an OOM victim's name */
+#define ACCT_ENDED 16       /* units' processes ended lately, by pid: an OOM victim's name */
 #define ACCT_HELD 8         /* records held per unit whose exec is not decided */
 #define ACCT_PENDING_MAX 64 /* such units at once */
 #define ACCT_HOLD_S 10.0    /* and how long one is kept after its end */
@@ -317,11 +317,10 @@ static void on_exit_task(struct acct *a, const struct taskev *ev)
                 x->held[x->nheld++] = *ev;
         else if (!x || !x->exec[0])
                 count(a, ev);
-        if (a->guard && ev->last) {
+        if (a->guard && ev->last)
                 guard_exit(a->guard, ev->tgid,
                            p ? (double)MAX(a->xu[p->unit].peak_kb, ev->rss_peak_kb) / 1024.0 : 0,
                            now_monotonic());
-        }
         if (ev->last && bit(a, a->gone, ev->tgid)) {
                 set_bit(a, a->gone, ev->tgid, false);
                 a->unread += compilers_has(ev->comm, strnlen(ev->comm, sizeof(ev->comm)),

@@ -106,10 +106,8 @@ static int fallback_path(const char *leaf, char **ret_path)
         int e;
 
         *ret_path = NULL;
-        if (!slash) {
-                free(p);
+        if (!slash) /* p NULL: a made one always has a '/' */
                 return -ENOMEM;
-        }
         (void)mkdir_p(tmp && tmp[0] == '/' ? tmp : "/tmp", 0700); /* a $TMPDIR not made yet */
         *slash = '\0';
         e = mkdir_private(p);
@@ -328,10 +326,9 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
 {
         struct logctx_config lc = cfg->logctx;
         struct buildmetrics_config mc = cfg->metrics;
-        struct recorder *r;
+        struct recorder *r = calloc(1, sizeof(*r));
         int e;
 
-        r = calloc(1, sizeof(*r));
         if (!r)
                 return -ENOMEM;
         r->cfg = *cfg;
@@ -727,7 +724,6 @@ static void build_after(struct recorder *r, struct sample *s)
         const char **label[PROCTOP_N] = {&s->top_proc, &s->top2_proc, &s->top3_proc};
         double *bytes[PROCTOP_N] = {&s->top_proc_bytes, &s->top2_proc_bytes, &s->top3_proc_bytes};
         double *pid[PROCTOP_N] = {&s->top_pid, &s->top2_pid, &s->top3_pid};
-
         struct pidmem pm;
 
         proctop_label_all(&r->top, sampler_procfs(r->sampler));
