@@ -3,7 +3,6 @@
 
 #include <poll.h>
 #include <stddef.h>
-#include <stdint.h>
 
 /* Every process of the build, from the kernel's own accounting
  * (platform/taskstats): the build's processes are its root and what they

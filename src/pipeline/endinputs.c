@@ -3,7 +3,6 @@
 #include "pipeline/endinputs.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

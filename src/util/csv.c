@@ -2,10 +2,7 @@
 #include "util/csv.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
-
-#include "util/macro.h"
 
 static bool needs_quotes(const char *s, size_t len)
 {
