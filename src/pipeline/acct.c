@@ -137,8 +137,7 @@ void acct_free(struct acct *a)
 
 void acct_set_guard(struct acct *a, struct guard *g)
 {
-        if (a)
-                a->guard = g;
+        a->guard = g;
 }
 
 void acct_member(struct acct *a, long pid)

@@ -195,8 +195,8 @@ int recorder_self(struct store_recorder *ret)
         return 0;
 }
 
-/* Open the sinks of list (NULL-terminated) in dir (NULL: a replay, which
- * writes no files); all or nothing. */
+/* Open the sinks of list (NULL-terminated) in dir, made already (NULL: a
+ * replay, which writes no files); all or nothing. */
 static int open_list(struct recorder *r, const struct sink_ops *const *list, const char *dir)
 {
         struct sink_ctx ctx = {
@@ -213,13 +213,10 @@ static int open_list(struct recorder *r, const struct sink_ops *const *list, con
             .no_report = r->cfg.no_report,
             .recorder = &r->self,
         };
-        int e;
 
-        e = dir ? mkdir_p(dir, 0700) : 0; /* a replay writes no files */
-        if (e < 0)
-                return e;
         for (size_t i = 0; list[i] && r->nsinks < ARRAY_SIZE(r->ops); i++) {
-                e = list[i]->open(&ctx, &r->state[r->nsinks]);
+                int e = list[i]->open(&ctx, &r->state[r->nsinks]);
+
                 if (e < 0) {
                         close_sinks(r);
                         return e;
@@ -792,11 +789,9 @@ static void record(struct recorder *r, const struct sample *s)
 }
 
 /* The kernel's records so far (the build's root first made a member: its
- * exec is among them); p: what ppoll returned, or NULL. */
+ * exec is among them); p: what ppoll returned, or NULL. No acct: nothing. */
 static void drain_acct(struct recorder *r, const struct pollfd *p, size_t n)
 {
-        if (!r->acct)
-                return;
         acct_member(r->acct, r->run->pid);
         acct_poll(r->acct, p, n, r->start_mono);
 }
