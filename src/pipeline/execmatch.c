@@ -34,21 +34,18 @@ struct execmatch {
         bool blind; /* BUILDTEL_TEST_NO_EXECS set: none is ours (the tests' builder out of reach) */
 };
 
-void victim_report(struct victim *v, enum victim_from from, const char *comm, long pid)
+void victim_report(struct victim *v, enum victim_from from, const char *comm, long pid,
+                   struct sample *s)
 {
-        if (pid <= 0 || pid == v->last[from])
-                return;
-        v->last[from] = pid;
-        snprintf(v->comm, sizeof(v->comm), "%s", comm);
-        v->pid = pid;
-}
-
-void victim_to_sample(const struct victim *v, struct sample *s)
-{
-        if (v->pid <= 0)
-                return;
-        s->oom_victim = v->comm;
-        s->oom_victim_pid = (double)v->pid;
+        if (pid > 0 && pid != v->last[from]) {
+                v->last[from] = pid;
+                snprintf(v->comm, sizeof(v->comm), "%s", comm);
+                v->pid = pid;
+        }
+        if (v->pid > 0) {
+                s->oom_victim = v->comm;
+                s->oom_victim_pid = (double)v->pid;
+        }
 }
 
 /* An exec cgroup is this build's when its command is one of the RUN
@@ -226,8 +223,7 @@ void execmatch_fold(struct execmatch *em, struct sample *s, struct victim *v, bo
         s->cg_mem_peak_bytes = execs_max(s->cg_mem_peak_bytes, em->mem_peak);
         em->pids_peak = execs_max(em->pids_peak, s->cg_pids);
         s->cg_pids_peak = execs_max(s->cg_pids_peak, em->pids_peak);
-        victim_report(v, VICTIM_EXEC, t.oom_victim, t.oom_victim_pid);
-        victim_to_sample(v, s);
+        victim_report(v, VICTIM_EXEC, t.oom_victim, t.oom_victim_pid, s);
         if (host_psi)
                 return; /* host-wide already: the execs are in it */
         psi_sum(&s->cg_psi, &t.psi);

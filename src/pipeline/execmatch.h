@@ -25,10 +25,9 @@ struct victim {
         long pid;
         long last[VICTIM_FROM_];
 };
-/* A report from one source (pid <= 0: none); the sample then names the
- * newest. */
-void victim_report(struct victim *v, enum victim_from from, const char *comm, long pid);
-void victim_to_sample(const struct victim *v, struct sample *s);
+/* A report from one source (pid <= 0: none); s then names the newest. */
+void victim_report(struct victim *v, enum victim_from from, const char *comm, long pid,
+                   struct sample *s);
 
 struct execmatch;
 struct pidstat;

@@ -654,8 +654,7 @@ static void build_before(struct recorder *r, struct sample *s)
         victim_report(
             &r->victim, VICTIM_OWN,
             acct_label(r->acct, cs.oom_victim_pid, cs.oom_victim_comm, label, sizeof(label)),
-            cs.oom_victim_pid);
-        victim_to_sample(&r->victim, s);
+            cs.oom_victim_pid, s);
         proctop_reset(&r->top);
         procscan_begin(r->scan);
         if (r->em)

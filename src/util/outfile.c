@@ -1,10 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The one writer of a file replaced whole: a temp file in the target's
- * directory (an unnamed O_TMPFILE where the file system has them, else a
- * hidden name made O_EXCL|O_NOFOLLOW), exactly the mode asked for, fsync,
- * renamed over the target (under runfile_check() for a run file: only over
- * nothing, with RENAME_NOREPLACE, or our own file), the directory fsync'd.
- * Every whole-file write of buildtel comes through here. */
+/* The one writer of a file replaced whole (outfile.h): every whole-file
+ * write of buildtel comes through here. */
 #include "util/outfile.h"
 
 #include <errno.h>
