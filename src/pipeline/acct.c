@@ -437,14 +437,6 @@ void acct_poll(struct acct *a, const struct pollfd *p, size_t n, double mono0)
         end_waiting(a, false);
 }
 
-void acct_flush(struct acct *a, double mono0)
-{
-        if (!a)
-                return;
-        acct_poll(a, NULL, 0, mono0);
-        end_waiting(a, true);
-}
-
 const char *acct_label(const struct acct *a, long pid, const char *comm, char *buf, size_t cap)
 {
         for (size_t i = 0; a && pid > 0 && i < a->nxp; i++)
@@ -472,13 +464,16 @@ static int cmp_peak(const void *x, const void *y)
         return (a->peak_mb < b->peak_mb) - (a->peak_mb > b->peak_mb);
 }
 
-void acct_procs(struct acct *a, struct run_procs *ret)
+void acct_procs(struct acct *a, double mono0, struct run_procs *ret)
 {
         size_t half = RUN_PROCS_TOP / 2;
 
-        *ret = a ? a->procs : (struct run_procs){0};
+        *ret = (struct run_procs){0};
         if (!a)
                 return;
+        acct_poll(a, NULL, 0, mono0);
+        end_waiting(a, true);
+        *ret = a->procs;
         ret->delayacct = taskstats_delayacct();
         ret->unread = a->unread;
         ret->lost = taskstats_lost(a->ts);

@@ -159,11 +159,6 @@ void execmatch_consider(struct execmatch *em, const struct pidstat *ps)
         bkexec_consider(em->bk, ps);
 }
 
-void execmatch_end(struct execmatch *em, struct procfs *p)
-{
-        bkexec_end(em->bk, p);
-}
-
 void execmatch_poll(struct execmatch *em, struct procfs *p, double now)
 {
         update_hunt(em, now);
@@ -201,12 +196,14 @@ const long *execmatch_pids(struct execmatch *em, const long *pids, size_t n, siz
 /* Counters over every exec (gone ones at their last read), levels over
  * those alive, and as the peak the largest of the client's own kernel
  * peak, one exec's kernel peak, and the sampled sum. */
-void execmatch_fold(struct execmatch *em, struct sample *s, struct victim *v, bool host_psi)
+void execmatch_fold(struct execmatch *em, struct procfs *p, struct sample *s, struct victim *v,
+                    bool host_psi)
 {
         struct bkexec_totals t;
 
         if (!em)
                 return;
+        bkexec_end(em->bk, p);
         bkexec_totals(em->bk, &t);
         if (!t.ours)
                 return;

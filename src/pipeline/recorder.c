@@ -726,9 +726,8 @@ static void build_after(struct recorder *r, struct sample *s)
         /* The largest one's own anon: one statm read a scan. */
         if (r->top.n > 0 && procfs_pidmem(sampler_procfs(r->sampler), r->top.e[0].pid, &pm) >= 0)
                 s->top_proc_anon_bytes = (double)pm.anon_pages * r->page_bytes;
-        if (r->em)
-                execmatch_end(r->em, sampler_procfs(r->sampler));
-        execmatch_fold(r->em, s, &r->victim, cgroup_pressure_is_host(r->cfg.cgroup));
+        execmatch_fold(r->em, sampler_procfs(r->sampler), s, &r->victim,
+                       cgroup_pressure_is_host(r->cfg.cgroup));
         for (size_t i = 0; i < r->top.n; i++) {
                 *label[i] = r->top.e[i].label;
                 *bytes[i] = (double)r->top.e[i].rss_pages * r->page_bytes;
@@ -757,10 +756,8 @@ static void watch_before(struct recorder *r, struct sample *s)
 
 static void watch_after(struct recorder *r, struct sample *s)
 {
-        if (!execmatch_nwant(r->em))
-                return;
-        execmatch_end(r->em, sampler_procfs(r->sampler));
-        execmatch_fold(r->em, s, &r->victim, false);
+        if (execmatch_nwant(r->em))
+                execmatch_fold(r->em, sampler_procfs(r->sampler), s, &r->victim, false);
 }
 
 /* Say at once when the build lost a process to the OOM killer. */
@@ -804,8 +801,7 @@ static const struct units *model_units(struct recorder *r)
 
         if (!r->cfg.cgroup)
                 return NULL;
-        acct_flush(r->acct, r->start_mono);
-        acct_procs(r->acct, &r->run->procs);
+        acct_procs(r->acct, r->start_mono, &r->run->procs);
         if (r->guard) { /* the build is over: nothing is held from here on */
                 acct_set_guard(r->acct, NULL);
                 guard_account(r->guard, &r->run->guard);
