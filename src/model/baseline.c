@@ -185,8 +185,7 @@ static struct baseline_finding *add(struct deriv *d, enum fig fig, const char *t
 
         if (!isfinite(value) || b->n == BASELINE_FINDINGS_MAX)
                 return NULL;
-        f = &b->f[b->n];
-        memset(f, 0, sizeof(*f));
+        f = memset(&b->f[b->n], 0, sizeof(*f));
         baseline_judge(value, d->vals, d->nwin, &figs[fig].rule, &f->st);
         (void)copy_utf8_str(f->figure, sizeof(f->figure), figs[fig].name);
         (void)copy_utf8_str(f->target, sizeof(f->target), target);

@@ -28,8 +28,7 @@ size_t targets_get(struct targets *ts, const char *name, size_t len)
                 return (size_t)i;
         if (ts->n == TARGETS_MAX)
                 return TARGETS_MAX - 1;
-        t = &ts->t[ts->n];
-        memset(t, 0, sizeof(*t));
+        t = memset(&ts->t[ts->n], 0, sizeof(*t));
         memcpy(t->name, key, sizeof(key));
         t->first_seen = t->last_seen = NAN;
         return ts->n++;

@@ -895,14 +895,15 @@ static void derive_baseline(struct recorder *r, const struct run_model *m, int64
         r->summary.baseline = r->baseline;
 }
 
-/* The model complete (r->model): its ninja edges placed, its baseline
- * derived, every sink finished. */
+/* The model complete (r->model): the summary's run ended, its ninja edges
+ * placed, its baseline derived, every sink finished. */
 static int finish_model(struct recorder *r, int64_t before)
 {
         struct run_model *m = &r->model;
         double off;
         int ret = 0;
 
+        summary_end_run(&r->summary, r->run);
         r->summary.units = m->units;
         if (units_exact(m->units)) /* every unit seen: the overlap of theirs, not the scans' */
                 r->summary.running_peak = jobs_in_flight(m->units);
@@ -938,7 +939,6 @@ int recorder_finish(struct recorder *r)
         _cleanup_dbuf_ struct dbuf msg = DBUF_INIT;
 
         parse_stop(r); /* every line parsed; the end-of-run fetches fork */
-        summary_end_run(&r->summary, r->run);
         endinputs_read(r->metrics, &r->cfg.metrics, r->run, &r->ninja, r->cfg.note,
                        r->cfg.userdata);
         r->model = (struct run_model){.run = r->run,
@@ -960,7 +960,6 @@ int recorder_finish(struct recorder *r)
 int recorder_finish_recorded(struct recorder *r, const struct run_model *recorded, int64_t row)
 {
         parse_stop(r);
-        summary_end_run(&r->summary, r->run);
         r->model = *recorded;
         r->model.run = r->run;
         r->model.summary = &r->summary;
