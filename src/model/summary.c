@@ -44,18 +44,6 @@ static void proc_clear(struct summary_proc *p)
         p->label[0] = '\0';
 }
 
-static void build_init(struct summary_build *b)
-{
-        b->cpu_user_s = b->cpu_sys_s = b->oom_kills = b->io_read_mb = b->io_write_mb = NAN;
-        psi_clear(&b->psi);
-        b->pids_peak = b->prev_oom_kills = NAN;
-        b->kernel_victim_pid = NAN;
-        proc_clear(&b->mem_peak_proc);
-        proc_clear(&b->last_seen);
-        for (size_t i = 0; i < 3; i++)
-                proc_clear(&b->prev_top[i]);
-}
-
 /* Two labels' first words (their comm) are the same. */
 static bool same_comm(const char *a, const char *b)
 {
@@ -325,13 +313,21 @@ double summary_jobs_mem_mb(const struct summary *s)
 
 void summary_init(struct summary *s, const struct summary_config *cfg)
 {
+        struct summary_build *b = &s->build;
+
         memset(s, 0, sizeof(*s));
         s->cfg = cfg ? *cfg
                      : (struct summary_config){.near_oom_mb = SUMMARY_NEAR_OOM_MB_DEFAULT,
                                                .low_disk_gb = SUMMARY_LOW_DISK_GB_DEFAULT};
         s->first_epoch = s->last_epoch = s->last_elapsed_s = s->mem_total_mb = NAN;
         s->disk_avail_first = s->disk_avail_last = s->par.prev_elapsed_s = NAN;
-        build_init(&s->build);
+        b->cpu_user_s = b->cpu_sys_s = b->oom_kills = b->io_read_mb = b->io_write_mb = NAN;
+        b->pids_peak = b->prev_oom_kills = b->kernel_victim_pid = NAN;
+        psi_clear(&b->psi);
+        proc_clear(&b->mem_peak_proc);
+        proc_clear(&b->last_seen);
+        for (size_t i = 0; i < 3; i++)
+                proc_clear(&b->prev_top[i]);
         s->exact.mem_used_peak_bytes = s->exact.mem_avail_min_bytes = NAN;
         s->exact.swap_used_peak_bytes = s->exact.disk_avail_min_bytes = NAN;
         s->exact.cg_mem_peak_bytes = s->exact.cg_io_read_bytes = s->exact.cg_io_write_bytes = NAN;

@@ -46,32 +46,21 @@ void csv_record_release(struct csv_record *r)
         r->nfields = 0;
 }
 
-/* Where the caller resumes after a malformed record: just past the next LF
- * at or after pos, or the end of the buffer when the bad line has none. */
-static size_t skip_bad_line(const char *buf, size_t len, size_t pos)
-{
-        const char *nl = memchr(buf + pos, '\n', len - pos);
-
-        return nl ? (size_t)(nl - buf) + 1 : len;
-}
-
 /* Close field number rec->nfields that started at data offset start. */
 static int end_field(struct csv_record *rec, size_t start)
 {
-        int r;
-
         if (rec->nfields >= CSV_MAX_FIELDS)
                 return -EINVAL;
         rec->off[rec->nfields] = start;
         rec->len[rec->nfields] = rec->data.len - start;
         rec->nfields++;
         /* a NUL after each field so csv_field() is a C string */
-        r = dbuf_append(&rec->data, "", 1);
-        return r;
+        return dbuf_append(&rec->data, "", 1);
 }
 
 int csv_parse_record(const char *buf, size_t len, struct csv_record *rec, size_t *ret_consumed)
 {
+        const char *nl;
         size_t i = 0;
         int r;
 
@@ -156,7 +145,9 @@ torn:
         *ret_consumed = 0;
         return 0;
 bad:
-        *ret_consumed = skip_bad_line(buf, len, i);
+        /* the caller resumes just past the bad line's LF (none: the end) */
+        nl = memchr(buf + i, '\n', len - i);
+        *ret_consumed = nl ? (size_t)(nl - buf) + 1 : len;
         return -EINVAL;
 }
 
