@@ -895,7 +895,8 @@ static void derive_baseline(struct recorder *r, const struct run_model *m, int64
         r->summary.baseline = r->baseline;
 }
 
-/* The model complete (r->model): the summary's run ended, its ninja edges
+/* The model complete (r->model): the run's, its facts (made from its
+ * targets when it has none), the summary's run ended, its ninja edges
  * placed, its baseline derived, every sink finished. */
 static int finish_model(struct recorder *r, int64_t before)
 {
@@ -903,6 +904,12 @@ static int finish_model(struct recorder *r, int64_t before)
         double off;
         int ret = 0;
 
+        m->run = r->run;
+        m->summary = &r->summary;
+        if (!m->facts) {
+                targets_facts(m->targets, r->run, &r->facts);
+                m->facts = &r->facts;
+        }
         summary_end_run(&r->summary, r->run);
         r->summary.units = m->units;
         if (units_exact(m->units)) /* every unit seen: the overlap of theirs, not the scans' */
@@ -941,10 +948,8 @@ int recorder_finish(struct recorder *r)
         parse_stop(r); /* every line parsed; the end-of-run fetches fork */
         endinputs_read(r->metrics, &r->cfg.metrics, r->run, &r->ninja, r->cfg.note,
                        r->cfg.userdata);
-        r->model = (struct run_model){.run = r->run,
-                                      .summary = &r->summary,
-                                      .targets = buildmetrics_model(r->metrics),
-                                      .units = model_units(r)};
+        r->model =
+            (struct run_model){.targets = buildmetrics_model(r->metrics), .units = model_units(r)};
         execmatch_finish(r->em, now_monotonic() - r->start_mono, r->model.targets,
                          2 * r->cfg.interval + 1, &cover);
         (void)snprintf(cover.driver, sizeof(cover.driver), "%s", outparse_driver(r->op));
@@ -952,8 +957,6 @@ int recorder_finish(struct recorder *r)
         endinputs_record(r->metrics, &r->cfg.metrics, &cover, r->cfg.note, r->cfg.userdata);
         if (short_render_execs(&cover, &msg) >= 0 && msg.len)
                 note(r, "%s", msg.p);
-        targets_facts(r->model.targets, r->run, &r->facts);
-        r->model.facts = &r->facts;
         return finish_model(r, 0);
 }
 
@@ -961,12 +964,6 @@ int recorder_finish_recorded(struct recorder *r, const struct run_model *recorde
 {
         parse_stop(r);
         r->model = *recorded;
-        r->model.run = r->run;
-        r->model.summary = &r->summary;
-        if (!r->model.facts) {
-                targets_facts(r->model.targets, r->run, &r->facts);
-                r->model.facts = &r->facts;
-        }
         return finish_model(r, row > 0 ? row : -1);
 }
 
