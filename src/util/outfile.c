@@ -275,14 +275,8 @@ int write_file_atomic(const char *path, const void *buf, size_t len)
 
 const char *outfile_strerror(int e)
 {
-        switch (e) {
-        case -ENXIO:
-                return "a FIFO with no reader (or a device that is not there)";
-        case -EEXIST:
-                return "not a regular file, a FIFO or a character device: refused";
-        case -EINVAL:
-                return "not a file name";
-        default:
-                return strerror(-e);
-        }
+        return e == -ENXIO    ? "a FIFO with no reader (or a device that is not there)"
+               : e == -EEXIST ? "not a regular file, a FIFO or a character device: refused"
+               : e == -EINVAL ? "not a file name"
+                              : strerror(-e);
 }
