@@ -360,9 +360,7 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 return e;
         }
         r->page_bytes = (double)sysconf(_SC_PAGESIZE);
-        r->start_mono = now_monotonic();
-        r->next_tick = r->start_mono; /* a first sample at once: the baseline */
-        *ret = r;
+        *ret = r; /* the clock starts in recorder_open_live: a replay reads none */
         return 0;
 }
 

@@ -385,11 +385,10 @@ static void child_poll(void *state, const struct pollfd *p, size_t n, struct rec
                 reap(s);
         if (s->live && !s->exited)
                 s->live->update(s->live->userdata, now_monotonic());
-        if (s->exited && s->forwarded && !s->final_taken) {
-                /* Interrupted: do not wait out the grace period for helpers
-                 * that ignore the signal. */
+        /* Interrupted: do not wait out the grace period for helpers that
+         * ignore the signal. */
+        if (s->exited && s->forwarded && !s->final_taken)
                 s->grace = MIN(s->grace, 0.5);
-        }
 }
 
 /* Read what is already in the pipes, without waiting. */
