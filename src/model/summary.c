@@ -279,12 +279,11 @@ static void build_add(struct summary_build *b, const struct sample *smp)
                         if (b->noom < SUMMARY_OOM_MAX) {
                                 struct summary_oom *e = &b->oom[b->noom];
 
-                                e->epoch = smp->epoch;
-                                e->elapsed_s = smp->elapsed_s;
-                                e->kills = smp->cg_oom_kills;
+                                *e = (struct summary_oom){.epoch = smp->epoch,
+                                                          .elapsed_s = smp->elapsed_s,
+                                                          .kills = smp->cg_oom_kills};
                                 copy_utf8_str(e->stage, sizeof(e->stage), smp->stage);
                                 proc_clear(&e->victim);
-                                e->victim_source[0] = '\0';
                                 b->victim_pending = 3;
                         }
                         b->noom++;
@@ -391,10 +390,8 @@ static void par_add(struct summary_par *p, const struct sample *smp, uint64_t ru
                 i = p->nalone;
         }
         if (i == p->nalone) {
+                p->alone[p->nalone++] = (struct summary_alone){.first_s = smp->elapsed_s};
                 copy_utf8_str(p->alone[i].name, sizeof(p->alone[i].name), smp->running);
-                p->alone[i].first_s = smp->elapsed_s;
-                p->alone[i].s = 0;
-                p->nalone++;
         }
         p->alone[i].s += dt;
 }
