@@ -318,17 +318,11 @@ int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *re
 
 DIR *opendir_at(int dirfd, const char *path)
 {
-        int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d;
+        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 
-        if (fd < 0)
-                return NULL;
-        d = fdopendir(fd);
-        if (!d) {
-                int e = errno;
-                close(fd);
-                errno = e;
-        }
+        if (d)
+                fd = -1; /* the stream's now; else closep keeps errno */
         return d;
 }
 
