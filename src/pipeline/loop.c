@@ -69,8 +69,7 @@ int loop_run(const struct source_ops *ops, void *state, struct recorder *r, int 
                         return 0;
                 if (k == 0)
                         continue;
-                nsrc = ops->pollfds(state, p, SOURCE_POLLFDS, &deadline);
-                n = nsrc;
+                n = nsrc = ops->pollfds(state, p, SOURCE_POLLFDS, &deadline);
                 p[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
                 /* Network exports: their sockets and timers, never a wait. */
                 if (r)

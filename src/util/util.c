@@ -176,8 +176,7 @@ int write_all(int fd, const void *buf, size_t len)
                         if (errno == EINTR)
                                 continue;
                         if (errno == EAGAIN) {
-                                struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-                                (void)poll(&pfd, 1, -1);
+                                (void)poll(&(struct pollfd){.fd = fd, .events = POLLOUT}, 1, -1);
                                 continue;
                         }
                         return -errno;
