@@ -185,7 +185,7 @@ static void test_replay(void **state)
                                               .userdata = &notes};
                 const struct run_model none = {0};
                 struct recorder *r = NULL;
-                struct dbuf sh = DBUF_INIT;
+                struct dbuf sh = DBUF_INIT, csv = DBUF_INIT;
 
                 assert_non_null(ts);
                 targets_init(ts);
@@ -197,6 +197,7 @@ static void test_replay(void **state)
                 assert_ptr_equal(p.userdata, &p);
                 assert_null(recorder_log_dir(r));
                 assert_int_equal(recorder_tick(r), -EINVAL); /* samples nothing */
+                assert_int_equal(samplecsv_header(&csv), 0);
                 for (size_t i = 0; i < cases[c].nsamples; i++) {
                         struct sample s;
 
@@ -205,14 +206,15 @@ static void test_replay(void **state)
                         s.elapsed_s = (double)i;
                         s.mem_used_bytes = 1000.0 * (double)(i + 1) * SAMPLE_MIB;
                         s.mem_avail_bytes = 4000.0 * SAMPLE_MIB;
-                        assert_int_equal(recorder_sample(r, &s), 0);
+                        assert_int_equal(samplecsv_format(&s, &csv), 0);
                 }
                 for (size_t i = 0; i < cases[c].nskipped; i++)
-                        recorder_sample_skipped(r);
+                        assert_int_equal(dbuf_puts(&csv, "junk\"row\r\n"), 0); /* a stray quote */
+                assert_int_equal(recorder_replay_csv(r, csv.p, csv.len), cases[c].nsamples);
+                dbuf_release(&csv);
                 assert_int_equal(recorder_summary(r)->samples, cases[c].nsamples);
-                assert_int_equal(
-                    recorder_finish_recorded(r, cases[c].recorded ? &rec : &none, 0),
-                    cases[c].finish_result);
+                assert_int_equal(recorder_finish_recorded(r, cases[c].recorded ? &rec : &none, 0),
+                                 cases[c].finish_result);
                 assert_int_equal(short_render(recorder_model(r), &sh), 0);
                 assert_int_equal(p.nsamples, cases[c].nsamples);
                 for (size_t i = 0; i < cases[c].nsamples; i++) {

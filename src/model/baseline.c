@@ -60,20 +60,16 @@ const char *baseline_verdict_name(int verdict)
 
 void baseline_run_init(struct baseline_run *r)
 {
-        memset(r, 0, sizeof(*r));
+        *r = (struct baseline_run){.mem_total_mb = NAN, .ncpu = -1, .jobs = -1};
         run_figures_init(&r->fig);
-        r->mem_total_mb = NAN;
-        r->ncpu = r->jobs = -1;
 }
 
 static void named_set(struct baseline_named *e, const char *name, const char *tool, double a,
                       double b)
 {
-        memset(e, 0, sizeof(*e));
+        *e = (struct baseline_named){.a = a, .b = b};
         (void)copy_utf8_str(e->name, sizeof(e->name), name);
         (void)copy_utf8_str(e->tool, sizeof(e->tool), tool);
-        e->a = a;
-        e->b = b;
 }
 
 void baseline_add_target(struct baseline_run *r, const char *name, double duration_s,
@@ -185,8 +181,7 @@ static struct baseline_finding *add(struct deriv *d, enum fig fig, const char *t
 
         if (!isfinite(value) || b->n == BASELINE_FINDINGS_MAX)
                 return NULL;
-        f = &b->f[b->n];
-        memset(f, 0, sizeof(*f));
+        f = memset(&b->f[b->n], 0, sizeof(*f));
         baseline_judge(value, d->vals, d->nwin, &figs[fig].rule, &f->st);
         (void)copy_utf8_str(f->figure, sizeof(f->figure), figs[fig].name);
         (void)copy_utf8_str(f->target, sizeof(f->target), target);

@@ -163,9 +163,7 @@ static int key_cmp(const struct compare_fig *x, const struct compare_fig *y)
 
         if (!c)
                 c = strcmp(x->subject, y->subject);
-        if (!c)
-                c = strcmp(x->figure, y->figure);
-        return c;
+        return c ? c : strcmp(x->figure, y->figure);
 }
 
 static int fig_cmp(const void *p, const void *q)

@@ -12,9 +12,8 @@ void run_info_release(struct run_info *ri)
                 return;
         free(ri->run_id);
         free(ri->kind);
-        if (ri->argv)
-                for (char **a = ri->argv; *a; a++)
-                        free(*a);
+        for (char **a = ri->argv; a && *a; a++)
+                free(*a);
         free(ri->argv);
         free(ri->cwd);
         free(ri->host);

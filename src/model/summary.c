@@ -44,18 +44,6 @@ static void proc_clear(struct summary_proc *p)
         p->label[0] = '\0';
 }
 
-static void build_init(struct summary_build *b)
-{
-        b->cpu_user_s = b->cpu_sys_s = b->oom_kills = b->io_read_mb = b->io_write_mb = NAN;
-        psi_clear(&b->psi);
-        b->pids_peak = b->prev_oom_kills = NAN;
-        b->kernel_victim_pid = NAN;
-        proc_clear(&b->mem_peak_proc);
-        proc_clear(&b->last_seen);
-        for (size_t i = 0; i < 3; i++)
-                proc_clear(&b->prev_top[i]);
-}
-
 /* Two labels' first words (their comm) are the same. */
 static bool same_comm(const char *a, const char *b)
 {
@@ -130,9 +118,8 @@ void summary_end_run(struct summary *s, const struct run_info *ri)
 
                 /* a kill the last row saw, as the build's own process died
                  * of SIGKILL: that death, not a guess at what vanished */
-                if (e->victim.label[0] &&
-                    !(strcmp(e->victim_source, "last seen") == 0 && i + 1 == b->noom &&
-                      e->elapsed_s >= s->last_elapsed_s))
+                if (e->victim.label[0] && !(strcmp(e->victim_source, "last seen") == 0 &&
+                                            i + 1 == b->noom && e->elapsed_s >= s->last_elapsed_s))
                         continue;
                 proc_clear(&e->victim);
                 copy_utf8_str(e->victim.label, sizeof(e->victim.label), name);
@@ -292,12 +279,11 @@ static void build_add(struct summary_build *b, const struct sample *smp)
                         if (b->noom < SUMMARY_OOM_MAX) {
                                 struct summary_oom *e = &b->oom[b->noom];
 
-                                e->epoch = smp->epoch;
-                                e->elapsed_s = smp->elapsed_s;
-                                e->kills = smp->cg_oom_kills;
+                                *e = (struct summary_oom){.epoch = smp->epoch,
+                                                          .elapsed_s = smp->elapsed_s,
+                                                          .kills = smp->cg_oom_kills};
                                 copy_utf8_str(e->stage, sizeof(e->stage), smp->stage);
                                 proc_clear(&e->victim);
-                                e->victim_source[0] = '\0';
                                 b->victim_pending = 3;
                         }
                         b->noom++;
@@ -321,18 +307,26 @@ double summary_cap_near_mb(const struct summary_config *c)
 double summary_jobs_mem_mb(const struct summary *s)
 {
         return s->cfg.mem_cap_mb > 0 && !(s->mem_total_mb < s->cfg.mem_cap_mb) ? s->cfg.mem_cap_mb
-                                                                                : s->mem_total_mb;
+                                                                               : s->mem_total_mb;
 }
 
 void summary_init(struct summary *s, const struct summary_config *cfg)
 {
+        struct summary_build *b = &s->build;
+
         memset(s, 0, sizeof(*s));
         s->cfg = cfg ? *cfg
                      : (struct summary_config){.near_oom_mb = SUMMARY_NEAR_OOM_MB_DEFAULT,
                                                .low_disk_gb = SUMMARY_LOW_DISK_GB_DEFAULT};
         s->first_epoch = s->last_epoch = s->last_elapsed_s = s->mem_total_mb = NAN;
         s->disk_avail_first = s->disk_avail_last = s->par.prev_elapsed_s = NAN;
-        build_init(&s->build);
+        b->cpu_user_s = b->cpu_sys_s = b->oom_kills = b->io_read_mb = b->io_write_mb = NAN;
+        b->pids_peak = b->prev_oom_kills = b->kernel_victim_pid = NAN;
+        psi_clear(&b->psi);
+        proc_clear(&b->mem_peak_proc);
+        proc_clear(&b->last_seen);
+        for (size_t i = 0; i < 3; i++)
+                proc_clear(&b->prev_top[i]);
         s->exact.mem_used_peak_bytes = s->exact.mem_avail_min_bytes = NAN;
         s->exact.swap_used_peak_bytes = s->exact.disk_avail_min_bytes = NAN;
         s->exact.cg_mem_peak_bytes = s->exact.cg_io_read_bytes = s->exact.cg_io_write_bytes = NAN;
@@ -396,10 +390,8 @@ static void par_add(struct summary_par *p, const struct sample *smp, uint64_t ru
                 i = p->nalone;
         }
         if (i == p->nalone) {
+                p->alone[p->nalone++] = (struct summary_alone){.first_s = smp->elapsed_s};
                 copy_utf8_str(p->alone[i].name, sizeof(p->alone[i].name), smp->running);
-                p->alone[i].first_s = smp->elapsed_s;
-                p->alone[i].s = 0;
-                p->nalone++;
         }
         p->alone[i].s += dt;
 }
@@ -479,19 +471,14 @@ void summary_add(struct summary *s, const struct sample *smp)
 /* A falling disk is worth a reading once its minimum came this close. */
 #define DISK_FALLING_FACTOR 1.5
 
-static bool oom_edge_near_zero(const struct summary *s)
-{
-        const struct summary_point *p = &s->mem_avail_min;
-
-        return p->set && (p->value < OOM_EDGE_AVAIL_MB ||
-                          (isfinite(s->mem_total_mb) &&
-                           p->value < OOM_EDGE_AVAIL_FRACTION * s->mem_total_mb));
-}
-
 void summary_readings(const struct summary *s, unsigned ncpu, struct summary_readings *ret)
 {
+        const struct summary_point *avail = &s->mem_avail_min;
+
         *ret = (struct summary_readings){.ram_bound_compilers = NAN};
-        ret->oom_zero = oom_edge_near_zero(s);
+        ret->oom_zero = avail->set && (avail->value < OOM_EDGE_AVAIL_MB ||
+                                       (isfinite(s->mem_total_mb) &&
+                                        avail->value < OOM_EDGE_AVAIL_FRACTION * s->mem_total_mb));
         ret->oom_swap = s->swap_used_peak.set && s->swap_used_peak.value > 0;
         ret->oom_edge = ret->oom_zero || ret->oom_swap;
         ret->oom_at = ret->oom_zero ? &s->mem_avail_min : &s->swap_used_peak;

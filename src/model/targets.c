@@ -28,8 +28,7 @@ size_t targets_get(struct targets *ts, const char *name, size_t len)
                 return (size_t)i;
         if (ts->n == TARGETS_MAX)
                 return TARGETS_MAX - 1;
-        t = &ts->t[ts->n];
-        memset(t, 0, sizeof(*t));
+        t = memset(&ts->t[ts->n], 0, sizeof(*t));
         memcpy(t->name, key, sizeof(key));
         t->first_seen = t->last_seen = NAN;
         return ts->n++;
@@ -222,13 +221,11 @@ static void fact_of(const struct targets *ts, const struct target *t, int outcom
 {
         bool hist = t->history_set && t->history_steps_set; /* history's counts win */
 
-        memset(f, 0, sizeof(*f));
+        *f = (struct target_fact){.start_s = t->first_seen, .end_s = t->last_seen};
         memcpy(f->name, t->name, sizeof(f->name));
         memcpy(f->builder, t->builder[0] ? t->builder : ts->builder, sizeof(f->builder));
         memcpy(f->node, t->node, sizeof(f->node));
         memcpy(f->ref, t->ref, sizeof(f->ref));
-        f->start_s = t->first_seen;
-        f->end_s = t->last_seen;
         if (t->history_set && isfinite(t->history_duration_s))
                 f->duration_s = t->history_duration_s;
         else

@@ -111,9 +111,7 @@ void unitnames_init(struct unitnames *un, const struct unit *rows, size_t n, con
 {
         char *slash;
 
-        memset(un, 0, sizeof(*un));
-        un->rows = rows;
-        un->n = n;
+        *un = (struct unitnames){.rows = rows, .n = n};
         if (root && root[0] == '/' && unitname_resolve(NULL, root, un->root, sizeof(un->root)) < 0)
                 un->root[0] = '\0';
         for (size_t i = 0; i < n; i++) {

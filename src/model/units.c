@@ -76,21 +76,6 @@ static struct unit *lookup(struct units *u, int kind, const char *ident, uint64_
         return *s ? &u->rows[*s - 1] : NULL;
 }
 
-static struct unit *add_row(struct units *u, uint32_t slot)
-{
-        if (u->n == u->cap) {
-                size_t ncap = MIN(u->cap ? 2 * u->cap : 64, (size_t)UNITS_MAX);
-                struct unit *v = reallocarray(u->rows, ncap, sizeof(*v));
-
-                if (!v)
-                        return NULL;
-                u->rows = v;
-                u->cap = ncap;
-        }
-        u->slot[slot] = (uint32_t)++u->n;
-        return &u->rows[u->n - 1];
-}
-
 /* Component j of a directory counted from its end (0 the last), without a
  * CMake ".dir"; NULL past its start. */
 static const char *dir_part(const char *dir, size_t j, size_t *ret_n)
@@ -186,9 +171,18 @@ static struct unit *new_row(struct units *u, int kind, const char *ident, const 
         struct unit *r;
         uint32_t *gs, i;
 
-        if (u->n >= UNITS_MAX || !(r = add_row(u, slot)))
+        if (u->n >= UNITS_MAX)
                 return NULL;
-        memset(r, 0, sizeof(*r));
+        if (u->n == u->cap) {
+                size_t ncap = MIN(u->cap ? 2 * u->cap : 64, (size_t)UNITS_MAX);
+
+                if (!(r = reallocarray(u->rows, ncap, sizeof(*r))))
+                        return NULL;
+                u->rows = r;
+                u->cap = ncap;
+        }
+        u->slot[slot] = (uint32_t)++u->n;
+        r = memset(&u->rows[u->n - 1], 0, sizeof(*r));
         r->kind = kind;
         r->key = key;
         copy_utf8_str(r->ident, sizeof(r->ident), ident); /* fits: a path or a base */

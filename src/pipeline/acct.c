@@ -22,7 +22,7 @@
 
 #define CMDLINE_MAX 8192
 #define ACCT_KINDS 128
-#define ACCT_ENDED 16 /* units' processes ended lately, by pid: an OOM victim's name */
+#define ACCT_ENDED 16       /* units' processes ended lately, by pid: an OOM victim's name */
 #define ACCT_HELD 8         /* records held per unit whose exec is not decided */
 #define ACCT_PENDING_MAX 64 /* such units at once */
 #define ACCT_HOLD_S 10.0    /* and how long one is kept after its end */
@@ -137,8 +137,7 @@ void acct_free(struct acct *a)
 
 void acct_set_guard(struct acct *a, struct guard *g)
 {
-        if (a)
-                a->guard = g;
+        a->guard = g;
 }
 
 void acct_member(struct acct *a, long pid)
@@ -317,11 +316,10 @@ static void on_exit_task(struct acct *a, const struct taskev *ev)
                 x->held[x->nheld++] = *ev;
         else if (!x || !x->exec[0])
                 count(a, ev);
-        if (a->guard && ev->last) {
+        if (a->guard && ev->last)
                 guard_exit(a->guard, ev->tgid,
                            p ? (double)MAX(a->xu[p->unit].peak_kb, ev->rss_peak_kb) / 1024.0 : 0,
                            now_monotonic());
-        }
         if (ev->last && bit(a, a->gone, ev->tgid)) {
                 set_bit(a, a->gone, ev->tgid, false);
                 a->unread += compilers_has(ev->comm, strnlen(ev->comm, sizeof(ev->comm)),
@@ -439,14 +437,6 @@ void acct_poll(struct acct *a, const struct pollfd *p, size_t n, double mono0)
         end_waiting(a, false);
 }
 
-void acct_flush(struct acct *a, double mono0)
-{
-        if (!a)
-                return;
-        acct_poll(a, NULL, 0, mono0);
-        end_waiting(a, true);
-}
-
 const char *acct_label(const struct acct *a, long pid, const char *comm, char *buf, size_t cap)
 {
         for (size_t i = 0; a && pid > 0 && i < a->nxp; i++)
@@ -474,13 +464,16 @@ static int cmp_peak(const void *x, const void *y)
         return (a->peak_mb < b->peak_mb) - (a->peak_mb > b->peak_mb);
 }
 
-void acct_procs(struct acct *a, struct run_procs *ret)
+void acct_procs(struct acct *a, double mono0, struct run_procs *ret)
 {
         size_t half = RUN_PROCS_TOP / 2;
 
-        *ret = a ? a->procs : (struct run_procs){0};
+        *ret = (struct run_procs){0};
         if (!a)
                 return;
+        acct_poll(a, NULL, 0, mono0);
+        end_waiting(a, true);
+        *ret = a->procs;
         ret->delayacct = taskstats_delayacct();
         ret->unread = a->unread;
         ret->lost = taskstats_lost(a->ts);

@@ -3,7 +3,6 @@
 
 #include <poll.h>
 #include <stddef.h>
-#include <stdint.h>
 
 /* Every process of the build, from the kernel's own accounting
  * (platform/taskstats): the build's processes are its root and what they
@@ -31,11 +30,9 @@ void acct_member(struct acct *a, long pid);
 /* The fds to poll (at most cap), and what came on them read; mono0 is
  * the run's clock's start (CLOCK_MONOTONIC seconds). Drains come at most
  * every ACCT_BATCH_S: none is due, no fd, and *deadline is lowered to when
- * one is. acct_poll with n 0 reads whatever waits; acct_flush also ends
- * every unit whose record came. */
+ * one is. acct_poll with n 0 reads whatever waits. */
 size_t acct_pollfds(struct acct *a, struct pollfd *p, size_t cap, double now, double *deadline);
 void acct_poll(struct acct *a, const struct pollfd *p, size_t n, double mono0);
-void acct_flush(struct acct *a, double mono0);
 /* Tell g (borrowed; NULL none) of each unit as it starts, of the
  * build's forks and of its processes' ends: run --memory-guard. */
 void acct_set_guard(struct acct *a, struct guard *g);
@@ -43,6 +40,7 @@ void acct_set_guard(struct acct *a, struct guard *g);
  * scans label it ("cc1plus ../x.cpp"), in buf (or the ring's); else comm.
  * a may be NULL. */
 const char *acct_label(const struct acct *a, long pid, const char *comm, char *buf, size_t cap);
-/* The build's processes so far: how many ended, their CPU and delays, by
+/* The build is over: what waits read, every unit whose record came ended,
+ * and the build's processes: how many ended, their CPU and delays, by
  * name the largest and the most CPU, and what was missed. */
-void acct_procs(struct acct *a, struct run_procs *ret);
+void acct_procs(struct acct *a, double mono0, struct run_procs *ret);

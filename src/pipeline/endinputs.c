@@ -3,7 +3,6 @@
 #include "pipeline/endinputs.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -181,7 +180,7 @@ static void import_history(const struct endinputs *in)
         else if (m->buildkit_seen)
                 ls = find_records(in, HISTORY_BUDGET_S);
         for (size_t i = 0; i < m->n && ls != -ENOENT; i++) {
-                _cleanup_free_ char *out = NULL;
+                _cleanup_free_ char *out = NULL, *logs = NULL;
                 double left = budget_end - now_monotonic();
                 size_t len = 0;
                 int e;
@@ -202,16 +201,14 @@ static void import_history(const struct endinputs *in)
                 if (e < 0)
                         note(in, "docker buildx history inspect %s: %s", m->t[i].ref,
                              e == -EINVAL ? "not the expected JSON" : strerror(-e));
-                free(out);
-                out = NULL;
                 if (stream_whole(m))
                         continue;
                 left = budget_end - now_monotonic();
-                e = left > 0
-                        ? buildx_history_logs(m->t[i].ref, MIN(left, HISTORY_TIMEOUT_S), &out, &len)
-                        : -ETIMEDOUT;
+                e = left > 0 ? buildx_history_logs(m->t[i].ref, MIN(left, HISTORY_TIMEOUT_S), &logs,
+                                                   &len)
+                             : -ETIMEDOUT;
                 if (e >= 0)
-                        e = buildmetrics_history_logs(in->metrics, m->t[i].ref, out, len);
+                        e = buildmetrics_history_logs(in->metrics, m->t[i].ref, logs, len);
                 if (e >= 0)
                         replayed++;
                 else
@@ -239,13 +236,11 @@ static void import_metadata(const struct endinputs *in)
         e = read_regular_file(f, 0, BAKEMETA_MAX_FILE, &buf, &len);
         if (e >= 0)
                 e = buildmetrics_metadata(in->metrics, buf, len);
-        if (e < 0) {
+        if (e < 0)
                 note(in, "--metadata-file '%s': %s", f,
                      e == -EINVAL   ? "not a JSON object"
                      : e == -ESPIPE ? "not a regular file"
                                     : strerror(-e));
-                return;
-        }
 }
 
 void endinputs_read(struct buildmetrics *bm, const struct buildmetrics_config *cfg,

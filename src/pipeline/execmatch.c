@@ -34,21 +34,18 @@ struct execmatch {
         bool blind; /* BUILDTEL_TEST_NO_EXECS set: none is ours (the tests' builder out of reach) */
 };
 
-void victim_report(struct victim *v, enum victim_from from, const char *comm, long pid)
+void victim_report(struct victim *v, enum victim_from from, const char *comm, long pid,
+                   struct sample *s)
 {
-        if (pid <= 0 || pid == v->last[from])
-                return;
-        v->last[from] = pid;
-        snprintf(v->comm, sizeof(v->comm), "%s", comm);
-        v->pid = pid;
-}
-
-void victim_to_sample(const struct victim *v, struct sample *s)
-{
-        if (v->pid <= 0)
-                return;
-        s->oom_victim = v->comm;
-        s->oom_victim_pid = (double)v->pid;
+        if (pid > 0 && pid != v->last[from]) {
+                v->last[from] = pid;
+                snprintf(v->comm, sizeof(v->comm), "%s", comm);
+                v->pid = pid;
+        }
+        if (v->pid > 0) {
+                s->oom_victim = v->comm;
+                s->oom_victim_pid = (double)v->pid;
+        }
 }
 
 /* An exec cgroup is this build's when its command is one of the RUN
@@ -162,11 +159,6 @@ void execmatch_consider(struct execmatch *em, const struct pidstat *ps)
         bkexec_consider(em->bk, ps);
 }
 
-void execmatch_end(struct execmatch *em, struct procfs *p)
-{
-        bkexec_end(em->bk, p);
-}
-
 void execmatch_poll(struct execmatch *em, struct procfs *p, double now)
 {
         update_hunt(em, now);
@@ -204,12 +196,14 @@ const long *execmatch_pids(struct execmatch *em, const long *pids, size_t n, siz
 /* Counters over every exec (gone ones at their last read), levels over
  * those alive, and as the peak the largest of the client's own kernel
  * peak, one exec's kernel peak, and the sampled sum. */
-void execmatch_fold(struct execmatch *em, struct sample *s, struct victim *v, bool host_psi)
+void execmatch_fold(struct execmatch *em, struct procfs *p, struct sample *s, struct victim *v,
+                    bool host_psi)
 {
         struct bkexec_totals t;
 
         if (!em)
                 return;
+        bkexec_end(em->bk, p);
         bkexec_totals(em->bk, &t);
         if (!t.ours)
                 return;
@@ -226,8 +220,7 @@ void execmatch_fold(struct execmatch *em, struct sample *s, struct victim *v, bo
         s->cg_mem_peak_bytes = execs_max(s->cg_mem_peak_bytes, em->mem_peak);
         em->pids_peak = execs_max(em->pids_peak, s->cg_pids);
         s->cg_pids_peak = execs_max(s->cg_pids_peak, em->pids_peak);
-        victim_report(v, VICTIM_EXEC, t.oom_victim, t.oom_victim_pid);
-        victim_to_sample(v, s);
+        victim_report(v, VICTIM_EXEC, t.oom_victim, t.oom_victim_pid, s);
         if (host_psi)
                 return; /* host-wide already: the execs are in it */
         psi_sum(&s->cg_psi, &t.psi);

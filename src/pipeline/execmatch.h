@@ -25,10 +25,9 @@ struct victim {
         long pid;
         long last[VICTIM_FROM_];
 };
-/* A report from one source (pid <= 0: none); the sample then names the
- * newest. */
-void victim_report(struct victim *v, enum victim_from from, const char *comm, long pid);
-void victim_to_sample(const struct victim *v, struct sample *s);
+/* A report from one source (pid <= 0: none); s then names the newest. */
+void victim_report(struct victim *v, enum victim_from from, const char *comm, long pid,
+                   struct sample *s);
 
 struct execmatch;
 struct pidstat;
@@ -47,9 +46,8 @@ size_t execmatch_nwant(struct execmatch *em);
 /* A tick at now (buildtel's clock): the hunt for a step printed lately
  * and not found, then the exec cgroups read (found anew with discover). */
 void execmatch_tick(struct execmatch *em, struct procfs *p, double now, bool discover);
-/* A process of the walk; after it, execmatch_end. */
+/* A process of the walk; after it, execmatch_fold. */
 void execmatch_consider(struct execmatch *em, const struct pidstat *ps);
-void execmatch_end(struct execmatch *em, struct procfs *p);
 /* pids[0..n) and the execs' pids, in a list em owns until the next call;
  * *ret_n its length. pids itself when there is no exec or no memory. */
 const long *execmatch_pids(struct execmatch *em, const long *pids, size_t n, size_t *ret_n);
@@ -59,10 +57,11 @@ const long *execmatch_pids(struct execmatch *em, const long *pids, size_t n, siz
 int execmatch_exec_of(struct execmatch *em, long pid, char *id);
 /* Between ticks: an exec's OOM count and peak before it goes. */
 void execmatch_poll(struct execmatch *em, struct procfs *p, double now);
-/* The build's figures are the client's cgroup and this invocation's
- * execs summed (host_psi: the pressure is the host's, execs in it
- * already); an exec's OOM report goes to v. */
-void execmatch_fold(struct execmatch *em, struct sample *s, struct victim *v, bool host_psi);
+/* The walk over (p its /proc): the build's figures are the client's
+ * cgroup and this invocation's execs summed (host_psi: the pressure is the
+ * host's, execs in it already); an exec's OOM report goes to v. */
+void execmatch_fold(struct execmatch *em, struct procfs *p, struct sample *s, struct victim *v,
+                    bool host_psi);
 /* The build is over at now: each exec to the RUN step of ts it ran (within
  * slack seconds of the step's times), and *ret what the steps' figures
  * cover. */

@@ -41,9 +41,8 @@ int guard_new(const struct guard_config *cfg, struct guard **ret)
         if (!g)
                 return -ENOMEM;
         g->cfg = *cfg;
-        g->acct.on = true;
-        g->acct.headroom_mb = cfg->headroom_mb;
-        g->acct.limit_mb = cfg->limit_mb;
+        g->acct = (struct run_guard){
+            .on = true, .headroom_mb = cfg->headroom_mb, .limit_mb = cfg->limit_mb};
         *ret = g;
         return 0;
 }

@@ -1,9 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-#include <stdbool.h>
-#include <stdint.h>
-
 #include "model/run.h"
 
 /* run --memory-guard (issue 37): a compile that starts when the memory it

@@ -26,14 +26,6 @@ static struct timespec to_timespec(double s)
         return ts;
 }
 
-static void read_signals(const struct source_ops *ops, void *state, int sfd)
-{
-        struct signalfd_siginfo si;
-
-        while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-                ops->signal(state, (int)si.ssi_signo);
-}
-
 /* What to wait for next: 1 to poll until *deadline, 0 for another turn at
  * once (a sample was taken), -1 when the loop is over. */
 static int schedule(const struct source_ops *ops, void *state, struct recorder *r, bool *final_done,
@@ -67,6 +59,7 @@ int loop_run(const struct source_ops *ops, void *state, struct recorder *r, int 
 
         for (;;) {
                 struct pollfd p[LOOP_POLLFDS];
+                struct signalfd_siginfo si;
                 double now = now_monotonic(), deadline = INFINITY;
                 size_t n, nsrc;
                 struct timespec ts;
@@ -76,8 +69,7 @@ int loop_run(const struct source_ops *ops, void *state, struct recorder *r, int 
                         return 0;
                 if (k == 0)
                         continue;
-                nsrc = ops->pollfds(state, p, SOURCE_POLLFDS, &deadline);
-                n = nsrc;
+                n = nsrc = ops->pollfds(state, p, SOURCE_POLLFDS, &deadline);
                 p[n++] = (struct pollfd){.fd = sfd, .events = POLLIN};
                 /* Network exports: their sockets and timers, never a wait. */
                 if (r)
@@ -89,8 +81,8 @@ int loop_run(const struct source_ops *ops, void *state, struct recorder *r, int 
                                 continue;
                         return -errno;
                 }
-                if (p[nsrc].revents)
-                        read_signals(ops, state, sfd);
+                while (p[nsrc].revents && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+                        ops->signal(state, (int)si.ssi_signo);
                 ops->poll(state, p, nsrc, r);
                 if (r)
                         recorder_poll(r, p + nsrc + 1, n - nsrc - 1);

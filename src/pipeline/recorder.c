@@ -106,10 +106,8 @@ static int fallback_path(const char *leaf, char **ret_path)
         int e;
 
         *ret_path = NULL;
-        if (!slash) {
-                free(p);
+        if (!slash) /* p NULL: a made one always has a '/' */
                 return -ENOMEM;
-        }
         (void)mkdir_p(tmp && tmp[0] == '/' ? tmp : "/tmp", 0700); /* a $TMPDIR not made yet */
         *slash = '\0';
         e = mkdir_private(p);
@@ -197,8 +195,8 @@ int recorder_self(struct store_recorder *ret)
         return 0;
 }
 
-/* Open the sinks of list (NULL-terminated) in dir (NULL: a replay, which
- * writes no files); all or nothing. */
+/* Open the sinks of list (NULL-terminated) in dir, made already (NULL: a
+ * replay, which writes no files); all or nothing. */
 static int open_list(struct recorder *r, const struct sink_ops *const *list, const char *dir)
 {
         struct sink_ctx ctx = {
@@ -215,13 +213,10 @@ static int open_list(struct recorder *r, const struct sink_ops *const *list, con
             .no_report = r->cfg.no_report,
             .recorder = &r->self,
         };
-        int e;
 
-        e = dir ? mkdir_p(dir, 0700) : 0; /* a replay writes no files */
-        if (e < 0)
-                return e;
         for (size_t i = 0; list[i] && r->nsinks < ARRAY_SIZE(r->ops); i++) {
-                e = list[i]->open(&ctx, &r->state[r->nsinks]);
+                int e = list[i]->open(&ctx, &r->state[r->nsinks]);
+
                 if (e < 0) {
                         close_sinks(r);
                         return e;
@@ -328,10 +323,9 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
 {
         struct logctx_config lc = cfg->logctx;
         struct buildmetrics_config mc = cfg->metrics;
-        struct recorder *r;
+        struct recorder *r = calloc(1, sizeof(*r));
         int e;
 
-        r = calloc(1, sizeof(*r));
         if (!r)
                 return -ENOMEM;
         r->cfg = *cfg;
@@ -366,9 +360,7 @@ int recorder_new(const struct recorder_config *cfg, struct run_info *run, struct
                 return e;
         }
         r->page_bytes = (double)sysconf(_SC_PAGESIZE);
-        r->start_mono = now_monotonic();
-        r->next_tick = r->start_mono; /* a first sample at once: the baseline */
-        *ret = r;
+        *ret = r; /* the clock starts in recorder_open_live: a replay reads none */
         return 0;
 }
 
@@ -660,8 +652,7 @@ static void build_before(struct recorder *r, struct sample *s)
         victim_report(
             &r->victim, VICTIM_OWN,
             acct_label(r->acct, cs.oom_victim_pid, cs.oom_victim_comm, label, sizeof(label)),
-            cs.oom_victim_pid);
-        victim_to_sample(&r->victim, s);
+            cs.oom_victim_pid, s);
         proctop_reset(&r->top);
         procscan_begin(r->scan);
         if (r->em)
@@ -727,16 +718,14 @@ static void build_after(struct recorder *r, struct sample *s)
         const char **label[PROCTOP_N] = {&s->top_proc, &s->top2_proc, &s->top3_proc};
         double *bytes[PROCTOP_N] = {&s->top_proc_bytes, &s->top2_proc_bytes, &s->top3_proc_bytes};
         double *pid[PROCTOP_N] = {&s->top_pid, &s->top2_pid, &s->top3_pid};
-
         struct pidmem pm;
 
         proctop_label_all(&r->top, sampler_procfs(r->sampler));
         /* The largest one's own anon: one statm read a scan. */
         if (r->top.n > 0 && procfs_pidmem(sampler_procfs(r->sampler), r->top.e[0].pid, &pm) >= 0)
                 s->top_proc_anon_bytes = (double)pm.anon_pages * r->page_bytes;
-        if (r->em)
-                execmatch_end(r->em, sampler_procfs(r->sampler));
-        execmatch_fold(r->em, s, &r->victim, cgroup_pressure_is_host(r->cfg.cgroup));
+        execmatch_fold(r->em, sampler_procfs(r->sampler), s, &r->victim,
+                       cgroup_pressure_is_host(r->cfg.cgroup));
         for (size_t i = 0; i < r->top.n; i++) {
                 *label[i] = r->top.e[i].label;
                 *bytes[i] = (double)r->top.e[i].rss_pages * r->page_bytes;
@@ -765,10 +754,8 @@ static void watch_before(struct recorder *r, struct sample *s)
 
 static void watch_after(struct recorder *r, struct sample *s)
 {
-        if (!execmatch_nwant(r->em))
-                return;
-        execmatch_end(r->em, sampler_procfs(r->sampler));
-        execmatch_fold(r->em, s, &r->victim, false);
+        if (execmatch_nwant(r->em))
+                execmatch_fold(r->em, sampler_procfs(r->sampler), s, &r->victim, false);
 }
 
 /* Say at once when the build lost a process to the OOM killer. */
@@ -796,11 +783,9 @@ static void record(struct recorder *r, const struct sample *s)
 }
 
 /* The kernel's records so far (the build's root first made a member: its
- * exec is among them); p: what ppoll returned, or NULL. */
+ * exec is among them); p: what ppoll returned, or NULL. No acct: nothing. */
 static void drain_acct(struct recorder *r, const struct pollfd *p, size_t n)
 {
-        if (!r->acct)
-                return;
         acct_member(r->acct, r->run->pid);
         acct_poll(r->acct, p, n, r->start_mono);
 }
@@ -814,8 +799,7 @@ static const struct units *model_units(struct recorder *r)
 
         if (!r->cfg.cgroup)
                 return NULL;
-        acct_flush(r->acct, r->start_mono);
-        acct_procs(r->acct, &r->run->procs);
+        acct_procs(r->acct, r->start_mono, &r->run->procs);
         if (r->guard) { /* the build is over: nothing is held from here on */
                 acct_set_guard(r->acct, NULL);
                 guard_account(r->guard, &r->run->guard);
@@ -909,14 +893,22 @@ static void derive_baseline(struct recorder *r, const struct run_model *m, int64
         r->summary.baseline = r->baseline;
 }
 
-/* The model complete (r->model): its ninja edges placed, its baseline
- * derived, every sink finished. */
+/* The model complete (r->model): the run's, its facts (made from its
+ * targets when it has none), the summary's run ended, its ninja edges
+ * placed, its baseline derived, every sink finished. */
 static int finish_model(struct recorder *r, int64_t before)
 {
         struct run_model *m = &r->model;
         double off;
         int ret = 0;
 
+        m->run = r->run;
+        m->summary = &r->summary;
+        if (!m->facts) {
+                targets_facts(m->targets, r->run, &r->facts);
+                m->facts = &r->facts;
+        }
+        summary_end_run(&r->summary, r->run);
         r->summary.units = m->units;
         if (units_exact(m->units)) /* every unit seen: the overlap of theirs, not the scans' */
                 r->summary.running_peak = jobs_in_flight(m->units);
@@ -952,13 +944,10 @@ int recorder_finish(struct recorder *r)
         _cleanup_dbuf_ struct dbuf msg = DBUF_INIT;
 
         parse_stop(r); /* every line parsed; the end-of-run fetches fork */
-        summary_end_run(&r->summary, r->run);
         endinputs_read(r->metrics, &r->cfg.metrics, r->run, &r->ninja, r->cfg.note,
                        r->cfg.userdata);
-        r->model = (struct run_model){.run = r->run,
-                                      .summary = &r->summary,
-                                      .targets = buildmetrics_model(r->metrics),
-                                      .units = model_units(r)};
+        r->model =
+            (struct run_model){.targets = buildmetrics_model(r->metrics), .units = model_units(r)};
         execmatch_finish(r->em, now_monotonic() - r->start_mono, r->model.targets,
                          2 * r->cfg.interval + 1, &cover);
         (void)snprintf(cover.driver, sizeof(cover.driver), "%s", outparse_driver(r->op));
@@ -966,22 +955,13 @@ int recorder_finish(struct recorder *r)
         endinputs_record(r->metrics, &r->cfg.metrics, &cover, r->cfg.note, r->cfg.userdata);
         if (short_render_execs(&cover, &msg) >= 0 && msg.len)
                 note(r, "%s", msg.p);
-        targets_facts(r->model.targets, r->run, &r->facts);
-        r->model.facts = &r->facts;
         return finish_model(r, 0);
 }
 
 int recorder_finish_recorded(struct recorder *r, const struct run_model *recorded, int64_t row)
 {
         parse_stop(r);
-        summary_end_run(&r->summary, r->run);
         r->model = *recorded;
-        r->model.run = r->run;
-        r->model.summary = &r->summary;
-        if (!r->model.facts) {
-                targets_facts(r->model.targets, r->run, &r->facts);
-                r->model.facts = &r->facts;
-        }
         return finish_model(r, row > 0 ? row : -1);
 }
 
@@ -1028,23 +1008,15 @@ bool recorder_sink_failed(const struct recorder *r, const char *name)
         return true; /* not open: nothing there to name */
 }
 
-int recorder_sample(struct recorder *r, const struct sample *s)
-{
-        record(r, s);
-        return 0;
-}
-
-void recorder_sample_skipped(struct recorder *r)
-{
-        r->summary.skipped_rows++;
-}
-
+/* A torn or junk row (s NULL) is counted in the summary. */
 static void csv_row(void *userdata, const struct sample *s)
 {
+        struct recorder *r = userdata;
+
         if (s)
-                record(userdata, s);
+                record(r, s);
         else
-                recorder_sample_skipped(userdata);
+                r->summary.skipped_rows++;
 }
 
 int64_t recorder_replay_csv(struct recorder *r, const char *buf, size_t len)
@@ -1054,7 +1026,8 @@ int64_t recorder_replay_csv(struct recorder *r, const char *buf, size_t len)
 
 static int history_row(void *userdata, const struct sample *s)
 {
-        return recorder_sample(userdata, s);
+        record(userdata, s);
+        return 0;
 }
 
 int64_t recorder_replay_history(struct recorder *r, struct store *st, int64_t id)

@@ -31,7 +31,7 @@ struct recorder_config {
         struct logctx_config logctx;
         struct summary_config summary;
         bool quiet;
-        bool csv_safe;       /* --csv-safe: no spreadsheet formulas in the CSV */
+        bool csv_safe; /* --csv-safe: no spreadsheet formulas in the CSV */
         /* The caller's CCACHE_STATSLOG (NULL: none; then recorder_statslog
          * names the run's own, for the build's environment): read at the
          * end from where it stood at the start, each unit marked hit,
@@ -122,15 +122,12 @@ void recorder_output_eof(struct recorder *r, int stream);
  * (-EINVAL without recorder_open_live: nothing to sample with). */
 int recorder_tick(struct recorder *r);
 
-/* A recorded sample (a replay) to the model and the sinks, as recorder_tick
- * hands them its own; s is borrowed for the call. Returns 0. */
-int recorder_sample(struct recorder *r, const struct sample *s);
-/* A recorded row that was torn or junk: counted in the summary. */
-void recorder_sample_skipped(struct recorder *r);
-/* A replay's samples, in order: a recorded CSV's rows in buf
- * (runfiles/samplecsv.c; torn or junk ones skipped), or run row id's of the
- * history (store/; an older file's missing columns stay unknown). Returns
- * the number of samples, or -errno (-EINVAL: not a recording). */
+/* A replay's samples, in order, to the model and the sinks as
+ * recorder_tick hands them its own: a recorded CSV's rows in buf
+ * (runfiles/samplecsv.c; torn or junk ones skipped, counted in the
+ * summary), or run row id's of the history (store/; an older file's
+ * missing columns stay unknown). Returns the number of samples, or -errno
+ * (-EINVAL: not a recording). */
 int64_t recorder_replay_csv(struct recorder *r, const char *buf, size_t len);
 struct store;
 int64_t recorder_replay_history(struct recorder *r, struct store *st, int64_t id);
@@ -163,7 +160,6 @@ bool recorder_sink_failed(const struct recorder *r, const char *name);
 #define RECORDER_POLLFDS 16
 size_t recorder_pollfds(struct recorder *r, struct pollfd *p, size_t cap, double *deadline);
 void recorder_poll(struct recorder *r, const struct pollfd *p, size_t n);
-
 
 /* This process as the history sees a recorder (store.h: pid, start time,
  * boot id, from /proc), for the sqlite sink's running row. 0 or -errno,

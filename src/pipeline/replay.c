@@ -70,12 +70,8 @@ static void load_run_info(struct replay *rp)
         ri->exit_code = -1;
         if (!path || read_file_at(AT_FDCWD, path, 1 << 20, &buf, &len) < 0)
                 return;
-        if (runjson_parse(buf, len, ri) < 0) {
-                run_info_release(ri);
-                ri->end_epoch = ri->start_epoch = NAN;
-                ri->exit_code = -1;
+        if (runjson_parse(buf, len, ri) < 0) /* ri untouched: unknown, as above */
                 note(rp, "'%s' is not a run record; run facts left out", path);
-        }
 }
 
 static void load_units_file(struct replay *rp)

@@ -134,15 +134,6 @@ static void pump_eof(struct source_child *s, int stream, struct recorder *r)
         child_close_fd(s->child, stream);
 }
 
-/* Waits until fd can take output: a non-blocking stdout fills as a
- * blocking one would block. */
-static void wait_writable(int fd)
-{
-        struct pollfd p = {.fd = fd, .events = POLLOUT};
-
-        (void)poll(&p, 1, -1);
-}
-
 /* The chunk at the head of the child's pipe passed on by the kernel, with
  * no copy through user space: duplicated onto our stdout or stderr with
  * tee(2) when that is a pipe (nothing when /dev/null), then moved into the
@@ -163,8 +154,10 @@ static int pump_splice(struct source_child *s, int stream, int fd, struct record
         if (teed) {
                 do {
                         n = tee(fd, stream, want, 0);
+                        /* a non-blocking stdout fills as a blocking one would block */
                         if (n < 0 && errno == EAGAIN)
-                                wait_writable(stream);
+                                (void)poll(&(struct pollfd){.fd = stream, .events = POLLOUT}, 1,
+                                           -1);
                 } while (n < 0 && (errno == EINTR || errno == EAGAIN));
                 if (n < 0 && errno == EPIPE) {
                         /* as pump: the reader of our output is gone */
@@ -392,11 +385,10 @@ static void child_poll(void *state, const struct pollfd *p, size_t n, struct rec
                 reap(s);
         if (s->live && !s->exited)
                 s->live->update(s->live->userdata, now_monotonic());
-        if (s->exited && s->forwarded && !s->final_taken) {
-                /* Interrupted: do not wait out the grace period for helpers
-                 * that ignore the signal. */
+        /* Interrupted: do not wait out the grace period for helpers that
+         * ignore the signal. */
+        if (s->exited && s->forwarded && !s->final_taken)
                 s->grace = MIN(s->grace, 0.5);
-        }
 }
 
 /* Read what is already in the pipes, without waiting. */

@@ -81,12 +81,8 @@ char **source_pid_argv(struct source_pid *s)
         size_t count = 0, k = 0;
         char **argv;
 
-        if (n < 0)
-                n = 0;
-        buf[n] = '\0';
-        for (ssize_t i = 0; i < n; i++)
-                count += buf[i] == '\0';
-        if (n > 0 && buf[n - 1] != '\0')
+        buf[MAX(n, 0)] = '\0';
+        for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
                 count++;
         argv = calloc(count + 1, sizeof(char *));
         if (!argv)

@@ -2,10 +2,7 @@
 #include "util/csv.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
-
-#include "util/macro.h"
 
 static bool needs_quotes(const char *s, size_t len)
 {
@@ -15,21 +12,14 @@ static bool needs_quotes(const char *s, size_t len)
         return false;
 }
 
-int csv_append_field(struct dbuf *b, const char *s, size_t len)
+/* prefix (a mark that needs no quoting) and s as one field */
+static int append_field(struct dbuf *b, const char *prefix, const char *s, size_t len)
 {
-        const char *p = s, *end = s + len;
-        int r;
+        const char *p = s, *end = s + len, *q;
+        bool quoted = needs_quotes(s, len);
+        int r = dbuf_printf(b, "%s%s", quoted ? "\"" : "", prefix);
 
-        if (!needs_quotes(s, len))
-                return dbuf_append(b, s, len);
-        r = dbuf_append(b, "\"", 1);
-        while (r >= 0 && p < end) {
-                const char *q = memchr(p, '"', (size_t)(end - p));
-
-                if (!q) {
-                        r = dbuf_append(b, p, (size_t)(end - p));
-                        break;
-                }
+        while (r >= 0 && quoted && (q = memchr(p, '"', (size_t)(end - p)))) {
                 /* copy through the quote, then double it */
                 r = dbuf_append(b, p, (size_t)(q - p) + 1);
                 if (r >= 0)
@@ -37,8 +27,15 @@ int csv_append_field(struct dbuf *b, const char *s, size_t len)
                 p = q + 1;
         }
         if (r >= 0)
+                r = dbuf_append(b, p, (size_t)(end - p));
+        if (r >= 0 && quoted)
                 r = dbuf_append(b, "\"", 1);
         return r;
+}
+
+int csv_append_field(struct dbuf *b, const char *s, size_t len)
+{
+        return append_field(b, "", s, len);
 }
 
 void csv_record_release(struct csv_record *r)
@@ -49,32 +46,21 @@ void csv_record_release(struct csv_record *r)
         r->nfields = 0;
 }
 
-/* Where the caller resumes after a malformed record: just past the next LF
- * at or after pos, or the end of the buffer when the bad line has none. */
-static size_t skip_bad_line(const char *buf, size_t len, size_t pos)
-{
-        const char *nl = memchr(buf + pos, '\n', len - pos);
-
-        return nl ? (size_t)(nl - buf) + 1 : len;
-}
-
 /* Close field number rec->nfields that started at data offset start. */
 static int end_field(struct csv_record *rec, size_t start)
 {
-        int r;
-
         if (rec->nfields >= CSV_MAX_FIELDS)
                 return -EINVAL;
         rec->off[rec->nfields] = start;
         rec->len[rec->nfields] = rec->data.len - start;
         rec->nfields++;
         /* a NUL after each field so csv_field() is a C string */
-        r = dbuf_append(&rec->data, "", 1);
-        return r;
+        return dbuf_append(&rec->data, "", 1);
 }
 
 int csv_parse_record(const char *buf, size_t len, struct csv_record *rec, size_t *ret_consumed)
 {
+        const char *nl;
         size_t i = 0;
         int r;
 
@@ -159,20 +145,13 @@ torn:
         *ret_consumed = 0;
         return 0;
 bad:
-        *ret_consumed = skip_bad_line(buf, len, i);
+        /* the caller resumes just past the bad line's LF (none: the end) */
+        nl = memchr(buf + i, '\n', len - i);
+        *ret_consumed = nl ? (size_t)(nl - buf) + 1 : len;
         return -EINVAL;
 }
 
 int csv_append_field_safe(struct dbuf *b, const char *s, size_t len)
 {
-        _cleanup_free_ char *q = NULL;
-
-        if (len == 0 || !strchr("=+-@\t\r", s[0]))
-                return csv_append_field(b, s, len);
-        q = malloc(len + 1);
-        if (!q)
-                return -ENOMEM;
-        q[0] = '\'';
-        memcpy(q + 1, s, len);
-        return csv_append_field(b, q, len + 1);
+        return append_field(b, len && strchr("=+-@\t\r", s[0]) ? "'" : "", s, len);
 }

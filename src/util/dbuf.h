@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-#include <stdarg.h>
 #include <stddef.h>
 
 #include "util/macro.h"

@@ -41,16 +41,12 @@ int libcurl_load(void)
                 h = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
         if (!h) {
                 snprintf(error, sizeof(error), "cannot load libcurl (%s)", dlerror());
-                loaded = -ELIBACC;
-                return loaded;
+                return loaded = -ELIBACC;
         }
-        loaded = resolve(h);
-        if (loaded < 0) {
+        loaded = resolve(h) < 0 ? -ELIBACC : 1; /* resolve() said what it lacks */
+        if (loaded < 0)
                 dlclose(h);
-                return loaded;
-        }
-        loaded = 1;
-        return 0;
+        return loaded < 0 ? loaded : 0;
 }
 
 const char *libcurl_error(void)

@@ -1,10 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The one writer of a file replaced whole: a temp file in the target's
- * directory (an unnamed O_TMPFILE where the file system has them, else a
- * hidden name made O_EXCL|O_NOFOLLOW), exactly the mode asked for, fsync,
- * renamed over the target (under runfile_check() for a run file: only over
- * nothing, with RENAME_NOREPLACE, or our own file), the directory fsync'd.
- * Every whole-file write of buildtel comes through here. */
+/* The one writer of a file replaced whole (outfile.h): every whole-file
+ * write of buildtel comes through here. */
 #include "util/outfile.h"
 
 #include <errno.h>
@@ -279,14 +275,8 @@ int write_file_atomic(const char *path, const void *buf, size_t len)
 
 const char *outfile_strerror(int e)
 {
-        switch (e) {
-        case -ENXIO:
-                return "a FIFO with no reader (or a device that is not there)";
-        case -EEXIST:
-                return "not a regular file, a FIFO or a character device: refused";
-        case -EINVAL:
-                return "not a file name";
-        default:
-                return strerror(-e);
-        }
+        return e == -ENXIO    ? "a FIFO with no reader (or a device that is not there)"
+               : e == -EEXIST ? "not a regular file, a FIFO or a character device: refused"
+               : e == -EINVAL ? "not a file name"
+                              : strerror(-e);
 }

@@ -92,10 +92,8 @@ int parse_double_str(const char *s, double *ret)
         double v;
         int r = parse_double(&p, end, &v);
 
-        if (r < 0)
-                return r;
-        if (p != end)
-                return -EINVAL;
+        if (r < 0 || p != end)
+                return r < 0 ? r : -EINVAL;
         *ret = v;
         return 0;
 }
@@ -106,10 +104,8 @@ int parse_u64_str(const char *s, uint64_t *ret)
         uint64_t v;
         int r = parse_u64(&p, end, &v);
 
-        if (r < 0)
-                return r;
-        if (p != end)
-                return -EINVAL;
+        if (r < 0 || p != end)
+                return r < 0 ? r : -EINVAL;
         *ret = v;
         return 0;
 }
@@ -140,10 +136,8 @@ int parse_size_str(const char *s, uint64_t *ret)
         double v;
         int r = parse_double(&p, end, &v);
 
-        if (r < 0)
-                return r;
-        if (v < 0)
-                return -ERANGE;
+        if (r < 0 || v < 0)
+                return r < 0 ? r : -ERANGE;
         for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
                 if (strcmp(p, units[i].suffix) == 0) {
                         double b = v * units[i].mult;
@@ -182,8 +176,7 @@ int write_all(int fd, const void *buf, size_t len)
                         if (errno == EINTR)
                                 continue;
                         if (errno == EAGAIN) {
-                                struct pollfd pfd = {.fd = fd, .events = POLLOUT};
-                                (void)poll(&pfd, 1, -1);
+                                (void)poll(&(struct pollfd){.fd = fd, .events = POLLOUT}, 1, -1);
                                 continue;
                         }
                         return -errno;
@@ -324,17 +317,11 @@ int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *re
 
 DIR *opendir_at(int dirfd, const char *path)
 {
-        int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d;
+        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 
-        if (fd < 0)
-                return NULL;
-        d = fdopendir(fd);
-        if (!d) {
-                int e = errno;
-                close(fd);
-                errno = e;
-        }
+        if (d)
+                fd = -1; /* the stream's now; else closep keeps errno */
         return d;
 }
 
