@@ -154,15 +154,12 @@ static json_t *report_json(const struct report *rep)
 /* A count and its change: "12 (+3)", "12", "-". */
 static void fmt_count_delta(int64_t v, int64_t d, char *buf, size_t len)
 {
-        int n;
+        size_t n;
 
-        if (v < 0) {
-                snprintf(buf, len, "-");
-                return;
-        }
-        n = snprintf(buf, len, "%lld", (long long)v);
-        if (d != DELTA_UNKNOWN && n > 0 && (size_t)n < len)
-                snprintf(buf + n, len - (size_t)n, " (%+lld)", (long long)d);
+        history_fmt_count(v, buf, len);
+        n = strlen(buf);
+        if (v >= 0 && d != DELTA_UNKNOWN)
+                snprintf(buf + n, len - n, " (%+lld)", (long long)d);
 }
 
 static int report_text(const struct report *rep, struct dbuf *out)

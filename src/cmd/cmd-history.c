@@ -19,13 +19,11 @@
 int history_opts_parse(const char *cmd, int argc, char **argv, struct common_opts *o,
                        int *ret_optind)
 {
-        int k = cmd_parse_table(cmd_mask(cmd), cmd, argc, argv, o);
+        int k = cmd_parse_options(cmd_mask(cmd), cmd, argc, argv, o);
 
         common_opts_release(o);
-        if (k < 0)
-                return EXIT_BT_USAGE;
-        if (o->help)
-                return cmd_print_usage(cmd) < 0;
+        if (k <= 0)
+                return k < 0 ? EXIT_BT_USAGE : 0;
         *ret_optind = k;
         return -1;
 }
@@ -83,18 +81,12 @@ void history_fmt_time(double epoch, bool with_seconds, char *buf, size_t len)
 
 void history_fmt_count(int64_t v, char *buf, size_t len)
 {
-        if (v >= 0)
-                snprintf(buf, len, "%lld", (long long)v);
-        else
-                snprintf(buf, len, "-");
+        snprintf(buf, len, v >= 0 ? "%lld" : "-", (long long)v);
 }
 
 void history_fmt_ratio(double v, char *buf, size_t len)
 {
-        if (isfinite(v))
-                snprintf(buf, len, "%.0f%%", v * 100);
-        else
-                snprintf(buf, len, "-");
+        snprintf(buf, len, isfinite(v) ? "%.0f%%" : "-", v * 100);
 }
 
 json_t *history_json_count(int64_t v)

@@ -11,21 +11,12 @@
 #include "util/dbuf.h"
 #include "util/macro.h"
 
-/* The tables this file knows; any other table with a foreign key to runs
- * (a newer schema's) is found in the schema and its rows deleted too. The
- * compiler-cache snapshots a run's log printed go with it; a `buildtel
- * cache` snapshot (origin 'cache') outlives it, unlinked. */
-static const char *const known_sql[] = {
-    "DELETE FROM samples WHERE run = ?1",
-    "DELETE FROM targets WHERE run = ?1",
-    "DELETE FROM units WHERE run = ?1",
-    "DELETE FROM steps WHERE run = ?1",
-    "DELETE FROM ninja_edges WHERE run = ?1",
+/* The compiler-cache snapshots a run's log printed go with it; a
+ * `buildtel cache` snapshot (origin 'cache') outlives it, unlinked. */
+static const char *const cache_sql[] = {
     "DELETE FROM cache_snapshots WHERE run = ?1 AND origin <> 'cache'",
     "UPDATE cache_snapshots SET run = NULL WHERE run = ?1",
 };
-static const char *const known_tables[] = {"samples",     "targets",         "units", "steps",
-                                           "ninja_edges", "cache_snapshots", "runs"};
 
 /* Run sql with ?1 = id. Returns the rows it changed, or -errno. */
 static int exec_bound(struct store *st, const char *sql, int64_t id)
@@ -43,16 +34,10 @@ static int exec_bound(struct store *st, const char *sql, int64_t id)
         return r;
 }
 
-static bool known(const char *table)
-{
-        for (size_t i = 0; i < ARRAY_SIZE(known_tables); i++)
-                if (strcmp(table, known_tables[i]) == 0)
-                        return true;
-        return false;
-}
-
-/* The run's rows of an unknown table that references runs, one table
- * (and column) a row of the schema query. */
+/* The run's rows of every table that references runs (samples, targets,
+ * units, steps, ninja_edges, and a newer schema's, whatever its ON
+ * DELETE), one table (and column) a row of the schema query; the
+ * snapshots are cache_sql's. */
 struct others {
         struct store *st;
         int64_t id;
@@ -64,7 +49,7 @@ static int other_row(void *ctx, sqlite3_stmt *s)
         const char *t = store_col_text(s, 0), *col = store_col_text(s, 1);
         _cleanup_dbuf_ struct dbuf sql = DBUF_INIT;
 
-        if (!t || !col || known(t) || strchr(t, '"') || strchr(col, '"'))
+        if (!t || !col || strcmp(t, "cache_snapshots") == 0 || strchr(t, '"') || strchr(col, '"'))
                 return 0;
         if (dbuf_printf(&sql, "DELETE FROM \"%s\" WHERE \"%s\" = ?1", t, col) < 0)
                 return -ENOMEM;
@@ -87,8 +72,8 @@ int store_run_delete(struct store *st, int64_t id)
 {
         int r = store_begin(st);
 
-        for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(known_sql); i++)
-                r = exec_bound(st, known_sql[i], id);
+        for (size_t i = 0; r >= 0 && i < ARRAY_SIZE(cache_sql); i++)
+                r = exec_bound(st, cache_sql[i], id);
         if (r >= 0)
                 r = delete_others(st, id);
         if (r >= 0)

@@ -163,24 +163,21 @@ static int insert_edges(struct store *st, int64_t run, int slow, const struct ni
 
 int store_edges_insert(struct store *st, int64_t run, const struct targets *ts)
 {
-        int r = 0;
+        bool log = ts->ninja_log_set;
+        /* each unknown (-1, NAN) stays NULL */
+        int r = store_exec(st,
+                           "UPDATE runs SET ninja_done = ?, ninja_total = ?, ninja_edges = ?,"
+                           " ninja_max_end_ms = ?, ninja_mtime = ? WHERE id = ?",
+                           "nnnnri", ts->ninja_total ? count_of(ts->ninja_done) : -1,
+                           ts->ninja_total ? count_of(ts->ninja_total) : -1,
+                           log ? count_of(ts->ninja_edges) : -1,
+                           log ? count_of((uint64_t)MAX(ts->ninja_max_end_ms, 0)) : -1,
+                           log && ts->ninja_mtime > 0 ? ts->ninja_mtime : NAN, run);
 
-        if (ts->ninja_total)
-                r = store_exec(st, "UPDATE runs SET ninja_done = ?, ninja_total = ? WHERE id = ?",
-                               "iii", count_of(ts->ninja_done), count_of(ts->ninja_total), run);
-        if (r < 0 || !ts->ninja_log_set)
-                return r;
-        r = insert_edges(st, run, 1, ts->slow, MIN(ts->nslow, (size_t)TARGETS_SLOW_EDGES));
-        if (r >= 0 && ts->edgev)
+        if (r >= 0 && log)
+                r = insert_edges(st, run, 1, ts->slow, MIN(ts->nslow, (size_t)TARGETS_SLOW_EDGES));
+        if (r >= 0 && log && ts->edgev)
                 r = insert_edges(st, run, 0, ts->edgev, MIN(ts->nedgev, TARGETS_EDGES_MAX));
-        if (r >= 0)
-                r = store_exec(st,
-                               "UPDATE runs SET ninja_edges = ?, ninja_max_end_ms = ? WHERE id = ?",
-                               "iii", count_of(ts->ninja_edges),
-                               count_of((uint64_t)MAX(ts->ninja_max_end_ms, 0)), run);
-        if (r >= 0 && ts->ninja_mtime > 0)
-                r = store_exec(st, "UPDATE runs SET ninja_mtime = ? WHERE id = ?", "di",
-                               ts->ninja_mtime, run);
         return r;
 }
 

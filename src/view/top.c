@@ -66,10 +66,7 @@ static void put_cell(struct dwriter *w, const char *s, size_t width)
 /* A share in its column's 4 cells: 0 to 999 %, "-" unknown. */
 static void fmt_pct(double v, char *buf, size_t len)
 {
-        if (isnan(v))
-                snprintf(buf, len, "-");
-        else
-                snprintf(buf, len, "%.0f%%", MAX(MIN(v, 999.0), 0.0));
+        snprintf(buf, len, isnan(v) ? "-" : "%.0f%%", MAX(MIN(v, 999.0), 0.0));
 }
 
 /* Columns: the fixed ones, then the command and the stage/context share
