@@ -71,6 +71,8 @@ static inline const char *skip_sp(const char *p, const char *end)
 /* The next space-separated token of [*p, end): its length (0 at the end)
  * and *ret_tok; *p past it. */
 size_t bk_next_token(const char **p, const char *end, const char **ret_tok);
+/* "i/n": digits, '/', digits, the whole of s[0..n) (a step's place). */
+bool bk_is_step_token(const char *s, size_t n);
 /* "sha256:<64 hex>" alone: BuildKit 0.8 naming a vertex's digest while it
  * resolves, no work of the vertex. */
 bool bkline_is_digest(const char *s, const char *end);
