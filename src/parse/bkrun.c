@@ -2,6 +2,7 @@
 #include "parse/bkrun.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -156,43 +157,6 @@ int bkrun_argv_cmd(const char *argv, size_t len, char *out, size_t cap)
         return (int)w.n;
 }
 
-/* A JSON string's value from s (after its opening quote) into buf,
- * unescaped (\uXXXX below 0x80 only; others become '?'). Returns the
- * length, or -1 when the string does not end. *ret_end is past it. */
-static int quoted_string(const char *s, const char *end, char *buf, size_t cap,
-                         const char **ret_end)
-{
-        size_t n = 0;
-
-        for (const char *p = s; p < end; p++) {
-                char c = *p;
-                if (c == '"') {
-                        *ret_end = p + 1;
-                        return (int)n;
-                }
-                if (c == '\\') {
-                        if (++p >= end)
-                                return -1;
-                        c = *p && strchr("ntr", *p) ? ' ' : *p;
-                        if (*p == 'u') {
-                                unsigned v = 0;
-
-                                for (int k = 1; k <= 4; k++) {
-                                        int d = p + k < end ? hex_value(p[k]) : -1;
-                                        if (d < 0)
-                                                return -1;
-                                        v = v * 16 + (unsigned)d;
-                                }
-                                p += 4;
-                                c = v < 0x80 && v >= 0x20 ? (char)v : '?';
-                        }
-                }
-                if (n + 1 < cap)
-                        buf[n++] = c;
-        }
-        return -1;
-}
-
 /* A plain "#N [...] RUN ..." header; its own function so the per-line
  * path carries no command buffer (and no stack guard) on the many lines
  * that are not one. */
@@ -206,31 +170,34 @@ _noinline_ static size_t feed_header(const char *p, const char *end, bkrun_fn cb
         return k > 0;
 }
 
-/* rawjson: every "name":"..." of the line. */
+/* rawjson: every "name":"..." of the line, each string read by jansson
+ * (which stops after it) until one does not read (a line cut at the cap). */
 _noinline_ static size_t feed_json(const char *line, const char *end, bkrun_fn cb, void *userdata)
 {
         static const char key[] = "\"name\":\"";
-        const char *p = line;
-        char name[1024], cmd[BKRUN_CMD_MAX + 1];
+        const char *p = line, *q;
+        char cmd[BKRUN_CMD_MAX + 1];
         size_t found = 0;
-        int k;
 
-        while (p < end) {
-                const char *q = memmem(p, (size_t)(end - p), key, sizeof(key) - 1), *after;
-                int n;
+        while ((q = memmem(p, (size_t)(end - p), key, sizeof(key) - 1))) {
+                json_error_t err;
+                json_t *name;
+                int k;
 
-                if (!q)
+                q += sizeof(key) - 2; /* the opening quote */
+                name = json_loadb(q, (size_t)(end - q), JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK,
+                                  &err);
+                if (!json_is_string(name)) {
+                        json_decref(name);
                         break;
-                n = quoted_string(q + sizeof(key) - 1, end, name, sizeof(name), &after);
-                if (n < 0)
-                        break;
-                k = bkrun_vertex_cmd(name, (size_t)n, cmd, sizeof(cmd));
-                if (k > 0) {
-                        found++;
-                        if (cb)
-                                cb(userdata, cmd, (size_t)k);
                 }
-                p = after;
+                k = bkrun_vertex_cmd(json_string_value(name), json_string_length(name), cmd,
+                                     sizeof(cmd));
+                json_decref(name);
+                p = q + err.position;
+                found += k > 0;
+                if (k > 0 && cb)
+                        cb(userdata, cmd, (size_t)k);
         }
         return found;
 }
