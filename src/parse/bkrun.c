@@ -52,29 +52,24 @@ static void norm_sep(struct norm *w)
         w->space = w->n > 0;
 }
 
-/* The exec form ["a", "b c"]: the strings, unescaped, joined by spaces.
- * Returns false when s is not such an array. */
+/* The exec form ["a", "b c"] (JSON, as the Dockerfile parser takes it;
+ * anything after it ignored): its strings joined by spaces. Returns false,
+ * nothing written, when s is not such an array: then it is shell form. */
 static bool exec_form(const char *s, const char *end, struct norm *w)
 {
-        const char *p = s + 1;
+        json_t *a = json_loadb(s, (size_t)(end - s), JSON_DISABLE_EOF_CHECK, NULL), *v;
+        bool ok = json_is_array(a);
+        size_t i;
 
-        for (;;) {
-                while (p < end && (is_ws(*p) || *p == ','))
-                        p++;
-                if (p < end && *p == ']')
-                        return true;
-                if (p >= end || *p != '"')
-                        return false;
+        for (i = 0; i < json_array_size(a); i++)
+                ok = ok && json_is_string(json_array_get(a, i));
+        for (i = 0; ok && i < json_array_size(a); i++) {
+                v = json_array_get(a, i);
                 norm_sep(w);
-                for (p++; p < end && *p != '"'; p++) {
-                        if (*p == '\\' && p + 1 < end)
-                                p++;
-                        norm_put(w, p, 1);
-                }
-                if (p >= end)
-                        return false;
-                p++;
+                norm_put(w, json_string_value(v), json_string_length(v));
         }
+        json_decref(a);
+        return ok;
 }
 
 int bkrun_vertex_cmd(const char *name, size_t len, char *out, size_t cap)
@@ -99,12 +94,8 @@ int bkrun_vertex_cmd(const char *name, size_t len, char *out, size_t cap)
         /* RUN --mount=... --network=none cmd */
         for (p = skip_ws(p + 4, end, true); end - p >= 2 && p[0] == '-' && p[1] == '-';)
                 p = skip_ws(skip_ws(p, end, false), end, true);
-        if (p < end && *p == '[') {
-                if (exec_form(p, end, &w))
-                        return (int)w.n;
-                w.n = 0;
-                w.space = false;
-        }
+        if (p < end && *p == '[' && exec_form(p, end, &w))
+                return (int)w.n;
         norm_put(&w, p, (size_t)(end - p));
         return (int)w.n;
 }
