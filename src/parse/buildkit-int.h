@@ -63,7 +63,7 @@ struct buildkit {
         uint32_t nslots;
         struct cand cands[TARGETS_MAX];
         size_t ncands;
-        bool multi_evidence, seen, prev_blank, last_json;
+        bool multi_evidence, seen, prev_blank;
         double first, last; /* any vertex line */
         char builder[TARGET_FIELD_MAX + 1];
         /* rawjson */

@@ -331,13 +331,16 @@ const struct targets *buildmetrics_model(struct buildmetrics *bm)
 bool buildmetrics_feed_line_bk(struct buildmetrics *bm, const char *line, size_t len, double now,
                                const struct bkline *bl)
 {
+        int k;
+
         bm->now = now;
         failure_line(&bm->fail, line, len);
-        if (buildkit_feed_line_bk(bm->bk, line, len, now, bl))
+        k = buildkit_feed_line_bk(bm->bk, line, len, now, bl);
+        if (k == BK_LINE_PLAIN)
                 return false;
         /* JSON lines too: sccache --stats-format=json prints one. */
         feed_text(bm, -1, line, len);
-        return buildkit_last_was_json(bm->bk);
+        return k == BK_LINE_JSON;
 }
 
 /* The target a stats block belongs to: the vertex's own, else the only
