@@ -2,6 +2,7 @@
 #include "parse/bkrun.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -51,29 +52,24 @@ static void norm_sep(struct norm *w)
         w->space = w->n > 0;
 }
 
-/* The exec form ["a", "b c"]: the strings, unescaped, joined by spaces.
- * Returns false when s is not such an array. */
+/* The exec form ["a", "b c"] (JSON, as the Dockerfile parser takes it;
+ * anything after it ignored): its strings joined by spaces. Returns false,
+ * nothing written, when s is not such an array: then it is shell form. */
 static bool exec_form(const char *s, const char *end, struct norm *w)
 {
-        const char *p = s + 1;
+        json_t *a = json_loadb(s, (size_t)(end - s), JSON_DISABLE_EOF_CHECK, NULL), *v;
+        bool ok = json_is_array(a);
+        size_t i;
 
-        for (;;) {
-                while (p < end && (is_ws(*p) || *p == ','))
-                        p++;
-                if (p < end && *p == ']')
-                        return true;
-                if (p >= end || *p != '"')
-                        return false;
+        for (i = 0; i < json_array_size(a); i++)
+                ok = ok && json_is_string(json_array_get(a, i));
+        for (i = 0; ok && i < json_array_size(a); i++) {
+                v = json_array_get(a, i);
                 norm_sep(w);
-                for (p++; p < end && *p != '"'; p++) {
-                        if (*p == '\\' && p + 1 < end)
-                                p++;
-                        norm_put(w, p, 1);
-                }
-                if (p >= end)
-                        return false;
-                p++;
+                norm_put(w, json_string_value(v), json_string_length(v));
         }
+        json_decref(a);
+        return ok;
 }
 
 int bkrun_vertex_cmd(const char *name, size_t len, char *out, size_t cap)
@@ -98,12 +94,8 @@ int bkrun_vertex_cmd(const char *name, size_t len, char *out, size_t cap)
         /* RUN --mount=... --network=none cmd */
         for (p = skip_ws(p + 4, end, true); end - p >= 2 && p[0] == '-' && p[1] == '-';)
                 p = skip_ws(skip_ws(p, end, false), end, true);
-        if (p < end && *p == '[') {
-                if (exec_form(p, end, &w))
-                        return (int)w.n;
-                w.n = 0;
-                w.space = false;
-        }
+        if (p < end && *p == '[' && exec_form(p, end, &w))
+                return (int)w.n;
         norm_put(&w, p, (size_t)(end - p));
         return (int)w.n;
 }
@@ -156,43 +148,6 @@ int bkrun_argv_cmd(const char *argv, size_t len, char *out, size_t cap)
         return (int)w.n;
 }
 
-/* A JSON string's value from s (after its opening quote) into buf,
- * unescaped (\uXXXX below 0x80 only; others become '?'). Returns the
- * length, or -1 when the string does not end. *ret_end is past it. */
-static int quoted_string(const char *s, const char *end, char *buf, size_t cap,
-                         const char **ret_end)
-{
-        size_t n = 0;
-
-        for (const char *p = s; p < end; p++) {
-                char c = *p;
-                if (c == '"') {
-                        *ret_end = p + 1;
-                        return (int)n;
-                }
-                if (c == '\\') {
-                        if (++p >= end)
-                                return -1;
-                        c = *p && strchr("ntr", *p) ? ' ' : *p;
-                        if (*p == 'u') {
-                                unsigned v = 0;
-
-                                for (int k = 1; k <= 4; k++) {
-                                        int d = p + k < end ? hex_value(p[k]) : -1;
-                                        if (d < 0)
-                                                return -1;
-                                        v = v * 16 + (unsigned)d;
-                                }
-                                p += 4;
-                                c = v < 0x80 && v >= 0x20 ? (char)v : '?';
-                        }
-                }
-                if (n + 1 < cap)
-                        buf[n++] = c;
-        }
-        return -1;
-}
-
 /* A plain "#N [...] RUN ..." header; its own function so the per-line
  * path carries no command buffer (and no stack guard) on the many lines
  * that are not one. */
@@ -206,31 +161,34 @@ _noinline_ static size_t feed_header(const char *p, const char *end, bkrun_fn cb
         return k > 0;
 }
 
-/* rawjson: every "name":"..." of the line. */
+/* rawjson: every "name":"..." of the line, each string read by jansson
+ * (which stops after it) until one does not read (a line cut at the cap). */
 _noinline_ static size_t feed_json(const char *line, const char *end, bkrun_fn cb, void *userdata)
 {
         static const char key[] = "\"name\":\"";
-        const char *p = line;
-        char name[1024], cmd[BKRUN_CMD_MAX + 1];
+        const char *p = line, *q;
+        char cmd[BKRUN_CMD_MAX + 1];
         size_t found = 0;
-        int k;
 
-        while (p < end) {
-                const char *q = memmem(p, (size_t)(end - p), key, sizeof(key) - 1), *after;
-                int n;
+        while ((q = memmem(p, (size_t)(end - p), key, sizeof(key) - 1))) {
+                json_error_t err;
+                json_t *name;
+                int k;
 
-                if (!q)
+                q += sizeof(key) - 2; /* the opening quote */
+                name = json_loadb(q, (size_t)(end - q), JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK,
+                                  &err);
+                if (!json_is_string(name)) {
+                        json_decref(name);
                         break;
-                n = quoted_string(q + sizeof(key) - 1, end, name, sizeof(name), &after);
-                if (n < 0)
-                        break;
-                k = bkrun_vertex_cmd(name, (size_t)n, cmd, sizeof(cmd));
-                if (k > 0) {
-                        found++;
-                        if (cb)
-                                cb(userdata, cmd, (size_t)k);
                 }
-                p = after;
+                k = bkrun_vertex_cmd(json_string_value(name), json_string_length(name), cmd,
+                                     sizeof(cmd));
+                json_decref(name);
+                p = q + err.position;
+                found += k > 0;
+                if (k > 0 && cb)
+                        cb(userdata, cmd, (size_t)k);
         }
         return found;
 }

@@ -63,7 +63,7 @@ struct buildkit {
         uint32_t nslots;
         struct cand cands[TARGETS_MAX];
         size_t ncands;
-        bool multi_evidence, seen, prev_blank, last_json;
+        bool multi_evidence, seen, prev_blank;
         double first, last; /* any vertex line */
         char builder[TARGET_FIELD_MAX + 1];
         /* rawjson */
@@ -86,7 +86,6 @@ void bk_touch(struct buildkit *b, struct vtx *v, double now);
 /* The vertex of key (its index), added when add and absent; -1 past the
  * cap or out of memory. */
 int64_t bk_vertex(struct buildkit *b, uint64_t key, bool add);
-bool bk_is_step_token(const char *s, size_t n);
 uint32_t bk_slot_of(uint64_t key, uint32_t nslots);
 void bk_flush_carry(struct buildkit *b);
 /* A rawjson line (or a piece of one object); true when it was one. */

@@ -251,24 +251,17 @@ void buildkit_finish(struct buildkit *b, struct targets *ts)
                         memcpy(ts->t[i].builder, b->builder, sizeof(b->builder));
 }
 
-/* "i/n" (is_step_token's) as numbers; false past 9 digits or for 0. */
+/* "i/n" (is_step_token's) as numbers; false past 999999999 or for 0. */
 static bool step_numbers(const char *s, size_t len, uint32_t *ret_i, uint32_t *ret_n)
 {
-        const char *slash = memchr(s, '/', len);
-        uint32_t v[2] = {0, 0};
-        size_t k = 0;
+        const char *p = s, *end = s + len;
+        uint64_t i, n;
 
-        if (!slash || slash - s > 9 || (size_t)(s + len - slash - 1) > 9)
+        if (parse_u64(&p, end, &i) < 0 || !skip_prefix(&p, end, "/") ||
+            parse_u64(&p, end, &n) < 0 || i - 1 >= 999999999 || n - 1 >= 999999999)
                 return false;
-        for (const char *p = s; p < s + len; p++)
-                if (p == slash)
-                        k = 1;
-                else
-                        v[k] = v[k] * 10 + (uint32_t)(*p - '0');
-        if (!v[0] || !v[1])
-                return false;
-        *ret_i = v[0];
-        *ret_n = v[1];
+        *ret_i = (uint32_t)i;
+        *ret_n = (uint32_t)n;
         return true;
 }
 

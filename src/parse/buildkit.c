@@ -38,11 +38,6 @@ void buildkit_free(struct buildkit *b)
         free(b);
 }
 
-bool buildkit_last_was_json(const struct buildkit *b)
-{
-        return b->last_json;
-}
-
 uint32_t bk_slot_of(uint64_t key, uint32_t nslots)
 {
         key ^= key >> 33;
@@ -393,39 +388,31 @@ static bool feed_plain(struct buildkit *b, const struct bkline *bl, double now)
         return true;
 }
 
-_noinline_ static bool feed_line_slow(struct buildkit *b, const char *line, size_t len, double now,
-                                      const struct bkline *bl)
+_noinline_ static int feed_line_slow(struct buildkit *b, const char *line, size_t len, double now,
+                                     const struct bkline *bl)
 {
         const char *end = bl->end;
 
-        b->last_json = false;
-        if ((b->json_active || (len && line[0] == '{')) && bk_feed_json(b, line, end, now)) {
-                b->last_json = true;
-                return false;
-        }
-        if (end == line) {
-                b->prev_blank = true;
-                return false;
-        }
-        if (bl->hash)
-                return feed_plain(b, bl, now);
-        b->prev_blank = false;
-        return false;
+        if ((b->json_active || (len && line[0] == '{')) && bk_feed_json(b, line, end, now))
+                return BK_LINE_JSON;
+        if (bl->hash) /* never blank */
+                return feed_plain(b, bl, now) ? BK_LINE_PLAIN : BK_LINE_OTHER;
+        b->prev_blank = end == line;
+        return BK_LINE_OTHER;
 }
 
-bool buildkit_feed_line_bk(struct buildkit *b, const char *line, size_t len, double now,
-                           const struct bkline *bl)
+int buildkit_feed_line_bk(struct buildkit *b, const char *line, size_t len, double now,
+                          const struct bkline *bl)
 {
         /* Most lines are "#N <secs> <log text>" of the vertex of the line
          * before: what feed_plain does with them, with no call but the
          * log's. */
         if (!b->json_active && bl->ok && bl->secs_end && bl->n != 0 && !b->prev_blank &&
             b->last_vi < b->nv && b->v[b->last_vi].key == bl->n + 1) {
-                b->last_json = false;
                 b->seen = true;
                 bk_touch(b, &b->v[b->last_vi], now);
                 secs_line(b, b->last_vi, bl);
-                return true;
+                return BK_LINE_PLAIN;
         }
         return feed_line_slow(b, line, len, now, bl);
 }

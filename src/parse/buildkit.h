@@ -71,6 +71,8 @@ static inline const char *skip_sp(const char *p, const char *end)
 /* The next space-separated token of [*p, end): its length (0 at the end)
  * and *ret_tok; *p past it. */
 size_t bk_next_token(const char **p, const char *end, const char **ret_tok);
+/* "i/n": digits, '/', digits, the whole of s[0..n) (a step's place). */
+bool bk_is_step_token(const char *s, size_t n);
 /* "sha256:<64 hex>" alone: BuildKit 0.8 naming a vertex's digest while it
  * resolves, no work of the vertex. */
 bool bkline_is_digest(const char *s, const char *end);
@@ -116,11 +118,12 @@ static inline void bkline_parse(const char *line, size_t len, struct bkline *ret
         ret->secs_end = bkline_secs_end(s, end);
 }
 /* Feed one line (no '\n'), bl its bkline_parse(). now is buildtel's clock
- * in seconds. Returns true when the line was BuildKit's (a "#N" line, or
- * part of a rawjson object), false for any other line. Never fails: past
- * the caps, new vertices are not tracked. */
-bool buildkit_feed_line_bk(struct buildkit *b, const char *line, size_t len, double now,
-                           const struct bkline *bl);
+ * in seconds. Returns what the line was: a "#N" line (BK_LINE_PLAIN), part
+ * of a rawjson object (BK_LINE_JSON: its context went to cfg.ctx), or any
+ * other (0). Never fails: past the caps, new vertices are not tracked. */
+enum { BK_LINE_OTHER, BK_LINE_PLAIN, BK_LINE_JSON };
+int buildkit_feed_line_bk(struct buildkit *b, const char *line, size_t len, double now,
+                          const struct bkline *bl);
 
 /* Fill ts: the targets (one named after --targets or "default" for a
  * single-target build), their steps and times, the totals and the builder.
@@ -164,9 +167,6 @@ int buildkit_vertex_target(const struct buildkit *b, uint32_t vidx);
 bool buildkit_vertex_cached(const struct buildkit *b, uint32_t vidx);
 /* The last vertex whose name holds marker i: 0 and *ret set, or -ENOENT. */
 int buildkit_marker_vertex(const struct buildkit *b, size_t marker, uint32_t *ret);
-/* Whether the last line fed was part of a rawjson object (its context
- * went to cfg.ctx). */
-bool buildkit_last_was_json(const struct buildkit *b);
 /* An RFC 3339 time as BuildKit's rawjson writes it ("2024-05-01T10:00:02.5Z",
  * or with a +hh:mm offset) in Unix seconds; NAN when s[0..n) is not one. */
 double buildkit_parse_time(const char *s, size_t n);

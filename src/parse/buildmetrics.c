@@ -88,23 +88,6 @@ static inline bool in_chunk(const struct buildmetrics *bm, const char *s, size_t
         return bm->chunk && s >= bm->chunk && len <= (size_t)(bm->chunk_end - s);
 }
 
-/* The 1 to 19 digits at *cur (no overflow) into *ret; false when there are
- * none or more: a longer figure fails every range progress_parse() accepts, as
- * parse_u64's would. Inline, for the two figures of every progress line. */
-static inline bool progress_u64(const char **cur, const char *end, uint64_t *ret)
-{
-        const char *p = *cur;
-        uint64_t v = 0; /* wraps past 19 digits: then false */
-
-        while (p < end && (unsigned char)(*p - '0') < 10)
-                v = v * 10 + (unsigned char)(*p++ - '0');
-        if (p == *cur || p - *cur > 19)
-                return false;
-        *cur = p;
-        *ret = v;
-        return true;
-}
-
 enum progress_kind { PROGRESS_NONE, PROGRESS_MAKE, PROGRESS_NINJA };
 
 /* "[n/m...] " (ninja: *a of *b) or "[ nn%] " (make / CMake: *a). */
@@ -115,11 +98,11 @@ static enum progress_kind progress_parse(const char *s, const char *end, uint64_
         if (!(c < end && (*c == ' ' || (*c >= '0' && *c <= '9'))))
                 return PROGRESS_NONE;
         c = skip_sp(c, end);
-        if (!progress_u64(&c, end, a) || c >= end)
+        if (parse_u64(&c, end, a) < 0 || c >= end)
                 return PROGRESS_NONE;
         if (*c == '%' && c + 1 < end && c[1] == ']' && range_ok_u64(RANGE_PERCENT, *a))
                 return PROGRESS_MAKE;
-        if (*c++ != '/' || !progress_u64(&c, end, b) || *a > *b ||
+        if (*c++ != '/' || parse_u64(&c, end, b) < 0 || *a > *b ||
             !range_ok_u64(RANGE_EVENTS, *b) ||
             !(c < end && (*c == ']' || memchr(c, ']', (size_t)(end - c)))))
                 return PROGRESS_NONE;
@@ -348,13 +331,16 @@ const struct targets *buildmetrics_model(struct buildmetrics *bm)
 bool buildmetrics_feed_line_bk(struct buildmetrics *bm, const char *line, size_t len, double now,
                                const struct bkline *bl)
 {
+        int k;
+
         bm->now = now;
         failure_line(&bm->fail, line, len);
-        if (buildkit_feed_line_bk(bm->bk, line, len, now, bl))
+        k = buildkit_feed_line_bk(bm->bk, line, len, now, bl);
+        if (k == BK_LINE_PLAIN)
                 return false;
         /* JSON lines too: sccache --stats-format=json prints one. */
         feed_text(bm, -1, line, len);
-        return buildkit_last_was_json(bm->bk);
+        return k == BK_LINE_JSON;
 }
 
 /* The target a stats block belongs to: the vertex's own, else the only

@@ -367,7 +367,7 @@ int ccstats_feed_line(struct ccstats_parser *p, const char *line, size_t len)
         if (label_size(c, end, "max cache size", &x))
                 return put_extra(p, CCSTATS_CCACHE, X_MAX, x);
         if (label_num(c, end, "files in cache", &v))
-                return put_extra(p, CCSTATS_CCACHE, X_FILES, (int64_t)MIN(v, (uint64_t)INT64_MAX));
+                return put_extra(p, CCSTATS_CCACHE, X_FILES, (int64_t)v);
 
         /* ccache 4.4+: headings at column 0, rows indented */
         if (len >= 1 && !is_blank(*c)) {
@@ -390,8 +390,7 @@ int ccstats_feed_line(struct ccstats_parser *p, const char *line, size_t len)
                 return feed_print_stats(p, c, end);
         if (p->heading == HEAD_LOCAL) {
                 if (label_num(c, end, "Files:", &v))
-                        return put_extra(p, CCSTATS_CCACHE, X_FILES,
-                                         (int64_t)MIN(v, (uint64_t)INT64_MAX));
+                        return put_extra(p, CCSTATS_CCACHE, X_FILES, (int64_t)v);
                 return cache_size_line(p, c, end);
         }
         if (p->heading != HEAD_SUMMARY)

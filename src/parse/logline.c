@@ -349,16 +349,6 @@ static bool classify_work(const char *p, const char *end, struct logline *ret)
         return false;
 }
 
-static bool is_index_token(const char *s, size_t n)
-{
-        const char *end = s + n, *q = logline_skip_digits(s, end);
-
-        if (q == s || q == end || *q != '/')
-                return false;
-        q++;
-        return q < end && logline_skip_digits(q, end) == end;
-}
-
 /* "#N [target platform stage i/n] INSTR ..." with p just after '['. */
 static bool classify_step(const char *p, const char *end, struct logline *ret)
 {
@@ -378,7 +368,7 @@ static bool classify_step(const char *p, const char *end, struct logline *ret)
         if (ntok == 0)
                 return false;
         last = tok[ntok - 1];
-        if (!is_index_token(last, toklen[ntok - 1]))
+        if (!bk_is_step_token(last, toklen[ntok - 1]))
                 return false;
         for (size_t i = 0; i + 1 < ntok; i++) {
                 if (memchr(tok[i], '/', toklen[i])) /* a platform: linux/amd64 */

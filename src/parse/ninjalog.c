@@ -98,9 +98,10 @@ static void run_close(struct ninjalog_run *runs, size_t cap, size_t *n, struct n
         runs[(*n)++] = *cur;
 }
 
-/* The state of one walk over a log's lines: every line goes through
- * lines_step(), whether it was whole in a feed or joined across two. */
-struct lines {
+/* One walk over a log's lines, fed in buffers cut anywhere: every line
+ * goes through lines_step(), whether it was whole in a feed or joined
+ * across two. */
+struct ninjalog_stream {
         /* whether the log is one */
         uint64_t records;
         bool bad_version;
@@ -116,84 +117,66 @@ struct lines {
         int64_t prev_start, prev_rend;
         struct dbuf prev_hash;
         int err;
-};
-
-static void step_edge(struct lines *l, const struct rec *r)
-{
-        bool same = l->have_prev && r->start == l->prev_start && r->end == l->prev_rend &&
-                    r->hash_len == l->prev_hash.len &&
-                    memcmp(r->hash, l->prev_hash.p, r->hash_len) == 0;
-
-        if (!same) {
-                l->edges++;
-                l->fn(l->userdata, r->start, r->end, r->out, r->out_len);
-        }
-        dbuf_reset(&l->prev_hash);
-        if (dbuf_append(&l->prev_hash, r->hash, r->hash_len) < 0) {
-                l->err = -ENOMEM;
-                return;
-        }
-        l->prev_start = r->start;
-        l->prev_rend = r->end;
-        l->have_prev = true;
-}
-
-static void step_run(struct lines *l, int k, const struct rec *r, uint64_t at)
-{
-        if (k == 0 || (k == 1 && l->cur.max_end_ms != INT64_MIN && r->end < l->cur.max_end_ms)) {
-                run_close(l->runs, l->cap, &l->n, &l->cur, at);
-                l->cur = (struct ninjalog_run){at, 0, INT64_MIN, NAN};
-        }
-        if (k == 1) {
-                double m = mtime_epoch(r->mtime, r->mtime_len) - (double)r->end / 1000.0;
-
-                l->cur.max_end_ms = MAX(l->cur.max_end_ms, r->end);
-                if (isfinite(m) && (isnan(l->cur.start_epoch) || m > l->cur.start_epoch))
-                        l->cur.start_epoch = m;
-        }
-}
-
-/* One line [s, le) (no newline) starting at file offset at. */
-static void lines_step(struct lines *l, const char *s, const char *le, uint64_t at)
-{
-        struct rec r;
-        int k;
-
-        if (l->bad_version || l->err < 0)
-                return;
-        k = (size_t)(le - s) > NINJALOG_LINE_MAX ? -1 : parse_line(s, le, &r);
-        if (k == -2) {
-                l->bad_version = true;
-                return;
-        }
-        l->records += k == 1;
-        if (l->runs)
-                step_run(l, k, &r, at);
-        if (l->fn && k == 1)
-                step_edge(l, &r);
-}
-
-/* The end of the data, at file offset at: the runs (with runs), else the
- * edges; -EINVAL or -ENOMEM. */
-static int lines_finish(struct lines *l, uint64_t at)
-{
-        if (l->err < 0)
-                return l->err;
-        if (l->bad_version || l->records == 0)
-                return -EINVAL;
-        if (!l->runs)
-                return l->edges > INT32_MAX ? INT32_MAX : (int)l->edges;
-        run_close(l->runs, l->cap, &l->n, &l->cur, at);
-        return (int)l->n;
-}
-
-struct ninjalog_stream {
-        struct lines l;
         uint64_t at;      /* file offset of the line being joined */
         uint64_t next;    /* of the next byte fed */
         struct dbuf line; /* its bytes so far (NINJALOG_LINE_MAX at most) */
         bool overlong;    /* past NINJALOG_LINE_MAX: junk, dropped to its newline */
 };
+
+static void step_edge(struct ninjalog_stream *st, const struct rec *r)
+{
+        bool same = st->have_prev && r->start == st->prev_start && r->end == st->prev_rend &&
+                    r->hash_len == st->prev_hash.len &&
+                    memcmp(r->hash, st->prev_hash.p, r->hash_len) == 0;
+
+        if (!same) {
+                st->edges++;
+                st->fn(st->userdata, r->start, r->end, r->out, r->out_len);
+        }
+        dbuf_reset(&st->prev_hash);
+        if (dbuf_append(&st->prev_hash, r->hash, r->hash_len) < 0) {
+                st->err = -ENOMEM;
+                return;
+        }
+        st->prev_start = r->start;
+        st->prev_rend = r->end;
+        st->have_prev = true;
+}
+
+static void step_run(struct ninjalog_stream *st, int k, const struct rec *r, uint64_t at)
+{
+        if (k == 0 || (k == 1 && st->cur.max_end_ms != INT64_MIN && r->end < st->cur.max_end_ms)) {
+                run_close(st->runs, st->cap, &st->n, &st->cur, at);
+                st->cur = (struct ninjalog_run){at, 0, INT64_MIN, NAN};
+        }
+        if (k == 1) {
+                double m = mtime_epoch(r->mtime, r->mtime_len) - (double)r->end / 1000.0;
+
+                st->cur.max_end_ms = MAX(st->cur.max_end_ms, r->end);
+                if (isfinite(m) && (isnan(st->cur.start_epoch) || m > st->cur.start_epoch))
+                        st->cur.start_epoch = m;
+        }
+}
+
+/* One line [s, le) (no newline) starting at file offset at. */
+static void lines_step(struct ninjalog_stream *st, const char *s, const char *le, uint64_t at)
+{
+        struct rec r;
+        int k;
+
+        if (st->bad_version || st->err < 0)
+                return;
+        k = (size_t)(le - s) > NINJALOG_LINE_MAX ? -1 : parse_line(s, le, &r);
+        if (k == -2) {
+                st->bad_version = true;
+                return;
+        }
+        st->records += k == 1;
+        if (st->runs)
+                step_run(st, k, &r, at);
+        if (st->fn && k == 1)
+                step_edge(st, &r);
+}
 
 struct ninjalog_stream *ninjalog_stream_new(uint64_t base, struct ninjalog_run *runs, size_t cap,
                                             ninjalog_edge_fn fn, void *userdata)
@@ -204,8 +187,8 @@ struct ninjalog_stream *ninjalog_stream_new(uint64_t base, struct ninjalog_run *
                 free(s);
                 return NULL;
         }
-        s->l = (struct lines){.runs = runs, .cap = cap, .fn = fn, .userdata = userdata};
-        s->l.cur = (struct ninjalog_run){base, 0, INT64_MIN, NAN};
+        *s = (struct ninjalog_stream){.runs = runs, .cap = cap, .fn = fn, .userdata = userdata};
+        s->cur = (struct ninjalog_run){base, 0, INT64_MIN, NAN};
         s->at = s->next = base;
         return s;
 }
@@ -227,9 +210,9 @@ static int stream_join(struct ninjalog_stream *s, const char *buf, size_t n)
 static void stream_line(struct ninjalog_stream *s)
 {
         if (s->overlong)
-                lines_step(&s->l, "", "", s->at); /* junk, as whole */
+                lines_step(s, "", "", s->at); /* junk, as whole */
         else
-                lines_step(&s->l, s->line.p, s->line.p + s->line.len, s->at);
+                lines_step(s, s->line.p, s->line.p + s->line.len, s->at);
         dbuf_reset(&s->line);
         s->overlong = false;
 }
@@ -238,17 +221,17 @@ int ninjalog_stream_feed(struct ninjalog_stream *s, const char *buf, size_t len)
 {
         const char *c = buf, *end = buf + len;
 
-        while (s->l.err >= 0 && c < end) {
+        while (s->err >= 0 && c < end) {
                 const char *nl = memchr(c, '\n', (size_t)(end - c));
                 const char *le = nl ? nl : end;
                 int e;
 
                 if (nl && s->line.len == 0 && !s->overlong) {
-                        lines_step(&s->l, c, nl, s->at); /* whole in buf: no copy */
+                        lines_step(s, c, nl, s->at); /* whole in buf: no copy */
                 } else {
                         e = stream_join(s, c, (size_t)(le - c));
                         if (e < 0)
-                                s->l.err = e;
+                                s->err = e;
                         else if (nl)
                                 stream_line(s);
                 }
@@ -257,21 +240,28 @@ int ninjalog_stream_feed(struct ninjalog_stream *s, const char *buf, size_t len)
                         s->at = s->next;
                 c = nl ? nl + 1 : end;
         }
-        return s->l.err < 0 ? s->l.err : 0;
+        return s->err < 0 ? s->err : 0;
 }
 
 int ninjalog_stream_finish(struct ninjalog_stream *s)
 {
-        if (s->l.err >= 0 && (s->line.len > 0 || s->overlong))
+        if (s->err >= 0 && (s->line.len > 0 || s->overlong))
                 stream_line(s); /* the last line, without its newline */
-        return lines_finish(&s->l, s->next);
+        if (s->err < 0)
+                return s->err;
+        if (s->bad_version || s->records == 0)
+                return -EINVAL;
+        if (!s->runs)
+                return s->edges > INT32_MAX ? INT32_MAX : (int)s->edges;
+        run_close(s->runs, s->cap, &s->n, &s->cur, s->next);
+        return (int)s->n;
 }
 
 void ninjalog_stream_free(struct ninjalog_stream *s)
 {
         if (!s)
                 return;
-        dbuf_release(&s->l.prev_hash);
+        dbuf_release(&s->prev_hash);
         dbuf_release(&s->line);
         free(s);
 }
