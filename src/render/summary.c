@@ -40,9 +40,9 @@ const char *summary_num(double v, int decimals, char buf[static SUMMARY_NUM_LEN]
         return buf;
 }
 
-const char *summary_size(double mb, char buf[static 32])
+const char *summary_size(double bytes, char buf[static 32])
 {
-        fmt_size_mib(mb, buf, 32);
+        fmt_size(bytes, buf, 32);
         return buf;
 }
 
