@@ -614,32 +614,23 @@ static void put_when(struct dwriter *w, const struct summary_point *p)
         put_where(w, p);
 }
 
-/* A figure and its unit: a size (" MiB ...", " GiB ...") as every text
- * says one (put_size), else the number with its decimals. */
-static void put_value(struct dwriter *w, double v, int decimals, const char *unit)
+/* "<value><unit>[ (<aux_label> <aux MiB>)] at <when>" or "no data"; a
+ * size (" MiB ...", " GiB ...") as every text says one. */
+static void put_point(struct dwriter *w, const struct summary_point *p, int decimals,
+                      const char *unit, const char *aux_label)
 {
         bool mib = strncmp(unit, " MiB", 4) == 0, gib = strncmp(unit, " GiB", 4) == 0;
 
-        if (mib || gib)
-                dw_printf(w, "%s%s", SIZE_STR(gib ? v * 1024 : v), unit + 4);
-        else
-                dw_printf(w, "%s%s", NUM_STR(v, decimals), unit);
-}
-
-/* "<value><unit>[ (<aux_label> <aux> <aux_unit>)] at <when>" or "no data". */
-static void put_point(struct dwriter *w, const struct summary_point *p, int decimals,
-                      const char *unit, const char *aux_label, const char *aux_unit)
-{
         if (!p->set) {
                 dw_puts(w, "no data");
                 return;
         }
-        put_value(w, p->value, decimals, unit);
-        if (aux_label) {
-                dw_printf(w, " (%s ", aux_label);
-                put_value(w, p->aux, 0, aux_unit);
-                dw_puts(w, ")");
-        }
+        if (mib || gib)
+                dw_printf(w, "%s%s", SIZE_STR(gib ? p->value * 1024 : p->value), unit + 4);
+        else
+                dw_printf(w, "%s%s", NUM_STR(p->value, decimals), unit);
+        if (aux_label)
+                dw_printf(w, " (%s %s)", aux_label, SIZE_STR(p->aux));
         dw_puts(w, " at ");
         put_when(w, p);
 }
@@ -769,7 +760,7 @@ static void put_anon_peak(struct dwriter *w, const struct summary_build *bd)
         if (!bd->mem_anon_peak.set)
                 return;
         dw_puts(w, " system\n  working memory: ");
-        put_point(w, &bd->mem_anon_peak, 1, " MiB anon", "file", " MiB");
+        put_point(w, &bd->mem_anon_peak, 1, " MiB anon", "file");
         dw_puts(w, bd->estimates ? "\n                  (the peak below is the tree's RSS, file "
                                    "pages included; the OOM edge is about anon, sampled)"
                                  : "\n                  (the peak below is the kernel's, page "
@@ -794,14 +785,14 @@ static void render_build_text(const struct summary *s, const struct run_info *ri
                 put_anon_peak(w, bd);
         else
                 dw_puts(w, " system\n  peak memory:    ");
-        put_point(w, &bd->mem_peak, 1, " MiB", bd->mem_anon_peak.set ? "page cache" : NULL, " MiB");
+        put_point(w, &bd->mem_peak, 1, " MiB", bd->mem_anon_peak.set ? "page cache" : NULL);
         if (bd->mem_peak.set && bd->mem_peak_proc.label[0]) {
                 dw_puts(w, "; largest process ");
                 put_unit_proc(w, s, root, &bd->mem_peak_proc, bd->mem_peak.elapsed_s, false);
                 put_proc_excess(w, bd);
         }
         dw_puts(w, "\n  max sampled:    ");
-        put_point(w, &bd->mem_cur_peak, 1, " MiB", NULL, NULL);
+        put_point(w, &bd->mem_cur_peak, 1, " MiB", NULL);
         dw_puts(w, "\n  ");
         put_oom(w, s, root);
         for (size_t i = 1; i < MIN(bd->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
@@ -852,21 +843,21 @@ static void render_host_text(const struct summary *s, struct dwriter *w)
         double avg = s->cpu_pct_n ? s->cpu_pct_sum / (double)s->cpu_pct_n : NAN;
 
         dw_puts(w, "\nmemory\n  peak used:      ");
-        put_point(w, &s->mem_used_peak, 0, " MiB", "available", " MiB");
+        put_point(w, &s->mem_used_peak, 0, " MiB", "available");
         dw_puts(w, "\n  min available:  ");
-        put_point(w, &s->mem_avail_min, 0, " MiB", NULL, NULL);
+        put_point(w, &s->mem_avail_min, 0, " MiB", NULL);
         dw_puts(w, "\n  max swap used:  ");
-        put_point(w, &s->swap_used_peak, 0, " MiB", NULL, NULL);
+        put_point(w, &s->swap_used_peak, 0, " MiB", NULL);
         dw_printf(w,
                   "\n  total:          %s\n\ndisk\n  min available:  ", SIZE_STR(s->mem_total_mb));
-        put_point(w, &s->disk_avail_min, 2, " GiB", NULL, NULL);
+        put_point(w, &s->disk_avail_min, 2, " GiB", NULL);
         dw_printf(w, "\n  first -> last:  %s -> %s\n\ncpu and load\n  peak load1:     ",
                   SIZE_STR(s->disk_avail_first * 1024), SIZE_STR(s->disk_avail_last * 1024));
-        put_point(w, &s->load1_peak, 2, "", NULL, NULL);
+        put_point(w, &s->load1_peak, 2, "", NULL);
         dw_printf(w, "\n  average cpu:    %s %%\n  peak cpu:       ", NUM_STR(avg, 1));
-        put_point(w, &s->cpu_pct_peak, 1, " %", NULL, NULL);
+        put_point(w, &s->cpu_pct_peak, 1, " %", NULL);
         dw_puts(w, "\n  peak compilers: ");
-        put_point(w, &s->compilers_peak, 0, "", NULL, NULL);
+        put_point(w, &s->compilers_peak, 0, "", NULL);
 }
 
 static void render_text(const struct summary *s, const struct run_info *ri,
