@@ -395,11 +395,10 @@ static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
                                        writable, cfg->use_systemd && attempt == 0)) {
                 case CG_PLAN_PLAIN:
                         close(fd);
-                        if (cfg->note)
-                                cfg->note(cfg->userdata,
-                                          "cgroup2 offers no memory controller in %s: memory, "
-                                          "io and pids columns stay empty%s",
-                                          rel, m->mnt[CG_H_MEMORY][0] ? hybrid_hint : "");
+                        note_to(cfg->note, cfg->userdata,
+                                "cgroup2 offers no memory controller in %s: memory, io and "
+                                "pids columns stay empty%s",
+                                rel, m->mnt[CG_H_MEMORY][0] ? hybrid_hint : "");
                         return 0;
                 case CG_PLAN_DIRECT:
                         cg->v2.own_fd = fd;
@@ -568,11 +567,9 @@ static void open_counters(struct cgroup *cg, const struct cgroup_config *cfg)
                 (void)open_hot(cg, HOT_PROCS, CG_H_V2, "cgroup.procs");
         } else {
                 setup_host_psi(cg);
-                if (cfg->note)
-                        cfg->note(
-                            cfg->userdata,
-                            "cgroup v1 has no pressure files: the pressure columns are host-wide "
-                            "(/proc/pressure)");
+                note_to(cfg->note, cfg->userdata,
+                        "cgroup v1 has no pressure files: the pressure columns are host-wide "
+                        "(/proc/pressure)");
                 (void)open_hot(cg, HOT_PROCS, CG_H_MEMORY, "cgroup.procs");
         }
 }
@@ -606,10 +603,10 @@ static int set_limits(struct cgroup *cg, const struct cgroup_config *cfg)
                         return r == -ENOENT ? -EOPNOTSUPP : r;
                 }
         }
-        if (cfg->memory_high && !v2 && cfg->note)
-                cfg->note(cfg->userdata, "cgroup v1 has no memory.high: --memory-high is set as "
-                                         "memory.soft_limit_in_bytes (reclaim under pressure, no "
-                                         "throttling)");
+        if (cfg->memory_high && !v2)
+                note_to(cfg->note, cfg->userdata,
+                        "cgroup v1 has no memory.high: --memory-high is set as "
+                        "memory.soft_limit_in_bytes (reclaim under pressure, no throttling)");
         /* The limit must hold, or the user would think the build is capped;
          * v1 rounds it down to whole pages. */
         if (cfg->memory_max) {
