@@ -460,18 +460,15 @@ static int make_all(struct cgroup *cg, const struct cgroup_config *cfg,
                         continue;
                 }
                 own = rel_to_mount(self->path[i], m->root[i]);
-                r = snprintf(hh->name, sizeof(hh->name), "run-%s-%ld", cfg->run_id,
-                             (long)getpid()) >= (int)sizeof(hh->name)
-                        ? -ENAMETOOLONG
-                        : 0;
-                if (r >= 0)
-                        r = join(hh->own, sizeof(hh->own), m->mnt[i],
-                                 strcmp(own, "/") == 0 ? "" : own, "");
-                if (r >= 0)
-                        r = join(hh->want, sizeof(hh->want),
-                                 strcmp(self->path[i], "/") == 0 ? "" : self->path[i], "/buildtel/",
-                                 hh->name);
-                if (r >= 0)
+                if (snprintf(hh->name, sizeof(hh->name), "run-%s-%ld", cfg->run_id,
+                             (long)getpid()) >= (int)sizeof(hh->name) ||
+                    join(hh->own, sizeof(hh->own), m->mnt[i], strcmp(own, "/") == 0 ? "" : own,
+                         "") < 0 ||
+                    join(hh->want, sizeof(hh->want),
+                         strcmp(self->path[i], "/") == 0 ? "" : self->path[i], "/buildtel/",
+                         hh->name) < 0)
+                        r = -ENAMETOOLONG;
+                else
                         r = make_dirs(cg, hh, hh->own);
                 if (r < 0) {
                         if (i == CG_H_V2 || i == CG_H_MEMORY) {
