@@ -646,15 +646,10 @@ int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret)
         cg->mem_peak = cg->pids_peak = NAN;
         cg->cap = BUF_INITIAL;
         cg->buf = malloc(cg->cap);
-        cg->root_fd = open(cfg->root ? cfg->root : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        r = !cg->buf ? -ENOMEM : cg->root_fd < 0 ? -errno : 0;
-        if (r >= 0 && !(cg->root_path = strdup(cfg->root ? cfg->root : "/")))
-                r = -ENOMEM;
-        if (r >= 0) {
-                cg_pids_reserve(cg, 256);
-                if (!cg->pids)
-                        r = -ENOMEM;
-        }
+        cg_pids_reserve(cg, 256);
+        cg->root_path = strdup(cfg->root ? cfg->root : "/");
+        cg->root_fd = cg->root_path ? open(cg->root_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        r = !cg->buf || !cg->pids || !cg->root_path ? -ENOMEM : cg->root_fd < 0 ? -errno : 0;
         if (r >= 0 && cfg->mode == CGROUP_MODE_NONE) {
                 r = setup_none(cg, cfg);
         } else if (r >= 0) {
