@@ -5,7 +5,6 @@
 #include "platform/bkexec.h"
 #include "platform/bkexec-int.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <jansson.h>
 #include <errno.h>

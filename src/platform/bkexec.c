@@ -23,20 +23,19 @@ void bkexec_ex_close(struct ex *e)
 
 int bkexec_new(const struct bkexec_config *cfg, struct bkexec **ret)
 {
+        _cleanup_close_ int root_fd =
+            open(cfg->root ? cfg->root : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         struct procfs_identity id;
-        struct bkexec *b = calloc(1, sizeof(*b));
+        struct bkexec *b;
 
+        if (root_fd < 0)
+                return -errno;
+        b = calloc(1, sizeof(*b));
         if (!b)
                 return -ENOMEM;
         b->cfg = *cfg;
-        b->kmsg_fd = -1;
         b->last_walk = -1e9;
-        b->root_fd = open(cfg->root ? cfg->root : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (b->root_fd < 0) {
-                int e = -errno;
-                bkexec_free(b);
-                return e;
-        }
+        b->root_fd = TAKE_FD(root_fd);
         /* from now on only: root reads it; without it, the cgroups' own counts */
         b->kmsg_fd = openat(b->root_fd, "dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         if (b->kmsg_fd >= 0)

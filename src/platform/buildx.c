@@ -9,18 +9,16 @@
 #include "platform/spawn.h"
 #include "util/macro.h"
 
-/* docker buildx history VERB [--format json] [ID] (VERB: its words split
- * at spaces): its stdout (logs: its stderr, where buildx prints the
- * replay). */
-static int history_run(const char *verb, bool json, const char *ref, double timeout_s, char **ret,
+/* docker buildx history WORDS [ID] (WORDS split at blanks): its stdout
+ * (logs: its stderr, where buildx prints the replay). */
+static int history_run(const char *words, const char *ref, double timeout_s, char **ret,
                        size_t *ret_len)
 {
-        char a0[] = "docker", a1[] = "buildx", a2[] = "history", a4[] = "--format", a5[] = "json";
-        _cleanup_free_ char *a3 = strdup(verb), *id = NULL;
-        char *argv[12], *save = NULL;
-        size_t n = 0;
-        bool logs = strcmp(verb, "logs") == 0;
+        char line[96], *argv[12];
+        _cleanup_free_ char *id = NULL;
+        bool logs = strcmp(words, "logs") == 0;
         struct spawn_result r;
+        size_t n = 0;
         int st;
 
         if (ref) {
@@ -32,14 +30,13 @@ static int history_run(const char *verb, bool json, const char *ref, double time
                 if (!ref[0] || ref[0] == '-')
                         return -EINVAL; /* never an option to docker */
                 id = strdup(ref);
+                if (!id)
+                        return -ENOMEM;
         }
-        if (!a3 || (ref && !id))
-                return -ENOMEM;
-        argv[n++] = a0, argv[n++] = a1, argv[n++] = a2;
-        for (char *w = strtok_r(a3, " ", &save); w && n < 8; w = strtok_r(NULL, " ", &save))
-                argv[n++] = w;
-        if (json)
-                argv[n++] = a4, argv[n++] = a5;
+        if (snprintf(line, sizeof(line), "docker buildx history %s", words) >= (int)sizeof(line))
+                return -EINVAL;
+        for (char *p = line; p && n < 10;)
+                argv[n++] = strsep(&p, " ");
         if (id)
                 argv[n++] = id;
         argv[n] = NULL;
@@ -64,23 +61,22 @@ static int history_run(const char *verb, bool json, const char *ref, double time
 
 int buildx_history_fetch(const char *ref, double timeout_s, char **ret, size_t *ret_len)
 {
-        return history_run("inspect", true, ref, timeout_s, ret, ret_len);
+        return history_run("inspect --format json", ref, timeout_s, ret, ret_len);
 }
 
 int buildx_history_logs(const char *ref, double timeout_s, char **ret, size_t *ret_len)
 {
-        return history_run("logs", false, ref, timeout_s, ret, ret_len);
+        return history_run("logs", ref, timeout_s, ret, ret_len);
 }
 
 int buildx_history_provenance(const char *ref, double timeout_s, char **ret, size_t *ret_len)
 {
-        return history_run("inspect attachment --type provenance", false, ref, timeout_s, ret,
-                           ret_len);
+        return history_run("inspect attachment --type provenance", ref, timeout_s, ret, ret_len);
 }
 
 int buildx_history_list(double timeout_s, char **ret, size_t *ret_len)
 {
-        return history_run("ls", true, NULL, timeout_s, ret, ret_len);
+        return history_run("ls --format json", NULL, timeout_s, ret, ret_len);
 }
 
 bool buildx_host_v2(void)

@@ -122,12 +122,11 @@ void cg_clean_stale(struct cgroup *cg, int parent_fd, bool say)
                         (void)walk_tree(cg, sub, 0, false);
                         close(sub);
                 }
-                if (unlinkat(parent_fd, de->d_name, AT_REMOVEDIR) < 0 && errno == EBUSY && say &&
-                    cg->note)
-                        cg->note(cg->userdata,
-                                 "the cgroup %s of a buildtel that is gone still holds processes "
-                                 "(its build runs on): left as it is",
-                                 de->d_name);
+                if (unlinkat(parent_fd, de->d_name, AT_REMOVEDIR) < 0 && errno == EBUSY && say)
+                        note_to(cg->note, cg->userdata,
+                                "the cgroup %s of a buildtel that is gone still holds processes "
+                                "(its build runs on): left as it is",
+                                de->d_name);
         }
         closedir(d);
 }
@@ -251,10 +250,10 @@ static void keep_daemons(struct cgroup *cg)
                 if (w > 0 && (size_t)w < sizeof(names) - o)
                         o += (size_t)w;
         }
-        if (o && cg->note)
-                cg->note(cg->userdata,
-                         "left running: %s%s (detached from the build; --kill-leftovers ends them)",
-                         names, more ? ", ..." : "");
+        if (o)
+                note_to(cg->note, cg->userdata,
+                        "left running: %s%s (detached from the build; --kill-leftovers ends them)",
+                        names, more ? ", ..." : "");
 }
 
 void cgroup_free(struct cgroup *cg)

@@ -395,11 +395,10 @@ static int v2_prepare(struct cgroup *cg, const struct cgroup_config *cfg,
                                        writable, cfg->use_systemd && attempt == 0)) {
                 case CG_PLAN_PLAIN:
                         close(fd);
-                        if (cfg->note)
-                                cfg->note(cfg->userdata,
-                                          "cgroup2 offers no memory controller in %s: memory, "
-                                          "io and pids columns stay empty%s",
-                                          rel, m->mnt[CG_H_MEMORY][0] ? hybrid_hint : "");
+                        note_to(cfg->note, cfg->userdata,
+                                "cgroup2 offers no memory controller in %s: memory, io and "
+                                "pids columns stay empty%s",
+                                rel, m->mnt[CG_H_MEMORY][0] ? hybrid_hint : "");
                         return 0;
                 case CG_PLAN_DIRECT:
                         cg->v2.own_fd = fd;
@@ -461,18 +460,15 @@ static int make_all(struct cgroup *cg, const struct cgroup_config *cfg,
                         continue;
                 }
                 own = rel_to_mount(self->path[i], m->root[i]);
-                r = snprintf(hh->name, sizeof(hh->name), "run-%s-%ld", cfg->run_id,
-                             (long)getpid()) >= (int)sizeof(hh->name)
-                        ? -ENAMETOOLONG
-                        : 0;
-                if (r >= 0)
-                        r = join(hh->own, sizeof(hh->own), m->mnt[i],
-                                 strcmp(own, "/") == 0 ? "" : own, "");
-                if (r >= 0)
-                        r = join(hh->want, sizeof(hh->want),
-                                 strcmp(self->path[i], "/") == 0 ? "" : self->path[i], "/buildtel/",
-                                 hh->name);
-                if (r >= 0)
+                if (snprintf(hh->name, sizeof(hh->name), "run-%s-%ld", cfg->run_id,
+                             (long)getpid()) >= (int)sizeof(hh->name) ||
+                    join(hh->own, sizeof(hh->own), m->mnt[i], strcmp(own, "/") == 0 ? "" : own,
+                         "") < 0 ||
+                    join(hh->want, sizeof(hh->want),
+                         strcmp(self->path[i], "/") == 0 ? "" : self->path[i], "/buildtel/",
+                         hh->name) < 0)
+                        r = -ENAMETOOLONG;
+                else
                         r = make_dirs(cg, hh, hh->own);
                 if (r < 0) {
                         if (i == CG_H_V2 || i == CG_H_MEMORY) {
@@ -568,11 +564,9 @@ static void open_counters(struct cgroup *cg, const struct cgroup_config *cfg)
                 (void)open_hot(cg, HOT_PROCS, CG_H_V2, "cgroup.procs");
         } else {
                 setup_host_psi(cg);
-                if (cfg->note)
-                        cfg->note(
-                            cfg->userdata,
-                            "cgroup v1 has no pressure files: the pressure columns are host-wide "
-                            "(/proc/pressure)");
+                note_to(cfg->note, cfg->userdata,
+                        "cgroup v1 has no pressure files: the pressure columns are host-wide "
+                        "(/proc/pressure)");
                 (void)open_hot(cg, HOT_PROCS, CG_H_MEMORY, "cgroup.procs");
         }
 }
@@ -606,10 +600,10 @@ static int set_limits(struct cgroup *cg, const struct cgroup_config *cfg)
                         return r == -ENOENT ? -EOPNOTSUPP : r;
                 }
         }
-        if (cfg->memory_high && !v2 && cfg->note)
-                cfg->note(cfg->userdata, "cgroup v1 has no memory.high: --memory-high is set as "
-                                         "memory.soft_limit_in_bytes (reclaim under pressure, no "
-                                         "throttling)");
+        if (cfg->memory_high && !v2)
+                note_to(cfg->note, cfg->userdata,
+                        "cgroup v1 has no memory.high: --memory-high is set as "
+                        "memory.soft_limit_in_bytes (reclaim under pressure, no throttling)");
         /* The limit must hold, or the user would think the build is capped;
          * v1 rounds it down to whole pages. */
         if (cfg->memory_max) {
@@ -652,15 +646,10 @@ int cgroup_new(const struct cgroup_config *cfg, struct cgroup **ret)
         cg->mem_peak = cg->pids_peak = NAN;
         cg->cap = BUF_INITIAL;
         cg->buf = malloc(cg->cap);
-        cg->root_fd = open(cfg->root ? cfg->root : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        r = !cg->buf ? -ENOMEM : cg->root_fd < 0 ? -errno : 0;
-        if (r >= 0 && !(cg->root_path = strdup(cfg->root ? cfg->root : "/")))
-                r = -ENOMEM;
-        if (r >= 0) {
-                cg_pids_reserve(cg, 256);
-                if (!cg->pids)
-                        r = -ENOMEM;
-        }
+        cg_pids_reserve(cg, 256);
+        cg->root_path = strdup(cfg->root ? cfg->root : "/");
+        cg->root_fd = cg->root_path ? open(cg->root_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        r = !cg->buf || !cg->pids || !cg->root_path ? -ENOMEM : cg->root_fd < 0 ? -errno : 0;
         if (r >= 0 && cfg->mode == CGROUP_MODE_NONE) {
                 r = setup_none(cg, cfg);
         } else if (r >= 0) {

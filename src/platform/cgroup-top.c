@@ -51,46 +51,15 @@ void proctop_consider(struct proctop *t, const struct pidstat *ps)
                 t->n++;
 }
 
-/* Options whose value is the next argument (never the source): these, and
- * the one-letter ones of ONE_LETTER_ARGS (-o, -I, ...). */
+/* Options whose value is the next argument (never the source): the
+ * one-letter ones of ONE_LETTER_ARGS (-o, -I, ...), and the words of
+ * arg_options. */
 #define ONE_LETTER_ARGS "oIDUxLlTCmze"
-static const char *const arg_options[] = {
-    "-include",
-    "-imacros",
-    "-isystem",
-    "-iquote",
-    "-idirafter",
-    "-MF",
-    "-MT",
-    "-MQ",
-    "-dumpbase",
-    "-dumpdir",
-    "-auxbase",
-    "-auxbase-strip",
-    "-main-file-name",
-    "-isysroot",
-    "-Xclang",
-    "-target",
-    "-arch",
-    "-triple",
-    "-dumpbase-ext",
-    "-resource-dir",
-    "-fdebug-compilation-dir",
-    "--crate-name",
-    "--crate-type",
-    "--edition",
-    "--out-dir",
-    "--cfg",
-    "--cap-lints",
-    "--target",
-    "--emit",
-    "-plugin",
-    "-plugin-opt",
-    "-soname",
-    "-rpath",
-    "--sysroot",
-    "-Map",
-};
+static const char arg_options[] =
+    "-include -imacros -isystem -iquote -idirafter -MF -MT -MQ -dumpbase -dumpdir -auxbase "
+    "-auxbase-strip -main-file-name -isysroot -Xclang -target -arch -triple -dumpbase-ext "
+    "-resource-dir -fdebug-compilation-dir --crate-name --crate-type --edition --out-dir "
+    "--cfg --cap-lints --target --emit -plugin -plugin-opt -soname -rpath --sysroot -Map";
 
 /* "gcc-12", "x86_64-linux-gnu-gcc-12" -> does it name one of set? */
 static bool tool_in(const char *s, size_t n, unsigned kinds)
@@ -206,6 +175,20 @@ struct argscan {
         bool compile_only; /* -c, -S, -E or -cc1 */
 };
 
+/* An option whose value is the next argument. */
+static bool takes_value(const char *a, size_t n)
+{
+        const char *p = arg_options, *end = p + sizeof(arg_options) - 1, *w;
+        size_t wn;
+
+        if (n == 2 && strchr(ONE_LETTER_ARGS, a[1]))
+                return true;
+        while (next_word(&p, end, &w, &wn))
+                if (wn == n && memcmp(w, a, n) == 0)
+                        return true;
+        return false;
+}
+
 static void scan_args(const char *cur, const char *end, struct argscan *r)
 {
         const char *a, *prev = NULL;
@@ -224,10 +207,7 @@ static void scan_args(const char *cur, const char *end, struct argscan *r)
                         continue;
                 }
                 if (n > 0 && a[0] == '-') {
-                        for (size_t i = 0; i < ARRAY_SIZE(arg_options); i++)
-                                if (word_is(a, n, arg_options[i]))
-                                        prev = a, prev_n = n;
-                        if (n == 2 && strchr(ONE_LETTER_ARGS, a[1]))
+                        if (takes_value(a, n))
                                 prev = a, prev_n = n;
                         if (n > 2 && a[1] == 'o' && !r->output.p)
                                 r->output = (struct span){a + 2, n - 2}; /* -ofoo */

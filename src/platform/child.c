@@ -314,6 +314,8 @@ int child_spawn(const struct child_config *cfg, struct child **ret)
         /* Both sides set the group, so whoever runs first wins the race. */
         (void)setpgid(pid, pid);
         closep(&ep_w);
+        c->pid = pid;
+        c->foreground = cfg->foreground;
         for (;;) {
                 n = read_full(ep_r, &e, sizeof(e));
                 if (n != (ssize_t)sizeof(e) || !(e & JOIN_TAG))
@@ -324,20 +326,14 @@ int child_spawn(const struct child_config *cfg, struct child **ret)
         if (n == (ssize_t)sizeof(e)) {
                 while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                         ;
-                if (cfg->foreground) {
-                        c->foreground = true;
-                        c->pid = pid;
-                        child_restore_terminal(c);
-                }
+                child_restore_terminal(c); /* when it took the terminal */
                 free(c);
                 return -e;
         }
 
-        c->pid = pid;
         c->out_fd = TAKE_FD(out_r);
         c->err_fd = TAKE_FD(err_r);
         c->pidfd = child_pidfd_open(pid);
-        c->foreground = cfg->foreground;
         c->pty = cfg->pipes && cfg->pty;
         c->ws = ws;
         *ret = c;

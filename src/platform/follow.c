@@ -28,19 +28,17 @@ struct follow {
 
 int follow_new(const char *dir, struct follow **ret)
 {
-        struct follow *f = calloc(1, sizeof(*f));
+        _cleanup_close_ int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct follow *f;
         struct stat st;
-        int e;
 
+        if (dirfd < 0 || fstat(dirfd, &st) < 0)
+                return -errno;
+        f = calloc(1, sizeof(*f));
         if (!f)
                 return -ENOMEM;
         f->fd = -1;
-        f->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (f->dirfd < 0 || fstat(f->dirfd, &st) < 0) {
-                e = -errno;
-                follow_free(f);
-                return e;
-        }
+        f->dirfd = TAKE_FD(dirfd);
         f->dir_uid = st.st_uid;
         *ret = f;
         return 0;

@@ -351,6 +351,7 @@ int pidio_parse(const char *buf, size_t len, struct pidio *ret)
 int procfs_new(const char *root, struct procfs **ret)
 {
         _cleanup_close_ int root_fd = -1, proc_fd = -1;
+        _cleanup_free_ char *buf = NULL;
         struct procfs *p;
 
         if (!root || !ret)
@@ -362,15 +363,12 @@ int procfs_new(const char *root, struct procfs **ret)
         if (proc_fd < 0)
                 return -errno;
 
-        p = calloc(1, sizeof(*p));
+        buf = malloc(HOT_BUF_INITIAL);
+        p = buf ? calloc(1, sizeof(*p)) : NULL;
         if (!p)
                 return -ENOMEM;
+        p->buf = TAKE_PTR(buf);
         p->cap = HOT_BUF_INITIAL;
-        p->buf = malloc(p->cap);
-        if (!p->buf) {
-                free(p);
-                return -ENOMEM;
-        }
         p->proc_fd = TAKE_FD(proc_fd);
         for (int i = 0; i < _HOT_MAX; i++)
                 p->hot[i] = openat(p->proc_fd, hot_names[i], O_RDONLY | O_CLOEXEC);

@@ -57,17 +57,15 @@ int sampler_new(const struct sampler_config *cfg, struct sampler **ret)
         s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
-        r = procfs_new(cfg->root ? cfg->root : "/", &s->procfs);
-        if (r < 0)
-                goto fail;
-        if (cfg->disk_path) {
-                s->disk_path = strdup(cfg->disk_path);
-                if (!s->disk_path)
-                        goto nomem;
-        }
+        s->disk_path = cfg->disk_path ? strdup(cfg->disk_path) : NULL;
         s->names = calloc(n + 1, sizeof(*s->names));
-        if (!s->names)
-                goto nomem;
+        r = !s->names || (cfg->disk_path && !s->disk_path)
+                ? -ENOMEM
+                : procfs_new(cfg->root ? cfg->root : "/", &s->procfs);
+        if (r < 0) {
+                sampler_free(s);
+                return r;
+        }
         /* comm holds only the first 15 bytes of a longer name, so
          * "x86_64-linux-gnu-gcc" is matched as "x86_64-linux-gn". */
         for (size_t i = 0; i < n; i++)
@@ -76,11 +74,6 @@ int sampler_new(const struct sampler_config *cfg, struct sampler **ret)
         s->have_prev = procfs_cpustat(s->procfs, &s->prev) >= 0;
         *ret = s;
         return 0;
-nomem:
-        r = -ENOMEM;
-fail:
-        sampler_free(s);
-        return r;
 }
 
 struct procfs *sampler_procfs(struct sampler *s)

@@ -23,8 +23,6 @@
         X(sd_bus_flush_close_unref)                                                                \
         X(sd_bus_message_new_method_call)                                                          \
         X(sd_bus_message_append)                                                                   \
-        X(sd_bus_message_open_container)                                                           \
-        X(sd_bus_message_close_container)                                                          \
         X(sd_bus_message_read)                                                                     \
         X(sd_bus_message_unref)                                                                    \
         X(sd_bus_call)                                                                             \
@@ -121,18 +119,11 @@ static int start_call(sd_bus *b, const char *unit, pid_t pid, sd_bus_message **r
             b, &m, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
             "org.freedesktop.systemd1.Manager", "StartTransientUnit");
 
+        /* an array's count first, then its items (sd_bus_message_append(3)) */
         if (r >= 0)
-                r = sym_sd_bus_message_append(m, "ss", unit, "fail");
-        if (r >= 0)
-                r = sym_sd_bus_message_open_container(m, 'a', "(sv)");
-        if (r >= 0)
-                r = sym_sd_bus_message_append(m, "(sv)(sv)(sv)", "PIDs", "au", 1, (uint32_t)pid,
-                                              "Delegate", "b", 1, "Description", "s",
-                                              "buildtel run: the build's delegated cgroup");
-        if (r >= 0)
-                r = sym_sd_bus_message_close_container(m);
-        if (r >= 0)
-                r = sym_sd_bus_message_append(m, "a(sa(sv))", 0);
+                r = sym_sd_bus_message_append(m, "ssa(sv)a(sa(sv))", unit, "fail", 3, "PIDs", "au",
+                                              1, (uint32_t)pid, "Delegate", "b", 1, "Description",
+                                              "s", "buildtel run: the build's delegated cgroup", 0);
         if (r >= 0)
                 r = sym_sd_bus_call(b, m, 20 * 1000 * 1000, err, ret_reply);
         sym_sd_bus_message_unref(m);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "render/jsonw.h"
+#include "render/summary.h"
 #include "util/json-cleanup.h"
 #include "util/util.h"
 
@@ -53,14 +54,6 @@ static void caches_line(struct dwriter *w, const struct bench_series *s)
         dw_printf(w, "; %llu compile units\n", (unsigned long long)units);
 }
 
-static void mb(struct dwriter *w, double v)
-{
-        char sz[32];
-
-        fmt_size_mib(v, sz, sizeof(sz));
-        dw_puts(w, isfinite(v) ? sz : "unknown");
-}
-
 int render_bench_series(const struct bench_view *v, size_t i, struct dbuf *out)
 {
         struct dwriter w = DWRITER_INIT(out);
@@ -95,11 +88,9 @@ int render_bench_series(const struct bench_view *v, size_t i, struct dbuf *out)
                           isfinite(b->stddev) ? b->stddev * u.mul : 0, u.name, pr,
                           b->median * u.mul, u.name);
         }
-        dw_puts(&w, "  Memory peak (max):  ");
-        mb(&w, r->mem_peak.max);
-        dw_puts(&w, ", anon ");
-        mb(&w, r->mem_anon.max);
-        dw_puts(&w, "\n");
+        dw_printf(&w, "  Memory peak (max):  %s, anon %s\n",
+                  isfinite(r->mem_peak.max) ? SIZE_STR(r->mem_peak.max) : "unknown",
+                  isfinite(r->mem_anon.max) ? SIZE_STR(r->mem_anon.max) : "unknown");
         caches_line(&w, s);
         dw_puts(&w, "  Runs:              ");
         for (size_t k = 0; k < s->n; k++)
@@ -115,12 +106,10 @@ static void scan_table(struct dwriter *w, const struct bench_view *v)
                   "wall", "cpu", "build peak", "anon peak");
         for (size_t i = 0; i < v->n; i++) {
                 const struct bench_result *r = &v->r[i];
-                char a[32], b[32];
 
-                fmt_size_mib(r->mem_peak.max, a, sizeof(a));
-                fmt_size_mib(r->mem_anon.max, b, sizeof(b));
                 dw_printf(w, "  %-10s %9.3fs %9.3fs %12s %12s\n", v->s[i].value, r->wall.mean,
-                          r->user.mean + r->sys.mean, a, b);
+                          r->user.mean + r->sys.mean, SIZE_STR(r->mem_peak.max),
+                          SIZE_STR(r->mem_anon.max));
         }
         dw_puts(w, "\n");
 }

@@ -12,6 +12,7 @@
 #include "util/macro.h"
 #include "util/util.h"
 #include "render/jsonw.h"
+#include "render/summary.h"
 
 #define LABEL_W 44
 #define VALUE_W 12
@@ -22,19 +23,16 @@ static void fmt_value(const char *figure, double v, bool sign, char *buf, size_t
 {
         enum compare_in in = compare_figure_in(figure);
         const char *s = v < 0 ? "-" : sign && v > 0 ? "+" : "";
-        char d[FMT_DURATION_LEN];
         int n;
 
         if ((in == COMPARE_IN_S || in == COMPARE_IN_PCT) && fabs(v) < 0.05)
                 s = ""; /* shown as 0.0s, 0.0 pt */
-        if (in == COMPARE_IN_MB)
-                fmt_size_mib(fabs(v), d, sizeof(d));
         if (!isfinite(v))
                 n = snprintf(buf, len, "-");
         else if (in == COMPARE_IN_S)
-                n = snprintf(buf, len, "%s%s", s, fmt_duration(fabs(v), FMT_DURATION_EXACT, d));
+                n = snprintf(buf, len, "%s%s", s, DURATION_STR(fabs(v)));
         else if (in == COMPARE_IN_MB)
-                n = snprintf(buf, len, "%s%s", s, d);
+                n = snprintf(buf, len, "%s%s", s, SIZE_STR(fabs(v)));
         else if (in == COMPARE_IN_PCT || in == COMPARE_IN_RATIO)
                 n = snprintf(buf, len, "%s%.*f%s", s, in == COMPARE_IN_PCT,
                              fabs(v) * (in == COMPARE_IN_PCT ? 1 : 100), sign ? " pt" : "%");

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <limits.h>
 #include <string.h>
 #define ZLIB_CONST
@@ -11,6 +10,7 @@
 
 #include "model/run.h"
 #include "render/jsonw.h"
+#include "render/prom.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -148,35 +148,6 @@ static void js_close(struct enc *E, const char *bracket)
         E->first = false;
 }
 
-/* Shortest text that reads back to the same double; proto3 JSON spells
- * the non-finite ones as strings. */
-static void js_double(struct enc *E, double d)
-{
-        char b[40];
-        int n;
-
-        if (isnan(d)) {
-                dw_puts(&E->w, "\"NaN\"");
-                return;
-        }
-        if (isinf(d)) {
-                dw_puts(&E->w, d > 0 ? "\"Infinity\"" : "\"-Infinity\"");
-                return;
-        }
-        for (int prec = 15; prec <= 17; prec++) {
-                n = snprintf(b, sizeof(b), "%.*g", prec, d);
-                if (strtod(b, NULL) == d)
-                        break;
-        }
-        /* "-0" and "3" read back as integers in some parsers (jansson):
-         * -0.0 would lose its sign. A fraction keeps them doubles. */
-        if (!strpbrk(b, ".e") && (size_t)n + 2 < sizeof(b)) {
-                memcpy(b + n, ".0", 3);
-                n += 2;
-        }
-        dw_append(&E->w, b, (size_t)n);
-}
-
 /* --- the messages, once for both encodings ---------------------------- */
 
 /* Each field by its number (protobuf) and its key (proto3 JSON), in
@@ -265,6 +236,7 @@ static void f_int64(struct enc *E, unsigned n, const char *key, uint64_t v, bool
 static void f_double(struct enc *E, unsigned n, const char *key, double d)
 {
         uint64_t bits;
+        char b[32];
 
         if (!E->json) {
                 memcpy(&bits, &d, sizeof(bits));
@@ -272,7 +244,16 @@ static void f_double(struct enc *E, unsigned n, const char *key, double d)
                 return;
         }
         js_key(E, key);
-        js_double(E, d);
+        /* proto3 JSON spells the non-finite ones as strings */
+        if (!isfinite(d)) {
+                dw_puts(&E->w, isnan(d) ? "\"NaN\"" : d > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+                return;
+        }
+        /* The shortest text that reads back (prom.h's). "-0" and "3" read
+         * back as integers in some parsers (jansson): -0.0 would lose its
+         * sign. A fraction keeps them doubles. */
+        prom_format_value(d, b);
+        dw_printf(&E->w, "%s%s", b, strpbrk(b, ".e") ? "" : ".0");
 }
 
 /* A trace or span id (16 or 8 bytes): bytes, in JSON hex. */

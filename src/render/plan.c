@@ -100,39 +100,28 @@ int render_plan_text(const char *job, unsigned runs, struct ledger *l, const str
                                              "\nmake:\n"};
         struct dwriter w = DWRITER_INIT(out);
         struct dbuf sn[3] = {DBUF_INIT, DBUF_INIT, DBUF_INIT};
-        char d[FMT_DURATION_LEN];
 
         dw_puts(&w, "plan for job ");
         summary_put_text(&w, job);
-        dw_printf(&w, ": %zu units from its last %u runs; for ", p->units, runs);
-        summary_put_size(&w, p->memory_mb);
-        dw_printf(&w, " and %u CPUs, keeping ", p->cpus);
-        summary_put_size(&w, p->headroom_mb);
-        dw_puts(&w, " free\n");
-        if (p->j_fit == 0) {
-                dw_puts(&w, "  -j that fits: none: the heaviest unit alone needs ");
-                summary_put_size(&w, p->steps[0].worst_mb);
-                dw_puts(&w, "\n");
-        } else {
-                if (p->j_fit == 1)
-                        dw_puts(&w, "  -j that fits: 1 (the heaviest unit needs ");
-                else
-                        dw_printf(&w, "  -j that fits: %u (the %u heaviest units at once need ",
-                                  p->j_fit, p->j_fit);
-                summary_put_size(&w, p->steps[p->j_fit - 1].worst_mb);
-                dw_puts(&w, ")\n");
-        }
+        dw_printf(&w, ": %zu units from its last %u runs; for %s and %u CPUs, keeping %s free\n",
+                  p->units, runs, SIZE_STR(p->memory_mb), p->cpus, SIZE_STR(p->headroom_mb));
+        if (p->j_fit == 0)
+                dw_printf(&w, "  -j that fits: none: the heaviest unit alone needs %s\n",
+                          SIZE_STR(p->steps[0].worst_mb));
+        else if (p->j_fit == 1)
+                dw_printf(&w, "  -j that fits: 1 (the heaviest unit needs %s)\n",
+                          SIZE_STR(p->steps[0].worst_mb));
+        else
+                dw_printf(&w, "  -j that fits: %u (the %u heaviest units at once need %s)\n",
+                          p->j_fit, p->j_fit, SIZE_STR(p->steps[p->j_fit - 1].worst_mb));
         dw_puts(
             &w,
             "\n    -j  worst case  as scheduled  wall (the units alone, in their usual order)\n");
         for (size_t i = 0; i < p->nsteps; i++) {
                 const struct plan_step *s = &p->steps[i];
-                char a[32], b[32];
 
-                fmt_size_mib(s->worst_mb, a, sizeof(a));
-                fmt_size_mib(s->sched_mb, b, sizeof(b));
-                dw_printf(&w, "  %4u  %10s  %12s  %s%s\n", s->j, a, b,
-                          fmt_duration(s->wall_s, FMT_DURATION_EXACT, d),
+                dw_printf(&w, "  %4u  %10s  %12s  %s%s\n", s->j, SIZE_STR(s->worst_mb),
+                          SIZE_STR(s->sched_mb), DURATION_STR(s->wall_s),
                           s->fits ? "" : "  (too much)");
         }
         if (p->nheavy == 0 || p->pool_depth == 0) {
@@ -143,16 +132,15 @@ int render_plan_text(const char *job, unsigned runs, struct ledger *l, const str
                                 : "\nno pool lets more run: keep the -j that fits\n");
                 return dw_ok(&w) ? 0 : w.err;
         }
-        dw_printf(&w, "\nheavy units (each above its share, ");
-        summary_put_size(&w, (p->memory_mb - p->headroom_mb) / p->cpus);
-        dw_printf(&w, "): %zu; a pool of depth %u lets the rest run at -j%u\n", p->nheavy,
-                  p->pool_depth, p->j_pooled);
+        dw_printf(&w,
+                  "\nheavy units (each above its share, %s): %zu; a pool of depth %u lets the "
+                  "rest run at -j%u\n",
+                  SIZE_STR((p->memory_mb - p->headroom_mb) / p->cpus), p->nheavy, p->pool_depth,
+                  p->j_pooled);
         for (size_t i = 0; i < listed(p); i++) {
                 const struct ledger_unit *u = ledger_at(l, i);
 
-                dw_puts(&w, "  ");
-                summary_put_size(&w, u->peak_mb);
-                dw_puts(&w, "  ");
+                dw_printf(&w, "  %s  ", SIZE_STR(u->peak_mb));
                 summary_put_text(&w, u->path[0] ? u->path : u->name);
                 dw_printf(&w, "  (%u run%s)\n", u->runs, u->runs == 1 ? "" : "s");
         }

@@ -27,14 +27,14 @@ static void card_result(struct dwriter *w, const struct run_model *m)
         const struct run_facts *f = m->facts;
         int o = f ? f->outcome : RUN_OUTCOME_UNKNOWN;
         static const char *const names[] = {"unknown", "succeeded", "failed", "cancelled"};
-        char d[32], word[FIGURE_OUTCOME_LEN];
+        char word[FIGURE_OUTCOME_LEN];
         bool oom = f && strcmp(figure_outcome(f->exit_code, f->term_signal,
                                               m->summary->build.oom_kills, word),
                                "OOM-killed") == 0;
 
         card_open(w, "a-result", "Result", o == RUN_OUTCOME_FAILURE || o == RUN_OUTCOME_CANCELLED);
         dw_puts(w, oom ? word : o >= 0 && o < (int)ARRAY_SIZE(names) ? names[o] : "unknown");
-        dw_printf(w, "</div><div class=\"d\">in %s", fmt_duration(f ? f->duration_s : NAN, FMT_DURATION_EXACT, d));
+        dw_printf(w, "</div><div class=\"d\">in %s", DURATION_STR(f ? f->duration_s : NAN));
         if (f && f->exit_code >= 0)
                 dw_printf(w, ", exit %d", f->exit_code);
         if (f && f->term_signal)
@@ -72,20 +72,17 @@ static void card_peak(struct dwriter *w, const struct summary *s)
         const struct summary_build *b = &s->build;
         const struct summary_point *k = b->mem_peak.set ? &b->mem_peak : &b->mem_cur_peak;
         const struct summary_point *p = b->mem_anon_peak.value > 0 ? &b->mem_anon_peak : k;
-        char d[32];
 
         card_open(w, "a-peak", p == k ? "Build memory, peak" : "Working memory, peak", false);
         if (!p->set) {
                 dw_puts(w, "unknown</div><div class=\"d\">");
-                if (s->mem_used_peak.set) {
-                        dw_puts(w, "the host's peak used: ");
-                        summary_put_size(w, s->mem_used_peak.value);
-                }
+                if (s->mem_used_peak.set)
+                        dw_printf(w, "the host's peak used: %s", SIZE_STR(s->mem_used_peak.value));
                 dw_puts(w, "</div></div>");
                 return;
         }
-        summary_put_size(w, p->value);
-        dw_printf(w, "</div><div class=\"d\">at +%s", fmt_duration(p->elapsed_s, FMT_DURATION_EXACT, d));
+        dw_printf(w, "%s</div><div class=\"d\">at +%s", SIZE_STR(p->value),
+                  DURATION_STR(p->elapsed_s));
         report_html_opt(w, ", stage ", p->stage);
         report_html_opt(w, ", step ", p->context);
         if (p->running[0]) {
@@ -96,13 +93,9 @@ static void card_peak(struct dwriter *w, const struct summary *s)
                 report_html_esc(w, b->mem_peak_proc.label);
         }
         if (p != k && k->set) {
-                dw_puts(w, "; the kernel's peak ");
-                summary_put_size(w, k->value);
-                if (isfinite(k->aux) && k->aux >= 0.05 * k->value) {
-                        dw_puts(w, ", ");
-                        summary_put_size(w, k->aux);
-                        dw_puts(w, " of it page cache");
-                }
+                dw_printf(w, "; the kernel's peak %s", SIZE_STR(k->value));
+                if (isfinite(k->aux) && k->aux >= 0.05 * k->value)
+                        dw_printf(w, ", %s of it page cache", SIZE_STR(k->aux));
         }
         dw_puts(w, "</div></div>");
 }
@@ -111,7 +104,7 @@ static void card_oom(struct dwriter *w, const struct run_model *m)
 {
         const struct summary *s = m->summary;
         double kills = s->build.oom_kills, iv = m->run->interval;
-        char d[32], rule[160];
+        char rule[160];
 
         summary_near_oom_rule(s, rule, sizeof(rule));
         card_open(w, "a-oom", "OOM kills", kills > 0 || s->near_oom_samples);
@@ -122,23 +115,21 @@ static void card_oom(struct dwriter *w, const struct run_model *m)
         dw_puts(w, "</div><div class=\"d\">");
         if (s->near_oom_samples)
                 dw_printf(w, "near-OOM for about %s (%llu samples with ",
-                          fmt_duration((double)s->near_oom_samples * (iv > 0 ? iv : 1), FMT_DURATION_EXACT, d),
+                          DURATION_STR((double)s->near_oom_samples * (iv > 0 ? iv : 1)),
                           (unsigned long long)s->near_oom_samples);
         else
                 dw_puts(w, "never near OOM (");
         report_html_esc(w, rule);
         dw_puts(w, ")");
-        if (s->mem_avail_min.set) {
-                dw_puts(w, "; least available ");
-                summary_put_size(w, s->mem_avail_min.value);
-        }
+        if (s->mem_avail_min.set)
+                dw_printf(w, "; least available %s", SIZE_STR(s->mem_avail_min.value));
         if (m->run->guard.on) {
                 const struct run_guard *g = &m->run->guard;
 
                 dw_printf(w, "; the memory guard held %llu of %llu compiles back",
                           (unsigned long long)g->held, (unsigned long long)g->units);
                 if (g->held)
-                        dw_printf(w, ", %s in all", fmt_duration(g->held_s, FMT_DURATION_EXACT, d));
+                        dw_printf(w, ", %s in all", DURATION_STR(g->held_s));
         }
         dw_puts(w, "</div></div>");
 }
@@ -146,14 +137,12 @@ static void card_oom(struct dwriter *w, const struct run_model *m)
 static void card_disk(struct dwriter *w, const struct summary *s)
 {
         const struct summary_point *p = &s->disk_avail_min;
-        char d[32], sz[32];
 
         if (!p->set)
                 return;
         card_open(w, "a-disk", "Disk, least available", s->low_disk_samples > 0);
-        fmt_size_mib(p->value * 1024, sz, sizeof(sz));
-        dw_printf(w, "%s</div><div class=\"d\">at +%s", sz,
-                  fmt_duration(p->elapsed_s, FMT_DURATION_EXACT, d));
+        dw_printf(w, "%s</div><div class=\"d\">at +%s", SIZE_STR(p->value * 1024),
+                  DURATION_STR(p->elapsed_s));
         report_html_opt(w, ", stage ", p->stage);
         dw_printf(w, " (low below %.4g GiB)</div></div>", s->cfg.low_disk_gb);
 }
@@ -216,7 +205,6 @@ static void slowest_targets(struct dwriter *w, const struct run_facts *f)
 {
         double v[TARGETS_MAX];
         size_t idx[SLOWEST_SHOWN], k;
-        char d[32];
 
         for (size_t i = 0; i < f->n; i++)
                 v[i] = f->t[i].duration_s;
@@ -227,7 +215,7 @@ static void slowest_targets(struct dwriter *w, const struct run_facts *f)
         for (size_t i = 0; i < k; i++) {
                 dw_puts(w, "<li>");
                 report_html_esc(w, f->t[idx[i]].name);
-                dw_printf(w, " %s%s</li>", fmt_duration(v[idx[i]], FMT_DURATION_EXACT, d),
+                dw_printf(w, " %s%s</li>", DURATION_STR(v[idx[i]]),
                           f->t[idx[i]].success == TARGET_FAILED ? " (failed)" : "");
         }
         dw_puts(w, "</ol>");
@@ -235,15 +223,12 @@ static void slowest_targets(struct dwriter *w, const struct run_facts *f)
 
 static void slowest_edges(struct dwriter *w, const struct targets *ts)
 {
-        char d[32];
-
         dw_puts(w, "<h3>Slowest ninja edges</h3><ol class=\"slow\" id=\"slowest\">");
         for (size_t i = 0; i < MIN(ts->nslow, (size_t)SLOWEST_SHOWN); i++) {
                 dw_puts(w, "<li>");
                 report_html_esc(w, ts->slow[i].output);
                 dw_printf(w, " %s</li>",
-                          fmt_duration(
-                              (double)(ts->slow[i].end_ms - ts->slow[i].start_ms) / 1000, FMT_DURATION_EXACT, d));
+                          DURATION_STR((double)(ts->slow[i].end_ms - ts->slow[i].start_ms) / 1000));
         }
         dw_puts(w, "</ol>");
 }
@@ -253,7 +238,7 @@ static void slowest_units(struct dwriter *w, const struct units *u, const char *
         size_t n, idx[SLOWEST_SHOWN], k;
         const struct unit *rows = units_rows(u, &n);
         double *v = malloc(MAX(n, (size_t)1) * sizeof(*v));
-        char d[32], shown[UNITNAME_SHORT_MAX + 1];
+        char shown[UNITNAME_SHORT_MAX + 1];
         struct unitnames un;
 
         if (!v) {
@@ -274,7 +259,7 @@ static void slowest_units(struct dwriter *w, const struct units *u, const char *
                 report_html_esc(w, rows[idx[i]].tool);
                 dw_puts(w, " ");
                 report_html_esc(w, unitnames_short(&un, &rows[idx[i]], shown, sizeof(shown)));
-                dw_printf(w, " %s</li>", fmt_duration(v[idx[i]], FMT_DURATION_EXACT, d));
+                dw_printf(w, " %s</li>", DURATION_STR(v[idx[i]]));
         }
         if (k)
                 dw_puts(w, "</ol>");

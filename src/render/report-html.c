@@ -275,10 +275,7 @@ static void series_line(struct dwriter *w, const struct report_data *d, const st
 static void peak_text(struct dwriter *w, const char *name, const struct summary_point *p, double v,
                       const char *unit)
 {
-        char b[32];
-
-        dw_printf(w, "%s %.4g%s at %s", name, v, unit,
-                  fmt_duration(p->elapsed_s, FMT_DURATION_EXACT, b));
+        dw_printf(w, "%s %.4g%s at %s", name, v, unit, DURATION_STR(p->elapsed_s));
         report_html_opt(w, ", stage ", p->stage);
         report_html_opt(w, ", context ", p->context);
         report_html_opt(w, ", running ", p->running);
@@ -502,7 +499,6 @@ static void target_bars(struct dwriter *w, const struct page *P)
         for (size_t i = 0; i < f->n; i++) {
                 const struct target_fact *t = &f->t[i];
                 double x0, x1, y = rowh * (double)n + 2, frac;
-                char b[32];
 
                 if (isnan(t->start_s) || isnan(t->end_s))
                         continue;
@@ -517,7 +513,7 @@ static void target_bars(struct dwriter *w, const struct page *P)
                           "height=\"%.0f\" opacity=\"0.75\"><title>",
                           t->success == TARGET_FAILED ? 3 : 0, x0, y, x1 - x0, rowh - 5);
                 report_html_esc(w, t->name);
-                dw_printf(w, ": %s", fmt_duration(t->duration_s, FMT_DURATION_EXACT, b));
+                dw_printf(w, ": %s", DURATION_STR(t->duration_s));
                 if (t->steps_set)
                         dw_printf(w, ", %u steps, %u cached", t->steps, t->cached);
                 dw_puts(w, "</title></rect>");
@@ -555,29 +551,21 @@ static int cmp_step_lane(const void *a, const void *b)
 /* What a RUN step used inside BuildKit, in its bar's title. */
 static void step_exec_title(struct dwriter *w, const struct step_exec *x)
 {
-        char a[32], b[32];
-
         if (!x->set)
                 return;
-        fmt_size(x->mem_peak_bytes, a, sizeof(a));
-        fmt_size(x->anon_peak_bytes, b, sizeof(b));
         if (isfinite(x->mem_peak_bytes))
-                dw_printf(w, ", memory peak %s", a);
+                dw_printf(w, ", memory peak %s", BYTES_STR(x->mem_peak_bytes));
         if (isfinite(x->anon_peak_bytes))
-                dw_printf(w, " (anon %s)", b);
+                dw_printf(w, " (anon %s)", BYTES_STR(x->anon_peak_bytes));
         report_html_opt(w, ", largest process ", x->peak_proc);
         if (isfinite(x->cpu_s))
                 dw_printf(w, ", CPU %.2f s", x->cpu_s);
-        if (isfinite(x->io_read_bytes) && isfinite(x->io_write_bytes)) {
-                fmt_size(x->io_read_bytes, a, sizeof(a));
-                fmt_size(x->io_write_bytes, b, sizeof(b));
-                dw_printf(w, ", IO %s read, %s written", a, b);
-        }
-        if (isfinite(x->net_rx_bytes) && isfinite(x->net_tx_bytes)) {
-                fmt_size(x->net_rx_bytes, a, sizeof(a));
-                fmt_size(x->net_tx_bytes, b, sizeof(b));
-                dw_printf(w, ", net %s in, %s out", a, b);
-        }
+        if (isfinite(x->io_read_bytes) && isfinite(x->io_write_bytes))
+                dw_printf(w, ", IO %s read, %s written", BYTES_STR(x->io_read_bytes),
+                          BYTES_STR(x->io_write_bytes));
+        if (isfinite(x->net_rx_bytes) && isfinite(x->net_tx_bytes))
+                dw_printf(w, ", net %s in, %s out", BYTES_STR(x->net_rx_bytes),
+                          BYTES_STR(x->net_tx_bytes));
         if (x->oom_kills > 0) {
                 dw_printf(w, ", OOM kills %.0f", x->oom_kills);
                 if (x->oom_victim[0]) {
@@ -593,7 +581,6 @@ static void step_exec_title(struct dwriter *w, const struct step_exec *x)
 static void step_bar(struct dwriter *w, const struct frame *fr, const struct span *f, double y)
 {
         double x0 = px(fr, f->start_s), x1 = MAX(px(fr, f->end_s), x0 + 1.5);
-        char b[32];
 
         dw_printf(w,
                   "<rect class=\"f%d\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"12\" "
@@ -608,7 +595,7 @@ static void step_bar(struct dwriter *w, const struct frame *fr, const struct spa
                 report_html_esc(w, f->target);
                 dw_puts(w, ")");
         }
-        dw_printf(w, ": %s%s%s%s", fmt_duration(f->end_s - f->start_s, FMT_DURATION_EXACT, b),
+        dw_printf(w, ": %s%s%s%s", DURATION_STR(f->end_s - f->start_s),
                   f->sf->cached ? ", cached" : "", f->sf->error ? ", failed" : "",
                   f->sf->canceled ? ", canceled" : "");
         step_exec_title(w, &f->sf->exec);
@@ -710,8 +697,6 @@ static int cmp_edge_start(const void *a, const void *b)
  * as a list. */
 static void ninja_durations(struct dwriter *w, const struct targets *ts)
 {
-        char b[32];
-
         dw_printf(w,
                   "<h3>Slowest ninja edges (durations: the run's files keep no start times; "
                   "%llu edges)</h3><table><tr><th>edge</th><th>duration</th></tr>",
@@ -720,8 +705,7 @@ static void ninja_durations(struct dwriter *w, const struct targets *ts)
                 dw_puts(w, "<tr><td>");
                 report_html_esc(w, ts->slow[i].output);
                 dw_printf(w, "</td><td class=\"n\">%s</td></tr>",
-                          fmt_duration(
-                              (double)(ts->slow[i].end_ms - ts->slow[i].start_ms) / 1000, FMT_DURATION_EXACT, b));
+                          DURATION_STR((double)(ts->slow[i].end_ms - ts->slow[i].start_ms) / 1000));
         }
         dw_puts(w, "</table>");
 }
@@ -731,7 +715,6 @@ static void edge_bar(struct dwriter *w, const struct frame *fr, const struct spa
 {
         double x0 = px(fr, e->start_s), x1 = MAX(px(fr, e->end_s), x0 + 1);
         const char *base = strrchr(e->name, '/');
-        char b[32];
 
         dw_printf(w,
                   "<rect class=\"f2\" opacity=\"0.7\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
@@ -740,8 +723,7 @@ static void edge_bar(struct dwriter *w, const struct frame *fr, const struct spa
         report_html_esc(w, e->name);
         /* whole milliseconds, as the .ninja_log has them */
         dw_printf(w, ": %s</title></rect>",
-                  fmt_duration((double)llround((e->end_s - e->start_s) * 1000) / 1000,
-                               FMT_DURATION_EXACT, b));
+                  DURATION_STR((double)llround((e->end_s - e->start_s) * 1000) / 1000));
         lane_label(w, base && base[1] ? base + 1 : e->name, x0 + 3, 18.0 * (double)lane + 13,
                    x1 - x0 - 6, "start");
 }
@@ -837,7 +819,7 @@ static void units_table(struct dwriter *w, const struct units *u, const char *ro
         struct unit top[UNITS_TOP];
         size_t n = u ? units_top(u, top, UNITS_TOP) : 0, nall = 0;
         const struct unit *all = u ? units_rows(u, &nall) : NULL;
-        char b[32], shown[UNITNAME_SHORT_MAX + 1];
+        char shown[UNITNAME_SHORT_MAX + 1];
         struct unitnames un;
 
         if (!n)
@@ -854,8 +836,7 @@ static void units_table(struct dwriter *w, const struct units *u, const char *ro
                 report_html_esc(w, top[i].tool);
                 dw_puts(w, "</td>");
                 td_num(w, top[i].peak_mb, 0);
-                dw_printf(w, "<td class=\"n\">%s</td>",
-                          fmt_duration(top[i].peak_s, FMT_DURATION_EXACT, b));
+                dw_printf(w, "<td class=\"n\">%s</td>", DURATION_STR(top[i].peak_s));
                 td_num(w, top[i].cpu_s, 1);
                 dw_puts(w, "</tr>");
         }
@@ -909,7 +890,6 @@ static void totals_table(struct dwriter *w, const struct summary *s)
             {"processes, most", {b->pids_peak}, 0, false},
             {"OOM kills", {b->oom_kills}, 0, false},
         };
-        char d[32];
 
         if (!b->mode[0])
                 return;
@@ -928,8 +908,7 @@ static void totals_table(struct dwriter *w, const struct summary *s)
                 dw_puts(w, "</tr>");
         }
         for (size_t i = 0; i < MIN(b->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
-                dw_printf(w, "<tr><th>OOM kill at %s</th><td>",
-                          fmt_duration(b->oom[i].elapsed_s, FMT_DURATION_EXACT, d));
+                dw_printf(w, "<tr><th>OOM kill at %s</th><td>", DURATION_STR(b->oom[i].elapsed_s));
                 report_html_esc(w, b->oom[i].victim.label[0] ? b->oom[i].victim.label
                                                              : "victim unknown");
                 dw_puts(w, "</td></tr>");
@@ -941,7 +920,6 @@ static void head(struct dwriter *w, const struct run_model *m)
 {
         const struct run_info *ri = m->run;
         const char *o = m->facts ? targets_outcome_name(m->facts->outcome) : NULL;
-        char d[32];
 
         dw_puts(w, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                    "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
@@ -961,7 +939,7 @@ static void head(struct dwriter *w, const struct run_model *m)
         if (m->facts && m->facts->exit_code >= 0)
                 dw_printf(w, " (exit %d)", m->facts->exit_code);
         dw_printf(w, ", %s, %llu samples</p>\n",
-                  fmt_duration(m->facts ? m->facts->duration_s : NAN, FMT_DURATION_EXACT, d),
+                  DURATION_STR(m->facts ? m->facts->duration_s : NAN),
                   (unsigned long long)m->summary->samples);
 }
 

@@ -213,7 +213,7 @@ static void md_facts(struct dwriter *w, const struct run_model *m)
         const struct run_info *ri = m->run;
         const struct run_facts *f = m->facts;
         const char *o = f ? targets_outcome_name(f->outcome) : NULL;
-        char d[32], word[FIGURE_OUTCOME_LEN];
+        char word[FIGURE_OUTCOME_LEN];
 
         dw_puts(w, "## buildtel report: run ");
         report_md_escape(w, ri->run_id ? ri->run_id : "?", ri->run_id ? strlen(ri->run_id) : 1);
@@ -257,10 +257,9 @@ static void md_facts(struct dwriter *w, const struct run_model *m)
         if (ri->guard.on)
                 dw_printf(w, " |\n| memory guard | held %llu of %llu compiles back, %s in all",
                           (unsigned long long)ri->guard.held, (unsigned long long)ri->guard.units,
-                          fmt_duration(ri->guard.held_s, FMT_DURATION_EXACT, d));
+                          DURATION_STR(ri->guard.held_s));
         dw_printf(w, " |\n| duration | %s |\n| samples | %llu |\n\n",
-                  fmt_duration(f ? f->duration_s : NAN, FMT_DURATION_EXACT, d),
-                  (unsigned long long)m->summary->samples);
+                  DURATION_STR(f ? f->duration_s : NAN), (unsigned long long)m->summary->samples);
 }
 
 /* The peaks of the summary that were seen. */
@@ -283,7 +282,6 @@ static void md_peaks(struct dwriter *w, const struct summary *s)
             {"compilers in flight", &s->compilers_peak, 0, 0},
         };
         size_t n = 0;
-        char d[32];
 
         for (size_t i = 0; i < ARRAY_SIZE(all); i++) {
                 const struct summary_point *p = all[i].p;
@@ -295,15 +293,11 @@ static void md_peaks(struct dwriter *w, const struct summary *s)
                             : "### Peaks\n\n| figure | value | at | stage | context | running |\n"
                               "| --- | ---: | ---: | --- | --- | --- |\n");
                 dw_printf(w, "| %s |", all[i].what);
-                if (all[i].mib > 0) {
-                        char sz[32];
-
-                        fmt_size_mib(p->value * all[i].mib, sz, sizeof(sz));
-                        dw_printf(w, " %s |", sz);
-                } else {
+                if (all[i].mib > 0)
+                        dw_printf(w, " %s |", SIZE_STR(p->value * all[i].mib));
+                else
                         dw_printf(w, " %.*f |", all[i].prec, p->value);
-                }
-                dw_printf(w, " %s |", fmt_duration(p->elapsed_s, FMT_DURATION_EXACT, d));
+                dw_printf(w, " %s |", DURATION_STR(p->elapsed_s));
                 md_cell_str(w, p->stage);
                 md_cell_str(w, p->context);
                 md_cell_str(w, p->running);
@@ -327,8 +321,6 @@ static void cell_num(struct dwriter *w, const struct report_table_fmt *fmt, bool
 void report_targets_table(struct dwriter *w, const struct run_facts *f,
                           const struct report_table_fmt *fmt)
 {
-        char d[32];
-
         if (!f || !f->n)
                 return;
         dw_puts(w, fmt->head);
@@ -342,8 +334,7 @@ void report_targets_table(struct dwriter *w, const struct run_facts *f,
                           t->success == TARGET_BUILT    ? "built"
                           : t->success == TARGET_FAILED ? "failed"
                                                         : "unknown",
-                          fmt->cell_close, fmt->num_open,
-                          fmt_duration(t->duration_s, FMT_DURATION_EXACT, d));
+                          fmt->cell_close, fmt->num_open, DURATION_STR(t->duration_s));
                 dw_puts(w, fmt->cell_close);
                 cell_num(w, fmt, t->steps_set, t->steps, "");
                 cell_num(w, fmt, t->steps_set, t->cached, "");
@@ -420,7 +411,7 @@ int report_render_markdown(const struct run_model *m, const char *const *files, 
 int report_gh_warnings(const struct summary *s, struct dbuf *out)
 {
         struct dwriter w = DWRITER_INIT(out);
-        char d[32], rule[160];
+        char rule[160];
 
         summary_near_oom_rule(s, rule, sizeof(rule));
         if (s->near_oom_samples)
@@ -428,18 +419,14 @@ int report_gh_warnings(const struct summary *s, struct dbuf *out)
                           "::warning title=buildtel near-OOM::near-OOM (%s) in %llu samples, first "
                           "at %s\n",
                           rule, (unsigned long long)s->near_oom_samples,
-                          fmt_duration(s->near_oom_first.elapsed_s, FMT_DURATION_EXACT, d));
-        if (s->low_disk_samples) {
-                char lim[32], least[32];
-
-                fmt_size_mib(s->cfg.low_disk_gb * 1024, lim, sizeof(lim));
-                fmt_size_mib(s->disk_avail_min.value * 1024, least, sizeof(least));
+                          DURATION_STR(s->near_oom_first.elapsed_s));
+        if (s->low_disk_samples)
                 dw_printf(&w,
                           "::warning title=buildtel low disk::disk available fell below %s "
                           "(least %s at %s)\n",
-                          lim, least,
-                          fmt_duration(s->disk_avail_min.elapsed_s, FMT_DURATION_EXACT, d));
-        }
+                          SIZE_STR(s->cfg.low_disk_gb * 1024),
+                          SIZE_STR(s->disk_avail_min.value * 1024),
+                          DURATION_STR(s->disk_avail_min.elapsed_s));
         for (size_t i = 0; i < MIN(s->build.noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
                 const struct summary_oom *o = &s->build.oom[i];
                 struct dbuf lab = DBUF_INIT;
@@ -452,8 +439,7 @@ int report_gh_warnings(const struct summary *s, struct dbuf *out)
                         if (lab.p[k] == '%' || lab.p[k] == '\r' || lab.p[k] == '\n')
                                 lab.p[k] = '?';
                 dw_printf(&w, "::warning title=buildtel OOM kill::the kernel killed %s at %s\n",
-                          lab.len ? lab.p : "a process of the build",
-                          fmt_duration(o->elapsed_s, FMT_DURATION_EXACT, d));
+                          lab.len ? lab.p : "a process of the build", DURATION_STR(o->elapsed_s));
                 dbuf_release(&lab);
         }
         return w.err;

@@ -29,20 +29,18 @@ int short_render_oom(const struct summary_build *b, struct dbuf *out)
 {
         const struct summary_oom *e = b->noom > SUMMARY_OOM_MAX ? NULL : &b->oom[b->noom - 1];
         struct dwriter w = DWRITER_INIT(out);
-        char sz[32];
 
         dw_printf(&w, "OOM kill in the build's cgroup (%.0f so far)", e ? e->kills : b->oom_kills);
         if (!e || !e->victim.label[0])
                 return w.err;
         /* what is known of the victim: its pid, its size */
-        fmt_size_mib(e->victim.mb, sz, sizeof(sz));
         dw_printf(&w, "; %s: %s", summary_victim_words(e), e->victim.label);
         if (isfinite(e->victim.pid) && isfinite(e->victim.mb))
-                dw_printf(&w, " (pid %.0f, %s)", e->victim.pid, sz);
+                dw_printf(&w, " (pid %.0f, %s)", e->victim.pid, SIZE_STR(e->victim.mb));
         else if (isfinite(e->victim.pid))
                 dw_printf(&w, " (pid %.0f)", e->victim.pid);
         else if (isfinite(e->victim.mb))
-                dw_printf(&w, " (%s)", sz);
+                dw_printf(&w, " (%s)", SIZE_STR(e->victim.mb));
         return w.err;
 }
 
@@ -95,18 +93,15 @@ const struct baseline_finding *render_baseline_run(const struct baseline *b, con
 
 int render_baseline_value(const struct baseline_finding *f, double v, struct dbuf *out)
 {
-        char buf[FMT_DURATION_LEN];
-
         if (!isfinite(v))
                 return dbuf_puts(out, "?");
         if (figure_is(f, "_ratio"))
                 return dbuf_printf(out, "%.0f %%", v * 100);
         if (figure_is(f, "_s"))
-                return dbuf_puts(out, fmt_duration(v, FMT_DURATION_EXACT, buf));
+                return dbuf_puts(out, DURATION_STR(v));
         if (strcmp(f->figure, "oom_kills") == 0)
                 return dbuf_printf(out, "%.0f", v);
-        fmt_size_mib(v, buf, sizeof(buf));
-        return dbuf_puts(out, buf);
+        return dbuf_puts(out, SIZE_STR(v));
 }
 
 /* "slower than usual", "layer cache of X", "unit X bigger"... */

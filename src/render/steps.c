@@ -11,6 +11,7 @@
 #include "model/run.h"
 #include "runfiles/targetsjson.h"
 #include "render/jsonw.h"
+#include "render/summary.h"
 #include "util/util.h"
 
 static const char *target_of(const struct targets *ts, const struct step_fact *f)
@@ -32,19 +33,18 @@ static void peak_line(struct dwriter *w, const struct targets *ts, struct dbuf *
         struct target_exec te;
         const struct step_fact *f;
         const char *tg;
-        char sz[32];
 
         execs_target(ts->stepv, ts->nstepv, -1, &te);
         if (te.peak_step < 0)
                 return;
         f = &ts->stepv[te.peak_step];
         tg = target_of(ts, f);
-        fmt_size(f->exec.mem_peak_bytes, sz, sizeof(sz));
-        dw_printf(w, "buildtel: step peak %s in %s%s%s%s", sz, clean(tmp, f->name),
-                  tg[0] ? ", target " : "", tg, f->exec.from_record ? " (BuildKit's record)" : "");
-        fmt_size(f->exec.peak_proc_bytes, sz, sizeof(sz));
+        dw_printf(w, "buildtel: step peak %s in %s%s%s%s", BYTES_STR(f->exec.mem_peak_bytes),
+                  clean(tmp, f->name), tg[0] ? ", target " : "", tg,
+                  f->exec.from_record ? " (BuildKit's record)" : "");
         if (f->exec.peak_proc[0])
-                dw_printf(w, "; largest process %s %s", clean(tmp, f->exec.peak_proc), sz);
+                dw_printf(w, "; largest process %s %s", clean(tmp, f->exec.peak_proc),
+                          BYTES_STR(f->exec.peak_proc_bytes));
         dw_puts(w, "\n");
 }
 
@@ -96,20 +96,15 @@ static int render(const struct targets *ts, bool all, struct dbuf *out)
                             "        tx  oom  step\n");
         for (uint32_t i = 0; all && i < ts->nstepv; i++) {
                 const struct step_exec *x = &ts->stepv[i].exec;
-                char cpu[FMT_DURATION_LEN], pk[32], an[32], rd[32], wr[32], rx[32], tx[32];
 
                 if (!x->set)
                         continue;
-                fmt_size(x->mem_peak_bytes, pk, sizeof(pk));
-                fmt_size(x->anon_peak_bytes, an, sizeof(an));
-                fmt_size(x->io_read_bytes, rd, sizeof(rd));
-                fmt_size(x->io_write_bytes, wr, sizeof(wr));
-                fmt_size(x->net_rx_bytes, rx, sizeof(rx));
-                fmt_size(x->net_tx_bytes, tx, sizeof(tx));
                 dw_printf(&w, "  %8s  %9s  %9s  %9s  %9s  %9s  %9s  %3.0f  %s%s\n",
-                          fmt_duration(x->cpu_s, FMT_DURATION_EXACT, cpu), pk, an, rd, wr, rx, tx,
-                          isnan(x->oom_kills) ? 0.0 : x->oom_kills, x->from_record ? "*" : "",
-                          clean(&tmp, ts->stepv[i].name));
+                          DURATION_STR(x->cpu_s), BYTES_STR(x->mem_peak_bytes),
+                          BYTES_STR(x->anon_peak_bytes), BYTES_STR(x->io_read_bytes),
+                          BYTES_STR(x->io_write_bytes), BYTES_STR(x->net_rx_bytes),
+                          BYTES_STR(x->net_tx_bytes), isnan(x->oom_kills) ? 0.0 : x->oom_kills,
+                          x->from_record ? "*" : "", clean(&tmp, ts->stepv[i].name));
         }
         dbuf_release(&tmp);
         return w.err < 0 ? -ENOMEM : 0;

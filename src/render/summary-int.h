@@ -13,9 +13,6 @@
 #include "render/summary.h"
 #include "util/dbuf.h"
 
-/* The text's spellings: "%.*f" or "?"; "1h02m03s" (and summary.h's). */
-void summary_put_num(struct dwriter *w, double v, int decimals);
-void summary_put_duration(struct dwriter *w, double secs);
 /* The JSON's figure: rounded to decimals (null unknown). */
 json_t *summary_jnum(double v, int decimals);
 

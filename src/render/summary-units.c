@@ -130,30 +130,17 @@ void summary_units_text(const struct summary *s, const char *root, struct dwrite
         if (n == 0)
                 dw_puts(w, "\n  none seen");
         for (size_t i = 0; i < n; i++) {
-                dw_puts(w, "\n  ");
-                summary_put_size(w, top[i].peak_mb);
-                dw_puts(w, "  ");
+                dw_printf(w, "\n  %s  ", SIZE_STR(top[i].peak_mb));
                 summary_put_text(w, top[i].tool);
                 dw_puts(w, " ");
                 summary_put_text(w, unitnames_short(&un, &top[i], shown, sizeof(shown)));
-                dw_puts(w, "  +");
-                summary_put_duration(w, top[i].first_s);
-                dw_puts(w, " .. +");
-                summary_put_duration(w, top[i].last_s);
-                if (isfinite(top[i].cpu_s)) {
-                        dw_puts(w, ", cpu ");
-                        summary_put_num(w, top[i].cpu_s, 1);
-                        dw_puts(w, " s");
-                }
-                if (isfinite(top[i].wait_s[0])) { /* delay accounting: starved for what */
-                        dw_puts(w, ", waited cpu ");
-                        summary_put_num(w, top[i].wait_s[0], 1);
-                        dw_puts(w, " io ");
-                        summary_put_num(w, top[i].wait_s[1], 1);
-                        dw_puts(w, " mem ");
-                        summary_put_num(w, top[i].wait_s[2], 1);
-                        dw_puts(w, " s");
-                }
+                dw_printf(w, "  +%s .. +%s", DURATION_STR(top[i].first_s),
+                          DURATION_STR(top[i].last_s));
+                if (isfinite(top[i].cpu_s))
+                        dw_printf(w, ", cpu %s s", NUM_STR(top[i].cpu_s, 1));
+                if (isfinite(top[i].wait_s[0])) /* delay accounting: starved for what */
+                        dw_printf(w, ", waited cpu %s io %s mem %s s", NUM_STR(top[i].wait_s[0], 1),
+                                  NUM_STR(top[i].wait_s[1], 1), NUM_STR(top[i].wait_s[2], 1));
                 if (top[i].cache) /* a hit measures no compile: the -j reading leaves it out */
                         dw_printf(w, ", cache %s", units_cache_name(top[i].cache));
         }
@@ -165,9 +152,8 @@ void summary_procs_text(const struct run_procs *p, struct dwriter *w)
 {
         if (!p->ended)
                 return;
-        dw_printf(w, "; %llu ended (the kernel's account), cpu ", (unsigned long long)p->ended);
-        summary_put_num(w, p->cpu_s, 1);
-        dw_puts(w, " s");
+        dw_printf(w, "; %llu ended (the kernel's account), cpu %s s", (unsigned long long)p->ended,
+                  NUM_STR(p->cpu_s, 1));
         if (p->unread)
                 dw_printf(w,
                           "; %llu compiler(s) ended before their command line could be read "
@@ -180,10 +166,8 @@ void summary_procs_text(const struct run_procs *p, struct dwriter *w)
         for (size_t i = 0; i < p->ntop; i++) {
                 dw_puts(w, i ? ", " : "");
                 summary_put_text(w, p->top[i].comm);
-                dw_printf(w, " x%llu ", (unsigned long long)p->top[i].count);
-                summary_put_num(w, p->top[i].cpu_s, 1);
-                dw_puts(w, " s peak ");
-                summary_put_size(w, p->top[i].peak_mb);
+                dw_printf(w, " x%llu %s s peak %s", (unsigned long long)p->top[i].count,
+                          NUM_STR(p->top[i].cpu_s, 1), SIZE_STR(p->top[i].peak_mb));
         }
         if (p->sccache_unknown)
                 dw_puts(
@@ -195,13 +179,11 @@ void summary_procs_text(const struct run_procs *p, struct dwriter *w)
                            "show the build's time waiting for CPU, IO and memory)");
                 return;
         }
-        dw_puts(w, "\n  waiting:        for CPU ");
-        summary_put_num(w, p->delay_cpu_s, 1);
-        dw_puts(w, " s, for IO ");
-        summary_put_num(w, p->delay_io_s, 1);
-        dw_puts(w, " s, for memory (reclaim, swap, thrashing) ");
-        summary_put_num(w, p->delay_mem_s, 1);
-        dw_puts(w, " s (its processes summed; delay accounting)");
+        dw_printf(w,
+                  "\n  waiting:        for CPU %s s, for IO %s s, for memory (reclaim, swap, "
+                  "thrashing) %s s (its processes summed; delay accounting)",
+                  NUM_STR(p->delay_cpu_s, 1), NUM_STR(p->delay_io_s, 1),
+                  NUM_STR(p->delay_mem_s, 1));
 }
 
 /* "  memory guard:   held 7 of 41 compiles and links back, 41.2 s in all,
@@ -213,22 +195,16 @@ void summary_guard_text(const struct run_guard *g, struct dwriter *w)
         dw_printf(w, "\n  memory guard:   held %llu of %llu compiles and links back",
                   (unsigned long long)g->held, (unsigned long long)g->units);
         if (g->held) {
-                dw_puts(w, ", ");
-                summary_put_num(w, g->held_s, 1);
-                dw_puts(w, " s in all, the longest ");
-                summary_put_num(w, g->longest_s, 1);
-                dw_puts(w, " s (");
+                dw_printf(w, ", %s s in all, the longest %s s (", NUM_STR(g->held_s, 1),
+                          NUM_STR(g->longest_s, 1));
                 summary_put_text(w, g->longest);
                 dw_puts(w, ")");
         }
-        dw_puts(w, "; headroom ");
-        summary_put_size(w, g->headroom_mb);
-        if (g->limit_mb > 0) {
-                dw_puts(w, " under the cap of ");
-                summary_put_size(w, g->limit_mb);
-        } else {
+        dw_printf(w, "; headroom %s", SIZE_STR(g->headroom_mb));
+        if (g->limit_mb > 0)
+                dw_printf(w, " under the cap of %s", SIZE_STR(g->limit_mb));
+        else
                 dw_puts(w, " of the host's available memory");
-        }
         dw_printf(w, "; %llu with a usual peak from the job's history",
                   (unsigned long long)g->from_ledger);
 }

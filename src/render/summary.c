@@ -28,48 +28,36 @@ struct reading {
         struct dbuf text; /* raw: may hold the build's bytes */
 };
 
-void summary_put_num(struct dwriter *w, double v, int decimals)
+const char *summary_num(double v, int decimals, char buf[static SUMMARY_NUM_LEN])
 {
-        if (!isfinite(v)) {
-                dw_puts(w, "?");
-                return;
-        }
+        if (!isfinite(v))
+                return "?";
         /* no "-0" for what rounds to zero */
         if (fabs(v) < 0.5 * pow(10.0, -decimals))
                 v = 0.0;
-        dw_printf(w, "%.*f", decimals, v);
+        /* room for any finite double at a text's few decimals: never cut */
+        snprintf(buf, SUMMARY_NUM_LEN, "%.*f", decimals, v);
+        return buf;
 }
 
-static void put_iso(struct dwriter *w, double epoch)
+const char *summary_size(double bytes, char buf[static 32])
 {
-        char iso[64];
-
-        if (format_iso8601(epoch, iso) < 0) {
-                dw_puts(w, "?");
-                return;
-        }
-        dw_puts(w, iso);
+        fmt_size(bytes, buf, 32);
+        return buf;
 }
 
-void summary_put_duration(struct dwriter *w, double secs)
+/* An epoch as ISO 8601, "?" unknown. */
+static const char *iso(double epoch, char buf[static 64])
 {
-        char b[FMT_DURATION_LEN];
-
-        dw_puts(w, fmt_duration(secs, FMT_DURATION_EXACT, b));
+        return format_iso8601(epoch, buf) < 0 ? "?" : buf;
 }
+
+#define ISO_STR(epoch) iso(epoch, (char[64]){0})
 
 void summary_put_text(struct dwriter *w, const char *s)
 {
         if (dw_ok(w))
                 dw_check(w, run_append_utf8_lossy(w->b, s, strlen(s), true));
-}
-
-void summary_put_size(struct dwriter *w, double mb)
-{
-        char b[32];
-
-        fmt_size_mib(mb, b, sizeof(b));
-        dw_puts(w, b);
 }
 
 /* label then the build's text s (", running heavy.c ld:app.so"); nothing
@@ -150,9 +138,7 @@ static void put_failure(struct dwriter *w, const struct run_failure *f, const ch
 /* "88.9 MiB at +0.6s, running a.c b.c" */
 static void put_size_at(struct dwriter *w, const struct summary_point *p)
 {
-        summary_put_size(w, p->value);
-        dw_puts(w, " at +");
-        summary_put_duration(w, p->elapsed_s);
+        dw_printf(w, "%s at +%s", SIZE_STR(p->value), DURATION_STR(p->elapsed_s));
         put_if(w, ", running ", p->running);
 }
 
@@ -169,9 +155,10 @@ static void put_oom_anon(const struct summary *s, struct dwriter *w)
         /* a unit killed between two samples: its exact peak says more */
         if (s->units && units_top(s->units, &u, 1) && u.exact &&
             u.peak_mb > 1.1 * s->build.mem_anon_peak.value) {
-                dw_printf(w, " as sampled; its largest unit, %s %s, held ", u.tool, u.name);
-                summary_put_size(w, u.peak_mb);
-                dw_puts(w, " at its peak (the kernel's figure)");
+                dw_printf(w,
+                          " as sampled; its largest unit, %s %s, held %s at its peak (the "
+                          "kernel's figure)",
+                          u.tool, u.name, SIZE_STR(u.peak_mb));
         }
 }
 
@@ -186,18 +173,12 @@ static bool reading_oom_edge(const struct summary *s, const struct summary_readi
         if (!rd->oom_edge)
                 return false;
         dw_puts(w, "OOM edge: ");
-        if (zero) {
-                dw_puts(w, "available memory down to ");
-                summary_put_size(w, s->mem_avail_min.value);
-                dw_puts(w, swap ? " and " : "");
-        }
-        if (swap) {
-                dw_puts(w, "swap in use (peak ");
-                summary_put_size(w, s->swap_used_peak.value);
-                dw_puts(w, ")");
-        }
-        dw_puts(w, " at ");
-        put_iso(w, p->epoch);
+        if (zero)
+                dw_printf(w, "available memory down to %s%s", SIZE_STR(s->mem_avail_min.value),
+                          swap ? " and " : "");
+        if (swap)
+                dw_printf(w, "swap in use (peak %s)", SIZE_STR(s->swap_used_peak.value));
+        dw_printf(w, " at %s", ISO_STR(p->epoch));
         if (p->running[0]) {
                 dw_puts(w, ", while running ");
                 summary_put_text(w, p->running);
@@ -214,16 +195,12 @@ static bool reading_disk_falling(const struct summary *s, const struct summary_r
 {
         if (!rd->disk_falling)
                 return false;
-        dw_puts(w, "disk falling toward the threshold (");
-        summary_put_num(w, s->disk_avail_first, 2);
-        dw_puts(w, " -> ");
-        summary_put_num(w, s->disk_avail_last, 2);
-        dw_puts(w, " GiB available, minimum ");
-        summary_put_num(w, s->disk_avail_min.value, 2);
-        dw_puts(w, " GiB, threshold ");
-        summary_put_num(w, s->cfg.low_disk_gb, 2);
-        dw_puts(w, " GiB): prune build caches (docker builder prune, "
-                   "ccache -C / sccache --zero-stats ...)");
+        dw_printf(w,
+                  "disk falling toward the threshold (%s -> %s GiB available, minimum %s GiB, "
+                  "threshold %s GiB): prune build caches (docker builder prune, ccache -C / "
+                  "sccache --zero-stats ...)",
+                  NUM_STR(s->disk_avail_first, 2), NUM_STR(s->disk_avail_last, 2),
+                  NUM_STR(s->disk_avail_min.value, 2), NUM_STR(s->cfg.low_disk_gb, 2));
         return true;
 }
 
@@ -233,12 +210,9 @@ static bool reading_disk_falling(const struct summary *s, const struct summary_r
 static bool reading_cap(const struct summary *s, const struct summary_readings *rd,
                         struct dwriter *w)
 {
-        char cap[32];
-
         if (!rd->cap_limit)
                 return false;
-        fmt_size_mib(s->cfg.mem_cap_mb, cap, sizeof(cap));
-        dw_printf(w, "the %s cap (--memory-max) was the limit", cap);
+        dw_printf(w, "the %s cap (--memory-max) was the limit", SIZE_STR(s->cfg.mem_cap_mb));
         if (isfinite(s->build.oom_kills) && s->build.oom_kills > 0)
                 dw_printf(w, ": OOM kills %.0f", s->build.oom_kills);
         put_oom_anon(s, w);
@@ -266,12 +240,12 @@ static bool reading_ram_bound(const struct summary *s, const struct run_info *ri
 {
         if (!rd->ram_bound)
                 return false;
-        dw_puts(w, "compilers well below the core count while memory was low (");
-        summary_put_num(w, rd->ram_bound_compilers, 1);
         dw_printf(w,
-                  " on average over %llu near-OOM samples, %u cores): the stage is "
-                  "RAM-bound; the lever is more RAM, not more -j",
-                  (unsigned long long)s->near_oom_compilers_n, ri->ncpu);
+                  "compilers well below the core count while memory was low (%s on average "
+                  "over %llu near-OOM samples, %u cores): the stage is RAM-bound; the lever is "
+                  "more RAM, not more -j",
+                  NUM_STR(rd->ram_bound_compilers, 1), (unsigned long long)s->near_oom_compilers_n,
+                  ri->ncpu);
         return true;
 }
 
@@ -636,59 +610,43 @@ static void put_command(struct dwriter *w, char **argv)
 /* "<iso> (+<elapsed>)<where>": when and where a point happened. */
 static void put_when(struct dwriter *w, const struct summary_point *p)
 {
-        put_iso(w, p->epoch);
-        dw_puts(w, " (+");
-        summary_put_duration(w, p->elapsed_s);
-        dw_puts(w, ")");
+        dw_printf(w, "%s (+%s)", ISO_STR(p->epoch), DURATION_STR(p->elapsed_s));
         put_where(w, p);
 }
 
-/* A figure and its unit: a size (" MiB ...", " GiB ...") as every text
- * says one (put_size), else the number with its decimals. */
-static void put_value(struct dwriter *w, double v, int decimals, const char *unit)
+/* "<value><unit>[ (<aux_label> <aux MiB>)] at <when>" or "no data"; a
+ * size (" MiB ...", " GiB ...") as every text says one. */
+static void put_point(struct dwriter *w, const struct summary_point *p, int decimals,
+                      const char *unit, const char *aux_label)
 {
         bool mib = strncmp(unit, " MiB", 4) == 0, gib = strncmp(unit, " GiB", 4) == 0;
 
-        if (mib || gib) {
-                summary_put_size(w, gib ? v * 1024 : v);
-                dw_puts(w, unit + 4);
-                return;
-        }
-        summary_put_num(w, v, decimals);
-        dw_puts(w, unit);
-}
-
-/* "<value><unit>[ (<aux_label> <aux> <aux_unit>)] at <when>" or "no data". */
-static void put_point(struct dwriter *w, const struct summary_point *p, int decimals,
-                      const char *unit, const char *aux_label, const char *aux_unit)
-{
         if (!p->set) {
                 dw_puts(w, "no data");
                 return;
         }
-        put_value(w, p->value, decimals, unit);
-        if (aux_label) {
-                dw_printf(w, " (%s ", aux_label);
-                put_value(w, p->aux, 0, aux_unit);
-                dw_puts(w, ")");
-        }
+        if (mib || gib)
+                dw_printf(w, "%s%s", SIZE_STR(gib ? p->value * 1024 : p->value), unit + 4);
+        else
+                dw_printf(w, "%s%s", NUM_STR(p->value, decimals), unit);
+        if (aux_label)
+                dw_printf(w, " (%s %s)", aux_label, SIZE_STR(p->aux));
         dw_puts(w, " at ");
         put_when(w, p);
 }
 
 void summary_near_oom_rule(const struct summary *s, char *buf, size_t len)
 {
-        char th[32], near[32], cap[32];
-        bool kill = isfinite(s->build.oom_kills) && s->build.oom_kills > 0;
+        const char *th = SIZE_STR(s->cfg.near_oom_mb),
+                   *kill = isfinite(s->build.oom_kills) && s->build.oom_kills > 0
+                               ? ", or an OOM kill"
+                               : "";
 
-        fmt_size_mib(s->cfg.near_oom_mb, th, sizeof(th));
-        fmt_size_mib(summary_cap_near_mb(&s->cfg), near, sizeof(near));
-        fmt_size_mib(s->cfg.mem_cap_mb, cap, sizeof(cap));
         if (s->cfg.mem_cap_mb > 0)
-                snprintf(buf, len, "available < %s, or within %s of the %s cap%s", th, near, cap,
-                         kill ? ", or an OOM kill" : "");
+                snprintf(buf, len, "available < %s, or within %s of the %s cap%s", th,
+                         SIZE_STR(summary_cap_near_mb(&s->cfg)), SIZE_STR(s->cfg.mem_cap_mb), kill);
         else
-                snprintf(buf, len, "available < %s%s", th, kill ? ", or an OOM kill" : "");
+                snprintf(buf, len, "available < %s%s", th, kill);
 }
 
 /* "  <label> (<rule>): N samples[, first at <when>]"; the rule of the low
@@ -707,24 +665,18 @@ static void put_warning(struct dwriter *w, const char *label, const char *rule, 
 /* The rules of the two warnings, in words. */
 static void warning_rules(const struct summary *s, char oom[static 160], char disk[static 48])
 {
-        char th[32];
-
         summary_near_oom_rule(s, oom, 160);
-        fmt_size_mib(s->cfg.low_disk_gb * 1024, th, sizeof(th));
-        snprintf(disk, 48, "available < %s", th);
+        snprintf(disk, 48, "available < %s", SIZE_STR(s->cfg.low_disk_gb * 1024));
 }
 
 /* "cc1 x.c 49.0 MiB (anon 40.1 MiB, pid 9)": RSS, then its own anon. */
 static void put_proc(struct dwriter *w, const struct summary_proc *p)
 {
         summary_put_text(w, p->label);
-        if (isfinite(p->mb)) {
-                dw_puts(w, " ");
-                summary_put_size(w, p->mb);
-        }
+        if (isfinite(p->mb))
+                dw_printf(w, " %s", SIZE_STR(p->mb));
         if (isfinite(p->anon_mb)) {
-                dw_puts(w, " (anon ");
-                summary_put_size(w, p->anon_mb);
+                dw_printf(w, " (anon %s", SIZE_STR(p->anon_mb));
                 if (isfinite(p->pid))
                         dw_printf(w, ", pid %.0f", p->pid);
                 dw_puts(w, ")");
@@ -793,12 +745,10 @@ static void put_oom(struct dwriter *w, const struct summary *s, const char *root
         const struct summary_build *bd = &s->build;
         const struct summary_oom *e = &bd->oom[0];
 
-        dw_puts(w, "OOM kills ");
-        summary_put_num(w, bd->oom_kills, 0);
+        dw_printf(w, "OOM kills %s", NUM_STR(bd->oom_kills, 0));
         if (bd->noom == 0)
                 return;
-        dw_puts(w, ", first by +");
-        summary_put_duration(w, e->elapsed_s);
+        dw_printf(w, ", first by +%s", DURATION_STR(e->elapsed_s));
         put_if(w, " in stage ", e->stage);
         put_victim(w, s, root, e);
 }
@@ -810,7 +760,7 @@ static void put_anon_peak(struct dwriter *w, const struct summary_build *bd)
         if (!bd->mem_anon_peak.set)
                 return;
         dw_puts(w, " system\n  working memory: ");
-        put_point(w, &bd->mem_anon_peak, 1, " MiB anon", "file", " MiB");
+        put_point(w, &bd->mem_anon_peak, 1, " MiB anon", "file");
         dw_puts(w, bd->estimates ? "\n                  (the peak below is the tree's RSS, file "
                                    "pages included; the OOM edge is about anon, sampled)"
                                  : "\n                  (the peak below is the kernel's, page "
@@ -829,43 +779,34 @@ static void render_build_text(const struct summary *s, const struct run_info *ri
                 return;
         dw_puts(w, "\n\nbuild (");
         put_mode(w, bd);
-        dw_puts(w, ")\n  cpu:            ");
-        summary_put_duration(w, bd->cpu_user_s);
-        dw_puts(w, " user, ");
-        summary_put_duration(w, bd->cpu_sys_s);
+        dw_printf(w, ")\n  cpu:            %s user, %s", DURATION_STR(bd->cpu_user_s),
+                  DURATION_STR(bd->cpu_sys_s));
         if (bd->mem_anon_peak.set)
                 put_anon_peak(w, bd);
         else
                 dw_puts(w, " system\n  peak memory:    ");
-        put_point(w, &bd->mem_peak, 1, " MiB", bd->mem_anon_peak.set ? "page cache" : NULL, " MiB");
+        put_point(w, &bd->mem_peak, 1, " MiB", bd->mem_anon_peak.set ? "page cache" : NULL);
         if (bd->mem_peak.set && bd->mem_peak_proc.label[0]) {
                 dw_puts(w, "; largest process ");
                 put_unit_proc(w, s, root, &bd->mem_peak_proc, bd->mem_peak.elapsed_s, false);
                 put_proc_excess(w, bd);
         }
         dw_puts(w, "\n  max sampled:    ");
-        put_point(w, &bd->mem_cur_peak, 1, " MiB", NULL, NULL);
+        put_point(w, &bd->mem_cur_peak, 1, " MiB", NULL);
         dw_puts(w, "\n  ");
         put_oom(w, s, root);
         for (size_t i = 1; i < MIN(bd->noom, (uint64_t)SUMMARY_OOM_MAX); i++) {
-                dw_puts(w, "\n    then by +");
-                summary_put_duration(w, bd->oom[i].elapsed_s);
+                dw_printf(w, "\n    then by +%s", DURATION_STR(bd->oom[i].elapsed_s));
                 put_victim(w, s, root, &bd->oom[i]);
         }
-        dw_puts(w, "\n  io:             ");
-        summary_put_size(w, bd->io_read_mb);
-        dw_puts(w, " read, ");
-        summary_put_size(w, bd->io_write_mb);
-        dw_printf(w, " written\n  pressure (%s, stall s some/full): ",
+        dw_printf(w,
+                  "\n  io:             %s read, %s written\n  pressure (%s, stall s some/full): ",
+                  SIZE_STR(bd->io_read_mb), SIZE_STR(bd->io_write_mb),
                   build_psi_is_host(bd) ? "host-wide" : "the build's");
-        for (int k = PSI_CPU; k <= PSI_IO; k++) { /* "cpu <some>/<full>, memory ..." */
-                dw_puts(w, psi_label[k]);
-                summary_put_num(w, bd->psi.some_s[k], 3);
-                dw_puts(w, "/");
-                summary_put_num(w, bd->psi.full_s[k], 3);
-        }
-        dw_puts(w, "\n  processes:      peak ");
-        summary_put_num(w, bd->pids_peak, 0);
+        for (int k = PSI_CPU; k <= PSI_IO; k++) /* "cpu <some>/<full>, memory ..." */
+                dw_printf(w, "%s%s/%s", psi_label[k], NUM_STR(bd->psi.some_s[k], 3),
+                          NUM_STR(bd->psi.full_s[k], 3));
+        dw_printf(w, "\n  processes:      peak %s", NUM_STR(bd->pids_peak, 0));
         if (ri) {
                 summary_procs_text(&ri->procs, w);
                 summary_guard_text(&ri->guard, w);
@@ -886,20 +827,10 @@ static void render_run_text(const struct summary *s, const struct run_info *ri, 
         put_command(w, ri->argv);
         dw_puts(w, "\nrun id:    ");
         summary_put_text(w, ri->run_id ? ri->run_id : "?");
-        dw_puts(w, "\nstart:     ");
-        put_iso(w, ri->start_epoch);
-        dw_puts(w, "\nend:       ");
-        if (isfinite(ri->end_epoch))
-                put_iso(w, ri->end_epoch);
-        else
-                dw_puts(w, "unknown");
-        dw_puts(w, "\nduration:  ");
-        summary_put_duration(w, dur);
-        if (isfinite(dur)) {
-                dw_puts(w, " (");
-                summary_put_num(w, dur, 3);
-                dw_puts(w, to_last ? " s, to the last sample)" : " s)");
-        }
+        dw_printf(w, "\nstart:     %s\nend:       %s\nduration:  %s", ISO_STR(ri->start_epoch),
+                  isfinite(ri->end_epoch) ? ISO_STR(ri->end_epoch) : "unknown", DURATION_STR(dur));
+        if (isfinite(dur))
+                dw_printf(w, " (%s s%s)", NUM_STR(dur, 3), to_last ? ", to the last sample" : "");
         dw_puts(w, "\nexit:      ");
         put_exit(w, s, ri);
         put_failure(w, s->failure, "\n  ");
@@ -912,27 +843,21 @@ static void render_host_text(const struct summary *s, struct dwriter *w)
         double avg = s->cpu_pct_n ? s->cpu_pct_sum / (double)s->cpu_pct_n : NAN;
 
         dw_puts(w, "\nmemory\n  peak used:      ");
-        put_point(w, &s->mem_used_peak, 0, " MiB", "available", " MiB");
+        put_point(w, &s->mem_used_peak, 0, " MiB", "available");
         dw_puts(w, "\n  min available:  ");
-        put_point(w, &s->mem_avail_min, 0, " MiB", NULL, NULL);
+        put_point(w, &s->mem_avail_min, 0, " MiB", NULL);
         dw_puts(w, "\n  max swap used:  ");
-        put_point(w, &s->swap_used_peak, 0, " MiB", NULL, NULL);
-        dw_puts(w, "\n  total:          ");
-        summary_put_size(w, s->mem_total_mb);
-        dw_puts(w, "\n\ndisk\n  min available:  ");
-        put_point(w, &s->disk_avail_min, 2, " GiB", NULL, NULL);
-        dw_puts(w, "\n  first -> last:  ");
-        summary_put_size(w, s->disk_avail_first * 1024);
-        dw_puts(w, " -> ");
-        summary_put_size(w, s->disk_avail_last * 1024);
-        dw_puts(w, "\n\ncpu and load\n  peak load1:     ");
-        put_point(w, &s->load1_peak, 2, "", NULL, NULL);
-        dw_puts(w, "\n  average cpu:    ");
-        summary_put_num(w, avg, 1);
-        dw_puts(w, " %\n  peak cpu:       ");
-        put_point(w, &s->cpu_pct_peak, 1, " %", NULL, NULL);
+        put_point(w, &s->swap_used_peak, 0, " MiB", NULL);
+        dw_printf(w,
+                  "\n  total:          %s\n\ndisk\n  min available:  ", SIZE_STR(s->mem_total_mb));
+        put_point(w, &s->disk_avail_min, 2, " GiB", NULL);
+        dw_printf(w, "\n  first -> last:  %s -> %s\n\ncpu and load\n  peak load1:     ",
+                  SIZE_STR(s->disk_avail_first * 1024), SIZE_STR(s->disk_avail_last * 1024));
+        put_point(w, &s->load1_peak, 2, "", NULL);
+        dw_printf(w, "\n  average cpu:    %s %%\n  peak cpu:       ", NUM_STR(avg, 1));
+        put_point(w, &s->cpu_pct_peak, 1, " %", NULL);
         dw_puts(w, "\n  peak compilers: ");
-        put_point(w, &s->compilers_peak, 0, "", NULL, NULL);
+        put_point(w, &s->compilers_peak, 0, "", NULL);
 }
 
 static void render_text(const struct summary *s, const struct run_info *ri,
@@ -960,12 +885,10 @@ static void render_text(const struct summary *s, const struct run_info *ri,
                 dw_append(w, "\n", 1);
         }
 
-        dw_puts(w, "\nthresholds: near_oom_mb=");
-        summary_put_num(w, s->cfg.near_oom_mb, 0);
-        dw_puts(w, " low_disk_gb=");
-        summary_put_num(w, s->cfg.low_disk_gb, 2);
-        dw_printf(w, "\nsamples: %llu (skipped rows: %llu)\n", (unsigned long long)s->samples,
-                  (unsigned long long)s->skipped_rows);
+        dw_printf(
+            w, "\nthresholds: near_oom_mb=%s low_disk_gb=%s\nsamples: %llu (skipped rows: %llu)\n",
+            NUM_STR(s->cfg.near_oom_mb, 0), NUM_STR(s->cfg.low_disk_gb, 2),
+            (unsigned long long)s->samples, (unsigned long long)s->skipped_rows);
 }
 
 typedef void (*render_fn)(const struct summary *s, const struct run_info *ri,
@@ -1024,14 +947,10 @@ static void render_build_short(const struct summary *s, const char *root, struct
         if (!p->set) {
                 dw_puts(w, "memory unknown");
         } else {
-                summary_put_size(w, p->value);
-                if (a->set && isfinite(p->aux) && p->aux >= 0.05 * p->value) {
-                        dw_puts(w, ", ");
-                        summary_put_size(w, p->aux);
-                        dw_puts(w, " of it page cache,");
-                }
-                dw_puts(w, " by +");
-                summary_put_duration(w, p->elapsed_s);
+                dw_puts(w, SIZE_STR(p->value));
+                if (a->set && isfinite(p->aux) && p->aux >= 0.05 * p->value)
+                        dw_printf(w, ", %s of it page cache,", SIZE_STR(p->aux));
+                dw_printf(w, " by +%s", DURATION_STR(p->elapsed_s));
                 put_if(w, ", stage ", p->stage);
                 if (bd->mem_peak_proc.label[0]) {
                         dw_puts(w, a->set ? ", largest process " : ", ");
@@ -1042,9 +961,7 @@ static void render_build_short(const struct summary *s, const char *root, struct
                 if (!a->set)
                         put_if(w, ", running ", p->running);
         }
-        dw_puts(w, "; cpu ");
-        summary_put_num(w, bd->cpu_user_s + bd->cpu_sys_s, 1);
-        dw_puts(w, " s (");
+        dw_printf(w, "; cpu %s s (", NUM_STR(bd->cpu_user_s + bd->cpu_sys_s, 1));
         put_mode(w, bd);
         dw_puts(w, ")\n");
         if (isfinite(bd->oom_kills) && bd->oom_kills > 0) {
@@ -1070,9 +987,7 @@ static void render_short(const struct summary *s, const struct run_info *ri,
         char oom[160], disk[48];
         bool to_last;
 
-        dw_puts(w, "buildtel: ");
-        summary_put_duration(w, duration_of(s, ri, &to_last));
-        dw_puts(w, ", ");
+        dw_printf(w, "buildtel: %s, ", DURATION_STR(duration_of(s, ri, &to_last)));
         put_exit(w, s, ri);
         if (ri && !ri->finished)
                 dw_puts(w, ", incomplete");
@@ -1081,23 +996,18 @@ static void render_short(const struct summary *s, const struct run_info *ri,
         if (!m->set) {
                 dw_puts(w, "unknown");
         } else {
-                summary_put_size(w, m->value);
-                dw_puts(w, " used (");
-                summary_put_size(w, m->aux);
-                dw_puts(w, " available) at +");
-                summary_put_duration(w, m->elapsed_s);
+                dw_printf(w, "%s used (%s available) at +%s", SIZE_STR(m->value), SIZE_STR(m->aux),
+                          DURATION_STR(m->elapsed_s));
                 put_where(w, m);
         }
         warning_rules(s, oom, disk);
         put_short_warning(w, s->near_oom_samples, "near-OOM", oom);
         dw_puts(w, "\nbuildtel: minimum disk ");
-        if (!d->set) {
+        if (!d->set)
                 dw_puts(w, "unknown");
-        } else {
-                summary_put_size(w, d->value * 1024);
-                dw_puts(w, " available at +");
-                summary_put_duration(w, d->elapsed_s);
-        }
+        else
+                dw_printf(w, "%s available at +%s", SIZE_STR(d->value * 1024),
+                          DURATION_STR(d->elapsed_s));
         put_short_warning(w, s->low_disk_samples, "low-disk", disk);
         dw_append(w, "\n", 1);
         if (s->build.mode[0])
