@@ -186,6 +186,8 @@ void parseq_push_eof(struct parseq *q, int stream, double now)
 
 void parseq_sync(struct parseq *q)
 {
+        if (!q)
+                return;
         pthread_mutex_lock(&q->mu);
         while (q->count > 0 || q->busy)
                 pthread_cond_wait(&q->idle, &q->mu);

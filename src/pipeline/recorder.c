@@ -543,14 +543,6 @@ static void on_chunk(void *userdata, int stream, const char *buf, size_t len, do
                 outparse_chunk(r->op, stream, buf, len, now);
 }
 
-/* Every reader of the parsers' state first waits for the parse thread to
- * catch up, so a sample sees exactly the lines that came before it. */
-static void parse_sync(struct recorder *r)
-{
-        if (r->parseq)
-                parseq_sync(r->parseq);
-}
-
 static void parse_stop(struct recorder *r)
 {
         parseq_free(r->parseq);
@@ -611,7 +603,7 @@ void recorder_output_eof(struct recorder *r, int stream)
 void recorder_log_line(struct recorder *r, const char *line, size_t len)
 {
         /* watch's lines (--stage-log-dir) reach the same parsers as run's. */
-        parse_sync(r);
+        parseq_sync(r->parseq);
         outparse_line(r->op, line, len, now_monotonic() - r->start_mono);
 }
 
@@ -835,7 +827,8 @@ int recorder_tick(struct recorder *r)
                 build_after(r, &s);
         else if (r->em)
                 watch_after(r, &s);
-        parse_sync(r);
+        /* the parse caught up: the sample sees exactly the lines before it */
+        parseq_sync(r->parseq);
         s.stage = logctx_stage(r->logctx);
         s.context = logctx_context(r->logctx);
 
