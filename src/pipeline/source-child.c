@@ -474,7 +474,6 @@ bool source_child_keyboard_signal(const struct source_child *s)
 }
 
 const struct source_ops source_child = {
-    .name = "child",
     .pollfds = child_pollfds,
     .poll = child_poll,
     .signal = child_on_signal,

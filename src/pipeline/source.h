@@ -17,8 +17,6 @@ struct recorder;
  * (below), since what it opens differs; its state is then passed with its
  * ops. */
 struct source_ops {
-        const char *name;
-
         /* live: the fds to poll now (at most cap), *deadline (monotonic
          * seconds) lowered to when the source needs a turn regardless */
         size_t (*pollfds)(void *state, struct pollfd *p, size_t cap, double *deadline);
