@@ -911,20 +911,15 @@ static int finish_model(struct recorder *r, int64_t before)
                 summary_place_edges(&r->summary, m->targets->edgev, m->targets->nedgev, off);
         derive_baseline(r, m, before);
         for (size_t i = 0; i < r->nsinks; i++) {
-                int e;
+                int e = r->ops[i]->finish ? r->ops[i]->finish(r->state[i], m) : 0;
 
-                if (!r->ops[i]->finish)
-                        continue;
-                e = r->ops[i]->finish(r->state[i], m);
                 r->failed[i] = e < 0;
-                if (e < 0) {
-                        /* only -EEXIST is surely a run file's (an -EPERM may be the
-                         * textfile directory's) */
+                /* only -EEXIST is surely a run file's (an -EPERM may be the
+                 * textfile directory's) */
+                if (e < 0)
                         note(r, "%s: %s", r->ops[i]->name,
                              e == -EEXIST ? runfile_strerror(e) : strerror(-e));
-                        if (ret == 0)
-                                ret = e;
-                }
+                ret = ret < 0 ? ret : e;
         }
         if (r->cfg.on_finish)
                 r->cfg.on_finish(r->cfg.on_finish_userdata, m);
