@@ -93,7 +93,6 @@ static bool fake_drained(void *state, double now, double *deadline)
 }
 
 static const struct source_ops fake_ops = {
-    .name = "fake",
     .pollfds = fake_pollfds,
     .poll = fake_poll,
     .signal = fake_signal,

@@ -173,32 +173,6 @@ static void live_on_sample(void *userdata, const struct sample *s)
         live_sample(R->live, s, now_monotonic());
 }
 
-/* The live line as the child source sees it (pipeline/source.h). */
-static void lv_output(void *l, const char *buf, size_t len, double now)
-{
-        live_output(l, buf, len, now);
-}
-static void lv_update(void *l, double now)
-{
-        live_update(l, now);
-}
-static double lv_deadline(void *l)
-{
-        return live_deadline(l);
-}
-static void lv_resize(void *l, double now)
-{
-        live_resize(l, now);
-}
-static void lv_suspend(void *l)
-{
-        live_suspend(l);
-}
-static void lv_resume(void *l, double now)
-{
-        live_resume(l, now);
-}
-
 /* --live: the status line on stderr's terminal, or nothing at all. */
 static void live_start(struct run *R)
 {
@@ -303,13 +277,13 @@ static void prune_at_end(struct run *R)
 /* From the spawned build to its exit status, the files written. */
 static int supervise(struct run *R)
 {
-        struct source_live lv = {.userdata = R->live,
-                                 .output = lv_output,
-                                 .update = lv_update,
-                                 .deadline = lv_deadline,
-                                 .resize = lv_resize,
-                                 .suspend = lv_suspend,
-                                 .resume = lv_resume};
+        struct source_live lv = {.live = R->live,
+                                 .output = live_output,
+                                 .update = live_update,
+                                 .deadline = live_deadline,
+                                 .resize = live_resize,
+                                 .suspend = live_suspend,
+                                 .resume = live_resume};
         int e, status, sig;
 
         R->ri.pid = source_child_pid(R->src);

@@ -93,7 +93,6 @@ void baseline_add_unit(struct baseline_run *r, const char *name, const char *too
 void baseline_add_step(struct baseline_run *r, const char *name, double duration_s, double mem_mb);
 
 struct summary;
-struct run_info;
 struct run_facts;
 struct targets;
 struct units;

@@ -513,10 +513,7 @@ static void edge_name(const char *output, char *buf, size_t cap)
 
         if (n > 2 && strcmp(base + n - 2, ".o") == 0)
                 n -= 2;
-        if (n >= cap)
-                n = cap - 1;
-        memcpy(buf, base, n);
-        buf[n] = '\0';
+        copy_utf8(buf, cap, base, n);
 }
 
 static void place_point(struct summary_point *p, const struct ninja_edge *ev, size_t n, double off)

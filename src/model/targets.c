@@ -246,7 +246,7 @@ static void fact_of(const struct targets *ts, const struct target *t, int outcom
 bool targets_guess_builder(const struct run_info *ri, char *buf, size_t len)
 {
         const char *prog, *slash;
-        size_t used;
+        bool front;
         int n;
 
         buf[0] = '\0';
@@ -259,25 +259,21 @@ bool targets_guess_builder(const struct run_info *ri, char *buf, size_t len)
                 buf[0] = '\0';
                 return false;
         }
-        used = (size_t)n;
-        if (strcmp(prog, "docker") != 0 && strcmp(prog, "podman") != 0 &&
-            strcmp(prog, "nerdctl") != 0)
-                return false;
-        for (size_t i = 1; i <= 2 && ri->argv[i]; i++) { /* "buildx bake", "compose build" */
+        front = strcmp(prog, "docker") == 0 || strcmp(prog, "podman") == 0 ||
+                strcmp(prog, "nerdctl") == 0;
+        /* "buildx bake", "compose build": a word that does not fit is left out */
+        for (size_t i = 1; front && i <= 2 && ri->argv[i] && ri->argv[i][0] != '-'; i++) {
                 const char *w = ri->argv[i];
+                size_t used = strlen(buf), k = strlen(w);
 
-                if (w[0] == '-')
+                if (used + 1 + k >= len)
                         break;
-                n = snprintf(buf + used, len - used, " %s", w);
-                if (n < 0 || (size_t)n >= len - used) {
-                        buf[used] = '\0';
-                        return true;
-                }
-                used += (size_t)n;
+                buf[used] = ' ';
+                memcpy(buf + used + 1, w, k + 1);
                 if (strcmp(w, "buildx") != 0 && strcmp(w, "compose") != 0)
                         break;
         }
-        return true;
+        return front;
 }
 
 void run_failure_set(struct run_failure *f, const char *target, const char *tool, const char *first,

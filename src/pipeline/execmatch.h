@@ -30,8 +30,6 @@ void victim_report(struct victim *v, enum victim_from from, const char *comm, lo
                    struct sample *s);
 
 struct execmatch;
-struct pidstat;
-struct procfs;
 struct targets;
 
 /* root: "/" in production. 0 or -errno. */

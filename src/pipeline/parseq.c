@@ -11,7 +11,6 @@
 #include "util/util.h"
 
 struct slot {
-        char *buf;
         size_t len;
         double now;
         int stream;
@@ -27,8 +26,9 @@ struct parseq {
         pthread_cond_t space; /* a slot came free */
         pthread_cond_t idle;  /* the queue drained and the worker is waiting */
         struct slot slot[PARSEQ_SLOTS];
-        size_t head, count; /* the oldest queued slot, how many are queued */
-        bool busy;          /* the worker is in fn with slot[head] */
+        char buf[PARSEQ_SLOTS][PARSEQ_CHUNK]; /* slot i's bytes (not a file's) */
+        size_t head, count;                   /* the oldest queued slot, how many are queued */
+        bool busy;                            /* the worker is in fn with slot[head] */
         bool stop;
         parseq_fn fn;
         void *userdata;
@@ -68,7 +68,7 @@ static void *worker(void *arg)
                         (void)pread_chunks(s->fd, (uint64_t)s->off, (uint64_t)s->off + s->len,
                                            PARSEQ_READ, on_piece, q);
                 else if (s->len > 0 || s->eof)
-                        q->fn(q->userdata, s->stream, s->buf, s->len, s->now, s->eof);
+                        q->fn(q->userdata, s->stream, q->buf[q->head], s->len, s->now, s->eof);
                 pthread_mutex_lock(&q->mu);
                 q->head = (q->head + 1) % PARSEQ_SLOTS;
                 q->count--;
@@ -82,8 +82,6 @@ static void *worker(void *arg)
 
 static void release(struct parseq *q)
 {
-        for (size_t i = 0; i < PARSEQ_SLOTS; i++)
-                free(q->slot[i].buf);
         pthread_cond_destroy(&q->idle);
         pthread_cond_destroy(&q->space);
         pthread_cond_destroy(&q->work);
@@ -105,13 +103,6 @@ int parseq_new(parseq_fn fn, void *userdata, struct parseq **ret)
         pthread_cond_init(&q->idle, NULL);
         q->fn = fn;
         q->userdata = userdata;
-        for (size_t i = 0; i < PARSEQ_SLOTS; i++) {
-                q->slot[i].buf = malloc(PARSEQ_CHUNK);
-                if (!q->slot[i].buf) {
-                        release(q);
-                        return -ENOMEM;
-                }
-        }
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
         e = pthread_create(&q->thread, NULL, worker, q);
@@ -164,8 +155,8 @@ void parseq_push(struct parseq *q, int stream, const char *buf, size_t len, doub
                 struct slot *s = reserve(q);
                 size_t n = MIN(len, (size_t)PARSEQ_CHUNK);
 
-                memcpy(s->buf, buf, n);
-                *s = (struct slot){.buf = s->buf, .len = n, .now = now, .stream = stream, .fd = -1};
+                memcpy(q->buf[s - q->slot], buf, n);
+                *s = (struct slot){.len = n, .now = now, .stream = stream, .fd = -1};
                 commit(q);
                 buf += n;
                 len -= n;
@@ -178,8 +169,7 @@ void parseq_push_file(struct parseq *q, int stream, int fd, off_t off, size_t le
                 struct slot *s = reserve(q);
                 size_t n = MIN(len, (size_t)PARSEQ_FILE_SLOT);
 
-                *s = (struct slot){
-                    .buf = s->buf, .len = n, .now = now, .stream = stream, .fd = fd, .off = off};
+                *s = (struct slot){.len = n, .now = now, .stream = stream, .fd = fd, .off = off};
                 commit(q);
                 off += (off_t)n;
                 len -= n;
@@ -190,12 +180,14 @@ void parseq_push_eof(struct parseq *q, int stream, double now)
 {
         struct slot *s = reserve(q);
 
-        *s = (struct slot){.buf = s->buf, .now = now, .stream = stream, .eof = true, .fd = -1};
+        *s = (struct slot){.now = now, .stream = stream, .eof = true, .fd = -1};
         commit(q);
 }
 
 void parseq_sync(struct parseq *q)
 {
+        if (!q)
+                return;
         pthread_mutex_lock(&q->mu);
         while (q->count > 0 || q->busy)
                 pthread_cond_wait(&q->idle, &q->mu);

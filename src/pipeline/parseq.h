@@ -53,5 +53,6 @@ void parseq_push(struct parseq *q, int stream, const char *buf, size_t len, doub
 void parseq_push_file(struct parseq *q, int stream, int fd, off_t off, size_t len, double now);
 /* The end of stream, after its last chunk. */
 void parseq_push_eof(struct parseq *q, int stream, double now);
-/* Returns when the worker has handled every chunk pushed before the call. */
+/* Returns when the worker has handled every chunk pushed before the call.
+ * NULL: no-op. */
 void parseq_sync(struct parseq *q);

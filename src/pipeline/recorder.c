@@ -543,14 +543,6 @@ static void on_chunk(void *userdata, int stream, const char *buf, size_t len, do
                 outparse_chunk(r->op, stream, buf, len, now);
 }
 
-/* Every reader of the parsers' state first waits for the parse thread to
- * catch up, so a sample sees exactly the lines that came before it. */
-static void parse_sync(struct recorder *r)
-{
-        if (r->parseq)
-                parseq_sync(r->parseq);
-}
-
 static void parse_stop(struct recorder *r)
 {
         parseq_free(r->parseq);
@@ -611,7 +603,7 @@ void recorder_output_eof(struct recorder *r, int stream)
 void recorder_log_line(struct recorder *r, const char *line, size_t len)
 {
         /* watch's lines (--stage-log-dir) reach the same parsers as run's. */
-        parse_sync(r);
+        parseq_sync(r->parseq);
         outparse_line(r->op, line, len, now_monotonic() - r->start_mono);
 }
 
@@ -835,7 +827,8 @@ int recorder_tick(struct recorder *r)
                 build_after(r, &s);
         else if (r->em)
                 watch_after(r, &s);
-        parse_sync(r);
+        /* the parse caught up: the sample sees exactly the lines before it */
+        parseq_sync(r->parseq);
         s.stage = logctx_stage(r->logctx);
         s.context = logctx_context(r->logctx);
 
@@ -918,20 +911,15 @@ static int finish_model(struct recorder *r, int64_t before)
                 summary_place_edges(&r->summary, m->targets->edgev, m->targets->nedgev, off);
         derive_baseline(r, m, before);
         for (size_t i = 0; i < r->nsinks; i++) {
-                int e;
+                int e = r->ops[i]->finish ? r->ops[i]->finish(r->state[i], m) : 0;
 
-                if (!r->ops[i]->finish)
-                        continue;
-                e = r->ops[i]->finish(r->state[i], m);
                 r->failed[i] = e < 0;
-                if (e < 0) {
-                        /* only -EEXIST is surely a run file's (an -EPERM may be the
-                         * textfile directory's) */
+                /* only -EEXIST is surely a run file's (an -EPERM may be the
+                 * textfile directory's) */
+                if (e < 0)
                         note(r, "%s: %s", r->ops[i]->name,
                              e == -EEXIST ? runfile_strerror(e) : strerror(-e));
-                        if (ret == 0)
-                                ret = e;
-                }
+                ret = ret < 0 ? ret : e;
         }
         if (r->cfg.on_finish)
                 r->cfg.on_finish(r->cfg.on_finish_userdata, m);

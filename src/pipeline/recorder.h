@@ -21,8 +21,6 @@ struct sink_ops;
  * sources that are read per tick (sampler, log classifier), the model (the
  * summary) and the sinks. The caller owns the event loop and the child. */
 
-struct run_model;
-
 struct recorder_config {
         const char *log_dir; /* NULL: $XDG_STATE_HOME/buildtel/logs */
         double interval;     /* seconds */
@@ -71,8 +69,6 @@ struct recorder_config {
 };
 
 struct recorder;
-struct cgroup;
-struct otel_config;
 
 /* The model and the output's parsers, no sink open yet. run must outlive
  * the recorder; its facts are written at start and finish. Returns 0 or

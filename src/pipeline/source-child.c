@@ -239,7 +239,7 @@ static bool pump(struct source_child *s, int stream, struct recorder *r)
                 return false;
         }
         if (s->live)
-                s->live->output(s->live->userdata, s->buf, (size_t)n, now_monotonic());
+                s->live->output(s->live->live, s->buf, (size_t)n, now_monotonic());
         e = write_all(stream, s->buf, (size_t)n);
         if (r)
                 recorder_output(r, stream, s->buf, (size_t)n);
@@ -271,10 +271,10 @@ static void reap(struct source_child *s)
                 return;
         stopped = s->live && child_stopped(s);
         if (stopped)
-                s->live->suspend(s->live->userdata);
+                s->live->suspend(s->live->live);
         e = child_try_wait(s->child, &s->status, &s->signal);
         if (stopped)
-                s->live->resume(s->live->userdata, now_monotonic());
+                s->live->resume(s->live->live, now_monotonic());
 
         if (e == -ECHILD) {
                 /* Reaped by someone else: gone, its status unknown. */
@@ -315,7 +315,7 @@ static void suspend(struct source_child *s)
         sigset_t tstp;
 
         if (s->live)
-                s->live->suspend(s->live->userdata);
+                s->live->suspend(s->live->live);
         if (!s->exited)
                 (void)child_signal(s->child, SIGTSTP);
         sigemptyset(&tstp);
@@ -326,7 +326,7 @@ static void suspend(struct source_child *s)
         if (!s->exited)
                 (void)child_signal(s->child, SIGCONT);
         if (s->live)
-                s->live->resume(s->live->userdata, now_monotonic());
+                s->live->resume(s->live->live, now_monotonic());
 }
 
 static void child_on_signal(void *state, int sig)
@@ -343,7 +343,7 @@ static void child_on_signal(void *state, int sig)
                  * build's terminal told it itself. */
                 (void)child_pty_sync_size(s->child);
                 if (s->live)
-                        s->live->resize(s->live->userdata, now_monotonic());
+                        s->live->resize(s->live->live, now_monotonic());
                 return;
         }
         if (sig == SIGTSTP) {
@@ -370,7 +370,7 @@ static size_t child_pollfds(void *state, struct pollfd *p, size_t cap, double *d
                 }
         }
         if (s->live && !s->exited)
-                *deadline = MIN(*deadline, s->live->deadline(s->live->userdata));
+                *deadline = MIN(*deadline, s->live->deadline(s->live->live));
         return n;
 }
 
@@ -384,7 +384,7 @@ static void child_poll(void *state, const struct pollfd *p, size_t n, struct rec
         if (s->idx[2] >= 0 && p[s->idx[2]].revents)
                 reap(s);
         if (s->live && !s->exited)
-                s->live->update(s->live->userdata, now_monotonic());
+                s->live->update(s->live->live, now_monotonic());
         /* Interrupted: do not wait out the grace period for helpers that
          * ignore the signal. */
         if (s->exited && s->forwarded && !s->final_taken)
@@ -474,7 +474,6 @@ bool source_child_keyboard_signal(const struct source_child *s)
 }
 
 const struct source_ops source_child = {
-    .name = "child",
     .pollfds = child_pollfds,
     .poll = child_poll,
     .signal = child_on_signal,

@@ -174,7 +174,6 @@ static bool pid_ended(void *state)
 }
 
 const struct source_ops source_pid = {
-    .name = "pid",
     .pollfds = pid_pollfds,
     .poll = pid_poll,
     .signal = pid_on_signal,

@@ -17,8 +17,6 @@ struct recorder;
  * (below), since what it opens differs; its state is then passed with its
  * ops. */
 struct source_ops {
-        const char *name;
-
         /* live: the fds to poll now (at most cap), *deadline (monotonic
          * seconds) lowered to when the source needs a turn regardless */
         size_t (*pollfds)(void *state, struct pollfd *p, size_t cap, double *deadline);
@@ -63,14 +61,15 @@ int source_child_join_error(const struct source_child *s);
  * it sees the output before it passes through, is redrawn from the loop
  * (update, by deadline), resized on SIGWINCH (add it to the signalfd:
  * loop_signalfd_add) and steps aside while the build is stopped. */
+struct live;
 struct source_live {
-        void *userdata;
-        void (*output)(void *userdata, const char *buf, size_t len, double now);
-        void (*update)(void *userdata, double now);
-        double (*deadline)(void *userdata);
-        void (*resize)(void *userdata, double now);
-        void (*suspend)(void *userdata);
-        void (*resume)(void *userdata, double now);
+        struct live *live;
+        void (*output)(struct live *l, const char *buf, size_t len, double now);
+        void (*update)(struct live *l, double now);
+        double (*deadline)(const struct live *l);
+        void (*resize)(struct live *l, double now);
+        void (*suspend)(struct live *l);
+        void (*resume)(struct live *l, double now);
 };
 /* l borrowed; NULL: none. */
 void source_child_set_live(struct source_child *s, const struct source_live *l);

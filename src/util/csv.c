@@ -79,25 +79,20 @@ int csv_parse_record(const char *buf, size_t len, struct csv_record *rec, size_t
                         i++;
                         for (;;) {
                                 const char *q = memchr(buf + i, '"', len - i);
-                                size_t n;
+                                size_t n = q ? (size_t)(q - (buf + i)) : 0;
+                                bool doubled;
 
-                                if (!q)
+                                /* no quote yet, or the last byte: it may yet be doubled */
+                                if (!q || i + n + 1 >= len)
                                         goto torn;
-                                n = (size_t)(q - (buf + i));
-                                r = dbuf_append(&rec->data, buf + i, n);
+                                doubled = q[1] == '"';
+                                /* through the quote when doubled: one of the two kept */
+                                r = dbuf_append(&rec->data, buf + i, n + doubled);
                                 if (r < 0)
                                         return r;
-                                i += n + 1;
-                                if (i < len && buf[i] == '"') {
-                                        r = dbuf_append(&rec->data, "\"", 1);
-                                        if (r < 0)
-                                                return r;
-                                        i++;
-                                        continue;
-                                }
-                                if (i >= len)
-                                        goto torn; /* the quote may yet be doubled */
-                                break;
+                                i += n + 1 + doubled;
+                                if (!doubled)
+                                        break;
                         }
                 } else {
                         size_t s = i;
