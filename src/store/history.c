@@ -599,16 +599,14 @@ static int previous_row(void *ctx, sqlite3_stmt *s)
         return 0;
 }
 
-int store_cache_previous(struct store *st, const char *tool, int64_t before_id,
-                         struct store_cache_snapshot *ret)
+int store_cache_previous(struct store *st, const char *tool, struct store_cache_snapshot *ret)
 {
         struct store_cache_snapshot c = {.tool = tool, .origin = "cache"};
         int64_t n = store_query(st,
                                 "SELECT taken_epoch, hits, misses, size_bytes, max_size_bytes,"
                                 " files, run FROM cache_snapshots"
-                                " WHERE tool = ? AND origin = 'cache' AND (?2 = 0 OR id < ?2)"
-                                " ORDER BY id DESC LIMIT 1",
-                                1, previous_row, &c, "ti", tool, before_id);
+                                " WHERE tool = ? AND origin = 'cache' ORDER BY id DESC LIMIT 1",
+                                1, previous_row, &c, "t", tool);
 
         if (n == 1)
                 *ret = c;
