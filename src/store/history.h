@@ -200,7 +200,7 @@ int history_parse_when(const char *s, double now, double *ret);
 
 /* One recent sample of a run, as `buildtel top` shows it (strings cut). */
 struct store_tail_point {
-        double elapsed_s, cpu_pct, mem_used_mb, mem_avail_mb;
+        double elapsed_s, cpu_pct, mem_avail_mb;
         double cg_mem_mb, cg_psi_mem_some_s; /* the build's own; NAN unknown */
         char stage[64], context[96];
         char running[128]; /* the running units, "" none or unknown */
