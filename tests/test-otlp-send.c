@@ -200,7 +200,7 @@ static double drive(struct otlp_sender *s, double deadline, uint64_t done)
         double longest = 0;
 
         for (;;) {
-                struct pollfd p[OTLP_SEND_POLLFDS];
+                struct pollfd p[8];
                 struct otlp_send_stats st;
                 double now = now_monotonic(), wake = deadline, t0;
                 size_t n;

@@ -231,16 +231,20 @@ static void test_targets_ranges(void **state)
         (void)state;
         for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
                 struct run_facts *f = calloc(1, sizeof(*f));
+                struct targets *ts = calloc(1, sizeof(*ts));
 
                 print_message("case %zu: %s\n", i, cases[i].json);
-                assert_non_null(f);
-                assert_int_equal(targetsjson_parse(cases[i].json, strlen(cases[i].json), f, NULL),
+                assert_non_null(f && ts);
+                targets_init(ts);
+                assert_int_equal(targetsjson_parse(cases[i].json, strlen(cases[i].json), f, ts),
                                  cases[i].ret);
                 if (cases[i].ret > 0) {
                         assert_int_equal(f->t[0].steps_set, cases[i].steps_set);
                         assert_int_equal(f->t[0].steps, cases[i].steps);
                         assert_int_equal(f->t[0].cached, cases[i].cached);
                 }
+                targets_release(ts);
+                free(ts);
                 free(f);
         }
 }
@@ -348,8 +352,10 @@ static void test_targets_caps(void **state)
                 assert_int_equal(dbuf_printf(&b, "%s{\"name\":\"t%d\"}", i ? "," : "", i), 0);
         assert_int_equal(dbuf_puts(&b, "]}"), 0);
         f->n = 0;
-        assert_int_equal(targetsjson_parse(b.p, b.len, f, NULL), TARGETS_MAX);
+        targets_init(ts);
+        assert_int_equal(targetsjson_parse(b.p, b.len, f, ts), TARGETS_MAX);
         assert_int_equal(f->n, TARGETS_MAX);
+        targets_release(ts);
         dbuf_release(&b);
         free(ts);
         free(f);

@@ -388,7 +388,7 @@ static void test_steps_edges_round_trip(void **state)
         _cleanup_free_ struct run_facts *f = calloc(1, sizeof(*f));
         struct summary sum;
         struct store *st;
-        int64_t id, sid;
+        int64_t id;
 
         (void)state;
         assert_non_null(in);
@@ -446,8 +446,8 @@ static void test_steps_edges_round_trip(void **state)
         assert_int_equal(store_steps_insert(st, id, in), 0);
         assert_int_equal(store_edges_insert(st, id, in), 0);
         first.run = last.run = id;
-        assert_int_equal(store_cache_snapshot_insert(st, &first, &sid), 0);
-        assert_int_equal(store_cache_snapshot_insert(st, &last, &sid), 0);
+        assert_int_equal(store_cache_snapshot_insert(st, &first), 0);
+        assert_int_equal(store_cache_snapshot_insert(st, &last), 0);
         assert_int_equal(store_commit(st), 0);
 
         assert_int_equal(store_targets_get(st, id, f), 1);
@@ -752,12 +752,12 @@ static void test_cache(void **state)
         struct store_cache_snapshot prev;
         struct store_cache_runs cr;
         struct seen_cache w = {0};
-        int64_t ids[3], last = 0;
+        int64_t ids[3];
 
         (void)state;
         path_in(db, sizeof(db), "cache.db");
         assert_int_equal(store_open(db, true, 1000, &st), 0);
-        assert_int_equal(store_cache_previous(st, "ccache", 0, &prev), 0); /* none yet */
+        assert_int_equal(store_cache_previous(st, "ccache", &prev), 0); /* none yet */
         ids[0] = begin_run(st, "r0", 200);
         ids[1] = begin_run(st, "r1", 300);
         ids[2] = begin_run(st, "r2", 400);
@@ -771,23 +771,23 @@ static void test_cache(void **state)
                                                  .size_bytes = -1,
                                                  .max_size_bytes = -1,
                                                  .files = 7};
-                int64_t id;
 
-                assert_int_equal(store_cache_snapshot_insert(st, &c, &id), 0);
-                if (strcmp(rows[i].origin, "cache") == 0 && strcmp(rows[i].tool, "ccache") == 0)
-                        last = id;
+                /* before the latest `buildtel cache` of ccache, the one before it */
+                if (rows[i].taken == 500) {
+                        assert_int_equal(store_cache_previous(st, "ccache", &prev), 1);
+                        assert_true(prev.taken_epoch == 100);
+                }
+                assert_int_equal(store_cache_snapshot_insert(st, &c), 0);
         }
-        /* the latest `buildtel cache` of ccache, and the one before it */
-        assert_int_equal(store_cache_previous(st, "ccache", 0, &prev), 1);
+        /* the latest `buildtel cache` of ccache */
+        assert_int_equal(store_cache_previous(st, "ccache", &prev), 1);
         assert_true(prev.taken_epoch == 500);
         assert_int_equal(prev.hits, 40);
         assert_int_equal(prev.size_bytes, -1);
         assert_int_equal(prev.files, 7);
         assert_string_equal(prev.tool, "ccache");
         assert_null(prev.version);
-        assert_int_equal(store_cache_previous(st, "ccache", last, &prev), 1);
-        assert_true(prev.taken_epoch == 100);
-        assert_int_equal(store_cache_previous(st, "nosuchtool", 0, &prev), 0);
+        assert_int_equal(store_cache_previous(st, "nosuchtool", &prev), 0);
         /* what the runs since 100 saw: three printed stats, two pairs count
          * (figure_cc_delta(): 5 and 1, then the 19 and 9 since a reset) */
         assert_int_equal(store_cache_runs_since(st, "ccache", 100, &cr), 0);
@@ -1219,7 +1219,7 @@ static int64_t fill_run(struct store *st, const char *run_id, double start)
         struct targets *ts = calloc(1, sizeof(*ts));
         struct sample smp[3];
         struct summary sum;
-        int64_t id, sid;
+        int64_t id;
 
         assert_non_null(ts);
         targets_init(ts);
@@ -1246,9 +1246,9 @@ static int64_t fill_run(struct store *st, const char *run_id, double start)
         assert_int_equal(store_edges_insert(st, id, ts), 0);
         assert_int_equal(store_units_insert(st, id, &u, 1), 0);
         c.run = id;
-        assert_int_equal(store_cache_snapshot_insert(st, &c, &sid), 0);
+        assert_int_equal(store_cache_snapshot_insert(st, &c), 0);
         c.origin = "cache"; /* a `buildtel cache` snapshot that names the run */
-        assert_int_equal(store_cache_snapshot_insert(st, &c, &sid), 0);
+        assert_int_equal(store_cache_snapshot_insert(st, &c), 0);
         assert_int_equal(store_commit(st), 0);
         targets_release(ts);
         free(ts);

@@ -179,7 +179,6 @@ static void test_live_equals_file(void **state)
         struct dbuf csv = DBUF_INIT, row = DBUF_INIT, rj = DBUF_INIT;
         struct dbuf out_live = DBUF_INIT, out_file = DBUF_INIT;
         struct csv_record rec = CSV_RECORD_INIT;
-        struct samplecsv_colmap m;
         size_t consumed;
         const int n = 200;
 
@@ -189,11 +188,9 @@ static void test_live_equals_file(void **state)
         summary_init(live, NULL);
         summary_init(file, NULL);
         assert_int_equal(samplecsv_header(&csv), 0);
-        assert_true(csv_parse_record(csv.p, csv.len, &rec, &consumed) > 0);
-        assert_int_equal(samplecsv_colmap_init(&m, &rec), 0);
 
         for (int i = 0; i < n; i++) {
-                struct sample s, back;
+                struct sample s;
 
                 sample_clear(&s);
                 s.epoch = 1764430820.0 + i * 0.4999 + 0.00049;
@@ -228,10 +225,10 @@ static void test_live_equals_file(void **state)
                 assert_int_equal(dbuf_append(&csv, row.p, row.len), 0);
                 assert_true(csv_parse_record(row.p, row.len, &rec, &consumed) > 0);
                 assert_int_equal(consumed, row.len);
-                assert_int_equal(samplecsv_from_record(&m, &rec, &back), 0);
                 /* the live path: the sample as read, no text read back */
                 summary_add(live, &s);
         }
+        /* the header is buildtel's and every row reads back */
         assert_int_equal(samplecsv_summary(csv.p, csv.len, file), n);
         assert_int_equal(file->skipped_rows, 0);
 

@@ -300,7 +300,7 @@ static void test_waits(void **state)
         assert_non_null(strstr(out.p, ",cache,wait_cpu_s,wait_io_s,wait_mem_s\r\n"));
         assert_non_null(strstr(out.p, ",taskstats,,2,0.5,0\r\n"));
         assert_int_equal(units_new(&v), 0);
-        assert_int_equal(unitscsv_parse(out.p, out.len, v, NULL), 3);
+        assert_int_equal(unitscsv_parse(out.p, out.len, v, &n), 3);
         r = units_rows(v, &n);
         assert_true(r[0].wait_s[0] == 2.0 && r[0].wait_s[1] == 0.5 && r[0].wait_s[2] == 0.0);
         assert_true(isnan(r[1].wait_s[1]) && isnan(r[2].wait_s[2]));
@@ -372,7 +372,7 @@ static void test_csv_round_trip(void **state)
         assert_string_equal(b[1].tool, "ld, gold");
         assert_string_equal(b[1].name, "a \"b\".so");
         assert_true(isnan(b[1].peak_mb));
-        assert_int_equal(unitscsv_parse("name,x\r\n", 8, v, NULL), -EINVAL);
+        assert_int_equal(unitscsv_parse("name,x\r\n", 8, v, &skipped), -EINVAL);
         units_free(v);
         units_free(u);
         dbuf_release(&out);

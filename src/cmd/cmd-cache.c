@@ -78,7 +78,7 @@ static int snapshot(struct store *st, const char *tool, double now, struct repor
                 snprintf(err, errlen, "%s printed no statistics buildtel can read", tool);
                 return -1;
         }
-        rep.has_prev = store_cache_previous(st, tool, 0, &rep.prev) > 0;
+        rep.has_prev = store_cache_previous(st, tool, &rep.prev) > 0;
         rep.c = (struct store_cache_snapshot){
             .taken_epoch = now,
             .tool = tool,
@@ -91,7 +91,7 @@ static int snapshot(struct store *st, const char *tool, double now, struct repor
             .version = s.version[0] ? s.version : NULL,
             .raw = out,
         };
-        r = store_cache_snapshot_insert(st, &rep.c, NULL);
+        r = store_cache_snapshot_insert(st, &rep.c);
         if (r < 0) {
                 snprintf(err, errlen, "cannot store the %s snapshot: %s", tool, store_strerror(r));
                 return -1;

@@ -60,7 +60,9 @@ struct common_opts {
         bool live;           /* run --live (BUILDTEL_LIVE=1) */
         bool no_pty;         /* run --no-pty: the build's output on pipes, always */
         bool kill_leftovers; /* run --kill-leftovers: detached daemons die with the build */
-        const char *keep_runs, *keep_size; /* run --keep-runs, --keep-size */
+        /* run --keep-runs, --keep-size: applied at the end (cmd-prune) */
+        uint64_t keep_runs, keep_size;
+        bool keep_runs_given, keep_size_given;
         enum cgroup_mode cgroup_mode;
         uint64_t memory_max, memory_high;
         bool memory_guard;       /* run --memory-guard[=HEADROOM] */

@@ -142,21 +142,6 @@ static bool http_url(const char *arg)
         return strncmp(arg, "http://", 7) == 0 || strncmp(arg, "https://", 8) == 0;
 }
 
-/* --keep-runs, --keep-size: checked now, applied at the end (cmd-prune). */
-static bool count_ok(const char *arg)
-{
-        uint64_t n;
-
-        return parse_u64_str(arg, &n) >= 0;
-}
-
-static bool size_or_0(const char *arg)
-{
-        uint64_t n;
-
-        return strcmp(arg, "0") == 0 || parse_size_str(arg, &n) >= 0;
-}
-
 static int set_db(struct common_opts *o, const char *cmd, const char *arg)
 {
         o->rec.db_path = arg;
@@ -349,11 +334,12 @@ static const struct cmd_option {
     {"keep-runs", NULL, 0, "N", CMDS_RUN, OPTG_MAIN,
      "at the end, remove the oldest finished runs past the\n"
      "newest N (default 200, $BUILDTEL_KEEP_RUNS; 0: keep all)",
-     CHECKED(keep_runs, count_ok, "a count (0: keep all)")},
+     NUM(keep_runs, OPTK_U64, 0, HUGE_VAL, "a count (0: keep all)"), GIVEN(keep_runs_given)},
     {"keep-size", NULL, 0, "SIZE", CMDS_RUN, OPTG_MAIN,
      "and the oldest past SIZE of run files in all (default\n"
      "2G, $BUILDTEL_KEEP_SIZE; 0: no limit); `help prune`",
-     CHECKED(keep_size, size_or_0, "a size (500M, 2G; 0: no limit)")},
+     NUM(keep_size, OPTK_SIZE, 0, HUGE_VAL, "a size (500M, 2G; 0: no limit)"),
+     GIVEN(keep_size_given)},
     {"no-report", NULL, 0, NULL, RW | B, OPTG_MAIN,
      "no HTML report (report-<run-id>.html) at the end", AT(rec.no_report)},
     {"trace-file", NULL, 0, NULL, CMDS_RUN, OPTG_MAIN,

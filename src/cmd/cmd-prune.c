@@ -225,30 +225,29 @@ int prune_apply(const char *db_path, const char *log_dir, const char *textfile_d
         return r < 0 ? r : 0;
 }
 
-/* A count (size: a size, or "0") into *ret; -1 after saying why not. */
+/* An environment variable's count (size: a size) into *ret; -1 after
+ * saying why not. */
 static int parse_limit(const char *cmd, const char *what, const char *arg, bool size, uint64_t *ret)
 {
-        if (size && strcmp(arg, "0") == 0)
-                *ret = 0;
-        else if ((size ? parse_size_str(arg, ret) : parse_u64_str(arg, ret)) < 0) {
-                fprintf(stderr, "buildtel %s: %s takes %s, not '%s'\n", cmd, what,
-                        size ? "a size (500M, 2G; 0: no limit)" : "a count (0: keep all)", arg);
-                return -1;
-        }
-        return 0;
+        if ((size ? parse_size_str(arg, ret) : parse_u64_str(arg, ret)) >= 0)
+                return 0;
+        fprintf(stderr, "buildtel %s: %s takes %s, not '%s'\n", cmd, what,
+                size ? "a size (500M, 2G; 0: no limit)" : "a count (0: keep all)", arg);
+        return -1;
 }
 
-int prune_limit_of(const char *cmd, const char *keep_runs, const char *keep_size,
-                   struct retention_policy *ret)
+int prune_limit_of(const char *cmd, const struct common_opts *o, struct retention_policy *ret)
 {
         struct retention_policy p = {.keep = PRUNE_KEEP_RUNS, .max_bytes = PRUNE_KEEP_BYTES};
         const char *er = getenv("BUILDTEL_KEEP_RUNS"), *es = getenv("BUILDTEL_KEEP_SIZE");
 
         if ((er && *er && parse_limit(cmd, "BUILDTEL_KEEP_RUNS", er, false, &p.keep) < 0) ||
-            (es && *es && parse_limit(cmd, "BUILDTEL_KEEP_SIZE", es, true, &p.max_bytes) < 0) ||
-            (keep_runs && parse_limit(cmd, "--keep-runs", keep_runs, false, &p.keep) < 0) ||
-            (keep_size && parse_limit(cmd, "--keep-size", keep_size, true, &p.max_bytes) < 0))
+            (es && *es && parse_limit(cmd, "BUILDTEL_KEEP_SIZE", es, true, &p.max_bytes) < 0))
                 return -1;
+        if (o->keep_runs_given)
+                p.keep = o->keep_runs;
+        if (o->keep_size_given)
+                p.max_bytes = o->keep_size;
         *ret = p;
         return 0;
 }
@@ -267,7 +266,7 @@ int cmd_prune(int argc, char **argv)
                 return EXIT_BT_USAGE;
         }
         /* no limit given: the one `run` applies at its end */
-        if (!o.prune_given && prune_limit_of("prune", NULL, NULL, &o.prune) < 0)
+        if (!o.prune_given && prune_limit_of("prune", &o, &o.prune) < 0)
                 return EXIT_BT_USAGE;
         r = prune_apply(o.rec.db_path, o.rec.log_dir, o.rec.prom.textfile_dir, &o.prune, NULL,
                         o.dry_run, true, &res);

@@ -6,6 +6,8 @@
 
 #include "model/retention.h"
 
+struct common_opts;
+
 /* The limit `run` and `watch` apply at their end, and `prune` without
  * limits: the newest PRUNE_KEEP_RUNS runs, at most PRUNE_KEEP_BYTES of run
  * files (as journald's SystemMaxUse). */
@@ -13,11 +15,9 @@
 #define PRUNE_KEEP_BYTES (2ULL << 30)
 
 /* The limit of `run`: PRUNE_KEEP_* replaced by $BUILDTEL_KEEP_RUNS and
- * $BUILDTEL_KEEP_SIZE, then by the options (keep_runs / keep_size: NULL
- * when not given; "0" keeps all). Returns 0, or -1 after printing why a
- * value is bad. */
-int prune_limit_of(const char *cmd, const char *keep_runs, const char *keep_size,
-                   struct retention_policy *ret);
+ * $BUILDTEL_KEEP_SIZE, then by o's --keep-runs and --keep-size when given
+ * (0 keeps all). Returns 0, or -1 after printing why a variable is bad. */
+int prune_limit_of(const char *cmd, const struct common_opts *o, struct retention_policy *ret);
 
 /* What a prune did. */
 struct prune_result {

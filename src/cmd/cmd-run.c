@@ -254,7 +254,7 @@ static void prune_at_end(struct run *R)
         struct prune_result res;
         char freed[32], kept[32], limit[32];
 
-        if (o->rec.no_db || !R->rec || prune_limit_of("run", o->keep_runs, o->keep_size, &p) < 0 ||
+        if (o->rec.no_db || !R->rec || prune_limit_of("run", o, &p) < 0 ||
             !retention_policy_any(&p))
                 return;
         if (prune_apply(o->rec.db_path, recorder_log_dir(R->rec), o->rec.prom.textfile_dir, &p,

@@ -121,9 +121,20 @@ int samplecsv_format_safe(const struct sample *s, struct dbuf *b)
         return format(s, true, b);
 }
 
-int samplecsv_colmap_init(struct samplecsv_colmap *m, const struct csv_record *rec)
+/* Column positions found in a header record. Columns may appear in any
+ * order and unknown ones are ignored; the seed's columns must be there,
+ * the ones added later may be missing (a CSV of an older buildtel): they
+ * read as NAN and "". */
+struct colmap {
+        int idx[SAMPLE_COLUMNS_MAX];             /* per known column: field index or -1 */
+        size_t nfields;                          /* fields in the header */
+        unsigned char range[SAMPLE_COLUMNS_MAX]; /* per known column: enum range_kind */
+};
+
+/* 0, or -EINVAL when rec is not a buildtel header. */
+static int colmap_init(struct colmap *m, const struct csv_record *rec)
 {
-        struct samplecsv_colmap t;
+        struct colmap t;
         size_t n = sample_column_count();
 
         for (size_t i = 0; i < ARRAY_SIZE(t.idx); i++)
@@ -150,8 +161,10 @@ int samplecsv_colmap_init(struct samplecsv_colmap *m, const struct csv_record *r
         return 0;
 }
 
-int samplecsv_from_record(const struct samplecsv_colmap *m, const struct csv_record *rec,
-                          struct sample *s)
+/* s from a data record (a *_mb field becomes bytes; strings point into
+ * rec). -EINVAL, s untouched, for a junk row: the wrong field count, or a
+ * number that does not parse or is out of its column's range. */
+static int from_record(const struct colmap *m, const struct csv_record *rec, struct sample *s)
 {
         struct sample t;
 
@@ -184,7 +197,7 @@ int samplecsv_from_record(const struct samplecsv_colmap *m, const struct csv_rec
 int64_t samplecsv_read(const char *buf, size_t len, samplecsv_fn fn, void *userdata)
 {
         struct csv_record rec = CSV_RECORD_INIT;
-        struct samplecsv_colmap map;
+        struct colmap map;
         struct sample smp;
         size_t pos, used;
         int64_t good = 0;
@@ -192,7 +205,7 @@ int64_t samplecsv_read(const char *buf, size_t len, samplecsv_fn fn, void *userd
 
         r = csv_parse_record(buf, len, &rec, &used);
         if (r > 0)
-                r = samplecsv_colmap_init(&map, &rec);
+                r = colmap_init(&map, &rec);
         else if (r == 0)
                 r = -EINVAL; /* not even a whole header */
         if (r < 0)
@@ -207,7 +220,7 @@ int64_t samplecsv_read(const char *buf, size_t len, samplecsv_fn fn, void *userd
                         fn(userdata, NULL);
                         break;
                 }
-                if (r < 0 || samplecsv_from_record(&map, &rec, &smp) < 0) {
+                if (r < 0 || from_record(&map, &rec, &smp) < 0) {
                         fn(userdata, NULL);
                         continue;
                 }

@@ -25,27 +25,6 @@ int samplecsv_format(const struct sample *s, struct dbuf *b);
  * (stage, context from the build) gets a leading '. */
 int samplecsv_format_safe(const struct sample *s, struct dbuf *b);
 
-/* Column positions found in a header record. Columns may appear in any
- * order and unknown ones are ignored; the seed's columns must be there,
- * the ones added later may be missing (a CSV of an older buildtel): they
- * read as NAN and "". */
-struct samplecsv_colmap {
-        int idx[SAMPLE_COLUMNS_MAX];             /* per known column: field index or -1 */
-        size_t nfields;                          /* fields in the header */
-        unsigned char range[SAMPLE_COLUMNS_MAX]; /* per known column: enum range_kind */
-};
-
-/* Returns 0, or -EINVAL when rec is not a buildtel header. */
-int samplecsv_colmap_init(struct samplecsv_colmap *m, const struct csv_record *rec);
-
-/* Fill s from a data record (numbers in the model's units: a *_mb field
- * becomes bytes). Strings point into rec. Returns 0, or
- * -EINVAL when the record has the wrong field count or a number does not
- * parse or is out of its column's range (model/ranges.h): a junk row; s is
- * untouched then. */
-int samplecsv_from_record(const struct samplecsv_colmap *m, const struct csv_record *rec,
-                          struct sample *s);
-
 /* Called with each good row of a recorded CSV, in order (its strings are
  * borrowed for the call), and with NULL for each torn or junk row. */
 typedef void (*samplecsv_fn)(void *userdata, const struct sample *s);

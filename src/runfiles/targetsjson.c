@@ -397,12 +397,10 @@ int targetsjson_parse(const char *buf, size_t len, struct run_facts *f, struct t
                                 json_string_value(json_object_get(arr, "tool")),
                                 json_string_value(json_object_get(arr, "first_error")),
                                 json_string_value(json_object_get(arr, "last_error")));
-        if (ts) {
-                parse_slow_edges(json_object_get(root, "slowest_edges"), ts);
-                parse_ninja_log(json_object_get(root, "ninja_log"), ts);
-                parse_ninja_counts(root, ts);
-                e = parse_steps(root, ts);
-        }
+        parse_slow_edges(json_object_get(root, "slowest_edges"), ts);
+        parse_ninja_log(json_object_get(root, "ninja_log"), ts);
+        parse_ninja_counts(root, ts);
+        e = parse_steps(root, ts);
         json_decref(root);
         return e < 0 ? e : n;
 }

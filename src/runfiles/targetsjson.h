@@ -14,9 +14,9 @@ int targetsjson_format(const struct targets *ts, const struct run_facts *f, stru
 
 /* Such a file read back from buf: its targets appended to f (up to
  * TARGETS_MAX; each one's figures range checked: counts >= 0, cached
- * clamped to steps, ratios derived), and, when ts is not NULL, its slowest
- * ninja edges (durations, each from 0), its kept ninja edges with their
- * times and BuildKit steps into ts (an initialized struct targets).
+ * clamped to steps, ratios derived), and its slowest ninja edges
+ * (durations, each from 0), its kept ninja edges with their times and
+ * BuildKit steps into ts (an initialized struct targets).
  * Returns the number of targets appended, -EINVAL when buf is not a JSON
  * object, or -ENOMEM. */
 int targetsjson_parse(const char *buf, size_t len, struct run_facts *f, struct targets *ts);

@@ -133,7 +133,6 @@ int unitscsv_parse(const char *buf, size_t len, struct units *u, size_t *ret_ski
                         n++;
         }
         csv_record_release(&rec);
-        if (ret_skipped)
-                *ret_skipped = skipped;
+        *ret_skipped = skipped;
         return r == -ENOMEM ? r : n;
 }

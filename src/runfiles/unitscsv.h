@@ -18,6 +18,6 @@
 int unitscsv_format(const struct units *u, struct dbuf *out);
 /* Read such a CSV into u (empty or not); one without the path column
  * (before issue 26) reads with paths unknown, without source sampled. Records that do not parse
- * are skipped and counted in *ret_skipped (may be NULL). Returns the units
+ * are skipped and counted in *ret_skipped. Returns the units
  * read, or -EINVAL when the header is not ours. */
 int unitscsv_parse(const char *buf, size_t len, struct units *u, size_t *ret_skipped);

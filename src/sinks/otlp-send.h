@@ -18,7 +18,6 @@
 #define OTLP_SEND_QUEUE 4
 #define OTLP_SEND_ATTEMPTS 5       /* a body is sent at most this many times */
 #define OTLP_SEND_BACKOFF_MAX 30.0 /* seconds between two attempts, at most */
-#define OTLP_SEND_POLLFDS 8
 
 struct otlp_sender;
 

@@ -380,7 +380,7 @@ static int store_cc_block(struct sqlite_state *s, enum cc_tool tool, const struc
             .version = b->version[0] ? b->version : NULL,
         };
 
-        return store_cache_snapshot_insert(s->st, &c, NULL);
+        return store_cache_snapshot_insert(s->st, &c);
 }
 
 /* The compiler-cache stats blocks the log printed: the first and the last

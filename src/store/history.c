@@ -599,16 +599,14 @@ static int previous_row(void *ctx, sqlite3_stmt *s)
         return 0;
 }
 
-int store_cache_previous(struct store *st, const char *tool, int64_t before_id,
-                         struct store_cache_snapshot *ret)
+int store_cache_previous(struct store *st, const char *tool, struct store_cache_snapshot *ret)
 {
         struct store_cache_snapshot c = {.tool = tool, .origin = "cache"};
         int64_t n = store_query(st,
                                 "SELECT taken_epoch, hits, misses, size_bytes, max_size_bytes,"
                                 " files, run FROM cache_snapshots"
-                                " WHERE tool = ? AND origin = 'cache' AND (?2 = 0 OR id < ?2)"
-                                " ORDER BY id DESC LIMIT 1",
-                                1, previous_row, &c, "ti", tool, before_id);
+                                " WHERE tool = ? AND origin = 'cache' ORDER BY id DESC LIMIT 1",
+                                1, previous_row, &c, "t", tool);
 
         if (n == 1)
                 *ret = c;
@@ -760,7 +758,7 @@ int history_parse_when(const char *str, double now, double *ret)
 
 /* ---- buildtel top ---------------------------------------------------- */
 
-#define TAIL_BASE "elapsed_s, cpu_pct, mem_used_mb, mem_avail_mb, stage, context"
+#define TAIL_BASE "elapsed_s, cpu_pct, mem_avail_mb, stage, context"
 #define TAIL_FROM                                                                                  \
         " FROM (SELECT * FROM samples WHERE run = ? ORDER BY seq DESC LIMIT ?) ORDER BY seq"
 
@@ -781,13 +779,12 @@ static int tail_row(void *ctx, sqlite3_stmt *s)
         /* the row may have been edited: each figure in its column's range */
         p->elapsed_s = col_range(s, 0, RANGE_DURATION);
         p->cpu_pct = col_range(s, 1, RANGE_PERCENT);
-        p->mem_used_mb = col_range(s, 2, RANGE_MIB);
-        p->mem_avail_mb = col_range(s, 3, RANGE_MIB);
-        copy_utf8_str(p->stage, sizeof(p->stage), store_col_text(s, 4));
-        copy_utf8_str(p->context, sizeof(p->context), store_col_text(s, 5));
-        p->cg_mem_mb = w->extended ? col_range(s, 6, RANGE_MIB) : NAN;
-        p->cg_psi_mem_some_s = w->extended ? col_range(s, 7, RANGE_CPU_SECONDS) : NAN;
-        copy_utf8_str(p->running, sizeof(p->running), w->extended ? store_col_text(s, 8) : NULL);
+        p->mem_avail_mb = col_range(s, 2, RANGE_MIB);
+        copy_utf8_str(p->stage, sizeof(p->stage), store_col_text(s, 3));
+        copy_utf8_str(p->context, sizeof(p->context), store_col_text(s, 4));
+        p->cg_mem_mb = w->extended ? col_range(s, 5, RANGE_MIB) : NAN;
+        p->cg_psi_mem_some_s = w->extended ? col_range(s, 6, RANGE_CPU_SECONDS) : NAN;
+        copy_utf8_str(p->running, sizeof(p->running), w->extended ? store_col_text(s, 7) : NULL);
         return 0;
 }
 

@@ -158,12 +158,10 @@ int store_targets_each(struct store *st, int64_t id, bool insertion_order, int64
 typedef int (*store_cache_fn)(void *userdata, const struct store_cache_snapshot *c);
 int store_cache_snapshots_each(struct store *st, int64_t id, store_cache_fn fn, void *userdata);
 
-/* The latest `buildtel cache` snapshot of tool taken before the snapshot
- * with row id before_id (0: the latest of all), into *ret with tool and
+/* The latest `buildtel cache` snapshot of tool, into *ret with tool and
  * origin static or the caller's, version and raw NULL. Returns 1, 0 when
  * there is none (*ret untouched), or -errno. */
-int store_cache_previous(struct store *st, const char *tool, int64_t before_id,
-                         struct store_cache_snapshot *ret);
+int store_cache_previous(struct store *st, const char *tool, struct store_cache_snapshot *ret);
 
 /* What the runs started at or after since (epoch seconds) saw of tool in
  * their logs: the runs whose log printed its stats, and the sum of each
@@ -202,7 +200,7 @@ int history_parse_when(const char *s, double now, double *ret);
 
 /* One recent sample of a run, as `buildtel top` shows it (strings cut). */
 struct store_tail_point {
-        double elapsed_s, cpu_pct, mem_used_mb, mem_avail_mb;
+        double elapsed_s, cpu_pct, mem_avail_mb;
         double cg_mem_mb, cg_psi_mem_some_s; /* the build's own; NAN unknown */
         char stage[64], context[96];
         char running[128]; /* the running units, "" none or unknown */

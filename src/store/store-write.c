@@ -152,20 +152,15 @@ int store_target_insert(struct store *st, int64_t run, const struct target_fact 
                           store_cc_count(&t->ccache, false), t->start_s, t->end_s);
 }
 
-int store_cache_snapshot_insert(struct store *st, const struct store_cache_snapshot *c,
-                                int64_t *ret_id)
+int store_cache_snapshot_insert(struct store *st, const struct store_cache_snapshot *c)
 {
-        int r = store_exec(st,
-                           "INSERT INTO cache_snapshots (taken_epoch, tool, origin, run, hits,"
-                           " misses, size_bytes, max_size_bytes, files, version, raw)"
-                           " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                           "dttnnnnnntt", c->taken_epoch, c->tool, c->origin,
-                           c->run > 0 ? c->run : (int64_t)-1, c->hits, c->misses, c->size_bytes,
-                           c->max_size_bytes, c->files, c->version, c->raw);
-
-        if (r >= 0 && ret_id)
-                *ret_id = store_last_rowid(st);
-        return r;
+        return store_exec(st,
+                          "INSERT INTO cache_snapshots (taken_epoch, tool, origin, run, hits,"
+                          " misses, size_bytes, max_size_bytes, files, version, raw)"
+                          " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                          "dttnnnnnntt", c->taken_epoch, c->tool, c->origin,
+                          c->run > 0 ? c->run : (int64_t)-1, c->hits, c->misses, c->size_bytes,
+                          c->max_size_bytes, c->files, c->version, c->raw);
 }
 
 int store_run_set_steps(struct store *st, int64_t id, int64_t steps, int64_t cached)

@@ -191,8 +191,7 @@ struct store_cache_snapshot {
         const char *raw; /* the tool's output, as text (NULL: none) */
 };
 
-int store_cache_snapshot_insert(struct store *st, const struct store_cache_snapshot *c,
-                                int64_t *ret_id);
+int store_cache_snapshot_insert(struct store *st, const struct store_cache_snapshot *c);
 
 struct unit;
 
