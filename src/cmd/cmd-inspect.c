@@ -71,14 +71,12 @@ static void render_facts(const struct store_run *run, struct dwriter *w)
         line(w, "result", RESULT_STR(run));
         if (dw_ok(w))
                 dw_check(w, history_put_failure(w->b, run, "failed       "));
-        if (run->steps >= 0) {
-                snprintf(buf, sizeof(buf), "%lld (%lld cached)", (long long)run->steps,
-                         (long long)MAX(run->cached_steps, 0));
-                line(w, "steps", buf);
-        }
-        snprintf(buf, sizeof(buf), run->samples_dropped > 0 ? "%lld (%lld dropped)" : "%lld",
-                 (long long)MAX(run->samples, 0), (long long)run->samples_dropped);
-        line(w, "samples", buf);
+        /* figures: nothing of the build's to clean, as line() would */
+        if (run->steps >= 0)
+                dw_printf(w, "%-12s %lld (%lld cached)\n", "steps", (long long)run->steps,
+                          (long long)MAX(run->cached_steps, 0));
+        dw_printf(w, run->samples_dropped > 0 ? "%-12s %lld (%lld dropped)\n" : "%-12s %lld\n",
+                  "samples", (long long)MAX(run->samples, 0), (long long)run->samples_dropped);
 }
 
 static void render_peak_memory(const struct store_run *run, struct dwriter *w)
