@@ -17,6 +17,7 @@
 #include "platform/cachetool.h"
 #include "parse/ccstats.h"
 #include "render/jsonw.h"
+#include "render/summary.h"
 #include "store/history.h"
 #include "util/json-cleanup.h"
 #include "util/util.h"
@@ -152,40 +153,32 @@ static json_t *report_json(const struct report *rep)
 }
 
 /* A count and its change: "12 (+3)", "12", "-". */
-static void fmt_count_delta(int64_t v, int64_t d, char *buf, size_t len)
+static const char *fmt_count_delta(int64_t v, int64_t d, char buf[static 48])
 {
-        size_t n;
-
-        history_fmt_count(v, buf, len);
-        n = strlen(buf);
-        if (v >= 0 && d != DELTA_UNKNOWN)
-                snprintf(buf + n, len - n, " (%+lld)", (long long)d);
+        snprintf(buf, 48, v >= 0 && d != DELTA_UNKNOWN ? "%s (%+lld)" : "%s", COUNT_STR(v),
+                 (long long)d);
+        return buf;
 }
+
+#define COUNT_DELTA_STR(v, d) fmt_count_delta(v, d, (char[48]){0})
 
 static int report_text(const struct report *rep, struct dbuf *out)
 {
         const struct store_cache_snapshot *c = &rep->c, *p = &rep->prev;
-        char hits[48], misses[48], rate[16], size[64], files[48], since[64], ds[32];
+        char rate[16], size[64];
         int64_t dsz = delta(rep->has_prev, p->size_bytes, c->size_bytes);
         double hr = hit_rate(c);
 
-        fmt_count_delta(c->hits, delta(rep->has_prev, p->hits, c->hits), hits, sizeof(hits));
-        fmt_count_delta(c->misses, delta(rep->has_prev, p->misses, c->misses), misses,
-                        sizeof(misses));
-        fmt_count_delta(c->files, delta(rep->has_prev, p->files, c->files), files, sizeof(files));
         snprintf(rate, sizeof(rate), isfinite(hr) ? "%.1f%%" : "-", hr * 100);
-        fmt_size((double)c->size_bytes, size, sizeof(size));
-        if (dsz != DELTA_UNKNOWN) {
-                fmt_size(fabs((double)dsz), ds, sizeof(ds));
-                snprintf(size + strlen(size), sizeof(size) - strlen(size), " (%s%s)",
-                         dsz < 0 ? "-" : "+", ds);
-        }
-        if (rep->has_prev)
-                history_fmt_time(p->taken_epoch, true, since, sizeof(since));
-        else
-                snprintf(since, sizeof(since), "first snapshot");
-        return dbuf_printf(out, "%-8s %18s %18s %9s %24s %14s  %s\n", rep->tool, hits, misses, rate,
-                           size, files, since);
+        snprintf(size, sizeof(size), dsz != DELTA_UNKNOWN ? "%s (%s%s)" : "%s",
+                 BYTES_STR((double)c->size_bytes), dsz < 0 ? "-" : "+",
+                 BYTES_STR(fabs((double)dsz)));
+        return dbuf_printf(out, "%-8s %18s %18s %9s %24s %14s  %s\n", rep->tool,
+                           COUNT_DELTA_STR(c->hits, delta(rep->has_prev, p->hits, c->hits)),
+                           COUNT_DELTA_STR(c->misses, delta(rep->has_prev, p->misses, c->misses)),
+                           rate, size,
+                           COUNT_DELTA_STR(c->files, delta(rep->has_prev, p->files, c->files)),
+                           rep->has_prev ? TIME_STR(p->taken_epoch, true) : "first snapshot");
 }
 
 int cmd_cache(int argc, char **argv)

@@ -268,7 +268,7 @@ static int compare(struct store *st, const int64_t ids[2], const struct common_o
         if (r >= 0)
                 r = store_run_get(st, ids[1], &run[1]);
         for (int i = 0; r >= 0 && i < 2; i++) {
-                history_run_result(&run[i], outcome[i], sizeof(outcome[i]));
+                history_run_result(&run[i], outcome[i]);
                 r = load_side(st, &run[i], outcome[i], &side[i]);
         }
         if (r >= 0)

@@ -68,25 +68,28 @@ int history_print_json(const json_t *v)
         return write_all(STDOUT_FILENO, b.p, b.len) < 0 ? 1 : 0;
 }
 
-void history_fmt_time(double epoch, bool with_seconds, char *buf, size_t len)
+const char *history_fmt_time(double epoch, bool with_seconds, char buf[static 32])
 {
         /* (time_t) is defined only in range */
         time_t t = range_ok(RANGE_EPOCH, epoch) ? (time_t)epoch : 0;
         struct tm tm;
 
         if (!range_ok(RANGE_EPOCH, epoch) || !localtime_r(&t, &tm) ||
-            strftime(buf, len, with_seconds ? "%Y-%m-%d %H:%M:%S" : "%Y-%m-%d %H:%M", &tm) == 0)
-                snprintf(buf, len, "-");
+            strftime(buf, 32, with_seconds ? "%Y-%m-%d %H:%M:%S" : "%Y-%m-%d %H:%M", &tm) == 0)
+                return "-";
+        return buf;
 }
 
-void history_fmt_count(int64_t v, char *buf, size_t len)
+const char *history_fmt_count(int64_t v, char buf[static 24])
 {
-        snprintf(buf, len, v >= 0 ? "%lld" : "-", (long long)v);
+        snprintf(buf, 24, v >= 0 ? "%lld" : "-", (long long)v);
+        return buf;
 }
 
-void history_fmt_ratio(double v, char *buf, size_t len)
+const char *history_fmt_ratio(double v, char buf[static 16])
 {
-        snprintf(buf, len, isfinite(v) ? "%.0f%%" : "-", v * 100);
+        snprintf(buf, 16, isfinite(v) ? "%.0f%%" : "-", v * 100);
+        return buf;
 }
 
 json_t *history_json_count(int64_t v)
@@ -94,24 +97,23 @@ json_t *history_json_count(int64_t v)
         return v >= 0 ? json_integer(v) : json_null();
 }
 
-void history_run_result(const struct store_run *r, char *buf, size_t len)
+const char *history_run_result(const struct store_run *r, char buf[static 32])
 {
         char o[FIGURE_OUTCOME_LEN];
         bool unfinished = r->state == STORE_RUN_RUNNING || r->state == STORE_RUN_INCOMPLETE ||
                           r->state == STORE_RUN_UNRECORDED || r->state == STORE_RUN_DISK_FULL;
 
-        snprintf(buf, len, "%s",
+        snprintf(buf, 32, "%s",
                  unfinished ? store_run_state_name(r->state)
                             : figure_outcome(r->info.exit_code, r->info.term_signal,
                                              r->build_oom_kills, o));
+        return buf;
 }
 
 json_t *history_run_json(const struct store_run *r)
 {
         const struct run_info *ri = &r->info;
-        char result[32];
 
-        history_run_result(r, result, sizeof(result));
         /* the row, the resource figures stored with it, then the later
          * keys (issue 23's job appended: the keys' order is an interface) */
         return json_pack(
@@ -150,7 +152,7 @@ json_t *history_run_json(const struct store_run *r)
             jsonw_real(r->build_anon_peak_mb), "unit_peak_name", jsonw_text(r->unit_peak_name),
             "unit_peak_tool", jsonw_text(r->unit_peak_tool), "unit_peak_mb",
             jsonw_real(r->unit_peak_mb), "jobs_reading", jsonw_text(r->jobs_reading), "nodes",
-            jsonw_text(r->nodes), "result", result, "job", jsonw_text(ri->job), "failure",
+            jsonw_text(r->nodes), "result", RESULT_STR(r), "job", jsonw_text(ri->job), "failure",
             r->fail_target || r->fail_first
                 ? json_pack("{s:o, s:o, s:o, s:o}", "target", jsonw_text(r->fail_target), "tool",
                             jsonw_text(r->fail_tool), "first_error", jsonw_text(r->fail_first),

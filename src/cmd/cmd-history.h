@@ -51,12 +51,19 @@ int history_list_end(const char *cmd, int n, struct json_t *json, struct dbuf *o
 /* Print v as 2-space-indented JSON plus a newline. Returns 0 or 1. */
 int history_print_json(const struct json_t *v);
 
+/* The columns' spellings, in buf or a constant; the *_STR forms in a
+ * buffer of the expression's own, as render/summary.h's SIZE_STR. */
 /* Local time "2026-11-29 15:40:20" (seconds with with_seconds). */
-void history_fmt_time(double epoch, bool with_seconds, char *buf, size_t len);
+const char *history_fmt_time(double epoch, bool with_seconds, char buf[static 32]);
 /* A count as "12"; "-" for a negative (unknown) one. */
-void history_fmt_count(int64_t v, char *buf, size_t len);
+const char *history_fmt_count(int64_t v, char buf[static 24]);
 /* A ratio as "42%"; "-" for NAN. */
-void history_fmt_ratio(double v, char *buf, size_t len);
+const char *history_fmt_ratio(double v, char buf[static 16]);
+#define TIME_STR(epoch, with_seconds) history_fmt_time(epoch, with_seconds, (char[32]){0})
+#define COUNT_STR(v) history_fmt_count(v, (char[24]){0})
+#define RATIO_STR(v) history_fmt_ratio(v, (char[16]){0})
+/* A duration as a column spells it (FMT_DURATION_COMPACT). */
+#define SPAN_STR(s) fmt_duration(s, FMT_DURATION_COMPACT, (char[FMT_DURATION_LEN]){0})
 
 /* A count as JSON (null for -1 or any negative; render/jsonw.h has the
  * reals and strings). NULL only when memory ran out. */
@@ -64,7 +71,8 @@ struct json_t *history_json_count(int64_t v);
 
 /* What became of run r: "ok", "exit 2", "signal 9", "running",
  * "incomplete" or "unknown". */
-void history_run_result(const struct store_run *r, char *buf, size_t len);
+const char *history_run_result(const struct store_run *r, char buf[static 32]);
+#define RESULT_STR(r) history_run_result(r, (char[32]){0})
 
 /* Run r as the JSON object status --json prints (and inspect --json
  * extends), keys in their documented order. NULL when memory ran out. */

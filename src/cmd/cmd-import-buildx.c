@@ -16,6 +16,7 @@
 #include "parse/bkrecord.h"
 #include "parse/buildkit.h"
 #include "platform/buildx.h"
+#include "render/summary.h"
 #include "util/dbuf.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -76,16 +77,13 @@ static int import_one(const char *what, const char *buf, size_t len, const struc
 static void print_step(void *userdata, const struct bkrecord_step *st)
 {
         const struct step_exec *u = &st->u;
-        char pk[32], rd[32], wr[32];
 
         if (!u->set)
                 return;
-        fmt_size(u->mem_peak_bytes, pk, sizeof(pk));
-        fmt_size(u->io_read_bytes, rd, sizeof(rd));
-        fmt_size(u->io_write_bytes, wr, sizeof(wr));
         printf("  step (BuildKit's record): cpu %.3f s, peak %s, read %s, written %s, oom kills "
                "%.0f: %s\n",
-               u->cpu_s, pk, rd, wr, isnan(u->oom_kills) ? 0.0 : u->oom_kills, st->xcmd);
+               u->cpu_s, BYTES_STR(u->mem_peak_bytes), BYTES_STR(u->io_read_bytes),
+               BYTES_STR(u->io_write_bytes), isnan(u->oom_kills) ? 0.0 : u->oom_kills, st->xcmd);
 }
 
 /* The RUN steps' usage of BuildKit's record, when it has any (cgroup v2). */

@@ -11,6 +11,7 @@
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "render/jsonw.h"
+#include "render/summary.h"
 #include "store/history.h"
 #include "util/macro.h"
 #include "util/util.h"
@@ -28,15 +29,11 @@ static void peak(struct dwriter *w, const char *label, double v, int decimals, c
                 dw_printf(w, "  %-24s %.*f%s\n", label, decimals, v, unit);
 }
 
-/* A size in MiB, as every text surface spells it (fmt_size_mib) */
+/* A size in MiB, as every text surface spells it (SIZE_STR) */
 static void peak_size(struct dwriter *w, const char *label, double mib)
 {
-        char sz[32];
-
-        if (!isfinite(mib))
-                return;
-        fmt_size_mib(mib, sz, sizeof(sz));
-        dw_printf(w, "  %-24s %s\n", label, sz);
+        if (isfinite(mib))
+                dw_printf(w, "  %-24s %s\n", label, SIZE_STR(mib));
 }
 
 static const char *or_empty(const char *s)
@@ -48,7 +45,7 @@ static void render_facts(const struct store_run *run, struct dwriter *w)
 {
         const struct run_info *ri = &run->info;
         _cleanup_dbuf_ struct dbuf cmd = DBUF_INIT;
-        char buf[512], t[64];
+        char buf[512];
 
         for (size_t i = 0; ri->argv && ri->argv[i]; i++)
                 dw_check(w, dbuf_printf(&cmd, "%s%s", i ? " " : "", ri->argv[i]));
@@ -69,31 +66,23 @@ static void render_facts(const struct store_run *run, struct dwriter *w)
                          or_empty(run->vcs_ref));
                 line(w, "revision", buf);
         }
-        history_fmt_time(ri->start_epoch, true, t, sizeof(t));
-        line(w, "start", t);
-        (void)fmt_duration(run->duration_s, FMT_DURATION_COMPACT, t);
-        line(w, "duration", t);
-        history_run_result(run, buf, sizeof(buf));
-        line(w, "result", buf);
+        line(w, "start", TIME_STR(ri->start_epoch, true));
+        line(w, "duration", SPAN_STR(run->duration_s));
+        line(w, "result", RESULT_STR(run));
         if (dw_ok(w))
                 dw_check(w, history_put_failure(w->b, run, "failed       "));
-        if (run->steps >= 0) {
-                snprintf(buf, sizeof(buf), "%lld (%lld cached)", (long long)run->steps,
-                         (long long)MAX(run->cached_steps, 0));
-                line(w, "steps", buf);
-        }
-        snprintf(buf, sizeof(buf), run->samples_dropped > 0 ? "%lld (%lld dropped)" : "%lld",
-                 (long long)MAX(run->samples, 0), (long long)run->samples_dropped);
-        line(w, "samples", buf);
+        /* figures: nothing of the build's to clean, as line() would */
+        if (run->steps >= 0)
+                dw_printf(w, "%-12s %lld (%lld cached)\n", "steps", (long long)run->steps,
+                          (long long)MAX(run->cached_steps, 0));
+        dw_printf(w, run->samples_dropped > 0 ? "%-12s %lld (%lld dropped)\n" : "%-12s %lld\n",
+                  "samples", (long long)MAX(run->samples, 0), (long long)run->samples_dropped);
 }
 
 static void render_peak_memory(const struct store_run *run, struct dwriter *w)
 {
-        char t1[64], t2[64];
-
-        fmt_size_mib(run->mem_used_peak_mb, t1, sizeof(t1));
-        (void)fmt_duration(run->mem_used_peak_elapsed_s, FMT_DURATION_COMPACT, t2);
-        dw_printf(w, "  %-24s %s at +%s", "host memory used", t1, t2);
+        dw_printf(w, "  %-24s %s at +%s", "host memory used", SIZE_STR(run->mem_used_peak_mb),
+                  SPAN_STR(run->mem_used_peak_elapsed_s));
         if (run->mem_used_peak_stage && *run->mem_used_peak_stage)
                 history_dw_clean(w, ", in ", run->mem_used_peak_stage, 256);
         if (run->mem_used_peak_context && *run->mem_used_peak_context)
@@ -103,16 +92,13 @@ static void render_peak_memory(const struct store_run *run, struct dwriter *w)
 
 static void render_peaks(const struct store_run *run, struct dwriter *w)
 {
-        char mib[32];
-
         /* the build's own first: its cgroup's peak, anon, the largest unit,
          * the -j reading (from the stored summary) */
         dw_puts(w, "peaks:\n");
         peak_size(w, "build memory (kernel)", run->build_mem_peak_mb);
         peak_size(w, "build anon memory", run->build_anon_peak_mb);
         if (run->unit_peak_name && isfinite(run->unit_peak_mb)) {
-                fmt_size_mib(run->unit_peak_mb, mib, sizeof(mib));
-                dw_printf(w, "  %-24s %s, ", "largest unit", mib);
+                dw_printf(w, "  %-24s %s, ", "largest unit", SIZE_STR(run->unit_peak_mb));
                 if (run->unit_peak_tool)
                         dw_printf(w, "%s ", run->unit_peak_tool);
                 history_dw_clean(w, NULL,
@@ -160,21 +146,17 @@ static json_t *target_json(const struct target_fact *t)
 static int target_text(struct dbuf *out, const struct target_fact *t)
 {
         _cleanup_dbuf_ struct dbuf n = DBUF_INIT, nd = DBUF_INIT;
-        char dur[32], ratio[16], hits[24], miss[24], steps[24], cached[24];
         int r;
 
-        (void)fmt_duration(t->duration_s, FMT_DURATION_COMPACT, dur);
-        history_fmt_ratio(t->cache_ratio, ratio, sizeof(ratio));
-        history_fmt_count(store_fact_steps(t, false), steps, sizeof(steps));
-        history_fmt_count(store_fact_steps(t, true), cached, sizeof(cached));
-        history_fmt_count(store_cc_count(&t->cc, true), hits, sizeof(hits));
-        history_fmt_count(store_cc_count(&t->cc, false), miss, sizeof(miss));
         r = history_put_clean(&n, t->name, 24);
         if (r >= 0)
                 r = history_put_clean(&nd, t->node[0] ? t->node : "-", 16);
         if (r >= 0)
-                r = dbuf_printf(out, "  %-24s %9s %6s %6s %6s %-16s %8s %8s\n", n.p ? n.p : "", dur,
-                                steps, cached, ratio, nd.p ? nd.p : "", hits, miss);
+                r = dbuf_printf(out, "  %-24s %9s %6s %6s %6s %-16s %8s %8s\n", n.p ? n.p : "",
+                                SPAN_STR(t->duration_s), COUNT_STR(store_fact_steps(t, false)),
+                                COUNT_STR(store_fact_steps(t, true)), RATIO_STR(t->cache_ratio),
+                                nd.p ? nd.p : "", COUNT_STR(store_cc_count(&t->cc, true)),
+                                COUNT_STR(store_cc_count(&t->cc, false)));
         return r;
 }
 
@@ -206,7 +188,6 @@ static json_t *cache_json(const struct store_cache_snapshot *c)
 static int add_cache(void *userdata, const struct store_cache_snapshot *c)
 {
         struct rows *rows = userdata;
-        char size[64], hits[24], misses[24];
         int r = 0;
 
         if (rows->json)
@@ -214,12 +195,10 @@ static int add_cache(void *userdata, const struct store_cache_snapshot *c)
         if (rows->n++ == 0)
                 r = dbuf_printf(rows->out, "compiler cache:\n  %-8s %-10s %10s %10s %12s\n", "TOOL",
                                 "WHEN", "HITS", "MISSES", "SIZE");
-        fmt_size((double)c->size_bytes, size, sizeof(size));
-        history_fmt_count(c->hits, hits, sizeof(hits));
-        history_fmt_count(c->misses, misses, sizeof(misses));
         if (r >= 0)
                 r = dbuf_printf(rows->out, "  %-8s %-10s %10s %10s %12s\n", c->tool, c->origin,
-                                hits, misses, size);
+                                COUNT_STR(c->hits), COUNT_STR(c->misses),
+                                BYTES_STR((double)c->size_bytes));
         return r;
 }
 

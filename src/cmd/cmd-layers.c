@@ -39,12 +39,8 @@ static int layer_text(struct dbuf *out, const struct store_layer *l)
 {
         const struct target_fact *t = &l->target;
         _cleanup_dbuf_ struct dbuf n = DBUF_INIT, nd = DBUF_INIT, run = DBUF_INIT, note = DBUF_INIT;
-        char steps[24], cached[24], ratio[16];
         int r;
 
-        history_fmt_count(store_fact_steps(t, false), steps, sizeof(steps));
-        history_fmt_count(store_fact_steps(t, true), cached, sizeof(cached));
-        history_fmt_ratio(t->cache_ratio, ratio, sizeof(ratio));
         r = history_put_clean(&n, t->name, 24);
         if (r >= 0)
                 r = history_put_clean(&run, l->run, 26);
@@ -58,8 +54,10 @@ static int layer_text(struct dbuf *out, const struct store_layer *l)
                         r = dbuf_puts(&note, "): no local layer cache there");
         }
         if (r >= 0)
-                r = dbuf_printf(out, ROW_FORMAT, n.p ? n.p : "", run.p ? run.p : "", steps, cached,
-                                ratio, nd.p ? nd.p : "", note.p ? note.p : "");
+                r = dbuf_printf(out, ROW_FORMAT, n.p ? n.p : "", run.p ? run.p : "",
+                                COUNT_STR(store_fact_steps(t, false)),
+                                COUNT_STR(store_fact_steps(t, true)), RATIO_STR(t->cache_ratio),
+                                nd.p ? nd.p : "", note.p ? note.p : "");
         return r;
 }
 

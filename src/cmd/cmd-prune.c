@@ -18,6 +18,7 @@
 #include "cmd/cmd.h"
 #include "runfiles/names.h"
 #include "pipeline/recorder.h"
+#include "render/summary.h"
 #include "sinks/sink.h"
 #include "store/history.h"
 #include "store/store.h"
@@ -135,7 +136,6 @@ static int prune_one(struct store *st, const struct prune_list *l, size_t i, boo
 {
         const struct prune_run *p = &l->v[i];
         _cleanup_dbuf_ struct dbuf dir = DBUF_INIT;
-        char size[32];
         int r = dry ? 0 : run_files(p->dir, p->run_id, true, NULL, NULL);
 
         if (r >= 0 && !dry)
@@ -149,11 +149,11 @@ static int prune_one(struct store *st, const struct prune_list *l, size_t i, boo
         res->runs++;
         res->files += p->files;
         res->bytes += l->r[i].bytes;
-        fmt_size((double)l->r[i].bytes, size, sizeof(size));
         /* the directory is the row's: whoever edited it chose its bytes */
         if (verbose && history_put_clean(&dir, p->dir, 4096) >= 0 && dir.p)
                 printf("%s %s (%llu files, %s in %s)\n", dry ? "would remove" : "removed",
-                       p->run_id, (unsigned long long)p->files, size, dir.p);
+                       p->run_id, (unsigned long long)p->files, BYTES_STR((double)l->r[i].bytes),
+                       dir.p);
         return 0;
 }
 
@@ -256,7 +256,6 @@ int cmd_prune(int argc, char **argv)
 {
         struct common_opts o;
         struct prune_result res;
-        char freed[32], left[32];
         int k, r, ret = history_opts_parse("prune", argc, argv, &o, &k);
 
         if (ret >= 0)
@@ -274,10 +273,9 @@ int cmd_prune(int argc, char **argv)
                 fprintf(stderr, "buildtel prune: cannot read the history: %s\n", store_strerror(r));
                 return 1;
         }
-        fmt_size((double)res.bytes, freed, sizeof(freed));
-        fmt_size((double)res.kept_bytes, left, sizeof(left));
         printf("%s %llu runs (%llu files, %s); %llu runs kept (%s)\n",
                o.dry_run ? "would remove" : "removed", (unsigned long long)res.runs,
-               (unsigned long long)res.files, freed, (unsigned long long)res.kept_runs, left);
+               (unsigned long long)res.files, BYTES_STR((double)res.bytes),
+               (unsigned long long)res.kept_runs, BYTES_STR((double)res.kept_bytes));
         return res.failed ? 1 : 0;
 }

@@ -20,6 +20,7 @@
 #include "cmd/cmd.h"
 #include "view/live.h"
 #include "pipeline/loop.h"
+#include "render/summary.h"
 #include "platform/cgroup.h"
 #include "platform/child.h"
 #include "platform/procfs.h"
@@ -252,7 +253,6 @@ static void prune_at_end(struct run *R)
         const struct common_opts *o = R->o;
         struct retention_policy p;
         struct prune_result res;
-        char freed[32], kept[32], limit[32];
 
         if (o->rec.no_db || !R->rec || prune_limit_of("run", o, &p) < 0 ||
             !retention_policy_any(&p))
@@ -261,17 +261,13 @@ static void prune_at_end(struct run *R)
                         R->ri.run_id, false, false, &res) < 0 ||
             res.runs == 0 || o->rec.quiet)
                 return;
-        fmt_size((double)res.bytes, freed, sizeof(freed));
-        fmt_size((double)res.kept_bytes, kept, sizeof(kept));
-        if (p.max_bytes)
-                fmt_size((double)p.max_bytes, limit, sizeof(limit));
-        else
-                snprintf(limit, sizeof(limit), "no size limit");
         fprintf(stderr,
                 "buildtel: pruned %llu old run%s (%s): %llu kept (%s); limits --keep-runs %llu, "
                 "--keep-size %s (`buildtel help prune`)\n",
-                (unsigned long long)res.runs, res.runs == 1 ? "" : "s", freed,
-                (unsigned long long)res.kept_runs, kept, (unsigned long long)p.keep, limit);
+                (unsigned long long)res.runs, res.runs == 1 ? "" : "s",
+                BYTES_STR((double)res.bytes), (unsigned long long)res.kept_runs,
+                BYTES_STR((double)res.kept_bytes), (unsigned long long)p.keep,
+                p.max_bytes ? BYTES_STR((double)p.max_bytes) : "no size limit");
 }
 
 /* From the spawned build to its exit status, the files written. */

@@ -8,6 +8,7 @@
 #include "cmd/cmd-common.h"
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
+#include "render/summary.h"
 #include "store/history.h"
 #include "util/util.h"
 
@@ -24,30 +25,25 @@ struct listing {
 
 static int row_text(struct dbuf *out, const struct store_run *run)
 {
-        char start[32], dur[32], mem[32], bmem[32], banon[32], oom[32], result[32];
         _cleanup_dbuf_ struct dbuf id = DBUF_INIT, b = DBUF_INIT, h = DBUF_INIT;
         const char *nodes = run->nodes && *run->nodes ? run->nodes : run->info.host;
+        /* rounded as the summary rounds it (issue 26), "-" when unknown */
+        const char *dur = isfinite(run->duration_s) && run->duration_s >= 0
+                              ? DURATION_STR(run->duration_s)
+                              : SPAN_STR(run->duration_s);
         int r;
 
-        history_fmt_time(run->info.start_epoch, false, start, sizeof(start));
-        /* rounded as the summary rounds it (issue 26), "-" when unknown */
-        (void)fmt_duration(run->duration_s,
-                           isfinite(run->duration_s) && run->duration_s >= 0 ? FMT_DURATION_EXACT
-                                                                             : FMT_DURATION_COMPACT,
-                           dur);
-        fmt_size_mib(run->mem_used_peak_mb, mem, sizeof(mem));
-        fmt_size_mib(run->build_mem_peak_mb, bmem, sizeof(bmem));
-        fmt_size_mib(run->build_anon_peak_mb, banon, sizeof(banon));
-        history_fmt_count(run->near_oom_samples, oom, sizeof(oom));
-        history_run_result(run, result, sizeof(result));
         r = history_put_clean(&id, run->info.run_id, 26);
         if (r >= 0)
                 r = history_put_clean(&b, run->builder && *run->builder ? run->builder : "-", 14);
         if (r >= 0)
                 r = history_put_clean(&h, nodes ? nodes : "", 12);
         if (r >= 0)
-                r = dbuf_printf(out, ROW_FORMAT, id.p ? id.p : "", start, dur, result,
-                                b.p ? b.p : "", h.p ? h.p : "", bmem, banon, mem, oom);
+                r = dbuf_printf(out, ROW_FORMAT, id.p ? id.p : "",
+                                TIME_STR(run->info.start_epoch, false), dur, RESULT_STR(run),
+                                b.p ? b.p : "", h.p ? h.p : "", SIZE_STR(run->build_mem_peak_mb),
+                                SIZE_STR(run->build_anon_peak_mb), SIZE_STR(run->mem_used_peak_mb),
+                                COUNT_STR(run->near_oom_samples));
         return r;
 }
 
@@ -56,21 +52,20 @@ static int latest_text(struct dbuf *out, const struct store_run *run)
 {
         struct dwriter w = DWRITER_INIT(out);
         const char *id = run->info.run_id ? run->info.run_id : "";
-        char mib[32], lead[96];
+        char lead[96];
         int failed;
 
         snprintf(lead, sizeof(lead), "\n%.64s: failed ", id);
         failed = history_put_failure(out, run, lead);
         dw_check(&w, failed);
         if (run->unit_peak_name && isfinite(run->unit_peak_mb)) {
-                fmt_size_mib(run->unit_peak_mb, mib, sizeof(mib));
                 dw_printf(&w, "%s%s: largest unit %s%s", failed > 0 ? "" : "\n", id,
                           run->unit_peak_tool ? run->unit_peak_tool : "",
                           run->unit_peak_tool ? " " : "");
                 history_dw_clean(&w, NULL,
                                  run->unit_peak_shown ? run->unit_peak_shown : run->unit_peak_name,
                                  120);
-                dw_printf(&w, ", %s peak RSS\n", mib);
+                dw_printf(&w, ", %s peak RSS\n", SIZE_STR(run->unit_peak_mb));
         }
         if (run->jobs_reading && *run->jobs_reading) {
                 dw_puts(&w, run->unit_peak_name || run->fail_target || run->fail_first ? "" : "\n");

@@ -17,6 +17,7 @@
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "pipeline/history-open.h"
+#include "render/summary.h"
 #include "sinks/logfile.h"
 #include "view/top-curses.h"
 #include "view/top.h"
@@ -80,19 +81,17 @@ static void command_of(const struct store_run *r, char *buf, size_t len)
 /* "build 301 MiB (anon 300 MiB), host 1.2 GiB; largest unit cc1 x.c 812 MiB" */
 static void peak_of(const struct store_run *r, char *buf, size_t len)
 {
-        char b[32], a[32], h[32], u[32];
+        const char *b = SIZE_STR(r->build_mem_peak_mb), *a = SIZE_STR(r->build_anon_peak_mb);
+        const char *h = SIZE_STR(r->mem_used_peak_mb);
 
         buf[0] = '\0';
         if (!isfinite(r->build_mem_peak_mb) && !isfinite(r->mem_used_peak_mb))
                 return;
-        fmt_size_mib(r->build_mem_peak_mb, b, sizeof(b));
-        fmt_size_mib(r->build_anon_peak_mb, a, sizeof(a));
-        fmt_size_mib(r->mem_used_peak_mb, h, sizeof(h));
-        fmt_size_mib(r->unit_peak_mb, u, sizeof(u));
         if (r->unit_peak_name && isfinite(r->unit_peak_mb))
                 snprintf(buf, len, "build %s (anon %s), host %s; largest unit %s%s%s %s", b, a, h,
                          r->unit_peak_tool ? r->unit_peak_tool : "", r->unit_peak_tool ? " " : "",
-                         r->unit_peak_shown ? r->unit_peak_shown : r->unit_peak_name, u);
+                         r->unit_peak_shown ? r->unit_peak_shown : r->unit_peak_name,
+                         SIZE_STR(r->unit_peak_mb));
         else
                 snprintf(buf, len, "build %s (anon %s), host %s", b, a, h);
 }
@@ -106,7 +105,7 @@ static void fill_row(struct top_state *s, size_t i, const struct store_run *r)
         memset(t, 0, sizeof(*t));
         t->id = r->id;
         command_of(r, t->command, sizeof(t->command));
-        history_run_result(r, t->result, sizeof(t->result));
+        history_run_result(r, t->result);
         /* STATE is 10 cells: a state is never cut into another word */
         if (r->state == STORE_RUN_UNRECORDED || r->state == STORE_RUN_DISK_FULL)
                 snprintf(t->result, sizeof(t->result), "%s",

@@ -181,21 +181,20 @@ void live_view_from_sample(struct live_view *v, const struct sample *s)
         v->top_bytes = s->top_proc_bytes;
 }
 
-/* A byte count as "3.2G", "512M", "900K", "12B"; "?" when unknown. */
-static void fmt_bytes(char *out, size_t cap, double b)
+/* A byte count as "3.2G", "512M", "900K", "12B" in out; "?" when unknown. */
+static const char *fmt_bytes(double b, char out[static 16])
 {
         static const char units[] = "BKMGTP";
         int u = 0;
 
-        if (!isfinite(b) || b < 0) {
-                snprintf(out, cap, "?");
-                return;
-        }
+        if (!isfinite(b) || b < 0)
+                return "?";
         while (b >= 1024 && u < 5) {
                 b /= 1024;
                 u++;
         }
-        snprintf(out, cap, "%.*f%c", u >= 3 && b < 100 ? 1 : 0, b, units[u]);
+        snprintf(out, 16, "%.*f%c", u >= 3 && b < 100 ? 1 : 0, b, units[u]);
+        return out;
 }
 
 /* The display width of code point cp: 0 combining, 2 wide, else 1. */
@@ -254,7 +253,7 @@ static bool under_limits(const struct live_view *v, const struct live_limits *li
 size_t live_format(const struct live_view *v, const struct live_limits *lim, int cols, bool color,
                    char *out, size_t cap)
 {
-        char text[512], avail[16], build[16], swap[16], disk[16], top[16];
+        char text[512];
         unsigned long t =
             isfinite(v->elapsed_s) && v->elapsed_s > 0 ? (unsigned long)v->elapsed_s : 0;
         const char *on = !color ? "" : under_limits(v, lim) ? "\033[1;37;41m" : "\033[7m";
@@ -267,21 +266,19 @@ size_t live_format(const struct live_view *v, const struct live_limits *lim, int
                         out[0] = '\0';
                 return 0;
         }
-        fmt_bytes(avail, sizeof(avail), v->mem_avail_bytes);
-        fmt_bytes(build, sizeof(build), v->cg_mem_bytes);
-        fmt_bytes(swap, sizeof(swap), v->swap_used_bytes);
-        fmt_bytes(disk, sizeof(disk), v->disk_avail_bytes);
-        fmt_bytes(top, sizeof(top), v->top_bytes);
-        k = snprintf(text, sizeof(text),
-                     " %lu:%02lu:%02lu | mem %s avail (build %s) | swap %s | cpu %.0f%% | disk %s"
-                     " | %s%s%s%s%s%s%s%s%s ",
-                     t / 3600, t / 60 % 60, t % 60, avail, build, swap,
-                     isfinite(v->cpu_pct) ? v->cpu_pct : 0.0, disk, v->stage,
-                     !v->stage[0] && !v->context[0] ? "-"
-                     : v->stage[0] && v->context[0] ? ": "
-                                                    : "",
-                     v->context, v->unit[0] ? " | unit " : "", v->unit, v->top[0] ? " | top " : "",
-                     v->top, v->top[0] ? " " : "", v->top[0] ? top : "");
+        k = snprintf(
+            text, sizeof(text),
+            " %lu:%02lu:%02lu | mem %s avail (build %s) | swap %s | cpu %.0f%% | disk %s"
+            " | %s%s%s%s%s%s%s%s%s ",
+            t / 3600, t / 60 % 60, t % 60, fmt_bytes(v->mem_avail_bytes, (char[16]){0}),
+            fmt_bytes(v->cg_mem_bytes, (char[16]){0}), fmt_bytes(v->swap_used_bytes, (char[16]){0}),
+            isfinite(v->cpu_pct) ? v->cpu_pct : 0.0, fmt_bytes(v->disk_avail_bytes, (char[16]){0}),
+            v->stage,
+            !v->stage[0] && !v->context[0] ? "-"
+            : v->stage[0] && v->context[0] ? ": "
+                                           : "",
+            v->context, v->unit[0] ? " | unit " : "", v->unit, v->top[0] ? " | top " : "", v->top,
+            v->top[0] ? " " : "", v->top[0] ? fmt_bytes(v->top_bytes, (char[16]){0}) : "");
         n = k < 0 ? 0 : MIN((size_t)k, sizeof(text) - 1);
         memcpy(out, on, lo);
         n = lo + cut_cols(text, n, cols, out + lo, cap - lo - lf);
