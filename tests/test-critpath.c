@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/* `ninja -t graph` (parse/ninjagraph.c) and the critical path through a
+ * run's .ninja_log edges (model/critpath.c), issue 38. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "model/critpath.h"
+#include "parse/ninjagraph.h"
+
+/* What ninja 1.11 printed for: a.o <- a.c; gen.h <- gen.in; b.o <- b.c |
+ * gen.h || order (order: phony gen.h); app <- a.o b.o (link); all: phony
+ * app; and x.o <- x.c beside them. */
+static const char graph[] = "digraph ninja {\n"
+                            "rankdir=\"LR\"\n"
+                            "node [fontsize=10, shape=box, height=0.25]\n"
+                            "edge [fontsize=10]\n"
+                            "\"0x10\" [label=\"all\"]\n"
+                            "\"0x11\" -> \"0x10\" [label=\" phony\"]\n"
+                            "\"0x11\" [label=\"app\"]\n"
+                            "\"0x90\" [label=\"link\", shape=ellipse]\n"
+                            "\"0x90\" -> \"0x11\"\n"
+                            "\"0x12\" -> \"0x90\" [arrowhead=none]\n"
+                            "\"0x13\" -> \"0x90\" [arrowhead=none]\n"
+                            "\"0x12\" [label=\"a.o\"]\n"
+                            "\"0x14\" -> \"0x12\" [label=\" cc\"]\n"
+                            "\"0x14\" [label=\"a.c\"]\n"
+                            "\"0x13\" [label=\"b.o\"]\n"
+                            "\"0x91\" [label=\"cc\", shape=ellipse]\n"
+                            "\"0x91\" -> \"0x13\"\n"
+                            "\"0x15\" -> \"0x91\" [arrowhead=none]\n"
+                            "\"0x16\" -> \"0x91\" [arrowhead=none]\n"
+                            "\"0x17\" -> \"0x91\" [arrowhead=none style=dotted]\n"
+                            "\"0x15\" [label=\"b.c\"]\n"
+                            "\"0x16\" [label=\"gen.h\"]\n"
+                            "\"0x18\" -> \"0x16\" [label=\" gen\"]\n"
+                            "\"0x18\" [label=\"gen.in\"]\n"
+                            "\"0x17\" [label=\"order\"]\n"
+                            "\"0x16\" -> \"0x17\" [label=\" phony\"]\n"
+                            "\"0x19\" [label=\"x.o\"]\n"
+                            "\"0x1a\" -> \"0x19\" [label=\" cc\"]\n"
+                            "\"0x1a\" [label=\"x.c\"]\n"
+                            "}\n";
+
+struct seen {
+        char s[256];
+};
+
+static void add(void *userdata, const char *input)
+{
+        struct seen *x = userdata;
+
+        strcat(x->s, input);
+        strcat(x->s, " ");
+}
+
+static void test_graph(void **state)
+{
+        struct ninjagraph *g;
+        const char *rule = NULL;
+        struct seen x = {""};
+
+        (void)state;
+        assert_int_equal(ninjagraph_parse(graph, strlen(graph), &g), 0);
+        assert_int_equal(ninjagraph_inputs(g, "b.o", &rule, add, &x), 3);
+        assert_string_equal(rule, "cc");
+        assert_string_equal(x.s, "b.c gen.h order ");
+        x.s[0] = '\0';
+        assert_int_equal(ninjagraph_inputs(g, "a.o", &rule, add, &x), 1);
+        assert_string_equal(x.s, "a.c ");
+        assert_int_equal(ninjagraph_inputs(g, "order", &rule, NULL, NULL), 1);
+        assert_string_equal(rule, "phony");
+        assert_int_equal(ninjagraph_inputs(g, "a.c", &rule, NULL, NULL), -ENOENT);
+        assert_int_equal(ninjagraph_inputs(g, "nothing", &rule, NULL, NULL), -ENOENT);
+        /* "cc" and "link" name edges, not files */
+        assert_int_equal(ninjagraph_inputs(g, "link", &rule, NULL, NULL), -ENOENT);
+        ninjagraph_free(g);
+        assert_int_equal(ninjagraph_parse("not a graph", 11, &g), -EINVAL);
+        /* damaged lines are skipped */
+        {
+                static const char bad[] = "digraph ninja {\n\"0x1\" [label=\"a\"]\n\"0x7\" [label=\"c\n"
+                                          "xx -> yy\n\"0x2\" -> \n\"zz\" [label=\"b\"]\n"
+                                          "\"0x3\" -> \"0x1\" [label=\" r\"]\n";
+
+                assert_int_equal(ninjagraph_parse(bad, strlen(bad), &g), 0);
+                assert_int_equal(ninjagraph_inputs(g, "a", &rule, NULL, NULL), 1);
+                ninjagraph_free(g);
+        }
+        ninjagraph_free(NULL);
+}
+
+/* The chain that set the wall: gen.h, then b.o (it waited for gen.h), then
+ * app (it waited for b.o, which ended after a.o); x.o and a.o are off it. */
+static void test_chain(void **state)
+{
+        struct ninjagraph *g;
+        struct critpath cp;
+        const struct ninja_edge ev[] = {
+            {0, 50, "x.o"}, {0, 100, "a.o"}, {0, 300, "gen.h"}, {350, 500, "b.o"}, {520, 700, "app"},
+        };
+
+        (void)state;
+        assert_int_equal(ninjagraph_parse(graph, strlen(graph), &g), 0);
+        assert_int_equal(critpath_find(g, ev, 5, &cp), 0);
+        assert_int_equal(cp.n, 3);
+        assert_int_equal(cp.dropped, 0);
+        assert_string_equal(cp.step[0].name, "gen.h");
+        assert_string_equal(cp.step[0].rule, "gen");
+        assert_string_equal(cp.step[1].name, "b.o");
+        assert_string_equal(cp.step[2].name, "app");
+        assert_string_equal(cp.step[2].rule, "link");
+        assert_float_equal(cp.step[0].slack_s, 0, 1e-9);
+        assert_float_equal(cp.step[1].slack_s, 0.05, 1e-9);
+        assert_float_equal(cp.step[2].slack_s, 0.02, 1e-9);
+        assert_float_equal(cp.length_s, 0.3 + 0.15 + 0.18, 1e-9);
+        assert_float_equal(cp.wall_s, 0.7, 1e-9);
+        /* only app rebuilt: a chain of one, its slack from ninja's start */
+        assert_int_equal(critpath_find(g, &ev[4], 1, &cp), 0);
+        assert_int_equal(cp.n, 1);
+        assert_float_equal(cp.step[0].slack_s, 0.52, 1e-9);
+        assert_int_equal(critpath_find(g, ev, 0, &cp), -ENODATA);
+        ninjagraph_free(g);
+}
+
+/* A diamond: d waits for b and c, c ended later: a, c, d. */
+static void test_diamond(void **state)
+{
+        static const char dia[] = "digraph ninja {\n"
+                                  "\"0x1\" [label=\"d\"]\n\"0x9\" [label=\"r\", shape=ellipse]\n"
+                                  "\"0x9\" -> \"0x1\"\n\"0x2\" -> \"0x9\" [arrowhead=none]\n"
+                                  "\"0x3\" -> \"0x9\" [arrowhead=none]\n"
+                                  "\"0x2\" [label=\"b\"]\n\"0x4\" -> \"0x2\" [label=\" r\"]\n"
+                                  "\"0x3\" [label=\"c\"]\n\"0x4\" -> \"0x3\" [label=\" r\"]\n"
+                                  "\"0x4\" [label=\"a\"]\n\"0x5\" -> \"0x4\" [label=\" r\"]\n"
+                                  "\"0x5\" [label=\"src\"]\n}\n";
+        const struct ninja_edge ev[] = {{0, 100, "a"}, {100, 150, "b"}, {100, 300, "c"}, {300, 400, "d"}};
+        struct ninjagraph *g;
+        struct critpath cp;
+
+        (void)state;
+        assert_int_equal(ninjagraph_parse(dia, strlen(dia), &g), 0);
+        assert_int_equal(critpath_find(g, ev, 4, &cp), 0);
+        assert_int_equal(cp.n, 3);
+        assert_string_equal(cp.step[0].name, "a");
+        assert_string_equal(cp.step[1].name, "c");
+        assert_string_equal(cp.step[2].name, "d");
+        assert_float_equal(cp.length_s, 0.4, 1e-9);
+        ninjagraph_free(g);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+            cmocka_unit_test(test_graph),
+            cmocka_unit_test(test_chain),
+            cmocka_unit_test(test_diamond),
+        };
+
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
