@@ -10,7 +10,11 @@
 #include <errno.h>
 #include <string.h>
 
+#include <math.h>
+#include <stdlib.h>
+
 #include "model/critpath.h"
+#include "model/units.h"
 #include "parse/ninjagraph.h"
 
 /* What ninja 1.11 printed for: a.o <- a.c; gen.h <- gen.in; b.o <- b.c |
@@ -106,7 +110,7 @@ static void test_chain(void **state)
 
         (void)state;
         assert_int_equal(ninjagraph_parse(graph, strlen(graph), &g), 0);
-        assert_int_equal(critpath_find(g, ev, 5, &cp), 0);
+        assert_int_equal(critpath_ninja(g, ev, 5, 2, &cp), 0);
         assert_int_equal(cp.n, 3);
         assert_int_equal(cp.dropped, 0);
         assert_string_equal(cp.step[0].name, "gen.h");
@@ -120,10 +124,10 @@ static void test_chain(void **state)
         assert_float_equal(cp.length_s, 0.3 + 0.15 + 0.18, 1e-9);
         assert_float_equal(cp.wall_s, 0.7, 1e-9);
         /* only app rebuilt: a chain of one, its slack from ninja's start */
-        assert_int_equal(critpath_find(g, &ev[4], 1, &cp), 0);
+        assert_int_equal(critpath_ninja(g, &ev[4], 1, 2, &cp), 0);
         assert_int_equal(cp.n, 1);
         assert_float_equal(cp.step[0].slack_s, 0.52, 1e-9);
-        assert_int_equal(critpath_find(g, ev, 0, &cp), -ENODATA);
+        assert_int_equal(critpath_ninja(g, ev, 0, 2, &cp), -ENODATA);
         ninjagraph_free(g);
 }
 
@@ -144,7 +148,7 @@ static void test_diamond(void **state)
 
         (void)state;
         assert_int_equal(ninjagraph_parse(dia, strlen(dia), &g), 0);
-        assert_int_equal(critpath_find(g, ev, 4, &cp), 0);
+        assert_int_equal(critpath_ninja(g, ev, 4, 2, &cp), 0);
         assert_int_equal(cp.n, 3);
         assert_string_equal(cp.step[0].name, "a");
         assert_string_equal(cp.step[1].name, "c");
@@ -153,12 +157,130 @@ static void test_diamond(void **state)
         ninjagraph_free(g);
 }
 
+/* Weighted time and the stretch under -j 2, without a graph: A 0-4 s, B
+ * 0-2, C 2-4, D 4-10 alone. */
+static void test_weigh(void **state)
+{
+        const struct ninja_edge ev[] = {
+            {0, 4000, "a.o"}, {0, 2000, "b.o"}, {2000, 4000, "c.o"}, {4000, 10000, "lib/d.so"}};
+        struct critpath cp;
+
+        (void)state;
+        assert_int_equal(critpath_ninja(NULL, ev, 4, 2, &cp), 0);
+        assert_int_equal(cp.n, 1); /* no graph: the last edge alone */
+        assert_string_equal(cp.step[0].name, "lib/d.so");
+        assert_int_equal(cp.nweight, 4);
+        assert_string_equal(cp.weight[0].name, "lib/d.so");
+        assert_float_equal(cp.weight[0].weighted_s, 6, 1e-9);
+        assert_string_equal(cp.weight[1].name, "a.o");
+        assert_float_equal(cp.weight[1].weighted_s, 2, 1e-9);
+        assert_float_equal(cp.weight[1].s, 4, 1e-9);
+        assert_float_equal(cp.weight[2].weighted_s, 1, 1e-9);
+        /* by extension when there is no rule */
+        assert_int_equal(cp.nrule, 2);
+        assert_string_equal(cp.rule[0].name, ".so");
+        assert_string_equal(cp.rule[1].name, ".o");
+        assert_float_equal(cp.rule[1].weighted_s, 4, 1e-9);
+        assert_float_equal(cp.rule[1].s, 8, 1e-9);
+        assert_int_equal(cp.ngap, 1);
+        assert_float_equal(cp.gap[0].start_s, 4, 1e-9);
+        assert_float_equal(cp.gap[0].end_s, 10, 1e-9);
+        assert_float_equal(cp.gap[0].running, 1, 1e-9);
+        assert_string_equal(cp.gap[0].waited_for, "lib/d.so");
+        assert_float_equal(cp.under_s, 6, 1e-9);
+        /* -j 4: the whole build ran under it */
+        assert_int_equal(critpath_ninja(NULL, ev, 4, 4, &cp), 0);
+        assert_float_equal(cp.under_s, 10, 1e-9);
+        assert_int_equal(cp.ngap, 1);
+        assert_float_equal(cp.gap[0].running, 1.4, 1e-9);
+}
+
+static void add_step(struct targets *ts, const char *name, double a, double b, bool step)
+{
+        struct step_fact f = {.target = -1, .start_s = a, .end_s = b, .step = step};
+
+        strcpy(f.name, name);
+        assert_int_equal(targets_add_step(ts, &f), 0);
+}
+
+/* A multi-stage Dockerfile: the final stage's COPY --from=build waits for
+ * build's last step; the single-stage "[k/n]" names too. */
+static void test_buildkit(void **state)
+{
+        struct targets *ts = calloc(1, sizeof(*ts));
+        struct critpath cp;
+
+        (void)state;
+        assert_non_null(ts);
+        targets_init(ts);
+        assert_int_equal(critpath_buildkit(ts, &cp), -ENODATA);
+        add_step(ts, "[internal] load build definition from Dockerfile", 0, 0.5, false);
+        add_step(ts, "[build 1/3] FROM docker.io/library/alpine", 0.5, 1, true);
+        add_step(ts, "[stage-1 1/2] FROM docker.io/library/alpine", 0.5, 1, true);
+        add_step(ts, "[build 2/3] RUN make", 1, 5, true);
+        add_step(ts, "[build 3/3] RUN strip /out/app", 5.5, 6, true);
+        add_step(ts, "[stage-1 2/2] COPY --from=build /out /out", 6.25, 7, true);
+        assert_int_equal(critpath_buildkit(ts, &cp), 0);
+        assert_int_equal(cp.n, 4);
+        assert_string_equal(cp.step[0].name, "[build 1/3] FROM docker.io/library/alpine");
+        assert_string_equal(cp.step[1].name, "[build 2/3] RUN make");
+        assert_string_equal(cp.step[2].name, "[build 3/3] RUN strip /out/app");
+        assert_string_equal(cp.step[3].name, "[stage-1 2/2] COPY --from=build /out /out");
+        assert_float_equal(cp.step[0].slack_s, 0, 1e-9);
+        assert_float_equal(cp.step[2].slack_s, 0.5, 1e-9);
+        assert_float_equal(cp.step[3].slack_s, 0.25, 1e-9);
+        assert_float_equal(cp.length_s, 0.5 + 4 + 0.5 + 0.75, 1e-9);
+        assert_float_equal(cp.wall_s, 6.5, 1e-9);
+        targets_release(ts);
+        targets_init(ts);
+        add_step(ts, "[1/3] FROM docker.io/library/alpine", 0, 1, true);
+        add_step(ts, "[2/3] RUN a", 1, 2, true);
+        add_step(ts, "[3/3] COPY --from=0 x y", 2, 3, true);
+        assert_int_equal(critpath_buildkit(ts, &cp), 0);
+        assert_int_equal(cp.n, 3);
+        targets_release(ts);
+        free(ts);
+}
+
+#define ARGV(v) ((char *const *)(uintptr_t)(v))
+
+static void test_jobs_units(void **state)
+{
+        static const char *const a[] = {"ninja", "-C", "b", "-j", "4", NULL},
+                                 *const b[] = {"cmake", "--build", ".", "-j8", NULL},
+                                 *const c[] = {"meson", "compile", "--parallel=5", NULL},
+                                 *const d[] = {"ninja", "-jx", NULL};
+        const struct ninja_edge ev[] = {{0, 2000, "CMakeFiles/app.dir/src/main.cc.o"}};
+        struct unit row = {.kind = UNITS_COMPILE, .first_s = 10.2, .last_s = 11.8, .peak_mb = 312.5};
+        struct units *u;
+        struct critpath cp;
+
+        (void)state;
+        assert_int_equal(critpath_jobs(ARGV(a), 2), 4);
+        assert_int_equal(critpath_jobs(ARGV(b), 2), 8);
+        assert_int_equal(critpath_jobs(ARGV(c), 2), 5);
+        assert_int_equal(critpath_jobs(ARGV(d), 2), 3);
+        assert_int_equal(critpath_jobs(ARGV(d), 8), 10);
+        assert_int_equal(units_new(&u), 0);
+        strcpy(row.name, "main.cc");
+        assert_int_equal(units_put(u, &row), 0);
+        assert_int_equal(critpath_ninja(NULL, ev, 1, 2, &cp), 0);
+        critpath_units(&cp, u, 20); /* ninja started 20 s into the run: not it */
+        assert_true(isnan(cp.step[0].mem_mb));
+        critpath_units(&cp, u, 10);
+        assert_float_equal(cp.step[0].mem_mb, 312.5, 1e-9);
+        units_free(u);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(test_graph),
             cmocka_unit_test(test_chain),
             cmocka_unit_test(test_diamond),
+            cmocka_unit_test(test_weigh),
+            cmocka_unit_test(test_buildkit),
+            cmocka_unit_test(test_jobs_units),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
