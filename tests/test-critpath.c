@@ -110,7 +110,7 @@ static void test_chain(void **state)
 
         (void)state;
         assert_int_equal(ninjagraph_parse(graph, strlen(graph), &g), 0);
-        assert_int_equal(critpath_ninja(g, ev, 5, 2, &cp), 0);
+        assert_int_equal(critpath_ninja(ninjagraph_inputs, g, ev, 5, 2, &cp), 0);
         assert_int_equal(cp.n, 3);
         assert_int_equal(cp.dropped, 0);
         assert_string_equal(cp.step[0].name, "gen.h");
@@ -124,10 +124,10 @@ static void test_chain(void **state)
         assert_float_equal(cp.length_s, 0.3 + 0.15 + 0.18, 1e-9);
         assert_float_equal(cp.wall_s, 0.7, 1e-9);
         /* only app rebuilt: a chain of one, its slack from ninja's start */
-        assert_int_equal(critpath_ninja(g, &ev[4], 1, 2, &cp), 0);
+        assert_int_equal(critpath_ninja(ninjagraph_inputs, g, &ev[4], 1, 2, &cp), 0);
         assert_int_equal(cp.n, 1);
         assert_float_equal(cp.step[0].slack_s, 0.52, 1e-9);
-        assert_int_equal(critpath_ninja(g, ev, 0, 2, &cp), -ENODATA);
+        assert_int_equal(critpath_ninja(ninjagraph_inputs, g, ev, 0, 2, &cp), -ENODATA);
         ninjagraph_free(g);
 }
 
@@ -148,7 +148,7 @@ static void test_diamond(void **state)
 
         (void)state;
         assert_int_equal(ninjagraph_parse(dia, strlen(dia), &g), 0);
-        assert_int_equal(critpath_ninja(g, ev, 4, 2, &cp), 0);
+        assert_int_equal(critpath_ninja(ninjagraph_inputs, g, ev, 4, 2, &cp), 0);
         assert_int_equal(cp.n, 3);
         assert_string_equal(cp.step[0].name, "a");
         assert_string_equal(cp.step[1].name, "c");
@@ -166,7 +166,7 @@ static void test_weigh(void **state)
         struct critpath cp;
 
         (void)state;
-        assert_int_equal(critpath_ninja(NULL, ev, 4, 2, &cp), 0);
+        assert_int_equal(critpath_ninja(ninjagraph_inputs, NULL, ev, 4, 2, &cp), 0);
         assert_int_equal(cp.n, 1); /* no graph: the last edge alone */
         assert_string_equal(cp.step[0].name, "lib/d.so");
         assert_int_equal(cp.nweight, 4);
@@ -189,7 +189,7 @@ static void test_weigh(void **state)
         assert_string_equal(cp.gap[0].waited_for, "lib/d.so");
         assert_float_equal(cp.under_s, 6, 1e-9);
         /* -j 4: the whole build ran under it */
-        assert_int_equal(critpath_ninja(NULL, ev, 4, 4, &cp), 0);
+        assert_int_equal(critpath_ninja(ninjagraph_inputs, NULL, ev, 4, 4, &cp), 0);
         assert_float_equal(cp.under_s, 10, 1e-9);
         assert_int_equal(cp.ngap, 1);
         assert_float_equal(cp.gap[0].running, 1.4, 1e-9);
@@ -264,7 +264,7 @@ static void test_jobs_units(void **state)
         assert_int_equal(units_new(&u), 0);
         strcpy(row.name, "main.cc");
         assert_int_equal(units_put(u, &row), 0);
-        assert_int_equal(critpath_ninja(NULL, ev, 1, 2, &cp), 0);
+        assert_int_equal(critpath_ninja(ninjagraph_inputs, NULL, ev, 1, 2, &cp), 0);
         critpath_units(&cp, u, 20); /* ninja started 20 s into the run: not it */
         assert_true(isnan(cp.step[0].mem_mb));
         critpath_units(&cp, u, 10);

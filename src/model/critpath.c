@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "model/units.h"
-#include "parse/ninjagraph.h"
 #include "util/macro.h"
 #include "util/util.h"
 
@@ -16,7 +15,7 @@
 
 struct node {
         const char *name, *rule;
-        double start_s, end_s;
+        double start_s, end_s, mem_mb;
 };
 
 /* The chain back from the node that ended last through prev(u, i) (the
@@ -54,7 +53,7 @@ static int chain(const struct node *v, size_t n, long (*prev)(void *, size_t), v
                 s->start_s = e->start_s;
                 s->end_s = e->end_s;
                 s->slack_s = MAX(e->start_s - from, 0.0);
-                s->mem_mb = NAN;
+                s->mem_mb = e->mem_mb;
         }
         return 0;
 }
@@ -62,7 +61,8 @@ static int chain(const struct node *v, size_t n, long (*prev)(void *, size_t), v
 /* ---- ninja ---- */
 
 struct nwalk {
-        const struct ninjagraph *g;
+        critpath_inputs_fn inputs;
+        const void *g;
         const struct ninja_edge *ev;
         size_t *by_out; /* indexes of ev, by output */
         size_t n;
@@ -105,10 +105,10 @@ static void on_input(void *userdata, const char *input)
                 return;
         }
         /* not built in this run: a phony stands for its inputs */
-        if (w->depth < PHONY_DEPTH && ninjagraph_inputs(w->g, input, &rule, NULL, NULL) >= 0 &&
+        if (w->depth < PHONY_DEPTH && w->inputs(w->g, input, &rule, NULL, NULL) >= 0 &&
             rule && strcmp(rule, "phony") == 0) {
                 w->depth++;
-                (void)ninjagraph_inputs(w->g, input, &rule, on_input, w);
+                (void)w->inputs(w->g, input, &rule, on_input, w);
                 w->depth--;
         }
 }
@@ -120,15 +120,15 @@ static long ninja_prev(void *u, size_t i)
 
         w->best = -1;
         if (w->g)
-                (void)ninjagraph_inputs(w->g, w->ev[i].output, &rule, on_input, w);
+                (void)w->inputs(w->g, w->ev[i].output, &rule, on_input, w);
         return w->best;
 }
 
-static const char *rule_of(const struct ninjagraph *g, const char *out)
+static const char *rule_of(const struct nwalk *w, const char *out)
 {
         const char *rule = NULL, *dot = strrchr(out, '.');
 
-        if (g && ninjagraph_inputs(g, out, &rule, NULL, NULL) >= 0 && rule)
+        if (w->g && w->inputs(w->g, out, &rule, NULL, NULL) >= 0 && rule)
                 return rule;
         return dot && !strchr(dot, '/') ? dot : "";
 }
@@ -204,8 +204,7 @@ static void gap_add(struct critpath *p, double a, double b, double area)
 
 /* Weighted time (each moment divided among the edges running then: W(t)
  * summed as the edges start and end) and the stretches under -j. */
-static int weigh(const struct ninjagraph *g, const struct ninja_edge *ev, size_t n,
-                 struct critpath *p)
+static int weigh(const struct nwalk *wk, const struct ninja_edge *ev, size_t n, struct critpath *p)
 {
         _cleanup_free_ struct event *e = calloc(2 * n, sizeof(*e));
         _cleanup_free_ double *w0 = calloc(n, sizeof(*w0));
@@ -234,7 +233,7 @@ static int weigh(const struct ninjagraph *g, const struct ninja_edge *ev, size_t
                 } else {
                         top_add(p->weight, &p->nweight, x->output, W - w0[e[j].i],
                                 (x->end_ms - x->start_ms) / 1e3);
-                        rule = rule_of(g, x->output);
+                        rule = rule_of(wk, x->output);
                         for (r = 0; r < nrules && strcmp(rules[r].name, rule) != 0; r++)
                                 ;
                         if (r == nrules && nrules < RULES_MAX)
@@ -264,12 +263,12 @@ static int weigh(const struct ninjagraph *g, const struct ninja_edge *ev, size_t
         return 0;
 }
 
-int critpath_ninja(const struct ninjagraph *g, const struct ninja_edge *ev, size_t n,
+int critpath_ninja(critpath_inputs_fn inputs, const void *g, const struct ninja_edge *ev, size_t n,
                    unsigned jobs, struct critpath *ret)
 {
         _cleanup_free_ struct node *v = calloc(n ? n : 1, sizeof(*v));
         _cleanup_free_ size_t *by_out = calloc(n ? n : 1, sizeof(*by_out));
-        struct nwalk w = {.g = g, .ev = ev, .n = n};
+        struct nwalk w = {.inputs = inputs, .g = g, .ev = ev, .n = n};
         int r;
 
         if (n == 0)
@@ -278,8 +277,8 @@ int critpath_ninja(const struct ninjagraph *g, const struct ninja_edge *ev, size
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 by_out[i] = i;
-                v[i] = (struct node){ev[i].output, rule_of(g, ev[i].output), ev[i].start_ms / 1e3,
-                                     ev[i].end_ms / 1e3};
+                v[i] = (struct node){ev[i].output, rule_of(&w, ev[i].output), ev[i].start_ms / 1e3,
+                                     ev[i].end_ms / 1e3, NAN};
                 if (!g)
                         v[i].rule = "";
         }
@@ -287,7 +286,7 @@ int critpath_ninja(const struct ninjagraph *g, const struct ninja_edge *ev, size
         w.by_out = by_out;
         *ret = (struct critpath){.jobs = jobs};
         r = chain(v, n, ninja_prev, &w, 0, ret);
-        return r < 0 ? r : weigh(g, ev, n, ret);
+        return r < 0 ? r : weigh(&w, ev, n, ret);
 }
 
 /* ---- BuildKit ---- */
@@ -388,7 +387,8 @@ static int bk_target(const struct targets *ts, int t, struct critpath *ret)
 
                 if (f->step && (ts->n < 2 || f->target == t) && isfinite(f->start_s) &&
                     isfinite(f->end_s)) {
-                        nv[w.n] = (struct node){f->name, "", f->start_s, f->end_s};
+                        nv[w.n] = (struct node){f->name, "", f->start_s, f->end_s,
+                                                f->exec.set ? f->exec.mem_peak_bytes / 1048576.0 : NAN};
                         v[w.n++] = f;
                         t0 = MIN(t0, f->start_s);
                 }

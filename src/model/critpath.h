@@ -19,8 +19,12 @@
 #define CRITPATH_TOP 8  /* weighted edges, rules and stretches kept */
 #define CRITPATH_GAP_MIN_S 1.0
 
-struct ninjagraph;
 struct units;
+
+/* The build graph's edge of path (parse/ninjagraph.h's ninjagraph_inputs()
+ * on graph): its rule, each input to fn; the inputs' count or -ENOENT. */
+typedef int (*critpath_inputs_fn)(const void *graph, const char *path, const char **ret_rule,
+                                  void (*fn)(void *userdata, const char *input), void *userdata);
 
 struct critpath_step {
         char name[256]; /* the edge's first output; the BuildKit step's name */
@@ -55,10 +59,10 @@ struct critpath {
         struct critpath_gap gap[CRITPATH_TOP]; /* longest first */
 };
 
-/* ev[0..n): this run's .ninja_log edges (ms from ninja's start); g: its
- * graph (NULL: the rules are unknown and the chain is the last edge alone);
- * jobs: ninja's -j. Returns 0, -ENODATA (no edge), -ENOMEM. */
-int critpath_ninja(const struct ninjagraph *g, const struct ninja_edge *ev, size_t n,
+/* ev[0..n): this run's .ninja_log edges (ms from ninja's start); inputs
+ * on g: its graph (NULL: the rules are unknown and the chain is the last
+ * edge alone); jobs: ninja's -j. Returns 0, -ENODATA (no edge), -ENOMEM. */
+int critpath_ninja(critpath_inputs_fn inputs, const void *g, const struct ninja_edge *ev, size_t n,
                    unsigned jobs, struct critpath *ret);
 /* The chain of BuildKit steps that set the build's time: per target, each
  * "[STAGE k/n]" step after step k-1 of its stage, and a COPY/ADD/RUN

@@ -177,6 +177,8 @@ struct summary {
         const struct run_failure *failure;
         /* targets_commands_ran(), to set the units seen against; 0 unknown */
         uint64_t ran;
+        /* borrowed; NULL: no critical path (model/critpath.h) */
+        const struct critpath *path;
 };
 
 #define SUMMARY_NEAR_OOM_MB_DEFAULT 4096 /* also the text of `help`: an integer */

@@ -354,6 +354,8 @@ void targets_release(struct targets *ts)
         free(ts->edgev);
         ts->edgev = NULL;
         ts->nedgev = 0;
+        free(ts->path);
+        ts->path = NULL;
 }
 
 double targets_step_duration(const struct step_fact *s)

@@ -154,6 +154,7 @@ struct targets {
         uint32_t nedgev;
         int64_t ninja_max_end_ms;
         double ninja_mtime;
+        struct critpath *path; /* where the wall time went (heap; NULL none) */
 };
 
 /* ---- The effective facts: the one value of each figure every output reports ----

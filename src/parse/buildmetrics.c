@@ -418,6 +418,12 @@ void buildmetrics_ninja_edge(void *userdata, int64_t start_ms, int64_t end_ms, c
         targets_keep_edge(&bm->model, start_ms, end_ms, out, out_len);
 }
 
+void buildmetrics_set_path(struct buildmetrics *bm, struct critpath *p)
+{
+        free(bm->model.path);
+        bm->model.path = p;
+}
+
 void buildmetrics_ninja_done(struct buildmetrics *bm, uint64_t edges, double mtime)
 {
         bm->model.ninja_log_set = true;

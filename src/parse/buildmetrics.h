@@ -102,3 +102,5 @@ void buildmetrics_unseen_drop(struct buildmetrics *bm);
 /* The model (valid until free; complete after finish). Not const: the
  * progress lines of a chunk are parsed when it is read (buildmetrics_chunk). */
 const struct targets *buildmetrics_model(struct buildmetrics *bm);
+/* The run's critical path (model/critpath.h), owned from here on. */
+void buildmetrics_set_path(struct buildmetrics *bm, struct critpath *p);

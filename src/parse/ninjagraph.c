@@ -207,9 +207,10 @@ static size_t arcs_to(const struct ninjagraph *g, uint64_t id, size_t *ret_first
         return hi;
 }
 
-int ninjagraph_inputs(const struct ninjagraph *g, const char *path, const char **ret_rule,
+int ninjagraph_inputs(const void *graph, const char *path, const char **ret_rule,
                       void (*fn)(void *userdata, const char *input), void *userdata)
 {
+        const struct ninjagraph *g = graph;
         struct node key = {.label = path}, *kp = &key, **hit;
         const struct node *in;
         size_t i, end;

@@ -23,5 +23,5 @@ void ninjagraph_free(struct ninjagraph *g); /* NULL is a no-op */
 /* The edge that builds path: its rule into *ret_rule (owned by g) and each
  * input's path to fn (NULL: none). Returns the number of inputs, -ENOENT when no edge
  * builds path (a source). */
-int ninjagraph_inputs(const struct ninjagraph *g, const char *path, const char **ret_rule,
+int ninjagraph_inputs(const void *graph, const char *path, const char **ret_rule,
                       void (*fn)(void *userdata, const char *input), void *userdata);

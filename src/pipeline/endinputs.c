@@ -8,9 +8,12 @@
 #include <sys/stat.h>
 
 #include "parse/bakemeta.h"
+#include "model/critpath.h"
 #include "parse/bkrecord.h"
+#include "parse/ninjagraph.h"
 #include "parse/ninjalog.h"
 #include "platform/buildx.h"
+#include "platform/spawn.h"
 #include "util/util.h"
 
 struct endinputs {
@@ -40,6 +43,80 @@ void endinputs_snapshot(const char *ninja_log, struct ninjalog_file *ret)
                 ninjalog_file_of(&st, ret);
 }
 
+/* `ninja -t graph` of a large build is tens of MiB; the tool runs once */
+#define NINJA_GRAPH_MAX (256u << 20)
+#define NINJA_GRAPH_TIMEOUT_S 30.0
+#define NINJA_EDGES_MAX 2000000 /* this run's edges kept for the critical path */
+
+struct edges {
+        struct buildmetrics *bm;
+        struct ninja_edge *v;
+        size_t n, cap;
+};
+
+static void keep_edge(void *userdata, int64_t start_ms, int64_t end_ms, const char *out,
+                      size_t out_len)
+{
+        struct edges *e = userdata;
+
+        buildmetrics_ninja_edge(e->bm, start_ms, end_ms, out, out_len);
+        if (e->n == e->cap && e->cap < NINJA_EDGES_MAX) {
+                size_t c = e->cap ? 2 * e->cap : 1024;
+                struct ninja_edge *v = reallocarray(e->v, c, sizeof(*v));
+
+                if (!v)
+                        return; /* no path then: said below */
+                e->v = v;
+                e->cap = c;
+        }
+        if (e->n < e->cap) {
+                e->v[e->n] = (struct ninja_edge){start_ms, end_ms, ""};
+                copy_utf8(e->v[e->n++].output, sizeof(e->v[0].output), out, out_len);
+        }
+}
+
+/* The critical path of this run's edges through `ninja -C DIR -t graph`
+ * (the log's directory): ninja resolves its own variables, includes and
+ * subninjas. Without the graph the path is the last edge alone. */
+static void ninja_path(const struct endinputs *in, const struct edges *e, size_t logged)
+{
+        _cleanup_free_ char *dir = strdup(in->cfg->ninja_log);
+        char a0[] = "ninja", a1[] = "-C", a3[] = "-t", a4[] = "graph";
+        char *slash = dir ? strrchr(dir, '/') : NULL, *argv[] = {a0, a1, dir, a3, a4, NULL};
+        struct spawn_config sc = {.argv = argv, .out_max = NINJA_GRAPH_MAX,
+                                  .timeout_s = NINJA_GRAPH_TIMEOUT_S};
+        struct spawn_result res = {0};
+        struct ninjagraph *g = NULL;
+        struct critpath *p = malloc(sizeof(*p));
+        int r = dir && p ? 0 : -ENOMEM;
+
+        if (r >= 0 && e->n < logged)
+                r = -ENOMEM;
+        if (r >= 0) {
+                if (slash)
+                        *slash = '\0';
+                else
+                        strcpy(dir, ".");
+                r = spawn_capture(&sc, &res);
+                if (r == 0 && !res.out_truncated)
+                        r = ninjagraph_parse(res.out, res.out_len, &g);
+                else if (r >= 0)
+                        r = res.out_truncated ? -EFBIG : -EIO;
+                spawn_result_release(&res);
+                if (r < 0)
+                        note(in, "the critical path: `ninja -C %s -t graph`: %s; the last edge alone",
+                             dir, r == -EINVAL ? "not a graph" : strerror(-r));
+                r = critpath_ninja(ninjagraph_inputs, g, e->v, e->n, critpath_jobs(in->run->argv, in->run->ncpu), p);
+        }
+        ninjagraph_free(g);
+        if (r == -ENOMEM)
+                note(in, "the critical path: %s", strerror(-r));
+        if (r >= 0)
+                buildmetrics_set_path(in->metrics, p);
+        else
+                free(p);
+}
+
 /* This run's records of --ninja-log, by ninjalog_window()'s rule. */
 static void import_ninja_log(const struct endinputs *in)
 {
@@ -48,6 +125,7 @@ static void import_ninja_log(const struct endinputs *in)
         _cleanup_close_ int fd = -1;
         struct ninjalog_file now;
         struct ninjalog_pick p;
+        struct edges ev = {.bm = in->metrics};
         struct stat st;
         int e;
 
@@ -63,10 +141,12 @@ static void import_ninja_log(const struct endinputs *in)
                    : ninjalog_window_read(fd, in->snap, &now, in->run->start_epoch,
                                           in->run->end_epoch, runs, &p);
         if (e >= 0 && p.from < p.to)
-                e = ninjalog_read_range(fd, p.from, p.to, NULL, 0, buildmetrics_ninja_edge,
-                                        in->metrics);
+                e = ninjalog_read_range(fd, p.from, p.to, NULL, 0, keep_edge, &ev);
         if (e >= 0) /* unchanged: nothing ran */
                 buildmetrics_ninja_done(in->metrics, (uint64_t)e, p.from < p.to ? now.mtime : 0);
+        if (e > 0)
+                ninja_path(in, &ev, (size_t)e);
+        free(ev.v);
         if (e == -EINVAL)
                 note(in, "--ninja-log '%s': not a .ninja_log of version 5 to 7", path);
         else if (e < 0)
@@ -253,6 +333,19 @@ void endinputs_read(struct buildmetrics *bm, const struct buildmetrics_config *c
         import_ninja_log(&in);
         import_metadata(&in);
         import_history(&in);
+}
+
+void endinputs_path(struct buildmetrics *bm)
+{
+        const struct targets *ts = buildmetrics_model(bm);
+        struct critpath *p;
+
+        if (ts->path || !ts->nstepv || !(p = malloc(sizeof(*p))))
+                return;
+        if (critpath_buildkit(ts, p) == 0)
+                buildmetrics_set_path(bm, p);
+        else
+                free(p);
 }
 
 /* Pairing a record's exec steps with one target's RUN steps: the k-th of

@@ -29,3 +29,8 @@ void endinputs_read(struct buildmetrics *bm, const struct buildmetrics_config *c
  * pure cgroup v2 has sampled nothing: no call. */
 void endinputs_record(struct buildmetrics *bm, const struct buildmetrics_config *cfg,
                       struct exec_cover *cover, note_fn fn, void *userdata);
+
+/* The chain of BuildKit steps that set the build's time
+ * (critpath_buildkit()), when ninja gave none: after the steps' execs are
+ * filled. */
+void endinputs_path(struct buildmetrics *bm);

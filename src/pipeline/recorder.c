@@ -14,6 +14,7 @@
 #include "model/baseline.h"
 #include "model/jobs.h"
 #include "model/ledger.h"
+#include "model/critpath.h"
 #include "model/units.h"
 #include "pipeline/acct.h"
 #include "parse/bkrun.h"
@@ -907,8 +908,12 @@ static int finish_model(struct recorder *r, int64_t before)
                 r->summary.running_peak = jobs_in_flight(m->units);
         r->summary.failure = &m->facts->failure;
         r->summary.ran = targets_commands_ran(m->targets);
-        if (m->targets && targets_ninja_offset(m->targets, r->run, &off) == 0)
+        if (m->targets && targets_ninja_offset(m->targets, r->run, &off) == 0) {
                 summary_place_edges(&r->summary, m->targets->edgev, m->targets->nedgev, off);
+                if (m->targets->path && m->targets->path->jobs && m->units)
+                        critpath_units(m->targets->path, m->units, off);
+        }
+        r->summary.path = m->targets ? m->targets->path : NULL;
         derive_baseline(r, m, before);
         for (size_t i = 0; i < r->nsinks; i++) {
                 int e = r->ops[i]->finish ? r->ops[i]->finish(r->state[i], m) : 0;
@@ -941,6 +946,7 @@ int recorder_finish(struct recorder *r)
         (void)snprintf(cover.driver, sizeof(cover.driver), "%s", outparse_driver(r->op));
         (void)snprintf(cover.builder, sizeof(cover.builder), "%s", outparse_builder(r->op));
         endinputs_record(r->metrics, &r->cfg.metrics, &cover, r->cfg.note, r->cfg.userdata);
+        endinputs_path(r->metrics);
         if (short_render_execs(&cover, &msg) >= 0 && msg.len)
                 note(r, "%s", msg.p);
         return finish_model(r, 0);

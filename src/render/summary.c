@@ -3,6 +3,7 @@
 #include "render/summary-int.h"
 
 #include "model/baseline.h"
+#include "model/critpath.h"
 
 #include "model/figures.h"
 #include "model/jobs.h"
@@ -19,9 +20,10 @@
 #include "util/macro.h"
 #include "util/util.h"
 #include "render/jsonw.h"
+#include "runfiles/targetsjson.h"
 #include "runfiles/runjson.h"
 
-#define READINGS_MAX 7
+#define READINGS_MAX 8
 
 struct reading {
         const char *id;
@@ -276,6 +278,15 @@ static bool reading_parallelism(const struct summary *s, const struct run_info *
         return true;
 }
 
+/* The chain that set the wall time (model/critpath.h). */
+static bool reading_path(const struct summary *s, struct dwriter *w)
+{
+        if (!s->path || !s->path->n)
+                return false;
+        summary_path_reading(s->path, w);
+        return true;
+}
+
 /* Fills rd[0..n) (zeroed by the caller) and returns n; the caller
  * releases every text (also on failure, -ENOMEM). */
 static int readings_compute(const struct summary *s, const struct run_info *ri,
@@ -290,14 +301,15 @@ static int readings_compute(const struct summary *s, const struct run_info *ri,
                 struct dwriter w = DWRITER_INIT(&rd[n].text);
                 static const char *const ids[READINGS_MAX] = {
                     "cap",      "oom_edge", "disk_falling", "ram_bound",
-                    "cpu_wait", "jobs",     "parallelism"};
+                    "cpu_wait", "jobs",     "parallelism",  "critical_path"};
                 bool got = k == 0   ? reading_cap(s, &sr, &w)
                            : k == 1 ? reading_oom_edge(s, &sr, &w)
                            : k == 2 ? reading_disk_falling(s, &sr, &w)
                            : k == 3 ? reading_ram_bound(s, ri, &sr, &w)
                            : k == 4 ? reading_cpu_wait(s, &sr, &w)
                            : k == 5 ? reading_jobs(s, ri, &w)
-                                    : reading_parallelism(s, ri, &w);
+                           : k == 6 ? reading_parallelism(s, ri, &w)
+                                    : reading_path(s, &w);
 
                 if (w.err < 0)
                         err = w.err;
@@ -540,7 +552,7 @@ static json_t *jsummary(const struct summary *s, const struct run_info *ri,
                         "low_disk_gb", summary_jnum(s->cfg.low_disk_gb, 2), "memory_max_mb",
                         s->cfg.mem_cap_mb > 0 ? summary_jnum(s->cfg.mem_cap_mb, 1) : json_null());
         return json_pack(
-            "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o}", "run",
+            "{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I, s:I, s:o, s:o}", "run",
             jrun(s, ri), "memory", mem, "disk", disk, "cpu", cpu, "build", jbuild(s), "units",
             summary_junits(s, ri ? ri->cwd : NULL), "processes",
             ri ? runjson_procs(&ri->procs) : json_null(), "memory_guard",
@@ -548,7 +560,8 @@ static json_t *jsummary(const struct summary *s, const struct run_info *ri,
             s->ran ? json_integer((json_int_t)MIN(s->ran, (uint64_t)INT64_MAX)) : json_null(),
             "warnings", warn, "readings", jreadings(rd, nrd), "thresholds", thr, "samples",
             (json_int_t)MIN(s->samples, (uint64_t)INT64_MAX), "skipped_rows",
-            (json_int_t)MIN(s->skipped_rows, (uint64_t)INT64_MAX), "baseline", jbaseline(s));
+            (json_int_t)MIN(s->skipped_rows, (uint64_t)INT64_MAX), "baseline", jbaseline(s),
+            "critical_path", targetsjson_path(s->path));
 }
 
 static void render_json(const struct summary *s, const struct run_info *ri,
@@ -564,6 +577,15 @@ static void render_json(const struct summary *s, const struct run_info *ri,
 }
 
 /* ---- text ---- */
+
+/* A make build: no graph to find a critical path in. */
+static bool is_make(const struct run_info *ri)
+{
+        const char *a = ri && ri->argv ? ri->argv[0] : NULL, *b = a ? strrchr(a, '/') : NULL;
+
+        b = b ? b + 1 : a;
+        return b && (strcmp(b, "make") == 0 || strcmp(b, "gmake") == 0);
+}
 
 /* A word as a POSIX shell would need it quoted to mean itself. */
 static void put_shell_word(struct dwriter *w, const char *word)
@@ -870,6 +892,8 @@ static void render_text(const struct summary *s, const struct run_info *ri,
                 render_run_text(s, ri, w);
         render_host_text(s, w);
         render_build_text(s, ri, ri ? ri->cwd : NULL, w);
+        if (s->path || is_make(ri))
+                summary_path_text(s->path, w);
 
         dw_puts(w, "\n\nwarnings\n");
         warning_rules(s, oom, disk);

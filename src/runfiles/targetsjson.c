@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "model/critpath.h"
 #include "model/ranges.h"
 #include "render/jsonw.h"
 #include "util/json-cleanup.h"
@@ -211,7 +212,7 @@ int targetsjson_format(const struct targets *ts, const struct run_facts *f, stru
         if (!arr)
                 return -ENOMEM;
         root = json_pack(
-            "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:o,s:o}", "targets", arr, "steps",
+            "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:o,s:o,s:o,s:o}", "targets", arr, "steps",
             count_or_null(f->steps_set, f->steps), "cached", count_or_null(f->steps_set, f->cached),
             "run", run_json(f), "failed_steps", failed_json(ts), "slowest_edges", slow_json(ts),
             "buildkit_steps", steps_json(ts), "buildkit_steps_dropped",
@@ -222,7 +223,8 @@ int targetsjson_format(const struct targets *ts, const struct run_facts *f, stru
             ts->ninja_total
                 ? json_pack("[I,I]", (json_int_t)MIN(ts->ninja_done, (uint64_t)INT64_MAX),
                             (json_int_t)MIN(ts->ninja_total, (uint64_t)INT64_MAX))
-                : json_null());
+                : json_null(),
+            "critical_path", targetsjson_path(ts->path));
         return jsonw_dump(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER, out);
 }
 
@@ -377,6 +379,119 @@ static int parse_steps(json_t *root, struct targets *ts)
         return e;
 }
 
+/* ---- the critical path (issue 38): the same object here, in summary.json
+ * and in the history ---- */
+
+static json_t *weights_json(const struct critpath_weight *v, size_t n)
+{
+        json_t *a = json_array();
+
+        for (size_t i = 0; a && i < n; i++)
+                a = json_push(a, json_pack("{s:o,s:o,s:o}", "name", jsonw_str(v[i].name), "weighted_s",
+                                           jsonw_real(v[i].weighted_s), "seconds", jsonw_real(v[i].s)));
+        return a;
+}
+
+json_t *targetsjson_path(const struct critpath *p)
+{
+        json_t *st = json_array(), *gaps = json_array();
+
+        if (!p) {
+                json_decref(st);
+                json_decref(gaps);
+                return json_null();
+        }
+        for (size_t i = 0; st && i < p->n; i++) {
+                const struct critpath_step *s = &p->step[i];
+
+                st = json_push(st, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "name", jsonw_str(s->name),
+                                             "rule", s->rule[0] ? jsonw_str(s->rule) : json_null(),
+                                             "start_s", jsonw_real(s->start_s), "end_s",
+                                             jsonw_real(s->end_s), "slack_s", jsonw_real(s->slack_s),
+                                             "mem_peak_mb", jsonw_real(s->mem_mb)));
+        }
+        for (size_t i = 0; gaps && i < p->ngap; i++) {
+                const struct critpath_gap *g = &p->gap[i];
+
+                gaps = json_push(gaps, json_pack("{s:o,s:o,s:o,s:o}", "start_s", jsonw_real(g->start_s),
+                                                 "end_s", jsonw_real(g->end_s), "running",
+                                                 jsonw_real(g->running), "waited_for",
+                                                 jsonw_str(g->waited_for)));
+        }
+        return json_pack("{s:o,s:o,s:o,s:I,s:o,s:o,s:o,s:o,s:o,s:o}", "length_s",
+                         jsonw_real(p->length_s), "wall_s", jsonw_real(p->wall_s), "target",
+                         p->target[0] ? jsonw_str(p->target) : json_null(), "dropped",
+                         (json_int_t)p->dropped, "steps", st, "jobs",
+                         p->jobs ? json_integer(p->jobs) : json_null(), "under_jobs_s",
+                         p->jobs ? jsonw_real(p->under_s) : json_null(), "under_jobs", gaps,
+                         "weighted", weights_json(p->weight, p->nweight), "by_rule",
+                         weights_json(p->rule, p->nrule));
+}
+
+static void text_of(json_t *o, const char *key, char *buf, size_t cap)
+{
+        const char *v = json_string_value(json_object_get(o, key));
+
+        copy_utf8_str(buf, cap, v ? v : "");
+}
+
+static size_t weights_parse(json_t *a, struct critpath_weight *v)
+{
+        size_t n = 0;
+
+        for (size_t i = 0; i < json_array_size(a) && n < CRITPATH_TOP; i++, n++) {
+                json_t *o = json_array_get(a, i);
+
+                text_of(o, "name", v[n].name, sizeof(v[n].name));
+                v[n].weighted_s = num_or_nan(o, "weighted_s");
+                v[n].s = num_or_nan(o, "seconds");
+        }
+        return n;
+}
+
+int targetsjson_path_parse(json_t *o, struct critpath **ret)
+{
+        json_t *a = json_object_get(o, "steps"), *j = json_object_get(o, "jobs");
+        struct critpath *p;
+
+        if (!json_is_object(o) || !json_is_array(a))
+                return 0;
+        if (!(p = calloc(1, sizeof(*p))))
+                return -ENOMEM;
+        for (size_t i = 0; i < json_array_size(a) && p->n < CRITPATH_MAX; i++) {
+                json_t *x = json_array_get(a, i);
+                struct critpath_step *s = &p->step[p->n++];
+
+                text_of(x, "name", s->name, sizeof(s->name));
+                text_of(x, "rule", s->rule, sizeof(s->rule));
+                s->start_s = num_or_nan(x, "start_s");
+                s->end_s = num_or_nan(x, "end_s");
+                s->slack_s = num_or_nan(x, "slack_s");
+                s->mem_mb = num_or_nan(x, "mem_peak_mb");
+        }
+        a = json_object_get(o, "under_jobs");
+        for (size_t i = 0; i < json_array_size(a) && p->ngap < CRITPATH_TOP; i++) {
+                json_t *x = json_array_get(a, i);
+                struct critpath_gap *g = &p->gap[p->ngap++];
+
+                g->start_s = num_or_nan(x, "start_s");
+                g->end_s = num_or_nan(x, "end_s");
+                g->running = num_or_nan(x, "running");
+                text_of(x, "waited_for", g->waited_for, sizeof(g->waited_for));
+        }
+        p->length_s = num_or_nan(o, "length_s");
+        p->wall_s = num_or_nan(o, "wall_s");
+        p->under_s = num_or_nan(o, "under_jobs_s");
+        text_of(o, "target", p->target, sizeof(p->target));
+        p->dropped = (size_t)count_clamped(json_object_get(o, "dropped"), UINT32_MAX);
+        p->jobs = count_clamped(j, 65535);
+        p->nweight = weights_parse(json_object_get(o, "weighted"), p->weight);
+        p->nrule = weights_parse(json_object_get(o, "by_rule"), p->rule);
+        free(*ret);
+        *ret = p;
+        return 1;
+}
+
 int targetsjson_parse(const char *buf, size_t len, struct run_facts *f, struct targets *ts)
 {
         json_t *root = json_loadb(buf, len, 0, NULL), *arr = json_object_get(root, "targets");
@@ -401,6 +516,8 @@ int targetsjson_parse(const char *buf, size_t len, struct run_facts *f, struct t
         parse_ninja_log(json_object_get(root, "ninja_log"), ts);
         parse_ninja_counts(root, ts);
         e = parse_steps(root, ts);
+        if (e >= 0)
+                e = targetsjson_path_parse(json_object_get(root, "critical_path"), &ts->path);
         json_decref(root);
         return e < 0 ? e : n;
 }

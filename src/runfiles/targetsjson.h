@@ -25,3 +25,10 @@ int targetsjson_parse(const char *buf, size_t len, struct run_facts *f, struct t
  * null when not measured: the form of targets.json and the summary JSON. */
 struct json_t;
 struct json_t *targetsjson_exec(const struct step_exec *e);
+
+/* The critical path (model/critpath.h) as a JSON object (new reference;
+ * null for NULL), and such an object read back into a new *ret (freeing
+ * the old): 1, 0 when o is not one (*ret untouched), -ENOMEM. */
+struct critpath;
+struct json_t *targetsjson_path(const struct critpath *p);
+int targetsjson_path_parse(struct json_t *o, struct critpath **ret);
