@@ -14,11 +14,13 @@
 #include "cmd/cmd-history.h"
 #include "cmd/cmd.h"
 #include "model/compare.h"
+#include "model/critpath.h"
 #include "model/figures.h"
 #include "model/targets.h"
 #include "model/unitname.h"
 #include "model/units.h"
 #include "render/compare.h"
+#include "runfiles/targetsjson.h"
 #include "store/history.h"
 #include "util/macro.h"
 
@@ -90,6 +92,29 @@ static int add_steps(struct store *st, int64_t id, struct compare_side *s)
                         r = compare_side_add(s, COMPARE_STEP, f->name, "cpu_s", f->exec.cpu_s);
         }
         targets_release(ts);
+        return r;
+}
+
+/* The critical path (model/critpath.h): its length, and each step's time
+ * and slack; a step on one run's path only appears or goes. */
+static int add_path(struct store *st, int64_t id, struct compare_side *s)
+{
+        _cleanup_free_ char *json = NULL;
+        struct critpath *p = NULL;
+        int r = store_path_get(st, id, &json);
+
+        if (r > 0)
+                r = targetsjson_path_load(json, &p);
+        if (r > 0)
+                r = compare_side_add(s, COMPARE_RUN, "", "critical_path_s", p->length_s);
+        for (size_t i = 0; r >= 0 && p && i < p->n; i++) {
+                r = compare_side_add(s, COMPARE_PATH, p->step[i].name, "duration_s",
+                                     p->step[i].end_s - p->step[i].start_s);
+                if (r >= 0)
+                        r = compare_side_add(s, COMPARE_PATH, p->step[i].name, "slack_s",
+                                             p->step[i].slack_s);
+        }
+        free(p);
         return r;
 }
 
@@ -191,6 +216,8 @@ static int load_side(struct store *st, const struct store_run *run, const char *
 
         if (r >= 0)
                 r = store_targets_each(st, run->id, false, 0, add_target, s);
+        if (r >= 0)
+                r = add_path(st, run->id, s);
         if (r >= 0)
                 r = add_steps(st, run->id, s);
         if (r >= 0)

@@ -14,7 +14,7 @@
 
 const char *compare_section_name(enum compare_section s)
 {
-        static const char *const names[COMPARE_SECTIONS] = {"run",  "cache", "target",
+        static const char *const names[COMPARE_SECTIONS] = {"run",  "cache", "target", "path",
                                                             "step", "unit",  "facts"};
 
         return (unsigned)s < COMPARE_SECTIONS ? names[s] : "unknown";
@@ -46,7 +46,9 @@ const char *compare_figure_label(const char *figure)
                                                 {"peak_mb", "memory peak"},
                                                 {"mem_peak_mb", "memory peak"},
                                                 {"hit_ratio", "hit ratio"},
-                                                {"cwd", "directory"}};
+                                                {"cwd", "directory"},
+                                                {"critical_path_s", "critical path"},
+                                                {"slack_s", "slack"}};
 
         for (size_t i = 0; i < ARRAY_SIZE(labels); i++)
                 if (strcmp(figure, labels[i][0]) == 0)
@@ -275,10 +277,14 @@ static void mark_noise(struct compare_row *rows, size_t n, double q)
                         struct compare_row *r = &rows[j];
                         double d = fabs(r->change);
                         enum compare_in in = compare_figure_in(r->figure);
+                        /* ninja's and BuildKit's own times: no sampling quantum */
+                        bool exact = r->section == COMPARE_PATH ||
+                                     strcmp(r->figure, "critical_path_s") == 0;
 
                         if (r->status == COMPARE_CHANGED && isfinite(d))
                                 r->noise = (in == COMPARE_IN_MB && d < BASELINE_FLOOR_MB) ||
-                                           (in == COMPARE_IN_S && d < COMPARE_QUANTA * q) ||
+                                           (in == COMPARE_IN_S && d < COMPARE_QUANTA * q &&
+                                            !exact) ||
                                            (in == COMPARE_IN_S && d < BASELINE_FLOOR_S &&
                                             r->section != COMPARE_UNIT);
                         if (r->section == COMPARE_UNIT && r->status >= COMPARE_APPEARED &&

@@ -15,13 +15,14 @@ enum compare_section {
         COMPARE_RUN,    /* the run's own: outcome, duration, CPU, memory peaks, OOM kills */
         COMPARE_CACHE,  /* per compiler-cache tool: hits, misses, hit ratio */
         COMPARE_TARGET, /* per target: duration, steps, cached */
+        COMPARE_PATH,   /* per step of the critical path: its time, its slack */
         COMPARE_STEP,   /* per BuildKit step: duration, memory peak, CPU */
         COMPARE_UNIT,   /* per compile unit (its shown name): peak memory, duration */
         COMPARE_FACTS,  /* texts: command, revision, host */
         COMPARE_SECTIONS,
 };
 
-/* "run", "cache", "target", "step", "unit", "facts". */
+/* "run", "cache", "target", "path", "step", "unit", "facts". */
 const char *compare_section_name(enum compare_section s);
 /* What a figure's number is, by the end of its name: "_s" seconds, "_mb"
  * MiB, "_pct" a percentage, "_ratio" a ratio, else a count. */

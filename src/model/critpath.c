@@ -198,7 +198,7 @@ static void gap_add(struct critpath *p, double a, double b, double area)
                 return;
         memmove(&p->gap[at + 1], &p->gap[at],
                 (MIN(p->ngap, (size_t)CRITPATH_TOP - 1) - at) * sizeof(p->gap[0]));
-        p->gap[at] = (struct critpath_gap){.start_s = a, .end_s = b, .running = area / (b - a)};
+        p->gap[at] = (struct critpath_gap){.start_s = a, .end_s = b, .running = round(100 * area / (b - a)) / 100};
         p->ngap = MIN(p->ngap + 1, (size_t)CRITPATH_TOP);
 }
 

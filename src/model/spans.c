@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/critpath.h"
 #include "util/util.h"
 
 /* The one rule of which spans exist and how many are kept. */
@@ -51,7 +52,7 @@ int spans_add_unit(struct spans *S, const struct unit *u)
 int spans_add_edge(struct spans *S, double start_s, double end_s, const char *out, size_t len)
 {
         return add(
-            S, (struct span){SPAN_EDGE, out, len, -1, start_s, end_s, 0, NULL, NULL, NULL, NULL});
+            S, (struct span){SPAN_EDGE, out, len, -1, start_s, end_s, 0, NULL, NULL, NULL, NULL, false});
 }
 
 static int slower_first(const void *x, const void *y)
@@ -89,6 +90,21 @@ static int add_edges(struct spans *S, const struct run_info *ri, const struct ta
         return e;
 }
 
+void spans_mark_path(struct spans *S, const struct run_info *ri, const struct targets *ts)
+{
+        const struct critpath *p = ts ? ts->path : NULL;
+        double off = 0;
+
+        if (!p || (p->jobs && targets_ninja_offset(ts, ri, &off) < 0))
+                return;
+        for (size_t i = 0; i < S->n; i++)
+                for (size_t k = 0; k < p->n && !S->v[i].critical; k++)
+                        S->v[i].critical = S->v[i].kind == (p->jobs ? SPAN_EDGE : SPAN_STEP) &&
+                                           fabs(S->v[i].start_s - off - p->step[k].start_s) < 2e-3 &&
+                                           strlen(p->step[k].name) == S->v[i].len &&
+                                           memcmp(p->step[k].name, S->v[i].name, S->v[i].len) == 0;
+}
+
 int spans_derive(struct spans *S, const struct run_info *ri, const struct run_facts *facts,
                  const struct targets *ts)
 {
@@ -104,6 +120,8 @@ int spans_derive(struct spans *S, const struct run_info *ri, const struct run_fa
         }
         if (e >= 0 && ts)
                 e = add_edges(S, ri, ts);
+        if (e >= 0)
+                spans_mark_path(S, ri, ts);
         return e;
 }
 

@@ -28,6 +28,7 @@ struct span {
         const struct target_fact *tf; /* what the encoders show: a target's fact, */
         const struct step_fact *sf;   /* a step's, */
         const struct unit *unit;      /* a unit's; else NULL */
+        bool critical;                /* an edge or step on the critical path (ts->path) */
 };
 
 struct spans {
@@ -48,9 +49,15 @@ int spans_add_edge(struct spans *S, double start_s, double end_s, const char *ou
 
 /* The model's spans up to S->max: the targets of facts (NULL: none), the
  * steps of ts, then its ninja edges slowest first, placed on the run's
- * clock by targets_ninja_offset() (none when it cannot). 0 or -ENOMEM. */
+ * clock by targets_ninja_offset() (none when it cannot); those on ts->path
+ * marked critical. 0 or -ENOMEM. */
 int spans_derive(struct spans *S, const struct run_info *ri, const struct run_facts *facts,
                  const struct targets *ts);
+
+/* Marks critical the spans of ts->path's steps (ts NULL or without one:
+ * none), by name and start (ninja's placed on the run's clock, to its
+ * millisecond). */
+void spans_mark_path(struct spans *S, const struct run_info *ri, const struct targets *ts);
 
 /* Frees the array; S may be reused. NULL is a no-op. */
 void spans_release(struct spans *S);

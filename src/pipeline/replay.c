@@ -111,6 +111,15 @@ static void load_targets_file(struct replay *rp)
 
 /* The run's targets' facts, BuildKit steps, slowest ninja edges, the log's
  * compiler-cache blocks, and its units when it had process scans. */
+/* The critical path the run's summary stored. */
+static int replay_path(struct replay *rp)
+{
+        _cleanup_free_ char *json = NULL;
+        int e = store_path_get(rp->st, rp->id, &json);
+
+        return e > 0 ? targetsjson_path_load(json, &rp->targets->path) : e;
+}
+
 static int load_db(struct replay *rp, bool with_units)
 {
         struct store_run run = {0};
@@ -127,6 +136,8 @@ static int load_db(struct replay *rp, bool with_units)
                 e = store_steps_get(rp->st, rp->id, rp->targets);
         if (e >= 0)
                 e = store_edges_get(rp->st, rp->id, rp->targets);
+        if (e >= 0)
+                e = replay_path(rp);
         /* the report's cache blocks only: none is no error */
         (void)store_cc_log_get(rp->st, rp->id, rp->run.ri.start_epoch, rp->targets);
         if (e >= 0 && with_units) {

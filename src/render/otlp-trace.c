@@ -16,7 +16,7 @@
 
 #define RUN_ATTRS 12
 #define TARGET_ATTRS 5
-#define STEP_ATTRS 12 /* name, cached, and step_exec_attrs() */
+#define STEP_ATTRS 13 /* name, cached, step_exec_attrs() and critical path */
 #define EVENT_ATTRS 3
 #define RUN_EVENTS (SUMMARY_OOM_MAX + 2)
 
@@ -278,6 +278,8 @@ static void child(struct enc *S, const struct span *m)
         } else { /* an edge: spans_derive() adds no units */
                 attr_s(S, "build.ninja.output", m->name);
         }
+        if (m->critical)
+                attr_b(S, "build.critical_path", true);
         sp->nattrs = (size_t)(S->attrs + S->nattrs - sp->attrs);
 }
 

@@ -57,7 +57,8 @@ static const char css[] =
     ".card .k{color:var(--mute);font-size:12px}.card .v{font-size:20px;font-weight:600}"
     ".card .d{color:var(--mute);font-size:12px;overflow-wrap:anywhere}.bad{color:var(--warn)}"
     "ol.slow,ul.rd{margin:4px 0 8px;padding-left:22px}details{margin:12px 0}"
-    "svg text.in{font-size:10px}rect.f2{stroke:var(--bg);stroke-width:1}\n";
+    "svg text.in{font-size:10px}rect.f2{stroke:var(--bg);stroke-width:1}"
+    "rect.cp{stroke:var(--warn);stroke-width:2}\n";
 
 /* The hover read-out: on a chart (svg.hv, its data-tmax, data-ymax in
  * drawn units, data-unit), the time and each line's value at the point
@@ -583,13 +584,16 @@ static void step_bar(struct dwriter *w, const struct frame *fr, const struct spa
         double x0 = px(fr, f->start_s), x1 = MAX(px(fr, f->end_s), x0 + 1.5);
 
         dw_printf(w,
-                  "<rect class=\"f%d\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"12\" "
+                  "<rect class=\"f%d%s\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"12\" "
                   "opacity=\"0.8\"%s><title>",
                   f->sf->error || f->sf->canceled ? 3
                   : f->sf->step                   ? 0
                                                   : 2,
-                  x0, y, x1 - x0, f->sf->cached ? " fill=\"url(#stepcached)\"" : "");
+                  f->critical ? " cp" : "", x0, y, x1 - x0,
+                  f->sf->cached ? " fill=\"url(#stepcached)\"" : "");
         report_html_esc(w, f->name);
+        if (f->critical)
+                dw_puts(w, " (critical path)");
         if (f->target[0]) {
                 dw_puts(w, " (");
                 report_html_esc(w, f->target);
@@ -717,10 +721,12 @@ static void edge_bar(struct dwriter *w, const struct frame *fr, const struct spa
         const char *base = strrchr(e->name, '/');
 
         dw_printf(w,
-                  "<rect class=\"f2\" opacity=\"0.7\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
+                  "<rect class=\"%s\" opacity=\"0.7\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" "
                   "height=\"15\"><title>",
-                  x0, 18.0 * (double)lane + 2, x1 - x0);
+                  e->critical ? "f2 cp" : "f2", x0, 18.0 * (double)lane + 2, x1 - x0);
         report_html_esc(w, e->name);
+        if (e->critical)
+                dw_puts(w, " (critical path)");
         /* whole milliseconds, as the .ninja_log has them */
         dw_printf(w, ": %s</title></rect>",
                   DURATION_STR((double)llround((e->end_s - e->start_s) * 1000) / 1000));

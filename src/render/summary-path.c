@@ -30,8 +30,9 @@ void summary_path_reading(const struct critpath *p, struct dwriter *w)
         put_s(w, " (", last->end_s - last->start_s);
         dw_puts(w, ")");
         if (p->ngap) {
-                put_s(w, "; the longest stretch under -j ", p->gap[0].end_s - p->gap[0].start_s);
-                dw_puts(w, " waited for ");
+                dw_printf(w, "; the longest stretch under -j %u, ", p->jobs);
+                summary_put_duration(w, p->gap[0].end_s - p->gap[0].start_s);
+                dw_puts(w, ", waited for ");
                 summary_put_text(w, p->gap[0].waited_for);
         }
 }

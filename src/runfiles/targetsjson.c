@@ -492,6 +492,13 @@ int targetsjson_path_parse(json_t *o, struct critpath **ret)
         return 1;
 }
 
+int targetsjson_path_load(const char *text, struct critpath **ret)
+{
+        _cleanup_json_ json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+
+        return targetsjson_path_parse(o, ret);
+}
+
 int targetsjson_parse(const char *buf, size_t len, struct run_facts *f, struct targets *ts)
 {
         json_t *root = json_loadb(buf, len, 0, NULL), *arr = json_object_get(root, "targets");

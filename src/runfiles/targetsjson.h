@@ -32,3 +32,5 @@ struct json_t *targetsjson_exec(const struct step_exec *e);
 struct critpath;
 struct json_t *targetsjson_path(const struct critpath *p);
 int targetsjson_path_parse(struct json_t *o, struct critpath **ret);
+/* The same from its text (NULL: none). */
+int targetsjson_path_load(const char *text, struct critpath **ret);

@@ -128,13 +128,14 @@ static int add_model(struct trace_state *st, const struct run_model *m)
 
                 e = spans_add_edge(trace_spans(st->t), x->start_s, x->end_s, x->out, x->len);
         }
-        if (st->job->nedges || !st->job->stored_edges || !ts ||
-            targets_ninja_offset(ts, m->run, &off) < 0)
-                return e;
-        for (uint32_t i = 0; e >= 0 && i < ts->nedgev; i++)
-                e = spans_add_edge(trace_spans(st->t), off + (double)ts->edgev[i].start_ms / 1000.0,
-                                   off + (double)ts->edgev[i].end_ms / 1000.0, ts->edgev[i].output,
-                                   strlen(ts->edgev[i].output));
+        if (!st->job->nedges && st->job->stored_edges && ts &&
+            targets_ninja_offset(ts, m->run, &off) == 0)
+                for (uint32_t i = 0; e >= 0 && i < ts->nedgev; i++)
+                        e = spans_add_edge(trace_spans(st->t),
+                                           off + (double)ts->edgev[i].start_ms / 1000.0,
+                                           off + (double)ts->edgev[i].end_ms / 1000.0,
+                                           ts->edgev[i].output, strlen(ts->edgev[i].output));
+        spans_mark_path(trace_spans(st->t), m->run, ts);
         return e;
 }
 

@@ -240,3 +240,23 @@ int store_edges_get(struct store *st, int64_t run, struct targets *ts)
                         TARGETS_SLOW_EDGES + TARGETS_EDGES_MAX, edge_row, ts, "i", run);
         return n < 0 ? (int)n : (int)ts->nedgev;
 }
+
+int store_path_get(struct store *st, int64_t run, char **ret_json)
+{
+        sqlite3_stmt *s = NULL;
+        const char *v;
+        int r = store_prepare(st,
+                              "SELECT json_extract(summary_json, '$.critical_path') FROM runs"
+                              " WHERE id = ? AND json_valid(summary_json)",
+                              &s);
+
+        if (r < 0)
+                return r;
+        sqlite3_bind_int64(s, 1, run);
+        v = sqlite3_step(s) == SQLITE_ROW ? store_col_text(s, 0) : NULL;
+        r = v && *v ? 1 : 0;
+        if (r && !(*ret_json = strdup(v)))
+                r = -ENOMEM;
+        sqlite3_finalize(s);
+        return r;
+}

@@ -173,6 +173,10 @@ int store_edges_insert(struct store *st, int64_t run, const struct targets *ts);
  * run without them or of a file older than version 6. Returns the number
  * of edgev's edges, or -errno. */
 int store_edges_get(struct store *st, int64_t run, struct targets *ts);
+/* The critical path of run row run as its summary's JSON object stored it
+ * (runfiles/targetsjson.h reads it): 1 with *ret_json (malloc'd), 0 none,
+ * -errno. */
+int store_path_get(struct store *st, int64_t run, char **ret_json);
 
 /* Compiler-cache snapshots. -------------------------------------------- */
 
