@@ -239,6 +239,21 @@ static void test_buildkit(void **state)
         assert_int_equal(critpath_buildkit(ts, &cp), 0);
         assert_int_equal(cp.n, 3);
         targets_release(ts);
+        /* as BuildKit numbers them: "FROM base" is no vertex, so build's
+         * first step follows base's last; stage-2's FROM is base's */
+        targets_init(ts);
+        add_step(ts, "[base 1/3] FROM docker.io/local/busybox:latest", 0.2, 0.2, true);
+        add_step(ts, "[base 2/3] RUN echo base", 0, 0.7, true);
+        add_step(ts, "[base 3/3] RUN cat /lib", 0.8, 1.7, true);
+        add_step(ts, "[build 1/2] COPY app.txt /src/app.txt", 1.8, 1.9, true);
+        add_step(ts, "[build 2/2] RUN sleep 1", 1.9, 3, true);
+        add_step(ts, "[stage-2 2/3] COPY --from=build /app.out /app.out", 3.1, 3.2, true);
+        add_step(ts, "[stage-2 3/3] RUN wc -c /app.out", 3.2, 3.8, true);
+        assert_int_equal(critpath_buildkit(ts, &cp), 0);
+        assert_int_equal(cp.n, 7);
+        assert_string_equal(cp.step[3].name, "[build 1/2] COPY app.txt /src/app.txt");
+        assert_float_equal(cp.step[3].slack_s, 0.1, 1e-9);
+        targets_release(ts);
         free(ts);
 }
 

@@ -356,6 +356,18 @@ static long bk_prev(void *u, size_t i)
         if (k < 0)
                 return -1;
         best = k > 1 ? stage_step(w, st, len, k - 1) : -1;
+        /* "FROM stage" is no vertex: a first step that is no FROM follows
+         * the stage that ended last before it did */
+        for (size_t j = 0; k == 1 && strncmp(rest, "FROM ", 5) != 0 && j < w->n; j++) {
+                const char *st2, *rest2;
+                size_t l2;
+                long k2 = stage_of(w->v[j]->name, &st2, &l2, &rest2);
+                const char *sl = k2 > 0 ? strchr(st2, '/') : NULL;
+
+                if (sl && strtol(sl + 1, NULL, 10) == k2 && (l2 != len || memcmp(st2, st, len)) &&
+                    w->v[j]->end_s <= w->v[i]->end_s)
+                        best = later(w, best, (long)j);
+        }
         /* --from=X (COPY, ADD) or --mount=...from=X (RUN): X's last step */
         for (from = rest; (from = strstr(from, "from=")); from += 5 + l) {
                 char *e;

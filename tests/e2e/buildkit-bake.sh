@@ -90,6 +90,15 @@ fully() {
 
 bt cold plain
 expect_eq "cold: exit 0" "$RC" 0
+# the critical path of a bake: the target whose chain ended last, its steps
+# its own (issue 38)
+expect_eq "cold: the critical path names the target that set the whole" "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+p, steps = d["critical_path"], d["buildkit_steps"]
+last = max((s for s in steps if s["step"] and s["target"] in ("app", "tools") and s["end_s"] is not None),
+           key=lambda s: s["end_s"])
+print(p["target"] == last["target"], all(s["name"].startswith("[" + p["target"] + " ") for s in p["steps"]))' "$T/cold.json")" "True True"
 check "cold: every step of the graph, per target" python3 - "$T/cold.json" <<'PY'
 import json, sys
 t = {x["name"]: x for x in json.load(open(sys.argv[1]))["targets"]}

@@ -65,6 +65,14 @@ replayed() {
 rm -f "$T/docker-calls"
 bt cold plain
 expect_eq "cold: 9 steps, the FROM of a local image cached" "$(steps cold)" "9/1"
+# the critical path (issue 38): base's steps, build's (its first follows
+# base's last: "FROM base" is no vertex), the COPY --from=build, the last RUN
+expect_eq "cold: the critical path, stage by stage, in order" "$(python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))["critical_path"]
+print(" ".join(s["name"].split("]")[0][1:].replace(" ", ":") for s in p["steps"]),
+      p["length_s"] <= p["wall_s"] + 0.01)' "$T/cold.json")" \
+        "base:1/4 base:2/4 base:3/4 base:4/4 build:1/3 build:2/3 build:3/3 stage-2:2/3 stage-2:3/3 True"
 # the live stream was whole: its record is neither inspected nor its log
 # replayed (issue 40: each history call costs 0.3-0.7 s at the end of every
 # build); history ls, the one call, finds its record
