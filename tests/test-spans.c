@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "model/critpath.h"
 #include "model/spans.h"
 #include "util/macro.h"
 
@@ -123,6 +124,32 @@ TEST(derive)
         assert_ptr_equal(S.v[4].sf, &steps[2]);
         spans_release(&S);
         spans_release(NULL);
+}
+
+/* The critical path's spans marked: ninja's by name and start placed on
+ * the run's clock (app from 1.0 s of ninja's, at 7 s of the run's), a
+ * BuildKit path's steps as they are. */
+TEST(path)
+{
+        struct spans S = {.max = SIZE_MAX};
+        struct critpath cp = {.n = 1, .jobs = 4};
+
+        model(T0 + 10);
+        strcpy(cp.step[0].name, "app");
+        cp.step[0].start_s = 1.0;
+        ts.path = &cp;
+        assert_int_equal(spans_derive(&S, &ri, &facts, &ts), 0);
+        for (size_t i = 0; i < S.n; i++)
+                assert_int_equal(S.v[i].critical, i == 5);
+        spans_release(&S);
+        cp.jobs = 0;
+        strcpy(cp.step[0].name, "[app 1/2] RUN make");
+        cp.step[0].start_s = 1.5;
+        assert_int_equal(spans_derive(&S, &ri, &facts, &ts), 0);
+        for (size_t i = 0; i < S.n; i++)
+                assert_int_equal(S.v[i].critical, i == 2);
+        spans_release(&S);
+        ts.path = NULL;
 }
 
 /* The one cap: the first max in the order of priority (targets, steps,

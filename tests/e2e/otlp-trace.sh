@@ -149,6 +149,18 @@ ok = [(n, round(d), p) for n, d, p in kids] == want and abs(end - mt) < 0.01
 print(kids, end - mt)
 sys.exit(not ok)
 PY
+# no build.ninja beside that log: the critical path is the last edge alone
+# (issue 38), and its span says so
+check "ninja: the critical path's edge has build.critical_path, the other not" python3 - "$REC" <<'PY'
+import json, sys
+sp = [s for r in map(json.loads, open(sys.argv[1])) if r["path"] == "/v1/traces"
+      for s in r["request"]["resourceSpans"][0]["scopeSpans"][0]["spans"]]
+cp = {s["name"]: any(a["key"] == "build.critical_path" and a["value"].get("boolValue") for a in s.get("attributes", []))
+      for s in sp[1:]}
+print(cp)
+sys.exit(cp != {"ninja b.o": False, "ninja c.o": True})
+PY
+check "ninja: no graph there, said in one line" grep -q 'the critical path: .*-t graph.*the last edge alone' "$T/err-ninja"
 # same_edge_spans A B: the two recordings hold the same 2 edge spans (the
 # run span's children), start and end alike
 same_edge_spans() {
