@@ -63,34 +63,29 @@ static int chain(const struct node *v, size_t n, long (*prev)(void *, size_t), v
 struct nwalk {
         critpath_inputs_fn inputs;
         const void *g;
-        const struct ninja_edge *ev;
-        size_t *by_out; /* indexes of ev, by output */
+        const struct ninja_edge *ev, **by_out; /* ev by output */
         size_t n;
         long best; /* the input edge that ended last; -1 none */
         int depth;
 };
 
-static int cmp_out(const void *a, const void *b, void *w)
+static int cmp_out(const void *a, const void *b)
 {
-        const struct ninja_edge *v = ((const struct nwalk *)w)->ev;
+        return strcmp((*(const struct ninja_edge *const *)a)->output,
+                      (*(const struct ninja_edge *const *)b)->output);
+}
 
-        return strcmp(v[*(const size_t *)a].output, v[*(const size_t *)b].output);
+static int cmp_key(const void *key, const void *e)
+{
+        return strcmp(key, (*(const struct ninja_edge *const *)e)->output);
 }
 
 static long logged(const struct nwalk *w, const char *path)
 {
-        for (size_t lo = 0, hi = w->n; lo < hi;) {
-                size_t mid = lo + (hi - lo) / 2;
-                int c = strcmp(w->ev[w->by_out[mid]].output, path);
+        const struct ninja_edge *const *hit =
+            bsearch(path, w->by_out, w->n, sizeof(*w->by_out), cmp_key);
 
-                if (c == 0)
-                        return (long)w->by_out[mid];
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return -1;
+        return hit ? *hit - w->ev : -1;
 }
 
 static void on_input(void *userdata, const char *input)
@@ -105,8 +100,8 @@ static void on_input(void *userdata, const char *input)
                 return;
         }
         /* not built in this run: a phony stands for its inputs */
-        if (w->depth < PHONY_DEPTH && w->inputs(w->g, input, &rule, NULL, NULL) >= 0 &&
-            rule && strcmp(rule, "phony") == 0) {
+        if (w->depth < PHONY_DEPTH && w->inputs(w->g, input, &rule, NULL, NULL) >= 0 && rule &&
+            strcmp(rule, "phony") == 0) {
                 w->depth++;
                 (void)w->inputs(w->g, input, &rule, on_input, w);
                 w->depth--;
@@ -176,7 +171,8 @@ static void name_gap(struct critpath *p, const struct ninja_edge *ev, size_t n,
                 }
         }
         for (size_t i = 0; i < n && best <= 0; i++) {
-                double o = MIN(ev[i].end_ms / 1e3, gp->end_s) - MAX(ev[i].start_ms / 1e3, gp->start_s);
+                double o =
+                    MIN(ev[i].end_ms / 1e3, gp->end_s) - MAX(ev[i].start_ms / 1e3, gp->start_s);
 
                 if (o > 0 && o >= best) {
                         best = o;
@@ -198,7 +194,8 @@ static void gap_add(struct critpath *p, double a, double b, double area)
                 return;
         memmove(&p->gap[at + 1], &p->gap[at],
                 (MIN(p->ngap, (size_t)CRITPATH_TOP - 1) - at) * sizeof(p->gap[0]));
-        p->gap[at] = (struct critpath_gap){.start_s = a, .end_s = b, .running = round(100 * area / (b - a)) / 100};
+        p->gap[at] = (struct critpath_gap){
+            .start_s = a, .end_s = b, .running = round(100 * area / (b - a)) / 100};
         p->ngap = MIN(p->ngap + 1, (size_t)CRITPATH_TOP);
 }
 
@@ -267,7 +264,7 @@ int critpath_ninja(critpath_inputs_fn inputs, const void *g, const struct ninja_
                    unsigned jobs, struct critpath *ret)
 {
         _cleanup_free_ struct node *v = calloc(n ? n : 1, sizeof(*v));
-        _cleanup_free_ size_t *by_out = calloc(n ? n : 1, sizeof(*by_out));
+        _cleanup_free_ const struct ninja_edge **by_out = calloc(n ? n : 1, sizeof(*by_out));
         struct nwalk w = {.inputs = inputs, .g = g, .ev = ev, .n = n};
         int r;
 
@@ -276,13 +273,13 @@ int critpath_ninja(critpath_inputs_fn inputs, const void *g, const struct ninja_
         if (!v || !by_out)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
-                by_out[i] = i;
+                by_out[i] = &ev[i];
                 v[i] = (struct node){ev[i].output, rule_of(&w, ev[i].output), ev[i].start_ms / 1e3,
                                      ev[i].end_ms / 1e3, NAN};
                 if (!g)
                         v[i].rule = "";
         }
-        qsort_r(by_out, n, sizeof(*by_out), cmp_out, &w);
+        qsort(by_out, n, sizeof(*by_out), cmp_out);
         w.by_out = by_out;
         *ret = (struct critpath){.jobs = jobs};
         r = chain(v, n, ninja_prev, &w, 0, ret);
@@ -316,7 +313,8 @@ static long stage_of(const char *name, const char **ret_st, size_t *ret_len, con
         *ret_len = 0;
         *ret_st = st;
         if (st[-1] == ' ') { /* the stage: the word before */
-                for (*ret_st = st - 1; *ret_st > name + 1 && (*ret_st)[-1] != ' ' && (*ret_st)[-1] != '[';)
+                for (*ret_st = st - 1;
+                     *ret_st > name + 1 && (*ret_st)[-1] != ' ' && (*ret_st)[-1] != '[';)
                         --*ret_st;
                 *ret_len = (size_t)(st - 1 - *ret_st);
         }
@@ -376,9 +374,9 @@ static long bk_prev(void *u, size_t i)
 
                 l = strcspn(from + 5, " ,");
                 idx = strtol(from + 5, &e, 10);
-                m = l > 0 && e == from + 5 + l
-                        ? snprintf(stage, sizeof(stage), "stage-%ld", idx)
-                        : snprintf(stage, sizeof(stage), "%.*s", (int)MIN(l, sizeof(stage)), from + 5);
+                m = l > 0 && e == from + 5 + l ? snprintf(stage, sizeof(stage), "stage-%ld", idx)
+                                               : snprintf(stage, sizeof(stage), "%.*s",
+                                                          (int)MIN(l, sizeof(stage)), from + 5);
                 if (m > 0 && (size_t)m < sizeof(stage))
                         best = later(w, best, stage_step(w, stage, (size_t)m, 0));
         }
@@ -399,8 +397,9 @@ static int bk_target(const struct targets *ts, int t, struct critpath *ret)
 
                 if (f->step && (ts->n < 2 || f->target == t) && isfinite(f->start_s) &&
                     isfinite(f->end_s)) {
-                        nv[w.n] = (struct node){f->name, "", f->start_s, f->end_s,
-                                                f->exec.set ? f->exec.mem_peak_bytes / 1048576.0 : NAN};
+                        nv[w.n] =
+                            (struct node){f->name, "", f->start_s, f->end_s,
+                                          f->exec.set ? f->exec.mem_peak_bytes / 1048576.0 : NAN};
                         v[w.n++] = f;
                         t0 = MIN(t0, f->start_s);
                 }
