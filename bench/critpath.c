@@ -73,7 +73,7 @@ int main(int argc, char **argv)
         struct ninjagraph *g = NULL;
         struct critpath *p = malloc(sizeof(*p));
         struct rusage ru;
-        double t0, t1, t2, t3, t4;
+        double t0, t1, t2 = 0, t3, t4;
         int fd, r;
 
         if (argc < 2 || !p) {
