@@ -46,7 +46,7 @@ void endinputs_snapshot(const char *ninja_log, struct ninjalog_file *ret)
 /* `ninja -t graph` of a large build is tens of MiB; the tool runs once */
 #define NINJA_GRAPH_MAX (256u << 20)
 #define NINJA_GRAPH_TIMEOUT_S 30.0
-#define NINJA_EDGES_MAX 2000000 /* this run's edges kept for the critical path */
+#define NINJA_EDGES_MAX 100000 /* this run's edges kept for the critical path (27 MiB) */
 
 struct edges {
         struct buildmetrics *bm;
@@ -81,32 +81,38 @@ static void keep_edge(void *userdata, int64_t start_ms, int64_t end_ms, const ch
 static void ninja_path(const struct endinputs *in, const struct edges *e, size_t logged)
 {
         _cleanup_free_ char *dir = strdup(in->cfg->ninja_log);
-        char a0[] = "ninja", a1[] = "-C", a3[] = "-t", a4[] = "graph";
-        char *slash = dir ? strrchr(dir, '/') : NULL, *argv[] = {a0, a1, dir, a3, a4, NULL};
-        struct spawn_config sc = {.argv = argv, .out_max = NINJA_GRAPH_MAX,
-                                  .timeout_s = NINJA_GRAPH_TIMEOUT_S};
+        char a0[] = "ninja", a1[] = "-C", dot[] = ".", a3[] = "-t", a4[] = "graph";
+        char *slash = dir ? strrchr(dir, '/') : NULL,
+             *argv[] = {a0, a1, slash ? dir : dot, a3, a4, NULL};
+        struct spawn_config sc = {
+            .argv = argv, .out_max = NINJA_GRAPH_MAX, .timeout_s = NINJA_GRAPH_TIMEOUT_S};
         struct spawn_result res = {0};
         struct ninjagraph *g = NULL;
         struct critpath *p = malloc(sizeof(*p));
-        int r = dir && p ? 0 : -ENOMEM;
+        int r = dir && p ? 0 : -ENOMEM, st = 0;
 
-        if (r >= 0 && e->n < logged)
-                r = -ENOMEM;
+        if (r >= 0 && e->n < logged) {
+                note(in, "the critical path: %zu edges, more than the %d read", logged,
+                     NINJA_EDGES_MAX);
+                r = -EFBIG;
+        }
         if (r >= 0) {
                 if (slash)
                         *slash = '\0';
-                else
-                        strcpy(dir, ".");
-                r = spawn_capture(&sc, &res);
-                if (r == 0 && !res.out_truncated)
-                        r = ninjagraph_parse(res.out, res.out_len, &g);
-                else if (r >= 0)
-                        r = res.out_truncated ? -EFBIG : -EIO;
+                r = st = spawn_capture(&sc, &res);
+                if (r == 0)
+                        r = res.out_truncated ? -EFBIG : ninjagraph_parse(res.out, res.out_len, &g);
                 spawn_result_release(&res);
-                if (r < 0)
-                        note(in, "the critical path: `ninja -C %s -t graph`: %s; the last edge alone",
-                             dir, r == -EINVAL ? "not a graph" : strerror(-r));
-                r = critpath_ninja(ninjagraph_inputs, g, e->v, e->n, critpath_jobs(in->run->argv, in->run->ncpu), p);
+                if (r != 0)
+                        note(in,
+                             "the critical path: `ninja -C %s -t graph`: %s; the last edge alone",
+                             argv[2],
+                             st == 127      ? "no ninja"
+                             : st > 0       ? "failed"
+                             : r == -EINVAL ? "not a graph"
+                                            : strerror(-r));
+                r = critpath_ninja(ninjagraph_inputs, g, e->v, e->n,
+                                   critpath_jobs(in->run->argv, in->run->ncpu), p);
         }
         ninjagraph_free(g);
         if (r == -ENOMEM)

@@ -264,8 +264,9 @@ expect_eq "unit a.c: changed" "$(row unit a.c duration_s status)" changed
 cat "$T/u.txt"
 check "text: a unit section with a.c, b.c, c.c" \
         sh -c "grep -q '^unit ' '$T/u.txt' && grep -q '^  a.c wall time ' '$T/u.txt' && grep -Eq '^  b.c .* only in A\$' '$T/u.txt' && grep -Eq '^  c.c .* only in B\$' '$T/u.txt'"
-check "text: sections in order: run, target, step, unit, facts" \
-        sh -c "test \"\$(grep -E '^[a-z]+( |\$)' '$T/u.txt' | cut -d' ' -f1 | tr '\n' ' ')\" = 'run target step unit facts '"
+# the steps' chain is a critical path (issue 38): its section after the targets'
+check "text: sections in order: run, target, path, step, unit, facts" \
+        sh -c "test \"\$(grep -E '^[a-z]+( |\$)' '$T/u.txt' | cut -d' ' -f1 | tr '\n' ' ')\" = 'run target path step unit facts '"
 # compiler cache: a real ccache (its own directory in $T), cold then warm,
 # each run's log printing its stats first and last
 if command -v ccache >/dev/null && command -v gcc >/dev/null && command -v make >/dev/null; then
