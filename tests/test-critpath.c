@@ -195,6 +195,28 @@ static void test_weigh(void **state)
         assert_float_equal(cp.gap[0].running, 1.4, 1e-9);
 }
 
+/* CMake's rules, one per target and config, are one rule */
+static void test_cmake_rules(void **state)
+{
+        static const char cm[] = "digraph ninja {\n\"0x1\" [label=\"a.o\"]\n"
+                                 "\"0x2\" -> \"0x1\" [label=\" CXX_COMPILER__app_Release\"]\n"
+                                 "\"0x2\" [label=\"a.c\"]\n\"0x3\" [label=\"b.o\"]\n"
+                                 "\"0x4\" -> \"0x3\" [label=\" CXX_COMPILER__lib_Debug\"]\n"
+                                 "\"0x4\" [label=\"b.c\"]\n}\n";
+        const struct ninja_edge ev[] = {{0, 1000, "a.o"}, {0, 2000, "b.o"}};
+        struct ninjagraph *g;
+        struct critpath cp;
+
+        (void)state;
+        assert_int_equal(ninjagraph_parse(cm, strlen(cm), &g), 0);
+        assert_int_equal(critpath_ninja(ninjagraph_inputs, g, ev, 2, 2, &cp), 0);
+        assert_int_equal(cp.nrule, 1);
+        assert_string_equal(cp.rule[0].name, "CXX_COMPILER");
+        assert_float_equal(cp.rule[0].s, 3, 1e-9);
+        assert_string_equal(cp.step[0].rule, "CXX_COMPILER");
+        ninjagraph_free(g);
+}
+
 static void add_step(struct targets *ts, const char *name, double a, double b, bool step)
 {
         struct step_fact f = {.target = -1, .start_s = a, .end_s = b, .step = step};
@@ -294,6 +316,7 @@ int main(void)
             cmocka_unit_test(test_chain),
             cmocka_unit_test(test_diamond),
             cmocka_unit_test(test_weigh),
+            cmocka_unit_test(test_cmake_rules),
             cmocka_unit_test(test_buildkit),
             cmocka_unit_test(test_jobs_units),
         };

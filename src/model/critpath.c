@@ -18,6 +18,15 @@ struct node {
         double start_s, end_s, mem_mb;
 };
 
+/* A rule's name less CMake's "__TARGET_CONFIG" ("CXX_COMPILER__app_Release"):
+ * one rule for all targets. */
+static size_t rule_len(const char *rule)
+{
+        const char *u = strstr(rule, "__");
+
+        return u && u > rule ? (size_t)(u - rule) : strlen(rule);
+}
+
 /* The chain back from the node that ended last through prev(u, i) (the
  * input i waited for, -1 none), into ret from t0 (the start of all). */
 static int chain(const struct node *v, size_t n, long (*prev)(void *, size_t), void *u, double t0,
@@ -49,7 +58,7 @@ static int chain(const struct node *v, size_t n, long (*prev)(void *, size_t), v
                         continue;
                 s = &ret->step[ret->n++];
                 copy_utf8_str(s->name, sizeof(s->name), e->name);
-                copy_utf8_str(s->rule, sizeof(s->rule), e->rule ? e->rule : "");
+                copy_utf8(s->rule, sizeof(s->rule), e->rule, rule_len(e->rule));
                 s->start_s = e->start_s;
                 s->end_s = e->end_s;
                 s->slack_s = MAX(e->start_s - from, 0.0);
@@ -231,12 +240,14 @@ static int weigh(const struct nwalk *wk, const struct ninja_edge *ev, size_t n, 
                         top_add(p->weight, &p->nweight, x->output, W - w0[e[j].i],
                                 (x->end_ms - x->start_ms) / 1e3);
                         rule = rule_of(wk, x->output);
-                        for (r = 0; r < nrules && strcmp(rules[r].name, rule) != 0; r++)
+                        for (r = 0; r < nrules && (strlen(rules[r].name) != rule_len(rule) ||
+                                                   memcmp(rules[r].name, rule, rule_len(rule)));
+                             r++)
                                 ;
                         if (r == nrules && nrules < RULES_MAX)
                                 rules[nrules++] = (struct critpath_weight){0};
                         if (r < nrules && !rules[r].name[0])
-                                copy_utf8_str(rules[r].name, sizeof(rules[r].name), rule);
+                                copy_utf8(rules[r].name, sizeof(rules[r].name), rule, rule_len(rule));
                         if (r < nrules) {
                                 rules[r].weighted_s += W - w0[e[j].i];
                                 rules[r].s += (x->end_ms - x->start_ms) / 1e3;
