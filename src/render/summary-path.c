@@ -6,14 +6,8 @@
 #include "model/critpath.h"
 #include "render/summary-int.h"
 
-static void put_s(struct dwriter *w, const char *lead, double s)
-{
-        dw_puts(w, lead);
-        summary_put_duration(w, s);
-}
-
-/* "the critical path, 3 steps of 43.2s, set the 45.0s wall: it ends at
- * app (18.0s); 20.0s under -j 3" */
+/* "the critical path, 3 edges and 43.2s, set the 45.0s wall: it ends at
+ * app (18.0s); the longest stretch under -j 4, 20.0s, waited for b.o" */
 void summary_path_reading(const struct critpath *p, struct dwriter *w)
 {
         const struct critpath_step *last = &p->step[p->n - 1];
@@ -23,16 +17,13 @@ void summary_path_reading(const struct critpath *p, struct dwriter *w)
                 dw_puts(w, " of target ");
                 summary_put_text(w, p->target);
         }
-        put_s(w, " and ", p->length_s);
-        put_s(w, ", set the ", p->wall_s);
-        dw_puts(w, " wall: it ends at ");
+        dw_printf(w, " and %s, set the %s wall: it ends at ", DURATION_STR(p->length_s),
+                  DURATION_STR(p->wall_s));
         summary_put_text(w, last->name);
-        put_s(w, " (", last->end_s - last->start_s);
-        dw_puts(w, ")");
+        dw_printf(w, " (%s)", DURATION_STR(last->end_s - last->start_s));
         if (p->ngap) {
-                dw_printf(w, "; the longest stretch under -j %u, ", p->jobs);
-                summary_put_duration(w, p->gap[0].end_s - p->gap[0].start_s);
-                dw_puts(w, ", waited for ");
+                dw_printf(w, "; the longest stretch under -j %u, %s, waited for ", p->jobs,
+                          DURATION_STR(p->gap[0].end_s - p->gap[0].start_s));
                 summary_put_text(w, p->gap[0].waited_for);
         }
 }
@@ -43,9 +34,7 @@ static void put_weights(struct dwriter *w, const char *lead, const struct critpa
         for (size_t i = 0; i < n; i++) {
                 dw_puts(w, i ? ", " : lead);
                 summary_put_text(w, v[i].name);
-                put_s(w, " ", v[i].weighted_s);
-                put_s(w, " (of ", v[i].s);
-                dw_puts(w, ")");
+                dw_printf(w, " %s (of %s)", DURATION_STR(v[i].weighted_s), DURATION_STR(v[i].s));
         }
 }
 
@@ -56,10 +45,8 @@ void summary_path_text(const struct critpath *p, struct dwriter *w)
                 dw_puts(w, "  none: make gives no build graph; see the parallelism reading");
                 return;
         }
-        dw_printf(w, "  %zu %s", p->n + p->dropped, p->jobs ? "edges" : "steps");
-        put_s(w, ", ", p->length_s);
-        put_s(w, " of the ", p->wall_s);
-        dw_puts(w, " wall");
+        dw_printf(w, "  %zu %s, %s of the %s wall", p->n + p->dropped, p->jobs ? "edges" : "steps",
+                  DURATION_STR(p->length_s), DURATION_STR(p->wall_s));
         if (p->target[0]) {
                 dw_puts(w, ", target ");
                 summary_put_text(w, p->target);
@@ -70,11 +57,8 @@ void summary_path_text(const struct critpath *p, struct dwriter *w)
         for (size_t i = 0; i < p->n; i++) {
                 const struct critpath_step *s = &p->step[i];
 
-                dw_printf(w, "  %9.3f  %9.3f  %9.3f  ", s->start_s, s->end_s, s->slack_s);
-                if (isfinite(s->mem_mb))
-                        dw_printf(w, "%5.0f MiB  ", s->mem_mb);
-                else
-                        dw_puts(w, "        -  ");
+                dw_printf(w, "  %9.3f  %9.3f  %9.3f  %9s  ", s->start_s, s->end_s, s->slack_s,
+                          isfinite(s->mem_mb) ? SIZE_STR(s->mem_mb) : "-");
                 summary_put_text(w, s->name);
                 if (s->rule[0]) {
                         dw_puts(w, " (");
@@ -85,10 +69,8 @@ void summary_path_text(const struct critpath *p, struct dwriter *w)
         }
         put_weights(w, "  weighted time: ", p->weight, p->nweight);
         put_weights(w, "\n  by rule: ", p->rule, p->nrule);
-        if (p->jobs) {
-                dw_printf(w, "\n  under -j %u: ", p->jobs);
-                summary_put_duration(w, p->under_s);
-        }
+        if (p->jobs)
+                dw_printf(w, "\n  under -j %u: %s", p->jobs, DURATION_STR(p->under_s));
         for (size_t i = 0; i < p->ngap; i++) {
                 const struct critpath_gap *g = &p->gap[i];
 
