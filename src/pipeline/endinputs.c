@@ -60,16 +60,8 @@ static void keep_edge(void *userdata, int64_t start_ms, int64_t end_ms, const ch
         struct edges *e = userdata;
 
         buildmetrics_ninja_edge(e->bm, start_ms, end_ms, out, out_len);
-        if (e->n == e->cap && e->cap < NINJA_EDGES_MAX) {
-                size_t c = e->cap ? 2 * e->cap : 1024;
-                struct ninja_edge *v = reallocarray(e->v, c, sizeof(*v));
-
-                if (!v)
-                        return; /* no path then: said below */
-                e->v = v;
-                e->cap = c;
-        }
-        if (e->n < e->cap) {
+        /* past the cap or out of memory: no path, said below */
+        if (e->n < NINJA_EDGES_MAX && array_grow(&e->v, &e->cap, e->n, sizeof(*e->v), 1024) == 0) {
                 e->v[e->n] = (struct ninja_edge){start_ms, end_ms, ""};
                 copy_utf8(e->v[e->n++].output, sizeof(e->v[0].output), out, out_len);
         }
