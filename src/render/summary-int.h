@@ -25,8 +25,8 @@ bool summary_unit_of(const struct summary *s, const char *root, const char *labe
 void summary_units_text(const struct summary *s, const char *root, struct dwriter *w);
 void summary_procs_text(const struct run_procs *p, struct dwriter *w);
 void summary_guard_text(const struct run_guard *g, struct dwriter *w);
-/* The critical path's reading (p not NULL, p->n > 0) and its section
- * (summary-path.c). */
+/* The critical path's reading (false: none, p NULL or empty) and its
+ * section (summary-path.c). */
 struct critpath;
-void summary_path_reading(const struct critpath *p, struct dwriter *w);
+bool summary_path_reading(const struct critpath *p, struct dwriter *w);
 void summary_path_text(const struct critpath *p, struct dwriter *w);

@@ -8,10 +8,12 @@
 
 /* "the critical path, 3 edges and 43.2s, set the 45.0s wall: it ends at
  * app (18.0s); the longest stretch under -j 4, 20.0s, waited for b.o" */
-void summary_path_reading(const struct critpath *p, struct dwriter *w)
+bool summary_path_reading(const struct critpath *p, struct dwriter *w)
 {
-        const struct critpath_step *last = &p->step[p->n - 1];
+        const struct critpath_step *last = p && p->n ? &p->step[p->n - 1] : NULL;
 
+        if (!last)
+                return false;
         dw_printf(w, "the critical path, %zu %s", p->n + p->dropped, p->jobs ? "edges" : "steps");
         if (p->target[0]) {
                 dw_puts(w, " of target ");
@@ -26,6 +28,7 @@ void summary_path_reading(const struct critpath *p, struct dwriter *w)
                           DURATION_STR(p->gap[0].end_s - p->gap[0].start_s));
                 summary_put_text(w, p->gap[0].waited_for);
         }
+        return true;
 }
 
 static void put_weights(struct dwriter *w, const char *lead, const struct critpath_weight *v,

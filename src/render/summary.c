@@ -278,15 +278,6 @@ static bool reading_parallelism(const struct summary *s, const struct run_info *
         return true;
 }
 
-/* The chain that set the wall time (model/critpath.h). */
-static bool reading_path(const struct summary *s, struct dwriter *w)
-{
-        if (!s->path || !s->path->n)
-                return false;
-        summary_path_reading(s->path, w);
-        return true;
-}
-
 /* Fills rd[0..n) (zeroed by the caller) and returns n; the caller
  * releases every text (also on failure, -ENOMEM). */
 static int readings_compute(const struct summary *s, const struct run_info *ri,
@@ -309,7 +300,7 @@ static int readings_compute(const struct summary *s, const struct run_info *ri,
                            : k == 4 ? reading_cpu_wait(s, &sr, &w)
                            : k == 5 ? reading_jobs(s, ri, &w)
                            : k == 6 ? reading_parallelism(s, ri, &w)
-                                    : reading_path(s, &w);
+                                    : summary_path_reading(s->path, &w);
 
                 if (w.err < 0)
                         err = w.err;
