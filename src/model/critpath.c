@@ -2,6 +2,7 @@
 #include "model/critpath.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,7 +248,8 @@ static int weigh(const struct nwalk *wk, const struct ninja_edge *ev, size_t n, 
                         if (r == nrules && nrules < RULES_MAX)
                                 rules[nrules++] = (struct critpath_weight){0};
                         if (r < nrules && !rules[r].name[0])
-                                copy_utf8(rules[r].name, sizeof(rules[r].name), rule, rule_len(rule));
+                                copy_utf8(rules[r].name, sizeof(rules[r].name), rule,
+                                          rule_len(rule));
                         if (r < nrules) {
                                 rules[r].weighted_s += W - w0[e[j].i];
                                 rules[r].s += (x->end_ms - x->start_ms) / 1e3;
@@ -299,106 +301,90 @@ int critpath_ninja(critpath_inputs_fn inputs, const void *g, const struct ninja_
 
 /* ---- BuildKit ---- */
 
+/* A timed step of the target: "[TARGET STAGE k/n] REST" (TARGET, STAGE
+ * optional; st "" for a single stage's "[k/n]"); k 0: not a step. */
+struct bstep {
+        const char *st, *rest;
+        size_t len;
+        long k, n;
+        double end_s;
+};
+
+static void stage_of(const char *name, struct bstep *b)
+{
+        const char *sl = strchr(name, '/'), *close = strchr(name, ']'), *d, *st;
+        char *e;
+
+        if (name[0] != '[' || !sl || !close || sl > close)
+                return;
+        for (d = sl; d > name + 1 && d[-1] != ' ' && d[-1] != '['; d--)
+                ;
+        for (st = d - 1; d[-1] == ' ' && st > name + 1 && st[-1] != ' ' && st[-1] != '[';)
+                st--;
+        b->k = strtol(d, &e, 10);
+        b->n = e == sl && b->k > 0 ? strtol(sl + 1, NULL, 10) : (b->k = 0);
+        b->st = d[-1] == ' ' ? st : d;
+        b->len = d[-1] == ' ' ? (size_t)(d - 1 - st) : 0;
+        b->rest = close[1] ? close + 2 : close + 1;
+}
+
 struct bwalk {
-        const struct targets *ts;
-        const struct step_fact **v; /* the target's timed steps */
+        const struct bstep *v;
         size_t n;
 };
 
-/* "[TARGET STAGE k/n] REST" (TARGET, STAGE optional): the stage into
- * *ret_st, *ret_len ("" for a single stage's "[k/n]"), REST, and k; -1 not
- * a step. */
-static long stage_of(const char *name, const char **ret_st, size_t *ret_len, const char **ret_rest)
+static bool same_stage(const struct bstep *a, const char *st, size_t len)
 {
-        const char *sl = strchr(name, '/'), *close = strchr(name, ']'), *st;
-        char *e;
-        long k;
-
-        if (name[0] != '[' || !sl || !close || sl > close)
-                return -1;
-        for (st = sl; st > name + 1 && st[-1] != ' ' && st[-1] != '['; st--)
-                ;
-        k = strtol(st, &e, 10);
-        if (e != sl || k < 1)
-                return -1;
-        *ret_len = 0;
-        *ret_st = st;
-        if (st[-1] == ' ') { /* the stage: the word before */
-                for (*ret_st = st - 1;
-                     *ret_st > name + 1 && (*ret_st)[-1] != ' ' && (*ret_st)[-1] != '[';)
-                        --*ret_st;
-                *ret_len = (size_t)(st - 1 - *ret_st);
-        }
-        *ret_rest = close[1] ? close + 2 : close + 1;
-        return k;
+        return a->k > 0 && a->len == len && memcmp(a->st, st, len) == 0;
 }
 
-/* The step of stage s (len bytes) numbered k (0: its last). */
-static long stage_step(const struct bwalk *w, const char *s, size_t len, long k)
-{
-        long best = -1, bk = 0;
-
-        for (size_t i = 0; i < w->n; i++) {
-                const char *st, *rest;
-                size_t l;
-                long j = stage_of(w->v[i]->name, &st, &l, &rest);
-
-                if (j > 0 && l == len && memcmp(st, s, len) == 0 && (k ? j == k : j > bk))
-                        best = (long)i, bk = j;
-        }
-        return best;
-}
-
+/* The later of two steps (-1 none). */
 static long later(const struct bwalk *w, long a, long b)
 {
-        return a < 0 || (b >= 0 && w->v[b]->end_s > w->v[a]->end_s) ? b : a;
+        return a < 0 || (b >= 0 && w->v[b].end_s > w->v[a].end_s) ? b : a;
 }
 
 static long bk_prev(void *u, size_t i)
 {
         const struct bwalk *w = u;
-        const char *st, *rest, *from;
-        char stage[64];
-        size_t len, l = 0;
-        long k = stage_of(w->v[i]->name, &st, &len, &rest), best;
+        const struct bstep *x = &w->v[i];
+        long best = -1;
 
-        if (k < 0)
-                return -1;
-        best = k > 1 ? stage_step(w, st, len, k - 1) : -1;
-        /* "FROM stage" is no vertex: a first step that is no FROM follows
-         * the stage that ended last before it did */
-        for (size_t j = 0; k == 1 && strncmp(rest, "FROM ", 5) != 0 && j < w->n; j++) {
-                const char *st2, *rest2;
-                size_t l2;
-                long k2 = stage_of(w->v[j]->name, &st2, &l2, &rest2);
-                const char *sl = k2 > 0 ? strchr(st2, '/') : NULL;
+        for (size_t j = 0; x->k > 0 && j < w->n; j++) {
+                const struct bstep *y = &w->v[j];
+                const char *from;
+                size_t l;
 
-                if (sl && strtol(sl + 1, NULL, 10) == k2 && (l2 != len || memcmp(st2, st, len)) &&
-                    w->v[j]->end_s <= w->v[i]->end_s)
+                /* step k-1 of its stage; for a first step that is no FROM
+                 * ("FROM stage" is no vertex), the stage that ended last */
+                if (same_stage(y, x->st, x->len) ? y->k == x->k - 1
+                                                 : x->k == 1 && strncmp(x->rest, "FROM ", 5) &&
+                                                       y->k == y->n && y->end_s <= x->end_s)
                         best = later(w, best, (long)j);
-        }
-        /* --from=X (COPY, ADD) or --mount=...from=X (RUN): X's last step */
-        for (from = rest; (from = strstr(from, "from=")); from += 5 + l) {
-                char *e;
-                long idx;
-                int m;
+                /* --from=X (COPY, ADD) or --mount=...from=X (RUN): X's last
+                 * step; X a number: "stage-X" */
+                for (from = x->rest; y->k > 0 && y->k == y->n && (from = strstr(from, "from="));
+                     from += 5 + l) {
+                        char num[32];
+                        int m;
 
-                l = strcspn(from + 5, " ,");
-                idx = strtol(from + 5, &e, 10);
-                m = l > 0 && e == from + 5 + l ? snprintf(stage, sizeof(stage), "stage-%ld", idx)
-                                               : snprintf(stage, sizeof(stage), "%.*s",
-                                                          (int)MIN(l, sizeof(stage)), from + 5);
-                if (m > 0 && (size_t)m < sizeof(stage))
-                        best = later(w, best, stage_step(w, stage, (size_t)m, 0));
+                        l = strcspn(from + 5, " ,");
+                        m = l > 0 && strspn(from + 5, "0123456789") == l
+                                ? snprintf(num, sizeof(num), "stage-%.*s", (int)MIN(l, (size_t)20),
+                                           from + 5)
+                                : 0;
+                        if (m > 0 ? same_stage(y, num, (size_t)m) : same_stage(y, from + 5, l))
+                                best = later(w, best, (long)j);
+                }
         }
         return best;
 }
 
 static int bk_target(const struct targets *ts, int t, struct critpath *ret)
 {
-        _cleanup_free_ const struct step_fact **v = calloc(ts->nstepv + 1, sizeof(*v));
+        _cleanup_free_ struct bstep *v = calloc(ts->nstepv + 1, sizeof(*v));
         _cleanup_free_ struct node *nv = calloc(ts->nstepv + 1, sizeof(*nv));
-        struct bwalk w = {.ts = ts, .v = v};
+        struct bwalk w = {.v = v};
         double t0 = INFINITY;
 
         if (!v || !nv)
@@ -411,7 +397,8 @@ static int bk_target(const struct targets *ts, int t, struct critpath *ret)
                         nv[w.n] =
                             (struct node){f->name, "", f->start_s, f->end_s,
                                           f->exec.set ? f->exec.mem_peak_bytes / 1048576.0 : NAN};
-                        v[w.n++] = f;
+                        v[w.n] = (struct bstep){.end_s = f->end_s};
+                        stage_of(f->name, &v[w.n++]);
                         t0 = MIN(t0, f->start_s);
                 }
         }

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #pragma once
 
-#include <stdbool.h>
 #include <stddef.h>
 
 #include "model/targets.h"

@@ -241,22 +241,19 @@ int store_edges_get(struct store *st, int64_t run, struct targets *ts)
         return n < 0 ? (int)n : (int)ts->nedgev;
 }
 
+static int text_row(void *ctx, sqlite3_stmt *s)
+{
+        const char *v = store_col_text(s, 0);
+
+        return v && *v && !(*(char **)ctx = strdup(v)) ? -ENOMEM : 0;
+}
+
 int store_path_get(struct store *st, int64_t run, char **ret_json)
 {
-        sqlite3_stmt *s = NULL;
-        const char *v;
-        int r = store_prepare(st,
-                              "SELECT json_extract(summary_json, '$.critical_path') FROM runs"
-                              " WHERE id = ? AND json_valid(summary_json)",
-                              &s);
+        int64_t n = store_query(st,
+                                "SELECT json_extract(summary_json, '$.critical_path') FROM runs"
+                                " WHERE id = ? AND json_valid(summary_json)",
+                                1, text_row, ret_json, "i", run);
 
-        if (r < 0)
-                return r;
-        sqlite3_bind_int64(s, 1, run);
-        v = sqlite3_step(s) == SQLITE_ROW ? store_col_text(s, 0) : NULL;
-        r = v && *v ? 1 : 0;
-        if (r && !(*ret_json = strdup(v)))
-                r = -ENOMEM;
-        sqlite3_finalize(s);
-        return r;
+        return n < 0 ? (int)n : *ret_json != NULL;
 }
