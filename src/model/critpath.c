@@ -472,9 +472,8 @@ unsigned critpath_jobs(char *const *argv, unsigned ncpu)
                         v = a + 11;
                 if (!v)
                         continue;
-                errno = 0;
-                j = strtoul(v, &e, 10);
-                if (!*e && e != v && !errno && j > 0 && j < 65536)
+                j = strtoul(v, &e, 10); /* ULONG_MAX on ERANGE: out of range below */
+                if (!*e && e != v && j > 0 && j < 65536)
                         return (unsigned)j;
         }
         /* ninja's own default */

@@ -51,8 +51,8 @@ int spans_add_unit(struct spans *S, const struct unit *u)
 
 int spans_add_edge(struct spans *S, double start_s, double end_s, const char *out, size_t len)
 {
-        return add(
-            S, (struct span){SPAN_EDGE, out, len, -1, start_s, end_s, 0, NULL, NULL, NULL, NULL, false});
+        return add(S, (struct span){SPAN_EDGE, out, len, -1, start_s, end_s, 0, NULL, NULL, NULL,
+                                    NULL, false});
 }
 
 static int slower_first(const void *x, const void *y)
@@ -99,10 +99,11 @@ void spans_mark_path(struct spans *S, const struct run_info *ri, const struct ta
                 return;
         for (size_t i = 0; i < S->n; i++)
                 for (size_t k = 0; k < p->n && !S->v[i].critical; k++)
-                        S->v[i].critical = S->v[i].kind == (p->jobs ? SPAN_EDGE : SPAN_STEP) &&
-                                           fabs(S->v[i].start_s - off - p->step[k].start_s) < 2e-3 &&
-                                           strlen(p->step[k].name) == S->v[i].len &&
-                                           memcmp(p->step[k].name, S->v[i].name, S->v[i].len) == 0;
+                        S->v[i].critical =
+                            S->v[i].kind == (p->jobs ? SPAN_EDGE : SPAN_STEP) &&
+                            fabs(S->v[i].start_s - off - p->step[k].start_s) < 2e-3 &&
+                            strlen(p->step[k].name) == S->v[i].len &&
+                            memcmp(p->step[k].name, S->v[i].name, S->v[i].len) == 0;
 }
 
 int spans_derive(struct spans *S, const struct run_info *ri, const struct run_facts *facts,

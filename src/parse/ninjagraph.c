@@ -19,7 +19,7 @@ struct node {
 enum { ARC_SIMPLE, ARC_OUT, ARC_IN };
 
 struct arc {
-        uint64_t from, to;
+        uint64_t to, from; /* to first: sorted by cmp_key() as nodes are by id */
         int kind;
         const char *rule; /* ARC_SIMPLE's */
 };
@@ -105,7 +105,7 @@ static int line(struct ninjagraph *g, char *p, char *end)
                 if (push((void **)&g->arcs, &g->narcs, &g->caparcs, sizeof(*g->arcs)) < 0)
                         return -ENOMEM;
                 r = &g->arcs[g->narcs++];
-                *r = (struct arc){.from = a, .to = b, .kind = ARC_OUT};
+                *r = (struct arc){.to = b, .from = a, .kind = ARC_OUT};
                 if ((at = memmem(p, (size_t)(end - p), "arrowhead=none", 14)))
                         r->kind = ARC_IN;
                 else if ((r->rule = attr(p, end, "label=\" ")))
@@ -116,28 +116,25 @@ static int line(struct ninjagraph *g, char *p, char *end)
                 return 0;
         if (push((void **)&g->nodes, &g->nnodes, &g->capnodes, sizeof(*g->nodes)) < 0)
                 return -ENOMEM;
-        g->nodes[g->nnodes++] = (struct node){
-            .id = a, .label = at, .ellipse = memmem(p, (size_t)(end - p), "shape=ellipse", 13) != NULL};
+        g->nodes[g->nnodes++] =
+            (struct node){.id = a,
+                          .label = at,
+                          .ellipse = memmem(p, (size_t)(end - p), "shape=ellipse", 13) != NULL};
         return 0;
 }
 
-static int cmp_id(const void *x, const void *y)
+/* A node by its id, an arc by its to: each struct's first member. */
+static int cmp_key(const void *x, const void *y)
 {
-        const struct node *a = x, *b = y;
+        uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
 
-        return (a->id > b->id) - (a->id < b->id);
+        return (a > b) - (a < b);
 }
 
 static int cmp_label(const void *x, const void *y)
 {
-        return strcmp((*(const struct node *const *)x)->label, (*(const struct node *const *)y)->label);
-}
-
-static int cmp_to(const void *x, const void *y)
-{
-        const struct arc *a = x, *b = y;
-
-        return (a->to > b->to) - (a->to < b->to);
+        return strcmp((*(const struct node *const *)x)->label,
+                      (*(const struct node *const *)y)->label);
 }
 
 int ninjagraph_parse(const char *buf, size_t len, struct ninjagraph **ret)
@@ -166,17 +163,18 @@ int ninjagraph_parse(const char *buf, size_t len, struct ninjagraph **ret)
                 e = line(g, p, eol);
                 p = eol + 1;
         }
-        if (e >= 0 && g->nnodes && !(g->by_label = reallocarray(NULL, g->nnodes, sizeof(*g->by_label))))
+        if (e >= 0 && g->nnodes &&
+            !(g->by_label = reallocarray(NULL, g->nnodes, sizeof(*g->by_label))))
                 e = -ENOMEM;
         if (e < 0) {
                 ninjagraph_free(g);
                 return e;
         }
-        qsort(g->nodes, g->nnodes, sizeof(*g->nodes), cmp_id);
+        qsort(g->nodes, g->nnodes, sizeof(*g->nodes), cmp_key);
         for (size_t i = 0; i < g->nnodes; i++)
                 g->by_label[i] = &g->nodes[i];
         qsort(g->by_label, g->nnodes, sizeof(*g->by_label), cmp_label);
-        qsort(g->arcs, g->narcs, sizeof(*g->arcs), cmp_to);
+        qsort(g->arcs, g->narcs, sizeof(*g->arcs), cmp_key);
         *ret = g;
         return 0;
 }
@@ -185,7 +183,7 @@ static const struct node *node_of(const struct ninjagraph *g, uint64_t id)
 {
         struct node key = {.id = id};
 
-        return bsearch(&key, g->nodes, g->nnodes, sizeof(*g->nodes), cmp_id);
+        return bsearch(&key, g->nodes, g->nnodes, sizeof(*g->nodes), cmp_key);
 }
 
 /* The arcs into id: [*ret_first, return). */
@@ -220,7 +218,8 @@ int ninjagraph_inputs(const void *graph, const char *path, const char **ret_rule
         /* a file's label, not an edge's (an edge may be labelled like a file) */
         while (hit && hit > g->by_label && strcmp(hit[-1]->label, path) == 0)
                 hit--;
-        while (hit && hit < g->by_label + g->nnodes && strcmp((*hit)->label, path) == 0 && (*hit)->ellipse)
+        while (hit && hit < g->by_label + g->nnodes && strcmp((*hit)->label, path) == 0 &&
+               (*hit)->ellipse)
                 hit++;
         if (!hit || hit == g->by_label + g->nnodes || strcmp((*hit)->label, path) != 0)
                 return -ENOENT;
@@ -238,7 +237,8 @@ int ninjagraph_inputs(const void *graph, const char *path, const char **ret_rule
                         continue;
                 *ret_rule = in->label;
                 for (jend = arcs_to(g, a->from, &j); j < jend; j++) {
-                        const struct node *x = g->arcs[j].kind == ARC_IN ? node_of(g, g->arcs[j].from) : NULL;
+                        const struct node *x =
+                            g->arcs[j].kind == ARC_IN ? node_of(g, g->arcs[j].from) : NULL;
 
                         if (x && fn)
                                 fn(userdata, x->label);

@@ -437,7 +437,8 @@ static void slice_event(struct trace *t, const struct span *s, int64_t lane)
                         dw_printf(w, ",\"steps\":%u,\"cached\":%u", s->tf->steps, s->tf->cached);
         }
         if (s->critical) /* the edge's args are empty */
-                dw_puts(w, s->kind == SPAN_EDGE ? "\"critical_path\":true" : ",\"critical_path\":true");
+                dw_puts(w, s->kind == SPAN_EDGE ? "\"critical_path\":true"
+                                                : ",\"critical_path\":true");
         dw_puts(w, "}}");
 }
 

@@ -394,13 +394,10 @@ static json_t *weights_json(const struct critpath_weight *v, size_t n)
 
 json_t *targetsjson_path(const struct critpath *p)
 {
-        json_t *st = json_array(), *gaps = json_array();
+        json_t *st = p ? json_array() : NULL, *gaps = p ? json_array() : NULL;
 
-        if (!p) {
-                json_decref(st);
-                json_decref(gaps);
+        if (!p)
                 return json_null();
-        }
         for (size_t i = 0; st && i < p->n; i++) {
                 const struct critpath_step *s = &p->step[i];
 
