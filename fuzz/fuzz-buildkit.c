@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/critpath.h"
 #include "model/targets.h"
 #include "parse/buildkit.h"
 
@@ -105,6 +106,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (ts.n > TARGETS_MAX || ts.cached > ts.steps || ts.nfailed > TARGETS_FAILED_MAX)
                 abort();
         check_str(ts.builder, TARGET_FIELD_MAX);
+        { /* the steps' critical path (model/critpath.c reads their names) */
+                static struct critpath cp;
+
+                if (critpath_buildkit(&ts, &cp) == 0 &&
+                    (cp.n == 0 || cp.n > CRITPATH_MAX || !(cp.length_s >= 0) ||
+                     !(cp.step[0].slack_s >= 0) || !memchr(cp.target, '\0', sizeof(cp.target))))
+                        abort();
+        }
         for (size_t i = 0; i < ts.n; i++) {
                 const struct target *t = &ts.t[i];
 

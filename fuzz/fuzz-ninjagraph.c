@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 ev[i] = (struct ninja_edge){.start_ms = (int64_t)i * 10, .end_ms = (int64_t)i * 10 + 5};
                 strcpy(ev[i].output, ask[i]);
         }
-        if (critpath_find(g, ev, 6, &cp) == 0) {
+        if (critpath_ninja(ninjagraph_inputs, g, ev, 6, 2, &cp) == 0) {
                 if (cp.n > CRITPATH_MAX || cp.n == 0 || cp.n + cp.dropped > 6)
                         abort();
                 for (size_t i = 0; i < cp.n; i++)

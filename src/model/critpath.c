@@ -393,7 +393,7 @@ static int bk_target(const struct targets *ts, int t, struct critpath *ret)
                 const struct step_fact *f = &ts->stepv[i];
 
                 if (f->step && (ts->n < 2 || f->target == t) && isfinite(f->start_s) &&
-                    isfinite(f->end_s)) {
+                    isfinite(f->end_s) && f->end_s >= f->start_s) {
                         nv[w.n] =
                             (struct node){f->name, "", f->start_s, f->end_s,
                                           f->exec.set ? f->exec.mem_peak_bytes / 1048576.0 : NAN};
@@ -470,10 +470,8 @@ unsigned critpath_jobs(char *const *argv, unsigned ncpu)
                         v = a + 2;
                 else if (strncmp(a, "--parallel=", 11) == 0)
                         v = a + 11;
-                if (!v)
-                        continue;
-                j = strtoul(v, &e, 10); /* ULONG_MAX on ERANGE: out of range below */
-                if (!*e && e != v && j > 0 && j < 65536)
+                /* 0: no digits; ULONG_MAX on ERANGE: out of range */
+                if (v && (j = strtoul(v, &e, 10)) > 0 && !*e && j < 65536)
                         return (unsigned)j;
         }
         /* ninja's own default */

@@ -163,8 +163,9 @@ int ninjagraph_parse(const char *buf, size_t len, struct ninjagraph **ret)
                 e = line(g, p, eol);
                 p = eol + 1;
         }
-        if (e >= 0 && g->nnodes &&
-            !(g->by_label = reallocarray(NULL, g->nnodes, sizeof(*g->by_label))))
+        if (e >= 0 && !g->nnodes)
+                e = -EINVAL; /* no file: nothing to ask (and no array to sort) */
+        else if (e >= 0 && !(g->by_label = reallocarray(NULL, g->nnodes, sizeof(*g->by_label))))
                 e = -ENOMEM;
         if (e < 0) {
                 ninjagraph_free(g);
@@ -174,7 +175,8 @@ int ninjagraph_parse(const char *buf, size_t len, struct ninjagraph **ret)
         for (size_t i = 0; i < g->nnodes; i++)
                 g->by_label[i] = &g->nodes[i];
         qsort(g->by_label, g->nnodes, sizeof(*g->by_label), cmp_label);
-        qsort(g->arcs, g->narcs, sizeof(*g->arcs), cmp_key);
+        if (g->narcs)
+                qsort(g->arcs, g->narcs, sizeof(*g->arcs), cmp_key);
         *ret = g;
         return 0;
 }

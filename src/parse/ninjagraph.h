@@ -16,7 +16,7 @@
 
 struct ninjagraph;
 
-/* Returns 0, -EINVAL (not a ninja graph), -ENOMEM. */
+/* Returns 0, -EINVAL (not a ninja graph, or one of no file), -ENOMEM. */
 int ninjagraph_parse(const char *buf, size_t len, struct ninjagraph **ret);
 void ninjagraph_free(struct ninjagraph *g); /* NULL is a no-op */
 
