@@ -338,12 +338,6 @@ static bool same_stage(const struct bstep *a, const char *st, size_t len)
         return a->k > 0 && a->len == len && memcmp(a->st, st, len) == 0;
 }
 
-/* The later of two steps (-1 none). */
-static long later(const struct bwalk *w, long a, long b)
-{
-        return a < 0 || (b >= 0 && w->v[b].end_s > w->v[a].end_s) ? b : a;
-}
-
 static long bk_prev(void *u, size_t i)
 {
         const struct bwalk *w = u;
@@ -357,10 +351,11 @@ static long bk_prev(void *u, size_t i)
 
                 /* step k-1 of its stage; for a first step that is no FROM
                  * ("FROM stage" is no vertex), the stage that ended last */
-                if (same_stage(y, x->st, x->len) ? y->k == x->k - 1
-                                                 : x->k == 1 && strncmp(x->rest, "FROM ", 5) &&
-                                                       y->k == y->n && y->end_s <= x->end_s)
-                        best = later(w, best, (long)j);
+                bool input = same_stage(y, x->st, x->len)
+                                 ? y->k == x->k - 1
+                                 : x->k == 1 && strncmp(x->rest, "FROM ", 5) && y->k == y->n &&
+                                       y->end_s <= x->end_s;
+
                 /* --from=X (COPY, ADD) or --mount=...from=X (RUN): X's last
                  * step; X a number: "stage-X" */
                 for (from = x->rest; y->k > 0 && y->k == y->n && (from = strstr(from, "from="));
@@ -373,9 +368,10 @@ static long bk_prev(void *u, size_t i)
                                 ? snprintf(num, sizeof(num), "stage-%.*s", (int)MIN(l, (size_t)20),
                                            from + 5)
                                 : 0;
-                        if (m > 0 ? same_stage(y, num, (size_t)m) : same_stage(y, from + 5, l))
-                                best = later(w, best, (long)j);
+                        input |= m > 0 ? same_stage(y, num, (size_t)m) : same_stage(y, from + 5, l);
                 }
+                if (input && (best < 0 || y->end_s > w->v[best].end_s))
+                        best = (long)j; /* the input that ended last */
         }
         return best;
 }

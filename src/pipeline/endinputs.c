@@ -50,6 +50,7 @@ void endinputs_snapshot(const char *ninja_log, struct ninjalog_file *ret)
 
 struct edges {
         struct buildmetrics *bm;
+        struct ninjagraph *g; /* NULL: no graph, no edge kept */
         struct ninja_edge *v;
         size_t n, cap;
 };
@@ -61,16 +62,16 @@ static void keep_edge(void *userdata, int64_t start_ms, int64_t end_ms, const ch
 
         buildmetrics_ninja_edge(e->bm, start_ms, end_ms, out, out_len);
         /* past the cap or out of memory: no path, said below */
-        if (e->n < NINJA_EDGES_MAX && array_grow(&e->v, &e->cap, e->n, sizeof(*e->v), 1024) == 0) {
+        if (e->g && e->n < NINJA_EDGES_MAX &&
+            array_grow(&e->v, &e->cap, e->n, sizeof(*e->v), 1024) == 0) {
                 e->v[e->n] = (struct ninja_edge){start_ms, end_ms, ""};
                 copy_utf8(e->v[e->n++].output, sizeof(e->v[0].output), out, out_len);
         }
 }
 
-/* The critical path of this run's edges through `ninja -C DIR -t graph`
- * (the log's directory): ninja resolves its own variables, includes and
- * subninjas. Without the graph the path is the last edge alone. */
-static void ninja_path(const struct endinputs *in, const struct edges *e, size_t logged)
+/* `ninja -C DIR -t graph` (the log's directory): ninja resolves its own
+ * variables, includes and subninjas. NULL, said, when it cannot be had. */
+static struct ninjagraph *ninja_graph(const struct endinputs *in)
 {
         _cleanup_free_ char *dir = strdup(in->cfg->ninja_log);
         char a0[] = "ninja", a1[] = "-C", dot[] = ".", a3[] = "-t", a4[] = "graph";
@@ -80,38 +81,38 @@ static void ninja_path(const struct endinputs *in, const struct edges *e, size_t
             .argv = argv, .out_max = NINJA_GRAPH_MAX, .timeout_s = NINJA_GRAPH_TIMEOUT_S};
         struct spawn_result res = {0};
         struct ninjagraph *g = NULL;
-        struct critpath *p = malloc(sizeof(*p));
-        int r = dir && p ? 0 : -ENOMEM, st = 0;
+        int r = dir ? 0 : -ENOMEM, st = 0;
 
-        if (r >= 0 && e->n < logged) {
-                note(in, "the critical path: %zu edges, more than the %d read", logged,
-                     NINJA_EDGES_MAX);
-                r = -EFBIG;
-        }
-        if (r >= 0) {
-                if (slash)
-                        *slash = '\0';
-                r = st = spawn_capture(&sc, &res);
-                if (r == 0)
-                        r = res.out_truncated ? -EFBIG : ninjagraph_parse(res.out, res.out_len, &g);
-                spawn_result_release(&res);
-                if (r != 0)
-                        note(in,
-                             "the critical path: `ninja -C %s -t graph`: %s; the last edge alone",
-                             argv[2],
-                             st == 127      ? "no ninja"
-                             : st > 0       ? "failed"
-                             : r == -EINVAL ? "not a graph"
-                                            : strerror(-r));
-                r = critpath_ninja(ninjagraph_inputs, g, e->v, e->n,
-                                   critpath_jobs(in->run->argv, in->run->ncpu), p);
-        }
-        ninjagraph_free(g);
-        if (r == -ENOMEM)
-                note(in, "the critical path: %s", strerror(-r));
+        if (slash)
+                *slash = '\0';
+        if (r >= 0 && (r = st = spawn_capture(&sc, &res)) == 0)
+                r = res.out_truncated ? -EFBIG : ninjagraph_parse(res.out, res.out_len, &g);
+        spawn_result_release(&res);
+        if (r != 0)
+                note(in, "the critical path: `ninja -C %s -t graph`: %s; none", argv[2],
+                     st == 127      ? "no ninja"
+                     : st > 0       ? "failed"
+                     : r == -EINVAL ? "not a graph"
+                                    : strerror(-r));
+        return g;
+}
+
+/* The critical path of this run's edges (e->n of the logged) in e->g. */
+static void ninja_path(const struct endinputs *in, const struct edges *e, size_t logged)
+{
+        struct critpath *p = e->n == logged ? malloc(sizeof(*p)) : NULL;
+        int r = p ? critpath_ninja(ninjagraph_inputs, e->g, e->v, e->n,
+                                   critpath_jobs(in->run->argv, in->run->ncpu), p)
+                  : -ENOMEM;
+
         if (r >= 0)
                 buildmetrics_set_path(in->metrics, p);
+        else if (e->n < logged)
+                note(in, "the critical path: %zu of %zu edges kept (at most %d); none", e->n,
+                     logged, NINJA_EDGES_MAX);
         else
+                note(in, "the critical path: %s", strerror(-r));
+        if (r < 0)
                 free(p);
 }
 
@@ -138,12 +139,15 @@ static void import_ninja_log(const struct endinputs *in)
         e = fd < 0 ? fd
                    : ninjalog_window_read(fd, in->snap, &now, in->run->start_epoch,
                                           in->run->end_epoch, runs, &p);
-        if (e >= 0 && p.from < p.to)
+        if (e >= 0 && p.from < p.to) {
+                ev.g = ninja_graph(in); /* before the edges: none kept without it */
                 e = ninjalog_read_range(fd, p.from, p.to, NULL, 0, keep_edge, &ev);
+        }
         if (e >= 0) /* unchanged: nothing ran */
                 buildmetrics_ninja_done(in->metrics, (uint64_t)e, p.from < p.to ? now.mtime : 0);
-        if (e > 0)
+        if (e > 0 && ev.g)
                 ninja_path(in, &ev, (size_t)e);
+        ninjagraph_free(ev.g);
         free(ev.v);
         if (e == -EINVAL)
                 note(in, "--ninja-log '%s': not a .ninja_log of version 5 to 7", path);
